@@ -1,0 +1,125 @@
+// FreeIndex: the TypeScript handle on one index of taken offsets in the WASM core
+// (core-as/freeindex.ts). Offsets are u64 values passed as (hi, lo) u32 pairs; results of
+// `nextFree`/`nextSet` land in `resultHi`/`resultLo` so the hot path allocates nothing.
+//
+// Offsets are relative to the range's first usable address: offset 0 = network + 1.
+import { OutOfMemoryError, InvalidArgumentError } from './errors.ts';
+import { core, scratch, memoryU32, KIND_AUTO, KIND_DENSE, KIND_SPARSE, OK, OUT_OF_MEMORY, OUT_OF_RANGE } from './wasm.ts';
+
+export type IndexKind = 'auto' | 'dense' | 'sparse';
+
+const TWO32 = 4294967296;
+
+export class FreeIndex {
+  /** WASM handle; 0 after destroy(). */
+  private h: number;
+  /** Number of offsets covered, as (hi, lo). */
+  readonly slotsHi: number;
+  readonly slotsLo: number;
+  /** The result of the last successful nextFree/nextSet. */
+  resultHi = 0;
+  resultLo = 0;
+
+  /** An empty index over offsets [0, slots). slots = slotsHi·2^32 + slotsLo ≤ 2^64 − 1. */
+  constructor(slotsHi: number, slotsLo: number, kind: IndexKind = 'auto') {
+    const k = kind === 'dense' ? KIND_DENSE : kind === 'sparse' ? KIND_SPARSE : KIND_AUTO;
+    const h = core.index_new(k, slotsHi >>> 0, slotsLo >>> 0);
+    if (h === 0) {
+      if (k === KIND_DENSE && slotsHi !== 0) throw new InvalidArgumentError(`a dense index holds at most 2^31 offsets`);
+      throw new OutOfMemoryError(`creating an index of ${slotsHi * TWO32 + slotsLo} offsets`);
+    }
+    this.h = h;
+    this.slotsHi = slotsHi >>> 0;
+    this.slotsLo = slotsLo >>> 0;
+  }
+
+  get kind(): 'dense' | 'sparse' {
+    return core.index_kind(this.h) === KIND_DENSE ? 'dense' : 'sparse';
+  }
+
+  /** Marks taken. true if it was free, false if already taken. Throws OutOfMemoryError; out-of-range → false. */
+  set(hi: number, lo: number): boolean {
+    const r = core.index_set(this.h, hi, lo);
+    if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address taken');
+    return r === OK;
+  }
+
+  /** Marks free. true if it was taken. */
+  clear(hi: number, lo: number): boolean {
+    const r = core.index_clear(this.h, hi, lo);
+    if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address free');
+    return r === OK;
+  }
+
+  has(hi: number, lo: number): boolean {
+    return core.index_has(this.h, hi, lo) === 1;
+  }
+
+  /** Number of taken offsets. */
+  count(): number {
+    return core.index_count(this.h);
+  }
+
+  /**
+   * First free offset scanning start..hi then lo..start−1 within the closed band [lo, hi]
+   * (start outside the band is clamped to lo). true with the offset in resultHi/resultLo, or false
+   * when the band has no free offset.
+   */
+  nextFree(sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): boolean {
+    if (core.index_next_free(this.h, sHi, sLo, loHi, loLo, hiHi, hiLo) !== OK) return false;
+    const s = scratch();
+    this.resultHi = s[0];
+    this.resultLo = s[1];
+    return true;
+  }
+
+  /** Smallest taken offset ≥ from: true with it in resultHi/resultLo, or false. */
+  nextSet(fromHi: number, fromLo: number): boolean {
+    if (core.index_next_set(this.h, fromHi, fromLo) !== OK) return false;
+    const s = scratch();
+    this.resultHi = s[0];
+    this.resultLo = s[1];
+    return true;
+  }
+
+  /** Bytes of WASM memory this index owns. */
+  bytes(): number {
+    return core.index_bytes(this.h);
+  }
+
+  /** Re-derives every counter and summary from the raw data; 0 when consistent, else an invariant code. */
+  validate(): number {
+    return core.index_validate(this.h);
+  }
+
+  /**
+   * Marks many offsets taken in one call. `pairs` holds (hi, lo) per offset. Returns how many were
+   * newly set. Throws OutOfMemoryError (the entries before the failing one stay set).
+   */
+  setMany(pairs: Uint32Array, count = pairs.length >>> 1): number {
+    if (count === 0) return 0;
+    const bytes = count * 8;
+    const ptr = core.buf_alloc(bytes);
+    if (ptr === 0) throw new OutOfMemoryError('loading addresses into an index');
+    try {
+      memoryU32().set(pairs.subarray(0, count * 2), ptr >>> 2);
+      const r = core.index_set_many(this.h, ptr, count);
+      if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('loading addresses into an index');
+      if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`offset at position ${scratch()[0]} is outside the index`);
+      return r;
+    } finally {
+      core.buf_free(ptr, bytes);
+    }
+  }
+
+  /** Frees the WASM memory. The index is unusable afterwards. */
+  destroy(): void {
+    if (this.h !== 0) core.index_free(this.h);
+    this.h = 0;
+  }
+
+  /** The raw handle, for the boundary-level helpers (snapshot/restore) in this package. */
+  get handle(): number {
+    return this.h;
+  }
+}

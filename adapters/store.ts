@@ -1,0 +1,71 @@
+// The Store: where IPAddress records live, and the cache that watches them.
+//
+// Modelled on Kubernetes: the authority (API server / etcd) answers create/delete/get, and a
+// cache (an informer) holds a possibly-lagging copy, tells watchers about changes, and says when
+// it has synced. An allocator never trusts the cache for uniqueness: creating the record whose
+// name is the address is the lock; the cache only steers the search.
+//
+// Implementations: MemoryStore (adapters/memory-store.ts, the embedded default) and
+// KubernetesStore (adapters/kubernetes/, IPAddress objects through @kubernetes/client-node).
+// An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
+// delete, and the cache to a watch from a revision.
+import type { ParentRef } from './types.ts';
+
+export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
+export const LABEL_MANAGED_BY = 'ipaddress.kubernetes.io/managed-by';
+/** Upstream `ControllerName`: the managed-by value of every record an allocator writes. */
+export const CONTROLLER_NAME = 'ipallocator.k8s.io';
+
+/** One IPAddress object. `name` is the address in canonical text. */
+export interface IPAddressRecord {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  /** null when created through allocate(ip)/allocateNext() without an owner. */
+  readonly parentRef: ParentRef | null;
+  /** Set by the store. */
+  readonly resourceVersion?: string;
+  readonly uid?: string;
+  readonly creationTimestamp?: string;
+}
+
+/** Receives cache changes. An update of an existing name is delivered as `onAdd` again. */
+export interface StoreWatcher {
+  onAdd(record: IPAddressRecord): void;
+  onDelete(record: IPAddressRecord): void;
+}
+
+/** The cache (informer) view: synchronous, possibly behind the authority. */
+export interface StoreCache {
+  get(name: string): IPAddressRecord | undefined;
+  /** Records whose labels include every given label (all records when none given). */
+  list(labels?: Readonly<Record<string, string>>): IPAddressRecord[];
+  /** Number of records in the cache. */
+  readonly size: number;
+  /** True once the cache holds a complete copy (informer HasSynced). */
+  hasSynced(): boolean;
+  /**
+   * Subscribes to changes. Like an informer handler added late, the watcher first receives
+   * `onAdd` for every record already in the cache (synchronously, before this returns), then
+   * every change in order. After a re-list (watch lost, 410 Gone) the store delivers the
+   * differences as adds and deletes, so a watcher's view always converges to the cache.
+   * Returns the function that unsubscribes.
+   */
+  subscribe(watcher: StoreWatcher): () => void;
+}
+
+export interface Store {
+  /** Creates the record if its name is free. Rejects with AlreadyExistsError otherwise; any other error passes through. */
+  create(record: IPAddressRecord): Promise<IPAddressRecord>;
+  /** Deletes by name. Rejects with NotFoundError when absent; any other error passes through. */
+  delete(name: string): Promise<void>;
+  /** Reads from the authority (not the cache): the record, or undefined when absent. */
+  get(name: string): Promise<IPAddressRecord | undefined>;
+  readonly cache: StoreCache;
+  /** Stops watches and timers. */
+  close(): void;
+}
+
+/** The two labels upstream writes on every IPAddress of `family`. */
+export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string> {
+  return { [LABEL_IP_FAMILY]: family, [LABEL_MANAGED_BY]: CONTROLLER_NAME };
+}

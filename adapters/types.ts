@@ -1,0 +1,43 @@
+// Public types shared by every allocator.
+
+export type IPFamily = 'IPv4' | 'IPv6';
+
+/** The object an IPAddress belongs to (upstream `ParentReference`; core group is ""). */
+export interface ParentRef {
+  group?: string;
+  resource: string;
+  namespace?: string;
+  name: string;
+}
+
+/**
+ * The allocator contract, mirroring upstream `ipallocator.Interface` (+ Used/Free).
+ * Addresses are strings at this edge; inside they are integers.
+ */
+export interface IPAllocator {
+  /** Canonical (masked) prefix, e.g. "10.96.0.0/12". */
+  readonly cidr: string;
+  readonly ipFamily: IPFamily;
+  /** Usable addresses (upstream hostsPerNetwork): IPv4 2^h−2, IPv6 2^h−1, saturating at 2^64−1. */
+  readonly size: bigint;
+  /** Reserves `ip`. ErrNotInRange, ErrAllocated, ErrNotReady, InvalidAddressError; store errors pass through. */
+  allocate(ip: string, owner?: ParentRef): Promise<void>;
+  /** Reserves a free address (dynamic band first, then the static band) and returns it. ErrFull, ErrNotReady. */
+  allocateNext(owner?: ParentRef): Promise<string>;
+  /** Releases `ip`; releasing a free or foreign address is a no-op (upstream ignores delete errors). */
+  release(ip: string): Promise<void>;
+  /** Whether an IPAddress with this name exists (asks the store, not the cache). */
+  has(ip: string): Promise<boolean>;
+  /** Calls `fn` for each allocated address of this family known to the cache (not filtered by CIDR). */
+  forEach(fn: (ip: string) => void): void;
+  /** Allocated addresses of this family inside the prefix. */
+  used(): number;
+  /** size − used, never negative. */
+  free(): bigint;
+  /** A view that checks but persists nothing (upstream DryRun). */
+  dryRun(): IPAllocator;
+  /** Registers the five upstream metrics in prom-client (default registry or the one given). */
+  enableMetrics(registry?: unknown): void;
+  /** Detaches from the store and frees the WASM index. */
+  destroy(): void;
+}

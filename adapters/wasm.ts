@@ -1,0 +1,119 @@
+// The one boundary between TypeScript and the WebAssembly core (core-as/).
+//
+// - The module is compiled and instantiated once, synchronously, when this file is first imported
+//   (the binary travels as base64 in adapters/generated/core-wasm.inline.ts, made by
+//   `npm run build:wasm`; see scripts/build-wasm.mjs). No file or network access is needed, so it
+//   works the same in Node, Deno, vitest and bundlers.
+// - Every export of the core is typed in `CoreExports` below; nothing else in adapters/ touches
+//   the instance. Addresses cross as four u32 words (w0 = bits 127..96), u64 offsets as (hi, lo)
+//   u32 pairs, so no BigInt and no allocation happens per call.
+// - Results wider than one i32 come back through one static scratch window (`scratch()`), which
+//   every call may overwrite: read it right after the call.
+// - The core returns status codes (core-as/status.ts); callers turn failures into typed errors.
+import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
+
+/** Status codes of core-as/status.ts. */
+export const OK = 1;
+export const NONE = 0;
+export const OUT_OF_RANGE = -1;
+export const OUT_OF_MEMORY = -2;
+export const TOO_FAR = -3;
+
+/** Index kinds of core-as/freeindex.ts. */
+export const KIND_AUTO = 0;
+export const KIND_DENSE = 1;
+export const KIND_SPARSE = 2;
+
+/** Every function the core exports. Pointers and handles are byte offsets into `memory`. */
+export interface CoreExports {
+  readonly memory: WebAssembly.Memory;
+  scratch_ptr(): number;
+  // heap (core-as/heap.ts)
+  heap_set_limit_pages(pages: number): void;
+  heap_limit_pages(): number;
+  heap_bytes_in_use(): number;
+  buf_alloc(size: number): number;
+  buf_free(ptr: number, size: number): void;
+  // free-address index (core-as/freeindex.ts)
+  index_new(kind: number, nHi: number, nLo: number): number;
+  index_kind(h: number): number;
+  index_free(h: number): void;
+  index_set(h: number, hi: number, lo: number): number;
+  index_clear(h: number, hi: number, lo: number): number;
+  index_has(h: number, hi: number, lo: number): number;
+  index_count(h: number): number;
+  index_next_free(h: number, sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;
+  index_next_set(h: number, fromHi: number, fromLo: number): number;
+  index_bytes(h: number): number;
+  index_validate(h: number): number;
+  index_set_many(h: number, ptr: number, count: number): number;
+  // 128-bit address math (core-as/u128.ts)
+  u128_add(w0: number, w1: number, w2: number, w3: number, offHi: number, offLo: number, bits: number): number;
+}
+
+/** Raised when the core traps (an assertion in a debug build, or a bug): never expected. */
+export class CoreAbortError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CoreAbortError';
+  }
+}
+
+function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+function readAsString(memory: WebAssembly.Memory, ptr: number): string {
+  // AssemblyScript strings: UTF-16, byte length stored 4 bytes before the data.
+  if (!ptr) return '';
+  const len = new Uint32Array(memory.buffer, ptr - 4, 1)[0] >>> 1;
+  return String.fromCharCode(...new Uint16Array(memory.buffer, ptr, len));
+}
+
+let memoryRef: WebAssembly.Memory | undefined;
+const wasmModule = new WebAssembly.Module(decodeBase64(WASM_BASE64));
+const instance = new WebAssembly.Instance(wasmModule, {
+  env: {
+    abort(msg: number, file: number, line: number, col: number): never {
+      const m = memoryRef!;
+      throw new CoreAbortError(`core-as abort: ${readAsString(m, msg)} at ${readAsString(m, file)}:${line}:${col}`);
+    },
+  },
+});
+
+/** The core's exports. */
+export const core = instance.exports as unknown as CoreExports;
+memoryRef = core.memory;
+
+/** Which build of the core is loaded: "release" or "debug" (assertions kept). */
+export const coreTarget: string = WASM_TARGET;
+
+const SCRATCH_PTR = core.scratch_ptr();
+const SCRATCH_WORDS = 32;
+let scratchView = new Uint32Array(core.memory.buffer, SCRATCH_PTR, SCRATCH_WORDS);
+
+/**
+ * The scratch window as 32 u32 words. Valid until the next core call; re-created when a
+ * `memory.grow` detached the previous view (checked by length, which is cheap).
+ */
+export function scratch(): Uint32Array {
+  if (scratchView.length === 0) scratchView = new Uint32Array(core.memory.buffer, SCRATCH_PTR, SCRATCH_WORDS);
+  return scratchView;
+}
+
+let u32View = new Uint32Array(core.memory.buffer);
+/** A Uint32Array over all of linear memory (index = byte offset >> 2), refreshed after growth. */
+export function memoryU32(): Uint32Array {
+  if (u32View.length === 0 || u32View.buffer !== core.memory.buffer) u32View = new Uint32Array(core.memory.buffer);
+  return u32View;
+}
+
+let u8View = new Uint8Array(core.memory.buffer);
+/** A Uint8Array over all of linear memory, refreshed after growth. */
+export function memoryU8(): Uint8Array {
+  if (u8View.length === 0 || u8View.buffer !== core.memory.buffer) u8View = new Uint8Array(core.memory.buffer);
+  return u8View;
+}

@@ -1,0 +1,9 @@
+// The WebAssembly core of ipallocator: every export is listed here. The host side of each one is
+// typed in adapters/wasm.ts, the only module that touches the instance.
+export { scratch_ptr } from './scratch';
+export { heap_set_limit_pages, heap_limit_pages, heap_bytes_in_use, buf_alloc, buf_free } from './heap';
+export * from './u128';
+export {
+  index_new, index_kind, index_free, index_set, index_clear, index_has, index_count,
+  index_next_free, index_next_set, index_bytes, index_validate, index_set_many,
+} from './freeindex';
