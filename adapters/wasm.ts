@@ -47,7 +47,9 @@ export interface CoreExports {
   index_bytes(h: number): number;
   index_validate(h: number): number;
   index_set_many(h: number, ptr: number, count: number): number;
-  // 128-bit address math (core-as/u128.ts)
+  // ── dense index extras (core-as/dense.ts) ──
+  // ── sparse index extras (core-as/sparse.ts) ──
+  // ── 128-bit address math, prefix geometry, iterator (core-as/u128.ts, prefix.ts, iter.ts) ──
   u128_add(w0: number, w1: number, w2: number, w3: number, offHi: number, offLo: number, bits: number): number;
 }
 

@@ -2,8 +2,11 @@
 // typed in adapters/wasm.ts, the only module that touches the instance.
 export { scratch_ptr } from './scratch';
 export { heap_set_limit_pages, heap_limit_pages, heap_bytes_in_use, buf_alloc, buf_free } from './heap';
+// 128-bit address math, prefix geometry, iterator
 export * from './u128';
 export {
   index_new, index_kind, index_free, index_set, index_clear, index_has, index_count,
   index_next_free, index_next_set, index_bytes, index_validate, index_set_many,
 } from './freeindex';
+// dense index extras (snapshot/restore)
+// sparse index extras
