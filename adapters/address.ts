@@ -1,0 +1,475 @@
+// Address text at the API edge: strict parsers and canonical formatters for IPv4/IPv6 addresses
+// and prefixes. Everything inside the allocator works on integers; this file is where text
+// turns into integers and back.
+//
+// An address is four u32 words with big-endian meaning, w0 = bits 127..96:
+//
+//   2001:db8::a:1  →  w0 = 0x20010db8  w1 = 0x00000000  w2 = 0x00000000  w3 = 0x000a0001
+//   10.96.0.1      →  w0 = 0           w1 = 0           w2 = 0           w3 = 0x0a600001
+//
+// Acceptance follows Go's `netip.ParseAddr` / `netip.ParsePrefix` (what the Kubernetes allocator
+// uses), with two deliberate narrowings: IPv6 zones (`fe80::1%eth0`) are rejected, and an IPv6
+// group may have at most 4 hex digits (Go accepts `00001` because it only checks the value).
+// IPv4-mapped IPv6 addresses (`::ffff:1.2.3.4`, `::ffff:102:304`) parse as the IPv4 address, as
+// every upstream entry point taking a `net.IP` does (SEMANTICS §1.1); as prefixes they are
+// rejected as ambiguous.
+//
+// Output is canonical: dotted decimal without leading zeros; RFC 5952 for IPv6 (lowercase, no
+// leading zeros in a group, the longest run of ≥ 2 zero groups as `::`, leftmost on ties, a lone
+// zero group written `0`, never an embedded dotted quad).
+//
+// Speed: the parsers scan the string once with charCodeAt, keep their state in locals and one
+// module-level scratch array, and return status codes internally; only the exported wrappers
+// throw, and the error text is built only on that path. The formatters concatenate strings from
+// 256-entry tables.
+
+import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+
+/** The address family: 4 for IPv4 (including IPv4-mapped IPv6 input), 6 for IPv6. */
+export type Family = 4 | 6;
+
+/** Longest valid address text: `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`. */
+export const MAX_ADDR_TEXT = 45;
+/** Longest valid prefix text: an address plus `/128`. */
+export const MAX_PREFIX_TEXT = MAX_ADDR_TEXT + 4;
+
+// ---------------------------------------------------------------------------------------------
+// Failure reporting. The internal parsers return 0 on failure and leave the reason here; the
+// reason strings are constants, so a failing internal parse allocates nothing either.
+
+const R_NOT_STRING = 'expected a string';
+const R_EMPTY = 'empty string';
+const R_TOO_LONG = 'address string too long (an address has at most 45 characters)';
+const R_UNABLE = 'unable to parse IP';
+const R_MISSING_V6 = 'missing IPv6 address';
+const R_ZONE = 'IPv6 zones are not allowed';
+const R_V4_LEADING_ZERO = 'IPv4 field has octet with leading zero';
+const R_V4_GT255 = 'IPv4 field has value >255';
+const R_V4_NO_DIGIT = 'IPv4 field must have at least one digit';
+const R_V4_TOO_LONG = 'IPv4 address too long';
+const R_V4_TOO_SHORT = 'IPv4 address too short';
+const R_UNEXPECTED = 'unexpected character';
+const R_V6_FIELD_LONG = 'IPv6 field has more than 4 hex digits';
+const R_V6_NO_DIGIT = 'each colon-separated field must have at least one digit';
+const R_V6_EMBED_PLACE = 'embedded IPv4 address must replace the final 2 fields of the address';
+const R_V6_EMBED_ROOM = 'too many hex fields to fit an embedded IPv4 at the end of the address';
+const R_V6_WANT_COLON = 'unexpected character, want colon';
+const R_V6_COLON_END = 'colon must be followed by more characters';
+const R_V6_MULTI_ELLIPSIS = 'multiple :: in address';
+const R_V6_TRAILING = 'trailing garbage after address';
+const R_V6_TOO_SHORT = 'address string too short';
+const R_V6_EMPTY_ELLIPSIS = 'the :: must expand to at least one field of zeros';
+
+/** Reason of the last internal failure. */
+let failReason = '';
+/** Index into the text where the failure was found, or -1; quoted as `(at "…")` like Go. */
+let failAt = -1;
+/** End of the parsed span (the address part of a prefix ends before the `/`). */
+let failEnd = 0;
+
+function fail(reason: string, at: number, end: number): 0 {
+  failReason = reason;
+  failAt = at;
+  failEnd = end;
+  return 0;
+}
+
+/** The reason of the last failure, with Go's `(at "…")` suffix when there is a position. */
+function failText(s: string): string {
+  if (failAt < 0) return failReason;
+  return `${failReason} (at ${JSON.stringify(s.slice(failAt, failEnd))})`;
+}
+
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing.
+
+/** Hex digit values for char codes 0..127; -1 for anything else. */
+const HEX_VALUE = new Int8Array(128).fill(-1);
+for (let c = 0; c < 10; c++) HEX_VALUE[48 + c] = c;
+for (let c = 0; c < 6; c++) {
+  HEX_VALUE[97 + c] = 10 + c; // a-f
+  HEX_VALUE[65 + c] = 10 + c; // A-F
+}
+
+const CH_DOT = 46; // .
+const CH_COLON = 58; // :
+const CH_PERCENT = 37; // %
+
+/**
+ * Parses s[start, end) as dotted-decimal IPv4 (exactly four fields, 0..255, no leading zeros).
+ * Returns the address + 1 (1 .. 2^32) so that 0 can mean failure.
+ */
+function parseV4(s: string, start: number, end: number): number {
+  let acc = 0; // finished fields, shifted in
+  let val = 0; // current field
+  let digits = 0; // digits in the current field
+  let fields = 0; // finished fields
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i);
+    const d = c - 48;
+    if (d >= 0 && d <= 9) {
+      if (digits === 1 && val === 0) return fail(R_V4_LEADING_ZERO, -1, end);
+      val = val * 10 + d;
+      digits++;
+      if (val > 255) return fail(R_V4_GT255, -1, end);
+    } else if (c === CH_DOT) {
+      // .1.2.3   1.2.3.   1..2.3
+      if (digits === 0 || i === end - 1) return fail(R_V4_NO_DIGIT, i, end);
+      // 1.2.3.4.5
+      if (fields === 3) return fail(R_V4_TOO_LONG, -1, end);
+      acc = (acc << 8) | val;
+      fields++;
+      val = 0;
+      digits = 0;
+    } else {
+      if (c === CH_PERCENT) return fail(R_ZONE, i, end);
+      return fail(R_UNEXPECTED, i, end);
+    }
+  }
+  if (fields < 3) return fail(R_V4_TOO_SHORT, -1, end);
+  return (((acc << 8) | val) >>> 0) + 1;
+}
+
+/** The eight 16-bit groups of the IPv6 address being parsed or formatted. */
+const groups = new Int32Array(8);
+
+/** Internal family codes: a plain IPv6 address, or an IPv4-mapped one (`::ffff:a.b.c.d`). */
+const FAM_V6 = 6;
+const FAM_MAPPED = 46;
+
+/**
+ * Parses s[start, end) as IPv6 (Go's grammar minus zones). On success writes the four words
+ * (an IPv4-mapped address as [0, 0, 0, v4]) and returns FAM_V6 or FAM_MAPPED; on failure
+ * returns 0 and leaves `out` alone.
+ */
+function parseV6(s: string, start: number, end: number, out: Uint32Array): number {
+  const g = groups;
+  let i = start;
+  let n = 0; // groups parsed
+  let ellipsis = -1; // group index where `::` stands
+
+  // Leading `::`, possibly the whole address.
+  if (end - i >= 2 && s.charCodeAt(i) === CH_COLON && s.charCodeAt(i + 1) === CH_COLON) {
+    ellipsis = 0;
+    i += 2;
+    if (i === end) {
+      out[0] = 0;
+      out[1] = 0;
+      out[2] = 0;
+      out[3] = 0;
+      return FAM_V6;
+    }
+  }
+
+  while (n < 8) {
+    // One group of 1..4 hex digits.
+    let acc = 0;
+    let off = i;
+    for (; off < end; off++) {
+      const c = s.charCodeAt(off);
+      const h = c < 128 ? HEX_VALUE[c]! : -1;
+      if (h < 0) break;
+      if (off - i === 4) return fail(R_V6_FIELD_LONG, i, end);
+      acc = (acc << 4) | h;
+    }
+    if (off === i) {
+      if (i < end) {
+        const c = s.charCodeAt(i);
+        if (c === CH_PERCENT) return fail(R_ZONE, i, end);
+        if (c !== CH_COLON && c !== CH_DOT) return fail(R_UNEXPECTED, i, end);
+      }
+      return fail(R_V6_NO_DIGIT, i, end);
+    }
+
+    // Followed by a dot: the digits start an embedded IPv4 address, which must end the text.
+    if (off < end && s.charCodeAt(off) === CH_DOT) {
+      if (ellipsis < 0 && n !== 6) return fail(R_V6_EMBED_PLACE, i, end);
+      if (n + 2 > 8) return fail(R_V6_EMBED_ROOM, i, end);
+      const v4 = parseV4(s, i, end);
+      if (v4 === 0) {
+        if (failReason !== R_ZONE) failReason = `invalid embedded IPv4 address: ${failReason}`;
+        if (failAt < 0) failAt = i;
+        return 0;
+      }
+      const v = v4 - 1;
+      g[n++] = v >>> 16;
+      g[n++] = v & 0xffff;
+      i = end;
+      break;
+    }
+
+    g[n++] = acc;
+    i = off;
+    if (i === end) break;
+
+    // Otherwise a colon and more must follow.
+    const c = s.charCodeAt(i);
+    if (c !== CH_COLON) return fail(c === CH_PERCENT ? R_ZONE : R_V6_WANT_COLON, i, end);
+    if (i + 1 === end) return fail(R_V6_COLON_END, i, end);
+    i++;
+    if (s.charCodeAt(i) === CH_COLON) {
+      if (ellipsis >= 0) return fail(R_V6_MULTI_ELLIPSIS, i, end);
+      ellipsis = n;
+      i++;
+      if (i === end) break;
+    }
+  }
+
+  if (i !== end) return fail(R_V6_TRAILING, i, end);
+
+  if (n < 8) {
+    if (ellipsis < 0) return fail(R_V6_TOO_SHORT, -1, end);
+    // Move the groups after `::` to the end and zero the gap.
+    const gap = 8 - n;
+    for (let j = n - 1; j >= ellipsis; j--) g[j + gap] = g[j]!;
+    for (let j = ellipsis + gap - 1; j >= ellipsis; j--) g[j] = 0;
+  } else if (ellipsis >= 0) {
+    return fail(R_V6_EMPTY_ELLIPSIS, -1, end);
+  }
+
+  if ((g[0]! | g[1]! | g[2]! | g[3]! | g[4]!) === 0 && g[5] === 0xffff) {
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = 0;
+    out[3] = (g[6]! << 16) | g[7]!;
+    return FAM_MAPPED;
+  }
+  out[0] = (g[0]! << 16) | g[1]!;
+  out[1] = (g[2]! << 16) | g[3]!;
+  out[2] = (g[4]! << 16) | g[5]!;
+  out[3] = (g[6]! << 16) | g[7]!;
+  return FAM_V6;
+}
+
+/**
+ * Parses s[start, end) (already known to be a string of 1..45 characters) as in `ParseAddr`.
+ * Returns 4, FAM_V6 or FAM_MAPPED, or 0 on failure. Dispatches like Go: the first `.`, `:`
+ * or `%` decides.
+ */
+function parseSpan(s: string, start: number, end: number, out: Uint32Array): number {
+  for (let i = start; i < end; i++) {
+    const c = s.charCodeAt(i);
+    if (c === CH_DOT) {
+      const v4 = parseV4(s, start, end);
+      if (v4 === 0) return 0;
+      out[0] = 0;
+      out[1] = 0;
+      out[2] = 0;
+      out[3] = v4 - 1;
+      return 4;
+    }
+    if (c === CH_COLON) return parseV6(s, start, end, out);
+    if (c === CH_PERCENT) return fail(R_MISSING_V6, -1, end);
+  }
+  return fail(R_UNABLE, -1, end);
+}
+
+/**
+ * Parses address text into `out[0..3]` (w0 = bits 127..96; IPv4 as [0, 0, 0, v4]) and returns
+ * its family. Accepts exactly what Go's `netip.ParseAddr` accepts, minus IPv6 zones and IPv6
+ * groups of more than 4 hex digits; IPv4-mapped IPv6 returns 4 with the IPv4 value.
+ * Throws InvalidAddressError (`ParseAddr("…"): reason`) for anything else, including non-strings;
+ * `out` is left unchanged then. `out` must have length ≥ 4. Allocates nothing on success.
+ */
+export function parseAddrInto(text: unknown, out: Uint32Array): Family {
+  if (typeof text !== 'string') throw new InvalidAddressError(text, `${R_NOT_STRING}, got ${typeName(text)}`);
+  const n = text.length;
+  if (n === 0) throw new InvalidAddressError(text, R_EMPTY);
+  if (n > MAX_ADDR_TEXT) throw new InvalidAddressError(text, R_TOO_LONG);
+  const f = parseSpan(text, 0, n, out);
+  if (f === 0) throw new InvalidAddressError(text, failText(text));
+  return f === FAM_V6 ? 6 : 4;
+}
+
+/** Like `parseAddrInto`, into a fresh Uint32Array(4). For cold paths and tests. */
+export function parseAddr(text: unknown): { family: Family; words: Uint32Array } {
+  const words = new Uint32Array(4);
+  const family = parseAddrInto(text, words);
+  return { family, words };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting.
+
+/** `DEC[b]` = b in decimal; `DEC_DOT[b]` = the same followed by a dot. */
+const DEC: string[] = [];
+const DEC_DOT: string[] = [];
+/** `HEX[b]` = b in lowercase hex without padding; `HEX2[b]` = two digits, zero-padded. */
+const HEX: string[] = [];
+const HEX2: string[] = [];
+for (let b = 0; b < 256; b++) {
+  DEC.push(String(b));
+  DEC_DOT.push(`${b}.`);
+  HEX.push(b.toString(16));
+  HEX2.push(b.toString(16).padStart(2, '0'));
+}
+
+/** Dotted decimal of the IPv4 address `v` (a u32; the value is taken mod 2^32). */
+export function formatIPv4(v: number): string {
+  return DEC_DOT[v >>> 24]! + DEC_DOT[(v >>> 16) & 255]! + DEC_DOT[(v >>> 8) & 255]! + DEC[v & 255]!;
+}
+
+/** One 16-bit group in lowercase hex without leading zeros. */
+function hexGroup(x: number): string {
+  const hi = x >>> 8;
+  return hi === 0 ? HEX[x]! : HEX[hi]! + HEX2[x & 255]!;
+}
+
+/**
+ * RFC 5952 text of the IPv6 address with words w0..w3 (w0 = bits 127..96). An IPv4-mapped
+ * value is written as plain IPv6 (`::ffff:102:304`), never with a dotted quad: callers that
+ * want the IPv4 reading pass family 4 to `formatAddr`.
+ */
+export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
+  const g = groups;
+  g[0] = w0 >>> 16;
+  g[1] = w0 & 0xffff;
+  g[2] = w1 >>> 16;
+  g[3] = w1 & 0xffff;
+  g[4] = w2 >>> 16;
+  g[5] = w2 & 0xffff;
+  g[6] = w3 >>> 16;
+  g[7] = w3 & 0xffff;
+
+  // Longest run of zero groups, leftmost on ties; a run of one is not shortened.
+  let zStart = -1;
+  let zLen = 1;
+  for (let i = 0; i < 8; i++) {
+    if (g[i] !== 0) continue;
+    let j = i + 1;
+    while (j < 8 && g[j] === 0) j++;
+    if (j - i > zLen) {
+      zStart = i;
+      zLen = j - i;
+    }
+    i = j;
+  }
+  const zEnd = zStart + zLen; // exclusive
+
+  let s = '';
+  for (let i = 0; i < 8; i++) {
+    if (i === zStart) {
+      s += '::';
+      i = zEnd;
+      if (i >= 8) break;
+    } else if (i > 0) {
+      s += ':';
+    }
+    s += hexGroup(g[i]!);
+  }
+  return s;
+}
+
+/**
+ * Canonical text of an address: `formatIPv4(words[3])` for family 4, `formatIPv6(...words)` for
+ * family 6. Throws InvalidArgumentError for any other family.
+ */
+export function formatAddr(family: Family, words: ArrayLike<number>): string {
+  if (family === 4) return formatIPv4(words[3]!);
+  if (family === 6) return formatIPv6(words[0]!, words[1]!, words[2]!, words[3]!);
+  throw new InvalidArgumentError(`address family must be 4 or 6, got ${String(family)}`);
+}
+
+const canonicalScratch = new Uint32Array(4);
+
+/**
+ * The canonical text of an address text (`010.1.1.1` is rejected, not canonicalised; upper-case
+ * and uncompressed IPv6 are rewritten; IPv4-mapped IPv6 becomes dotted IPv4).
+ * Throws InvalidAddressError like `parseAddrInto`.
+ */
+export function canonicalAddr(text: unknown): string {
+  const w = canonicalScratch;
+  const family = parseAddrInto(text, w);
+  return family === 4 ? formatIPv4(w[3]!) : formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prefixes.
+
+const R_P_NO_SLASH = "no '/'";
+const R_P_TOO_LONG = 'prefix string too long (a prefix has at most 49 characters)';
+const R_P_ZONE = 'IPv6 zones cannot be present in a prefix';
+const R_P_OUT_OF_RANGE_4 = 'prefix length out of range (0..32 for IPv4)';
+const R_P_OUT_OF_RANGE_6 = 'prefix length out of range (0..128 for IPv6)';
+const R_P_MAPPED =
+  'IPv4-mapped IPv6 prefix is ambiguous; write it as an IPv4 prefix (e.g. 10.0.0.0/8) or a plain IPv6 prefix';
+
+/**
+ * Parses `addr/bits` as Go's `netip.ParsePrefix` does: the address as in `parseAddrInto`, then a
+ * decimal length with no sign, no leading zeros and no spaces, 0..32 (IPv4) or 0..128 (IPv6).
+ * Host bits may be set: `words` are returned as written, not masked (the caller masks).
+ * IPv4-mapped IPv6 prefixes are rejected as ambiguous, zones are rejected.
+ * Throws InvalidCIDRError (`ParsePrefix("…"): reason`) for anything else, including non-strings.
+ */
+export function parsePrefix(text: unknown): { family: Family; words: Uint32Array; bits: number } {
+  if (typeof text !== 'string') throw new InvalidCIDRError(text, `${R_NOT_STRING}, got ${typeName(text)}`);
+  const n = text.length;
+  if (n === 0) throw new InvalidCIDRError(text, R_EMPTY);
+  if (n > MAX_PREFIX_TEXT) throw new InvalidCIDRError(text, R_P_TOO_LONG);
+  const slash = text.lastIndexOf('/');
+  if (slash < 0) throw new InvalidCIDRError(text, R_P_NO_SLASH);
+
+  const words = new Uint32Array(4);
+  let f = 0;
+  if (slash === 0) {
+    fail(R_EMPTY, -1, 0);
+  } else if (slash > MAX_ADDR_TEXT) {
+    fail(R_TOO_LONG, -1, slash);
+  } else {
+    f = parseSpan(text, 0, slash, words);
+  }
+  if (f === 0) {
+    if (failReason === R_ZONE) throw new InvalidCIDRError(text, R_P_ZONE);
+    const addr = text.slice(0, slash);
+    throw new InvalidCIDRError(text, new InvalidAddressError(addr, failText(addr)).message);
+  }
+
+  // Bits: 1..3 decimal digits, no leading zero unless the length is exactly 0.
+  const bitsLen = n - slash - 1;
+  let bits = 0;
+  let ok = bitsLen > 0 && bitsLen <= 3 && !(bitsLen > 1 && text.charCodeAt(slash + 1) === 48);
+  for (let i = slash + 1; ok && i < n; i++) {
+    const d = text.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) ok = false;
+    else bits = bits * 10 + d;
+  }
+  if (!ok) {
+    // Go reports an over-long run of digits (`/1000`) as out of range, anything else as bad bits.
+    if (bitsLen > 3 && isDecimalNoLeadingZero(text, slash + 1, n)) bits = Infinity;
+    else throw new InvalidCIDRError(text, `bad bits after slash: ${JSON.stringify(text.slice(slash + 1))}`);
+  }
+
+  if (f === FAM_MAPPED) throw new InvalidCIDRError(text, R_P_MAPPED);
+  const family: Family = f === FAM_V6 ? 6 : 4;
+  if (bits > (family === 4 ? 32 : 128)) {
+    throw new InvalidCIDRError(text, family === 4 ? R_P_OUT_OF_RANGE_4 : R_P_OUT_OF_RANGE_6);
+  }
+  return { family, words, bits };
+}
+
+function isDecimalNoLeadingZero(s: string, start: number, end: number): boolean {
+  if (s.charCodeAt(start) === 48) return false;
+  for (let i = start; i < end; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return false;
+  }
+  return true;
+}
+
+/**
+ * `addr/bits` with the address in canonical text (words are written as given, not masked).
+ * Throws InvalidArgumentError for a family other than 4 or 6 or bits outside 0..32 / 0..128.
+ */
+export function formatPrefix(family: Family, words: ArrayLike<number>, bits: number): string {
+  const max = family === 4 ? 32 : 128;
+  if (!Number.isInteger(bits) || bits < 0 || bits > max) {
+    throw new InvalidArgumentError(`prefix length must be an integer in 0..${max}, got ${String(bits)}`);
+  }
+  return `${formatAddr(family, words)}/${bits}`;
+}
