@@ -50,7 +50,26 @@ export interface CoreExports {
   // ── dense index extras (core-as/dense.ts) ──
   // ── sparse index extras (core-as/sparse.ts) ──
   // ── 128-bit address math, prefix geometry, iterator (core-as/u128.ts, prefix.ts, iter.ts) ──
-  u128_add(w0: number, w1: number, w2: number, w3: number, offHi: number, offLo: number, bits: number): number;
+  // Addresses as four u32 words (w0 = bits 127..96), width 32 (IPv4) or 128 (IPv6); results in
+  // scratch (address: words 0..3, u64: words 0..1; prefix_geometry: words 0..25, see GEO in
+  // adapters/geometry.ts). Each returns a status unless noted.
+  u128_add(w0: number, w1: number, w2: number, w3: number, offHi: number, offLo: number, width: number): number;
+  u128_sub(a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number): number;
+  /** −1, 0, 1 (not a status). */
+  u128_cmp(a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number): number;
+  u128_next(w0: number, w1: number, w2: number, w3: number, width: number): number;
+  u128_prev(w0: number, w1: number, w2: number, w3: number, width: number): number;
+  prefix_geometry(w0: number, w1: number, w2: number, w3: number, bits: number, width: number): number;
+  prefix_hosts(bits: number, width: number): number;
+  /** The static band size 0..256, or OUT_OF_RANGE (not written to scratch). */
+  prefix_range_offset(bits: number, width: number): number;
+  /** A handle, 0 when out of memory. */
+  iter_new(
+    f0: number, f1: number, f2: number, f3: number, l0: number, l1: number, l2: number, l3: number,
+    offHi: number, offLo: number, width: number,
+  ): number;
+  iter_next(h: number): number;
+  iter_free(h: number): void;
 }
 
 /** Raised when the core traps (an assertion in a debug build, or a bug): never expected. */
