@@ -4,7 +4,7 @@
 //
 // Offsets are relative to the range's first usable address: offset 0 = network + 1.
 import { OutOfMemoryError, InvalidArgumentError } from './errors.ts';
-import { core, scratch, memoryU32, KIND_AUTO, KIND_DENSE, KIND_SPARSE, OK, OUT_OF_MEMORY, OUT_OF_RANGE } from './wasm.ts';
+import { core, scratch, memoryU32, memoryU8, KIND_AUTO, KIND_DENSE, KIND_SPARSE, OK, OUT_OF_MEMORY, OUT_OF_RANGE } from './wasm.ts';
 
 export type IndexKind = 'auto' | 'dense' | 'sparse';
 
@@ -110,6 +110,81 @@ export class FreeIndex {
     } finally {
       core.buf_free(ptr, bytes);
     }
+  }
+
+  // ── dense fast path and legacy bitmap snapshot ──────────────────────────────────────────
+
+  /** 1 dense, −1 another kind, 0 not looked up yet (cached for nextFree32). */
+  private denseState = 0;
+
+  private isDense(): boolean {
+    if (this.denseState === 0) this.denseState = core.index_kind(this.h) === KIND_DENSE ? 1 : -1;
+    return this.denseState > 0;
+  }
+
+  /**
+   * nextFree for u32 offsets, without the scratch round trip: the first free offset scanning
+   * start..hi then lo..start−1 within the closed band [lo, hi] (hi ≥ slots is clamped, start
+   * outside the band → lo), or −1 when the band has no free offset. Arguments are u32 values.
+   * A dense index answers in one core call (core dense_next_free32); other kinds go through
+   * nextFree (and also set resultHi/resultLo).
+   */
+  nextFree32(start: number, lo: number, hi: number): number {
+    if (this.isDense()) return core.dense_next_free32(this.h, start, lo, hi);
+    return this.nextFree(0, start >>> 0, 0, lo >>> 0, 0, hi >>> 0) ? this.resultLo : -1;
+  }
+
+  private requireDense(what: string): void {
+    if (!this.isDense()) throw new InvalidArgumentError(`${what}: the legacy bitmap snapshot needs a dense index, this one is ${this.kind}`);
+  }
+
+  /**
+   * The legacy bitmap snapshot (upstream AllocationBitmap.Snapshot): the big-endian bytes of the
+   * number whose bit i is set when offset i is taken, minimal (no leading zero byte); all free →
+   * an empty array. Dense indexes only (InvalidArgumentError otherwise).
+   */
+  snapshotBits(): Uint8Array {
+    this.requireDense('snapshotBits');
+    const ptr = core.dense_words_ptr(this.h);
+    const end = ptr + core.dense_word_count(this.h) * 8;
+    const mem = memoryU8();
+    // The level-0 words are little-endian u64s: byte k holds offsets 8k..8k+7, so the number's
+    // little-endian bytes are memory itself; trim the zero top and reverse.
+    let top = end;
+    const u32 = memoryU32();
+    while (top > ptr && u32[(top - 4) >>> 2] === 0) top -= 4;
+    while (top > ptr && mem[top - 1] === 0) top--;
+    const out = mem.slice(ptr, top);
+    out.reverse();
+    return out;
+  }
+
+  /**
+   * Replaces the contents with a legacy bitmap snapshot (see snapshotBits; leading zero bytes are
+   * ignored, as big.Int.SetBytes does). A set bit at or beyond the index's size throws
+   * InvalidArgumentError and leaves the index unchanged. Dense indexes only.
+   */
+  restoreBits(data: Uint8Array): void {
+    this.requireDense('restoreBits');
+    let first = 0;
+    while (first < data.length && data[first] === 0) first++;
+    const significant = data.length - first;
+    const slots = this.slotsLo;
+    if (significant > 0) {
+      const bits = (significant - 1) * 8 + (32 - Math.clz32(data[first]));
+      if (bits > slots) {
+        throw new InvalidArgumentError(
+          `restoreBits: a snapshot of ${data.length} bytes sets offset ${bits - 1}, outside an index of ${slots} offsets`,
+        );
+      }
+    }
+    const ptr = core.dense_words_ptr(this.h);
+    const mem = memoryU8();
+    mem.fill(0, ptr, ptr + core.dense_word_count(this.h) * 8);
+    const dst = mem.subarray(ptr, ptr + significant);
+    dst.set(data.subarray(first));
+    dst.reverse();
+    core.dense_rebuild(this.h);
   }
 
   /** Frees the WASM memory. The index is unusable afterwards. */

@@ -48,6 +48,14 @@ export interface CoreExports {
   index_validate(h: number): number;
   index_set_many(h: number, ptr: number, count: number): number;
   // ── dense index extras (core-as/dense.ts) ──
+  /** Address of a dense index's level-0 words (u64 little-endian; bit i = offset i). */
+  dense_words_ptr(h: number): number;
+  /** Number of level-0 words: ceil(n / 64). */
+  dense_word_count(h: number): number;
+  /** After the host wrote level-0 words: clears bits ≥ n, recomputes summaries and count; returns the count. */
+  dense_rebuild(h: number): number;
+  /** index_next_free for a dense handle (u32 offsets): the offset, or −1 when the band has none. */
+  dense_next_free32(h: number, start: number, lo: number, hi: number): number;
   // ── sparse index extras (core-as/sparse.ts) ──
   // ── 128-bit address math, prefix geometry, iterator (core-as/u128.ts, prefix.ts, iter.ts) ──
   // Addresses as four u32 words (w0 = bits 127..96), width 32 (IPv4) or 128 (IPv6); results in
