@@ -1,0 +1,400 @@
+// Prefix geometry on the TypeScript side: a `Prefix` value built once per Service CIDR, the
+// per-address conversions the allocator runs on every call (address ⇄ offset), and the upstream
+// helper functions (addOffsetAddress, broadcastAddress, hostsPerNetwork, calculateRangeOffset,
+// ipIterator) for tests and users.
+//
+//   network  first               offsetAddress                       last  broadcast
+//      │       │◂── rangeOffset ──▸│◂─────── count − rangeOffset ──────▸│       │
+//      ▼       ▼                   ▼                                    ▼       ▼
+//      ┌───────┬───────────────────┬────────────────────────────────────┬───────┐
+//      │ net   │ lower (static)    │ upper (dynamic)                    │ bcast │   IPv4
+//      └───────┴───────────────────┴────────────────────────────────────┴───────┘
+//   offset 0 = first; IPv6 has no broadcast (last = broadcast).
+//
+// All the math comes from the WebAssembly core (core-as/u128.ts, prefix.ts, iter.ts). The two
+// hot-path conversions (`offsetOf`, `addressAt`) are plain u32 word arithmetic in JS, because the
+// words of `first` and `last` are known here and a boundary call would cost more than the
+// arithmetic; test/core-math.test.ts checks them against the core's u128_sub / u128_add.
+//
+// Addresses are four u32 words, w0 = bits 127..96 (IPv4: [0, 0, 0, v4]); the family travels
+// beside the words as 4 | 6, as `parseAddrInto` returns it. Offsets are u64 as (hi, lo) u32 pairs.
+
+import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
+import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
+import type { IPFamily } from './types.ts';
+import { core, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
+
+/** Scratch words written by the core's prefix_geometry (mirror of core-as/prefix.ts GEO_*). */
+export const GEO = {
+  NETWORK: 0,
+  BROADCAST: 4,
+  FIRST: 8,
+  LAST: 12,
+  OFFSET_ADDRESS: 16,
+  SIZE: 20,
+  RANGE_OFFSET: 22,
+  FLAGS: 23,
+  COUNT: 24,
+} as const;
+/** prefix_geometry flags (core-as/prefix.ts FLAG_*). */
+export const GEO_FLAG_NO_FIRST = 1;
+export const GEO_FLAG_NO_LAST = 2;
+export const GEO_FLAG_COUNT_SATURATED = 4;
+
+/**
+ * Upstream's NewIPAllocator error for a prefix whose first address does not exist
+ * (255.255.255.255/32, ffff:…:ffff/128): addOffsetAddress of the invalid Addr prints its empty
+ * byte slice.
+ */
+export const INVALID_FIRST_ADDRESS = 'invalid address []';
+
+const TWO_32 = 0x1_0000_0000;
+const U64_MAX = (1n << 64n) - 1n;
+
+function wordsAt(s: Uint32Array, at: number): Uint32Array {
+  return Uint32Array.of(s[at]!, s[at + 1]!, s[at + 2]!, s[at + 3]!);
+}
+
+function u64(hi: number, lo: number): bigint {
+  return (BigInt(hi) << 32n) | BigInt(lo);
+}
+
+/**
+ * A Service CIDR's geometry, computed once by the core (`prefix_geometry`) and then read as plain
+ * fields. A value: immutable by contract (the word arrays must not be written), equal prefixes
+ * have equal fields. Built with `Prefix.parse("10.96.0.0/12")` or `Prefix.from(4, words, 12)`;
+ * host bits in the input are masked away, as netip.ParsePrefix(…).Masked() does.
+ *
+ * Degenerate prefixes keep upstream's values: /31, /32 and IPv6 /128 have first > last (count 0);
+ * 0.0.0.0/32 has no last address (`hasLast` false, `last` all zero); 255.255.255.255/32 and
+ * ffff:…:ffff/128 have no first address (`hasFirst` false, `first` and `offsetAddress` all zero),
+ * which upstream's constructor rejects with `invalid address []` (INVALID_FIRST_ADDRESS).
+ */
+export class Prefix {
+  /** 4 or 6, as `parseAddrInto` returns it. */
+  readonly version: Family;
+  readonly family: IPFamily;
+  /** Bits in an address of the family: 32 or 128. */
+  readonly width: 32 | 128;
+  /** Prefix length (the `/n`). */
+  readonly length: number;
+  /** Canonical masked text, e.g. "10.96.0.0/12", "2001:db8::/112" (upstream prefix.String()). */
+  readonly cidr: string;
+  /** address & mask. */
+  readonly network: Uint32Array;
+  /** network | host bits (upstream broadcastAddress; also for IPv6). */
+  readonly broadcast: Uint32Array;
+  /** network + 1: offset 0 of the range. All zero when `hasFirst` is false. */
+  readonly first: Uint32Array;
+  /** IPv4 broadcast − 1, IPv6 broadcast: the range is the closed interval [first, last]. */
+  readonly last: Uint32Array;
+  /** first + rangeOffset: the first address of the upper (dynamic) band. */
+  readonly offsetAddress: Uint32Array;
+  /** False only for the all-ones single-address prefix (network + 1 does not exist). */
+  readonly hasFirst: boolean;
+  /** False only for 0.0.0.0/32 (0.0.0.0 − 1 does not exist). */
+  readonly hasLast: boolean;
+  /** Usable addresses, upstream hostsPerNetwork: IPv4 2^h − 2, IPv6 2^h − 1, ≥ 0, ≤ 2^64 − 1. */
+  readonly size: bigint;
+  readonly sizeHi: number;
+  readonly sizeLo: number;
+  /** KEP-3070 static band size (upstream calculateRangeOffset): 0 or 16..256. */
+  readonly rangeOffset: number;
+  /**
+   * Offsets in [first, last] as (hi, lo): 0 when last < first, saturating at 2^64 − 1 (IPv6
+   * shorter than /64). Equals `size` for every prefix (the test suite checks it).
+   */
+  readonly countHi: number;
+  readonly countLo: number;
+
+  // The words of first and last as numbers, for the hot path.
+  readonly #f0: number;
+  readonly #f1: number;
+  readonly #f2: number;
+  readonly #f3: number;
+  readonly #l0: number;
+  readonly #l1: number;
+  readonly #l2: number;
+  readonly #l3: number;
+  readonly #empty: boolean;
+  readonly #tmp = new Uint32Array(4);
+
+  private constructor(version: Family, words: ArrayLike<number>, bits: number) {
+    const width = version === 4 ? 32 : 128;
+    const st = core.prefix_geometry(words[0]!, words[1]!, words[2]!, words[3]!, bits, width);
+    if (st === OUT_OF_RANGE) {
+      throw new InvalidArgumentError(
+        `prefix length must be an integer in 0..${width} and the address an IPv${version} address, got ${bits}`,
+      );
+    }
+    const s = scratch();
+    this.network = wordsAt(s, GEO.NETWORK);
+    this.broadcast = wordsAt(s, GEO.BROADCAST);
+    this.first = wordsAt(s, GEO.FIRST);
+    this.last = wordsAt(s, GEO.LAST);
+    this.offsetAddress = wordsAt(s, GEO.OFFSET_ADDRESS);
+    this.sizeHi = s[GEO.SIZE]!;
+    this.sizeLo = s[GEO.SIZE + 1]!;
+    this.rangeOffset = s[GEO.RANGE_OFFSET]!;
+    const flags = s[GEO.FLAGS]!;
+    this.countHi = s[GEO.COUNT]!;
+    this.countLo = s[GEO.COUNT + 1]!;
+
+    this.version = version;
+    this.family = version === 4 ? 'IPv4' : 'IPv6';
+    this.width = width;
+    this.length = bits;
+    this.hasFirst = (flags & GEO_FLAG_NO_FIRST) === 0;
+    this.hasLast = (flags & GEO_FLAG_NO_LAST) === 0;
+    this.size = u64(this.sizeHi, this.sizeLo);
+    this.cidr = formatPrefix(version, this.network, bits);
+    [this.#f0, this.#f1, this.#f2, this.#f3] = this.first;
+    [this.#l0, this.#l1, this.#l2, this.#l3] = this.last;
+    this.#empty = this.countHi === 0 && this.countLo === 0;
+  }
+
+  /** Parses CIDR text (netip.ParsePrefix rules; see adapters/address.ts). Throws InvalidCIDRError. */
+  static parse(cidr: unknown): Prefix {
+    const p = parsePrefix(cidr);
+    return new Prefix(p.family, p.words, p.bits);
+  }
+
+  /** A prefix from address words and a length. Throws InvalidArgumentError on a bad family or length. */
+  static from(version: Family, words: ArrayLike<number>, bits: number): Prefix {
+    if (version !== 4 && version !== 6) {
+      throw new InvalidArgumentError(`address family must be 4 or 6, got ${String(version)}`);
+    }
+    if (!Number.isInteger(bits)) {
+      throw new InvalidArgumentError(`prefix length must be an integer, got ${String(bits)}`);
+    }
+    return new Prefix(version, words, bits);
+  }
+
+  /** The count of [first, last] as a bigint (cold path). */
+  get count(): bigint {
+    return u64(this.countHi, this.countLo);
+  }
+
+  /** Whether [first, last] is empty (/31, /32, /128, and the degenerate prefixes). */
+  get isEmpty(): boolean {
+    return this.#empty;
+  }
+
+  /** Whether the address is inside the prefix at all, network and broadcast included (netip Prefix.Contains). */
+  contains(version: Family, w: ArrayLike<number>): boolean {
+    if (version !== this.version) return false;
+    const n = this.network;
+    const b = this.broadcast;
+    return cmp4(w[0]!, w[1]!, w[2]!, w[3]!, n[0]!, n[1]!, n[2]!, n[3]!) >= 0 &&
+      cmp4(w[0]!, w[1]!, w[2]!, w[3]!, b[0]!, b[1]!, b[2]!, b[3]!) <= 0;
+  }
+
+  /** Whether the address is in the closed range [first, last] (what Allocate accepts). */
+  inRange(version: Family, w: ArrayLike<number>): boolean {
+    if (version !== this.version || this.#empty) return false;
+    const a0 = w[0]!, a1 = w[1]!, a2 = w[2]!, a3 = w[3]!;
+    return cmp4(a0, a1, a2, a3, this.#f0, this.#f1, this.#f2, this.#f3) >= 0 &&
+      cmp4(a0, a1, a2, a3, this.#l0, this.#l1, this.#l2, this.#l3) <= 0;
+  }
+
+  /**
+   * The offset of an address from `first` (hot path, allocation-free). Returns OK with the offset
+   * as (hi, lo) in out[0], out[1]; NONE when the address is of the other family or outside
+   * [first, last] (upstream ErrNotInRange); TOO_FAR when it is inside but 2^64 or more away
+   * (only in IPv6 prefixes shorter than /64, which the allocator rejects). `w` holds u32 words.
+   */
+  offsetOf(version: Family, w: ArrayLike<number>, out: Uint32Array): number {
+    if (!this.inRange(version, w)) return NONE;
+    if (version === 4) {
+      out[0] = 0;
+      out[1] = w[3]! - this.#f3; // a3 ≥ f3 inside the range
+      return OK;
+    }
+    // 128-bit a − first, one u32 word at a time with a borrow.
+    let d = w[3]! - this.#f3;
+    const o3 = d >>> 0;
+    let borrow = d < 0 ? 1 : 0;
+    d = w[2]! - this.#f2 - borrow;
+    const o2 = d >>> 0;
+    borrow = d < 0 ? 1 : 0;
+    d = w[1]! - this.#f1 - borrow;
+    const o1 = d >>> 0;
+    borrow = d < 0 ? 1 : 0;
+    d = w[0]! - this.#f0 - borrow;
+    if (o1 !== 0 || d !== 0) return TOO_FAR;
+    out[0] = o2;
+    out[1] = o3;
+    return OK;
+  }
+
+  /**
+   * The address at offset (hi, lo) from `first` (hot path, allocation-free): writes its words to
+   * out[0..3] and returns true, or returns false when the offset is not below the count (not in
+   * [first, last]). hi and lo are u32 numbers.
+   */
+  addressAt(hi: number, lo: number, out: Uint32Array): boolean {
+    if (hi > this.countHi || (hi === this.countHi && lo >= this.countLo)) return false;
+    // first + offset ≤ last, so nothing carries out of w0.
+    let s = this.#f3 + lo;
+    out[3] = s; // Uint32Array stores s mod 2^32
+    let carry = s >= TWO_32 ? 1 : 0;
+    s = this.#f2 + hi + carry;
+    out[2] = s;
+    carry = s >= TWO_32 ? 1 : 0;
+    s = this.#f1 + carry;
+    out[1] = s;
+    carry = s >= TWO_32 ? 1 : 0;
+    out[0] = this.#f0 + carry;
+    return true;
+  }
+
+  /**
+   * Canonical text of the address at offset (hi, lo) from `first` (the IPAddress object name).
+   * Throws InvalidArgumentError when the offset is not in [0, count).
+   */
+  formatAt(hi: number, lo: number): string {
+    const t = this.#tmp;
+    if (!this.addressAt(hi, lo, t)) {
+      throw new InvalidArgumentError(`offset ${u64(hi, lo)} is outside [0, ${this.count}) of ${this.cidr}`);
+    }
+    return formatAddr(this.version, t);
+  }
+
+  /** The canonical CIDR text. */
+  toString(): string {
+    return this.cidr;
+  }
+}
+
+/** −1, 0, 1 comparing two addresses given as u32 words. */
+function cmp4(
+  a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number,
+): number {
+  if (a0 !== b0) return a0 < b0 ? -1 : 1;
+  if (a1 !== b1) return a1 < b1 ? -1 : 1;
+  if (a2 !== b2) return a2 < b2 ? -1 : 1;
+  if (a3 !== b3) return a3 < b3 ? -1 : 1;
+  return 0;
+}
+
+// ── the wraparound iterator ───────────────────────────────────────────────────────────────────
+
+const iteratorHandles = new FinalizationRegistry<number>((h) => core.iter_free(h));
+
+/**
+ * The core's wraparound iterator over [first, last] (SEMANTICS §5.1): starts at first + offset
+ * (or at first when that is past last), walks to last, wraps to first and stops before the
+ * start, yielding each address once; yields nothing when first + offset leaves the family. Close
+ * it when done (exhaustion closes it too; an abandoned one is freed by the garbage collector).
+ */
+export class AddrIterator {
+  #h: number;
+
+  /** Throws OutOfMemoryError when the core has no room for the iterator's state. */
+  constructor(version: Family, first: ArrayLike<number>, last: ArrayLike<number>, offHi: number, offLo: number) {
+    const h = core.iter_new(
+      first[0]!, first[1]!, first[2]!, first[3]!, last[0]!, last[1]!, last[2]!, last[3]!,
+      offHi, offLo, version === 4 ? 32 : 128,
+    );
+    if (h === 0) throw new OutOfMemoryError('address iterator');
+    this.#h = h;
+    iteratorHandles.register(this, h, this);
+  }
+
+  /** Writes the next address to out[0..3] and returns true, or returns false when done. */
+  next(out: Uint32Array): boolean {
+    if (this.#h === 0) return false;
+    if (core.iter_next(this.#h) !== OK) {
+      this.close();
+      return false;
+    }
+    const s = scratch();
+    out[0] = s[0]!;
+    out[1] = s[1]!;
+    out[2] = s[2]!;
+    out[3] = s[3]!;
+    return true;
+  }
+
+  /** Frees the core state; later `next` calls return false. Idempotent. */
+  close(): void {
+    if (this.#h === 0) return;
+    iteratorHandles.unregister(this);
+    core.iter_free(this.#h);
+    this.#h = 0;
+  }
+}
+
+// ── upstream helpers (cold path: text and BigInt at the edge, math in the core) ─────────────
+
+function checkOffset(offset: unknown): bigint {
+  if (typeof offset !== 'bigint' || offset < 0n || offset > U64_MAX) {
+    throw new InvalidArgumentError(`offset must be a bigint in [0, 2^64 − 1], got ${String(offset)}`);
+  }
+  return offset;
+}
+
+/** Go's `%v` of the big-endian minimal bytes of a non-negative bigint: `[1 0 0 0 0]`. */
+function goBytes(v: bigint): string {
+  const bytes: number[] = [];
+  for (; v > 0n; v >>= 8n) bytes.unshift(Number(v & 255n));
+  return `[${bytes.join(' ')}]`;
+}
+
+/**
+ * addr + offset (upstream addOffsetAddress), offset an unsigned 64-bit bigint. Throws
+ * InvalidAddressError on bad text, InvalidArgumentError on a bad offset or when the sum leaves
+ * the family (message as upstream: `invalid address [1 0 0 0 0]` for 255.255.255.255 + 1).
+ */
+export function addOffsetAddress(addr: string, offset: bigint): string {
+  const w = new Uint32Array(4);
+  const version = parseAddrInto(addr, w);
+  const off = checkOffset(offset);
+  const st = core.u128_add(w[0]!, w[1]!, w[2]!, w[3]!, Number(off >> 32n), Number(off & 0xffff_ffffn), version === 4 ? 32 : 128);
+  if (st !== OK) {
+    const a = (u64(w[0]!, w[1]!) << 64n) | u64(w[2]!, w[3]!);
+    throw new InvalidArgumentError(`invalid address ${goBytes(a + off)}`);
+  }
+  return formatAddr(version, scratch());
+}
+
+/** The all-host-bits-set address of a CIDR (upstream broadcastAddress; IPv6 too). Throws InvalidCIDRError. */
+export function broadcastAddress(cidr: string): string {
+  const p = Prefix.parse(cidr);
+  return formatAddr(p.version, p.broadcast);
+}
+
+/** Usable addresses of a CIDR (upstream hostsPerNetwork): IPv4 2^h − 2, IPv6 2^h − 1, floored at 0, capped at 2^64 − 1. */
+export function hostsPerNetwork(cidr: string): bigint {
+  const p = parsePrefix(cidr);
+  const st = core.prefix_hosts(p.bits, p.family === 4 ? 32 : 128);
+  if (st !== OK) throw new InvalidArgumentError(`bad prefix ${cidr}`); // parsePrefix already bounded bits
+  const s = scratch();
+  return u64(s[0]!, s[1]!);
+}
+
+/** KEP-3070 static band size of a CIDR (upstream calculateRangeOffset): 0, or 16..256. */
+export function calculateRangeOffset(cidr: string): number {
+  const p = parsePrefix(cidr);
+  return core.prefix_range_offset(p.bits, p.family === 4 ? 32 : 128);
+}
+
+/**
+ * Upstream ipIterator(first, last, offset): a function returning the next address text, then
+ * `undefined` forever (Go returns the invalid Addr). See AddrIterator for the order. Both ends
+ * must be of one family (InvalidArgumentError otherwise). Differences from upstream, outside
+ * what the allocator reaches: first > last yields nothing (upstream yields `first` once), and a
+ * range ending at ffff:…:ffff wraps like any other (upstream stops at the end of the family).
+ */
+export function ipIterator(first: string, last: string, offset: bigint): () => string | undefined {
+  const f = new Uint32Array(4);
+  const l = new Uint32Array(4);
+  const version = parseAddrInto(first, f);
+  if (parseAddrInto(last, l) !== version) {
+    throw new InvalidArgumentError(`ipIterator: ${first} and ${last} are of different families`);
+  }
+  const off = checkOffset(offset);
+  const it = new AddrIterator(version, f, l, Number(off >> 32n), Number(off & 0xffff_ffffn));
+  const out = new Uint32Array(4);
+  return () => (it.next(out) ? formatAddr(version, out) : undefined);
+}
