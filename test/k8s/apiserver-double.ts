@@ -1,0 +1,851 @@
+// An API-server test double for IPAddress objects, over real HTTP (node:http; runs under Node
+// and under Deno's node:http compatibility layer).
+//
+// Serves, cluster-scoped, for API versions v1 and v1beta1 of networking.k8s.io:
+//   /apis/networking.k8s.io/{v1,v1beta1}/ipaddresses          POST create, GET list / watch
+//   /apis/networking.k8s.io/{v1,v1beta1}/ipaddresses/{name}   GET, DELETE
+//   /apis/networking.k8s.io/{v1,v1beta1}/servicecidrs[/name]  the same verbs, minimally (no
+//                                                              status subresource, no finalizer)
+//
+// Behaviour modelled on kube-apiserver with its watch cache (checked against the API conventions
+// and k8s.io/apiserver sources):
+// * One global resourceVersion counter shared by every resource (an etcd revision), written as a
+//   decimal string; every create and delete takes the next value.
+// * create → 201 with the stored object (metadata.name, uid, resourceVersion, creationTimestamp);
+//   a taken name → 409 Status reason AlreadyExists; a missing spec.parentRef → 422 Status reason
+//   Invalid (`spec.parentRef: Required value`), switchable with `requireParentRef: false` because
+//   the upstream test entry points create objects with a nil parentRef.
+// * get → 200 object or 404 Status NotFound. delete → 200 Status Success whose details carry
+//   name, group, kind (= the resource, "Yes we set Kind field to resource") and uid — the generic
+//   registry's answer, since the IPAddress registry does not set ReturnDeletedObject; 404 NotFound.
+// * list → `{kind: IPAddressList, apiVersion, metadata: {resourceVersion[, continue,
+//   remainingItemCount]}, items}`, items sorted by name (etcd key order) and without kind /
+//   apiVersion (as the real server writes them); labelSelector with `k=v`, `k==v`, `k!=v`, `k`,
+//   `!k`, `k in (a,b)`, `k notin (a,b)`; limit/continue over a snapshot taken by the first page
+//   (a continue token from before `compact()` → 410 Expired, like an etcd-compacted snapshot).
+// * watch (`?watch=true` or `watch=1`) → 200, chunked newline-delimited JSON events
+//   `{"type":…,"object":…}` with ADDED / MODIFIED / DELETED (objects carry kind and apiVersion);
+//   BOOKMARK events (object = kind, apiVersion, metadata.resourceVersion only) when the request
+//   has allowWatchBookmarks=true and `bookmark()` is called or bookmarkIntervalMs is set.
+//   resourceVersion unset or "0": synthetic ADDED for every current object, then changes (API
+//   semantics "Get State and Start at Most Recent/Any"). resourceVersion=N: every change after N.
+//   N older than the retained history (after `compact()`, or beyond `historyLimit` events) →
+//   HTTP 200 followed by one ERROR event carrying a 410 Status reason Expired, message
+//   `too old resource version: N (floor)`, then the stream ends — the cacher answers this way
+//   ("other errors must fail with a watch event of type ERROR, rather than a directly returned
+//   error"). Label selectors apply to events the way the cacher filters them: an update that
+//   makes an object stop matching is sent as DELETED, start matching as ADDED.
+//   timeoutSeconds ends the stream cleanly after that many seconds.
+// * Unknown path → 404 Status NotFound "the server could not find the requested resource";
+//   unsupported verb → 405 MethodNotAllowed; malformed JSON body → 400 BadRequest.
+//
+// Fault switches (all deterministic; nothing here depends on wall-clock timing unless asked):
+//   setLatency(ms, verb?)       delay before answering (all verbs, or one)
+//   failNext(verb, count, code) the next `count` requests of that verb answer a 5xx/429 Status
+//   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
+//   closeWatches()              end every open watch cleanly (server-side timeout)
+//   holdWatches()/releaseWatches()  queue events on the open watches / deliver the queue
+//   setWatchLag(ms)             deliver every watch event `ms` later (in order)
+//   compact()                   drop the watch history: a watch from an older version gets 410
+//   bookmark()                  send a BOOKMARK now to watches that allow bookmarks
+//
+// Not implemented (say so rather than pretend): update/patch over HTTP (use `modify()`, which
+// emits MODIFIED like one), managedFields / server-side apply, generation, finalizers and
+// graceful deletion, deleteOptions preconditions, dryRun, fieldSelector, resourceVersionMatch,
+// sendInitialEvents (watch-list) and the initial-events-end bookmark, a watch from a future
+// resourceVersion (the real server waits up to 3 s then answers 504 "Too large resource
+// version"; here the watch simply starts), the IP-name canonicality and ParentReference
+// field-format validation beyond "required", authentication/authorization (any bearer token is
+// accepted, and recorded), protobuf and table output, HTTP/2, TLS, the ServiceCIDR status
+// subresource and its validation.
+
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+
+export const GROUP = 'networking.k8s.io';
+export const SERVED_VERSIONS = ['v1', 'v1beta1'] as const;
+export type ServedVersion = (typeof SERVED_VERSIONS)[number];
+
+/** The verbs the fault switches and the request log name. */
+export type Verb = 'create' | 'get' | 'list' | 'watch' | 'delete';
+
+/** A Kubernetes object as JSON (what the double stores and serves). */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+    [k: string]: unknown;
+  };
+  spec?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+/** metav1.Status as the server writes it. */
+export interface Status {
+  kind: 'Status';
+  apiVersion: 'v1';
+  metadata: Record<string, never>;
+  status: 'Success' | 'Failure';
+  message?: string;
+  reason?: string;
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    uid?: string;
+    causes?: { reason?: string; message: string; field?: string }[];
+    retryAfterSeconds?: number;
+  };
+  code?: number;
+}
+
+export interface ReceivedRequest {
+  verb: Verb | 'unknown';
+  method: string;
+  /** Path without the query. */
+  path: string;
+  query: Record<string, string>;
+  /** The parsed JSON body (POST), as received. */
+  body?: unknown;
+  /** The Authorization header (tests check the token reaches the server). */
+  authorization?: string;
+}
+
+export interface ApiServerDoubleOptions {
+  /** Reject creates without spec.parentRef with 422 Invalid, like the real server. Default true. */
+  requireParentRef?: boolean;
+  /** Watch events kept for resuming watches (the watch cache's window). Default 1000. */
+  historyLimit?: number;
+  /** Send a BOOKMARK every this many ms to watches that allow bookmarks. Default 0 (only on bookmark()). */
+  bookmarkIntervalMs?: number;
+}
+
+interface ResourceType {
+  plural: string;
+  kind: string;
+  validate(obj: KubeObject, double: ApiServerDouble): StatusCause[];
+}
+
+interface StatusCause {
+  reason: string;
+  message: string;
+  field: string;
+}
+
+interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED';
+  rv: number;
+  plural: string;
+  object: KubeObject;
+  /** The object before a MODIFIED (for selector transitions). */
+  previous?: KubeObject;
+}
+
+interface OpenWatch {
+  plural: string;
+  version: ServedVersion;
+  selector: Selector;
+  bookmarks: boolean;
+  res: http.ServerResponse;
+  /** Events waiting while held or lagging, in order. */
+  pending: string[];
+  held: boolean;
+  timers: Set<ReturnType<typeof setTimeout>>;
+  closed: boolean;
+}
+
+const RESOURCES: Record<string, ResourceType> = {
+  ipaddresses: {
+    plural: 'ipaddresses',
+    kind: 'IPAddress',
+    validate(obj, double) {
+      if (!double.requireParentRef) return [];
+      const ref = obj.spec?.parentRef as Record<string, unknown> | undefined | null;
+      if (ref === undefined || ref === null) return [required('spec.parentRef')];
+      const causes: StatusCause[] = [];
+      if (!ref.resource) causes.push(required('spec.parentRef.resource'));
+      if (!ref.name) causes.push(required('spec.parentRef.name'));
+      return causes;
+    },
+  },
+  servicecidrs: {
+    plural: 'servicecidrs',
+    kind: 'ServiceCIDR',
+    validate(obj) {
+      const cidrs = obj.spec?.cidrs;
+      if (!Array.isArray(cidrs) || cidrs.length === 0) return [required('spec.cidrs')];
+      return [];
+    },
+  },
+};
+
+function required(field: string): StatusCause {
+  return { reason: 'FieldValueRequired', message: 'Required value', field };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Status objects (k8s.io/apimachinery/pkg/api/errors constructors)
+
+export function statusFailure(code: number, reason: string, message: string, details?: Status['details']): Status {
+  const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason };
+  if (details !== undefined) s.details = details;
+  s.code = code;
+  return s;
+}
+
+function notFound(plural: string, name: string): Status {
+  return statusFailure(404, 'NotFound', `${plural}.${GROUP} "${name}" not found`, { name, group: GROUP, kind: plural });
+}
+
+function alreadyExists(plural: string, name: string): Status {
+  return statusFailure(409, 'AlreadyExists', `${plural}.${GROUP} "${name}" already exists`, { name, group: GROUP, kind: plural });
+}
+
+function invalid(kind: string, name: string, causes: StatusCause[]): Status {
+  const list = causes.map((c) => `${c.field}: ${c.message}`);
+  const joined = list.length === 1 ? list[0] : `[${list.join(', ')}]`;
+  return statusFailure(422, 'Invalid', `${kind}.${GROUP} "${name}" is invalid: ${joined}`, {
+    name,
+    group: GROUP,
+    kind,
+    causes,
+  });
+}
+
+function expired(message: string): Status {
+  return statusFailure(410, 'Expired', message);
+}
+
+/** The Status a fault switch answers with (NewInternalError, NewServiceUnavailable, …). */
+export function faultStatus(code: number, message = 'injected fault'): Status {
+  switch (code) {
+    case 500:
+      return statusFailure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
+    case 503:
+      return statusFailure(503, 'ServiceUnavailable', message);
+    case 504:
+      return statusFailure(504, 'Timeout', message, { retryAfterSeconds: 1 });
+    case 429:
+      return statusFailure(429, 'TooManyRequests', message, { retryAfterSeconds: 1 });
+    default:
+      return statusFailure(code, 'InternalError', message);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Label selectors (k8s.io/apimachinery/pkg/labels, the string form)
+
+type Requirement =
+  | { op: 'eq' | 'neq'; key: string; value: string }
+  | { op: 'in' | 'notin'; key: string; values: string[] }
+  | { op: 'exists' | 'notexists'; key: string };
+export type Selector = Requirement[];
+
+/** Parses a label selector string; throws Error with a message on malformed input. */
+export function parseSelector(text: string | undefined): Selector {
+  const out: Selector = [];
+  if (text === undefined || text.trim() === '') return out;
+  // Split on commas outside parentheses.
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  parts.push(cur);
+  for (const raw of parts) {
+    const p = raw.trim();
+    let m: RegExpMatchArray | null;
+    if ((m = p.match(/^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
+      const values = m[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '');
+      out.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values });
+    } else if ((m = p.match(/^([^\s!=(),]+)\s*!=\s*([^\s!=(),]*)$/))) {
+      out.push({ op: 'neq', key: m[1]!, value: m[2]! });
+    } else if ((m = p.match(/^([^\s!=(),]+)\s*==?\s*([^\s!=(),]*)$/))) {
+      out.push({ op: 'eq', key: m[1]!, value: m[2]! });
+    } else if ((m = p.match(/^!\s*([^\s!=(),]+)$/))) {
+      out.push({ op: 'notexists', key: m[1]! });
+    } else if ((m = p.match(/^([^\s!=(),]+)$/))) {
+      out.push({ op: 'exists', key: m[1]! });
+    } else {
+      throw new Error(`unable to parse requirement: ${JSON.stringify(p)}`);
+    }
+  }
+  return out;
+}
+
+export function selectorMatches(selector: Selector, labels: Readonly<Record<string, string>> | undefined): boolean {
+  const l = labels ?? {};
+  for (const r of selector) {
+    const has = Object.prototype.hasOwnProperty.call(l, r.key);
+    const v = l[r.key];
+    switch (r.op) {
+      case 'eq':
+        if (!has || v !== r.value) return false;
+        break;
+      case 'neq':
+        if (has && v === r.value) return false;
+        break;
+      case 'in':
+        if (!has || !r.values.includes(v!)) return false;
+        break;
+      case 'notin':
+        if (has && r.values.includes(v!)) return false;
+        break;
+      case 'exists':
+        if (!has) return false;
+        break;
+      case 'notexists':
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
+
+/** RFC 3339 with second precision, as metav1.Time marshals. */
+function nowTimestamp(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export class ApiServerDouble {
+  /** http://127.0.0.1:<port> */
+  url = '';
+  requireParentRef: boolean;
+  readonly historyLimit: number;
+  /** Every request, in arrival order. */
+  readonly requests: ReceivedRequest[] = [];
+
+  private readonly server: http.Server;
+  private readonly stores = new Map<string, Map<string, KubeObject>>();
+  private rv = 1;
+  private history: WatchEvent[] = [];
+  /** A watch from resourceVersion N < floor has missed events: 410. */
+  private floor = 0;
+  private readonly watches = new Set<OpenWatch>();
+  private readonly faults = new Map<Verb, { count: number; code: number; message: string | undefined }>();
+  private readonly latency = new Map<Verb | '*', number>();
+  private watchLagMs = 0;
+  private holding = false;
+  private readonly snapshots = new Map<string, { rv: number; items: KubeObject[]; generation: number }>();
+  private compactions = 0;
+  private bookmarkTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly sockets = new Set<import('node:net').Socket>();
+
+  private constructor(options: ApiServerDoubleOptions) {
+    this.requireParentRef = options.requireParentRef ?? true;
+    this.historyLimit = options.historyLimit ?? 1000;
+    for (const plural of Object.keys(RESOURCES)) this.stores.set(plural, new Map());
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        if (!res.headersSent) this.sendJSON(res, 500, faultStatus(500, String(err)));
+        else res.destroy();
+      });
+    });
+    this.server.on('connection', (s) => {
+      this.sockets.add(s);
+      s.on('close', () => this.sockets.delete(s));
+    });
+    if (options.bookmarkIntervalMs && options.bookmarkIntervalMs > 0) {
+      this.bookmarkTimer = setInterval(() => this.bookmark(), options.bookmarkIntervalMs);
+    }
+  }
+
+  /** Starts a double on 127.0.0.1 with an ephemeral port. */
+  static async start(options: ApiServerDoubleOptions = {}): Promise<ApiServerDouble> {
+    const d = new ApiServerDouble(options);
+    await new Promise<void>((resolve, reject) => {
+      d.server.once('error', reject);
+      d.server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const addr = d.server.address() as AddressInfo;
+    d.url = `http://127.0.0.1:${addr.port}`;
+    return d;
+  }
+
+  /** Ends every watch, closes every connection and the listener. */
+  async close(): Promise<void> {
+    if (this.bookmarkTimer) clearInterval(this.bookmarkTimer);
+    this.bookmarkTimer = undefined;
+    for (const w of [...this.watches]) this.endWatch(w, false);
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const s = this.server as http.Server & { closeAllConnections?: () => void };
+    if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
+    for (const sock of this.sockets) sock.destroy();
+    await closed;
+  }
+
+  // --- state, for tests -----------------------------------------------------------------------
+
+  /** The current resourceVersion (the last revision written). */
+  get resourceVersion(): string {
+    return String(this.rv);
+  }
+
+  /** Stored objects of a resource, sorted by name (internal form: no kind/apiVersion). */
+  objects(plural = 'ipaddresses'): KubeObject[] {
+    return [...this.stores.get(plural)!.values()].sort((a, b) => cmp(a.metadata.name, b.metadata.name)).map(clone);
+  }
+
+  /** Number of watch streams currently open (optionally of one resource). */
+  openWatches(plural?: string): number {
+    let n = 0;
+    for (const w of this.watches) if (!w.closed && (plural === undefined || w.plural === plural)) n++;
+    return n;
+  }
+
+  /** The requests of one verb. */
+  requestsOf(verb: Verb): ReceivedRequest[] {
+    return this.requests.filter((r) => r.verb === verb);
+  }
+
+  // --- direct writes (another actor writing to the cluster) -----------------------------------
+
+  /** Creates an object as another client would; returns the stored object or the failure Status. */
+  insert(obj: KubeObject, plural = 'ipaddresses'): KubeObject | Status {
+    const res = this.doCreate(plural, clone(obj));
+    return res.code === 201 ? (res.body as KubeObject) : (res.body as Status);
+  }
+
+  /** Deletes an object as another client would; false when absent. */
+  remove(name: string, plural = 'ipaddresses'): boolean {
+    return this.doDelete(plural, name).code === 200;
+  }
+
+  /** Updates an object in place (like PUT): emits MODIFIED. Returns false when absent. */
+  modify(name: string, mutate: (obj: KubeObject) => void, plural = 'ipaddresses'): boolean {
+    const store = this.stores.get(plural)!;
+    const prev = store.get(name);
+    if (!prev) return false;
+    const next = clone(prev);
+    mutate(next);
+    next.metadata.name = name;
+    next.metadata.uid = prev.metadata.uid;
+    next.metadata.creationTimestamp = prev.metadata.creationTimestamp;
+    next.metadata.resourceVersion = String(++this.rv);
+    store.set(name, next);
+    this.record({ type: 'MODIFIED', rv: this.rv, plural, object: clone(next), previous: clone(prev) });
+    return true;
+  }
+
+  // --- fault switches -------------------------------------------------------------------------
+
+  /** Delays every answer (or one verb's) by `ms`; 0 removes it. */
+  setLatency(ms: number, verb?: Verb): void {
+    if (ms > 0) this.latency.set(verb ?? '*', ms);
+    else this.latency.delete(verb ?? '*');
+  }
+
+  /** The next `count` requests of `verb` fail with `code` (500, 503, 504, 429, …) and a Status. */
+  failNext(verb: Verb, count = 1, code = 500, message?: string): void {
+    this.faults.set(verb, { count, code, message });
+  }
+
+  /** Destroys every open watch connection abruptly (no terminating chunk): the client sees an error. */
+  dropWatches(): void {
+    for (const w of [...this.watches]) this.endWatch(w, true);
+  }
+
+  /** Ends every open watch cleanly, as a server-side watch timeout does. */
+  closeWatches(): void {
+    for (const w of [...this.watches]) this.endWatch(w, false);
+  }
+
+  /** Queues events on the currently open watches instead of sending them. */
+  holdWatches(): void {
+    this.holding = true;
+    for (const w of this.watches) w.held = true;
+  }
+
+  /** Sends the queued events and stops holding. */
+  releaseWatches(): void {
+    this.holding = false;
+    for (const w of this.watches) {
+      w.held = false;
+      this.flush(w);
+    }
+  }
+
+  /** Delivers each watch event `ms` later than it happens, in order; 0 turns lag off. */
+  setWatchLag(ms: number): void {
+    this.watchLagMs = ms;
+    if (ms === 0) for (const w of this.watches) if (!w.held) this.flush(w);
+  }
+
+  /** Forgets the watch history (and paged-list snapshots): a watch from an older resourceVersion gets 410. */
+  compact(): void {
+    this.history = [];
+    this.floor = this.rv;
+    this.snapshots.clear();
+    this.compactions++;
+  }
+
+  /** Sends a BOOKMARK at the current resourceVersion to every watch that allows bookmarks. */
+  bookmark(): void {
+    for (const w of this.watches) {
+      if (!w.bookmarks || w.closed) continue;
+      const apiVersion = `${GROUP}/${w.version}`;
+      const kind = RESOURCES[w.plural]!.kind;
+      this.deliver(w, { type: 'BOOKMARK', object: { kind, apiVersion, metadata: { resourceVersion: String(this.rv) } } });
+    }
+  }
+
+  // --- HTTP -----------------------------------------------------------------------------------
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://double');
+    const query: Record<string, string> = {};
+    url.searchParams.forEach((v, k) => (query[k] = v));
+    const rawBody = await readBody(req);
+    const m = url.pathname.match(/^\/apis\/networking\.k8s\.io\/([^/]+)\/([^/]+)(?:\/([^/]+))?\/?$/);
+    const version = m?.[1] as ServedVersion | undefined;
+    const plural = m?.[2];
+    const name = m?.[3] !== undefined ? decodeURIComponent(m[3]) : undefined;
+    const isWatch = query.watch === 'true' || query.watch === '1';
+    let verb: Verb | 'unknown' = 'unknown';
+    if (req.method === 'POST' && name === undefined) verb = 'create';
+    else if (req.method === 'GET' && name !== undefined) verb = 'get';
+    else if (req.method === 'GET' && isWatch) verb = 'watch';
+    else if (req.method === 'GET') verb = 'list';
+    else if (req.method === 'DELETE' && name !== undefined) verb = 'delete';
+
+    const entry: ReceivedRequest = { verb, method: req.method ?? '', path: url.pathname, query };
+    if (typeof req.headers.authorization === 'string') entry.authorization = req.headers.authorization;
+    if (rawBody.length > 0) {
+      try {
+        entry.body = JSON.parse(rawBody);
+      } catch {
+        entry.body = rawBody;
+      }
+    }
+    this.requests.push(entry);
+
+    if (!m || !SERVED_VERSIONS.includes(version!) || !RESOURCES[plural!]) {
+      return this.sendJSON(res, 404, statusFailure(404, 'NotFound', 'the server could not find the requested resource', {}));
+    }
+    if (verb === 'unknown') {
+      return this.sendJSON(
+        res,
+        405,
+        statusFailure(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {}),
+      );
+    }
+
+    const delay = this.latency.get(verb) ?? this.latency.get('*') ?? 0;
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
+
+    const fault = this.faults.get(verb);
+    if (fault && fault.count > 0) {
+      fault.count--;
+      if (fault.count === 0) this.faults.delete(verb);
+      return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message));
+    }
+
+    switch (verb) {
+      case 'create': {
+        if (typeof entry.body !== 'object' || entry.body === null) {
+          return this.sendJSON(res, 400, statusFailure(400, 'BadRequest', 'the body of the request was in an unknown format', {}));
+        }
+        const body = clone(entry.body) as KubeObject;
+        const kind = RESOURCES[plural!]!.kind;
+        if ((body.kind !== undefined && body.kind !== kind) || (body.apiVersion !== undefined && body.apiVersion !== `${GROUP}/${version}`)) {
+          return this.sendJSON(
+            res,
+            400,
+            statusFailure(400, 'BadRequest', `the API version in the data (${body.apiVersion}) does not match the expected API version (${GROUP}/${version})`),
+          );
+        }
+        const r = this.doCreate(plural!, body);
+        return this.sendJSON(res, r.code, r.code === 201 ? this.typed(r.body as KubeObject, plural!, version!) : r.body);
+      }
+      case 'get': {
+        const obj = this.stores.get(plural!)!.get(name!);
+        if (!obj) return this.sendJSON(res, 404, notFound(plural!, name!));
+        return this.sendJSON(res, 200, this.typed(obj, plural!, version!));
+      }
+      case 'delete': {
+        const r = this.doDelete(plural!, name!);
+        return this.sendJSON(res, r.code, r.body);
+      }
+      case 'list':
+        return this.list(res, plural!, version!, query);
+      case 'watch':
+        return this.watch(req, res, plural!, version!, query);
+    }
+  }
+
+  private doCreate(plural: string, body: KubeObject): { code: number; body: KubeObject | Status } {
+    const type = RESOURCES[plural]!;
+    const meta = (body.metadata ?? {}) as KubeObject['metadata'];
+    const name = meta.name;
+    if (typeof name !== 'string' || name === '') {
+      return {
+        code: 422,
+        body: invalid(type.kind, '', [{ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' }]),
+      };
+    }
+    const store = this.stores.get(plural)!;
+    // The real server validates before it tries the storage create.
+    const causes = type.validate(body, this);
+    if (causes.length > 0) return { code: 422, body: invalid(type.kind, name, causes) };
+    if (store.has(name)) return { code: 409, body: alreadyExists(plural, name) };
+    const stored: KubeObject = {
+      ...body,
+      metadata: {
+        ...meta,
+        name,
+        uid: randomUUID(),
+        resourceVersion: String(++this.rv),
+        creationTimestamp: nowTimestamp(),
+      },
+    };
+    delete stored.kind;
+    delete stored.apiVersion;
+    if (stored.spec === undefined) stored.spec = {};
+    store.set(name, stored);
+    this.record({ type: 'ADDED', rv: this.rv, plural, object: clone(stored) });
+    return { code: 201, body: clone(stored) };
+  }
+
+  private doDelete(plural: string, name: string): { code: number; body: Status } {
+    const store = this.stores.get(plural)!;
+    const obj = store.get(name);
+    if (!obj) return { code: 404, body: notFound(plural, name) };
+    store.delete(name);
+    const gone = clone(obj);
+    gone.metadata.resourceVersion = String(++this.rv);
+    this.record({ type: 'DELETED', rv: this.rv, plural, object: gone });
+    const status: Status = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Success',
+      details: { name, group: GROUP, kind: plural, uid: obj.metadata.uid! },
+    };
+    return { code: 200, body: status };
+  }
+
+  private list(res: http.ServerResponse, plural: string, version: ServedVersion, query: Record<string, string>): void {
+    let selector: Selector;
+    try {
+      selector = parseSelector(query.labelSelector);
+    } catch (e) {
+      return this.sendJSON(res, 400, statusFailure(400, 'BadRequest', (e as Error).message));
+    }
+    const limit = query.limit !== undefined ? Number(query.limit) : 0;
+    let snapshot: { rv: number; items: KubeObject[] };
+    let start = 0;
+    if (query.continue) {
+      const [id, offset] = decodeContinue(query.continue);
+      const snap = id !== undefined ? this.snapshots.get(id) : undefined;
+      if (!snap) {
+        return this.sendJSON(
+          res,
+          410,
+          expired(
+            'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+          ),
+        );
+      }
+      snapshot = snap;
+      start = offset;
+    } else {
+      const items = [...this.stores.get(plural)!.values()]
+        .filter((o) => selectorMatches(selector, o.metadata.labels))
+        .sort((a, b) => cmp(a.metadata.name, b.metadata.name))
+        .map(clone);
+      snapshot = { rv: this.rv, items };
+    }
+    const end = limit > 0 ? Math.min(start + limit, snapshot.items.length) : snapshot.items.length;
+    const metadata: Record<string, unknown> = { resourceVersion: String(snapshot.rv) };
+    if (end < snapshot.items.length) {
+      let id = query.continue ? decodeContinue(query.continue)[0]! : undefined;
+      if (id === undefined) {
+        id = randomUUID();
+        this.snapshots.set(id, { ...snapshot, generation: this.compactions });
+      }
+      metadata.continue = encodeContinue(id, end);
+      metadata.remainingItemCount = snapshot.items.length - end;
+    }
+    this.sendJSON(res, 200, {
+      kind: `${RESOURCES[plural]!.kind}List`,
+      apiVersion: `${GROUP}/${version}`,
+      metadata,
+      items: snapshot.items.slice(start, end),
+    });
+  }
+
+  private watch(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    plural: string,
+    version: ServedVersion,
+    query: Record<string, string>,
+  ): void {
+    let selector: Selector;
+    try {
+      selector = parseSelector(query.labelSelector);
+    } catch (e) {
+      return this.sendJSON(res, 400, statusFailure(400, 'BadRequest', (e as Error).message));
+    }
+    const rvText = query.resourceVersion ?? '';
+    if (rvText !== '' && !/^\d+$/.test(rvText)) {
+      return this.sendJSON(
+        res,
+        400,
+        statusFailure(400, 'BadRequest', `invalid resource version: ${rvText}`),
+      );
+    }
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+    const w: OpenWatch = {
+      plural,
+      version,
+      selector,
+      bookmarks: query.allowWatchBookmarks === 'true',
+      res,
+      pending: [],
+      held: false,
+      timers: new Set(),
+      closed: false,
+    };
+    const onClose = () => this.endWatch(w, false);
+    req.on('close', onClose);
+    res.on('close', onClose);
+
+    if (rvText === '' || rvText === '0') {
+      this.watches.add(w);
+      for (const obj of this.objects(plural)) {
+        if (selectorMatches(selector, obj.metadata.labels)) this.deliver(w, { type: 'ADDED', object: this.typed(obj, plural, version) });
+      }
+    } else {
+      const from = Number(rvText);
+      if (from < this.floor) {
+        this.deliver(w, { type: 'ERROR', object: expired(`too old resource version: ${from} (${this.floor})`) });
+        this.endWatch(w, false);
+        return;
+      }
+      this.watches.add(w);
+      for (const ev of this.history) if (ev.rv > from && ev.plural === plural) this.send(w, ev);
+    }
+    w.held = this.holding;
+    const timeout = query.timeoutSeconds !== undefined ? Number(query.timeoutSeconds) : 0;
+    if (timeout > 0) {
+      const t = setTimeout(() => this.endWatch(w, false), timeout * 1000);
+      w.timers.add(t);
+    }
+  }
+
+  /** Appends to the history and fans the event out to matching watches. */
+  private record(ev: WatchEvent): void {
+    this.history.push(ev);
+    if (this.history.length > this.historyLimit) {
+      this.history.shift();
+      this.floor = this.history[0]!.rv - 1;
+    }
+    for (const w of this.watches) if (w.plural === ev.plural) this.send(w, ev);
+  }
+
+  /** Filters one event for a watch, cacher-style, and delivers it. */
+  private send(w: OpenWatch, ev: WatchEvent): void {
+    const now = selectorMatches(w.selector, ev.object.metadata.labels);
+    let type: WatchEvent['type'] = ev.type;
+    if (ev.type === 'MODIFIED') {
+      const before = ev.previous ? selectorMatches(w.selector, ev.previous.metadata.labels) : now;
+      if (!before && !now) return;
+      if (before && !now) type = 'DELETED';
+      else if (!before && now) type = 'ADDED';
+    } else if (!now) return;
+    this.deliver(w, { type, object: this.typed(ev.object, w.plural, w.version) });
+  }
+
+  private deliver(w: OpenWatch, event: { type: string; object: unknown }): void {
+    if (w.closed) return;
+    w.pending.push(JSON.stringify(event) + '\n');
+    if (w.held) return;
+    if (this.watchLagMs > 0) {
+      const t = setTimeout(() => {
+        w.timers.delete(t);
+        // Deliver the oldest pending line: lag keeps order since every line waits equally long.
+        if (!w.held && !w.closed && w.pending.length > 0) w.res.write(w.pending.shift()!);
+      }, this.watchLagMs);
+      w.timers.add(t);
+      return;
+    }
+    this.flush(w);
+  }
+
+  private flush(w: OpenWatch): void {
+    if (w.closed) return;
+    if (w.pending.length > 0) w.res.write(w.pending.join(''));
+    w.pending = [];
+  }
+
+  private endWatch(w: OpenWatch, abrupt: boolean): void {
+    if (w.closed) return;
+    if (!abrupt) this.flush(w);
+    w.closed = true;
+    for (const t of w.timers) clearTimeout(t);
+    w.timers.clear();
+    w.pending = [];
+    this.watches.delete(w);
+    if (abrupt) {
+      // No terminating chunk: the client sees the body end with an error.
+      w.res.socket?.destroy();
+      w.res.destroy();
+    } else if (!w.res.writableEnded) {
+      w.res.end();
+    }
+  }
+
+  private typed(obj: KubeObject, plural: string, version: ServedVersion): KubeObject {
+    return { kind: RESOURCES[plural]!.kind, apiVersion: `${GROUP}/${version}`, ...clone(obj) };
+  }
+
+  private sendJSON(res: http.ServerResponse, code: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    res.end(text);
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function encodeContinue(id: string, offset: number): string {
+  return Buffer.from(JSON.stringify({ id, offset })).toString('base64');
+}
+
+function decodeContinue(token: string): [string | undefined, number] {
+  try {
+    const v = JSON.parse(Buffer.from(token, 'base64').toString('utf8')) as { id?: unknown; offset?: unknown };
+    if (typeof v.id === 'string' && typeof v.offset === 'number') return [v.id, v.offset];
+  } catch {
+    // fall through
+  }
+  return [undefined, 0];
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

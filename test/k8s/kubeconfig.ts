@@ -1,0 +1,50 @@
+// A KubeConfig (or a kubeconfig file) pointing at an API-server double over plain HTTP.
+//
+// client-node refuses `http:` servers unless the cluster entry has skipTLSVerify: true.
+import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+
+/** A token the tests look for in error messages (it must never appear there). */
+export const TEST_TOKEN = 'test-token-must-not-leak-0123456789';
+
+/** A KubeConfig for `server` (e.g. double.url) with a bearer-token user. */
+export function kubeConfigFor(server: string, token = TEST_TOKEN): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'double', server, skipTLSVerify: true }],
+    users: [{ name: 'tester', token }],
+    contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+    currentContext: 'double',
+  });
+  return kc;
+}
+
+/** Writes a kubeconfig file for `server`; returns its path and a function that removes it. */
+export function writeKubeconfig(server: string, token = TEST_TOKEN): { path: string; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+  const path = join(dir, 'config');
+  const text = [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: double',
+    '  cluster:',
+    `    server: ${server}`,
+    '    insecure-skip-tls-verify: true',
+    'users:',
+    '- name: tester',
+    '  user:',
+    `    token: ${token}`,
+    'contexts:',
+    '- name: double',
+    '  context:',
+    '    cluster: double',
+    '    user: tester',
+    'current-context: double',
+    '',
+  ].join('\n');
+  writeFileSync(path, text, { mode: 0o600 });
+  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
