@@ -95,6 +95,7 @@ export function iter_next(h: usize): i32 {
   } else {
     nLo = cLo + 1;
     nHi = nLo == 0 ? cHi + 1 : cHi;
+    assert(nHi != 0 || nLo != 0, 'iterator stepped past the last address'); // cur < last ≤ all-ones
   }
   if (nHi == load<u64>(h + START_HI) && nLo == load<u64>(h + START_LO)) {
     store<u32>(h + STATE, STATE_DONE); // back at the start: every address was yielded once
