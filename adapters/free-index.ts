@@ -9,6 +9,8 @@ import { core, scratch, memoryU32, memoryU8, KIND_AUTO, KIND_DENSE, KIND_SPARSE,
 export type IndexKind = 'auto' | 'dense' | 'sparse';
 
 const TWO32 = 4294967296;
+/** The dense u32 fast path, looked up once (a WebAssembly export needs no `this`). */
+const denseNextFree32 = core.dense_next_free32;
 
 export class FreeIndex {
   /** WASM handle; 0 after destroy(). */
@@ -130,7 +132,7 @@ export class FreeIndex {
    * nextFree (and also set resultHi/resultLo).
    */
   nextFree32(start: number, lo: number, hi: number): number {
-    if (this.isDense()) return core.dense_next_free32(this.h, start, lo, hi);
+    if (this.denseState > 0 || this.isDense()) return denseNextFree32(this.h, start, lo, hi);
     return this.nextFree(0, start >>> 0, 0, lo >>> 0, 0, hi >>> 0) ? this.resultLo : -1;
   }
 
