@@ -201,15 +201,20 @@ export class Prefix {
    * The offset of an address from `first` (hot path, allocation-free). Returns OK with the offset
    * as (hi, lo) in out[0], out[1]; NONE when the address is of the other family or outside
    * [first, last] (upstream ErrNotInRange); TOO_FAR when it is inside but 2^64 or more away
-   * (only in IPv6 prefixes shorter than /64, which the allocator rejects). `w` holds u32 words.
+   * (only in IPv6 prefixes shorter than /64, which the allocator rejects). `w` holds u32 words;
+   * for version 4 they must be [0, 0, 0, v4], as parseAddrInto writes them.
    */
   offsetOf(version: Family, w: ArrayLike<number>, out: Uint32Array): number {
-    if (!this.inRange(version, w)) return NONE;
+    if (version !== this.version || this.#empty) return NONE;
     if (version === 4) {
+      // IPv4 words are [0, 0, 0, v4] (as parseAddrInto writes them): only w3 can differ.
+      const a = w[3]!;
+      if (a < this.#f3 || a > this.#l3) return NONE;
       out[0] = 0;
-      out[1] = w[3]! - this.#f3; // a3 ≥ f3 inside the range
+      out[1] = a - this.#f3;
       return OK;
     }
+    if (!this.inRange(6, w)) return NONE;
     // 128-bit a − first, one u32 word at a time with a borrow.
     let d = w[3]! - this.#f3;
     const o3 = d >>> 0;
