@@ -486,9 +486,14 @@ describe('agreement with the slow parser on arbitrary text', () => {
       return s.slice(0, i) + ins + s.slice(i + del);
     });
 
+  // Dotted-decimal look-alikes: 1..5 fields of 0..4 digits, for the unrolled IPv4 fast path.
+  const dotted = fc
+    .array(fc.stringMatching(/^[0-9]{0,4}$/), { minLength: 1, maxLength: 5 })
+    .map((fields) => fields.join('.'));
+
   it('accepts exactly what the oracle accepts, with the same value', () => {
     fc.assert(
-      fc.property(fc.oneof(junk, mutated), (s) => {
+      fc.property(fc.oneof(junk, mutated, dotted), (s) => {
         const want = slowParse(s);
         let got: { family: Family; words: number[] } | null = null;
         try {
@@ -586,5 +591,51 @@ describe('agreement with ipaddr.js', () => {
   it('documents the known disagreement: ipaddr.js reads ::a.b.c.d as IPv4-mapped', () => {
     expect(ipaddr.parse('::1.2.3.4').toString()).toBe('::ffff:102:304');
     expect(canonicalAddr('::1.2.3.4')).toBe('::102:304');
+  });
+});
+
+describe('parsePrefix against the oracle', () => {
+  const addrText = fc.oneof(
+    u32.map(formatIPv4),
+    words6.map((w) => formatIPv6(w[0], w[1], w[2], w[3])),
+    fc.constantFrom('::ffff:1.2.3.4', '010.0.0.0', 'fe80::1%eth0', '1.2.3', '', '::'),
+  );
+  const bitsText = fc.oneof(
+    fc.nat(140).map(String),
+    fc.constantFrom('', '08', '00', '+8', '-0', ' 8', '8 ', '1e1', '0x8', '0128', '1000', '32.0'),
+  );
+
+  it('accepts address/bits exactly when the address is valid, not IPv4-mapped, and bits are canonical decimal in range', () => {
+    fc.assert(
+      fc.property(addrText, bitsText, (a, b) => {
+        const s = `${a}/${b}`;
+        const addr = slowParse(a);
+        const mapped = addr !== null && addr.family === 4 && a.includes(':');
+        const max = addr?.family === 4 ? 32 : 128;
+        const goodBits = /^(0|[1-9][0-9]*)$/.test(b) && Number(b) <= max;
+        if (addr !== null && !mapped && goodBits) {
+          expect(parsePrefix(s)).toEqual({ family: addr.family, words: Uint32Array.from(addr.words), bits: Number(b) });
+        } else {
+          expect(() => parsePrefix(s)).toThrow(InvalidCIDRError);
+        }
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
+
+describe('non-string input', () => {
+  it('is always InvalidAddressError / InvalidCIDRError, never a crash or a coercion', () => {
+    fc.assert(
+      fc.property(
+        fc.anything().filter((v) => typeof v !== 'string'),
+        (v) => {
+          expect(() => parseAddrInto(v, new Uint32Array(4))).toThrow(InvalidAddressError);
+          expect(() => canonicalAddr(v)).toThrow(InvalidAddressError);
+          expect(() => parsePrefix(v)).toThrow(InvalidCIDRError);
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
