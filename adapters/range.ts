@@ -1,0 +1,453 @@
+// Range: a synchronous, in-memory allocator over one prefix, on the WASM index of taken offsets.
+// It follows upstream's legacy bitmap allocator (pkg/registry/core/service/ipallocator/bitmap.go,
+// SEMANTICS §17) without its 2^16 cap on IPv6 ranges.
+//
+//   network  first = offset 0        first + rangeOffset                    last  (broadcast)
+//      │       │◂── static band ──▸│◂──────────── dynamic band ───────────────▸│       │
+//      ▼       ▼                   ▼                                           ▼       ▼
+//      ┌───────┬───────────────────┬───────────────────────────────────────────┬───────┐
+//      │ net   │ [0, offset − 1]   │ [offset, max − 1]                          │ bcast │ IPv4
+//      └───────┴───────────────────┴───────────────────────────────────────────┴───────┘
+//   max = usable addresses = upstream hostsPerNetwork: IPv4 2^h − 2, IPv6 2^h − 1, saturating at
+//   2^64 − 1 (an IPv6 prefix shorter than /64 offers its first 2^64 − 1 addresses).
+//
+// allocateNext draws a start in the dynamic band and takes the first free offset from there with
+// wraparound (the index answers in O(log n) words, where upstream scans bit by bit), then the
+// static band the same way — upstream's randomScanStrategyWithOffset, same distribution.
+//
+// Upstream differences, on purpose:
+// - no 2^16 cap for IPv6 (upstream: min(2^h, 65536) − 1 addresses): a /64 holds 2^64 − 1
+//   addresses in a sparse index whose memory follows what is taken;
+// - text in, text out, typed errors for malformed text (upstream takes net.IP values);
+// - snapshots of sparse ranges (more than 2^24 addresses) use their own format (see snapshot()).
+import { type Family, formatAddr, parseAddrInto } from './address.ts';
+import {
+  ErrAllocated,
+  ErrFull,
+  ErrMismatchedNetwork,
+  ErrNotInRange,
+  InvalidArgumentError,
+} from './errors.ts';
+import { FreeIndex, type IndexKind } from './free-index.ts';
+import { Prefix } from './geometry.ts';
+import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
+import { defaultRandom, drawBelow, type RandomSource, type U64Out } from './random.ts';
+import type { IPFamily } from './types.ts';
+import { OK } from './wasm.ts';
+import type { Registry } from 'prom-client';
+
+const TWO32 = 4294967296;
+
+export interface RangeOptions {
+  /** Random source for allocateNext (default: seeded from crypto.getRandomValues). */
+  random?: RandomSource;
+  /** Force an index representation (tests, benchmarks). Default: dense up to 2^24 addresses. */
+  indexKind?: IndexKind;
+}
+
+/** What snapshot() returns and restore() takes. */
+export interface RangeSnapshot {
+  /** The canonical CIDR of the range. */
+  range: string;
+  /**
+   * Dense ranges (≤ 2^24 addresses): upstream's format, the big-endian bytes of the bitmap as a
+   * number whose bit i is offset i, minimal length. Sparse ranges: the taken offsets, ascending,
+   * each as 8 big-endian bytes.
+   */
+  data: Uint8Array;
+}
+
+/** The synchronous view shared by Range and its dry run. */
+export interface RangeView {
+  readonly cidr: string;
+  readonly ipFamily: IPFamily;
+  readonly size: bigint;
+  allocate(ip: string): void;
+  allocateNext(): string;
+  release(ip: string): void;
+  has(ip: string): boolean;
+  forEach(fn: (ip: string) => void): void;
+  used(): number;
+  free(): bigint;
+  dryRun(): RangeView;
+}
+
+export class Range implements RangeView {
+  readonly prefix: Prefix;
+  readonly cidr: string;
+  readonly ipFamily: IPFamily;
+  /** Usable addresses (max). */
+  readonly size: bigint;
+  private index: FreeIndex;
+  private readonly kindOption: IndexKind | undefined;
+  private readonly random: RandomSource;
+  private metrics: MetricsRecorder = NULL_RECORDER;
+  // max and the dynamic band's length as (hi, lo); the static band is [0, offset − 1].
+  private readonly maxHi: number;
+  private readonly maxLo: number;
+  private readonly subHi: number;
+  private readonly subLo: number;
+  private readonly offset: number;
+  private readonly empty: boolean;
+  private readonly words = new Uint32Array(4);
+  private readonly off = new Uint32Array(2);
+  private readonly draw: U64Out = { hi: 0, lo: 0 };
+
+  /** A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError. */
+  constructor(cidr: string, options: RangeOptions = {}) {
+    const prefix = Prefix.parse(cidr);
+    this.prefix = prefix;
+    this.cidr = prefix.cidr;
+    this.ipFamily = prefix.family;
+    this.random = options.random ?? defaultRandom();
+    this.maxHi = prefix.countHi;
+    this.maxLo = prefix.countLo;
+    this.size = prefix.count;
+    this.empty = prefix.isEmpty;
+    this.offset = this.empty ? 0 : prefix.rangeOffset;
+    const sub = this.size - BigInt(this.offset);
+    this.subHi = Number(sub >> 32n);
+    this.subLo = Number(sub & 0xffffffffn);
+    this.kindOption = options.indexKind;
+    // An empty range still gets a one-slot index so every method stays branch-free.
+    this.index = this.empty ? new FreeIndex(0, 1, options.indexKind) : new FreeIndex(this.maxHi, this.maxLo, options.indexKind);
+  }
+
+  /** upstream NewFromSnapshot: a Range over the snapshot's range, restored from its data. */
+  static fromSnapshot(snapshot: RangeSnapshot, options: RangeOptions = {}): Range {
+    const r = new Range(snapshot.range, options);
+    try {
+      r.restore(snapshot.range, snapshot.data);
+    } catch (e) {
+      r.destroy();
+      throw e;
+    }
+    return r;
+  }
+
+  /** 'dense' (a bitmap) or 'sparse' (runs), chosen by size unless forced. */
+  get indexKind(): 'dense' | 'sparse' {
+    return this.index.kind;
+  }
+
+  /** Family of the address last parsed into `words`. */
+  private lastFamily: Family = 4;
+
+  /**
+   * Parses `ip` into `words` and its offset into `off`. True when it is in [first, last]; false
+   * for the other family, outside, or (IPv6 shorter than /64) beyond 2^64 − 1 addresses.
+   * Throws InvalidAddressError for malformed text (or a non-string).
+   */
+  private locate(ip: unknown): boolean {
+    this.lastFamily = parseAddrInto(ip, this.words);
+    return this.locateParsed();
+  }
+
+  private locateParsed(): boolean {
+    if (this.prefix.offsetOf(this.lastFamily, this.words, this.off) !== OK) return false;
+    const hi = this.off[0]!;
+    return hi < this.maxHi || (hi === this.maxHi && this.off[1]! < this.maxLo);
+  }
+
+  private beyondMax(hi: number, lo: number): boolean {
+    return hi > this.maxHi || (hi === this.maxHi && lo >= this.maxLo);
+  }
+
+  private notInRange(): ErrNotInRange {
+    return new ErrNotInRange(formatAddr(this.lastFamily, this.words), this.cidr);
+  }
+
+  /** Reserves `ip`. ErrNotInRange outside [first, last] (or other family), ErrAllocated when taken. */
+  allocate(ip: string): void {
+    if (!this.locate(ip)) {
+      this.metrics.error(this.cidr, 'static');
+      throw this.notInRange();
+    }
+    if (!this.index.set(this.off[0]!, this.off[1]!)) {
+      this.metrics.error(this.cidr, 'static');
+      throw new ErrAllocated();
+    }
+    this.metrics.allocation(this.cidr, 'static');
+    this.metrics.gauges(this.cidr, this);
+  }
+
+  /** Reserves a free address, dynamic band first, and returns it. ErrFull when none is free. */
+  allocateNext(): string {
+    if (!this.takeNext()) {
+      this.metrics.error(this.cidr, 'dynamic');
+      throw new ErrFull();
+    }
+    this.metrics.allocation(this.cidr, 'dynamic');
+    this.metrics.gauges(this.cidr, this);
+    return this.prefix.formatAt(this.index.resultHi, this.index.resultLo);
+  }
+
+  /** Finds and marks the next offset (left in index.resultHi/resultLo); false when full. */
+  private takeNext(): boolean {
+    if (this.empty) return false;
+    const count = this.index.count();
+    if (this.maxHi === 0 ? count >= this.maxLo : count >= this.maxHi * TWO32 + this.maxLo) return false;
+    const idx = this.index;
+    const d = this.draw;
+    // Dynamic band [offset, max − 1], start = offset + rand(sub).
+    drawBelow(this.random, this.subHi, this.subLo, d);
+    let sLo = d.lo + this.offset;
+    let sHi = d.hi;
+    if (sLo >= TWO32) {
+      sLo -= TWO32;
+      sHi += 1;
+    }
+    const lastHi = this.maxLo === 0 ? this.maxHi - 1 : this.maxHi;
+    const lastLo = this.maxLo === 0 ? 0xffffffff : this.maxLo - 1;
+    let found = idx.nextFree(sHi, sLo, 0, this.offset, lastHi, lastLo);
+    if (!found && this.offset > 0) {
+      // Static band [0, offset − 1], start = rand(offset).
+      drawBelow(this.random, 0, this.offset, d);
+      found = idx.nextFree(0, d.lo, 0, 0, 0, this.offset - 1);
+    }
+    if (!found) return false; // count said otherwise: only a corrupted index gets here
+    idx.set(idx.resultHi, idx.resultLo);
+    return true;
+  }
+
+  /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
+  release(ip: string): void {
+    if (!this.locate(ip)) return;
+    if (this.index.clear(this.off[0]!, this.off[1]!)) this.metrics.gauges(this.cidr, this);
+  }
+
+  /** Whether `ip` is allocated here (false outside the range). Malformed text throws. */
+  has(ip: string): boolean {
+    return this.locate(ip) && this.index.has(this.off[0]!, this.off[1]!);
+  }
+
+  /** Calls `fn` for every allocated address in ascending order. */
+  forEach(fn: (ip: string) => void): void {
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
+    const idx = this.index;
+    let hi = 0;
+    let lo = 0;
+    while (idx.nextSet(hi, lo)) {
+      hi = idx.resultHi;
+      lo = idx.resultLo;
+      if (this.beyondMax(hi, lo)) break;
+      fn(this.prefix.formatAt(hi, lo));
+      if (lo === 0xffffffff) {
+        if (hi === 0xffffffff) break;
+        hi += 1;
+        lo = 0;
+      } else {
+        lo += 1;
+      }
+    }
+  }
+
+  /** Allocated addresses. */
+  used(): number {
+    return this.empty ? 0 : this.index.count();
+  }
+
+  /** Free addresses: size − used. */
+  free(): bigint {
+    return this.size - BigInt(this.used());
+  }
+
+  /**
+   * Reserves `n` free addresses at once and returns them (in the order drawn). Throws ErrFull
+   * and reserves nothing when fewer than `n` are free; InvalidArgumentError for a bad `n`.
+   */
+  allocateMany(n: number): string[] {
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw new InvalidArgumentError(`allocateMany needs a non-negative integer count, got ${String(n)}`);
+    }
+    if (BigInt(n) > this.free()) {
+      this.metrics.error(this.cidr, 'dynamic');
+      throw new ErrFull();
+    }
+    const out = new Array<string>(n);
+    for (let i = 0; i < n; i++) {
+      this.takeNext();
+      out[i] = this.prefix.formatAt(this.index.resultHi, this.index.resultLo);
+      this.metrics.allocation(this.cidr, 'dynamic');
+    }
+    if (n > 0) this.metrics.gauges(this.cidr, this);
+    return out;
+  }
+
+  /**
+   * Releases many addresses; returns how many were allocated and are now free. Every address is
+   * parsed first: malformed text throws InvalidAddressError before anything is released.
+   */
+  releaseMany(ips: readonly string[]): number {
+    const offsets = this.offsetsOf(ips, false);
+    let released = 0;
+    for (let i = 0; i < offsets.length; i += 2) {
+      if (this.index.clear(offsets[i]!, offsets[i + 1]!)) released++;
+    }
+    if (released > 0) this.metrics.gauges(this.cidr, this);
+    return released;
+  }
+
+  /**
+   * Marks many addresses allocated in one batch (a warm start from a store listing): returns how
+   * many were newly marked. All are parsed and range-checked first: malformed text throws
+   * InvalidAddressError and an address outside the range ErrNotInRange, with nothing marked.
+   */
+  loadMany(ips: readonly string[]): number {
+    const offsets = this.offsetsOf(ips, true);
+    return this.index.setMany(offsets);
+  }
+
+  /** (hi, lo) pairs of the in-range addresses of `ips`; strict → throw on the first outside one. */
+  private offsetsOf(ips: readonly string[], strict: boolean): Uint32Array {
+    if (!Array.isArray(ips)) throw new InvalidArgumentError(`expected an array of addresses, got ${typeof ips}`);
+    const out = new Uint32Array(ips.length * 2);
+    let n = 0;
+    for (let i = 0; i < ips.length; i++) {
+      if (this.locate(ips[i])) {
+        out[n++] = this.off[0]!;
+        out[n++] = this.off[1]!;
+      } else if (strict) {
+        throw this.notInRange();
+      }
+    }
+    return out.subarray(0, n);
+  }
+
+  /** A view that checks but changes nothing (upstream DryRun). */
+  dryRun(): RangeView {
+    return new DryRunRange(this);
+  }
+
+  /** Range-checks without allocating (dry run). */
+  checkInRange(ip: string): void {
+    if (!this.locate(ip)) throw this.notInRange();
+  }
+
+  /** The range's state (see RangeSnapshot for the data format). */
+  snapshot(): RangeSnapshot {
+    if (this.index.kind === 'dense') return { range: this.cidr, data: this.index.snapshotBits() };
+    const n = this.used();
+    const data = new Uint8Array(n * 8);
+    const view = new DataView(data.buffer);
+    let i = 0;
+    let hi = 0;
+    let lo = 0;
+    while (i < n && this.index.nextSet(hi, lo)) {
+      hi = this.index.resultHi;
+      lo = this.index.resultLo;
+      view.setUint32(i * 8, hi);
+      view.setUint32(i * 8 + 4, lo);
+      i++;
+      if (lo === 0xffffffff) {
+        hi += 1;
+        lo = 0;
+      } else {
+        lo += 1;
+      }
+    }
+    return { range: this.cidr, data: data.subarray(0, i * 8) };
+  }
+
+  /**
+   * Replaces the state with a snapshot's. ErrMismatchedNetwork when `range` is another network
+   * (address or length); InvalidCIDRError when it is not a CIDR; InvalidArgumentError when the data
+   * does not fit this range. Nothing changes when it throws.
+   */
+  restore(range: string, data: Uint8Array): void {
+    const other = Prefix.parse(range);
+    if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
+    if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
+    if (this.index.kind === 'dense') {
+      this.index.restoreBits(data);
+      return;
+    }
+    if (data.length % 8 !== 0) {
+      throw new InvalidArgumentError(`sparse snapshot data must be a multiple of 8 bytes, got ${data.length}`);
+    }
+    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+    const pairs = new Uint32Array(data.length / 4);
+    for (let i = 0; i < pairs.length; i += 2) {
+      const hi = view.getUint32(i * 4);
+      const lo = view.getUint32(i * 4 + 4);
+      if (this.beyondMax(hi, lo)) {
+        throw new InvalidArgumentError(`snapshot offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is outside ${this.cidr}`);
+      }
+      pairs[i] = hi;
+      pairs[i + 1] = lo;
+    }
+    // Build the new index aside and swap it in, so a failure (memory) leaves the range as it was.
+    const next = new FreeIndex(this.maxHi, this.maxLo, this.kindOption ?? this.index.kind);
+    try {
+      next.setMany(pairs);
+    } catch (e) {
+      next.destroy();
+      throw e;
+    }
+    this.index.destroy();
+    this.index = next;
+  }
+
+  /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */
+  enableMetrics(registry?: Registry): void {
+    this.metrics = promRecorder(registry);
+    this.metrics.gauges(this.cidr, this);
+  }
+
+  /**
+   * Re-derives the index's counters and summaries from its raw data; throws when they disagree
+   * (tests and debugging; O(size) for dense ranges).
+   */
+  validate(): void {
+    const code = this.index.validate();
+    if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
+  }
+
+  /** Bytes of WASM memory the index holds. */
+  indexBytes(): number {
+    return this.index.bytes();
+  }
+
+  /** Frees the WASM memory. The range is unusable afterwards. */
+  destroy(): void {
+    this.index.destroy();
+  }
+}
+
+/** upstream dryRunRange: range checks only; allocateNext answers the network address. */
+class DryRunRange implements RangeView {
+  constructor(private readonly real: Range) {}
+  get cidr(): string {
+    return this.real.cidr;
+  }
+  get ipFamily(): IPFamily {
+    return this.real.ipFamily;
+  }
+  get size(): bigint {
+    return this.real.size;
+  }
+  allocate(ip: string): void {
+    this.real.checkInRange(ip);
+  }
+  allocateNext(): string {
+    return formatAddr(this.real.prefix.version, this.real.prefix.network);
+  }
+  release(ip: string): void {
+    parseAddrInto(ip, new Uint32Array(4));
+  }
+  has(ip: string): boolean {
+    return this.real.has(ip);
+  }
+  forEach(fn: (ip: string) => void): void {
+    this.real.forEach(fn);
+  }
+  used(): number {
+    return this.real.used();
+  }
+  free(): bigint {
+    return this.real.free();
+  }
+  dryRun(): RangeView {
+    return this;
+  }
+}
