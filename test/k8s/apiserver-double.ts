@@ -712,6 +712,8 @@ export class ApiServerDouble {
       );
     }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
+    // Like the real server: headers go out at once, before the first event.
+    res.flushHeaders();
     const w: OpenWatch = {
       plural,
       version,
