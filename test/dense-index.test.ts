@@ -153,6 +153,9 @@ function runOps(n: number, ops: Op[]): void {
   }
 }
 
+/** Generous: property runs are not timed, only allowed to finish on a loaded machine. */
+const PROPERTY_TIMEOUT_MS = 60_000;
+
 const sizeArb = fc.oneof(
   fc.integer({ min: 1, max: 200 }),
   fc.constantFrom(1, 63, 64, 65, 4095, 4096, 4097, 65534, 65535, 262144, 262145, 2 ** 20 - 2, 2 ** 20),
@@ -168,7 +171,7 @@ describe('dense index: random operations against a Set model', () => {
       ),
       { numRuns: 150 },
     );
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('nextFree over bands crossing summary boundaries at high fill', () => {
     // Everything taken except a few holes; bands of every shape around 64, 4096 and 262144.
@@ -204,7 +207,7 @@ describe('dense index: random operations against a Set model', () => {
     } finally {
       ix.destroy();
     }
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('a 2^24 index: a few operations at both ends and across the top summary', () => {
     const n = 2 ** 24;
@@ -261,7 +264,7 @@ describe('dense index: setMany, snapshot, restore', () => {
       ),
       { numRuns: 60 },
     );
-  });
+  }, PROPERTY_TIMEOUT_MS);
 
   it('setMany stops at an out-of-range entry, keeping the ones before it consistent', () => {
     const ix = new FreeIndex(0, 100, 'dense');
