@@ -25,13 +25,15 @@ for (let i = 0; i < N; i++) {
   // Service-range-like IPv6: fixed /64 network, a sparse interface id (zero runs are common).
   v6.push([0x20010db8, next() & 0xffff, 0, next() & 0xfffff]);
 }
-const v4Text = v4.map(formatIPv4);
-const v6Text = v6.map((w) => formatIPv6(w[0], w[1], w[2], w[3]));
+/** Inputs as they arrive from JSON: flat strings, not the ropes string concatenation builds. */
+const flat = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
+const v4Text = v4.map((v) => flat(formatIPv4(v)));
+const v6Text = v6.map((w) => flat(formatIPv6(w[0], w[1], w[2], w[3])));
 const v6Full = v6.map((w) =>
   [w[0] >>> 16, w[0] & 0xffff, w[1] >>> 16, w[1] & 0xffff, w[2] >>> 16, w[2] & 0xffff, w[3] >>> 16, w[3] & 0xffff]
     .map((x) => x.toString(16).padStart(4, '0'))
     .join(':'),
-);
+).map(flat);
 const out = new Uint32Array(4);
 let sink = 0;
 let k = 0;
