@@ -43,7 +43,8 @@
 //   setLatency(ms, verb?)       delay before answering (all verbs, or one)
 //   failNext(verb, count, code) the next `count` requests of that verb answer a 5xx/429 Status
 //   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
-//   closeWatches()              end every open watch cleanly (server-side timeout)
+//   closeWatches()              end every open watch cleanly (server-side timeout), optionally
+//                               discarding the queued events
 //   holdWatches()/releaseWatches()  queue events on the open watches / deliver the queue
 //   setWatchLag(ms)             deliver every watch event `ms` later (in order)
 //   compact()                   drop the watch history: a watch from an older version gets 410
@@ -316,6 +317,8 @@ export function selectorMatches(selector: Selector, labels: Readonly<Record<stri
 
 // ---------------------------------------------------------------------------------------------
 
+const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
+
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 /** RFC 3339 with second precision, as metav1.Time marshals. */
@@ -456,14 +459,29 @@ export class ApiServerDouble {
     this.faults.set(verb, { count, code, message });
   }
 
-  /** Destroys every open watch connection abruptly (no terminating chunk): the client sees an error. */
+  /**
+   * Destroys every open watch connection abruptly (no terminating chunk), discarding queued events:
+   * the client sees an error. Under Deno an undici client cannot see a destroyed server socket, so
+   * there the stream ends cleanly instead (queued events still discarded).
+   */
   dropWatches(): void {
     for (const w of [...this.watches]) this.endWatch(w, true);
   }
 
-  /** Ends every open watch cleanly, as a server-side watch timeout does. */
-  closeWatches(): void {
-    for (const w of [...this.watches]) this.endWatch(w, false);
+  /**
+   * Ends every open watch cleanly, as a server-side watch timeout does. Queued (held or lagging)
+   * events are sent first, unless `discardQueued` — then the client resumes from an older
+   * resourceVersion, which after compact() gets the 410.
+   */
+  closeWatches(options: { discardQueued?: boolean } = {}): void {
+    for (const w of [...this.watches]) {
+      if (options.discardQueued) {
+        for (const t of w.timers) clearTimeout(t);
+        w.timers.clear();
+        w.pending = [];
+      }
+      this.endWatch(w, false);
+    }
   }
 
   /** Queues events on the currently open watches instead of sending them. */
@@ -805,11 +823,13 @@ export class ApiServerDouble {
     w.timers.clear();
     w.pending = [];
     this.watches.delete(w);
-    if (abrupt) {
+    if (abrupt && !IS_DENO) {
       // No terminating chunk: the client sees the body end with an error.
       w.res.socket?.destroy();
       w.res.destroy();
     } else if (!w.res.writableEnded) {
+      // Under Deno's node:http, destroying the socket is not seen by an undici client at all (the
+      // stream just stays silent), so a drop there is a clean end with the queue discarded.
       w.res.end();
     }
   }

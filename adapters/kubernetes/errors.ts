@@ -1,0 +1,102 @@
+// Errors of the Kubernetes store that are not allocator errors.
+//
+// client-node's ApiException puts the response headers into its message; this store never lets
+// one escape. What the caller gets is a KubernetesApiError: the verb, the object, the HTTP status
+// and the server's Status (reason + message) — never request or response headers, never the
+// token. It deliberately does not extend IPAllocatorError: store errors "pass through".
+import { AlreadyExistsError, NotFoundError } from '../errors.ts';
+
+/** metav1.Status, as far as this store reads it. */
+export interface ApiStatus {
+  kind?: string;
+  status?: string;
+  message?: string;
+  reason?: string;
+  code?: number;
+  details?: { name?: string; group?: string; kind?: string; uid?: string; retryAfterSeconds?: number };
+}
+
+export class KubernetesApiError extends Error {
+  /** HTTP status, or undefined when no answer arrived (connection refused, reset, …). */
+  readonly code: number | undefined;
+  /** Status.reason, e.g. InternalError, ServiceUnavailable, Invalid. */
+  readonly reason: string | undefined;
+  /** The server's Status object when the body was one. */
+  readonly status: ApiStatus | undefined;
+  readonly verb: string;
+  /** The object name (the address), or undefined for list/watch. */
+  readonly resourceName: string | undefined;
+
+  constructor(verb: string, resource: string, name: string | undefined, code: number | undefined, status: ApiStatus | undefined, detail: string, cause?: unknown) {
+    const target = name === undefined ? resource : `${resource} "${name}"`;
+    super(`${verb} ${target}: ${detail}`, cause === undefined ? undefined : { cause });
+    this.name = 'KubernetesApiError';
+    this.code = code;
+    this.reason = status?.reason;
+    this.status = status;
+    this.verb = verb;
+    this.resourceName = name;
+  }
+}
+
+function parseStatus(body: unknown): ApiStatus | undefined {
+  let v: unknown = body;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      return undefined;
+    }
+  }
+  if (typeof v === 'object' && v !== null && ('reason' in v || 'status' in v || 'code' in v)) return v as ApiStatus;
+  return undefined;
+}
+
+/** HTTP status of a client-node ApiException or a watch error; undefined for transport errors. */
+export function httpCode(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { code?: unknown; statusCode?: unknown; body?: unknown; headers?: unknown };
+  if (typeof e.code === 'number' && e.code >= 100 && e.code < 600 && 'body' in e) return e.code;
+  if (typeof e.statusCode === 'number') return e.statusCode;
+  return undefined;
+}
+
+/**
+ * Converts anything a client-node call threw into a header-free error:
+ * 409 AlreadyExists on create → AlreadyExistsError; 404 on delete/get → NotFoundError;
+ * everything else → KubernetesApiError.
+ */
+export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'list' | 'watch', resource: string, name?: string): Error {
+  const code = httpCode(err);
+  if (code !== undefined) {
+    const status = parseStatus((err as { body?: unknown }).body);
+    if (verb === 'create' && code === 409 && (status?.reason === undefined || status.reason === 'AlreadyExists') && name !== undefined) {
+      return new AlreadyExistsError(name);
+    }
+    if ((verb === 'delete' || verb === 'get') && code === 404 && name !== undefined) return new NotFoundError(name);
+    const what = status?.message ? `${status.reason ?? 'Failure'}: ${status.message}` : statusText(code);
+    return new KubernetesApiError(verb, resource, name, code, status, `HTTP ${code} ${what}`);
+  }
+  // No HTTP answer: fetch failed, connection reset, aborted. Keep the cause (it holds no headers).
+  const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
+  const causeCode = typeof e?.cause?.code === 'string' ? ` (${e.cause.code})` : '';
+  const message = typeof e?.message === 'string' ? e.message : String(err);
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${message}${causeCode}`, err);
+}
+
+function statusText(code: number): string {
+  const known: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    409: 'Conflict',
+    410: 'Gone',
+    422: 'Unprocessable Entity',
+    429: 'Too Many Requests',
+    500: 'Internal Server Error',
+    503: 'Service Unavailable',
+    504: 'Gateway Timeout',
+  };
+  return known[code] ?? 'error';
+}

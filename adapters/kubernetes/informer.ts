@@ -1,0 +1,478 @@
+// The informer: a list + watch loop feeding an in-memory map of IPAddress records.
+//
+// Why not client-node's makeInformer (ListWatch): it stops for good after an `error` event,
+// waits a fixed 1 s…30 s before reconnecting, does not page lists, and does not ask for
+// bookmarks. This loop is client-go's Reflector reduced to what the allocator needs:
+//
+//              ┌────────────── expired (410) / error ─────────────┐
+//              ▼                                                   │
+//   list (paged, consistent) ──► diff into the map ──► watch from the list's resourceVersion
+//              ▲                                            │ clean end (server timeout,
+//              └──── backoff after errors                    │ client inactivity timeout):
+//                                                            └──► watch again from the last rv
+//
+// * A watch that ends cleanly is resumed from the last resourceVersion seen (events or
+//   bookmarks), losing nothing. A 410 (ERROR event with code 410, or HTTP 410) means the server
+//   no longer has the history: re-list at once. Any other failure (connection reset, 5xx, an
+//   ERROR event of another kind, a failed list) re-lists after an exponential backoff with
+//   jitter. A re-list delivers the differences to subscribers as adds and deletes.
+// * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while a re-list
+//   is pending or running (hasSynced stays true, like client-go's HasSynced); 'stopped' after
+//   stop().
+//
+// Read-your-writes. The store applies its own successful creates and deletes to the map at once
+// (the upstream test fixture's fake API updates the informer synchronously, and an allocator
+// that reads Used() right after Allocate() expects that). Watch events can then arrive late, so
+// every change is ordered by resourceVersion (an etcd revision, compared as kube-apiserver's
+// watch cache does):
+// * an ADDED/MODIFIED or DELETED event older than the record held for that name is ignored;
+// * a record this store deleted leaves a tombstone (by uid): later ADDED/MODIFIED events for
+//   that uid are stale and ignored; its DELETED event removes the tombstone;
+// * a re-list keeps records newer than the list's resourceVersion (local writes the list
+//   predates) and skips listed objects whose uid is tombstoned.
+// Invariant: the map only holds objects the server held at some revision, each at most once,
+// and it converges to the server's set once the watch catches up.
+import type { IPAddressRecord, StoreCache, StoreWatcher } from '../store.ts';
+import { translate } from './errors.ts';
+import { matchesSelector, notOlder, revision, toRecord, type IPAddressObject, type LabelSelector } from './objects.ts';
+
+export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
+
+export interface ListPage {
+  items: IPAddressObject[];
+  metadata?: { resourceVersion?: string; _continue?: string; continue?: string };
+}
+
+/** What the informer needs from the API (implemented over client-node by the store). */
+export interface ListerWatcher {
+  list(options: { labelSelector?: string; limit?: number; continue?: string }): Promise<ListPage>;
+  /**
+   * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
+   * ends (err null for a clean end). Resolves to a function that aborts the watch.
+   */
+  watch(
+    options: { resourceVersion: string; labelSelector?: string; allowWatchBookmarks: boolean; timeoutSeconds: number },
+    onEvent: (type: string, object: unknown) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<() => void>;
+}
+
+export interface BackoffOptions {
+  /** First delay after a failure. Default 200 ms. */
+  initialMs?: number;
+  /** Cap. Default 30 000 ms. */
+  maxMs?: number;
+  /** Each delay is multiplied by a random factor in [1 − jitter, 1 + jitter]. Default 0.2. */
+  jitter?: number;
+}
+
+export interface InformerOptions {
+  selector?: LabelSelector;
+  /** List page size (limit); 0 lists in one request. Default 500 (client-go's pager default). */
+  pageSize?: number;
+  backoff?: BackoffOptions;
+  /** Server-side watch timeout; default a random 300–600 s, like client-go. */
+  watchTimeoutSeconds?: number;
+  /** Called when a subscriber throws (default: console.error). */
+  onWatcherError?: (err: unknown) => void;
+}
+
+/** Counters for observability and tests. */
+export interface InformerStats {
+  lists: number;
+  watches: number;
+  /** Watches answered with 410 Expired. */
+  expired: number;
+  /** Failed lists and watches (other than 410). */
+  errors: number;
+}
+
+type Outcome = { kind: 'closed'; events: number } | { kind: 'expired'; events: number } | { kind: 'error'; error: unknown; events: number };
+
+const MAX_TOMBSTONES = 10_000;
+
+/** True when both versions are revisions and `a` is strictly newer than `b`. */
+function isNewerThan(a: string | undefined, b: string | undefined): boolean {
+  const x = revision(a);
+  const y = revision(b);
+  return x !== undefined && y !== undefined && x > y;
+}
+
+export class Informer implements StoreCache {
+  private readonly records = new Map<string, IPAddressRecord>();
+  /** uid → name of records this store deleted whose DELETED event has not arrived yet. */
+  private readonly tombstones = new Map<string, string>();
+  private readonly watchers = new Set<StoreWatcher>();
+  private readonly stateListeners = new Set<(state: InformerState, error?: Error) => void>();
+  private _state: InformerState = 'syncing';
+  private synced = false;
+  private rv = '';
+  private stopped = false;
+  private started = false;
+  private abortWatch: (() => void) | undefined;
+  private sleepTimer: ReturnType<typeof setTimeout> | undefined;
+  private wake: (() => void) | undefined;
+  private failures = 0;
+  private readonly syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
+  /** The last list/watch failure, cleared by the next successful list. */
+  lastError: Error | undefined;
+
+  constructor(
+    private readonly lw: ListerWatcher,
+    private readonly resource: string,
+    private readonly options: InformerOptions = {},
+  ) {}
+
+  // --- StoreCache ------------------------------------------------------------------------------
+
+  get(name: string): IPAddressRecord | undefined {
+    return this.records.get(name);
+  }
+
+  list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
+    const out: IPAddressRecord[] = [];
+    const keys = labels ? Object.keys(labels) : [];
+    for (const r of this.records.values()) {
+      if (keys.every((k) => r.labels[k] === labels![k])) out.push(r);
+    }
+    return out;
+  }
+
+  get size(): number {
+    return this.records.size;
+  }
+
+  hasSynced(): boolean {
+    return this.synced;
+  }
+
+  subscribe(watcher: StoreWatcher): () => void {
+    for (const r of [...this.records.values()]) this.call(watcher, 'onAdd', r);
+    this.watchers.add(watcher);
+    return () => {
+      this.watchers.delete(watcher);
+    };
+  }
+
+  // --- lifecycle -------------------------------------------------------------------------------
+
+  get state(): InformerState {
+    return this._state;
+  }
+
+  /** Listens to state changes (with the error that caused a re-list). Returns the unsubscriber. */
+  onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  /** Resolves once the first list is applied; rejects if stopped before. */
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    if (this.stopped) return Promise.reject(new Error('informer stopped before it synced'));
+    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    void this.run();
+  }
+
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.abortWatch?.();
+    this.abortWatch = undefined;
+    if (this.sleepTimer !== undefined) clearTimeout(this.sleepTimer);
+    this.sleepTimer = undefined;
+    this.wake?.();
+    this.setState('stopped');
+    const err = new Error('informer stopped before it synced');
+    for (const w of this.syncWaiters.splice(0)) w.reject(err);
+  }
+
+  // --- local writes (read-your-writes) ----------------------------------------------------------
+
+  /** Applies the object a successful create returned. */
+  appliedCreate(obj: IPAddressObject): void {
+    if (this.stopped) return;
+    this.upsert(toRecord(obj));
+  }
+
+  /** Applies a successful delete; `uid` from the Status details, else the cached record's. */
+  appliedDelete(name: string, uid: string | undefined): void {
+    if (this.stopped) return;
+    const cur = this.records.get(name);
+    const deletedUid = uid ?? cur?.uid;
+    if (cur && (deletedUid === undefined || cur.uid === deletedUid)) {
+      this.records.delete(name);
+      this.emit('onDelete', cur);
+    }
+    if (deletedUid !== undefined) {
+      this.tombstones.set(deletedUid, name);
+      if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value!);
+    }
+  }
+
+  // --- the loop --------------------------------------------------------------------------------
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      if (this.rv === '') {
+        try {
+          await this.relist();
+        } catch (err) {
+          if (this.stopped) return;
+          this.failed(translate(err, 'list', this.resource));
+          await this.sleep(this.nextDelay());
+          continue;
+        }
+        if (this.stopped) return;
+      }
+      const outcome = await this.watchOnce();
+      if (this.stopped) return;
+      if (outcome.events > 0) this.failures = 0;
+      switch (outcome.kind) {
+        case 'closed':
+          // Resume from the last resourceVersion; back off only when the watch brought nothing
+          // (a server that keeps closing at once must not be hammered).
+          if (outcome.events === 0) await this.sleep(this.nextDelay());
+          break;
+        case 'expired':
+          this.stats.expired++;
+          this.rv = '';
+          this.setState('relisting');
+          if (outcome.events === 0 && this.failures > 0) await this.sleep(this.nextDelay());
+          else this.failures++;
+          break;
+        case 'error':
+          this.rv = '';
+          this.failed(translate(outcome.error, 'watch', this.resource));
+          await this.sleep(this.nextDelay());
+          break;
+      }
+    }
+  }
+
+  private failed(error: Error): void {
+    this.stats.errors++;
+    this.lastError = error;
+    this.setState(this.synced ? 'relisting' : 'syncing', error);
+  }
+
+  private async relist(): Promise<void> {
+    this.stats.lists++;
+    const { items, resourceVersion } = await this.listAll();
+    if (this.stopped) return;
+    this.replace(items.map(toRecord), resourceVersion);
+    this.rv = resourceVersion;
+    this.lastError = undefined;
+    const first = !this.synced;
+    this.synced = true;
+    this.setState('synced');
+    if (first) for (const w of this.syncWaiters.splice(0)) w.resolve();
+  }
+
+  /** Pages through the list; an expired continue token restarts it without paging. */
+  private async listAll(): Promise<{ items: IPAddressObject[]; resourceVersion: string }> {
+    const pageSize = this.options.pageSize ?? 500;
+    const labelSelector = this.options.selector?.text || undefined;
+    const items: IPAddressObject[] = [];
+    let resourceVersion = '';
+    let cont: string | undefined;
+    for (;;) {
+      let page: ListPage;
+      try {
+        page = await this.lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont });
+      } catch (err) {
+        const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
+        if (cont !== undefined && code === 410) {
+          // The snapshot behind the token is gone: one consistent list without paging.
+          const full = await this.lw.list({ labelSelector });
+          return { items: full.items ?? [], resourceVersion: full.metadata?.resourceVersion ?? '' };
+        }
+        throw err;
+      }
+      if (cont === undefined) resourceVersion = page.metadata?.resourceVersion ?? '';
+      items.push(...(page.items ?? []));
+      cont = page.metadata?._continue ?? page.metadata?.continue;
+      if (!cont) return { items, resourceVersion };
+      if (this.stopped) return { items, resourceVersion };
+    }
+  }
+
+  private watchOnce(): Promise<Outcome> {
+    this.stats.watches++;
+    return new Promise<Outcome>((resolve) => {
+      let events = 0;
+      let expired = false;
+      let eventError: unknown;
+      let settled = false;
+      const finish = (o: Outcome) => {
+        if (settled) return;
+        settled = true;
+        this.abortWatch = undefined;
+        resolve(o);
+      };
+      const onEvent = (type: string, object: unknown) => {
+        if (this.stopped || settled) return;
+        const obj = object as IPAddressObject & { code?: number };
+        if (type === 'ERROR') {
+          if (obj?.code === 410) expired = true;
+          else eventError = { code: obj?.code, statusCode: obj?.code, body: obj };
+          return;
+        }
+        events++;
+        switch (type) {
+          case 'ADDED':
+          case 'MODIFIED':
+            this.upsert(toRecord(obj));
+            break;
+          case 'DELETED':
+            this.remove(toRecord(obj));
+            break;
+          case 'BOOKMARK':
+            break;
+          default:
+            return;
+        }
+        const rv = obj?.metadata?.resourceVersion;
+        if (rv) this.rv = rv;
+      };
+      const onDone = (err: unknown) => {
+        if (expired) return finish({ kind: 'expired', events });
+        if (eventError !== undefined) return finish({ kind: 'error', error: eventError, events });
+        if (err) {
+          const e = err as { statusCode?: unknown; code?: unknown; name?: unknown };
+          if (e.statusCode === 410 || e.code === 410) return finish({ kind: 'expired', events });
+          // client-node's inactivity timeout: nothing went wrong, resume from the last rv.
+          if (e.name === 'TimeoutError') return finish({ kind: 'closed', events: events || 1 });
+          return finish({ kind: 'error', error: err, events });
+        }
+        finish({ kind: 'closed', events });
+      };
+      const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
+      const options = {
+        resourceVersion: this.rv,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        ...(this.options.selector?.text ? { labelSelector: this.options.selector.text } : {}),
+      };
+      this.lw.watch(options, onEvent, onDone).then(
+        (abort) => {
+          if (this.stopped || settled) abort();
+          else this.abortWatch = abort;
+        },
+        (err: unknown) => onDone(err ?? new Error('watch failed')),
+      );
+    });
+  }
+
+  // --- applying changes ------------------------------------------------------------------------
+
+  private upsert(rec: IPAddressRecord): void {
+    if (!matchesSelector(this.options.selector, rec.labels)) return;
+    if (rec.uid !== undefined && this.tombstones.has(rec.uid)) return;
+    const cur = this.records.get(rec.name);
+    if (cur && notOlder(cur.resourceVersion, rec.resourceVersion)) return;
+    this.records.set(rec.name, rec);
+    this.emit('onAdd', rec);
+  }
+
+  private remove(rec: IPAddressRecord): void {
+    if (rec.uid !== undefined && this.tombstones.delete(rec.uid)) {
+      // Already removed by our own delete; only drop a record of that same incarnation.
+      const cur = this.records.get(rec.name);
+      if (!cur || cur.uid !== rec.uid) return;
+    }
+    const cur = this.records.get(rec.name);
+    if (!cur) return;
+    // A DELETED older than what we hold belongs to an earlier incarnation of the name.
+    if (cur.uid !== rec.uid && notOlder(cur.resourceVersion, rec.resourceVersion)) return;
+    this.records.delete(rec.name);
+    this.emit('onDelete', cur);
+  }
+
+  /** Replaces the map with a list taken at `listRV`, delivering the differences. */
+  private replace(listed: IPAddressRecord[], listRV: string): void {
+    const fresh = new Map<string, IPAddressRecord>();
+    const listedUids = new Set<string>();
+    for (const r of listed) {
+      if (r.uid !== undefined) listedUids.add(r.uid);
+      if (r.uid !== undefined && this.tombstones.has(r.uid)) continue; // the list predates our delete
+      if (!matchesSelector(this.options.selector, r.labels)) continue;
+      fresh.set(r.name, r);
+    }
+    // Deletions first, so a watcher never sees two records of one name.
+    for (const [name, cur] of [...this.records]) {
+      const next = fresh.get(name);
+      if (next && next.uid === cur.uid) continue;
+      if (!next && isNewerThan(cur.resourceVersion, listRV)) continue; // our write, newer than the list
+      if (next && notOlder(cur.resourceVersion, next.resourceVersion)) continue; // a newer incarnation we wrote
+      this.records.delete(name);
+      this.emit('onDelete', cur);
+    }
+    for (const [name, next] of fresh) {
+      const cur = this.records.get(name);
+      if (cur && notOlder(cur.resourceVersion, next.resourceVersion)) continue;
+      this.records.set(name, next);
+      this.emit('onAdd', next);
+    }
+    // A tombstone whose uid the list no longer shows is settled.
+    for (const uid of [...this.tombstones.keys()]) if (!listedUids.has(uid)) this.tombstones.delete(uid);
+  }
+
+  // --- helpers ---------------------------------------------------------------------------------
+
+  private emit(kind: 'onAdd' | 'onDelete', rec: IPAddressRecord): void {
+    for (const w of [...this.watchers]) this.call(w, kind, rec);
+  }
+
+  private call(w: StoreWatcher, kind: 'onAdd' | 'onDelete', rec: IPAddressRecord): void {
+    try {
+      w[kind](rec);
+    } catch (err) {
+      (this.options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a store watcher threw', e)))(err);
+    }
+  }
+
+  private setState(state: InformerState, error?: Error): void {
+    if (this._state === 'stopped') return;
+    const changed = this._state !== state;
+    this._state = state;
+    if (!changed && error === undefined) return;
+    for (const l of [...this.stateListeners]) {
+      try {
+        l(state, error);
+      } catch {
+        // a listener's failure must not stop the informer
+      }
+    }
+  }
+
+  private nextDelay(): number {
+    const b = this.options.backoff ?? {};
+    const initial = b.initialMs ?? 200;
+    const max = b.maxMs ?? 30_000;
+    const jitter = b.jitter ?? 0.2;
+    const base = Math.min(max, initial * 2 ** Math.min(this.failures, 30));
+    this.failures++;
+    return Math.max(0, Math.round(base * (1 - jitter + 2 * jitter * Math.random())));
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wake = () => {
+        this.wake = undefined;
+        resolve();
+      };
+      this.sleepTimer = setTimeout(() => {
+        this.sleepTimer = undefined;
+        this.wake?.();
+      }, ms);
+    });
+  }
+}

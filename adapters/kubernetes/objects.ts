@@ -1,0 +1,183 @@
+// IPAddress objects ↔ IPAddressRecord, and the label selector the informer filters with.
+//
+// The JSON shape is the one upstream's allocator writes (pkg/registry/core/service/ipallocator,
+// createIPAddress): apiVersion/kind set by the encoder, metadata {name, labels}, spec.parentRef
+// with Go's `omitempty` (an empty group — the core group — is left out). A nil parentRef is sent
+// as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
+// Required value`.
+import type { IPAddressRecord } from '../store.ts';
+import type { ParentRef } from '../types.ts';
+
+export const GROUP = 'networking.k8s.io';
+export type ApiVersion = 'v1' | 'v1beta1';
+
+/** The JSON of an IPAddress as the API serves it (timestamps may arrive as Date from client-node). */
+export interface IPAddressObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string | Date;
+    labels?: Record<string, string>;
+  };
+  spec?: { parentRef?: Partial<ParentRef> | null };
+}
+
+/** The body of a create, field for field what upstream sends. */
+export function toObject(record: IPAddressRecord, version: ApiVersion): IPAddressObject {
+  const spec: IPAddressObject['spec'] = {};
+  if (record.parentRef) {
+    // Go field order and omitempty: group, resource, namespace, name.
+    const ref: Partial<ParentRef> = {};
+    if (record.parentRef.group) ref.group = record.parentRef.group;
+    if (record.parentRef.resource) ref.resource = record.parentRef.resource;
+    if (record.parentRef.namespace) ref.namespace = record.parentRef.namespace;
+    if (record.parentRef.name) ref.name = record.parentRef.name;
+    spec.parentRef = ref;
+  }
+  return {
+    apiVersion: `${GROUP}/${version}`,
+    kind: 'IPAddress',
+    metadata: { name: record.name, labels: { ...record.labels } },
+    spec,
+  };
+}
+
+/** metav1.Time text (RFC 3339, seconds) from either a string or the Date client-node decodes. */
+function timestamp(t: string | Date | undefined): string | undefined {
+  if (t === undefined || t === null) return undefined;
+  if (t instanceof Date) return Number.isNaN(t.getTime()) ? undefined : t.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return String(t);
+}
+
+/** A frozen record from an object served by the API (watch event, list item, create answer). */
+export function toRecord(obj: IPAddressObject): IPAddressRecord {
+  const meta = obj.metadata ?? {};
+  const ref = obj.spec?.parentRef;
+  let parentRef: ParentRef | null = null;
+  if (ref) {
+    const r: ParentRef = { resource: ref.resource ?? '', name: ref.name ?? '' };
+    if (ref.group !== undefined) r.group = ref.group;
+    if (ref.namespace !== undefined) r.namespace = ref.namespace;
+    parentRef = Object.freeze(r);
+  }
+  const record: { -readonly [K in keyof IPAddressRecord]: IPAddressRecord[K] } = {
+    name: meta.name ?? '',
+    labels: Object.freeze({ ...(meta.labels ?? {}) }),
+    parentRef,
+  };
+  if (meta.resourceVersion !== undefined) record.resourceVersion = meta.resourceVersion;
+  if (meta.uid !== undefined) record.uid = meta.uid;
+  const ts = timestamp(meta.creationTimestamp);
+  if (ts !== undefined) record.creationTimestamp = ts;
+  return Object.freeze(record);
+}
+
+/**
+ * resourceVersion as a number for ordering. The API calls it opaque, but kube-apiserver's watch
+ * cache itself compares them as etcd revisions (uint64); undefined when not a plain decimal.
+ */
+export function revision(rv: string | undefined): number | undefined {
+  if (rv === undefined || !/^\d{1,15}$/.test(rv)) return undefined;
+  return Number(rv);
+}
+
+/** True when `a` is known to be at least as new as `b`. Unknown versions never win. */
+export function notOlder(a: string | undefined, b: string | undefined): boolean {
+  const x = revision(a);
+  const y = revision(b);
+  return x !== undefined && y !== undefined && x >= y;
+}
+
+// --- label selectors (equality- and set-based string form) ------------------------------------
+
+type Requirement =
+  | { op: 'eq' | 'neq'; key: string; value: string }
+  | { op: 'in' | 'notin'; key: string; values: readonly string[] }
+  | { op: 'exists' | 'notexists'; key: string };
+
+/** A parsed label selector; `text` is what is sent to the server. */
+export interface LabelSelector {
+  readonly text: string;
+  readonly requirements: readonly Requirement[];
+}
+
+/** Parses `a=b,c!=d,e in (x,y),!f`; throws a TypeError quoting the bad requirement. */
+export function parseLabelSelector(text: string): LabelSelector {
+  const requirements: Requirement[] = [];
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = '';
+  for (const ch of text) {
+    if (ch === '(') depth++;
+    if (ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      parts.push(cur);
+      cur = '';
+    } else cur += ch;
+  }
+  parts.push(cur);
+  const KEY = '([A-Za-z0-9][-A-Za-z0-9_./]*)';
+  const VAL = '([-A-Za-z0-9_.]*)';
+  for (const raw of parts) {
+    const p = raw.trim();
+    if (p === '' && parts.length === 1) break;
+    let m: RegExpMatchArray | null;
+    if ((m = p.match(new RegExp(`^${KEY}\\s+(in|notin)\\s+\\(([^)]*)\\)$`)))) {
+      const values = m[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '');
+      requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values });
+    } else if ((m = p.match(new RegExp(`^${KEY}\\s*!=\\s*${VAL}$`)))) {
+      requirements.push({ op: 'neq', key: m[1]!, value: m[2]! });
+    } else if ((m = p.match(new RegExp(`^${KEY}\\s*==?\\s*${VAL}$`)))) {
+      requirements.push({ op: 'eq', key: m[1]!, value: m[2]! });
+    } else if ((m = p.match(new RegExp(`^!\\s*${KEY}$`)))) {
+      requirements.push({ op: 'notexists', key: m[1]! });
+    } else if ((m = p.match(new RegExp(`^${KEY}$`)))) {
+      requirements.push({ op: 'exists', key: m[1]! });
+    } else {
+      throw new TypeError(`invalid label selector ${JSON.stringify(text)}: cannot parse requirement ${JSON.stringify(p)}`);
+    }
+  }
+  return { text: text.trim(), requirements };
+}
+
+/** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. */
+export function selectorFromLabels(labels: Readonly<Record<string, string>>): LabelSelector {
+  return parseLabelSelector(
+    Object.keys(labels)
+      .sort()
+      .map((k) => `${k}=${labels[k]}`)
+      .join(','),
+  );
+}
+
+export function matchesSelector(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
+  if (!selector) return true;
+  for (const r of selector.requirements) {
+    const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+    const v = labels[r.key];
+    switch (r.op) {
+      case 'eq':
+        if (!has || v !== r.value) return false;
+        break;
+      case 'neq':
+        if (has && v === r.value) return false;
+        break;
+      case 'in':
+        if (!has || !r.values.includes(v!)) return false;
+        break;
+      case 'notin':
+        if (has && r.values.includes(v!)) return false;
+        break;
+      case 'exists':
+        if (!has) return false;
+        break;
+      case 'notexists':
+        if (has) return false;
+        break;
+    }
+  }
+  return true;
+}

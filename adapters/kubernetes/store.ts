@@ -1,0 +1,195 @@
+// KubernetesStore: the Store contract over IPAddress objects of networking.k8s.io, through
+// @kubernetes/client-node (imported only under adapters/kubernetes/, so the core never loads it).
+//
+//   create → POST   /apis/networking.k8s.io/{v1|v1beta1}/ipaddresses         409 → AlreadyExistsError
+//   delete → DELETE /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → NotFoundError
+//   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
+//   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
+// Every other failure rejects with a KubernetesApiError naming the verb, the address and the
+// HTTP status — never headers or tokens.
+//
+// RBAC: get, list, watch, create, delete on ipaddresses.networking.k8s.io.
+import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
+import type { IPFamily } from '../types.ts';
+import { LABEL_IP_FAMILY } from '../store.ts';
+import { translate } from './errors.ts';
+import { Informer, type BackoffOptions, type InformerState, type InformerStats, type ListPage, type ListerWatcher } from './informer.ts';
+import { GROUP, parseLabelSelector, toObject, toRecord, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
+
+const RESOURCE = `ipaddresses.${GROUP}`;
+
+export interface KubernetesStoreOptions {
+  /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
+  apiVersion?: ApiVersion;
+  /**
+   * Narrows the cache to IPAddresses labelled with this family. Off by default: upstream's
+   * informer sees every IPAddress (an address taken by another controller is taken for us too).
+   */
+  family?: IPFamily;
+  /** A label selector for the cache (combined with `family`), e.g. `ipaddress.kubernetes.io/managed-by=ipallocator.k8s.io`. */
+  labelSelector?: string;
+  /** Apply this store's own successful creates/deletes to the cache at once. Default true. */
+  readYourWrites?: boolean;
+  /** List page size; 0 = one request. Default 500. */
+  pageSize?: number;
+  /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
+  backoff?: BackoffOptions;
+  /** Server-side watch timeout (seconds). Default random 300–600. */
+  watchTimeoutSeconds?: number;
+  /** Called when a cache subscriber throws. Default console.error. */
+  onWatcherError?: (err: unknown) => void;
+  /** Start the informer in the constructor. Default true; otherwise call start(). */
+  start?: boolean;
+}
+
+/** The part of the generated NetworkingV1Api / NetworkingV1beta1Api this store uses. */
+interface IPAddressApi {
+  createIPAddress(param: { body: never }): Promise<unknown>;
+  readIPAddress(param: { name: string }): Promise<unknown>;
+  deleteIPAddress(param: { name: string }): Promise<unknown>;
+  listIPAddress(param: { labelSelector?: string; limit?: number; _continue?: string }): Promise<unknown>;
+}
+
+export class KubernetesStore implements Store {
+  readonly apiVersion: ApiVersion;
+  /** The collection path, e.g. /apis/networking.k8s.io/v1/ipaddresses. */
+  readonly path: string;
+  readonly selector: LabelSelector | undefined;
+  private readonly api: IPAddressApi;
+  private readonly informer: Informer;
+  private readonly readYourWrites: boolean;
+  private closed = false;
+
+  constructor(kubeConfig?: KubeConfig, options: KubernetesStoreOptions = {}) {
+    const kc = kubeConfig ?? defaultKubeConfig();
+    this.apiVersion = options.apiVersion ?? 'v1';
+    if (this.apiVersion !== 'v1' && this.apiVersion !== 'v1beta1') {
+      throw new TypeError(`apiVersion must be "v1" or "v1beta1", got ${JSON.stringify(this.apiVersion)}`);
+    }
+    this.path = `/apis/${GROUP}/${this.apiVersion}/ipaddresses`;
+    this.api = (this.apiVersion === 'v1' ? kc.makeApiClient(NetworkingV1Api) : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as IPAddressApi;
+    this.readYourWrites = options.readYourWrites ?? true;
+
+    const parts: string[] = [];
+    if (options.family !== undefined) {
+      if (options.family !== 'IPv4' && options.family !== 'IPv6') {
+        throw new TypeError(`family must be "IPv4" or "IPv6", got ${JSON.stringify(options.family)}`);
+      }
+      parts.push(`${LABEL_IP_FAMILY}=${options.family}`);
+    }
+    if (options.labelSelector !== undefined && options.labelSelector.trim() !== '') parts.push(options.labelSelector.trim());
+    this.selector = parts.length > 0 ? parseLabelSelector(parts.join(',')) : undefined;
+
+    const watch = new Watch(kc);
+    const api = this.api;
+    const path = this.path;
+    const lw: ListerWatcher = {
+      async list(o) {
+        const page = (await api.listIPAddress({
+          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
+          ...(o.limit !== undefined ? { limit: o.limit } : {}),
+          ...(o.continue !== undefined ? { _continue: o.continue } : {}),
+        })) as ListPage;
+        return page;
+      },
+      async watch(o, onEvent, onDone) {
+        const query: Record<string, string | number | boolean> = {
+          resourceVersion: o.resourceVersion,
+          allowWatchBookmarks: o.allowWatchBookmarks,
+          timeoutSeconds: o.timeoutSeconds,
+        };
+        if (o.labelSelector !== undefined) query.labelSelector = o.labelSelector;
+        const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
+        return () => controller.abort();
+      },
+    };
+    this.informer = new Informer(lw, RESOURCE, {
+      ...(this.selector ? { selector: this.selector } : {}),
+      ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+      ...(options.onWatcherError ? { onWatcherError: options.onWatcherError } : {}),
+    });
+    if (options.start ?? true) this.informer.start();
+  }
+
+  /** The informer view. */
+  get cache(): StoreCache {
+    return this.informer;
+  }
+
+  /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
+  get state(): InformerState {
+    return this.informer.state;
+  }
+
+  /** List/watch counters. */
+  get stats(): Readonly<InformerStats> {
+    return this.informer.stats;
+  }
+
+  /** The last list/watch failure (cleared by the next successful list). */
+  get lastError(): Error | undefined {
+    return this.informer.lastError;
+  }
+
+  /** Calls `listener(state, error?)` on every state change and on every list/watch failure. */
+  onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
+    return this.informer.onStateChange(listener);
+  }
+
+  /** Starts the informer (when constructed with start: false). */
+  start(): void {
+    if (this.closed) throw new Error('KubernetesStore is closed');
+    this.informer.start();
+  }
+
+  /** Resolves once the cache holds a complete first list; rejects when closed before. */
+  waitForSync(): Promise<void> {
+    return this.informer.waitForSync();
+  }
+
+  async create(record: IPAddressRecord): Promise<IPAddressRecord> {
+    const body = toObject(record, this.apiVersion);
+    let created: IPAddressObject;
+    try {
+      created = (await this.api.createIPAddress({ body: body as never })) as IPAddressObject;
+    } catch (err) {
+      throw translate(err, 'create', RESOURCE, record.name);
+    }
+    if (this.readYourWrites) this.informer.appliedCreate(created);
+    return toRecord(created);
+  }
+
+  async delete(name: string): Promise<void> {
+    let status: { details?: { uid?: string } } | undefined;
+    try {
+      status = (await this.api.deleteIPAddress({ name })) as typeof status;
+    } catch (err) {
+      throw translate(err, 'delete', RESOURCE, name);
+    }
+    if (this.readYourWrites) this.informer.appliedDelete(name, status?.details?.uid);
+  }
+
+  async get(name: string): Promise<IPAddressRecord | undefined> {
+    try {
+      return toRecord((await this.api.readIPAddress({ name })) as IPAddressObject);
+    } catch (err) {
+      const e = translate(err, 'get', RESOURCE, name);
+      if (e.name === 'NotFoundError') return undefined;
+      throw e;
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.informer.stop();
+  }
+}
+
+function defaultKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}

@@ -1,0 +1,427 @@
+// KubernetesStore through real HTTP and client-node against the API-server double.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NetworkingV1Api } from '@kubernetes/client-node';
+import { KubernetesStore, KubernetesApiError, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
+import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
+import { AlreadyExistsError, IPAllocatorError, NotFoundError } from '../adapters/errors.ts';
+import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
+import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
+import { KubeConfig } from '@kubernetes/client-node';
+import { Mirror, cacheNames, until } from './k8s/helpers.ts';
+
+const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+
+function rec(name: string, family: 'IPv4' | 'IPv6' = 'IPv4', parentRef: IPAddressRecord['parentRef'] = SVC): IPAddressRecord {
+  return { name, labels: allocatorLabels(family), parentRef };
+}
+
+/** What another controller writes (not through the store under test). */
+function foreign(name: string, labels: Record<string, string> = allocatorLabels('IPv4')): KubeObject {
+  return { metadata: { name, labels }, spec: { parentRef: { resource: 'services', namespace: 'other', name: 'x' } } };
+}
+
+describe('KubernetesStore', () => {
+  let d: ApiServerDouble;
+  const stores: KubernetesStore[] = [];
+
+  function open(options: KubernetesStoreOptions = {}): KubernetesStore {
+    const s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, ...options });
+    stores.push(s);
+    return s;
+  }
+
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+  });
+  afterEach(async () => {
+    for (const s of stores.splice(0)) s.close();
+    await d.close();
+  });
+
+  /** Server, cache and a subscriber agree on the set of names. */
+  async function converged(store: KubernetesStore, mirror?: Mirror): Promise<void> {
+    const server = () => d.objects().map((o) => o.metadata.name).sort();
+    await until(() => JSON.stringify(cacheNames(store.cache)) === JSON.stringify(server()), 'cache == server');
+    expect(cacheNames(store.cache)).toEqual(server());
+    if (mirror) {
+      expect(mirror.names()).toEqual(server());
+      expect(mirror.phantomDeletes).toEqual([]);
+      // Records, not just names: the mirror holds what the cache holds.
+      for (const r of store.cache.list()) expect(mirror.view.get(r.name)).toBe(r);
+    }
+  }
+
+  describe('authority mapping', () => {
+    it('creates the exact upstream object and returns the stored record', async () => {
+      const s = open();
+      const out = await s.create(rec('10.0.0.1'));
+      expect(d.requestsOf('create')[0]!.path).toBe('/apis/networking.k8s.io/v1/ipaddresses');
+      expect(d.requestsOf('create')[0]!.body).toEqual({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'IPAddress',
+        metadata: {
+          name: '10.0.0.1',
+          labels: { 'ipaddress.kubernetes.io/ip-family': 'IPv4', 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' },
+        },
+        spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } }, // group "" omitted, like Go's omitempty
+      });
+      const stored = d.objects()[0]!;
+      expect(out).toEqual({
+        name: '10.0.0.1',
+        labels: allocatorLabels('IPv4'),
+        parentRef: { resource: 'services', namespace: 'default', name: 'web' },
+        resourceVersion: stored.metadata.resourceVersion,
+        uid: stored.metadata.uid,
+        creationTimestamp: stored.metadata.creationTimestamp,
+      });
+    });
+
+    it('sends `spec: {}` for a null parentRef and lets the server answer', async () => {
+      const s = open();
+      const err = await s.create(rec('10.0.0.1', 'IPv4', null)).catch((e: unknown) => e);
+      expect(d.requestsOf('create')[0]!.body).toMatchObject({ metadata: { name: '10.0.0.1' }, spec: {} });
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as KubernetesApiError).code).toBe(422);
+      expect((err as KubernetesApiError).reason).toBe('Invalid');
+      expect((err as Error).message).toContain('spec.parentRef: Required value');
+
+      d.requireParentRef = false; // the upstream test entry points' behaviour
+      const ok = await s.create(rec('10.0.0.1', 'IPv4', null));
+      expect(ok.parentRef).toBeNull();
+      expect(await s.get('10.0.0.1')).toMatchObject({ name: '10.0.0.1', parentRef: null });
+    });
+
+    it('maps 409 AlreadyExists to AlreadyExistsError with the upstream message', async () => {
+      const s = open();
+      await s.create(rec('2001:db8::1', 'IPv6'));
+      const err = await s.create(rec('2001:db8::1', 'IPv6')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(AlreadyExistsError);
+      expect((err as Error).message).toBe('ipaddresses.networking.k8s.io "2001:db8::1" already exists');
+    });
+
+    it('gets from the authority: the record, or undefined on 404', async () => {
+      const s = open();
+      await s.create(rec('10.0.0.7'));
+      expect((await s.get('10.0.0.7'))?.name).toBe('10.0.0.7');
+      expect(await s.get('10.0.0.8')).toBeUndefined();
+      expect(d.requestsOf('get').map((r) => r.path)).toEqual([
+        '/apis/networking.k8s.io/v1/ipaddresses/10.0.0.7',
+        '/apis/networking.k8s.io/v1/ipaddresses/10.0.0.8',
+      ]);
+    });
+
+    it('deletes; a missing name is NotFoundError', async () => {
+      const s = open();
+      await s.create(rec('10.0.0.1'));
+      await s.delete('10.0.0.1');
+      expect(d.objects()).toEqual([]);
+      const err = await s.delete('10.0.0.1').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(NotFoundError);
+      expect((err as Error).message).toBe('ipaddresses.networking.k8s.io "10.0.0.1" not found');
+    });
+
+    it('passes 5xx through as KubernetesApiError with the address and status, never headers or the token', async () => {
+      const s = open();
+      d.failNext('create', 1, 500, 'etcdserver: request timed out');
+      const e1 = (await s.create(rec('10.0.0.1')).catch((e: unknown) => e)) as KubernetesApiError;
+      expect(e1).toBeInstanceOf(KubernetesApiError);
+      expect(e1).not.toBeInstanceOf(IPAllocatorError);
+      expect(e1.code).toBe(500);
+      expect(e1.reason).toBe('InternalError');
+      expect(e1.message).toBe(
+        'create ipaddresses.networking.k8s.io "10.0.0.1": HTTP 500 InternalError: Internal error occurred: etcdserver: request timed out',
+      );
+      d.failNext('delete', 1, 503);
+      const e2 = (await s.delete('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
+      expect([e2.code, e2.reason]).toEqual([503, 'ServiceUnavailable']);
+      expect(e2.message).toContain('"10.0.0.1"');
+      d.failNext('get', 1, 504);
+      const e3 = (await s.get('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
+      expect(e3.code).toBe(504);
+      for (const e of [e1, e2, e3]) {
+        const everything = `${e.message} ${e.stack} ${JSON.stringify(e)} ${String(e.cause)}`;
+        expect(everything).not.toContain(TEST_TOKEN);
+        expect(everything.toLowerCase()).not.toContain('headers');
+      }
+      // The token did reach the server.
+      expect(d.requests.every((r) => r.authorization === `Bearer ${TEST_TOKEN}`)).toBe(true);
+    });
+
+    it('reports a refused connection as KubernetesApiError without an HTTP code', async () => {
+      const url = d.url;
+      await d.close();
+      const s = new KubernetesStore(kubeConfigFor(url), { start: false });
+      stores.push(s);
+      const err = (await s.create(rec('10.0.0.1')).catch((e: unknown) => e)) as KubernetesApiError;
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect(err.code).toBeUndefined();
+      expect(err.message).toMatch(/^create ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": /);
+      expect(err.message).not.toContain(TEST_TOKEN);
+      d = await ApiServerDouble.start(); // for afterEach
+    });
+
+    it('talks v1beta1 when asked', async () => {
+      const s = open({ apiVersion: 'v1beta1' });
+      await s.waitForSync();
+      await s.create(rec('10.0.0.1'));
+      expect(d.requestsOf('create')[0]!.path).toBe('/apis/networking.k8s.io/v1beta1/ipaddresses');
+      expect(d.requestsOf('create')[0]!.body).toMatchObject({ apiVersion: 'networking.k8s.io/v1beta1', kind: 'IPAddress' });
+      expect(d.requestsOf('list')[0]!.path).toBe('/apis/networking.k8s.io/v1beta1/ipaddresses');
+      await until(() => d.requestsOf('watch').length > 0);
+      expect(d.requestsOf('watch')[0]!.path).toBe('/apis/networking.k8s.io/v1beta1/ipaddresses');
+    });
+
+    it('loads a kubeconfig file', async () => {
+      const file = writeKubeconfig(d.url);
+      try {
+        const kc = new KubeConfig();
+        kc.loadFromFile(file.path);
+        const s = new KubernetesStore(kc, { start: false });
+        stores.push(s);
+        await s.create(rec('10.0.0.1'));
+        expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.1']);
+      } finally {
+        file.remove();
+      }
+    });
+  });
+
+  describe('cache', () => {
+    it('syncs from a list, then replays existing records to late subscribers', async () => {
+      d.insert(foreign('10.0.0.1'));
+      d.insert(foreign('10.0.0.2', allocatorLabels('IPv6')));
+      const s = open({ start: false });
+      expect(s.cache.hasSynced()).toBe(false);
+      expect(s.state).toBe('syncing');
+      s.start();
+      await s.waitForSync();
+      expect(s.cache.hasSynced()).toBe(true);
+      expect(s.state).toBe('synced');
+      expect(cacheNames(s.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+      expect(s.cache.size).toBe(2);
+      expect(s.cache.list(allocatorLabels('IPv6')).map((r) => r.name)).toEqual(['10.0.0.2']);
+      expect(s.cache.get('10.0.0.1')?.parentRef).toEqual({ resource: 'services', namespace: 'other', name: 'x' });
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      expect(m.log.sort()).toEqual(['+10.0.0.1', '+10.0.0.2']);
+    });
+
+    it('pages the initial list', async () => {
+      for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
+      const s = open({ pageSize: 2 });
+      await s.waitForSync();
+      expect(s.cache.size).toBe(5);
+      const lists = d.requestsOf('list');
+      expect(lists.map((r) => r.query.limit)).toEqual(['2', '2', '2']);
+      expect(lists[1]!.query.continue).toBeTruthy();
+    });
+
+    it('shows records created and deleted through another client, via the watch', async () => {
+      const s = open();
+      await s.waitForSync();
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      const other = kubeConfigFor(d.url).makeApiClient(NetworkingV1Api);
+      await other.createIPAddress({ body: foreign('10.0.0.9') as never });
+      await until(() => s.cache.get('10.0.0.9') !== undefined);
+      expect(m.log).toEqual(['+10.0.0.9']);
+      await other.deleteIPAddress({ name: '10.0.0.9' });
+      await until(() => s.cache.get('10.0.0.9') === undefined);
+      expect(m.log).toEqual(['+10.0.0.9', '-10.0.0.9']);
+      d.insert(foreign('10.0.0.10'));
+      d.modify('10.0.0.10', (o) => (o.metadata.labels = { ...o.metadata.labels, extra: '1' }));
+      await until(() => s.cache.get('10.0.0.10')?.labels.extra === '1');
+      expect(m.log.slice(2)).toEqual(['+10.0.0.10', '+10.0.0.10']); // an update is an add again
+      await converged(s, m);
+    });
+
+    it('asks for bookmarks and resumes from them after a clean close, without re-listing', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      expect(d.requestsOf('watch')[0]!.query.allowWatchBookmarks).toBe('true');
+      d.insert(foreign('10.0.0.1'));
+      await until(() => s.cache.size === 1);
+      d.bookmark();
+      d.closeWatches();
+      await until(() => d.requestsOf('watch').length === 2 && d.openWatches() === 1);
+      expect(d.requestsOf('watch')[1]!.query.resourceVersion).toBe(d.resourceVersion);
+      expect(s.stats.lists).toBe(1);
+    });
+
+    it('applies its own writes at once (read your writes) and ignores the late watch events', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      d.holdWatches();
+      await s.create(rec('10.0.0.1'));
+      expect(s.cache.get('10.0.0.1')).toBeDefined();
+      await s.create(rec('10.0.0.2'));
+      await s.delete('10.0.0.1');
+      expect(s.cache.get('10.0.0.1')).toBeUndefined();
+      expect(cacheNames(s.cache)).toEqual(['10.0.0.2']);
+      d.releaseWatches(); // ADDED .1, ADDED .2, DELETED .1 arrive now, all stale
+      await until(() => d.requestsOf('watch').length >= 1 && s.stats.watches >= 1);
+      d.insert(foreign('10.0.0.3')); // a marker: once it shows, the stale events have been seen
+      await until(() => s.cache.get('10.0.0.3') !== undefined);
+      expect(m.log).toEqual(['+10.0.0.1', '+10.0.0.2', '-10.0.0.1', '+10.0.0.3']);
+      await converged(s, m);
+    });
+
+    it('can leave its writes to the watch (readYourWrites: false)', async () => {
+      const s = open({ readYourWrites: false });
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      d.holdWatches();
+      await s.create(rec('10.0.0.1'));
+      expect(s.cache.get('10.0.0.1')).toBeUndefined();
+      d.releaseWatches();
+      await until(() => s.cache.get('10.0.0.1') !== undefined);
+    });
+
+    it('filters by family / label selector on list and watch', async () => {
+      d.insert(foreign('10.0.0.1'));
+      d.insert(foreign('2001:db8::1', allocatorLabels('IPv6')));
+      const s = open({ family: 'IPv6' });
+      await s.waitForSync();
+      expect(cacheNames(s.cache)).toEqual(['2001:db8::1']);
+      expect(d.requestsOf('list')[0]!.query.labelSelector).toBe('ipaddress.kubernetes.io/ip-family=IPv6');
+      await until(() => d.openWatches() === 1);
+      expect(d.requestsOf('watch')[0]!.query.labelSelector).toBe('ipaddress.kubernetes.io/ip-family=IPv6');
+      d.insert(foreign('10.0.0.2'));
+      d.insert(foreign('2001:db8::2', allocatorLabels('IPv6')));
+      await s.create(rec('10.0.0.3')); // our own write outside the selector stays out of the cache
+      await until(() => s.cache.size === 2);
+      expect(cacheNames(s.cache)).toEqual(['2001:db8::1', '2001:db8::2']);
+    });
+  });
+
+  describe('recovery', () => {
+    it('retries a failing first list with backoff and reports the error', async () => {
+      d.failNext('list', 3, 503, 'apiserver starting');
+      const states: string[] = [];
+      const s = open({ start: false });
+      s.onStateChange((st, err) => states.push(err ? `${st}:${(err as KubernetesApiError).code}` : st));
+      s.start();
+      await s.waitForSync();
+      expect(d.requestsOf('list').length).toBe(4);
+      expect(states).toEqual(['syncing:503', 'syncing:503', 'syncing:503', 'synced']);
+      expect(s.stats.errors).toBe(3);
+      expect(s.lastError).toBeUndefined();
+    });
+
+    it('re-lists after a dropped watch and converges (changes made while it was away included)', async () => {
+      for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
+      const s = open();
+      await s.waitForSync();
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      await until(() => d.openWatches() === 1);
+      d.holdWatches(); // the events below are lost with the connection
+      d.remove('10.0.0.1');
+      d.insert(foreign('10.0.0.4'));
+      d.dropWatches();
+      await converged(s, m);
+      await until(() => d.requestsOf('watch').length >= 2 && s.state === 'synced');
+    });
+
+    it('re-lists after compaction (410 Expired) and delivers the differences', async () => {
+      for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
+      const s = open();
+      await s.waitForSync();
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      await until(() => d.openWatches() === 1);
+      const states: string[] = [];
+      s.onStateChange((st) => states.push(st));
+      d.holdWatches();
+      d.remove('10.0.0.2');
+      d.insert(foreign('10.0.0.5'));
+      d.modify('10.0.0.3', (o) => (o.metadata.labels = { ...o.metadata.labels, x: 'y' }));
+      d.compact();
+      d.closeWatches({ discardQueued: true }); // held events lost; resuming from the old resourceVersion → ERROR 410
+      await converged(s, m);
+      await until(() => s.state === 'synced' && s.stats.expired >= 1);
+      expect(s.stats.lists).toBe(2);
+      expect(states).toContain('relisting');
+      expect(s.cache.get('10.0.0.3')?.labels.x).toBe('y');
+      expect(m.log.slice(3).sort()).toEqual(['+10.0.0.3', '+10.0.0.5', '-10.0.0.2']);
+    });
+
+    it('re-lists when the watch request itself fails with a 5xx', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      d.failNext('watch', 2, 500);
+      d.dropWatches();
+      d.insert(foreign('10.0.0.1'));
+      await converged(s);
+      await until(() => d.openWatches() === 1);
+      expect(s.stats.errors).toBeGreaterThanOrEqual(2);
+    });
+
+    it('catches up under a lagging watch', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      d.setWatchLag(15);
+      for (let i = 1; i <= 10; i++) d.insert(foreign(`10.0.0.${i}`));
+      // The authority has them before the cache does.
+      expect(await s.get('10.0.0.10')).toBeDefined();
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      await converged(s, m);
+      d.setWatchLag(0);
+    });
+
+    it('restarts in the middle of a stream of creates and deletes without losing or inventing records', async () => {
+      const s = open();
+      await s.waitForSync();
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      const other = kubeConfigFor(d.url).makeApiClient(NetworkingV1Api);
+      for (let i = 1; i <= 60; i++) {
+        if (i % 2 === 0) await s.create(rec(`10.1.0.${i}`));
+        else await other.createIPAddress({ body: foreign(`10.1.0.${i}`) as never });
+        if (i % 7 === 0) await s.delete(`10.1.0.${i - 1}`);
+        if (i % 9 === 0) d.remove(`10.1.0.${i - 2}`);
+        if (i === 15) d.dropWatches();
+        if (i === 25) (d.holdWatches(), d.compact());
+        if (i === 30) d.closeWatches();
+        if (i === 31) d.releaseWatches();
+        if (i === 40) d.failNext('watch', 1, 500);
+        if (i === 41) d.dropWatches();
+        if (i === 50) d.setWatchLag(5);
+        if (i === 55) d.dropWatches();
+      }
+      d.setWatchLag(0);
+      await converged(s, m);
+      for (const r of s.cache.list()) {
+        const o = d.objects().find((x) => x.metadata.name === r.name)!;
+        expect(r.uid).toBe(o.metadata.uid);
+        expect(r.resourceVersion).toBe(o.metadata.resourceVersion);
+      }
+    });
+
+    it('close() stops the informer and leaves no watch open', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      s.close();
+      expect(s.state).toBe('stopped');
+      await until(() => d.openWatches() === 0);
+      d.insert(foreign('10.0.0.1'));
+      expect(s.cache.size).toBe(0);
+    });
+
+    it('rejects waitForSync when closed before the first list', async () => {
+      d.setLatency(50, 'list');
+      const s = open();
+      const p = s.waitForSync();
+      s.close();
+      await expect(p).rejects.toThrow('informer stopped before it synced');
+    });
+  });
+});
