@@ -192,10 +192,12 @@ export function dense_free(h: usize): void {
 
 // ── summary maintenance (one child changed state; climb while the parent word changes state) ──
 
-/** L0 word j became full: set its FULL bits upwards while words become full. */
-function markFull(h: usize, j: u32): void {
+// Each takes the word j of level k0−1 that changed state and walks up from level k0.
+
+/** Word j became full: set its FULL bits upwards while words become full. */
+function markFull(h: usize, j: u32, k0: u32): void {
   const levels = load<u32>(h + H_LEVELS);
-  for (let k: u32 = 1; k < levels; k++) {
+  for (let k = k0; k < levels; k++) {
     const p = wordPtr(levelPtr(h, H_FULL, k), j >>> WORD_SHIFT);
     const w = load<u64>(p) | bitOf(j);
     store<u64>(p, w);
@@ -204,10 +206,10 @@ function markFull(h: usize, j: u32): void {
   }
 }
 
-/** L0 word j was full and is not any more: clear its FULL bits upwards while words were full. */
-function unmarkFull(h: usize, j: u32): void {
+/** Word j was full and is not any more: clear its FULL bits upwards while words were full. */
+function unmarkFull(h: usize, j: u32, k0: u32): void {
   const levels = load<u32>(h + H_LEVELS);
-  for (let k: u32 = 1; k < levels; k++) {
+  for (let k = k0; k < levels; k++) {
     const p = wordPtr(levelPtr(h, H_FULL, k), j >>> WORD_SHIFT);
     const w = load<u64>(p);
     store<u64>(p, w & ~bitOf(j));
@@ -216,10 +218,10 @@ function unmarkFull(h: usize, j: u32): void {
   }
 }
 
-/** L0 word j became non-zero: set its ANY bits upwards while words were zero. */
-function markAny(h: usize, j: u32): void {
+/** Word j became non-zero: set its ANY bits upwards while words were zero. */
+function markAny(h: usize, j: u32, k0: u32): void {
   const levels = load<u32>(h + H_LEVELS);
-  for (let k: u32 = 1; k < levels; k++) {
+  for (let k = k0; k < levels; k++) {
     const p = wordPtr(levelPtr(h, H_ANY, k), j >>> WORD_SHIFT);
     const w = load<u64>(p);
     store<u64>(p, w | bitOf(j));
@@ -228,10 +230,10 @@ function markAny(h: usize, j: u32): void {
   }
 }
 
-/** L0 word j became zero: clear its ANY bits upwards while words become zero. */
-function unmarkAny(h: usize, j: u32): void {
+/** Word j became zero: clear its ANY bits upwards while words become zero. */
+function unmarkAny(h: usize, j: u32, k0: u32): void {
   const levels = load<u32>(h + H_LEVELS);
-  for (let k: u32 = 1; k < levels; k++) {
+  for (let k = k0; k < levels; k++) {
     const p = wordPtr(levelPtr(h, H_ANY, k), j >>> WORD_SHIFT);
     const w = load<u64>(p) & ~bitOf(j);
     store<u64>(p, w);
@@ -298,8 +300,19 @@ export function dense_set(h: usize, i: u32): i32 {
   const nw = w | bit;
   store<u64>(p, nw);
   store<u32>(h + H_COUNT, load<u32>(h + H_COUNT) + 1);
-  if (w == 0) markAny(h, j);
-  if ((nw | padOf(h, j)) == ALL) markFull(h, j);
+  if (load<u32>(h + H_LEVELS) > 1) {
+    // Level 1 without data-dependent branches (at high fill "did the word fill up?" is a coin
+    // flip): FULL gets the word's new fullness, ANY gets its bit unconditionally.
+    const q = j >>> WORD_SHIFT;
+    const fp = wordPtr(levelPtr(h, H_FULL, 1), q);
+    const f = load<u64>(fp) | (<u64>((nw | padOf(h, j)) == ALL) << <u64>(j & WORD_MASK));
+    store<u64>(fp, f);
+    const ap = wordPtr(levelPtr(h, H_ANY, 1), q);
+    const a = load<u64>(ap);
+    store<u64>(ap, a | bitOf(j));
+    if (f == ALL) markFull(h, q, 2); // rare: 64 words full (idempotent if it already was)
+    if (a == 0) markAny(h, q, 2); // rare: the first taken offset under this level-1 word
+  }
   return OK;
 }
 
@@ -314,8 +327,19 @@ export function dense_clear(h: usize, i: u32): i32 {
   const nw = w & ~bit;
   store<u64>(p, nw);
   store<u32>(h + H_COUNT, load<u32>(h + H_COUNT) - 1);
-  if ((w | padOf(h, j)) == ALL) unmarkFull(h, j);
-  if (nw == 0) unmarkAny(h, j);
+  if (load<u32>(h + H_LEVELS) > 1) {
+    // Level 1 without data-dependent branches: a word that lost a bit is never full, and it is
+    // empty exactly when nw == 0.
+    const q = j >>> WORD_SHIFT;
+    const fp = wordPtr(levelPtr(h, H_FULL, 1), q);
+    const f = load<u64>(fp);
+    store<u64>(fp, f & ~bitOf(j));
+    const ap = wordPtr(levelPtr(h, H_ANY, 1), q);
+    const a = load<u64>(ap) & ~(<u64>(nw == 0) << <u64>(j & WORD_MASK));
+    store<u64>(ap, a);
+    if (f == ALL) unmarkFull(h, q, 2); // rare: the level-1 word was full
+    if (a == 0) unmarkAny(h, q, 2); // rare: nothing taken under this level-1 word any more
+  }
   return OK;
 }
 
