@@ -25,7 +25,8 @@
 // ╒═════ Memory ═════╕ one header block: [header (HEADER_BYTES) | F1..F(L−1) | A1..A(L−1)] and
 // L0 in a block of its own, unless one block of the summed size fits the same heap class budget
 // (then L0 follows the summaries in the same block). For n = 2^h − 2 (a service range) L0 fills
-// its class exactly: 1 + 2/63 bits per offset plus a header class.
+// its class exactly: 1 bit per offset, plus ≈ 2/63 for the summaries rounded up to their class
+// (measured 1.0625 bits per offset for 2^16 − 2 … 2^24). Other n round L0 up to a power of two.
 //
 // Searches (find): look in the start word; if nothing there, climb: at level k look for the next
 // non-full (or non-empty) child after the current one in the same word; once found, descend with
