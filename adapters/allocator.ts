@@ -1,0 +1,497 @@
+// Allocator: the product. Same contract, same random draws and the same answers as
+// ReferenceAllocator (the upstream algorithm, adapters/reference-allocator.ts), but the search for
+// a free address runs in a WASM index of taken offsets instead of a per-address cache lookup.
+//
+//   offset:   0 ─────────── rangeOffset−1 │ rangeOffset ──────────────────────────── count−1
+//   address:  first                        │ offsetAddress                              last
+//             └──── lower (static) band ───┘└──────── upper (dynamic) band ─────────────┘
+//
+//   allocateNext: draw a start in the upper band exactly as the reference does, ask the index
+//   for the first free offset from there (wrapping inside the band), reserve it, create the
+//   record. AlreadyExists → keep it marked for this call and ask again from the next offset;
+//   any other error → un-reserve and abort. Upper band exhausted → the same in the lower band.
+//
+// The store stays the source of truth. The index is a mirror of the store's cache plus this
+// process's own in-flight work:
+//
+//   taken   = { canonical names in [first, last] the cache holds, ANY labels }   (cache events)
+//           ∪ { offsets reserved by in-flight creates of this allocator }
+//           ∪ { offsets that collided (AlreadyExists) during a running allocateNext }
+//   counted = { canonical names in [first, last] with both allocator labels }    (cache events)
+//   extras  = labelled names inside the prefix that have no offset: the network address, the
+//             IPv4 broadcast, non-canonical spellings (`2001:db8:0::5`) — upstream counts them
+//   used()  = counted.count() + extras.size                                          O(1)
+//
+// Why each rule keeps the answers equal to the reference's (sequential calls, cache in step):
+// the reference skips a candidate iff `cache.get(name)` finds it, i.e. iff its canonical name is
+// in the cache — exactly `taken`. A collision only skips the address for the rest of that call
+// (the reference would try it again next call), so collision marks are removed when the call
+// ends unless the cache has learned about the name meanwhile.
+//
+// Invariants: every bit set in `taken` is cleared again by a cache delete event, by the end of
+// the call that set it (failed create, collision), or stays because the cache holds the name.
+// Hence `taken.count() ≥ count` means the range is really full and allocateNext can fail fast
+// (after making the same random draws as the reference, so both stay in step).
+import {
+  AlreadyExistsError,
+  ErrAllocated,
+  ErrFull,
+  ErrNotInRange,
+  ErrNotReady,
+  InvalidArgumentError,
+  InvalidRangeError,
+} from './errors.ts';
+import { formatAddr, parseAddrInto, type Family } from './address.ts';
+import { Prefix } from './geometry.ts';
+import { FreeIndex, type IndexKind } from './free-index.ts';
+import { MemoryStore } from './memory-store.ts';
+import { NULL_RECORDER, type MetricsRecorder, type Scope } from './metrics.ts';
+import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
+import {
+  DryRunAllocator,
+  MAX_INT64,
+  hasAllocatorLabels,
+  labelsFor,
+  parseRecordName,
+  recorderFor,
+  wordsToBig,
+  type AllocatorOptions,
+  type DryRunTarget,
+} from './reference-allocator.ts';
+import type { IPAddressRecord, Store, StoreCache, StoreWatcher } from './store.ts';
+import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+import { OK } from './wasm.ts';
+
+export type { AllocatorOptions } from './reference-allocator.ts';
+
+/** Allocator options: the shared ones plus the index representation (default: by size). */
+export interface IndexedAllocatorOptions extends AllocatorOptions {
+  /** 'dense' (a bitmap, up to 2^31 addresses), 'sparse', or 'auto' (dense up to 2^24). */
+  index?: IndexKind;
+}
+
+const TWO32 = 4294967296;
+const U32_MAX = 0xffffffff;
+
+/** How the upper band's start offset is drawn (upstream's switch on rangeSize). */
+const DRAW_EMPTY = 0; // rangeSize == 0: ErrFull before any draw
+const DRAW_BELOW = 1; // rand.Int63n(rangeSize)
+const DRAW_U64 = 2; // rand.Uint64() with the #134193 guard (IPv6 /64)
+
+export class Allocator implements IPAllocator, DryRunTarget {
+  readonly cidr: string;
+  readonly ipFamily: IPFamily;
+  readonly store: Store;
+  /** The range geometry (offsets are relative to `prefix.first`). */
+  readonly prefix: Prefix;
+
+  private readonly cache: StoreCache;
+  private readonly fam: Family;
+  private readonly labels: Readonly<Record<string, string>>;
+  private readonly random: RandomSource;
+  private metrics: MetricsRecorder = NULL_RECORDER;
+  private ready = true;
+  private destroyed = false;
+  private usedAfterDestroy = 0;
+  private sizeForFree: bigint;
+
+  /** null when [first, last] is empty (/31, /32, /128). */
+  private readonly taken: FreeIndex | null;
+  private readonly counted: FreeIndex | null;
+  private readonly extras = new Set<string>();
+  /**
+   * Names with a create in flight → 1 once the cache reported an add for the name while the
+   * create was pending, else 0. Decides whether a successful create must set its bit again.
+   */
+  private readonly inflight = new Map<string, number>();
+  private readonly unsubscribe: () => void;
+
+  // Geometry as u32 numbers for the hot path.
+  private readonly rangeOffset: number;
+  /** count − 1: the last offset. */
+  private readonly lastHi: number;
+  private readonly lastLo: number;
+  /** count as a float (exact below 2^53) for the full check. */
+  private readonly countNum: number;
+  private readonly drawKind: number;
+  /** rangeSize = count − rangeOffset, the size of the upper band. */
+  private readonly rsHi: number;
+  private readonly rsLo: number;
+  /**
+   * DRAW_U64 only: a drawn offset above (limitHi, limitLo) makes offsetAddress + offset leave the
+   * family, and upstream's iterator then yields nothing (only for the last /64 of the space).
+   */
+  private readonly hasLimit: boolean;
+  private readonly limitHi: number;
+  private readonly limitLo: number;
+
+  private readonly draw: U64Out = { hi: 0, lo: 0 };
+  private readonly words = new Uint32Array(4);
+  private readonly off = new Uint32Array(2);
+
+  constructor(cidr: string, options: IndexedAllocatorOptions = {}) {
+    const p = Prefix.parse(cidr);
+    if (p.version === 6 && p.length < 64) {
+      throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.length}`);
+    }
+    if (!p.hasFirst) throw new InvalidRangeError('invalid address []');
+    this.prefix = p;
+    this.cidr = p.cidr;
+    this.ipFamily = p.family;
+    this.fam = p.version;
+    this.labels = labelsFor(p.family);
+    this.store = options.store ?? new MemoryStore();
+    this.cache = this.store.cache;
+    this.random = options.random ?? defaultRandom();
+    this.sizeForFree = p.size;
+
+    this.rangeOffset = p.rangeOffset;
+    const empty = p.isEmpty;
+    this.countNum = p.countHi * TWO32 + p.countLo;
+    // last offset = count − 1
+    this.lastHi = p.countLo === 0 ? p.countHi - 1 : p.countHi;
+    this.lastLo = (p.countLo - 1) >>> 0;
+    // rangeSize = count − rangeOffset (count ≥ rangeOffset whenever rangeOffset > 0)
+    const rs = p.count - BigInt(p.rangeOffset);
+    this.rsHi = Number(rs >> 32n);
+    this.rsLo = Number(rs & 0xffffffffn);
+    this.drawKind = empty || rs === 0n ? DRAW_EMPTY : rs >= MAX_INT64 ? DRAW_U64 : DRAW_BELOW;
+    const top = p.width === 32 ? 0xffffffffn : (1n << 128n) - 1n;
+    const limit = top - wordsToBig(p.offsetAddress);
+    this.hasLimit = this.drawKind === DRAW_U64 && limit < 1n << 64n;
+    this.limitHi = this.hasLimit ? Number(limit >> 32n) : 0;
+    this.limitLo = this.hasLimit ? Number(limit & 0xffffffffn) : 0;
+
+    const kind = options.index ?? 'auto';
+    this.taken = empty ? null : new FreeIndex(p.countHi, p.countLo, kind);
+    try {
+      this.counted = empty ? null : new FreeIndex(p.countHi, p.countLo, kind);
+    } catch (e) {
+      this.taken?.destroy();
+      throw e;
+    }
+
+    const watcher: StoreWatcher = {
+      onAdd: (r) => this.onAdd(r),
+      onDelete: (r) => this.onDelete(r),
+    };
+    this.unsubscribe = this.cache.subscribe(watcher);
+    if (options.metrics !== undefined && options.metrics !== false) this.enableMetrics(options.metrics);
+  }
+
+  /** The factory: `Allocator.create("10.96.0.0/12", { store })`. */
+  static create(cidr: string, options: IndexedAllocatorOptions = {}): Allocator {
+    return new Allocator(cidr, options);
+  }
+
+  /** Usable addresses (hostsPerNetwork). */
+  get size(): bigint {
+    return this.prefix.size;
+  }
+
+  /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
+  setReady(ready: boolean): void {
+    this.ready = ready && !this.destroyed;
+  }
+
+  isReady(): boolean {
+    return this.ready && this.cache.hasSynced();
+  }
+
+  // ── allocate (static) ──────────────────────────────────────────────────────────────────────
+
+  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+    const name = this.checkRange(ip, false);
+    const start = this.metrics.start();
+    const o = this.off;
+    this.prefix.offsetOf(this.fam, this.words, o);
+    const oHi = o[0]!;
+    const oLo = o[1]!;
+    this.inflight.set(name, 0);
+    try {
+      await this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+    } catch (e) {
+      this.inflight.delete(name);
+      this.metrics.error(this.cidr, 'static');
+      if (e instanceof AlreadyExistsError) throw new ErrAllocated();
+      throw e;
+    }
+    // The cache may not have told us yet: mark it now (its add event will agree).
+    if (this.inflight.get(name) === 0 && !this.destroyed) this.taken!.set(oHi, oLo);
+    this.inflight.delete(name);
+    this.metrics.allocation(this.cidr, 'static');
+    this.metrics.gauges(this.cidr, this);
+    this.metrics.observe(this.cidr, start);
+  }
+
+  /** Ready, parse, range: leaves the address in this.words, returns its canonical name. */
+  private checkRange(ip: string, dryRun: boolean): string {
+    if (!this.isReady()) throw new ErrNotReady();
+    const w = this.words;
+    const family = parseAddrInto(ip, w);
+    const name = formatAddr(family, w);
+    if (!this.prefix.inRange(family, w)) {
+      if (!dryRun) this.metrics.error(this.cidr, 'static');
+      throw new ErrNotInRange(name, this.cidr);
+    }
+    return name;
+  }
+
+  // ── allocateNext (dynamic) ─────────────────────────────────────────────────────────────────
+
+  async allocateNext(owner?: ParentRef): Promise<string> {
+    if (!this.isReady()) throw new ErrNotReady();
+    const start = this.metrics.start();
+    const d = this.draw;
+    const ro = this.rangeOffset;
+
+    // The upper band's start, drawn exactly as the reference draws it.
+    let upper = true;
+    if (this.drawKind === DRAW_U64) {
+      drawU64(this.random, d);
+      if (d.hi === U32_MAX && d.lo > U32_MAX - ro) d.lo -= ro; // #134193 overflow guard
+      if (this.hasLimit && (d.hi > this.limitHi || (d.hi === this.limitHi && d.lo > this.limitLo))) upper = false;
+    } else if (this.drawKind === DRAW_BELOW) {
+      drawBelow(this.random, this.rsHi, this.rsLo, d);
+    } else {
+      throw new ErrFull(); // rangeSize == 0: no draw, no metric (upstream)
+    }
+
+    const taken = this.taken!;
+    if (taken.count() >= this.countNum) {
+      // Full: skip both scans, but keep the random stream in step with the reference.
+      if (ro !== 0) drawBelow(this.random, 0, ro, d);
+      this.metrics.error(this.cidr, 'dynamic');
+      throw new ErrFull();
+    }
+
+    let result: string | null = null;
+    if (upper) {
+      // band offset = rangeOffset + drawn offset; past the band (or past 2^64) clamps to its start
+      let sLo = d.lo + ro;
+      let sHi = d.hi;
+      if (sLo >= TWO32) {
+        sLo -= TWO32;
+        sHi++;
+      }
+      if (sHi > U32_MAX) {
+        sHi = 0;
+        sLo = ro;
+      }
+      result = await this.scanBand(sHi, sLo, 0, ro, this.lastHi, this.lastLo, owner);
+    }
+    if (result === null && ro !== 0) {
+      drawBelow(this.random, 0, ro, d);
+      result = await this.scanBand(0, d.lo, 0, 0, 0, ro - 1, owner);
+    }
+    if (result === null) {
+      this.metrics.error(this.cidr, 'dynamic');
+      throw new ErrFull();
+    }
+    this.metrics.observe(this.cidr, start);
+    return result;
+  }
+
+  /**
+   * The first address of the closed band [lo, hi] from `s` (wrapping) that the cache does not
+   * know and the store lets us create. null when the band is exhausted; other store errors are
+   * thrown (after un-reserving).
+   */
+  private async scanBand(
+    sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number, owner: ParentRef | undefined,
+  ): Promise<string | null> {
+    const taken = this.taken!;
+    let collided: (string | number)[] | null = null;
+    try {
+      for (;;) {
+        if (this.destroyed || !taken.nextFree(sHi, sLo, loHi, loLo, hiHi, hiLo)) return null;
+        const oHi = taken.resultHi;
+        const oLo = taken.resultLo;
+        taken.set(oHi, oLo); // reserve before awaiting: concurrent calls skip it
+        const name = this.prefix.formatAt(oHi, oLo);
+        this.inflight.set(name, 0);
+        try {
+          await this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+        } catch (e) {
+          this.inflight.delete(name);
+          this.metrics.error(this.cidr, 'dynamic');
+          if (!(e instanceof AlreadyExistsError)) {
+            // abort (master #135499): un-reserve unless the cache has learned about the name
+            if (!this.destroyed && this.cache.get(name) === undefined) taken.clear(oHi, oLo);
+            throw e;
+          }
+          // mid-air collision: skip it for the rest of this call, continue after it
+          (collided ??= []).push(name, oHi, oLo);
+          sLo = oLo + 1;
+          sHi = oHi;
+          if (sLo === TWO32) {
+            sLo = 0;
+            sHi++;
+          }
+          if (sHi > hiHi || (sHi === hiHi && sLo > hiLo)) {
+            sHi = loHi;
+            sLo = loLo;
+          }
+          continue;
+        }
+        // Success. If the cache has not reported our record yet, an old delete event may have
+        // cleared the reservation meanwhile: set it again (our add event will agree). If the
+        // cache did report it, its later events are the truth and we leave the bit alone.
+        if (this.inflight.get(name) === 0 && !this.destroyed) taken.set(oHi, oLo);
+        this.inflight.delete(name);
+        this.metrics.allocation(this.cidr, 'dynamic');
+        this.metrics.gauges(this.cidr, this);
+        return name;
+      }
+    } finally {
+      if (collided !== null && !this.destroyed) this.unmarkCollisions(collided);
+    }
+  }
+
+  /** End of a call: collision marks go unless the cache now holds the name (or a create is in flight). */
+  private unmarkCollisions(collided: (string | number)[]): void {
+    for (let i = 0; i < collided.length; i += 3) {
+      const name = collided[i] as string;
+      if (this.cache.get(name) === undefined && !this.inflight.has(name)) {
+        this.taken!.clear(collided[i + 1] as number, collided[i + 2] as number);
+      }
+    }
+  }
+
+  // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
+
+  async release(ip: string): Promise<void> {
+    const w = this.words;
+    let name: string;
+    try {
+      name = formatAddr(parseAddrInto(ip, w), w);
+    } catch {
+      return; // upstream ignores every release error
+    }
+    try {
+      await this.store.delete(name);
+    } catch {
+      return;
+    }
+    this.metrics.gauges(this.cidr, this);
+  }
+
+  async has(ip: string): Promise<boolean> {
+    const w = this.words;
+    let name: string;
+    try {
+      name = formatAddr(parseAddrInto(ip, w), w);
+    } catch {
+      return false;
+    }
+    return (await this.store.get(name)) !== undefined;
+  }
+
+  forEach(fn: (ip: string) => void): void {
+    if (typeof fn !== 'function') throw new InvalidArgumentError('forEach needs a function');
+    for (const r of this.cache.list(this.labels)) fn(r.name);
+  }
+
+  used(): number {
+    if (this.destroyed) return this.usedAfterDestroy;
+    return (this.counted === null ? 0 : this.counted.count()) + this.extras.size;
+  }
+
+  free(): bigint {
+    const used = BigInt(this.used());
+    return used > this.sizeForFree ? 0n : this.sizeForFree - used;
+  }
+
+  // ── dry run, metrics, lifecycle ───────────────────────────────────────────────────────────
+
+  dryRun(): IPAllocator {
+    return new DryRunAllocator(this);
+  }
+
+  checkAllocate(ip: string): void {
+    this.checkRange(ip, true);
+  }
+
+  checkAllocateNext(): string {
+    if (!this.isReady()) throw new ErrNotReady();
+    return formatAddr(this.fam, this.prefix.network);
+  }
+
+  enableMetrics(registry?: unknown): void {
+    this.metrics = recorderFor(registry);
+    this.metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+  }
+
+  /** Unsubscribes and frees the WASM indexes. Final: allocate/allocateNext throw ErrNotReady afterwards. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.usedAfterDestroy = this.used();
+    this.destroyed = true;
+    this.ready = false;
+    this.unsubscribe();
+    this.taken?.destroy();
+    this.counted?.destroy();
+  }
+
+  /** Test hook: the size free() subtracts from (upstream tests overwrite a.size). */
+  __setSizeForTest(size: bigint): void {
+    this.sizeForFree = size;
+  }
+
+  /** Test hook: re-derives the indexes' counters (0 = consistent) and returns the taken count. */
+  __validate(): { taken: number; counted: number; takenCount: number } {
+    return {
+      taken: this.taken?.validate() ?? 0,
+      counted: this.counted?.validate() ?? 0,
+      takenCount: this.taken?.count() ?? 0,
+    };
+  }
+
+  // ── cache events ──────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Classifies a record name. Returns 0 (ignore), 1 (has an offset: in this.off) or 2 (inside
+   * the prefix but no offset: network, IPv4 broadcast, or a non-canonical spelling).
+   */
+  private classify(name: string): 0 | 1 | 2 {
+    const w = this.words;
+    const family = parseRecordName(name, w);
+    if (family !== this.fam || !this.prefix.contains(family, w)) return 0;
+    if (formatAddr(family, w) !== name) return 2;
+    return this.prefix.offsetOf(family, w, this.off) === OK ? 1 : 2;
+  }
+
+  private onAdd(r: IPAddressRecord): void {
+    if (this.destroyed) return;
+    const c = this.classify(r.name);
+    if (c === 0) return;
+    const labelled = hasAllocatorLabels(r, this.ipFamily);
+    if (c === 2) {
+      if (labelled) this.extras.add(r.name);
+      else this.extras.delete(r.name);
+      return;
+    }
+    const oHi = this.off[0]!;
+    const oLo = this.off[1]!;
+    this.taken!.set(oHi, oLo);
+    if (labelled) this.counted!.set(oHi, oLo);
+    else this.counted!.clear(oHi, oLo);
+    if (this.inflight.size !== 0 && this.inflight.has(r.name)) this.inflight.set(r.name, 1);
+  }
+
+  private onDelete(r: IPAddressRecord): void {
+    if (this.destroyed) return;
+    const c = this.classify(r.name);
+    if (c === 0) return;
+    if (c === 2) {
+      this.extras.delete(r.name);
+      return;
+    }
+    this.taken!.clear(this.off[0]!, this.off[1]!);
+    this.counted!.clear(this.off[0]!, this.off[1]!);
+  }
+}
+
+// Compile-time conformance (upstream `var _ Interface = &Allocator{}`).
+const _conforms: (a: Allocator) => IPAllocator = (a) => a;
+void _conforms;

@@ -1,0 +1,164 @@
+// The five upstream ClusterIP allocator metrics (pkg/registry/core/service/ipallocator/metrics.go)
+// through prom-client, and the recorder the allocators call.
+//
+// An allocator holds a MetricsRecorder and calls it unconditionally: `NULL_RECORDER` (metrics
+// disabled, the default) does nothing, so the hot path never asks "are metrics on?" (upstream's
+// emptyMetricsRecorder). `enableMetrics(registry?)` registers the metrics in the registry (the
+// prom-client default registry when none is given) and returns the real recorder; registering
+// again in the same registry reuses the metrics already there.
+//
+// Names, labels, help texts and buckets are upstream's (SEMANTICS §12):
+//
+//   kube_apiserver_clusterip_allocator_allocated_ips                 gauge     {cidr}
+//   kube_apiserver_clusterip_allocator_available_ips                 gauge     {cidr}
+//   kube_apiserver_clusterip_allocator_allocation_total              counter   {cidr, scope}
+//   kube_apiserver_clusterip_allocator_allocation_errors_total       counter   {cidr, scope}
+//   kube_apiserver_clusterip_allocator_allocation_duration_seconds   histogram {cidr}, DefBuckets
+//
+// Deliberate difference from upstream master: the allocators seed both gauges (used, free) when
+// metrics are enabled — the open upstream fix (PRs #140615 / #141128 for issues #139134 /
+// #140613); master leaves them absent until the first allocate/release.
+//
+// available_ips is a float64 gauge, as in Prometheus itself: free counts above 2^53 (IPv6
+// prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
+import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
+
+export const METRIC_ALLOCATED_IPS = 'kube_apiserver_clusterip_allocator_allocated_ips';
+export const METRIC_AVAILABLE_IPS = 'kube_apiserver_clusterip_allocator_available_ips';
+export const METRIC_ALLOCATIONS = 'kube_apiserver_clusterip_allocator_allocation_total';
+export const METRIC_ERRORS = 'kube_apiserver_clusterip_allocator_allocation_errors_total';
+export const METRIC_DURATION = 'kube_apiserver_clusterip_allocator_allocation_duration_seconds';
+
+/** Prometheus client_golang DefBuckets. */
+export const DEF_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export type Scope = 'static' | 'dynamic';
+
+/** What a recorder needs to read from an allocator to set the gauges. */
+export interface GaugeSource {
+  used(): number;
+  free(): bigint;
+}
+
+/** The calls an allocator makes; all are no-ops in NULL_RECORDER. */
+export interface MetricsRecorder {
+  /** A successful create: allocation_total{cidr, scope} + 1. */
+  allocation(cidr: string, scope: Scope): void;
+  /** A failed create or a failed allocation: allocation_errors_total{cidr, scope} + 1. */
+  error(cidr: string, scope: Scope): void;
+  /** allocated_ips{cidr} = used(), available_ips{cidr} = Number(free()). */
+  gauges(cidr: string, source: GaugeSource): void;
+  /** A start time for `observe` (0 in the null recorder: the clock is not even read). */
+  start(): number;
+  /** allocation_duration_seconds{cidr} observes the seconds since `start`. */
+  observe(cidr: string, start: number): void;
+}
+
+/** Metrics disabled. */
+export const NULL_RECORDER: MetricsRecorder = Object.freeze({
+  allocation(): void {},
+  error(): void {},
+  gauges(): void {},
+  start(): number {
+    return 0;
+  },
+  observe(): void {},
+});
+
+/** The five metrics as registered in one registry. */
+export interface AllocatorMetrics {
+  readonly allocated: Gauge<'cidr'>;
+  readonly available: Gauge<'cidr'>;
+  readonly allocations: Counter<'cidr' | 'scope'>;
+  readonly errors: Counter<'cidr' | 'scope'>;
+  readonly duration: Histogram<'cidr'>;
+}
+
+class PromRecorder implements MetricsRecorder {
+  constructor(private readonly m: AllocatorMetrics) {}
+
+  allocation(cidr: string, scope: Scope): void {
+    this.m.allocations.inc({ cidr, scope });
+  }
+
+  error(cidr: string, scope: Scope): void {
+    this.m.errors.inc({ cidr, scope });
+  }
+
+  gauges(cidr: string, source: GaugeSource): void {
+    this.m.allocated.set({ cidr }, source.used());
+    this.m.available.set({ cidr }, Number(source.free()));
+  }
+
+  start(): number {
+    return performance.now();
+  }
+
+  observe(cidr: string, start: number): void {
+    this.m.duration.observe({ cidr }, (performance.now() - start) / 1000);
+  }
+}
+
+const perRegistry = new WeakMap<Registry, { metrics: AllocatorMetrics; recorder: MetricsRecorder }>();
+
+/** Returns the existing metric of that name in `registry`, or creates it there. */
+function reuse<T>(registry: Registry, name: string, make: () => T): T {
+  const existing = registry.getSingleMetric(name);
+  return existing !== undefined ? (existing as unknown as T) : make();
+}
+
+/**
+ * Registers the five metrics in `registry` (default: prom-client's global registry) and returns
+ * them. Idempotent per registry: a second call returns the same objects, and metrics of the same
+ * names registered earlier by someone else are reused instead of failing.
+ */
+export function registerMetrics(registry: Registry = defaultRegistry): AllocatorMetrics {
+  return recorderEntry(registry).metrics;
+}
+
+/** The recorder writing to `registry` (default: prom-client's global registry). */
+export function enableMetrics(registry: Registry = defaultRegistry): MetricsRecorder {
+  return recorderEntry(registry).recorder;
+}
+
+function recorderEntry(registry: Registry): { metrics: AllocatorMetrics; recorder: MetricsRecorder } {
+  let entry = perRegistry.get(registry);
+  if (entry !== undefined) return entry;
+  const registers = [registry];
+  const metrics: AllocatorMetrics = {
+    allocated: reuse(registry, METRIC_ALLOCATED_IPS, () => new Gauge({
+      name: METRIC_ALLOCATED_IPS,
+      help: 'Gauge measuring the number of allocated IPs for Services',
+      labelNames: ['cidr'] as const,
+      registers,
+    })),
+    available: reuse(registry, METRIC_AVAILABLE_IPS, () => new Gauge({
+      name: METRIC_AVAILABLE_IPS,
+      help: 'Gauge measuring the number of available IPs for Services',
+      labelNames: ['cidr'] as const,
+      registers,
+    })),
+    allocations: reuse(registry, METRIC_ALLOCATIONS, () => new Counter({
+      name: METRIC_ALLOCATIONS,
+      help: 'Number of Cluster IPs allocations',
+      labelNames: ['cidr', 'scope'] as const,
+      registers,
+    })),
+    errors: reuse(registry, METRIC_ERRORS, () => new Counter({
+      name: METRIC_ERRORS,
+      help: 'Number of errors trying to allocate Cluster IPs',
+      labelNames: ['cidr', 'scope'] as const,
+      registers,
+    })),
+    duration: reuse(registry, METRIC_DURATION, () => new Histogram({
+      name: METRIC_DURATION,
+      help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR',
+      labelNames: ['cidr'] as const,
+      buckets: [...DEF_BUCKETS],
+      registers,
+    })),
+  };
+  entry = { metrics, recorder: new PromRecorder(metrics) };
+  perRegistry.set(registry, entry);
+  return entry;
+}

@@ -1,0 +1,161 @@
+// Random numbers for the allocators: one small seedable generator and the draws both allocators
+// make, so that the same seed and the same store contents give the same choices in
+// ReferenceAllocator and Allocator (the equivalence tests depend on this).
+//
+// The generator is xoshiro128** (Blackman & Vigna, 2018): 128 bits of state in four u32 words,
+// period 2^128 − 1, u32 output, no BigInt and no allocation per draw. It is not cryptographic;
+// upstream uses math/rand for the same job (a random start for the scan, not a secret).
+//
+// The draws (upstream → here):
+//   rand.Int63n(n), rand.Intn(n)  →  drawBelow(rng, nHi, nLo, out)  uniform in [0, n), n < 2^64
+//   rand.Uint64()                  →  drawU64(rng, out)               uniform in [0, 2^64)
+// Uniformity is exact: bitmask rejection (draw ⌈log2 n⌉ bits, retry when ≥ n; < 2 tries on
+// average). The sequences differ from Go's (different generator); only the distribution matters.
+
+/** A source of uniformly distributed u32 values. */
+export interface RandomSource {
+  /** A uniform integer in [0, 2^32). */
+  nextU32(): number;
+}
+
+/** The result of a 64-bit draw: value = hi · 2^32 + lo, both u32. */
+export interface U64Out {
+  hi: number;
+  lo: number;
+}
+
+/** SplitMix32-style finaliser: spreads a 32-bit seed over a state word. */
+function mix32(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/**
+ * xoshiro128**: four u32 state words, never all zero.
+ *
+ *   result = rotl(s1 · 5, 7) · 9
+ *   t = s1 << 9;  s2 ^= s0;  s3 ^= s1;  s1 ^= s2;  s0 ^= s3;  s2 ^= t;  s3 = rotl(s3, 11)
+ */
+export class Xoshiro128 implements RandomSource {
+  private s0: number;
+  private s1: number;
+  private s2: number;
+  private s3: number;
+
+  /**
+   * From four state words (an all-zero state is replaced by a fixed non-zero one, the only state
+   * xoshiro cannot leave). Use `seededRandom(seed)` to start from one number.
+   */
+  constructor(s0: number, s1: number, s2: number, s3: number) {
+    if ((s0 | s1 | s2 | s3) === 0) s0 = 0x9e3779b9;
+    this.s0 = s0 >>> 0;
+    this.s1 = s1 >>> 0;
+    this.s2 = s2 >>> 0;
+    this.s3 = s3 >>> 0;
+  }
+
+  nextU32(): number {
+    const s0 = this.s0;
+    const s1 = this.s1;
+    let s2 = this.s2;
+    let s3 = this.s3;
+    const m = Math.imul(s1, 5);
+    const result = Math.imul((m << 7) | (m >>> 25), 9) >>> 0;
+    const t = s1 << 9;
+    s2 ^= s0;
+    s3 ^= s1;
+    this.s1 = (s1 ^ s2) >>> 0;
+    this.s0 = (s0 ^ s3) >>> 0;
+    s2 ^= t;
+    this.s2 = s2 >>> 0;
+    this.s3 = ((s3 << 11) | (s3 >>> 21)) >>> 0;
+    return result;
+  }
+}
+
+/**
+ * A generator started from a seed: any finite number (its integer part taken as 53 bits; equal
+ * seeds give equal sequences in every runtime).
+ */
+export function seededRandom(seed: number): Xoshiro128 {
+  if (!Number.isFinite(seed)) throw new RangeError(`seed must be a finite number, got ${seed}`);
+  const n = Math.trunc(Math.abs(seed));
+  const lo = n >>> 0;
+  const hi = Math.floor(n / 4294967296) >>> 0;
+  const sign = seed < 0 ? 0x5bd1e995 : 0;
+  return new Xoshiro128(
+    mix32(lo ^ 0x243f6a88),
+    mix32(hi ^ 0x85a308d3 ^ sign),
+    mix32(lo ^ 0x13198a2e ^ Math.imul(hi, 0x9e3779b1)),
+    mix32(hi ^ 0x03707344 ^ Math.imul(lo, 0x85ebca6b)),
+  );
+}
+
+/** A generator seeded from `crypto.getRandomValues` (the default of both allocators). */
+export function defaultRandom(): Xoshiro128 {
+  const s = new Uint32Array(4);
+  globalThis.crypto.getRandomValues(s);
+  return new Xoshiro128(s[0]!, s[1]!, s[2]!, s[3]!);
+}
+
+/**
+ * Uniform integer in [0, n) with n = nHi · 2^32 + nLo, 1 ≤ n < 2^64, written to `out`.
+ * Draws: none when n = 1; otherwise one u32 per try when n ≤ 2^32, two (hi first) when larger.
+ * Throws RangeError for n = 0.
+ */
+export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64Out): void {
+  // m = n − 1, the largest allowed value.
+  let mHi = nHi >>> 0;
+  let mLo = nLo >>> 0;
+  if (mLo === 0) {
+    if (mHi === 0) throw new RangeError('drawBelow: n must be at least 1');
+    mHi -= 1;
+    mLo = 0xffffffff;
+  } else {
+    mLo -= 1;
+  }
+  if (mHi === 0) {
+    out.hi = 0;
+    if (mLo === 0) {
+      out.lo = 0;
+      return;
+    }
+    const mask = 0xffffffff >>> Math.clz32(mLo);
+    let x: number;
+    do x = (rng.nextU32() & mask) >>> 0;
+    while (x > mLo);
+    out.lo = x;
+    return;
+  }
+  const maskHi = 0xffffffff >>> Math.clz32(mHi);
+  for (;;) {
+    const h = (rng.nextU32() & maskHi) >>> 0;
+    const l = rng.nextU32();
+    if (h < mHi || (h === mHi && l <= mLo)) {
+      out.hi = h;
+      out.lo = l;
+      return;
+    }
+  }
+}
+
+/** Uniform u64 (upstream `rand.Uint64()`), two draws: hi then lo. */
+export function drawU64(rng: RandomSource, out: U64Out): void {
+  out.hi = rng.nextU32();
+  out.lo = rng.nextU32();
+}
+
+const numberOut: U64Out = { hi: 0, lo: 0 };
+
+/**
+ * Uniform integer in [0, n) for an integer 1 ≤ n ≤ 2^53, as a number. Same draws as
+ * `drawBelow(rng, ⌊n / 2^32⌋, n mod 2^32, …)`.
+ */
+export function uniformBelow(rng: RandomSource, n: number): number {
+  if (!Number.isInteger(n) || n < 1 || n > 9007199254740992) {
+    throw new RangeError(`uniformBelow: n must be an integer in [1, 2^53], got ${n}`);
+  }
+  drawBelow(rng, Math.floor(n / 4294967296), n >>> 0, numberOut);
+  return numberOut.hi * 4294967296 + numberOut.lo;
+}

@@ -1,0 +1,486 @@
+// ReferenceAllocator: the upstream algorithm as written, in plain TypeScript and BigInt — the
+// slow, obviously-correct oracle that Allocator (adapters/allocator.ts) is tested against.
+//
+// It follows upstream master (SEMANTICS §3–§12; the seed is pkg/registry/core/service/ipallocator
+// /ipallocator.go): a random start in the upper band, a linear wraparound scan asking the cache
+// about every candidate by name, a create for each candidate the cache does not know, AlreadyExists
+// → next candidate, any other create error → abort with it; then the same in the lower band.
+//
+// A range and its bands (IPv4 /24, rangeOffset 16):
+//
+//   network   first          offsetAddress                        last   broadcast
+//   .0        .1 ───── .16   .17 ─────────────────────────────── .254   .255
+//   (never)   └ lower band ┘ └ upper ("dynamic") band: scanned first ┘    (never; IPv6 has no
+//             (static-preferred, scanned only when the upper is full)      broadcast: last = all-ones)
+//
+// Nothing here is fast on purpose: every candidate is formatted and looked up by name, exactly
+// like upstream's lister.Get(ip.String()). Only used() is O(1) (a set of counted names kept from
+// the cache's events), because the gauges read it after every allocation.
+import {
+  AlreadyExistsError,
+  ErrAllocated,
+  ErrFull,
+  ErrNotInRange,
+  ErrNotReady,
+  InvalidArgumentError,
+  InvalidRangeError,
+} from './errors.ts';
+import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, type Family } from './address.ts';
+import { MemoryStore } from './memory-store.ts';
+import { NULL_RECORDER, enableMetrics as promRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
+import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
+import {
+  CONTROLLER_NAME,
+  LABEL_IP_FAMILY,
+  LABEL_MANAGED_BY,
+  type IPAddressRecord,
+  type Store,
+  type StoreWatcher,
+} from './store.ts';
+import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+import type { Registry } from 'prom-client';
+
+/** Options of both allocator classes. */
+export interface AllocatorOptions {
+  /** Where the IPAddress records live. Default: a new MemoryStore of its own. */
+  store?: Store;
+  /** The random source for start offsets. Default: `defaultRandom()` (seeded from crypto). */
+  random?: RandomSource;
+  /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
+  metrics?: Registry | boolean;
+}
+
+export const MAX_UINT64 = (1n << 64n) - 1n;
+export const MAX_INT64 = (1n << 63n) - 1n;
+
+// ---------------------------------------------------------------------------------------------
+// Pieces shared with Allocator (cold paths only: construction, events, error text).
+
+const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
+const LABELS_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv6', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
+
+/** The two labels upstream writes, as one frozen object per family (shared by every record). */
+export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
+  return family === 'IPv4' ? LABELS_V4 : LABELS_V6;
+}
+
+/** True when the record carries both allocator labels for `family` (upstream's list selector). */
+export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): boolean {
+  return record.labels[LABEL_IP_FAMILY] === family && record.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME;
+}
+
+/**
+ * Parses a record name the way upstream Used() does (`netip.ParseAddr`, strict) into `out`.
+ * Returns 4 or 6, or 0 when the name is not an address. IPv4-mapped text (`::ffff:1.2.3.4`) is
+ * an IPv6 address here ([0, 0, 0xffff, v4]): netip keeps it in the IPv6 family, so an IPv4
+ * prefix does not contain it.
+ */
+export function parseRecordName(name: string, out: Uint32Array): 0 | Family {
+  let family: Family;
+  try {
+    family = parseAddrInto(name, out);
+  } catch {
+    return 0;
+  }
+  if (family === 4 && name.indexOf(':') >= 0) {
+    out[2] = 0xffff;
+    return 6;
+  }
+  return family;
+}
+
+/** Converts four big-endian u32 words to a BigInt. */
+export function wordsToBig(w: ArrayLike<number>): bigint {
+  return (BigInt(w[0]!) << 96n) | (BigInt(w[1]!) << 64n) | (BigInt(w[2]!) << 32n) | BigInt(w[3]!);
+}
+
+/** The DryRun view (upstream dryRunAllocator) over either allocator class. */
+export interface DryRunTarget extends IPAllocator {
+  /** Ready check, parse and range check without persisting or counting anything. */
+  checkAllocate(ip: string): void;
+  /** Ready check; the network address. */
+  checkAllocateNext(): string;
+}
+
+/**
+ * Checks but persists nothing: allocate() checks readiness, syntax and range (no metric, no
+ * existence check); allocateNext() checks readiness and returns the network address; release()
+ * does nothing; has/forEach/used/free delegate; dryRun() is itself; destroy/enableMetrics no-ops.
+ */
+export class DryRunAllocator implements IPAllocator {
+  constructor(private readonly real: DryRunTarget) {}
+  get cidr(): string {
+    return this.real.cidr;
+  }
+  get ipFamily(): IPFamily {
+    return this.real.ipFamily;
+  }
+  get size(): bigint {
+    return this.real.size;
+  }
+  async allocate(ip: string, _owner?: ParentRef): Promise<void> {
+    this.real.checkAllocate(ip);
+  }
+  async allocateNext(_owner?: ParentRef): Promise<string> {
+    return this.real.checkAllocateNext();
+  }
+  async release(_ip: string): Promise<void> {}
+  has(ip: string): Promise<boolean> {
+    return this.real.has(ip);
+  }
+  forEach(fn: (ip: string) => void): void {
+    this.real.forEach(fn);
+  }
+  used(): number {
+    return this.real.used();
+  }
+  free(): bigint {
+    return this.real.free();
+  }
+  dryRun(): IPAllocator {
+    return this;
+  }
+  enableMetrics(_registry?: unknown): void {}
+  destroy(): void {}
+}
+
+/** Turns the `metrics` option / enableMetrics argument into a recorder. */
+export function recorderFor(registry: unknown): MetricsRecorder {
+  if (registry === undefined || registry === true) return promRecorder();
+  if (typeof registry === 'object' && registry !== null && typeof (registry as Registry).getSingleMetric === 'function') {
+    return promRecorder(registry as Registry);
+  }
+  throw new InvalidArgumentError('metrics registry must be a prom-client Registry');
+}
+
+/**
+ * Range geometry in BigInt (SEMANTICS §3), computed independently of adapters/geometry.ts so
+ * the oracle does not share its arithmetic with the product.
+ */
+export interface BigGeometry {
+  family: IPFamily;
+  width: 32 | 128;
+  bits: number;
+  /** Canonical masked prefix text. */
+  cidr: string;
+  network: bigint;
+  broadcast: bigint;
+  /** network + 1 */
+  first: bigint;
+  /** broadcast (IPv6) or broadcast − 1 (IPv4); may be < first (empty range). */
+  last: bigint;
+  /** hostsPerNetwork. */
+  size: bigint;
+  rangeOffset: bigint;
+  /** first + rangeOffset: the start of the upper band. */
+  offsetAddress: bigint;
+}
+
+export function bigGeometry(cidrText: string): BigGeometry {
+  const p = parsePrefix(cidrText);
+  const width = p.family === 4 ? 32 : 128;
+  if (p.family === 6 && p.bits < 64) {
+    throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.bits}`);
+  }
+  const h = width - p.bits;
+  const top = (1n << BigInt(width)) - 1n;
+  const hostMask = (1n << BigInt(h)) - 1n;
+  const value = p.family === 4 ? BigInt(p.words[3]!) : wordsToBig(p.words);
+  const network = value & (top ^ hostMask);
+  const broadcast = network | hostMask;
+
+  // hostsPerNetwork
+  let size: bigint;
+  if (h >= 64) size = MAX_UINT64;
+  else {
+    size = (1n << BigInt(h)) - 1n; // no network address
+    if (p.family === 4) size = size === 0n ? 0n : size - 1n; // no broadcast address
+  }
+
+  // calculateRangeOffset (KEP-3070) on the raw size 2^h, saturating at MaxInt64
+  const cidrSize = h >= 63 ? MAX_INT64 : 1n << BigInt(h);
+  let rangeOffset = 0n;
+  if (cidrSize > 16n) {
+    rangeOffset = cidrSize / 16n;
+    if (rangeOffset < 16n) rangeOffset = 16n;
+    if (rangeOffset > 256n) rangeOffset = 256n;
+  }
+
+  const first = network + 1n;
+  // upstream: prefix.Masked().Addr().Next() is the invalid Addr past the last address, and
+  // addOffsetAddress on it fails with "invalid address []".
+  if (first > top) throw new InvalidRangeError('invalid address []');
+  const last = p.family === 4 ? broadcast - 1n : broadcast;
+  const offsetAddress = first + rangeOffset;
+  return {
+    family: p.family === 4 ? 'IPv4' : 'IPv6',
+    width,
+    bits: p.bits,
+    cidr: `${formatBig(p.family, network)}/${p.bits}`,
+    network,
+    broadcast,
+    first,
+    last,
+    size,
+    rangeOffset,
+    offsetAddress,
+  };
+}
+
+function formatBig(family: Family, v: bigint): string {
+  if (family === 4) return formatAddr(4, [0, 0, 0, Number(v)]);
+  return formatIPv6(
+    Number((v >> 96n) & 0xffffffffn),
+    Number((v >> 64n) & 0xffffffffn),
+    Number((v >> 32n) & 0xffffffffn),
+    Number(v & 0xffffffffn),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/** Thrown internally when a band has been scanned to the end. */
+const BAND_FULL = Symbol('band full');
+
+export class ReferenceAllocator implements IPAllocator, DryRunTarget {
+  readonly cidr: string;
+  readonly ipFamily: IPFamily;
+  readonly store: Store;
+  private readonly g: BigGeometry;
+  private readonly fam: Family;
+  private readonly labels: Readonly<Record<string, string>>;
+  private readonly random: RandomSource;
+  private metrics: MetricsRecorder = NULL_RECORDER;
+  private ready = true;
+  private destroyed = false;
+  /** Overrides `size` for free() only (upstream tests force a.size). */
+  private sizeForFree: bigint;
+  /** Names of labelled records of this family inside the prefix: used() = its size. */
+  private readonly counted = new Set<string>();
+  private readonly unsubscribe: () => void;
+  private readonly draw: U64Out = { hi: 0, lo: 0 };
+  private readonly words = new Uint32Array(4);
+
+  constructor(cidr: string, options: AllocatorOptions = {}) {
+    this.g = bigGeometry(cidr);
+    this.cidr = this.g.cidr;
+    this.ipFamily = this.g.family;
+    this.fam = this.g.family === 'IPv4' ? 4 : 6;
+    this.labels = labelsFor(this.ipFamily);
+    this.store = options.store ?? new MemoryStore();
+    this.random = options.random ?? defaultRandom();
+    this.sizeForFree = this.g.size;
+    const watcher: StoreWatcher = {
+      onAdd: (r) => {
+        if (this.counts(r)) this.counted.add(r.name);
+        else this.counted.delete(r.name);
+      },
+      onDelete: (r) => {
+        this.counted.delete(r.name);
+      },
+    };
+    this.unsubscribe = this.store.cache.subscribe(watcher);
+    if (options.metrics !== undefined && options.metrics !== false) this.enableMetrics(options.metrics);
+  }
+
+  static create(cidr: string, options: AllocatorOptions = {}): ReferenceAllocator {
+    return new ReferenceAllocator(cidr, options);
+  }
+
+  /** Usable addresses (hostsPerNetwork). */
+  get size(): bigint {
+    return this.g.size;
+  }
+
+  /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
+  setReady(ready: boolean): void {
+    this.ready = ready && !this.destroyed;
+  }
+
+  isReady(): boolean {
+    return this.ready && this.store.cache.hasSynced();
+  }
+
+  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+    const name = this.checkRange(ip, false);
+    const start = this.metrics.start();
+    await this.createRecord(name, owner, 'static');
+    this.metrics.observe(this.cidr, start);
+  }
+
+  async allocateNext(owner?: ParentRef): Promise<string> {
+    if (!this.isReady()) throw new ErrNotReady();
+    const start = this.metrics.start();
+    const g = this.g;
+    const d = this.draw;
+    const rangeSize = g.size - g.rangeOffset;
+    let offset: bigint;
+    if (rangeSize >= MAX_INT64) {
+      drawU64(this.random, d);
+      offset = (BigInt(d.hi) << 32n) | BigInt(d.lo);
+      if (MAX_UINT64 - offset < g.rangeOffset) offset -= g.rangeOffset; // #134193 overflow guard
+    } else if (rangeSize === 0n) {
+      throw new ErrFull(); // no metric: upstream returns before counting
+    } else {
+      drawBelow(this.random, Number(rangeSize >> 32n), Number(rangeSize & 0xffffffffn), d);
+      offset = (BigInt(d.hi) << 32n) | BigInt(d.lo);
+    }
+    let err: unknown;
+    try {
+      const ip = await this.allocateFromRange(g.offsetAddress, g.last, offset, owner);
+      this.metrics.observe(this.cidr, start);
+      return ip;
+    } catch (e) {
+      err = e;
+    }
+    if (err === BAND_FULL && g.rangeOffset !== 0n) {
+      drawBelow(this.random, 0, Number(g.rangeOffset), d);
+      try {
+        const ip = await this.allocateFromRange(g.first, g.offsetAddress - 1n, BigInt(d.lo), owner);
+        this.metrics.observe(this.cidr, start);
+        return ip;
+      } catch (e) {
+        err = e;
+      }
+    }
+    this.metrics.error(this.cidr, 'dynamic');
+    throw err === BAND_FULL ? new ErrFull() : err;
+  }
+
+  /**
+   * upstream ipIterator + allocateFromRange: candidates start, start+1, …, last, first, …,
+   * start−1 where start = first + offset (no candidates if that overflows the family width;
+   * clamped to first if it is past last). Rejects with BAND_FULL when every candidate failed.
+   */
+  private async allocateFromRange(first: bigint, last: bigint, offset: bigint, owner: ParentRef | undefined): Promise<string> {
+    let start = first + offset;
+    if (start > (1n << BigInt(this.g.width)) - 1n || first > last) throw BAND_FULL;
+    if (start > last) start = first;
+    let ip = start;
+    do {
+      const name = formatBig(this.fam, ip);
+      if (this.store.cache.get(name) === undefined) {
+        try {
+          await this.createRecord(name, owner, 'dynamic');
+          return name;
+        } catch (e) {
+          // mid-air collision: another allocator has it and our cache does not know yet
+          if (!(e instanceof ErrAllocated)) throw e;
+        }
+      }
+      ip = ip === last ? first : ip + 1n;
+    } while (ip !== start);
+    throw BAND_FULL;
+  }
+
+  /** upstream createIPAddress: create, count, set the gauges. */
+  private async createRecord(name: string, owner: ParentRef | undefined, scope: Scope): Promise<void> {
+    try {
+      await this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+    } catch (e) {
+      this.metrics.error(this.cidr, scope);
+      if (e instanceof AlreadyExistsError) throw new ErrAllocated();
+      throw e;
+    }
+    this.metrics.allocation(this.cidr, scope);
+    this.metrics.gauges(this.cidr, this);
+  }
+
+  /** Ready, parse, range: returns the canonical name or throws (ErrNotReady, InvalidAddressError, ErrNotInRange). */
+  private checkRange(ip: string, dryRun: boolean): string {
+    if (!this.isReady()) throw new ErrNotReady();
+    const w = this.words;
+    const family = parseAddrInto(ip, w);
+    const name = formatAddr(family, w);
+    const v = family === 4 ? BigInt(w[3]!) : wordsToBig(w);
+    if (family !== this.fam || v < this.g.first || v > this.g.last) {
+      if (!dryRun) this.metrics.error(this.cidr, 'static');
+      throw new ErrNotInRange(name, this.cidr);
+    }
+    return name;
+  }
+
+  async release(ip: string): Promise<void> {
+    const w = this.words;
+    let name: string;
+    try {
+      name = formatAddr(parseAddrInto(ip, w), w);
+    } catch {
+      return; // upstream ignores every release error
+    }
+    try {
+      await this.store.delete(name);
+    } catch {
+      return;
+    }
+    this.metrics.gauges(this.cidr, this);
+  }
+
+  async has(ip: string): Promise<boolean> {
+    const w = this.words;
+    let name: string;
+    try {
+      name = formatAddr(parseAddrInto(ip, w), w);
+    } catch {
+      return false;
+    }
+    return (await this.store.get(name)) !== undefined;
+  }
+
+  forEach(fn: (ip: string) => void): void {
+    if (typeof fn !== 'function') throw new InvalidArgumentError('forEach needs a function');
+    for (const r of this.store.cache.list(this.labels)) fn(r.name);
+  }
+
+  used(): number {
+    return this.counted.size;
+  }
+
+  free(): bigint {
+    const used = BigInt(this.counted.size);
+    return used > this.sizeForFree ? 0n : this.sizeForFree - used;
+  }
+
+  dryRun(): IPAllocator {
+    return new DryRunAllocator(this);
+  }
+
+  checkAllocate(ip: string): void {
+    this.checkRange(ip, true);
+  }
+
+  checkAllocateNext(): string {
+    if (!this.isReady()) throw new ErrNotReady();
+    return formatBig(this.fam, this.g.network);
+  }
+
+  enableMetrics(registry?: unknown): void {
+    this.metrics = recorderFor(registry);
+    this.metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.ready = false;
+    this.unsubscribe();
+  }
+
+  /** Test hook: the size free() subtracts from (upstream tests overwrite a.size). */
+  __setSizeForTest(size: bigint): void {
+    this.sizeForFree = size;
+  }
+
+  private counts(r: IPAddressRecord): boolean {
+    if (!hasAllocatorLabels(r, this.ipFamily)) return false;
+    const w = this.words;
+    const family = parseRecordName(r.name, w);
+    if (family !== this.fam) return false;
+    const v = family === 4 ? BigInt(w[3]!) : wordsToBig(w);
+    return v >= this.g.network && v <= this.g.broadcast;
+  }
+}
+
+// Compile-time conformance (upstream `var _ Interface = &Allocator{}`).
+const _conforms: (a: ReferenceAllocator) => IPAllocator = (a) => a;
+void _conforms;
