@@ -1,0 +1,552 @@
+// MetaAllocator: one IP family over many ranges — upstream master's MetaAllocator
+// (pkg/registry/core/service/ipallocator/cidrallocator.go, SEMANTICS §15) on our Allocator.
+//
+//   ServiceCIDRs (source)            ranges (one Allocator per canonical CIDR)       one Store
+//   ┌ kubernetes: 10.96.0.0/12,  ┐   ┌ 10.96.0.0/12   refs {kubernetes}       ┐
+//   │             fd00::/108     ├──►│ 10.100.0.0/16  refs {extra, extra-dup} ├──► IPAddress
+//   │ extra:      10.100.0.0/16  │   └ (fd00::/108 → the IPv6 MetaAllocator)  ┘    records
+//   └ extra-dup:  10.100.0.0/16  ┘
+//
+// * A range exists while at least one ServiceCIDR lists its CIDR (a reference set keyed by the
+//   canonical CIDR); the last reference gone → the Allocator is destroyed. CIDRs of the other
+//   family are ignored; CIDRs no Allocator can serve (malformed, IPv6 shorter than /64,
+//   255.255.255.255/32) are skipped and reported through `skipped()` / `onSkip`, never thrown.
+// * Readiness, upstream's rule, re-applied to every range on every add/update event:
+//     some referencing ServiceCIDR is allocatable (Ready not False, no deletionTimestamp) → ready;
+//     otherwise, if it has exactly one reference → not ready; otherwise unchanged.
+//   Removing a reference does not change readiness (upstream's delete handler does not either).
+// * All ranges share the MetaAllocator's Store: an address taken through one range is taken for
+//   every overlapping range (upstream's ranges share one API server).
+// * allocate/has/release go to a range that contains the address as a host (upstream
+//   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
+//   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate and has need a ready range,
+//   release does not; no range → ErrMismatchedNetwork (has → false).
+// * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
+//   ErrNotReady; any other error (a store failure) is returned at once (master, #135499). None
+//   left → ErrFull.
+//
+// Range-selection policies (`policy` option):
+//   'upstream'  random order, drawn per call from the injected random source. Upstream iterates a
+//               Go map, whose order is unspecified and randomised by the runtime.
+//   'ordered'   ServiceCIDR creation order (creationTimestamp, then arrival), first-listed first:
+//               a new range is used only once the older ones are full.
+//   'weighted'  random, each pick weighted by the range's free addresses among the ranges still
+//               untried (ranges with nothing free, or not ready, are tried last) — bigger and
+//               emptier ranges are more likely (upstream's TODO in AllocateNextService).
+// allocate/has/release pick among the ranges containing the address in the same spirit: a random
+// rotation for 'upstream', creation order otherwise (the choice only decides whose metrics count
+// the attempt: every range asks the same store).
+import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
+import { parseAddrInto, parsePrefix, type Family } from './address.ts';
+import { ErrFull, ErrMismatchedNetwork, ErrNotReady, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+import type { IndexKind } from './free-index.ts';
+import { Prefix } from './geometry.ts';
+import { MemoryStore } from './memory-store.ts';
+import { defaultRandom, uniformBelow, type RandomSource } from './random.ts';
+import { hasAllocatorLabels, labelsFor, recorderFor } from './reference-allocator.ts';
+import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
+import type { IPAddressRecord, Store } from './store.ts';
+import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+import type { Registry } from 'prom-client';
+
+export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
+export const RANGE_POLICIES: readonly RangePolicy[] = Object.freeze(['upstream', 'ordered', 'weighted']);
+
+export interface MetaAllocatorOptions {
+  /** Where the IPAddress records live, shared by every range. Default: a new MemoryStore. */
+  store?: Store;
+  /** Random source for the policies and every range's start offsets. Default: `defaultRandom()`. */
+  random?: RandomSource;
+  /** Range selection for allocateNext (default 'upstream'). */
+  policy?: RangePolicy;
+  /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
+  metrics?: Registry | boolean;
+  /** Index representation of every range (default 'auto'). */
+  index?: IndexKind;
+  /** Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it). */
+  onSkip?: (skipped: SkippedCIDR) => void;
+}
+
+/** A CIDR of a ServiceCIDR that has no range, and why. */
+export interface SkippedCIDR {
+  readonly serviceCIDR: string;
+  /** The CIDR as written in the ServiceCIDR. */
+  readonly cidr: string;
+  readonly reason: Error;
+}
+
+/** A range as `ranges()` reports it. */
+export interface RangeInfo {
+  readonly cidr: string;
+  readonly ready: boolean;
+  /** Names of the ServiceCIDRs listing this CIDR. */
+  readonly serviceCIDRs: readonly string[];
+  readonly size: bigint;
+  readonly used: number;
+  readonly free: bigint;
+}
+
+/** One range: the Allocator of a canonical CIDR and the ServiceCIDRs that list it. */
+interface RangeEntry {
+  readonly cidr: string;
+  readonly allocator: Allocator;
+  /** Invariant: never empty while the entry is in `entries` (the last delete destroys it). */
+  readonly refs: Set<string>;
+}
+
+/** A ServiceCIDR as last delivered, with its CIDRs of our family resolved once. */
+interface KnownServiceCIDR {
+  sc: ServiceCIDR;
+  /** Arrival order: breaks creationTimestamp ties. */
+  readonly seq: number;
+  /** Our family's CIDRs: canonical key and the text as written. */
+  ours: { key: string; text: string }[];
+}
+
+/**
+ * Upstream `isNotContained`: true when no other prefix of `prefixes` contains `prefix` (equal
+ * prefixes are skipped). A prefix is contained when it overlaps a prefix at most as long.
+ * Prefixes are compared masked (`10.0.0.1/24` equals `10.0.0.0/24`).
+ */
+export function isNotContained(prefix: string, prefixes: readonly string[]): boolean {
+  const p = Prefix.parse(prefix);
+  return notContained(p, prefixes.map((q) => Prefix.parse(q)));
+}
+
+function notContained(p: Prefix, all: readonly Prefix[]): boolean {
+  for (const q of all) {
+    if (q.cidr === p.cidr) continue;
+    // q overlaps p and is at most as long ⇔ q contains p's network address
+    if (q.length <= p.length && q.contains(p.version, p.network)) return false;
+  }
+  return true;
+}
+
+const TWO53 = 9007199254740992;
+
+export class MetaAllocator implements IPAllocator {
+  /** Upstream returns an empty IPNet: a MetaAllocator has no single CIDR. */
+  readonly cidr = '';
+  readonly ipFamily: IPFamily;
+  readonly store: Store;
+  readonly policy: RangePolicy;
+
+  private readonly fam: Family;
+  private readonly random: RandomSource;
+  private readonly index: IndexKind | undefined;
+  private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
+  /** undefined while metrics are off; else what every new range is given. */
+  private metricsOption: Registry | true | undefined;
+
+  /** canonical CIDR → range. */
+  private readonly entries = new Map<string, RangeEntry>();
+  /** Every range in creation order; replaced (never mutated) on change, so running calls keep theirs. */
+  private order: readonly RangeEntry[] = [];
+  /** Σ size of the ranges no other range contains. */
+  private topSize = 0n;
+  private readonly known = new Map<string, KnownServiceCIDR>();
+  private seq = 0;
+  /** `${serviceCIDR}\n${cidr}` → the report. */
+  private readonly skips = new Map<string, SkippedCIDR>();
+  /** Canonical CIDRs whose Allocator could not be built. */
+  private readonly bad = new Map<string, Error>();
+  /** Names of the family's labelled records in the cache (upstream Used: not filtered by CIDR). */
+  private readonly labelled = new Set<string>();
+  private readonly unsubscribeStore: () => void;
+  private readonly unsubscribeSource: () => void;
+  private destroyed = false;
+  private readonly words = new Uint32Array(4);
+
+  constructor(family: IPFamily, source: ServiceCIDRSource, options: MetaAllocatorOptions = {}) {
+    if (family !== 'IPv4' && family !== 'IPv6') throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
+    const policy = options.policy ?? 'upstream';
+    if (!RANGE_POLICIES.includes(policy)) throw new InvalidArgumentError(`policy must be one of ${RANGE_POLICIES.join(', ')}, got ${String(policy)}`);
+    this.ipFamily = family;
+    this.fam = family === 'IPv4' ? 4 : 6;
+    this.policy = policy;
+    this.store = options.store ?? new MemoryStore();
+    this.random = options.random ?? defaultRandom();
+    this.index = options.index;
+    this.onSkip = options.onSkip;
+    if (options.metrics !== undefined && options.metrics !== false) {
+      recorderFor(options.metrics); // validates
+      this.metricsOption = options.metrics;
+    }
+    this.unsubscribeStore = this.store.cache.subscribe({
+      onAdd: (r) => this.onRecord(r),
+      onDelete: (r) => {
+        this.labelled.delete(r.name);
+      },
+    });
+    this.unsubscribeSource = source.subscribe({
+      onAdd: (sc) => this.onServiceCIDR(sc),
+      onDelete: (sc) => this.onServiceCIDRDeleted(sc),
+    });
+  }
+
+  /** `MetaAllocator.create('IPv4', source, { store })`. */
+  static create(family: IPFamily, source: ServiceCIDRSource, options: MetaAllocatorOptions = {}): MetaAllocator {
+    return new MetaAllocator(family, source, options);
+  }
+
+  /** Σ usable addresses of the top-level ranges (those no other range contains). */
+  get size(): bigint {
+    return this.topSize;
+  }
+
+  // ── allocation ────────────────────────────────────────────────────────────────────────────
+
+  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+    const e = this.route(ip, true);
+    if (e === null) throw new ErrMismatchedNetwork();
+    return e.allocator.allocate(ip, owner);
+  }
+
+  async allocateNext(owner?: ParentRef): Promise<string> {
+    const list = this.order;
+    if (this.policy === 'ordered' || list.length <= 1) {
+      for (const e of list) {
+        const ip = await tryNext(e, owner);
+        if (ip !== null) return ip;
+      }
+      throw new ErrFull();
+    }
+    const left = list.slice(); // untried ranges
+    for (let n = left.length; n > 0; n--) {
+      const i = this.policy === 'upstream' ? uniformBelow(this.random, n) : this.pickWeighted(left, n);
+      const e = left[i]!;
+      left[i] = left[n - 1]!;
+      const ip = await tryNext(e, owner);
+      if (ip !== null) return ip;
+    }
+    throw new ErrFull();
+  }
+
+  /** Index in left[0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
+  private pickWeighted(left: RangeEntry[], n: number): number {
+    let total = 0;
+    const weights: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const a = left[i]!.allocator;
+      const w = a.isReady() ? Number(a.free()) : 0;
+      weights.push(w);
+      total += w;
+    }
+    if (total === 0) return n - 1;
+    // a uniform double in [0, 1) from 53 random bits
+    const u = ((this.random.nextU32() >>> 11) * 4294967296 + this.random.nextU32()) / TWO53 * total;
+    let acc = 0;
+    let last = -1;
+    for (let i = 0; i < n; i++) {
+      if (weights[i] === 0) continue;
+      acc += weights[i]!;
+      last = i;
+      if (u < acc) return i;
+    }
+    return last; // rounding left u ≥ acc
+  }
+
+  async release(ip: string): Promise<void> {
+    const e = this.route(ip, false);
+    if (e === null) throw new ErrMismatchedNetwork();
+    return e.allocator.release(ip);
+  }
+
+  async has(ip: string): Promise<boolean> {
+    let e: RangeEntry | null;
+    try {
+      e = this.route(ip, true);
+    } catch {
+      return false;
+    }
+    return e === null ? false : e.allocator.has(ip);
+  }
+
+  /**
+   * The CIDR of the range that would serve `ip` (upstream getAllocator): a range containing it
+   * as a host, ready unless `ready` is false. Throws ErrMismatchedNetwork when there is none,
+   * InvalidAddressError for malformed text.
+   */
+  rangeFor(ip: string, ready = true): string {
+    const e = this.route(ip, ready);
+    if (e === null) throw new ErrMismatchedNetwork();
+    return e.cidr;
+  }
+
+  /** Parses `ip` (throws InvalidAddressError) and returns a range containing it, or null. */
+  private route(ip: string, readyOnly: boolean): RangeEntry | null {
+    const w = this.words;
+    const family = parseAddrInto(ip, w);
+    const list = this.order;
+    const n = list.length;
+    if (family !== this.fam || n === 0) return null;
+    const start = this.policy === 'upstream' && n > 1 ? uniformBelow(this.random, n) : 0;
+    for (let k = 0; k < n; k++) {
+      const e = list[(start + k) % n]!;
+      // [first, last] = the prefix minus network and IPv4 broadcast (upstream PrefixContainsIP)
+      if (e.allocator.prefix.inRange(family, w) && (!readyOnly || e.allocator.isReady())) return e;
+    }
+    return null;
+  }
+
+  // ── reading ───────────────────────────────────────────────────────────────────────────────
+
+  forEach(fn: (ip: string) => void): void {
+    if (typeof fn !== 'function') throw new InvalidArgumentError('forEach needs a function');
+    for (const r of this.store.cache.list(labelsFor(this.ipFamily))) fn(r.name);
+  }
+
+  /** Records of this family carrying both allocator labels, in any range or none (upstream). O(1). */
+  used(): number {
+    return this.labelled.size;
+  }
+
+  /**
+   * Σ size of the top-level ranges − used(), never negative, as a bigint. Upstream sums `int`s,
+   * so an IPv6 /64 (2^64 − 1 addresses) contributes −1 there; that overflow is not reproduced.
+   */
+  free(): bigint {
+    const used = BigInt(this.labelled.size);
+    return used > this.topSize ? 0n : this.topSize - used;
+  }
+
+  /** The ranges in creation order. */
+  ranges(): RangeInfo[] {
+    return this.order.map((e) => ({
+      cidr: e.cidr,
+      ready: e.allocator.isReady(),
+      serviceCIDRs: [...e.refs],
+      size: e.allocator.size,
+      used: e.allocator.used(),
+      free: e.allocator.free(),
+    }));
+  }
+
+  /** The CIDRs currently skipped, with their reasons. */
+  skipped(): SkippedCIDR[] {
+    return [...this.skips.values()];
+  }
+
+  // ── dry run, metrics, lifecycle ───────────────────────────────────────────────────────────
+
+  /**
+   * The dry run of a ready range (the first in creation order), or, when none is ready, a view
+   * whose allocate/allocateNext answer ErrNotReady (upstream returns an empty, unready Allocator).
+   * Like upstream, the view checks against that one range only.
+   */
+  dryRun(): IPAllocator {
+    for (const e of this.order) if (e.allocator.isReady()) return e.allocator.dryRun();
+    return new NotReadyDryRun(this);
+  }
+
+  /** Enables metrics on every range, now and later (each range reports under its own cidr label). */
+  enableMetrics(registry?: unknown): void {
+    recorderFor(registry); // validates before changing anything
+    this.metricsOption = registry === undefined ? true : (registry as Registry | true);
+    for (const e of this.order) e.allocator.enableMetrics(registry);
+  }
+
+  /** Stops listening to the source and the store and destroys every range. allocateNext → ErrFull afterwards. */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.unsubscribeSource();
+    this.unsubscribeStore();
+    for (const e of this.entries.values()) e.allocator.destroy();
+    this.entries.clear();
+    this.order = [];
+    this.topSize = 0n;
+  }
+
+  // ── events ────────────────────────────────────────────────────────────────────────────────
+
+  private onRecord(r: IPAddressRecord): void {
+    if (hasAllocatorLabels(r, this.ipFamily)) this.labelled.add(r.name);
+    else this.labelled.delete(r.name); // an update that dropped the labels
+  }
+
+  private onServiceCIDR(sc: ServiceCIDR): void {
+    if (this.destroyed) return;
+    const ours: { key: string; text: string }[] = [];
+    const cidrs: readonly unknown[] = Array.isArray(sc.cidrs) ? sc.cidrs : [];
+    for (const text of cidrs) {
+      let family: Family;
+      try {
+        family = parsePrefix(text).family;
+      } catch (e) {
+        this.skip(sc.name, String(text), e as Error);
+        continue;
+      }
+      if (family !== this.fam) continue;
+      ours.push({ key: Prefix.parse(text).cidr, text: text as string });
+    }
+    if (cidrs.length === 0) this.skip(sc.name, '', new InvalidCIDRError(sc.cidrs, 'a ServiceCIDR lists no CIDRs'));
+    const k = this.known.get(sc.name);
+    if (k !== undefined) {
+      k.sc = sc;
+      k.ours = ours;
+    } else {
+      this.known.set(sc.name, { sc, seq: this.seq++, ours });
+    }
+    this.sync();
+  }
+
+  private onServiceCIDRDeleted(sc: ServiceCIDR): void {
+    if (this.destroyed) return;
+    const k = this.known.get(sc.name);
+    if (k === undefined) return;
+    this.known.delete(sc.name);
+    for (const key of [...this.skips.keys()]) if (key.startsWith(`${sc.name}\n`)) this.skips.delete(key);
+    for (const { key } of k.ours) {
+      const e = this.entries.get(key);
+      if (e === undefined) continue;
+      e.refs.delete(sc.name);
+      if (e.refs.size === 0) {
+        e.allocator.destroy();
+        this.entries.delete(key);
+      }
+    }
+    this.rebuild();
+  }
+
+  /** Upstream syncAllocators: every known ServiceCIDR, every CIDR of ours, in arrival order. */
+  private sync(): void {
+    const wanted = new Map<string, { refs: Set<string>; anyReady: boolean; texts: [string, string][] }>();
+    for (const k of this.known.values()) {
+      const ready = serviceCIDRAllocatable(k.sc);
+      for (const { key, text } of k.ours) {
+        let w = wanted.get(key);
+        if (w === undefined) wanted.set(key, (w = { refs: new Set(), anyReady: false, texts: [] }));
+        w.refs.add(k.sc.name);
+        w.texts.push([k.sc.name, text]);
+        if (ready) w.anyReady = true;
+      }
+    }
+    // A CIDR no ServiceCIDR lists any more (spec.cidrs is immutable in the API; defensive).
+    for (const [key, e] of this.entries) {
+      if (!wanted.has(key)) {
+        e.allocator.destroy();
+        this.entries.delete(key);
+      }
+    }
+    for (const [key, w] of wanted) {
+      const e = this.entries.get(key);
+      if (e !== undefined) {
+        for (const name of [...e.refs]) if (!w.refs.has(name)) e.refs.delete(name);
+        for (const name of w.refs) e.refs.add(name);
+        // upstream: ready if any reference is; not ready if the only reference is not; else unchanged
+        if (w.anyReady) e.allocator.setReady(true);
+        else if (e.refs.size === 1) e.allocator.setReady(false);
+        continue;
+      }
+      let a: Allocator;
+      try {
+        const failed = this.bad.get(key);
+        if (failed !== undefined) throw failed;
+        const options: IndexedAllocatorOptions = { store: this.store, random: this.random };
+        if (this.index !== undefined) options.index = this.index;
+        if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
+        a = Allocator.create(key, options);
+      } catch (err) {
+        this.bad.set(key, err as Error);
+        for (const [name, text] of w.texts) this.skip(name, text, err as Error);
+        continue;
+      }
+      a.setReady(w.anyReady);
+      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs });
+    }
+    this.rebuild();
+  }
+
+  /** Recomputes the creation order and the top-level size after a change. */
+  private rebuild(): void {
+    const scs = [...this.known.values()].sort(byCreation);
+    const order: RangeEntry[] = [];
+    const seen = new Set<RangeEntry>();
+    for (const k of scs) {
+      for (const { key } of k.ours) {
+        const e = this.entries.get(key);
+        if (e !== undefined && !seen.has(e)) {
+          seen.add(e);
+          order.push(e);
+        }
+      }
+    }
+    this.order = order;
+    const prefixes = order.map((e) => e.allocator.prefix);
+    let top = 0n;
+    for (const e of order) if (notContained(e.allocator.prefix, prefixes)) top += e.allocator.size;
+    this.topSize = top;
+  }
+
+  private skip(serviceCIDR: string, cidr: string, reason: Error): void {
+    const key = `${serviceCIDR}\n${cidr}`;
+    if (this.skips.has(key)) return;
+    const s: SkippedCIDR = Object.freeze({ serviceCIDR, cidr, reason });
+    this.skips.set(key, s);
+    this.onSkip?.(s);
+  }
+}
+
+/** allocateNext on one range: the address, or null when the caller should try the next range. */
+async function tryNext(e: RangeEntry, owner: ParentRef | undefined): Promise<string | null> {
+  if (!e.allocator.isReady()) return null; // what its allocateNext would answer: ErrNotReady
+  try {
+    return await e.allocator.allocateNext(owner);
+  } catch (err) {
+    if (err instanceof ErrFull || err instanceof ErrNotReady) return null;
+    throw err;
+  }
+}
+
+function creationTime(sc: ServiceCIDR): number {
+  const t = sc.creationTimestamp === undefined ? NaN : Date.parse(sc.creationTimestamp);
+  return Number.isNaN(t) ? Infinity : t;
+}
+
+function byCreation(a: KnownServiceCIDR, b: KnownServiceCIDR): number {
+  const ta = creationTime(a.sc);
+  const tb = creationTime(b.sc);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.seq - b.seq;
+}
+
+/** DryRun with no ready range: allocations answer ErrNotReady, reads go to the MetaAllocator. */
+class NotReadyDryRun implements IPAllocator {
+  readonly cidr = '';
+  constructor(private readonly meta: MetaAllocator) {}
+  get ipFamily(): IPFamily {
+    return this.meta.ipFamily;
+  }
+  get size(): bigint {
+    return this.meta.size;
+  }
+  async allocate(_ip: string, _owner?: ParentRef): Promise<void> {
+    throw new ErrNotReady();
+  }
+  async allocateNext(_owner?: ParentRef): Promise<string> {
+    throw new ErrNotReady();
+  }
+  async release(_ip: string): Promise<void> {}
+  has(ip: string): Promise<boolean> {
+    return this.meta.has(ip);
+  }
+  forEach(fn: (ip: string) => void): void {
+    this.meta.forEach(fn);
+  }
+  used(): number {
+    return this.meta.used();
+  }
+  free(): bigint {
+    return this.meta.free();
+  }
+  dryRun(): IPAllocator {
+    return this;
+  }
+  enableMetrics(_registry?: unknown): void {}
+  destroy(): void {}
+}
+
+// Compile-time conformance (upstream `var _ Interface = &MetaAllocator{}`).
+const _conforms: (a: MetaAllocator) => IPAllocator = (a) => a;
+void _conforms;

@@ -1,0 +1,160 @@
+// Where a MetaAllocator learns its ranges: ServiceCIDR objects, added, updated and removed at run
+// time (upstream: a ServiceCIDR informer; SEMANTICS §15).
+//
+//   source (in memory, or a Kubernetes informer) ──subscribe──► MetaAllocator
+//        onAdd(sc)     a new ServiceCIDR, or a new version of one (update = onAdd again)
+//        onDelete(sc)  the object is gone (its finalizer has run)
+//
+// The contract mirrors StoreCache.subscribe (adapters/store.ts): a subscriber first receives
+// `onAdd` for every object already known, synchronously and in creation order, then every change
+// in order. An informer-backed source (issue part 4) implements the same three members over
+// `networking.k8s.io/v1` ServiceCIDRs: `name` = metadata.name, `cidrs` = spec.cidrs, `ready` from
+// the `Ready` condition (absent → undefined), `deletionTimestamp` and `creationTimestamp` from
+// metadata.
+//
+// InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
+// subscribers before returning, with the API server's validation of spec.cidrs.
+import { InvalidArgumentError } from './errors.ts';
+import { parsePrefix } from './address.ts';
+
+/** One ServiceCIDR object as the allocators see it (immutable once delivered). */
+export interface ServiceCIDR {
+  /** metadata.name (the default object made from the API server flags is called `kubernetes`). */
+  readonly name: string;
+  /** spec.cidrs: one or two CIDR strings, at most one per family. Immutable in the API. */
+  readonly cidrs: readonly string[];
+  /**
+   * The `Ready` condition: true (status True), false (False or Unknown), or undefined when the
+   * object has no Ready condition — upstream then assumes ready ("kcm not running").
+   */
+  readonly ready?: boolean | undefined;
+  /** metadata.deletionTimestamp: set once deletion has started (finalizer pending). */
+  readonly deletionTimestamp?: string | null | undefined;
+  /** metadata.creationTimestamp (RFC 3339); orders ranges for the 'ordered' policy. */
+  readonly creationTimestamp?: string | undefined;
+}
+
+/** Receives ServiceCIDR changes. An update of an existing name is delivered as `onAdd` again. */
+export interface ServiceCIDRWatcher {
+  onAdd(sc: ServiceCIDR): void;
+  onDelete(sc: ServiceCIDR): void;
+}
+
+/** What a MetaAllocator needs from a ServiceCIDR source (an informer implements it). */
+export interface ServiceCIDRSource {
+  /**
+   * Subscribes: `onAdd` for every object already known (synchronously, in creation order, before
+   * this returns), then every change in order. Returns the function that unsubscribes.
+   */
+  subscribe(watcher: ServiceCIDRWatcher): () => void;
+  /** True once the source holds a complete copy (informer HasSynced). */
+  hasSynced(): boolean;
+  /** The objects known now, in creation order. */
+  list(): ServiceCIDR[];
+}
+
+/** Upstream `isReady(sc) && sc.DeletionTimestamp.IsZero()`: may its ranges allocate? */
+export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
+  return sc.ready !== false && (sc.deletionTimestamp === undefined || sc.deletionTimestamp === null);
+}
+
+/**
+ * The API server's validation of spec.cidrs: one or two entries, each a CIDR, and when two, one
+ * of each family (`may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and
+ * 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError.
+ */
+export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
+  if (!Array.isArray(cidrs) || cidrs.length < 1 || cidrs.length > 2) {
+    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${Array.isArray(cidrs) ? cidrs.length : typeof cidrs}`);
+  }
+  const families = cidrs.map((c) => parsePrefix(c).family);
+  if (families.length === 2 && families[0] === families[1]) {
+    throw new InvalidArgumentError(
+      'spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64',
+    );
+  }
+}
+
+export interface AddServiceCIDROptions {
+  /** The Ready condition (default: none, which counts as ready). */
+  ready?: boolean;
+  /** Skip the API server's validation of `cidrs` (to feed a MetaAllocator malformed objects in tests). */
+  unvalidated?: boolean;
+}
+
+/**
+ * The embedded ServiceCIDR source: a map of objects in creation order. Every change is delivered
+ * to the subscribers synchronously, before the method returns (like upstream's test fixture once
+ * the worker has synced).
+ */
+export class InMemoryServiceCIDRs implements ServiceCIDRSource {
+  /** name → object; Map order = creation order. */
+  private readonly objects = new Map<string, ServiceCIDR>();
+  private readonly watchers = new Set<ServiceCIDRWatcher>();
+  private clock = 0;
+
+  /** Creates a ServiceCIDR. Throws InvalidArgumentError when the name exists or `cidrs` is invalid. */
+  addServiceCIDR(name: string, cidrs: readonly string[], options: AddServiceCIDROptions = {}): ServiceCIDR {
+    if (typeof name !== 'string' || name === '') throw new InvalidArgumentError('a ServiceCIDR needs a name');
+    if (this.objects.has(name)) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" already exists`);
+    if (options.unvalidated !== true) validateServiceCIDRSpec(cidrs);
+    const sc: ServiceCIDR = Object.freeze({
+      name,
+      cidrs: Object.freeze([...cidrs]),
+      ready: options.ready,
+      deletionTimestamp: null,
+      // strictly increasing, so creation order survives equal wall-clock milliseconds
+      creationTimestamp: new Date(Date.now() + this.clock++).toISOString(),
+    });
+    this.objects.set(name, sc);
+    for (const w of [...this.watchers]) w.onAdd(sc);
+    return sc;
+  }
+
+  /** Sets (true/false) or removes (undefined) the Ready condition. */
+  setReady(name: string, ready: boolean | undefined): ServiceCIDR {
+    return this.update(name, { ready });
+  }
+
+  /** Starts deletion: sets deletionTimestamp (the object stays until deleteServiceCIDR). */
+  markDeleting(name: string): ServiceCIDR {
+    return this.update(name, { deletionTimestamp: new Date().toISOString() });
+  }
+
+  /** Removes the object (its finalizer has run). Throws InvalidArgumentError when absent. */
+  deleteServiceCIDR(name: string): void {
+    const sc = this.get(name);
+    this.objects.delete(name);
+    for (const w of [...this.watchers]) w.onDelete(sc);
+  }
+
+  /** The object, or an InvalidArgumentError (`not found`). */
+  get(name: string): ServiceCIDR {
+    const sc = this.objects.get(name);
+    if (sc === undefined) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" not found`);
+    return sc;
+  }
+
+  list(): ServiceCIDR[] {
+    return [...this.objects.values()];
+  }
+
+  hasSynced(): boolean {
+    return true;
+  }
+
+  subscribe(watcher: ServiceCIDRWatcher): () => void {
+    for (const sc of [...this.objects.values()]) watcher.onAdd(sc);
+    this.watchers.add(watcher);
+    return () => {
+      this.watchers.delete(watcher);
+    };
+  }
+
+  private update(name: string, patch: Partial<Pick<ServiceCIDR, 'ready' | 'deletionTimestamp'>>): ServiceCIDR {
+    const sc: ServiceCIDR = Object.freeze({ ...this.get(name), ...patch });
+    this.objects.set(name, sc); // an existing key keeps its place in creation order
+    for (const w of [...this.watchers]) w.onAdd(sc);
+    return sc;
+  }
+}

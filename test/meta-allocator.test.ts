@@ -1,0 +1,619 @@
+// MetaAllocator: upstream's cidrallocator_test.go (UPSTREAM-TESTS.md section D, D9/D10 from an
+// unmerged upstream pull request) ported behaviourally over a synchronous in-memory ServiceCIDR
+// source, every case with several seeds and every range-selection policy; then our own cases
+// (reference counting, readiness, skipped CIDRs, policies, dry run, lifecycle) and a model-based
+// property test with overlapping ranges added and removed while allocating.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { Registry } from 'prom-client';
+import { MetaAllocator, RANGE_POLICIES, isNotContained, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { parseAddr } from '../adapters/address.ts';
+import { Prefix } from '../adapters/geometry.ts';
+import {
+  ErrAllocated,
+  ErrFull,
+  ErrMismatchedNetwork,
+  ErrNotReady,
+  InvalidAddressError,
+  InvalidArgumentError,
+  InvalidCIDRError,
+  InvalidRangeError,
+} from '../adapters/errors.ts';
+import { allocatorLabels } from '../adapters/store.ts';
+import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
+import type { IPFamily } from '../adapters/types.ts';
+
+const SEEDS = [1, 42, 24301];
+
+function setup(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4') {
+  const store = new MemoryStore();
+  const source = new InMemoryServiceCIDRs();
+  const meta = new MetaAllocator(family, source, { store, random: seededRandom(seed), policy });
+  return { store, source, meta };
+}
+
+/** upstream servicecidr.PrefixContainsIP: inside, not the network, not the IPv4 broadcast. */
+function hostOf(cidr: string, ip: string): boolean {
+  const { family, words } = parseAddr(ip);
+  return Prefix.parse(cidr).inRange(family, words);
+}
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** allocateNext while free() > 0, each result new; returns them. */
+async function drain(meta: MetaAllocator, found: Set<string>): Promise<void> {
+  while (meta.free() > 0n) {
+    const ip = await meta.allocateNext();
+    if (found.has(ip)) throw new Error(`allocated ${ip} twice`);
+    found.add(ip);
+  }
+}
+
+describe.each(RANGE_POLICIES)('MetaAllocator, policy %s', (policy) => {
+  describe.each(SEEDS)('seed %i', (seed) => {
+    it('D1 TestCIDRAllocateMultiple: ranges added later are used, each address once', async () => {
+      const { source, meta } = setup(policy, seed);
+      expect(meta.free()).toBe(0n);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+
+      source.addServiceCIDR('test', ['192.168.0.0/28']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(14);
+      for (const ip of found) expect(hostOf('192.168.0.0/28', ip)).toBe(true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+
+      source.addServiceCIDR('test2', ['10.0.0.0/28']);
+      await meta.allocate('10.0.0.11');
+      found.add('10.0.0.11');
+      expect(found.size).toBe(15);
+      await drain(meta, found);
+      expect(found.size).toBe(28);
+      expect([...found].filter((ip) => hostOf('10.0.0.0/28', ip))).toHaveLength(14);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    });
+
+    it('D2 TestCIDRAllocateShadow: a network address is served by a larger overlapping range', async () => {
+      const { source, meta } = setup(policy, seed);
+      source.addServiceCIDR('test', ['192.168.1.0/24']);
+      expect(await rejection(meta.allocate('192.168.1.0'))).toBeInstanceOf(ErrMismatchedNetwork);
+      expect(meta.used()).toBe(0);
+      source.addServiceCIDR('test2', ['192.168.0.0/16']);
+      await meta.allocate('192.168.1.0');
+      expect(meta.used()).toBe(1);
+      expect(meta.rangeFor('192.168.1.0')).toBe('192.168.0.0/16');
+      expect(await meta.has('192.168.1.0')).toBe(true);
+    });
+
+    it('D3 TestCIDRAllocateGrow: an overlapping larger range adds only its new addresses', async () => {
+      const { source, meta } = setup(policy, seed);
+      source.addServiceCIDR('test', ['192.168.0.0/28']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(14);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+
+      source.addServiceCIDR('test2', ['192.168.0.0/24']);
+      expect(meta.free()).toBe(254n - 14n); // only the top-level /24 counts
+      await drain(meta, found);
+      expect(found.size).toBe(254);
+      for (const ip of found) expect(hostOf('192.168.0.0/24', ip)).toBe(true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    });
+
+    it('D4 TestCIDRAllocateShrink: after the big range goes, only the small one allocates', async () => {
+      const { source, meta } = setup(policy, seed);
+      source.addServiceCIDR('test', ['192.168.0.0/24']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(254);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      for (const ip of found) await meta.release(ip);
+      expect(meta.used()).toBe(0);
+
+      source.addServiceCIDR('cidr2', ['192.168.0.0/28']);
+      source.deleteServiceCIDR('test');
+      expect(() => meta.rangeFor('192.168.0.253')).toThrow(ErrMismatchedNetwork);
+      expect(meta.rangeFor('192.168.0.1')).toBe('192.168.0.0/28');
+      const after = new Set<string>();
+      await drain(meta, after);
+      expect(after.size).toBe(14);
+      for (const ip of after) expect(hostOf('192.168.0.0/28', ip)).toBe(true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    });
+
+    it('D6 TestCIDRAllocatorClusterIPAllocatedMetrics (seeded gauges), ranges added after enableMetrics', async () => {
+      const registry = new Registry();
+      const { source, meta } = setup(policy, seed);
+      meta.enableMetrics(registry);
+      source.addServiceCIDR('test1', ['192.168.1.0/30']);
+      expect(await metrics(registry, '192.168.1.0/30')).toEqual({ free: 2, used: 0, allocated: 0, errors: 0 });
+      const found = new Set<string>();
+      for (let i = 0; i < 2; i++) found.add(await meta.allocateNext());
+      expect(found.size).toBe(2);
+      expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '192.168.1.0/30', scope: 'dynamic' })).toBe(2);
+
+      source.addServiceCIDR('test2', ['10.0.0.0/29']);
+      expect(await metrics(registry, '10.0.0.0/29')).toEqual({ free: 6, used: 0, allocated: 0, errors: 0 });
+      for (let i = 0; i < 6; i++) found.add(await meta.allocateNext());
+      expect(found.size).toBe(8);
+      expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/29', scope: 'dynamic' })).toBe(6);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+
+      for (const ip of found) expect(await rejection(meta.allocate(ip))).toBeInstanceOf(ErrAllocated);
+      expect(await value(registry, METRIC_ERRORS, { cidr: '192.168.1.0/30', scope: 'static' })).toBe(2);
+      expect(await value(registry, METRIC_ERRORS, { cidr: '10.0.0.0/29', scope: 'static' })).toBe(6);
+    });
+
+    it('D7 TestCIDRAllocateNextStopOnError: a store error stops the search after one create', async () => {
+      const { store, source, meta } = setup(policy, seed);
+      source.addServiceCIDR('a', ['192.168.0.0/24']);
+      source.addServiceCIDR('b', ['192.168.1.0/24']);
+      const failure = new Error('server error');
+      store.failCreates(failure, Infinity);
+      const e = await rejection(meta.allocateNext());
+      expect(e).toBe(failure);
+      expect((e as Error).message).toBe('server error');
+      expect(store.createCalls).toBe(1);
+    });
+
+    it('D8 TestCIDRAllocateNextDontStopOnNotReady: a not-ready range is passed over', async () => {
+      const { source, meta } = setup(policy, seed);
+      source.addServiceCIDR('a', ['192.168.0.0/24']);
+      source.addServiceCIDR('b', ['192.168.1.0/24']);
+      source.setReady('a', false);
+      for (let i = 0; i < 200; i++) {
+        const ip = await meta.allocateNext();
+        expect(hostOf('192.168.1.0/24', ip)).toBe(true);
+      }
+    });
+
+    it('D9* TestCIDRAllocateIPv6: an IPv6 range allocates every address once', async () => {
+      const { source, meta } = setup(policy, seed, 'IPv6');
+      expect(meta.free()).toBe(0n);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      source.addServiceCIDR('v6', ['fd00:1:2:3::/120']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(255);
+      for (const ip of found) expect(hostOf('fd00:1:2:3::/120', ip)).toBe(true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      for (const ip of found) await meta.release(ip);
+      expect(meta.used()).toBe(0);
+    });
+
+    it('D10* TestCIDRAllocateDualStack: an IPv6 MetaAllocator ignores the IPv4 CIDR of a dual-stack ServiceCIDR', async () => {
+      const { source, meta } = setup(policy, seed, 'IPv6');
+      source.addServiceCIDR('dual', ['192.168.0.0/24', 'fd00:1:2:3::/120']);
+      expect(() => meta.rangeFor('192.168.0.1', false)).toThrow(ErrMismatchedNetwork);
+      expect(hostOf('fd00:1:2:3::/120', await meta.allocateNext())).toBe(true);
+      expect(meta.ranges().map((r) => r.cidr)).toEqual(['fd00:1:2:3::/120']);
+      expect(meta.skipped()).toEqual([]);
+    });
+  });
+});
+
+describe('D5 Test_isNotContained', () => {
+  const prefixes = ['10.0.0.0/24', '10.0.0.0/27'];
+  it.each([
+    ['192.168.0.0/24', true],
+    ['10.0.0.0/8', true],
+    ['10.0.0.0/24', true],
+    ['10.0.0.0/27', false],
+  ])('%s → %s', (prefix, want) => {
+    expect(isNotContained(prefix, prefixes)).toBe(want);
+  });
+  it('compares masked prefixes and never across families', () => {
+    expect(isNotContained('10.0.0.1/24', ['10.0.0.0/24'])).toBe(true);
+    expect(isNotContained('10.0.0.128/25', ['10.0.0.7/24'])).toBe(false);
+    expect(isNotContained('::a00:0/120', ['10.0.0.0/8'])).toBe(true);
+  });
+});
+
+describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
+  it('shares one range between ServiceCIDRs listing the same CIDR (any spelling) until the last goes', async () => {
+    const { source, meta } = setup('ordered', 1);
+    source.addServiceCIDR('a', ['10.0.0.0/28']);
+    source.addServiceCIDR('b', ['10.0.0.1/28']);
+    expect(meta.ranges()).toMatchObject([{ cidr: '10.0.0.0/28', serviceCIDRs: ['a', 'b'], ready: true }]);
+    const ip = await meta.allocateNext();
+    source.deleteServiceCIDR('a');
+    expect(meta.ranges()).toMatchObject([{ cidr: '10.0.0.0/28', serviceCIDRs: ['b'] }]);
+    expect(await meta.has(ip)).toBe(true);
+    source.deleteServiceCIDR('b');
+    expect(meta.ranges()).toEqual([]);
+    expect(meta.size).toBe(0n);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    // the record outlives its range: used() counts it, release needs a range that contains it
+    expect(meta.used()).toBe(1);
+    expect(await rejection(meta.release(ip))).toBeInstanceOf(ErrMismatchedNetwork);
+  });
+
+  it('readiness: no Ready condition counts as ready; False or a deletionTimestamp makes a lone range unready', async () => {
+    const { store, source, meta } = setup('upstream', 3);
+    source.addServiceCIDR('a', ['10.0.0.0/28']);
+    expect(meta.ranges()[0]!.ready).toBe(true);
+    const ip = await meta.allocateNext();
+
+    source.setReady('a', false);
+    expect(meta.ranges()[0]!.ready).toBe(false);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(await rejection(meta.allocate('10.0.0.5'))).toBeInstanceOf(ErrMismatchedNetwork);
+    expect(await meta.has(ip)).toBe(false); // has asks a ready range (upstream)
+    await meta.release(ip); // release does not need a ready range
+    expect(store.size).toBe(0);
+
+    source.setReady('a', undefined);
+    expect(meta.ranges()[0]!.ready).toBe(true);
+    source.markDeleting('a');
+    expect(meta.ranges()[0]!.ready).toBe(false);
+  });
+
+  it('readiness with two references follows upstream: ready if any is; unchanged when none is', () => {
+    const { source, meta } = setup('ordered', 1);
+    source.addServiceCIDR('a', ['10.0.0.0/24'], { ready: false });
+    source.addServiceCIDR('b', ['10.0.0.0/24'], { ready: false });
+    expect(meta.ranges()[0]!.ready).toBe(false); // created unready
+    source.setReady('b', true);
+    expect(meta.ranges()[0]!.ready).toBe(true);
+    // Upstream's incremental rule: a non-ready reference only clears readiness when it is the
+    // only one, so both references unready leaves the range as it was (ready).
+    source.setReady('b', false);
+    expect(meta.ranges()[0]!.ready).toBe(true);
+    source.deleteServiceCIDR('b'); // upstream's delete handler does not touch readiness either
+    expect(meta.ranges()[0]!.ready).toBe(true);
+    source.setReady('a', false); // the next event of the lone reference does
+    expect(meta.ranges()[0]!.ready).toBe(false);
+  });
+
+  it('skips CIDRs no allocator can serve, reporting each once, and keeps the rest of the object', async () => {
+    const store = new MemoryStore();
+    const source = new InMemoryServiceCIDRs();
+    const reports: SkippedCIDR[] = [];
+    const v6 = new MetaAllocator('IPv6', source, { store, random: seededRandom(5), onSkip: (s) => reports.push(s) });
+    const v4 = new MetaAllocator('IPv4', source, { store, random: seededRandom(6), onSkip: (s) => reports.push(s) });
+    source.addServiceCIDR('wide', ['10.0.0.0/24', '2001:db8::/48']);
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.serviceCIDR).toBe('wide');
+    expect(reports[0]!.cidr).toBe('2001:db8::/48');
+    expect(reports[0]!.reason).toBeInstanceOf(InvalidRangeError);
+    expect(reports[0]!.reason.message).toBe('shortest allowed prefix length for service CIDR is 64, got 48');
+    expect(v6.ranges()).toEqual([]);
+    expect(v4.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/24']);
+    source.setReady('wide', true); // an update does not report again
+    expect(reports).toHaveLength(1);
+
+    source.addServiceCIDR('top', ['255.255.255.255/32']);
+    expect(v4.skipped().map((s) => [s.cidr, s.reason.message])).toEqual([['255.255.255.255/32', 'invalid address []']]);
+    source.addServiceCIDR('junk', ['banana', '10.1.0.0/30'], { unvalidated: true });
+    const junk = v4.skipped().find((s) => s.serviceCIDR === 'junk')!;
+    expect(junk.reason).toBeInstanceOf(InvalidCIDRError);
+    expect(v4.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/24', '10.1.0.0/30']);
+    source.deleteServiceCIDR('junk');
+    expect(v4.skipped().map((s) => s.serviceCIDR)).toEqual(['top']);
+    expect(hostOf('10.0.0.0/24', await v4.allocateNext())).toBe(true);
+  });
+
+  it('the in-memory source validates spec.cidrs like the API server', () => {
+    const source = new InMemoryServiceCIDRs();
+    expect(() => source.addServiceCIDR('x', [])).toThrow(InvalidArgumentError);
+    expect(() => source.addServiceCIDR('x', ['10.0.0.0/24', '10.1.0.0/24'])).toThrow(InvalidArgumentError);
+    expect(() => source.addServiceCIDR('x', ['10.0.0.0/24', 'fd00::/64', '10.2.0.0/24'])).toThrow(InvalidArgumentError);
+    expect(() => source.addServiceCIDR('x', ['10.0.0.0/33'])).toThrow(InvalidCIDRError);
+    source.addServiceCIDR('x', ['10.0.0.0/24', 'fd00::/64']);
+    expect(() => source.addServiceCIDR('x', ['10.0.0.0/24'])).toThrow(InvalidArgumentError);
+    expect(() => source.deleteServiceCIDR('y')).toThrow(InvalidArgumentError);
+  });
+
+  it('a MetaAllocator created late sees the ServiceCIDRs already there; destroy stops everything', async () => {
+    const store = new MemoryStore();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/30']);
+    const meta = new MetaAllocator('IPv4', source, { store, random: seededRandom(9) });
+    expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/30']);
+    await meta.allocateNext();
+    meta.destroy();
+    source.addServiceCIDR('b', ['10.1.0.0/24']);
+    expect(meta.ranges()).toEqual([]);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(await rejection(meta.allocate('10.1.0.5'))).toBeInstanceOf(ErrMismatchedNetwork);
+    meta.destroy(); // idempotent
+  });
+});
+
+describe('MetaAllocator: routing, counting and views', () => {
+  it('used() counts every labelled record of the family, in a range or not; free() clamps at 0', async () => {
+    const { store, source, meta } = setup('ordered', 1);
+    source.addServiceCIDR('a', ['192.168.1.0/30']);
+    store.inject('10.9.9.9', allocatorLabels('IPv4'));
+    store.inject('192.168.1.1', allocatorLabels('IPv4'));
+    store.inject('2001:db8::1', allocatorLabels('IPv6'));
+    store.inject('192.168.1.2', {});
+    store.inject('invalid-ip-address', allocatorLabels('IPv4'));
+    expect(meta.used()).toBe(3);
+    expect(meta.free()).toBe(0n); // size 2 − 3, clamped
+    const seen: string[] = [];
+    meta.forEach((ip) => seen.push(ip));
+    expect(seen.sort()).toEqual(['10.9.9.9', '192.168.1.1', 'invalid-ip-address']);
+    store.inject('10.9.9.9', {}); // an update that drops the labels
+    expect(meta.used()).toBe(2);
+    await store.delete('invalid-ip-address');
+    expect(meta.used()).toBe(1);
+    expect(meta.free()).toBe(1n);
+  });
+
+  it('free() of an IPv6 /64 is 2^64 − 1 − used (no int overflow)', async () => {
+    const { source, meta } = setup('upstream', 2, 'IPv6');
+    source.addServiceCIDR('v6', ['fd00:1::/64']);
+    expect(meta.free()).toBe((1n << 64n) - 1n);
+    expect(hostOf('fd00:1::/64', await meta.allocateNext())).toBe(true);
+    expect(meta.free()).toBe((1n << 64n) - 2n);
+  });
+
+  it('cidr is empty; wrong family and malformed text', async () => {
+    const { source, meta } = setup('upstream', 4);
+    source.addServiceCIDR('a', ['10.0.0.0/24', 'fd00::/120']);
+    expect(meta.cidr).toBe('');
+    expect(meta.ipFamily).toBe('IPv4');
+    expect(await rejection(meta.allocate('fd00::5'))).toBeInstanceOf(ErrMismatchedNetwork);
+    expect(await rejection(meta.release('fd00::5'))).toBeInstanceOf(ErrMismatchedNetwork);
+    expect(await rejection(meta.allocate('10.0.0.256'))).toBeInstanceOf(InvalidAddressError);
+    expect(await meta.has('10.0.0.256')).toBe(false);
+    expect(await meta.has('10.0.0.9')).toBe(false);
+    expect(() => new MetaAllocator('IPv5' as IPFamily, source)).toThrow(InvalidArgumentError);
+    expect(() => new MetaAllocator('IPv4', source, { policy: 'best' as RangePolicy })).toThrow(InvalidArgumentError);
+  });
+
+  it('passes the owner through to the record', async () => {
+    const { store, source, meta } = setup('weighted', 8);
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const owner = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+    const ip = await meta.allocateNext(owner);
+    await meta.allocate('10.0.0.200', owner);
+    expect((await store.get(ip))?.parentRef).toEqual(owner);
+    expect((await store.get('10.0.0.200'))?.parentRef).toEqual(owner);
+  });
+
+  it('dryRun: a ready range checks and persists nothing; no ready range answers ErrNotReady', async () => {
+    const { store, source, meta } = setup('upstream', 11);
+    expect(await rejection(meta.dryRun().allocateNext())).toBeInstanceOf(ErrNotReady);
+    expect(await rejection(meta.dryRun().allocate('10.0.0.1'))).toBeInstanceOf(ErrNotReady);
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const dry = meta.dryRun();
+    expect(dry.cidr).toBe('10.0.0.0/24');
+    expect(await dry.allocateNext()).toBe('10.0.0.0');
+    await dry.allocate('10.0.0.7');
+    await dry.release('10.0.0.7');
+    expect(store.size).toBe(0);
+    source.setReady('a', false);
+    expect(await rejection(meta.dryRun().allocateNext())).toBeInstanceOf(ErrNotReady);
+    expect(meta.dryRun().used()).toBe(0);
+  });
+
+  it('enableMetrics reaches the current ranges (seeded gauges) and rejects a non-registry', async () => {
+    const registry = new Registry();
+    const { source, meta } = setup('ordered', 1);
+    source.addServiceCIDR('a', ['10.0.0.0/29']);
+    meta.enableMetrics(registry);
+    expect(await metrics(registry, '10.0.0.0/29')).toEqual({ free: 6, used: 0, allocated: 0, errors: 0 });
+    await meta.allocateNext();
+    expect(await metrics(registry, '10.0.0.0/29')).toEqual({ free: 5, used: 1, allocated: 1, errors: 0 });
+    expect(() => meta.enableMetrics({})).toThrow(InvalidArgumentError);
+  });
+});
+
+describe('MetaAllocator: range-selection policies', () => {
+  it('ordered: the oldest ServiceCIDR first, the next only when it is full', async () => {
+    for (const seed of SEEDS) {
+      const { source, meta } = setup('ordered', seed);
+      source.addServiceCIDR('old', ['10.0.0.0/28']);
+      source.addServiceCIDR('new', ['10.1.0.0/24']);
+      for (let i = 0; i < 14; i++) expect(hostOf('10.0.0.0/28', await meta.allocateNext())).toBe(true);
+      expect(hostOf('10.1.0.0/24', await meta.allocateNext())).toBe(true);
+    }
+  });
+
+  it('upstream: a random range per call, both equally likely', async () => {
+    for (const seed of SEEDS) {
+      const { source, meta } = setup('upstream', seed);
+      source.addServiceCIDR('a', ['10.0.0.0/24']);
+      source.addServiceCIDR('b', ['10.1.0.0/24']);
+      let inA = 0;
+      for (let i = 0; i < 200; i++) if (hostOf('10.0.0.0/24', await meta.allocateNext())) inA++;
+      expect(inA).toBeGreaterThan(60);
+      expect(inA).toBeLessThan(140);
+    }
+  });
+
+  it('weighted: picks in proportion to free addresses', async () => {
+    for (const seed of SEEDS) {
+      const { source, meta } = setup('weighted', seed);
+      source.addServiceCIDR('small', ['10.0.0.0/28']); // 14
+      source.addServiceCIDR('big', ['10.1.0.0/20']); // 4094
+      let inSmall = 0;
+      for (let i = 0; i < 200; i++) if (hostOf('10.0.0.0/28', await meta.allocateNext())) inSmall++;
+      expect(inSmall).toBeLessThan(8); // expected ≈ 0.7
+      // three equal ranges, one nearly full: the full one is rarely picked
+      const s2 = setup('weighted', seed);
+      s2.source.addServiceCIDR('a', ['10.0.0.0/24']);
+      for (let i = 0; i < 250; i++) await s2.meta.allocateNext();
+      s2.source.addServiceCIDR('b', ['10.1.0.0/24']);
+      s2.source.addServiceCIDR('c', ['10.2.0.0/24']);
+      let inA = 0;
+      for (let i = 0; i < 100; i++) if (hostOf('10.0.0.0/24', await s2.meta.allocateNext())) inA++;
+      expect(inA).toBeLessThan(5); // 4 free of ≈ 500
+    }
+  });
+});
+
+// ── model-based property ─────────────────────────────────────────────────────────────────────
+
+const POOL = ['10.0.0.0/28', '10.0.0.0/29', '10.0.0.8/29', '10.0.0.0/27', '10.0.0.16/28', '10.0.0.0/30', '10.0.0.32/30'];
+
+type Cmd =
+  | { op: 'add'; sc: number; cidr: number; ready: boolean }
+  | { op: 'remove'; sc: number }
+  | { op: 'ready'; sc: number; ready: boolean }
+  | { op: 'allocate'; host: number }
+  | { op: 'next' }
+  | { op: 'burst'; n: number; remove: number }
+  | { op: 'release'; host: number };
+
+const cmdArb: fc.Arbitrary<Cmd> = fc.oneof(
+  fc.record({ op: fc.constant('add' as const), sc: fc.nat(4), cidr: fc.nat(POOL.length - 1), ready: fc.boolean() }),
+  fc.record({ op: fc.constant('remove' as const), sc: fc.nat(4) }),
+  fc.record({ op: fc.constant('ready' as const), sc: fc.nat(4), ready: fc.boolean() }),
+  fc.record({ op: fc.constant('allocate' as const), host: fc.nat(40) }),
+  { arbitrary: fc.constant({ op: 'next' as const }), weight: 4 },
+  fc.record({ op: fc.constant('burst' as const), n: fc.integer({ min: 2, max: 5 }), remove: fc.nat(4) }),
+  fc.record({ op: fc.constant('release' as const), host: fc.nat(40) }),
+);
+
+/** Σ usable sizes of the prefixes no other contains — a BigInt oracle independent of Prefix. */
+function topLevelSize(cidrs: string[]): bigint {
+  const nets = [...new Set(cidrs)].map((c) => {
+    const [a, b] = c.split('/');
+    const bits = Number(b);
+    const base = a!.split('.').reduce((n, o) => n * 256n + BigInt(o), 0n);
+    return { lo: base, hi: base + (1n << BigInt(32 - bits)) - 1n, bits };
+  });
+  let total = 0n;
+  for (const n of nets) {
+    const inside = nets.some((m) => m !== n && m.lo <= n.lo && n.hi <= m.hi);
+    if (!inside) total += n.bits >= 31 ? 0n : n.hi - n.lo - 1n;
+  }
+  return total;
+}
+
+describe.each(RANGE_POLICIES)('MetaAllocator property, policy %s', (policy) => {
+  it('never hands out an address twice, and only from a range that exists', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(cmdArb, { maxLength: 80 }), fc.integer(), async (cmds, seed) => {
+        const { store, source, meta } = setup(policy, seed);
+        const live = new Map<string, { cidr: string; ready: boolean }>();
+        const taken = new Set<string>();
+        const hostInLive = (ip: string, readyOnly: boolean) =>
+          [...live.values()].some((s) => (!readyOnly || s.ready) && hostOf(s.cidr, ip));
+        for (const c of cmds) {
+          const name = `sc${'sc' in c ? c.sc : 0}`;
+          switch (c.op) {
+            case 'add':
+              if (live.has(name)) break;
+              source.addServiceCIDR(name, [POOL[c.cidr]!], { ready: c.ready });
+              live.set(name, { cidr: POOL[c.cidr]!, ready: c.ready });
+              break;
+            case 'remove':
+              if (!live.has(name)) break;
+              source.deleteServiceCIDR(name);
+              live.delete(name);
+              break;
+            case 'ready':
+              if (!live.has(name)) break;
+              source.setReady(name, c.ready);
+              live.get(name)!.ready = c.ready;
+              break;
+            case 'allocate': {
+              const ip = `10.0.0.${c.host}`;
+              try {
+                await meta.allocate(ip);
+              } catch (e) {
+                if (e instanceof ErrAllocated) expect(taken.has(ip)).toBe(true);
+                else expect(e).toBeInstanceOf(ErrMismatchedNetwork);
+                break;
+              }
+              expect(taken.has(ip)).toBe(false);
+              expect(hostInLive(ip, false)).toBe(true);
+              taken.add(ip);
+              break;
+            }
+            case 'next': {
+              let ip: string;
+              try {
+                ip = await meta.allocateNext();
+              } catch (e) {
+                expect(e).toBeInstanceOf(ErrFull);
+                break;
+              }
+              expect(taken.has(ip)).toBe(false);
+              expect(hostInLive(ip, false)).toBe(true);
+              taken.add(ip);
+              break;
+            }
+            case 'burst': {
+              // concurrent allocateNext calls, a ServiceCIDR removed while they are in flight
+              const before = new Map(live);
+              const calls = Array.from({ length: c.n }, () => meta.allocateNext());
+              const victim = `sc${c.remove}`;
+              if (live.has(victim)) {
+                source.deleteServiceCIDR(victim);
+                live.delete(victim);
+              }
+              for (const r of await Promise.allSettled(calls)) {
+                if (r.status === 'rejected') {
+                  expect(r.reason).toBeInstanceOf(ErrFull);
+                  continue;
+                }
+                expect(taken.has(r.value)).toBe(false);
+                expect([...before.values()].some((s) => hostOf(s.cidr, r.value))).toBe(true);
+                taken.add(r.value);
+              }
+              break;
+            }
+            case 'release': {
+              const ip = `10.0.0.${c.host}`;
+              try {
+                await meta.release(ip);
+              } catch (e) {
+                expect(e).toBeInstanceOf(ErrMismatchedNetwork);
+                expect(hostInLive(ip, false)).toBe(false);
+                break;
+              }
+              taken.delete(ip);
+              break;
+            }
+          }
+          expect(new Set(store.records().map((r) => r.name))).toEqual(taken);
+          expect(meta.used()).toBe(taken.size);
+          const top = topLevelSize([...live.values()].map((s) => s.cidr));
+          expect(meta.size).toBe(top);
+          expect(meta.free()).toBe(top > BigInt(taken.size) ? top - BigInt(taken.size) : 0n);
+        }
+        meta.destroy();
+      }),
+      { numRuns: 60, seed: 20240 },
+    );
+  });
+});
+
+// ── metrics read-back ────────────────────────────────────────────────────────────────────────
+
+async function value(registry: Registry, name: string, labels: Record<string, string>): Promise<number> {
+  const metric = registry.getSingleMetric(name);
+  if (metric === undefined) return 0;
+  const data = await metric.get();
+  const v = data.values.find((x) => Object.entries(labels).every(([k, val]) => x.labels[k] === val) &&
+    Object.keys(x.labels).length === Object.keys(labels).length);
+  return v === undefined ? 0 : v.value;
+}
+
+/** upstream expectMetrics: {free, used, allocated (static + dynamic), errors (static + dynamic)}. */
+async function metrics(registry: Registry, cidr: string) {
+  return {
+    free: await value(registry, METRIC_AVAILABLE_IPS, { cidr }),
+    used: await value(registry, METRIC_ALLOCATED_IPS, { cidr }),
+    allocated: (await value(registry, METRIC_ALLOCATIONS, { cidr, scope: 'static' })) +
+      (await value(registry, METRIC_ALLOCATIONS, { cidr, scope: 'dynamic' })),
+    errors: (await value(registry, METRIC_ERRORS, { cidr, scope: 'static' })) +
+      (await value(registry, METRIC_ERRORS, { cidr, scope: 'dynamic' })),
+  };
+}
