@@ -1,0 +1,157 @@
+// DualStackAllocator: the ClusterIPs of one Service, one per family, in one call — both or
+// neither. Upstream's Service REST storage does the same with its per-family allocators
+// (allocate every family, release what was taken when a later family fails).
+//
+//   allocateNext(owner, ['IPv6', 'IPv4'])          the primary family first (Service.spec.ipFamilies)
+//     1. ipv6.allocateNext(owner) → 2001:db8::17
+//     2. ipv4.allocateNext(owner) → ErrFull
+//     3. ipv6.release(2001:db8::17)                 roll back, then rethrow ErrFull unchanged
+//
+// The two allocators may be any IPAllocator: two MetaAllocators (ranges from ServiceCIDRs), two
+// Allocators, or a mix; they may share a store or not.
+import { parseAddr } from './address.ts';
+import { InvalidArgumentError } from './errors.ts';
+import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+
+/** The addresses of one Service. */
+export interface DualStackIPs {
+  IPv4?: string;
+  IPv6?: string;
+  /** The addresses in family order (what Service.spec.clusterIPs holds). */
+  readonly ips: readonly string[];
+  /** The families in that order (Service.spec.ipFamilies). */
+  readonly families: readonly IPFamily[];
+}
+
+export interface DualStackOptions {
+  /**
+   * Called when rolling back the first family fails (the address stays taken until released or
+   * garbage-collected by a repair loop). The original error is rethrown regardless. Default: ignore.
+   */
+  onRollbackError?: (error: unknown, ip: string, family: IPFamily) => void;
+}
+
+const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);
+
+export class DualStackAllocator {
+  readonly ipv4: IPAllocator;
+  readonly ipv6: IPAllocator;
+  private readonly onRollbackError: DualStackOptions['onRollbackError'];
+
+  constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
+    if (ipv4?.ipFamily !== 'IPv4') throw new InvalidArgumentError(`the first allocator must be IPv4, got ${String(ipv4?.ipFamily)}`);
+    if (ipv6?.ipFamily !== 'IPv6') throw new InvalidArgumentError(`the second allocator must be IPv6, got ${String(ipv6?.ipFamily)}`);
+    this.ipv4 = ipv4;
+    this.ipv6 = ipv6;
+    this.onRollbackError = options.onRollbackError;
+  }
+
+  /** The allocator of one family. */
+  allocator(family: IPFamily): IPAllocator {
+    if (family === 'IPv4') return this.ipv4;
+    if (family === 'IPv6') return this.ipv6;
+    throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
+  }
+
+  /**
+   * One free address per family, in `families` order (default IPv4 then IPv6; one family for a
+   * single-stack Service). If a family fails, the addresses already taken are released and that
+   * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …).
+   */
+  async allocateNext(owner?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
+    checkFamilies(families);
+    const ips: string[] = [];
+    for (const f of families) {
+      try {
+        ips.push(await this.allocator(f).allocateNext(owner));
+      } catch (e) {
+        await this.rollback(ips, families);
+        throw e;
+      }
+    }
+    return result(ips, families);
+  }
+
+  /**
+   * Reserves the given addresses (at most one per family), in the given order. If one fails, the
+   * ones already reserved are released and its error is rethrown unchanged (ErrAllocated,
+   * ErrNotInRange, ErrMismatchedNetwork, …). Malformed text: InvalidAddressError before anything
+   * is reserved.
+   */
+  async allocate(ips: readonly string[], owner?: ParentRef): Promise<DualStackIPs> {
+    const families = familiesOf(ips);
+    const done: string[] = [];
+    for (let i = 0; i < ips.length; i++) {
+      try {
+        await this.allocator(families[i]!).allocate(ips[i]!, owner);
+      } catch (e) {
+        await this.rollback(done, families);
+        throw e;
+      }
+      done.push(ips[i]!);
+    }
+    return result([...ips], families);
+  }
+
+  /**
+   * Releases every address (an array, or what allocate/allocateNext returned), each through its
+   * family's allocator. All are attempted; the first error is rethrown afterwards.
+   */
+  async release(ips: readonly string[] | DualStackIPs): Promise<void> {
+    const list = isIPList(ips) ? ips : ips.ips;
+    const families = familiesOf(list);
+    let first: { error: unknown } | undefined;
+    for (let i = 0; i < list.length; i++) {
+      try {
+        await this.allocator(families[i]!).release(list[i]!);
+      } catch (e) {
+        first ??= { error: e };
+      }
+    }
+    if (first !== undefined) throw first.error;
+  }
+
+  private async rollback(ips: readonly string[], families: readonly IPFamily[]): Promise<void> {
+    for (let i = 0; i < ips.length; i++) {
+      try {
+        await this.allocator(families[i]!).release(ips[i]!);
+      } catch (e) {
+        this.onRollbackError?.(e, ips[i]!, families[i]!);
+      }
+    }
+  }
+}
+
+function isIPList(v: readonly string[] | DualStackIPs): v is readonly string[] {
+  return Array.isArray(v);
+}
+
+function checkFamilies(families: readonly IPFamily[]): void {
+  if (!Array.isArray(families) || families.length < 1 || families.length > 2) {
+    throw new InvalidArgumentError('families must list one or two IP families');
+  }
+  for (const f of families) {
+    if (f !== 'IPv4' && f !== 'IPv6') throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(f)}`);
+  }
+  if (families.length === 2 && families[0] === families[1]) {
+    throw new InvalidArgumentError(`families must differ, got ${families[0]} twice`);
+  }
+}
+
+/** The family of each address; throws InvalidAddressError / InvalidArgumentError. */
+function familiesOf(ips: readonly string[]): IPFamily[] {
+  if (!Array.isArray(ips) || ips.length < 1 || ips.length > 2) {
+    throw new InvalidArgumentError('a Service has one or two ClusterIPs');
+  }
+  const families = ips.map((ip): IPFamily => (parseAddr(ip).family === 4 ? 'IPv4' : 'IPv6'));
+  if (families.length === 2 && families[0] === families[1]) {
+    throw new InvalidArgumentError(`at most one address per family, got two ${families[0]} addresses`);
+  }
+  return families;
+}
+
+function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
+  const r: DualStackIPs = { ips, families: [...families] };
+  for (let i = 0; i < ips.length; i++) r[families[i]!] = ips[i]!;
+  return r;
+}

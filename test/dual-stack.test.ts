@@ -1,0 +1,176 @@
+// DualStackAllocator: one address per family for a Service, both or neither, over two
+// MetaAllocators (ranges from one dual-stack ServiceCIDR) and over two plain Allocators.
+import { describe, expect, it } from 'vitest';
+import { DualStackAllocator } from '../adapters/dual-stack.ts';
+import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import { Allocator } from '../adapters/allocator.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { parseAddr } from '../adapters/address.ts';
+import { Prefix } from '../adapters/geometry.ts';
+import {
+  ErrAllocated,
+  ErrFull,
+  ErrMismatchedNetwork,
+  ErrNotInRange,
+  InvalidAddressError,
+  InvalidArgumentError,
+} from '../adapters/errors.ts';
+import type { IPAllocator } from '../adapters/types.ts';
+
+const SEEDS = [1, 42, 24301];
+const V4 = '10.96.0.0/28';
+const V6 = 'fd00:10:96::/124';
+
+function hostOf(cidr: string, ip: string): boolean {
+  const { family, words } = parseAddr(ip);
+  return Prefix.parse(cidr).inRange(family, words);
+}
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** Two MetaAllocators fed by one dual-stack ServiceCIDR, each family on its own store. */
+function metas(seed: number, policy: (typeof RANGE_POLICIES)[number] = 'upstream') {
+  const source = new InMemoryServiceCIDRs();
+  source.addServiceCIDR('kubernetes', [V4, V6]);
+  const store4 = new MemoryStore();
+  const store6 = new MemoryStore();
+  const v4 = new MetaAllocator('IPv4', source, { store: store4, random: seededRandom(seed), policy });
+  const v6 = new MetaAllocator('IPv6', source, { store: store6, random: seededRandom(seed + 1), policy });
+  return { source, store4, store6, v4, v6, ds: new DualStackAllocator(v4, v6) };
+}
+
+describe.each(SEEDS)('DualStackAllocator over MetaAllocators, seed %i', (seed) => {
+  it('allocates one address per family, in the requested order, and releases both', async () => {
+    for (const policy of RANGE_POLICIES) {
+      const { store4, store6, ds } = metas(seed, policy);
+      const owner = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+      const both = await ds.allocateNext(owner);
+      expect(both.families).toEqual(['IPv4', 'IPv6']);
+      expect(both.ips).toEqual([both.IPv4, both.IPv6]);
+      expect(hostOf(V4, both.IPv4!)).toBe(true);
+      expect(hostOf(V6, both.IPv6!)).toBe(true);
+      expect((await store4.get(both.IPv4!))?.parentRef).toEqual(owner);
+      expect((await store6.get(both.IPv6!))?.parentRef).toEqual(owner);
+
+      const v6first = await ds.allocateNext(undefined, ['IPv6', 'IPv4']);
+      expect(v6first.ips).toEqual([v6first.IPv6, v6first.IPv4]);
+      const single = await ds.allocateNext(undefined, ['IPv6']);
+      expect(single.IPv4).toBeUndefined();
+      expect(single.ips).toHaveLength(1);
+      expect(store4.size).toBe(2);
+      expect(store6.size).toBe(3);
+
+      await ds.release(both);
+      await ds.release(v6first.ips);
+      await ds.release(single);
+      expect(store4.size).toBe(0);
+      expect(store6.size).toBe(0);
+    }
+  });
+
+  it('both or neither: a store failure on the second family releases the first and rethrows unchanged', async () => {
+    const { store4, store6, v4, ds } = metas(seed);
+    const failure = new Error('server error');
+    store6.failCreates(failure);
+    expect(await rejection(ds.allocateNext())).toBe(failure);
+    expect(store4.createCalls).toBe(1);
+    expect(store4.size).toBe(0);
+    expect(v4.used()).toBe(0);
+    expect(store6.size).toBe(0);
+    // and the other way round
+    store4.failCreates(failure);
+    expect(await rejection(ds.allocateNext(undefined, ['IPv6', 'IPv4']))).toBe(failure);
+    expect(store6.size).toBe(0);
+    expect(store4.size).toBe(0);
+  });
+
+  it('both or neither: the second family full → ErrFull, nothing kept', async () => {
+    const { store4, store6, ds } = metas(seed);
+    const taken: string[] = [];
+    for (let i = 0; i < 14; i++) taken.push((await ds.allocateNext()).IPv4!); // the /28 holds 14
+    expect(new Set(taken).size).toBe(14);
+    expect(store6.size).toBe(14); // the /124 holds 15: one left
+    await ds.allocateNext(undefined, ['IPv6']);
+    expect(await rejection(ds.allocateNext(undefined, ['IPv4', 'IPv6']))).toBeInstanceOf(ErrFull);
+    expect(store4.size).toBe(14);
+    expect(store6.size).toBe(15);
+  });
+
+  it('allocate(ips): both, or the conflicting one rethrown and the other released', async () => {
+    const { store4, store6, ds } = metas(seed);
+    const r = await ds.allocate(['fd00:10:96::5', '10.96.0.5']);
+    expect(r).toMatchObject({ IPv4: '10.96.0.5', IPv6: 'fd00:10:96::5', families: ['IPv6', 'IPv4'] });
+    expect(await rejection(ds.allocate(['10.96.0.6', 'fd00:10:96::5']))).toBeInstanceOf(ErrAllocated);
+    expect(await store4.get('10.96.0.6')).toBeUndefined();
+    expect(await rejection(ds.allocate(['10.96.0.7', 'fd00:99::1']))).toBeInstanceOf(ErrMismatchedNetwork);
+    expect(await store4.get('10.96.0.7')).toBeUndefined();
+    // argument errors come before anything is reserved
+    expect(await rejection(ds.allocate(['10.96.0.8', '10.96.0.9']))).toBeInstanceOf(InvalidArgumentError);
+    expect(await rejection(ds.allocate(['10.96.0.8', 'fd00::zz']))).toBeInstanceOf(InvalidAddressError);
+    expect(await rejection(ds.allocate([]))).toBeInstanceOf(InvalidArgumentError);
+    expect(await store4.get('10.96.0.8')).toBeUndefined();
+    expect(store4.size).toBe(1);
+    expect(store6.size).toBe(1);
+    await ds.release(r);
+    expect(store4.size + store6.size).toBe(0);
+  });
+});
+
+describe('DualStackAllocator over plain Allocators (one shared store)', () => {
+  it('rolls back and reports a failed rollback without hiding the original error', async () => {
+    const store = new MemoryStore();
+    const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
+    const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) }); // one address
+    const ds = new DualStackAllocator(a4, a6);
+    const first = await ds.allocateNext();
+    expect(first.IPv6).toBe('fd00::1');
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(store.size).toBe(2); // only the first Service's pair
+    const other = first.IPv4 === '10.0.0.1' ? '10.0.0.2' : '10.0.0.1';
+    expect(await rejection(ds.allocate([other, 'fd00::2']))).toBeInstanceOf(ErrNotInRange);
+    expect(await a4.has(other)).toBe(false);
+
+    const rollbackErrors: string[] = [];
+    const broken: IPAllocator = Object.assign(Object.create(a4) as IPAllocator, {
+      release: () => Promise.reject(new Error('release failed')),
+    });
+    const ds2 = new DualStackAllocator(broken, a6, { onRollbackError: (e, ip) => rollbackErrors.push(`${ip}: ${(e as Error).message}`) });
+    const e = await rejection(ds2.allocateNext());
+    expect(e).toBeInstanceOf(ErrFull);
+    expect(rollbackErrors).toHaveLength(1);
+    expect(rollbackErrors[0]).toMatch(/^10\.0\.0\.[12]: release failed$/);
+  });
+
+  it('release tries every address and rethrows the first error', async () => {
+    const a4 = Allocator.create('10.0.0.0/29', { random: seededRandom(5) });
+    const a6 = Allocator.create('fd00::/120', { random: seededRandom(6) });
+    const broken: IPAllocator = Object.assign(Object.create(a4) as IPAllocator, {
+      release: () => Promise.reject(new Error('release failed')),
+    });
+    const ds = new DualStackAllocator(broken, a6);
+    const r = await ds.allocateNext();
+    expect(((await rejection(ds.release(r))) as Error).message).toBe('release failed');
+    expect(await a6.has(r.IPv6!)).toBe(false);
+  });
+
+  it('checks its arguments', () => {
+    const a4 = Allocator.create('10.0.0.0/29');
+    const a6 = Allocator.create('fd00::/120');
+    expect(() => new DualStackAllocator(a6, a4)).toThrow(InvalidArgumentError);
+    const ds = new DualStackAllocator(a4, a6);
+    expect(ds.allocator('IPv6')).toBe(a6);
+    return Promise.all([
+      expect(ds.allocateNext(undefined, [])).rejects.toBeInstanceOf(InvalidArgumentError),
+      expect(ds.allocateNext(undefined, ['IPv4', 'IPv4'])).rejects.toBeInstanceOf(InvalidArgumentError),
+    ]);
+  });
+});
