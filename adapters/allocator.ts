@@ -266,6 +266,25 @@ export class Allocator implements IPAllocator, DryRunTarget {
     }
 
     let result: string | null = null;
+    try {
+      result = await this.search(upper, owner);
+    } catch (e) {
+      this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
+      throw e;
+    }
+    if (result === null) {
+      this.metrics.error(this.cidr, 'dynamic');
+      throw new ErrFull();
+    }
+    this.metrics.observe(this.cidr, start);
+    return result;
+  }
+
+  /** Both bands in order, from the start drawn in this.draw; null when both are exhausted. */
+  private async search(upper: boolean, owner: ParentRef | undefined): Promise<string | null> {
+    const d = this.draw;
+    const ro = this.rangeOffset;
+    let result: string | null = null;
     if (upper) {
       // band offset = rangeOffset + drawn offset; past the band (or past 2^64) clamps to its start
       let sLo = d.lo + ro;
@@ -284,11 +303,6 @@ export class Allocator implements IPAllocator, DryRunTarget {
       drawBelow(this.random, 0, ro, d);
       result = await this.scanBand(0, d.lo, 0, 0, 0, ro - 1, owner);
     }
-    if (result === null) {
-      this.metrics.error(this.cidr, 'dynamic');
-      throw new ErrFull();
-    }
-    this.metrics.observe(this.cidr, start);
     return result;
   }
 
