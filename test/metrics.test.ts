@@ -1,0 +1,227 @@
+// Metrics: upstream A7/A8 (= B8/B9) and B10, in the seeded-gauge variant (the gauges show the
+// current used/available as soon as metrics are enabled — the open upstream fix #140615/#141128;
+// upstream master would show no series until the first allocate/release), plus the exact
+// increments of SEMANTICS §4/§5.3/§6 and the registration rules.
+import { describe, expect, it } from 'vitest';
+import { Registry, register as defaultRegistry } from 'prom-client';
+import { Allocator } from '../adapters/allocator.ts';
+import { ReferenceAllocator, type AllocatorOptions } from '../adapters/reference-allocator.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { ErrAllocated, ErrFull } from '../adapters/errors.ts';
+import {
+  DEF_BUCKETS,
+  METRIC_ALLOCATED_IPS,
+  METRIC_ALLOCATIONS,
+  METRIC_AVAILABLE_IPS,
+  METRIC_DURATION,
+  METRIC_ERRORS,
+  NULL_RECORDER,
+  enableMetrics,
+  registerMetrics,
+} from '../adapters/metrics.ts';
+import type { IPAllocator } from '../adapters/types.ts';
+
+type Factory = (cidr: string, options?: AllocatorOptions) => IPAllocator;
+const IMPLS: [string, Factory][] = [
+  ['ReferenceAllocator', (cidr, o) => new ReferenceAllocator(cidr, o)],
+  ['Allocator', (cidr, o) => Allocator.create(cidr, o)],
+];
+
+async function value(reg: Registry, name: string, labels: Record<string, string>): Promise<number> {
+  const m = reg.getSingleMetric(name);
+  if (m === undefined) return 0;
+  const data = await m.get();
+  let sum = 0;
+  for (const v of data.values) {
+    const l = v.labels as Record<string, string | number>;
+    if (Object.entries(labels).every(([k, x]) => l[k] === x)) sum += v.value;
+  }
+  return sum;
+}
+
+/** upstream expectMetrics: free, used, allocated (static+dynamic), errors (static+dynamic). */
+async function metricsOf(reg: Registry, cidr: string) {
+  return {
+    free: await value(reg, METRIC_AVAILABLE_IPS, { cidr }),
+    used: await value(reg, METRIC_ALLOCATED_IPS, { cidr }),
+    allocated: await value(reg, METRIC_ALLOCATIONS, { cidr }),
+    errors: await value(reg, METRIC_ERRORS, { cidr }),
+  };
+}
+
+async function settle(p: Promise<unknown>): Promise<unknown> {
+  try {
+    return await p;
+  } catch (e) {
+    return e;
+  }
+}
+
+describe.each(IMPLS)('%s metrics', (_name, impl) => {
+  const make = (cidr: string, reg?: Registry, seed = 7): IPAllocator => {
+    const a = impl(cidr, { store: new MemoryStore(), random: seededRandom(seed) });
+    if (reg !== undefined) a.enableMetrics(reg);
+    return a;
+  };
+
+  // A7 TestIPAllocatorClusterIPMetrics / B8 TestClusterIPMetrics (seeded variant)
+  it('A7/B8 the upstream script', async () => {
+    const reg = new Registry();
+    const a = make('10.0.0.0/24', reg);
+    const b = make('2001:db8::/112', reg);
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 254, used: 0, allocated: 0, errors: 0 });
+    expect(await metricsOf(reg, '2001:db8::/112')).toEqual({ free: 65535, used: 0, allocated: 0, errors: 0 });
+
+    const ips = [await a.allocateNext(), await a.allocateNext()];
+    expect(ips[0]).not.toBe(ips[1]);
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 252, used: 2, allocated: 2, errors: 0 });
+
+    for (const ip of ips) expect(await settle(a.allocate(ip))).toBeInstanceOf(ErrAllocated);
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 252, used: 2, allocated: 2, errors: 2 });
+
+    for (const ip of ips) await a.release(ip);
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 254, used: 0, allocated: 2, errors: 2 });
+
+    for (let i = 0; i < 264; i++) {
+      await settle(a.allocateNext());
+      await settle(b.allocateNext());
+    }
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 0, used: 254, allocated: 256, errors: 12 });
+    expect(await metricsOf(reg, '2001:db8::/112')).toEqual({ free: 65271, used: 264, allocated: 264, errors: 0 });
+  });
+
+  // A8 TestIPAllocatorClusterIPAllocatedMetrics / B9 TestClusterIPAllocatedMetrics (seeded variant)
+  it('A8/B9 allocation_total{dynamic} and allocation_errors_total{static}', async () => {
+    const reg = new Registry();
+    const a = make('10.0.0.0/25', reg);
+    expect(await metricsOf(reg, '10.0.0.0/25')).toEqual({ free: 126, used: 0, allocated: 0, errors: 0 });
+    const ips = [await a.allocateNext(), await a.allocateNext()];
+    expect(ips[0]).not.toBe(ips[1]);
+    expect(await value(reg, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/25', scope: 'dynamic' })).toBe(2);
+    for (const ip of ips) expect(await settle(a.allocate(ip))).toBeInstanceOf(ErrAllocated);
+    expect(await value(reg, METRIC_ERRORS, { cidr: '10.0.0.0/25', scope: 'static' })).toBe(2);
+    expect(await value(reg, METRIC_ERRORS, { cidr: '10.0.0.0/25', scope: 'dynamic' })).toBe(0);
+  });
+
+  // B10 TestMetricsDisabled (seeded variant)
+  it('B10 an allocator without metrics leaves them alone', async () => {
+    const reg = new Registry();
+    const a = make('10.0.0.0/24', reg);
+    const b = make('10.0.0.0/24');
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 254, used: 0, allocated: 0, errors: 0 });
+    for (let i = 0; i < 100; i++) await a.allocateNext();
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 154, used: 100, allocated: 100, errors: 0 });
+    for (let i = 0; i < 200; i++) await b.allocateNext();
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 154, used: 100, allocated: 100, errors: 0 });
+  });
+
+  it('§5.3 an aborting store error counts twice; each collision once; the /32 early ErrFull not at all', async () => {
+    const reg = new Registry();
+    const store = new MemoryStore();
+    const a = impl('10.0.0.0/24', { store, random: seededRandom(3), metrics: reg });
+    store.failCreates(new Error('server error'), 1);
+    await settle(a.allocateNext());
+    expect(await value(reg, METRIC_ERRORS, { cidr: '10.0.0.0/24', scope: 'dynamic' })).toBe(2);
+    store.collideCreates(2);
+    await a.allocateNext();
+    expect(await value(reg, METRIC_ERRORS, { cidr: '10.0.0.0/24', scope: 'dynamic' })).toBe(4);
+    expect(await value(reg, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/24', scope: 'dynamic' })).toBe(1);
+
+    const tiny = impl('10.0.0.0/32', { random: seededRandom(3), metrics: reg });
+    expect(await settle(tiny.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(await metricsOf(reg, '10.0.0.0/32')).toEqual({ free: 0, used: 0, allocated: 0, errors: 0 });
+  });
+
+  it('§4 not-in-range counts a static error, except in dry run; the histogram sees successes only', async () => {
+    const reg = new Registry();
+    const a = make('10.0.0.0/24', reg);
+    await settle(a.allocate('10.0.1.1'));
+    await settle(a.dryRun().allocate('10.0.1.1'));
+    await a.dryRun().allocateNext();
+    expect(await value(reg, METRIC_ERRORS, { cidr: '10.0.0.0/24', scope: 'static' })).toBe(1);
+    await a.allocate('10.0.0.1');
+    await a.allocateNext();
+    await settle(a.allocate('10.0.0.1'));
+    const h = await reg.getSingleMetric(METRIC_DURATION)!.get();
+    const count = h.values.find((v) => (v as { metricName?: string }).metricName === `${METRIC_DURATION}_count`);
+    expect(count?.value).toBe(2);
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 252, used: 2, allocated: 2, errors: 2 });
+  });
+
+  it('§6 release sets the gauges and never counts; failed releases change nothing', async () => {
+    const reg = new Registry();
+    const a = make('10.0.0.0/24', reg);
+    await a.allocate('10.0.0.9');
+    await a.release('10.0.0.9');
+    await a.release('10.0.0.9');
+    await a.release('junk');
+    expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 254, used: 0, allocated: 1, errors: 0 });
+  });
+
+  it('available_ips of a /64 is Number(free) (2^64 − 1 rounds to 2^64)', async () => {
+    const reg = new Registry();
+    make('2001:db8::/64', reg);
+    expect(await value(reg, METRIC_AVAILABLE_IPS, { cidr: '2001:db8::/64' })).toBe(2 ** 64);
+  });
+});
+
+describe('registration', () => {
+  it('uses the upstream names, types, help texts, labels and DefBuckets', async () => {
+    const reg = new Registry();
+    registerMetrics(reg);
+    const json = await reg.getMetricsAsJSON();
+    const byName = new Map(json.map((m) => [m.name, m]));
+    expect(byName.get(METRIC_ALLOCATED_IPS)).toMatchObject({ type: 'gauge', help: 'Gauge measuring the number of allocated IPs for Services' });
+    expect(byName.get(METRIC_AVAILABLE_IPS)).toMatchObject({ type: 'gauge', help: 'Gauge measuring the number of available IPs for Services' });
+    expect(byName.get(METRIC_ALLOCATIONS)).toMatchObject({ type: 'counter', help: 'Number of Cluster IPs allocations' });
+    expect(byName.get(METRIC_ERRORS)).toMatchObject({ type: 'counter', help: 'Number of errors trying to allocate Cluster IPs' });
+    expect(byName.get(METRIC_DURATION)).toMatchObject({ type: 'histogram', help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR' });
+    expect(DEF_BUCKETS).toEqual([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+    const m = registerMetrics(reg);
+    m.duration.observe({ cidr: 'x' }, 0.001);
+    const les = (await m.duration.get()).values
+      .map((v) => (v.labels as Record<string, string | number>).le)
+      .filter((le) => le !== undefined && le !== '+Inf');
+    expect(les).toEqual([...DEF_BUCKETS]);
+    m.allocations.inc({ cidr: 'x', scope: 'static' });
+    expect(() => m.allocations.inc({ cidr: 'x', scope: 'static', other: 'y' } as never)).toThrow();
+  });
+
+  it('registering twice in one registry reuses the metrics; two allocators share them', async () => {
+    const reg = new Registry();
+    expect(registerMetrics(reg)).toBe(registerMetrics(reg));
+    expect(enableMetrics(reg)).toBe(enableMetrics(reg));
+    const a = Allocator.create('10.0.0.0/24', { metrics: reg });
+    const b = new ReferenceAllocator('10.0.1.0/24', { metrics: reg });
+    a.enableMetrics(reg);
+    await a.allocateNext();
+    await b.allocateNext();
+    expect(await value(reg, METRIC_ALLOCATIONS, {})).toBe(2);
+    expect(reg.getMetricsAsArray()).toHaveLength(5);
+  });
+
+  it('reuses metrics of the same names registered earlier by someone else', () => {
+    const reg = new Registry();
+    // someone registered the five metrics in a fresh registry (e.g. another copy of this package)
+    const first = registerMetrics(reg);
+    const other = new Registry();
+    for (const name of [METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_ERRORS, METRIC_DURATION]) {
+      other.registerMetric(reg.getSingleMetric(name)!);
+    }
+    expect(registerMetrics(other).allocations).toBe(first.allocations);
+  });
+
+  it('enableMetrics() without a registry uses the prom-client default registry', async () => {
+    const a = Allocator.create('10.9.0.0/24');
+    a.enableMetrics();
+    await a.allocateNext();
+    expect(await value(defaultRegistry, METRIC_ALLOCATIONS, { cidr: '10.9.0.0/24' })).toBe(1);
+  });
+
+  it('the null recorder does nothing and does not read the clock', () => {
+    expect(NULL_RECORDER.start()).toBe(0);
+    NULL_RECORDER.allocation('x', 'static');
+    NULL_RECORDER.observe('x', 0);
+  });
+});
