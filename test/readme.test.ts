@@ -1,0 +1,50 @@
+// Every ```ts block of README.md runs, as written, against this checkout: `from 'ipallocator'`
+// and `from 'ipallocator/kubernetes'` are pointed at the sources. A block whose first line is
+// `// no-run` (cluster examples) is type-shaped documentation and is skipped, saying why.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..');
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m, i) => ({ i, code: m[1]! }));
+const dir = mkdtempSync(join(tmpdir(), 'ipallocator-readme-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function localize(code: string): string {
+  const src = (p: string) => JSON.stringify(pathToFileURL(join(root, p)).href);
+  return code
+    .replaceAll(`'ipallocator/kubernetes'`, src('adapters/kubernetes/index.ts'))
+    .replaceAll(`'ipallocator'`, src('adapters/index.ts'));
+}
+
+describe('README examples', () => {
+  it('has examples', () => {
+    expect(blocks.length).toBeGreaterThan(3);
+  });
+  for (const { i, code } of blocks) {
+    const title = code.split('\n')[0]!.replace(/^\/\/\s*/, '').slice(0, 70);
+    if (code.startsWith('// no-run')) {
+      it.skip(`block ${i}: ${title} (needs a live cluster)`, () => {});
+      continue;
+    }
+    it(`block ${i}: ${title}`, async () => {
+      const file = join(dir, `block-${i}.ts`);
+      writeFileSync(file, localize(code));
+      // The examples state their expectations with console.assert: make a failed one fail the test.
+      const failures: unknown[][] = [];
+      const original = console.assert;
+      console.assert = (cond?: unknown, ...data: unknown[]) => {
+        if (!cond) failures.push(data);
+      };
+      try {
+        await import(pathToFileURL(file).href);
+      } finally {
+        console.assert = original;
+      }
+      expect(failures).toEqual([]);
+    });
+  }
+});
