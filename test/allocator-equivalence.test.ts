@@ -10,7 +10,7 @@ import { Allocator } from '../adapters/allocator.ts';
 import type { IndexKind } from '../adapters/free-index.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
-import { seededRandom, uniformBelow, type RandomSource } from '../adapters/random.ts';
+import { Xoshiro128, drawBelow, drawU64, seededRandom, uniformBelow, type RandomSource } from '../adapters/random.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { allocatorLabels } from '../adapters/store.ts';
@@ -216,5 +216,73 @@ describe('Allocator ≡ ReferenceAllocator (same seed, same store contents)', ()
     await pair.both((a) => a.release('10.1.1.9'), 'release');
     const x = await pair.both((a) => a.allocateNext(), 'lower band draw');
     expect(['ok 10.1.1.7', 'ok 10.1.1.9']).toContain(x);
+  });
+});
+
+// The draws both allocators share (adapters/random.ts).
+describe('random: the shared draws', () => {
+  it('xoshiro128** matches the reference implementation from state [1, 2, 3, 4]', () => {
+    const r = new Xoshiro128(1, 2, 3, 4);
+    expect([r.nextU32(), r.nextU32(), r.nextU32()]).toEqual([11520, 0, 5927040]);
+  });
+
+  it('equal seeds give equal sequences, different seeds different ones', () => {
+    const a = seededRandom(123);
+    const b = seededRandom(123);
+    const c = seededRandom(124);
+    const sa = Array.from({ length: 8 }, () => a.nextU32());
+    expect(Array.from({ length: 8 }, () => b.nextU32())).toEqual(sa);
+    expect(Array.from({ length: 8 }, () => c.nextU32())).not.toEqual(sa);
+    expect(() => seededRandom(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('drawBelow stays below n at the word boundaries and makes no draw for n = 1', () => {
+    const rng = seededRandom(9);
+    const out = { hi: 0, lo: 0 };
+    const cases: [number, number][] = [[0, 2], [0, 3], [0, 0xffffffff], [1, 0], [1, 1], [0x7fffffff, 0xffffffff], [0xffffffff, 0xffffffff]];
+    for (const [nHi, nLo] of cases) {
+      for (let i = 0; i < 200; i++) {
+        drawBelow(rng, nHi, nLo, out);
+        const below = out.hi < nHi || (out.hi === nHi && out.lo < nLo);
+        if (!below) throw new Error(`drawBelow(${nHi}, ${nLo}) gave (${out.hi}, ${out.lo})`);
+      }
+    }
+    const counting = { n: 0, nextU32() { this.n++; return 0; } };
+    drawBelow(counting, 0, 1, out);
+    expect(counting.n).toBe(0);
+    expect(out).toEqual({ hi: 0, lo: 0 });
+    expect(() => drawBelow(counting, 0, 0, out)).toThrow(RangeError);
+  });
+
+  it('drawBelow is uniform: every value of a small range, near-equal counts (fixed seed)', () => {
+    const rng = seededRandom(77);
+    const n = 10;
+    const counts = new Array<number>(n).fill(0);
+    for (let i = 0; i < 100_000; i++) counts[uniformBelow(rng, n)]!++;
+    // chi-square with 9 degrees of freedom; 27.9 is the 0.1 % critical value
+    const chi = counts.reduce((s, c) => s + (c - 10_000) ** 2 / 10_000, 0);
+    expect(chi).toBeLessThan(27.9);
+  });
+
+  it('rejection keeps a non-power-of-two range unbiased (the top value is as likely as the bottom)', () => {
+    // n = 3·2^30: a modulo reduction of a 32-bit draw would favour the lowest quarter 2:1
+    const rng = seededRandom(5);
+    const n = 3 * 2 ** 30;
+    let low = 0;
+    let high = 0;
+    for (let i = 0; i < 60_000; i++) {
+      const v = uniformBelow(rng, n);
+      if (v < 2 ** 30) low++;
+      else if (v >= 2 * 2 ** 30) high++;
+    }
+    expect(Math.abs(low - high)).toBeLessThan(1500);
+  });
+
+  it('drawU64 takes hi then lo', () => {
+    const words = [5, 6];
+    const src = { nextU32: () => words.shift()! };
+    const out = { hi: 0, lo: 0 };
+    drawU64(src, out);
+    expect(out).toEqual({ hi: 5, lo: 6 });
   });
 });

@@ -147,4 +147,22 @@ describe('MemoryStore', () => {
     await s.delete('10.0.0.9');
     expect(w.events).toHaveLength(2);
   });
+
+  it('stays exact through heavy create/delete churn (tombstones and compaction)', async () => {
+    const s = new MemoryStore();
+    for (let i = 0; i < 3000; i++) await s.create({ name: `n${i}`, labels, parentRef: null });
+    for (let i = 0; i < 2500; i++) await s.delete(`n${i}`);
+    expect(s.size).toBe(500);
+    expect(s.cache.size).toBe(500);
+    expect(s.cache.list().length).toBe(500);
+    expect(s.cache.get('n10')).toBeUndefined();
+    expect(s.cache.get('n2999')?.name).toBe('n2999');
+    for (let i = 0; i < 100; i++) await s.create({ name: `n${i}`, labels, parentRef: null });
+    expect(s.size).toBe(600);
+    expect(s.records().map((r) => r.name).sort()).toEqual(
+      [...Array.from({ length: 100 }, (_, i) => `n${i}`), ...Array.from({ length: 500 }, (_, i) => `n${2500 + i}`)].sort(),
+    );
+    await expect(s.delete('n50')).resolves.toBeUndefined();
+    await expect(s.delete('n50')).rejects.toBeInstanceOf(NotFoundError);
+  });
 });
