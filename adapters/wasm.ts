@@ -146,3 +146,24 @@ export function memoryU8(): Uint8Array {
   if (u8View.length === 0 || u8View.buffer !== core.memory.buffer) u8View = new Uint8Array(core.memory.buffer);
   return u8View;
 }
+
+const WASM_PAGE_BYTES = 65536;
+
+/**
+ * Caps the core's linear memory at `bytes` (rounded down to 64 KiB pages; never below what the
+ * memory already holds, since WebAssembly memory cannot shrink). Allocations that would grow past
+ * the cap fail with OutOfMemoryError and change nothing. `Infinity` lifts the cap (4 GiB, the
+ * wasm32 maximum). The instance, and so the cap, is shared by every allocator in the process.
+ */
+export function setMemoryLimit(bytes: number): void {
+  if (typeof bytes !== 'number' || Number.isNaN(bytes) || bytes < 0) {
+    throw new RangeError(`memory limit must be a non-negative number of bytes, got ${String(bytes)}`);
+  }
+  const pages = bytes === Infinity ? 65536 : Math.min(65536, Math.floor(bytes / WASM_PAGE_BYTES));
+  core.heap_set_limit_pages(pages);
+}
+
+/** The current cap in bytes, and the bytes the core's memory holds now. */
+export function memoryLimit(): { limit: number; size: number } {
+  return { limit: core.heap_limit_pages() * WASM_PAGE_BYTES, size: core.memory.buffer.byteLength };
+}
