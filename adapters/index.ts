@@ -23,6 +23,7 @@ export type { ServiceCIDR, ServiceCIDRSource, ServiceCIDRWatcher, AddServiceCIDR
 export { MemoryStore, type MemoryStoreOptions } from './memory-store.ts';
 export { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, allocatorLabels } from './store.ts';
 export type { IPAddressRecord, Store, StoreCache, StoreWatcher } from './store.ts';
+export { RECONCILE_GRACE_MS, ownerKey, reconcile, type ReconcileOptions, type ReconcileResult } from './reconcile.ts';
 
 // ── errors ─────────────────────────────────────────────────────────────────────────────────
 export {
@@ -40,6 +41,9 @@ export {
   NotFoundError,
   OutOfMemoryError,
 } from './errors.ts';
+
+// ── WebAssembly memory ─────────────────────────────────────────────────────────────────────
+export { memoryLimit, setMemoryLimit } from './wasm.ts';
 
 // ── randomness ─────────────────────────────────────────────────────────────────────────────
 export { Xoshiro128, defaultRandom, drawBelow, drawU64, seededRandom, uniformBelow } from './random.ts';

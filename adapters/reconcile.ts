@@ -1,0 +1,106 @@
+// reconcile: find (and optionally delete) IPAddress records whose owner the caller does not know
+// — the leaks a failed or interrupted allocation leaves behind.
+//
+// Why leaks exist: an allocation is one create of the record named by the address. When the
+// create reaches the store but its reply does not reach the allocator (a timeout, a reset
+// connection, a crash between the IPAddress create and the Service create), the caller sees an
+// error while the record exists. A release whose delete failed leaves a record the caller
+// considers freed. Neither is a duplicate — the store's create is the lock, so no address is
+// ever held twice — but the address stays taken until someone deletes the record.
+//
+// Upstream (SEMANTICS §16, controller/repairip.go) runs a repair loop in kube-apiserver: an
+// IPAddress managed by `ipallocator.k8s.io` whose parent Service does not exist is deleted once it
+// is older than 60 s (the grace covers the window between the IPAddress create and the Service
+// create). `reconcile` is the same rule as a function the caller runs with the owners it knows:
+//
+//   records = store.cache.list({managed-by: ipallocator.k8s.io})   (optionally one family)
+//   leak    = record whose parentRef is null or not in knownOwners
+//   young   = leak created less than graceMs ago (kept, reported separately)
+//   delete  = options.delete: store.delete(name) for every leak past the grace
+//             (NotFound counts as done; other errors are reported, never thrown)
+//
+// Records of other controllers (no managed-by label) are never touched. The cache view is used,
+// as upstream's repair loop uses its informer: run it after the cache has synced.
+import { NotFoundError } from './errors.ts';
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from './store.ts';
+import type { IPFamily, ParentRef } from './types.ts';
+
+/** Upstream's grace before an IPAddress without its Service is deleted. */
+export const RECONCILE_GRACE_MS = 60_000;
+
+export interface ReconcileOptions {
+  /** Delete the leaks past the grace (default false: report only). */
+  delete?: boolean;
+  /** Leaks younger than this (by creationTimestamp) are kept. Default 60 s (upstream); 0 = no grace. */
+  graceMs?: number;
+  /** Only records labelled with this family. */
+  family?: IPFamily;
+  /** The clock, in ms since the epoch (tests). Default Date.now. */
+  now?: () => number;
+}
+
+export interface ReconcileResult {
+  /** Records no known owner holds, past the grace. */
+  readonly leaks: IPAddressRecord[];
+  /** Records no known owner holds, still inside the grace (or of unknown age, unless graceMs is 0). */
+  readonly young: IPAddressRecord[];
+  /** Names deleted (or found already gone). */
+  readonly deleted: string[];
+  /** Deletes that failed; the records stay and will be reported again next time. */
+  readonly errors: { name: string; error: unknown }[];
+}
+
+/** The identity of an owner: group/resource/namespace/name ("" for absent fields). */
+export function ownerKey(ref: ParentRef): string {
+  return `${ref.group ?? ''}/${ref.resource}/${ref.namespace ?? ''}/${ref.name}`;
+}
+
+/**
+ * Lists the records of `target` (a Store, or anything with a `store`, e.g. an allocator) managed
+ * by the allocator whose owner is not in `knownOwners`, and deletes them when asked.
+ * `knownOwners`: ParentRefs, or a predicate over a record's parentRef.
+ */
+export async function reconcile(
+  target: Store | { readonly store: Store },
+  knownOwners: Iterable<ParentRef> | ((owner: ParentRef | null, record: IPAddressRecord) => boolean),
+  options: ReconcileOptions = {},
+): Promise<ReconcileResult> {
+  const store: Store = 'create' in target ? target : target.store;
+  let known: (owner: ParentRef | null, record: IPAddressRecord) => boolean;
+  if (typeof knownOwners === 'function') {
+    known = knownOwners;
+  } else {
+    const keys = new Set<string>();
+    for (const ref of knownOwners) keys.add(ownerKey(ref));
+    known = (owner) => owner !== null && keys.has(ownerKey(owner));
+  }
+  const grace = options.graceMs ?? RECONCILE_GRACE_MS;
+  if (!Number.isFinite(grace) || grace < 0) throw new RangeError(`graceMs must be a non-negative number, got ${grace}`);
+  const now = (options.now ?? Date.now)();
+  const selector: Record<string, string> = { [LABEL_MANAGED_BY]: CONTROLLER_NAME };
+  if (options.family !== undefined) selector[LABEL_IP_FAMILY] = options.family;
+
+  const leaks: IPAddressRecord[] = [];
+  const young: IPAddressRecord[] = [];
+  for (const r of store.cache.list(selector)) {
+    if (known(r.parentRef, r)) continue;
+    const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
+    const old = grace === 0 || (!Number.isNaN(created) && now - created >= grace);
+    (old ? leaks : young).push(r);
+  }
+
+  const deleted: string[] = [];
+  const errors: { name: string; error: unknown }[] = [];
+  if (options.delete === true) {
+    for (const r of leaks) {
+      try {
+        await store.delete(r.name);
+        deleted.push(r.name);
+      } catch (e) {
+        if (e instanceof NotFoundError) deleted.push(r.name);
+        else errors.push({ name: r.name, error: e });
+      }
+    }
+  }
+  return { leaks, young, deleted, errors };
+}
