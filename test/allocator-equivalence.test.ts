@@ -286,3 +286,24 @@ describe('random: the shared draws', () => {
     expect(out).toEqual({ hi: 5, lo: 6 });
   });
 });
+
+// Draws that random runs practically never produce, scripted word by word.
+describe('scripted draws reach the rare /64 branches identically', () => {
+  const scripted = (words: number[]): RandomSource => {
+    let i = 0;
+    return { nextU32: () => words[i++ % words.length]! };
+  };
+  it.each([
+    ['offset 0', '2001:db8::/64', [0, 0], '2001:db8::101'],
+    ['#134193 guard: 2^64−1 − offset < rangeOffset', '2001:db8::/64', [0xffffffff, 0xffffffff], '2001:db8::101'],
+    ['offset 2^64−257: one past last, clamps to the band start', '2001:db8::/64', [0xffffffff, 0xfffffeff], '2001:db8::101'],
+    ['offset 2^64−258: exactly last', '2001:db8::/64', [0xffffffff, 0xfffffefe], '2001:db8::ffff:ffff:ffff:ffff'],
+    ['top of the space: start overflows 128 bits, upper band yields nothing, lower band', 'ffff:ffff:ffff:ffff::/64',
+      [0xffffffff, 0xfffffeff, 5], 'ffff:ffff:ffff:ffff::6'],
+  ])('%s', async (_what, cidr, words, want) => {
+    const r = new ReferenceAllocator(cidr, { random: scripted(words) });
+    const a = Allocator.create(cidr, { random: scripted(words) });
+    expect(await r.allocateNext()).toBe(want);
+    expect(await a.allocateNext()).toBe(want);
+  });
+});
