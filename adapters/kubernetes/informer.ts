@@ -1,4 +1,5 @@
-// The informer: a list + watch loop feeding an in-memory map of IPAddress records.
+// The informer: a list + watch loop feeding an in-memory map of records — IPAddress records for
+// the store; any cluster-scoped kind given a `convert` (ServiceCIDRs, service-cidrs.ts).
 //
 // Why not client-node's makeInformer (ListWatch): it stops for good after an `error` event,
 // waits a fixed 1 s…30 s before reconnecting, does not page lists, and does not ask for
@@ -32,14 +33,29 @@
 //   predates) and skips listed objects whose uid is tombstoned.
 // Invariant: the map only holds objects the server held at some revision, each at most once,
 // and it converges to the server's set once the watch catches up.
-import type { IPAddressRecord, StoreCache, StoreWatcher } from '../store.ts';
+import type { IPAddressRecord, StoreCache } from '../store.ts';
 import { translate } from './errors.ts';
-import { matchesSelector, notOlder, revision, toRecord, type IPAddressObject, type LabelSelector } from './objects.ts';
+import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
+/** What the informer keeps per object: a name, the identity and version it orders by, labels. */
+export interface CachedRecord {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly resourceVersion?: string | undefined;
+  readonly uid?: string | undefined;
+}
+
+/** Receives the informer's changes (StoreWatcher for IPAddress records). */
+export interface InformerWatcher<R> {
+  onAdd(record: R): void;
+  onDelete(record: R): void;
+}
+
 export interface ListPage {
-  items: IPAddressObject[];
+  /** Objects as the API serves them (converted by the informer's `convert`). */
+  items: unknown[];
   metadata?: { resourceVersion?: string; _continue?: string; continue?: string };
 }
 
@@ -66,7 +82,9 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
-export interface InformerOptions {
+export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
+  /** Object (list item, watch event, create answer) → frozen record. Default: IPAddress toRecord. */
+  convert?: (obj: unknown) => R;
   selector?: LabelSelector;
   /** List page size (limit); 0 lists in one request. Default 500 (client-go's pager default). */
   pageSize?: number;
@@ -98,11 +116,11 @@ function isNewerThan(a: string | undefined, b: string | undefined): boolean {
   return x !== undefined && y !== undefined && x > y;
 }
 
-export class Informer implements StoreCache {
-  private readonly records = new Map<string, IPAddressRecord>();
+export class Informer<R extends CachedRecord = IPAddressRecord> {
+  private readonly records = new Map<string, R>();
   /** uid → name of records this store deleted whose DELETED event has not arrived yet. */
   private readonly tombstones = new Map<string, string>();
-  private readonly watchers = new Set<StoreWatcher>();
+  private readonly watchers = new Set<InformerWatcher<R>>();
   private readonly stateListeners = new Set<(state: InformerState, error?: Error) => void>();
   private _state: InformerState = 'syncing';
   private synced = false;
@@ -117,21 +135,24 @@ export class Informer implements StoreCache {
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
   /** The last list/watch failure, cleared by the next successful list. */
   lastError: Error | undefined;
+  private readonly convert: (obj: unknown) => R;
 
   constructor(
     private readonly lw: ListerWatcher,
     private readonly resource: string,
-    private readonly options: InformerOptions = {},
-  ) {}
+    private readonly options: InformerOptions<R> = {},
+  ) {
+    this.convert = options.convert ?? (toRecord as unknown as (obj: unknown) => R);
+  }
 
   // --- StoreCache ------------------------------------------------------------------------------
 
-  get(name: string): IPAddressRecord | undefined {
+  get(name: string): R | undefined {
     return this.records.get(name);
   }
 
-  list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
-    const out: IPAddressRecord[] = [];
+  list(labels?: Readonly<Record<string, string>>): R[] {
+    const out: R[] = [];
     const keys = labels ? Object.keys(labels) : [];
     for (const r of this.records.values()) {
       if (keys.every((k) => r.labels[k] === labels![k])) out.push(r);
@@ -147,7 +168,7 @@ export class Informer implements StoreCache {
     return this.synced;
   }
 
-  subscribe(watcher: StoreWatcher): () => void {
+  subscribe(watcher: InformerWatcher<R>): () => void {
     for (const r of [...this.records.values()]) this.call(watcher, 'onAdd', r);
     this.watchers.add(watcher);
     return () => {
@@ -196,9 +217,9 @@ export class Informer implements StoreCache {
   // --- local writes (read-your-writes) ----------------------------------------------------------
 
   /** Applies the object a successful create returned. */
-  appliedCreate(obj: IPAddressObject): void {
+  appliedCreate(obj: unknown): void {
     if (this.stopped) return;
-    this.upsert(toRecord(obj));
+    this.upsert(this.convert(obj));
   }
 
   /** Applies a successful delete; `uid` from the Status details, else the cached record's. */
@@ -266,7 +287,7 @@ export class Informer implements StoreCache {
     this.stats.lists++;
     const { items, resourceVersion } = await this.listAll();
     if (this.stopped) return;
-    this.replace(items.map(toRecord), resourceVersion);
+    this.replace(items.map((o) => this.convert(o)), resourceVersion);
     this.rv = resourceVersion;
     this.lastError = undefined;
     const first = !this.synced;
@@ -276,10 +297,10 @@ export class Informer implements StoreCache {
   }
 
   /** Pages through the list; an expired continue token restarts it without paging. */
-  private async listAll(): Promise<{ items: IPAddressObject[]; resourceVersion: string }> {
+  private async listAll(): Promise<{ items: unknown[]; resourceVersion: string }> {
     const pageSize = this.options.pageSize ?? 500;
     const labelSelector = this.options.selector?.text || undefined;
-    const items: IPAddressObject[] = [];
+    const items: unknown[] = [];
     let resourceVersion = '';
     let cont: string | undefined;
     for (;;) {
@@ -318,7 +339,7 @@ export class Informer implements StoreCache {
       };
       const onEvent = (type: string, object: unknown) => {
         if (this.stopped || settled) return;
-        const obj = object as IPAddressObject & { code?: number };
+        const obj = object as { code?: number; metadata?: { resourceVersion?: string } };
         if (type === 'ERROR') {
           if (obj?.code === 410) expired = true;
           else eventError = { code: obj?.code, statusCode: obj?.code, body: obj };
@@ -328,10 +349,10 @@ export class Informer implements StoreCache {
         switch (type) {
           case 'ADDED':
           case 'MODIFIED':
-            this.upsert(toRecord(obj));
+            this.upsert(this.convert(obj));
             break;
           case 'DELETED':
-            this.remove(toRecord(obj));
+            this.remove(this.convert(obj));
             break;
           case 'BOOKMARK':
             break;
@@ -372,7 +393,7 @@ export class Informer implements StoreCache {
 
   // --- applying changes ------------------------------------------------------------------------
 
-  private upsert(rec: IPAddressRecord): void {
+  private upsert(rec: R): void {
     if (!matchesSelector(this.options.selector, rec.labels)) return;
     if (rec.uid !== undefined && this.tombstones.has(rec.uid)) return;
     const cur = this.records.get(rec.name);
@@ -381,7 +402,7 @@ export class Informer implements StoreCache {
     this.emit('onAdd', rec);
   }
 
-  private remove(rec: IPAddressRecord): void {
+  private remove(rec: R): void {
     if (rec.uid !== undefined && this.tombstones.delete(rec.uid)) {
       // Already removed by our own delete; only drop a record of that same incarnation.
       const cur = this.records.get(rec.name);
@@ -396,8 +417,8 @@ export class Informer implements StoreCache {
   }
 
   /** Replaces the map with a list taken at `listRV`, delivering the differences. */
-  private replace(listed: IPAddressRecord[], listRV: string): void {
-    const fresh = new Map<string, IPAddressRecord>();
+  private replace(listed: R[], listRV: string): void {
+    const fresh = new Map<string, R>();
     const listedUids = new Set<string>();
     for (const r of listed) {
       if (r.uid !== undefined) listedUids.add(r.uid);
@@ -426,11 +447,11 @@ export class Informer implements StoreCache {
 
   // --- helpers ---------------------------------------------------------------------------------
 
-  private emit(kind: 'onAdd' | 'onDelete', rec: IPAddressRecord): void {
+  private emit(kind: 'onAdd' | 'onDelete', rec: R): void {
     for (const w of [...this.watchers]) this.call(w, kind, rec);
   }
 
-  private call(w: StoreWatcher, kind: 'onAdd' | 'onDelete', rec: IPAddressRecord): void {
+  private call(w: InformerWatcher<R>, kind: 'onAdd' | 'onDelete', rec: R): void {
     try {
       w[kind](rec);
     } catch (err) {
@@ -476,3 +497,7 @@ export class Informer implements StoreCache {
     });
   }
 }
+
+// Compile-time conformance: over IPAddress records the informer is the store's cache.
+const _conforms: (i: Informer) => StoreCache = (i) => i;
+void _conforms;
