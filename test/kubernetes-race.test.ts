@@ -28,7 +28,7 @@ const IS_DENO = 'Deno' in globalThis;
 const CIDR = '10.20.30.0/24';
 const WORKERS = 3;
 
-type Report = { done: true; ips: string[]; elapsedMs: number } | { done: false; error: string; ips: string[] };
+type Report = { done: true; ips: string[]; elapsedMs: number; used: number; free: string } | { done: false; error: string; ips: string[] };
 
 /** A worker process and its JSON lines. */
 class Worker {
@@ -123,6 +123,8 @@ describe(`three ${IS_DENO ? 'Deno' : 'Node'} processes racing on one /24`, () =>
         expect(o.metadata.labels).toEqual(allocatorLabels('IPv4'));
       }
     });
+    // Every process's index converged to the full range.
+    for (const r of reports) expect(r.done && [r.used, r.free]).toEqual([254, '0']);
     // Collisions: every 409 the double answered was a create that lost the race.
     const creates = d.requestsOf('create').length;
     if (process.env.IPALLOCATOR_RACE_REPORT === '1') {

@@ -7,7 +7,9 @@
 // Protocol, one JSON object per line on stdout:
 //   {"ready":true}                       after the store has synced and the allocator exists
 //   (waits for a line "go" on stdin — the barrier that starts every worker at once)
-//   {"done":true,"ips":[…],"elapsedMs":n} after allocateNext(owner) answered "range is full"
+//   {"done":true,"ips":[…],"elapsedMs":n,"used":n,"free":"0"}
+//                                        after allocateNext(owner) answered "range is full" and
+//                                        the cache caught up (used/free as the allocator sees them)
 //   {"done":false,"error":"…","ips":[…]}  on any other error (exit code 2)
 // Every allocation is owned by the Service default/<service-name>.
 import { createInterface } from 'node:readline';
@@ -47,7 +49,11 @@ try {
       throw e;
     }
   }
-  send({ done: true, ips, elapsedMs: performance.now() - start });
+  const elapsedMs = performance.now() - start;
+  // The index converges: once the watch has delivered every worker's objects, used() is the
+  // whole range (bounded wait; the test asserts the value).
+  for (let i = 0; i < 3000 && allocator.free() > 0n; i++) await new Promise((r) => setTimeout(r, 10));
+  send({ done: true, ips, elapsedMs, used: allocator.used(), free: String(allocator.free()) });
 } catch (e) {
   send({ done: false, error: String(e && e.message ? e.message : e), ips });
   code = 2;
