@@ -30,8 +30,15 @@
 //
 // Invariants: every bit set in `taken` is cleared again by a cache delete event, by the end of
 // the call that set it (failed create, collision), or stays because the cache holds the name.
-// Hence `taken.count() ≥ count` means the range is really full and allocateNext can fail fast
-// (after making the same random draws as the reference, so both stay in step).
+// Hence `taken.count() ≥ count` means the range is really full (or its last free addresses are
+// reserved by creates in flight in this process) and allocateNext fails fast — after making the
+// same random draws as the reference, so both stay in step.
+//
+// A successful create sets its bit again only if the cache has not reported the name while the
+// create was pending (`inflight`): then a stale delete event may have cleared the reservation
+// and the record's own add event is still to come. If the cache did report it, later events
+// are the truth — re-setting would leak a bit when the record was deleted before the call
+// resumed.
 import {
   AlreadyExistsError,
   ErrAllocated,
@@ -45,7 +52,7 @@ import { formatAddr, parseAddrInto, type Family } from './address.ts';
 import { Prefix } from './geometry.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { MemoryStore } from './memory-store.ts';
-import { NULL_RECORDER, type MetricsRecorder, type Scope } from './metrics.ts';
+import { NULL_RECORDER, type MetricsRecorder } from './metrics.ts';
 import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
 import {
   DryRunAllocator,
@@ -245,7 +252,9 @@ export class Allocator implements IPAllocator, DryRunTarget {
     const d = this.draw;
     const ro = this.rangeOffset;
 
-    // The upper band's start, drawn exactly as the reference draws it.
+    // The upper band's start, drawn exactly as the reference draws it. `this.draw` is shared by
+    // concurrent calls: search() reads it before its first await, so no other call can overwrite
+    // it in between.
     let upper = true;
     if (this.drawKind === DRAW_U64) {
       drawU64(this.random, d);

@@ -351,6 +351,11 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
    * upstream ipIterator + allocateFromRange: candidates start, start+1, …, last, first, …,
    * start−1 where start = first + offset (no candidates if that overflows the family width;
    * clamped to first if it is past last). Rejects with BAND_FULL when every candidate failed.
+   *
+   * One deliberate difference: a band ending at ffff:…:ffff wraps to its first address like any
+   * other. Upstream's iterator steps past the end of the address space to the invalid Addr and
+   * stops, so it reports "range is full" with free addresses below the start (an upstream bug;
+   * geometry.ts ipIterator makes the same choice).
    */
   private async allocateFromRange(first: bigint, last: bigint, offset: bigint, owner: ParentRef | undefined): Promise<string> {
     let start = first + offset;
