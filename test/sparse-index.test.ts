@@ -1,0 +1,392 @@
+// The sparse index (core-as/sparse.ts) against a Set<bigint> model, through FreeIndex(…, 'sparse').
+//
+// One random driver (`runOps`) serves every domain: small ones (n = 1..300, every case of the run
+// logic), many runs (bands and merges across page boundaries), domains at the top of u64
+// (n = 2^64 − 1, offsets near 0, 2^32, 2^63, 2^64 − 2), and long consecutive runs. After every
+// step the index must agree with the model and `validate()` must be 0.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { FreeIndex } from '../adapters/free-index.ts';
+import { core } from '../adapters/wasm.ts';
+
+const TWO32 = 1n << 32n;
+const MAX_N = (1n << 64n) - 1n;
+
+const hiOf = (x: bigint): number => Number(x >> 32n);
+const loOf = (x: bigint): number => Number(x & 0xffffffffn);
+
+/** Every index made here, destroyed in afterAll (and most tests destroy their own earlier). */
+const made: FreeIndex[] = [];
+function sparse(n: bigint): FreeIndex {
+  const ix = new FreeIndex(hiOf(n), loOf(n), 'sparse');
+  made.push(ix);
+  return ix;
+}
+function destroy(ix: FreeIndex): void {
+  ix.destroy();
+  made.splice(made.indexOf(ix), 1);
+}
+
+// ── the model: a slow, obviously correct implementation of the contract ─────────────────────
+class Model {
+  readonly taken = new Set<bigint>();
+  constructor(readonly n: bigint) {}
+
+  set(x: bigint): boolean {
+    if (x >= this.n || this.taken.has(x)) return false;
+    this.taken.add(x);
+    return true;
+  }
+  clear(x: bigint): boolean {
+    return this.taken.delete(x);
+  }
+  /** First free ≥ x (the set is finite, so the walk is bounded by its size). */
+  private firstFree(x: bigint): bigint {
+    while (this.taken.has(x)) x++;
+    return x;
+  }
+  /** start..hi, then lo..start−1, in [lo, min(hi, n−1)]; start outside → lo. */
+  nextFree(start: bigint, lo: bigint, hi: bigint): bigint | null {
+    if (lo > hi || lo >= this.n) return null;
+    if (hi >= this.n) hi = this.n - 1n;
+    if (start < lo || start > hi) start = lo;
+    const a = this.firstFree(start);
+    if (a <= hi) return a;
+    const b = this.firstFree(lo);
+    return b < start ? b : null;
+  }
+  nextSet(from: bigint): bigint | null {
+    let best: bigint | null = null;
+    for (const x of this.taken) if (x >= from && (best === null || x < best)) best = x;
+    return best;
+  }
+}
+
+// ── the driver ──────────────────────────────────────────────────────────────────────────────
+type Op =
+  | { t: 'set'; x: bigint }
+  | { t: 'clear'; x: bigint }
+  | { t: 'has'; x: bigint }
+  | { t: 'nextFree'; s: bigint; lo: bigint; hi: bigint }
+  | { t: 'nextSet'; x: bigint }
+  | { t: 'fill'; x: bigint; len: number }
+  | { t: 'many'; xs: bigint[] };
+
+function opArb(off: fc.Arbitrary<bigint>, maxFill: number): fc.Arbitrary<Op> {
+  return fc.oneof(
+    { weight: 5, arbitrary: off.map((x): Op => ({ t: 'set', x })) },
+    { weight: 3, arbitrary: off.map((x): Op => ({ t: 'clear', x })) },
+    { weight: 1, arbitrary: off.map((x): Op => ({ t: 'has', x })) },
+    { weight: 3, arbitrary: fc.tuple(off, off, off).map(([s, lo, hi]): Op => ({ t: 'nextFree', s, lo, hi })) },
+    { weight: 1, arbitrary: off.map((x): Op => ({ t: 'nextSet', x })) },
+    { weight: 1, arbitrary: fc.tuple(off, fc.integer({ min: 1, max: maxFill })).map(([x, len]): Op => ({ t: 'fill', x, len })) },
+    { weight: 1, arbitrary: fc.array(off, { maxLength: 150 }).map((xs): Op => ({ t: 'many', xs })) },
+  );
+}
+
+function pairsOf(xs: bigint[]): Uint32Array {
+  const p = new Uint32Array(xs.length * 2);
+  xs.forEach((x, i) => {
+    p[2 * i] = hiOf(x);
+    p[2 * i + 1] = loOf(x);
+  });
+  return p;
+}
+
+const resultOf = (ix: FreeIndex): bigint => (BigInt(ix.resultHi) << 32n) | BigInt(ix.resultLo);
+
+function step(ix: FreeIndex, m: Model, op: Op): void {
+  switch (op.t) {
+    case 'set':
+      expect(ix.set(hiOf(op.x), loOf(op.x)), `set ${op.x}`).toBe(m.set(op.x));
+      break;
+    case 'clear':
+      expect(ix.clear(hiOf(op.x), loOf(op.x)), `clear ${op.x}`).toBe(m.clear(op.x));
+      break;
+    case 'has':
+      expect(ix.has(hiOf(op.x), loOf(op.x)), `has ${op.x}`).toBe(m.taken.has(op.x));
+      break;
+    case 'nextFree': {
+      const want = m.nextFree(op.s, op.lo, op.hi);
+      const got = ix.nextFree(hiOf(op.s), loOf(op.s), hiOf(op.lo), loOf(op.lo), hiOf(op.hi), loOf(op.hi));
+      expect(got ? resultOf(ix) : null, `nextFree(${op.s}, [${op.lo}, ${op.hi}])`).toBe(want);
+      break;
+    }
+    case 'nextSet': {
+      const want = m.nextSet(op.x);
+      const got = ix.nextSet(hiOf(op.x), loOf(op.x));
+      expect(got ? resultOf(ix) : null, `nextSet(${op.x})`).toBe(want);
+      break;
+    }
+    case 'fill':
+      for (let i = 0n; i < BigInt(op.len); i++) {
+        const x = op.x + i;
+        if (x >= MAX_N) break; // beyond the 64-bit domain
+        expect(ix.set(hiOf(x), loOf(x))).toBe(m.set(x));
+      }
+      break;
+    case 'many': {
+      const bad = op.xs.findIndex((x) => x >= m.n);
+      const ok = bad < 0 ? op.xs : op.xs.slice(0, bad);
+      let want = 0;
+      for (const x of ok) if (m.set(x)) want++;
+      if (bad < 0) expect(ix.setMany(pairsOf(op.xs))).toBe(want);
+      else expect(() => ix.setMany(pairsOf(op.xs))).toThrow(`position ${bad}`);
+      break;
+    }
+  }
+  expect(ix.validate(), `validate after ${op.t}`).toBe(0);
+  expect(ix.count()).toBe(m.taken.size);
+}
+
+function runOps(n: bigint, ops: Op[]): void {
+  const ix = sparse(n);
+  const m = new Model(n);
+  try {
+    for (const op of ops) step(ix, m, op);
+    // a full ascending walk agrees with the model
+    const sorted = [...m.taken].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    let from = 0n;
+    for (const x of sorted) {
+      expect(ix.nextSet(hiOf(from), loOf(from))).toBe(true);
+      expect(resultOf(ix)).toBe(x);
+      from = x + 1n;
+    }
+    if (from < MAX_N) expect(ix.nextSet(hiOf(from), loOf(from))).toBe(false);
+  } finally {
+    destroy(ix);
+  }
+}
+
+/** Offsets clustered around anchors (± 40), clamped to [0, 2^64 − 1]. */
+function nearArb(anchors: bigint[], spread = 40): fc.Arbitrary<bigint> {
+  return fc.tuple(fc.constantFrom(...anchors), fc.integer({ min: -spread, max: spread })).map(([a, d]) => {
+    const x = a + BigInt(d);
+    return x < 0n ? 0n : x > MAX_N ? MAX_N : x;
+  });
+}
+
+let heapBefore = 0;
+beforeAll(() => {
+  heapBefore = core.heap_bytes_in_use();
+});
+afterAll(() => {
+  for (const ix of [...made]) destroy(ix);
+  // sparse_free returns every block: the heap is back where it started
+  expect(core.heap_bytes_in_use()).toBe(heapBefore);
+});
+
+describe('sparse index', () => {
+  it('is kind sparse, empty, and valid when new (including n = 0 and n = 2^64 − 1)', () => {
+    for (const n of [0n, 1n, 300n, MAX_N]) {
+      const ix = sparse(n);
+      expect(ix.kind).toBe('sparse');
+      expect(ix.count()).toBe(0);
+      expect(ix.validate()).toBe(0);
+      expect(ix.nextSet(0, 0)).toBe(false);
+      destroy(ix);
+    }
+  });
+
+  it('agrees with the model on small domains (n = 1..300)', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }).chain((n) =>
+          fc.tuple(fc.constant(BigInt(n)), fc.array(opArb(fc.bigInt({ min: 0n, max: BigInt(n) + 2n }), 40), { maxLength: 120 })),
+        ),
+        ([n, ops]) => runOps(n, ops),
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('agrees with the model across page boundaries (thousands of runs, splits and merges)', () => {
+    fc.assert(
+      fc.property(fc.array(opArb(fc.bigInt({ min: 0n, max: 12_000n }), 30), { maxLength: 200 }), fc.integer({ min: 0, max: 2 }), (ops, stride) => {
+        // seed ~2000 runs of length 1 (every other or every third offset), then mutate
+        const seed: bigint[] = [];
+        for (let x = 0n; x < 12_000n; x += BigInt(stride + 2)) seed.push(x);
+        runOps(12_001n, [{ t: 'many', xs: seed }, ...ops]);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('clearing every run page by page frees and merges pages and stays valid', () => {
+    const ix = sparse(1_000_000n);
+    const m = new Model(1_000_000n);
+    for (let x = 0n; x < 6000n; x += 2n) step(ix, m, { t: 'set', x });
+    const afterFill = ix.bytes();
+    // clear in an order that empties pages from the middle out
+    for (let k = 0n; k < 3000n; k++) {
+      const x = ((k * 1237n) % 3000n) * 2n;
+      step(ix, m, { t: 'clear', x });
+    }
+    expect(ix.count()).toBe(0);
+    expect(ix.bytes()).toBeLessThan(afterFill);
+    destroy(ix);
+  });
+
+  it('agrees with the model near the top of u64 (n = 2^64 − 1) and at 0, 2^32, 2^63', () => {
+    const anchors = [0n, TWO32 - 1n, TWO32, 1n << 63n, MAX_N - 1n, MAX_N];
+    fc.assert(
+      fc.property(fc.array(opArb(nearArb(anchors), 60), { maxLength: 150 }), (ops) => runOps(MAX_N, ops)),
+      { numRuns: 200 },
+    );
+  });
+
+  it('agrees with the model on domains just under 2^32, 2^63 and 2^64', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(TWO32 + 1n, (1n << 63n) + 5n, MAX_N - 3n), fc.array(fc.nat(), { maxLength: 1 }), (n, _) => {
+        const arb = nearArb([0n, TWO32, 1n << 63n, n - 1n, n], 12);
+        fc.assert(fc.property(fc.array(opArb(arb, 20), { maxLength: 80 }), (ops) => runOps(n, ops)), { numRuns: 30 });
+      }),
+      { numRuns: 3 },
+    );
+  });
+
+  it('long consecutive runs: nextFree jumps to the run end, wraps, and reports a covered band as full', () => {
+    const base = (1n << 63n) - 2500n;
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    step(ix, m, { t: 'fill', x: base, len: 5000 });
+    expect(ix.bytes()).toBeLessThan(8192); // one run: header + directory + one page
+    const cases: Array<[string, bigint, bigint, bigint]> = [
+      ['inside the run → its end + 1', base + 10n, 0n, MAX_N - 1n],
+      ['band ends inside the run, wraps to lo', base + 10n, base - 3n, base + 4000n],
+      ['band fully covered → none', base + 10n, base, base + 4999n],
+      ['band covered, start at lo → none', base, base, base + 100n],
+      ['run extends beyond hi, lo free', base + 4000n, base - 1n, base + 4500n],
+      ['hi beyond n is clamped', MAX_N - 2n, MAX_N - 5n, MAX_N + 0n],
+    ];
+    for (const [, s, lo, hi] of cases) step(ix, m, { t: 'nextFree', s, lo, hi });
+    // splitting the run by clears leaves holes that nextFree finds in order
+    step(ix, m, { t: 'clear', x: base + 2500n });
+    step(ix, m, { t: 'clear', x: base + 1200n });
+    step(ix, m, { t: 'nextFree', s: base, lo: base, hi: base + 4999n });
+    expect(resultOf(ix)).toBe(base + 1200n);
+    step(ix, m, { t: 'nextFree', s: base + 1201n, lo: base, hi: base + 4999n });
+    expect(resultOf(ix)).toBe(base + 2500n);
+    step(ix, m, { t: 'nextFree', s: base + 2501n, lo: base, hi: base + 4999n });
+    expect(resultOf(ix)).toBe(base + 1200n); // wrapped
+    step(ix, m, { t: 'set', x: base + 1200n });
+    step(ix, m, { t: 'set', x: base + 2500n }); // rejoins into one run
+    step(ix, m, { t: 'nextFree', s: base + 7n, lo: base, hi: base + 4999n });
+    // the whole domain's edge: a run ending at n − 1
+    step(ix, m, { t: 'fill', x: MAX_N - 100n, len: 100 });
+    step(ix, m, { t: 'nextFree', s: MAX_N - 50n, lo: MAX_N - 100n, hi: MAX_N - 1n });
+    step(ix, m, { t: 'nextFree', s: MAX_N - 50n, lo: MAX_N - 101n, hi: MAX_N - 1n });
+    expect(resultOf(ix)).toBe(MAX_N - 101n);
+    destroy(ix);
+  });
+
+  it('a fully taken small domain has no free offset from any start', () => {
+    for (const n of [1n, 2n, 257n]) {
+      const ix = sparse(n);
+      const m = new Model(n);
+      step(ix, m, { t: 'fill', x: 0n, len: Number(n) });
+      for (let s = 0n; s <= n; s++) step(ix, m, { t: 'nextFree', s, lo: 0n, hi: n });
+      destroy(ix);
+    }
+  });
+
+  it('set_many equals the individual sets (unsorted, duplicates, bulk and one-by-one paths)', () => {
+    const off = fc.oneof(fc.bigInt({ min: 0n, max: 5000n }), nearArb([1n << 40n, MAX_N - 2n], 300)).map((x) => (x >= MAX_N ? MAX_N - 1n : x));
+    fc.assert(
+      fc.property(fc.array(off, { maxLength: 300 }), fc.array(off, { maxLength: 3000 }), (before, batch) => {
+        const a = sparse(MAX_N);
+        const b = sparse(MAX_N);
+        try {
+          a.setMany(pairsOf(before));
+          for (const x of before) b.set(hiOf(x), loOf(x));
+          let want = 0;
+          for (const x of batch) if (b.set(hiOf(x), loOf(x))) want++;
+          expect(a.setMany(pairsOf(batch))).toBe(want);
+          expect(a.validate()).toBe(0);
+          expect(a.count()).toBe(b.count());
+          // same runs: walk both
+          let from = 0n;
+          for (;;) {
+            const ga = a.nextSet(hiOf(from), loOf(from));
+            const gb = b.nextSet(hiOf(from), loOf(from));
+            expect(ga).toBe(gb);
+            if (!ga) break;
+            expect(resultOf(a)).toBe(resultOf(b));
+            from = resultOf(a);
+            // skip to the end of this run (a band starting at it, so no wrap)
+            if (!a.nextFree(hiOf(from), loOf(from), hiOf(from), loOf(from), 0xffffffff, 0xffffffff)) break;
+            from = resultOf(a);
+          }
+        } finally {
+          destroy(a);
+          destroy(b);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('set_many reports the position of the first out-of-range entry and keeps the ones before it', () => {
+    const ix = sparse(1000n);
+    const xs = [...Array.from({ length: 200 }, (_, i) => BigInt((i * 7) % 1000)), 1000n, 5n, 6n];
+    expect(() => ix.setMany(pairsOf(xs))).toThrow('position 200');
+    expect(ix.count()).toBe(200);
+    expect(ix.has(0, 6)).toBe(false);
+    expect(ix.validate()).toBe(0);
+    destroy(ix);
+  });
+
+  it('stays under 32 bytes per taken address at 10^5 random offsets in [0, 2^64 − 1)', () => {
+    // a fixed-seed xorshift so the test is deterministic
+    let s = 0x9e3779b9 | 0;
+    const u32 = () => {
+      s ^= s << 13;
+      s ^= s >>> 17;
+      s ^= s << 5;
+      return s >>> 0;
+    };
+    const N = 100_000;
+    const pairs = new Uint32Array(2 * N);
+    for (let i = 0; i < 2 * N; i++) pairs[i] = u32();
+    for (let i = 0; i < N; i++) if (pairs[2 * i] === 0xffffffff && pairs[2 * i + 1] === 0xffffffff) pairs[2 * i + 1] = 0;
+
+    const one = sparse(MAX_N);
+    for (let i = 0; i < N; i++) one.set(pairs[2 * i], pairs[2 * i + 1]);
+    expect(one.validate()).toBe(0);
+    expect(one.bytes() / one.count()).toBeLessThan(32);
+
+    const bulk = sparse(MAX_N);
+    expect(bulk.setMany(pairs)).toBe(one.count());
+    expect(bulk.validate()).toBe(0);
+    expect(bulk.bytes() / bulk.count()).toBeLessThan(32);
+    destroy(one);
+    destroy(bulk);
+  });
+
+  it('reports OUT_OF_MEMORY when a split or a new page cannot be had, and changes nothing', () => {
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    const limit = core.heap_limit_pages();
+    try {
+      core.heap_set_limit_pages(0); // no growth beyond the current memory
+      let failedAt = -1n;
+      for (let x = 0n; x < 50_000_000n; x += 2n) {
+        try {
+          ix.set(hiOf(x), loOf(x));
+          m.set(x);
+        } catch (e) {
+          expect((e as Error).name).toBe('OutOfMemoryError');
+          failedAt = x;
+          break;
+        }
+      }
+      expect(failedAt).toBeGreaterThan(0n);
+      expect(ix.validate()).toBe(0);
+      expect(ix.has(hiOf(failedAt), loOf(failedAt))).toBe(false);
+      expect(ix.count()).toBe(m.taken.size);
+    } finally {
+      core.heap_set_limit_pages(limit);
+      destroy(ix);
+    }
+  });
+});
