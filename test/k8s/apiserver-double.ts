@@ -5,7 +5,12 @@
 //   /apis/networking.k8s.io/{v1,v1beta1}/ipaddresses          POST create, GET list / watch
 //   /apis/networking.k8s.io/{v1,v1beta1}/ipaddresses/{name}   GET, DELETE
 //   /apis/networking.k8s.io/{v1,v1beta1}/servicecidrs[/name]  the same verbs, minimally (no
-//                                                              status subresource, no finalizer)
+//                                                              status subresource; status and
+//                                                              conditions are set with modify())
+// Finalizers (any resource, used for servicecidrs): deleting an object whose metadata.finalizers
+// is non-empty only sets metadata.deletionTimestamp (one MODIFIED event) and answers 200 with the
+// object; a later modify() that leaves finalizers empty deletes it (one DELETED event), as the
+// generic registry does.
 //
 // Behaviour modelled on kube-apiserver with its watch cache (checked against the API conventions
 // and k8s.io/apiserver sources):
@@ -51,8 +56,8 @@
 //   bookmark()                  send a BOOKMARK now to watches that allow bookmarks
 //
 // Not implemented (say so rather than pretend): update/patch over HTTP (use `modify()`, which
-// emits MODIFIED like one), managedFields / server-side apply, generation, finalizers and
-// graceful deletion, deleteOptions preconditions, dryRun, fieldSelector, resourceVersionMatch,
+// emits MODIFIED like one), managedFields / server-side apply, generation, graceful deletion
+// (gracePeriodSeconds), deleteOptions preconditions, dryRun, fieldSelector, resourceVersionMatch,
 // sendInitialEvents (watch-list) and the initial-events-end bookmark, a watch from a future
 // resourceVersion (the real server waits up to 3 s then answers 504 "Too large resource
 // version"; here the watch simply starts), the IP-name canonicality and ParentReference
@@ -425,7 +430,7 @@ export class ApiServerDouble {
     return res.code === 201 ? (res.body as KubeObject) : (res.body as Status);
   }
 
-  /** Deletes an object as another client would; false when absent. */
+  /** Deletes an object as another client would (with finalizers: marks it deleting); false when absent. */
   remove(name: string, plural = 'ipaddresses'): boolean {
     return this.doDelete(plural, name).code === 200;
   }
@@ -441,6 +446,13 @@ export class ApiServerDouble {
     next.metadata.uid = prev.metadata.uid;
     next.metadata.creationTimestamp = prev.metadata.creationTimestamp;
     next.metadata.resourceVersion = String(++this.rv);
+    const finalizers = next.metadata.finalizers;
+    if (next.metadata.deletionTimestamp && !(Array.isArray(finalizers) && finalizers.length > 0)) {
+      // The last finalizer removed from a deleting object: the update is the delete.
+      store.delete(name);
+      this.record({ type: 'DELETED', rv: this.rv, plural, object: clone(next) });
+      return true;
+    }
     store.set(name, next);
     this.record({ type: 'MODIFIED', rv: this.rv, plural, object: clone(next), previous: clone(prev) });
     return true;
@@ -597,7 +609,7 @@ export class ApiServerDouble {
         return this.sendJSON(res, 200, this.typed(obj, plural!, version!));
       }
       case 'delete': {
-        const r = this.doDelete(plural!, name!);
+        const r = this.doDelete(plural!, name!, version!);
         return this.sendJSON(res, r.code, r.body);
       }
       case 'list':
@@ -640,10 +652,16 @@ export class ApiServerDouble {
     return { code: 201, body: clone(stored) };
   }
 
-  private doDelete(plural: string, name: string): { code: number; body: Status } {
+  private doDelete(plural: string, name: string, version: ServedVersion = 'v1'): { code: number; body: Status | KubeObject } {
     const store = this.stores.get(plural)!;
     const obj = store.get(name);
     if (!obj) return { code: 404, body: notFound(plural, name) };
+    const finalizers = obj.metadata.finalizers;
+    if (Array.isArray(finalizers) && finalizers.length > 0) {
+      // Finalizers pending: mark for deletion (once) and answer with the object.
+      if (!obj.metadata.deletionTimestamp) this.modify(name, (o) => (o.metadata.deletionTimestamp = nowTimestamp()), plural);
+      return { code: 200, body: this.typed(store.get(name)!, plural, version) };
+    }
     store.delete(name);
     const gone = clone(obj);
     gone.metadata.resourceVersion = String(++this.rv);
