@@ -4,3 +4,15 @@ export { KubernetesStore, type KubernetesStoreOptions } from './store.ts';
 export { KubernetesApiError, type ApiStatus } from './errors.ts';
 export type { InformerState, InformerStats, BackoffOptions } from './informer.ts';
 export { toObject, toRecord, parseLabelSelector, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
+export {
+  KubernetesServiceCIDRs,
+  createServiceCIDR,
+  deleteServiceCIDR,
+  toServiceCIDR,
+  readyCondition,
+  SERVICE_CIDR_READY,
+  type KubernetesServiceCIDRsOptions,
+  type CreateServiceCIDROptions,
+  type ServiceCIDRRecord,
+  type ServiceCIDRObject,
+} from './service-cidrs.ts';

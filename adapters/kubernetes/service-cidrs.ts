@@ -1,0 +1,332 @@
+// KubernetesServiceCIDRs: the ServiceCIDRSource (adapters/service-cidrs.ts) over networking.k8s.io
+// ServiceCIDR objects, read through the same list + watch informer as the store (informer.ts).
+//
+//   list  → GET /apis/networking.k8s.io/{v1|v1beta1}/servicecidrs             (paged, consistent)
+//   watch → GET /apis/networking.k8s.io/{v}/servicecidrs?watch=true&resourceVersion=…
+//                      │ ADDED / MODIFIED ──► onAdd(sc)      (an update is onAdd again)
+//                      │ DELETED          ──► onDelete(sc)   (the finalizer has run)
+//                      └ 410 / error ──► re-list, differences delivered as onAdd / onDelete
+//
+// Object → ServiceCIDR (what a MetaAllocator reads):
+//   name              metadata.name
+//   cidrs             spec.cidrs, as written (the MetaAllocator canonicalises and validates)
+//   ready             the `Ready` condition: status "True" → true; any other status ("False",
+//                     "Unknown") → false; no Ready condition → undefined, which upstream counts
+//                     as ready ("kcm not running")
+//   deletionTimestamp metadata.deletionTimestamp (deletion started, finalizer pending) or null
+//   creationTimestamp metadata.creationTimestamp (RFC 3339, second precision)
+// Records also carry uid, resourceVersion and labels (the informer orders changes by them).
+//
+// Creation order (subscribe's replay and list()): creationTimestamp, ties broken by the order the
+// informer first saw the objects (a list arrives in name order, then watch order). The API's
+// timestamps have second precision, so objects created within one second tie.
+//
+// RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create and delete for
+// the createServiceCIDR / deleteServiceCIDR helpers.
+import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
+import { KubernetesApiError, translate } from './errors.ts';
+import { Informer, type BackoffOptions, type CachedRecord, type InformerState, type InformerStats, type ListPage, type ListerWatcher } from './informer.ts';
+import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+
+const RESOURCE = `servicecidrs.${GROUP}`;
+
+/** The Ready condition type of a ServiceCIDR. */
+export const SERVICE_CIDR_READY = 'Ready';
+
+/** A ServiceCIDR as this source delivers it: the allocator's view plus the informer's identity. */
+export interface ServiceCIDRRecord extends ServiceCIDR, CachedRecord {
+  readonly labels: Readonly<Record<string, string>>;
+  readonly uid?: string | undefined;
+  readonly resourceVersion?: string | undefined;
+  readonly deletionTimestamp: string | null;
+}
+
+/** The JSON of a ServiceCIDR as the API serves it (timestamps may arrive as Date from client-node). */
+export interface ServiceCIDRObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string | Date;
+    deletionTimestamp?: string | Date | null;
+    labels?: Record<string, string>;
+    finalizers?: string[];
+  };
+  spec?: { cidrs?: string[] };
+  status?: { conditions?: { type?: string; status?: string; reason?: string; message?: string }[] };
+}
+
+/** metav1.Time text (RFC 3339, seconds) from either a string or the Date client-node decodes. */
+function timestamp(t: string | Date | null | undefined): string | undefined {
+  if (t === undefined || t === null) return undefined;
+  if (t instanceof Date) return Number.isNaN(t.getTime()) ? undefined : t.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  return String(t);
+}
+
+/** The Ready condition: true for status "True", false for any other status, undefined when absent. */
+export function readyCondition(obj: ServiceCIDRObject): boolean | undefined {
+  const conditions = Array.isArray(obj.status?.conditions) ? obj.status!.conditions! : [];
+  const c = conditions.find((x) => x?.type === SERVICE_CIDR_READY);
+  return c === undefined ? undefined : c.status === 'True';
+}
+
+/** A frozen record from an object served by the API (list item, watch event, create answer). */
+export function toServiceCIDR(obj: ServiceCIDRObject): ServiceCIDRRecord {
+  const meta = obj.metadata ?? {};
+  const cidrs = Array.isArray(obj.spec?.cidrs) ? obj.spec!.cidrs!.map(String) : [];
+  const record: { -readonly [K in keyof ServiceCIDRRecord]: ServiceCIDRRecord[K] } = {
+    name: meta.name ?? '',
+    cidrs: Object.freeze(cidrs),
+    ready: readyCondition(obj),
+    deletionTimestamp: timestamp(meta.deletionTimestamp) ?? null,
+    labels: Object.freeze({ ...(meta.labels ?? {}) }),
+  };
+  const created = timestamp(meta.creationTimestamp);
+  if (created !== undefined) record.creationTimestamp = created;
+  if (meta.uid !== undefined) record.uid = meta.uid;
+  if (meta.resourceVersion !== undefined) record.resourceVersion = meta.resourceVersion;
+  return Object.freeze(record);
+}
+
+export interface KubernetesServiceCIDRsOptions {
+  /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
+  apiVersion?: ApiVersion;
+  /** Only ServiceCIDRs matching this label selector (default: all, like upstream). */
+  labelSelector?: string;
+  /** List page size; 0 = one request. Default 500. */
+  pageSize?: number;
+  /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
+  backoff?: BackoffOptions;
+  /** Server-side watch timeout (seconds). Default random 300–600. */
+  watchTimeoutSeconds?: number;
+  /** Called when a subscriber throws. Default console.error. */
+  onWatcherError?: (err: unknown) => void;
+  /** Start the informer in the constructor. Default true; otherwise call start(). */
+  start?: boolean;
+}
+
+/** The part of the generated NetworkingV1Api / NetworkingV1beta1Api used here. */
+interface ServiceCIDRApi {
+  createServiceCIDR(param: { body: never }): Promise<unknown>;
+  deleteServiceCIDR(param: { name: string }): Promise<unknown>;
+  listServiceCIDR(param: { labelSelector?: string; limit?: number; _continue?: string }): Promise<unknown>;
+}
+
+function checkVersion(v: ApiVersion): void {
+  if (v !== 'v1' && v !== 'v1beta1') throw new TypeError(`apiVersion must be "v1" or "v1beta1", got ${JSON.stringify(v)}`);
+}
+
+function apiFor(kc: KubeConfig, version: ApiVersion): ServiceCIDRApi {
+  checkVersion(version);
+  return (version === 'v1' ? kc.makeApiClient(NetworkingV1Api) : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as ServiceCIDRApi;
+}
+
+/**
+ * A header-free KubernetesApiError naming the ServiceCIDR. Unlike the store, 409 and 404 stay
+ * KubernetesApiErrors (code 409 reason AlreadyExists, code 404 reason NotFound): the allocator's
+ * AlreadyExistsError / NotFoundError speak of IPAddresses.
+ */
+function apiError(err: unknown, verb: 'create' | 'delete', name: string): KubernetesApiError {
+  const e = translate(err, verb, RESOURCE) as KubernetesApiError; // without a name translate never maps 409/404
+  const prefix = `${verb} ${RESOURCE}: `;
+  const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+  return new KubernetesApiError(verb, RESOURCE, name, e.code, e.status, detail, (e as { cause?: unknown }).cause);
+}
+
+export interface CreateServiceCIDROptions {
+  apiVersion?: ApiVersion;
+  labels?: Record<string, string>;
+}
+
+/**
+ * Creates the ServiceCIDR `name` with `spec.cidrs` = `cidrs` (one, or one per family; checked
+ * here as the API server would, throwing InvalidArgumentError / InvalidCIDRError). Resolves to the
+ * stored object; an API failure rejects with a KubernetesApiError (409 when the name is taken).
+ * The Ready condition is kube-controller-manager's to set.
+ */
+export async function createServiceCIDR(
+  kc: KubeConfig,
+  name: string,
+  cidrs: readonly string[],
+  options: CreateServiceCIDROptions = {},
+): Promise<ServiceCIDRRecord> {
+  const version = options.apiVersion ?? 'v1';
+  const api = apiFor(kc, version);
+  if (typeof name !== 'string' || name === '') throw new TypeError('a ServiceCIDR needs a name');
+  validateServiceCIDRSpec(cidrs);
+  const metadata: { name: string; labels?: Record<string, string> } = { name };
+  if (options.labels !== undefined) metadata.labels = { ...options.labels };
+  const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
+  try {
+    return toServiceCIDR((await api.createServiceCIDR({ body: body as never })) as ServiceCIDRObject);
+  } catch (err) {
+    throw apiError(err, 'create', name);
+  }
+}
+
+/**
+ * Deletes the ServiceCIDR `name`. Resolves true once the server accepted the delete (with its
+ * finalizer the object stays, with a deletionTimestamp, until kube-controller-manager finds no
+ * IPAddress left in its ranges), false when there was no such object; other failures reject with
+ * a KubernetesApiError.
+ */
+export async function deleteServiceCIDR(kc: KubeConfig, name: string, options: { apiVersion?: ApiVersion } = {}): Promise<boolean> {
+  const api = apiFor(kc, options.apiVersion ?? 'v1');
+  try {
+    await api.deleteServiceCIDR({ name });
+    return true;
+  } catch (err) {
+    const e = apiError(err, 'delete', name);
+    if (e.code === 404) return false;
+    throw e;
+  }
+}
+
+/** Creation order: creationTimestamp, then first arrival (the informer map's order; sort is stable). */
+function byCreation(a: ServiceCIDRRecord, b: ServiceCIDRRecord): number {
+  const ta = a.creationTimestamp === undefined ? NaN : Date.parse(a.creationTimestamp);
+  const tb = b.creationTimestamp === undefined ? NaN : Date.parse(b.creationTimestamp);
+  const x = Number.isNaN(ta) ? Infinity : ta;
+  const y = Number.isNaN(tb) ? Infinity : tb;
+  return x === y ? 0 : x < y ? -1 : 1;
+}
+
+export class KubernetesServiceCIDRs implements ServiceCIDRSource {
+  readonly apiVersion: ApiVersion;
+  /** The collection path, e.g. /apis/networking.k8s.io/v1/servicecidrs. */
+  readonly path: string;
+  readonly selector: LabelSelector | undefined;
+  private readonly informer: Informer<ServiceCIDRRecord>;
+  private readonly watchers = new Set<ServiceCIDRWatcher>();
+  private closed = false;
+
+  constructor(kubeConfig?: KubeConfig, options: KubernetesServiceCIDRsOptions = {}) {
+    const kc = kubeConfig ?? defaultKubeConfig();
+    this.apiVersion = options.apiVersion ?? 'v1';
+    const api = apiFor(kc, this.apiVersion);
+    const path = (this.path = `/apis/${GROUP}/${this.apiVersion}/servicecidrs`);
+    const text = options.labelSelector?.trim() ?? '';
+    this.selector = text !== '' ? parseLabelSelector(text) : undefined;
+
+    const watch = new Watch(kc);
+    const lw: ListerWatcher = {
+      async list(o) {
+        return (await api.listServiceCIDR({
+          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
+          ...(o.limit !== undefined ? { limit: o.limit } : {}),
+          ...(o.continue !== undefined ? { _continue: o.continue } : {}),
+        })) as ListPage;
+      },
+      async watch(o, onEvent, onDone) {
+        const query: Record<string, string | number | boolean> = {
+          resourceVersion: o.resourceVersion,
+          allowWatchBookmarks: o.allowWatchBookmarks,
+          timeoutSeconds: o.timeoutSeconds,
+        };
+        if (o.labelSelector !== undefined) query.labelSelector = o.labelSelector;
+        const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
+        return () => controller.abort();
+      },
+    };
+    this.informer = new Informer<ServiceCIDRRecord>(lw, RESOURCE, {
+      convert: (obj) => toServiceCIDR(obj as ServiceCIDRObject),
+      ...(this.selector ? { selector: this.selector } : {}),
+      ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
+      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
+      ...(options.onWatcherError ? { onWatcherError: options.onWatcherError } : {}),
+    });
+    // One fan-out subscription; a subscriber that throws is reported and does not stop the others.
+    const report = options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a ServiceCIDR watcher threw', e));
+    const fanOut = (kind: 'onAdd' | 'onDelete', sc: ServiceCIDRRecord) => {
+      for (const w of [...this.watchers]) {
+        try {
+          w[kind](sc);
+        } catch (err) {
+          report(err);
+        }
+      }
+    };
+    this.informer.subscribe({ onAdd: (sc) => fanOut('onAdd', sc), onDelete: (sc) => fanOut('onDelete', sc) });
+    if (options.start ?? true) this.informer.start();
+  }
+
+  // --- ServiceCIDRSource -----------------------------------------------------------------------
+
+  /** onAdd for every known object in creation order (synchronously), then every change in order. */
+  subscribe(watcher: ServiceCIDRWatcher): () => void {
+    for (const sc of this.list()) watcher.onAdd(sc);
+    this.watchers.add(watcher);
+    return () => {
+      this.watchers.delete(watcher);
+    };
+  }
+
+  /** True once the first list has been applied (stays true while re-listing). */
+  hasSynced(): boolean {
+    return this.informer.hasSynced();
+  }
+
+  /** The objects known now, in creation order. */
+  list(): ServiceCIDRRecord[] {
+    return this.informer.list().sort(byCreation);
+  }
+
+  /** The object named `name` as last seen, or undefined. */
+  get(name: string): ServiceCIDRRecord | undefined {
+    return this.informer.get(name);
+  }
+
+  // --- lifecycle -------------------------------------------------------------------------------
+
+  /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
+  get state(): InformerState {
+    return this.informer.state;
+  }
+
+  /** List/watch counters. */
+  get stats(): Readonly<InformerStats> {
+    return this.informer.stats;
+  }
+
+  /** The last list/watch failure (cleared by the next successful list). */
+  get lastError(): Error | undefined {
+    return this.informer.lastError;
+  }
+
+  /** Calls `listener(state, error?)` on every state change and on every list/watch failure. */
+  onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
+    return this.informer.onStateChange(listener);
+  }
+
+  /** Starts the informer (when constructed with start: false). */
+  start(): void {
+    if (this.closed) throw new Error('KubernetesServiceCIDRs is closed');
+    this.informer.start();
+  }
+
+  /** Resolves once the first list is applied; rejects when closed before. */
+  waitForSync(): Promise<void> {
+    return this.informer.waitForSync();
+  }
+
+  /** Stops the informer (aborting its watch); subscribers get no further events. */
+  close(): void {
+    this.closed = true;
+    this.watchers.clear();
+    this.informer.stop();
+  }
+}
+
+function defaultKubeConfig(): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromDefault();
+  return kc;
+}
+
+// Compile-time conformance (upstream style `var _ Interface = &T{}`).
+const _conforms: (s: KubernetesServiceCIDRs) => ServiceCIDRSource = (s) => s;
+void _conforms;

@@ -1,0 +1,501 @@
+// MetaAllocator over Kubernetes: ranges from KubernetesServiceCIDRs (list + watch of ServiceCIDRs),
+// addresses in KubernetesStore (IPAddress objects), both through client-node and real HTTP against
+// the API-server double. Upstream's cidrallocator_test.go cases that mean something over an API
+// server (UPSTREAM-TESTS.md D1–D4, D7, D8), then ServiceCIDRs appearing, being deleted (with and
+// without a finalizer) and the ServiceCIDR watch being dropped or compacted while allocating.
+// Conditions are awaited by polling the allocator's state with a bound, never by fixed sleeps.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { MetaAllocator, RANGE_POLICIES, type RangePolicy } from '../adapters/meta-allocator.ts';
+import {
+  KubernetesApiError,
+  KubernetesServiceCIDRs,
+  KubernetesStore,
+  createServiceCIDR,
+  deleteServiceCIDR,
+  toServiceCIDR,
+  type KubernetesServiceCIDRsOptions,
+  type ServiceCIDRRecord,
+} from '../adapters/kubernetes/index.ts';
+import { ErrFull, ErrMismatchedNetwork, InvalidArgumentError } from '../adapters/errors.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { parseAddr } from '../adapters/address.ts';
+import { Prefix } from '../adapters/geometry.ts';
+import type { ServiceCIDR, ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+
+const SC = 'servicecidrs';
+const FINALIZER = 'networking.k8s.io/service-cidr-finalizer';
+const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+
+/** Polls `cond` until it holds; fails after `limitMs` (a bound, not an assertion about speed). */
+async function eventually(cond: () => boolean, what: string, limitMs = 20_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error('expected a rejection');
+}
+
+/** upstream servicecidr.PrefixContainsIP: inside, not the network, not the IPv4 broadcast. */
+function hostOf(cidr: string, ip: string): boolean {
+  const { family, words } = parseAddr(ip);
+  return Prefix.parse(cidr).inRange(family, words);
+}
+
+/** allocateNext while free() > 0, each result new. */
+async function drain(meta: MetaAllocator, found: Set<string>): Promise<void> {
+  while (meta.free() > 0n) {
+    const ip = await meta.allocateNext();
+    if (found.has(ip)) throw new Error(`allocated ${ip} twice`);
+    found.add(ip);
+  }
+}
+
+/** Records every delivery as `+name[:ready][:deleting]` / `-name`. */
+class Log implements ServiceCIDRWatcher {
+  readonly lines: string[] = [];
+  readonly view = new Map<string, ServiceCIDR>();
+  onAdd(sc: ServiceCIDR): void {
+    this.view.set(sc.name, sc);
+    this.lines.push(`+${sc.name}:${String(sc.ready)}${sc.deletionTimestamp ? ':deleting' : ''}`);
+  }
+  onDelete(sc: ServiceCIDR): void {
+    this.view.delete(sc.name);
+    this.lines.push(`-${sc.name}`);
+  }
+}
+
+describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server double', () => {
+  let d: ApiServerDouble;
+  let kc: KubeConfig;
+  const cleanups: (() => void)[] = [];
+
+  beforeEach(async () => {
+    // The upstream entry points allocate without an owner (nil parentRef), as in the store tests.
+    d = await ApiServerDouble.start({ requireParentRef: false });
+    kc = kubeConfigFor(d.url);
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) c();
+    await d.close();
+  });
+
+  function source(options: KubernetesServiceCIDRsOptions = {}): KubernetesServiceCIDRs {
+    const s = new KubernetesServiceCIDRs(kc, { backoff: { initialMs: 2, maxMs: 20 }, ...options });
+    cleanups.push(() => s.close());
+    return s;
+  }
+
+  async function open(policy: RangePolicy = 'upstream', seed = 1) {
+    const store = new KubernetesStore(kc, { backoff: { initialMs: 2, maxMs: 20 } });
+    cleanups.push(() => store.close());
+    const cidrs = source();
+    await Promise.all([store.waitForSync(), cidrs.waitForSync()]);
+    const meta = new MetaAllocator('IPv4', cidrs, { store, policy, random: seededRandom(seed) });
+    cleanups.push(() => meta.destroy());
+    return { store, cidrs, meta };
+  }
+
+  /** Sets (or, with undefined, removes) the Ready condition, as kube-controller-manager would. */
+  function setReady(name: string, status: 'True' | 'False' | 'Unknown' | undefined): void {
+    const ok = d.modify(
+      name,
+      (o) => {
+        o.status = status === undefined ? {} : { conditions: [{ type: 'Ready', status, reason: '', message: '', lastTransitionTime: '2025-01-01T00:00:00Z' }] };
+      },
+      SC,
+    );
+    expect(ok).toBe(true);
+  }
+
+  /**
+   * upstream newServiceCIDR (Ready=True), then waits until the source holds it with Ready True
+   * (not just the creation: no Ready condition already counts as ready) and the allocator has
+   * every CIDR of it as a ready range.
+   */
+  async function addReady(env: { meta: MetaAllocator; cidrs: KubernetesServiceCIDRs }, name: string, cidrs: string[]): Promise<void> {
+    await createServiceCIDR(kc, name, cidrs);
+    setReady(name, 'True');
+    const want = cidrs.map((c) => Prefix.parse(c).cidr);
+    await eventually(
+      () =>
+        env.cidrs.get(name)?.ready === true &&
+        want.every((c) => env.meta.ranges().some((r) => r.cidr === c && r.ready && r.serviceCIDRs.includes(name))),
+      `${name} ready in the allocator`,
+    );
+  }
+
+  const cidrsOf = (meta: MetaAllocator) => meta.ranges().map((r) => r.cidr).sort();
+
+  describe('objects and helpers', () => {
+    it('maps spec.cidrs, the Ready condition, deletion and creation timestamps', () => {
+      const base = { metadata: { name: 'a', uid: 'u', resourceVersion: '7', creationTimestamp: '2025-01-02T03:04:05Z' }, spec: { cidrs: ['10.0.0.0/24', 'fd00::/108'] } };
+      const rows: [string, object, boolean | undefined][] = [
+        ['no status', {}, undefined],
+        ['no Ready condition', { status: { conditions: [{ type: 'Other', status: 'False' }] } }, undefined],
+        ['Ready True', { status: { conditions: [{ type: 'Ready', status: 'True' }] } }, true],
+        ['Ready False', { status: { conditions: [{ type: 'Ready', status: 'False' }] } }, false],
+        ['Ready Unknown (upstream: only True is ready)', { status: { conditions: [{ type: 'Ready', status: 'Unknown' }] } }, false],
+      ];
+      for (const [what, extra, ready] of rows) {
+        const r = toServiceCIDR({ ...base, ...extra });
+        expect(r.ready, what).toBe(ready);
+        expect(r).toMatchObject({ name: 'a', uid: 'u', resourceVersion: '7', cidrs: ['10.0.0.0/24', 'fd00::/108'], deletionTimestamp: null, creationTimestamp: '2025-01-02T03:04:05Z' });
+        expect(Object.isFrozen(r)).toBe(true);
+      }
+      // client-node's typed list decodes timestamps as Date
+      const fromList = toServiceCIDR({
+        metadata: { name: 'b', creationTimestamp: new Date('2025-01-02T03:04:05Z'), deletionTimestamp: new Date('2025-01-02T03:04:06Z') },
+        spec: { cidrs: ['10.0.0.0/24'] },
+      });
+      expect(fromList.creationTimestamp).toBe('2025-01-02T03:04:05Z');
+      expect(fromList.deletionTimestamp).toBe('2025-01-02T03:04:06Z');
+    });
+
+    it('createServiceCIDR sends the object, deleteServiceCIDR removes it; errors are header-free KubernetesApiErrors', async () => {
+      const created = await createServiceCIDR(kc, 'extra', ['10.100.0.0/24', 'fd00:100::/112'], { labels: { team: 'a' } });
+      const req = d.requestsOf('create')[0]!;
+      expect(req.path).toBe('/apis/networking.k8s.io/v1/servicecidrs');
+      expect(req.body).toEqual({
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'ServiceCIDR',
+        metadata: { name: 'extra', labels: { team: 'a' } },
+        spec: { cidrs: ['10.100.0.0/24', 'fd00:100::/112'] },
+      });
+      expect(created).toMatchObject({ name: 'extra', cidrs: ['10.100.0.0/24', 'fd00:100::/112'], ready: undefined, deletionTimestamp: null });
+      expect(created.uid).toBe(d.objects(SC)[0]!.metadata.uid);
+
+      const dup = await rejection(createServiceCIDR(kc, 'extra', ['10.101.0.0/24']));
+      expect(dup).toBeInstanceOf(KubernetesApiError);
+      expect((dup as KubernetesApiError).code).toBe(409);
+      expect((dup as KubernetesApiError).reason).toBe('AlreadyExists');
+      expect((dup as Error).message).toContain('"extra"');
+      expect((dup as Error).message).not.toContain(TEST_TOKEN);
+
+      // the API server's spec validation, checked before sending
+      const before = d.requests.length;
+      expect(await rejection(createServiceCIDR(kc, 'two-v4', ['10.0.0.0/24', '10.1.0.0/24']))).toBeInstanceOf(InvalidArgumentError);
+      expect(await rejection(createServiceCIDR(kc, 'none', []))).toBeInstanceOf(InvalidArgumentError);
+      expect(d.requests.length).toBe(before);
+
+      expect(await deleteServiceCIDR(kc, 'extra')).toBe(true);
+      expect(d.objects(SC)).toEqual([]);
+      expect(await deleteServiceCIDR(kc, 'extra')).toBe(false);
+
+      d.failNext('delete', 1, 503);
+      await createServiceCIDR(kc, 'again', ['10.102.0.0/24']);
+      const e = await rejection(deleteServiceCIDR(kc, 'again'));
+      expect(e).toBeInstanceOf(KubernetesApiError);
+      expect((e as KubernetesApiError).code).toBe(503);
+      expect((e as KubernetesApiError).resourceName).toBe('again');
+    });
+
+    it('v1beta1 is selectable for the source and the helpers', async () => {
+      await createServiceCIDR(kc, 'beta', ['10.0.0.0/24'], { apiVersion: 'v1beta1' });
+      expect(d.requestsOf('create')[0]!.path).toBe('/apis/networking.k8s.io/v1beta1/servicecidrs');
+      const s = source({ apiVersion: 'v1beta1' });
+      expect(s.path).toBe('/apis/networking.k8s.io/v1beta1/servicecidrs');
+      await s.waitForSync();
+      expect(s.list().map((x) => x.name)).toEqual(['beta']);
+      await eventually(() => d.openWatches(SC) > 0, 'the watch');
+      expect(d.requestsOf('watch').every((r) => r.path === '/apis/networking.k8s.io/v1beta1/servicecidrs')).toBe(true);
+      expect(await deleteServiceCIDR(kc, 'beta', { apiVersion: 'v1beta1' })).toBe(true);
+      await eventually(() => s.list().length === 0, 'the delete seen');
+    });
+  });
+
+  describe('the source', () => {
+    it('syncs after the first list, replays on subscribe, then delivers adds, updates and deletes in order', async () => {
+      await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
+      d.failNext('list', 2, 503); // the first list fails twice: not synced until one succeeds
+      const s = source();
+      expect(s.hasSynced()).toBe(false);
+      await s.waitForSync();
+      expect(s.hasSynced()).toBe(true);
+      expect(s.stats.lists).toBe(3);
+
+      const log = new Log();
+      s.subscribe(log);
+      expect(log.lines).toEqual(['+a:undefined']);
+
+      await createServiceCIDR(kc, 'b', ['10.1.0.0/24']);
+      setReady('b', 'False');
+      setReady('b', 'True');
+      await deleteServiceCIDR(kc, 'a');
+      await eventually(() => log.lines.length === 5, 'four changes');
+      expect(log.lines).toEqual(['+a:undefined', '+b:undefined', '+b:false', '+b:true', '-a']);
+      expect(s.list().map((x) => x.name)).toEqual(['b']);
+      expect(s.get('b')?.ready).toBe(true);
+    });
+
+    it('a finalizer keeps a deleting object: onAdd with deletionTimestamp, onDelete once it is removed', async () => {
+      await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
+      d.modify('a', (o) => (o.metadata.finalizers = [FINALIZER]), SC);
+      const s = source();
+      await s.waitForSync();
+      const log = new Log();
+      s.subscribe(log);
+      expect(await deleteServiceCIDR(kc, 'a')).toBe(true);
+      await eventually(() => log.lines.length === 2, 'the deletion mark');
+      expect(log.lines[1]).toBe('+a:undefined:deleting');
+      expect(d.objects(SC)).toHaveLength(1);
+      d.modify('a', (o) => (o.metadata.finalizers = []), SC); // kube-controller-manager's part
+      await eventually(() => log.lines.length === 3, 'the delete');
+      expect(log.lines[2]).toBe('-a');
+      expect(d.objects(SC)).toEqual([]);
+    });
+
+    it('close() stops the watch and the deliveries', async () => {
+      const s = source();
+      await s.waitForSync();
+      await eventually(() => d.openWatches(SC) === 1, 'the watch');
+      const log = new Log();
+      s.subscribe(log);
+      s.close();
+      expect(s.state).toBe('stopped');
+      await eventually(() => d.openWatches(SC) === 0, 'the watch closed');
+      await createServiceCIDR(kc, 'late', ['10.0.0.0/24']);
+      expect(log.lines).toEqual([]);
+    });
+  });
+
+  describe.each(RANGE_POLICIES)('upstream D cases, policy %s', (policy) => {
+    it('D1 TestCIDRAllocateMultiple: ranges added later are used, each address once', async () => {
+      const env = await open(policy);
+      const { meta } = env;
+      expect(meta.free()).toBe(0n);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+
+      await addReady(env, 'test', ['192.168.0.0/28']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(14);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+
+      await addReady(env, 'test2', ['10.0.0.0/28']);
+      await meta.allocate('10.0.0.11');
+      found.add('10.0.0.11');
+      await drain(meta, found);
+      expect(found.size).toBe(28);
+      expect([...found].filter((ip) => hostOf('10.0.0.0/28', ip))).toHaveLength(14);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      expect(d.objects().map((o) => o.metadata.name).sort()).toEqual([...found].sort());
+    });
+
+    it('D2 TestCIDRAllocateShadow: a network address is served by a larger overlapping range', async () => {
+      const env = await open(policy);
+      const { meta } = env;
+      await addReady(env, 'test', ['192.168.1.0/24']);
+      expect(await rejection(meta.allocate('192.168.1.0'))).toBeInstanceOf(ErrMismatchedNetwork);
+      expect(meta.used()).toBe(0);
+      await addReady(env, 'test2', ['192.168.0.0/16']);
+      await meta.allocate('192.168.1.0');
+      expect(meta.used()).toBe(1);
+      expect(meta.rangeFor('192.168.1.0')).toBe('192.168.0.0/16');
+      expect(d.objects().map((o) => o.metadata.name)).toEqual(['192.168.1.0']);
+    });
+
+    it('D3 TestCIDRAllocateGrow: an overlapping larger range adds only its new addresses', async () => {
+      const env = await open(policy);
+      const { meta } = env;
+      await addReady(env, 'test', ['192.168.0.0/28']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(14);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      await addReady(env, 'test2', ['192.168.0.0/24']);
+      expect(meta.free()).toBe(254n - 14n);
+      await drain(meta, found);
+      expect(found.size).toBe(254);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      expect(d.objects()).toHaveLength(254);
+    });
+
+    it('D4 TestCIDRAllocateShrink: after the big range is deleted, only the small one allocates', async () => {
+      const env = await open(policy);
+      const { meta } = env;
+      await addReady(env, 'test', ['192.168.0.0/24']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(254);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      for (const ip of found) await meta.release(ip);
+      expect(meta.used()).toBe(0);
+      expect(d.objects()).toEqual([]);
+
+      await addReady(env, 'cidr2', ['192.168.0.0/28']);
+      await deleteServiceCIDR(kc, 'test');
+      await eventually(() => {
+        try {
+          meta.rangeFor('192.168.0.253');
+          return false;
+        } catch (e) {
+          return e instanceof ErrMismatchedNetwork;
+        }
+      }, 'no ready range for 192.168.0.253');
+      expect(meta.rangeFor('192.168.0.1')).toBe('192.168.0.0/28');
+      const after = new Set<string>();
+      await drain(meta, after);
+      expect(after.size).toBe(14);
+      for (const ip of after) expect(hostOf('192.168.0.0/28', ip)).toBe(true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    });
+
+    it('D7 TestCIDRAllocateNextStopOnError: a 5xx on create stops the search after one create', async () => {
+      const env = await open(policy);
+      const { meta } = env;
+      await addReady(env, 'a', ['192.168.0.0/24']);
+      await addReady(env, 'b', ['192.168.1.0/24']);
+      d.failNext('create', 1_000, 500, 'server error');
+      const e = await rejection(meta.allocateNext());
+      expect(e).toBeInstanceOf(KubernetesApiError);
+      expect((e as KubernetesApiError).code).toBe(500);
+      expect((e as Error).message).toContain('server error');
+      expect(d.requestsOf('create').filter((r) => r.path.endsWith('/ipaddresses'))).toHaveLength(1);
+    });
+
+    it('D8 TestCIDRAllocateNextDontStopOnNotReady: a range whose Ready condition is False is passed over', async () => {
+      const env = await open(policy);
+      const { meta } = env;
+      await addReady(env, 'a', ['192.168.0.0/24']);
+      await addReady(env, 'b', ['192.168.1.0/24']);
+      setReady('a', 'False');
+      await eventually(() => meta.ranges().find((r) => r.cidr === '192.168.0.0/24')?.ready === false, 'a not ready');
+      for (let i = 0; i < 200; i++) expect(hostOf('192.168.1.0/24', await meta.allocateNext())).toBe(true);
+      setReady('a', undefined); // no Ready condition: ready again (upstream: "kcm not running")
+      await eventually(() => meta.ranges().every((r) => r.ready), 'a ready again');
+      await meta.allocate('192.168.0.7');
+      expect(meta.rangeFor('192.168.0.7')).toBe('192.168.0.0/24');
+    });
+  });
+
+  describe('ranges change at run time', () => {
+    it('a ServiceCIDR created while running becomes allocatable without a restart', async () => {
+      const env = await open('ordered');
+      const { meta } = env;
+      await addReady(env, 'small', ['10.0.0.0/30']);
+      await meta.allocateNext(SVC);
+      await meta.allocateNext(SVC);
+      expect(await rejection(meta.allocateNext(SVC))).toBeInstanceOf(ErrFull);
+      await createServiceCIDR(kc, 'more', ['10.1.0.0/29']); // no Ready condition yet: counts as ready
+      await eventually(() => meta.ranges().some((r) => r.cidr === '10.1.0.0/29'), 'the new range');
+      expect(hostOf('10.1.0.0/29', await meta.allocateNext(SVC))).toBe(true);
+      expect(d.objects()).toHaveLength(3);
+    });
+
+    it('deleting a ServiceCIDR stops new allocations from it; its addresses stay until released', async () => {
+      const env = await open('ordered');
+      const { meta } = env;
+      await addReady(env, 'old', ['10.0.0.0/29']);
+      await addReady(env, 'new', ['10.1.0.0/29']);
+      const kept = await meta.allocateNext(SVC);
+      expect(hostOf('10.0.0.0/29', kept)).toBe(true);
+      // kube-controller-manager protects ServiceCIDRs with a finalizer
+      d.modify('old', (o) => (o.metadata.finalizers = [FINALIZER]), SC);
+      await deleteServiceCIDR(kc, 'old');
+      await eventually(() => meta.ranges().find((r) => r.cidr === '10.0.0.0/29')?.ready === false, 'old not ready');
+
+      for (let i = 0; i < 6; i++) expect(hostOf('10.1.0.0/29', await meta.allocateNext(SVC))).toBe(true);
+      expect(await rejection(meta.allocateNext(SVC))).toBeInstanceOf(ErrFull);
+      expect(await rejection(meta.allocate('10.0.0.5', SVC))).toBeInstanceOf(ErrMismatchedNetwork);
+      expect(d.objects().map((o) => o.metadata.name)).toContain(kept); // the address stays
+      expect(meta.used()).toBe(7);
+
+      await meta.release(kept); // release needs no ready range
+      expect(d.objects().map((o) => o.metadata.name)).not.toContain(kept);
+      d.modify('old', (o) => (o.metadata.finalizers = []), SC); // nothing left in it: kcm lets it go
+      await eventually(() => !meta.ranges().some((r) => r.cidr === '10.0.0.0/29'), 'old range gone');
+      expect(cidrsOf(meta)).toEqual(['10.1.0.0/29']);
+    });
+
+    it('without a finalizer the range goes at once; an address left in it cannot be released through the MetaAllocator (upstream)', async () => {
+      const env = await open('ordered');
+      const { meta } = env;
+      await addReady(env, 'gone', ['10.0.0.0/29']);
+      const ip = await meta.allocateNext(SVC);
+      await deleteServiceCIDR(kc, 'gone');
+      await eventually(() => meta.ranges().length === 0, 'the range gone');
+      expect(await rejection(meta.release(ip))).toBeInstanceOf(ErrMismatchedNetwork);
+      expect(meta.used()).toBe(1); // the IPAddress object is still there (the repair controller's job)
+    });
+  });
+
+  describe('the ServiceCIDR watch fails', () => {
+    it('a dropped watch is re-established and changes made meanwhile arrive', async () => {
+      const env = await open('ordered');
+      const { meta, cidrs } = env;
+      await addReady(env, 'a', ['10.0.0.0/24']);
+      await eventually(() => d.openWatches(SC) === 1, 'the watch');
+      const watchesBefore = cidrs.stats.watches;
+      d.failNext('list', 2, 503);
+      d.dropWatches();
+      await createServiceCIDR(kc, 'b', ['10.1.0.0/24']);
+      d.remove('a', SC);
+      await eventually(() => JSON.stringify(cidrsOf(meta)) === JSON.stringify(['10.1.0.0/24']), 'ranges == [b]');
+      expect(cidrs.stats.watches).toBeGreaterThan(watchesBefore);
+      expect(hostOf('10.1.0.0/24', await meta.allocateNext())).toBe(true);
+    });
+
+    it('a compacted history (410 Expired) re-lists and delivers the differences', async () => {
+      const env = await open('ordered');
+      const { meta, cidrs } = env;
+      await addReady(env, 'a', ['10.0.0.0/24']);
+      await addReady(env, 'b', ['10.1.0.0/24']);
+      await eventually(() => d.openWatches(SC) === 1, 'the watch');
+      const log = new Log();
+      cidrs.subscribe(log);
+      const listsBefore = cidrs.stats.lists;
+
+      d.holdWatches(); // the next changes never reach the open watch
+      await createServiceCIDR(kc, 'c', ['10.2.0.0/24']);
+      d.remove('a', SC);
+      setReady('b', 'False');
+      d.compact();
+      d.closeWatches({ discardQueued: true }); // resume from the old resourceVersion → 410
+      d.releaseWatches();
+
+      await eventually(() => JSON.stringify(cidrsOf(meta)) === JSON.stringify(['10.1.0.0/24', '10.2.0.0/24']), 'ranges == [b, c]');
+      await eventually(() => meta.ranges().find((r) => r.cidr === '10.1.0.0/24')?.ready === false, 'b not ready');
+      expect(cidrs.stats.expired).toBeGreaterThan(0);
+      expect(cidrs.stats.lists).toBeGreaterThan(listsBefore);
+      // only the differences: a removed, b updated, c added — nothing re-added that did not change
+      expect(log.lines.slice(2).sort()).toEqual(['+b:false', '+c:undefined', '-a']);
+      expect(hostOf('10.2.0.0/24', await meta.allocateNext())).toBe(true);
+    });
+  });
+
+  it('README example: add a range to a live cluster and allocate from it', async () => {
+    // kc: a KubeConfig for the cluster (here the double; in real use kc.loadFromDefault())
+    await createServiceCIDR(kc, 'extra-v4', ['10.100.0.0/24']);
+    const store = new KubernetesStore(kc);
+    const serviceCIDRs = new KubernetesServiceCIDRs(kc);
+    await Promise.all([store.waitForSync(), serviceCIDRs.waitForSync()]);
+    const meta = new MetaAllocator('IPv4', serviceCIDRs, { store });
+    const owner = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+    const ip = await meta.allocateNext(owner);
+    await meta.allocate('10.100.0.10', owner);
+    expect(meta.rangeFor(ip)).toBe('10.100.0.0/24');
+    expect(d.objects().map((o) => o.metadata.name).sort()).toEqual([ip, '10.100.0.10'].sort());
+    meta.destroy();
+    serviceCIDRs.close();
+    store.close();
+  });
+
+  it('records carry the informer identity', async () => {
+    const created: ServiceCIDRRecord = await createServiceCIDR(kc, 'x', ['10.0.0.0/24']);
+    const s = source();
+    await s.waitForSync();
+    expect(s.get('x')).toEqual(created);
+  });
+});
