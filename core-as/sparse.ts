@@ -65,6 +65,8 @@ const MERGE_MAX: u32 = 192;
 const BULK_FILL: u32 = 224;
 /** Batches at least this large (and ≥ runs / 4) take the sort-and-rebuild path. */
 const BULK_MIN: u32 = 64;
+/** Larger batches go one by one: their two sort copies (16 bytes per entry) would pass 2 GiB. */
+const BULK_MAX: u32 = 1 << 26;
 
 // ── validate() codes ───────────────────────────────────────────────────────────────────────
 /** 1: the kind word is not KIND_SPARSE. */
@@ -222,6 +224,16 @@ function insertRun(h: usize, p: u32, i: u32, s: u64, e: u64): i32 {
   }
   let page = pageOf(h, p);
   let len = lenOf(h, p);
+  if (len == PAGE_RUNS && i == PAGE_RUNS && p + 1 < np && lenOf(h, p + 1) < PAGE_RUNS) {
+    //  past the end of a full page whose right neighbour has room: [■■■■■■■■] x [■■■·····]
+    //  the run goes first there (no split, no allocation)   →      [■■■■■■■■] [x■■■····]
+    p++;
+    i = 0;
+    page = pageOf(h, p);
+    len = lenOf(h, p);
+  }
+  // (i == 0 with p > 0 never happens: a run that precedes page p's first run follows the last run
+  // of page p − 1, and callers insert after their predecessor.)
   if (len == PAGE_RUNS) {
     if (!ensureDirCap(h, np + 1)) return OUT_OF_MEMORY;
     const fresh = halloc(PAGE_SIZE);
@@ -523,7 +535,7 @@ export function sparse_set_many(h: usize, ptr: usize, count: u32): i32 {
     }
   }
   let added: i32 = -1;
-  if (m >= BULK_MIN && <u64>m * 4 >= <u64>load<u32>(h + H_RUNS)) added = bulkLoad(h, ptr, m);
+  if (m >= BULK_MIN && m <= BULK_MAX && <u64>m * 4 >= <u64>load<u32>(h + H_RUNS)) added = bulkLoad(h, ptr, m);
   if (added < 0) {
     // one by one: small batches, or the bulk path found no memory for its copies
     added = 0;
@@ -675,7 +687,7 @@ function bulkLoad(h: usize, ptr: usize, m: u32): i32 {
       j++;
     } else break;
     if (have && s <= ce + 1) {
-      //  [cs ···· ce]      →  [cs ······· e]     (ce < n − 1 or s ≤ ce: ce + 1 cannot wrap)
+      //  [cs ···· ce]      →  [cs ······· e]     (ce < n ≤ 2^64 − 1: ce + 1 cannot wrap)
       //        [s ···· e]
       if (e > ce) ce = e;
     } else {

@@ -227,6 +227,34 @@ describe('sparse index', () => {
     destroy(ix);
   });
 
+  // Pages hold 256 runs. Ascending single sets with gaps (stride 4) fill page 0 completely and
+  // open page 1 for run 256, so the rows below hit exact page edges.
+  const PAGE_RUNS = 256n;
+  const pageEdgeRows: Array<{ name: string; ops: (last0: bigint) => Op[] }> = [
+    { name: 'insert past the end of a full page spills into the next page', ops: (l) => [{ t: 'set', x: l + 2n }] },
+    { name: 'insert joining the last run of a full page to the next page', ops: (l) => [{ t: 'set', x: l + 1n }, { t: 'set', x: l + 3n }, { t: 'set', x: l + 2n }] },
+    { name: 'clear splitting the last run of a full page', ops: (l) => [{ t: 'fill', x: l + 1n, len: 1 }, { t: 'set', x: l - 1n }, { t: 'clear', x: l }] },
+    { name: 'clear splitting a middle run of a full page splits the page', ops: (l) => [{ t: 'set', x: l / 2n + 1n }, { t: 'set', x: l / 2n + 2n }, { t: 'clear', x: l / 2n + 1n }] },
+    { name: 'clear the first run of the second page updates its key', ops: (l) => [{ t: 'clear', x: l + 4n }, { t: 'nextSet', x: l + 1n }, { t: 'set', x: l + 5n }, { t: 'set', x: l + 4n }] },
+    { name: 'band across the page edge', ops: (l) => [{ t: 'nextFree', s: l, lo: l - 8n, hi: l + 8n }, { t: 'nextFree', s: l + 4n, lo: l, hi: l + 4n }] },
+  ];
+  for (const row of pageEdgeRows) {
+    for (const second of [10n, PAGE_RUNS]) {
+      it(`page edges: ${row.name} (second page ${second === PAGE_RUNS ? 'full' : 'not full'})`, () => {
+        const n = 1_000_000n;
+        const ix = sparse(n);
+        const m = new Model(n);
+        try {
+          for (let k = 0n; k < PAGE_RUNS + second; k++) step(ix, m, { t: 'set', x: 4n * k });
+          for (const op of row.ops(4n * (PAGE_RUNS - 1n))) step(ix, m, op);
+          for (let x = 0n; x < 4n * (PAGE_RUNS + second) + 8n; x++) expect(ix.has(hiOf(x), loOf(x))).toBe(m.taken.has(x));
+        } finally {
+          destroy(ix);
+        }
+      });
+    }
+  }
+
   it('agrees with the model near the top of u64 (n = 2^64 − 1) and at 0, 2^32, 2^63', () => {
     const anchors = [0n, TWO32 - 1n, TWO32, 1n << 63n, MAX_N - 1n, MAX_N];
     fc.assert(
