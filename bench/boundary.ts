@@ -1,0 +1,190 @@
+// The boundary micro-benchmark (foundation issue): what one trip across JS ↔ WASM costs, next to
+// the text work every string-API call does anyway.
+//
+//   i32 call              core.index_kind(ptr): one i32 in, one i32 out, a single load inside
+//   u128_add round trip   4 words + (hi, lo) offset in, status out, 4 words read from scratch()
+//   JS 4-word add         the same add with carries in plain JS (no boundary): the floor
+//   parse+format IPv4/6   adapters/address.ts parseAddrInto + formatIPv4/formatIPv6
+//   ipaddr.js …           the npm library, for scale (cold-path use only, see TOOLCHAIN.md)
+import type { Budget, Measurement, Skipped } from './measure.ts';
+import { measureAsync, measureSync } from './measure.ts';
+import { Seeded } from './seeded.ts';
+
+export interface BoundaryResult {
+  op: string;
+  family: string;
+  result: Measurement | Skipped | { unavailable: string };
+  note?: string;
+}
+
+export async function runBoundary(budget: Budget, filter: (id: string) => boolean, progress: (s: string) => void): Promise<BoundaryResult[]> {
+  const out: BoundaryResult[] = [];
+  const w = await import('../adapters/wasm.ts');
+  const { core, scratch } = w;
+  const rng = new Seeded(0xb0da);
+  const N = 1024;
+  const words = new Uint32Array(4 * N);
+  const offs = new Uint32Array(N);
+  for (let i = 0; i < N; i++) {
+    words[4 * i] = 0x20010db8;
+    words[4 * i + 2] = rng.u32();
+    words[4 * i + 3] = rng.u32();
+    offs[i] = rng.u32();
+  }
+  let sink = 0;
+
+  const cases: { op: string; family: string; make: () => ((n: number) => void) | string; note?: () => string | undefined }[] = [
+    {
+      op: 'i32 call (index_kind)', family: '-',
+      make: () => {
+        const p = core.scratch_ptr();
+        return (n) => {
+          let acc = 0;
+          for (let i = 0; i < n; i++) acc += core.index_kind(p + ((i & 7) << 2));
+          sink += acc;
+        };
+      },
+    },
+    {
+      op: 'u128_add round trip', family: 'IPv6',
+      make: () => {
+        if (typeof core.u128_add !== 'function') return 'core.u128_add is not exported';
+        return (n) => {
+          let acc = 0;
+          for (let i = 0; i < n; i++) {
+            const j = i & (N - 1);
+            const k = j << 2;
+            core.u128_add(words[k], words[k + 1], words[k + 2], words[k + 3], 0, offs[j], 128);
+            const s = scratch();
+            acc += s[0] ^ s[1] ^ s[2] ^ s[3];
+          }
+          sink += acc;
+        };
+      },
+      note: () => {
+        // ::ffff:ffff + 1 must carry into word 2
+        const st = core.u128_add(0x20010db8, 0, 0, 0xffffffff, 0, 1, 128);
+        const s = scratch();
+        return st === 1 && s[0] === 0x20010db8 && s[1] === 0 && s[2] === 1 && s[3] === 0 ? undefined : 'placeholder core: wrong result, timing of a stub';
+      },
+    },
+    {
+      op: 'JS 4-word add (no WASM)', family: 'IPv6',
+      make: () => (n) => {
+        let acc = 0;
+        for (let i = 0; i < n; i++) {
+          const j = i & (N - 1);
+          const k = j << 2;
+          const t3 = words[k + 3] + offs[j];
+          const r3 = t3 >>> 0;
+          const t2 = words[k + 2] + (t3 > 0xffffffff ? 1 : 0);
+          const r2 = t2 >>> 0;
+          const t1 = words[k + 1] + (t2 > 0xffffffff ? 1 : 0);
+          const r1 = t1 >>> 0;
+          const r0 = (words[k] + (t1 > 0xffffffff ? 1 : 0)) >>> 0;
+          acc += r0 ^ r1 ^ r2 ^ r3;
+        }
+        sink += acc;
+      },
+    },
+  ];
+
+  const addr = await import('../adapters/address.ts').catch(() => undefined);
+  const v4Text: string[] = [];
+  const v6Text: string[] = [];
+  for (let i = 0; i < N; i++) {
+    const v = (0x0a000000 + 1 + rng.intn(65534)) >>> 0;
+    v4Text.push(`${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`);
+    const a = rng.u32();
+    const b = rng.u32();
+    v6Text.push(`2001:db8::${(a >>> 16).toString(16)}:${(a & 0xffff).toString(16)}:${(b >>> 16).toString(16)}:${(b & 0xffff).toString(16)}`);
+  }
+  if (addr) {
+    const tmp = new Uint32Array(4);
+    cases.push(
+      {
+        op: 'parse+format IPv4', family: 'IPv4',
+        make: () => (n) => {
+          let acc = 0;
+          for (let i = 0; i < n; i++) {
+            addr.parseAddrInto(v4Text[i & (N - 1)], tmp);
+            acc += addr.formatIPv4(tmp[3]).length;
+          }
+          sink += acc;
+        },
+      },
+      {
+        op: 'parse+format IPv6', family: 'IPv6',
+        make: () => (n) => {
+          let acc = 0;
+          for (let i = 0; i < n; i++) {
+            addr.parseAddrInto(v6Text[i & (N - 1)], tmp);
+            acc += addr.formatIPv6(tmp[0], tmp[1], tmp[2], tmp[3]).length;
+          }
+          sink += acc;
+        },
+      },
+    );
+  } else {
+    cases.push({ op: 'parse+format IPv4', family: 'IPv4', make: () => 'adapters/address.ts not there yet' });
+    cases.push({ op: 'parse+format IPv6', family: 'IPv6', make: () => 'adapters/address.ts not there yet' });
+  }
+  const ipaddr = await import('ipaddr.js').then((m) => (m.default ?? m) as typeof import('ipaddr.js')).catch(() => undefined);
+  if (ipaddr) {
+    cases.push(
+      {
+        op: 'ipaddr.js parse+format IPv4', family: 'IPv4',
+        make: () => (n) => {
+          let acc = 0;
+          for (let i = 0; i < n; i++) acc += ipaddr.IPv4.parse(v4Text[i & (N - 1)]).toString().length;
+          sink += acc;
+        },
+      },
+      {
+        op: 'ipaddr.js parse+format IPv6', family: 'IPv6',
+        make: () => (n) => {
+          let acc = 0;
+          for (let i = 0; i < n; i++) acc += ipaddr.IPv6.parse(v6Text[i & (N - 1)]).toRFC5952String().length;
+          sink += acc;
+        },
+      },
+    );
+  }
+
+  for (const c of cases) {
+    if (!filter(`boundary:${c.op}`)) continue;
+    progress(`boundary · ${c.op}`);
+    const fn = c.make();
+    if (typeof fn === 'string') {
+      out.push({ op: c.op, family: c.family, result: { unavailable: fn } });
+      continue;
+    }
+    const note = c.note?.();
+    out.push({ op: c.op, family: c.family, result: measureSync(fn, budget), note });
+  }
+  if (sink === 0.5) console.log(sink); // keep the work observable
+  return out;
+}
+
+/**
+ * The store floor: one MemoryStore create + delete (what every allocateNext+release and
+ * allocate+release of the async allocators pays for the "API server" alone, events included).
+ */
+export async function runStoreFloor(budget: Budget): Promise<BoundaryResult> {
+  const { MemoryStore } = await import('../adapters/memory-store.ts');
+  const store = new MemoryStore();
+  const labels = Object.freeze({ 'ipaddress.kubernetes.io/ip-family': 'IPv4', 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
+  const names: string[] = [];
+  for (let i = 0; i < 1024; i++) names.push(`10.0.${i >> 8}.${i & 255}`);
+  let k = 0;
+  const result = await measureAsync(async (n) => {
+    for (let i = 0; i < n; i++) {
+      const name = names[k];
+      k = (k + 1) & 1023;
+      await store.create({ name, labels, parentRef: null });
+      await store.delete(name);
+    }
+  }, budget);
+  store.close();
+  return { op: 'MemoryStore create+delete (store floor)', family: '-', result };
+}

@@ -1,0 +1,156 @@
+// Timing. Two drivers, one result shape:
+//
+//   sync  cases → the `benchmark` package (Benchmark.js 2.1.4) drives; each call of the case runs
+//                 `inner` operations in a loop, so its 9–17 ns per-call overhead is spread thin.
+//                 ns/op per sample = Benchmark's per-cycle mean / inner.
+//   async cases → our own loop: a sample = N sequential awaits timed with process.hrtime.bigint();
+//                 Benchmark's `defer: true` adds a timer turn and a deferred object per call,
+//                 which would swamp sub-microsecond operations.
+//
+// Both first time a probe; when even the minimum number of samples would exceed the case's
+// budget the case is not run and is reported as skipped with the budget and the estimate.
+import Benchmark from 'benchmark';
+import process from 'node:process';
+
+export interface Measurement {
+  /** Median ns per operation over the samples. */
+  nsPerOp: number;
+  /** Relative margin of error of the mean (%; Benchmark.js definition: t(0.975, df) · sem / mean). */
+  rme: number;
+  /** Robust spread: median absolute deviation / median (%). */
+  spread: number;
+  samples: number;
+  /** Operations timed per sample. */
+  opsPerSample: number;
+}
+
+export interface Skipped {
+  skipped: string;
+}
+
+export interface Budget {
+  /** Time the case may take, ms. */
+  budgetMs: number;
+  /** Minimum samples worth reporting. */
+  minSamples: number;
+  /** Stop after this many samples (async). */
+  maxSamples: number;
+  /** Target duration of one async sample, ms. */
+  sampleMs: number;
+  /** Benchmark.js maxTime (s) for sync cases, and its minTime per cycle (s). */
+  maxTime: number;
+  minTime: number;
+}
+
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  if (n === 0) return NaN;
+  return n % 2 ? s[(n - 1) >> 1] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/** Two-sided 95 % Student t quantiles for df = 1..30 (as Benchmark.js uses), then 1.96. */
+const T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+
+export function summarize(nsSamples: readonly number[], opsPerSample: number): Measurement {
+  const n = nsSamples.length;
+  const med = median(nsSamples);
+  const mean = nsSamples.reduce((a, b) => a + b, 0) / n;
+  const variance = n > 1 ? nsSamples.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1) : 0;
+  const sem = Math.sqrt(variance / n);
+  const t = n > 1 ? (T95[n - 2] ?? 1.96) : 0;
+  const mad = median(nsSamples.map((x) => Math.abs(x - med)));
+  return {
+    nsPerOp: med,
+    rme: mean > 0 ? (t * sem * 100) / mean : 0,
+    spread: med > 0 ? (mad * 100) / med : 0,
+    samples: n,
+    opsPerSample,
+  };
+}
+
+function nowNs(): bigint {
+  return process.hrtime.bigint();
+}
+
+function fmtMs(ns: number): string {
+  return ns >= 1e9 ? `${(ns / 1e9).toFixed(1)} s` : ns >= 1e6 ? `${(ns / 1e6).toFixed(1)} ms` : `${(ns / 1e3).toFixed(1)} µs`;
+}
+
+function overBudget(perOpNs: number, b: Budget): Skipped | undefined {
+  const needMs = (perOpNs * b.minSamples) / 1e6;
+  if (needMs > b.budgetMs) {
+    return { skipped: `skipped (over budget): ~${fmtMs(perOpNs)}/op × ${b.minSamples} samples > budget ${b.budgetMs} ms` };
+  }
+  return undefined;
+}
+
+/**
+ * Times `run(n)` (n operations per call, synchronous) with Benchmark.js. `run` must leave the
+ * subject as it found it (e.g. allocate then release), so any number of calls measures the same state.
+ */
+export function measureSync(run: (n: number) => void, b: Budget): Measurement | Skipped {
+  // probe: one op cold, then a short warm batch, to size the inner loop and check the budget
+  let t0 = nowNs();
+  run(1);
+  let perOp = Number(nowNs() - t0);
+  if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!; // clearly over: do not even warm up
+  const warm = perOp > 1e6 ? 1 : 64;
+  t0 = nowNs();
+  run(warm);
+  perOp = Number(nowNs() - t0) / warm;
+  const skip = overBudget(perOp, b);
+  if (skip) return skip;
+  // ≥ 2 µs per call keeps Benchmark's call overhead under 1 %.
+  const inner = Math.max(1, Math.min(1 << 14, Math.ceil(2000 / Math.max(perOp, 0.1))));
+  const fn = (): void => run(inner);
+  const bench = new Benchmark(fn, {
+    maxTime: Math.min(b.maxTime, b.budgetMs / 1000),
+    minTime: b.minTime,
+    minSamples: b.minSamples,
+    initCount: 1,
+  });
+  bench.run();
+  if (bench.error) throw bench.error;
+  const ns = bench.stats.sample.map((s: number) => (s * 1e9) / inner);
+  return summarize(ns, inner * bench.count);
+}
+
+/** Times `run(n)` (n sequential awaited operations) with our own loop of samples. */
+export async function measureAsync(run: (n: number) => Promise<void>, b: Budget): Promise<Measurement | Skipped> {
+  let t0 = nowNs();
+  await run(1);
+  let perOp = Number(nowNs() - t0);
+  if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!;
+  if (perOp < 1e6) {
+    // ≈ 30 ms of warm-up: enough for the async paths to reach optimised code
+    const warm = Math.max(1, Math.min(5000, Math.floor((b.sampleMs > 5 ? 30e6 : 2e6) / perOp)));
+    t0 = nowNs();
+    await run(warm);
+    perOp = Number(nowNs() - t0) / warm;
+  }
+  const skip = overBudget(perOp, b);
+  if (skip) return skip;
+  const n = Math.max(1, Math.round((b.sampleMs * 1e6) / perOp));
+  const deadline = Number(nowNs()) + b.budgetMs * 1e6;
+  const samples: number[] = [];
+  while (samples.length < b.maxSamples) {
+    const s = nowNs();
+    await run(n);
+    const e = nowNs();
+    samples.push(Number(e - s) / n);
+    if (samples.length >= b.minSamples && Number(e) > deadline) break;
+  }
+  return summarize(samples, n);
+}
+
+/** Times a whole operation `once()` (e.g. a warm start) `reps` times; ns per unit = total / units. */
+export async function measureRepeated(once: () => Promise<void> | void, units: number, reps: number): Promise<Measurement> {
+  const samples: number[] = [];
+  for (let i = 0; i < reps; i++) {
+    const s = nowNs();
+    await once();
+    samples.push(Number(nowNs() - s) / units);
+  }
+  return summarize(samples, units);
+}

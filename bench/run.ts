@@ -1,0 +1,409 @@
+// The benchmark suite: every implementation side by side on the same ranges, fills and seeds.
+//
+//   npm run bench                 full grid (≈ see bench/README.md for durations)
+//   npm run bench:quick           reduced grid (< 2 min)
+//   npm run bench:quick -- --smoke   the quick grid with minimal samples (CI: it must finish)
+//   npm run bench:deno            the full grid under Deno
+//   … -- --filter <regex>         only cases whose id matches, e.g. "allocator|reference", "/64",
+//                                 "boundary", "allocateNext.*99.9" (id: "<impl> <family> <prefix> <op> <fill>")
+//   … -- --out <path-prefix>      where to write <prefix>.{json,md,svg}
+//
+// A full run writes bench/results/latest.{json,md,svg}; --quick/--smoke write to the OS temp
+// directory unless --out is given, so a CI smoke run never overwrites the committed results.
+//
+// Per series (one range, one fill order) the harness grows the fill level by level: the shared
+// MemoryStore (what `reference` and `allocator` read) gets the new records, each synchronous
+// implementation gets the new offsets, nothing of that timed; then each case runs on each
+// implementation. Progress goes to stderr, the table to stdout.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import process from 'node:process';
+import { fileURLToPath } from 'node:url';
+import { runBoundary, runStoreFloor } from './boundary.ts';
+import { conditions, getGc, liveJsBytes } from './conditions.ts';
+import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
+import { IMPLS, IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impls.ts';
+import { measureAsync, measureSync, summarize, type Budget, type Measurement, type Skipped } from './measure.ts';
+import { RANGES, offsetText, rangeById, type RangeSpec } from './ranges.ts';
+import { OPS, caseKey, fillLabel, markdown, textTable, evaluateTargets, type Results, type Row } from './report.ts';
+import { chartSvg } from './svg.ts';
+import { Seeded } from './seeded.ts';
+
+type OpKey = 'nextRelease' | 'full' | 'allocRelease' | 'has' | 'warm';
+
+interface Level {
+  /** Addresses allocated at this level (prefix length of the series order). */
+  count: number;
+  fill: number | null;
+  kind: Row['fillKind'];
+  ops: OpKey[];
+}
+
+interface SeriesPlan {
+  range: RangeSpec;
+  order: 'uniform' | 'organic' | 'u64';
+  levels: Level[];
+  seed: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Arguments and modes.
+
+const argv = process.argv.slice(2);
+const flag = (name: string): boolean => argv.includes(name);
+const option = (name: string): string | undefined => {
+  const i = argv.indexOf(name);
+  if (i >= 0) return argv[i + 1];
+  const eq = argv.find((a) => a.startsWith(`${name}=`));
+  return eq?.slice(name.length + 1);
+};
+const smoke = flag('--smoke');
+const quick = flag('--quick') || smoke;
+const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
+const filterText = option('--filter');
+const filterRe = filterText ? new RegExp(filterText) : undefined;
+const matches = (id: string): boolean => !filterRe || filterRe.test(id);
+const here = path.dirname(fileURLToPath(import.meta.url));
+const outPrefix = option('--out') ?? (mode === 'full' && !filterText ? path.join(here, 'results', 'latest') : path.join(os.tmpdir(), 'ipallocator-bench', mode));
+
+const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number }> = {
+  full: {
+    sync: { budgetMs: 4000, minSamples: 5, maxSamples: 100, sampleMs: 0, maxTime: 0.8, minTime: 0.05 },
+    async: { budgetMs: 2500, minSamples: 5, maxSamples: 40, sampleMs: 40, maxTime: 0, minTime: 0 },
+    // "range is full" and the scans at 99.9 %: a single op may take a second for `reference`
+    heavy: { budgetMs: 12000, minSamples: 3, maxSamples: 10, sampleMs: 40, maxTime: 1, minTime: 0.05 },
+    warmReps: 3,
+  },
+  quick: {
+    sync: { budgetMs: 1500, minSamples: 5, maxSamples: 50, sampleMs: 0, maxTime: 0.2, minTime: 0.02 },
+    async: { budgetMs: 600, minSamples: 3, maxSamples: 15, sampleMs: 20, maxTime: 0, minTime: 0 },
+    heavy: { budgetMs: 3000, minSamples: 2, maxSamples: 4, sampleMs: 20, maxTime: 0.3, minTime: 0.02 },
+    warmReps: 1,
+  },
+  smoke: {
+    sync: { budgetMs: 300, minSamples: 2, maxSamples: 3, sampleMs: 0, maxTime: 0.02, minTime: 0.002 },
+    async: { budgetMs: 100, minSamples: 2, maxSamples: 3, sampleMs: 2, maxTime: 0, minTime: 0 },
+    heavy: { budgetMs: 600, minSamples: 1, maxSamples: 2, sampleMs: 2, maxTime: 0.02, minTime: 0.002 },
+    warmReps: 1,
+  },
+};
+const budgets = BUDGETS[mode];
+
+function plan(): SeriesPlan[] {
+  const pct = (fill: number, kind: Row['fillKind'], ops: OpKey[]): Omit<Level, 'count'> => ({ fill, kind, ops });
+  const countOf = (r: RangeSpec, f: number): number => (f >= 1 ? r.size : Math.min(r.size - 1, Math.floor(f * r.size)));
+  const series = (rangeId: string, order: 'uniform' | 'organic', levels: Omit<Level, 'count'>[], extra: Level[] = []): SeriesPlan => {
+    const r = rangeById(rangeId);
+    const ls = [...levels.map((l) => ({ ...l, count: countOf(r, l.fill!) })), ...extra].sort((a, b) => a.count - b.count);
+    return { range: r, order, levels: ls, seed: 0x5eed0000 + RANGES.indexOf(r) * 16 + (order === 'organic' ? 1 : 0) };
+  };
+  const u64 = (counts: number[], full: boolean): SeriesPlan => ({
+    range: rangeById('v6/64'), order: 'u64', seed: 0x5eed0064,
+    levels: counts.map((c) => ({ count: c, fill: null, kind: c === 0 ? 'none' : 'uniform', ops: c === 0 ? ['nextRelease'] : full ? ['nextRelease', 'allocRelease', 'has', 'warm'] : ['nextRelease', 'allocRelease', 'has', 'warm'] })),
+  });
+  const warm12 = (counts: number[]): Level[] => counts.map((c) => ({ count: c, fill: c / rangeById('v4/12').size, kind: 'uniform', ops: ['warm'] }));
+  const NR: OpKey[] = ['nextRelease'];
+  const AT50: OpKey[] = ['nextRelease', 'allocRelease', 'has'];
+  if (!quick) {
+    const out: SeriesPlan[] = [];
+    for (const id of ['v4/24', 'v4/16', 'v4/12', 'v6/112']) {
+      out.push(series(id, 'uniform', [
+        pct(0, 'none', NR), pct(0.5, 'uniform', AT50), pct(0.9, 'uniform', NR), pct(0.99, 'uniform', NR), pct(0.999, 'uniform', NR), pct(1, 'full', ['full']),
+      ], id === 'v4/12' ? warm12([1e5, 1e6]) : []));
+      out.push(series(id, 'organic', [pct(0.5, 'organic', NR), pct(0.9, 'organic', NR), pct(0.99, 'organic', NR), pct(0.999, 'organic', NR)]));
+    }
+    out.push(u64([0, 1e5, 1e6], true));
+    return out;
+  }
+  // quick/smoke: the targets' cases that are cheap to set up (no 10^6-record store at /64, no full /12)
+  return [
+    series('v4/16', 'uniform', [pct(0, 'none', NR), pct(0.5, 'uniform', AT50), pct(0.99, 'uniform', NR), pct(0.999, 'uniform', NR), pct(1, 'full', ['full'])]),
+    series('v4/16', 'organic', [pct(0.5, 'organic', NR), pct(0.999, 'organic', NR)]),
+    series('v4/12', 'uniform', [pct(0.5, 'uniform', NR), pct(0.999, 'uniform', NR)]),
+    series('v6/112', 'uniform', [pct(0.5, 'uniform', AT50)]),
+    u64([0, 1e5], false),
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output helpers.
+
+const t0 = Date.now();
+const elapsed = (): string => `${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s`;
+function progress(s: string): void {
+  process.stderr.write(`[${elapsed()}] ${s}\n`);
+}
+
+function baseRow(impl: string, r: RangeSpec, l: Level, op: string): Row {
+  return {
+    impl, family: r.family, prefix: r.prefix, cidr: r.cidr, fill: l.fill, fillCount: l.count, fillKind: l.kind, op,
+    status: 'ok', nsPerOp: null, rme: null, spread: null, samples: null, bytesPerAllocation: null,
+  };
+}
+
+function withMeasurement(row: Row, m: Measurement | Skipped): Row {
+  if ('skipped' in m) return { ...row, status: 'skipped', note: m.skipped };
+  return { ...row, nsPerOp: m.nsPerOp, rme: m.rme, spread: m.spread, samples: m.samples, opsPerSample: m.opsPerSample };
+}
+
+const OP_NAME: Record<OpKey, string> = { nextRelease: OPS.nextRelease, full: OPS.full, allocRelease: OPS.allocRelease, has: OPS.has, warm: OPS.warm };
+
+function caseId(impl: string, r: RangeSpec, l: Level, op: OpKey): string {
+  return `${impl} ${r.family} ${r.prefix} ${OP_NAME[op]} ${fillLabel({ fill: l.fill, fillCount: l.count, fillKind: l.kind })}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One series.
+
+function makeCtx(p: SeriesPlan, store: unknown): { ctx: SeriesCtx; setCount(n: number): void; maxCount: number } {
+  const r = p.range;
+  const maxCount = Math.max(...p.levels.map((l) => l.count));
+  let order: Uint32Array;
+  if (p.order === 'u64') order = randomU64Pairs(maxCount, p.seed);
+  else if (p.order === 'uniform') order = uniformOrder(r.size, maxCount, p.seed);
+  else order = organicOrder(r.size, r.rangeOffset, maxCount, p.seed);
+  const isPairs = p.order === 'u64';
+  let count = 0;
+  const cache = new Map<string, { pairs: Uint32Array; text: string[] }>();
+  const toText = (pairs: Uint32Array): string[] => {
+    const t: string[] = [];
+    for (let i = 0; i < pairs.length; i += 2) t.push(offsetText(r, pairs[i], pairs[i + 1]));
+    return t;
+  };
+  const pairsOf = (from: number, to: number): Uint32Array => {
+    if (isPairs) return order.subarray(2 * from, 2 * to);
+    const out = new Uint32Array(2 * (to - from));
+    for (let i = from; i < to; i++) out[2 * (i - from) + 1] = order[i];
+    return out;
+  };
+  const freeQ = (): { pairs: Uint32Array; text: string[] } => {
+    const key = `free:${count}`;
+    if (!cache.has(key)) {
+      let pairs: Uint32Array;
+      if (isPairs) pairs = randomU64Pairs(1024, p.seed ^ 0x0f4ee ^ count);
+      else {
+        const offs = freeOffsets(r.size, order, count, 1024, p.seed ^ 0x0f4ee ^ count);
+        pairs = new Uint32Array(2 * offs.length);
+        offs.forEach((o, i) => (pairs[2 * i + 1] = o));
+      }
+      cache.set(key, { pairs, text: toText(pairs) });
+    }
+    return cache.get(key)!;
+  };
+  const hasQ = (): { pairs: Uint32Array; text: string[] } => {
+    const key = `has:${count}`;
+    if (!cache.has(key)) {
+      const free = freeQ().pairs;
+      const rng = new Seeded(p.seed ^ 0x4a5);
+      const pairs = new Uint32Array(2048);
+      for (let i = 0; i < 1024; i++) {
+        if (i % 2 === 0 && count > 0) {
+          const j = rng.intn(count);
+          pairs.set(pairsOf(j, j + 1), 2 * i);
+        } else {
+          const j = rng.intn(Math.max(1, free.length >>> 1));
+          pairs[2 * i] = free[2 * j] ?? 0;
+          pairs[2 * i + 1] = free[2 * j + 1] ?? 0;
+        }
+      }
+      cache.set(key, { pairs, text: toText(pairs) });
+    }
+    return cache.get(key)!;
+  };
+  const ctx: SeriesCtx = {
+    range: r,
+    store,
+    seed: p.seed,
+    pairs: pairsOf,
+    texts: (from, to) => toText(pairsOf(from, to)),
+    freeQueries: freeQ,
+    hasQueries: hasQ,
+  };
+  return { ctx, setCount: (n) => { count = n; cache.clear(); }, maxCount };
+}
+
+async function measureRunner(runner: Runner, budget: Budget): Promise<Measurement | Skipped> {
+  return runner.kind === 'sync' ? measureSync(runner.run, budget) : measureAsync(runner.run, budget);
+}
+
+let storeBytesPerRecord: number | null = null;
+
+async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], rows: Row[], counter: { done: number; total: number }): Promise<void> {
+  const r = p.range;
+  const wanted = (impl: string): boolean => p.levels.some((l) => l.ops.some((op) => matches(caseId(impl, r, l, op))));
+  const active = impls.filter((x) => wanted(x.impl.name));
+  if (active.length === 0) return;
+  progress(`series ${r.cidr} ${p.order}: building the fill order (up to ${Math.max(...p.levels.map((l) => l.count)).toLocaleString('en-US')} addresses)`);
+  const needsStore = active.some((x) => !x.why && (x.impl.name === 'reference' || x.impl.name === 'allocator'));
+  const { MemoryStore } = await import('../adapters/memory-store.ts');
+  const { labelsFor } = await import('../adapters/reference-allocator.ts').catch(() => ({ labelsFor: undefined }));
+  const labels = labelsFor ? labelsFor(r.family) : Object.freeze({ 'ipaddress.kubernetes.io/ip-family': r.family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
+  let store: InstanceType<typeof MemoryStore> | undefined = needsStore ? new MemoryStore() : undefined;
+  const { ctx, setCount } = makeCtx(p, store);
+  const opened = new Map<string, SeriesImpl>();
+  for (const x of active) {
+    if (x.why || x.impl.applicable(r)) continue;
+    try {
+      opened.set(x.impl.name, await x.impl.open(ctx));
+    } catch (e) {
+      x.why = `failed to open: ${e instanceof Error ? e.message : String(e)}`;
+    }
+  }
+  let count = 0;
+  for (const l of p.levels) {
+    // grow every subject to l.count (untimed)
+    if (l.count > count) {
+      if (store) {
+        const measureStore = storeBytesPerRecord === null && l.count - count >= 100_000;
+        const before = measureStore ? liveJsBytes() : 0;
+        const texts = ctx.texts(count, l.count);
+        for (const t of texts) store.inject(t, labels as Record<string, string>);
+        texts.length = 0;
+        if (measureStore) storeBytesPerRecord = (liveJsBytes() - before) / (l.count - count);
+      }
+      for (const s of opened.values()) s.fillTo(count, l.count);
+      count = l.count;
+      setCount(count);
+    }
+    for (const x of active) {
+      const name = x.impl.name;
+      const ops = l.ops.filter((op) => matches(caseId(name, r, l, op)));
+      if (ops.length === 0) continue;
+      const na = x.why ?? x.impl.applicable(r);
+      if (na) {
+        for (const op of ops) {
+          counter.done++;
+          rows.push({ ...baseRow(name, r, l, OP_NAME[op]), status: x.why ? 'not available' : 'not applicable', note: na });
+        }
+        continue;
+      }
+      const s = opened.get(name)!;
+      let runners: Runners | undefined;
+      // warm start last, after the level's subject is freed: two large indexes alive at once
+      // distort each other's build time (see bench/README.md)
+      ops.sort((a, b) => (a === 'warm' ? 1 : 0) - (b === 'warm' ? 1 : 0));
+      for (const op of ops) {
+        if (op === 'warm') {
+          runners?.close();
+          runners = undefined;
+        }
+        getGc()?.();
+        counter.done++;
+        const row = baseRow(name, r, l, OP_NAME[op]);
+        const label = `[${counter.done}/${counter.total}] ${caseKey(row)} · ${name}`;
+        if (op === 'warm' && name === 'contiguous') {
+          rows.push({ ...row, status: 'not applicable', note: 'same index and load path as core' });
+          continue;
+        }
+        try {
+          if (op === 'warm') {
+            if (!s.warmStart) {
+              rows.push({ ...row, status: 'not applicable', note: 'no warm-start path' });
+              continue;
+            }
+            // first load: timed and measured; then more reps for the timing
+            s.prepareWarm?.(l.count);
+            const before = liveJsBytes();
+            const ts = process.hrtime.bigint();
+            const h = await s.warmStart(l.count);
+            const firstNs = Number(process.hrtime.bigint() - ts);
+            const jsMeasured = liveJsBytes() - before;
+            h.close();
+            const samples = [firstNs / l.count];
+            const wasm = h.wasmBytes;
+            // more loads for the timing only, while they fit the budget
+            for (let i = 1; i < budgets.warmReps && firstNs * (i + 1) < budgets.heavy.budgetMs * 1e6; i++) {
+              s.prepareWarm?.(l.count);
+              const ts2 = process.hrtime.bigint();
+              const h2 = await s.warmStart(l.count);
+              samples.push(Number(process.hrtime.bigint() - ts2) / l.count);
+              h2.close();
+            }
+            const m = summarize(samples, l.count);
+            // a JS structure of known size (the legacy bitmap) is counted exactly; the rest is the GC'd heap delta
+            const js = Math.max(0, jsMeasured, h.jsBytes ?? 0);
+            rows.push({
+              ...withMeasurement(row, m),
+              jsBytesPerAllocation: js / l.count,
+              wasmBytesPerAllocation: wasm === undefined ? null : wasm / l.count,
+              bytesPerAllocation: (js + (wasm ?? 0)) / l.count,
+              note: `${(firstNs / 1e6).toFixed(0)} ms for the first load${h.note ? `; ${h.note}` : ''}`,
+            });
+          } else {
+            runners ??= await s.runners();
+            const runner = runners[op];
+            if (!runner) {
+              rows.push({ ...row, status: 'not applicable', note: 'operation not offered' });
+              continue;
+            }
+            const heavy = op === 'full' || (l.fill ?? 0) >= 0.99;
+            const budget = heavy ? budgets.heavy : runner.kind === 'sync' ? budgets.sync : budgets.async;
+            const m = await measureRunner(runner, budget);
+            rows.push(withMeasurement(row, m));
+          }
+        } catch (e) {
+          rows.push({ ...row, status: 'error', note: e instanceof Error ? e.message : String(e) });
+        }
+        const last = rows[rows.length - 1];
+        progress(`${label}: ${last.status === 'ok' ? `${fmt(last.nsPerOp)} ±${(last.spread ?? 0).toFixed(0)}% (${last.samples} samples)` : `${last.status}${last.note ? ` — ${last.note}` : ''}`}`);
+      }
+      runners?.close();
+    }
+  }
+  for (const s of opened.values()) s.close();
+  store?.close();
+  store = undefined;
+}
+
+function fmt(ns: number | null): string {
+  if (ns === null) return '—';
+  return ns < 1000 ? `${ns.toFixed(1)} ns` : ns < 1e6 ? `${(ns / 1e3).toFixed(2)} µs` : `${(ns / 1e6).toFixed(2)} ms`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const { coreTarget } = await import('../adapters/wasm.ts');
+  const cond = conditions(mode, coreTarget);
+  progress(`ipallocator bench · ${mode} · ${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · gc ${getGc() ? 'on' : 'off'}${filterText ? ` · filter /${filterText}/` : ''}`);
+  const impls: { impl: Impl; why?: string }[] = [];
+  for (const impl of IMPLS) {
+    const why = await impl.available();
+    impls.push({ impl, why });
+    progress(`  ${impl.name.padEnd(14)} ${why ? `not available: ${why}` : 'ok'}`);
+  }
+  const rows: Row[] = [];
+  const plans = plan();
+  const total = plans.reduce((n, p) => n + p.levels.reduce((m, l) => m + l.ops.reduce((k, op) => k + IMPL_NAMES.filter((i) => matches(caseId(i, p.range, l, op))).length, 0), 0), 0);
+  const counter = { done: 0, total };
+
+  if (matches('boundary')) {
+    const floor = matches('boundary:store') ? [await runStoreFloor(budgets.async)] : [];
+    for (const b of [...(await runBoundary(budgets.sync, matches, progress)), ...floor]) {
+      const row: Row = { impl: 'boundary', family: b.family as Row['family'], prefix: '-', cidr: '-', fill: null, fillCount: null, fillKind: '-', op: b.op, status: 'ok', nsPerOp: null, rme: null, spread: null, samples: null, note: b.note };
+      if ('unavailable' in b.result) rows.push({ ...row, status: 'not available', note: b.result.unavailable });
+      else rows.push(withMeasurement(row, b.result));
+    }
+  }
+  for (const p of plans) await runSeries(p, impls, rows, counter);
+
+  const res: Results = { conditions: cond, durationSeconds: (Date.now() - t0) / 1000, storeBytesPerRecord, rows };
+  const shown = IMPL_NAMES.filter((i) => rows.some((r) => r.impl === i));
+  process.stdout.write(`\n${textTable(rows, shown)}\n\ntargets\n`);
+  for (const t of evaluateTargets(rows)) process.stdout.write(`  ${t.pass === null ? '·   ' : t.pass ? 'pass' : 'FAIL'}  ${t.target}: ${t.measured}\n`);
+  fs.mkdirSync(path.dirname(outPrefix), { recursive: true });
+  const svgName = `${path.basename(outPrefix)}.svg`;
+  fs.writeFileSync(`${outPrefix}.json`, JSON.stringify(res, null, 1) + '\n');
+  fs.writeFileSync(`${outPrefix}.md`, markdown(res, shown, svgName) + '\n');
+  fs.writeFileSync(`${outPrefix}.svg`, chartSvg(rows, shown, `${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · ${cond.date.slice(0, 16)} · ${cond.git.commit.slice(0, 10)} · ${mode}`));
+  process.stdout.write(`\nwrote ${outPrefix}.{json,md,svg} in ${Math.round(res.durationSeconds)} s\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+    process.exit(1);
+  },
+);

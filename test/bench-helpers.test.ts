@@ -1,0 +1,135 @@
+// Helpers of the benchmark harness: fills, the address text it loads stores with, statistics and
+// the SVG writer. (No test asserts a timing.)
+import { describe, expect, it } from 'vitest';
+import { organicOrder, uniformOrder, freeOffsets, randomU64Pairs } from '../bench/fills.ts';
+import { RANGES, offsetText, rangeById } from '../bench/ranges.ts';
+import { median, summarize } from '../bench/measure.ts';
+import { chartSvg, esc } from '../bench/svg.ts';
+import { OPS, evaluateTargets, type Row } from '../bench/report.ts';
+import { formatAddr } from '../adapters/address.ts';
+
+describe('fills', () => {
+  it('uniform: distinct offsets inside the range, same seed same order', () => {
+    const a = uniformOrder(1000, 999, 5);
+    expect(new Set(a).size).toBe(999);
+    expect(Math.max(...a)).toBeLessThan(1000);
+    expect(uniformOrder(1000, 999, 5)).toEqual(a);
+    expect(uniformOrder(1000, 999, 6)).not.toEqual(a);
+  });
+
+  it('organic: fills the dynamic band first, no duplicates, then the static band', () => {
+    const o = organicOrder(254, 16, 254, 9);
+    expect(new Set(o).size).toBe(254);
+    for (let i = 0; i < 238; i++) expect(o[i]).toBeGreaterThanOrEqual(16);
+    for (let i = 238; i < 254; i++) expect(o[i]).toBeLessThan(16);
+    expect(() => organicOrder(14, 0, 15, 1)).toThrow(/full/);
+  });
+
+  it('free offsets are exactly the complement, u64 pairs stay below 2^64 − 1', () => {
+    const order = uniformOrder(100, 60, 1);
+    const free = freeOffsets(100, order, 60, 1000, 2);
+    expect(free.length).toBe(40);
+    const taken = new Set(order);
+    for (const f of free) expect(taken.has(f)).toBe(false);
+    const p = randomU64Pairs(1000, 3);
+    for (let i = 0; i < p.length; i += 2) expect(p[i] === 0xffffffff && p[i + 1] >= 0xfffffffe).toBe(false);
+  });
+});
+
+describe('ranges', () => {
+  it('sizes and offsets match upstream (SEMANTICS §3.1)', () => {
+    expect(rangeById('v4/24').size).toBe(254);
+    expect(rangeById('v4/12').size).toBe(1048574);
+    expect(rangeById('v4/12').rangeOffset).toBe(256);
+    expect(rangeById('v6/112').size).toBe(65535);
+    const r64 = rangeById('v6/64');
+    expect([r64.sizeHi, r64.sizeLo]).toEqual([0xffffffff, 0xffffffff]);
+    expect(r64.fillable).toBe(false);
+  });
+
+  it('offset text is canonical (agrees with adapters/address.ts)', () => {
+    expect(offsetText(rangeById('v4/12'), 0, 0)).toBe('10.96.0.1');
+    expect(offsetText(rangeById('v6/112'), 0, 0xfffe)).toBe('2001:db8::ffff');
+    expect(offsetText(rangeById('v6/64'), 0xffffffff, 0xfffffffe)).toBe('2001:db8::ffff:ffff:ffff:ffff');
+    expect(offsetText(rangeById('v6/64'), 0x10000, 0xffffffff)).toBe('2001:db8::1:1:0:0');
+    for (const r of RANGES) {
+      for (const [hi, lo] of [[0, 0], [0, 0xffff], [r.sizeHi >>> 1, 12345]]) {
+        if (r.sizeHi === 0 && (hi !== 0 || lo >= r.size)) continue;
+        const t = offsetText(r, hi, lo);
+        const w = r.family === 'IPv4' ? [0, 0, 0, 0] : [0, 0, 0, 0];
+        expect(t).toBe(formatAddr(r.family === 'IPv4' ? 4 : 6, parseWords(t, w)));
+      }
+    }
+  });
+});
+
+function parseWords(t: string, w: number[]): number[] {
+  if (!t.includes(':')) {
+    const o = t.split('.').map(Number);
+    w[3] = ((o[0] << 24) | (o[1] << 16) | (o[2] << 8) | o[3]) >>> 0;
+    return w;
+  }
+  const [h, tl] = t.split('::');
+  const a = h ? h.split(':') : [];
+  const b = tl !== undefined && tl !== '' ? tl.split(':') : [];
+  const g = [...a, ...Array(8 - a.length - b.length).fill('0'), ...b].map((x) => parseInt(x, 16));
+  for (let i = 0; i < 4; i++) w[i] = ((g[2 * i] << 16) | g[2 * i + 1]) >>> 0;
+  return w;
+}
+
+describe('statistics', () => {
+  it('median and spread', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 2, 3])).toBe(2.5);
+    const m = summarize([10, 10, 10, 12, 8], 100);
+    expect(m.nsPerOp).toBe(10);
+    expect(m.spread).toBe(0);
+    expect(m.samples).toBe(5);
+    expect(m.rme).toBeGreaterThan(0);
+  });
+});
+
+function row(p: Partial<Row>): Row {
+  return {
+    impl: 'reference', family: 'IPv4', prefix: '/16', cidr: '10.0.0.0/16', fill: 0.5, fillCount: 32767, fillKind: 'uniform',
+    op: OPS.nextRelease, status: 'ok', nsPerOp: 1000, rme: 1, spread: 1, samples: 5, ...p,
+  };
+}
+
+describe('report', () => {
+  it('evaluates ratio targets within the run, and says why one is not evaluated', () => {
+    const rows = [row({}), row({ impl: 'allocator', nsPerOp: 40 }), row({ fill: 0.99, nsPerOp: 1e5 }), row({ impl: 'allocator', fill: 0.99, status: 'skipped', nsPerOp: null })];
+    const t = evaluateTargets(rows);
+    const at50 = t.find((x) => x.target.startsWith('IPv4 /16 allocateNext+release at 50 % uniform'))!;
+    expect(at50.pass).toBe(true);
+    expect(at50.measured).toMatch(/^25×/);
+    const at99 = t.find((x) => x.target.startsWith('IPv4 /16 allocateNext+release at 99 % uniform'))!;
+    expect(at99.pass).toBeNull();
+    expect(at99.measured).toContain('allocator skipped');
+  });
+});
+
+describe('svg writer', () => {
+  it('escapes text and writes well-formed SVG', () => {
+    expect(esc(`a<b & "c"`)).toBe('a&lt;b &amp; &quot;c&quot;');
+    const rows = [
+      row({ fill: 0, fillKind: 'none', nsPerOp: 500 }), row({}), row({ fill: 0.99, nsPerOp: 1e5 }),
+      row({ impl: 'allocator', fill: 0, fillKind: 'none', nsPerOp: 60 }), row({ impl: 'allocator', nsPerOp: 50 }),
+      row({ impl: 'allocator', fill: 0.5, fillKind: 'organic', nsPerOp: 70 }),
+      row({ impl: 'allocator', op: OPS.full, fill: 1, fillKind: 'full', nsPerOp: 30 }),
+      row({ impl: 'core', family: 'IPv6', prefix: '/64', fill: null, fillCount: 1e6, nsPerOp: 20 }),
+    ];
+    const svg = chartSvg(rows, ['reference', 'allocator', 'core'], 'node <test> & co');
+    expect(svg.startsWith('<?xml')).toBe(true);
+    expect(svg).toContain('node &lt;test&gt; &amp; co');
+    // every element opened is closed, in order
+    const stack: string[] = [];
+    for (const m of svg.matchAll(/<(\/?)([a-zA-Z]+)[^>]*?(\/?)>/g)) {
+      if (m[1]) expect(stack.pop()).toBe(m[2]);
+      else if (!m[3]) stack.push(m[2]);
+    }
+    expect(stack).toEqual([]);
+    expect(svg).not.toMatch(/NaN|undefined|Infinity/);
+    expect(svg).toContain('<polyline');
+  });
+});
