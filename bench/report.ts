@@ -198,6 +198,11 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
   L.push('## Targets', '', '| target | measured | result |', '|---|---|---|');
   for (const t of evaluateTargets(res.rows)) L.push(`| ${t.target} | ${t.measured} | ${t.pass === null ? 'not evaluated' : t.pass ? '**pass**' : '**FAIL**'} |`);
   L.push('');
+  const floor = find(res.rows, { impl: 'boundary', op: 'MemoryStore create+delete (store floor)' });
+  if (floor?.status === 'ok') {
+    L.push(`Both async allocators pay the MemoryStore for every allocateNext+release and allocate+release: one create + delete costs ${fmtNs(floor.nsPerOp)} here ` +
+      '(store floor, boundary table), so their ratio cannot exceed reference ÷ store floor wherever the scan is cheap (low fill). `range` and `core` show the index without a store.', '');
+  }
 
   L.push('## Results', '', `| case | ${impls.join(' | ')} |`, `|---|${impls.map(() => '---:').join('|')}|`);
   for (const g of grouped(res.rows, impls)) {
