@@ -412,6 +412,22 @@ describe('sparse index', () => {
       expect(ix.validate()).toBe(0);
       expect(ix.has(hiOf(failedAt), loOf(failedAt))).toBe(false);
       expect(ix.count()).toBe(m.taken.size);
+
+      // a batch that cannot get its sort copies (or its pages) falls back to one by one and
+      // stops at the failing entry: whatever it set is a prefix of the batch, and stays valid
+      // (four more 64 KiB pages: room for the batch buffer, the sort copies and some pages, not all)
+      core.heap_set_limit_pages(core.memory.buffer.byteLength / 65536 + 4);
+      const batch = Array.from({ length: 5000 }, (_, i) => (1n << 62n) + BigInt(i) * 3n);
+      const b = sparse(MAX_N);
+      try {
+        b.setMany(pairsOf(batch));
+      } catch (e) {
+        expect((e as Error).name).toBe('OutOfMemoryError');
+      }
+      expect(b.validate()).toBe(0);
+      const k = b.count();
+      for (let i = 0; i < batch.length; i++) expect(b.has(hiOf(batch[i]), loOf(batch[i]))).toBe(i < k);
+      destroy(b);
     } finally {
       core.heap_set_limit_pages(limit);
       destroy(ix);
