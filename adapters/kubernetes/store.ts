@@ -13,6 +13,7 @@ import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kuber
 import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
+import { NotFoundError } from '../errors.ts';
 import { translate } from './errors.ts';
 import { Informer, type BackoffOptions, type InformerState, type InformerStats, type ListPage, type ListerWatcher } from './informer.ts';
 import { GROUP, parseLabelSelector, toObject, toRecord, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
@@ -163,6 +164,9 @@ export class KubernetesStore implements Store {
   }
 
   async delete(name: string): Promise<void> {
+    // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
+    // the DELETE would hit the collection (a deletecollection on a real API server).
+    if (!isPathSegmentName(name)) throw new NotFoundError(String(name));
     let status: { details?: { uid?: string } } | undefined;
     try {
       status = (await this.api.deleteIPAddress({ name })) as typeof status;
@@ -173,6 +177,7 @@ export class KubernetesStore implements Store {
   }
 
   async get(name: string): Promise<IPAddressRecord | undefined> {
+    if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
     try {
       return toRecord((await this.api.readIPAddress({ name })) as IPAddressObject);
     } catch (err) {
@@ -186,6 +191,11 @@ export class KubernetesStore implements Store {
     this.closed = true;
     this.informer.stop();
   }
+}
+
+/** apimachinery IsValidPathSegmentName, the part a URL would change: not "", ".", "..". */
+function isPathSegmentName(name: unknown): boolean {
+  return typeof name === 'string' && name !== '' && name !== '.' && name !== '..';
 }
 
 function defaultKubeConfig(): KubeConfig {
