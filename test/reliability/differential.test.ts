@@ -2,7 +2,9 @@
 // (Allocator ≡ ReferenceAllocator ≡ Range set semantics; Range ≡ Set model), 10 prefixes.
 // IPALLOCATOR_FUZZ_OPS operations per case (default 10,000 ⇒ 2 × 10^5 per run).
 import { describe, expect, it } from 'vitest';
-import { Driver, FUZZ_OPS, baseSeed, report, shrink } from './driver.ts';
+import { Driver, FUZZ_OPS, baseSeed, report, scaledTimeout, shrink } from './driver.ts';
+
+const TIMEOUT = scaledTimeout(FUZZ_OPS, 10_000);
 import { bigGeometry } from './addresses.ts';
 import { PREFIXES, REGRESSIONS, generate, replayAllocators, replayRange } from './differential.ts';
 
@@ -34,7 +36,7 @@ describe(`differential fuzzing, ${FUZZ_OPS} operations per prefix (IPALLOCATOR_F
         expect.fail(report(`Allocator ≡ ReferenceAllocator on ${cidr}`, seed, m, shrunk));
       }
       total += ops.length;
-    });
+    }, TIMEOUT);
 
     it('Range ≡ Set model (allocateNext, allocateMany, releaseMany, snapshot)', async () => {
       const seed = (SEED + i * 104729 + 1) >>> 0;
@@ -45,7 +47,7 @@ describe(`differential fuzzing, ${FUZZ_OPS} operations per prefix (IPALLOCATOR_F
         expect.fail(report(`Range ≡ model on ${cidr}`, seed, m, shrunk));
       }
       total += ops.length;
-    });
+    }, TIMEOUT);
   });
 
   it('reports the operations fuzzed', () => {

@@ -46,6 +46,11 @@ export const FAULT_OPS = knob('IPALLOCATOR_FAULT_OPS', 3_000);
 export const LOAD_OPS = knob('IPALLOCATOR_LOAD_OPS', 100_000);
 export const K8S_LOAD_OPS = knob('IPALLOCATOR_K8S_LOAD_OPS', 1_600);
 
+/** A test timeout that grows with a load knob: `base` ms at the CI default, proportionally more above it. */
+export function scaledTimeout(ops: number, ciDefault: number, base = 60_000): number {
+  return ops <= ciDefault ? base : Math.ceil((base * ops) / ciDefault) * 2;
+}
+
 /** Seeded choices. Same seed ⇒ same sequence in Node and Deno. */
 export class Driver {
   readonly seed: number;
