@@ -17,10 +17,12 @@
 //   taken   = { canonical names in [first, last] the cache holds, ANY labels }   (cache events)
 //           ∪ { offsets reserved by in-flight creates of this allocator }
 //           ∪ { offsets that collided (AlreadyExists) during a running allocateNext }
-//   counted = { canonical names in [first, last] with both allocator labels }    (cache events)
+//   counted = |{ canonical names in [first, last] with both allocator labels }| (an integer, kept
+//             from cache events: the store passes the previous version of an updated record, so
+//             an update moves the count only when it adds or removes the labels)
 //   extras  = labelled names inside the prefix that have no offset: the network address, the
 //             IPv4 broadcast, non-canonical spellings (`2001:db8:0::5`) — upstream counts them
-//   used()  = counted.count() + extras.size                                          O(1)
+//   used()  = counted + extras.size                                                   O(1)
 //
 // Why each rule keeps the answers equal to the reference's (sequential calls, cache in step):
 // the reference skips a candidate iff `cache.get(name)` finds it, i.e. iff its canonical name is
@@ -104,7 +106,8 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
   /** null when [first, last] is empty (/31, /32, /128). */
   private readonly taken: FreeIndex | null;
-  private readonly counted: FreeIndex | null;
+  /** Labelled canonical names in [first, last] that the cache holds (see the header). */
+  private counted = 0;
   private readonly extras = new Set<string>();
   /**
    * Names with a create in flight → 1 once the cache reported an add for the name while the
@@ -171,15 +174,9 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
     const kind = options.index ?? 'auto';
     this.taken = empty ? null : new FreeIndex(p.countHi, p.countLo, kind);
-    try {
-      this.counted = empty ? null : new FreeIndex(p.countHi, p.countLo, kind);
-    } catch (e) {
-      this.taken?.destroy();
-      throw e;
-    }
 
     const watcher: StoreWatcher = {
-      onAdd: (r) => this.onAdd(r),
+      onAdd: (r, previous) => this.onAdd(r, previous),
       onDelete: (r) => this.onDelete(r),
     };
     this.unsubscribe = this.cache.subscribe(watcher);
@@ -417,7 +414,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
   used(): number {
     if (this.destroyed) return this.usedAfterDestroy;
-    return (this.counted === null ? 0 : this.counted.count()) + this.extras.size;
+    return this.counted + this.extras.size;
   }
 
   free(): bigint {
@@ -453,7 +450,6 @@ export class Allocator implements IPAllocator, DryRunTarget {
     this.ready = false;
     this.unsubscribe();
     this.taken?.destroy();
-    this.counted?.destroy();
   }
 
   /** Test hook: the size free() subtracts from (upstream tests overwrite a.size). */
@@ -461,11 +457,21 @@ export class Allocator implements IPAllocator, DryRunTarget {
     this.sizeForFree = size;
   }
 
-  /** Test hook: re-derives the indexes' counters (0 = consistent) and returns the taken count. */
+  /**
+   * Test hook: `taken` re-derives the index's counters and summaries (0 = consistent); `counted`
+   * re-derives used() from the cache's records (0 = equal, 1 = not); `takenCount` is the number
+   * of taken offsets. O(cache size).
+   */
   __validate(): { taken: number; counted: number; takenCount: number } {
+    let derived = 0;
+    if (!this.destroyed) {
+      for (const r of this.cache.list()) {
+        if (this.classify(r.name) === 1 && hasAllocatorLabels(r, this.ipFamily)) derived++;
+      }
+    }
     return {
       taken: this.taken?.validate() ?? 0,
-      counted: this.counted?.validate() ?? 0,
+      counted: this.destroyed || derived === this.counted ? 0 : 1,
       takenCount: this.taken?.count() ?? 0,
     };
   }
@@ -484,7 +490,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
     return this.prefix.offsetOf(family, w, this.off) === OK ? 1 : 2;
   }
 
-  private onAdd(r: IPAddressRecord): void {
+  private onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     if (this.destroyed) return;
     const c = this.classify(r.name);
     if (c === 0) return;
@@ -494,11 +500,10 @@ export class Allocator implements IPAllocator, DryRunTarget {
       else this.extras.delete(r.name);
       return;
     }
-    const oHi = this.off[0]!;
-    const oLo = this.off[1]!;
-    this.taken!.set(oHi, oLo);
-    if (labelled) this.counted!.set(oHi, oLo);
-    else this.counted!.clear(oHi, oLo);
+    this.taken!.set(this.off[0]!, this.off[1]!);
+    // A new name counts when labelled; an update only when it adds or drops the labels.
+    const was = previous !== undefined && hasAllocatorLabels(previous, this.ipFamily);
+    if (labelled !== was) this.counted += labelled ? 1 : -1;
     if (this.inflight.size !== 0 && this.inflight.has(r.name)) this.inflight.set(r.name, 1);
   }
 
@@ -511,7 +516,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
       return;
     }
     this.taken!.clear(this.off[0]!, this.off[1]!);
-    this.counted!.clear(this.off[0]!, this.off[1]!);
+    if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
   }
 }
 

@@ -145,12 +145,16 @@ class MemoryCache implements StoreCache {
   }
 
   apply(e: CacheEvent): void {
-    if (e.kind === 'add') this.records.set(e.record.name, e.record);
-    else if (this.records.delete(e.record.name) === undefined) return; // the cache never saw it: nothing to tell
-    for (const w of [...this.watchers]) {
-      if (e.kind === 'add') w.onAdd(e.record);
-      else w.onDelete(e.record);
+    const name = e.record.name;
+    if (e.kind === 'add') {
+      const previous = this.records.get(name);
+      this.records.set(name, e.record);
+      for (const w of [...this.watchers]) w.onAdd(e.record, previous);
+      return;
     }
+    const last = this.records.delete(name);
+    if (last === undefined) return; // the cache never saw it: nothing to tell
+    for (const w of [...this.watchers]) w.onDelete(last);
   }
 }
 

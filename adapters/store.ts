@@ -28,9 +28,15 @@ export interface IPAddressRecord {
   readonly creationTimestamp?: string;
 }
 
-/** Receives cache changes. An update of an existing name is delivered as `onAdd` again. */
+/**
+ * Receives cache changes (client-go's ResourceEventHandler, folded into two calls).
+ * - `onAdd(record, previous)`: a name the cache did not hold (`previous` undefined), or a new
+ *   version of one it held (`previous` = the version the watcher was last given). Stores must pass
+ *   `previous` for updates: watchers keep O(1) counts from it.
+ * - `onDelete(record)`: the name left the cache; `record` is the version last given to watchers.
+ */
 export interface StoreWatcher {
-  onAdd(record: IPAddressRecord): void;
+  onAdd(record: IPAddressRecord, previous?: IPAddressRecord): void;
   onDelete(record: IPAddressRecord): void;
 }
 

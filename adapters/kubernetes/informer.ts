@@ -49,7 +49,9 @@ export interface CachedRecord {
 
 /** Receives the informer's changes (StoreWatcher for IPAddress records). */
 export interface InformerWatcher<R> {
-  onAdd(record: R): void;
+  /** A new name (`previous` undefined) or a new version of one (`previous` = the last one given). */
+  onAdd(record: R, previous?: R): void;
+  /** The name is gone; `record` is the last version given. */
   onDelete(record: R): void;
 }
 
@@ -399,7 +401,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     const cur = this.records.get(rec.name);
     if (cur && notOlder(cur.resourceVersion, rec.resourceVersion)) return;
     this.records.set(rec.name, rec);
-    this.emit('onAdd', rec);
+    this.emit('onAdd', rec, cur);
   }
 
   private remove(rec: R): void {
@@ -439,7 +441,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       const cur = this.records.get(name);
       if (cur && notOlder(cur.resourceVersion, next.resourceVersion)) continue;
       this.records.set(name, next);
-      this.emit('onAdd', next);
+      this.emit('onAdd', next, cur);
     }
     // A tombstone whose uid the list no longer shows is settled.
     for (const uid of [...this.tombstones.keys()]) if (!listedUids.has(uid)) this.tombstones.delete(uid);
@@ -447,13 +449,14 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   // --- helpers ---------------------------------------------------------------------------------
 
-  private emit(kind: 'onAdd' | 'onDelete', rec: R): void {
-    for (const w of [...this.watchers]) this.call(w, kind, rec);
+  private emit(kind: 'onAdd' | 'onDelete', rec: R, previous?: R): void {
+    for (const w of [...this.watchers]) this.call(w, kind, rec, previous);
   }
 
-  private call(w: InformerWatcher<R>, kind: 'onAdd' | 'onDelete', rec: R): void {
+  private call(w: InformerWatcher<R>, kind: 'onAdd' | 'onDelete', rec: R, previous?: R): void {
     try {
-      w[kind](rec);
+      if (kind === 'onAdd') w.onAdd(rec, previous);
+      else w.onDelete(rec);
     } catch (err) {
       (this.options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a store watcher threw', e)))(err);
     }
