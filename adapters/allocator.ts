@@ -211,11 +211,15 @@ export class Allocator implements IPAllocator, DryRunTarget {
     this.prefix.offsetOf(this.fam, this.words, o);
     const oHi = o[0]!;
     const oLo = o[1]!;
+    // Reserve before the create, as allocateNext does: when the index cannot get memory
+    // (OutOfMemoryError) nothing has been written yet, and the add event finds the bit set.
+    const reserved = this.taken!.set(oHi, oLo);
     this.inflight.set(name, 0);
     try {
       await this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
     } catch (e) {
       this.inflight.delete(name);
+      if (reserved && !this.destroyed && this.cache.get(name) === undefined) this.taken!.clear(oHi, oLo);
       this.metrics.error(this.cidr, 'static');
       if (e instanceof AlreadyExistsError) throw new ErrAllocated();
       throw e;
