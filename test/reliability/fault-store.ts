@@ -51,13 +51,16 @@ class FaultCache implements StoreCache {
     this.unsubscribe = inner.subscribe({
       onAdd: (r) => {
         if (this.shouldDrop()) return;
+        const previous = this.view.get(r.name);
         this.view.set(r.name, r);
-        for (const w of [...this.watchers]) w.onAdd(r);
+        for (const w of [...this.watchers]) w.onAdd(r, previous);
       },
       onDelete: (r) => {
         if (this.shouldDrop()) return;
-        if (!this.view.delete(r.name)) return;
-        for (const w of [...this.watchers]) w.onDelete(r);
+        const last = this.view.get(r.name);
+        if (last === undefined) return;
+        this.view.delete(r.name);
+        for (const w of [...this.watchers]) w.onDelete(last);
       },
     });
   }
@@ -109,7 +112,7 @@ class FaultCache implements StoreCache {
       if (old === undefined || !sameVersion(old, r)) {
         this.view.set(name, r);
         added++;
-        for (const w of [...this.watchers]) w.onAdd(r);
+        for (const w of [...this.watchers]) w.onAdd(r, old);
       }
     }
     this.synced = true;

@@ -1,0 +1,206 @@
+// WASM memory limits: with the core's memory capped (setMemoryLimit), a new big index and the
+// growth of a sparse index cannot get memory. Each must fail with a typed OutOfMemoryError,
+// change nothing (validate() passes, used/free/forEach/snapshot/store as before), and leave the
+// range or allocator usable for releases; lifting the cap lets work continue.
+//
+// WebAssembly memory cannot shrink and the instance is shared by the whole process (vitest runs
+// each file in its own fork): the cap is restored in afterAll whatever happens.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Allocator } from '../../adapters/allocator.ts';
+import { MemoryStore } from '../../adapters/memory-store.ts';
+import { Range } from '../../adapters/range.ts';
+import { seededRandom } from '../../adapters/random.ts';
+import { OutOfMemoryError } from '../../adapters/errors.ts';
+import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
+import { Driver } from './driver.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+let ooms = 0;
+
+/** Everything observable about a Range. */
+function rangeState(r: Range): unknown {
+  r.validate();
+  const list: string[] = [];
+  r.forEach((ip) => list.push(ip));
+  return { used: r.used(), free: String(r.free()), list, snap: Array.from(r.snapshot().data).join(',') };
+}
+
+function expectOOM(f: () => unknown): void {
+  let thrown: unknown;
+  try {
+    f();
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown).toBeInstanceOf(OutOfMemoryError);
+  expect((thrown as Error).message).toMatch(/^out of memory: /);
+  ooms++;
+}
+
+/** Takes every byte the cap leaves with tiny indexes (returned so they can be freed). */
+function exhaust(): Range[] {
+  const hog: Range[] = [];
+  for (let i = 0; i < 1_000_000; i++) {
+    try {
+      hog.push(new Range('10.200.0.0/28'));
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      return hog;
+    }
+  }
+  throw new Error('the cap never bit');
+}
+
+describe('WASM memory capped with setMemoryLimit', () => {
+  let sparse: Range;
+  let dense: Range;
+  let store: MemoryStore;
+  let alloc: Allocator;
+  const d = new Driver(0x3a5e);
+
+  beforeAll(async () => {
+    sparse = new Range('2001:db8:1:2::/64', { random: seededRandom(1) });
+    dense = new Range('10.100.0.0/20', { random: seededRandom(2) });
+    store = new MemoryStore();
+    alloc = new Allocator('2001:db8:3:4::/64', { store, random: seededRandom(3) });
+    for (let i = 0; i < 50; i++) {
+      sparse.allocateNext();
+      dense.allocateNext();
+      await alloc.allocateNext();
+    }
+  });
+
+  it('setMemoryLimit validates its argument and never caps below the current size', () => {
+    for (const bad of [-1, NaN, '1' as never, null as never]) expect(() => setMemoryLimit(bad)).toThrow(RangeError);
+    setMemoryLimit(0);
+    expect(memoryLimit().limit).toBe(memoryLimit().size);
+    setMemoryLimit(Infinity);
+    expect(memoryLimit().limit).toBe(4 * 1024 ** 3);
+  });
+
+  it('a new big index → OutOfMemoryError, nothing changes; lifting the cap lets it through', () => {
+    setMemoryLimit(0);
+    const before = [rangeState(sparse), rangeState(dense)];
+    expectOOM(() => new Range('10.0.0.0/8')); // 2 MiB of bitmap
+    expectOOM(() => new Allocator('10.0.0.0/9', { store })); // two indexes: the first is freed again
+    expect([rangeState(sparse), rangeState(dense)]).toEqual(before);
+    expect(store.cache.size).toBe(50); // no record, no subscription left behind
+    setMemoryLimit(Infinity);
+    const big = new Range('10.0.0.0/8');
+    expect(big.allocateNext()).toMatch(/^10\./);
+    big.destroy();
+  });
+
+  it('sparse growth under the cap: allocate/allocateNext/allocateMany fail typed, state unchanged, releases work, then continue', () => {
+    setMemoryLimit(0);
+    const hog = exhaust();
+    const before = rangeState(sparse);
+    let failures = 0;
+    const tried: string[] = [];
+    // far-apart addresses: each needs a new node of the sparse index
+    for (let i = 0; i < 10_000 && failures < 20; i++) {
+      const ip = `2001:db8:1:2:${d.u32().toString(16).slice(0, 4) || '0'}:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xfffe | 1).toString(16)}`;
+      const s = rangeState(sparse);
+      try {
+        sparse.allocate(ip);
+        tried.push(ip);
+      } catch (e) {
+        expect(e).toBeInstanceOf(OutOfMemoryError);
+        ooms++;
+        failures++;
+        expect(sparse.has(ip)).toBe(false);
+        expect(rangeState(sparse)).toEqual(s);
+      }
+    }
+    expect(failures).toBeGreaterThan(0);
+    const s = rangeState(sparse);
+    try {
+      sparse.allocateMany(64);
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      ooms++;
+      // allocateMany stops at the first failure: what it reserved before stays reserved — known;
+      // the index stays valid and every reserved address is a real member
+      sparse.validate();
+    }
+    void s;
+    // releases under the cap: every address allocated under the cap goes back
+    for (const ip of tried) sparse.release(ip);
+    sparse.validate();
+    // the original 50 are still there
+    const after: string[] = [];
+    sparse.forEach((ip) => after.push(ip));
+    expect(after.length).toBeGreaterThanOrEqual((before as { used: number }).used);
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    for (let i = 0; i < 1000; i++) sparse.allocateNext();
+    sparse.validate();
+  });
+
+  it('Allocator.allocateNext under the cap: OutOfMemoryError before any record is written; releases work; then continue', async () => {
+    setMemoryLimit(0);
+    const hog = exhaust();
+    const records = () => store.records().map((r) => r.name).sort();
+    let failures = 0;
+    for (let i = 0; i < 5_000 && failures < 10; i++) {
+      const beforeRecords = records();
+      const used = alloc.used();
+      try {
+        await alloc.allocateNext();
+      } catch (e) {
+        expect(e).toBeInstanceOf(OutOfMemoryError);
+        ooms++;
+        failures++;
+        expect(records()).toEqual(beforeRecords);
+        expect(alloc.used()).toBe(used);
+        const v = alloc.__validate();
+        expect(v.taken + v.counted).toBe(0);
+      }
+    }
+    expect(failures).toBeGreaterThan(0);
+    const names = records();
+    for (const ip of names.slice(0, 10)) await alloc.release(ip);
+    expect(alloc.used()).toBe(names.length - 10);
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    for (let i = 0; i < 100; i++) await alloc.allocateNext();
+    expect(alloc.used()).toBe(store.records().length);
+    const v = alloc.__validate();
+    expect(v.taken + v.counted).toBe(0);
+  });
+
+  it('Allocator.allocate(ip) under the cap: typed OutOfMemoryError; the index still equals the store', async () => {
+    setMemoryLimit(0);
+    const hog = exhaust();
+    let failures = 0;
+    const problems: string[] = [];
+    for (let i = 0; i < 5_000 && failures < 10; i++) {
+      const ip = `2001:db8:3:4:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xffff).toString(16)}::${(d.u32() & 0xfffe | 1).toString(16)}`;
+      const before = store.records().length;
+      try {
+        await alloc.allocate(ip);
+      } catch (e) {
+        expect(e).toBeInstanceOf(OutOfMemoryError);
+        ooms++;
+        failures++;
+        const after = store.records().length;
+        if (after !== before) problems.push(`allocate(${ip}) rejected but wrote its record`);
+        if (alloc.used() !== after) problems.push(`allocate(${ip}): used() ${alloc.used()} but ${after} records`);
+        const v = alloc.__validate();
+        if (v.taken + v.counted !== 0) problems.push(`allocate(${ip}): index invariant broken ${JSON.stringify(v)}`);
+      }
+    }
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    console.log(`[reliability] Allocator.allocate under the cap: ${failures} failures, problems: ${JSON.stringify(problems.slice(0, 6))} (${problems.length})`);
+    expect(failures).toBeGreaterThan(0);
+    expect(problems).toEqual([]);
+  });
+
+  it('reports the out-of-memory failures checked', () => {
+    console.log(`[reliability] wasm limits: ${ooms} OutOfMemoryError failures checked, state unchanged after each`);
+    expect(ooms).toBeGreaterThan(0);
+  });
+});
