@@ -19,7 +19,7 @@
 // Addresses are four u32 words, w0 = bits 127..96 (IPv4: [0, 0, 0, v4]); the family travels
 // beside the words as 4 | 6, as `parseAddrInto` returns it. Offsets are u64 as (hi, lo) u32 pairs.
 
-import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
+import { type Family, formatAddr, formatIPv4, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
 import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
 import type { IPFamily } from './types.ts';
 import { core, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
@@ -258,6 +258,9 @@ export class Prefix {
    * Throws InvalidArgumentError when the offset is not in [0, count).
    */
   formatAt(hi: number, lo: number): string {
+    if (this.version === 4 && hi === 0 && lo < this.countLo && this.countHi === 0) {
+      return formatIPv4(this.#f3 + lo); // IPv4 fast path: only w3 changes (first + count ≤ 2^32)
+    }
     const t = this.#tmp;
     if (!this.addressAt(hi, lo, t)) {
       throw new InvalidArgumentError(`offset ${u64(hi, lo)} is outside [0, ${this.count}) of ${this.cidr}`);

@@ -92,6 +92,13 @@ export class Range implements RangeView {
   private readonly words = new Uint32Array(4);
   private readonly off = new Uint32Array(2);
   private readonly draw: U64Out = { hi: 0, lo: 0 };
+  /** Allocated addresses, kept in step with the index (which re-derives it in validate()). */
+  private taken = 0;
+  /** Dense index with fewer than 2^32 offsets: the one-call nextFree32 path. */
+  private dense32 = false;
+  /** The offset the last takeNext() marked. */
+  private resHi = 0;
+  private resLo = 0;
 
   /** A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError. */
   constructor(cidr: string, options: RangeOptions = {}) {
@@ -111,6 +118,7 @@ export class Range implements RangeView {
     this.kindOption = options.indexKind;
     // An empty range still gets a one-slot index so every method stays branch-free.
     this.index = this.empty ? new FreeIndex(0, 1, options.indexKind) : new FreeIndex(this.maxHi, this.maxLo, options.indexKind);
+    this.dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
   }
 
   /** upstream NewFromSnapshot: a Range over the snapshot's range, restored from its data. */
@@ -167,6 +175,7 @@ export class Range implements RangeView {
       this.metrics.error(this.cidr, 'static');
       throw new ErrAllocated();
     }
+    this.taken++;
     this.metrics.allocation(this.cidr, 'static');
     this.metrics.gauges(this.cidr, this);
   }
@@ -179,16 +188,31 @@ export class Range implements RangeView {
     }
     this.metrics.allocation(this.cidr, 'dynamic');
     this.metrics.gauges(this.cidr, this);
-    return this.prefix.formatAt(this.index.resultHi, this.index.resultLo);
+    return this.prefix.formatAt(this.resHi, this.resLo);
   }
 
-  /** Finds and marks the next offset (left in index.resultHi/resultLo); false when full. */
+  /** Finds and marks the next offset (left in resHi/resLo); false when full. */
   private takeNext(): boolean {
     if (this.empty) return false;
-    const count = this.index.count();
-    if (this.maxHi === 0 ? count >= this.maxLo : count >= this.maxHi * TWO32 + this.maxLo) return false;
     const idx = this.index;
     const d = this.draw;
+    if (this.dense32) {
+      // The same draws and bands as below, on u32 offsets, one core call per search.
+      if (this.taken >= this.maxLo) return false;
+      drawBelow(this.random, 0, this.subLo, d);
+      let o = idx.nextFree32(d.lo + this.offset, this.offset, this.maxLo - 1);
+      if (o < 0 && this.offset > 0) {
+        drawBelow(this.random, 0, this.offset, d);
+        o = idx.nextFree32(d.lo, 0, this.offset - 1);
+      }
+      if (o < 0) return false; // the count said otherwise: only a corrupted index gets here
+      idx.set(0, o);
+      this.taken++;
+      this.resHi = 0;
+      this.resLo = o;
+      return true;
+    }
+    if (this.taken >= this.maxHi * TWO32 + this.maxLo) return false;
     // Dynamic band [offset, max − 1], start = offset + rand(sub).
     drawBelow(this.random, this.subHi, this.subLo, d);
     let sLo = d.lo + this.offset;
@@ -206,14 +230,20 @@ export class Range implements RangeView {
       found = idx.nextFree(0, d.lo, 0, 0, 0, this.offset - 1);
     }
     if (!found) return false; // count said otherwise: only a corrupted index gets here
-    idx.set(idx.resultHi, idx.resultLo);
+    this.resHi = idx.resultHi;
+    this.resLo = idx.resultLo;
+    idx.set(this.resHi, this.resLo);
+    this.taken++;
     return true;
   }
 
   /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
   release(ip: string): void {
     if (!this.locate(ip)) return;
-    if (this.index.clear(this.off[0]!, this.off[1]!)) this.metrics.gauges(this.cidr, this);
+    if (this.index.clear(this.off[0]!, this.off[1]!)) {
+      this.taken--;
+      this.metrics.gauges(this.cidr, this);
+    }
   }
 
   /** Whether `ip` is allocated here (false outside the range). Malformed text throws. */
@@ -244,7 +274,7 @@ export class Range implements RangeView {
 
   /** Allocated addresses. */
   used(): number {
-    return this.empty ? 0 : this.index.count();
+    return this.taken;
   }
 
   /** Free addresses: size − used. */
@@ -267,7 +297,7 @@ export class Range implements RangeView {
     const out = new Array<string>(n);
     for (let i = 0; i < n; i++) {
       this.takeNext();
-      out[i] = this.prefix.formatAt(this.index.resultHi, this.index.resultLo);
+      out[i] = this.prefix.formatAt(this.resHi, this.resLo);
       this.metrics.allocation(this.cidr, 'dynamic');
     }
     if (n > 0) this.metrics.gauges(this.cidr, this);
@@ -284,6 +314,7 @@ export class Range implements RangeView {
     for (let i = 0; i < offsets.length; i += 2) {
       if (this.index.clear(offsets[i]!, offsets[i + 1]!)) released++;
     }
+    this.taken -= released;
     if (released > 0) this.metrics.gauges(this.cidr, this);
     return released;
   }
@@ -295,7 +326,13 @@ export class Range implements RangeView {
    */
   loadMany(ips: readonly string[]): number {
     const offsets = this.offsetsOf(ips, true);
-    return this.index.setMany(offsets);
+    try {
+      const added = this.index.setMany(offsets);
+      this.taken += added;
+      return added;
+    } finally {
+      this.taken = this.index.count(); // also right when setMany threw half-way
+    }
   }
 
   /** (hi, lo) pairs of the in-range addresses of `ips`; strict → throw on the first outside one. */
@@ -360,6 +397,7 @@ export class Range implements RangeView {
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
     if (this.index.kind === 'dense') {
       this.index.restoreBits(data);
+      this.taken = this.index.count();
       return;
     }
     if (data.length % 8 !== 0) {
@@ -386,6 +424,7 @@ export class Range implements RangeView {
     }
     this.index.destroy();
     this.index = next;
+    this.taken = next.count();
   }
 
   /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */
@@ -401,6 +440,9 @@ export class Range implements RangeView {
   validate(): void {
     const code = this.index.validate();
     if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
+    if (!this.empty && this.index.count() !== this.taken) {
+      throw new Error(`Range ${this.cidr}: used() says ${this.taken}, the index holds ${this.index.count()}`);
+    }
   }
 
   /** Bytes of WASM memory the index holds. */
