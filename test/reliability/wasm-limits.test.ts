@@ -18,6 +18,8 @@ const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
 
 let ooms = 0;
+/** Addresses a failed allocateMany left reserved without returning them (KNOWN BUG row). */
+let manyLeaked = -1;
 
 /** Everything observable about a Range. */
 function rangeState(r: Range): unknown {
@@ -115,17 +117,17 @@ describe('WASM memory capped with setMemoryLimit', () => {
       }
     }
     expect(failures).toBeGreaterThan(0);
-    const s = rangeState(sparse);
+    // one more 64 KiB page: some inserts find memory, then the index runs out part-way
+    setMemoryLimit(memoryLimit().size + 65536);
+    const usedBefore = sparse.used();
     try {
-      sparse.allocateMany(64);
+      sparse.allocateMany(50_000);
     } catch (e) {
       expect(e).toBeInstanceOf(OutOfMemoryError);
       ooms++;
-      // allocateMany stops at the first failure: what it reserved before stays reserved — known;
-      // the index stays valid and every reserved address is a real member
       sparse.validate();
+      manyLeaked = sparse.used() - usedBefore; // see the KNOWN BUG row below
     }
-    void s;
     // releases under the cap: every address allocated under the cap goes back
     for (const ip of tried) sparse.release(ip);
     sparse.validate();
@@ -197,6 +199,15 @@ describe('WASM memory capped with setMemoryLimit', () => {
     console.log(`[reliability] Allocator.allocate under the cap: ${failures} failures, problems: ${JSON.stringify(problems.slice(0, 6))} (${problems.length})`);
     expect(failures).toBeGreaterThan(0);
     expect(problems).toEqual([]);
+  });
+
+  // allocateMany reserves one address at a time; when the index runs out of memory part-way it
+  // throws OutOfMemoryError with the addresses reserved so far still reserved and not returned:
+  // the caller cannot release them (its contract: "reserves nothing" when it throws ErrFull).
+  // Fix (range.ts: release what was taken before rethrowing) reported, not made: range.ts has
+  // another engineer's uncommitted work. it.fails flips once fixed.
+  it.fails('KNOWN BUG: allocateMany that runs out of memory part-way reserves nothing', () => {
+    expect(manyLeaked).toBe(0);
   });
 
   it('reports the out-of-memory failures checked', () => {
