@@ -75,6 +75,13 @@ class NameTable {
     for (const r of this.map.values()) if (r !== undefined) yield r;
   }
 
+  /** A copy holding the live records. */
+  clone(): NameTable {
+    const t = new NameTable();
+    for (const r of this.values()) t.set(r.name, r);
+    return t;
+  }
+
   private compact(): void {
     const m = new Map<string, IPAddressRecord | undefined>();
     for (const [k, r] of this.map) if (r !== undefined) m.set(k, r);
@@ -112,8 +119,14 @@ function matches(record: IPAddressRecord, labels: Readonly<Record<string, string
 }
 
 class MemoryCache implements StoreCache {
-  /** name → record, as far as the watchers have been told. */
-  readonly records = new NameTable();
+  /**
+   * name → record, as far as the watchers have been told. While `shared`, this IS the
+   * authority's table (cache == authority, the default): no second copy, no second map update.
+   * The store forks a private copy the first time the two may differ (lagCache,
+   * injectAuthorityOnly).
+   */
+  records: NameTable;
+  shared = true;
   readonly watchers = new Set<StoreWatcher>();
   synced = true;
 
@@ -144,6 +157,26 @@ class MemoryCache implements StoreCache {
     };
   }
 
+  constructor(authority: NameTable) {
+    this.records = authority;
+  }
+
+  /** Shared mode: the authority already changed; tell the watchers. */
+  notifyAdd(record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
+    for (const w of [...this.watchers]) w.onAdd(record, previous);
+  }
+
+  notifyDelete(last: IPAddressRecord): void {
+    for (const w of [...this.watchers]) w.onDelete(last);
+  }
+
+  /** Gives the cache its own copy of the records (from now on events are applied to it). */
+  fork(): void {
+    if (!this.shared) return;
+    this.records = this.records.clone();
+    this.shared = false;
+  }
+
   apply(e: CacheEvent): void {
     const name = e.record.name;
     if (e.kind === 'add') {
@@ -160,7 +193,7 @@ class MemoryCache implements StoreCache {
 
 export class MemoryStore implements Store {
   private readonly authority = new NameTable();
-  private readonly memCache = new MemoryCache();
+  private readonly memCache = new MemoryCache(this.authority);
   readonly cache: StoreCache = this.memCache;
 
   /** Events not yet applied to the cache (only in lag mode). */
@@ -208,7 +241,8 @@ export class MemoryStore implements Store {
     this.deleteCalls++;
     const r = this.authority.delete(name);
     if (r === undefined) return Promise.reject(new NotFoundError(name));
-    this.emit({ kind: 'delete', record: r });
+    if (this.memCache.shared) this.memCache.notifyDelete(r);
+    else this.emit({ kind: 'delete', record: r });
     return Promise.resolve();
   }
 
@@ -252,6 +286,7 @@ export class MemoryStore implements Store {
    * automatically about `delayMs` ms after the first queued event.
    */
   lagCache(delayMs?: number | 'manual'): void {
+    this.memCache.fork();
     this.lagMode = typeof delayMs === 'number' ? delayMs : 'manual';
   }
 
@@ -293,6 +328,7 @@ export class MemoryStore implements Store {
 
   /** Writes a record into the authority only: the cache does not hear about it. */
   injectAuthorityOnly(name: string, labels: Record<string, string> = {}, parentRef: ParentRef | null = null): IPAddressRecord {
+    this.memCache.fork();
     return this.write({ name, labels, parentRef }, false);
   }
 
@@ -309,6 +345,12 @@ export class MemoryStore implements Store {
       uid: `memory-${v}`,
       creationTimestamp: isoNow(),
     });
+    if (this.memCache.shared) {
+      const previous = this.authority.get(stored.name);
+      this.authority.set(stored.name, stored);
+      if (notify) this.memCache.notifyAdd(stored, previous);
+      return stored;
+    }
     this.authority.set(stored.name, stored);
     if (notify) this.emit({ kind: 'add', record: stored });
     return stored;
