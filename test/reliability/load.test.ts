@@ -42,6 +42,7 @@ async function drive(
   n: number,
   batch: number,
   seed: number,
+  capacity: number,
   between: (i: number) => void,
 ): Promise<{ f: Figures; held: Map<string, string> }> {
   const d = new Driver(seed);
@@ -63,7 +64,9 @@ async function drive(
     const releasing = new Set<string>();
     for (let j = 0; j < batch && f.ops < n; j++, f.ops++) {
       const a = allocators[d.below(allocators.length)]!;
-      const roll = d.below(100);
+      // allocation-heavy until the range is 3/4 full, then release-heavy: a full /16 would make
+      // the scan-based ReferenceAllocator walk 65,534 addresses per call
+      const roll = held.size * 4 > capacity * 3 ? 30 + d.below(70) : d.below(100);
       const owner: ParentRef = { group: '', resource: 'services', namespace: 'load', name: `svc-${owners++}` };
       if (roll < 55 || ips.length === 0) {
         calls.push(
@@ -124,7 +127,7 @@ describe('load: 8 allocators, one store', () => {
       // one ReferenceAllocator among them: the upstream algorithm under the same load
       allocators.push(i === 7 ? new ReferenceAllocator('10.64.0.0/16', opts) : new Allocator('10.64.0.0/16', opts));
     }
-    const { f, held } = await drive(allocators, LOAD_OPS, 256, SEED, (b) => {
+    const { f, held } = await drive(allocators, LOAD_OPS, 256, SEED, 65534, (b) => {
       if (b % 3 === 2) store.flushCache();
     });
     store.syncCache();
@@ -147,7 +150,7 @@ describe('load: 8 allocators, one store', () => {
         allocators.push(new Allocator('10.65.0.0/24', { store: s, random: seededRandom(SEED + 100 + i) }));
       }
       await Promise.all(stores.map((s) => s.waitForSync()));
-      const { f, held } = await drive(allocators, K8S_LOAD_OPS, 32, SEED + 1, () => {});
+      const { f, held } = await drive(allocators, K8S_LOAD_OPS, 32, SEED + 1, 1 << 30, () => {});
       expect(f.duplicates).toEqual([]);
       const records = (): IPAddressRecord[] =>
         d.objects().map((o) => ({ name: o.metadata.name, labels: o.metadata.labels ?? {}, parentRef: (o.spec?.parentRef as ParentRef) ?? null }));
