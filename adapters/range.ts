@@ -295,11 +295,24 @@ export class Range implements RangeView {
       throw new ErrFull();
     }
     const out = new Array<string>(n);
-    for (let i = 0; i < n; i++) {
-      this.takeNext();
-      out[i] = this.prefix.formatAt(this.resHi, this.resLo);
-      this.metrics.allocation(this.cidr, 'dynamic');
+    const taken = new Uint32Array(2 * n);
+    let i = 0;
+    try {
+      for (; i < n; i++) {
+        this.takeNext();
+        taken[2 * i] = this.resHi;
+        taken[2 * i + 1] = this.resLo;
+        out[i] = this.prefix.formatAt(this.resHi, this.resLo);
+      }
+    } catch (e) {
+      // All or nothing (e.g. OutOfMemoryError part-way): give back what this call took, the last
+      // first, so each clear undoes exactly one set (no run splits that would need memory).
+      for (let j = i - 1; j >= 0; j--) {
+        if (this.index.clear(taken[2 * j]!, taken[2 * j + 1]!)) this.taken--;
+      }
+      throw e;
     }
+    for (let j = 0; j < n; j++) this.metrics.allocation(this.cidr, 'dynamic');
     if (n > 0) this.metrics.gauges(this.cidr, this);
     return out;
   }

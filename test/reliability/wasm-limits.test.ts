@@ -204,9 +204,9 @@ describe('WASM memory capped with setMemoryLimit', () => {
   // allocateMany reserves one address at a time; when the index runs out of memory part-way it
   // throws OutOfMemoryError with the addresses reserved so far still reserved and not returned:
   // the caller cannot release them (its contract: "reserves nothing" when it throws ErrFull).
-  // Fix (range.ts: release what was taken before rethrowing) reported, not made: range.ts has
-  // another engineer's uncommitted work. it.fails flips once fixed.
-  it.fails('KNOWN BUG: allocateMany that runs out of memory part-way reserves nothing', () => {
+  // Regression row (found by this suite): allocateMany used to keep what it had reserved when it
+  // ran out of memory part-way; it now gives it back before rethrowing.
+  it('allocateMany that runs out of memory part-way reserves nothing (regression)', () => {
     expect(manyLeaked).toBe(0);
   });
 
