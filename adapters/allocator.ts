@@ -385,17 +385,20 @@ export class Allocator implements IPAllocator, DryRunTarget {
   // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
 
   async release(ip: string): Promise<void> {
+    // Malformed text is the caller's error (InvalidAddressError, nothing sent); upstream's Release
+    // takes a net.IP and ignores every error of the delete, as this does.
     const w = this.words;
-    let name: string;
-    try {
-      name = formatAddr(parseAddrInto(ip, w), w);
-    } catch {
-      return; // upstream ignores every release error
-    }
+    const name = formatAddr(parseAddrInto(ip, w), w);
     try {
       await this.store.delete(name);
     } catch {
       return;
+    }
+    // The delete succeeded. If the cache never reported the record (its add event was lost), no
+    // delete event will come either: clear the bit here, unless a call has the name in flight or
+    // the cache holds it. A late add event sets it again and its delete clears it.
+    if (!this.destroyed && this.cache.get(name) === undefined && !this.inflight.has(name) && this.classify(name) === 1) {
+      this.taken!.clear(this.off[0]!, this.off[1]!);
     }
     this.metrics.gauges(this.cidr, this);
   }

@@ -406,13 +406,10 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
   }
 
   async release(ip: string): Promise<void> {
+    // Malformed text is the caller's error (InvalidAddressError, nothing sent); upstream's Release
+    // takes a net.IP and ignores every error of the delete, as this does.
     const w = this.words;
-    let name: string;
-    try {
-      name = formatAddr(parseAddrInto(ip, w), w);
-    } catch {
-      return; // upstream ignores every release error
-    }
+    const name = formatAddr(parseAddrInto(ip, w), w);
     try {
       await this.store.delete(name);
     } catch {

@@ -317,7 +317,9 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       const a = make('10.0.0.0/24');
       expect(await rejection(a.allocate('010.0.0.1'))).toBeInstanceOf(InvalidAddressError);
       expect(await a.has('nonsense')).toBe(false);
-      await a.release('nonsense'); // ignored like every release error
+      // Malformed text is the caller's error, rejected before any store call (upstream's Release
+      // takes a net.IP; it ignores only the delete's errors, as the next test shows).
+      expect(await rejection(a.release('nonsense'))).toBeInstanceOf(InvalidAddressError);
     });
 
     it('release of a free or foreign address is a no-op; has() asks the store', async () => {

@@ -140,9 +140,9 @@ describe('bad address text and non-strings, every entry point', () => {
       await check(input, () => ref4.allocate(x), IAE);
       await check(input, () => alloc4.dryRun().allocate(x), IAE);
     });
-    it('Allocator / ReferenceAllocator.release is a no-op and has() is false (upstream ignores release errors)', async () => {
-      await check(input, () => alloc4.release(x), { ok: true });
-      await check(input, () => ref4.release(x), { ok: true });
+    it('Allocator / ReferenceAllocator.release → InvalidAddressError before any store call, has() is false', async () => {
+      await check(input, () => alloc4.release(x), IAE);
+      await check(input, () => ref4.release(x), IAE);
       await check(input, () => alloc6.has(x), { ok: true, value: false });
     });
     it('Range.allocate / release / has / dryRun → InvalidAddressError', async () => {
