@@ -388,7 +388,12 @@ export class Allocator implements IPAllocator, DryRunTarget {
     // Malformed text is the caller's error (InvalidAddressError, nothing sent); upstream's Release
     // takes a net.IP and ignores every error of the delete, as this does.
     const w = this.words;
-    const name = formatAddr(parseAddrInto(ip, w), w);
+    const family = parseAddrInto(ip, w);
+    const name = formatAddr(family, w);
+    // The offset now: this.words and this.off are reused by event handlers during the await.
+    const ours = this.prefix.offsetOf(family, w, this.off) === OK;
+    const oHi = this.off[0]!;
+    const oLo = this.off[1]!;
     try {
       await this.store.delete(name);
     } catch {
@@ -397,8 +402,8 @@ export class Allocator implements IPAllocator, DryRunTarget {
     // The delete succeeded. If the cache never reported the record (its add event was lost), no
     // delete event will come either: clear the bit here, unless a call has the name in flight or
     // the cache holds it. A late add event sets it again and its delete clears it.
-    if (!this.destroyed && this.cache.get(name) === undefined && !this.inflight.has(name) && this.classify(name) === 1) {
-      this.taken!.clear(this.off[0]!, this.off[1]!);
+    if (ours && !this.destroyed && this.cache.get(name) === undefined && !this.inflight.has(name)) {
+      this.taken!.clear(oHi, oLo);
     }
     this.metrics.gauges(this.cidr, this);
   }
