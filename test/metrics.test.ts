@@ -8,7 +8,7 @@ import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator, type AllocatorOptions } from '../adapters/reference-allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrAllocated, ErrFull } from '../adapters/errors.ts';
+import { ErrAllocated, ErrFull, InvalidAddressError } from '../adapters/errors.ts';
 import {
   DEF_BUCKETS,
   METRIC_ALLOCATED_IPS,
@@ -155,7 +155,7 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     await a.allocate('10.0.0.9');
     await a.release('10.0.0.9');
     await a.release('10.0.0.9');
-    await a.release('junk');
+    await expect(a.release('junk')).rejects.toBeInstanceOf(InvalidAddressError); // rejected before any store call
     expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 254, used: 0, allocated: 1, errors: 0 });
   });
 
