@@ -21,6 +21,7 @@ import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { runBoundary, runStoreFloor } from './boundary.ts';
+import { runPolicies } from './policies.ts';
 import { conditions, getGc, liveJsBytes } from './conditions.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
 import { IMPLS, IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impls.ts';
@@ -380,7 +381,8 @@ async function main(): Promise<void> {
 
   if (matches('boundary')) {
     const floor = matches('boundary:store') ? [await runStoreFloor(budgets.async)] : [];
-    for (const b of [...(await runBoundary(budgets.sync, matches, progress)), ...floor]) {
+    const policies = matches('boundary:policies') ? await runPolicies(budgets.async, progress) : [];
+    for (const b of [...(await runBoundary(budgets.sync, matches, progress)), ...floor, ...policies]) {
       const row: Row = { impl: 'boundary', family: b.family as Row['family'], prefix: '-', cidr: '-', fill: null, fillCount: null, fillKind: '-', op: b.op, status: 'ok', nsPerOp: null, rme: null, spread: null, samples: null, note: b.note };
       if ('unavailable' in b.result) rows.push({ ...row, status: 'not available', note: b.result.unavailable });
       else rows.push(withMeasurement(row, b.result));

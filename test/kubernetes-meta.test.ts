@@ -1,7 +1,8 @@
 // MetaAllocator over Kubernetes: ranges from KubernetesServiceCIDRs (list + watch of ServiceCIDRs),
 // addresses in KubernetesStore (IPAddress objects), both through client-node and real HTTP against
 // the API-server double. Upstream's cidrallocator_test.go cases that mean something over an API
-// server (UPSTREAM-TESTS.md D1–D4, D7, D8), then ServiceCIDRs appearing, being deleted (with and
+// server (UPSTREAM-TESTS.md D1–D4, D6–D8, D9*–D10*; D5 is a pure helper, tested in
+// meta-allocator.test.ts), then ServiceCIDRs appearing, being deleted (with and
 // without a finalizer) and the ServiceCIDR watch being dropped or compacted while allocating.
 // Conditions are awaited by polling the allocator's state with a bound, never by fixed sleeps.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,7 +17,8 @@ import {
   type KubernetesServiceCIDRsOptions,
   type ServiceCIDRRecord,
 } from '../adapters/kubernetes/index.ts';
-import { ErrFull, ErrMismatchedNetwork, InvalidArgumentError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrFull, ErrMismatchedNetwork, InvalidArgumentError } from '../adapters/errors.ts';
+import { Registry } from 'prom-client';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -377,6 +379,76 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       await eventually(() => meta.ranges().every((r) => r.ready), 'a ready again');
       await meta.allocate('192.168.0.7');
       expect(meta.rangeFor('192.168.0.7')).toBe('192.168.0.0/24');
+    });
+  });
+
+  describe.each(RANGE_POLICIES)('upstream D cases D6, D9*, D10*, policy %s', (policy) => {
+    async function openFamily(family: 'IPv4' | 'IPv6') {
+      const store = new KubernetesStore(kc, { backoff: { initialMs: 2, maxMs: 20 } });
+      cleanups.push(() => store.close());
+      const cidrs = source();
+      await Promise.all([store.waitForSync(), cidrs.waitForSync()]);
+      const meta = new MetaAllocator(family, cidrs, { store, policy, random: seededRandom(3) });
+      cleanups.push(() => meta.destroy());
+      return { store, cidrs, meta };
+    }
+    async function metric(registry: Registry, name: string, labels: Record<string, string>): Promise<number> {
+      const m = registry.getSingleMetric(name);
+      if (!m) return 0;
+      const v = (await m.get()).values.find((x) => Object.entries(labels).every(([k, val]) => x.labels[k] === val));
+      return v?.value ?? 0;
+    }
+    const P = 'kube_apiserver_clusterip_allocator_';
+
+    it('D6 TestCIDRAllocatorClusterIPAllocatedMetrics (seeded gauges), ranges added after enableMetrics', async () => {
+      const env = await openFamily('IPv4');
+      const { meta } = env;
+      const registry = new Registry();
+      meta.enableMetrics(registry);
+      await addReady(env, 'test1', ['192.168.1.0/30']);
+      expect(await metric(registry, P + 'available_ips', { cidr: '192.168.1.0/30' })).toBe(2);
+      const found = new Set<string>();
+      for (let i = 0; i < 2; i++) found.add(await meta.allocateNext());
+      expect(found.size).toBe(2);
+      expect(await metric(registry, P + 'allocation_total', { cidr: '192.168.1.0/30', scope: 'dynamic' })).toBe(2);
+      await addReady(env, 'test2', ['10.0.0.0/29']);
+      expect(await metric(registry, P + 'available_ips', { cidr: '10.0.0.0/29' })).toBe(6);
+      for (let i = 0; i < 6; i++) found.add(await meta.allocateNext());
+      expect(found.size).toBe(8);
+      expect(await metric(registry, P + 'allocation_total', { cidr: '10.0.0.0/29', scope: 'dynamic' })).toBe(6);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      for (const ip of found) expect(await rejection(meta.allocate(ip))).toBeInstanceOf(ErrAllocated);
+      expect(await metric(registry, P + 'allocation_errors_total', { cidr: '192.168.1.0/30', scope: 'static' })).toBe(2);
+      expect(await metric(registry, P + 'allocation_errors_total', { cidr: '10.0.0.0/29', scope: 'static' })).toBe(6);
+      expect(d.objects().map((o) => o.metadata.name).sort()).toEqual([...found].sort());
+    });
+
+    it('D9* TestCIDRAllocateIPv6: an IPv6 range allocates every address once, then releases them', async () => {
+      const env = await openFamily('IPv6');
+      const { meta } = env;
+      expect(meta.free()).toBe(0n);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      await addReady(env, 'v6', ['fd00:1:2:3::/120']);
+      const found = new Set<string>();
+      await drain(meta, found);
+      expect(found.size).toBe(255);
+      for (const ip of found) expect(hostOf('fd00:1:2:3::/120', ip)).toBe(true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      expect(d.objects()).toHaveLength(255);
+      for (const ip of found) await meta.release(ip);
+      await eventually(() => meta.used() === 0, 'used() back to 0');
+      expect(d.objects()).toHaveLength(0);
+    });
+
+    it('D10* TestCIDRAllocateDualStack: an IPv6 MetaAllocator ignores the IPv4 CIDR of a dual-stack ServiceCIDR', async () => {
+      const env = await openFamily('IPv6');
+      const { meta } = env;
+      await createServiceCIDR(kc, 'dual', ['192.168.0.0/24', 'fd00:1:2:3::/120']);
+      await eventually(() => meta.ranges().some((r) => r.cidr === 'fd00:1:2:3::/120'), 'the IPv6 range');
+      expect(() => meta.rangeFor('192.168.0.1', false)).toThrow(ErrMismatchedNetwork);
+      expect(hostOf('fd00:1:2:3::/120', await meta.allocateNext())).toBe(true);
+      expect(meta.ranges().map((r) => r.cidr)).toEqual(['fd00:1:2:3::/120']);
+      expect(meta.skipped()).toEqual([]);
     });
   });
 
