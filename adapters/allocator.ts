@@ -114,6 +114,13 @@ export class Allocator implements IPAllocator, DryRunTarget {
    * create was pending, else 0. Decides whether a successful create must set its bit again.
    */
   private readonly inflight = new Map<string, number>();
+  /**
+   * Our own records whose bit we set ourselves because the cache had not reported them when the
+   * create succeeded (a lagging cache) → their offset. An add or delete event, or our own release,
+   * removes the entry. If the add event was lost and the record deleted meanwhile, no event will
+   * ever come: onResync (the cache re-listed) clears the bits of those the cache still lacks.
+   */
+  private readonly selfMarked = new Map<string, readonly [number, number]>();
   private readonly unsubscribe: () => void;
 
   // Geometry as u32 numbers for the hot path.
@@ -177,6 +184,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
     const watcher: StoreWatcher = {
       onAdd: (r, previous) => this.onAdd(r, previous),
+      onResync: () => this.onResync(),
       onDelete: (r) => this.onDelete(r),
     };
     this.unsubscribe = this.cache.subscribe(watcher);
@@ -225,7 +233,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
       throw e;
     }
     // The cache may not have told us yet: mark it now (its add event will agree).
-    if (this.inflight.get(name) === 0 && !this.destroyed) this.taken!.set(oHi, oLo);
+    if (this.inflight.get(name) === 0 && !this.destroyed) this.markSelf(name, oHi, oLo);
     this.inflight.delete(name);
     this.metrics.allocation(this.cidr, 'static');
     this.metrics.gauges(this.cidr, this);
@@ -361,7 +369,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
         // Success. If the cache has not reported our record yet, an old delete event may have
         // cleared the reservation meanwhile: set it again (our add event will agree). If the
         // cache did report it, its later events are the truth and we leave the bit alone.
-        if (this.inflight.get(name) === 0 && !this.destroyed) taken.set(oHi, oLo);
+        if (this.inflight.get(name) === 0 && !this.destroyed) this.markSelf(name, oHi, oLo);
         this.inflight.delete(name);
         this.metrics.allocation(this.cidr, 'dynamic');
         this.metrics.gauges(this.cidr, this);
@@ -373,6 +381,22 @@ export class Allocator implements IPAllocator, DryRunTarget {
   }
 
   /** End of a call: collision marks go unless the cache now holds the name (or a create is in flight). */
+  /** Sets the bit of our own record the cache has not reported yet, and remembers it (selfMarked). */
+  private markSelf(name: string, oHi: number, oLo: number): void {
+    this.taken!.set(oHi, oLo);
+    this.selfMarked.set(name, [oHi, oLo]);
+  }
+
+  /** The cache re-listed: bits we set for records it still does not hold are stale. */
+  private onResync(): void {
+    if (this.destroyed || this.selfMarked.size === 0) return;
+    for (const [name, [oHi, oLo]] of [...this.selfMarked]) {
+      if (this.cache.get(name) !== undefined || this.inflight.has(name)) continue;
+      this.selfMarked.delete(name);
+      this.taken!.clear(oHi, oLo);
+    }
+  }
+
   private unmarkCollisions(collided: (string | number)[]): void {
     for (let i = 0; i < collided.length; i += 3) {
       const name = collided[i] as string;
@@ -405,6 +429,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
     if (ours && !this.destroyed && this.cache.get(name) === undefined && !this.inflight.has(name)) {
       this.taken!.clear(oHi, oLo);
     }
+    if (this.selfMarked.size !== 0) this.selfMarked.delete(name);
     this.metrics.gauges(this.cidr, this);
   }
 
@@ -517,6 +542,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
     const was = previous !== undefined && hasAllocatorLabels(previous, this.ipFamily);
     if (labelled !== was) this.counted += labelled ? 1 : -1;
     if (this.inflight.size !== 0 && this.inflight.has(r.name)) this.inflight.set(r.name, 1);
+    if (this.selfMarked.size !== 0) this.selfMarked.delete(r.name);
   }
 
   private onDelete(r: IPAddressRecord): void {
@@ -529,6 +555,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
     }
     this.taken!.clear(this.off[0]!, this.off[1]!);
     if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
+    if (this.selfMarked.size !== 0) this.selfMarked.delete(r.name);
   }
 }
 

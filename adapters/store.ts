@@ -38,6 +38,12 @@ export interface IPAddressRecord {
 export interface StoreWatcher {
   onAdd(record: IPAddressRecord, previous?: IPAddressRecord): void;
   onDelete(record: IPAddressRecord): void;
+  /**
+   * Optional: the cache re-listed (watch lost, 410 Gone) and has delivered the differences; it
+   * now holds a complete copy again. Watchers that keep state the cache never reported (the
+   * allocator's own just-created records) reconcile it here.
+   */
+  onResync?(): void;
 }
 
 /** The cache (informer) view: synchronous, possibly behind the authority. */

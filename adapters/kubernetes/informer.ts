@@ -53,6 +53,8 @@ export interface InformerWatcher<R> {
   onAdd(record: R, previous?: R): void;
   /** The name is gone; `record` is the last version given. */
   onDelete(record: R): void;
+  /** Optional: a re-list finished and its differences were delivered. */
+  onResync?(): void;
 }
 
 export interface ListPage {
@@ -445,6 +447,13 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     }
     // A tombstone whose uid the list no longer shows is settled.
     for (const uid of [...this.tombstones.keys()]) if (!listedUids.has(uid)) this.tombstones.delete(uid);
+    for (const w of [...this.watchers]) {
+      try {
+        w.onResync?.();
+      } catch (err) {
+        (this.options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a store watcher threw', e)))(err);
+      }
+    }
   }
 
   // --- helpers ---------------------------------------------------------------------------------

@@ -116,6 +116,7 @@ class FaultCache implements StoreCache {
       }
     }
     this.synced = true;
+    for (const w of [...this.watchers]) w.onResync?.();
     return { added, deleted };
   }
 

@@ -315,6 +315,25 @@ describe('regressions', () => {
   // cache never reports a delete either (it never held the name), so the bit stayed and the
   // address was never handed out again. release() now clears the bit itself when the cache does
   // not hold the name. (Still open: a record of ours deleted by someone else during a watch gap.)
+  it('a create whose add event was dropped, released by another allocator, is free again after the re-list (regression)', async () => {
+    const setup = memorySetup(3, { 'drop-event': 100 });
+    const a = new Allocator('10.0.7.0/30', { store: setup.store, random: seededRandom(3) });
+    const b = new Allocator('10.0.7.0/30', { store: setup.store, random: seededRandom(4) });
+    const ip = await a.allocateNext(); // the add event is dropped: `a` marks the address itself
+    setup.store.rates = {};
+    await b.release(ip); // a foreign delete: the cache never held it, so no delete event either
+    setup.store.relist(); // nothing differs, but the cache says it re-listed (onResync)
+    await a.allocateNext(); // the other address
+    try {
+      expect(await a.allocateNext()).toBe(ip);
+      expect(a.__validate()).toMatchObject({ taken: 0, counted: 0, takenCount: 2 });
+    } finally {
+      a.destroy();
+      b.destroy();
+      await setup.close();
+    }
+  });
+
   it('a create whose add event was dropped is free again after its release (regression)', async () => {
     const setup = memorySetup(3, { 'drop-event': 100 });
     const a = new Allocator('10.0.6.0/30', { store: setup.store, random: seededRandom(3) });
