@@ -11,6 +11,7 @@ export type IndexKind = 'auto' | 'dense' | 'sparse';
 const TWO32 = 4294967296;
 /** The dense u32 fast path, looked up once (a WebAssembly export needs no `this`). */
 const denseNextFree32 = core.dense_next_free32;
+const denseTakeFree32 = core.dense_take_free32;
 
 export class FreeIndex {
   /** WASM handle; 0 after destroy(). */
@@ -134,6 +135,17 @@ export class FreeIndex {
   nextFree32(start: number, lo: number, hi: number): number {
     if (this.denseState > 0 || this.isDense()) return denseNextFree32(this.h, start, lo, hi);
     return this.nextFree(0, start >>> 0, 0, lo >>> 0, 0, hi >>> 0) ? this.resultLo : -1;
+  }
+
+  /**
+   * nextFree32 that also marks the offset it finds taken (one core call on a dense index). The
+   * offset, or −1 when the band has no free offset (nothing changed).
+   */
+  takeFree32(start: number, lo: number, hi: number): number {
+    if (this.denseState > 0 || this.isDense()) return denseTakeFree32(this.h, start, lo, hi);
+    const o = this.nextFree32(start, lo, hi);
+    if (o >= 0) this.set(0, o);
+    return o;
   }
 
   private requireDense(what: string): void {

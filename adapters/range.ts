@@ -197,16 +197,15 @@ export class Range implements RangeView {
     const idx = this.index;
     const d = this.draw;
     if (this.dense32) {
-      // The same draws and bands as below, on u32 offsets, one core call per search.
+      // The same draws and bands as below, on u32 offsets: one core call finds and marks.
       if (this.taken >= this.maxLo) return false;
       drawBelow(this.random, 0, this.subLo, d);
-      let o = idx.nextFree32(d.lo + this.offset, this.offset, this.maxLo - 1);
+      let o = idx.takeFree32(d.lo + this.offset, this.offset, this.maxLo - 1);
       if (o < 0 && this.offset > 0) {
         drawBelow(this.random, 0, this.offset, d);
-        o = idx.nextFree32(d.lo, 0, this.offset - 1);
+        o = idx.takeFree32(d.lo, 0, this.offset - 1);
       }
       if (o < 0) return false; // the count said otherwise: only a corrupted index gets here
-      idx.set(0, o);
       this.taken++;
       this.resHi = 0;
       this.resLo = o;

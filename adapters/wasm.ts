@@ -56,6 +56,7 @@ export interface CoreExports {
   dense_rebuild(h: number): number;
   /** index_next_free for a dense handle (u32 offsets): the offset, or −1 when the band has none. */
   dense_next_free32(h: number, start: number, lo: number, hi: number): number;
+  dense_take_free32(h: number, start: number, lo: number, hi: number): number;
   // ── sparse index extras (core-as/sparse.ts) ──
   // ── 128-bit address math, prefix geometry, iterator (core-as/u128.ts, prefix.ts, iter.ts) ──
   // Addresses as four u32 words (w0 = bits 127..96), width 32 (IPv4) or 128 (IPv6); results in

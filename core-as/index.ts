@@ -11,5 +11,5 @@ export {
   index_next_free, index_next_set, index_bytes, index_validate, index_set_many,
 } from './freeindex';
 // dense index extras (snapshot/restore)
-export { dense_words_ptr, dense_word_count, dense_rebuild, dense_next_free32 } from './dense';
+export { dense_words_ptr, dense_word_count, dense_rebuild, dense_next_free32, dense_take_free32 } from './dense';
 // sparse index extras

@@ -598,3 +598,41 @@ describe('upstream bitmap_test.go (section C)', () => {
     });
   }
 });
+
+describe('takeFree32 (find and mark in one core call)', () => {
+  it('equals nextFree32 followed by set, for both kinds, on random bands', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 5000 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat(), fc.boolean()), { maxLength: 200 }),
+        (n, steps) => {
+          const fused = new FreeIndex(0, n, 'dense');
+          const twoCalls = new FreeIndex(0, n, 'dense');
+          const sparse = new FreeIndex(0, n, 'sparse'); // the fallback path of takeFree32
+          try {
+            for (const [a, b, c, clear] of steps) {
+              if (clear) {
+                for (const x of [fused, twoCalls, sparse]) x.clear(0, a % n);
+                continue;
+              }
+              const lo = Math.min(b % n, c % n);
+              const hi = Math.max(b % n, c % n);
+              const want = twoCalls.nextFree32(a % n, lo, hi);
+              if (want >= 0) twoCalls.set(0, want);
+              expect(fused.takeFree32(a % n, lo, hi)).toBe(want);
+              expect(sparse.takeFree32(a % n, lo, hi)).toBe(want);
+              expect(fused.count()).toBe(twoCalls.count());
+              expect(fused.validate()).toBe(0);
+              expect(sparse.validate()).toBe(0);
+            }
+          } finally {
+            fused.destroy();
+            twoCalls.destroy();
+            sparse.destroy();
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
