@@ -19,6 +19,7 @@ import {
 } from '../adapters/errors.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import type { IPAllocator, IPFamily } from '../adapters/types.ts';
+import { rejection } from './helpers.ts';
 
 interface Testable extends IPAllocator {
   setReady(ready: boolean): void;
@@ -37,15 +38,6 @@ const MAX_INT64 = (1n << 63n) - 1n;
 function inRange(cidr: string, ip: string): boolean {
   const { family, words } = parseAddr(ip);
   return Prefix.parse(cidr).inRange(family, words);
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe.each(IMPLS)('%s', (implName, impl) => {

@@ -18,6 +18,7 @@ import {
   InvalidArgumentError,
 } from '../adapters/errors.ts';
 import type { IPAllocator } from '../adapters/types.ts';
+import { rejection } from './helpers.ts';
 
 const SEEDS = [1, 42, 24301];
 const V4 = '10.96.0.0/28';
@@ -26,15 +27,6 @@ const V6 = 'fd00:10:96::/124';
 function hostOf(cidr: string, ip: string): boolean {
   const { family, words } = parseAddr(ip);
   return Prefix.parse(cidr).inRange(family, words);
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** Two MetaAllocators fed by one dual-stack ServiceCIDR, each family on its own store. */

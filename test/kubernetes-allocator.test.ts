@@ -15,7 +15,8 @@ import type { IPAllocator, ParentRef } from '../adapters/types.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 import { until } from './k8s/helpers.ts';
-import { KINDS, at, defineSharedCases, inRange, makeAllocator, rejection, sub, type Kind, type Target } from './k8s/allocator-cases.ts';
+import { KINDS, at, defineSharedCases, inRange, makeAllocator, sub, type Kind, type Target } from './k8s/allocator-cases.ts';
+import { rejection } from './helpers.ts';
 
 const SEED = 24301;
 const V4 = '192.168.1.0/24';

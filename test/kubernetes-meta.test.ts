@@ -26,6 +26,7 @@ import type { ServiceCIDR, ServiceCIDRWatcher } from '../adapters/service-cidrs.
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { rejection } from './helpers.ts';
 
 const SC = 'servicecidrs';
 const FINALIZER = 'networking.k8s.io/service-cidr-finalizer';
@@ -38,15 +39,6 @@ async function eventually(cond: () => boolean, what: string, limitMs = 20_000): 
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 2));
   }
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** upstream servicecidr.PrefixContainsIP: inside, not the network, not the IPv4 broadcast. */

@@ -25,6 +25,7 @@ import {
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPFamily } from '../adapters/types.ts';
+import { rejection } from './helpers.ts';
 
 const SEEDS = [1, 42, 24301];
 
@@ -39,15 +40,6 @@ function setup(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4') {
 function hostOf(cidr: string, ip: string): boolean {
   const { family, words } = parseAddr(ip);
   return Prefix.parse(cidr).inRange(family, words);
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** allocateNext while free() > 0, each result new; returns them. */

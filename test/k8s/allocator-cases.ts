@@ -21,6 +21,7 @@ import { ErrAllocated, ErrFull, ErrNotInRange } from '../../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord } from '../../adapters/store.ts';
 import type { IPAllocator, IPFamily, ParentRef } from '../../adapters/types.ts';
 import type { KubernetesStore } from '../../adapters/kubernetes/index.ts';
+import { rejection } from '../helpers.ts';
 
 /** The two allocator classes: same contract, same draws. */
 export type Kind = 'Allocator' | 'ReferenceAllocator';
@@ -81,15 +82,6 @@ export function contains(cidr: string, ip: string): boolean {
     return false;
   }
   return Prefix.parse(cidr).contains(parsed.family, parsed.words);
-}
-
-export async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** The parentRef the store sends and the server keeps for `owner` (group "" is omitted, Go omitempty). */
