@@ -9,3 +9,22 @@ export async function rejection(p: Promise<unknown>): Promise<unknown> {
   }
   throw new Error('expected a rejection');
 }
+
+import { parseAddr } from '../adapters/address.ts';
+import { Prefix } from '../adapters/geometry.ts';
+import type { IPAllocator } from '../adapters/types.ts';
+
+/** upstream servicecidr.PrefixContainsIP: inside, not the network, not the IPv4 broadcast. */
+export function hostOf(cidr: string, ip: string): boolean {
+  const { family, words } = parseAddr(ip);
+  return Prefix.parse(cidr).inRange(family, words);
+}
+
+/** allocateNext while free() > 0, each result new (added to `found`). */
+export async function drain(alloc: IPAllocator, found: Set<string>): Promise<void> {
+  while (alloc.free() > 0n) {
+    const ip = await alloc.allocateNext();
+    if (found.has(ip)) throw new Error(`allocated ${ip} twice`);
+    found.add(ip);
+  }
+}

@@ -20,13 +20,12 @@ import {
 import { ErrAllocated, ErrFull, ErrMismatchedNetwork, InvalidArgumentError } from '../adapters/errors.ts';
 import { Registry } from 'prom-client';
 import { seededRandom } from '../adapters/random.ts';
-import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDR, ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { rejection } from './helpers.ts';
+import { drain, hostOf, rejection } from './helpers.ts';
 
 const SC = 'servicecidrs';
 const FINALIZER = 'networking.k8s.io/service-cidr-finalizer';
@@ -38,21 +37,6 @@ async function eventually(cond: () => boolean, what: string, limitMs = 20_000): 
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-/** upstream servicecidr.PrefixContainsIP: inside, not the network, not the IPv4 broadcast. */
-function hostOf(cidr: string, ip: string): boolean {
-  const { family, words } = parseAddr(ip);
-  return Prefix.parse(cidr).inRange(family, words);
-}
-
-/** allocateNext while free() > 0, each result new. */
-async function drain(meta: MetaAllocator, found: Set<string>): Promise<void> {
-  while (meta.free() > 0n) {
-    const ip = await meta.allocateNext();
-    if (found.has(ip)) throw new Error(`allocated ${ip} twice`);
-    found.add(ip);
   }
 }
 

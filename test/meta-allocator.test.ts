@@ -10,8 +10,6 @@ import { MetaAllocator, RANGE_POLICIES, isNotContained, type RangePolicy, type S
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { parseAddr } from '../adapters/address.ts';
-import { Prefix } from '../adapters/geometry.ts';
 import {
   ErrAllocated,
   ErrFull,
@@ -25,7 +23,7 @@ import {
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPFamily } from '../adapters/types.ts';
-import { rejection } from './helpers.ts';
+import { drain, hostOf, rejection } from './helpers.ts';
 
 const SEEDS = [1, 42, 24301];
 
@@ -34,21 +32,6 @@ function setup(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4') {
   const source = new InMemoryServiceCIDRs();
   const meta = new MetaAllocator(family, source, { store, random: seededRandom(seed), policy });
   return { store, source, meta };
-}
-
-/** upstream servicecidr.PrefixContainsIP: inside, not the network, not the IPv4 broadcast. */
-function hostOf(cidr: string, ip: string): boolean {
-  const { family, words } = parseAddr(ip);
-  return Prefix.parse(cidr).inRange(family, words);
-}
-
-/** allocateNext while free() > 0, each result new; returns them. */
-async function drain(meta: MetaAllocator, found: Set<string>): Promise<void> {
-  while (meta.free() > 0n) {
-    const ip = await meta.allocateNext();
-    if (found.has(ip)) throw new Error(`allocated ${ip} twice`);
-    found.add(ip);
-  }
 }
 
 describe.each(RANGE_POLICIES)('MetaAllocator, policy %s', (policy) => {
