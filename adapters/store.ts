@@ -65,7 +65,25 @@ export interface StoreCache {
   subscribe(watcher: StoreWatcher): () => void;
 }
 
+/**
+ * Optional synchronous operations of a store whose authority lives in this process (MemoryStore).
+ * Same contract as Store's create/delete/get, but the answer is the return value or the thrown
+ * error, and every watcher has been told (or, with a lagging cache, the event queued) before
+ * they return. The allocators use them when `store.sync` is set: an allocation is then one
+ * synchronous step, with no await between choosing an address and creating its record.
+ */
+export interface SyncStoreOps {
+  createSync(record: IPAddressRecord): IPAddressRecord;
+  deleteSync(name: string): void;
+  getSync(name: string): IPAddressRecord | undefined;
+}
+
 export interface Store {
+  /**
+   * Optional: the same store's synchronous operations (see SyncStoreOps), or null/absent when it
+   * has none. They must have exactly the effect of create/delete/get.
+   */
+  readonly sync?: SyncStoreOps | null;
   /** Creates the record if its name is free. Rejects with AlreadyExistsError otherwise; any other error passes through. */
   create(record: IPAddressRecord): Promise<IPAddressRecord>;
   /** Deletes by name. Rejects with NotFoundError when absent; any other error passes through. */

@@ -165,4 +165,79 @@ describe('MemoryStore', () => {
     await expect(s.delete('n50')).resolves.toBeUndefined();
     await expect(s.delete('n50')).rejects.toBeInstanceOf(NotFoundError);
   });
+
+  it('createSync/deleteSync/getSync answer as create/delete/get do, synchronously', () => {
+    const s = new MemoryStore();
+    expect(s.sync).toBe(s);
+    const w = recorder();
+    s.cache.subscribe(w);
+    const r = s.createSync({ name: '10.0.0.9', labels, parentRef: null });
+    expect(r.name).toBe('10.0.0.9');
+    expect(w.events).toEqual(['+10.0.0.9']); // told before createSync returned
+    expect(s.getSync('10.0.0.9')).toBe(r);
+    expect(() => s.createSync({ name: '10.0.0.9', labels, parentRef: null })).toThrow(AlreadyExistsError);
+    s.deleteSync('10.0.0.9');
+    expect(w.events).toEqual(['+10.0.0.9', '-10.0.0.9']);
+    expect(s.getSync('10.0.0.9')).toBeUndefined();
+    expect(() => s.deleteSync('10.0.0.9')).toThrow(NotFoundError);
+    const boom = new Error('boom');
+    s.failCreates(boom);
+    expect(() => s.createSync({ name: '10.0.0.10', labels, parentRef: null })).toThrow(boom);
+    expect(s.size).toBe(0);
+    expect([s.createCalls, s.alreadyExistsAnswers, s.deleteCalls]).toEqual([3, 1, 2]);
+  });
+
+  it('offers no synchronous operations with syncOps: false, or when a subclass overrides create/delete/get', async () => {
+    expect(new MemoryStore({ syncOps: false }).sync).toBeNull();
+    const seen: string[] = [];
+    class Slow extends MemoryStore {
+      override async create(record: IPAddressRecord): Promise<IPAddressRecord> {
+        seen.push(record.name);
+        return super.create(record);
+      }
+    }
+    const slow = new Slow();
+    expect(slow.sync).toBeNull();
+    // an allocator on it goes through the override
+    const { Allocator } = await import('../adapters/allocator.ts');
+    const a = Allocator.create('10.9.0.0/30', { store: slow });
+    const ip = await a.allocateNext();
+    expect(seen).toEqual([ip]);
+    a.destroy();
+  });
+
+  it('a deleted name that comes back reuses its entry; tombstones are counted exactly', () => {
+    const s = new MemoryStore();
+    // churn over a few names, far more deletes than live records: no compaction may lose one
+    for (let i = 0; i < 5000; i++) {
+      s.createSync({ name: `m${i % 7}`, labels, parentRef: null });
+      if (i % 7 !== 6) continue;
+      for (let k = 0; k < 7; k++) s.deleteSync(`m${k}`);
+    }
+    s.createSync({ name: 'keep', labels, parentRef: null });
+    expect(s.size).toBe(1 + (5000 % 7));
+    expect(s.cache.list().map((r) => r.name).sort()).toEqual(['keep', ...Array.from({ length: 5000 % 7 }, (_, k) => `m${k}`)].sort());
+    for (let k = 0; k < 5000 % 7; k++) expect(s.getSync(`m${k}`)?.name).toBe(`m${k}`);
+    expect(s.getSync('m6')).toBeUndefined();
+  });
+
+  it('stamps creationTimestamp in whole seconds (RFC 3339, as Kubernetes), close to now', () => {
+    const s = new MemoryStore();
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    const r = s.createSync({ name: 't', labels, parentRef: null });
+    const after = Date.now();
+    expect(r.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const t = Date.parse(r.creationTimestamp!);
+    // the text is reused for up to 1,024 writes in one event-loop turn: it may lag by a second
+    expect(t).toBeGreaterThanOrEqual(before - 1000);
+    expect(t).toBeLessThanOrEqual(after);
+  });
+
+  it('a new second gives a new creationTimestamp (the cached text expires)', async () => {
+    const s = new MemoryStore();
+    const first = s.createSync({ name: 'a', labels, parentRef: null }).creationTimestamp!;
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const second = s.createSync({ name: 'b', labels, parentRef: null }).creationTimestamp!;
+    expect(Date.parse(second)).toBeGreaterThan(Date.parse(first));
+  });
 });
