@@ -413,6 +413,15 @@ export function formatIPv6(w0: number, w1: number, w2: number, w3: number): stri
 }
 
 /**
+ * The canonical text of `text`, which parseAddrInto has just parsed into `words` as `family`.
+ * IPv4 text without a colon that parses is already canonical (the parser takes only plain
+ * dotted quads without leading zeros), so it is returned as it is; anything else is formatted.
+ */
+export function canonicalOf(text: string, family: Family, words: ArrayLike<number>): string {
+  return family === 4 && text.indexOf(':') < 0 ? text : formatAddr(family, words);
+}
+
+/**
  * Canonical text of an address: `formatIPv4(words[3])` for family 4, `formatIPv6(...words)` for
  * family 6. Throws InvalidArgumentError for any other family.
  */

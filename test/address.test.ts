@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import ipaddr from 'ipaddr.js';
 import {
   canonicalAddr,
+  canonicalOf,
   formatAddr,
   formatIPv4,
   formatIPv6,
@@ -506,6 +507,25 @@ describe('agreement with the slow parser on arbitrary text', () => {
       }),
       { numRuns: 20000 },
     );
+  });
+
+  it('canonicalOf (the allocators\' shortcut: colon-free IPv4 text as it is) equals formatAddr for every accepted text', () => {
+    const w = new Uint32Array(4);
+    let accepted = 0;
+    fc.assert(
+      fc.property(fc.oneof(junk, mutated, dotted, u32.map(formatIPv4)), (s) => {
+        let family: Family;
+        try {
+          family = parseAddrInto(s, w);
+        } catch {
+          return;
+        }
+        accepted++;
+        expect(canonicalOf(s, family, w)).toBe(formatAddr(family, w));
+      }),
+      { numRuns: 20000 },
+    );
+    expect(accepted).toBeGreaterThan(5000);
   });
 });
 
