@@ -50,7 +50,7 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
 } from './errors.ts';
-import { formatAddr, parseAddrInto, type Family } from './address.ts';
+import { canonicalOf, formatAddr, parseAddrInto, type Family } from './address.ts';
 import { Prefix } from './geometry.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { MemoryStore } from './memory-store.ts';
@@ -67,7 +67,7 @@ import {
   type AllocatorOptions,
   type DryRunTarget,
 } from './reference-allocator.ts';
-import type { IPAddressRecord, Store, StoreCache, StoreWatcher } from './store.ts';
+import type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 import { OK } from './wasm.ts';
 
@@ -86,6 +86,10 @@ const U32_MAX = 0xffffffff;
 const DRAW_EMPTY = 0; // rangeSize == 0: ErrFull before any draw
 const DRAW_BELOW = 1; // rand.Int63n(rangeSize)
 const DRAW_U64 = 2; // rand.Uint64() with the #134193 guard (IPv6 /64)
+
+const RESOLVED: Promise<void> = Promise.resolve();
+const TRUE: Promise<boolean> = Promise.resolve(true);
+const FALSE: Promise<boolean> = Promise.resolve(false);
 
 export class Allocator implements IPAllocator, DryRunTarget {
   readonly cidr: string;
@@ -142,6 +146,23 @@ export class Allocator implements IPAllocator, DryRunTarget {
   private readonly limitHi: number;
   private readonly limitLo: number;
 
+  /** The store's synchronous operations (MemoryStore), or null: every call goes through promises. */
+  private readonly syncOps: SyncStoreOps | null;
+  /** A dense index over fewer than 2^32 offsets: the one-call takeFree32 path applies. */
+  private readonly dense32: boolean;
+  /**
+   * The record this allocator is writing right now, inside a store call (createNow, createCall,
+   * deleteCall), with its offset: its own cache event, delivered during the call by a
+   * synchronous cache, skips classify(). nowSeen: createNow's add event has arrived.
+   */
+  private nowName: string | null = null;
+  private nowHi = 0;
+  private nowLo = 0;
+  private nowSeen = false;
+  /** Where the next scan starts (beginNext, after()). Read before any await. */
+  private startHi = 0;
+  private startLo = 0;
+
   private readonly draw: U64Out = { hi: 0, lo: 0 };
   private readonly words = new Uint32Array(4);
   private readonly off = new Uint32Array(2);
@@ -181,6 +202,8 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
     const kind = options.index ?? 'auto';
     this.taken = empty ? null : new FreeIndex(p.countHi, p.countLo, kind);
+    this.dense32 = this.taken !== null && this.taken.kind === 'dense' && p.countHi === 0;
+    this.syncOps = this.store.sync ?? null;
 
     const watcher: StoreWatcher = {
       onAdd: (r, previous) => this.onAdd(r, previous),
@@ -212,7 +235,36 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
   // ── allocate (static) ──────────────────────────────────────────────────────────────────────
 
-  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+  allocate(ip: string, owner?: ParentRef): Promise<void> {
+    const sync = this.syncOps;
+    if (sync === null) return this.allocateAsync(ip, owner);
+    try {
+      this.allocateNow(sync, ip, owner);
+      return RESOLVED;
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** allocate() on a store with synchronous operations: one step, no await. */
+  private allocateNow(sync: SyncStoreOps, ip: string, owner: ParentRef | undefined): void {
+    const name = this.checkRange(ip, false);
+    const start = this.metrics.start();
+    const o = this.off;
+    this.prefix.offsetOf(this.fam, this.words, o);
+    const oHi = o[0]!;
+    const oLo = o[1]!;
+    const reserved = this.taken!.set(oHi, oLo);
+    let seen: boolean;
+    try {
+      seen = this.createNow(sync, name, oHi, oLo, owner);
+    } catch (e) {
+      throw this.staticFailed(e, reserved, name, oHi, oLo);
+    }
+    this.staticDone(seen, name, oHi, oLo, start);
+  }
+
+  private async allocateAsync(ip: string, owner: ParentRef | undefined): Promise<void> {
     const name = this.checkRange(ip, false);
     const start = this.metrics.start();
     const o = this.off;
@@ -224,17 +276,26 @@ export class Allocator implements IPAllocator, DryRunTarget {
     const reserved = this.taken!.set(oHi, oLo);
     this.inflight.set(name, 0);
     try {
-      await this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+      await this.createCall(name, oHi, oLo, owner);
     } catch (e) {
       this.inflight.delete(name);
-      if (reserved && !this.destroyed && this.cache.get(name) === undefined) this.taken!.clear(oHi, oLo);
-      this.metrics.error(this.cidr, 'static');
-      if (e instanceof AlreadyExistsError) throw new ErrAllocated();
-      throw e;
+      throw this.staticFailed(e, reserved, name, oHi, oLo);
     }
-    // The cache may not have told us yet: mark it now (its add event will agree).
-    if (this.inflight.get(name) === 0 && !this.destroyed) this.markSelf(name, oHi, oLo);
+    const seen = this.inflight.get(name) !== 0;
     this.inflight.delete(name);
+    this.staticDone(seen, name, oHi, oLo, start);
+  }
+
+  /** A failed static create: un-reserve, count it, and the error to throw. */
+  private staticFailed(e: unknown, reserved: boolean, name: string, oHi: number, oLo: number): unknown {
+    if (reserved && !this.destroyed && this.cache.get(name) === undefined) this.taken!.clear(oHi, oLo);
+    this.metrics.error(this.cidr, 'static');
+    return e instanceof AlreadyExistsError ? new ErrAllocated() : e;
+  }
+
+  private staticDone(seen: boolean, name: string, oHi: number, oLo: number, start: number): void {
+    // The cache may not have told us yet: mark it now (its add event will agree).
+    if (!seen && !this.destroyed) this.markSelf(name, oHi, oLo);
     this.metrics.allocation(this.cidr, 'static');
     this.metrics.gauges(this.cidr, this);
     this.metrics.observe(this.cidr, start);
@@ -245,7 +306,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
     if (!this.isReady()) throw new ErrNotReady();
     const w = this.words;
     const family = parseAddrInto(ip, w);
-    const name = formatAddr(family, w);
+    const name = canonicalOf(ip as string, family, w);
     if (!this.prefix.inRange(family, w)) {
       if (!dryRun) this.metrics.error(this.cidr, 'static');
       throw new ErrNotInRange(name, this.cidr);
@@ -253,17 +314,122 @@ export class Allocator implements IPAllocator, DryRunTarget {
     return name;
   }
 
+  // ── the store calls ────────────────────────────────────────────────────────────────────────
+
+  /**
+   * createSync with `now` set to the record: its add event (delivered inside the call by a
+   * synchronous cache) skips classify() and records that the cache has seen it. Returns whether
+   * it did. The previous `now` is restored, in case a watcher re-entered this allocator.
+   */
+  private createNow(sync: SyncStoreOps, name: string, oHi: number, oLo: number, owner: ParentRef | undefined): boolean {
+    const pName = this.nowName;
+    const pHi = this.nowHi;
+    const pLo = this.nowLo;
+    const pSeen = this.nowSeen;
+    this.nowName = name;
+    this.nowHi = oHi;
+    this.nowLo = oLo;
+    this.nowSeen = false;
+    try {
+      sync.createSync({ name, labels: this.labels, parentRef: owner ?? null });
+      return this.nowSeen;
+    } finally {
+      this.nowName = pName;
+      this.nowHi = pHi;
+      this.nowLo = pLo;
+      this.nowSeen = pSeen;
+    }
+  }
+
+  /** store.create with `now` set while the call runs synchronously (events it delivers skip classify()). */
+  private createCall(name: string, oHi: number, oLo: number, owner: ParentRef | undefined): Promise<IPAddressRecord> {
+    const pName = this.nowName;
+    const pHi = this.nowHi;
+    const pLo = this.nowLo;
+    this.nowName = name;
+    this.nowHi = oHi;
+    this.nowLo = oLo;
+    try {
+      return this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+    } finally {
+      this.nowName = pName;
+      this.nowHi = pHi;
+      this.nowLo = pLo;
+    }
+  }
+
+  /**
+   * deleteSync with `now` set to the record (only for a name with an offset in this range): its
+   * delete event skips classify(). Returns whether that event arrived during the call.
+   */
+  private deleteNow(sync: SyncStoreOps, name: string, ours: boolean, oHi: number, oLo: number): boolean {
+    if (!ours) {
+      sync.deleteSync(name);
+      return false;
+    }
+    const pName = this.nowName;
+    const pHi = this.nowHi;
+    const pLo = this.nowLo;
+    const pSeen = this.nowSeen;
+    this.nowName = name;
+    this.nowHi = oHi;
+    this.nowLo = oLo;
+    this.nowSeen = false;
+    try {
+      sync.deleteSync(name);
+      return this.nowSeen;
+    } finally {
+      this.nowName = pName;
+      this.nowHi = pHi;
+      this.nowLo = pLo;
+      this.nowSeen = pSeen;
+    }
+  }
+
+  /** store.delete with `now` set while the call runs synchronously (as deleteNow). */
+  private deleteCall(name: string, ours: boolean, oHi: number, oLo: number): Promise<void> {
+    if (!ours) return this.store.delete(name);
+    const pName = this.nowName;
+    const pHi = this.nowHi;
+    const pLo = this.nowLo;
+    this.nowName = name;
+    this.nowHi = oHi;
+    this.nowLo = oLo;
+    try {
+      return this.store.delete(name);
+    } finally {
+      this.nowName = pName;
+      this.nowHi = pHi;
+      this.nowLo = pLo;
+    }
+  }
+
+  /** True while a call of this allocator is creating `name` (in flight, or synchronously right now). */
+  private isInflight(name: string): boolean {
+    return name === this.nowName || (this.inflight.size !== 0 && this.inflight.has(name));
+  }
+
   // ── allocateNext (dynamic) ─────────────────────────────────────────────────────────────────
 
-  async allocateNext(owner?: ParentRef): Promise<string> {
+  allocateNext(owner?: ParentRef): Promise<string> {
+    const sync = this.syncOps;
+    if (sync === null) return this.allocateNextAsync(owner);
+    try {
+      return Promise.resolve(this.allocateNextNow(sync, owner));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * The common start of allocateNext: ready check, the upper band's start drawn exactly as the
+   * reference draws it (into startHi/startLo), the O(1) full check. Returns whether the upper
+   * band is scanned (false only when the draw leaves the address family, IPv6 /64 at the top).
+   */
+  private beginNext(): boolean {
     if (!this.isReady()) throw new ErrNotReady();
-    const start = this.metrics.start();
     const d = this.draw;
     const ro = this.rangeOffset;
-
-    // The upper band's start, drawn exactly as the reference draws it. `this.draw` is shared by
-    // concurrent calls: search() reads it before its first await, so no other call can overwrite
-    // it in between.
     let upper = true;
     if (this.drawKind === DRAW_U64) {
       drawU64(this.random, d);
@@ -274,22 +440,67 @@ export class Allocator implements IPAllocator, DryRunTarget {
     } else {
       throw new ErrFull(); // rangeSize == 0: no draw, no metric (upstream)
     }
-
-    const taken = this.taken!;
-    if (taken.count() >= this.countNum) {
+    if (this.taken!.count() >= this.countNum) {
       // Full: skip both scans, but keep the random stream in step with the reference.
       if (ro !== 0) drawBelow(this.random, 0, ro, d);
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
     }
+    // band offset = rangeOffset + drawn offset; past the band (or past 2^64) clamps to its start
+    let sLo = d.lo + ro;
+    let sHi = d.hi;
+    if (sLo >= TWO32) {
+      sLo -= TWO32;
+      sHi++;
+    }
+    if (sHi > U32_MAX) {
+      sHi = 0;
+      sLo = ro;
+    }
+    this.startHi = sHi;
+    this.startLo = sLo;
+    return upper;
+  }
 
+  /** allocateNext() on a store with synchronous operations: one step, no await. */
+  private allocateNextNow(sync: SyncStoreOps, owner: ParentRef | undefined): string {
+    const upper = this.beginNext();
+    const start = this.metrics.start();
+    const ro = this.rangeOffset;
     let result: string | null = null;
     try {
-      result = await this.search(upper, owner);
+      if (upper) result = this.scanBandNow(sync, this.startHi, this.startLo, 0, ro, this.lastHi, this.lastLo, owner);
+      if (result === null && ro !== 0) {
+        drawBelow(this.random, 0, ro, this.draw);
+        result = this.scanBandNow(sync, 0, this.draw.lo, 0, 0, 0, ro - 1, owner);
+      }
     } catch (e) {
       this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
       throw e;
     }
+    return this.nextDone(result, start);
+  }
+
+  private async allocateNextAsync(owner: ParentRef | undefined): Promise<string> {
+    const upper = this.beginNext();
+    const start = this.metrics.start();
+    const ro = this.rangeOffset;
+    let result: string | null = null;
+    try {
+      // startHi/startLo are read before the first await: no other call can overwrite them first.
+      if (upper) result = await this.scanBand(this.startHi, this.startLo, 0, ro, this.lastHi, this.lastLo, owner);
+      if (result === null && ro !== 0) {
+        drawBelow(this.random, 0, ro, this.draw);
+        result = await this.scanBand(0, this.draw.lo, 0, 0, 0, ro - 1, owner);
+      }
+    } catch (e) {
+      this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
+      throw e;
+    }
+    return this.nextDone(result, start);
+  }
+
+  private nextDone(result: string | null, start: number): string {
     if (result === null) {
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
@@ -298,30 +509,47 @@ export class Allocator implements IPAllocator, DryRunTarget {
     return result;
   }
 
-  /** Both bands in order, from the start drawn in this.draw; null when both are exhausted. */
-  private async search(upper: boolean, owner: ParentRef | undefined): Promise<string | null> {
-    const d = this.draw;
-    const ro = this.rangeOffset;
-    let result: string | null = null;
-    if (upper) {
-      // band offset = rangeOffset + drawn offset; past the band (or past 2^64) clamps to its start
-      let sLo = d.lo + ro;
-      let sHi = d.hi;
-      if (sLo >= TWO32) {
-        sLo -= TWO32;
-        sHi++;
+  /**
+   * scanBand with synchronous store operations. A dense index finds and reserves the offset in
+   * one core call (takeFree32); offsets are below 2^32 there.
+   */
+  private scanBandNow(
+    sync: SyncStoreOps, sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number, owner: ParentRef | undefined,
+  ): string | null {
+    const taken = this.taken!;
+    let collided: (string | number)[] | null = null;
+    try {
+      for (;;) {
+        if (this.destroyed) return null;
+        let oHi = 0;
+        let oLo: number;
+        if (this.dense32) {
+          oLo = taken.takeFree32(sLo, loLo, hiLo);
+          if (oLo < 0) return null;
+        } else {
+          if (!taken.nextFree(sHi, sLo, loHi, loLo, hiHi, hiLo)) return null;
+          oHi = taken.resultHi;
+          oLo = taken.resultLo;
+          taken.set(oHi, oLo);
+        }
+        const name = this.prefix.formatAt(oHi, oLo);
+        let seen: boolean;
+        try {
+          seen = this.createNow(sync, name, oHi, oLo, owner);
+        } catch (e) {
+          this.dynamicFailed(e, name, oHi, oLo);
+          (collided ??= []).push(name, oHi, oLo);
+          this.after(oHi, oLo, loHi, loLo, hiHi, hiLo);
+          sHi = this.startHi;
+          sLo = this.startLo;
+          continue;
+        }
+        this.dynamicDone(seen, name, oHi, oLo);
+        return name;
       }
-      if (sHi > U32_MAX) {
-        sHi = 0;
-        sLo = ro;
-      }
-      result = await this.scanBand(sHi, sLo, 0, ro, this.lastHi, this.lastLo, owner);
+    } finally {
+      if (collided !== null && !this.destroyed) this.unmarkCollisions(collided);
     }
-    if (result === null && ro !== 0) {
-      drawBelow(this.random, 0, ro, d);
-      result = await this.scanBand(0, d.lo, 0, 0, 0, ro - 1, owner);
-    }
-    return result;
   }
 
   /**
@@ -343,36 +571,22 @@ export class Allocator implements IPAllocator, DryRunTarget {
         const name = this.prefix.formatAt(oHi, oLo);
         this.inflight.set(name, 0);
         try {
-          await this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+          await this.createCall(name, oHi, oLo, owner);
         } catch (e) {
           this.inflight.delete(name);
-          this.metrics.error(this.cidr, 'dynamic');
-          if (!(e instanceof AlreadyExistsError)) {
-            // abort (master #135499): un-reserve unless the cache has learned about the name
-            if (!this.destroyed && this.cache.get(name) === undefined) taken.clear(oHi, oLo);
-            throw e;
-          }
-          // mid-air collision: skip it for the rest of this call, continue after it
+          this.dynamicFailed(e, name, oHi, oLo);
           (collided ??= []).push(name, oHi, oLo);
-          sLo = oLo + 1;
-          sHi = oHi;
-          if (sLo === TWO32) {
-            sLo = 0;
-            sHi++;
-          }
-          if (sHi > hiHi || (sHi === hiHi && sLo > hiLo)) {
-            sHi = loHi;
-            sLo = loLo;
-          }
+          this.after(oHi, oLo, loHi, loLo, hiHi, hiLo);
+          sHi = this.startHi;
+          sLo = this.startLo;
           continue;
         }
         // Success. If the cache has not reported our record yet, an old delete event may have
         // cleared the reservation meanwhile: set it again (our add event will agree). If the
         // cache did report it, its later events are the truth and we leave the bit alone.
-        if (this.inflight.get(name) === 0 && !this.destroyed) this.markSelf(name, oHi, oLo);
+        const seen = this.inflight.get(name) !== 0;
         this.inflight.delete(name);
-        this.metrics.allocation(this.cidr, 'dynamic');
-        this.metrics.gauges(this.cidr, this);
+        this.dynamicDone(seen, name, oHi, oLo);
         return name;
       }
     } finally {
@@ -380,7 +594,36 @@ export class Allocator implements IPAllocator, DryRunTarget {
     }
   }
 
-  /** End of a call: collision marks go unless the cache now holds the name (or a create is in flight). */
+  /** A failed dynamic create: AlreadyExists returns (a mid-air collision: go on); anything else un-reserves and is thrown (abort, master #135499). */
+  private dynamicFailed(e: unknown, name: string, oHi: number, oLo: number): void {
+    this.metrics.error(this.cidr, 'dynamic');
+    if (e instanceof AlreadyExistsError) return;
+    if (!this.destroyed && this.cache.get(name) === undefined) this.taken!.clear(oHi, oLo);
+    throw e;
+  }
+
+  private dynamicDone(seen: boolean, name: string, oHi: number, oLo: number): void {
+    if (!seen && !this.destroyed) this.markSelf(name, oHi, oLo);
+    this.metrics.allocation(this.cidr, 'dynamic');
+    this.metrics.gauges(this.cidr, this);
+  }
+
+  /** The offset after (oHi, oLo) inside the closed band [lo, hi], wrapping: into startHi/startLo. */
+  private after(oHi: number, oLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): void {
+    let sLo = oLo + 1;
+    let sHi = oHi;
+    if (sLo === TWO32) {
+      sLo = 0;
+      sHi++;
+    }
+    if (sHi > hiHi || (sHi === hiHi && sLo > hiLo)) {
+      sHi = loHi;
+      sLo = loLo;
+    }
+    this.startHi = sHi;
+    this.startLo = sLo;
+  }
+
   /** Sets the bit of our own record the cache has not reported yet, and remembers it (selfMarked). */
   private markSelf(name: string, oHi: number, oLo: number): void {
     this.taken!.set(oHi, oLo);
@@ -391,16 +634,17 @@ export class Allocator implements IPAllocator, DryRunTarget {
   private onResync(): void {
     if (this.destroyed || this.selfMarked.size === 0) return;
     for (const [name, [oHi, oLo]] of [...this.selfMarked]) {
-      if (this.cache.get(name) !== undefined || this.inflight.has(name)) continue;
+      if (this.cache.get(name) !== undefined || this.isInflight(name)) continue;
       this.selfMarked.delete(name);
       this.taken!.clear(oHi, oLo);
     }
   }
 
+  /** End of a call: collision marks go unless the cache now holds the name (or a create is in flight). */
   private unmarkCollisions(collided: (string | number)[]): void {
     for (let i = 0; i < collided.length; i += 3) {
       const name = collided[i] as string;
-      if (this.cache.get(name) === undefined && !this.inflight.has(name)) {
+      if (this.cache.get(name) === undefined && !this.isInflight(name)) {
         this.taken!.clear(collided[i + 1] as number, collided[i + 2] as number);
       }
     }
@@ -408,40 +652,66 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
   // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
 
-  async release(ip: string): Promise<void> {
+  release(ip: string): Promise<void> {
     // Malformed text is the caller's error (InvalidAddressError, nothing sent); upstream's Release
     // takes a net.IP and ignores every error of the delete, as this does.
-    const w = this.words;
-    const family = parseAddrInto(ip, w);
-    const name = formatAddr(family, w);
-    // The offset now: this.words and this.off are reused by event handlers during the await.
-    const ours = this.prefix.offsetOf(family, w, this.off) === OK;
-    const oHi = this.off[0]!;
-    const oLo = this.off[1]!;
+    let pending: Promise<void> | undefined;
     try {
-      await this.store.delete(name);
-    } catch {
-      return;
+      const w = this.words;
+      const family = parseAddrInto(ip, w);
+      const name = canonicalOf(ip, family, w);
+      // The offset now: this.words and this.off are reused by event handlers during the call.
+      const ours = this.prefix.offsetOf(family, w, this.off) === OK;
+      const oHi = this.off[0]!;
+      const oLo = this.off[1]!;
+      const sync = this.syncOps;
+      if (sync !== null) {
+        let seen: boolean;
+        try {
+          seen = this.deleteNow(sync, name, ours, oHi, oLo);
+        } catch {
+          return RESOLVED; // the delete failed: ignored
+        }
+        // Its delete event, already delivered, cleared the bit and the selfMarked entry.
+        if (seen) this.metrics.gauges(this.cidr, this);
+        else this.released(ours, name, oHi, oLo);
+        return RESOLVED;
+      }
+      try {
+        pending = this.deleteCall(name, ours, oHi, oLo);
+      } catch {
+        return RESOLVED; // a delete that throws instead of rejecting: ignored all the same
+      }
+      return pending.then(() => this.released(ours, name, oHi, oLo), () => undefined);
+    } catch (e) {
+      return Promise.reject(e);
     }
-    // The delete succeeded. If the cache never reported the record (its add event was lost), no
-    // delete event will come either: clear the bit here, unless a call has the name in flight or
-    // the cache holds it. A late add event sets it again and its delete clears it.
-    if (ours && !this.destroyed && this.cache.get(name) === undefined && !this.inflight.has(name)) {
+  }
+
+  /**
+   * The delete succeeded. If the cache never reported the record (its add event was lost), no
+   * delete event will come either: clear the bit here, unless a call has the name in flight or
+   * the cache holds it. A late add event sets it again and its delete clears it.
+   */
+  private released(ours: boolean, name: string, oHi: number, oLo: number): void {
+    if (ours && !this.destroyed && this.cache.get(name) === undefined && !this.isInflight(name)) {
       this.taken!.clear(oHi, oLo);
     }
     if (this.selfMarked.size !== 0) this.selfMarked.delete(name);
     this.metrics.gauges(this.cidr, this);
   }
 
-  async has(ip: string): Promise<boolean> {
+  has(ip: string): Promise<boolean> {
     const w = this.words;
     let name: string;
     try {
-      name = formatAddr(parseAddrInto(ip, w), w);
+      name = canonicalOf(ip, parseAddrInto(ip, w), w);
     } catch {
-      return false;
+      return FALSE;
     }
-    return (await this.store.get(name)) !== undefined;
+    const sync = this.syncOps;
+    if (sync !== null) return sync.getSync(name) !== undefined ? TRUE : FALSE;
+    return this.store.get(name).then((r) => r !== undefined);
   }
 
   forEach(fn: (ip: string) => void): void {
@@ -523,21 +793,27 @@ export class Allocator implements IPAllocator, DryRunTarget {
     const w = this.words;
     const family = parseRecordName(name, w);
     if (family !== this.fam || !this.prefix.contains(family, w)) return 0;
-    if (formatAddr(family, w) !== name) return 2;
+    if (canonicalOf(name, family, w) !== name) return 2;
     return this.prefix.offsetOf(family, w, this.off) === OK ? 1 : 2;
   }
 
   private onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     if (this.destroyed) return;
-    const c = this.classify(r.name);
-    if (c === 0) return;
     const labelled = hasAllocatorLabels(r, this.ipFamily);
-    if (c === 2) {
-      if (labelled) this.extras.add(r.name);
-      else this.extras.delete(r.name);
-      return;
+    if (r.name === this.nowName) {
+      // our own record, written right now: its offset is known
+      this.nowSeen = true;
+      this.taken!.set(this.nowHi, this.nowLo);
+    } else {
+      const c = this.classify(r.name);
+      if (c === 0) return;
+      if (c === 2) {
+        if (labelled) this.extras.add(r.name);
+        else this.extras.delete(r.name);
+        return;
+      }
+      this.taken!.set(this.off[0]!, this.off[1]!);
     }
-    this.taken!.set(this.off[0]!, this.off[1]!);
     // A new name counts when labelled; an update only when it adds or drops the labels.
     const was = previous !== undefined && hasAllocatorLabels(previous, this.ipFamily);
     if (labelled !== was) this.counted += labelled ? 1 : -1;
@@ -547,13 +823,18 @@ export class Allocator implements IPAllocator, DryRunTarget {
 
   private onDelete(r: IPAddressRecord): void {
     if (this.destroyed) return;
-    const c = this.classify(r.name);
-    if (c === 0) return;
-    if (c === 2) {
-      this.extras.delete(r.name);
-      return;
+    if (r.name === this.nowName) {
+      this.nowSeen = true;
+      this.taken!.clear(this.nowHi, this.nowLo); // our own release, right now
+    } else {
+      const c = this.classify(r.name);
+      if (c === 0) return;
+      if (c === 2) {
+        this.extras.delete(r.name);
+        return;
+      }
+      this.taken!.clear(this.off[0]!, this.off[1]!);
     }
-    this.taken!.clear(this.off[0]!, this.off[1]!);
     if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
     if (this.selfMarked.size !== 0) this.selfMarked.delete(r.name);
   }

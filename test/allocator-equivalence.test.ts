@@ -19,6 +19,9 @@ import { METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_
 
 const OPS = 10_000;
 
+/** How the Allocator reaches its MemoryStore: createSync/deleteSync/getSync, or the promises. */
+type StorePath = 'sync' | 'async';
+
 type Outcome = string;
 
 async function outcome(p: Promise<unknown>): Promise<Outcome> {
@@ -33,7 +36,7 @@ async function outcome(p: Promise<unknown>): Promise<Outcome> {
 /** Side by side: the same call on both, the outcomes must match. */
 class Pair {
   readonly storeR = new MemoryStore();
-  readonly storeA = new MemoryStore();
+  readonly storeA: MemoryStore;
   readonly regR = new Registry();
   readonly regA = new Registry();
   readonly ref: ReferenceAllocator;
@@ -46,7 +49,9 @@ class Pair {
   /** Outcome kinds seen (`ok`, `ErrFull`, …), to check the driver reached the interesting paths. */
   readonly seen = new Map<string, number>();
 
-  constructor(cidr: string, seed: number, index: IndexKind = 'auto') {
+  /** storePath 'async': the Allocator's store hides its synchronous operations (every call through promises). */
+  constructor(cidr: string, seed: number, index: IndexKind = 'auto', storePath: StorePath = 'sync') {
+    this.storeA = new MemoryStore({ syncOps: storePath === 'sync' });
     this.ref = new ReferenceAllocator(cidr, { store: this.storeR, random: seededRandom(seed), metrics: this.regR });
     this.alloc = Allocator.create(cidr, { store: this.storeA, random: seededRandom(seed), metrics: this.regA, index });
     this.prefix = Prefix.parse(cidr);
@@ -99,8 +104,8 @@ function pickAddress(pair: Pair, rng: RandomSource): string {
   return p.formatAt(0, uniformBelow(rng, span));
 }
 
-async function drive(cidr: string, seed: number, index: IndexKind): Promise<void> {
-  const pair = new Pair(cidr, seed, index);
+async function drive(cidr: string, seed: number, index: IndexKind, storePath: StorePath): Promise<void> {
+  const pair = new Pair(cidr, seed, index, storePath);
   const rng = seededRandom(seed * 7919 + 17);
   const owner = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
   for (let i = 0; i < OPS; i++) {
@@ -189,17 +194,21 @@ function nonCanonical(ip: string): string {
 
 describe('Allocator ≡ ReferenceAllocator (same seed, same store contents)', () => {
   describe.each([
-    ['192.168.7.0/24', 'auto'],
-    ['10.20.16.0/20', 'auto'],
-    ['2001:db8:5::/112', 'auto'],
-    ['fd00:1::/120', 'auto'],
-    ['2001:db8:1:2::/64', 'auto'],
-    ['10.0.0.0/29', 'auto'],
-    ['192.168.7.0/24', 'sparse'],
-    ['2001:db8:5::/112', 'sparse'],
-  ] as [string, IndexKind][])('%s (index %s)', (cidr, index) => {
+    ['192.168.7.0/24', 'auto', 'sync'],
+    ['10.20.16.0/20', 'auto', 'sync'],
+    ['2001:db8:5::/112', 'auto', 'sync'],
+    ['fd00:1::/120', 'auto', 'sync'],
+    ['2001:db8:1:2::/64', 'auto', 'sync'],
+    ['10.0.0.0/29', 'auto', 'sync'],
+    ['192.168.7.0/24', 'sparse', 'sync'],
+    ['2001:db8:5::/112', 'sparse', 'sync'],
+    ['192.168.7.0/24', 'auto', 'async'],
+    ['2001:db8:5::/112', 'auto', 'async'],
+    ['2001:db8:1:2::/64', 'auto', 'async'],
+    ['10.0.0.0/29', 'auto', 'async'],
+  ] as [string, IndexKind, StorePath][])('%s (index %s, %s store calls)', (cidr, index, storePath) => {
     it.each([1, 2024])('10,000 mixed operations, seed %i', async (seed) => {
-      await drive(cidr, seed, index);
+      await drive(cidr, seed, index, storePath);
     });
   });
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator, type AllocatorOptions } from '../adapters/reference-allocator.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
+import { MemoryStore, type MemoryStoreOptions } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { ErrFull } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -13,9 +13,16 @@ import { parseAddr } from '../adapters/address.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 
 type Factory = (cidr: string, options?: AllocatorOptions) => IPAllocator;
-const IMPLS: [string, Factory][] = [
-  ['ReferenceAllocator', (cidr, o) => new ReferenceAllocator(cidr, o)],
-  ['Allocator', (cidr, o) => Allocator.create(cidr, o)],
+/**
+ * Each allocator class, and the Allocator twice: on MemoryStore's synchronous operations (the
+ * default: every call completes in one step, so concurrency is the caller's interleaving of whole
+ * calls) and through its promises (`syncOps: false`: calls interleave at every store call, as
+ * with a remote store).
+ */
+const IMPLS: [string, Factory, boolean][] = [
+  ['ReferenceAllocator', (cidr, o) => new ReferenceAllocator(cidr, o), true],
+  ['Allocator (sync store calls)', (cidr, o) => Allocator.create(cidr, o), true],
+  ['Allocator (async store calls)', (cidr, o) => Allocator.create(cidr, o), false],
 ];
 
 function inRange(cidr: string, ip: string): boolean {
@@ -49,9 +56,10 @@ async function race(a: IPAllocator, lanes: number): Promise<string[]> {
   return got;
 }
 
-describe.each(IMPLS)('%s', (_name, impl) => {
+describe.each(IMPLS)('%s', (_name, impl, syncOps) => {
+  const newStore = (o: MemoryStoreOptions = {}): MemoryStore => new MemoryStore({ ...o, syncOps });
   it('10,000 concurrent allocateNext() on a /16 return 10,000 distinct addresses', async () => {
-    const store = new MemoryStore();
+    const store = newStore();
     const a = impl('10.1.0.0/16', { store, random: seededRandom(11) });
     const ips = await Promise.all(Array.from({ length: 10_000 }, () => a.allocateNext()));
     expect(new Set(ips).size).toBe(10_000);
@@ -61,7 +69,7 @@ describe.each(IMPLS)('%s', (_name, impl) => {
   });
 
   it('concurrent calls on a nearly full range: exactly the free addresses, the rest ErrFull', async () => {
-    const store = new MemoryStore();
+    const store = newStore();
     const a = impl('10.2.0.0/28', { store, random: seededRandom(5) }); // 14 addresses
     const rs = await Promise.all(Array.from({ length: 50 }, () => settle(a.allocateNext())));
     const ok = rs.filter((r): r is string => typeof r === 'string');
@@ -73,7 +81,7 @@ describe.each(IMPLS)('%s', (_name, impl) => {
     ['manual flushes', 'manual' as const],
     ['a 1 ms timer', 1],
   ])('two allocators sharing one store with a lagging cache (%s) never hand out the same address', async (_how, lag) => {
-    const store = new MemoryStore({ cache: lag });
+    const store = newStore({ cache: lag });
     const cidr = '10.3.0.0/24';
     const a = impl(cidr, { store, random: seededRandom(1) });
     const b = impl(cidr, { store, random: seededRandom(1) }); // same seed: they chase the same addresses
@@ -100,7 +108,7 @@ describe.each(IMPLS)('%s', (_name, impl) => {
   });
 
   it('a lagging cache with failing creates leaves nothing reserved', async () => {
-    const store = new MemoryStore({ cache: 'manual' });
+    const store = newStore({ cache: 'manual' });
     const a = impl('10.4.0.0/28', { store, random: seededRandom(9) });
     // 10 calls in flight (fewer than the 14 addresses: with more, the Allocator's reservations
     // would fill the range and the extra calls would fail fast with ErrFull)
@@ -114,9 +122,12 @@ describe.each(IMPLS)('%s', (_name, impl) => {
   });
 });
 
-describe('Allocator reservations', () => {
+describe.each([
+  ['sync', true],
+  ['async', false],
+])('Allocator reservations (%s store calls)', (_path, syncOps) => {
   it('make concurrent calls collision-free even when the cache lags', async () => {
-    const store = new MemoryStore({ cache: 'manual' });
+    const store = new MemoryStore({ cache: 'manual', syncOps });
     const a = Allocator.create('10.5.0.0/16', { store, random: seededRandom(2) });
     const ips = await Promise.all(Array.from({ length: 10_000 }, () => a.allocateNext()));
     expect(new Set(ips).size).toBe(10_000);
@@ -128,7 +139,7 @@ describe('Allocator reservations', () => {
   });
 
   it('Allocator and ReferenceAllocator racing on one lagging store end with exactly size records and no leaked marks', async () => {
-    const store = new MemoryStore({ cache: 1 });
+    const store = new MemoryStore({ cache: 1, syncOps });
     const cidr = 'fd00:7::/120';
     const a = Allocator.create(cidr, { store, random: seededRandom(4) });
     const r = new ReferenceAllocator(cidr, { store, random: seededRandom(4) });
@@ -147,8 +158,9 @@ describe('Allocator reservations', () => {
     store.close();
   });
 
-  it('a record deleted while its create is in flight does not leave a stale mark', async () => {
-    const store = new MemoryStore(); // synchronous cache
+  // only through promises: a synchronous create has nothing in flight
+  if (!syncOps) it('a record deleted while its create is in flight does not leave a stale mark', async () => {
+    const store = new MemoryStore({ syncOps }); // synchronous cache, but the create resolves later
     const a = Allocator.create('10.6.0.0/30', { store, random: seededRandom(8) }); // 2 addresses
     const p = a.allocateNext();
     // the create has been applied (and its add event seen); delete it before the call resumes
@@ -157,5 +169,54 @@ describe('Allocator reservations', () => {
     expect(await p).toBe(name);
     expect(a.__validate().takenCount).toBe(0);
     expect(new Set([await a.allocateNext(), await a.allocateNext()]).size).toBe(2);
+  });
+});
+
+describe('Allocator on synchronous store calls', () => {
+  it('a record deleted by a watcher during its own create leaves no mark and no count', async () => {
+    const store = new MemoryStore();
+    const a = Allocator.create('10.6.0.0/30', { store, random: seededRandom(8) }); // 2 addresses
+    let victim: string | undefined;
+    // subscribed after the allocator: it sees the add event first, then this deletes the record
+    const off = store.cache.subscribe({
+      onAdd: (r) => {
+        if (victim !== undefined) return;
+        victim = r.name;
+        store.deleteSync(r.name);
+      },
+      onDelete: () => undefined,
+    });
+    const name = await a.allocateNext();
+    expect(name).toBe(victim);
+    expect(store.size).toBe(0);
+    expect(a.__validate()).toEqual({ taken: 0, counted: 0, takenCount: 0 });
+    expect(a.used()).toBe(0);
+    off();
+    expect(new Set([await a.allocateNext(), await a.allocateNext()]).size).toBe(2);
+    expect(a.used()).toBe(2);
+  });
+
+  it('a watcher that allocates from the same allocator inside an add event gets a different address', async () => {
+    const store = new MemoryStore();
+    const a = Allocator.create('10.7.0.0/29', { store, random: seededRandom(3) }); // 6 addresses
+    const nested: Promise<string>[] = [];
+    let entered = false;
+    const off = store.cache.subscribe({
+      onAdd: () => {
+        if (entered) return;
+        entered = true;
+        nested.push(a.allocateNext()); // re-enters during the outer create
+      },
+      onDelete: () => undefined,
+    });
+    const outer = await a.allocateNext();
+    const inner = await nested[0]!;
+    off();
+    expect(inner).not.toBe(outer);
+    expect(store.size).toBe(2);
+    expect(a.__validate()).toEqual({ taken: 0, counted: 0, takenCount: 2 });
+    await a.release(outer);
+    await a.release(inner);
+    expect(a.__validate()).toEqual({ taken: 0, counted: 0, takenCount: 0 });
   });
 });
