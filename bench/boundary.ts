@@ -168,23 +168,61 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
 
 /**
  * The store floor: one MemoryStore create + delete (what every allocateNext+release and
- * allocate+release of the async allocators pays for the "API server" alone, events included).
+ * allocate+release of the async allocators pays for the "API server" alone, events included),
+ * through the promises (the reference's path) and through createSync/deleteSync (the
+ * Allocator's path on a MemoryStore); and the Allocator itself on an empty /16 both ways, to show
+ * what the synchronous store calls are worth apart from the index.
  */
-export async function runStoreFloor(budget: Budget): Promise<BoundaryResult> {
+export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
   const { MemoryStore } = await import('../adapters/memory-store.ts');
-  const store = new MemoryStore();
+  const { Allocator } = await import('../adapters/allocator.ts');
+  const { seededRandom } = await import('../adapters/random.ts');
   const labels = Object.freeze({ 'ipaddress.kubernetes.io/ip-family': 'IPv4', 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
   const names: string[] = [];
   for (let i = 0; i < 1024; i++) names.push(`10.0.${i >> 8}.${i & 255}`);
+  const out: BoundaryResult[] = [];
+
+  let store = new MemoryStore();
   let k = 0;
-  const result = await measureAsync(async (n) => {
-    for (let i = 0; i < n; i++) {
-      const name = names[k];
-      k = (k + 1) & 1023;
-      await store.create({ name, labels, parentRef: null });
-      await store.delete(name);
-    }
-  }, budget);
+  out.push({
+    op: 'MemoryStore create+delete (store floor)', family: '-',
+    result: await measureAsync(async (n) => {
+      for (let i = 0; i < n; i++) {
+        const name = names[k]!;
+        k = (k + 1) & 1023;
+        await store.create({ name, labels, parentRef: null });
+        await store.delete(name);
+      }
+    }, budget),
+  });
   store.close();
-  return { op: 'MemoryStore create+delete (store floor)', family: '-', result };
+
+  store = new MemoryStore();
+  const sync = store;
+  out.push({
+    op: 'MemoryStore createSync+deleteSync (store floor, sync)', family: '-',
+    result: await measureAsync(async (n) => {
+      for (let i = 0; i < n; i++) {
+        const name = names[k]!;
+        k = (k + 1) & 1023;
+        sync.createSync({ name, labels, parentRef: null });
+        sync.deleteSync(name);
+      }
+    }, budget),
+  });
+  store.close();
+
+  for (const syncOps of [true, false]) {
+    const s = new MemoryStore({ syncOps });
+    const a = Allocator.create('10.0.0.0/16', { store: s, random: seededRandom(7) });
+    out.push({
+      op: `Allocator allocateNext+release, empty /16, ${syncOps ? 'sync store calls' : 'store promises (syncOps: false)'}`, family: 'IPv4',
+      result: await measureAsync(async (n) => {
+        for (let i = 0; i < n; i++) await a.release(await a.allocateNext());
+      }, budget),
+    });
+    a.destroy();
+    s.close();
+  }
+  return out;
 }

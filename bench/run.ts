@@ -380,7 +380,7 @@ async function main(): Promise<void> {
   const counter = { done: 0, total };
 
   if (matches('boundary')) {
-    const floor = matches('boundary:store') ? [await runStoreFloor(budgets.async)] : [];
+    const floor = matches('boundary:store') ? await runStoreFloor(budgets.async) : [];
     const policies = matches('boundary:policies') ? await runPolicies(budgets.async, progress) : [];
     for (const b of [...(await runBoundary(budgets.sync, matches, progress)), ...floor, ...policies]) {
       const row: Row = { impl: 'boundary', family: b.family as Row['family'], prefix: '-', cidr: '-', fill: null, fillCount: null, fillKind: '-', op: b.op, status: 'ok', nsPerOp: null, rme: null, spread: null, samples: null, note: b.note };
