@@ -132,40 +132,20 @@ export interface MemoryStoreOptions {
   syncOps?: boolean;
 }
 
+let stampSecond = -1;
 let stamp = '';
-let stampBudget = 0;
-let stampArmed = false;
 /**
- * creationTimestamp text, at Kubernetes' precision (whole seconds, `2026-12-02T12:00:00Z`).
- * Date.now() costs ≈ 40 ns here, a tenth of a whole create, so the text is reused: for at most
- * 1,024 writes, and only until a one-shot timer at the next second boundary expires it. The
- * timer is unref'd (it never keeps a process alive), and none is pending while nothing writes.
+ * creationTimestamp text at Kubernetes' precision (whole seconds, `2026-12-02T12:00:00Z`),
+ * formatted once per second. (Reusing the text without reading the clock would need a timer to
+ * expire it, and Deno's test sanitizer reports any pending timer as a leak, even an unref'd one.)
  */
 function stampNow(): string {
-  if (--stampBudget >= 0) return stamp;
-  const now = Date.now();
-  stamp = new Date(now - (now % 1000)).toISOString().slice(0, 19) + 'Z';
-  stampBudget = 1023;
-  if (!stampArmed) {
-    stampArmed = true;
-    unrefTimer(setTimeout(expireStamp, 1000 - (now % 1000)));
+  const second = Math.floor(Date.now() / 1000);
+  if (second !== stampSecond) {
+    stampSecond = second;
+    stamp = new Date(second * 1000).toISOString().slice(0, 19) + 'Z';
   }
   return stamp;
-}
-
-function expireStamp(): void {
-  stampArmed = false;
-  stampBudget = 0;
-}
-
-/** Lets the process exit while `t` is pending: Node's Timeout.unref(), Deno.unrefTimer(id). */
-function unrefTimer(t: unknown): void {
-  if (typeof t === 'object' && t !== null && typeof (t as { unref?: unknown }).unref === 'function') {
-    (t as { unref(): void }).unref();
-    return;
-  }
-  const deno = (globalThis as { Deno?: { unrefTimer?: (id: number) => void } }).Deno;
-  if (typeof t === 'number' && typeof deno?.unrefTimer === 'function') deno.unrefTimer(t);
 }
 
 function matches(record: IPAddressRecord, labels: Readonly<Record<string, string>> | undefined): boolean {
