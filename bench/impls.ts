@@ -5,6 +5,9 @@
 //   reference       ReferenceAllocator on MemoryStore (async, strings; the port of upstream's scan)
 //   legacy-bitmap   bench/legacy-bitmap.ts over a Uint32Array (sync, offsets)
 //   allocator       Allocator on MemoryStore with the WASM index (async, strings)
+//   store           the store floor at this fill: format a free address's name, createSync +
+//                   deleteSync it on the series' MemoryStore, two awaits — what any allocator on
+//                   a MemoryStore must do per allocateNext+release besides choosing the address
 //   range           the synchronous Range (sync, strings)
 //   core            FreeIndex alone with numeric offsets: the floor of the allocator's strategy
 //   contiguous      lowest-free strategy on FreeIndex: nextFree from offset 0
@@ -14,8 +17,8 @@ import { Seeded } from './seeded.ts';
 import { LegacyBitmapRange, legacyMax } from './legacy-bitmap.ts';
 import type { RangeSpec } from './ranges.ts';
 
-export type ImplName = 'reference' | 'legacy-bitmap' | 'allocator' | 'range' | 'core' | 'contiguous';
-export const IMPL_NAMES: readonly ImplName[] = ['reference', 'legacy-bitmap', 'allocator', 'range', 'core', 'contiguous'];
+export type ImplName = 'reference' | 'legacy-bitmap' | 'allocator' | 'store' | 'range' | 'core' | 'contiguous';
+export const IMPL_NAMES: readonly ImplName[] = ['reference', 'legacy-bitmap', 'allocator', 'store', 'range', 'core', 'contiguous'];
 
 /** n operations per call; leaves the subject as it found it. */
 export type Runner = { kind: 'sync'; run: (n: number) => void } | { kind: 'async'; run: (n: number) => Promise<void> };
@@ -452,6 +455,52 @@ function asyncImpl(name: 'reference' | 'allocator', rel: string, exportName: str
 }
 
 // ---------------------------------------------------------------------------------------------
+// store: the floor under both async allocators at this fill (allocateNext+release only).
+
+const storeFloorImpl: Impl = {
+  name: 'store',
+  async available() {
+    return undefined;
+  },
+  applicable() {
+    return undefined;
+  },
+  async open(ctx) {
+    const { Prefix } = await import('../adapters/geometry.ts');
+    const { labelsFor } = await import('../adapters/reference-allocator.ts');
+    const prefix = Prefix.parse(ctx.range.cidr);
+    const labels = labelsFor(ctx.range.family);
+    const store = ctx.store as import('../adapters/memory-store.ts').MemoryStore;
+    return {
+      fillTo() {
+        // the harness grows the shared store
+      },
+      async runners() {
+        const { pairs } = ctx.freeQueries();
+        const m = pairs.length >>> 1;
+        let j = 0;
+        return {
+          nextRelease: { kind: 'async', async run(n) {
+            if (m === 0) return;
+            for (let i = 0; i < n; i++) {
+              // a fresh name string each time, as an allocator formats one
+              const name = prefix.formatAt(pairs[2 * j]!, pairs[2 * j + 1]!);
+              j = j + 1 === m ? 0 : j + 1;
+              store.createSync({ name, labels, parentRef: null });
+              await Promise.resolve(name);
+              store.deleteSync(name);
+              await undefined;
+            }
+          } },
+          close() {},
+        };
+      },
+      close() {},
+    };
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
 // range: the synchronous Range (adapters/range.ts), once it exists.
 
 interface SyncRangeLike {
@@ -576,6 +625,7 @@ export const IMPLS: readonly Impl[] = [
   asyncImpl('reference', '../adapters/reference-allocator.ts', 'ReferenceAllocator'),
   legacyImpl,
   asyncImpl('allocator', '../adapters/allocator.ts', 'Allocator'),
+  storeFloorImpl,
   rangeImpl,
   indexImpl('core'),
   indexImpl('contiguous'),

@@ -9,6 +9,7 @@ export const COLORS: Record<string, string> = {
   reference: '#d62728',
   'legacy-bitmap': '#ff7f0e',
   allocator: '#1f77b4',
+  store: '#7f7f7f',
   range: '#2ca02c',
   core: '#9467bd',
   contiguous: '#8c564b',
