@@ -87,6 +87,10 @@ const DRAW_EMPTY = 0; // rangeSize == 0: ErrFull before any draw
 const DRAW_BELOW = 1; // rand.Int63n(rangeSize)
 const DRAW_U64 = 2; // rand.Uint64() with the #134193 guard (IPv6 /64)
 
+/** allocateNext's answers other than an address (nextNow, beginNext). */
+const NEXT_NOT_READY = 0;
+const NEXT_FULL = 1;
+
 const RESOLVED: Promise<void> = Promise.resolve();
 const TRUE: Promise<boolean> = Promise.resolve(true);
 const FALSE: Promise<boolean> = Promise.resolve(false);
@@ -415,19 +419,40 @@ export class Allocator implements IPAllocator, DryRunTarget {
     const sync = this.syncOps;
     if (sync === null) return this.allocateNextAsync(owner);
     try {
-      return Promise.resolve(this.allocateNextNow(sync, owner));
+      const r = this.nextNow(sync, owner);
+      return typeof r === 'string' ? Promise.resolve(r) : Promise.reject(r === NEXT_NOT_READY ? new ErrNotReady() : new ErrFull());
     } catch (e) {
       return Promise.reject(e);
     }
   }
 
+  /** True when the store has synchronous operations: tryAllocateNextNow() may be used. */
+  get canAllocateNow(): boolean {
+    return this.syncOps !== null;
+  }
+
+  /**
+   * allocateNext() in one synchronous step, for callers that try several allocators in turn
+   * (MetaAllocator): the address, or null exactly where allocateNext() would reject with ErrFull
+   * or ErrNotReady — same random draws, same metrics, but no Error is built. Any other error is
+   * thrown. Only on a store with synchronous operations (`canAllocateNow`), else it throws
+   * InvalidArgumentError.
+   */
+  tryAllocateNextNow(owner?: ParentRef): string | null {
+    const sync = this.syncOps;
+    if (sync === null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
+    const r = this.nextNow(sync, owner);
+    return typeof r === 'string' ? r : null;
+  }
+
   /**
    * The common start of allocateNext: ready check, the upper band's start drawn exactly as the
    * reference draws it (into startHi/startLo), the O(1) full check. Returns whether the upper
-   * band is scanned (false only when the draw leaves the address family, IPv6 /64 at the top).
+   * band is scanned (false only when the draw leaves the address family, IPv6 /64 at the top),
+   * or NEXT_NOT_READY / NEXT_FULL (the metrics of a full range already recorded).
    */
-  private beginNext(): boolean {
-    if (!this.isReady()) throw new ErrNotReady();
+  private beginNext(): boolean | number {
+    if (!this.isReady()) return NEXT_NOT_READY;
     const d = this.draw;
     const ro = this.rangeOffset;
     let upper = true;
@@ -438,13 +463,13 @@ export class Allocator implements IPAllocator, DryRunTarget {
     } else if (this.drawKind === DRAW_BELOW) {
       drawBelow(this.random, this.rsHi, this.rsLo, d);
     } else {
-      throw new ErrFull(); // rangeSize == 0: no draw, no metric (upstream)
+      return NEXT_FULL; // rangeSize == 0: no draw, no metric (upstream)
     }
     if (this.taken!.count() >= this.countNum) {
       // Full: skip both scans, but keep the random stream in step with the reference.
       if (ro !== 0) drawBelow(this.random, 0, ro, d);
       this.metrics.error(this.cidr, 'dynamic');
-      throw new ErrFull();
+      return NEXT_FULL;
     }
     // band offset = rangeOffset + drawn offset; past the band (or past 2^64) clamps to its start
     let sLo = d.lo + ro;
@@ -462,9 +487,10 @@ export class Allocator implements IPAllocator, DryRunTarget {
     return upper;
   }
 
-  /** allocateNext() on a store with synchronous operations: one step, no await. */
-  private allocateNextNow(sync: SyncStoreOps, owner: ParentRef | undefined): string {
+  /** allocateNext() on a store with synchronous operations, one step: the address, NEXT_NOT_READY or NEXT_FULL. */
+  private nextNow(sync: SyncStoreOps, owner: ParentRef | undefined): string | number {
     const upper = this.beginNext();
+    if (typeof upper === 'number') return upper;
     const start = this.metrics.start();
     const ro = this.rangeOffset;
     let result: string | null = null;
@@ -478,11 +504,17 @@ export class Allocator implements IPAllocator, DryRunTarget {
       this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
       throw e;
     }
-    return this.nextDone(result, start);
+    if (result === null) {
+      this.metrics.error(this.cidr, 'dynamic');
+      return NEXT_FULL;
+    }
+    this.metrics.observe(this.cidr, start);
+    return result;
   }
 
   private async allocateNextAsync(owner: ParentRef | undefined): Promise<string> {
     const upper = this.beginNext();
+    if (typeof upper === 'number') throw upper === NEXT_NOT_READY ? new ErrNotReady() : new ErrFull();
     const start = this.metrics.start();
     const ro = this.rangeOffset;
     let result: string | null = null;
@@ -497,10 +529,6 @@ export class Allocator implements IPAllocator, DryRunTarget {
       this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
       throw e;
     }
-    return this.nextDone(result, start);
-  }
-
-  private nextDone(result: string | null, start: number): string {
     if (result === null) {
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();

@@ -196,17 +196,22 @@ export class MetaAllocator implements IPAllocator {
 
   // ── allocation ────────────────────────────────────────────────────────────────────────────
 
-  async allocate(ip: string, owner?: ParentRef): Promise<void> {
-    const e = this.route(ip, true);
-    if (e === null) throw new ErrMismatchedNetwork();
-    return e.allocator.allocate(ip, owner);
+  allocate(ip: string, owner?: ParentRef): Promise<void> {
+    try {
+      const e = this.route(ip, true);
+      if (e === null) throw new ErrMismatchedNetwork();
+      return e.allocator.allocate(ip, owner);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async allocateNext(owner?: ParentRef): Promise<string> {
     const list = this.order;
     if (this.policy === 'ordered' || list.length <= 1) {
       for (const e of list) {
-        const ip = await tryNext(e, owner);
+        const r = tryNext(e, owner);
+        const ip = typeof r === 'object' && r !== null ? await r : r;
         if (ip !== null) return ip;
       }
       throw new ErrFull();
@@ -216,7 +221,8 @@ export class MetaAllocator implements IPAllocator {
       const i = this.policy === 'upstream' ? uniformBelow(this.random, n) : this.pickWeighted(left, n);
       const e = left[i]!;
       left[i] = left[n - 1]!;
-      const ip = await tryNext(e, owner);
+      const r = tryNext(e, owner);
+      const ip = typeof r === 'object' && r !== null ? await r : r;
       if (ip !== null) return ip;
     }
     throw new ErrFull();
@@ -246,10 +252,14 @@ export class MetaAllocator implements IPAllocator {
     return last; // rounding left u ≥ acc
   }
 
-  async release(ip: string): Promise<void> {
-    const e = this.route(ip, false);
-    if (e === null) throw new ErrMismatchedNetwork();
-    return e.allocator.release(ip);
+  release(ip: string): Promise<void> {
+    try {
+      const e = this.route(ip, false);
+      if (e === null) throw new ErrMismatchedNetwork();
+      return e.allocator.release(ip);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   async has(ip: string): Promise<boolean> {
@@ -488,9 +498,19 @@ export class MetaAllocator implements IPAllocator {
   }
 }
 
-/** allocateNext on one range: the address, or null when the caller should try the next range. */
-async function tryNext(e: RangeEntry, owner: ParentRef | undefined): Promise<string | null> {
-  if (!e.allocator.isReady()) return null; // what its allocateNext would answer: ErrNotReady
+/**
+ * allocateNext on one range: the address, or null when the caller should try the next range.
+ * On a store with synchronous operations the answer is immediate (no promise, and a full range
+ * builds no ErrFull); otherwise a promise of it.
+ */
+function tryNext(e: RangeEntry, owner: ParentRef | undefined): string | null | Promise<string | null> {
+  const a = e.allocator;
+  if (!a.isReady()) return null; // what its allocateNext would answer: ErrNotReady
+  if (a.canAllocateNow) return a.tryAllocateNextNow(owner);
+  return tryNextAsync(e, owner);
+}
+
+async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promise<string | null> {
   try {
     return await e.allocator.allocateNext(owner);
   } catch (err) {

@@ -7,10 +7,13 @@ import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator, type AllocatorOptions } from '../adapters/reference-allocator.ts';
 import { MemoryStore, type MemoryStoreOptions } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrFull } from '../adapters/errors.ts';
+import { ErrFull, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
+import { Registry } from 'prom-client';
+import { METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { parseAddr } from '../adapters/address.ts';
 import type { IPAllocator } from '../adapters/types.ts';
+import { settle } from './helpers.ts';
 
 type Factory = (cidr: string, options?: AllocatorOptions) => IPAllocator;
 /**
@@ -28,14 +31,6 @@ const IMPLS: [string, Factory, boolean][] = [
 function inRange(cidr: string, ip: string): boolean {
   const { family, words } = parseAddr(ip);
   return Prefix.parse(cidr).inRange(family, words);
-}
-
-async function settle<T>(p: Promise<T>): Promise<T | Error> {
-  try {
-    return await p;
-  } catch (e) {
-    return e as Error;
-  }
 }
 
 /** Allocates until ErrFull, `lanes` calls in flight at a time; yields to timers now and then. */
@@ -218,5 +213,43 @@ describe('Allocator on synchronous store calls', () => {
     await a.release(outer);
     await a.release(inner);
     expect(a.__validate()).toEqual({ taken: 0, counted: 0, takenCount: 0 });
+  });
+
+  it('tryAllocateNextNow: an address, or null exactly where allocateNext rejects with ErrFull / ErrNotReady, with the same draws and metrics', async () => {
+    const regA = new Registry();
+    const regB = new Registry();
+    const a = Allocator.create('10.8.0.0/29', { store: new MemoryStore(), random: seededRandom(6), metrics: regA });
+    const b = Allocator.create('10.8.0.0/29', { store: new MemoryStore(), random: seededRandom(6), metrics: regB });
+    expect(a.canAllocateNow).toBe(true);
+    for (let i = 0; i < 6; i++) expect(a.tryAllocateNextNow()).toBe(await b.allocateNext());
+    for (let i = 0; i < 3; i++) {
+      expect(a.tryAllocateNextNow()).toBeNull();
+      expect(await settle(b.allocateNext())).toBeInstanceOf(ErrFull);
+    }
+    await a.release('10.8.0.4');
+    await b.release('10.8.0.4');
+    expect(a.tryAllocateNextNow()).toBe('10.8.0.4');
+    expect(await b.allocateNext()).toBe('10.8.0.4');
+    // counters and gauges equal (the duration histogram measures time, not behaviour)
+    for (const m of [METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_ERRORS]) {
+      expect(await regA.getSingleMetricAsString(m)).toBe(await regB.getSingleMetricAsString(m));
+    }
+    expect(await regA.getSingleMetricAsString(METRIC_ERRORS)).toContain('scope="dynamic"} 3');
+    a.setReady(false);
+    b.setReady(false);
+    expect(a.tryAllocateNextNow()).toBeNull();
+    expect(await settle(b.allocateNext())).toBeInstanceOf(ErrNotReady);
+  });
+
+  it('tryAllocateNextNow throws what the store throws, and needs synchronous store operations', () => {
+    const store = new MemoryStore();
+    const a = Allocator.create('10.9.0.0/29', { store, random: seededRandom(1) });
+    const failure = new Error('server error');
+    store.failCreates(failure);
+    expect(() => a.tryAllocateNextNow()).toThrow(failure);
+    expect(a.__validate()).toEqual({ taken: 0, counted: 0, takenCount: 0 });
+    const remote = Allocator.create('10.9.0.0/29', { store: new MemoryStore({ syncOps: false }) });
+    expect(remote.canAllocateNow).toBe(false);
+    expect(() => remote.tryAllocateNextNow()).toThrow(InvalidArgumentError);
   });
 });

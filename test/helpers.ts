@@ -10,6 +10,15 @@ export async function rejection(p: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection');
 }
 
+/** The value a promise resolves to, or the error it rejects with. */
+export async function settle<T>(p: Promise<T>): Promise<T | Error> {
+  try {
+    return await p;
+  } catch (e) {
+    return e as Error;
+  }
+}
+
 import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import type { IPAllocator } from '../adapters/types.ts';

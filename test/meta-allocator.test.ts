@@ -23,18 +23,20 @@ import {
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPFamily } from '../adapters/types.ts';
-import { drain, hostOf, rejection } from './helpers.ts';
+import { drain, hostOf, rejection, settle } from './helpers.ts';
 
 const SEEDS = [1, 42, 24301];
 
-function setup(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4') {
-  const store = new MemoryStore();
+/** syncOps false: the ranges' Allocators reach the store through its promises (as a remote store). */
+function setupOn(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4', syncOps = true) {
+  const store = new MemoryStore({ syncOps });
   const source = new InMemoryServiceCIDRs();
   const meta = new MetaAllocator(family, source, { store, random: seededRandom(seed), policy });
   return { store, source, meta };
 }
 
-describe.each(RANGE_POLICIES)('MetaAllocator, policy %s', (policy) => {
+describe.each(RANGE_POLICIES.flatMap((p) => [[p, 'sync'], [p, 'async']] as const))('MetaAllocator, policy %s, %s store calls', (policy, path) => {
+  const setup = (pol: RangePolicy, seed: number, family: IPFamily = 'IPv4') => setupOn(pol, seed, family, path === 'sync');
   describe.each(SEEDS)('seed %i', (seed) => {
     it('D1 TestCIDRAllocateMultiple: ranges added later are used, each address once', async () => {
       const { source, meta } = setup(policy, seed);
@@ -177,6 +179,8 @@ describe.each(RANGE_POLICIES)('MetaAllocator, policy %s', (policy) => {
     });
   });
 });
+
+const setup = (policy: RangePolicy, seed: number, family: IPFamily = 'IPv4') => setupOn(policy, seed, family);
 
 describe('D5 Test_isNotContained', () => {
   const prefixes = ['10.0.0.0/24', '10.0.0.0/27'];
@@ -384,6 +388,34 @@ describe('MetaAllocator: routing, counting and views', () => {
     await meta.allocateNext();
     expect(await metrics(registry, '10.0.0.0/29')).toEqual({ free: 5, used: 1, allocated: 1, errors: 0 });
     expect(() => meta.enableMetrics({})).toThrow(InvalidArgumentError);
+  });
+});
+
+describe.each(RANGE_POLICIES)('MetaAllocator, policy %s: synchronous and promise store calls give the same answers', (policy) => {
+  it('the same addresses and ErrFull in the same order, and the same counters', async () => {
+    const regs = [new Registry(), new Registry()];
+    const sides = [setupOn(policy, 77, 'IPv4', true), setupOn(policy, 77, 'IPv4', false)];
+    sides.forEach((x, i) => {
+      x.meta.enableMetrics(regs[i]);
+      x.source.addServiceCIDR('a', ['10.1.0.0/29']);
+      x.source.addServiceCIDR('b', ['10.2.0.0/28']);
+      x.source.addServiceCIDR('c', ['10.3.0.0/30']);
+    });
+    const answers: string[][] = [[], []];
+    for (let step = 0; step < 40; step++) {
+      for (let i = 0; i < 2; i++) {
+        const m = sides[i]!.meta;
+        const r = await settle(m.allocateNext());
+        answers[i]!.push(r instanceof Error ? r.constructor.name : r);
+        // release now and then, so ranges fill, empty and fill again
+        if (step % 5 === 4 && typeof r === 'string') await m.release(r);
+      }
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    expect(answers[0]).toContain('ErrFull');
+    for (const name of [METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_ERRORS]) {
+      expect(await regs[0]!.getSingleMetricAsString(name)).toBe(await regs[1]!.getSingleMetricAsString(name));
+    }
   });
 });
 

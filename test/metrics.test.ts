@@ -21,6 +21,7 @@ import {
   registerMetrics,
 } from '../adapters/metrics.ts';
 import type { IPAllocator } from '../adapters/types.ts';
+import { settle } from './helpers.ts';
 
 type Factory = (cidr: string, options?: AllocatorOptions) => IPAllocator;
 const IMPLS: [string, Factory][] = [
@@ -48,14 +49,6 @@ async function metricsOf(reg: Registry, cidr: string) {
     allocated: await value(reg, METRIC_ALLOCATIONS, { cidr }),
     errors: await value(reg, METRIC_ERRORS, { cidr }),
   };
-}
-
-async function settle(p: Promise<unknown>): Promise<unknown> {
-  try {
-    return await p;
-  } catch (e) {
-    return e;
-  }
 }
 
 describe.each(IMPLS)('%s metrics', (_name, impl) => {
