@@ -98,8 +98,11 @@ class NameTable {
     return this.live;
   }
 
-  *values(): IterableIterator<IPAddressRecord> {
-    for (const r of this.map.values()) if (r !== TOMB && r !== undefined) yield r;
+  /** The live records, as a new array (a plain loop: a generator costs ≈ 3× per record). */
+  values(): IPAddressRecord[] {
+    const out: IPAddressRecord[] = [];
+    for (const r of this.map.values()) if (r !== TOMB && r !== undefined) out.push(r);
+    return out;
   }
 
   /** A copy holding the live records. */
@@ -172,9 +175,8 @@ class MemoryCache implements StoreCache {
   }
 
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
-    const out: IPAddressRecord[] = [];
-    for (const r of this.records.values()) if (matches(r, labels)) out.push(r);
-    return out;
+    const all = this.records.values();
+    return labels === undefined ? all : all.filter((r) => matches(r, labels));
   }
 
   get size(): number {
@@ -187,7 +189,8 @@ class MemoryCache implements StoreCache {
 
   subscribe(watcher: StoreWatcher): () => void {
     // Replay before registering: a watcher added late first sees every record already cached.
-    for (const r of [...this.records.values()]) watcher.onAdd(r);
+    const all = this.records.values(); // a copy: a watcher may change the store while replaying
+    for (let i = 0; i < all.length; i++) watcher.onAdd(all[i]!);
     this.watchers = [...this.watchers, watcher];
     return () => {
       this.watchers = this.watchers.filter((w) => w !== watcher);
@@ -318,6 +321,11 @@ export class MemoryStore implements Store, SyncStoreOps {
     return this.authority.get(name);
   }
 
+  /** Number of watchers subscribed to the cache. */
+  get watcherCount(): number {
+    return this.memCache.watchers.length;
+  }
+
   /** Number of records in the authority. */
   get size(): number {
     return this.authority.size;
@@ -325,7 +333,7 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   /** Every record in the authority (a copy of the list). */
   records(): IPAddressRecord[] {
-    return [...this.authority.values()];
+    return this.authority.values();
   }
 
   close(): void {
