@@ -167,6 +167,10 @@ export class Allocator implements IPAllocator, DryRunTarget {
   private startHi = 0;
   private startLo = 0;
 
+  /** During the constructor's replay: the offsets seen so far, (hi, lo) pairs (see the constructor). */
+  private loadPairs: Uint32Array | null = null;
+  private loadN = 0;
+
   private readonly draw: U64Out = { hi: 0, lo: 0 };
   private readonly words = new Uint32Array(4);
   private readonly off = new Uint32Array(2);
@@ -214,7 +218,25 @@ export class Allocator implements IPAllocator, DryRunTarget {
       onResync: () => this.onResync(),
       onDelete: (r) => this.onDelete(r),
     };
-    this.unsubscribe = this.cache.subscribe(watcher);
+    // Warm start: the cache replays every record it holds through onAdd; their offsets are
+    // collected and set in one bulk call (a sparse index then builds its pages at once instead of
+    // inserting a million runs one by one). If anything fails, nothing is left subscribed or held.
+    this.loadPairs = this.taken === null ? null : new Uint32Array(64);
+    let unsubscribe: (() => void) | undefined;
+    try {
+      unsubscribe = this.cache.subscribe(watcher);
+      const pairs = this.loadPairs;
+      this.loadPairs = null;
+      if (pairs !== null && this.loadN > 0) this.taken!.setMany(pairs, this.loadN);
+    } catch (e) {
+      this.loadPairs = null;
+      this.destroyed = true;
+      unsubscribe?.();
+      this.taken?.destroy();
+      throw e;
+    }
+    this.loadN = 0;
+    this.unsubscribe = unsubscribe;
     if (options.metrics !== undefined && options.metrics !== false) this.enableMetrics(options.metrics);
   }
 
@@ -840,13 +862,28 @@ export class Allocator implements IPAllocator, DryRunTarget {
         else this.extras.delete(r.name);
         return;
       }
-      this.taken!.set(this.off[0]!, this.off[1]!);
+      if (this.loadPairs !== null) this.collect(this.off[0]!, this.off[1]!);
+      else this.taken!.set(this.off[0]!, this.off[1]!);
     }
     // A new name counts when labelled; an update only when it adds or drops the labels.
     const was = previous !== undefined && hasAllocatorLabels(previous, this.ipFamily);
     if (labelled !== was) this.counted += labelled ? 1 : -1;
     if (this.inflight.size !== 0 && this.inflight.has(r.name)) this.inflight.set(r.name, 1);
     if (this.selfMarked.size !== 0) this.selfMarked.delete(r.name);
+  }
+
+  /** Appends an offset to the warm-start buffer, doubling it when full. */
+  private collect(hi: number, lo: number): void {
+    let b = this.loadPairs!;
+    const i = this.loadN << 1;
+    if (i + 2 > b.length) {
+      const grown = new Uint32Array(b.length * 2);
+      grown.set(b);
+      this.loadPairs = b = grown;
+    }
+    b[i] = hi;
+    b[i + 1] = lo;
+    this.loadN++;
   }
 
   private onDelete(r: IPAddressRecord): void {

@@ -12,6 +12,7 @@ import { Range } from '../../adapters/range.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { OutOfMemoryError } from '../../adapters/errors.ts';
 import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
+import { allocatorLabels } from '../../adapters/store.ts';
 import { Driver } from './driver.ts';
 
 const original = memoryLimit().limit;
@@ -208,6 +209,28 @@ describe('WASM memory capped with setMemoryLimit', () => {
   // ran out of memory part-way; it now gives it back before rethrowing.
   it('allocateMany that runs out of memory part-way reserves nothing (regression)', () => {
     expect(manyLeaked).toBe(0);
+  });
+
+  // last: the 20,000-offset index it builds leaves free pages behind that the tests above must not find
+  it('a warm start whose bulk load cannot get memory → OutOfMemoryError, nothing subscribed or held', () => {
+    const big = new MemoryStore();
+    const labels = allocatorLabels('IPv6');
+    const hex = (): string => (d.u32() & 0xffff).toString(16);
+    for (let i = 0; i < 20_000; i++) big.inject(`2001:db8:9:9:${hex()}:${hex()}:${hex()}:${hex()}`, labels);
+    const n = big.size;
+    setMemoryLimit(0);
+    const hog = exhaust();
+    hog.pop()!.destroy(); // room for the index header, not for 20,000 offsets
+    expectOOM(() => new Allocator('2001:db8:9:9::/64', { store: big }));
+    expect(big.watcherCount).toBe(0);
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    const a = new Allocator('2001:db8:9:9::/64', { store: big });
+    expect(a.used()).toBe(n);
+    expect(a.__validate()).toEqual({ taken: 0, counted: 0, takenCount: n });
+    expect(big.watcherCount).toBe(1);
+    a.destroy();
+    expect(big.watcherCount).toBe(0);
   });
 
   it('reports the out-of-memory failures checked', () => {
