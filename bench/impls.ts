@@ -5,9 +5,10 @@
 //   reference       ReferenceAllocator on MemoryStore (async, strings; the port of upstream's scan)
 //   legacy-bitmap   bench/legacy-bitmap.ts over a Uint32Array (sync, offsets)
 //   allocator       Allocator on MemoryStore with the WASM index (async, strings)
-//   store           the store floor at this fill: format a free address's name, createSync +
-//                   deleteSync it on the series' MemoryStore, two awaits — what any allocator on
-//                   a MemoryStore must do per allocateNext+release besides choosing the address
+//   store           the floors on the store side. allocateNext+release: format a free address's
+//                   name, createSync + deleteSync it on the series' MemoryStore, two awaits — what
+//                   any allocator on a MemoryStore must do besides choosing the address. Warm
+//                   start: parse every name of the listing — what any load from a listing costs
 //   range           the synchronous Range (sync, strings)
 //   core            FreeIndex alone with numeric offsets: the floor of the allocator's strategy
 //   contiguous      lowest-free strategy on FreeIndex: nextFree from offset 0
@@ -467,10 +468,12 @@ const storeFloorImpl: Impl = {
   },
   async open(ctx) {
     const { Prefix } = await import('../adapters/geometry.ts');
+    const { parseAddrInto } = await import('../adapters/address.ts');
     const { labelsFor } = await import('../adapters/reference-allocator.ts');
     const prefix = Prefix.parse(ctx.range.cidr);
     const labels = labelsFor(ctx.range.family);
     const store = ctx.store as import('../adapters/memory-store.ts').MemoryStore;
+    let texts: string[] = [];
     return {
       fillTo() {
         // the harness grows the shared store
@@ -494,6 +497,16 @@ const storeFloorImpl: Impl = {
           } },
           close() {},
         };
+      },
+      prepareWarm(count) {
+        texts = ctx.texts(0, count);
+      },
+      async warmStart() {
+        const w = new Uint32Array(4);
+        let acc = 0;
+        for (const t of texts) acc += parseAddrInto(t, w);
+        if (acc === 0.5) console.log(acc); // keep the work observable
+        return { close() {}, note: 'parse only: the floor of any load from a listing (holds nothing)' };
       },
       close() {},
     };
