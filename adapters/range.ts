@@ -20,7 +20,7 @@
 //   addresses in a sparse index whose memory follows what is taken;
 // - text in, text out, typed errors for malformed text (upstream takes net.IP values);
 // - snapshots of sparse ranges (more than 2^24 addresses) use their own format (see snapshot()).
-import { type Family, formatAddr, parseAddrInto } from './address.ts';
+import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
 import {
   ErrAllocated,
   ErrFull,
@@ -99,6 +99,11 @@ export class Range implements RangeView {
   /** The offset the last takeNext() marked. */
   private resHi = 0;
   private resLo = 0;
+  /** IPv4 with a dense index: the first address as a u32 (release's fast path), else −1. */
+  private readonly v4First: number;
+  /** The dynamic band's draw, rand(sub) for sub < 2^32: its largest value and bit mask. */
+  private readonly subMax: number;
+  private readonly subMask: number;
 
   /** A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError. */
   constructor(cidr: string, options: RangeOptions = {}) {
@@ -119,6 +124,9 @@ export class Range implements RangeView {
     // An empty range still gets a one-slot index so every method stays branch-free.
     this.index = this.empty ? new FreeIndex(0, 1, options.indexKind) : new FreeIndex(this.maxHi, this.maxLo, options.indexKind);
     this.dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
+    this.v4First = this.dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
+    this.subMax = this.subHi === 0 && this.subLo > 0 ? this.subLo - 1 : 0;
+    this.subMask = this.subMax === 0 ? 0 : 0xffffffff >>> Math.clz32(this.subMax);
   }
 
   /** upstream NewFromSnapshot: a Range over the snapshot's range, restored from its data. */
@@ -199,8 +207,16 @@ export class Range implements RangeView {
     if (this.dense32) {
       // The same draws and bands as below, on u32 offsets: one core call finds and marks.
       if (this.taken >= this.maxLo) return false;
-      drawBelow(this.random, 0, this.subLo, d);
-      let o = idx.takeFree32(d.lo + this.offset, this.offset, this.maxLo - 1);
+      // drawBelow(random, 0, sub) inlined: the same draws (mask, then reject above the maximum)
+      let x = 0;
+      const m = this.subMax;
+      if (m !== 0) {
+        const mask = this.subMask;
+        const rng = this.random;
+        do x = (rng.nextU32() & mask) >>> 0;
+        while (x > m);
+      }
+      let o = idx.takeFree32(x + this.offset, this.offset, this.maxLo - 1);
       if (o < 0 && this.offset > 0) {
         drawBelow(this.random, 0, this.offset, d);
         o = idx.takeFree32(d.lo, 0, this.offset - 1);
@@ -238,6 +254,18 @@ export class Range implements RangeView {
 
   /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
   release(ip: string): void {
+    if (this.v4First >= 0 && typeof ip === 'string') {
+      // IPv4 fast path: a plain dotted quad straight to its offset (anything else: below)
+      const v = parseIPv4Fast(ip);
+      if (v >= 0) {
+        const o = v - this.v4First;
+        if (o >= 0 && o < this.maxLo && this.index.clear(0, o)) {
+          this.taken--;
+          this.metrics.gauges(this.cidr, this);
+        }
+        return;
+      }
+    }
     if (!this.locate(ip)) return;
     if (this.index.clear(this.off[0]!, this.off[1]!)) {
       this.taken--;

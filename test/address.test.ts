@@ -8,6 +8,7 @@ import {
   canonicalAddr,
   canonicalOf,
   formatAddr,
+  parseIPv4Fast,
   formatIPv4,
   formatIPv6,
   formatPrefix,
@@ -504,6 +505,22 @@ describe('agreement with the slow parser on arbitrary text', () => {
           expect(e).toBeInstanceOf(InvalidAddressError);
         }
         expect(got).toEqual(want);
+      }),
+      { numRuns: 20000 },
+    );
+  });
+
+  it('parseIPv4Fast is the value parseAddrInto gives colon-free IPv4 text, and −1 for everything else', () => {
+    const w = new Uint32Array(4);
+    fc.assert(
+      fc.property(fc.oneof(junk, mutated, dotted, u32.map(formatIPv4)), (s) => {
+        let want = -1;
+        try {
+          if (parseAddrInto(s, w) === 4 && !s.includes(':')) want = w[3]!;
+        } catch {
+          // rejected: −1
+        }
+        expect(parseIPv4Fast(s)).toBe(want);
       }),
       { numRuns: 20000 },
     );
