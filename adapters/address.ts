@@ -284,15 +284,20 @@ export function parseAddrInto(text: unknown, out: Uint32Array): Family {
   if (n > MAX_ADDR_TEXT) throw new InvalidAddressError(text, R_TOO_LONG);
   const v4 = parseV4Value(text, n);
   if (v4 >= 0) {
-    out[0] = 0;
-    out[1] = 0;
-    out[2] = 0;
-    out[3] = v4;
+    putV4(out, v4);
     return 4;
   }
   const f = parseSpan(text, 0, n, out);
   if (f === 0) throw new InvalidAddressError(text, failText(text));
   return f === FAM_V6 ? 6 : 4;
+}
+
+/** IPv4 as the four words parseAddrInto writes: [0, 0, 0, v]. */
+function putV4(out: Uint32Array, v: number): void {
+  out[0] = 0;
+  out[1] = 0;
+  out[2] = 0;
+  out[3] = v;
 }
 
 /**
@@ -491,10 +496,7 @@ export function parsePrefix(text: unknown): { family: Family; words: Uint32Array
   } else {
     const v4 = parseV4Value(text, slash);
     if (v4 >= 0) {
-      words[0] = 0;
-      words[1] = 0;
-      words[2] = 0;
-      words[3] = v4;
+      putV4(words, v4);
       f = 4;
     } else f = parseSpan(text, 0, slash, words);
   }

@@ -87,6 +87,12 @@ const DRAW_EMPTY = 0; // rangeSize == 0: ErrFull before any draw
 const DRAW_BELOW = 1; // rand.Int63n(rangeSize)
 const DRAW_U64 = 2; // rand.Uint64() with the #134193 guard (IPv6 /64)
 
+/** The store calls withNow() makes. */
+const NOW_CREATE = 0;
+const NOW_DELETE = 1;
+const CALL_CREATE = 2;
+const CALL_DELETE = 3;
+
 /** allocateNext's answers other than an address (nextNow, beginNext). */
 const NEXT_NOT_READY = 0;
 const NEXT_FULL = 1;
@@ -343,11 +349,13 @@ export class Allocator implements IPAllocator, DryRunTarget {
   // ── the store calls ────────────────────────────────────────────────────────────────────────
 
   /**
-   * createSync with `now` set to the record: its add event (delivered inside the call by a
-   * synchronous cache) skips classify() and records that the cache has seen it. Returns whether
-   * it did. The previous `now` is restored, in case a watcher re-entered this allocator.
+   * Runs one store call with `now` set to the record it writes (name and offset): that record's
+   * own cache event, delivered inside the call by a synchronous cache, skips classify() and sets
+   * nowSeen. The previous `now` is restored afterwards, in case a watcher re-entered this
+   * allocator. NOW_CREATE / NOW_DELETE call sync.createSync / deleteSync and return whether the
+   * event arrived; CALL_CREATE / CALL_DELETE return store.create / delete's promise.
    */
-  private createNow(sync: SyncStoreOps, name: string, oHi: number, oLo: number, owner: ParentRef | undefined): boolean {
+  private withNow(op: number, sync: SyncStoreOps | null, name: string, oHi: number, oLo: number, owner: ParentRef | undefined): boolean | Promise<unknown> {
     const pName = this.nowName;
     const pHi = this.nowHi;
     const pLo = this.nowLo;
@@ -357,8 +365,18 @@ export class Allocator implements IPAllocator, DryRunTarget {
     this.nowLo = oLo;
     this.nowSeen = false;
     try {
-      sync.createSync({ name, labels: this.labels, parentRef: owner ?? null });
-      return this.nowSeen;
+      switch (op) {
+        case NOW_CREATE:
+          sync!.createSync({ name, labels: this.labels, parentRef: owner ?? null });
+          return this.nowSeen;
+        case NOW_DELETE:
+          sync!.deleteSync(name);
+          return this.nowSeen;
+        case CALL_CREATE:
+          return this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+        default:
+          return this.store.delete(name);
+      }
     } finally {
       this.nowName = pName;
       this.nowHi = pHi;
@@ -367,67 +385,29 @@ export class Allocator implements IPAllocator, DryRunTarget {
     }
   }
 
-  /** store.create with `now` set while the call runs synchronously (events it delivers skip classify()). */
-  private createCall(name: string, oHi: number, oLo: number, owner: ParentRef | undefined): Promise<IPAddressRecord> {
-    const pName = this.nowName;
-    const pHi = this.nowHi;
-    const pLo = this.nowLo;
-    this.nowName = name;
-    this.nowHi = oHi;
-    this.nowLo = oLo;
-    try {
-      return this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
-    } finally {
-      this.nowName = pName;
-      this.nowHi = pHi;
-      this.nowLo = pLo;
-    }
+  /** createSync under `now`: whether the record's add event arrived during the call. */
+  private createNow(sync: SyncStoreOps, name: string, oHi: number, oLo: number, owner: ParentRef | undefined): boolean {
+    return this.withNow(NOW_CREATE, sync, name, oHi, oLo, owner) as boolean;
   }
 
-  /**
-   * deleteSync with `now` set to the record (only for a name with an offset in this range): its
-   * delete event skips classify(). Returns whether that event arrived during the call.
-   */
+  /** store.create under `now` (for the part of the call that runs synchronously). */
+  private createCall(name: string, oHi: number, oLo: number, owner: ParentRef | undefined): Promise<IPAddressRecord> {
+    return this.withNow(CALL_CREATE, null, name, oHi, oLo, owner) as Promise<IPAddressRecord>;
+  }
+
+  /** deleteSync, under `now` only for a name with an offset here: whether its delete event arrived. */
   private deleteNow(sync: SyncStoreOps, name: string, ours: boolean, oHi: number, oLo: number): boolean {
     if (!ours) {
       sync.deleteSync(name);
       return false;
     }
-    const pName = this.nowName;
-    const pHi = this.nowHi;
-    const pLo = this.nowLo;
-    const pSeen = this.nowSeen;
-    this.nowName = name;
-    this.nowHi = oHi;
-    this.nowLo = oLo;
-    this.nowSeen = false;
-    try {
-      sync.deleteSync(name);
-      return this.nowSeen;
-    } finally {
-      this.nowName = pName;
-      this.nowHi = pHi;
-      this.nowLo = pLo;
-      this.nowSeen = pSeen;
-    }
+    return this.withNow(NOW_DELETE, sync, name, oHi, oLo, undefined) as boolean;
   }
 
-  /** store.delete with `now` set while the call runs synchronously (as deleteNow). */
+  /** store.delete, under `now` only for a name with an offset here. */
   private deleteCall(name: string, ours: boolean, oHi: number, oLo: number): Promise<void> {
     if (!ours) return this.store.delete(name);
-    const pName = this.nowName;
-    const pHi = this.nowHi;
-    const pLo = this.nowLo;
-    this.nowName = name;
-    this.nowHi = oHi;
-    this.nowLo = oLo;
-    try {
-      return this.store.delete(name);
-    } finally {
-      this.nowName = pName;
-      this.nowHi = pHi;
-      this.nowLo = pLo;
-    }
+    return this.withNow(CALL_DELETE, null, name, oHi, oLo, undefined) as Promise<void>;
   }
 
   /** True while a call of this allocator is creating `name` (in flight, or synchronously right now). */
