@@ -41,6 +41,10 @@
 // and the record's own add event is still to come. If the cache did report it, later events
 // are the truth — re-setting would leak a bit when the record was deleted before the call
 // resumed.
+//
+// On a store with synchronous operations (store.sync, e.g. MemoryStore) the same steps run in
+// one synchronous call (allocateNow, nextNow, deleteNow): nothing can interleave between the
+// choice and the create, and "reported while pending" is the `now` record's nowSeen flag.
 import {
   AlreadyExistsError,
   ErrAllocated,
