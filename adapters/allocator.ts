@@ -160,8 +160,15 @@ export class Allocator implements IPAllocator, DryRunTarget {
   private readonly limitHi: number;
   private readonly limitLo: number;
 
-  /** The store's synchronous operations (MemoryStore), or null: every call goes through promises. */
-  private readonly syncOps: SyncStoreOps | null;
+  /**
+   * The store's synchronous operations (MemoryStore), or null: every call goes through promises.
+   * Read on every call, not cached: a MemoryStore whose create/delete/get is replaced later (a
+   * test spy, a fault injector) stops offering them, and its replacement must not be bypassed.
+   */
+  private get syncOps(): SyncStoreOps | null {
+    const s = this.store.sync;
+    return s === undefined ? null : s;
+  }
   /** A dense index over fewer than 2^32 offsets: the one-call takeFree32 path applies. */
   private readonly dense32: boolean;
   /**
@@ -221,7 +228,6 @@ export class Allocator implements IPAllocator, DryRunTarget {
     const kind = options.index ?? 'auto';
     this.taken = empty ? null : new FreeIndex(p.countHi, p.countLo, kind);
     this.dense32 = this.taken !== null && this.taken.kind === 'dense' && p.countHi === 0;
-    this.syncOps = this.store.sync ?? null;
 
     const watcher: StoreWatcher = {
       onAdd: (r, previous) => this.onAdd(r, previous),

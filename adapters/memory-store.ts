@@ -18,7 +18,8 @@
 // Allocator uses them, so an allocation on a MemoryStore has no await between choosing an
 // address and creating its record. `new MemoryStore({ syncOps: false })` hides them (every call
 // then goes through the promises, as with a remote store); a subclass that overrides create,
-// delete or get does not offer them either, so its overrides are never bypassed.
+// delete or get — or an instance whose method is replaced later (a test spy) — does not offer
+// them either, so such a replacement is never bypassed.
 //
 // Test hooks (named `*` below, none used by the allocators themselves):
 //   failCreates(error, times)      the next `times` creates reject with `error` (nothing stored)
@@ -237,8 +238,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   private readonly authority = new NameTable();
   private readonly memCache = new MemoryCache(this.authority);
   readonly cache: StoreCache = this.memCache;
-  /** This store's synchronous operations (itself), or null (see the header). */
-  readonly sync: SyncStoreOps | null;
+  private readonly syncEnabled: boolean;
 
   /** Events not yet applied to the cache (only in lag mode). */
   private readonly queue: CacheEvent[] = [];
@@ -260,8 +260,16 @@ export class MemoryStore implements Store, SyncStoreOps {
     const mode = options.cache ?? 'sync';
     if (mode !== 'sync') this.lagCache(mode);
     if (options.synced === false) this.memCache.synced = false;
-    const own = this.create === MemoryStore.prototype.create && this.delete === MemoryStore.prototype.delete && this.get === MemoryStore.prototype.get;
-    this.sync = options.syncOps !== false && own ? this : null;
+    this.syncEnabled = options.syncOps !== false;
+  }
+
+  /**
+   * This store's synchronous operations (itself), or null: with syncOps: false, and whenever
+   * create, delete or get is not MemoryStore's own (a subclass override, or a method replaced on
+   * the instance later, e.g. a test spy) — callers then go through that method.
+   */
+  get sync(): SyncStoreOps | null {
+    return this.syncEnabled && this.create === PROTO.create && this.delete === PROTO.delete && this.get === PROTO.get ? this : null;
   }
 
   create(record: IPAddressRecord): Promise<IPAddressRecord> {
@@ -444,3 +452,6 @@ export class MemoryStore implements Store, SyncStoreOps {
     }
   }
 }
+
+/** MemoryStore's own methods, for the `sync` check. */
+const PROTO = MemoryStore.prototype;

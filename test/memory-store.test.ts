@@ -206,6 +206,29 @@ describe('MemoryStore', () => {
     a.destroy();
   });
 
+  it('a create/delete/get replaced on the instance later (a test spy) turns the synchronous operations off', async () => {
+    const store = new MemoryStore();
+    const { Allocator } = await import('../adapters/allocator.ts');
+    const a = Allocator.create('10.9.1.0/29', { store });
+    expect(a.canAllocateNow).toBe(true);
+    const seen: string[] = [];
+    const original = store.create;
+    store.create = (record) => {
+      seen.push(record.name);
+      return original.call(store, record);
+    };
+    expect(store.sync).toBeNull();
+    expect(a.canAllocateNow).toBe(false);
+    const ip = await a.allocateNext();
+    expect(seen).toEqual([ip]);
+    store.create = original; // own method back: synchronous again
+    expect(store.sync).toBe(store);
+    expect(a.canAllocateNow).toBe(true);
+    await a.release(ip);
+    expect(a.__validate()).toEqual({ taken: 0, counted: 0, takenCount: 0 });
+    a.destroy();
+  });
+
   it('a deleted name that comes back reuses its entry; tombstones are counted exactly', () => {
     const s = new MemoryStore();
     // churn over a few names, far more deletes than live records: no compaction may lose one
