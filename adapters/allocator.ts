@@ -172,9 +172,9 @@ export class Allocator implements IPAllocator, DryRunTarget {
   /** A dense index over fewer than 2^32 offsets: the one-call takeFree32 path applies. */
   private readonly dense32: boolean;
   /**
-   * The record this allocator is writing right now, inside a store call (createNow, createCall,
-   * deleteCall), with its offset: its own cache event, delivered during the call by a
-   * synchronous cache, skips classify(). nowSeen: createNow's add event has arrived.
+   * The record this allocator is writing right now, inside a store call (withNow), with its
+   * offset: its own cache event, delivered during the call by a synchronous cache, skips
+   * classify(). nowSeen: that event has arrived.
    */
   private nowName: string | null = null;
   private nowHi = 0;
