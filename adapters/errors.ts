@@ -3,7 +3,11 @@
 // what is wrong, in the style of Go's net/netip.
 //
 // All errors extend IPAllocatorError, so `instanceof IPAllocatorError` separates our errors from
-// the store errors that pass through unchanged.
+// the store errors that pass through unchanged. Every class has a stable `code` (a static on the
+// class, copied onto each instance), so code that cannot share the class object (another copy
+// of the package, a log pipeline, a worker) can still tell the errors apart:
+//
+//   if (e.code === ErrFull.code) { ... }      // e.code === "ERR_RANGE_FULL"
 
 /** Shortens an input for quoting in a message: strings are JSON-quoted, long ones cut. */
 export function quoteInput(input: unknown): string {
@@ -18,30 +22,30 @@ export function quoteInput(input: unknown): string {
 }
 
 export class IPAllocatorError extends Error {
+  /** The stable code of this class; every instance carries it as `error.code`. */
+  static readonly code: string = 'ERR_IPALLOCATOR';
+  /** Stable across versions: the class's static `code`. */
+  readonly code: string;
+
   /**
    * `captureStack: false` is for the expected outcomes (ErrFull, ErrAllocated, ErrNotReady,
-   * ErrNotInRange, ErrMismatchedNetwork): like upstream's sentinel values they carry no stack
-   * trace, because capturing one is most of the cost of an Error in V8 (measured ≈ 3.5 µs, where
-   * the allocator answers "range is full" from a counter in tens of nanoseconds).
+   * ErrNotInRange, ErrMismatchedNetwork, ErrDestroyed): like upstream's sentinel values they
+   * carry no stack trace, because capturing one is most of the cost of an Error in V8 (about
+   * 3.5 µs, where the allocator answers "range is full" from a counter in tens of nanoseconds).
    */
   constructor(message: string, captureStack = true) {
-    if (captureStack) {
-      super(message);
-    } else {
-      const limit = Error.stackTraceLimit;
-      Error.stackTraceLimit = 0;
-      try {
-        super(message);
-      } finally {
-        Error.stackTraceLimit = limit;
-      }
-    }
+    const limit = Error.stackTraceLimit;
+    if (!captureStack) Error.stackTraceLimit = 0;
+    super(message);
+    Error.stackTraceLimit = limit;
     this.name = new.target.name;
+    this.code = (new.target as unknown as { code: string }).code;
   }
 }
 
 /** `range is full`: AllocateNext found no free address. */
 export class ErrFull extends IPAllocatorError {
+  static override readonly code: string = 'ERR_RANGE_FULL';
   constructor() {
     super('range is full', false);
   }
@@ -49,6 +53,7 @@ export class ErrFull extends IPAllocatorError {
 
 /** `provided IP is already allocated`: Allocate of an address that is taken. */
 export class ErrAllocated extends IPAllocatorError {
+  static override readonly code: string = 'ERR_ALLOCATED';
   constructor() {
     super('provided IP is already allocated', false);
   }
@@ -56,6 +61,7 @@ export class ErrAllocated extends IPAllocatorError {
 
 /** `the provided network does not match the current range`. */
 export class ErrMismatchedNetwork extends IPAllocatorError {
+  static override readonly code: string = 'ERR_MISMATCHED_NETWORK';
   constructor() {
     super('the provided network does not match the current range', false);
   }
@@ -63,6 +69,7 @@ export class ErrMismatchedNetwork extends IPAllocatorError {
 
 /** `allocator not ready`: the allocator is disabled or its store has not synced. */
 export class ErrNotReady extends IPAllocatorError {
+  static override readonly code: string = 'ERR_NOT_READY';
   constructor() {
     super('allocator not ready', false);
   }
@@ -70,6 +77,7 @@ export class ErrNotReady extends IPAllocatorError {
 
 /** The address is outside [first, last] of the range (or of the other family). */
 export class ErrNotInRange extends IPAllocatorError {
+  static override readonly code: string = 'ERR_NOT_IN_RANGE';
   readonly ip: string;
   readonly validRange: string;
   constructor(ip: string, validRange: string) {
@@ -81,6 +89,7 @@ export class ErrNotInRange extends IPAllocatorError {
 
 /** Malformed or ambiguous address text (or not a string). Message: `ParseAddr("…"): reason`. */
 export class InvalidAddressError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_INVALID_ADDRESS';
   readonly input: unknown;
   readonly reason: string;
   constructor(input: unknown, reason: string) {
@@ -92,6 +101,7 @@ export class InvalidAddressError extends IPAllocatorError {
 
 /** Malformed or ambiguous CIDR text (or not a string). Message: `ParsePrefix("…"): reason`. */
 export class InvalidCIDRError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_INVALID_CIDR';
   readonly input: unknown;
   readonly reason: string;
   constructor(input: unknown, reason: string) {
@@ -102,13 +112,18 @@ export class InvalidCIDRError extends IPAllocatorError {
 }
 
 /** A well-formed CIDR an allocator cannot serve, e.g. `shortest allowed prefix length for service CIDR is 64, got 48`. */
-export class InvalidRangeError extends IPAllocatorError {}
+export class InvalidRangeError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_INVALID_RANGE';
+}
 
 /** A wrong argument other than address text: a negative count, a non-function callback, … */
-export class InvalidArgumentError extends IPAllocatorError {}
+export class InvalidArgumentError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_INVALID_ARGUMENT';
+}
 
 /** The WebAssembly core could not get more memory (host refused, or the cap was reached). */
 export class OutOfMemoryError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_OUT_OF_MEMORY';
   constructor(what: string) {
     super(`out of memory: ${what}`);
   }
@@ -116,6 +131,7 @@ export class OutOfMemoryError extends IPAllocatorError {
 
 /** A store's answer to creating a name that exists (HTTP 409 AlreadyExists in Kubernetes). */
 export class AlreadyExistsError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_ALREADY_EXISTS';
   readonly resourceName: string;
   constructor(name: string) {
     super(`ipaddresses.networking.k8s.io "${name}" already exists`);
@@ -125,9 +141,42 @@ export class AlreadyExistsError extends IPAllocatorError {
 
 /** A store's answer to deleting or reading a name that does not exist (HTTP 404 NotFound). */
 export class NotFoundError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_NOT_FOUND';
   readonly resourceName: string;
   constructor(name: string) {
     super(`ipaddresses.networking.k8s.io "${name}" not found`);
     this.resourceName = name;
+  }
+}
+
+/**
+ * `… has been destroyed`: a method of an allocator, Range or store was called after its
+ * destroy()/close(). Final: nothing of that object works again; create a new one.
+ */
+export class ErrDestroyed extends IPAllocatorError {
+  static override readonly code: string = 'ERR_DESTROYED';
+  /** What was destroyed, e.g. `Allocator 10.96.0.0/12`. */
+  readonly target: string;
+  constructor(target: string) {
+    super(`${target} has been destroyed`, false);
+    this.target = target;
+  }
+}
+
+/**
+ * A record a store refuses as the API server would (HTTP 422 Invalid): a name that is not an
+ * address in canonical form, labels that are not strings, a parentRef of the wrong shape.
+ * Nothing is stored.
+ */
+export class InvalidRecordError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_INVALID_RECORD';
+  /** The record's name as given (any type), for quoting. */
+  readonly resourceName: unknown;
+  /** Each problem found, e.g. `spec.parentRef.name: Required value`. */
+  readonly causes: readonly string[];
+  constructor(name: unknown, causes: readonly string[]) {
+    super(`IPAddress ${quoteInput(name)} is invalid: ${causes.join('; ')}`);
+    this.resourceName = name;
+    this.causes = causes;
   }
 }

@@ -29,6 +29,7 @@ export { RECONCILE_GRACE_MS, ownerKey, reconcile, type ReconcileOptions, type Re
 export {
   AlreadyExistsError,
   ErrAllocated,
+  ErrDestroyed,
   ErrFull,
   ErrMismatchedNetwork,
   ErrNotInRange,
@@ -38,6 +39,7 @@ export {
   InvalidArgumentError,
   InvalidCIDRError,
   InvalidRangeError,
+  InvalidRecordError,
   NotFoundError,
   OutOfMemoryError,
 } from './errors.ts';
