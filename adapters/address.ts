@@ -549,3 +549,8 @@ export function formatPrefix(family: Family, words: ArrayLike<number>, bits: num
   }
   return `${formatAddr(family, words)}/${bits}`;
 }
+
+/** Converts four big-endian u32 words to a BigInt. */
+export function wordsToBig(w: ArrayLike<number>): bigint {
+  return (BigInt(w[0]!) << 96n) | (BigInt(w[1]!) << 64n) | (BigInt(w[2]!) << 32n) | BigInt(w[3]!);
+}

@@ -54,28 +54,18 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
 } from './errors.ts';
-import { canonicalOf, formatAddr, parseAddrInto, type Family } from './address.ts';
+import { canonicalOf, formatAddr, parseAddrInto, wordsToBig, type Family } from './address.ts';
 import { Prefix } from './geometry.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { MemoryStore } from './memory-store.ts';
-import { NULL_RECORDER, type MetricsRecorder } from './metrics.ts';
+import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
 import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
-import {
-  DryRunAllocator,
-  MAX_INT64,
-  hasAllocatorLabels,
-  labelsFor,
-  parseRecordName,
-  recorderFor,
-  wordsToBig,
-  type AllocatorOptions,
-  type DryRunTarget,
-} from './reference-allocator.ts';
+import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
+import { hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
-import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
 import { OK } from './wasm.ts';
 
-export type { AllocatorOptions } from './reference-allocator.ts';
 
 /** Allocator options: the shared ones plus the index representation (default: by size). */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
@@ -84,6 +74,8 @@ export interface IndexedAllocatorOptions extends AllocatorOptions {
 }
 
 const TWO32 = 4294967296;
+/** Go's math.MaxInt64: rand.Int63n's bound, above which upstream draws with rand.Uint64. */
+const MAX_INT64 = (1n << 63n) - 1n;
 const U32_MAX = 0xffffffff;
 
 /** How the upper band's start offset is drawn (upstream's switch on rangeSize). */

@@ -7,7 +7,9 @@
 
 // ── allocators ─────────────────────────────────────────────────────────────────────────────
 export { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
-export { ReferenceAllocator, DryRunAllocator, type AllocatorOptions } from './reference-allocator.ts';
+export { ReferenceAllocator } from './reference-allocator.ts';
+export { DryRunAllocator } from './dry-run.ts';
+export type { AllocatorOptions } from './types.ts';
 export { MetaAllocator, RANGE_POLICIES, isNotContained } from './meta-allocator.ts';
 export type { MetaAllocatorOptions, RangePolicy, RangeInfo, SkippedCIDR } from './meta-allocator.ts';
 export { DualStackAllocator, type DualStackIPs, type DualStackOptions } from './dual-stack.ts';

@@ -21,6 +21,7 @@
 //
 // available_ips is a float64 gauge, as in Prometheus itself: free counts above 2^53 (IPv6
 // prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
+import { InvalidArgumentError } from './errors.ts';
 import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
 
 export const METRIC_ALLOCATED_IPS = 'kube_apiserver_clusterip_allocator_allocated_ips';
@@ -161,4 +162,13 @@ function recorderEntry(registry: Registry): { metrics: AllocatorMetrics; recorde
   entry = { metrics, recorder: new PromRecorder(metrics) };
   perRegistry.set(registry, entry);
   return entry;
+}
+
+/** Turns the `metrics` option / enableMetrics argument into a recorder. */
+export function recorderFor(registry: unknown): MetricsRecorder {
+  if (registry === undefined || registry === true) return enableMetrics();
+  if (typeof registry === 'object' && registry !== null && typeof (registry as Registry).getSingleMetric === 'function') {
+    return enableMetrics(registry as Registry);
+  }
+  throw new InvalidArgumentError('metrics registry must be a prom-client Registry');
 }

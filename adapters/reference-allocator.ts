@@ -25,133 +25,21 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
 } from './errors.ts';
-import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, type Family } from './address.ts';
+import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
+import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
+import { hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import { MemoryStore } from './memory-store.ts';
-import { NULL_RECORDER, enableMetrics as promRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
+import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
 import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
 import {
-  CONTROLLER_NAME,
-  LABEL_IP_FAMILY,
-  LABEL_MANAGED_BY,
   type IPAddressRecord,
   type Store,
   type StoreWatcher,
 } from './store.ts';
-import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
-import type { Registry } from 'prom-client';
+import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
 
-/** Options of both allocator classes. */
-export interface AllocatorOptions {
-  /** Where the IPAddress records live. Default: a new MemoryStore of its own. */
-  store?: Store;
-  /** The random source for start offsets. Default: `defaultRandom()` (seeded from crypto). */
-  random?: RandomSource;
-  /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
-  metrics?: Registry | boolean;
-}
-
-export const MAX_UINT64 = (1n << 64n) - 1n;
-export const MAX_INT64 = (1n << 63n) - 1n;
-
-// ---------------------------------------------------------------------------------------------
-// Pieces shared with Allocator (cold paths only: construction, events, error text).
-
-const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
-const LABELS_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv6', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
-
-/** The two labels upstream writes, as one frozen object per family (shared by every record). */
-export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
-  return family === 'IPv4' ? LABELS_V4 : LABELS_V6;
-}
-
-/** True when the record carries both allocator labels for `family` (upstream's list selector). */
-export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): boolean {
-  return record.labels[LABEL_IP_FAMILY] === family && record.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME;
-}
-
-/**
- * Parses a record name the way upstream Used() does (`netip.ParseAddr`, strict) into `out`.
- * Returns 4 or 6, or 0 when the name is not an address. IPv4-mapped text (`::ffff:1.2.3.4`) is
- * an IPv6 address here ([0, 0, 0xffff, v4]): netip keeps it in the IPv6 family, so an IPv4
- * prefix does not contain it.
- */
-export function parseRecordName(name: string, out: Uint32Array): 0 | Family {
-  let family: Family;
-  try {
-    family = parseAddrInto(name, out);
-  } catch {
-    return 0;
-  }
-  if (family === 4 && name.indexOf(':') >= 0) {
-    out[2] = 0xffff;
-    return 6;
-  }
-  return family;
-}
-
-/** Converts four big-endian u32 words to a BigInt. */
-export function wordsToBig(w: ArrayLike<number>): bigint {
-  return (BigInt(w[0]!) << 96n) | (BigInt(w[1]!) << 64n) | (BigInt(w[2]!) << 32n) | BigInt(w[3]!);
-}
-
-/** The DryRun view (upstream dryRunAllocator) over either allocator class. */
-export interface DryRunTarget extends IPAllocator {
-  /** Ready check, parse and range check without persisting or counting anything. */
-  checkAllocate(ip: string): void;
-  /** Ready check; the network address. */
-  checkAllocateNext(): string;
-}
-
-/**
- * Checks but persists nothing: allocate() checks readiness, syntax and range (no metric, no
- * existence check); allocateNext() checks readiness and returns the network address; release()
- * does nothing; has/forEach/used/free delegate; dryRun() is itself; destroy/enableMetrics no-ops.
- */
-export class DryRunAllocator implements IPAllocator {
-  constructor(private readonly real: DryRunTarget) {}
-  get cidr(): string {
-    return this.real.cidr;
-  }
-  get ipFamily(): IPFamily {
-    return this.real.ipFamily;
-  }
-  get size(): bigint {
-    return this.real.size;
-  }
-  async allocate(ip: string, _owner?: ParentRef): Promise<void> {
-    this.real.checkAllocate(ip);
-  }
-  async allocateNext(_owner?: ParentRef): Promise<string> {
-    return this.real.checkAllocateNext();
-  }
-  async release(_ip: string): Promise<void> {}
-  has(ip: string): Promise<boolean> {
-    return this.real.has(ip);
-  }
-  forEach(fn: (ip: string) => void): void {
-    this.real.forEach(fn);
-  }
-  used(): number {
-    return this.real.used();
-  }
-  free(): bigint {
-    return this.real.free();
-  }
-  dryRun(): IPAllocator {
-    return this;
-  }
-  enableMetrics(_registry?: unknown): void {}
-  destroy(): void {}
-}
-
-/** Turns the `metrics` option / enableMetrics argument into a recorder. */
-export function recorderFor(registry: unknown): MetricsRecorder {
-  if (registry === undefined || registry === true) return promRecorder();
-  if (typeof registry === 'object' && registry !== null && typeof (registry as Registry).getSingleMetric === 'function') {
-    return promRecorder(registry as Registry);
-  }
-  throw new InvalidArgumentError('metrics registry must be a prom-client Registry');
-}
+const MAX_UINT64 = (1n << 64n) - 1n;
+const MAX_INT64 = (1n << 63n) - 1n;
 
 /**
  * Range geometry in BigInt (SEMANTICS §3), computed independently of adapters/geometry.ts so

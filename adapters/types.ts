@@ -1,4 +1,7 @@
 // Public types shared by every allocator.
+import type { Registry } from 'prom-client';
+import type { RandomSource } from './random.ts';
+import type { Store } from './store.ts';
 
 export type IPFamily = 'IPv4' | 'IPv6';
 
@@ -40,4 +43,14 @@ export interface IPAllocator {
   enableMetrics(registry?: unknown): void;
   /** Detaches from the store and frees the WASM index. */
   destroy(): void;
+}
+
+/** Options of both allocator classes. */
+export interface AllocatorOptions {
+  /** Where the IPAddress records live. Default: a new MemoryStore of its own. */
+  store?: Store;
+  /** The random source for start offsets. Default: `defaultRandom()` (seeded from crypto). */
+  random?: RandomSource;
+  /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
+  metrics?: Registry | boolean;
 }

@@ -469,7 +469,7 @@ const storeFloorImpl: Impl = {
   async open(ctx) {
     const { Prefix } = await import('../adapters/geometry.ts');
     const { parseAddrInto } = await import('../adapters/address.ts');
-    const { labelsFor } = await import('../adapters/reference-allocator.ts');
+    const { labelsFor } = await import('../adapters/records.ts');
     const prefix = Prefix.parse(ctx.range.cidr);
     const labels = labelsFor(ctx.range.family);
     const store = ctx.store as import('../adapters/memory-store.ts').MemoryStore;

@@ -238,7 +238,7 @@ async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], r
   progress(`series ${r.cidr} ${p.order}: building the fill order (up to ${Math.max(...p.levels.map((l) => l.count)).toLocaleString('en-US')} addresses)`);
   const needsStore = active.some((x) => !x.why && (x.impl.name === 'reference' || x.impl.name === 'allocator' || x.impl.name === 'store'));
   const { MemoryStore } = await import('../adapters/memory-store.ts');
-  const { labelsFor } = await import('../adapters/reference-allocator.ts').catch(() => ({ labelsFor: undefined }));
+  const { labelsFor } = await import('../adapters/records.ts').catch(() => ({ labelsFor: undefined }));
   const labels = labelsFor ? labelsFor(r.family) : Object.freeze({ 'ipaddress.kubernetes.io/ip-family': r.family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
   let store: InstanceType<typeof MemoryStore> | undefined = needsStore ? new MemoryStore() : undefined;
   const { ctx, setCount } = makeCtx(p, store);

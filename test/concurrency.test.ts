@@ -4,7 +4,8 @@
 // Allocator's reservations leave nothing behind.
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
-import { ReferenceAllocator, type AllocatorOptions } from '../adapters/reference-allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
+import type { AllocatorOptions } from '../adapters/types.ts';
 import { MemoryStore, type MemoryStoreOptions } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { ErrFull, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';

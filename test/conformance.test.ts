@@ -3,7 +3,8 @@
 // offsets are random), so every case must pass for every seed.
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
-import { ReferenceAllocator, type AllocatorOptions } from '../adapters/reference-allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
+import type { AllocatorOptions } from '../adapters/types.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
-import { ReferenceAllocator, type AllocatorOptions } from '../adapters/reference-allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
+import type { AllocatorOptions } from '../adapters/types.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { ErrAllocated, ErrFull, InvalidAddressError } from '../adapters/errors.ts';

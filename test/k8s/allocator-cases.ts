@@ -14,7 +14,8 @@
 // switches and live in test/kubernetes-allocator.test.ts.
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
-import { ReferenceAllocator, type AllocatorOptions } from '../../adapters/reference-allocator.ts';
+import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
+import type { AllocatorOptions } from '../../adapters/types.ts';
 import { formatAddr, parseAddr, parsePrefix } from '../../adapters/address.ts';
 import { Prefix } from '../../adapters/geometry.ts';
 import { ErrAllocated, ErrFull, ErrNotInRange } from '../../adapters/errors.ts';

@@ -1,0 +1,52 @@
+// The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
+import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+
+/** The DryRun view (upstream dryRunAllocator) over either allocator class. */
+export interface DryRunTarget extends IPAllocator {
+  /** Ready check, parse and range check without persisting or counting anything. */
+  checkAllocate(ip: string): void;
+  /** Ready check; the network address. */
+  checkAllocateNext(): string;
+}
+
+/**
+ * Checks but persists nothing: allocate() checks readiness, syntax and range (no metric, no
+ * existence check); allocateNext() checks readiness and returns the network address; release()
+ * does nothing; has/forEach/used/free delegate; dryRun() is itself; destroy/enableMetrics no-ops.
+ */
+export class DryRunAllocator implements IPAllocator {
+  constructor(private readonly real: DryRunTarget) {}
+  get cidr(): string {
+    return this.real.cidr;
+  }
+  get ipFamily(): IPFamily {
+    return this.real.ipFamily;
+  }
+  get size(): bigint {
+    return this.real.size;
+  }
+  async allocate(ip: string, _owner?: ParentRef): Promise<void> {
+    this.real.checkAllocate(ip);
+  }
+  async allocateNext(_owner?: ParentRef): Promise<string> {
+    return this.real.checkAllocateNext();
+  }
+  async release(_ip: string): Promise<void> {}
+  has(ip: string): Promise<boolean> {
+    return this.real.has(ip);
+  }
+  forEach(fn: (ip: string) => void): void {
+    this.real.forEach(fn);
+  }
+  used(): number {
+    return this.real.used();
+  }
+  free(): bigint {
+    return this.real.free();
+  }
+  dryRun(): IPAllocator {
+    return this;
+  }
+  enableMetrics(_registry?: unknown): void {}
+  destroy(): void {}
+}
