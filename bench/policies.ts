@@ -31,7 +31,7 @@ export async function runPolicies(budget: Budget, progress: (s: string) => void)
         const j = rng.intn(k + 1);
         [hosts[k], hosts[j]] = [hosts[j]!, hosts[k]!];
       }
-      for (const h of hosts.slice(0, count)) store.inject(`10.0.${i}.${h}`, labels);
+      for (const h of hosts.slice(0, count)) store.createSync({ name: `10.0.${i}.${h}`, labels, parentRef: null });
     });
     return store;
   }

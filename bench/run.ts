@@ -259,7 +259,7 @@ async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], r
         const measureStore = storeBytesPerRecord === null && l.count - count >= 100_000;
         const before = measureStore ? liveJsBytes() : 0;
         const texts = ctx.texts(count, l.count);
-        for (const t of texts) store.inject(t, labels as Record<string, string>);
+        for (const t of texts) store.createSync({ name: t, labels, parentRef: null });
         texts.length = 0;
         if (measureStore) storeBytesPerRecord = (liveJsBytes() - before) / (l.count - count);
       }
