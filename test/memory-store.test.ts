@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { AlreadyExistsError, NotFoundError } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
@@ -255,11 +255,18 @@ describe('MemoryStore', () => {
     expect(t).toBeLessThanOrEqual(after);
   });
 
-  it('a new second gives a new creationTimestamp (the cached text expires)', async () => {
-    const s = new MemoryStore();
-    const first = s.createSync({ name: 'a', labels, parentRef: null }).creationTimestamp!;
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    const second = s.createSync({ name: 'b', labels, parentRef: null }).creationTimestamp!;
-    expect(Date.parse(second)).toBeGreaterThan(Date.parse(first));
+  it('a new second gives a new creationTimestamp (the cached text expires)', () => {
+    // The clock is moved, not waited for: 200 ms apart, across a second boundary.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 0, 900));
+      const s = new MemoryStore();
+      const first = s.createSync({ name: 'a', labels, parentRef: null }).creationTimestamp!;
+      vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 1, 100));
+      const second = s.createSync({ name: 'b', labels, parentRef: null }).creationTimestamp!;
+      expect([first, second]).toEqual(['2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
