@@ -1,8 +1,10 @@
 // IPAddress records as the allocators read and write them: the two labels upstream writes on
-// every record, and how a record's name is read back as an address.
-import { parseAddrInto, type Family } from './address.ts';
+// every record, how a record's name is read back as an address, and what a valid record and
+// owner (parentRef) are.
+import { formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
+import { InvalidAddressError, InvalidArgumentError, InvalidRecordError, quoteInput } from './errors.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
-import type { IPFamily } from './types.ts';
+import type { IPFamily, ParentRef } from './types.ts';
 
 const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
 const LABELS_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv6', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
@@ -35,4 +37,138 @@ export function parseRecordName(name: string, out: Uint32Array): 0 | Family {
     return 6;
   }
   return family;
+}
+
+// ── Validation: what kube-apiserver refuses, refused here too ───────────────────────────────
+//
+// The rules follow upstream `pkg/apis/networking/validation` (ValidateIPAddress,
+// ValidateIPAddressName, validateIPAddressParentReference) with the strict address check of
+// apimachinery `pkg/util/validation/ip.go` IsValidIP: the name is an address, without leading
+// zeros, not IPv4-mapped IPv6, in canonical form.
+
+/** Upstream IsDNS1123Subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters. */
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const PARENT_REF_KEYS = ['group', 'resource', 'namespace', 'name'] as const;
+
+/** True for `{}`-like objects: not arrays, dates, maps or class instances. */
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
+/** Upstream IsValidPathSegmentName: the problems of a name used as one URL path segment. */
+function pathSegmentProblems(value: string): string[] {
+  if (value === '.' || value === '..') return [`may not be '${value}'`];
+  const out: string[] = [];
+  if (value.includes('/')) out.push("may not contain '/'");
+  if (value.includes('%')) out.push("may not contain '%'");
+  return out;
+}
+
+/**
+ * Every problem of a parentRef (`field` is its path, e.g. `spec.parentRef`), as upstream
+ * validateIPAddressParentReference words them; empty when it is valid.
+ */
+function parentRefProblems(ref: unknown, field: string): string[] {
+  if (!isPlainObject(ref)) return [`${field}: Invalid value: ${quoteInput(ref)}: must be an object {group?, resource, namespace?, name}`];
+  const out: string[] = [];
+  for (const key of Object.keys(ref)) {
+    if (!(PARENT_REF_KEYS as readonly string[]).includes(key)) out.push(`${field}.${key}: Unknown field`);
+  }
+  for (const sym of Object.getOwnPropertySymbols(ref)) out.push(`${field}[${String(sym)}]: Unknown field`);
+  for (const key of PARENT_REF_KEYS) {
+    const v = ref[key];
+    const optional = key === 'group' || key === 'namespace';
+    if (v === undefined || v === '') {
+      if (!optional) out.push(`${field}.${key}: Required value`);
+      continue;
+    }
+    if (typeof v !== 'string') {
+      out.push(`${field}.${key}: Invalid value: ${quoteInput(v)}: must be a string`);
+      continue;
+    }
+    const problems =
+      key === 'group'
+        ? v.length <= 253 && DNS1123_SUBDOMAIN.test(v)
+          ? []
+          : ["a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"]
+        : pathSegmentProblems(v);
+    for (const p of problems) out.push(`${field}.${key}: Invalid value: ${quoteInput(v)}: ${p}`);
+  }
+  return out;
+}
+
+/**
+ * Checks an allocator call's `owner` and returns the parentRef to write: `null` when no owner is
+ * given (undefined or null), else the owner itself. An owner must have the shape of upstream's
+ * ParentReference — `{group?, resource, namespace?, name}`, strings only, `resource` and `name`
+ * non-empty, nothing else — as kube-apiserver checks it (`pkg/apis/networking/validation`
+ * validateIPAddressParentReference); anything else (`'web'`, `42`, a symbol, an array, an
+ * unknown key) throws InvalidArgumentError quoting what is wrong, before anything is written.
+ */
+export function checkParentRef(owner: unknown): ParentRef | null {
+  if (owner === undefined || owner === null) return null;
+  const problems = parentRefProblems(owner, 'owner');
+  if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
+  return owner as ParentRef;
+}
+
+const nameWords = new Uint32Array(4);
+
+/** The problems of a record name, as upstream ValidateIPAddressName with the strict IsValidIP. */
+function nameProblems(name: unknown): string[] {
+  if (name === undefined || name === '') return ['metadata.name: Required value'];
+  if (typeof name !== 'string') return [`metadata.name: Invalid value: ${quoteInput(name)}: must be a string`];
+  // The allocators' names are plain dotted quads; those are canonical (no leading zeros) as parsed.
+  if (parseIPv4Fast(name) >= 0) return [];
+  let family: Family;
+  try {
+    family = parseAddrInto(name, nameWords);
+  } catch (e) {
+    const reason = e instanceof InvalidAddressError ? ` (${e.reason})` : '';
+    return [`metadata.name: Invalid value: ${quoteInput(name)}: must be a valid IP address, e.g. 10.9.8.7 or 2001:db8::ffff${reason}`];
+  }
+  if (family === 4) return [`metadata.name: Invalid value: ${quoteInput(name)}: must not be an IPv4-mapped IPv6 address`];
+  const canonical = formatAddr(6, nameWords);
+  if (canonical !== name) return [`metadata.name: Invalid value: ${quoteInput(name)}: must be in canonical form (${JSON.stringify(canonical)})`];
+  return [];
+}
+
+/** The problems of a record's labels: a plain object whose values are strings (absent = none). */
+function labelProblems(labels: unknown): string[] {
+  if (labels === undefined) return [];
+  if (!isPlainObject(labels)) return [`metadata.labels: Invalid value: ${quoteInput(labels)}: must be an object of string values`];
+  const out: string[] = [];
+  for (const key of Object.keys(labels)) {
+    const v = labels[key];
+    if (typeof v !== 'string') out.push(`metadata.labels[${JSON.stringify(key)}]: Invalid value: ${quoteInput(v)}: must be a string`);
+  }
+  return out;
+}
+
+/**
+ * Checks a record at a store's door, as kube-apiserver validates an IPAddress (HTTP 422
+ * Invalid), and throws InvalidRecordError listing every problem; returns normally when the
+ * record may be stored.
+ * - `name`: an address in canonical form (`10.0.0.1`, `2001:db8::1`; not `010.0.0.1`,
+ *   `2001:DB8::1`, `::ffff:10.0.0.1`, a CIDR or a zone).
+ * - `labels`: absent, or a plain object of string values.
+ * - `parentRef`: the ParentReference shape (see checkParentRef), or null. kube-apiserver
+ *   requires a parentRef (`spec.parentRef: Required value`), but upstream's allocator writes
+ *   none from its owner-less entry points (`Allocate(ip)`, `AllocateNext()`), which its tests run
+ *   against a fake client that stores them; our allocators write null there too, so an embedded
+ *   store accepts null (and absent) as "no owner". A KubernetesStore's server still refuses it.
+ */
+export function validateRecord(record: unknown): void {
+  if (!isPlainObject(record)) {
+    throw new InvalidRecordError(record, ['a record must be an object {name, labels, parentRef}']);
+  }
+  const name = record['name'];
+  const problems = nameProblems(name);
+  const labels = record['labels'];
+  if (labels !== LABELS_V4 && labels !== LABELS_V6) problems.push(...labelProblems(labels)); // the allocators' own: valid
+  const ref = record['parentRef'];
+  if (ref !== null && ref !== undefined) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
+  if (problems.length > 0) throw new InvalidRecordError(name, problems);
 }
