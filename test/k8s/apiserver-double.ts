@@ -7,6 +7,8 @@
 //   /apis/networking.k8s.io/{v1,v1beta1}/servicecidrs[/name]  the same verbs, minimally (no
 //                                                              status subresource; status and
 //                                                              conditions are set with modify())
+// and core/v1 Services (list across or within namespaces, get, create, delete; no watch) — see
+// the "core/v1 Services and RBAC denials" block, which also holds the denyAccess() 403 switch.
 // Finalizers (any resource, used for servicecidrs): deleting an object whose metadata.finalizers
 // is non-empty only sets metadata.deletionTimestamp (one MODIFIED event) and answers 200 with the
 // object; a later modify() that leaves finalizers empty deletes it (one DELETED event), as the
@@ -62,7 +64,7 @@
 // resourceVersion (the real server waits up to 3 s then answers 504 "Too large resource
 // version"; here the watch simply starts), the IP-name canonicality and ParentReference
 // field-format validation beyond "required", authentication/authorization (any bearer token is
-// accepted, and recorded), protobuf and table output, HTTP/2, TLS, the ServiceCIDR status
+// accepted, and recorded; only denyAccess() refuses), protobuf and table output, HTTP/2, TLS, the ServiceCIDR status
 // subresource and its validation.
 
 import http from 'node:http';
@@ -542,6 +544,9 @@ export class ApiServerDouble {
     const query: Record<string, string> = {};
     url.searchParams.forEach((v, k) => (query[k] = v));
     const rawBody = await readBody(req);
+    if (url.pathname === '/api/v1/services' || url.pathname.startsWith('/api/v1/namespaces/')) {
+      return this.handleServices(req, res, url.pathname, query, rawBody);
+    }
     const m = url.pathname.match(/^\/apis\/networking\.k8s\.io\/([^/]+)\/([^/]+)(?:\/([^/]+))?\/?$/);
     const version = m?.[1] as ServedVersion | undefined;
     const plural = m?.[2];
@@ -575,6 +580,9 @@ export class ApiServerDouble {
         statusFailure(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`, {}),
       );
     }
+
+    const denied = this.forbidden(verb, plural!, GROUP, name);
+    if (denied) return this.sendJSON(res, 403, denied);
 
     const delay = this.latency.get(verb) ?? this.latency.get('*') ?? 0;
     if (delay > 0) await new Promise((r) => setTimeout(r, delay));
@@ -849,6 +857,173 @@ export class ApiServerDouble {
       // Under Deno's node:http, destroying the socket is not seen by an undici client at all (the
       // stream just stays silent), so a drop there is a clean end with the queue discarded.
       w.res.end();
+    }
+  }
+
+  // --- core/v1 Services and RBAC denials (what the command line reads) ------------------------
+  //
+  //   /api/v1/services                          GET list (every namespace)
+  //   /api/v1/namespaces/{ns}/services          GET list (one namespace), POST create
+  //   /api/v1/namespaces/{ns}/services/{name}   GET, DELETE
+  // Lists are sorted by namespace then name (etcd key order) and page with limit/continue over a
+  // snapshot, like the networking resources; creates and deletes take the next resourceVersion.
+  // Not implemented for Services: watch, update, label selectors, ClusterIP allocation (the
+  // object is stored as given: tests write spec.clusterIPs themselves), validation.
+  //
+  // denyAccess(verb, resource): every request of that verb on that resource ("services",
+  // "ipaddresses", "servicecidrs") answers 403 Forbidden with the Status kube-apiserver's
+  // authorizer writes (reason Forbidden, details.group/kind, a message naming user, verb,
+  // resource, API group and scope).
+
+  private readonly serviceStore = new Map<string, KubeObject>();
+  private readonly denials = new Set<string>();
+
+  /** Creates a Service as another client would (spec as given); returns the stored object. */
+  insertService(obj: KubeObject): KubeObject {
+    const ns = (obj.metadata.namespace as string | undefined) ?? 'default';
+    const stored: KubeObject = clone(obj);
+    stored.metadata = {
+      ...stored.metadata,
+      namespace: ns,
+      uid: randomUUID(),
+      resourceVersion: String(++this.rv),
+      creationTimestamp: nowTimestamp(),
+    };
+    delete stored.kind;
+    delete stored.apiVersion;
+    this.serviceStore.set(`${ns}/${obj.metadata.name}`, stored);
+    return clone(stored);
+  }
+
+  /** Deletes a Service; false when absent. */
+  removeService(namespace: string, name: string): boolean {
+    if (!this.serviceStore.delete(`${namespace}/${name}`)) return false;
+    this.rv++;
+    return true;
+  }
+
+  /** Stored Services in key order (namespace/name). */
+  services(): KubeObject[] {
+    return [...this.serviceStore.entries()].sort((a, b) => cmp(a[0], b[0])).map(([, o]) => clone(o));
+  }
+
+  /** Requests of `verb` on `resource` (a plural: services, ipaddresses, servicecidrs) get 403 Forbidden. */
+  denyAccess(verb: Verb, resource: string): void {
+    this.denials.add(`${verb} ${resource}`);
+  }
+
+  /** Lifts every denyAccess(). */
+  allowAll(): void {
+    this.denials.clear();
+  }
+
+  /** The 403 Status for a denied request, or undefined when it is allowed. */
+  private forbidden(verb: Verb | 'unknown', plural: string, group: string, name?: string, namespace?: string): Status | undefined {
+    if (!this.denials.has(`${verb} ${plural}`)) return undefined;
+    const qualified = group === '' ? plural : `${plural}.${group}`;
+    const target = name === undefined ? '' : ` "${name}"`;
+    const scope = namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`;
+    const details: Status['details'] = { group, kind: plural };
+    if (name !== undefined) details.name = name;
+    return statusFailure(
+      403,
+      'Forbidden',
+      `${qualified}${target} is forbidden: User "system:serviceaccount:default:tester" cannot ${verb} resource "${plural}" in API group "${group}" ${scope}`,
+      details,
+    );
+  }
+
+  private handleServices(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    path: string,
+    query: Record<string, string>,
+    rawBody: string,
+  ): void {
+    const m = path.match(/^\/api\/v1\/(?:namespaces\/([^/]+)\/)?services(?:\/([^/]+))?\/?$/);
+    const namespace = m?.[1] !== undefined ? decodeURIComponent(m[1]) : undefined;
+    const name = m?.[2] !== undefined ? decodeURIComponent(m[2]) : undefined;
+    let verb: Verb | 'unknown' = 'unknown';
+    if (m && namespace !== undefined && name !== undefined && req.method === 'GET') verb = 'get';
+    else if (m && namespace !== undefined && name !== undefined && req.method === 'DELETE') verb = 'delete';
+    else if (m && name === undefined && req.method === 'GET') verb = query.watch === 'true' || query.watch === '1' ? 'watch' : 'list';
+    else if (m && namespace !== undefined && name === undefined && req.method === 'POST') verb = 'create';
+    const entry: ReceivedRequest = { verb, method: req.method ?? '', path, query };
+    if (typeof req.headers.authorization === 'string') entry.authorization = req.headers.authorization;
+    if (rawBody.length > 0) {
+      try {
+        entry.body = JSON.parse(rawBody);
+      } catch {
+        entry.body = rawBody;
+      }
+    }
+    this.requests.push(entry);
+    if (!m) return this.sendJSON(res, 404, statusFailure(404, 'NotFound', 'the server could not find the requested resource', {}));
+    if (verb === 'unknown' || verb === 'watch') {
+      return this.sendJSON(res, 405, statusFailure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}));
+    }
+    const denied = this.forbidden(verb, 'services', '', name, namespace);
+    if (denied) return this.sendJSON(res, 403, denied);
+    const fault = this.faults.get(verb);
+    if (fault && fault.count > 0) {
+      fault.count--;
+      if (fault.count === 0) this.faults.delete(verb);
+      return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message));
+    }
+    const typedService = (o: KubeObject): KubeObject => ({ kind: 'Service', apiVersion: 'v1', ...clone(o) });
+    const missing = (n: string) => statusFailure(404, 'NotFound', `services "${n}" not found`, { name: n, kind: 'services' });
+    switch (verb) {
+      case 'get': {
+        const obj = this.serviceStore.get(`${namespace}/${name}`);
+        return obj ? this.sendJSON(res, 200, typedService(obj)) : this.sendJSON(res, 404, missing(name!));
+      }
+      case 'delete': {
+        const obj = this.serviceStore.get(`${namespace}/${name}`);
+        if (!obj) return this.sendJSON(res, 404, missing(name!));
+        this.removeService(namespace!, name!);
+        return this.sendJSON(res, 200, typedService(obj));
+      }
+      case 'create': {
+        const body = entry.body as KubeObject | undefined;
+        if (typeof body !== 'object' || body === null || typeof body.metadata?.name !== 'string') {
+          return this.sendJSON(res, 400, statusFailure(400, 'BadRequest', 'the body of the request was in an unknown format', {}));
+        }
+        if (this.serviceStore.has(`${namespace}/${body.metadata.name}`)) {
+          const n = body.metadata.name;
+          return this.sendJSON(res, 409, statusFailure(409, 'AlreadyExists', `services "${n}" already exists`, { name: n, kind: 'services' }));
+        }
+        return this.sendJSON(res, 201, typedService(this.insertService({ ...body, metadata: { ...body.metadata, namespace: namespace! } })));
+      }
+      case 'list': {
+        const limit = query.limit !== undefined ? Number(query.limit) : 0;
+        let snapshot: { rv: number; items: KubeObject[] };
+        let start = 0;
+        let id: string | undefined;
+        if (query.continue) {
+          const [tokenId, offset] = decodeContinue(query.continue);
+          const snap = tokenId !== undefined ? this.snapshots.get(tokenId) : undefined;
+          if (!snap) {
+            return this.sendJSON(res, 410, expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.'));
+          }
+          snapshot = snap;
+          start = offset;
+          id = tokenId;
+        } else {
+          const items = this.services().filter((o) => namespace === undefined || o.metadata.namespace === namespace);
+          snapshot = { rv: this.rv, items };
+        }
+        const end = limit > 0 ? Math.min(start + limit, snapshot.items.length) : snapshot.items.length;
+        const metadata: Record<string, unknown> = { resourceVersion: String(snapshot.rv) };
+        if (end < snapshot.items.length) {
+          if (id === undefined) {
+            id = randomUUID();
+            this.snapshots.set(id, { ...snapshot, generation: this.compactions });
+          }
+          metadata.continue = encodeContinue(id, end);
+          metadata.remainingItemCount = snapshot.items.length - end;
+        }
+        return this.sendJSON(res, 200, { kind: 'ServiceList', apiVersion: 'v1', metadata, items: snapshot.items.slice(start, end) });
+      }
     }
   }
 
