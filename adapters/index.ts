@@ -1,6 +1,9 @@
-// The package root (`import … from 'ipallocator'`): the public API. Everything else under
-// adapters/ is internal. Kubernetes-backed storage lives behind its own entry point
-// ('ipallocator/kubernetes') so that the core never loads @kubernetes/client-node.
+// The package root (`import … from 'ipallocator'`): what applications call. Three more entry
+// points keep optional dependencies and low-level pieces out of it:
+//   ipallocator/kubernetes  KubernetesStore and ServiceCIDRs (loads @kubernetes/client-node)
+//   ipallocator/metrics     the metrics API, prom-client imported statically (prometheus.ts)
+//   ipallocator/core        address text, upstream's range helpers, random sources (core.ts)
+// Everything else under adapters/ is internal.
 //
 //   const a = Allocator.create('10.96.0.0/12', { store });   // the product (WASM index)
 //   const r = new ReferenceAllocator('10.96.0.0/12', { store }); // the same contract, upstream's scan
@@ -8,9 +11,9 @@
 // ── allocators ─────────────────────────────────────────────────────────────────────────────
 export { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 export { ReferenceAllocator } from './reference-allocator.ts';
-export { DryRunAllocator } from './dry-run.ts';
+export type { DryRunAllocator } from './dry-run.ts';
 export type { AllocatorOptions } from './types.ts';
-export { MetaAllocator, RANGE_POLICIES, isNotContained } from './meta-allocator.ts';
+export { MetaAllocator, RANGE_POLICIES } from './meta-allocator.ts';
 export type { MetaAllocatorOptions, RangePolicy, RangeInfo, SkippedCIDR } from './meta-allocator.ts';
 export { DualStackAllocator, type DualStackIPs, type DualStackOptions } from './dual-stack.ts';
 export { Range, type RangeOptions, type RangeSnapshot, type RangeView } from './range.ts';
@@ -49,24 +52,5 @@ export {
 // ── WebAssembly memory ─────────────────────────────────────────────────────────────────────
 export { memoryLimit, setMemoryLimit } from './wasm.ts';
 
-// ── randomness ─────────────────────────────────────────────────────────────────────────────
-export { Xoshiro128, defaultRandom, drawBelow, drawU64, seededRandom, uniformBelow } from './random.ts';
-export type { RandomSource, U64Out } from './random.ts';
-
-// ── metrics ────────────────────────────────────────────────────────────────────────────────
-export {
-  DEF_BUCKETS,
-  METRIC_ALLOCATED_IPS,
-  METRIC_ALLOCATIONS,
-  METRIC_AVAILABLE_IPS,
-  METRIC_DURATION,
-  METRIC_ERRORS,
-  enableMetrics,
-  registerMetrics,
-} from './metrics.ts';
-export type { AllocatorMetrics } from './metrics.ts';
-
-// ── addresses and prefixes ─────────────────────────────────────────────────────────────────
-export { canonicalAddr, formatAddr, formatIPv4, formatIPv6, formatPrefix, parseAddr, parseAddrInto, parsePrefix } from './address.ts';
-export type { Family } from './address.ts';
-export { Prefix, addOffsetAddress, broadcastAddress, calculateRangeOffset, hostsPerNetwork, ipIterator } from './geometry.ts';
+// ── randomness (the `random` option) ───────────────────────────────────────────────────────
+export { seededRandom, type RandomSource } from './random.ts';

@@ -22,17 +22,16 @@ import {
   NotFoundError,
   Range,
   ReferenceAllocator,
-  canonicalAddr,
-  parseAddr,
-  parsePrefix,
   seededRandom,
 } from '../../adapters/index.ts';
+import { canonicalAddr, parseAddr, parsePrefix } from '../../adapters/core.ts';
 import { quoteInput } from '../../adapters/errors.ts';
+import { validateServiceCIDRSpec } from '../../adapters/service-cidrs.ts';
 import { KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import type { IPAllocator } from '../../adapters/types.ts';
 import { ApiServerDouble } from '../k8s/apiserver-double.ts';
 import { kubeConfigFor } from '../k8s/kubeconfig.ts';
-import { BAD_ADDRESSES, BAD_CALLBACKS, BAD_CIDRS, BAD_COUNTS, UNSERVABLE_CIDRS } from './corpus.ts';
+import { BAD_ADDRESSES, BAD_CALLBACKS, BAD_CIDRS, BAD_COUNTS, IPV4_MAPPED_MESSAGE, UNSERVABLE_CIDRS } from './corpus.ts';
 
 const V4 = '10.1.2.0/24';
 const V6 = 'fd00:1::/120';
@@ -259,14 +258,29 @@ describe('constructors and prefix parsing', () => {
     await check(input, () => parsePrefix(x), q);
     await check(input, () => range4.restore(x, new Uint8Array()), q);
   });
-  it.each(UNSERVABLE_CIDRS.map(([l, c, r]) => [l, c, r] as const))('%s: allocators → InvalidRangeError; Range accepts it (legacy Range, no /64 limit)', async (_l, cidr) => {
-    const q = { error: InvalidRangeError, quotes: cidr.includes(':') && !cidr.endsWith('/128') ? 'shortest allowed prefix length for service CIDR is 64' : 'invalid address []' };
+  it.each(UNSERVABLE_CIDRS.map(([l, c, m, r]) => [l, c, m, r] as const))('%s: allocators → InvalidRangeError; Range: as its row says', async (_l, cidr, message, range) => {
+    const q = { error: InvalidRangeError, quotes: message };
     await check(cidr, () => new Allocator(cidr, { store }), q);
     await check(cidr, () => new ReferenceAllocator(cidr, { store }), q);
-    await check(cidr, () => {
-      const r = new Range(cidr);
-      r.destroy();
+    if (range === 'range-accepts') {
+      await check(cidr, () => new Range(cidr).destroy(), { ok: true });
+    } else {
+      await check(cidr, () => new Range(cidr), { error: InvalidRangeError, quotes: IPV4_MAPPED_MESSAGE });
+    }
+  });
+  it('ServiceCIDRs over the IPv4-mapped block are refused by validation, and skipped by a MetaAllocator fed them unvalidated', async () => {
+    const src = new InMemoryServiceCIDRs();
+    for (const cidr of ['::/64', '::fffe:0:0/95']) {
+      await check(cidr, () => src.addServiceCIDR('mapped', [cidr]), { error: InvalidRangeError, quotes: IPV4_MAPPED_MESSAGE });
+      await check(cidr, () => validateServiceCIDRSpec(['10.0.0.0/24', cidr]), { error: InvalidRangeError, quotes: IPV4_MAPPED_MESSAGE });
+    }
+    src.addServiceCIDR('mapped', ['::/80'], { unvalidated: true });
+    const skipped: string[] = [];
+    await check('::/80', () => {
+      const m = new MetaAllocator('IPv6', src, { store: metaStore, onSkip: (s) => skipped.push(s.cidr) });
+      m.destroy();
     }, { ok: true });
+    expect(skipped).toEqual(['::/80']);
   });
   it('MetaAllocator: bad family and policy → InvalidArgumentError; unservable CIDRs are skipped, not thrown', async () => {
     for (const fam of ['ipv4', 'IPv5', null, 4]) {

@@ -1,0 +1,24 @@
+// The entry point `ipallocator/core`: the low-level pieces under the allocators, for tools that
+// work with ClusterIP ranges without allocating (validators, the command line, tests).
+//
+//   import { canonicalAddr, hostsPerNetwork, calculateRangeOffset } from 'ipallocator/core';
+//   canonicalAddr('2001:DB8:0:0:0::1');   // '2001:db8::1' — the IPAddress object name
+//   hostsPerNetwork('10.96.0.0/12');      // 1048574n
+//   calculateRangeOffset('10.96.0.0/12'); // 256: the static band (KEP-3070)
+//
+// - Address text: strict parsing (Go net/netip rules: no octal, hex or short IPv4 forms, no
+//   zones) and canonical output (dotted decimal; RFC 5952 for IPv6).
+// - Range geometry: upstream's helpers of pkg/registry/core/service/ipallocator/ipallocator.go
+//   (hostsPerNetwork, broadcastAddress, addOffsetAddress, calculateRangeOffset, ipIterator) with
+//   their upstream answers, and cidrallocator.go's isNotContained.
+// - Random sources: the generator behind every random draw, for a `random` option of your own.
+
+// ── address text ──────────────────────────────────────────────────────────────────────────
+export { canonicalAddr, formatAddr, formatPrefix, parseAddr, parsePrefix, type Family } from './address.ts';
+
+// ── range geometry (upstream helpers) ─────────────────────────────────────────────────────
+export { addOffsetAddress, broadcastAddress, calculateRangeOffset, hostsPerNetwork, ipIterator } from './geometry.ts';
+export { isNotContained } from './meta-allocator.ts';
+
+// ── random sources ────────────────────────────────────────────────────────────────────────
+export { Xoshiro128, defaultRandom } from './random.ts';
