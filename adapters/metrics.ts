@@ -7,7 +7,15 @@
 // prom-client default registry when none is given) and returns the real recorder; registering
 // again in the same registry reuses the metrics already there.
 //
-// Names, labels, help texts and buckets are upstream's (SEMANTICS §12):
+// prom-client is an optional peer dependency, loaded only when metrics are enabled: this module
+// imports its types only. The first `enableMetrics` loads it synchronously (the allocators enable
+// metrics from their constructors) with the CommonJS loader that Node and Deno expose through
+// `process.getBuiltinModule`, resolved from this package's location — so it is the app's own copy,
+// whose default registry the app scrapes (prom-client is CommonJS: `require` and `import` share
+// one instance). Where that loader is missing (a bundle, a browser, Deno without node_modules)
+// the entry point `ipallocator/metrics` imports prom-client statically and hands it over here.
+//
+// Names, labels, help texts and buckets are upstream's (docs/semantics.md, "Metrics"):
 //
 //   kube_apiserver_clusterip_allocator_allocated_ips                 gauge     {cidr}
 //   kube_apiserver_clusterip_allocator_available_ips                 gauge     {cidr}
@@ -16,13 +24,55 @@
 //   kube_apiserver_clusterip_allocator_allocation_duration_seconds   histogram {cidr}, DefBuckets
 //
 // Deliberate difference from upstream master: the allocators seed both gauges (used, free) when
-// metrics are enabled — the open upstream fix (PRs #140615 / #141128 for issues #139134 /
-// #140613); master leaves them absent until the first allocate/release.
+// metrics are enabled — the open upstream fix (kubernetes PRs #140615 / #141128); master leaves
+// them absent until the first allocate/release.
 //
 // available_ips is a float64 gauge, as in Prometheus itself: free counts above 2^53 (IPv6
 // prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
-import { InvalidArgumentError } from './errors.ts';
-import { Counter, Gauge, Histogram, register as defaultRegistry, type Registry } from 'prom-client';
+import { IPAllocatorError, InvalidArgumentError, quoteInput } from './errors.ts';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** The parts of the prom-client module this file uses (any 14.x or 15.x copy has them). */
+export interface PromClient {
+  readonly Counter: typeof Counter;
+  readonly Gauge: typeof Gauge;
+  readonly Histogram: typeof Histogram;
+  readonly register: Registry;
+}
+
+let promClient: PromClient | undefined;
+
+/**
+ * Hands over the app's prom-client module, so metrics never load it by themselves. The entry
+ * point `ipallocator/metrics` calls it; the first module given wins.
+ */
+export function usePromClient(module: PromClient): void {
+  promClient ??= module;
+}
+
+interface CommonJSLoader {
+  createRequire(from: string): (id: string) => unknown;
+}
+
+/** prom-client: the module handed over, or else the app's copy loaded now (see the header). */
+function loadPromClient(): PromClient {
+  if (promClient !== undefined) return promClient;
+  const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
+  const loader = host?.getBuiltinModule?.('node:module') as CommonJSLoader | undefined;
+  let reason = 'this runtime has no process.getBuiltinModule (Node 20.16+, Deno 2)';
+  if (loader !== undefined) {
+    try {
+      promClient = loader.createRequire(import.meta.url)('prom-client') as PromClient;
+      return promClient;
+    } catch (e) {
+      reason = e instanceof Error ? e.message.split('\n')[0]! : String(e);
+    }
+  }
+  throw new IPAllocatorError(
+    `metrics need prom-client, an optional peer dependency: install it (npm install prom-client) ` +
+      `or import 'ipallocator/metrics' before enabling metrics (${reason})`,
+  );
+}
 
 export const METRIC_ALLOCATED_IPS = 'kube_apiserver_clusterip_allocator_allocated_ips';
 export const METRIC_AVAILABLE_IPS = 'kube_apiserver_clusterip_allocator_available_ips';
@@ -113,18 +163,19 @@ function reuse<T>(registry: Registry, name: string, make: () => T): T {
  * them. Idempotent per registry: a second call returns the same objects, and metrics of the same
  * names registered earlier by someone else are reused instead of failing.
  */
-export function registerMetrics(registry: Registry = defaultRegistry): AllocatorMetrics {
-  return recorderEntry(registry).metrics;
+export function registerMetrics(registry?: Registry): AllocatorMetrics {
+  return recorderEntry(registry ?? loadPromClient().register).metrics;
 }
 
 /** The recorder writing to `registry` (default: prom-client's global registry). */
-export function enableMetrics(registry: Registry = defaultRegistry): MetricsRecorder {
-  return recorderEntry(registry).recorder;
+export function enableMetrics(registry?: Registry): MetricsRecorder {
+  return recorderEntry(registry ?? loadPromClient().register).recorder;
 }
 
 function recorderEntry(registry: Registry): { metrics: AllocatorMetrics; recorder: MetricsRecorder } {
   let entry = perRegistry.get(registry);
   if (entry !== undefined) return entry;
+  const { Counter, Gauge, Histogram } = loadPromClient();
   const registers = [registry];
   const metrics: AllocatorMetrics = {
     allocated: reuse(registry, METRIC_ALLOCATED_IPS, () => new Gauge({
@@ -170,5 +221,5 @@ export function recorderFor(registry: unknown): MetricsRecorder {
   if (typeof registry === 'object' && registry !== null && typeof (registry as Registry).getSingleMetric === 'function') {
     return enableMetrics(registry as Registry);
   }
-  throw new InvalidArgumentError('metrics registry must be a prom-client Registry');
+  throw new InvalidArgumentError(`metrics must be true or a prom-client Registry, got ${quoteInput(registry)}`);
 }
