@@ -24,7 +24,10 @@ export const KIND_AUTO = 0;
 export const KIND_DENSE = 1;
 export const KIND_SPARSE = 2;
 
-/** Every function the core exports. Pointers and handles are byte offsets into `memory`. */
+/**
+ * Every function the core exports. Pointers and handles are byte offsets into `memory`.
+ * @internal (stripped from the published .d.ts: public types name no WebAssembly type)
+ */
 export interface CoreExports {
   readonly memory: WebAssembly.Memory;
   scratch_ptr(): number;
@@ -114,7 +117,7 @@ const instance = new WebAssembly.Instance(wasmModule, {
   },
 });
 
-/** The core's exports. */
+/** The core's exports. @internal */
 export const core = instance.exports as unknown as CoreExports;
 memoryRef = core.memory;
 
