@@ -55,7 +55,7 @@ import {
   InvalidRangeError,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, wordsToBig, type Family } from './address.ts';
-import { Prefix } from './geometry.ts';
+import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { MemoryStore } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
@@ -190,6 +190,7 @@ export class Allocator implements IPAllocator, DryRunTarget {
       throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.length}`);
     }
     if (!p.hasFirst) throw new InvalidRangeError('invalid address []');
+    refuseIPv4MappedOverlap(p);
     this.prefix = p;
     this.cidr = p.cidr;
     this.ipFamily = p.family;

@@ -20,7 +20,7 @@
 // beside the words as 4 | 6, as `parseAddrInto` returns it. Offsets are u64 as (hi, lo) u32 pairs.
 
 import { type Family, formatAddr, formatIPv4, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
-import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
+import { InvalidArgumentError, InvalidRangeError, OutOfMemoryError } from './errors.ts';
 import type { IPFamily } from './types.ts';
 import { core, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
 
@@ -286,6 +286,33 @@ function cmp4(
 }
 
 // ── the wraparound iterator ───────────────────────────────────────────────────────────────────
+
+/** ::ffff:0:0 as a 128-bit value. */
+const IPV4_MAPPED_BLOCK = 0xffffn << 32n;
+
+/**
+ * Refuses an IPv6 prefix that overlaps the IPv4-mapped block ::ffff:0:0/96 (`::/64`, `::/80`,
+ * `::fffe:0:0/95`, …) with InvalidRangeError; any other prefix passes.
+ *
+ * Why: an address of that block is the IPv4 address in IPv6 clothing. Go's `net.IP.String()`
+ * (upstream's Release and Has) writes it as the dotted IPv4 text, `netip.Addr.String()`
+ * (upstream's AllocateNext) as `::ffff:1.2.3.4`, and strict IP validation (KEP-4858,
+ * apimachinery `pkg/util/validation/ip.go`: "must not be an IPv4-mapped IPv6 address") refuses
+ * such IPAddress names. An IPv6 range over the block would hand out names that every text entry
+ * point reads back as IPv4: a release would miss its own record and could delete another
+ * family's. Every allocator, Range and ServiceCIDR validation calls this.
+ */
+export function refuseIPv4MappedOverlap(p: Prefix): void {
+  if (p.version !== 6) return;
+  // Compare the first min(length, 96) bits of the network with those of ::ffff:0:0.
+  const net = (BigInt(p.network[0]!) << 96n) | (BigInt(p.network[1]!) << 64n) | (BigInt(p.network[2]!) << 32n);
+  const shift = BigInt(128 - Math.min(p.length, 96));
+  if (net >> shift === IPV4_MAPPED_BLOCK >> shift) {
+    throw new InvalidRangeError(
+      `${p.cidr} overlaps the IPv4-mapped block ::ffff:0:0/96, whose addresses name IPv4 addresses; use an IPv6 range outside it`,
+    );
+  }
+}
 
 const iteratorHandles = new FinalizationRegistry<number>((h) => core.iter_free(h));
 

@@ -1,6 +1,6 @@
 // Range: a synchronous, in-memory allocator over one prefix, on the WASM index of taken offsets.
-// It follows upstream's legacy bitmap allocator (pkg/registry/core/service/ipallocator/bitmap.go,
-// SEMANTICS §17) without its 2^16 cap on IPv6 ranges.
+// It follows upstream's legacy bitmap allocator (pkg/registry/core/service/ipallocator/bitmap.go)
+// without its 2^16 cap on IPv6 ranges.
 //
 //   network  first = offset 0        first + rangeOffset                    last  (broadcast)
 //      │       │◂── static band ──▸│◂──────────── dynamic band ───────────────▸│       │
@@ -19,7 +19,9 @@
 // - no 2^16 cap for IPv6 (upstream: min(2^h, 65536) − 1 addresses): a /64 holds 2^64 − 1
 //   addresses in a sparse index whose memory follows what is taken;
 // - text in, text out, typed errors for malformed text (upstream takes net.IP values);
-// - snapshots of sparse ranges (more than 2^24 addresses) use their own format (see snapshot()).
+// - snapshots of sparse ranges (more than 2^24 addresses) use their own format (see snapshot());
+// - IPv6 ranges overlapping the IPv4-mapped block ::ffff:0:0/96 are refused
+//   (refuseIPv4MappedOverlap in geometry.ts says why).
 import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
 import {
   ErrAllocated,
@@ -29,7 +31,7 @@ import {
   InvalidArgumentError,
 } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
-import { Prefix } from './geometry.ts';
+import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
 import { defaultRandom, drawBelow, type RandomSource, type U64Out } from './random.ts';
 import type { IPFamily } from './types.ts';
@@ -105,9 +107,13 @@ export class Range implements RangeView {
   private readonly subMax: number;
   private readonly subMask: number;
 
-  /** A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError. */
+  /**
+   * A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError
+   * for malformed text, InvalidRangeError for an IPv6 prefix overlapping ::ffff:0:0/96.
+   */
   constructor(cidr: string, options: RangeOptions = {}) {
     const prefix = Prefix.parse(cidr);
+    refuseIPv4MappedOverlap(prefix);
     this.prefix = prefix;
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;

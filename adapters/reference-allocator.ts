@@ -27,6 +27,7 @@ import {
 } from './errors.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
+import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import { MemoryStore } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
@@ -70,6 +71,7 @@ export function bigGeometry(cidrText: string): BigGeometry {
   if (p.family === 6 && p.bits < 64) {
     throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.bits}`);
   }
+  refuseIPv4MappedOverlap(Prefix.parse(cidrText));
   const h = width - p.bits;
   const top = (1n << BigInt(width)) - 1n;
   const hostMask = (1n << BigInt(h)) - 1n;

@@ -15,7 +15,7 @@
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
 import { InvalidArgumentError } from './errors.ts';
-import { parsePrefix } from './address.ts';
+import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
 export interface ServiceCIDR {
@@ -61,13 +61,18 @@ export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
 /**
  * The API server's validation of spec.cidrs: one or two entries, each a CIDR, and when two, one
  * of each family (`may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and
- * 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError.
+ * 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError, and InvalidRangeError for an
+ * IPv6 CIDR overlapping the IPv4-mapped block ::ffff:0:0/96 (see refuseIPv4MappedOverlap).
  */
 export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   if (!Array.isArray(cidrs) || cidrs.length < 1 || cidrs.length > 2) {
     throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${Array.isArray(cidrs) ? cidrs.length : typeof cidrs}`);
   }
-  const families = cidrs.map((c) => parsePrefix(c).family);
+  const families = cidrs.map((c) => {
+    const p = Prefix.parse(c);
+    refuseIPv4MappedOverlap(p);
+    return p.family;
+  });
   if (families.length === 2 && families[0] === families[1]) {
     throw new InvalidArgumentError(
       'spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64',

@@ -11,6 +11,7 @@ import {
   InvalidAddressError,
   InvalidArgumentError,
   InvalidCIDRError,
+  InvalidRangeError,
 } from '../adapters/errors.ts';
 import { Range } from '../adapters/range.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -419,5 +420,26 @@ describe('Range laws against a Set model', () => {
       }),
       { numRuns: 40 },
     );
+  });
+});
+
+describe('Range refuses IPv6 prefixes overlapping the IPv4-mapped block ::ffff:0:0/96', () => {
+  // An address of the block is an IPv4 address to every text entry point, so a range over it
+  // would hand out names that has/release read as IPv4 (forEach listed what has could not see).
+  it.each(['::/64', '::/80', '::fffe:0:0/95', '::/0', '::/32', '::1:0:0:0/64'])('%s → InvalidRangeError naming the block', (cidr) => {
+    expect(() => new Range(cidr)).toThrow(InvalidRangeError);
+    expect(() => new Range(cidr)).toThrow(/overlaps the IPv4-mapped block ::ffff:0:0\/96/);
+  });
+  it.each(['::/96', '::fffe:0:0/96', '::1:0:0:0/80', '::ffff:0:0:0/96', '2001:db8::/64', '10.0.0.0/8'])('%s (outside the block) is accepted', (cidr) => {
+    const r = new Range(cidr);
+    r.destroy();
+  });
+  it('an IPv4 range still reads IPv4-mapped text as its IPv4 address (upstream net.IP)', () => {
+    const r = new Range('10.0.0.0/24');
+    r.allocate('::ffff:10.0.0.1');
+    expect(r.has('10.0.0.1')).toBe(true);
+    r.release('::ffff:a00:1');
+    expect(r.used()).toBe(0);
+    r.destroy();
   });
 });

@@ -116,14 +116,28 @@ export const BAD_CIDRS: readonly (readonly [string, unknown])[] = [
   ['array', ['10.1.2.0/24']],
 ];
 
-/** Well-formed CIDRs an allocator cannot serve (InvalidRangeError), with what Range does instead. */
-export const UNSERVABLE_CIDRS: readonly (readonly [string, string, 'range-accepts' | 'range-rejects'])[] = [
-  ['IPv6 /63', '2001:db8::/63', 'range-accepts'],
-  ['IPv6 /48', '2001:db8::/48', 'range-accepts'],
-  ['IPv6 /0', '::/0', 'range-accepts'],
-  ['255.255.255.255/32', '255.255.255.255/32', 'range-accepts'],
-  ['all-ones /128', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', 'range-accepts'],
+const SHORTEST = 'shortest allowed prefix length for service CIDR is 64';
+const NO_FIRST = 'invalid address []';
+const MAPPED = 'overlaps the IPv4-mapped block ::ffff:0:0/96';
+
+/**
+ * Well-formed CIDRs an allocator cannot serve (InvalidRangeError): [label, cidr, what the
+ * allocators' message says, what Range does]. Range has no /64 limit, but refuses the
+ * IPv4-mapped block too, with the MAPPED message.
+ */
+export const UNSERVABLE_CIDRS: readonly (readonly [string, string, string, 'range-accepts' | 'range-rejects'])[] = [
+  ['IPv6 /63', '2001:db8::/63', SHORTEST, 'range-accepts'],
+  ['IPv6 /48', '2001:db8::/48', SHORTEST, 'range-accepts'],
+  ['IPv6 /0 (also covers the IPv4-mapped block)', '::/0', SHORTEST, 'range-rejects'],
+  ['255.255.255.255/32', '255.255.255.255/32', NO_FIRST, 'range-accepts'],
+  ['all-ones /128', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', NO_FIRST, 'range-accepts'],
+  ['::/64 covers the IPv4-mapped block', '::/64', MAPPED, 'range-rejects'],
+  ['::/80 covers the IPv4-mapped block', '::/80', MAPPED, 'range-rejects'],
+  ['::fffe:0:0/95 covers the IPv4-mapped block', '::fffe:0:0/95', MAPPED, 'range-rejects'],
+  ['::1:0:0:0/64 (host bits set) masks to ::/64', '::1:0:0:0/64', MAPPED, 'range-rejects'],
 ];
+
+export const IPV4_MAPPED_MESSAGE = MAPPED;
 
 /** allocateMany counts: [label, value, expected class]. */
 export const BAD_COUNTS: readonly (readonly [string, unknown, 'InvalidArgumentError' | 'ErrFull' | 'ok'])[] = [
