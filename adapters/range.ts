@@ -19,16 +19,20 @@
 // - no 2^16 cap for IPv6 (upstream: min(2^h, 65536) − 1 addresses): a /64 holds 2^64 − 1
 //   addresses in a sparse index whose memory follows what is taken;
 // - text in, text out, typed errors for malformed text (upstream takes net.IP values);
-// - snapshots of sparse ranges (more than 2^24 addresses) use their own format (see snapshot());
+// - snapshots of sparse ranges (more than 2^24 addresses) use their own format, and every
+//   snapshot carries its length and a CRC-32 that fromSnapshot checks (see RangeSnapshot);
 // - IPv6 ranges overlapping the IPv4-mapped block ::ffff:0:0/96 are refused
-//   (refuseIPv4MappedOverlap in geometry.ts says why).
+//   (refuseIPv4MappedOverlap in geometry.ts says why);
+// - after destroy() every method throws ErrDestroyed (upstream's Destroy only stops metrics).
 import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
 import {
   ErrAllocated,
+  ErrDestroyed,
   ErrFull,
   ErrMismatchedNetwork,
   ErrNotInRange,
   InvalidArgumentError,
+  quoteInput,
 } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
@@ -40,6 +44,13 @@ import type { Registry } from 'prom-client';
 
 const TWO32 = 4294967296;
 
+/**
+ * The most addresses one allocateMany call reserves: 2^24, the largest dense range, so any dense
+ * range fills in one call. A larger count would build an array of strings beyond what a
+ * JavaScript heap holds (a fatal out-of-memory, not an exception); call again for more.
+ */
+export const MAX_ALLOCATE_MANY = 16777216;
+
 export interface RangeOptions {
   /** Random source for allocateNext (default: seeded from crypto.getRandomValues). */
   random?: RandomSource;
@@ -47,7 +58,11 @@ export interface RangeOptions {
   indexKind?: IndexKind;
 }
 
-/** What snapshot() returns and restore() takes. */
+/**
+ * What snapshot() returns and fromSnapshot() takes. `range` and `data` are what restore() takes
+ * (upstream's RangeAllocation holds the same two); `length` and `checksum` let fromSnapshot()
+ * detect a truncated or corrupted copy.
+ */
 export interface RangeSnapshot {
   /** The canonical CIDR of the range. */
   range: string;
@@ -57,6 +72,10 @@ export interface RangeSnapshot {
    * each as 8 big-endian bytes.
    */
   data: Uint8Array;
+  /** data.length when the snapshot was taken. */
+  length: number;
+  /** CRC-32 (IEEE 802.3, as zlib's crc32) of `data`, an unsigned 32-bit integer. */
+  checksum: number;
 }
 
 /** The synchronous view shared by Range and its dry run. */
@@ -96,6 +115,8 @@ export class Range implements RangeView {
   private readonly draw: U64Out = { hi: 0, lo: 0 };
   /** Allocated addresses, kept in step with the index (which re-derives it in validate()). */
   private taken = 0;
+  /** Set by destroy(): every method then throws ErrDestroyed. */
+  private destroyed = false;
   /** Dense index with fewer than 2^32 offsets: the one-call nextFree32 path. */
   private dense32 = false;
   /** The offset the last takeNext() marked. */
@@ -135,8 +156,15 @@ export class Range implements RangeView {
     this.subMask = this.subMax === 0 ? 0 : 0xffffffff >>> Math.clz32(this.subMax);
   }
 
-  /** upstream NewFromSnapshot: a Range over the snapshot's range, restored from its data. */
+  /**
+   * upstream NewFromSnapshot: a Range over the snapshot's range, restored from its data after
+   * checking its length and checksum. InvalidArgumentError when `snapshot` is not a snapshot or
+   * its data is truncated or corrupted (snapshots written before `length` and `checksum` existed
+   * are refused too: give their range and data to `restore()`, which takes them unchecked, as
+   * upstream's Restore does).
+   */
   static fromSnapshot(snapshot: RangeSnapshot, options: RangeOptions = {}): Range {
+    checkSnapshot(snapshot);
     const r = new Range(snapshot.range, options);
     try {
       r.restore(snapshot.range, snapshot.data);
@@ -149,7 +177,13 @@ export class Range implements RangeView {
 
   /** 'dense' (a bitmap) or 'sparse' (runs), chosen by size unless forced. */
   get indexKind(): 'dense' | 'sparse' {
+    this.throwIfDestroyed();
     return this.index.kind;
+  }
+
+  /** Throws ErrDestroyed after destroy(). */
+  throwIfDestroyed(): void {
+    if (this.destroyed) throw new ErrDestroyed(`Range ${this.cidr}`);
   }
 
   /** Family of the address last parsed into `words`. */
@@ -181,6 +215,7 @@ export class Range implements RangeView {
 
   /** Reserves `ip`. ErrNotInRange outside [first, last] (or other family), ErrAllocated when taken. */
   allocate(ip: string): void {
+    this.throwIfDestroyed();
     if (!this.locate(ip)) {
       this.metrics.error(this.cidr, 'static');
       throw this.notInRange();
@@ -196,6 +231,7 @@ export class Range implements RangeView {
 
   /** Reserves a free address, dynamic band first, and returns it. ErrFull when none is free. */
   allocateNext(): string {
+    this.throwIfDestroyed();
     if (!this.takeNext()) {
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
@@ -260,6 +296,7 @@ export class Range implements RangeView {
 
   /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
   release(ip: string): void {
+    this.throwIfDestroyed();
     if (this.v4First >= 0 && typeof ip === 'string') {
       // IPv4 fast path: a plain dotted quad straight to its offset (anything else: below)
       const v = parseIPv4Fast(ip);
@@ -279,13 +316,19 @@ export class Range implements RangeView {
     }
   }
 
-  /** Whether `ip` is allocated here (false outside the range). Malformed text throws. */
+  /**
+   * Whether `ip` is allocated here. The rule of every `has`: malformed text (or a non-string)
+   * throws InvalidAddressError; a well-formed address that is free, outside the range or of the
+   * other family answers false.
+   */
   has(ip: string): boolean {
+    this.throwIfDestroyed();
     return this.locate(ip) && this.index.has(this.off[0]!, this.off[1]!);
   }
 
   /** Calls `fn` for every allocated address in ascending order. */
   forEach(fn: (ip: string) => void): void {
+    this.throwIfDestroyed();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
     const idx = this.index;
     let hi = 0;
@@ -307,6 +350,7 @@ export class Range implements RangeView {
 
   /** Allocated addresses. */
   used(): number {
+    this.throwIfDestroyed();
     return this.taken;
   }
 
@@ -317,22 +361,28 @@ export class Range implements RangeView {
 
   /**
    * Reserves `n` free addresses at once and returns them (in the order drawn). Throws ErrFull
-   * and reserves nothing when fewer than `n` are free; InvalidArgumentError for a bad `n`.
+   * and reserves nothing when fewer than `n` are free; InvalidArgumentError for a count that is
+   * not an integer in [0, MAX_ALLOCATE_MANY].
    */
   allocateMany(n: number): string[] {
+    this.throwIfDestroyed();
     if (!Number.isSafeInteger(n) || n < 0) {
-      throw new InvalidArgumentError(`allocateMany needs a non-negative integer count, got ${String(n)}`);
+      throw new InvalidArgumentError(`allocateMany needs a non-negative integer count, got ${quoteInput(n)}`);
     }
     if (BigInt(n) > this.free()) {
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
+    }
+    if (n > MAX_ALLOCATE_MANY) {
+      throw new InvalidArgumentError(`allocateMany reserves at most ${MAX_ALLOCATE_MANY} addresses per call, got ${n}`);
     }
     const out = new Array<string>(n);
     const taken = new Uint32Array(2 * n);
     let i = 0;
     try {
       for (; i < n; i++) {
-        this.takeNext();
+        // the count said there is room: only a corrupted index fails here, and all is undone
+        if (!this.takeNext()) throw new ErrFull();
         taken[2 * i] = this.resHi;
         taken[2 * i + 1] = this.resLo;
         out[i] = this.prefix.formatAt(this.resHi, this.resLo);
@@ -355,6 +405,7 @@ export class Range implements RangeView {
    * parsed first: malformed text throws InvalidAddressError before anything is released.
    */
   releaseMany(ips: readonly string[]): number {
+    this.throwIfDestroyed();
     const offsets = this.offsetsOf(ips, false);
     let released = 0;
     for (let i = 0; i < offsets.length; i += 2) {
@@ -371,6 +422,7 @@ export class Range implements RangeView {
    * InvalidAddressError and an address outside the range ErrNotInRange, with nothing marked.
    */
   loadMany(ips: readonly string[]): number {
+    this.throwIfDestroyed();
     const offsets = this.offsetsOf(ips, true);
     try {
       const added = this.index.setMany(offsets);
@@ -399,17 +451,25 @@ export class Range implements RangeView {
 
   /** A view that checks but changes nothing (upstream DryRun). */
   dryRun(): RangeView {
+    this.throwIfDestroyed();
     return new DryRunRange(this);
   }
 
   /** Range-checks without allocating (dry run). */
   checkInRange(ip: string): void {
+    this.throwIfDestroyed();
     if (!this.locate(ip)) throw this.notInRange();
   }
 
   /** The range's state (see RangeSnapshot for the data format). */
   snapshot(): RangeSnapshot {
-    if (this.index.kind === 'dense') return { range: this.cidr, data: this.index.snapshotBits() };
+    this.throwIfDestroyed();
+    const data = this.snapshotData();
+    return { range: this.cidr, data, length: data.length, checksum: crc32(data) };
+  }
+
+  private snapshotData(): Uint8Array {
+    if (this.index.kind === 'dense') return this.index.snapshotBits();
     const n = this.used();
     const data = new Uint8Array(n * 8);
     const view = new DataView(data.buffer);
@@ -429,15 +489,17 @@ export class Range implements RangeView {
         lo += 1;
       }
     }
-    return { range: this.cidr, data: data.subarray(0, i * 8) };
+    return data.subarray(0, i * 8);
   }
 
   /**
    * Replaces the state with a snapshot's. ErrMismatchedNetwork when `range` is another network
    * (address or length); InvalidCIDRError when it is not a CIDR; InvalidArgumentError when the data
-   * does not fit this range. Nothing changes when it throws.
+   * does not fit this range. Nothing changes when it throws. The data is taken as given (as
+   * upstream's Restore does): Range.fromSnapshot() also checks its length and checksum.
    */
   restore(range: string, data: Uint8Array): void {
+    this.throwIfDestroyed();
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
@@ -475,6 +537,7 @@ export class Range implements RangeView {
 
   /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */
   enableMetrics(registry?: Registry): void {
+    this.throwIfDestroyed();
     this.metrics = promRecorder(registry);
     this.metrics.gauges(this.cidr, this);
   }
@@ -484,6 +547,7 @@ export class Range implements RangeView {
    * (tests and debugging; O(size) for dense ranges).
    */
   validate(): void {
+    this.throwIfDestroyed();
     const code = this.index.validate();
     if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
     if (!this.empty && this.index.count() !== this.taken) {
@@ -493,13 +557,64 @@ export class Range implements RangeView {
 
   /** Bytes of WASM memory the index holds. */
   indexBytes(): number {
+    this.throwIfDestroyed();
     return this.index.bytes();
   }
 
-  /** Frees the WASM memory. The range is unusable afterwards. */
+  /**
+   * Frees the WASM memory. Every method then throws ErrDestroyed; calling destroy() again does
+   * nothing. `using r = new Range(…)` calls it at the end of the block.
+   */
   destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
     this.index.destroy();
   }
+
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+}
+
+/** Throws InvalidArgumentError unless `s` is a whole snapshot as snapshot() wrote it. */
+function checkSnapshot(s: unknown): asserts s is RangeSnapshot {
+  if (typeof s !== 'object' || s === null) {
+    throw new InvalidArgumentError(`a Range snapshot must be an object { range, data, length, checksum }, got ${quoteInput(s)}`);
+  }
+  const { range, data, length, checksum } = s as Partial<RangeSnapshot>;
+  if (typeof range !== 'string') throw new InvalidArgumentError(`snapshot.range must be CIDR text, got ${quoteInput(range)}`);
+  if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot.data must be a Uint8Array, got ${quoteInput(data)}`);
+  if (typeof length !== 'number' || typeof checksum !== 'number') {
+    throw new InvalidArgumentError(
+      `snapshot of ${range} has no length and checksum (written by an older version?): restore its data with restore(range, data) if you trust it`,
+    );
+  }
+  if (data.length !== length) {
+    throw new InvalidArgumentError(`snapshot data of ${range} is ${data.length} bytes, the snapshot says ${length}: truncated or padded`);
+  }
+  if (crc32(data) !== checksum) {
+    throw new InvalidArgumentError(`snapshot data of ${range} does not match its checksum: corrupted`);
+  }
+}
+
+/** CRC-32 (IEEE 802.3, reflected polynomial 0xedb88320): the checksum zlib and PNG use. */
+function crc32(data: Uint8Array): number {
+  const table = CRC_TABLE ?? (CRC_TABLE = crcTable());
+  let c = 0xffffffff;
+  for (let i = 0; i < data.length; i++) c = table[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+let CRC_TABLE: Uint32Array | undefined;
+
+function crcTable(): Uint32Array {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
 }
 
 /** upstream dryRunRange: range checks only; allocateNext answers the network address. */
@@ -518,9 +633,11 @@ class DryRunRange implements RangeView {
     this.real.checkInRange(ip);
   }
   allocateNext(): string {
+    this.real.throwIfDestroyed();
     return formatAddr(this.real.prefix.version, this.real.prefix.network);
   }
   release(ip: string): void {
+    this.real.throwIfDestroyed();
     parseAddrInto(ip, new Uint32Array(4));
   }
   has(ip: string): boolean {

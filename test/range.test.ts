@@ -5,6 +5,7 @@ import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import {
   ErrAllocated,
+  ErrDestroyed,
   ErrFull,
   ErrMismatchedNetwork,
   ErrNotInRange,
@@ -13,7 +14,7 @@ import {
   InvalidCIDRError,
   InvalidRangeError,
 } from '../adapters/errors.ts';
-import { Range } from '../adapters/range.ts';
+import { MAX_ALLOCATE_MANY, Range, type RangeSnapshot } from '../adapters/range.ts';
 import { seededRandom } from '../adapters/random.ts';
 
 const SEEDS = [1, 7, 20260101];
@@ -440,6 +441,145 @@ describe('Range refuses IPv6 prefixes overlapping the IPv4-mapped block ::ffff:0
     expect(r.has('10.0.0.1')).toBe(true);
     r.release('::ffff:a00:1');
     expect(r.used()).toBe(0);
+    r.destroy();
+  });
+});
+
+describe('Range after destroy()', () => {
+  const calls: [string, (r: Range) => unknown][] = [
+    ['allocate', (r) => r.allocate('10.0.0.9')],
+    ['allocateNext', (r) => r.allocateNext()],
+    ['allocateMany', (r) => r.allocateMany(3)],
+    ['release', (r) => r.release('10.0.0.1')],
+    ['releaseMany', (r) => r.releaseMany(['10.0.0.1'])],
+    ['loadMany', (r) => r.loadMany(['10.0.0.1'])],
+    ['has', (r) => r.has('10.0.0.1')],
+    ['forEach', (r) => r.forEach(() => {})],
+    ['used', (r) => r.used()],
+    ['free', (r) => r.free()],
+    ['snapshot', (r) => r.snapshot()],
+    ['restore', (r) => r.restore('10.0.0.0/28', new Uint8Array())],
+    ['dryRun', (r) => r.dryRun()],
+    ['checkInRange', (r) => r.checkInRange('10.0.0.1')],
+    ['validate', (r) => r.validate()],
+    ['indexBytes', (r) => r.indexBytes()],
+    ['indexKind', (r) => r.indexKind],
+    ['enableMetrics', (r) => r.enableMetrics(new Registry())],
+  ];
+  it.each(calls)('%s throws ErrDestroyed naming the range', (_name, call) => {
+    const r = new Range('10.0.0.0/28', { random: seededRandom(1) });
+    r.allocate('10.0.0.1');
+    r.destroy();
+    expect(() => call(r)).toThrow(ErrDestroyed);
+    expect(() => call(r)).toThrow('Range 10.0.0.0/28 has been destroyed');
+  });
+  it('a dry run taken before destroy() fails with it too, on every method', () => {
+    const r = new Range('10.0.0.0/28');
+    const d = r.dryRun();
+    r.destroy();
+    for (const call of [() => d.allocate('10.0.0.2'), () => d.allocateNext(), () => d.release('10.0.0.2'), () => d.has('10.0.0.2'), () => d.used(), () => d.free(), () => d.forEach(() => {})]) {
+      expect(call).toThrow(ErrDestroyed);
+    }
+  });
+  it('destroy() twice is a no-op; `using` destroys at the end of the block', () => {
+    const r = new Range('10.0.0.0/28');
+    r.destroy();
+    expect(() => r.destroy()).not.toThrow();
+    let kept: Range | undefined;
+    {
+      using s = new Range('10.0.0.0/28');
+      s.allocateNext();
+      kept = s;
+    }
+    expect(() => kept!.used()).toThrow(ErrDestroyed);
+  });
+});
+
+describe('Range.allocateMany checks its count and every step', () => {
+  it('a count over MAX_ALLOCATE_MANY on a /64 → InvalidArgumentError, nothing reserved', () => {
+    const r = new Range('2001:db8::/64');
+    for (const n of [2 ** 32, MAX_ALLOCATE_MANY + 1]) {
+      expect(() => r.allocateMany(n)).toThrow(InvalidArgumentError);
+      expect(() => r.allocateMany(n)).toThrow(`got ${n}`);
+    }
+    expect(r.used()).toBe(0);
+    r.destroy();
+  });
+  it('more than free → ErrFull even when the count is also over the cap', () => {
+    const r = new Range('10.0.0.0/28');
+    expect(() => r.allocateMany(2 ** 32)).toThrow(ErrFull);
+    r.destroy();
+  });
+  it('a step that finds nothing (index and count disagree) undoes the whole call with ErrFull', () => {
+    const r = new Range('10.0.0.0/28', { random: seededRandom(3) });
+    r.allocate('10.0.0.5');
+    // Make the count lie: the range believes all 14 addresses are free, the index has 13.
+    (r as unknown as { taken: number }).taken = 0;
+    expect(() => r.allocateMany(14)).toThrow(ErrFull);
+    const held: string[] = [];
+    r.forEach((ip) => held.push(ip));
+    expect(held).toEqual(['10.0.0.5']);
+    r.destroy();
+  });
+});
+
+describe('Range snapshots carry their length and checksum', () => {
+  const taken = () => {
+    const r = new Range('10.0.0.0/24', { random: seededRandom(9) });
+    r.allocateMany(40);
+    const snap = r.snapshot();
+    r.destroy();
+    return snap;
+  };
+  it('snapshot() records the byte length and the CRC-32 of the data', () => {
+    const snap = taken();
+    expect(snap.length).toBe(snap.data.length);
+    expect(Number.isInteger(snap.checksum) && snap.checksum >= 0 && snap.checksum < 2 ** 32).toBe(true);
+    const copy = Range.fromSnapshot(snap);
+    expect(copy.snapshot()).toEqual(snap);
+    copy.destroy();
+  });
+  it('CRC-32 is the IEEE one (zlib): the check value of "123456789" through an empty range', () => {
+    // A range whose bitmap bytes are "123456789" cannot be made; the checksum is checked on a
+    // snapshot built by hand instead: fromSnapshot accepts it only with the right CRC.
+    const data = new TextEncoder().encode('123456789');
+    const snap = { range: '10.0.0.0/24', data, length: 9, checksum: 0xcbf43926 };
+    expect(() => Range.fromSnapshot(snap)).not.toThrow(/checksum/);
+  });
+  const corrupt: [string, (s: RangeSnapshot) => unknown][] = [
+    ['truncated data', (s) => ({ ...s, data: s.data.subarray(0, s.data.length - 1) })],
+    ['padded data', (s) => ({ ...s, data: Uint8Array.of(0, ...s.data) })],
+    ['one bit flipped', (s) => ({ ...s, data: s.data.map((b, i) => (i === 3 ? b ^ 1 : b)) })],
+    ['wrong checksum', (s) => ({ ...s, checksum: (s.checksum ^ 0x80000000) >>> 0 })],
+    ['no length and checksum (an older snapshot)', (s) => ({ range: s.range, data: s.data })],
+    ['null', () => null],
+    ['undefined', () => undefined],
+    ['a string', () => '10.0.0.0/24'],
+    ['data not bytes', (s) => ({ ...s, data: [...s.data] })],
+    ['range not text', (s) => ({ ...s, range: 24 })],
+  ];
+  it.each(corrupt)('%s → InvalidArgumentError from fromSnapshot', (_name, change) => {
+    const snap = taken();
+    expect(() => Range.fromSnapshot(change(snap) as RangeSnapshot)).toThrow(InvalidArgumentError);
+  });
+  it('restore(range, data) still takes upstream\'s bare data, unchecked', () => {
+    const snap = taken();
+    const r = new Range('10.0.0.0/24');
+    r.restore(snap.range, snap.data);
+    expect(r.used()).toBe(40);
+    r.destroy();
+  });
+});
+
+describe('the rule of has()', () => {
+  it('malformed text → InvalidAddressError; well-formed but free, outside or other family → false', () => {
+    const r = new Range('10.0.0.0/24');
+    r.allocate('10.0.0.7');
+    for (const bad of ['bogus', '', '10.0.0.256', 7, null]) expect(() => r.has(bad as string)).toThrow(InvalidAddressError);
+    expect(r.has('10.0.0.7')).toBe(true);
+    expect(r.has('10.0.0.8')).toBe(false);
+    expect(r.has('10.0.1.7')).toBe(false);
+    expect(r.has('2001:db8::7')).toBe(false);
     r.destroy();
   });
 });
