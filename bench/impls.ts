@@ -12,17 +12,27 @@
 //   range           the synchronous Range (sync, strings)
 //   core            FreeIndex alone with numeric offsets: the floor of the allocator's strategy
 //   contiguous      lowest-free strategy on FreeIndex: nextFree from offset 0
+//   go-seed         upstream's allocator re-typed in Go over a map (bench/go.ts, bench/go-seed/)
+//   go-master       the same with upstream master's /64 fix
 //
 // Offsets are those of adapters/free-index.ts (0 = network + 1), as (hi, lo) u32 pairs.
 import { Seeded } from './seeded.ts';
 import { LegacyBitmapRange, legacyMax } from './legacy-bitmap.ts';
 import type { RangeSpec } from './ranges.ts';
+import type { Budget, Measurement, Skipped } from './measure.ts';
+import { goImpl } from './go.ts';
 
-export type ImplName = 'reference' | 'legacy-bitmap' | 'allocator' | 'store' | 'range' | 'core' | 'contiguous';
-export const IMPL_NAMES: readonly ImplName[] = ['reference', 'legacy-bitmap', 'allocator', 'store', 'range', 'core', 'contiguous'];
+export type ImplName = 'reference' | 'go-seed' | 'go-master' | 'legacy-bitmap' | 'allocator' | 'store' | 'range' | 'core' | 'contiguous';
+export const IMPL_NAMES: readonly ImplName[] = ['reference', 'go-seed', 'go-master', 'legacy-bitmap', 'allocator', 'store', 'range', 'core', 'contiguous'];
 
-/** n operations per call; leaves the subject as it found it. */
-export type Runner = { kind: 'sync'; run: (n: number) => void } | { kind: 'async'; run: (n: number) => Promise<void> };
+/**
+ * sync/async: n operations per call, timed by the harness; leaves the subject as it found it.
+ * self-timed: the implementation times its own loop within the budget (another process: go-seed).
+ */
+export type Runner =
+  | { kind: 'sync'; run: (n: number) => void }
+  | { kind: 'async'; run: (n: number) => Promise<void> }
+  | { kind: 'self-timed'; measure: (budget: Budget) => Promise<Measurement | Skipped> };
 
 export interface Runners {
   /** allocateNext + release of what it returned (fill held constant). */
@@ -64,7 +74,7 @@ export interface WarmHandle {
 
 export interface SeriesImpl {
   /** Brings the subject from `from` to `to` taken offsets (the series order's prefix). */
-  fillTo(from: number, to: number): void;
+  fillTo(from: number, to: number): void | Promise<void>;
   /** Builds the runners at the current fill (may construct an allocator over the store). */
   runners(): Promise<Runners>;
   /**
@@ -78,7 +88,8 @@ export interface SeriesImpl {
 }
 
 export interface Impl {
-  readonly name: ImplName;
+  /** An ImplName, or `<ImplName>@<git ref>` for a --baseline column. */
+  readonly name: string;
   /** undefined when usable, else why not (module missing, placeholder core, …). */
   available(): Promise<string | undefined>;
   /** undefined when this range can be measured, else why not. */
@@ -642,4 +653,6 @@ export const IMPLS: readonly Impl[] = [
   rangeImpl,
   indexImpl('core'),
   indexImpl('contiguous'),
+  goImpl('go-seed'),
+  goImpl('go-master'),
 ];

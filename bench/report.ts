@@ -1,6 +1,7 @@
 // Result rows and what is made of them: the stdout table, bench/results/latest.{json,md}, and the
 // evaluation of the issue's ratio targets.
 import type { Conditions } from './conditions.ts';
+import { GO_NOTE } from './go.ts';
 
 export type Status = 'ok' | 'skipped' | 'not available' | 'not applicable' | 'error';
 
@@ -100,16 +101,25 @@ function grouped(rows: Row[], impls: readonly string[]): { key: string; byImpl: 
   return [...out].map(([key, byImpl]) => ({ key, byImpl }));
 }
 
-/** The stdout table: one line per case, one column per implementation (median ±spread, ratio to reference). */
+/**
+ * What the cells' "× faster" compares with: upstream's algorithm in Go when it ran in this run
+ * (what the project exists to beat), else the TypeScript port of it (`reference`).
+ */
+export function ratioBase(rows: Row[]): 'go-seed' | 'reference' {
+  return rows.some((r) => r.impl === 'go-seed' && r.status === 'ok') ? 'go-seed' : 'reference';
+}
+
+/** The stdout table: one line per case, one column per implementation (median ±spread, ratio to ratioBase). */
 export function textTable(rows: Row[], impls: readonly string[]): string {
   const groups = grouped(rows, impls);
+  const base = ratioBase(rows);
   const head = ['case', ...impls];
   const lines: string[][] = [head];
   for (const g of groups) {
-    const ref = g.byImpl.get('reference');
+    const ref = g.byImpl.get(base);
     lines.push([g.key, ...impls.map((i) => {
       const c = cell(g.byImpl.get(i), ref);
-      return c.ratio && i !== 'reference' ? `${c.text} ${c.ratio}` : c.text;
+      return c.ratio && i !== base ? `${c.text} ${c.ratio}` : c.text;
     })]);
   }
   const widths = head.map((_, j) => Math.max(...lines.map((l) => l[j].length)));
@@ -119,66 +129,135 @@ export function textTable(rows: Row[], impls: readonly string[]): string {
   const b = boundary.length
     ? '\n\nboundary (ns/op, median ±spread)\n' + boundary.map((r) => `  ${r.op.padEnd(32)} ${r.status === 'ok' ? `${fmtNs(r.nsPerOp)} ±${(r.spread ?? 0).toFixed(0)}%` : `${r.status}${r.note ? `: ${r.note}` : ''}`}${r.status === 'ok' && r.note ? `  (${r.note})` : ''}`).join('\n')
     : '';
-  return [fmt(lines[0]), sep, ...lines.slice(1).map(fmt)].join('\n') + b;
+  return [`× = times faster than ${base} in the same case`, fmt(lines[0]), sep, ...lines.slice(1).map(fmt)].join('\n') + b;
+}
+
+/** The targets as stdout lines: evaluated ones first, then one line naming those whose cases did not run. */
+export function targetLines(rows: Row[]): string[] {
+  const all = evaluateTargets(rows);
+  const lines = all.filter((t) => t.ran).map((t) => `  ${t.pass === null ? '·   ' : t.pass ? 'pass' : 'FAIL'}  ${t.target}: ${t.measured}`);
+  const notRun = all.filter((t) => !t.ran);
+  if (notRun.length) lines.push(`  ·     ${notRun.length} more not evaluated: their cases did not run (a --quick or --filter run)`);
+  return lines;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Targets (ratios within the same run).
+// Targets: what the allocation path and the /64 index must reach, each stated against another
+// row of the same run (go-seed, the store floor, the parse floor, the previous commit) or, where
+// the target is a cost, in ns or bytes. `pass: null` = not evaluated, with the reason.
 
 export interface TargetResult {
   target: string;
   measured: string;
   pass: boolean | null;
+  /** False when none of the target's cases ran (e.g. a --quick or --filter run): listed apart. */
+  ran: boolean;
 }
 
 function find(rows: Row[], q: Partial<Row>): Row | undefined {
   return rows.find((r) => Object.entries(q).every(([k, v]) => (r as unknown as Record<string, unknown>)[k] === v));
 }
 
-function ratioTarget(rows: Row[], label: string, q: Partial<Row>, min: number, impl = 'allocator'): TargetResult {
-  const ref = find(rows, { ...q, impl: 'reference' });
+const okNs = (r: Row | undefined): r is Row & { nsPerOp: number } => r !== undefined && r.status === 'ok' && !!r.nsPerOp;
+const whyNot = (impl: string, r: Row | undefined): string => (!r ? `${impl} not run` : r.status === 'ok' ? '' : `${impl} ${r.status}`);
+
+/** `impl` at least `min`× faster than `base` on the case `q`. */
+function fasterThan(rows: Row[], label: string, q: Partial<Row>, impl: string, base: string, min: number): TargetResult {
+  const b = find(rows, { ...q, impl: base });
   const a = find(rows, { ...q, impl });
-  const target = `${label}: ${impl} ≥ ${min.toLocaleString('en-US')}× faster than reference`;
-  if (!ref || !a || ref.status !== 'ok' || a.status !== 'ok' || !ref.nsPerOp || !a.nsPerOp) {
-    const why = [ref ? (ref.status === 'ok' ? '' : `reference ${ref.status}`) : 'reference not run', a ? (a.status === 'ok' ? '' : `${impl} ${a.status}`) : `${impl} not run`].filter(Boolean).join(', ');
-    return { target, measured: `n/a (${why})`, pass: null };
-  }
-  const x = ref.nsPerOp / a.nsPerOp;
-  // The store floor of the same case bounds what any allocator on this store can reach.
-  const floor = impl === 'allocator' ? find(rows, { ...q, impl: 'store' }) : undefined;
-  const bound = floor?.status === 'ok' && floor.nsPerOp ? `; store floor ${fmtNs(floor.nsPerOp)}: at most ${fmtRatio(ref.nsPerOp / floor.nsPerOp)} with a free index` : '';
-  return { target, measured: `${fmtRatio(x)} (${fmtNs(ref.nsPerOp)} vs ${fmtNs(a.nsPerOp)}${bound})`, pass: x >= min };
+  const target = `${label}: ${impl} ≥ ${min.toLocaleString('en-US')}× faster than ${base}`;
+  if (!okNs(a) || !okNs(b)) return { target, measured: `n/a (${[whyNot(base, b), whyNot(impl, a)].filter(Boolean).join(', ')})`, pass: null, ran: !!a || !!b };
+  const x = b.nsPerOp / a.nsPerOp;
+  return { target, measured: `${fmtRatio(x)} (${base} ${fmtNs(b.nsPerOp)}, ${impl} ${fmtNs(a.nsPerOp)})`, pass: x >= min, ran: true };
+}
+
+/** `impl` costs at most `maxNs` on the case `q` (a cost, not a ratio). */
+function atMost(rows: Row[], label: string, q: Partial<Row>, maxNs: number): TargetResult {
+  const a = find(rows, q);
+  const target = `${label} ≤ ${fmtNs(maxNs)}`;
+  if (!okNs(a)) return { target, measured: `n/a (${whyNot(String(q.impl), a)})`, pass: null, ran: !!a };
+  return { target, measured: fmtNs(a.nsPerOp), pass: a.nsPerOp <= maxNs, ran: true };
+}
+
+/**
+ * One target over many cases: `over(a, b)` must be false in every case where both rows ran.
+ * Reports the worst case by `score` (higher = worse) and how many cases are over.
+ */
+type Timed = Row & { nsPerOp: number };
+function everyCase(target: string, pairs: [Row, Row][], score: (a: Timed, b: Timed) => number, over: (a: Timed, b: Timed) => boolean, show: (x: number) => string): TargetResult {
+  const measured = pairs.filter(([a, b]) => okNs(a) && okNs(b)).map(([a, b]) => ({ key: caseKey(a), x: score(a as Timed, b as Timed), over: over(a as Timed, b as Timed) }));
+  if (measured.length === 0) return { target, measured: 'n/a (no case where both ran)', pass: null, ran: pairs.length > 0 };
+  const worst = measured.reduce((w, m) => (m.x > w.x ? m : w));
+  const n = measured.filter((m) => m.over).length;
+  return { target, measured: `worst ${show(worst.x)} at ${worst.key}; ${n} of ${measured.length} cases over`, pass: n === 0, ran: true };
+}
+
+/** Rows of `impl` paired with the row of `other` for the same case. */
+function paired(rows: Row[], impl: string, other: string, keep: (r: Row) => boolean = () => true): [Row, Row][] {
+  const byKey = new Map(rows.filter((r) => r.impl === other).map((r) => [caseKey(r), r]));
+  return rows.filter((r) => r.impl === impl && keep(r)).flatMap((r) => {
+    const o = byKey.get(caseKey(r));
+    return o ? [[r, o] as [Row, Row]] : [];
+  });
+}
+
+/** "Slower beyond noise": more than 10 % or the two spreads together, whichever is larger. */
+export function slowerBeyondNoise(cur: Row & { nsPerOp: number }, base: Row & { nsPerOp: number }): number {
+  const noise = Math.max(0.1, ((cur.spread ?? 0) + (base.spread ?? 0)) / 100);
+  return cur.nsPerOp / base.nsPerOp - 1 - noise;
 }
 
 export function evaluateTargets(rows: Row[]): TargetResult[] {
   const out: TargetResult[] = [];
   const nr = OPS.nextRelease;
+  // The allocation path on MemoryStore against upstream's algorithm, IPv4.
   for (const prefix of ['/16', '/12']) {
-    for (const [fill, kind, min] of [[0.5, 'uniform', 20], [0.5, 'organic', 20], [0.99, 'uniform', 300], [0.999, 'uniform', 1000], [0.999, 'organic', 1000]] as const) {
-      out.push(ratioTarget(rows, `IPv4 ${prefix} ${nr} at ${fill * 100} % ${kind}`, { family: 'IPv4', prefix, op: nr, fill, fillKind: kind }, min));
+    for (const [fill, kind, min] of [[0, 'none', 2], [0.5, 'uniform', 2], [0.5, 'organic', 2], [0.99, 'uniform', 20], [0.99, 'organic', 20], [0.999, 'uniform', 300], [0.999, 'organic', 300]] as const) {
+      const q = { family: 'IPv4', prefix, op: nr, fill, fillKind: kind } as const;
+      out.push(fasterThan(rows, `IPv4 ${prefix} ${nr} at ${fillLabel({ fill, fillCount: null, fillKind: kind })}`, q, 'allocator', 'go-seed', min));
+    }
+    out.push(fasterThan(rows, `IPv4 ${prefix} full, "range is full"`, { family: 'IPv4', prefix, op: OPS.full }, 'allocator', 'go-seed', 1000));
+  }
+  out.push(everyCase(`allocator ${nr} ≤ 1.5× the store floor, every case`, paired(rows, 'allocator', 'store', (r) => r.op === nr),
+    (a, b) => a.nsPerOp / b.nsPerOp, (a, b) => a.nsPerOp > 1.5 * b.nsPerOp, (x) => `${x.toFixed(2)}× the floor`));
+  out.push(everyCase('allocator "range is full" (rejected) ≤ 300 ns, every range', rows.filter((r) => r.impl === 'allocator' && r.op === OPS.full).map((r) => [r, r] as [Row, Row]),
+    (a) => a.nsPerOp, (a) => a.nsPerOp > 300, fmtNs));
+  out.push(everyCase('range ≥ 5× faster than go-seed, every IPv4 case', paired(rows, 'range', 'go-seed', (r) => r.family === 'IPv4'),
+    (a, b) => a.nsPerOp / b.nsPerOp, (a, b) => 5 * a.nsPerOp > b.nsPerOp, (x) => `${fmtRatio(1 / x)} faster`));
+  // IPv6 /64: the sparse index and IPv6 text.
+  for (const [count, maxNs] of [[100_000, 80], [1_000_000, 100]] as const) {
+    out.push(atMost(rows, `core IPv6 /64 ${nr} at ${fillLabel({ fill: null, fillCount: count, fillKind: 'uniform' })}`, { impl: 'core', family: 'IPv6', prefix: '/64', op: nr, fillCount: count }, maxNs));
+  }
+  const w = find(rows, { impl: 'core', family: 'IPv6', prefix: '/64', op: OPS.warm, fillCount: 1_000_000 });
+  const memTarget = 'core IPv6 /64 index memory at 10^6 ≤ 16 B per allocated address';
+  if (!w || w.status !== 'ok' || w.wasmBytesPerAllocation === null || w.wasmBytesPerAllocation === undefined) {
+    out.push({ target: memTarget, measured: `n/a (${!w ? 'not run' : w.status !== 'ok' ? w.status : 'index bytes not measurable'})`, pass: null, ran: !!w });
+  } else {
+    out.push({ target: memTarget, measured: `${w.wasmBytesPerAllocation.toFixed(1)} B (WASM) + ${(w.jsBytesPerAllocation ?? 0).toFixed(1)} B (JS heap)`, pass: w.wasmBytesPerAllocation <= 16, ran: true });
+  }
+  out.push(atMost(rows, 'parse+format IPv6', { impl: 'boundary', op: 'parse+format IPv6' }, 100));
+  out.push(atMost(rows, 'parse+format IPv4', { impl: 'boundary', op: 'parse+format IPv4' }, 45));
+  for (const count of [100_000, 1_000_000]) {
+    for (const op of [nr, OPS.allocRelease, OPS.has]) {
+      const q = { family: 'IPv6', prefix: '/64', op, fillCount: count } as const;
+      const label = `IPv6 /64 ${op} at ${fillLabel({ fill: null, fillCount: count, fillKind: 'uniform' })}`;
+      out.push(fasterThan(rows, label, q, 'range', 'go-seed', 5));
+      out.push(fasterThan(rows, label, q, 'allocator', 'go-seed', 2));
     }
   }
-  out.push(ratioTarget(rows, `IPv4 /12 full, "range is full"`, { family: 'IPv4', prefix: '/12', op: OPS.full }, 10_000));
-  for (const [family, prefix, bop] of [['IPv4', '/16', 'parse+format IPv4'], ['IPv6', '/112', 'parse+format IPv6']] as const) {
-    const r = find(rows, { impl: 'range', family, prefix, op: nr, fill: 0.5, fillKind: 'uniform' });
-    const b = find(rows, { impl: 'boundary', op: bop });
-    const target = `Range.allocateNext()+release() on ${family} ${prefix} at 50 % ≤ 2× a bare ${bop}`;
-    if (!r || !b || r.status !== 'ok' || b.status !== 'ok' || !r.nsPerOp || !b.nsPerOp) {
-      out.push({ target, measured: `n/a (${!r ? 'range not run' : r.status !== 'ok' ? `range ${r.status}` : `${bop} ${b?.status ?? 'not run'}`})`, pass: null });
-    } else {
-      const x = r.nsPerOp / b.nsPerOp;
-      out.push({ target, measured: `${x.toFixed(2)}× (${fmtNs(r.nsPerOp)} vs ${fmtNs(b.nsPerOp)})`, pass: x <= 2 });
-    }
+  {
+    const q = { family: 'IPv6', prefix: '/64', op: OPS.warm, fillCount: 1_000_000 } as const;
+    const a = find(rows, { ...q, impl: 'allocator' });
+    const p = find(rows, { ...q, impl: 'store' });
+    const target = 'IPv6 /64 warm start at 10^6: allocator ≤ 2× the parse floor (store)';
+    if (!okNs(a) || !okNs(p)) out.push({ target, measured: `n/a (${[whyNot('store', p), whyNot('allocator', a)].filter(Boolean).join(', ')})`, pass: null, ran: !!a || !!p });
+    else out.push({ target, measured: `${(a.nsPerOp / p.nsPerOp).toFixed(2)}× (${fmtNs(a.nsPerOp)} vs ${fmtNs(p.nsPerOp)} per address)`, pass: a.nsPerOp <= 2 * p.nsPerOp, ran: true });
   }
-  out.push(ratioTarget(rows, `IPv6 /64 with 10^6 allocated, ${nr}`, { family: 'IPv6', prefix: '/64', op: nr, fillCount: 1_000_000 }, 5));
-  for (const impl of ['allocator', 'core']) {
-    const w = find(rows, { impl, family: 'IPv6', prefix: '/64', op: OPS.warm, fillCount: 1_000_000 });
-    const target = `IPv6 /64 with 10^6 allocated: ${impl} index memory ≤ 32 B per allocated address`;
-    if (!w || w.status !== 'ok' || w.wasmBytesPerAllocation === null || w.wasmBytesPerAllocation === undefined) {
-      out.push({ target, measured: `n/a (${!w ? 'not run' : w.status !== 'ok' ? w.status : 'index bytes not measurable'})`, pass: null });
-    } else {
-      out.push({ target, measured: `${w.wasmBytesPerAllocation.toFixed(1)} B (WASM) + ${(w.jsBytesPerAllocation ?? 0).toFixed(1)} B (JS heap)`, pass: w.wasmBytesPerAllocation <= 32 });
-    }
+  // No row slower than the previous implementation (--baseline), per baseline column.
+  for (const col of [...new Set(rows.map((r) => r.impl).filter((i) => i.includes('@')))]) {
+    const impl = col.slice(0, col.indexOf('@'));
+    out.push(everyCase(`${impl}: no case slower than ${col} beyond noise (10 % or the two spreads)`, paired(rows, impl, col),
+      (a, b) => a.nsPerOp / b.nsPerOp, (a, b) => slowerBeyondNoise(a, b) > 0, (x) => `${x.toFixed(2)}× ${col}`));
   }
   return out;
 }
@@ -193,14 +272,24 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
   L.push(`Mode **${c.mode}**, ${c.date}, ${c.runtime.name} ${c.runtime.version} (V8 ${c.runtime.v8}), ${c.cpu} × ${c.cores} cores, ${c.memoryGiB} GiB, ${c.os}.`);
   L.push(`Commit \`${c.git.commit.slice(0, 12)}\`${c.git.dirty ? ' (working tree had uncommitted changes)' : ''}; WASM core build: ${c.coreBuild}; forced GC for memory: ${c.gcExposed ? 'yes' : 'no (memory figures approximate)'}. Run took ${Math.round(res.durationSeconds)} s. Arguments: \`${c.args.join(' ') || '(none)'}\`. Load average at start: ${c.loadAverage.join(' / ')}${c.loadAverage[0] > c.cores ? ` — **the machine was busy (load > ${c.cores} cores): absolute numbers are inflated and noisy; ratios within the run are more robust**` : ''}.`, '');
   if (c.mode === 'smoke') L.push('**Smoke mode: minimal samples on cold code, to prove the suite runs. The numbers mean nothing.**', '');
-  L.push('Cells: median ns per operation ± median absolute deviation, and how many times faster than `reference` in the same run. ' +
+  const base = ratioBase(res.rows);
+  L.push(`Cells: median ns per operation ± median absolute deviation, and how many times faster than \`${base}\` in the same run. ` +
     'Fills are random distinct offsets from a fixed seed (uniform) or the layout repeated allocateNext produces (organic), loaded untimed; ' +
     'allocateNext+release keeps the fill constant. Warm start: ns per address to build the implementation over an existing store/index.', '');
   L.push(`![ns/op against fill](${svgName})`, '');
 
   L.push('## Targets', '', '| target | measured | result |', '|---|---|---|');
-  for (const t of evaluateTargets(res.rows)) L.push(`| ${t.target} | ${t.measured} | ${t.pass === null ? 'not evaluated' : t.pass ? '**pass**' : '**FAIL**'} |`);
+  const targets = evaluateTargets(res.rows);
+  for (const t of targets.filter((x) => x.ran)) L.push(`| ${t.target} | ${t.measured} | ${t.pass === null ? 'not evaluated' : t.pass ? '**pass**' : '**FAIL**'} |`);
   L.push('');
+  const notRun = targets.filter((t) => !t.ran);
+  if (notRun.length) L.push(`Not evaluated, their cases did not run in this mode: ${notRun.map((t) => t.target).join('; ')}.`, '');
+  if (res.rows.some((r) => r.impl.startsWith('go-'))) L.push(GO_NOTE, '');
+  const baselines = [...new Set(res.rows.map((r) => r.impl).filter((i) => i.includes('@')))];
+  if (baselines.length) {
+    L.push(`${baselines.map((b) => `\`${b}\``).join(', ')}: the implementation at that git ref (\`--baseline\`), built in a temporary worktree and run ` +
+      'in this process on the same fills, beside the current one: "slower beyond noise" = more than 10 % or the two spreads together slower.', '');
+  }
   const floor = find(res.rows, { impl: 'boundary', op: 'MemoryStore create+delete (store floor)' });
   const floorSync = find(res.rows, { impl: 'boundary', op: 'MemoryStore createSync+deleteSync (store floor, sync)' });
   if (floor?.status === 'ok') {
@@ -215,10 +304,10 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
 
   L.push('## Results', '', `| case | ${impls.join(' | ')} |`, `|---|${impls.map(() => '---:').join('|')}|`);
   for (const g of grouped(res.rows, impls)) {
-    const ref = g.byImpl.get('reference');
+    const ref = g.byImpl.get(base);
     L.push(`| ${g.key} | ${impls.map((i) => {
       const x = cell(g.byImpl.get(i), ref);
-      return x.ratio && i !== 'reference' ? `${x.text} (${x.ratio})` : x.text;
+      return x.ratio && i !== base ? `${x.text} (${x.ratio})` : x.text;
     }).join(' | ')} |`);
   }
   L.push('');

@@ -27,7 +27,8 @@ import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills
 import { IMPLS, IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impls.ts';
 import { measureAsync, measureSync, summarize, type Budget, type Measurement, type Skipped } from './measure.ts';
 import { RANGES, offsetText, rangeById, type RangeSpec } from './ranges.ts';
-import { OPS, caseKey, fillLabel, markdown, textTable, evaluateTargets, type Results, type Row } from './report.ts';
+import { OPS, caseKey, fillLabel, markdown, textTable, targetLines, type Results, type Row } from './report.ts';
+import { GO_NOTE } from './go.ts';
 import { chartSvg } from './svg.ts';
 import { Seeded } from './seeded.ts';
 
@@ -225,6 +226,7 @@ function makeCtx(p: SeriesPlan, store: unknown): { ctx: SeriesCtx; setCount(n: n
 }
 
 async function measureRunner(runner: Runner, budget: Budget): Promise<Measurement | Skipped> {
+  if (runner.kind === 'self-timed') return runner.measure(budget);
   return runner.kind === 'sync' ? measureSync(runner.run, budget) : measureAsync(runner.run, budget);
 }
 
@@ -263,7 +265,7 @@ async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], r
         texts.length = 0;
         if (measureStore) storeBytesPerRecord = (liveJsBytes() - before) / (l.count - count);
       }
-      for (const s of opened.values()) s.fillTo(count, l.count);
+      for (const s of opened.values()) await s.fillTo(count, l.count);
       count = l.count;
       setCount(count);
     }
@@ -339,7 +341,7 @@ async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], r
               continue;
             }
             const heavy = op === 'full' || (l.fill ?? 0) >= 0.99;
-            const budget = heavy ? budgets.heavy : runner.kind === 'sync' ? budgets.sync : budgets.async;
+            const budget = heavy ? budgets.heavy : runner.kind === 'async' ? budgets.async : budgets.sync;
             const m = await measureRunner(runner, budget);
             rows.push(withMeasurement(row, m));
           }
@@ -392,8 +394,8 @@ async function main(): Promise<void> {
 
   const res: Results = { conditions: cond, durationSeconds: (Date.now() - t0) / 1000, storeBytesPerRecord, rows };
   const shown = IMPL_NAMES.filter((i) => rows.some((r) => r.impl === i));
-  process.stdout.write(`\n${textTable(rows, shown)}\n\ntargets\n`);
-  for (const t of evaluateTargets(rows)) process.stdout.write(`  ${t.pass === null ? '·   ' : t.pass ? 'pass' : 'FAIL'}  ${t.target}: ${t.measured}\n`);
+  process.stdout.write(`\n${textTable(rows, shown)}\n\ntargets\n${targetLines(rows).join('\n')}\n`);
+  if (rows.some((r) => r.impl.startsWith('go-'))) process.stdout.write(`\n${GO_NOTE.replace(/`/g, '')}\n`);
   fs.mkdirSync(path.dirname(outPrefix), { recursive: true });
   const svgName = `${path.basename(outPrefix)}.svg`;
   fs.writeFileSync(`${outPrefix}.json`, JSON.stringify(res, null, 1) + '\n');

@@ -7,6 +7,8 @@ import { OPS, fmtNs } from './report.ts';
 
 export const COLORS: Record<string, string> = {
   reference: '#d62728',
+  'go-seed': '#e377c2',
+  'go-master': '#bcbd22',
   'legacy-bitmap': '#ff7f0e',
   allocator: '#1f77b4',
   store: '#7f7f7f',
@@ -14,6 +16,13 @@ export const COLORS: Record<string, string> = {
   core: '#9467bd',
   contiguous: '#8c564b',
 };
+
+/** A --baseline column (`allocator@HEAD~3`) is drawn in its implementation's colour, faded. */
+function colorOf(impl: string): { stroke: string; opacity: number | undefined } {
+  const at = impl.indexOf('@');
+  if (at < 0) return { stroke: COLORS[impl] ?? '#000', opacity: undefined };
+  return { stroke: COLORS[impl.slice(0, at)] ?? '#000', opacity: 0.45 };
+}
 
 /** Escapes text for XML character data and attribute values. */
 export function esc(s: string): string {
@@ -91,8 +100,9 @@ export function chartSvg(rows: Row[], impls: readonly string[], subtitle: string
   const pw = 400;
   const ph = 290;
   const m = { l: 64, r: 16, t: 34, b: 44 };
-  const legendH = 70;
   const W = cols * pw;
+  const perLegendRow = Math.max(1, Math.floor((W - 16) / 150));
+  const legendH = 44 + 26 * Math.ceil(impls.length / perLegendRow);
   const H = 46 + Math.ceil(ps.length / cols) * ph + legendH;
   const values = ps.flatMap((p) => p.rows.map((r) => r.nsPerOp!)).filter((v) => v > 0);
   const lo = Math.floor(Math.log10(values.length ? Math.min(...values) : 1));
@@ -123,7 +133,7 @@ export function chartSvg(rows: Row[], impls: readonly string[], subtitle: string
     });
     out.push(text((x0 + x1) / 2, y0 + 34, p.xLabel, { 'text-anchor': 'middle', 'font-size': 10, fill: '#555' }));
     for (const impl of impls) {
-      const color = COLORS[impl] ?? '#000';
+      const { stroke: color, opacity } = colorOf(impl);
       for (const kind of ['uniform', 'organic'] as const) {
         const pts = p.rows
           .filter((r) => r.impl === impl && r.op === OPS.nextRelease && (r.fillKind === kind || r.fillKind === 'none' || (r.fill === null && kind === 'uniform')))
@@ -134,24 +144,26 @@ export function chartSvg(rows: Row[], impls: readonly string[], subtitle: string
         if (pts.length > 1) {
           out.push(el('polyline', {
             points: pts.map(([c, v]) => `${fmtNum(xs(c))},${fmtNum(ys(v))}`).join(' '),
-            fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-dasharray': kind === 'organic' ? '6 4' : undefined,
+            fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-dasharray': kind === 'organic' ? '6 4' : undefined, 'stroke-opacity': opacity,
           }));
         }
-        for (const [c, v] of pts) out.push(el('circle', { cx: xs(c), cy: ys(v), r: 2.6, fill: color }));
+        for (const [c, v] of pts) out.push(el('circle', { cx: xs(c), cy: ys(v), r: 2.6, fill: color, 'fill-opacity': opacity }));
       }
       for (const r of p.rows.filter((x) => x.impl === impl && x.op === OPS.full)) {
-        out.push(el('circle', { cx: xs(p.catOf(r)), cy: ys(r.nsPerOp!), r: 5, fill: 'none', stroke: color, 'stroke-width': 2 }));
+        out.push(el('circle', { cx: xs(p.catOf(r)), cy: ys(r.nsPerOp!), r: 5, fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-opacity': opacity }));
       }
     }
   });
   // legend
   const ly = H - legendH + 18;
   impls.forEach((impl, i) => {
-    const x = 16 + i * 130;
-    out.push(el('line', { x1: x, y1: ly, x2: x + 26, y2: ly, stroke: COLORS[impl] ?? '#000', 'stroke-width': 3 }));
-    out.push(text(x + 32, ly + 4, impl));
+    const x = 16 + (i % perLegendRow) * 150;
+    const y = ly + 26 * Math.floor(i / perLegendRow);
+    const { stroke, opacity } = colorOf(impl);
+    out.push(el('line', { x1: x, y1: y, x2: x + 26, y2: y, stroke, 'stroke-width': 3, 'stroke-opacity': opacity }));
+    out.push(text(x + 32, y + 4, impl));
   });
-  const ly2 = ly + 26;
+  const ly2 = ly + 26 * Math.ceil(impls.length / perLegendRow);
   out.push(el('line', { x1: 16, y1: ly2, x2: 42, y2: ly2, stroke: '#444', 'stroke-width': 2 }));
   out.push(text(48, ly2 + 4, 'uniform fill'));
   out.push(el('line', { x1: 146, y1: ly2, x2: 172, y2: ly2, stroke: '#444', 'stroke-width': 2, 'stroke-dasharray': '6 4' }));

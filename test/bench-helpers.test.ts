@@ -5,7 +5,7 @@ import { organicOrder, uniformOrder, freeOffsets, randomU64Pairs } from '../benc
 import { RANGES, offsetText, rangeById } from '../bench/ranges.ts';
 import { median, summarize } from '../bench/measure.ts';
 import { chartSvg, esc } from '../bench/svg.ts';
-import { OPS, evaluateTargets, type Row } from '../bench/report.ts';
+import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
 import { formatAddr } from '../adapters/address.ts';
 
 describe('fills', () => {
@@ -97,15 +97,43 @@ function row(p: Partial<Row>): Row {
 }
 
 describe('report', () => {
-  it('evaluates ratio targets within the run, and says why one is not evaluated', () => {
-    const rows = [row({}), row({ impl: 'allocator', nsPerOp: 40 }), row({ fill: 0.99, nsPerOp: 1e5 }), row({ impl: 'allocator', fill: 0.99, status: 'skipped', nsPerOp: null })];
+  it('evaluates ratio targets against go-seed within the run, and says why one is not evaluated', () => {
+    const rows = [row({ impl: 'go-seed' }), row({ impl: 'allocator', nsPerOp: 400 }), row({ impl: 'go-seed', fill: 0.99, nsPerOp: 1e5 }), row({ impl: 'allocator', fill: 0.99, status: 'skipped', nsPerOp: null })];
     const t = evaluateTargets(rows);
-    const at50 = t.find((x) => x.target.startsWith('IPv4 /16 allocateNext+release at 50 % uniform'))!;
+    const at50 = t.find((x) => x.target.startsWith('IPv4 /16 allocateNext+release at 50 % uniform: allocator ≥ 2× faster than go-seed'))!;
     expect(at50.pass).toBe(true);
-    expect(at50.measured).toMatch(/^25×/);
+    expect(at50.measured).toBe('2.5× (go-seed 1.00 µs, allocator 400 ns)');
     const at99 = t.find((x) => x.target.startsWith('IPv4 /16 allocateNext+release at 99 % uniform'))!;
     expect(at99.pass).toBeNull();
+    expect(at99.ran).toBe(true);
     expect(at99.measured).toContain('allocator skipped');
+    const v6 = t.find((x) => x.target.startsWith('IPv6 /64 has at 10^6: range'))!;
+    expect(v6.ran).toBe(false);
+    // the ratio in the cells is against go-seed once it ran
+    expect(ratioBase(rows)).toBe('go-seed');
+    expect(ratioBase([row({})])).toBe('reference');
+  });
+
+  it('a target over every case reports the worst case and fails on any case over', () => {
+    const rows = [
+      row({ impl: 'allocator', nsPerOp: 140 }), row({ impl: 'store', nsPerOp: 100 }),
+      row({ impl: 'allocator', fill: 0.99, nsPerOp: 180 }), row({ impl: 'store', fill: 0.99, nsPerOp: 100 }),
+    ];
+    const floor = evaluateTargets(rows).find((x) => x.target.startsWith('allocator allocateNext+release ≤ 1.5× the store floor'))!;
+    expect(floor.pass).toBe(false);
+    expect(floor.measured).toBe('worst 1.80× the floor at IPv4 /16 · allocateNext+release · 99 % uniform; 1 of 2 cases over');
+  });
+
+  it('compares a --baseline column case by case, beyond noise only', () => {
+    const rows = [
+      row({ impl: 'range', nsPerOp: 108, spread: 2 }), row({ impl: 'range@HEAD~1', nsPerOp: 100, spread: 2 }),
+      row({ impl: 'range', fill: 0.99, nsPerOp: 130, spread: 1 }), row({ impl: 'range@HEAD~1', fill: 0.99, nsPerOp: 100, spread: 1 }),
+    ];
+    const t = evaluateTargets(rows).find((x) => x.target.startsWith('range: no case slower than range@HEAD~1'))!;
+    expect(t.pass).toBe(false);
+    expect(t.measured).toContain('1 of 2 cases over');
+    expect(slowerBeyondNoise({ ...rows[0], nsPerOp: 108 }, { ...rows[1], nsPerOp: 100 })).toBeLessThan(0);
+    expect(slowerBeyondNoise({ ...rows[2], nsPerOp: 130 }, { ...rows[3], nsPerOp: 100 })).toBeGreaterThan(0);
   });
 });
 

@@ -1,0 +1,3 @@
+module ipallocator/bench/go-seed
+
+go 1.19
