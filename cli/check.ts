@@ -1,0 +1,258 @@
+// `ipallocator check`: kube-apiserver's ClusterIP repair rules as a report
+// (pkg/registry/core/service/ipallocator/controller/repairip.go, RepairIPAddress), and `--fix`,
+// which deletes exactly what that controller's IPAddress loop deletes — nothing it would create.
+//
+// IPAddress loop (syncIPAddress), only for objects labelled managed-by ipallocator.k8s.io:
+//   parentRef not a core Service (group ≠ "" or resource ≠ "services") → not-a-service  delete
+//   parent Service does not exist, created more than the grace (60 s) ago → orphan    delete
+//     … created less than the grace ago (the Service may still be on its way) → pending (not counted)
+//   parent Service exists but does not list the address                  → wrong-reference  delete
+// Service loop (syncService), every ClusterIP of every Service that has one (not headless):
+//   not an address                                                       → invalid-cluster-ip
+//   not inside any ServiceCIDR (network and broadcast count as inside)   → out-of-range
+//   no IPAddress of that name                                            → missing
+//   the IPAddress references another object, or another Service that does not hold the address
+//                                                                        → held-by-other
+//   … another Service that also holds it (the address is given twice)    → duplicate
+//   the IPAddress lacks the family / managed-by labels                   → bad-labels
+// Upstream repairs the Service-loop findings by creating (or deleting and re-creating) the
+// IPAddress for the Service; this command leaves that to kube-apiserver and only reports them.
+//
+// Before each delete --fix reads the IPAddress and its parent Service again and deletes only if
+// the rule still holds, with the object's uid as a precondition, so an object re-created or
+// re-assigned since the listing is left alone.
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
+import { RECONCILE_GRACE_MS } from '../adapters/reconcile.ts';
+import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
+import type { ParentRef } from '../adapters/types.ts';
+import type { Cluster, ServiceRecord } from './cluster.ts';
+import { compareAddresses, parseAddress, parseCIDR } from './ranges.ts';
+import { formatAddr } from '../adapters/address.ts';
+import { ownerText } from './status.ts';
+import { counted, table } from './text.ts';
+
+export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
+
+export type FindingKind =
+  | 'not-a-service'
+  | 'orphan'
+  | 'wrong-reference'
+  | 'invalid-cluster-ip'
+  | 'out-of-range'
+  | 'missing'
+  | 'held-by-other'
+  | 'duplicate'
+  | 'bad-labels';
+
+/** One problem. `fix` is "delete" when upstream's IPAddress loop deletes the object. */
+export interface Finding {
+  kind: FindingKind;
+  /** The address (IPAddress name or ClusterIP as written). */
+  ip: string;
+  /** The Service concerned, "namespace/name", or null (IPAddress-loop findings without one). */
+  service: string | null;
+  /** The IPAddress's owner as text ("namespace/name" for a Service), null when none or no object. */
+  owner: string | null;
+  fix: 'delete' | null;
+  message: string;
+}
+
+/** The `--json` shape of `check` (schema "ipallocator/check/v1"; fields are only ever added). */
+export interface CheckReport {
+  schema: 'ipallocator/check/v1';
+  context: string;
+  server: string;
+  graceSeconds: number;
+  /** Every problem found, IPAddress-loop findings first, each list by address. */
+  findings: Finding[];
+  /** Orphaned IPAddresses still inside the grace: not problems yet. */
+  pending: { ip: string; owner: string | null; ageSeconds: number | null }[];
+  /** What --fix did; null without --fix. */
+  fixed: FixResult | null;
+  /** True when no finding remains (after --fix, the ones it removed do not count). */
+  clean: boolean;
+}
+
+export interface FixResult {
+  deleted: string[];
+  /** Not deleted because the object or its Service changed since the listing. */
+  skipped: { ip: string; reason: string }[];
+  /** Deletes that failed. */
+  failed: { ip: string; error: string }[];
+  /** True when the operator declined the confirmation. */
+  declined: boolean;
+}
+
+const isService = (p: ParentRef | null): p is ParentRef => p !== null && (p.group ?? '') === '' && p.resource === 'services';
+const serviceKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
+
+/** Applies the repair rules to one listing. `now` in ms since the epoch. */
+export function findProblems(
+  input: { ipAddresses: readonly IPAddressRecord[]; services: readonly ServiceRecord[]; serviceCIDRs: readonly ServiceCIDRRecord[] },
+  options: { now: number; graceMs: number },
+): { findings: Finding[]; pending: CheckReport['pending'] } {
+  const services = new Map<string, ServiceRecord>();
+  for (const s of input.services) services.set(serviceKey(s.namespace, s.name), s);
+  const byName = new Map<string, IPAddressRecord>();
+  for (const r of input.ipAddresses) byName.set(r.name, r);
+
+  const findings: Finding[] = [];
+  const pending: CheckReport['pending'] = [];
+  const byIP = (a: { ip: string }, b: { ip: string }) => compareAddresses(a.ip, b.ip);
+
+  // The IPAddress loop.
+  const ipFindings: Finding[] = [];
+  for (const r of input.ipAddresses) {
+    if (r.labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME) continue;
+    const owner = ownerText(r);
+    const verdict = ipAddressVerdict(r, services.get(serviceKey(r.parentRef?.namespace, r.parentRef?.name ?? '')), options);
+    if (verdict === undefined) continue;
+    if (verdict.kind === 'pending') {
+      pending.push({ ip: r.name, owner, ageSeconds: verdict.ageSeconds });
+      continue;
+    }
+    ipFindings.push({ kind: verdict.kind, ip: r.name, service: isService(r.parentRef) ? serviceKey(r.parentRef.namespace, r.parentRef.name) : null, owner, fix: 'delete', message: verdict.message });
+  }
+
+  // The Service loop.
+  const prefixes = input.serviceCIDRs.flatMap((sc) => sc.cidrs.map(parseCIDR).filter((p) => p !== undefined));
+  const svcFindings: Finding[] = [];
+  for (const svc of input.services) {
+    const key = serviceKey(svc.namespace, svc.name);
+    for (const ip of svc.clusterIPs) {
+      if (ip === '' || ip === 'None') continue;
+      const base = { ip, service: key, fix: null } as const;
+      const addr = parseAddress(ip);
+      if (addr === undefined) {
+        svcFindings.push({ ...base, kind: 'invalid-cluster-ip', owner: null, message: `Service ${key} has ClusterIP ${JSON.stringify(ip)}, which is not an IP address; recreate the Service` });
+        continue;
+      }
+      if (!prefixes.some((p) => p.contains(addr.version, addr.words))) {
+        svcFindings.push({ ...base, kind: 'out-of-range', owner: null, message: `ClusterIP ${ip} of Service ${key} is not within any ServiceCIDR; recreate the Service` });
+        continue;
+      }
+      const name = formatAddr(addr.version, addr.words);
+      const obj = byName.get(name);
+      if (obj === undefined) {
+        svcFindings.push({ ...base, kind: 'missing', owner: null, message: `ClusterIP ${ip} of Service ${key} has no IPAddress object; kube-apiserver's repair loop creates it` });
+        continue;
+      }
+      const owner = ownerText(obj);
+      const ref = obj.parentRef;
+      if (!isService(ref)) {
+        svcFindings.push({ ...base, kind: 'held-by-other', owner, message: `IPAddress ${name} for Service ${key} references ${owner ?? 'nothing'}, not a Service; kube-apiserver's repair loop re-creates it` });
+        continue;
+      }
+      if (serviceKey(ref.namespace, ref.name) !== key) {
+        const other = services.get(serviceKey(ref.namespace, ref.name));
+        if (other !== undefined && other.clusterIPs.includes(name)) {
+          svcFindings.push({ ...base, kind: 'duplicate', owner, message: `ClusterIP ${ip} is held by Service ${key} and by Service ${owner}; recreate one of them` });
+        } else {
+          const why = other === undefined ? 'which does not exist' : 'which does not hold it';
+          svcFindings.push({ ...base, kind: 'held-by-other', owner, message: `IPAddress ${name} for Service ${key} references Service ${owner}, ${why}` });
+        }
+        continue;
+      }
+      const family = addr.version === 4 ? 'IPv4' : 'IPv6';
+      if (obj.labels[LABEL_IP_FAMILY] !== family || obj.labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME) {
+        svcFindings.push({ ...base, kind: 'bad-labels', owner, message: `IPAddress ${name} of Service ${key} lacks the labels ${LABEL_IP_FAMILY}=${family}, ${LABEL_MANAGED_BY}=${CONTROLLER_NAME}; kube-apiserver's repair loop re-creates it` });
+      }
+    }
+  }
+  findings.push(...ipFindings.sort(byIP), ...svcFindings.sort(byIP));
+  pending.sort(byIP);
+  return { findings, pending };
+}
+
+type Verdict =
+  | { kind: 'not-a-service' | 'orphan' | 'wrong-reference'; message: string }
+  | { kind: 'pending'; ageSeconds: number | null }
+  | undefined;
+
+/** syncIPAddress for one managed IPAddress given its parent Service (undefined = not found). */
+function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined, options: { now: number; graceMs: number }): Verdict {
+  const owner = ownerText(r);
+  if (!isService(r.parentRef)) {
+    return { kind: 'not-a-service', message: `IPAddress ${r.name} references ${owner ?? 'nothing'}, not a Service` };
+  }
+  if (parent === undefined) {
+    const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
+    const ageMs = Number.isNaN(created) ? undefined : options.now - created;
+    // Upstream deletes when the lifetime exceeds the grace; an unknown age is never old enough.
+    if (ageMs !== undefined && ageMs > options.graceMs) {
+      return { kind: 'orphan', message: `IPAddress ${r.name} belongs to Service ${owner}, which does not exist (created ${formatAge(ageMs)} ago)` };
+    }
+    return { kind: 'pending', ageSeconds: ageMs === undefined ? null : Math.floor(ageMs / 1000) };
+  }
+  if (!parent.clusterIPs.includes(r.name)) {
+    return { kind: 'wrong-reference', message: `IPAddress ${r.name} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.join(', ') || 'none'})` };
+  }
+  return undefined;
+}
+
+function formatAge(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.floor(s / 60)}m`;
+  if (s < 172800) return `${Math.floor(s / 3600)}h`;
+  return `${Math.floor(s / 86400)}d`;
+}
+
+/**
+ * Deletes the IPAddresses of the findings marked "delete", each after reading it and its parent
+ * Service again and finding the rule still holds. Never throws for one object: a failure is
+ * recorded and the others proceed.
+ */
+export async function fix(cluster: Cluster, findings: readonly Finding[], options: { now: () => number; graceMs: number }): Promise<FixResult> {
+  const result: FixResult = { deleted: [], skipped: [], failed: [], declined: false };
+  const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
+  for (const name of names) {
+    try {
+      const current = await cluster.readIPAddress(name);
+      if (current === undefined) {
+        result.skipped.push({ ip: name, reason: 'already gone' });
+        continue;
+      }
+      const ref = current.parentRef;
+      const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
+      const verdict = current.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME ? ipAddressVerdict(current, parent, { now: options.now(), graceMs: options.graceMs }) : undefined;
+      if (verdict === undefined || verdict.kind === 'pending') {
+        result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak' });
+        continue;
+      }
+      if (await cluster.deleteIPAddress(name, current.uid)) result.deleted.push(name);
+      else result.skipped.push({ ip: name, reason: 'already gone' });
+    } catch (e) {
+      result.failed.push({ ip: name, error: (e as Error).message });
+    }
+  }
+  return result;
+}
+
+/** The terminal form. */
+export function render(report: CheckReport): string {
+  const out: string[] = [];
+  const deletable = report.findings.filter((f) => f.fix === 'delete').length;
+  if (report.findings.length === 0) {
+    out.push(`No problems found (context ${report.context}).`);
+  } else {
+    out.push(...table([['KIND', 'ADDRESS', 'FIX', 'DETAIL'], ...report.findings.map((f) => [f.kind, f.ip, f.fix ?? '-', f.message])], [false, false, false, false]));
+    out.push('');
+    const hint = report.fixed === null && deletable > 0 ? ' (run with --fix)' : '';
+    out.push(`${counted(report.findings.length, 'problem')} found; ${counted(deletable, 'IPAddress', 'IPAddresses')} to delete${hint}.`);
+  }
+  if (report.pending.length > 0) {
+    const list = report.pending.map((p) => p.ip).join(', ');
+    out.push(`${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without their Service younger than the ${report.graceSeconds} s grace (not counted): ${list}`);
+  }
+  const f = report.fixed;
+  if (f !== null) {
+    if (f.declined) out.push('Nothing deleted: not confirmed.');
+    else {
+      out.push(`Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${f.deleted.length > 0 ? `: ${f.deleted.join(', ')}` : ''}.`);
+      for (const s of f.skipped) out.push(`Skipped ${s.ip}: ${s.reason}.`);
+      for (const e of f.failed) out.push(`Failed ${e.ip}: ${e.error}`);
+    }
+  }
+  return out.join('\n') + '\n';
+}

@@ -1,0 +1,259 @@
+// The command line's view of a cluster: a kubeconfig context, and complete, paged listings of
+// ServiceCIDRs, IPAddresses and Services as plain records. Only this file (and what it imports
+// from adapters/kubernetes/) loads @kubernetes/client-node; main.ts imports it lazily, so `map
+// --snapshot` runs without the peer dependency.
+//
+// Listings page with limit/continue (500 per page, client-go's pager default) and report
+// progress after each page. A continue token that expired (410) restarts the listing once, from
+// the beginning. networking.k8s.io is asked at v1 first and at v1beta1 when v1 is not served
+// (Kubernetes 1.31–1.32).
+//
+// Failures become CliErrors that say what to do: the server could not be reached (and where it
+// is), the credentials were refused (401), or the identity lacks a permission (403: the verb and
+// the resource). Messages never carry request or response headers, nor tokens.
+import { CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
+import { KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
+import { toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
+import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
+import type { IPAddressRecord } from '../adapters/store.ts';
+import { CliError, UsageError } from './errors.ts';
+
+/** Objects per list request. */
+export const PAGE_SIZE = 500;
+
+/** A Service as the checks read it. */
+export interface ServiceRecord {
+  readonly namespace: string;
+  readonly name: string;
+  /** spec.clusterIPs (or spec.clusterIP when clusterIPs is empty); "None" for headless. */
+  readonly clusterIPs: readonly string[];
+}
+
+export interface ClusterOptions {
+  /** A kubeconfig file; default $KUBECONFIG, then ~/.kube/config, then the in-cluster config. */
+  kubeconfig?: string | undefined;
+  /** A context of the kubeconfig; default its current-context. */
+  context?: string | undefined;
+  /** Called after every page: the resource, objects so far, and the server's estimate of the rest. */
+  onProgress?: ((resource: string, listed: number, remaining: number | undefined) => void) | undefined;
+}
+
+/** One API resource, for messages: its plural and group ("" = core). */
+interface ResourceRef {
+  plural: string;
+  group: string;
+}
+
+const IPADDRESSES: ResourceRef = { plural: 'ipaddresses', group: 'networking.k8s.io' };
+const SERVICECIDRS: ResourceRef = { plural: 'servicecidrs', group: 'networking.k8s.io' };
+const SERVICES: ResourceRef = { plural: 'services', group: '' };
+
+interface Page {
+  items?: unknown[];
+  metadata?: { _continue?: string; continue?: string; remainingItemCount?: number };
+}
+
+type NetworkingApi = {
+  listIPAddress(p: { limit?: number; _continue?: string }): Promise<Page>;
+  listServiceCIDR(p: { limit?: number; _continue?: string }): Promise<Page>;
+  readIPAddress(p: { name: string }): Promise<IPAddressObject>;
+  deleteIPAddress(p: { name: string; body?: unknown }): Promise<unknown>;
+};
+
+export class Cluster {
+  readonly context: string;
+  readonly server: string;
+  private readonly kc: KubeConfig;
+  private readonly core: CoreV1Api;
+  private networking: NetworkingApi;
+  private networkingVersion: 'v1' | 'v1beta1' = 'v1';
+  private readonly onProgress: ClusterOptions['onProgress'];
+
+  /** Loads the kubeconfig and selects the context. Throws CliError when there is none to use. */
+  constructor(options: ClusterOptions = {}) {
+    const kc = new KubeConfig();
+    try {
+      if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
+      else kc.loadFromDefault();
+    } catch (e) {
+      const where = options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)';
+      throw new CliError(`cannot read ${where}: ${(e as Error).message}`);
+    }
+    if (options.context !== undefined) {
+      const names = kc.getContexts().map((c) => c.name);
+      if (!names.includes(options.context)) {
+        const known = names.length > 0 ? names.join(', ') : 'none';
+        throw new UsageError(`context "${options.context}" is not in the kubeconfig (contexts: ${known})`);
+      }
+      kc.setCurrentContext(options.context);
+    }
+    const cluster = kc.getCurrentCluster();
+    if (cluster === null || !cluster.server) {
+      throw new CliError('no cluster to talk to: set KUBECONFIG, pass --kubeconfig, or choose a context with --context');
+    }
+    this.kc = kc;
+    this.context = kc.getCurrentContext();
+    this.server = cluster.server;
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.networking = kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
+    this.onProgress = options.onProgress;
+  }
+
+  /** Every ServiceCIDR, as the MetaAllocator reads them. */
+  async serviceCIDRs(): Promise<ServiceCIDRRecord[]> {
+    const items = await this.listNetworking(SERVICECIDRS, (api, p) => api.listServiceCIDR(p));
+    return items.map((o) => toServiceCIDR(o as ServiceCIDRObject));
+  }
+
+  /** Every IPAddress object, as the store reads them. */
+  async ipAddresses(): Promise<IPAddressRecord[]> {
+    const items = await this.listNetworking(IPADDRESSES, (api, p) => api.listIPAddress(p));
+    return items.map((o) => toRecord(o as IPAddressObject));
+  }
+
+  /** Every Service of every namespace. */
+  async services(): Promise<ServiceRecord[]> {
+    const items = await this.listAll(SERVICES, (p) => this.core.listServiceForAllNamespaces(p) as Promise<Page>);
+    return items.map((o) => toService(o));
+  }
+
+  /** One IPAddress, or undefined when it does not exist. */
+  async readIPAddress(name: string): Promise<IPAddressRecord | undefined> {
+    try {
+      return toRecord(await this.networking.readIPAddress({ name }));
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw this.explain(e, 'get', IPADDRESSES, name);
+    }
+  }
+
+  /** One Service, or undefined when it does not exist. */
+  async readService(namespace: string, name: string): Promise<ServiceRecord | undefined> {
+    try {
+      return toService(await this.core.readNamespacedService({ namespace, name }));
+    } catch (e) {
+      if (isNotFound(e)) return undefined;
+      throw this.explain(e, 'get', SERVICES, `${namespace}/${name}`);
+    }
+  }
+
+  /**
+   * Deletes an IPAddress if it is still the object that was examined (a uid precondition: the
+   * server refuses with 409 when the name now belongs to a new object). False when it is gone.
+   */
+  async deleteIPAddress(name: string, uid: string | undefined): Promise<boolean> {
+    try {
+      const body = uid === undefined ? undefined : { preconditions: { uid } };
+      await this.networking.deleteIPAddress({ name, body });
+      return true;
+    } catch (e) {
+      if (isNotFound(e)) return false;
+      throw this.explain(e, 'delete', IPADDRESSES, name);
+    }
+  }
+
+  /** A networking.k8s.io listing, falling back to v1beta1 when v1 is not served. */
+  private async listNetworking(
+    resource: ResourceRef,
+    call: (api: NetworkingApi, p: { limit?: number; _continue?: string }) => Promise<Page>,
+  ): Promise<unknown[]> {
+    try {
+      return await this.listAll(resource, (p) => call(this.networking, p));
+    } catch (e) {
+      if (!(e instanceof ResourceNotServed) || this.networkingVersion === 'v1beta1') {
+        throw e instanceof ResourceNotServed ? new CliError(`the API server at ${this.server} serves no ${resource.plural}.${resource.group} (v1 or v1beta1): ServiceCIDRs and IPAddresses need Kubernetes 1.31 or later with the MultiCIDRServiceAllocator feature, or 1.33 or later`) : e;
+      }
+      this.networkingVersion = 'v1beta1';
+      this.networking = this.kc.makeApiClient(NetworkingV1beta1Api) as unknown as NetworkingApi;
+      return this.listNetworking(resource, call);
+    }
+  }
+
+  /** Pages through a listing; an expired continue token restarts it once. */
+  private async listAll(resource: ResourceRef, fetchPage: (p: { limit?: number; _continue?: string }) => Promise<Page>): Promise<unknown[]> {
+    for (let attempt = 0; ; attempt++) {
+      const items: unknown[] = [];
+      let cont: string | undefined;
+      try {
+        do {
+          const page = await fetchPage(cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont });
+          for (const item of page.items ?? []) items.push(item);
+          cont = page.metadata?._continue ?? page.metadata?.continue;
+          if (cont === '') cont = undefined;
+          this.onProgress?.(resource.plural, items.length, cont === undefined ? 0 : page.metadata?.remainingItemCount);
+        } while (cont !== undefined);
+        return items;
+      } catch (e) {
+        const code = httpStatus(e);
+        if (code === 410 && cont !== undefined && attempt === 0) continue;
+        if (code === 404 && cont === undefined && items.length === 0) throw new ResourceNotServed();
+        throw this.explain(e, 'list', resource);
+      }
+    }
+  }
+
+  /** A client-node failure as a CliError that says what went wrong and what is missing. */
+  private explain(err: unknown, verb: string, resource: ResourceRef, name?: string): CliError {
+    const apiError = translate(err, verb === 'list' ? 'list' : verb === 'delete' ? 'delete' : 'get', qualified(resource), name);
+    const code = apiError instanceof KubernetesApiError ? apiError.code : httpStatus(err);
+    const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? apiError.status.message : undefined;
+    const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${name}"`;
+    if (code === undefined) {
+      return new CliError(`cannot reach the API server at ${this.server} (context "${this.context}"): ${describeTransport(err)}`);
+    }
+    if (code === 401) {
+      return new CliError(`the API server at ${this.server} refused the credentials of context "${this.context}" (401 Unauthorized)`);
+    }
+    if (code === 403) {
+      const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
+      return new CliError(
+        `permission denied: context "${this.context}" may not ${verb} ${resource.plural} (${group}); ` +
+          `grant RBAC verb "${verb}" on resource "${resource.plural}"` +
+          (serverSaid ? `\n  the server said: ${serverSaid}` : ''),
+      );
+    }
+    return new CliError(`${verb} ${target} failed: HTTP ${code}${serverSaid ? ` ${serverSaid}` : ''}`);
+  }
+}
+
+class ResourceNotServed extends Error {}
+
+function qualified(r: ResourceRef): string {
+  return r.group === '' ? r.plural : `${r.plural}.${r.group}`;
+}
+
+function toService(o: unknown): ServiceRecord {
+  const obj = o as { metadata?: { namespace?: string; name?: string }; spec?: { clusterIP?: string; clusterIPs?: string[] } };
+  const ips = Array.isArray(obj.spec?.clusterIPs) && obj.spec!.clusterIPs!.length > 0 ? obj.spec!.clusterIPs! : obj.spec?.clusterIP ? [obj.spec.clusterIP] : [];
+  return Object.freeze({ namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '', clusterIPs: Object.freeze(ips.map(String)) });
+}
+
+function httpStatus(err: unknown): number | undefined {
+  const e = err as { code?: unknown; body?: unknown } | null;
+  return typeof e === 'object' && e !== null && typeof e.code === 'number' && 'body' in e ? e.code : undefined;
+}
+
+function isNotFound(err: unknown): boolean {
+  return httpStatus(err) === 404;
+}
+
+/** The transport failure in a few words (the error code when there is one), never headers. */
+function describeTransport(err: unknown): string {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') {
+      const words: Record<string, string> = {
+        ECONNREFUSED: 'connection refused',
+        ENOTFOUND: 'host not found',
+        ETIMEDOUT: 'timed out',
+        ECONNRESET: 'connection reset',
+        EHOSTUNREACH: 'host unreachable',
+      };
+      return `${words[code] ?? 'connection failed'} (${code})`;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message.split('\n')[0]! : 'connection failed';
+}

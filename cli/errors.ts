@@ -1,0 +1,25 @@
+// The command line's one error type. Everything the command expects to go wrong (a bad flag, an
+// unreachable server, a missing permission, a malformed snapshot file) becomes a CliError: main
+// prints its message, without a stack trace, and exits with its code.
+
+/** Exit codes: 0 clean, 1 `check` found something, 2 usage, connection or API error. */
+export const EXIT_CLEAN = 0;
+export const EXIT_FOUND = 1;
+export const EXIT_ERROR = 2;
+
+export class CliError extends Error {
+  readonly exitCode: number;
+  constructor(message: string, exitCode = EXIT_ERROR) {
+    super(message);
+    this.name = 'CliError';
+    this.exitCode = exitCode;
+  }
+}
+
+/** A bad command line: printed with a pointer to --help. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT_ERROR);
+    this.name = 'UsageError';
+  }
+}

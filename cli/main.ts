@@ -1,0 +1,361 @@
+// The `ipallocator` command (also installed as `kubectl-ipallocator`, a kubectl plugin):
+//
+//   status        utilisation of every ServiceCIDR range of the cluster
+//   check [--fix] kube-apiserver's ClusterIP repair rules as a report; --fix deletes the leaks
+//   map CIDR      a picture of one range as SVG, from the cluster or a Range snapshot file
+//
+// run() is the whole command with its input and output passed in (the tests call it in-process);
+// bin.ts calls it with the process's. Expected failures are CliErrors: a message, no stack trace,
+// exit code 2 (EXIT_ERROR). The cluster code (and @kubernetes/client-node) loads only when a
+// command talks to a cluster.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { IPAllocatorError } from '../adapters/errors.ts';
+import { Range } from '../adapters/range.ts';
+import { REPAIR_GRACE_MS, findProblems, fix, render as renderCheck, type CheckReport } from './check.ts';
+import type { Cluster, ClusterOptions } from './cluster.ts';
+import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
+import { emptyMap, markAllocated, type RangeMap } from './map.ts';
+import { offsetIn, parseAddress, parseCIDR } from './ranges.ts';
+import { render as renderStatus, summarize } from './status.ts';
+import { renderSVG } from './svg.ts';
+import { formatCount } from './text.ts';
+
+/** Where the command reads and writes. */
+export interface Io {
+  stdout: { write(text: string): unknown; isTTY?: boolean | undefined };
+  stderr: { write(text: string): unknown; isTTY?: boolean | undefined };
+  /** Answers to the confirmation prompt. */
+  stdin: Readable;
+  /** The clock, ms since the epoch (the grace of `check`). */
+  now?: () => number;
+  /** The name to show in help: "ipallocator" or "kubectl ipallocator". */
+  prog?: string;
+}
+
+const CLUSTER_OPTIONS = {
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsConfig['options'];
+
+const CLUSTER_HELP = `  --kubeconfig FILE  kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config)
+  --context NAME     kubeconfig context to use (default: its current-context)
+  -h, --help         this help`;
+
+const HELP = {
+  main: (p: string) => `Usage: ${p} <command> [options]
+
+Service ClusterIP ranges of a Kubernetes cluster (ServiceCIDR and IPAddress objects, 1.33+):
+
+  status        how full every ServiceCIDR range is, with the static and dynamic bands
+  check         find leaked and inconsistent IPAddresses, as kube-apiserver's repair loop does;
+                --fix deletes the leaks
+  map CIDR      draw a range as an SVG map (from the cluster, or from a Range snapshot file)
+
+Run '${p} <command> --help' for a command's options.
+Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error.
+`,
+  status: (p: string) => `Usage: ${p} status [options]
+
+For each ServiceCIDR: its ranges, Ready condition, size, used, free, the static and dynamic
+bands' use, a bar per range; then IPAddresses outside every ServiceCIDR and the top owners by
+namespace. Needs RBAC list on servicecidrs and ipaddresses (networking.k8s.io).
+
+  --json             print the report as JSON (schema "ipallocator/status/v1")
+  --top N            owners and strays to show (default 5)
+${CLUSTER_HELP}
+`,
+  check: (p: string) => `Usage: ${p} check [options]
+
+Applies kube-apiserver's ClusterIP repair rules (repairip.go) and reports:
+  not-a-service, orphan, wrong-reference   IPAddresses (managed by ipallocator.k8s.io) whose
+                                           parent is not a Service, no longer exists (after the
+                                           grace), or does not hold the address: fixable
+  missing, out-of-range, held-by-other,    ClusterIPs of Services without a correct IPAddress:
+  duplicate, bad-labels, invalid-cluster-ip  reported only (kube-apiserver repairs or you recreate)
+Exit code 0 when clean, 1 when problems are found (after --fix: when any remain).
+Needs RBAC list on services, servicecidrs and ipaddresses; --fix also get on both and delete on
+ipaddresses.
+
+  --fix              delete the fixable IPAddresses (each re-checked just before), after asking
+  -y, --yes          do not ask
+  --grace SECONDS    age before an IPAddress without its Service counts (default 60, upstream's)
+  --json             print the report as JSON (schema "ipallocator/check/v1")
+${CLUSTER_HELP}
+`,
+  map: (p: string) => `Usage: ${p} map CIDR --out FILE.svg [options]
+       ${p} map --snapshot FILE --out FILE.svg
+
+Draws every address of CIDR as a cell on a Hilbert curve, coloured free, allocated, static band
+or network/broadcast; past 16,384 addresses a cell is a block, shaded by how full it is.
+
+  --out FILE         write the SVG there (default: standard output, unless it is a terminal)
+  --snapshot FILE    read a Range snapshot file instead of the cluster: JSON
+                     Range.snapshot() as JSON with its data in base64:
+                     {"range": "<cidr>", "data": "<base64>", "length": n, "checksum": crc32}
+${CLUSTER_HELP}
+`,
+};
+
+/** Runs the command; resolves to the exit code. Never throws. */
+export async function run(argv: readonly string[], io: Io): Promise<number> {
+  const prog = io.prog ?? 'ipallocator';
+  try {
+    const [command, ...rest] = argv;
+    switch (command) {
+      case 'status':
+        return await status(rest, io, prog);
+      case 'check':
+        return await check(rest, io, prog);
+      case 'map':
+        return await map(rest, io, prog);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.stdout.write(HELP.main(prog));
+        return command === undefined ? EXIT_ERROR : EXIT_CLEAN;
+      default:
+        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr.write(`${prog}: ${e.message}\nRun '${prog} --help' for usage.\n`);
+      return e.exitCode;
+    }
+    if (e instanceof CliError) {
+      io.stderr.write(`${prog}: ${e.message}\n`);
+      return e.exitCode;
+    }
+    // A bug: keep the stack, it is what a report needs.
+    io.stderr.write(`${prog}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    return EXIT_ERROR;
+  }
+}
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O, positionals = 0) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message.split('\n')[0]!);
+  }
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  return parsed;
+}
+
+async function connect(values: { kubeconfig?: string | undefined; context?: string | undefined }, io: Io): Promise<Cluster> {
+  let mod: typeof import('./cluster.ts');
+  try {
+    mod = await import('./cluster.ts');
+  } catch (e) {
+    if ((e as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes('@kubernetes/client-node')) {
+      throw new CliError('talking to a cluster needs the package @kubernetes/client-node (a peer dependency): npm install @kubernetes/client-node');
+    }
+    throw e;
+  }
+  const options: ClusterOptions = { kubeconfig: values.kubeconfig, context: values.context };
+  if (io.stderr.isTTY) {
+    let shown = false;
+    options.onProgress = (resource, listed, remaining) => {
+      const total = remaining === undefined ? '' : ` of ${formatCount(listed + remaining)}`;
+      io.stderr.write(`\r\x1b[Klisting ${resource}: ${formatCount(listed)}${total}`);
+      shown = true;
+      if (remaining === 0 && shown) {
+        io.stderr.write('\r\x1b[K');
+        shown = false;
+      }
+    };
+  }
+  return new mod.Cluster(options);
+}
+
+function positiveInt(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
+
+// ── status ──────────────────────────────────────────────────────────────────────────────────
+
+async function status(args: readonly string[], io: Io, prog: string): Promise<number> {
+  const { values } = parse(args, { ...CLUSTER_OPTIONS, json: { type: 'boolean' }, top: { type: 'string' } });
+  if (values.help) {
+    io.stdout.write(HELP.status(prog));
+    return EXIT_CLEAN;
+  }
+  const top = positiveInt(values.top, '--top', 5);
+  const cluster = await connect(values, io);
+  const serviceCIDRs = await cluster.serviceCIDRs();
+  const ipAddresses = await cluster.ipAddresses();
+  const report = summarize(cluster, serviceCIDRs, ipAddresses);
+  io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderStatus(report, { top }));
+  return EXIT_CLEAN;
+}
+
+// ── check ───────────────────────────────────────────────────────────────────────────────────
+
+async function check(args: readonly string[], io: Io, prog: string): Promise<number> {
+  const { values } = parse(args, {
+    ...CLUSTER_OPTIONS,
+    json: { type: 'boolean' },
+    fix: { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
+    grace: { type: 'string' },
+  });
+  if (values.help) {
+    io.stdout.write(HELP.check(prog));
+    return EXIT_CLEAN;
+  }
+  if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
+  const graceMs = positiveInt(values.grace, '--grace', REPAIR_GRACE_MS / 1000) * 1000;
+  const now = io.now ?? Date.now;
+  const cluster = await connect(values, io);
+  const serviceCIDRs = await cluster.serviceCIDRs();
+  const ipAddresses = await cluster.ipAddresses();
+  const services = await cluster.services();
+  const { findings, pending } = findProblems({ ipAddresses, services, serviceCIDRs }, { now: now(), graceMs });
+  const report: CheckReport = {
+    schema: 'ipallocator/check/v1',
+    context: cluster.context,
+    server: cluster.server,
+    graceSeconds: graceMs / 1000,
+    findings,
+    pending,
+    fixed: null,
+    clean: findings.length === 0,
+  };
+  const deletable = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
+  if (values.fix) {
+    let confirmed = values.yes === true || deletable.length === 0;
+    if (!confirmed) {
+      io.stderr.write(renderCheck(report));
+      io.stderr.write(`Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${deletable.join(', ')})? [y/N] `);
+      const answer = await readLine(io.stdin);
+      if (answer === undefined) io.stderr.write('\n');
+      confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
+    }
+    report.fixed = confirmed ? await fix(cluster, findings, { now, graceMs }) : { deleted: [], skipped: [], failed: [], declined: true };
+    const gone = new Set(report.fixed.deleted);
+    report.clean = findings.every((f) => f.fix === 'delete' && gone.has(f.ip));
+  }
+  io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report));
+  return report.clean ? EXIT_CLEAN : EXIT_FOUND;
+}
+
+/** One line from `input`, or undefined when it ends first. */
+async function readLine(input: Readable): Promise<string | undefined> {
+  const rl = createInterface({ input, terminal: false });
+  try {
+    for await (const line of rl) return line;
+    return undefined;
+  } finally {
+    rl.close();
+  }
+}
+
+// ── map ─────────────────────────────────────────────────────────────────────────────────────
+
+async function map(args: readonly string[], io: Io, prog: string): Promise<number> {
+  const { values, positionals } = parse(args, { ...CLUSTER_OPTIONS, out: { type: 'string' }, snapshot: { type: 'string' } }, 1);
+  if (values.help) {
+    io.stdout.write(HELP.map(prog));
+    return EXIT_CLEAN;
+  }
+  const cidrText = positionals[0];
+  if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
+  if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');
+  let prefix = cidrText === undefined ? undefined : parseCIDR(cidrText);
+  if (cidrText !== undefined && prefix === undefined) throw new UsageError(`${JSON.stringify(cidrText)} is not a CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/108)`);
+
+  let rangeMap: RangeMap;
+  let source: string;
+  if (values.snapshot !== undefined) {
+    const range = readSnapshot(values.snapshot);
+    try {
+      if (prefix !== undefined && prefix.cidr !== range.cidr) {
+        throw new UsageError(`the snapshot in ${values.snapshot} is of ${range.cidr}, not ${prefix.cidr}`);
+      }
+      prefix = range.prefix;
+      rangeMap = emptyMap(prefix);
+      range.forEach((ip) => {
+        const at = offsetIn(range.prefix, parseAddress(ip)!)!;
+        markAllocated(rangeMap, at[0], at[1]);
+      });
+    } finally {
+      range.destroy();
+    }
+    source = `Range snapshot ${values.snapshot}`;
+  } else {
+    const cluster = await connect(values, io);
+    rangeMap = emptyMap(prefix!);
+    for (const r of await cluster.ipAddresses()) {
+      const addr = parseAddress(r.name);
+      const at = addr === undefined ? undefined : offsetIn(prefix!, addr);
+      if (at !== undefined) markAllocated(rangeMap, at[0], at[1]);
+    }
+    source = `IPAddress objects of context ${cluster.context}`;
+  }
+
+  const svg = renderSVG(rangeMap, source);
+  if (values.out === undefined) {
+    io.stdout.write(svg);
+    return EXIT_CLEAN;
+  }
+  try {
+    writeFileSync(values.out, svg);
+  } catch (e) {
+    throw new CliError(`cannot write ${values.out}: ${(e as Error).message}`);
+  }
+  const t = rangeMap.totals;
+  const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;
+  io.stdout.write(`wrote ${values.out}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} cells of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`);
+  return EXIT_CLEAN;
+}
+
+/**
+ * Reads a snapshot file: a RangeSnapshot as JSON, its data in base64 —
+ * {"range": CIDR, "data": base64, "length": n, "checksum": crc32}. With length and checksum the
+ * copy is verified (Range.fromSnapshot); a file with only range and data is restored as it is.
+ * Throws CliError naming the file.
+ */
+function readSnapshot(path: string): Range {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new CliError(`cannot read ${path}: ${(e as Error).message}`);
+  }
+  const expected = 'expected {"range": "<cidr>", "data": "<base64>", "length": <n>, "checksum": <crc32>}';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new CliError(`${path} is not a snapshot file: not JSON (${expected})`);
+  }
+  const snap = parsed as { range?: unknown; data?: unknown; length?: unknown; checksum?: unknown };
+  if (typeof snap !== 'object' || snap === null || typeof snap.range !== 'string' || typeof snap.data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(snap.data)) {
+    throw new CliError(`${path} is not a snapshot file: ${expected}`);
+  }
+  const data = new Uint8Array(Buffer.from(snap.data, 'base64'));
+  try {
+    if (snap.length !== undefined || snap.checksum !== undefined) {
+      const snapshot = { range: snap.range, data, length: snap.length, checksum: snap.checksum };
+      return Range.fromSnapshot(snapshot as Parameters<typeof Range.fromSnapshot>[0]);
+    }
+    const range = new Range(snap.range);
+    try {
+      range.restore(snap.range, data);
+    } catch (e) {
+      range.destroy();
+      throw e;
+    }
+    return range;
+  } catch (e) {
+    if (e instanceof IPAllocatorError) throw new CliError(`${path}: ${e.message}`);
+    throw e;
+  }
+}

@@ -1,0 +1,68 @@
+// Where an address falls: which ServiceCIDR range, which band. Shared by `status` (counts per
+// range and band) and `check` (is a ClusterIP inside any ServiceCIDR).
+//
+//   network  first                 offsetAddress                              last   (broadcast)
+//      │       │◂── static band ──▸│◂──────────── dynamic band ─────────────▸│       │
+//   The bands are upstream's (KEP-3070, calculateRangeOffset): allocateNext takes from the dynamic
+//   band first; addresses asked for by name should come from the static band.
+import { parseAddrInto, type Family } from '../adapters/address.ts';
+import { Prefix } from '../adapters/geometry.ts';
+import { OK } from '../adapters/wasm.ts';
+
+/** A parsed address: its family and words (as adapters/address.ts writes them). */
+export interface Addr {
+  readonly version: Family;
+  readonly words: Uint32Array;
+}
+
+/** Parses address text; undefined when it is not an address (an IPAddress name should always be). */
+export function parseAddress(text: string): Addr | undefined {
+  const words = new Uint32Array(4);
+  try {
+    return { version: parseAddrInto(text, words), words };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where an address sits in a range: outside it, or in one of its bands. */
+export type Placement = 'outside' | 'static' | 'dynamic';
+
+const scratch = new Uint32Array(2);
+
+/**
+ * The band of `addr` in `prefix`: 'static' for offsets below the range offset, 'dynamic' above,
+ * 'outside' when the address is not in [first, last] (network, IPv4 broadcast, another family).
+ */
+export function placement(prefix: Prefix, addr: Addr): Placement {
+  if (prefix.offsetOf(addr.version, addr.words, scratch) !== OK) return 'outside';
+  return scratch[0] === 0 && scratch[1]! < prefix.rangeOffset ? 'static' : 'dynamic';
+}
+
+/** The offset of `addr` from the range's first address as (hi, lo), or undefined when outside. */
+export function offsetIn(prefix: Prefix, addr: Addr): [number, number] | undefined {
+  if (prefix.offsetOf(addr.version, addr.words, scratch) !== OK) return undefined;
+  return [scratch[0]!, scratch[1]!];
+}
+
+/** Parses a CIDR; undefined when it is malformed (a ServiceCIDR the API server should not have accepted). */
+export function parseCIDR(text: string): Prefix | undefined {
+  try {
+    return Prefix.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Orders address texts numerically (IPv4 before IPv6); text that is not an address sorts last, as text. */
+export function compareAddresses(a: string, b: string): number {
+  const x = parseAddress(a);
+  const y = parseAddress(b);
+  if (x === undefined || y === undefined) {
+    if (x !== y) return x === undefined ? 1 : -1;
+    return a < b ? -1 : a > b ? 1 : 0;
+  }
+  if (x.version !== y.version) return x.version - y.version;
+  for (let i = 0; i < 4; i++) if (x.words[i] !== y.words[i]) return x.words[i]! - y.words[i]!;
+  return 0;
+}

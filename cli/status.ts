@@ -1,0 +1,202 @@
+// `ipallocator status`: how full every ServiceCIDR range is, from one listing of ServiceCIDRs and
+// IPAddresses. Pure: summarize() takes the records, render() / the JSON shape present them.
+//
+// Counting rules (what upstream's allocator counts as used): an IPAddress is used in a range when
+// its name is an address in [first, last] of the range — network and IPv4 broadcast are never
+// allocatable — whoever owns it (upstream's informer sees every IPAddress). An address inside two
+// overlapping ranges counts in both. Sizes are upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6
+// 2^h − 1, at most 2^64 − 1), so they are given as decimal strings in JSON.
+import { formatAddr } from '../adapters/address.ts';
+import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
+import type { IPAddressRecord } from '../adapters/store.ts';
+import { compareAddresses, parseAddress, parseCIDR, placement, type Addr } from './ranges.ts';
+import { bar, counted, formatCount, percent, table } from './text.ts';
+
+/** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
+export interface StatusReport {
+  schema: 'ipallocator/status/v1';
+  context: string;
+  server: string;
+  /** IPAddress objects listed, in every range or none. */
+  ipAddresses: number;
+  serviceCIDRs: ServiceCIDRStatus[];
+  /** IPAddresses in no range of any ServiceCIDR (a removed range, or written by hand). */
+  outside: { count: number; addresses: { ip: string; owner: string | null }[] };
+  /** IPAddresses per owner namespace, most first ("" = not owned by a namespaced object). */
+  owners: { namespace: string; count: number }[];
+}
+
+export interface ServiceCIDRStatus {
+  name: string;
+  /** The Ready condition: true/false, null when there is none (upstream counts that as ready). */
+  ready: boolean | null;
+  /** Deletion has started (metadata.deletionTimestamp): its ranges take no new allocations. */
+  deleting: boolean;
+  ranges: RangeStatus[];
+}
+
+export interface RangeStatus {
+  /** As written in spec.cidrs. */
+  cidr: string;
+  family: 'IPv4' | 'IPv6' | null;
+  /** Allocatable addresses, decimal. */
+  size: string;
+  used: number;
+  /** size − used, decimal. */
+  free: string;
+  /** used / size × 100, rounded to 0.01. */
+  usedPercent: number;
+  /** The lower band (for addresses asked for by name): empty in ranges under 16 addresses. */
+  staticBand: BandStatus;
+  /** The upper band, where allocateNext draws first. */
+  dynamicBand: BandStatus;
+  /** Set when spec.cidrs holds text that is not a CIDR; the counts are then zero. */
+  error?: string;
+}
+
+export interface BandStatus {
+  /** First and last address of the band; null when the band is empty. */
+  first: string | null;
+  last: string | null;
+  size: string;
+  used: number;
+}
+
+/** Counts every IPAddress into the ranges of every ServiceCIDR. */
+export function summarize(
+  context: { context: string; server: string },
+  serviceCIDRs: readonly ServiceCIDRRecord[],
+  ipAddresses: readonly IPAddressRecord[],
+): StatusReport {
+  const addrs: { record: IPAddressRecord; addr: Addr | undefined; inside: boolean }[] = ipAddresses.map((record) => ({
+    record,
+    addr: parseAddress(record.name),
+    inside: false,
+  }));
+  const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc) => ({
+    name: sc.name,
+    ready: sc.ready ?? null,
+    deleting: sc.deletionTimestamp !== null,
+    ranges: sc.cidrs.map((cidr) => {
+      const prefix = parseCIDR(cidr);
+      if (prefix === undefined) {
+        const none: BandStatus = { first: null, last: null, size: '0', used: 0 };
+        return { cidr, family: null, size: '0', used: 0, free: '0', usedPercent: 0, staticBand: none, dynamicBand: { ...none }, error: `not a CIDR: ${JSON.stringify(cidr)}` };
+      }
+      let staticUsed = 0;
+      let dynamicUsed = 0;
+      for (const a of addrs) {
+        if (a.addr === undefined) continue;
+        const where = placement(prefix, a.addr);
+        if (where === 'outside') {
+          // Network and IPv4 broadcast are inside the prefix but never allocatable: still "inside".
+          if (prefix.contains(a.addr.version, a.addr.words)) a.inside = true;
+          continue;
+        }
+        a.inside = true;
+        if (where === 'static') staticUsed++;
+        else dynamicUsed++;
+      }
+      const size = prefix.size;
+      const used = staticUsed + dynamicUsed;
+      const staticSize = BigInt(Math.min(prefix.rangeOffset, Number(size)));
+      const hasStatic = staticSize > 0n;
+      const hasDynamic = size > staticSize;
+      return {
+        cidr,
+        family: prefix.family,
+        size: size.toString(),
+        used,
+        free: (size - BigInt(used)).toString(),
+        usedPercent: size === 0n ? 0 : Math.round((used / Number(size)) * 10_000) / 100,
+        staticBand: {
+          first: hasStatic ? formatAddr(prefix.version, prefix.first) : null,
+          last: hasStatic ? prefix.formatAt(0, Number(staticSize) - 1) : null,
+          size: staticSize.toString(),
+          used: staticUsed,
+        },
+        dynamicBand: {
+          first: hasDynamic ? formatAddr(prefix.version, prefix.offsetAddress) : null,
+          last: hasDynamic ? formatAddr(prefix.version, prefix.last) : null,
+          size: (size - staticSize).toString(),
+          used: dynamicUsed,
+        },
+      };
+    }),
+  }));
+
+  const outside = addrs
+    .filter((a) => !a.inside)
+    .map((a) => ({ ip: a.record.name, owner: ownerText(a.record) }))
+    .sort((a, b) => compareAddresses(a.ip, b.ip));
+  const perNamespace = new Map<string, number>();
+  for (const r of ipAddresses) {
+    const ns = r.parentRef?.namespace ?? '';
+    perNamespace.set(ns, (perNamespace.get(ns) ?? 0) + 1);
+  }
+  const owners = [...perNamespace.entries()]
+    .map(([namespace, count]) => ({ namespace, count }))
+    .sort((a, b) => b.count - a.count || (a.namespace < b.namespace ? -1 : 1));
+  return {
+    schema: 'ipallocator/status/v1',
+    context: context.context,
+    server: context.server,
+    ipAddresses: ipAddresses.length,
+    serviceCIDRs: cidrs,
+    outside: { count: outside.length, addresses: outside },
+    owners,
+  };
+}
+
+/** "namespace/name" of a Service owner, "resource.group namespace/name" of another, null for none. */
+export function ownerText(r: IPAddressRecord): string | null {
+  const p = r.parentRef;
+  if (p === null) return null;
+  const who = p.namespace ? `${p.namespace}/${p.name}` : p.name;
+  return (p.group ?? '') === '' && p.resource === 'services' ? who : `${p.resource}${p.group ? `.${p.group}` : ''} ${who}`;
+}
+
+/** The terminal form: one block per ServiceCIDR with a bar per range, then strays and owners. */
+export function render(report: StatusReport, options: { top: number }): string {
+  const out: string[] = [];
+  out.push(`context ${report.context} (${report.server}): ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`);
+  for (const sc of report.serviceCIDRs) {
+    const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : 'not ready';
+    out.push('');
+    out.push(`${sc.name}  ${state}${sc.deleting ? ', being deleted: takes no new allocations' : ''}`);
+    const rows: string[][] = [];
+    for (const r of sc.ranges) {
+      if (r.error !== undefined) {
+        rows.push([`  ${r.cidr}`, '', r.error]);
+        continue;
+      }
+      const frac = r.size === '0' ? 0 : r.used / Number(r.size);
+      rows.push([
+        `  ${r.cidr}`,
+        r.family ?? '',
+        bar(frac, r.used > 0),
+        percent(r.usedPercent),
+        `${formatCount(r.used)} of ${formatCount(r.size)} used, ${formatCount(r.free)} free`,
+        `static ${formatCount(r.staticBand.used)}/${formatCount(r.staticBand.size)}`,
+        `dynamic ${formatCount(r.dynamicBand.used)}/${formatCount(r.dynamicBand.size)}`,
+      ]);
+    }
+    out.push(...table(rows, [false, false, false, true, false, false, false]));
+  }
+  out.push('');
+  if (report.outside.count === 0) {
+    out.push('Every IPAddress is inside a ServiceCIDR.');
+  } else {
+    out.push(`Outside every ServiceCIDR: ${counted(report.outside.count, 'IPAddress', 'IPAddresses')}`);
+    const shown = report.outside.addresses.slice(0, options.top);
+    out.push(...table(shown.map((a) => [`  ${a.ip}`, a.owner ?? '(no parentRef)']), [false, false]));
+    if (report.outside.count > shown.length) out.push(`  … and ${formatCount(report.outside.count - shown.length)} more (--json lists all)`);
+  }
+  if (report.owners.length > 0) {
+    out.push(`Top owners by namespace:`);
+    const shown = report.owners.slice(0, options.top);
+    out.push(...table(shown.map((o) => [`  ${o.namespace === '' ? '(none)' : o.namespace}`, formatCount(o.count)]), [false, true]));
+    if (report.owners.length > shown.length) out.push(`  … and ${report.owners.length - shown.length} more namespaces`);
+  }
+  return out.join('\n') + '\n';
+}

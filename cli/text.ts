@@ -1,0 +1,43 @@
+// Terminal text: counts with thousands separators, percentages, bars, aligned columns.
+
+/** 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53). */
+export function formatCount(n: number | bigint | string): string {
+  const s = typeof n === 'string' ? n : n.toString();
+  return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/** 12.345 → "12.3 %", 0.004 (but not zero) → "<0.1 %". */
+export function percent(p: number): string {
+  if (p > 0 && p < 0.05) return '<0.1 %';
+  return `${p.toFixed(1)} %`;
+}
+
+export const BAR_WIDTH = 20;
+
+/** A bar of BAR_WIDTH characters filled to `fraction`; at least one filled when `any` is true. */
+export function bar(fraction: number, any: boolean): string {
+  let filled = Math.round(Math.min(1, Math.max(0, fraction)) * BAR_WIDTH);
+  if (filled === 0 && any) filled = 1;
+  if (filled === BAR_WIDTH && fraction < 1) filled = BAR_WIDTH - 1;
+  return '█'.repeat(filled) + '░'.repeat(BAR_WIDTH - filled);
+}
+
+/** Rows aligned in columns two spaces apart; `right[i]` right-aligns column i. */
+export function table(rows: string[][], right: boolean[]): string[] {
+  const widths: number[] = [];
+  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
+  return rows.map((row) =>
+    row
+      .map((cell, i) => {
+        const pad = ' '.repeat((widths[i] ?? 0) - [...cell].length);
+        return right[i] ? pad + cell : i === row.length - 1 ? cell : cell + pad;
+      })
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+/** "1 IPAddress", "2 IPAddresses": a count and the noun, plural unless the count is 1. */
+export function counted(n: number | bigint | string, singular: string, plural = `${singular}s`): string {
+  return `${formatCount(n)} ${String(n) === '1' ? singular : plural}`;
+}
