@@ -1,0 +1,84 @@
+// Helpers for the command-line tests: a double with a kubeconfig file, objects as the API server
+// holds them, and run() with captured output.
+import { Readable } from 'node:stream';
+import { run } from '../cli/main.ts';
+import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
+import { writeKubeconfig } from './k8s/kubeconfig.ts';
+
+export const MANAGED_BY = 'ipaddress.kubernetes.io/managed-by';
+export const IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
+export const CONTROLLER = 'ipallocator.k8s.io';
+
+/** A double plus a kubeconfig file pointing at it. */
+export interface Cluster {
+  double: ApiServerDouble;
+  kubeconfig: string;
+  close(): Promise<void>;
+}
+
+export async function startCluster(): Promise<Cluster> {
+  const double = await ApiServerDouble.start();
+  const kc = writeKubeconfig(double.url);
+  return {
+    double,
+    kubeconfig: kc.path,
+    async close() {
+      kc.remove();
+      await double.close();
+    },
+  };
+}
+
+/** A ServiceCIDR; `ready` undefined leaves out the Ready condition. */
+export function addServiceCIDR(d: ApiServerDouble, name: string, cidrs: string[], ready?: boolean): void {
+  const obj: KubeObject = { metadata: { name }, spec: { cidrs } };
+  if (ready !== undefined) obj.status = { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] };
+  const r = d.insert(obj, 'servicecidrs');
+  if ('code' in r) throw new Error(`insert servicecidr ${name}: ${JSON.stringify(r)}`);
+}
+
+/** An IPAddress as kube-apiserver's allocator writes it (labels, parentRef to a Service), or with overrides. */
+export function addIPAddress(
+  d: ApiServerDouble,
+  ip: string,
+  owner: { namespace: string; name: string; group?: string; resource?: string } | null,
+  labels: Record<string, string> = { [IP_FAMILY]: ip.includes(':') ? 'IPv6' : 'IPv4', [MANAGED_BY]: CONTROLLER },
+): void {
+  const spec: Record<string, unknown> = {};
+  if (owner !== null) spec.parentRef = { group: owner.group ?? '', resource: owner.resource ?? 'services', namespace: owner.namespace, name: owner.name };
+  const before = d.requireParentRef;
+  d.requireParentRef = false;
+  try {
+    const r = d.insert({ metadata: { name: ip, labels }, spec });
+    if ('code' in r) throw new Error(`insert ipaddress ${ip}: ${JSON.stringify(r)}`);
+  } finally {
+    d.requireParentRef = before;
+  }
+}
+
+/** A Service holding `clusterIPs`. */
+export function addService(d: ApiServerDouble, namespace: string, name: string, clusterIPs: string[]): void {
+  d.insertService({ metadata: { name, namespace }, spec: { clusterIPs, clusterIP: clusterIPs[0] ?? '' } });
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the command in-process; `stdin` is what the operator types; `tty` makes stderr a terminal. */
+export async function cli(
+  argv: string[],
+  options: { stdin?: string; tty?: boolean; now?: () => number } = {},
+): Promise<RunResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await run(argv, {
+    stdout: { write: (s: string) => (stdout += s), isTTY: false },
+    stderr: { write: (s: string) => (stderr += s), isTTY: options.tty ?? false },
+    stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return { code, stdout, stderr };
+}

@@ -1,0 +1,173 @@
+// `ipallocator status` end to end: run() against the API-server double over HTTP. The numbers are
+// checked against a count made here from the objects the test wrote (IPv4 as integers, IPv6 by
+// its last word), not against the command's own arithmetic.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { calculateRangeOffset } from '../adapters/geometry.ts';
+import { seededRandom } from '../adapters/random.ts';
+import type { StatusReport } from '../cli/status.ts';
+import { PAGE_SIZE } from '../cli/cluster.ts';
+import { addIPAddress, addService, addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
+
+const v4 = (s: string) => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
+const v4text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
+
+describe('ipallocator status', () => {
+  let c: Cluster;
+  beforeEach(async () => {
+    c = await startCluster();
+  });
+  afterEach(async () => {
+    await c.close();
+  });
+
+  it('reports size, used, free and both bands of every range, matching the IPAddress objects', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24', 'fd00:10:96::/112'], true);
+    addServiceCIDR(d, 'extra', ['10.100.0.0/26'], false);
+    addServiceCIDR(d, 'plain', ['10.200.0.0/27']);
+    const rnd = seededRandom(16);
+    const namespaces = ['default', 'kube-system', 'shop', 'shop', 'shop'];
+    const written: { ip: string; ns: string }[] = [];
+    const put = (ip: string) => {
+      if (written.some((w) => w.ip === ip)) return;
+      const ns = namespaces[rnd.nextU32() % namespaces.length]!;
+      addIPAddress(d, ip, { namespace: ns, name: `svc-${written.length}` });
+      written.push({ ip, ns });
+    };
+    for (let i = 0; i < 60; i++) put(v4text(v4('10.96.0.1') + (rnd.nextU32() % 254)));
+    for (let i = 0; i < 20; i++) put(v4text(v4('10.100.0.1') + (rnd.nextU32() % 62)));
+    for (let i = 0; i < 15; i++) put(`fd00:10:96::${(1 + (rnd.nextU32() % 0xffff)).toString(16)}`);
+    put('10.100.0.0'); // the network address of 10.100.0.0/26: inside, never counted as used
+    put('192.168.7.7'); // outside every ServiceCIDR
+    put('10.96.1.1');
+
+    const { code, stdout, stderr } = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const report = JSON.parse(stdout) as StatusReport;
+    expect(report.schema).toBe('ipallocator/status/v1');
+    expect(report.ipAddresses).toBe(written.length);
+
+    // The expected counts, IPv4 as integer ranges (network and broadcast excluded).
+    const expectV4 = (cidr: string) => {
+      const [net, bits] = cidr.split('/');
+      const first = v4(net!) + 1;
+      const size = 2 ** (32 - Number(bits)) - 2;
+      const offset = Math.min(calculateRangeOffset(cidr), size);
+      const offsets = written.map((w) => (w.ip.includes(':') ? -1 : v4(w.ip) - first)).filter((o) => o >= 0 && o < size);
+      const st = offsets.filter((o) => o < offset).length;
+      return { size: String(size), used: offsets.length, free: String(size - offsets.length), staticUsed: st, dynamicUsed: offsets.length - st, staticSize: String(offset) };
+    };
+    const got = (name: string, cidr: string) => {
+      const r = report.serviceCIDRs.find((s) => s.name === name)!.ranges.find((x) => x.cidr === cidr)!;
+      return { size: r.size, used: r.used, free: r.free, staticUsed: r.staticBand.used, dynamicUsed: r.dynamicBand.used, staticSize: r.staticBand.size };
+    };
+    expect(got('kubernetes', '10.96.0.0/24')).toEqual(expectV4('10.96.0.0/24'));
+    expect(got('extra', '10.100.0.0/26')).toEqual(expectV4('10.100.0.0/26'));
+    expect(got('plain', '10.200.0.0/27')).toEqual({ ...expectV4('10.200.0.0/27'), used: 0 });
+
+    const v6 = written.filter((w) => w.ip.includes(':')).map((w) => parseInt(w.ip.split(':').pop()!, 16) - 1);
+    const v6static = v6.filter((o) => o < calculateRangeOffset('fd00:10:96::/112')).length;
+    expect(got('kubernetes', 'fd00:10:96::/112')).toEqual({
+      size: String(65535),
+      used: v6.length,
+      free: String(65535 - v6.length),
+      staticUsed: v6static,
+      dynamicUsed: v6.length - v6static,
+      staticSize: String(calculateRangeOffset('fd00:10:96::/112')),
+    });
+
+    expect(report.serviceCIDRs.map((s) => [s.name, s.ready, s.deleting])).toEqual([
+      ['extra', false, false],
+      ['kubernetes', true, false],
+      ['plain', null, false],
+    ]);
+    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['10.96.1.1', '192.168.7.7']);
+    const perNs = new Map<string, number>();
+    for (const w of written) perNs.set(w.ns, (perNs.get(w.ns) ?? 0) + 1);
+    expect(new Map(report.owners.map((o) => [o.namespace, o.count]))).toEqual(perNs);
+    expect(report.owners.map((o) => o.count)).toEqual([...perNs.values()].sort((a, b) => b - a));
+  });
+
+  it('prints a bar, the counts and the bands per range, and the strays and owners', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
+    for (let i = 1; i <= 7; i++) addIPAddress(d, `10.96.0.${i}`, { namespace: 'default', name: `web-${i}` });
+    addIPAddress(d, '10.0.0.9', { namespace: 'legacy', name: 'old' });
+    const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    const range = lines.find((l) => l.includes('10.96.0.0/28'))!;
+    expect(range).toMatch(/█{10}░{10}/); // 7 of 14: half the bar
+    expect(range).toContain('50.0 %');
+    expect(range).toContain('7 of 14 used, 7 free');
+    expect(stdout).toContain('kubernetes  ready');
+    expect(stdout).toMatch(/Outside every ServiceCIDR: 1 IPAddress\n\s+10\.0\.0\.9\s+legacy\/old/);
+    expect(stdout).toMatch(/default\s+7/);
+  });
+
+  it('lists thousands of IPAddresses in pages with limit and continue, and counts every one', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20'], true);
+    const n = 3000;
+    const base = v4('10.96.0.1');
+    for (let i = 0; i < n; i++) addIPAddress(d, v4text(base + i * 1), { namespace: `ns-${i % 7}`, name: `s${i}` });
+    const { code, stdout, stderr } = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    expect(stderr).toBe(''); // not a terminal: no progress
+    const report = JSON.parse(stdout) as StatusReport;
+    expect(report.ipAddresses).toBe(n);
+    expect(report.serviceCIDRs[0]!.ranges[0]!.used).toBe(n);
+    const lists = d.requestsOf('list').filter((r) => r.path.endsWith('/ipaddresses'));
+    expect(lists.every((r) => r.query.limit === String(PAGE_SIZE))).toBe(true);
+    expect(lists.length).toBe(Math.ceil(n / PAGE_SIZE));
+    expect(lists.filter((r) => r.query.continue !== undefined).length).toBe(Math.ceil(n / PAGE_SIZE) - 1);
+  });
+
+  it('shows listing progress on a terminal only, and clears it', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20']);
+    for (let i = 0; i < 1200; i++) addIPAddress(d, v4text(v4('10.96.0.1') + i), { namespace: 'default', name: `s${i}` });
+    const tty = await cli(['status', '--kubeconfig', c.kubeconfig], { tty: true });
+    expect(tty.code).toBe(0);
+    expect(tty.stderr).toContain('listing ipaddresses: 500 of 1,200');
+    expect(tty.stderr).toContain('listing ipaddresses: 1,200');
+    expect(tty.stderr.endsWith('\r\x1b[K')).toBe(true);
+    const pipe = await cli(['status', '--kubeconfig', c.kubeconfig], { tty: false });
+    expect(pipe.stderr).toBe('');
+    expect(pipe.stdout).toBe(tty.stdout);
+  });
+
+  it('uses the context named by --context and refuses an unknown one', async () => {
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/28']);
+    const ok = await cli(['status', '--kubeconfig', c.kubeconfig, '--context', 'double']);
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('context double');
+    const bad = await cli(['status', '--kubeconfig', c.kubeconfig, '--context', 'prod']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('context "prod" is not in the kubeconfig (contexts: double)');
+    expect(bad.stdout).toBe('');
+  });
+
+  it('reads networking.k8s.io/v1beta1 when v1 is not served', async () => {
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/28']);
+    addIPAddress(c.double, '10.96.0.3', { namespace: 'default', name: 'a' });
+    addService(c.double, 'default', 'a', ['10.96.0.3']);
+    // Serve v1 as "not found" by failing its list with 404, once per resource.
+    c.double.failNext('list', 1, 404);
+    const { code, stdout } = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as StatusReport).serviceCIDRs[0]!.ranges[0]!.used).toBe(1);
+    const paths = c.double.requestsOf('list').map((r) => r.path);
+    expect(paths[0]).toBe('/apis/networking.k8s.io/v1/servicecidrs');
+    expect(paths[1]).toBe('/apis/networking.k8s.io/v1beta1/servicecidrs');
+    expect(paths[2]).toBe('/apis/networking.k8s.io/v1beta1/ipaddresses');
+  });
+
+  it('prints its help with --help and exits 0', async () => {
+    const { code, stdout } = await cli(['status', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toContain('Usage: ipallocator status');
+    expect(stdout).toContain('--kubeconfig');
+  });
+});
