@@ -1,0 +1,244 @@
+// `ipallocator check` end to end against the API-server double: one named row per repair rule of
+// kube-apiserver's repairip.go, exit codes, and --fix deleting exactly the IPAddresses its
+// IPAddress loop deletes (after confirmation, each re-checked first).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CheckReport } from '../cli/check.ts';
+import { fix, findProblems } from '../cli/check.ts';
+import { Cluster as KubeCluster } from '../cli/cluster.ts';
+import { addIPAddress, addService, addServiceCIDR, cli, IP_FAMILY, MANAGED_BY, startCluster, type Cluster } from './cli-helpers.ts';
+import type { ApiServerDouble } from './k8s/apiserver-double.ts';
+
+/** A clock past upstream's 60 s grace for everything the test just created. */
+const later = () => Date.now() + 61_000;
+
+interface Row {
+  name: string;
+  setup(d: ApiServerDouble): void;
+  /** The findings the row must produce, as "kind ip". */
+  finds: string[];
+  /** The IPAddresses --fix must delete. */
+  deletes: string[];
+}
+
+const ROWS: Row[] = [
+  {
+    name: 'a Service and its IPAddress agreeing: nothing',
+    setup(d) {
+      addService(d, 'default', 'web', ['10.96.0.10']);
+      addIPAddress(d, '10.96.0.10', { namespace: 'default', name: 'web' });
+    },
+    finds: [],
+    deletes: [],
+  },
+  {
+    name: 'an IPAddress whose parent is not a Service (not-a-service)',
+    setup(d) {
+      addIPAddress(d, '10.96.0.20', { namespace: 'default', name: 'gw', group: 'gateway.networking.k8s.io', resource: 'gateways' });
+    },
+    finds: ['not-a-service 10.96.0.20'],
+    deletes: ['10.96.0.20'],
+  },
+  {
+    name: 'an IPAddress whose Service does not exist (orphan)',
+    setup(d) {
+      addIPAddress(d, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    },
+    finds: ['orphan 10.96.0.30'],
+    deletes: ['10.96.0.30'],
+  },
+  {
+    name: 'an IPAddress whose Service holds another address (wrong-reference)',
+    setup(d) {
+      addService(d, 'default', 'api', ['10.96.0.41']);
+      addIPAddress(d, '10.96.0.41', { namespace: 'default', name: 'api' });
+      addIPAddress(d, '10.96.0.40', { namespace: 'default', name: 'api' });
+    },
+    finds: ['wrong-reference 10.96.0.40'],
+    deletes: ['10.96.0.40'],
+  },
+  {
+    name: 'a ClusterIP without an IPAddress (missing)',
+    setup(d) {
+      addService(d, 'default', 'lonely', ['10.96.0.50']);
+    },
+    finds: ['missing 10.96.0.50'],
+    deletes: [],
+  },
+  {
+    name: 'a ClusterIP outside every ServiceCIDR (out-of-range)',
+    setup(d) {
+      addService(d, 'default', 'far', ['10.200.0.1']);
+    },
+    finds: ['out-of-range 10.200.0.1'],
+    deletes: [],
+  },
+  {
+    name: "a ClusterIP whose IPAddress references another Service that does not hold it (held-by-other; that IPAddress is a wrong-reference)",
+    setup(d) {
+      addService(d, 'default', 'owner', ['10.96.0.61']);
+      addIPAddress(d, '10.96.0.61', { namespace: 'default', name: 'owner' });
+      addService(d, 'default', 'thief', ['10.96.0.60']);
+      addIPAddress(d, '10.96.0.60', { namespace: 'default', name: 'owner' });
+    },
+    finds: ['wrong-reference 10.96.0.60', 'held-by-other 10.96.0.60'],
+    deletes: ['10.96.0.60'],
+  },
+  {
+    name: 'a ClusterIP held by two Services (duplicate)',
+    setup(d) {
+      addService(d, 'default', 'a', ['10.96.0.70']);
+      addService(d, 'default', 'b', ['10.96.0.70']);
+      addIPAddress(d, '10.96.0.70', { namespace: 'default', name: 'a' });
+    },
+    finds: ['duplicate 10.96.0.70'],
+    deletes: [],
+  },
+  {
+    name: "a ClusterIP whose IPAddress lacks the allocator's labels (bad-labels; not managed, so never deleted)",
+    setup(d) {
+      addService(d, 'default', 'old', ['10.96.0.80']);
+      addIPAddress(d, '10.96.0.80', { namespace: 'default', name: 'old' }, { [IP_FAMILY]: 'IPv4' });
+    },
+    finds: ['bad-labels 10.96.0.80'],
+    deletes: [],
+  },
+  {
+    name: "another controller's IPAddress without a Service: ignored, as upstream ignores it",
+    setup(d) {
+      addIPAddress(d, '10.96.0.90', { namespace: 'default', name: 'nobody' }, { [IP_FAMILY]: 'IPv4', [MANAGED_BY]: 'someone-else' });
+    },
+    finds: [],
+    deletes: [],
+  },
+  {
+    name: 'headless Services and unparsable ClusterIPs',
+    setup(d) {
+      addService(d, 'default', 'headless', ['None']);
+      addService(d, 'default', 'broken', ['10.96.0.300']);
+    },
+    finds: ['invalid-cluster-ip 10.96.0.300'],
+    deletes: [],
+  },
+  {
+    name: 'an IPv6 orphan',
+    setup(d) {
+      addIPAddress(d, 'fd00:10:96::2a', { namespace: 'default', name: 'gone6' });
+    },
+    finds: ['orphan fd00:10:96::2a'],
+    deletes: ['fd00:10:96::2a'],
+  },
+];
+
+const names = (d: ApiServerDouble) => d.objects().map((o) => o.metadata.name).sort();
+
+describe('ipallocator check', () => {
+  let c: Cluster;
+  beforeEach(async () => {
+    c = await startCluster();
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24', 'fd00:10:96::/112'], true);
+  });
+  afterEach(async () => {
+    await c.close();
+  });
+
+  for (const row of ROWS) {
+    it(`${row.name}: reported, exit ${row.finds.length === 0 ? 0 : 1}, and --fix deletes exactly ${row.deletes.join(', ') || 'nothing'}`, async () => {
+      row.setup(c.double);
+      const report = await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+      expect(report.stderr).toBe('');
+      const parsed = JSON.parse(report.stdout) as CheckReport;
+      expect(parsed.findings.map((f) => `${f.kind} ${f.ip}`).sort()).toEqual([...row.finds].sort());
+      expect(parsed.findings.filter((f) => f.fix === 'delete').map((f) => f.ip).sort()).toEqual([...new Set(row.deletes)].sort());
+      expect(report.code).toBe(row.finds.length === 0 ? 0 : 1);
+      expect(parsed.clean).toBe(row.finds.length === 0);
+
+      const before = names(c.double);
+      const fixed = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+      expect(names(c.double)).toEqual(before.filter((n) => !row.deletes.includes(n)));
+      const result = JSON.parse(fixed.stdout) as CheckReport;
+      expect(result.fixed!.deleted.sort()).toEqual([...row.deletes].sort());
+      // What --fix does not delete remains (a Service-loop finding stays even when its address's
+      // IPAddress was deleted: the ClusterIP is then without one until kube-apiserver repairs it).
+      const remaining = parsed.findings.filter((f) => f.fix !== 'delete' || !row.deletes.includes(f.ip));
+      expect(fixed.code).toBe(remaining.length === 0 ? 0 : 1);
+    });
+  }
+
+  it('all rules at once: every finding, and --fix deletes only the leaks', async () => {
+    for (const row of ROWS) row.setup(c.double);
+    const before = names(c.double);
+    const { code, stdout } = await cli(['check', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(code).toBe(1);
+    const all = ROWS.flatMap((r) => r.finds);
+    for (const f of all) expect(stdout).toMatch(new RegExp(`^${f.split(' ')[0]}\\s+${f.split(' ')[1]!.replace(/\./g, '\\.')}\\s`, 'm'));
+    const deletes = ROWS.flatMap((r) => r.deletes);
+    expect(stdout).toContain(`${all.length} problems found; ${deletes.length} IPAddresses to delete (run with --fix).`);
+    const fixed = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(fixed.code).toBe(1);
+    expect(names(c.double)).toEqual(before.filter((n) => !deletes.includes(n)));
+  });
+
+  it('leaves an orphan younger than the grace alone and does not count it', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'coming' });
+    const young = await cli(['check', '--json', '--fix', '--yes', '--kubeconfig', c.kubeconfig]);
+    const report = JSON.parse(young.stdout) as CheckReport;
+    expect(young.code).toBe(0);
+    expect(report.findings).toEqual([]);
+    expect(report.pending.map((p) => p.ip)).toEqual(['10.96.0.30']);
+    expect(names(c.double)).toEqual(['10.96.0.30']);
+    const text = await cli(['check', '--kubeconfig', c.kubeconfig]);
+    expect(text.stdout).toContain('1 IPAddress without their Service younger than the 60 s grace (not counted): 10.96.0.30');
+    // --grace shortens it: the same object, a minute and a second later by the clock, is a leak.
+    const old = await cli(['check', '--json', '--grace', '1', '--kubeconfig', c.kubeconfig], { now: () => Date.now() + 2_000 });
+    expect((JSON.parse(old.stdout) as CheckReport).findings.map((f) => f.kind)).toEqual(['orphan']);
+  });
+
+  it('asks before deleting: "y" deletes, anything else or no answer deletes nothing', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    for (const answer of ['n\n', '', 'maybe\n']) {
+      const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: answer });
+      expect(r.stderr).toContain('Delete 1 IPAddress object (10.96.0.30)? [y/N]');
+      expect(r.stdout).toContain('Nothing deleted: not confirmed.');
+      expect(r.code).toBe(1);
+      expect(names(c.double)).toEqual(['10.96.0.30']);
+    }
+    const yes = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'y\n' });
+    expect(yes.stdout).toContain('Deleted 1 IPAddress: 10.96.0.30.');
+    expect(yes.code).toBe(0);
+    expect(names(c.double)).toEqual([]);
+  });
+
+  it('re-checks each leak before deleting: one whose Service appeared since the listing stays', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'late' });
+    addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });
+    const cluster = new KubeCluster({ kubeconfig: c.kubeconfig });
+    const listing = { ipAddresses: await cluster.ipAddresses(), services: await cluster.services(), serviceCIDRs: await cluster.serviceCIDRs() };
+    const { findings } = findProblems(listing, { now: later(), graceMs: 60_000 });
+    expect(findings.map((f) => f.ip)).toEqual(['10.96.0.30', '10.96.0.31']);
+    addService(c.double, 'default', 'late', ['10.96.0.30']); // the Service was on its way
+    const result = await fix(cluster, findings, { now: later, graceMs: 60_000 });
+    expect(result.deleted).toEqual(['10.96.0.31']);
+    expect(result.skipped).toEqual([{ ip: '10.96.0.30', reason: 'changed since the listing: no longer a leak' }]);
+    expect(names(c.double)).toEqual(['10.96.0.30']);
+  });
+
+  it('reports a delete the identity may not make, keeps the object and exits 1', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    c.double.denyAccess('delete', 'ipaddresses');
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('Failed 10.96.0.30: permission denied: context "double" may not delete ipaddresses (API group "networking.k8s.io"); grant RBAC verb "delete" on resource "ipaddresses"');
+    expect(names(c.double)).toEqual(['10.96.0.30']);
+  });
+
+  it('exits 0 and says so on a clean cluster; --yes without --fix is a usage error', async () => {
+    addService(c.double, 'default', 'web', ['10.96.0.10']);
+    addIPAddress(c.double, '10.96.0.10', { namespace: 'default', name: 'web' });
+    const r = await cli(['check', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('No problems found (context double).\n');
+    const bad = await cli(['check', '--yes', '--kubeconfig', c.kubeconfig]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--yes only applies with --fix');
+  });
+});
