@@ -19,7 +19,7 @@
 // - no 2^16 cap for IPv6 (upstream: min(2^h, 65536) − 1 addresses): a /64 holds 2^64 − 1
 //   addresses in a sparse index whose memory follows what is taken;
 // - text in, text out, typed errors for malformed text (upstream takes net.IP values);
-// - snapshots of sparse ranges (more than 2^24 addresses) use their own format, and every
+// - snapshots of ranges over 2^24 addresses use their own format, and every
 //   snapshot carries its length and a CRC-32 that fromSnapshot checks (see RangeSnapshot);
 // - IPv6 ranges overlapping the IPv4-mapped block ::ffff:0:0/96 are refused
 //   (refuseIPv4MappedOverlap in geometry.ts says why);
@@ -51,6 +51,9 @@ const TWO32 = 4294967296;
  */
 export const MAX_ALLOCATE_MANY = 16777216;
 
+/** Ranges of at most this many addresses snapshot as upstream's bitmap, larger ones as offsets. */
+const BITMAP_SNAPSHOT_MAX = 16777216;
+
 export interface RangeOptions {
   /** Random source for allocateNext (default: seeded from crypto.getRandomValues). */
   random?: RandomSource;
@@ -67,9 +70,9 @@ export interface RangeSnapshot {
   /** The canonical CIDR of the range. */
   range: string;
   /**
-   * Dense ranges (≤ 2^24 addresses): upstream's format, the big-endian bytes of the bitmap as a
-   * number whose bit i is offset i, minimal length. Sparse ranges: the taken offsets, ascending,
-   * each as 8 big-endian bytes.
+   * Ranges of at most 2^24 addresses: upstream's format, the big-endian bytes of the bitmap as a
+   * number whose bit i is offset i, minimal length. Larger ranges: the taken offsets, ascending,
+   * each as 8 big-endian bytes. The format depends on the range only, not on its index kind.
    */
   data: Uint8Array;
   /** data.length when the snapshot was taken. */
@@ -468,19 +471,25 @@ export class Range implements RangeView {
     return { range: this.cidr, data, length: data.length, checksum: crc32(data) };
   }
 
+  /** The bitmap format for ranges of at most 2^24 addresses, the offsets format above. */
+  private get bitmapFormat(): boolean {
+    return this.maxHi === 0 && this.maxLo <= BITMAP_SNAPSHOT_MAX;
+  }
+
+  // The format depends on the range only: a range forced onto the other index kind writes and
+  // reads the same bytes as a default one, so snapshots move between them.
   private snapshotData(): Uint8Array {
-    if (this.index.kind === 'dense') return this.index.snapshotBits();
+    if (this.bitmapFormat && this.index.kind === 'dense') return this.index.snapshotBits();
     const n = this.used();
-    const data = new Uint8Array(n * 8);
-    const view = new DataView(data.buffer);
+    const pairs = new Uint32Array(n * 2);
     let i = 0;
     let hi = 0;
     let lo = 0;
     while (i < n && this.index.nextSet(hi, lo)) {
       hi = this.index.resultHi;
       lo = this.index.resultLo;
-      view.setUint32(i * 8, hi);
-      view.setUint32(i * 8 + 4, lo);
+      pairs[2 * i] = hi;
+      pairs[2 * i + 1] = lo;
       i++;
       if (lo === 0xffffffff) {
         hi += 1;
@@ -489,7 +498,7 @@ export class Range implements RangeView {
         lo += 1;
       }
     }
-    return data.subarray(0, i * 8);
+    return this.bitmapFormat ? bitmapOf(pairs.subarray(0, 2 * i)) : offsetBytesOf(pairs.subarray(0, 2 * i));
   }
 
   /**
@@ -503,24 +512,18 @@ export class Range implements RangeView {
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
-    if (this.index.kind === 'dense') {
+    if (this.bitmapFormat && this.index.kind === 'dense') {
       this.index.restoreBits(data);
       this.taken = this.index.count();
       return;
     }
-    if (data.length % 8 !== 0) {
-      throw new InvalidArgumentError(`sparse snapshot data must be a multiple of 8 bytes, got ${data.length}`);
-    }
-    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-    const pairs = new Uint32Array(data.length / 4);
+    const pairs = this.bitmapFormat ? pairsOfBitmap(data) : pairsOfOffsetBytes(data);
     for (let i = 0; i < pairs.length; i += 2) {
-      const hi = view.getUint32(i * 4);
-      const lo = view.getUint32(i * 4 + 4);
+      const hi = pairs[i]!;
+      const lo = pairs[i + 1]!;
       if (this.beyondMax(hi, lo)) {
         throw new InvalidArgumentError(`snapshot offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is outside ${this.cidr}`);
       }
-      pairs[i] = hi;
-      pairs[i + 1] = lo;
     }
     // Build the new index aside and swap it in, so a failure (memory) leaves the range as it was.
     const next = new FreeIndex(this.maxHi, this.maxLo, this.kindOption ?? this.index.kind);
@@ -574,6 +577,56 @@ export class Range implements RangeView {
   [Symbol.dispose](): void {
     this.destroy();
   }
+}
+
+/**
+ * Upstream's bitmap format: the big-endian bytes of a number whose bit i is offset i, minimal
+ * length. `pairs`: ascending (hi = 0, lo) offsets.
+ */
+function bitmapOf(pairs: Uint32Array): Uint8Array {
+  if (pairs.length === 0) return new Uint8Array(0);
+  const top = pairs[pairs.length - 1]!;
+  const out = new Uint8Array((top >>> 3) + 1);
+  const last = out.length - 1;
+  for (let i = 1; i < pairs.length; i += 2) {
+    const o = pairs[i]!;
+    out[last - (o >>> 3)]! |= 1 << (o & 7);
+  }
+  return out;
+}
+
+/** The offsets of a bitmap (see bitmapOf) as (0, lo) pairs; leading zero bytes are ignored. */
+function pairsOfBitmap(data: Uint8Array): Uint32Array {
+  let n = 0;
+  for (let j = 0; j < data.length; j++) for (let b = data[j]!; b !== 0; b &= b - 1) n++;
+  const pairs = new Uint32Array(2 * n);
+  let k = 0;
+  for (let j = data.length - 1; j >= 0; j--) {
+    const base = (data.length - 1 - j) * 8;
+    for (let b = data[j]!; b !== 0; b &= b - 1) {
+      pairs[k++] = 0;
+      pairs[k++] = base + 31 - Math.clz32(b & -b);
+    }
+  }
+  return pairs;
+}
+
+/** The offsets format: each offset as 8 big-endian bytes, ascending. */
+function offsetBytesOf(pairs: Uint32Array): Uint8Array {
+  const data = new Uint8Array(pairs.length * 4);
+  const view = new DataView(data.buffer);
+  for (let i = 0; i < pairs.length; i++) view.setUint32(i * 4, pairs[i]!);
+  return data;
+}
+
+function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
+  if (data.length % 8 !== 0) {
+    throw new InvalidArgumentError(`snapshot data of a range over 2^24 addresses must be a multiple of 8 bytes, got ${data.length}`);
+  }
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const pairs = new Uint32Array(data.length / 4);
+  for (let i = 0; i < pairs.length; i++) pairs[i] = view.getUint32(i * 4);
+  return pairs;
 }
 
 /** Throws InvalidArgumentError unless `s` is a whole snapshot as snapshot() wrote it. */

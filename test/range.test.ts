@@ -583,3 +583,25 @@ describe('the rule of has()', () => {
     r.destroy();
   });
 });
+
+describe('the snapshot format follows the range, not the index kind', () => {
+  // Found by the hostile pass: a /24 forced onto the sparse index wrote 8-byte offsets, which a
+  // default (dense) /24 read back as a bitmap — a different, valid-looking state.
+  it.each([
+    ['10.0.0.0/24', 'sparse', 'auto'],
+    ['10.0.0.0/24', 'auto', 'sparse'],
+    ['2001:db8::/103', 'dense', 'auto'],
+    ['2001:db8::/103', 'auto', 'dense'],
+  ] as const)('%s: a snapshot taken on %s restores the same addresses on %s', (cidr, from, to) => {
+    const a = new Range(cidr, { indexKind: from, random: seededRandom(11) });
+    const ips = a.allocateMany(37).sort();
+    const snap = a.snapshot();
+    const b = Range.fromSnapshot(snap, { indexKind: to });
+    const back: string[] = [];
+    b.forEach((ip) => back.push(ip));
+    expect(back.sort()).toEqual(ips);
+    expect(b.snapshot()).toEqual(snap);
+    a.destroy();
+    b.destroy();
+  });
+});
