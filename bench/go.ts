@@ -43,6 +43,14 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
 }
 
 let built: Promise<{ binary?: string; why?: string }> | undefined;
+let buildDir: string | undefined;
+
+/** Removes the built program (also done at process exit; test workers may not see that). */
+export function removeGoBuild(): void {
+  if (buildDir) fs.rmSync(buildDir, { recursive: true, force: true });
+  buildDir = undefined;
+  built = undefined;
+}
 
 /** Builds bench/go-seed once per process into a temporary directory (removed at exit). */
 export function buildGoSeed(): Promise<{ binary?: string; why?: string }> {
@@ -50,7 +58,7 @@ export function buildGoSeed(): Promise<{ binary?: string; why?: string }> {
     const version = await run('go', ['version'], { timeout: 30_000 });
     if (version.missing) return { why: NO_GO };
     if (!version.ok) return { why: `go does not run: ${version.out.split('\n')[0]}` };
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ipallocator-go-seed-'));
+    const dir = (buildDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ipallocator-go-seed-')));
     process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     const binary = path.join(dir, process.platform === 'win32' ? 'go-seed.exe' : 'go-seed');
     const env = {

@@ -39,6 +39,8 @@ export interface Results {
   /** Bytes per record of the MemoryStore the async implementations share (JS heap, after GC). */
   storeBytesPerRecord: number | null;
   rows: Row[];
+  /** The commit the `<impl>@<ref>` columns were built from (--baseline). */
+  baseline?: { ref: string; commit: string };
 }
 
 export const OPS = {
@@ -287,7 +289,7 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
   if (res.rows.some((r) => r.impl.startsWith('go-'))) L.push(GO_NOTE, '');
   const baselines = [...new Set(res.rows.map((r) => r.impl).filter((i) => i.includes('@')))];
   if (baselines.length) {
-    L.push(`${baselines.map((b) => `\`${b}\``).join(', ')}: the implementation at that git ref (\`--baseline\`), built in a temporary worktree and run ` +
+    L.push(`${baselines.map((b) => `\`${b}\``).join(', ')}: the implementation at ${res.baseline ? `\`${res.baseline.ref}\` = \`${res.baseline.commit.slice(0, 12)}\`` : 'that git ref'} (\`--baseline\`), built in a temporary directory and run ` +
       'in this process on the same fills, beside the current one: "slower beyond noise" = more than 10 % or the two spreads together slower.', '');
   }
   const floor = find(res.rows, { impl: 'boundary', op: 'MemoryStore create+delete (store floor)' });

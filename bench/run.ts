@@ -7,6 +7,8 @@
 //   … -- --filter <regex>         only cases whose id matches, e.g. "allocator|reference", "/64",
 //                                 "boundary", "allocateNext.*99.9" (id: "<impl> <family> <prefix> <op> <fill>")
 //   … -- --out <path-prefix>      where to write <prefix>.{json,md,svg}
+//   … -- --baseline <git-ref>     add allocator@<ref>, store@<ref>, range@<ref>, core@<ref> columns:
+//                                 that commit's implementation beside this one (bench/baseline.ts)
 //
 // A full run writes bench/results/latest.{json,md,svg}; --quick/--smoke write to the OS temp
 // directory unless --out is given, so a CI smoke run never overwrites the committed results.
@@ -30,6 +32,7 @@ import { RANGES, offsetText, rangeById, type RangeSpec } from './ranges.ts';
 import { OPS, caseKey, fillLabel, markdown, textTable, targetLines, type Results, type Row } from './report.ts';
 import { GO_NOTE } from './go.ts';
 import { chartSvg } from './svg.ts';
+import { prepareBaseline, type Baseline } from './baseline.ts';
 import { Seeded } from './seeded.ts';
 
 type OpKey = 'nextRelease' | 'full' | 'allocRelease' | 'has' | 'warm';
@@ -64,6 +67,7 @@ const smoke = flag('--smoke');
 const quick = flag('--quick') || smoke;
 const mode = smoke ? 'smoke' : quick ? 'quick' : 'full';
 const filterText = option('--filter');
+const baselineRef = option('--baseline');
 const filterRe = filterText ? new RegExp(filterText) : undefined;
 const matches = (id: string): boolean => !filterRe || filterRe.test(id);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -232,7 +236,9 @@ async function measureRunner(runner: Runner, budget: Budget): Promise<Measuremen
 
 let storeBytesPerRecord: number | null = null;
 
-async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], rows: Row[], counter: { done: number; total: number }): Promise<void> {
+type Subject = { impl: Impl; why?: string; baseline?: Baseline };
+
+async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: { done: number; total: number }): Promise<void> {
   const r = p.range;
   const wanted = (impl: string): boolean => p.levels.some((l) => l.ops.some((op) => matches(caseId(impl, r, l, op))));
   const active = impls.filter((x) => wanted(x.impl.name));
@@ -244,11 +250,15 @@ async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], r
   const labels = labelsFor ? labelsFor(r.family) : Object.freeze({ 'ipaddress.kubernetes.io/ip-family': r.family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
   let store: InstanceType<typeof MemoryStore> | undefined = needsStore ? new MemoryStore() : undefined;
   const { ctx, setCount } = makeCtx(p, store);
+  // a --baseline keeps its own store (its own MemoryStore class), loaded with the same records
+  const baseline = active.find((x) => x.baseline)?.baseline;
+  let baselineStore = baseline?.needsStore(active.filter((x) => x.baseline && !x.why).map((x) => x.impl.name)) ? baseline.newStore() : undefined;
+  const baselineCtx: SeriesCtx = baselineStore ? { ...ctx, store: baselineStore } : ctx;
   const opened = new Map<string, SeriesImpl>();
   for (const x of active) {
     if (x.why || x.impl.applicable(r)) continue;
     try {
-      opened.set(x.impl.name, await x.impl.open(ctx));
+      opened.set(x.impl.name, await x.impl.open(x.baseline ? baselineCtx : ctx));
     } catch (e) {
       x.why = `failed to open: ${e instanceof Error ? e.message : String(e)}`;
     }
@@ -265,6 +275,7 @@ async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], r
         texts.length = 0;
         if (measureStore) storeBytesPerRecord = (liveJsBytes() - before) / (l.count - count);
       }
+      if (baselineStore) baseline!.load(baselineStore, ctx.texts(count, l.count), r.family);
       for (const s of opened.values()) await s.fillTo(count, l.count);
       count = l.count;
       setCount(count);
@@ -357,6 +368,8 @@ async function runSeries(p: SeriesPlan, impls: { impl: Impl; why?: string }[], r
   for (const s of opened.values()) s.close();
   store?.close();
   store = undefined;
+  (baselineStore as { close?(): void } | undefined)?.close?.();
+  baselineStore = undefined;
 }
 
 function fmt(ns: number | null): string {
@@ -370,15 +383,26 @@ async function main(): Promise<void> {
   const { coreTarget } = await import('../adapters/wasm.ts');
   const cond = conditions(mode, coreTarget);
   progress(`ipallocator bench · ${mode} · ${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · gc ${getGc() ? 'on' : 'off'}${filterText ? ` · filter /${filterText}/` : ''}`);
-  const impls: { impl: Impl; why?: string }[] = [];
+  const impls: Subject[] = [];
   for (const impl of IMPLS) {
     const why = await impl.available();
     impls.push({ impl, why });
     progress(`  ${impl.name.padEnd(14)} ${why ? `not available: ${why}` : 'ok'}`);
   }
+  let baseline: Baseline | undefined;
+  if (baselineRef) {
+    baseline = await prepareBaseline(baselineRef, path.join(here, '..'), progress);
+    for (const impl of baseline.impls) {
+      const why = await impl.available();
+      impls.push({ impl, why, baseline });
+      progress(`  ${impl.name.padEnd(14)} ${why ? `not available: ${why}` : 'ok'}`);
+    }
+  }
+  // each baseline column right after the implementation it is the previous version of
+  const columns = IMPL_NAMES.flatMap((n) => [n, ...(baseline?.impls ?? []).map((i) => i.name).filter((b) => b.startsWith(`${n}@`))]);
   const rows: Row[] = [];
   const plans = plan();
-  const total = plans.reduce((n, p) => n + p.levels.reduce((m, l) => m + l.ops.reduce((k, op) => k + IMPL_NAMES.filter((i) => matches(caseId(i, p.range, l, op))).length, 0), 0), 0);
+  const total = plans.reduce((n, p) => n + p.levels.reduce((m, l) => m + l.ops.reduce((k, op) => k + columns.filter((i) => matches(caseId(i, p.range, l, op))).length, 0), 0), 0);
   const counter = { done: 0, total };
 
   if (matches('boundary')) {
@@ -392,8 +416,11 @@ async function main(): Promise<void> {
   }
   for (const p of plans) await runSeries(p, impls, rows, counter);
 
-  const res: Results = { conditions: cond, durationSeconds: (Date.now() - t0) / 1000, storeBytesPerRecord, rows };
-  const shown = IMPL_NAMES.filter((i) => rows.some((r) => r.impl === i));
+  const res: Results = {
+    conditions: cond, durationSeconds: (Date.now() - t0) / 1000, storeBytesPerRecord, rows,
+    ...(baseline ? { baseline: { ref: baseline.ref, commit: baseline.commit } } : {}),
+  };
+  const shown = columns.filter((i) => rows.some((r) => r.impl === i));
   process.stdout.write(`\n${textTable(rows, shown)}\n\ntargets\n${targetLines(rows).join('\n')}\n`);
   if (rows.some((r) => r.impl.startsWith('go-'))) process.stdout.write(`\n${GO_NOTE.replace(/`/g, '')}\n`);
   fs.mkdirSync(path.dirname(outPrefix), { recursive: true });

@@ -5,7 +5,7 @@
 // and allocate(), allocateNext handing out every free address once — the dynamic (upper) band
 // before the static (lower) one — then "range is full". Skipped, with the reason, without `go`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildGoSeed, openGoSession, type GoSession, type GoVariant } from '../bench/go.ts';
+import { buildGoSeed, openGoSession, removeGoBuild, type GoSession, type GoVariant } from '../bench/go.ts';
 import { offsetText, type RangeSpec } from '../bench/ranges.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
@@ -52,6 +52,8 @@ const CASES = [
 ];
 
 describe.skipIf(skipWhy !== undefined)('go-seed agrees with ReferenceAllocator on tiny ranges', () => {
+  afterAll(() => removeGoBuild());
+
   for (const { range, outside } of CASES) {
     for (const variant of ['go-seed', 'go-master'] as GoVariant[]) {
       describe(`${variant} on ${range.cidr}`, () => {
