@@ -158,6 +158,17 @@ describe('ApiServerDouble', () => {
     expect(d.objects()).toEqual([]);
   });
 
+  it("with deleteReply 'object', answers a delete with the deleted object at the delete's resourceVersion", async () => {
+    d.deleteReply = 'object';
+    const c = await request(d.url, 'POST', V1, ip('10.0.0.1'));
+    const r = await request(d.url, 'DELETE', `${V1}/10.0.0.1`);
+    expect(r.code).toBe(200);
+    expect(r.json).toMatchObject({ kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.0.0.1', uid: c.json.metadata.uid } });
+    expect(r.json.metadata.resourceVersion).toBe(d.resourceVersion);
+    expect(Number(r.json.metadata.resourceVersion)).toBeGreaterThan(Number(c.json.metadata.resourceVersion));
+    expect(d.objects()).toEqual([]);
+  });
+
   it('takes a strictly increasing resourceVersion on every write, shared by all objects', async () => {
     const seen: number[] = [];
     for (let i = 1; i <= 5; i++) seen.push(Number((await request(d.url, 'POST', V1, ip(`10.0.0.${i}`))).json.metadata.resourceVersion));
@@ -351,6 +362,36 @@ describe('ApiServerDouble', () => {
     d.dropWatches();
     await w2.ended;
     expect(d.openWatches()).toBe(0);
+  });
+
+  it('holds a reply while the request takes effect and the watch moves on', async () => {
+    const w = openWatch(d.url, `${V1}?watch=true&resourceVersion=1`);
+    await w.ready;
+    const heldCreate = d.holdReply('create');
+    let created: { code: number; json: any } | undefined;
+    const creating = request(d.url, 'POST', V1, ip('10.0.0.1')).then((r) => (created = r));
+    await heldCreate.applied;
+    expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.1']); // stored…
+    await w.until(1); // …and on the watch, while the reply waits
+    d.remove('10.0.0.1'); // another client deletes it
+    await w.until(2);
+    expect(w.events.map((e) => e.type)).toEqual(['ADDED', 'DELETED']);
+    expect(created).toBeUndefined();
+    heldCreate.release();
+    await creating;
+    expect(created!.code).toBe(201);
+    expect(created!.json.metadata.resourceVersion).toBe(w.events[0]!.object.metadata.resourceVersion);
+
+    const heldDelete = d.holdReply('delete');
+    await request(d.url, 'POST', V1, ip('10.0.0.2'));
+    const deleting = request(d.url, 'DELETE', `${V1}/10.0.0.2`);
+    await heldDelete.applied;
+    expect(d.objects()).toEqual([]);
+    heldDelete.release();
+    expect((await deleting).json).toMatchObject({ kind: 'Status', status: 'Success' });
+    expect((await request(d.url, 'POST', V1, ip('10.0.0.3'))).code).toBe(201); // one hold, one reply
+    w.close();
+    await w.ended;
   });
 
   it('delivers events in order under watch lag', async () => {

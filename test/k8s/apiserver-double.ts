@@ -25,6 +25,9 @@
 // * get → 200 object or 404 Status NotFound. delete → 200 Status Success whose details carry
 //   name, group, kind (= the resource, "Yes we set Kind field to resource") and uid — the generic
 //   registry's answer, since the IPAddress registry does not set ReturnDeletedObject; 404 NotFound.
+//   `deleteReply: 'object'` answers instead as a registry with ReturnDeletedObject does: 200 with
+//   the deleted object, its resourceVersion the revision of the delete (etcd3 store's
+//   conditionalDelete decodes the old value at the delete's revision).
 // * list → `{kind: IPAddressList, apiVersion, metadata: {resourceVersion[, continue,
 //   remainingItemCount]}, items}`, items sorted by name (etcd key order) and without kind /
 //   apiVersion (as the real server writes them); labelSelector with `k=v`, `k==v`, `k!=v`, `k`,
@@ -56,6 +59,9 @@
 //   setWatchLag(ms)             deliver every watch event `ms` later (in order)
 //   compact()                   drop the watch history: a watch from an older version gets 410
 //   bookmark()                  send a BOOKMARK now to watches that allow bookmarks
+//   holdReply(verb)             the next request of that verb takes effect at once (stored, its
+//                               watch event sent) but its HTTP answer waits for release(): the
+//                               watch moves on while the reply is on its way
 //
 // Not implemented (say so rather than pretend): update/patch over HTTP (use `modify()`, which
 // emits MODIFIED like one), managedFields / server-side apply, generation, graceful deletion
@@ -132,6 +138,16 @@ export interface ApiServerDoubleOptions {
   historyLimit?: number;
   /** Send a BOOKMARK every this many ms to watches that allow bookmarks. Default 0 (only on bookmark()). */
   bookmarkIntervalMs?: number;
+  /** What a successful DELETE answers (see `ApiServerDouble.deleteReply`). Default 'status'. */
+  deleteReply?: 'status' | 'object';
+}
+
+/** A reply held by `holdReply()`. */
+export interface HeldReply {
+  /** Resolves once the request has taken effect on the server (its answer is now waiting). */
+  readonly applied: Promise<void>;
+  /** Sends the answer. */
+  release(): void;
 }
 
 interface ResourceType {
@@ -337,6 +353,11 @@ export class ApiServerDouble {
   /** http://127.0.0.1:<port> */
   url = '';
   requireParentRef: boolean;
+  /**
+   * A successful DELETE answers 'status' (metav1.Status with details.uid, the generic registry)
+   * or 'object' (the deleted object at the delete's resourceVersion, ReturnDeletedObject).
+   */
+  deleteReply: 'status' | 'object';
   readonly historyLimit: number;
   /** Every request, in arrival order. */
   readonly requests: ReceivedRequest[] = [];
@@ -356,9 +377,11 @@ export class ApiServerDouble {
   private compactions = 0;
   private bookmarkTimer: ReturnType<typeof setInterval> | undefined;
   private readonly sockets = new Set<import('node:net').Socket>();
+  private readonly heldReplies: { verb: Verb; applied: () => void; released: Promise<void>; release: () => void }[] = [];
 
   private constructor(options: ApiServerDoubleOptions) {
     this.requireParentRef = options.requireParentRef ?? true;
+    this.deleteReply = options.deleteReply ?? 'status';
     this.historyLimit = options.historyLimit ?? 1000;
     for (const plural of Object.keys(RESOURCES)) this.stores.set(plural, new Map());
     this.server = http.createServer((req, res) => {
@@ -392,6 +415,7 @@ export class ApiServerDouble {
   async close(): Promise<void> {
     if (this.bookmarkTimer) clearInterval(this.bookmarkTimer);
     this.bookmarkTimer = undefined;
+    for (const h of this.heldReplies.splice(0)) h.release();
     for (const w of [...this.watches]) this.endWatch(w, false);
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     const s = this.server as http.Server & { closeAllConnections?: () => void };
@@ -527,6 +551,31 @@ export class ApiServerDouble {
     this.compactions++;
   }
 
+  /**
+   * Holds the answer to the next request of `verb` (create, delete or get): the request takes
+   * effect at once — the object is stored or deleted and its watch event goes out — but the
+   * client gets the answer only on `release()`. Meanwhile the test lets the watch move on (another
+   * client deletes or re-creates the name), which a real network allows: a reply and a watch
+   * event travel on different connections. Several holds are consumed in the order they were set.
+   */
+  holdReply(verb: Verb): HeldReply {
+    let applied!: () => void;
+    let release!: () => void;
+    const appliedP = new Promise<void>((r) => (applied = r));
+    const released = new Promise<void>((r) => (release = r));
+    this.heldReplies.push({ verb, applied, released, release });
+    return { applied: appliedP, release };
+  }
+
+  /** Waits for release() when a hold is armed for `verb` (after the request took effect). */
+  private async replyGate(verb: Verb): Promise<void> {
+    const i = this.heldReplies.findIndex((h) => h.verb === verb);
+    if (i < 0) return;
+    const [h] = this.heldReplies.splice(i, 1);
+    h!.applied();
+    await h!.released;
+  }
+
   /** Sends a BOOKMARK at the current resourceVersion to every watch that allows bookmarks. */
   bookmark(): void {
     for (const w of this.watches) {
@@ -609,15 +658,18 @@ export class ApiServerDouble {
           );
         }
         const r = this.doCreate(plural!, body);
+        await this.replyGate(verb);
         return this.sendJSON(res, r.code, r.code === 201 ? this.typed(r.body as KubeObject, plural!, version!) : r.body);
       }
       case 'get': {
         const obj = this.stores.get(plural!)!.get(name!);
+        await this.replyGate(verb);
         if (!obj) return this.sendJSON(res, 404, notFound(plural!, name!));
         return this.sendJSON(res, 200, this.typed(obj, plural!, version!));
       }
       case 'delete': {
         const r = this.doDelete(plural!, name!, version!);
+        await this.replyGate(verb);
         return this.sendJSON(res, r.code, r.body);
       }
       case 'list':
@@ -674,6 +726,7 @@ export class ApiServerDouble {
     const gone = clone(obj);
     gone.metadata.resourceVersion = String(++this.rv);
     this.record({ type: 'DELETED', rv: this.rv, plural, object: gone });
+    if (this.deleteReply === 'object') return { code: 200, body: this.typed(gone, plural, version) };
     const status: Status = {
       kind: 'Status',
       apiVersion: 'v1',
