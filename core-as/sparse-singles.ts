@@ -1,0 +1,611 @@
+// The isolated taken offsets of a sparse index (core-as/sparse.ts): an ordered set of u64 keys
+// whose point operations cost about one cache miss, like a hash set, and which still walks in
+// ascending order.
+//
+// The keys are cut by value into nodes; a node is a gapped sorted array ("ordered linear
+// probing"): each key has a home slot computed from its value by a monotone interpolation fitted
+// to the node's keys when it was built, and sits at its home or a little to the right of it. For
+// keys spread evenly (random allocation in a /64) a lookup lands on the right cache line at once.
+//
+//   header (32 B block)                 directory (dirCap × 32 B, one block, power of two)
+//   ┌────────────────────────────┐      ┌────────────┬────────────┬────────────┬───────┬───────┬──────┐
+//   │ u32 nodes                  │      │ u64 fence  │ u64 base   │ f64 scale  │u32 slo│u16 cnt│u16 lg│ node 0
+//   │ u32 dirCap                 │      ├────────────┴────────────┴────────────┴───┼───┴───────┴──────┤
+//   │ u32 dir  ──────────────────┼────▸ │ … nodes entries, fences strictly rising  │                  │
+//   │ u64 count  keys in all nodes│     └──────────────────────────────────────────┼──────────────────┘
+//   └────────────────────────────┘                                                 ▼
+//                      node slots (2^lg × u64, one block): keys ascending, EMPTY in the gaps
+//                      ┌──────┬──────┬──────┬──────┬──────┬──────┬──────┬──────┐
+//                      │  k0  │EMPTY │  k1  │  k2  │EMPTY │EMPTY │  k3  │ …    │
+//                      └──────┴──────┴──────┴──────┴──────┴──────┴──────┴──────┘
+//                       home(k) = ⌊(k − base) · scale⌋ clamped to [0, 2^lg − 1]  (0 when k ≤ base)
+//
+// Invariants (checked by singles_validate):
+//   S1 fences strictly rise, fence of node 0 = 0; node p holds only keys in [fence_p, fence_p+1).
+//   S2 in a node, the occupied slots hold strictly rising keys; a key never equals EMPTY
+//      (2^64 − 1 is never an offset: n ≤ 2^64 − 1).
+//   S3 a key k at slot j has home(k) ≤ j, and every slot in [home(k), j] is occupied — so a
+//      search walks right from home(k) over keys < k and stops at k, at a larger key or at EMPTY.
+//   S4 every node holds 1..2^lg keys, cnt = its occupied slots; count = Σ cnt.
+// home() is monotone (u64 → f64 conversion and multiplication by a positive constant never
+// reverse order), which is what lets S2 and S3 hold together: a key larger than k never sits left
+// of home(k).
+//
+// Inserting shifts the keys between the insertion point and the next gap one slot right; when
+// that walk or shift would pass WALK_LIMIT slots, or the node would pass MAX_LOAD, the node is
+// rebuilt (refitted, grown, or cut into several nodes) from a sorted copy. Deleting shifts the
+// following keys left while they sit right of their home (backward-shift deletion), and never
+// allocates.
+import { halloc, hfree, hblock_size } from './heap';
+import { OK, NONE, OUT_OF_MEMORY } from './status';
+
+/** The gap marker. Never an offset (offsets are < n ≤ 2^64 − 1). */
+const EMPTY: u64 = 0xffffffffffffffff;
+
+// ── header ─────────────────────────────────────────────────────────────────────────────────
+const T_NODES: usize = 0; //  u32 nodes in use (≤ dirCap)
+const T_DIRCAP: usize = 4; // u32 directory capacity in entries (0 exactly when dir = 0)
+const T_DIR: usize = 8; //    u32 directory block
+const T_COUNT: usize = 16; // u64 keys in all nodes
+const HEADER_SIZE: usize = 24;
+
+// ── directory entries (one per node) ───────────────────────────────────────────────────────
+const ENTRY_BITS: usize = 5; // 32 bytes
+const N_FENCE: usize = 0; //  u64 smallest key the node may hold (node 0: 0)
+const N_BASE: usize = 8; //   u64 interpolation origin (the node's smallest key when it was built)
+const N_SCALE: usize = 16; // f64 slots per unit of (key − base)
+const N_SLOTS: usize = 24; // u32 slot block: 2^lg u64
+const N_COUNT: usize = 28; // u16 keys in the node
+const N_LG: usize = 30; //    u16 log2 of its slot count
+const DIR_MIN_CAP: u32 = 4;
+
+// ── node sizes ─────────────────────────────────────────────────────────────────────────────
+const MIN_LG: u32 = 3; //   8 slots
+const MAX_LG: u32 = 13; //  8,192 slots = 64 KiB
+/** A node is rebuilt before it holds more than 4/5 of its slots. */
+const MAX_LOAD_NUM: u32 = 4;
+const MAX_LOAD_DEN: u32 = 5;
+/** Built nodes hold at most 7/10 of their slots: the keys a full-size node takes in a bulk build. */
+const BUILD_KEYS: u32 = ((<u32>1 << MAX_LG) * 7) / 10; // 5,734
+/** Longest walk from a home slot, and longest shift, before the node is rebuilt instead. */
+const WALK_LIMIT: u32 = 64;
+
+// ── validate() codes (the caller adds its own offset) ─────────────────────────────────────
+/** 1: a fence out of order, or node 0's fence is not 0. */
+export const SINGLES_BAD_FENCE: i32 = 1;
+/** 2: keys out of order in a node, or a key outside its node's fences. */
+export const SINGLES_UNSORTED: i32 = 2;
+/** 3: a key left of its home slot, or a gap between its home and its slot. */
+export const SINGLES_BAD_PLACE: i32 = 3;
+/** 4: a node's count differs from its occupied slots, a node is empty, or the total is wrong. */
+export const SINGLES_BAD_COUNT: i32 = 4;
+
+// ── field access ───────────────────────────────────────────────────────────────────────────
+// @ts-ignore: decorator
+@inline function nodesOf(t: usize): u32 { return load<u32>(t + T_NODES); }
+// @ts-ignore: decorator
+@inline function dirOf(t: usize): usize { return <usize>load<u32>(t + T_DIR); }
+// @ts-ignore: decorator
+@inline function entry(t: usize, p: u32): usize { return dirOf(t) + (<usize>p << ENTRY_BITS); }
+// @ts-ignore: decorator
+@inline function slotsOf(e: usize): usize { return <usize>load<u32>(e + N_SLOTS); }
+// @ts-ignore: decorator
+@inline function capOf(e: usize): u32 { return <u32>1 << <u32>load<u16>(e + N_LG); }
+// @ts-ignore: decorator
+@inline function cntOf(e: usize): u32 { return <u32>load<u16>(e + N_COUNT); }
+// @ts-ignore: decorator
+@inline function slot(s: usize, i: u32): u64 { return load<u64>(s + (<usize>i << 3)); }
+
+/** The home slot of x in a node of `cap` slots fitted with (base, scale). Monotone in x. */
+// @ts-ignore: decorator
+@inline function homeOf(x: u64, base: u64, scale: f64, cap: u32): u32 {
+  if (x <= base) return 0;
+  const h = <f64>(x - base) * scale;
+  return h >= <f64>(cap - 1) ? cap - 1 : <u32>h;
+}
+
+// @ts-ignore: decorator
+@inline function home(e: usize, x: u64): u32 {
+  return homeOf(x, load<u64>(e + N_BASE), load<f64>(e + N_SCALE), capOf(e));
+}
+
+/** The last node whose fence ≤ x (node 0 has fence 0, so any x has one). Branch-free search. */
+function findNode(t: usize, x: u64): u32 {
+  const base = dirOf(t);
+  let at = base;
+  let len = nodesOf(t);
+  while (len > 1) {
+    const half = len >>> 1;
+    const mid = at + (<usize>half << ENTRY_BITS);
+    at = select<usize>(mid, at, load<u64>(mid + N_FENCE) <= x);
+    len -= half;
+  }
+  return <u32>((at - base) >>> ENTRY_BITS);
+}
+
+// Result of `seek`: the slot where x is or would go (the first slot ≥ home(x) holding a key ≥ x
+// or EMPTY; = cap when the walk ran off the end).
+let seekAt: u32 = 0;
+
+/** Walks from home(x) over smaller keys (S3); true when x is at seekAt. */
+// @ts-ignore: decorator
+@inline function seek(e: usize, x: u64): bool {
+  const s = slotsOf(e);
+  const cap = capOf(e);
+  let i = home(e, x);
+  let k = slot(s, i);
+  while (k < x) { //  EMPTY > every key: a gap ends the walk
+    if (++i == cap) break;
+    k = slot(s, i);
+  }
+  seekAt = i;
+  return k == x;
+}
+
+// ── the set's contract (used by core-as/sparse.ts) ─────────────────────────────────────────
+
+/** An empty set. 0 when out of memory. */
+export function singles_new(): usize {
+  const t = halloc(HEADER_SIZE);
+  if (t == 0) return 0;
+  memory.fill(t, 0, HEADER_SIZE);
+  return t;
+}
+
+/** Returns every block. */
+export function singles_free(t: usize): void {
+  freeNodes(t);
+  hfree(t, HEADER_SIZE);
+}
+
+function freeNodes(t: usize): void {
+  const nodes = nodesOf(t);
+  for (let p: u32 = 0; p < nodes; p++) {
+    const e = entry(t, p);
+    hfree(slotsOf(e), <usize>capOf(e) << 3);
+  }
+  const cap = load<u32>(t + T_DIRCAP);
+  if (cap != 0) hfree(dirOf(t), <usize>cap << ENTRY_BITS);
+  store<u32>(t + T_NODES, 0);
+  store<u32>(t + T_DIRCAP, 0);
+  store<u32>(t + T_DIR, 0);
+  store<u64>(t + T_COUNT, 0);
+}
+
+export function singles_count(t: usize): u64 {
+  return load<u64>(t + T_COUNT);
+}
+
+/** Bytes owned: header, directory and slot blocks, each at its class size. */
+export function singles_bytes(t: usize): usize {
+  let b = hblock_size(HEADER_SIZE);
+  const cap = load<u32>(t + T_DIRCAP);
+  if (cap != 0) b += hblock_size(<usize>cap << ENTRY_BITS);
+  const nodes = nodesOf(t);
+  for (let p: u32 = 0; p < nodes; p++) b += <usize>capOf(entry(t, p)) << 3;
+  return b;
+}
+
+export function singles_has(t: usize, x: u64): bool {
+  if (nodesOf(t) == 0 || x == EMPTY) return false;
+  return seek(entry(t, findNode(t, x)), x);
+}
+
+/** Adds x. OK, NONE (already there), or OUT_OF_MEMORY with nothing changed. */
+export function singles_insert(t: usize, x: u64): i32 {
+  if (nodesOf(t) == 0) return rebuild(t, 0, x, true);
+  const p = findNode(t, x);
+  const e = entry(t, p);
+  if (seek(e, x)) return NONE;
+  return insertAt(t, p, e, seekAt, x);
+}
+
+// Where singles_near left x (for singles_insert_near): its node and slot.
+let nearNode: u32 = 0;
+let nearSlot: u32 = 0;
+/** Set by singles_near: x − 1 / x + 1 is a key. */
+export let nearPrev = false;
+export let nearNext = false;
+
+/** Whether the node holding keys ≥ fence_p … contains x (one node's search). */
+// @ts-ignore: decorator
+@inline function inNode(t: usize, p: u32, x: u64): bool {
+  return seek(entry(t, p), x);
+}
+
+/**
+ * Looks x up once and answers for its neighbours too: true when x is a key; otherwise nearPrev /
+ * nearNext say whether x − 1 / x + 1 are keys, and singles_insert_near may follow (nothing may
+ * change the set in between). x < 2^64 − 1.
+ */
+export function singles_near(t: usize, x: u64): bool {
+  nearPrev = false;
+  nearNext = false;
+  const nodes = nodesOf(t);
+  if (nodes == 0) return false;
+  const p = findNode(t, x);
+  const e = entry(t, p);
+  if (seek(e, x)) return true;
+  const i = seekAt;
+  nearNode = p;
+  nearSlot = i;
+  const s = slotsOf(e);
+  const cap = capOf(e);
+  // x + 1: the first key ≥ x sits at i; past a gap it could still sit further right only if its
+  // home lies beyond i (S3); in the next node when it reaches that node's fence.
+  const y = x + 1;
+  if (y != EMPTY) {
+    if (p + 1 < nodes && y >= load<u64>(entry(t, p + 1) + N_FENCE)) nearNext = inNode(t, p + 1, y);
+    else if (i < cap) {
+      const k = slot(s, i);
+      nearNext = k == y || (k == EMPTY && home(e, y) > i && seek(e, y));
+    }
+  }
+  // x − 1: the largest key < x is the nearest one left of i (keys are sorted), or in node p − 1
+  if (x != 0) {
+    const w = x - 1;
+    if (w < load<u64>(e + N_FENCE)) nearPrev = inNode(t, p - 1, w);
+    else {
+      let j = i;
+      let steps: u32 = 0;
+      while (j > 0 && steps < WALK_LIMIT) {
+        const k = slot(s, --j);
+        if (k != EMPTY) {
+          nearPrev = k == w;
+          return false;
+        }
+        steps++;
+      }
+      //  a long gap: look w up from its home instead
+      if (j > 0) nearPrev = seek(e, w);
+    }
+  }
+  return false;
+}
+
+/** Adds x where singles_near(t, x) found its place (it returned false). OK or OUT_OF_MEMORY. */
+export function singles_insert_near(t: usize, x: u64): i32 {
+  if (nodesOf(t) == 0) return rebuild(t, 0, x, true);
+  return insertAt(t, nearNode, entry(t, nearNode), nearSlot, x);
+}
+
+/** Inserts x at slot i of node p (the first slot ≥ home(x) holding a key > x, EMPTY, or cap). */
+function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
+  const cap = capOf(e);
+  const cnt = cntOf(e);
+  if ((cnt + 1) * MAX_LOAD_DEN > cap * MAX_LOAD_NUM || i == cap || i - home(e, x) > WALK_LIMIT) {
+    return rebuild(t, p, x, true);
+  }
+  //  i                j                         i                j
+  //  [k5][k6][k7][k8][··]   insert x (< k5)  →  [x ][k5][k6][k7][k8]
+  const s = slotsOf(e);
+  let j = i;
+  while (slot(s, j) != EMPTY) {
+    if (++j == cap || j - i > WALK_LIMIT) return rebuild(t, p, x, true);
+  }
+  const at = s + (<usize>i << 3);
+  memory.copy(at + 8, at, <usize>(j - i) << 3);
+  store<u64>(at, x);
+  store<u16>(e + N_COUNT, <u16>(cnt + 1));
+  store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
+  return OK;
+}
+
+/** Removes x; false when it was not there. Never allocates. */
+export function singles_remove(t: usize, x: u64): bool {
+  if (nodesOf(t) == 0 || x == EMPTY) return false;
+  const p = findNode(t, x);
+  const e = entry(t, p);
+  if (!seek(e, x)) return false;
+  const s = slotsOf(e);
+  const cap = capOf(e);
+  //  backward shift: a following key moves left while that keeps it at or right of its home (S3)
+  //  [x ][k5][k6][··]  →  [k5][k6][··][··]     (k5, k6 displaced)
+  let k = seekAt;
+  while (k + 1 < cap) {
+    const y = slot(s, k + 1);
+    if (y == EMPTY || home(e, y) > k) break;
+    store<u64>(s + (<usize>k << 3), y);
+    k++;
+  }
+  store<u64>(s + (<usize>k << 3), EMPTY);
+  store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) - 1);
+  const cnt = cntOf(e) - 1;
+  if (cnt > 0) {
+    store<u16>(e + N_COUNT, <u16>cnt);
+    return true;
+  }
+  // the node is empty: drop it; the next node's fence becomes 0 when it becomes node 0 (S1)
+  hfree(s, <usize>cap << 3);
+  const nodes = nodesOf(t);
+  memory.copy(e, e + (1 << ENTRY_BITS), <usize>(nodes - p - 1) << ENTRY_BITS);
+  store<u32>(t + T_NODES, nodes - 1);
+  if (nodes == 1) {
+    hfree(dirOf(t), <usize>load<u32>(t + T_DIRCAP) << ENTRY_BITS);
+    store<u32>(t + T_DIR, 0);
+    store<u32>(t + T_DIRCAP, 0);
+  } else if (p == 0) {
+    store<u64>(entry(t, 0) + N_FENCE, 0);
+  }
+  return true;
+}
+
+/** The smallest key ≥ from, into `nextKey`; false when there is none. */
+export let nextKey: u64 = 0;
+export function singles_next(t: usize, from: u64): bool {
+  const nodes = nodesOf(t);
+  if (nodes == 0) return false;
+  let p = findNode(t, from);
+  let e = entry(t, p);
+  // keys ≥ from sit at or right of home(from) (S3 and monotone home)
+  let i = home(e, from);
+  while (true) {
+    const s = slotsOf(e);
+    const cap = capOf(e);
+    for (; i < cap; i++) {
+      const k = slot(s, i);
+      if (k != EMPTY && k >= from) {
+        nextKey = k;
+        return true;
+      }
+    }
+    if (++p == nodes) break;
+    e = entry(t, p);
+    i = 0;
+  }
+  return false;
+}
+
+/** Writes every key in ascending order at dst (count × u64). */
+export function singles_copy_sorted(t: usize, dst: usize): void {
+  const nodes = nodesOf(t);
+  for (let p: u32 = 0; p < nodes; p++) {
+    const e = entry(t, p);
+    const s = slotsOf(e);
+    const cap = capOf(e);
+    for (let i: u32 = 0; i < cap; i++) {
+      const k = slot(s, i);
+      if (k != EMPTY) {
+        store<u64>(dst, k);
+        dst += 8;
+      }
+    }
+  }
+}
+
+/** Re-derives S1–S4; 0 or a SINGLES_* code. */
+export function singles_validate(t: usize): i32 {
+  const nodes = nodesOf(t);
+  const dcap = load<u32>(t + T_DIRCAP);
+  if (nodes > dcap || (dcap != 0) != (dirOf(t) != 0)) return SINGLES_BAD_COUNT;
+  let total: u64 = 0;
+  for (let p: u32 = 0; p < nodes; p++) {
+    const e = entry(t, p);
+    const fence = load<u64>(e + N_FENCE);
+    if (p == 0 ? fence != 0 : fence <= load<u64>(entry(t, p - 1) + N_FENCE)) return SINGLES_BAD_FENCE;
+    const hasNext = p + 1 < nodes;
+    const limit = hasNext ? load<u64>(entry(t, p + 1) + N_FENCE) : 0;
+    const s = slotsOf(e);
+    const cap = capOf(e);
+    let cnt: u32 = 0;
+    let have = false;
+    let last: u64 = 0;
+    let run: u32 = 0; //  occupied slots ending at i (for S3)
+    for (let i: u32 = 0; i < cap; i++) {
+      const k = slot(s, i);
+      if (k == EMPTY) {
+        run = 0;
+        continue;
+      }
+      run++;
+      if ((have && k <= last) || k < fence || (hasNext && k >= limit)) return SINGLES_UNSORTED;
+      const h = home(e, k);
+      if (h > i || i - h >= run) return SINGLES_BAD_PLACE;
+      have = true;
+      last = k;
+      cnt++;
+    }
+    if (cnt == 0 || cnt != cntOf(e)) return SINGLES_BAD_COUNT;
+    total += cnt;
+  }
+  return total == load<u64>(t + T_COUNT) ? 0 : SINGLES_BAD_COUNT;
+}
+
+// ── building nodes ─────────────────────────────────────────────────────────────────────────
+
+/** The slot count for m keys: the smallest power of two they fill to at most 7/10. */
+function lgFor(m: u32): u32 {
+  let lg = MIN_LG;
+  while (lg < MAX_LG && <u64>m * 10 > (<u64>7 << lg)) lg++;
+  return lg;
+}
+
+// The directory being built (module globals: no closures). bFailed: an allocation failed.
+let bDir: usize = 0;
+let bCap: u32 = 0;
+let bNodes: u32 = 0;
+let bFailed = false;
+
+/**
+ * Places the m sorted keys at `keys` into a fresh node of 2^lg slots fitted to them, appended to
+ * the directory being built. false when the keys are too bunched for one node (a walk would pass
+ * WALK_LIMIT, or the last key would fall off the end); sets bFailed when memory ran out.
+ */
+function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
+  const cap = <u32>1 << lg;
+  const base = load<u64>(keys);
+  const span = load<u64>(keys + (<usize>(m - 1) << 3)) - base;
+  //  spread the keys over the slots, leaving about one average gap after the last key
+  const scale = m == 1 ? 0.0 : (<f64>cap * <f64>m) / ((<f64>m + 1.0) * (<f64>span + 1.0));
+  const s = halloc(<usize>cap << 3);
+  if (s == 0) {
+    bFailed = true;
+    return false;
+  }
+  memory.fill(s, 0xff, <usize>cap << 3);
+  let next: u32 = 0; // first slot not yet used
+  for (let i: u32 = 0; i < m; i++) {
+    const k = load<u64>(keys + (<usize>i << 3));
+    const h = homeOf(k, base, scale, cap);
+    const at = h > next ? h : next;
+    if (at >= cap || at - h > WALK_LIMIT) {
+      hfree(s, <usize>cap << 3);
+      return false;
+    }
+    store<u64>(s + (<usize>at << 3), k);
+    next = at + 1;
+  }
+  if (bNodes == bCap) {
+    const ncap = bCap < DIR_MIN_CAP ? DIR_MIN_CAP : bCap << 1;
+    const nd = halloc(<usize>ncap << ENTRY_BITS);
+    if (nd == 0) {
+      hfree(s, <usize>cap << 3);
+      bFailed = true;
+      return false;
+    }
+    if (bDir != 0) {
+      memory.copy(nd, bDir, <usize>bNodes << ENTRY_BITS);
+      hfree(bDir, <usize>bCap << ENTRY_BITS);
+    }
+    bDir = nd;
+    bCap = ncap;
+  }
+  const e = bDir + (<usize>bNodes << ENTRY_BITS);
+  store<u64>(e + N_FENCE, fence);
+  store<u64>(e + N_BASE, base);
+  store<f64>(e + N_SCALE, scale);
+  store<u32>(e + N_SLOTS, <u32>s);
+  store<u16>(e + N_COUNT, <u16>m);
+  store<u16>(e + N_LG, <u16>lg);
+  bNodes++;
+  return true;
+}
+
+/**
+ * Builds nodes for the m sorted distinct keys at `keys` into the directory being built: chunks
+ * of at most BUILD_KEYS, each halved until it fits one node (bunched keys end up in small nodes).
+ * The first node gets `fence`, the others their first key. false when memory ran out.
+ */
+function buildAll(keys: usize, m: u32, fence: u64): bool {
+  let a: u32 = 0;
+  while (a < m) {
+    const left = m - a;
+    const chunks = (left + BUILD_KEYS - 1) / BUILD_KEYS;
+    let size = (left + chunks - 1) / chunks;
+    const f = a == 0 ? fence : load<u64>(keys + (<usize>a << 3));
+    while (!buildNode(keys + (<usize>a << 3), size, lgFor(size), f)) {
+      if (bFailed) return false;
+      //  a single key always fits (home 0), so this ends
+      size = size > 1 ? size >>> 1 : 1;
+    }
+    a += size;
+  }
+  return true;
+}
+
+/** Frees what the builder made so far (after a failure). */
+function dropBuilt(): void {
+  for (let p: u32 = 0; p < bNodes; p++) {
+    const e = bDir + (<usize>p << ENTRY_BITS);
+    hfree(slotsOf(e), <usize>capOf(e) << 3);
+  }
+  if (bDir != 0) hfree(bDir, <usize>bCap << ENTRY_BITS);
+}
+
+// @ts-ignore: decorator
+@inline function startBuild(): void {
+  bDir = 0;
+  bCap = 0;
+  bNodes = 0;
+  bFailed = false;
+}
+
+/**
+ * Replaces node p by nodes built from its keys plus x (withX), refitted and sized for them.
+ * With no nodes at all, builds the first node from x. OK, or OUT_OF_MEMORY with nothing changed.
+ */
+function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
+  const nodes = nodesOf(t);
+  let m: u32 = withX ? 1 : 0;
+  let e: usize = 0;
+  if (nodes != 0) {
+    e = entry(t, p);
+    m += cntOf(e);
+  }
+  const tmp = halloc(<usize>m << 3);
+  if (tmp == 0) return OUT_OF_MEMORY;
+  // sorted copy of the node's keys with x merged in
+  let w = tmp;
+  let placed = !withX;
+  if (e != 0) {
+    const s = slotsOf(e);
+    const cap = capOf(e);
+    for (let i: u32 = 0; i < cap; i++) {
+      const k = slot(s, i);
+      if (k == EMPTY) continue;
+      if (!placed && x < k) {
+        store<u64>(w, x);
+        w += 8;
+        placed = true;
+      }
+      store<u64>(w, k);
+      w += 8;
+    }
+  }
+  if (!placed) store<u64>(w, x);
+  startBuild();
+  const fence: u64 = e != 0 ? load<u64>(e + N_FENCE) : 0;
+  const ok = buildAll(tmp, m, fence);
+  hfree(tmp, <usize>m << 3);
+  if (!ok) {
+    dropBuilt();
+    return OUT_OF_MEMORY;
+  }
+  // room for the extra entries in the directory, before anything changes
+  const need = nodes - (nodes != 0 ? 1 : 0) + bNodes;
+  const dcap = load<u32>(t + T_DIRCAP);
+  if (need > dcap) {
+    let ncap = dcap < DIR_MIN_CAP ? DIR_MIN_CAP : dcap;
+    while (ncap < need) ncap <<= 1;
+    const nd = halloc(<usize>ncap << ENTRY_BITS);
+    if (nd == 0) {
+      dropBuilt();
+      return OUT_OF_MEMORY;
+    }
+    if (dcap != 0) {
+      memory.copy(nd, dirOf(t), <usize>nodes << ENTRY_BITS);
+      hfree(dirOf(t), <usize>dcap << ENTRY_BITS);
+    }
+    store<u32>(t + T_DIR, <u32>nd);
+    store<u32>(t + T_DIRCAP, ncap);
+  }
+  //  node p  →  bNodes new nodes in its place:  [… p−1][p][p+1 …]  →  [… p−1][q0][q1]…[p+1 …]
+  if (nodes != 0) {
+    const old = entry(t, p);
+    hfree(slotsOf(old), <usize>capOf(old) << 3);
+    memory.copy(old + (<usize>bNodes << ENTRY_BITS), old + (1 << ENTRY_BITS), <usize>(nodes - p - 1) << ENTRY_BITS);
+  }
+  memory.copy(entry(t, p), bDir, <usize>bNodes << ENTRY_BITS);
+  hfree(bDir, <usize>bCap << ENTRY_BITS);
+  store<u32>(t + T_NODES, need);
+  if (withX) store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
+  return OK;
+}
+
+/**
+ * Replaces the contents by the m sorted distinct keys at `keys` (a bulk build: nodes filled to
+ * 7/10). true, or false when memory ran out (then nothing changed).
+ */
+export function singles_build(t: usize, keys: usize, m: u32): bool {
+  startBuild();
+  if (m != 0 && !buildAll(keys, m, 0)) {
+    dropBuilt();
+    return false;
+  }
+  freeNodes(t);
+  store<u32>(t + T_DIR, <u32>bDir);
+  store<u32>(t + T_DIRCAP, bCap);
+  store<u32>(t + T_NODES, bNodes);
+  store<u64>(t + T_COUNT, <u64>m);
+  return true;
+}
