@@ -66,7 +66,7 @@ export function randomU64Pairs(k: number, seed: number): Uint32Array {
   const rng = new Seeded(seed);
   const out = new Uint32Array(2 * k);
   for (let i = 0; i < k; i++) {
-    let hi = rng.u32();
+    const hi = rng.u32();
     let lo = rng.u32();
     if (hi === 0xffffffff && lo >= 0xfffffffe) lo = 0xfffffffd;
     out[2 * i] = hi;

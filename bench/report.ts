@@ -232,7 +232,7 @@ export function evaluateTargets(rows: Row[]): TargetResult[] {
   }
   const w = find(rows, { impl: 'core', family: 'IPv6', prefix: '/64', op: OPS.warm, fillCount: 1_000_000 });
   const memTarget = 'core IPv6 /64 index memory at 10^6 ≤ 16 B per allocated address';
-  if (!w || w.status !== 'ok' || w.wasmBytesPerAllocation === null || w.wasmBytesPerAllocation === undefined) {
+  if (w?.status !== 'ok' || w.wasmBytesPerAllocation === null || w.wasmBytesPerAllocation === undefined) {
     out.push({ target: memTarget, measured: `n/a (${!w ? 'not run' : w.status !== 'ok' ? w.status : 'index bytes not measurable'})`, pass: null, ran: !!w });
   } else {
     out.push({ target: memTarget, measured: `${w.wasmBytesPerAllocation.toFixed(1)} B (WASM) + ${(w.jsBytesPerAllocation ?? 0).toFixed(1)} B (JS heap)`, pass: w.wasmBytesPerAllocation <= 16, ran: true });

@@ -136,7 +136,10 @@ describe.skipIf(skipWhy !== undefined)('go-seed agrees with ReferenceAllocator o
     const s = await openGoSession('2001:db8::/64', 3);
     try {
       const w = new Uint32Array(4);
-      const inside = (ip: string): boolean => (parseAddrInto(ip, w), w[0] === 0x20010db8 && w[1] === 0);
+      const inside = (ip: string): boolean => {
+        parseAddrInto(ip, w);
+        return w[0] === 0x20010db8 && w[1] === 0;
+      };
       const master = (await s.request('trace go-master next 64')).ips as string[];
       const seed = (await s.request('trace go-seed next 64')).ips as string[];
       expect(master.length).toBe(64);

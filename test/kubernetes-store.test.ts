@@ -38,6 +38,20 @@ describe('KubernetesStore', () => {
     await d.close();
   });
 
+  /**
+   * Writes a marker object as another client and waits until the store's cache shows it: every
+   * watch event sent before it has then been applied (one watch stream delivers in order).
+   */
+  let markers = 0;
+  beforeEach(() => {
+    markers = 0;
+  });
+  async function watchCaughtUp(store: KubernetesStore): Promise<void> {
+    const name = `10.255.255.${++markers}`;
+    d.insert(foreign(name));
+    await until(() => store.cache.get(name) !== undefined, `marker ${name} in the cache`);
+  }
+
   /** Server, cache and a subscriber agree on the set of names. */
   async function converged(store: KubernetesStore, mirror?: Mirror): Promise<void> {
     const server = () => d.objects().map((o) => o.metadata.name).sort();
@@ -423,5 +437,94 @@ describe('KubernetesStore', () => {
       s.close();
       await expect(p).rejects.toThrow('informer stopped before it synced');
     });
+  });
+
+  describe('a reply racing the watch (read-your-writes never moves the cache backwards)', () => {
+    it('a create reply arriving after the watch showed the object deleted does not bring it back', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      const held = d.holdReply('create');
+      const creating = s.create(rec('10.0.0.1'));
+      await held.applied; // stored on the server, ADDED sent on the watch; the reply waits
+      expect(d.remove('10.0.0.1')).toBe(true); // another client deletes it: DELETED follows
+      await watchCaughtUp(s); // ADDED and DELETED applied
+      expect(s.cache.get('10.0.0.1')).toBeUndefined();
+      held.release();
+      const created = await creating;
+      expect(created.name).toBe('10.0.0.1'); // the caller still learns its create succeeded…
+      expect(s.cache.get('10.0.0.1')).toBeUndefined(); // …but the cache stays where the watch left it
+      await watchCaughtUp(s);
+      expect(s.cache.get('10.0.0.1')).toBeUndefined();
+      expect(m.log).toEqual(['+10.0.0.1', '-10.0.0.1', '+10.255.255.1', '+10.255.255.2']);
+      await converged(s, m);
+    });
+
+    it('a create reply arriving before its watch event is applied at once, and the event is not delivered twice', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      d.holdWatches();
+      const created = await s.create(rec('10.0.0.1'));
+      expect(s.cache.get('10.0.0.1')).toEqual(created);
+      d.releaseWatches();
+      await watchCaughtUp(s);
+      expect(m.log).toEqual(['+10.0.0.1', '+10.255.255.1']);
+      await converged(s, m);
+    });
+
+    // kube-apiserver's IPAddress registry answers a DELETE with a Status naming the uid; a
+    // registry with ReturnDeletedObject answers with the deleted object, which client-node decodes
+    // without its uid (only its resourceVersion, the delete's revision, survives).
+    for (const reply of ['status', 'object'] as const) {
+      it(`a delete reply (${reply}) arriving after the watch showed the name re-created keeps the new object and does not block it`, async () => {
+        d.deleteReply = reply;
+        const s = open();
+        await s.waitForSync();
+        await until(() => d.openWatches() === 1);
+        const m = new Mirror();
+        s.cache.subscribe(m);
+        const mine = await s.create(rec('10.0.0.1'));
+        const held = d.holdReply('delete');
+        const deleting = s.delete('10.0.0.1');
+        await held.applied; // deleted on the server, DELETED sent; the reply waits
+        const again = d.insert(foreign('10.0.0.1')) as KubeObject; // another client re-creates the name
+        await until(() => s.cache.get('10.0.0.1')?.uid === again.metadata.uid, 'the re-created object in the cache');
+        held.release();
+        await deleting;
+        expect(s.cache.get('10.0.0.1')?.uid).toBe(again.metadata.uid);
+        expect(s.cache.get('10.0.0.1')?.uid).not.toBe(mine.uid);
+        await watchCaughtUp(s);
+        expect(s.cache.get('10.0.0.1')?.uid).toBe(again.metadata.uid);
+        // Not blocked either: a re-list (the watch ends, the next watch request fails) still shows it.
+        d.failNext('watch', 1, 500);
+        d.closeWatches();
+        await until(() => s.stats.lists === 2 && s.state === 'synced', 'the re-list');
+        expect(s.cache.get('10.0.0.1')?.uid).toBe(again.metadata.uid);
+        expect(m.log.slice(0, 3)).toEqual(['+10.0.0.1', '-10.0.0.1', '+10.0.0.1']);
+        await converged(s, m);
+      });
+
+      it(`a delete reply (${reply}) is applied at once when it arrives before the watch event`, async () => {
+        d.deleteReply = reply;
+        const s = open();
+        await s.waitForSync();
+        await until(() => d.openWatches() === 1);
+        const m = new Mirror();
+        s.cache.subscribe(m);
+        await s.create(rec('10.0.0.1'));
+        d.holdWatches();
+        await s.delete('10.0.0.1');
+        expect(s.cache.get('10.0.0.1')).toBeUndefined();
+        d.releaseWatches();
+        await watchCaughtUp(s);
+        expect(m.log).toEqual(['+10.0.0.1', '-10.0.0.1', '+10.255.255.1']);
+        await converged(s, m);
+      });
+    }
   });
 });

@@ -23,19 +23,30 @@
 //
 // Read-your-writes. The store applies its own successful creates and deletes to the map at once
 // (the upstream test fixture's fake API updates the informer synchronously, and an allocator
-// that reads Used() right after Allocate() expects that). Watch events can then arrive late, so
-// every change is ordered by resourceVersion (an etcd revision, compared as kube-apiserver's
-// watch cache does):
+// that reads Used() right after Allocate() expects that). A reply and the watch travel on
+// different connections, so either can arrive first; every change is ordered by resourceVersion
+// (an etcd revision, compared as kube-apiserver's watch cache does):
+// * `shown` is the newest revision the list/watch has applied: the map already reflects every
+//   change up to it. A reply at or below it is old news and is dropped — a create reply must not
+//   bring back an object the watch has since shown deleted:
+//
+//     watch:  ADDED x@5 ── DELETED x@6 (another client) ── shown = 6
+//     reply:                                    create x@5 ──► 5 ≤ 6: ignored (x stays gone)
+//
 // * an ADDED/MODIFIED or DELETED event older than the record held for that name is ignored;
+// * a delete removes only the incarnation it deleted: the uid in the answer, or — when the
+//   answer names none — the record the map held when the request was sent, if nothing newer has
+//   replaced it since (a record the watch delivered meanwhile is another client's re-creation);
 // * a record this store deleted leaves a tombstone (by uid): later ADDED/MODIFIED events for
 //   that uid are stale and ignored; its DELETED event removes the tombstone;
 // * a re-list keeps records newer than the list's resourceVersion (local writes the list
 //   predates) and skips listed objects whose uid is tombstoned.
 // Invariant: the map only holds objects the server held at some revision, each at most once,
-// and it converges to the server's set once the watch catches up.
+// never moves back past what the list/watch has shown, and converges to the server's set once
+// the watch catches up.
 import type { IPAddressRecord, StoreCache } from '../store.ts';
 import { translate } from './errors.ts';
-import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
+import { matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
@@ -135,6 +146,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private sleepTimer: ReturnType<typeof setTimeout> | undefined;
   private wake: (() => void) | undefined;
   private failures = 0;
+  /**
+   * The newest revision the list/watch has applied (list resourceVersion, event or bookmark):
+   * the map reflects every change up to it. Only grows; a re-list does not reset it.
+   */
+  private shown: number | undefined;
   private readonly syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
   /** The last list/watch failure, cleared by the next successful list. */
@@ -220,25 +236,50 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   // --- local writes (read-your-writes) ----------------------------------------------------------
 
-  /** Applies the object a successful create returned. */
+  /**
+   * Applies the object a successful create returned — unless the list/watch has already shown
+   * its revision: the map then holds that create or what followed it (another client may have
+   * deleted the object again), and an old reply must not move it backwards.
+   */
   appliedCreate(obj: unknown): void {
     if (this.stopped) return;
-    this.upsert(this.convert(obj));
+    const rec = this.convert(obj);
+    if (this.hasShown(rec.resourceVersion)) return;
+    this.upsert(rec);
   }
 
-  /** Applies a successful delete; `uid` from the Status details, else the cached record's. */
-  appliedDelete(name: string, uid: string | undefined): void {
+  /**
+   * Applies a successful delete of `name`. `deleted` is what the answer said (deletedIdentity);
+   * `sent` is the record the map held when the request was sent. The record removed is the one
+   * of the answer's uid; without a uid, `sent` if it is still the record held (anything else
+   * arrived meanwhile: another client's re-creation, which must stay). A delete the watch has
+   * already shown (its revision ≤ shown) changes nothing.
+   */
+  appliedDelete(name: string, deleted: DeletedIdentity, sent: R | undefined): void {
     if (this.stopped) return;
+    if (this.hasShown(deleted.resourceVersion)) return;
     const cur = this.records.get(name);
-    const deletedUid = uid ?? cur?.uid;
-    if (cur && (deletedUid === undefined || cur.uid === deletedUid)) {
+    const gone = deleted.uid !== undefined ? (cur !== undefined && cur.uid === deleted.uid ? cur : undefined) : cur === sent ? cur : undefined;
+    if (gone !== undefined) {
       this.records.delete(name);
-      this.emit('onDelete', cur);
+      this.emit('onDelete', gone);
     }
-    if (deletedUid !== undefined) {
-      this.tombstones.set(deletedUid, name);
+    const uid = deleted.uid ?? sent?.uid;
+    if (uid !== undefined) {
+      this.tombstones.set(uid, name);
       if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value!);
     }
+  }
+
+  /** True when the list/watch has applied revision `rv` (unknown or unparsable: false). */
+  private hasShown(rv: string | undefined): boolean {
+    const r = revision(rv);
+    return r !== undefined && this.shown !== undefined && r <= this.shown;
+  }
+
+  private advanceShown(rv: string | undefined): void {
+    const r = revision(rv);
+    if (r !== undefined && (this.shown === undefined || r > this.shown)) this.shown = r;
   }
 
   // --- the loop --------------------------------------------------------------------------------
@@ -293,6 +334,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (this.stopped) return;
     this.replace(items.map((o) => this.convert(o)), resourceVersion);
     this.rv = resourceVersion;
+    this.advanceShown(resourceVersion);
     this.lastError = undefined;
     const first = !this.synced;
     this.synced = true;
@@ -364,7 +406,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
             return;
         }
         const rv = obj?.metadata?.resourceVersion;
-        if (rv) this.rv = rv;
+        if (rv) {
+          this.rv = rv;
+          this.advanceShown(rv);
+        }
       };
       const onDone = (err: unknown) => {
         if (expired) return finish({ kind: 'expired', events });

@@ -75,6 +75,34 @@ export function toRecord(obj: IPAddressObject): IPAddressRecord {
   return Object.freeze(record);
 }
 
+/** What a DELETE answer says about the object it removed; each field only when the answer says it. */
+export interface DeletedIdentity {
+  uid?: string;
+  /** The revision of the delete itself (only the deleted-object answer carries it). */
+  resourceVersion?: string;
+}
+
+/**
+ * Reads a DELETE answer, of either shape kube-apiserver uses:
+ * - metav1.Status (the generic registry, IPAddress included): `details.uid` names the object;
+ *   no resourceVersion.
+ * - the deleted object (registries with ReturnDeletedObject): its `metadata.resourceVersion` is
+ *   the revision of the delete (k8s.io/apiserver's etcd3 store decodes the old value at the
+ *   delete's revision). client-node decodes this answer as a V1Status too, which keeps
+ *   `metadata.resourceVersion` (ListMeta) but drops `metadata.uid`; the uid is read when present.
+ */
+export function deletedIdentity(reply: unknown): DeletedIdentity {
+  const out: DeletedIdentity = {};
+  if (typeof reply !== 'object' || reply === null) return out;
+  const r = reply as { kind?: unknown; details?: { uid?: unknown } | null; metadata?: { uid?: unknown; resourceVersion?: unknown } | null };
+  if (typeof r.details?.uid === 'string' && r.details.uid !== '') out.uid = r.details.uid;
+  if (r.kind !== 'Status') {
+    if (out.uid === undefined && typeof r.metadata?.uid === 'string' && r.metadata.uid !== '') out.uid = r.metadata.uid;
+    if (typeof r.metadata?.resourceVersion === 'string' && r.metadata.resourceVersion !== '') out.resourceVersion = r.metadata.resourceVersion;
+  }
+  return out;
+}
+
 /**
  * resourceVersion as a number for ordering. The API calls it opaque, but kube-apiserver's watch
  * cache itself compares them as etcd revisions (uint64); undefined when not a plain decimal.

@@ -16,7 +16,7 @@ import { LABEL_IP_FAMILY } from '../store.ts';
 import { NotFoundError } from '../errors.ts';
 import { translate } from './errors.ts';
 import { Informer, type BackoffOptions, type InformerState, type InformerStats, type ListPage, type ListerWatcher } from './informer.ts';
-import { GROUP, parseLabelSelector, toObject, toRecord, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
+import { GROUP, deletedIdentity, parseLabelSelector, toObject, toRecord, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
 
 const RESOURCE = `ipaddresses.${GROUP}`;
 
@@ -167,13 +167,16 @@ export class KubernetesStore implements Store {
     // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
     // the DELETE would hit the collection (a deletecollection on a real API server).
     if (!isPathSegmentName(name)) throw new NotFoundError(String(name));
-    let status: { details?: { uid?: string } } | undefined;
+    // The record this delete is meant for, as the cache holds it now: the one to drop when the
+    // answer does not name the object it removed.
+    const sent = this.informer.get(name);
+    let reply: unknown;
     try {
-      status = (await this.api.deleteIPAddress({ name })) as typeof status;
+      reply = await this.api.deleteIPAddress({ name });
     } catch (err) {
       throw translate(err, 'delete', RESOURCE, name);
     }
-    if (this.readYourWrites) this.informer.appliedDelete(name, status?.details?.uid);
+    if (this.readYourWrites) this.informer.appliedDelete(name, deletedIdentity(reply), sent);
   }
 
   async get(name: string): Promise<IPAddressRecord | undefined> {
