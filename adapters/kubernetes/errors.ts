@@ -4,6 +4,13 @@
 // one escape. What the caller gets is a KubernetesApiError: the verb, the object, the HTTP status
 // and the server's Status (reason + message) — never request or response headers, never the
 // token. It deliberately does not extend IPAllocatorError: store errors "pass through".
+//
+// Its `code` is the HTTP status (a number, or undefined when no answer arrived), not an
+// `ERR_…` string like the IPAllocatorError classes: it is the field client-node's ApiException
+// and metav1.Status use for the status, so code written against client-node (`e.code === 409`)
+// reads it unchanged. Kubernetes' own stable string is `reason` (metav1.StatusReason:
+// `AlreadyExists`, `Invalid`, `InternalError`, …); the class itself is told apart by `name`
+// ('KubernetesApiError') or instanceof.
 import { AlreadyExistsError, NotFoundError } from '../errors.ts';
 
 /** metav1.Status, as far as this store reads it. */
@@ -17,7 +24,11 @@ export interface ApiStatus {
 }
 
 export class KubernetesApiError extends Error {
-  /** HTTP status, or undefined when no answer arrived (connection refused, reset, …). */
+  /**
+   * HTTP status, or undefined when no answer arrived (connection refused, reset, …). A number,
+   * as on client-node's ApiException and in metav1.Status, unlike the `ERR_…` codes of
+   * IPAllocatorError; `reason` is the stable string.
+   */
   readonly code: number | undefined;
   /** Status.reason, e.g. InternalError, ServiceUnavailable, Invalid. */
   readonly reason: string | undefined;
