@@ -11,6 +11,26 @@
 //   rand.Uint64()                  →  drawU64(rng, out)               uniform in [0, 2^64)
 // Uniformity is exact: bitmask rejection (draw ⌈log2 n⌉ bits, retry when ≥ n; < 2 tries on
 // average). The sequences differ from Go's (different generator); only the distribution matters.
+//
+// The rejection loop is bounded: each try of a working source is accepted with probability over
+// 1/2, so MAX_DRAW_TRIES (64) rejections in a row happen with probability under 2^-64 — never —
+// while a broken source (one that returns 0xffffffff forever) would loop forever. After
+// MAX_DRAW_TRIES the draw throws InvalidArgumentError naming the source. A working source makes
+// exactly the draws it made before the bound existed.
+
+import { InvalidArgumentError } from './errors.ts';
+
+/** Rejections in a row after which a draw gives up on its source (see above). */
+export const MAX_DRAW_TRIES = 64;
+
+/** The error of a draw whose source was rejected MAX_DRAW_TRIES times in a row. */
+export function brokenSourceError(rng: RandomSource, below: string): InvalidArgumentError {
+  const name = (rng as { constructor?: { name?: unknown } }).constructor?.name;
+  const what = typeof name === 'string' && name !== '' && name !== 'Object' ? `random source ${name}` : 'the random source';
+  return new InvalidArgumentError(
+    `${what} gave ${MAX_DRAW_TRIES} values in a row outside [0, ${below}) after masking; a uniform source does that with probability under 2^-64, so it is broken (e.g. it returns the same value forever)`,
+  );
+}
 
 /** A source of uniformly distributed u32 values. */
 export interface RandomSource {
@@ -103,7 +123,7 @@ export function defaultRandom(): Xoshiro128 {
 /**
  * Uniform integer in [0, n) with n = nHi · 2^32 + nLo, 1 ≤ n < 2^64, written to `out`.
  * Draws: none when n = 1; otherwise one u32 per try when n ≤ 2^32, two (hi first) when larger.
- * Throws RangeError for n = 0.
+ * Throws RangeError for n = 0, InvalidArgumentError for a broken source (MAX_DRAW_TRIES).
  */
 export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64Out): void {
   // m = n − 1, the largest allowed value.
@@ -124,13 +144,16 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
     }
     const mask = 0xffffffff >>> Math.clz32(mLo);
     let x: number;
-    do x = (rng.nextU32() & mask) >>> 0;
-    while (x > mLo);
+    let tries = 0;
+    do {
+      if (tries++ === MAX_DRAW_TRIES) throw brokenSourceError(rng, String(mLo + 1));
+      x = (rng.nextU32() & mask) >>> 0;
+    } while (x > mLo);
     out.lo = x;
     return;
   }
   const maskHi = 0xffffffff >>> Math.clz32(mHi);
-  for (;;) {
+  for (let tries = 0; tries < MAX_DRAW_TRIES; tries++) {
     const h = (rng.nextU32() & maskHi) >>> 0;
     const l = rng.nextU32();
     if (h < mHi || (h === mHi && l <= mLo)) {
@@ -139,6 +162,7 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
       return;
     }
   }
+  throw brokenSourceError(rng, String(BigInt(mHi) * 4294967296n + BigInt(mLo) + 1n));
 }
 
 /** Uniform u64 (upstream `rand.Uint64()`), two draws: hi then lo. */

@@ -37,7 +37,7 @@ import {
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
-import { defaultRandom, drawBelow, type RandomSource, type U64Out } from './random.ts';
+import { brokenSourceError, defaultRandom, drawBelow, MAX_DRAW_TRIES, type RandomSource, type U64Out } from './random.ts';
 import type { IPFamily } from './types.ts';
 import { OK } from './wasm.ts';
 import type { Registry } from 'prom-client';
@@ -258,8 +258,11 @@ export class Range implements RangeView {
       if (m !== 0) {
         const mask = this.subMask;
         const rng = this.random;
-        do x = (rng.nextU32() & mask) >>> 0;
-        while (x > m);
+        let tries = 0;
+        do {
+          if (tries++ === MAX_DRAW_TRIES) throw brokenSourceError(rng, String(m + 1));
+          x = (rng.nextU32() & mask) >>> 0;
+        } while (x > m);
       }
       let o = idx.takeFree32(x + this.offset, this.offset, this.maxLo - 1);
       if (o < 0 && this.offset > 0) {
