@@ -8,9 +8,17 @@
 // Declarations keep './x.ts' and a consumer's TypeScript must then resolve .ts files it was not
 // given; so the relative specifiers of every .d.ts are rewritten to '.js' here, which every
 // TypeScript ≥ 5.0 resolves under node16, nodenext and bundler.
+//
+// Classes offer `[Symbol.dispose]()` (and `[Symbol.asyncDispose]()`) for `using`. Those symbols
+// and the Disposable interfaces are declared by TypeScript's lib "esnext.disposable" (5.2+) and by
+// @types/node, but not by lib ES2022: a consumer with neither could not read our declarations. So
+// dist/ gets one more declaration file, disposable.d.ts, declaring them as @types/node does (the
+// declarations merge where a lib has them too), referenced by each .d.ts that uses them. It is
+// written here rather than kept in adapters/: Deno has the symbols built in, and JSR refuses
+// global augmentation in a published module.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -21,12 +29,32 @@ execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, 
 
 // from './x.ts' | import('./x.ts') | import './x.ts'  →  './x.js' (relative specifiers only)
 const SPECIFIER = /((?:from|import)\s*\(?\s*['"])(\.{1,2}\/[^'"]+)\.ts(['"])/g;
+const DISPOSABLE = `// Written by scripts/build-dist.mjs: see there.
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+  interface Disposable {
+    [Symbol.dispose](): void;
+  }
+  interface AsyncDisposable {
+    [Symbol.asyncDispose](): PromiseLike<void>;
+  }
+}
+export {};
+`;
+writeFileSync(join(dist, 'adapters', 'disposable.d.ts'), DISPOSABLE);
 let rewritten = 0;
 for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true })) {
-  if (!entry.isFile() || !entry.name.endsWith('.d.ts')) continue;
+  if (!entry.isFile() || !entry.name.endsWith('.d.ts') || entry.name === 'disposable.d.ts') continue;
   const file = join(entry.parentPath ?? entry.path, entry.name); // parentPath: Node 20.12+
   const text = readFileSync(file, 'utf8');
-  const out = text.replace(SPECIFIER, (_, head, path, tail) => `${head}${path}.js${tail}`);
+  let out = text.replace(SPECIFIER, (_, head, path, tail) => `${head}${path}.js${tail}`);
+  if (/\bSymbol\.(dispose|asyncDispose)\b|\b(Async)?Disposable\b/.test(out)) {
+    const ref = relative(entry.parentPath ?? entry.path, join(dist, 'adapters', 'disposable.d.ts'));
+    out = `/// <reference path="${ref.startsWith('.') ? ref : `./${ref}`}" />\n${out}`;
+  }
   if (out !== text) {
     writeFileSync(file, out);
     rewritten += 1;
