@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+// Checks the package as its users get it, from the packed tarball (run by .ci/run):
+//   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md
+//   2. publint (package.json and exports) and attw (types as each resolver sees them)
+//   3. a fresh app (scripts/consumers/) installs the tarball and
+//      - without prom-client: loads, allocates, and says what to install when metrics are enabled
+//      - from ESM and from CommonJS require(): runs every entry point
+//      - type-checks under node16, nodenext and bundler with TypeScript 5.0 and the current one,
+//        lib ES2022 only (no DOM, no @types/node), skipLibCheck off; a .cts file require()s it
+//      - runs every README example (except cluster ones) as ESM and as CommonJS, type-checked
+// Assumes dist/ is built (npm ci runs prepare). Installs offline from the npm cache where it can.
+//   node scripts/check-package.mjs
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (pkg, file) => join(root, 'node_modules', pkg, file);
+const work = mkdtempSync(join(tmpdir(), 'ipallocator-package-'));
+const app = join(work, 'app');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+let failed = 0;
+
+function run(cmd, args, cwd = root) {
+  return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+function step(name, fn) {
+  const t0 = Date.now();
+  try {
+    const note = fn();
+    console.log(`ok   ${name} (${Date.now() - t0} ms)${note ? `: ${note}` : ''}`);
+  } catch (e) {
+    failed += 1;
+    console.log(`FAIL ${name}\n${[e.stdout, e.stderr, e.stdout || e.stderr ? '' : e.stack].filter(Boolean).join('\n')}`);
+  }
+}
+/** npm install into the app, from the cache when it has the packages (CI's npm ci filled it). */
+function install(...specs) {
+  const args = ['install', '--no-audit', '--no-fund', '--no-package-lock', '--prefer-offline', ...specs];
+  run('npm', args, app);
+}
+
+let tarball = '';
+step('npm pack: exactly what runs', () => {
+  const [info] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work]));
+  tarball = join(work, info.filename);
+  const files = info.files.map((f) => f.path);
+  const required = ['LICENSE', 'README.md', 'package.json', 'dist/adapters/generated/core-wasm.inline.js'];
+  for (const entry of Object.values(pkg.exports)) {
+    if (typeof entry === 'string') continue;
+    required.push(entry.types.slice(2), entry.default.slice(2));
+  }
+  const missing = required.filter((f) => !files.includes(f));
+  const stray = files.filter(
+    (f) => !['LICENSE', 'README.md', 'package.json'].includes(f) && !/^dist\/.+\.(js|d\.ts)$/.test(f),
+  );
+  if (missing.length > 0 || stray.length > 0) {
+    throw new Error(`missing: ${missing.join(', ') || '-'}; not for users: ${stray.join(', ') || '-'}`);
+  }
+  return `${files.length} files, ${(info.size / 1024).toFixed(0)} kB packed`;
+});
+
+step('publint --strict', () => {
+  run(process.execPath, [bin('publint', 'src/cli.js'), 'run', tarball, '--strict']);
+});
+
+// esm-only: the package is ES modules only. It does not resolve under the legacy node10 resolver,
+// and a CommonJS require() of it needs Node 20.19+ (the .cts check below covers TypeScript's side).
+step('attw --profile esm-only', () => {
+  run(process.execPath, [bin('@arethetypeswrong/cli', 'dist/index.js'), tarball, '--profile', 'esm-only', '--format', 'table-flipped']);
+});
+
+step('a fresh app installs the tarball (no prom-client)', () => {
+  cpSync(join(root, 'scripts', 'consumers'), app, { recursive: true });
+  install(tarball);
+  run(process.execPath, ['no-prom-client.mjs'], app);
+});
+
+step('with prom-client: ESM', () => {
+  install(`prom-client@${pkg.devDependencies['prom-client']}`, `@types/node@${pkg.devDependencies['@types/node']}`);
+  run(process.execPath, ['esm.mjs'], app);
+});
+
+step('CommonJS require()', () => {
+  run(process.execPath, ['cjs.cjs'], app);
+});
+
+for (const [ts, tsc] of [
+  ['5.0', bin('typescript-5.0', 'bin/tsc')],
+  [pkg.devDependencies.typescript, bin('typescript', 'bin/tsc')],
+]) {
+  for (const mode of ['node16', 'nodenext', 'bundler']) {
+    step(`TypeScript ${ts}, ${mode}, lib ES2022 only`, () => {
+      run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], app);
+    });
+  }
+}
+step(`TypeScript ${pkg.devDependencies.typescript}, a .cts file require()s the package`, () => {
+  run(process.execPath, [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.cjs.json'], app);
+});
+
+step('README examples as ESM and as CommonJS, type-checked', () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((c) => !c.startsWith('// no-run'));
+  // console.assert only prints: make a failed assertion fail the example.
+  const strict =
+    "console.assert = (ok?: unknown, ...data: unknown[]) => { if (!ok) throw new Error('assertion failed: ' + data.join(' ')); };\n";
+  const files = [];
+  blocks.forEach((code, i) => {
+    const imports = [...code.matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+('[^']+');\n/gm)];
+    const body = code.replace(/^import\s+[^;]+;\n/gm, '');
+    writeFileSync(join(app, `readme-${i}.mts`), `${imports.map((m) => m[0]).join('')}${strict}${body}\nexport {};\n`);
+    // `import m = require()` (not `const m = require()`) so that TypeScript types the CommonJS side too.
+    const requires = imports
+      .map((m, k) => `import m${k} = require(${m[2]});\nconst {${m[1].replace(/\btype\s+\w+\s*,?/g, '')}} = m${k};\n`)
+      .join('');
+    writeFileSync(join(app, `readme-${i}.cts`), `${requires}${strict}(async () => {\n${body}\n})().catch((e) => { console.error(e); process.exitCode = 1; });\n`);
+    files.push(`readme-${i}.mts`, `readme-${i}.cts`);
+  });
+  writeFileSync(
+    join(app, 'tsconfig.readme.json'),
+    JSON.stringify({
+      compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, types: ['node'], outDir: 'out', skipLibCheck: false },
+      files,
+    }),
+  );
+  run(process.execPath, [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.readme.json'], app);
+  for (const f of readdirSync(join(app, 'out')).filter((f) => /\.(mjs|cjs)$/.test(f))) {
+    run(process.execPath, [join('out', f)], app);
+  }
+  return `${blocks.length} examples`;
+});
+
+rmSync(work, { recursive: true, force: true });
+console.log(failed === 0 ? 'package checks: all passed' : `package checks: ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);
