@@ -21,8 +21,8 @@ export const MAX_CELL_BITS = 14;
 export type Band = 'reserved' | 'static' | 'dynamic';
 
 /**
- * Fill levels of a cell: 0 nothing used, 1–4 partly used (up to 25 %, 50 %, 75 %, below 100 %),
- * 5 every allocatable address used. A one-address cell is 0 or 5.
+ * Fill levels of a cell: 0 nothing used; 1–4 partly used: up to 25 %, up to 50 %, up to 75 %,
+ * below 100 %; 5 every allocatable address used. A one-address cell is 0 or 5.
  */
 export const FILL_LEVELS = 6;
 
@@ -109,7 +109,7 @@ export function markAllocated(map: RangeMap, hi: number, lo: number): void {
 export function fillLevel(used: number, usable: number): number {
   if (used <= 0 || usable <= 0) return 0;
   if (used >= usable) return FILL_LEVELS - 1;
-  return 1 + Math.min(3, Math.floor((4 * used) / usable));
+  return Math.max(1, Math.min(4, Math.ceil((4 * used) / usable)));
 }
 
 /** The colour class of a cell: "reserved", or band and fill level, e.g. "dynamic-3". */

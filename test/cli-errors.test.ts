@@ -1,0 +1,117 @@
+// The command line's expected failures: a server that cannot be reached, an identity without the
+// RBAC a command needs (403, named verb and resource), bad flags — each one message on stderr,
+// exit code 2, no stack trace, no token. One run goes through the real executable (cli/bin.ts in
+// a child process) to check the process's own exit code and output.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TEST_TOKEN } from './k8s/kubeconfig.ts';
+import { addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const STACK = /\n\s+at /;
+
+describe('ipallocator: failures', () => {
+  let c: Cluster;
+  beforeEach(async () => {
+    c = await startCluster();
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24']);
+  });
+  afterEach(async () => {
+    await c.close();
+  });
+
+  const denials = [
+    { command: 'status', verb: 'list', resource: 'servicecidrs', group: 'API group "networking.k8s.io"' },
+    { command: 'status', verb: 'list', resource: 'ipaddresses', group: 'API group "networking.k8s.io"' },
+    { command: 'check', verb: 'list', resource: 'services', group: 'the core API group' },
+    { command: 'map', verb: 'list', resource: 'ipaddresses', group: 'API group "networking.k8s.io"' },
+  ] as const;
+  for (const d of denials) {
+    it(`${d.command} without RBAC "${d.verb}" on ${d.resource}: says which verb and resource are missing, exit 2`, async () => {
+      c.double.denyAccess(d.verb, d.resource);
+      const args = d.command === 'map' ? ['map', '10.96.0.0/24', '--out', '/dev/null'] : [d.command];
+      const r = await cli([...args, '--kubeconfig', c.kubeconfig]);
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`ipallocator: permission denied: context "double" may not ${d.verb} ${d.resource} (${d.group}); grant RBAC verb "${d.verb}" on resource "${d.resource}"`);
+      expect(r.stderr).toContain(`cannot ${d.verb} resource "${d.resource}"`); // the server's own words
+      expect(r.stderr).not.toMatch(STACK);
+      expect(r.stderr).not.toContain(TEST_TOKEN);
+    });
+  }
+
+  it('an unreachable server: names the server and the context, exit 2, no stack trace', async () => {
+    const url = c.double.url;
+    await c.double.close();
+    for (const command of ['status', 'check']) {
+      const r = await cli([command, '--kubeconfig', c.kubeconfig]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`ipallocator: cannot reach the API server at ${url} (context "double"): connection refused (ECONNREFUSED)\n`);
+    }
+  });
+
+  it('a server error: the verb, the resource and the status, exit 2', async () => {
+    c.double.failNext('list', 1, 503, 'etcd is unhappy');
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('ipallocator: list servicecidrs.networking.k8s.io failed: HTTP 503 etcd is unhappy\n');
+  });
+
+  it('a kubeconfig that cannot be read, or names no cluster: exit 2', async () => {
+    const missing = await cli(['status', '--kubeconfig', '/nonexistent/kubeconfig']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^ipallocator: cannot read \/nonexistent\/kubeconfig: .*ENOENT/);
+  });
+
+  const usage: [string[], string][] = [
+    [['frobnicate'], 'unknown command "frobnicate"'],
+    [['status', '--frob'], "Unknown option '--frob'"],
+    [['status', '--top', 'many'], '--top takes a whole number, got "many"'],
+    [['check', '--grace=-5'], '--grace takes a whole number, got "-5"'],
+    [['status', 'extra'], 'Unexpected argument'],
+  ];
+  for (const [argv, message] of usage) {
+    it(`usage error for "${argv.join(' ')}": the problem and a pointer to --help, exit 2`, async () => {
+      const r = await cli(argv);
+      expect(r.code).toBe(2);
+      expect(r.stderr.toLowerCase()).toContain(message.toLowerCase());
+      expect(r.stderr).toContain("Run 'ipallocator --help' for usage.");
+      expect(r.stdout).toBe('');
+    });
+  }
+
+  it('--help on every command, and the kubectl plugin name in help', async () => {
+    for (const command of ['status', 'check', 'map']) {
+      const r = await cli([command, '--help']);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toContain(`Usage: ipallocator ${command}`);
+    }
+    const top = await cli(['--help']);
+    expect(top.code).toBe(0);
+    expect(top.stdout).toMatch(/status[\s\S]*check[\s\S]*map CIDR/);
+    const { run } = await import('../cli/main.ts');
+    const { Readable } = await import('node:stream');
+    let out = '';
+    await run(['check', '--help'], { stdout: { write: (s: string) => (out += s) }, stderr: { write: () => true }, stdin: Readable.from([]), prog: 'kubectl ipallocator' });
+    expect(out).toContain('Usage: kubectl ipallocator check');
+  });
+
+  it('the executable: exit code 2 and one line on stderr for a file that is not a snapshot', async () => {
+    // map --snapshot loads no cluster code, so the child process starts quickly under tsx.
+    const file = join(mkdtempSync(join(tmpdir(), 'ipallocator-cli-')), 'junk.json');
+    writeFileSync(file, 'not json');
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'cli/bin.ts', 'map', '--snapshot', file], { cwd: ROOT }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+      });
+    });
+    rmSync(dirname(file), { recursive: true, force: true });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toMatch(/^ipallocator: .*junk\.json is not a snapshot file: not JSON [^\n]*\n$/);
+  });
+});

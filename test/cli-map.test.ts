@@ -1,0 +1,211 @@
+// `ipallocator map`: the Hilbert layout's laws, and the SVG parsed back — every cell's position
+// and colour class compared with the addresses the test allocated, from a cluster (the double)
+// and from Range snapshot files, one address per cell and aggregated into blocks.
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { calculateRangeOffset } from '../adapters/geometry.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { Range } from '../adapters/range.ts';
+import { gridSize, hilbertCell } from '../cli/hilbert.ts';
+import { addIPAddress, addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
+
+/** The cells of a map SVG: class → list of "x,y", read from the path data. */
+function parseCells(svg: string): Map<string, string[]> {
+  const cells = new Map<string, string[]>();
+  for (const m of svg.matchAll(/<path class="cell ([a-z]+(?:-\d)?)" data-cells="(\d+)" fill="#[0-9a-f]{6}" d="([^"]*)"\/>/g)) {
+    const positions = [...m[3]!.matchAll(/M(\d+) (\d+)h1v1h-1z/g)].map((p) => `${p[1]},${p[2]}`);
+    expect(m[3]!.replace(/M\d+ \d+h1v1h-1z/g, '')).toBe(''); // nothing but unit squares
+    expect(positions.length).toBe(Number(m[2]));
+    expect(cells.has(m[1]!)).toBe(false);
+    cells.set(m[1]!, positions);
+  }
+  return cells;
+}
+
+/** class of each position, checking every grid position appears exactly once. */
+function classAt(svg: string, bits: number): Map<string, string> {
+  const at = new Map<string, string>();
+  for (const [cls, list] of parseCells(svg)) {
+    for (const p of list) {
+      expect(at.has(p)).toBe(false);
+      at.set(p, cls);
+    }
+  }
+  const { width, height } = gridSize(bits);
+  expect(at.size).toBe(width * height);
+  return at;
+}
+
+const pos = (bits: number, d: number) => {
+  const { x, y } = hilbertCell(bits, d);
+  return `${x},${y}`;
+};
+
+/** Writes a snapshot file as `map --snapshot` reads it. */
+function writeSnapshot(path: string, range: Range): void {
+  const s = range.snapshot();
+  writeFileSync(path, JSON.stringify({ ...s, data: Buffer.from(s.data).toString('base64') }));
+}
+
+describe('the Hilbert layout', () => {
+  for (const bits of [0, 1, 2, 3, 4, 7, 10, 14]) {
+    it(`visits each of 2^${bits} cells once, moving to a neighbour each step, from the top left to the top right`, () => {
+      const { width, height } = gridSize(bits);
+      expect(width * height).toBe(2 ** bits);
+      const seen = new Set<string>();
+      let prev: { x: number; y: number } | undefined;
+      for (let d = 0; d < 2 ** bits; d++) {
+        const p = hilbertCell(bits, d);
+        expect(p.x >= 0 && p.x < width && p.y >= 0 && p.y < height).toBe(true);
+        seen.add(`${p.x},${p.y}`);
+        if (prev) expect(Math.abs(p.x - prev.x) + Math.abs(p.y - prev.y)).toBe(1);
+        prev = p;
+      }
+      expect(seen.size).toBe(2 ** bits);
+      expect(hilbertCell(bits, 0)).toEqual({ x: 0, y: 0 });
+      expect(hilbertCell(bits, 2 ** bits - 1)).toEqual({ x: width - 1, y: 0 });
+    });
+  }
+});
+
+describe('ipallocator map', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-map-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('from a cluster', () => {
+    let c: Cluster;
+    beforeEach(async () => {
+      c = await startCluster();
+    });
+    afterEach(async () => {
+      await c.close();
+    });
+
+    it('draws a /24 one address per cell: each allocated address where the curve puts it, the rest free, network and broadcast apart', async () => {
+      addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24']);
+      const rnd = seededRandom(24);
+      const taken = new Set<number>(); // index in the /24 (0 = network)
+      while (taken.size < 40) taken.add(1 + (rnd.nextU32() % 254));
+      for (const i of taken) addIPAddress(c.double, `10.96.0.${i}`, { namespace: 'default', name: `s${i}` });
+      addIPAddress(c.double, '10.97.0.1', { namespace: 'default', name: 'elsewhere' }); // not in the map
+      const out = join(dir, 'v4.svg');
+      const r = await cli(['map', '10.96.0.0/24', '--out', out, '--kubeconfig', c.kubeconfig]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`wrote ${out}: 10.96.0.0/24, 256 cells of 1 address; 40 of 254 addresses allocated\n`);
+      const svg = readFileSync(out, 'utf8');
+      const at = classAt(svg, 8);
+      const staticBand = calculateRangeOffset('10.96.0.0/24');
+      for (let i = 0; i < 256; i++) {
+        const band = i === 0 || i === 255 ? 'reserved' : i <= staticBand ? 'static' : 'dynamic';
+        const want = band === 'reserved' ? 'reserved' : `${band}-${taken.has(i) ? 5 : 0}`;
+        expect(at.get(pos(8, i))).toBe(want);
+      }
+      const staticTaken = [...taken].filter((i) => i <= staticBand).length;
+      expect(svg).toContain(`allocated 40 of 254`);
+      expect(svg).toContain(`static band ${staticTaken} of ${staticBand}`);
+      expect(svg).toContain(`static band, allocated — ${staticTaken} cells`);
+    });
+
+    it('draws a /64 as 16,384 blocks of 2^50 addresses, shading the one that holds the allocations', async () => {
+      addServiceCIDR(c.double, 'kubernetes', ['fd00:10:96::/64']);
+      for (const h of ['1', '2', 'ff', '1:0:0']) addIPAddress(c.double, `fd00:10:96::${h}`, { namespace: 'default', name: `s${h}` });
+      const r = await cli(['map', 'fd00:10:96::/64', '--kubeconfig', c.kubeconfig]); // stdout is not a terminal: SVG there
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^<svg [^>]*data-cell-bits="14" data-block-bits="50"/);
+      const at = classAt(r.stdout, 14);
+      // fd00:10:96::1:0:0 is offset 2^32 − 1 from the first address: still block 0 (2^50 wide).
+      expect(at.get(pos(14, 0))).toBe('dynamic-1');
+      const others = [...at.entries()].filter(([p]) => p !== pos(14, 0)).map(([, cls]) => cls);
+      expect(new Set(others)).toEqual(new Set(['dynamic-0']));
+      expect(r.stdout).toContain('allocated 4 of 18,446,744,073,709,551,615');
+    });
+  });
+
+  describe('from a Range snapshot file', () => {
+    it('aggregates a /16 into 16,384 blocks of 4 addresses, each shaded by its fill', async () => {
+      const range = new Range('10.0.0.0/16', { random: seededRandom(16) });
+      try {
+        range.allocateMany(30_000);
+        for (let i = 1; i <= 40; i++) range.allocate(`10.0.0.${i}`); // static band, partly
+        const file = join(dir, 's16.json');
+        writeSnapshot(file, range);
+        const r = await cli(['map', '--snapshot', file, '--out', join(dir, 's16.svg')]);
+        expect(r.code).toBe(0);
+        const at = classAt(readFileSync(join(dir, 's16.svg'), 'utf8'), 14);
+        // Blocks of 4 take the shades 0, 1 (1 of 4), 2 (2 of 4), 3 (3 of 4) and 5; all occur.
+        for (const level of [0, 1, 2, 3, 5]) expect(new Set(at.values())).toContain(`dynamic-${level}`);
+        expect(new Set(at.values())).toContain('static-5');
+        {
+          const staticBand = calculateRangeOffset('10.0.0.0/16');
+          // Index i of the /16 (0 = network): allocatable 1..65534, static 1..staticBand.
+          for (let block = 0; block < 16384; block++) {
+            let usable = 0;
+            let used = 0;
+            let statics = 0;
+            for (let i = block * 4; i < block * 4 + 4; i++) {
+              if (i === 0 || i === 65535) continue;
+              usable++;
+              if (i <= staticBand) statics++;
+              if (range.has(`10.0.${i >> 8}.${i & 255}`)) used++;
+            }
+            const band = usable === 0 ? 'reserved' : statics >= usable - statics ? 'static' : 'dynamic';
+            // Shades: 0 free, 1..4 up to 25 / 50 / 75 / under 100 %, 5 full.
+            const share = used / usable;
+            const level = used === 0 ? 0 : used === usable ? 5 : share <= 0.25 ? 1 : share <= 0.5 ? 2 : share <= 0.75 ? 3 : 4;
+            expect(at.get(pos(14, block))).toBe(band === 'reserved' ? 'reserved' : `${band}-${level}`);
+          }
+        }
+      } finally {
+        range.destroy();
+      }
+    });
+
+    it('refuses a CIDR other than the snapshot\'s, a file that is not a snapshot, and a corrupted copy (exit 2)', async () => {
+      const range = new Range('10.1.0.0/24');
+      range.allocate('10.1.0.7');
+      const file = join(dir, 's24.json');
+      writeSnapshot(file, range);
+      range.destroy();
+      const other = await cli(['map', '10.2.0.0/24', '--snapshot', file]);
+      expect(other.code).toBe(2);
+      expect(other.stderr).toContain(`the snapshot in ${file} is of 10.1.0.0/24, not 10.2.0.0/24`);
+      writeFileSync(join(dir, 'junk.json'), 'not json');
+      const junk = await cli(['map', '--snapshot', join(dir, 'junk.json')]);
+      expect(junk.code).toBe(2);
+      expect(junk.stderr).toContain('is not a snapshot file');
+      const snap = JSON.parse(readFileSync(file, 'utf8')) as { data: string };
+      const bytes = Buffer.from(snap.data, 'base64');
+      bytes[bytes.length - 1] ^= 0x10;
+      writeFileSync(join(dir, 'bad.json'), JSON.stringify({ ...snap, data: bytes.toString('base64') }));
+      const bad = await cli(['map', '--snapshot', join(dir, 'bad.json')]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/bad\.json: .*checksum/i);
+      expect(bad.stderr).not.toMatch(/\n\s+at /);
+    });
+  });
+
+  it('needs --out on a terminal, and a CIDR or a snapshot', async () => {
+    let out = '';
+    const { run } = await import('../cli/main.ts');
+    const { Readable } = await import('node:stream');
+    const code = await run(['map', '10.0.0.0/24'], {
+      stdout: { write: (s: string) => (out += s), isTTY: true },
+      stderr: { write: (s: string) => (out += s) },
+      stdin: Readable.from([]),
+    });
+    expect(code).toBe(2);
+    expect(out).toContain('map writes SVG: pass --out FILE.svg');
+    const none = await cli(['map']);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('map needs a CIDR, or --snapshot FILE');
+    const bad = await cli(['map', '10.0.0.0/33']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('"10.0.0.0/33" is not a CIDR');
+  });
+});
