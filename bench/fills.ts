@@ -7,7 +7,7 @@
 //   organic: what repeated allocateNext produces: a random start in the dynamic band
 //            [rangeOffset, size − 1], the first free offset scanning upward with wraparound, and
 //            only when that band is full the same in the static band [0, rangeOffset − 1]
-//            (SEMANTICS §5). Simulated here once with a fixed seed; it clusters, which is what
+//            (upstream's allocateNextService). Simulated here once with a fixed seed; it clusters, which is what
 //            makes high organic fills expensive for a linear scan.
 import { Seeded } from './seeded.ts';
 

@@ -281,7 +281,7 @@ const legacyImpl: Impl = {
   },
   applicable(r) {
     const max = legacyMax(r.family, r.prefixBits);
-    if (max < r.size) return `the legacy bitmap caps IPv6 at 65535 addresses (SEMANTICS §17): a ${r.prefix} does not fit`;
+    if (max < r.size) return `the legacy bitmap caps IPv6 at 65535 addresses (upstream ipallocator/bitmap.go): a ${r.prefix} does not fit`;
     return undefined;
   },
   async open(ctx) {

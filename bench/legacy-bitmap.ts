@@ -1,6 +1,6 @@
 // The legacy Kubernetes ClusterIP allocator, ported for comparison: ipallocator.Range (bitmap.go)
 // over allocator.AllocationBitmap with randomScanStrategyWithOffset
-// (see /work/shared/reference/SEMANTICS.md §17).
+// (pkg/registry/core/service/ipallocator/bitmap.go, pkg/registry/core/service/allocator/bitmap.go).
 //
 //   offset:  0            rangeOffset                                   max−1
 //            ├── lower ────┼──────────── upper ("dynamic") ──────────────┤

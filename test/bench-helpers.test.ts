@@ -37,7 +37,7 @@ describe('fills', () => {
 });
 
 describe('ranges', () => {
-  it('sizes and offsets match upstream (SEMANTICS §3.1)', () => {
+  it('sizes and offsets match upstream (hostsPerNetwork, calculateRangeOffset)', () => {
     expect(rangeById('v4/24').size).toBe(254);
     expect(rangeById('v4/12').size).toBe(1048574);
     expect(rangeById('v4/12').rangeOffset).toBe(256);

@@ -1,5 +1,5 @@
 // The legacy bitmap strategy used as a comparison point by the benchmarks (bench/legacy-bitmap.ts):
-// sizes, offsets and scan order must match SEMANTICS §17 so its timings mean what they claim.
+// sizes, offsets and scan order must match upstream's bitmap.go so its timings mean what they claim.
 import { describe, expect, it } from 'vitest';
 import {
   ALLOCATED_OK,
@@ -26,7 +26,7 @@ function scripted(values: number[]): IntSource & { asked: number[] } {
   };
 }
 
-describe('legacy bitmap geometry (SEMANTICS §17, §3.1)', () => {
+describe('legacy bitmap geometry (upstream bitmap.go, calculateRangeOffset)', () => {
   it.each([
     ['IPv4 /24', 'IPv4', 24, 254, 16],
     ['IPv4 /28', 'IPv4', 28, 14, 0],
