@@ -1,452 +1,190 @@
-// The sparse index: the taken offsets of a huge range (up to 2^64 − 1 offsets, an IPv6 /64) as
-// sorted, maximal runs, so memory follows what is taken, not the size of the range.
+// The sparse index: the taken offsets of a huge range (up to 2^64 − 1 offsets, an IPv6 /64),
+// memory following what is taken, not the size of the range.
 //
-// A run is a closed interval [start, end] of taken offsets. Runs live in fixed 4 KiB pages of 256
-// runs each; a directory, sorted by each page's first start, points at the pages. A lookup is a
-// search of the directory (branch-free, it stays in cache), then of one page (branchy: it is cold).
+// Every taken offset belongs to exactly one maximal run of taken offsets (free on both sides, or
+// at 0 / n − 1). The runs are kept in two structures by length:
 //
-//   header (40 B → 64-byte block)        directory (dirCap × 16 B, one block, power of two)
-//   ┌─────────────────────────────┐      ┌─────────────────┬──────────┬─────────┐
-//   │ u32 kind = KIND_SPARSE (2)  │      │ u64 key = s0    │ u32 page │ u32 len │ entry 0 ──┐
-//   │ u32 npages                  │      ├─────────────────┼──────────┼─────────┤           │
-//   │ u32 dirCap                  │      │ u64 key         │ u32 page │ u32 len │ entry 1   │
-//   │ u32 dir  ───────────────────┼────▸ ├─────────────────┴──────────┴─────────┤           │
-//   │ u64 n      offsets [0, n)   │      │ … npages used, keys strictly rising  │           │
-//   │ u64 count  taken offsets    │      └──────────────────────────────────────┘           │
-//   │ u32 runs   runs in pages    │                                                         │
-//   └─────────────────────────────┘      page (4096 B = 256 runs × 16 B, nothing else) ◂────┘
-//                                        ┌─────────┬─────────┬─────────┬─────┬──────────┐
-//                                        │ s0 │ e0 │ s1 │ e1 │ s2 │ e2 │ …   │ (unused) │
-//                                        └─────────┴─────────┴─────────┴─────┴──────────┘
-//                                          u64 start, u64 end   ◂─ len runs ─▸
+//   header (24 B → 32-byte block)
+//   ┌──────────────────────────────┐
+//   │ u32 kind = KIND_SPARSE (2)   │
+//   │ u32 runs    ─────────────────┼──▸ core-as/sparse-runs.ts: runs of ≥ 2 offsets as [start, end]
+//   │ u32 singles ─────────────────┼──▸ core-as/sparse-singles.ts: runs of exactly 1 offset, as keys
+//   │ u32 (unused)                 │     (an ordered set with one-cache-miss lookups)
+//   │ u64 n       offsets [0, n)   │
+//   └──────────────────────────────┘
+//
+//   offsets   0 ········ 7 8 9 ············ 40 ·········· 91 92 93 94 ·····
+//   taken               ■ ■ ■               ■             ■  ■  ■  ■
+//   stored              runs: [7, 9]        singles: 40   runs: [91, 94]
 //
 // Invariants (checked by sparse_validate; codes below):
-//   runs (across all pages, in directory order): sorted, minimal, no overlapping or contiguous
-//     runs — for consecutive runs a, b: a.end + 1 < b.start. Hence a run's end + 1 is free.
-//   every run: start ≤ end < n (so end + 1 never overflows: n ≤ 2^64 − 1).
-//   directory: npages ≤ dirCap, every page has 1..PAGE_RUNS runs, key = its first run's start.
-//   count = Σ (end − start + 1), runs = Σ len.
+//   P1 the runs structure holds maximal runs only, each of at least 2 offsets (its own invariants:
+//      sorted, a.end + 1 < b.start, inside [0, n)).
+//   P2 the singles hold offsets < n that are isolated: neither neighbour is a single or in a run.
+//   P3 no offset is in both. count = runs' count + singles' count.
+// Hence the next free offset after a taken x is x + 1 for a single and end + 1 for a run: one
+// lookup in each structure, whatever the length of the run (an organic /64 fill is mostly long
+// runs; a random one is mostly singles).
 //
-// An insert into a full page goes, in this order: into the next page when it lands past the full
-// page's last run and that page has room; into a fresh page when it lands past the last run of the
-// last page (ascending fills stay dense); otherwise the page splits in half. A page that drops
-// under MERGE_BELOW runs is merged into a neighbour when both fit in MERGE_MAX; an empty page is
-// freed; the directory halves when a quarter full. Random single inserts leave pages ≈ 70 % full
-// (≈ 23 B per isolated taken offset); set_many of a large batch sorts a copy (LSD radix) and
-// rebuilds every page in one merge pass at BULK_FILL runs per page (≈ 18.4 B per offset).
+// Random allocation in a /64 leaves almost every taken offset isolated, so the hot path (has, a
+// next-free that lands on a free offset, set, clear) is a few probes of one singles node, usually
+// one cache line. No export leaves state half-changed: a set or clear that needs memory
+// (a singles node rebuilt, a run split) allocates before it changes anything, or fails with
+// OUT_OF_MEMORY and the index as it was.
 
 import { halloc, hfree, hblock_size } from './heap';
 import { putU32, putU64 } from './scratch';
 import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
+import {
+  runs_new, runs_free, runs_set, runs_clear, runs_has, runs_count, runs_bounds, runs_first_free_from,
+  runs_next_set, runs_bytes, runs_validate, runs_load, runs_run_count, radixSort, runStart, runEnd, nextTaken,
+} from './sparse-runs';
+import {
+  singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
+  singles_bytes, singles_validate, singles_build, singles_copy_sorted, nextKey, nearPrev, nearNext,
+} from './sparse-singles';
 
 /** Must equal KIND_SPARSE in freeindex.ts (not imported: freeindex.ts imports this file). */
 const KIND: u32 = 2;
 
 // ── header ─────────────────────────────────────────────────────────────────────────────────
-const H_KIND: usize = 0; //   u32 = KIND
-const H_NPAGES: usize = 4; // u32 pages in use = directory entries in use (≤ dirCap)
-const H_DIRCAP: usize = 8; // u32 directory capacity in entries (0 exactly when dir = 0)
-const H_DIR: usize = 12; //   u32 directory block: entries sorted by key, keys strictly rising
-const H_N: usize = 16; //     u64 domain size: every run lies in [0, n)
-const H_COUNT: usize = 24; // u64 taken offsets = Σ (end − start + 1), kept as a counter
-const H_RUNS: usize = 32; //  u32 runs = Σ page lengths
-const HEADER_SIZE: usize = 40;
+const H_KIND: usize = 0; //    u32 = KIND
+const H_RUNS: usize = 4; //    u32 runs of ≥ 2 offsets (sparse-runs.ts handle)
+const H_SINGLES: usize = 8; // u32 isolated offsets (sparse-singles.ts handle)
+const H_N: usize = 16; //      u64 domain size: every taken offset is < n
+const HEADER_SIZE: usize = 24;
 
-// ── directory entries ──────────────────────────────────────────────────────────────────────
-const DIR_ENTRY_BITS: usize = 4; // 16 bytes
-const D_KEY: usize = 0;
-const D_PAGE: usize = 8;
-const D_LEN: usize = 12;
-const DIR_MIN_CAP: u32 = 4;
-
-// ── pages ──────────────────────────────────────────────────────────────────────────────────
-const RUN_BITS: usize = 4; // 16 bytes: u64 start, u64 end
-const PAGE_RUNS: u32 = 256;
-const PAGE_SIZE: usize = <usize>PAGE_RUNS << RUN_BITS; // 4096
-const MERGE_BELOW: u32 = 64;
-const MERGE_MAX: u32 = 192;
-/** Runs per page written by a bulk rebuild: room left so the next inserts do not split at once. */
-const BULK_FILL: u32 = 224;
-/** Batches at least this large (and ≥ runs / 4) take the sort-and-rebuild path. */
+/** Batches at least this large (and ≥ count / 4) take the sort-and-rebuild path of set_many. */
 const BULK_MIN: u32 = 64;
-/** Larger batches go one by one: their two sort copies (16 bytes per entry) would pass 2 GiB. */
+/** Larger batches go one by one: their sort copies (16 bytes per entry) would pass 2 GiB. */
 const BULK_MAX: u32 = 1 << 26;
 
 // ── validate() codes ───────────────────────────────────────────────────────────────────────
 /** 1: the kind word is not KIND_SPARSE. */
 export const SPARSE_BAD_KIND: i32 = 1;
-/** 2: npages > dirCap, or pages without a directory. */
-export const SPARSE_BAD_DIRECTORY: i32 = 2;
-/** 3: a page holds 0 or more than PAGE_RUNS runs. */
-export const SPARSE_BAD_PAGE_LEN: i32 = 3;
-/** 4: a run with start > end. */
-export const SPARSE_RUN_INVERTED: i32 = 4;
-/** 5: two runs out of order, overlapping or contiguous (in a page or across pages). */
-export const SPARSE_RUNS_NOT_MAXIMAL: i32 = 5;
-/** 6: a directory key differs from its page's first start. */
-export const SPARSE_BAD_KEY: i32 = 6;
-/** 7: a run reaches n or beyond. */
-export const SPARSE_RUN_OUT_OF_RANGE: i32 = 7;
-/** 8: the count differs from the sum of run lengths. */
-export const SPARSE_BAD_COUNT: i32 = 8;
-/** 9: the run counter differs from the sum of page lengths. */
-export const SPARSE_BAD_RUNS: i32 = 9;
+/** 2: a run of one offset in the runs structure (P1). */
+export const SPARSE_SHORT_RUN: i32 = 2;
+/** 3: a single next to a run or inside one, or two singles side by side (P2, P3). */
+export const SPARSE_NOT_ISOLATED: i32 = 3;
+/** 4: a single ≥ n (P2). */
+export const SPARSE_SINGLE_OUT_OF_RANGE: i32 = 4;
+/** 10 + c: the runs structure broke its own invariant c (RUNS_* in sparse-runs.ts). */
+export const SPARSE_RUNS_BASE: i32 = 10;
+/** 20 + c: the singles broke their own invariant c (SINGLES_* in sparse-singles.ts). */
+export const SPARSE_SINGLES_BASE: i32 = 20;
 
-// ── field access ───────────────────────────────────────────────────────────────────────────
-@inline function npagesOf(h: usize): u32 { return load<u32>(h + H_NPAGES); }
-@inline function dirOf(h: usize): usize { return <usize>load<u32>(h + H_DIR); }
-@inline function entry(h: usize, p: u32): usize { return dirOf(h) + (<usize>p << DIR_ENTRY_BITS); }
-@inline function keyOf(h: usize, p: u32): u64 { return load<u64>(entry(h, p) + D_KEY); }
-@inline function pageOf(h: usize, p: u32): usize { return <usize>load<u32>(entry(h, p) + D_PAGE); }
-@inline function lenOf(h: usize, p: u32): u32 { return load<u32>(entry(h, p) + D_LEN); }
-@inline function setLen(h: usize, p: u32, len: u32): void { store<u32>(entry(h, p) + D_LEN, len); }
-@inline function setKey(h: usize, p: u32, key: u64): void { store<u64>(entry(h, p) + D_KEY, key); }
-@inline function run(page: usize, r: u32): usize { return page + (<usize>r << RUN_BITS); }
-@inline function startOf(rp: usize): u64 { return load<u64>(rp); }
-@inline function endOf(rp: usize): u64 { return load<u64>(rp, 8); }
-
-/**
- * Index of the last u64 key ≤ x among `n` sorted keys at `base`, `stride` bytes apart (−1 when
- * none). Branch-free: the loop runs ⌈log2 n⌉ times and each step is a `select`, so random
- * lookups in a cached array pay no mispredicted branches (used for the directory, which stays hot).
- */
-@inline function lastAtMost(base: usize, n: u32, strideBits: usize, x: u64): i32 {
-  if (n == 0) return -1;
-  let at: usize = base; //  invariant: the answer is in [at, at + len) or is "none" (first key > x)
-  let len = n;
-  while (len > 1) {
-    const half = len >>> 1;
-    const mid = at + (<usize>half << strideBits);
-    at = select<usize>(mid, at, load<u64>(mid) <= x);
-    len -= half;
-  }
-  const i = <i32>((at - base) >>> strideBits);
-  return load<u64>(at) <= x ? i : i - 1;
-}
-
-/** The last page whose key ≤ x, or −1 when x precedes every run (or there are none). */
-@inline function findPage(h: usize, x: u64): i32 {
-  return lastAtMost(dirOf(h), npagesOf(h), DIR_ENTRY_BITS, x);
-}
-
-/**
- * The last run of `page` (len ≥ 1) whose start ≤ x, or −1. Branchy on purpose, unlike the
- * directory search: a page is usually cold, and a predicted branch lets the CPU start fetching the
- * next probe's line early (branch-free here measured ≈ 1.7× slower at 10^6 random runs; branch-free
- * on the directory, which stays in cache, ≈ 10–15 % faster than branchy).
- */
-function findRun(page: usize, len: u32, x: u64): i32 {
-  let lo: u32 = 0;
-  let hi = len; //  the first start > x lies in [lo, hi]
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (load<u64>(page + (<usize>mid << RUN_BITS)) <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return <i32>lo - 1;
-}
-
-// Results of `locate` (no tuples without managed objects): the run with the greatest start ≤ x.
-let locP: i32 = -1; // page index, −1 when none
-let locR: i32 = -1; // run index in that page
-
-/** Finds the predecessor run of x (greatest start ≤ x) into locP/locR. Returns its address or 0. */
-function locate(h: usize, x: u64): usize {
-  const p = findPage(h, x);
-  locP = p;
-  locR = -1;
-  if (p < 0) return 0;
-  const page = pageOf(h, <u32>p);
-  const r = findRun(page, lenOf(h, <u32>p), x);
-  assert(r >= 0, 'sparse: a page key ≤ x but no run start ≤ x');
-  locR = r;
-  return run(page, <u32>r);
-}
-
-// ── memory ─────────────────────────────────────────────────────────────────────────────────
-
-/** Makes room for `need` directory entries. false (nothing changed) when out of memory. */
-function ensureDirCap(h: usize, need: u32): bool {
-  const cap = load<u32>(h + H_DIRCAP);
-  if (need <= cap) return true;
-  let ncap = cap < DIR_MIN_CAP ? DIR_MIN_CAP : cap;
-  while (ncap < need) ncap <<= 1;
-  const nd = halloc(<usize>ncap << DIR_ENTRY_BITS);
-  if (nd == 0) return false;
-  const old = dirOf(h);
-  if (old != 0) {
-    memory.copy(nd, old, <usize>npagesOf(h) << DIR_ENTRY_BITS);
-    hfree(old, <usize>cap << DIR_ENTRY_BITS);
-  }
-  store<u32>(h + H_DIR, <u32>nd);
-  store<u32>(h + H_DIRCAP, ncap);
-  return true;
-}
-
-/** Halves the directory while it is at most a quarter used (best effort: keeps it on failure). */
-function shrinkDir(h: usize): void {
-  const cap = load<u32>(h + H_DIRCAP);
-  const np = npagesOf(h);
-  if (np == 0) {
-    hfree(dirOf(h), <usize>cap << DIR_ENTRY_BITS);
-    store<u32>(h + H_DIR, 0);
-    store<u32>(h + H_DIRCAP, 0);
-    return;
-  }
-  if (cap <= DIR_MIN_CAP || np > cap >>> 2) return;
-  const ncap = cap >>> 1;
-  const nd = halloc(<usize>ncap << DIR_ENTRY_BITS);
-  if (nd == 0) return;
-  memory.copy(nd, dirOf(h), <usize>np << DIR_ENTRY_BITS);
-  hfree(dirOf(h), <usize>cap << DIR_ENTRY_BITS);
-  store<u32>(h + H_DIR, <u32>nd);
-  store<u32>(h + H_DIRCAP, ncap);
-}
-
-/** Opens directory slot p (entries p.. move right by one). Capacity must already be there. */
-function dirInsert(h: usize, p: u32, key: u64, page: usize, len: u32): void {
-  const np = npagesOf(h);
-  const e = entry(h, p);
-  memory.copy(e + (1 << DIR_ENTRY_BITS), e, <usize>(np - p) << DIR_ENTRY_BITS);
-  store<u64>(e + D_KEY, key);
-  store<u32>(e + D_PAGE, <u32>page);
-  store<u32>(e + D_LEN, len);
-  store<u32>(h + H_NPAGES, np + 1);
-}
-
-/** Drops directory slot p (its page must already be freed or moved). */
-function dirRemove(h: usize, p: u32): void {
-  const np = npagesOf(h);
-  const e = entry(h, p);
-  memory.copy(e, e + (1 << DIR_ENTRY_BITS), <usize>(np - p - 1) << DIR_ENTRY_BITS);
-  store<u32>(h + H_NPAGES, np - 1);
-  shrinkDir(h);
-}
-
-// ── run insertion and removal (they keep pages, keys and the run counter right) ────────────
-
-/**
- * Inserts the run [s, e] at position i (0 ≤ i ≤ len) of page p; the caller has checked that it
- * fits between its neighbours without touching them. With no pages at all, p = 0 and i = 0
- * create the first page. OK, or OUT_OF_MEMORY with nothing changed.
- */
-function insertRun(h: usize, p: u32, i: u32, s: u64, e: u64): i32 {
-  const np = npagesOf(h);
-  if (np == 0) {
-    if (!ensureDirCap(h, 1)) return OUT_OF_MEMORY;
-    const page = halloc(PAGE_SIZE);
-    if (page == 0) return OUT_OF_MEMORY;
-    store<u64>(page, s);
-    store<u64>(page, e, 8);
-    dirInsert(h, 0, s, page, 1);
-    store<u32>(h + H_RUNS, 1);
-    return OK;
-  }
-  let page = pageOf(h, p);
-  let len = lenOf(h, p);
-  if (len == PAGE_RUNS && i == PAGE_RUNS && p + 1 < np && lenOf(h, p + 1) < PAGE_RUNS) {
-    //  past the end of a full page whose right neighbour has room: [■■■■■■■■] x [■■■·····]
-    //  the run goes first there (no split, no allocation)   →      [■■■■■■■■] [x■■■····]
-    p++;
-    i = 0;
-    page = pageOf(h, p);
-    len = lenOf(h, p);
-  }
-  // (i == 0 with p > 0 never happens: a run that precedes page p's first run follows the last run
-  // of page p − 1, and callers insert after their predecessor.)
-  if (len == PAGE_RUNS) {
-    if (!ensureDirCap(h, np + 1)) return OUT_OF_MEMORY;
-    const fresh = halloc(PAGE_SIZE);
-    if (fresh == 0) return OUT_OF_MEMORY;
-    if (i == PAGE_RUNS && p + 1 == np) {
-      //  last page, appending:  [■■■■■■■■] + x  →  [■■■■■■■■] [x·······]
-      store<u64>(fresh, s);
-      store<u64>(fresh, e, 8);
-      dirInsert(h, p + 1, s, fresh, 1);
-      store<u32>(h + H_RUNS, load<u32>(h + H_RUNS) + 1);
-      return OK;
-    }
-    //  full page splits in half:  [■■■■■■■■]  →  [■■■■····] [■■■■····]
-    const half = PAGE_RUNS >>> 1;
-    memory.copy(fresh, run(page, half), <usize>(PAGE_RUNS - half) << RUN_BITS);
-    setLen(h, p, half);
-    dirInsert(h, p + 1, startOf(fresh), fresh, PAGE_RUNS - half);
-    if (i > half) {
-      p++;
-      i -= half;
-      page = fresh;
-    }
-    len = half;
-  }
-  const at = run(page, i);
-  memory.copy(at + (1 << RUN_BITS), at, <usize>(len - i) << RUN_BITS);
-  store<u64>(at, s);
-  store<u64>(at, e, 8);
-  setLen(h, p, len + 1);
-  if (i == 0) setKey(h, p, s);
-  store<u32>(h + H_RUNS, load<u32>(h + H_RUNS) + 1);
-  return OK;
-}
-
-/** Removes run i of page p, then frees the page if empty or merges it when nearly empty. */
-function removeRun(h: usize, p: u32, i: u32): void {
-  const page = pageOf(h, p);
-  const len = lenOf(h, p) - 1;
-  store<u32>(h + H_RUNS, load<u32>(h + H_RUNS) - 1);
-  if (len == 0) {
-    hfree(page, PAGE_SIZE);
-    dirRemove(h, p);
-    return;
-  }
-  const at = run(page, i);
-  memory.copy(at, at + (1 << RUN_BITS), <usize>(len - i) << RUN_BITS);
-  setLen(h, p, len);
-  if (i == 0) setKey(h, p, startOf(page));
-  if (len < MERGE_BELOW) {
-    //  [■■■·····] [■·······]  →  [■■■■····]   (a nearly empty page joins a neighbour)
-    if (p > 0 && lenOf(h, p - 1) + len <= MERGE_MAX) mergeIntoLeft(h, p - 1);
-    else if (p + 1 < npagesOf(h) && lenOf(h, p + 1) + len <= MERGE_MAX) mergeIntoLeft(h, p);
-  }
-}
-
-/** Appends page p+1's runs to page p and frees page p+1. */
-function mergeIntoLeft(h: usize, p: u32): void {
-  const a = pageOf(h, p);
-  const b = pageOf(h, p + 1);
-  const la = lenOf(h, p);
-  const lb = lenOf(h, p + 1);
-  assert(la + lb <= PAGE_RUNS, 'sparse: merged page overflows');
-  memory.copy(run(a, la), b, <usize>lb << RUN_BITS);
-  setLen(h, p, la + lb);
-  hfree(b, PAGE_SIZE);
-  dirRemove(h, p + 1);
-}
+// @ts-ignore: decorator
+@inline function runsOf(h: usize): usize { return <usize>load<u32>(h + H_RUNS); }
+// @ts-ignore: decorator
+@inline function singlesOf(h: usize): usize { return <usize>load<u32>(h + H_SINGLES); }
+// @ts-ignore: decorator
+@inline function nOf(h: usize): u64 { return load<u64>(h + H_N); }
 
 // ── the contract (core-as/freeindex.ts) ────────────────────────────────────────────────────
 
 /** An empty index over [0, n). 0 when out of memory. */
 export function sparse_new(n: u64): usize {
   const h = halloc(HEADER_SIZE);
-  if (h == 0) return 0;
+  const r = runs_new(n);
+  const s = singles_new();
+  if (h == 0 || r == 0 || s == 0) {
+    if (r != 0) runs_free(r);
+    if (s != 0) singles_free(s);
+    hfree(h, HEADER_SIZE);
+    return 0;
+  }
   memory.fill(h, 0, HEADER_SIZE);
   store<u32>(h + H_KIND, KIND);
+  store<u32>(h + H_RUNS, <u32>r);
+  store<u32>(h + H_SINGLES, <u32>s);
   store<u64>(h + H_N, n);
   return h;
 }
 
-/** Returns every block: pages, directory, header. */
+/** Returns every block. */
 export function sparse_free(h: usize): void {
-  const np = npagesOf(h);
-  for (let p: u32 = 0; p < np; p++) hfree(pageOf(h, p), PAGE_SIZE);
-  const cap = load<u32>(h + H_DIRCAP);
-  if (cap != 0) hfree(dirOf(h), <usize>cap << DIR_ENTRY_BITS);
+  runs_free(runsOf(h));
+  singles_free(singlesOf(h));
   hfree(h, HEADER_SIZE);
 }
 
-/** Marks x taken, merging with the runs on either side. OK / NONE (taken) / OUT_OF_RANGE / OUT_OF_MEMORY. */
+/** Marks x taken, joining the runs or singles beside it. OK / NONE (taken) / OUT_OF_RANGE / OUT_OF_MEMORY. */
 export function sparse_set(h: usize, x: u64): i32 {
-  if (x >= load<u64>(h + H_N)) return OUT_OF_RANGE;
-  const np = npagesOf(h);
-  const P = locate(h, x);
-  const p = locP;
-  const r = locR;
-  let pe: u64 = 0;
-  if (P != 0) {
-    pe = endOf(P);
-    if (x <= pe) return NONE;
+  const n = nOf(h);
+  if (x >= n) return OUT_OF_RANGE;
+  const S = singlesOf(h);
+  const R = runsOf(h);
+  if (singles_near(S, x) || runs_has(R, x) != 0) return NONE;
+  const leftSingle = nearPrev;
+  const rightSingle = nearNext;
+  if (!leftSingle && !rightSingle && (x == 0 || runs_has(R, x - 1) == 0) && (x + 1 >= n || runs_has(R, x + 1) == 0)) {
+    //  ·  x  ·   →   a new single (OUT_OF_MEMORY when its node must be rebuilt and cannot)
+    return singles_insert_near(S, x);
   }
-  // successor run S: the one after P (next page when P ends its page), or the very first run.
-  let sp: u32 = 0;
-  let sr: u32 = 0;
-  if (P != 0) {
-    sp = <u32>p;
-    sr = <u32>r + 1;
-    if (sr == lenOf(h, sp)) {
-      sp++;
-      sr = 0;
-    }
+  //  [■■] x      x [■■]     ■ x      x ■     →  x joins a run, or makes one with the single(s)
+  //  runs_set allocates only when no run is beside x (then nothing changed on failure); the
+  //  singles it then absorbs join that run without allocating.
+  const st = runs_set(R, x);
+  if (st != OK) return st;
+  if (leftSingle) {
+    runs_set(R, x - 1);
+    singles_remove(S, x - 1);
   }
-  const S: usize = sp < np ? run(pageOf(h, sp), sr) : 0;
-  const joinLeft = P != 0 && pe + 1 == x; //  x < n ≤ 2^64 − 1: no overflow
-  const joinRight = S != 0 && startOf(S) == x + 1;
-  if (joinLeft && joinRight) {
-    //  P        x  S
-    //  [■■■■]   ·  [■■■]   →   [■■■■■■■■■]
-    store<u64>(P, endOf(S), 8);
-    removeRun(h, sp, sr);
-  } else if (joinLeft) {
-    //  [■■■■] x      →   [■■■■■]
-    store<u64>(P, x, 8);
-  } else if (joinRight) {
-    //  x [■■■]       →   [■■■■]
-    store<u64>(S, x);
-    if (sr == 0) setKey(h, sp, x);
-  } else {
-    //  [■■]  x  [■■] →   [■■] [x] [■■]
-    const st = P != 0 ? insertRun(h, <u32>p, <u32>r + 1, x, x) : insertRun(h, 0, 0, x, x);
-    if (st != OK) return st;
+  if (rightSingle) {
+    runs_set(R, x + 1);
+    singles_remove(S, x + 1);
   }
-  store<u64>(h + H_COUNT, load<u64>(h + H_COUNT) + 1);
   return OK;
 }
 
-/** Marks x free, splitting its run when x is inside. OK / NONE (free) / OUT_OF_RANGE / OUT_OF_MEMORY. */
+/** Marks x free. OK / NONE (free) / OUT_OF_RANGE / OUT_OF_MEMORY (a run split; nothing changed). */
 export function sparse_clear(h: usize, x: u64): i32 {
-  if (x >= load<u64>(h + H_N)) return OUT_OF_RANGE;
-  const R = locate(h, x);
-  if (R == 0) return NONE;
-  const s = startOf(R);
-  const e = endOf(R);
-  if (x > e) return NONE;
-  const p = <u32>locP;
-  const r = <u32>locR;
-  if (s == e) {
-    //  [x]  →  ·
-    removeRun(h, p, r);
-  } else if (x == s) {
-    //  [x■■■]  →  ·[■■■]
-    store<u64>(R, x + 1);
-    if (r == 0) setKey(h, p, x + 1);
-  } else if (x == e) {
-    //  [■■■x]  →  [■■■]·
-    store<u64>(R, x - 1, 8);
-  } else {
-    //  [■■x■■]  →  [■■]·[■■]   (needs a slot: may be OUT_OF_MEMORY, then nothing changed)
-    store<u64>(R, x - 1, 8);
-    const st = insertRun(h, p, r + 1, x + 1, e);
-    if (st != OK) {
-      store<u64>(R, e, 8);
-      return st;
-    }
+  if (x >= nOf(h)) return OUT_OF_RANGE;
+  const S = singlesOf(h);
+  if (singles_remove(S, x)) return OK; //  never allocates
+  const R = runsOf(h);
+  if (!runs_bounds(R, x)) return NONE;
+  const s = runStart;
+  const e = runEnd;
+  //  a piece of one offset left beside x becomes a single:  [s x ■■] → s · [■■]
+  const leftSingle = x > s && x - 1 == s;
+  const rightSingle = x < e && x + 1 == e;
+  // the singles first (they may need memory), then the run: shrinking a run from its ends never
+  // allocates, so only a split of a run into two runs of ≥ 2 can still fail, and then nothing
+  // has changed.
+  if (leftSingle && singles_insert(S, s) != OK) return OUT_OF_MEMORY;
+  if (rightSingle && singles_insert(S, e) != OK) {
+    if (leftSingle) singles_remove(S, s);
+    return OUT_OF_MEMORY;
   }
-  store<u64>(h + H_COUNT, load<u64>(h + H_COUNT) - 1);
-  return OK;
+  if (leftSingle) runs_clear(R, s);
+  if (rightSingle) runs_clear(R, e);
+  return runs_clear(R, x);
 }
 
 /** 1 if x is taken, 0 if free or out of range. */
 export function sparse_has(h: usize, x: u64): i32 {
-  const R = locate(h, x);
-  return R != 0 && x <= endOf(R) ? 1 : 0;
+  if (x >= nOf(h)) return 0;
+  return singles_has(singlesOf(h), x) || runs_has(runsOf(h), x) != 0 ? 1 : 0;
 }
 
 export function sparse_count(h: usize): u64 {
-  return load<u64>(h + H_COUNT);
+  return singles_count(singlesOf(h)) + runs_count(runsOf(h));
 }
 
-/** The first free offset ≥ x (x itself, or the end + 1 of the run holding it; may equal n). */
+/** The first free offset ≥ x: x, a single's x + 1, or its run's end + 1 (P1, P2; may equal n). */
+// @ts-ignore: decorator
 @inline function firstFreeFrom(h: usize, x: u64): u64 {
-  const R = locate(h, x);
-  if (R == 0) return x;
-  const e = endOf(R);
-  return x <= e ? e + 1 : x; //  runs are maximal: e + 1 is free (or n); e < n: no overflow
+  if (singles_has(singlesOf(h), x)) return x + 1; //  x < n ≤ 2^64 − 1: no overflow
+  return runs_first_free_from(runsOf(h), x);
 }
 
 /**
- * First free offset scanning start..hi, then lo..start−1, in the closed band [lo, hi]. O(log runs):
- * runs are maximal, so only the run holding start and the run holding lo are ever looked at.
+ * First free offset scanning start..hi, then lo..start−1, in the closed band [lo, hi]. O(log):
+ * runs are maximal, so only what holds start and what holds lo are ever looked at.
  */
 export function sparse_next_free(h: usize, start: u64, lo: u64, hi: u64): i32 {
-  const n = load<u64>(h + H_N);
+  const n = nOf(h);
   if (lo > hi || lo >= n) return NONE;
   if (hi >= n) hi = n - 1;
   if (start < lo || start > hi) start = lo;
@@ -470,71 +208,54 @@ export function sparse_next_free(h: usize, start: u64, lo: u64, hi: u64): i32 {
 
 /** The smallest taken offset ≥ from: OK with it in scratch 0..1, or NONE. */
 export function sparse_next_set(h: usize, from: u64): i32 {
-  const P = locate(h, from);
-  if (P != 0) {
-    if (from <= endOf(P)) {
-      putU64(0, from);
-      return OK;
-    }
-    let p = <u32>locP;
-    let r = <u32>locR + 1;
-    if (r == lenOf(h, p)) {
-      p++;
-      r = 0;
-    }
-    if (p >= npagesOf(h)) return NONE;
-    putU64(0, startOf(run(pageOf(h, p), r)));
-    return OK;
-  }
-  if (npagesOf(h) == 0) return NONE;
-  putU64(0, keyOf(h, 0));
+  const a = singles_next(singlesOf(h), from);
+  const b = runs_next_set(runsOf(h), from);
+  if (!a && !b) return NONE;
+  putU64(0, a && (!b || nextKey < nextTaken) ? nextKey : nextTaken);
   return OK;
 }
 
-/** Bytes owned: header, directory and pages, each at its class size. */
+/** Bytes owned: header, runs and singles, each block at its class size. */
 export function sparse_bytes(h: usize): usize {
-  const cap = load<u32>(h + H_DIRCAP);
-  let b = hblock_size(HEADER_SIZE) + <usize>npagesOf(h) * hblock_size(PAGE_SIZE);
-  if (cap != 0) b += hblock_size(<usize>cap << DIR_ENTRY_BITS);
-  return b;
+  return hblock_size(HEADER_SIZE) + runs_bytes(runsOf(h)) + singles_bytes(singlesOf(h));
 }
 
-/** Re-derives count and runs from the pages; 0, or the SPARSE_* code of the first broken invariant. */
+/** Re-derives P1–P3 and both structures' own invariants; 0, or the code of the first broken one. */
 export function sparse_validate(h: usize): i32 {
   if (load<u32>(h + H_KIND) != KIND) return SPARSE_BAD_KIND;
-  const np = npagesOf(h);
-  const cap = load<u32>(h + H_DIRCAP);
-  if (np > cap || (cap != 0) != (dirOf(h) != 0)) return SPARSE_BAD_DIRECTORY;
-  const n = load<u64>(h + H_N);
-  let count: u64 = 0;
-  let runs: u32 = 0;
-  let haveLast = false;
-  let lastEnd: u64 = 0;
-  for (let p: u32 = 0; p < np; p++) {
-    const len = lenOf(h, p);
-    if (len == 0 || len > PAGE_RUNS) return SPARSE_BAD_PAGE_LEN;
-    const page = pageOf(h, p);
-    if (keyOf(h, p) != startOf(page)) return SPARSE_BAD_KEY;
-    for (let r: u32 = 0; r < len; r++) {
-      const s = startOf(run(page, r));
-      const e = endOf(run(page, r));
-      if (s > e) return SPARSE_RUN_INVERTED;
-      if (e >= n) return SPARSE_RUN_OUT_OF_RANGE;
-      //  last.end + 1 < s, i.e. a gap of at least one free offset (lastEnd < n − 1: no overflow)
-      if (haveLast && lastEnd + 1 >= s) return SPARSE_RUNS_NOT_MAXIMAL;
-      haveLast = true;
-      lastEnd = e;
-      count += e - s + 1;
-    }
-    runs += len;
+  const R = runsOf(h);
+  const S = singlesOf(h);
+  const n = nOf(h);
+  const rc = runs_validate(R);
+  if (rc != 0) return SPARSE_RUNS_BASE + rc;
+  const sc = singles_validate(S);
+  if (sc != 0) return SPARSE_SINGLES_BASE + sc;
+  // P1: every run has ≥ 2 offsets and no single beside it
+  let from: u64 = 0;
+  while (runs_next_set(R, from)) {
+    const s = nextTaken;
+    const e = runs_first_free_from(R, s) - 1;
+    if (e == s) return SPARSE_SHORT_RUN;
+    if ((s > 0 && singles_has(S, s - 1)) || singles_has(S, e + 1)) return SPARSE_NOT_ISOLATED;
+    if (e + 1 >= n) break;
+    from = e + 1;
   }
-  if (runs != load<u32>(h + H_RUNS)) return SPARSE_BAD_RUNS;
-  if (count != load<u64>(h + H_COUNT)) return SPARSE_BAD_COUNT;
+  // P2, P3: every single is < n, outside every run, with both neighbours free
+  from = 0;
+  while (singles_next(S, from)) {
+    const k = nextKey;
+    if (k >= n) return SPARSE_SINGLE_OUT_OF_RANGE;
+    if (runs_has(R, k) != 0 || (k > 0 && runs_has(R, k - 1) != 0) || runs_has(R, k + 1) != 0) return SPARSE_NOT_ISOLATED;
+    if (k + 1 >= n) break;
+    if (singles_has(S, k + 1)) return SPARSE_NOT_ISOLATED;
+    from = k + 1;
+  }
   return 0;
 }
 
 // ── batch load ─────────────────────────────────────────────────────────────────────────────
 
+// @ts-ignore: decorator
 @inline function offsetAt(ptr: usize, i: u32): u64 {
   const at = ptr + (<usize>i << 3);
   return (<u64>load<u32>(at) << 32) | <u64>load<u32>(at, 4);
@@ -546,7 +267,7 @@ export function sparse_validate(h: usize): i32 {
  * position, OUT_OF_RANGE. Out of memory: likewise with OUT_OF_MEMORY.
  */
 export function sparse_set_many(h: usize, ptr: usize, count: u32): i32 {
-  const n = load<u64>(h + H_N);
+  const n = nOf(h);
   let m = count;
   for (let i: u32 = 0; i < count; i++) {
     if (offsetAt(ptr, i) >= n) {
@@ -555,7 +276,7 @@ export function sparse_set_many(h: usize, ptr: usize, count: u32): i32 {
     }
   }
   let added: i32 = -1;
-  if (m >= BULK_MIN && m <= BULK_MAX && <u64>m * 4 >= <u64>load<u32>(h + H_RUNS)) added = bulkLoad(h, ptr, m);
+  if (m >= BULK_MIN && m <= BULK_MAX && <u64>m * 4 >= sparse_count(h)) added = bulkLoad(h, ptr, m);
   if (added < 0) {
     // one by one: small batches, or the bulk path found no memory for its copies
     added = 0;
@@ -575,175 +296,131 @@ export function sparse_set_many(h: usize, ptr: usize, count: u32): i32 {
   return added;
 }
 
-/** Sorts the u64 keys at a (m of them) with b as room; returns whichever buffer holds the result. */
-function radixSort(a: usize, b: usize, m: u32, hist: usize): usize {
-  // hist: 8 digits × 256 u32 counters, one pass over the keys fills all eight
-  memory.fill(hist, 0, 8 * 256 * 4);
-  for (let i: u32 = 0; i < m; i++) {
-    const k = load<u64>(a + (<usize>i << 3));
-    for (let d: u32 = 0; d < 8; d++) {
-      const c = hist + (<usize>d << 10) + (<usize>((k >>> (d << 3)) & 0xff) << 2);
-      store<u32>(c, load<u32>(c) + 1);
-    }
-  }
-  let src = a;
-  let dst = b;
-  for (let d: u32 = 0; d < 8; d++) {
-    const hd = hist + (<usize>d << 10);
-    // a digit every key shares orders nothing: skip the pass
-    const k0 = load<u64>(src);
-    if (load<u32>(hd + (<usize>((k0 >>> (d << 3)) & 0xff) << 2)) == m) continue;
-    let sum: u32 = 0;
-    for (let j: usize = 0; j < 256; j++) {
-      const c = load<u32>(hd + (j << 2));
-      store<u32>(hd + (j << 2), sum);
-      sum += c;
-    }
-    const shift = <u64>(d << 3);
-    for (let i: u32 = 0; i < m; i++) {
-      const k = load<u64>(src + (<usize>i << 3));
-      const c = hd + (<usize>((k >>> shift) & 0xff) << 2);
-      const pos = load<u32>(c);
-      store<u32>(c, pos + 1);
-      store<u64>(dst + (<usize>pos << 3), k);
-    }
-    const t = src;
-    src = dst;
-    dst = t;
-  }
-  return src;
-}
+// The merged output of bulkLoad (module globals: no closures).
+let oSingles: usize = 0; // u64 keys
+let oNs: u32 = 0;
+let oRuns: usize = 0; //    (start, end) u64 pairs
+let oNr: u32 = 0;
+let oTotal: u64 = 0;
 
-// State of the page builder used by bulkLoad (module globals: no closures).
-let bDir: usize = 0;
-let bNp: u32 = 0;
-let bPage: usize = 0;
-let bLen: u32 = 0;
-let bFailed = false;
-
-/** Appends [s, e] to the pages being built; opens a page every BULK_FILL runs. */
-function emit(s: u64, e: u64): void {
-  if (bPage == 0 || bLen == BULK_FILL) {
-    const page = halloc(PAGE_SIZE);
-    if (page == 0) {
-      bFailed = true;
-      return;
-    }
-    const en = bDir + (<usize>bNp << DIR_ENTRY_BITS);
-    store<u64>(en + D_KEY, s);
-    store<u32>(en + D_PAGE, <u32>page);
-    bNp++;
-    bPage = page;
-    bLen = 0;
+// @ts-ignore: decorator
+@inline function put(s: u64, e: u64): void {
+  if (s == e) {
+    store<u64>(oSingles + (<usize>oNs << 3), s);
+    oNs++;
+  } else {
+    const at = oRuns + (<usize>oNr << 4);
+    store<u64>(at, s);
+    store<u64>(at, e, 8);
+    oNr++;
   }
-  const at = run(bPage, bLen);
-  store<u64>(at, s);
-  store<u64>(at, e, 8);
-  bLen++;
-  store<u32>(bDir + (<usize>(bNp - 1) << DIR_ENTRY_BITS) + D_LEN, bLen);
+  oTotal += e - s + 1;
 }
 
 /**
- * The bulk path: sort a copy of the m offsets, merge them with the existing runs into fresh pages
- * in one pass, then swap the fresh pages in. Returns how many were newly set, or −1 when memory
- * ran out (then nothing changed and every temporary block is returned).
+ * The bulk path: sort a copy of the m offsets, merge them with the singles and runs already
+ * there into maximal runs in one pass, build a fresh runs structure and fresh singles from them,
+ * then swap them in. Returns how many were newly set, or −1 when memory ran out (then nothing
+ * changed and every temporary block is returned).
  */
 function bulkLoad(h: usize, ptr: usize, m: u32): i32 {
-  const bytes = <usize>m << 3;
-  const a = halloc(bytes);
-  const b = halloc(bytes);
+  const S = singlesOf(h);
+  const R = runsOf(h);
+  const n = nOf(h);
+  const oldSingles = <u32>singles_count(S);
+  const oldRuns = runs_run_count(R);
+  const keyBytes = <usize>m << 3;
+  const singleBytes = (<usize>oldSingles << 3) + 8;
+  //  at most every key and every old single alone, plus the old runs
+  const outSinglesBytes = (<usize>(m + oldSingles) << 3) + 8;
+  const outRunsBytes = (<usize>((m + oldSingles) / 2 + oldRuns + 1) << 4);
+  const a = halloc(keyBytes);
+  const b = halloc(keyBytes);
   const hist = halloc(8 * 256 * 4);
-  const oldRuns = load<u32>(h + H_RUNS);
-  const maxRuns = <u64>oldRuns + <u64>m;
-  let dcap: u32 = DIR_MIN_CAP;
-  const needPages = <u32>((maxRuns + BULK_FILL - 1) / BULK_FILL);
-  while (dcap < needPages) dcap <<= 1;
-  const dir = halloc(<usize>dcap << DIR_ENTRY_BITS);
-  if (a == 0 || b == 0 || hist == 0 || dir == 0) {
-    hfree(a, bytes);
-    hfree(b, bytes);
-    hfree(hist, 8 * 256 * 4);
-    hfree(dir, <usize>dcap << DIR_ENTRY_BITS);
-    return -1;
-  }
-  for (let i: u32 = 0; i < m; i++) store<u64>(a + (<usize>i << 3), offsetAt(ptr, i));
-  const keys = radixSort(a, b, m, hist);
-
-  bDir = dir;
-  bNp = 0;
-  bPage = 0;
-  bLen = 0;
-  bFailed = false;
-  // merge the old runs (page by page) with the sorted keys, coalescing as we go:
-  //   current [cs, ce]; next item [s, e] with s ≤ ce + 1 extends it, else current is emitted
-  const np = npagesOf(h);
-  let op: u32 = 0;
-  let oi: u32 = 0;
-  let j: u32 = 0;
-  let have = false;
-  let cs: u64 = 0;
-  let ce: u64 = 0;
-  let total: u64 = 0;
-  while (!bFailed) {
-    let s: u64;
-    let e: u64;
-    const oldLeft = op < np;
-    if (oldLeft) {
-      const rp = run(pageOf(h, op), oi);
-      s = startOf(rp);
-      e = endOf(rp);
-    } else {
-      s = 0;
-      e = 0;
-    }
-    if (oldLeft && (j == m || s <= load<u64>(keys + (<usize>j << 3)))) {
-      oi++;
-      if (oi == lenOf(h, op)) {
-        op++;
-        oi = 0;
+  const olds = halloc(singleBytes);
+  oSingles = halloc(outSinglesBytes);
+  oRuns = halloc(outRunsBytes);
+  const R2 = runs_new(n);
+  const S2 = singles_new();
+  const ok = a != 0 && b != 0 && hist != 0 && olds != 0 && oSingles != 0 && oRuns != 0 && R2 != 0 && S2 != 0;
+  let added: i32 = -1;
+  if (ok) {
+    for (let i: u32 = 0; i < m; i++) store<u64>(a + (<usize>i << 3), offsetAt(ptr, i));
+    const keys = radixSort(a, b, m, hist);
+    singles_copy_sorted(S, olds);
+    oNs = 0;
+    oNr = 0;
+    oTotal = 0;
+    // three sorted streams (new keys, old singles, old runs), coalesced into maximal runs:
+    //   current [cs, ce]; the next item [s, e] with s ≤ ce + 1 extends it, else current is put
+    let j: u32 = 0; //   next key
+    let q: u32 = 0; //   next old single
+    let haveRun = runs_next_set(R, 0);
+    let rs: u64 = nextTaken;
+    let re: u64 = haveRun ? runs_first_free_from(R, rs) - 1 : 0;
+    let have = false;
+    let cs: u64 = 0;
+    let ce: u64 = 0;
+    for (;;) {
+      let s: u64 = 0xffffffffffffffff;
+      let e: u64 = 0;
+      let from = 0; //  which stream the item comes from: 1 key, 2 single, 3 run
+      if (j < m) {
+        s = e = load<u64>(keys + (<usize>j << 3));
+        from = 1;
       }
-    } else if (j < m) {
-      s = e = load<u64>(keys + (<usize>j << 3));
-      j++;
-    } else break;
-    if (have && s <= ce + 1) {
-      //  [cs ···· ce]      →  [cs ······· e]     (ce < n ≤ 2^64 − 1: ce + 1 cannot wrap)
-      //        [s ···· e]
-      if (e > ce) ce = e;
-    } else {
-      if (have) {
-        emit(cs, ce);
-        total += ce - cs + 1;
+      if (q < oldSingles) {
+        const k = load<u64>(olds + (<usize>q << 3));
+        if (from == 0 || k < s) {
+          s = e = k;
+          from = 2;
+        }
       }
-      cs = s;
-      ce = e;
-      have = true;
+      if (haveRun && (from == 0 || rs < s)) {
+        s = rs;
+        e = re;
+        from = 3;
+      }
+      if (from == 0) break;
+      if (from == 1) j++;
+      else if (from == 2) q++;
+      else {
+        haveRun = re + 1 < n && runs_next_set(R, re + 1);
+        if (haveRun) {
+          rs = nextTaken;
+          re = runs_first_free_from(R, rs) - 1;
+        }
+      }
+      if (have && s <= ce + 1) {
+        //  [cs ···· ce]      →  [cs ······· e]     (ce < n ≤ 2^64 − 1: ce + 1 cannot wrap)
+        //        [s ···· e]
+        if (e > ce) ce = e;
+      } else {
+        if (have) put(cs, ce);
+        cs = s;
+        ce = e;
+        have = true;
+      }
+    }
+    if (have) put(cs, ce);
+    if (runs_load(R2, oRuns, oNr) && singles_build(S2, oSingles, oNs)) {
+      const before = sparse_count(h);
+      runs_free(R);
+      singles_free(S);
+      store<u32>(h + H_RUNS, <u32>R2);
+      store<u32>(h + H_SINGLES, <u32>S2);
+      added = <i32>(oTotal - before);
     }
   }
-  if (have && !bFailed) {
-    emit(cs, ce);
-    total += ce - cs + 1;
-  }
-  hfree(a, bytes);
-  hfree(b, bytes);
+  hfree(a, keyBytes);
+  hfree(b, keyBytes);
   hfree(hist, 8 * 256 * 4);
-  if (bFailed) {
-    for (let p: u32 = 0; p < bNp; p++) hfree(<usize>load<u32>(dir + (<usize>p << DIR_ENTRY_BITS) + D_PAGE), PAGE_SIZE);
-    hfree(dir, <usize>dcap << DIR_ENTRY_BITS);
-    return -1;
+  hfree(olds, singleBytes);
+  hfree(oSingles, outSinglesBytes);
+  hfree(oRuns, outRunsBytes);
+  if (added < 0) {
+    if (R2 != 0) runs_free(R2);
+    if (S2 != 0) singles_free(S2);
   }
-  // swap in: free the old pages and directory
-  for (let p: u32 = 0; p < np; p++) hfree(pageOf(h, p), PAGE_SIZE);
-  const ocap = load<u32>(h + H_DIRCAP);
-  if (ocap != 0) hfree(dirOf(h), <usize>ocap << DIR_ENTRY_BITS);
-  let runs: u32 = 0;
-  for (let p: u32 = 0; p < bNp; p++) runs += load<u32>(dir + (<usize>p << DIR_ENTRY_BITS) + D_LEN);
-  store<u32>(h + H_DIR, <u32>dir);
-  store<u32>(h + H_DIRCAP, dcap);
-  store<u32>(h + H_NPAGES, bNp);
-  store<u32>(h + H_RUNS, runs);
-  const before = load<u64>(h + H_COUNT);
-  store<u64>(h + H_COUNT, total);
-  shrinkDir(h);
-  return <i32>(total - before);
+  return added;
 }

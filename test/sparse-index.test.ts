@@ -1,4 +1,5 @@
-// The sparse index (core-as/sparse.ts) against a Set<bigint> model, through FreeIndex(…, 'sparse').
+// The sparse index (core-as/sparse.ts: runs of ≥ 2 offsets in sparse-runs.ts, isolated offsets in
+// sparse-singles.ts) against a Set<bigint> model, through FreeIndex(…, 'sparse').
 //
 // One random driver (`runOps`) serves every domain: small ones (n = 1..300, every case of the run
 // logic), many runs (bands and merges across page boundaries), domains at the top of u64
@@ -144,18 +145,33 @@ function runOps(n: bigint, ops: Op[]): void {
   const m = new Model(n);
   try {
     for (const op of ops) step(ix, m, op);
-    // a full ascending walk agrees with the model
-    const sorted = [...m.taken].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    let from = 0n;
-    for (const x of sorted) {
-      expect(ix.nextSet(hiOf(from), loOf(from))).toBe(true);
-      expect(resultOf(ix)).toBe(x);
-      from = x + 1n;
-    }
-    if (from < MAX_N) expect(ix.nextSet(hiOf(from), loOf(from))).toBe(false);
+    runOpsOn(ix, m);
   } finally {
     destroy(ix);
   }
+}
+
+/** A full ascending walk agrees with the model. */
+function runOpsOn(ix: FreeIndex, m: Model): void {
+  const sorted = [...m.taken].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  let from = 0n;
+  for (const x of sorted) {
+    expect(ix.nextSet(hiOf(from), loOf(from))).toBe(true);
+    expect(resultOf(ix)).toBe(x);
+    from = x + 1n;
+  }
+  if (from < MAX_N) expect(ix.nextSet(hiOf(from), loOf(from))).toBe(false);
+}
+
+/** A fixed-seed xorshift32, so the large tests are deterministic. */
+function xorshift(seed: number): () => number {
+  let s = seed | 0;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return s >>> 0;
+  };
 }
 
 /** Offsets clustered around anchors (± 40), clamped to [0, 2^64 − 1]. */
@@ -227,16 +243,19 @@ describe('sparse index', () => {
     destroy(ix);
   });
 
-  // Pages hold 256 runs. Ascending single sets with gaps (stride 4) fill page 0 completely and
-  // open page 1 for run 256, so the rows below hit exact page edges.
+  // Run pages hold 256 runs (core-as/sparse-runs.ts); only runs of ≥ 2 offsets live there. Runs
+  // [6k, 6k + 1] fill page 0 completely and open page 1 for run 256, so the rows below hit exact
+  // page edges; l is the start of page 0's last run.
   const PAGE_RUNS = 256n;
-  const pageEdgeRows: Array<{ name: string; ops: (last0: bigint) => Op[] }> = [
-    { name: 'insert past the end of a full page spills into the next page', ops: (l) => [{ t: 'set', x: l + 2n }] },
-    { name: 'insert joining the last run of a full page to the next page', ops: (l) => [{ t: 'set', x: l + 1n }, { t: 'set', x: l + 3n }, { t: 'set', x: l + 2n }] },
-    { name: 'clear splitting the last run of a full page', ops: (l) => [{ t: 'fill', x: l + 1n, len: 1 }, { t: 'set', x: l - 1n }, { t: 'clear', x: l }] },
-    { name: 'clear splitting a middle run of a full page splits the page', ops: (l) => [{ t: 'set', x: l / 2n + 1n }, { t: 'set', x: l / 2n + 2n }, { t: 'clear', x: l / 2n + 1n }] },
-    { name: 'clear the first run of the second page updates its key', ops: (l) => [{ t: 'clear', x: l + 4n }, { t: 'nextSet', x: l + 1n }, { t: 'set', x: l + 5n }, { t: 'set', x: l + 4n }] },
-    { name: 'band across the page edge', ops: (l) => [{ t: 'nextFree', s: l, lo: l - 8n, hi: l + 8n }, { t: 'nextFree', s: l + 4n, lo: l, hi: l + 4n }] },
+  const mid = 6n * (PAGE_RUNS / 2n);
+  const pageEdgeRows: Array<{ name: string; ops: (l: bigint) => Op[] }> = [
+    { name: 'a new run past the end of a full page spills into the next page', ops: (l) => [{ t: 'fill', x: l + 3n, len: 2 }] },
+    { name: 'sets joining the last run of a full page to the first of the next', ops: (l) => [{ t: 'fill', x: l + 2n, len: 4 }] },
+    { name: 'clear splitting the last run of a full page', ops: (l) => [{ t: 'fill', x: l + 2n, len: 3 }, { t: 'clear', x: l + 2n }] },
+    { name: 'clear splitting a middle run of a full page splits the page', ops: () => [{ t: 'fill', x: mid + 2n, len: 3 }, { t: 'clear', x: mid + 2n }] },
+    { name: 'clear the first offset of the second page updates its key', ops: (l) => [{ t: 'set', x: l + 8n }, { t: 'clear', x: l + 6n }, { t: 'nextSet', x: l + 1n }, { t: 'set', x: l + 6n }] },
+    { name: 'a run of two cleared to a single leaves the pages for the singles', ops: (l) => [{ t: 'clear', x: l + 7n }, { t: 'nextSet', x: l + 2n }, { t: 'set', x: l + 7n }] },
+    { name: 'band across the page edge', ops: (l) => [{ t: 'nextFree', s: l, lo: l - 8n, hi: l + 8n }, { t: 'nextFree', s: l + 6n, lo: l, hi: l + 7n }] },
   ];
   for (const row of pageEdgeRows) {
     for (const second of [10n, PAGE_RUNS]) {
@@ -245,15 +264,33 @@ describe('sparse index', () => {
         const ix = sparse(n);
         const m = new Model(n);
         try {
-          for (let k = 0n; k < PAGE_RUNS + second; k++) step(ix, m, { t: 'set', x: 4n * k });
-          for (const op of row.ops(4n * (PAGE_RUNS - 1n))) step(ix, m, op);
-          for (let x = 0n; x < 4n * (PAGE_RUNS + second) + 8n; x++) expect(ix.has(hiOf(x), loOf(x))).toBe(m.taken.has(x));
+          for (let k = 0n; k < PAGE_RUNS + second; k++) step(ix, m, { t: 'fill', x: 6n * k, len: 2 });
+          for (const op of row.ops(6n * (PAGE_RUNS - 1n))) step(ix, m, op);
+          for (let x = 0n; x < 6n * (PAGE_RUNS + second) + 8n; x++) expect(ix.has(hiOf(x), loOf(x))).toBe(m.taken.has(x));
         } finally {
           destroy(ix);
         }
       });
     }
   }
+
+  it('isolated offsets bunched in clusters far apart (nodes cut small, refitted, merged away) agree with the model', () => {
+    // every other offset near 2^40, every third near 2^63, a few strays: one node's interpolation
+    // cannot place clusters 2^63 apart, so the nodes are cut around each cluster
+    const seed: bigint[] = [];
+    for (let i = 0n; i < 1500n; i++) seed.push((1n << 40n) + 2n * i);
+    for (let i = 0n; i < 1000n; i++) seed.push((1n << 63n) + 3n * i);
+    for (let i = 1n; i <= 40n; i++) seed.push((MAX_N / 41n) * i);
+    const arb = fc.oneof(nearArb([1n << 40n, (1n << 40n) + 3000n, 1n << 63n, (1n << 63n) + 3000n], 60), fc.bigInt({ min: 0n, max: MAX_N - 1n }));
+    fc.assert(
+      fc.property(fc.array(opArb(arb, 8), { maxLength: 150 }), fc.boolean(), (ops, bulk) => {
+        // bulk: one set_many (the bulk build); else one set at a time (node rebuilds as they fill)
+        const load: Op[] = bulk ? [{ t: 'many', xs: seed }] : seed.map((x): Op => ({ t: 'set', x }));
+        runOps(MAX_N, [...load, ...ops]);
+      }),
+      { numRuns: 6 },
+    );
+  });
 
   it('agrees with the model near the top of u64 (n = 2^64 − 1) and at 0, 2^32, 2^63', () => {
     const anchors = [0n, TWO32 - 1n, TWO32, 1n << 63n, MAX_N - 1n, MAX_N];
@@ -364,16 +401,37 @@ describe('sparse index', () => {
     destroy(ix);
   });
 
-  it('stays under 32 bytes per taken address at 10^5 random offsets in [0, 2^64 − 1)', () => {
-    // a fixed-seed xorshift so the test is deterministic
-    let s = 0x9e3779b9 | 0;
-    const u32 = () => {
-      s ^= s << 13;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      return s >>> 0;
-    };
+  it('holds 10^6 random offsets of a /64 in at most 16 bytes each; allocate and release around them stay valid', () => {
+    const N = 1_000_000;
+    const u32 = xorshift(0x9e3779b9);
+    const pairs = new Uint32Array(2 * N);
+    for (let i = 0; i < 2 * N; i++) pairs[i] = u32();
+    for (let i = 0; i < N; i++) if (pairs[2 * i] === 0xffffffff && pairs[2 * i + 1] === 0xffffffff) pairs[2 * i + 1] = 0;
+    const ix = sparse(MAX_N);
+    const added = ix.setMany(pairs);
+    expect(added).toBeGreaterThan(N - 10); // distinct with overwhelming probability
+    expect(ix.bytes() / added).toBeLessThanOrEqual(16);
+    // the allocator's strategy: a random start, the next free offset, take it, give it back
+    for (let i = 0; i < 20_000; i++) {
+      const j = u32() % N;
+      const [h, l] = [pairs[2 * j], pairs[2 * j + 1]];
+      expect(ix.has(h, l)).toBe(true);
+      expect(ix.nextFree(h, l, 0, 0, 0xffffffff, 0xfffffffe)).toBe(true);
+      const [fh, fl] = [ix.resultHi, ix.resultLo];
+      expect(fh !== h || fl !== l).toBe(true);
+      expect(ix.set(fh, fl)).toBe(true);
+      expect(ix.clear(h, l)).toBe(true);
+      expect(ix.set(h, l)).toBe(true);
+      expect(ix.clear(fh, fl)).toBe(true);
+    }
+    expect(ix.count()).toBe(added);
+    expect(ix.validate()).toBe(0);
+    destroy(ix);
+  });
+
+  it('stays under 24 bytes per taken address at 10^5 random offsets set one by one, and 16 when loaded in bulk', () => {
     const N = 100_000;
+    const u32 = xorshift(0x2545f491);
     const pairs = new Uint32Array(2 * N);
     for (let i = 0; i < 2 * N; i++) pairs[i] = u32();
     for (let i = 0; i < N; i++) if (pairs[2 * i] === 0xffffffff && pairs[2 * i + 1] === 0xffffffff) pairs[2 * i + 1] = 0;
@@ -381,14 +439,20 @@ describe('sparse index', () => {
     const one = sparse(MAX_N);
     for (let i = 0; i < N; i++) one.set(pairs[2 * i], pairs[2 * i + 1]);
     expect(one.validate()).toBe(0);
-    expect(one.bytes() / one.count()).toBeLessThan(32);
+    expect(one.bytes() / one.count()).toBeLessThan(24);
 
     const bulk = sparse(MAX_N);
     expect(bulk.setMany(pairs)).toBe(one.count());
     expect(bulk.validate()).toBe(0);
-    expect(bulk.bytes() / bulk.count()).toBeLessThan(32);
+    expect(bulk.bytes() / bulk.count()).toBeLessThanOrEqual(16);
+    // and the bulk build merges into what is there: the second half onto the first
+    const half = sparse(MAX_N);
+    const first = half.setMany(pairs.subarray(0, N));
+    expect(first + half.setMany(pairs.subarray(N))).toBe(one.count());
+    expect(half.validate()).toBe(0);
     destroy(one);
     destroy(bulk);
+    destroy(half);
   });
 
   it('reports OUT_OF_MEMORY when a split or a new page cannot be had, and changes nothing', () => {
@@ -432,5 +496,48 @@ describe('sparse index', () => {
       core.heap_set_limit_pages(limit);
       destroy(ix);
     }
+  });
+
+  it('a clear that splits a run or leaves singles under a memory cap either works or fails with nothing changed', () => {
+    // 6,000 consecutive offsets, then every other one from the middle released under a cap: each
+    // release splits a run (a page slot) and leaves a single behind (a singles node may grow)
+    const base = 1n << 62n;
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    const limit = core.heap_limit_pages();
+    step(ix, m, { t: 'fill', x: base, len: 6000 });
+    const failed: bigint[] = [];
+    const held: Array<[number, number]> = [];
+    try {
+      // no growth, and every free block of the sizes the index uses taken away
+      core.heap_set_limit_pages(0);
+      for (let size = 1 << 16; size >= 16; size >>= 1) {
+        for (let p = core.buf_alloc(size); p !== 0; p = core.buf_alloc(size)) held.push([p, size]);
+      }
+      for (let x = base + 1500n; x < base + 4500n; x += 2n) {
+        const before = ix.bytes();
+        try {
+          expect(ix.clear(hiOf(x), loOf(x))).toBe(true);
+          m.clear(x);
+        } catch (e) {
+          expect((e as Error).name).toBe('OutOfMemoryError');
+          expect(ix.has(hiOf(x), loOf(x))).toBe(true);
+          expect(ix.bytes()).toBe(before);
+          failed.push(x);
+        }
+        expect(ix.validate()).toBe(0);
+        expect(ix.count()).toBe(m.taken.size);
+      }
+    } finally {
+      for (const [p, size] of held) core.buf_free(p, size);
+      core.heap_set_limit_pages(limit);
+    }
+    // the first release split the run in place; the next ones needed a singles node
+    expect(m.taken.has(base + 1500n)).toBe(false);
+    expect(failed.length).toBeGreaterThan(0);
+    // with memory back, the refused releases go through
+    for (const x of failed) step(ix, m, { t: 'clear', x });
+    runOpsOn(ix, m);
+    destroy(ix);
   });
 });
