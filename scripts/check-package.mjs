@@ -8,7 +8,8 @@
 //      - type-checks under node16, nodenext and bundler with TypeScript 5.0 and the current one,
 //        lib ES2022 only (no DOM, no @types/node), skipLibCheck off; a .cts file require()s it
 //      - runs every README example (except cluster ones) as ESM and as CommonJS, type-checked
-// Assumes dist/ is built (npm ci runs prepare). Installs offline from the npm cache where it can.
+// Assumes dist/ is built (npm ci runs prepare). Installs from the npm cache where it can; the app's
+// tools are pinned in scripts/consumers/package.json, prom-client to the version of package.json.
 //   node scripts/check-package.mjs
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,7 +80,7 @@ step('a fresh app installs the tarball (no prom-client)', () => {
 });
 
 step('with prom-client: ESM', () => {
-  install(`prom-client@${pkg.devDependencies['prom-client']}`, `@types/node@${pkg.devDependencies['@types/node']}`);
+  install(`prom-client@${pkg.devDependencies['prom-client']}`);
   run(process.execPath, ['esm.mjs'], app);
 });
 
@@ -88,7 +89,8 @@ step('CommonJS require()', () => {
 });
 
 for (const [ts, tsc] of [
-  ['5.0', bin('typescript-5.0', 'bin/tsc')],
+  // The app's own TypeScript (scripts/consumers/package.json pins 5.0, the oldest we support).
+  ['5.0', join(app, 'node_modules', 'typescript', 'bin', 'tsc')],
   [pkg.devDependencies.typescript, bin('typescript', 'bin/tsc')],
 ]) {
   for (const mode of ['node16', 'nodenext', 'bundler']) {
