@@ -113,11 +113,13 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       case 'map':
         return await map(rest, io, prog);
       case undefined:
+        io.stderr.write(HELP.main(prog));
+        return EXIT_ERROR;
       case 'help':
       case '--help':
       case '-h':
         io.stdout.write(HELP.main(prog));
-        return command === undefined ? EXIT_ERROR : EXIT_CLEAN;
+        return EXIT_CLEAN;
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     }

@@ -185,7 +185,7 @@ export function render(report: StatusReport, options: { top: number }): string {
   }
   out.push('');
   if (report.outside.count === 0) {
-    out.push('Every IPAddress is inside a ServiceCIDR.');
+    if (report.ipAddresses > 0) out.push('Every IPAddress is inside a ServiceCIDR.');
   } else {
     out.push(`Outside every ServiceCIDR: ${counted(report.outside.count, 'IPAddress', 'IPAddresses')}`);
     const shown = report.outside.addresses.slice(0, options.top);
