@@ -18,7 +18,7 @@
 // MAX_DRAW_TRIES the draw throws InvalidArgumentError naming the source. A working source makes
 // exactly the draws it made before the bound existed.
 
-import { InvalidArgumentError } from './errors.ts';
+import { InvalidArgumentError, quoteInput } from './errors.ts';
 
 /** Rejections in a row after which a draw gives up on its source (see above). */
 export const MAX_DRAW_TRIES = 64;
@@ -36,6 +36,19 @@ export function brokenSourceError(rng: RandomSource, below: string): InvalidArgu
 export interface RandomSource {
   /** A uniform integer in [0, 2^32). */
   nextU32(): number;
+}
+
+/**
+ * `options.random` as the allocators take it: undefined (the default source) or an object with
+ * a nextU32 method; anything else is InvalidArgumentError, at construction rather than at the
+ * first draw.
+ */
+export function randomOption(random: unknown): RandomSource {
+  if (random === undefined) return defaultRandom();
+  if (typeof random !== 'object' || random === null || typeof (random as RandomSource).nextU32 !== 'function') {
+    throw new InvalidArgumentError(`options.random must be an object with a nextU32() method, got ${quoteInput(random)}`);
+  }
+  return random as RandomSource;
 }
 
 /** The result of a 64-bit draw: value = hi · 2^32 + lo, both u32. */

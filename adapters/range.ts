@@ -37,7 +37,7 @@ import {
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
-import { brokenSourceError, defaultRandom, drawBelow, MAX_DRAW_TRIES, type RandomSource, type U64Out } from './random.ts';
+import { brokenSourceError, drawBelow, MAX_DRAW_TRIES, randomOption, type RandomSource, type U64Out } from './random.ts';
 import type { IPFamily } from './types.ts';
 import { OK } from './wasm.ts';
 import type { Registry } from 'prom-client';
@@ -138,10 +138,17 @@ export class Range implements RangeView {
   constructor(cidr: string, options: RangeOptions = {}) {
     const prefix = Prefix.parse(cidr);
     refuseIPv4MappedOverlap(prefix);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError(`Range options must be an object, got ${quoteInput(options)}`);
+    }
+    const kind = options.indexKind;
+    if (kind !== undefined && kind !== 'auto' && kind !== 'dense' && kind !== 'sparse') {
+      throw new InvalidArgumentError(`options.indexKind must be 'auto', 'dense' or 'sparse', got ${quoteInput(kind)}`);
+    }
     this.prefix = prefix;
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;
-    this.random = options.random ?? defaultRandom();
+    this.random = randomOption(options.random);
     this.maxHi = prefix.countHi;
     this.maxLo = prefix.countLo;
     this.size = prefix.count;
@@ -332,16 +339,20 @@ export class Range implements RangeView {
     return this.locate(ip) && this.index.has(this.off[0]!, this.off[1]!);
   }
 
-  /** Calls `fn` for every allocated address in ascending order. */
+  /**
+   * Calls `fn` for every allocated address in ascending order. The callback may change the range:
+   * the walk goes on from the next offset in the index as it is then (restore() swaps the index),
+   * and ends when the callback destroys the range.
+   */
   forEach(fn: (ip: string) => void): void {
     this.throwIfDestroyed();
-    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
-    const idx = this.index;
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
     let hi = 0;
     let lo = 0;
-    while (idx.nextSet(hi, lo)) {
-      hi = idx.resultHi;
-      lo = idx.resultLo;
+    // this.index is read on every step: a callback's restore() destroys the old one
+    while (!this.destroyed && this.index.nextSet(hi, lo)) {
+      hi = this.index.resultHi;
+      lo = this.index.resultLo;
       if (this.beyondMax(hi, lo)) break;
       fn(this.prefix.formatAt(hi, lo));
       if (lo === 0xffffffff) {

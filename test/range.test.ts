@@ -605,3 +605,57 @@ describe('the snapshot format follows the range, not the index kind', () => {
     b.destroy();
   });
 });
+
+describe('Range options and callbacks that misbehave', () => {
+  it.each([
+    ['null options', null],
+    ['a string as options', '10.0.0.0/24'],
+    ['random without nextU32', { random: {} }],
+    ['random null', { random: null }],
+    ['random a function', { random: () => 4 }],
+    ['an unknown indexKind', { indexKind: 'bitmap' }],
+  ])('%s → InvalidArgumentError at construction, for fromSnapshot too', (_name, options) => {
+    expect(() => new Range('10.0.0.0/24', options as never)).toThrow(InvalidArgumentError);
+    const r = new Range('10.0.0.0/24');
+    const snap = r.snapshot();
+    r.destroy();
+    expect(() => Range.fromSnapshot(snap, options as never)).toThrow(InvalidArgumentError);
+  });
+  it.each(['auto', 'sparse'] as const)('a forEach callback that restores an empty snapshot ends the walk on the new index (%s)', (kind) => {
+    const r = new Range('2001:db8::/120', { indexKind: kind, random: seededRandom(2) });
+    r.allocateMany(5);
+    const empty = new Range('2001:db8::/120');
+    const snap = empty.snapshot();
+    empty.destroy();
+    const seen: string[] = [];
+    r.forEach((ip) => {
+      seen.push(ip);
+      r.restore(snap.range, snap.data);
+    });
+    expect(seen).toHaveLength(1);
+    expect(r.used()).toBe(0);
+    r.validate();
+    r.destroy();
+  });
+  it('a forEach callback that destroys the range ends the walk', () => {
+    const r = new Range('10.0.0.0/24', { random: seededRandom(2) });
+    r.allocateMany(5);
+    const seen: string[] = [];
+    r.forEach((ip) => {
+      seen.push(ip);
+      r.destroy();
+    });
+    expect(seen).toHaveLength(1);
+    expect(() => r.used()).toThrow(ErrDestroyed);
+  });
+  it('a forEach callback that releases what it is shown and allocates more stays consistent', () => {
+    const r = new Range('10.0.0.0/28', { random: seededRandom(2) });
+    r.allocateMany(4);
+    r.forEach((ip) => {
+      r.release(ip);
+    });
+    expect(r.used()).toBe(0);
+    r.validate();
+    r.destroy();
+  });
+});
