@@ -23,10 +23,14 @@ export class FreeIndex {
   resultHi = 0;
   resultLo = 0;
 
+  /** False for a view of an index another object owns (borrow): destroy() then only detaches. */
+  private readonly owned: boolean;
+
   /** An empty index over offsets [0, slots). slots = slotsHi·2^32 + slotsLo ≤ 2^64 − 1. */
-  constructor(slotsHi: number, slotsLo: number, kind: IndexKind = 'auto') {
+  constructor(slotsHi: number, slotsLo: number, kind: IndexKind = 'auto', borrowed = 0) {
     const k = kind === 'dense' ? KIND_DENSE : kind === 'sparse' ? KIND_SPARSE : KIND_AUTO;
-    const h = core.index_new(k, slotsHi >>> 0, slotsLo >>> 0);
+    this.owned = borrowed === 0;
+    const h = borrowed !== 0 ? borrowed : core.index_new(k, slotsHi >>> 0, slotsLo >>> 0);
     if (h === 0) {
       if (k === KIND_DENSE && slotsHi !== 0) throw new InvalidArgumentError(`a dense index holds at most 2^31 offsets`);
       throw new OutOfMemoryError(`creating an index of ${slotsHi * TWO32 + slotsLo} offsets`);
@@ -34,6 +38,14 @@ export class FreeIndex {
     this.h = h;
     this.slotsHi = slotsHi >>> 0;
     this.slotsLo = slotsLo >>> 0;
+  }
+
+  /**
+   * A view of an index that another core object owns (an address space, core-as/space.ts): the
+   * same operations; destroy() only detaches the view.
+   */
+  static borrow(handle: number, slotsHi: number, slotsLo: number): FreeIndex {
+    return new FreeIndex(slotsHi, slotsLo, 'auto', handle);
   }
 
   get kind(): 'dense' | 'sparse' {
@@ -203,7 +215,7 @@ export class FreeIndex {
 
   /** Frees the WASM memory. The index is unusable afterwards. */
   destroy(): void {
-    if (this.h !== 0) core.index_free(this.h);
+    if (this.h !== 0 && this.owned) core.index_free(this.h);
     this.h = 0;
   }
 

@@ -19,6 +19,10 @@ export const OUT_OF_RANGE = -1;
 export const OUT_OF_MEMORY = -2;
 export const TOO_FAR = -3;
 
+/** The bands of core-as/space.ts. */
+export const BAND_UPPER = 0;
+export const BAND_LOWER = 1;
+
 /** Index kinds of core-as/freeindex.ts. */
 export const KIND_AUTO = 0;
 export const KIND_DENSE = 1;
@@ -61,6 +65,28 @@ export interface CoreExports {
   dense_next_free32(h: number, start: number, lo: number, hi: number): number;
   dense_take_free32(h: number, start: number, lo: number, hi: number): number;
   // ── sparse index extras (core-as/sparse.ts) ──
+  // ── a range's address space (core-as/space.ts): index + geometry; addresses as four u32 words ──
+  /** A handle, 0 when out of memory (or n = 0, or the kind cannot hold n). */
+  space_new(kind: number, f0: number, f1: number, f2: number, f3: number, nHi: number, nLo: number, rangeOffset: number, width: number): number;
+  space_free(s: number): void;
+  /** The space's index handle, for the index_* functions. */
+  space_index(s: number): number;
+  /** Find from the band's start + d, mark, address → scratch 0..3: OK, NONE (band full), OUT_OF_MEMORY. */
+  space_take(s: number, band: number, dHi: number, dLo: number): number;
+  /** The same search from the address after (w0..w3): OK, NONE, OUT_OF_MEMORY, OUT_OF_RANGE. */
+  space_take_after(s: number, band: number, w0: number, w1: number, w2: number, w3: number): number;
+  /** OK newly set, NONE already, OUT_OF_RANGE (not in [first, last]), OUT_OF_MEMORY. */
+  space_set(s: number, w0: number, w1: number, w2: number, w3: number): number;
+  /** OK was taken, NONE, OUT_OF_RANGE, OUT_OF_MEMORY (a sparse run split). */
+  space_clear(s: number, w0: number, w1: number, w2: number, w3: number): number;
+  /** 1 taken, 0 free or not in [first, last]. */
+  space_has(s: number, w0: number, w1: number, w2: number, w3: number): number;
+  /** Offset (hi, lo) → scratch 0..1: OK or OUT_OF_RANGE. */
+  space_offset(s: number, w0: number, w1: number, w2: number, w3: number): number;
+  /** Address of offset (hi, lo) → scratch 0..3: OK or OUT_OF_RANGE. */
+  space_address(s: number, oHi: number, oLo: number): number;
+  /** `count` addresses (4 words each) at ptr, set in one call: newly set, OUT_OF_RANGE, OUT_OF_MEMORY. */
+  space_set_many(s: number, ptr: number, count: number): number;
   // ── 128-bit address math, prefix geometry, iterator (core-as/u128.ts, prefix.ts, iter.ts) ──
   // Addresses as four u32 words (w0 = bits 127..96), width 32 (IPv4) or 128 (IPv6); results in
   // scratch (address: words 0..3, u64: words 0..1; prefix_geometry: words 0..25, see GEO in

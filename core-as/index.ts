@@ -13,3 +13,8 @@ export {
 // dense index extras (snapshot/restore)
 export { dense_words_ptr, dense_word_count, dense_rebuild, dense_next_free32, dense_take_free32 } from './dense';
 // sparse index extras
+// a range's address space: index + geometry, one boundary crossing per hot-path operation
+export {
+  space_new, space_free, space_index, space_take, space_take_after, space_set, space_clear, space_has,
+  space_offset, space_address, space_set_many,
+} from './space';

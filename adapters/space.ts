@@ -1,0 +1,236 @@
+// AddressSpace: a range's bands and its random draw, over the core's address space
+// (core-as/space.ts: the index of taken offsets plus the geometry). Allocator and Range both
+// allocate through it, so the bands, upstream's draw and the search are written once.
+//
+//   first                        offsetAddress                                          last
+//     │◂──── lower (static) ─────▸│◂──────────────── upper (dynamic) ───────────────────▸│
+//     offset 0 … rangeOffset − 1   rangeOffset … count − 1
+//
+// allocateNext (upstream ipallocator.go allocateNextService, legacy bitmap.go the same way):
+//   1. rangeSize = count − rangeOffset; 0 → "range is full", no draw.
+//   2. d = rand.Int63n(rangeSize), or rand.Uint64() when rangeSize ≥ MaxInt64 (an IPv6 /64), with
+//      master's overflow guard (d > MaxUint64 − rangeOffset → d − rangeOffset).
+//   3. The first free address from offsetAddress + d, wrapping inside the upper band.
+//   4. None: d = rand.Int63n(rangeOffset) and the same in the lower band (when it exists).
+// Steps 3 and 4 are one core call each (space_take), which also marks the address taken and
+// returns its words: one boundary crossing per candidate. A candidate the store refuses
+// (AlreadyExists) stays marked while the caller goes on with takeAfter(), as upstream's iterator
+// goes on to the next address.
+//
+// Addresses cross as four u32 words (IPv4: [0, 0, 0, v4]); the result of take/takeAfter is in
+// `address` until the next call. All 128-bit math happens in the core.
+import { type Family, formatAddr, formatIPv4 } from './address.ts';
+import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
+import { FreeIndex, freedExplicitly, freeWhenCollected, type IndexKind } from './free-index.ts';
+import type { Prefix } from './geometry.ts';
+import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
+import {
+  BAND_LOWER, BAND_UPPER, core, KIND_AUTO, KIND_DENSE, KIND_SPARSE, memoryU32, NONE, OK, OUT_OF_MEMORY,
+  OUT_OF_RANGE, scratch,
+} from './wasm.ts';
+
+export { BAND_LOWER, BAND_UPPER };
+
+/** Go's math.MaxInt64: rand.Int63n's bound, above which upstream draws with rand.Uint64. */
+const MAX_INT64 = (1n << 63n) - 1n;
+const U32_MAX = 0xffffffff;
+
+const spaceTake = core.space_take;
+const spaceSet = core.space_set;
+const spaceClear = core.space_clear;
+const spaceHas = core.space_has;
+
+export class AddressSpace {
+  readonly prefix: Prefix;
+  /** The taken offsets (count, validate, ordered walks, snapshots). Owned by the space. */
+  readonly index: FreeIndex;
+  /** The address of the last successful take/takeAfter, as four u32 words. */
+  readonly address = new Uint32Array(4);
+  /** Core handle; 0 after destroy(). */
+  private h: number;
+  private readonly version: Family;
+  private readonly rangeOffset: number;
+  /** rangeSize = count − rangeOffset, as (hi, lo); 0 means the upper band is empty. */
+  private readonly rsHi: number;
+  private readonly rsLo: number;
+  /** rangeSize ≥ MaxInt64: the draw is rand.Uint64() (upstream's switch). */
+  private readonly drawsU64: boolean;
+  private readonly d: U64Out = { hi: 0, lo: 0 };
+
+  /**
+   * The space of a non-empty prefix ([first, last] holds at least one address). Throws
+   * InvalidArgumentError for an empty prefix or a kind that cannot hold it, OutOfMemoryError.
+   */
+  constructor(prefix: Prefix, kind: IndexKind = 'auto') {
+    if (prefix.isEmpty) throw new InvalidArgumentError(`${prefix.cidr} has no usable address`);
+    const k = kind === 'dense' ? KIND_DENSE : kind === 'sparse' ? KIND_SPARSE : KIND_AUTO;
+    const f = prefix.first;
+    const h = core.space_new(k, f[0]!, f[1]!, f[2]!, f[3]!, prefix.countHi, prefix.countLo, prefix.rangeOffset, prefix.width);
+    if (h === 0) {
+      if (k === KIND_DENSE && prefix.countHi !== 0) throw new InvalidArgumentError('a dense index holds at most 2^31 addresses');
+      throw new OutOfMemoryError(`creating an index of ${prefix.count} addresses`);
+    }
+    this.h = h;
+    freeWhenCollected(this, core.space_free, h); // a space dropped without destroy(): free-index.ts
+    this.prefix = prefix;
+    this.version = prefix.version;
+    this.index = FreeIndex.borrow(core.space_index(h), prefix.countHi, prefix.countLo);
+    this.rangeOffset = prefix.rangeOffset;
+    const rs = prefix.count - BigInt(prefix.rangeOffset);
+    this.rsHi = Number(rs >> 32n);
+    this.rsLo = Number(rs & 0xffffffffn);
+    this.drawsU64 = rs >= MAX_INT64;
+  }
+
+  /** The prefix's space, or null when [first, last] is empty (/31, /32, /128). */
+  static of(prefix: Prefix, kind?: IndexKind): AddressSpace | null {
+    return prefix.isEmpty ? null : new AddressSpace(prefix, kind);
+  }
+
+  get kind(): 'dense' | 'sparse' {
+    return this.index.kind;
+  }
+
+  /** Taken addresses. */
+  count(): number {
+    return this.index.count();
+  }
+
+  // ── allocateNext's search ─────────────────────────────────────────────────────────────────
+
+  /**
+   * Steps 1–3: draws the upper band's start as upstream does and takes the first free address
+   * from there (into `address`). False when the upper band has nothing free — or does not exist
+   * (rangeSize 0: then nothing was drawn either). Throws OutOfMemoryError (nothing taken).
+   */
+  takeUpper(random: RandomSource): boolean {
+    if (this.rsHi === 0 && this.rsLo === 0) return false;
+    const d = this.d;
+    if (this.drawsU64) {
+      drawU64(random, d);
+      const ro = this.rangeOffset;
+      if (d.hi === U32_MAX && d.lo > U32_MAX - ro) d.lo -= ro; // master's overflow guard (/64)
+    } else {
+      drawBelow(random, this.rsHi, this.rsLo, d);
+    }
+    return this.took(spaceTake(this.h, BAND_UPPER, d.hi, d.lo));
+  }
+
+  /** Whether allocateNext draws at all (rangeSize > 0); when not, upstream answers ErrFull at once. */
+  get hasUpperBand(): boolean {
+    return this.rsHi !== 0 || this.rsLo !== 0;
+  }
+
+  /** Step 4: draws the lower band's start and takes from there. False when it has nothing free (or does not exist). */
+  takeLower(random: RandomSource): boolean {
+    const ro = this.rangeOffset;
+    if (ro === 0) return false;
+    drawBelow(random, 0, ro, this.d);
+    return this.took(spaceTake(this.h, BAND_LOWER, 0, this.d.lo));
+  }
+
+  /**
+   * Goes on after a candidate the caller could not use (it stays marked): the next free address
+   * of the same band after address `w`, wrapping. False when the band has nothing free left.
+   */
+  takeAfter(band: number, w: ArrayLike<number>): boolean {
+    return this.took(core.space_take_after(this.h, band, w[0]!, w[1]!, w[2]!, w[3]!));
+  }
+
+  private took(st: number): boolean {
+    if (st === OK) {
+      const s = scratch();
+      const a = this.address;
+      a[0] = s[0]!;
+      a[1] = s[1]!;
+      a[2] = s[2]!;
+      a[3] = s[3]!;
+      return true;
+    }
+    if (st === NONE) return false;
+    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address taken');
+    throw new InvalidArgumentError(`core space_take answered ${st}`); // a bad band: a bug here
+  }
+
+  /** Canonical text of `address` (the IPAddress name). */
+  addressText(): string {
+    const a = this.address;
+    return this.version === 4 ? formatIPv4(a[3]!) : formatAddr(6, a);
+  }
+
+  // ── point operations by address (words of this prefix's family) ───────────────────────────
+
+  /** Marks `w` taken: true if it was free; false if taken already or not in [first, last]. Throws OutOfMemoryError. */
+  set(w: ArrayLike<number>): boolean {
+    const st = spaceSet(this.h, w[0]!, w[1]!, w[2]!, w[3]!);
+    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address taken');
+    return st === OK;
+  }
+
+  /** Marks `w` free: true if it was taken. Throws OutOfMemoryError (a sparse run split; nothing changed). */
+  clear(w: ArrayLike<number>): boolean {
+    const st = spaceClear(this.h, w[0]!, w[1]!, w[2]!, w[3]!);
+    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address free');
+    return st === OK;
+  }
+
+  /** IPv4 clear by value (release's fast path): true if it was taken. */
+  clear4(v: number): boolean {
+    const st = spaceClear(this.h, 0, 0, 0, v);
+    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address free');
+    return st === OK;
+  }
+
+  /** Whether `w` is in [first, last] and taken. */
+  has(w: ArrayLike<number>): boolean {
+    return spaceHas(this.h, w[0]!, w[1]!, w[2]!, w[3]!) === 1;
+  }
+
+  /** The offset of `w` from first into out[0..1] as (hi, lo): false when `w` is not in [first, last]. */
+  offsetOf(w: ArrayLike<number>, out: Uint32Array): boolean {
+    if (core.space_offset(this.h, w[0]!, w[1]!, w[2]!, w[3]!) !== OK) return false;
+    const s = scratch();
+    out[0] = s[0]!;
+    out[1] = s[1]!;
+    return true;
+  }
+
+  /** Canonical text of the address at offset (hi, lo). Throws InvalidArgumentError past the range. */
+  textAt(hi: number, lo: number): string {
+    if (core.space_address(this.h, hi, lo) !== OK) {
+      throw new InvalidArgumentError(`offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside [0, ${this.prefix.count}) of ${this.prefix.cidr}`);
+    }
+    const s = scratch();
+    return this.version === 4 ? formatIPv4(s[3]!) : formatAddr(6, s);
+  }
+
+  /**
+   * Marks `count` addresses taken in one core call; `words` holds four u32 words per address,
+   * each in [first, last]. Returns how many were newly marked. Throws OutOfMemoryError (the
+   * index's partial rule: see FreeIndex.setMany) or InvalidArgumentError for an address outside.
+   */
+  setMany(words: Uint32Array, count: number): number {
+    if (count === 0) return 0;
+    const bytes = count * 16;
+    const ptr = core.buf_alloc(bytes);
+    if (ptr === 0) throw new OutOfMemoryError('loading addresses into an index');
+    try {
+      memoryU32().set(words.subarray(0, count * 4), ptr >>> 2);
+      const r = core.space_set_many(this.h, ptr, count);
+      if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('loading addresses into an index');
+      if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`address at position ${scratch()[0]} is outside ${this.prefix.cidr}`);
+      return r;
+    } finally {
+      core.buf_free(ptr, bytes);
+    }
+  }
+
+  /** Frees the WASM memory (index included). Idempotent; the space is unusable afterwards. */
+  destroy(): void {
+    if (this.h === 0) return;
+    this.index.destroy();
+    freedExplicitly(this);
+    core.space_free(this.h);
+    this.h = 0;
+  }
+}
