@@ -8,9 +8,11 @@
 //     3. ipv6.release(2001:db8::17)                 roll back, then rethrow ErrFull unchanged
 //
 // The two allocators may be any IPAllocator: two MetaAllocators (ranges from ServiceCIDRs), two
-// Allocators, or a mix; they may share a store or not.
-import { parseAddr } from './address.ts';
-import { InvalidArgumentError } from './errors.ts';
+// Allocators, or a mix; they may share a store or not. The pair owns them: destroy() destroys
+// both. Addresses come back in canonical text (as the allocators write record names), whatever
+// spelling the caller gave.
+import { canonicalAddr, parseAddr } from './address.ts';
+import { ErrDestroyed, InvalidArgumentError, quoteInput } from './errors.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The addresses of one Service. */
@@ -26,7 +28,8 @@ export interface DualStackIPs {
 export interface DualStackOptions {
   /**
    * Called when rolling back the first family fails (the address stays taken until released or
-   * garbage-collected by a repair loop). The original error is rethrown regardless. Default: ignore.
+   * garbage-collected by a repair loop). The original error is rethrown regardless, and an error
+   * thrown by this callback is ignored (the rollback goes on). Default: ignore.
    */
   onRollbackError?: (error: unknown, ip: string, family: IPFamily) => void;
 }
@@ -37,17 +40,26 @@ export class DualStackAllocator {
   readonly ipv4: IPAllocator;
   readonly ipv6: IPAllocator;
   private readonly onRollbackError: DualStackOptions['onRollbackError'];
+  private destroyed = false;
 
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     if (ipv4?.ipFamily !== 'IPv4') throw new InvalidArgumentError(`the first allocator must be IPv4, got ${String(ipv4?.ipFamily)}`);
     if (ipv6?.ipFamily !== 'IPv6') throw new InvalidArgumentError(`the second allocator must be IPv6, got ${String(ipv6?.ipFamily)}`);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError(`DualStackAllocator options must be an object, got ${quoteInput(options)}`);
+    }
+    const onRollbackError = options.onRollbackError;
+    if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
+      throw new InvalidArgumentError(`options.onRollbackError must be a function, got ${quoteInput(onRollbackError)}`);
+    }
     this.ipv4 = ipv4;
     this.ipv6 = ipv6;
-    this.onRollbackError = options.onRollbackError;
+    this.onRollbackError = onRollbackError;
   }
 
-  /** The allocator of one family. */
+  /** The allocator of one family. ErrDestroyed after destroy(). */
   allocator(family: IPFamily): IPAllocator {
+    if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     if (family === 'IPv4') return this.ipv4;
     if (family === 'IPv6') return this.ipv6;
     throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
@@ -59,6 +71,7 @@ export class DualStackAllocator {
    * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …).
    */
   async allocateNext(owner?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
+    if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     checkFamilies(families);
     const ips: string[] = [];
     for (const f of families) {
@@ -73,24 +86,26 @@ export class DualStackAllocator {
   }
 
   /**
-   * Reserves the given addresses (at most one per family), in the given order. If one fails, the
-   * ones already reserved are released and its error is rethrown unchanged (ErrAllocated,
-   * ErrNotInRange, ErrMismatchedNetwork, …). Malformed text: InvalidAddressError before anything
-   * is reserved.
+   * Reserves the given addresses (at most one per family), in the given order, and returns them
+   * in canonical text (`::FFFF:10.0.0.2` → `10.0.0.2`, `2001:DB8:0:0:0:0:0:A` → `2001:db8::a`).
+   * If one fails, the ones already reserved are released and its error is rethrown unchanged
+   * (ErrAllocated, ErrNotInRange, ErrMismatchedNetwork, …). Malformed text: InvalidAddressError
+   * before anything is reserved.
    */
   async allocate(ips: readonly string[], owner?: ParentRef): Promise<DualStackIPs> {
-    const families = familiesOf(ips);
+    if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
+    const { canonical, families } = familiesOf(ips);
     const done: string[] = [];
-    for (let i = 0; i < ips.length; i++) {
+    for (let i = 0; i < canonical.length; i++) {
       try {
-        await this.allocator(families[i]!).allocate(ips[i]!, owner);
+        await this.allocator(families[i]!).allocate(canonical[i]!, owner);
       } catch (e) {
         await this.rollback(done, families);
         throw e;
       }
-      done.push(ips[i]!);
+      done.push(canonical[i]!);
     }
-    return result([...ips], families);
+    return result(canonical, families);
   }
 
   /**
@@ -98,12 +113,15 @@ export class DualStackAllocator {
    * family's allocator. All are attempted; the first error is rethrown afterwards.
    */
   async release(ips: readonly string[] | DualStackIPs): Promise<void> {
-    const list = isIPList(ips) ? ips : ips.ips;
-    const families = familiesOf(list);
+    if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
+    if (typeof ips !== 'object' || ips === null) {
+      throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}`);
+    }
+    const { canonical, families } = familiesOf(isIPList(ips) ? ips : ips.ips);
     let first: { error: unknown } | undefined;
-    for (let i = 0; i < list.length; i++) {
+    for (let i = 0; i < canonical.length; i++) {
       try {
-        await this.allocator(families[i]!).release(list[i]!);
+        await this.allocator(families[i]!).release(canonical[i]!);
       } catch (e) {
         first ??= { error: e };
       }
@@ -116,9 +134,28 @@ export class DualStackAllocator {
       try {
         await this.allocator(families[i]!).release(ips[i]!);
       } catch (e) {
-        this.onRollbackError?.(e, ips[i]!, families[i]!);
+        try {
+          this.onRollbackError?.(e, ips[i]!, families[i]!);
+        } catch {
+          // the callback's own failure must not stop the rollback of the other family
+        }
       }
     }
+  }
+
+  /**
+   * Destroys both allocators (the pair owns them; destroying one again is harmless). Every
+   * method then throws ErrDestroyed; calling destroy() again does nothing.
+   */
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.ipv4.destroy();
+    this.ipv6.destroy();
+  }
+
+  [Symbol.dispose](): void {
+    this.destroy();
   }
 }
 
@@ -138,16 +175,16 @@ function checkFamilies(families: readonly IPFamily[]): void {
   }
 }
 
-/** The family of each address; throws InvalidAddressError / InvalidArgumentError. */
-function familiesOf(ips: readonly string[]): IPFamily[] {
+/** The canonical text and family of each address; throws InvalidAddressError / InvalidArgumentError. */
+function familiesOf(ips: readonly string[]): { canonical: string[]; families: IPFamily[] } {
   if (!Array.isArray(ips) || ips.length < 1 || ips.length > 2) {
-    throw new InvalidArgumentError('a Service has one or two ClusterIPs');
+    throw new InvalidArgumentError(`a Service has one or two ClusterIPs, got ${quoteInput(ips)}`);
   }
   const families = ips.map((ip): IPFamily => (parseAddr(ip).family === 4 ? 'IPv4' : 'IPv6'));
   if (families.length === 2 && families[0] === families[1]) {
     throw new InvalidArgumentError(`at most one address per family, got two ${families[0]} addresses`);
   }
-  return families;
+  return { canonical: ips.map((ip) => canonicalAddr(ip)), families };
 }
 
 function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {

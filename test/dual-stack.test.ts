@@ -5,12 +5,13 @@ import { DualStackAllocator } from '../adapters/dual-stack.ts';
 import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { Allocator } from '../adapters/allocator.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import {
   ErrAllocated,
+  ErrDestroyed,
   ErrFull,
   ErrMismatchedNetwork,
   ErrNotInRange,
@@ -33,8 +34,8 @@ function hostOf(cidr: string, ip: string): boolean {
 function metas(seed: number, policy: (typeof RANGE_POLICIES)[number] = 'upstream') {
   const source = new InMemoryServiceCIDRs();
   source.addServiceCIDR('kubernetes', [V4, V6]);
-  const store4 = new MemoryStore();
-  const store6 = new MemoryStore();
+  const store4 = new FaultyMemoryStore();
+  const store6 = new FaultyMemoryStore();
   const v4 = new MetaAllocator('IPv4', source, { store: store4, random: seededRandom(seed), policy });
   const v6 = new MetaAllocator('IPv6', source, { store: store6, random: seededRandom(seed + 1), policy });
   return { source, store4, store6, v4, v6, ds: new DualStackAllocator(v4, v6) };
@@ -119,7 +120,7 @@ describe.each(SEEDS)('DualStackAllocator over MetaAllocators, seed %i', (seed) =
 
 describe('DualStackAllocator over plain Allocators (one shared store)', () => {
   it('rolls back and reports a failed rollback without hiding the original error', async () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
     const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) }); // one address
     const ds = new DualStackAllocator(a4, a6);
@@ -164,5 +165,72 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
       expect(ds.allocateNext(undefined, [])).rejects.toBeInstanceOf(InvalidArgumentError),
       expect(ds.allocateNext(undefined, ['IPv4', 'IPv4'])).rejects.toBeInstanceOf(InvalidArgumentError),
     ]);
+  });
+});
+
+describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', () => {
+  const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+  it('allocate returns canonical text and the records carry canonical names, whatever the spelling', async () => {
+    const store = new FaultyMemoryStore();
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/24', { store }), Allocator.create('2001:db8::/64', { store }));
+    const got = await ds.allocate(['::FFFF:10.0.0.2', '2001:DB8:0:0:0:0:0:A'], OWNER);
+    expect(got.ips).toEqual(['10.0.0.2', '2001:db8::a']);
+    expect([got.IPv4, got.IPv6]).toEqual(['10.0.0.2', '2001:db8::a']);
+    expect(store.records().map((r) => r.name).sort()).toEqual(['10.0.0.2', '2001:db8::a']);
+    await ds.release(['::ffff:a00:2', '2001:db8:0::A']);
+    expect(store.records()).toEqual([]);
+    ds.destroy();
+  });
+  it('destroy() destroys both allocators; every method then throws or rejects ErrDestroyed', async () => {
+    const a4 = Allocator.create('10.0.0.0/29');
+    const a6 = Allocator.create('fd00::/120');
+    const ds = new DualStackAllocator(a4, a6);
+    const r = await ds.allocateNext(OWNER);
+    ds.destroy();
+    ds.destroy(); // idempotent
+    expect(() => ds.allocator('IPv4')).toThrow(ErrDestroyed);
+    expect(await rejection(ds.allocateNext(OWNER))).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(ds.allocate(['10.0.0.3'], OWNER))).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(ds.release(r))).toBeInstanceOf(ErrDestroyed);
+    expect(() => a4.used()).toThrow(ErrDestroyed);
+    expect(() => a6.used()).toThrow(ErrDestroyed);
+  });
+  it('`using` destroys the pair at the end of the block', async () => {
+    const a4 = Allocator.create('10.0.0.0/29');
+    {
+      using ds = new DualStackAllocator(a4, Allocator.create('fd00::/120'));
+      await ds.allocateNext(OWNER);
+    }
+    expect(() => a4.used()).toThrow(ErrDestroyed);
+  });
+  it('an onRollbackError that throws does not stop the rollback or hide the original error', async () => {
+    const store = new FaultyMemoryStore();
+    const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
+    const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) }); // one address
+    const broken: IPAllocator = Object.assign(Object.create(a4) as IPAllocator, {
+      release: () => Promise.reject(new Error('release failed')),
+    });
+    await a6.allocate('fd00::1', OWNER); // the IPv6 range is full
+    const ds = new DualStackAllocator(broken, a6, {
+      onRollbackError: () => {
+        throw new Error('callback failed');
+      },
+    });
+    expect(await rejection(ds.allocateNext(OWNER))).toBeInstanceOf(ErrFull);
+  });
+  it.each([
+    ['null options', null],
+    ['a non-function onRollbackError', { onRollbackError: 'log' }],
+  ])('%s → InvalidArgumentError', (_name, options) => {
+    expect(() => new DualStackAllocator(Allocator.create('10.0.0.0/29'), Allocator.create('fd00::/120'), options as never)).toThrow(InvalidArgumentError);
+  });
+  it.each([
+    ['null', null],
+    ['a string', '10.0.0.1'],
+    ['an object without ips', {}],
+  ])('release(%s) → InvalidArgumentError', async (_name, ips) => {
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/29'), Allocator.create('fd00::/120'));
+    expect(await rejection(ds.release(ips as never))).toBeInstanceOf(InvalidArgumentError);
+    ds.destroy();
   });
 });
