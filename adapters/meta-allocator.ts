@@ -263,13 +263,9 @@ export class MetaAllocator implements IPAllocator {
     }
   }
 
+  /** Whether a range holds `ip` (asks its store). Malformed text rejects with InvalidAddressError; an address no range serves is false. */
   async has(ip: string): Promise<boolean> {
-    let e: RangeEntry | null;
-    try {
-      e = this.route(ip, true);
-    } catch {
-      return false;
-    }
+    const e = this.route(ip, true);
     return e === null ? false : e.allocator.has(ip);
   }
 

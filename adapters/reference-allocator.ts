@@ -19,6 +19,7 @@
 import {
   AlreadyExistsError,
   ErrAllocated,
+  ErrDestroyed,
   ErrFull,
   ErrNotInRange,
   ErrNotReady,
@@ -28,7 +29,7 @@ import {
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
-import { hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import { MemoryStore } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
 import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
@@ -132,7 +133,7 @@ function formatBig(family: Family, v: bigint): string {
 /** Thrown internally when a band has been scanned to the end. */
 const BAND_FULL = Symbol('band full');
 
-export class ReferenceAllocator implements IPAllocator, DryRunTarget {
+export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly store: Store;
@@ -143,8 +144,6 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
   private metrics: MetricsRecorder = NULL_RECORDER;
   private ready = true;
   private destroyed = false;
-  /** Overrides `size` for free() only (upstream tests force a.size). */
-  private sizeForFree: bigint;
   /** Names of labelled records of this family inside the prefix: used() = its size. */
   private readonly counted = new Set<string>();
   private readonly unsubscribe: () => void;
@@ -159,7 +158,6 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
     this.labels = labelsFor(this.ipFamily);
     this.store = options.store ?? new MemoryStore();
     this.random = options.random ?? defaultRandom();
-    this.sizeForFree = this.g.size;
     const watcher: StoreWatcher = {
       onAdd: (r) => {
         if (this.counts(r)) this.counted.add(r.name);
@@ -184,21 +182,25 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
 
   /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
   setReady(ready: boolean): void {
-    this.ready = ready && !this.destroyed;
+    this.live();
+    this.ready = ready;
   }
 
   isReady(): boolean {
+    this.live();
     return this.ready && this.store.cache.hasSynced();
   }
 
   async allocate(ip: string, owner?: ParentRef): Promise<void> {
     const name = this.checkRange(ip, false);
+    const parentRef = checkParentRef(owner);
     const start = this.metrics.start();
-    await this.createRecord(name, owner, 'static');
+    await this.createRecord(name, parentRef, 'static');
     this.metrics.observe(this.cidr, start);
   }
 
   async allocateNext(owner?: ParentRef): Promise<string> {
+    const parentRef = checkParentRef(owner);
     if (!this.isReady()) throw new ErrNotReady();
     const start = this.metrics.start();
     const g = this.g;
@@ -217,7 +219,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
     }
     let err: unknown;
     try {
-      const ip = await this.allocateFromRange(g.offsetAddress, g.last, offset, owner);
+      const ip = await this.allocateFromRange(g.offsetAddress, g.last, offset, parentRef);
       this.metrics.observe(this.cidr, start);
       return ip;
     } catch (e) {
@@ -226,7 +228,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
     if (err === BAND_FULL && g.rangeOffset !== 0n) {
       drawBelow(this.random, 0, Number(g.rangeOffset), d);
       try {
-        const ip = await this.allocateFromRange(g.first, g.offsetAddress - 1n, BigInt(d.lo), owner);
+        const ip = await this.allocateFromRange(g.first, g.offsetAddress - 1n, BigInt(d.lo), parentRef);
         this.metrics.observe(this.cidr, start);
         return ip;
       } catch (e) {
@@ -247,7 +249,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
    * stops, so it reports "range is full" with free addresses below the start (an upstream bug;
    * geometry.ts ipIterator makes the same choice).
    */
-  private async allocateFromRange(first: bigint, last: bigint, offset: bigint, owner: ParentRef | undefined): Promise<string> {
+  private async allocateFromRange(first: bigint, last: bigint, offset: bigint, owner: ParentRef | null): Promise<string> {
     let start = first + offset;
     if (start > (1n << BigInt(this.g.width)) - 1n || first > last) throw BAND_FULL;
     if (start > last) start = first;
@@ -269,9 +271,9 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
   }
 
   /** upstream createIPAddress: create, count, set the gauges. */
-  private async createRecord(name: string, owner: ParentRef | undefined, scope: Scope): Promise<void> {
+  private async createRecord(name: string, owner: ParentRef | null, scope: Scope): Promise<void> {
     try {
-      await this.store.create({ name, labels: this.labels, parentRef: owner ?? null });
+      await this.store.create({ name, labels: this.labels, parentRef: owner });
     } catch (e) {
       this.metrics.error(this.cidr, scope);
       if (e instanceof AlreadyExistsError) throw new ErrAllocated();
@@ -297,9 +299,13 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
 
   async release(ip: string): Promise<void> {
     // Malformed text is the caller's error (InvalidAddressError, nothing sent); upstream's Release
-    // takes a net.IP and ignores every error of the delete, as this does.
+    // takes a net.IP and ignores every error of the delete, as this does. An address of the other
+    // family cannot be this range's: it is never sent to the store.
+    this.live();
     const w = this.words;
-    const name = formatAddr(parseAddrInto(ip, w), w);
+    const family = parseAddrInto(ip, w);
+    if (family !== this.fam) return;
+    const name = formatAddr(family, w);
     try {
       await this.store.delete(name);
     } catch {
@@ -308,32 +314,34 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
     this.metrics.gauges(this.cidr, this);
   }
 
+  /** Malformed text rejects with InvalidAddressError; the other family resolves false without asking the store. */
   async has(ip: string): Promise<boolean> {
+    this.live();
     const w = this.words;
-    let name: string;
-    try {
-      name = formatAddr(parseAddrInto(ip, w), w);
-    } catch {
-      return false;
-    }
-    return (await this.store.get(name)) !== undefined;
+    const family = parseAddrInto(ip, w);
+    if (family !== this.fam) return false;
+    return (await this.store.get(formatAddr(family, w))) !== undefined;
   }
 
   forEach(fn: (ip: string) => void): void {
-    if (typeof fn !== 'function') throw new InvalidArgumentError('forEach needs a function');
+    this.live();
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
     for (const r of this.store.cache.list(this.labels)) fn(r.name);
   }
 
   used(): number {
+    this.live();
     return this.counted.size;
   }
 
   free(): bigint {
-    const used = BigInt(this.counted.size);
-    return used > this.sizeForFree ? 0n : this.sizeForFree - used;
+    const used = BigInt(this.used());
+    const size = this.size;
+    return used > size ? 0n : size - used;
   }
 
   dryRun(): IPAllocator {
+    this.live();
     return new DryRunAllocator(this);
   }
 
@@ -347,6 +355,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
   }
 
   enableMetrics(registry?: unknown): void {
+    this.live();
     this.metrics = recorderFor(registry);
     this.metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
   }
@@ -358,9 +367,13 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget {
     this.unsubscribe();
   }
 
-  /** Test hook: the size free() subtracts from (upstream tests overwrite a.size). */
-  __setSizeForTest(size: bigint): void {
-    this.sizeForFree = size;
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+
+  /** After destroy() every method but destroy throws ErrDestroyed. */
+  private live(): void {
+    if (this.destroyed) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`);
   }
 
   private counts(r: IPAddressRecord): boolean {

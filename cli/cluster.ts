@@ -158,7 +158,7 @@ export class Cluster {
     call: (api: NetworkingApi, p: { limit?: number; _continue?: string }) => Promise<Page>,
   ): Promise<unknown[]> {
     try {
-      return await this.listAll(resource, (p) => call(this.networking, p));
+      return await this.listAll(resource, (p) => call(this.networking, p), true);
     } catch (e) {
       if (!(e instanceof ResourceNotServed) || this.networkingVersion === 'v1beta1') {
         throw e instanceof ResourceNotServed ? new CliError(`the API server at ${this.server} serves no ${resource.plural}.${resource.group} (v1 or v1beta1): ServiceCIDRs and IPAddresses need Kubernetes 1.31 or later with the MultiCIDRServiceAllocator feature, or 1.33 or later`) : e;
@@ -169,8 +169,15 @@ export class Cluster {
     }
   }
 
-  /** Pages through a listing; an expired continue token restarts it once. */
-  private async listAll(resource: ResourceRef, fetchPage: (p: { limit?: number; _continue?: string }) => Promise<Page>): Promise<unknown[]> {
+  /**
+   * Pages through a listing; an expired continue token restarts it once. With `mayBeUnserved`, a
+   * 404 on the first page throws ResourceNotServed (the caller tries another version).
+   */
+  private async listAll(
+    resource: ResourceRef,
+    fetchPage: (p: { limit?: number; _continue?: string }) => Promise<Page>,
+    mayBeUnserved = false,
+  ): Promise<unknown[]> {
     for (let attempt = 0; ; attempt++) {
       const items: unknown[] = [];
       let cont: string | undefined;
@@ -186,7 +193,7 @@ export class Cluster {
       } catch (e) {
         const code = httpStatus(e);
         if (code === 410 && cont !== undefined && attempt === 0) continue;
-        if (code === 404 && cont === undefined && items.length === 0) throw new ResourceNotServed();
+        if (mayBeUnserved && code === 404 && cont === undefined && items.length === 0) throw new ResourceNotServed();
         throw this.explain(e, 'list', resource);
       }
     }

@@ -234,7 +234,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   if (values.fix) {
     let confirmed = values.yes === true || deletable.length === 0;
     if (!confirmed) {
-      io.stderr.write(renderCheck(report));
+      for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${f.message}\n`);
       io.stderr.write(`Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${deletable.join(', ')})? [y/N] `);
       const answer = await readLine(io.stdin);
       if (answer === undefined) io.stderr.write('\n');

@@ -202,10 +202,15 @@ describe('ipallocator check', () => {
       expect(r.code).toBe(1);
       expect(names(c.double)).toEqual(['10.96.0.30']);
     }
+    const uid = c.double.objects()[0]!.metadata.uid;
     const yes = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'y\n' });
+    expect(yes.stderr).toContain('  orphan: IPAddress 10.96.0.30 belongs to Service default/gone, which does not exist');
     expect(yes.stdout).toContain('Deleted 1 IPAddress: 10.96.0.30.');
     expect(yes.code).toBe(0);
     expect(names(c.double)).toEqual([]);
+    // The delete names the object it examined: a uid precondition.
+    const deletes = c.double.requestsOf('delete');
+    expect(deletes.map((r) => [r.path, r.body])).toEqual([['/apis/networking.k8s.io/v1/ipaddresses/10.96.0.30', { preconditions: { uid } }]]);
   });
 
   it('re-checks each leak before deleting: one whose Service appeared since the listing stays', async () => {

@@ -9,6 +9,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { seededRandom } from '../adapters/random.ts';
+import { Allocator } from '../adapters/allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { ErrFull } from '../adapters/errors.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import type { IPAllocator, ParentRef } from '../adapters/types.ts';
@@ -209,8 +211,9 @@ describe.each(KINDS)('%s: faults while allocating', (kind) => {
       await until(() => store.state === 'synced' && a.used() === all.length, 'used() == objects');
       expect(a.used()).toBe(d.objects().length);
       expect(a.free()).toBe(BigInt(254 - all.length));
-      const v = (a as { __validate?: () => { taken: number; counted: number } }).__validate?.();
-      if (v) expect([v.taken, v.counted]).toEqual([0, 0]);
+      // the product re-derives its index and counts (the oracle keeps nothing to check)
+      if (a instanceof Allocator) a.validate();
+      else expect(a).toBeInstanceOf(ReferenceAllocator);
     }
     // And they keep allocating correctly afterwards: fill the rest of the range between them.
     const more: string[] = [];

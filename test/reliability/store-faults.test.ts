@@ -190,16 +190,15 @@ async function run(setup: Setup, cidrs: string[], kinds: ('alloc' | 'ref')[], se
     a.forEach((ip) => seen.push(ip));
     expect(seen.sort(), `${a.cidr} forEach`).toEqual(labelled.map((r) => r.name).sort());
     if (a instanceof Allocator) {
-      const v = a.__validate();
-      expect(v.taken + v.counted).toBe(0);
+      const v = a.validate();
       // taken = every cached in-range name, plus stale self-marks: a create whose add event the
       // cache never delivered (dropped, then the record deleted before the re-list) keeps its bit
       // — the open problem pinned by the KNOWN BUG row below. Safe (never a duplicate), but the
       // address is lost to this allocator until it is recreated and deleted again.
       const backed = records.filter((r) => inRange(g, r.name)).length;
-      expect(v.takenCount, `${a.cidr} taken bits`).toBeGreaterThanOrEqual(backed);
-      expect(v.takenCount - backed, `${a.cidr} stale bits ≤ dropped events`).toBeLessThanOrEqual(store.injected['drop-event']);
-      totals.staleBits += v.takenCount - backed;
+      expect(v.indexed, `${a.cidr} taken bits`).toBeGreaterThanOrEqual(backed);
+      expect(v.indexed - backed, `${a.cidr} stale bits ≤ dropped events`).toBeLessThanOrEqual(store.injected['drop-event']);
+      totals.staleBits += v.indexed - backed;
     }
   }
   for (const a of allocators) a.destroy();
@@ -326,7 +325,7 @@ describe('regressions', () => {
     await a.allocateNext(); // the other address
     try {
       expect(await a.allocateNext()).toBe(ip);
-      expect(a.__validate()).toMatchObject({ taken: 0, counted: 0, takenCount: 2 });
+      expect(a.validate().indexed).toBe(2);
     } finally {
       a.destroy();
       b.destroy();
