@@ -8,6 +8,26 @@ import { core, scratch, memoryU32, memoryU8, KIND_AUTO, KIND_DENSE, KIND_SPARSE,
 
 export type IndexKind = 'auto' | 'dense' | 'sparse';
 
+// ── the safety net for forgotten indexes ─────────────────────────────────────────────────────
+// destroy() frees an index's WASM memory at once. The memory of one whose owner never calls it (a
+// Range or an Allocator dropped without destroy()) is freed when the garbage collector collects
+// the owner. A collector sees only the small JS object, not the WASM memory behind it, so this
+// can come late or, in a short-lived process, never: destroy() (or `using`) is the way to free
+// memory on time. The registry holds the handle and the function that frees it, never the owner.
+const reclaim = new FinalizationRegistry<readonly [free: (handle: number) => void, handle: number]>(([free, handle]) =>
+  free(handle),
+);
+
+/** Frees `handle` with `free` once `owner` is garbage-collected, unless `freedExplicitly(owner)` came first. */
+export function freeWhenCollected(owner: object, free: (handle: number) => void, handle: number): void {
+  reclaim.register(owner, [free, handle], owner);
+}
+
+/** `owner` has freed its memory itself (destroy()): nothing is left for the collector to free. */
+export function freedExplicitly(owner: object): void {
+  reclaim.unregister(owner);
+}
+
 const TWO32 = 4294967296;
 /** The dense u32 fast path, looked up once (a WebAssembly export needs no `this`). */
 const denseNextFree32 = core.dense_next_free32;
@@ -36,6 +56,7 @@ export class FreeIndex {
       throw new OutOfMemoryError(`creating an index of ${slotsHi * TWO32 + slotsLo} offsets`);
     }
     this.h = h;
+    if (this.owned) freeWhenCollected(this, core.index_free, h);
     this.slotsHi = slotsHi >>> 0;
     this.slotsLo = slotsLo >>> 0;
   }
@@ -213,9 +234,12 @@ export class FreeIndex {
     core.dense_rebuild(this.h);
   }
 
-  /** Frees the WASM memory. The index is unusable afterwards. */
+  /** Frees the WASM memory now (else the collector does, late). The index is unusable afterwards. */
   destroy(): void {
-    if (this.h !== 0 && this.owned) core.index_free(this.h);
+    if (this.h !== 0 && this.owned) {
+      freedExplicitly(this);
+      core.index_free(this.h);
+    }
     this.h = 0;
   }
 
