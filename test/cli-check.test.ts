@@ -236,6 +236,25 @@ describe('ipallocator check', () => {
     expect(names(c.double)).toEqual(['10.96.0.30']);
   });
 
+  it('lists thousands of Services and IPAddresses in pages and finds the one leak among them', async () => {
+    const n = 1_600;
+    for (let i = 0; i < n; i++) {
+      const ip = `10.96.${i >> 8}.${i & 255}`;
+      if (ip === '10.96.0.0') continue;
+      addService(c.double, `ns-${i % 9}`, `s${i}`, [ip]);
+      addIPAddress(c.double, ip, { namespace: `ns-${i % 9}`, name: `s${i}` });
+    }
+    addServiceCIDR(c.double, 'more', ['10.96.0.0/20']);
+    addIPAddress(c.double, '10.96.15.1', { namespace: 'ns-1', name: 'deleted' });
+    const r = await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    expect((JSON.parse(r.stdout) as CheckReport).findings.map((f) => `${f.kind} ${f.ip}`)).toEqual(['orphan 10.96.15.1']);
+    for (const path of ['/api/v1/services', '/apis/networking.k8s.io/v1/ipaddresses']) {
+      const pages = c.double.requestsOf('list').filter((q) => q.path === path);
+      expect(pages.length).toBeGreaterThan(1);
+      expect(pages.slice(1).every((q) => q.query.continue !== undefined && q.query.limit !== undefined)).toBe(true);
+    }
+  });
+
   it('exits 0 and says so on a clean cluster; --yes without --fix is a usage error', async () => {
     addService(c.double, 'default', 'web', ['10.96.0.10']);
     addIPAddress(c.double, '10.96.0.10', { namespace: 'default', name: 'web' });
