@@ -39,8 +39,13 @@ export interface IPAllocator {
   free(): bigint;
   /** A view that checks but persists nothing (upstream DryRun). */
   dryRun(): IPAllocator;
-  /** Registers the five upstream metrics in prom-client (default registry or the one given). */
-  enableMetrics(registry?: unknown): void;
+  /**
+   * Registers the five upstream metrics in `registry` (default: prom-client's default registry)
+   * and records into them from now on; the two gauges are set at once. Loads prom-client, an
+   * optional peer dependency, on first use. Throws InvalidArgumentError for anything but a
+   * prom-client Registry.
+   */
+  enableMetrics(registry?: Registry): void;
   /** Detaches from the store and frees the WASM index. */
   destroy(): void;
 }

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
 import type { IndexKind } from '../adapters/free-index.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { Xoshiro128, drawBelow, drawU64, seededRandom, uniformBelow, type RandomSource } from '../adapters/random.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { formatAddr } from '../adapters/address.ts';
@@ -35,8 +35,8 @@ async function outcome(p: Promise<unknown>): Promise<Outcome> {
 
 /** Side by side: the same call on both, the outcomes must match. */
 class Pair {
-  readonly storeR = new MemoryStore();
-  readonly storeA: MemoryStore;
+  readonly storeR = new FaultyMemoryStore();
+  readonly storeA: FaultyMemoryStore;
   readonly regR = new Registry();
   readonly regA = new Registry();
   readonly ref: ReferenceAllocator;
@@ -51,7 +51,7 @@ class Pair {
 
   /** storePath 'async': the Allocator's store hides its synchronous operations (every call through promises). */
   constructor(cidr: string, seed: number, index: IndexKind = 'auto', storePath: StorePath = 'sync') {
-    this.storeA = new MemoryStore({ syncOps: storePath === 'sync' });
+    this.storeA = new FaultyMemoryStore({ syncOps: storePath === 'sync' });
     this.ref = new ReferenceAllocator(cidr, { store: this.storeR, random: seededRandom(seed), metrics: this.regR });
     this.alloc = Allocator.create(cidr, { store: this.storeA, random: seededRandom(seed), metrics: this.regA, index });
     this.prefix = Prefix.parse(cidr);
@@ -69,7 +69,7 @@ class Pair {
     return r;
   }
 
-  stores(f: (s: MemoryStore) => void): void {
+  stores(f: (s: FaultyMemoryStore) => void): void {
     f(this.storeR);
     f(this.storeA);
   }
@@ -163,7 +163,7 @@ async function drive(cidr: string, seed: number, index: IndexKind, storePath: St
     s.failCreates(new Error('unused'), 0);
     s.collideCreates(0);
   });
-  const names = (s: MemoryStore) => s.records().map((r) => `${r.name} ${JSON.stringify(r.labels)} ${JSON.stringify(r.parentRef)}`).sort();
+  const names = (s: FaultyMemoryStore) => s.records().map((r) => `${r.name} ${JSON.stringify(r.labels)} ${JSON.stringify(r.parentRef)}`).sort();
   expect(names(pair.storeA)).toEqual(names(pair.storeR));
   const [mr, ma] = await pair.metrics();
   expect(ma).toBe(mr);

@@ -2,19 +2,19 @@
 // version) must move it only when the allocator labels appear or disappear.
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { seededRandom } from '../adapters/random.ts';
 
 const kinds = [
-  { name: 'Allocator', make: (store: MemoryStore) => new Allocator('10.2.0.0/24', { store, random: seededRandom(1) }) },
-  { name: 'ReferenceAllocator', make: (store: MemoryStore) => new ReferenceAllocator('10.2.0.0/24', { store, random: seededRandom(1) }) },
+  { name: 'Allocator', make: (store: FaultyMemoryStore) => new Allocator('10.2.0.0/24', { store, random: seededRandom(1) }) },
+  { name: 'ReferenceAllocator', make: (store: FaultyMemoryStore) => new ReferenceAllocator('10.2.0.0/24', { store, random: seededRandom(1) }) },
 ];
 
 describe.each(kinds)('$name: used() across record updates', ({ make }) => {
   it('re-adding, relabelling and unlabelling a record moves used() exactly', async () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const a = make(store);
     const labels = allocatorLabels('IPv4');
     store.inject('10.2.0.5', labels);
@@ -37,7 +37,7 @@ describe.each(kinds)('$name: used() across record updates', ({ make }) => {
   });
 
   it('an unlabelled record is skipped by allocateNext but never counted', async () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const a = make(store);
     for (let i = 1; i <= 254; i++) if (i !== 77) store.inject(`10.2.0.${i}`, i % 2 ? allocatorLabels('IPv4') : {});
     expect(a.used()).toBe(126); // odd i in 1..253 (127 of them) minus 77
@@ -53,7 +53,7 @@ describe('Allocator warm start (the records already in the store, loaded in one 
     ['10.20.0.0/20', 3000, '10.20.15.255'], // the IPv4 broadcast: counted, no offset
     ['2001:db8:7:8::/64', 5000, '2001:db8:7:8:0::77'], // a non-canonical spelling: counted, no offset
   ])('%s (%i records): the same index, counts and choices as an allocator that saw them one by one', async (cidr, n, noOffset) => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const early = new Allocator(cidr, { store, random: seededRandom(5) }); // hears every add as it happens
     const filler = new Allocator(cidr, { store, random: seededRandom(9) });
     const labels = allocatorLabels(cidr.includes(':') ? 'IPv6' : 'IPv4');

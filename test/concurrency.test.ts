@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import type { AllocatorOptions } from '../adapters/types.ts';
-import { MemoryStore, type MemoryStoreOptions } from '../adapters/memory-store.ts';
+import { FaultyMemoryStore, type FaultyMemoryStoreOptions } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { ErrFull, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
 import { Registry } from 'prom-client';
@@ -53,7 +53,7 @@ async function race(a: IPAllocator, lanes: number): Promise<string[]> {
 }
 
 describe.each(IMPLS)('%s', (_name, impl, syncOps) => {
-  const newStore = (o: MemoryStoreOptions = {}): MemoryStore => new MemoryStore({ ...o, syncOps });
+  const newStore = (o: FaultyMemoryStoreOptions = {}): FaultyMemoryStore => new FaultyMemoryStore({ ...o, syncOps });
   it('10,000 concurrent allocateNext() on a /16 return 10,000 distinct addresses', async () => {
     const store = newStore();
     const a = impl('10.1.0.0/16', { store, random: seededRandom(11) });
@@ -123,7 +123,7 @@ describe.each([
   ['async', false],
 ])('Allocator reservations (%s store calls)', (_path, syncOps) => {
   it('make concurrent calls collision-free even when the cache lags', async () => {
-    const store = new MemoryStore({ cache: 'manual', syncOps });
+    const store = new FaultyMemoryStore({ cache: 'manual', syncOps });
     const a = Allocator.create('10.5.0.0/16', { store, random: seededRandom(2) });
     const ips = await Promise.all(Array.from({ length: 10_000 }, () => a.allocateNext()));
     expect(new Set(ips).size).toBe(10_000);
@@ -135,7 +135,7 @@ describe.each([
   });
 
   it('Allocator and ReferenceAllocator racing on one lagging store end with exactly size records and no leaked marks', async () => {
-    const store = new MemoryStore({ cache: 1, syncOps });
+    const store = new FaultyMemoryStore({ cache: 1, syncOps });
     const cidr = 'fd00:7::/120';
     const a = Allocator.create(cidr, { store, random: seededRandom(4) });
     const r = new ReferenceAllocator(cidr, { store, random: seededRandom(4) });
@@ -156,7 +156,7 @@ describe.each([
 
   // only through promises: a synchronous create has nothing in flight
   if (!syncOps) it('a record deleted while its create is in flight does not leave a stale mark', async () => {
-    const store = new MemoryStore({ syncOps }); // synchronous cache, but the create resolves later
+    const store = new FaultyMemoryStore({ syncOps }); // synchronous cache, but the create resolves later
     const a = Allocator.create('10.6.0.0/30', { store, random: seededRandom(8) }); // 2 addresses
     const p = a.allocateNext();
     // the create has been applied (and its add event seen); delete it before the call resumes
@@ -170,7 +170,7 @@ describe.each([
 
 describe('Allocator on synchronous store calls', () => {
   it('a record deleted by a watcher during its own create leaves no mark and no count', async () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const a = Allocator.create('10.6.0.0/30', { store, random: seededRandom(8) }); // 2 addresses
     let victim: string | undefined;
     // subscribed after the allocator: it sees the add event first, then this deletes the record
@@ -193,7 +193,7 @@ describe('Allocator on synchronous store calls', () => {
   });
 
   it('a watcher that allocates from the same allocator inside an add event gets a different address', async () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const a = Allocator.create('10.7.0.0/29', { store, random: seededRandom(3) }); // 6 addresses
     const nested: Promise<string>[] = [];
     let entered = false;
@@ -219,8 +219,8 @@ describe('Allocator on synchronous store calls', () => {
   it('tryAllocateNextNow: an address, or null exactly where allocateNext rejects with ErrFull / ErrNotReady, with the same draws and metrics', async () => {
     const regA = new Registry();
     const regB = new Registry();
-    const a = Allocator.create('10.8.0.0/29', { store: new MemoryStore(), random: seededRandom(6), metrics: regA });
-    const b = Allocator.create('10.8.0.0/29', { store: new MemoryStore(), random: seededRandom(6), metrics: regB });
+    const a = Allocator.create('10.8.0.0/29', { store: new FaultyMemoryStore(), random: seededRandom(6), metrics: regA });
+    const b = Allocator.create('10.8.0.0/29', { store: new FaultyMemoryStore(), random: seededRandom(6), metrics: regB });
     expect(a.canAllocateNow).toBe(true);
     for (let i = 0; i < 6; i++) expect(a.tryAllocateNextNow()).toBe(await b.allocateNext());
     for (let i = 0; i < 3; i++) {
@@ -243,13 +243,13 @@ describe('Allocator on synchronous store calls', () => {
   });
 
   it('tryAllocateNextNow throws what the store throws, and needs synchronous store operations', () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const a = Allocator.create('10.9.0.0/29', { store, random: seededRandom(1) });
     const failure = new Error('server error');
     store.failCreates(failure);
     expect(() => a.tryAllocateNextNow()).toThrow(failure);
     expect(a.validate().indexed).toBe(0);
-    const remote = Allocator.create('10.9.0.0/29', { store: new MemoryStore({ syncOps: false }) });
+    const remote = Allocator.create('10.9.0.0/29', { store: new FaultyMemoryStore({ syncOps: false }) });
     expect(remote.canAllocateNow).toBe(false);
     expect(() => remote.tryAllocateNextNow()).toThrow(InvalidArgumentError);
   });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import type { AllocatorOptions } from '../adapters/types.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -68,7 +68,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
   // suite ties the two together.
   const slowOracle = implName === 'ReferenceAllocator';
   describe.each(SEEDS)('seed %i', (seed) => {
-    const make = (cidr: string, store = new MemoryStore()): Testable =>
+    const make = (cidr: string, store = new FaultyMemoryStore()): Testable =>
       impl(cidr, { store, random: seededRandom(seed) });
 
     // A1 TestAllocateIPAllocator and B1 TestAllocate (the stricter checks of B1 included).
@@ -185,7 +185,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
 
     // A15 TestUsedWithCIDRFiltering (#134516)
     it('A15 used() counts only labelled records inside the prefix', () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('192.168.1.0/24', store);
       for (const ip of ['192.168.1.10', '192.168.1.20', '192.168.2.10', '10.0.0.1']) store.inject(ip, allocatorLabels('IPv4'));
       expect(a.used()).toBe(2);
@@ -200,7 +200,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       { cidr: '192.168.1.0/24', size: MAX_INT64 + 1n, used: 100, free: MAX_INT64 + 1n - 100n },
       { cidr: '192.168.1.0/30', size: 2n, used: 5, free: 0n },
     ])('A16 free() never goes negative: $cidr size $size used $used', ({ cidr, size, used, free }) => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make(cidr, store);
       a.forceSize(size);
       for (let i = 1; i <= used; i++) store.inject(`192.168.1.${i}`, allocatorLabels('IPv4'));
@@ -209,7 +209,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
 
     // A17 TestUsedWithInvalidIPs
     it('A17 used() ignores malformed names', () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('192.168.1.0/24', store);
       store.inject('192.168.1.10', allocatorLabels('IPv4'));
       store.inject('invalid-ip-address', allocatorLabels('IPv4'));
@@ -218,7 +218,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
 
     // A18 TestAllocateNextStopOnError (#135333)
     it('A18 a create error other than AlreadyExists aborts allocateNext after one attempt', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('192.168.1.0/24', store);
       const boom = new Error('server error');
       store.failCreates(boom, Infinity);
@@ -234,7 +234,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
 
     // A19 TestAllocateNext_Collision
     it('A19 a mid-air collision (AlreadyExists unknown to the cache) moves on to the next address', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('192.168.1.0/24', store);
       store.collideCreates(1);
       const ip = await a.allocateNext();
@@ -250,7 +250,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       { cidr: '2001:db8:1::/64', family: 'IPv6', first: '2001:db8:1::1', network: '2001:db8:1::' },
     ])('B11 dryRun $cidr', (tc) => {
       it('checks but persists nothing', async () => {
-        const store = new MemoryStore();
+        const store = new FaultyMemoryStore();
         const a = make(tc.cidr, store);
         await a.allocateNext();
         const base = a.used();
@@ -315,7 +315,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     it('accepts IPv4-mapped and non-canonical text, and names records canonically', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/24', store);
       await a.allocate('::ffff:10.0.0.9');
       expect(await store.get('10.0.0.9')).toBeDefined();
@@ -339,7 +339,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     it('release of a free or foreign address is a no-op; has() asks the store', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/24', store);
       await a.release('10.0.0.5');
       await a.release('192.168.0.1');
@@ -349,7 +349,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     it('forEach lists labelled records of the family, not filtered by CIDR', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/24', store);
       const b = make('10.0.1.0/24', store);
       await a.allocate('10.0.0.1');
@@ -362,7 +362,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     it('ErrNotReady while not ready or not synced; release/has/forEach/used/free still work', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/24', store);
       await a.allocate('10.0.0.1');
       a.setReady(false);
@@ -381,7 +381,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     it('records carry both labels and the owner; allocate without owner stores parentRef null', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/24', store);
       const owner = { group: '', resource: 'services', namespace: 'default', name: 'web' };
       const ip = await a.allocateNext(owner);
@@ -392,7 +392,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     it('records of other controllers in the range are skipped by allocateNext but not counted by used()', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/29', store); // 6 addresses, no static band
       for (let i = 1; i <= 5; i++) store.inject(`10.0.0.${i}`, {});
       expect(a.used()).toBe(0);
@@ -401,7 +401,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     it('destroy() detaches from the store', async () => {
-      const store = new MemoryStore();
+      const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/24', store);
       a.destroy();
       store.inject('10.0.0.1', allocatorLabels('IPv4'));
