@@ -1,46 +1,112 @@
 // MemoryStore: the embedded Store (adapters/store.ts) — a Map of IPAddress records plus a cache
 // view, for a single process and for tests.
 //
-//   create/delete/get ──► authority (Map name → record)      the compare-and-set: create fails
-//                              │                             with AlreadyExistsError if the name
-//                              │ events (add / delete)        exists, delete with NotFoundError
+//   create/delete/get ──► authority (name → record)      the compare-and-set: create fails with
+//                              │                          AlreadyExistsError if the name exists,
+//                              │ events, in store order   delete with NotFoundError
 //                              ▼
-//                         cache  (Map name → record) ──► watchers (subscribe)
+//                         cache (the same table) ──► watchers (subscribe)
 //
-// By default the cache follows the authority synchronously: a change is in the cache and every
-// watcher has seen it before create()/delete() return their promise — upstream's test fixture
-// (cache == API). `lagCache()` queues the events instead, delivered by `flushCache()` or after a
-// delay, to model an informer that is behind. Several allocators may share one store; that is
-// how several API servers share one IPAddress namespace.
+// The cache is the authority (upstream's test fixture: cache == API). Every write is checked at
+// the door as kube-apiserver checks an IPAddress (validateRecord in adapters/records.ts): a
+// malformed record is refused with InvalidRecordError and nothing is stored, so no bad record
+// ever reaches a watcher. Several allocators may share one store; that is how several API
+// servers share one IPAddress namespace.
 //
 // The authority answers synchronously, so the store also offers createSync/deleteSync/getSync
 // (`store.sync`, adapters/store.ts SyncStoreOps): create() is createSync() wrapped in a promise.
 // Allocator uses them, so an allocation on a MemoryStore has no await between choosing an
 // address and creating its record. `new MemoryStore({ syncOps: false })` hides them (every call
-// then goes through the promises, as with a remote store); a subclass that overrides create,
-// delete or get — or an instance whose method is replaced later (a test spy) — does not offer
-// them either, so such a replacement is never bypassed.
+// then goes through the promises, as with a remote store).
 //
-// Test hooks (named `*` below, none used by the allocators themselves):
-//   failCreates(error, times)      the next `times` creates reject with `error` (nothing stored)
-//   collideCreates(times)          the next `times` creates reject with AlreadyExistsError although
-//                                  the name is free and stays free (upstream A19 "mid-air collision")
-//   lagCache(delayMs?) / flushCache() / syncCache()
-//   setSynced(false)               cache.hasSynced() answers false (informer not synced)
-//   inject(name, labels, parentRef) write a record directly (any name, e.g. `invalid-ip-address`)
-//   injectAuthorityOnly(...)       write a record the cache never hears about (until a flush of a
-//                                  later change of the same name)
-//   counters: createCalls, deleteCalls, getCalls
-import { AlreadyExistsError, NotFoundError } from './errors.ts';
+// Events reach every watcher in store order, also when a watcher writes from inside its own
+// onAdd/onDelete: such a re-entrant write is queued and delivered once the event being
+// delivered has reached every watcher (EventQueue below). A watcher that throws fails neither the
+// write nor the other watchers: its error goes to `onWatcherError`.
+//
+// Fault injection (failing creates, collisions, a lagging or unsynced cache, records that skip
+// validation) lives in a test-only subclass under test/, through the protected members below.
+import { AlreadyExistsError, ErrDestroyed, NotFoundError } from './errors.ts';
+import { validateRecord } from './records.ts';
 import type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
 import type { ParentRef } from './types.ts';
 
-type CacheEvent = { kind: 'add' | 'delete'; record: IPAddressRecord };
-
 const RESOLVED: Promise<void> = Promise.resolve();
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
+
+// The creation time of records, read from the clock at most once per synchronous run of code
+// (and again every 4,096 writes within a long run). Reading the clock costs about as much as the
+// rest of a create on this path (Date.now() ≈ 70–120 ns on a KVM guest, measured), and
+// Kubernetes keeps creationTimestamp in whole seconds. The reading expires in a microtask, not a
+// timer: Deno's test sanitizer reports any pending timer as a leak.
+let clockMs = 0;
+let clockUses = 0;
+function expireClock(): void {
+  clockUses = 0;
+}
+/** Milliseconds since the epoch, as of the start of the current synchronous run (or later). */
+function coarseNow(): number {
+  if (clockUses === 0) {
+    clockMs = Date.now();
+    queueMicrotask(expireClock);
+  }
+  if (++clockUses > 4096) clockUses = 0;
+  return clockMs;
+}
+
+/**
+ * A stored record. `name`, `labels` and `parentRef` are plain own fields (frozen, like the
+ * record); the version and creation time are kept as numbers and turned into the text fields
+ * Kubernetes has (`resourceVersion`, `uid`, `creationTimestamp`) only when read: the allocators
+ * never read them, and formatting them on every write was most of a create's cost.
+ */
+class StoredRecord implements IPAddressRecord {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly parentRef: ParentRef | null;
+  readonly #version: number;
+  /** Milliseconds since the epoch. */
+  readonly #created: number;
+
+  constructor(name: string, labels: Readonly<Record<string, string>>, parentRef: ParentRef | null, version: number, created: number) {
+    this.name = name;
+    this.labels = labels;
+    this.parentRef = parentRef;
+    this.#version = version;
+    this.#created = created;
+    Object.freeze(this);
+  }
+
+  /** The store's write counter at this version, as decimal text. */
+  get resourceVersion(): string {
+    return String(this.#version);
+  }
+
+  /** Unique per stored version: `memory-<resourceVersion>`. */
+  get uid(): string {
+    return `memory-${this.#version}`;
+  }
+
+  /** Kubernetes' precision and format: whole seconds, RFC 3339 (`2026-12-02T12:00:00Z`). */
+  get creationTimestamp(): string {
+    return new Date(this.#created - (this.#created % 1000)).toISOString().slice(0, 19) + 'Z';
+  }
+
+  /** JSON shows what a Kubernetes object would (the getters above are not own fields). */
+  toJSON(): IPAddressRecord {
+    return {
+      name: this.name,
+      labels: this.labels,
+      parentRef: this.parentRef,
+      resourceVersion: this.resourceVersion,
+      uid: this.uid,
+      creationTimestamp: this.creationTimestamp,
+    };
+  }
+}
 
 /** The value a deleted name keeps in NameTable's map (see there). */
-const TOMB: IPAddressRecord = Object.freeze({ name: '', labels: Object.freeze({}), parentRef: null });
+const TOMB: IPAddressRecord = Object.freeze({ name: '', labels: NO_LABELS, parentRef: null });
 
 /** What NameTable.peek finds: a record, TOMB (deleted, key kept) or undefined (never there). */
 type Slot = IPAddressRecord | undefined;
@@ -56,10 +122,13 @@ function liveOf(slot: Slot): IPAddressRecord | undefined {
  * create/delete churn the allocators make on every allocate/release cost 0.16 µs per pair on a
  * Map of 32k names but 0.46 µs at 64.9k and 2.8 µs at 65.5k (Node 20, measured), against
  * 0.06–0.12 µs with tombstones: an address that comes back reuses its key's entry. A create is one
- * lookup (peek) and one set, a delete one lookup and one set; compaction is amortised O(1) and the
- * map never holds more than 2 × live + 1,024 entries.
+ * lookup (peek) and one set, a delete one lookup and one set; compaction is amortised O(1).
+ *
+ * Invariants (checked by validate()): `live` = entries that are records, `dead` = entries that
+ * are TOMB, and entries ≤ 2 × live + 1,025 (a delete that makes `dead` exceed both 1,024 and
+ * `live` compacts).
  */
-class NameTable {
+export class NameTable {
   private map = new Map<string, Slot>();
   private live = 0;
   /** Tombstones in the map. */
@@ -113,6 +182,25 @@ class NameTable {
     return t;
   }
 
+  /**
+   * Re-derives the counts from the map and checks the invariants above; throws an Error naming
+   * the first one broken. Returns the counts.
+   */
+  validate(): { live: number; tombstones: number; entries: number } {
+    let live = 0;
+    let dead = 0;
+    for (const [name, r] of this.map) {
+      if (r === TOMB) dead++;
+      else if (r !== undefined && r.name === name) live++;
+      else throw new Error(`NameTable: entry ${JSON.stringify(name)} holds a record named ${JSON.stringify(r?.name)}`);
+    }
+    if (live !== this.live || dead !== this.dead) {
+      throw new Error(`NameTable: counted ${this.live} live and ${this.dead} tombstones, the map holds ${live} and ${dead}`);
+    }
+    if (live + dead > 2 * live + 1025) throw new Error(`NameTable: ${dead} tombstones for ${live} records were never compacted`);
+    return { live, tombstones: dead, entries: live + dead };
+  }
+
   private compact(): void {
     const m = new Map<string, Slot>();
     for (const [k, r] of this.map) if (r !== TOMB) m.set(k, r);
@@ -121,155 +209,254 @@ class NameTable {
   }
 }
 
+/**
+ * What a watcher's failure is reported with: the error it threw, the watcher, and the event it
+ * was given (`add`/`delete` and the record).
+ */
+export type WatcherErrorHandler = (error: unknown, watcher: StoreWatcher, event: { kind: 'add' | 'delete'; record: IPAddressRecord }) => void;
+
 export interface MemoryStoreOptions {
-  /**
-   * Cache behaviour: 'sync' (default, cache == authority), 'manual' (events wait for
-   * flushCache()), or a number of milliseconds after which queued events are delivered.
-   */
-  cache?: 'sync' | 'manual' | number;
-  /** Initial answer of cache.hasSynced() (default true). */
-  synced?: boolean;
   /**
    * Offer the synchronous operations as `store.sync` (default true). false makes allocators go
    * through the promise-returning create/delete/get, as they do with a remote store.
    */
   syncOps?: boolean;
+  /**
+   * Called when a watcher's onAdd/onDelete throws. The write that caused the event stays
+   * committed and every other watcher still gets the event. Default: the error is rethrown
+   * asynchronously (queueMicrotask), so it surfaces as an uncaught exception (Node's
+   * 'uncaughtException', Deno's unhandled error) instead of vanishing. A handler that throws
+   * has its own error rethrown the same way.
+   */
+  onWatcherError?: WatcherErrorHandler;
 }
 
-let stampSecond = -1;
-let stamp = '';
+/** The default onWatcherError: rethrow where nothing can catch it into the store's write. */
+function rethrowLater(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
+}
+
+/** One subscribe() call; `active` turns false on unsubscribe (or close) and stays false. */
+interface Subscription {
+  readonly watcher: StoreWatcher;
+  active: boolean;
+}
+
+/** An event waiting for delivery, with the subscriptions that were current when it happened. */
+interface PendingEvent {
+  readonly add: boolean;
+  readonly record: IPAddressRecord;
+  readonly previous: IPAddressRecord | undefined;
+  readonly subs: readonly Subscription[];
+}
+
 /**
- * creationTimestamp text at Kubernetes' precision (whole seconds, `2026-12-02T12:00:00Z`),
- * formatted once per second. (Reusing the text without reading the clock would need a timer to
- * expire it, and Deno's test sanitizer reports any pending timer as a leak, even an unref'd one.)
+ * The cache view and its event delivery.
+ *
+ * Store order: an event is delivered to every watcher before the next event is delivered to
+ * any. A write made while an event is being delivered (a watcher writing from its onAdd or
+ * onDelete, or a watcher subscribing) is queued behind it; the outermost delivery drains the
+ * queue before its write returns. Each queued event keeps the watcher list of the moment it
+ * happened: a watcher subscribed later does not get it again (its replay already showed the
+ * record), one unsubscribed since is skipped.
+ *
+ * @internal exported for the test-only subclass under test/, not part of the package.
  */
-function stampNow(): string {
-  const second = Math.floor(Date.now() / 1000);
-  if (second !== stampSecond) {
-    stampSecond = second;
-    stamp = new Date(second * 1000).toISOString().slice(0, 19) + 'Z';
-  }
-  return stamp;
-}
-
-function matches(record: IPAddressRecord, labels: Readonly<Record<string, string>> | undefined): boolean {
-  if (labels === undefined) return true;
-  for (const k in labels) if (record.labels[k] !== labels[k]) return false;
-  return true;
-}
-
-class MemoryCache implements StoreCache {
+export class MemoryCache implements StoreCache {
   /**
    * name → record, as far as the watchers have been told. While `shared`, this IS the
-   * authority's table (cache == authority, the default): no second copy, no second map update.
-   * The store forks a private copy the first time the two may differ (lagCache,
-   * injectAuthorityOnly).
+   * authority's table: no second copy, no second map update. fork() gives the cache its own
+   * copy (a test double's lagging cache).
    */
-  records: NameTable;
-  shared = true;
-  /** Subscribed watchers, in order. Replaced (never mutated) on (un)subscribe, so a notification loop is not disturbed by a watcher that unsubscribes. */
-  watchers: readonly StoreWatcher[] = [];
+  private records: NameTable;
+  private shared = true;
+  /** Subscribed watchers, in order. Replaced (never mutated) on (un)subscribe. */
+  private subs: readonly Subscription[] = [];
+  /** True while an event (or a replay) is being delivered: writes then queue behind it. */
+  private delivering = false;
+  private readonly queue: PendingEvent[] = [];
   synced = true;
+  closed = false;
+
+  constructor(
+    authority: NameTable,
+    private readonly onWatcherError: WatcherErrorHandler,
+  ) {
+    this.records = authority;
+  }
 
   get(name: string): IPAddressRecord | undefined {
+    if (this.closed) throw destroyed();
     return this.records.get(name);
   }
 
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
+    if (this.closed) throw destroyed();
     const all = this.records.values();
     return labels === undefined ? all : all.filter((r) => matches(r, labels));
   }
 
   get size(): number {
+    if (this.closed) throw destroyed();
     return this.records.size;
   }
 
   hasSynced(): boolean {
+    if (this.closed) throw destroyed();
     return this.synced;
   }
 
+  /**
+   * Replays every cached record as onAdd(record), then registers the watcher, all before
+   * returning. A write the watcher makes during its replay is delivered to it (and to everyone)
+   * after the replay. When the replay throws, the watcher is not registered and the error
+   * passes to the caller (its own failure, not another watcher's).
+   */
   subscribe(watcher: StoreWatcher): () => void {
-    // Replay before registering: a watcher added late first sees every record already cached.
-    const all = this.records.values(); // a copy: a watcher may change the store while replaying
-    for (let i = 0; i < all.length; i++) watcher.onAdd(all[i]!);
-    this.watchers = [...this.watchers, watcher];
-    return () => {
-      this.watchers = this.watchers.filter((w) => w !== watcher);
-    };
+    if (this.closed) throw destroyed();
+    const sub: Subscription = { watcher, active: true };
+    const all = this.records.values(); // a copy: the watcher may write while replaying
+    const outermost = !this.delivering;
+    this.delivering = true;
+    this.subs = [...this.subs, sub];
+    try {
+      for (let i = 0; i < all.length; i++) watcher.onAdd(all[i]!);
+    } catch (e) {
+      this.unsubscribe(sub);
+      throw e;
+    } finally {
+      if (outermost) {
+        try {
+          if (this.queue.length !== 0) this.drain();
+        } finally {
+          this.delivering = false;
+        }
+      }
+    }
+    return () => this.unsubscribe(sub);
   }
 
-  constructor(authority: NameTable) {
-    this.records = authority;
+  get watcherCount(): number {
+    return this.subs.length;
   }
 
-  /** Shared mode: the authority already changed; tell the watchers. */
-  notifyAdd(record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
-    const ws = this.watchers;
-    for (let i = 0; i < ws.length; i++) ws[i]!.onAdd(record, previous);
+  /** The store added `record` (an update when `previous`, the authority's prior record, is set). */
+  added(record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
+    if (!this.shared) {
+      const slot = this.records.peek(record.name);
+      this.records.set(record.name, record, slot);
+      previous = liveOf(slot);
+    }
+    this.publish(true, record, previous);
   }
 
-  notifyDelete(last: IPAddressRecord): void {
-    const ws = this.watchers;
-    for (let i = 0; i < ws.length; i++) ws[i]!.onDelete(last);
+  /** The store deleted `record`. */
+  deleted(record: IPAddressRecord): void {
+    if (!this.shared) {
+      const last = this.records.delete(record.name);
+      if (last === undefined) return; // the cache never saw it: nothing to tell
+      record = last;
+    }
+    this.publish(false, record, undefined);
   }
 
-  /** Gives the cache its own copy of the records (from now on events are applied to it). */
+  /** Gives the cache its own copy of the records (from now on added/deleted update it). */
   fork(): void {
     if (!this.shared) return;
     this.records = this.records.clone();
     this.shared = false;
   }
 
-  apply(e: CacheEvent): void {
-    const name = e.record.name;
-    if (e.kind === 'add') {
-      const slot = this.records.peek(name);
-      this.records.set(name, e.record, slot);
-      this.notifyAdd(e.record, liveOf(slot));
+  /** Stops every delivery: no watcher hears anything after close. */
+  close(): void {
+    this.closed = true;
+    for (const s of this.subs) s.active = false;
+    this.subs = [];
+    this.queue.length = 0;
+  }
+
+  private unsubscribe(sub: Subscription): void {
+    if (!sub.active) return;
+    sub.active = false;
+    this.subs = this.subs.filter((s) => s !== sub);
+  }
+
+  private publish(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
+    if (this.delivering) {
+      this.queue.push({ add, record, previous, subs: this.subs });
       return;
     }
-    const last = this.records.delete(name);
-    if (last === undefined) return; // the cache never saw it: nothing to tell
-    this.notifyDelete(last);
+    this.delivering = true;
+    try {
+      this.deliver(add, record, previous, this.subs);
+      if (this.queue.length !== 0) this.drain();
+    } finally {
+      this.delivering = false;
+    }
+  }
+
+  /** Delivers the queued events in order, including those queued meanwhile; empties the queue. */
+  private drain(): void {
+    const q = this.queue;
+    try {
+      for (let i = 0; i < q.length; i++) {
+        const e = q[i]!;
+        this.deliver(e.add, e.record, e.previous, e.subs);
+      }
+    } finally {
+      q.length = 0;
+    }
+  }
+
+  private deliver(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined, subs: readonly Subscription[]): void {
+    for (let i = 0; i < subs.length; i++) {
+      const s = subs[i]!;
+      if (!s.active) continue;
+      try {
+        if (add) s.watcher.onAdd(record, previous);
+        else s.watcher.onDelete(record);
+      } catch (e) {
+        this.report(e, s.watcher, add, record);
+      }
+    }
+  }
+
+  private report(error: unknown, watcher: StoreWatcher, add: boolean, record: IPAddressRecord): void {
+    try {
+      this.onWatcherError(error, watcher, { kind: add ? 'add' : 'delete', record });
+    } catch (e) {
+      rethrowLater(e);
+    }
   }
 }
 
+function matches(record: IPAddressRecord, labels: Readonly<Record<string, string>>): boolean {
+  for (const k in labels) if (record.labels[k] !== labels[k]) return false;
+  return true;
+}
+
+function destroyed(): ErrDestroyed {
+  return new ErrDestroyed('MemoryStore');
+}
+
 export class MemoryStore implements Store, SyncStoreOps {
-  private readonly authority = new NameTable();
-  private readonly memCache = new MemoryCache(this.authority);
-  readonly cache: StoreCache = this.memCache;
-  private readonly syncEnabled: boolean;
-
-  /** Events not yet applied to the cache (only in lag mode). */
-  private readonly queue: CacheEvent[] = [];
-  private lagMode: 'sync' | 'manual' | number = 'sync';
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** The records (the compare-and-set table). */
+  protected readonly authority = new NameTable();
+  /** The cache view over `authority`, and the delivery of events to watchers. */
+  protected readonly view: MemoryCache;
+  readonly cache: StoreCache;
+  /** This store's synchronous operations (itself), or null with `syncOps: false`. */
+  readonly sync: SyncStoreOps | null;
+  /** Counts writes: the resourceVersion of the next record is `version + 1`. */
   private version = 0;
-
-  private failures: { error: Error; remaining: number } | undefined;
-  private collisions = 0;
-
-  /** Number of create() calls, including failed and injected-failure ones. */
-  createCalls = 0;
-  /** Number of create() calls answered with AlreadyExistsError (real or injected). */
-  alreadyExistsAnswers = 0;
-  deleteCalls = 0;
-  getCalls = 0;
+  private closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
-    const mode = options.cache ?? 'sync';
-    if (mode !== 'sync') this.lagCache(mode);
-    if (options.synced === false) this.memCache.synced = false;
-    this.syncEnabled = options.syncOps !== false;
-  }
-
-  /**
-   * This store's synchronous operations (itself), or null: with syncOps: false, and whenever
-   * create, delete or get is not MemoryStore's own (a subclass override, or a method replaced on
-   * the instance later, e.g. a test spy) — callers then go through that method.
-   */
-  get sync(): SyncStoreOps | null {
-    return this.syncEnabled && this.create === PROTO.create && this.delete === PROTO.delete && this.get === PROTO.get ? this : null;
+    this.view = new MemoryCache(this.authority, options.onWatcherError ?? rethrowLater);
+    this.cache = this.view;
+    this.sync = options.syncOps === false ? null : this;
   }
 
   create(record: IPAddressRecord): Promise<IPAddressRecord> {
@@ -290,168 +477,111 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   get(name: string): Promise<IPAddressRecord | undefined> {
-    return Promise.resolve(this.getSync(name));
+    try {
+      return Promise.resolve(this.getSync(name));
+    } catch (e) {
+      return Promise.reject(e);
+    }
   }
 
-  /** create(), answered synchronously: the stored record, or throws AlreadyExistsError (or an injected failure). */
+  /**
+   * create(), answered synchronously: the stored record (a frozen copy), or throws
+   * AlreadyExistsError (the name exists), InvalidRecordError (the record is malformed; see
+   * validateRecord in adapters/records.ts) or ErrDestroyed (after close). Watchers are told as
+   * SyncStoreOps describes.
+   */
   createSync(record: IPAddressRecord): IPAddressRecord {
-    this.createCalls++;
-    const f = this.failures;
-    if (f !== undefined) {
-      if (--f.remaining <= 0) this.failures = undefined;
-      throw f.error;
-    }
-    if (this.collisions > 0) {
-      this.collisions--;
-      this.alreadyExistsAnswers++;
-      throw new AlreadyExistsError(record.name);
-    }
+    if (this.closed) throw destroyed();
+    validateRecord(record);
     const slot = this.authority.peek(record.name);
-    if (slot !== undefined && slot !== TOMB) {
-      this.alreadyExistsAnswers++;
-      throw new AlreadyExistsError(record.name);
-    }
-    return this.write(record, true, slot);
+    if (slot !== undefined && slot !== TOMB) throw new AlreadyExistsError(record.name);
+    return this.put(record, slot, true);
   }
 
-  /** delete(), answered synchronously: throws NotFoundError when absent. */
+  /** delete(), answered synchronously: throws NotFoundError when absent, ErrDestroyed after close. */
   deleteSync(name: string): void {
-    this.deleteCalls++;
+    if (this.closed) throw destroyed();
     const r = this.authority.delete(name);
     if (r === undefined) throw new NotFoundError(name);
-    if (this.memCache.shared) this.memCache.notifyDelete(r);
-    else this.emit({ kind: 'delete', record: r });
+    this.changed(false, r, undefined);
   }
 
   /** get(), answered synchronously: the authority's record, or undefined. */
   getSync(name: string): IPAddressRecord | undefined {
-    this.getCalls++;
+    if (this.closed) throw destroyed();
     return this.authority.get(name);
   }
 
   /** Number of watchers subscribed to the cache. */
   get watcherCount(): number {
-    return this.memCache.watchers.length;
+    if (this.closed) throw destroyed();
+    return this.view.watcherCount;
   }
 
   /** Number of records in the authority. */
   get size(): number {
+    if (this.closed) throw destroyed();
     return this.authority.size;
   }
 
   /** Every record in the authority (a copy of the list). */
   records(): IPAddressRecord[] {
+    if (this.closed) throw destroyed();
     return this.authority.values();
   }
 
+  /**
+   * Re-derives the record and tombstone counts of the name table from its entries and checks
+   * its invariants (see NameTable); throws an Error naming the first one broken. For tests.
+   */
+  validate(): { live: number; tombstones: number; entries: number } {
+    if (this.closed) throw destroyed();
+    return this.authority.validate();
+  }
+
+  /**
+   * Ends the store: watchers hear nothing more, and every method (of the store and its cache)
+   * then throws, or rejects with, ErrDestroyed. Idempotent.
+   */
   close(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+    if (this.closed) return;
+    this.closed = true;
+    this.view.close();
   }
 
-  // ── test hooks ─────────────────────────────────────────────────────────────────────────────
-
-  /** The next `times` creates (default 1; Infinity for always) reject with `error`; nothing is stored. */
-  failCreates(error: Error, times = 1): void {
-    this.failures = times > 0 ? { error, remaining: times } : undefined;
+  [Symbol.dispose](): void {
+    this.close();
   }
 
-  /**
-   * The next `times` creates reject with AlreadyExistsError although the name is free: what an
-   * allocator sees when another API server won the name and its cache has not caught up.
-   */
-  collideCreates(times = 1): void {
-    this.collisions = times;
+  /** True once close() was called. */
+  protected get isClosed(): boolean {
+    return this.closed;
   }
 
   /**
-   * From now on cache events queue up: delivered by flushCache(), or — when `delayMs` is given —
-   * automatically about `delayMs` ms after the first queued event.
+   * Stores a new version of `record.name` (replacing any record of that name, which watchers
+   * see as an update) without validation; `slot` is the authority's peek(name). Tells the
+   * watchers through changed() when `announce`. The labels and parentRef are copied (shared
+   * frozen label sets, as the allocators pass, are kept as they are).
    */
-  lagCache(delayMs?: number | 'manual'): void {
-    this.memCache.fork();
-    this.lagMode = typeof delayMs === 'number' ? delayMs : 'manual';
-  }
-
-  /** Delivers every queued event, in order. Returns how many. */
-  flushCache(): number {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    let n = 0;
-    while (this.queue.length > 0) {
-      this.memCache.apply(this.queue.shift()!);
-      n++;
-    }
-    return n;
-  }
-
-  /** Back to a synchronous cache (flushes what is queued first). */
-  syncCache(): void {
-    this.flushCache();
-    this.lagMode = 'sync';
-  }
-
-  /** Number of cache events waiting. */
-  get pendingEvents(): number {
-    return this.queue.length;
-  }
-
-  /** What cache.hasSynced() answers. */
-  setSynced(synced: boolean): void {
-    this.memCache.synced = synced;
-  }
-
-  /**
-   * Writes a record directly (no AlreadyExists check: replaces a record of the same name, which
-   * the cache reports as an update, i.e. onAdd again). Any name is accepted, valid or not.
-   */
-  inject(name: string, labels: Record<string, string> = {}, parentRef: ParentRef | null = null): IPAddressRecord {
-    return this.write({ name, labels, parentRef }, true, this.authority.peek(name));
-  }
-
-  /** Writes a record into the authority only: the cache does not hear about it. */
-  injectAuthorityOnly(name: string, labels: Record<string, string> = {}, parentRef: ParentRef | null = null): IPAddressRecord {
-    this.memCache.fork();
-    return this.write({ name, labels, parentRef }, false, this.authority.peek(name));
-  }
-
-  // ── internals ──────────────────────────────────────────────────────────────────────────────
-
-  /** Stores a new version of `record.name`; `slot` is the authority's peek(name) (the caller looked). */
-  private write(record: IPAddressRecord, notify: boolean, slot: Slot): IPAddressRecord {
-    const v = ++this.version;
-    const stored: IPAddressRecord = Object.freeze({
-      name: record.name,
-      // Shared frozen label sets (the allocators pass one per family) are kept as they are.
-      labels: Object.isFrozen(record.labels) ? record.labels : Object.freeze({ ...record.labels }),
-      parentRef: record.parentRef === null || record.parentRef === undefined ? null : Object.freeze({ ...record.parentRef }),
-      resourceVersion: String(v),
-      uid: `memory-${v}`,
-      creationTimestamp: stampNow(),
-    });
+  protected put(record: IPAddressRecord, slot: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
+    const labels = record.labels;
+    const ref = record.parentRef;
+    const stored = new StoredRecord(
+      record.name,
+      labels === undefined ? NO_LABELS : Object.isFrozen(labels) ? labels : Object.freeze({ ...labels }),
+      ref === null || ref === undefined ? null : Object.freeze({ ...ref }),
+      ++this.version,
+      coarseNow(),
+    );
     this.authority.set(stored.name, stored, slot);
-    if (this.memCache.shared) {
-      if (notify) this.memCache.notifyAdd(stored, liveOf(slot));
-      return stored;
-    }
-    if (notify) this.emit({ kind: 'add', record: stored });
+    if (announce) this.changed(true, stored, liveOf(slot));
     return stored;
   }
 
-  private emit(e: CacheEvent): void {
-    if (this.lagMode === 'sync') {
-      this.memCache.apply(e);
-      return;
-    }
-    this.queue.push(e);
-    if (typeof this.lagMode === 'number' && this.timer === undefined) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.flushCache();
-      }, this.lagMode);
-    }
+  /** The authority changed: tell the cache (a test double may hold the event back instead). */
+  protected changed(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
+    if (add) this.view.added(record, previous);
+    else this.view.deleted(record);
   }
 }
-
-/** MemoryStore's own methods, for the `sync` check. */
-const PROTO = MemoryStore.prototype;

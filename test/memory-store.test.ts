@@ -1,53 +1,92 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../adapters/memory-store.ts';
-import { AlreadyExistsError, NotFoundError } from '../adapters/errors.ts';
+import { AlreadyExistsError, ErrDestroyed, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
 const labels = allocatorLabels('IPv4');
+const rec = (name: string, extra: Partial<IPAddressRecord> = {}): IPAddressRecord => ({ name, labels, parentRef: null, ...extra });
 
-function recorder(): StoreWatcher & { events: string[] } {
+/** A watcher that writes down what it is told, as `+name` / `-name`, prefixed with its tag. */
+function recorder(tag = ''): StoreWatcher & { events: string[] } {
   const events: string[] = [];
   return {
     events,
-    onAdd: (r: IPAddressRecord) => events.push(`+${r.name}`),
-    onDelete: (r: IPAddressRecord) => events.push(`-${r.name}`),
+    onAdd: (r: IPAddressRecord) => events.push(`${tag}+${r.name}`),
+    onDelete: (r: IPAddressRecord) => events.push(`${tag}-${r.name}`),
   };
 }
 
 describe('MemoryStore', () => {
   it('creates if absent, rejects a duplicate with AlreadyExistsError, deletes, gets', async () => {
     const s = new MemoryStore();
-    const r = await s.create({ name: '10.0.0.1', labels, parentRef: null });
+    const r = await s.create(rec('10.0.0.1'));
     expect(r.name).toBe('10.0.0.1');
-    expect(r.resourceVersion).toBeDefined();
-    expect(r.uid).toBeDefined();
-    await expect(s.create({ name: '10.0.0.1', labels, parentRef: null })).rejects.toBeInstanceOf(AlreadyExistsError);
+    await expect(s.create(rec('10.0.0.1'))).rejects.toBeInstanceOf(AlreadyExistsError);
     expect((await s.get('10.0.0.1'))?.labels).toEqual(labels);
     await s.delete('10.0.0.1');
     expect(await s.get('10.0.0.1')).toBeUndefined();
     await expect(s.delete('10.0.0.1')).rejects.toBeInstanceOf(NotFoundError);
-    expect(s.createCalls).toBe(2);
-    expect(s.alreadyExistsAnswers).toBe(1);
-    expect(s.deleteCalls).toBe(2);
   });
 
-  it('keeps its own copy of the labels and parentRef', async () => {
+  it('keeps its own frozen copy of the labels and parentRef; stored records cannot be changed', async () => {
     const s = new MemoryStore();
     const mine = { a: 'b' };
     const ref = { resource: 'services', name: 'x', namespace: 'ns', group: '' };
-    await s.create({ name: 'n', labels: mine, parentRef: ref });
+    const stored = await s.create({ name: '10.0.0.2', labels: mine, parentRef: ref });
     mine.a = 'changed';
     ref.name = 'changed';
-    const got = await s.get('n');
+    const got = await s.get('10.0.0.2');
     expect(got?.labels).toEqual({ a: 'b' });
     expect(got?.parentRef?.name).toBe('x');
+    expect(Object.isFrozen(stored) && Object.isFrozen(stored.labels) && Object.isFrozen(stored.parentRef)).toBe(true);
+    expect(() => {
+      (stored as { name: string }).name = '10.0.0.3';
+    }).toThrow(TypeError);
   });
 
-  it('updates the cache synchronously by default and tells watchers before create() returns', () => {
+  it('gives each version a resourceVersion, a uid and a creationTimestamp, also in its JSON', () => {
+    const s = new MemoryStore();
+    const before = Math.floor(Date.now() / 1000) * 1000;
+    const a = s.createSync(rec('10.0.0.1'));
+    const b = s.createSync(rec('10.0.0.2'));
+    const after = Date.now();
+    expect(Number(b.resourceVersion)).toBeGreaterThan(Number(a.resourceVersion));
+    expect(a.uid).not.toBe(b.uid);
+    expect(a.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const t = Date.parse(a.creationTimestamp!);
+    expect(t).toBeGreaterThanOrEqual(before);
+    expect(t).toBeLessThanOrEqual(after);
+    expect(JSON.parse(JSON.stringify(a))).toEqual({
+      name: '10.0.0.1',
+      labels,
+      parentRef: null,
+      resourceVersion: a.resourceVersion,
+      uid: a.uid,
+      creationTimestamp: a.creationTimestamp,
+    });
+  });
+
+  it('reads the clock again for a write after the current synchronous run (a microtask later)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 0, 900));
+      const s = new MemoryStore();
+      const first = s.createSync(rec('10.0.0.1')).creationTimestamp;
+      await Promise.resolve();
+      vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 1, 100));
+      const second = s.createSync(rec('10.0.0.2')).creationTimestamp;
+      expect([first, second]).toEqual(['2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z']);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('updates the cache synchronously and tells watchers before create() returns', () => {
     const s = new MemoryStore();
     const w = recorder();
     s.cache.subscribe(w);
-    void s.create({ name: '10.0.0.1', labels, parentRef: null });
+    void s.create(rec('10.0.0.1'));
     expect(s.cache.get('10.0.0.1')?.name).toBe('10.0.0.1');
     expect(w.events).toEqual(['+10.0.0.1']);
     void s.delete('10.0.0.1');
@@ -57,83 +96,540 @@ describe('MemoryStore', () => {
 
   it('replays the cache to a late subscriber and stops after unsubscribe', async () => {
     const s = new MemoryStore();
-    await s.create({ name: 'a', labels, parentRef: null });
-    await s.create({ name: 'b', labels: {}, parentRef: null });
+    await s.create(rec('10.0.0.1'));
+    await s.create(rec('10.0.0.2', { labels: {} }));
     const w = recorder();
     const off = s.cache.subscribe(w);
-    expect(w.events.sort()).toEqual(['+a', '+b']);
+    expect(w.events.sort()).toEqual(['+10.0.0.1', '+10.0.0.2']);
+    expect(s.watcherCount).toBe(1);
     off();
-    await s.create({ name: 'c', labels, parentRef: null });
+    off(); // twice: no effect
+    expect(s.watcherCount).toBe(0);
+    await s.create(rec('10.0.0.3'));
     expect(w.events).toHaveLength(2);
   });
 
   it('lists by labels and counts', async () => {
     const s = new MemoryStore();
-    await s.create({ name: 'a', labels, parentRef: null });
-    await s.create({ name: 'b', labels: { other: 'x' }, parentRef: null });
-    expect(s.cache.list(labels).map((r) => r.name)).toEqual(['a']);
-    expect(s.cache.list().map((r) => r.name).sort()).toEqual(['a', 'b']);
+    await s.create(rec('10.0.0.1'));
+    await s.create(rec('10.0.0.2', { labels: { other: 'x' } }));
+    expect(s.cache.list(labels).map((r) => r.name)).toEqual(['10.0.0.1']);
+    expect(s.cache.list().map((r) => r.name).sort()).toEqual(['10.0.0.1', '10.0.0.2']);
     expect(s.cache.size).toBe(2);
     expect(s.size).toBe(2);
+    expect(s.records().map((r) => r.name).sort()).toEqual(['10.0.0.1', '10.0.0.2']);
   });
 
-  it('failCreates: the next creates reject with the given error and store nothing', async () => {
+  it('createSync/deleteSync/getSync answer as create/delete/get do, synchronously', () => {
     const s = new MemoryStore();
+    expect(s.sync).toBe(s);
+    expect(new MemoryStore({ syncOps: false }).sync).toBeNull();
+    const w = recorder();
+    s.cache.subscribe(w);
+    const r = s.createSync(rec('10.0.0.9'));
+    expect(w.events).toEqual(['+10.0.0.9']); // told before createSync returned
+    expect(s.getSync('10.0.0.9')).toBe(r);
+    expect(() => s.createSync(rec('10.0.0.9'))).toThrow(AlreadyExistsError);
+    s.deleteSync('10.0.0.9');
+    expect(w.events).toEqual(['+10.0.0.9', '-10.0.0.9']);
+    expect(s.getSync('10.0.0.9')).toBeUndefined();
+    expect(() => s.deleteSync('10.0.0.9')).toThrow(NotFoundError);
+  });
+
+  it('the allocators call createSync when the store offers it, create otherwise: spy on the one in use', async () => {
+    const { Allocator } = await import('../adapters/allocator.ts');
+    const store = new MemoryStore();
+    const createSync = vi.spyOn(store, 'createSync');
+    const a = Allocator.create('10.9.1.0/29', { store });
+    const ip = await a.allocateNext();
+    expect(createSync.mock.calls.map((c) => c[0].name)).toEqual([ip]);
+    a.destroy();
+
+    const remote = new MemoryStore({ syncOps: false });
+    const create = vi.spyOn(remote, 'create');
+    const b = Allocator.create('10.9.1.0/29', { store: remote });
+    const ip2 = await b.allocateNext();
+    expect(create.mock.calls.map((c) => c[0].name)).toEqual([ip2]);
+    b.destroy();
+  });
+});
+
+describe('MemoryStore validates every record at the door, as kube-apiserver validates an IPAddress', () => {
+  const refused: [string, unknown, RegExp][] = [
+    ['a number as name', { name: 5, labels, parentRef: null }, /metadata\.name: Invalid value: 5 \(number\): must be a string/],
+    ['an empty name', { name: '', labels, parentRef: null }, /metadata\.name: Required value/],
+    ['no name', { labels, parentRef: null }, /metadata\.name: Required value/],
+    ['a leading zero', rec('010.0.0.1'), /"010\.0\.0\.1": must be a valid IP address/],
+    ['upper-case IPv6', rec('2001:DB8::1'), /must be in canonical form \("2001:db8::1"\)/],
+    ['uncompressed IPv6', rec('2001:db8:0:0:0:0:0:1'), /must be in canonical form \("2001:db8::1"\)/],
+    ['a compressed single zero group', rec('2001:db8::1:2:3:4:5'), /must be in canonical form \("2001:db8:0:1:2:3:4:5"\)/],
+    ['IPv4-mapped IPv6 (dotted)', rec('::ffff:10.0.0.1'), /must not be an IPv4-mapped IPv6 address/],
+    ['IPv4-mapped IPv6 (hex)', rec('::ffff:a00:1'), /must not be an IPv4-mapped IPv6 address/],
+    ['a CIDR', rec('10.0.0.0/24'), /must be a valid IP address/],
+    ['a zone', rec('fe80::1%eth0'), /must be a valid IP address/],
+    ['not an address', rec('invalid-ip-address'), /must be a valid IP address/],
+    ['a label that is not a string', rec('10.0.0.1', { labels: { a: 1 } as never }), /metadata\.labels\["a"\]: Invalid value: 1 \(number\)/],
+    ['labels as an array', rec('10.0.0.1', { labels: [] as never }), /metadata\.labels: Invalid value/],
+    ['labels as a string', rec('10.0.0.1', { labels: 'x' as never }), /metadata\.labels: Invalid value/],
+    ['a parentRef that is text', rec('10.0.0.1', { parentRef: 'web' as never }), /spec\.parentRef: Invalid value: "web"/],
+    ['a parentRef without resource', rec('10.0.0.1', { parentRef: { name: 'web' } as never }), /spec\.parentRef\.resource: Required value/],
+    ['a parentRef with an empty name', rec('10.0.0.1', { parentRef: { resource: 'services', name: '' } }), /spec\.parentRef\.name: Required value/],
+    ['a parentRef with a number', rec('10.0.0.1', { parentRef: { resource: 'services', name: 7 } as never }), /spec\.parentRef\.name: Invalid value: 7/],
+    ['a parentRef with an unknown field', rec('10.0.0.1', { parentRef: { resource: 'services', name: 'web', uid: 'u' } as never }), /spec\.parentRef\.uid: Unknown field/],
+    ['a parentRef name with a slash', rec('10.0.0.1', { parentRef: { resource: 'services', name: 'a/b' } }), /spec\.parentRef\.name: Invalid value: "a\/b": may not contain '\/'/],
+    ['an upper-case group', rec('10.0.0.1', { parentRef: { group: 'Core', resource: 'services', name: 'web' } }), /spec\.parentRef\.group: Invalid value: "Core"/],
+    ['null', null, /a record must be an object/],
+    ['an array', [], /a record must be an object/],
+    ['text', '10.0.0.1', /a record must be an object/],
+  ];
+
+  it.each(refused)('refuses %s with InvalidRecordError; nothing is stored, no watcher hears of it', async (_, record, message) => {
+    const s = new MemoryStore();
+    s.createSync(rec('10.0.0.200'));
+    const w = recorder();
+    s.cache.subscribe(w);
+    const thrown = (() => {
+      try {
+        s.createSync(record as IPAddressRecord);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(thrown).toBeInstanceOf(InvalidRecordError);
+    expect((thrown as InvalidRecordError).code).toBe('ERR_INVALID_RECORD');
+    expect((thrown as Error).message).toMatch(message);
+    await expect(s.create(record as IPAddressRecord)).rejects.toBeInstanceOf(InvalidRecordError);
+    expect(s.size).toBe(1);
+    expect(s.records().map((r) => r.name)).toEqual(['10.0.0.200']);
+    expect(w.events).toEqual(['+10.0.0.200']);
+  });
+
+  it('lists every problem of a record in one error', () => {
+    const s = new MemoryStore();
+    let err: InvalidRecordError | undefined;
+    try {
+      s.createSync({ name: '010.1.1.1', labels: { a: 2 } as never, parentRef: { resource: '', name: '' } });
+    } catch (e) {
+      err = e as InvalidRecordError;
+    }
+    expect(err?.causes).toHaveLength(4);
+    expect(err?.resourceName).toBe('010.1.1.1');
+  });
+
+  it.each([
+    ['an IPv4 record of the allocators', rec('10.0.0.1')],
+    ['a canonical IPv6 name', { name: '2001:db8::1', labels: allocatorLabels('IPv6'), parentRef: null }],
+    ['the all-zero IPv6 address', { name: '::', labels: {}, parentRef: null }],
+    ['an owner', rec('10.0.0.1', { parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' } })],
+    ['an owner without group and namespace', rec('10.0.0.1', { parentRef: { resource: 'services', name: 'web' } })],
+    ['no labels at all (stored as none)', { name: '10.0.0.9', parentRef: null }],
+    ['no parentRef at all (no owner)', { name: '10.0.0.9', labels }],
+  ])('accepts %s', (_, record) => {
+    const s = new MemoryStore();
+    const stored = s.createSync(record as IPAddressRecord);
+    expect(stored.name).toBe((record as IPAddressRecord).name);
+    expect(stored.labels).toEqual((record as IPAddressRecord).labels ?? {});
+    expect(stored.parentRef).toEqual((record as IPAddressRecord).parentRef ?? null);
+  });
+
+  it('a record without labels no longer breaks the allocators on that store (it is stored with none)', async () => {
+    const { Allocator } = await import('../adapters/allocator.ts');
+    const s = new MemoryStore();
+    const early = Allocator.create('10.0.0.0/24', { store: s });
+    await s.create({ name: '10.0.0.9', parentRef: null } as unknown as IPAddressRecord);
+    expect(s.getSync('10.0.0.9')?.labels).toEqual({});
+    const late = Allocator.create('10.0.0.0/24', { store: s }); // used to throw in its constructor
+    expect([early.used(), late.used()]).toEqual([0, 0]);
+    early.destroy();
+    late.destroy();
+  });
+});
+
+describe('MemoryStore delivers events in store order, re-entrant writes included', () => {
+  it('a watcher that deletes from inside onAdd: every watcher sees add X before delete X', () => {
+    const s = new MemoryStore();
+    const first = recorder('1');
+    const deleter: StoreWatcher = {
+      onAdd: (r) => {
+        first.events.push(`1+${r.name}`);
+        s.deleteSync(r.name); // re-entrant
+        first.events.push(`1 deleted ${r.name}`);
+      },
+      onDelete: (r) => first.events.push(`1-${r.name}`),
+    };
+    const later = recorder('2');
+    s.cache.subscribe(deleter);
+    s.cache.subscribe(later);
+    s.createSync(rec('10.0.0.1'));
+    expect(first.events).toEqual(['1+10.0.0.1', '1 deleted 10.0.0.1', '1-10.0.0.1']);
+    expect(later.events).toEqual(['2+10.0.0.1', '2-10.0.0.1']);
+    expect(s.size).toBe(0);
+  });
+
+  it('a re-entrant write returns before its event is delivered, and its event is delivered before the outermost write returns', () => {
+    const s = new MemoryStore();
+    const log: string[] = [];
+    let nested = false;
+    s.cache.subscribe({
+      onAdd: (r) => {
+        log.push(`A+${r.name}`);
+        if (!nested) {
+          nested = true;
+          s.createSync(rec('10.0.0.2'));
+          log.push('inner createSync returned');
+        }
+      },
+      onDelete: () => {},
+    });
+    s.cache.subscribe({ onAdd: (r) => log.push(`B+${r.name}`), onDelete: () => {} });
+    s.createSync(rec('10.0.0.1'));
+    log.push('outer createSync returned');
+    expect(log).toEqual(['A+10.0.0.1', 'inner createSync returned', 'B+10.0.0.1', 'A+10.0.0.2', 'B+10.0.0.2', 'outer createSync returned']);
+  });
+
+  it('on a /30, an allocator after a watcher that deletes every record it sees keeps nothing marked: never "range is full"', async () => {
+    const { Allocator } = await import('../adapters/allocator.ts');
+    const s = new MemoryStore();
+    s.cache.subscribe({ onAdd: (r) => s.deleteSync(r.name), onDelete: () => {} });
+    const a = Allocator.create('10.0.0.0/30', { store: s });
+    for (let i = 0; i < 6; i++) await a.allocateNext(); // the /30 has 2 addresses: would be full after 2
+    expect(s.size).toBe(0);
+    expect(a.used()).toBe(0);
+    a.destroy();
+  });
+
+  it('an allocator first, then a watcher that deletes: the allocator still ends with nothing marked', async () => {
+    const { Allocator } = await import('../adapters/allocator.ts');
+    const s = new MemoryStore();
+    const a = Allocator.create('10.0.0.0/30', { store: s });
+    s.cache.subscribe({ onAdd: (r) => s.deleteSync(r.name), onDelete: () => {} });
+    for (let i = 0; i < 6; i++) await a.allocateNext();
+    expect([s.size, a.used()]).toEqual([0, 0]);
+    await expect(a.allocate('10.0.0.1')).resolves.toBeUndefined();
+    expect(a.used()).toBe(0);
+    a.destroy();
+  });
+
+  it('a watcher subscribed from inside a delivery gets the replay, then only later events, once each', () => {
+    const s = new MemoryStore();
+    const late = recorder('L');
+    let subscribed = false;
+    s.cache.subscribe({
+      onAdd: (r) => {
+        if (subscribed) return;
+        subscribed = true;
+        s.createSync(rec('10.0.0.2')); // queued behind 10.0.0.1's delivery
+        s.cache.subscribe(late); // replays 10.0.0.1 and 10.0.0.2: both are in the cache
+        s.createSync(rec('10.0.0.3')); // after the subscribe: the late watcher gets it
+        void r;
+      },
+      onDelete: () => {},
+    });
+    s.createSync(rec('10.0.0.1'));
+    expect(late.events.slice(0, 2).sort()).toEqual(['L+10.0.0.1', 'L+10.0.0.2']);
+    expect(late.events.slice(2)).toEqual(['L+10.0.0.3']);
+  });
+
+  it('a write a watcher makes during its own replay reaches it after the replay', () => {
+    const s = new MemoryStore();
+    s.createSync(rec('10.0.0.1'));
+    const events: string[] = [];
+    s.cache.subscribe({
+      onAdd: (r) => {
+        events.push(`+${r.name}`);
+        if (r.name === '10.0.0.1') s.deleteSync('10.0.0.1');
+      },
+      onDelete: (r) => events.push(`-${r.name}`),
+    });
+    expect(events).toEqual(['+10.0.0.1', '-10.0.0.1']);
+  });
+
+  it('a watcher unsubscribed by an earlier watcher during a delivery hears nothing more', () => {
+    const s = new MemoryStore();
+    const victim = recorder('V');
+    let off: () => void = () => {};
+    s.cache.subscribe({ onAdd: () => off(), onDelete: () => {} });
+    off = s.cache.subscribe(victim);
+    s.createSync(rec('10.0.0.1'));
+    s.createSync(rec('10.0.0.2'));
+    expect(victim.events).toEqual([]);
+  });
+});
+
+describe('MemoryStore: a watcher that throws fails neither the write nor the other watchers', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('reports the error to onWatcherError with the watcher and the event; the write stays committed', async () => {
+    const reports: [unknown, StoreWatcher, string][] = [];
+    const s = new MemoryStore({ onWatcherError: (e, w, ev) => reports.push([e, w, `${ev.kind} ${ev.record.name}`]) });
+    const before = recorder('B');
+    const boom = new Error('watcher failed');
+    const thrower: StoreWatcher = {
+      onAdd: () => {
+        throw boom;
+      },
+      onDelete: () => {
+        throw boom;
+      },
+    };
+    const after = recorder('A');
+    s.cache.subscribe(before);
+    s.cache.subscribe(thrower);
+    s.cache.subscribe(after);
+    await expect(s.create(rec('10.0.0.1'))).resolves.toMatchObject({ name: '10.0.0.1' });
+    expect(() => s.deleteSync('10.0.0.1')).not.toThrow();
+    expect(before.events).toEqual(['B+10.0.0.1', 'B-10.0.0.1']);
+    expect(after.events).toEqual(['A+10.0.0.1', 'A-10.0.0.1']);
+    expect(reports).toEqual([
+      [boom, thrower, 'add 10.0.0.1'],
+      [boom, thrower, 'delete 10.0.0.1'],
+    ]);
+    expect(s.size).toBe(0);
+  });
+
+  it('by default rethrows the error asynchronously (not into the write)', () => {
+    const queued: (() => void)[] = [];
+    vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((fn) => void queued.push(fn));
+    const s = new MemoryStore();
+    const boom = new Error('watcher failed');
+    s.cache.subscribe({
+      onAdd: () => {
+        throw boom;
+      },
+      onDelete: () => {},
+    });
+    expect(() => s.createSync(rec('10.0.0.1'))).not.toThrow();
+    expect(s.getSync('10.0.0.1')).toBeDefined();
+    const thrown: unknown[] = [];
+    for (const fn of queued) {
+      try {
+        fn();
+      } catch (e) {
+        thrown.push(e);
+      }
+    }
+    expect(thrown).toEqual([boom]);
+  });
+
+  it('an onWatcherError that throws has its own error rethrown asynchronously', () => {
+    const queued: (() => void)[] = [];
+    vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((fn) => void queued.push(fn));
+    const second = new Error('handler failed');
+    const s = new MemoryStore({
+      onWatcherError: () => {
+        throw second;
+      },
+    });
+    const other = recorder();
+    s.cache.subscribe({
+      onAdd: () => {
+        throw new Error('watcher failed');
+      },
+      onDelete: () => {},
+    });
+    s.cache.subscribe(other);
+    expect(() => s.createSync(rec('10.0.0.1'))).not.toThrow();
+    expect(other.events).toEqual(['+10.0.0.1']);
+    const thrown: unknown[] = [];
+    for (const fn of queued) {
+      try {
+        fn();
+      } catch (e) {
+        thrown.push(e);
+      }
+    }
+    expect(thrown).toEqual([second]);
+  });
+
+  it('a watcher whose replay throws is not subscribed; the error goes to the subscriber', () => {
+    const s = new MemoryStore();
+    s.createSync(rec('10.0.0.1'));
+    const boom = new Error('replay failed');
+    expect(() =>
+      s.cache.subscribe({
+        onAdd: () => {
+          throw boom;
+        },
+        onDelete: () => {},
+      }),
+    ).toThrow(boom);
+    expect(s.watcherCount).toBe(0);
+  });
+});
+
+describe('MemoryStore.close()', () => {
+  it('afterwards every method throws or rejects with ErrDestroyed; close is idempotent; watchers hear nothing', async () => {
+    const s = new MemoryStore();
+    s.createSync(rec('10.0.0.1'));
+    const w = recorder();
+    const off = s.cache.subscribe(w);
+    s.close();
+    s.close();
+    s[Symbol.dispose]();
+    const sync: [string, () => unknown][] = [
+      ['createSync', () => s.createSync(rec('10.0.0.2'))],
+      ['deleteSync', () => s.deleteSync('10.0.0.1')],
+      ['getSync', () => s.getSync('10.0.0.1')],
+      ['records', () => s.records()],
+      ['size', () => s.size],
+      ['watcherCount', () => s.watcherCount],
+      ['validate', () => s.validate()],
+      ['cache.get', () => s.cache.get('10.0.0.1')],
+      ['cache.list', () => s.cache.list()],
+      ['cache.size', () => s.cache.size],
+      ['cache.hasSynced', () => s.cache.hasSynced()],
+      ['cache.subscribe', () => s.cache.subscribe(recorder())],
+    ];
+    for (const [name, call] of sync) {
+      let thrown: unknown;
+      try {
+        call();
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown, name).toBeInstanceOf(ErrDestroyed);
+      expect((thrown as ErrDestroyed).message, name).toBe('MemoryStore has been destroyed');
+    }
+    await expect(s.create(rec('10.0.0.2'))).rejects.toBeInstanceOf(ErrDestroyed);
+    await expect(s.delete('10.0.0.1')).rejects.toBeInstanceOf(ErrDestroyed);
+    await expect(s.get('10.0.0.1')).rejects.toBeInstanceOf(ErrDestroyed);
+    expect(() => off()).not.toThrow(); // unsubscribing after close is harmless
+    expect(w.events).toEqual(['+10.0.0.1']);
+  });
+
+  it('[Symbol.dispose] closes the store', () => {
+    const s = new MemoryStore();
+    s[Symbol.dispose]();
+    expect(() => s.getSync('10.0.0.1')).toThrow(ErrDestroyed);
+  });
+
+  it('a watcher that closes the store stops the delivery of the events still queued', () => {
+    const s = new MemoryStore();
+    const later = recorder();
+    s.cache.subscribe({
+      onAdd: (r) => {
+        if (r.name === '10.0.0.1') {
+          s.createSync(rec('10.0.0.2'));
+          s.close();
+        }
+      },
+      onDelete: () => {},
+    });
+    s.cache.subscribe(later);
+    s.createSync(rec('10.0.0.1'));
+    expect(later.events).toEqual([]);
+  });
+});
+
+describe('MemoryStore name table: tombstones and compaction', () => {
+  it('tombstones are counted exactly, and compaction runs once they outnumber the records and 1,024', () => {
+    const s = new MemoryStore();
+    const name = (i: number) => `10.1.${i >> 8}.${i & 255}`;
+    for (let i = 0; i < 3000; i++) s.createSync(rec(name(i)));
+    expect(s.validate()).toEqual({ live: 3000, tombstones: 0, entries: 3000 });
+    for (let i = 0; i < 1025; i++) s.deleteSync(name(i));
+    // over 1,024 tombstones, but fewer than the 1,975 records: no compaction yet
+    expect(s.validate()).toEqual({ live: 1975, tombstones: 1025, entries: 3000 });
+    // a deleted name that comes back reuses its entry
+    s.createSync(rec(name(0)));
+    expect(s.validate()).toEqual({ live: 1976, tombstones: 1024, entries: 3000 });
+    s.deleteSync(name(0));
+    for (let i = 1025; i < 1500; i++) s.deleteSync(name(i));
+    expect(s.validate()).toEqual({ live: 1500, tombstones: 1500, entries: 3000 });
+    s.deleteSync(name(1500)); // 1,501 tombstones > 1,499 records: compacted
+    expect(s.validate()).toEqual({ live: 1499, tombstones: 0, entries: 1499 });
+    expect(s.size).toBe(1499);
+    expect(s.cache.size).toBe(1499);
+    expect(s.records().map((r) => r.name).sort()).toEqual(Array.from({ length: 1499 }, (_, k) => name(1501 + k)).sort());
+    for (let i = 0; i < 1501; i++) expect(s.getSync(name(i))).toBeUndefined();
+    expect(s.getSync(name(2999))?.name).toBe(name(2999));
+  });
+
+  it('stays exact and bounded through heavy churn over many names', () => {
+    const s = new MemoryStore();
+    const name = (i: number) => `10.2.${(i >> 8) & 255}.${i & 255}`;
+    const live = new Set<number>();
+    let x = 12345;
+    for (let step = 0; step < 40_000; step++) {
+      x = (x * 1103515245 + 12345) >>> 0;
+      const i = x % 6000;
+      if (live.has(i)) {
+        s.deleteSync(name(i));
+        live.delete(i);
+      } else {
+        s.createSync(rec(name(i)));
+        live.add(i);
+      }
+      if (step % 997 === 0) {
+        const v = s.validate(); // throws if a count drifted or compaction was missed
+        expect(v.live).toBe(live.size);
+        expect(v.entries).toBeLessThanOrEqual(2 * live.size + 1025);
+      }
+    }
+    expect(new Set(s.records().map((r) => r.name))).toEqual(new Set([...live].map(name)));
+  });
+});
+
+describe('FaultyMemoryStore (test double): the faults tests inject', () => {
+  it('failCreates: the next creates reject with the given error and store nothing', async () => {
+    const s = new FaultyMemoryStore();
     const boom = new Error('server error');
     s.failCreates(boom, 2);
-    await expect(s.create({ name: 'a', labels, parentRef: null })).rejects.toBe(boom);
-    await expect(s.create({ name: 'a', labels, parentRef: null })).rejects.toBe(boom);
-    expect(await s.get('a')).toBeUndefined();
-    await s.create({ name: 'a', labels, parentRef: null });
-    expect(s.createCalls).toBe(3);
+    await expect(s.create(rec('10.0.0.1'))).rejects.toBe(boom);
+    expect(() => s.createSync(rec('10.0.0.1'))).toThrow(boom);
+    expect(await s.get('10.0.0.1')).toBeUndefined();
+    await s.create(rec('10.0.0.1'));
+    expect([s.createCalls, s.getCalls]).toEqual([3, 1]);
   });
 
   it('collideCreates: AlreadyExists for a name that neither the cache nor the authority holds', async () => {
-    const s = new MemoryStore();
+    const s = new FaultyMemoryStore();
     s.collideCreates(1);
-    await expect(s.create({ name: 'a', labels, parentRef: null })).rejects.toBeInstanceOf(AlreadyExistsError);
-    expect(s.cache.get('a')).toBeUndefined();
-    expect(await s.get('a')).toBeUndefined();
-    await s.create({ name: 'a', labels, parentRef: null });
-    expect(s.alreadyExistsAnswers).toBe(1);
+    await expect(s.create(rec('10.0.0.1'))).rejects.toBeInstanceOf(AlreadyExistsError);
+    expect(s.cache.get('10.0.0.1')).toBeUndefined();
+    await s.create(rec('10.0.0.1'));
+    await expect(s.create(rec('10.0.0.1'))).rejects.toBeInstanceOf(AlreadyExistsError);
+    expect([s.alreadyExistsAnswers, s.createCalls]).toEqual([2, 3]);
   });
 
   it('lagCache(): events wait for flushCache() and are delivered in order', async () => {
-    const s = new MemoryStore({ cache: 'manual' });
+    const s = new FaultyMemoryStore({ cache: 'manual' });
     const w = recorder();
     s.cache.subscribe(w);
-    await s.create({ name: 'a', labels, parentRef: null });
-    await s.delete('a');
-    await s.create({ name: 'b', labels, parentRef: null });
-    expect(s.cache.get('b')).toBeUndefined();
-    expect(await s.get('b')).toBeDefined();
+    await s.create(rec('10.0.0.1'));
+    await s.delete('10.0.0.1');
+    await s.create(rec('10.0.0.2'));
+    expect(s.cache.get('10.0.0.2')).toBeUndefined();
+    expect(await s.get('10.0.0.2')).toBeDefined();
     expect(s.pendingEvents).toBe(3);
     expect(s.flushCache()).toBe(3);
-    expect(w.events).toEqual(['+a', '-a', '+b']);
-    expect(s.cache.get('b')?.name).toBe('b');
+    expect(w.events).toEqual(['+10.0.0.1', '-10.0.0.1', '+10.0.0.2']);
+    expect(s.cache.get('10.0.0.2')?.name).toBe('10.0.0.2');
     s.syncCache();
-    await s.create({ name: 'c', labels, parentRef: null });
-    expect(s.cache.get('c')?.name).toBe('c');
+    await s.create(rec('10.0.0.3'));
+    expect(s.cache.get('10.0.0.3')?.name).toBe('10.0.0.3');
   });
 
   it('lagCache(ms): queued events arrive by themselves', async () => {
-    const s = new MemoryStore({ cache: 5 });
-    await s.create({ name: 'a', labels, parentRef: null });
-    expect(s.cache.get('a')).toBeUndefined();
-    await new Promise((r) => setTimeout(r, 30));
-    expect(s.cache.get('a')?.name).toBe('a');
+    const s = new FaultyMemoryStore({ cache: 5 });
+    await s.create(rec('10.0.0.1'));
+    expect(s.cache.get('10.0.0.1')).toBeUndefined();
+    await vi.waitFor(() => expect(s.cache.get('10.0.0.1')?.name).toBe('10.0.0.1'), { timeout: 2000, interval: 5 });
     s.close();
   });
 
   it('setSynced and the synced option drive cache.hasSynced()', () => {
-    const s = new MemoryStore({ synced: false });
+    const s = new FaultyMemoryStore({ synced: false });
     expect(s.cache.hasSynced()).toBe(false);
     s.setSynced(true);
     expect(s.cache.hasSynced()).toBe(true);
   });
 
   it('inject writes any name, an update arrives as onAdd again; injectAuthorityOnly bypasses the cache', async () => {
-    const s = new MemoryStore();
+    const s = new FaultyMemoryStore();
     const w = recorder();
     s.cache.subscribe(w);
     s.inject('invalid-ip-address', labels);
@@ -142,131 +638,9 @@ describe('MemoryStore', () => {
     expect(s.cache.get('invalid-ip-address')?.labels).toEqual({});
     s.injectAuthorityOnly('10.0.0.9', labels);
     expect(s.cache.get('10.0.0.9')).toBeUndefined();
-    await expect(s.create({ name: '10.0.0.9', labels, parentRef: null })).rejects.toBeInstanceOf(AlreadyExistsError);
+    await expect(s.create(rec('10.0.0.9'))).rejects.toBeInstanceOf(AlreadyExistsError);
     // deleting a record the cache never saw tells nobody
     await s.delete('10.0.0.9');
     expect(w.events).toHaveLength(2);
-  });
-
-  it('stays exact through heavy create/delete churn (tombstones and compaction)', async () => {
-    const s = new MemoryStore();
-    for (let i = 0; i < 3000; i++) await s.create({ name: `n${i}`, labels, parentRef: null });
-    for (let i = 0; i < 2500; i++) await s.delete(`n${i}`);
-    expect(s.size).toBe(500);
-    expect(s.cache.size).toBe(500);
-    expect(s.cache.list().length).toBe(500);
-    expect(s.cache.get('n10')).toBeUndefined();
-    expect(s.cache.get('n2999')?.name).toBe('n2999');
-    for (let i = 0; i < 100; i++) await s.create({ name: `n${i}`, labels, parentRef: null });
-    expect(s.size).toBe(600);
-    expect(s.records().map((r) => r.name).sort()).toEqual(
-      [...Array.from({ length: 100 }, (_, i) => `n${i}`), ...Array.from({ length: 500 }, (_, i) => `n${2500 + i}`)].sort(),
-    );
-    await expect(s.delete('n50')).resolves.toBeUndefined();
-    await expect(s.delete('n50')).rejects.toBeInstanceOf(NotFoundError);
-  });
-
-  it('createSync/deleteSync/getSync answer as create/delete/get do, synchronously', () => {
-    const s = new MemoryStore();
-    expect(s.sync).toBe(s);
-    const w = recorder();
-    s.cache.subscribe(w);
-    const r = s.createSync({ name: '10.0.0.9', labels, parentRef: null });
-    expect(r.name).toBe('10.0.0.9');
-    expect(w.events).toEqual(['+10.0.0.9']); // told before createSync returned
-    expect(s.getSync('10.0.0.9')).toBe(r);
-    expect(() => s.createSync({ name: '10.0.0.9', labels, parentRef: null })).toThrow(AlreadyExistsError);
-    s.deleteSync('10.0.0.9');
-    expect(w.events).toEqual(['+10.0.0.9', '-10.0.0.9']);
-    expect(s.getSync('10.0.0.9')).toBeUndefined();
-    expect(() => s.deleteSync('10.0.0.9')).toThrow(NotFoundError);
-    const boom = new Error('boom');
-    s.failCreates(boom);
-    expect(() => s.createSync({ name: '10.0.0.10', labels, parentRef: null })).toThrow(boom);
-    expect(s.size).toBe(0);
-    expect([s.createCalls, s.alreadyExistsAnswers, s.deleteCalls]).toEqual([3, 1, 2]);
-  });
-
-  it('offers no synchronous operations with syncOps: false, or when a subclass overrides create/delete/get', async () => {
-    expect(new MemoryStore({ syncOps: false }).sync).toBeNull();
-    const seen: string[] = [];
-    class Slow extends MemoryStore {
-      override async create(record: IPAddressRecord): Promise<IPAddressRecord> {
-        seen.push(record.name);
-        return super.create(record);
-      }
-    }
-    const slow = new Slow();
-    expect(slow.sync).toBeNull();
-    // an allocator on it goes through the override
-    const { Allocator } = await import('../adapters/allocator.ts');
-    const a = Allocator.create('10.9.0.0/30', { store: slow });
-    const ip = await a.allocateNext();
-    expect(seen).toEqual([ip]);
-    a.destroy();
-  });
-
-  it('a create/delete/get replaced on the instance later (a test spy) turns the synchronous operations off', async () => {
-    const store = new MemoryStore();
-    const { Allocator } = await import('../adapters/allocator.ts');
-    const a = Allocator.create('10.9.1.0/29', { store });
-    expect(a.canAllocateNow).toBe(true);
-    const seen: string[] = [];
-    const original = store.create;
-    store.create = (record) => {
-      seen.push(record.name);
-      return original.call(store, record);
-    };
-    expect(store.sync).toBeNull();
-    expect(a.canAllocateNow).toBe(false);
-    const ip = await a.allocateNext();
-    expect(seen).toEqual([ip]);
-    store.create = original; // own method back: synchronous again
-    expect(store.sync).toBe(store);
-    expect(a.canAllocateNow).toBe(true);
-    await a.release(ip);
-    expect(a.validate().indexed).toBe(0);
-    a.destroy();
-  });
-
-  it('a deleted name that comes back reuses its entry; tombstones are counted exactly', () => {
-    const s = new MemoryStore();
-    // churn over a few names, far more deletes than live records: no compaction may lose one
-    for (let i = 0; i < 5000; i++) {
-      s.createSync({ name: `m${i % 7}`, labels, parentRef: null });
-      if (i % 7 !== 6) continue;
-      for (let k = 0; k < 7; k++) s.deleteSync(`m${k}`);
-    }
-    s.createSync({ name: 'keep', labels, parentRef: null });
-    expect(s.size).toBe(1 + (5000 % 7));
-    expect(s.cache.list().map((r) => r.name).sort()).toEqual(['keep', ...Array.from({ length: 5000 % 7 }, (_, k) => `m${k}`)].sort());
-    for (let k = 0; k < 5000 % 7; k++) expect(s.getSync(`m${k}`)?.name).toBe(`m${k}`);
-    expect(s.getSync('m6')).toBeUndefined();
-  });
-
-  it('stamps creationTimestamp in whole seconds (RFC 3339, as Kubernetes), close to now', () => {
-    const s = new MemoryStore();
-    const before = Math.floor(Date.now() / 1000) * 1000;
-    const r = s.createSync({ name: 't', labels, parentRef: null });
-    const after = Date.now();
-    expect(r.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-    const t = Date.parse(r.creationTimestamp!);
-    expect(t).toBeGreaterThanOrEqual(before);
-    expect(t).toBeLessThanOrEqual(after);
-  });
-
-  it('a new second gives a new creationTimestamp (the cached text expires)', () => {
-    // The clock is moved, not waited for: 200 ms apart, across a second boundary.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    try {
-      vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 0, 900));
-      const s = new MemoryStore();
-      const first = s.createSync({ name: 'a', labels, parentRef: null }).creationTimestamp!;
-      vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 1, 100));
-      const second = s.createSync({ name: 'b', labels, parentRef: null }).creationTimestamp!;
-      expect([first, second]).toEqual(['2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z']);
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });

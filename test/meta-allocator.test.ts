@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { MetaAllocator, RANGE_POLICIES, isNotContained, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import {
   ErrAllocated,
@@ -29,7 +29,7 @@ const SEEDS = [1, 42, 24301];
 
 /** syncOps false: the ranges' Allocators reach the store through its promises (as a remote store). */
 function setupOn(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4', syncOps = true) {
-  const store = new MemoryStore({ syncOps });
+  const store = new FaultyMemoryStore({ syncOps });
   const source = new InMemoryServiceCIDRs();
   const meta = new MetaAllocator(family, source, { store, random: seededRandom(seed), policy });
   return { store, source, meta };
@@ -256,7 +256,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   });
 
   it('skips CIDRs no allocator can serve, reporting each once, and keeps the rest of the object', async () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();
     const reports: SkippedCIDR[] = [];
     const v6 = new MetaAllocator('IPv6', source, { store, random: seededRandom(5), onSkip: (s) => reports.push(s) });
@@ -295,7 +295,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   });
 
   it('a MetaAllocator created late sees the ServiceCIDRs already there; destroy stops everything', async () => {
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();
     source.addServiceCIDR('a', ['10.0.0.0/30']);
     const meta = new MetaAllocator('IPv4', source, { store, random: seededRandom(9) });

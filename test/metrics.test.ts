@@ -1,15 +1,18 @@
-// Metrics: upstream A7/A8 (= B8/B9) and B10, in the seeded-gauge variant (the gauges show the
-// current used/available as soon as metrics are enabled — the open upstream fix #140615/#141128;
-// upstream master would show no series until the first allocate/release), plus the exact
-// increments of SEMANTICS §4/§5.3/§6 and the registration rules.
+// Metrics: upstream's TestIPAllocatorClusterIPMetrics and TestIPAllocatorClusterIPAllocatedMetrics
+// (pkg/registry/core/service/ipallocator/ipallocator_test.go; bitmap_test.go has the same script as
+// TestClusterIPMetrics / TestClusterIPAllocatedMetrics) and bitmap_test.go's TestMetricsDisabled,
+// in the seeded-gauge variant (the gauges show the current used/available as soon as metrics are
+// enabled — the open upstream fix, kubernetes PRs #140615/#141128; master shows no series until the
+// first allocate/release); plus the exact increments of ipallocator.go (docs/semantics.md,
+// "Metrics"), the registration rules, and how prom-client is found.
 import { describe, expect, it } from 'vitest';
 import { Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import type { AllocatorOptions } from '../adapters/types.ts';
-import { MemoryStore } from '../adapters/memory-store.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrAllocated, ErrFull, InvalidAddressError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrFull, InvalidAddressError, InvalidArgumentError } from '../adapters/errors.ts';
 import {
   DEF_BUCKETS,
   METRIC_ALLOCATED_IPS,
@@ -54,13 +57,13 @@ async function metricsOf(reg: Registry, cidr: string) {
 
 describe.each(IMPLS)('%s metrics', (_name, impl) => {
   const make = (cidr: string, reg?: Registry, seed = 7): IPAllocator => {
-    const a = impl(cidr, { store: new MemoryStore(), random: seededRandom(seed) });
+    const a = impl(cidr, { store: new FaultyMemoryStore(), random: seededRandom(seed) });
     if (reg !== undefined) a.enableMetrics(reg);
     return a;
   };
 
-  // A7 TestIPAllocatorClusterIPMetrics / B8 TestClusterIPMetrics (seeded variant)
-  it('A7/B8 the upstream script', async () => {
+  // ipallocator_test.go TestIPAllocatorClusterIPMetrics / bitmap_test.go TestClusterIPMetrics (seeded variant)
+  it('TestIPAllocatorClusterIPMetrics: the upstream script', async () => {
     const reg = new Registry();
     const a = make('10.0.0.0/24', reg);
     const b = make('2001:db8::/112', reg);
@@ -85,8 +88,8 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await metricsOf(reg, '2001:db8::/112')).toEqual({ free: 65271, used: 264, allocated: 264, errors: 0 });
   });
 
-  // A8 TestIPAllocatorClusterIPAllocatedMetrics / B9 TestClusterIPAllocatedMetrics (seeded variant)
-  it('A8/B9 allocation_total{dynamic} and allocation_errors_total{static}', async () => {
+  // ipallocator_test.go TestIPAllocatorClusterIPAllocatedMetrics / bitmap_test.go TestClusterIPAllocatedMetrics (seeded variant)
+  it('TestIPAllocatorClusterIPAllocatedMetrics: allocation_total{dynamic} and allocation_errors_total{static}', async () => {
     const reg = new Registry();
     const a = make('10.0.0.0/25', reg);
     expect(await metricsOf(reg, '10.0.0.0/25')).toEqual({ free: 126, used: 0, allocated: 0, errors: 0 });
@@ -98,8 +101,8 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await value(reg, METRIC_ERRORS, { cidr: '10.0.0.0/25', scope: 'dynamic' })).toBe(0);
   });
 
-  // B10 TestMetricsDisabled (seeded variant)
-  it('B10 an allocator without metrics leaves them alone', async () => {
+  // bitmap_test.go TestMetricsDisabled (seeded variant)
+  it('TestMetricsDisabled: an allocator without metrics leaves them alone', async () => {
     const reg = new Registry();
     const a = make('10.0.0.0/24', reg);
     const b = make('10.0.0.0/24');
@@ -110,9 +113,9 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 154, used: 100, allocated: 100, errors: 0 });
   });
 
-  it('§5.3 an aborting store error counts twice; each collision once; the /32 early ErrFull not at all', async () => {
+  it('allocateNext: an aborting store error counts twice; each collision once; the /32 early ErrFull not at all', async () => {
     const reg = new Registry();
-    const store = new MemoryStore();
+    const store = new FaultyMemoryStore();
     const a = impl('10.0.0.0/24', { store, random: seededRandom(3), metrics: reg });
     store.failCreates(new Error('server error'), 1);
     await settle(a.allocateNext());
@@ -127,7 +130,7 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await metricsOf(reg, '10.0.0.0/32')).toEqual({ free: 0, used: 0, allocated: 0, errors: 0 });
   });
 
-  it('§4 not-in-range counts a static error, except in dry run; the histogram sees successes only', async () => {
+  it('allocate: not-in-range counts a static error, except in dry run; the histogram sees successes only', async () => {
     const reg = new Registry();
     const a = make('10.0.0.0/24', reg);
     await settle(a.allocate('10.0.1.1'));
@@ -143,7 +146,7 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 252, used: 2, allocated: 2, errors: 2 });
   });
 
-  it('§6 release sets the gauges and never counts; failed releases change nothing', async () => {
+  it('release sets the gauges and never counts; failed releases change nothing', async () => {
     const reg = new Registry();
     const a = make('10.0.0.0/24', reg);
     await a.allocate('10.0.0.9');
@@ -206,11 +209,30 @@ describe('registration', () => {
     expect(registerMetrics(other).allocations).toBe(first.allocations);
   });
 
-  it('enableMetrics() without a registry uses the prom-client default registry', async () => {
+  it("enableMetrics() without a registry uses the default registry of the app's own prom-client", async () => {
+    // metrics.ts never imports prom-client itself: it loads it on first use, resolved from the
+    // package; `defaultRegistry` here is the one this test file imported.
     const a = Allocator.create('10.9.0.0/24');
     a.enableMetrics();
     await a.allocateNext();
     expect(await value(defaultRegistry, METRIC_ALLOCATIONS, { cidr: '10.9.0.0/24' })).toBe(1);
+    a.destroy();
+  });
+
+  it('the ipallocator/metrics entry serves the same metrics as the allocators record into', async () => {
+    const entry = await import('../adapters/prometheus.ts');
+    const reg = new Registry();
+    const a = Allocator.create('10.10.0.0/24', { metrics: reg });
+    expect(entry.registerMetrics(reg)).toBe(registerMetrics(reg));
+    expect(entry.METRIC_ALLOCATED_IPS).toBe(METRIC_ALLOCATED_IPS);
+    a.destroy();
+  });
+
+  it('a metrics option that is not a prom-client Registry is refused, quoting it', () => {
+    for (const bad of ['yes', 42, {}, null]) {
+      expect(() => Allocator.create('10.11.0.0/24', { metrics: bad as never })).toThrow(InvalidArgumentError);
+    }
+    expect(() => Allocator.create('10.11.0.0/24', { metrics: 'yes' as never })).toThrow(/got "yes"/);
   });
 
   it('the null recorder does nothing and does not read the clock', () => {

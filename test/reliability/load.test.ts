@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
+import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { ErrAllocated, ErrFull } from '../../adapters/errors.ts';
 import { ownerKey } from '../../adapters/reconcile.ts';
@@ -120,7 +121,7 @@ function checkStore(records: IPAddressRecord[], held: Map<string, string>): stri
 
 describe('load: 8 allocators, one store', () => {
   it(`MemoryStore, IPv4 /16, ${LOAD_OPS} mixed operations in batches of 256, lagging cache`, async () => {
-    const store = new MemoryStore({ cache: 'manual' });
+    const store = new FaultyMemoryStore({ cache: 'manual' });
     const allocators: IPAllocator[] = [];
     for (let i = 0; i < 8; i++) {
       const opts = { store, random: seededRandom(SEED + i) };

@@ -18,6 +18,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
+import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { canonicalAddr } from '../../adapters/address.ts';
 import { ErrAllocated, ErrFull, ErrNotInRange, ErrNotReady } from '../../adapters/errors.ts';
@@ -234,7 +235,7 @@ const RATES: FaultRates = {
 };
 
 function memorySetup(seed: number, rates: FaultRates): Setup {
-  const inner = new MemoryStore();
+  const inner = new FaultyMemoryStore();
   const store = new FaultStore(inner, new Driver(seed ^ 0xfa17), rates);
   return {
     store,

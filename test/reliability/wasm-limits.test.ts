@@ -7,7 +7,7 @@
 // each file in its own fork): the cap is restored in afterAll whatever happens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
+import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { Range } from '../../adapters/range.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { OutOfMemoryError } from '../../adapters/errors.ts';
@@ -59,14 +59,14 @@ function exhaust(): Range[] {
 describe('WASM memory capped with setMemoryLimit', () => {
   let sparse: Range;
   let dense: Range;
-  let store: MemoryStore;
+  let store: FaultyMemoryStore;
   let alloc: Allocator;
   const d = new Driver(0x3a5e);
 
   beforeAll(async () => {
     sparse = new Range('2001:db8:1:2::/64', { random: seededRandom(1) });
     dense = new Range('10.100.0.0/20', { random: seededRandom(2) });
-    store = new MemoryStore();
+    store = new FaultyMemoryStore();
     alloc = new Allocator('2001:db8:3:4::/64', { store, random: seededRandom(3) });
     for (let i = 0; i < 50; i++) {
       sparse.allocateNext();
@@ -214,7 +214,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
 
   // last: the 20,000-offset index it builds leaves free pages behind that the tests above must not find
   it('a warm start whose bulk load cannot get memory → OutOfMemoryError, nothing subscribed or held', () => {
-    const big = new MemoryStore();
+    const big = new FaultyMemoryStore();
     const labels = allocatorLabels('IPv6');
     const hex = (): string => (d.u32() & 0xffff).toString(16);
     for (let i = 0; i < 20_000; i++) big.inject(`2001:db8:9:9:${hex()}:${hex()}:${hex()}:${hex()}`, labels);
