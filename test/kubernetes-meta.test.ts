@@ -17,7 +17,7 @@ import {
   type KubernetesServiceCIDRsOptions,
   type ServiceCIDRRecord,
 } from '../adapters/kubernetes/index.ts';
-import { ErrAllocated, ErrFull, ErrMismatchedNetwork, InvalidArgumentError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrDestroyed, ErrFull, ErrMismatchedNetwork, InvalidArgumentError } from '../adapters/errors.ts';
 import { Registry } from 'prom-client';
 import { seededRandom } from '../adapters/random.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -245,6 +245,36 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       await eventually(() => d.openWatches(SC) === 0, 'the watch closed');
       await createServiceCIDR(kc, 'late', ['10.0.0.0/24']);
       expect(log.lines).toEqual([]);
+    });
+
+    it('after close() every method throws or rejects ErrDestroyed; `using` closes it', async () => {
+      await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
+      let kept: KubernetesServiceCIDRs;
+      {
+        using s = source();
+        kept = s;
+        await s.waitForSync();
+      }
+      const s = kept;
+      expect(s.state).toBe('stopped');
+      s.close(); // idempotent
+      const calls: [string, () => unknown][] = [
+        ['subscribe', () => s.subscribe(new Log())],
+        ['hasSynced', () => s.hasSynced()],
+        ['list', () => s.list()],
+        ['get', () => s.get('a')],
+        ['start', () => s.start()],
+        ['onStateChange', () => s.onStateChange(() => {})],
+        ['waitForSync', () => s.waitForSync()],
+      ];
+      for (const [what, call] of calls) {
+        const err = await (async () => call())().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err, what).toBeInstanceOf(ErrDestroyed);
+        expect((err as Error).message, what).toBe('KubernetesServiceCIDRs has been destroyed');
+      }
     });
   });
 

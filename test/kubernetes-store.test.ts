@@ -1,9 +1,9 @@
 // KubernetesStore through real HTTP and client-node against the API-server double.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NetworkingV1Api } from '@kubernetes/client-node';
-import { KubernetesStore, KubernetesApiError, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
+import { KubernetesStore, KubernetesApiError, SyncTimeoutError, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
 import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
-import { AlreadyExistsError, IPAllocatorError, NotFoundError } from '../adapters/errors.ts';
+import { AlreadyExistsError, ErrDestroyed, IPAllocatorError, InvalidArgumentError, NotFoundError } from '../adapters/errors.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -430,12 +430,13 @@ describe('KubernetesStore', () => {
       expect(s.cache.size).toBe(0);
     });
 
-    it('rejects waitForSync when closed before the first list', async () => {
+    it('rejects waitForSync with ErrDestroyed when closed before the first list', async () => {
       d.setLatency(50, 'list');
       const s = open();
       const p = s.waitForSync();
       s.close();
-      await expect(p).rejects.toThrow('informer stopped before it synced');
+      await expect(p).rejects.toThrow(ErrDestroyed);
+      await expect(p).rejects.toThrow('KubernetesStore has been destroyed');
     });
   });
 
@@ -526,5 +527,116 @@ describe('KubernetesStore', () => {
         await converged(s, m);
       });
     }
+  });
+
+  describe('lifecycle', () => {
+    it('after close() every method throws or rejects ErrDestroyed; properties stay readable; close is idempotent', async () => {
+      d.insert(foreign('10.0.0.9'));
+      const s = open();
+      await s.waitForSync();
+      s.close();
+      s.close();
+      const calls: [string, () => unknown][] = [
+        ['create', () => s.create(rec('10.0.0.1'))],
+        ['delete', () => s.delete('10.0.0.9')],
+        ['get', () => s.get('10.0.0.9')],
+        ['waitForSync', () => s.waitForSync()],
+        ['start', () => s.start()],
+        ['onStateChange', () => s.onStateChange(() => {})],
+        ['cache.subscribe', () => s.cache.subscribe(new Mirror())],
+      ];
+      for (const [what, call] of calls) {
+        const err = await (async () => call())().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err, what).toBeInstanceOf(ErrDestroyed);
+        expect((err as ErrDestroyed).code, what).toBe('ERR_DESTROYED');
+        expect((err as Error).message, what).toBe('KubernetesStore has been destroyed');
+      }
+      expect(s.state).toBe('stopped');
+      expect(s.stats.lists).toBe(1);
+      expect(s.cache.get('10.0.0.9')?.name).toBe('10.0.0.9'); // the last view, read-only
+      expect(d.requestsOf('create')).toEqual([]); // nothing reached the server
+      expect(d.requestsOf('delete')).toEqual([]);
+      expect(d.requestsOf('get')).toEqual([]);
+    });
+
+    it('`using` closes the store at the end of the block', async () => {
+      let kept: KubernetesStore | undefined;
+      {
+        using s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 } });
+        kept = s;
+        await s.waitForSync();
+        await until(() => d.openWatches() === 1);
+      }
+      expect(kept.state).toBe('stopped');
+      await until(() => d.openWatches() === 0);
+    });
+
+    describe('waitForSync({ timeoutMs, signal }) against a server that never answers', () => {
+      let unreachable: string;
+      beforeEach(async () => {
+        const gone = await ApiServerDouble.start();
+        unreachable = gone.url;
+        await gone.close(); // nothing listens there now: every list is refused
+      });
+      function dead(): KubernetesStore {
+        const s = new KubernetesStore(kubeConfigFor(unreachable), { backoff: { initialMs: 5, maxMs: 20 } });
+        stores.push(s);
+        return s;
+      }
+
+      it('rejects with SyncTimeoutError naming the timeout and the last failure', async () => {
+        const s = dead();
+        await until(() => s.stats.errors >= 1, 'a refused list');
+        const err = (await s.waitForSync({ timeoutMs: 20 }).catch((e: unknown) => e)) as SyncTimeoutError;
+        expect(err).toBeInstanceOf(SyncTimeoutError);
+        expect(err).toBeInstanceOf(IPAllocatorError);
+        expect(err.code).toBe('ERR_SYNC_TIMEOUT');
+        expect(err.timeoutMs).toBe(20);
+        expect(err.lastError).toBeInstanceOf(KubernetesApiError);
+        expect(err.cause).toBe(err.lastError);
+        expect(err.message).toMatch(/^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced after waiting 20 ms \(last error: list ipaddresses\.networking\.k8s\.io: /);
+        expect(err.message).not.toContain(TEST_TOKEN);
+        expect(s.state).toBe('syncing'); // it keeps trying
+      });
+
+      it('rejects with the signal\'s reason when it aborts, or at once when it already has', async () => {
+        const s = dead();
+        const ac = new AbortController();
+        const waiting = s.waitForSync({ signal: ac.signal, timeoutMs: 600_000 });
+        const reason = new Error('shutting down');
+        ac.abort(reason);
+        await expect(waiting).rejects.toBe(reason);
+        await expect(s.waitForSync({ signal: ac.signal })).rejects.toBe(reason);
+        await expect(s.waitForSync({ signal: AbortSignal.abort() })).rejects.toMatchObject({ name: 'AbortError' });
+      });
+
+      it('rejects with ErrDestroyed when closed while waiting', async () => {
+        const s = dead();
+        const waiting = s.waitForSync({ timeoutMs: 600_000 });
+        s.close();
+        await expect(waiting).rejects.toThrow(ErrDestroyed);
+      });
+
+      it('refuses options of the wrong type with InvalidArgumentError', async () => {
+        const s = dead();
+        for (const timeoutMs of [-1, NaN, '100', 2 ** 31]) {
+          await expect(s.waitForSync({ timeoutMs } as never), String(timeoutMs)).rejects.toThrow(InvalidArgumentError);
+        }
+        await expect(s.waitForSync({ signal: {} } as never)).rejects.toThrow(InvalidArgumentError);
+      });
+    });
+
+    it('waitForSync with options resolves as soon as the first list is applied', async () => {
+      d.setLatency(20, 'list');
+      const s = open();
+      const ac = new AbortController();
+      await s.waitForSync({ timeoutMs: 600_000, signal: ac.signal });
+      expect(s.cache.hasSynced()).toBe(true);
+      ac.abort(); // nothing is listening any more: no unhandled rejection
+      await s.waitForSync({ timeoutMs: 0 }); // synced: resolves even with no time to wait
+    });
   });
 });

@@ -11,7 +11,9 @@
 // reads it unchanged. Kubernetes' own stable string is `reason` (metav1.StatusReason:
 // `AlreadyExists`, `Invalid`, `InternalError`, …); the class itself is told apart by `name`
 // ('KubernetesApiError') or instanceof.
-import { AlreadyExistsError, NotFoundError } from '../errors.ts';
+//
+// SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
+import { AlreadyExistsError, IPAllocatorError, NotFoundError } from '../errors.ts';
 
 /** metav1.Status, as far as this store reads it. */
 export interface ApiStatus {
@@ -47,6 +49,28 @@ export class KubernetesApiError extends Error {
     this.status = status;
     this.verb = verb;
     this.resourceName = name;
+  }
+}
+
+/**
+ * `waitForSync({ timeoutMs })` ran out before the first complete list arrived — typically an
+ * unreachable or refusing API server; `lastError` (also the `cause`) says what the last list or
+ * watch attempt met. The informer keeps retrying; a later waitForSync can still succeed.
+ */
+export class SyncTimeoutError extends IPAllocatorError {
+  static override readonly code: string = 'ERR_SYNC_TIMEOUT';
+  /** What was waited for, e.g. `KubernetesStore`. */
+  readonly target: string;
+  readonly timeoutMs: number;
+  /** The last list/watch failure before the timeout, if any. */
+  readonly lastError: Error | undefined;
+  constructor(target: string, resource: string, timeoutMs: number, lastError: Error | undefined) {
+    const last = lastError === undefined ? 'no list answered yet' : `last error: ${lastError.message}`;
+    super(`${target}: ${resource} not synced after waiting ${timeoutMs} ms (${last})`);
+    this.target = target;
+    this.timeoutMs = timeoutMs;
+    this.lastError = lastError;
+    if (lastError !== undefined) this.cause = lastError;
   }
 }
 

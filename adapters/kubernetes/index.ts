@@ -1,8 +1,8 @@
 // ipallocator/kubernetes: the Store over Kubernetes IPAddress objects.
 // Requires the optional peer dependency @kubernetes/client-node (^1.4.0 || ^2.0.1).
 export { KubernetesStore, type KubernetesStoreOptions } from './store.ts';
-export { KubernetesApiError, type ApiStatus } from './errors.ts';
-export type { InformerState, InformerStats, BackoffOptions } from './informer.ts';
+export { KubernetesApiError, SyncTimeoutError, type ApiStatus } from './errors.ts';
+export type { InformerState, InformerStats, BackoffOptions, WaitForSyncOptions } from './informer.ts';
 export { toObject, toRecord, parseLabelSelector, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
 export {
   KubernetesServiceCIDRs,

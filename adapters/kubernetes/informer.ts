@@ -45,7 +45,8 @@
 // never moves back past what the list/watch has shown, and converges to the server's set once
 // the watch catches up.
 import type { IPAddressRecord, StoreCache } from '../store.ts';
-import { translate } from './errors.ts';
+import { ErrDestroyed, InvalidArgumentError, quoteInput } from '../errors.ts';
+import { SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
@@ -97,7 +98,17 @@ export interface BackoffOptions {
   jitter?: number;
 }
 
+/** How long `waitForSync` may wait. */
+export interface WaitForSyncOptions {
+  /** Reject with SyncTimeoutError after this many ms (≥ 0; Infinity or absent: no limit). */
+  timeoutMs?: number;
+  /** Reject with `signal.reason` when it aborts (at once if it already has). */
+  signal?: AbortSignal;
+}
+
 export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
+  /** Who owns the informer, for errors (`KubernetesStore`). Default: the resource. */
+  owner?: string;
   /** Object (list item, watch event, create answer) → frozen record. Default: IPAddress toRecord. */
   convert?: (obj: unknown) => R;
   selector?: LabelSelector;
@@ -123,6 +134,8 @@ export interface InformerStats {
 type Outcome = { kind: 'closed'; events: number } | { kind: 'expired'; events: number } | { kind: 'error'; error: unknown; events: number };
 
 const MAX_TOMBSTONES = 10_000;
+/** setTimeout's limit (2^31 − 1 ms); longer delays fire at once. */
+const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** True when both versions are revisions and `a` is strictly newer than `b`. */
 function isNewerThan(a: string | undefined, b: string | undefined): boolean {
@@ -151,7 +164,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * the map reflects every change up to it. Only grows; a re-list does not reset it.
    */
   private shown: number | undefined;
-  private readonly syncWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  private readonly syncWaiters = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();
+  /** The owner's name for errors. */
+  readonly owner: string;
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
   /** The last list/watch failure, cleared by the next successful list. */
   lastError: Error | undefined;
@@ -163,6 +178,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     private readonly options: InformerOptions<R> = {},
   ) {
     this.convert = options.convert ?? (toRecord as unknown as (obj: unknown) => R);
+    this.owner = options.owner ?? resource;
   }
 
   // --- StoreCache ------------------------------------------------------------------------------
@@ -188,7 +204,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     return this.synced;
   }
 
+  /** Throws ErrDestroyed after stop(): a closed cache takes no new subscribers. */
   subscribe(watcher: InformerWatcher<R>): () => void {
+    if (this.stopped) throw new ErrDestroyed(this.owner);
     for (const r of [...this.records.values()]) this.call(watcher, 'onAdd', r);
     this.watchers.add(watcher);
     return () => {
@@ -208,11 +226,42 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     return () => this.stateListeners.delete(listener);
   }
 
-  /** Resolves once the first list is applied; rejects if stopped before. */
-  waitForSync(): Promise<void> {
+  /**
+   * Resolves once the first list is applied. Rejects with ErrDestroyed when stopped (before or
+   * while waiting), SyncTimeoutError after `timeoutMs`, `signal.reason` when the signal aborts,
+   * InvalidArgumentError for options of the wrong type. Leaves no timer or listener behind.
+   */
+  waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
+    const { timeoutMs, signal } = options ?? {};
+    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0 && (timeoutMs <= MAX_TIMEOUT_MS || timeoutMs === Infinity))) {
+      return Promise.reject(
+        new InvalidArgumentError(`waitForSync: timeoutMs must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(timeoutMs)}`),
+      );
+    }
+    if (signal !== undefined && !(typeof signal === 'object' && signal !== null && typeof signal.addEventListener === 'function' && 'aborted' in signal)) {
+      return Promise.reject(new InvalidArgumentError(`waitForSync: signal must be an AbortSignal, got ${quoteInput(signal)}`));
+    }
+    if (this.stopped) return Promise.reject(new ErrDestroyed(this.owner));
+    if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.synced) return Promise.resolve();
-    if (this.stopped) return Promise.reject(new Error('informer stopped before it synced'));
-    return new Promise((resolve, reject) => this.syncWaiters.push({ resolve, reject }));
+    return new Promise<void>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => waiter.reject(signal!.reason);
+      const settle = () => {
+        this.syncWaiters.delete(waiter);
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const waiter = {
+        resolve: () => (settle(), resolve()),
+        reject: (e: unknown) => (settle(), reject(e)),
+      };
+      this.syncWaiters.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined && timeoutMs !== Infinity) {
+        timer = setTimeout(() => waiter.reject(new SyncTimeoutError(this.owner, this.resource, timeoutMs, this.lastError)), timeoutMs);
+      }
+    });
   }
 
   start(): void {
@@ -230,8 +279,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.sleepTimer = undefined;
     this.wake?.();
     this.setState('stopped');
-    const err = new Error('informer stopped before it synced');
-    for (const w of this.syncWaiters.splice(0)) w.reject(err);
+    for (const w of [...this.syncWaiters]) w.reject(new ErrDestroyed(this.owner));
   }
 
   // --- local writes (read-your-writes) ----------------------------------------------------------
@@ -339,7 +387,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     const first = !this.synced;
     this.synced = true;
     this.setState('synced');
-    if (first) for (const w of this.syncWaiters.splice(0)) w.resolve();
+    if (first) for (const w of [...this.syncWaiters]) w.resolve();
   }
 
   /** Pages through the list; an expired continue token restarts it without paging. */

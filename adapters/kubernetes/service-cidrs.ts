@@ -21,12 +21,16 @@
 // informer first saw the objects (a list arrives in name order, then watch order). The API's
 // timestamps have second precision, so objects created within one second tie.
 //
+// Lifecycle (lifecycle.ts): after close() every method throws or rejects ErrDestroyed
+// ('KubernetesServiceCIDRs') and subscribers get no further events.
+//
 // RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create and delete for
 // the createServiceCIDR / deleteServiceCIDR helpers.
 import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
 import { KubernetesApiError, translate } from './errors.ts';
-import { Informer, type BackoffOptions, type CachedRecord, type InformerState, type InformerStats, type ListPage, type ListerWatcher } from './informer.ts';
+import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
+import { InformerLifecycle } from './lifecycle.ts';
 import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
 
 const RESOURCE = `servicecidrs.${GROUP}`;
@@ -194,16 +198,16 @@ function byCreation(a: ServiceCIDRRecord, b: ServiceCIDRRecord): number {
   return x === y ? 0 : x < y ? -1 : 1;
 }
 
-export class KubernetesServiceCIDRs implements ServiceCIDRSource {
+export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord> implements ServiceCIDRSource {
   readonly apiVersion: ApiVersion;
   /** The collection path, e.g. /apis/networking.k8s.io/v1/servicecidrs. */
   readonly path: string;
   readonly selector: LabelSelector | undefined;
-  private readonly informer: Informer<ServiceCIDRRecord>;
+  protected readonly informer: Informer<ServiceCIDRRecord>;
   private readonly watchers = new Set<ServiceCIDRWatcher>();
-  private closed = false;
 
   constructor(kubeConfig?: KubeConfig, options: KubernetesServiceCIDRsOptions = {}) {
+    super();
     const kc = kubeConfig ?? defaultKubeConfig();
     this.apiVersion = options.apiVersion ?? 'v1';
     const api = apiFor(kc, this.apiVersion);
@@ -232,6 +236,7 @@ export class KubernetesServiceCIDRs implements ServiceCIDRSource {
       },
     };
     this.informer = new Informer<ServiceCIDRRecord>(lw, RESOURCE, {
+      owner: 'KubernetesServiceCIDRs',
       convert: (obj) => toServiceCIDR(obj as ServiceCIDRObject),
       ...(this.selector ? { selector: this.selector } : {}),
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
@@ -258,6 +263,7 @@ export class KubernetesServiceCIDRs implements ServiceCIDRSource {
 
   /** onAdd for every known object in creation order (synchronously), then every change in order. */
   subscribe(watcher: ServiceCIDRWatcher): () => void {
+    this.assertOpen();
     for (const sc of this.list()) watcher.onAdd(sc);
     this.watchers.add(watcher);
     return () => {
@@ -267,57 +273,26 @@ export class KubernetesServiceCIDRs implements ServiceCIDRSource {
 
   /** True once the first list has been applied (stays true while re-listing). */
   hasSynced(): boolean {
+    this.assertOpen();
     return this.informer.hasSynced();
   }
 
   /** The objects known now, in creation order. */
   list(): ServiceCIDRRecord[] {
+    this.assertOpen();
     return this.informer.list().sort(byCreation);
   }
 
   /** The object named `name` as last seen, or undefined. */
   get(name: string): ServiceCIDRRecord | undefined {
+    this.assertOpen();
     return this.informer.get(name);
   }
 
-  // --- lifecycle -------------------------------------------------------------------------------
-
-  /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
-  get state(): InformerState {
-    return this.informer.state;
-  }
-
-  /** List/watch counters. */
-  get stats(): Readonly<InformerStats> {
-    return this.informer.stats;
-  }
-
-  /** The last list/watch failure (cleared by the next successful list). */
-  get lastError(): Error | undefined {
-    return this.informer.lastError;
-  }
-
-  /** Calls `listener(state, error?)` on every state change and on every list/watch failure. */
-  onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
-    return this.informer.onStateChange(listener);
-  }
-
-  /** Starts the informer (when constructed with start: false). */
-  start(): void {
-    if (this.closed) throw new Error('KubernetesServiceCIDRs is closed');
-    this.informer.start();
-  }
-
-  /** Resolves once the first list is applied; rejects when closed before. */
-  waitForSync(): Promise<void> {
-    return this.informer.waitForSync();
-  }
-
   /** Stops the informer (aborting its watch); subscribers get no further events. */
-  close(): void {
-    this.closed = true;
+  override close(): void {
     this.watchers.clear();
-    this.informer.stop();
+    super.close();
   }
 }
 

@@ -8,6 +8,10 @@
 // Every other failure rejects with a KubernetesApiError naming the verb, the address and the
 // HTTP status — never headers or tokens.
 //
+// Lifecycle (lifecycle.ts): after close() every method throws or rejects ErrDestroyed
+// ('KubernetesStore'). The cache view stays readable as it was last seen (an allocator still
+// settling a call reads it), but takes no new subscribers.
+//
 // RBAC: get, list, watch, create, delete on ipaddresses.networking.k8s.io.
 import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
@@ -15,7 +19,8 @@ import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
 import { NotFoundError } from '../errors.ts';
 import { translate } from './errors.ts';
-import { Informer, type BackoffOptions, type InformerState, type InformerStats, type ListPage, type ListerWatcher } from './informer.ts';
+import { Informer, type BackoffOptions, type ListPage, type ListerWatcher } from './informer.ts';
+import { InformerLifecycle } from './lifecycle.ts';
 import { GROUP, deletedIdentity, parseLabelSelector, toObject, toRecord, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
 
 const RESOURCE = `ipaddresses.${GROUP}`;
@@ -52,17 +57,17 @@ interface IPAddressApi {
   listIPAddress(param: { labelSelector?: string; limit?: number; _continue?: string }): Promise<unknown>;
 }
 
-export class KubernetesStore implements Store {
+export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implements Store {
   readonly apiVersion: ApiVersion;
   /** The collection path, e.g. /apis/networking.k8s.io/v1/ipaddresses. */
   readonly path: string;
   readonly selector: LabelSelector | undefined;
   private readonly api: IPAddressApi;
-  private readonly informer: Informer;
+  protected readonly informer: Informer;
   private readonly readYourWrites: boolean;
-  private closed = false;
 
   constructor(kubeConfig?: KubeConfig, options: KubernetesStoreOptions = {}) {
+    super();
     const kc = kubeConfig ?? defaultKubeConfig();
     this.apiVersion = options.apiVersion ?? 'v1';
     if (this.apiVersion !== 'v1' && this.apiVersion !== 'v1beta1') {
@@ -106,6 +111,7 @@ export class KubernetesStore implements Store {
       },
     };
     this.informer = new Informer(lw, RESOURCE, {
+      owner: 'KubernetesStore',
       ...(this.selector ? { selector: this.selector } : {}),
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       ...(options.backoff ? { backoff: options.backoff } : {}),
@@ -115,43 +121,14 @@ export class KubernetesStore implements Store {
     if (options.start ?? true) this.informer.start();
   }
 
-  /** The informer view. */
+  /** The informer view: readable after close() (the last view), subscribe then throws ErrDestroyed. */
   get cache(): StoreCache {
     return this.informer;
   }
 
-  /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
-  get state(): InformerState {
-    return this.informer.state;
-  }
-
-  /** List/watch counters. */
-  get stats(): Readonly<InformerStats> {
-    return this.informer.stats;
-  }
-
-  /** The last list/watch failure (cleared by the next successful list). */
-  get lastError(): Error | undefined {
-    return this.informer.lastError;
-  }
-
-  /** Calls `listener(state, error?)` on every state change and on every list/watch failure. */
-  onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
-    return this.informer.onStateChange(listener);
-  }
-
-  /** Starts the informer (when constructed with start: false). */
-  start(): void {
-    if (this.closed) throw new Error('KubernetesStore is closed');
-    this.informer.start();
-  }
-
-  /** Resolves once the cache holds a complete first list; rejects when closed before. */
-  waitForSync(): Promise<void> {
-    return this.informer.waitForSync();
-  }
-
+  /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
   async create(record: IPAddressRecord): Promise<IPAddressRecord> {
+    this.assertOpen();
     const body = toObject(record, this.apiVersion);
     let created: IPAddressObject;
     try {
@@ -163,7 +140,9 @@ export class KubernetesStore implements Store {
     return toRecord(created);
   }
 
+  /** Deletes the IPAddress `name`; 404 → NotFoundError. Gone from the cache when this resolves (read-your-writes). */
   async delete(name: string): Promise<void> {
+    this.assertOpen();
     // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
     // the DELETE would hit the collection (a deletecollection on a real API server).
     if (!isPathSegmentName(name)) throw new NotFoundError(String(name));
@@ -179,7 +158,9 @@ export class KubernetesStore implements Store {
     if (this.readYourWrites) this.informer.appliedDelete(name, deletedIdentity(reply), sent);
   }
 
+  /** Reads the IPAddress `name` from the API server (not the cache); undefined on 404. */
   async get(name: string): Promise<IPAddressRecord | undefined> {
+    this.assertOpen();
     if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
     try {
       return toRecord((await this.api.readIPAddress({ name })) as IPAddressObject);
@@ -188,11 +169,6 @@ export class KubernetesStore implements Store {
       if (e.name === 'NotFoundError') return undefined;
       throw e;
     }
-  }
-
-  close(): void {
-    this.closed = true;
-    this.informer.stop();
   }
 }
 

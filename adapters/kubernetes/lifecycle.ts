@@ -1,0 +1,79 @@
+// What KubernetesStore and KubernetesServiceCIDRs share as owners of one informer: its state and
+// counters, start, waitForSync, and close — written once here instead of forwarded twice.
+//
+//   new (start: true) ──► syncing ──► synced ⇄ relisting
+//   new (start: false) ── start() ──┘              │
+//                                   close() / [Symbol.dispose]() from any state ──► stopped
+//
+// After close() the owner is finished: every method throws (or, returning a promise, rejects)
+// ErrDestroyed naming it, a pending waitForSync included; the read-only properties (state,
+// stats, lastError) stay readable. close() is idempotent and synchronous (it aborts the watch
+// and clears the timers; nothing is left to await), hence Symbol.dispose and not asyncDispose.
+import { ErrDestroyed } from '../errors.ts';
+import type { CachedRecord, Informer, InformerState, InformerStats, WaitForSyncOptions } from './informer.ts';
+
+export abstract class InformerLifecycle<R extends CachedRecord> {
+  /** The informer this object owns (its `owner` names this object in errors). */
+  protected abstract readonly informer: Informer<R>;
+  private closed = false;
+
+  /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
+  get state(): InformerState {
+    return this.informer.state;
+  }
+
+  /** List/watch counters. */
+  get stats(): Readonly<InformerStats> {
+    return this.informer.stats;
+  }
+
+  /** The last list/watch failure (cleared by the next successful list). */
+  get lastError(): Error | undefined {
+    return this.informer.lastError;
+  }
+
+  /** Calls `listener(state, error?)` on every state change and on every list/watch failure; returns the unsubscriber. */
+  onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
+    this.assertOpen();
+    return this.informer.onStateChange(listener);
+  }
+
+  /** Starts the list + watch (when constructed with `start: false`); a second call does nothing. */
+  start(): void {
+    this.assertOpen();
+    this.informer.start();
+  }
+
+  /**
+   * Resolves once the first complete list has been applied (at once if it has). Rejects with
+   * SyncTimeoutError after `timeoutMs` (naming the last list/watch failure: an unreachable
+   * server never answers), with `signal.reason` when `signal` aborts, and with ErrDestroyed when
+   * closed before or meanwhile. Without options it waits as long as it takes.
+   */
+  waitForSync(options?: WaitForSyncOptions): Promise<void> {
+    if (this.closed) return Promise.reject(new ErrDestroyed(this.informer.owner));
+    return this.informer.waitForSync(options);
+  }
+
+  /** Stops the list + watch for good; see the file comment for what works afterwards. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.informer.stop();
+  }
+
+  /** close(), for `using`. */
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  /** Throws ErrDestroyed once closed. */
+  protected assertOpen(): void {
+    if (this.closed) throw new ErrDestroyed(this.informer.owner);
+  }
+
+  /** True once closed. */
+  protected get isClosed(): boolean {
+    return this.closed;
+  }
+}
