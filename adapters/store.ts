@@ -34,6 +34,17 @@ export interface IPAddressRecord {
  *   version of one it held (`previous` = the version the watcher was last given). Stores must pass
  *   `previous` for updates: watchers keep O(1) counts from it.
  * - `onDelete(record)`: the name left the cache; `record` is the version last given to watchers.
+ *
+ * Order: every watcher is given the events in store order — the order the writes happened —
+ * and an event reaches every watcher before the next event reaches any. This holds when a
+ * watcher itself writes from inside onAdd/onDelete (a re-entrant write): its event waits until
+ * the current one has reached every watcher. A watcher must therefore not expect to have seen
+ * the event of its own re-entrant write when that write returns (see SyncStoreOps for when it
+ * arrives).
+ *
+ * Failures: a watcher should not throw. If it does, the store catches it, still delivers the
+ * event to every other watcher, keeps the write committed (the writer is not told), and reports
+ * the error its own way (MemoryStore: the `onWatcherError` option).
  */
 export interface StoreWatcher {
   onAdd(record: IPAddressRecord, previous?: IPAddressRecord): void;
@@ -58,7 +69,8 @@ export interface StoreCache {
   /**
    * Subscribes to changes. Like an informer handler added late, the watcher first receives
    * `onAdd` for every record already in the cache (synchronously, before this returns), then
-   * every change in order. After a re-list (watch lost, 410 Gone) the store delivers the
+   * every change in order (a write made during the replay arrives after it). A replay that
+   * throws leaves the watcher unsubscribed and the error goes to the caller. After a re-list (watch lost, 410 Gone) the store delivers the
    * differences as adds and deletes, so a watcher's view always converges to the cache.
    * Returns the function that unsubscribes.
    */
@@ -68,13 +80,25 @@ export interface StoreCache {
 /**
  * Optional synchronous operations of a store whose authority lives in this process (MemoryStore).
  * Same contract as Store's create/delete/get, but the answer is the return value or the thrown
- * error, and every watcher has been told (or, with a lagging cache, the event queued) before
- * they return. The allocators use them when `store.sync` is set: an allocation is then one
- * synchronous step, with no await between choosing an address and creating its record.
+ * error. The allocators use them when `store.sync` is set: an allocation is then one synchronous
+ * step, with no await between choosing an address and creating its record.
+ *
+ * When watchers see the event of a createSync/deleteSync (with a cache that follows the
+ * authority; a lagging cache delivers later):
+ * - called from outside any watcher callback: every watcher has been given the event — and the
+ *   events of every write the watchers made meanwhile, in order — before the call returns;
+ * - called from inside a watcher's onAdd/onDelete (re-entrant): the call returns first; its event
+ *   is delivered after the event being delivered has reached every watcher, and before the
+ *   outermost createSync/deleteSync (the one that started the delivery) returns.
+ * So a caller of createSync may already have been given, before createSync returns, the event of
+ * its own record and then a delete of that record made by another watcher.
  */
 export interface SyncStoreOps {
+  /** Creates the record if its name is free; throws AlreadyExistsError (or any store error) otherwise. */
   createSync(record: IPAddressRecord): IPAddressRecord;
+  /** Deletes by name; throws NotFoundError when absent. */
   deleteSync(name: string): void;
+  /** Reads from the authority: the record, or undefined when absent. */
   getSync(name: string): IPAddressRecord | undefined;
 }
 
@@ -84,14 +108,22 @@ export interface Store {
    * has none. They must have exactly the effect of create/delete/get.
    */
   readonly sync?: SyncStoreOps | null;
-  /** Creates the record if its name is free. Rejects with AlreadyExistsError otherwise; any other error passes through. */
+  /**
+   * Creates the record if its name is free. Rejects with AlreadyExistsError otherwise; any other
+   * error passes through. A store refuses a malformed record as kube-apiserver does (HTTP 422:
+   * the name an address in canonical form, labels of strings, parentRef of upstream's shape —
+   * validateRecord in adapters/records.ts; MemoryStore: InvalidRecordError) and stores nothing.
+   */
   create(record: IPAddressRecord): Promise<IPAddressRecord>;
   /** Deletes by name. Rejects with NotFoundError when absent; any other error passes through. */
   delete(name: string): Promise<void>;
   /** Reads from the authority (not the cache): the record, or undefined when absent. */
   get(name: string): Promise<IPAddressRecord | undefined>;
   readonly cache: StoreCache;
-  /** Stops watches and timers. */
+  /**
+   * Stops watches and timers. Afterwards every method of the store and its cache throws, or
+   * rejects with, ErrDestroyed, and watchers hear nothing more; closing twice does nothing.
+   */
   close(): void;
 }
 
