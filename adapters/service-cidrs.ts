@@ -14,7 +14,7 @@
 //
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
-import { InvalidArgumentError } from './errors.ts';
+import { InvalidArgumentError, quoteInput } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
@@ -55,6 +55,7 @@ export interface ServiceCIDRSource {
 
 /** Upstream `isReady(sc) && sc.DeletionTimestamp.IsZero()`: may its ranges allocate? */
 export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
+  if (typeof sc !== 'object' || sc === null) throw new InvalidArgumentError(`expected a ServiceCIDR object, got ${quoteInput(sc)}`);
   return sc.ready !== false && (sc.deletionTimestamp === undefined || sc.deletionTimestamp === null);
 }
 
@@ -80,6 +81,17 @@ export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   }
 }
 
+/** metadata.name must be a DNS-1123 subdomain, as the API server requires (NameIsDNSSubdomain). */
+function checkName(name: unknown): void {
+  if (typeof name !== 'string' || name.length === 0 || name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
+    throw new InvalidArgumentError(
+      `a ServiceCIDR name must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters), got ${quoteInput(name)}`,
+    );
+  }
+}
+
+const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
 export interface AddServiceCIDROptions {
   /** The Ready condition (default: none, which counts as ready). */
   ready?: boolean;
@@ -87,22 +99,71 @@ export interface AddServiceCIDROptions {
   unvalidated?: boolean;
 }
 
+/** Receives the error a watcher threw, the watcher, and the event it was handling. */
+export type ServiceCIDRWatcherErrorHandler = (
+  error: unknown,
+  watcher: ServiceCIDRWatcher,
+  event: { kind: 'add' | 'delete'; serviceCIDR: ServiceCIDR },
+) => void;
+
+export interface InMemoryServiceCIDRsOptions {
+  /**
+   * Called when a watcher throws from onAdd/onDelete. The change stands and the other watchers
+   * still receive it. Default: rethrow the error from a microtask, outside the change, so it
+   * reaches the runtime's uncaught-error handler instead of vanishing.
+   */
+  onWatcherError?: ServiceCIDRWatcherErrorHandler;
+}
+
+/** One change waiting to be delivered: every watcher subscribed when its turn comes gets it. */
+interface ServiceCIDREvent {
+  readonly kind: 'add' | 'delete';
+  readonly serviceCIDR: ServiceCIDR;
+}
+
 /**
  * The embedded ServiceCIDR source: a map of objects in creation order. Every change is delivered
  * to the subscribers synchronously, before the method returns (like upstream's test fixture once
- * the worker has synced).
+ * the worker has synced). A change made by a watcher from inside its callback is queued and
+ * delivered once the change being delivered has reached every watcher, so each watcher sees the
+ * changes in the order they were made.
  */
 export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   /** name → object; Map order = creation order. */
   private readonly objects = new Map<string, ServiceCIDR>();
   private readonly watchers = new Set<ServiceCIDRWatcher>();
   private clock = 0;
+  /** Changes not yet delivered (only non-empty while a delivery is running). */
+  private readonly queue: ServiceCIDREvent[] = [];
+  private delivering = false;
+  private readonly onWatcherError: ServiceCIDRWatcherErrorHandler;
 
-  /** Creates a ServiceCIDR. Throws InvalidArgumentError when the name exists or `cidrs` is invalid. */
+  constructor(options: InMemoryServiceCIDRsOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError(`InMemoryServiceCIDRs options must be an object, got ${quoteInput(options)}`);
+    }
+    const handler = options.onWatcherError;
+    if (handler !== undefined && typeof handler !== 'function') {
+      throw new InvalidArgumentError(`options.onWatcherError must be a function, got ${quoteInput(handler)}`);
+    }
+    this.onWatcherError = handler ?? rethrowLater;
+  }
+
+  /**
+   * Creates a ServiceCIDR. Throws InvalidArgumentError when the name is not a DNS subdomain
+   * (upstream ValidateServiceCIDRName) or exists, or `cidrs` is invalid (validateServiceCIDRSpec).
+   */
   addServiceCIDR(name: string, cidrs: readonly string[], options: AddServiceCIDROptions = {}): ServiceCIDR {
-    if (typeof name !== 'string' || name === '') throw new InvalidArgumentError('a ServiceCIDR needs a name');
+    checkName(name);
+    if (typeof options !== 'object' || options === null) {
+      throw new InvalidArgumentError(`addServiceCIDR options must be an object, got ${quoteInput(options)}`);
+    }
     if (this.objects.has(name)) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" already exists`);
+    if (options.ready !== undefined && typeof options.ready !== 'boolean') {
+      throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(options.ready)}`);
+    }
     if (options.unvalidated !== true) validateServiceCIDRSpec(cidrs);
+    else if (!Array.isArray(cidrs)) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
     const sc: ServiceCIDR = Object.freeze({
       name,
       cidrs: Object.freeze([...cidrs]),
@@ -112,12 +173,15 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
       creationTimestamp: new Date(Date.now() + this.clock++).toISOString(),
     });
     this.objects.set(name, sc);
-    for (const w of [...this.watchers]) w.onAdd(sc);
+    this.emit('add', sc);
     return sc;
   }
 
   /** Sets (true/false) or removes (undefined) the Ready condition. */
   setReady(name: string, ready: boolean | undefined): ServiceCIDR {
+    if (ready !== undefined && typeof ready !== 'boolean') {
+      throw new InvalidArgumentError(`ready must be true, false or undefined, got ${quoteInput(ready)}`);
+    }
     return this.update(name, { ready });
   }
 
@@ -130,7 +194,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   deleteServiceCIDR(name: string): void {
     const sc = this.get(name);
     this.objects.delete(name);
-    for (const w of [...this.watchers]) w.onDelete(sc);
+    this.emit('delete', sc);
   }
 
   /** The object, or an InvalidArgumentError (`not found`). */
@@ -149,6 +213,9 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   }
 
   subscribe(watcher: ServiceCIDRWatcher): () => void {
+    if (typeof watcher?.onAdd !== 'function' || typeof watcher.onDelete !== 'function') {
+      throw new InvalidArgumentError(`a ServiceCIDR watcher needs onAdd and onDelete functions, got ${quoteInput(watcher)}`);
+    }
     for (const sc of [...this.objects.values()]) watcher.onAdd(sc);
     this.watchers.add(watcher);
     return () => {
@@ -159,7 +226,46 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   private update(name: string, patch: Partial<Pick<ServiceCIDR, 'ready' | 'deletionTimestamp'>>): ServiceCIDR {
     const sc: ServiceCIDR = Object.freeze({ ...this.get(name), ...patch });
     this.objects.set(name, sc); // an existing key keeps its place in creation order
-    for (const w of [...this.watchers]) w.onAdd(sc);
+    this.emit('add', sc);
     return sc;
   }
+
+  /** Queues a change and, unless a delivery is already running (re-entrant call), delivers the queue. */
+  private emit(kind: 'add' | 'delete', serviceCIDR: ServiceCIDR): void {
+    this.queue.push({ kind, serviceCIDR });
+    if (this.delivering) return;
+    this.delivering = true;
+    try {
+      for (let i = 0; i < this.queue.length; i++) {
+        const event = this.queue[i]!;
+        for (const w of [...this.watchers]) {
+          if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher of this event
+          try {
+            if (event.kind === 'add') w.onAdd(event.serviceCIDR);
+            else w.onDelete(event.serviceCIDR);
+          } catch (e) {
+            this.report(e, w, event);
+          }
+        }
+      }
+    } finally {
+      this.queue.length = 0;
+      this.delivering = false;
+    }
+  }
+
+  private report(error: unknown, watcher: ServiceCIDRWatcher, event: ServiceCIDREvent): void {
+    try {
+      this.onWatcherError(error, watcher, event);
+    } catch (e) {
+      rethrowLater(e);
+    }
+  }
+}
+
+/** The default onWatcherError: rethrow where nothing can catch it into the change that was made. */
+function rethrowLater(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
 }
