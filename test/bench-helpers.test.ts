@@ -124,6 +124,20 @@ describe('report', () => {
     expect(floor.measured).toBe('worst 1.80× the floor at IPv4 /16 · allocateNext+release · 99 % uniform; 1 of 2 cases over');
   });
 
+  it('states the /64 at 10^7 once range and core ran there, time and memory per address', () => {
+    const at = { family: 'IPv6' as const, prefix: '/64', cidr: '2001:db8::/64', fill: null, fillCount: 1e7 };
+    const rows = [
+      row({ ...at, impl: 'range', nsPerOp: 300 }), row({ ...at, impl: 'range', op: OPS.warm, nsPerOp: 250, bytesPerAllocation: 14 }),
+      row({ ...at, impl: 'core', nsPerOp: 90 }),
+    ];
+    const t = () => evaluateTargets(rows).find((x) => x.target.startsWith('IPv6 /64 holding 10^7 random addresses works'))!;
+    expect(t().pass).toBeNull();
+    expect(t().measured).toContain('core: warm start not run');
+    rows.push(row({ ...at, impl: 'core', op: OPS.warm, nsPerOp: 100, bytesPerAllocation: 12.5 }));
+    expect(t().pass).toBe(true);
+    expect(t().measured).toBe('range 300 ns per allocateNext+release, warm start 250 ns and 14.0 B per address; core 90.0 ns per allocateNext+release, warm start 100 ns and 12.5 B per address');
+  });
+
   it('compares a --baseline column case by case, beyond noise only', () => {
     const rows = [
       row({ impl: 'range', nsPerOp: 108, spread: 2 }), row({ impl: 'range@HEAD~1', nsPerOp: 100, spread: 2 }),
