@@ -1,5 +1,5 @@
 // Every ```ts block of README.md runs, as written, against this checkout: `from 'ipallocator'`
-// and `from 'ipallocator/kubernetes'` are pointed at the sources. A block whose first line is
+// and its other entry points are pointed at the sources (the entry points of package.json). A block whose first line is
 // `// no-run` (cluster examples) is type-shaped documentation and is skipped, saying why.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +17,8 @@ function localize(code: string): string {
   const src = (p: string) => JSON.stringify(pathToFileURL(join(root, p)).href);
   return code
     .replaceAll(`'ipallocator/kubernetes'`, src('adapters/kubernetes/index.ts'))
+    .replaceAll(`'ipallocator/metrics'`, src('adapters/prometheus.ts'))
+    .replaceAll(`'ipallocator/core'`, src('adapters/core.ts'))
     .replaceAll(`'ipallocator'`, src('adapters/index.ts'));
 }
 
