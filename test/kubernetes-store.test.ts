@@ -8,6 +8,7 @@ import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Mirror, cacheNames, until } from './k8s/helpers.ts';
+import { Informer, type ListerWatcher } from '../adapters/kubernetes/informer.ts';
 
 const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 
@@ -638,5 +639,53 @@ describe('KubernetesStore', () => {
       ac.abort(); // nothing is listening any more: no unhandled rejection
       await s.waitForSync({ timeoutMs: 0 }); // synced: resolves even with no time to wait
     });
+  });
+});
+
+// The informer alone, on a scripted list/watch: the answer shapes no HTTP server of ours sends.
+describe('Informer: a delete answer that names no object (neither uid nor resourceVersion)', () => {
+  function scripted(listed: KubeObject[], rv: string) {
+    let push!: (type: string, object: unknown) => void;
+    const lw: ListerWatcher = {
+      list: async () => ({ items: listed, metadata: { resourceVersion: rv } }),
+      watch: async (_o, onEvent) => {
+        push = onEvent;
+        return () => {};
+      },
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test' });
+    return { informer, push: (type: string, object: KubeObject) => push(type, object) };
+  }
+  const obj = (name: string, uid: string, rv: string): KubeObject => ({
+    metadata: { name, uid, resourceVersion: rv, labels: allocatorLabels('IPv4') },
+    spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
+  });
+
+  it('drops the record held when the request was sent, and ignores its late ADDED', async () => {
+    const { informer, push } = scripted([obj('10.0.0.1', 'u1', '5')], '5');
+    informer.start();
+    await informer.waitForSync();
+    await until(() => informer.stats.watches === 1);
+    const sent = informer.get('10.0.0.1');
+    informer.appliedDelete('10.0.0.1', {}, sent);
+    expect(informer.get('10.0.0.1')).toBeUndefined();
+    push('MODIFIED', obj('10.0.0.1', 'u1', '5')); // a stale event of the deleted incarnation
+    expect(informer.get('10.0.0.1')).toBeUndefined();
+    informer.stop();
+  });
+
+  it('keeps a re-created object the watch delivered while the request was on its way', async () => {
+    const { informer, push } = scripted([obj('10.0.0.1', 'u1', '5')], '5');
+    informer.start();
+    await informer.waitForSync();
+    await until(() => informer.stats.watches === 1);
+    const sent = informer.get('10.0.0.1');
+    push('DELETED', obj('10.0.0.1', 'u1', '6'));
+    push('ADDED', obj('10.0.0.1', 'u2', '7')); // another client re-creates the name
+    informer.appliedDelete('10.0.0.1', {}, sent);
+    expect(informer.get('10.0.0.1')?.uid).toBe('u2');
+    push('MODIFIED', obj('10.0.0.1', 'u2', '8')); // u2 is not blocked
+    expect(informer.get('10.0.0.1')?.resourceVersion).toBe('8');
+    informer.stop();
   });
 });
