@@ -25,9 +25,10 @@ export { InMemoryServiceCIDRs, serviceCIDRAllocatable, validateServiceCIDRSpec }
 export type { ServiceCIDR, ServiceCIDRSource, ServiceCIDRWatcher, AddServiceCIDROptions } from './service-cidrs.ts';
 
 // ── stores ─────────────────────────────────────────────────────────────────────────────────
-export { MemoryStore, type MemoryStoreOptions } from './memory-store.ts';
+export { MemoryStore, type MemoryStoreOptions, type WatcherErrorHandler } from './memory-store.ts';
 export { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, allocatorLabels } from './store.ts';
-export type { IPAddressRecord, Store, StoreCache, StoreWatcher } from './store.ts';
+export type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
+export { validateRecord } from './records.ts';
 export { RECONCILE_GRACE_MS, ownerKey, reconcile, type ReconcileOptions, type ReconcileResult } from './reconcile.ts';
 
 // ── errors ─────────────────────────────────────────────────────────────────────────────────
