@@ -80,6 +80,9 @@ export class Xoshiro128 implements RandomSource {
    * xoshiro cannot leave). Use `seededRandom(seed)` to start from one number.
    */
   constructor(s0: number, s1: number, s2: number, s3: number) {
+    for (const w of [s0, s1, s2, s3]) {
+      if (!Number.isInteger(w)) throw new InvalidArgumentError(`Xoshiro128 state words must be integers, got ${quoteInput(w)}`);
+    }
     if ((s0 | s1 | s2 | s3) === 0) s0 = 0x9e3779b9;
     const s = this.s;
     s[0] = s0;
@@ -110,10 +113,12 @@ export class Xoshiro128 implements RandomSource {
 
 /**
  * A generator started from a seed: any finite number (its integer part taken as 53 bits; equal
- * seeds give equal sequences in every runtime).
+ * seeds give equal sequences in every runtime). InvalidArgumentError for anything else.
  */
 export function seededRandom(seed: number): Xoshiro128 {
-  if (!Number.isFinite(seed)) throw new RangeError(`seed must be a finite number, got ${seed}`);
+  if (typeof seed !== 'number' || !Number.isFinite(seed)) {
+    throw new InvalidArgumentError(`seed must be a finite number, got ${quoteInput(seed)}`);
+  }
   const n = Math.trunc(Math.abs(seed));
   const lo = n >>> 0;
   const hi = Math.floor(n / 4294967296) >>> 0;

@@ -11,6 +11,7 @@ import type { IndexKind } from '../adapters/free-index.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { Xoshiro128, drawBelow, drawU64, seededRandom, uniformBelow, type RandomSource } from '../adapters/random.ts';
+import { InvalidArgumentError } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { allocatorLabels } from '../adapters/store.ts';
@@ -242,7 +243,7 @@ describe('random: the shared draws', () => {
     const sa = Array.from({ length: 8 }, () => a.nextU32());
     expect(Array.from({ length: 8 }, () => b.nextU32())).toEqual(sa);
     expect(Array.from({ length: 8 }, () => c.nextU32())).not.toEqual(sa);
-    expect(() => seededRandom(Number.NaN)).toThrow(RangeError);
+    expect(() => seededRandom(Number.NaN)).toThrow(InvalidArgumentError);
   });
 
   it('drawBelow stays below n at the word boundaries and makes no draw for n = 1', () => {

@@ -6,7 +6,7 @@ import { Allocator } from '../../adapters/allocator.ts';
 import { InvalidArgumentError } from '../../adapters/errors.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
 import { MetaAllocator } from '../../adapters/meta-allocator.ts';
-import { drawBelow, MAX_DRAW_TRIES, type RandomSource, seededRandom, uniformBelow, type U64Out } from '../../adapters/random.ts';
+import { drawBelow, MAX_DRAW_TRIES, type RandomSource, seededRandom, uniformBelow, type U64Out, Xoshiro128 } from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
@@ -92,5 +92,16 @@ describe('a working source draws exactly as before', () => {
       want.push(unboundedBelow(b, n));
     }
     expect(got).toEqual(want);
+  });
+});
+
+describe('seeds and state words', () => {
+  it.each([Number.NaN, Infinity, '1', null, 1n])('seededRandom(%s) → InvalidArgumentError', (seed) => {
+    expect(() => seededRandom(seed as never)).toThrow(InvalidArgumentError);
+  });
+  it('new Xoshiro128 with a non-integer state word → InvalidArgumentError', () => {
+    expect(() => new Xoshiro128('a' as never, 1, 2, 3)).toThrow(InvalidArgumentError);
+    expect(() => new Xoshiro128(1, 2, 3, 0.5)).toThrow(InvalidArgumentError);
+    expect(new Xoshiro128(0, 0, 0, 0).nextU32()).toBe(new Xoshiro128(0x9e3779b9, 0, 0, 0).nextU32());
   });
 });
