@@ -49,7 +49,7 @@ import {
   OutOfMemoryError,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
-import { Prefix } from './geometry.ts';
+import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import type { IndexKind } from './free-index.ts';
 import { MemoryStore } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
@@ -147,6 +147,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.length}`);
     }
     if (!p.hasFirst) throw new InvalidRangeError('invalid address []');
+    refuseIPv4MappedOverlap(p);
     this.prefix = p;
     this.cidr = p.cidr;
     this.ipFamily = p.family;
