@@ -209,12 +209,26 @@ describe('wrong family, network and broadcast addresses, IPv4-mapped IPv6', () =
       await check(ip, () => range4.release(ip), { ok: true });
     }
   });
-  it('release/has of a wrong-family name never touch the record another allocator holds', async () => {
-    inputs.add('fd00:1::5 via IPv4');
-    checks++;
-    await alloc4.release('fd00:1::5');
-    expect(await alloc4.has('fd00:1::5')).toBe(false);
-    expect(await alloc6.has('fd00:1::5')).toBe(true);
+  it('release/has of the other family never touch its record, whatever the spelling (IPv4-mapped included)', async () => {
+    // The fixture holds 10.1.2.5 (alloc4) and fd00:1::5 (alloc6) on one store. Upstream's Release
+    // deletes by name with no range check; here an allocator never has an effect on the other family.
+    const v6 = new ReferenceAllocator(V6, { store, random: seededRandom(7) });
+    const cases: [IPAllocator, string, string][] = [
+      [alloc4, 'fd00:1::5', 'fd00:1::5'],
+      [ref4, 'fd00:1::5', 'fd00:1::5'],
+      [alloc6, '10.1.2.5', '10.1.2.5'],
+      [alloc6, '::ffff:10.1.2.5', '10.1.2.5'],
+      [alloc6, '::ffff:a01:205', '10.1.2.5'],
+      [v6, '::FFFF:10.1.2.5', '10.1.2.5'],
+    ];
+    for (const [a, text, name] of cases) {
+      inputs.add(`${text} via ${a.ipFamily}`);
+      checks++;
+      expect(await a.has(text), `${a.ipFamily} has(${text})`).toBe(false);
+      await a.release(text);
+      expect(store.records().some((r) => r.name === name), `${a.ipFamily} release(${text}) kept ${name}`).toBe(true);
+    }
+    v6.destroy();
   });
   it('IPv4-mapped spelling of a free in-range address is accepted as the IPv4 address (upstream net.IP)', async () => {
     for (const a of [alloc4, ref4]) {
