@@ -365,9 +365,9 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   private beginNext(): number {
     if (!this.isReady()) return NOT_READY;
+    if (this.space === null || !this.space.hasUpperBand) return FULL;
+    this.freshIndex(); // may replace this.space
     const space = this.space;
-    if (space === null || !space.hasUpperBand) return FULL;
-    this.freshIndex();
     return space.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
   }
 
@@ -526,7 +526,8 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
         if (family !== this.fam) return RESOLVED;
         name = canonicalOf(ip, family, w);
       }
-      this.freshIndex();
+      // No rebuild of a stale index here: a release needs none (the rebuild reads the cache
+      // later), and under memory pressure freeing addresses must keep working.
       const sync = this.store.sync;
       if (sync != null) {
         const op = this.takeOp();

@@ -38,13 +38,13 @@
 // the attempt: every range asks the same store).
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { parseAddrInto, parsePrefix, type Family } from './address.ts';
-import { ErrFull, ErrMismatchedNetwork, ErrNotReady, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+import { ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotReady, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import { Prefix } from './geometry.ts';
 import { MemoryStore } from './memory-store.ts';
 import { defaultRandom, uniformBelow, type RandomSource } from './random.ts';
 import { recorderFor } from './metrics.ts';
-import { hasAllocatorLabels, labelsFor } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
 import type { IPAddressRecord, Store } from './store.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
@@ -125,7 +125,7 @@ function notContained(p: Prefix, all: readonly Prefix[]): boolean {
 
 const TWO53 = 9007199254740992;
 
-export class MetaAllocator implements IPAllocator {
+export class MetaAllocator implements IPAllocator, Disposable {
   /** Upstream returns an empty IPNet: a MetaAllocator has no single CIDR. */
   readonly cidr = '';
   readonly ipFamily: IPFamily;
@@ -199,6 +199,7 @@ export class MetaAllocator implements IPAllocator {
 
   allocate(ip: string, owner?: ParentRef): Promise<void> {
     try {
+      this.live();
       const e = this.route(ip, true);
       if (e === null) throw new ErrMismatchedNetwork();
       return e.allocator.allocate(ip, owner);
@@ -208,6 +209,8 @@ export class MetaAllocator implements IPAllocator {
   }
 
   async allocateNext(owner?: ParentRef): Promise<string> {
+    this.live();
+    checkParentRef(owner); // also when no range is tried
     const list = this.order;
     if (this.policy === 'ordered' || list.length <= 1) {
       for (const e of list) {
@@ -255,6 +258,7 @@ export class MetaAllocator implements IPAllocator {
 
   release(ip: string): Promise<void> {
     try {
+      this.live();
       const e = this.route(ip, false);
       if (e === null) throw new ErrMismatchedNetwork();
       return e.allocator.release(ip);
@@ -265,6 +269,7 @@ export class MetaAllocator implements IPAllocator {
 
   /** Whether a range holds `ip` (asks its store). Malformed text rejects with InvalidAddressError; an address no range serves is false. */
   async has(ip: string): Promise<boolean> {
+    this.live();
     const e = this.route(ip, true);
     return e === null ? false : e.allocator.has(ip);
   }
@@ -275,6 +280,7 @@ export class MetaAllocator implements IPAllocator {
    * InvalidAddressError for malformed text.
    */
   rangeFor(ip: string, ready = true): string {
+    this.live();
     const e = this.route(ip, ready);
     if (e === null) throw new ErrMismatchedNetwork();
     return e.cidr;
@@ -299,12 +305,14 @@ export class MetaAllocator implements IPAllocator {
   // ── reading ───────────────────────────────────────────────────────────────────────────────
 
   forEach(fn: (ip: string) => void): void {
-    if (typeof fn !== 'function') throw new InvalidArgumentError('forEach needs a function');
+    this.live();
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
     for (const r of this.store.cache.list(labelsFor(this.ipFamily))) fn(r.name);
   }
 
   /** Records of this family carrying both allocator labels, in any range or none (upstream). O(1). */
   used(): number {
+    this.live();
     return this.labelled.size;
   }
 
@@ -313,12 +321,14 @@ export class MetaAllocator implements IPAllocator {
    * so an IPv6 /64 (2^64 − 1 addresses) contributes −1 there; that overflow is not reproduced.
    */
   free(): bigint {
+    this.live();
     const used = BigInt(this.labelled.size);
     return used > this.topSize ? 0n : this.topSize - used;
   }
 
   /** The ranges in creation order. */
   ranges(): RangeInfo[] {
+    this.live();
     return this.order.map((e) => ({
       cidr: e.cidr,
       ready: e.allocator.isReady(),
@@ -331,6 +341,7 @@ export class MetaAllocator implements IPAllocator {
 
   /** The CIDRs currently skipped, with their reasons. */
   skipped(): SkippedCIDR[] {
+    this.live();
     return [...this.skips.values()];
   }
 
@@ -342,18 +353,23 @@ export class MetaAllocator implements IPAllocator {
    * Like upstream, the view checks against that one range only.
    */
   dryRun(): IPAllocator {
+    this.live();
     for (const e of this.order) if (e.allocator.isReady()) return e.allocator.dryRun();
     return new NotReadyDryRun(this);
   }
 
   /** Enables metrics on every range, now and later (each range reports under its own cidr label). */
   enableMetrics(registry?: unknown): void {
+    this.live();
     recorderFor(registry); // validates before changing anything
     this.metricsOption = registry === undefined ? true : (registry as Registry | true);
     for (const e of this.order) e.allocator.enableMetrics(registry);
   }
 
-  /** Stops listening to the source and the store and destroys every range. allocateNext → ErrFull afterwards. */
+  /**
+   * Stops listening to the source and the store and destroys every range. Idempotent; every other
+   * method throws (or rejects with) ErrDestroyed afterwards.
+   */
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
@@ -363,6 +379,15 @@ export class MetaAllocator implements IPAllocator {
     this.entries.clear();
     this.order = [];
     this.topSize = 0n;
+  }
+
+  /** `using meta = new MetaAllocator(…)`: destroy() at the end of the scope. */
+  [Symbol.dispose](): void {
+    this.destroy();
+  }
+
+  private live(): void {
+    if (this.destroyed) throw new ErrDestroyed(`MetaAllocator ${this.ipFamily}`);
   }
 
   // ── events ────────────────────────────────────────────────────────────────────────────────

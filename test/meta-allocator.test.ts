@@ -12,6 +12,7 @@ import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import {
   ErrAllocated,
+  ErrDestroyed,
   ErrFull,
   ErrMismatchedNetwork,
   ErrNotReady,
@@ -302,10 +303,11 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/30']);
     await meta.allocateNext();
     meta.destroy();
-    source.addServiceCIDR('b', ['10.1.0.0/24']);
-    expect(meta.ranges()).toEqual([]);
-    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
-    expect(await rejection(meta.allocate('10.1.0.5'))).toBeInstanceOf(ErrMismatchedNetwork);
+    source.addServiceCIDR('b', ['10.1.0.0/24']); // no longer heard
+    expect(() => meta.ranges()).toThrow(ErrDestroyed);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(meta.allocate('10.1.0.5'))).toBeInstanceOf(ErrDestroyed);
+    expect(store.records().map((r) => r.name)).toHaveLength(1);
     meta.destroy(); // idempotent
   });
 });

@@ -1,0 +1,181 @@
+// The allocators' robustness rules: the index never throws into the store (out of WASM memory
+// inside a watcher or a release marks it stale; it is rebuilt from the cache before the next
+// operation), every method after destroy() throws ErrDestroyed, owners have upstream's
+// ParentReference shape, and an address of the other family never reaches the store.
+import { afterAll, describe, expect, it } from 'vitest';
+import { Allocator } from '../adapters/allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { Range } from '../adapters/range.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
+import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import type { IPAllocator } from '../adapters/types.ts';
+import { rejection } from './helpers.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+/** Caps the core's memory at its current size and takes what is left with tiny ranges. */
+function exhaustMemory(): Range[] {
+  setMemoryLimit(0);
+  const hog: Range[] = [];
+  for (;;) {
+    try {
+      hog.push(new Range('10.255.0.0/28'));
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      return hog;
+    }
+  }
+}
+
+function release(hog: Range[]): void {
+  for (const r of hog) r.destroy();
+  setMemoryLimit(original);
+}
+
+const ip4 = (i: number) => `10.0.${i >> 8}.${i & 255}`;
+
+describe('out of WASM memory inside the index', () => {
+  it("another allocator's watcher out of memory: the create succeeds, used() stays right, the index is rebuilt before the next operation", async () => {
+    const store = new MemoryStore();
+    const dense = new Allocator('10.0.0.0/20', { store, random: seededRandom(1), index: 'dense' });
+    const sparse = new Allocator('10.0.0.0/16', { store, random: seededRandom(2), index: 'sparse' });
+    const hog = exhaustMemory();
+    let made = 0;
+    try {
+      // isolated addresses: each one a run of its own in the sparse index, which must grow
+      for (let i = 1; i < 4000; i += 2) {
+        await dense.allocate(ip4(i)); // never rejected: the sparse watcher must not throw into the store
+        made++;
+        expect(sparse.used()).toBe(made);
+      }
+      expect(store.records().length).toBe(made);
+      // the sparse index missed events: its next operation rebuilds first, and cannot under the cap
+      const before = store.records().length;
+      expect(await rejection(sparse.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+      expect(store.records().length).toBe(before); // nothing changed
+      expect(sparse.used()).toBe(made);
+    } finally {
+      release(hog);
+    }
+    // with memory back, the rebuilt index holds every record: nothing is handed out twice
+    const held = new Set(store.records().map((r) => r.name));
+    for (let i = 0; i < 50; i++) {
+      const ip = await sparse.allocateNext();
+      expect(held.has(ip)).toBe(false);
+      held.add(ip);
+    }
+    expect(sparse.validate().indexed).toBe(held.size);
+    dense.validate();
+    dense.destroy();
+    sparse.destroy();
+  });
+
+  it('a release whose clear splits a sparse run out of memory still deletes; the index is rebuilt, never left behind the store', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('2001:db8:7::/64', { store, random: seededRandom(3) });
+    const n = 6000;
+    const name = (i: number) => `2001:db8:7::${(i + 1).toString(16)}`;
+    for (let i = 0; i < n; i++) await a.allocate(name(i)); // one run of 6000
+    expect(a.validate().indexed).toBe(n);
+    const hog = exhaustMemory();
+    let stale = false;
+    try {
+      for (let i = 1500; i < 4500; i += 2) await a.release(name(i)); // each one splits a run
+      expect(store.records().length).toBe(n - 1500);
+      expect(a.used()).toBe(n - 1500);
+      stale = (await rejection(a.allocateNext())) instanceof OutOfMemoryError;
+    } finally {
+      release(hog);
+    }
+    expect(stale).toBe(true); // the cap did bite: the index had fallen behind and could not be rebuilt
+    const ip = await a.allocateNext(); // rebuilt from the cache first
+    expect(store.records().filter((r) => r.name === ip).length).toBe(1);
+    expect(a.validate().indexed).toBe(n - 1500 + 1);
+    expect(a.used()).toBe(n - 1500 + 1);
+    a.destroy();
+  });
+});
+
+describe('after destroy()', () => {
+  const source = () => {
+    const s = new InMemoryServiceCIDRs();
+    s.addServiceCIDR('a', ['10.1.0.0/24']);
+    return s;
+  };
+  const cases: [string, () => IPAllocator & { setReady?: (r: boolean) => void }][] = [
+    ['Allocator', () => new Allocator('10.1.0.0/24')],
+    ['ReferenceAllocator', () => new ReferenceAllocator('10.1.0.0/24')],
+    ['MetaAllocator', () => new MetaAllocator('IPv4', source())],
+  ];
+  it.each(cases)('%s: every method throws or rejects ErrDestroyed; destroy is idempotent; Symbol.dispose destroys', async (_name, make) => {
+    const a = make();
+    await a.allocate('10.1.0.7');
+    a.destroy();
+    a.destroy();
+    expect(await rejection(a.allocate('10.1.0.8'))).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(a.release('10.1.0.7'))).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(a.has('10.1.0.7'))).toBeInstanceOf(ErrDestroyed);
+    expect(() => a.forEach(() => {})).toThrow(ErrDestroyed);
+    expect(() => a.used()).toThrow(ErrDestroyed);
+    expect(() => a.free()).toThrow(ErrDestroyed);
+    expect(() => a.dryRun()).toThrow(ErrDestroyed);
+    expect(() => a.enableMetrics()).toThrow(ErrDestroyed);
+    if (a.setReady) expect(() => a.setReady!(true)).toThrow(ErrDestroyed);
+    const b = make() as IPAllocator & Disposable;
+    {
+      using scoped = b;
+      void scoped;
+    }
+    expect(() => b.used()).toThrow(ErrDestroyed);
+  });
+});
+
+describe('owners (parentRef) have the upstream shape', () => {
+  const bad: unknown[] = ['web', 42, Symbol('x'), [], { name: 'web' }, { resource: 'services', name: '' }, { resource: 'services', name: 'web', extra: 1 }];
+  it.each([
+    ['Allocator', (store: MemoryStore) => new Allocator('10.2.0.0/28', { store, random: seededRandom(4) })],
+    ['ReferenceAllocator', (store: MemoryStore) => new ReferenceAllocator('10.2.0.0/28', { store, random: seededRandom(4) })],
+  ] as const)('%s: a malformed owner is InvalidArgumentError and nothing is written', async (_name, make) => {
+    const store = new MemoryStore();
+    const a = make(store);
+    for (const owner of bad) {
+      expect(await rejection(a.allocate('10.2.0.3', owner as never)), String(owner)).toBeInstanceOf(InvalidArgumentError);
+      expect(await rejection(a.allocateNext(owner as never)), String(owner)).toBeInstanceOf(InvalidArgumentError);
+    }
+    expect(store.records()).toEqual([]);
+    expect(a.used()).toBe(0);
+    const owner = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+    const ip = await a.allocateNext(owner);
+    expect((await store.get(ip))?.parentRef).toEqual(owner);
+    a.destroy();
+  });
+});
+
+describe('the other family', () => {
+  it("release/has of the other family's address never reach the store", async () => {
+    const store = new MemoryStore();
+    const v4 = new Allocator('10.3.0.0/24', { store });
+    const v6 = new Allocator('fd00:3::/120', { store });
+    await v4.allocate('10.3.0.5');
+    await v6.allocate('fd00:3::5');
+    const calls: string[] = [];
+    const spy = { create: store.create, delete: store.delete, get: store.get };
+    store.delete = (name) => (calls.push(`delete ${name}`), spy.delete.call(store, name));
+    store.get = (name) => (calls.push(`get ${name}`), spy.get.call(store, name));
+    await v6.release('10.3.0.5');
+    await v6.release('::ffff:10.3.0.5');
+    expect(await v6.has('10.3.0.5')).toBe(false);
+    await v4.release('fd00:3::5');
+    expect(await v4.has('fd00:3::5')).toBe(false);
+    expect(calls).toEqual([]);
+    expect(store.records().map((r) => r.name).sort()).toEqual(['10.3.0.5', 'fd00:3::5']);
+    v4.destroy();
+    v6.destroy();
+  });
+});
