@@ -34,31 +34,11 @@ import type { ParentRef } from './types.ts';
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
-// The creation time of records, read from the clock at most once per synchronous run of code
-// (and again every 4,096 writes within a long run). Reading the clock costs about as much as the
-// rest of a create on this path (Date.now() ≈ 70–120 ns on a KVM guest, measured), and
-// Kubernetes keeps creationTimestamp in whole seconds. The reading expires in a microtask, not a
-// timer: Deno's test sanitizer reports any pending timer as a leak.
-let clockMs = 0;
-let clockUses = 0;
-function expireClock(): void {
-  clockUses = 0;
-}
-/** Milliseconds since the epoch, as of the start of the current synchronous run (or later). */
-function coarseNow(): number {
-  if (clockUses === 0) {
-    clockMs = Date.now();
-    queueMicrotask(expireClock);
-  }
-  if (++clockUses > 4096) clockUses = 0;
-  return clockMs;
-}
-
 /**
  * A stored record. `name`, `labels` and `parentRef` are plain own fields (frozen, like the
  * record); the version and creation time are kept as numbers and turned into the text fields
  * Kubernetes has (`resourceVersion`, `uid`, `creationTimestamp`) only when read: the allocators
- * never read them, and formatting them on every write was most of a create's cost.
+ * never read them, so no write pays for three strings and a clock formatting.
  */
 class StoredRecord implements IPAddressRecord {
   readonly name: string;
@@ -444,7 +424,7 @@ function destroyed(): ErrDestroyed {
 export class MemoryStore implements Store, SyncStoreOps {
   /** The records (the compare-and-set table). */
   protected readonly authority = new NameTable();
-  /** The cache view over `authority`, and the delivery of events to watchers. */
+  /** The cache view over `authority`, and the delivery of events to watchers. @internal (as MemoryCache) */
   protected readonly view: MemoryCache;
   readonly cache: StoreCache;
   /** This store's synchronous operations (itself), or null with `syncOps: false`. */
@@ -572,7 +552,7 @@ export class MemoryStore implements Store, SyncStoreOps {
       labels === undefined ? NO_LABELS : Object.isFrozen(labels) ? labels : Object.freeze({ ...labels }),
       ref === null || ref === undefined ? null : Object.freeze({ ...ref }),
       ++this.version,
-      coarseNow(),
+      Date.now(),
     );
     this.authority.set(stored.name, stored, slot);
     if (announce) this.changed(true, stored, liveOf(slot));

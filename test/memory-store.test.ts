@@ -67,13 +67,12 @@ describe('MemoryStore', () => {
     });
   });
 
-  it('reads the clock again for a write after the current synchronous run (a microtask later)', async () => {
+  it('stamps each record with the time of its write (a new second, a new creationTimestamp)', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
       vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 0, 900));
       const s = new MemoryStore();
       const first = s.createSync(rec('10.0.0.1')).creationTimestamp;
-      await Promise.resolve();
       vi.setSystemTime(Date.UTC(2026, 0, 1, 0, 0, 1, 100));
       const second = s.createSync(rec('10.0.0.2')).creationTimestamp;
       expect([first, second]).toEqual(['2026-01-01T00:00:00Z', '2026-01-01T00:00:01Z']);
