@@ -11,8 +11,11 @@ function ip(name: string, labels: Record<string, string> = {}, parentRef: unknow
   return { apiVersion: 'networking.k8s.io/v1', kind: 'IPAddress', metadata: { name, labels }, spec: parentRef === null ? {} : { parentRef } };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the tests read answers of every shape
+type Json = any;
+
 /** One request with a fresh connection each time (no keep-alive left behind). */
-function request(base: string, method: string, path: string, body?: unknown): Promise<{ code: number; json: any }> {
+function request(base: string, method: string, path: string, body?: unknown): Promise<{ code: number; json: Json }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
@@ -32,7 +35,7 @@ function request(base: string, method: string, path: string, body?: unknown): Pr
 
 /** A watch stream collecting events; `until(n)` resolves when n events arrived; `ended` on end. */
 function openWatch(base: string, path: string) {
-  const events: { type: string; object: any }[] = [];
+  const events: { type: string; object: Json }[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   let endResolve!: () => void;
   const ended = new Promise<void>((r) => (endResolve = r));
@@ -47,7 +50,11 @@ function openWatch(base: string, path: string) {
         while ((i = buf.indexOf('\n')) >= 0) {
           events.push(JSON.parse(buf.slice(0, i)));
           buf = buf.slice(i + 1);
-          for (const w of [...waiters]) if (events.length >= w.n) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+          for (const w of [...waiters]) {
+            if (events.length < w.n) continue;
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve();
+          }
         }
       });
       res.on('end', endResolve);
@@ -55,7 +62,10 @@ function openWatch(base: string, path: string) {
       res.on('error', endResolve);
       resolve();
     });
-    req.on('error', (e) => (endResolve(), reject(e)));
+    req.on('error', (e) => {
+      endResolve();
+      reject(e);
+    });
   });
   return {
     events,
@@ -368,7 +378,7 @@ describe('ApiServerDouble', () => {
     const w = openWatch(d.url, `${V1}?watch=true&resourceVersion=1`);
     await w.ready;
     const heldCreate = d.holdReply('create');
-    let created: { code: number; json: any } | undefined;
+    let created: { code: number; json: Json } | undefined;
     const creating = request(d.url, 'POST', V1, ip('10.0.0.1')).then((r) => (created = r));
     await heldCreate.applied;
     expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.1']); // stored…

@@ -24,6 +24,8 @@ function foreign(name: string, labels: Record<string, string> = allocatorLabels(
 describe('KubernetesStore', () => {
   let d: ApiServerDouble;
   const stores: KubernetesStore[] = [];
+  /** Marker objects written by watchCaughtUp in this test. */
+  let markers = 0;
 
   function open(options: KubernetesStoreOptions = {}): KubernetesStore {
     const s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, ...options });
@@ -33,6 +35,7 @@ describe('KubernetesStore', () => {
 
   beforeEach(async () => {
     d = await ApiServerDouble.start();
+    markers = 0;
   });
   afterEach(async () => {
     for (const s of stores.splice(0)) s.close();
@@ -43,10 +46,6 @@ describe('KubernetesStore', () => {
    * Writes a marker object as another client and waits until the store's cache shows it: every
    * watch event sent before it has then been applied (one watch stream delivers in order).
    */
-  let markers = 0;
-  beforeEach(() => {
-    markers = 0;
-  });
   async function watchCaughtUp(store: KubernetesStore): Promise<void> {
     const name = `10.255.255.${++markers}`;
     d.insert(foreign(name));
@@ -403,7 +402,10 @@ describe('KubernetesStore', () => {
         if (i % 7 === 0) await s.delete(`10.1.0.${i - 1}`);
         if (i % 9 === 0) d.remove(`10.1.0.${i - 2}`);
         if (i === 15) d.dropWatches();
-        if (i === 25) (d.holdWatches(), d.compact());
+        if (i === 25) {
+          d.holdWatches();
+          d.compact();
+        }
         if (i === 30) d.closeWatches();
         if (i === 31) d.releaseWatches();
         if (i === 40) d.failNext('watch', 1, 500);

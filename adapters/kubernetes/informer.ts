@@ -253,8 +253,14 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         signal?.removeEventListener('abort', onAbort);
       };
       const waiter = {
-        resolve: () => (settle(), resolve()),
-        reject: (e: unknown) => (settle(), reject(e)),
+        resolve: () => {
+          settle();
+          resolve();
+        },
+        reject: (e: unknown) => {
+          settle();
+          reject(e);
+        },
       };
       this.syncWaiters.add(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -71,9 +71,4 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   protected assertOpen(): void {
     if (this.closed) throw new ErrDestroyed(this.informer.owner);
   }
-
-  /** True once closed. */
-  protected get isClosed(): boolean {
-    return this.closed;
-  }
 }

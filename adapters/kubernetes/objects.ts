@@ -184,7 +184,7 @@ export function selectorFromLabels(labels: Readonly<Record<string, string>>): La
 export function matchesSelector(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
   if (!selector) return true;
   for (const r of selector.requirements) {
-    const has = Object.prototype.hasOwnProperty.call(labels, r.key);
+    const has = Object.hasOwn(labels, r.key);
     const v = labels[r.key];
     switch (r.op) {
       case 'eq':

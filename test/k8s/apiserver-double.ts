@@ -312,7 +312,7 @@ export function parseSelector(text: string | undefined): Selector {
 export function selectorMatches(selector: Selector, labels: Readonly<Record<string, string>> | undefined): boolean {
   const l = labels ?? {};
   for (const r of selector) {
-    const has = Object.prototype.hasOwnProperty.call(l, r.key);
+    const has = Object.hasOwn(l, r.key);
     const v = l[r.key];
     switch (r.op) {
       case 'eq':

@@ -55,7 +55,7 @@ try {
   for (let i = 0; i < 3000 && allocator.free() > 0n; i++) await new Promise((r) => setTimeout(r, 10));
   send({ done: true, ips, elapsedMs, used: allocator.used(), free: String(allocator.free()) });
 } catch (e) {
-  send({ done: false, error: String(e && e.message ? e.message : e), ips });
+  send({ done: false, error: String(e?.message ? e.message : e), ips });
   code = 2;
 } finally {
   allocator.destroy();
