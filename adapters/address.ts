@@ -20,8 +20,11 @@
 //
 // Speed: the parsers scan the string once with charCodeAt, keep their state in locals and one
 // module-level scratch array, and return status codes internally; only the exported wrappers
-// throw, and the error text is built only on that path. The formatters concatenate strings from
-// 256-entry tables.
+// throw, and the error text is built only on that path. Plain dotted quads and plain IPv6 go
+// through lean fast paths first (parseV4Value, parseV6Value) that only say "not mine" on
+// anything else. The formatters concatenate strings from tables (256 octets, 65,536 hex
+// groups, 256 zero-group masks → the `::` run); a canonical-form check compares the text with
+// the words instead of formatting (isCanonical).
 
 import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
 
@@ -287,6 +290,7 @@ export function parseAddrInto(text: unknown, out: Uint32Array): Family {
     putV4(out, v4);
     return 4;
   }
+  if (parseV6Value(text, n, out)) return 6;
   const f = parseSpan(text, 0, n, out);
   if (f === 0) throw new InvalidAddressError(text, failText(text));
   return f === FAM_V6 ? 6 : 4;
@@ -350,6 +354,73 @@ function parseV4Value(s: string, end: number): number {
   return acc >>> 0;
 }
 
+/**
+ * The hot path for IPv6: plain hex groups and at most one `::`, no error bookkeeping. Writes the
+ * words of a valid address in s[0, end) and returns true; returns false (leaving `out` in any
+ * state) for anything else — an embedded dotted quad, an IPv4-mapped address, a zone, or a
+ * malformed text — which `parseSpan` then parses or rejects with its reason. Accepts a subset
+ * of what `parseV6` accepts, with the same words (checked by the property tests against the
+ * slow oracle).
+ */
+function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
+  const g = groups;
+  let n = 0; // groups parsed
+  let ellipsis = -1; // group index where `::` stands
+  let i = 0;
+  if (s.charCodeAt(0) === CH_COLON) {
+    if (end < 2 || s.charCodeAt(1) !== CH_COLON) return false;
+    ellipsis = 0;
+    i = 2;
+    if (i === end) {
+      out[0] = 0;
+      out[1] = 0;
+      out[2] = 0;
+      out[3] = 0;
+      return true;
+    }
+  }
+  for (;;) {
+    // one group of 1..4 hex digits
+    let c = s.charCodeAt(i);
+    let h = c < 128 ? HEX_VALUE[c]! : -1;
+    if (h < 0) return false;
+    let acc = h;
+    let digits = 1;
+    while (++i < end) {
+      c = s.charCodeAt(i);
+      h = c < 128 ? HEX_VALUE[c]! : -1;
+      if (h < 0) break;
+      if (digits++ === 4) return false;
+      acc = (acc << 4) | h;
+    }
+    if (n === 8) return false;
+    g[n++] = acc;
+    if (i === end) break;
+    // then a colon with more after it, or `::`
+    if (c !== CH_COLON || ++i === end) return false;
+    if (s.charCodeAt(i) === CH_COLON) {
+      if (ellipsis >= 0) return false;
+      ellipsis = n;
+      if (++i === end) break;
+    }
+  }
+  if (n < 8) {
+    if (ellipsis < 0) return false;
+    const gap = 8 - n;
+    for (let j = n - 1; j >= ellipsis; j--) g[j + gap] = g[j]!;
+    for (let j = ellipsis + gap - 1; j >= ellipsis; j--) g[j] = 0;
+  } else if (ellipsis >= 0) {
+    return false; // `::` standing for no group
+  }
+  // IPv4-mapped: parseV6 decides what that reads as
+  if ((g[0]! | g[1]! | g[2]! | g[3]! | g[4]!) === 0 && g[5] === 0xffff) return false;
+  out[0] = (g[0]! << 16) | g[1]!;
+  out[1] = (g[2]! << 16) | g[3]!;
+  out[2] = (g[4]! << 16) | g[5]!;
+  out[3] = (g[6]! << 16) | g[7]!;
+  return true;
+}
+
 /** Like `parseAddrInto`, into a fresh Uint32Array(4). For cold paths and tests. */
 export function parseAddr(text: unknown): { family: Family; words: Uint32Array } {
   const words = new Uint32Array(4);
@@ -363,14 +434,9 @@ export function parseAddr(text: unknown): { family: Family; words: Uint32Array }
 /** `DEC[b]` = b in decimal; `DEC_DOT[b]` = the same followed by a dot. */
 const DEC: string[] = [];
 const DEC_DOT: string[] = [];
-/** `HEX[b]` = b in lowercase hex without padding; `HEX2[b]` = two digits, zero-padded. */
-const HEX: string[] = [];
-const HEX2: string[] = [];
 for (let b = 0; b < 256; b++) {
   DEC.push(String(b));
   DEC_DOT.push(`${b}.`);
-  HEX.push(b.toString(16));
-  HEX2.push(b.toString(16).padStart(2, '0'));
 }
 
 /** Dotted decimal of the IPv4 address `v` (a u32; the value is taken mod 2^32). */
@@ -378,18 +444,51 @@ export function formatIPv4(v: number): string {
   return DEC_DOT[v >>> 24]! + DEC_DOT[(v >>> 16) & 255]! + DEC_DOT[(v >>> 8) & 255]! + DEC[v & 255]!;
 }
 
-/** One 16-bit group in lowercase hex without leading zeros. */
-function hexGroup(x: number): string {
-  const hi = x >>> 8;
-  return hi === 0 ? HEX[x]! : HEX[hi]! + HEX2[x & 255]!;
+/**
+ * `GROUP[g]` = the 16-bit group g in lowercase hex without leading zeros, `COLON_GROUP[g]` the
+ * same after a colon. Filled on first use: a /64 with random interface ids ends up using all
+ * 65,536 (about 4 MB of short strings), a Service range of a few thousand addresses a few KB.
+ */
+const GROUP: string[] = new Array<string>(65536);
+const COLON_GROUP: string[] = new Array<string>(65536);
+
+function group(x: number): string {
+  return GROUP[x] ?? (GROUP[x] = x.toString(16));
+}
+
+function colonGroup(x: number): string {
+  return COLON_GROUP[x] ?? (COLON_GROUP[x] = `:${group(x)}`);
 }
 
 /**
- * RFC 5952 text of the IPv6 address with words w0..w3 (w0 = bits 127..96). An IPv4-mapped
- * value is written as plain IPv6 (`::ffff:102:304`), never with a dotted quad: callers that
- * want the IPv4 reading pass family 4 to `formatAddr`.
+ * `ZERO_RUN[z]`, for the mask z of zero groups (bit i set when group i is 0, group 0 = bits
+ * 127..112): the RFC 5952 run written as `::` — the longest run of ≥ 2 zero groups, leftmost on
+ * ties — as start · 16 + length, or 0 when there is none (lone zero groups are written `0`).
+ *
+ *   groups  2001:db8:0:0:1:0:0:0   z = 0b1110_1100   → start 5, length 3   → 2001:db8:0:0:1::
  */
-export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
+const ZERO_RUN = new Uint8Array(256);
+for (let z = 0; z < 256; z++) {
+  let best = 0;
+  let bestLen = 1;
+  for (let i = 0; i < 8; ) {
+    if (((z >>> i) & 1) === 0) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && ((z >>> j) & 1) === 1) j++;
+    if (j - i > bestLen) {
+      best = (i << 4) | (j - i);
+      bestLen = j - i;
+    }
+    i = j;
+  }
+  ZERO_RUN[z] = best;
+}
+
+/** Loads the eight groups of w0..w3 into `groups` and returns the zero run (ZERO_RUN). */
+function loadGroups(w0: number, w1: number, w2: number, w3: number): number {
   const g = groups;
   g[0] = w0 >>> 16;
   g[1] = w0 & 0xffff;
@@ -399,43 +498,90 @@ export function formatIPv6(w0: number, w1: number, w2: number, w3: number): stri
   g[5] = w2 & 0xffff;
   g[6] = w3 >>> 16;
   g[7] = w3 & 0xffff;
+  const z = (g[0] === 0 ? 1 : 0) | (g[1] === 0 ? 2 : 0) | (g[2] === 0 ? 4 : 0) | (g[3] === 0 ? 8 : 0) |
+    (g[4] === 0 ? 16 : 0) | (g[5] === 0 ? 32 : 0) | (g[6] === 0 ? 64 : 0) | (g[7] === 0 ? 128 : 0);
+  return ZERO_RUN[z]!;
+}
 
-  // Longest run of zero groups, leftmost on ties; a run of one is not shortened.
-  let zStart = -1;
-  let zLen = 1;
-  for (let i = 0; i < 8; i++) {
-    if (g[i] !== 0) continue;
-    let j = i + 1;
-    while (j < 8 && g[j] === 0) j++;
-    if (j - i > zLen) {
-      zStart = i;
-      zLen = j - i;
-    }
-    i = j;
+/**
+ * RFC 5952 text of the IPv6 address with words w0..w3 (w0 = bits 127..96). An IPv4-mapped
+ * value is written as plain IPv6 (`::ffff:102:304`), never with a dotted quad: callers that
+ * want the IPv4 reading pass family 4 to `formatAddr`.
+ */
+export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
+  const run = loadGroups(w0, w1, w2, w3);
+  const g = groups;
+  if (run === 0) {
+    return group(g[0]!) + colonGroup(g[1]!) + colonGroup(g[2]!) + colonGroup(g[3]!) +
+      colonGroup(g[4]!) + colonGroup(g[5]!) + colonGroup(g[6]!) + colonGroup(g[7]!);
   }
-  const zEnd = zStart + zLen; // exclusive
-
+  //  groups [0, start) · `::` · groups [end, 8)
+  const start = run >>> 4;
+  const end = start + (run & 15);
   let s = '';
-  for (let i = 0; i < 8; i++) {
-    if (i === zStart) {
-      s += '::';
-      i = zEnd;
-      if (i >= 8) break;
-    } else if (i > 0) {
-      s += ':';
-    }
-    s += hexGroup(g[i]!);
+  if (start > 0) {
+    s = group(g[0]!);
+    for (let i = 1; i < start; i++) s += colonGroup(g[i]!);
+  }
+  s += '::';
+  if (end < 8) {
+    s += group(g[end]!);
+    for (let i = end + 1; i < 8; i++) s += colonGroup(g[i]!);
   }
   return s;
 }
 
+/** Char codes of the lowercase hex digits. */
+const HEX_CODE = new Uint8Array(16);
+for (let d = 0; d < 16; d++) HEX_CODE[d] = '0123456789abcdef'.charCodeAt(d);
+
 /**
- * The canonical text of `text`, which parseAddrInto has just parsed into `words` as `family`.
- * IPv4 text without a colon that parses is already canonical (the parser takes only plain
- * dotted quads without leading zeros), so it is returned as it is; anything else is formatted.
+ * Whether `text` is exactly formatIPv6(w0..w3), compared character by character without
+ * building the canonical text.
+ */
+function isCanonical6(text: string, w0: number, w1: number, w2: number, w3: number): boolean {
+  const run = loadGroups(w0, w1, w2, w3);
+  const g = groups;
+  const start = run === 0 ? 8 : run >>> 4;
+  const end = run === 0 ? 8 : start + (run & 15);
+  let at = 0;
+  for (let i = 0; i < 8; i++) {
+    if (i === start) {
+      if (text.charCodeAt(at) !== CH_COLON || text.charCodeAt(at + 1) !== CH_COLON) return false;
+      at += 2;
+      i = end - 1;
+      continue;
+    }
+    if (i > 0 && i !== end) {
+      if (text.charCodeAt(at) !== CH_COLON) return false;
+      at++;
+    }
+    const x = g[i]!;
+    //  the group's digits, no leading zeros: 0 → "0", 0x0db8 → "db8"
+    for (let shift = x >= 0x1000 ? 12 : x >= 0x100 ? 8 : x >= 0x10 ? 4 : 0; shift >= 0; shift -= 4) {
+      if (text.charCodeAt(at++) !== HEX_CODE[(x >>> shift) & 15]) return false;
+    }
+  }
+  return at === text.length;
+}
+
+/**
+ * Whether `text`, which parseAddrInto has just parsed into `words` as `family`, is already the
+ * canonical text (what formatAddr writes), checked without formatting. IPv4 text without a
+ * colon that parses is canonical (the parser takes only plain dotted quads without leading
+ * zeros); IPv4 read from IPv4-mapped IPv6 text never is.
+ */
+export function isCanonical(text: string, family: Family, words: ArrayLike<number>): boolean {
+  if (family === 4) return text.indexOf(':') < 0;
+  return isCanonical6(text, words[0]!, words[1]!, words[2]!, words[3]!);
+}
+
+/**
+ * The canonical text of `text`, which parseAddrInto has just parsed into `words` as `family`:
+ * `text` itself when it is canonical already (isCanonical: no string is built), else formatted.
  */
 export function canonicalOf(text: string, family: Family, words: ArrayLike<number>): string {
-  return family === 4 && text.indexOf(':') < 0 ? text : formatAddr(family, words);
+  return isCanonical(text, family, words) ? text : formatAddr(family, words);
 }
 
 /**

@@ -3,7 +3,7 @@
 import Benchmark from 'benchmark';
 import os from 'node:os';
 import ipaddr from 'ipaddr.js';
-import { canonicalAddr, formatIPv4, formatIPv6, parseAddrInto, parsePrefix } from '../adapters/address.ts';
+import { canonicalAddr, formatIPv4, formatIPv6, isCanonical, parseAddrInto, parsePrefix } from '../adapters/address.ts';
 
 /** xorshift32 with a fixed seed, so every run formats and parses the same values. */
 function rng(seed: number): () => number {
@@ -55,6 +55,15 @@ suite
   .add('format IPv6', () => {
     const w = v6[k++ & (N - 1)]!;
     sink += formatIPv6(w[0], w[1], w[2], w[3]).length;
+  })
+  .add('parse + format IPv6 (the boundary table\'s pair)', () => {
+    parseAddrInto(v6Text[k++ & (N - 1)], out);
+    sink += formatIPv6(out[0]!, out[1]!, out[2]!, out[3]!).length;
+  })
+  .add('isCanonical IPv6 (canonical text, words at hand)', () => {
+    const i = k++ & (N - 1);
+    const w = v6[i]!;
+    sink += isCanonical(v6Text[i]!, 6, w) ? 1 : 0;
   })
   .add('canonicalAddr IPv6', () => {
     sink += canonicalAddr(v6Full[k++ & (N - 1)]).length;

@@ -7,6 +7,7 @@ import ipaddr from 'ipaddr.js';
 import {
   canonicalAddr,
   canonicalOf,
+  isCanonical,
   formatAddr,
   parseIPv4Fast,
   formatIPv4,
@@ -543,6 +544,72 @@ describe('agreement with the slow parser on arbitrary text', () => {
       { numRuns: 20000 },
     );
     expect(accepted).toBeGreaterThan(5000);
+  });
+});
+
+describe('IPv6 text both ways against the slow formatter', () => {
+  // Groups drawn mostly from 0 and 1, so every shape of zero run (none, lone zeros, ties, runs at
+  // either end, all zeros) is common, not a 1-in-2^16 event.
+  const group = fc.oneof(fc.constant(0), fc.constant(0), fc.constant(1), fc.integer({ min: 0, max: 0xffff }));
+  const zeroHeavy = fc.array(group, { minLength: 8, maxLength: 8 }).map((g) => [0, 1, 2, 3].map((i) => ((g[2 * i]! << 16) | g[2 * i + 1]!) >>> 0));
+
+  it('format agrees with the slow formatter; parse(format(w)) = w; the text is canonical by isCanonical', () => {
+    const out = new Uint32Array(4);
+    fc.assert(
+      fc.property(fc.oneof(zeroHeavy, words6), (w) => {
+        const text = formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!);
+        expect(text).toBe(slowFormat6(w));
+        const family = parseAddrInto(text, out);
+        if (isMapped(w)) {
+          expect(family).toBe(4);
+          expect(isCanonical(text, family, out)).toBe(false); // its canonical text is dotted
+        } else {
+          expect(family).toBe(6);
+          expect([...out]).toEqual(w);
+          expect(isCanonical(text, family, out)).toBe(true);
+        }
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('isCanonical(text) is formatAddr(parse(text)) === text, for every accepted spelling', () => {
+    const out = new Uint32Array(4);
+    // canonical text with one edit: upper case, a padded or unpadded group, a moved or missing ::
+    const spelled = fc.tuple(fc.oneof(zeroHeavy, words6), fc.nat(7), fc.constantFrom('upper', 'pad', 'expand', 'first-run')).map(([w, at, how]) => {
+      const g: number[] = [];
+      for (const x of w) g.push(x >>> 16, x & 0xffff);
+      const hex = g.map((x) => x.toString(16));
+      if (how === 'upper') return formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!).toUpperCase();
+      if (how === 'pad') hex[at] = hex[at]!.padStart(4, '0');
+      if (how === 'first-run') {
+        // compress the first run of ≥ 1 zero groups, whatever its length
+        const i = g.indexOf(0);
+        if (i >= 0) {
+          let j = i;
+          while (j < 8 && g[j] === 0) j++;
+          return `${hex.slice(0, i).join(':')}::${hex.slice(j).join(':')}`;
+        }
+      }
+      return hex.join(':');
+    });
+    let noncanonical = 0;
+    fc.assert(
+      fc.property(spelled, (text) => {
+        let family: Family;
+        try {
+          family = parseAddrInto(text, out);
+        } catch {
+          return; // a compression of all eight groups of a run that fills the address, etc.
+        }
+        const want = formatAddr(family, out) === text;
+        if (!want) noncanonical++;
+        expect(isCanonical(text, family, out)).toBe(want);
+        expect(canonicalOf(text, family, out)).toBe(formatAddr(family, out));
+      }),
+      { numRuns: 5000 },
+    );
+    expect(noncanonical).toBeGreaterThan(1000);
   });
 });
 
