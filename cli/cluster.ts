@@ -200,8 +200,8 @@ export class Cluster {
   }
 
   /** A client-node failure as a CliError that says what went wrong and what is missing. */
-  private explain(err: unknown, verb: string, resource: ResourceRef, name?: string): CliError {
-    const apiError = translate(err, verb === 'list' ? 'list' : verb === 'delete' ? 'delete' : 'get', qualified(resource), name);
+  private explain(err: unknown, verb: 'list' | 'get' | 'delete', resource: ResourceRef, name?: string): CliError {
+    const apiError = translate(err, verb, qualified(resource), name);
     const code = apiError instanceof KubernetesApiError ? apiError.code : httpStatus(err);
     const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? apiError.status.message : undefined;
     const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${name}"`;

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { StatusReport } from '../cli/status.ts';
-import { PAGE_SIZE } from '../cli/cluster.ts';
+import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import { addIPAddress, addService, addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
 
 const v4 = (s: string) => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
@@ -122,6 +122,28 @@ describe('ipallocator status', () => {
     expect(lists.every((r) => r.query.limit === String(PAGE_SIZE))).toBe(true);
     expect(lists.length).toBe(Math.ceil(n / PAGE_SIZE));
     expect(lists.filter((r) => r.query.continue !== undefined).length).toBe(Math.ceil(n / PAGE_SIZE) - 1);
+  });
+
+  it('restarts a listing whose continue token expired between pages, and counts every object once', async () => {
+    const d = c.double;
+    for (let i = 0; i < 1200; i++) addIPAddress(d, v4text(v4('10.96.0.1') + i), { namespace: 'default', name: `s${i}` });
+    let compacted = false;
+    const cluster = new KubeCluster({
+      kubeconfig: c.kubeconfig,
+      onProgress: (resource, listed) => {
+        // After the first page, the server forgets the snapshot behind the continue token (410).
+        if (resource === 'ipaddresses' && listed === PAGE_SIZE && !compacted) {
+          compacted = true;
+          d.compact();
+        }
+      },
+    });
+    const records = await cluster.ipAddresses();
+    expect(compacted).toBe(true);
+    expect(new Set(records.map((r) => r.name)).size).toBe(1200);
+    expect(records.length).toBe(1200);
+    const lists = d.requestsOf('list').filter((r) => r.path.endsWith('/ipaddresses'));
+    expect(lists.filter((r) => r.query.continue === undefined).length).toBe(2); // the first page, twice
   });
 
   it('shows listing progress on a terminal only, and clears it', async () => {
