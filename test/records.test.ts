@@ -1,0 +1,138 @@
+// records.ts: the owner check every allocator call makes, and the record check a store makes at
+// its door (upstream pkg/apis/networking/validation ValidateIPAddress with the strict IsValidIP).
+import { describe, expect, it } from 'vitest';
+import { checkParentRef, validateRecord } from '../adapters/records.ts';
+import { formatIPv6 } from '../adapters/address.ts';
+import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { allocatorLabels } from '../adapters/store.ts';
+
+const labels6 = allocatorLabels('IPv6');
+
+/** The InvalidRecordError validateRecord throws for `name`, or undefined when it accepts it. */
+function refusal(name: string): InvalidRecordError | undefined {
+  try {
+    validateRecord({ name, labels: labels6, parentRef: null });
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof InvalidRecordError)) throw e;
+    return e;
+  }
+}
+
+describe('checkParentRef: an owner has the shape of upstream ParentReference', () => {
+  it.each([
+    ['text', 'web', /owner: Invalid value: "web": must be an object/],
+    ['a number', 42, /owner: Invalid value: 42 \(number\)/],
+    ['a symbol', Symbol('svc'), /owner: Invalid value: Symbol\(svc\) \(symbol\)/],
+    ['an array', ['services', 'web'], /owner: Invalid value: a value of type array/],
+    ['a Date', new Date(0), /owner: Invalid value: a value of type object/],
+    ['no resource', { name: 'web' }, /owner\.resource: Required value/],
+    ['an empty name', { resource: 'services', name: '' }, /owner\.name: Required value/],
+    ['a number as name', { resource: 'services', name: 5 }, /owner\.name: Invalid value: 5 \(number\): must be a string/],
+    ['a null namespace', { resource: 'services', namespace: null, name: 'web' }, /owner\.namespace: Invalid value: null: must be a string/],
+    ['an unknown field', { resource: 'services', name: 'web', uid: '1234' }, /owner\.uid: Unknown field/],
+    ['a name with a slash', { resource: 'services', name: 'a/b' }, /owner\.name: Invalid value: "a\/b": may not contain '\/'/],
+    ['a name that is ..', { resource: 'services', name: '..' }, /owner\.name: Invalid value: "\.\.": may not be '\.\.'/],
+    ['a group with upper case', { group: 'Apps', resource: 'services', name: 'web' }, /owner\.group: Invalid value: "Apps"/],
+  ])('refuses %s with InvalidArgumentError quoting what is wrong', (_, owner, message) => {
+    expect(() => checkParentRef(owner)).toThrow(InvalidArgumentError);
+    expect(() => checkParentRef(owner)).toThrow(message);
+  });
+
+  it('names every problem at once', () => {
+    expect(() => checkParentRef({ resource: '', name: 7, extra: true })).toThrow(
+      /owner\.extra: Unknown field; owner\.resource: Required value; owner\.name: Invalid value: 7 \(number\): must be a string/,
+    );
+  });
+
+  it('returns a valid owner itself, and null for no owner', () => {
+    const full = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+    const short = { resource: 'services', name: 'web' };
+    const grouped = { group: 'gateway.networking.k8s.io', resource: 'gateways', namespace: 'ns-1', name: 'gw.1' };
+    expect(checkParentRef(full)).toBe(full);
+    expect(checkParentRef(short)).toBe(short);
+    expect(checkParentRef(grouped)).toBe(grouped);
+    expect(checkParentRef(undefined)).toBeNull();
+    expect(checkParentRef(null)).toBeNull();
+  });
+});
+
+describe('validateRecord: the name is an address in canonical form', () => {
+  it('accepts exactly the text formatIPv6 writes, for random addresses with zero runs of every length', () => {
+    const random = seededRandom(20261202);
+    const word = (): number => {
+      const r = random.nextU32() % 4;
+      if (r === 0) return 0;
+      if (r === 1) return random.nextU32() & 0xffff; // a zero upper group
+      if (r === 2) return (random.nextU32() & 0xffff) << 16 >>> 0; // a zero lower group
+      return random.nextU32();
+    };
+    let checked = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const w = [word(), word(), word(), word()];
+      const text = formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!);
+      const mapped = w[0] === 0 && w[1] === 0 && w[2] === 0xffff;
+      const r = refusal(text);
+      if (mapped) expect(r?.message, text).toMatch(/IPv4-mapped/);
+      else expect(r, text).toBeUndefined();
+      // and each non-canonical spelling of the same address is refused, naming the canonical text
+      for (const other of respellings(w)) {
+        if (other === text) continue;
+        const e = refusal(other);
+        expect(e, other).toBeInstanceOf(InvalidRecordError);
+        if (!mapped && e!.message.includes('canonical form')) expect(e!.message).toContain(JSON.stringify(text));
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(20_000);
+  });
+
+  it.each([
+    ['::', true],
+    ['::1', true],
+    ['1::', true],
+    ['2001:db8::', true],
+    ['2001:db8:0:1:2:3:4:5', true], // a single zero group is written 0
+    ['1:0:0:2::3', true], // the longer run is compressed
+    ['1::2:0:0:3:4', true], // equal runs: the leftmost
+    ['1:0:0:2::3:4', false],
+    ['1:0:0:2:0:0:0:3', false], // the longest run (three) must be the one compressed
+    ['2001:db8::1:2:3:4:5', false], // :: for a single group
+    [':1', false],
+    ['1:', false],
+    [':::', false],
+    ['1:::2', false],
+    ['1::2::3', false],
+    ['::0:1', false], // a zero group next to the compressed run
+    ['0::1', false],
+    ['01::1', false],
+    ['1:2:3:4:5:6:7:8:9', false],
+    ['::1.2.3.4', false], // canonical text never embeds a dotted quad: ::102:304
+    ['::ffff:0:0', false], // IPv4-mapped
+    ['10.0.0.1', true],
+    ['10.0.0.01', false],
+    ['255.255.255.255', true],
+    ['0.0.0.0', true],
+  ])('%s → accepted: %s', (name, ok) => {
+    expect(refusal(name) === undefined).toBe(ok);
+  });
+});
+
+/** Spellings of the 128-bit address `w` other than the canonical one. */
+function respellings(w: number[]): string[] {
+  const groups: number[] = [];
+  for (const x of w) groups.push(x >>> 16, x & 0xffff);
+  const hex = groups.map((g) => g.toString(16));
+  const out = [
+    hex.join(':'), // uncompressed
+    groups.map((g) => g.toString(16).padStart(4, '0')).join(':'), // leading zeros
+    formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!).toUpperCase(),
+  ];
+  // compress every run of zeros, not only the canonical one (single groups included)
+  for (let i = 0; i < 8; i++) {
+    if (groups[i] !== 0) continue;
+    for (let j = i + 1; j <= 8 && groups[j - 1] === 0; j++) out.push(`${hex.slice(0, i).join(':')}::${hex.slice(j).join(':')}`);
+  }
+  return out;
+}
