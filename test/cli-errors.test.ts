@@ -93,6 +93,10 @@ describe('ipallocator: failures', () => {
     const top = await cli(['--help']);
     expect(top.code).toBe(0);
     expect(top.stdout).toMatch(/status[\s\S]*check[\s\S]*map CIDR/);
+    const bare = await cli([]); // no command: the same help, on stderr, as a usage error
+    expect(bare.code).toBe(2);
+    expect(bare.stdout).toBe('');
+    expect(bare.stderr).toBe(top.stdout);
     const { run } = await import('../cli/main.ts');
     const { Readable } = await import('node:stream');
     let out = '';
