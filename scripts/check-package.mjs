@@ -11,11 +11,12 @@
 // Assumes dist/ is built (npm ci runs prepare). Installs from the npm cache where it can; the app's
 // tools are pinned in scripts/consumers/package.json, prom-client to the version of package.json.
 //   node scripts/check-package.mjs
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (pkg, file) => join(root, 'node_modules', pkg, file);
@@ -36,6 +37,24 @@ function step(name, fn) {
     failed += 1;
     console.log(`FAIL ${name}\n${[e.stdout, e.stderr, e.stdout || e.stderr ? '' : e.stack].filter(Boolean).join('\n')}`);
   }
+}
+/** Independent checks, a few at a time (each is a tsc run of several seconds). */
+async function stepsInParallel(steps) {
+  const queue = [...steps];
+  const worker = async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      const [name, cmd, args, cwd] = next;
+      const t0 = Date.now();
+      try {
+        await promisify(execFile)(cmd, args, { cwd, encoding: 'utf8' });
+        console.log(`ok   ${name} (${Date.now() - t0} ms)`);
+      } catch (e) {
+        failed += 1;
+        console.log(`FAIL ${name}\n${[e.stdout, e.stderr].filter(Boolean).join('\n')}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(3, availableParallelism()) }, worker));
 }
 /** npm install into the app, from the cache when it has the packages (CI's npm ci filled it). */
 function install(...specs) {
@@ -88,20 +107,23 @@ step('CommonJS require()', () => {
   run(process.execPath, ['cjs.cjs'], app);
 });
 
+const typeChecks = [];
 for (const [ts, tsc] of [
   // The app's own TypeScript (scripts/consumers/package.json pins 5.0, the oldest we support).
   ['5.0', join(app, 'node_modules', 'typescript', 'bin', 'tsc')],
   [pkg.devDependencies.typescript, bin('typescript', 'bin/tsc')],
 ]) {
   for (const mode of ['node16', 'nodenext', 'bundler']) {
-    step(`TypeScript ${ts}, ${mode}, lib ES2022 only`, () => {
-      run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], app);
-    });
+    typeChecks.push([`TypeScript ${ts}, ${mode}, lib ES2022 only`, process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], app]);
   }
 }
-step(`TypeScript ${pkg.devDependencies.typescript}, a .cts file require()s the package`, () => {
-  run(process.execPath, [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.cjs.json'], app);
-});
+typeChecks.push([
+  `TypeScript ${pkg.devDependencies.typescript}, a .cts file require()s the package`,
+  process.execPath,
+  [bin('typescript', 'bin/tsc'), '-p', 'tsconfig.cjs.json'],
+  app,
+]);
+await stepsInParallel(typeChecks);
 
 step('README examples as ESM and as CommonJS, type-checked', () => {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
