@@ -4,7 +4,7 @@
 //   2. publint (package.json and exports) and attw (types as each resolver sees them)
 //   3. a fresh app (scripts/consumers/) installs the tarball and
 //      - without prom-client: loads, allocates, and says what to install when metrics are enabled
-//      - from ESM and from CommonJS require(): runs every entry point
+//      - from ESM and from CommonJS require(): runs every entry point; its commands print --help
 //      - type-checks under node16, nodenext and bundler with TypeScript 5.0 and the current one,
 //        lib ES2022 only (no DOM, no @types/node), skipLibCheck off; a .cts file require()s it
 //      - runs every README example (except cluster ones) as ESM and as CommonJS, type-checked
@@ -106,6 +106,12 @@ step('with prom-client: ESM', () => {
 step('CommonJS require()', () => {
   run(process.execPath, ['cjs.cjs'], app);
 });
+
+for (const name of Object.keys(pkg.bin ?? {})) {
+  step(`the ${name} command installed by npm runs (--help)`, () => {
+    run(join(app, 'node_modules', '.bin', name), ['--help'], app);
+  });
+}
 
 const typeChecks = [];
 for (const [ts, tsc] of [
