@@ -111,7 +111,14 @@ export function findProblems(
       pending.push({ ip: r.name, owner, ageSeconds: verdict.ageSeconds });
       continue;
     }
-    ipFindings.push({ kind: verdict.kind, ip: r.name, service: isService(r.parentRef) ? serviceKey(r.parentRef.namespace, r.parentRef.name) : null, owner, fix: 'delete', message: verdict.message });
+    ipFindings.push({
+      kind: verdict.kind,
+      ip: r.name,
+      service: isService(r.parentRef) ? serviceKey(r.parentRef.namespace, r.parentRef.name) : null,
+      owner,
+      fix: 'delete',
+      message: verdict.message,
+    });
   }
 
   // The Service loop.
@@ -124,38 +131,73 @@ export function findProblems(
       const base = { ip, service: key, fix: null } as const;
       const addr = parseAddress(ip);
       if (addr === undefined) {
-        svcFindings.push({ ...base, kind: 'invalid-cluster-ip', owner: null, message: `Service ${key} has ClusterIP ${JSON.stringify(ip)}, which is not an IP address; recreate the Service` });
+        svcFindings.push({
+          ...base,
+          kind: 'invalid-cluster-ip',
+          owner: null,
+          message: `Service ${key} has ClusterIP ${JSON.stringify(ip)}, which is not an IP address; recreate the Service`,
+        });
         continue;
       }
       if (!prefixes.some((p) => p.contains(addr.version, addr.words))) {
-        svcFindings.push({ ...base, kind: 'out-of-range', owner: null, message: `ClusterIP ${ip} of Service ${key} is not within any ServiceCIDR; recreate the Service` });
+        svcFindings.push({
+          ...base,
+          kind: 'out-of-range',
+          owner: null,
+          message: `ClusterIP ${ip} of Service ${key} is not within any ServiceCIDR; recreate the Service`,
+        });
         continue;
       }
       const name = formatAddr(addr.version, addr.words);
       const obj = byName.get(name);
       if (obj === undefined) {
-        svcFindings.push({ ...base, kind: 'missing', owner: null, message: `ClusterIP ${ip} of Service ${key} has no IPAddress object; kube-apiserver's repair loop creates it` });
+        svcFindings.push({
+          ...base,
+          kind: 'missing',
+          owner: null,
+          message: `ClusterIP ${ip} of Service ${key} has no IPAddress object; kube-apiserver's repair loop creates it`,
+        });
         continue;
       }
       const owner = ownerText(obj);
       const ref = obj.parentRef;
       if (!isService(ref)) {
-        svcFindings.push({ ...base, kind: 'held-by-other', owner, message: `IPAddress ${name} for Service ${key} references ${owner ?? 'nothing'}, not a Service; kube-apiserver's repair loop re-creates it` });
+        svcFindings.push({
+          ...base,
+          kind: 'held-by-other',
+          owner,
+          message: `IPAddress ${name} for Service ${key} references ${owner ?? 'nothing'}, not a Service; kube-apiserver's repair loop re-creates it`,
+        });
         continue;
       }
       if (serviceKey(ref.namespace, ref.name) !== key) {
         const other = services.get(serviceKey(ref.namespace, ref.name));
-        if (other !== undefined && other.clusterIPs.includes(name)) {
-          svcFindings.push({ ...base, kind: 'duplicate', owner, message: `ClusterIP ${ip} is held by Service ${key} and by Service ${owner}; recreate one of them` });
+        if (other?.clusterIPs.includes(name)) {
+          svcFindings.push({
+            ...base,
+            kind: 'duplicate',
+            owner,
+            message: `ClusterIP ${ip} is held by Service ${key} and by Service ${owner}; recreate one of them`,
+          });
         } else {
           const why = other === undefined ? 'which does not exist' : 'which does not hold it';
-          svcFindings.push({ ...base, kind: 'held-by-other', owner, message: `IPAddress ${name} for Service ${key} references Service ${owner}, ${why}` });
+          svcFindings.push({
+            ...base,
+            kind: 'held-by-other',
+            owner,
+            message: `IPAddress ${name} for Service ${key} references Service ${owner}, ${why}`,
+          });
         }
         continue;
       }
       const family = addr.version === 4 ? 'IPv4' : 'IPv6';
       if (obj.labels[LABEL_IP_FAMILY] !== family || obj.labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME) {
-        svcFindings.push({ ...base, kind: 'bad-labels', owner, message: `IPAddress ${name} of Service ${key} lacks the labels ${LABEL_IP_FAMILY}=${family}, ${LABEL_MANAGED_BY}=${CONTROLLER_NAME}; kube-apiserver's repair loop re-creates it` });
+        svcFindings.push({
+          ...base,
+          kind: 'bad-labels',
+          owner,
+          message: `IPAddress ${name} of Service ${key} lacks the labels ${LABEL_IP_FAMILY}=${family}, ${LABEL_MANAGED_BY}=${CONTROLLER_NAME}; kube-apiserver's repair loop re-creates it`,
+        });
       }
     }
   }
@@ -180,12 +222,18 @@ function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined,
     const ageMs = Number.isNaN(created) ? undefined : options.now - created;
     // Upstream deletes when the lifetime exceeds the grace; an unknown age is never old enough.
     if (ageMs !== undefined && ageMs > options.graceMs) {
-      return { kind: 'orphan', message: `IPAddress ${r.name} belongs to Service ${owner}, which does not exist (created ${formatAge(ageMs)} ago)` };
+      return {
+        kind: 'orphan',
+        message: `IPAddress ${r.name} belongs to Service ${owner}, which does not exist (created ${formatAge(ageMs)} ago)`,
+      };
     }
     return { kind: 'pending', ageSeconds: ageMs === undefined ? null : Math.floor(ageMs / 1000) };
   }
   if (!parent.clusterIPs.includes(r.name)) {
-    return { kind: 'wrong-reference', message: `IPAddress ${r.name} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.join(', ') || 'none'})` };
+    return {
+      kind: 'wrong-reference',
+      message: `IPAddress ${r.name} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.join(', ') || 'none'})`,
+    };
   }
   return undefined;
 }
@@ -203,7 +251,11 @@ function formatAge(ms: number): string {
  * Service again and finding the rule still holds. Never throws for one object: a failure is
  * recorded and the others proceed.
  */
-export async function fix(cluster: Cluster, findings: readonly Finding[], options: { now: () => number; graceMs: number }): Promise<FixResult> {
+export async function fix(
+  cluster: Cluster,
+  findings: readonly Finding[],
+  options: { now: () => number; graceMs: number },
+): Promise<FixResult> {
   const result: FixResult = { deleted: [], skipped: [], failed: [], declined: false };
   const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
   for (const name of names) {
@@ -215,7 +267,10 @@ export async function fix(cluster: Cluster, findings: readonly Finding[], option
       }
       const ref = current.parentRef;
       const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
-      const verdict = current.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME ? ipAddressVerdict(current, parent, { now: options.now(), graceMs: options.graceMs }) : undefined;
+      const verdict =
+        current.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME
+          ? ipAddressVerdict(current, parent, { now: options.now(), graceMs: options.graceMs })
+          : undefined;
       if (verdict === undefined || verdict.kind === 'pending') {
         result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak' });
         continue;
@@ -236,20 +291,29 @@ export function render(report: CheckReport): string {
   if (report.findings.length === 0) {
     out.push(`No problems found (context ${report.context}).`);
   } else {
-    out.push(...table([['KIND', 'ADDRESS', 'FIX', 'DETAIL'], ...report.findings.map((f) => [f.kind, f.ip, f.fix ?? '-', f.message])], [false, false, false, false]));
+    out.push(
+      ...table(
+        [['KIND', 'ADDRESS', 'FIX', 'DETAIL'], ...report.findings.map((f) => [f.kind, f.ip, f.fix ?? '-', f.message])],
+        [false, false, false, false],
+      ),
+    );
     out.push('');
     const hint = report.fixed === null && deletable > 0 ? ' (run with --fix)' : '';
     out.push(`${counted(report.findings.length, 'problem')} found; ${counted(deletable, 'IPAddress', 'IPAddresses')} to delete${hint}.`);
   }
   if (report.pending.length > 0) {
     const list = report.pending.map((p) => p.ip).join(', ');
-    out.push(`${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without their Service younger than the ${report.graceSeconds} s grace (not counted): ${list}`);
+    out.push(
+      `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without their Service younger than the ${report.graceSeconds} s grace (not counted): ${list}`,
+    );
   }
   const f = report.fixed;
   if (f !== null) {
     if (f.declined) out.push('Nothing deleted: not confirmed.');
     else {
-      out.push(`Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${f.deleted.length > 0 ? `: ${f.deleted.join(', ')}` : ''}.`);
+      out.push(
+        `Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${f.deleted.length > 0 ? `: ${f.deleted.join(', ')}` : ''}.`,
+      );
       for (const s of f.skipped) out.push(`Skipped ${s.ip}: ${s.reason}.`);
       for (const e of f.failed) out.push(`Failed ${e.ip}: ${e.error}`);
     }

@@ -161,7 +161,11 @@ export class Cluster {
       return await this.listAll(resource, (p) => call(this.networking, p), true);
     } catch (e) {
       if (!(e instanceof ResourceNotServed) || this.networkingVersion === 'v1beta1') {
-        throw e instanceof ResourceNotServed ? new CliError(`the API server at ${this.server} serves no ${resource.plural}.${resource.group} (v1 or v1beta1): ServiceCIDRs and IPAddresses need Kubernetes 1.31 or later with the MultiCIDRServiceAllocator feature, or 1.33 or later`) : e;
+        throw e instanceof ResourceNotServed
+          ? new CliError(
+              `the API server at ${this.server} serves no ${resource.plural}.${resource.group} (v1 or v1beta1): ServiceCIDRs and IPAddresses need Kubernetes 1.31 or later with the MultiCIDRServiceAllocator feature, or 1.33 or later`,
+            )
+          : e;
       }
       this.networkingVersion = 'v1beta1';
       this.networking = this.kc.makeApiClient(NetworkingV1beta1Api) as unknown as NetworkingApi;
@@ -231,8 +235,17 @@ function qualified(r: ResourceRef): string {
 
 function toService(o: unknown): ServiceRecord {
   const obj = o as { metadata?: { namespace?: string; name?: string }; spec?: { clusterIP?: string; clusterIPs?: string[] } };
-  const ips = Array.isArray(obj.spec?.clusterIPs) && obj.spec!.clusterIPs!.length > 0 ? obj.spec!.clusterIPs! : obj.spec?.clusterIP ? [obj.spec.clusterIP] : [];
-  return Object.freeze({ namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '', clusterIPs: Object.freeze(ips.map(String)) });
+  const ips =
+    Array.isArray(obj.spec?.clusterIPs) && obj.spec!.clusterIPs!.length > 0
+      ? obj.spec!.clusterIPs!
+      : obj.spec?.clusterIP
+        ? [obj.spec.clusterIP]
+        : [];
+  return Object.freeze({
+    namespace: obj.metadata?.namespace ?? '',
+    name: obj.metadata?.name ?? '',
+    clusterIPs: Object.freeze(ips.map(String)),
+  });
 }
 
 function httpStatus(err: unknown): number | undefined {

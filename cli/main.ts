@@ -139,13 +139,15 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
 }
 
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O, positionals = 0) {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true });
-  } catch (e) {
-    throw new UsageError((e as Error).message.split('\n')[0]!);
-  }
-  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  const parsed = (() => {
+    try {
+      return parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true });
+    } catch (e) {
+      throw new UsageError((e as Error).message.split('\n')[0]!);
+    }
+  })();
+  if (parsed.positionals.length > positionals)
+    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
   return parsed;
 }
 
@@ -155,7 +157,9 @@ async function connect(values: { kubeconfig?: string | undefined; context?: stri
     mod = await import('./cluster.ts');
   } catch (e) {
     if ((e as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes('@kubernetes/client-node')) {
-      throw new CliError('talking to a cluster needs the package @kubernetes/client-node (a peer dependency): npm install @kubernetes/client-node');
+      throw new CliError(
+        'talking to a cluster needs the package @kubernetes/client-node (a peer dependency): npm install @kubernetes/client-node',
+      );
     }
     throw e;
   }
@@ -271,7 +275,8 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
   if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');
   let prefix = cidrText === undefined ? undefined : parseCIDR(cidrText);
-  if (cidrText !== undefined && prefix === undefined) throw new UsageError(`${JSON.stringify(cidrText)} is not a CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/108)`);
+  if (cidrText !== undefined && prefix === undefined)
+    throw new UsageError(`${JSON.stringify(cidrText)} is not a CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/108)`);
 
   let rangeMap: RangeMap;
   let source: string;
@@ -314,7 +319,9 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   }
   const t = rangeMap.totals;
   const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;
-  io.stdout.write(`wrote ${values.out}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} cells of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`);
+  io.stdout.write(
+    `wrote ${values.out}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} cells of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`,
+  );
   return EXIT_CLEAN;
 }
 
@@ -339,7 +346,13 @@ function readSnapshot(path: string): Range {
     throw new CliError(`${path} is not a snapshot file: not JSON (${expected})`);
   }
   const snap = parsed as { range?: unknown; data?: unknown; length?: unknown; checksum?: unknown };
-  if (typeof snap !== 'object' || snap === null || typeof snap.range !== 'string' || typeof snap.data !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(snap.data)) {
+  if (
+    typeof snap !== 'object' ||
+    snap === null ||
+    typeof snap.range !== 'string' ||
+    typeof snap.data !== 'string' ||
+    !/^[A-Za-z0-9+/]*={0,2}$/.test(snap.data)
+  ) {
     throw new CliError(`${path} is not a snapshot file: ${expected}`);
   }
   const data = new Uint8Array(Buffer.from(snap.data, 'base64'));

@@ -13,7 +13,7 @@
 // cell is one address up to a /18 (IPv4) or /114 (IPv6) and a block of 2^(h − 14) addresses
 // beyond: 64 for a /12, 2^50 for a /64. A block takes the band most of its allocatable addresses
 // are in and a shade by its fill (FILL_LEVELS).
-import { Prefix } from '../adapters/geometry.ts';
+import type { Prefix } from '../adapters/geometry.ts';
 
 /** At most 2^14 = 16,384 cells (128 × 128): every one visible on a page, the SVG under 250 kB. */
 export const MAX_CELL_BITS = 14;

@@ -81,7 +81,17 @@ export function summarize(
       const prefix = parseCIDR(cidr);
       if (prefix === undefined) {
         const none: BandStatus = { first: null, last: null, size: '0', used: 0 };
-        return { cidr, family: null, size: '0', used: 0, free: '0', usedPercent: 0, staticBand: none, dynamicBand: { ...none }, error: `not a CIDR: ${JSON.stringify(cidr)}` };
+        return {
+          cidr,
+          family: null,
+          size: '0',
+          used: 0,
+          free: '0',
+          usedPercent: 0,
+          staticBand: none,
+          dynamicBand: { ...none },
+          error: `not a CIDR: ${JSON.stringify(cidr)}`,
+        };
       }
       let staticUsed = 0;
       let dynamicUsed = 0;
@@ -159,7 +169,9 @@ export function ownerText(r: IPAddressRecord): string | null {
 /** The terminal form: one block per ServiceCIDR with a bar per range, then strays and owners. */
 export function render(report: StatusReport, options: { top: number }): string {
   const out: string[] = [];
-  out.push(`context ${report.context} (${report.server}): ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`);
+  out.push(
+    `context ${report.context} (${report.server}): ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`,
+  );
   for (const sc of report.serviceCIDRs) {
     const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : 'not ready';
     out.push('');
@@ -189,13 +201,24 @@ export function render(report: StatusReport, options: { top: number }): string {
   } else {
     out.push(`Outside every ServiceCIDR: ${counted(report.outside.count, 'IPAddress', 'IPAddresses')}`);
     const shown = report.outside.addresses.slice(0, options.top);
-    out.push(...table(shown.map((a) => [`  ${a.ip}`, a.owner ?? '(no parentRef)']), [false, false]));
-    if (report.outside.count > shown.length) out.push(`  … and ${formatCount(report.outside.count - shown.length)} more (--json lists all)`);
+    out.push(
+      ...table(
+        shown.map((a) => [`  ${a.ip}`, a.owner ?? '(no parentRef)']),
+        [false, false],
+      ),
+    );
+    if (report.outside.count > shown.length)
+      out.push(`  … and ${formatCount(report.outside.count - shown.length)} more (--json lists all)`);
   }
   if (report.owners.length > 0) {
     out.push(`Top owners by namespace:`);
     const shown = report.owners.slice(0, options.top);
-    out.push(...table(shown.map((o) => [`  ${o.namespace === '' ? '(none)' : o.namespace}`, formatCount(o.count)]), [false, true]));
+    out.push(
+      ...table(
+        shown.map((o) => [`  ${o.namespace === '' ? '(none)' : o.namespace}`, formatCount(o.count)]),
+        [false, true],
+      ),
+    );
     if (report.owners.length > shown.length) out.push(`  … and ${report.owners.length - shown.length} more namespaces`);
   }
   return out.join('\n') + '\n';

@@ -101,7 +101,9 @@ export function renderSVG(map: RangeMap, source: string): string {
       `font-family="Helvetica, Arial, sans-serif" font-size="13" data-cidr="${esc(p.cidr)}" data-cell-bits="${map.cellBits}" data-block-bits="${map.blockBits}">`,
   );
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
-  out.push(`<text x="${margin}" y="26" font-size="18" font-weight="bold">${esc(`${p.cidr} — ${p.family}, ${formatCount(t.used)} of ${formatCount(t.size)} allocated`)}</text>`);
+  out.push(
+    `<text x="${margin}" y="26" font-size="18" font-weight="bold">${esc(`${p.cidr} — ${p.family}, ${formatCount(t.used)} of ${formatCount(t.size)} allocated`)}</text>`,
+  );
   out.push(`<text x="${margin}" y="46" fill="#555">${esc(`${source}; ${formatCount(cells)} cells of ${perCell}`)}</text>`);
   // Big cells get a 1 px white outline, so single addresses can be counted by eye.
   const outline = cellPx >= 8 ? ` stroke="#ffffff" stroke-width="${(1 / cellPx).toFixed(4)}"` : '';
@@ -115,7 +117,9 @@ export function renderSVG(map: RangeMap, source: string): string {
   out.push('</g>');
   out.push(...legend);
   const footY = Math.max(top + gridH, ly) + 24;
-  out.push(`<text x="${margin}" y="${footY}" fill="#555">${esc(`Hilbert curve: ${first} at the top left, ${last} at the top right; neighbouring addresses are neighbouring cells.`)}</text>`);
+  out.push(
+    `<text x="${margin}" y="${footY}" fill="#555">${esc(`Hilbert curve: ${first} at the top left, ${last} at the top right; neighbouring addresses are neighbouring cells.`)}</text>`,
+  );
   out.push('</svg>');
   return out.join('\n') + '\n';
 }

@@ -73,7 +73,7 @@ const ROWS: Row[] = [
     deletes: [],
   },
   {
-    name: "a ClusterIP whose IPAddress references another Service that does not hold it (held-by-other; that IPAddress is a wrong-reference)",
+    name: 'a ClusterIP whose IPAddress references another Service that does not hold it (held-by-other; that IPAddress is a wrong-reference)',
     setup(d) {
       addService(d, 'default', 'owner', ['10.96.0.61']);
       addIPAddress(d, '10.96.0.61', { namespace: 'default', name: 'owner' });
@@ -129,7 +129,11 @@ const ROWS: Row[] = [
   },
 ];
 
-const names = (d: ApiServerDouble) => d.objects().map((o) => o.metadata.name).sort();
+const names = (d: ApiServerDouble) =>
+  d
+    .objects()
+    .map((o) => o.metadata.name)
+    .sort();
 
 describe('ipallocator check', () => {
   let c: Cluster;
@@ -148,7 +152,12 @@ describe('ipallocator check', () => {
       expect(report.stderr).toBe('');
       const parsed = JSON.parse(report.stdout) as CheckReport;
       expect(parsed.findings.map((f) => `${f.kind} ${f.ip}`).sort()).toEqual([...row.finds].sort());
-      expect(parsed.findings.filter((f) => f.fix === 'delete').map((f) => f.ip).sort()).toEqual([...new Set(row.deletes)].sort());
+      expect(
+        parsed.findings
+          .filter((f) => f.fix === 'delete')
+          .map((f) => f.ip)
+          .sort(),
+      ).toEqual([...new Set(row.deletes)].sort());
       expect(report.code).toBe(row.finds.length === 0 ? 0 : 1);
       expect(parsed.clean).toBe(row.finds.length === 0);
 
@@ -210,14 +219,20 @@ describe('ipallocator check', () => {
     expect(names(c.double)).toEqual([]);
     // The delete names the object it examined: a uid precondition.
     const deletes = c.double.requestsOf('delete');
-    expect(deletes.map((r) => [r.path, r.body])).toEqual([['/apis/networking.k8s.io/v1/ipaddresses/10.96.0.30', { preconditions: { uid } }]]);
+    expect(deletes.map((r) => [r.path, r.body])).toEqual([
+      ['/apis/networking.k8s.io/v1/ipaddresses/10.96.0.30', { preconditions: { uid } }],
+    ]);
   });
 
   it('re-checks each leak before deleting: one whose Service appeared since the listing stays', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'late' });
     addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });
     const cluster = new KubeCluster({ kubeconfig: c.kubeconfig });
-    const listing = { ipAddresses: await cluster.ipAddresses(), services: await cluster.services(), serviceCIDRs: await cluster.serviceCIDRs() };
+    const listing = {
+      ipAddresses: await cluster.ipAddresses(),
+      services: await cluster.services(),
+      serviceCIDRs: await cluster.serviceCIDRs(),
+    };
     const { findings } = findProblems(listing, { now: later(), graceMs: 60_000 });
     expect(findings.map((f) => f.ip)).toEqual(['10.96.0.30', '10.96.0.31']);
     addService(c.double, 'default', 'late', ['10.96.0.30']); // the Service was on its way
@@ -232,7 +247,9 @@ describe('ipallocator check', () => {
     c.double.denyAccess('delete', 'ipaddresses');
     const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('Failed 10.96.0.30: permission denied: context "double" may not delete ipaddresses (API group "networking.k8s.io"); grant RBAC verb "delete" on resource "ipaddresses"');
+    expect(r.stdout).toContain(
+      'Failed 10.96.0.30: permission denied: context "double" may not delete ipaddresses (API group "networking.k8s.io"); grant RBAC verb "delete" on resource "ipaddresses"',
+    );
     expect(names(c.double)).toEqual(['10.96.0.30']);
   });
 

@@ -37,7 +37,9 @@ describe('ipallocator: failures', () => {
       const r = await cli([...args, '--kubeconfig', c.kubeconfig]);
       expect(r.code).toBe(2);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toContain(`ipallocator: permission denied: context "double" may not ${d.verb} ${d.resource} (${d.group}); grant RBAC verb "${d.verb}" on resource "${d.resource}"`);
+      expect(r.stderr).toContain(
+        `ipallocator: permission denied: context "double" may not ${d.verb} ${d.resource} (${d.group}); grant RBAC verb "${d.verb}" on resource "${d.resource}"`,
+      );
       expect(r.stderr).toContain(`cannot ${d.verb} resource "${d.resource}"`); // the server's own words
       expect(r.stderr).not.toMatch(STACK);
       expect(r.stderr).not.toContain(TEST_TOKEN);
@@ -100,7 +102,12 @@ describe('ipallocator: failures', () => {
     const { run } = await import('../cli/main.ts');
     const { Readable } = await import('node:stream');
     let out = '';
-    await run(['check', '--help'], { stdout: { write: (s: string) => (out += s) }, stderr: { write: () => true }, stdin: Readable.from([]), prog: 'kubectl ipallocator' });
+    await run(['check', '--help'], {
+      stdout: { write: (s: string) => (out += s) },
+      stderr: { write: () => true },
+      stdin: Readable.from([]),
+      prog: 'kubectl ipallocator',
+    });
     expect(out).toContain('Usage: kubectl ipallocator check');
   });
 

@@ -45,7 +45,8 @@ export function addIPAddress(
   labels: Record<string, string> = { [IP_FAMILY]: ip.includes(':') ? 'IPv6' : 'IPv4', [MANAGED_BY]: CONTROLLER },
 ): void {
   const spec: Record<string, unknown> = {};
-  if (owner !== null) spec.parentRef = { group: owner.group ?? '', resource: owner.resource ?? 'services', namespace: owner.namespace, name: owner.name };
+  if (owner !== null)
+    spec.parentRef = { group: owner.group ?? '', resource: owner.resource ?? 'services', namespace: owner.namespace, name: owner.name };
   const before = d.requireParentRef;
   d.requireParentRef = false;
   try {
@@ -68,10 +69,7 @@ export interface RunResult {
 }
 
 /** Runs the command in-process; `stdin` is what the operator types; `tty` makes stderr a terminal. */
-export async function cli(
-  argv: string[],
-  options: { stdin?: string; tty?: boolean; now?: () => number } = {},
-): Promise<RunResult> {
+export async function cli(argv: string[], options: { stdin?: string; tty?: boolean; now?: () => number } = {}): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const code = await run(argv, {

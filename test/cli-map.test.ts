@@ -166,7 +166,7 @@ describe('ipallocator map', () => {
       }
     });
 
-    it('refuses a CIDR other than the snapshot\'s, a file that is not a snapshot, and a corrupted copy (exit 2)', async () => {
+    it("refuses a CIDR other than the snapshot's, a file that is not a snapshot, and a corrupted copy (exit 2)", async () => {
       const range = new Range('10.1.0.0/24');
       range.allocate('10.1.0.7');
       const file = join(dir, 's24.json');

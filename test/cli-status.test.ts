@@ -56,11 +56,25 @@ describe('ipallocator status', () => {
       const offset = Math.min(calculateRangeOffset(cidr), size);
       const offsets = written.map((w) => (w.ip.includes(':') ? -1 : v4(w.ip) - first)).filter((o) => o >= 0 && o < size);
       const st = offsets.filter((o) => o < offset).length;
-      return { size: String(size), used: offsets.length, free: String(size - offsets.length), staticUsed: st, dynamicUsed: offsets.length - st, staticSize: String(offset) };
+      return {
+        size: String(size),
+        used: offsets.length,
+        free: String(size - offsets.length),
+        staticUsed: st,
+        dynamicUsed: offsets.length - st,
+        staticSize: String(offset),
+      };
     };
     const got = (name: string, cidr: string) => {
       const r = report.serviceCIDRs.find((s) => s.name === name)!.ranges.find((x) => x.cidr === cidr)!;
-      return { size: r.size, used: r.used, free: r.free, staticUsed: r.staticBand.used, dynamicUsed: r.dynamicBand.used, staticSize: r.staticBand.size };
+      return {
+        size: r.size,
+        used: r.used,
+        free: r.free,
+        staticUsed: r.staticBand.used,
+        dynamicUsed: r.dynamicBand.used,
+        staticSize: r.staticBand.size,
+      };
     };
     expect(got('kubernetes', '10.96.0.0/24')).toEqual(expectV4('10.96.0.0/24'));
     expect(got('extra', '10.100.0.0/26')).toEqual(expectV4('10.100.0.0/26'));
