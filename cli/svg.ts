@@ -100,6 +100,8 @@ export function renderSVG(map: RangeMap, source: string): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${svgW}" height="${svgH}" viewBox="0 0 ${svgW} ${svgH}" ` +
       `font-family="Helvetica, Arial, sans-serif" font-size="13" data-cidr="${esc(p.cidr)}" data-cell-bits="${map.cellBits}" data-block-bits="${map.blockBits}">`,
   );
+  const summary = `${p.cidr}: ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated, drawn on a Hilbert curve`;
+  out.push(`<title>${esc(summary)}</title>`);
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
   out.push(
     `<text x="${margin}" y="26" font-size="18" font-weight="bold">${esc(`${p.cidr} — ${p.family}, ${formatCount(t.used)} of ${formatCount(t.size)} allocated`)}</text>`,
