@@ -659,3 +659,30 @@ describe('Range options and callbacks that misbehave', () => {
     r.destroy();
   });
 });
+
+describe('snapshot corruption is always detected (CRC-32 catches every error burst of up to 32 bits)', () => {
+  it.each([
+    ['10.0.0.0/22', 'dense bitmap'],
+    ['2001:db8::/64', 'sparse offsets'],
+  ])('%s (%s): any changed byte, any truncation → InvalidArgumentError', (cidr) => {
+    const r = new Range(cidr, { random: seededRandom(5) });
+    r.allocateMany(300);
+    const snap = r.snapshot();
+    r.destroy();
+    fc.assert(
+      fc.property(fc.nat(snap.data.length - 1), fc.integer({ min: 1, max: 255 }), (at, xor) => {
+        const data = snap.data.slice();
+        data[at]! ^= xor;
+        expect(() => Range.fromSnapshot({ ...snap, data })).toThrow(InvalidArgumentError);
+      }),
+      { seed: 42, numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.nat(snap.data.length - 1), (keep) => {
+        expect(() => Range.fromSnapshot({ ...snap, data: snap.data.subarray(0, keep) })).toThrow(InvalidArgumentError);
+        expect(() => Range.fromSnapshot({ ...snap, data: snap.data.subarray(0, keep), length: keep })).toThrow(InvalidArgumentError);
+      }),
+      { seed: 43, numRuns: 100 },
+    );
+  });
+});
