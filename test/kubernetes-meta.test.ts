@@ -276,6 +276,20 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
         expect((err as Error).message, what).toBe('KubernetesServiceCIDRs has been destroyed');
       }
     });
+
+    it('refuses wrong arguments with InvalidArgumentError before any request', async () => {
+      const before = d.requests.length;
+      expect(() => new KubernetesServiceCIDRs(null as never)).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesServiceCIDRs(kc, null as never)).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesServiceCIDRs(kc, { apiVersion: 'v1alpha1' as never })).toThrow('"v1alpha1"');
+      expect(() => new KubernetesServiceCIDRs(kc, { labelSelector: {} as never })).toThrow(InvalidArgumentError);
+      const s = source({ start: false });
+      expect(() => s.subscribe(null as never)).toThrow(InvalidArgumentError);
+      await expect(createServiceCIDR(kc, '' as never, ['10.0.0.0/24'])).rejects.toThrow(InvalidArgumentError);
+      await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { apiVersion: 'v2' as never })).rejects.toThrow(InvalidArgumentError);
+      await expect(deleteServiceCIDR(null as never, 'x')).rejects.toThrow(InvalidArgumentError);
+      expect(d.requests.length).toBe(before);
+    });
   });
 
   describe.each(RANGE_POLICIES)('upstream D cases, policy %s', (policy) => {

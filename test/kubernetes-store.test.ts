@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import { KubernetesStore, KubernetesApiError, SyncTimeoutError, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
 import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
-import { AlreadyExistsError, ErrDestroyed, IPAllocatorError, InvalidArgumentError, NotFoundError } from '../adapters/errors.ts';
+import { AlreadyExistsError, ErrDestroyed, IPAllocatorError, InvalidArgumentError, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -426,11 +426,13 @@ describe('KubernetesStore', () => {
       const s = open();
       await s.waitForSync();
       await until(() => d.openWatches() === 1);
+      const m = new Mirror();
+      s.cache.subscribe(m);
       s.close();
       expect(s.state).toBe('stopped');
       await until(() => d.openWatches() === 0);
       d.insert(foreign('10.0.0.1'));
-      expect(s.cache.size).toBe(0);
+      expect(m.log).toEqual([]);
     });
 
     it('rejects waitForSync with ErrDestroyed when closed before the first list', async () => {
@@ -532,8 +534,49 @@ describe('KubernetesStore', () => {
     }
   });
 
+  describe('wrong arguments: InvalidArgumentError / InvalidRecordError before any request', () => {
+    it('refuses a KubeConfig, options, apiVersion, family or labelSelector of the wrong kind', () => {
+      const kc = kubeConfigFor(d.url);
+      const rows: [string, () => unknown, string][] = [
+        ['null KubeConfig', () => new KubernetesStore(null as never, { start: false }), 'kubeConfig must be a KubeConfig'],
+        ['a path as KubeConfig', () => new KubernetesStore('/root/.kube/config' as never, { start: false }), '"/root/.kube/config"'],
+        ['null options', () => new KubernetesStore(kc, null as never), 'options must be an object'],
+        ['unknown apiVersion', () => new KubernetesStore(kc, { apiVersion: 'v2' as never, start: false }), '"v2"'],
+        ['unknown family', () => new KubernetesStore(kc, { family: 'ipv4' as never, start: false }), '"ipv4"'],
+        ['non-string labelSelector', () => new KubernetesStore(kc, { labelSelector: 42 as never, start: false }), '42 (number)'],
+        ['malformed labelSelector', () => new KubernetesStore(kc, { labelSelector: 'a=(b', start: false }), 'cannot parse requirement'],
+      ];
+      for (const [what, make, quotes] of rows) {
+        expect(make, what).toThrow(InvalidArgumentError);
+        expect(make, what).toThrow(quotes);
+      }
+      expect(d.requests).toEqual([]);
+    });
+
+    it('refuses a watcher that is not one', () => {
+      const s = open({ start: false });
+      for (const w of [null, {}, { onAdd: () => {} }, { onAdd: () => {}, onDelete: 1 }]) {
+        expect(() => s.cache.subscribe(w as never), JSON.stringify(w)).toThrow(InvalidArgumentError);
+      }
+    });
+
+    it('refuses a malformed record at the door, as MemoryStore does; a null parentRef is left to the server', async () => {
+      const s = open({ start: false });
+      for (const bad of [
+        { name: '010.0.0.1', labels: allocatorLabels('IPv4'), parentRef: SVC },
+        { name: '10.0.0.1', labels: { x: 1 }, parentRef: SVC },
+        { name: '10.0.0.1', labels: allocatorLabels('IPv4'), parentRef: { resource: 'services' } },
+        null,
+      ]) {
+        await expect(s.create(bad as never), JSON.stringify(bad)).rejects.toThrow(InvalidRecordError);
+      }
+      expect(d.requestsOf('create')).toEqual([]);
+      await expect(s.create(rec('10.0.0.1', 'IPv4', null))).rejects.toMatchObject({ code: 422, reason: 'Invalid' });
+    });
+  });
+
   describe('lifecycle', () => {
-    it('after close() every method throws or rejects ErrDestroyed; properties stay readable; close is idempotent', async () => {
+    it('after close() every method, the cache\'s included, throws or rejects ErrDestroyed; properties stay readable; close is idempotent', async () => {
       d.insert(foreign('10.0.0.9'));
       const s = open();
       await s.waitForSync();
@@ -547,6 +590,10 @@ describe('KubernetesStore', () => {
         ['start', () => s.start()],
         ['onStateChange', () => s.onStateChange(() => {})],
         ['cache.subscribe', () => s.cache.subscribe(new Mirror())],
+        ['cache.get', () => s.cache.get('10.0.0.9')],
+        ['cache.list', () => s.cache.list()],
+        ['cache.size', () => s.cache.size],
+        ['cache.hasSynced', () => s.cache.hasSynced()],
       ];
       for (const [what, call] of calls) {
         const err = await (async () => call())().then(
@@ -559,10 +606,17 @@ describe('KubernetesStore', () => {
       }
       expect(s.state).toBe('stopped');
       expect(s.stats.lists).toBe(1);
-      expect(s.cache.get('10.0.0.9')?.name).toBe('10.0.0.9'); // the last view, read-only
       expect(d.requestsOf('create')).toEqual([]); // nothing reached the server
       expect(d.requestsOf('delete')).toEqual([]);
       expect(d.requestsOf('get')).toEqual([]);
+    });
+
+    it('an unsubscribe function still works after close()', async () => {
+      const s = open();
+      await s.waitForSync();
+      const unsubscribe = s.cache.subscribe(new Mirror());
+      s.close();
+      expect(() => unsubscribe()).not.toThrow();
     });
 
     it('`using` closes the store at the end of the block', async () => {

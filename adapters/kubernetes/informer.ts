@@ -47,7 +47,7 @@
 import type { IPAddressRecord, StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, quoteInput } from '../errors.ts';
 import { SyncTimeoutError, translate } from './errors.ts';
-import { matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
+import { checkWatcher, matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
@@ -184,10 +184,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   // --- StoreCache ------------------------------------------------------------------------------
 
   get(name: string): R | undefined {
+    this.assertRunning();
     return this.records.get(name);
   }
 
   list(labels?: Readonly<Record<string, string>>): R[] {
+    this.assertRunning();
     const out: R[] = [];
     const keys = labels ? Object.keys(labels) : [];
     for (const r of this.records.values()) {
@@ -197,21 +199,28 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   }
 
   get size(): number {
+    this.assertRunning();
     return this.records.size;
   }
 
   hasSynced(): boolean {
+    this.assertRunning();
     return this.synced;
   }
 
-  /** Throws ErrDestroyed after stop(): a closed cache takes no new subscribers. */
   subscribe(watcher: InformerWatcher<R>): () => void {
-    if (this.stopped) throw new ErrDestroyed(this.owner);
+    this.assertRunning();
+    checkWatcher(watcher, `${this.owner}.cache.subscribe`);
     for (const r of [...this.records.values()]) this.call(watcher, 'onAdd', r);
     this.watchers.add(watcher);
     return () => {
       this.watchers.delete(watcher);
     };
+  }
+
+  /** The cache's methods after stop() throw ErrDestroyed (the unsubscribe functions keep working). */
+  private assertRunning(): void {
+    if (this.stopped) throw new ErrDestroyed(this.owner);
   }
 
   // --- lifecycle -------------------------------------------------------------------------------

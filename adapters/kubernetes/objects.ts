@@ -6,6 +6,7 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
+import { InvalidArgumentError, quoteInput } from '../errors.ts';
 import type { ParentRef } from '../types.ts';
 
 export const GROUP = 'networking.k8s.io';
@@ -119,6 +120,20 @@ export function notOlder(a: string | undefined, b: string | undefined): boolean 
   return x !== undefined && y !== undefined && x >= y;
 }
 
+/** A watcher must be an object with onAdd and onDelete functions (onResync optional). */
+export function checkWatcher(watcher: unknown, where: string): void {
+  const w = watcher as { onAdd?: unknown; onDelete?: unknown; onResync?: unknown } | null;
+  if (
+    typeof w !== 'object' ||
+    w === null ||
+    typeof w.onAdd !== 'function' ||
+    typeof w.onDelete !== 'function' ||
+    (w.onResync !== undefined && typeof w.onResync !== 'function')
+  ) {
+    throw new InvalidArgumentError(`${where}: a watcher must be an object with onAdd and onDelete functions, got ${quoteInput(watcher)}`);
+  }
+}
+
 // --- label selectors (equality- and set-based string form) ------------------------------------
 
 type Requirement =
@@ -132,7 +147,7 @@ export interface LabelSelector {
   readonly requirements: readonly Requirement[];
 }
 
-/** Parses `a=b,c!=d,e in (x,y),!f`; throws a TypeError quoting the bad requirement. */
+/** Parses `a=b,c!=d,e in (x,y),!f`; throws InvalidArgumentError quoting the bad requirement. */
 export function parseLabelSelector(text: string): LabelSelector {
   const requirements: Requirement[] = [];
   const parts: string[] = [];
@@ -165,7 +180,7 @@ export function parseLabelSelector(text: string): LabelSelector {
     } else if ((m = p.match(new RegExp(`^${KEY}$`)))) {
       requirements.push({ op: 'exists', key: m[1]! });
     } else {
-      throw new TypeError(`invalid label selector ${JSON.stringify(text)}: cannot parse requirement ${JSON.stringify(p)}`);
+      throw new InvalidArgumentError(`invalid label selector ${JSON.stringify(text)}: cannot parse requirement ${JSON.stringify(p)}`);
     }
   }
   return { text: text.trim(), requirements };

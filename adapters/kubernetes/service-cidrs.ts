@@ -26,12 +26,14 @@
 //
 // RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create and delete for
 // the createServiceCIDR / deleteServiceCIDR helpers.
-import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import { type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
 import { KubernetesApiError, translate } from './errors.ts';
 import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
-import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+import { checkApiVersion, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
+import { GROUP, checkWatcher, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+import { InvalidArgumentError, quoteInput } from '../errors.ts';
 
 const RESOURCE = `servicecidrs.${GROUP}`;
 
@@ -119,12 +121,7 @@ interface ServiceCIDRApi {
   listServiceCIDR(param: { labelSelector?: string; limit?: number; _continue?: string }): Promise<unknown>;
 }
 
-function checkVersion(v: ApiVersion): void {
-  if (v !== 'v1' && v !== 'v1beta1') throw new TypeError(`apiVersion must be "v1" or "v1beta1", got ${JSON.stringify(v)}`);
-}
-
 function apiFor(kc: KubeConfig, version: ApiVersion): ServiceCIDRApi {
-  checkVersion(version);
   return (version === 'v1' ? kc.makeApiClient(NetworkingV1Api) : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as ServiceCIDRApi;
 }
 
@@ -157,9 +154,9 @@ export async function createServiceCIDR(
   cidrs: readonly string[],
   options: CreateServiceCIDROptions = {},
 ): Promise<ServiceCIDRRecord> {
-  const version = options.apiVersion ?? 'v1';
-  const api = apiFor(kc, version);
-  if (typeof name !== 'string' || name === '') throw new TypeError('a ServiceCIDR needs a name');
+  const version = checkApiVersion(options.apiVersion);
+  const api = apiFor(kubeConfigOrDefault(kc, 'createServiceCIDR'), version);
+  if (typeof name !== 'string' || name === '') throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   validateServiceCIDRSpec(cidrs);
   const metadata: { name: string; labels?: Record<string, string> } = { name };
   if (options.labels !== undefined) metadata.labels = { ...options.labels };
@@ -178,7 +175,7 @@ export async function createServiceCIDR(
  * a KubernetesApiError.
  */
 export async function deleteServiceCIDR(kc: KubeConfig, name: string, options: { apiVersion?: ApiVersion } = {}): Promise<boolean> {
-  const api = apiFor(kc, options.apiVersion ?? 'v1');
+  const api = apiFor(kubeConfigOrDefault(kc, 'deleteServiceCIDR'), checkApiVersion(options.apiVersion));
   try {
     await api.deleteServiceCIDR({ name });
     return true;
@@ -206,14 +203,20 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   protected readonly informer: Informer<ServiceCIDRRecord>;
   private readonly watchers = new Set<ServiceCIDRWatcher>();
 
+  /**
+   * A source over the cluster of `kubeConfig` (default: $KUBECONFIG or ~/.kube/config). Starts
+   * listing and watching at once unless `start: false`. Wrong arguments throw
+   * InvalidArgumentError before any request.
+   */
   constructor(kubeConfig?: KubeConfig, options: KubernetesServiceCIDRsOptions = {}) {
     super();
-    const kc = kubeConfig ?? defaultKubeConfig();
-    this.apiVersion = options.apiVersion ?? 'v1';
+    const kc = kubeConfigOrDefault(kubeConfig, 'KubernetesServiceCIDRs');
+    options = optionsObject<KubernetesServiceCIDRsOptions>(options, 'KubernetesServiceCIDRs');
+    this.apiVersion = checkApiVersion(options.apiVersion);
     const api = apiFor(kc, this.apiVersion);
     const path = (this.path = `/apis/${GROUP}/${this.apiVersion}/servicecidrs`);
-    const text = options.labelSelector?.trim() ?? '';
-    this.selector = text !== '' ? parseLabelSelector(text) : undefined;
+    const text = selectorOption(options.labelSelector);
+    this.selector = text !== undefined ? parseLabelSelector(text) : undefined;
 
     const watch = new Watch(kc);
     const lw: ListerWatcher = {
@@ -264,6 +267,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   /** onAdd for every known object in creation order (synchronously), then every change in order. */
   subscribe(watcher: ServiceCIDRWatcher): () => void {
     this.assertOpen();
+    checkWatcher(watcher, 'KubernetesServiceCIDRs.subscribe');
     for (const sc of this.list()) watcher.onAdd(sc);
     this.watchers.add(watcher);
     return () => {
@@ -296,11 +300,6 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   }
 }
 
-function defaultKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
-}
 
 // Compile-time conformance (upstream style `var _ Interface = &T{}`).
 const _conforms: (s: KubernetesServiceCIDRs) => ServiceCIDRSource = (s) => s;

@@ -9,15 +9,18 @@
 // HTTP status — never headers or tokens.
 //
 // Lifecycle (lifecycle.ts): after close() every method throws or rejects ErrDestroyed
-// ('KubernetesStore'). The cache view stays readable as it was last seen (an allocator still
-// settling a call reads it), but takes no new subscribers.
+// ('KubernetesStore'), the cache's included (as MemoryStore's); unsubscribe functions still work.
+// Wrong constructor arguments and malformed records (validateRecord, as MemoryStore) are refused
+// before any request.
 //
 // RBAC: get, list, watch, create, delete on ipaddresses.networking.k8s.io.
-import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import { type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
-import { NotFoundError } from '../errors.ts';
+import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
+import { validateRecord } from '../records.ts';
+import { checkApiVersion, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
 import { translate } from './errors.ts';
 import { Informer, type BackoffOptions, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
@@ -66,13 +69,16 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   protected readonly informer: Informer;
   private readonly readYourWrites: boolean;
 
+  /**
+   * A store over the cluster of `kubeConfig` (default: $KUBECONFIG or ~/.kube/config). Starts
+   * listing and watching at once unless `start: false`; await `waitForSync()` before allocating.
+   * Wrong arguments throw InvalidArgumentError before any request.
+   */
   constructor(kubeConfig?: KubeConfig, options: KubernetesStoreOptions = {}) {
     super();
-    const kc = kubeConfig ?? defaultKubeConfig();
-    this.apiVersion = options.apiVersion ?? 'v1';
-    if (this.apiVersion !== 'v1' && this.apiVersion !== 'v1beta1') {
-      throw new TypeError(`apiVersion must be "v1" or "v1beta1", got ${JSON.stringify(this.apiVersion)}`);
-    }
+    const kc = kubeConfigOrDefault(kubeConfig, 'KubernetesStore');
+    options = optionsObject<KubernetesStoreOptions>(options, 'KubernetesStore');
+    this.apiVersion = checkApiVersion(options.apiVersion);
     this.path = `/apis/${GROUP}/${this.apiVersion}/ipaddresses`;
     this.api = (this.apiVersion === 'v1' ? kc.makeApiClient(NetworkingV1Api) : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as IPAddressApi;
     this.readYourWrites = options.readYourWrites ?? true;
@@ -80,11 +86,12 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     const parts: string[] = [];
     if (options.family !== undefined) {
       if (options.family !== 'IPv4' && options.family !== 'IPv6') {
-        throw new TypeError(`family must be "IPv4" or "IPv6", got ${JSON.stringify(options.family)}`);
+        throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${quoteInput(options.family)}`);
       }
       parts.push(`${LABEL_IP_FAMILY}=${options.family}`);
     }
-    if (options.labelSelector !== undefined && options.labelSelector.trim() !== '') parts.push(options.labelSelector.trim());
+    const selector = selectorOption(options.labelSelector);
+    if (selector !== undefined) parts.push(selector);
     this.selector = parts.length > 0 ? parseLabelSelector(parts.join(',')) : undefined;
 
     const watch = new Watch(kc);
@@ -121,7 +128,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     if (options.start ?? true) this.informer.start();
   }
 
-  /** The informer view: readable after close() (the last view), subscribe then throws ErrDestroyed. */
+  /** The informer view (its methods throw ErrDestroyed after close()). */
   get cache(): StoreCache {
     return this.informer;
   }
@@ -129,6 +136,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
   async create(record: IPAddressRecord): Promise<IPAddressRecord> {
     this.assertOpen();
+    // Refused at the door as MemoryStore refuses it (InvalidRecordError), before any request; a
+    // null parentRef passes here and the server answers 422, as kube-apiserver requires one.
+    validateRecord(record);
     const body = toObject(record, this.apiVersion);
     let created: IPAddressObject;
     try {
@@ -177,8 +187,3 @@ function isPathSegmentName(name: unknown): boolean {
   return typeof name === 'string' && name !== '' && name !== '.' && name !== '..';
 }
 
-function defaultKubeConfig(): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromDefault();
-  return kc;
-}
