@@ -178,37 +178,62 @@ function recorderEntry(registry: Registry): { metrics: AllocatorMetrics; recorde
   const { Counter, Gauge, Histogram } = loadPromClient();
   const registers = [registry];
   const metrics: AllocatorMetrics = {
-    allocated: reuse(registry, METRIC_ALLOCATED_IPS, () => new Gauge({
-      name: METRIC_ALLOCATED_IPS,
-      help: 'Gauge measuring the number of allocated IPs for Services',
-      labelNames: ['cidr'] as const,
-      registers,
-    })),
-    available: reuse(registry, METRIC_AVAILABLE_IPS, () => new Gauge({
-      name: METRIC_AVAILABLE_IPS,
-      help: 'Gauge measuring the number of available IPs for Services',
-      labelNames: ['cidr'] as const,
-      registers,
-    })),
-    allocations: reuse(registry, METRIC_ALLOCATIONS, () => new Counter({
-      name: METRIC_ALLOCATIONS,
-      help: 'Number of Cluster IPs allocations',
-      labelNames: ['cidr', 'scope'] as const,
-      registers,
-    })),
-    errors: reuse(registry, METRIC_ERRORS, () => new Counter({
-      name: METRIC_ERRORS,
-      help: 'Number of errors trying to allocate Cluster IPs',
-      labelNames: ['cidr', 'scope'] as const,
-      registers,
-    })),
-    duration: reuse(registry, METRIC_DURATION, () => new Histogram({
-      name: METRIC_DURATION,
-      help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR',
-      labelNames: ['cidr'] as const,
-      buckets: [...DEF_BUCKETS],
-      registers,
-    })),
+    allocated: reuse(
+      registry,
+      METRIC_ALLOCATED_IPS,
+      () =>
+        new Gauge({
+          name: METRIC_ALLOCATED_IPS,
+          help: 'Gauge measuring the number of allocated IPs for Services',
+          labelNames: ['cidr'] as const,
+          registers,
+        }),
+    ),
+    available: reuse(
+      registry,
+      METRIC_AVAILABLE_IPS,
+      () =>
+        new Gauge({
+          name: METRIC_AVAILABLE_IPS,
+          help: 'Gauge measuring the number of available IPs for Services',
+          labelNames: ['cidr'] as const,
+          registers,
+        }),
+    ),
+    allocations: reuse(
+      registry,
+      METRIC_ALLOCATIONS,
+      () =>
+        new Counter({
+          name: METRIC_ALLOCATIONS,
+          help: 'Number of Cluster IPs allocations',
+          labelNames: ['cidr', 'scope'] as const,
+          registers,
+        }),
+    ),
+    errors: reuse(
+      registry,
+      METRIC_ERRORS,
+      () =>
+        new Counter({
+          name: METRIC_ERRORS,
+          help: 'Number of errors trying to allocate Cluster IPs',
+          labelNames: ['cidr', 'scope'] as const,
+          registers,
+        }),
+    ),
+    duration: reuse(
+      registry,
+      METRIC_DURATION,
+      () =>
+        new Histogram({
+          name: METRIC_DURATION,
+          help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR',
+          labelNames: ['cidr'] as const,
+          buckets: [...DEF_BUCKETS],
+          registers,
+        }),
+    ),
   };
   entry = { metrics, recorder: new PromRecorder(metrics) };
   perRegistry.set(registry, entry);

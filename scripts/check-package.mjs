@@ -73,9 +73,7 @@ step('npm pack: exactly what runs', () => {
     required.push(entry.types.slice(2), entry.default.slice(2));
   }
   const missing = required.filter((f) => !files.includes(f));
-  const stray = files.filter(
-    (f) => !['LICENSE', 'README.md', 'package.json'].includes(f) && !/^dist\/.+\.(js|d\.ts)$/.test(f),
-  );
+  const stray = files.filter((f) => !['LICENSE', 'README.md', 'package.json'].includes(f) && !/^dist\/.+\.(js|d\.ts)$/.test(f));
   if (missing.length > 0 || stray.length > 0) {
     throw new Error(`missing: ${missing.join(', ') || '-'}; not for users: ${stray.join(', ') || '-'}`);
   }
@@ -146,13 +144,24 @@ step('README examples as ESM and as CommonJS, type-checked', () => {
     const requires = imports
       .map((m, k) => `import m${k} = require(${m[2]});\nconst {${m[1].replace(/\btype\s+\w+\s*,?/g, '')}} = m${k};\n`)
       .join('');
-    writeFileSync(join(app, `readme-${i}.cts`), `${requires}${strict}(async () => {\n${body}\n})().catch((e) => { console.error(e); process.exitCode = 1; });\n`);
+    writeFileSync(
+      join(app, `readme-${i}.cts`),
+      `${requires}${strict}(async () => {\n${body}\n})().catch((e) => { console.error(e); process.exitCode = 1; });\n`,
+    );
     files.push(`readme-${i}.mts`, `readme-${i}.cts`);
   });
   writeFileSync(
     join(app, 'tsconfig.readme.json'),
     JSON.stringify({
-      compilerOptions: { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, types: ['node'], outDir: 'out', skipLibCheck: false },
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        types: ['node'],
+        outDir: 'out',
+        skipLibCheck: false,
+      },
       files,
     }),
   );

@@ -169,11 +169,20 @@ describe('registration', () => {
     registerMetrics(reg);
     const json = await reg.getMetricsAsJSON();
     const byName = new Map(json.map((m) => [m.name, m]));
-    expect(byName.get(METRIC_ALLOCATED_IPS)).toMatchObject({ type: 'gauge', help: 'Gauge measuring the number of allocated IPs for Services' });
-    expect(byName.get(METRIC_AVAILABLE_IPS)).toMatchObject({ type: 'gauge', help: 'Gauge measuring the number of available IPs for Services' });
+    expect(byName.get(METRIC_ALLOCATED_IPS)).toMatchObject({
+      type: 'gauge',
+      help: 'Gauge measuring the number of allocated IPs for Services',
+    });
+    expect(byName.get(METRIC_AVAILABLE_IPS)).toMatchObject({
+      type: 'gauge',
+      help: 'Gauge measuring the number of available IPs for Services',
+    });
     expect(byName.get(METRIC_ALLOCATIONS)).toMatchObject({ type: 'counter', help: 'Number of Cluster IPs allocations' });
     expect(byName.get(METRIC_ERRORS)).toMatchObject({ type: 'counter', help: 'Number of errors trying to allocate Cluster IPs' });
-    expect(byName.get(METRIC_DURATION)).toMatchObject({ type: 'histogram', help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR' });
+    expect(byName.get(METRIC_DURATION)).toMatchObject({
+      type: 'histogram',
+      help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR',
+    });
     expect(DEF_BUCKETS).toEqual([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
     const m = registerMetrics(reg);
     m.duration.observe({ cidr: 'x' }, 0.001);
