@@ -13,7 +13,9 @@
 //
 // allocateNext draws a start in the dynamic band and takes the first free offset from there with
 // wraparound (the index answers in O(log n) words, where upstream scans bit by bit), then the
-// static band the same way — upstream's randomScanStrategyWithOffset, same distribution.
+// static band the same way — upstream's randomScanStrategyWithOffset, same distribution. The
+// bands, the draw and the search are adapters/space.ts, shared with Allocator: one core call per
+// allocation, and address ⇄ offset happens in the core (core-as/space.ts).
 //
 // Upstream differences, on purpose:
 // - no 2^16 cap for IPv6 (upstream: min(2^h, 65536) − 1 addresses): a /64 holds 2^64 − 1
@@ -36,10 +38,10 @@ import {
 } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
+import { AddressSpace } from './space.ts';
 import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
-import { brokenSourceError, drawBelow, MAX_DRAW_TRIES, randomOption, type RandomSource, type U64Out } from './random.ts';
+import { randomOption, type RandomSource } from './random.ts';
 import type { IPFamily } from './types.ts';
-import { OK } from './wasm.ts';
 import type { Registry } from 'prom-client';
 
 const TWO32 = 4294967296;
@@ -102,34 +104,25 @@ export class Range implements RangeView {
   readonly ipFamily: IPFamily;
   /** Usable addresses (max). */
   readonly size: bigint;
+  /** The address space (bands, draw, index; adapters/space.ts); null for an empty range. */
+  private space: AddressSpace | null;
+  /** The space's index (a one-slot index of its own for an empty range, so reads stay branch-free). */
   private index: FreeIndex;
   private readonly kindOption: IndexKind | undefined;
   private readonly random: RandomSource;
   private metrics: MetricsRecorder = NULL_RECORDER;
-  // max and the dynamic band's length as (hi, lo); the static band is [0, offset − 1].
+  // max (usable addresses) as (hi, lo)
   private readonly maxHi: number;
   private readonly maxLo: number;
-  private readonly subHi: number;
-  private readonly subLo: number;
-  private readonly offset: number;
   private readonly empty: boolean;
   private readonly words = new Uint32Array(4);
   private readonly off = new Uint32Array(2);
-  private readonly draw: U64Out = { hi: 0, lo: 0 };
   /** Allocated addresses, kept in step with the index (which re-derives it in validate()). */
   private taken = 0;
   /** Set by destroy(): every method then throws ErrDestroyed. */
   private destroyed = false;
-  /** Dense index with fewer than 2^32 offsets: the one-call nextFree32 path. */
-  private dense32 = false;
-  /** The offset the last takeNext() marked. */
-  private resHi = 0;
-  private resLo = 0;
   /** IPv4 with a dense index: the first address as a u32 (release's fast path), else −1. */
   private readonly v4First: number;
-  /** The dynamic band's draw, rand(sub) for sub < 2^32: its largest value and bit mask. */
-  private readonly subMax: number;
-  private readonly subMask: number;
 
   /**
    * A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError
@@ -153,17 +146,11 @@ export class Range implements RangeView {
     this.maxLo = prefix.countLo;
     this.size = prefix.count;
     this.empty = prefix.isEmpty;
-    this.offset = this.empty ? 0 : prefix.rangeOffset;
-    const sub = this.size - BigInt(this.offset);
-    this.subHi = Number(sub >> 32n);
-    this.subLo = Number(sub & 0xffffffffn);
     this.kindOption = options.indexKind;
-    // An empty range still gets a one-slot index so every method stays branch-free.
-    this.index = this.empty ? new FreeIndex(0, 1, options.indexKind) : new FreeIndex(this.maxHi, this.maxLo, options.indexKind);
-    this.dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
-    this.v4First = this.dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
-    this.subMax = this.subHi === 0 && this.subLo > 0 ? this.subLo - 1 : 0;
-    this.subMask = this.subMax === 0 ? 0 : 0xffffffff >>> Math.clz32(this.subMax);
+    this.space = AddressSpace.of(prefix, options.indexKind, 'bitmap');
+    this.index = this.space?.index ?? new FreeIndex(0, 1, options.indexKind);
+    const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
+    this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
   }
 
   /**
@@ -210,9 +197,9 @@ export class Range implements RangeView {
   }
 
   private locateParsed(): boolean {
-    if (this.prefix.offsetOf(this.lastFamily, this.words, this.off) !== OK) return false;
-    const hi = this.off[0]!;
-    return hi < this.maxHi || (hi === this.maxHi && this.off[1]! < this.maxLo);
+    // the core maps address → offset (core-as/space.ts); IPv4 words [0, 0, 0, v] need the family
+    const space = this.space;
+    return space !== null && this.lastFamily === this.prefix.version && space.offsetOf(this.words, this.off);
   }
 
   private beyondMax(hi: number, lo: number): boolean {
@@ -248,61 +235,18 @@ export class Range implements RangeView {
     }
     this.metrics.allocation(this.cidr, 'dynamic');
     this.metrics.gauges(this.cidr, this);
-    return this.prefix.formatAt(this.resHi, this.resLo);
+    return this.space!.addressText();
   }
 
-  /** Finds and marks the next offset (left in resHi/resLo); false when full. */
+  /**
+   * Finds and marks the next address (left in space.address): the dynamic band from a random
+   * start, then the static band (adapters/space.ts, the draw and bands the Allocator uses too).
+   * False when full: the count answers first, without drawing.
+   */
   private takeNext(): boolean {
-    if (this.empty) return false;
-    const idx = this.index;
-    const d = this.draw;
-    if (this.dense32) {
-      // The same draws and bands as below, on u32 offsets: one core call finds and marks.
-      if (this.taken >= this.maxLo) return false;
-      // drawBelow(random, 0, sub) inlined: the same draws (mask, then reject above the maximum)
-      let x = 0;
-      const m = this.subMax;
-      if (m !== 0) {
-        const mask = this.subMask;
-        const rng = this.random;
-        let tries = 0;
-        do {
-          if (tries++ === MAX_DRAW_TRIES) throw brokenSourceError(rng, String(m + 1));
-          x = (rng.nextU32() & mask) >>> 0;
-        } while (x > m);
-      }
-      let o = idx.takeFree32(x + this.offset, this.offset, this.maxLo - 1);
-      if (o < 0 && this.offset > 0) {
-        drawBelow(this.random, 0, this.offset, d);
-        o = idx.takeFree32(d.lo, 0, this.offset - 1);
-      }
-      if (o < 0) return false; // the count said otherwise: only a corrupted index gets here
-      this.taken++;
-      this.resHi = 0;
-      this.resLo = o;
-      return true;
-    }
-    if (this.taken >= this.maxHi * TWO32 + this.maxLo) return false;
-    // Dynamic band [offset, max − 1], start = offset + rand(sub).
-    drawBelow(this.random, this.subHi, this.subLo, d);
-    let sLo = d.lo + this.offset;
-    let sHi = d.hi;
-    if (sLo >= TWO32) {
-      sLo -= TWO32;
-      sHi += 1;
-    }
-    const lastHi = this.maxLo === 0 ? this.maxHi - 1 : this.maxHi;
-    const lastLo = this.maxLo === 0 ? 0xffffffff : this.maxLo - 1;
-    let found = idx.nextFree(sHi, sLo, 0, this.offset, lastHi, lastLo);
-    if (!found && this.offset > 0) {
-      // Static band [0, offset − 1], start = rand(offset).
-      drawBelow(this.random, 0, this.offset, d);
-      found = idx.nextFree(0, d.lo, 0, 0, 0, this.offset - 1);
-    }
-    if (!found) return false; // count said otherwise: only a corrupted index gets here
-    this.resHi = idx.resultHi;
-    this.resLo = idx.resultLo;
-    idx.set(this.resHi, this.resLo);
+    const space = this.space;
+    if (space === null || this.taken >= this.maxHi * TWO32 + this.maxLo) return false;
+    if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
     this.taken++;
     return true;
   }
@@ -354,7 +298,7 @@ export class Range implements RangeView {
       hi = this.index.resultHi;
       lo = this.index.resultLo;
       if (this.beyondMax(hi, lo)) break;
-      fn(this.prefix.formatAt(hi, lo));
+      fn(this.space!.textAt(hi, lo));
       if (lo === 0xffffffff) {
         if (hi === 0xffffffff) break;
         hi += 1;
@@ -394,21 +338,21 @@ export class Range implements RangeView {
       throw new InvalidArgumentError(`allocateMany reserves at most ${MAX_ALLOCATE_MANY} addresses per call, got ${n}`);
     }
     const out = new Array<string>(n);
-    const taken = new Uint32Array(2 * n);
+    const taken = new Uint32Array(4 * n); // address words, to undo
+    const space = this.space;
     let i = 0;
     try {
       for (; i < n; i++) {
         // the count said there is room: only a corrupted index fails here, and all is undone
         if (!this.takeNext()) throw new ErrFull();
-        taken[2 * i] = this.resHi;
-        taken[2 * i + 1] = this.resLo;
-        out[i] = this.prefix.formatAt(this.resHi, this.resLo);
+        taken.set(space!.address, 4 * i);
+        out[i] = space!.addressText();
       }
     } catch (e) {
       // All or nothing (e.g. OutOfMemoryError part-way): give back what this call took, the last
       // first, so each clear undoes exactly one set (no run splits that would need memory).
       for (let j = i - 1; j >= 0; j--) {
-        if (this.index.clear(taken[2 * j]!, taken[2 * j + 1]!)) this.taken--;
+        if (space!.clear(taken.subarray(4 * j, 4 * j + 4))) this.taken--;
       }
       throw e;
     }
@@ -539,16 +483,22 @@ export class Range implements RangeView {
         throw new InvalidArgumentError(`snapshot offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is outside ${this.cidr}`);
       }
     }
-    // Build the new index aside and swap it in, so a failure (memory) leaves the range as it was.
-    const next = new FreeIndex(this.maxHi, this.maxLo, this.kindOption ?? this.index.kind);
+    // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
+    if (this.space === null) {
+      if (pairs.length > 0) throw new InvalidArgumentError(`snapshot data holds offsets, ${this.cidr} has no usable address`);
+      return;
+    }
+    let next: AddressSpace | undefined;
     try {
-      next.setMany(pairs);
+      next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
+      next.index.setMany(pairs);
     } catch (e) {
-      next.destroy();
+      next?.destroy();
       throw e;
     }
-    this.index.destroy();
-    this.index = next;
+    this.space.destroy();
+    this.space = next;
+    this.index = next.index;
     this.taken = next.count();
   }
 
@@ -585,7 +535,8 @@ export class Range implements RangeView {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    this.index.destroy();
+    if (this.space !== null) this.space.destroy(); // its index included
+    else this.index.destroy();
   }
 
   [Symbol.dispose](): void {

@@ -9,7 +9,8 @@
 // allocateNext (upstream ipallocator.go allocateNextService, legacy bitmap.go the same way):
 //   1. rangeSize = count − rangeOffset; 0 → "range is full", no draw.
 //   2. d = rand.Int63n(rangeSize), or rand.Uint64() when rangeSize ≥ MaxInt64 (an IPv6 /64), with
-//      master's overflow guard (d > MaxUint64 − rangeOffset → d − rangeOffset).
+//      master's overflow guard (d > MaxUint64 − rangeOffset → d − rangeOffset). The legacy
+//      bitmap (draw 'bitmap', Range) always draws rand.Intn(rangeSize).
 //   3. The first free address from offsetAddress + d, wrapping inside the upper band.
 //   4. None: d = rand.Int63n(rangeOffset) and the same in the lower band (when it exists).
 // Steps 3 and 4 are one core call each (space_take), which also marks the address taken and
@@ -30,6 +31,9 @@ import {
 } from './wasm.ts';
 
 export { BAND_LOWER, BAND_UPPER };
+
+/** Which upstream allocator's draw: ipallocator.go (Allocator) or the legacy bitmap.go (Range). */
+export type UpstreamDraw = 'ipallocator' | 'bitmap';
 
 /** Go's math.MaxInt64: rand.Int63n's bound, above which upstream draws with rand.Uint64. */
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -61,7 +65,7 @@ export class AddressSpace {
    * The space of a non-empty prefix ([first, last] holds at least one address). Throws
    * InvalidArgumentError for an empty prefix or a kind that cannot hold it, OutOfMemoryError.
    */
-  constructor(prefix: Prefix, kind: IndexKind = 'auto') {
+  constructor(prefix: Prefix, kind: IndexKind = 'auto', draw: UpstreamDraw = 'ipallocator') {
     if (prefix.isEmpty) throw new InvalidArgumentError(`${prefix.cidr} has no usable address`);
     const k = kind === 'dense' ? KIND_DENSE : kind === 'sparse' ? KIND_SPARSE : KIND_AUTO;
     const f = prefix.first;
@@ -79,12 +83,12 @@ export class AddressSpace {
     const rs = prefix.count - BigInt(prefix.rangeOffset);
     this.rsHi = Number(rs >> 32n);
     this.rsLo = Number(rs & 0xffffffffn);
-    this.drawsU64 = rs >= MAX_INT64;
+    this.drawsU64 = draw === 'ipallocator' && rs >= MAX_INT64;
   }
 
   /** The prefix's space, or null when [first, last] is empty (/31, /32, /128). */
-  static of(prefix: Prefix, kind?: IndexKind): AddressSpace | null {
-    return prefix.isEmpty ? null : new AddressSpace(prefix, kind);
+  static of(prefix: Prefix, kind?: IndexKind, draw?: UpstreamDraw): AddressSpace | null {
+    return prefix.isEmpty ? null : new AddressSpace(prefix, kind, draw);
   }
 
   get kind(): 'dense' | 'sparse' {
