@@ -21,12 +21,12 @@
 //
 // Events reach every watcher in store order, also when a watcher writes from inside its own
 // onAdd/onDelete: such a re-entrant write is queued and delivered once the event being
-// delivered has reached every watcher (EventQueue below). A watcher that throws fails neither the
+// delivered has reached every watcher (MemoryCache below). A watcher that throws fails neither the
 // write nor the other watchers: its error goes to `onWatcherError`.
 //
 // Fault injection (failing creates, collisions, a lagging or unsynced cache, records that skip
 // validation) lives in a test-only subclass under test/, through the protected members below.
-import { AlreadyExistsError, ErrDestroyed, NotFoundError } from './errors.ts';
+import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, quoteInput } from './errors.ts';
 import { validateRecord } from './records.ts';
 import type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
 import type { ParentRef } from './types.ts';
@@ -106,7 +106,9 @@ function liveOf(slot: Slot): IPAddressRecord | undefined {
  *
  * Invariants (checked by validate()): `live` = entries that are records, `dead` = entries that
  * are TOMB, and entries ≤ 2 × live + 1,025 (a delete that makes `dead` exceed both 1,024 and
- * `live` compacts).
+ * `live` compacts). In a MemoryStore every key was a valid record name (validated on create).
+ *
+ * @internal exported for the test-only subclass under test/, not part of the package.
  */
 export class NameTable {
   private map = new Map<string, Slot>();
@@ -290,12 +292,14 @@ export class MemoryCache implements StoreCache {
 
   /**
    * Replays every cached record as onAdd(record), then registers the watcher, all before
-   * returning. A write the watcher makes during its replay is delivered to it (and to everyone)
+   * returning. Something that is not a watcher (no onAdd/onDelete functions) is refused with
+   * InvalidArgumentError. A write the watcher makes during its replay is delivered to it (and to everyone)
    * after the replay. When the replay throws, the watcher is not registered and the error
    * passes to the caller (its own failure, not another watcher's).
    */
   subscribe(watcher: StoreWatcher): () => void {
     if (this.closed) throw destroyed();
+    checkWatcher(watcher);
     const sub: Subscription = { watcher, active: true };
     const all = this.records.values(); // a copy: the watcher may write while replaying
     const outermost = !this.delivering;
@@ -412,6 +416,20 @@ export class MemoryCache implements StoreCache {
   }
 }
 
+/** InvalidArgumentError unless `watcher` has onAdd and onDelete functions (and onResync, if any). */
+function checkWatcher(watcher: unknown): void {
+  const w = watcher as Partial<Record<keyof StoreWatcher, unknown>> | null;
+  if (
+    typeof w !== 'object' ||
+    w === null ||
+    typeof w.onAdd !== 'function' ||
+    typeof w.onDelete !== 'function' ||
+    (w.onResync !== undefined && typeof w.onResync !== 'function')
+  ) {
+    throw new InvalidArgumentError(`a watcher must be an object with onAdd and onDelete functions, got ${quoteInput(watcher)}`);
+  }
+}
+
 function matches(record: IPAddressRecord, labels: Readonly<Record<string, string>>): boolean {
   for (const k in labels) if (record.labels[k] !== labels[k]) return false;
   return true;
@@ -422,7 +440,7 @@ function destroyed(): ErrDestroyed {
 }
 
 export class MemoryStore implements Store, SyncStoreOps {
-  /** The records (the compare-and-set table). */
+  /** The records (the compare-and-set table). @internal (as NameTable) */
   protected readonly authority = new NameTable();
   /** The cache view over `authority`, and the delivery of events to watchers. @internal (as MemoryCache) */
   protected readonly view: MemoryCache;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../adapters/memory-store.ts';
-import { AlreadyExistsError, ErrDestroyed, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
+import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
@@ -441,6 +441,15 @@ describe('MemoryStore: a watcher that throws fails neither the write nor the oth
       }
     }
     expect(thrown).toEqual([second]);
+  });
+
+  it('refuses something that is not a watcher with InvalidArgumentError, subscribing nothing', () => {
+    const s = new MemoryStore();
+    for (const w of [null, undefined, 'w', {}, { onAdd: () => {} }, { onAdd: () => {}, onDelete: 1 }, { onAdd: () => {}, onDelete: () => {}, onResync: 'x' }]) {
+      expect(() => s.cache.subscribe(w as never), JSON.stringify(w)).toThrow(InvalidArgumentError);
+    }
+    expect(s.watcherCount).toBe(0);
+    s.createSync(rec('10.0.0.1')); // no broken watcher left behind to fail a delivery
   });
 
   it('a watcher whose replay throws is not subscribed; the error goes to the subscriber', () => {
