@@ -11,15 +11,15 @@
 //      └───────┴───────────────────┴────────────────────────────────────┴───────┘
 //   offset 0 = first; IPv6 has no broadcast (last = broadcast).
 //
-// All the math comes from the WebAssembly core (core-as/u128.ts, prefix.ts, iter.ts). The two
-// hot-path conversions (`offsetOf`, `addressAt`) are plain u32 word arithmetic in JS, because the
-// words of `first` and `last` are known here and a boundary call would cost more than the
-// arithmetic; test/core-math.test.ts checks them against the core's u128_sub / u128_add.
+// All the math comes from the WebAssembly core (core-as/u128.ts, prefix.ts, iter.ts); there is no
+// second copy here. The allocators' hot path does not come through this file at all: it crosses
+// once per operation into core-as/space.ts with address words (adapters/space.ts). `offsetOf`,
+// `addressAt` and `formatAt` below are the cold-path conversions (tests, tools), one core call each.
 //
 // Addresses are four u32 words, w0 = bits 127..96 (IPv4: [0, 0, 0, v4]); the family travels
 // beside the words as 4 | 6, as `parseAddrInto` returns it. Offsets are u64 as (hi, lo) u32 pairs.
 
-import { type Family, formatAddr, formatIPv4, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
+import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidRangeError, OutOfMemoryError } from './errors.ts';
 import type { IPFamily } from './types.ts';
 import { core, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
@@ -48,7 +48,6 @@ export const GEO_FLAG_COUNT_SATURATED = 4;
  */
 export const INVALID_FIRST_ADDRESS = 'invalid address []';
 
-const TWO_32 = 0x1_0000_0000;
 const U64_MAX = (1n << 64n) - 1n;
 
 function wordsAt(s: Uint32Array, at: number): Uint32Array {
@@ -198,58 +197,37 @@ export class Prefix {
   }
 
   /**
-   * The offset of an address from `first` (hot path, allocation-free). Returns OK with the offset
+   * The offset of an address from `first` (one core call: u128_sub). Returns OK with the offset
    * as (hi, lo) in out[0], out[1]; NONE when the address is of the other family or outside
    * [first, last] (upstream ErrNotInRange); TOO_FAR when it is inside but 2^64 or more away
    * (only in IPv6 prefixes shorter than /64, which the allocator rejects). `w` holds u32 words;
    * for version 4 they must be [0, 0, 0, v4], as parseAddrInto writes them.
    */
   offsetOf(version: Family, w: ArrayLike<number>, out: Uint32Array): number {
-    if (version !== this.version || this.#empty) return NONE;
-    if (version === 4) {
-      // IPv4 words are [0, 0, 0, v4] (as parseAddrInto writes them): only w3 can differ.
-      const a = w[3]!;
-      if (a < this.#f3 || a > this.#l3) return NONE;
-      out[0] = 0;
-      out[1] = a - this.#f3;
-      return OK;
-    }
-    if (!this.inRange(6, w)) return NONE;
-    // 128-bit a − first, one u32 word at a time with a borrow.
-    let d = w[3]! - this.#f3;
-    const o3 = d >>> 0;
-    let borrow = d < 0 ? 1 : 0;
-    d = w[2]! - this.#f2 - borrow;
-    const o2 = d >>> 0;
-    borrow = d < 0 ? 1 : 0;
-    d = w[1]! - this.#f1 - borrow;
-    const o1 = d >>> 0;
-    borrow = d < 0 ? 1 : 0;
-    d = w[0]! - this.#f0 - borrow;
-    if (o1 !== 0 || d !== 0) return TOO_FAR;
-    out[0] = o2;
-    out[1] = o3;
+    if (!this.inRange(version, w)) return NONE;
+    const f = this.first;
+    const st = core.u128_sub(w[0]!, w[1]!, w[2]!, w[3]!, f[0]!, f[1]!, f[2]!, f[3]!);
+    if (st !== OK) return st === TOO_FAR ? TOO_FAR : NONE;
+    const s = scratch();
+    out[0] = s[0]!;
+    out[1] = s[1]!;
     return OK;
   }
 
   /**
-   * The address at offset (hi, lo) from `first` (hot path, allocation-free): writes its words to
-   * out[0..3] and returns true, or returns false when the offset is not below the count (not in
-   * [first, last]). hi and lo are u32 numbers.
+   * The address at offset (hi, lo) from `first`: writes its words to out[0..3] and returns true,
+   * or returns false when the offset is not below the count (not in [first, last]). hi and lo
+   * are u32 numbers.
    */
   addressAt(hi: number, lo: number, out: Uint32Array): boolean {
     if (hi > this.countHi || (hi === this.countHi && lo >= this.countLo)) return false;
-    // first + offset ≤ last, so nothing carries out of w0.
-    let s = this.#f3 + lo;
-    out[3] = s; // Uint32Array stores s mod 2^32
-    let carry = s >= TWO_32 ? 1 : 0;
-    s = this.#f2 + hi + carry;
-    out[2] = s;
-    carry = s >= TWO_32 ? 1 : 0;
-    s = this.#f1 + carry;
-    out[1] = s;
-    carry = s >= TWO_32 ? 1 : 0;
-    out[0] = this.#f0 + carry;
+    const f = this.first;
+    if (core.u128_add(f[0]!, f[1]!, f[2]!, f[3]!, hi, lo, this.width) !== OK) return false; // first + offset ≤ last: never
+    const s = scratch();
+    out[0] = s[0]!;
+    out[1] = s[1]!;
+    out[2] = s[2]!;
+    out[3] = s[3]!;
     return true;
   }
 
@@ -258,9 +236,6 @@ export class Prefix {
    * Throws InvalidArgumentError when the offset is not in [0, count).
    */
   formatAt(hi: number, lo: number): string {
-    if (this.version === 4 && hi === 0 && lo < this.countLo && this.countHi === 0) {
-      return formatIPv4(this.#f3 + lo); // IPv4 fast path: only w3 changes (first + count ≤ 2^32)
-    }
     const t = this.#tmp;
     if (!this.addressAt(hi, lo, t)) {
       throw new InvalidArgumentError(`offset ${u64(hi, lo)} is outside [0, ${this.count}) of ${this.cidr}`);

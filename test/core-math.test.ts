@@ -594,7 +594,7 @@ describe('prefix geometry properties (core vs BigInt reference)', () => {
     expect(core.prefix_range_offset(33, 32)).toBe(OUT_OF_RANGE);
   });
 
-  it('Prefix hot-path conversions agree with the core (offsetOf = u128_sub, addressAt = u128_add)', () => {
+  it('Prefix conversions (offsetOf, addressAt, formatAt) give the core u128 answers, the edges included', () => {
     const probe = prefixArb.chain(({ width, a, bits }) => {
       const g = refGeometry(a, bits, width);
       const lo = g.network > 3n ? g.network - 3n : 0n;
