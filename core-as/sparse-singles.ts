@@ -34,8 +34,8 @@
 // Inserting shifts the keys between the insertion point and the next gap one slot right; when
 // that walk or shift would pass WALK_LIMIT slots, or the node would pass MAX_LOAD, the node is
 // rebuilt (refitted, grown, or cut into several nodes) from a sorted copy. Deleting shifts the
-// following keys left while they sit right of their home (backward-shift deletion), and never
-// allocates.
+// following keys left while they sit right of their home (backward-shift deletion); it needs no
+// memory (a node left under 1/16 full is rebuilt smaller when memory allows, else kept).
 import { halloc, hfree, hblock_size } from './heap';
 import { OK, NONE, OUT_OF_MEMORY } from './status';
 
@@ -67,6 +67,8 @@ const MAX_LOAD_NUM: u32 = 4;
 const MAX_LOAD_DEN: u32 = 5;
 /** Built nodes hold at most 7/10 of their slots: the keys a full-size node takes in a bulk build. */
 const BUILD_KEYS: u32 = ((<u32>1 << MAX_LG) * 7) / 10; // 5,734
+/** A node with fewer keys than 1/SHRINK_BELOW of its slots is rebuilt smaller. */
+const SHRINK_BELOW: u32 = 16;
 /** Longest walk from a home slot, and longest shift, before the node is rebuilt instead. */
 const WALK_LIMIT: u32 = 64;
 
@@ -313,6 +315,10 @@ export function singles_remove(t: usize, x: u64): bool {
   const cnt = cntOf(e) - 1;
   if (cnt > 0) {
     store<u16>(e + N_COUNT, <u16>cnt);
+    //  a node emptied to under 1/16 is rebuilt smaller (to 7/10 at most: far from the 4/5 that
+    //  grows it again), so memory follows what is taken; best effort, and nothing changes when
+    //  its memory cannot be had
+    if (cnt * SHRINK_BELOW < cap && cap > <u32>1 << MIN_LG) rebuild(t, p, 0, false);
     return true;
   }
   // the node is empty: drop it; the next node's fence becomes 0 when it becomes node 0 (S1)

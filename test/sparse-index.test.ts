@@ -455,6 +455,24 @@ describe('sparse index', () => {
     destroy(half);
   });
 
+  it('memory follows what is taken: releasing 15 of every 16 of 10^5 random offsets shrinks the index', () => {
+    const N = 100_000;
+    const u32 = xorshift(0x51f15e);
+    const pairs = new Uint32Array(2 * N);
+    for (let i = 0; i < 2 * N; i++) pairs[i] = u32();
+    for (let i = 0; i < N; i++) if (pairs[2 * i] === 0xffffffff && pairs[2 * i + 1] === 0xffffffff) pairs[2 * i + 1] = 0;
+    const ix = sparse(MAX_N);
+    ix.setMany(pairs);
+    const full = ix.bytes();
+    for (let i = 0; i < N; i++) if (i % 16 !== 0) ix.clear(pairs[2 * i], pairs[2 * i + 1]);
+    expect(ix.validate()).toBe(0);
+    expect(ix.count()).toBe(N / 16);
+    expect(ix.bytes() / ix.count()).toBeLessThan(32);
+    expect(ix.bytes()).toBeLessThan(full / 4);
+    for (let i = 0; i < N; i += 16) expect(ix.has(pairs[2 * i], pairs[2 * i + 1])).toBe(true);
+    destroy(ix);
+  });
+
   it('reports OUT_OF_MEMORY when a split or a new page cannot be had, and changes nothing', () => {
     const ix = sparse(MAX_N);
     const m = new Model(MAX_N);
