@@ -7,8 +7,9 @@
 //
 // After close() the owner is finished: every method throws (or, returning a promise, rejects)
 // ErrDestroyed naming it, a pending waitForSync and the store's cache included; the read-only
-// properties (state, stats, lastError) stay readable, and unsubscribe functions keep working. close() is idempotent and synchronous (it aborts the watch
-// and clears the timers; nothing is left to await), hence Symbol.dispose and not asyncDispose.
+// properties (state, stats, lastError) stay readable, and unsubscribe functions keep working.
+// close() is idempotent and synchronous (it aborts the watch and clears the timers; nothing is
+// left to await), hence Symbol.dispose and not asyncDispose.
 import { ErrDestroyed } from '../errors.ts';
 import type { CachedRecord, Informer, InformerState, InformerStats, WaitForSyncOptions } from './informer.ts';
 
