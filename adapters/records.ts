@@ -1,7 +1,7 @@
 // IPAddress records as the allocators read and write them: the two labels upstream writes on
 // every record, how a record's name is read back as an address, and what a valid record and
 // owner (parentRef) are.
-import { formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
+import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { InvalidAddressError, InvalidArgumentError, InvalidRecordError, quoteInput } from './errors.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
@@ -115,77 +115,19 @@ export function checkParentRef(owner: unknown): ParentRef | null {
 }
 
 const nameWords = new Uint32Array(4);
-const nameGroups = new Uint16Array(8);
-
 /**
- * True when `text` is an IPv6 address (not IPv4-mapped) written exactly as Go's netip and
- * formatIPv6 write it (RFC 5952: lower-case hex without leading zeros, the longest run of two or
- * more zero groups as `::`, leftmost on ties, no dotted quad). One pass over the text, no
- * allocation: parsing and formatting to compare cost ten times more, on every IPv6 create.
- * false says nothing about why; nameProblems finds the reason.
+ * True when `name` is an address in canonical text and not IPv4-mapped IPv6 (address.ts parses
+ * and compares the text with the words, building no string); false for anything else.
  */
-function isCanonicalIPv6(text: string): boolean {
-  const n = text.length;
-  if (n < 2 || n > 39) return false;
-  const g = nameGroups;
-  let p = 0;
-  let count = 0;
-  let gap = -1; // index of the group where "::" stands
-  if (text.charCodeAt(0) === 58 && text.charCodeAt(1) === 58) {
-    gap = 0;
-    p = 2;
-  }
-  while (p < n) {
-    const start = p;
-    let v = 0;
-    for (; p < n; p++) {
-      const c = text.charCodeAt(p);
-      if (c >= 48 && c <= 57) v = v * 16 + (c - 48);
-      else if (c >= 97 && c <= 102) v = v * 16 + (c - 87);
-      else break;
-    }
-    const digits = p - start;
-    if (digits === 0 || digits > 4 || (digits > 1 && text.charCodeAt(start) === 48) || count === 8) return false;
-    g[count++] = v;
-    if (p === n) break;
-    if (text.charCodeAt(p) !== 58) return false; // only ':' separates groups
-    p++;
-    if (p === n) return false; // a trailing single ':'
-    if (text.charCodeAt(p) === 58) {
-      if (gap >= 0) return false; // a second "::"
-      gap = count;
-      p++;
-    }
-  }
-  let gapLen = 0;
-  if (gap < 0) {
-    if (count !== 8) return false;
-  } else {
-    gapLen = 8 - count;
-    if (gapLen < 1) return false;
-    for (let i = count - 1; i >= gap; i--) g[i + gapLen] = g[i]!;
-    for (let i = gap; i < gap + gapLen; i++) g[i] = 0;
-  }
-  if (g[0] === 0 && g[1] === 0 && g[2] === 0 && g[3] === 0 && g[4] === 0 && g[5] === 0xffff) return false; // IPv4-mapped
-  // The run formatIPv6 compresses: the longest of two or more zero groups, leftmost on ties.
-  let zStart = -1;
-  let zLen = 1;
-  for (let i = 0; i < 8; i++) {
-    if (g[i] !== 0) continue;
-    let j = i + 1;
-    while (j < 8 && g[j] === 0) j++;
-    if (j - i > zLen) {
-      zStart = i;
-      zLen = j - i;
-    }
-    i = j;
-  }
-  return gap < 0 ? zStart === -1 : zStart === gap && zLen === gapLen;
-}
-
-/** True when `name` is an address in canonical text (not IPv4-mapped); false for anything else. */
 function isCanonicalAddress(name: string): boolean {
-  return parseIPv4Fast(name) >= 0 || isCanonicalIPv6(name);
+  if (parseIPv4Fast(name) >= 0) return true;
+  let family: Family;
+  try {
+    family = parseAddrInto(name, nameWords);
+  } catch {
+    return false;
+  }
+  return family === 6 && isCanonical(name, 6, nameWords);
 }
 
 /** The problems of a record name, as upstream ValidateIPAddressName with the strict IsValidIP. */
