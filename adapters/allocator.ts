@@ -106,6 +106,11 @@ const RESOLVED: Promise<void> = Promise.resolve();
 const TRUE: Promise<boolean> = Promise.resolve(true);
 const FALSE: Promise<boolean> = Promise.resolve(false);
 
+/**
+ * The ClusterIP allocator of one Service range: upstream's answers (ipallocator.go), with a
+ * WebAssembly index of taken addresses in place of upstream's linear scan. Addresses are
+ * IPAddress records in a Store, shared with any other allocator of the same store.
+ */
 export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
@@ -141,6 +146,14 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   private readonly unsubscribe: () => void;
   private readonly words = new Uint32Array(4);
 
+  /**
+   * An allocator for the range `cidr` (e.g. `10.96.0.0/12`, `fd00::/108`) over `options.store`
+   * (default: a MemoryStore of its own). It subscribes to the store's cache at once and holds what
+   * the cache already has. Throws InvalidCIDRError for malformed text; InvalidRangeError for a
+   * range upstream refuses (IPv6 shorter than /64, no usable address, an overlap with the
+   * IPv4-mapped block ::ffff:0:0/96); OutOfMemoryError when the WASM memory cap is reached.
+   * Free its memory with destroy() or `using`.
+   */
   constructor(cidr: string, options: IndexedAllocatorOptions = {}) {
     const p = Prefix.parse(cidr);
     if (p.version === 6 && p.length < 64) {

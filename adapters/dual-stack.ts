@@ -42,6 +42,11 @@ export class DualStackAllocator {
   private readonly onRollbackError: DualStackOptions['onRollbackError'];
   private destroyed = false;
 
+  /**
+   * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
+   * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
+   * allocator is of the other family or an option has the wrong type.
+   */
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     if (ipv4?.ipFamily !== 'IPv4') throw new InvalidArgumentError(`the first allocator must be IPv4, got ${String(ipv4?.ipFamily)}`);
     if (ipv6?.ipFamily !== 'IPv6') throw new InvalidArgumentError(`the second allocator must be IPv6, got ${String(ipv6?.ipFamily)}`);

@@ -439,6 +439,12 @@ function destroyed(): ErrDestroyed {
   return new ErrDestroyed('MemoryStore');
 }
 
+/**
+ * The embedded store: IPAddress records in memory. A create is the compare-and-set by name that
+ * keeps an address from being held twice (AlreadyExistsError); `cache` is the view allocators
+ * watch, always in sync. Allocators sharing one MemoryStore behave as API servers sharing a
+ * cluster.
+ */
 export class MemoryStore implements Store, SyncStoreOps {
   /** The records (the compare-and-set table). @internal (as NameTable) */
   protected readonly authority = new NameTable();
@@ -451,6 +457,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   private version = 0;
   private closed = false;
 
+  /** An empty store. Every record is validated at the door (InvalidRecordError). */
   constructor(options: MemoryStoreOptions = {}) {
     this.view = new MemoryCache(this.authority, options.onWatcherError ?? rethrowLater);
     this.cache = this.view;

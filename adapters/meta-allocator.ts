@@ -125,6 +125,10 @@ function notContained(p: Prefix, all: readonly Prefix[]): boolean {
 
 const TWO53 = 9007199254740992;
 
+/**
+ * One family's allocator over every ServiceCIDR of a source (upstream's cidrallocator.go): a
+ * range per CIDR, following the source as ServiceCIDRs are added, become ready and are deleted.
+ */
 export class MetaAllocator implements IPAllocator, Disposable {
   /** Upstream returns an empty IPNet: a MetaAllocator has no single CIDR. */
   readonly cidr = '';
@@ -158,6 +162,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private destroyed = false;
   private readonly words = new Uint32Array(4);
 
+  /**
+   * The `family` ('IPv4' or 'IPv6') allocator over `source` (InMemoryServiceCIDRs, or
+   * KubernetesServiceCIDRs from `ipallocator/kubernetes`); every range writes to `options.store`.
+   * It subscribes to the source at once. Throws InvalidArgumentError for a wrong family or policy.
+   * A CIDR that cannot be served is skipped and reported to `options.onSkip`, as upstream logs it.
+   */
   constructor(family: IPFamily, source: ServiceCIDRSource, options: MetaAllocatorOptions = {}) {
     if (family !== 'IPv4' && family !== 'IPv6') throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
     const policy = options.policy ?? 'upstream';

@@ -133,6 +133,11 @@ function formatBig(family: Family, v: bigint): string {
 /** Thrown internally when a band has been scanned to the end. */
 const BAND_FULL = Symbol('band full');
 
+/**
+ * The same contract as Allocator, written as upstream's ipallocator.go is: a linear scan of the
+ * store's cache, BigInt math, no WebAssembly. The baseline to compare with and the oracle of our
+ * tests: for the same random source and store, Allocator gives the same answers.
+ */
 export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
@@ -150,6 +155,10 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
   private readonly draw: U64Out = { hi: 0, lo: 0 };
   private readonly words = new Uint32Array(4);
 
+  /**
+   * An allocator for the range `cidr` over `options.store` (default: a MemoryStore of its own),
+   * subscribed to the store's cache at once. Throws as Allocator's constructor does.
+   */
   constructor(cidr: string, options: AllocatorOptions = {}) {
     this.g = bigGeometry(cidr);
     this.cidr = this.g.cidr;
@@ -171,6 +180,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
     if (options.metrics !== undefined && options.metrics !== false) this.enableMetrics(options.metrics);
   }
 
+  /** `new ReferenceAllocator(cidr, options)`, spelled as `Allocator.create` for the one-line swap. */
   static create(cidr: string, options: AllocatorOptions = {}): ReferenceAllocator {
     return new ReferenceAllocator(cidr, options);
   }

@@ -138,6 +138,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   private delivering = false;
   private readonly onWatcherError: ServiceCIDRWatcherErrorHandler;
 
+  /** An empty source; add ServiceCIDRs to it, and give it to a MetaAllocator. */
   constructor(options: InMemoryServiceCIDRsOptions = {}) {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError(`InMemoryServiceCIDRs options must be an object, got ${quoteInput(options)}`);
