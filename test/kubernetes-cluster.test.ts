@@ -121,7 +121,7 @@ describe.skipIf(!ENABLED)(`a real API server${ENABLED ? '' : ' (set KUBECONFIG a
       },
       onDelete: () => {},
     });
-    await store.waitForSync();
+    await store.waitForSync({ timeoutMs: 30_000 }); // an unreachable cluster fails the test with its last error instead of hanging
     const a = makeAllocator(kind, cidr, { store });
     allocators.push(a);
     return { a, store };

@@ -28,7 +28,7 @@ function send(obj) {
 }
 
 const store = new KubernetesStore(undefined, { backoff: { initialMs: 5, maxMs: 100 } });
-await store.waitForSync();
+await store.waitForSync({ timeoutMs: 60_000 });
 const allocator = Allocator.create(cidr, { store });
 
 const lines = createInterface({ input: process.stdin });
