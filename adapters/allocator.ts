@@ -556,7 +556,11 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
           this.leave(op);
         }
         if (!op.seen) this.released(op.name, op.address);
-        else this.metrics.gauges(this.cidr, this);
+        else {
+          // its delete event cleared the bit; a created record of ours the cache never reported is settled too
+          if (this.pending.size !== 0 && this.pending.get(name)?.calling === false) this.pending.delete(name);
+          this.metrics.gauges(this.cidr, this);
+        }
         this.spare = op;
         return RESOLVED;
       }
