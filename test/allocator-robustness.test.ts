@@ -164,10 +164,16 @@ describe('the other family', () => {
     const v6 = new Allocator('fd00:3::/120', { store });
     await v4.allocate('10.3.0.5');
     await v6.allocate('fd00:3::5');
+    // every way in: the promise API and the synchronous one the allocators use on a MemoryStore
     const calls: string[] = [];
-    const spy = { create: store.create, delete: store.delete, get: store.get };
-    store.delete = (name) => (calls.push(`delete ${name}`), spy.delete.call(store, name));
-    store.get = (name) => (calls.push(`get ${name}`), spy.get.call(store, name));
+    const real = { delete: store.delete, get: store.get, deleteSync: store.deleteSync, getSync: store.getSync };
+    store.delete = (name) => (calls.push(`delete ${name}`), real.delete.call(store, name));
+    store.get = (name) => (calls.push(`get ${name}`), real.get.call(store, name));
+    store.deleteSync = (name) => (calls.push(`deleteSync ${name}`), real.deleteSync.call(store, name));
+    store.getSync = (name) => (calls.push(`getSync ${name}`), real.getSync.call(store, name));
+    await v4.release('10.3.0.77'); // the spies see a same-family call
+    expect(calls).toEqual(['deleteSync 10.3.0.77']);
+    calls.length = 0;
     await v6.release('10.3.0.5');
     await v6.release('::ffff:10.3.0.5');
     expect(await v6.has('10.3.0.5')).toBe(false);
