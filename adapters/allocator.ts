@@ -514,6 +514,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     const op = this.spare ?? new Op();
     this.spare = null;
     op.seen = false;
+    op.reserved = false;
     return op;
   }
 
@@ -728,10 +729,11 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     if (this.destroyed) return;
     const op = this.opOf(r.name);
     if (op !== undefined) {
-      // Ours: its address is known. The bit is set again: an old delete event may have cleared it.
+      // Ours: its address is known. The bit is set again (an old delete event may have cleared
+      // it) — except inside our own synchronous call that reserved it: nothing ran in between.
       op.seen = true;
       if (!op.calling) this.pending.delete(op.name); // a created record, confirmed now
-      this.markTaken(op.address);
+      if (op !== this.current || !op.reserved) this.markTaken(op.address);
     } else {
       const w = this.words;
       const c = this.classify(r.name, w);
