@@ -11,7 +11,7 @@
 // uses), with two deliberate narrowings: IPv6 zones (`fe80::1%eth0`) are rejected, and an IPv6
 // group may have at most 4 hex digits (Go accepts `00001` because it only checks the value).
 // IPv4-mapped IPv6 addresses (`::ffff:1.2.3.4`, `::ffff:102:304`) parse as the IPv4 address, as
-// every upstream entry point taking a `net.IP` does (SEMANTICS §1.1); as prefixes they are
+// every upstream entry point taking a `net.IP` does (see docs/semantics.md); as prefixes they are
 // rejected as ambiguous.
 //
 // Output is canonical: dotted decimal without leading zeros; RFC 5952 for IPv6 (lowercase, no

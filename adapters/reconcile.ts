@@ -8,7 +8,7 @@
 // considers freed. Neither is a duplicate — the store's create is the lock, so no address is
 // ever held twice — but the address stays taken until someone deletes the record.
 //
-// Upstream (SEMANTICS §16, controller/repairip.go) runs a repair loop in kube-apiserver: an
+// Upstream (pkg/registry/core/service/ipallocator/controller/repairip.go) runs a repair loop in kube-apiserver: an
 // IPAddress managed by `ipallocator.k8s.io` whose parent Service does not exist is deleted once it
 // is older than 60 s (the grace covers the window between the IPAddress create and the Service
 // create). `reconcile` is the same rule as a function the caller runs with the owners it knows:

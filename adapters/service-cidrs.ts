@@ -1,5 +1,5 @@
 // Where a MetaAllocator learns its ranges: ServiceCIDR objects, added, updated and removed at run
-// time (upstream: a ServiceCIDR informer; SEMANTICS §15).
+// time (upstream: a ServiceCIDR informer in pkg/registry/core/service/ipallocator/cidrallocator.go).
 //
 //   source (in memory, or a Kubernetes informer) ──subscribe──► MetaAllocator
 //        onAdd(sc)     a new ServiceCIDR, or a new version of one (update = onAdd again)
@@ -7,7 +7,7 @@
 //
 // The contract mirrors StoreCache.subscribe (adapters/store.ts): a subscriber first receives
 // `onAdd` for every object already known, synchronously and in creation order, then every change
-// in order. An informer-backed source (issue part 4) implements the same three members over
+// in order. An informer-backed source (KubernetesServiceCIDRs) implements the same three members over
 // `networking.k8s.io/v1` ServiceCIDRs: `name` = metadata.name, `cidrs` = spec.cidrs, `ready` from
 // the `Ready` condition (absent → undefined), `deletionTimestamp` and `creationTimestamp` from
 // metadata.

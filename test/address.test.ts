@@ -304,7 +304,7 @@ const GOOD_ADDRS: [string, Family, number[], string][] = [
   ['1:2:3:4:5:6:1.2.3.4', 6, [0x00010002, 0x00030004, 0x00050006, 0x01020304], '1:2:3:4:5:6:102:304'],
   ['ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255', 6, [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff], 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
   ['::ffff:0:1.2.3.4', 6, [0, 0, 0xffff0000, 0x01020304], '::ffff:0:102:304'], // SIIT, not mapped
-  // IPv4-mapped IPv6 reads as the IPv4 address (SEMANTICS §1.1).
+  // IPv4-mapped IPv6 reads as the IPv4 address, as Go's net.IP does.
   ['::ffff:1.2.3.4', 4, [0, 0, 0, 0x01020304], '1.2.3.4'],
   ['::FFFF:1.2.3.4', 4, [0, 0, 0, 0x01020304], '1.2.3.4'],
   ['::ffff:102:304', 4, [0, 0, 0, 0x01020304], '1.2.3.4'],
@@ -334,7 +334,7 @@ describe('RFC 5952 formatting', () => {
     ['all zeros', [0, 0, 0, 0], '::'],
     ['all ones', [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff], 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
     ['loopback', [0, 0, 0, 1], '::1'],
-    ['SEMANTICS §1.1 invalid name 2001:db8:0:0:0::1', [0x20010db8, 0, 0, 1], '2001:db8::1'],
+    ['API doc example, invalid name 2001:db8:0:0:0::1', [0x20010db8, 0, 0, 1], '2001:db8::1'],
     ['longest run wins over an earlier shorter one', [0x20010000, 0x00010000, 0, 1], '2001:0:1::1'],
     ['leftmost run on ties', [0x20010db8, 0, 0x00010000, 0x00000001], '2001:db8::1:0:0:1'],
     ['single zero group is 0, never ::', [0x20010db8, 0x00000001, 0x00010001, 0x00010001], '2001:db8:0:1:1:1:1:1'],
@@ -345,7 +345,7 @@ describe('RFC 5952 formatting', () => {
     ['no leading zeros in groups, lowercase', [0x00ab0cd0, 0x0f000000, 0x0000000a, 0xbcdefabc], 'ab:cd0:f00::a:bcde:fabc'],
     ['no embedded dotted quad (IPv4-compatible)', [0, 0, 0, 0x01020304], '::102:304'],
     ['IPv4-mapped as family 6 stays plain IPv6', [0, 0, 0xffff, 0x01020304], '::ffff:102:304'],
-    ['SEMANTICS §1.1 valid name', [0x20010db8, 0xaaaabbbb, 0xccccdddd, 0xeeee0001], '2001:db8:aaaa:bbbb:cccc:dddd:eeee:1'],
+    ['API doc example, valid name', [0x20010db8, 0xaaaabbbb, 0xccccdddd, 0xeeee0001], '2001:db8:aaaa:bbbb:cccc:dddd:eeee:1'],
     ['words beyond u32 are read as u32 (negative int)', [-1, -1, -1, -1], 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
   ];
   it.each(CASES)('%s', (_name, w, text) => {

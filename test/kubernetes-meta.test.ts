@@ -1,7 +1,7 @@
 // MetaAllocator over Kubernetes: ranges from KubernetesServiceCIDRs (list + watch of ServiceCIDRs),
 // addresses in KubernetesStore (IPAddress objects), both through client-node and real HTTP against
 // the API-server double. Upstream's cidrallocator_test.go cases that mean something over an API
-// server (UPSTREAM-TESTS.md D1–D4, D6–D8, D9*–D10*; D5 is a pure helper, tested in
+// server (all but the pure helper tests, which run in
 // meta-allocator.test.ts), then ServiceCIDRs appearing, being deleted (with and
 // without a finalizer) and the ServiceCIDR watch being dropped or compacted while allocating.
 // Conditions are awaited by polling the allocator's state with a bound, never by fixed sleeps.

@@ -1,4 +1,4 @@
-// The part of the upstream allocator conformance suite (UPSTREAM-TESTS.md A1, A3–A6, A14, A15,
+// The part of the upstream allocator conformance suite (ipallocator_test.go: TestAllocateIPAllocator, TestAllocateNextIPAllocator and friends,
 // plus the record shape) that runs unchanged against any KubernetesStore target: the API-server
 // double (test/kubernetes-allocator.test.ts) and a real cluster (test/kubernetes-cluster.test.ts).
 //

@@ -19,7 +19,7 @@ export function formatValue(width: 32 | 128, v: bigint): string {
 }
 
 /** The value of address text (IPv4-mapped IPv6 parses as IPv4, as everywhere in the package). */
-export function valueOf(ip: string): { width: 32 | 128; v: bigint } {
+export function addressValue(ip: string): { width: 32 | 128; v: bigint } {
   const { family, words } = parseAddr(ip);
   if (family === 4) return { width: 32, v: BigInt(words[3]!) };
   return { width: 128, v: (BigInt(words[0]!) << 96n) | (BigInt(words[1]!) << 64n) | (BigInt(words[2]!) << 32n) | BigInt(words[3]!) };
@@ -27,13 +27,13 @@ export function valueOf(ip: string): { width: 32 | 128; v: bigint } {
 
 /** True when ip is in [first, last] of g. */
 export function inRange(g: BigGeometry, ip: string): boolean {
-  const { width, v } = valueOf(ip);
+  const { width, v } = addressValue(ip);
   return width === g.width && v >= g.first && v <= g.last;
 }
 
 /** Offset of an in-range ip (value − first). */
 export function offsetOf(g: BigGeometry, ip: string): bigint {
-  return valueOf(ip).v - g.first;
+  return addressValue(ip).v - g.first;
 }
 
 /**

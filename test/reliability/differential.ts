@@ -20,8 +20,8 @@ import { Range } from '../../adapters/range.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { ErrFull } from '../../adapters/errors.ts';
 import type { IPAllocator } from '../../adapters/types.ts';
-import { Driver, Held, errorText, outcome } from './driver.ts';
-import { addressFor, bigGeometry, inRange, valueOf as valueOfIp, type BigGeometry } from './addresses.ts';
+import { type Driver, Held, errorText, outcome } from './driver.ts';
+import { addressFor, bigGeometry, inRange, addressValue as valueOfIp, type BigGeometry } from './addresses.ts';
 
 /** One operation. `a` is resolved against the state at replay time (see addressFor). */
 export type Op =

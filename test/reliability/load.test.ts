@@ -9,7 +9,6 @@
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
 import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { ErrAllocated, ErrFull } from '../../adapters/errors.ts';

@@ -17,21 +17,20 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
-import { MemoryStore } from '../../adapters/memory-store.ts';
 import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { canonicalAddr } from '../../adapters/address.ts';
 import { ErrAllocated, ErrFull, ErrNotInRange, ErrNotReady } from '../../adapters/errors.ts';
 import { reconcile, ownerKey } from '../../adapters/reconcile.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from '../../adapters/store.ts';
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, } from '../../adapters/store.ts';
 import { KubernetesStore, KubernetesApiError } from '../../adapters/kubernetes/index.ts';
-import type { IPAllocator, ParentRef } from '../../adapters/types.ts';
+import type { ParentRef } from '../../adapters/types.ts';
 import { ApiServerDouble } from '../k8s/apiserver-double.ts';
 import { kubeConfigFor } from '../k8s/kubeconfig.ts';
 import { until } from '../k8s/helpers.ts';
 import { Driver, FAULT_OPS, baseSeed, scaledTimeout } from './driver.ts';
 import { FaultStore, InjectedFault, type FaultRates } from './fault-store.ts';
-import { bigGeometry, inRange, valueOf } from './addresses.ts';
+import { addressValue, bigGeometry, inRange } from './addresses.ts';
 
 const TIMEOUT = scaledTimeout(FAULT_OPS, 3_000, 120_000);
 
@@ -211,7 +210,7 @@ async function run(setup: Setup, cidrs: string[], kinds: ('alloc' | 'ref')[], se
 }
 
 function inPrefixOf(g: ReturnType<typeof bigGeometry>, ip: string): boolean {
-  const { width, v } = valueOf(ip);
+  const { width, v } = addressValue(ip);
   return width === g.width && v >= g.network && v <= g.broadcast;
 }
 
