@@ -533,7 +533,10 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       const v4 = this.fam === 4 && typeof ip === 'string' ? parseIPv4Fast(ip) : -1;
       if (v4 >= 0) {
         // plain dotted quad: canonical as written
-        w[0] = 0, w[1] = 0, w[2] = 0, w[3] = v4;
+        w[0] = 0;
+        w[1] = 0;
+        w[2] = 0;
+        w[3] = v4;
         name = ip;
       } else {
         const family = parseAddrInto(ip, w);

@@ -33,10 +33,10 @@ import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from '
 import { MemoryStore } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
 import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
-import {
-  type IPAddressRecord,
-  type Store,
-  type StoreWatcher,
+import type {
+  IPAddressRecord,
+  Store,
+  StoreWatcher,
 } from './store.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
 

@@ -167,10 +167,22 @@ describe('the other family', () => {
     // every way in: the promise API and the synchronous one the allocators use on a MemoryStore
     const calls: string[] = [];
     const real = { delete: store.delete, get: store.get, deleteSync: store.deleteSync, getSync: store.getSync };
-    store.delete = (name) => (calls.push(`delete ${name}`), real.delete.call(store, name));
-    store.get = (name) => (calls.push(`get ${name}`), real.get.call(store, name));
-    store.deleteSync = (name) => (calls.push(`deleteSync ${name}`), real.deleteSync.call(store, name));
-    store.getSync = (name) => (calls.push(`getSync ${name}`), real.getSync.call(store, name));
+    store.delete = (name) => {
+      calls.push(`delete ${name}`);
+      return real.delete.call(store, name);
+    };
+    store.get = (name) => {
+      calls.push(`get ${name}`);
+      return real.get.call(store, name);
+    };
+    store.deleteSync = (name) => {
+      calls.push(`deleteSync ${name}`);
+      return real.deleteSync.call(store, name);
+    };
+    store.getSync = (name) => {
+      calls.push(`getSync ${name}`);
+      return real.getSync.call(store, name);
+    };
     await v4.release('10.3.0.77'); // the spies see a same-family call
     expect(calls).toEqual(['deleteSync 10.3.0.77']);
     calls.length = 0;

@@ -44,7 +44,7 @@ function scratchU64(at = 0): bigint {
 function text(v: bigint, width: Width): string {
   return formatAddr(width === 32 ? 4 : 6, words(v));
 }
-function value(addr: string): bigint {
+function _value(addr: string): bigint {
   return big(parseAddr(addr).words);
 }
 

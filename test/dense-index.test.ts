@@ -20,7 +20,7 @@ function modelNextFree(taken: Set<number>, n: number, start: number, lo: number,
   return -1;
 }
 
-function modelNextSet(sorted: number[], from: number): number {
+function _modelNextSet(sorted: number[], from: number): number {
   for (const x of sorted) if (x >= from) return x;
   return -1;
 }
