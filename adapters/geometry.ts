@@ -292,7 +292,7 @@ export function refuseIPv4MappedOverlap(p: Prefix): void {
 const iteratorHandles = new FinalizationRegistry<number>((h) => core.iter_free(h));
 
 /**
- * The core's wraparound iterator over [first, last] (SEMANTICS §5.1): starts at first + offset
+ * The core's wraparound iterator over [first, last] (upstream's ipIterator): starts at first + offset
  * (or at first when that is past last), walks to last, wraps to first and stops before the
  * start, yielding each address once; yields nothing when first + offset leaves the family. Close
  * it when done (exhaustion closes it too; an abandoned one is freed by the garbage collector).

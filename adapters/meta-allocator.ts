@@ -1,5 +1,5 @@
 // MetaAllocator: one IP family over many ranges — upstream master's MetaAllocator
-// (pkg/registry/core/service/ipallocator/cidrallocator.go, SEMANTICS §15) on our Allocator.
+// (pkg/registry/core/service/ipallocator/cidrallocator.go) on our Allocator.
 //
 //   ServiceCIDRs (source)            ranges (one Allocator per canonical CIDR)       one Store
 //   ┌ kubernetes: 10.96.0.0/12,  ┐   ┌ 10.96.0.0/12   refs {kubernetes}       ┐

@@ -1,7 +1,7 @@
 // ReferenceAllocator: the upstream algorithm as written, in plain TypeScript and BigInt — the
 // slow, obviously-correct oracle that Allocator (adapters/allocator.ts) is tested against.
 //
-// It follows upstream master (SEMANTICS §3–§12; the seed is pkg/registry/core/service/ipallocator
+// It follows upstream master (docs/semantics.md; the seed is pkg/registry/core/service/ipallocator
 // /ipallocator.go): a random start in the upper band, a linear wraparound scan asking the cache
 // about every candidate by name, a create for each candidate the cache does not know, AlreadyExists
 // → next candidate, any other create error → abort with it; then the same in the lower band.
@@ -44,7 +44,7 @@ const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;
 
 /**
- * Range geometry in BigInt (SEMANTICS §3), computed independently of adapters/geometry.ts so
+ * Range geometry in BigInt (upstream's NewIPAllocator), computed independently of adapters/geometry.ts so
  * the oracle does not share its arithmetic with the product.
  */
 export interface BigGeometry {

@@ -1,4 +1,4 @@
-// The upstream allocator test suite (UPSTREAM-TESTS.md sections A and B), run against both
+// The upstream allocator test suite (ipallocator_test.go, and the legacy bitmap allocator's tests), run against both
 // allocator classes with several seeds. Upstream tests assert set properties only (the start
 // offsets are random), so every case must pass for every seed.
 import { describe, expect, it } from 'vitest';

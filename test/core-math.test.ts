@@ -2,8 +2,8 @@
 // prefix.ts, iter.ts) and their TypeScript side (adapters/geometry.ts).
 //
 // Three layers of oracle:
-//   1. upstream's own test tables (UPSTREAM-TESTS.md A2, A9–A13, B12) and the worked table of
-//      SEMANTICS §3.1, as named rows;
+//   1. upstream's own test tables (ipallocator_test.go, allocator_test.go) and the worked table of
+//      docs/semantics.md, as named rows;
 //   2. a deliberately slow BigInt reference (`ref*` below) that fast-check compares with the core
 //      on random addresses, offsets and prefixes, biased towards the edges (0, 2^63, 2^64 − 1,
 //      the all-ones address);
@@ -363,7 +363,7 @@ describe('calculateRangeOffset — B12 Test_calculateRangeOffset', () => {
 });
 
 // ═════════════════════════════════════════════════════════════════════════════════════════════
-// 2. SEMANTICS §3.1: the derived values of NewIPAllocator
+// 2. The derived values of NewIPAllocator
 // ═════════════════════════════════════════════════════════════════════════════════════════════
 
 interface GeometryRow {
@@ -371,7 +371,7 @@ interface GeometryRow {
   first?: string; offsetAddress?: string; last?: string; upper: bigint; lower: number;
 }
 
-describe('Prefix — SEMANTICS §3.1 derived values', () => {
+describe('Prefix — the derived values of NewIPAllocator', () => {
   const rows: GeometryRow[] = [
     { name: 'IPv4 /24', cidr: '192.168.1.0/24', size: 254n, rangeOffset: 16, first: '192.168.1.1', offsetAddress: '192.168.1.17', last: '192.168.1.254', upper: 238n, lower: 16 },
     { name: 'IPv4 /25', cidr: '192.168.1.0/25', size: 126n, rangeOffset: 16, first: '192.168.1.1', offsetAddress: '192.168.1.17', last: '192.168.1.126', upper: 110n, lower: 16 },

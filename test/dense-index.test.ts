@@ -1,6 +1,6 @@
 // The dense index (core-as/dense.ts) through FreeIndex(kind 'dense'), against a Set<number> model:
 // random operation sequences (fast-check), the legacy bitmap snapshot, and the upstream
-// AllocationBitmap cases (UPSTREAM-TESTS.md section C) as named rows.
+// AllocationBitmap cases (pkg/registry/core/service/allocator/bitmap_test.go) as named rows.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FreeIndex } from '../adapters/free-index.ts';
@@ -437,7 +437,7 @@ describe('dense index: contract edges', () => {
   });
 });
 
-// ── upstream AllocationBitmap cases (UPSTREAM-TESTS.md section C) ──────────────────────────
+// ── upstream AllocationBitmap cases (pkg/registry/core/service/allocator/bitmap_test.go) ──────────────────────────
 //
 // The allocator owns the strategy; here allocateNext is upstream's randomScanStrategyWithOffset
 // expressed with nextFree: a random start in the upper band [offset, max−1], then in [0, offset−1].

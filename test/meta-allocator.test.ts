@@ -1,4 +1,4 @@
-// MetaAllocator: upstream's cidrallocator_test.go (UPSTREAM-TESTS.md section D, D9/D10 from an
+// MetaAllocator: upstream's cidrallocator_test.go (D9/D10 from an
 // unmerged upstream pull request) ported behaviourally over a synchronous in-memory ServiceCIDR
 // source, every case with several seeds and every range-selection policy; then our own cases
 // (reference counting, readiness, skipped CIDRs, policies, dry run, lifecycle) and a model-based

@@ -1,4 +1,4 @@
-// Range: upstream's legacy bitmap allocator tests (UPSTREAM-TESTS.md section B) against the
+// Range: upstream's legacy bitmap allocator tests (pkg/registry/core/service/ipallocator/bitmap_test.go) against the
 // synchronous Range, plus its own laws checked against a Set model on both index kinds.
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
