@@ -26,7 +26,7 @@
 // groups, 256 zero-group masks → the `::` run); a canonical-form check compares the text with
 // the words instead of formatting (isCanonical).
 
-import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput } from './errors.ts';
 
 /** The address family: 4 for IPv4 (including IPv4-mapped IPv6 input), 6 for IPv6. */
 export type Family = 4 | 6;
@@ -589,6 +589,7 @@ export function canonicalOf(text: string, family: Family, words: ArrayLike<numbe
  * family 6. Throws InvalidArgumentError for any other family.
  */
 export function formatAddr(family: Family, words: ArrayLike<number>): string {
+  if (typeof words !== 'object' || words === null) throw new InvalidArgumentError(`address words must be an array of four numbers, got ${quoteInput(words)}`);
   if (family === 4) return formatIPv4(words[3]!);
   if (family === 6) return formatIPv6(words[0]!, words[1]!, words[2]!, words[3]!);
   throw new InvalidArgumentError(`address family must be 4 or 6, got ${String(family)}`);

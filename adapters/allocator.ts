@@ -47,13 +47,14 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
   OutOfMemoryError,
+  optionsObject,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import type { IndexKind } from './free-index.ts';
-import { MemoryStore } from './memory-store.ts';
+import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
-import { defaultRandom, type RandomSource } from './random.ts';
+import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import { AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
@@ -154,7 +155,8 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    * IPv4-mapped block ::ffff:0:0/96); OutOfMemoryError when the WASM memory cap is reached.
    * Free its memory with destroy() or `using`.
    */
-  constructor(cidr: string, options: IndexedAllocatorOptions = {}) {
+  constructor(cidr: string, options?: IndexedAllocatorOptions) {
+    const opts = optionsObject(options, 'Allocator');
     const p = Prefix.parse(cidr);
     if (p.version === 6 && p.length < 64) {
       throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.length}`);
@@ -166,10 +168,10 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     this.ipFamily = p.family;
     this.fam = p.version;
     this.labels = labelsFor(p.family);
-    this.store = options.store ?? new MemoryStore();
+    this.store = storeOption(opts.store);
     this.cache = this.store.cache;
-    this.random = options.random ?? defaultRandom();
-    this.space = AddressSpace.of(p, options.index ?? 'auto');
+    this.random = randomOption(opts.random);
+    this.space = AddressSpace.of(p, opts.index ?? 'auto');
     this.kind = this.space?.kind ?? 'auto';
 
     const watcher: StoreWatcher = {
@@ -194,7 +196,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       throw e;
     }
     this.unsubscribe = unsubscribe;
-    if (options.metrics !== undefined && options.metrics !== false) this.enableMetrics(options.metrics);
+    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics);
   }
 
   /** The factory: `Allocator.create("10.96.0.0/12", { store })`. */

@@ -180,3 +180,16 @@ export class InvalidRecordError extends IPAllocatorError {
     this.causes = causes;
   }
 }
+
+/**
+ * The options argument of a constructor: `{}` when omitted, the object itself when it is one.
+ * Anything else (null, a number, an array) is a caller's mistake: InvalidArgumentError naming
+ * `what` and quoting the value.
+ */
+export function optionsObject<T extends object>(options: T | undefined, what: string): T {
+  if (options === undefined) return {} as T;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidArgumentError(`${what} options must be an object, got ${quoteInput(options)}`);
+  }
+  return options;
+}

@@ -26,7 +26,7 @@
 //
 // Fault injection (failing creates, collisions, a lagging or unsynced cache, records that skip
 // validation) lives in a test-only subclass under test/, through the protected members below.
-import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, quoteInput } from './errors.ts';
+import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
 import { validateRecord } from './records.ts';
 import type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
 import type { ParentRef } from './types.ts';
@@ -458,10 +458,14 @@ export class MemoryStore implements Store, SyncStoreOps {
   private closed = false;
 
   /** An empty store. Every record is validated at the door (InvalidRecordError). */
-  constructor(options: MemoryStoreOptions = {}) {
-    this.view = new MemoryCache(this.authority, options.onWatcherError ?? rethrowLater);
+  constructor(options?: MemoryStoreOptions) {
+    const opts = optionsObject(options, 'MemoryStore');
+    if (opts.onWatcherError !== undefined && typeof opts.onWatcherError !== 'function') {
+      throw new InvalidArgumentError(`options.onWatcherError must be a function, got ${quoteInput(opts.onWatcherError)}`);
+    }
+    this.view = new MemoryCache(this.authority, opts.onWatcherError ?? rethrowLater);
     this.cache = this.view;
-    this.sync = options.syncOps === false ? null : this;
+    this.sync = opts.syncOps === false ? null : this;
   }
 
   create(record: IPAddressRecord): Promise<IPAddressRecord> {
@@ -514,6 +518,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** get(), answered synchronously: the authority's record, or undefined. */
   getSync(name: string): IPAddressRecord | undefined {
     if (this.closed) throw destroyed();
+    if (typeof name !== 'string') throw new InvalidArgumentError(`a record name must be a string, got ${quoteInput(name)}`);
     return this.authority.get(name);
   }
 
@@ -589,4 +594,29 @@ export class MemoryStore implements Store, SyncStoreOps {
     if (add) this.view.added(record, previous);
     else this.view.deleted(record);
   }
+}
+
+/**
+ * The `store` option of the allocators: a new MemoryStore of their own when omitted, else the
+ * given object after checking it has a Store's shape (create/delete/get functions and a cache
+ * with get/list/hasSynced/subscribe), so a wrong value fails at construction with
+ * InvalidArgumentError instead of a TypeError deep inside a later call.
+ */
+export function storeOption(store: unknown): Store {
+  if (store === undefined) return new MemoryStore();
+  const s = store as Partial<Store> | null;
+  const cache = typeof s === 'object' && s !== null ? (s.cache as Partial<StoreCache> | undefined) : undefined;
+  const ok =
+    cache !== undefined &&
+    typeof cache === 'object' &&
+    cache !== null &&
+    typeof s!.create === 'function' &&
+    typeof s!.delete === 'function' &&
+    typeof s!.get === 'function' &&
+    typeof cache.get === 'function' &&
+    typeof cache.list === 'function' &&
+    typeof cache.hasSynced === 'function' &&
+    typeof cache.subscribe === 'function';
+  if (!ok) throw new InvalidArgumentError(`options.store must be a Store (create, delete, get and a cache), got ${quoteInput(store)}`);
+  return store as Store;
 }

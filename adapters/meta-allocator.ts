@@ -38,11 +38,11 @@
 // the attempt: every range asks the same store).
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { parseAddrInto, parsePrefix, type Family } from './address.ts';
-import { ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotReady, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+import { ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotReady, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput } from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import { Prefix } from './geometry.ts';
-import { MemoryStore } from './memory-store.ts';
-import { defaultRandom, uniformBelow, type RandomSource } from './random.ts';
+import { storeOption } from './memory-store.ts';
+import { randomOption, uniformBelow, type RandomSource } from './random.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
@@ -110,6 +110,7 @@ interface KnownServiceCIDR {
  * Prefixes are compared masked (`10.0.0.1/24` equals `10.0.0.0/24`).
  */
 export function isNotContained(prefix: string, prefixes: readonly string[]): boolean {
+  if (!Array.isArray(prefixes)) throw new InvalidArgumentError(`prefixes must be an array of CIDR strings, got ${quoteInput(prefixes)}`);
   const p = Prefix.parse(prefix);
   return notContained(p, prefixes.map((q) => Prefix.parse(q)));
 }
@@ -168,20 +169,27 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * It subscribes to the source at once. Throws InvalidArgumentError for a wrong family or policy.
    * A CIDR that cannot be served is skipped and reported to `options.onSkip`, as upstream logs it.
    */
-  constructor(family: IPFamily, source: ServiceCIDRSource, options: MetaAllocatorOptions = {}) {
+  constructor(family: IPFamily, source: ServiceCIDRSource, options?: MetaAllocatorOptions) {
+    const opts = optionsObject(options, 'MetaAllocator');
+    if (typeof source !== 'object' || source === null || typeof source.subscribe !== 'function') {
+      throw new InvalidArgumentError(`source must be a ServiceCIDRSource (an object with subscribe()), got ${quoteInput(source)}`);
+    }
     if (family !== 'IPv4' && family !== 'IPv6') throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
-    const policy = options.policy ?? 'upstream';
+    const policy = opts.policy ?? 'upstream';
     if (!RANGE_POLICIES.includes(policy)) throw new InvalidArgumentError(`policy must be one of ${RANGE_POLICIES.join(', ')}, got ${String(policy)}`);
     this.ipFamily = family;
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;
-    this.store = options.store ?? new MemoryStore();
-    this.random = options.random ?? defaultRandom();
-    this.index = options.index;
-    this.onSkip = options.onSkip;
-    if (options.metrics !== undefined && options.metrics !== false) {
-      recorderFor(options.metrics); // validates
-      this.metricsOption = options.metrics;
+    this.store = storeOption(opts.store);
+    this.random = randomOption(opts.random);
+    this.index = opts.index;
+    if (opts.onSkip !== undefined && typeof opts.onSkip !== 'function') {
+      throw new InvalidArgumentError(`options.onSkip must be a function, got ${quoteInput(opts.onSkip)}`);
+    }
+    this.onSkip = opts.onSkip;
+    if (opts.metrics !== undefined && opts.metrics !== false) {
+      recorderFor(opts.metrics); // validates
+      this.metricsOption = opts.metrics;
     }
     this.unsubscribeStore = this.store.cache.subscribe({
       onAdd: (r) => this.onRecord(r),
@@ -526,7 +534,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (this.skips.has(key)) return;
     const s: SkippedCIDR = Object.freeze({ serviceCIDR, cidr, reason });
     this.skips.set(key, s);
-    this.onSkip?.(s);
+    if (this.onSkip === undefined) return;
+    try {
+      this.onSkip(s);
+    } catch (e) {
+      // A failing report must not stop the range bookkeeping (or a constructor mid-replay):
+      // surface it the way a store surfaces a failing watcher by default.
+      queueMicrotask(() => {
+        throw e;
+      });
+    }
   }
 }
 

@@ -21,7 +21,7 @@
 //
 // Records of other controllers (no managed-by label) are never touched. The cache view is used,
 // as upstream's repair loop uses its informer: run it after the cache has synced.
-import { NotFoundError } from './errors.ts';
+import { InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -52,6 +52,7 @@ export interface ReconcileResult {
 
 /** The identity of an owner: group/resource/namespace/name ("" for absent fields). */
 export function ownerKey(ref: ParentRef): string {
+  if (typeof ref !== 'object' || ref === null) throw new InvalidArgumentError(`an owner must be a ParentRef object, got ${quoteInput(ref)}`);
   return `${ref.group ?? ''}/${ref.resource}/${ref.namespace ?? ''}/${ref.name}`;
 }
 
@@ -63,9 +64,19 @@ export function ownerKey(ref: ParentRef): string {
 export async function reconcile(
   target: Store | { readonly store: Store },
   knownOwners: Iterable<ParentRef> | ((owner: ParentRef | null, record: IPAddressRecord) => boolean),
-  options: ReconcileOptions = {},
+  options?: ReconcileOptions,
 ): Promise<ReconcileResult> {
+  const opts = optionsObject(options, 'reconcile');
+  if (typeof target !== 'object' || target === null) {
+    throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
+  }
   const store: Store = 'create' in target ? target : target.store;
+  if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
+    throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
+  }
+  if (typeof knownOwners !== 'function' && (typeof knownOwners !== 'object' || knownOwners === null || !(Symbol.iterator in knownOwners))) {
+    throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);
+  }
   let known: (owner: ParentRef | null, record: IPAddressRecord) => boolean;
   if (typeof knownOwners === 'function') {
     known = knownOwners;
@@ -74,11 +85,13 @@ export async function reconcile(
     for (const ref of knownOwners) keys.add(ownerKey(ref));
     known = (owner) => owner !== null && keys.has(ownerKey(owner));
   }
-  const grace = options.graceMs ?? RECONCILE_GRACE_MS;
-  if (!Number.isFinite(grace) || grace < 0) throw new RangeError(`graceMs must be a non-negative number, got ${grace}`);
-  const now = (options.now ?? Date.now)();
+  const grace = opts.graceMs ?? RECONCILE_GRACE_MS;
+  if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
+    throw new InvalidArgumentError(`graceMs must be a non-negative number, got ${quoteInput(grace)}`);
+  }
+  const now = (opts.now ?? Date.now)();
   const selector: Record<string, string> = { [LABEL_MANAGED_BY]: CONTROLLER_NAME };
-  if (options.family !== undefined) selector[LABEL_IP_FAMILY] = options.family;
+  if (opts.family !== undefined) selector[LABEL_IP_FAMILY] = opts.family;
 
   const leaks: IPAddressRecord[] = [];
   const young: IPAddressRecord[] = [];
@@ -91,7 +104,7 @@ export async function reconcile(
 
   const deleted: string[] = [];
   const errors: { name: string; error: unknown }[] = [];
-  if (options.delete === true) {
+  if (opts.delete === true) {
     for (const r of leaks) {
       try {
         await store.delete(r.name);

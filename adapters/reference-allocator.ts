@@ -25,14 +25,15 @@ import {
   ErrNotReady,
   InvalidArgumentError,
   InvalidRangeError,
+  optionsObject,
 } from './errors.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
-import { MemoryStore } from './memory-store.ts';
+import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
-import { defaultRandom, drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
+import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
 import type {
   IPAddressRecord,
   Store,
@@ -159,14 +160,15 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
    * An allocator for the range `cidr` over `options.store` (default: a MemoryStore of its own),
    * subscribed to the store's cache at once. Throws as Allocator's constructor does.
    */
-  constructor(cidr: string, options: AllocatorOptions = {}) {
+  constructor(cidr: string, options?: AllocatorOptions) {
+    const opts = optionsObject(options, 'ReferenceAllocator');
     this.g = bigGeometry(cidr);
     this.cidr = this.g.cidr;
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
     this.labels = labelsFor(this.ipFamily);
-    this.store = options.store ?? new MemoryStore();
-    this.random = options.random ?? defaultRandom();
+    this.store = storeOption(opts.store);
+    this.random = randomOption(opts.random);
     const watcher: StoreWatcher = {
       onAdd: (r) => {
         if (this.counts(r)) this.counted.add(r.name);
@@ -177,7 +179,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
       },
     };
     this.unsubscribe = this.store.cache.subscribe(watcher);
-    if (options.metrics !== undefined && options.metrics !== false) this.enableMetrics(options.metrics);
+    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics);
   }
 
   /** `new ReferenceAllocator(cidr, options)`, spelled as `Allocator.create` for the one-line swap. */

@@ -11,6 +11,7 @@
 //   every call may overwrite: read it right after the call.
 // - The core returns status codes (core-as/status.ts); callers turn failures into typed errors.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
+import { InvalidArgumentError, quoteInput } from './errors.ts';
 
 /** Status codes of core-as/status.ts. */
 export const OK = 1;
@@ -187,7 +188,7 @@ const WASM_PAGE_BYTES = 65536;
  */
 export function setMemoryLimit(bytes: number): void {
   if (typeof bytes !== 'number' || Number.isNaN(bytes) || bytes < 0) {
-    throw new RangeError(`memory limit must be a non-negative number of bytes, got ${String(bytes)}`);
+    throw new InvalidArgumentError(`memory limit must be a non-negative number of bytes, got ${quoteInput(bytes)}`);
   }
   const pages = bytes === Infinity ? 65536 : Math.min(65536, Math.floor(bytes / WASM_PAGE_BYTES));
   core.heap_set_limit_pages(pages);

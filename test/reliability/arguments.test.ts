@@ -1,0 +1,114 @@
+// Wrong arguments to constructors and functions, as a careless caller passes them: each fails
+// with InvalidArgumentError quoting what was wrong — never a TypeError from deep inside a later
+// call — and leaves nothing behind. Rows found by the hostile pass over the public API.
+import { describe, expect, it } from 'vitest';
+import { formatAddr } from '../../adapters/address.ts';
+import { Allocator } from '../../adapters/allocator.ts';
+import { InvalidArgumentError } from '../../adapters/errors.ts';
+import { MemoryStore } from '../../adapters/memory-store.ts';
+import { MetaAllocator, isNotContained } from '../../adapters/meta-allocator.ts';
+import { ownerKey, reconcile } from '../../adapters/reconcile.ts';
+import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
+import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
+import type { ParentRef } from '../../adapters/types.ts';
+import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
+
+/** What `call` threw or rejected with (undefined when it succeeded). */
+async function failure(call: () => unknown): Promise<unknown> {
+  try {
+    await call();
+    return undefined;
+  } catch (e) {
+    return e;
+  }
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the point is to pass what the types forbid
+const anyValue = (v: unknown): any => v;
+
+describe('constructors refuse options of the wrong kind with InvalidArgumentError', () => {
+  const BAD_OPTIONS: [string, unknown][] = [
+    ['null', null],
+    ['a number', 5],
+    ['an array', []],
+    ['store: {}', { store: {} }],
+    ['store: a number', { store: 5 }],
+    ['store whose cache has no subscribe', { store: { create() {}, delete() {}, get() {}, cache: { get() {}, list() {}, hasSynced() {} } } }],
+    ['random: 5', { random: 5 }],
+    ['random without nextU32', { random: {} }],
+  ];
+  const MAKERS: [string, (options: unknown) => unknown][] = [
+    ['Allocator', (o) => new Allocator('10.0.0.0/24', anyValue(o))],
+    ['ReferenceAllocator', (o) => new ReferenceAllocator('10.0.0.0/24', anyValue(o))],
+    ['MetaAllocator', (o) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), anyValue(o))],
+  ];
+  for (const [maker, make] of MAKERS) {
+    it.each(BAD_OPTIONS)(`${maker} with options %s`, async (_name, options) => {
+      const e = await failure(() => make(options));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect((e as Error).message).toMatch(/options/);
+    });
+  }
+
+  it('a MemoryStore with null options or a non-function onWatcherError', () => {
+    expect(() => new MemoryStore(anyValue(null))).toThrow(InvalidArgumentError);
+    expect(() => new MemoryStore(anyValue({ onWatcherError: 'log' }))).toThrow(InvalidArgumentError);
+  });
+
+  it('a MetaAllocator over a source that is not one, or with an onSkip that is not a function', () => {
+    expect(() => new MetaAllocator('IPv4', anyValue(null))).toThrow(InvalidArgumentError);
+    expect(() => new MetaAllocator('IPv4', anyValue({ subscribe: 5 }))).toThrow(InvalidArgumentError);
+    expect(() => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), anyValue({ onSkip: 1 }))).toThrow(InvalidArgumentError);
+  });
+
+  it('an allocator given a valid store and no options still works (the refusals do not over-reach)', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.0.0.0/29', { store });
+    const r = new ReferenceAllocator('10.0.0.0/29', undefined);
+    expect(await a.allocateNext()).toMatch(/^10\.0\.0\.[1-6]$/);
+    expect(await r.allocateNext()).toMatch(/^10\.0\.0\.[1-6]$/);
+    a.destroy();
+    r.destroy();
+  });
+});
+
+describe('functions refuse wrong arguments with InvalidArgumentError', () => {
+  const OWNER: ParentRef = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
+
+  it('reconcile without a store, without owners, or with a bad grace', async () => {
+    const store = new MemoryStore();
+    expect(await failure(() => reconcile(anyValue(null), []))).toBeInstanceOf(InvalidArgumentError);
+    expect(await failure(() => reconcile(anyValue({ store: 5 }), []))).toBeInstanceOf(InvalidArgumentError);
+    expect(await failure(() => reconcile(store, anyValue(null)))).toBeInstanceOf(InvalidArgumentError);
+    expect(await failure(() => reconcile(store, [], anyValue(null)))).toBeInstanceOf(InvalidArgumentError);
+    expect(await failure(() => reconcile(store, [], { graceMs: anyValue('60s') }))).toBeInstanceOf(InvalidArgumentError);
+    expect(await failure(() => reconcile(store, [], { graceMs: -1 }))).toBeInstanceOf(InvalidArgumentError);
+    expect((await reconcile(store, [OWNER])).leaks).toEqual([]);
+  });
+
+  it('ownerKey of something that is not an owner', () => {
+    expect(() => ownerKey(anyValue(null))).toThrow(InvalidArgumentError);
+    expect(ownerKey(OWNER)).toBe('/services/ns/svc');
+  });
+
+  it('isNotContained with prefixes that are not an array', () => {
+    expect(() => isNotContained('10.0.0.0/24', anyValue(null))).toThrow(InvalidArgumentError);
+    expect(isNotContained('10.0.0.0/24', ['10.0.0.0/16'])).toBe(false);
+  });
+
+  it('setMemoryLimit with text, and the limit stays as it was', () => {
+    const before = memoryLimit().limit;
+    expect(() => setMemoryLimit(anyValue('x'))).toThrow(InvalidArgumentError);
+    expect(() => setMemoryLimit(-1)).toThrow(InvalidArgumentError);
+    expect(memoryLimit().limit).toBe(before);
+  });
+
+  it('formatAddr without words', () => {
+    expect(() => formatAddr(4, anyValue(null))).toThrow(InvalidArgumentError);
+    expect(formatAddr(4, [0, 0, 0, 0x0a000001])).toBe('10.0.0.1');
+  });
+
+  it('MemoryStore.get of a name that is not a string', async () => {
+    expect(await failure(() => new MemoryStore().get(anyValue(5)))).toBeInstanceOf(InvalidArgumentError);
+  });
+});
