@@ -10,7 +10,7 @@ import { Allocator } from '../../adapters/allocator.ts';
 import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { Range } from '../../adapters/range.ts';
 import { seededRandom } from '../../adapters/random.ts';
-import { OutOfMemoryError } from '../../adapters/errors.ts';
+import { InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
 import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import { Driver } from './driver.ts';
@@ -76,7 +76,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
   });
 
   it('setMemoryLimit validates its argument and never caps below the current size', () => {
-    for (const bad of [-1, NaN, '1' as never, null as never]) expect(() => setMemoryLimit(bad)).toThrow(RangeError);
+    for (const bad of [-1, NaN, '1' as never, null as never]) expect(() => setMemoryLimit(bad)).toThrow(InvalidArgumentError);
     setMemoryLimit(0);
     expect(memoryLimit().limit).toBe(memoryLimit().size);
     setMemoryLimit(Infinity);
@@ -104,7 +104,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const tried: string[] = [];
     // far-apart addresses: each needs a new node of the sparse index
     for (let i = 0; i < 10_000 && failures < 20; i++) {
-      const ip = `2001:db8:1:2:${d.u32().toString(16).slice(0, 4) || '0'}:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xfffe | 1).toString(16)}`;
+      const ip = `2001:db8:1:2:${d.u32().toString(16).slice(0, 4) || '0'}:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xffff).toString(16)}:${((d.u32() & 0xfffe) | 1).toString(16)}`;
       const s = rangeState(sparse);
       try {
         sparse.allocate(ip);
@@ -145,7 +145,11 @@ describe('WASM memory capped with setMemoryLimit', () => {
   it('Allocator.allocateNext under the cap: OutOfMemoryError before any record is written; releases work; then continue', async () => {
     setMemoryLimit(0);
     const hog = exhaust();
-    const records = () => store.records().map((r) => r.name).sort();
+    const records = () =>
+      store
+        .records()
+        .map((r) => r.name)
+        .sort();
     let failures = 0;
     for (let i = 0; i < 5_000 && failures < 10; i++) {
       const beforeRecords = records();
@@ -178,7 +182,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     let failures = 0;
     const problems: string[] = [];
     for (let i = 0; i < 5_000 && failures < 10; i++) {
-      const ip = `2001:db8:3:4:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xffff).toString(16)}::${(d.u32() & 0xfffe | 1).toString(16)}`;
+      const ip = `2001:db8:3:4:${(d.u32() & 0xffff).toString(16)}:${(d.u32() & 0xffff).toString(16)}::${((d.u32() & 0xfffe) | 1).toString(16)}`;
       const before = store.records().length;
       try {
         await alloc.allocate(ip);
@@ -198,7 +202,9 @@ describe('WASM memory capped with setMemoryLimit', () => {
     }
     for (const h of hog) h.destroy();
     setMemoryLimit(Infinity);
-    console.log(`[reliability] Allocator.allocate under the cap: ${failures} failures, problems: ${JSON.stringify(problems.slice(0, 6))} (${problems.length})`);
+    console.log(
+      `[reliability] Allocator.allocate under the cap: ${failures} failures, problems: ${JSON.stringify(problems.slice(0, 6))} (${problems.length})`,
+    );
     expect(failures).toBeGreaterThan(0);
     expect(problems).toEqual([]);
   });
