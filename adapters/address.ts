@@ -498,8 +498,15 @@ function loadGroups(w0: number, w1: number, w2: number, w3: number): number {
   g[5] = w2 & 0xffff;
   g[6] = w3 >>> 16;
   g[7] = w3 & 0xffff;
-  const z = (g[0] === 0 ? 1 : 0) | (g[1] === 0 ? 2 : 0) | (g[2] === 0 ? 4 : 0) | (g[3] === 0 ? 8 : 0) |
-    (g[4] === 0 ? 16 : 0) | (g[5] === 0 ? 32 : 0) | (g[6] === 0 ? 64 : 0) | (g[7] === 0 ? 128 : 0);
+  const z =
+    (g[0] === 0 ? 1 : 0) |
+    (g[1] === 0 ? 2 : 0) |
+    (g[2] === 0 ? 4 : 0) |
+    (g[3] === 0 ? 8 : 0) |
+    (g[4] === 0 ? 16 : 0) |
+    (g[5] === 0 ? 32 : 0) |
+    (g[6] === 0 ? 64 : 0) |
+    (g[7] === 0 ? 128 : 0);
   return ZERO_RUN[z]!;
 }
 
@@ -512,8 +519,16 @@ export function formatIPv6(w0: number, w1: number, w2: number, w3: number): stri
   const run = loadGroups(w0, w1, w2, w3);
   const g = groups;
   if (run === 0) {
-    return group(g[0]!) + colonGroup(g[1]!) + colonGroup(g[2]!) + colonGroup(g[3]!) +
-      colonGroup(g[4]!) + colonGroup(g[5]!) + colonGroup(g[6]!) + colonGroup(g[7]!);
+    return (
+      group(g[0]!) +
+      colonGroup(g[1]!) +
+      colonGroup(g[2]!) +
+      colonGroup(g[3]!) +
+      colonGroup(g[4]!) +
+      colonGroup(g[5]!) +
+      colonGroup(g[6]!) +
+      colonGroup(g[7]!)
+    );
   }
   //  groups [0, start) · `::` · groups [end, 8)
   const start = run >>> 4;
@@ -589,7 +604,8 @@ export function canonicalOf(text: string, family: Family, words: ArrayLike<numbe
  * family 6. Throws InvalidArgumentError for any other family.
  */
 export function formatAddr(family: Family, words: ArrayLike<number>): string {
-  if (typeof words !== 'object' || words === null) throw new InvalidArgumentError(`address words must be an array of four numbers, got ${quoteInput(words)}`);
+  if (typeof words !== 'object' || words === null)
+    throw new InvalidArgumentError(`address words must be an array of four numbers, got ${quoteInput(words)}`);
   if (family === 4) return formatIPv4(words[3]!);
   if (family === 6) return formatIPv6(words[0]!, words[1]!, words[2]!, words[3]!);
   throw new InvalidArgumentError(`address family must be 4 or 6, got ${String(family)}`);
@@ -616,8 +632,7 @@ const R_P_TOO_LONG = 'prefix string too long (a prefix has at most 49 characters
 const R_P_ZONE = 'IPv6 zones cannot be present in a prefix';
 const R_P_OUT_OF_RANGE_4 = 'prefix length out of range (0..32 for IPv4)';
 const R_P_OUT_OF_RANGE_6 = 'prefix length out of range (0..128 for IPv6)';
-const R_P_MAPPED =
-  'IPv4-mapped IPv6 prefix is ambiguous; write it as an IPv4 prefix (e.g. 10.0.0.0/8) or a plain IPv6 prefix';
+const R_P_MAPPED = 'IPv4-mapped IPv6 prefix is ambiguous; write it as an IPv4 prefix (e.g. 10.0.0.0/8) or a plain IPv6 prefix';
 
 /**
  * Parses `addr/bits` as Go's `netip.ParsePrefix` does: the address as in `parseAddrInto`, then a

@@ -577,7 +577,10 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       } catch {
         return RESOLVED; // a delete that throws instead of rejecting: ignored all the same
       }
-      return call.then(() => this.released(name, words), () => undefined);
+      return call.then(
+        () => this.released(name, words),
+        () => undefined,
+      );
     } catch (e) {
       return Promise.reject(e);
     }

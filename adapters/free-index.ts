@@ -14,9 +14,7 @@ export type IndexKind = 'auto' | 'dense' | 'sparse';
 // the owner. A collector sees only the small JS object, not the WASM memory behind it, so this
 // can come late or, in a short-lived process, never: destroy() (or `using`) is the way to free
 // memory on time. The registry holds the handle and the function that frees it, never the owner.
-const reclaim = new FinalizationRegistry<readonly [free: (handle: number) => void, handle: number]>(([free, handle]) =>
-  free(handle),
-);
+const reclaim = new FinalizationRegistry<readonly [free: (handle: number) => void, handle: number]>(([free, handle]) => free(handle));
 
 /** Frees `handle` with `free` once `owner` is garbage-collected, unless `freedExplicitly(owner)` came first. */
 export function freeWhenCollected(owner: object, free: (handle: number) => void, handle: number): void {
@@ -182,7 +180,8 @@ export class FreeIndex {
   }
 
   private requireDense(what: string): void {
-    if (!this.isDense()) throw new InvalidArgumentError(`${what}: the legacy bitmap snapshot needs a dense index, this one is ${this.kind}`);
+    if (!this.isDense())
+      throw new InvalidArgumentError(`${what}: the legacy bitmap snapshot needs a dense index, this one is ${this.kind}`);
   }
 
   /**

@@ -184,16 +184,21 @@ export class Prefix {
     if (version !== this.version) return false;
     const n = this.network;
     const b = this.broadcast;
-    return cmp4(w[0]!, w[1]!, w[2]!, w[3]!, n[0]!, n[1]!, n[2]!, n[3]!) >= 0 &&
-      cmp4(w[0]!, w[1]!, w[2]!, w[3]!, b[0]!, b[1]!, b[2]!, b[3]!) <= 0;
+    return (
+      cmp4(w[0]!, w[1]!, w[2]!, w[3]!, n[0]!, n[1]!, n[2]!, n[3]!) >= 0 && cmp4(w[0]!, w[1]!, w[2]!, w[3]!, b[0]!, b[1]!, b[2]!, b[3]!) <= 0
+    );
   }
 
   /** Whether the address is in the closed range [first, last] (what Allocate accepts). */
   inRange(version: Family, w: ArrayLike<number>): boolean {
     if (version !== this.version || this.#empty) return false;
-    const a0 = w[0]!, a1 = w[1]!, a2 = w[2]!, a3 = w[3]!;
-    return cmp4(a0, a1, a2, a3, this.#f0, this.#f1, this.#f2, this.#f3) >= 0 &&
-      cmp4(a0, a1, a2, a3, this.#l0, this.#l1, this.#l2, this.#l3) <= 0;
+    const a0 = w[0]!,
+      a1 = w[1]!,
+      a2 = w[2]!,
+      a3 = w[3]!;
+    return (
+      cmp4(a0, a1, a2, a3, this.#f0, this.#f1, this.#f2, this.#f3) >= 0 && cmp4(a0, a1, a2, a3, this.#l0, this.#l1, this.#l2, this.#l3) <= 0
+    );
   }
 
   /**
@@ -250,9 +255,7 @@ export class Prefix {
 }
 
 /** −1, 0, 1 comparing two addresses given as u32 words. */
-function cmp4(
-  a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number,
-): number {
+function cmp4(a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number): number {
   if (a0 !== b0) return a0 < b0 ? -1 : 1;
   if (a1 !== b1) return a1 < b1 ? -1 : 1;
   if (a2 !== b2) return a2 < b2 ? -1 : 1;
@@ -303,8 +306,17 @@ export class AddrIterator {
   /** Throws OutOfMemoryError when the core has no room for the iterator's state. */
   constructor(version: Family, first: ArrayLike<number>, last: ArrayLike<number>, offHi: number, offLo: number) {
     const h = core.iter_new(
-      first[0]!, first[1]!, first[2]!, first[3]!, last[0]!, last[1]!, last[2]!, last[3]!,
-      offHi, offLo, version === 4 ? 32 : 128,
+      first[0]!,
+      first[1]!,
+      first[2]!,
+      first[3]!,
+      last[0]!,
+      last[1]!,
+      last[2]!,
+      last[3]!,
+      offHi,
+      offLo,
+      version === 4 ? 32 : 128,
     );
     if (h === 0) throw new OutOfMemoryError('address iterator');
     this.#h = h;

@@ -195,7 +195,11 @@ export class NameTable {
  * What a watcher's failure is reported with: the error it threw, the watcher, and the event it
  * was given (`add`/`delete` and the record).
  */
-export type WatcherErrorHandler = (error: unknown, watcher: StoreWatcher, event: { kind: 'add' | 'delete'; record: IPAddressRecord }) => void;
+export type WatcherErrorHandler = (
+  error: unknown,
+  watcher: StoreWatcher,
+  event: { kind: 'add' | 'delete'; record: IPAddressRecord },
+) => void;
 
 export interface MemoryStoreOptions {
   /**

@@ -38,7 +38,16 @@
 // the attempt: every range asks the same store).
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { parseAddrInto, parsePrefix, type Family } from './address.ts';
-import { ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotReady, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput } from './errors.ts';
+import {
+  ErrDestroyed,
+  ErrFull,
+  ErrMismatchedNetwork,
+  ErrNotReady,
+  InvalidArgumentError,
+  InvalidCIDRError,
+  optionsObject,
+  quoteInput,
+} from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import { Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
@@ -112,7 +121,10 @@ interface KnownServiceCIDR {
 export function isNotContained(prefix: string, prefixes: readonly string[]): boolean {
   if (!Array.isArray(prefixes)) throw new InvalidArgumentError(`prefixes must be an array of CIDR strings, got ${quoteInput(prefixes)}`);
   const p = Prefix.parse(prefix);
-  return notContained(p, prefixes.map((q) => Prefix.parse(q)));
+  return notContained(
+    p,
+    prefixes.map((q) => Prefix.parse(q)),
+  );
 }
 
 function notContained(p: Prefix, all: readonly Prefix[]): boolean {
@@ -176,7 +188,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
     if (family !== 'IPv4' && family !== 'IPv6') throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
     const policy = opts.policy ?? 'upstream';
-    if (!RANGE_POLICIES.includes(policy)) throw new InvalidArgumentError(`policy must be one of ${RANGE_POLICIES.join(', ')}, got ${String(policy)}`);
+    if (!RANGE_POLICIES.includes(policy))
+      throw new InvalidArgumentError(`policy must be one of ${RANGE_POLICIES.join(', ')}, got ${String(policy)}`);
     this.ipFamily = family;
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;
@@ -262,7 +275,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
     if (total === 0) return n - 1;
     // a uniform double in [0, 1) from 53 random bits
-    const u = ((this.random.nextU32() >>> 11) * 4294967296 + this.random.nextU32()) / TWO53 * total;
+    const u = (((this.random.nextU32() >>> 11) * 4294967296 + this.random.nextU32()) / TWO53) * total;
     let acc = 0;
     let last = -1;
     for (let i = 0; i < n; i++) {

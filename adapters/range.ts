@@ -27,15 +27,7 @@
 //   (refuseIPv4MappedOverlap in geometry.ts says why);
 // - after destroy() every method throws ErrDestroyed (upstream's Destroy only stops metrics).
 import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
-import {
-  ErrAllocated,
-  ErrDestroyed,
-  ErrFull,
-  ErrMismatchedNetwork,
-  ErrNotInRange,
-  InvalidArgumentError,
-  quoteInput,
-} from './errors.ts';
+import { ErrAllocated, ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotInRange, InvalidArgumentError, quoteInput } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
@@ -535,7 +527,8 @@ export class Range implements RangeView {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    if (this.space !== null) this.space.destroy(); // its index included
+    if (this.space !== null)
+      this.space.destroy(); // its index included
     else this.index.destroy();
   }
 

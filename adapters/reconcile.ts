@@ -52,7 +52,8 @@ export interface ReconcileResult {
 
 /** The identity of an owner: group/resource/namespace/name ("" for absent fields). */
 export function ownerKey(ref: ParentRef): string {
-  if (typeof ref !== 'object' || ref === null) throw new InvalidArgumentError(`an owner must be a ParentRef object, got ${quoteInput(ref)}`);
+  if (typeof ref !== 'object' || ref === null)
+    throw new InvalidArgumentError(`an owner must be a ParentRef object, got ${quoteInput(ref)}`);
   return `${ref.group ?? ''}/${ref.resource}/${ref.namespace ?? ''}/${ref.name}`;
 }
 

@@ -92,7 +92,9 @@ function parentRefProblems(ref: unknown, field: string): string[] {
       key === 'group'
         ? v.length <= 253 && DNS1123_SUBDOMAIN.test(v)
           ? []
-          : ["a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"]
+          : [
+              "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+            ]
         : pathSegmentProblems(v);
     for (const p of problems) out.push(`${field}.${key}: Invalid value: ${quoteInput(v)}: ${p}`);
   }
@@ -178,7 +180,8 @@ export function validateRecord(record: unknown): void {
   if (typeof record === 'object' && record !== null) {
     const r = record as IPAddressRecord;
     const name = r.name;
-    if (typeof name === 'string' && (r.labels === LABELS_V4 || r.labels === LABELS_V6) && r.parentRef === null && isCanonicalAddress(name)) return;
+    if (typeof name === 'string' && (r.labels === LABELS_V4 || r.labels === LABELS_V6) && r.parentRef === null && isCanonicalAddress(name))
+      return;
   }
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new InvalidRecordError(record, ['a record must be an object {name, labels, parentRef}']);

@@ -34,11 +34,7 @@ import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from '
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
-import type {
-  IPAddressRecord,
-  Store,
-  StoreWatcher,
-} from './store.ts';
+import type { IPAddressRecord, Store, StoreWatcher } from './store.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;

@@ -75,9 +75,7 @@ export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
     return p.family;
   });
   if (families.length === 2 && families[0] === families[1]) {
-    throw new InvalidArgumentError(
-      'spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64',
-    );
+    throw new InvalidArgumentError('spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64');
   }
 }
 

@@ -26,8 +26,18 @@ import { FreeIndex, freedExplicitly, freeWhenCollected, type IndexKind } from '.
 import type { Prefix } from './geometry.ts';
 import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
 import {
-  BAND_LOWER, BAND_UPPER, core, KIND_AUTO, KIND_DENSE, KIND_SPARSE, memoryU32, NONE, OK, OUT_OF_MEMORY,
-  OUT_OF_RANGE, scratch,
+  BAND_LOWER,
+  BAND_UPPER,
+  core,
+  KIND_AUTO,
+  KIND_DENSE,
+  KIND_SPARSE,
+  memoryU32,
+  NONE,
+  OK,
+  OUT_OF_MEMORY,
+  OUT_OF_RANGE,
+  scratch,
 } from './wasm.ts';
 
 export { BAND_LOWER, BAND_UPPER };
@@ -202,7 +212,9 @@ export class AddressSpace {
   /** Canonical text of the address at offset (hi, lo). Throws InvalidArgumentError past the range. */
   textAt(hi: number, lo: number): string {
     if (core.space_address(this.h, hi, lo) !== OK) {
-      throw new InvalidArgumentError(`offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside [0, ${this.prefix.count}) of ${this.prefix.cidr}`);
+      throw new InvalidArgumentError(
+        `offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside [0, ${this.prefix.count}) of ${this.prefix.cidr}`,
+      );
     }
     const s = scratch();
     return this.version === 4 ? formatIPv4(s[3]!) : formatAddr(6, s);

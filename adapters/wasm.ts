@@ -68,7 +68,17 @@ export interface CoreExports {
   // ── sparse index extras (core-as/sparse.ts) ──
   // ── a range's address space (core-as/space.ts): index + geometry; addresses as four u32 words ──
   /** A handle, 0 when out of memory (or n = 0, or the kind cannot hold n). */
-  space_new(kind: number, f0: number, f1: number, f2: number, f3: number, nHi: number, nLo: number, rangeOffset: number, width: number): number;
+  space_new(
+    kind: number,
+    f0: number,
+    f1: number,
+    f2: number,
+    f3: number,
+    nHi: number,
+    nLo: number,
+    rangeOffset: number,
+    width: number,
+  ): number;
   space_free(s: number): void;
   /** The space's index handle, for the index_* functions. */
   space_index(s: number): number;
@@ -104,8 +114,17 @@ export interface CoreExports {
   prefix_range_offset(bits: number, width: number): number;
   /** A handle, 0 when out of memory. */
   iter_new(
-    f0: number, f1: number, f2: number, f3: number, l0: number, l1: number, l2: number, l3: number,
-    offHi: number, offLo: number, width: number,
+    f0: number,
+    f1: number,
+    f2: number,
+    f3: number,
+    l0: number,
+    l1: number,
+    l2: number,
+    l3: number,
+    offHi: number,
+    offLo: number,
+    width: number,
   ): number;
   iter_next(h: number): number;
   iter_free(h: number): void;

@@ -29,11 +29,13 @@ for (let i = 0; i < N; i++) {
 const flat = (s: string): string => JSON.parse(JSON.stringify(s)) as string;
 const v4Text = v4.map((v) => flat(formatIPv4(v)));
 const v6Text = v6.map((w) => flat(formatIPv6(w[0], w[1], w[2], w[3])));
-const v6Full = v6.map((w) =>
-  [w[0] >>> 16, w[0] & 0xffff, w[1] >>> 16, w[1] & 0xffff, w[2] >>> 16, w[2] & 0xffff, w[3] >>> 16, w[3] & 0xffff]
-    .map((x) => x.toString(16).padStart(4, '0'))
-    .join(':'),
-).map(flat);
+const v6Full = v6
+  .map((w) =>
+    [w[0] >>> 16, w[0] & 0xffff, w[1] >>> 16, w[1] & 0xffff, w[2] >>> 16, w[2] & 0xffff, w[3] >>> 16, w[3] & 0xffff]
+      .map((x) => x.toString(16).padStart(4, '0'))
+      .join(':'),
+  )
+  .map(flat);
 const out = new Uint32Array(4);
 let sink = 0;
 let k = 0;
@@ -56,7 +58,7 @@ suite
     const w = v6[k++ & (N - 1)]!;
     sink += formatIPv6(w[0], w[1], w[2], w[3]).length;
   })
-  .add('parse + format IPv6 (the boundary table\'s pair)', () => {
+  .add("parse + format IPv6 (the boundary table's pair)", () => {
     parseAddrInto(v6Text[k++ & (N - 1)], out);
     sink += formatIPv6(out[0]!, out[1]!, out[2]!, out[3]!).length;
   })
@@ -86,8 +88,9 @@ suite
     if (sink === 42) console.log('');
   });
 
-const runtime = typeof (globalThis as { Deno?: { version: { deno: string } } }).Deno !== 'undefined'
-  ? `Deno ${(globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno}`
-  : `Node ${process.version}`;
+const runtime =
+  typeof (globalThis as { Deno?: { version: { deno: string } } }).Deno !== 'undefined'
+    ? `Deno ${(globalThis as unknown as { Deno: { version: { deno: string } } }).Deno.version.deno}`
+    : `Node ${process.version}`;
 console.log(`${runtime}, ${os.cpus()[0]?.model ?? 'unknown CPU'}`);
 suite.run();

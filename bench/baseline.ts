@@ -47,7 +47,9 @@ function sh(cmd: string, args: string[], cwd: string, input?: Buffer): Buffer {
 export async function prepareBaseline(ref: string, repoRoot: string, progress: (s: string) => void): Promise<Baseline> {
   let commit: string;
   try {
-    commit = sh('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repoRoot).toString().trim();
+    commit = sh('git', ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`], repoRoot)
+      .toString()
+      .trim();
   } catch {
     throw new Error(`--baseline ${ref}: not a commit in this repository`);
   }
@@ -70,9 +72,12 @@ export async function prepareBaseline(ref: string, repoRoot: string, progress: (
     sh('npm', ['run', '--silent', 'build:wasm'], dir);
   } catch (e) {
     const err = e as { stderr?: Buffer; message: string };
-    throw new Error(`--baseline ${ref}: its WASM build failed: ${(err.stderr?.toString() || err.message).trim().split('\n').slice(-3).join(' ')}`);
+    throw new Error(
+      `--baseline ${ref}: its WASM build failed: ${(err.stderr?.toString() || err.message).trim().split('\n').slice(-3).join(' ')}`,
+    );
   }
-  const load = async (rel: string): Promise<Record<string, unknown>> => (await import(pathToFileURL(path.join(dir, rel)).href)) as Record<string, unknown>;
+  const load = async (rel: string): Promise<Record<string, unknown>> =>
+    (await import(pathToFileURL(path.join(dir, rel)).href)) as Record<string, unknown>;
   const theirs = (await load('bench/impls.ts')).IMPLS as readonly Impl[] | undefined;
   if (!Array.isArray(theirs)) throw new Error(`--baseline ${ref}: its bench/impls.ts exports no IMPLS`);
   const storeMod = await load('adapters/memory-store.ts');
@@ -81,7 +86,8 @@ export async function prepareBaseline(ref: string, repoRoot: string, progress: (
   const records = await load('adapters/records.ts').catch(() => undefined);
   const labelsFor = records?.labelsFor as ((f: 'IPv4' | 'IPv6') => Readonly<Record<string, string>>) | undefined;
   const labelsOf = (family: 'IPv4' | 'IPv6'): Readonly<Record<string, string>> =>
-    labelsFor?.(family) ?? Object.freeze({ 'ipaddress.kubernetes.io/ip-family': family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
+    labelsFor?.(family) ??
+    Object.freeze({ 'ipaddress.kubernetes.io/ip-family': family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
 
   const impls = theirs.filter((i) => (BASELINE_IMPLS as readonly string[]).includes(i.name)).map((i) => renamed(i, `${i.name}@${ref}`));
   return {

@@ -17,7 +17,11 @@ export interface BoundaryResult {
   note?: string;
 }
 
-export async function runBoundary(budget: Budget, filter: (id: string) => boolean, progress: (s: string) => void): Promise<BoundaryResult[]> {
+export async function runBoundary(
+  budget: Budget,
+  filter: (id: string) => boolean,
+  progress: (s: string) => void,
+): Promise<BoundaryResult[]> {
   const out: BoundaryResult[] = [];
   const w = await import('../adapters/wasm.ts');
   const { core, scratch } = w;
@@ -35,7 +39,8 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
 
   const cases: { op: string; family: string; make: () => ((n: number) => void) | string; note?: () => string | undefined }[] = [
     {
-      op: 'i32 call (index_kind)', family: '-',
+      op: 'i32 call (index_kind)',
+      family: '-',
       make: () => {
         const p = core.scratch_ptr();
         return (n) => {
@@ -46,7 +51,8 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
       },
     },
     {
-      op: 'u128_add round trip', family: 'IPv6',
+      op: 'u128_add round trip',
+      family: 'IPv6',
       make: () => {
         if (typeof core.u128_add !== 'function') return 'core.u128_add is not exported';
         return (n) => {
@@ -65,11 +71,14 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
         // ::ffff:ffff + 1 must carry into word 2
         const st = core.u128_add(0x20010db8, 0, 0, 0xffffffff, 0, 1, 128);
         const s = scratch();
-        return st === 1 && s[0] === 0x20010db8 && s[1] === 0 && s[2] === 1 && s[3] === 0 ? undefined : 'placeholder core: wrong result, timing of a stub';
+        return st === 1 && s[0] === 0x20010db8 && s[1] === 0 && s[2] === 1 && s[3] === 0
+          ? undefined
+          : 'placeholder core: wrong result, timing of a stub';
       },
     },
     {
-      op: 'JS 4-word add (no WASM)', family: 'IPv6',
+      op: 'JS 4-word add (no WASM)',
+      family: 'IPv6',
       make: () => (n) => {
         let acc = 0;
         for (let i = 0; i < n; i++) {
@@ -97,13 +106,16 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
     v4Text.push(`${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`);
     const a = rng.u32();
     const b = rng.u32();
-    v6Text.push(`2001:db8::${(a >>> 16).toString(16)}:${(a & 0xffff).toString(16)}:${(b >>> 16).toString(16)}:${(b & 0xffff).toString(16)}`);
+    v6Text.push(
+      `2001:db8::${(a >>> 16).toString(16)}:${(a & 0xffff).toString(16)}:${(b >>> 16).toString(16)}:${(b & 0xffff).toString(16)}`,
+    );
   }
   if (addr) {
     const tmp = new Uint32Array(4);
     cases.push(
       {
-        op: 'parse+format IPv4', family: 'IPv4',
+        op: 'parse+format IPv4',
+        family: 'IPv4',
         make: () => (n) => {
           let acc = 0;
           for (let i = 0; i < n; i++) {
@@ -114,7 +126,8 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
         },
       },
       {
-        op: 'parse+format IPv6', family: 'IPv6',
+        op: 'parse+format IPv6',
+        family: 'IPv6',
         make: () => (n) => {
           let acc = 0;
           for (let i = 0; i < n; i++) {
@@ -133,7 +146,8 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
   if (ipaddr) {
     cases.push(
       {
-        op: 'ipaddr.js parse+format IPv4', family: 'IPv4',
+        op: 'ipaddr.js parse+format IPv4',
+        family: 'IPv4',
         make: () => (n) => {
           let acc = 0;
           for (let i = 0; i < n; i++) acc += ipaddr.IPv4.parse(v4Text[i & (N - 1)]).toString().length;
@@ -141,7 +155,8 @@ export async function runBoundary(budget: Budget, filter: (id: string) => boolea
         },
       },
       {
-        op: 'ipaddr.js parse+format IPv6', family: 'IPv6',
+        op: 'ipaddr.js parse+format IPv6',
+        family: 'IPv6',
         make: () => (n) => {
           let acc = 0;
           for (let i = 0; i < n; i++) acc += ipaddr.IPv6.parse(v6Text[i & (N - 1)]).toRFC5952String().length;
@@ -185,7 +200,8 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
   let store = new MemoryStore();
   let k = 0;
   out.push({
-    op: 'MemoryStore create+delete (store floor)', family: '-',
+    op: 'MemoryStore create+delete (store floor)',
+    family: '-',
     result: await measureAsync(async (n) => {
       for (let i = 0; i < n; i++) {
         const name = names[k]!;
@@ -200,7 +216,8 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
   store = new MemoryStore();
   const sync = store;
   out.push({
-    op: 'MemoryStore createSync+deleteSync (store floor, sync)', family: '-',
+    op: 'MemoryStore createSync+deleteSync (store floor, sync)',
+    family: '-',
     result: await measureAsync(async (n) => {
       for (let i = 0; i < n; i++) {
         const name = names[k]!;
@@ -216,7 +233,8 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
     const s = new MemoryStore({ syncOps });
     const a = Allocator.create('10.0.0.0/16', { store: s, random: seededRandom(7) });
     out.push({
-      op: `Allocator allocateNext+release, empty /16, ${syncOps ? 'sync store calls' : 'store promises (syncOps: false)'}`, family: 'IPv4',
+      op: `Allocator allocateNext+release, empty /16, ${syncOps ? 'sync store calls' : 'store promises (syncOps: false)'}`,
+      family: 'IPv4',
       result: await measureAsync(async (n) => {
         for (let i = 0; i < n; i++) await a.release(await a.allocateNext());
       }, budget),

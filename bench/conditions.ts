@@ -59,7 +59,10 @@ export function conditions(mode: string, coreBuild: string): Conditions {
       ? { name: 'deno', version: deno.version.deno, v8: deno.version.v8 }
       : { name: 'node', version: process.versions.node, v8: process.versions.v8 },
     date: new Date().toISOString(),
-    git: { commit: git(['rev-parse', 'HEAD']) || 'unknown', dirty: git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results']) !== '' },
+    git: {
+      commit: git(['rev-parse', 'HEAD']) || 'unknown',
+      dirty: git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results']) !== '',
+    },
     coreBuild,
     gcExposed: getGc() !== undefined,
     loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),

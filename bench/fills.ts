@@ -32,7 +32,10 @@ function firstClear(bits: Uint32Array, from: number, to: number): number {
   let i = from;
   while (i <= to) {
     const w = bits[i >>> 5];
-    if (w === 0xffffffff && (i & 31) === 0) { i += 32; continue; }
+    if (w === 0xffffffff && (i & 31) === 0) {
+      i += 32;
+      continue;
+    }
     if ((w & (1 << (i & 31))) === 0) return i;
     i++;
   }

@@ -22,18 +22,22 @@ const sourceDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'go-se
 
 /** What the results say about the Go rows (written under the table). */
 export const GO_NOTE =
-  '`go-seed` is upstream\'s allocator algorithm (pkg/registry/core/service/ipallocator/ipallocator.go, the file this project ' +
+  "`go-seed` is upstream's allocator algorithm (pkg/registry/core/service/ipallocator/ipallocator.go, the file this project " +
   'started from) re-typed in Go with the standard library: netip first/offset/last, calculateRangeOffset, math/big for the ' +
   'offset add, rand.Int63n/rand.Uint64, the wraparound iterator, one String() and one lookup per candidate. A Go map stands in ' +
   'for the lister and the client, so Go builds no IPAddress objects and gets no watch events, and the metrics calls (Used()/Free() ' +
   'list the cache on every create upstream) and the trace are left out: every omission favours Go. `go-master` adds upstream ' +
-  'master\'s /64 fix (its own rand, SetUint64, the overflow guard); `go-seed` at /64 draws addresses outside the range half ' +
+  "master's /64 fix (its own rand, SetUint64, the overflow guard); `go-seed` at /64 draws addresses outside the range half " +
   'the time, as that file does. Both are fed the same fills and time their own loop (median of samples). Needs `go` ' +
   '(Debian: apt-get install golang-go); `npm run bench` installs nothing.';
 
 const NO_GO = 'go not installed (apt-get install golang-go)';
 
-function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeout: number }): Promise<{ ok: boolean; out: string; missing: boolean }> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeout: number },
+): Promise<{ ok: boolean; out: string; missing: boolean }> {
   return new Promise((resolve) => {
     execFile(cmd, args, { ...opts, encoding: 'utf8', maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
       const missing = (err as NodeJS.ErrnoException | null)?.code === 'ENOENT';
@@ -159,7 +163,9 @@ export class GoSession {
     // Benchmark.js time limit of synchronous cases when there is one
     const timeMs = b.maxTime > 0 ? Math.min(b.budgetMs, b.maxTime * 1000) : b.budgetMs;
     const sampleMs = b.sampleMs > 0 ? b.sampleMs : Math.min(40, Math.max(1, timeMs / 20));
-    const r = await this.request(`time ${variant} ${op} ${b.budgetMs} ${timeMs} ${b.minSamples} ${Math.max(b.minSamples, b.maxSamples)} ${sampleMs}`);
+    const r = await this.request(
+      `time ${variant} ${op} ${b.budgetMs} ${timeMs} ${b.minSamples} ${Math.max(b.minSamples, b.maxSamples)} ${sampleMs}`,
+    );
     if (typeof r.skipped === 'string') return { skipped: r.skipped };
     return summarize(r.samples as number[], r.opsPerSample as number);
   }

@@ -23,7 +23,17 @@ import type { Budget, Measurement, Skipped } from './measure.ts';
 import { goImpl } from './go.ts';
 
 export type ImplName = 'reference' | 'go-seed' | 'go-master' | 'legacy-bitmap' | 'allocator' | 'store' | 'range' | 'core' | 'contiguous';
-export const IMPL_NAMES: readonly ImplName[] = ['reference', 'go-seed', 'go-master', 'legacy-bitmap', 'allocator', 'store', 'range', 'core', 'contiguous'];
+export const IMPL_NAMES: readonly ImplName[] = [
+  'reference',
+  'go-seed',
+  'go-master',
+  'legacy-bitmap',
+  'allocator',
+  'store',
+  'range',
+  'core',
+  'contiguous',
+];
 
 /**
  * sync/async: n operations per call, timed by the harness; leaves the subject as it found it.
@@ -106,7 +116,11 @@ async function tryImport(rel: string): Promise<{ mod?: Record<string, unknown>; 
     return { mod: (await import(spec)) as Record<string, unknown> };
   } catch (e) {
     const msg = e instanceof Error ? e.message.split('\n')[0] : String(e);
-    return { why: /Cannot find module|not find|ERR_MODULE_NOT_FOUND|No such file|Module not found/i.test(msg) ? `${rel.replace('../', '')} not there yet` : `import failed: ${msg}` };
+    return {
+      why: /Cannot find module|not find|ERR_MODULE_NOT_FOUND|No such file|Module not found/i.test(msg)
+        ? `${rel.replace('../', '')} not there yet`
+        : `import failed: ${msg}`,
+    };
   }
 }
 
@@ -121,10 +135,21 @@ export function loadCore(): Promise<{ FreeIndex: FreeIndexCtor; heapInUse: () =>
     const w = await import('../adapters/wasm.ts');
     const heapInUse = (): number => w.core.heap_bytes_in_use();
     let why: string | undefined;
-    for (const [kind, hi, lo] of [['dense', 0, 1000], ['sparse', 0xffffffff, 0xffffffff]] as const) {
+    for (const [kind, hi, lo] of [
+      ['dense', 0, 1000],
+      ['sparse', 0xffffffff, 0xffffffff],
+    ] as const) {
       try {
         const x = new fi.FreeIndex(hi, lo, kind);
-        const ok = x.set(0, 7) && x.has(0, 7) && !x.has(0, 8) && x.count() === 1 && x.nextFree(0, 7, 0, 0, 0, 999) && x.resultLo === 8 && x.clear(0, 7) && x.count() === 0;
+        const ok =
+          x.set(0, 7) &&
+          x.has(0, 7) &&
+          !x.has(0, 8) &&
+          x.count() === 1 &&
+          x.nextFree(0, 7, 0, 0, 0, 999) &&
+          x.resultLo === 8 &&
+          x.clear(0, 7) &&
+          x.count() === 0;
         x.destroy();
         if (!ok) why = `the ${kind} index gives wrong answers (placeholder core?)`;
       } catch (e) {
@@ -138,7 +163,15 @@ export function loadCore(): Promise<{ FreeIndex: FreeIndexCtor; heapInUse: () =>
 }
 
 /** Upper (dynamic) and lower (static) bands of a range as closed (hi, lo) intervals. */
-function bands(r: RangeSpec): { uLoHi: number; uLoLo: number; uHiHi: number; uHiLo: number; lHiLo: number; lastHi: number; lastLo: number } {
+function bands(r: RangeSpec): {
+  uLoHi: number;
+  uLoLo: number;
+  uHiHi: number;
+  uHiLo: number;
+  lHiLo: number;
+  lastHi: number;
+  lastLo: number;
+} {
   // last = size − 1
   const lastHi = r.sizeLo === 0 ? r.sizeHi - 1 : r.sizeHi;
   const lastLo = (r.sizeLo - 1) >>> 0;
@@ -175,56 +208,79 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
           const full = (): void => {
             throw new Error(`${name}: range unexpectedly full`);
           };
-          const nextRelease: Runner = name === 'contiguous' && !huge && typeof x.nextFree32 === 'function'
-            ? { kind: 'sync', run(n) {
-                for (let i = 0; i < n; i++) {
-                  const o = x.nextFree32(0, 0, b.lastLo);
-                  if (o < 0) full();
-                  x.set(0, o);
-                  x.clear(0, o);
+          const nextRelease: Runner =
+            name === 'contiguous' && !huge && typeof x.nextFree32 === 'function'
+              ? {
+                  kind: 'sync',
+                  run(n) {
+                    for (let i = 0; i < n; i++) {
+                      const o = x.nextFree32(0, 0, b.lastLo);
+                      if (o < 0) full();
+                      x.set(0, o);
+                      x.clear(0, o);
+                    }
+                  },
                 }
-              } }
-            : name === 'contiguous'
-            ? { kind: 'sync', run(n) {
-                for (let i = 0; i < n; i++) {
-                  if (!x.nextFree(0, 0, 0, 0, b.lastHi, b.lastLo)) full();
-                  x.set(x.resultHi, x.resultLo);
-                  x.clear(x.resultHi, x.resultLo);
-                }
-              } }
-            : !huge && typeof x.nextFree32 === 'function'
-            ? { kind: 'sync', run(n) {
-                // dense fast path (one core call per search), as the allocator uses it
-                const ro = r.rangeOffset;
-                for (let i = 0; i < n; i++) {
-                  let o = x.nextFree32(ro + rng.intn(upperSpan), ro, b.uHiLo);
-                  if (o < 0 && (ro === 0 || (o = x.nextFree32(rng.intn(ro), 0, ro - 1)) < 0)) full();
-                  x.set(0, o);
-                  x.clear(0, o);
-                }
-              } }
-            : { kind: 'sync', run(n) {
-                for (let i = 0; i < n; i++) {
-                  // random start in the dynamic band, then the static band (as the allocator does)
-                  let sHi = 0;
-                  let sLo: number;
-                  if (huge) { sHi = rng.u32(); sLo = rng.u32(); } else sLo = r.rangeOffset + rng.intn(upperSpan);
-                  if (!x.nextFree(sHi, sLo, b.uLoHi, b.uLoLo, b.uHiHi, b.uHiLo)) {
-                    if (r.rangeOffset === 0 || !x.nextFree(0, rng.intn(r.rangeOffset), 0, 0, 0, b.lHiLo)) full();
+              : name === 'contiguous'
+                ? {
+                    kind: 'sync',
+                    run(n) {
+                      for (let i = 0; i < n; i++) {
+                        if (!x.nextFree(0, 0, 0, 0, b.lastHi, b.lastLo)) full();
+                        x.set(x.resultHi, x.resultLo);
+                        x.clear(x.resultHi, x.resultLo);
+                      }
+                    },
                   }
-                  x.set(x.resultHi, x.resultLo);
-                  x.clear(x.resultHi, x.resultLo);
-                }
-              } };
-          const fullRunner: Runner = { kind: 'sync', run(n) {
-            let found = 0;
-            for (let i = 0; i < n; i++) {
-              if (name === 'contiguous') {
-                if (x.nextFree(0, 0, 0, 0, b.lastHi, b.lastLo)) found++;
-              } else if (x.nextFree(0, r.rangeOffset + rng.intn(upperSpan), b.uLoHi, b.uLoLo, b.uHiHi, b.uHiLo) || (r.rangeOffset > 0 && x.nextFree(0, 0, 0, 0, 0, b.lHiLo))) found++;
-            }
-            if (found) throw new Error(`${name}: the range is not full`);
-          } };
+                : !huge && typeof x.nextFree32 === 'function'
+                  ? {
+                      kind: 'sync',
+                      run(n) {
+                        // dense fast path (one core call per search), as the allocator uses it
+                        const ro = r.rangeOffset;
+                        for (let i = 0; i < n; i++) {
+                          let o = x.nextFree32(ro + rng.intn(upperSpan), ro, b.uHiLo);
+                          if (o < 0 && (ro === 0 || (o = x.nextFree32(rng.intn(ro), 0, ro - 1)) < 0)) full();
+                          x.set(0, o);
+                          x.clear(0, o);
+                        }
+                      },
+                    }
+                  : {
+                      kind: 'sync',
+                      run(n) {
+                        for (let i = 0; i < n; i++) {
+                          // random start in the dynamic band, then the static band (as the allocator does)
+                          let sHi = 0;
+                          let sLo: number;
+                          if (huge) {
+                            sHi = rng.u32();
+                            sLo = rng.u32();
+                          } else sLo = r.rangeOffset + rng.intn(upperSpan);
+                          if (!x.nextFree(sHi, sLo, b.uLoHi, b.uLoLo, b.uHiHi, b.uHiLo)) {
+                            if (r.rangeOffset === 0 || !x.nextFree(0, rng.intn(r.rangeOffset), 0, 0, 0, b.lHiLo)) full();
+                          }
+                          x.set(x.resultHi, x.resultLo);
+                          x.clear(x.resultHi, x.resultLo);
+                        }
+                      },
+                    };
+          const fullRunner: Runner = {
+            kind: 'sync',
+            run(n) {
+              let found = 0;
+              for (let i = 0; i < n; i++) {
+                if (name === 'contiguous') {
+                  if (x.nextFree(0, 0, 0, 0, b.lastHi, b.lastLo)) found++;
+                } else if (
+                  x.nextFree(0, r.rangeOffset + rng.intn(upperSpan), b.uLoHi, b.uLoLo, b.uHiHi, b.uHiLo) ||
+                  (r.rangeOffset > 0 && x.nextFree(0, 0, 0, 0, 0, b.lHiLo))
+                )
+                  found++;
+              }
+              if (found) throw new Error(`${name}: the range is not full`);
+            },
+          };
           const fq = ctx.freeQueries().pairs;
           const hq = ctx.hasQueries().pairs;
           let fi = 0;
@@ -232,26 +288,32 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
           return {
             nextRelease,
             full: fullRunner,
-            allocRelease: { kind: 'sync', run(n) {
-              const m = fq.length >>> 1;
-              if (m === 0) return;
-              for (let i = 0; i < n; i++) {
-                const j = fi;
-                fi = fi + 1 === m ? 0 : fi + 1;
-                if (!x.set(fq[2 * j], fq[2 * j + 1])) throw new Error(`${name}: query address already taken`);
-                x.clear(fq[2 * j], fq[2 * j + 1]);
-              }
-            } },
-            has: { kind: 'sync', run(n) {
-              const m = hq.length >>> 1;
-              let t = 0;
-              for (let i = 0; i < n; i++) {
-                const j = hi;
-                hi = hi + 1 === m ? 0 : hi + 1;
-                if (x.has(hq[2 * j], hq[2 * j + 1])) t++;
-              }
-              if (t > n) throw new Error('unreachable');
-            } },
+            allocRelease: {
+              kind: 'sync',
+              run(n) {
+                const m = fq.length >>> 1;
+                if (m === 0) return;
+                for (let i = 0; i < n; i++) {
+                  const j = fi;
+                  fi = fi + 1 === m ? 0 : fi + 1;
+                  if (!x.set(fq[2 * j], fq[2 * j + 1])) throw new Error(`${name}: query address already taken`);
+                  x.clear(fq[2 * j], fq[2 * j + 1]);
+                }
+              },
+            },
+            has: {
+              kind: 'sync',
+              run(n) {
+                const m = hq.length >>> 1;
+                let t = 0;
+                for (let i = 0; i < n; i++) {
+                  const j = hi;
+                  hi = hi + 1 === m ? 0 : hi + 1;
+                  if (x.has(hq[2 * j], hq[2 * j + 1])) t++;
+                }
+                if (t > n) throw new Error('unreachable');
+              },
+            },
             close() {},
           };
         },
@@ -300,35 +362,47 @@ const legacyImpl: Impl = {
         let fi = 0;
         let hi = 0;
         return {
-          nextRelease: { kind: 'sync', run(n) {
-            for (let i = 0; i < n; i++) {
-              const o = bm.allocateNext();
-              if (o < 0) throw new Error('legacy-bitmap: range unexpectedly full');
-              bm.release(o);
-            }
-          } },
-          full: { kind: 'sync', run(n) {
-            for (let i = 0; i < n; i++) if (bm.allocateNext() >= 0) throw new Error('legacy-bitmap: range is not full');
-          } },
-          allocRelease: { kind: 'sync', run(n) {
-            const m = fq.length >>> 1;
-            if (m === 0) return;
-            for (let i = 0; i < n; i++) {
-              const o = fq[2 * fi + 1];
-              fi = fi + 1 === m ? 0 : fi + 1;
-              if (bm.allocate(o) !== 1) throw new Error('legacy-bitmap: query address not free');
-              bm.release(o);
-            }
-          } },
-          has: { kind: 'sync', run(n) {
-            const m = hq.length >>> 1;
-            let t = 0;
-            for (let i = 0; i < n; i++) {
-              if (bm.has(hq[2 * hi + 1])) t++;
-              hi = hi + 1 === m ? 0 : hi + 1;
-            }
-            if (t > n) throw new Error('unreachable');
-          } },
+          nextRelease: {
+            kind: 'sync',
+            run(n) {
+              for (let i = 0; i < n; i++) {
+                const o = bm.allocateNext();
+                if (o < 0) throw new Error('legacy-bitmap: range unexpectedly full');
+                bm.release(o);
+              }
+            },
+          },
+          full: {
+            kind: 'sync',
+            run(n) {
+              for (let i = 0; i < n; i++) if (bm.allocateNext() >= 0) throw new Error('legacy-bitmap: range is not full');
+            },
+          },
+          allocRelease: {
+            kind: 'sync',
+            run(n) {
+              const m = fq.length >>> 1;
+              if (m === 0) return;
+              for (let i = 0; i < n; i++) {
+                const o = fq[2 * fi + 1];
+                fi = fi + 1 === m ? 0 : fi + 1;
+                if (bm.allocate(o) !== 1) throw new Error('legacy-bitmap: query address not free');
+                bm.release(o);
+              }
+            },
+          },
+          has: {
+            kind: 'sync',
+            run(n) {
+              const m = hq.length >>> 1;
+              let t = 0;
+              for (let i = 0; i < n; i++) {
+                if (bm.has(hq[2 * hi + 1])) t++;
+                hi = hi + 1 === m ? 0 : hi + 1;
+              }
+              if (t > n) throw new Error('unreachable');
+            },
+          },
           close() {},
         };
       },
@@ -413,37 +487,49 @@ function asyncImpl(name: 'reference' | 'allocator', rel: string, exportName: str
           let hi = 0;
           const full = isFull!;
           return {
-            nextRelease: { kind: 'async', async run(n) {
-              for (let i = 0; i < n; i++) await a.release(await a.allocateNext());
-            } },
-            full: { kind: 'async', async run(n) {
-              for (let i = 0; i < n; i++) {
-                try {
-                  await a.allocateNext();
-                } catch (e) {
-                  if (full(e)) continue;
-                  throw e;
+            nextRelease: {
+              kind: 'async',
+              async run(n) {
+                for (let i = 0; i < n; i++) await a.release(await a.allocateNext());
+              },
+            },
+            full: {
+              kind: 'async',
+              async run(n) {
+                for (let i = 0; i < n; i++) {
+                  try {
+                    await a.allocateNext();
+                  } catch (e) {
+                    if (full(e)) continue;
+                    throw e;
+                  }
+                  throw new Error(`${name}: range is not full`);
                 }
-                throw new Error(`${name}: range is not full`);
-              }
-            } },
-            allocRelease: { kind: 'async', async run(n) {
-              const m = fq.length;
-              if (m === 0) return;
-              for (let i = 0; i < n; i++) {
-                const ip = fq[fi];
-                fi = fi + 1 === m ? 0 : fi + 1;
-                await a.allocate(ip);
-                await a.release(ip);
-              }
-            } },
-            has: { kind: 'async', async run(n) {
-              const m = hq.length;
-              for (let i = 0; i < n; i++) {
-                await a.has(hq[hi]);
-                hi = hi + 1 === m ? 0 : hi + 1;
-              }
-            } },
+              },
+            },
+            allocRelease: {
+              kind: 'async',
+              async run(n) {
+                const m = fq.length;
+                if (m === 0) return;
+                for (let i = 0; i < n; i++) {
+                  const ip = fq[fi];
+                  fi = fi + 1 === m ? 0 : fi + 1;
+                  await a.allocate(ip);
+                  await a.release(ip);
+                }
+              },
+            },
+            has: {
+              kind: 'async',
+              async run(n) {
+                const m = hq.length;
+                for (let i = 0; i < n; i++) {
+                  await a.has(hq[hi]);
+                  hi = hi + 1 === m ? 0 : hi + 1;
+                }
+              },
+            },
             close() {
               a.destroy();
             },
@@ -494,18 +580,21 @@ const storeFloorImpl: Impl = {
         const m = pairs.length >>> 1;
         let j = 0;
         return {
-          nextRelease: { kind: 'async', async run(n) {
-            if (m === 0) return;
-            for (let i = 0; i < n; i++) {
-              // a fresh name string each time, as an allocator formats one
-              const name = prefix.formatAt(pairs[2 * j]!, pairs[2 * j + 1]!);
-              j = j + 1 === m ? 0 : j + 1;
-              store.createSync({ name, labels, parentRef: null });
-              await Promise.resolve(name);
-              store.deleteSync(name);
-              await undefined;
-            }
-          } },
+          nextRelease: {
+            kind: 'async',
+            async run(n) {
+              if (m === 0) return;
+              for (let i = 0; i < n; i++) {
+                // a fresh name string each time, as an allocator formats one
+                const name = prefix.formatAt(pairs[2 * j]!, pairs[2 * j + 1]!);
+                j = j + 1 === m ? 0 : j + 1;
+                store.createSync({ name, labels, parentRef: null });
+                await Promise.resolve(name);
+                store.deleteSync(name);
+                await undefined;
+              }
+            },
+          },
           close() {},
         };
       },
@@ -588,39 +677,51 @@ const rangeImpl: Impl = (() => {
           let hi = 0;
           const full = isFull!;
           return {
-            nextRelease: { kind: 'sync', run(n) {
-              for (let i = 0; i < n; i++) x.release(x.allocateNext());
-            } },
-            full: { kind: 'sync', run(n) {
-              for (let i = 0; i < n; i++) {
-                try {
-                  x.allocateNext();
-                } catch (e) {
-                  if (full(e)) continue;
-                  throw e;
+            nextRelease: {
+              kind: 'sync',
+              run(n) {
+                for (let i = 0; i < n; i++) x.release(x.allocateNext());
+              },
+            },
+            full: {
+              kind: 'sync',
+              run(n) {
+                for (let i = 0; i < n; i++) {
+                  try {
+                    x.allocateNext();
+                  } catch (e) {
+                    if (full(e)) continue;
+                    throw e;
+                  }
+                  throw new Error('range: range is not full');
                 }
-                throw new Error('range: range is not full');
-              }
-            } },
-            allocRelease: { kind: 'sync', run(n) {
-              const m = fq.length;
-              if (m === 0) return;
-              for (let i = 0; i < n; i++) {
-                const ip = fq[fi];
-                fi = fi + 1 === m ? 0 : fi + 1;
-                x.allocate(ip);
-                x.release(ip);
-              }
-            } },
-            has: { kind: 'sync', run(n) {
-              const m = hq.length;
-              let t = 0;
-              for (let i = 0; i < n; i++) {
-                if (x.has(hq[hi])) t++;
-                hi = hi + 1 === m ? 0 : hi + 1;
-              }
-              if (t > n) throw new Error('unreachable');
-            } },
+              },
+            },
+            allocRelease: {
+              kind: 'sync',
+              run(n) {
+                const m = fq.length;
+                if (m === 0) return;
+                for (let i = 0; i < n; i++) {
+                  const ip = fq[fi];
+                  fi = fi + 1 === m ? 0 : fi + 1;
+                  x.allocate(ip);
+                  x.release(ip);
+                }
+              },
+            },
+            has: {
+              kind: 'sync',
+              run(n) {
+                const m = hq.length;
+                let t = 0;
+                for (let i = 0; i < n; i++) {
+                  if (x.has(hq[hi])) t++;
+                  hi = hi + 1 === m ? 0 : hi + 1;
+                }
+                if (t > n) throw new Error('unreachable');
+              },
+            },
             close() {},
           };
         },

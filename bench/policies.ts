@@ -16,8 +16,9 @@ import { Seeded } from './seeded.ts';
 const RANGES = ['10.0.0.0/24', '10.0.1.0/24', '10.0.2.0/24', '10.0.3.0/24'];
 
 export async function runPolicies(budget: Budget, progress: (s: string) => void): Promise<BoundaryResult[]> {
-  const { Allocator, MemoryStore, MetaAllocator, InMemoryServiceCIDRs, RANGE_POLICIES, allocatorLabels, seededRandom } =
-    await import('../adapters/index.ts');
+  const { Allocator, MemoryStore, MetaAllocator, InMemoryServiceCIDRs, RANGE_POLICIES, allocatorLabels, seededRandom } = await import(
+    '../adapters/index.ts'
+  );
   const labels = allocatorLabels('IPv4');
   const out: BoundaryResult[] = [];
 

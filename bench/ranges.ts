@@ -34,8 +34,17 @@ function v4(cidr: string): RangeSpec {
   const w3 = ((o[0] << 24) | (o[1] << 16) | (o[2] << 8) | o[3]) >>> 0;
   const size = 2 ** h - 2;
   return {
-    id: `v4/${p}`, family: 'IPv4', cidr, prefix: `/${p}`, prefixBits: p, network: [0, 0, 0, w3],
-    sizeHi: 0, sizeLo: size, size, rangeOffset: calculateRangeOffset(h), fillable: true,
+    id: `v4/${p}`,
+    family: 'IPv4',
+    cidr,
+    prefix: `/${p}`,
+    prefixBits: p,
+    network: [0, 0, 0, w3],
+    sizeHi: 0,
+    sizeLo: size,
+    size,
+    rangeOffset: calculateRangeOffset(h),
+    fillable: true,
   };
 }
 
@@ -47,8 +56,17 @@ function v6(cidr: string): RangeSpec {
   const sizeHi = h >= 64 ? 0xffffffff : h > 32 ? 2 ** (h - 32) - 1 : 0;
   const sizeLo = h >= 32 ? 0xffffffff : 2 ** h - 1;
   return {
-    id: `v6/${p}`, family: 'IPv6', cidr, prefix: `/${p}`, prefixBits: p, network: words,
-    sizeHi, sizeLo, size: sizeHi * 4294967296 + sizeLo, rangeOffset: calculateRangeOffset(h), fillable: h <= 24,
+    id: `v6/${p}`,
+    family: 'IPv6',
+    cidr,
+    prefix: `/${p}`,
+    prefixBits: p,
+    network: words,
+    sizeHi,
+    sizeLo,
+    size: sizeHi * 4294967296 + sizeLo,
+    rangeOffset: calculateRangeOffset(h),
+    fillable: h <= 24,
   };
 }
 
@@ -104,10 +122,16 @@ export function formatWords(family: Family, w: readonly number[]): string {
   let bestAt = -1;
   let bestLen = 1;
   for (let i = 0; i < 8; ) {
-    if (g[i] !== 0) { i++; continue; }
+    if (g[i] !== 0) {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && g[j] === 0) j++;
-    if (j - i > bestLen) { bestAt = i; bestLen = j - i; }
+    if (j - i > bestLen) {
+      bestAt = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   const hex = (xs: number[]): string => xs.map((x) => x.toString(16)).join(':');

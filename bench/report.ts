@@ -86,7 +86,11 @@ export function caseKey(r: Row): string {
 
 function cell(r: Row | undefined, ref: Row | undefined): { text: string; ratio: string } {
   if (!r) return { text: '', ratio: '' };
-  if (r.status !== 'ok') return { text: r.status === 'skipped' ? 'skipped' : r.status === 'not applicable' ? 'n/a' : r.status === 'error' ? 'error' : 'not avail.', ratio: '' };
+  if (r.status !== 'ok')
+    return {
+      text: r.status === 'skipped' ? 'skipped' : r.status === 'not applicable' ? 'n/a' : r.status === 'error' ? 'error' : 'not avail.',
+      ratio: '',
+    };
   const text = `${fmtNs(r.nsPerOp)} ±${(r.spread ?? 0).toFixed(0)}%`;
   const ratio = ref && ref.status === 'ok' && ref.nsPerOp && r.nsPerOp ? fmtRatio(ref.nsPerOp / r.nsPerOp) : '';
   return { text, ratio };
@@ -119,17 +123,26 @@ export function textTable(rows: Row[], impls: readonly string[]): string {
   const lines: string[][] = [head];
   for (const g of groups) {
     const ref = g.byImpl.get(base);
-    lines.push([g.key, ...impls.map((i) => {
-      const c = cell(g.byImpl.get(i), ref);
-      return c.ratio && i !== base ? `${c.text} ${c.ratio}` : c.text;
-    })]);
+    lines.push([
+      g.key,
+      ...impls.map((i) => {
+        const c = cell(g.byImpl.get(i), ref);
+        return c.ratio && i !== base ? `${c.text} ${c.ratio}` : c.text;
+      }),
+    ]);
   }
   const widths = head.map((_, j) => Math.max(...lines.map((l) => l[j].length)));
   const fmt = (l: string[]): string => l.map((s, j) => (j === 0 ? s.padEnd(widths[j]) : s.padStart(widths[j]))).join('  ');
   const sep = widths.map((w) => '─'.repeat(w)).join('  ');
   const boundary = rows.filter((r) => r.impl === 'boundary');
   const b = boundary.length
-    ? '\n\nboundary (ns/op, median ±spread)\n' + boundary.map((r) => `  ${r.op.padEnd(32)} ${r.status === 'ok' ? `${fmtNs(r.nsPerOp)} ±${(r.spread ?? 0).toFixed(0)}%` : `${r.status}${r.note ? `: ${r.note}` : ''}`}${r.status === 'ok' && r.note ? `  (${r.note})` : ''}`).join('\n')
+    ? '\n\nboundary (ns/op, median ±spread)\n' +
+      boundary
+        .map(
+          (r) =>
+            `  ${r.op.padEnd(32)} ${r.status === 'ok' ? `${fmtNs(r.nsPerOp)} ±${(r.spread ?? 0).toFixed(0)}%` : `${r.status}${r.note ? `: ${r.note}` : ''}`}${r.status === 'ok' && r.note ? `  (${r.note})` : ''}`,
+        )
+        .join('\n')
     : '';
   return [`× = times faster than ${base} in the same case`, fmt(lines[0]), sep, ...lines.slice(1).map(fmt)].join('\n') + b;
 }
@@ -168,7 +181,8 @@ function fasterThan(rows: Row[], label: string, q: Partial<Row>, impl: string, b
   const b = find(rows, { ...q, impl: base });
   const a = find(rows, { ...q, impl });
   const target = `${label}: ${impl} ≥ ${min.toLocaleString('en-US')}× faster than ${base}`;
-  if (!okNs(a) || !okNs(b)) return { target, measured: `n/a (${[whyNot(base, b), whyNot(impl, a)].filter(Boolean).join(', ')})`, pass: null, ran: !!a || !!b };
+  if (!okNs(a) || !okNs(b))
+    return { target, measured: `n/a (${[whyNot(base, b), whyNot(impl, a)].filter(Boolean).join(', ')})`, pass: null, ran: !!a || !!b };
   const x = b.nsPerOp / a.nsPerOp;
   return { target, measured: `${fmtRatio(x)} (${base} ${fmtNs(b.nsPerOp)}, ${impl} ${fmtNs(a.nsPerOp)})`, pass: x >= min, ran: true };
 }
@@ -186,8 +200,16 @@ function atMost(rows: Row[], label: string, q: Partial<Row>, maxNs: number): Tar
  * Reports the worst case by `score` (higher = worse) and how many cases are over.
  */
 type Timed = Row & { nsPerOp: number };
-function everyCase(target: string, pairs: [Row, Row][], score: (a: Timed, b: Timed) => number, over: (a: Timed, b: Timed) => boolean, show: (x: number) => string): TargetResult {
-  const measured = pairs.filter(([a, b]) => okNs(a) && okNs(b)).map(([a, b]) => ({ key: caseKey(a), x: score(a as Timed, b as Timed), over: over(a as Timed, b as Timed) }));
+function everyCase(
+  target: string,
+  pairs: [Row, Row][],
+  score: (a: Timed, b: Timed) => number,
+  over: (a: Timed, b: Timed) => boolean,
+  show: (x: number) => string,
+): TargetResult {
+  const measured = pairs
+    .filter(([a, b]) => okNs(a) && okNs(b))
+    .map(([a, b]) => ({ key: caseKey(a), x: score(a as Timed, b as Timed), over: over(a as Timed, b as Timed) }));
   if (measured.length === 0) return { target, measured: 'n/a (no case where both ran)', pass: null, ran: pairs.length > 0 };
   const worst = measured.reduce((w, m) => (m.x > w.x ? m : w));
   const n = measured.filter((m) => m.over).length;
@@ -197,10 +219,12 @@ function everyCase(target: string, pairs: [Row, Row][], score: (a: Timed, b: Tim
 /** Rows of `impl` paired with the row of `other` for the same case. */
 function paired(rows: Row[], impl: string, other: string, keep: (r: Row) => boolean = () => true): [Row, Row][] {
   const byKey = new Map(rows.filter((r) => r.impl === other).map((r) => [caseKey(r), r]));
-  return rows.filter((r) => r.impl === impl && keep(r)).flatMap((r) => {
-    const o = byKey.get(caseKey(r));
-    return o ? [[r, o] as [Row, Row]] : [];
-  });
+  return rows
+    .filter((r) => r.impl === impl && keep(r))
+    .flatMap((r) => {
+      const o = byKey.get(caseKey(r));
+      return o ? [[r, o] as [Row, Row]] : [];
+    });
 }
 
 /** "Slower beyond noise": more than 10 % or the two spreads together, whichever is larger. */
@@ -214,28 +238,81 @@ export function evaluateTargets(rows: Row[]): TargetResult[] {
   const nr = OPS.nextRelease;
   // The allocation path on MemoryStore against upstream's algorithm, IPv4.
   for (const prefix of ['/16', '/12']) {
-    for (const [fill, kind, min] of [[0, 'none', 2], [0.5, 'uniform', 2], [0.5, 'organic', 2], [0.99, 'uniform', 20], [0.99, 'organic', 20], [0.999, 'uniform', 300], [0.999, 'organic', 300]] as const) {
+    for (const [fill, kind, min] of [
+      [0, 'none', 2],
+      [0.5, 'uniform', 2],
+      [0.5, 'organic', 2],
+      [0.99, 'uniform', 20],
+      [0.99, 'organic', 20],
+      [0.999, 'uniform', 300],
+      [0.999, 'organic', 300],
+    ] as const) {
       const q = { family: 'IPv4', prefix, op: nr, fill, fillKind: kind } as const;
-      out.push(fasterThan(rows, `IPv4 ${prefix} ${nr} at ${fillLabel({ fill, fillCount: null, fillKind: kind })}`, q, 'allocator', 'go-seed', min));
+      out.push(
+        fasterThan(rows, `IPv4 ${prefix} ${nr} at ${fillLabel({ fill, fillCount: null, fillKind: kind })}`, q, 'allocator', 'go-seed', min),
+      );
     }
-    out.push(fasterThan(rows, `IPv4 ${prefix} full, "range is full"`, { family: 'IPv4', prefix, op: OPS.full }, 'allocator', 'go-seed', 1000));
+    out.push(
+      fasterThan(rows, `IPv4 ${prefix} full, "range is full"`, { family: 'IPv4', prefix, op: OPS.full }, 'allocator', 'go-seed', 1000),
+    );
   }
-  out.push(everyCase(`allocator ${nr} ≤ 1.5× the store floor, every case`, paired(rows, 'allocator', 'store', (r) => r.op === nr),
-    (a, b) => a.nsPerOp / b.nsPerOp, (a, b) => a.nsPerOp > 1.5 * b.nsPerOp, (x) => `${x.toFixed(2)}× the floor`));
-  out.push(everyCase('allocator "range is full" (rejected) ≤ 300 ns, every range', rows.filter((r) => r.impl === 'allocator' && r.op === OPS.full).map((r) => [r, r] as [Row, Row]),
-    (a) => a.nsPerOp, (a) => a.nsPerOp > 300, fmtNs));
-  out.push(everyCase('range ≥ 5× faster than go-seed, every IPv4 case', paired(rows, 'range', 'go-seed', (r) => r.family === 'IPv4'),
-    (a, b) => a.nsPerOp / b.nsPerOp, (a, b) => 5 * a.nsPerOp > b.nsPerOp, (x) => `${fmtRatio(1 / x)} faster`));
+  out.push(
+    everyCase(
+      `allocator ${nr} ≤ 1.5× the store floor, every case`,
+      paired(rows, 'allocator', 'store', (r) => r.op === nr),
+      (a, b) => a.nsPerOp / b.nsPerOp,
+      (a, b) => a.nsPerOp > 1.5 * b.nsPerOp,
+      (x) => `${x.toFixed(2)}× the floor`,
+    ),
+  );
+  out.push(
+    everyCase(
+      'allocator "range is full" (rejected) ≤ 300 ns, every range',
+      rows.filter((r) => r.impl === 'allocator' && r.op === OPS.full).map((r) => [r, r] as [Row, Row]),
+      (a) => a.nsPerOp,
+      (a) => a.nsPerOp > 300,
+      fmtNs,
+    ),
+  );
+  out.push(
+    everyCase(
+      'range ≥ 5× faster than go-seed, every IPv4 case',
+      paired(rows, 'range', 'go-seed', (r) => r.family === 'IPv4'),
+      (a, b) => a.nsPerOp / b.nsPerOp,
+      (a, b) => 5 * a.nsPerOp > b.nsPerOp,
+      (x) => `${fmtRatio(1 / x)} faster`,
+    ),
+  );
   // IPv6 /64: the sparse index and IPv6 text.
-  for (const [count, maxNs] of [[100_000, 80], [1_000_000, 100]] as const) {
-    out.push(atMost(rows, `core IPv6 /64 ${nr} at ${fillLabel({ fill: null, fillCount: count, fillKind: 'uniform' })}`, { impl: 'core', family: 'IPv6', prefix: '/64', op: nr, fillCount: count }, maxNs));
+  for (const [count, maxNs] of [
+    [100_000, 80],
+    [1_000_000, 100],
+  ] as const) {
+    out.push(
+      atMost(
+        rows,
+        `core IPv6 /64 ${nr} at ${fillLabel({ fill: null, fillCount: count, fillKind: 'uniform' })}`,
+        { impl: 'core', family: 'IPv6', prefix: '/64', op: nr, fillCount: count },
+        maxNs,
+      ),
+    );
   }
   const w = find(rows, { impl: 'core', family: 'IPv6', prefix: '/64', op: OPS.warm, fillCount: 1_000_000 });
   const memTarget = 'core IPv6 /64 index memory at 10^6 ≤ 16 B per allocated address';
   if (w?.status !== 'ok' || w.wasmBytesPerAllocation === null || w.wasmBytesPerAllocation === undefined) {
-    out.push({ target: memTarget, measured: `n/a (${!w ? 'not run' : w.status !== 'ok' ? w.status : 'index bytes not measurable'})`, pass: null, ran: !!w });
+    out.push({
+      target: memTarget,
+      measured: `n/a (${!w ? 'not run' : w.status !== 'ok' ? w.status : 'index bytes not measurable'})`,
+      pass: null,
+      ran: !!w,
+    });
   } else {
-    out.push({ target: memTarget, measured: `${w.wasmBytesPerAllocation.toFixed(1)} B (WASM) + ${(w.jsBytesPerAllocation ?? 0).toFixed(1)} B (JS heap)`, pass: w.wasmBytesPerAllocation <= 16, ran: true });
+    out.push({
+      target: memTarget,
+      measured: `${w.wasmBytesPerAllocation.toFixed(1)} B (WASM) + ${(w.jsBytesPerAllocation ?? 0).toFixed(1)} B (JS heap)`,
+      pass: w.wasmBytesPerAllocation <= 16,
+      ran: true,
+    });
   }
   out.push(atMost(rows, 'parse+format IPv6', { impl: 'boundary', op: 'parse+format IPv6' }, 100));
   out.push(atMost(rows, 'parse+format IPv4', { impl: 'boundary', op: 'parse+format IPv4' }, 45));
@@ -252,14 +329,28 @@ export function evaluateTargets(rows: Row[]): TargetResult[] {
     const a = find(rows, { ...q, impl: 'allocator' });
     const p = find(rows, { ...q, impl: 'store' });
     const target = 'IPv6 /64 warm start at 10^6: allocator ≤ 2× the parse floor (store)';
-    if (!okNs(a) || !okNs(p)) out.push({ target, measured: `n/a (${[whyNot('store', p), whyNot('allocator', a)].filter(Boolean).join(', ')})`, pass: null, ran: !!a || !!p });
-    else out.push({ target, measured: `${(a.nsPerOp / p.nsPerOp).toFixed(2)}× (${fmtNs(a.nsPerOp)} vs ${fmtNs(p.nsPerOp)} per address)`, pass: a.nsPerOp <= 2 * p.nsPerOp, ran: true });
+    if (!okNs(a) || !okNs(p))
+      out.push({
+        target,
+        measured: `n/a (${[whyNot('store', p), whyNot('allocator', a)].filter(Boolean).join(', ')})`,
+        pass: null,
+        ran: !!a || !!p,
+      });
+    else
+      out.push({
+        target,
+        measured: `${(a.nsPerOp / p.nsPerOp).toFixed(2)}× (${fmtNs(a.nsPerOp)} vs ${fmtNs(p.nsPerOp)} per address)`,
+        pass: a.nsPerOp <= 2 * p.nsPerOp,
+        ran: true,
+      });
   }
   {
     // a /64 holding 10^7 random addresses works (full mode only): the index without a store
     const q = { family: 'IPv6', prefix: '/64', fillCount: 10_000_000 } as const;
     const target = 'IPv6 /64 holding 10^7 random addresses works: range and core, time and memory per address';
-    const cases = ['range', 'core'].flatMap((impl) => [find(rows, { ...q, impl, op: nr }), find(rows, { ...q, impl, op: OPS.warm })].map((r) => ({ impl, r })));
+    const cases = ['range', 'core'].flatMap((impl) =>
+      [find(rows, { ...q, impl, op: nr }), find(rows, { ...q, impl, op: OPS.warm })].map((r) => ({ impl, r })),
+    );
     const parts = ['range', 'core'].map((impl) => {
       const [n, w] = cases.filter((c) => c.impl === impl).map((c) => c.r);
       if (!okNs(n) || !okNs(w)) return `${impl}: ${[whyNot(`${nr}`, n), whyNot('warm start', w)].filter(Boolean).join(', ')}`;
@@ -272,8 +363,15 @@ export function evaluateTargets(rows: Row[]): TargetResult[] {
   // No row slower than the previous implementation (--baseline), per baseline column.
   for (const col of [...new Set(rows.map((r) => r.impl).filter((i) => i.includes('@')))]) {
     const impl = col.slice(0, col.indexOf('@'));
-    out.push(everyCase(`${impl}: no case slower than ${col} beyond noise (10 % or the two spreads)`, paired(rows, impl, col),
-      (a, b) => a.nsPerOp / b.nsPerOp, (a, b) => slowerBeyondNoise(a, b) > 0, (x) => `${x.toFixed(2)}× ${col}`));
+    out.push(
+      everyCase(
+        `${impl}: no case slower than ${col} beyond noise (10 % or the two spreads)`,
+        paired(rows, impl, col),
+        (a, b) => a.nsPerOp / b.nsPerOp,
+        (a, b) => slowerBeyondNoise(a, b) > 0,
+        (x) => `${x.toFixed(2)}× ${col}`,
+      ),
+    );
   }
   return out;
 }
@@ -285,64 +383,96 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
   const c = res.conditions;
   const L: string[] = [];
   L.push('# ipallocator benchmark results', '');
-  L.push(`Mode **${c.mode}**, ${c.date}, ${c.runtime.name} ${c.runtime.version} (V8 ${c.runtime.v8}), ${c.cpu} × ${c.cores} cores, ${c.memoryGiB} GiB, ${c.os}.`);
-  L.push(`Commit \`${c.git.commit.slice(0, 12)}\`${c.git.dirty ? ' (working tree had uncommitted changes)' : ''}; WASM core build: ${c.coreBuild}; forced GC for memory: ${c.gcExposed ? 'yes' : 'no (memory figures approximate)'}. Run took ${Math.round(res.durationSeconds)} s. Arguments: \`${c.args.join(' ') || '(none)'}\`. Load average at start: ${c.loadAverage.join(' / ')}${c.loadAverage[0] > c.cores ? ` — **the machine was busy (load > ${c.cores} cores): absolute numbers are inflated and noisy; ratios within the run are more robust**` : ''}.`, '');
+  L.push(
+    `Mode **${c.mode}**, ${c.date}, ${c.runtime.name} ${c.runtime.version} (V8 ${c.runtime.v8}), ${c.cpu} × ${c.cores} cores, ${c.memoryGiB} GiB, ${c.os}.`,
+  );
+  L.push(
+    `Commit \`${c.git.commit.slice(0, 12)}\`${c.git.dirty ? ' (working tree had uncommitted changes)' : ''}; WASM core build: ${c.coreBuild}; forced GC for memory: ${c.gcExposed ? 'yes' : 'no (memory figures approximate)'}. Run took ${Math.round(res.durationSeconds)} s. Arguments: \`${c.args.join(' ') || '(none)'}\`. Load average at start: ${c.loadAverage.join(' / ')}${c.loadAverage[0] > c.cores ? ` — **the machine was busy (load > ${c.cores} cores): absolute numbers are inflated and noisy; ratios within the run are more robust**` : ''}.`,
+    '',
+  );
   if (c.mode === 'smoke') L.push('**Smoke mode: minimal samples on cold code, to prove the suite runs. The numbers mean nothing.**', '');
   const base = ratioBase(res.rows);
-  L.push(`Cells: median ns per operation ± median absolute deviation, and how many times faster than \`${base}\` in the same run. ` +
-    'Fills are random distinct offsets from a fixed seed (uniform) or the layout repeated allocateNext produces (organic), loaded untimed; ' +
-    'allocateNext+release keeps the fill constant. Warm start: ns per address to build the implementation over an existing store/index.', '');
+  L.push(
+    `Cells: median ns per operation ± median absolute deviation, and how many times faster than \`${base}\` in the same run. ` +
+      'Fills are random distinct offsets from a fixed seed (uniform) or the layout repeated allocateNext produces (organic), loaded untimed; ' +
+      'allocateNext+release keeps the fill constant. Warm start: ns per address to build the implementation over an existing store/index.',
+    '',
+  );
   L.push(`![ns/op against fill](${svgName})`, '');
 
   L.push('## Targets', '', '| target | measured | result |', '|---|---|---|');
   const targets = evaluateTargets(res.rows);
-  for (const t of targets.filter((x) => x.ran)) L.push(`| ${t.target} | ${t.measured} | ${t.pass === null ? 'not evaluated' : t.pass ? '**pass**' : '**FAIL**'} |`);
+  for (const t of targets.filter((x) => x.ran))
+    L.push(`| ${t.target} | ${t.measured} | ${t.pass === null ? 'not evaluated' : t.pass ? '**pass**' : '**FAIL**'} |`);
   L.push('');
   const notRun = targets.filter((t) => !t.ran);
   if (notRun.length) L.push(`Not evaluated, their cases did not run in this mode: ${notRun.map((t) => t.target).join('; ')}.`, '');
   if (res.rows.some((r) => r.impl.startsWith('go-'))) L.push(GO_NOTE, '');
   const baselines = [...new Set(res.rows.map((r) => r.impl).filter((i) => i.includes('@')))];
   if (baselines.length) {
-    L.push(`${baselines.map((b) => `\`${b}\``).join(', ')}: the implementation at ${res.baseline ? `\`${res.baseline.ref}\` = \`${res.baseline.commit.slice(0, 12)}\`` : 'that git ref'} (\`--baseline\`), built in a temporary directory and run ` +
-      'in this process on the same fills, beside the current one: "slower beyond noise" = more than 10 % or the two spreads together slower.', '');
+    L.push(
+      `${baselines.map((b) => `\`${b}\``).join(', ')}: the implementation at ${res.baseline ? `\`${res.baseline.ref}\` = \`${res.baseline.commit.slice(0, 12)}\`` : 'that git ref'} (\`--baseline\`), built in a temporary directory and run ` +
+        'in this process on the same fills, beside the current one: "slower beyond noise" = more than 10 % or the two spreads together slower.',
+      '',
+    );
   }
   const floor = find(res.rows, { impl: 'boundary', op: 'MemoryStore create+delete (store floor)' });
   const floorSync = find(res.rows, { impl: 'boundary', op: 'MemoryStore createSync+deleteSync (store floor, sync)' });
   if (floor?.status === 'ok') {
-    L.push(`Both async allocators pay the MemoryStore for every allocateNext+release and allocate+release: one create + delete costs ${fmtNs(floor.nsPerOp)} here ` +
-      'through the promises (the reference\'s path)' +
-      (floorSync?.status === 'ok' ? ` and ${fmtNs(floorSync.nsPerOp)} through createSync/deleteSync (the Allocator's path on a MemoryStore)` : '') +
-      ' (boundary table; names already hashed). The `store` column measures the same floor in every allocateNext+release case: ' +
-      'a fresh name for a free address of that fill, createSync + deleteSync on that case\'s store (its size), and the two awaits of the async API — ' +
-      'everything an allocator on a MemoryStore must do except choosing the address. No allocator on this store can beat reference ÷ store, ' +
-      'so the targets state that bound next to the measured ratio. `range` and `core` show the index without a store.', '');
+    L.push(
+      `Both async allocators pay the MemoryStore for every allocateNext+release and allocate+release: one create + delete costs ${fmtNs(floor.nsPerOp)} here ` +
+        "through the promises (the reference's path)" +
+        (floorSync?.status === 'ok'
+          ? ` and ${fmtNs(floorSync.nsPerOp)} through createSync/deleteSync (the Allocator's path on a MemoryStore)`
+          : '') +
+        ' (boundary table; names already hashed). The `store` column measures the same floor in every allocateNext+release case: ' +
+        "a fresh name for a free address of that fill, createSync + deleteSync on that case's store (its size), and the two awaits of the async API — " +
+        'everything an allocator on a MemoryStore must do except choosing the address. No allocator on this store can beat reference ÷ store, ' +
+        'so the targets state that bound next to the measured ratio. `range` and `core` show the index without a store.',
+      '',
+    );
   }
 
   L.push('## Results', '', `| case | ${impls.join(' | ')} |`, `|---|${impls.map(() => '---:').join('|')}|`);
   for (const g of grouped(res.rows, impls)) {
     const ref = g.byImpl.get(base);
-    L.push(`| ${g.key} | ${impls.map((i) => {
-      const x = cell(g.byImpl.get(i), ref);
-      return x.ratio && i !== base ? `${x.text} (${x.ratio})` : x.text;
-    }).join(' | ')} |`);
+    L.push(
+      `| ${g.key} | ${impls
+        .map((i) => {
+          const x = cell(g.byImpl.get(i), ref);
+          return x.ratio && i !== base ? `${x.text} (${x.ratio})` : x.text;
+        })
+        .join(' | ')} |`,
+    );
   }
   L.push('');
 
   const mem = res.rows.filter((r) => r.op === OPS.warm && r.status === 'ok');
   if (mem.length) {
-    L.push('## Memory per allocated address', '',
+    L.push(
+      '## Memory per allocated address',
+      '',
       `Measured around a warm start: JS heap + ArrayBuffers after forced GC, and WASM bytes owned by the new index (core heap accounting / FreeIndex.bytes()). ` +
-      `The MemoryStore records the async allocators read from cost ${res.storeBytesPerRecord === null ? 'n/a' : `${Math.round(res.storeBytesPerRecord)} B`} each on top (the "API server" side, shared).`, '',
-      '| range | loaded | impl | JS heap B/addr | WASM B/addr | total B/addr | note |', '|---|---:|---|---:|---:|---:|---|');
+        `The MemoryStore records the async allocators read from cost ${res.storeBytesPerRecord === null ? 'n/a' : `${Math.round(res.storeBytesPerRecord)} B`} each on top (the "API server" side, shared).`,
+      '',
+      '| range | loaded | impl | JS heap B/addr | WASM B/addr | total B/addr | note |',
+      '|---|---:|---|---:|---:|---:|---|',
+    );
     const b = (x: number | null | undefined): string => (x === null || x === undefined ? '—' : x.toFixed(1));
-    for (const r of mem) L.push(`| ${r.family} ${r.prefix} | ${r.fillCount?.toLocaleString('en-US')} | ${r.impl} | ${b(r.jsBytesPerAllocation)} | ${b(r.wasmBytesPerAllocation)} | ${b(r.bytesPerAllocation)} | ${r.note ?? ''} |`);
+    for (const r of mem)
+      L.push(
+        `| ${r.family} ${r.prefix} | ${r.fillCount?.toLocaleString('en-US')} | ${r.impl} | ${b(r.jsBytesPerAllocation)} | ${b(r.wasmBytesPerAllocation)} | ${b(r.bytesPerAllocation)} | ${r.note ?? ''} |`,
+      );
     L.push('');
   }
 
   const bnd = res.rows.filter((r) => r.impl === 'boundary');
   if (bnd.length) {
     L.push('## Boundary (JS ↔ WASM) and address text', '', '| operation | ns/op | ±rme | note |', '|---|---:|---:|---|');
-    for (const r of bnd) L.push(`| ${r.op} | ${r.status === 'ok' ? r.nsPerOp!.toFixed(2) : r.status} | ${r.status === 'ok' ? `${r.rme!.toFixed(1)} %` : ''} | ${r.note ?? ''} |`);
+    for (const r of bnd)
+      L.push(
+        `| ${r.op} | ${r.status === 'ok' ? r.nsPerOp!.toFixed(2) : r.status} | ${r.status === 'ok' ? `${r.rme!.toFixed(1)} %` : ''} | ${r.note ?? ''} |`,
+      );
     L.push('');
   }
 

@@ -76,7 +76,9 @@ const baselineRef = option('--baseline');
 const filterRe = filterText ? new RegExp(filterText) : undefined;
 const matches = (id: string): boolean => !filterRe || filterRe.test(id);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const outPrefix = option('--out') ?? (mode === 'full' && !filterText ? path.join(here, 'results', 'latest') : path.join(os.tmpdir(), 'ipallocator-bench', mode));
+const outPrefix =
+  option('--out') ??
+  (mode === 'full' && !filterText ? path.join(here, 'results', 'latest') : path.join(os.tmpdir(), 'ipallocator-bench', mode));
 
 const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number }> = {
   full: {
@@ -110,25 +112,50 @@ function plan(): SeriesPlan[] {
     return { range: r, order, levels: ls, seed: 0x5eed0000 + RANGES.indexOf(r) * 16 + (order === 'organic' ? 1 : 0) };
   };
   const u64 = (counts: number[], full: boolean): SeriesPlan => ({
-    range: rangeById('v6/64'), order: 'u64', seed: 0x5eed0064,
-    levels: counts.map((c) => ({ count: c, fill: null, kind: c === 0 ? 'none' : 'uniform', ops: c === 0 ? ['nextRelease'] : full ? ['nextRelease', 'allocRelease', 'has', 'warm'] : ['nextRelease', 'allocRelease', 'has', 'warm'] })),
+    range: rangeById('v6/64'),
+    order: 'u64',
+    seed: 0x5eed0064,
+    levels: counts.map((c) => ({
+      count: c,
+      fill: null,
+      kind: c === 0 ? 'none' : 'uniform',
+      ops:
+        c === 0 ? ['nextRelease'] : full ? ['nextRelease', 'allocRelease', 'has', 'warm'] : ['nextRelease', 'allocRelease', 'has', 'warm'],
+    })),
   });
-  const warm12 = (counts: number[]): Level[] => counts.map((c) => ({ count: c, fill: c / rangeById('v4/12').size, kind: 'uniform', ops: ['warm'] }));
+  const warm12 = (counts: number[]): Level[] =>
+    counts.map((c) => ({ count: c, fill: c / rangeById('v4/12').size, kind: 'uniform', ops: ['warm'] }));
   const NR: OpKey[] = ['nextRelease'];
   const AT50: OpKey[] = ['nextRelease', 'allocRelease', 'has'];
   if (!quick) {
     const out: SeriesPlan[] = [];
     for (const id of ['v4/24', 'v4/16', 'v4/12', 'v6/112']) {
-      out.push(series(id, 'uniform', [
-        pct(0, 'none', NR), pct(0.5, 'uniform', AT50), pct(0.9, 'uniform', NR), pct(0.99, 'uniform', NR), pct(0.999, 'uniform', NR), pct(1, 'full', ['full']),
-      ], id === 'v4/12' ? warm12([1e5, 1e6]) : []));
-      out.push(series(id, 'organic', [pct(0.5, 'organic', NR), pct(0.9, 'organic', NR), pct(0.99, 'organic', NR), pct(0.999, 'organic', NR)]));
+      out.push(
+        series(
+          id,
+          'uniform',
+          [
+            pct(0, 'none', NR),
+            pct(0.5, 'uniform', AT50),
+            pct(0.9, 'uniform', NR),
+            pct(0.99, 'uniform', NR),
+            pct(0.999, 'uniform', NR),
+            pct(1, 'full', ['full']),
+          ],
+          id === 'v4/12' ? warm12([1e5, 1e6]) : [],
+        ),
+      );
+      out.push(
+        series(id, 'organic', [pct(0.5, 'organic', NR), pct(0.9, 'organic', NR), pct(0.99, 'organic', NR), pct(0.999, 'organic', NR)]),
+      );
     }
     out.push(u64([0, 1e5, 1e6], true));
     // the index at 10^7 random /64 addresses (same order: its first 10^6 are the series above);
     // a MemoryStore of 10^7 records (≈ 2 GB of JS heap) is left out
     out.push({
-      range: rangeById('v6/64'), order: 'u64', seed: 0x5eed0064,
+      range: rangeById('v6/64'),
+      order: 'u64',
+      seed: 0x5eed0064,
       levels: [{ count: 1e7, fill: null, kind: 'uniform', ops: ['nextRelease', 'has', 'warm'] }],
       storeless: 'no MemoryStore of 10^7 records in the bench (≈ 2 GB of JS heap); the index alone is measured',
     });
@@ -136,7 +163,13 @@ function plan(): SeriesPlan[] {
   }
   // quick/smoke: the targets' cases that are cheap to set up (no 10^6-record store at /64, no full /12)
   return [
-    series('v4/16', 'uniform', [pct(0, 'none', NR), pct(0.5, 'uniform', AT50), pct(0.99, 'uniform', NR), pct(0.999, 'uniform', NR), pct(1, 'full', ['full'])]),
+    series('v4/16', 'uniform', [
+      pct(0, 'none', NR),
+      pct(0.5, 'uniform', AT50),
+      pct(0.99, 'uniform', NR),
+      pct(0.999, 'uniform', NR),
+      pct(1, 'full', ['full']),
+    ]),
     series('v4/16', 'organic', [pct(0.5, 'organic', NR), pct(0.999, 'organic', NR)]),
     series('v4/12', 'uniform', [pct(0.5, 'uniform', NR), pct(0.999, 'uniform', NR)]),
     series('v6/112', 'uniform', [pct(0.5, 'uniform', AT50)]),
@@ -155,8 +188,20 @@ function progress(s: string): void {
 
 function baseRow(impl: string, r: RangeSpec, l: Level, op: string): Row {
   return {
-    impl, family: r.family, prefix: r.prefix, cidr: r.cidr, fill: l.fill, fillCount: l.count, fillKind: l.kind, op,
-    status: 'ok', nsPerOp: null, rme: null, spread: null, samples: null, bytesPerAllocation: null,
+    impl,
+    family: r.family,
+    prefix: r.prefix,
+    cidr: r.cidr,
+    fill: l.fill,
+    fillCount: l.count,
+    fillKind: l.kind,
+    op,
+    status: 'ok',
+    nsPerOp: null,
+    rme: null,
+    spread: null,
+    samples: null,
+    bytesPerAllocation: null,
   };
 }
 
@@ -165,7 +210,13 @@ function withMeasurement(row: Row, m: Measurement | Skipped): Row {
   return { ...row, nsPerOp: m.nsPerOp, rme: m.rme, spread: m.spread, samples: m.samples, opsPerSample: m.opsPerSample };
 }
 
-const OP_NAME: Record<OpKey, string> = { nextRelease: OPS.nextRelease, full: OPS.full, allocRelease: OPS.allocRelease, has: OPS.has, warm: OPS.warm };
+const OP_NAME: Record<OpKey, string> = {
+  nextRelease: OPS.nextRelease,
+  full: OPS.full,
+  allocRelease: OPS.allocRelease,
+  has: OPS.has,
+  warm: OPS.warm,
+};
 
 function caseId(impl: string, r: RangeSpec, l: Level, op: OpKey): string {
   return `${impl} ${r.family} ${r.prefix} ${OP_NAME[op]} ${fillLabel({ fill: l.fill, fillCount: l.count, fillKind: l.kind })}`;
@@ -238,7 +289,14 @@ function makeCtx(p: SeriesPlan, store: unknown): { ctx: SeriesCtx; setCount(n: n
     freeQueries: freeQ,
     hasQueries: hasQ,
   };
-  return { ctx, setCount: (n) => { count = n; cache.clear(); }, maxCount };
+  return {
+    ctx,
+    setCount: (n) => {
+      count = n;
+      cache.clear();
+    },
+    maxCount,
+  };
 }
 
 async function measureRunner(runner: Runner, budget: Budget): Promise<Measurement | Skipped> {
@@ -255,18 +313,24 @@ async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: 
   const wanted = (impl: string): boolean => p.levels.some((l) => l.ops.some((op) => matches(caseId(impl, r, l, op))));
   const active = impls.filter((x) => wanted(x.impl.name));
   if (active.length === 0) return;
-  progress(`series ${r.cidr} ${p.order}: building the fill order (up to ${Math.max(...p.levels.map((l) => l.count)).toLocaleString('en-US')} addresses)`);
+  progress(
+    `series ${r.cidr} ${p.order}: building the fill order (up to ${Math.max(...p.levels.map((l) => l.count)).toLocaleString('en-US')} addresses)`,
+  );
   // what cannot run on this series, and why (x.why: the implementation is not available at all)
   const skip = (x: Subject): string | undefined => x.why ?? (p.storeless && readsStore(x.impl.name) ? p.storeless : x.impl.applicable(r));
   const needsStore = active.some((x) => !skip(x) && readsStore(x.impl.name) && !x.baseline);
   const { MemoryStore } = await import('../adapters/memory-store.ts');
   const { labelsFor } = await import('../adapters/records.ts').catch(() => ({ labelsFor: undefined }));
-  const labels = labelsFor ? labelsFor(r.family) : Object.freeze({ 'ipaddress.kubernetes.io/ip-family': r.family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
+  const labels = labelsFor
+    ? labelsFor(r.family)
+    : Object.freeze({ 'ipaddress.kubernetes.io/ip-family': r.family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
   let store: InstanceType<typeof MemoryStore> | undefined = needsStore ? new MemoryStore() : undefined;
   const { ctx, setCount } = makeCtx(p, store);
   // a --baseline keeps its own store (its own MemoryStore class), loaded with the same records
   const baseline = active.find((x) => x.baseline)?.baseline;
-  let baselineStore = baseline?.needsStore(active.filter((x) => x.baseline && !skip(x)).map((x) => x.impl.name)) ? baseline.newStore() : undefined;
+  let baselineStore = baseline?.needsStore(active.filter((x) => x.baseline && !skip(x)).map((x) => x.impl.name))
+    ? baseline.newStore()
+    : undefined;
   const baselineCtx: SeriesCtx = baselineStore ? { ...ctx, store: baselineStore } : ctx;
   const opened = new Map<string, SeriesImpl>();
   for (const x of active) {
@@ -374,7 +438,9 @@ async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: 
           rows.push({ ...row, status: 'error', note: e instanceof Error ? e.message : String(e) });
         }
         const last = rows[rows.length - 1];
-        progress(`${label}: ${last.status === 'ok' ? `${fmt(last.nsPerOp)} ±${(last.spread ?? 0).toFixed(0)}% (${last.samples} samples)` : `${last.status}${last.note ? ` — ${last.note}` : ''}`}`);
+        progress(
+          `${label}: ${last.status === 'ok' ? `${fmt(last.nsPerOp)} ±${(last.spread ?? 0).toFixed(0)}% (${last.samples} samples)` : `${last.status}${last.note ? ` — ${last.note}` : ''}`}`,
+        );
       }
       runners?.close();
     }
@@ -396,7 +462,9 @@ function fmt(ns: number | null): string {
 async function main(): Promise<void> {
   const { coreTarget } = await import('../adapters/wasm.ts');
   const cond = conditions(mode, coreTarget);
-  progress(`ipallocator bench · ${mode} · ${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · gc ${getGc() ? 'on' : 'off'}${filterText ? ` · filter /${filterText}/` : ''}`);
+  progress(
+    `ipallocator bench · ${mode} · ${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · gc ${getGc() ? 'on' : 'off'}${filterText ? ` · filter /${filterText}/` : ''}`,
+  );
   const impls: Subject[] = [];
   for (const impl of IMPLS) {
     const why = await impl.available();
@@ -416,14 +484,34 @@ async function main(): Promise<void> {
   const columns = IMPL_NAMES.flatMap((n) => [n, ...(baseline?.impls ?? []).map((i) => i.name).filter((b) => b.startsWith(`${n}@`))]);
   const rows: Row[] = [];
   const plans = plan();
-  const total = plans.reduce((n, p) => n + p.levels.reduce((m, l) => m + l.ops.reduce((k, op) => k + columns.filter((i) => matches(caseId(i, p.range, l, op))).length, 0), 0), 0);
+  const total = plans.reduce(
+    (n, p) =>
+      n +
+      p.levels.reduce((m, l) => m + l.ops.reduce((k, op) => k + columns.filter((i) => matches(caseId(i, p.range, l, op))).length, 0), 0),
+    0,
+  );
   const counter = { done: 0, total };
 
   if (matches('boundary')) {
     const floor = matches('boundary:store') ? await runStoreFloor(budgets.async) : [];
     const policies = matches('boundary:policies') ? await runPolicies(budgets.async, progress) : [];
     for (const b of [...(await runBoundary(budgets.sync, matches, progress)), ...floor, ...policies]) {
-      const row: Row = { impl: 'boundary', family: b.family as Row['family'], prefix: '-', cidr: '-', fill: null, fillCount: null, fillKind: '-', op: b.op, status: 'ok', nsPerOp: null, rme: null, spread: null, samples: null, note: b.note };
+      const row: Row = {
+        impl: 'boundary',
+        family: b.family as Row['family'],
+        prefix: '-',
+        cidr: '-',
+        fill: null,
+        fillCount: null,
+        fillKind: '-',
+        op: b.op,
+        status: 'ok',
+        nsPerOp: null,
+        rme: null,
+        spread: null,
+        samples: null,
+        note: b.note,
+      };
       if ('unavailable' in b.result) rows.push({ ...row, status: 'not available', note: b.result.unavailable });
       else rows.push(withMeasurement(row, b.result));
     }
@@ -431,7 +519,10 @@ async function main(): Promise<void> {
   for (const p of plans) await runSeries(p, impls, rows, counter);
 
   const res: Results = {
-    conditions: cond, durationSeconds: (Date.now() - t0) / 1000, storeBytesPerRecord, rows,
+    conditions: cond,
+    durationSeconds: (Date.now() - t0) / 1000,
+    storeBytesPerRecord,
+    rows,
     ...(baseline ? { baseline: { ref: baseline.ref, commit: baseline.commit } } : {}),
   };
   const shown = columns.filter((i) => rows.some((r) => r.impl === i));
@@ -441,7 +532,14 @@ async function main(): Promise<void> {
   const svgName = `${path.basename(outPrefix)}.svg`;
   fs.writeFileSync(`${outPrefix}.json`, JSON.stringify(res, null, 1) + '\n');
   fs.writeFileSync(`${outPrefix}.md`, markdown(res, shown, svgName) + '\n');
-  fs.writeFileSync(`${outPrefix}.svg`, chartSvg(rows, shown, `${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · ${cond.date.slice(0, 16)} · ${cond.git.commit.slice(0, 10)} · ${mode}`));
+  fs.writeFileSync(
+    `${outPrefix}.svg`,
+    chartSvg(
+      rows,
+      shown,
+      `${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · ${cond.date.slice(0, 16)} · ${cond.git.commit.slice(0, 10)} · ${mode}`,
+    ),
+  );
   process.stdout.write(`\nwrote ${outPrefix}.{json,md,svg} in ${Math.round(res.durationSeconds)} s\n`);
 }
 

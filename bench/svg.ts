@@ -48,7 +48,10 @@ function fmtNum(v: number): string {
 
 const SUP = '⁰¹²³⁴⁵⁶⁷⁸⁹';
 function sup(n: number): string {
-  return String(n).split('').map((d) => SUP[Number(d)]).join('');
+  return String(n)
+    .split('')
+    .map((d) => SUP[Number(d)])
+    .join('');
 }
 
 interface Panel {
@@ -61,7 +64,9 @@ interface Panel {
 }
 
 function panels(rows: Row[]): Panel[] {
-  const plotted = rows.filter((r) => r.impl !== 'boundary' && r.status === 'ok' && r.nsPerOp && (r.op === OPS.nextRelease || r.op === OPS.full));
+  const plotted = rows.filter(
+    (r) => r.impl !== 'boundary' && r.status === 'ok' && r.nsPerOp && (r.op === OPS.nextRelease || r.op === OPS.full),
+  );
   const keys: string[] = [];
   for (const r of rows) {
     if (r.impl === 'boundary' || r.op === OPS.warm) continue;
@@ -109,7 +114,12 @@ export function chartSvg(rows: Row[], impls: readonly string[], subtitle: string
   const hi = Math.max(lo + 1, Math.ceil(Math.log10(values.length ? Math.max(...values) : 1000)));
   const out: string[] = [];
   out.push(el('rect', { x: 0, y: 0, width: W, height: H, fill: '#ffffff' }));
-  out.push(text(12, 20, 'ns per operation against fill (log scale) — allocateNext+release with the fill held, and "range is full"', { 'font-size': 14, 'font-weight': 'bold' }));
+  out.push(
+    text(12, 20, 'ns per operation against fill (log scale) — allocateNext+release with the fill held, and "range is full"', {
+      'font-size': 14,
+      'font-weight': 'bold',
+    }),
+  );
   out.push(text(12, 36, subtitle, { 'font-size': 10, fill: '#555' }));
   ps.forEach((p, i) => {
     const ox = (i % cols) * pw;
@@ -125,7 +135,16 @@ export function chartSvg(rows: Row[], impls: readonly string[], subtitle: string
     for (let d = lo; d <= hi; d++) {
       const y = ys(10 ** d);
       out.push(el('line', { x1: x0, y1: y, x2: x1, y2: y, stroke: '#e3e3e3', 'stroke-width': 1 }));
-      out.push(text(x0 - 6, y + 4, fmtNs(10 ** d).replace('.00', '').replace('.0 ', ' '), { 'text-anchor': 'end', 'font-size': 10 }));
+      out.push(
+        text(
+          x0 - 6,
+          y + 4,
+          fmtNs(10 ** d)
+            .replace('.00', '')
+            .replace('.0 ', ' '),
+          { 'text-anchor': 'end', 'font-size': 10 },
+        ),
+      );
     }
     p.cats.forEach((c, j) => {
       out.push(el('line', { x1: xs(j), y1: y0, x2: xs(j), y2: y0 + 4, stroke: '#999' }));
@@ -136,21 +155,42 @@ export function chartSvg(rows: Row[], impls: readonly string[], subtitle: string
       const { stroke: color, opacity } = colorOf(impl);
       for (const kind of ['uniform', 'organic'] as const) {
         const pts = p.rows
-          .filter((r) => r.impl === impl && r.op === OPS.nextRelease && (r.fillKind === kind || r.fillKind === 'none' || (r.fill === null && kind === 'uniform')))
+          .filter(
+            (r) =>
+              r.impl === impl &&
+              r.op === OPS.nextRelease &&
+              (r.fillKind === kind || r.fillKind === 'none' || (r.fill === null && kind === 'uniform')),
+          )
           .map((r) => [p.catOf(r), r.nsPerOp!] as const)
           .filter(([c]) => c >= 0)
           .sort((a, b) => a[0] - b[0]);
         if (kind === 'organic' && !p.rows.some((r) => r.impl === impl && r.fillKind === 'organic')) continue;
         if (pts.length > 1) {
-          out.push(el('polyline', {
-            points: pts.map(([c, v]) => `${fmtNum(xs(c))},${fmtNum(ys(v))}`).join(' '),
-            fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-dasharray': kind === 'organic' ? '6 4' : undefined, 'stroke-opacity': opacity,
-          }));
+          out.push(
+            el('polyline', {
+              points: pts.map(([c, v]) => `${fmtNum(xs(c))},${fmtNum(ys(v))}`).join(' '),
+              fill: 'none',
+              stroke: color,
+              'stroke-width': 2,
+              'stroke-dasharray': kind === 'organic' ? '6 4' : undefined,
+              'stroke-opacity': opacity,
+            }),
+          );
         }
         for (const [c, v] of pts) out.push(el('circle', { cx: xs(c), cy: ys(v), r: 2.6, fill: color, 'fill-opacity': opacity }));
       }
       for (const r of p.rows.filter((x) => x.impl === impl && x.op === OPS.full)) {
-        out.push(el('circle', { cx: xs(p.catOf(r)), cy: ys(r.nsPerOp!), r: 5, fill: 'none', stroke: color, 'stroke-width': 2, 'stroke-opacity': opacity }));
+        out.push(
+          el('circle', {
+            cx: xs(p.catOf(r)),
+            cy: ys(r.nsPerOp!),
+            r: 5,
+            fill: 'none',
+            stroke: color,
+            'stroke-width': 2,
+            'stroke-opacity': opacity,
+          }),
+        );
       }
     }
   });
@@ -170,5 +210,9 @@ export function chartSvg(rows: Row[], impls: readonly string[], subtitle: string
   out.push(text(178, ly2 + 4, 'organic fill (repeated allocateNext)'));
   out.push(el('circle', { cx: 406, cy: ly2, r: 5, fill: 'none', stroke: '#444', 'stroke-width': 2 }));
   out.push(text(416, ly2 + 4, '"range is full" on a full range'));
-  return `<?xml version="1.0" encoding="UTF-8"?>\n` + el('svg', { xmlns: 'http://www.w3.org/2000/svg', version: '1.1', width: W, height: H, viewBox: `0 0 ${W} ${H}` }, ...out) + '\n';
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    el('svg', { xmlns: 'http://www.w3.org/2000/svg', version: '1.1', width: W, height: H, viewBox: `0 0 ${W} ${H}` }, ...out) +
+    '\n'
+  );
 }

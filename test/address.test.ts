@@ -292,7 +292,12 @@ const GOOD_ADDRS: [string, Family, number[], string][] = [
   ['2001:0DB8:0000:0000:0000:0000:0000:0001', 6, [0x20010db8, 0, 0, 1], '2001:db8::1'],
   ['2001:db8:0:0:0::1', 6, [0x20010db8, 0, 0, 1], '2001:db8::1'],
   ['2001:db8:aaaa:bbbb:cccc:dddd:eeee:1', 6, [0x20010db8, 0xaaaabbbb, 0xccccdddd, 0xeeee0001], '2001:db8:aaaa:bbbb:cccc:dddd:eeee:1'],
-  ['FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF', 6, [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff], 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  [
+    'FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF:FFFF',
+    6,
+    [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff],
+    'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+  ],
   ['1:2:3:4:5:6:7::', 6, [0x00010002, 0x00030004, 0x00050006, 0x00070000], '1:2:3:4:5:6:7:0'],
   ['::2:3:4:5:6:7:8', 6, [0x00000002, 0x00030004, 0x00050006, 0x00070008], '0:2:3:4:5:6:7:8'],
   ['fd00::10', 6, [0xfd000000, 0, 0, 0x10], 'fd00::10'],
@@ -302,7 +307,12 @@ const GOOD_ADDRS: [string, Family, number[], string][] = [
   ['::1.2.3.4', 6, [0, 0, 0, 0x01020304], '::102:304'],
   ['64:ff9b::192.0.2.33', 6, [0x0064ff9b, 0, 0, 0xc0000221], '64:ff9b::c000:221'],
   ['1:2:3:4:5:6:1.2.3.4', 6, [0x00010002, 0x00030004, 0x00050006, 0x01020304], '1:2:3:4:5:6:102:304'],
-  ['ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255', 6, [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff], 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff'],
+  [
+    'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255',
+    6,
+    [0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff],
+    'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+  ],
   ['::ffff:0:1.2.3.4', 6, [0, 0, 0xffff0000, 0x01020304], '::ffff:0:102:304'], // SIIT, not mapped
   // IPv4-mapped IPv6 reads as the IPv4 address, as Go's net.IP does.
   ['::ffff:1.2.3.4', 4, [0, 0, 0, 0x01020304], '1.2.3.4'],
@@ -442,25 +452,27 @@ describe('round trips', () => {
     const spellings = words6.chain((w) => {
       const g: number[] = [];
       for (const x of w) g.push(x >>> 16, x & 0xffff);
-      return fc.record({
-        w: fc.constant(w),
-        pad: fc.boolean(),
-        upper: fc.boolean(),
-        dotted: fc.boolean(),
-        cut: fc.option(fc.tuple(fc.nat(7), fc.nat(7)), { nil: undefined }),
-      }).map(({ w, pad, upper, dotted, cut }) => {
-        let fields = g.map((x) => (pad ? x.toString(16).padStart(4, '0') : x.toString(16)));
-        if (dotted) fields = [...fields.slice(0, 6), formatIPv4(w[3])];
-        let text = fields.join(':');
-        if (cut) {
-          // Replace fields [a, b] by :: when they are all zero and it leaves something to expand.
-          const [a, b] = cut[0] <= cut[1] ? cut : [cut[1], cut[0]];
-          if (g.slice(a, b + 1).every((x) => x === 0) && !(dotted && b >= 6)) {
-            text = `${fields.slice(0, a).join(':')}::${fields.slice(b + 1).join(':')}`;
+      return fc
+        .record({
+          w: fc.constant(w),
+          pad: fc.boolean(),
+          upper: fc.boolean(),
+          dotted: fc.boolean(),
+          cut: fc.option(fc.tuple(fc.nat(7), fc.nat(7)), { nil: undefined }),
+        })
+        .map(({ w, pad, upper, dotted, cut }) => {
+          let fields = g.map((x) => (pad ? x.toString(16).padStart(4, '0') : x.toString(16)));
+          if (dotted) fields = [...fields.slice(0, 6), formatIPv4(w[3])];
+          let text = fields.join(':');
+          if (cut) {
+            // Replace fields [a, b] by :: when they are all zero and it leaves something to expand.
+            const [a, b] = cut[0] <= cut[1] ? cut : [cut[1], cut[0]];
+            if (g.slice(a, b + 1).every((x) => x === 0) && !(dotted && b >= 6)) {
+              text = `${fields.slice(0, a).join(':')}::${fields.slice(b + 1).join(':')}`;
+            }
           }
-        }
-        return { w, text: upper ? text.toUpperCase() : text };
-      });
+          return { w, text: upper ? text.toUpperCase() : text };
+        });
     });
     fc.assert(
       fc.property(spellings, ({ w, text }) => {
@@ -479,7 +491,10 @@ describe('agreement with the slow parser on arbitrary text', () => {
   // Mutations of valid addresses: the interesting inputs sit one edit away from valid ones.
   const mutated = fc
     .tuple(
-      fc.oneof(u32.map(formatIPv4), words6.map((w) => formatIPv6(w[0], w[1], w[2], w[3]))),
+      fc.oneof(
+        u32.map(formatIPv4),
+        words6.map((w) => formatIPv6(w[0], w[1], w[2], w[3])),
+      ),
       fc.nat(46),
       fc.constantFrom('', ':', '.', '0', 'f', '::', '1.2.3.4', '%', ' ', '00'),
       fc.nat(2),
@@ -490,9 +505,7 @@ describe('agreement with the slow parser on arbitrary text', () => {
     });
 
   // Dotted-decimal look-alikes: 1..5 fields of 0..4 digits, for the unrolled IPv4 fast path.
-  const dotted = fc
-    .array(fc.stringMatching(/^[0-9]{0,4}$/), { minLength: 1, maxLength: 5 })
-    .map((fields) => fields.join('.'));
+  const dotted = fc.array(fc.stringMatching(/^[0-9]{0,4}$/), { minLength: 1, maxLength: 5 }).map((fields) => fields.join('.'));
 
   it('accepts exactly what the oracle accepts, with the same value', () => {
     fc.assert(
@@ -527,7 +540,7 @@ describe('agreement with the slow parser on arbitrary text', () => {
     );
   });
 
-  it('canonicalOf (the allocators\' shortcut: colon-free IPv4 text as it is) equals formatAddr for every accepted text', () => {
+  it("canonicalOf (the allocators' shortcut: colon-free IPv4 text as it is) equals formatAddr for every accepted text", () => {
     const w = new Uint32Array(4);
     let accepted = 0;
     fc.assert(
@@ -551,7 +564,9 @@ describe('IPv6 text both ways against the slow formatter', () => {
   // Groups drawn mostly from 0 and 1, so every shape of zero run (none, lone zeros, ties, runs at
   // either end, all zeros) is common, not a 1-in-2^16 event.
   const group = fc.oneof(fc.constant(0), fc.constant(0), fc.constant(1), fc.integer({ min: 0, max: 0xffff }));
-  const zeroHeavy = fc.array(group, { minLength: 8, maxLength: 8 }).map((g) => [0, 1, 2, 3].map((i) => ((g[2 * i]! << 16) | g[2 * i + 1]!) >>> 0));
+  const zeroHeavy = fc
+    .array(group, { minLength: 8, maxLength: 8 })
+    .map((g) => [0, 1, 2, 3].map((i) => ((g[2 * i]! << 16) | g[2 * i + 1]!) >>> 0));
 
   it('format agrees with the slow formatter; parse(format(w)) = w; the text is canonical by isCanonical', () => {
     const out = new Uint32Array(4);
@@ -576,23 +591,25 @@ describe('IPv6 text both ways against the slow formatter', () => {
   it('isCanonical(text) is formatAddr(parse(text)) === text, for every accepted spelling', () => {
     const out = new Uint32Array(4);
     // canonical text with one edit: upper case, a padded or unpadded group, a moved or missing ::
-    const spelled = fc.tuple(fc.oneof(zeroHeavy, words6), fc.nat(7), fc.constantFrom('upper', 'pad', 'expand', 'first-run')).map(([w, at, how]) => {
-      const g: number[] = [];
-      for (const x of w) g.push(x >>> 16, x & 0xffff);
-      const hex = g.map((x) => x.toString(16));
-      if (how === 'upper') return formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!).toUpperCase();
-      if (how === 'pad') hex[at] = hex[at]!.padStart(4, '0');
-      if (how === 'first-run') {
-        // compress the first run of ≥ 1 zero groups, whatever its length
-        const i = g.indexOf(0);
-        if (i >= 0) {
-          let j = i;
-          while (j < 8 && g[j] === 0) j++;
-          return `${hex.slice(0, i).join(':')}::${hex.slice(j).join(':')}`;
+    const spelled = fc
+      .tuple(fc.oneof(zeroHeavy, words6), fc.nat(7), fc.constantFrom('upper', 'pad', 'expand', 'first-run'))
+      .map(([w, at, how]) => {
+        const g: number[] = [];
+        for (const x of w) g.push(x >>> 16, x & 0xffff);
+        const hex = g.map((x) => x.toString(16));
+        if (how === 'upper') return formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!).toUpperCase();
+        if (how === 'pad') hex[at] = hex[at]!.padStart(4, '0');
+        if (how === 'first-run') {
+          // compress the first run of ≥ 1 zero groups, whatever its length
+          const i = g.indexOf(0);
+          if (i >= 0) {
+            let j = i;
+            while (j < 8 && g[j] === 0) j++;
+            return `${hex.slice(0, i).join(':')}::${hex.slice(j).join(':')}`;
+          }
         }
-      }
-      return hex.join(':');
-    });
+        return hex.join(':');
+      });
     let noncanonical = 0;
     fc.assert(
       fc.property(spelled, (text) => {
@@ -659,9 +676,26 @@ describe('agreement with ipaddr.js', () => {
 
   const candidates = fc.oneof(
     fc.constantFrom(
-      '010.1.1.1', '1.1.1', '1.1', '1', '0x7f.0.0.1', '0x7f000001', '017700000001', '4294967295', '127.1',
-      '1.2.3.04', 'fe80::1%eth0', 'fe80::1%1', '::ffff:0x1.2.3.4', '::01.2.3.4', '::ffff:1.2.3.04',
-      '::1.2.3', '1.2.3.4', '::1', '2001:db8::1', '::ffff:1.2.3.4',
+      '010.1.1.1',
+      '1.1.1',
+      '1.1',
+      '1',
+      '0x7f.0.0.1',
+      '0x7f000001',
+      '017700000001',
+      '4294967295',
+      '127.1',
+      '1.2.3.04',
+      'fe80::1%eth0',
+      'fe80::1%1',
+      '::ffff:0x1.2.3.4',
+      '::01.2.3.4',
+      '::ffff:1.2.3.04',
+      '::1.2.3',
+      '1.2.3.4',
+      '::1',
+      '2001:db8::1',
+      '::ffff:1.2.3.4',
     ),
     fc.array(fc.constantFrom(...'0123456789abcdefx:.%'.split('')), { maxLength: 20 }).map((a) => a.join('')),
   );

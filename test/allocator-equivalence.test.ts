@@ -164,7 +164,11 @@ async function drive(cidr: string, seed: number, index: IndexKind, storePath: St
     s.failCreates(new Error('unused'), 0);
     s.collideCreates(0);
   });
-  const names = (s: FaultyMemoryStore) => s.records().map((r) => `${r.name} ${JSON.stringify(r.labels)} ${JSON.stringify(r.parentRef)}`).sort();
+  const names = (s: FaultyMemoryStore) =>
+    s
+      .records()
+      .map((r) => `${r.name} ${JSON.stringify(r.labels)} ${JSON.stringify(r.parentRef)}`)
+      .sort();
   expect(names(pair.storeA)).toEqual(names(pair.storeR));
   const [mr, ma] = await pair.metrics();
   expect(ma).toBe(mr);
@@ -249,7 +253,15 @@ describe('random: the shared draws', () => {
   it('drawBelow stays below n at the word boundaries and makes no draw for n = 1', () => {
     const rng = seededRandom(9);
     const out = { hi: 0, lo: 0 };
-    const cases: [number, number][] = [[0, 2], [0, 3], [0, 0xffffffff], [1, 0], [1, 1], [0x7fffffff, 0xffffffff], [0xffffffff, 0xffffffff]];
+    const cases: [number, number][] = [
+      [0, 2],
+      [0, 3],
+      [0, 0xffffffff],
+      [1, 0],
+      [1, 1],
+      [0x7fffffff, 0xffffffff],
+      [0xffffffff, 0xffffffff],
+    ];
     for (const [nHi, nLo] of cases) {
       for (let i = 0; i < 200; i++) {
         drawBelow(rng, nHi, nLo, out);
@@ -257,7 +269,13 @@ describe('random: the shared draws', () => {
         if (!below) throw new Error(`drawBelow(${nHi}, ${nLo}) gave (${out.hi}, ${out.lo})`);
       }
     }
-    const counting = { n: 0, nextU32() { this.n++; return 0; } };
+    const counting = {
+      n: 0,
+      nextU32() {
+        this.n++;
+        return 0;
+      },
+    };
     drawBelow(counting, 0, 1, out);
     expect(counting.n).toBe(0);
     expect(out).toEqual({ hi: 0, lo: 0 });
@@ -308,8 +326,12 @@ describe('scripted draws reach the rare /64 branches identically', () => {
     ['#134193 guard: 2^64−1 − offset < rangeOffset', '2001:db8::/64', [0xffffffff, 0xffffffff], '2001:db8::101'],
     ['offset 2^64−257: one past last, clamps to the band start', '2001:db8::/64', [0xffffffff, 0xfffffeff], '2001:db8::101'],
     ['offset 2^64−258: exactly last', '2001:db8::/64', [0xffffffff, 0xfffffefe], '2001:db8::ffff:ffff:ffff:ffff'],
-    ['top of the space: start overflows 128 bits, upper band yields nothing, lower band', 'ffff:ffff:ffff:ffff::/64',
-      [0xffffffff, 0xfffffeff, 5], 'ffff:ffff:ffff:ffff::6'],
+    [
+      'top of the space: start overflows 128 bits, upper band yields nothing, lower band',
+      'ffff:ffff:ffff:ffff::/64',
+      [0xffffffff, 0xfffffeff, 5],
+      'ffff:ffff:ffff:ffff::6',
+    ],
   ])('%s', async (_what, cidr, words, want) => {
     const r = new ReferenceAllocator(cidr, { random: scripted(words) });
     const a = Allocator.create(cidr, { random: scripted(words) });

@@ -137,7 +137,15 @@ describe('after destroy()', () => {
 });
 
 describe('owners (parentRef) have the upstream shape', () => {
-  const bad: unknown[] = ['web', 42, Symbol('x'), [], { name: 'web' }, { resource: 'services', name: '' }, { resource: 'services', name: 'web', extra: 1 }];
+  const bad: unknown[] = [
+    'web',
+    42,
+    Symbol('x'),
+    [],
+    { name: 'web' },
+    { resource: 'services', name: '' },
+    { resource: 'services', name: 'web', extra: 1 },
+  ];
   it.each([
     ['Allocator', (store: MemoryStore) => new Allocator('10.2.0.0/28', { store, random: seededRandom(4) })],
     ['ReferenceAllocator', (store: MemoryStore) => new ReferenceAllocator('10.2.0.0/28', { store, random: seededRandom(4) })],
@@ -192,7 +200,12 @@ describe('the other family', () => {
     await v4.release('fd00:3::5');
     expect(await v4.has('fd00:3::5')).toBe(false);
     expect(calls).toEqual([]);
-    expect(store.records().map((r) => r.name).sort()).toEqual(['10.3.0.5', 'fd00:3::5']);
+    expect(
+      store
+        .records()
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['10.3.0.5', 'fd00:3::5']);
     v4.destroy();
     v6.destroy();
   });

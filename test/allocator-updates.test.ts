@@ -9,7 +9,10 @@ import { seededRandom } from '../adapters/random.ts';
 
 const kinds = [
   { name: 'Allocator', make: (store: FaultyMemoryStore) => new Allocator('10.2.0.0/24', { store, random: seededRandom(1) }) },
-  { name: 'ReferenceAllocator', make: (store: FaultyMemoryStore) => new ReferenceAllocator('10.2.0.0/24', { store, random: seededRandom(1) }) },
+  {
+    name: 'ReferenceAllocator',
+    make: (store: FaultyMemoryStore) => new ReferenceAllocator('10.2.0.0/24', { store, random: seededRandom(1) }),
+  },
 ];
 
 describe.each(kinds)('$name: used() across record updates', ({ make }) => {

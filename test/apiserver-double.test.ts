@@ -7,8 +7,17 @@ import { ApiServerDouble, parseSelector, selectorMatches, type KubeObject } from
 const V1 = '/apis/networking.k8s.io/v1/ipaddresses';
 const V1BETA1 = '/apis/networking.k8s.io/v1beta1/ipaddresses';
 
-function ip(name: string, labels: Record<string, string> = {}, parentRef: unknown = { resource: 'services', namespace: 'default', name: 'svc' }) {
-  return { apiVersion: 'networking.k8s.io/v1', kind: 'IPAddress', metadata: { name, labels }, spec: parentRef === null ? {} : { parentRef } };
+function ip(
+  name: string,
+  labels: Record<string, string> = {},
+  parentRef: unknown = { resource: 'services', namespace: 'default', name: 'svc' },
+) {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IPAddress',
+    metadata: { name, labels },
+    spec: parentRef === null ? {} : { parentRef },
+  };
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests read answers of every shape
@@ -131,7 +140,12 @@ describe('ApiServerDouble', () => {
       reason: 'Invalid',
       code: 422,
       message: 'IPAddress.networking.k8s.io "10.0.0.1" is invalid: spec.parentRef: Required value',
-      details: { name: '10.0.0.1', group: 'networking.k8s.io', kind: 'IPAddress', causes: [{ reason: 'FieldValueRequired', field: 'spec.parentRef' }] },
+      details: {
+        name: '10.0.0.1',
+        group: 'networking.k8s.io',
+        kind: 'IPAddress',
+        causes: [{ reason: 'FieldValueRequired', field: 'spec.parentRef' }],
+      },
     });
     d.requireParentRef = false;
     expect((await request(d.url, 'POST', V1, ip('10.0.0.1', {}, null))).code).toBe(201);
@@ -173,7 +187,11 @@ describe('ApiServerDouble', () => {
     const c = await request(d.url, 'POST', V1, ip('10.0.0.1'));
     const r = await request(d.url, 'DELETE', `${V1}/10.0.0.1`);
     expect(r.code).toBe(200);
-    expect(r.json).toMatchObject({ kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.0.0.1', uid: c.json.metadata.uid } });
+    expect(r.json).toMatchObject({
+      kind: 'IPAddress',
+      apiVersion: 'networking.k8s.io/v1',
+      metadata: { name: '10.0.0.1', uid: c.json.metadata.uid },
+    });
     expect(r.json.metadata.resourceVersion).toBe(d.resourceVersion);
     expect(Number(r.json.metadata.resourceVersion)).toBeGreaterThan(Number(c.json.metadata.resourceVersion));
     expect(d.objects()).toEqual([]);
@@ -332,7 +350,10 @@ describe('ApiServerDouble', () => {
     await request(d.url, 'POST', V1, ip('10.0.0.1'));
     await bm.until(2);
     await plain.until(1);
-    expect(bm.events[0]).toEqual({ type: 'BOOKMARK', object: { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '1' } } });
+    expect(bm.events[0]).toEqual({
+      type: 'BOOKMARK',
+      object: { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '1' } },
+    });
     expect(plain.events.map((e) => e.type)).toEqual(['ADDED']);
     plain.close();
     bm.close();
@@ -342,7 +363,18 @@ describe('ApiServerDouble', () => {
   it('fails the next N requests of a verb with a 5xx Status, then recovers', async () => {
     d.failNext('create', 2, 503, 'etcd is down');
     const a = await request(d.url, 'POST', V1, ip('10.0.0.1'));
-    expect([a.code, a.json]).toEqual([503, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'etcd is down', reason: 'ServiceUnavailable', code: 503 }]);
+    expect([a.code, a.json]).toEqual([
+      503,
+      {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: 'etcd is down',
+        reason: 'ServiceUnavailable',
+        code: 503,
+      },
+    ]);
     expect((await request(d.url, 'GET', V1)).code).toBe(200); // other verbs unaffected
     expect((await request(d.url, 'POST', V1, ip('10.0.0.1'))).code).toBe(503);
     expect((await request(d.url, 'POST', V1, ip('10.0.0.1'))).code).toBe(201);

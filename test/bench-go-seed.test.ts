@@ -37,10 +37,25 @@ async function refKind(p: Promise<unknown>): Promise<string> {
 }
 
 /** A tiny range as bench/ranges.ts describes ranges (offset 0 = network + 1). */
-function tiny(cidr: string, family: 'IPv4' | 'IPv6', network: [number, number, number, number], size: number, rangeOffset: number): RangeSpec {
+function tiny(
+  cidr: string,
+  family: 'IPv4' | 'IPv6',
+  network: [number, number, number, number],
+  size: number,
+  rangeOffset: number,
+): RangeSpec {
   return {
-    id: cidr, family, cidr, prefix: cidr.slice(cidr.indexOf('/')), prefixBits: Number(cidr.split('/')[1]), network,
-    sizeHi: 0, sizeLo: size, size, rangeOffset, fillable: true,
+    id: cidr,
+    family,
+    cidr,
+    prefix: cidr.slice(cidr.indexOf('/')),
+    prefixBits: Number(cidr.split('/')[1]),
+    network,
+    sizeHi: 0,
+    sizeLo: size,
+    size,
+    rangeOffset,
+    fillable: true,
   };
 }
 
@@ -132,7 +147,7 @@ describe.skipIf(skipWhy !== undefined)('go-seed agrees with ReferenceAllocator o
     }
   }
 
-  it('on a /64, go-master draws inside the range; go-seed, as upstream\'s file did, also outside it', async () => {
+  it("on a /64, go-master draws inside the range; go-seed, as upstream's file did, also outside it", async () => {
     const s = await openGoSession('2001:db8::/64', 3);
     try {
       const w = new Uint32Array(4);

@@ -53,7 +53,11 @@ describe('ranges', () => {
     expect(offsetText(rangeById('v6/64'), 0xffffffff, 0xfffffffe)).toBe('2001:db8::ffff:ffff:ffff:ffff');
     expect(offsetText(rangeById('v6/64'), 0x10000, 0xffffffff)).toBe('2001:db8::1:1:0:0');
     for (const r of RANGES) {
-      for (const [hi, lo] of [[0, 0], [0, 0xffff], [r.sizeHi >>> 1, 12345]]) {
+      for (const [hi, lo] of [
+        [0, 0],
+        [0, 0xffff],
+        [r.sizeHi >>> 1, 12345],
+      ]) {
         if (r.sizeHi === 0 && (hi !== 0 || lo >= r.size)) continue;
         const t = offsetText(r, hi, lo);
         const w = r.family === 'IPv4' ? [0, 0, 0, 0] : [0, 0, 0, 0];
@@ -91,14 +95,31 @@ describe('statistics', () => {
 
 function row(p: Partial<Row>): Row {
   return {
-    impl: 'reference', family: 'IPv4', prefix: '/16', cidr: '10.0.0.0/16', fill: 0.5, fillCount: 32767, fillKind: 'uniform',
-    op: OPS.nextRelease, status: 'ok', nsPerOp: 1000, rme: 1, spread: 1, samples: 5, ...p,
+    impl: 'reference',
+    family: 'IPv4',
+    prefix: '/16',
+    cidr: '10.0.0.0/16',
+    fill: 0.5,
+    fillCount: 32767,
+    fillKind: 'uniform',
+    op: OPS.nextRelease,
+    status: 'ok',
+    nsPerOp: 1000,
+    rme: 1,
+    spread: 1,
+    samples: 5,
+    ...p,
   };
 }
 
 describe('report', () => {
   it('evaluates ratio targets against go-seed within the run, and says why one is not evaluated', () => {
-    const rows = [row({ impl: 'go-seed' }), row({ impl: 'allocator', nsPerOp: 400 }), row({ impl: 'go-seed', fill: 0.99, nsPerOp: 1e5 }), row({ impl: 'allocator', fill: 0.99, status: 'skipped', nsPerOp: null })];
+    const rows = [
+      row({ impl: 'go-seed' }),
+      row({ impl: 'allocator', nsPerOp: 400 }),
+      row({ impl: 'go-seed', fill: 0.99, nsPerOp: 1e5 }),
+      row({ impl: 'allocator', fill: 0.99, status: 'skipped', nsPerOp: null }),
+    ];
     const t = evaluateTargets(rows);
     const at50 = t.find((x) => x.target.startsWith('IPv4 /16 allocateNext+release at 50 % uniform: allocator ≥ 2× faster than go-seed'))!;
     expect(at50.pass).toBe(true);
@@ -116,8 +137,10 @@ describe('report', () => {
 
   it('a target over every case reports the worst case and fails on any case over', () => {
     const rows = [
-      row({ impl: 'allocator', nsPerOp: 140 }), row({ impl: 'store', nsPerOp: 100 }),
-      row({ impl: 'allocator', fill: 0.99, nsPerOp: 180 }), row({ impl: 'store', fill: 0.99, nsPerOp: 100 }),
+      row({ impl: 'allocator', nsPerOp: 140 }),
+      row({ impl: 'store', nsPerOp: 100 }),
+      row({ impl: 'allocator', fill: 0.99, nsPerOp: 180 }),
+      row({ impl: 'store', fill: 0.99, nsPerOp: 100 }),
     ];
     const floor = evaluateTargets(rows).find((x) => x.target.startsWith('allocator allocateNext+release ≤ 1.5× the store floor'))!;
     expect(floor.pass).toBe(false);
@@ -127,7 +150,8 @@ describe('report', () => {
   it('states the /64 at 10^7 once range and core ran there, time and memory per address', () => {
     const at = { family: 'IPv6' as const, prefix: '/64', cidr: '2001:db8::/64', fill: null, fillCount: 1e7 };
     const rows = [
-      row({ ...at, impl: 'range', nsPerOp: 300 }), row({ ...at, impl: 'range', op: OPS.warm, nsPerOp: 250, bytesPerAllocation: 14 }),
+      row({ ...at, impl: 'range', nsPerOp: 300 }),
+      row({ ...at, impl: 'range', op: OPS.warm, nsPerOp: 250, bytesPerAllocation: 14 }),
       row({ ...at, impl: 'core', nsPerOp: 90 }),
     ];
     const t = () => evaluateTargets(rows).find((x) => x.target.startsWith('IPv6 /64 holding 10^7 random addresses works'))!;
@@ -135,13 +159,17 @@ describe('report', () => {
     expect(t().measured).toContain('core: warm start not run');
     rows.push(row({ ...at, impl: 'core', op: OPS.warm, nsPerOp: 100, bytesPerAllocation: 12.5 }));
     expect(t().pass).toBe(true);
-    expect(t().measured).toBe('range 300 ns per allocateNext+release, warm start 250 ns and 14.0 B per address; core 90.0 ns per allocateNext+release, warm start 100 ns and 12.5 B per address');
+    expect(t().measured).toBe(
+      'range 300 ns per allocateNext+release, warm start 250 ns and 14.0 B per address; core 90.0 ns per allocateNext+release, warm start 100 ns and 12.5 B per address',
+    );
   });
 
   it('compares a --baseline column case by case, beyond noise only', () => {
     const rows = [
-      row({ impl: 'range', nsPerOp: 108, spread: 2 }), row({ impl: 'range@HEAD~1', nsPerOp: 100, spread: 2 }),
-      row({ impl: 'range', fill: 0.99, nsPerOp: 130, spread: 1 }), row({ impl: 'range@HEAD~1', fill: 0.99, nsPerOp: 100, spread: 1 }),
+      row({ impl: 'range', nsPerOp: 108, spread: 2 }),
+      row({ impl: 'range@HEAD~1', nsPerOp: 100, spread: 2 }),
+      row({ impl: 'range', fill: 0.99, nsPerOp: 130, spread: 1 }),
+      row({ impl: 'range@HEAD~1', fill: 0.99, nsPerOp: 100, spread: 1 }),
     ];
     const t = evaluateTargets(rows).find((x) => x.target.startsWith('range: no case slower than range@HEAD~1'))!;
     expect(t.pass).toBe(false);
@@ -155,8 +183,11 @@ describe('svg writer', () => {
   it('escapes text and writes well-formed SVG', () => {
     expect(esc(`a<b & "c"`)).toBe('a&lt;b &amp; &quot;c&quot;');
     const rows = [
-      row({ fill: 0, fillKind: 'none', nsPerOp: 500 }), row({}), row({ fill: 0.99, nsPerOp: 1e5 }),
-      row({ impl: 'allocator', fill: 0, fillKind: 'none', nsPerOp: 60 }), row({ impl: 'allocator', nsPerOp: 50 }),
+      row({ fill: 0, fillKind: 'none', nsPerOp: 500 }),
+      row({}),
+      row({ fill: 0.99, nsPerOp: 1e5 }),
+      row({ impl: 'allocator', fill: 0, fillKind: 'none', nsPerOp: 60 }),
+      row({ impl: 'allocator', nsPerOp: 50 }),
       row({ impl: 'allocator', fill: 0.5, fillKind: 'organic', nsPerOp: 70 }),
       row({ impl: 'allocator', op: OPS.full, fill: 1, fillKind: 'full', nsPerOp: 30 }),
       row({ impl: 'core', family: 'IPv6', prefix: '/64', fill: null, fillCount: 1e6, nsPerOp: 20 }),

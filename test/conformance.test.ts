@@ -68,22 +68,51 @@ describe.each(IMPLS)('%s', (implName, impl) => {
   // suite ties the two together.
   const slowOracle = implName === 'ReferenceAllocator';
   describe.each(SEEDS)('seed %i', (seed) => {
-    const make = (cidr: string, store = new FaultyMemoryStore()): Testable =>
-      impl(cidr, { store, random: seededRandom(seed) });
+    const make = (cidr: string, store = new FaultyMemoryStore()): Testable => impl(cidr, { store, random: seededRandom(seed) });
 
     // A1 TestAllocateIPAllocator and B1 TestAllocate (the stricter checks of B1 included).
     // B1's IPv6 row is 2001:db8:1::/48 capped to 65535 by the legacy bitmap; the IPAddress
     // allocator rejects IPv6 prefixes shorter than /64, so its equivalent here is the /112.
-    describe.each([
-      { name: 'A1 IPv4', cidr: '192.168.1.0/24', family: 'IPv4', free: 254, released: '192.168.1.5',
-        outOfRange: ['192.168.0.1', '192.168.1.0', '192.168.1.255', '192.168.2.2'], alreadyAllocated: '192.168.1.1' },
-      { name: 'A1 IPv6', cidr: '2001:db8:1::/116', family: 'IPv6', free: 4095, released: '2001:db8:1::5',
-        outOfRange: ['2001:db8::1', '2001:db8:1::', '2001:db8:2::2'], alreadyAllocated: '2001:db8:1::1' },
-      { name: 'B1 IPv4 large', cidr: '10.0.0.0/15', family: 'IPv4', free: 131070, released: '10.0.0.5',
-        outOfRange: ['10.0.0.0', '10.15.255.255', '10.255.255.2'], alreadyAllocated: '10.0.0.1' },
-      { name: 'B1 IPv6 (/112 for /48)', cidr: '2001:db8:1::/112', family: 'IPv6', free: 65535, released: '2001:db8:1::5',
-        outOfRange: ['2001:db8::1', '2001:db8:1::', '2001:db8:1::1:0', '2001:db8:2::2'], alreadyAllocated: '2001:db8:1::1' },
-    ].filter((tc) => !(slowOracle && tc.free > 5000)))('$name $cidr', (tc) => {
+    describe.each(
+      [
+        {
+          name: 'A1 IPv4',
+          cidr: '192.168.1.0/24',
+          family: 'IPv4',
+          free: 254,
+          released: '192.168.1.5',
+          outOfRange: ['192.168.0.1', '192.168.1.0', '192.168.1.255', '192.168.2.2'],
+          alreadyAllocated: '192.168.1.1',
+        },
+        {
+          name: 'A1 IPv6',
+          cidr: '2001:db8:1::/116',
+          family: 'IPv6',
+          free: 4095,
+          released: '2001:db8:1::5',
+          outOfRange: ['2001:db8::1', '2001:db8:1::', '2001:db8:2::2'],
+          alreadyAllocated: '2001:db8:1::1',
+        },
+        {
+          name: 'B1 IPv4 large',
+          cidr: '10.0.0.0/15',
+          family: 'IPv4',
+          free: 131070,
+          released: '10.0.0.5',
+          outOfRange: ['10.0.0.0', '10.15.255.255', '10.255.255.2'],
+          alreadyAllocated: '10.0.0.1',
+        },
+        {
+          name: 'B1 IPv6 (/112 for /48)',
+          cidr: '2001:db8:1::/112',
+          family: 'IPv6',
+          free: 65535,
+          released: '2001:db8:1::5',
+          outOfRange: ['2001:db8::1', '2001:db8:1::', '2001:db8:1::1:0', '2001:db8:2::2'],
+          alreadyAllocated: '2001:db8:1::1',
+        },
+      ].filter((tc) => !(slowOracle && tc.free > 5000)),
+    )('$name $cidr', (tc) => {
       it('allocates every address once, then fails; release/allocate round-trips', async () => {
         const a = make(tc.cidr);
         expect(a.cidr).toBe(tc.cidr);
@@ -159,22 +188,20 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     });
 
     // A6 TestForEachIPAllocator, B5 TestForEach
-    it.each([
-      [[]],
-      [['192.168.1.1']],
-      [['192.168.1.1', '192.168.1.254']],
-      [['192.168.1.1', '192.168.1.128', '192.168.1.254']],
-    ])('A6/B5 forEach yields exactly the allocated set %j', async (ips: string[]) => {
-      const a = make('192.168.1.0/24');
-      for (const ip of ips) {
-        await a.allocate(ip);
-        expect(await a.has(ip)).toBe(true);
-      }
-      const seen: string[] = [];
-      a.forEach((ip) => seen.push(ip));
-      expect(seen.length).toBe(ips.length);
-      expect(new Set(seen)).toEqual(new Set(ips));
-    });
+    it.each([[[]], [['192.168.1.1']], [['192.168.1.1', '192.168.1.254']], [['192.168.1.1', '192.168.1.128', '192.168.1.254']]])(
+      'A6/B5 forEach yields exactly the allocated set %j',
+      async (ips: string[]) => {
+        const a = make('192.168.1.0/24');
+        for (const ip of ips) {
+          await a.allocate(ip);
+          expect(await a.has(ip)).toBe(true);
+        }
+        const seen: string[] = [];
+        a.forEach((ip) => seen.push(ip));
+        expect(seen.length).toBe(ips.length);
+        expect(new Set(seen)).toEqual(new Set(ips));
+      },
+    );
 
     // A14 TestAllocateNextFC
     it('A14 a leading-zero-compressed prefix (fc::/112) allocates', async () => {
@@ -285,7 +312,10 @@ describe.each(IMPLS)('%s', (implName, impl) => {
 
     // §14 edge cases
     it('/31 and IPv6 /128 are empty: every allocate is out of range, allocateNext ErrFull', async () => {
-      for (const [cidr, ip] of [['192.168.1.0/31', '192.168.1.1'], ['2001:db8::/128', '2001:db8::1']] as const) {
+      for (const [cidr, ip] of [
+        ['192.168.1.0/31', '192.168.1.1'],
+        ['2001:db8::/128', '2001:db8::1'],
+      ] as const) {
         const a = make(cidr);
         expect(a.size).toBe(0n);
         expect(a.free()).toBe(0n);
@@ -309,9 +339,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       await a.allocate('10.0.0.3');
       const e = await rejection(a.allocate('2001:db8::1'));
       expect(e).toBeInstanceOf(ErrNotInRange);
-      expect((e as Error).message).toBe(
-        'the provided IP (2001:db8::1) is not in the valid range. The range of valid IPs is 10.0.0.0/24',
-      );
+      expect((e as Error).message).toBe('the provided IP (2001:db8::1) is not in the valid range. The range of valid IPs is 10.0.0.0/24');
     });
 
     it('accepts IPv4-mapped and non-canonical text, and names records canonically', async () => {

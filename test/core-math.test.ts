@@ -12,8 +12,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { formatAddr, parseAddr } from '../adapters/address.ts';
 import {
-  addOffsetAddress, AddrIterator, broadcastAddress, calculateRangeOffset, hostsPerNetwork,
-  INVALID_FIRST_ADDRESS, ipIterator, Prefix,
+  addOffsetAddress,
+  AddrIterator,
+  broadcastAddress,
+  calculateRangeOffset,
+  hostsPerNetwork,
+  INVALID_FIRST_ADDRESS,
+  ipIterator,
+  Prefix,
 } from '../adapters/geometry.ts';
 import { core, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from '../adapters/wasm.ts';
 
@@ -26,7 +32,12 @@ const ALL_ONES = (1n << 128n) - 1n;
 type Width = 32 | 128;
 
 function words(v: bigint): [number, number, number, number] {
-  return [Number((v >> 96n) & 0xffff_ffffn), Number((v >> 64n) & 0xffff_ffffn), Number((v >> 32n) & 0xffff_ffffn), Number(v & 0xffff_ffffn)];
+  return [
+    Number((v >> 96n) & 0xffff_ffffn),
+    Number((v >> 64n) & 0xffff_ffffn),
+    Number((v >> 32n) & 0xffff_ffffn),
+    Number(v & 0xffff_ffffn),
+  ];
 }
 function big(w: ArrayLike<number>): bigint {
   return (BigInt(w[0]!) << 96n) | (BigInt(w[1]!) << 64n) | (BigInt(w[2]!) << 32n) | BigInt(w[3]!);
@@ -73,8 +84,14 @@ function refRangeOffset(bits: number, width: Width): number {
   return Number(offset < 16n ? 16n : offset > 256n ? 256n : offset);
 }
 interface RefGeometry {
-  network: bigint; broadcast: bigint; first?: bigint; last?: bigint; offsetAddress?: bigint;
-  size: bigint; rangeOffset: number; count: bigint;
+  network: bigint;
+  broadcast: bigint;
+  first?: bigint;
+  last?: bigint;
+  offsetAddress?: bigint;
+  size: bigint;
+  rangeOffset: number;
+  count: bigint;
 }
 function refGeometry(a: bigint, bits: number, width: Width): RefGeometry {
   const host = (1n << BigInt(width - bits)) - 1n;
@@ -130,11 +147,7 @@ function coreIter(first: bigint, last: bigint, offset: bigint, width: Width, lim
 // ── generators ───────────────────────────────────────────────────────────────────────────────
 
 const EDGE_U64 = [0n, 1n, 2n, 255n, 256n, 0xffff_ffffn, 1n << 32n, MAX_INT64, 1n << 63n, (1n << 63n) + 1n, MAX_UINT64 - 1n, MAX_UINT64];
-const offsetArb = fc.oneof(
-  fc.constantFrom(...EDGE_U64),
-  fc.bigInt({ min: 0n, max: MAX_UINT64 }),
-  fc.bigInt({ min: 0n, max: 4096n }),
-);
+const offsetArb = fc.oneof(fc.constantFrom(...EDGE_U64), fc.bigInt({ min: 0n, max: MAX_UINT64 }), fc.bigInt({ min: 0n, max: 4096n }));
 function addrArb(width: Width): fc.Arbitrary<bigint> {
   const max = (1n << BigInt(width)) - 1n;
   const edges = [0n, 1n, max, max - 1n, 1n << BigInt(width - 1), (1n << BigInt(width - 1)) - 1n];
@@ -207,9 +220,19 @@ describe('addOffsetAddress — A9 Test_addOffsetAddress', () => {
   });
 
   it.each([
-    { name: 'IPv4 all-ones + 1 (Go prints the 5-byte sum)', address: '255.255.255.255', offset: 1n, message: 'invalid address [1 0 0 0 0]' },
+    {
+      name: 'IPv4 all-ones + 1 (Go prints the 5-byte sum)',
+      address: '255.255.255.255',
+      offset: 1n,
+      message: 'invalid address [1 0 0 0 0]',
+    },
     { name: 'IPv4 + MaxUint64', address: '0.0.0.1', offset: MAX_UINT64, message: 'invalid address [1 0 0 0 0 0 0 0 0]' },
-    { name: 'IPv6 all-ones + 1', address: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', offset: 1n, message: `invalid address [1${' 0'.repeat(16)}]` },
+    {
+      name: 'IPv6 all-ones + 1',
+      address: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+      offset: 1n,
+      message: `invalid address [1${' 0'.repeat(16)}]`,
+    },
   ])('overflow: $name', ({ address, offset, message }) => {
     expect(() => addOffsetAddress(address, offset)).toThrow(message);
   });
@@ -258,10 +281,34 @@ describe('ipIterator — A12 Test_ipIterator (exact sequences, then none ×5)', 
   it.each([
     { name: 'start with first address', first: '192.168.0.1', last: '192.168.0.2', offset: 0n, want: ['192.168.0.1', '192.168.0.2'] },
     { name: 'start with last address', first: '192.168.0.1', last: '192.168.0.2', offset: 1n, want: ['192.168.0.2', '192.168.0.1'] },
-    { name: 'start with offset out of range (clamps to first)', first: '192.168.0.1', last: '192.168.0.2', offset: 10n, want: ['192.168.0.1', '192.168.0.2'] },
-    { name: 'start with first address (7)', first: '192.168.0.1', last: '192.168.0.7', offset: 0n, want: ['192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5', '192.168.0.6', '192.168.0.7'] },
-    { name: 'start with offset 2', first: '192.168.0.1', last: '192.168.0.7', offset: 2n, want: ['192.168.0.3', '192.168.0.4', '192.168.0.5', '192.168.0.6', '192.168.0.7', '192.168.0.1', '192.168.0.2'] },
-    { name: 'start with offset 6 (last)', first: '192.168.0.1', last: '192.168.0.7', offset: 6n, want: ['192.168.0.7', '192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5', '192.168.0.6'] },
+    {
+      name: 'start with offset out of range (clamps to first)',
+      first: '192.168.0.1',
+      last: '192.168.0.2',
+      offset: 10n,
+      want: ['192.168.0.1', '192.168.0.2'],
+    },
+    {
+      name: 'start with first address (7)',
+      first: '192.168.0.1',
+      last: '192.168.0.7',
+      offset: 0n,
+      want: ['192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5', '192.168.0.6', '192.168.0.7'],
+    },
+    {
+      name: 'start with offset 2',
+      first: '192.168.0.1',
+      last: '192.168.0.7',
+      offset: 2n,
+      want: ['192.168.0.3', '192.168.0.4', '192.168.0.5', '192.168.0.6', '192.168.0.7', '192.168.0.1', '192.168.0.2'],
+    },
+    {
+      name: 'start with offset 6 (last)',
+      first: '192.168.0.1',
+      last: '192.168.0.7',
+      offset: 6n,
+      want: ['192.168.0.7', '192.168.0.1', '192.168.0.2', '192.168.0.3', '192.168.0.4', '192.168.0.5', '192.168.0.6'],
+    },
   ])('$name', ({ first, last, offset, want }) => {
     const next = ipIterator(first, last, offset);
     const got: string[] = [];
@@ -293,16 +340,58 @@ describe('ipIterator — A13 Test_ipIterator_Number (counts, then none ×5)', ()
 
 describe('ipIterator — edges beyond the upstream tables', () => {
   it.each([
-    { name: 'start beyond the family yields nothing', first: '255.255.255.250', last: '255.255.255.255', offset: 6n, want: [] as string[] | null },
-    { name: 'start beyond the family (IPv6, offset MaxUint64)', first: 'ffff:ffff:ffff:ffff::1', last: 'ffff:ffff:ffff:ffff::3', offset: MAX_UINT64, want: [] },
-    { name: 'a range ending at the IPv4 all-ones address wraps', first: '255.255.255.253', last: '255.255.255.255', offset: 1n, want: ['255.255.255.254', '255.255.255.255', '255.255.255.253'] },
-    { name: 'a range ending at ffff:…:ffff wraps (upstream stops there)', first: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe', last: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', offset: 1n, want: ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe'] },
+    {
+      name: 'start beyond the family yields nothing',
+      first: '255.255.255.250',
+      last: '255.255.255.255',
+      offset: 6n,
+      want: [] as string[] | null,
+    },
+    {
+      name: 'start beyond the family (IPv6, offset MaxUint64)',
+      first: 'ffff:ffff:ffff:ffff::1',
+      last: 'ffff:ffff:ffff:ffff::3',
+      offset: MAX_UINT64,
+      want: [],
+    },
+    {
+      name: 'a range ending at the IPv4 all-ones address wraps',
+      first: '255.255.255.253',
+      last: '255.255.255.255',
+      offset: 1n,
+      want: ['255.255.255.254', '255.255.255.255', '255.255.255.253'],
+    },
+    {
+      name: 'a range ending at ffff:…:ffff wraps (upstream stops there)',
+      first: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe',
+      last: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+      offset: 1n,
+      want: ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:fffe'],
+    },
     { name: 'a single address', first: '10.0.0.1', last: '10.0.0.1', offset: 0n, want: ['10.0.0.1'] },
     { name: 'a single address, offset clamps', first: '10.0.0.1', last: '10.0.0.1', offset: 5n, want: ['10.0.0.1'] },
-    { name: 'an IPv4 offset past 2^32 yields nothing instead of clamping', first: '10.0.0.1', last: '10.0.0.1', offset: MAX_INT64, want: [] },
-    { name: 'a /64 upper band: first + MaxUint64 lands one past last and clamps to first (§5.1)', first: '2001:db8::1', last: '2001:db8::ffff:ffff:ffff:ffff', offset: MAX_UINT64, want: null },
+    {
+      name: 'an IPv4 offset past 2^32 yields nothing instead of clamping',
+      first: '10.0.0.1',
+      last: '10.0.0.1',
+      offset: MAX_INT64,
+      want: [],
+    },
+    {
+      name: 'a /64 upper band: first + MaxUint64 lands one past last and clamps to first (§5.1)',
+      first: '2001:db8::1',
+      last: '2001:db8::ffff:ffff:ffff:ffff',
+      offset: MAX_UINT64,
+      want: null,
+    },
     { name: 'first > last is empty (upstream yields first once)', first: '10.0.0.1', last: '10.0.0.0', offset: 0n, want: [] },
-    { name: 'a carry across the 64-bit halves', first: '2001:db8::ffff:ffff:ffff:fffe', last: '2001:db8:0:1::1', offset: 2n, want: ['2001:db8:0:1::', '2001:db8:0:1::1', '2001:db8::ffff:ffff:ffff:fffe', '2001:db8::ffff:ffff:ffff:ffff'] },
+    {
+      name: 'a carry across the 64-bit halves',
+      first: '2001:db8::ffff:ffff:ffff:fffe',
+      last: '2001:db8:0:1::1',
+      offset: 2n,
+      want: ['2001:db8:0:1::', '2001:db8:0:1::1', '2001:db8::ffff:ffff:ffff:fffe', '2001:db8::ffff:ffff:ffff:ffff'],
+    },
   ])('$name', ({ first, last, offset, want }) => {
     const next = ipIterator(first, last, offset);
     if (want === null) {
@@ -367,36 +456,286 @@ describe('calculateRangeOffset — B12 Test_calculateRangeOffset', () => {
 // ═════════════════════════════════════════════════════════════════════════════════════════════
 
 interface GeometryRow {
-  name: string; cidr: string; canonical?: string; size: bigint; rangeOffset: number;
-  first?: string; offsetAddress?: string; last?: string; upper: bigint; lower: number;
+  name: string;
+  cidr: string;
+  canonical?: string;
+  size: bigint;
+  rangeOffset: number;
+  first?: string;
+  offsetAddress?: string;
+  last?: string;
+  upper: bigint;
+  lower: number;
 }
 
 describe('Prefix — the derived values of NewIPAllocator', () => {
   const rows: GeometryRow[] = [
-    { name: 'IPv4 /24', cidr: '192.168.1.0/24', size: 254n, rangeOffset: 16, first: '192.168.1.1', offsetAddress: '192.168.1.17', last: '192.168.1.254', upper: 238n, lower: 16 },
-    { name: 'IPv4 /25', cidr: '192.168.1.0/25', size: 126n, rangeOffset: 16, first: '192.168.1.1', offsetAddress: '192.168.1.17', last: '192.168.1.126', upper: 110n, lower: 16 },
-    { name: 'IPv4 /27 (32/16=2 → 16)', cidr: '10.0.0.0/27', size: 30n, rangeOffset: 16, first: '10.0.0.1', offsetAddress: '10.0.0.17', last: '10.0.0.30', upper: 14n, lower: 16 },
-    { name: 'IPv4 /28 (no static band)', cidr: '10.0.0.0/28', size: 14n, rangeOffset: 0, first: '10.0.0.1', offsetAddress: '10.0.0.1', last: '10.0.0.14', upper: 14n, lower: 0 },
-    { name: 'IPv4 /30', cidr: '192.168.1.240/30', size: 2n, rangeOffset: 0, first: '192.168.1.241', offsetAddress: '192.168.1.241', last: '192.168.1.242', upper: 2n, lower: 0 },
-    { name: 'IPv4 /31 (first > last)', cidr: '10.0.0.0/31', size: 0n, rangeOffset: 0, first: '10.0.0.1', offsetAddress: '10.0.0.1', last: '10.0.0.0', upper: 0n, lower: 0 },
-    { name: 'IPv4 /32 (first outside, last = network − 1)', cidr: '192.168.1.0/32', size: 0n, rangeOffset: 0, first: '192.168.1.1', offsetAddress: '192.168.1.1', last: '192.168.0.255', upper: 0n, lower: 0 },
-    { name: 'IPv4 /22', cidr: '10.0.0.0/22', size: 1022n, rangeOffset: 64, first: '10.0.0.1', offsetAddress: '10.0.0.65', last: '10.0.3.254', upper: 958n, lower: 64 },
-    { name: 'IPv4 /20', cidr: '10.0.0.0/20', size: 4094n, rangeOffset: 256, first: '10.0.0.1', offsetAddress: '10.0.1.1', last: '10.0.15.254', upper: 3838n, lower: 256 },
-    { name: 'IPv4 /12', cidr: '10.96.0.0/12', size: 1048574n, rangeOffset: 256, first: '10.96.0.1', offsetAddress: '10.96.1.1', last: '10.111.255.254', upper: 1048318n, lower: 256 },
-    { name: 'IPv4 /0 (new utils offset)', cidr: '0.0.0.0/0', size: 4294967294n, rangeOffset: 256, first: '0.0.0.1', offsetAddress: '0.0.1.1', last: '255.255.255.254', upper: 4294967294n - 256n, lower: 256 },
-    { name: 'IPv4 host bits set are masked', cidr: '192.168.1.77/24', canonical: '192.168.1.0/24', size: 254n, rangeOffset: 16, first: '192.168.1.1', offsetAddress: '192.168.1.17', last: '192.168.1.254', upper: 238n, lower: 16 },
-    { name: 'IPv6 /112', cidr: '2001:db8::/112', size: 65535n, rangeOffset: 256, first: '2001:db8::1', offsetAddress: '2001:db8::101', last: '2001:db8::ffff', upper: 65279n, lower: 256 },
-    { name: 'IPv6 /116', cidr: '2001:db8:1::/116', size: 4095n, rangeOffset: 256, first: '2001:db8:1::1', offsetAddress: '2001:db8:1::101', last: '2001:db8:1::fff', upper: 3839n, lower: 256 },
-    { name: 'IPv6 /118', cidr: 'fd00::/118', size: 1023n, rangeOffset: 64, first: 'fd00::1', offsetAddress: 'fd00::41', last: 'fd00::3ff', upper: 959n, lower: 64 },
-    { name: 'IPv6 /120', cidr: 'fd00::/120', size: 255n, rangeOffset: 16, first: 'fd00::1', offsetAddress: 'fd00::11', last: 'fd00::ff', upper: 239n, lower: 16 },
-    { name: 'IPv6 /122 (64/16=4 → 16)', cidr: 'fd00::/122', size: 63n, rangeOffset: 16, first: 'fd00::1', offsetAddress: 'fd00::11', last: 'fd00::3f', upper: 47n, lower: 16 },
-    { name: 'IPv6 /124', cidr: 'fd00::/124', size: 15n, rangeOffset: 0, first: 'fd00::1', offsetAddress: 'fd00::1', last: 'fd00::f', upper: 15n, lower: 0 },
-    { name: 'IPv6 /127', cidr: 'fd00::/127', size: 1n, rangeOffset: 0, first: 'fd00::1', offsetAddress: 'fd00::1', last: 'fd00::1', upper: 1n, lower: 0 },
-    { name: 'IPv6 /128 (first outside, last = network)', cidr: 'fd00::/128', size: 0n, rangeOffset: 0, first: 'fd00::1', offsetAddress: 'fd00::1', last: 'fd00::', upper: 0n, lower: 0 },
-    { name: 'IPv6 /65 (MaxInt64)', cidr: '2001:db8::/65', size: MAX_INT64, rangeOffset: 256, first: '2001:db8::1', offsetAddress: '2001:db8::101', last: '2001:db8::7fff:ffff:ffff:ffff', upper: MAX_INT64 - 256n, lower: 256 },
-    { name: 'IPv6 /64 (MaxUint64)', cidr: '2001:db8::/64', size: MAX_UINT64, rangeOffset: 256, first: '2001:db8::1', offsetAddress: '2001:db8::101', last: '2001:db8::ffff:ffff:ffff:ffff', upper: MAX_UINT64 - 256n, lower: 256 },
-    { name: 'IPv6 /112 at the top of the family (all-ones last is usable)', cidr: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:0/112', size: 65535n, rangeOffset: 256, first: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:1', offsetAddress: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:101', last: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff', upper: 65279n, lower: 256 },
-    { name: 'IPv6 fc::/112 (leading-zero-compressed)', cidr: '00fc::/112', canonical: 'fc::/112', size: 65535n, rangeOffset: 256, first: 'fc::1', offsetAddress: 'fc::101', last: 'fc::ffff', upper: 65279n, lower: 256 },
+    {
+      name: 'IPv4 /24',
+      cidr: '192.168.1.0/24',
+      size: 254n,
+      rangeOffset: 16,
+      first: '192.168.1.1',
+      offsetAddress: '192.168.1.17',
+      last: '192.168.1.254',
+      upper: 238n,
+      lower: 16,
+    },
+    {
+      name: 'IPv4 /25',
+      cidr: '192.168.1.0/25',
+      size: 126n,
+      rangeOffset: 16,
+      first: '192.168.1.1',
+      offsetAddress: '192.168.1.17',
+      last: '192.168.1.126',
+      upper: 110n,
+      lower: 16,
+    },
+    {
+      name: 'IPv4 /27 (32/16=2 → 16)',
+      cidr: '10.0.0.0/27',
+      size: 30n,
+      rangeOffset: 16,
+      first: '10.0.0.1',
+      offsetAddress: '10.0.0.17',
+      last: '10.0.0.30',
+      upper: 14n,
+      lower: 16,
+    },
+    {
+      name: 'IPv4 /28 (no static band)',
+      cidr: '10.0.0.0/28',
+      size: 14n,
+      rangeOffset: 0,
+      first: '10.0.0.1',
+      offsetAddress: '10.0.0.1',
+      last: '10.0.0.14',
+      upper: 14n,
+      lower: 0,
+    },
+    {
+      name: 'IPv4 /30',
+      cidr: '192.168.1.240/30',
+      size: 2n,
+      rangeOffset: 0,
+      first: '192.168.1.241',
+      offsetAddress: '192.168.1.241',
+      last: '192.168.1.242',
+      upper: 2n,
+      lower: 0,
+    },
+    {
+      name: 'IPv4 /31 (first > last)',
+      cidr: '10.0.0.0/31',
+      size: 0n,
+      rangeOffset: 0,
+      first: '10.0.0.1',
+      offsetAddress: '10.0.0.1',
+      last: '10.0.0.0',
+      upper: 0n,
+      lower: 0,
+    },
+    {
+      name: 'IPv4 /32 (first outside, last = network − 1)',
+      cidr: '192.168.1.0/32',
+      size: 0n,
+      rangeOffset: 0,
+      first: '192.168.1.1',
+      offsetAddress: '192.168.1.1',
+      last: '192.168.0.255',
+      upper: 0n,
+      lower: 0,
+    },
+    {
+      name: 'IPv4 /22',
+      cidr: '10.0.0.0/22',
+      size: 1022n,
+      rangeOffset: 64,
+      first: '10.0.0.1',
+      offsetAddress: '10.0.0.65',
+      last: '10.0.3.254',
+      upper: 958n,
+      lower: 64,
+    },
+    {
+      name: 'IPv4 /20',
+      cidr: '10.0.0.0/20',
+      size: 4094n,
+      rangeOffset: 256,
+      first: '10.0.0.1',
+      offsetAddress: '10.0.1.1',
+      last: '10.0.15.254',
+      upper: 3838n,
+      lower: 256,
+    },
+    {
+      name: 'IPv4 /12',
+      cidr: '10.96.0.0/12',
+      size: 1048574n,
+      rangeOffset: 256,
+      first: '10.96.0.1',
+      offsetAddress: '10.96.1.1',
+      last: '10.111.255.254',
+      upper: 1048318n,
+      lower: 256,
+    },
+    {
+      name: 'IPv4 /0 (new utils offset)',
+      cidr: '0.0.0.0/0',
+      size: 4294967294n,
+      rangeOffset: 256,
+      first: '0.0.0.1',
+      offsetAddress: '0.0.1.1',
+      last: '255.255.255.254',
+      upper: 4294967294n - 256n,
+      lower: 256,
+    },
+    {
+      name: 'IPv4 host bits set are masked',
+      cidr: '192.168.1.77/24',
+      canonical: '192.168.1.0/24',
+      size: 254n,
+      rangeOffset: 16,
+      first: '192.168.1.1',
+      offsetAddress: '192.168.1.17',
+      last: '192.168.1.254',
+      upper: 238n,
+      lower: 16,
+    },
+    {
+      name: 'IPv6 /112',
+      cidr: '2001:db8::/112',
+      size: 65535n,
+      rangeOffset: 256,
+      first: '2001:db8::1',
+      offsetAddress: '2001:db8::101',
+      last: '2001:db8::ffff',
+      upper: 65279n,
+      lower: 256,
+    },
+    {
+      name: 'IPv6 /116',
+      cidr: '2001:db8:1::/116',
+      size: 4095n,
+      rangeOffset: 256,
+      first: '2001:db8:1::1',
+      offsetAddress: '2001:db8:1::101',
+      last: '2001:db8:1::fff',
+      upper: 3839n,
+      lower: 256,
+    },
+    {
+      name: 'IPv6 /118',
+      cidr: 'fd00::/118',
+      size: 1023n,
+      rangeOffset: 64,
+      first: 'fd00::1',
+      offsetAddress: 'fd00::41',
+      last: 'fd00::3ff',
+      upper: 959n,
+      lower: 64,
+    },
+    {
+      name: 'IPv6 /120',
+      cidr: 'fd00::/120',
+      size: 255n,
+      rangeOffset: 16,
+      first: 'fd00::1',
+      offsetAddress: 'fd00::11',
+      last: 'fd00::ff',
+      upper: 239n,
+      lower: 16,
+    },
+    {
+      name: 'IPv6 /122 (64/16=4 → 16)',
+      cidr: 'fd00::/122',
+      size: 63n,
+      rangeOffset: 16,
+      first: 'fd00::1',
+      offsetAddress: 'fd00::11',
+      last: 'fd00::3f',
+      upper: 47n,
+      lower: 16,
+    },
+    {
+      name: 'IPv6 /124',
+      cidr: 'fd00::/124',
+      size: 15n,
+      rangeOffset: 0,
+      first: 'fd00::1',
+      offsetAddress: 'fd00::1',
+      last: 'fd00::f',
+      upper: 15n,
+      lower: 0,
+    },
+    {
+      name: 'IPv6 /127',
+      cidr: 'fd00::/127',
+      size: 1n,
+      rangeOffset: 0,
+      first: 'fd00::1',
+      offsetAddress: 'fd00::1',
+      last: 'fd00::1',
+      upper: 1n,
+      lower: 0,
+    },
+    {
+      name: 'IPv6 /128 (first outside, last = network)',
+      cidr: 'fd00::/128',
+      size: 0n,
+      rangeOffset: 0,
+      first: 'fd00::1',
+      offsetAddress: 'fd00::1',
+      last: 'fd00::',
+      upper: 0n,
+      lower: 0,
+    },
+    {
+      name: 'IPv6 /65 (MaxInt64)',
+      cidr: '2001:db8::/65',
+      size: MAX_INT64,
+      rangeOffset: 256,
+      first: '2001:db8::1',
+      offsetAddress: '2001:db8::101',
+      last: '2001:db8::7fff:ffff:ffff:ffff',
+      upper: MAX_INT64 - 256n,
+      lower: 256,
+    },
+    {
+      name: 'IPv6 /64 (MaxUint64)',
+      cidr: '2001:db8::/64',
+      size: MAX_UINT64,
+      rangeOffset: 256,
+      first: '2001:db8::1',
+      offsetAddress: '2001:db8::101',
+      last: '2001:db8::ffff:ffff:ffff:ffff',
+      upper: MAX_UINT64 - 256n,
+      lower: 256,
+    },
+    {
+      name: 'IPv6 /112 at the top of the family (all-ones last is usable)',
+      cidr: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:0/112',
+      size: 65535n,
+      rangeOffset: 256,
+      first: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:1',
+      offsetAddress: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:101',
+      last: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+      upper: 65279n,
+      lower: 256,
+    },
+    {
+      name: 'IPv6 fc::/112 (leading-zero-compressed)',
+      cidr: '00fc::/112',
+      canonical: 'fc::/112',
+      size: 65535n,
+      rangeOffset: 256,
+      first: 'fc::1',
+      offsetAddress: 'fc::101',
+      last: 'fc::ffff',
+      upper: 65279n,
+      lower: 256,
+    },
   ];
 
   it.each(rows)('$name', (row) => {
@@ -420,7 +759,13 @@ describe('Prefix — the derived values of NewIPAllocator', () => {
 
   it.each([
     { name: 'IPv4 all-ones /32', cidr: '255.255.255.255/32', hasFirst: false, hasLast: true, last: '255.255.255.254' },
-    { name: 'IPv6 all-ones /128', cidr: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', hasFirst: false, hasLast: true, last: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff' },
+    {
+      name: 'IPv6 all-ones /128',
+      cidr: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128',
+      hasFirst: false,
+      hasLast: true,
+      last: 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    },
     { name: 'IPv4 0.0.0.0/32 (no last)', cidr: '0.0.0.0/32', hasFirst: true, hasLast: false, last: '0.0.0.0' },
   ])('degenerate: $name', ({ cidr, hasFirst, hasLast, last }) => {
     const p = Prefix.parse(cidr);
@@ -486,10 +831,13 @@ describe('Prefix — the derived values of NewIPAllocator', () => {
 describe('u128 properties (core vs BigInt reference)', () => {
   it('u128_add = a + offset, NONE when the sum leaves the family width', () => {
     fc.assert(
-      fc.property(widthArb.chain((w) => fc.tuple(fc.constant(w), addrArb(w), offsetArb)), ([width, a, off]) => {
-        const want = refAdd(a, off, width);
-        expect(coreAdd(a, off, width)).toBe(want === undefined ? NONE : want);
-      }),
+      fc.property(
+        widthArb.chain((w) => fc.tuple(fc.constant(w), addrArb(w), offsetArb)),
+        ([width, a, off]) => {
+          const want = refAdd(a, off, width);
+          expect(coreAdd(a, off, width)).toBe(want === undefined ? NONE : want);
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -512,7 +860,8 @@ describe('u128 properties (core vs BigInt reference)', () => {
     const pair = fc.oneof(
       fc.tuple(addrArb(128), addrArb(128)),
       // close pairs, across the 2^64 boundary of the difference
-      fc.tuple(addrArb(128), fc.oneof(fc.constantFrom(...EDGE_U64, 1n << 64n, (1n << 64n) + 1n), fc.bigInt({ min: 0n, max: 1n << 66n })))
+      fc
+        .tuple(addrArb(128), fc.oneof(fc.constantFrom(...EDGE_U64, 1n << 64n, (1n << 64n) + 1n), fc.bigInt({ min: 0n, max: 1n << 66n })))
         .map(([b, d]) => [b, b + d <= ALL_ONES ? b + d : ALL_ONES] as [bigint, bigint])
         .chain(([b, a]) => fc.constantFrom<[bigint, bigint]>([a, b], [b, a])),
     );
@@ -541,15 +890,18 @@ describe('u128 properties (core vs BigInt reference)', () => {
 
   it('u128_next / u128_prev step by one inside the family and stop at its ends', () => {
     fc.assert(
-      fc.property(widthArb.chain((w) => fc.tuple(fc.constant(w), addrArb(w))), ([width, a]) => {
-        const max = (1n << BigInt(width)) - 1n;
-        const n = core.u128_next(...words(a), width);
-        if (a === max) expect(n).toBe(NONE);
-        else expect([n, scratchAddr()]).toEqual([OK, a + 1n]);
-        const p = core.u128_prev(...words(a), width);
-        if (a === 0n) expect(p).toBe(NONE);
-        else expect([p, scratchAddr()]).toEqual([OK, a - 1n]);
-      }),
+      fc.property(
+        widthArb.chain((w) => fc.tuple(fc.constant(w), addrArb(w))),
+        ([width, a]) => {
+          const max = (1n << BigInt(width)) - 1n;
+          const n = core.u128_next(...words(a), width);
+          if (a === max) expect(n).toBe(NONE);
+          else expect([n, scratchAddr()]).toEqual([OK, a + 1n]);
+          const p = core.u128_prev(...words(a), width);
+          if (a === 0n) expect(p).toBe(NONE);
+          else expect([p, scratchAddr()]).toEqual([OK, a - 1n]);
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -601,9 +953,14 @@ describe('prefix geometry properties (core vs BigInt reference)', () => {
       const max = (1n << BigInt(width)) - 1n;
       const hi = g.broadcast + 3n < max ? g.broadcast + 3n : max;
       return fc.record({
-        width: fc.constant(width), a: fc.constant(a), bits: fc.constant(bits),
+        width: fc.constant(width),
+        a: fc.constant(a),
+        bits: fc.constant(bits),
         addr: fc.oneof(fc.bigInt({ min: lo, max: hi }), fc.constantFrom(lo, hi, g.network, g.broadcast, g.first ?? 0n, g.last ?? 0n)),
-        offset: fc.oneof(offsetArb, fc.constantFrom(g.count, g.count - 1n, g.size - BigInt(g.rangeOffset)).filter((x) => x >= 0n)),
+        offset: fc.oneof(
+          offsetArb,
+          fc.constantFrom(g.count, g.count - 1n, g.size - BigInt(g.rangeOffset)).filter((x) => x >= 0n),
+        ),
       });
     });
     const out = new Uint32Array(4);
@@ -643,12 +1000,18 @@ describe('prefix geometry properties (core vs BigInt reference)', () => {
 describe('iterator properties (core vs BigInt reference)', () => {
   const rangeArb = widthArb.chain((width) => {
     const max = (1n << BigInt(width)) - 1n;
-    return fc.record({
-      width: fc.constant(width),
-      first: fc.oneof(addrArb(width), fc.bigInt({ min: 0n, max: 70n }).map((d) => max - d), fc.constant((1n << 64n) - 5n)),
-      len: fc.integer({ min: 1, max: 70 }),
-      offset: fc.oneof(fc.bigInt({ min: 0n, max: 80n }), offsetArb),
-    }).map((r) => ({ ...r, last: r.first + BigInt(r.len) - 1n <= max ? r.first + BigInt(r.len) - 1n : max }));
+    return fc
+      .record({
+        width: fc.constant(width),
+        first: fc.oneof(
+          addrArb(width),
+          fc.bigInt({ min: 0n, max: 70n }).map((d) => max - d),
+          fc.constant((1n << 64n) - 5n),
+        ),
+        len: fc.integer({ min: 1, max: 70 }),
+        offset: fc.oneof(fc.bigInt({ min: 0n, max: 80n }), offsetArb),
+      })
+      .map((r) => ({ ...r, last: r.first + BigInt(r.len) - 1n <= max ? r.first + BigInt(r.len) - 1n : max }));
   });
 
   it('yields the reference sequence: start … last, first … start − 1, then NONE', () => {

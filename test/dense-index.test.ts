@@ -163,35 +163,36 @@ const sizeArb = fc.oneof(
 );
 
 describe('dense index: random operations against a Set model', () => {
-  it('set/clear/has/nextFree/setMany/nextSet agree with the model and validate() stays 0', () => {
-    fc.assert(
-      fc.property(
-        sizeArb.chain((n) => fc.tuple(fc.constant(n), fc.array(opArb(n), { maxLength: 40 }))),
-        ([n, ops]) => runOps(n, ops),
-      ),
-      { numRuns: 150 },
-    );
-  }, PROPERTY_TIMEOUT_MS);
-
-  it('nextFree over bands crossing summary boundaries at high fill', () => {
-    // Everything taken except a few holes; bands of every shape around 64, 4096 and 262144.
-    const n = 2 ** 20 - 2;
-    const ix = new FreeIndex(0, n, 'dense');
-    try {
-      const all = new Uint32Array(2 * n);
-      for (let x = 0; x < n; x++) all[2 * x + 1] = x;
-      expect(ix.setMany(all)).toBe(n);
-      expect(ix.validate()).toBe(0);
-      expect(ix.nextFree32(0, 0, n - 1)).toBe(-1);
-      const holes = new Set<number>();
-      const taken = { has: (x: number) => x < n && !holes.has(x) } as Set<number>;
+  it(
+    'set/clear/has/nextFree/setMany/nextSet agree with the model and validate() stays 0',
+    () => {
       fc.assert(
         fc.property(
-          fc.array(offsetArb(n), { maxLength: 6 }),
-          offsetArb(n),
-          offsetArb(n),
-          offsetArb(n),
-          (hs, start, a, b) => {
+          sizeArb.chain((n) => fc.tuple(fc.constant(n), fc.array(opArb(n), { maxLength: 40 }))),
+          ([n, ops]) => runOps(n, ops),
+        ),
+        { numRuns: 150 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
+
+  it(
+    'nextFree over bands crossing summary boundaries at high fill',
+    () => {
+      // Everything taken except a few holes; bands of every shape around 64, 4096 and 262144.
+      const n = 2 ** 20 - 2;
+      const ix = new FreeIndex(0, n, 'dense');
+      try {
+        const all = new Uint32Array(2 * n);
+        for (let x = 0; x < n; x++) all[2 * x + 1] = x;
+        expect(ix.setMany(all)).toBe(n);
+        expect(ix.validate()).toBe(0);
+        expect(ix.nextFree32(0, 0, n - 1)).toBe(-1);
+        const holes = new Set<number>();
+        const taken = { has: (x: number) => x < n && !holes.has(x) } as Set<number>;
+        fc.assert(
+          fc.property(fc.array(offsetArb(n), { maxLength: 6 }), offsetArb(n), offsetArb(n), offsetArb(n), (hs, start, a, b) => {
             for (const h of hs) if (h < n && ix.clear(0, h)) holes.add(h);
             const lo = Math.min(a, b);
             const hi = Math.max(a, b);
@@ -200,20 +201,21 @@ describe('dense index: random operations against a Set model', () => {
             expect(ix.validate()).toBe(0);
             for (const h of holes) ix.set(0, h);
             holes.clear();
-          },
-        ),
-        { numRuns: 300 },
-      );
-    } finally {
-      ix.destroy();
-    }
-  }, PROPERTY_TIMEOUT_MS);
+          }),
+          { numRuns: 300 },
+        );
+      } finally {
+        ix.destroy();
+      }
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
   it('a 2^24 index: a few operations at both ends and across the top summary', () => {
     const n = 2 ** 24;
     const ix = new FreeIndex(0, n, 'dense');
     try {
-      expect(ix.bytes() * 8 / n).toBeLessThanOrEqual(1.1);
+      expect((ix.bytes() * 8) / n).toBeLessThanOrEqual(1.1);
       expect(ix.nextFree32(n - 1, 0, n - 1)).toBe(n - 1);
       expect(ix.set(0, n - 1)).toBe(true);
       expect(ix.set(0, n)).toBe(false);
@@ -239,32 +241,38 @@ describe('dense index: random operations against a Set model', () => {
 // ── batch, snapshot, memory ────────────────────────────────────────────────────────────────
 
 describe('dense index: setMany, snapshot, restore', () => {
-  it('setMany equals individual sets (duplicates included)', () => {
-    fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 70000 }).chain((n) => fc.tuple(fc.constant(n), fc.array(fc.integer({ min: 0, max: n - 1 }), { maxLength: 3000 }))),
-        ([n, xs]) => {
-          const a = new FreeIndex(0, n, 'dense');
-          const b = new FreeIndex(0, n, 'dense');
-          try {
-            let fresh = 0;
-            for (const x of xs) if (a.set(0, x)) fresh++;
-            const pairs = new Uint32Array(2 * xs.length);
-            xs.forEach((x, k) => (pairs[2 * k + 1] = x));
-            expect(b.setMany(pairs)).toBe(fresh);
-            expect(b.validate()).toBe(0);
-            expect(b.count()).toBe(a.count());
-            expect(walk(b)).toEqual(walk(a));
-            expect(b.snapshotBits()).toEqual(a.snapshotBits());
-          } finally {
-            a.destroy();
-            b.destroy();
-          }
-        },
-      ),
-      { numRuns: 60 },
-    );
-  }, PROPERTY_TIMEOUT_MS);
+  it(
+    'setMany equals individual sets (duplicates included)',
+    () => {
+      fc.assert(
+        fc.property(
+          fc
+            .integer({ min: 1, max: 70000 })
+            .chain((n) => fc.tuple(fc.constant(n), fc.array(fc.integer({ min: 0, max: n - 1 }), { maxLength: 3000 }))),
+          ([n, xs]) => {
+            const a = new FreeIndex(0, n, 'dense');
+            const b = new FreeIndex(0, n, 'dense');
+            try {
+              let fresh = 0;
+              for (const x of xs) if (a.set(0, x)) fresh++;
+              const pairs = new Uint32Array(2 * xs.length);
+              xs.forEach((x, k) => (pairs[2 * k + 1] = x));
+              expect(b.setMany(pairs)).toBe(fresh);
+              expect(b.validate()).toBe(0);
+              expect(b.count()).toBe(a.count());
+              expect(walk(b)).toEqual(walk(a));
+              expect(b.snapshotBits()).toEqual(a.snapshotBits());
+            } finally {
+              a.destroy();
+              b.destroy();
+            }
+          },
+        ),
+        { numRuns: 60 },
+      );
+    },
+    PROPERTY_TIMEOUT_MS,
+  );
 
   it('setMany stops at an out-of-range entry, keeping the ones before it consistent', () => {
     const ix = new FreeIndex(0, 100, 'dense');
@@ -282,7 +290,9 @@ describe('dense index: setMany, snapshot, restore', () => {
   it('snapshot bytes equal the big-endian minimal bytes of the bitmap, and restore is the identity', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 5000 }).chain((n) => fc.tuple(fc.constant(n), fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: 400 }))),
+        fc
+          .integer({ min: 1, max: 5000 })
+          .chain((n) => fc.tuple(fc.constant(n), fc.uniqueArray(fc.integer({ min: 0, max: n - 1 }), { maxLength: 400 }))),
         ([n, xs]) => {
           const a = new FreeIndex(0, n, 'dense');
           const b = new FreeIndex(0, n, 'dense');
@@ -457,7 +467,11 @@ function rng(seed: number): (bound: number) => number {
 class BitmapMap {
   readonly ix: FreeIndex;
   private readonly rand: (bound: number) => number;
-  constructor(readonly max: number, readonly offset: number, seed = 1) {
+  constructor(
+    readonly max: number,
+    readonly offset: number,
+    seed = 1,
+  ) {
     this.ix = new FreeIndex(0, max, 'dense');
     this.rand = rng(seed);
   }

@@ -176,7 +176,12 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     const got = await ds.allocate(['::FFFF:10.0.0.2', '2001:DB8:0:0:0:0:0:A'], OWNER);
     expect(got.ips).toEqual(['10.0.0.2', '2001:db8::a']);
     expect([got.IPv4, got.IPv6]).toEqual(['10.0.0.2', '2001:db8::a']);
-    expect(store.records().map((r) => r.name).sort()).toEqual(['10.0.0.2', '2001:db8::a']);
+    expect(
+      store
+        .records()
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['10.0.0.2', '2001:db8::a']);
     await ds.release(['::ffff:a00:2', '2001:db8:0::A']);
     expect(store.records()).toEqual([]);
     ds.destroy();
@@ -222,7 +227,9 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     ['null options', null],
     ['a non-function onRollbackError', { onRollbackError: 'log' }],
   ])('%s → InvalidArgumentError', (_name, options) => {
-    expect(() => new DualStackAllocator(Allocator.create('10.0.0.0/29'), Allocator.create('fd00::/120'), options as never)).toThrow(InvalidArgumentError);
+    expect(() => new DualStackAllocator(Allocator.create('10.0.0.0/29'), Allocator.create('fd00::/120'), options as never)).toThrow(
+      InvalidArgumentError,
+    );
   });
   it.each([
     ['null', null],

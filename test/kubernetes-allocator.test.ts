@@ -232,15 +232,19 @@ describe.each(KINDS)('%s: faults while allocating', (kind) => {
   });
 
   it('compaction with the watch cut (410 Expired → re-list) while allocateNext calls are in flight', async () => {
-    const { sides, results } = await raceWithFault(() => {
-      d.holdWatches();
-      // Two events the watches will never deliver (net: no object), so resuming is from a
-      // resourceVersion below the compaction floor → ERROR 410 Expired → re-list.
-      d.insert({ metadata: { name: '192.0.2.1', labels: {} }, spec: { parentRef: svc('other') } });
-      d.remove('192.0.2.1');
-      d.compact();
-      d.closeWatches({ discardQueued: true });
-    }, 40, 20);
+    const { sides, results } = await raceWithFault(
+      () => {
+        d.holdWatches();
+        // Two events the watches will never deliver (net: no object), so resuming is from a
+        // resourceVersion below the compaction floor → ERROR 410 Expired → re-list.
+        d.insert({ metadata: { name: '192.0.2.1', labels: {} }, spec: { parentRef: svc('other') } });
+        d.remove('192.0.2.1');
+        d.compact();
+        d.closeWatches({ discardQueued: true });
+      },
+      40,
+      20,
+    );
     d.releaseWatches();
     await until(() => sides.every(({ store }) => store.stats.expired >= 1 && store.stats.lists >= 2), 'both re-listed');
     await expectConsistent(sides, results);
@@ -249,11 +253,15 @@ describe.each(KINDS)('%s: faults while allocating', (kind) => {
   it('drop and compaction together, twice, under a lagging watch', async () => {
     d.setWatchLag(3);
     let n = 0;
-    const { sides, results } = await raceWithFault(() => {
-      n++;
-      d.compact();
-      d.dropWatches();
-    }, 60, 15);
+    const { sides, results } = await raceWithFault(
+      () => {
+        n++;
+        d.compact();
+        d.dropWatches();
+      },
+      60,
+      15,
+    );
     // a second restart while the first re-list may still be running
     n++;
     d.compact();

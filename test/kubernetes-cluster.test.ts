@@ -86,7 +86,9 @@ describe.skipIf(!ENABLED)(`a real API server${ENABLED ? '' : ' (set KUBECONFIG a
     checkPrefix(V6, 6, 120, 'IPALLOCATOR_CLUSTER_IPV6_PREFIX');
     kc = new KubeConfig();
     kc.loadFromDefault();
-    api = (API_VERSION === 'v1beta1' ? kc.makeApiClient(NetworkingV1beta1Api) : kc.makeApiClient(NetworkingV1Api)) as unknown as IPAddressApi;
+    api = (API_VERSION === 'v1beta1'
+      ? kc.makeApiClient(NetworkingV1beta1Api)
+      : kc.makeApiClient(NetworkingV1Api)) as unknown as IPAddressApi;
     const existing = await namesInPrefixes();
     if (existing.length > 0) {
       throw new Error(

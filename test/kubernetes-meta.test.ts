@@ -90,7 +90,10 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
     const ok = d.modify(
       name,
       (o) => {
-        o.status = status === undefined ? {} : { conditions: [{ type: 'Ready', status, reason: '', message: '', lastTransitionTime: '2025-01-01T00:00:00Z' }] };
+        o.status =
+          status === undefined
+            ? {}
+            : { conditions: [{ type: 'Ready', status, reason: '', message: '', lastTransitionTime: '2025-01-01T00:00:00Z' }] };
       },
       SC,
     );
@@ -114,11 +117,18 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
     );
   }
 
-  const cidrsOf = (meta: MetaAllocator) => meta.ranges().map((r) => r.cidr).sort();
+  const cidrsOf = (meta: MetaAllocator) =>
+    meta
+      .ranges()
+      .map((r) => r.cidr)
+      .sort();
 
   describe('objects and helpers', () => {
     it('maps spec.cidrs, the Ready condition, deletion and creation timestamps', () => {
-      const base = { metadata: { name: 'a', uid: 'u', resourceVersion: '7', creationTimestamp: '2025-01-02T03:04:05Z' }, spec: { cidrs: ['10.0.0.0/24', 'fd00::/108'] } };
+      const base = {
+        metadata: { name: 'a', uid: 'u', resourceVersion: '7', creationTimestamp: '2025-01-02T03:04:05Z' },
+        spec: { cidrs: ['10.0.0.0/24', 'fd00::/108'] },
+      };
       const rows: [string, object, boolean | undefined][] = [
         ['no status', {}, undefined],
         ['no Ready condition', { status: { conditions: [{ type: 'Other', status: 'False' }] } }, undefined],
@@ -129,7 +139,14 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       for (const [what, extra, ready] of rows) {
         const r = toServiceCIDR({ ...base, ...extra });
         expect(r.ready, what).toBe(ready);
-        expect(r).toMatchObject({ name: 'a', uid: 'u', resourceVersion: '7', cidrs: ['10.0.0.0/24', 'fd00::/108'], deletionTimestamp: null, creationTimestamp: '2025-01-02T03:04:05Z' });
+        expect(r).toMatchObject({
+          name: 'a',
+          uid: 'u',
+          resourceVersion: '7',
+          cidrs: ['10.0.0.0/24', 'fd00::/108'],
+          deletionTimestamp: null,
+          creationTimestamp: '2025-01-02T03:04:05Z',
+        });
         expect(Object.isFrozen(r)).toBe(true);
       }
       // client-node's typed list decodes timestamps as Date
@@ -151,7 +168,12 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
         metadata: { name: 'extra', labels: { team: 'a' } },
         spec: { cidrs: ['10.100.0.0/24', 'fd00:100::/112'] },
       });
-      expect(created).toMatchObject({ name: 'extra', cidrs: ['10.100.0.0/24', 'fd00:100::/112'], ready: undefined, deletionTimestamp: null });
+      expect(created).toMatchObject({
+        name: 'extra',
+        cidrs: ['10.100.0.0/24', 'fd00:100::/112'],
+        ready: undefined,
+        deletionTimestamp: null,
+      });
       expect(created.uid).toBe(d.objects(SC)[0]!.metadata.uid);
 
       const dup = await rejection(createServiceCIDR(kc, 'extra', ['10.101.0.0/24']));
@@ -312,7 +334,12 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(found.size).toBe(28);
       expect([...found].filter((ip) => hostOf('10.0.0.0/28', ip))).toHaveLength(14);
       expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
-      expect(d.objects().map((o) => o.metadata.name).sort()).toEqual([...found].sort());
+      expect(
+        d
+          .objects()
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).toEqual([...found].sort());
     });
 
     it('D2 TestCIDRAllocateShadow: a network address is served by a larger overlapping range', async () => {
@@ -440,7 +467,12 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       for (const ip of found) expect(await rejection(meta.allocate(ip))).toBeInstanceOf(ErrAllocated);
       expect(await metric(registry, P + 'allocation_errors_total', { cidr: '192.168.1.0/30', scope: 'static' })).toBe(2);
       expect(await metric(registry, P + 'allocation_errors_total', { cidr: '10.0.0.0/29', scope: 'static' })).toBe(6);
-      expect(d.objects().map((o) => o.metadata.name).sort()).toEqual([...found].sort());
+      expect(
+        d
+          .objects()
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).toEqual([...found].sort());
     });
 
     it('D9* TestCIDRAllocateIPv6: an IPv6 range allocates every address once, then releases them', async () => {
@@ -578,7 +610,12 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
     const ip = await meta.allocateNext(owner);
     await meta.allocate('10.100.0.10', owner);
     expect(meta.rangeFor(ip)).toBe('10.100.0.0/24');
-    expect(d.objects().map((o) => o.metadata.name).sort()).toEqual([ip, '10.100.0.10'].sort());
+    expect(
+      d
+        .objects()
+        .map((o) => o.metadata.name)
+        .sort(),
+    ).toEqual([ip, '10.100.0.10'].sort());
     meta.destroy();
     serviceCIDRs.close();
     store.close();

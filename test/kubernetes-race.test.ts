@@ -38,7 +38,10 @@ class Worker {
   stderr = '';
   readonly exited: Promise<number | null>;
 
-  constructor(readonly service: string, kubeconfig: string) {
+  constructor(
+    readonly service: string,
+    kubeconfig: string,
+  ) {
     const args = IS_DENO ? ['run', '-A', WORKER, CIDR, service] : [WORKER, CIDR, service];
     this.child = spawn(process.execPath, args, {
       cwd: ROOT,
@@ -50,10 +53,12 @@ class Worker {
       for (const w of this.waiters.splice(0)) w();
     });
     this.child.stderr!.on('data', (c: Buffer) => (this.stderr += c.toString()));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => {
-      for (const w of this.waiters.splice(0)) w();
-      resolve(code);
-    }));
+    this.exited = new Promise((resolve) =>
+      this.child.on('exit', (code) => {
+        for (const w of this.waiters.splice(0)) w();
+        resolve(code);
+      }),
+    );
   }
 
   /** The n-th JSON line (0-based); rejects if the process exits first. */

@@ -3,7 +3,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import { KubernetesStore, KubernetesApiError, SyncTimeoutError, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
 import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
-import { AlreadyExistsError, ErrDestroyed, IPAllocatorError, InvalidArgumentError, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
+import {
+  AlreadyExistsError,
+  ErrDestroyed,
+  IPAllocatorError,
+  InvalidArgumentError,
+  InvalidRecordError,
+  NotFoundError,
+} from '../adapters/errors.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -54,7 +61,11 @@ describe('KubernetesStore', () => {
 
   /** Server, cache and a subscriber agree on the set of names. */
   async function converged(store: KubernetesStore, mirror?: Mirror): Promise<void> {
-    const server = () => d.objects().map((o) => o.metadata.name).sort();
+    const server = () =>
+      d
+        .objects()
+        .map((o) => o.metadata.name)
+        .sort();
     await until(() => JSON.stringify(cacheNames(store.cache)) === JSON.stringify(server()), 'cache == server');
     expect(cacheNames(store.cache)).toEqual(server());
     if (mirror) {
@@ -576,7 +587,7 @@ describe('KubernetesStore', () => {
   });
 
   describe('lifecycle', () => {
-    it('after close() every method, the cache\'s included, throws or rejects ErrDestroyed; properties stay readable; close is idempotent', async () => {
+    it("after close() every method, the cache's included, throws or rejects ErrDestroyed; properties stay readable; close is idempotent", async () => {
       d.insert(foreign('10.0.0.9'));
       const s = open();
       await s.waitForSync();
@@ -654,12 +665,14 @@ describe('KubernetesStore', () => {
         expect(err.timeoutMs).toBe(20);
         expect(err.lastError).toBeInstanceOf(KubernetesApiError);
         expect(err.cause).toBe(err.lastError);
-        expect(err.message).toMatch(/^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced after waiting 20 ms \(last error: list ipaddresses\.networking\.k8s\.io: /);
+        expect(err.message).toMatch(
+          /^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced after waiting 20 ms \(last error: list ipaddresses\.networking\.k8s\.io: /,
+        );
         expect(err.message).not.toContain(TEST_TOKEN);
         expect(s.state).toBe('syncing'); // it keeps trying
       });
 
-      it('rejects with the signal\'s reason when it aborts, or at once when it already has', async () => {
+      it("rejects with the signal's reason when it aborts, or at once when it already has", async () => {
         const s = dead();
         const ac = new AbortController();
         const waiting = s.waitForSync({ signal: ac.signal, timeoutMs: 600_000 });

@@ -113,10 +113,20 @@ describe('MemoryStore', () => {
     await s.create(rec('10.0.0.1'));
     await s.create(rec('10.0.0.2', { labels: { other: 'x' } }));
     expect(s.cache.list(labels).map((r) => r.name)).toEqual(['10.0.0.1']);
-    expect(s.cache.list().map((r) => r.name).sort()).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(
+      s.cache
+        .list()
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['10.0.0.1', '10.0.0.2']);
     expect(s.cache.size).toBe(2);
     expect(s.size).toBe(2);
-    expect(s.records().map((r) => r.name).sort()).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(
+      s
+        .records()
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['10.0.0.1', '10.0.0.2']);
   });
 
   it('createSync/deleteSync/getSync answer as create/delete/get do, synchronously', () => {
@@ -167,16 +177,40 @@ describe('MemoryStore validates every record at the door, as kube-apiserver vali
     ['a CIDR', rec('10.0.0.0/24'), /must be a valid IP address/],
     ['a zone', rec('fe80::1%eth0'), /must be a valid IP address/],
     ['not an address', rec('invalid-ip-address'), /must be a valid IP address/],
-    ['a label that is not a string', rec('10.0.0.1', { labels: { a: 1 } as never }), /metadata\.labels\["a"\]: Invalid value: 1 \(number\)/],
+    [
+      'a label that is not a string',
+      rec('10.0.0.1', { labels: { a: 1 } as never }),
+      /metadata\.labels\["a"\]: Invalid value: 1 \(number\)/,
+    ],
     ['labels as an array', rec('10.0.0.1', { labels: [] as never }), /metadata\.labels: Invalid value/],
     ['labels as a string', rec('10.0.0.1', { labels: 'x' as never }), /metadata\.labels: Invalid value/],
     ['a parentRef that is text', rec('10.0.0.1', { parentRef: 'web' as never }), /spec\.parentRef: Invalid value: "web"/],
     ['a parentRef without resource', rec('10.0.0.1', { parentRef: { name: 'web' } as never }), /spec\.parentRef\.resource: Required value/],
-    ['a parentRef with an empty name', rec('10.0.0.1', { parentRef: { resource: 'services', name: '' } }), /spec\.parentRef\.name: Required value/],
-    ['a parentRef with a number', rec('10.0.0.1', { parentRef: { resource: 'services', name: 7 } as never }), /spec\.parentRef\.name: Invalid value: 7/],
-    ['a parentRef with an unknown field', rec('10.0.0.1', { parentRef: { resource: 'services', name: 'web', uid: 'u' } as never }), /spec\.parentRef\.uid: Unknown field/],
-    ['a parentRef name with a slash', rec('10.0.0.1', { parentRef: { resource: 'services', name: 'a/b' } }), /spec\.parentRef\.name: Invalid value: "a\/b": may not contain '\/'/],
-    ['an upper-case group', rec('10.0.0.1', { parentRef: { group: 'Core', resource: 'services', name: 'web' } }), /spec\.parentRef\.group: Invalid value: "Core"/],
+    [
+      'a parentRef with an empty name',
+      rec('10.0.0.1', { parentRef: { resource: 'services', name: '' } }),
+      /spec\.parentRef\.name: Required value/,
+    ],
+    [
+      'a parentRef with a number',
+      rec('10.0.0.1', { parentRef: { resource: 'services', name: 7 } as never }),
+      /spec\.parentRef\.name: Invalid value: 7/,
+    ],
+    [
+      'a parentRef with an unknown field',
+      rec('10.0.0.1', { parentRef: { resource: 'services', name: 'web', uid: 'u' } as never }),
+      /spec\.parentRef\.uid: Unknown field/,
+    ],
+    [
+      'a parentRef name with a slash',
+      rec('10.0.0.1', { parentRef: { resource: 'services', name: 'a/b' } }),
+      /spec\.parentRef\.name: Invalid value: "a\/b": may not contain '\/'/,
+    ],
+    [
+      'an upper-case group',
+      rec('10.0.0.1', { parentRef: { group: 'Core', resource: 'services', name: 'web' } }),
+      /spec\.parentRef\.group: Invalid value: "Core"/,
+    ],
     ['null', null, /a record must be an object/],
     ['an array', [], /a record must be an object/],
     ['text', '10.0.0.1', /a record must be an object/],
@@ -445,7 +479,15 @@ describe('MemoryStore: a watcher that throws fails neither the write nor the oth
 
   it('refuses something that is not a watcher with InvalidArgumentError, subscribing nothing', () => {
     const s = new MemoryStore();
-    for (const w of [null, undefined, 'w', {}, { onAdd: () => {} }, { onAdd: () => {}, onDelete: 1 }, { onAdd: () => {}, onDelete: () => {}, onResync: 'x' }]) {
+    for (const w of [
+      null,
+      undefined,
+      'w',
+      {},
+      { onAdd: () => {} },
+      { onAdd: () => {}, onDelete: 1 },
+      { onAdd: () => {}, onDelete: () => {}, onResync: 'x' },
+    ]) {
       expect(() => s.cache.subscribe(w as never), JSON.stringify(w)).toThrow(InvalidArgumentError);
     }
     expect(s.watcherCount).toBe(0);
@@ -551,7 +593,12 @@ describe('MemoryStore name table: tombstones and compaction', () => {
     expect(s.validate()).toEqual({ live: 1499, tombstones: 0, entries: 1499 });
     expect(s.size).toBe(1499);
     expect(s.cache.size).toBe(1499);
-    expect(s.records().map((r) => r.name).sort()).toEqual(Array.from({ length: 1499 }, (_, k) => name(1501 + k)).sort());
+    expect(
+      s
+        .records()
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(Array.from({ length: 1499 }, (_, k) => name(1501 + k)).sort());
     for (let i = 0; i < 1501; i++) expect(s.getSync(name(i))).toBeUndefined();
     expect(s.getSync(name(2999))?.name).toBe(name(2999));
   });

@@ -36,7 +36,15 @@ function setupOn(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4', s
   return { store, source, meta };
 }
 
-describe.each(RANGE_POLICIES.flatMap((p) => [[p, 'sync'], [p, 'async']] as const))('MetaAllocator, policy %s, %s store calls', (policy, path) => {
+describe.each(
+  RANGE_POLICIES.flatMap(
+    (p) =>
+      [
+        [p, 'sync'],
+        [p, 'async'],
+      ] as const,
+  ),
+)('MetaAllocator, policy %s, %s store calls', (policy, path) => {
   const setup = (pol: RangePolicy, seed: number, family: IPFamily = 'IPv4') => setupOn(pol, seed, family, path === 'sync');
   describe.each(SEEDS)('seed %i', (seed) => {
     it('D1 TestCIDRAllocateMultiple: ranges added later are used, each address once', async () => {
@@ -610,8 +618,9 @@ async function value(registry: Registry, name: string, labels: Record<string, st
   const metric = registry.getSingleMetric(name);
   if (metric === undefined) return 0;
   const data = await metric.get();
-  const v = data.values.find((x) => Object.entries(labels).every(([k, val]) => x.labels[k] === val) &&
-    Object.keys(x.labels).length === Object.keys(labels).length);
+  const v = data.values.find(
+    (x) => Object.entries(labels).every(([k, val]) => x.labels[k] === val) && Object.keys(x.labels).length === Object.keys(labels).length,
+  );
   return v === undefined ? 0 : v.value;
 }
 
@@ -620,9 +629,11 @@ async function metrics(registry: Registry, cidr: string) {
   return {
     free: await value(registry, METRIC_AVAILABLE_IPS, { cidr }),
     used: await value(registry, METRIC_ALLOCATED_IPS, { cidr }),
-    allocated: (await value(registry, METRIC_ALLOCATIONS, { cidr, scope: 'static' })) +
+    allocated:
+      (await value(registry, METRIC_ALLOCATIONS, { cidr, scope: 'static' })) +
       (await value(registry, METRIC_ALLOCATIONS, { cidr, scope: 'dynamic' })),
-    errors: (await value(registry, METRIC_ERRORS, { cidr, scope: 'static' })) +
+    errors:
+      (await value(registry, METRIC_ERRORS, { cidr, scope: 'static' })) +
       (await value(registry, METRIC_ERRORS, { cidr, scope: 'dynamic' })),
   };
 }

@@ -225,9 +225,11 @@ describe('Range metrics (B8–B10, seeded gauges)', () => {
     expect({
       free: await read(reg, p + 'available_ips', { cidr }),
       used: await read(reg, p + 'allocated_ips', { cidr }),
-      allocated: (await read(reg, p + 'allocation_total', { cidr, scope: 'static' })) +
+      allocated:
+        (await read(reg, p + 'allocation_total', { cidr, scope: 'static' })) +
         (await read(reg, p + 'allocation_total', { cidr, scope: 'dynamic' })),
-      errors: (await read(reg, p + 'allocation_errors_total', { cidr, scope: 'static' })) +
+      errors:
+        (await read(reg, p + 'allocation_errors_total', { cidr, scope: 'static' })) +
         (await read(reg, p + 'allocation_errors_total', { cidr, scope: 'dynamic' })),
     }).toEqual(want);
   }
@@ -431,10 +433,13 @@ describe('Range refuses IPv6 prefixes overlapping the IPv4-mapped block ::ffff:0
     expect(() => new Range(cidr)).toThrow(InvalidRangeError);
     expect(() => new Range(cidr)).toThrow(/overlaps the IPv4-mapped block ::ffff:0:0\/96/);
   });
-  it.each(['::/96', '::fffe:0:0/96', '::1:0:0:0/80', '::ffff:0:0:0/96', '2001:db8::/64', '10.0.0.0/8'])('%s (outside the block) is accepted', (cidr) => {
-    const r = new Range(cidr);
-    r.destroy();
-  });
+  it.each(['::/96', '::fffe:0:0/96', '::1:0:0:0/80', '::ffff:0:0:0/96', '2001:db8::/64', '10.0.0.0/8'])(
+    '%s (outside the block) is accepted',
+    (cidr) => {
+      const r = new Range(cidr);
+      r.destroy();
+    },
+  );
   it('an IPv4 range still reads IPv4-mapped text as its IPv4 address (upstream net.IP)', () => {
     const r = new Range('10.0.0.0/24');
     r.allocate('::ffff:10.0.0.1');
@@ -477,7 +482,15 @@ describe('Range after destroy()', () => {
     const r = new Range('10.0.0.0/28');
     const d = r.dryRun();
     r.destroy();
-    for (const call of [() => d.allocate('10.0.0.2'), () => d.allocateNext(), () => d.release('10.0.0.2'), () => d.has('10.0.0.2'), () => d.used(), () => d.free(), () => d.forEach(() => {})]) {
+    for (const call of [
+      () => d.allocate('10.0.0.2'),
+      () => d.allocateNext(),
+      () => d.release('10.0.0.2'),
+      () => d.has('10.0.0.2'),
+      () => d.used(),
+      () => d.free(),
+      () => d.forEach(() => {}),
+    ]) {
       expect(call).toThrow(ErrDestroyed);
     }
   });
@@ -562,7 +575,7 @@ describe('Range snapshots carry their length and checksum', () => {
     const snap = taken();
     expect(() => Range.fromSnapshot(change(snap) as RangeSnapshot)).toThrow(InvalidArgumentError);
   });
-  it('restore(range, data) still takes upstream\'s bare data, unchecked', () => {
+  it("restore(range, data) still takes upstream's bare data, unchecked", () => {
     const snap = taken();
     const r = new Range('10.0.0.0/24');
     r.restore(snap.range, snap.data);

@@ -27,7 +27,10 @@ describe('README examples', () => {
     expect(blocks.length).toBeGreaterThan(3);
   });
   for (const { i, code } of blocks) {
-    const title = code.split('\n')[0]!.replace(/^\/\/\s*/, '').slice(0, 70);
+    const title = code
+      .split('\n')[0]!
+      .replace(/^\/\/\s*/, '')
+      .slice(0, 70);
     if (code.startsWith('// no-run')) {
       it.skip(`block ${i}: ${title} (needs a live cluster)`, () => {});
       continue;

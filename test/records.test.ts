@@ -65,7 +65,7 @@ describe('validateRecord: the name is an address in canonical form', () => {
       const r = random.nextU32() % 4;
       if (r === 0) return 0;
       if (r === 1) return random.nextU32() & 0xffff; // a zero upper group
-      if (r === 2) return (random.nextU32() & 0xffff) << 16 >>> 0; // a zero lower group
+      if (r === 2) return ((random.nextU32() & 0xffff) << 16) >>> 0; // a zero lower group
       return random.nextU32();
     };
     let checked = 0;

@@ -207,9 +207,11 @@ describe('sparse index', () => {
   it('agrees with the model on small domains (n = 1..300)', () => {
     fc.assert(
       fc.property(
-        fc.integer({ min: 1, max: 300 }).chain((n) =>
-          fc.tuple(fc.constant(BigInt(n)), fc.array(opArb(fc.bigInt({ min: 0n, max: BigInt(n) + 2n }), 40), { maxLength: 120 })),
-        ),
+        fc
+          .integer({ min: 1, max: 300 })
+          .chain((n) =>
+            fc.tuple(fc.constant(BigInt(n)), fc.array(opArb(fc.bigInt({ min: 0n, max: BigInt(n) + 2n }), 40), { maxLength: 120 })),
+          ),
         ([n, ops]) => runOps(n, ops),
       ),
       { numRuns: 300 },
@@ -218,12 +220,16 @@ describe('sparse index', () => {
 
   it('agrees with the model across page boundaries (thousands of runs, splits and merges)', () => {
     fc.assert(
-      fc.property(fc.array(opArb(fc.bigInt({ min: 0n, max: 12_000n }), 30), { maxLength: 200 }), fc.integer({ min: 0, max: 2 }), (ops, stride) => {
-        // seed ~2000 runs of length 1 (every other or every third offset), then mutate
-        const seed: bigint[] = [];
-        for (let x = 0n; x < 12_000n; x += BigInt(stride + 2)) seed.push(x);
-        runOps(12_001n, [{ t: 'many', xs: seed }, ...ops]);
-      }),
+      fc.property(
+        fc.array(opArb(fc.bigInt({ min: 0n, max: 12_000n }), 30), { maxLength: 200 }),
+        fc.integer({ min: 0, max: 2 }),
+        (ops, stride) => {
+          // seed ~2000 runs of length 1 (every other or every third offset), then mutate
+          const seed: bigint[] = [];
+          for (let x = 0n; x < 12_000n; x += BigInt(stride + 2)) seed.push(x);
+          runOps(12_001n, [{ t: 'many', xs: seed }, ...ops]);
+        },
+      ),
       { numRuns: 25 },
     );
   });
@@ -251,11 +257,44 @@ describe('sparse index', () => {
   const pageEdgeRows: Array<{ name: string; ops: (l: bigint) => Op[] }> = [
     { name: 'a new run past the end of a full page spills into the next page', ops: (l) => [{ t: 'fill', x: l + 3n, len: 2 }] },
     { name: 'sets joining the last run of a full page to the first of the next', ops: (l) => [{ t: 'fill', x: l + 2n, len: 4 }] },
-    { name: 'clear splitting the last run of a full page', ops: (l) => [{ t: 'fill', x: l + 2n, len: 3 }, { t: 'clear', x: l + 2n }] },
-    { name: 'clear splitting a middle run of a full page splits the page', ops: () => [{ t: 'fill', x: mid + 2n, len: 3 }, { t: 'clear', x: mid + 2n }] },
-    { name: 'clear the first offset of the second page updates its key', ops: (l) => [{ t: 'set', x: l + 8n }, { t: 'clear', x: l + 6n }, { t: 'nextSet', x: l + 1n }, { t: 'set', x: l + 6n }] },
-    { name: 'a run of two cleared to a single leaves the pages for the singles', ops: (l) => [{ t: 'clear', x: l + 7n }, { t: 'nextSet', x: l + 2n }, { t: 'set', x: l + 7n }] },
-    { name: 'band across the page edge', ops: (l) => [{ t: 'nextFree', s: l, lo: l - 8n, hi: l + 8n }, { t: 'nextFree', s: l + 6n, lo: l, hi: l + 7n }] },
+    {
+      name: 'clear splitting the last run of a full page',
+      ops: (l) => [
+        { t: 'fill', x: l + 2n, len: 3 },
+        { t: 'clear', x: l + 2n },
+      ],
+    },
+    {
+      name: 'clear splitting a middle run of a full page splits the page',
+      ops: () => [
+        { t: 'fill', x: mid + 2n, len: 3 },
+        { t: 'clear', x: mid + 2n },
+      ],
+    },
+    {
+      name: 'clear the first offset of the second page updates its key',
+      ops: (l) => [
+        { t: 'set', x: l + 8n },
+        { t: 'clear', x: l + 6n },
+        { t: 'nextSet', x: l + 1n },
+        { t: 'set', x: l + 6n },
+      ],
+    },
+    {
+      name: 'a run of two cleared to a single leaves the pages for the singles',
+      ops: (l) => [
+        { t: 'clear', x: l + 7n },
+        { t: 'nextSet', x: l + 2n },
+        { t: 'set', x: l + 7n },
+      ],
+    },
+    {
+      name: 'band across the page edge',
+      ops: (l) => [
+        { t: 'nextFree', s: l, lo: l - 8n, hi: l + 8n },
+        { t: 'nextFree', s: l + 6n, lo: l, hi: l + 7n },
+      ],
+    },
   ];
   for (const row of pageEdgeRows) {
     for (const second of [10n, PAGE_RUNS]) {
@@ -281,7 +320,10 @@ describe('sparse index', () => {
     for (let i = 0n; i < 1500n; i++) seed.push((1n << 40n) + 2n * i);
     for (let i = 0n; i < 1000n; i++) seed.push((1n << 63n) + 3n * i);
     for (let i = 1n; i <= 40n; i++) seed.push((MAX_N / 41n) * i);
-    const arb = fc.oneof(nearArb([1n << 40n, (1n << 40n) + 3000n, 1n << 63n, (1n << 63n) + 3000n], 60), fc.bigInt({ min: 0n, max: MAX_N - 1n }));
+    const arb = fc.oneof(
+      nearArb([1n << 40n, (1n << 40n) + 3000n, 1n << 63n, (1n << 63n) + 3000n], 60),
+      fc.bigInt({ min: 0n, max: MAX_N - 1n }),
+    );
     fc.assert(
       fc.property(fc.array(opArb(arb, 8), { maxLength: 150 }), fc.boolean(), (ops, bulk) => {
         // bulk: one set_many (the bulk build); else one set at a time (node rebuilds as they fill)
@@ -304,7 +346,10 @@ describe('sparse index', () => {
     fc.assert(
       fc.property(fc.constantFrom(TWO32 + 1n, (1n << 63n) + 5n, MAX_N - 3n), fc.array(fc.nat(), { maxLength: 1 }), (n, _) => {
         const arb = nearArb([0n, TWO32, 1n << 63n, n - 1n, n], 12);
-        fc.assert(fc.property(fc.array(opArb(arb, 20), { maxLength: 80 }), (ops) => runOps(n, ops)), { numRuns: 30 });
+        fc.assert(
+          fc.property(fc.array(opArb(arb, 20), { maxLength: 80 }), (ops) => runOps(n, ops)),
+          { numRuns: 30 },
+        );
       }),
       { numRuns: 3 },
     );
@@ -356,7 +401,9 @@ describe('sparse index', () => {
   });
 
   it('set_many equals the individual sets (unsorted, duplicates, bulk and one-by-one paths)', () => {
-    const off = fc.oneof(fc.bigInt({ min: 0n, max: 5000n }), nearArb([1n << 40n, MAX_N - 2n], 300)).map((x) => (x >= MAX_N ? MAX_N - 1n : x));
+    const off = fc
+      .oneof(fc.bigInt({ min: 0n, max: 5000n }), nearArb([1n << 40n, MAX_N - 2n], 300))
+      .map((x) => (x >= MAX_N ? MAX_N - 1n : x));
     fc.assert(
       fc.property(fc.array(off, { maxLength: 300 }), fc.array(off, { maxLength: 3000 }), (before, batch) => {
         const a = sparse(MAX_N);

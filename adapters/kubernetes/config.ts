@@ -17,7 +17,9 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     return kc;
   }
   if (typeof kubeConfig !== 'object' || kubeConfig === null || typeof (kubeConfig as KubeConfig).makeApiClient !== 'function') {
-    throw new InvalidArgumentError(`${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}`);
+    throw new InvalidArgumentError(
+      `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}`,
+    );
   }
   return kubeConfig as KubeConfig;
 }

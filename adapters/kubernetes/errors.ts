@@ -40,7 +40,15 @@ export class KubernetesApiError extends Error {
   /** The object name (the address), or undefined for list/watch. */
   readonly resourceName: string | undefined;
 
-  constructor(verb: string, resource: string, name: string | undefined, code: number | undefined, status: ApiStatus | undefined, detail: string, cause?: unknown) {
+  constructor(
+    verb: string,
+    resource: string,
+    name: string | undefined,
+    code: number | undefined,
+    status: ApiStatus | undefined,
+    detail: string,
+    cause?: unknown,
+  ) {
     const target = name === undefined ? resource : `${resource} "${name}"`;
     super(`${verb} ${target}: ${detail}`, cause === undefined ? undefined : { cause });
     this.name = 'KubernetesApiError';

@@ -242,12 +242,20 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    */
   waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
     const { timeoutMs, signal } = options ?? {};
-    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0 && (timeoutMs <= MAX_TIMEOUT_MS || timeoutMs === Infinity))) {
+    if (
+      timeoutMs !== undefined &&
+      !(typeof timeoutMs === 'number' && timeoutMs >= 0 && (timeoutMs <= MAX_TIMEOUT_MS || timeoutMs === Infinity))
+    ) {
       return Promise.reject(
-        new InvalidArgumentError(`waitForSync: timeoutMs must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(timeoutMs)}`),
+        new InvalidArgumentError(
+          `waitForSync: timeoutMs must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(timeoutMs)}`,
+        ),
       );
     }
-    if (signal !== undefined && !(typeof signal === 'object' && signal !== null && typeof signal.addEventListener === 'function' && 'aborted' in signal)) {
+    if (
+      signal !== undefined &&
+      !(typeof signal === 'object' && signal !== null && typeof signal.addEventListener === 'function' && 'aborted' in signal)
+    ) {
       return Promise.reject(new InvalidArgumentError(`waitForSync: signal must be an AbortSignal, got ${quoteInput(signal)}`));
     }
     if (this.stopped) return Promise.reject(new ErrDestroyed(this.owner));
@@ -322,7 +330,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (this.stopped) return;
     if (this.hasShown(deleted.resourceVersion)) return;
     const cur = this.records.get(name);
-    const gone = deleted.uid !== undefined ? (cur !== undefined && cur.uid === deleted.uid ? cur : undefined) : cur === sent ? cur : undefined;
+    const gone =
+      deleted.uid !== undefined ? (cur !== undefined && cur.uid === deleted.uid ? cur : undefined) : cur === sent ? cur : undefined;
     if (gone !== undefined) {
       this.records.delete(name);
       this.emit('onDelete', gone);
@@ -395,7 +404,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.stats.lists++;
     const { items, resourceVersion } = await this.listAll();
     if (this.stopped) return;
-    this.replace(items.map((o) => this.convert(o)), resourceVersion);
+    this.replace(
+      items.map((o) => this.convert(o)),
+      resourceVersion,
+    );
     this.rv = resourceVersion;
     this.advanceShown(resourceVersion);
     this.lastError = undefined;

@@ -99,7 +99,8 @@ export function deletedIdentity(reply: unknown): DeletedIdentity {
   if (typeof r.details?.uid === 'string' && r.details.uid !== '') out.uid = r.details.uid;
   if (r.kind !== 'Status') {
     if (out.uid === undefined && typeof r.metadata?.uid === 'string' && r.metadata.uid !== '') out.uid = r.metadata.uid;
-    if (typeof r.metadata?.resourceVersion === 'string' && r.metadata.resourceVersion !== '') out.resourceVersion = r.metadata.resourceVersion;
+    if (typeof r.metadata?.resourceVersion === 'string' && r.metadata.resourceVersion !== '')
+      out.resourceVersion = r.metadata.resourceVersion;
   }
   return out;
 }
@@ -169,7 +170,10 @@ export function parseLabelSelector(text: string): LabelSelector {
     if (p === '' && parts.length === 1) break;
     let m: RegExpMatchArray | null;
     if ((m = p.match(new RegExp(`^${KEY}\\s+(in|notin)\\s+\\(([^)]*)\\)$`)))) {
-      const values = m[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '');
+      const values = m[3]!
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
       requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values });
     } else if ((m = p.match(new RegExp(`^${KEY}\\s*!=\\s*${VAL}$`)))) {
       requirements.push({ op: 'neq', key: m[1]!, value: m[2]! });

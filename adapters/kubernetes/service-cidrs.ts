@@ -156,7 +156,8 @@ export async function createServiceCIDR(
 ): Promise<ServiceCIDRRecord> {
   const version = checkApiVersion(options.apiVersion);
   const api = apiFor(kubeConfigOrDefault(kc, 'createServiceCIDR'), version);
-  if (typeof name !== 'string' || name === '') throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
+  if (typeof name !== 'string' || name === '')
+    throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   validateServiceCIDRSpec(cidrs);
   const metadata: { name: string; labels?: Record<string, string> } = { name };
   if (options.labels !== undefined) metadata.labels = { ...options.labels };
@@ -299,7 +300,6 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     super.close();
   }
 }
-
 
 // Compile-time conformance (upstream style `var _ Interface = &T{}`).
 const _conforms: (s: KubernetesServiceCIDRs) => ServiceCIDRSource = (s) => s;

@@ -24,7 +24,16 @@ import { checkApiVersion, kubeConfigOrDefault, optionsObject, selectorOption } f
 import { translate } from './errors.ts';
 import { Informer, type BackoffOptions, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
-import { GROUP, deletedIdentity, parseLabelSelector, toObject, toRecord, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
+import {
+  GROUP,
+  deletedIdentity,
+  parseLabelSelector,
+  toObject,
+  toRecord,
+  type ApiVersion,
+  type IPAddressObject,
+  type LabelSelector,
+} from './objects.ts';
 
 const RESOURCE = `ipaddresses.${GROUP}`;
 
@@ -80,7 +89,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     options = optionsObject<KubernetesStoreOptions>(options, 'KubernetesStore');
     this.apiVersion = checkApiVersion(options.apiVersion);
     this.path = `/apis/${GROUP}/${this.apiVersion}/ipaddresses`;
-    this.api = (this.apiVersion === 'v1' ? kc.makeApiClient(NetworkingV1Api) : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as IPAddressApi;
+    this.api = (this.apiVersion === 'v1'
+      ? kc.makeApiClient(NetworkingV1Api)
+      : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as IPAddressApi;
     this.readYourWrites = options.readYourWrites ?? true;
 
     const parts: string[] = [];
@@ -186,4 +197,3 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
 function isPathSegmentName(name: unknown): boolean {
   return typeof name === 'string' && name !== '' && name !== '.' && name !== '..';
 }
-

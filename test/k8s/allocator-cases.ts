@@ -201,21 +201,24 @@ export function defineSharedCases(target: () => Target): void {
       expect(a.size).toBe(2n);
     });
 
-    it.each([[[]], [[1]], [[1, 254]], [[1, 128, 254]]])('A6 forEach yields exactly the allocated set (offsets %j)', async (offsets: number[]) => {
-      const t = target();
-      const { a } = await t.open(kind, t.v4);
-      const ips = offsets.map((n) => at(t.v4, n));
-      for (const ip of ips) {
-        await a.allocate(ip, t.owner);
-        expect(await a.has(ip)).toBe(true);
-      }
-      const seen: string[] = [];
-      a.forEach((ip) => seen.push(ip));
-      // forEach is not filtered by CIDR: on a shared cluster keep only this test's prefix.
-      const mine = seen.filter((ip) => contains(t.v4, ip));
-      expect(mine.length).toBe(ips.length);
-      expect(new Set(mine)).toEqual(new Set(ips));
-    });
+    it.each([[[]], [[1]], [[1, 254]], [[1, 128, 254]]])(
+      'A6 forEach yields exactly the allocated set (offsets %j)',
+      async (offsets: number[]) => {
+        const t = target();
+        const { a } = await t.open(kind, t.v4);
+        const ips = offsets.map((n) => at(t.v4, n));
+        for (const ip of ips) {
+          await a.allocate(ip, t.owner);
+          expect(await a.has(ip)).toBe(true);
+        }
+        const seen: string[] = [];
+        a.forEach((ip) => seen.push(ip));
+        // forEach is not filtered by CIDR: on a shared cluster keep only this test's prefix.
+        const mine = seen.filter((ip) => contains(t.v4, ip));
+        expect(mine.length).toBe(ips.length);
+        expect(new Set(mine)).toEqual(new Set(ips));
+      },
+    );
 
     it('A14 a leading-zero-compressed IPv6 prefix allocates', async () => {
       const t = target();

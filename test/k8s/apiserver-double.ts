@@ -292,7 +292,10 @@ export function parseSelector(text: string | undefined): Selector {
     const p = raw.trim();
     let m: RegExpMatchArray | null;
     if ((m = p.match(/^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/))) {
-      const values = m[3]!.split(',').map((v) => v.trim()).filter((v) => v !== '');
+      const values = m[3]!
+        .split(',')
+        .map((v) => v.trim())
+        .filter((v) => v !== '');
       out.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values });
     } else if ((m = p.match(/^([^\s!=(),]+)\s*!=\s*([^\s!=(),]*)$/))) {
       out.push({ op: 'neq', key: m[1]!, value: m[2]! });
@@ -650,11 +653,18 @@ export class ApiServerDouble {
         }
         const body = clone(entry.body) as KubeObject;
         const kind = RESOURCES[plural!]!.kind;
-        if ((body.kind !== undefined && body.kind !== kind) || (body.apiVersion !== undefined && body.apiVersion !== `${GROUP}/${version}`)) {
+        if (
+          (body.kind !== undefined && body.kind !== kind) ||
+          (body.apiVersion !== undefined && body.apiVersion !== `${GROUP}/${version}`)
+        ) {
           return this.sendJSON(
             res,
             400,
-            statusFailure(400, 'BadRequest', `the API version in the data (${body.apiVersion}) does not match the expected API version (${GROUP}/${version})`),
+            statusFailure(
+              400,
+              'BadRequest',
+              `the API version in the data (${body.apiVersion}) does not match the expected API version (${GROUP}/${version})`,
+            ),
           );
         }
         const r = this.doCreate(plural!, body);
@@ -686,7 +696,9 @@ export class ApiServerDouble {
     if (typeof name !== 'string' || name === '') {
       return {
         code: 422,
-        body: invalid(type.kind, '', [{ reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' }]),
+        body: invalid(type.kind, '', [
+          { reason: 'FieldValueRequired', message: 'Required value: name or generateName is required', field: 'metadata.name' },
+        ]),
       };
     }
     const store = this.stores.get(plural)!;
@@ -802,11 +814,7 @@ export class ApiServerDouble {
     }
     const rvText = query.resourceVersion ?? '';
     if (rvText !== '' && !/^\d+$/.test(rvText)) {
-      return this.sendJSON(
-        res,
-        400,
-        statusFailure(400, 'BadRequest', `invalid resource version: ${rvText}`),
-      );
+      return this.sendJSON(res, 400, statusFailure(400, 'BadRequest', `invalid resource version: ${rvText}`));
     }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     // Like the real server: headers go out at once, before the first event.
@@ -1013,7 +1021,11 @@ export class ApiServerDouble {
     this.requests.push(entry);
     if (!m) return this.sendJSON(res, 404, statusFailure(404, 'NotFound', 'the server could not find the requested resource', {}));
     if (verb === 'unknown' || verb === 'watch') {
-      return this.sendJSON(res, 405, statusFailure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}));
+      return this.sendJSON(
+        res,
+        405,
+        statusFailure(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),
+      );
     }
     const denied = this.forbidden(verb, 'services', '', name, namespace);
     if (denied) return this.sendJSON(res, 403, denied);
@@ -1043,9 +1055,17 @@ export class ApiServerDouble {
         }
         if (this.serviceStore.has(`${namespace}/${body.metadata.name}`)) {
           const n = body.metadata.name;
-          return this.sendJSON(res, 409, statusFailure(409, 'AlreadyExists', `services "${n}" already exists`, { name: n, kind: 'services' }));
+          return this.sendJSON(
+            res,
+            409,
+            statusFailure(409, 'AlreadyExists', `services "${n}" already exists`, { name: n, kind: 'services' }),
+          );
         }
-        return this.sendJSON(res, 201, typedService(this.insertService({ ...body, metadata: { ...body.metadata, namespace: namespace! } })));
+        return this.sendJSON(
+          res,
+          201,
+          typedService(this.insertService({ ...body, metadata: { ...body.metadata, namespace: namespace! } })),
+        );
       }
       case 'list': {
         const limit = query.limit !== undefined ? Number(query.limit) : 0;
@@ -1056,7 +1076,13 @@ export class ApiServerDouble {
           const [tokenId, offset] = decodeContinue(query.continue);
           const snap = tokenId !== undefined ? this.snapshots.get(tokenId) : undefined;
           if (!snap) {
-            return this.sendJSON(res, 410, expired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.'));
+            return this.sendJSON(
+              res,
+              410,
+              expired(
+                'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+              ),
+            );
           }
           snapshot = snap;
           start = offset;

@@ -64,7 +64,7 @@ export function addressFor(g: BigGeometry, a: number, held: readonly string[]): 
   }
   switch (v % 5) {
     case 0:
-      return g.width === 32 ? formatValue(128, 0x20010db8n << 96n | BigInt(v)) : formatValue(32, 0x0a000000n + BigInt(v & 0xffff));
+      return g.width === 32 ? formatValue(128, (0x20010db8n << 96n) | BigInt(v)) : formatValue(32, 0x0a000000n + BigInt(v & 0xffff));
     case 1:
       return g.network === 0n ? at(g.broadcast + 1n) : at(g.network - 1n - BigInt(v % 1000));
     case 2:

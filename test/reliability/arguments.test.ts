@@ -33,7 +33,10 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
     ['an array', []],
     ['store: {}', { store: {} }],
     ['store: a number', { store: 5 }],
-    ['store whose cache has no subscribe', { store: { create() {}, delete() {}, get() {}, cache: { get() {}, list() {}, hasSynced() {} } } }],
+    [
+      'store whose cache has no subscribe',
+      { store: { create() {}, delete() {}, get() {}, cache: { get() {}, list() {}, hasSynced() {} } } },
+    ],
     ['random: 5', { random: 5 }],
     ['random without nextU32', { random: {} }],
   ];

@@ -87,7 +87,11 @@ function state(): unknown {
   }
   range4.validate();
   range6.validate();
-  const records = (s: MemoryStore) => s.records().map((r) => `${r.name} ${JSON.stringify(r.labels)} ${JSON.stringify(r.parentRef)}`).sort();
+  const records = (s: MemoryStore) =>
+    s
+      .records()
+      .map((r) => `${r.name} ${JSON.stringify(r.labels)} ${JSON.stringify(r.parentRef)}`)
+      .sort();
   const allocs: IPAllocator[] = [alloc4, alloc6, ref4, meta];
   return {
     allocators: allocs.map((a) => [a.used(), String(a.free()), list(a)]),
@@ -97,9 +101,7 @@ function state(): unknown {
   };
 }
 
-type Expect =
-  | { error: new (...args: never[]) => Error; quotes?: string }
-  | { ok: true; value?: unknown };
+type Expect = { error: new (...args: never[]) => Error; quotes?: string } | { ok: true; value?: unknown };
 
 /** Runs `call`, checks the outcome and that the state did not change. */
 async function check(input: unknown, call: () => unknown, want: Expect, restore?: () => Promise<void> | void): Promise<void> {
@@ -114,7 +116,10 @@ async function check(input: unknown, call: () => unknown, want: Expect, restore?
     thrown = e;
   }
   if ('error' in want) {
-    expect(thrown, `expected ${want.error.name}, got ${thrown === undefined ? `a result ${String(result)}` : String(thrown)}`).toBeInstanceOf(want.error);
+    expect(
+      thrown,
+      `expected ${want.error.name}, got ${thrown === undefined ? `a result ${String(result)}` : String(thrown)}`,
+    ).toBeInstanceOf(want.error);
     const quote = want.quotes ?? quoteInput(input);
     expect((thrown as Error).message).toContain(quote);
   } else {
@@ -170,7 +175,10 @@ describe('bad address text and non-strings, every entry point', () => {
 // ── 2. well-formed but not allocatable: wrong family, network, broadcast, mapped, outside ──
 
 describe('wrong family, network and broadcast addresses, IPv4-mapped IPv6', () => {
-  const notInRange = (ip: string, cidr: string) => ({ error: ErrNotInRange, quotes: `the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${cidr}` });
+  const notInRange = (ip: string, cidr: string) => ({
+    error: ErrNotInRange,
+    quotes: `the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${cidr}`,
+  });
   const rows: [string, IPAllocator | Range, string, Expect][] = [
     ['IPv4 network address', alloc4, '10.1.2.0', notInRange('10.1.2.0', V4)],
     ['IPv4 broadcast address', alloc4, '10.1.2.255', notInRange('10.1.2.255', V4)],
@@ -189,14 +197,22 @@ describe('wrong family, network and broadcast addresses, IPv4-mapped IPv6', () =
     ['Range: IPv6 network address', range6, 'fd00:1::', notInRange('fd00:1::', V6)],
     ['already allocated', alloc4, '10.1.2.5', { error: ErrAllocated, quotes: 'provided IP is already allocated' }],
     ['already allocated (Range)', range4, '10.1.2.5', { error: ErrAllocated, quotes: 'provided IP is already allocated' }],
-    ['already allocated, IPv4-mapped spelling', alloc4, '::ffff:10.1.2.5', { error: ErrAllocated, quotes: 'provided IP is already allocated' }],
+    [
+      'already allocated, IPv4-mapped spelling',
+      alloc4,
+      '::ffff:10.1.2.5',
+      { error: ErrAllocated, quotes: 'provided IP is already allocated' },
+    ],
   ];
   it.each(rows.map(([label, a, ip, w]) => [label, a, ip, w] as const))('%s → typed error, state unchanged', async (_l, a, ip, w) => {
     await check(ip, () => a.allocate(ip), w);
   });
 
   it('MetaAllocator: the network address of its only range → ErrMismatchedNetwork (upstream PrefixContainsIP)', async () => {
-    await check('10.1.2.0', () => meta.allocate('10.1.2.0'), { error: ErrMismatchedNetwork, quotes: 'the provided network does not match the current range' });
+    await check('10.1.2.0', () => meta.allocate('10.1.2.0'), {
+      error: ErrMismatchedNetwork,
+      quotes: 'the provided network does not match the current range',
+    });
     await check('fd00:1::5', () => meta.allocate('fd00:1::5'), { error: ErrMismatchedNetwork, quotes: 'does not match' });
   });
   it('MetaAllocator.release outside every range → ErrMismatchedNetwork (upstream returns it from Release)', async () => {
@@ -226,24 +242,42 @@ describe('wrong family, network and broadcast addresses, IPv4-mapped IPv6', () =
       checks++;
       expect(await a.has(text), `${a.ipFamily} has(${text})`).toBe(false);
       await a.release(text);
-      expect(store.records().some((r) => r.name === name), `${a.ipFamily} release(${text}) kept ${name}`).toBe(true);
+      expect(
+        store.records().some((r) => r.name === name),
+        `${a.ipFamily} release(${text}) kept ${name}`,
+      ).toBe(true);
     }
     v6.destroy();
   });
   it('IPv4-mapped spelling of a free in-range address is accepted as the IPv4 address (upstream net.IP)', async () => {
     for (const a of [alloc4, ref4]) {
-      await check('::ffff:10.1.2.77', () => a.allocate('::ffff:10.1.2.77'), { ok: true }, async () => {
-        expect(store.records().some((r) => r.name === '10.1.2.77')).toBe(true);
-        await a.release('10.1.2.77');
-      });
+      await check(
+        '::ffff:10.1.2.77',
+        () => a.allocate('::ffff:10.1.2.77'),
+        { ok: true },
+        async () => {
+          expect(store.records().some((r) => r.name === '10.1.2.77')).toBe(true);
+          await a.release('10.1.2.77');
+        },
+      );
     }
-    await check('::ffff:10.1.2.77', () => range4.allocate('::ffff:10.1.2.77'), { ok: true }, () => {
-      expect(range4.has('10.1.2.77')).toBe(true);
-      range4.release('10.1.2.77');
-    });
+    await check(
+      '::ffff:10.1.2.77',
+      () => range4.allocate('::ffff:10.1.2.77'),
+      { ok: true },
+      () => {
+        expect(range4.has('10.1.2.77')).toBe(true);
+        range4.release('10.1.2.77');
+      },
+    );
   });
   it('IPv6 all-ones is allocatable (no broadcast in IPv6, upstream)', async () => {
-    await check('fd00:1::ff', () => alloc6.allocate('fd00:1::ff'), { ok: true }, () => alloc6.release('fd00:1::ff'));
+    await check(
+      'fd00:1::ff',
+      () => alloc6.allocate('fd00:1::ff'),
+      { ok: true },
+      () => alloc6.release('fd00:1::ff'),
+    );
   });
   it('DualStackAllocator: two addresses of one family, none, too many, not an array → InvalidArgumentError', async () => {
     const quotes = { error: InvalidArgumentError, quotes: '' };
@@ -271,16 +305,19 @@ describe('constructors and prefix parsing', () => {
     await check(input, () => parsePrefix(x), q);
     await check(input, () => range4.restore(x, new Uint8Array()), q);
   });
-  it.each(UNSERVABLE_CIDRS.map(([l, c, m, r]) => [l, c, m, r] as const))('%s: allocators → InvalidRangeError; Range: as its row says', async (_l, cidr, message, range) => {
-    const q = { error: InvalidRangeError, quotes: message };
-    await check(cidr, () => new Allocator(cidr, { store }), q);
-    await check(cidr, () => new ReferenceAllocator(cidr, { store }), q);
-    if (range === 'range-accepts') {
-      await check(cidr, () => new Range(cidr).destroy(), { ok: true });
-    } else {
-      await check(cidr, () => new Range(cidr), { error: InvalidRangeError, quotes: IPV4_MAPPED_MESSAGE });
-    }
-  });
+  it.each(UNSERVABLE_CIDRS.map(([l, c, m, r]) => [l, c, m, r] as const))(
+    '%s: allocators → InvalidRangeError; Range: as its row says',
+    async (_l, cidr, message, range) => {
+      const q = { error: InvalidRangeError, quotes: message };
+      await check(cidr, () => new Allocator(cidr, { store }), q);
+      await check(cidr, () => new ReferenceAllocator(cidr, { store }), q);
+      if (range === 'range-accepts') {
+        await check(cidr, () => new Range(cidr).destroy(), { ok: true });
+      } else {
+        await check(cidr, () => new Range(cidr), { error: InvalidRangeError, quotes: IPV4_MAPPED_MESSAGE });
+      }
+    },
+  );
   it('ServiceCIDRs over the IPv4-mapped block are refused by validation, and skipped by a MetaAllocator fed them unvalidated', async () => {
     const src = new InMemoryServiceCIDRs();
     for (const cidr of ['::/64', '::fffe:0:0/95']) {
@@ -289,28 +326,47 @@ describe('constructors and prefix parsing', () => {
     }
     src.addServiceCIDR('mapped', ['::/80'], { unvalidated: true });
     const skipped: string[] = [];
-    await check('::/80', () => {
-      const m = new MetaAllocator('IPv6', src, { store: metaStore, onSkip: (s) => skipped.push(s.cidr) });
-      m.destroy();
-    }, { ok: true });
+    await check(
+      '::/80',
+      () => {
+        const m = new MetaAllocator('IPv6', src, { store: metaStore, onSkip: (s) => skipped.push(s.cidr) });
+        m.destroy();
+      },
+      { ok: true },
+    );
     expect(skipped).toEqual(['::/80']);
   });
   it('MetaAllocator: bad family and policy → InvalidArgumentError; unservable CIDRs are skipped, not thrown', async () => {
     for (const fam of ['ipv4', 'IPv5', null, 4]) {
-      await check(fam, () => new MetaAllocator(fam as never, cidrs, { store: metaStore }), { error: InvalidArgumentError, quotes: String(fam) });
+      await check(fam, () => new MetaAllocator(fam as never, cidrs, { store: metaStore }), {
+        error: InvalidArgumentError,
+        quotes: String(fam),
+      });
     }
-    await check('policy', () => new MetaAllocator('IPv4', cidrs, { store: metaStore, policy: 'random' as never }), { error: InvalidArgumentError, quotes: 'random' });
+    await check('policy', () => new MetaAllocator('IPv4', cidrs, { store: metaStore, policy: 'random' as never }), {
+      error: InvalidArgumentError,
+      quotes: 'random',
+    });
     const src = new InMemoryServiceCIDRs();
     src.addServiceCIDR('wide', ['2001:db8::/48']);
     const skipped: string[] = [];
-    await check('2001:db8::/48', () => {
-      const m = new MetaAllocator('IPv6', src, { store: metaStore, onSkip: (s) => skipped.push(s.cidr) });
-      m.destroy();
-    }, { ok: true });
+    await check(
+      '2001:db8::/48',
+      () => {
+        const m = new MetaAllocator('IPv6', src, { store: metaStore, onSkip: (s) => skipped.push(s.cidr) });
+        m.destroy();
+      },
+      { ok: true },
+    );
     expect(skipped).toEqual(['2001:db8::/48']);
   });
   it('DualStackAllocator: allocators of the wrong family or missing → InvalidArgumentError', async () => {
-    for (const [a, b] of [[alloc6, alloc4], [alloc4, alloc4], [null, alloc6], [alloc4, undefined]]) {
+    for (const [a, b] of [
+      [alloc6, alloc4],
+      [alloc4, alloc4],
+      [null, alloc6],
+      [alloc4, undefined],
+    ]) {
       await check('pair', () => new DualStackAllocator(a as never, b as never), { error: InvalidArgumentError, quotes: 'must be' });
     }
   });
@@ -342,21 +398,27 @@ describe('allocateMany counts, forEach callbacks', () => {
       inputs.add('throwing callback');
       checks++;
       const before = state();
-      expect(() => a.forEach(() => {
-        throw boom;
-      })).toThrow(boom);
+      expect(() =>
+        a.forEach(() => {
+          throw boom;
+        }),
+      ).toThrow(boom);
       expect(state()).toEqual(before);
     }
   });
   it('a Range.forEach callback releasing and re-allocating what it visits: each address seen once, state restored', async () => {
     const seen: string[] = [];
-    await check('reentrant callback', () => {
-      range4.forEach((ip) => {
-        seen.push(ip);
-        range4.release(ip);
-        range4.allocate(ip);
-      });
-    }, { ok: true });
+    await check(
+      'reentrant callback',
+      () => {
+        range4.forEach((ip) => {
+          seen.push(ip);
+          range4.release(ip);
+          range4.allocate(ip);
+        });
+      },
+      { ok: true },
+    );
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.length).toBe(range4.used());
   });
@@ -364,7 +426,10 @@ describe('allocateMany counts, forEach callbacks', () => {
     for (const data of [null, 'abc', [1, 2], new Uint8Array(64).fill(255)]) {
       await check(data, () => range4.restore(V4, data as never), { error: InvalidArgumentError, quotes: '' });
     }
-    await check('10.1.3.0/24', () => range4.restore('10.1.3.0/24', new Uint8Array()), { error: ErrMismatchedNetwork, quotes: 'does not match' });
+    await check('10.1.3.0/24', () => range4.restore('10.1.3.0/24', new Uint8Array()), {
+      error: ErrMismatchedNetwork,
+      quotes: 'does not match',
+    });
   });
 });
 
@@ -406,14 +471,26 @@ describe('store names: get → undefined, delete → NotFoundError quoting the n
       ks.close();
       await d.close();
     });
-    const serverState = () => [d.objects().map((o) => o.metadata.name).sort(), d.objects('servicecidrs').map((o) => o.metadata.name).sort()];
+    const serverState = () => [
+      d
+        .objects()
+        .map((o) => o.metadata.name)
+        .sort(),
+      d
+        .objects('servicecidrs')
+        .map((o) => o.metadata.name)
+        .sort(),
+    ];
     it.each(BAD_NAMES.filter(([, n]) => n.length < 1000).map(([l, n]) => [l, n] as const))('%s', async (_l, name) => {
       d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: [V4] } }, 'servicecidrs');
       const before = serverState();
       inputs.add(name);
       checks += 2;
       expect(await ks.get(name)).toBeUndefined();
-      const e = await ks.delete(name).then(() => null, (x: unknown) => x);
+      const e = await ks.delete(name).then(
+        () => null,
+        (x: unknown) => x,
+      );
       expect(e, `delete(${JSON.stringify(name)})`).toBeInstanceOf(Error);
       expect(e).toBeInstanceOf(NotFoundError);
       expect((e as Error).message).toContain(name.slice(0, 20));

@@ -27,27 +27,35 @@ describe(`differential fuzzing, ${FUZZ_OPS} operations per prefix (IPALLOCATOR_F
       return g.last - g.first + 1n;
     })();
 
-    it('Allocator ≡ ReferenceAllocator ≡ Range (set semantics)', async () => {
-      const seed = (SEED + i * 7919) >>> 0;
-      const ops = generate(new Driver(seed), FUZZ_OPS, count, false);
-      const m = await replayAllocators(cidr, seed, ops);
-      if (m !== null) {
-        const shrunk = await shrink(ops, (o) => replayAllocators(cidr, seed, o), 300);
-        expect.fail(report(`Allocator ≡ ReferenceAllocator on ${cidr}`, seed, m, shrunk));
-      }
-      total += ops.length;
-    }, TIMEOUT);
+    it(
+      'Allocator ≡ ReferenceAllocator ≡ Range (set semantics)',
+      async () => {
+        const seed = (SEED + i * 7919) >>> 0;
+        const ops = generate(new Driver(seed), FUZZ_OPS, count, false);
+        const m = await replayAllocators(cidr, seed, ops);
+        if (m !== null) {
+          const shrunk = await shrink(ops, (o) => replayAllocators(cidr, seed, o), 300);
+          expect.fail(report(`Allocator ≡ ReferenceAllocator on ${cidr}`, seed, m, shrunk));
+        }
+        total += ops.length;
+      },
+      TIMEOUT,
+    );
 
-    it('Range ≡ Set model (allocateNext, allocateMany, releaseMany, snapshot)', async () => {
-      const seed = (SEED + i * 104729 + 1) >>> 0;
-      const ops = generate(new Driver(seed), FUZZ_OPS, count, true);
-      const m = replayRange(cidr, seed, ops);
-      if (m !== null) {
-        const shrunk = await shrink(ops, (o) => replayRange(cidr, seed, o), 1000);
-        expect.fail(report(`Range ≡ model on ${cidr}`, seed, m, shrunk));
-      }
-      total += ops.length;
-    }, TIMEOUT);
+    it(
+      'Range ≡ Set model (allocateNext, allocateMany, releaseMany, snapshot)',
+      async () => {
+        const seed = (SEED + i * 104729 + 1) >>> 0;
+        const ops = generate(new Driver(seed), FUZZ_OPS, count, true);
+        const m = replayRange(cidr, seed, ops);
+        if (m !== null) {
+          const shrunk = await shrink(ops, (o) => replayRange(cidr, seed, o), 1000);
+          expect.fail(report(`Range ≡ model on ${cidr}`, seed, m, shrunk));
+        }
+        total += ops.length;
+      },
+      TIMEOUT,
+    );
   });
 
   it('reports the operations fuzzed', () => {

@@ -120,7 +120,8 @@ export async function replayAllocators(cidr: string, seed: number, ops: readonly
         const ip = addressFor(g, op.a, held.list);
         const r = await both((a) => a.allocate(ip));
         const m = await outcome(() => range.allocate(ip));
-        if (m !== r) throw new Error(`${at} allocate(${JSON.stringify(ip)}): allocators ${JSON.stringify(r)} but Range ${JSON.stringify(m)}`);
+        if (m !== r)
+          throw new Error(`${at} allocate(${JSON.stringify(ip)}): allocators ${JSON.stringify(r)} but Range ${JSON.stringify(m)}`);
         if (r === 'ok') held.add(alloc.prefix.formatAt(...offsetPair(g, ip)));
       } else if (op.k === 'rel') {
         const ip = held.size > 0 && (op.a & 3) !== 0 ? held.at(op.a >>> 2) : addressFor(g, op.a, held.list);
@@ -337,11 +338,50 @@ export interface Row {
 }
 
 export const REGRESSIONS: Row[] = [
-  { name: 'edge: /30 filled by allocateNext, then ErrFull, release, refill', suite: 'allocators', cidr: '192.168.10.0/30', seed: 1, ops: [{ k: 'next' }, { k: 'next' }, { k: 'next' }, { k: 'rel', a: 1 }, { k: 'next' }, { k: 'next' }] },
-  { name: 'edge: network, broadcast, last + 1 and network − 1 are not in range (/28)', suite: 'allocators', cidr: '192.168.10.16/28', seed: 2, ops: [6, 14, 38, 46, 30, 22].map((a) => ({ k: 'alloc', a }) as Op) },
-  { name: 'edge: IPv6 all-ones is allocatable, last + 1 is the next prefix (/126)', suite: 'allocators', cidr: '2001:db8:7::/126', seed: 3, ops: [{ k: 'alloc', a: 30 }, { k: 'alloc', a: 38 }, { k: 'next' }, { k: 'next' }, { k: 'next' }] },
-  { name: 'edge: IPv4-mapped spelling of an in-range address is that address (accepted, upstream)', suite: 'allocators', cidr: '192.168.10.0/24', seed: 4, ops: [{ k: 'alloc', a: (3 << 3) | 7 }, { k: 'alloc', a: 5 }, { k: 'has', a: (3 << 3) | 7 }] },
-  { name: 'edge: allocateMany of exactly the free count, then 1 more → ErrFull, nothing taken', suite: 'range', cidr: '192.168.10.16/28', seed: 5, ops: [{ k: 'next' }, { k: 'many', n: 13 }, { k: 'many', n: 1 }, { k: 'relmany', a: 3, n: 5 }, { k: 'many', n: 6 }] },
-  { name: 'edge: /64 draws over 2^64 − 257 offsets, static band after a far static allocate', suite: 'allocators', cidr: '2001:db8:a:b::/64', seed: 6, ops: [{ k: 'alloc', a: 0xfffffff8 }, { k: 'next' }, { k: 'next' }, { k: 'alloc', a: 3 }, { k: 'rel', a: 5 }] },
+  {
+    name: 'edge: /30 filled by allocateNext, then ErrFull, release, refill',
+    suite: 'allocators',
+    cidr: '192.168.10.0/30',
+    seed: 1,
+    ops: [{ k: 'next' }, { k: 'next' }, { k: 'next' }, { k: 'rel', a: 1 }, { k: 'next' }, { k: 'next' }],
+  },
+  {
+    name: 'edge: network, broadcast, last + 1 and network − 1 are not in range (/28)',
+    suite: 'allocators',
+    cidr: '192.168.10.16/28',
+    seed: 2,
+    ops: [6, 14, 38, 46, 30, 22].map((a) => ({ k: 'alloc', a }) as Op),
+  },
+  {
+    name: 'edge: IPv6 all-ones is allocatable, last + 1 is the next prefix (/126)',
+    suite: 'allocators',
+    cidr: '2001:db8:7::/126',
+    seed: 3,
+    ops: [{ k: 'alloc', a: 30 }, { k: 'alloc', a: 38 }, { k: 'next' }, { k: 'next' }, { k: 'next' }],
+  },
+  {
+    name: 'edge: IPv4-mapped spelling of an in-range address is that address (accepted, upstream)',
+    suite: 'allocators',
+    cidr: '192.168.10.0/24',
+    seed: 4,
+    ops: [
+      { k: 'alloc', a: (3 << 3) | 7 },
+      { k: 'alloc', a: 5 },
+      { k: 'has', a: (3 << 3) | 7 },
+    ],
+  },
+  {
+    name: 'edge: allocateMany of exactly the free count, then 1 more → ErrFull, nothing taken',
+    suite: 'range',
+    cidr: '192.168.10.16/28',
+    seed: 5,
+    ops: [{ k: 'next' }, { k: 'many', n: 13 }, { k: 'many', n: 1 }, { k: 'relmany', a: 3, n: 5 }, { k: 'many', n: 6 }],
+  },
+  {
+    name: 'edge: /64 draws over 2^64 − 257 offsets, static band after a far static allocate',
+    suite: 'allocators',
+    cidr: '2001:db8:a:b::/64',
+    seed: 6,
+    ops: [{ k: 'alloc', a: 0xfffffff8 }, { k: 'next' }, { k: 'next' }, { k: 'alloc', a: 3 }, { k: 'rel', a: 5 }],
+  },
 ];
-

@@ -28,7 +28,10 @@ export type FaultRates = Partial<Record<FaultKind, number>>;
 
 /** The error a faulted call rejects with (like a 500 or a reset connection: not AlreadyExists). */
 export class InjectedFault extends Error {
-  constructor(readonly kind: FaultKind, name: string) {
+  constructor(
+    readonly kind: FaultKind,
+    name: string,
+  ) {
     super(`injected ${kind} for ${JSON.stringify(name)}`);
     this.name = 'InjectedFault';
   }

@@ -112,55 +112,74 @@ function checkStore(records: IPAddressRecord[], held: Map<string, string>): stri
   for (const [ip, k] of held) {
     const r = byName.get(ip);
     if (r === undefined) problems.push(`lost: ${ip} (${k}) has no record`);
-    else if (r.parentRef === null || ownerKey(r.parentRef) !== k) problems.push(`lost: ${ip} held by ${k}, record says ${JSON.stringify(r.parentRef)}`);
+    else if (r.parentRef === null || ownerKey(r.parentRef) !== k)
+      problems.push(`lost: ${ip} held by ${k}, record says ${JSON.stringify(r.parentRef)}`);
   }
   for (const r of records) if (!held.has(r.name)) problems.push(`stray record ${r.name} (${JSON.stringify(r.parentRef)})`);
   return problems;
 }
 
 describe('load: 8 allocators, one store', () => {
-  it(`MemoryStore, IPv4 /16, ${LOAD_OPS} mixed operations in batches of 256, lagging cache`, async () => {
-    const store = new FaultyMemoryStore({ cache: 'manual' });
-    const allocators: IPAllocator[] = [];
-    for (let i = 0; i < 8; i++) {
-      const opts = { store, random: seededRandom(SEED + i) };
-      // one ReferenceAllocator among them: the upstream algorithm under the same load
-      allocators.push(i === 7 ? new ReferenceAllocator('10.64.0.0/16', opts) : new Allocator('10.64.0.0/16', opts));
-    }
-    const { f, held } = await drive(allocators, LOAD_OPS, 256, SEED, 65534, (b) => {
-      if (b % 3 === 2) store.flushCache();
-    });
-    store.syncCache();
-    expect(f.duplicates).toEqual([]);
-    expect(checkStore(store.records(), held)).toEqual([]);
-    for (const a of allocators) expect(a.used()).toBe(held.size);
-    expect(f.allocations).toBeGreaterThan(LOAD_OPS / 3);
-    reportThroughput(`MemoryStore 8 allocators /16 (${f.allocations} allocations, ${f.releases} releases, ${f.collisions} ErrAllocated, ${f.full} ErrFull, ${store.alreadyExistsAnswers} AlreadyExists answers)`, f.ops, f.ms);
-    for (const a of allocators) a.destroy();
-  }, scaledTimeout(LOAD_OPS, 100_000));
-
-  it(`KubernetesStore ×8 on one API-server double, /24, ${K8S_LOAD_OPS} mixed operations in batches of 32`, async () => {
-    const d = await ApiServerDouble.start({ requireParentRef: true });
-    const stores: KubernetesStore[] = [];
-    const allocators: IPAllocator[] = [];
-    try {
+  it(
+    `MemoryStore, IPv4 /16, ${LOAD_OPS} mixed operations in batches of 256, lagging cache`,
+    async () => {
+      const store = new FaultyMemoryStore({ cache: 'manual' });
+      const allocators: IPAllocator[] = [];
       for (let i = 0; i < 8; i++) {
-        const s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 } });
-        stores.push(s);
-        allocators.push(new Allocator('10.65.0.0/24', { store: s, random: seededRandom(SEED + 100 + i) }));
+        const opts = { store, random: seededRandom(SEED + i) };
+        // one ReferenceAllocator among them: the upstream algorithm under the same load
+        allocators.push(i === 7 ? new ReferenceAllocator('10.64.0.0/16', opts) : new Allocator('10.64.0.0/16', opts));
       }
-      await Promise.all(stores.map((s) => s.waitForSync()));
-      const { f, held } = await drive(allocators, K8S_LOAD_OPS, 32, SEED + 1, 1 << 30, () => {});
+      const { f, held } = await drive(allocators, LOAD_OPS, 256, SEED, 65534, (b) => {
+        if (b % 3 === 2) store.flushCache();
+      });
+      store.syncCache();
       expect(f.duplicates).toEqual([]);
-      const records = (): IPAddressRecord[] =>
-        d.objects().map((o) => ({ name: o.metadata.name, labels: o.metadata.labels ?? {}, parentRef: (o.spec?.parentRef as ParentRef) ?? null }));
-      expect(checkStore(records(), held)).toEqual([]);
-      await until(() => allocators.every((a) => a.used() === held.size), 'every informer caught up');
-      reportThroughput(`KubernetesStore 8 API servers /24 (${f.allocations} allocations, ${f.releases} releases, ${f.full} ErrFull)`, f.ops, f.ms);
-      } finally {
+      expect(checkStore(store.records(), held)).toEqual([]);
+      for (const a of allocators) expect(a.used()).toBe(held.size);
+      expect(f.allocations).toBeGreaterThan(LOAD_OPS / 3);
+      reportThroughput(
+        `MemoryStore 8 allocators /16 (${f.allocations} allocations, ${f.releases} releases, ${f.collisions} ErrAllocated, ${f.full} ErrFull, ${store.alreadyExistsAnswers} AlreadyExists answers)`,
+        f.ops,
+        f.ms,
+      );
       for (const a of allocators) a.destroy();
-      for (const s of stores) s.close();
-      await d.close();
-    }
-  }, scaledTimeout(K8S_LOAD_OPS, 1_600));
+    },
+    scaledTimeout(LOAD_OPS, 100_000),
+  );
+
+  it(
+    `KubernetesStore ×8 on one API-server double, /24, ${K8S_LOAD_OPS} mixed operations in batches of 32`,
+    async () => {
+      const d = await ApiServerDouble.start({ requireParentRef: true });
+      const stores: KubernetesStore[] = [];
+      const allocators: IPAllocator[] = [];
+      try {
+        for (let i = 0; i < 8; i++) {
+          const s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 } });
+          stores.push(s);
+          allocators.push(new Allocator('10.65.0.0/24', { store: s, random: seededRandom(SEED + 100 + i) }));
+        }
+        await Promise.all(stores.map((s) => s.waitForSync()));
+        const { f, held } = await drive(allocators, K8S_LOAD_OPS, 32, SEED + 1, 1 << 30, () => {});
+        expect(f.duplicates).toEqual([]);
+        const records = (): IPAddressRecord[] =>
+          d
+            .objects()
+            .map((o) => ({ name: o.metadata.name, labels: o.metadata.labels ?? {}, parentRef: (o.spec?.parentRef as ParentRef) ?? null }));
+        expect(checkStore(records(), held)).toEqual([]);
+        await until(() => allocators.every((a) => a.used() === held.size), 'every informer caught up');
+        reportThroughput(
+          `KubernetesStore 8 API servers /24 (${f.allocations} allocations, ${f.releases} releases, ${f.full} ErrFull)`,
+          f.ops,
+          f.ms,
+        );
+      } finally {
+        for (const a of allocators) a.destroy();
+        for (const s of stores) s.close();
+        await d.close();
+      }
+    },
+    scaledTimeout(K8S_LOAD_OPS, 1_600),
+  );
 });

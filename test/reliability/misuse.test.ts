@@ -76,7 +76,12 @@ describe('DualStackAllocator after destroy()', () => {
     const ds = new DualStackAllocator(new Allocator('10.0.0.0/24', { store }), new Allocator('fd00::/120', { store }));
     const ips = await ds.allocateNext(OWNER);
     ds.destroy();
-    for (const call of [() => ds.allocateNext(OWNER), () => ds.allocate(['10.0.0.7'], OWNER), () => ds.release(ips), () => ds.allocator('IPv4')]) {
+    for (const call of [
+      () => ds.allocateNext(OWNER),
+      () => ds.allocate(['10.0.0.7'], OWNER),
+      () => ds.release(ips),
+      () => ds.allocator('IPv4'),
+    ]) {
       expect(await failure(call)).toBeInstanceOf(ErrDestroyed);
     }
     expect(store.cache.list()).toHaveLength(2);

@@ -6,7 +6,15 @@ import { Allocator } from '../../adapters/allocator.ts';
 import { InvalidArgumentError } from '../../adapters/errors.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
 import { MetaAllocator } from '../../adapters/meta-allocator.ts';
-import { drawBelow, MAX_DRAW_TRIES, type RandomSource, seededRandom, uniformBelow, type U64Out, Xoshiro128 } from '../../adapters/random.ts';
+import {
+  drawBelow,
+  MAX_DRAW_TRIES,
+  type RandomSource,
+  seededRandom,
+  uniformBelow,
+  type U64Out,
+  Xoshiro128,
+} from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';

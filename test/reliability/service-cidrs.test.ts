@@ -3,7 +3,12 @@
 // callbacks neither reorders nor hides the events the other watchers see.
 import { describe, expect, it } from 'vitest';
 import { InvalidArgumentError, InvalidCIDRError, InvalidRangeError } from '../../adapters/errors.ts';
-import { InMemoryServiceCIDRs, type ServiceCIDRWatcher, serviceCIDRAllocatable, validateServiceCIDRSpec } from '../../adapters/service-cidrs.ts';
+import {
+  InMemoryServiceCIDRs,
+  type ServiceCIDRWatcher,
+  serviceCIDRAllocatable,
+  validateServiceCIDRSpec,
+} from '../../adapters/service-cidrs.ts';
 
 /** A watcher that writes down what it sees. */
 function recorder(log: string[], name: string): ServiceCIDRWatcher {
@@ -44,7 +49,7 @@ describe('InMemoryServiceCIDRs refuses bad arguments and changes nothing', () =>
   it('serviceCIDRAllocatable(null) → InvalidArgumentError', () => {
     expect(() => serviceCIDRAllocatable(null as never)).toThrow(InvalidArgumentError);
   });
-  it('validateServiceCIDRSpec: the API server\'s rules, typed', () => {
+  it("validateServiceCIDRSpec: the API server's rules, typed", () => {
     expect(() => validateServiceCIDRSpec([])).toThrow(InvalidArgumentError);
     expect(() => validateServiceCIDRSpec(['10.0.0.0/24', 'fd00::/120', '10.1.0.0/24'])).toThrow(InvalidArgumentError);
     expect(() => validateServiceCIDRSpec(['10.0.0.0/24', '10.1.0.0/24'])).toThrow(InvalidArgumentError);
@@ -73,7 +78,9 @@ describe('InMemoryServiceCIDRs delivers every change to every watcher, in order'
   });
   it('a watcher that throws: the change stands, the other watchers still see it, the error goes to onWatcherError', () => {
     const errors: string[] = [];
-    const src = new InMemoryServiceCIDRs({ onWatcherError: (e, _w, event) => errors.push(`${event.kind} ${event.serviceCIDR.name}: ${(e as Error).message}`) });
+    const src = new InMemoryServiceCIDRs({
+      onWatcherError: (e, _w, event) => errors.push(`${event.kind} ${event.serviceCIDR.name}: ${(e as Error).message}`),
+    });
     const log: string[] = [];
     src.subscribe({
       onAdd: () => {
@@ -87,7 +94,7 @@ describe('InMemoryServiceCIDRs delivers every change to every watcher, in order'
     expect(errors).toEqual(['add x: boom']);
     expect(src.list().map((s) => s.name)).toEqual(['x']);
   });
-  it('by default a watcher\'s error is rethrown outside the change (where nothing can catch it into the caller)', async () => {
+  it("by default a watcher's error is rethrown outside the change (where nothing can catch it into the caller)", async () => {
     const src = new InMemoryServiceCIDRs();
     src.subscribe({
       onAdd: () => {

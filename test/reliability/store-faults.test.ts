@@ -22,7 +22,7 @@ import { seededRandom } from '../../adapters/random.ts';
 import { canonicalAddr } from '../../adapters/address.ts';
 import { ErrAllocated, ErrFull, ErrNotInRange, ErrNotReady } from '../../adapters/errors.ts';
 import { reconcile, ownerKey } from '../../adapters/reconcile.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, } from '../../adapters/store.ts';
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from '../../adapters/store.ts';
 import { KubernetesStore, KubernetesApiError } from '../../adapters/kubernetes/index.ts';
 import type { ParentRef } from '../../adapters/types.ts';
 import { ApiServerDouble } from '../k8s/apiserver-double.ts';
@@ -161,14 +161,21 @@ async function run(setup: Setup, cidrs: string[], kinds: ('alloc' | 'ref')[], se
   const losses: string[] = [];
   for (const [ip, key] of held) {
     const r = byName.get(ip);
-    if (r === undefined || r.parentRef === null || ownerKey(r.parentRef) !== key) losses.push(`${ip} (${key}) → ${r === undefined ? 'no record' : JSON.stringify(r.parentRef)}`);
+    if (r === undefined || r.parentRef === null || ownerKey(r.parentRef) !== key)
+      losses.push(`${ip} (${key}) → ${r === undefined ? 'no record' : JSON.stringify(r.parentRef)}`);
   }
   expect(losses, 'resolved allocations without their record').toEqual([]);
   const unexplained = records.filter((r) => !held.has(r.name) && !(r.parentRef !== null && gone.has(ownerKey(r.parentRef))));
-  expect(unexplained.map((r) => r.name), 'records of owners that never asked').toEqual([]);
+  expect(
+    unexplained.map((r) => r.name),
+    'records of owners that never asked',
+  ).toEqual([]);
 
   // reconcile: the leaks are exactly the records whose owner is not held
-  const leaksExpected = records.filter((r) => !held.has(r.name)).map((r) => r.name).sort();
+  const leaksExpected = records
+    .filter((r) => !held.has(r.name))
+    .map((r) => r.name)
+    .sort();
   const rec = await reconcile(store, heldOwners.values(), { delete: true, graceMs: 0 });
   expect(rec.leaks.map((r) => r.name).sort()).toEqual(leaksExpected);
   expect(rec.errors).toEqual([]);
@@ -262,15 +269,19 @@ describe(`store faults on MemoryStore, ${FAULT_OPS} operations per run (IPALLOCA
     ['IPv4 /27 full and churning, overlapping /28', ['10.0.1.0/27', '10.0.1.0/27', '10.0.1.16/28'], ['alloc', 'ref', 'alloc']],
     ['IPv6 /120 ×2 and /64', ['fd00:2::/120', 'fd00:2::/120', 'fd00:2::/64'], ['alloc', 'alloc', 'alloc']],
   ];
-  it.each(cases.map((c, i) => [...c, i] as const))('%s', async (_name, cidrs, kinds, i) => {
-    const setup = memorySetup(SEED + i, RATES);
-    try {
-      const r = await run(setup, cidrs, kinds, SEED + i, FAULT_OPS);
-      expect(r.faults).toBeGreaterThan(0);
-    } finally {
-      await setup.close();
-    }
-  }, TIMEOUT);
+  it.each(cases.map((c, i) => [...c, i] as const))(
+    '%s',
+    async (_name, cidrs, kinds, i) => {
+      const setup = memorySetup(SEED + i, RATES);
+      try {
+        const r = await run(setup, cidrs, kinds, SEED + i, FAULT_OPS);
+        expect(r.faults).toBeGreaterThan(0);
+      } finally {
+        await setup.close();
+      }
+    },
+    TIMEOUT,
+  );
 
   it('regression row: a create whose reply is lost leaves a record that reconcile reports and deletes', async () => {
     const setup = memorySetup(1, { 'create-lost-reply': 100 });
@@ -351,51 +362,71 @@ describe('regressions', () => {
 });
 
 describe('store faults on KubernetesStore (API-server double: 5xx, dropped and compacted watches)', () => {
-  it('one KubernetesStore, three allocators (overlapping prefixes), faults on both sides of the wire', async () => {
-    const d = await ApiServerDouble.start({ requireParentRef: false });
-    const kss = [0].map(() => new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 } }));
-    await Promise.all(kss.map((k) => k.waitForSync()));
-    const fault = new FaultStore(kss[0]!, new Driver(SEED ^ 0x4b8), { 'create-lost-reply': 5, 'create-fails': 3, 'delete-fails': 3, 'delete-lost-reply': 3, 'drop-event': 2 });
-    let switches = 0;
-    const setup: Setup = {
-      store: fault,
-      records: async () =>
-        d.objects().map((o) => ({
-          name: o.metadata.name,
-          labels: o.metadata.labels ?? {},
-          parentRef: (o.spec?.parentRef as ParentRef | undefined) ?? null,
-        })),
-      disturb(dr) {
-        switches++;
-        const k = dr.below(5);
-        if (k === 0) d.failNext('create', 1, 500);
-        else if (k === 1) d.failNext('delete', 1, 503);
-        else if (k === 2) d.dropWatches();
-        else if (k === 3) {
-          d.compact();
-          d.dropWatches();
-        } else d.closeWatches();
-      },
-      async settle() {
-        d.failNext('create', 0);
-        d.failNext('delete', 0);
-        const want = () => d.objects().map((o) => o.metadata.name).sort().join(',');
-        const have = (k: KubernetesStore) => k.cache.list().map((r) => r.name).sort().join(',');
-        await until(() => kss.every((k) => have(k) === want()), 'caches converge with the server');
-      },
-      async close() {
-        fault.close();
-        for (const k of kss) k.close();
-        await d.close();
-      },
-    };
-    try {
-      const n = Math.max(200, Math.floor(FAULT_OPS / 6));
-      const r = await run(setup, ['10.0.5.0/26', '10.0.5.0/26', '10.0.5.0/27'], ['alloc', 'ref', 'alloc'], SEED + 99, n);
-      totals.faults += switches;
-      expect(r.faults + switches).toBeGreaterThan(0);
-    } finally {
-      await setup.close();
-    }
-  }, TIMEOUT);
+  it(
+    'one KubernetesStore, three allocators (overlapping prefixes), faults on both sides of the wire',
+    async () => {
+      const d = await ApiServerDouble.start({ requireParentRef: false });
+      const kss = [0].map(() => new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 } }));
+      await Promise.all(kss.map((k) => k.waitForSync()));
+      const fault = new FaultStore(kss[0]!, new Driver(SEED ^ 0x4b8), {
+        'create-lost-reply': 5,
+        'create-fails': 3,
+        'delete-fails': 3,
+        'delete-lost-reply': 3,
+        'drop-event': 2,
+      });
+      let switches = 0;
+      const setup: Setup = {
+        store: fault,
+        records: async () =>
+          d.objects().map((o) => ({
+            name: o.metadata.name,
+            labels: o.metadata.labels ?? {},
+            parentRef: (o.spec?.parentRef as ParentRef | undefined) ?? null,
+          })),
+        disturb(dr) {
+          switches++;
+          const k = dr.below(5);
+          if (k === 0) d.failNext('create', 1, 500);
+          else if (k === 1) d.failNext('delete', 1, 503);
+          else if (k === 2) d.dropWatches();
+          else if (k === 3) {
+            d.compact();
+            d.dropWatches();
+          } else d.closeWatches();
+        },
+        async settle() {
+          d.failNext('create', 0);
+          d.failNext('delete', 0);
+          const want = () =>
+            d
+              .objects()
+              .map((o) => o.metadata.name)
+              .sort()
+              .join(',');
+          const have = (k: KubernetesStore) =>
+            k.cache
+              .list()
+              .map((r) => r.name)
+              .sort()
+              .join(',');
+          await until(() => kss.every((k) => have(k) === want()), 'caches converge with the server');
+        },
+        async close() {
+          fault.close();
+          for (const k of kss) k.close();
+          await d.close();
+        },
+      };
+      try {
+        const n = Math.max(200, Math.floor(FAULT_OPS / 6));
+        const r = await run(setup, ['10.0.5.0/26', '10.0.5.0/26', '10.0.5.0/27'], ['alloc', 'ref', 'alloc'], SEED + 99, n);
+        totals.faults += switches;
+        expect(r.faults + switches).toBeGreaterThan(0);
+      } finally {
+        await setup.close();
+      }
+    },
+    TIMEOUT,
+  );
 });
