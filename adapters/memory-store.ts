@@ -28,7 +28,7 @@
 // validation) lives in a test-only subclass under test/, through the protected members below.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
 import { validateRecord } from './records.ts';
-import type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
+import { checkWatcher, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher, type SyncStoreOps } from './store.ts';
 import type { ParentRef } from './types.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -303,7 +303,7 @@ export class MemoryCache implements StoreCache {
    */
   subscribe(watcher: StoreWatcher): () => void {
     if (this.closed) throw destroyed();
-    checkWatcher(watcher);
+    checkWatcher(watcher, 'MemoryStore.cache.subscribe');
     const sub: Subscription = { watcher, active: true };
     const all = this.records.values(); // a copy: the watcher may write while replaying
     const outermost = !this.delivering;
@@ -417,20 +417,6 @@ export class MemoryCache implements StoreCache {
     } catch (e) {
       rethrowLater(e);
     }
-  }
-}
-
-/** InvalidArgumentError unless `watcher` has onAdd and onDelete functions (and onResync, if any). */
-function checkWatcher(watcher: unknown): void {
-  const w = watcher as Partial<Record<keyof StoreWatcher, unknown>> | null;
-  if (
-    typeof w !== 'object' ||
-    w === null ||
-    typeof w.onAdd !== 'function' ||
-    typeof w.onDelete !== 'function' ||
-    (w.onResync !== undefined && typeof w.onResync !== 'function')
-  ) {
-    throw new InvalidArgumentError(`a watcher must be an object with onAdd and onDelete functions, got ${quoteInput(watcher)}`);
   }
 }
 

@@ -9,6 +9,7 @@
 // KubernetesStore (adapters/kubernetes/, IPAddress objects through @kubernetes/client-node).
 // An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
 // delete, and the cache to a watch from a revision.
+import { InvalidArgumentError, quoteInput } from './errors.ts';
 import type { ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
@@ -130,4 +131,21 @@ export interface Store {
 /** The two labels upstream writes on every IPAddress of `family`. */
 export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string> {
   return { [LABEL_IP_FAMILY]: family, [LABEL_MANAGED_BY]: CONTROLLER_NAME };
+}
+
+/**
+ * InvalidArgumentError unless `watcher` is an object with onAdd and onDelete functions (onResync
+ * optional): every cache's subscribe() checks it before replaying anything. `where` names the call.
+ */
+export function checkWatcher(watcher: unknown, where: string): void {
+  const w = watcher as { onAdd?: unknown; onDelete?: unknown; onResync?: unknown } | null;
+  if (
+    typeof w !== 'object' ||
+    w === null ||
+    typeof w.onAdd !== 'function' ||
+    typeof w.onDelete !== 'function' ||
+    (w.onResync !== undefined && typeof w.onResync !== 'function')
+  ) {
+    throw new InvalidArgumentError(`${where}: a watcher must be an object with onAdd and onDelete functions, got ${quoteInput(watcher)}`);
+  }
 }

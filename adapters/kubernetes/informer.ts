@@ -44,10 +44,10 @@
 // Invariant: the map only holds objects the server held at some revision, each at most once,
 // never moves back past what the list/watch has shown, and converges to the server's set once
 // the watch catches up.
-import type { IPAddressRecord, StoreCache } from '../store.ts';
+import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, quoteInput } from '../errors.ts';
 import { SyncTimeoutError, translate } from './errors.ts';
-import { checkWatcher, matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
+import { matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 

@@ -6,7 +6,7 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
 import type { ParentRef } from '../types.ts';
 
 export const GROUP = 'networking.k8s.io';
@@ -119,20 +119,6 @@ export function notOlder(a: string | undefined, b: string | undefined): boolean 
   const x = revision(a);
   const y = revision(b);
   return x !== undefined && y !== undefined && x >= y;
-}
-
-/** A watcher must be an object with onAdd and onDelete functions (onResync optional). */
-export function checkWatcher(watcher: unknown, where: string): void {
-  const w = watcher as { onAdd?: unknown; onDelete?: unknown; onResync?: unknown } | null;
-  if (
-    typeof w !== 'object' ||
-    w === null ||
-    typeof w.onAdd !== 'function' ||
-    typeof w.onDelete !== 'function' ||
-    (w.onResync !== undefined && typeof w.onResync !== 'function')
-  ) {
-    throw new InvalidArgumentError(`${where}: a watcher must be an object with onAdd and onDelete functions, got ${quoteInput(watcher)}`);
-  }
 }
 
 // --- label selectors (equality- and set-based string form) ------------------------------------

@@ -32,7 +32,8 @@ import { KubernetesApiError, translate } from './errors.ts';
 import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import { checkApiVersion, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
-import { GROUP, checkWatcher, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+import { checkWatcher } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 
 const RESOURCE = `servicecidrs.${GROUP}`;
