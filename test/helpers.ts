@@ -10,6 +10,16 @@ export async function rejection(p: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection');
 }
 
+/** What `call` threw or its promise rejected with, or undefined when it succeeded. */
+export async function failure(call: () => unknown): Promise<unknown> {
+  try {
+    await call();
+    return undefined;
+  } catch (e) {
+    return e;
+  }
+}
+
 /** The value a promise resolves to, or the error it rejects with. */
 export async function settle<T>(p: Promise<T>): Promise<T | Error> {
   try {

@@ -12,16 +12,7 @@ import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import type { ParentRef } from '../../adapters/types.ts';
 import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
-
-/** What `call` threw or rejected with (undefined when it succeeded). */
-async function failure(call: () => unknown): Promise<unknown> {
-  try {
-    await call();
-    return undefined;
-  } catch (e) {
-    return e;
-  }
-}
+import { failure } from '../helpers.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the point is to pass what the types forbid
 const anyValue = (v: unknown): any => v;

@@ -13,18 +13,9 @@ import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import type { IPAllocator } from '../../adapters/types.ts';
+import { failure } from '../helpers.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
-
-/** Runs `call` and returns what it threw or rejected with (undefined when it succeeded). */
-async function failure(call: () => unknown): Promise<unknown> {
-  try {
-    await call();
-    return undefined;
-  } catch (e) {
-    return e;
-  }
-}
 
 /** The IPAllocator methods, each called with valid arguments. */
 const ALLOCATOR_CALLS: [string, (a: IPAllocator) => unknown][] = [
