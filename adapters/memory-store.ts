@@ -35,17 +35,21 @@ const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
- * A stored record. `name`, `labels` and `parentRef` are plain own fields (frozen, like the
- * record); the version and creation time are kept as numbers and turned into the text fields
- * Kubernetes has (`resourceVersion`, `uid`, `creationTimestamp`) only when read: the allocators
- * never read them, so no write pays for three strings and a clock formatting.
+ * A stored record: own fields `name`, `labels` (frozen) and `parentRef` (a frozen copy, or
+ * null), plus the store's write counter, turned into the text fields Kubernetes has
+ * (`resourceVersion`, `uid`, and `creationTimestamp` when the store stamps times) only when
+ * read: the allocators never read them, so no write pays for strings or clock formatting.
+ *
+ * Records are shared, as client-go's informer cache objects are: every reader and watcher gets
+ * the same object, so treat it as read-only (its TypeScript type says so). It is not frozen:
+ * Object.freeze on every write cost as much as the rest of the record path.
  */
 class StoredRecord implements IPAddressRecord {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly parentRef: ParentRef | null;
   readonly #version: number;
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch, or NaN when the store does not stamp times. */
   readonly #created: number;
 
   constructor(name: string, labels: Readonly<Record<string, string>>, parentRef: ParentRef | null, version: number, created: number) {
@@ -54,7 +58,6 @@ class StoredRecord implements IPAddressRecord {
     this.parentRef = parentRef;
     this.#version = version;
     this.#created = created;
-    Object.freeze(this);
   }
 
   /** The store's write counter at this version, as decimal text. */
@@ -67,21 +70,28 @@ class StoredRecord implements IPAddressRecord {
     return `memory-${this.#version}`;
   }
 
-  /** Kubernetes' precision and format: whole seconds, RFC 3339 (`2026-12-02T12:00:00Z`). */
-  get creationTimestamp(): string {
-    return new Date(this.#created - (this.#created % 1000)).toISOString().slice(0, 19) + 'Z';
+  /**
+   * Kubernetes' precision and format: whole seconds, RFC 3339 (`2026-12-02T12:00:00Z`), when
+   * the store was made with `timestamps: true`; else undefined.
+   */
+  get creationTimestamp(): string | undefined {
+    const t = this.#created;
+    if (Number.isNaN(t)) return undefined;
+    return new Date(t - (t % 1000)).toISOString().slice(0, 19) + 'Z';
   }
 
   /** JSON shows what a Kubernetes object would (the getters above are not own fields). */
   toJSON(): IPAddressRecord {
-    return {
+    const json: { -readonly [K in keyof IPAddressRecord]: IPAddressRecord[K] } = {
       name: this.name,
       labels: this.labels,
       parentRef: this.parentRef,
       resourceVersion: this.resourceVersion,
       uid: this.uid,
-      creationTimestamp: this.creationTimestamp,
     };
+    const created = this.creationTimestamp;
+    if (created !== undefined) json.creationTimestamp = created;
+    return json;
   }
 }
 
@@ -215,6 +225,13 @@ export interface MemoryStoreOptions {
    * has its own error rethrown the same way.
    */
   onWatcherError?: WatcherErrorHandler;
+  /**
+   * Stamp each record with its creation time (`creationTimestamp`, whole seconds, as
+   * kube-apiserver does). Default false: nothing in this library reads it, and a clock read on
+   * every write is a large share of a write's cost; upstream's fake clientset, the store of its
+   * allocator tests, does not set it either.
+   */
+  timestamps?: boolean;
 }
 
 /** The default onWatcherError: rethrow where nothing can catch it into the store's write. */
@@ -446,6 +463,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** Counts writes: the resourceVersion of the next record is `version + 1`. */
   private version = 0;
   private closed = false;
+  private readonly timestamps: boolean;
 
   /** An empty store. Every record is validated at the door (InvalidRecordError). */
   constructor(options?: MemoryStoreOptions) {
@@ -456,6 +474,10 @@ export class MemoryStore implements Store, SyncStoreOps {
     this.view = new MemoryCache(this.authority, opts.onWatcherError ?? rethrowLater);
     this.cache = this.view;
     this.sync = opts.syncOps === false ? null : this;
+    if (opts.timestamps !== undefined && typeof opts.timestamps !== 'boolean') {
+      throw new InvalidArgumentError(`options.timestamps must be a boolean, got ${quoteInput(opts.timestamps)}`);
+    }
+    this.timestamps = opts.timestamps === true;
   }
 
   create(record: IPAddressRecord): Promise<IPAddressRecord> {
@@ -484,7 +506,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   /**
-   * create(), answered synchronously: the stored record (a frozen copy), or throws
+   * create(), answered synchronously: the stored record (the store's own copy), or throws
    * AlreadyExistsError (the name exists), InvalidRecordError (the record is malformed; see
    * validateRecord in adapters/records.ts) or ErrDestroyed (after close). Watchers are told as
    * SyncStoreOps describes.
@@ -572,7 +594,7 @@ export class MemoryStore implements Store, SyncStoreOps {
       labels === undefined ? NO_LABELS : Object.isFrozen(labels) ? labels : Object.freeze({ ...labels }),
       ref === null || ref === undefined ? null : Object.freeze({ ...ref }),
       ++this.version,
-      Date.now(),
+      this.timestamps ? Date.now() : Number.NaN,
     );
     this.authority.set(stored.name, stored, slot);
     if (announce) this.changed(true, stored, liveOf(slot));
