@@ -116,6 +116,59 @@ export class FreeIndex {
     return true;
   }
 
+  /**
+   * The k-th free offset (0-based, ascending) of the closed band [lo, hi] (hi past the index is
+   * clamped): true with it in resultHi/resultLo, or false when the band holds k or fewer free
+   * offsets. Dense: O(64 · levels) word reads at any fill (the index's COUNT summaries). Sparse:
+   * a walk over the runs of taken offsets in the band, O(runs) — cheap for the few runs of a
+   * nearly empty /64, costly for millions (draw and test there instead: adapters/strategies.ts).
+   */
+  selectFree(kHi: number, kLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): boolean {
+    if (this.slotsHi === 0 && this.slotsLo === 0) return false;
+    if (this.clampBeyond(hiHi, hiLo)) {
+      hiHi = this.lastHi;
+      hiLo = this.lastLo;
+    }
+    if (core.index_select_free(this.h, kHi, kLo, loHi, loLo, hiHi, hiLo) !== OK) return false;
+    const s = scratch();
+    this.resultHi = s[0];
+    this.resultLo = s[1];
+    return true;
+  }
+
+  /**
+   * The number of free offsets in the closed band [lo, hi] (hi past the index is clamped), as
+   * (resultHi, resultLo). Same costs as selectFree.
+   */
+  countFree(loHi: number, loLo: number, hiHi: number, hiLo: number): void {
+    if (this.slotsHi === 0 && this.slotsLo === 0) {
+      this.resultHi = 0;
+      this.resultLo = 0;
+      return;
+    }
+    if (this.clampBeyond(hiHi, hiLo)) {
+      hiHi = this.lastHi;
+      hiLo = this.lastLo;
+    }
+    core.index_count_free(this.h, loHi, loLo, hiHi, hiLo);
+    const s = scratch();
+    this.resultHi = s[0];
+    this.resultLo = s[1];
+  }
+
+  /** The last offset, slots − 1, as (hi, lo) (slots ≥ 1). */
+  private get lastHi(): number {
+    return this.slotsLo === 0 ? this.slotsHi - 1 : this.slotsHi;
+  }
+  private get lastLo(): number {
+    return (this.slotsLo - 1) >>> 0;
+  }
+
+  /** Whether (hi, lo) ≥ slots. */
+  private clampBeyond(hi: number, lo: number): boolean {
+    return hi > this.slotsHi || (hi === this.slotsHi && lo >= this.slotsLo);
+  }
+
   /** Bytes of WASM memory this index owns. */
   bytes(): number {
     return core.index_bytes(this.h);

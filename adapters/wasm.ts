@@ -55,6 +55,10 @@ export interface CoreExports {
   index_bytes(h: number): number;
   index_validate(h: number): number;
   index_set_many(h: number, ptr: number, count: number): number;
+  /** The k-th free offset of [lo, hi] → scratch 0..1: OK, or NONE (k or fewer free). Sparse: hi < n. */
+  index_select_free(h: number, kHi: number, kLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;
+  /** Free offsets in [lo, hi] → scratch 0..1 as (hi, lo); returns OK. Sparse: hi < n. */
+  index_count_free(h: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;
   // ── dense index extras (core-as/dense.ts) ──
   /** Address of a dense index's level-0 words (u64 little-endian; bit i = offset i). */
   dense_words_ptr(h: number): number;

@@ -8,7 +8,8 @@ export { prefix_geometry, prefix_hosts, prefix_range_offset } from './prefix';
 export { iter_new, iter_next, iter_free } from './iter';
 export {
   index_new, index_kind, index_free, index_set, index_clear, index_has, index_count,
-  index_next_free, index_next_set, index_bytes, index_validate, index_set_many,
+  index_next_free, index_next_set, index_bytes, index_validate, index_set_many, index_select_free,
+  index_count_free,
 } from './freeindex';
 // dense index extras (snapshot/restore)
 export { dense_words_ptr, dense_word_count, dense_rebuild, dense_next_free32, dense_take_free32 } from './dense';
