@@ -12,26 +12,12 @@
 //   abort. Upper band exhausted → the same in the lower band (adapters/space.ts).
 //
 // The store stays the source of truth; creating the record named by the address is the only
-// lock. The index mirrors the store's cache plus this allocator's own work:
-//
-//   taken  = { canonical names in [first, last] the cache holds, any labels }   (cache events)
-//          ∪ { addresses of this allocator's creates in flight, and of its created records the
-//              cache has not reported yet }                                     (`pending`)
-//          ∪ { addresses that collided during a running allocateNext }          (its `collided`)
-//   used() = counted (labelled canonical names in [first, last]) + extras (labelled names in
-//            the prefix without an offset: network, IPv4 broadcast, non-canonical spellings)
-//
-// Invariants (checked by validate()):
-// 1. A bit in `taken` is cleared by a cache delete event, by the end of the call that set it
-//    (failed create, collision) or by our own release, unless the cache holds the name or a
-//    pending operation has it. So a stale bit only costs capacity until then, and a missing bit
-//    costs only a collision (the store refuses the create): nothing is ever allocated twice.
-// 2. Same seed, same store contents ⇒ the same draws and answers as ReferenceAllocator: the
-//    reference skips a candidate iff the cache holds its canonical name, i.e. iff its bit is set.
-// 3. The index never throws into the store: when an event cannot be recorded for lack of WASM
-//    memory, `stale` is set and the index is rebuilt from the cache (the source of truth) before
-//    the next operation; if that fails, the operation fails with OutOfMemoryError and changes
-//    nothing.
+// lock. Which addresses not to offer — the store's cache plus this allocator's own calls in
+// flight — is kept in a WASM index by TakenAddresses (adapters/taken-addresses.ts, with its
+// invariants). Nothing is ever allocated twice: a stale mark only costs capacity, a missing one
+// only a collision (the store refuses the create). Same seed, same store contents ⇒ the same
+// draws and answers as ReferenceAllocator: the reference skips a candidate iff the cache holds
+// its canonical name, i.e. iff the index marks it.
 //
 // Each operation is written once as steps (begin: check and reserve; settle: success or failure).
 // A store with synchronous operations (store.sync, the MemoryStore) runs them in one synchronous
@@ -46,7 +32,6 @@ import {
   ErrNotReady,
   InvalidArgumentError,
   InvalidRangeError,
-  OutOfMemoryError,
   optionsObject,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
@@ -56,9 +41,10 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
-import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
-import { AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
-import type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
+import { checkParentRef, labelsFor } from './records.ts';
+import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
+import type { Store, StoreCache, SyncStoreOps } from './store.ts';
+import { copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation (default: by size). */
@@ -67,42 +53,11 @@ export interface IndexedAllocatorOptions extends AllocatorOptions {
   index?: IndexKind;
 }
 
-/**
- * A create of this allocator whose record the cache may not have reported yet: from the
- * reservation until the cache's add (or delete) event for the name, or a re-list.
- */
-class Op {
-  /** Words of the address (IPv4: [0, 0, 0, v4]). */
-  readonly address = new Uint32Array(4);
-  name = '';
-  /** allocateNext: the band the address was taken from (adapters/space.ts BAND_*). */
-  band = BAND_UPPER;
-  /** This op set the address's bit (false: it was set already; a failure must not clear it). */
-  reserved = false;
-  /**
-   * The cache reported the record while the op was pending: an add event (or, for the running
-   * synchronous call, any event). Then later events are the truth and a successful create does
-   * not mark the address again.
-   */
-  seen = false;
-  /** The store call is still running (false: created, waiting for the cache). */
-  calling = true;
-  /** The op of an outer synchronous call (a watcher re-entered this allocator). */
-  outer: Op | null = null;
-}
-
-function copy4(from: Uint32Array, to: Uint32Array): void {
-  to[0] = from[0]!;
-  to[1] = from[1]!;
-  to[2] = from[2]!;
-  to[3] = from[3]!;
-}
-
 /** allocateNext's answers other than an address. */
 const NOT_READY = -2;
 const FULL = -1;
 
-/** Expected outcomes carry no stack (upstream's sentinel values); shared promises for the sync path. */
+/** Shared promises for the synchronous path. */
 const RESOLVED: Promise<void> = Promise.resolve();
 const TRUE: Promise<boolean> = Promise.resolve(true);
 const FALSE: Promise<boolean> = Promise.resolve(false);
@@ -123,28 +78,11 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   private readonly fam: Family;
   private readonly labels: Readonly<Record<string, string>>;
   private readonly random: RandomSource;
-  /** The index representation, resolved at construction (a rebuild keeps it). */
-  private readonly kind: IndexKind;
+  /** What not to offer: the cache's addresses and this allocator's calls in flight. */
+  private readonly taken: TakenAddresses;
   private metrics: MetricsRecorder = NULL_RECORDER;
   private ready = true;
   private destroyed = false;
-
-  /** The taken addresses (see the header); null when [first, last] is empty (/31, /32, /128). */
-  private space: AddressSpace | null;
-  /** The index missed an event for lack of WASM memory: rebuild it from the cache before the next operation. */
-  private stale = false;
-  /** Labelled canonical names in [first, last] the cache holds. */
-  private counted = 0;
-  private readonly extras = new Set<string>();
-  /** Creates in flight through promises, and created records the cache has not reported: by name. */
-  private readonly pending = new Map<string, Op>();
-  /** The op of the synchronous store call running now (its cache event arrives inside the call). */
-  private current: Op | null = null;
-  /** A free Op for the next synchronous call (one allocation less per call). */
-  private spare: Op | null = new Op();
-  /** During the constructor's replay: the addresses seen, four words each, loaded in one call. */
-  private loading: { words: Uint32Array; n: number } | null = null;
-  private readonly unsubscribe: () => void;
   private readonly words = new Uint32Array(4);
 
   /**
@@ -171,31 +109,13 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     this.store = storeOption(opts.store);
     this.cache = this.store.cache;
     this.random = randomOption(opts.random);
-    this.space = AddressSpace.of(p, opts.index ?? 'auto');
-    this.kind = this.space?.kind ?? 'auto';
-
-    const watcher: StoreWatcher = {
-      onAdd: (r, previous) => this.onAdd(r, previous),
-      onDelete: (r) => this.onDelete(r),
-      onResync: () => this.onResync(),
-    };
-    // Warm start: the cache replays every record through onAdd; their addresses are loaded in
-    // one bulk call (a sparse index builds its pages at once). On failure nothing stays held.
-    this.loading = { words: new Uint32Array(256), n: 0 };
-    let unsubscribe: (() => void) | undefined;
+    this.taken = new TakenAddresses(p, opts.index ?? 'auto', p.family, this.cache);
     try {
-      unsubscribe = this.cache.subscribe(watcher);
-      const l = this.loading;
-      this.loading = null;
-      this.space?.setMany(l.words, l.n);
+      this.taken.subscribe();
     } catch (e) {
-      this.loading = null;
       this.destroyed = true;
-      unsubscribe?.();
-      this.space?.destroy();
       throw e;
     }
-    this.unsubscribe = unsubscribe;
     if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics);
   }
 
@@ -236,23 +156,25 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       const start = this.metrics.start();
       const sync = this.store.sync;
       if (sync != null) {
-        this.enter(op);
+        this.taken.enter(op);
         try {
           sync.createSync(record);
         } catch (e) {
-          throw this.createFailed(op, e, 'static');
+          throw this.createFailed(op, e);
         } finally {
-          this.leave(op);
+          this.taken.leave(op);
         }
         this.created(op, 'static', start);
         return RESOLVED;
       }
-      return this.callAsync(op, () => this.store.create(record)).then(
-        () => this.created(op, 'static', start),
-        (e: unknown) => {
-          throw this.createFailed(op, e, 'static');
-        },
-      );
+      return this.taken
+        .callAsync(op, () => this.store.create(record))
+        .then(
+          () => this.created(op, 'static', start),
+          (e: unknown) => {
+            throw this.createFailed(op, e);
+          },
+        );
     } catch (e) {
       return Promise.reject(e);
     }
@@ -261,13 +183,13 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   /** Ready, parse, range, reserve: the op of the create to make. */
   private beginAllocate(ip: string): Op {
     const w = this.checkRange(ip, false);
-    this.freshIndex();
-    const op = this.takeOp();
+    const index = this.taken.fresh()!;
+    const op = this.taken.takeOp();
     op.name = canonicalOf(ip, this.fam, w);
     copy4(w, op.address);
     // Reserve before the create, as allocateNext does; the add event finds the bit set. A bit
     // that was set already (the cache knows the name) is not ours to clear on failure.
-    op.reserved = this.space!.set(w);
+    op.reserved = index.set(w);
     return op;
   }
 
@@ -276,11 +198,19 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     if (!this.isReady()) throw new ErrNotReady();
     const w = this.words;
     const family = parseAddrInto(ip, w);
-    if (family !== this.fam || this.space === null || !this.prefix.inRange(family, w)) {
+    if (family !== this.fam || this.taken.isEmpty || !this.prefix.inRange(family, w)) {
       if (!dryRun) this.metrics.error(this.cidr, 'static');
       throw new ErrNotInRange(canonicalOf(ip, family, w), this.cidr);
     }
     return w;
+  }
+
+  /** A failed static create: un-reserve, count it, and the error to throw. */
+  private createFailed(op: Op, e: unknown): unknown {
+    this.taken.failed(op);
+    this.taken.recycle(op);
+    this.metrics.error(this.cidr, 'static');
+    return e instanceof AlreadyExistsError ? new ErrAllocated() : e;
   }
 
   // ── allocateNext (dynamic) ─────────────────────────────────────────────────────────────────
@@ -329,14 +259,14 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     try {
       for (let op = this.chosen(band); op !== null; op = this.nextAfter(op)) {
         const record = { name: op.name, labels: this.labels, parentRef };
-        this.enter(op);
+        this.taken.enter(op);
         try {
           sync.createSync(record);
         } catch (e) {
           (collided ??= []).push(this.collision(op, e));
           continue;
         } finally {
-          this.leave(op);
+          this.taken.leave(op);
         }
         this.created(op, 'dynamic', start);
         return record.name;
@@ -357,7 +287,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       for (let op = this.chosen(band); op !== null; op = this.nextAfter(op)) {
         const record = { name: op.name, labels: this.labels, parentRef };
         try {
-          await this.callAsync(op, () => this.store.create(record));
+          await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
           (collided ??= []).push(this.collision(op, e));
           continue;
@@ -380,33 +310,31 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   private beginNext(): number {
     if (!this.isReady()) return NOT_READY;
-    if (this.space === null || !this.space.hasUpperBand) return FULL;
-    this.freshIndex(); // may replace this.space
-    const space = this.space;
-    return space.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
+    if (!this.taken.hasUpperBand) return FULL;
+    return this.taken.fresh()!.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
   }
 
   /** The first candidate: the upper band's (already taken by beginNext), else the lower band's. */
   private chosen(band: number): Op | null {
-    if (band === BAND_UPPER) return this.opOfTaken(BAND_UPPER);
-    return this.space!.takeLower(this.random) ? this.opOfTaken(BAND_LOWER) : null;
+    const index = this.taken.space;
+    if (band === BAND_UPPER) return this.opOfTaken(index, BAND_UPPER);
+    return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
   }
 
   /** The candidate after a collision at `op`: in its band, else (upper exhausted) the lower band's. */
   private nextAfter(op: Op): Op | null {
-    const space = this.space!;
     if (this.destroyed) return null;
-    if (space.takeAfter(op.band, op.address)) return this.opOfTaken(op.band);
-    if (op.band === BAND_UPPER && space.takeLower(this.random)) return this.opOfTaken(BAND_LOWER);
+    const index = this.taken.space;
+    if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
+    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
     return null;
   }
 
-  /** An op for the address the space just took (reserved by the take). */
-  private opOfTaken(band: number): Op {
-    const op = this.takeOp();
-    const space = this.space!;
-    copy4(space.address, op.address);
-    op.name = space.addressText();
+  /** An op for the address the index just took (reserved by the take). */
+  private opOfTaken(index: AddressSpace, band: number): Op {
+    const op = this.taken.takeOp();
+    copy4(index.address, op.address);
+    op.name = index.addressText();
     op.band = band;
     op.reserved = true;
     return op;
@@ -419,105 +347,22 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   private collision(op: Op, e: unknown): Op {
     this.metrics.error(this.cidr, 'dynamic');
     if (e instanceof AlreadyExistsError) return op;
-    if (!op.seen) this.unreserve(op);
+    if (!op.seen) this.taken.unreserve(op);
     this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;
   }
 
   /** End of allocateNext: collision marks go unless the cache holds the name now (or an op has it). */
   private forgetCollisions(collided: Op[]): void {
-    for (const op of collided) this.unreserve(op);
+    for (const op of collided) this.taken.unreserve(op);
   }
 
-  // ── the store calls and their settling ────────────────────────────────────────────────────
-
-  /**
-   * Around a synchronous store call for `op` (enter, then leave in a finally): while it runs, op
-   * is `current`, so its own cache event (delivered inside the call) is recognised without
-   * parsing. leave() restores the outer op: a watcher may re-enter this allocator.
-   */
-  private enter(op: Op): void {
-    op.calling = true;
-    op.outer = this.current;
-    this.current = op;
-  }
-
-  private leave(op: Op): void {
-    this.current = op.outer;
-    op.outer = null;
-    op.calling = false;
-  }
-
-  /**
-   * A store call through promises: `op` is pending (its events are recognised) until it settles.
-   * A call that throws instead of rejecting is a rejection all the same.
-   */
-  private callAsync<T>(op: Op, call: () => Promise<T>): Promise<T> {
-    op.calling = true;
-    const shared = this.pending.has(op.name); // a concurrent call has the name: leave its op
-    if (!shared) this.pending.set(op.name, op);
-    const done = () => {
-      op.calling = false;
-      if (!shared && this.pending.get(op.name) === op) this.pending.delete(op.name);
-    };
-    let p: Promise<T>;
-    try {
-      p = call();
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    return p.then(
-      (v) => {
-        done();
-        return v;
-      },
-      (e: unknown) => {
-        done();
-        throw e;
-      },
-    );
-  }
-
-  /**
-   * A successful create. When the cache has not reported the record yet, an old delete event may
-   * have cleared the reservation meanwhile: mark it again and keep the op pending until the
-   * cache reports the name (or re-lists). When it did, later events are the truth.
-   */
+  /** A successful create (static or dynamic): settle the op, count it. */
   private created(op: Op, scope: 'static' | 'dynamic', start: number): void {
-    if (!op.seen && !this.destroyed) {
-      this.markTaken(op.address);
-      if (!this.pending.has(op.name)) {
-        if (op === this.spare) this.spare = null;
-        this.pending.set(op.name, op);
-      }
-    } else {
-      this.spare = op;
-    }
+    this.taken.created(op);
     this.metrics.allocation(this.cidr, scope);
     this.metrics.gauges(this.cidr, this);
     this.metrics.observe(this.cidr, start);
-  }
-
-  /** A failed static create: un-reserve, count it, and the error to throw. */
-  private createFailed(op: Op, e: unknown, scope: 'static'): unknown {
-    if (op.reserved && !op.seen) this.unreserve(op);
-    this.spare = op;
-    this.metrics.error(this.cidr, scope);
-    return e instanceof AlreadyExistsError ? new ErrAllocated() : e;
-  }
-
-  /** Clears op's bit unless the cache holds the name or another op has it (invariant 1). */
-  private unreserve(op: Op): void {
-    if (this.destroyed || this.cache.get(op.name) !== undefined || this.pending.has(op.name)) return;
-    this.markFree(op.address);
-  }
-
-  private takeOp(): Op {
-    const op = this.spare ?? new Op();
-    this.spare = null;
-    op.seen = false;
-    op.reserved = false;
-    return op;
   }
 
   // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
@@ -549,25 +394,20 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       // later), and under memory pressure freeing addresses must keep working.
       const sync = this.store.sync;
       if (sync != null) {
-        const op = this.takeOp();
+        const op = this.taken.takeOp();
         op.name = name;
         copy4(w, op.address);
-        this.enter(op);
+        this.taken.enter(op);
         try {
           sync.deleteSync(name);
         } catch {
-          this.spare = op;
+          this.taken.recycle(op);
           return RESOLVED; // the delete failed: ignored (upstream)
         } finally {
-          this.leave(op);
+          this.taken.leave(op);
         }
-        if (!op.seen) this.released(op.name, op.address);
-        else {
-          // its delete event cleared the bit; a created record of ours the cache never reported is settled too
-          if (this.pending.size !== 0 && this.pending.get(name)?.calling === false) this.pending.delete(name);
-          this.metrics.gauges(this.cidr, this);
-        }
-        this.spare = op;
+        this.taken.deletedSync(op);
+        if (!this.destroyed) this.metrics.gauges(this.cidr, this);
         return RESOLVED;
       }
       const words = Uint32Array.from(w);
@@ -578,25 +418,16 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
         return RESOLVED; // a delete that throws instead of rejecting: ignored all the same
       }
       return call.then(
-        () => this.released(name, words),
+        () => {
+          if (this.destroyed) return;
+          this.taken.deleted(name, words);
+          this.metrics.gauges(this.cidr, this);
+        },
         () => undefined,
       );
     } catch (e) {
       return Promise.reject(e);
     }
-  }
-
-  /**
-   * The delete succeeded but its event has not come (a lagging cache, or it was lost): clear the
-   * bit here unless the cache holds the name or an op has it. A late add event sets it again and
-   * its delete clears it.
-   */
-  private released(name: string, w: Uint32Array): void {
-    if (this.destroyed) return;
-    const op = this.pending.get(name);
-    if (op !== undefined && !op.calling) this.pending.delete(name); // our unconfirmed create: settled
-    if (this.cache.get(name) === undefined && !this.pending.has(name)) this.markFree(w);
-    this.metrics.gauges(this.cidr, this);
   }
 
   /**
@@ -629,7 +460,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   /** Allocated addresses of this family inside the prefix (upstream Used). O(1). */
   used(): number {
     this.live();
-    return this.counted + this.extras.size;
+    return this.taken.used();
   }
 
   /** size − used, never negative. */
@@ -675,23 +506,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   validate(): { indexed: number } {
     this.live();
-    const space = this.space;
-    const fresh = space !== null && !this.stale;
-    if (fresh) {
-      const code = space.index.validate();
-      if (code !== 0) throw new Error(`Allocator ${this.cidr}: index invariant ${code} broken`);
-    }
-    let counted = 0;
-    const w = new Uint32Array(4);
-    for (const r of this.cache.list()) {
-      if (this.classify(r.name, w) !== 1) continue;
-      if (hasAllocatorLabels(r, this.ipFamily)) counted++;
-      if (fresh && !space.has(w)) throw new Error(`Allocator ${this.cidr}: the cache holds ${r.name}, the index does not mark it taken`);
-    }
-    if (counted !== this.counted) {
-      throw new Error(`Allocator ${this.cidr}: used() counts ${this.counted} labelled records in range, the cache holds ${counted}`);
-    }
-    return { indexed: fresh ? space.count() : 0 };
+    return this.taken.validate(this.cidr);
   }
 
   /** Unsubscribes from the store and frees the WASM index. Idempotent; every other method throws ErrDestroyed afterwards. */
@@ -699,9 +514,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     if (this.destroyed) return;
     this.destroyed = true;
     this.ready = false;
-    this.unsubscribe();
-    this.space?.destroy();
-    this.pending.clear();
+    this.taken.destroy();
   }
 
   /** `using a = new Allocator(…)`: destroy() at the end of the scope. */
@@ -711,143 +524,6 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
 
   private live(): void {
     if (this.destroyed) throw new ErrDestroyed(`Allocator ${this.cidr}`);
-  }
-
-  // ── the index and the cache events ────────────────────────────────────────────────────────
-
-  /**
-   * Classifies a record name into `w`: 0 not ours (other family, outside the prefix, not an
-   * address), 1 an address in [first, last] in canonical text, 2 inside the prefix but without
-   * an offset (network, IPv4 broadcast, a non-canonical spelling).
-   */
-  private classify(name: string, w: Uint32Array): 0 | 1 | 2 {
-    const family = parseRecordName(name, w);
-    if (family !== this.fam || !this.prefix.contains(family, w)) return 0;
-    if (canonicalOf(name, family, w) !== name || !this.prefix.inRange(family, w)) return 2;
-    return 1;
-  }
-
-  /** The op with this name: the running synchronous call's (or an outer one's), or a pending one. */
-  private opOf(name: string): Op | undefined {
-    for (let op = this.current; op !== null; op = op.outer) if (op.name === name) return op;
-    return this.pending.size === 0 ? undefined : this.pending.get(name);
-  }
-
-  private onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
-    if (this.destroyed) return;
-    const op = this.opOf(r.name);
-    if (op !== undefined) {
-      // Ours: its address is known. The bit is set again (an old delete event may have cleared
-      // it) — except inside our own synchronous call that reserved it: nothing ran in between.
-      op.seen = true;
-      if (!op.calling) this.pending.delete(op.name); // a created record, confirmed now
-      if (op !== this.current || !op.reserved) this.markTaken(op.address);
-    } else {
-      const w = this.words;
-      const c = this.classify(r.name, w);
-      if (c === 0) return;
-      if (c === 2) {
-        if (hasAllocatorLabels(r, this.ipFamily)) this.extras.add(r.name);
-        else this.extras.delete(r.name);
-        return;
-      }
-      if (this.loading !== null) this.load(w);
-      else this.markTaken(w);
-    }
-    // A new name counts when labelled; an update only when it adds or drops the labels.
-    const labelled = hasAllocatorLabels(r, this.ipFamily);
-    const was = previous !== undefined && hasAllocatorLabels(previous, this.ipFamily);
-    if (labelled !== was) this.counted += labelled ? 1 : -1;
-  }
-
-  private onDelete(r: IPAddressRecord): void {
-    if (this.destroyed) return;
-    const op = this.opOf(r.name);
-    if (op !== undefined) {
-      // A create in flight through promises does not count this as seen: it may be an old
-      // delete of the name, and the create's own add event is still to come.
-      if (op === this.current) op.seen = true;
-      if (!op.calling) this.pending.delete(op.name); // a created record, deleted before confirmed
-      this.markFree(op.address);
-    } else {
-      const w = this.words;
-      const c = this.classify(r.name, w);
-      if (c === 0) return;
-      if (c === 2) {
-        this.extras.delete(r.name);
-        return;
-      }
-      this.markFree(w);
-    }
-    if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
-  }
-
-  /** The cache re-listed: created records it still does not hold were deleted unseen. */
-  private onResync(): void {
-    if (this.destroyed) return;
-    for (const op of [...this.pending.values()]) {
-      if (op.calling || this.cache.get(op.name) !== undefined) continue;
-      this.pending.delete(op.name);
-      this.markFree(op.address);
-    }
-  }
-
-  /** Sets a bit; out of WASM memory marks the index stale instead of throwing into the store. */
-  private markTaken(w: ArrayLike<number>): void {
-    if (this.stale) return;
-    try {
-      this.space!.set(w);
-    } catch (e) {
-      if (!(e instanceof OutOfMemoryError)) throw e;
-      this.stale = true;
-    }
-  }
-
-  /** Clears a bit; a sparse run split out of memory marks the index stale (a stale bit only costs capacity). */
-  private markFree(w: ArrayLike<number>): void {
-    if (this.stale) return;
-    try {
-      this.space!.clear(w);
-    } catch (e) {
-      if (!(e instanceof OutOfMemoryError)) throw e;
-      this.stale = true;
-    }
-  }
-
-  /** Appends an address to the warm-start buffer, doubling it when full. */
-  private load(w: Uint32Array): void {
-    const l = this.loading!;
-    if ((l.n + 1) * 4 > l.words.length) {
-      const grown = new Uint32Array(l.words.length * 2);
-      grown.set(l.words);
-      l.words = grown;
-    }
-    l.words.set(w, l.n * 4);
-    l.n++;
-  }
-
-  /**
-   * Before an operation: when the index missed events (stale), rebuild it from the cache and the
-   * pending ops. Throws OutOfMemoryError when that fails (the index stays stale; nothing else changed).
-   */
-  private freshIndex(): void {
-    if (!this.stale) return;
-    const old = this.space!;
-    old.destroy(); // first: the new one may need that memory (idempotent when a rebuild failed before)
-    const w = new Uint32Array(4);
-    const words: number[] = [];
-    for (const r of this.cache.list()) if (this.classify(r.name, w) === 1) words.push(w[0]!, w[1]!, w[2]!, w[3]!);
-    for (const op of this.pending.values()) words.push(...op.address);
-    let space: AddressSpace | undefined;
-    try {
-      space = new AddressSpace(this.prefix, this.kind);
-      space.setMany(Uint32Array.from(words), words.length / 4);
-    } catch (e) {
-      space?.destroy();
-      throw e; // still stale: the next operation tries again
-    }
-    this.space = space;
-    this.stale = false;
   }
 }
 

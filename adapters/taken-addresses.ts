@@ -1,0 +1,445 @@
+// TakenAddresses: the addresses an Allocator must not offer, kept in a WASM index in step with
+// the store's cache and with the Allocator's own store calls in flight.
+//
+//   taken  = { canonical names in [first, last] the cache holds, any labels }   (cache events)
+//          ∪ { addresses of the allocator's creates in flight, and of its created records the
+//              cache has not reported yet }                                     (`pending`)
+//          ∪ { addresses that collided during a running allocateNext }          (held by the call)
+//   used() = counted (labelled canonical names in [first, last]) + extras (labelled names in
+//            the prefix without an offset: network, IPv4 broadcast, non-canonical spellings)
+//
+// An `Op` is the one record of an operation in flight. While a synchronous store call runs, its
+// op is `current` (the call's own cache event arrives inside the call); an op whose call goes
+// through promises, or whose record the cache has not reported yet, is in `pending` by name.
+// Either way its own event is recognised by name, without parsing.
+//
+// Invariants (checked by validate()):
+// 1. A bit is cleared by a cache delete event, by the end of the call that set it (failed
+//    create, collision), by the allocator's own release, or on re-list (a pending op the cache
+//    never reported) — unless the cache holds the name or a pending op has it (`unreserve`). A
+//    stale bit only costs capacity until then, and a missing bit costs only a collision (the
+//    store refuses the create): nothing is ever allocated twice.
+// 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
+//    memory, `stale` is set and the index is rebuilt from the cache (the source of truth) and
+//    the pending ops before the next allocation (`fresh()`); if that fails, it throws
+//    OutOfMemoryError and nothing changed.
+// 3. A successful create whose add event has not come is marked again and stays pending: an old
+//    delete event may have cleared the reservation; once the cache reported it, events are the truth.
+import { canonicalOf, type Family } from './address.ts';
+import { OutOfMemoryError } from './errors.ts';
+import type { IndexKind } from './free-index.ts';
+import type { Prefix } from './geometry.ts';
+import { hasAllocatorLabels, parseRecordName } from './records.ts';
+import { AddressSpace, BAND_UPPER } from './space.ts';
+import type { IPAddressRecord, StoreCache, StoreWatcher } from './store.ts';
+import type { IPFamily } from './types.ts';
+
+/**
+ * An operation of the allocator in flight: from its reservation until the store call settles
+ * and, for a create, until the cache reports the record (or re-lists).
+ */
+export class Op {
+  /** Words of the address (IPv4: [0, 0, 0, v4]). */
+  readonly address = new Uint32Array(4);
+  name = '';
+  /** allocateNext: the band the address was taken from (adapters/space.ts BAND_*). */
+  band = BAND_UPPER;
+  /** This op set the address's bit (false: it was set already; a failure must not clear it). */
+  reserved = false;
+  /**
+   * The cache reported the record while the op was pending: an add event (or, for the running
+   * synchronous call, any event). Then later events are the truth and a successful create does
+   * not mark the address again.
+   */
+  seen = false;
+  /** The store call is still running (false: created, waiting for the cache). */
+  calling = true;
+  /** The op of an outer synchronous call (a watcher re-entered the allocator). */
+  outer: Op | null = null;
+}
+
+export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
+  to[0] = from[0]!;
+  to[1] = from[1]!;
+  to[2] = from[2]!;
+  to[3] = from[3]!;
+}
+
+export class TakenAddresses {
+  /** Labelled canonical names in [first, last] the cache holds. */
+  private counted = 0;
+  private readonly extras = new Set<string>();
+  /** The index; null when [first, last] is empty (/31, /32, /128). */
+  private index: AddressSpace | null;
+  /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
+  private stale = false;
+  /** The index representation, resolved at construction (a rebuild keeps it). */
+  private readonly kind: IndexKind;
+  /** Creates in flight through promises, and created records the cache has not reported: by name. */
+  private readonly pending = new Map<string, Op>();
+  /** The op of the synchronous store call running now (its cache event arrives inside the call). */
+  private current: Op | null = null;
+  /** A free Op for the next call (one allocation less per call). */
+  private spare: Op | null = new Op();
+  /** During subscribe()'s replay: the addresses seen, four words each, loaded in one call. */
+  private loading: { words: Uint32Array; n: number } | null = null;
+  private readonly words = new Uint32Array(4);
+  private readonly fam: Family;
+  private unsubscribe: () => void = () => {};
+  private closed = false;
+
+  /** Throws OutOfMemoryError when the WASM memory cap is reached. */
+  constructor(
+    private readonly prefix: Prefix,
+    kind: IndexKind,
+    private readonly ipFamily: IPFamily,
+    private readonly cache: StoreCache,
+  ) {
+    this.fam = prefix.version;
+    this.index = AddressSpace.of(prefix, kind);
+    this.kind = this.index?.kind ?? 'auto';
+  }
+
+  /**
+   * Subscribes to the cache: its replay of every record is loaded in one bulk call (a sparse
+   * index builds its pages at once), then events keep the index in step. On failure nothing
+   * stays subscribed and the index is freed.
+   */
+  subscribe(): void {
+    const watcher: StoreWatcher = {
+      onAdd: (r, previous) => this.onAdd(r, previous),
+      onDelete: (r) => this.onDelete(r),
+      onResync: () => this.onResync(),
+    };
+    this.loading = { words: new Uint32Array(256), n: 0 };
+    let unsubscribe: (() => void) | undefined;
+    try {
+      unsubscribe = this.cache.subscribe(watcher);
+      const l = this.loading;
+      this.loading = null;
+      this.index?.setMany(l.words, l.n);
+    } catch (e) {
+      this.loading = null;
+      unsubscribe?.();
+      this.destroy();
+      throw e;
+    }
+    this.unsubscribe = unsubscribe;
+  }
+
+  /** Allocated addresses of the family inside the prefix (upstream Used). O(1). */
+  used(): number {
+    return this.counted + this.extras.size;
+  }
+
+  /** True when [first, last] holds no address. */
+  get isEmpty(): boolean {
+    return this.index === null;
+  }
+
+  /** Whether allocateNext draws at all (the upper band is not empty). */
+  get hasUpperBand(): boolean {
+    return this.index?.hasUpperBand === true;
+  }
+
+  /**
+   * The index as it is, for a running allocateNext that has called fresh() at its start: a
+   * rebuild in the middle of the call would drop the call's collision marks.
+   */
+  get space(): AddressSpace {
+    return this.index!;
+  }
+
+  /**
+   * The index, rebuilt first when it missed events (stale) — from the cache and the pending
+   * ops. Throws OutOfMemoryError when that fails (it stays stale; nothing else changed). Null
+   * for an empty range.
+   */
+  fresh(): AddressSpace | null {
+    if (this.stale) this.rebuild();
+    return this.index;
+  }
+
+  // ── ops ───────────────────────────────────────────────────────────────────────────────────
+
+  /** An op for a new call (the spare one when free). */
+  takeOp(): Op {
+    const op = this.spare ?? new Op();
+    this.spare = null;
+    op.seen = false;
+    op.reserved = false;
+    return op;
+  }
+
+  /** `op` is settled and no longer referenced: the next call may reuse it. */
+  recycle(op: Op): void {
+    this.spare = op;
+  }
+
+  /**
+   * Around a synchronous store call for `op` (enter, then leave in a finally): while it runs, op
+   * is `current`, so its own cache event (delivered inside the call) is recognised without
+   * parsing. leave() restores the outer op: a watcher may re-enter the allocator.
+   */
+  enter(op: Op): void {
+    op.calling = true;
+    op.outer = this.current;
+    this.current = op;
+  }
+
+  leave(op: Op): void {
+    this.current = op.outer;
+    op.outer = null;
+    op.calling = false;
+  }
+
+  /**
+   * A store call through promises: `op` is pending (its events are recognised) until it settles.
+   * A call that throws instead of rejecting is a rejection all the same.
+   */
+  callAsync<T>(op: Op, call: () => Promise<T>): Promise<T> {
+    op.calling = true;
+    const shared = this.pending.has(op.name); // a concurrent call has the name: leave its op
+    if (!shared) this.pending.set(op.name, op);
+    const done = () => {
+      op.calling = false;
+      if (!shared && this.pending.get(op.name) === op) this.pending.delete(op.name);
+    };
+    let p: Promise<T>;
+    try {
+      p = call();
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(
+      (v) => {
+        done();
+        return v;
+      },
+      (e: unknown) => {
+        done();
+        throw e;
+      },
+    );
+  }
+
+  /**
+   * A successful create. When the cache has not reported the record yet, an old delete event may
+   * have cleared the reservation meanwhile: mark it again and keep the op pending until the
+   * cache reports the name (or re-lists). When it did, later events are the truth.
+   */
+  created(op: Op): void {
+    if (!op.seen && !this.closed) {
+      this.markTaken(op.address);
+      if (!this.pending.has(op.name)) {
+        if (op === this.spare) this.spare = null;
+        this.pending.set(op.name, op);
+      }
+    } else {
+      this.spare = op;
+    }
+  }
+
+  /** A failed create: clears op's bit if it set it and the cache has not reported the name. */
+  failed(op: Op): void {
+    if (op.reserved && !op.seen) this.unreserve(op);
+  }
+
+  /** Clears op's bit unless the cache holds the name or another op has it (invariant 1). */
+  unreserve(op: Op): void {
+    if (this.closed || this.cache.get(op.name) !== undefined || this.pending.has(op.name)) return;
+    this.markFree(op.address);
+  }
+
+  /**
+   * The allocator's delete of `op.name` (address in `op.address`) succeeded synchronously. Its
+   * event, delivered inside the call, cleared the bit; otherwise (a store that reports later)
+   * clear it here.
+   */
+  deletedSync(op: Op): void {
+    if (!op.seen) this.deleted(op.name, op.address);
+    else if (this.pending.size !== 0 && this.pending.get(op.name)?.calling === false) {
+      this.pending.delete(op.name); // a created record of ours the cache never reported: settled too
+    }
+    this.spare = op;
+  }
+
+  /**
+   * A delete of the allocator succeeded but its event has not come (a lagging cache, or it was
+   * lost): clear the bit here unless the cache holds the name or an op has it. A late add event
+   * sets it again and its delete clears it.
+   */
+  deleted(name: string, w: Uint32Array): void {
+    if (this.closed) return;
+    const op = this.pending.get(name);
+    if (op !== undefined && !op.calling) this.pending.delete(name); // our unconfirmed create: settled
+    if (this.cache.get(name) === undefined && !this.pending.has(name)) this.markFree(w);
+  }
+
+  // ── the cache events ──────────────────────────────────────────────────────────────────────
+
+  /**
+   * Classifies a record name into `w`: 0 not ours (other family, outside the prefix, not an
+   * address), 1 an address in [first, last] in canonical text, 2 inside the prefix but without
+   * an offset (network, IPv4 broadcast, a non-canonical spelling).
+   */
+  private classify(name: string, w: Uint32Array): 0 | 1 | 2 {
+    const family = parseRecordName(name, w);
+    if (family !== this.fam || !this.prefix.contains(family, w)) return 0;
+    if (canonicalOf(name, family, w) !== name || !this.prefix.inRange(family, w)) return 2;
+    return 1;
+  }
+
+  /** The op with this name: the running synchronous call's (or an outer one's), or a pending one. */
+  private opOf(name: string): Op | undefined {
+    for (let op = this.current; op !== null; op = op.outer) if (op.name === name) return op;
+    return this.pending.size === 0 ? undefined : this.pending.get(name);
+  }
+
+  private onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
+    if (this.closed) return;
+    const op = this.opOf(r.name);
+    if (op !== undefined) {
+      // Ours: its address is known. The bit is set again (an old delete event may have cleared
+      // it) — except inside our own synchronous call that reserved it: nothing ran in between.
+      op.seen = true;
+      if (!op.calling) this.pending.delete(op.name); // a created record, confirmed now
+      if (op !== this.current || !op.reserved) this.markTaken(op.address);
+    } else {
+      const w = this.words;
+      const c = this.classify(r.name, w);
+      if (c === 0) return;
+      if (c === 2) {
+        if (hasAllocatorLabels(r, this.ipFamily)) this.extras.add(r.name);
+        else this.extras.delete(r.name);
+        return;
+      }
+      if (this.loading !== null) this.load(w);
+      else this.markTaken(w);
+    }
+    // A new name counts when labelled; an update only when it adds or drops the labels.
+    const labelled = hasAllocatorLabels(r, this.ipFamily);
+    const was = previous !== undefined && hasAllocatorLabels(previous, this.ipFamily);
+    if (labelled !== was) this.counted += labelled ? 1 : -1;
+  }
+
+  private onDelete(r: IPAddressRecord): void {
+    if (this.closed) return;
+    const op = this.opOf(r.name);
+    if (op !== undefined) {
+      // A create in flight through promises does not count this as seen: it may be an old
+      // delete of the name, and the create's own add event is still to come.
+      if (op === this.current) op.seen = true;
+      if (!op.calling) this.pending.delete(op.name); // a created record, deleted before confirmed
+      this.markFree(op.address);
+    } else {
+      const w = this.words;
+      const c = this.classify(r.name, w);
+      if (c === 0) return;
+      if (c === 2) {
+        this.extras.delete(r.name);
+        return;
+      }
+      this.markFree(w);
+    }
+    if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
+  }
+
+  /** The cache re-listed: created records it still does not hold were deleted unseen. */
+  private onResync(): void {
+    if (this.closed) return;
+    for (const op of [...this.pending.values()]) {
+      if (op.calling || this.cache.get(op.name) !== undefined) continue;
+      this.pending.delete(op.name);
+      this.markFree(op.address);
+    }
+  }
+
+  /** Sets a bit; out of WASM memory marks the index stale instead of throwing into the store. */
+  markTaken(w: ArrayLike<number>): void {
+    if (this.stale) return;
+    try {
+      this.index!.set(w);
+    } catch (e) {
+      if (!(e instanceof OutOfMemoryError)) throw e;
+      this.stale = true;
+    }
+  }
+
+  /** Clears a bit; a sparse run split out of memory marks the index stale (a stale bit only costs capacity). */
+  markFree(w: ArrayLike<number>): void {
+    if (this.stale) return;
+    try {
+      this.index!.clear(w);
+    } catch (e) {
+      if (!(e instanceof OutOfMemoryError)) throw e;
+      this.stale = true;
+    }
+  }
+
+  /** Appends an address to the warm-start buffer, doubling it when full. */
+  private load(w: Uint32Array): void {
+    const l = this.loading!;
+    if ((l.n + 1) * 4 > l.words.length) {
+      const grown = new Uint32Array(l.words.length * 2);
+      grown.set(l.words);
+      l.words = grown;
+    }
+    l.words.set(w, l.n * 4);
+    l.n++;
+  }
+
+  private rebuild(): void {
+    const old = this.index!;
+    old.destroy(); // first: the new one may need that memory (idempotent when a rebuild failed before)
+    const w = new Uint32Array(4);
+    const words: number[] = [];
+    for (const r of this.cache.list()) if (this.classify(r.name, w) === 1) words.push(w[0]!, w[1]!, w[2]!, w[3]!);
+    for (const op of this.pending.values()) words.push(...op.address);
+    let index: AddressSpace | undefined;
+    try {
+      index = new AddressSpace(this.prefix, this.kind);
+      index.setMany(Uint32Array.from(words), words.length / 4);
+    } catch (e) {
+      index?.destroy();
+      throw e; // still stale: the next allocation tries again
+    }
+    this.index = index;
+    this.stale = false;
+  }
+
+  // ── checks and lifecycle ──────────────────────────────────────────────────────────────────
+
+  /**
+   * Re-derives what is kept here from the cache and the index, and throws an Error naming the
+   * first disagreement (see Allocator.validate). Returns the number of addresses marked taken.
+   */
+  validate(cidr: string): { indexed: number } {
+    const index = this.index;
+    const fresh = index !== null && !this.stale;
+    if (fresh) {
+      const code = index.index.validate();
+      if (code !== 0) throw new Error(`Allocator ${cidr}: index invariant ${code} broken`);
+    }
+    let counted = 0;
+    const w = new Uint32Array(4);
+    for (const r of this.cache.list()) {
+      if (this.classify(r.name, w) !== 1) continue;
+      if (hasAllocatorLabels(r, this.ipFamily)) counted++;
+      if (fresh && !index.has(w)) throw new Error(`Allocator ${cidr}: the cache holds ${r.name}, the index does not mark it taken`);
+    }
+    if (counted !== this.counted) {
+      throw new Error(`Allocator ${cidr}: used() counts ${this.counted} labelled records in range, the cache holds ${counted}`);
+    }
+    return { indexed: fresh ? index.count() : 0 };
+  }
+
+  /** Unsubscribes and frees the index. Idempotent; events are ignored afterwards. */
+  destroy(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    this.index?.destroy();
+    this.pending.clear();
+  }
+}
