@@ -17,6 +17,18 @@ export { MetaAllocator, RANGE_POLICIES } from './meta-allocator.ts';
 export type { MetaAllocatorOptions, RangePolicy, RangeInfo, SkippedCIDR } from './meta-allocator.ts';
 export { DualStackAllocator, type DualStackIPs, type DualStackOptions } from './dual-stack.ts';
 export { Range, type RangeOptions, type RangeSnapshot, type RangeView } from './range.ts';
+export { STRATEGIES, STRATEGY_NAMES, coolDown } from './strategies.ts';
+export type {
+  AllocationStrategy,
+  CoolDownOptions,
+  Cooling,
+  Offset,
+  OffsetChooser,
+  StrategyIndex,
+  StrategyName,
+  StrategyOption,
+  StrategyView,
+} from './strategies.ts';
 export type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 export type { IndexKind } from './free-index.ts';
 

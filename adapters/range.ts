@@ -17,6 +17,11 @@
 // bands, the draw and the search are adapters/space.ts, shared with Allocator: one core call per
 // allocation, and address ⇄ offset happens in the core (core-as/space.ts).
 //
+// allocateNext's choice is a strategy (adapters/strategies.ts; option `strategy`): the default,
+// 'upstream', is the path above; any other asks its chooser for a free offset and marks it here,
+// so every strategy shares this file's errors, counts and invariants. A cool-down's held offsets
+// stay marked in the index while free to everything else (has, used, forEach, allocate, snapshot).
+//
 // Upstream differences, on purpose:
 // - no 2^16 cap for IPv6 (upstream: min(2^h, 65536) − 1 addresses): a /64 holds 2^64 − 1
 //   addresses in a sparse index whose memory follows what is taken;
@@ -31,6 +36,16 @@ import { ErrAllocated, ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotInRang
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
+import {
+  type AllocationStrategy,
+  type Cooling,
+  type Offset,
+  type OffsetChooser,
+  STRATEGIES,
+  type StrategyOption,
+  type StrategyView,
+  strategyOption,
+} from './strategies.ts';
 import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import type { IPFamily } from './types.ts';
@@ -53,6 +68,12 @@ export interface RangeOptions {
   random?: RandomSource;
   /** Force an index representation (tests, benchmarks). Default: dense up to 2^24 addresses. */
   indexKind?: IndexKind;
+  /**
+   * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
+   * scan), 'legacy-bitmap', 'sequential', 'lowest-free', 'random-free', or a strategy object —
+   * coolDown(…) of any of them, or your own (adapters/strategies.ts).
+   */
+  strategy?: StrategyOption;
 }
 
 /**
@@ -115,6 +136,14 @@ export class Range implements RangeView {
   private destroyed = false;
   /** IPv4 with a dense index: the first address as a u32 (release's fast path), else −1. */
   private readonly v4First: number;
+  /** The strategy when not the default upstream scan (which runs in the core: space.takeUpper). */
+  private readonly strategy: AllocationStrategy | null;
+  /** The strategy's state for this range (remade by restore); null for the default or an empty range. */
+  private chooser: OffsetChooser | null = null;
+  /** The cool-down's held offsets, when the strategy has one. */
+  private cooling: Cooling | null = null;
+  /** The offset the chooser gave for the last allocateNext. */
+  private readonly chosen: Offset = { hi: 0, lo: 0 };
 
   /**
    * A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError
@@ -130,6 +159,7 @@ export class Range implements RangeView {
     if (kind !== undefined && kind !== 'auto' && kind !== 'dense' && kind !== 'sparse') {
       throw new InvalidArgumentError(`options.indexKind must be 'auto', 'dense' or 'sparse', got ${quoteInput(kind)}`);
     }
+    const strategy = strategyOption(options.strategy);
     this.prefix = prefix;
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;
@@ -141,8 +171,31 @@ export class Range implements RangeView {
     this.kindOption = options.indexKind;
     this.space = AddressSpace.of(prefix, options.indexKind, 'bitmap');
     this.index = this.space?.index ?? new FreeIndex(0, 1, options.indexKind);
-    const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
+    this.strategy = strategy === STRATEGIES.upstream ? null : strategy;
+    this.startChooser();
+    const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense' && this.cooling === null;
     this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
+  }
+
+  /** (Re)makes the strategy's per-range state over the current index. */
+  private startChooser(): void {
+    if (this.strategy === null || this.space === null) return;
+    const view: StrategyView = {
+      index: this.index,
+      sizeHi: this.maxHi,
+      sizeLo: this.maxLo,
+      rangeOffset: this.prefix.rangeOffset,
+      family: this.ipFamily,
+      random: this.random,
+      draw: 'bitmap',
+    };
+    const strategy = this.strategy;
+    const chooser = strategy.forRange(view);
+    if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
+      throw new InvalidArgumentError(`strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method`);
+    }
+    this.chooser = chooser;
+    this.cooling = chooser.cooling ?? null;
   }
 
   /**
@@ -209,7 +262,7 @@ export class Range implements RangeView {
       this.metrics.error(this.cidr, 'static');
       throw this.notInRange();
     }
-    if (!this.index.set(this.off[0]!, this.off[1]!)) {
+    if (!this.index.set(this.off[0]!, this.off[1]!) && !this.cooling?.claim(this.off[0]!, this.off[1]!)) {
       this.metrics.error(this.cidr, 'static');
       throw new ErrAllocated();
     }
@@ -227,7 +280,12 @@ export class Range implements RangeView {
     }
     this.metrics.allocation(this.cidr, 'dynamic');
     this.metrics.gauges(this.cidr, this);
-    return this.space!.addressText();
+    return this.takenText();
+  }
+
+  /** The text of the address takeNext just marked. */
+  private takenText(): string {
+    return this.chooser === null ? this.space!.addressText() : this.space!.textAt(this.chosen.hi, this.chosen.lo);
   }
 
   /**
@@ -238,9 +296,35 @@ export class Range implements RangeView {
   private takeNext(): boolean {
     const space = this.space;
     if (space === null || this.taken >= this.maxHi * TWO32 + this.maxLo) return false;
-    if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
+    const chooser = this.chooser;
+    if (chooser === null) {
+      if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
+    } else {
+      const o = this.chosen;
+      if (!chooser.choose(o)) return false; // only a corrupted index: the count says one is free
+      if (this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) {
+        throw new InvalidArgumentError(
+          `strategy ${quoteInput(this.strategy!.name)} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is not free in ${this.cidr}`,
+        );
+      }
+      chooser.taken?.(o.hi, o.lo);
+    }
     this.taken++;
     return true;
+  }
+
+  /** Frees offset (hi, lo): true if it was allocated. With a cool-down it stays marked, held. */
+  private freeOffset(hi: number, lo: number): boolean {
+    const cooling = this.cooling;
+    if (cooling === null) return this.index.clear(hi, lo);
+    if (!this.index.has(hi, lo) || cooling.holds(hi, lo)) return false;
+    cooling.hold(hi, lo);
+    return true;
+  }
+
+  /** Whether (hi, lo) is allocated: marked and not held by a cool-down. */
+  private isAllocated(hi: number, lo: number): boolean {
+    return this.index.has(hi, lo) && (this.cooling === null || !this.cooling.holds(hi, lo));
   }
 
   /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
@@ -259,7 +343,7 @@ export class Range implements RangeView {
       }
     }
     if (!this.locate(ip)) return;
-    if (this.index.clear(this.off[0]!, this.off[1]!)) {
+    if (this.freeOffset(this.off[0]!, this.off[1]!)) {
       this.taken--;
       this.metrics.gauges(this.cidr, this);
     }
@@ -272,7 +356,7 @@ export class Range implements RangeView {
    */
   has(ip: string): boolean {
     this.throwIfDestroyed();
-    return this.locate(ip) && this.index.has(this.off[0]!, this.off[1]!);
+    return this.locate(ip) && this.isAllocated(this.off[0]!, this.off[1]!);
   }
 
   /**
@@ -290,7 +374,7 @@ export class Range implements RangeView {
       hi = this.index.resultHi;
       lo = this.index.resultLo;
       if (this.beyondMax(hi, lo)) break;
-      fn(this.space!.textAt(hi, lo));
+      if (this.cooling === null || !this.cooling.holds(hi, lo)) fn(this.space!.textAt(hi, lo));
       if (lo === 0xffffffff) {
         if (hi === 0xffffffff) break;
         hi += 1;
@@ -330,21 +414,29 @@ export class Range implements RangeView {
       throw new InvalidArgumentError(`allocateMany reserves at most ${MAX_ALLOCATE_MANY} addresses per call, got ${n}`);
     }
     const out = new Array<string>(n);
-    const taken = new Uint32Array(4 * n); // address words, to undo
+    const taken = new Uint32Array(4 * n); // address words (a strategy's: offsets as (hi, lo)), to undo
     const space = this.space;
+    const byOffset = this.chooser !== null;
     let i = 0;
     try {
       for (; i < n; i++) {
         // the count said there is room: only a corrupted index fails here, and all is undone
         if (!this.takeNext()) throw new ErrFull();
-        taken.set(space!.address, 4 * i);
-        out[i] = space!.addressText();
+        if (byOffset) {
+          taken[4 * i] = this.chosen.hi;
+          taken[4 * i + 1] = this.chosen.lo;
+        } else {
+          taken.set(space!.address, 4 * i);
+        }
+        out[i] = this.takenText();
       }
     } catch (e) {
       // All or nothing (e.g. OutOfMemoryError part-way): give back what this call took, the last
-      // first, so each clear undoes exactly one set (no run splits that would need memory).
+      // first, so each clear undoes exactly one set (no run splits that would need memory). They
+      // were never handed out: straight back to free, past any cool-down.
       for (let j = i - 1; j >= 0; j--) {
-        if (space!.clear(taken.subarray(4 * j, 4 * j + 4))) this.taken--;
+        const undone = byOffset ? this.index.clear(taken[4 * j]!, taken[4 * j + 1]!) : space!.clear(taken.subarray(4 * j, 4 * j + 4));
+        if (undone) this.taken--;
       }
       throw e;
     }
@@ -362,7 +454,7 @@ export class Range implements RangeView {
     const offsets = this.offsetsOf(ips, false);
     let released = 0;
     for (let i = 0; i < offsets.length; i += 2) {
-      if (this.index.clear(offsets[i]!, offsets[i + 1]!)) released++;
+      if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) released++;
     }
     this.taken -= released;
     if (released > 0) this.metrics.gauges(this.cidr, this);
@@ -377,12 +469,12 @@ export class Range implements RangeView {
   loadMany(ips: readonly string[]): number {
     this.throwIfDestroyed();
     const offsets = this.offsetsOf(ips, true);
+    let claimed = 0; // held by a cool-down: marked already, allocated from now on
+    if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
     try {
-      const added = this.index.setMany(offsets);
-      this.taken += added;
-      return added;
+      return this.index.setMany(offsets) + claimed;
     } finally {
-      this.taken = this.index.count(); // also right when setMany threw half-way
+      this.taken = this.index.count() - (this.cooling?.size ?? 0); // also right when setMany threw half-way
     }
   }
 
@@ -429,7 +521,7 @@ export class Range implements RangeView {
   // The format depends on the range only: a range forced onto the other index kind writes and
   // reads the same bytes as a default one, so snapshots move between them.
   private snapshotData(): Uint8Array {
-    if (this.bitmapFormat && this.index.kind === 'dense') return this.index.snapshotBits();
+    if (this.bitmapFormat && this.index.kind === 'dense' && !this.cooling?.size) return this.index.snapshotBits();
     const n = this.used();
     const pairs = new Uint32Array(n * 2);
     let i = 0;
@@ -438,9 +530,11 @@ export class Range implements RangeView {
     while (i < n && this.index.nextSet(hi, lo)) {
       hi = this.index.resultHi;
       lo = this.index.resultLo;
-      pairs[2 * i] = hi;
-      pairs[2 * i + 1] = lo;
-      i++;
+      if (this.cooling === null || !this.cooling.holds(hi, lo)) {
+        pairs[2 * i] = hi;
+        pairs[2 * i + 1] = lo;
+        i++;
+      }
       if (lo === 0xffffffff) {
         hi += 1;
         lo = 0;
@@ -465,6 +559,7 @@ export class Range implements RangeView {
     if (this.bitmapFormat && this.index.kind === 'dense') {
       this.index.restoreBits(data);
       this.taken = this.index.count();
+      this.startChooser(); // a cool-down's held offsets were overwritten: none is held now
       return;
     }
     const pairs = this.bitmapFormat ? pairsOfBitmap(data) : pairsOfOffsetBytes(data);
@@ -492,6 +587,7 @@ export class Range implements RangeView {
     this.space = next;
     this.index = next.index;
     this.taken = next.count();
+    this.startChooser(); // over the new index; a cool-down starts with nothing held
   }
 
   /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */
@@ -509,9 +605,12 @@ export class Range implements RangeView {
     this.throwIfDestroyed();
     const code = this.index.validate();
     if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
-    if (!this.empty && this.index.count() !== this.taken) {
-      throw new Error(`Range ${this.cidr}: used() says ${this.taken}, the index holds ${this.index.count()}`);
+    const held = this.cooling?.size ?? 0;
+    if (!this.empty && this.index.count() !== this.taken + held) {
+      throw new Error(`Range ${this.cidr}: used() says ${this.taken} and ${held} are held, the index holds ${this.index.count()}`);
     }
+    const problem = this.cooling?.check();
+    if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
   }
 
   /** Bytes of WASM memory the index holds. */

@@ -1,0 +1,543 @@
+// Allocation strategies: how allocateNext chooses among the free offsets of a range.
+//
+// A strategy is a plug-in with one job: given the index of taken offsets, name a free offset. The
+// range then marks it and hands out its address, so every strategy gets the same errors and the
+// same invariants (ErrFull only when nothing is free, nothing handed out twice, nothing lost).
+//
+//   offset 0                    rangeOffset                                       size − 1
+//     │◂──── static band ───────▸│◂─────────────── dynamic band ─────────────────────▸│
+//
+// Every built-in keeps KEP-3070's bands: it chooses in the dynamic band, and in the static band
+// only when the dynamic band has nothing free. They differ in which free offset they choose:
+//
+//   upstream       a random start, then the first free offset upward, wrapping (upstream's
+//                  allocateNextService / the legacy bitmap's randomScanStrategyWithOffset); the
+//                  default, and the only one whose answers equal upstream's for the same draws
+//   legacy-bitmap  the same scan over the legacy bitmap's range: an IPv6 range holds at most
+//                  65,535 addresses there (upstream's 2^16 cap), the draw is rand.Intn
+//   sequential     the first free offset after the one it chose last, wrapping (a cursor per band)
+//   lowest-free    the lowest free offset (a band's gaps are refilled first)
+//   random-free    uniform over the band's free offsets (upstream's scan favours a free offset
+//                  that follows a long taken run: it is the first free one for many starts)
+//
+// and coolDown(strategy, { ms } | { allocations }) wraps any of them: a released offset stays
+// out of use until the time or the number of allocations has passed, then returns.
+//
+// The operations a strategy needs, on the index (FreeIndex, core-as/freeindex.ts):
+//   nextFree(start, lo, hi)   the first free offset from start, wrapping inside [lo, hi]
+//   has(o), count()           test, taken offsets
+//   countFree(lo, hi)         free offsets of a band
+//   selectFree(k, lo, hi)     the k-th free offset of a band (a uniform pick: k uniform in
+//                             [0, countFree)); dense O(64 · levels), sparse O(runs in the band)
+// Offsets are u64 values as (hi, lo) u32 pairs (value = hi · 2^32 + lo), as everywhere in the
+// index: a /64 has 2^64 − 1 of them.
+//
+// A strategy object is stateless and can be shared: `forRange(view)` makes the per-range chooser
+// (sequential's cursor, a cool-down's queue), once per range and again when a range is restored.
+// Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
+// source (an allocator) can drive the same object through the same StrategyView.
+import { InvalidArgumentError, quoteInput } from './errors.ts';
+import type { FreeIndex } from './free-index.ts';
+import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
+import type { IPFamily } from './types.ts';
+
+/** The built-in strategies, by name. */
+export type StrategyName = 'upstream' | 'legacy-bitmap' | 'sequential' | 'lowest-free' | 'random-free';
+
+export const STRATEGY_NAMES: readonly StrategyName[] = Object.freeze([
+  'upstream',
+  'legacy-bitmap',
+  'sequential',
+  'lowest-free',
+  'random-free',
+] as StrategyName[]);
+
+/** An offset as two u32 words: value = hi · 2^32 + lo. */
+export interface Offset {
+  hi: number;
+  lo: number;
+}
+
+/**
+ * The index operations a strategy may use (a FreeIndex; results of searches in resultHi/resultLo).
+ * `clear` is there for a cool-down returning the offsets it held; a chooser changes nothing else.
+ */
+export type StrategyIndex = Pick<
+  FreeIndex,
+  'kind' | 'nextFree' | 'has' | 'count' | 'countFree' | 'selectFree' | 'clear' | 'resultHi' | 'resultLo'
+>;
+
+/** What a strategy sees of one range. */
+export interface StrategyView {
+  /** The range's index of taken offsets. A chooser reads it on every call (it is not swapped under it). */
+  readonly index: StrategyIndex;
+  /** Usable addresses (offsets 0 … size − 1) as (sizeHi, sizeLo); size ≥ 1. */
+  readonly sizeHi: number;
+  readonly sizeLo: number;
+  /** The static band is [0, rangeOffset), the dynamic band [rangeOffset, size) (KEP-3070). */
+  readonly rangeOffset: number;
+  readonly family: IPFamily;
+  /** The range's random source. */
+  readonly random: RandomSource;
+  /**
+   * Which upstream draw `upstream` reproduces: 'bitmap' (the legacy Range: rand.Intn over the
+   * dynamic band) or 'ipallocator' (the IPAddress allocator: rand.Uint64 with master's overflow
+   * guard when the band holds 2^63 or more). They differ only for bands that large.
+   */
+  readonly draw: 'bitmap' | 'ipallocator';
+}
+
+/** The per-range state of a strategy. */
+export interface OffsetChooser {
+  /**
+   * Writes a free offset to `out` (not marking it: the range does) and returns true; false only
+   * when nothing it may choose is free. Called with at least one offset free.
+   */
+  choose(out: Offset): boolean;
+  /** Told after the range marked the offset it chose (sequential moves its cursor here). */
+  taken?(hi: number, lo: number): void;
+  /** Present when released offsets are held back (coolDown): the range asks it on release. */
+  readonly cooling?: Cooling;
+}
+
+/** A plug-in: a name and a factory of per-range choosers. */
+export interface AllocationStrategy {
+  readonly name: string;
+  forRange(view: StrategyView): OffsetChooser;
+}
+
+/** The `strategy` option: a built-in's name or a strategy object (a built-in, coolDown(…), your own). */
+export type StrategyOption = StrategyName | AllocationStrategy;
+
+// ── u64 helpers on (hi, lo) pairs ─────────────────────────────────────────────────────────────
+
+const TWO32 = 4294967296;
+const U32_MAX = 0xffffffff;
+/** Go's math.MaxInt64 as (hi, lo): rand.Int63n's bound, above which ipallocator.go draws rand.Uint64. */
+const MAX_INT64_HI = 0x7fffffff;
+
+/** (aHi, aLo) + (bHi, bLo) into out; saturates at 2^64 − 1 (a start past every band: nextFree clamps it). */
+function add64(aHi: number, aLo: number, bHi: number, bLo: number, out: Offset): void {
+  let hi = aHi + bHi;
+  let lo = aLo + bLo;
+  if (lo >= TWO32) {
+    lo -= TWO32;
+    hi += 1;
+  }
+  if (hi > U32_MAX) {
+    hi = U32_MAX;
+    lo = U32_MAX;
+  }
+  out.hi = hi;
+  out.lo = lo;
+}
+
+/** The two bands of a range as closed intervals of offsets. */
+class Bands {
+  /** dynamic band [ro, last]; static band [0, ro − 1] when ro > 0. */
+  readonly ro: number;
+  readonly lastHi: number;
+  readonly lastLo: number;
+  /** Offsets in the dynamic band: size − ro, as (hi, lo). */
+  readonly dynHi: number;
+  readonly dynLo: number;
+
+  /** `cap` (the legacy bitmap's 65,535 for IPv6) limits the range to its first `cap` offsets. */
+  constructor(view: StrategyView, cap = 0) {
+    let sHi = view.sizeHi;
+    let sLo = view.sizeLo;
+    if (cap > 0 && (sHi > 0 || sLo > cap)) {
+      sHi = 0;
+      sLo = cap;
+    }
+    this.ro = view.rangeOffset;
+    this.lastHi = sLo === 0 ? sHi - 1 : sHi;
+    this.lastLo = (sLo - 1) >>> 0;
+    // size − ro (ro < size whenever ro > 0: calculateRangeOffset keeps the dynamic band non-empty)
+    if (sLo >= this.ro) {
+      this.dynHi = sHi;
+      this.dynLo = sLo - this.ro;
+    } else {
+      this.dynHi = sHi - 1;
+      this.dynLo = sLo + TWO32 - this.ro;
+    }
+  }
+
+  get hasStatic(): boolean {
+    return this.ro > 0;
+  }
+}
+
+// ── the built-ins ───────────────────────────────────────────────────────────────────────────
+
+/** The first free offset from (sHi, sLo), wrapping inside [lo, hi]: true with it in out. */
+function firstFree(
+  ix: StrategyIndex,
+  sHi: number,
+  sLo: number,
+  loHi: number,
+  loLo: number,
+  hiHi: number,
+  hiLo: number,
+  out: Offset,
+): boolean {
+  if (!ix.nextFree(sHi, sLo, loHi, loLo, hiHi, hiLo)) return false;
+  out.hi = ix.resultHi;
+  out.lo = ix.resultLo;
+  return true;
+}
+
+/** upstream's scan: random start d in the band, the first free offset from ro + d, wrapping; then the static band. */
+class ScanChooser implements OffsetChooser {
+  private readonly bands: Bands;
+  private readonly drawsU64: boolean;
+  private readonly d: U64Out = { hi: 0, lo: 0 };
+  private readonly start: Offset = { hi: 0, lo: 0 };
+
+  constructor(
+    private readonly view: StrategyView,
+    legacy: boolean,
+  ) {
+    this.bands = new Bands(view, legacy && view.family === 'IPv6' ? 65535 : 0);
+    // ipallocator.go: rangeSize ≥ MaxInt64 → rand.Uint64(); the legacy bitmap always rand.Intn.
+    this.drawsU64 = !legacy && view.draw === 'ipallocator' && this.bands.dynHi > MAX_INT64_HI;
+  }
+
+  choose(out: Offset): boolean {
+    const b = this.bands;
+    const v = this.view;
+    const d = this.d;
+    if (this.drawsU64) {
+      drawU64(v.random, d);
+      if (d.hi === U32_MAX && d.lo > U32_MAX - b.ro) d.lo -= b.ro; // master's overflow guard (/64)
+    } else {
+      drawBelow(v.random, b.dynHi, b.dynLo, d);
+    }
+    const s = this.start;
+    add64(0, b.ro, d.hi, d.lo, s); // a start past the band is clamped to its first offset by nextFree
+    if (firstFree(v.index, s.hi, s.lo, 0, b.ro, b.lastHi, b.lastLo, out)) return true;
+    if (!b.hasStatic) return false;
+    drawBelow(v.random, 0, b.ro, d);
+    return firstFree(v.index, 0, d.lo, 0, 0, 0, b.ro - 1, out);
+  }
+}
+
+/** The first free offset after the last one chosen, wrapping; one cursor per band. */
+class SequentialChooser implements OffsetChooser {
+  private readonly bands: Bands;
+  /** The next offset to try in the dynamic band, and in the static band. */
+  private readonly dyn: Offset;
+  private staticNext = 0;
+
+  constructor(private readonly view: StrategyView) {
+    this.bands = new Bands(view);
+    this.dyn = { hi: 0, lo: this.bands.ro };
+  }
+
+  choose(out: Offset): boolean {
+    const b = this.bands;
+    const ix = this.view.index;
+    if (firstFree(ix, this.dyn.hi, this.dyn.lo, 0, b.ro, b.lastHi, b.lastLo, out)) return true;
+    return b.hasStatic && firstFree(ix, 0, this.staticNext, 0, 0, 0, b.ro - 1, out);
+  }
+
+  taken(hi: number, lo: number): void {
+    if (hi === 0 && lo < this.bands.ro)
+      this.staticNext = lo + 1; // past the band: nextFree starts over at 0
+    else add64(hi, lo, 0, 1, this.dyn); // past the end: nextFree starts over at the band's start
+  }
+}
+
+/** The lowest free offset of the dynamic band, then of the static band. */
+class LowestFreeChooser implements OffsetChooser {
+  private readonly bands: Bands;
+
+  constructor(private readonly view: StrategyView) {
+    this.bands = new Bands(view);
+  }
+
+  choose(out: Offset): boolean {
+    const b = this.bands;
+    const ix = this.view.index;
+    if (firstFree(ix, 0, b.ro, 0, b.ro, b.lastHi, b.lastLo, out)) return true;
+    return b.hasStatic && firstFree(ix, 0, 0, 0, 0, 0, b.ro - 1, out);
+  }
+}
+
+/**
+ * Tries of draw-and-test before a uniform pick counts the band's free offsets and selects one.
+ * Each accepted draw is uniform over the free offsets, and so is the exact pick after the tries:
+ * the mix is exactly uniform. In a band at most half full 8 tries all fail with probability
+ * ≤ 1/256; a nearly empty /64 never gets to the count (whose sparse walk is O(runs)).
+ */
+const UNIFORM_TRIES = 8;
+
+/** Uniform over the free offsets of the dynamic band, then of the static band. */
+class RandomFreeChooser implements OffsetChooser {
+  private readonly bands: Bands;
+  private readonly d: U64Out = { hi: 0, lo: 0 };
+
+  constructor(private readonly view: StrategyView) {
+    this.bands = new Bands(view);
+  }
+
+  choose(out: Offset): boolean {
+    const b = this.bands;
+    if (this.pick(0, b.ro, b.dynHi, b.dynLo, b.lastHi, b.lastLo, out)) return true;
+    return b.hasStatic && this.pick(0, 0, 0, b.ro, 0, b.ro - 1, out);
+  }
+
+  /** A uniform free offset of [lo, last], whose size is (nHi, nLo): true with it in out. */
+  private pick(loHi: number, loLo: number, nHi: number, nLo: number, lastHi: number, lastLo: number, out: Offset): boolean {
+    const ix = this.view.index;
+    const rng = this.view.random;
+    const d = this.d;
+    for (let t = 0; t < UNIFORM_TRIES; t++) {
+      drawBelow(rng, nHi, nLo, d);
+      add64(loHi, loLo, d.hi, d.lo, out);
+      if (!ix.has(out.hi, out.lo)) return true;
+    }
+    ix.countFree(loHi, loLo, lastHi, lastLo);
+    const fHi = ix.resultHi;
+    const fLo = ix.resultLo;
+    if (fHi === 0 && fLo === 0) return false;
+    drawBelow(rng, fHi, fLo, d);
+    if (!ix.selectFree(d.hi, d.lo, loHi, loLo, lastHi, lastLo)) return false; // only a corrupted index
+    out.hi = ix.resultHi;
+    out.lo = ix.resultLo;
+    return true;
+  }
+}
+
+function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser): AllocationStrategy {
+  return Object.freeze({ name, forRange: make });
+}
+
+/** The built-in strategies (see the top of this file). */
+export const STRATEGIES: Readonly<Record<StrategyName, AllocationStrategy>> = Object.freeze({
+  upstream: builtin('upstream', (v) => new ScanChooser(v, false)),
+  'legacy-bitmap': builtin('legacy-bitmap', (v) => new ScanChooser(v, true)),
+  sequential: builtin('sequential', (v) => new SequentialChooser(v)),
+  'lowest-free': builtin('lowest-free', (v) => new LowestFreeChooser(v)),
+  'random-free': builtin('random-free', (v) => new RandomFreeChooser(v)),
+});
+
+/**
+ * The `strategy` option as a strategy object: a built-in's name, or an object with a `name`
+ * string and a `forRange` function. InvalidArgumentError for anything else.
+ */
+export function strategyOption(option: unknown): AllocationStrategy {
+  if (option === undefined) return STRATEGIES.upstream;
+  if (typeof option === 'string') {
+    if ((STRATEGY_NAMES as readonly string[]).includes(option)) return STRATEGIES[option as StrategyName];
+    throw new InvalidArgumentError(
+      `options.strategy must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object, got ${quoteInput(option)}`,
+    );
+  }
+  const s = option as Partial<AllocationStrategy> | null;
+  if (typeof s !== 'object' || s === null || typeof s.name !== 'string' || typeof s.forRange !== 'function') {
+    throw new InvalidArgumentError(
+      `options.strategy must be one of ${STRATEGY_NAMES.join(', ')} or an object { name, forRange(view) }, got ${quoteInput(option)}`,
+    );
+  }
+  return s as AllocationStrategy;
+}
+
+// ── cool-down ────────────────────────────────────────────────────────────────────────────────
+
+/** How long a released address stays out of use: a time, or a number of allocations. */
+export interface CoolDownOptions {
+  /** Milliseconds from the release (on the `now` clock). */
+  ms?: number;
+  /** allocateNext calls on the same range after the release. */
+  allocations?: number;
+  /** The clock for `ms`, in milliseconds (default Date.now; a simulation passes its own). */
+  now?: () => number;
+}
+
+/**
+ * `strategy` with released addresses held back: a released address stays out of use for
+ * `options.ms` milliseconds or `options.allocations` allocateNext calls (give one), then returns.
+ * A held address is free for every purpose but the strategy's choice: `has` is false, `used()`
+ * does not count it, `allocate(ip)` takes it at once, snapshots leave it out.
+ *
+ * When every free address of the dynamic band is held, allocateNext takes the one released
+ * longest ago rather than go into the static band, and when every free address is held, rather
+ * than fail: cool-down delays reuse, it never pushes allocations into the static band (KEP-3070)
+ * nor makes a range with free addresses answer ErrFull.
+ *
+ * State and memory: held addresses stay marked in the index (no index memory), plus a FIFO of
+ * (offset, until) and a Map from offset to its FIFO entry — about 100 bytes per held address in
+ * V8 (for 1,000 releases a minute and ms = 60,000: ~1,000 held, ~100 kB).
+ */
+export function coolDown(strategy: StrategyOption, options: CoolDownOptions): AllocationStrategy {
+  const inner = strategyOption(strategy);
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidArgumentError(`coolDown options must be an object { ms } or { allocations }, got ${quoteInput(options)}`);
+  }
+  const { ms, allocations, now } = options;
+  if ((ms === undefined) === (allocations === undefined)) {
+    throw new InvalidArgumentError(`coolDown needs exactly one of options.ms and options.allocations, got ${quoteInput(options)}`);
+  }
+  if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)) {
+    throw new InvalidArgumentError(`coolDown options.ms must be a finite number ≥ 0, got ${quoteInput(ms)}`);
+  }
+  if (allocations !== undefined && !(Number.isSafeInteger(allocations) && allocations >= 0)) {
+    throw new InvalidArgumentError(`coolDown options.allocations must be an integer ≥ 0, got ${quoteInput(allocations)}`);
+  }
+  if (now !== undefined && typeof now !== 'function') {
+    throw new InvalidArgumentError(`coolDown options.now must be a function returning milliseconds, got ${quoteInput(now)}`);
+  }
+  const byTime = ms !== undefined;
+  const wait = byTime ? ms : allocations!;
+  const clock = now ?? Date.now;
+  const label = byTime ? `${ms} ms` : `${allocations} allocations`;
+  return Object.freeze({
+    name: `${inner.name}+cool-down(${label})`,
+    forRange(view: StrategyView): OffsetChooser {
+      return new CoolDownChooser(inner.forRange(view), new Cooling(view.index, byTime ? clock : null, wait), view.rangeOffset);
+    },
+  });
+}
+
+/** A key for an offset in a Map: exact below 2^53, a string above (a /64's high offsets). */
+function keyOf(hi: number, lo: number): number | string {
+  return hi < 0x200000 ? hi * TWO32 + lo : `${hi}:${lo}`;
+}
+
+/**
+ * The held (released, cooling) offsets of one range: marked in its index, queued in release
+ * order with the time (or allocation count) at which they return.
+ */
+export class Cooling {
+  // FIFO as parallel growable arrays with a head index (compacted when half is consumed)
+  private his: number[] = [];
+  private los: number[] = [];
+  private untils: number[] = [];
+  private head = 0;
+  /** offset key → its FIFO position (a claimed offset's stale entry is skipped on expiry). */
+  private readonly held = new Map<number | string, number>();
+  /** allocateNext calls so far (the clock of a count-based cool-down). */
+  private allocations = 0;
+  /** Held offsets handed out before their time because nothing else was free. */
+  early = 0;
+
+  constructor(
+    private readonly index: StrategyIndex,
+    /** The time clock, or null for a count of allocations. */
+    private readonly clock: (() => number) | null,
+    private readonly wait: number,
+  ) {}
+
+  /** Held offsets. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  private now(): number {
+    return this.clock === null ? this.allocations : this.clock();
+  }
+
+  /** Whether (hi, lo) is held (marked in the index, free to everyone but the strategy). */
+  holds(hi: number, lo: number): boolean {
+    return this.held.size !== 0 && this.held.has(keyOf(hi, lo));
+  }
+
+  /** Starts holding a just-released offset (still marked in the index). */
+  hold(hi: number, lo: number): void {
+    const pos = this.his.length;
+    this.held.set(keyOf(hi, lo), pos);
+    this.his.push(hi);
+    this.los.push(lo);
+    this.untils.push(this.now() + this.wait);
+  }
+
+  /** Stops holding (hi, lo) because it is taken by hand (or loaded): true if it was held. */
+  claim(hi: number, lo: number): boolean {
+    return this.held.size !== 0 && this.held.delete(keyOf(hi, lo));
+  }
+
+  /** An allocateNext happened (a count-based cool-down's clock). */
+  tick(): void {
+    this.allocations++;
+  }
+
+  /** Returns to the free pool every held offset whose time has come. */
+  expire(): void {
+    if (this.head === this.his.length) return;
+    const now = this.now();
+    while (this.head < this.his.length && this.untils[this.head]! <= now) this.pop();
+    this.compact();
+  }
+
+  /** Returns the offset held longest to the free pool: false when none is held. */
+  releaseOldest(): boolean {
+    while (this.head < this.his.length) {
+      if (this.pop()) {
+        this.early++;
+        this.compact();
+        return true;
+      }
+    }
+    this.compact();
+    return false;
+  }
+
+  /** The first FIFO entry: cleared in the index when still held. True when it was. */
+  private pop(): boolean {
+    const at = this.head++;
+    const hi = this.his[at]!;
+    const lo = this.los[at]!;
+    const key = keyOf(hi, lo);
+    if (this.held.get(key) !== at) return false; // claimed (and maybe held again later: a newer entry)
+    this.held.delete(key);
+    this.index.clear(hi, lo);
+    return true;
+  }
+
+  private compact(): void {
+    const h = this.head;
+    if (h < 1024 || h * 2 < this.his.length) return;
+    this.his = this.his.slice(h);
+    this.los = this.los.slice(h);
+    this.untils = this.untils.slice(h);
+    this.head = 0;
+    for (const [k, pos] of this.held) this.held.set(k, pos - h);
+  }
+
+  /** Every held offset is marked in the index: a message naming the first that is not, or null. */
+  check(): string | null {
+    for (const [, pos] of this.held) {
+      const hi = this.his[pos]!;
+      const lo = this.los[pos]!;
+      if (!this.index.has(hi, lo)) return `held offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is not marked in the index`;
+    }
+    return null;
+  }
+}
+
+class CoolDownChooser implements OffsetChooser {
+  constructor(
+    private readonly inner: OffsetChooser,
+    readonly cooling: Cooling,
+    /** The static band is [0, rangeOffset). */
+    private readonly rangeOffset: number,
+  ) {}
+
+  choose(out: Offset): boolean {
+    const cooling = this.cooling;
+    cooling.expire();
+    // The inner strategy goes into the static band (or finds nothing) only when the dynamic band
+    // has nothing free but held offsets: return the oldest held ones early instead (see coolDown).
+    while (true) {
+      const found = this.inner.choose(out);
+      if (found && (out.hi !== 0 || out.lo >= this.rangeOffset)) return true;
+      if (!cooling.releaseOldest()) return found;
+    }
+  }
+
+  taken(hi: number, lo: number): void {
+    this.cooling.tick();
+    this.inner.taken?.(hi, lo);
+  }
+}

@@ -1,0 +1,417 @@
+// Allocation strategies (adapters/strategies.ts) through Range: each built-in and each cool-down
+// against a Set model (seeded operation loops), the default's answers unchanged, each strategy's
+// own rule (lowest, next after the last, uniform, legacy scan), cool-down semantics, bad options.
+import { describe, expect, it } from 'vitest';
+import { parseAddr } from '../adapters/address.ts';
+import { ErrAllocated, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
+import { Prefix } from '../adapters/geometry.ts';
+import { seededRandom, uniformBelow } from '../adapters/random.ts';
+import { Range, type RangeOptions } from '../adapters/range.ts';
+import { type AllocationStrategy, coolDown, type Offset, STRATEGIES, STRATEGY_NAMES, type StrategyOption } from '../adapters/strategies.ts';
+import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
+import { failure } from './helpers.ts';
+
+/** What `call` threw, or undefined. */
+function thrown(call: () => unknown): unknown {
+  try {
+    call();
+    return undefined;
+  } catch (e) {
+    return e;
+  }
+}
+
+/** Offset ↔ text for prefixes whose offsets fit the last address word (all used here). */
+function geometry(cidr: string) {
+  const p = Prefix.parse(cidr);
+  const base = p.first[3]!;
+  const v6 = p.version === 6;
+  const head = v6 ? Array.from(p.first.subarray(0, 3)) : [];
+  return {
+    size: Number(p.count),
+    ro: p.rangeOffset,
+    offsetOf(ip: string): number {
+      return parseAddr(ip).words[3]! - base;
+    },
+    textOf(o: number): string {
+      const v = base + o;
+      if (!v6) return [v >>> 24, (v >>> 16) & 255, (v >>> 8) & 255, v & 255].join('.');
+      const w = [...head, v];
+      const groups = w.flatMap((x) => [(x >>> 16).toString(16), (x & 0xffff).toString(16)]);
+      return formatV6(groups);
+    },
+  };
+}
+
+function formatV6(groups: string[]): string {
+  // RFC 5952: the longest run (≥ 2) of zero groups becomes ::
+  let best = -1;
+  let len = 0;
+  for (let i = 0; i < 8; ) {
+    if (groups[i] !== '0') {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < 8 && groups[j] === '0') j++;
+    if (j - i > len && j - i >= 2) {
+      best = i;
+      len = j - i;
+    }
+    i = j;
+  }
+  if (best < 0) return groups.join(':');
+  return `${groups.slice(0, best).join(':')}::${groups.slice(best + len).join(':')}`;
+}
+
+/** A generic copy of a built-in: the same chooser, but not the object Range recognises as its default. */
+function generic(s: AllocationStrategy): AllocationStrategy {
+  return { name: `${s.name} (generic path)`, forRange: (v) => s.forRange(v) };
+}
+
+describe('the default strategy', () => {
+  for (const cidr of ['10.0.0.0/24', '10.8.0.0/20', 'fd00::/112', '2001:db8::/64']) {
+    it(`${cidr}: 'upstream' by name and upstream's chooser both give the default's answers, op for op`, () => {
+      const runs = [undefined, 'upstream', generic(STRATEGIES.upstream)].map((strategy) => {
+        const r = new Range(cidr, { random: seededRandom(11), strategy: strategy as StrategyOption | undefined });
+        const rng = seededRandom(12);
+        const got: string[] = [];
+        const live: string[] = [];
+        for (let i = 0; i < 3000; i++) {
+          if (live.length > 0 && (uniformBelow(rng, 3) === 0 || r.free() === 0n)) {
+            const at = uniformBelow(rng, live.length);
+            r.release(live[at]!);
+            live[at] = live[live.length - 1]!;
+            live.pop();
+          } else {
+            const ip = r.allocateNext();
+            got.push(ip);
+            live.push(ip);
+          }
+        }
+        r.validate();
+        r.destroy();
+        return got;
+      });
+      expect(runs[1]).toEqual(runs[0]);
+      expect(runs[2]).toEqual(runs[0]);
+    });
+  }
+
+  it('the default fills the static band only once the dynamic band is full (answers of the existing tests)', () => {
+    const r = new Range('10.0.0.0/27'); // 30 addresses, static band 16
+    const g = geometry('10.0.0.0/27');
+    const order = r.allocateMany(30).map((ip) => g.offsetOf(ip));
+    expect(order.slice(0, 14).every((o) => o >= 16)).toBe(true);
+    expect(order.slice(14).every((o) => o < 16)).toBe(true);
+    r.destroy();
+  });
+});
+
+describe('legacy-bitmap: the legacy randomScanStrategyWithOffset', () => {
+  for (const [cidr, family, bits] of [
+    ['10.1.0.0/24', 'IPv4', 24],
+    ['fd00::/120', 'IPv6', 120],
+    ['2001:db8::/64', 'IPv6', 64],
+  ] as const) {
+    it(`${cidr}: the same offsets as the port in bench/legacy-bitmap.ts for the same draws${bits === 64 ? ' (IPv6 capped at 65,535)' : ''}`, () => {
+      const g = geometry(cidr);
+      const ours = new Range(cidr, { random: seededRandom(3), strategy: 'legacy-bitmap' });
+      const rng = seededRandom(3);
+      const port = new LegacyBitmapRange(family, bits, { intn: (n) => uniformBelow(rng, n) });
+      const ops = seededRandom(4);
+      const live: number[] = [];
+      for (let i = 0; i < 2000; i++) {
+        if (live.length > 0 && uniformBelow(ops, 4) === 0) {
+          const at = uniformBelow(ops, live.length);
+          const o = live[at]!;
+          ours.release(g.textOf(o));
+          port.release(o);
+          live[at] = live[live.length - 1]!;
+          live.pop();
+          continue;
+        }
+        const expected = port.allocateNext();
+        if (expected < 0) {
+          expect(thrown(() => ours.allocateNext())).toBeInstanceOf(ErrFull);
+          continue;
+        }
+        const o = g.offsetOf(ours.allocateNext());
+        expect(o).toBe(expected);
+        live.push(o);
+      }
+      if (bits === 64) expect(Math.max(...live)).toBeLessThan(65535);
+      ours.destroy();
+    });
+  }
+});
+
+/** Builds the strategies under test: every built-in, and cool-downs of some. */
+function strategiesUnderTest(clock: { now: number }): [string, StrategyOption][] {
+  const list: [string, StrategyOption][] = STRATEGY_NAMES.map((n) => [n, n]);
+  list.push(['upstream (generic path)', generic(STRATEGIES.upstream)]);
+  list.push(['lowest-free + cool-down 50 ms', coolDown('lowest-free', { ms: 50, now: () => clock.now })]);
+  list.push(['random-free + cool-down 5 allocations', coolDown('random-free', { allocations: 5 })]);
+  list.push(['sequential + cool-down 30 ms', coolDown(STRATEGIES.sequential, { ms: 30, now: () => clock.now })]);
+  return list;
+}
+
+describe('every strategy against a Set model', () => {
+  const ranges: [string, RangeOptions['indexKind']][] = [
+    ['10.0.0.0/27', 'auto'], // 30 addresses, static band 16: both bands in play, often full
+    ['10.0.0.0/24', 'auto'],
+    ['10.0.0.0/26', 'sparse'],
+    ['fd00::/122', 'auto'],
+  ];
+  const clock = { now: 0 };
+  for (const [label, strategy] of strategiesUnderTest(clock)) {
+    for (const [cidr, indexKind] of ranges) {
+      it(`${label}, ${cidr}${indexKind === 'sparse' ? ' (sparse index)' : ''}`, () => {
+        const g = geometry(cidr);
+        const seed = cidr.length * 131 + label.length;
+        const r = new Range(cidr, { random: seededRandom(seed), strategy, indexKind });
+        const rng = seededRandom(seed + 1);
+        const model = new Set<number>();
+        const free = () => g.size - model.size;
+        for (let step = 0; step < 4000; step++) {
+          clock.now += uniformBelow(rng, 10);
+          const op = uniformBelow(rng, 10);
+          if (op < 5) {
+            if (free() === 0) {
+              expect(thrown(() => r.allocateNext())).toBeInstanceOf(ErrFull);
+              continue;
+            }
+            const o = g.offsetOf(r.allocateNext());
+            expect(o >= 0 && o < g.size).toBe(true);
+            expect(model.has(o)).toBe(false); // never twice
+            // KEP-3070 bands: the static band only when the dynamic one has nothing free
+            if (o < g.ro) for (let d = g.ro; d < g.size; d++) expect(model.has(d)).toBe(true);
+            model.add(o);
+          } else if (op < 8) {
+            if (model.size === 0) continue;
+            const all = [...model];
+            const o = all[uniformBelow(rng, all.length)]!;
+            r.release(g.textOf(o));
+            model.delete(o);
+          } else if (op === 8) {
+            const o = uniformBelow(rng, g.size);
+            const e = thrown(() => r.allocate(g.textOf(o)));
+            if (model.has(o)) expect(e).toBeInstanceOf(ErrAllocated);
+            else {
+              expect(e).toBeUndefined();
+              model.add(o);
+            }
+          } else {
+            const o = uniformBelow(rng, g.size);
+            expect(r.has(g.textOf(o))).toBe(model.has(o));
+          }
+          expect(r.used()).toBe(model.size);
+          if (step % 500 === 0) {
+            r.validate();
+            const seen: number[] = [];
+            r.forEach((ip) => seen.push(g.offsetOf(ip)));
+            expect(seen).toEqual([...model].sort((a, b) => a - b));
+          }
+        }
+        // fill up, then nothing is left
+        const rest = r.allocateMany(free()).map((ip) => g.offsetOf(ip));
+        for (const o of rest) {
+          expect(model.has(o)).toBe(false);
+          model.add(o);
+        }
+        expect(model.size).toBe(g.size);
+        expect(thrown(() => r.allocateNext())).toBeInstanceOf(ErrFull);
+        r.validate();
+        r.destroy();
+      });
+    }
+  }
+});
+
+describe("each strategy's rule", () => {
+  it('lowest-free takes the lowest free address of the dynamic band, then of the static band', () => {
+    const cidr = '10.0.0.0/27';
+    const g = geometry(cidr);
+    const r = new Range(cidr, { strategy: 'lowest-free' });
+    const got = r.allocateMany(30).map((ip) => g.offsetOf(ip));
+    expect(got).toEqual([...Array.from({ length: 14 }, (_, i) => 16 + i), ...Array.from({ length: 16 }, (_, i) => i)]);
+    r.release(g.textOf(20));
+    r.release(g.textOf(18));
+    r.release(g.textOf(3));
+    expect(r.allocateMany(3).map((ip) => g.offsetOf(ip))).toEqual([18, 20, 3]);
+    r.destroy();
+  });
+
+  it('sequential goes on after the address it handed out last, wrapping, and skips taken ones', () => {
+    const g = geometry('10.0.0.0/24'); // static band 16
+    const r = new Range('10.0.0.0/24', { strategy: 'sequential' });
+    expect(r.allocateMany(3).map((ip) => g.offsetOf(ip))).toEqual([16, 17, 18]);
+    r.release(g.textOf(17)); // behind the cursor: not reused until the cursor wraps
+    r.allocate(g.textOf(19)); // by hand: skipped
+    expect(r.allocateMany(2).map((ip) => g.offsetOf(ip))).toEqual([20, 21]);
+    r.allocateMany(253 - 21); // 22 … 253, the end of the range
+    expect(g.offsetOf(r.allocateNext())).toBe(17); // wrapped to the band's start
+    r.destroy();
+  });
+
+  it('random-free is uniform over the free addresses where upstream favours the one after a taken run', () => {
+    const cidr = '10.0.0.0/28'; // 14 addresses, no static band
+    const g = geometry(cidr);
+    const counts = (strategy: StrategyOption) => {
+      const r = new Range(cidr, { strategy, random: seededRandom(8) });
+      for (let o = 0; o < 10; o++) r.allocate(g.textOf(o)); // free: 10, 11, 12, 13
+      const n = new Array(14).fill(0);
+      for (let i = 0; i < 4000; i++) {
+        const ip = r.allocateNext();
+        n[g.offsetOf(ip)]++;
+        r.release(ip);
+      }
+      r.destroy();
+      return n.slice(10).map((c: number) => c / 4000);
+    };
+    const uniform = counts('random-free');
+    for (const share of uniform) {
+      expect(share).toBeGreaterThan(0.2);
+      expect(share).toBeLessThan(0.3);
+    }
+    const scan = counts('upstream');
+    expect(scan[0]).toBeGreaterThan(0.7); // starts 0..10 all land on offset 10: 11/14
+  });
+
+  it('random-free picks exactly in a sparse /64 and in a nearly full dense band (count and select)', () => {
+    const v6 = new Range('2001:db8::/64', { strategy: 'random-free', random: seededRandom(1) });
+    const seen = new Set(v6.allocateMany(1000));
+    expect(seen.size).toBe(1000);
+    v6.validate();
+    v6.destroy();
+    const g = geometry('10.0.0.0/20');
+    const r = new Range('10.0.0.0/20', { strategy: 'random-free', random: seededRandom(2) });
+    r.allocateMany(g.size - 3); // three free left, wherever they are
+    const left = new Set<number>();
+    for (let o = 0; o < g.size; o++) if (!r.has(g.textOf(o))) left.add(o);
+    expect(left.size).toBe(3);
+    const got = r.allocateMany(3).map((ip) => g.offsetOf(ip));
+    expect(new Set(got)).toEqual(left);
+    r.destroy();
+  });
+});
+
+describe('cool-down', () => {
+  it('by time: a released address is not handed out before its time and comes back after', () => {
+    const clock = { now: 1000 };
+    const g = geometry('10.0.0.0/24');
+    const r = new Range('10.0.0.0/24', { strategy: coolDown('lowest-free', { ms: 500, now: () => clock.now }) });
+    r.allocateMany(3); // 16, 17, 18
+    r.release(g.textOf(16));
+    expect(r.has(g.textOf(16))).toBe(false);
+    expect(r.used()).toBe(2);
+    clock.now = 1499;
+    expect(g.offsetOf(r.allocateNext())).toBe(19); // lowest-free would take 16
+    clock.now = 1500;
+    expect(g.offsetOf(r.allocateNext())).toBe(16);
+    r.validate();
+    r.destroy();
+  });
+
+  it('by allocations: held for exactly that many allocateNext calls', () => {
+    const g = geometry('10.0.0.0/24');
+    const r = new Range('10.0.0.0/24', { strategy: coolDown('lowest-free', { allocations: 3 }) });
+    r.allocateMany(2); // 16, 17
+    r.release(g.textOf(16));
+    expect(r.allocateMany(3).map((ip) => g.offsetOf(ip))).toEqual([18, 19, 20]);
+    expect(g.offsetOf(r.allocateNext())).toBe(16);
+    r.destroy();
+  });
+
+  it('a held address is free to everything but the strategy: allocate, forEach, snapshot, loadMany', () => {
+    const clock = { now: 0 };
+    const g = geometry('10.0.0.0/24');
+    const r = new Range('10.0.0.0/24', { strategy: coolDown('lowest-free', { ms: 1000, now: () => clock.now }) });
+    r.allocateMany(4); // 16..19
+    r.releaseMany([g.textOf(16), g.textOf(17), g.textOf(18)]);
+    const listed: number[] = [];
+    r.forEach((ip) => listed.push(g.offsetOf(ip)));
+    expect(listed).toEqual([19]);
+    const copy = Range.fromSnapshot(r.snapshot());
+    expect(copy.used()).toBe(1);
+    expect(copy.has(g.textOf(16))).toBe(false);
+    copy.destroy();
+    r.allocate(g.textOf(16)); // taken by hand while held
+    expect(r.has(g.textOf(16))).toBe(true);
+    expect(r.loadMany([g.textOf(17)])).toBe(1);
+    expect(r.used()).toBe(3);
+    clock.now = 5000; // 16 and 17 are allocated now: their expiry must not free them
+    expect(g.offsetOf(r.allocateNext())).toBe(18);
+    expect(r.has(g.textOf(16)) && r.has(g.textOf(17))).toBe(true);
+    r.validate();
+    r.destroy();
+  });
+
+  it('when every free address is held, allocateNext takes the one released longest ago instead of ErrFull', () => {
+    const g = geometry('10.0.0.0/28'); // 14 addresses
+    const r = new Range('10.0.0.0/28', { strategy: coolDown('random-free', { ms: 1e9, now: () => 0 }) });
+    const all = r.allocateMany(14);
+    r.release(all[5]!);
+    r.release(all[2]!);
+    expect(r.allocateNext()).toBe(all[5]);
+    expect(r.allocateNext()).toBe(all[2]);
+    expect(thrown(() => r.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(g.size).toBe(14);
+    r.validate();
+    r.destroy();
+  });
+
+  it('when the dynamic band has only held addresses left, the oldest comes back before the static band is used', () => {
+    const g = geometry('10.0.0.0/27'); // dynamic band 16..29
+    const r = new Range('10.0.0.0/27', { strategy: coolDown('lowest-free', { ms: 1e9, now: () => 0 }) });
+    r.allocateMany(14);
+    r.release(g.textOf(25));
+    r.release(g.textOf(20));
+    expect(r.allocateMany(2).map((ip) => g.offsetOf(ip))).toEqual([25, 20]);
+    expect(g.offsetOf(r.allocateNext())).toBe(0);
+    r.destroy();
+  });
+
+  it('restore drops what was held (the index is replaced)', () => {
+    const r = new Range('10.0.0.0/24', { strategy: coolDown('lowest-free', { ms: 1e9, now: () => 0 }) });
+    const ips = r.allocateMany(2);
+    const snap = r.snapshot();
+    r.release(ips[0]!);
+    r.restore(snap.range, snap.data);
+    expect(r.used()).toBe(2);
+    r.release(ips[0]!);
+    r.validate();
+    r.destroy();
+  });
+});
+
+describe('bad options', () => {
+  it('are InvalidArgumentError, naming the option, and nothing is built', async () => {
+    for (const strategy of ['nope', 42, null, { name: 'x' }, { forRange: () => ({}) }]) {
+      const e = await failure(() => new Range('10.0.0.0/24', { strategy: strategy as StrategyOption }));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect(String((e as Error).message)).toMatch(/options\.strategy/);
+    }
+    for (const opts of [{}, { ms: 1, allocations: 1 }, { ms: -1 }, { ms: Number.NaN }, { allocations: 1.5 }, { ms: 1, now: 5 }, null]) {
+      expect(await failure(() => coolDown('upstream', opts as never))).toBeInstanceOf(InvalidArgumentError);
+    }
+    expect(await failure(() => coolDown('nope' as never, { ms: 1 }))).toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('a strategy that names a taken address fails with InvalidArgumentError and changes nothing', async () => {
+    const choose = (out: Offset): boolean => {
+      out.hi = 0;
+      out.lo = 16;
+      return true;
+    };
+    const liar: AllocationStrategy = { name: 'liar', forRange: () => ({ choose }) };
+    const r = new Range('10.0.0.0/24', { strategy: liar });
+    r.allocate('10.0.0.17'); // offset 16
+    expect(await failure(() => r.allocateNext())).toBeInstanceOf(InvalidArgumentError);
+    expect(r.used()).toBe(1);
+    r.validate();
+    const broken: AllocationStrategy = { name: 'broken', forRange: () => null as never };
+    expect(await failure(() => new Range('10.0.0.0/24', { strategy: broken }))).toBeInstanceOf(InvalidArgumentError);
+    r.destroy();
+  });
+});
