@@ -1,0 +1,133 @@
+// The strategy simulator (bench/strategies/sim.ts): deterministic by seed, and its measures right
+// on tiny workloads whose answers can be worked out by hand.
+import { describe, expect, it } from 'vitest';
+import { type Measures, simulate, type Workload } from '../bench/strategies/sim.ts';
+import { STRATEGY_NAMES } from '../adapters/strategies.ts';
+
+const churn: Workload = {
+  name: 'churn',
+  cidrs: ['10.0.0.0/24', '10.0.1.0/25'],
+  policy: 'weighted',
+  servers: 3,
+  lag: { kind: 'lognormal', medianMs: 200, sigma: 1 },
+  lifetime: { kind: 'pareto', meanMs: 60_000, alpha: 1.5 },
+  ratePerS: 4,
+  bursts: [{ size: 100, spreadMs: 2_000, everyMs: 200_000 }],
+  staticShare: 0.05,
+  creates: 3_000,
+  warmupMs: 60_000,
+};
+
+/** The measures without the wall time (the only number that is not a function of the inputs). */
+function result(m: Measures): Omit<Measures, 'wallMs'> {
+  const { wallMs: _, ...rest } = m;
+  return rest;
+}
+
+describe('the simulator', () => {
+  it('gives the same measures for the same seed, and other measures for another seed', () => {
+    const spec = { label: 'upstream', strategy: 'upstream' as const };
+    const a = simulate(churn, spec, 7);
+    const b = simulate(churn, spec, 7);
+    const c = simulate(churn, spec, 8);
+    expect(result(b)).toEqual(result(a));
+    expect(result(c)).not.toEqual(result(a));
+    expect(a.allocations).toBeGreaterThan(2000);
+    expect(a.collisions).toBeGreaterThan(0); // 3 servers, 200 ms lag: some creates collide
+  });
+
+  for (const name of STRATEGY_NAMES) {
+    it(`${name}: one API server with no informer lag never collides`, () => {
+      const m = simulate({ ...churn, servers: 1, lag: { kind: 'fixed', ms: 0 } }, { label: name, strategy: name }, 3);
+      expect(m.allocations).toBeGreaterThan(2000);
+      expect(m.collisions).toBe(0);
+      expect(m.roundTripsPerAllocation).toBe(1);
+    });
+  }
+
+  it('lowest-free reuses at once: the reuse delay is the gap between the release and the next create', () => {
+    const w: Workload = {
+      name: 'reuse',
+      cidrs: ['10.0.0.0/29'], // 6 addresses, no static band
+      servers: 1,
+      lag: { kind: 'fixed', ms: 0 },
+      lifetime: { kind: 'fixed', ms: 0 },
+      script: [
+        { atMs: 0, server: 0, lifeMs: 10_000 }, // 10.0.0.1, released at 10 s
+        { atMs: 1_000, server: 0, lifeMs: 100_000 }, // 10.0.0.2
+        { atMs: 13_000, server: 0, lifeMs: 100_000 }, // 10.0.0.1 again: 3 s after its release
+        { atMs: 14_000, server: 0, lifeMs: 100_000 }, // 10.0.0.3: never used before
+      ],
+    };
+    const m = simulate(w, { label: 'lowest-free', strategy: 'lowest-free' }, 1);
+    expect(m.allocations).toBe(4);
+    expect(m.reuses).toBe(1);
+    expect(m.reuseMedianS).toBe(3);
+    expect([m.reuseUnder1s, m.reuseUnder10s, m.reuseUnder60s]).toEqual([0, 0.25, 0.25]);
+    expect(m.reuseHistogram[5]).toBe(1); // the (3 s, 10 s] bucket
+    // a 5 s cool-down keeps 10.0.0.1 out at 13 s (the lowest free is then 10.0.0.3): no reuse
+    const cooled = simulate(w, { label: 'lowest-free + 5 s', strategy: 'lowest-free', coolDownMs: 5_000 }, 1);
+    expect(cooled.reuses).toBe(0);
+  });
+
+  it('a server that has not heard of a create collides once and retries with the next choice', () => {
+    const w: Workload = {
+      name: 'collide',
+      cidrs: ['10.0.0.0/29'],
+      servers: 2,
+      lag: { kind: 'fixed', ms: 1_000 },
+      lifetime: { kind: 'fixed', ms: 0 },
+      script: [
+        { atMs: 0, server: 0, lifeMs: 60_000 }, // 10.0.0.1
+        { atMs: 1, server: 1, lifeMs: 60_000 }, // server 1 has not heard: 10.0.0.1 fails, then 10.0.0.2
+        { atMs: 2_000, server: 1, lifeMs: 60_000 }, // heard by now: 10.0.0.3 at once
+      ],
+    };
+    const m = simulate(w, { label: 'lowest-free', strategy: 'lowest-free' }, 1);
+    expect(m.allocations).toBe(3);
+    expect(m.collisions).toBe(1);
+    expect(m.collisionsPer1000).toBeCloseTo(1000 / 3, 9);
+    expect(m.roundTripsPerAllocation).toBeCloseTo(4 / 3, 9);
+    expect(m.maxAttempts).toBe(2);
+  });
+
+  it('counts static-band intrusion and the static requests it blocks', () => {
+    // a /27: 30 addresses, static band the first 16 (10.0.0.1 … 10.0.0.16)
+    const script = Array.from({ length: 15 }, (_, i) => ({ atMs: i, server: 0, lifeMs: 1e9 }));
+    const w: Workload = {
+      name: 'intrusion',
+      cidrs: ['10.0.0.0/27'],
+      servers: 1,
+      lag: { kind: 'fixed', ms: 0 },
+      lifetime: { kind: 'fixed', ms: 0 },
+      script: [
+        ...script, // 14 fill the dynamic band, the 15th takes 10.0.0.1 from the static band
+        { atMs: 100, server: 0, lifeMs: 1e9, ip: '10.0.0.1' }, // refused: held by a dynamic allocation
+        { atMs: 101, server: 0, lifeMs: 1e9, ip: '10.0.0.9' }, // free: granted
+        { atMs: 102, server: 0, lifeMs: 1e9, ip: '10.0.0.9' }, // refused: held by the static one
+      ],
+    };
+    const m = simulate(w, { label: 'lowest-free', strategy: 'lowest-free' }, 1);
+    expect(m.allocations).toBe(15);
+    expect(m.intrusionPer1000).toBeCloseTo(1000 / 15, 9);
+    expect(m.staticCreates).toBe(3);
+    expect(m.staticBlockedByDynamicPer1000).toBeCloseTo(1000 / 3, 9);
+    expect(m.staticBlockedByStaticPer1000).toBeCloseTo(1000 / 3, 9);
+    expect(m.peakFill).toBeCloseTo(16 / 30, 9);
+  });
+
+  it("spreads across ranges by the policy: 'ordered' fills the first range before the second", () => {
+    const w: Workload = {
+      name: 'ordered',
+      cidrs: ['10.0.0.0/29', '10.0.1.0/29'], // 6 + 6 addresses
+      policy: 'ordered',
+      servers: 1,
+      lag: { kind: 'fixed', ms: 0 },
+      lifetime: { kind: 'fixed', ms: 0 },
+      script: Array.from({ length: 8 }, (_, i) => ({ atMs: i, server: 0, lifeMs: 1e9 })),
+    };
+    const m = simulate(w, { label: 'upstream', strategy: 'upstream' }, 1);
+    expect(m.rangeShare).toEqual([6 / 8, 2 / 8]);
+    expect(m.full).toBe(0);
+  });
+});
