@@ -21,10 +21,13 @@
 // Speed: the parsers scan the string once with charCodeAt, keep their state in locals and one
 // module-level scratch array, and return status codes internally; only the exported wrappers
 // throw, and the error text is built only on that path. Plain dotted quads and plain IPv6 go
-// through lean fast paths first (parseV4Value, parseV6Value) that only say "not mine" on
-// anything else. The formatters concatenate strings from tables (256 octets, 65,536 hex
-// groups, 256 zero-group masks → the `::` run); a canonical-form check compares the text with
-// the words instead of formatting (isCanonical).
+// through lean fast paths first (parseV4Value, parseV6Value) that read each character once and
+// only say "not mine" on anything else. The IPv6 formatter writes char codes into a scratch
+// buffer (the `::` run from a table of the 256 zero-group masks) and builds the one flat string
+// from them in a single call. Concatenating pieces would be cheaper to build but gives a rope,
+// which V8 flattens, at more than the difference, the first time the text is hashed or read
+// (as a Map key, a record name, JSON). A canonical-form check compares the text with the words
+// instead of formatting (isCanonical).
 
 import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput } from './errors.ts';
 
@@ -33,6 +36,8 @@ export type Family = 4 | 6;
 
 /** Longest valid address text: `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`. */
 export const MAX_ADDR_TEXT = 45;
+/** Longest dotted quad: `255.255.255.255`. */
+const MAX_V4_TEXT = 15;
 /** Longest valid prefix text: an address plus `/128`. */
 export const MAX_PREFIX_TEXT = MAX_ADDR_TEXT + 4;
 
@@ -285,10 +290,12 @@ export function parseAddrInto(text: unknown, out: Uint32Array): Family {
   const n = text.length;
   if (n === 0) throw new InvalidAddressError(text, R_EMPTY);
   if (n > MAX_ADDR_TEXT) throw new InvalidAddressError(text, R_TOO_LONG);
-  const v4 = parseV4Value(text, n);
-  if (v4 >= 0) {
-    putV4(out, v4);
-    return 4;
+  if (n <= MAX_V4_TEXT) {
+    const v4 = parseV4Value(text, n);
+    if (v4 >= 0) {
+      putV4(out, v4);
+      return 4;
+    }
   }
   if (parseV6Value(text, n, out)) return 6;
   const f = parseSpan(text, 0, n, out);
@@ -367,41 +374,43 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
   let n = 0; // groups parsed
   let ellipsis = -1; // group index where `::` stands
   let i = 0;
-  if (s.charCodeAt(0) === CH_COLON) {
+  let c = s.charCodeAt(0); // the character at i: each one is read once
+  if (c === CH_COLON) {
     if (end < 2 || s.charCodeAt(1) !== CH_COLON) return false;
     ellipsis = 0;
-    i = 2;
-    if (i === end) {
+    if (end === 2) {
       out[0] = 0;
       out[1] = 0;
       out[2] = 0;
       out[3] = 0;
       return true;
     }
+    i = 2;
+    c = s.charCodeAt(2);
   }
   for (;;) {
-    // one group of 1..4 hex digits
-    let c = s.charCodeAt(i);
-    let h = c < 128 ? HEX_VALUE[c]! : -1;
-    if (h < 0) return false;
-    let acc = h;
-    let digits = 1;
+    // One group: the hex digits from c up to the end or another character. Their number is
+    // checked once, after the run (five or more only occur in text we reject).
+    let acc = c < 128 ? HEX_VALUE[c]! : -1;
+    if (acc < 0) return false;
+    const first = i;
     while (++i < end) {
       c = s.charCodeAt(i);
-      h = c < 128 ? HEX_VALUE[c]! : -1;
+      const h = c < 128 ? HEX_VALUE[c]! : -1;
       if (h < 0) break;
-      if (digits++ === 4) return false;
       acc = (acc << 4) | h;
     }
-    if (n === 8) return false;
+    if (i - first > 4 || n === 8) return false;
     g[n++] = acc;
     if (i === end) break;
     // then a colon with more after it, or `::`
     if (c !== CH_COLON || ++i === end) return false;
-    if (s.charCodeAt(i) === CH_COLON) {
+    c = s.charCodeAt(i);
+    if (c === CH_COLON) {
       if (ellipsis >= 0) return false;
       ellipsis = n;
       if (++i === end) break;
+      c = s.charCodeAt(i);
     }
   }
   if (n < 8) {
@@ -444,21 +453,9 @@ export function formatIPv4(v: number): string {
   return DEC_DOT[v >>> 24]! + DEC_DOT[(v >>> 16) & 255]! + DEC_DOT[(v >>> 8) & 255]! + DEC[v & 255]!;
 }
 
-/**
- * `GROUP[g]` = the 16-bit group g in lowercase hex without leading zeros, `COLON_GROUP[g]` the
- * same after a colon. Filled on first use: a /64 with random interface ids ends up using all
- * 65,536 (about 4 MB of short strings), a Service range of a few thousand addresses a few KB.
- */
-const GROUP: string[] = new Array<string>(65536);
-const COLON_GROUP: string[] = new Array<string>(65536);
-
-function group(x: number): string {
-  return GROUP[x] ?? (GROUP[x] = x.toString(16));
-}
-
-function colonGroup(x: number): string {
-  return COLON_GROUP[x] ?? (COLON_GROUP[x] = `:${group(x)}`);
-}
+/** Char codes of the lowercase hex digits. */
+const HEX_CODE = new Uint8Array(16);
+for (let d = 0; d < 16; d++) HEX_CODE[d] = '0123456789abcdef'.charCodeAt(d);
 
 /**
  * `ZERO_RUN[z]`, for the mask z of zero groups (bit i set when group i is 0, group 0 = bits
@@ -510,6 +507,68 @@ function loadGroups(w0: number, w1: number, w2: number, w3: number): number {
   return ZERO_RUN[z]!;
 }
 
+/** Char codes of the text formatIPv6 is writing: 39 at most, and the colon written after the last group. */
+const textCodes = new Uint16Array(40);
+
+/** Writes group x (0..0xffff) in lowercase hex without leading zeros at b[at..]; returns the position after it. */
+function putGroup(b: Uint16Array, at: number, x: number): number {
+  if (x >= 0x1000) b[at++] = HEX_CODE[x >>> 12]!;
+  if (x >= 0x100) b[at++] = HEX_CODE[(x >>> 8) & 15]!;
+  if (x >= 0x10) b[at++] = HEX_CODE[(x >>> 4) & 15]!;
+  b[at++] = HEX_CODE[x & 15]!;
+  return at;
+}
+
+/**
+ * The string of the char codes b[0, n), 2 ≤ n ≤ 39, built in one step: String.fromCharCode with
+ * exactly n arguments is the one way to get a flat string from char codes without an array in
+ * between (`apply` or spread of a typed array cost several times more).
+ */
+// biome-ignore format: one line per text length
+function textOf(b: Uint16Array, n: number): string {
+  switch (n) {
+    case 2: return String.fromCharCode(b[0]!, b[1]!);
+    case 3: return String.fromCharCode(b[0]!, b[1]!, b[2]!);
+    case 4: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!);
+    case 5: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!);
+    case 6: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!);
+    case 7: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!);
+    case 8: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!);
+    case 9: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!);
+    case 10: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!);
+    case 11: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!);
+    case 12: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!);
+    case 13: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!);
+    case 14: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!);
+    case 15: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!);
+    case 16: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!);
+    case 17: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!);
+    case 18: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!);
+    case 19: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!);
+    case 20: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!);
+    case 21: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!);
+    case 22: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!);
+    case 23: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!);
+    case 24: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!);
+    case 25: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!);
+    case 26: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!);
+    case 27: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!);
+    case 28: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!);
+    case 29: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!);
+    case 30: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!);
+    case 31: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!);
+    case 32: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!);
+    case 33: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!, b[32]!);
+    case 34: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!, b[32]!, b[33]!);
+    case 35: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!, b[32]!, b[33]!, b[34]!);
+    case 36: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!, b[32]!, b[33]!, b[34]!, b[35]!);
+    case 37: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!, b[32]!, b[33]!, b[34]!, b[35]!, b[36]!);
+    case 38: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!, b[32]!, b[33]!, b[34]!, b[35]!, b[36]!, b[37]!);
+    case 39: return String.fromCharCode(b[0]!, b[1]!, b[2]!, b[3]!, b[4]!, b[5]!, b[6]!, b[7]!, b[8]!, b[9]!, b[10]!, b[11]!, b[12]!, b[13]!, b[14]!, b[15]!, b[16]!, b[17]!, b[18]!, b[19]!, b[20]!, b[21]!, b[22]!, b[23]!, b[24]!, b[25]!, b[26]!, b[27]!, b[28]!, b[29]!, b[30]!, b[31]!, b[32]!, b[33]!, b[34]!, b[35]!, b[36]!, b[37]!, b[38]!);
+  }
+  throw new RangeError(`IPv6 text of ${n} characters`); // unreachable: 2 ≤ n ≤ 39
+}
+
 /**
  * RFC 5952 text of the IPv6 address with words w0..w3 (w0 = bits 127..96). An IPv4-mapped
  * value is written as plain IPv6 (`::ffff:102:304`), never with a dotted quad: callers that
@@ -518,37 +577,26 @@ function loadGroups(w0: number, w1: number, w2: number, w3: number): number {
 export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
   const run = loadGroups(w0, w1, w2, w3);
   const g = groups;
-  if (run === 0) {
-    return (
-      group(g[0]!) +
-      colonGroup(g[1]!) +
-      colonGroup(g[2]!) +
-      colonGroup(g[3]!) +
-      colonGroup(g[4]!) +
-      colonGroup(g[5]!) +
-      colonGroup(g[6]!) +
-      colonGroup(g[7]!)
-    );
+  const b = textCodes;
+  //  groups [0, start) · `::` · groups [end, 8), each group written with a colon after it; the
+  //  colon after the last group is then cut off, unless the text ends with the `::`
+  const start = run === 0 ? 8 : run >>> 4;
+  let at = 0;
+  for (let i = 0; i < start; i++) {
+    at = putGroup(b, at, g[i]!);
+    b[at++] = CH_COLON;
   }
-  //  groups [0, start) · `::` · groups [end, 8)
-  const start = run >>> 4;
+  if (start === 8) return textOf(b, at - 1);
+  if (start === 0) b[at++] = CH_COLON;
+  b[at++] = CH_COLON;
   const end = start + (run & 15);
-  let s = '';
-  if (start > 0) {
-    s = group(g[0]!);
-    for (let i = 1; i < start; i++) s += colonGroup(g[i]!);
+  if (end === 8) return textOf(b, at);
+  for (let i = end; i < 8; i++) {
+    at = putGroup(b, at, g[i]!);
+    b[at++] = CH_COLON;
   }
-  s += '::';
-  if (end < 8) {
-    s += group(g[end]!);
-    for (let i = end + 1; i < 8; i++) s += colonGroup(g[i]!);
-  }
-  return s;
+  return textOf(b, at - 1);
 }
-
-/** Char codes of the lowercase hex digits. */
-const HEX_CODE = new Uint8Array(16);
-for (let d = 0; d < 16; d++) HEX_CODE[d] = '0123456789abcdef'.charCodeAt(d);
 
 /**
  * Whether `text` is exactly formatIPv6(w0..w3), compared character by character without
