@@ -1,0 +1,422 @@
+// npm run bench:strategies [-- --quick] [-- --out <prefix>] [-- --seed <n>]
+//
+// Every allocation strategy on every workload of the simulator (sim.ts), plus the speed of each
+// strategy's allocateNext on Range, written as JSON, Markdown and three SVG charts to
+// bench/results/strategies.* (--quick: a CI-sized run into $TMPDIR/ipallocator-bench/).
+//
+// Workloads (all deterministic by seed; times are simulated):
+//   load sweep      one /22, 3 API servers, informer lag lognormal (median 100 ms, σ 1: p99 ≈ 1 s),
+//                   exponential lifetimes (mean 10 min), 2 % static requests; offered load 0.3–0.99
+//   deploy burst    one /20, heavy-tailed lifetimes (Pareto α 1.5, mean 1 h), base load 0.5, and a
+//                   1,000-Service deploy over 10 s every 2 h
+//   ServiceCIDRs    /24 + /24 + /23 under each MetaAllocator policy, load 0.8
+//   IPv6 /64        20,000 live Services on a /64: where legacy-bitmap's 65,535 cap shows
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import process from 'node:process';
+import { seededRandom } from '../../adapters/random.ts';
+import { Range } from '../../adapters/range.ts';
+import { coolDown, type StrategyOption } from '../../adapters/strategies.ts';
+import { coreTarget } from '../../adapters/wasm.ts';
+import { conditions } from '../conditions.ts';
+import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
+import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
+
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const seedAt = args.indexOf('--seed');
+const SEED = seedAt >= 0 ? Number(args[seedAt + 1]) : 20240601;
+const outAt = args.indexOf('--out');
+const OUT = outAt >= 0 ? args[outAt + 1]! : quick ? join(tmpdir(), 'ipallocator-bench', 'strategies') : 'bench/results/strategies';
+
+const SPECS: StrategySpec[] = [
+  { label: 'upstream', strategy: 'upstream' },
+  { label: 'sequential', strategy: 'sequential' },
+  { label: 'lowest-free', strategy: 'lowest-free' },
+  { label: 'random-free', strategy: 'random-free' },
+  { label: 'upstream + cool-down 60 s', strategy: 'upstream', coolDownMs: 60_000 },
+  { label: 'random-free + cool-down 60 s', strategy: 'random-free', coolDownMs: 60_000 },
+];
+const V6_SPECS: StrategySpec[] = [
+  { label: 'upstream', strategy: 'upstream' },
+  { label: 'legacy-bitmap', strategy: 'legacy-bitmap' },
+  { label: 'sequential', strategy: 'sequential' },
+  { label: 'lowest-free', strategy: 'lowest-free' },
+  { label: 'random-free', strategy: 'random-free' },
+];
+
+const LOADS = quick ? [0.5, 0.9, 0.99] : [0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99];
+const SCALE = quick ? 0.1 : 1;
+const LAG = { kind: 'lognormal', medianMs: 100, sigma: 1 } as const;
+
+/**
+ * The warm-up: `lifetimes` mean lifetimes (the store near its steady state), but at most 30 % of
+ * the run (`creates` at `ratePerS`; quick runs are short).
+ */
+function warmup(lifetime: Duration, lifetimes: number, creates: number, ratePerS: number): number {
+  return Math.min(lifetimes * meanOf(lifetime), (0.3 * creates * 1000) / ratePerS);
+}
+
+function sweep(load: number): Workload {
+  const lifetime = { kind: 'exponential', meanMs: 600_000 } as const;
+  const ratePerS = (load * 1022) / (meanOf(lifetime) / 1000);
+  const creates = Math.round(30_000 * SCALE);
+  return {
+    name: `load ${load}`,
+    cidrs: ['10.96.0.0/22'],
+    servers: 3,
+    lag: LAG,
+    lifetime,
+    ratePerS,
+    staticShare: 0.02,
+    creates,
+    warmupMs: warmup(lifetime, 3, creates, ratePerS),
+  };
+}
+
+function burst(): Workload {
+  const lifetime = { kind: 'pareto', meanMs: 3_600_000, alpha: 1.5 } as const;
+  return {
+    name: 'deploy burst',
+    cidrs: ['10.96.0.0/20'],
+    servers: 3,
+    lag: LAG,
+    lifetime,
+    ratePerS: (0.5 * 4094) / (meanOf(lifetime) / 1000),
+    bursts: [{ size: 1000, spreadMs: 10_000, everyMs: 7_200_000 }],
+    staticShare: 0.02,
+    creates: Math.round(40_000 * SCALE),
+    warmupMs: warmup(lifetime, 2, Math.round(40_000 * SCALE), (0.5 * 4094) / (meanOf(lifetime) / 1000)),
+  };
+}
+
+function serviceCIDRs(policy: Policy): Workload {
+  const lifetime = { kind: 'exponential', meanMs: 600_000 } as const;
+  return {
+    name: `ServiceCIDRs ${policy}`,
+    cidrs: ['10.96.0.0/24', '10.96.1.0/24', '10.100.0.0/23'],
+    policy,
+    servers: 3,
+    lag: LAG,
+    lifetime,
+    ratePerS: (0.8 * (254 + 254 + 510)) / (meanOf(lifetime) / 1000),
+    staticShare: 0.02,
+    creates: Math.round(30_000 * SCALE),
+    warmupMs: warmup(lifetime, 3, Math.round(30_000 * SCALE), (0.8 * (254 + 254 + 510)) / (meanOf(lifetime) / 1000)),
+  };
+}
+
+function ipv6(): Workload {
+  const lifetime = { kind: 'exponential', meanMs: 600_000 } as const;
+  return {
+    name: 'IPv6 /64, 20,000 live',
+    cidrs: ['fd00:10:96::/64'],
+    servers: 3,
+    lag: LAG,
+    lifetime,
+    ratePerS: 20_000 / (meanOf(lifetime) / 1000),
+    staticShare: 0,
+    creates: Math.round(100_000 * SCALE),
+    warmupMs: warmup(lifetime, 2, Math.round(100_000 * SCALE), 20_000 / (meanOf(lifetime) / 1000)),
+  };
+}
+
+// ── speed: allocateNext + release on Range at a held fill ────────────────────────────────────
+
+interface Speed {
+  strategy: string;
+  range: string;
+  fill: number;
+  nsPerOp: number;
+}
+
+function speed(spec: StrategySpec, cidr: string, fill: number, ops: number): Speed {
+  const samples: number[] = [];
+  for (let rep = 0; rep < 5; rep++) {
+    let now = 0;
+    const strategy: StrategyOption = spec.coolDownMs !== undefined ? coolDownOf(spec, () => now) : spec.strategy;
+    const r = new Range(cidr, { strategy, random: seededRandom(rep + 1) });
+    const target = Number(r.size) < 2 ** 24 ? Math.floor(Number(r.size) * fill) : fill;
+    // the fill: uniform random addresses through the default strategy's draws, loaded at once
+    const filler = new Range(cidr, { random: seededRandom(99) });
+    r.loadMany(filler.allocateMany(target));
+    filler.destroy();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < ops; i++) {
+      now += 1000; // one allocation a second: a 60 s cool-down holds about 60 addresses
+      r.release(r.allocateNext());
+    }
+    samples.push(Number(process.hrtime.bigint() - t0) / ops);
+    r.destroy();
+  }
+  samples.sort((a, b) => a - b);
+  return { strategy: spec.label, range: cidr, fill, nsPerOp: samples[samples.length >> 1]! };
+}
+
+function coolDownOf(spec: StrategySpec, now: () => number) {
+  return coolDown(spec.strategy, { ms: spec.coolDownMs!, now });
+}
+
+// ── run ─────────────────────────────────────────────────────────────────────────────────────
+
+interface Results {
+  conditions: ReturnType<typeof conditions>;
+  seed: number;
+  runTookS: number;
+  eventsPerSecond: number;
+  sweep: Measures[];
+  burst: Measures[];
+  serviceCIDRs: Measures[];
+  ipv6: Measures[];
+  speed: Speed[];
+}
+
+function main(): void {
+  const started = performance.now();
+  const cond = conditions(quick ? 'quick' : 'full', coreTarget);
+  let events = 0;
+  let simMs = 0;
+  const run = (w: Workload, specs: StrategySpec[]): Measures[] =>
+    specs.map((s) => {
+      const m = simulate(w, s, SEED);
+      events += m.events;
+      simMs += m.wallMs;
+      process.stderr.write(
+        `${w.name.padEnd(24)} ${s.label.padEnd(30)} collisions/1000 ${m.collisionsPer1000.toFixed(2).padStart(7)}  fill ${m.meanFill.toFixed(3)}  ${m.events} events in ${m.wallMs.toFixed(0)} ms\n`,
+      );
+      return m;
+    });
+  const sweepResults = LOADS.flatMap((l) => run(sweep(l), SPECS));
+  const burstResults = run(burst(), SPECS);
+  const cidrResults = (['upstream', 'ordered', 'weighted'] as const).flatMap((p) =>
+    run(serviceCIDRs(p), [SPECS[0]!, SPECS[3]!, SPECS[2]!]),
+  );
+  const v6Results = run(ipv6(), V6_SPECS);
+  const ops = quick ? 20_000 : 200_000;
+  const speeds: Speed[] = [];
+  for (const spec of [...SPECS, V6_SPECS[1]!]) {
+    for (const fill of [0.5, 0.9, 0.99]) speeds.push(speed(spec, '10.96.0.0/20', fill, ops));
+    speeds.push(speed(spec, 'fd00:10:96::/64', 100_000, ops));
+  }
+  const results: Results = {
+    conditions: cond,
+    seed: SEED,
+    runTookS: (performance.now() - started) / 1000,
+    eventsPerSecond: events / (simMs / 1000),
+    sweep: sweepResults,
+    burst: burstResults,
+    serviceCIDRs: cidrResults,
+    ipv6: v6Results,
+    speed: speeds,
+  };
+  mkdirSync(join(OUT, '..'), { recursive: true });
+  writeFileSync(`${OUT}.json`, `${JSON.stringify(results, null, 1)}\n`);
+  writeFileSync(`${OUT}.md`, markdown(results));
+  writeFileSync(`${OUT}-collisions.svg`, collisionsChart(results));
+  writeFileSync(`${OUT}-reuse.svg`, reuseChart(results));
+  writeFileSync(`${OUT}-intrusion.svg`, intrusionChart(results));
+  process.stderr.write(`wrote ${OUT}.{json,md} and ${OUT}-{collisions,reuse,intrusion}.svg in ${results.runTookS.toFixed(0)} s\n`);
+}
+
+// ── Markdown ────────────────────────────────────────────────────────────────────────────────
+
+const pct = (v: number): string => `${(100 * v).toFixed(1)} %`;
+const f2 = (v: number): string => v.toFixed(2);
+
+function table(head: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map((_, i) => (i === 0 || i === 1 ? '---' : '---:'))), ...rows.map(line)].join('\n');
+}
+
+function qualityRows(ms: Measures[]): string[][] {
+  return ms.map((m) => [
+    m.workload,
+    m.strategy,
+    f2(m.meanFill),
+    f2(m.collisionsPer1000),
+    m.roundTripsPerAllocation.toFixed(4),
+    String(m.maxAttempts),
+    pct(m.reuseUnder1s),
+    pct(m.reuseUnder10s),
+    pct(m.reuseUnder60s),
+    m.reuseMedianS === null ? '—' : `${m.reuseMedianS.toFixed(1)} s`,
+    f2(m.intrusionPer1000),
+    f2(m.staticBlockedByDynamicPer1000),
+    String(m.full),
+  ]);
+}
+
+const QUALITY_HEAD = [
+  'workload',
+  'strategy',
+  'mean fill',
+  'collisions / 1000',
+  'round trips / alloc',
+  'max attempts',
+  'reuse < 1 s',
+  'reuse < 10 s',
+  'reuse < 60 s',
+  'median reuse delay',
+  'intrusion / 1000',
+  'static blocked by dynamic / 1000',
+  'full',
+];
+
+function markdown(r: Results): string {
+  const c = r.conditions;
+  const lines: string[] = [];
+  lines.push('# Allocation strategies: quality under churn (simulated)');
+  lines.push('');
+  lines.push(
+    `Seed ${r.seed}, ${c.mode} run, ${c.cpu} × ${c.cores}, ${c.runtime.name} ${c.runtime.version}, commit ${c.git.commit.slice(0, 12)}${c.git.dirty ? ' (dirty)' : ''}, load average ${c.loadAverage.join(' ')}, ${c.date}. Run took ${r.runTookS.toFixed(0)} s; the simulator processed ${Math.round(r.eventsPerSecond).toLocaleString('en-US')} events per second.`,
+  );
+  lines.push('');
+  lines.push(
+    'Columns: _collisions_ = creates refused because the store already held the address (each one an extra round trip), per 1,000 successful dynamic allocations; _reuse < X_ = share of dynamic allocations whose address was released less than X before; _intrusion_ = dynamic allocations placed in the static band, per 1,000; _static blocked by dynamic_ = static requests refused because a dynamic allocation held the address, per 1,000 static requests; _full_ = dynamic creates refused with every range full. Measured after a warm-up (the store filling from empty).',
+  );
+  lines.push('');
+  lines.push('## Load sweep (one /22, 3 API servers, lag median 100 ms)');
+  lines.push('');
+  lines.push(table(QUALITY_HEAD, qualityRows(r.sweep)));
+  lines.push('');
+  lines.push(
+    '![collisions against load](strategies-collisions.svg) ![reuse delay](strategies-reuse.svg) ![intrusion](strategies-intrusion.svg)',
+  );
+  lines.push('');
+  lines.push('## Deploy bursts (one /20, heavy-tailed lifetimes, 1,000 Services in 10 s every 2 h)');
+  lines.push('');
+  lines.push(table(QUALITY_HEAD, qualityRows(r.burst)));
+  lines.push('');
+  lines.push('## Several ServiceCIDRs (/24 + /24 + /23, load 0.8)');
+  lines.push('');
+  lines.push(
+    table(
+      [
+        'policy',
+        'strategy',
+        'mean fill',
+        'collisions / 1000',
+        'share of allocations per range',
+        'mean fill per range',
+        'reuse < 60 s',
+        'full',
+      ],
+      r.serviceCIDRs.map((m) => [
+        m.workload.replace('ServiceCIDRs ', ''),
+        m.strategy,
+        f2(m.meanFill),
+        f2(m.collisionsPer1000),
+        m.rangeShare.map(pct).join(' / '),
+        m.rangeMeanFill.map(f2).join(' / '),
+        pct(m.reuseUnder60s),
+        String(m.full),
+      ]),
+    ),
+  );
+  lines.push('');
+  lines.push('## IPv6 /64 (20,000 live Services)');
+  lines.push('');
+  lines.push(table(QUALITY_HEAD, qualityRows(r.ipv6)));
+  lines.push('');
+  lines.push('## Speed: Range.allocateNext + release with the fill held (median of 5, ns per operation)');
+  lines.push('');
+  const strategies = [...new Set(r.speed.map((s) => s.strategy))];
+  const cases = [...new Set(r.speed.map((s) => `${s.range} ${s.fill >= 1 ? `${s.fill.toLocaleString('en-US')} held` : pct(s.fill)}`))];
+  lines.push(
+    table(
+      ['strategy', '', ...cases],
+      strategies.map((st) => [
+        st,
+        '',
+        ...r.speed
+          .filter((s) => s.strategy === st)
+          .map((s) => (s.nsPerOp >= 1000 ? `${(s.nsPerOp / 1000).toFixed(2)} µs` : `${s.nsPerOp.toFixed(0)} ns`)),
+      ]),
+    ),
+  );
+  lines.push('');
+  return `${lines.join('\n')}\n`;
+}
+
+// ── charts ──────────────────────────────────────────────────────────────────────────────────
+
+function color(label: string): string {
+  return STRATEGY_COLORS[label] ?? '#000';
+}
+
+function subtitle(r: Results): string {
+  return `simulated, seed ${r.seed}; one /22 (1,022 addresses), 3 API servers, informer lag lognormal median 100 ms; ${r.conditions.mode} run`;
+}
+
+function collisionsChart(r: Results): string {
+  const series: Series[] = SPECS.map((s) => ({
+    name: s.label,
+    color: color(s.label),
+    dashed: s.coolDownMs !== undefined,
+    points: r.sweep
+      .filter((m) => m.strategy === s.label)
+      .map((m) => [Number(m.workload.replace('load ', '')), Math.max(m.collisionsPer1000, 0.01)]),
+  }));
+  return lineChart({
+    title: 'Collisions per 1,000 allocations against offered load (log scale)',
+    subtitle: subtitle(r),
+    xLabel: 'offered load (arrival rate × mean lifetime ÷ addresses)',
+    yLabel: 'collisions per 1,000 allocations (0 drawn at 0.01)',
+    yLog: true,
+    yFloor: 0.01,
+    xTicks: [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1],
+    yTicks: [0.01, 0.1, 1, 10, 100, 1000],
+    series,
+  });
+}
+
+function reuseChart(r: Results): string {
+  const at = r.sweep.filter((m) => m.workload === 'load 0.8').length > 0 ? 'load 0.8' : `load ${LOADS[Math.floor(LOADS.length / 2)]}`;
+  const series: Series[] = SPECS.map((s) => {
+    const m = r.sweep.find((x) => x.strategy === s.label && x.workload === at)!;
+    let acc = 0;
+    const pts: [number, number][] = [];
+    REUSE_BUCKETS_S.forEach((b, i) => {
+      acc += m.reuseHistogram[i] ?? 0;
+      if (Number.isFinite(b)) pts.push([b, m.allocations > 0 ? acc / m.allocations : 0]);
+    });
+    return { name: s.label, color: color(s.label), dashed: s.coolDownMs !== undefined, points: pts };
+  });
+  return lineChart({
+    title: `Reuse delay: share of allocations whose address was released less than x ago (${at})`,
+    subtitle: subtitle(r),
+    xLabel: 'time since the address was released (s, log scale)',
+    yLabel: 'share of dynamic allocations',
+    xLog: true,
+    xTicks: [0.01, 0.1, 1, 10, 60, 600, 3600, 86400],
+    yTicks: [0, 0.2, 0.4, 0.6, 0.8, 1],
+    fmtX: (v) => (v >= 3600 ? `${v / 3600} h` : v >= 60 ? `${v / 60} min` : `${v} s`),
+    series,
+  });
+}
+
+function intrusionChart(r: Results): string {
+  const series: Series[] = SPECS.map((s) => ({
+    name: s.label,
+    color: color(s.label),
+    dashed: s.coolDownMs !== undefined,
+    points: r.sweep
+      .filter((m) => m.strategy === s.label)
+      .map((m) => [m.meanFill, Math.max(m.staticBlockedByDynamicPer1000, 0.1)] as [number, number])
+      .sort((a, b) => a[0] - b[0]),
+  }));
+  return lineChart({
+    title: 'Static requests refused because a dynamic allocation held the address, against fill',
+    subtitle: subtitle(r),
+    xLabel: 'mean fill of the range (measured)',
+    yLabel: 'per 1,000 static requests (log; 0 drawn at 0.1)',
+    yLog: true,
+    yFloor: 0.1,
+    xTicks: [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1],
+    yTicks: [0.1, 1, 10, 100, 1000],
+    series,
+  });
+}
+
+main();
