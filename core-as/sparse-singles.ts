@@ -6,19 +6,22 @@
 // probing"): each key has a home slot computed from its value by a monotone interpolation fitted
 // to the node's keys when it was built, and sits at its home or a little to the right of it. For
 // keys spread evenly (random allocation in a /64) a lookup lands on the right cache line at once.
+// A router indexed by a key's top bits names the node, so no search of the directory is needed.
 //
-//   header (32 B block)                 directory (dirCap × 32 B, one block, power of two)
-//   ┌────────────────────────────┐      ┌────────────┬────────────┬────────────┬───────┬───────┬──────┐
-//   │ u32 nodes                  │      │ u64 fence  │ u64 base   │ f64 scale  │u32 slo│u16 cnt│u16 lg│ node 0
-//   │ u32 dirCap                 │      ├────────────┴────────────┴────────────┴───┼───┴───────┴──────┤
-//   │ u32 dir  ──────────────────┼────▸ │ … nodes entries, fences strictly rising  │                  │
-//   │ u64 count  keys in all nodes│     └──────────────────────────────────────────┼──────────────────┘
-//   └────────────────────────────┘                                                 ▼
-//                      node slots (2^lg × u64, one block): keys ascending, EMPTY in the gaps
-//                      ┌──────┬──────┬──────┬──────┬──────┬──────┬──────┬──────┐
-//                      │  k0  │EMPTY │  k1  │  k2  │EMPTY │EMPTY │  k3  │ …    │
-//                      └──────┴──────┴──────┴──────┴──────┴──────┴──────┴──────┘
-//                       home(k) = ⌊(k − base) · scale⌋ clamped to [0, 2^lg − 1]  (0 when k ≤ base)
+//   header (32 B)                  router (2^bits + 1 u32)      directory (dirCap × 32 B)
+//   ┌──────────────────────┐       ┌────┬────┬────┬─────┐       ┌─────────┬────────┬─────────┬────────┬───────┬─────┬────┐
+//   │ u32 nodes            │  ┌──▸ │ p0 │ p1 │ p2 │ ··· │  ──▸  │u64 fence│u64 base│ u32 mul │u32 slot│u16 cnt│u8 lg│u8 sh│ node 0
+//   │ u32 dirCap           │  │    └────┴────┴────┴─────┘       ├─────────┴────────┴─────────┴───┬────┴───────┴─────┴────┤
+//   │ u32 dir  ────────────┼──┼──────────────────────────────▸  │ … nodes entries, fences rising  │                        │
+//   │ u32 route ───────────┼──┘                                 └─────────────────────────────────┼────────────────────────┘
+//   │ u64 count            │                                                                      ▼
+//   │ u32 bits             │        node slots (2^lg × u64, one block): keys ascending, EMPTY in the gaps
+//   └──────────────────────┘        ┌──────┬──────┬──────┬──────┬──────┬──────┬──────┬──────┐
+//                                   │  k0  │EMPTY │  k1  │  k2  │EMPTY │EMPTY │  k3  │ …    │
+//                                   └──────┴──────┴──────┴──────┴──────┴──────┴──────┴──────┘
+//   home(k) = ⌊((k − base) >> sh) · mul / 2^32⌋ clamped to [0, 2^lg − 1]   (0 when k ≤ base)
+//   route[b] = the node holding key b · 2^(64 − bits); every key with top bits b is in a node
+//   numbered route[b] .. route[b + 1]
 //
 // Invariants (checked by singles_validate):
 //   S1 fences strictly rise, fence of node 0 = 0; node p holds only keys in [fence_p, fence_p+1).
@@ -26,16 +29,23 @@
 //      (2^64 − 1 is never an offset: n ≤ 2^64 − 1).
 //   S3 a key k at slot j has home(k) ≤ j, and every slot in [home(k), j] is occupied — so a
 //      search walks right from home(k) over keys < k and stops at k, at a larger key or at EMPTY.
-//   S4 every node holds 1..2^lg keys, cnt = its occupied slots; count = Σ cnt.
-// home() is monotone (u64 → f64 conversion and multiplication by a positive constant never
-// reverse order), which is what lets S2 and S3 hold together: a key larger than k never sits left
-// of home(k).
+//   S4 every node holds 1..2^lg keys, except a lone node of the smallest size, which may be
+//      empty; cnt = its occupied slots; count = Σ cnt.
+//   S5 route[b] is the last node whose fence ≤ b · 2^(64 − bits), route[2^bits] the last node;
+//      no router (bits = 0) when there is at most one node.
+// home() is monotone (integer shift, multiplication and clamp never reverse order), which is what
+// lets S2 and S3 hold together: a key larger than k never sits left of home(k).
 //
 // Inserting shifts the keys between the insertion point and the next gap one slot right; when
-// that walk or shift would pass WALK_LIMIT slots, or the node would pass MAX_LOAD, the node is
-// rebuilt (refitted, grown, or cut into several nodes) from a sorted copy. Deleting shifts the
-// following keys left while they sit right of their home (backward-shift deletion); it needs no
-// memory (a node left under 1/16 full is rebuilt smaller when memory allows, else kept).
+// the walk from home passes WALK_LIMIT slots, the shift passes SHIFT_LIMIT, or the node would
+// pass MAX_LOAD, the node is rebuilt (refitted, grown, or cut into several nodes) from a sorted
+// copy. A node is fitted so that its keys fill all but its last TAIL slots: keys later set past
+// its last key go there instead of running off the end. Deleting shifts the following keys left
+// while they sit right of their home (backward-shift deletion); it needs no memory (a node left
+// under 1/16 full is rebuilt smaller when memory allows, else kept; the last node, once of the
+// smallest size, stays when it empties, so taking and releasing offsets in an empty index
+// allocates nothing). The router is refilled after every change of the directory, which already
+// costs a pass over a node's keys; resizing it is best effort (see routeUpdate).
 import { halloc, hfree, hblock_size } from './heap';
 import { OK, NONE, OUT_OF_MEMORY } from './status';
 
@@ -46,18 +56,23 @@ const EMPTY: u64 = 0xffffffffffffffff;
 const T_NODES: usize = 0; //  u32 nodes in use (≤ dirCap)
 const T_DIRCAP: usize = 4; // u32 directory capacity in entries (0 exactly when dir = 0)
 const T_DIR: usize = 8; //    u32 directory block
+const T_ROUTE: usize = 12; // u32 router block: 2^bits + 1 u32 node numbers, or 0 (no router)
 const T_COUNT: usize = 16; // u64 keys in all nodes
-const HEADER_SIZE: usize = 24;
+const T_RBITS: usize = 24; // u32 router bits (0 exactly when route = 0)
+const HEADER_SIZE: usize = 32;
 
 // ── directory entries (one per node) ───────────────────────────────────────────────────────
 const ENTRY_BITS: usize = 5; // 32 bytes
 const N_FENCE: usize = 0; //  u64 smallest key the node may hold (node 0: 0)
 const N_BASE: usize = 8; //   u64 interpolation origin (the node's smallest key when it was built)
-const N_SCALE: usize = 16; // f64 slots per unit of (key − base)
-const N_SLOTS: usize = 24; // u32 slot block: 2^lg u64
-const N_COUNT: usize = 28; // u16 keys in the node
-const N_LG: usize = 30; //    u16 log2 of its slot count
+const N_MUL: usize = 16; //  u32 slots per unit of (key − base) >> sh, times 2^32
+const N_SLOTS: usize = 20; // u32 slot block: 2^lg u64
+const N_COUNT: usize = 24; // u16 keys in the node
+const N_LG: usize = 26; //    u8 log2 of its slot count
+const N_SH: usize = 27; //    u8 right shift of (key − base) before the multiplication
 const DIR_MIN_CAP: u32 = 4;
+/** The router never has more than 2^ROUTE_MAX_BITS buckets (256 KiB). */
+const ROUTE_MAX_BITS: u32 = 16;
 
 // ── node sizes ─────────────────────────────────────────────────────────────────────────────
 const MIN_LG: u32 = 3; //   8 slots
@@ -69,8 +84,17 @@ const MAX_LOAD_DEN: u32 = 5;
 const BUILD_KEYS: u32 = ((<u32>1 << MAX_LG) * 7) / 10; // 5,734
 /** A node with fewer keys than 1/SHRINK_BELOW of its slots is rebuilt smaller. */
 const SHRINK_BELOW: u32 = 16;
-/** Longest walk from a home slot, and longest shift, before the node is rebuilt instead. */
+/** Longest walk from a home slot before the node is rebuilt instead. */
 const WALK_LIMIT: u32 = 64;
+/**
+ * Longest shift of an insert (slots moved right to the next gap) before the node is rebuilt
+ * instead. Larger than WALK_LIMIT: a shift moves keys only one slot each, and a rebuild of the
+ * same keys would lay the same cluster out again (measured: with the shift bound at 64, one set
+ * in a thousand rebuilt a whole node at 10^6 random keys).
+ */
+const SHIFT_LIMIT: u32 = 1024;
+/** Slots left after the last key of a freshly built node (at most 1/8 of the node). */
+const TAIL: u32 = 32;
 
 // ── validate() codes (the caller adds its own offset) ─────────────────────────────────────
 /** 1: a fence out of order, or node 0's fence is not 0. */
@@ -81,6 +105,8 @@ export const SINGLES_UNSORTED: i32 = 2;
 export const SINGLES_BAD_PLACE: i32 = 3;
 /** 4: a node's count differs from its occupied slots, a node is empty, or the total is wrong. */
 export const SINGLES_BAD_COUNT: i32 = 4;
+/** 5: a router bucket names a node that does not hold the bucket's first key. */
+export const SINGLES_BAD_ROUTER: i32 = 5;
 
 // ── field access ───────────────────────────────────────────────────────────────────────────
 // @ts-ignore: decorator
@@ -92,30 +118,49 @@ export const SINGLES_BAD_COUNT: i32 = 4;
 // @ts-ignore: decorator
 @inline function slotsOf(e: usize): usize { return <usize>load<u32>(e + N_SLOTS); }
 // @ts-ignore: decorator
-@inline function capOf(e: usize): u32 { return <u32>1 << <u32>load<u16>(e + N_LG); }
+@inline function capOf(e: usize): u32 { return <u32>1 << <u32>load<u8>(e + N_LG); }
 // @ts-ignore: decorator
 @inline function cntOf(e: usize): u32 { return <u32>load<u16>(e + N_COUNT); }
 // @ts-ignore: decorator
 @inline function slot(s: usize, i: u32): u64 { return load<u64>(s + (<usize>i << 3)); }
 
-/** The home slot of x in a node of `cap` slots fitted with (base, scale). Monotone in x. */
+/**
+ * The home slot of x in a node of `cap` slots fitted with (base, mul, sh): ⌊((x − base) >> sh) ·
+ * mul / 2^32⌋, clamped to [0, cap − 1]. Integer arithmetic (q < 2^32 and mul < 2^32, so the
+ * product fits u64), monotone in x.
+ */
 // @ts-ignore: decorator
-@inline function homeOf(x: u64, base: u64, scale: f64, cap: u32): u32 {
+@inline function homeOf(x: u64, base: u64, mul: u32, sh: u32, cap: u32): u32 {
   if (x <= base) return 0;
-  const h = <f64>(x - base) * scale;
-  return h >= <f64>(cap - 1) ? cap - 1 : <u32>h;
+  const q = (x - base) >>> <u64>sh;
+  if (q >>> 32 != 0) return cap - 1;
+  const h = <u32>((q * <u64>mul) >>> 32);
+  return h < cap ? h : cap - 1;
 }
 
 // @ts-ignore: decorator
 @inline function home(e: usize, x: u64): u32 {
-  return homeOf(x, load<u64>(e + N_BASE), load<f64>(e + N_SCALE), capOf(e));
+  return homeOf(x, load<u64>(e + N_BASE), load<u32>(e + N_MUL), <u32>load<u8>(e + N_SH), capOf(e));
 }
 
-/** The last node whose fence ≤ x (node 0 has fence 0, so any x has one). Branch-free search. */
-function findNode(t: usize, x: u64): u32 {
+/**
+ * The last node whose fence ≤ x (node 0 has fence 0, so any x has one). The router narrows it
+ * to the nodes that overlap x's bucket (one or two for evenly spread keys), then a branch-free
+ * search of those.
+ */
+// @ts-ignore: decorator
+@inline function findNode(t: usize, x: u64): u32 {
   const base = dirOf(t);
-  let at = base;
-  let len = nodesOf(t);
+  const route = <usize>load<u32>(t + T_ROUTE);
+  let first: u32 = 0;
+  let last = nodesOf(t) - 1;
+  if (route != 0) {
+    const at = route + (<usize>(x >>> (64 - <u64>load<u32>(t + T_RBITS))) << 2);
+    first = load<u32>(at);
+    last = load<u32>(at, 4);
+  }
+  let at = base + (<usize>first << ENTRY_BITS);
+  let len = last - first + 1;
   while (len > 1) {
     const half = len >>> 1;
     const mid = at + (<usize>half << ENTRY_BITS);
@@ -172,6 +217,89 @@ function freeNodes(t: usize): void {
   store<u32>(t + T_DIRCAP, 0);
   store<u32>(t + T_DIR, 0);
   store<u64>(t + T_COUNT, 0);
+  dropRouter(t);
+}
+
+// ── the router ─────────────────────────────────────────────────────────────────────────────
+//
+//   bucket b = the top `bits` bits of a key;  route[b] = the node holding key b·2^(64−bits),
+//   route[b + 1] = the node holding the first key of the next bucket (route[2^bits] = last node):
+//   every key of bucket b lies in a node numbered route[b] .. route[b + 1].
+//
+//   keys    0 ───────── 2^62 ───────── 2^63 ───────── 3·2^62 ────────── 2^64
+//   nodes   [ 0 ][ 1 ][ 2 ][ 3 ][ 4  ][ 5 ][ 6 ][  7  ][ 8 ][ 9 ][ 10 ][11]
+//   route   0              3              6               8               11
+//
+// It is recomputed after every change of the directory (a node rebuilt, cut, dropped), which
+// already costs a pass over a node's keys. Its size follows the node count (2 buckets per node);
+// resizing is best effort: a router of any size is right, a small one only costs a longer
+// search, so an index never fails for want of router memory.
+
+function dropRouter(t: usize): void {
+  const bits = load<u32>(t + T_RBITS);
+  if (bits != 0) hfree(<usize>load<u32>(t + T_ROUTE), routeBytes(bits));
+  store<u32>(t + T_ROUTE, 0);
+  store<u32>(t + T_RBITS, 0);
+}
+
+// @ts-ignore: decorator
+@inline function routeBytes(bits: u32): usize {
+  return ((<usize>1 << bits) + 1) << 2;
+}
+
+/** Resizes (best effort) and refills the router for the current directory. */
+function routeUpdate(t: usize): void {
+  const nodes = nodesOf(t);
+  let bits = load<u32>(t + T_RBITS);
+  //  2 buckets per node (bits = ⌈log2 nodes⌉ + 1); shrink only when 4× too big (no flapping)
+  let want: u32 = nodes <= 1 ? 0 : 33 - clz<u32>(nodes - 1);
+  if (want > ROUTE_MAX_BITS) want = ROUTE_MAX_BITS;
+  if (want > bits || want + 1 < bits) {
+    if (want == 0) dropRouter(t);
+    else {
+      const r = halloc(routeBytes(want));
+      if (r != 0) {
+        dropRouter(t);
+        store<u32>(t + T_ROUTE, <u32>r);
+        store<u32>(t + T_RBITS, want);
+      }
+    }
+    bits = load<u32>(t + T_RBITS);
+  }
+  if (bits == 0) return;
+  const route = <usize>load<u32>(t + T_ROUTE);
+  const buckets: u32 = 1 << bits;
+  const shift = <u64>(64 - bits);
+  let p: u32 = 0;
+  for (let b: u32 = 0; b < buckets; b++) {
+    const low = <u64>b << shift;
+    while (p + 1 < nodes && load<u64>(entry(t, p + 1) + N_FENCE) <= low) p++;
+    store<u32>(route + (<usize>b << 2), p);
+  }
+  store<u32>(route + (<usize>buckets << 2), nodes - 1);
+}
+
+/** Whether the router agrees with the directory (for singles_validate). */
+function routeValid(t: usize): bool {
+  const bits = load<u32>(t + T_RBITS);
+  if ((bits != 0) != (load<u32>(t + T_ROUTE) != 0) || bits > ROUTE_MAX_BITS) return false;
+  if (bits == 0) return true;
+  const nodes = nodesOf(t);
+  const route = <usize>load<u32>(t + T_ROUTE);
+  const buckets: u32 = 1 << bits;
+  for (let b: u32 = 0; b <= buckets; b++) {
+    const p = load<u32>(route + (<usize>b << 2));
+    if (p >= nodes) return false;
+    if (b == buckets) {
+      if (p != nodes - 1) return false;
+      continue;
+    }
+    //  node p holds key b·2^(64−bits): its fence ≤ that key < the next node's fence
+    const low = <u64>b << <u64>(64 - bits);
+    if (load<u64>(entry(t, p) + N_FENCE) > low) return false;
+    if (p + 1 < nodes && load<u64>(entry(t, p + 1) + N_FENCE) <= low) return false;
+  }
+  return true;
 }
 
 export function singles_count(t: usize): u64 {
@@ -283,7 +411,7 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
   const s = slotsOf(e);
   let j = i;
   while (slot(s, j) != EMPTY) {
-    if (++j == cap || j - i > WALK_LIMIT) return rebuild(t, p, x, true);
+    if (++j == cap || j - i > SHIFT_LIMIT) return rebuild(t, p, x, true);
   }
   const at = s + (<usize>i << 3);
   memory.copy(at + 8, at, <usize>(j - i) << 3);
@@ -313,7 +441,10 @@ export function singles_remove(t: usize, x: u64): bool {
   store<u64>(s + (<usize>k << 3), EMPTY);
   store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) - 1);
   const cnt = cntOf(e) - 1;
-  if (cnt > 0) {
+  const nodes = nodesOf(t);
+  //  the last node, once small, stays even when empty: a set and clear of one offset in an
+  //  empty index then allocate nothing
+  if (cnt > 0 || (nodes == 1 && cap == <u32>1 << MIN_LG)) {
     store<u16>(e + N_COUNT, <u16>cnt);
     //  a node emptied to under 1/16 is rebuilt smaller (to 7/10 at most: far from the 4/5 that
     //  grows it again), so memory follows what is taken; best effort, and nothing changes when
@@ -323,7 +454,6 @@ export function singles_remove(t: usize, x: u64): bool {
   }
   // the node is empty: drop it; the next node's fence becomes 0 when it becomes node 0 (S1)
   hfree(s, <usize>cap << 3);
-  const nodes = nodesOf(t);
   memory.copy(e, e + (1 << ENTRY_BITS), <usize>(nodes - p - 1) << ENTRY_BITS);
   store<u32>(t + T_NODES, nodes - 1);
   if (nodes == 1) {
@@ -333,6 +463,7 @@ export function singles_remove(t: usize, x: u64): bool {
   } else if (p == 0) {
     store<u64>(entry(t, 0) + N_FENCE, 0);
   }
+  routeUpdate(t);
   return true;
 }
 
@@ -411,10 +542,12 @@ export function singles_validate(t: usize): i32 {
       last = k;
       cnt++;
     }
-    if (cnt == 0 || cnt != cntOf(e)) return SINGLES_BAD_COUNT;
+    //  only a lone smallest node may be empty
+    if ((cnt == 0 && (nodes != 1 || cap != <u32>1 << MIN_LG)) || cnt != cntOf(e)) return SINGLES_BAD_COUNT;
     total += cnt;
   }
-  return total == load<u64>(t + T_COUNT) ? 0 : SINGLES_BAD_COUNT;
+  if (total != load<u64>(t + T_COUNT)) return SINGLES_BAD_COUNT;
+  return routeValid(t) ? 0 : SINGLES_BAD_ROUTER;
 }
 
 // ── building nodes ─────────────────────────────────────────────────────────────────────────
@@ -442,7 +575,15 @@ function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
   const base = load<u64>(keys);
   const span = load<u64>(keys + (<usize>(m - 1) << 3)) - base;
   //  spread the keys over the slots, leaving about one average gap after the last key
-  const scale = m == 1 ? 0.0 : (<f64>cap * <f64>m) / ((<f64>m + 1.0) * (<f64>span + 1.0));
+  //  the keys' span onto the first cap − tail slots: the last key lands about one average gap
+  //  before them, and the tail takes the keys later set past it without running off the end
+  const tail = cap >>> 3 < TAIL ? cap >>> 3 : TAIL;
+  const width = span + 1; //  ≤ 2^64 − 1: keys are < 2^64 − 1
+  const sh: u32 = width >>> 32 != 0 ? 32 - <u32>clz<u64>(width) : 0; //  (width − 1) >> sh < 2^32
+  let mulf = m == 1 ? 0.0 : (<f64>(cap - tail) * <f64>m) / ((<f64>m + 1.0) * <f64>width);
+  mulf *= <f64>(<u64>1 << <u64>(32 + sh)); //  per unit of (key − base) >> sh, times 2^32
+  //  (more than one slot per unit is never needed: keys are distinct integers)
+  const mul: u32 = mulf >= 4294967295.0 ? 0xffffffff : <u32>mulf;
   const s = halloc(<usize>cap << 3);
   if (s == 0) {
     bFailed = true;
@@ -452,7 +593,7 @@ function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
   let next: u32 = 0; // first slot not yet used
   for (let i: u32 = 0; i < m; i++) {
     const k = load<u64>(keys + (<usize>i << 3));
-    const h = homeOf(k, base, scale, cap);
+    const h = homeOf(k, base, mul, sh, cap);
     const at = h > next ? h : next;
     if (at >= cap || at - h > WALK_LIMIT) {
       hfree(s, <usize>cap << 3);
@@ -479,10 +620,11 @@ function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
   const e = bDir + (<usize>bNodes << ENTRY_BITS);
   store<u64>(e + N_FENCE, fence);
   store<u64>(e + N_BASE, base);
-  store<f64>(e + N_SCALE, scale);
+  store<u32>(e + N_MUL, mul);
+  store<u8>(e + N_SH, <u8>sh);
   store<u32>(e + N_SLOTS, <u32>s);
   store<u16>(e + N_COUNT, <u16>m);
-  store<u16>(e + N_LG, <u16>lg);
+  store<u8>(e + N_LG, <u8>lg);
   bNodes++;
   return true;
 }
@@ -595,6 +737,7 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
   hfree(bDir, <usize>bCap << ENTRY_BITS);
   store<u32>(t + T_NODES, need);
   if (withX) store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
+  routeUpdate(t);
   return OK;
 }
 
@@ -613,5 +756,6 @@ export function singles_build(t: usize, keys: usize, m: u32): bool {
   store<u32>(t + T_DIRCAP, bCap);
   store<u32>(t + T_NODES, bNodes);
   store<u64>(t + T_COUNT, <u64>m);
+  routeUpdate(t);
   return true;
 }

@@ -37,7 +37,7 @@ import { putU32, putU64 } from './scratch';
 import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 import {
   runs_new, runs_free, runs_set, runs_clear, runs_has, runs_count, runs_bounds, runs_first_free_from,
-  runs_next_set, runs_bytes, runs_validate, runs_load, runs_run_count, radixSort, runStart, runEnd, nextTaken,
+  runs_next_set, runs_bytes, runs_validate, runs_load, runs_run_count, radixSort, RADIX_HIST_BYTES, runStart, runEnd, nextTaken,
 } from './sparse-runs';
 import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
@@ -114,10 +114,13 @@ export function sparse_set(h: usize, x: u64): i32 {
   if (x >= n) return OUT_OF_RANGE;
   const S = singlesOf(h);
   const R = runsOf(h);
-  if (singles_near(S, x) || runs_has(R, x) != 0) return NONE;
+  if (singles_near(S, x)) return NONE;
   const leftSingle = nearPrev;
   const rightSingle = nearNext;
-  if (!leftSingle && !rightSingle && (x == 0 || runs_has(R, x - 1) == 0) && (x + 1 >= n || runs_has(R, x + 1) == 0)) {
+  //  no runs at all (a random fill): x is free and, without a single beside it, a new single
+  const noRuns = runs_count(R) == 0;
+  if (!noRuns && runs_has(R, x) != 0) return NONE;
+  if (!leftSingle && !rightSingle && (noRuns || ((x == 0 || runs_has(R, x - 1) == 0) && (x + 1 >= n || runs_has(R, x + 1) == 0)))) {
     //  ·  x  ·   →   a new single (OUT_OF_MEMORY when its node must be rebuilt and cannot)
     return singles_insert_near(S, x);
   }
@@ -165,7 +168,9 @@ export function sparse_clear(h: usize, x: u64): i32 {
 /** 1 if x is taken, 0 if free or out of range. */
 export function sparse_has(h: usize, x: u64): i32 {
   if (x >= nOf(h)) return 0;
-  return singles_has(singlesOf(h), x) || runs_has(runsOf(h), x) != 0 ? 1 : 0;
+  if (singles_has(singlesOf(h), x)) return 1;
+  const R = runsOf(h);
+  return runs_count(R) != 0 && runs_has(R, x) != 0 ? 1 : 0;
 }
 
 export function sparse_count(h: usize): u64 {
@@ -176,7 +181,8 @@ export function sparse_count(h: usize): u64 {
 // @ts-ignore: decorator
 @inline function firstFreeFrom(h: usize, x: u64): u64 {
   if (singles_has(singlesOf(h), x)) return x + 1; //  x < n ≤ 2^64 − 1: no overflow
-  return runs_first_free_from(runsOf(h), x);
+  const R = runsOf(h);
+  return runs_count(R) == 0 ? x : runs_first_free_from(R, x);
 }
 
 /**
@@ -296,7 +302,13 @@ export function sparse_set_many(h: usize, ptr: usize, count: u32): i32 {
   return added;
 }
 
-// The merged output of bulkLoad (module globals: no closures).
+// The merge of bulkLoad (module globals: no closures): its inputs, and its output (counted
+// only while oEmit is false).
+let mKeys: usize = 0; //    sorted new keys (duplicates allowed)
+let mM: u32 = 0;
+let mOlds: usize = 0; //    old singles, sorted
+let mOldCount: u32 = 0;
+let oEmit = false;
 let oSingles: usize = 0; // u64 keys
 let oNs: u32 = 0;
 let oRuns: usize = 0; //    (start, end) u64 pairs
@@ -306,118 +318,142 @@ let oTotal: u64 = 0;
 // @ts-ignore: decorator
 @inline function put(s: u64, e: u64): void {
   if (s == e) {
-    store<u64>(oSingles + (<usize>oNs << 3), s);
+    if (oEmit) store<u64>(oSingles + (<usize>oNs << 3), s);
     oNs++;
   } else {
-    const at = oRuns + (<usize>oNr << 4);
-    store<u64>(at, s);
-    store<u64>(at, e, 8);
+    if (oEmit) {
+      const at = oRuns + (<usize>oNr << 4);
+      store<u64>(at, s);
+      store<u64>(at, e, 8);
+    }
     oNr++;
   }
   oTotal += e - s + 1;
 }
 
 /**
+ * Three sorted streams (new keys, old singles, old runs) coalesced into maximal runs, put in
+ * ascending order: the current run [cs, ce] grows by each next item [s, e] with s ≤ ce + 1, else
+ * it is put and the item starts the next one.
+ */
+function merge(R: usize, n: u64): void {
+  oNs = 0;
+  oNr = 0;
+  oTotal = 0;
+  let j: u32 = 0; //   next key
+  let q: u32 = 0; //   next old single
+  let haveRun = runs_next_set(R, 0);
+  let rs: u64 = nextTaken;
+  let re: u64 = haveRun ? runs_first_free_from(R, rs) - 1 : 0;
+  let have = false;
+  let cs: u64 = 0;
+  let ce: u64 = 0;
+  for (;;) {
+    let s: u64 = 0xffffffffffffffff;
+    let e: u64 = 0;
+    let from = 0; //  which stream the item comes from: 1 key, 2 single, 3 run
+    if (j < mM) {
+      s = e = load<u64>(mKeys + (<usize>j << 3));
+      from = 1;
+    }
+    if (q < mOldCount) {
+      const k = load<u64>(mOlds + (<usize>q << 3));
+      if (from == 0 || k < s) {
+        s = e = k;
+        from = 2;
+      }
+    }
+    if (haveRun && (from == 0 || rs < s)) {
+      s = rs;
+      e = re;
+      from = 3;
+    }
+    if (from == 0) break;
+    if (from == 1) j++;
+    else if (from == 2) q++;
+    else {
+      haveRun = re + 1 < n && runs_next_set(R, re + 1);
+      if (haveRun) {
+        rs = nextTaken;
+        re = runs_first_free_from(R, rs) - 1;
+      }
+    }
+    if (have && s <= ce + 1) {
+      //  [cs ···· ce]      →  [cs ······· e]     (ce < n ≤ 2^64 − 1: ce + 1 cannot wrap)
+      //        [s ···· e]
+      if (e > ce) ce = e;
+    } else {
+      if (have) put(cs, ce);
+      cs = s;
+      ce = e;
+      have = true;
+    }
+  }
+  if (have) put(cs, ce);
+}
+
+/**
  * The bulk path: sort a copy of the m offsets, merge them with the singles and runs already
- * there into maximal runs in one pass, build a fresh runs structure and fresh singles from them,
- * then swap them in. Returns how many were newly set, or −1 when memory ran out (then nothing
- * changed and every temporary block is returned).
+ * there into maximal runs (a pass that counts, then one that writes), build a fresh runs
+ * structure and fresh singles from them, then swap them in. Returns how many were newly set, or
+ * −1 when memory ran out (then nothing changed and every temporary block is returned).
+ *
+ * Temporary memory is kept to the two sort buffers when the index holds no singles yet (a warm
+ * start): the output singles are then written over the sorted keys they come from (each single
+ * put has consumed at least one key, so the writes never pass the reads).
  */
 function bulkLoad(h: usize, ptr: usize, m: u32): i32 {
   const S = singlesOf(h);
   const R = runsOf(h);
   const n = nOf(h);
   const oldSingles = <u32>singles_count(S);
-  const oldRuns = runs_run_count(R);
   const keyBytes = <usize>m << 3;
   const singleBytes = (<usize>oldSingles << 3) + 8;
-  //  at most every key and every old single alone, plus the old runs
-  const outSinglesBytes = (<usize>(m + oldSingles) << 3) + 8;
-  const outRunsBytes = (<usize>((m + oldSingles) / 2 + oldRuns + 1) << 4);
   const a = halloc(keyBytes);
   const b = halloc(keyBytes);
-  const hist = halloc(8 * 256 * 4);
+  const hist = halloc(RADIX_HIST_BYTES);
   const olds = halloc(singleBytes);
-  oSingles = halloc(outSinglesBytes);
-  oRuns = halloc(outRunsBytes);
   const R2 = runs_new(n);
   const S2 = singles_new();
-  const ok = a != 0 && b != 0 && hist != 0 && olds != 0 && oSingles != 0 && oRuns != 0 && R2 != 0 && S2 != 0;
+  let outSinglesBytes: usize = 0; //  0: the singles are written over the sorted keys
+  let outRunsBytes: usize = 0;
+  oSingles = 0;
+  oRuns = 0;
   let added: i32 = -1;
-  if (ok) {
+  if (a != 0 && b != 0 && hist != 0 && olds != 0 && R2 != 0 && S2 != 0) {
     for (let i: u32 = 0; i < m; i++) store<u64>(a + (<usize>i << 3), offsetAt(ptr, i));
-    const keys = radixSort(a, b, m, hist);
+    mKeys = radixSort(a, b, m, hist);
+    mM = m;
     singles_copy_sorted(S, olds);
-    oNs = 0;
-    oNr = 0;
-    oTotal = 0;
-    // three sorted streams (new keys, old singles, old runs), coalesced into maximal runs:
-    //   current [cs, ce]; the next item [s, e] with s ≤ ce + 1 extends it, else current is put
-    let j: u32 = 0; //   next key
-    let q: u32 = 0; //   next old single
-    let haveRun = runs_next_set(R, 0);
-    let rs: u64 = nextTaken;
-    let re: u64 = haveRun ? runs_first_free_from(R, rs) - 1 : 0;
-    let have = false;
-    let cs: u64 = 0;
-    let ce: u64 = 0;
-    for (;;) {
-      let s: u64 = 0xffffffffffffffff;
-      let e: u64 = 0;
-      let from = 0; //  which stream the item comes from: 1 key, 2 single, 3 run
-      if (j < m) {
-        s = e = load<u64>(keys + (<usize>j << 3));
-        from = 1;
+    mOlds = olds;
+    mOldCount = oldSingles;
+    oEmit = false;
+    merge(R, n);
+    if (oldSingles != 0) {
+      outSinglesBytes = (<usize>oNs << 3) + 8;
+      oSingles = halloc(outSinglesBytes);
+    } else oSingles = mKeys;
+    outRunsBytes = (<usize>oNr << 4) + 16;
+    oRuns = halloc(outRunsBytes);
+    if (oSingles != 0 && oRuns != 0) {
+      oEmit = true;
+      merge(R, n);
+      if (runs_load(R2, oRuns, oNr) && singles_build(S2, oSingles, oNs)) {
+        const before = sparse_count(h);
+        runs_free(R);
+        singles_free(S);
+        store<u32>(h + H_RUNS, <u32>R2);
+        store<u32>(h + H_SINGLES, <u32>S2);
+        added = <i32>(oTotal - before);
       }
-      if (q < oldSingles) {
-        const k = load<u64>(olds + (<usize>q << 3));
-        if (from == 0 || k < s) {
-          s = e = k;
-          from = 2;
-        }
-      }
-      if (haveRun && (from == 0 || rs < s)) {
-        s = rs;
-        e = re;
-        from = 3;
-      }
-      if (from == 0) break;
-      if (from == 1) j++;
-      else if (from == 2) q++;
-      else {
-        haveRun = re + 1 < n && runs_next_set(R, re + 1);
-        if (haveRun) {
-          rs = nextTaken;
-          re = runs_first_free_from(R, rs) - 1;
-        }
-      }
-      if (have && s <= ce + 1) {
-        //  [cs ···· ce]      →  [cs ······· e]     (ce < n ≤ 2^64 − 1: ce + 1 cannot wrap)
-        //        [s ···· e]
-        if (e > ce) ce = e;
-      } else {
-        if (have) put(cs, ce);
-        cs = s;
-        ce = e;
-        have = true;
-      }
-    }
-    if (have) put(cs, ce);
-    if (runs_load(R2, oRuns, oNr) && singles_build(S2, oSingles, oNs)) {
-      const before = sparse_count(h);
-      runs_free(R);
-      singles_free(S);
-      store<u32>(h + H_RUNS, <u32>R2);
-      store<u32>(h + H_SINGLES, <u32>S2);
-      added = <i32>(oTotal - before);
     }
   }
   hfree(a, keyBytes);
   hfree(b, keyBytes);
-  hfree(hist, 8 * 256 * 4);
+  hfree(hist, RADIX_HIST_BYTES);
   hfree(olds, singleBytes);
-  hfree(oSingles, outSinglesBytes);
-  hfree(oRuns, outRunsBytes);
+  if (outSinglesBytes != 0) hfree(oSingles, outSinglesBytes);
+  if (outRunsBytes != 0) hfree(oRuns, outRunsBytes);
   if (added < 0) {
     if (R2 != 0) runs_free(R2);
     if (S2 != 0) singles_free(S2);

@@ -520,6 +520,133 @@ describe('sparse index', () => {
     destroy(ix);
   });
 
+  it('singles set one by one split nodes and grow the router; released again they drop nodes and shrink it, valid throughout', () => {
+    // validate() re-derives the router too: every bucket must name the node holding its first key
+    const N = 60_000;
+    const u32 = xorshift(0x7f4a7c15);
+    const xs: bigint[] = [];
+    for (let i = 0; i < N; i++) xs.push(((BigInt(u32()) << 32n) | BigInt(u32())) % MAX_N);
+    // a cluster too, so some nodes are cut small and several share a router bucket
+    for (let i = 0n; i < 3000n; i++) xs.push((1n << 50n) + 2n * i);
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    xs.forEach((x, i) => {
+      expect(ix.set(hiOf(x), loOf(x))).toBe(m.set(x));
+      if (i % 4096 === 0) expect(ix.validate(), `after ${i} sets`).toBe(0);
+    });
+    expect(ix.validate()).toBe(0);
+    expect(ix.count()).toBe(m.taken.size);
+    const full = ix.bytes();
+    xs.forEach((x, i) => {
+      if (i % 64 === 0) return;
+      expect(ix.clear(hiOf(x), loOf(x))).toBe(m.clear(x));
+      if (i % 4096 === 1) expect(ix.validate(), `after ${i} clears`).toBe(0);
+    });
+    expect(ix.validate()).toBe(0);
+    expect(ix.count()).toBe(m.taken.size);
+    expect(ix.bytes()).toBeLessThan(full / 8);
+    for (const x of xs) expect(ix.has(hiOf(x), loOf(x))).toBe(m.taken.has(x));
+    runOpsOn(ix, m);
+    destroy(ix);
+  });
+
+  it('singles set past the span a node was fitted to, and between its keys (joining them into runs), agree with the model', () => {
+    // a bulk-built node fitted to 3,000 keys two apart; then keys beyond its last one (they pile
+    // into the slots after it, then force a refit) and odd offsets between two singles (a run of 3)
+    const base = 1n << 40n;
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    step(ix, m, { t: 'many', xs: Array.from({ length: 3000 }, (_, i) => base + 2n * BigInt(i)) });
+    for (let i = 0n; i < 400n; i++) step(ix, m, { t: 'set', x: base + 6000n + 3n * i });
+    for (let i = 0n; i < 200n; i++) step(ix, m, { t: 'set', x: base + 1n + 14n * i });
+    for (let i = 0n; i < 200n; i++) step(ix, m, { t: 'clear', x: base + 2n + 28n * i });
+    step(ix, m, { t: 'nextFree', s: base, lo: base, hi: base + 7000n });
+    runOpsOn(ix, m);
+    destroy(ix);
+  });
+
+  it('set_many onto runs without singles (the merged singles written over the sorted keys) equals the individual sets', () => {
+    const ix = sparse(1_000_000n);
+    const m = new Model(1_000_000n);
+    step(ix, m, { t: 'fill', x: 100n, len: 100 });
+    step(ix, m, { t: 'fill', x: 300n, len: 100 });
+    const u32 = xorshift(0x1234567);
+    // duplicates, keys inside and beside the runs, keys that join two runs
+    const batch = Array.from({ length: 400 }, () => BigInt(u32() % 1000));
+    batch.push(200n, 299n, 99n, 400n, 401n);
+    step(ix, m, { t: 'many', xs: batch });
+    runOpsOn(ix, m);
+    destroy(ix);
+  });
+
+  it('an index emptied by clears keeps one small node: taking and releasing one offset at a time then needs no memory', () => {
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    const u32 = xorshift(0x0badf00d);
+    const xs = Array.from({ length: 5000 }, () => (BigInt(u32()) << 32n) | BigInt(u32()));
+    for (const x of xs) step(ix, m, { t: 'set', x });
+    for (const x of xs) step(ix, m, { t: 'clear', x });
+    expect(ix.count()).toBe(0);
+    expect(ix.bytes()).toBeLessThan(512);
+    const limit = core.heap_limit_pages();
+    const held: Array<[number, number]> = [];
+    try {
+      // no growth, and every free block taken away: an allocation anywhere would fail
+      core.heap_set_limit_pages(0);
+      for (let size = 1 << 20; size >= 16; size >>= 1) {
+        for (let p = core.buf_alloc(size); p !== 0; p = core.buf_alloc(size)) held.push([p, size]);
+      }
+      for (let i = 0; i < 1000; i++) {
+        const x = (BigInt(u32()) << 32n) | BigInt(u32());
+        step(ix, m, { t: 'nextFree', s: x, lo: 0n, hi: MAX_N - 1n });
+        step(ix, m, { t: 'set', x: resultOf(ix) });
+        step(ix, m, { t: 'clear', x: resultOf(ix) });
+      }
+    } finally {
+      for (const [p, size] of held) core.buf_free(p, size);
+      core.heap_set_limit_pages(limit);
+    }
+    destroy(ix);
+  });
+
+  it('OUT_OF_MEMORY while singles nodes grow or split leaves the index as it was, and it goes on once memory is back', () => {
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    const u32 = xorshift(0x600dcafe);
+    const limit = core.heap_limit_pages();
+    const held: Array<[number, number]> = [];
+    let failures = 0;
+    try {
+      core.heap_set_limit_pages(0); // no growth beyond the current memory
+      for (let size = 1 << 20; size >= 16; size >>= 1) {
+        for (let p = core.buf_alloc(size); p !== 0; p = core.buf_alloc(size)) held.push([p, size]);
+      }
+      // give back a little, so some rebuilds fit and others do not
+      for (const [p, size] of held.splice(0, 40)) core.buf_free(p, size);
+      for (let i = 0; i < 20_000 && failures < 50; i++) {
+        const x = (BigInt(u32()) << 32n) | BigInt((u32() & 0xfffffffe) >>> 0);
+        const before = ix.bytes();
+        try {
+          expect(ix.set(hiOf(x), loOf(x))).toBe(m.set(x));
+        } catch (e) {
+          expect((e as Error).name).toBe('OutOfMemoryError');
+          expect(ix.has(hiOf(x), loOf(x))).toBe(false);
+          expect(ix.bytes()).toBe(before);
+          failures++;
+        }
+        expect(ix.count()).toBe(m.taken.size);
+      }
+      expect(ix.validate()).toBe(0);
+    } finally {
+      for (const [p, size] of held) core.buf_free(p, size);
+      core.heap_set_limit_pages(limit);
+    }
+    expect(failures).toBeGreaterThan(0);
+    for (let i = 0; i < 2000; i++) step(ix, m, { t: 'set', x: (BigInt(u32()) << 32n) | BigInt((u32() & 0xfffffffe) >>> 0) });
+    runOpsOn(ix, m);
+    destroy(ix);
+  });
+
   it('reports OUT_OF_MEMORY when a split or a new page cannot be had, and changes nothing', () => {
     const ix = sparse(MAX_N);
     const m = new Model(MAX_N);
