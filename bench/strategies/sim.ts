@@ -27,7 +27,7 @@ import { ErrFull } from '../../adapters/errors.ts';
 import { Prefix } from '../../adapters/geometry.ts';
 import { seededRandom, type Xoshiro128 } from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
-import { coolDown, type StrategyOption } from '../../adapters/strategies.ts';
+import { type AllocationStrategy, coolDown, type StrategyOption } from '../../adapters/strategies.ts';
 
 // ── inputs ──────────────────────────────────────────────────────────────────────────────────
 
@@ -590,10 +590,19 @@ function emptyMeasures(workload: string, strategy: string, seed: number, ranges:
 function staticBand(p: Prefix): Set<string> {
   const out = new Set<string>();
   if (p.rangeOffset === 0) return out;
-  const r = new Range(p.cidr, { strategy: 'lowest-free' });
-  // lowest-free fills the dynamic band first, then the static band from its first address
-  const dynamic = Number(p.count) - p.rangeOffset;
-  r.allocateMany(dynamic);
+  // a one-off strategy through the plug-in interface: the lowest free offset of the static band
+  const lowestStatic: AllocationStrategy = {
+    name: 'lowest static',
+    forRange: (v) => ({
+      choose(o) {
+        if (!v.index.nextFree(0, 0, 0, 0, 0, v.rangeOffset - 1)) return false;
+        o.hi = v.index.resultHi;
+        o.lo = v.index.resultLo;
+        return true;
+      },
+    }),
+  };
+  const r = new Range(p.cidr, { strategy: lowestStatic });
   for (const ip of r.allocateMany(p.rangeOffset)) out.add(ip);
   r.destroy();
   return out;
