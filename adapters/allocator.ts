@@ -43,19 +43,29 @@ import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
 import { checkParentRef, labelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
+import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { Store, StoreCache, SyncStoreOps } from './store.ts';
 import { copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
 
-/** Allocator options: the shared ones plus the index representation (default: by size). */
+/** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
   /** 'dense' (a bitmap, up to 2^31 addresses), 'sparse', or 'auto' (dense up to 2^24). */
   index?: IndexKind;
+  /**
+   * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
+   * scan, the same draws and answers as ReferenceAllocator), 'legacy-bitmap', 'sequential',
+   * 'lowest-free', 'random-free', or a strategy object — coolDown(…) of any of them, or your own
+   * (adapters/strategies.ts). A cool-down holds back addresses released by anyone on the store.
+   */
+  strategy?: StrategyOption;
 }
 
 /** allocateNext's answers other than an address. */
 const NOT_READY = -2;
 const FULL = -1;
+/** The band of a strategy's choice (the strategy keeps to the bands itself). */
+const BAND_CHOSEN = 2;
 
 /** Shared promises for the synchronous path. */
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -109,11 +119,14 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     this.store = storeOption(opts.store);
     this.cache = this.store.cache;
     this.random = randomOption(opts.random);
+    const strategy = strategyOption(opts.strategy);
     this.taken = new TakenAddresses(p, opts.index ?? 'auto', p.family, this.cache);
     try {
       this.taken.subscribe();
+      if (strategy !== STRATEGIES.upstream) this.taken.useStrategy(strategy, this.random);
     } catch (e) {
       this.destroyed = true;
+      this.taken.destroy();
       throw e;
     }
     if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics);
@@ -183,13 +196,13 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   /** Ready, parse, range, reserve: the op of the create to make. */
   private beginAllocate(ip: string): Op {
     const w = this.checkRange(ip, false);
-    const index = this.taken.fresh()!;
+    this.taken.fresh();
     const op = this.taken.takeOp();
     op.name = canonicalOf(ip, this.fam, w);
     copy4(w, op.address);
     // Reserve before the create, as allocateNext does; the add event finds the bit set. A bit
     // that was set already (the cache knows the name) is not ours to clear on failure.
-    op.reserved = index.set(w);
+    op.reserved = this.taken.reserve(w);
     return op;
   }
 
@@ -306,18 +319,21 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    * The start of allocateNext: ready, a fresh index, the upper band's draw and first candidate
    * (upstream's draw, adapters/space.ts). Returns BAND_UPPER when the upper band gave a
    * candidate, BAND_LOWER when it had none (the lower band is next), NOT_READY, or FULL without
-   * a scan (rangeSize 0: no draw, no metric, as upstream).
+   * a scan (rangeSize 0: no draw, no metric, as upstream). With a strategy: BAND_CHOSEN.
    */
   private beginNext(): number {
     if (!this.isReady()) return NOT_READY;
     if (!this.taken.hasUpperBand) return FULL;
-    return this.taken.fresh()!.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
+    const index = this.taken.fresh()!;
+    if (this.taken.choosing) return BAND_CHOSEN; // chosen() asks the strategy
+    return index.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
   }
 
-  /** The first candidate: the upper band's (already taken by beginNext), else the lower band's. */
+  /** The first candidate: the upper band's (already taken by beginNext), a strategy's choice, else the lower band's. */
   private chosen(band: number): Op | null {
     const index = this.taken.space;
     if (band === BAND_UPPER) return this.opOfTaken(index, BAND_UPPER);
+    if (band === BAND_CHOSEN) return this.taken.takeChosen() ? this.opOfTaken(index, BAND_CHOSEN) : null;
     return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
   }
 
@@ -325,6 +341,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   private nextAfter(op: Op): Op | null {
     if (this.destroyed) return null;
     const index = this.taken.space;
+    if (op.band === BAND_CHOSEN) return this.taken.takeChosen() ? this.opOfTaken(index, BAND_CHOSEN) : null;
     if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
     if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
     return null;

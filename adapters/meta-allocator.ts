@@ -52,6 +52,7 @@ import type { IndexKind } from './free-index.ts';
 import { Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { randomOption, uniformBelow, type RandomSource } from './random.ts';
+import { type AllocationStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
@@ -73,6 +74,8 @@ export interface MetaAllocatorOptions {
   metrics?: Registry | boolean;
   /** Index representation of every range (default 'auto'). */
   index?: IndexKind;
+  /** How every range's allocateNext chooses among its free addresses (Allocator's `strategy`; default 'upstream'). */
+  strategy?: StrategyOption;
   /** Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it). */
   onSkip?: (skipped: SkippedCIDR) => void;
 }
@@ -152,6 +155,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly fam: Family;
   private readonly random: RandomSource;
   private readonly index: IndexKind | undefined;
+  private readonly strategy: AllocationStrategy;
   private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
   /** undefined while metrics are off; else what every new range is given. */
   private metricsOption: Registry | true | undefined;
@@ -196,6 +200,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
     this.index = opts.index;
+    this.strategy = strategyOption(opts.strategy);
     if (opts.onSkip !== undefined && typeof opts.onSkip !== 'function') {
       throw new InvalidArgumentError(`options.onSkip must be a function, got ${quoteInput(opts.onSkip)}`);
     }
@@ -508,6 +513,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         if (failed !== undefined) throw failed;
         const options: IndexedAllocatorOptions = { store: this.store, random: this.random };
         if (this.index !== undefined) options.index = this.index;
+        if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
         if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
         a = Allocator.create(key, options);
       } catch (err) {

@@ -38,7 +38,9 @@ import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
 import {
   type AllocationStrategy,
+  chooserFor,
   type Cooling,
+  notFreeError,
   type Offset,
   type OffsetChooser,
   STRATEGIES,
@@ -189,11 +191,7 @@ export class Range implements RangeView {
       random: this.random,
       draw: 'bitmap',
     };
-    const strategy = this.strategy;
-    const chooser = strategy.forRange(view);
-    if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
-      throw new InvalidArgumentError(`strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method`);
-    }
+    const chooser = chooserFor(this.strategy, view);
     this.chooser = chooser;
     this.cooling = chooser.cooling ?? null;
   }
@@ -302,11 +300,7 @@ export class Range implements RangeView {
     } else {
       const o = this.chosen;
       if (!chooser.choose(o)) return false; // only a corrupted index: the count says one is free
-      if (this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) {
-        throw new InvalidArgumentError(
-          `strategy ${quoteInput(this.strategy!.name)} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is not free in ${this.cidr}`,
-        );
-      }
+      if (this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
       chooser.taken?.(o.hi, o.lo);
     }
     this.taken++;

@@ -151,6 +151,15 @@ export class AddressSpace {
     return this.took(core.space_take_after(this.h, band, w[0]!, w[1]!, w[2]!, w[3]!));
   }
 
+  /**
+   * Takes offset (hi, lo) — a strategy's choice (adapters/strategies.ts) — into `address`: false
+   * when it is taken already or past the range. Throws OutOfMemoryError (nothing taken).
+   */
+  takeAt(hi: number, lo: number): boolean {
+    if (!this.index.set(hi, lo)) return false;
+    return this.took(core.space_address(this.h, hi, lo));
+  }
+
   private took(st: number): boolean {
     if (st === OK) {
       const s = scratch();

@@ -343,6 +343,26 @@ export function strategyOption(option: unknown): AllocationStrategy {
   return s as AllocationStrategy;
 }
 
+/**
+ * The per-range chooser of `strategy` over `view` (AllocationStrategy.forRange), checked: a
+ * factory that returns something without a choose(out) method fails here with
+ * InvalidArgumentError, not at the first allocation.
+ */
+export function chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
+  const chooser = strategy.forRange(view);
+  if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
+    throw new InvalidArgumentError(`strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method`);
+  }
+  return chooser;
+}
+
+/** The error of a chooser that named an offset that is not free (a bug in that strategy). */
+export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `strategy ${quoteInput(strategy.name)} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is not free in ${cidr}`,
+  );
+}
+
 // ── cool-down ────────────────────────────────────────────────────────────────────────────────
 
 /** How long a released address stays out of use: a time, or a number of allocations. */

@@ -13,6 +13,10 @@
 // through promises, or whose record the cache has not reported yet, is in `pending` by name.
 // Either way its own event is recognised by name, without parsing.
 //
+// A strategy other than upstream's scan (adapters/strategies.ts) chooses through `takeChosen()`.
+// With a cool-down, a released address — a delete event, whoever released it — stays marked,
+// held by the cool-down, until its time comes; an add event or a reservation claims it back.
+//
 // Invariants (checked by validate()):
 // 1. A bit is cleared by a cache delete event, by the end of the call that set it (failed
 //    create, collision), by the allocator's own release, or on re-list (a pending op the cache
@@ -30,7 +34,9 @@ import { OutOfMemoryError } from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
+import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
+import { type AllocationStrategy, type Cooling, chooserFor, notFreeError, type Offset, type OffsetChooser } from './strategies.ts';
 import type { IPAddressRecord, StoreCache, StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
@@ -87,6 +93,13 @@ export class TakenAddresses {
   private readonly fam: Family;
   private unsubscribe: () => void = () => {};
   private closed = false;
+  /** A strategy other than upstream's scan, its per-range chooser and its cool-down (if any). */
+  private strategy: AllocationStrategy | null = null;
+  private random: RandomSource | null = null;
+  private chooser: OffsetChooser | null = null;
+  private cooling: Cooling | null = null;
+  private readonly chosen: Offset = { hi: 0, lo: 0 };
+  private readonly off = new Uint32Array(2);
 
   /** Throws OutOfMemoryError when the WASM memory cap is reached. */
   constructor(
@@ -158,6 +171,59 @@ export class TakenAddresses {
   fresh(): AddressSpace | null {
     if (this.stale) this.rebuild();
     return this.index;
+  }
+
+  /**
+   * Chooses with `strategy` instead of upstream's scan (after subscribe(): the chooser starts
+   * from what the cache holds). InvalidArgumentError for a strategy whose forRange misbehaves.
+   */
+  useStrategy(strategy: AllocationStrategy, random: RandomSource): void {
+    this.strategy = strategy;
+    this.random = random;
+    this.startChooser();
+  }
+
+  /** True when a strategy other than upstream's scan chooses (takeChosen). */
+  get choosing(): boolean {
+    return this.chooser !== null;
+  }
+
+  /** (Re)makes the chooser over the current index: at the start and after a rebuild (a cool-down's held addresses are then free). */
+  private startChooser(): void {
+    const index = this.index;
+    if (this.strategy === null || index === null) return;
+    const p = this.prefix;
+    this.chooser = chooserFor(this.strategy, {
+      index: index.index,
+      sizeHi: p.countHi,
+      sizeLo: p.countLo,
+      rangeOffset: p.rangeOffset,
+      family: this.ipFamily,
+      random: this.random!,
+      draw: 'ipallocator',
+    });
+    this.cooling = this.chooser.cooling ?? null;
+  }
+
+  /**
+   * The strategy's next choice, taken into the index's `address`: false when it has none (the
+   * range is full). InvalidArgumentError when the strategy names an offset that is not free.
+   */
+  takeChosen(): boolean {
+    const o = this.chosen;
+    const chooser = this.chooser!;
+    if (!chooser.choose(o)) return false;
+    if (!this.index!.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
+    chooser.taken?.(o.hi, o.lo);
+    return true;
+  }
+
+  /**
+   * Marks `w` taken for a static allocation: true when this call marked it (it was free, or held
+   * by a cool-down: claimed), false when it was taken already. Throws OutOfMemoryError.
+   */
+  reserve(w: ArrayLike<number>): boolean {
+    return this.index!.set(w) || this.claimHeld(w);
   }
 
   // ── ops ───────────────────────────────────────────────────────────────────────────────────
@@ -273,7 +339,7 @@ export class TakenAddresses {
     if (this.closed) return;
     const op = this.pending.get(name);
     if (op !== undefined && !op.calling) this.pending.delete(name); // our unconfirmed create: settled
-    if (this.cache.get(name) === undefined && !this.pending.has(name)) this.markFree(w);
+    if (this.cache.get(name) === undefined && !this.pending.has(name)) this.markReleased(w);
   }
 
   // ── the cache events ──────────────────────────────────────────────────────────────────────
@@ -331,7 +397,7 @@ export class TakenAddresses {
       // delete of the name, and the create's own add event is still to come.
       if (op === this.current) op.seen = true;
       if (!op.calling) this.pending.delete(op.name); // a created record, deleted before confirmed
-      this.markFree(op.address);
+      this.markReleased(op.address);
     } else {
       const w = this.words;
       const c = this.classify(r.name, w);
@@ -340,7 +406,7 @@ export class TakenAddresses {
         this.extras.delete(r.name);
         return;
       }
-      this.markFree(w);
+      this.markReleased(w);
     }
     if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
   }
@@ -351,7 +417,7 @@ export class TakenAddresses {
     for (const op of [...this.pending.values()]) {
       if (op.calling || this.cache.get(op.name) !== undefined) continue;
       this.pending.delete(op.name);
-      this.markFree(op.address);
+      this.markReleased(op.address);
     }
   }
 
@@ -359,11 +425,33 @@ export class TakenAddresses {
   markTaken(w: ArrayLike<number>): void {
     if (this.stale) return;
     try {
-      this.index!.set(w);
+      if (!this.index!.set(w) && this.cooling !== null) this.claimHeld(w);
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
       this.stale = true;
     }
+  }
+
+  /** `w` (marked) is held by the cool-down: it is taken from now on. True if it was held. */
+  private claimHeld(w: ArrayLike<number>): boolean {
+    const cooling = this.cooling;
+    if (cooling === null || cooling.size === 0 || !this.index!.offsetOf(w, this.off)) return false;
+    return cooling.claim(this.off[0]!, this.off[1]!);
+  }
+
+  /**
+   * A record left the store: clear its bit — or, with a cool-down, keep it marked and held until
+   * its time comes.
+   */
+  private markReleased(w: ArrayLike<number>): void {
+    const cooling = this.cooling;
+    if (cooling === null || this.stale) {
+      this.markFree(w);
+      return;
+    }
+    const off = this.off;
+    if (!this.index!.offsetOf(w, off) || !this.index!.has(w) || cooling.holds(off[0]!, off[1]!)) return;
+    cooling.hold(off[0]!, off[1]!);
   }
 
   /** Clears a bit; a sparse run split out of memory marks the index stale (a stale bit only costs capacity). */
@@ -406,6 +494,7 @@ export class TakenAddresses {
     }
     this.index = index;
     this.stale = false;
+    this.startChooser();
   }
 
   // ── checks and lifecycle ──────────────────────────────────────────────────────────────────
@@ -420,6 +509,8 @@ export class TakenAddresses {
     if (fresh) {
       const code = index.index.validate();
       if (code !== 0) throw new Error(`Allocator ${cidr}: index invariant ${code} broken`);
+      const held = this.cooling?.check();
+      if (held) throw new Error(`Allocator ${cidr}: cool-down: ${held}`);
     }
     let counted = 0;
     const w = new Uint32Array(4);

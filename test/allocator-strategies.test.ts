@@ -1,0 +1,177 @@
+// Allocation strategies (adapters/strategies.ts) through the Allocator and the MetaAllocator:
+// each strategy and cool-down against a Set model over a MemoryStore (both store paths), the
+// same answers as Range for the same seed and operations, collisions between allocators sharing
+// a store, a cool-down that holds back releases made by another allocator, bad options.
+import { describe, expect, it } from 'vitest';
+import { Allocator } from '../adapters/allocator.ts';
+import { ErrAllocated, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { seededRandom, uniformBelow } from '../adapters/random.ts';
+import { Range } from '../adapters/range.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import { type AllocationStrategy, coolDown, STRATEGIES, STRATEGY_NAMES } from '../adapters/strategies.ts';
+import { failure } from './helpers.ts';
+
+/** A fake clock for time-based cool-downs. */
+const clock = { now: 0 };
+
+function strategies(): [string, AllocationStrategy][] {
+  const list: [string, AllocationStrategy][] = STRATEGY_NAMES.map((n) => [n, STRATEGIES[n]]);
+  list.push(['lowest-free + cool-down 5 allocations', coolDown('lowest-free', { allocations: 5 })]);
+  list.push(['sequential + cool-down 40 ms', coolDown('sequential', { ms: 40, now: () => clock.now })]);
+  list.push(['random-free + cool-down 3 allocations', coolDown('random-free', { allocations: 3 })]);
+  return list;
+}
+
+/** The usable addresses of 10.0.0.0/26: .1 … .62. */
+const USABLE = Array.from({ length: 62 }, (_, i) => `10.0.0.${i + 1}`);
+
+describe.each([
+  ['synchronous store operations', true],
+  ['store promises', false],
+] as const)('Allocator strategies ≡ Set model (%s)', (_path, syncOps) => {
+  it.each(strategies())('%s: no duplicate, nothing lost, ErrFull only when full', async (_name, strategy) => {
+    const rng = seededRandom(11);
+    const store = new MemoryStore({ syncOps });
+    const a = new Allocator('10.0.0.0/26', { store, strategy, random: seededRandom(3) });
+    const model = new Set<string>();
+    for (let step = 0; step < 700; step++) {
+      clock.now += 7;
+      const r = uniformBelow(rng, 10);
+      if (r < 6) {
+        if (model.size === USABLE.length) {
+          expect(await failure(() => a.allocateNext())).toBeInstanceOf(ErrFull);
+        } else {
+          const ip = await a.allocateNext();
+          expect(USABLE).toContain(ip);
+          expect(model.has(ip)).toBe(false);
+          model.add(ip);
+        }
+      } else if (r < 9) {
+        const ip = [...model][uniformBelow(rng, Math.max(model.size, 1))];
+        if (ip === undefined) continue;
+        await a.release(ip);
+        model.delete(ip);
+      } else {
+        const ip = USABLE[uniformBelow(rng, USABLE.length)]!;
+        if (model.has(ip)) {
+          expect(await failure(() => a.allocate(ip))).toBeInstanceOf(ErrAllocated);
+        } else {
+          await a.allocate(ip);
+          model.add(ip);
+        }
+      }
+      expect(a.used()).toBe(model.size);
+      expect(new Set(store.records().map((x) => x.name))).toEqual(model);
+      a.validate();
+    }
+    a.destroy();
+  });
+});
+
+describe('Allocator strategies ≡ Range', () => {
+  it.each(strategies().filter(([n]) => n !== 'upstream'))('%s: the same answers for the same seed and operations', async (_name, strategy) => {
+    const rng = seededRandom(5);
+    const a = new Allocator('10.1.0.0/25', { strategy, random: seededRandom(9) });
+    const r = new Range('10.1.0.0/25', { strategy, random: seededRandom(9) });
+    const held: string[] = [];
+    for (let step = 0; step < 400; step++) {
+      clock.now += 5;
+      if (uniformBelow(rng, 3) < 2 && r.used() < 126) {
+        const ip = r.allocateNext();
+        expect(await a.allocateNext()).toBe(ip);
+        held.push(ip);
+      } else if (held.length > 0) {
+        const [ip] = held.splice(uniformBelow(rng, held.length), 1);
+        r.release(ip!);
+        await a.release(ip!);
+      }
+    }
+    a.destroy();
+    r.destroy();
+  });
+});
+
+describe('Allocator strategies with several allocators on one store', () => {
+  it('lowest-free allocators racing through store promises: collisions are retried, nothing is held twice', async () => {
+    const store = new MemoryStore({ syncOps: false });
+    const one = new Allocator('10.2.0.0/27', { store, strategy: 'lowest-free' });
+    const two = new Allocator('10.2.0.0/27', { store, strategy: 'lowest-free' });
+    const got = await Promise.all(Array.from({ length: 24 }, (_, i) => (i % 2 ? one : two).allocateNext()));
+    expect(new Set(got).size).toBe(24);
+    expect(store.records()).toHaveLength(24);
+    one.validate();
+    two.validate();
+    one.destroy();
+    two.destroy();
+  });
+
+  it('a cool-down holds back an address released by another allocator, and hands it back later', async () => {
+    const store = new MemoryStore();
+    const cooled = new Allocator('10.3.0.0/28', { store, strategy: coolDown('lowest-free', { allocations: 3 }) });
+    const other = new Allocator('10.3.0.0/28', { store, strategy: 'lowest-free' });
+    const first = await other.allocateNext(); // the lowest address of the upper band
+    await other.release(first);
+    expect(await cooled.has(first)).toBe(false);
+    const next: string[] = [];
+    for (let i = 0; i < 3; i++) next.push(await cooled.allocateNext());
+    expect(next).not.toContain(first); // held for 3 allocations
+    expect(await cooled.allocateNext()).toBe(first); // then the lowest free again
+    cooled.validate();
+    cooled.destroy();
+    other.destroy();
+  });
+
+  it('allocate(ip) of an address held by a cool-down takes it at once', async () => {
+    const a = new Allocator('10.4.0.0/28', { strategy: coolDown('lowest-free', { allocations: 100 }) });
+    const ip = await a.allocateNext();
+    await a.release(ip);
+    await a.allocate(ip);
+    expect(await a.has(ip)).toBe(true);
+    await a.release(ip);
+    expect(await a.allocateNext()).not.toBe(ip); // held again after the second release
+    a.validate();
+    a.destroy();
+  });
+});
+
+describe('Allocator strategy option', () => {
+  it('refuses a bad strategy at construction and stays unsubscribed', () => {
+    const store = new MemoryStore();
+    expect(() => new Allocator('10.5.0.0/28', { store, strategy: 'fastest' as never })).toThrow(InvalidArgumentError);
+    const broken = { name: 'broken', forRange: () => null } as unknown as AllocationStrategy;
+    expect(() => new Allocator('10.5.0.0/28', { store, strategy: broken })).toThrow(/forRange must return an object/);
+    expect(store.watcherCount).toBe(0);
+  });
+
+  it('a strategy that names a taken address fails the call with InvalidArgumentError and allocates nothing', async () => {
+    const store = new MemoryStore();
+    const always0: AllocationStrategy = {
+      name: 'always-0',
+      forRange: () => ({
+        choose(out) {
+          out.hi = 0;
+          out.lo = 0;
+          return true;
+        },
+      }),
+    };
+    const a = new Allocator('10.6.0.0/28', { store, strategy: always0 });
+    expect(await a.allocateNext()).toBe('10.6.0.1');
+    expect(await failure(() => a.allocateNext())).toBeInstanceOf(InvalidArgumentError);
+    expect(store.records().map((r) => r.name)).toEqual(['10.6.0.1']);
+    a.validate();
+    a.destroy();
+  });
+
+  it('MetaAllocator passes the strategy to every range', async () => {
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('only', ['10.7.0.0/24']);
+    const meta = new MetaAllocator('IPv4', cidrs, { strategy: 'lowest-free' });
+    // /24: the static band is the first 16 offsets (10.7.0.1 … 10.7.0.16); lowest-free starts above it
+    expect([await meta.allocateNext(), await meta.allocateNext()]).toEqual(['10.7.0.17', '10.7.0.18']);
+    expect(() => new MetaAllocator('IPv4', cidrs, { strategy: 'nope' as never })).toThrow(InvalidArgumentError);
+    meta.destroy();
+  });
+});
