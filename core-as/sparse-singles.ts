@@ -431,10 +431,13 @@ export function singles_remove(t: usize, x: u64): bool {
   const cap = capOf(e);
   //  backward shift: a following key moves left while that keeps it at or right of its home (S3)
   //  [x ][k5][k6][··]  →  [k5][k6][··][··]     (k5, k6 displaced)
+  const base = load<u64>(e + N_BASE);
+  const mul = load<u32>(e + N_MUL);
+  const sh = <u32>load<u8>(e + N_SH);
   let k = seekAt;
   while (k + 1 < cap) {
     const y = slot(s, k + 1);
-    if (y == EMPTY || home(e, y) > k) break;
+    if (y == EMPTY || homeOf(y, base, mul, sh, cap) > k) break;
     store<u64>(s + (<usize>k << 3), y);
     k++;
   }
