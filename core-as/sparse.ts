@@ -392,15 +392,93 @@ function merge(R: usize, n: u64): void {
   if (have) put(cs, ce);
 }
 
+/** Buckets of sortOffsets' first pass: at most 2^16 (a 256 KiB counter block). */
+const SORT_MAX_BITS: u32 = 16;
+/** Buckets this small are sorted by insertion; larger ones by radixSort. */
+const SORT_SMALL: u32 = 32;
+
+/**
+ * Sorts the m offsets at ptr ((hi, lo) u32 pairs) into keys (m × u64). One pass scatters them by
+ * their top bits into about m / 8 buckets, then each bucket is sorted where it lies: by
+ * insertion when small (random offsets: a handful each), else by radixSort, with room the size
+ * of the largest bucket. Against a radix sort of the whole copy this needs no second buffer of m
+ * keys for spread offsets (new memory costs page faults on a warm start) and reads the keys
+ * twice instead of seven times. false when memory ran out (nothing to undo).
+ */
+function sortOffsets(ptr: usize, m: u32, keys: usize): bool {
+  let bits: i32 = 32 - <i32>clz<u32>(m) - 3; //  ≈ m / 8 buckets
+  if (bits < 4) bits = 4;
+  if (bits > <i32>SORT_MAX_BITS) bits = <i32>SORT_MAX_BITS;
+  const buckets: u32 = 1 << bits;
+  const shift = <u64>(64 - bits);
+  const countBytes = <usize>buckets << 2;
+  const count = halloc(countBytes);
+  if (count == 0) return false;
+  memory.fill(count, 0, countBytes);
+  for (let i: u32 = 0; i < m; i++) {
+    const c = count + (<usize>(offsetAt(ptr, i) >>> shift) << 2);
+    store<u32>(c, load<u32>(c) + 1);
+  }
+  //  counts → starts; the largest bucket sizes the room of the big-bucket sorts
+  let sum: u32 = 0;
+  let largest: u32 = 0;
+  for (let b: u32 = 0; b < buckets; b++) {
+    const c = load<u32>(count + (<usize>b << 2));
+    store<u32>(count + (<usize>b << 2), sum);
+    sum += c;
+    if (c > largest) largest = c;
+  }
+  for (let i: u32 = 0; i < m; i++) {
+    const k = offsetAt(ptr, i);
+    const c = count + (<usize>(k >>> shift) << 2);
+    const at = load<u32>(c);
+    store<u32>(c, at + 1);
+    store<u64>(keys + (<usize>at << 3), k);
+  }
+  //  now count[b] is the end of bucket b (= the start of b + 1)
+  const roomBytes: usize = largest > SORT_SMALL ? <usize>largest << 3 : 0;
+  const room = roomBytes != 0 ? halloc(roomBytes) : 0;
+  const hist = roomBytes != 0 ? halloc(RADIX_HIST_BYTES) : 0;
+  const ok = roomBytes == 0 || (room != 0 && hist != 0);
+  if (ok) {
+    let start: u32 = 0;
+    for (let b: u32 = 0; b < buckets; b++) {
+      const end = load<u32>(count + (<usize>b << 2));
+      const size = end - start;
+      const at = keys + (<usize>start << 3);
+      if (size <= SORT_SMALL) {
+        for (let i: u32 = 1; i < size; i++) {
+          const k = load<u64>(at + (<usize>i << 3));
+          let j = i;
+          while (j > 0 && load<u64>(at + (<usize>(j - 1) << 3)) > k) {
+            store<u64>(at + (<usize>j << 3), load<u64>(at + (<usize>(j - 1) << 3)));
+            j--;
+          }
+          store<u64>(at + (<usize>j << 3), k);
+        }
+      } else {
+        const sorted = radixSort(at, room, size, hist);
+        if (sorted != at) memory.copy(at, sorted, <usize>size << 3);
+      }
+      start = end;
+    }
+  }
+  hfree(count, countBytes);
+  if (room != 0) hfree(room, roomBytes);
+  if (hist != 0) hfree(hist, RADIX_HIST_BYTES);
+  return ok;
+}
+
 /**
  * The bulk path: sort a copy of the m offsets, merge them with the singles and runs already
  * there into maximal runs (a pass that counts, then one that writes), build a fresh runs
  * structure and fresh singles from them, then swap them in. Returns how many were newly set, or
  * −1 when memory ran out (then nothing changed and every temporary block is returned).
  *
- * Temporary memory is kept to the two sort buffers when the index holds no singles yet (a warm
- * start): the output singles are then written over the sorted keys they come from (each single
- * put has consumed at least one key, so the writes never pass the reads).
+ * Temporary memory is kept to the sorted copy (8 B per offset, plus room for the largest bucket
+ * of the sort) when the index holds no singles yet (a warm start): the output singles are then
+ * written over the sorted keys they come from (each single put has consumed at least one key, so
+ * the writes never pass the reads).
  */
 function bulkLoad(h: usize, ptr: usize, m: u32): i32 {
   const S = singlesOf(h);
@@ -410,8 +488,6 @@ function bulkLoad(h: usize, ptr: usize, m: u32): i32 {
   const keyBytes = <usize>m << 3;
   const singleBytes = (<usize>oldSingles << 3) + 8;
   const a = halloc(keyBytes);
-  const b = halloc(keyBytes);
-  const hist = halloc(RADIX_HIST_BYTES);
   const olds = halloc(singleBytes);
   const R2 = runs_new(n);
   const S2 = singles_new();
@@ -420,9 +496,8 @@ function bulkLoad(h: usize, ptr: usize, m: u32): i32 {
   oSingles = 0;
   oRuns = 0;
   let added: i32 = -1;
-  if (a != 0 && b != 0 && hist != 0 && olds != 0 && R2 != 0 && S2 != 0) {
-    for (let i: u32 = 0; i < m; i++) store<u64>(a + (<usize>i << 3), offsetAt(ptr, i));
-    mKeys = radixSort(a, b, m, hist);
+  if (a != 0 && olds != 0 && R2 != 0 && S2 != 0 && sortOffsets(ptr, m, a)) {
+    mKeys = a;
     mM = m;
     singles_copy_sorted(S, olds);
     mOlds = olds;
@@ -449,8 +524,6 @@ function bulkLoad(h: usize, ptr: usize, m: u32): i32 {
     }
   }
   hfree(a, keyBytes);
-  hfree(b, keyBytes);
-  hfree(hist, RADIX_HIST_BYTES);
   hfree(olds, singleBytes);
   if (outSinglesBytes != 0) hfree(oSingles, outSinglesBytes);
   if (outRunsBytes != 0) hfree(oRuns, outRunsBytes);
