@@ -372,6 +372,18 @@ describe('cool-down', () => {
     r.destroy();
   });
 
+  it('the oldest quarter of the held addresses comes back at once, so that servers do not all pick the same one', () => {
+    const g = geometry('10.0.0.0/27'); // dynamic band 16..29
+    const r = new Range('10.0.0.0/27', { strategy: coolDown('lowest-free', { ms: 1e9, now: () => 0 }) });
+    r.allocateMany(14);
+    for (const o of [29, 28, 27, 26, 25, 24, 23, 22]) r.release(g.textOf(o)); // 8 held, 29 the oldest
+    // 8 held: the oldest 2 (29, 28) return and lowest-free takes 28; 29 is then free; with 6 held, 1 returns (27)
+    expect(r.allocateMany(3).map((ip) => g.offsetOf(ip))).toEqual([28, 29, 27]);
+    expect(r.has(g.textOf(26))).toBe(false);
+    r.validate();
+    r.destroy();
+  });
+
   it('restore drops what was held (the index is replaced)', () => {
     const r = new Range('10.0.0.0/24', { strategy: coolDown('lowest-free', { ms: 1e9, now: () => 0 }) });
     const ips = r.allocateMany(2);
