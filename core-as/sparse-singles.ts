@@ -306,11 +306,13 @@ export function singles_count(t: usize): u64 {
   return load<u64>(t + T_COUNT);
 }
 
-/** Bytes owned: header, directory and slot blocks, each at its class size. */
+/** Bytes owned: header, router, directory and slot blocks, each at its class size. */
 export function singles_bytes(t: usize): usize {
   let b = hblock_size(HEADER_SIZE);
   const cap = load<u32>(t + T_DIRCAP);
   if (cap != 0) b += hblock_size(<usize>cap << ENTRY_BITS);
+  const bits = load<u32>(t + T_RBITS);
+  if (bits != 0) b += hblock_size(routeBytes(bits));
   const nodes = nodesOf(t);
   for (let p: u32 = 0; p < nodes; p++) b += <usize>capOf(entry(t, p)) << 3;
   return b;

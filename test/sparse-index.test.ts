@@ -565,6 +565,24 @@ describe('sparse index', () => {
     destroy(ix);
   });
 
+  it('bytes() is exactly the heap the index holds, router and directories included, as it grows, shrinks and reloads', () => {
+    const before = core.heap_bytes_in_use();
+    const ix = sparse(MAX_N);
+    const u32 = xorshift(0x5eed1e55);
+    const xs = Array.from({ length: 30_000 }, () => (BigInt(u32()) << 32n) | BigInt(u32() >>> 1));
+    const held = (): number => core.heap_bytes_in_use() - before;
+    for (const x of xs) ix.set(hiOf(x), loOf(x));
+    for (let x = 1n << 62n; x < (1n << 62n) + 3000n; x++) ix.set(hiOf(x), loOf(x)); // a run
+    expect(ix.bytes()).toBe(held());
+    for (let i = 0; i < xs.length; i += 2) ix.clear(hiOf(xs[i]), loOf(xs[i]));
+    expect(ix.bytes()).toBe(held());
+    ix.setMany(pairsOf(xs));
+    expect(ix.bytes()).toBe(held());
+    expect(ix.validate()).toBe(0);
+    destroy(ix);
+    expect(held()).toBe(0);
+  });
+
   it('set_many onto runs without singles (the merged singles written over the sorted keys) equals the individual sets', () => {
     const ix = sparse(1_000_000n);
     const m = new Model(1_000_000n);
