@@ -44,8 +44,8 @@
 // while they sit right of their home (backward-shift deletion); it needs no memory (a node left
 // under 1/16 full is rebuilt smaller when memory allows, else kept; the last node, once of the
 // smallest size, stays when it empties, so taking and releasing offsets in an empty index
-// allocates nothing). The router is refilled after every change of the directory, which already
-// costs a pass over a node's keys; resizing it is best effort (see routeUpdate).
+// allocates nothing). After a rebuild the router refills the rebuilt node's buckets and shifts
+// the later ones when the node count changed (routeReplace); resizing it is best effort.
 import { halloc, hfree, hblock_size } from './heap';
 import { OK, NONE, OUT_OF_MEMORY } from './status';
 
@@ -230,10 +230,12 @@ function freeNodes(t: usize): void {
 //   nodes   [ 0 ][ 1 ][ 2 ][ 3 ][ 4  ][ 5 ][ 6 ][  7  ][ 8 ][ 9 ][ 10 ][11]
 //   route   0              3              6               8               11
 //
-// It is recomputed after every change of the directory (a node rebuilt, cut, dropped), which
-// already costs a pass over a node's keys. Its size follows the node count (2 buckets per node);
-// resizing is best effort: a router of any size is right, a small one only costs a longer
-// search, so an index never fails for want of router memory.
+// After a node is rebuilt, cut or dropped, only the buckets that named it are refilled, and the
+// later ones renumbered when the node count changed (routeReplace): a refill of the whole router
+// after every rebuild made fills of many small clusters (hundreds of nodes, each rebuilt as it
+// grows) ten times slower. Its size follows the node count (2 buckets per node); resizing is
+// best effort: a router of any size is right, a small one only costs a longer search, so an
+// index never fails for want of router memory.
 
 function dropRouter(t: usize): void {
   const bits = load<u32>(t + T_RBITS);
@@ -247,14 +249,66 @@ function dropRouter(t: usize): void {
   return ((<usize>1 << bits) + 1) << 2;
 }
 
+/** The router size for `nodes` nodes: 2 buckets per node (⌈log2 nodes⌉ + 1 bits), none for one. */
+// @ts-ignore: decorator
+@inline function routeBitsFor(nodes: u32): u32 {
+  const want: u32 = nodes <= 1 ? 0 : 33 - clz<u32>(nodes - 1);
+  return want > ROUTE_MAX_BITS ? ROUTE_MAX_BITS : want;
+}
+
+/** Whether a router of `bits` should be resized for `want`: grow at once, shrink only when 4× too big (no flapping). */
+// @ts-ignore: decorator
+@inline function routeResize(bits: u32, want: u32): bool {
+  return want > bits || want + 1 < bits;
+}
+
+/**
+ * After node p was replaced by q nodes (q = 0: dropped; `fence` = the fence node p had): the
+ * buckets that named p are refilled from the new nodes, the ones after it move by q − 1. Only
+ * those buckets are touched, and none after p's when the count did not change (a node grown or
+ * refitted in place), so a rebuild costs the router O(its node's buckets) then. A router of the
+ * wrong size for the new count is resized and refilled whole instead.
+ */
+function routeReplace(t: usize, p: u32, q: u32, fence: u64): void {
+  const nodes = nodesOf(t);
+  const bits = load<u32>(t + T_RBITS);
+  if (nodes == q || routeResize(bits, routeBitsFor(nodes))) {
+    routeUpdate(t); //  the first nodes, or a resize
+    return;
+  }
+  if (bits == 0) return;
+  const route = <usize>load<u32>(t + T_ROUTE);
+  const buckets: u32 = 1 << bits;
+  const shift = <u64>(64 - bits);
+  //  buckets before the one holding p's fence named nodes before p: unchanged
+  for (let b = <u32>(fence >>> shift); b < buckets; b++) {
+    const at = route + (<usize>b << 2);
+    const old = load<u32>(at);
+    if (old < p) continue;
+    if (old > p) {
+      if (q == 1) break; //  same count: nothing after p moves
+      store<u32>(at, old + q - 1);
+      continue;
+    }
+    //  the bucket's first key lay in node p: now in the last new node whose fence ≤ it, or, p
+    //  dropped, in the node before p (node 0, which takes fence 0, when p was node 0)
+    const low = <u64>b << shift;
+    let r: u32 = p > 0 ? p - 1 : 0;
+    if (q > 0) {
+      r = p;
+      while (r + 1 < p + q && load<u64>(entry(t, r + 1) + N_FENCE) <= low) r++;
+    }
+    store<u32>(at, r);
+  }
+  store<u32>(route + (<usize>buckets << 2), nodes - 1);
+}
+
 /** Resizes (best effort) and refills the router for the current directory. */
 function routeUpdate(t: usize): void {
   const nodes = nodesOf(t);
   let bits = load<u32>(t + T_RBITS);
-  //  2 buckets per node (bits = ⌈log2 nodes⌉ + 1); shrink only when 4× too big (no flapping)
-  let want: u32 = nodes <= 1 ? 0 : 33 - clz<u32>(nodes - 1);
-  if (want > ROUTE_MAX_BITS) want = ROUTE_MAX_BITS;
-  if (want > bits || want + 1 < bits) {
+  const want = routeBitsFor(nodes);
+  if (routeResize(bits, want)) {
     if (want == 0) dropRouter(t);
     else {
       const r = halloc(routeBytes(want));
@@ -458,6 +512,7 @@ export function singles_remove(t: usize, x: u64): bool {
     return true;
   }
   // the node is empty: drop it; the next node's fence becomes 0 when it becomes node 0 (S1)
+  const fence = load<u64>(e + N_FENCE);
   hfree(s, <usize>cap << 3);
   memory.copy(e, e + (1 << ENTRY_BITS), <usize>(nodes - p - 1) << ENTRY_BITS);
   store<u32>(t + T_NODES, nodes - 1);
@@ -468,7 +523,7 @@ export function singles_remove(t: usize, x: u64): bool {
   } else if (p == 0) {
     store<u64>(entry(t, 0) + N_FENCE, 0);
   }
-  routeUpdate(t);
+  routeReplace(t, p, 0, fence);
   return true;
 }
 
@@ -742,7 +797,7 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
   hfree(bDir, <usize>bCap << ENTRY_BITS);
   store<u32>(t + T_NODES, need);
   if (withX) store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
-  routeUpdate(t);
+  routeReplace(t, p, bNodes, fence);
   return OK;
 }
 

@@ -550,6 +550,26 @@ describe('sparse index', () => {
     destroy(ix);
   });
 
+  it('many clusters of singles set round robin and cleared cluster by cluster: nodes cut, grown and dropped, the router kept right', () => {
+    // each cluster ends up in nodes of its own: hundreds of nodes, most rebuilt many times
+    const u32 = xorshift(0x3c6ef372);
+    const bases = Array.from({ length: 300 }, () => (BigInt(u32()) << 32n) | BigInt((u32() & 0xfff00000) >>> 0));
+    const ix = sparse(MAX_N);
+    const m = new Model(MAX_N);
+    for (let k = 0n; k < 40n; k++) {
+      for (const b of bases) expect(ix.set(hiOf(b + 2n * k), loOf(b + 2n * k))).toBe(m.set(b + 2n * k));
+      if (k % 8n === 0n) expect(ix.validate(), `after round ${k}`).toBe(0);
+    }
+    expect(ix.validate()).toBe(0);
+    bases.forEach((b, i) => {
+      for (let k = 0n; k < 40n; k++) expect(ix.clear(hiOf(b + 2n * k), loOf(b + 2n * k))).toBe(m.clear(b + 2n * k));
+      if (i % 25 === 0) expect(ix.validate(), `after cluster ${i}`).toBe(0);
+    });
+    expect(ix.count()).toBe(0);
+    expect(ix.validate()).toBe(0);
+    destroy(ix);
+  });
+
   it('singles set past the span a node was fitted to, and between its keys (joining them into runs), agree with the model', () => {
     // a bulk-built node fitted to 3,000 keys two apart; then keys beyond its last one (they pile
     // into the slots after it, then force a refit) and odd offsets between two singles (a run of 3)
