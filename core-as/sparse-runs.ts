@@ -521,39 +521,40 @@ export function runs_validate(h: usize): i32 {
 
 // ── bulk build ─────────────────────────────────────────────────────────────────────────────
 
-/** Bits per radix digit: six passes of 11, 11, 11, 11, 10, 10 bits cover 64. */
-const DIGIT_BITS: u32 = 11;
-const DIGITS: u32 = 6;
-/** Bytes of the histogram radixSort needs: DIGITS × 2^DIGIT_BITS u32 counters. */
-export const RADIX_HIST_BYTES: usize = <usize>(DIGITS << DIGIT_BITS) << 2;
+/** Bytes of the histogram radixSort needs for digits of `bits` bits: one u32 counter per digit value per pass. */
+export function radixHistBytes(bits: u32): usize {
+  return <usize>(((<u32>64 + bits - 1) / bits) << bits) << 2;
+}
 
 /**
  * Sorts the u64 keys at a (m of them) with b as room; returns whichever buffer holds the result.
- * LSD radix sort in six passes of 11 bits instead of eight of 8 (a bulk load of 10^6 random keys
- * measured ≈ 20 % faster: the 2,048 write streams of a pass still fit the L2 cache); a digit every
- * key shares is skipped.
+ * LSD radix sort with digits of `bits` bits (hist: radixHistBytes(bits)); a digit every key
+ * shares is skipped. Large arrays take 11 bits (six passes instead of eight of 8 bits: a bulk load
+ * of 10^6 random keys measured ≈ 20 % faster, the 2,048 write streams of a pass still fit the L2
+ * cache); small ones 8 bits, whose 8 KiB of counters cost less to clear than they save.
  */
-export function radixSort(a: usize, b: usize, m: u32, hist: usize): usize {
-  // hist: DIGITS × 2^DIGIT_BITS u32 counters, one pass over the keys fills all of them
-  memory.fill(hist, 0, RADIX_HIST_BYTES);
-  const mask: u64 = (1 << DIGIT_BITS) - 1;
+export function radixSort(a: usize, b: usize, m: u32, hist: usize, bits: u32): usize {
+  const digits: u32 = (<u32>64 + bits - 1) / bits;
+  // hist: digits × 2^bits u32 counters, one pass over the keys fills all of them
+  memory.fill(hist, 0, radixHistBytes(bits));
+  const mask: u64 = (<u64>1 << <u64>bits) - 1;
   for (let i: u32 = 0; i < m; i++) {
     const k = load<u64>(a + (<usize>i << 3));
-    for (let d: u32 = 0; d < DIGITS; d++) {
-      const c = hist + (<usize>(d << DIGIT_BITS) << 2) + (<usize>((k >>> <u64>(d * DIGIT_BITS)) & mask) << 2);
+    for (let d: u32 = 0; d < digits; d++) {
+      const c = hist + (<usize>(d << bits) << 2) + (<usize>((k >>> <u64>(d * bits)) & mask) << 2);
       store<u32>(c, load<u32>(c) + 1);
     }
   }
   let src = a;
   let dst = b;
-  for (let d: u32 = 0; d < DIGITS; d++) {
-    const hd = hist + (<usize>(d << DIGIT_BITS) << 2);
-    const shift = <u64>(d * DIGIT_BITS);
+  for (let d: u32 = 0; d < digits; d++) {
+    const hd = hist + (<usize>(d << bits) << 2);
+    const shift = <u64>(d * bits);
     // a digit every key shares orders nothing: skip the pass
     const k0 = load<u64>(src);
     if (load<u32>(hd + (<usize>((k0 >>> shift) & mask) << 2)) == m) continue;
     let sum: u32 = 0;
-    for (let j: usize = 0; j < (<usize>1 << DIGIT_BITS); j++) {
+    for (let j: usize = 0; j < (<usize>1 << bits); j++) {
       const c = load<u32>(hd + (j << 2));
       store<u32>(hd + (j << 2), sum);
       sum += c;

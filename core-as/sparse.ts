@@ -37,7 +37,7 @@ import { putU32, putU64 } from './scratch';
 import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 import {
   runs_new, runs_free, runs_set, runs_clear, runs_has, runs_count, runs_bounds, runs_first_free_from,
-  runs_next_set, runs_bytes, runs_validate, runs_load, runs_run_count, radixSort, RADIX_HIST_BYTES, runStart, runEnd, nextTaken,
+  runs_next_set, runs_bytes, runs_validate, runs_load, runs_run_count, radixSort, radixHistBytes, runStart, runEnd, nextTaken,
 } from './sparse-runs';
 import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
@@ -392,10 +392,12 @@ function merge(R: usize, n: u64): void {
   if (have) put(cs, ce);
 }
 
-/** Buckets of sortOffsets' first pass: at most 2^16 (a 256 KiB counter block). */
-const SORT_MAX_BITS: u32 = 16;
+/** Buckets of sortOffsets' first pass: at most 2^20 (a 4 MiB counter block, for 8 · 2^20 keys and more). */
+const SORT_MAX_BITS: u32 = 20;
 /** Buckets this small are sorted by insertion; larger ones by radixSort. */
 const SORT_SMALL: u32 = 32;
+/** Buckets up to this size are radix-sorted with 8-bit digits, larger ones with 11-bit digits. */
+const SORT_MEDIUM: u32 = 4096;
 
 /**
  * Sorts the m offsets at ptr ((hi, lo) u32 pairs) into keys (m × u64). One pass scatters them by
@@ -437,8 +439,9 @@ function sortOffsets(ptr: usize, m: u32, keys: usize): bool {
   }
   //  now count[b] is the end of bucket b (= the start of b + 1)
   const roomBytes: usize = largest > SORT_SMALL ? <usize>largest << 3 : 0;
+  const histBytes = radixHistBytes(largest > SORT_MEDIUM ? 11 : 8);
   const room = roomBytes != 0 ? halloc(roomBytes) : 0;
-  const hist = roomBytes != 0 ? halloc(RADIX_HIST_BYTES) : 0;
+  const hist = roomBytes != 0 ? halloc(histBytes) : 0;
   const ok = roomBytes == 0 || (room != 0 && hist != 0);
   if (ok) {
     let start: u32 = 0;
@@ -457,7 +460,7 @@ function sortOffsets(ptr: usize, m: u32, keys: usize): bool {
           store<u64>(at + (<usize>j << 3), k);
         }
       } else {
-        const sorted = radixSort(at, room, size, hist);
+        const sorted = radixSort(at, room, size, hist, size > SORT_MEDIUM ? 11 : 8);
         if (sorted != at) memory.copy(at, sorted, <usize>size << 3);
       }
       start = end;
@@ -465,7 +468,7 @@ function sortOffsets(ptr: usize, m: u32, keys: usize): bool {
   }
   hfree(count, countBytes);
   if (room != 0) hfree(room, roomBytes);
-  if (hist != 0) hfree(hist, RADIX_HIST_BYTES);
+  if (hist != 0) hfree(hist, histBytes);
   return ok;
 }
 
