@@ -116,6 +116,11 @@ for (let c = 0; c < 6; c++) {
   HEX_VALUE[65 + c] = 10 + c; // A-F
 }
 
+/** The value of the hex digit with char code c, or -1. */
+function hexValue(c: number): number {
+  return c < 128 ? HEX_VALUE[c]! : -1;
+}
+
 const CH_DOT = 46; // .
 const CH_COLON = 58; // :
 const CH_PERCENT = 37; // %
@@ -400,18 +405,23 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
     c = s.charCodeAt(2);
   }
   for (;;) {
-    // One group: the hex digits from c up to the end or another character. Their number is
-    // checked once, after the run (five or more only occur in text we reject).
-    let acc = c < 128 ? HEX_VALUE[c]! : -1;
+    // One group: up to four hex digits from c, unrolled (a loop measured about 10 % slower over
+    // the whole parse). A fifth digit needs no test of its own: it is not the colon that must
+    // follow a group.
+    let acc = hexValue(c);
     if (acc < 0) return false;
-    const first = i;
-    while (++i < end) {
-      c = s.charCodeAt(i);
-      const h = c < 128 ? HEX_VALUE[c]! : -1;
-      if (h < 0) break;
+    let h: number;
+    if (++i < end && (h = hexValue((c = s.charCodeAt(i)))) >= 0) {
       acc = (acc << 4) | h;
+      if (++i < end && (h = hexValue((c = s.charCodeAt(i)))) >= 0) {
+        acc = (acc << 4) | h;
+        if (++i < end && (h = hexValue((c = s.charCodeAt(i)))) >= 0) {
+          acc = (acc << 4) | h;
+          if (++i < end) c = s.charCodeAt(i);
+        }
+      }
     }
-    if (i - first > 4 || n === 8) return false;
+    if (n === 8) return false;
     g[n++] = acc;
     if (i === end) break;
     // then a colon with more after it, or `::`
