@@ -116,11 +116,6 @@ for (let c = 0; c < 6; c++) {
   HEX_VALUE[65 + c] = 10 + c; // A-F
 }
 
-/** The value of the hex digit with char code c, or -1. */
-function hexValue(c: number): number {
-  return c < 128 ? HEX_VALUE[c]! : -1;
-}
-
 const CH_DOT = 46; // .
 const CH_COLON = 58; // :
 const CH_PERCENT = 37; // %
@@ -405,17 +400,17 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
     c = s.charCodeAt(2);
   }
   for (;;) {
-    // One group: up to four hex digits from c, unrolled (a loop measured about 10 % slower over
-    // the whole parse). A fifth digit needs no test of its own: it is not the colon that must
-    // follow a group.
-    let acc = hexValue(c);
+    // One group: up to four hex digits from c, unrolled and with the table lookup written out
+    // (a loop, or a helper function for the lookup, measured 4-10 % slower over the whole
+    // parse). A fifth digit needs no test of its own: it is not the colon that must follow.
+    let acc = c < 128 ? HEX_VALUE[c]! : -1;
     if (acc < 0) return false;
     let h: number;
-    if (++i < end && (h = hexValue((c = s.charCodeAt(i)))) >= 0) {
+    if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_VALUE[c]!) >= 0) {
       acc = (acc << 4) | h;
-      if (++i < end && (h = hexValue((c = s.charCodeAt(i)))) >= 0) {
+      if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_VALUE[c]!) >= 0) {
         acc = (acc << 4) | h;
-        if (++i < end && (h = hexValue((c = s.charCodeAt(i)))) >= 0) {
+        if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_VALUE[c]!) >= 0) {
           acc = (acc << 4) | h;
           if (++i < end) c = s.charCodeAt(i);
         }
