@@ -29,7 +29,7 @@
 //    OutOfMemoryError and nothing changed.
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
-import { canonicalOf, type Family } from './address.ts';
+import { type Family, isCanonical } from './address.ts';
 import { OutOfMemoryError } from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
@@ -352,7 +352,7 @@ export class TakenAddresses {
   private classify(name: string, w: Uint32Array): 0 | 1 | 2 {
     const family = parseRecordName(name, w);
     if (family !== this.fam || !this.prefix.contains(family, w)) return 0;
-    if (canonicalOf(name, family, w) !== name || !this.prefix.inRange(family, w)) return 2;
+    if (!isCanonical(name, family, w) || !this.prefix.inRange(family, w)) return 2;
     return 1;
   }
 
