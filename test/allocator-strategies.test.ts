@@ -71,26 +71,29 @@ describe.each([
 });
 
 describe('Allocator strategies ≡ Range', () => {
-  it.each(strategies().filter(([n]) => n !== 'upstream'))('%s: the same answers for the same seed and operations', async (_name, strategy) => {
-    const rng = seededRandom(5);
-    const a = new Allocator('10.1.0.0/25', { strategy, random: seededRandom(9) });
-    const r = new Range('10.1.0.0/25', { strategy, random: seededRandom(9) });
-    const held: string[] = [];
-    for (let step = 0; step < 400; step++) {
-      clock.now += 5;
-      if (uniformBelow(rng, 3) < 2 && r.used() < 126) {
-        const ip = r.allocateNext();
-        expect(await a.allocateNext()).toBe(ip);
-        held.push(ip);
-      } else if (held.length > 0) {
-        const [ip] = held.splice(uniformBelow(rng, held.length), 1);
-        r.release(ip!);
-        await a.release(ip!);
+  it.each(strategies().filter(([n]) => n !== 'upstream'))(
+    '%s: the same answers for the same seed and operations',
+    async (_name, strategy) => {
+      const rng = seededRandom(5);
+      const a = new Allocator('10.1.0.0/25', { strategy, random: seededRandom(9) });
+      const r = new Range('10.1.0.0/25', { strategy, random: seededRandom(9) });
+      const held: string[] = [];
+      for (let step = 0; step < 400; step++) {
+        clock.now += 5;
+        if (uniformBelow(rng, 3) < 2 && r.used() < 126) {
+          const ip = r.allocateNext();
+          expect(await a.allocateNext()).toBe(ip);
+          held.push(ip);
+        } else if (held.length > 0) {
+          const [ip] = held.splice(uniformBelow(rng, held.length), 1);
+          r.release(ip!);
+          await a.release(ip!);
+        }
       }
-    }
-    a.destroy();
-    r.destroy();
-  });
+      a.destroy();
+      r.destroy();
+    },
+  );
 });
 
 describe('Allocator strategies with several allocators on one store', () => {
