@@ -45,6 +45,15 @@ describe('MemoryStore', () => {
     }).toThrow(TypeError);
   });
 
+  /** The JSON a stored record of `rec(…)` shows without a creationTimestamp. */
+  const kubernetesJson = (r: IPAddressRecord) => ({
+    name: r.name,
+    labels,
+    parentRef: null,
+    resourceVersion: r.resourceVersion,
+    uid: r.uid,
+  });
+
   it('gives each version a resourceVersion and a uid, and no creationTimestamp unless asked', () => {
     const s = new MemoryStore();
     const a = s.createSync(rec('10.0.0.1'));
@@ -52,13 +61,7 @@ describe('MemoryStore', () => {
     expect(Number(b.resourceVersion)).toBeGreaterThan(Number(a.resourceVersion));
     expect(a.uid).not.toBe(b.uid);
     expect(a.creationTimestamp).toBeUndefined();
-    expect(JSON.parse(JSON.stringify(a))).toEqual({
-      name: '10.0.0.1',
-      labels,
-      parentRef: null,
-      resourceVersion: a.resourceVersion,
-      uid: a.uid,
-    });
+    expect(JSON.parse(JSON.stringify(a))).toEqual(kubernetesJson(a));
     expect(() => new MemoryStore({ timestamps: 'yes' as unknown as boolean })).toThrow(InvalidArgumentError);
   });
 
@@ -66,22 +69,12 @@ describe('MemoryStore', () => {
     const s = new MemoryStore({ timestamps: true });
     const before = Math.floor(Date.now() / 1000) * 1000;
     const a = s.createSync(rec('10.0.0.1'));
-    const b = s.createSync(rec('10.0.0.2'));
     const after = Date.now();
-    expect(Number(b.resourceVersion)).toBeGreaterThan(Number(a.resourceVersion));
-    expect(a.uid).not.toBe(b.uid);
     expect(a.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     const t = Date.parse(a.creationTimestamp!);
     expect(t).toBeGreaterThanOrEqual(before);
     expect(t).toBeLessThanOrEqual(after);
-    expect(JSON.parse(JSON.stringify(a))).toEqual({
-      name: '10.0.0.1',
-      labels,
-      parentRef: null,
-      resourceVersion: a.resourceVersion,
-      uid: a.uid,
-      creationTimestamp: a.creationTimestamp,
-    });
+    expect(JSON.parse(JSON.stringify(a))).toEqual({ ...kubernetesJson(a), creationTimestamp: a.creationTimestamp });
   });
 
   it('stamps each record with the time of its write (a new second, a new creationTimestamp)', () => {
