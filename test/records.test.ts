@@ -119,6 +119,22 @@ describe('validateRecord: the name is an address in canonical form', () => {
   });
 });
 
+describe('validateRecord: a name the library has just formatted', () => {
+  it('is accepted, and so is an equal string built elsewhere', () => {
+    const name = formatIPv6(0xfd000000, 0, 0x12, 0x3400);
+    expect(refusal(name)).toBeUndefined();
+    expect(refusal(['fd00:0:0:0:0:12:0', '3400'].join(':'))).toBeDefined(); // same address, not canonical
+    formatIPv6(0xfd000000, 0, 0x12, 0x3400);
+    expect(refusal(`fd00::12:0:${'3400'}`)).toBeUndefined();
+  });
+
+  it('an IPv4-mapped address formatted as IPv6 is still refused', () => {
+    const mapped = formatIPv6(0, 0, 0xffff, 0x0a000001);
+    expect(mapped).toBe('::ffff:a00:1');
+    expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
+  });
+});
+
 /** Spellings of the 128-bit address `w` other than the canonical one. */
 function respellings(w: number[]): string[] {
   const groups: number[] = [];
