@@ -613,6 +613,36 @@ describe('MemoryStore name table: tombstones and compaction', () => {
     expect(s.getSync(name(2999))?.name).toBe(name(2999));
   });
 
+  it('names that never come back are deleted for real; once names come back, tombstones again', () => {
+    const s = new MemoryStore();
+    let next = 0;
+    const fresh = () => `fd00::1:${(next++).toString(16)}`;
+    /** Tombstones added by creating and deleting `k` names of `names()`. */
+    const churn = (k: number, names: () => string): number => {
+      const before = s.validate().tombstones;
+      for (let i = 0; i < k; i++) {
+        const n = names();
+        s.createSync(rec(n));
+        s.deleteSync(n);
+      }
+      return s.validate().tombstones - before;
+    };
+    for (let i = 0; i < 2000; i++) s.createSync(rec(fresh()));
+    // every delete leaves a tombstone until the first compaction (after 2,001: more than the
+    // records), which finds that none came back
+    expect(churn(2001, fresh)).toBe(0); // compacted: back to none
+    expect(s.validate()).toEqual({ live: 2000, tombstones: 0, entries: 2000 });
+    expect(churn(800, fresh)).toBe(100); // one delete in 8 leaves a tombstone
+    // the same 100 names over and over: their tombstones are revived, so every delete leaves one again
+    let k = 0;
+    const recycled = () => `fd01::1:${(k++ % 100).toString(16)}`;
+    churn(8 * 512, recycled);
+    expect(churn(16, fresh)).toBe(16);
+    const v = s.validate();
+    expect(v.live).toBe(2000);
+    expect(v.entries).toBeLessThanOrEqual(2 * v.live + 1025);
+  });
+
   it('stays exact and bounded through heavy churn over many names', () => {
     const s = new MemoryStore();
     const name = (i: number) => `10.2.${(i >> 8) & 255}.${i & 255}`;
