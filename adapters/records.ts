@@ -26,6 +26,28 @@ export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): b
  * prefix does not contain it.
  */
 export function parseRecordName(name: string, out: Uint32Array): 0 | Family {
+  if (name !== lastName) {
+    lastFamily = parseName(name, lastWords);
+    lastName = name;
+  }
+  out[0] = lastWords[0]!;
+  out[1] = lastWords[1]!;
+  out[2] = lastWords[2]!;
+  out[3] = lastWords[3]!;
+  return lastFamily;
+}
+
+/**
+ * The last name parseRecordName read, and what it found. Every allocator on a store hears each
+ * event in turn (a MetaAllocator's ranges, a DualStack's two families, allocators sharing a
+ * store), and each one that did not write the record parses its name: with this memo the first
+ * parses and the others copy four words. Sound because the answer depends on the text alone.
+ */
+let lastName: unknown = {};
+let lastFamily: 0 | Family = 0;
+const lastWords = new Uint32Array(4);
+
+function parseName(name: string, out: Uint32Array): 0 | Family {
   let family: Family;
   try {
     family = parseAddrInto(name, out);

@@ -1,7 +1,7 @@
 // records.ts: the owner check every allocator call makes, and the record check a store makes at
 // its door (upstream pkg/apis/networking/validation ValidateIPAddress with the strict IsValidIP).
 import { describe, expect, it } from 'vitest';
-import { checkParentRef, validateRecord } from '../adapters/records.ts';
+import { checkParentRef, parseRecordName, validateRecord } from '../adapters/records.ts';
 import { formatIPv6 } from '../adapters/address.ts';
 import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -132,6 +132,27 @@ describe('validateRecord: a name the library has just formatted', () => {
     const mapped = formatIPv6(0, 0, 0xffff, 0x0a000001);
     expect(mapped).toBe('::ffff:a00:1');
     expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
+  });
+});
+
+describe('parseRecordName: the same name read by several allocators in turn', () => {
+  it('answers each name with its own family and words, whatever was read before', () => {
+    const names: [string, number, number[]][] = [
+      ['10.0.0.1', 4, [0, 0, 0, 0x0a000001]],
+      ['fd00::1', 6, [0xfd000000, 0, 0, 1]],
+      ['::ffff:10.0.0.1', 6, [0, 0, 0xffff, 0x0a000001]],
+      ['not-an-address', 0, []],
+      ['10.0.0.2', 4, [0, 0, 0, 0x0a000002]],
+    ];
+    for (let round = 0; round < 3; round++) {
+      for (const [name, family, words] of names) {
+        for (let reader = 0; reader < 3; reader++) {
+          const out = new Uint32Array(4).fill(7);
+          expect(parseRecordName(name, out), name).toBe(family);
+          if (family !== 0) expect([...out], name).toEqual(words);
+        }
+      }
+    }
   });
 });
 
