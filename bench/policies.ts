@@ -1,4 +1,4 @@
-// The cost of the MetaAllocator's range-selection policies (issue "Several ranges"): one
+// The cost of the MetaAllocator's range-selection policies (README "Several ranges and both families"): one
 // allocateNext+release through a MetaAllocator over four IPv4 /24 ServiceCIDRs, per policy, next to
 // a single Allocator on one /24 at the same fill (the cost without any selection).
 //
