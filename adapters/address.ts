@@ -613,7 +613,7 @@ function textOf(b: number[], n: number): string {
  */
 export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
   const text = buildIPv6(w0, w1, w2, w3);
-  if (w0 !== 0 || w1 !== 0 || w2 !== 0xffff) lastFormatted = text;
+  if (w0 >>> 0 !== 0 || w1 >>> 0 !== 0 || w2 >>> 0 !== 0xffff) lastFormatted = text; // words mod 2^32, as written
   return text;
 }
 

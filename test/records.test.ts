@@ -132,6 +132,9 @@ describe('validateRecord: a name the library has just formatted', () => {
     const mapped = formatIPv6(0, 0, 0xffff, 0x0a000001);
     expect(mapped).toBe('::ffff:a00:1');
     expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
+    // words out of u32 range are written mod 2^32: the same mapped text, still refused
+    expect(formatIPv6(2 ** 32, -(2 ** 32), 0xffff + 2 ** 32, 0x0a000001)).toBe(mapped);
+    expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
   });
 });
 
