@@ -643,6 +643,45 @@ describe('MemoryStore name table: tombstones and compaction', () => {
     expect(v.entries).toBeLessThanOrEqual(2 * v.live + 1025);
   });
 
+  it('stays exact through phases of fresh and recurring names (both ways of deleting)', () => {
+    const s = new MemoryStore();
+    const live = new Set<string>();
+    let fresh = 0;
+    let x = 777;
+    const rand = (n: number) => {
+      x = (x * 1103515245 + 12345) >>> 0;
+      return x % n;
+    };
+    for (let phase = 0; phase < 6; phase++) {
+      // even phases: names never seen before (the table turns to plain deletes); odd phases: 300
+      // names over and over (back to tombstones for all)
+      for (let step = 0; step < 12_000; step++) {
+        const name = phase % 2 === 0 ? `fd00::2:${(fresh++).toString(16)}` : `fd00::1:${rand(300).toString(16)}`;
+        if (live.has(name)) {
+          expect(s.getSync(name)?.name).toBe(name);
+          s.deleteSync(name);
+          live.delete(name);
+        } else {
+          s.createSync(rec(name));
+          live.add(name);
+          // keep about 1,500 records: the oldest goes
+          if (live.size > 1500) {
+            const victim = live.values().next().value!;
+            s.deleteSync(victim);
+            live.delete(victim);
+          }
+        }
+        if (step % 1999 === 0) {
+          const v = s.validate();
+          expect(v.live).toBe(live.size);
+          expect(v.entries).toBeLessThanOrEqual(2 * live.size + 1025);
+        }
+      }
+      expect(new Set(s.records().map((r) => r.name))).toEqual(live);
+      for (const name of live) expect(s.getSync(name)?.name).toBe(name);
+    }
+  });
+
   it('stays exact and bounded through heavy churn over many names', () => {
     const s = new MemoryStore();
     const name = (i: number) => `10.2.${(i >> 8) & 255}.${i & 255}`;
