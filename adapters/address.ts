@@ -613,7 +613,9 @@ function textOf(b: number[], n: number): string {
  */
 export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
   const text = buildIPv6(w0, w1, w2, w3);
-  if (w0 >>> 0 !== 0 || w1 >>> 0 !== 0 || w2 >>> 0 !== 0xffff) lastFormatted = text; // words mod 2^32, as written
+  // IPv4-mapped text is never remembered; asked of the groups just written, not of the words again
+  const g = groups;
+  if ((g[0]! | g[1]! | g[2]! | g[3]! | g[4]!) !== 0 || g[5] !== 0xffff) lastFormatted = text;
   return text;
 }
 

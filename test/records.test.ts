@@ -2,7 +2,7 @@
 // its door (upstream pkg/apis/networking/validation ValidateIPAddress with the strict IsValidIP).
 import { describe, expect, it } from 'vitest';
 import { checkParentRef, parseRecordName, validateRecord } from '../adapters/records.ts';
-import { formatIPv6 } from '../adapters/address.ts';
+import { formatAddr, formatIPv6 } from '../adapters/address.ts';
 import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { allocatorLabels } from '../adapters/store.ts';
@@ -134,6 +134,11 @@ describe('validateRecord: a name the library has just formatted', () => {
     expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
     // words out of u32 range are written mod 2^32: the same mapped text, still refused
     expect(formatIPv6(2 ** 32, -(2 ** 32), 0xffff + 2 ** 32, 0x0a000001)).toBe(mapped);
+    expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
+    // a word whose value changes each time it is read: what was written decides
+    let reads = 0;
+    const shifty = { valueOf: () => (reads++ < 2 ? 0 : 1) } as unknown as number;
+    expect(formatAddr(6, [shifty, 0, 0xffff, 0x0a000001])).toBe(mapped);
     expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
   });
 });
