@@ -350,7 +350,7 @@ function destroyed(): ErrDestroyed {
  */
 export class MemoryStore implements Store, SyncStoreOps {
   /** The records (the compare-and-set table). @internal (as NameTable) */
-  protected readonly authority = new NameTable();
+  protected readonly authority: NameTable = new NameTable();
   /** The cache view over `authority`, and the delivery of events to watchers. @internal (as MemoryCache) */
   protected readonly view: MemoryCache;
   readonly cache: StoreCache;
