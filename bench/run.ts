@@ -423,7 +423,12 @@ async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: 
               note: `${(firstNs / 1e6).toFixed(0)} ms for the first load${h.note ? `; ${h.note}` : ''}`,
             });
           } else {
-            runners ??= await s.runners();
+            if (runners === undefined) {
+              runners = await s.runners();
+              // building the subject (an allocator replays the store's records) leaves garbage
+              // that the samples should not collect
+              getGc()?.();
+            }
             const runner = runners[op];
             if (!runner) {
               rows.push({ ...row, status: 'not applicable', note: 'operation not offered' });
