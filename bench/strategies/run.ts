@@ -365,15 +365,21 @@ function subtitle(r: Results): string {
   return `simulated, seed ${r.seed}; one /22 (1,022 addresses), 3 API servers, informer lag lognormal median 100 ms; ${r.conditions.mode} run`;
 }
 
-function collisionsChart(r: Results): string {
-  const series: Series[] = SPECS.map((s) => ({
+/** One line per strategy across the load sweep: a point per workload, in ascending x. */
+function sweepSeries(r: Results, point: (m: Measures) => [number, number]): Series[] {
+  return SPECS.map((s) => ({
     name: s.label,
     color: color(s.label),
     dashed: s.coolDownMs !== undefined,
     points: r.sweep
       .filter((m) => m.strategy === s.label)
-      .map((m) => [Number(m.workload.replace('load ', '')), Math.max(m.collisionsPer1000, 0.01)]),
+      .map(point)
+      .sort((a, b) => a[0] - b[0]),
   }));
+}
+
+function collisionsChart(r: Results): string {
+  const series = sweepSeries(r, (m) => [Number(m.workload.replace('load ', '')), Math.max(m.collisionsPer1000, 0.01)]);
   return lineChart({
     title: 'Collisions per 1,000 allocations against offered load (log scale)',
     subtitle: subtitle(r),
@@ -413,15 +419,7 @@ function reuseChart(r: Results): string {
 }
 
 function intrusionChart(r: Results): string {
-  const series: Series[] = SPECS.map((s) => ({
-    name: s.label,
-    color: color(s.label),
-    dashed: s.coolDownMs !== undefined,
-    points: r.sweep
-      .filter((m) => m.strategy === s.label)
-      .map((m) => [m.meanFill, Math.max(m.staticBlockedByDynamicPer1000, 0.1)] as [number, number])
-      .sort((a, b) => a[0] - b[0]),
-  }));
+  const series = sweepSeries(r, (m) => [m.meanFill, Math.max(m.staticBlockedByDynamicPer1000, 0.1)]);
   return lineChart({
     title: 'Static requests refused because a dynamic allocation held the address, against fill',
     subtitle: subtitle(r),
