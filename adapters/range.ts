@@ -350,6 +350,14 @@ export class Range implements RangeView {
    */
   has(ip: string): boolean {
     this.throwIfDestroyed();
+    if (this.v4First >= 0 && typeof ip === 'string') {
+      // IPv4 fast path, as in release: a plain dotted quad straight to its offset
+      const v = parseIPv4Fast(ip);
+      if (v >= 0) {
+        const o = v - this.v4First;
+        return o >= 0 && o < this.maxLo && this.isAllocated(0, o);
+      }
+    }
     return this.locate(ip) && this.isAllocated(this.off[0]!, this.off[1]!);
   }
 

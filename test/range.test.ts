@@ -595,6 +595,22 @@ describe('the rule of has()', () => {
     expect(r.has('2001:db8::7')).toBe(false);
     r.destroy();
   });
+
+  it('around and inside a small range, has() is true exactly for the allocated addresses', () => {
+    // network, broadcast and the neighbours outside, every spelling the parser takes
+    const r = new Range('10.0.0.16/28', { random: seededRandom(5) });
+    const allocated = new Set<string>();
+    for (let i = 0; i < 7; i++) allocated.add(r.allocateNext());
+    r.allocate('10.0.0.17');
+    allocated.add('10.0.0.17');
+    for (let host = 12; host <= 36; host++) {
+      const text = `10.0.0.${host}`;
+      expect(r.has(text), text).toBe(allocated.has(text));
+      expect(r.has(`::ffff:${text}`), `::ffff:${text}`).toBe(r.has(text)); // IPv4-mapped spelling: the same address
+    }
+    expect(() => r.has('10.0.0.017')).toThrow(InvalidAddressError); // leading zero
+    r.destroy();
+  });
 });
 
 describe('the snapshot format follows the range, not the index kind', () => {
