@@ -55,6 +55,10 @@ import type { Registry } from 'prom-client';
 
 const TWO32 = 4294967296;
 
+/** plainOffset's answers besides an offset: a plain dotted quad outside the range; any other text. */
+const OUTSIDE = -1;
+const NOT_PLAIN = -2;
+
 /**
  * The most addresses one allocateMany call reserves: 2^24, the largest dense range, so any dense
  * range fills in one call. A larger count would build an array of strings beyond what a
@@ -136,7 +140,7 @@ export class Range implements RangeView {
   private taken = 0;
   /** Set by destroy(): every method then throws ErrDestroyed. */
   private destroyed = false;
-  /** IPv4 with a dense index: the first address as a u32 (release's fast path), else −1. */
+  /** IPv4 with a dense index: the first address as a u32 (plainOffset's fast path), else −1. */
   private readonly v4First: number;
   /** The strategy when not the default upstream scan (which runs in the core: space.takeUpper). */
   private readonly strategy: AllocationStrategy | null;
@@ -175,7 +179,7 @@ export class Range implements RangeView {
     this.index = this.space?.index ?? new FreeIndex(0, 1, options.indexKind);
     this.strategy = strategy === STRATEGIES.upstream ? null : strategy;
     this.startChooser();
-    const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense' && this.cooling === null;
+    const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
     this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
   }
 
@@ -245,6 +249,19 @@ export class Range implements RangeView {
     return space !== null && this.lastFamily === this.prefix.version && space.offsetOf(this.words, this.off);
   }
 
+  /**
+   * The IPv4 fast path of allocate, release and has: the offset of `ip` when it is a plain dotted
+   * quad inside the range, OUTSIDE when a plain dotted quad outside it, NOT_PLAIN for anything else
+   * (the general parser then decides, malformed text included). No call into the core.
+   */
+  private plainOffset(ip: unknown): number {
+    if (this.v4First < 0 || typeof ip !== 'string') return NOT_PLAIN;
+    const v = parseIPv4Fast(ip);
+    if (v < 0) return NOT_PLAIN;
+    const o = v - this.v4First;
+    return o >= 0 && o < this.maxLo ? o : OUTSIDE;
+  }
+
   private beyondMax(hi: number, lo: number): boolean {
     return hi > this.maxHi || (hi === this.maxHi && lo >= this.maxLo);
   }
@@ -256,7 +273,12 @@ export class Range implements RangeView {
   /** Reserves `ip`. ErrNotInRange outside [first, last] (or other family), ErrAllocated when taken. */
   allocate(ip: string): void {
     this.throwIfDestroyed();
-    if (!this.locate(ip)) {
+    const plain = this.plainOffset(ip);
+    if (plain >= 0) {
+      this.off[0] = 0;
+      this.off[1] = plain;
+    } else if (!this.locate(ip)) {
+      // (a plain dotted quad outside the range is parsed again here, for the error's text)
       this.metrics.error(this.cidr, 'static');
       throw this.notInRange();
     }
@@ -324,20 +346,10 @@ export class Range implements RangeView {
   /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
   release(ip: string): void {
     this.throwIfDestroyed();
-    if (this.v4First >= 0 && typeof ip === 'string') {
-      // IPv4 fast path: a plain dotted quad straight to its offset (anything else: below)
-      const v = parseIPv4Fast(ip);
-      if (v >= 0) {
-        const o = v - this.v4First;
-        if (o >= 0 && o < this.maxLo && this.index.clear(0, o)) {
-          this.taken--;
-          this.metrics.gauges(this.cidr, this);
-        }
-        return;
-      }
-    }
-    if (!this.locate(ip)) return;
-    if (this.freeOffset(this.off[0]!, this.off[1]!)) {
+    const plain = this.plainOffset(ip);
+    const freed =
+      plain === NOT_PLAIN ? this.locate(ip) && this.freeOffset(this.off[0]!, this.off[1]!) : plain >= 0 && this.freeOffset(0, plain);
+    if (freed) {
       this.taken--;
       this.metrics.gauges(this.cidr, this);
     }
@@ -350,14 +362,8 @@ export class Range implements RangeView {
    */
   has(ip: string): boolean {
     this.throwIfDestroyed();
-    if (this.v4First >= 0 && typeof ip === 'string') {
-      // IPv4 fast path, as in release: a plain dotted quad straight to its offset
-      const v = parseIPv4Fast(ip);
-      if (v >= 0) {
-        const o = v - this.v4First;
-        return o >= 0 && o < this.maxLo && this.isAllocated(0, o);
-      }
-    }
+    const plain = this.plainOffset(ip);
+    if (plain !== NOT_PLAIN) return plain >= 0 && this.isAllocated(0, plain);
     return this.locate(ip) && this.isAllocated(this.off[0]!, this.off[1]!);
   }
 
