@@ -385,6 +385,25 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
 
   /**
+   * The record name of `ip` (its canonical text), its words left in this.words; null for an
+   * address of the other family. Malformed text throws InvalidAddressError.
+   */
+  private recordName(ip: string): string | null {
+    const w = this.words;
+    const v4 = this.fam === 4 && typeof ip === 'string' ? parseIPv4Fast(ip) : -1;
+    if (v4 >= 0) {
+      // a plain dotted quad: canonical as written
+      w[0] = 0;
+      w[1] = 0;
+      w[2] = 0;
+      w[3] = v4;
+      return ip;
+    }
+    const family = parseAddrInto(ip, w);
+    return family === this.fam ? canonicalOf(ip, family, w) : null;
+  }
+
+  /**
    * Releases `ip`: deletes its record. Upstream ignores every error of the delete, as this does;
    * releasing a free address is a no-op. Malformed text rejects with InvalidAddressError; an
    * address of the other family is never sent to the store (it cannot be this range's).
@@ -392,21 +411,9 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   release(ip: string): Promise<void> {
     try {
       this.live();
+      const name = this.recordName(ip);
+      if (name === null) return RESOLVED;
       const w = this.words;
-      let name: string;
-      const v4 = this.fam === 4 && typeof ip === 'string' ? parseIPv4Fast(ip) : -1;
-      if (v4 >= 0) {
-        // plain dotted quad: canonical as written
-        w[0] = 0;
-        w[1] = 0;
-        w[2] = 0;
-        w[3] = v4;
-        name = ip;
-      } else {
-        const family = parseAddrInto(ip, w);
-        if (family !== this.fam) return RESOLVED;
-        name = canonicalOf(ip, family, w);
-      }
       // No rebuild of a stale index here: a release needs none (the rebuild reads the cache
       // later), and under memory pressure freeing addresses must keep working.
       const sync = this.store.sync;
@@ -455,10 +462,8 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   has(ip: string): Promise<boolean> {
     try {
       this.live();
-      const w = this.words;
-      const family = parseAddrInto(ip, w);
-      if (family !== this.fam) return FALSE;
-      const name = canonicalOf(ip, family, w);
+      const name = this.recordName(ip);
+      if (name === null) return FALSE;
       const sync = this.store.sync;
       if (sync != null) return sync.getSync(name) !== undefined ? TRUE : FALSE;
       return this.store.get(name).then((r) => r !== undefined);
