@@ -186,7 +186,7 @@ export async function runBoundary(
       continue;
     }
     const note = c.note?.();
-    out.push({ op: c.op, family: c.family, result: measureSync(fn, budget), note });
+    out.push({ op: c.op, family: c.family, result: await measureSync(fn, budget), note });
   }
   if (sink === 0.5) console.log(sink); // keep the work observable
   return out;

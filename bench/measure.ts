@@ -40,6 +40,8 @@ export interface Budget {
   /** Benchmark.js maxTime (s) for sync cases, and its minTime per cycle (s). */
   maxTime: number;
   minTime: number;
+  /** Warm-up before sizing and timing, ms (see warmUp). */
+  warmMs: number;
 }
 
 export function median(xs: readonly number[]): number {
@@ -89,19 +91,37 @@ function overBudget(perOpNs: number, b: Budget): Skipped | undefined {
 }
 
 /**
+ * Runs the case for the budget's warmMs in batches that double, so its code is
+ * optimised before anything is sized or timed; returns the ns per operation of the last batch.
+ * Why by time: a count sized from the first call (cold, often 100× the warm cost) warmed for a
+ * fraction of 30 ms, and the first case of a process, or of an implementation after another, was
+ * then timed on unoptimised code — and a sync case's inner loop sized for that cost.
+ */
+async function warmUp(run: (n: number) => Promise<void> | void, b: Budget): Promise<number> {
+  const warmNs = b.warmMs * 1e6;
+  let spent = 0;
+  let perOp = 0;
+  for (let batch = 1; spent < warmNs; batch *= 2) {
+    const t0 = nowNs();
+    await run(batch);
+    const took = Number(nowNs() - t0);
+    spent += took;
+    perOp = took / batch;
+  }
+  return perOp;
+}
+
+/**
  * Times `run(n)` (n operations per call, synchronous) with Benchmark.js. `run` must leave the
  * subject as it found it (e.g. allocate then release), so any number of calls measures the same state.
  */
-export function measureSync(run: (n: number) => void, b: Budget): Measurement | Skipped {
-  // probe: one op cold, then a short warm batch, to size the inner loop and check the budget
-  let t0 = nowNs();
+export async function measureSync(run: (n: number) => void, b: Budget): Promise<Measurement | Skipped> {
+  // probe: one op cold, then the warm-up, to size the inner loop and check the budget
+  const t0 = nowNs();
   run(1);
   let perOp = Number(nowNs() - t0);
   if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!; // clearly over: do not even warm up
-  const warm = perOp > 1e6 ? 1 : 64;
-  t0 = nowNs();
-  run(warm);
-  perOp = Number(nowNs() - t0) / warm;
+  if (perOp < 1e6) perOp = await warmUp(run, b);
   const skip = overBudget(perOp, b);
   if (skip) return skip;
   // ≥ 2 µs per call keeps Benchmark's call overhead under 1 %.
@@ -121,17 +141,11 @@ export function measureSync(run: (n: number) => void, b: Budget): Measurement | 
 
 /** Times `run(n)` (n sequential awaited operations) with our own loop of samples. */
 export async function measureAsync(run: (n: number) => Promise<void>, b: Budget): Promise<Measurement | Skipped> {
-  let t0 = nowNs();
+  const t0 = nowNs();
   await run(1);
   let perOp = Number(nowNs() - t0);
   if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!;
-  if (perOp < 1e6) {
-    // ≈ 30 ms of warm-up: enough for the async paths to reach optimised code
-    const warm = Math.max(1, Math.min(5000, Math.floor((b.sampleMs > 5 ? 30e6 : 2e6) / perOp)));
-    t0 = nowNs();
-    await run(warm);
-    perOp = Number(nowNs() - t0) / warm;
-  }
+  if (perOp < 1e6) perOp = await warmUp(run, b);
   const skip = overBudget(perOp, b);
   if (skip) return skip;
   const n = Math.max(1, Math.round((b.sampleMs * 1e6) / perOp));

@@ -82,22 +82,22 @@ const outPrefix =
 
 const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number }> = {
   full: {
-    sync: { budgetMs: 4000, minSamples: 5, maxSamples: 100, sampleMs: 0, maxTime: 0.8, minTime: 0.05 },
-    async: { budgetMs: 2500, minSamples: 5, maxSamples: 40, sampleMs: 40, maxTime: 0, minTime: 0 },
+    sync: { budgetMs: 4000, minSamples: 5, maxSamples: 100, sampleMs: 0, maxTime: 0.8, minTime: 0.05, warmMs: 30 },
+    async: { budgetMs: 2500, minSamples: 5, maxSamples: 40, sampleMs: 40, maxTime: 0, minTime: 0, warmMs: 30 },
     // "range is full" and the scans at 99.9 %: a single op may take a second for `reference`
-    heavy: { budgetMs: 12000, minSamples: 3, maxSamples: 10, sampleMs: 40, maxTime: 1, minTime: 0.05 },
+    heavy: { budgetMs: 12000, minSamples: 3, maxSamples: 10, sampleMs: 40, maxTime: 1, minTime: 0.05, warmMs: 30 },
     warmReps: 3,
   },
   quick: {
-    sync: { budgetMs: 1500, minSamples: 5, maxSamples: 50, sampleMs: 0, maxTime: 0.2, minTime: 0.02 },
-    async: { budgetMs: 600, minSamples: 3, maxSamples: 15, sampleMs: 20, maxTime: 0, minTime: 0 },
-    heavy: { budgetMs: 3000, minSamples: 2, maxSamples: 4, sampleMs: 20, maxTime: 0.3, minTime: 0.02 },
+    sync: { budgetMs: 1500, minSamples: 5, maxSamples: 50, sampleMs: 0, maxTime: 0.2, minTime: 0.02, warmMs: 30 },
+    async: { budgetMs: 600, minSamples: 3, maxSamples: 15, sampleMs: 20, maxTime: 0, minTime: 0, warmMs: 30 },
+    heavy: { budgetMs: 3000, minSamples: 2, maxSamples: 4, sampleMs: 20, maxTime: 0.3, minTime: 0.02, warmMs: 30 },
     warmReps: 1,
   },
   smoke: {
-    sync: { budgetMs: 300, minSamples: 2, maxSamples: 3, sampleMs: 0, maxTime: 0.02, minTime: 0.002 },
-    async: { budgetMs: 100, minSamples: 2, maxSamples: 3, sampleMs: 2, maxTime: 0, minTime: 0 },
-    heavy: { budgetMs: 600, minSamples: 1, maxSamples: 2, sampleMs: 2, maxTime: 0.02, minTime: 0.002 },
+    sync: { budgetMs: 300, minSamples: 2, maxSamples: 3, sampleMs: 0, maxTime: 0.02, minTime: 0.002, warmMs: 2 },
+    async: { budgetMs: 100, minSamples: 2, maxSamples: 3, sampleMs: 2, maxTime: 0, minTime: 0, warmMs: 2 },
+    heavy: { budgetMs: 600, minSamples: 1, maxSamples: 2, sampleMs: 2, maxTime: 0.02, minTime: 0.002, warmMs: 2 },
     warmReps: 1,
   },
 };
