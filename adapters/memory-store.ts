@@ -29,7 +29,7 @@
 // validation) lives in a test-only subclass under test/, through the protected members below.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
 import { validateRecord } from './records.ts';
-import { liveOf, NameTable } from './name-table.ts';
+import { NameTable } from './name-table.ts';
 import { checkWatcher, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher, type SyncStoreOps } from './store.ts';
 import type { ParentRef } from './types.ts';
 
@@ -246,9 +246,8 @@ export class MemoryCache implements StoreCache {
   /** The store added `record` (an update when `previous`, the authority's prior record, is set). */
   added(record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     if (!this.shared) {
-      const slot = this.records.peek(record.name);
-      this.records.set(record.name, record, slot);
-      previous = liveOf(slot);
+      previous = this.records.get(record.name);
+      this.records.set(record.name, record);
     }
     this.publish(true, record, previous);
   }
@@ -410,9 +409,9 @@ export class MemoryStore implements Store, SyncStoreOps {
   createSync(record: IPAddressRecord): IPAddressRecord {
     if (this.closed) throw destroyed();
     validateRecord(record);
-    const slot = this.authority.peek(record.name);
-    if (liveOf(slot) !== undefined) throw new AlreadyExistsError(record.name);
-    return this.put(record, slot, true);
+    const previous = this.authority.get(record.name);
+    if (previous !== undefined) throw new AlreadyExistsError(record.name);
+    return this.put(record, undefined, true);
   }
 
   /** delete(), answered synchronously: throws NotFoundError when absent, ErrDestroyed after close. */
@@ -442,17 +441,17 @@ export class MemoryStore implements Store, SyncStoreOps {
     return this.authority.size;
   }
 
-  /** Every record in the authority (a copy of the list). */
+  /** Every record in the authority (a new array, in no particular order). */
   records(): IPAddressRecord[] {
     if (this.closed) throw destroyed();
     return this.authority.values();
   }
 
   /**
-   * Re-derives the record and tombstone counts of the name table from its entries and checks
-   * its invariants (see NameTable); throws an Error naming the first one broken. For tests.
+   * Re-derives the record count of the name table from its slots and checks its invariants (see
+   * NameTable); throws an Error naming the first one broken. For tests.
    */
-  validate(): { live: number; tombstones: number; entries: number } {
+  validate(): { records: number; slots: number } {
     if (this.closed) throw destroyed();
     return this.authority.validate();
   }
@@ -478,11 +477,11 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   /**
    * Stores a new version of `record.name` (replacing any record of that name, which watchers
-   * see as an update) without validation; `slot` is the authority's peek(name). Tells the
+   * see as an update) without validation; `previous` is the authority's get(name). Tells the
    * watchers through changed() when `announce`. The labels and parentRef are copied (shared
    * frozen label sets, as the allocators pass, are kept as they are).
    */
-  protected put(record: IPAddressRecord, slot: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
+  protected put(record: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
     const labels = record.labels;
     const ref = record.parentRef;
     const stored = new StoredRecord(
@@ -492,8 +491,8 @@ export class MemoryStore implements Store, SyncStoreOps {
       ++this.version,
       this.timestamps ? Date.now() : Number.NaN,
     );
-    this.authority.set(stored.name, stored, slot);
-    if (announce) this.changed(true, stored, liveOf(slot));
+    this.authority.set(stored.name, stored);
+    if (announce) this.changed(true, stored, previous);
     return stored;
   }
 

@@ -3,6 +3,7 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { homeOf, NameTable, tagOf } from '../adapters/name-table.ts';
 
 const labels = allocatorLabels('IPv4');
 const rec = (name: string, extra: Partial<IPAddressRecord> = {}): IPAddressRecord => ({ name, labels, parentRef: null, ...extra });
@@ -584,66 +585,25 @@ describe('MemoryStore.close()', () => {
   });
 });
 
-describe('MemoryStore name table: tombstones and compaction', () => {
-  it('tombstones are counted exactly, and compaction runs once they outnumber the records and 1,024', () => {
+describe('MemoryStore name table (open addressing)', () => {
+  it('grows at half full and shrinks below an eighth, and every record stays findable', () => {
     const s = new MemoryStore();
     const name = (i: number) => `10.1.${i >> 8}.${i & 255}`;
+    expect(s.validate()).toEqual({ records: 0, slots: 16 });
     for (let i = 0; i < 3000; i++) s.createSync(rec(name(i)));
-    expect(s.validate()).toEqual({ live: 3000, tombstones: 0, entries: 3000 });
-    for (let i = 0; i < 1025; i++) s.deleteSync(name(i));
-    // over 1,024 tombstones, but fewer than the 1,975 records: no compaction yet
-    expect(s.validate()).toEqual({ live: 1975, tombstones: 1025, entries: 3000 });
-    // a deleted name that comes back reuses its entry
-    s.createSync(rec(name(0)));
-    expect(s.validate()).toEqual({ live: 1976, tombstones: 1024, entries: 3000 });
-    s.deleteSync(name(0));
-    for (let i = 1025; i < 1500; i++) s.deleteSync(name(i));
-    expect(s.validate()).toEqual({ live: 1500, tombstones: 1500, entries: 3000 });
-    s.deleteSync(name(1500)); // 1,501 tombstones > 1,499 records: compacted
-    expect(s.validate()).toEqual({ live: 1499, tombstones: 0, entries: 1499 });
-    expect(s.size).toBe(1499);
-    expect(s.cache.size).toBe(1499);
-    expect(
-      s
-        .records()
-        .map((r) => r.name)
-        .sort(),
-    ).toEqual(Array.from({ length: 1499 }, (_, k) => name(1501 + k)).sort());
-    for (let i = 0; i < 1501; i++) expect(s.getSync(name(i))).toBeUndefined();
-    expect(s.getSync(name(2999))?.name).toBe(name(2999));
+    expect(s.validate()).toEqual({ records: 3000, slots: 8192 });
+    for (let i = 0; i < 2000; i++) s.deleteSync(name(i));
+    expect(s.validate()).toEqual({ records: 1000, slots: 4096 });
+    for (let i = 2000; i < 3000; i++) s.deleteSync(name(i));
+    expect(s.validate()).toEqual({ records: 0, slots: 16 });
+    for (let i = 0; i < 3000; i++) expect(s.getSync(name(i))).toBeUndefined();
+    s.createSync(rec(name(7)));
+    expect(s.records().map((r) => r.name)).toEqual([name(7)]);
+    expect(s.size).toBe(1);
+    expect(s.cache.size).toBe(1);
   });
 
-  it('names that never come back are deleted for real; once names come back, tombstones again', () => {
-    const s = new MemoryStore();
-    let next = 0;
-    const fresh = () => `fd00::1:${(next++).toString(16)}`;
-    /** Tombstones added by creating and deleting `k` names of `names()`. */
-    const churn = (k: number, names: () => string): number => {
-      const before = s.validate().tombstones;
-      for (let i = 0; i < k; i++) {
-        const n = names();
-        s.createSync(rec(n));
-        s.deleteSync(n);
-      }
-      return s.validate().tombstones - before;
-    };
-    for (let i = 0; i < 2000; i++) s.createSync(rec(fresh()));
-    // every delete leaves a tombstone until the first compaction (after 2,001: more than the
-    // records), which finds that none came back
-    expect(churn(2001, fresh)).toBe(0); // compacted: back to none
-    expect(s.validate()).toEqual({ live: 2000, tombstones: 0, entries: 2000 });
-    expect(churn(800, fresh)).toBe(100); // one delete in 8 leaves a tombstone
-    // the same 100 names over and over: their tombstones are revived, so every delete leaves one again
-    let k = 0;
-    const recycled = () => `fd01::1:${(k++ % 100).toString(16)}`;
-    churn(8 * 512, recycled);
-    expect(churn(16, fresh)).toBe(16);
-    const v = s.validate();
-    expect(v.live).toBe(2000);
-    expect(v.entries).toBeLessThanOrEqual(2 * v.live + 1025);
-  });
-
-  it('stays exact through phases of fresh and recurring names (both ways of deleting)', () => {
+  it('stays exact through churn against a Set model: fresh names, recurring names, growth and shrinking', () => {
     const s = new MemoryStore();
     const live = new Set<string>();
     let fresh = 0;
@@ -653,33 +613,81 @@ describe('MemoryStore name table: tombstones and compaction', () => {
       return x % n;
     };
     for (let phase = 0; phase < 6; phase++) {
-      // even phases: names never seen before (the table turns to plain deletes); odd phases: 300
-      // names over and over (back to tombstones for all)
+      // even phases: names never seen before; odd phases: 300 names over and over. The number
+      // of records swings between 0 and 1,500 so that the table both grows and shrinks.
+      const keep = phase % 3 === 2 ? 20 : 1500;
       for (let step = 0; step < 12_000; step++) {
         const name = phase % 2 === 0 ? `fd00::2:${(fresh++).toString(16)}` : `fd00::1:${rand(300).toString(16)}`;
         if (live.has(name)) {
           expect(s.getSync(name)?.name).toBe(name);
           s.deleteSync(name);
           live.delete(name);
+          expect(s.getSync(name)).toBeUndefined();
         } else {
+          expect(s.getSync(name)).toBeUndefined();
           s.createSync(rec(name));
           live.add(name);
-          // keep about 1,500 records: the oldest goes
-          if (live.size > 1500) {
+          while (live.size > keep) {
             const victim = live.values().next().value!;
             s.deleteSync(victim);
             live.delete(victim);
           }
         }
-        if (step % 1999 === 0) {
-          const v = s.validate();
-          expect(v.live).toBe(live.size);
-          expect(v.entries).toBeLessThanOrEqual(2 * live.size + 1025);
-        }
+        if (step % 1999 === 0) expect(s.validate().records).toBe(live.size);
       }
+      expect(s.validate().records).toBe(live.size);
       expect(new Set(s.records().map((r) => r.name))).toEqual(live);
       for (const name of live) expect(s.getSync(name)?.name).toBe(name);
     }
+  });
+
+  it('a name checked and then created after other writes moved records is stored once, where lookups find it', () => {
+    const s = new MemoryStore();
+    const names = Array.from({ length: 7 }, (_, i) => `10.3.0.${i + 1}`);
+    for (const n of names) s.createSync(rec(n));
+    // the check of a free name, then deletes (records shift back into freed slots), then the create
+    expect(s.getSync('10.3.0.99')).toBeUndefined();
+    s.deleteSync(names[0]!);
+    s.deleteSync(names[3]!);
+    s.createSync(rec('10.3.0.99'));
+    expect(() => s.createSync(rec('10.3.0.99'))).toThrow(AlreadyExistsError);
+    expect(s.validate().records).toBe(6);
+    expect(s.getSync('10.3.0.99')?.name).toBe('10.3.0.99');
+    for (const n of [names[1], names[2], names[4], names[5], names[6]]) expect(s.getSync(n!)?.name).toBe(n);
+  });
+
+  it('names that share a home slot: deletes shift the run back, and a checked name is stored where lookups find it', () => {
+    const seed = 42;
+    const t = new NameTable(seed);
+    // five names whose first probe is the same slot of the 16-slot table, and one just after
+    const home = homeOf(tagOf('10.4.0.0', seed), 15);
+    const same: string[] = [];
+    let after = '';
+    for (let i = 1; same.length < 5 || after === ''; i++) {
+      const n = `10.4.${i >> 8}.${i & 255}`;
+      const h = homeOf(tagOf(n, seed), 15);
+      if (h === home && same.length < 5) same.push(n);
+      else if (h === ((home + 1) & 15) && after === '') after = n;
+    }
+    const put = (n: string) => t.set(n, { name: n, labels: {}, parentRef: null });
+    put(same[0]!);
+    put(same[1]!);
+    put(after); // sits behind the run of its own home's neighbours
+    put(same[2]!);
+    expect(t.validate()).toEqual({ records: 4, slots: 16 });
+    // checked (free), then a delete at the head of the run moves the others back, then stored
+    expect(t.get(same[3]!)).toBeUndefined();
+    expect(t.delete(same[0]!)?.name).toBe(same[0]);
+    put(same[3]!);
+    expect(t.validate()).toEqual({ records: 4, slots: 16 });
+    for (const n of [same[1]!, same[2]!, same[3]!, after]) expect(t.get(n)?.name).toBe(n);
+    expect(t.get(same[0]!)).toBeUndefined();
+    // deleting from the middle of the run keeps the rest findable, the neighbour's record included
+    expect(t.delete(same[2]!)?.name).toBe(same[2]);
+    expect(t.delete(same[4]!)).toBeUndefined();
+    expect(t.validate()).toEqual({ records: 3, slots: 16 });
+    for (const n of [same[1]!, same[3]!, after]) expect(t.get(n)?.name).toBe(n);
+    expect(new Set(t.values().map((r) => r.name))).toEqual(new Set([same[1], same[3], after]));
   });
 
   it('stays exact and bounded through heavy churn over many names', () => {
@@ -697,11 +705,7 @@ describe('MemoryStore name table: tombstones and compaction', () => {
         s.createSync(rec(name(i)));
         live.add(i);
       }
-      if (step % 997 === 0) {
-        const v = s.validate(); // throws if a count drifted or compaction was missed
-        expect(v.live).toBe(live.size);
-        expect(v.entries).toBeLessThanOrEqual(2 * live.size + 1025);
-      }
+      if (step % 997 === 0) expect(s.validate().records).toBe(live.size); // throws if a record became unreachable
     }
     expect(new Set(s.records().map((r) => r.name))).toEqual(new Set([...live].map(name)));
   });

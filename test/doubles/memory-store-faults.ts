@@ -153,13 +153,13 @@ export class FaultyMemoryStore extends MemoryStore {
    * same name, which the cache reports as an update, i.e. onAdd again).
    */
   inject(name: string, labels: Record<string, string> = {}, parentRef: ParentRef | null = null): IPAddressRecord {
-    return this.put({ name, labels, parentRef }, this.authority.peek(name), true);
+    return this.put({ name, labels, parentRef }, this.authority.get(name), true);
   }
 
   /** Writes a record into the authority only: the cache does not hear about it. */
   injectAuthorityOnly(name: string, labels: Record<string, string> = {}, parentRef: ParentRef | null = null): IPAddressRecord {
     this.view.fork();
-    return this.put({ name, labels, parentRef }, this.authority.peek(name), false);
+    return this.put({ name, labels, parentRef }, this.authority.get(name), false);
   }
 
   protected override changed(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
