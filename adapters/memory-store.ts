@@ -34,6 +34,10 @@ import { checkWatcher, type IPAddressRecord, type Store, type StoreCache, type S
 import type { ParentRef } from './types.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+function notAName(name: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(`a record name must be a string, got ${quoteInput(name)}`);
+}
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
@@ -414,9 +418,13 @@ export class MemoryStore implements Store, SyncStoreOps {
     return this.put(record, undefined, true);
   }
 
-  /** delete(), answered synchronously: throws NotFoundError when absent, ErrDestroyed after close. */
+  /**
+   * delete(), answered synchronously: throws NotFoundError when absent, InvalidArgumentError for
+   * a name that is not a string, ErrDestroyed after close.
+   */
   deleteSync(name: string): void {
     if (this.closed) throw destroyed();
+    if (typeof name !== 'string') throw notAName(name);
     const r = this.authority.delete(name);
     if (r === undefined) throw new NotFoundError(name);
     this.changed(false, r, undefined);
@@ -425,7 +433,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** get(), answered synchronously: the authority's record, or undefined. */
   getSync(name: string): IPAddressRecord | undefined {
     if (this.closed) throw destroyed();
-    if (typeof name !== 'string') throw new InvalidArgumentError(`a record name must be a string, got ${quoteInput(name)}`);
+    if (typeof name !== 'string') throw notAName(name);
     return this.authority.get(name);
   }
 
