@@ -465,28 +465,28 @@ for (let b = 0; b < 256; b++) {
 }
 
 /**
- * The text formatIPv4 or formatIPv6 returned last, unless that address is IPv4-mapped. It is
- * canonical by construction, so wasJustFormatted answers for it without parsing: an allocator
- * formats an address and at once creates the record named by it, and a store that checks the
- * name would otherwise parse it back (≈ 15 % of an allocateNext+release on a MemoryStore). A
- * one-entry memo of a pure fact about the text: any string equal to it is canonical, whoever
- * passes it.
+ * The text formatIPv4 or formatIPv6 returned last, or that isCanonical last found canonical as
+ * IPv6, unless that address is IPv4-mapped. It is canonical, so isKnownCanonical answers for it
+ * without parsing: an allocator formats an address (allocateNext) or checks the text it was given
+ * (allocate) and at once creates the record named by it, and a store that checks the name would
+ * otherwise parse it again (≈ 15 % of an allocateNext+release on a MemoryStore). A one-entry memo
+ * of a pure fact about the text: any string equal to it is canonical, whoever passes it.
  */
-let lastFormatted = '';
+let lastCanonical = '';
 
 /**
- * True when `text` equals the last text formatted here (IPv4-mapped addresses excepted): then it
- * is the canonical text of an IPv4 address or of an IPv6 address outside ::ffff:0:0/96. False
- * says nothing.
+ * True when `text` equals the last text formatted or found canonical here (IPv4-mapped addresses
+ * excepted): then it is the canonical text of an IPv4 address or of an IPv6 address outside
+ * ::ffff:0:0/96. False says nothing.
  */
-export function wasJustFormatted(text: string): boolean {
-  return text === lastFormatted;
+export function isKnownCanonical(text: string): boolean {
+  return text === lastCanonical;
 }
 
 /** Dotted decimal of the IPv4 address `v` (a u32; the value is taken mod 2^32). */
 export function formatIPv4(v: number): string {
   const text = DEC_DOT[v >>> 24]! + DEC_DOT[(v >>> 16) & 255]! + DEC_DOT[(v >>> 8) & 255]! + DEC[v & 255]!;
-  lastFormatted = text;
+  lastCanonical = text;
   return text;
 }
 
@@ -613,10 +613,18 @@ function textOf(b: number[], n: number): string {
  */
 export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
   const text = buildIPv6(w0, w1, w2, w3);
-  // IPv4-mapped text is never remembered; asked of the groups just written, not of the words again
-  const g = groups;
-  if ((g[0]! | g[1]! | g[2]! | g[3]! | g[4]!) !== 0 || g[5] !== 0xffff) lastFormatted = text;
+  rememberCanonical6(text);
   return text;
+}
+
+/**
+ * Remembers `text` as known canonical (isKnownCanonical), `groups` holding the address it is the
+ * canonical text of — unless that address is IPv4-mapped: asked of the groups the text was just
+ * written or compared from, not of the caller's words again.
+ */
+function rememberCanonical6(text: string): void {
+  const g = groups;
+  if ((g[0]! | g[1]! | g[2]! | g[3]! | g[4]!) !== 0 || g[5] !== 0xffff) lastCanonical = text;
 }
 
 function buildIPv6(w0: number, w1: number, w2: number, w3: number): string {
@@ -681,7 +689,9 @@ function isCanonical6(text: string, w0: number, w1: number, w2: number, w3: numb
  */
 export function isCanonical(text: string, family: Family, words: ArrayLike<number>): boolean {
   if (family === 4) return text.indexOf(':') < 0;
-  return isCanonical6(text, words[0]!, words[1]!, words[2]!, words[3]!);
+  if (!isCanonical6(text, words[0]!, words[1]!, words[2]!, words[3]!)) return false;
+  rememberCanonical6(text);
+  return true;
 }
 
 /**

@@ -1,7 +1,7 @@
 // IPAddress records as the allocators read and write them: the two labels upstream writes on
 // every record, how a record's name is read back as an address, and what a valid record and
 // owner (parentRef) are.
-import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, wasJustFormatted } from './address.ts';
+import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, isKnownCanonical } from './address.ts';
 import { InvalidAddressError, InvalidArgumentError, InvalidRecordError, quoteInput } from './errors.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
@@ -142,10 +142,10 @@ const nameWords = new Uint32Array(4);
 /**
  * True when `name` is an address in canonical text and not IPv4-mapped IPv6 (address.ts parses
  * and compares the text with the words, building no string); false for anything else. The name
- * an allocator has just formatted is known canonical without parsing (wasJustFormatted).
+ * an allocator has just formatted or checked is known canonical without parsing (isKnownCanonical).
  */
 function isCanonicalAddress(name: string): boolean {
-  if (wasJustFormatted(name) || parseIPv4Fast(name) >= 0) return true;
+  if (isKnownCanonical(name) || parseIPv4Fast(name) >= 0) return true;
   let family: Family;
   try {
     family = parseAddrInto(name, nameWords);

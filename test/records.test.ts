@@ -2,7 +2,7 @@
 // its door (upstream pkg/apis/networking/validation ValidateIPAddress with the strict IsValidIP).
 import { describe, expect, it } from 'vitest';
 import { checkParentRef, parseRecordName, validateRecord } from '../adapters/records.ts';
-import { formatAddr, formatIPv6 } from '../adapters/address.ts';
+import { formatAddr, formatIPv6, isCanonical } from '../adapters/address.ts';
 import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { allocatorLabels } from '../adapters/store.ts';
@@ -140,6 +140,29 @@ describe('validateRecord: a name the library has just formatted', () => {
     const shifty = { valueOf: () => (reads++ < 2 ? 0 : 1) } as unknown as number;
     expect(formatAddr(6, [shifty, 0, 0xffff, 0x0a000001])).toBe(mapped);
     expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
+  });
+});
+
+describe('validateRecord: a name the library has just found canonical (isCanonical)', () => {
+  it('an IPv4-mapped text that isCanonical compares equal as IPv6 is still refused', () => {
+    const mapped = '::ffff:a00:1';
+    const words = [0, 0, 0xffff, 0x0a000001];
+    expect(isCanonical(mapped, 6, words)).toBe(true); // the plain-IPv6 spelling of those words
+    expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
+    // a word whose value changes each time it is read: the groups compared decide
+    let reads = 0;
+    const shifty = { valueOf: () => (reads++ < 2 ? 0 : 1) } as unknown as number;
+    expect(isCanonical(mapped, 6, [shifty, 0, 0xffff, 0x0a000001])).toBe(true);
+    expect(refusal(mapped)?.message).toMatch(/IPv4-mapped/);
+  });
+
+  it('a text found not canonical is not remembered, and what was remembered stays canonical', () => {
+    const good = 'fd00::12:0:3400';
+    expect(isCanonical(good, 6, [0xfd000000, 0, 0x12, 0x3400])).toBe(true);
+    expect(isCanonical('FD00::12:0:3400', 6, [0xfd000000, 0, 0x12, 0x3400])).toBe(false);
+    expect(isCanonical('fd00::1', 6, [0xfd000000, 0, 0x12, 0x3400])).toBe(false); // words of another address
+    expect(refusal('FD00::12:0:3400')).toBeDefined();
+    expect(refusal(good)).toBeUndefined();
   });
 });
 
