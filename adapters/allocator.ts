@@ -33,6 +33,7 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
   optionsObject,
+  rejectSoon,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
@@ -189,7 +190,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
           },
         );
     } catch (e) {
-      return Promise.reject(e);
+      return rejectSoon(e);
     }
   }
 
@@ -239,9 +240,9 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       const sync = this.store.sync;
       if (sync == null) return this.allocateNextAsync(parentRef);
       const r = this.allocateNextSync(sync, parentRef);
-      return typeof r === 'string' ? Promise.resolve(r) : Promise.reject(r === NOT_READY ? new ErrNotReady() : new ErrFull());
+      return typeof r === 'string' ? Promise.resolve(r) : rejectSoon(r === NOT_READY ? new ErrNotReady() : new ErrFull());
     } catch (e) {
-      return Promise.reject(e);
+      return rejectSoon(e);
     }
   }
 
@@ -450,7 +451,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
         () => undefined,
       );
     } catch (e) {
-      return Promise.reject(e);
+      return rejectSoon(e);
     }
   }
 
@@ -468,7 +469,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       if (sync != null) return sync.getSync(name) !== undefined ? TRUE : FALSE;
       return this.store.get(name).then((r) => r !== undefined);
     } catch (e) {
-      return Promise.reject(e);
+      return rejectSoon(e);
     }
   }
 

@@ -47,6 +47,7 @@ import {
   InvalidCIDRError,
   optionsObject,
   quoteInput,
+  rejectSoon,
 } from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import { Prefix } from './geometry.ts';
@@ -240,7 +241,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (e === null) throw new ErrMismatchedNetwork();
       return e.allocator.allocate(ip, owner);
     } catch (err) {
-      return Promise.reject(err);
+      return rejectSoon(err);
     }
   }
 
@@ -254,7 +255,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         const ip = typeof r === 'object' && r !== null ? await r : r;
         if (ip !== null) return ip;
       }
-      throw new ErrFull();
+      return rejectSoon(new ErrFull());
     }
     const left = list.slice(); // untried ranges
     for (let n = left.length; n > 0; n--) {
@@ -265,7 +266,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       const ip = typeof r === 'object' && r !== null ? await r : r;
       if (ip !== null) return ip;
     }
-    throw new ErrFull();
+    return rejectSoon(new ErrFull());
   }
 
   /** Index in left[0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
@@ -299,7 +300,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (e === null) throw new ErrMismatchedNetwork();
       return e.allocator.release(ip);
     } catch (err) {
-      return Promise.reject(err);
+      return rejectSoon(err);
     }
   }
 
