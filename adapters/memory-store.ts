@@ -34,11 +34,11 @@ import { checkWatcher, type IPAddressRecord, type Store, type StoreCache, type S
 import type { ParentRef } from './types.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
+const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 function notAName(name: unknown): InvalidArgumentError {
   return new InvalidArgumentError(`a record name must be a string, got ${quoteInput(name)}`);
 }
-const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 /**
  * A stored record: own fields `name`, `labels` (frozen) and `parentRef` (a frozen copy, or
@@ -449,7 +449,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     return this.authority.size;
   }
 
-  /** Every record in the authority (a new array, in no particular order). */
+  /** Every record in the authority (a new array, in the order they were created). */
   records(): IPAddressRecord[] {
     if (this.closed) throw destroyed();
     return this.authority.values();
