@@ -192,6 +192,7 @@ export class MemoryCache implements StoreCache {
 
   get(name: string): IPAddressRecord | undefined {
     if (this.closed) throw destroyed();
+    if (typeof name !== 'string') throw notAName(name);
     return this.records.get(name);
   }
 

@@ -37,7 +37,8 @@ export function homeOf(tag: number, mask: number): number {
  * the same names come back, which this table does not.
  *
  * The hash is seeded per table, so names picked by a caller cannot be aimed at one run of slots
- * without knowing the seed; iteration order (values()) follows the slots, i.e. no particular order.
+ * without knowing the seed; iteration order (values()) follows the slots, i.e. no particular order,
+ * so a replay reads the records scattered over the heap (the price is in adapters/DESIGN.md).
  *
  * Invariants (checked by validate()): `tags[i]` is 0 for an empty slot, else the tag of
  * `records[i].name`; every record is reachable from its home slot (homeOf) without crossing

@@ -66,7 +66,7 @@ describe('MemoryStore', () => {
     expect(() => new MemoryStore({ timestamps: 'yes' as unknown as boolean })).toThrow(InvalidArgumentError);
   });
 
-  it('get and delete of a name that is not a string: InvalidArgumentError, nothing changed', async () => {
+  it('get, cache.get and delete of a name that is not a string: InvalidArgumentError, nothing changed', async () => {
     const s = new MemoryStore();
     s.createSync(rec('10.0.0.1'));
     const notNames: unknown[] = [5, null, undefined, {}, ['10.0.0.1'], Symbol('x'), { length: 1e12, charCodeAt: () => 48 }];
@@ -74,6 +74,7 @@ describe('MemoryStore', () => {
       expect(() => s.deleteSync(bad as string)).toThrow(InvalidArgumentError);
       await expect(s.delete(bad as string)).rejects.toBeInstanceOf(InvalidArgumentError);
       expect(() => s.getSync(bad as string)).toThrow(InvalidArgumentError);
+      expect(() => s.cache.get(bad as string)).toThrow(InvalidArgumentError);
     }
     expect(s.records().map((r) => r.name)).toEqual(['10.0.0.1']);
     expect(s.validate().records).toBe(1);
