@@ -450,7 +450,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     return this.authority.size;
   }
 
-  /** Every record in the authority (a new array, in no particular order). */
+  /** Every record in the authority (a new array, in the order they were created). */
   records(): IPAddressRecord[] {
     if (this.closed) throw destroyed();
     return this.authority.values();

@@ -24,35 +24,53 @@ export function homeOf(tag: number, mask: number): number {
 }
 
 /**
- * Records by name: linear probing over a power-of-two table, at most half full, deletes by
- * backward shift (no tombstones).
+ * Records by name: linear probing over a power-of-two table of slots, at most half full, deletes
+ * by backward shift. A slot holds a hash tag and the index of its record in `entries`, the
+ * records in insertion order (the layout of CPython's compact dict).
  *
  * Why not a Map: a V8 Map finds a key through a bucket and then a chain of entries, comparing
  * each entry's key string, and keeps a deleted entry in its chain until the table is rebuilt —
  * three to five cache misses per lookup in a table of 10^5 names, and a create (is the name
  * free? then set) and a delete (get, then delete) each look the name up twice. Here the probe
- * runs over a typed array of 32-bit hash tags (sixteen per cache line) and touches a record
- * only where its tag matches, and a create reuses the slot its check found. Create + delete of
- * fresh names at 10^5 records: ≈ 600 → 370 ns (Node 20); a Map also needed tombstones where
- * the same names come back, which this table does not.
+ * runs over a typed array of 32-bit hash tags (sixteen per cache line) and reads a record only
+ * where its tag matches, and a create reuses the slot its check found.
+ *
+ * Why insertion order: a replay (a new watcher, an allocator's warm start) reads every record
+ * and its name; in insertion order those objects sit in memory in the order they were made, in
+ * slot order they are scattered (a warm start of 10^6 IPv6 records read in slot order cost
+ * ≈ 2.5× as much). A delete leaves a hole in `entries`; an append that finds the array full
+ * squeezes the holes out first. `entries` is as long as the slots, so a squeeze leaves room for
+ * at least half its length of appends: O(1) per append, amortised. (A growing JS array in its
+ * place, pushed to and cut back after each squeeze, regrew through copies on the hot path:
+ * ≈ 0.2 µs per create + delete at 32K records.)
  *
  * The hash is seeded per table, so names picked by a caller cannot be aimed at one run of slots
- * without knowing the seed; iteration order (values()) follows the slots, i.e. no particular order,
- * so a replay reads the records scattered over the heap (the price is in adapters/DESIGN.md).
+ * without knowing the seed.
  *
- * Invariants (checked by validate()): `tags[i]` is 0 for an empty slot, else the tag of
- * `records[i].name`; every record is reachable from its home slot (homeOf) without crossing
- * an empty slot; `count` = occupied slots; 2 · count ≤ capacity, and capacity = 16 or
- * 8 · count ≥ capacity (the table grows at half full and shrinks below an eighth).
+ * Invariants (checked by validate()): `tags`, `entryOf` and `entries` have the capacity's
+ * length; slot i is empty when `tags[i]` is 0, else `entries[entryOf[i]]` (below `end`) is a
+ * record whose name has that tag, and no other slot points there; every record in `entries` has
+ * a slot, and entries from `end` on are empty; every record is reachable from its home slot
+ * (homeOf) without crossing an empty slot; `count` = records; 2 · count ≤ capacity, and
+ * capacity = 16 or 8 · count ≥ capacity (the table grows at half full and shrinks below an
+ * eighth).
  *
  * @internal used by MemoryStore (adapters/memory-store.ts), not part of the package.
  */
 export class NameTable {
   private readonly seed: number;
   private mask = MIN_CAPACITY - 1;
-  /** Hash tag of the name in each slot (always odd), 0 where the slot is empty. */
+  /** Per slot: the hash tag of its name (always odd), 0 where the slot is empty. */
   private tags = new Int32Array(MIN_CAPACITY);
-  private records: (IPAddressRecord | undefined)[] = new Array<IPAddressRecord | undefined>(MIN_CAPACITY).fill(undefined);
+  /** Per slot: its record's index in `entries`. */
+  private entryOf = new Int32Array(MIN_CAPACITY);
+  /**
+   * The records in insertion order in [0, end), undefined where one was deleted and from `end`
+   * on; as long as the slots (at most half full), so a squeeze is due after at least half as
+   * many appends as it costs.
+   */
+  private entries: (IPAddressRecord | undefined)[] = new Array<IPAddressRecord | undefined>(MIN_CAPACITY).fill(undefined);
+  private end = 0;
   private count = 0;
   /**
    * The last name get() looked up, its tag and what find() answered, until the next change:
@@ -72,10 +90,10 @@ export class NameTable {
     this.lastName = name;
     this.lastTag = tag;
     this.lastAt = at;
-    return at >= 0 ? this.records[at] : undefined;
+    return at >= 0 ? this.entries[this.entryOf[at]!] : undefined;
   }
 
-  /** Stores `record` under `name` (= record.name), replacing any record of that name. */
+  /** Stores `record` under `name` (= record.name): a new name goes last, a known one keeps its place. */
   set(name: string, record: IPAddressRecord): void {
     let tag: number;
     let at: number;
@@ -88,16 +106,19 @@ export class NameTable {
     }
     this.lastName = undefined;
     if (at >= 0) {
-      this.records[at] = record;
+      this.entries[this.entryOf[at]!] = record;
       return;
     }
-    if (2 * (this.count + 1) > this.tags.length) {
-      this.resize(2 * this.tags.length);
+    const capacity = this.mask + 1;
+    if (2 * (this.count + 1) > capacity) {
+      this.resize(2 * capacity);
       at = this.find(name, tag);
     }
     at = ~at;
+    if (this.end === this.entries.length) this.squeeze();
     this.tags[at] = tag;
-    this.records[at] = record;
+    this.entryOf[at] = this.end;
+    this.entries[this.end++] = record;
     this.count++;
   }
 
@@ -106,25 +127,26 @@ export class NameTable {
     this.lastName = undefined;
     let at = this.find(name, tagOf(name, this.seed));
     if (at < 0) return undefined;
-    const removed = this.records[at];
-    // backward shift: move each later record of the run that may live at `at` into it, so no
-    // probe ever meets a hole before its record
-    const mask = this.mask;
     const tags = this.tags;
-    const records = this.records;
+    const entryOf = this.entryOf;
+    const entries = this.entries;
+    const removed = entries[entryOf[at]!];
+    entries[entryOf[at]!] = undefined;
+    // backward shift: move each later slot of the run whose record may live at `at` into it, so
+    // no probe ever meets an empty slot before its record
+    const mask = this.mask;
     for (let next = (at + 1) & mask; tags[next] !== 0; next = (next + 1) & mask) {
       const home = homeOf(tags[next]!, mask);
       // the record at `next` may move to `at` when `at` lies on its way from home to next
       if (((next - home) & mask) >= ((next - at) & mask)) {
         tags[at] = tags[next]!;
-        records[at] = records[next];
+        entryOf[at] = entryOf[next]!;
         at = next;
       }
     }
     tags[at] = 0;
-    records[at] = undefined;
     this.count--;
-    if (8 * this.count < tags.length && tags.length > MIN_CAPACITY) this.resize(tags.length / 2);
+    if (8 * this.count < mask + 1 && mask + 1 > MIN_CAPACITY) this.resize((mask + 1) / 2);
     return removed;
   }
 
@@ -132,12 +154,12 @@ export class NameTable {
     return this.count;
   }
 
-  /** The records, as a new array, in no particular order. */
+  /** The records, as a new array, in insertion order. */
   values(): IPAddressRecord[] {
     const out: IPAddressRecord[] = [];
-    const records = this.records;
-    for (let i = 0; i < records.length; i++) {
-      const r = records[i];
+    const entries = this.entries;
+    for (let i = 0; i < this.end; i++) {
+      const r = entries[i];
       if (r !== undefined) out.push(r);
     }
     return out;
@@ -148,33 +170,47 @@ export class NameTable {
     const t = new NameTable(this.seed);
     t.mask = this.mask;
     t.tags = this.tags.slice();
-    t.records = this.records.slice();
+    t.entryOf = this.entryOf.slice();
+    t.entries = this.entries.slice();
+    t.end = this.end;
     t.count = this.count;
     return t;
   }
 
   /**
-   * Re-derives the count from the slots and checks the invariants above; throws an Error naming
-   * the first one broken. Returns the records and slots.
+   * Re-derives the counts from the slots and entries and checks the invariants above; throws an
+   * Error naming the first one broken. Returns the records and slots.
    */
   validate(): { records: number; slots: number } {
-    const cap = this.tags.length;
+    const cap = this.mask + 1;
+    if (this.tags.length !== cap || this.entryOf.length !== cap || this.entries.length !== cap || this.end > cap)
+      throw new Error(
+        `NameTable: arrays of ${this.tags.length}, ${this.entryOf.length}, ${this.entries.length} (end ${this.end}) for ${cap} slots`,
+      );
+    const seen = new Uint8Array(cap);
     let count = 0;
     for (let i = 0; i < cap; i++) {
       const tag = this.tags[i]!;
-      const r = this.records[i];
-      if (tag === 0) {
-        if (r !== undefined) throw new Error(`NameTable: empty slot ${i} holds a record named ${JSON.stringify(r.name)}`);
-        continue;
-      }
+      if (tag === 0) continue;
       count++;
-      if (r === undefined || tag !== tagOf(r.name, this.seed))
-        throw new Error(`NameTable: slot ${i} has a tag that is not its record's name's`);
+      const e = this.entryOf[i]!;
+      const r = e < this.end ? this.entries[e] : undefined;
+      if (r === undefined || seen[e] === 1) throw new Error(`NameTable: slot ${i} points at entry ${e}, which holds no record of its own`);
+      seen[e] = 1;
+      if (tag !== tagOf(r.name, this.seed)) throw new Error(`NameTable: slot ${i} has a tag that is not its record's name's`);
       for (let j = homeOf(tag, this.mask); j !== i; j = (j + 1) & this.mask) {
         if (this.tags[j] === 0) throw new Error(`NameTable: ${JSON.stringify(r.name)} is behind an empty slot: no lookup would find it`);
       }
     }
-    if (count !== this.count) throw new Error(`NameTable: counted ${this.count} records, the slots hold ${count}`);
+    let records = 0;
+    for (let e = 0; e < cap; e++) {
+      const r = this.entries[e];
+      if (r === undefined) continue;
+      if (seen[e] !== 1) throw new Error(`NameTable: the record ${JSON.stringify(r.name)} (entry ${e}, end ${this.end}) has no slot`);
+      records++;
+    }
+    if (count !== this.count || records !== this.count)
+      throw new Error(`NameTable: counted ${this.count} records, the slots hold ${count}, the entries ${records}`);
     if (2 * count > cap || (cap > MIN_CAPACITY && 8 * count < cap)) throw new Error(`NameTable: ${count} records in ${cap} slots`);
     return { records: count, slots: cap };
   }
@@ -186,26 +222,57 @@ export class NameTable {
     for (let i = homeOf(tag, mask); ; i = (i + 1) & mask) {
       const t = tags[i]!;
       if (t === 0) return ~i;
-      if (t === tag && this.records[i]!.name === name) return i;
+      if (t === tag && this.entries[this.entryOf[i]!]!.name === name) return i;
     }
+  }
+
+  /** Removes the holes from `entries` in place (the slots keep their capacity). */
+  private squeeze(): void {
+    const moved = this.squeezeInto(this.entries);
+    this.entries.fill(undefined, this.end);
+    const tags = this.tags;
+    const entryOf = this.entryOf;
+    for (let i = 0; i < tags.length; i++) if (tags[i] !== 0) entryOf[i] = moved[entryOf[i]!]!;
+  }
+
+  /**
+   * Copies the records of entries[0, end) to target[0, …) in order, sets `end` to their count
+   * and returns each old index's new one: sequential passes (finding each moved record's slot
+   * instead cost a cache miss per record).
+   */
+  private squeezeInto(target: (IPAddressRecord | undefined)[]): Int32Array {
+    const entries = this.entries;
+    const moved = new Int32Array(this.end);
+    let to = 0;
+    for (let from = 0; from < this.end; from++) {
+      const r = entries[from];
+      if (r === undefined) continue;
+      moved[from] = to;
+      target[to++] = r;
+    }
+    this.end = to;
+    return moved;
   }
 
   private resize(capacity: number): void {
     const oldTags = this.tags;
-    const oldRecords = this.records;
+    const oldEntryOf = this.entryOf;
+    const entries = new Array<IPAddressRecord | undefined>(capacity).fill(undefined);
+    const moved = this.squeezeInto(entries);
     const mask = capacity - 1;
     const tags = new Int32Array(capacity);
-    const records = new Array<IPAddressRecord | undefined>(capacity).fill(undefined);
+    const entryOf = new Int32Array(capacity);
     for (let i = 0; i < oldTags.length; i++) {
       const tag = oldTags[i]!;
       if (tag === 0) continue;
       let j = homeOf(tag, mask);
       while (tags[j] !== 0) j = (j + 1) & mask;
       tags[j] = tag;
-      records[j] = oldRecords[i];
+      entryOf[j] = moved[oldEntryOf[i]!]!;
     }
     this.tags = tags;
-    this.records = records;
+    this.entryOf = entryOf;
+    this.entries = entries;
     this.mask = mask;
   }
 }

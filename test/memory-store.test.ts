@@ -617,7 +617,37 @@ describe('MemoryStore name table (open addressing)', () => {
     expect(s.cache.size).toBe(1);
   });
 
-  it('stays exact through churn against a Set model: fresh names, recurring names, growth and shrinking', () => {
+  it('lists records in the order they were created, also after deletes squeezed out the holes', () => {
+    const s = new MemoryStore();
+    const name = (i: number) => `10.5.${i >> 8}.${i & 255}`;
+    for (let i = 0; i < 3000; i++) s.createSync(rec(name(i)));
+    const kept: string[] = [];
+    for (let i = 0; i < 3000; i++) {
+      if (i % 3 === 1) kept.push(name(i));
+      else s.deleteSync(name(i)); // 2,000 holes; the table shrinks on the way, squeezing them out
+    }
+    for (let i = 3000; i < 3010; i++) {
+      s.createSync(rec(name(i)));
+      kept.push(name(i));
+    }
+    s.deleteSync(name(3005));
+    kept.splice(kept.indexOf(name(3005)), 1);
+    expect(s.records().map((r) => r.name)).toEqual(kept);
+    expect(s.cache.list().map((r) => r.name)).toEqual(kept);
+    expect(s.validate().records).toBe(kept.length);
+    for (const n of kept) expect(s.getSync(n)?.name).toBe(n);
+  });
+
+  it('a record stored again under its name keeps its place in the listing', () => {
+    const t = new NameTable(7);
+    const r = (name: string, v: number) => ({ ...rec(name), resourceVersion: String(v) });
+    for (const n of ['10.6.0.1', '10.6.0.2', '10.6.0.3']) t.set(n, r(n, 1));
+    t.set('10.6.0.2', r('10.6.0.2', 2));
+    expect(t.values().map((x) => `${x.name}@${x.resourceVersion}`)).toEqual(['10.6.0.1@1', '10.6.0.2@2', '10.6.0.3@1']);
+    expect(t.validate()).toEqual({ records: 3, slots: 16 });
+  });
+
+  it('stays exact through churn against a Set model (its order included): fresh names, recurring names, growth and shrinking', () => {
     const s = new MemoryStore();
     const live = new Set<string>();
     let fresh = 0;
@@ -650,7 +680,8 @@ describe('MemoryStore name table (open addressing)', () => {
         if (step % 1999 === 0) expect(s.validate().records).toBe(live.size);
       }
       expect(s.validate().records).toBe(live.size);
-      expect(new Set(s.records().map((r) => r.name))).toEqual(live);
+      // a Set keeps insertion order as the table does: holes squeezed out, a name created again goes last
+      expect(s.records().map((r) => r.name)).toEqual([...live]);
       for (const name of live) expect(s.getSync(name)?.name).toBe(name);
     }
   });
