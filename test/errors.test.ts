@@ -1,0 +1,54 @@
+// The typed errors themselves: codes, names, and which of them carry a stack trace.
+import { afterEach, describe, expect, it } from 'vitest';
+import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, IPAllocatorError } from '../adapters/errors.ts';
+import { Allocator } from '../adapters/allocator.ts';
+
+const limit = Error.stackTraceLimit;
+afterEach(() => {
+  Error.stackTraceLimit = limit;
+});
+
+describe('typed errors', () => {
+  it('an expected outcome has no trace: its stack is the first line a trace would have, not enumerable', () => {
+    for (const e of [new ErrFull(), new ErrAllocated(), new ErrNotInRange('10.1.0.1', '10.0.0.0/24')]) {
+      expect(e).toBeInstanceOf(IPAllocatorError);
+      expect(e).toBeInstanceOf(Error);
+      expect(e.stack).toBe(`${e.name}: ${e.message}`);
+      expect(Object.keys(e)).not.toContain('stack');
+      expect(JSON.parse(JSON.stringify(e))).toMatchObject({ code: e.code, name: e.name });
+      expect(JSON.parse(JSON.stringify(e))).not.toHaveProperty('stack');
+    }
+    expect(new ErrFull().stack).toBe('ErrFull: range is full');
+    expect(new ErrFull().code).toBe('ERR_RANGE_FULL');
+  });
+
+  it('an input error carries the trace of where it was made', () => {
+    const e = new InvalidAddressError('10.0.0.256', 'IPv4 field has value >255');
+    expect(e.stack!.split('\n')[0]).toBe(`InvalidAddressError: ${e.message}`);
+    expect(e.stack!.split('\n').length).toBeGreaterThan(1);
+    expect(e.stack).toContain('errors.test.ts');
+  });
+
+  it("leaves the caller's Error.stackTraceLimit as it was, whatever it is", async () => {
+    for (const value of [5, 0, Number.POSITIVE_INFINITY]) {
+      Error.stackTraceLimit = value;
+      new ErrFull();
+      new InvalidAddressError('x', 'unable to parse IP');
+      expect(Error.stackTraceLimit).toBe(value);
+    }
+    Error.stackTraceLimit = 7;
+    const a = new Allocator('10.0.0.0/30');
+    await a.allocateNext();
+    await a.allocateNext();
+    await expect(a.allocateNext()).rejects.toBeInstanceOf(ErrFull);
+    expect(Error.stackTraceLimit).toBe(7);
+    a.destroy();
+  });
+
+  it('the stack of an expected outcome can be replaced, as on any Error', () => {
+    const e = new ErrFull();
+    e.stack = 'ErrFull: range is full\n    at somewhere';
+    expect(e.stack).toBe('ErrFull: range is full\n    at somewhere');
+    expect(Object.keys(e)).not.toContain('stack');
+  });
+});
