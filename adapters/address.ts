@@ -372,13 +372,22 @@ function parseV4Value(s: string, end: number): number {
   return acc >>> 0;
 }
 
+/** Lowercase hex digit values for char codes 0..127 (the fast path's digits); -1 for anything else. */
+const HEX_LOWER = smallInts(128, -1);
+for (let c = 0; c < 10; c++) HEX_LOWER[48 + c] = c;
+for (let c = 0; c < 6; c++) HEX_LOWER[97 + c] = 10 + c;
+
 /**
- * The hot path for IPv6: plain hex groups and at most one `::`, no error bookkeeping. Writes the
- * words of a valid address in s[0, end) and returns true; returns false (leaving `out` in any
- * state) for anything else — an embedded dotted quad, an IPv4-mapped address, a zone, or a
- * malformed text — which `parseSpan` then parses or rejects with its reason. Accepts a subset
- * of what `parseV6` accepts, with the same words (checked by the property tests against the
- * slow oracle).
+ * The hot path for IPv6: lowercase hex groups and at most one `::`, no error bookkeeping. Writes
+ * the words of a valid address in s[0, end) and returns true; returns false (leaving `out` in
+ * any state) for anything else — upper-case digits, an embedded dotted quad, an IPv4-mapped
+ * address, a zone, or a malformed text — which `parseSpan` then parses or rejects with its
+ * reason. Accepts a subset of what `parseV6` accepts, with the same words (checked by the
+ * property tests against the slow oracle).
+ *
+ * On the way it notes where the text's `::` stands (lastParsedShape): the canonical-name check
+ * that follows the parse of a record name, a release or an allocate then needs only the words
+ * and the text's length (canonicalShape), not a comparison character by character.
  */
 function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
   const g = groups;
@@ -394,6 +403,8 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
       out[1] = 0;
       out[2] = 0;
       out[3] = 0;
+      lastParsed6 = s;
+      lastParsedShape = 0x08; // `::` for all eight groups
       return true;
     }
     i = 2;
@@ -403,14 +414,14 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
     // One group: up to four hex digits from c, unrolled and with the table lookup written out
     // (a loop, or a helper function for the lookup, measured 4-10 % slower over the whole
     // parse). A fifth digit needs no test of its own: it is not the colon that must follow.
-    let acc = c < 128 ? HEX_VALUE[c]! : -1;
+    let acc = c < 128 ? HEX_LOWER[c]! : -1;
     if (acc < 0) return false;
     let h: number;
-    if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_VALUE[c]!) >= 0) {
+    if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_LOWER[c]!) >= 0) {
       acc = (acc << 4) | h;
-      if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_VALUE[c]!) >= 0) {
+      if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_LOWER[c]!) >= 0) {
         acc = (acc << 4) | h;
-        if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_VALUE[c]!) >= 0) {
+        if (++i < end && (c = s.charCodeAt(i)) < 128 && (h = HEX_LOWER[c]!) >= 0) {
           acc = (acc << 4) | h;
           if (++i < end) c = s.charCodeAt(i);
         }
@@ -429,9 +440,10 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
       c = s.charCodeAt(i);
     }
   }
+  let gap = 0; // zero groups the `::` stands for
   if (n < 8) {
     if (ellipsis < 0) return false;
-    const gap = 8 - n;
+    gap = 8 - n;
     for (let j = n - 1; j >= ellipsis; j--) g[j + gap] = g[j]!;
     for (let j = ellipsis + gap - 1; j >= ellipsis; j--) g[j] = 0;
   } else if (ellipsis >= 0) {
@@ -443,8 +455,18 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
   out[1] = (g[2]! << 16) | g[3]!;
   out[2] = (g[4]! << 16) | g[5]!;
   out[3] = (g[6]! << 16) | g[7]!;
+  lastParsed6 = s;
+  lastParsedShape = ellipsis < 0 ? 0 : (ellipsis << 4) | gap;
   return true;
 }
+
+/**
+ * The text parseV6Value last accepted (lowercase digits, at most one `::`) and where its `::`
+ * stands, as ZERO_RUN writes a run (start · 16 + length; 0 for none). isCanonical finishes the
+ * check from the words (canonicalShape).
+ */
+let lastParsed6 = '';
+let lastParsedShape = 0;
 
 /** Like `parseAddrInto`, into a fresh Uint32Array(4). For cold paths and tests. */
 export function parseAddr(text: unknown): { family: Family; words: Uint32Array } {
@@ -465,12 +487,13 @@ for (let b = 0; b < 256; b++) {
 }
 
 /**
- * The text formatIPv4 or formatIPv6 returned last, or that isCanonical last found canonical as
- * IPv6, unless that address is IPv4-mapped. It is canonical, so isKnownCanonical answers for it
- * without parsing: an allocator formats an address (allocateNext) or checks the text it was given
- * (allocate) and at once creates the record named by it, and a store that checks the name would
- * otherwise parse it again (≈ 15 % of an allocateNext+release on a MemoryStore). A one-entry memo
- * of a pure fact about the text: any string equal to it is canonical, whoever passes it.
+ * The text formatIPv4 or formatIPv6 returned last, or that the IPv6 parser or isCanonical last
+ * found canonical, unless that address is IPv4-mapped. It is canonical, so isKnownCanonical and
+ * isCanonical answer for it without parsing or comparing: an allocator formats an address
+ * (allocateNext) or checks the text it was given (allocate, release) and at once creates or
+ * deletes the record named by it, and a store that checks the name would otherwise parse it
+ * again (≈ 15 % of an allocateNext+release on a MemoryStore). A one-entry memo of a pure fact
+ * about the text: any string equal to it is canonical, whoever passes it.
  */
 let lastCanonical = '';
 
@@ -652,6 +675,31 @@ function buildIPv6(w0: number, w1: number, w2: number, w3: number): string {
 }
 
 /**
+ * Whether a text the IPv6 fast path has just parsed into `words` is canonical, from its length
+ * and where its `::` stands (`shape`, as ZERO_RUN writes a run; 0 for none). Its digits are
+ * lowercase (the fast path takes no other). With its `::` standing for the run RFC 5952
+ * compresses, its groups outside the run are the canonical text's, with the same colons between
+ * them; each group is written with at least as many digits as its canonical form, so the text
+ * is canonical exactly when it is as long as the canonical text.
+ */
+function canonicalShape(length: number, shape: number, words: ArrayLike<number>): boolean {
+  const run = loadGroups(words[0]!, words[1]!, words[2]!, words[3]!);
+  if (run !== shape) return false;
+  const g = groups;
+  const start = run === 0 ? 8 : run >>> 4;
+  const end = run === 0 ? 8 : start + (run & 15);
+  // colons: seven between eight groups; with a run, `::` plus those between the groups on each side
+  let n = run === 0 ? 7 : 2 + (start > 0 ? start - 1 : 0) + (end < 8 ? 7 - end : 0);
+  for (let i = 0; i < 8; i++) {
+    if (i === start) i = end;
+    if (i === 8) break;
+    const x = g[i]!;
+    n += x >= 0x1000 ? 4 : x >= 0x100 ? 3 : x >= 0x10 ? 2 : 1;
+  }
+  return n === length;
+}
+
+/**
  * Whether `text` is exactly formatIPv6(w0..w3), compared character by character without
  * building the canonical text.
  */
@@ -689,7 +737,12 @@ function isCanonical6(text: string, w0: number, w1: number, w2: number, w3: numb
  */
 export function isCanonical(text: string, family: Family, words: ArrayLike<number>): boolean {
   if (family === 4) return text.indexOf(':') < 0;
-  if (!isCanonical6(text, words[0]!, words[1]!, words[2]!, words[3]!)) return false;
+  if (text === lastCanonical) return true;
+  if (text === lastParsed6) {
+    if (!canonicalShape(text.length, lastParsedShape, words)) return false;
+  } else if (!isCanonical6(text, words[0]!, words[1]!, words[2]!, words[3]!)) {
+    return false;
+  }
   rememberCanonical6(text);
   return true;
 }

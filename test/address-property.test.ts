@@ -283,6 +283,8 @@ function check(s: string): 'accepted' | 'rejected' {
   expect(error, JSON.stringify(s)).toBeUndefined();
   const want = oracle(s);
   expect({ text: s, family, words: [...out] }).toEqual({ text: s, family: want.family, words: want.words });
+  // right after the parse, before anything formats: what the parser learned about the text
+  expect(isCanonical(s, family!, out), `isCanonical(${JSON.stringify(s)}) after the parse`).toBe(s === want.canonical);
   expect(formatAddr(family!, out)).toBe(want.canonical);
   expect(canonicalAddr(s)).toBe(want.canonical);
   expect(isCanonical(s, family!, out), `isCanonical(${JSON.stringify(s)})`).toBe(s === want.canonical);

@@ -8,6 +8,7 @@ import {
   canonicalAddr,
   canonicalOf,
   isCanonical,
+  isKnownCanonical,
   formatAddr,
   parseIPv4Fast,
   formatIPv4,
@@ -619,8 +620,13 @@ describe('IPv6 text both ways against the slow formatter', () => {
         } catch {
           return; // a compression of all eight groups of a run that fills the address, etc.
         }
+        // asked right after the parse (what the parser learned on the way), then after a format
+        const known = isKnownCanonical(text);
+        const got = isCanonical(text, family, out);
         const want = formatAddr(family, out) === text;
         if (!want) noncanonical++;
+        expect(got, text).toBe(want);
+        if (known) expect(want, text).toBe(true);
         expect(isCanonical(text, family, out)).toBe(want);
         expect(canonicalOf(text, family, out)).toBe(formatAddr(family, out));
       }),
