@@ -45,8 +45,8 @@ export class IPAllocatorError extends Error {
    * carry no stack trace, because capturing one is most of the cost of an Error in V8 (about
    * 1.8 µs, where the allocator answers "range is full" from a counter in tens of nanoseconds).
    * V8 skips the capture outright only when `Error.stackTraceLimit` is not a number (with 0 it
-   * still builds an empty trace: 350 against 175 ns per error, Node 20); `stack` is then set to
-   * the first line a trace would have.
+   * still builds an empty trace); `stack` is then set to the first line a trace would have:
+   * ≈ 250 instead of ≈ 340 ns per error (Node 20).
    */
   constructor(message: string, captureStack = true) {
     const limit = Error.stackTraceLimit;
