@@ -45,6 +45,24 @@ describe('typed errors', () => {
     a.destroy();
   });
 
+  it('where Error.stackTraceLimit cannot be changed (frozen intrinsics), errors are still made, with a trace', async () => {
+    const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')!;
+    Object.defineProperty(Error, 'stackTraceLimit', { ...own, value: 10, writable: false });
+    try {
+      const full = new ErrFull();
+      expect(full.message).toBe('range is full');
+      expect(full.stack!.split('\n')[0]).toBe('ErrFull: range is full');
+      expect(full.stack!.split('\n').length).toBeGreaterThan(1);
+      expect(new InvalidAddressError('x', 'unable to parse IP').code).toBe('ERR_INVALID_ADDRESS');
+      const a = new Allocator('10.0.0.0/31');
+      await expect(a.allocateNext()).rejects.toBeInstanceOf(ErrFull);
+      a.destroy();
+      expect(Error.stackTraceLimit).toBe(10);
+    } finally {
+      Object.defineProperty(Error, 'stackTraceLimit', own);
+    }
+  });
+
   it('the stack of an expected outcome can be replaced, as on any Error', () => {
     const e = new ErrFull();
     e.stack = 'ErrFull: range is full\n    at somewhere';
