@@ -22,12 +22,13 @@
 // module-level scratch array, and return status codes internally; only the exported wrappers
 // throw, and the error text is built only on that path. Plain dotted quads and plain IPv6 go
 // through lean fast paths first (parseV4Value, parseV6Value) that read each character once and
-// only say "not mine" on anything else. The IPv6 formatter writes char codes into a scratch
-// buffer (the `::` run from a table of the 256 zero-group masks) and builds the one flat string
-// from them in a single call. Concatenating pieces would be cheaper to build but gives a rope,
+// only say "not mine" on anything else (the IPv6 one takes lowercase digits only). The IPv6
+// formatter writes char codes into a scratch buffer (the `::` run from a table of the 256
+// zero-group masks) and builds the one flat string from them in a single call. Concatenating pieces would be cheaper to build but gives a rope,
 // which V8 flattens, at more than the difference, the first time the text is hashed or read
 // (as a Map key, a record name, JSON). A canonical-form check compares the text with the words
-// instead of formatting (isCanonical).
+// instead of formatting (isCanonical); right after the IPv6 fast path parsed it, from where its
+// `::` stands and its length alone.
 
 import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput } from './errors.ts';
 
