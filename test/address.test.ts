@@ -372,6 +372,23 @@ describe('RFC 5952 formatting', () => {
     expect(formatIPv4(0x01020304)).toBe('1.2.3.4');
     expect(formatAddr(4, [0, 0, 0, 0xc0a80105])).toBe('192.168.1.5');
   });
+  it('formats every octet in every position, at every text length (7 to 15 characters)', () => {
+    // names of 13 characters or more are built another way than shorter ones (formatIPv4)
+    const lengths = new Set<number>();
+    for (let position = 0; position < 4; position++) {
+      for (let x = 0; x < 256; x++) {
+        for (const other of [0, 9, 10, 99, 100, 255]) {
+          const octets = [other, other, other, other];
+          octets[position] = x;
+          const v = ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
+          const text = formatIPv4(v);
+          expect(text).toBe(octets.join('.'));
+          lengths.add(text.length);
+        }
+      }
+    }
+    expect([...lengths].sort((a, b) => a - b)).toEqual([7, 8, 9, 10, 11, 12, 13, 14, 15]);
+  });
   it('refuses a family other than 4 or 6', () => {
     expect(() => formatAddr(5 as Family, [0, 0, 0, 0])).toThrow(InvalidArgumentError);
     expect(() => formatPrefix(5 as Family, [0, 0, 0, 0], 0)).toThrow(InvalidArgumentError);
