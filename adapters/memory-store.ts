@@ -28,7 +28,7 @@
 // Fault injection (failing creates, collisions, a lagging or unsynced cache, records that skip
 // validation) lives in a test-only subclass under test/, through the protected members below.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
-import { validateRecord } from './records.ts';
+import { isAllocatorLabelSet, validateRecord } from './records.ts';
 import { NameTable } from './name-table.ts';
 import { checkWatcher, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher, type SyncStoreOps } from './store.ts';
 import type { ParentRef } from './types.ts';
@@ -495,7 +495,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     const ref = record.parentRef;
     const stored = new StoredRecord(
       record.name,
-      labels === undefined ? NO_LABELS : Object.isFrozen(labels) ? labels : Object.freeze({ ...labels }),
+      isAllocatorLabelSet(labels) ? labels : labels === undefined ? NO_LABELS : Object.isFrozen(labels) ? labels : Object.freeze({ ...labels }),
       ref === null || ref === undefined ? null : Object.freeze({ ...ref }),
       ++this.version,
       this.timestamps ? Date.now() : Number.NaN,

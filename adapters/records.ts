@@ -14,6 +14,15 @@ export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
   return family === 'IPv4' ? LABELS_V4 : LABELS_V6;
 }
 
+/**
+ * True for the label sets labelsFor() returns: frozen and valid, so a store keeps and accepts
+ * them as they are. Known by identity: Object.isFrozen is a call into the runtime (≈ 20 ns on
+ * Node 20), paid on every record otherwise.
+ */
+export function isAllocatorLabelSet(labels: unknown): boolean {
+  return labels === LABELS_V4 || labels === LABELS_V6;
+}
+
 /** True when the record carries both allocator labels for `family` (upstream's list selector). */
 export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): boolean {
   return record.labels[LABEL_IP_FAMILY] === family && record.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME;
@@ -203,7 +212,7 @@ export function validateRecord(record: unknown): void {
   if (typeof record === 'object' && record !== null) {
     const r = record as IPAddressRecord;
     const name = r.name;
-    if (typeof name === 'string' && (r.labels === LABELS_V4 || r.labels === LABELS_V6) && r.parentRef === null && isCanonicalAddress(name))
+    if (typeof name === 'string' && isAllocatorLabelSet(r.labels) && r.parentRef === null && isCanonicalAddress(name))
       return;
   }
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
@@ -211,7 +220,7 @@ export function validateRecord(record: unknown): void {
   }
   const { name, labels, parentRef: ref } = record as Record<string, unknown>;
   const problems = nameProblems(name);
-  if (labels !== LABELS_V4 && labels !== LABELS_V6) problems.push(...labelProblems(labels)); // the allocators' own: valid
+  if (!isAllocatorLabelSet(labels)) problems.push(...labelProblems(labels));
   if (ref !== null && ref !== undefined) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
   if (problems.length > 0) throw new InvalidRecordError(name, problems);
 }
