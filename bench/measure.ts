@@ -112,18 +112,35 @@ async function warmUp(run: (n: number) => Promise<void> | void, b: Budget): Prom
 }
 
 /**
+ * The ns per operation of the case, warmed up, or why it is skipped. The first call is cold
+ * (lazy compilation, a code path used for the first time): up to 100× the warm cost and often
+ * over a millisecond, so it only rules out cases clearly over budget, and a second call decides
+ * whether the case is slow enough (≥ 1 ms per operation) to be timed without a warm-up. Deciding
+ * on the first call alone skipped the warm-up of cases that were merely cold and sized their
+ * samples for the cold cost: an async case was then timed in a few milliseconds of unoptimised
+ * code, 5–20× slower than the same code a second later (a few cases per run, different each time).
+ */
+async function probe(run: (n: number) => Promise<void> | void, b: Budget): Promise<number | Skipped> {
+  let t0 = nowNs();
+  await run(1);
+  let perOp = Number(nowNs() - t0);
+  if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!; // clearly over: do not even warm up
+  if (perOp >= 1e6) {
+    t0 = nowNs();
+    await run(1);
+    perOp = Number(nowNs() - t0);
+  }
+  if (perOp < 1e6) perOp = await warmUp(run, b);
+  return overBudget(perOp, b) ?? perOp;
+}
+
+/**
  * Times `run(n)` (n operations per call, synchronous) with Benchmark.js. `run` must leave the
  * subject as it found it (e.g. allocate then release), so any number of calls measures the same state.
  */
 export async function measureSync(run: (n: number) => void, b: Budget): Promise<Measurement | Skipped> {
-  // probe: one op cold, then the warm-up, to size the inner loop and check the budget
-  const t0 = nowNs();
-  run(1);
-  let perOp = Number(nowNs() - t0);
-  if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!; // clearly over: do not even warm up
-  if (perOp < 1e6) perOp = await warmUp(run, b);
-  const skip = overBudget(perOp, b);
-  if (skip) return skip;
+  const perOp = await probe(run, b);
+  if (typeof perOp !== 'number') return perOp;
   // ≥ 2 µs per call keeps Benchmark's call overhead under 1 %.
   const inner = Math.max(1, Math.min(1 << 14, Math.ceil(2000 / Math.max(perOp, 0.1))));
   const fn = (): void => run(inner);
@@ -141,13 +158,8 @@ export async function measureSync(run: (n: number) => void, b: Budget): Promise<
 
 /** Times `run(n)` (n sequential awaited operations) with our own loop of samples. */
 export async function measureAsync(run: (n: number) => Promise<void>, b: Budget): Promise<Measurement | Skipped> {
-  const t0 = nowNs();
-  await run(1);
-  let perOp = Number(nowNs() - t0);
-  if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!;
-  if (perOp < 1e6) perOp = await warmUp(run, b);
-  const skip = overBudget(perOp, b);
-  if (skip) return skip;
+  const perOp = await probe(run, b);
+  if (typeof perOp !== 'number') return perOp;
   const n = Math.max(1, Math.round((b.sampleMs * 1e6) / perOp));
   const deadline = Number(nowNs()) + b.budgetMs * 1e6;
   const samples: number[] = [];
