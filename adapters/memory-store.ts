@@ -36,6 +36,12 @@ import type { ParentRef } from './types.ts';
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
+/** The labels a stored record keeps: the allocators' shared sets and frozen objects as they are, else a frozen copy. */
+function storedLabels(labels: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+  if (labels === undefined) return NO_LABELS;
+  return isAllocatorLabelSet(labels) || Object.isFrozen(labels) ? labels : Object.freeze({ ...labels });
+}
+
 function notAName(name: unknown): InvalidArgumentError {
   return new InvalidArgumentError(`a record name must be a string, got ${quoteInput(name)}`);
 }
@@ -495,7 +501,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     const ref = record.parentRef;
     const stored = new StoredRecord(
       record.name,
-      isAllocatorLabelSet(labels) ? labels : labels === undefined ? NO_LABELS : Object.isFrozen(labels) ? labels : Object.freeze({ ...labels }),
+      storedLabels(labels),
       ref === null || ref === undefined ? null : Object.freeze({ ...ref }),
       ++this.version,
       this.timestamps ? Date.now() : Number.NaN,

@@ -212,8 +212,7 @@ export function validateRecord(record: unknown): void {
   if (typeof record === 'object' && record !== null) {
     const r = record as IPAddressRecord;
     const name = r.name;
-    if (typeof name === 'string' && isAllocatorLabelSet(r.labels) && r.parentRef === null && isCanonicalAddress(name))
-      return;
+    if (typeof name === 'string' && isAllocatorLabelSet(r.labels) && r.parentRef === null && isCanonicalAddress(name)) return;
   }
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new InvalidRecordError(record, ['a record must be an object {name, labels, parentRef}']);
