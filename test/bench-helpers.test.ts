@@ -1,9 +1,10 @@
-// Helpers of the benchmark harness: fills, the address text it loads stores with, statistics and
-// the SVG writer. (No test asserts a timing.)
+// Helpers of the benchmark harness: fills, the address text it loads stores with, statistics, how
+// a case is sized, and the SVG writer. (No test asserts a timing.)
+import process from 'node:process';
 import { describe, expect, it } from 'vitest';
 import { organicOrder, uniformOrder, freeOffsets, randomU64Pairs } from '../bench/fills.ts';
 import { RANGES, offsetText, rangeById } from '../bench/ranges.ts';
-import { median, summarize } from '../bench/measure.ts';
+import { measureAsync, median, summarize, type Budget } from '../bench/measure.ts';
 import { chartSvg, esc } from '../bench/svg.ts';
 import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
 import { formatAddr } from '../adapters/address.ts';
@@ -90,6 +91,36 @@ describe('statistics', () => {
     expect(m.spread).toBe(0);
     expect(m.samples).toBe(5);
     expect(m.rme).toBeGreaterThan(0);
+  });
+});
+
+describe('sizing a case', () => {
+  /** Busy-waits `ns` nanoseconds: a stand-in operation of a known cost. */
+  const spin = (ns: number): void => {
+    const until = process.hrtime.bigint() + BigInt(ns);
+    while (process.hrtime.bigint() < until);
+  };
+  const budget: Budget = { budgetMs: 400, minSamples: 3, maxSamples: 4, sampleMs: 4, maxTime: 0, minTime: 0, warmMs: 5 };
+
+  it('a case whose first call is slow only because it is cold is warmed up and sized for its warm cost', async () => {
+    let calls = 0;
+    const m = await measureAsync(async (n) => {
+      for (let i = 0; i < n; i++) spin(calls++ === 0 ? 3_000_000 : 2_000); // 3 ms cold, then 2 µs
+    }, budget);
+    if ('skipped' in m) throw new Error(m.skipped);
+    // sized from the cold call, a 4 ms sample would hold 1 or 2 operations; from the warm cost, ~2,000
+    expect(m.opsPerSample).toBeGreaterThan(100);
+  });
+
+  it('a case slow on every call is timed without a warm-up', async () => {
+    let calls = 0;
+    const m = await measureAsync(async (n) => {
+      for (let i = 0; i < n; i++, calls++) spin(1_500_000); // 1.5 ms, every time
+    }, budget);
+    if ('skipped' in m) throw new Error(m.skipped);
+    expect(m.opsPerSample).toBeLessThanOrEqual(3);
+    // two probing calls, then the samples only
+    expect(calls).toBe(2 + m.samples * m.opsPerSample);
   });
 });
 
