@@ -20,6 +20,8 @@ export interface Conditions {
   loadAverage: number[];
   mode: string;
   args: string[];
+  /** Which CPU the main thread ran on and how it was chosen (bench/cpu.ts). */
+  cpuPin: string;
 }
 
 const deno = (globalThis as { Deno?: { version: { deno: string; v8: string } } }).Deno;
@@ -48,7 +50,7 @@ export function getGc(): (() => void) | undefined {
   return gcFn;
 }
 
-export function conditions(mode: string, coreBuild: string): Conditions {
+export function conditions(mode: string, coreBuild: string, cpuPin: string): Conditions {
   const cpus = os.cpus();
   return {
     cpu: cpus[0]?.model?.trim() || 'unknown',
@@ -68,6 +70,7 @@ export function conditions(mode: string, coreBuild: string): Conditions {
     loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100),
     mode,
     args: process.argv.slice(2),
+    cpuPin,
   };
 }
 

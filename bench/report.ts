@@ -387,7 +387,7 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
     `Mode **${c.mode}**, ${c.date}, ${c.runtime.name} ${c.runtime.version} (V8 ${c.runtime.v8}), ${c.cpu} × ${c.cores} cores, ${c.memoryGiB} GiB, ${c.os}.`,
   );
   L.push(
-    `Commit \`${c.git.commit.slice(0, 12)}\`${c.git.dirty ? ' (working tree had uncommitted changes)' : ''}; WASM core build: ${c.coreBuild}; forced GC for memory: ${c.gcExposed ? 'yes' : 'no (memory figures approximate)'}. Run took ${Math.round(res.durationSeconds)} s. Arguments: \`${c.args.join(' ') || '(none)'}\`. Load average at start: ${c.loadAverage.join(' / ')}${c.loadAverage[0] > c.cores ? ` — **the machine was busy (load > ${c.cores} cores): absolute numbers are inflated and noisy; ratios within the run are more robust**` : ''}.`,
+    `Commit \`${c.git.commit.slice(0, 12)}\`${c.git.dirty ? ' (working tree had uncommitted changes)' : ''}; WASM core build: ${c.coreBuild}; forced GC for memory: ${c.gcExposed ? 'yes' : 'no (memory figures approximate)'}. Run took ${Math.round(res.durationSeconds)} s. Arguments: \`${c.args.join(' ') || '(none)'}\`. Load average at start: ${c.loadAverage.join(' / ')}${c.loadAverage[0] > c.cores ? ` — **the machine was busy (load > ${c.cores} cores): absolute numbers are inflated and noisy; ratios within the run are more robust**` : ''}. CPU: ${c.cpuPin}.`,
     '',
   );
   if (c.mode === 'smoke') L.push('**Smoke mode: minimal samples on cold code, to prove the suite runs. The numbers mean nothing.**', '');

@@ -8,6 +8,7 @@ import { measureAsync, median, summarize, type Budget } from '../bench/measure.t
 import { chartSvg, esc } from '../bench/svg.ts';
 import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
 import { formatAddr } from '../adapters/address.ts';
+import { parseCpuList, pinBenchCpu } from '../bench/cpu.ts';
 
 describe('fills', () => {
   it('uniform: distinct offsets inside the range, same seed same order', () => {
@@ -142,6 +143,31 @@ function row(p: Partial<Row>): Row {
     ...p,
   };
 }
+
+describe('choosing a CPU', () => {
+  it('reads Linux CPU lists and rejects anything else', () => {
+    expect(parseCpuList('0')).toEqual([0]);
+    expect(parseCpuList('0,1')).toEqual([0, 1]);
+    expect(parseCpuList('0-3,6,8-9\n')).toEqual([0, 1, 2, 3, 6, 8, 9]);
+    for (const bad of ['', '0-', '3-1', 'a', '0,,1', '1.5']) expect(() => parseCpuList(bad), bad).toThrow(/not a CPU list/);
+  });
+
+  it('--cpu any pins nothing; a CPU the process may not use is refused before anything is pinned', () => {
+    expect(pinBenchCpu('any')).toEqual({ cpu: null, how: 'not pinned (--cpu any)', probe: [] });
+    // (the valid choices pin this test process, so only the refusals are exercised here)
+    for (const bad of ['999', '-1', 'first']) {
+      const result = (() => {
+        try {
+          return pinBenchCpu(bad);
+        } catch (e) {
+          return e as Error;
+        }
+      })();
+      if (result instanceof Error) expect(result.message).toMatch(/^--cpu .*: expected "any" or one of the CPUs/);
+      else expect(result.cpu).toBeNull(); // no taskset, or not Linux: nothing pinned
+    }
+  });
+});
 
 describe('report', () => {
   it('evaluates ratio targets against go-seed within the run, and says why one is not evaluated', () => {

@@ -1,4 +1,4 @@
-// npm run bench:strategies [-- --quick] [-- --out <prefix>] [-- --seed <n>]
+// npm run bench:strategies [-- --quick] [-- --out <prefix>] [-- --seed <n>] [-- --cpu <n>|any]
 //
 // Every allocation strategy on every workload of the simulator (sim.ts), plus the speed of each
 // strategy's allocateNext on Range, written as JSON, Markdown and three SVG charts to
@@ -20,6 +20,7 @@ import { Range } from '../../adapters/range.ts';
 import { coolDown, type StrategyOption } from '../../adapters/strategies.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';
+import { describePin, pinBenchCpu } from '../cpu.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
 import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
 
@@ -28,6 +29,8 @@ const quick = args.includes('--quick');
 const seedAt = args.indexOf('--seed');
 const SEED = seedAt >= 0 ? Number(args[seedAt + 1]) : 20240601;
 const outAt = args.indexOf('--out');
+const cpuAt = args.indexOf('--cpu');
+const CPU = cpuAt >= 0 ? args[cpuAt + 1] : undefined;
 const OUT = outAt >= 0 ? args[outAt + 1]! : quick ? join(tmpdir(), 'ipallocator-bench', 'strategies') : 'bench/results/strategies';
 
 const SPECS: StrategySpec[] = [
@@ -195,7 +198,7 @@ interface Results {
 
 function main(): void {
   const started = performance.now();
-  const cond = conditions(quick ? 'quick' : 'full', coreTarget);
+  const cond = conditions(quick ? 'quick' : 'full', coreTarget, describePin(pinBenchCpu(CPU)));
   let events = 0;
   let simMs = 0;
   const run = (w: Workload, specs: StrategySpec[]): Measures[] =>
@@ -286,7 +289,7 @@ function markdown(r: Results): string {
   lines.push('# Allocation strategies: quality under churn (simulated)');
   lines.push('');
   lines.push(
-    `Seed ${r.seed}, ${c.mode} run, ${c.cpu} × ${c.cores}, ${c.runtime.name} ${c.runtime.version}, commit ${c.git.commit.slice(0, 12)}${c.git.dirty ? ' (dirty)' : ''}, load average ${c.loadAverage.join(' ')}, ${c.date}. Run took ${r.runTookS.toFixed(0)} s; the simulator processed ${Math.round(r.eventsPerSecond).toLocaleString('en-US')} events per second.`,
+    `Seed ${r.seed}, ${c.mode} run, ${c.cpu} × ${c.cores}, ${c.runtime.name} ${c.runtime.version}, commit ${c.git.commit.slice(0, 12)}${c.git.dirty ? ' (dirty)' : ''}, load average ${c.loadAverage.join(' ')}, ${c.cpuPin}, ${c.date}. Run took ${r.runTookS.toFixed(0)} s; the simulator processed ${Math.round(r.eventsPerSecond).toLocaleString('en-US')} events per second.`,
   );
   lines.push('');
   lines.push(
