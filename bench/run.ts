@@ -7,8 +7,8 @@
 //   … -- --filter <regex>         only cases whose id matches, e.g. "allocator|reference", "/64",
 //                                 "boundary", "allocateNext.*99.9" (id: "<impl> <family> <prefix> <op> <fill>")
 //   … -- --out <path-prefix>      where to write <prefix>.{json,md,svg}
-//   … -- --cpu <n>|any            pin to CPU n, or not at all (default: the fastest of a probe, on
-//                                 Linux with taskset; bench/cpu.ts says why)
+//   … -- --cpu <n>|any            pin to CPU n, or not at all (default on Linux with taskset: the
+//                                 fastest CPU of a probe, checked before each case; bench/cpu.ts)
 //   … -- --baseline <git-ref>     add allocator@<ref>, store@<ref>, range@<ref>, core@<ref> columns:
 //                                 that commit's implementation beside this one (bench/baseline.ts)
 //
@@ -27,7 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { runBoundary, runStoreFloor } from './boundary.ts';
 import { runPolicies } from './policies.ts';
 import { conditions, getGc, liveJsBytes } from './conditions.ts';
-import { describePin, pinBenchCpu } from './cpu.ts';
+import { BenchCpu } from './cpu.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
 import { IMPLS, IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impls.ts';
 import { measureAsync, measureSync, summarize, type Budget, type Measurement, type Skipped } from './measure.ts';
@@ -308,21 +308,16 @@ async function measureRunner(runner: Runner, budget: Budget): Promise<Measuremen
 }
 
 let storeBytesPerRecord: number | null = null;
+/** The CPU the run is pinned to (bench/cpu.ts), kept fast case by case. */
+let benchCpu: BenchCpu;
 
 type Subject = { impl: Impl; why?: string; baseline?: Baseline };
 
-async function runSeries(
-  p: SeriesPlan,
-  impls: Subject[],
-  rows: Row[],
-  counter: { done: number; total: number },
-  beforeStart: () => void,
-): Promise<void> {
+async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: { done: number; total: number }): Promise<void> {
   const r = p.range;
   const wanted = (impl: string): boolean => p.levels.some((l) => l.ops.some((op) => matches(caseId(impl, r, l, op))));
   const active = impls.filter((x) => wanted(x.impl.name));
   if (active.length === 0) return;
-  beforeStart();
   progress(
     `series ${r.cidr} ${p.order}: building the fill order (up to ${Math.max(...p.levels.map((l) => l.count)).toLocaleString('en-US')} addresses)`,
   );
@@ -391,6 +386,8 @@ async function runSeries(
           runners = undefined;
         }
         getGc()?.();
+        const moved = benchCpu.beforeCase();
+        if (moved) progress(moved);
         counter.done++;
         const row = baseRow(name, r, l, OP_NAME[op]);
         const label = `[${counter.done}/${counter.total}] ${caseKey(row)} · ${name}`;
@@ -476,9 +473,8 @@ function fmt(ns: number | null): string {
 
 async function main(): Promise<void> {
   const { coreTarget } = await import('../adapters/wasm.ts');
-  const cpuChoice = option('--cpu');
-  const startPin = pinBenchCpu(cpuChoice);
-  const cond = conditions(mode, coreTarget, describePin(startPin));
+  benchCpu = new BenchCpu(option('--cpu'));
+  const cond = conditions(mode, coreTarget, benchCpu.describe());
   progress(
     `ipallocator bench · ${mode} · ${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · ${cond.cpuPin} · gc ${getGc() ? 'on' : 'off'}${filterText ? ` · filter /${filterText}/` : ''}`,
   );
@@ -510,6 +506,8 @@ async function main(): Promise<void> {
   const counter = { done: 0, total };
 
   if (matches('boundary')) {
+    const moved = benchCpu.beforeCase();
+    if (moved) progress(moved);
     const floor = matches('boundary:store') ? await runStoreFloor(budgets.async) : [];
     const policies = matches('boundary:policies') ? await runPolicies(budgets.async, progress) : [];
     for (const b of [...(await runBoundary(budgets.sync, matches, progress)), ...floor, ...policies]) {
@@ -533,20 +531,8 @@ async function main(): Promise<void> {
       else rows.push(withMeasurement(row, b.result));
     }
   }
-  // The fastest CPU can change during a run (another guest's load moves on the host): probe again
-  // before each series, so that every series is timed, all implementations alike, on one fast CPU.
-  const seriesOnCpu = new Map<number, number>();
-  const repin = (): void => {
-    if (startPin.probe.length < 2) return;
-    const pin = pinBenchCpu(cpuChoice);
-    seriesOnCpu.set(pin.cpu!, (seriesOnCpu.get(pin.cpu!) ?? 0) + 1);
-    progress(describePin(pin));
-  };
-  for (const p of plans) await runSeries(p, impls, rows, counter, repin);
-  if (startPin.probe.length > 1 && seriesOnCpu.size > 0) {
-    const tally = [...seriesOnCpu].sort((a, b) => a[0] - b[0]).map(([cpu, n]) => `CPU ${cpu} for ${n}`);
-    cond.cpuPin += `; probed again before each series of addresses: ${tally.join(', ')}`;
-  }
+  for (const p of plans) await runSeries(p, impls, rows, counter);
+  cond.cpuPin = benchCpu.describe();
 
   const res: Results = {
     conditions: cond,

@@ -8,7 +8,7 @@ import { measureAsync, median, summarize, type Budget } from '../bench/measure.t
 import { chartSvg, esc } from '../bench/svg.ts';
 import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
 import { formatAddr } from '../adapters/address.ts';
-import { parseCpuList, pinBenchCpu } from '../bench/cpu.ts';
+import { BenchCpu, parseCpuList } from '../bench/cpu.ts';
 
 describe('fills', () => {
   it('uniform: distinct offsets inside the range, same seed same order', () => {
@@ -153,18 +153,19 @@ describe('choosing a CPU', () => {
   });
 
   it('--cpu any pins nothing; a CPU the process may not use is refused before anything is pinned', () => {
-    expect(pinBenchCpu('any')).toEqual({ cpu: null, how: 'not pinned (--cpu any)', probe: [] });
-    // (the valid choices pin this test process, so only the refusals are exercised here)
+    const any = new BenchCpu('any');
+    expect(any.cpu).toBeNull();
+    expect(any.describe()).toBe('not pinned (--cpu any)');
+    expect(any.beforeCase()).toBeUndefined();
+    // (a valid choice would pin this test process, so only the refusals are exercised here)
     for (const bad of ['999', '-1', 'first']) {
-      const result = (() => {
-        try {
-          return pinBenchCpu(bad);
-        } catch (e) {
-          return e as Error;
-        }
-      })();
-      if (result instanceof Error) expect(result.message).toMatch(/^--cpu .*: expected "any" or one of the CPUs/);
-      else expect(result.cpu).toBeNull(); // no taskset, or not Linux: nothing pinned
+      let pinned: BenchCpu | undefined;
+      try {
+        pinned = new BenchCpu(bad);
+      } catch (e) {
+        expect((e as Error).message).toMatch(/^--cpu .*: expected "any" or one of the CPUs this process may use \(\d/);
+      }
+      if (pinned) expect(pinned.cpu).toBeNull(); // no taskset, or not Linux: nothing pinned, nothing refused
     }
   });
 });

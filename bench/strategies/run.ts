@@ -20,7 +20,7 @@ import { Range } from '../../adapters/range.ts';
 import { coolDown, type StrategyOption } from '../../adapters/strategies.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';
-import { describePin, pinBenchCpu } from '../cpu.ts';
+import { BenchCpu } from '../cpu.ts';
 import { lineChart, STRATEGY_COLORS, type Series } from './chart.ts';
 import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, type StrategySpec, simulate, type Workload } from './sim.ts';
 
@@ -198,7 +198,7 @@ interface Results {
 
 function main(): void {
   const started = performance.now();
-  const cond = conditions(quick ? 'quick' : 'full', coreTarget, describePin(pinBenchCpu(CPU)));
+  const cond = conditions(quick ? 'quick' : 'full', coreTarget, new BenchCpu(CPU).describe());
   let events = 0;
   let simMs = 0;
   const run = (w: Workload, specs: StrategySpec[]): Measures[] =>
