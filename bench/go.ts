@@ -13,6 +13,7 @@ import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { BenchCpu } from './cpu.ts';
 import { summarize, type Budget, type Measurement, type Skipped } from './measure.ts';
 import type { Impl, Runner, SeriesCtx, SeriesImpl } from './impls.ts';
 
@@ -94,10 +95,18 @@ export class GoSession {
   count = 0;
   /** The level whose queries were sent last. */
   queriesAt = -1;
+  /** The CPU Go's timing thread is pinned to (null: not pinned). */
+  private pinnedTo: number | null = null;
 
   constructor(binary: string) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ipallocator-go-fill-'));
-    this.child = spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
+    // A pinned harness starts Go with every CPU it was allowed (a child inherits the pin, and the Go
+    // runtime would size itself for one CPU); Go pins its timing thread itself (pinnedTo).
+    const pinned = BenchCpu.active;
+    this.child =
+      pinned?.cpu != null
+        ? spawn('taskset', ['-c', pinned.allowed.join(','), binary], { stdio: ['pipe', 'pipe', 'pipe'] })
+        : spawn(binary, [], { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.setEncoding('utf8');
     this.child.stdout.on('data', (chunk: string) => {
       this.buffered += chunk;
@@ -163,6 +172,11 @@ export class GoSession {
     // Benchmark.js time limit of synchronous cases when there is one
     const timeMs = b.maxTime > 0 ? Math.min(b.budgetMs, b.maxTime * 1000) : b.budgetMs;
     const sampleMs = b.sampleMs > 0 ? b.sampleMs : Math.min(40, Math.max(1, timeMs / 20));
+    const cpu = BenchCpu.active?.cpu ?? null;
+    if (cpu !== null && cpu !== this.pinnedTo) {
+      await this.request(`pin ${cpu}`);
+      this.pinnedTo = cpu;
+    }
     const r = await this.request(
       `time ${variant} ${op} ${b.budgetMs} ${timeMs} ${b.minSamples} ${Math.max(b.minSamples, b.maxSamples)} ${sampleMs}`,
     );

@@ -7,8 +7,9 @@
 //   … -- --filter <regex>         only cases whose id matches, e.g. "allocator|reference", "/64",
 //                                 "boundary", "allocateNext.*99.9" (id: "<impl> <family> <prefix> <op> <fill>")
 //   … -- --out <path-prefix>      where to write <prefix>.{json,md,svg}
-//   … -- --cpu <n>|any            pin to CPU n, or not at all (default on Linux with taskset: the
-//                                 fastest CPU of a probe, checked before each case; bench/cpu.ts)
+//   … -- --cpu fastest|<n>        pin the timing threads (ours and Go's) to the fastest CPU of a
+//                                 probe, checked before each case, or to CPU n (default: not
+//                                 pinned, the CPUs' speeds stated; bench/cpu.ts says why)
 //   … -- --baseline <git-ref>     add allocator@<ref>, store@<ref>, range@<ref>, core@<ref> columns:
 //                                 that commit's implementation beside this one (bench/baseline.ts)
 //

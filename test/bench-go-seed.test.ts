@@ -4,6 +4,7 @@
 // seeded source), so the comparison is of what the algorithm guarantees: the same answers to has()
 // and allocate(), allocateNext handing out every free address once — the dynamic (upper) band
 // before the static (lower) one — then "range is full". Skipped, with the reason, without `go`.
+import process from 'node:process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildGoSeed, openGoSession, removeGoBuild, type GoSession, type GoVariant } from '../bench/go.ts';
 import { offsetText, type RangeSpec } from '../bench/ranges.ts';
@@ -146,6 +147,20 @@ describe.skipIf(skipWhy !== undefined)('go-seed agrees with ReferenceAllocator o
       });
     }
   }
+
+  it('pins its timing thread to a CPU when asked (Linux), and refuses a CPU that does not exist', async () => {
+    const s = await openGoSession('192.168.7.0/28', 1);
+    try {
+      if (process.platform === 'linux') await expect(s.request('pin 0')).resolves.toMatchObject({ ok: true });
+      else await expect(s.request('pin 0')).rejects.toThrow(/only supported on Linux/);
+      await expect(s.request('pin 100000')).rejects.toThrow(/no CPU 100000|only supported on Linux/);
+      await expect(s.request('pin x')).rejects.toThrow(/invalid syntax/);
+      // still answering after the refusals
+      expect(((await s.request('trace go-seed next 3')).ips as string[]).length).toBe(3);
+    } finally {
+      s.close();
+    }
+  });
 
   it("on a /64, go-master draws inside the range; go-seed, as upstream's file did, also outside it", async () => {
     const s = await openGoSession('2001:db8::/64', 3);

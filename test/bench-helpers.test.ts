@@ -1,5 +1,6 @@
 // Helpers of the benchmark harness: fills, the address text it loads stores with, statistics, how
 // a case is sized, and the SVG writer. (No test asserts a timing.)
+import { execFileSync } from 'node:child_process';
 import process from 'node:process';
 import { describe, expect, it } from 'vitest';
 import { organicOrder, uniformOrder, freeOffsets, randomU64Pairs } from '../bench/fills.ts';
@@ -152,20 +153,37 @@ describe('choosing a CPU', () => {
     for (const bad of ['', '0-', '3-1', 'a', '0,,1', '1.5']) expect(() => parseCpuList(bad), bad).toThrow(/not a CPU list/);
   });
 
-  it('--cpu any pins nothing; a CPU the process may not use is refused before anything is pinned', () => {
-    const any = new BenchCpu('any');
-    expect(any.cpu).toBeNull();
-    expect(any.describe()).toBe('not pinned (--cpu any)');
-    expect(any.beforeCase()).toBeUndefined();
-    // (a valid choice would pin this test process, so only the refusals are exercised here)
-    for (const bad of ['999', '-1', 'first']) {
-      let pinned: BenchCpu | undefined;
+  it('unpinned by default: the CPUs are probed and the affinity is as before', () => {
+    const affinity = (): string | undefined => {
       try {
-        pinned = new BenchCpu(bad);
-      } catch (e) {
-        expect((e as Error).message).toMatch(/^--cpu .*: expected "any" or one of the CPUs this process may use \(\d/);
+        return execFileSync('taskset', ['-p', '-c', String(process.pid)], { encoding: 'utf8' })
+          .split(':')
+          .pop()!
+          .trim();
+      } catch {
+        return undefined; // no taskset here
       }
-      if (pinned) expect(pinned.cpu).toBeNull(); // no taskset, or not Linux: nothing pinned, nothing refused
+    };
+    const before = affinity();
+    const cpu = new BenchCpu(undefined);
+    expect(cpu.cpu).toBeNull();
+    expect(cpu.beforeCase()).toBeUndefined();
+    expect(affinity()).toBe(before);
+    if (before !== undefined && parseCpuList(before).length > 1) {
+      expect(cpu.describe()).toMatch(/^not pinned; CPU speeds at the start \(time relative to the fastest: CPU \d+ \d\.\d\d, /);
+    }
+  });
+
+  it('a CPU the process may not use is refused before anything is pinned', () => {
+    // (a valid choice would pin this test process, so only the refusals are exercised here)
+    for (const bad of ['999', '-1', 'first', '1.0', '']) {
+      let made: BenchCpu | undefined;
+      try {
+        made = new BenchCpu(bad);
+      } catch (e) {
+        expect((e as Error).message).toMatch(/^--cpu .*: expected "fastest" or one of the CPUs this process may use \(\d/);
+      }
+      if (made) expect(made.cpu).toBeNull(); // no taskset, or not Linux: nothing pinned, nothing refused
     }
   });
 });

@@ -11,6 +11,7 @@
 //	                                            → {"samples":[ns/op…],"opsPerSample":n} or {"skipped":"…"}
 //	trace <variant> next <k>                    k allocateNext without release → {"ips":[…],"error":…}
 //	trace <variant> allocate|release|has <ip>   one call → {"error":…} / {"has":…}
+//	pin <cpu>                                   run the timing loops on that CPU (Linux; pin_linux.go)
 //
 // Offsets are those of the harness (bench/ranges.ts): 0 is the network address + 1.
 package main
@@ -66,6 +67,16 @@ func main() {
 }
 
 func (s *session) handle(self **session, f []string) (map[string]any, error) {
+	if f[0] == "pin" {
+		if len(f) != 2 {
+			return nil, errors.New("usage: pin <cpu>")
+		}
+		cpu, err := strconv.Atoi(f[1])
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{}, pinThread(cpu)
+	}
 	if f[0] == "open" {
 		if len(f) != 3 {
 			return nil, errors.New("usage: open <cidr> <seed>")
