@@ -20,7 +20,7 @@ export interface Conditions {
   loadAverage: number[];
   mode: string;
   args: string[];
-  /** Which CPU the main thread ran on and how it was chosen (bench/cpu.ts). */
+  /** The CPUs' speeds at the start, and where the main thread was pinned if it was (bench/cpu.ts). */
   cpuPin: string;
 }
 

@@ -309,7 +309,7 @@ async function measureRunner(runner: Runner, budget: Budget): Promise<Measuremen
 }
 
 let storeBytesPerRecord: number | null = null;
-/** The CPU the run is pinned to (bench/cpu.ts), kept fast case by case. */
+/** Where the timing thread runs (bench/cpu.ts): not pinned unless --cpu asks. */
 let benchCpu: BenchCpu;
 
 type Subject = { impl: Impl; why?: string; baseline?: Baseline };

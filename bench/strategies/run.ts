@@ -1,4 +1,4 @@
-// npm run bench:strategies [-- --quick] [-- --out <prefix>] [-- --seed <n>] [-- --cpu <n>|any]
+// npm run bench:strategies [-- --quick] [-- --out <prefix>] [-- --seed <n>] [-- --cpu fastest|<n>]
 //
 // Every allocation strategy on every workload of the simulator (sim.ts), plus the speed of each
 // strategy's allocateNext on Range, written as JSON, Markdown and three SVG charts to
