@@ -32,10 +32,6 @@ export function parseCpuList(text: string): number[] {
   return out;
 }
 
-function taskset(args: string[]): string {
-  return execFileSync('taskset', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
 /** Milliseconds for a fixed integer loop (≈ 10 ms on a fast core once compiled). */
 function loopMs(): number {
   const t = process.hrtime.bigint();
@@ -68,19 +64,26 @@ export class BenchCpu {
   /**
    * `choice`: undefined = not pinned (the CPUs' speeds are probed and stated); "fastest" = the
    * fastest CPU of a probe, kept fast case by case; a number = that CPU for the whole run.
-   * Throws only for a `choice` that names no CPU this process may use; without taskset or off
-   * Linux nothing is probed or pinned.
+   * Throws for a `choice` that names no CPU this process may use, and for any `choice` where
+   * pinning is impossible (off Linux, no taskset); unasked, nothing is probed or pinned there.
    */
-  constructor(choice: string | undefined) {
+  constructor(
+    choice: string | undefined,
+    /** The taskset program (tests name one that is not there). */
+    private readonly tasksetPath = 'taskset',
+  ) {
     this.probing = false;
+    const asked = choice === undefined ? undefined : `--cpu ${choice}: pinning needs Linux with taskset (util-linux)`;
     if (process.platform !== 'linux') {
+      if (asked) throw new Error(`${asked}; this is ${process.platform}`);
       this.how = `not pinned (${process.platform})`;
       return;
     }
     try {
-      const line = taskset(['-p', '-c', String(process.pid)]); // "pid N's current affinity list: 0,1"
+      const line = this.taskset(['-p', '-c', String(process.pid)]); // "pid N's current affinity list: 0,1"
       this.allowed = parseCpuList(line.slice(line.lastIndexOf(':') + 1));
-    } catch {
+    } catch (e) {
+      if (asked) throw new Error(`${asked}: ${e instanceof Error ? e.message : String(e)}`);
       this.how = 'not pinned (taskset not available)';
       return;
     }
@@ -91,7 +94,7 @@ export class BenchCpu {
         return;
       }
       const speeds = this.probe();
-      taskset(['-p', '-c', this.allowed.join(','), String(process.pid)]); // unpinned again
+      this.taskset(['-p', '-c', this.allowed.join(','), String(process.pid)]); // unpinned again
       this.cpu = null;
       this.how = `not pinned; CPU speeds at the start (${speeds})`;
       return;
@@ -169,7 +172,11 @@ export class BenchCpu {
   }
 
   private pin(cpu: number): void {
-    taskset(['-p', '-c', String(cpu), String(process.pid)]);
+    this.taskset(['-p', '-c', String(cpu), String(process.pid)]);
     this.cpu = cpu;
+  }
+
+  private taskset(args: string[]): string {
+    return execFileSync(this.tasksetPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   }
 }

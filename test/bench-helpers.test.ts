@@ -181,10 +181,22 @@ describe('choosing a CPU', () => {
       try {
         made = new BenchCpu(bad);
       } catch (e) {
-        expect((e as Error).message).toMatch(/^--cpu .*: expected "fastest" or one of the CPUs this process may use \(\d/);
+        expect((e as Error).message).toMatch(
+          /^--cpu .*: (expected "fastest" or one of the CPUs this process may use \(\d|pinning needs Linux)/,
+        );
       }
-      if (made) expect(made.cpu).toBeNull(); // no taskset, or not Linux: nothing pinned, nothing refused
+      expect(made).toBeUndefined();
     }
+  });
+
+  it('pinning asked for where it is impossible is an error; unasked, the run goes on unpinned', () => {
+    const missing = '/nonexistent/taskset';
+    for (const choice of ['fastest', '0']) {
+      expect(() => new BenchCpu(choice, missing)).toThrow(/^--cpu .*: pinning needs Linux with taskset \(util-linux\)/);
+    }
+    const unasked = new BenchCpu(undefined, missing);
+    expect(unasked.cpu).toBeNull();
+    expect(unasked.describe()).toMatch(/^not pinned \((taskset not available|\w+)\)$/);
   });
 });
 
