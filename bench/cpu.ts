@@ -9,13 +9,14 @@
 // states the speeds in the results. Pinning is asked for: `--cpu fastest` pins the harness's main
 // thread to the fastest CPU and, before each case, times the loop there again — when that CPU has
 // slowed down against the fastest time seen, it probes every CPU again and moves; `--cpu <n>` pins
-// to n for the whole run. The go-seed program is started with every allowed CPU (so the Go runtime
-// sizes itself as it would unpinned) and pins its own timing thread to the same CPU (`pin`, in
-// bench/go-seed/pin_linux.go). In both runtimes only the timing thread is pinned; the garbage
-// collectors' and compilers' threads stay free. Not the default: on large heaps (the /12 at 99 %
-// with a million records in two stores) a pinned main thread measured 2-6× slower with 10× the
-// spread, its CPU shared with the collector's threads it can no longer move away from.
+// to n for the whole run. Every other thread of the process (the garbage collector's and the
+// compiler's) is moved to the other CPUs, again before each case for threads started meanwhile:
+// the timing thread cannot leave its CPU, so nothing else may take it. The go-seed program is
+// started with every allowed CPU (so the Go runtime sizes itself as it would unpinned) and does
+// the same with its own threads (`pin`, in bench/go-seed/pin_linux.go). Not the default: it has
+// not yet been compared with unpinned runs over a full run (see bench/README.md).
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import process from 'node:process';
 
 /** The CPUs of a Linux CPU list ("0-3,6,8-9"), in order; throws on anything else. */
@@ -105,12 +106,14 @@ export class BenchCpu {
         throw new Error(`--cpu ${choice}: expected "fastest" or one of the CPUs this process may use (${this.allowed.join(', ')})`);
       }
       this.pin(cpu);
+      this.placeHelpers();
       this.how = `pinned to CPU ${cpu} (--cpu)`;
       BenchCpu.active = this;
       return;
     }
     this.probing = true;
-    this.how = `pinned to the fastest CPU of a probe (${this.probe()})`;
+    this.how = `pinned to the fastest CPU of a probe (${this.probe()}), the other threads off it`;
+    this.placeHelpers();
     BenchCpu.active = this;
   }
 
@@ -119,6 +122,7 @@ export class BenchCpu {
    * again and moves to the fastest. Returns a line for the progress log when it moved.
    */
   beforeCase(): string | undefined {
+    this.placeHelpers();
     if (!this.probing) return undefined;
     // Best of up to three: a single slow loop is often not the CPU but the runtime's own helper
     // threads sharing it for a moment (sweeping after the full GC the harness runs before a case).
@@ -136,6 +140,7 @@ export class BenchCpu {
     } else {
       this.bestMs = Math.min(this.bestMs, ms);
     }
+    this.placeHelpers(); // after a move: off the new CPU
     this.casesOn.set(this.cpu!, (this.casesOn.get(this.cpu!) ?? 0) + 1);
     return moved;
   }
@@ -174,6 +179,36 @@ export class BenchCpu {
   private pin(cpu: number): void {
     this.taskset(['-p', '-c', String(cpu), String(process.pid)]);
     this.cpu = cpu;
+  }
+
+  /** The threads last moved off the timing CPU, as a sorted list of ids. */
+  private helpersPlaced = '';
+
+  /**
+   * Moves every thread of the process but the main one to the CPUs other than the pinned one:
+   * the collector's and compiler's threads then never take the timing thread's CPU, which it
+   * cannot leave. Threads the main thread starts later inherit its pin, so this runs again
+   * before each case when the set of threads has changed.
+   */
+  private placeHelpers(): void {
+    if (this.cpu === null || this.allowed.length < 2) return;
+    let tids: string[];
+    try {
+      tids = fs.readdirSync('/proc/self/task').filter((t) => t !== String(process.pid));
+    } catch {
+      return; // no /proc: the helpers stay where the scheduler puts them
+    }
+    const key = `${this.cpu}:${tids.sort().join(',')}`;
+    if (key === this.helpersPlaced) return;
+    const others = this.allowed.filter((c) => c !== this.cpu).join(',');
+    for (const tid of tids) {
+      try {
+        this.taskset(['-p', '-c', others, tid]);
+      } catch {
+        // the thread has ended meanwhile
+      }
+    }
+    this.helpersPlaced = key;
   }
 
   private taskset(args: string[]): string {

@@ -95,13 +95,11 @@ export class GoSession {
   count = 0;
   /** The level whose queries were sent last. */
   queriesAt = -1;
-  /** The CPU Go's timing thread is pinned to (null: not pinned). */
-  private pinnedTo: number | null = null;
 
   constructor(binary: string) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ipallocator-go-fill-'));
     // A pinned harness starts Go with every CPU it was allowed (a child inherits the pin, and the Go
-    // runtime would size itself for one CPU); Go pins its timing thread itself (pinnedTo).
+    // runtime would size itself for one CPU); Go pins its timing thread itself (time, `pin`).
     const pinned = BenchCpu.active;
     this.child =
       pinned?.cpu != null
@@ -172,11 +170,9 @@ export class GoSession {
     // Benchmark.js time limit of synchronous cases when there is one
     const timeMs = b.maxTime > 0 ? Math.min(b.budgetMs, b.maxTime * 1000) : b.budgetMs;
     const sampleMs = b.sampleMs > 0 ? b.sampleMs : Math.min(40, Math.max(1, timeMs / 20));
+    // before every case, not only on a new CPU: Go moves the threads it started meanwhile off it
     const cpu = BenchCpu.active?.cpu ?? null;
-    if (cpu !== null && cpu !== this.pinnedTo) {
-      await this.request(`pin ${cpu}`);
-      this.pinnedTo = cpu;
-    }
+    if (cpu !== null) await this.request(`pin ${cpu}`);
     const r = await this.request(
       `time ${variant} ${op} ${b.budgetMs} ${timeMs} ${b.minSamples} ${Math.max(b.minSamples, b.maxSamples)} ${sampleMs}`,
     );

@@ -1,7 +1,9 @@
 // Helpers of the benchmark harness: fills, the address text it loads stores with, statistics, how
 // a case is sized, and the SVG writer. (No test asserts a timing.)
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import process from 'node:process';
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { organicOrder, uniformOrder, freeOffsets, randomU64Pairs } from '../bench/fills.ts';
 import { RANGES, offsetText, rangeById } from '../bench/ranges.ts';
@@ -187,6 +189,52 @@ describe('choosing a CPU', () => {
       }
       expect(made).toBeUndefined();
     }
+  });
+
+  const tasksetCpus = ((): number[] => {
+    try {
+      return parseCpuList(
+        execFileSync('taskset', ['-p', '-c', String(process.pid)], { encoding: 'utf8' })
+          .split(':')
+          .pop()!,
+      );
+    } catch {
+      return [];
+    }
+  })();
+  // (vitest runs each test file in a process of its own: pinning this one is restored at the end)
+  it.skipIf(tasksetCpus.length < 2)('pinned: the main thread on the chosen CPU, every other thread off it, new ones too', async () => {
+    const masks = (): Map<string, string> =>
+      new Map(
+        fs.readdirSync('/proc/self/task').map((tid) => {
+          const status = fs.readFileSync(`/proc/self/task/${tid}/status`, 'utf8');
+          return [tid, /Cpus_allowed_list:\s*(\S+)/.exec(status)![1]!];
+        }),
+      );
+    const main = String(process.pid);
+    const others = (cpu: number): string => tasksetCpus.filter((c) => c !== cpu).join(',');
+    const worker = new Worker('require("node:worker_threads").parentPort.once("message", () => process.exit(0))', { eval: true });
+    try {
+      const last = tasksetCpus[tasksetCpus.length - 1]!;
+      const pinned = new BenchCpu(String(last));
+      expect(pinned.cpu).toBe(last);
+      let m = masks();
+      expect(m.get(main)).toBe(String(last));
+      for (const [tid, mask] of m) if (tid !== main) expect(parseCpuList(mask).join(','), tid).toBe(others(last));
+      // a thread started after the pin inherits it; the next case moves it off
+      const late = new Worker('require("node:worker_threads").parentPort.once("message", () => process.exit(0))', { eval: true });
+      await new Promise((resolve) => late.once('online', resolve));
+      expect([...masks().values()].filter((mask) => mask === String(last)).length).toBeGreaterThan(1);
+      pinned.beforeCase();
+      m = masks();
+      for (const [tid, mask] of m) if (tid !== main) expect(parseCpuList(mask).join(','), tid).toBe(others(last));
+      late.postMessage('exit');
+      expect(new BenchCpu('fastest').cpu).not.toBeNull();
+    } finally {
+      worker.postMessage('exit');
+      execFileSync('taskset', ['-a', '-p', '-c', tasksetCpus.join(','), String(process.pid)]);
+    }
+    for (const mask of masks().values()) expect(parseCpuList(mask)).toEqual(tasksetCpus); // restored
   });
 
   it('pinning asked for where it is impossible is an error; unasked, the run goes on unpinned', () => {

@@ -11,7 +11,7 @@
 //	                                            → {"samples":[ns/op…],"opsPerSample":n} or {"skipped":"…"}
 //	trace <variant> next <k>                    k allocateNext without release → {"ips":[…],"error":…}
 //	trace <variant> allocate|release|has <ip>   one call → {"error":…} / {"has":…}
-//	pin <cpu>                                   run the timing loops on that CPU (Linux; pin_linux.go)
+//	pin <cpu>                                   run the timing loops on that CPU, the other threads off it (Linux; pin_linux.go)
 //
 // Offsets are those of the harness (bench/ranges.ts): 0 is the network address + 1.
 package main
