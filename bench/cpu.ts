@@ -13,8 +13,9 @@
 // compiler's) is moved to the other CPUs, again before each case for threads started meanwhile:
 // the timing thread cannot leave its CPU, so nothing else may take it. The go-seed program is
 // started with every allowed CPU (so the Go runtime sizes itself as it would unpinned) and does
-// the same with its own threads (`pin`, in bench/go-seed/pin_linux.go). Not the default: it has
-// not yet been compared with unpinned runs over a full run (see bench/README.md).
+// the same with its own threads (`pin`, in bench/go-seed/pin_linux.go). Not the default: a full
+// run pinned this way was no steadier than an unpinned one (bench/README.md, "CPUs of unequal
+// speed"); the slow stretches that remained did not show in the probe loop.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import process from 'node:process';
