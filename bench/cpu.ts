@@ -125,8 +125,8 @@ export class BenchCpu {
   beforeCase(): string | undefined {
     this.placeHelpers();
     if (!this.probing) return undefined;
-    // Best of up to three: a single slow loop is often not the CPU but the runtime's own helper
-    // threads sharing it for a moment (sweeping after the full GC the harness runs before a case).
+    // Best of up to three: one slow loop is often a moment's interruption, not a slower CPU (single
+    // loops read 1.4–2.7× slow at the /12 where a probe right after found every CPU as fast as ever).
     let ms = loopMs();
     for (let again = 0; again < 2 && ms > this.bestMs * SLOWED; again++) ms = Math.min(ms, loopMs());
     let moved: string | undefined;
