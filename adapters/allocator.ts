@@ -364,7 +364,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   private collision(op: Op, e: unknown): Op {
     this.metrics.error(this.cidr, 'dynamic');
-    if (e instanceof AlreadyExistsError) return op;
+    if (e instanceof AlreadyExistsError) return this.taken.holdCollision(op);
     if (!op.seen) this.taken.unreserve(op);
     this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;
@@ -372,7 +372,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
 
   /** End of allocateNext: collision marks go unless the cache holds the name now (or an op has it). */
   private forgetCollisions(collided: Op[]): void {
-    for (const op of collided) this.taken.unreserve(op);
+    for (const op of collided) this.taken.releaseCollision(op);
   }
 
   /** A successful create (static or dynamic): settle the op, count it. */
@@ -523,8 +523,10 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    * Re-derives what this allocator keeps from the cache and its index, and throws an Error naming
    * the first disagreement: the index's own counters and summaries; used() against the cache's
    * labelled records; every address the cache holds in [first, last] marked taken (a missing
-   * mark would let the index offer an address the store holds). Returns `indexed`, the number of
-   * addresses the index marks taken (the cache's, plus creates in flight or not yet reported).
+   * mark would let the index offer an address the store holds); and, while none of this
+   * allocator's calls is in flight, nothing else marked but what a cool-down holds (a mark more
+   * would keep a free address from allocateNext). Returns `indexed`, the number of addresses the
+   * index marks taken (the cache's, plus creates in flight or not yet reported).
    * O(cache size + index size): for tests and debugging.
    */
   validate(): { indexed: number } {

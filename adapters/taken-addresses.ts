@@ -11,7 +11,10 @@
 // An `Op` is the one record of an operation in flight. While a synchronous store call runs, its
 // op is `current` (the call's own cache event arrives inside the call); an op whose call goes
 // through promises, or whose record the cache has not reported yet, is in `pending` by name.
-// Either way its own event is recognised by name, without parsing.
+// Either way its own event is recognised by name, without parsing. Several calls may be in
+// flight for one name (two allocate(ip) of the same address): `pending` holds them all, chained,
+// and an event of the name reaches each — the add event of the call that won is the only one
+// the others' records will ever have.
 //
 // A strategy other than upstream's scan (adapters/strategies.ts) chooses through `takeChosen()`.
 // With a cool-down, a released address — a delete event, whoever released it — stays marked,
@@ -62,6 +65,8 @@ export class Op {
   calling = true;
   /** The op of an outer synchronous call (a watcher re-entered the allocator). */
   outer: Op | null = null;
+  /** The next pending op of the same name (`pending` chains them). */
+  nextSameName: Op | null = null;
 }
 
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
@@ -81,12 +86,17 @@ export class TakenAddresses {
   private stale = false;
   /** The index representation, resolved at construction (a rebuild keeps it). */
   private readonly kind: IndexKind;
-  /** Creates in flight through promises, and created records the cache has not reported: by name. */
+  /**
+   * Creates in flight through promises, and created records the cache has not reported: by name,
+   * the first op of the name here and the others chained after it (Op.nextSameName).
+   */
   private readonly pending = new Map<string, Op>();
   /** The op of the synchronous store call running now (its cache event arrives inside the call). */
   private current: Op | null = null;
   /** A free Op for the next call (one allocation less per call). */
   private spare: Op | null = new Op();
+  /** Marks of collided candidates held by running allocateNext calls, each until its call ends. */
+  private collisionMarks = 0;
   /** During subscribe()'s replay: the addresses seen, four words each, loaded in one call. */
   private loading: { words: Uint32Array; n: number } | null = null;
   private readonly words = new Uint32Array(4);
@@ -265,11 +275,10 @@ export class TakenAddresses {
    */
   callAsync<T>(op: Op, call: () => Promise<T>): Promise<T> {
     op.calling = true;
-    const shared = this.pending.has(op.name); // a concurrent call has the name: leave its op
-    if (!shared) this.pending.set(op.name, op);
+    this.addPending(op);
     const done = () => {
       op.calling = false;
-      if (!shared && this.pending.get(op.name) === op) this.pending.delete(op.name);
+      this.removePending(op);
     };
     let p: Promise<T>;
     try {
@@ -297,10 +306,8 @@ export class TakenAddresses {
   created(op: Op): void {
     if (!op.seen && !this.closed) {
       this.markTaken(op.address);
-      if (!this.pending.has(op.name)) {
-        if (op === this.spare) this.spare = null;
-        this.pending.set(op.name, op);
-      }
+      if (op === this.spare) this.spare = null;
+      this.addPending(op);
     } else {
       this.spare = op;
     }
@@ -309,6 +316,18 @@ export class TakenAddresses {
   /** A failed create: clears op's bit if it set it and the cache has not reported the name. */
   failed(op: Op): void {
     if (op.reserved && !op.seen) this.unreserve(op);
+  }
+
+  /** A candidate of a running allocateNext collided (AlreadyExists): its bit stays set until the call ends. */
+  holdCollision(op: Op): Op {
+    this.collisionMarks++;
+    return op;
+  }
+
+  /** The end of the call that held `op`'s collision: its bit goes as unreserve() says. */
+  releaseCollision(op: Op): void {
+    this.collisionMarks--;
+    this.unreserve(op);
   }
 
   /** Clears op's bit unless the cache holds the name or another op has it (invariant 1). */
@@ -324,9 +343,7 @@ export class TakenAddresses {
    */
   deletedSync(op: Op): void {
     if (!op.seen) this.deleted(op.name, op.address);
-    else if (this.pending.size !== 0 && this.pending.get(op.name)?.calling === false) {
-      this.pending.delete(op.name); // a created record of ours the cache never reported: settled too
-    }
+    else if (this.pending.size !== 0) this.settleName(op.name, false); // created records of ours the cache never reported: settled too
     this.spare = op;
   }
 
@@ -337,9 +354,56 @@ export class TakenAddresses {
    */
   deleted(name: string, w: Uint32Array): void {
     if (this.closed) return;
-    const op = this.pending.get(name);
-    if (op !== undefined && !op.calling) this.pending.delete(name); // our unconfirmed create: settled
+    if (this.pending.size !== 0) this.settleName(name, false); // our unconfirmed creates: settled
     if (this.cache.get(name) === undefined && !this.pending.has(name)) this.markReleased(w);
+  }
+
+  // ── pending ops by name ───────────────────────────────────────────────────────────────────
+
+  /** Adds `op` to the pending ops of its name (after any already there). */
+  private addPending(op: Op): void {
+    op.nextSameName = null;
+    let last = this.pending.get(op.name);
+    if (last === undefined) {
+      this.pending.set(op.name, op);
+      return;
+    }
+    while (last.nextSameName !== null) last = last.nextSameName;
+    last.nextSameName = op;
+  }
+
+  /** Removes `op` from the pending ops of its name (if there). */
+  private removePending(op: Op): void {
+    const first = this.pending.get(op.name);
+    if (first === op) {
+      if (op.nextSameName === null) this.pending.delete(op.name);
+      else this.pending.set(op.name, op.nextSameName);
+    } else {
+      let before: Op | null = first ?? null;
+      while (before !== null && before.nextSameName !== op) before = before.nextSameName;
+      if (before === null) return;
+      before.nextSameName = op.nextSameName;
+    }
+    op.nextSameName = null;
+  }
+
+  /**
+   * News of `name` — its add event (`added`), its delete event, or a delete of ours that
+   * succeeded: its pending ops learn of it (an add event counts as seen for each), and the
+   * created ones among them, which waited only for such news, are settled. Returns whether any was.
+   */
+  private settleName(name: string, added: boolean): boolean {
+    let settled = false;
+    for (let op: Op | null = this.pending.get(name) ?? null; op !== null; ) {
+      const next = op.nextSameName;
+      if (added) op.seen = true;
+      if (!op.calling) {
+        this.removePending(op);
+        settled = true;
+      }
+      op = next;
+    }
+    return settled;
   }
 
   // ── the cache events ──────────────────────────────────────────────────────────────────────
@@ -369,7 +433,7 @@ export class TakenAddresses {
       // Ours: its address is known. The bit is set again (an old delete event may have cleared
       // it) — except inside our own synchronous call that reserved it: nothing ran in between.
       op.seen = true;
-      if (!op.calling) this.pending.delete(op.name); // a created record, confirmed now
+      if (this.pending.size !== 0) this.settleName(r.name, true); // created records among them: confirmed now
       if (op !== this.current || !op.reserved) this.markTaken(op.address);
     } else {
       const w = this.words;
@@ -396,7 +460,7 @@ export class TakenAddresses {
       // A create in flight through promises does not count this as seen: it may be an old
       // delete of the name, and the create's own add event is still to come.
       if (op === this.current) op.seen = true;
-      if (!op.calling) this.pending.delete(op.name); // a created record, deleted before confirmed
+      if (this.pending.size !== 0) this.settleName(r.name, false); // created records among them, deleted before confirmed
       this.markReleased(op.address);
     } else {
       const w = this.words;
@@ -415,9 +479,8 @@ export class TakenAddresses {
   private onResync(): void {
     if (this.closed) return;
     for (const op of [...this.pending.values()]) {
-      if (op.calling || this.cache.get(op.name) !== undefined) continue;
-      this.pending.delete(op.name);
-      this.markReleased(op.address);
+      if (this.cache.get(op.name) !== undefined) continue;
+      if (this.settleName(op.name, false) && !this.pending.has(op.name)) this.markReleased(op.address);
     }
   }
 
@@ -513,16 +576,27 @@ export class TakenAddresses {
       if (held) throw new Error(`Allocator ${cidr}: cool-down: ${held}`);
     }
     let counted = 0;
+    let inRange = 0;
     const w = new Uint32Array(4);
     for (const r of this.cache.list()) {
       if (this.classify(r.name, w) !== 1) continue;
+      inRange++;
       if (hasAllocatorLabels(r, this.ipFamily)) counted++;
       if (fresh && !index.has(w)) throw new Error(`Allocator ${cidr}: the cache holds ${r.name}, the index does not mark it taken`);
     }
     if (counted !== this.counted) {
       throw new Error(`Allocator ${cidr}: used() counts ${this.counted} labelled records in range, the cache holds ${counted}`);
     }
-    return { indexed: fresh ? index.count() : 0 };
+    const indexed = fresh ? index.count() : 0;
+    // With no call in flight every mark is a record of the cache or held by a cool-down.
+    const cooling = this.cooling?.size ?? 0;
+    if (fresh && this.pending.size === 0 && this.current === null && this.collisionMarks === 0 && indexed !== inRange + cooling) {
+      throw new Error(
+        `Allocator ${cidr}: the index marks ${indexed} addresses taken with no call in flight, ` +
+          `the cache holds ${inRange} in range${cooling === 0 ? '' : ` and the cool-down ${cooling}`}`,
+      );
+    }
+    return { indexed };
   }
 
   /** Unsubscribes and frees the index. Idempotent; events are ignored afterwards. */
