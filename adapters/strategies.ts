@@ -457,8 +457,14 @@ export class Cooling {
     return this.held.size;
   }
 
+  /** The clock's time (or the allocation count). InvalidArgumentError when options.now gives no finite number; its own error when it throws. */
   private now(): number {
-    return this.clock === null ? this.allocations : this.clock();
+    if (this.clock === null) return this.allocations;
+    const t = this.clock();
+    if (typeof t !== 'number' || !Number.isFinite(t)) {
+      throw new InvalidArgumentError(`coolDown options.now must return the time in milliseconds, a finite number, got ${quoteInput(t)}`);
+    }
+    return t;
   }
 
   /** Whether (hi, lo) is held (marked in the index, free to everyone but the strategy). */
@@ -466,13 +472,17 @@ export class Cooling {
     return this.held.size !== 0 && this.held.has(keyOf(hi, lo));
   }
 
-  /** Starts holding a just-released offset (still marked in the index). */
+  /**
+   * Starts holding a just-released offset (still marked in the index). The clock is read first:
+   * when it fails, this throws and holds nothing.
+   */
   hold(hi: number, lo: number): void {
+    const until = this.now() + this.wait;
     const pos = this.his.length;
     this.held.set(keyOf(hi, lo), pos);
     this.his.push(hi);
     this.los.push(lo);
-    this.untils.push(this.now() + this.wait);
+    this.untils.push(until);
   }
 
   /** Stops holding (hi, lo) because it is taken by hand (or loaded): true if it was held. */

@@ -514,7 +514,13 @@ export class TakenAddresses {
     }
     const off = this.off;
     if (!this.index!.offsetOf(w, off) || !this.index!.has(w) || cooling.holds(off[0]!, off[1]!)) return;
-    cooling.hold(off[0]!, off[1]!);
+    try {
+      cooling.hold(off[0]!, off[1]!);
+    } catch {
+      // A cool-down whose clock fails holds nothing: the address is free at once. Nothing may
+      // throw into the store here; the next allocateNext reads the clock again and fails there.
+      this.markFree(w);
+    }
   }
 
   /** Clears a bit; a sparse run split out of memory marks the index stale (a stale bit only costs capacity). */

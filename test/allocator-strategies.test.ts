@@ -126,6 +126,29 @@ describe('Allocator strategies with several allocators on one store', () => {
     other.destroy();
   });
 
+  it('a cool-down whose clock fails frees a released address at once; allocateNext fails while the clock does', async () => {
+    const clock = { fails: false };
+    const now = () => {
+      if (clock.fails) throw new Error('clock stopped');
+      return 0;
+    };
+    const store = new MemoryStore(); // a watcher error would be rethrown where nothing catches it
+    const a = new Allocator('10.5.0.0/29', { store, strategy: coolDown('lowest-free', { ms: 1e9, now }) });
+    const [first, second] = [await a.allocateNext(), await a.allocateNext()];
+    await a.release(first); // held by the cool-down
+    expect([store.size, a.used(), a.validate().indexed]).toEqual([1, 1, 2]);
+    clock.fails = true;
+    await a.release(second); // the record goes; the cool-down cannot hold it without a time
+    expect([store.size, a.used(), a.validate().indexed]).toEqual([0, 0, 1]);
+    await expect(a.allocateNext()).rejects.toThrow('clock stopped'); // it must read the clock: one is held
+    expect([store.size, a.used(), a.validate().indexed]).toEqual([0, 0, 1]);
+    clock.fails = false;
+    const all = await Promise.all(Array.from({ length: 6 }, () => a.allocateNext()));
+    expect(new Set(all).size).toBe(6);
+    expect(all).toContain(second);
+    a.destroy();
+  });
+
   it('allocate(ip) of an address held by a cool-down takes it at once', async () => {
     const a = new Allocator('10.4.0.0/28', { strategy: coolDown('lowest-free', { allocations: 100 }) });
     const ip = await a.allocateNext();

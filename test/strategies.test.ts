@@ -395,6 +395,35 @@ describe('cool-down', () => {
     r.validate();
     r.destroy();
   });
+
+  it('a clock that fails: release and allocateNext throw its error and change nothing', () => {
+    const clock = { fails: false, answer: 0 as unknown };
+    const now = () => {
+      if (clock.fails) throw new Error('clock stopped');
+      return clock.answer as number;
+    };
+    const r = new Range('10.0.0.0/29', { strategy: coolDown('lowest-free', { ms: 10, now }) });
+    const [ip, other] = r.allocateMany(2) as [string, string];
+    clock.fails = true;
+    expect(() => r.release(ip)).toThrow('clock stopped');
+    expect([r.has(ip), r.used(), r.free()]).toEqual([true, 2, 4n]);
+    r.validate();
+    clock.fails = false;
+    clock.answer = Number.NaN;
+    expect(() => r.release(ip)).toThrow(InvalidArgumentError);
+    expect(() => r.release(ip)).toThrow('coolDown options.now must return the time in milliseconds, a finite number, got NaN');
+    expect([r.has(ip), r.used()]).toEqual([true, 2]);
+    clock.answer = 0;
+    r.release(ip); // held from now on
+    expect([r.has(ip), r.used()]).toEqual([false, 1]);
+    clock.fails = true; // allocateNext reads the clock while something is held
+    expect(() => r.allocateNext()).toThrow('clock stopped');
+    expect([r.used(), r.has(other)]).toEqual([1, true]);
+    r.validate();
+    clock.fails = false;
+    expect(new Set([...r.allocateMany(5), other]).size).toBe(6); // the held one comes back early rather than ErrFull
+    r.destroy();
+  });
 });
 
 describe('bad options', () => {
