@@ -37,7 +37,7 @@ import {
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
-import type { IndexKind } from './free-index.ts';
+import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
@@ -121,7 +121,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     this.cache = this.store.cache;
     this.random = randomOption(opts.random);
     const strategy = strategyOption(opts.strategy);
-    this.taken = new TakenAddresses(p, opts.index ?? 'auto', p.family, this.cache);
+    this.taken = new TakenAddresses(p, indexKindOption(opts.index, 'options.index'), p.family, this.cache);
     try {
       this.taken.subscribe();
       if (strategy !== STRATEGIES.upstream) this.taken.useStrategy(strategy, this.random);

@@ -3,10 +3,32 @@
 // `nextFree`/`nextSet` land in `resultHi`/`resultLo` so the hot path allocates nothing.
 //
 // Offsets are relative to the range's first usable address: offset 0 = network + 1.
-import { OutOfMemoryError, InvalidArgumentError } from './errors.ts';
+import { OutOfMemoryError, InvalidArgumentError, quoteInput } from './errors.ts';
 import { core, scratch, memoryU32, memoryU8, KIND_AUTO, KIND_DENSE, KIND_SPARSE, OK, OUT_OF_MEMORY, OUT_OF_RANGE } from './wasm.ts';
 
 export type IndexKind = 'auto' | 'dense' | 'sparse';
+
+/** The most offsets a dense index holds (core-as/freeindex.ts). */
+const DENSE_MAX_OFFSETS = 2n ** 31n;
+
+/** The index kind an option asks for (undefined: 'auto'); InvalidArgumentError naming `option` for anything else. */
+export function indexKindOption(kind: unknown, option: string): IndexKind {
+  if (kind === undefined) return 'auto';
+  if (kind === 'auto' || kind === 'dense' || kind === 'sparse') return kind;
+  throw new InvalidArgumentError(`${option} must be 'auto', 'dense' or 'sparse', got ${quoteInput(kind)}`);
+}
+
+/**
+ * Why the core made no index of `kind` over (hi, lo) offsets: InvalidArgumentError for a dense
+ * index beyond 2^31 of them, else out of memory.
+ */
+export function indexRefused(kind: number, hi: number, lo: number, what: string): Error {
+  const n = BigInt(hi) * 4294967296n + BigInt(lo);
+  if (kind === KIND_DENSE && n > DENSE_MAX_OFFSETS) {
+    return new InvalidArgumentError(`a dense index holds at most 2^31 ${what}, not ${n}: use 'sparse' or 'auto'`);
+  }
+  return new OutOfMemoryError(`creating an index of ${n} ${what}`);
+}
 
 // ── the safety net for forgotten indexes ─────────────────────────────────────────────────────
 // destroy() frees an index's WASM memory at once. The memory of one whose owner never calls it (a
@@ -26,7 +48,6 @@ export function freedExplicitly(owner: object): void {
   reclaim.unregister(owner);
 }
 
-const TWO32 = 4294967296;
 /** The dense u32 fast path, looked up once (a WebAssembly export needs no `this`). */
 const denseNextFree32 = core.dense_next_free32;
 const denseTakeFree32 = core.dense_take_free32;
@@ -49,10 +70,7 @@ export class FreeIndex {
     const k = kind === 'dense' ? KIND_DENSE : kind === 'sparse' ? KIND_SPARSE : KIND_AUTO;
     this.owned = borrowed === 0;
     const h = borrowed !== 0 ? borrowed : core.index_new(k, slotsHi >>> 0, slotsLo >>> 0);
-    if (h === 0) {
-      if (k === KIND_DENSE && slotsHi !== 0) throw new InvalidArgumentError(`a dense index holds at most 2^31 offsets`);
-      throw new OutOfMemoryError(`creating an index of ${slotsHi * TWO32 + slotsLo} offsets`);
-    }
+    if (h === 0) throw indexRefused(k, slotsHi, slotsLo, 'offsets');
     this.h = h;
     if (this.owned) freeWhenCollected(this, core.index_free, h);
     this.slotsHi = slotsHi >>> 0;

@@ -22,7 +22,7 @@
 // `address` until the next call. All 128-bit math happens in the core.
 import { type Family, formatAddr, formatIPv4 } from './address.ts';
 import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
-import { FreeIndex, freedExplicitly, freeWhenCollected, type IndexKind } from './free-index.ts';
+import { FreeIndex, freedExplicitly, freeWhenCollected, type IndexKind, indexRefused } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
 import {
@@ -80,10 +80,7 @@ export class AddressSpace {
     const k = kind === 'dense' ? KIND_DENSE : kind === 'sparse' ? KIND_SPARSE : KIND_AUTO;
     const f = prefix.first;
     const h = core.space_new(k, f[0]!, f[1]!, f[2]!, f[3]!, prefix.countHi, prefix.countLo, prefix.rangeOffset, prefix.width);
-    if (h === 0) {
-      if (k === KIND_DENSE && prefix.countHi !== 0) throw new InvalidArgumentError('a dense index holds at most 2^31 addresses');
-      throw new OutOfMemoryError(`creating an index of ${prefix.count} addresses`);
-    }
+    if (h === 0) throw indexRefused(k, prefix.countHi, prefix.countLo, 'addresses');
     this.h = h;
     freeWhenCollected(this, core.space_free, h); // a space dropped without destroy(): free-index.ts
     this.prefix = prefix;

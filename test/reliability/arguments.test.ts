@@ -8,6 +8,7 @@ import { InvalidArgumentError } from '../../adapters/errors.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
 import { MetaAllocator, isNotContained } from '../../adapters/meta-allocator.ts';
 import { ownerKey, reconcile } from '../../adapters/reconcile.ts';
+import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import type { ParentRef } from '../../adapters/types.ts';
@@ -88,6 +89,25 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
   it('isNotContained with prefixes that are not an array', () => {
     expect(() => isNotContained('10.0.0.0/24', anyValue(null))).toThrow(InvalidArgumentError);
     expect(isNotContained('10.0.0.0/24', ['10.0.0.0/16'])).toBe(false);
+  });
+
+  it('an index kind that is not one, and a dense index asked for a range larger than 2^31', async () => {
+    for (const index of ['huh', 42, null, 'Dense']) {
+      const e = await failure(() => new Allocator('10.0.0.0/24', anyValue({ index })));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect((e as Error).message).toMatch(/^options\.index must be 'auto', 'dense' or 'sparse', got /);
+    }
+    // 2^32 − 2 and 2^32 − 1 addresses: beyond the dense index, though the offsets fit in 32 bits
+    for (const cidr of ['0.0.0.0/0', 'fd00::/96']) {
+      for (const make of [() => new Allocator(cidr, { index: 'dense' }), () => new Range(cidr, { indexKind: 'dense' })]) {
+        const e = await failure(make);
+        expect(e).toBeInstanceOf(InvalidArgumentError);
+        expect((e as Error).message).toMatch(/^a dense index holds at most 2\^31 addresses, not 429496729[45]: use 'sparse' or 'auto'$/);
+      }
+    }
+    const a = new Allocator('fd00::/96', { index: 'sparse' }); // the same range in the index that holds it
+    expect(a.prefix.size).toBe(2n ** 32n - 1n);
+    a.destroy();
   });
 
   it('setMemoryLimit with text, and the limit stays as it was', () => {
