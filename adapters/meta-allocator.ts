@@ -58,8 +58,7 @@ import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
 import type { IPAddressRecord, Store } from './store.ts';
-import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
-import type { Registry } from 'prom-client';
+import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
 export const RANGE_POLICIES: readonly RangePolicy[] = Object.freeze(['upstream', 'ordered', 'weighted']);
@@ -72,7 +71,7 @@ export interface MetaAllocatorOptions {
   /** Range selection for allocateNext (default 'upstream'). */
   policy?: RangePolicy;
   /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
-  metrics?: Registry | boolean;
+  metrics?: MetricsRegistry | boolean;
   /** Index representation of every range (default 'auto'). */
   index?: IndexKind;
   /** How every range's allocateNext chooses among its free addresses (Allocator's `strategy`; default 'upstream'). */
@@ -159,7 +158,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly strategy: AllocationStrategy;
   private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
   /** undefined while metrics are off; else what every new range is given. */
-  private metricsOption: Registry | true | undefined;
+  private metricsOption: MetricsRegistry | true | undefined;
 
   /** canonical CIDR → range. */
   private readonly entries = new Map<string, RangeEntry>();
@@ -399,7 +398,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   enableMetrics(registry?: unknown): void {
     this.live();
     recorderFor(registry); // validates before changing anything
-    this.metricsOption = registry === undefined ? true : (registry as Registry | true);
+    this.metricsOption = registry === undefined ? true : (registry as MetricsRegistry | true);
     for (const e of this.order) e.allocator.enableMetrics(registry);
   }
 

@@ -30,6 +30,7 @@
 // available_ips is a float64 gauge, as in Prometheus itself: free counts above 2^53 (IPv6
 // prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
 import { IPAllocatorError, InvalidArgumentError, quoteInput } from './errors.ts';
+import type { MetricsRegistry } from './types.ts';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The parts of the prom-client module this file uses (any 14.x or 15.x copy has them). */
@@ -150,10 +151,10 @@ class PromRecorder implements MetricsRecorder {
   }
 }
 
-const perRegistry = new WeakMap<Registry, { metrics: AllocatorMetrics; recorder: MetricsRecorder }>();
+const perRegistry = new WeakMap<MetricsRegistry, { metrics: AllocatorMetrics; recorder: MetricsRecorder }>();
 
 /** Returns the existing metric of that name in `registry`, or creates it there. */
-function reuse<T>(registry: Registry, name: string, make: () => T): T {
+function reuse<T>(registry: MetricsRegistry, name: string, make: () => T): T {
   const existing = registry.getSingleMetric(name);
   return existing !== undefined ? (existing as unknown as T) : make();
 }
@@ -163,20 +164,22 @@ function reuse<T>(registry: Registry, name: string, make: () => T): T {
  * them. Idempotent per registry: a second call returns the same objects, and metrics of the same
  * names registered earlier by someone else are reused instead of failing.
  */
-export function registerMetrics(registry?: Registry): AllocatorMetrics {
+export function registerMetrics(registry?: MetricsRegistry): AllocatorMetrics {
   return recorderEntry(registry ?? loadPromClient().register).metrics;
 }
 
 /** The recorder writing to `registry` (default: prom-client's global registry). */
-export function enableMetrics(registry?: Registry): MetricsRecorder {
+export function enableMetrics(registry?: MetricsRegistry): MetricsRecorder {
   return recorderEntry(registry ?? loadPromClient().register).recorder;
 }
 
-function recorderEntry(registry: Registry): { metrics: AllocatorMetrics; recorder: MetricsRecorder } {
+function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; recorder: MetricsRecorder } {
   let entry = perRegistry.get(registry);
   if (entry !== undefined) return entry;
   const { Counter, Gauge, Histogram } = loadPromClient();
-  const registers = [registry];
+  // prom-client's constructors type `registers` as their own Registry class, which is what an app
+  // passes (MetricsRegistry only describes it).
+  const registers = [registry as Registry];
   const metrics: AllocatorMetrics = {
     allocated: reuse(
       registry,
@@ -243,8 +246,8 @@ function recorderEntry(registry: Registry): { metrics: AllocatorMetrics; recorde
 /** Turns the `metrics` option / enableMetrics argument into a recorder. */
 export function recorderFor(registry: unknown): MetricsRecorder {
   if (registry === undefined || registry === true) return enableMetrics();
-  if (typeof registry === 'object' && registry !== null && typeof (registry as Registry).getSingleMetric === 'function') {
-    return enableMetrics(registry as Registry);
+  if (typeof registry === 'object' && registry !== null && typeof (registry as MetricsRegistry).getSingleMetric === 'function') {
+    return enableMetrics(registry as MetricsRegistry);
   }
   throw new InvalidArgumentError(`metrics must be true or a prom-client Registry, got ${quoteInput(registry)}`);
 }

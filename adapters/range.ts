@@ -50,8 +50,7 @@ import {
 } from './strategies.ts';
 import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
-import type { IPFamily } from './types.ts';
-import type { Registry } from 'prom-client';
+import type { IPFamily, MetricsRegistry } from './types.ts';
 
 const TWO32 = 4294967296;
 
@@ -599,7 +598,7 @@ export class Range implements RangeView {
   }
 
   /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */
-  enableMetrics(registry?: Registry): void {
+  enableMetrics(registry?: MetricsRegistry): void {
     this.throwIfDestroyed();
     this.metrics = promRecorder(registry);
     this.metrics.gauges(this.cidr, this);

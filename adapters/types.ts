@@ -1,5 +1,4 @@
 // Public types shared by every allocator.
-import type { Registry } from 'prom-client';
 import type { RandomSource } from './random.ts';
 import type { Store } from './store.ts';
 
@@ -45,7 +44,7 @@ export interface IPAllocator {
    * optional peer dependency, on first use. Throws InvalidArgumentError for anything but a
    * prom-client Registry.
    */
-  enableMetrics(registry?: Registry): void;
+  enableMetrics(registry?: MetricsRegistry): void;
   /** Detaches from the store and frees the WASM index. */
   destroy(): void;
 }
@@ -57,5 +56,18 @@ export interface AllocatorOptions {
   /** The random source for start offsets. Default: `defaultRandom()` (seeded from crypto). */
   random?: RandomSource;
   /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
-  metrics?: Registry | boolean;
+  metrics?: MetricsRegistry | boolean;
+}
+
+/**
+ * A prom-client `Registry` (prom-client 14 or 15), as the allocators use it: they look their
+ * metrics up in it and prom-client registers new ones in it. Declared here instead of imported
+ * from prom-client, an optional peer dependency, so that these types compile without it
+ * installed; every prom-client Registry has these methods and can be passed as it is.
+ */
+export interface MetricsRegistry {
+  /** The metric of that name registered here, or undefined. */
+  getSingleMetric(name: string): unknown;
+  /** Called by prom-client's metric constructors for each registry in their `registers` option. */
+  registerMetric(metric: object): void;
 }
