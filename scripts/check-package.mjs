@@ -3,7 +3,8 @@
 //   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md
 //   2. publint (package.json and exports) and attw (types as each resolver sees them)
 //   3. a fresh app (scripts/consumers/) installs the tarball and
-//      - without prom-client: loads, allocates, and says what to install when metrics are enabled
+//      - without prom-client: loads, allocates, and says what to install when metrics are enabled;
+//        its types (all but ipallocator/metrics, which imports prom-client) type-check without it
 //      - from ESM and from CommonJS require(): runs every entry point; its commands print --help
 //      - type-checks under node16, nodenext and bundler with TypeScript 5.0 and the current one,
 //        lib ES2022 only (no DOM, no @types/node), skipLibCheck off; a .cts file require()s it
@@ -96,6 +97,22 @@ step('a fresh app installs the tarball (no prom-client)', () => {
   run(process.execPath, ['no-prom-client.mjs'], app);
 });
 
+const compilers = [
+  // The app's own TypeScript (scripts/consumers/package.json pins 5.0, the oldest we support).
+  ['5.0', join(app, 'node_modules', 'typescript', 'bin', 'tsc')],
+  [pkg.devDependencies.typescript, bin('typescript', 'bin/tsc')],
+];
+// Before prom-client is installed: an unresolved import of it in a declaration fails here, while
+// an app with skipLibCheck on would silently get `any` in its place.
+await stepsInParallel(
+  compilers.map(([ts, tsc]) => [
+    `TypeScript ${ts}, no prom-client installed, lib ES2022 only`,
+    process.execPath,
+    [tsc, '-p', 'tsconfig.no-prom-client.json'],
+    app,
+  ]),
+);
+
 step('with prom-client: ESM', () => {
   install(`prom-client@${pkg.devDependencies['prom-client']}`);
   run(process.execPath, ['esm.mjs'], app);
@@ -112,11 +129,7 @@ for (const name of Object.keys(pkg.bin ?? {})) {
 }
 
 const typeChecks = [];
-for (const [ts, tsc] of [
-  // The app's own TypeScript (scripts/consumers/package.json pins 5.0, the oldest we support).
-  ['5.0', join(app, 'node_modules', 'typescript', 'bin', 'tsc')],
-  [pkg.devDependencies.typescript, bin('typescript', 'bin/tsc')],
-]) {
+for (const [ts, tsc] of compilers) {
   for (const mode of ['node16', 'nodenext', 'bundler']) {
     typeChecks.push([`TypeScript ${ts}, ${mode}, lib ES2022 only`, process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], app]);
   }

@@ -1,6 +1,7 @@
 // TypeScript: the public types as an app sees them, checked under node16, nodenext and bundler,
 // with TypeScript 5.0 and the current one, and once with lib ES2022 alone (no DOM, no
-// @types/node, skipLibCheck off): the declarations must not need either.
+// @types/node, skipLibCheck off): the declarations must not need either. With prom-client
+// installed, as here, its registries go where the API takes one (types-no-prom-client.ts: without).
 import {
   Allocator,
   ErrFull,
@@ -10,12 +11,13 @@ import {
   seededRandom,
   type IPAllocator,
   type IPAddressRecord,
+  type MetaAllocatorOptions,
   type ParentRef,
   type RangeSnapshot,
 } from 'ipallocator';
 import { canonicalAddr, hostsPerNetwork, type Family } from 'ipallocator/core';
 import { registerMetrics, type AllocatorMetrics } from 'ipallocator/metrics';
-import { Registry } from 'prom-client';
+import { Registry, type OpenMetricsContentType } from 'prom-client';
 
 const owner: ParentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 
@@ -47,4 +49,11 @@ export const family: Family = 4;
 export const name: string = canonicalAddr('10.0.0.1');
 export const size: bigint = hostsPerNetwork('10.0.0.0/24');
 export const metrics: AllocatorMetrics = registerMetrics(new Registry());
+export const metaOptions: MetaAllocatorOptions = { metrics: new Registry() };
+
+export function rangeWithOpenMetrics(cidr: string): Range {
+  const range = new Range(cidr);
+  range.enableMetrics(new Registry<OpenMetricsContentType>());
+  return range;
+}
 export type Record = IPAddressRecord;
