@@ -506,6 +506,12 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     this.checkRange(ip, true);
   }
 
+  /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). */
+  checkRelease(ip: string): void {
+    this.live();
+    this.recordName(ip);
+  }
+
   /** The dry run's allocateNext: the network address when ready. */
   checkAllocateNext(): string {
     if (!this.isReady()) throw new ErrNotReady();

@@ -7,12 +7,15 @@ export interface DryRunTarget extends IPAllocator {
   checkAllocate(ip: string): void;
   /** Ready check; the network address. */
   checkAllocateNext(): string;
+  /** What release checks before it writes: not destroyed, and the text parses. */
+  checkRelease(ip: string): void;
 }
 
 /**
  * Checks but persists nothing: allocate() checks readiness, syntax and range (no metric, no
  * existence check); allocateNext() checks readiness and returns the network address; release()
- * does nothing; has/forEach/used/free delegate; dryRun() is itself; destroy/enableMetrics no-ops.
+ * checks the text (and that the allocator is not destroyed) and deletes nothing; has/forEach/
+ * used/free delegate; dryRun() is itself; destroy/enableMetrics no-ops.
  */
 export class DryRunAllocator implements IPAllocator {
   constructor(private readonly real: DryRunTarget) {}
@@ -31,7 +34,9 @@ export class DryRunAllocator implements IPAllocator {
   async allocateNext(_owner?: ParentRef): Promise<string> {
     return this.real.checkAllocateNext();
   }
-  async release(_ip: string): Promise<void> {}
+  async release(ip: string): Promise<void> {
+    this.real.checkRelease(ip);
+  }
   has(ip: string): Promise<boolean> {
     return this.real.has(ip);
   }

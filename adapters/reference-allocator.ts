@@ -357,6 +357,11 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
     this.checkRange(ip, true);
   }
 
+  checkRelease(ip: string): void {
+    this.live();
+    parseAddrInto(ip, this.words);
+  }
+
   checkAllocateNext(): string {
     if (!this.isReady()) throw new ErrNotReady();
     return formatBig(this.fam, this.g.network);
