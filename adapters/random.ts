@@ -25,11 +25,24 @@ export const MAX_DRAW_TRIES = 64;
 
 /** The error of a draw whose source was rejected MAX_DRAW_TRIES times in a row. */
 export function brokenSourceError(rng: RandomSource, below: string): InvalidArgumentError {
-  const name = (rng as { constructor?: { name?: unknown } }).constructor?.name;
-  const what = typeof name === 'string' && name !== '' && name !== 'Object' ? `random source ${name}` : 'the random source';
   return new InvalidArgumentError(
-    `${what} gave ${MAX_DRAW_TRIES} values in a row outside [0, ${below}) after masking; a uniform source does that with probability under 2^-64, so it is broken (e.g. it returns the same value forever)`,
+    `${sourceName(rng)} gave ${MAX_DRAW_TRIES} values in a row outside [0, ${below}) after masking; a uniform source does that with probability under 2^-64, so it is broken (e.g. it returns the same value forever)`,
   );
+}
+
+/** The source's next value, which must be an integer in [0, 2^32): InvalidArgumentError naming the source otherwise. */
+function nextU32Of(rng: RandomSource): number {
+  const x = rng.nextU32();
+  if (typeof x !== 'number' || x >>> 0 !== x) {
+    throw new InvalidArgumentError(`${sourceName(rng)}: nextU32() must return an integer in [0, 2^32), got ${quoteInput(x)}`);
+  }
+  return x;
+}
+
+/** "random source <class name>", or "the random source" for a plain object. */
+function sourceName(rng: RandomSource): string {
+  const name = (rng as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && name !== '' && name !== 'Object' ? `random source ${name}` : 'the random source';
 }
 
 /** A source of uniformly distributed u32 values. */
@@ -165,15 +178,15 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
     let tries = 0;
     do {
       if (tries++ === MAX_DRAW_TRIES) throw brokenSourceError(rng, String(mLo + 1));
-      x = (rng.nextU32() & mask) >>> 0;
+      x = (nextU32Of(rng) & mask) >>> 0;
     } while (x > mLo);
     out.lo = x;
     return;
   }
   const maskHi = 0xffffffff >>> Math.clz32(mHi);
   for (let tries = 0; tries < MAX_DRAW_TRIES; tries++) {
-    const h = (rng.nextU32() & maskHi) >>> 0;
-    const l = rng.nextU32();
+    const h = (nextU32Of(rng) & maskHi) >>> 0;
+    const l = nextU32Of(rng);
     if (h < mHi || (h === mHi && l <= mLo)) {
       out.hi = h;
       out.lo = l;
@@ -185,8 +198,8 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
 
 /** Uniform u64 (upstream `rand.Uint64()`), two draws: hi then lo. */
 export function drawU64(rng: RandomSource, out: U64Out): void {
-  out.hi = rng.nextU32();
-  out.lo = rng.nextU32();
+  out.hi = nextU32Of(rng);
+  out.lo = nextU32Of(rng);
 }
 
 const numberOut: U64Out = { hi: 0, lo: 0 };

@@ -31,6 +31,41 @@ class StuckSource implements RandomSource {
   }
 }
 
+describe('a random source whose values are not u32', () => {
+  const VALUES: [string, unknown][] = [
+    ['NaN', Number.NaN],
+    ['0.5', 0.5],
+    ['undefined', undefined],
+    ['-5', -5],
+    ['2^32', 2 ** 32],
+    ['5n', 5n],
+    ["'7'", '7'],
+  ];
+  const MAKERS: [string, (random: RandomSource) => { allocateNext(): unknown; used(): number; destroy(): void }][] = [
+    ['Range /28', (random) => new Range('10.0.0.0/28', { random })],
+    ['Range /64', (random) => new Range('2001:db8::/64', { random })],
+    ['Allocator /28', (random) => new Allocator('10.0.0.0/28', { store: new MemoryStore(), random })],
+    ['Allocator /64', (random) => new Allocator('2001:db8::/64', { store: new MemoryStore(), random })],
+    ['ReferenceAllocator /64', (random) => new ReferenceAllocator('2001:db8::/64', { store: new MemoryStore(), random })],
+  ];
+  for (const [maker, make] of MAKERS) {
+    it.each(VALUES)(`${maker}: nextU32() = %s → InvalidArgumentError naming the value, nothing reserved`, async (_name, value) => {
+      const a = make({ nextU32: () => value as number });
+      const e = await (async () => {
+        try {
+          await a.allocateNext();
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect((e as Error).message).toMatch(/^the random source: nextU32\(\) must return an integer in \[0, 2\^32\), got /);
+      expect(a.used()).toBe(0);
+      a.destroy();
+    });
+  }
+});
+
 describe('a broken random source', () => {
   it.each([
     ['Range /28, dense fast path', () => new Range('10.0.0.0/28', { random: new StuckSource(0xffffffff) })],
