@@ -40,6 +40,7 @@ import {
   type AllocationStrategy,
   chooserFor,
   type Cooling,
+  isOffset,
   notFreeError,
   type Offset,
   type OffsetChooser,
@@ -321,7 +322,7 @@ export class Range implements RangeView {
     } else {
       const o = this.chosen;
       if (!chooser.choose(o)) return false; // only a corrupted index: the count says one is free
-      if (this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
+      if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
       chooser.taken?.(o.hi, o.lo);
     }
     this.taken++;

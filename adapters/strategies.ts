@@ -356,10 +356,21 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
   return chooser;
 }
 
-/** The error of a chooser that named an offset that is not free (a bug in that strategy). */
+/** Whether a chooser's answer is an offset at all: hi and lo integers in [0, 2^32). */
+export function isOffset(o: Offset): boolean {
+  return o.hi >>> 0 === o.hi && o.lo >>> 0 === o.lo;
+}
+
+/** The error of a chooser that named an offset that is not free, or no offset at all (a bug in that strategy). */
 export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: string): InvalidArgumentError {
+  const name = quoteInput(strategy.name);
+  if (!isOffset(o)) {
+    return new InvalidArgumentError(
+      `strategy ${name} chose { hi: ${quoteInput(o.hi)}, lo: ${quoteInput(o.lo)} }, which is not an offset: hi and lo must be integers in [0, 2^32)`,
+    );
+  }
   return new InvalidArgumentError(
-    `strategy ${quoteInput(strategy.name)} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is not free in ${cidr}`,
+    `strategy ${name} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is not free in ${cidr}`,
   );
 }
 

@@ -39,7 +39,15 @@ import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
-import { type AllocationStrategy, type Cooling, chooserFor, notFreeError, type Offset, type OffsetChooser } from './strategies.ts';
+import {
+  type AllocationStrategy,
+  type Cooling,
+  chooserFor,
+  isOffset,
+  notFreeError,
+  type Offset,
+  type OffsetChooser,
+} from './strategies.ts';
 import type { IPAddressRecord, StoreCache, StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
@@ -223,7 +231,7 @@ export class TakenAddresses {
     const o = this.chosen;
     const chooser = this.chooser!;
     if (!chooser.choose(o)) return false;
-    if (!this.index!.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
+    if (!isOffset(o) || !this.index!.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
     chooser.taken?.(o.hi, o.lo);
     return true;
   }

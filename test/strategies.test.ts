@@ -7,6 +7,7 @@ import { ErrAllocated, ErrFull, InvalidArgumentError } from '../adapters/errors.
 import { Prefix } from '../adapters/geometry.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range, type RangeOptions } from '../adapters/range.ts';
+import { Allocator } from '../adapters/allocator.ts';
 import { type AllocationStrategy, coolDown, type Offset, STRATEGIES, STRATEGY_NAMES, type StrategyOption } from '../adapters/strategies.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { failure } from './helpers.ts';
@@ -454,5 +455,35 @@ describe('bad options', () => {
     const broken: AllocationStrategy = { name: 'broken', forRange: () => null as never };
     expect(await failure(() => new Range('10.0.0.0/24', { strategy: broken }))).toBeInstanceOf(InvalidArgumentError);
     r.destroy();
+  });
+
+  it('a strategy that names no offset at all (a fraction, a negative, NaN) fails with InvalidArgumentError, every time, and changes nothing', async () => {
+    for (const [hi, lo] of [
+      [0, 1.5],
+      [0, -1],
+      [Number.NaN, 3],
+      [0, 2 ** 32],
+    ] as const) {
+      const choose = (out: Offset): boolean => {
+        out.hi = hi;
+        out.lo = lo;
+        return true;
+      };
+      const odd: AllocationStrategy = { name: 'odd', forRange: () => ({ choose }) };
+      const r = new Range('10.0.0.0/24', { strategy: odd });
+      const a = new Allocator('10.0.0.0/24', { strategy: odd });
+      for (let i = 0; i < 2; i++) {
+        for (const e of [await failure(() => r.allocateNext()), await failure(() => a.allocateNext())]) {
+          expect(e).toBeInstanceOf(InvalidArgumentError);
+          expect((e as Error).message).toMatch(
+            /^strategy "odd" chose \{ hi: .*, lo: .* \}, which is not an offset: hi and lo must be integers in \[0, 2\^32\)$/,
+          );
+        }
+      }
+      expect([r.used(), a.used(), a.validate().indexed]).toEqual([0, 0, 0]);
+      r.validate();
+      r.destroy();
+      a.destroy();
+    }
   });
 });
