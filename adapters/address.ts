@@ -32,7 +32,7 @@
 // instead of formatting (isCanonical); right after the IPv6 fast path parsed it, from where its
 // `::` stands and its length alone.
 
-import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput } from './errors.ts';
+import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput, quoteText } from './errors.ts';
 
 /** The address family: 4 for IPv4 (including IPv4-mapped IPv6 input), 6 for IPv6. */
 export type Family = 4 | 6;
@@ -88,7 +88,7 @@ function fail(reason: string, at: number, end: number): 0 {
 /** The reason of the last failure, with Go's `(at "…")` suffix when there is a position. */
 function failText(s: string): string {
   if (failAt < 0) return failReason;
-  return `${failReason} (at ${JSON.stringify(s.slice(failAt, failEnd))})`;
+  return `${failReason} (at ${quoteText(s.slice(failAt, failEnd))})`;
 }
 
 function typeName(v: unknown): string {
@@ -883,7 +883,7 @@ export function parsePrefix(text: unknown): { family: Family; words: Uint32Array
   if (!ok) {
     // Go reports an over-long run of digits (`/1000`) as out of range, anything else as bad bits.
     if (bitsLen > 3 && isDecimalNoLeadingZero(text, slash + 1, n)) bits = Infinity;
-    else throw new InvalidCIDRError(text, `bad bits after slash: ${JSON.stringify(text.slice(slash + 1))}`);
+    else throw new InvalidCIDRError(text, `bad bits after slash: ${quoteText(text.slice(slash + 1))}`);
   }
 
   if (f === FAM_MAPPED) throw new InvalidCIDRError(text, R_P_MAPPED);

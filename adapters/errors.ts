@@ -9,11 +9,26 @@
 //
 //   if (e.code === ErrFull.code) { ... }      // e.code === "ERR_RANGE_FULL"
 
-/** Shortens an input for quoting in a message: strings are JSON-quoted, long ones cut. */
+/** Characters a reader cannot see or tell apart: controls, format characters (zero-width space, BOM, soft hyphen), separators other than the plain space, and code points without a glyph. */
+const UNSEEN = /[\p{C}\p{Z}]/gu;
+
+/**
+ * `text` in double quotes with every character a reader could not see escaped, as Go's
+ * strconv.Quote (%q) does: "10.0.0.1\u200b", not a quote that looks like "10.0.0.1".
+ */
+export function quoteText(text: string): string {
+  return JSON.stringify(text).replace(UNSEEN, (c) => {
+    if (c === ' ') return c;
+    const cp = c.codePointAt(0)!;
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. */
 export function quoteInput(input: unknown): string {
   if (typeof input === 'string') {
-    if (input.length > 64) return `${JSON.stringify(input.slice(0, 64))}… (${input.length} characters)`;
-    return JSON.stringify(input);
+    if (input.length > 64) return `${quoteText(input.slice(0, 64))}… (${input.length} characters)`;
+    return quoteText(input);
   }
   if (input === null) return 'null';
   if (typeof input === 'bigint') return `${input}n`;

@@ -2,7 +2,7 @@
 // every record, how a record's name is read back as an address, and what a valid record and
 // owner (parentRef) are.
 import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, isKnownCanonical } from './address.ts';
-import { InvalidAddressError, InvalidArgumentError, InvalidRecordError, quoteInput } from './errors.ts';
+import { InvalidAddressError, InvalidArgumentError, InvalidRecordError, quoteInput, quoteText } from './errors.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -188,7 +188,7 @@ function labelProblems(labels: unknown): string[] {
   const out: string[] = [];
   for (const key of Object.keys(labels)) {
     const v = labels[key];
-    if (typeof v !== 'string') out.push(`metadata.labels[${JSON.stringify(key)}]: Invalid value: ${quoteInput(v)}: must be a string`);
+    if (typeof v !== 'string') out.push(`metadata.labels[${quoteText(key)}]: Invalid value: ${quoteInput(v)}: must be a string`);
   }
   return out;
 }

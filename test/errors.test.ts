@@ -8,6 +8,39 @@ afterEach(() => {
   Error.stackTraceLimit = limit;
 });
 
+describe('quoted input', () => {
+  it("shows every character a reader could not see as an escape, as Go's %q does", async () => {
+    const { Range } = await import('../adapters/range.ts');
+    const r = new Range('10.0.0.0/24');
+    const cases: [string, string][] = [
+      ['10.0.0.1\u200b', '"10.0.0.1\\u200b"'], // zero-width space
+      ['10.0.0.1\u00a0', '"10.0.0.1\\u00a0"'], // no-break space
+      ['\ufeff10.0.0.1', '"\\ufeff10.0.0.1"'], // byte order mark
+      ['10.0.0.1\u2028', '"10.0.0.1\\u2028"'], // line separator
+      ['10.0.0.1\u00ad', '"10.0.0.1\\u00ad"'], // soft hyphen
+      ['10.0.0.1\u007f', '"10.0.0.1\\u007f"'], // delete
+      ['10.0.0.1\u3000', '"10.0.0.1\\u3000"'], // ideographic space
+      ['10.0.0.1\u{e0001}', '"10.0.0.1\\u{e0001}"'], // language tag
+      ['10.0.0.1\t', '"10.0.0.1\\t"'],
+      ['10.0.0.1 ', '"10.0.0.1 "'], // the plain space stays
+      ['10.0.0.\u0661', '"10.0.0.\u0661"'], // a digit of another script is visible: as written
+    ];
+    for (const [input, quoted] of cases) {
+      const e = (() => {
+        try {
+          r.has(input);
+        } catch (error) {
+          return error as InvalidAddressError;
+        }
+      })();
+      expect(e).toBeInstanceOf(InvalidAddressError);
+      expect(e!.message.startsWith(`ParseAddr(${quoted}): `)).toBe(true);
+      expect(e!.input).toBe(input); // the input itself is kept as given
+    }
+    r.destroy();
+  });
+});
+
 describe('typed errors', () => {
   it('an expected outcome has no trace: its stack is the first line a trace would have, not enumerable', () => {
     for (const e of [new ErrFull(), new ErrAllocated(), new ErrNotInRange('10.1.0.1', '10.0.0.0/24')]) {
