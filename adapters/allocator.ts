@@ -47,7 +47,7 @@ import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { Store, StoreCache, SyncStoreOps } from './store.ts';
 import { copy4, type Op, TakenAddresses } from './taken-addresses.ts';
-import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
+import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
@@ -130,7 +130,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       this.taken.destroy();
       throw e;
     }
-    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics);
+    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics === true ? undefined : opts.metrics);
   }
 
   /** The factory: `Allocator.create("10.96.0.0/12", { store })`. */
@@ -519,7 +519,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   }
 
   /** Registers the five upstream metrics in prom-client (default registry or the one given). */
-  enableMetrics(registry?: unknown): void {
+  enableMetrics(registry?: MetricsRegistry): void {
     this.live();
     this.metrics = recorderFor(registry);
     this.metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)

@@ -29,7 +29,7 @@ export type {
   StrategyOption,
   StrategyView,
 } from './strategies.ts';
-export type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+export type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 export type { IndexKind } from './free-index.ts';
 
 // ── ServiceCIDRs ───────────────────────────────────────────────────────────────────────────

@@ -35,7 +35,7 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
 import type { IPAddressRecord, Store, StoreWatcher } from './store.ts';
-import type { AllocatorOptions, IPAllocator, IPFamily, ParentRef } from './types.ts';
+import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -175,7 +175,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
       },
     };
     this.unsubscribe = this.store.cache.subscribe(watcher);
-    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics);
+    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics === true ? undefined : opts.metrics);
   }
 
   /** `new ReferenceAllocator(cidr, options)`, spelled as `Allocator.create` for the one-line swap. */
@@ -367,7 +367,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
     return formatBig(this.fam, this.g.network);
   }
 
-  enableMetrics(registry?: unknown): void {
+  enableMetrics(registry?: MetricsRegistry): void {
     this.live();
     this.metrics = recorderFor(registry);
     this.metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
