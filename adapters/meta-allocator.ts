@@ -49,7 +49,7 @@ import {
   quoteInput,
   rejectSoon,
 } from './errors.ts';
-import type { IndexKind } from './free-index.ts';
+import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { randomOption, uniformBelow, type RandomSource } from './random.ts';
@@ -199,7 +199,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.policy = policy;
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
-    this.index = opts.index;
+    this.index = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
     this.strategy = strategyOption(opts.strategy);
     if (opts.onSkip !== undefined && typeof opts.onSkip !== 'function') {
       throw new InvalidArgumentError(`options.onSkip must be a function, got ${quoteInput(opts.onSkip)}`);

@@ -33,7 +33,7 @@
 // - after destroy() every method throws ErrDestroyed (upstream's Destroy only stops metrics).
 import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
 import { ErrAllocated, ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotInRange, InvalidArgumentError, quoteInput } from './errors.ts';
-import { FreeIndex, type IndexKind } from './free-index.ts';
+import { FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
 import {
@@ -161,10 +161,7 @@ export class Range implements RangeView {
     if (typeof options !== 'object' || options === null) {
       throw new InvalidArgumentError(`Range options must be an object, got ${quoteInput(options)}`);
     }
-    const kind = options.indexKind;
-    if (kind !== undefined && kind !== 'auto' && kind !== 'dense' && kind !== 'sparse') {
-      throw new InvalidArgumentError(`options.indexKind must be 'auto', 'dense' or 'sparse', got ${quoteInput(kind)}`);
-    }
+    indexKindOption(options.indexKind, 'options.indexKind');
     const strategy = strategyOption(options.strategy);
     this.prefix = prefix;
     this.cidr = prefix.cidr;

@@ -93,9 +93,15 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
 
   it('an index kind that is not one, and a dense index asked for a range larger than 2^31', async () => {
     for (const index of ['huh', 42, null, 'Dense']) {
-      const e = await failure(() => new Allocator('10.0.0.0/24', anyValue({ index })));
-      expect(e).toBeInstanceOf(InvalidArgumentError);
-      expect((e as Error).message).toMatch(/^options\.index must be 'auto', 'dense' or 'sparse', got /);
+      for (const [option, make] of [
+        ['options.index', () => new Allocator('10.0.0.0/24', anyValue({ index }))],
+        ['options.index', () => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), anyValue({ index }))],
+        ['options.indexKind', () => new Range('10.0.0.0/24', anyValue({ indexKind: index }))],
+      ] as const) {
+        const e = await failure(make);
+        expect(e).toBeInstanceOf(InvalidArgumentError);
+        expect((e as Error).message.startsWith(`${option} must be 'auto', 'dense' or 'sparse', got `)).toBe(true);
+      }
     }
     // 2^32 − 2 and 2^32 − 1 addresses: beyond the dense index, though the offsets fit in 32 bits
     for (const cidr of ['0.0.0.0/0', 'fd00::/96']) {
