@@ -39,6 +39,12 @@ export class KubernetesApiError extends Error {
   readonly verb: string;
   /** The object name (the address), or undefined for list/watch. */
   readonly resourceName: string | undefined;
+  /**
+   * Set when no answer arrived within the request timeout: that timeout, in ms (`code` is then
+   * undefined). The request may still have reached the server: a timed-out create may have
+   * created the object.
+   */
+  readonly timeoutMs: number | undefined;
 
   constructor(
     verb: string,
@@ -48,6 +54,7 @@ export class KubernetesApiError extends Error {
     status: ApiStatus | undefined,
     detail: string,
     cause?: unknown,
+    timeoutMs?: number,
   ) {
     const target = name === undefined ? resource : `${resource} "${name}"`;
     super(`${verb} ${target}: ${detail}`, cause === undefined ? undefined : { cause });
@@ -57,6 +64,7 @@ export class KubernetesApiError extends Error {
     this.status = status;
     this.verb = verb;
     this.resourceName = name;
+    this.timeoutMs = timeoutMs;
   }
 }
 
@@ -107,9 +115,11 @@ export function httpCode(err: unknown): number | undefined {
 /**
  * Converts anything a client-node call threw into a header-free error:
  * 409 AlreadyExists on create → AlreadyExistsError; 404 on delete/get → NotFoundError;
- * everything else → KubernetesApiError.
+ * everything else → KubernetesApiError. Errors of ours (a timed-out request's KubernetesApiError,
+ * ErrDestroyed from close()) pass through unchanged.
  */
 export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'list' | 'watch', resource: string, name?: string): Error {
+  if (err instanceof KubernetesApiError || err instanceof IPAllocatorError) return err;
   const code = httpCode(err);
   if (code !== undefined) {
     const status = parseStatus((err as { body?: unknown }).body);

@@ -6,16 +6,20 @@
 //                                   close() / [Symbol.dispose]() from any state ──► stopped
 //
 // After close() the owner is finished: every method throws (or, returning a promise, rejects)
-// ErrDestroyed naming it, a pending waitForSync and the store's cache included; the read-only
-// properties (state, stats, lastError) stay readable, and unsubscribe functions keep working.
-// close() is idempotent and synchronous (it aborts the watch and clears the timers; nothing is
-// left to await), hence Symbol.dispose and not asyncDispose.
+// ErrDestroyed naming it, a pending waitForSync, the store's cache and the calls still in flight
+// (their requests are aborted) included; the read-only properties (state, stats, lastError) stay
+// readable, and unsubscribe functions keep working. close() is idempotent and synchronous (it
+// aborts the watch and the requests and clears the timers; nothing is left to await), hence
+// Symbol.dispose and not asyncDispose.
 import { ErrDestroyed } from '../errors.ts';
 import type { CachedRecord, Informer, InformerState, InformerStats, WaitForSyncOptions } from './informer.ts';
+import type { ApiRequests } from './requests.ts';
 
 export abstract class InformerLifecycle<R extends CachedRecord> {
   /** The informer this object owns (its `owner` names this object in errors). */
   protected abstract readonly informer: Informer<R>;
+  /** The API requests this object makes (close() aborts those in flight). */
+  protected abstract readonly requests: ApiRequests;
   private closed = false;
 
   /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
@@ -61,6 +65,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     if (this.closed) return;
     this.closed = true;
     this.informer.stop();
+    this.requests.abortAll(() => new ErrDestroyed(this.informer.owner));
   }
 
   /** close(), for `using`. */

@@ -22,15 +22,17 @@
 // timestamps have second precision, so objects created within one second tie.
 //
 // Lifecycle (lifecycle.ts): after close() every method throws or rejects ErrDestroyed
-// ('KubernetesServiceCIDRs') and subscribers get no further events.
+// ('KubernetesServiceCIDRs') and subscribers get no further events. Each list request has a
+// deadline (requestTimeoutMs, requests.ts), as have the create/delete helpers.
 //
 // RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create and delete for
 // the createServiceCIDR / deleteServiceCIDR helpers.
-import { type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
 import { KubernetesApiError, translate } from './errors.ts';
 import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
+import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { checkApiVersion, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
 import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher } from '../store.ts';
@@ -107,6 +109,12 @@ export interface KubernetesServiceCIDRsOptions {
   pageSize?: number;
   /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
   backoff?: BackoffOptions;
+  /**
+   * How long one list request (one page) may wait for its answer, in ms. Default 30 000;
+   * Infinity waits for ever. One that runs out counts as a failed list (KubernetesApiError with
+   * `timeoutMs` set, in `lastError`) and is retried after the backoff.
+   */
+  requestTimeoutMs?: number;
   /** Server-side watch timeout (seconds). Default random 300–600. */
   watchTimeoutSeconds?: number;
   /** Called when a subscriber throws. Default console.error. */
@@ -117,9 +125,9 @@ export interface KubernetesServiceCIDRsOptions {
 
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api used here. */
 interface ServiceCIDRApi {
-  createServiceCIDR(param: { body: never }): Promise<unknown>;
-  deleteServiceCIDR(param: { name: string }): Promise<unknown>;
-  listServiceCIDR(param: { labelSelector?: string; limit?: number; _continue?: string }): Promise<unknown>;
+  createServiceCIDR(param: { body: never }, options: ConfigurationOptions): Promise<unknown>;
+  deleteServiceCIDR(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
+  listServiceCIDR(param: { labelSelector?: string; limit?: number; _continue?: string }, options: ConfigurationOptions): Promise<unknown>;
 }
 
 function apiFor(kc: KubeConfig, version: ApiVersion): ServiceCIDRApi {
@@ -132,6 +140,7 @@ function apiFor(kc: KubeConfig, version: ApiVersion): ServiceCIDRApi {
  * AlreadyExistsError / NotFoundError speak of IPAddresses.
  */
 function apiError(err: unknown, verb: 'create' | 'delete', name: string): KubernetesApiError {
+  if (err instanceof KubernetesApiError) return err; // a timed-out request: it names the ServiceCIDR already
   const e = translate(err, verb, RESOURCE) as KubernetesApiError; // without a name translate never maps 409/404
   const prefix = `${verb} ${RESOURCE}: `;
   const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
@@ -141,6 +150,13 @@ function apiError(err: unknown, verb: 'create' | 'delete', name: string): Kubern
 export interface CreateServiceCIDROptions {
   apiVersion?: ApiVersion;
   labels?: Record<string, string>;
+  /** How long the request may wait for its answer, in ms (as KubernetesStoreOptions). Default 30 000. */
+  requestTimeoutMs?: number;
+}
+
+/** Requests to the current cluster of `kc` with the timeout of `options`. */
+function requestsFor(kc: KubeConfig, requestTimeoutMs: unknown, owner: string): ApiRequests {
+  return new ApiRequests(kc.getCurrentCluster()?.server ?? 'the API server', requestTimeoutOption(requestTimeoutMs, owner));
 }
 
 /**
@@ -156,7 +172,9 @@ export async function createServiceCIDR(
   options: CreateServiceCIDROptions = {},
 ): Promise<ServiceCIDRRecord> {
   const version = checkApiVersion(options.apiVersion);
-  const api = apiFor(kubeConfigOrDefault(kc, 'createServiceCIDR'), version);
+  const config = kubeConfigOrDefault(kc, 'createServiceCIDR');
+  const api = apiFor(config, version);
+  const requests = requestsFor(config, options.requestTimeoutMs, 'createServiceCIDR');
   if (typeof name !== 'string' || name === '')
     throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   validateServiceCIDRSpec(cidrs);
@@ -164,7 +182,10 @@ export async function createServiceCIDR(
   if (options.labels !== undefined) metadata.labels = { ...options.labels };
   const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
   try {
-    return toServiceCIDR((await api.createServiceCIDR({ body: body as never })) as ServiceCIDRObject);
+    const created = await requests.run({ verb: 'create', resource: RESOURCE, name }, (opts) =>
+      api.createServiceCIDR({ body: body as never }, opts),
+    );
+    return toServiceCIDR(created as ServiceCIDRObject);
   } catch (err) {
     throw apiError(err, 'create', name);
   }
@@ -176,10 +197,16 @@ export async function createServiceCIDR(
  * IPAddress left in its ranges), false when there was no such object; other failures reject with
  * a KubernetesApiError.
  */
-export async function deleteServiceCIDR(kc: KubeConfig, name: string, options: { apiVersion?: ApiVersion } = {}): Promise<boolean> {
-  const api = apiFor(kubeConfigOrDefault(kc, 'deleteServiceCIDR'), checkApiVersion(options.apiVersion));
+export async function deleteServiceCIDR(
+  kc: KubeConfig,
+  name: string,
+  options: { apiVersion?: ApiVersion; requestTimeoutMs?: number } = {},
+): Promise<boolean> {
+  const config = kubeConfigOrDefault(kc, 'deleteServiceCIDR');
+  const api = apiFor(config, checkApiVersion(options.apiVersion));
+  const requests = requestsFor(config, options.requestTimeoutMs, 'deleteServiceCIDR');
   try {
-    await api.deleteServiceCIDR({ name });
+    await requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => api.deleteServiceCIDR({ name }, opts));
     return true;
   } catch (err) {
     const e = apiError(err, 'delete', name);
@@ -203,6 +230,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   readonly path: string;
   readonly selector: LabelSelector | undefined;
   protected readonly informer: Informer<ServiceCIDRRecord>;
+  protected readonly requests: ApiRequests;
   private readonly watchers = new Set<ServiceCIDRWatcher>();
 
   /**
@@ -216,6 +244,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     options = optionsObject<KubernetesServiceCIDRsOptions>(options, 'KubernetesServiceCIDRs');
     this.apiVersion = checkApiVersion(options.apiVersion);
     const api = apiFor(kc, this.apiVersion);
+    const requests = (this.requests = requestsFor(kc, options.requestTimeoutMs, 'KubernetesServiceCIDRs'));
     const path = (this.path = `/apis/${GROUP}/${this.apiVersion}/servicecidrs`);
     const text = selectorOption(options.labelSelector);
     this.selector = text !== undefined ? parseLabelSelector(text) : undefined;
@@ -223,11 +252,12 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     const watch = new Watch(kc);
     const lw: ListerWatcher = {
       async list(o) {
-        return (await api.listServiceCIDR({
+        const param = {
           ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
           ...(o.limit !== undefined ? { limit: o.limit } : {}),
           ...(o.continue !== undefined ? { _continue: o.continue } : {}),
-        })) as ListPage;
+        };
+        return (await requests.run({ verb: 'list', resource: RESOURCE }, (opts) => api.listServiceCIDR(param, opts))) as ListPage;
       },
       async watch(o, onEvent, onDone) {
         const query: Record<string, string | number | boolean> = {

@@ -6,15 +6,17 @@
 //   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
 //   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
 // Every other failure rejects with a KubernetesApiError naming the verb, the address and the
-// HTTP status — never headers or tokens.
+// HTTP status — never headers or tokens. Each request has a deadline (requestTimeoutMs, see
+// requests.ts): a server that accepts and never answers yields a KubernetesApiError too.
 //
 // Lifecycle (lifecycle.ts): after close() every method throws or rejects ErrDestroyed
-// ('KubernetesStore'), the cache's included (as MemoryStore's); unsubscribe functions still work.
+// ('KubernetesStore'), the cache's included (as MemoryStore's), and so do the calls still in
+// flight (their requests are aborted); unsubscribe functions still work.
 // Wrong constructor arguments and malformed records (validateRecord, as MemoryStore) are refused
 // before any request.
 //
 // RBAC: get, list, watch, create, delete on ipaddresses.networking.k8s.io.
-import { type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
@@ -22,6 +24,7 @@ import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
 import { validateRecord } from '../records.ts';
 import { checkApiVersion, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
 import { translate } from './errors.ts';
+import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer, type BackoffOptions, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import {
@@ -53,6 +56,14 @@ export interface KubernetesStoreOptions {
   pageSize?: number;
   /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
   backoff?: BackoffOptions;
+  /**
+   * How long one API request (create, delete, get, one page of a list) may wait for its answer,
+   * in ms. Default 30 000; Infinity waits for ever. A request that runs out is aborted and
+   * rejects with a KubernetesApiError naming the operation, the server and the timeout (its
+   * `timeoutMs` set, `code` undefined); a timed-out create may still have created the object.
+   * Watches are not limited by it (client-node's Watch has its own connect/inactivity timeout).
+   */
+  requestTimeoutMs?: number;
   /** Server-side watch timeout (seconds). Default random 300–600. */
   watchTimeoutSeconds?: number;
   /** Called when a cache subscriber throws. Default console.error. */
@@ -63,10 +74,10 @@ export interface KubernetesStoreOptions {
 
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api this store uses. */
 interface IPAddressApi {
-  createIPAddress(param: { body: never }): Promise<unknown>;
-  readIPAddress(param: { name: string }): Promise<unknown>;
-  deleteIPAddress(param: { name: string }): Promise<unknown>;
-  listIPAddress(param: { labelSelector?: string; limit?: number; _continue?: string }): Promise<unknown>;
+  createIPAddress(param: { body: never }, options: ConfigurationOptions): Promise<unknown>;
+  readIPAddress(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
+  deleteIPAddress(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
+  listIPAddress(param: { labelSelector?: string; limit?: number; _continue?: string }, options: ConfigurationOptions): Promise<unknown>;
 }
 
 export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implements Store {
@@ -76,6 +87,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   readonly selector: LabelSelector | undefined;
   private readonly api: IPAddressApi;
   protected readonly informer: Informer;
+  protected readonly requests: ApiRequests;
   private readonly readYourWrites: boolean;
 
   /**
@@ -93,6 +105,10 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       ? kc.makeApiClient(NetworkingV1Api)
       : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as IPAddressApi;
     this.readYourWrites = options.readYourWrites ?? true;
+    const requests = (this.requests = new ApiRequests(
+      kc.getCurrentCluster()?.server ?? 'the API server',
+      requestTimeoutOption(options.requestTimeoutMs, 'KubernetesStore'),
+    ));
 
     const parts: string[] = [];
     if (options.family !== undefined) {
@@ -110,12 +126,12 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     const path = this.path;
     const lw: ListerWatcher = {
       async list(o) {
-        const page = (await api.listIPAddress({
+        const param = {
           ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
           ...(o.limit !== undefined ? { limit: o.limit } : {}),
           ...(o.continue !== undefined ? { _continue: o.continue } : {}),
-        })) as ListPage;
-        return page;
+        };
+        return (await requests.run({ verb: 'list', resource: RESOURCE }, (opts) => api.listIPAddress(param, opts))) as ListPage;
       },
       async watch(o, onEvent, onDone) {
         const query: Record<string, string | number | boolean> = {
@@ -153,7 +169,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     const body = toObject(record, this.apiVersion);
     let created: IPAddressObject;
     try {
-      created = (await this.api.createIPAddress({ body: body as never })) as IPAddressObject;
+      created = (await this.requests.run({ verb: 'create', resource: RESOURCE, name: record.name }, (opts) =>
+        this.api.createIPAddress({ body: body as never }, opts),
+      )) as IPAddressObject;
     } catch (err) {
       throw translate(err, 'create', RESOURCE, record.name);
     }
@@ -172,7 +190,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     const sent = this.informer.get(name);
     let reply: unknown;
     try {
-      reply = await this.api.deleteIPAddress({ name });
+      reply = await this.requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => this.api.deleteIPAddress({ name }, opts));
     } catch (err) {
       throw translate(err, 'delete', RESOURCE, name);
     }
@@ -184,7 +202,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     this.assertOpen();
     if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
     try {
-      return toRecord((await this.api.readIPAddress({ name })) as IPAddressObject);
+      const obj = await this.requests.run({ verb: 'get', resource: RESOURCE, name }, (opts) => this.api.readIPAddress({ name }, opts));
+      return toRecord(obj as IPAddressObject);
     } catch (err) {
       const e = translate(err, 'get', RESOURCE, name);
       if (e.name === 'NotFoundError') return undefined;

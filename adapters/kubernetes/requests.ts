@@ -1,0 +1,117 @@
+// A deadline for every API request, and a way to settle the requests in flight on close().
+//
+// client-node sets no timeout on its generated API calls: against a server that accepts the
+// connection and never answers (a stalled kube-apiserver, a half-open load balancer) a call
+// waits for ever. Each call made through ApiRequests gets its own AbortController:
+//
+//   call ──► RequestContext.setSignal(signal)  (a per-call middleware; the fetch honours it, so
+//   │        the connection is dropped, not only the promise)
+//   ├── answer in time ─────────────► resolves / rejects as client-node does
+//   ├── timeoutMs passed ───────────► KubernetesApiError "no answer from <server> within N ms"
+//   └── abortAll(reason) (close()) ─► rejects with reason() (ErrDestroyed)
+//
+// The caller's promise settles on the abort itself, not on the fetch noticing it: the signal
+// reaches the fetch only after authentication (an exec credential plugin can stall too), and
+// the fetch's own rejection (AbortError, or the reason) differs between client-node 1.x
+// (node-fetch) and 2.x (undici).
+//
+// Watches are not made here: client-node's Watch has its own connect/inactivity timeout, and a
+// watch is meant to stay open.
+import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
+import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { KubernetesApiError } from './errors.ts';
+
+/** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/** setTimeout's limit (2^31 − 1 ms). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/** The `requestTimeoutMs` option: undefined → the default; a positive number of ms, or Infinity for none. */
+export function requestTimeoutOption(value: unknown, owner: string): number {
+  if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
+  if (typeof value === 'number' && value > 0 && (value <= MAX_TIMEOUT_MS || value === Infinity)) return value;
+  throw new InvalidArgumentError(
+    `${owner}: requestTimeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(value)}`,
+  );
+}
+
+/** What a timed-out or aborted request was, for the error. */
+export interface RequestTarget {
+  verb: 'create' | 'delete' | 'get' | 'list';
+  /** e.g. ipaddresses.networking.k8s.io */
+  resource: string;
+  /** The object name; undefined for a list. */
+  name?: string | undefined;
+}
+
+export class ApiRequests {
+  private readonly inFlight = new Set<AbortController>();
+
+  /**
+   * @param server the API server's URL, for messages
+   * @param timeoutMs per request; Infinity for none
+   */
+  constructor(
+    readonly server: string,
+    readonly timeoutMs: number,
+  ) {}
+
+  /**
+   * Runs `call`, handing it the client-node options that attach this request's AbortSignal.
+   * Rejects with a KubernetesApiError (`timeoutMs` set) when no answer came in time, with the
+   * abortAll reason when aborted first, and otherwise as `call` does (the caller translates).
+   */
+  async run<T>(target: RequestTarget, call: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const signal = controller.signal;
+    this.inFlight.add(controller);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (this.timeoutMs !== Infinity) {
+      timer = setTimeout(() => controller.abort(this.timeoutError(target)), this.timeoutMs);
+    }
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([call(withSignal(signal)), aborted]);
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort!);
+      this.inFlight.delete(controller);
+    }
+  }
+
+  /** Aborts every request in flight: each rejects with its own `reason()`, and its connection is dropped. */
+  abortAll(reason: () => Error): void {
+    for (const controller of [...this.inFlight]) controller.abort(reason());
+  }
+
+  private timeoutError(target: RequestTarget): KubernetesApiError {
+    return new KubernetesApiError(
+      target.verb,
+      target.resource,
+      target.name,
+      undefined,
+      undefined,
+      `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs)`,
+      undefined,
+      this.timeoutMs,
+    );
+  }
+}
+
+/** client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike). */
+function withSignal(signal: AbortSignal): ConfigurationOptions {
+  const middleware: ObservableMiddleware = {
+    pre(context) {
+      context.setSignal(signal);
+      return new Observable(Promise.resolve(context));
+    },
+    post(context) {
+      return new Observable(Promise.resolve(context));
+    },
+  };
+  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
+}
