@@ -122,6 +122,9 @@ export class DualStackAllocator {
     if (typeof ips !== 'object' || ips === null) {
       throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}`);
     }
+    if (!isIPList(ips) && !Array.isArray(ips.ips)) {
+      throw new InvalidArgumentError('release needs the addresses: an array, or what allocate returned (an object whose ips is an array)');
+    }
     const { canonical, families } = familiesOf(isIPList(ips) ? ips : ips.ips);
     let first: { error: unknown } | undefined;
     for (let i = 0; i < canonical.length; i++) {

@@ -30,9 +30,10 @@ export function quoteInput(input: unknown): string {
     if (input.length > 64) return `${quoteText(input.slice(0, 64))}… (${input.length} characters)`;
     return quoteText(input);
   }
-  if (input === null) return 'null';
+  if (input === null || input === undefined) return String(input);
   if (typeof input === 'bigint') return `${input}n`;
-  if (typeof input === 'object') return `a value of type ${Array.isArray(input) ? 'array' : 'object'}`;
+  if (Array.isArray(input)) return `an array of ${input.length} value${input.length === 1 ? '' : 's'}`;
+  if (typeof input === 'object') return 'a value of type object';
   return `${String(input)} (${typeof input})`;
 }
 

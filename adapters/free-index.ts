@@ -279,9 +279,10 @@ export class FreeIndex {
   /**
    * Replaces the contents with a legacy bitmap snapshot (see snapshotBits; leading zero bytes are
    * ignored, as big.Int.SetBytes does). A set bit at or beyond the index's size throws
-   * InvalidArgumentError and leaves the index unchanged. Dense indexes only.
+   * InvalidArgumentError, naming the index as `of` says, and leaves the index unchanged. Dense
+   * indexes only.
    */
-  restoreBits(data: Uint8Array): void {
+  restoreBits(data: Uint8Array, of = `an index of ${this.slotsLo} offsets`): void {
     this.requireDense('restoreBits');
     let first = 0;
     while (first < data.length && data[first] === 0) first++;
@@ -290,9 +291,7 @@ export class FreeIndex {
     if (significant > 0) {
       const bits = (significant - 1) * 8 + (32 - Math.clz32(data[first]));
       if (bits > slots) {
-        throw new InvalidArgumentError(
-          `restoreBits: a snapshot of ${data.length} bytes sets offset ${bits - 1}, outside an index of ${slots} offsets`,
-        );
+        throw new InvalidArgumentError(`snapshot offset ${bits - 1} is outside ${of}`);
       }
     }
     const ptr = core.dense_words_ptr(this.h);

@@ -562,7 +562,7 @@ export class Range implements RangeView {
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
     if (this.bitmapFormat && this.index.kind === 'dense') {
-      this.index.restoreBits(data);
+      this.index.restoreBits(data, this.cidr);
       this.taken = this.index.count();
       this.startChooser(); // a cool-down's held offsets were overwritten: none is held now
       return;

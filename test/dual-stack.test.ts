@@ -232,12 +232,17 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     );
   });
   it.each([
-    ['null', null],
-    ['a string', '10.0.0.1'],
-    ['an object without ips', {}],
-  ])('release(%s) → InvalidArgumentError', async (_name, ips) => {
+    ['null', null, /got null$/],
+    ['a string', '10.0.0.1', /got "10\.0\.0\.1"$/],
+    ['an object without ips', {}, /what allocate returned \(an object whose ips is an array\)$/],
+    ['the addresses by family, without ips', { IPv4: '10.0.0.1' }, /what allocate returned \(an object whose ips is an array\)$/],
+    ['three addresses', ['10.0.0.1', '10.0.0.2', 'fd00::1'], /one or two ClusterIPs, got an array of 3 values$/],
+    ['no address', [], /one or two ClusterIPs, got an array of 0 values$/],
+  ])('release(%s) → InvalidArgumentError saying what was wrong', async (_name, ips, message) => {
     const ds = new DualStackAllocator(Allocator.create('10.0.0.0/29'), Allocator.create('fd00::/120'));
-    expect(await rejection(ds.release(ips as never))).toBeInstanceOf(InvalidArgumentError);
+    const e = await rejection(ds.release(ips as never));
+    expect(e).toBeInstanceOf(InvalidArgumentError);
+    expect((e as Error).message).toMatch(message);
     ds.destroy();
   });
 });

@@ -349,8 +349,9 @@ describe('Range batch operations and bad input', () => {
     expect(r.has('10.1.0.5')).toBe(true);
     expect(r.snapshot().data.length).toBe(1); // .5 is offset 4: one significant byte
     const tooWide = new Uint8Array(40);
-    tooWide[0] = 1; // sets offset 319, outside 254 addresses
+    tooWide[0] = 1; // sets offset 312 (39 bytes follow it), outside 254 addresses
     expect(() => r.restore('10.1.0.0/24', tooWide)).toThrow(InvalidArgumentError);
+    expect(() => r.restore('10.1.0.0/24', tooWide)).toThrow(/^snapshot offset 312 is outside 10\.1\.0\.0\/24$/);
     expect(r.has('10.1.0.5')).toBe(true);
     expect(r.used()).toBe(1);
     r.destroy();

@@ -25,7 +25,7 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     ['text', 'web', /owner: Invalid value: "web": must be an object/],
     ['a number', 42, /owner: Invalid value: 42 \(number\)/],
     ['a symbol', Symbol('svc'), /owner: Invalid value: Symbol\(svc\) \(symbol\)/],
-    ['an array', ['services', 'web'], /owner: Invalid value: a value of type array/],
+    ['an array', ['services', 'web'], /owner: Invalid value: an array of 2 values/],
     ['a Date', new Date(0), /owner: Invalid value: a value of type object/],
     ['no resource', { name: 'web' }, /owner\.resource: Required value/],
     ['an empty name', { resource: 'services', name: '' }, /owner\.name: Required value/],
