@@ -8,11 +8,17 @@
 // the beginning. networking.k8s.io is asked at v1 first and at v1beta1 when v1 is not served
 // (Kubernetes 1.31–1.32).
 //
+// Every request has a deadline (requestTimeoutMs, default 30 s, as the library's; see
+// adapters/kubernetes/requests.ts): a server that accepts the connection and never answers ends
+// the command with a CliError instead of holding it for ever.
+//
 // Failures become CliErrors that say what to do: the server could not be reached (and where it
-// is), the credentials were refused (401), or the identity lacks a permission (403: the verb and
-// the resource). Messages never carry request or response headers, nor tokens.
-import { CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
+// is), did not answer in time, the credentials were refused (401), or the identity lacks a
+// permission (403: the verb and the resource). Messages never carry request or response headers,
+// nor tokens.
+import { type ConfigurationOptions, CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import { KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
+import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
@@ -34,6 +40,8 @@ export interface ClusterOptions {
   kubeconfig?: string | undefined;
   /** A context of the kubeconfig; default its current-context. */
   context?: string | undefined;
+  /** How long one request may wait for its answer, in ms; Infinity for ever. Default 30 000. */
+  requestTimeoutMs?: number | undefined;
   /** Called after every page: the resource, objects so far, and the server's estimate of the rest. */
   onProgress?: ((resource: string, listed: number, remaining: number | undefined) => void) | undefined;
 }
@@ -54,10 +62,10 @@ interface Page {
 }
 
 type NetworkingApi = {
-  listIPAddress(p: { limit?: number; _continue?: string }): Promise<Page>;
-  listServiceCIDR(p: { limit?: number; _continue?: string }): Promise<Page>;
-  readIPAddress(p: { name: string }): Promise<IPAddressObject>;
-  deleteIPAddress(p: { name: string; body?: unknown }): Promise<unknown>;
+  listIPAddress(p: { limit?: number; _continue?: string }, o: ConfigurationOptions): Promise<Page>;
+  listServiceCIDR(p: { limit?: number; _continue?: string }, o: ConfigurationOptions): Promise<Page>;
+  readIPAddress(p: { name: string }, o: ConfigurationOptions): Promise<IPAddressObject>;
+  deleteIPAddress(p: { name: string; body?: unknown }, o: ConfigurationOptions): Promise<unknown>;
 };
 
 export class Cluster {
@@ -68,6 +76,7 @@ export class Cluster {
   private networking: NetworkingApi;
   private networkingVersion: 'v1' | 'v1beta1' = 'v1';
   private readonly onProgress: ClusterOptions['onProgress'];
+  private readonly requests: ApiRequests;
 
   /** Loads the kubeconfig and selects the context. Throws CliError when there is none to use. */
   constructor(options: ClusterOptions = {}) {
@@ -97,30 +106,32 @@ export class Cluster {
     this.core = kc.makeApiClient(CoreV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
     this.onProgress = options.onProgress;
+    this.requests = new ApiRequests(this.server, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   }
 
   /** Every ServiceCIDR, as the MetaAllocator reads them. */
   async serviceCIDRs(): Promise<ServiceCIDRRecord[]> {
-    const items = await this.listNetworking(SERVICECIDRS, (api, p) => api.listServiceCIDR(p));
+    const items = await this.listNetworking(SERVICECIDRS, (api, p, o) => api.listServiceCIDR(p, o));
     return items.map((o) => toServiceCIDR(o as ServiceCIDRObject));
   }
 
   /** Every IPAddress object, as the store reads them. */
   async ipAddresses(): Promise<IPAddressRecord[]> {
-    const items = await this.listNetworking(IPADDRESSES, (api, p) => api.listIPAddress(p));
+    const items = await this.listNetworking(IPADDRESSES, (api, p, o) => api.listIPAddress(p, o));
     return items.map((o) => toRecord(o as IPAddressObject));
   }
 
   /** Every Service of every namespace. */
   async services(): Promise<ServiceRecord[]> {
-    const items = await this.listAll(SERVICES, (p) => this.core.listServiceForAllNamespaces(p) as Promise<Page>);
+    const items = await this.listAll(SERVICES, (p, o) => this.core.listServiceForAllNamespaces(p, o) as Promise<Page>);
     return items.map((o) => toService(o));
   }
 
   /** One IPAddress, or undefined when it does not exist. */
   async readIPAddress(name: string): Promise<IPAddressRecord | undefined> {
     try {
-      return toRecord(await this.networking.readIPAddress({ name }));
+      const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
+      return toRecord(await this.requests.run(target, (o) => this.networking.readIPAddress({ name }, o)));
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw this.explain(e, 'get', IPADDRESSES, name);
@@ -130,7 +141,8 @@ export class Cluster {
   /** One Service, or undefined when it does not exist. */
   async readService(namespace: string, name: string): Promise<ServiceRecord | undefined> {
     try {
-      return toService(await this.core.readNamespacedService({ namespace, name }));
+      const target: RequestTarget = { verb: 'get', resource: qualified(SERVICES), name: `${namespace}/${name}` };
+      return toService(await this.requests.run(target, (o) => this.core.readNamespacedService({ namespace, name }, o)));
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw this.explain(e, 'get', SERVICES, `${namespace}/${name}`);
@@ -144,7 +156,8 @@ export class Cluster {
   async deleteIPAddress(name: string, uid: string | undefined): Promise<boolean> {
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
-      await this.networking.deleteIPAddress({ name, body });
+      const target: RequestTarget = { verb: 'delete', resource: qualified(IPADDRESSES), name };
+      await this.requests.run(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
       return true;
     } catch (e) {
       if (isNotFound(e)) return false;
@@ -155,10 +168,10 @@ export class Cluster {
   /** A networking.k8s.io listing, falling back to v1beta1 when v1 is not served. */
   private async listNetworking(
     resource: ResourceRef,
-    call: (api: NetworkingApi, p: { limit?: number; _continue?: string }) => Promise<Page>,
+    call: (api: NetworkingApi, p: { limit?: number; _continue?: string }, o: ConfigurationOptions) => Promise<Page>,
   ): Promise<unknown[]> {
     try {
-      return await this.listAll(resource, (p) => call(this.networking, p), true);
+      return await this.listAll(resource, (p, o) => call(this.networking, p, o), true);
     } catch (e) {
       if (!(e instanceof ResourceNotServed) || this.networkingVersion === 'v1beta1') {
         throw e instanceof ResourceNotServed
@@ -179,15 +192,17 @@ export class Cluster {
    */
   private async listAll(
     resource: ResourceRef,
-    fetchPage: (p: { limit?: number; _continue?: string }) => Promise<Page>,
+    fetchPage: (p: { limit?: number; _continue?: string }, o: ConfigurationOptions) => Promise<Page>,
     mayBeUnserved = false,
   ): Promise<unknown[]> {
+    const target: RequestTarget = { verb: 'list', resource: qualified(resource) };
     for (let attempt = 0; ; attempt++) {
       const items: unknown[] = [];
       let cont: string | undefined;
       try {
         do {
-          const page = await fetchPage(cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont });
+          const p = cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont };
+          const page = await this.requests.run(target, (o) => fetchPage(p, o));
           for (const item of page.items ?? []) items.push(item);
           cont = page.metadata?._continue ?? page.metadata?.continue;
           if (cont === '') cont = undefined;
@@ -209,6 +224,11 @@ export class Cluster {
     const code = apiError instanceof KubernetesApiError ? apiError.code : httpStatus(err);
     const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? apiError.status.message : undefined;
     const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${name}"`;
+    if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
+      return new CliError(
+        `the API server at ${this.server} (context "${this.context}") did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
+      );
+    }
     if (code === undefined) {
       return new CliError(`cannot reach the API server at ${this.server} (context "${this.context}"): ${describeTransport(err)}`);
     }
@@ -228,6 +248,11 @@ export class Cluster {
 }
 
 class ResourceNotServed extends Error {}
+
+/** 30000 → "30s", 250 → "250ms" (the --request-timeout forms). */
+export function duration(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
+}
 
 function qualified(r: ResourceRef): string {
   return r.group === '' ? r.plural : `${r.plural}.${r.group}`;

@@ -38,11 +38,16 @@ export interface Io {
 const CLUSTER_OPTIONS = {
   kubeconfig: { type: 'string' },
   context: { type: 'string' },
+  'request-timeout': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsConfig['options'];
 
 const CLUSTER_HELP = `  --kubeconfig FILE  kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config)
   --context NAME     kubeconfig context to use (default: its current-context)
+  --request-timeout DURATION
+                     how long one request to the API server may wait for its answer, as
+                     kubectl's flag: 500ms, 30s, 2m; a bare number is seconds; 0 waits for
+                     ever (default 30s)
   -h, --help         this help`;
 
 const HELP = {
@@ -151,7 +156,11 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
   return parsed;
 }
 
-async function connect(values: { kubeconfig?: string | undefined; context?: string | undefined }, io: Io): Promise<Cluster> {
+async function connect(
+  values: { kubeconfig?: string | undefined; context?: string | undefined; 'request-timeout'?: string | undefined },
+  io: Io,
+): Promise<Cluster> {
+  const requestTimeoutMs = requestTimeout(values['request-timeout']);
   let mod: typeof import('./cluster.ts');
   try {
     mod = await import('./cluster.ts');
@@ -163,7 +172,7 @@ async function connect(values: { kubeconfig?: string | undefined; context?: stri
     }
     throw e;
   }
-  const options: ClusterOptions = { kubeconfig: values.kubeconfig, context: values.context };
+  const options: ClusterOptions = { kubeconfig: values.kubeconfig, context: values.context, requestTimeoutMs };
   if (io.stderr.isTTY) {
     let shown = false;
     options.onProgress = (resource, listed, remaining) => {
@@ -177,6 +186,26 @@ async function connect(values: { kubeconfig?: string | undefined; context?: stri
     };
   }
   return new mod.Cluster(options);
+}
+
+/** setTimeout's limit (2^31 − 1 ms). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * --request-timeout as kubectl reads it: a number with a unit (ms, s, m, h), a bare number being
+ * seconds; 0 means no limit (Infinity). Undefined when the flag is absent (the default applies).
+ */
+function requestTimeout(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
+  if (m !== null) {
+    const amount = Number(m[1]);
+    if (amount === 0) return Infinity;
+    const ms = Math.round(amount * DURATION_UNITS[m[2] ?? 's']!);
+    if (ms >= 1 && ms <= MAX_TIMEOUT_MS) return ms;
+  }
+  throw new UsageError(`--request-timeout takes a duration such as 500ms, 30s or 2m (0 for no limit), got ${JSON.stringify(text)}`);
 }
 
 function positiveInt(text: string | undefined, flag: string, fallback: number): number {

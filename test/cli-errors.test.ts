@@ -1,6 +1,6 @@
-// The command line's expected failures: a server that cannot be reached, an identity without the
-// RBAC a command needs (403, named verb and resource), bad flags — each one message on stderr,
-// exit code 2, no stack trace, no token. One run goes through the real executable (cli/bin.ts in
+// The command line's expected failures: a server that cannot be reached or never answers, an
+// identity without the RBAC a command needs (403, named verb and resource), bad flags — each one
+// message on stderr, exit code 2, no stack trace, no token. One run goes through the real executable (cli/bin.ts in
 // a child process) to check the process's own exit code and output.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TEST_TOKEN } from './k8s/kubeconfig.ts';
+import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
+import { SilentServer } from './k8s/silent-server.ts';
+import { until } from './k8s/helpers.ts';
 import { addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -56,6 +58,28 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  it('a server that accepts and never answers: one line naming the server, the context and the timeout, exit 2', async () => {
+    const silent = await SilentServer.start();
+    const kc = writeKubeconfig(silent.url);
+    try {
+      for (const [command, timeout, shown] of [
+        ['status', '150ms', '150ms'],
+        ['check', '0.2', '200ms'], // a bare number is seconds, as with kubectl
+      ] as const) {
+        const r = await cli([command, '--kubeconfig', kc.path, '--request-timeout', timeout]);
+        expect(r.code).toBe(2);
+        expect(r.stdout).toBe('');
+        expect(r.stderr).toBe(
+          `ipallocator: the API server at ${silent.url} (context "double") did not answer within ${shown} (list servicecidrs.networking.k8s.io); to wait longer, pass --request-timeout\n`,
+        );
+      }
+      await until(() => silent.openConnections() === 0, 'the command to drop its connections');
+    } finally {
+      kc.remove();
+      await silent.close();
+    }
+  });
+
   it('a server error: the verb, the resource and the status, exit 2', async () => {
     c.double.failNext('list', 1, 503, 'etcd is unhappy');
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
@@ -75,6 +99,8 @@ describe('ipallocator: failures', () => {
     [['status', '--top', 'many'], '--top takes a whole number, got "many"'],
     [['check', '--grace=-5'], '--grace takes a whole number, got "-5"'],
     [['status', 'extra'], 'Unexpected argument'],
+    [['status', '--request-timeout', 'soon'], '--request-timeout takes a duration such as 500ms, 30s or 2m (0 for no limit), got "soon"'],
+    [['map', '10.96.0.0/24', '--request-timeout=-1s'], 'got "-1s"'],
   ];
   for (const [argv, message] of usage) {
     it(`usage error for "${argv.join(' ')}": the problem and a pointer to --help, exit 2`, async () => {
