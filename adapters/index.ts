@@ -16,7 +16,7 @@ export type { AllocatorOptions } from './types.ts';
 export { MetaAllocator, RANGE_POLICIES } from './meta-allocator.ts';
 export type { MetaAllocatorOptions, RangePolicy, RangeInfo, SkippedCIDR } from './meta-allocator.ts';
 export { DualStackAllocator, type DualStackIPs, type DualStackOptions } from './dual-stack.ts';
-export { Range, type RangeOptions, type RangeSnapshot, type RangeView } from './range.ts';
+export { MAX_ALLOCATE_MANY, Range, type RangeOptions, type RangeSnapshot, type RangeView } from './range.ts';
 export { STRATEGIES, STRATEGY_NAMES, coolDown } from './strategies.ts';
 export type {
   AllocationStrategy,
