@@ -16,6 +16,7 @@ import { IPAllocatorError } from '../adapters/errors.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
+import { clientNodeMismatch } from './client-node-check.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
 import { emptyMap, markAllocated, type RangeMap } from './map.ts';
 import { offsetIn, parseAddress, parseCIDR } from './ranges.ts';
@@ -161,6 +162,10 @@ async function connect(
   io: Io,
 ): Promise<Cluster> {
   const requestTimeoutMs = requestTimeout(values['request-timeout']);
+  // Before the import: a client-node whose undici needs a newer Node would end the process (see
+  // client-node-check.ts). cluster.ts sits next to this file, so it resolves client-node from here.
+  const mismatch = clientNodeMismatch(import.meta.url);
+  if (mismatch !== undefined) throw new CliError(mismatch);
   let mod: typeof import('./cluster.ts');
   try {
     mod = await import('./cluster.ts');

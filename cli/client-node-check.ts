@@ -1,0 +1,60 @@
+// Whether @kubernetes/client-node can load under this Node, told from package.json files alone.
+//
+// client-node 2.x depends on undici with a caret range that npm resolves to undici 8, which needs
+// Node ≥ 22.19 (its `engines.node`) and throws while loading on Node 20. Node 20 then also
+// reports the same error as an unhandled rejection from its module loader, which ends the process
+// with exit code 1 whatever the importer does with the failed import. So the command looks before
+// it imports: it resolves client-node as the cluster code would, then the undici client-node
+// itself would load, and compares that undici's `engines.node` with the running Node. Anything it
+// cannot read or does not understand (another layout, another engines range) says nothing, and
+// the import goes ahead as before.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+interface PackageJson {
+  version?: unknown;
+  dependencies?: Record<string, unknown>;
+  engines?: { node?: unknown };
+}
+
+/**
+ * A one-line explanation when the undici that @kubernetes/client-node (resolved from `from`, a
+ * file path or URL) would load declares `engines.node: ">=X.Y.Z"` above `nodeVersion`; undefined
+ * when it fits or when that cannot be told.
+ */
+export function clientNodeMismatch(from: string | URL, nodeVersion: string = process.versions.node): string | undefined {
+  const clientNode = readPackage(from, '@kubernetes/client-node');
+  if (clientNode === undefined || clientNode.json.dependencies?.undici === undefined) return undefined; // 1.x: node-fetch
+  const undici = readPackage(clientNode.path, 'undici');
+  const engines = undici?.json.engines?.node;
+  const needed = typeof engines === 'string' ? /^\s*>=\s*v?(\d+(?:\.\d+){0,2})\s*$/.exec(engines)?.[1] : undefined;
+  const running = /^v?(\d+(?:\.\d+){0,2})/.exec(nodeVersion)?.[1];
+  if (needed === undefined || running === undefined || compareVersions(running, needed) >= 0) return undefined;
+  return (
+    `@kubernetes/client-node ${String(clientNode.json.version)} uses undici ${String(undici!.json.version)}, which needs Node ${needed} or later ` +
+    `(this is Node ${nodeVersion}): use a newer Node, or pin undici 7 with "overrides": {"undici": "7.30.2"} in your package.json ` +
+    'and run npm install, or install @kubernetes/client-node@1.4'
+  );
+}
+
+/** The package.json of `name` as seen from `from`, or undefined. */
+function readPackage(from: string | URL, name: string): { path: string; json: PackageJson } | undefined {
+  try {
+    const path = createRequire(from).resolve(`${name}/package.json`);
+    const json: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    return typeof json === 'object' && json !== null ? { path, json: json as PackageJson } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Compares dotted numeric versions ("22.19" = "22.19.0"). */
+function compareVersions(a: string, b: string): number {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) {
+    const d = (x[i] ?? 0) - (y[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}

@@ -1,0 +1,72 @@
+// clientNodeMismatch: the command looks at the package.json files of @kubernetes/client-node and
+// of the undici it would load, before importing them — undici 8 (pulled by client-node 2.x as
+// published) needs Node ≥ 22.19 and ends a Node 20 process while loading. Each case lays out a
+// node_modules tree in a temporary directory, as npm would.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { clientNodeMismatch } from '../cli/client-node-check.ts';
+
+const UNDICI_8 = { name: 'undici', version: '8.14.0', engines: { node: '>=22.19.0' } };
+const UNDICI_7 = { name: 'undici', version: '7.30.2', engines: { node: '>=20.18.1' } };
+const CLIENT_NODE_2 = { name: '@kubernetes/client-node', version: '2.0.1', dependencies: { undici: '^8.7.0' } };
+const CLIENT_NODE_1 = { name: '@kubernetes/client-node', version: '1.4.0', dependencies: { 'node-fetch': '^2.7.0' } };
+
+describe('clientNodeMismatch', () => {
+  let root: string;
+  /** Where the command's own module would be: the tree is resolved from here. */
+  let from: string;
+
+  function write(path: string, json: unknown): void {
+    const file = join(root, path, 'package.json');
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, JSON.stringify(json));
+  }
+
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'ipallocator-client-node-'));
+    from = join(root, 'node_modules', 'ipallocator', 'dist', 'cli', 'main.js');
+  });
+  afterEach(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('client-node 2.x with undici 8 on Node 20: one line saying what to do', () => {
+    write('node_modules/@kubernetes/client-node', CLIENT_NODE_2);
+    write('node_modules/undici', UNDICI_8);
+    expect(clientNodeMismatch(from, '20.20.2')).toBe(
+      '@kubernetes/client-node 2.0.1 uses undici 8.14.0, which needs Node 22.19.0 or later (this is Node 20.20.2): ' +
+        'use a newer Node, or pin undici 7 with "overrides": {"undici": "7.30.2"} in your package.json and run npm install, ' +
+        'or install @kubernetes/client-node@1.4',
+    );
+    expect(clientNodeMismatch(from, '22.18.9')).toContain('this is Node 22.18.9');
+    expect(clientNodeMismatch(from, '22.19.0')).toBeUndefined();
+    expect(clientNodeMismatch(from, 'v24.1.0')).toBeUndefined();
+  });
+
+  it('reads the undici client-node itself would load (its own nested copy first)', () => {
+    write('node_modules/@kubernetes/client-node', CLIENT_NODE_2);
+    write('node_modules/@kubernetes/client-node/node_modules/undici', UNDICI_8);
+    write('node_modules/undici', UNDICI_7);
+    expect(clientNodeMismatch(from, '20.20.2')).toContain('undici 8.14.0');
+    rmSync(join(root, 'node_modules/@kubernetes/client-node/node_modules'), { recursive: true });
+    expect(clientNodeMismatch(from, '20.20.2')).toBeUndefined(); // undici 7 (an override) fits Node 20
+  });
+
+  it('says nothing when it cannot tell: client-node 1.x, no client-node, no undici, an engines range it does not read', () => {
+    write('node_modules/undici', UNDICI_8);
+    expect(clientNodeMismatch(from, '20.20.2')).toBeUndefined(); // no client-node: the import reports that
+    write('node_modules/@kubernetes/client-node', CLIENT_NODE_1);
+    expect(clientNodeMismatch(from, '20.20.2')).toBeUndefined(); // 1.x loads node-fetch, not undici
+    write('node_modules/@kubernetes/client-node', CLIENT_NODE_2);
+    write('node_modules/undici', { ...UNDICI_8, engines: { node: '^22.19.0 || >=24' } });
+    expect(clientNodeMismatch(from, '20.20.2')).toBeUndefined();
+    rmSync(join(root, 'node_modules/undici'), { recursive: true });
+    expect(clientNodeMismatch(from, '20.20.2')).toBeUndefined();
+  });
+
+  it("this repository's own tree (undici pinned by overrides) fits the running Node", () => {
+    expect(clientNodeMismatch(new URL('../cli/main.ts', import.meta.url))).toBeUndefined();
+  });
+});
