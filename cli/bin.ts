@@ -5,9 +5,15 @@ import process from 'node:process';
 import { run } from './main.ts';
 
 const invokedAs = basename(process.argv[1] ?? '');
-process.exitCode = await run(process.argv.slice(2), {
+const code = await run(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
   stdin: process.stdin,
   prog: invokedAs.startsWith('kubectl-') ? 'kubectl ipallocator' : 'ipallocator',
 });
+// The command is done: end now, once the output is written, rather than when the HTTP layer lets
+// go of a request that was aborted (undici keeps a connection whose TLS handshake never finished
+// until its own connect timeout, 10 s later).
+await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
+process.exit(code);
