@@ -328,9 +328,10 @@ function putV4(out: Uint32Array, v: number): void {
 /**
  * The u32 value of `text` when it is a plain dotted quad (exactly what parseAddrInto accepts as
  * IPv4 without a colon), else −1 — no error, no allocation: callers take parseAddrInto for the
- * message. The allocators' hot path for IPv4 text.
+ * message.
  */
 export function parseIPv4Fast(text: string): number {
+  // The allocators' hot path for IPv4 text.
   return parseV4Value(text, text.length);
 }
 
@@ -471,8 +472,15 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
 let lastParsed6 = '';
 let lastParsedShape = 0;
 
-/** Like `parseAddrInto`, into a fresh Uint32Array(4). For cold paths and tests. */
+/**
+ * Parses address text as `parseAddrInto` does, into a new Uint32Array(4): its family and its
+ * value as four u32 words, w0 = bits 127..96 (IPv4 as [0, 0, 0, v4]). Accepts exactly what Go's
+ * `netip.ParseAddr` accepts, minus IPv6 zones and IPv6 groups of more than 4 hex digits;
+ * IPv4-mapped IPv6 is family 4 with the IPv4 value. Throws InvalidAddressError
+ * (`ParseAddr("…"): reason`) for anything else, including non-strings.
+ */
 export function parseAddr(text: unknown): { family: Family; words: Uint32Array } {
+  // parseAddrInto into a fresh array: for cold paths and tests (the allocators reuse theirs).
   const words = new Uint32Array(4);
   const family = parseAddrInto(text, words);
   return { family, words };
@@ -516,16 +524,13 @@ export function isKnownCanonical(text: string): boolean {
   return text === lastCanonical;
 }
 
-/**
- * Dotted decimal of the IPv4 address `v` (a u32; the value is taken mod 2^32).
- *
- * Why two ways: V8 joins strings with `+` into one flat string only below 13 characters. A
- * longer result is a rope (a ConsString) that its first reader (the store's hash) copies flat,
- * and every later read goes through it; most names of 10.96.0.0/12, the Kubernetes default, have
- * 13 to 15 characters. Those are written as char codes and built flat at once (measured: 35–160 ns
- * less per allocateNext+release there), with no change for shorter names.
- */
+/** Dotted decimal of the IPv4 address `v` (a u32; the value is taken mod 2^32). */
 export function formatIPv4(v: number): string {
+  // Why two ways: V8 joins strings with `+` into one flat string only below 13 characters. A
+  // longer result is a rope (a ConsString) that its first reader (the store's hash) copies flat,
+  // and every later read goes through it; most names of 10.96.0.0/12, the Kubernetes default,
+  // have 13 to 15 characters. Those are written as char codes and built flat at once (measured:
+  // 35–160 ns less per allocateNext+release there), with no change for shorter names.
   const a = v >>> 24;
   const b = (v >>> 16) & 255;
   const c = (v >>> 8) & 255;

@@ -39,12 +39,14 @@ export function quoteInput(input: unknown): string {
 
 /**
  * A promise that rejects with `error` one microtask from now; the allocators' promise-returning
- * methods reject through it. `await allocator.allocateNext()` attaches its handler in the same
- * turn, while a promise that is already rejected when it is returned costs Node its
- * unhandled-rejection bookkeeping (≈ 0.7 µs: a rejected allocateNext on a full range 1.8 →
- * 1.1 µs, Node 20). A rejection nobody handles is still reported as unhandled.
+ * methods reject through it, so `await allocator.allocateNext()` receives the error as thrown.
+ * A rejection nobody handles is still reported as unhandled.
  */
 export async function rejectSoon(error: unknown): Promise<never> {
+  // Why one microtask late: `await allocator.allocateNext()` attaches its handler in the same
+  // turn, while a promise that is already rejected when it is returned costs Node its
+  // unhandled-rejection bookkeeping (≈ 0.7 µs: a rejected allocateNext on a full range 1.8 →
+  // 1.1 µs, Node 20).
   await undefined;
   throw error;
 }
@@ -58,14 +60,16 @@ export class IPAllocatorError extends Error {
   /**
    * `captureStack: false` is for the expected outcomes (ErrFull, ErrAllocated, ErrNotReady,
    * ErrNotInRange, ErrMismatchedNetwork, ErrDestroyed): like upstream's sentinel values they
-   * carry no stack trace, because capturing one is most of the cost of an Error in V8 (about
-   * 1.8 µs, where the allocator answers "range is full" from a counter in tens of nanoseconds).
-   * V8 skips the capture outright only when `Error.stackTraceLimit` is not a number (with 0 it
-   * still builds an empty trace); `stack` is then set to the first line a trace would have:
-   * ≈ 250 instead of ≈ 340 ns per error (Node 20). Where `Error` is frozen the limit cannot be
-   * changed, and these errors carry the usual trace.
+   * carry no stack trace — they are answers, not faults — and their `stack` is the one line a
+   * trace would start with (`ErrFull: range is full`). Where `Error` is frozen (SES lockdown(),
+   * node --frozen-intrinsics) they carry the usual trace.
    */
   constructor(message: string, captureStack = true) {
+    // Why no trace: capturing one is most of the cost of an Error in V8 (about 1.8 µs, where the
+    // allocator answers "range is full" from a counter in tens of nanoseconds). V8 skips the
+    // capture outright only when `Error.stackTraceLimit` is not a number (with 0 it still builds
+    // an empty trace); `stack` is then set to the first line a trace would have: ≈ 250 instead
+    // of ≈ 340 ns per error (Node 20). Where `Error` is frozen the limit cannot be changed.
     const limit = Error.stackTraceLimit;
     let skipped = false;
     if (!captureStack) {

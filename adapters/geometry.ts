@@ -87,7 +87,7 @@ export class Prefix {
   readonly first: Uint32Array;
   /** IPv4 broadcast − 1, IPv6 broadcast: the range is the closed interval [first, last]. */
   readonly last: Uint32Array;
-  /** first + rangeOffset: the first address of the upper (dynamic) band. */
+  /** first + rangeOffset: the first address of the dynamic band. */
   readonly offsetAddress: Uint32Array;
   /** False only for the all-ones single-address prefix (network + 1 does not exist). */
   readonly hasFirst: boolean;
@@ -101,8 +101,9 @@ export class Prefix {
   readonly rangeOffset: number;
   /**
    * Offsets in [first, last] as (hi, lo): 0 when last < first, saturating at 2^64 − 1 (IPv6
-   * shorter than /64). Equals `size` for every prefix (the test suite checks it).
+   * shorter than /64). Equals `size` for every prefix.
    */
+  // (The test suite checks that count equals size for every prefix.)
   readonly countHi: number;
   readonly countLo: number;
 
@@ -169,8 +170,9 @@ export class Prefix {
     return new Prefix(version, words, bits);
   }
 
-  /** The count of [first, last] as a bigint (cold path). */
+  /** The count of [first, last] as a bigint. */
   get count(): bigint {
+    // A cold path: the allocators read countHi/countLo.
     return u64(this.countHi, this.countLo);
   }
 

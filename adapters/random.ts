@@ -20,7 +20,11 @@
 
 import { InvalidArgumentError, quoteInput } from './errors.ts';
 
-/** Rejections in a row after which a draw gives up on its source (see above). */
+/**
+ * Rejections in a row after which a draw gives up on its source and throws InvalidArgumentError:
+ * a uniform source gets there with probability under 2^-64, a broken one (returning 0xffffffff
+ * forever) would otherwise loop forever.
+ */
 export const MAX_DRAW_TRIES = 64;
 
 /** The error of a draw whose source was rejected MAX_DRAW_TRIES times in a row. */

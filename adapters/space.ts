@@ -64,7 +64,7 @@ export class AddressSpace {
   private h: number;
   private readonly version: Family;
   private readonly rangeOffset: number;
-  /** rangeSize = count − rangeOffset, as (hi, lo); 0 means the upper band is empty. */
+  /** rangeSize = count − rangeOffset, as (hi, lo); 0 means the upper (dynamic) band is empty. */
   private readonly rsHi: number;
   private readonly rsLo: number;
   /** rangeSize ≥ MaxInt64: the draw is rand.Uint64() (upstream's switch). */
@@ -110,9 +110,9 @@ export class AddressSpace {
   // ── allocateNext's search ─────────────────────────────────────────────────────────────────
 
   /**
-   * Steps 1–3: draws the upper band's start as upstream does and takes the first free address
-   * from there (into `address`). False when the upper band has nothing free — or does not exist
-   * (rangeSize 0: then nothing was drawn either). Throws OutOfMemoryError (nothing taken).
+   * Steps 1–3: draws the start in the upper (dynamic) band as upstream does and takes the first
+   * free address from there (into `address`). False when that band has nothing free — or does
+   * not exist (rangeSize 0: then nothing was drawn either). Throws OutOfMemoryError (nothing taken).
    */
   takeUpper(random: RandomSource): boolean {
     if (this.rsHi === 0 && this.rsLo === 0) return false;
@@ -127,12 +127,12 @@ export class AddressSpace {
     return this.took(spaceTake(this.h, BAND_UPPER, d.hi, d.lo));
   }
 
-  /** Whether allocateNext draws at all (rangeSize > 0); when not, upstream answers ErrFull at once. */
+  /** Whether allocateNext draws at all (rangeSize > 0: the dynamic band is not empty); when not, upstream answers ErrFull at once. */
   get hasUpperBand(): boolean {
     return this.rsHi !== 0 || this.rsLo !== 0;
   }
 
-  /** Step 4: draws the lower band's start and takes from there. False when it has nothing free (or does not exist). */
+  /** Step 4: draws the start in the lower (static) band and takes from there. False when it has nothing free (or does not exist). */
   takeLower(random: RandomSource): boolean {
     const ro = this.rangeOffset;
     if (ro === 0) return false;

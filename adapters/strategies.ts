@@ -81,8 +81,8 @@ export interface StrategyView {
   readonly random: RandomSource;
   /**
    * Which upstream draw `upstream` reproduces: 'bitmap' (the legacy Range: rand.Intn over the
-   * dynamic band) or 'ipallocator' (the IPAddress allocator: rand.Uint64 with master's overflow
-   * guard when the band holds 2^63 or more). They differ only for bands that large.
+   * dynamic band) or 'ipallocator' (the IPAddress allocator: rand.Uint64 with upstream master's
+   * overflow guard when the band holds 2^63 or more). They differ only for bands that large.
    */
   readonly draw: 'bitmap' | 'ipallocator';
 }
@@ -313,7 +313,17 @@ function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser
   return Object.freeze({ name, forRange: make });
 }
 
-/** The built-in strategies (see the top of this file). */
+/**
+ * The built-in strategies, by name. Each keeps KEP-3070's bands (the static band only when the
+ * dynamic band has nothing free); they differ in which free address they choose:
+ * - `upstream` (the default): a random start, then the first free address upward, wrapping —
+ *   upstream's answers for the same draws;
+ * - `legacy-bitmap`: the same scan over the legacy bitmap's range (an IPv6 range holds at most
+ *   65,535 addresses);
+ * - `sequential`: the first free address after the one it chose last, wrapping;
+ * - `lowest-free`: the lowest free address;
+ * - `random-free`: uniform over the free addresses.
+ */
 export const STRATEGIES: Readonly<Record<StrategyName, AllocationStrategy>> = Object.freeze({
   upstream: builtin('upstream', (v) => new ScanChooser(v, false)),
   'legacy-bitmap': builtin('legacy-bitmap', (v) => new ScanChooser(v, true)),
@@ -397,14 +407,17 @@ export interface CoolDownOptions {
  * band; and when every free address is held, rather than fail: cool-down delays reuse, it never
  * pushes allocations into the static band (KEP-3070) nor makes a range with free addresses answer
  * ErrFull. A quarter, not the oldest alone: API servers sharing a store hold the same addresses in
- * the same order, and would all pick that one (measured: 3× the failed creates at 90 % fill).
+ * the same order, and would all pick that one.
  *
- * State and memory: held addresses stay marked in the index (no index memory), plus a FIFO of
- * (offset, until) and a Map from offset to its FIFO entry: measured 65 bytes of JS heap per held
- * address (160 in a /64, whose offsets past 2^53 are string keys). 1,000 releases a minute with
- * ms = 60,000 hold about 1,000 addresses: 65 kB.
+ * Memory: held addresses stay marked in the index (no index memory); the queue of held addresses
+ * costs about 65 bytes of JS heap each (160 in a /64). 1,000 releases a minute with ms = 60,000
+ * hold about 1,000 addresses: about 65 kB.
  */
 export function coolDown(strategy: StrategyOption, options: CoolDownOptions): AllocationStrategy {
+  // The oldest quarter rather than the oldest alone, measured: 3× the failed creates at 90 % fill
+  // with the oldest alone. The queue is a FIFO of (offset, until) plus a Map from offset to its
+  // FIFO entry: measured 65 bytes of JS heap per held address (160 in a /64, whose offsets past
+  // 2^53 are string keys).
   const inner = strategyOption(strategy);
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`coolDown options must be an object { ms } or { allocations }, got ${quoteInput(options)}`);

@@ -59,7 +59,7 @@ export class Op {
   /** Words of the address (IPv4: [0, 0, 0, v4]). */
   readonly address = new Uint32Array(4);
   name = '';
-  /** allocateNext: the band the address was taken from (adapters/space.ts BAND_*). */
+  /** allocateNext: the band the address was taken from (BAND_UPPER: dynamic, BAND_LOWER: static). */
   band = BAND_UPPER;
   /** This op set the address's bit (false: it was set already; a failure must not clear it). */
   reserved = false;
@@ -168,7 +168,7 @@ export class TakenAddresses {
     return this.index === null;
   }
 
-  /** Whether allocateNext draws at all (the upper band is not empty). */
+  /** Whether allocateNext draws at all (the dynamic band is not empty). */
   get hasUpperBand(): boolean {
     return this.index?.hasUpperBand === true;
   }

@@ -20,7 +20,7 @@ export const OUT_OF_RANGE = -1;
 export const OUT_OF_MEMORY = -2;
 export const TOO_FAR = -3;
 
-/** The bands of core-as/space.ts. */
+/** The bands of core-as/space.ts: BAND_UPPER is the dynamic band, BAND_LOWER the static band (KEP-3070). */
 export const BAND_UPPER = 0;
 export const BAND_LOWER = 1;
 
@@ -180,9 +180,10 @@ let scratchView = new Uint32Array(core.memory.buffer, SCRATCH_PTR, SCRATCH_WORDS
 
 /**
  * The scratch window as 32 u32 words. Valid until the next core call; re-created when a
- * `memory.grow` detached the previous view (checked by length, which is cheap).
+ * `memory.grow` detached the previous view.
  */
 export function scratch(): Uint32Array {
+  // A detached view has length 0: checked by length, which is cheap.
   if (scratchView.length === 0) scratchView = new Uint32Array(core.memory.buffer, SCRATCH_PTR, SCRATCH_WORDS);
   return scratchView;
 }
