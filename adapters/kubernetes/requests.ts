@@ -5,7 +5,8 @@
 // waits for ever. Each call made through ApiRequests gets its own AbortController:
 //
 //   call ──► RequestContext.setSignal(signal)  (a per-call middleware; the fetch honours it, so
-//   │        the connection is dropped, not only the promise)
+//   │        the connection is dropped, not only the promise — except that undici lets a
+//   │        connection still in its TLS handshake run to its own 10 s connect timeout)
 //   ├── answer in time ─────────────► resolves / rejects as client-node does
 //   ├── timeoutMs passed ───────────► KubernetesApiError "no answer from <server> within N ms"
 //   └── abortAll(reason) (close()) ─► rejects with reason() (ErrDestroyed)
@@ -29,7 +30,7 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 /** The `requestTimeoutMs` option: undefined → the default; a positive number of ms, or Infinity for none. */
 export function requestTimeoutOption(value: unknown, owner: string): number {
   if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
-  if (typeof value === 'number' && value > 0 && (value <= MAX_TIMEOUT_MS || value === Infinity)) return value;
+  if (typeof value === 'number' && value >= 1 && (value <= MAX_TIMEOUT_MS || value === Infinity)) return value;
   throw new InvalidArgumentError(
     `${owner}: requestTimeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(value)}`,
   );
