@@ -232,7 +232,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   // ── allocateNext (dynamic) ─────────────────────────────────────────────────────────────────
 
   /**
-   * Reserves a free address, upper band first, and returns it. Rejects with ErrFull,
+   * Reserves a free address, dynamic band first (then the static band), and returns it. Rejects with ErrFull,
    * ErrNotReady, InvalidArgumentError (owner), OutOfMemoryError; a store error other than
    * AlreadyExists aborts the call and passes through.
    */
@@ -319,9 +319,9 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   }
 
   /**
-   * The start of allocateNext: ready, a fresh index, the upper band's draw and first candidate
-   * (upstream's draw, adapters/space.ts). Returns BAND_UPPER when the upper band gave a
-   * candidate, BAND_LOWER when it had none (the lower band is next), NOT_READY, or FULL without
+   * The start of allocateNext: ready, a fresh index, the upper (dynamic) band's draw and first
+   * candidate (upstream's draw, adapters/space.ts). Returns BAND_UPPER when that band gave a
+   * candidate, BAND_LOWER when it had none (the lower, static band is next), NOT_READY, or FULL without
    * a scan (rangeSize 0: no draw, no metric, as upstream). With a strategy: BAND_CHOSEN.
    */
   private beginNext(): number {
@@ -332,7 +332,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     return index.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
   }
 
-  /** The first candidate: the upper band's (already taken by beginNext), a strategy's choice, else the lower band's. */
+  /** The first candidate: the dynamic band's (already taken by beginNext), a strategy's choice, else the static band's. */
   private chosen(band: number): Op | null {
     const index = this.taken.space;
     if (band === BAND_UPPER) return this.opOfTaken(index, BAND_UPPER);
@@ -340,7 +340,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
   }
 
-  /** The candidate after a collision at `op`: in its band, else (upper exhausted) the lower band's. */
+  /** The candidate after a collision at `op`: in its band, else (dynamic band exhausted) the static band's. */
   private nextAfter(op: Op): Op | null {
     if (this.destroyed) return null;
     const index = this.taken.space;
@@ -362,7 +362,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
 
   /**
    * A failed dynamic create: AlreadyExists is a mid-air collision (the bit stays set until the
-   * call ends; go on). Anything else un-reserves and aborts the call (master). Counted either way.
+   * call ends; go on). Anything else un-reserves and aborts the call, as upstream master does. Counted either way.
    */
   private collision(op: Op, e: unknown): Op {
     this.metrics.error(this.cidr, 'dynamic');

@@ -40,10 +40,8 @@ import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRe
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;
 
-/**
- * Range geometry in BigInt (upstream's NewIPAllocator), computed independently of adapters/geometry.ts so
- * the oracle does not share its arithmetic with the product.
- */
+/** Range geometry in BigInt, as upstream's NewIPAllocator computes it. */
+// Computed independently of adapters/geometry.ts so the oracle does not share its arithmetic with the product.
 export interface BigGeometry {
   family: IPFamily;
   width: 32 | 128;
@@ -59,7 +57,7 @@ export interface BigGeometry {
   /** hostsPerNetwork. */
   size: bigint;
   rangeOffset: bigint;
-  /** first + rangeOffset: the start of the upper band. */
+  /** first + rangeOffset: the start of the dynamic band. */
   offsetAddress: bigint;
 }
 
@@ -132,9 +130,10 @@ const BAND_FULL = Symbol('band full');
 
 /**
  * The same contract as Allocator, written as upstream's ipallocator.go is: a linear scan of the
- * store's cache, BigInt math, no WebAssembly. The baseline to compare with and the oracle of our
- * tests: for the same random source and store, Allocator gives the same answers.
+ * store's cache, BigInt math, no WebAssembly. For the same random source and store it gives the
+ * same answers as Allocator: the baseline to compare with.
  */
+// The oracle of our tests (test/allocator-equivalence.test.ts).
 export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
