@@ -616,9 +616,15 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
         .map((o) => o.metadata.name)
         .sort(),
     ).toEqual([ip, '10.100.0.10'].sort());
+    // it leaves the cluster as it found it, so it can run again
+    await meta.release(ip);
+    await meta.release('10.100.0.10');
     meta.destroy();
     serviceCIDRs.close();
     store.close();
+    expect(await deleteServiceCIDR(kc, 'extra-v4')).toBe(true);
+    expect(d.objects()).toEqual([]);
+    expect((await createServiceCIDR(kc, 'extra-v4', ['10.100.0.0/24'])).name).toBe('extra-v4');
   });
 
   it('records carry the informer identity', async () => {

@@ -60,7 +60,11 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     return this.informer.waitForSync(options);
   }
 
-  /** Stops the list + watch for good; see the file comment for what works afterwards. */
+  /**
+   * Stops the list + watch for good, aborting the requests in flight. Afterwards every method
+   * throws (or rejects with) ErrDestroyed, a pending waitForSync and the calls in flight included;
+   * state, stats and lastError stay readable and unsubscribe functions keep working. Idempotent.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
