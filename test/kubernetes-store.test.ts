@@ -711,6 +711,40 @@ describe('KubernetesStore', () => {
   });
 });
 
+describe('KubernetesStore on a cluster that does not serve the API version asked for', () => {
+  it('says so on every call — get never reads the 404 as "no such address" — and on the list', async () => {
+    const d = await ApiServerDouble.start({ versions: ['v1beta1'] }); // a cluster before Kubernetes 1.33
+    const store = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 } });
+    const parentRef = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+    const record = { name: '10.0.0.7', labels: allocatorLabels('IPv4'), parentRef };
+    try {
+      const notServed =
+        /: HTTP 404: the API server does not serve ipaddresses\.networking\.k8s\.io at the API version asked for .*apiVersion: 'v1beta1'/;
+      for (const call of [() => store.get('10.0.0.7'), () => store.delete('10.0.0.7'), () => store.create(record)]) {
+        const e = await call().then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(e).toBeInstanceOf(KubernetesApiError);
+        expect((e as KubernetesApiError).code).toBe(404);
+        expect((e as Error).message).toMatch(notServed);
+      }
+      await until(() => store.lastError !== undefined);
+      expect(store.lastError?.message).toMatch(notServed);
+      // the version it serves works, and a missing object there is still "absent"
+      const beta = new KubernetesStore(kubeConfigFor(d.url), { apiVersion: 'v1beta1' });
+      await beta.waitForSync();
+      expect(await beta.get('10.0.0.7')).toBeUndefined();
+      await beta.create(record);
+      expect((await beta.get('10.0.0.7'))?.name).toBe('10.0.0.7');
+      beta.close();
+    } finally {
+      store.close();
+      await d.close();
+    }
+  });
+});
+
 // The informer alone, on a scripted list/watch: the answer shapes no HTTP server of ours sends.
 describe('Informer: a delete answer that names no object (neither uid nor resourceVersion)', () => {
   function scripted(listed: KubeObject[], rv: string) {

@@ -114,9 +114,14 @@ export function httpCode(err: unknown): number | undefined {
 
 /**
  * Converts anything a client-node call threw into a header-free error:
- * 409 AlreadyExists on create → AlreadyExistsError; 404 on delete/get → NotFoundError;
- * everything else → KubernetesApiError. Errors of ours (a timed-out request's KubernetesApiError,
- * ErrDestroyed from close()) pass through unchanged.
+ * 409 AlreadyExists on create → AlreadyExistsError; 404 on delete/get of the object →
+ * NotFoundError; everything else → KubernetesApiError. Errors of ours (a timed-out request's
+ * KubernetesApiError, ErrDestroyed from close()) pass through unchanged.
+ *
+ * A 404 that names no object (its Status has no details.name, or there is no Status) is the
+ * server saying it does not serve the resource at that API version — a cluster before
+ * Kubernetes 1.33 serves networking.k8s.io v1beta1 only — not that the object is missing: it is
+ * a KubernetesApiError saying so, never a NotFoundError (get would read it as "no such address").
  */
 export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'list' | 'watch', resource: string, name?: string): Error {
   if (err instanceof KubernetesApiError || err instanceof IPAllocatorError) return err;
@@ -125,6 +130,17 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
     const status = parseStatus((err as { body?: unknown }).body);
     if (verb === 'create' && code === 409 && (status?.reason === undefined || status.reason === 'AlreadyExists') && name !== undefined) {
       return new AlreadyExistsError(name);
+    }
+    if (code === 404 && status?.details?.name === undefined) {
+      return new KubernetesApiError(
+        verb,
+        resource,
+        name,
+        code,
+        status,
+        `HTTP 404: the API server does not serve ${resource} at the API version asked for ` +
+          `(networking.k8s.io/v1 from Kubernetes 1.33; 1.31 and 1.32 serve v1beta1 when enabled: apiVersion: 'v1beta1')`,
+      );
     }
     if ((verb === 'delete' || verb === 'get') && code === 404 && name !== undefined) return new NotFoundError(name);
     const what = status?.message ? `${status.reason ?? 'Failure'}: ${status.message}` : statusText(code);

@@ -140,6 +140,12 @@ export interface ApiServerDoubleOptions {
   bookmarkIntervalMs?: number;
   /** What a successful DELETE answers (see `ApiServerDouble.deleteReply`). Default 'status'. */
   deleteReply?: 'status' | 'object';
+  /**
+   * The networking.k8s.io versions served (default both): ['v1beta1'] is a cluster before
+   * Kubernetes 1.33, which answers any v1 path with 404 "the server could not find the requested
+   * resource" and no details, as kube-apiserver does for a version it does not serve.
+   */
+  versions?: readonly ServedVersion[];
 }
 
 /** A reply held by `holdReply()`. */
@@ -362,6 +368,8 @@ export class ApiServerDouble {
    */
   deleteReply: 'status' | 'object';
   readonly historyLimit: number;
+  /** The networking.k8s.io versions this server serves (ApiServerDoubleOptions.versions). */
+  readonly versions: readonly ServedVersion[];
   /** Every request, in arrival order. */
   readonly requests: ReceivedRequest[] = [];
 
@@ -386,6 +394,7 @@ export class ApiServerDouble {
     this.requireParentRef = options.requireParentRef ?? true;
     this.deleteReply = options.deleteReply ?? 'status';
     this.historyLimit = options.historyLimit ?? 1000;
+    this.versions = options.versions ?? SERVED_VERSIONS;
     for (const plural of Object.keys(RESOURCES)) this.stores.set(plural, new Map());
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err: unknown) => {
@@ -622,7 +631,7 @@ export class ApiServerDouble {
     }
     this.requests.push(entry);
 
-    if (!m || !SERVED_VERSIONS.includes(version!) || !RESOURCES[plural!]) {
+    if (!m || !this.versions.includes(version as ServedVersion) || !RESOURCES[plural!]) {
       return this.sendJSON(res, 404, statusFailure(404, 'NotFound', 'the server could not find the requested resource', {}));
     }
     if (verb === 'unknown') {
