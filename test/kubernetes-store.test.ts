@@ -1,7 +1,13 @@
 // KubernetesStore through real HTTP and client-node against the API-server double.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NetworkingV1Api } from '@kubernetes/client-node';
-import { KubernetesStore, KubernetesApiError, SyncTimeoutError, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
+import {
+  deleteServiceCIDR,
+  KubernetesStore,
+  KubernetesApiError,
+  SyncTimeoutError,
+  type KubernetesStoreOptions,
+} from '../adapters/kubernetes/index.ts';
 import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
 import {
   AlreadyExistsError,
@@ -731,6 +737,14 @@ describe('KubernetesStore on a cluster that does not serve the API version asked
       }
       await until(() => store.lastError !== undefined);
       expect(store.lastError?.message).toMatch(notServed);
+      // the ServiceCIDR helpers too: a delete is not "there was no such range"
+      const del = await deleteServiceCIDR(kubeConfigFor(d.url), 'extra').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(del).toBeInstanceOf(KubernetesApiError);
+      expect((del as Error).message).toMatch(/servicecidrs\.networking\.k8s\.io.*HTTP 404: the API server does not serve/);
+      expect(await deleteServiceCIDR(kubeConfigFor(d.url), 'extra', { apiVersion: 'v1beta1' })).toBe(false); // served: absent
       // the version it serves works, and a missing object there is still "absent"
       const beta = new KubernetesStore(kubeConfigFor(d.url), { apiVersion: 'v1beta1' });
       await beta.waitForSync();

@@ -131,7 +131,7 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
     if (verb === 'create' && code === 409 && (status?.reason === undefined || status.reason === 'AlreadyExists') && name !== undefined) {
       return new AlreadyExistsError(name);
     }
-    if (code === 404 && status?.details?.name === undefined) {
+    if (code === 404 && !namesObject(status)) {
       return new KubernetesApiError(
         verb,
         resource,
@@ -151,6 +151,15 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
   const causeCode = typeof e?.cause?.code === 'string' ? ` (${e.cause.code})` : '';
   const message = typeof e?.message === 'string' ? e.message : String(err);
   return new KubernetesApiError(verb, resource, name, undefined, undefined, `${message}${causeCode}`, err);
+}
+
+/**
+ * Whether a 404's Status names the object that is missing (kube-apiserver writes details.name
+ * for it); a 404 that names none — or is not a Status at all — is a path the server does not
+ * serve, such as an API version it does not have.
+ */
+export function namesObject(status: ApiStatus | undefined): boolean {
+  return typeof status?.details?.name === 'string' && status.details.name !== '';
 }
 
 function statusText(code: number): string {

@@ -29,7 +29,7 @@
 // the createServiceCIDR / deleteServiceCIDR helpers.
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
-import { KubernetesApiError, translate } from './errors.ts';
+import { KubernetesApiError, namesObject, translate } from './errors.ts';
 import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
@@ -210,7 +210,7 @@ export async function deleteServiceCIDR(
     return true;
   } catch (err) {
     const e = apiError(err, 'delete', name);
-    if (e.code === 404) return false;
+    if (e.code === 404 && namesObject(e.status)) return false; // no such ServiceCIDR (not: the version is not served)
     throw e;
   }
 }
