@@ -88,6 +88,11 @@ export class Cluster {
       const where = options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)';
       throw new CliError(`cannot read ${where}: ${(e as Error).message}`);
     }
+    if (options.kubeconfig === undefined && isClientNodeFallback(kc)) {
+      throw new CliError(
+        'found no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE',
+      );
+    }
     if (options.context !== undefined) {
       const names = kc.getContexts().map((c) => c.name);
       if (!names.includes(options.context)) {
@@ -301,4 +306,14 @@ function describeTransport(err: unknown): string {
   }
   const message = (err as { message?: unknown } | null)?.message;
   return typeof message === 'string' ? message.split('\n')[0]! : 'connection failed';
+}
+
+/**
+ * Whether loadFromDefault found nothing and fell back to client-node's placeholder (context
+ * "loaded-context", cluster "cluster" at http://localhost:8080): asking it would only report a
+ * refused connection to a server nobody named.
+ */
+function isClientNodeFallback(kc: KubeConfig): boolean {
+  const cluster = kc.getCurrentCluster();
+  return kc.getCurrentContext() === 'loaded-context' && cluster?.name === 'cluster' && cluster.server === 'http://localhost:8080';
 }

@@ -3,7 +3,7 @@
 // message on stderr, exit code 2, no stack trace, no token. One run goes through the real executable (cli/bin.ts in
 // a child process) to check the process's own exit code and output.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,6 +92,30 @@ describe('ipallocator: failures', () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/^ipallocator: cannot read \/nonexistent\/kubeconfig: .*ENOENT/);
   });
+
+  // (inside a pod with a service account, client-node would use that instead: nothing to test)
+  it.skipIf(existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token'))(
+    'no kubeconfig anywhere: says so, instead of a refused connection to a server nobody named',
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), 'ipallocator-home-')); // no .kube/config in it
+      const saved = { HOME: process.env.HOME, KUBECONFIG: process.env.KUBECONFIG };
+      process.env.HOME = home;
+      delete process.env.KUBECONFIG;
+      try {
+        const r = await cli(['status']);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toBe(
+          'ipallocator: found no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE\n',
+        );
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
 
   const usage: [string[], string][] = [
     [['frobnicate'], 'unknown command "frobnicate"'],
