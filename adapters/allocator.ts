@@ -183,11 +183,16 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
         this.created(op, 'static', start);
         return RESOLVED;
       }
+      this.taken.callStarted();
       return this.taken
         .callAsync(op, () => this.store.create(record))
         .then(
-          () => this.created(op, 'static', start),
+          () => {
+            this.taken.callEnded();
+            this.created(op, 'static', start);
+          },
           (e: unknown) => {
+            this.taken.callEnded();
             throw this.createFailed(op, e);
           },
         );
@@ -299,6 +304,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
     const start = this.metrics.start();
     let collided: Op[] | null = null;
+    this.taken.callStarted();
     try {
       for (let op = this.chosen(band); op !== null; op = this.nextAfter(op)) {
         const record = { name: op.name, labels: this.labels, parentRef };
@@ -313,6 +319,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       }
     } finally {
       if (collided !== null) this.forgetCollisions(collided);
+      this.taken.callEnded();
     }
     this.metrics.error(this.cidr, 'dynamic');
     throw new ErrFull();
@@ -366,7 +373,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   private collision(op: Op, e: unknown): Op {
     this.metrics.error(this.cidr, 'dynamic');
-    if (e instanceof AlreadyExistsError) return this.taken.holdCollision(op);
+    if (e instanceof AlreadyExistsError) return op;
     if (!op.seen) this.taken.unreserve(op);
     this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;
@@ -374,7 +381,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
 
   /** End of allocateNext: collision marks go unless the cache holds the name now (or an op has it). */
   private forgetCollisions(collided: Op[]): void {
-    for (const op of collided) this.taken.releaseCollision(op);
+    for (const op of collided) this.taken.unreserve(op);
   }
 
   /** A successful create (static or dynamic): settle the op, count it. */

@@ -21,11 +21,13 @@
 // held by the cool-down, until its time comes; an add event or a reservation claims it back.
 //
 // Invariants (checked by validate()):
-// 1. A bit is cleared by a cache delete event, by the end of the call that set it (failed
-//    create, collision), by the allocator's own release, or on re-list (a pending op the cache
-//    never reported) — unless the cache holds the name or a pending op has it (`unreserve`). A
-//    stale bit only costs capacity until then, and a missing bit costs only a collision (the
-//    store refuses the create): nothing is ever allocated twice.
+// 1. A bit is cleared by a cache delete event, by the end of a call of its name that failed
+//    (a failed create, whichever call set the bit; a collision), by the allocator's own release,
+//    or on re-list (a pending op the cache never reported) — unless the cache holds the name or a
+//    pending op has it (`unreserve`). A stale bit only costs capacity until then, and a missing
+//    bit costs only a collision (the store refuses the create): nothing is ever allocated twice.
+//    With none of the allocator's calls in flight and nothing pending, every bit is a record the
+//    cache holds or a cool-down's hold.
 // 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
 //    memory, `stale` is set and the index is rebuilt from the cache (the source of truth) and
 //    the pending ops before the next allocation (`fresh()`); if that fails, it throws
@@ -103,8 +105,11 @@ export class TakenAddresses {
   private current: Op | null = null;
   /** A free Op for the next call (one allocation less per call). */
   private spare: Op | null = new Op();
-  /** Marks of collided candidates held by running allocateNext calls, each until its call ends. */
-  private collisionMarks = 0;
+  /**
+   * Allocator calls running through store promises, from their reservation until they have
+   * settled: their marks (a reservation, an allocateNext's collisions) have no record yet.
+   */
+  private asyncCalls = 0;
   /** During subscribe()'s replay: the addresses seen, four words each, loaded in one call. */
   private loading: { words: Uint32Array; n: number } | null = null;
   private readonly words = new Uint32Array(4);
@@ -321,21 +326,23 @@ export class TakenAddresses {
     }
   }
 
-  /** A failed create: clears op's bit if it set it and the cache has not reported the name. */
+  /**
+   * A failed create: clears the bit unless the cache has reported the name, holds it, or another
+   * op has it. Also when this op did not set the bit: the one that did (a concurrent create of
+   * the same name) may have settled meanwhile, its record deleted before the cache said so.
+   */
   failed(op: Op): void {
-    if (op.reserved && !op.seen) this.unreserve(op);
+    if (!op.seen) this.unreserve(op);
   }
 
-  /** A candidate of a running allocateNext collided (AlreadyExists): its bit stays set until the call ends. */
-  holdCollision(op: Op): Op {
-    this.collisionMarks++;
-    return op;
+  /** An allocator call through store promises has made its reservation (validate counts it as in flight). */
+  callStarted(): void {
+    this.asyncCalls++;
   }
 
-  /** The end of the call that held `op`'s collision: its bit goes as unreserve() says. */
-  releaseCollision(op: Op): void {
-    this.collisionMarks--;
-    this.unreserve(op);
+  /** That call has settled (its marks are the cache's, pending, or cleared). */
+  callEnded(): void {
+    this.asyncCalls--;
   }
 
   /** Clears op's bit unless the cache holds the name or another op has it (invariant 1). */
@@ -604,7 +611,7 @@ export class TakenAddresses {
     const indexed = fresh ? index.count() : 0;
     // With no call in flight every mark is a record of the cache or held by a cool-down.
     const cooling = this.cooling?.size ?? 0;
-    if (fresh && this.pending.size === 0 && this.current === null && this.collisionMarks === 0 && indexed !== inRange + cooling) {
+    if (fresh && this.pending.size === 0 && this.current === null && this.asyncCalls === 0 && indexed !== inRange + cooling) {
       throw new Error(
         `Allocator ${cidr}: the index marks ${indexed} addresses taken with no call in flight, ` +
           `the cache holds ${inRange} in range${cooling === 0 ? '' : ` and the cool-down ${cooling}`}`,

@@ -288,6 +288,10 @@ describe.each([
         expect({ order, records, marks, used: a.used() }).toEqual({ order, records, marks: records.length, used: records.length });
         expect(allocated.length).toBeLessThanOrEqual(2);
       },
+      // and at every step in between: validate() counts the calls in flight, never a false alarm
+      ({ a }, order) => {
+        expect(() => a.validate(), order.join(' · ')).not.toThrow();
+      },
     );
     expect(played).toBeGreaterThanOrEqual(90); // three calls, two gates each: 6!/2^3 orders at least
   });

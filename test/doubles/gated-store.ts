@@ -90,14 +90,16 @@ export function quiesce(): Promise<void> {
 
 /**
  * Runs `play` once for every order in which the gates of its store calls can open (depth first;
- * each run starts afresh from `start`), then `check` on the settled state, with the order taken
- * as the run's name. Returns the number of orders played. Throws after `limit` orders, so a
- * program too large to explore fails loudly instead of running for ever.
+ * each run starts afresh from `start`), `between` at every step (all gates shut, nothing else to
+ * run), then `check` on the settled state, with the order taken as the run's name. Returns the
+ * number of orders played. Throws after `limit` orders, so a program too large to explore fails
+ * loudly instead of running for ever.
  */
 export async function exploreOrders<T>(
   start: () => { store: GatedStore; state: T },
   play: (state: T) => Promise<unknown>[],
   check: (state: T, order: string[], outcomes: PromiseSettledResult<unknown>[]) => Promise<void>,
+  between: (state: T, order: string[]) => void = () => {},
   limit = 20_000,
 ): Promise<number> {
   const todo: number[][] = [[]];
@@ -119,6 +121,7 @@ export async function exploreOrders<T>(
       order.push(waiting[choice]!);
       store.open(choice);
       await quiesce();
+      between(state, order);
     }
     await check(state, order, await outcomes);
     store.close();
