@@ -9,7 +9,8 @@
 //   parent Service exists but does not list the address                  → wrong-reference  delete
 // Service loop (syncService), every ClusterIP of every Service that has one (not headless):
 //   not an address                                                       → invalid-cluster-ip
-//   not inside any ServiceCIDR (network and broadcast count as inside)   → out-of-range
+//   not inside any ServiceCIDR (PrefixContainsIP: not its network address, nor IPv4 broadcast)
+//                                                                        → out-of-range
 //   no IPAddress of that name                                            → missing
 //   the IPAddress references another object, or another Service that does not hold the address
 //                                                                        → held-by-other
@@ -139,7 +140,7 @@ export function findProblems(
         });
         continue;
       }
-      if (!prefixes.some((p) => p.contains(addr.version, addr.words))) {
+      if (!prefixes.some((p) => p.inRange(addr.version, addr.words))) {
         svcFindings.push({
           ...base,
           kind: 'out-of-range',

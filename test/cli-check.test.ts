@@ -73,6 +73,17 @@ const ROWS: Row[] = [
     deletes: [],
   },
   {
+    name: "a ClusterIP that is a ServiceCIDR's network or IPv4 broadcast address (out-of-range: upstream's PrefixContainsIP)",
+    setup(d) {
+      addService(d, 'default', 'net', ['10.96.0.0']);
+      addService(d, 'default', 'bcast', ['10.96.0.255']);
+      addService(d, 'default', 'net6', ['fd00:10:96::']);
+      addService(d, 'default', 'last6', ['fd00:10:96::ffff']); // IPv6 has no broadcast: in range
+    },
+    finds: ['out-of-range 10.96.0.0', 'out-of-range 10.96.0.255', 'out-of-range fd00:10:96::', 'missing fd00:10:96::ffff'],
+    deletes: [],
+  },
+  {
     name: 'a ClusterIP whose IPAddress references another Service that does not hold it (held-by-other; that IPAddress is a wrong-reference)',
     setup(d) {
       addService(d, 'default', 'owner', ['10.96.0.61']);
