@@ -105,6 +105,8 @@ interface RangeEntry {
   readonly allocator: Allocator;
   /** Invariant: never empty while the entry is in `entries` (the last delete destroys it). */
   readonly refs: Set<string>;
+  /** Set when the range is gone (its allocator destroyed): a running allocateNext skips it. */
+  removed: boolean;
 }
 
 /** A ServiceCIDR as last delivered, with its CIDRs of our family resolved once. */
@@ -246,26 +248,37 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   async allocateNext(owner?: ParentRef): Promise<string> {
     this.live();
-    checkParentRef(owner); // also when no range is tried
-    const list = this.order;
-    if (this.policy === 'ordered' || list.length <= 1) {
-      for (const e of list) {
-        const r = tryNext(e, owner);
-        const ip = typeof r === 'object' && r !== null ? await r : r;
-        if (ip !== null) return ip;
+    checkParentRef(owner);
+    let list = this.order;
+    // Ranges already tried, once the list changed during the call (a range added or removed
+    // while a store call was in flight): the ranges added meanwhile are tried too.
+    let tried: Set<RangeEntry> | null = null;
+    for (;;) {
+      if (this.policy === 'ordered' || list.length <= 1) {
+        for (const e of list) {
+          this.live(); // destroyed while an earlier range was tried: ErrDestroyed, not ErrFull
+          if (tried?.has(e)) continue;
+          const r = tryNext(e, owner);
+          const ip = typeof r === 'object' && r !== null ? await r : r;
+          if (ip !== null) return ip;
+        }
+      } else {
+        const left = tried === null ? list.slice() : list.filter((e) => !tried!.has(e)); // untried ranges
+        for (let n = left.length; n > 0; n--) {
+          const i = this.policy === 'upstream' ? uniformBelow(this.random, n) : this.pickWeighted(left, n);
+          const e = left[i]!;
+          left[i] = left[n - 1]!;
+          this.live();
+          const r = tryNext(e, owner);
+          const ip = typeof r === 'object' && r !== null ? await r : r;
+          if (ip !== null) return ip;
+        }
       }
-      return rejectSoon(new ErrFull());
+      if (this.order === list) return rejectSoon(new ErrFull());
+      tried ??= new Set();
+      for (const e of list) tried.add(e);
+      list = this.order;
     }
-    const left = list.slice(); // untried ranges
-    for (let n = left.length; n > 0; n--) {
-      const i = this.policy === 'upstream' ? uniformBelow(this.random, n) : this.pickWeighted(left, n);
-      const e = left[i]!;
-      left[i] = left[n - 1]!;
-      const r = tryNext(e, owner);
-      const ip = typeof r === 'object' && r !== null ? await r : r;
-      if (ip !== null) return ip;
-    }
-    return rejectSoon(new ErrFull());
   }
 
   /** Index in left[0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
@@ -273,8 +286,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     let total = 0;
     const weights: number[] = [];
     for (let i = 0; i < n; i++) {
-      const a = left[i]!.allocator;
-      const w = a.isReady() ? Number(a.free()) : 0;
+      const e = left[i]!;
+      const w = !e.removed && e.allocator.isReady() ? Number(e.allocator.free()) : 0; // a removed range weighs nothing
       weights.push(w);
       total += w;
     }
@@ -411,10 +424,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.destroyed = true;
     this.unsubscribeSource();
     this.unsubscribeStore();
-    for (const e of this.entries.values()) e.allocator.destroy();
+    for (const e of this.entries.values()) this.removeEntry(e);
     this.entries.clear();
     this.order = [];
     this.topSize = 0n;
+  }
+
+  /** A range is gone: its allocator is destroyed, and allocateNext calls that listed it skip it. */
+  private removeEntry(e: RangeEntry): void {
+    e.removed = true;
+    e.allocator.destroy();
   }
 
   /** `using meta = new MetaAllocator(…)`: destroy() at the end of the scope. */
@@ -470,7 +489,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (e === undefined) continue;
       e.refs.delete(sc.name);
       if (e.refs.size === 0) {
-        e.allocator.destroy();
+        this.removeEntry(e);
         this.entries.delete(key);
       }
     }
@@ -493,7 +512,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // A CIDR no ServiceCIDR lists any more (spec.cidrs is immutable in the API; defensive).
     for (const [key, e] of this.entries) {
       if (!wanted.has(key)) {
-        e.allocator.destroy();
+        this.removeEntry(e);
         this.entries.delete(key);
       }
     }
@@ -522,7 +541,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         continue;
       }
       a.setReady(w.anyReady);
-      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs });
+      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false });
     }
     this.rebuild();
   }
@@ -572,6 +591,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
  * builds no ErrFull); otherwise a promise of it.
  */
 function tryNext(e: RangeEntry, owner: ParentRef | undefined): string | null | Promise<string | null> {
+  if (e.removed) return null; // the range went away while the call tried an earlier one
   const a = e.allocator;
   if (!a.isReady()) return null; // what its allocateNext would answer: ErrNotReady
   if (a.canAllocateNow) return a.tryAllocateNextNow(owner);
@@ -583,6 +603,7 @@ async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promis
     return await e.allocator.allocateNext(owner);
   } catch (err) {
     if (err instanceof ErrFull || err instanceof ErrNotReady) return null;
+    if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     throw err;
   }
 }

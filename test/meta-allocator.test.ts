@@ -25,6 +25,7 @@ import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPFamily } from '../adapters/types.ts';
 import { drain, hostOf, rejection, settle } from './helpers.ts';
+import { GatedStore, quiesce } from './doubles/gated-store.ts';
 
 const SEEDS = [1, 42, 24301];
 
@@ -637,3 +638,53 @@ async function metrics(registry: Registry, cidr: string) {
       (await value(registry, METRIC_ERRORS, { cidr, scope: 'dynamic' })),
   };
 }
+
+describe('MetaAllocator: ranges that change while allocateNext waits for the store', () => {
+  // An 'ordered' MetaAllocator over a store that answers later: the call tries a (one address
+  // left), whose create waits; meanwhile another API server takes that address, b is deleted and
+  // c is added. The call must skip b (its allocator is destroyed: not ErrDestroyed of b) and try
+  // c, which it did not know when it started (not ErrFull while c has room).
+  it('skips a range removed meanwhile and tries one added meanwhile', async () => {
+    const store = new GatedStore();
+    const labels = allocatorLabels('IPv4');
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.0.0.0/30']); // 10.0.0.1, 10.0.0.2
+    cidrs.addServiceCIDR('b', ['10.1.0.0/24']);
+    const meta = new MetaAllocator('IPv4', cidrs, { store, policy: 'ordered' });
+    store.inner.createSync({ name: '10.0.0.1', labels, parentRef: null });
+    const call = settle(meta.allocateNext());
+    await quiesce();
+    expect(store.waiting).toEqual(['create> 10.0.0.2']);
+    store.inner.createSync({ name: '10.0.0.2', labels, parentRef: null }); // another API server wins it
+    cidrs.addServiceCIDR('c', ['10.2.0.0/24']);
+    cidrs.deleteServiceCIDR('b');
+    while (store.waiting.length > 0) {
+      store.open(0);
+      await quiesce();
+    }
+    const ip = await call;
+    expect(typeof ip === 'string' && hostOf('10.2.0.0/24', ip)).toBe(true);
+    expect(store.inner.records().map((r) => r.name)).toContain(ip);
+    meta.destroy();
+  });
+
+  it('a MetaAllocator destroyed while its call waits answers ErrDestroyed, not ErrFull', async () => {
+    const store = new GatedStore();
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.0.0.0/30']);
+    cidrs.addServiceCIDR('b', ['10.1.0.0/24']);
+    const meta = new MetaAllocator('IPv4', cidrs, { store, policy: 'ordered' });
+    store.inner.createSync({ name: '10.0.0.1', labels: allocatorLabels('IPv4'), parentRef: null });
+    const call = settle(meta.allocateNext());
+    await quiesce();
+    store.inner.createSync({ name: '10.0.0.2', labels: allocatorLabels('IPv4'), parentRef: null });
+    meta.destroy();
+    while (store.waiting.length > 0) {
+      store.open(0);
+      await quiesce();
+    }
+    const e = await call;
+    expect(e).toBeInstanceOf(ErrDestroyed);
+    expect((e as Error).message).toBe('MetaAllocator IPv4 has been destroyed'); // its own, not a range's
+  });
+});
