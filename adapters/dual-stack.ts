@@ -28,8 +28,11 @@ export interface DualStackIPs {
 export interface DualStackOptions {
   /**
    * Called when rolling back the first family fails (the address stays taken until released or
-   * garbage-collected by a repair loop). The original error is rethrown regardless, and an error
-   * thrown by this callback is ignored (the rollback goes on). Default: ignore.
+   * garbage-collected by a repair loop): when its release throws, or when the address is still
+   * allocated after the release (an allocator's release ignores the store's delete errors, as
+   * upstream's Release does, so the rollback asks `has` afterwards). The original error is
+   * rethrown regardless, and an error thrown by this callback is ignored (the rollback goes on).
+   * Default: ignore.
    */
   onRollbackError?: (error: unknown, ip: string, family: IPFamily) => void;
 }
@@ -139,8 +142,14 @@ export class DualStackAllocator {
 
   private async rollback(ips: readonly string[], families: readonly IPFamily[]): Promise<void> {
     for (let i = 0; i < ips.length; i++) {
+      const allocator = this.allocator(families[i]!);
       try {
-        await this.allocator(families[i]!).release(ips[i]!);
+        await allocator.release(ips[i]!);
+        if (await allocator.has(ips[i]!)) {
+          throw new Error(
+            `${ips[i]} is still allocated after the rollback released it (its delete failed, or another caller took it since)`,
+          );
+        }
       } catch (e) {
         try {
           this.onRollbackError?.(e, ips[i]!, families[i]!);

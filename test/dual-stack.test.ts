@@ -143,6 +143,32 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     expect(rollbackErrors[0]).toMatch(/^10\.0\.0\.[12]: release failed$/);
   });
 
+  it("reports a rollback whose release resolved but whose delete failed (an Allocator's release ignores it, as upstream)", async () => {
+    class FailingDeletes extends FaultyMemoryStore {
+      override deleteSync(_name: string): void {
+        throw new Error('delete: etcd timeout');
+      }
+    }
+    const owner = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
+    const store = new FailingDeletes();
+    const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
+    const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) }); // one address
+    await a6.allocate('fd00::1', owner); // the IPv6 range is full: the IPv4 half must be rolled back
+    const reported: string[] = [];
+    const ds = new DualStackAllocator(a4, a6, {
+      onRollbackError: (e, ip, family) => reported.push(`${family} ${ip}: ${(e as Error).message}`),
+    });
+    expect(await rejection(ds.allocateNext(owner))).toBeInstanceOf(ErrFull);
+    const left = store
+      .records()
+      .map((r) => r.name)
+      .filter((n) => !n.includes(':'));
+    expect(left).toHaveLength(1); // the IPv4 address stayed: the store would not delete it
+    expect(reported).toEqual([
+      `IPv4 ${left[0]}: ${left[0]} is still allocated after the rollback released it (its delete failed, or another caller took it since)`,
+    ]);
+  });
+
   it('release tries every address and rethrows the first error', async () => {
     const a4 = Allocator.create('10.0.0.0/29', { random: seededRandom(5) });
     const a6 = Allocator.create('fd00::/120', { random: seededRandom(6) });
