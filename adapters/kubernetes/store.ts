@@ -5,7 +5,8 @@
 //   delete → DELETE /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → NotFoundError
 //   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
 //   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
-// Every other failure rejects with a KubernetesApiError naming the verb, the address and the
+// (a 404 that names no object is the API version not being served: a KubernetesApiError saying
+// so, never NotFoundError or undefined — errors.ts namesObject). Every other failure rejects with a KubernetesApiError naming the verb, the address and the
 // HTTP status — never headers or tokens. Each request has a deadline (requestTimeoutMs, see
 // requests.ts): a server that accepts and never answers yields a KubernetesApiError too.
 //
@@ -197,7 +198,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     if (this.readYourWrites) this.informer.appliedDelete(name, deletedIdentity(reply), sent);
   }
 
-  /** Reads the IPAddress `name` from the API server (not the cache); undefined on 404. */
+  /** Reads the IPAddress `name` from the API server (not the cache); undefined when it does not exist. */
   async get(name: string): Promise<IPAddressRecord | undefined> {
     this.assertOpen();
     if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
