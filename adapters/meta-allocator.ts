@@ -52,7 +52,7 @@ import {
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
-import { randomOption, uniformBelow, type RandomSource } from './random.ts';
+import { drawU64, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
 import { type AllocationStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
@@ -156,6 +156,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   private readonly fam: Family;
   private readonly random: RandomSource;
+  /** The weighted policy's 64-bit draw (reused). */
+  private readonly draw: U64Out = { hi: 0, lo: 0 };
   private readonly index: IndexKind | undefined;
   private readonly strategy: AllocationStrategy;
   private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
@@ -293,7 +295,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
     if (total === 0) return n - 1;
     // a uniform double in [0, 1) from 53 random bits
-    const u = (((this.random.nextU32() >>> 11) * 4294967296 + this.random.nextU32()) / TWO53) * total;
+    const d = this.draw;
+    drawU64(this.random, d); // two checked u32 draws, high first
+    const u = (((d.hi >>> 11) * 4294967296 + d.lo) / TWO53) * total;
     let acc = 0;
     let last = -1;
     for (let i = 0; i < n; i++) {

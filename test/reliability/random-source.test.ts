@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { InvalidArgumentError } from '../../adapters/errors.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
-import { MetaAllocator } from '../../adapters/meta-allocator.ts';
+import { MetaAllocator, RANGE_POLICIES } from '../../adapters/meta-allocator.ts';
 import {
   drawBelow,
   MAX_DRAW_TRIES,
@@ -47,6 +47,15 @@ describe('a random source whose values are not u32', () => {
     ['Allocator /28', (random) => new Allocator('10.0.0.0/28', { store: new MemoryStore(), random })],
     ['Allocator /64', (random) => new Allocator('2001:db8::/64', { store: new MemoryStore(), random })],
     ['ReferenceAllocator /64', (random) => new ReferenceAllocator('2001:db8::/64', { store: new MemoryStore(), random })],
+    ...RANGE_POLICIES.map((policy): (typeof MAKERS)[number] => [
+      `MetaAllocator (${policy}) over two ranges`,
+      (random) => {
+        const cidrs = new InMemoryServiceCIDRs();
+        cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+        cidrs.addServiceCIDR('b', ['10.1.0.0/28']);
+        return new MetaAllocator('IPv4', cidrs, { store: new MemoryStore(), random, policy });
+      },
+    ]),
   ];
   for (const [maker, make] of MAKERS) {
     it.each(VALUES)(`${maker}: nextU32() = %s → InvalidArgumentError naming the value, nothing reserved`, async (_name, value) => {
