@@ -209,6 +209,10 @@ const WASM_PAGE_BYTES = 65536;
  * memory already holds, since WebAssembly memory cannot shrink). Allocations that would grow past
  * the cap fail with OutOfMemoryError and change nothing. `Infinity` lifts the cap (4 GiB, the
  * wasm32 maximum). The instance, and so the cap, is shared by every allocator in the process.
+ *
+ * Memory freed by destroy() is reused for blocks of the same power-of-two size only (blocks are
+ * never split or merged): after a large sparse index is destroyed, an index of another shape may
+ * still need new memory, and under a cap fail with OutOfMemoryError although `inUse` is low.
  */
 export function setMemoryLimit(bytes: number): void {
   if (typeof bytes !== 'number' || Number.isNaN(bytes) || bytes < 0) {
@@ -218,7 +222,10 @@ export function setMemoryLimit(bytes: number): void {
   core.heap_set_limit_pages(pages);
 }
 
-/** The current cap in bytes, and the bytes the core's memory holds now. */
-export function memoryLimit(): { limit: number; size: number } {
-  return { limit: core.heap_limit_pages() * WASM_PAGE_BYTES, size: core.memory.buffer.byteLength };
+/**
+ * The current cap in bytes, the bytes the core's memory holds now (it never shrinks), and the
+ * bytes of it in use by live indexes (what destroy() gives back for reuse).
+ */
+export function memoryLimit(): { limit: number; size: number; inUse: number } {
+  return { limit: core.heap_limit_pages() * WASM_PAGE_BYTES, size: core.memory.buffer.byteLength, inUse: core.heap_bytes_in_use() };
 }

@@ -83,6 +83,18 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(memoryLimit().limit).toBe(4 * 1024 ** 3);
   });
 
+  it('memoryLimit().inUse counts what live indexes hold, and destroy() gives it back', () => {
+    setMemoryLimit(Infinity);
+    const before = memoryLimit().inUse;
+    const r = new Range('fd00::/64');
+    r.allocateMany(10_000);
+    const during = memoryLimit().inUse;
+    expect(during).toBeGreaterThan(before + 10_000 * 8); // at least the 8-byte keys
+    expect(memoryLimit().size).toBeGreaterThanOrEqual(during);
+    r.destroy();
+    expect(memoryLimit().inUse).toBe(before);
+  });
+
   it('a new big index → OutOfMemoryError, nothing changes; lifting the cap lets it through', () => {
     setMemoryLimit(0);
     const before = [rangeState(sparse), rangeState(dense)];
