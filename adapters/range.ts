@@ -49,7 +49,7 @@ import {
   type StrategyView,
   strategyOption,
 } from './strategies.ts';
-import { enableMetrics as promRecorder, type MetricsRecorder, NULL_RECORDER } from './metrics.ts';
+import { type MetricsRecorder, NULL_RECORDER, recorderFor } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import type { IPFamily, MetricsRegistry } from './types.ts';
 
@@ -80,6 +80,8 @@ export interface RangeOptions {
    * coolDown(…) of any of them, or your own (adapters/strategies.ts).
    */
   strategy?: StrategyOption;
+  /** Registers the upstream metrics for this range at once: a prom-client Registry, or true for the default one (as enableMetrics). */
+  metrics?: MetricsRegistry | boolean;
 }
 
 /**
@@ -163,6 +165,7 @@ export class Range implements RangeView {
     }
     indexKindOption(options.indexKind, 'options.indexKind');
     const strategy = strategyOption(options.strategy);
+    const metrics = options.metrics === undefined || options.metrics === false ? null : recorderFor(options.metrics);
     this.prefix = prefix;
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;
@@ -178,6 +181,10 @@ export class Range implements RangeView {
     this.startChooser();
     const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
     this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
+    if (metrics !== null) {
+      this.metrics = metrics;
+      metrics.gauges(this.cidr, this);
+    }
   }
 
   /** (Re)makes the strategy's per-range state over the current index. */
@@ -598,15 +605,16 @@ export class Range implements RangeView {
   /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */
   enableMetrics(registry?: MetricsRegistry): void {
     this.throwIfDestroyed();
-    this.metrics = promRecorder(registry);
+    this.metrics = recorderFor(registry);
     this.metrics.gauges(this.cidr, this);
   }
 
   /**
    * Re-derives the index's counters and summaries from its raw data; throws when they disagree
-   * (tests and debugging; O(size) for dense ranges).
+   * (tests and debugging; O(size) for dense ranges). Returns `indexed`, the addresses the index
+   * marks taken (used() plus those a cool-down holds), as Allocator.validate() does.
    */
-  validate(): void {
+  validate(): { indexed: number } {
     this.throwIfDestroyed();
     const code = this.index.validate();
     if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
@@ -616,6 +624,7 @@ export class Range implements RangeView {
     }
     const problem = this.cooling?.check();
     if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
+    return { indexed: this.empty ? 0 : this.index.count() };
   }
 
   /** Bytes of WASM memory the index holds. */

@@ -290,6 +290,24 @@ describe('Range metrics (B8–B10, seeded gauges)', () => {
   });
 });
 
+describe('Range: the metrics option and validate()', () => {
+  it('options.metrics registers the metrics at construction, as enableMetrics does; a wrong value is refused', async () => {
+    const reg = new Registry();
+    const r = new Range('10.3.0.0/29', { metrics: reg, random: seededRandom(8) });
+    const read = async (name: string) =>
+      (await reg.getSingleMetric(name)?.get())?.values.find((v) => v.labels.cidr === '10.3.0.0/29')?.value;
+    expect(await read('kube_apiserver_clusterip_allocator_available_ips')).toBe(6);
+    r.allocateNext();
+    expect(await read('kube_apiserver_clusterip_allocator_allocated_ips')).toBe(1);
+    expect(r.validate()).toEqual({ indexed: 1 }); // as Allocator.validate() answers
+    r.destroy();
+    for (const metrics of [{}, 'yes', 1]) {
+      expect(() => new Range('10.3.0.0/29', { metrics: metrics as never })).toThrow(InvalidArgumentError);
+    }
+    expect(new Range('10.3.0.0/31').validate()).toEqual({ indexed: 0 }); // an empty range
+  });
+});
+
 describe('Range batch operations and bad input', () => {
   it('allocateMany is all or nothing; releaseMany and loadMany parse everything first', () => {
     const r = new Range('10.1.0.0/24', { random: seededRandom(11) });
