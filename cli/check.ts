@@ -1,6 +1,8 @@
 // `ipallocator check`: kube-apiserver's ClusterIP repair rules as a report
 // (pkg/registry/core/service/ipallocator/controller/repairip.go, RepairIPAddress), and `--fix`,
-// which deletes exactly what that controller's IPAddress loop deletes — nothing it would create.
+// which deletes what that controller's IPAddress loop deletes — nothing it would create — except
+// an object whose address a Service holds: that controller's Service loop re-points such an
+// object in place, and deleting it alone would free an address in use until then.
 //
 // IPAddress loop (syncIPAddress), only for objects labelled managed-by ipallocator.k8s.io:
 //   parentRef not a core Service (group ≠ "" or resource ≠ "services") → not-a-service  delete
@@ -97,6 +99,17 @@ export function findProblems(
   const byName = new Map<string, IPAddressRecord>();
   for (const r of input.ipAddresses) byName.set(r.name, r);
 
+  // Addresses a Service holds. Upstream's Service loop re-points an object of such an address to
+  // its Service in place (recreateIPAddress: delete and create at once); deleting it alone would
+  // free an address a Service uses until that loop runs, so --fix leaves those objects to it.
+  const heldByServices = new Set<string>();
+  for (const s of input.services) {
+    for (const ip of s.clusterIPs) {
+      const a = parseAddress(ip);
+      if (a !== undefined) heldByServices.add(formatAddr(a.version, a.words));
+    }
+  }
+
   const findings: Finding[] = [];
   const pending: CheckReport['pending'] = [];
   const byIP = (a: { ip: string }, b: { ip: string }) => compareAddresses(a.ip, b.ip);
@@ -112,13 +125,16 @@ export function findProblems(
       pending.push({ ip: r.name, owner, ageSeconds: verdict.ageSeconds });
       continue;
     }
+    const held = heldByServices.has(r.name);
     ipFindings.push({
       kind: verdict.kind,
       ip: r.name,
       service: isService(r.parentRef) ? serviceKey(r.parentRef.namespace, r.parentRef.name) : null,
       owner,
-      fix: 'delete',
-      message: verdict.message,
+      fix: held ? null : 'delete',
+      message: held
+        ? `${verdict.message}; a Service holds the address: kube-apiserver's repair loop re-points the object`
+        : verdict.message,
     });
   }
 

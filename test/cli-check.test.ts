@@ -65,6 +65,15 @@ const ROWS: Row[] = [
     deletes: [],
   },
   {
+    name: 'an orphan whose address a Service holds: reported, not deleted (the repair loop re-points it; a delete alone would free an address in use)',
+    setup(d) {
+      addService(d, 'ns1', 'web', ['10.96.0.15']);
+      addIPAddress(d, '10.96.0.15', { namespace: 'ns2', name: 'web' }); // no Service ns2/web
+    },
+    finds: ['orphan 10.96.0.15', 'held-by-other 10.96.0.15'],
+    deletes: [],
+  },
+  {
     name: 'a ClusterIP outside every ServiceCIDR (out-of-range)',
     setup(d) {
       addService(d, 'default', 'far', ['10.200.0.1']);
@@ -84,7 +93,7 @@ const ROWS: Row[] = [
     deletes: [],
   },
   {
-    name: 'a ClusterIP whose IPAddress references another Service that does not hold it (held-by-other; that IPAddress is a wrong-reference)',
+    name: 'a ClusterIP whose IPAddress references another Service that does not hold it (held-by-other; that IPAddress is a wrong-reference, not deleted: a Service holds it)',
     setup(d) {
       addService(d, 'default', 'owner', ['10.96.0.61']);
       addIPAddress(d, '10.96.0.61', { namespace: 'default', name: 'owner' });
@@ -92,7 +101,7 @@ const ROWS: Row[] = [
       addIPAddress(d, '10.96.0.60', { namespace: 'default', name: 'owner' });
     },
     finds: ['wrong-reference 10.96.0.60', 'held-by-other 10.96.0.60'],
-    deletes: ['10.96.0.60'],
+    deletes: [],
   },
   {
     name: 'a ClusterIP held by two Services (duplicate)',
