@@ -17,7 +17,16 @@ const UNSEEN = /[\p{C}\p{Z}]/gu;
  * strconv.Quote (%q) does: "10.0.0.1\u200b", not a quote that looks like "10.0.0.1".
  */
 export function quoteText(text: string): string {
-  return JSON.stringify(text).replace(UNSEEN, (c) => {
+  return showUnseen(JSON.stringify(text));
+}
+
+/**
+ * `text` with every character a reader could not see written as an escape (`\u200b`, `\u001b`,
+ * `\u000a`): for showing text from elsewhere on a terminal, where a control character could
+ * move the cursor, recolour or clear the screen, or start a line that looks like ours.
+ */
+export function showUnseen(text: string): string {
+  return text.replace(UNSEEN, (c) => {
     if (c === ' ') return c;
     const cp = c.codePointAt(0)!;
     return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;

@@ -32,7 +32,7 @@ import type { Cluster, ServiceRecord } from './cluster.ts';
 import { compareAddresses, parseAddress, parseCIDR } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { ownerText } from './status.ts';
-import { counted, table } from './text.ts';
+import { counted, shown, table } from './text.ts';
 
 export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
 
@@ -335,5 +335,5 @@ export function render(report: CheckReport): string {
       for (const e of f.failed) out.push(`Failed ${e.ip}: ${e.error}`);
     }
   }
-  return out.join('\n') + '\n';
+  return out.map(shown).join('\n') + '\n';
 }

@@ -22,7 +22,7 @@ import { emptyMap, markAllocated, type RangeMap } from './map.ts';
 import { offsetIn, parseAddress, parseCIDR } from './ranges.ts';
 import { render as renderStatus, summarize } from './status.ts';
 import { renderSVG } from './svg.ts';
-import { formatCount } from './text.ts';
+import { formatCount, shown } from './text.ts';
 
 /** Where the command reads and writes. */
 export interface Io {
@@ -135,7 +135,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       return e.exitCode;
     }
     if (e instanceof CliError) {
-      io.stderr.write(`${prog}: ${e.message}\n`);
+      io.stderr.write(`${prog}: ${shown(e.message)}\n`);
       return e.exitCode;
     }
     // A bug: keep the stack, it is what a report needs.
@@ -272,8 +272,10 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   if (values.fix) {
     let confirmed = values.yes === true || deletable.length === 0;
     if (!confirmed) {
-      for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${f.message}\n`);
-      io.stderr.write(`Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${deletable.join(', ')})? [y/N] `);
+      for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
+      io.stderr.write(
+        `Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${shown(deletable.join(', '))})? [y/N] `,
+      );
       const answer = await readLine(io.stdin);
       if (answer === undefined) io.stderr.write('\n');
       confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);

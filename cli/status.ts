@@ -10,7 +10,7 @@ import { formatAddr } from '../adapters/address.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { compareAddresses, parseAddress, parseCIDR, placement, type Addr } from './ranges.ts';
-import { bar, counted, formatCount, percent, table } from './text.ts';
+import { bar, counted, formatCount, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
 export interface StatusReport {
@@ -221,5 +221,5 @@ export function render(report: StatusReport, options: { top: number }): string {
     );
     if (report.owners.length > shown.length) out.push(`  … and ${report.owners.length - shown.length} more namespaces`);
   }
-  return out.join('\n') + '\n';
+  return out.map(shown).join('\n') + '\n';
 }

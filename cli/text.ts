@@ -1,4 +1,12 @@
 // Terminal text: counts with thousands separators, percentages, bars, aligned columns.
+//
+// Every line a command prints goes through `shown` (or a table, whose cells do): names and
+// messages come from the cluster, and whoever can create an IPAddress can put control characters
+// in its parentRef — an escape sequence would clear the screen or forge a line of the report.
+import { showUnseen } from '../adapters/errors.ts';
+
+/** Text from the cluster as the terminal should show it: every control or invisible character escaped (`\u001b`). */
+export const shown = showUnseen;
 
 /** 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53). */
 export function formatCount(n: number | bigint | string): string {
@@ -24,6 +32,7 @@ export function bar(fraction: number, any: boolean): string {
 
 /** Rows aligned in columns two spaces apart; `right[i]` right-aligns column i. */
 export function table(rows: string[][], right: boolean[]): string[] {
+  rows = rows.map((row) => row.map(shown));
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
   return rows.map((row) =>

@@ -222,6 +222,16 @@ describe('ipallocator check', () => {
     expect((JSON.parse(old.stdout) as CheckReport).findings.map((f) => f.kind)).toEqual(['orphan']);
   });
 
+  it('shows owners from the cluster with their control characters escaped, in the report and in the question', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone\u001b[2J\u001b]0;pwned\u0007\nNo problems found (context double).' });
+    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n' });
+    for (const out of [r.stdout, r.stderr]) {
+      expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/); // only the report's own newlines
+      expect(out).toContain('default/gone\\u001b[2J\\u001b]0;pwned\\u0007\\u000aNo problems found (context double).');
+    }
+    expect(r.stdout.split('\n')).not.toContain('No problems found (context double).');
+  });
+
   it('asks before deleting: "y" deletes, anything else or no answer deletes nothing', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
     for (const answer of ['n\n', '', 'maybe\n']) {

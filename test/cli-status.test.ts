@@ -120,6 +120,18 @@ describe('ipallocator status', () => {
     expect(stdout).toMatch(/default\s+7/);
   });
 
+  it('shows names from the cluster with their control characters escaped: no escape sequence or forged line reaches the terminal', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
+    // an owner named by whoever could create the IPAddress: clear screen, red, a window title, a fake line
+    addIPAddress(d, '10.0.0.9', { namespace: 'legacy', name: 'x\u001b[2J\u001b[31mRED\u001b]0;title\u0007\nEvery IPAddress is inside a ServiceCIDR.' });
+    const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    expect(stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/); // no control character but the newlines of the report itself
+    expect(stdout).toContain('legacy/x\\u001b[2J\\u001b[31mRED\\u001b]0;title\\u0007\\u000aEvery IPAddress is inside a ServiceCIDR.');
+    expect(stdout.split('\n').filter((l) => l === 'Every IPAddress is inside a ServiceCIDR.')).toEqual([]); // not forged as a line
+  });
+
   it('lists thousands of IPAddresses in pages with limit and continue, and counts every one', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20'], true);
