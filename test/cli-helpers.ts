@@ -80,3 +80,8 @@ export async function cli(argv: string[], options: { stdin?: string; tty?: boole
   });
   return { code, stdout, stderr };
 }
+
+/** The control characters in `text` other than newline (C0, DEL, C1), as code points: what must never reach a terminal. */
+export function controls(text: string): number[] {
+  return [...text].map((ch) => ch.codePointAt(0)!).filter((cp) => cp !== 0x0a && (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)));
+}

@@ -6,7 +6,7 @@ import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { StatusReport } from '../cli/status.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
-import { addIPAddress, addService, addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
+import { addIPAddress, addService, addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
 
 const v4 = (s: string) => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
 const v4text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
@@ -124,10 +124,13 @@ describe('ipallocator status', () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
     // an owner named by whoever could create the IPAddress: clear screen, red, a window title, a fake line
-    addIPAddress(d, '10.0.0.9', { namespace: 'legacy', name: 'x\u001b[2J\u001b[31mRED\u001b]0;title\u0007\nEvery IPAddress is inside a ServiceCIDR.' });
+    addIPAddress(d, '10.0.0.9', {
+      namespace: 'legacy',
+      name: 'x\u001b[2J\u001b[31mRED\u001b]0;title\u0007\nEvery IPAddress is inside a ServiceCIDR.',
+    });
     const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(code).toBe(0);
-    expect(stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/); // no control character but the newlines of the report itself
+    expect(controls(stdout)).toEqual([]); // no control character but the newlines of the report itself
     expect(stdout).toContain('legacy/x\\u001b[2J\\u001b[31mRED\\u001b]0;title\\u0007\\u000aEvery IPAddress is inside a ServiceCIDR.');
     expect(stdout.split('\n').filter((l) => l === 'Every IPAddress is inside a ServiceCIDR.')).toEqual([]); // not forged as a line
   });
