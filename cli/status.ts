@@ -187,7 +187,7 @@ export function render(report: StatusReport, options: { top: number }): string {
         `  ${r.cidr}`,
         r.family ?? '',
         bar(frac, r.used > 0),
-        percent(r.usedPercent),
+        percent(frac * 100), // not usedPercent: rounded to 0.01 for the JSON, 2 of a /16 would read 0.0 %
         `${formatCount(r.used)} of ${formatCount(r.size)} used, ${formatCount(r.free)} free`,
         `static ${formatCount(r.staticBand.used)}/${formatCount(r.staticBand.size)}`,
         `dynamic ${formatCount(r.dynamicBand.used)}/${formatCount(r.dynamicBand.size)}`,

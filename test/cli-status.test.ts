@@ -120,6 +120,17 @@ describe('ipallocator status', () => {
     expect(stdout).toMatch(/default\s+7/);
   });
 
+  it('a range in use never reads 0.0 %, however large', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/16'], true);
+    addIPAddress(d, '10.96.0.10', { namespace: 'default', name: 'a' });
+    addIPAddress(d, '10.96.0.11', { namespace: 'default', name: 'b' });
+    const { stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    const range = stdout.split('\n').find((l) => l.includes('10.96.0.0/16'))!;
+    expect(range).toContain('<0.1 %'); // 2 of 65,534
+    expect(range).toContain('2 of 65,534 used');
+  });
+
   it('shows names from the cluster with their control characters escaped: no escape sequence or forged line reaches the terminal', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
