@@ -182,6 +182,23 @@ describe('ApiServerDouble', () => {
     expect(d.objects()).toEqual([]);
   });
 
+  it('honours DeleteOptions preconditions (uid, resourceVersion): a mismatch is 409 Conflict and nothing is deleted', async () => {
+    const c = await request(d.url, 'POST', V1, ip('10.0.0.2'));
+    const { uid, resourceVersion } = c.json.metadata;
+    const wrongUid = await request(d.url, 'DELETE', `${V1}/10.0.0.2`, { preconditions: { uid: 'other' } });
+    expect([wrongUid.code, wrongUid.json.reason, wrongUid.json.message]).toEqual([
+      409,
+      'Conflict',
+      `Operation cannot be fulfilled on ipaddresses.networking.k8s.io "10.0.0.2": Precondition failed: UID in precondition: other, UID in object meta: ${uid}`,
+    ]);
+    const wrongRv = await request(d.url, 'DELETE', `${V1}/10.0.0.2`, { preconditions: { resourceVersion: 'stale' } });
+    expect([wrongRv.code, wrongRv.json.reason]).toEqual([409, 'Conflict']);
+    expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.2']);
+    const ok = await request(d.url, 'DELETE', `${V1}/10.0.0.2`, { preconditions: { uid, resourceVersion } });
+    expect(ok.code).toBe(200);
+    expect(d.objects()).toEqual([]);
+  });
+
   it("with deleteReply 'object', answers a delete with the deleted object at the delete's resourceVersion", async () => {
     d.deleteReply = 'object';
     const c = await request(d.url, 'POST', V1, ip('10.0.0.1'));

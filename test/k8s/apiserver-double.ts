@@ -687,7 +687,8 @@ export class ApiServerDouble {
         return this.sendJSON(res, 200, this.typed(obj, plural!, version!));
       }
       case 'delete': {
-        const r = this.doDelete(plural!, name!, version!);
+        const preconditions = (entry.body as { preconditions?: { uid?: unknown; resourceVersion?: unknown } } | undefined)?.preconditions;
+        const r = this.doDelete(plural!, name!, version!, preconditions);
         await this.replyGate(verb);
         return this.sendJSON(res, r.code, r.body);
       }
@@ -733,10 +734,26 @@ export class ApiServerDouble {
     return { code: 201, body: clone(stored) };
   }
 
-  private doDelete(plural: string, name: string, version: ServedVersion = 'v1'): { code: number; body: Status | KubeObject } {
+  private doDelete(
+    plural: string,
+    name: string,
+    version: ServedVersion = 'v1',
+    preconditions?: { uid?: unknown; resourceVersion?: unknown },
+  ): { code: number; body: Status | KubeObject } {
     const store = this.stores.get(plural)!;
     const obj = store.get(name);
     if (!obj) return { code: 404, body: notFound(plural, name) };
+    // DeleteOptions.preconditions, checked as the generic registry does: 409 Conflict, nothing deleted.
+    for (const [field, have] of [
+      ['UID', obj.metadata.uid],
+      ['ResourceVersion', obj.metadata.resourceVersion],
+    ] as const) {
+      const want = field === 'UID' ? preconditions?.uid : preconditions?.resourceVersion;
+      if (want !== undefined && want !== null && want !== have) {
+        const message = `Operation cannot be fulfilled on ${plural}.${GROUP} "${name}": Precondition failed: ${field} in precondition: ${String(want)}, ${field} in object meta: ${have}`;
+        return { code: 409, body: statusFailure(409, 'Conflict', message, { name, group: GROUP, kind: plural }) };
+      }
+    }
     const finalizers = obj.metadata.finalizers;
     if (Array.isArray(finalizers) && finalizers.length > 0) {
       // Finalizers pending: mark for deletion (once) and answer with the object.
