@@ -292,8 +292,10 @@ export async function fix(
         result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak' });
         continue;
       }
-      if (await cluster.deleteIPAddress(name, current.uid)) result.deleted.push(name);
-      else result.skipped.push({ ip: name, reason: 'already gone' });
+      const outcome = await cluster.deleteIPAddress(name, current.uid);
+      if (outcome === 'deleted') result.deleted.push(name);
+      else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone' });
+      else result.skipped.push({ ip: name, reason: 'changed since the listing: re-created' });
     } catch (e) {
       result.failed.push({ ip: name, error: (e as Error).message });
     }

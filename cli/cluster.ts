@@ -156,16 +156,18 @@ export class Cluster {
 
   /**
    * Deletes an IPAddress if it is still the object that was examined (a uid precondition: the
-   * server refuses with 409 when the name now belongs to a new object). False when it is gone.
+   * server refuses with 409 Conflict when the name now belongs to a new object): 'deleted',
+   * 'gone' when there is none, 'changed' when the precondition failed.
    */
-  async deleteIPAddress(name: string, uid: string | undefined): Promise<boolean> {
+  async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed'> {
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
       const target: RequestTarget = { verb: 'delete', resource: qualified(IPADDRESSES), name };
       await this.requests.run(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
-      return true;
+      return 'deleted';
     } catch (e) {
-      if (isNotFound(e)) return false;
+      if (isNotFound(e)) return 'gone';
+      if (uid !== undefined && httpStatus(e) === 409) return 'changed';
       throw this.explain(e, 'delete', IPADDRESSES, name);
     }
   }

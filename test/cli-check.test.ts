@@ -285,6 +285,21 @@ describe('ipallocator check', () => {
     expect(names(c.double)).toEqual(['10.96.0.30']);
   });
 
+  it('a delete whose object was re-created since it was read is refused by the server (uid precondition, 409) and reported as changed', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    const cluster = new KubeCluster({ kubeconfig: c.kubeconfig });
+    const read = await cluster.readIPAddress('10.96.0.30');
+    // meanwhile the address is released and taken again: same name, a new object
+    await fetch(`${c.double.url}/apis/networking.k8s.io/v1/ipaddresses/10.96.0.30`, { method: 'DELETE' });
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'new' });
+    expect(await cluster.deleteIPAddress('10.96.0.30', read!.uid)).toBe('changed');
+    expect(names(c.double)).toEqual(['10.96.0.30']);
+    const deletes = c.double.requestsOf('delete');
+    expect(deletes.at(-1)?.body).toEqual({ preconditions: { uid: read!.uid } });
+    expect(await cluster.deleteIPAddress('10.96.0.30', c.double.objects()[0]!.metadata.uid)).toBe('deleted');
+    expect(await cluster.deleteIPAddress('10.96.0.30', 'any')).toBe('gone');
+  });
+
   it('reports a delete the identity may not make, keeps the object and exits 1', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
     c.double.denyAccess('delete', 'ipaddresses');
