@@ -1,8 +1,10 @@
 // Terminal text: counts with thousands separators, percentages, bars, aligned columns.
 //
-// Every line a command prints goes through `shown` (or a table, whose cells do): names and
-// messages come from the cluster, and whoever can create an IPAddress can put control characters
-// in its parentRef — an escape sequence would clear the screen or forge a line of the report.
+// Every line `status` and `check` print, `check --fix`'s question and the one-line errors go
+// through `shown` (a table's cells too): names and messages come from the cluster, and whoever
+// can create an IPAddress can put control characters in its parentRef — an escape sequence would
+// clear the screen or forge a line of the report. (`map` prints only its own counts; its SVG
+// escapes XML.)
 import { showUnseen } from '../adapters/errors.ts';
 
 /** Text from the cluster as the terminal should show it: every control or invisible character escaped (`\u001b`). */
