@@ -697,6 +697,20 @@ function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const pairs = new Uint32Array(data.length / 4);
   for (let i = 0; i < pairs.length; i++) pairs[i] = view.getUint32(i * 4);
+  // Ascending and distinct, as snapshot() writes them: anything else is not a snapshot of any
+  // state (a duplicate would count one address twice in used()).
+  for (let i = 2; i < pairs.length; i += 2) {
+    const hi = pairs[i]!;
+    const lo = pairs[i + 1]!;
+    const prevHi = pairs[i - 2]!;
+    if (hi < prevHi || (hi === prevHi && lo <= pairs[i - 1]!)) {
+      const offset = BigInt(hi) * 4294967296n + BigInt(lo);
+      const prev = BigInt(prevHi) * 4294967296n + BigInt(pairs[i - 1]!);
+      throw new InvalidArgumentError(
+        `snapshot offsets must be ascending and distinct: offset ${offset} follows ${prev} (8-byte entry ${i / 2})`,
+      );
+    }
+  }
   return pairs;
 }
 

@@ -652,6 +652,33 @@ describe('the snapshot format follows the range, not the index kind', () => {
     a.destroy();
     b.destroy();
   });
+  it('offsets data out of order or with a duplicate is refused by restore, which changes nothing', () => {
+    // 8 big-endian bytes per offset, ascending: [a, b, c] written as a range over 2^24 addresses does.
+    const bytesOf = (...offsets: bigint[]): Uint8Array => {
+      const data = new Uint8Array(8 * offsets.length);
+      offsets.forEach((o, i) => new DataView(data.buffer).setBigUint64(8 * i, o));
+      return data;
+    };
+    const r = new Range('2001:db8::/64', { random: seededRandom(4) });
+    r.allocate('2001:db8::9');
+    const before = r.snapshot();
+    for (const [data, message] of [
+      [bytesOf(5n, 3n), /^snapshot offsets must be ascending and distinct: offset 3 follows 5 \(8-byte entry 1\)$/],
+      [bytesOf(3n, 2n ** 40n, 2n ** 40n), /offset 1099511627776 follows 1099511627776 \(8-byte entry 2\)/],
+      [bytesOf(2n ** 33n, 7n), /offset 7 follows 8589934592/],
+    ] as const) {
+      expect(() => r.restore(before.range, data)).toThrow(InvalidArgumentError);
+      expect(() => r.restore(before.range, data)).toThrow(message);
+      expect(() => Range.fromSnapshot({ ...before, data, length: data.length, checksum: 0 })).toThrow(InvalidArgumentError);
+      expect(r.snapshot()).toEqual(before);
+      expect(r.used()).toBe(1);
+    }
+    r.restore(before.range, bytesOf(3n, 5n, 2n ** 40n)); // ascending: taken as given
+    expect(r.used()).toBe(3);
+    expect(r.has('2001:db8::4')).toBe(true); // offset 0 is the first address after the network's
+    r.validate();
+    r.destroy();
+  });
 });
 
 describe('Range options and callbacks that misbehave', () => {
