@@ -210,9 +210,9 @@ const WASM_PAGE_BYTES = 65536;
  * the cap fail with OutOfMemoryError and change nothing. `Infinity` lifts the cap (4 GiB, the
  * wasm32 maximum). The instance, and so the cap, is shared by every allocator in the process.
  *
- * Memory freed by destroy() is reused for blocks of the same power-of-two size only (blocks are
- * never split or merged): after a large sparse index is destroyed, an index of another shape may
- * still need new memory, and under a cap fail with OutOfMemoryError although `inUse` is low.
+ * Memory freed by destroy() is reused: freed blocks of 4 KiB and more merge with their free
+ * neighbours, so the memory of one index destroyed can hold an index of another shape. Blocks
+ * under 4 KiB are reused for their own size only.
  */
 export function setMemoryLimit(bytes: number): void {
   if (typeof bytes !== 'number' || Number.isNaN(bytes) || bytes < 0) {

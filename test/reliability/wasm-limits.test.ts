@@ -252,6 +252,34 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(big.watcherCount).toBe(0);
   });
 
+  it('under the cap, the memory a destroyed sparse index gives back holds dense indexes of other ranges', () => {
+    // Found by an outside attack: freed blocks were reused for their own size only, so a /12
+    // could not be had after a /64 that filled the cap was destroyed.
+    setMemoryLimit(memoryLimit().size + 8 * 2 ** 20);
+    const sparse = new Range('fd00:5::/64', { random: seededRandom(3) });
+    for (;;) {
+      try {
+        sparse.allocateMany(10_000);
+      } catch (e) {
+        expect(e).toBeInstanceOf(OutOfMemoryError);
+        break;
+      }
+    }
+    expect(sparse.used()).toBeGreaterThan(100_000);
+    const hog = exhaust();
+    const inUse = memoryLimit().inUse;
+    sparse.destroy();
+    const dense = ['10.16.0.0/12', '10.32.0.0/12', '10.64.0.0/11', '10.128.0.0/10'].map((cidr) => {
+      const r = new Range(cidr, { indexKind: 'dense' });
+      r.allocateNext();
+      return r;
+    });
+    for (const r of dense) expect(r.used()).toBe(1);
+    for (const r of [...dense, ...hog]) r.destroy();
+    expect(memoryLimit().inUse).toBeLessThan(inUse);
+    setMemoryLimit(Infinity);
+  });
+
   it('reports the out-of-memory failures checked', () => {
     console.log(`[reliability] wasm limits: ${ooms} OutOfMemoryError failures checked, state unchanged after each`);
     expect(ooms).toBeGreaterThan(0);

@@ -1,0 +1,119 @@
+// The core's heap (core-as/heap.ts) through its raw exports: buf_alloc / buf_free. Blocks never
+// overlap, are aligned as the buddy system promises, keep what is written into them, and the
+// bytes in use are counted exactly; freed large blocks merge, so memory given back in pieces
+// serves a larger request without growing the memory.
+import { afterAll, describe, expect, it } from 'vitest';
+import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+function xorshift(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return x >>> 0;
+  };
+}
+
+/** The block size a request of `size` occupies: the next power of two, at least 16. */
+const classSize = (size: number): number => Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(1, size))));
+
+interface Block {
+  p: number;
+  size: number;
+  bytes: number;
+  tag: number;
+}
+
+const words = (): Uint32Array => new Uint32Array(core.memory.buffer);
+
+/** Writes the block's tag into its first and last words. */
+function stamp(b: Block): void {
+  const w = words();
+  w[b.p >>> 2] = b.tag;
+  w[(b.p + b.bytes - 4) >>> 2] = b.tag;
+}
+
+function stampIntact(b: Block): boolean {
+  const w = words();
+  return w[b.p >>> 2] === b.tag && w[(b.p + b.bytes - 4) >>> 2] === b.tag;
+}
+
+describe('the core heap', () => {
+  it('random allocations and frees of 1 B to 512 KiB: no overlap, aligned, contents kept, bytes counted', () => {
+    const u32 = xorshift(0x4ea9);
+    const base = core.heap_bytes_in_use();
+    const live: Block[] = [];
+    let inUse = 0;
+    let tag = 1;
+    for (let step = 0; step < 12_000; step++) {
+      if (live.length === 0 || u32() % 100 < 55) {
+        const size = Math.max(1, Math.floor(2 ** ((u32() % 1900) / 100))); // log-uniform, 1 B .. 512 KiB
+        const p = core.buf_alloc(size);
+        expect(p, `allocation ${step} of ${size} B`).not.toBe(0);
+        const b: Block = { p, size, bytes: classSize(size), tag: tag++ };
+        expect(p % 16).toBe(0);
+        // large blocks sit at multiples of their size from a 64 KiB-aligned arena
+        if (b.bytes >= 4096) expect(p % Math.min(b.bytes, 65536)).toBe(0);
+        for (const o of live) {
+          if (p < o.p + o.bytes && o.p < p + b.bytes) throw new Error(`block ${p}+${b.bytes} overlaps ${o.p}+${o.bytes}`);
+        }
+        stamp(b);
+        live.push(b);
+        inUse += b.bytes;
+      } else {
+        const i = u32() % live.length;
+        const b = live[i]!;
+        expect(stampIntact(b), `contents of block ${b.p}+${b.bytes}`).toBe(true);
+        core.buf_free(b.p, b.size);
+        live[i] = live[live.length - 1]!;
+        live.pop();
+        inUse -= b.bytes;
+      }
+      expect(core.heap_bytes_in_use()).toBe(base + inUse);
+    }
+    for (const b of live) {
+      expect(stampIntact(b)).toBe(true);
+      core.buf_free(b.p, b.size);
+    }
+    expect(core.heap_bytes_in_use()).toBe(base);
+  });
+
+  it('large blocks freed in pieces merge: 64 blocks of 64 KiB given back serve one of 2 MiB with no new memory', () => {
+    const pieces: number[] = [];
+    for (let i = 0; i < 64; i++) {
+      const p = core.buf_alloc(65536);
+      expect(p).not.toBe(0);
+      pieces.push(p);
+    }
+    const u32 = xorshift(7);
+    for (let i = pieces.length - 1; i > 0; i--) {
+      const j = u32() % (i + 1);
+      [pieces[i], pieces[j]] = [pieces[j]!, pieces[i]!];
+    }
+    for (const p of pieces) core.buf_free(p, 65536);
+    setMemoryLimit(0); // no growth from here on
+    const size = memoryLimit().size;
+    const big = core.buf_alloc(2 * 2 ** 20);
+    expect(big).not.toBe(0);
+    expect(memoryLimit().size).toBe(size);
+    core.buf_free(big, 2 * 2 ** 20);
+    setMemoryLimit(Infinity);
+  });
+
+  it('a request the cap refuses returns 0 and changes nothing', () => {
+    setMemoryLimit(0);
+    const before = core.heap_bytes_in_use();
+    const size = memoryLimit().size;
+    expect(core.buf_alloc(2 ** 30)).toBe(0);
+    expect(core.heap_bytes_in_use()).toBe(before);
+    expect(memoryLimit().size).toBe(size);
+    setMemoryLimit(Infinity);
+    const p = core.buf_alloc(2 ** 20); // and the heap goes on
+    expect(p).not.toBe(0);
+    core.buf_free(p, 2 ** 20);
+  });
+});
