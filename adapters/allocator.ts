@@ -427,7 +427,10 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       // No rebuild of a stale index here: a release needs none (the rebuild reads the cache
       // later), and under memory pressure freeing addresses must keep working.
       const sync = this.store.sync;
-      if (sync != null) {
+      if (sync != null && this.prefix.inRange(this.fam, w)) {
+        // An address this range counts: its delete event is this call's own. Any other (outside
+        // the range, or its network or broadcast record) is deleted as upstream deletes it, and
+        // its event counted as any writer's.
         const op = this.taken.takeOp();
         op.name = name;
         copy4(w, op.address);
@@ -441,6 +444,15 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
           this.taken.leave(op);
         }
         this.taken.deletedSync(op);
+        if (!this.destroyed) this.metrics.gauges(this.cidr, this);
+        return RESOLVED;
+      }
+      if (sync != null) {
+        try {
+          sync.deleteSync(name);
+        } catch {
+          return RESOLVED; // ignored (upstream)
+        }
         if (!this.destroyed) this.metrics.gauges(this.cidr, this);
         return RESOLVED;
       }

@@ -10,7 +10,8 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
+import { ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
+import { allocatorLabels } from '../adapters/store.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { rejection } from './helpers.ts';
@@ -208,5 +209,44 @@ describe('the other family', () => {
     ).toEqual(['10.3.0.5', 'fd00:3::5']);
     v4.destroy();
     v6.destroy();
+  });
+});
+
+describe('release of an address the range does not count', () => {
+  // Found by an outside parity audit: on a store with synchronous operations, releasing an
+  // address outside the range (a neighbour's, on a shared store) or the range's network record
+  // deleted it, as upstream's Release does, and also took one off this allocator's used().
+  it.each([
+    ['a store with synchronous operations', {}],
+    ['a store through promises only', { syncOps: false }],
+  ] as const)("a neighbour's address and the network record: deleted, used() and free() stay exact (%s)", async (_name, options) => {
+    const store = new MemoryStore(options);
+    const a = new Allocator('10.4.0.0/28', { store, random: seededRandom(4) });
+    const b = new Allocator('10.4.1.0/28', { store, random: seededRandom(5) });
+    const ref = new ReferenceAllocator('10.4.0.0/28', { store, random: seededRandom(6) });
+    await a.allocate('10.4.0.3');
+    for (const ip of ['10.4.1.5', '10.4.1.6']) {
+      await b.allocate(ip);
+      await a.release(ip);
+      expect(await b.has(ip)).toBe(false); // deleted, as upstream deletes by name
+    }
+    store.createSync({ name: '10.4.0.0', labels: allocatorLabels('IPv4'), parentRef: null });
+    expect(a.used()).toBe(ref.used()); // upstream master counts the network record (prefix.Contains)
+    await a.release('10.4.0.0');
+    expect(a.used()).toBe(1);
+    expect(b.used()).toBe(0);
+    expect(a.used()).toBe(ref.used());
+    a.validate();
+    // the range fills to exactly its size, and then it is full
+    let n = 0;
+    while (a.free() > 0n) {
+      await a.allocateNext();
+      n++;
+    }
+    expect(n).toBe(13);
+    expect(a.used()).toBe(14);
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrFull);
+    a.validate();
+    for (const x of [a, b, ref]) x.destroy();
   });
 });
