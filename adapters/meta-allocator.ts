@@ -107,6 +107,12 @@ interface RangeEntry {
   readonly refs: Set<string>;
   /** Set when the range is gone (its allocator destroyed): a running allocateNext skips it. */
   removed: boolean;
+  /**
+   * Its ServiceCIDRs let it allocate (upstream's `ready` flag, as set on the allocator): what
+   * routing asks. The allocator's isReady() also needs the store synced; before that, a call
+   * routed to it answers ErrNotReady, as upstream's does.
+   */
+  ready: boolean;
 }
 
 /** A ServiceCIDR as last delivered, with its CIDRs of our family resolved once. */
@@ -329,7 +335,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * The CIDR of the range that would serve `ip` (upstream getAllocator): a range containing it
-   * as a host, ready unless `ready` is false. Throws ErrMismatchedNetwork when there is none,
+   * as a host whose ServiceCIDRs make it ready (whether or not the store has synced), any such
+   * range when `ready` is false. Throws ErrMismatchedNetwork when there is none,
    * InvalidAddressError for malformed text.
    */
   rangeFor(ip: string, ready = true): string {
@@ -350,7 +357,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     for (let k = 0; k < n; k++) {
       const e = list[(start + k) % n]!;
       // [first, last] = the prefix minus network and IPv4 broadcast (upstream PrefixContainsIP)
-      if (e.allocator.prefix.inRange(family, w) && (!readyOnly || e.allocator.isReady())) return e;
+      if (e.allocator.prefix.inRange(family, w) && (!readyOnly || e.ready)) return e;
     }
     return null;
   }
@@ -526,8 +533,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
         for (const name of [...e.refs]) if (!w.refs.has(name)) e.refs.delete(name);
         for (const name of w.refs) e.refs.add(name);
         // upstream: ready if any reference is; not ready if the only reference is not; else unchanged
-        if (w.anyReady) e.allocator.setReady(true);
-        else if (e.refs.size === 1) e.allocator.setReady(false);
+        if (w.anyReady) e.ready = true;
+        else if (e.refs.size === 1) e.ready = false;
+        e.allocator.setReady(e.ready);
         continue;
       }
       let a: Allocator;
@@ -545,7 +553,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         continue;
       }
       a.setReady(w.anyReady);
-      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false });
+      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.anyReady });
     }
     this.rebuild();
   }

@@ -322,6 +322,27 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
 });
 
 describe('MetaAllocator: routing, counting and views', () => {
+  it('before the store has synced, allocate answers ErrNotReady and has asks the store (upstream getAllocator routes by the ServiceCIDR flag)', async () => {
+    // Found by an outside parity audit: routing asked for a range ready *and* synced, so an
+    // unsynced store made allocate answer ErrMismatchedNetwork ("not in any ServiceCIDR",
+    // permanent-looking) and has() false for a record the store holds.
+    const { store, source, meta } = setup('ordered', 1);
+    source.addServiceCIDR('kubernetes', ['10.0.0.0/24']);
+    await store.create({ name: '10.0.0.7', labels: allocatorLabels('IPv4'), parentRef: null });
+    store.setSynced(false);
+    expect(await rejection(meta.allocate('10.0.0.5'))).toBeInstanceOf(ErrNotReady);
+    expect(await meta.has('10.0.0.7')).toBe(true);
+    expect(meta.rangeFor('10.0.0.5')).toBe('10.0.0.0/24');
+    expect(meta.ranges()[0]!.ready).toBe(false); // ranges() reports whether it can allocate now
+    expect(await rejection(meta.allocate('10.1.0.5'))).toBeInstanceOf(ErrMismatchedNetwork); // no range holds it
+    store.setSynced(true);
+    await meta.allocate('10.0.0.5');
+    expect(await meta.has('10.0.0.5')).toBe(true);
+    // a range its ServiceCIDR makes not ready is not routed to, synced or not
+    source.setReady('kubernetes', false);
+    expect(await rejection(meta.allocate('10.0.0.6'))).toBeInstanceOf(ErrMismatchedNetwork);
+  });
+
   it('used() counts every labelled record of the family, in a range or not; free() clamps at 0', async () => {
     const { store, source, meta } = setup('ordered', 1);
     source.addServiceCIDR('a', ['192.168.1.0/30']);
