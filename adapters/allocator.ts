@@ -24,7 +24,7 @@
 // call, so nothing interleaves between the choice and the create; any other store runs the same
 // steps around its promises.
 import {
-  AlreadyExistsError,
+  isAlreadyExists,
   ErrAllocated,
   ErrDestroyed,
   ErrFull,
@@ -231,7 +231,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     this.taken.failed(op);
     this.taken.recycle(op);
     this.metrics.error(this.cidr, 'static');
-    return e instanceof AlreadyExistsError ? new ErrAllocated() : e;
+    return isAlreadyExists(e) ? new ErrAllocated() : e;
   }
 
   // ── allocateNext (dynamic) ─────────────────────────────────────────────────────────────────
@@ -373,7 +373,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   private collision(op: Op, e: unknown): Op {
     this.metrics.error(this.cidr, 'dynamic');
-    if (e instanceof AlreadyExistsError) return op;
+    if (isAlreadyExists(e)) return op;
     if (!op.seen) this.taken.unreserve(op);
     this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;
@@ -487,8 +487,9 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       const name = this.recordName(ip);
       if (name === null) return FALSE;
       const sync = this.store.sync;
-      if (sync != null) return sync.getSync(name) !== undefined ? TRUE : FALSE;
-      return this.store.get(name).then((r) => r !== undefined);
+      // null as well as undefined: a store in plain JavaScript may answer either for a missing name
+      if (sync != null) return sync.getSync(name) != null ? TRUE : FALSE;
+      return this.store.get(name).then((r) => r != null);
     } catch (e) {
       return rejectSoon(e);
     }

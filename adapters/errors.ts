@@ -194,6 +194,14 @@ export class AlreadyExistsError extends IPAllocatorError {
   }
 }
 
+/**
+ * Whether a store's error is AlreadyExistsError — of this copy of the package or of another one
+ * (a store built against its own copy): recognised by class or by code.
+ */
+export function isAlreadyExists(e: unknown): boolean {
+  return e instanceof AlreadyExistsError || codeOf(e) === AlreadyExistsError.code;
+}
+
 /** A store's answer to deleting or reading a name that does not exist (HTTP 404 NotFound). */
 export class NotFoundError extends IPAllocatorError {
   static override readonly code: string = 'ERR_NOT_FOUND';
@@ -202,6 +210,15 @@ export class NotFoundError extends IPAllocatorError {
     super(`ipaddresses.networking.k8s.io "${name}" not found`);
     this.resourceName = name;
   }
+}
+
+/** Whether a store's error is NotFoundError, of this copy of the package or another (by code). */
+export function isNotFound(e: unknown): boolean {
+  return e instanceof NotFoundError || codeOf(e) === NotFoundError.code;
+}
+
+function codeOf(e: unknown): unknown {
+  return typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
 }
 
 /**

@@ -21,7 +21,7 @@
 //
 // Records of other controllers (no managed-by label) are never touched. The cache view is used,
 // as upstream's repair loop uses its informer: run it after the cache has synced.
-import { InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
+import { InvalidArgumentError, isNotFound, optionsObject, quoteInput } from './errors.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -111,7 +111,7 @@ export async function reconcile(
         await store.delete(r.name);
         deleted.push(r.name);
       } catch (e) {
-        if (e instanceof NotFoundError) deleted.push(r.name);
+        if (isNotFound(e)) deleted.push(r.name);
         else errors.push({ name: r.name, error: e });
       }
     }

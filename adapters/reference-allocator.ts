@@ -17,7 +17,7 @@
 // like upstream's lister.Get(ip.String()). Only used() is O(1) (a set of counted names kept from
 // the cache's events), because the gauges read it after every allocation.
 import {
-  AlreadyExistsError,
+  isAlreadyExists,
   ErrAllocated,
   ErrDestroyed,
   ErrFull,
@@ -283,7 +283,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
       await this.store.create({ name, labels: this.labels, parentRef: owner });
     } catch (e) {
       this.metrics.error(this.cidr, scope);
-      if (e instanceof AlreadyExistsError) throw new ErrAllocated();
+      if (isAlreadyExists(e)) throw new ErrAllocated();
       throw e;
     }
     this.metrics.allocation(this.cidr, scope);
@@ -327,7 +327,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
     const w = this.words;
     const family = parseAddrInto(ip, w);
     if (family !== this.fam) return false;
-    return (await this.store.get(formatAddr(family, w))) !== undefined;
+    return (await this.store.get(formatAddr(family, w))) != null; // a JavaScript store may answer null
   }
 
   forEach(fn: (ip: string) => void): void {

@@ -10,8 +10,9 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
-import { allocatorLabels } from '../adapters/store.ts';
+import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
+import { reconcile } from '../adapters/reconcile.ts';
+import { allocatorLabels, type Store } from '../adapters/store.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { rejection } from './helpers.ts';
@@ -248,5 +249,84 @@ describe('release of an address the range does not count', () => {
     expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrFull);
     a.validate();
     for (const x of [a, b, ref]) x.destroy();
+  });
+});
+
+describe('a store written against another copy of the package, in plain JavaScript', () => {
+  // Found by an outside drop-in test: the allocators recognised AlreadyExistsError and
+  // NotFoundError by class only, so a store throwing another copy's errors made allocateNext
+  // reject on the first collision; and a get() answering null (what many JavaScript clients
+  // answer for a missing key) made has() true for a free address.
+  /** A store over `inner` whose errors are another copy's (same code, another class) and whose get answers null. */
+  function foreignStore(inner: MemoryStore, sync: boolean): Store {
+    const foreign = (e: unknown): unknown => {
+      if (!(e instanceof Error)) return e;
+      const other = new Error(e.message);
+      Object.assign(other, { name: e.name, code: (e as { code?: string }).code });
+      return other;
+    };
+    const wrap = async <T>(f: () => Promise<T>): Promise<T> => {
+      try {
+        return await f();
+      } catch (e) {
+        throw foreign(e);
+      }
+    };
+    const wrapSync = <T>(f: () => T): T => {
+      try {
+        return f();
+      } catch (e) {
+        throw foreign(e);
+      }
+    };
+    return {
+      sync: sync
+        ? {
+            createSync: (r) => wrapSync(() => inner.createSync(r)),
+            deleteSync: (n) => wrapSync(() => inner.deleteSync(n)),
+            getSync: (n) => (inner.getSync(n) ?? null) as never,
+          }
+        : null,
+      create: (r) => wrap(() => inner.create(r)),
+      delete: (n) => wrap(() => inner.delete(n)),
+      get: async (n) => ((await inner.get(n)) ?? null) as never,
+      cache: inner.cache,
+      close: () => inner.close(),
+    };
+  }
+
+  it.each([
+    ['Allocator, synchronous operations', Allocator, true],
+    ['Allocator, promises', Allocator, false],
+    ['ReferenceAllocator', ReferenceAllocator, false],
+  ] as const)('%s: collisions move on, a taken address is ErrAllocated, has() of a free one is false', async (_name, Kind, sync) => {
+    const inner = new MemoryStore({ syncOps: sync });
+    const store = foreignStore(inner, sync);
+    const a = new Kind('10.5.0.0/29', { store, random: seededRandom(8) });
+    // every address but one taken by another writer: allocateNext collides until it finds it
+    for (let i = 1; i <= 5; i++) inner.createSync({ name: `10.5.0.${i}`, labels: {}, parentRef: null });
+    expect(await a.allocateNext()).toBe('10.5.0.6');
+    expect(await rejection(a.allocate('10.5.0.2'))).toBeInstanceOf(ErrAllocated);
+    expect(await a.has('10.5.0.6')).toBe(true);
+    await a.release('10.5.0.6');
+    expect(await a.has('10.5.0.6')).toBe(false);
+    a.destroy();
+  });
+
+  it('reconcile counts a leak another copy says is already gone as deleted', async () => {
+    const inner = new MemoryStore();
+    const store = foreignStore(inner, false);
+    inner.createSync({ name: '10.5.1.1', labels: allocatorLabels('IPv4'), parentRef: null });
+    const realDelete = store.delete;
+    const gone = {
+      ...store,
+      delete: async (n: string) => {
+        await realDelete(n);
+        return realDelete(n); // the second delete: another copy's NotFoundError
+      },
+    };
+    const result = await reconcile(gone, [], { delete: true, graceMs: 0 });
+    expect(result.deleted).toEqual(['10.5.1.1']);
+    expect(result.errors).toEqual([]);
   });
 });
