@@ -123,6 +123,8 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     this.cache = this.store.cache;
     this.random = randomOption(opts.random);
     const strategy = strategyOption(opts.strategy);
+    // before anything is subscribed or allocated: a registry that cannot take the metrics throws here
+    const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics);
     this.taken = new TakenAddresses(p, indexKindOption(opts.index, 'options.index'), p.family, this.cache);
     try {
       this.taken.subscribe();
@@ -132,7 +134,10 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
       this.taken.destroy();
       throw e;
     }
-    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics === true ? undefined : opts.metrics);
+    if (metrics !== null) {
+      this.metrics = metrics;
+      metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+    }
   }
 
   /** The factory: `Allocator.create("10.96.0.0/12", { store })`. */

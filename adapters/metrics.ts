@@ -153,7 +153,29 @@ class PromRecorder implements MetricsRecorder {
 
 const perRegistry = new WeakMap<MetricsRegistry, { metrics: AllocatorMetrics; recorder: MetricsRecorder }>();
 
-/** Returns the existing metric of that name in `registry`, or creates it there. */
+/** An existing metric: what prom-client's Counter, Gauge and Histogram carry. */
+interface ExistingMetric {
+  type?: unknown;
+  labelNames?: unknown;
+}
+
+/**
+ * Throws InvalidArgumentError unless the metric named `name` in `registry` is absent or of
+ * `type` with exactly `labelNames`: another one would make every recording throw after the
+ * allocation it records, so it is refused before anything is registered or recorded.
+ */
+function checkReusable(registry: MetricsRegistry, name: string, type: string, labelNames: readonly string[]): void {
+  const existing = registry.getSingleMetric(name) as unknown as ExistingMetric | undefined;
+  if (existing === undefined) return;
+  const labels = Array.isArray(existing.labelNames) ? (existing.labelNames as unknown[]).map(String).sort() : undefined;
+  if (existing.type === type && labels !== undefined && labels.join(',') === [...labelNames].sort().join(',')) return;
+  const has = `${typeof existing.type === 'string' ? existing.type : 'a metric of unknown type'} with labels ${labels === undefined ? 'unknown' : labels.join(', ') || 'none'}`;
+  throw new InvalidArgumentError(
+    `the registry already holds ${name} as a ${has}, not upstream's ${type} with labels ${labelNames.join(', ')}: unregister it or pass another registry`,
+  );
+}
+
+/** Returns the existing metric of that name in `registry` (checked by checkReusable), or creates it there. */
 function reuse<T>(registry: MetricsRegistry, name: string, make: () => T): T {
   const existing = registry.getSingleMetric(name);
   return existing !== undefined ? (existing as unknown as T) : make();
@@ -162,7 +184,8 @@ function reuse<T>(registry: MetricsRegistry, name: string, make: () => T): T {
 /**
  * Registers the five metrics in `registry` (default: prom-client's global registry) and returns
  * them. Idempotent per registry: a second call returns the same objects, and metrics of the same
- * names registered earlier by someone else are reused instead of failing.
+ * names, types and labels registered earlier by someone else are reused instead of failing; one
+ * of those names with another type or other labels is InvalidArgumentError, nothing registered.
  */
 export function registerMetrics(registry?: MetricsRegistry): AllocatorMetrics {
   return recorderEntry(registry ?? loadPromClient().register).metrics;
@@ -177,6 +200,11 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
   let entry = perRegistry.get(registry);
   if (entry !== undefined) return entry;
   const { Counter, Gauge, Histogram } = loadPromClient();
+  checkReusable(registry, METRIC_ALLOCATED_IPS, 'gauge', ['cidr']);
+  checkReusable(registry, METRIC_AVAILABLE_IPS, 'gauge', ['cidr']);
+  checkReusable(registry, METRIC_ALLOCATIONS, 'counter', ['cidr', 'scope']);
+  checkReusable(registry, METRIC_ERRORS, 'counter', ['cidr', 'scope']);
+  checkReusable(registry, METRIC_DURATION, 'histogram', ['cidr']);
   // prom-client's constructors type `registers` as their own Registry class, which is what an app
   // passes (MetricsRegistry only describes it).
   const registers = [registry as Registry];

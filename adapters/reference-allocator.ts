@@ -173,8 +173,12 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
         this.counted.delete(r.name);
       },
     };
+    const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics); // throws before subscribing
     this.unsubscribe = this.store.cache.subscribe(watcher);
-    if (opts.metrics !== undefined && opts.metrics !== false) this.enableMetrics(opts.metrics === true ? undefined : opts.metrics);
+    if (metrics !== null) {
+      this.metrics = metrics;
+      metrics.gauges(this.cidr, this);
+    }
   }
 
   /** `new ReferenceAllocator(cidr, options)`, spelled as `Allocator.create` for the one-line swap. */

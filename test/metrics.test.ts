@@ -6,9 +6,12 @@
 // first allocate/release); plus the exact increments of ipallocator.go (docs/semantics.md,
 // "Metrics"), the registration rules, and how prom-client is found.
 import { describe, expect, it } from 'vitest';
-import { Registry, register as defaultRegistry } from 'prom-client';
+import { Counter, Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
+import { Range } from '../adapters/range.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import type { AllocatorOptions } from '../adapters/types.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -248,5 +251,51 @@ describe('registration', () => {
     expect(NULL_RECORDER.start()).toBe(0);
     NULL_RECORDER.allocation('x', 'static');
     NULL_RECORDER.observe('x', 0);
+  });
+});
+
+describe('a registry already holding one of the names as another metric', () => {
+  // Found by an outside drop-in test: a counter of the same name with other labels was "reused",
+  // and every allocation then created its record and threw prom-client's label error, until the
+  // range was drained with nothing handed out.
+  const clashing = (): Registry => {
+    const registry = new Registry();
+    new Counter({ name: METRIC_ALLOCATIONS, help: 'an app of its own', labelNames: ['cidr'], registers: [registry] });
+    return registry;
+  };
+
+  it.each([
+    ['Allocator', (store: FaultyMemoryStore, metrics: Registry) => new Allocator('10.6.0.0/29', { store, metrics })],
+    ['ReferenceAllocator', (store: FaultyMemoryStore, metrics: Registry) => new ReferenceAllocator('10.6.0.0/29', { store, metrics })],
+  ] as const)('%s: the metrics option is InvalidArgumentError, nothing subscribed or registered', (_name, make) => {
+    const store = new FaultyMemoryStore();
+    const registry = clashing();
+    expect(() => make(store, registry)).toThrow(InvalidArgumentError);
+    expect(() => make(store, registry)).toThrow(
+      `the registry already holds ${METRIC_ALLOCATIONS} as a counter with labels cidr, not upstream's counter with labels cidr, scope: unregister it or pass another registry`,
+    );
+    expect(store.watcherCount).toBe(0);
+    expect(registry.getMetricsAsArray().map((m) => m.name)).toEqual([METRIC_ALLOCATIONS]);
+  });
+
+  it('enableMetrics is InvalidArgumentError and the allocators, Range and MetaAllocator go on without metrics', async () => {
+    const store = new FaultyMemoryStore();
+    const registry = clashing();
+    const a = new Allocator('10.6.0.0/29', { store, random: seededRandom(1) });
+    const r = new ReferenceAllocator('10.6.0.0/29', { store, random: seededRandom(2) });
+    const range = new Range('10.6.1.0/29');
+    const meta = new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store });
+    for (const target of [a, r, range, meta]) expect(() => target.enableMetrics(registry)).toThrow(InvalidArgumentError);
+    expect(() => new Range('10.6.2.0/29', { metrics: registry })).toThrow(InvalidArgumentError);
+    expect(() => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store, metrics: registry })).toThrow(InvalidArgumentError);
+    // every allocation is handed out, none left behind in the store
+    const got = new Set<string>();
+    for (let i = 0; i < 3; i++) got.add(await a.allocateNext());
+    for (let i = 0; i < 3; i++) got.add(await r.allocateNext());
+    expect(got.size).toBe(6);
+    expect(store.size).toBe(6);
+    expect(range.allocateNext()).toMatch(/^10\.6\.1\./);
+    expect(range.used()).toBe(1);
+    for (const x of [a, r, range, meta]) x.destroy();
   });
 });
