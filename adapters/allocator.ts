@@ -62,6 +62,14 @@ export interface IndexedAllocatorOptions extends AllocatorOptions {
   strategy?: StrategyOption;
 }
 
+const ALLOCATOR_OPTIONS: Record<keyof IndexedAllocatorOptions, true> = {
+  store: true,
+  random: true,
+  metrics: true,
+  index: true,
+  strategy: true,
+};
+
 /** allocateNext's answers other than an address. */
 const NOT_READY = -2;
 const FULL = -1;
@@ -107,7 +115,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    * ErrFull and allocate ErrNotInRange. Free its memory with destroy() or `using`.
    */
   constructor(cidr: string, options?: IndexedAllocatorOptions) {
-    const opts = optionsObject(options, 'Allocator');
+    const opts = optionsObject(options, 'Allocator', ALLOCATOR_OPTIONS);
     const p = Prefix.parse(cidr);
     if (p.version === 6 && p.length < 64) {
       throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.length}`);

@@ -12,7 +12,7 @@
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
 import { canonicalAddr, parseAddr } from './address.ts';
-import { ErrDestroyed, InvalidArgumentError, quoteInput } from './errors.ts';
+import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from './errors.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The addresses of one Service. */
@@ -53,9 +53,7 @@ export class DualStackAllocator {
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     if (ipv4?.ipFamily !== 'IPv4') throw new InvalidArgumentError(`the first allocator must be IPv4, got ${String(ipv4?.ipFamily)}`);
     if (ipv6?.ipFamily !== 'IPv6') throw new InvalidArgumentError(`the second allocator must be IPv6, got ${String(ipv6?.ipFamily)}`);
-    if (typeof options !== 'object' || options === null) {
-      throw new InvalidArgumentError(`DualStackAllocator options must be an object, got ${quoteInput(options)}`);
-    }
+    optionsObject(options, 'DualStackAllocator', { onRollbackError: true });
     const onRollbackError = options.onRollbackError;
     if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
       throw new InvalidArgumentError(`options.onRollbackError must be a function, got ${quoteInput(onRollbackError)}`);

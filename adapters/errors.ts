@@ -256,12 +256,41 @@ export class InvalidRecordError extends IPAllocatorError {
 /**
  * The options argument of a constructor: `{}` when omitted, the object itself when it is one.
  * Anything else (null, a number, an array) is a caller's mistake: InvalidArgumentError naming
- * `what` and quoting the value.
+ * `what` and quoting the value; so is an own key that is not in `known` (unless its value is
+ * undefined), named with the options there are.
  */
-export function optionsObject<T extends object>(options: T | undefined, what: string): T {
+export function optionsObject<T extends object>(options: T | undefined, what: string, known: Readonly<Record<keyof T, true>>): T {
   if (options === undefined) return {} as T;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new InvalidArgumentError(`${what} options must be an object, got ${quoteInput(options)}`);
   }
+  // A misspelled option would otherwise be ignored in silence: `{ stroe: shared }` gives each
+  // allocator a store of its own, and two replicas then hand out the same address.
+  for (const key of Object.keys(options)) {
+    if (Object.hasOwn(known, key) || (options as Record<string, unknown>)[key] === undefined) continue;
+    const names = Object.keys(known);
+    const near = names.find((name) => isNear(key, name));
+    throw new InvalidArgumentError(
+      `${what} has no option ${quoteInput(key)}${near === undefined ? '' : ` (did you mean "${near}"?)`}; its options: ${names.join(', ')}`,
+    );
+  }
   return options;
+}
+
+/** Whether `typed` looks like a misspelling of `name`: the same ignoring case, or at most two edits apart. */
+function isNear(typed: string, name: string): boolean {
+  const a = typed.toLowerCase();
+  const b = name.toLowerCase();
+  if (a.startsWith(b) || b.startsWith(a)) return true; // index / indexKind, requestTimeoutMs / requestTimeout
+  if (Math.abs(a.length - b.length) > 2) return false;
+  // Levenshtein distance, two rows
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row.push(Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    }
+    prev = row;
+  }
+  return prev[b.length]! <= 2;
 }

@@ -373,7 +373,10 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   /** An empty store. Every record is validated at the door (InvalidRecordError). */
   constructor(options?: MemoryStoreOptions) {
-    const opts = optionsObject(options, 'MemoryStore');
+    const opts = optionsObject(options, 'MemoryStore', { syncOps: true, onWatcherError: true, timestamps: true });
+    if (opts.syncOps !== undefined && typeof opts.syncOps !== 'boolean') {
+      throw new InvalidArgumentError(`options.syncOps must be a boolean, got ${quoteInput(opts.syncOps)}`);
+    }
     if (opts.onWatcherError !== undefined && typeof opts.onWatcherError !== 'function') {
       throw new InvalidArgumentError(`options.onWatcherError must be a function, got ${quoteInput(opts.onWatcherError)}`);
     }

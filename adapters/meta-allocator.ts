@@ -99,6 +99,16 @@ export interface RangeInfo {
   readonly free: bigint;
 }
 
+const META_ALLOCATOR_OPTIONS: Record<keyof MetaAllocatorOptions, true> = {
+  store: true,
+  random: true,
+  policy: true,
+  metrics: true,
+  index: true,
+  strategy: true,
+  onSkip: true,
+};
+
 /** One range: the Allocator of a canonical CIDR and the ServiceCIDRs that list it. */
 interface RangeEntry {
   readonly cidr: string;
@@ -196,7 +206,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * A CIDR that cannot be served is skipped and reported to `options.onSkip`, as upstream logs it.
    */
   constructor(family: IPFamily, source: ServiceCIDRSource, options?: MetaAllocatorOptions) {
-    const opts = optionsObject(options, 'MetaAllocator');
+    const opts = optionsObject(options, 'MetaAllocator', META_ALLOCATOR_OPTIONS);
     if (typeof source !== 'object' || source === null || typeof source.subscribe !== 'function') {
       throw new InvalidArgumentError(`source must be a ServiceCIDRSource (an object with subscribe()), got ${quoteInput(source)}`);
     }

@@ -32,7 +32,16 @@
 //   (refuseIPv4MappedOverlap in geometry.ts says why);
 // - after destroy() every method throws ErrDestroyed (upstream's Destroy only stops metrics).
 import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
-import { ErrAllocated, ErrDestroyed, ErrFull, ErrMismatchedNetwork, ErrNotInRange, InvalidArgumentError, quoteInput } from './errors.ts';
+import {
+  ErrAllocated,
+  ErrDestroyed,
+  ErrFull,
+  ErrMismatchedNetwork,
+  ErrNotInRange,
+  InvalidArgumentError,
+  optionsObject,
+  quoteInput,
+} from './errors.ts';
 import { FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
@@ -160,9 +169,7 @@ export class Range implements RangeView {
   constructor(cidr: string, options: RangeOptions = {}) {
     const prefix = Prefix.parse(cidr);
     refuseIPv4MappedOverlap(prefix);
-    if (typeof options !== 'object' || options === null) {
-      throw new InvalidArgumentError(`Range options must be an object, got ${quoteInput(options)}`);
-    }
+    optionsObject(options, 'Range', { random: true, indexKind: true, strategy: true, metrics: true });
     indexKindOption(options.indexKind, 'options.indexKind');
     const strategy = strategyOption(options.strategy);
     const metrics = options.metrics === undefined || options.metrics === false ? null : recorderFor(options.metrics);

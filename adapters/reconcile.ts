@@ -67,7 +67,7 @@ export async function reconcile(
   knownOwners: Iterable<ParentRef> | ((owner: ParentRef | null, record: IPAddressRecord) => boolean),
   options?: ReconcileOptions,
 ): Promise<ReconcileResult> {
-  const opts = optionsObject(options, 'reconcile');
+  const opts = optionsObject(options, 'reconcile', { delete: true, graceMs: true, family: true, now: true });
   if (typeof target !== 'object' || target === null) {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
@@ -90,7 +90,16 @@ export async function reconcile(
   if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
     throw new InvalidArgumentError(`graceMs must be a non-negative number, got ${quoteInput(grace)}`);
   }
+  if (opts.family !== undefined && opts.family !== 'IPv4' && opts.family !== 'IPv6') {
+    throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${quoteInput(opts.family)}`);
+  }
+  if (opts.now !== undefined && typeof opts.now !== 'function') {
+    throw new InvalidArgumentError(`now must be a function answering ms since the epoch, got ${quoteInput(opts.now)}`);
+  }
   const now = (opts.now ?? Date.now)();
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new InvalidArgumentError(`now() must answer a finite number of ms since the epoch, got ${quoteInput(now)}`);
+  }
   const selector: Record<string, string> = { [LABEL_MANAGED_BY]: CONTROLLER_NAME };
   if (opts.family !== undefined) selector[LABEL_IP_FAMILY] = opts.family;
 

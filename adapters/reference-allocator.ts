@@ -156,7 +156,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
    * subscribed to the store's cache at once. Throws as Allocator's constructor does.
    */
   constructor(cidr: string, options?: AllocatorOptions) {
-    const opts = optionsObject(options, 'ReferenceAllocator');
+    const opts = optionsObject(options, 'ReferenceAllocator', { store: true, random: true, metrics: true });
     this.g = bigGeometry(cidr);
     this.cidr = this.g.cidr;
     this.ipFamily = this.g.family;

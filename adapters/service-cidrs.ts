@@ -14,7 +14,7 @@
 //
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
-import { InvalidArgumentError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, optionsObject, quoteInput } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
@@ -138,9 +138,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
 
   /** An empty source; add ServiceCIDRs to it, and give it to a MetaAllocator. */
   constructor(options: InMemoryServiceCIDRsOptions = {}) {
-    if (typeof options !== 'object' || options === null) {
-      throw new InvalidArgumentError(`InMemoryServiceCIDRs options must be an object, got ${quoteInput(options)}`);
-    }
+    optionsObject(options, 'InMemoryServiceCIDRs', { onWatcherError: true });
     const handler = options.onWatcherError;
     if (handler !== undefined && typeof handler !== 'function') {
       throw new InvalidArgumentError(`options.onWatcherError must be a function, got ${quoteInput(handler)}`);
@@ -154,9 +152,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
    */
   addServiceCIDR(name: string, cidrs: readonly string[], options: AddServiceCIDROptions = {}): ServiceCIDR {
     checkName(name);
-    if (typeof options !== 'object' || options === null) {
-      throw new InvalidArgumentError(`addServiceCIDR options must be an object, got ${quoteInput(options)}`);
-    }
+    optionsObject(options, 'addServiceCIDR', { ready: true, unvalidated: true });
     if (this.objects.has(name)) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" already exists`);
     if (options.ready !== undefined && typeof options.ready !== 'boolean') {
       throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(options.ready)}`);

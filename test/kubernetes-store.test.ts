@@ -562,6 +562,40 @@ describe('KubernetesStore', () => {
         ['unknown family', () => new KubernetesStore(kc, { family: 'ipv4' as never, start: false }), '"ipv4"'],
         ['non-string labelSelector', () => new KubernetesStore(kc, { labelSelector: 42 as never, start: false }), '42 (number)'],
         ['malformed labelSelector', () => new KubernetesStore(kc, { labelSelector: 'a=(b', start: false }), 'cannot parse requirement'],
+        // a misspelled option was ignored: a 300 ms timeout waited 30 s, v1beta1 went to v1
+        [
+          'requestTimeoutMS',
+          () => new KubernetesStore(kc, { requestTimeoutMS: 300, start: false } as never),
+          '"requestTimeoutMS" (did you mean "requestTimeoutMs"?)',
+        ],
+        [
+          'apiVerison',
+          () => new KubernetesStore(kc, { apiVerison: 'v1beta1', start: false } as never),
+          '"apiVerison" (did you mean "apiVersion"?)',
+        ],
+        // values the API server would refuse on every list or watch
+        ['fractional pageSize', () => new KubernetesStore(kc, { pageSize: 1.5, start: false }), 'pageSize must be a whole number ≥ 0'],
+        ['NaN pageSize', () => new KubernetesStore(kc, { pageSize: Number.NaN, start: false }), 'pageSize must be a whole number ≥ 0'],
+        [
+          'negative watchTimeoutSeconds',
+          () => new KubernetesStore(kc, { watchTimeoutSeconds: -5, start: false }),
+          'watchTimeoutSeconds must be',
+        ],
+        [
+          'backoff jitter 5',
+          () => new KubernetesStore(kc, { backoff: { jitter: 5 }, start: false }),
+          'backoff.jitter must be a number from 0 to 1',
+        ],
+        [
+          'backoff initialMs -1',
+          () => new KubernetesStore(kc, { backoff: { initialMs: -1 }, start: false }),
+          'backoff.initialMs and backoff.maxMs',
+        ],
+        [
+          'backoff { initial }',
+          () => new KubernetesStore(kc, { backoff: { initial: 5 }, start: false } as never),
+          'KubernetesStore backoff has no option "initial"',
+        ],
       ];
       for (const [what, make, quotes] of rows) {
         expect(make, what).toThrow(InvalidArgumentError);

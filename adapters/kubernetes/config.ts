@@ -2,7 +2,8 @@
 // share, checked in one place: a wrong one fails with InvalidArgumentError quoting it, before
 // any request is made.
 import { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { InvalidArgumentError, optionsObject as checkOptions, quoteInput } from '../errors.ts';
+import type { BackoffOptions } from './informer.ts';
 import type { ApiVersion } from './objects.ts';
 
 /**
@@ -24,13 +25,43 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   return kubeConfig as KubeConfig;
 }
 
-/** The options object: undefined → {}; anything but a plain object is refused. */
-export function optionsObject<T extends object>(options: unknown, owner: string): Partial<T> {
-  if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new InvalidArgumentError(`${owner}: options must be an object, got ${quoteInput(options)}`);
+/**
+ * The options object: undefined → {}; anything but a plain object, or one with a key that is not
+ * in `known`, is refused (errors.ts optionsObject).
+ */
+export function optionsObject<T extends object>(options: unknown, owner: string, known: Readonly<Record<keyof T, true>>): Partial<T> {
+  return checkOptions(options as T | undefined, owner, known);
+}
+
+/**
+ * The informer's options (shared by KubernetesStore and KubernetesServiceCIDRs): values the API
+ * server takes. A fractional or negative page size or watch timeout would fail every list or
+ * watch at the server, and a backoff out of range would retry at once or never.
+ */
+export function checkInformerOptions(
+  options: { pageSize?: unknown; watchTimeoutSeconds?: unknown; backoff?: unknown },
+  owner: string,
+): void {
+  const { pageSize, watchTimeoutSeconds, backoff } = options;
+  if (pageSize !== undefined && !(Number.isSafeInteger(pageSize) && (pageSize as number) >= 0)) {
+    throw new InvalidArgumentError(`${owner}: pageSize must be a whole number ≥ 0 (0: one request), got ${quoteInput(pageSize)}`);
   }
-  return options as Partial<T>;
+  if (watchTimeoutSeconds !== undefined && !(Number.isSafeInteger(watchTimeoutSeconds) && (watchTimeoutSeconds as number) >= 1)) {
+    throw new InvalidArgumentError(
+      `${owner}: watchTimeoutSeconds must be a whole number of seconds ≥ 1, got ${quoteInput(watchTimeoutSeconds)}`,
+    );
+  }
+  if (backoff === undefined) return;
+  const b = checkOptions(backoff as BackoffOptions, `${owner} backoff`, { initialMs: true, maxMs: true, jitter: true });
+  const ms = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v > 0);
+  if (!ms(b.initialMs) || !ms(b.maxMs)) {
+    throw new InvalidArgumentError(
+      `${owner}: backoff.initialMs and backoff.maxMs must be finite numbers of ms > 0, got ${quoteInput(b.initialMs)} and ${quoteInput(b.maxMs)}`,
+    );
+  }
+  if (b.jitter !== undefined && !(typeof b.jitter === 'number' && b.jitter >= 0 && b.jitter <= 1)) {
+    throw new InvalidArgumentError(`${owner}: backoff.jitter must be a number from 0 to 1, got ${quoteInput(b.jitter)}`);
+  }
 }
 
 /** networking.k8s.io version: 'v1' (default) or 'v1beta1'. */

@@ -33,7 +33,7 @@ import { KubernetesApiError, namesObject, translate } from './errors.ts';
 import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
-import { checkApiVersion, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
+import { checkApiVersion, checkInformerOptions, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
 import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
@@ -171,6 +171,7 @@ export async function createServiceCIDR(
   cidrs: readonly string[],
   options: CreateServiceCIDROptions = {},
 ): Promise<ServiceCIDRRecord> {
+  optionsObject<CreateServiceCIDROptions>(options, 'createServiceCIDR', { apiVersion: true, labels: true, requestTimeoutMs: true });
   const version = checkApiVersion(options.apiVersion);
   const config = kubeConfigOrDefault(kc, 'createServiceCIDR');
   const api = apiFor(config, version);
@@ -202,6 +203,10 @@ export async function deleteServiceCIDR(
   name: string,
   options: { apiVersion?: ApiVersion; requestTimeoutMs?: number } = {},
 ): Promise<boolean> {
+  optionsObject<{ apiVersion?: ApiVersion; requestTimeoutMs?: number }>(options, 'deleteServiceCIDR', {
+    apiVersion: true,
+    requestTimeoutMs: true,
+  });
   const config = kubeConfigOrDefault(kc, 'deleteServiceCIDR');
   const api = apiFor(config, checkApiVersion(options.apiVersion));
   const requests = requestsFor(config, options.requestTimeoutMs, 'deleteServiceCIDR');
@@ -241,7 +246,17 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   constructor(kubeConfig?: KubeConfig, options: KubernetesServiceCIDRsOptions = {}) {
     super();
     const kc = kubeConfigOrDefault(kubeConfig, 'KubernetesServiceCIDRs');
-    options = optionsObject<KubernetesServiceCIDRsOptions>(options, 'KubernetesServiceCIDRs');
+    options = optionsObject<KubernetesServiceCIDRsOptions>(options, 'KubernetesServiceCIDRs', {
+      apiVersion: true,
+      labelSelector: true,
+      pageSize: true,
+      backoff: true,
+      requestTimeoutMs: true,
+      watchTimeoutSeconds: true,
+      onWatcherError: true,
+      start: true,
+    });
+    checkInformerOptions(options, 'KubernetesServiceCIDRs');
     this.apiVersion = checkApiVersion(options.apiVersion);
     const api = apiFor(kc, this.apiVersion);
     const requests = (this.requests = requestsFor(kc, options.requestTimeoutMs, 'KubernetesServiceCIDRs'));

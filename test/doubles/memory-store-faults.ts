@@ -52,7 +52,8 @@ export class FaultyMemoryStore extends MemoryStore {
   private timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: FaultyMemoryStoreOptions = {}) {
-    super(options);
+    const { cache: _cache, synced: _synced, ...storeOptions } = options;
+    super(storeOptions);
     const mode = options.cache ?? 'sync';
     if (mode !== 'sync') this.lagCache(mode);
     if (options.synced === false) this.setSynced(false);

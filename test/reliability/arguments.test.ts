@@ -10,6 +10,8 @@ import { MetaAllocator, isNotContained } from '../../adapters/meta-allocator.ts'
 import { ownerKey, reconcile } from '../../adapters/reconcile.ts';
 import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
+import { DualStackAllocator } from '../../adapters/dual-stack.ts';
+import { allocatorLabels } from '../../adapters/store.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import type { ParentRef } from '../../adapters/types.ts';
 import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
@@ -64,6 +66,75 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
     expect(await r.allocateNext()).toMatch(/^10\.0\.0\.[1-6]$/);
     a.destroy();
     r.destroy();
+  });
+});
+
+describe('a misspelled or unknown option is refused, naming the options there are', () => {
+  // Found by an outside drop-in test: `{ stroe: shared }` was ignored in silence, so each of two
+  // replicas made a MemoryStore of its own and both handed out the same address.
+  const shared = new MemoryStore();
+  const ROWS: [string, () => unknown, RegExp][] = [
+    [
+      'Allocator { stroe }',
+      () => new Allocator('10.0.0.0/24', anyValue({ stroe: shared })),
+      /^Allocator has no option "stroe" \(did you mean "store"\?\); its options: store, random, metrics, index, strategy$/,
+    ],
+    [
+      'Allocator { indexKind } (Range spells it so)',
+      () => new Allocator('10.0.0.0/24', anyValue({ indexKind: 'sparse' })),
+      /option "indexKind" \(did you mean "index"\?\)/,
+    ],
+    [
+      'Range { index } (Allocator spells it so)',
+      () => new Range('10.0.0.0/24', anyValue({ index: 'sparse' })),
+      /^Range has no option "index" \(did you mean "indexKind"\?\)/,
+    ],
+    [
+      'ReferenceAllocator { strategy } (the reference has none)',
+      () => new ReferenceAllocator('10.0.0.0/24', anyValue({ strategy: 'sequential' })),
+      /^ReferenceAllocator has no option "strategy"; its options: store, random, metrics$/,
+    ],
+    [
+      'MetaAllocator { polciy }',
+      () => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), anyValue({ polciy: 'ordered' })),
+      /"polciy" \(did you mean "policy"\?\)/,
+    ],
+    [
+      'DualStackAllocator { onRollbackErr }',
+      () =>
+        new DualStackAllocator(new Range('10.0.0.0/24') as never, new Range('fd00::/120') as never, anyValue({ onRollbackErr: () => {} })),
+      /"onRollbackErr" \(did you mean "onRollbackError"\?\)/,
+    ],
+    ['MemoryStore { syncOp }', () => new MemoryStore(anyValue({ syncOp: false })), /"syncOp" \(did you mean "syncOps"\?\)/],
+    ['MemoryStore { syncOps: 0 }', () => new MemoryStore(anyValue({ syncOps: 0 })), /^options.syncOps must be a boolean, got 0/],
+    ['InMemoryServiceCIDRs { onError }', () => new InMemoryServiceCIDRs(anyValue({ onError: () => {} })), /no option "onError"/],
+    [
+      'addServiceCIDR { Ready }',
+      () => new InMemoryServiceCIDRs().addServiceCIDR('a', ['10.0.0.0/24'], anyValue({ Ready: false })),
+      /"Ready" \(did you mean "ready"\?\)/,
+    ],
+  ];
+  it.each(ROWS)('%s', (_name, make, message) => {
+    expect(make).toThrow(InvalidArgumentError);
+    expect(make).toThrow(message);
+    expect(shared.watcherCount).toBe(0);
+  });
+
+  it('reconcile { famliy }, { family: "ipv4" } and a now that is no clock: refused, nothing deleted', async () => {
+    const store = new MemoryStore();
+    store.createSync({ name: '10.0.0.9', labels: allocatorLabels('IPv4'), parentRef: null });
+    for (const options of [{ famliy: 'IPv4' }, { family: 'ipv4' }, { now: 5 }, { now: () => 'x' }, { now: () => Number.NaN }]) {
+      const e = await failure(() => reconcile(store, [], anyValue({ ...options, delete: true })));
+      expect(e, JSON.stringify(options)).toBeInstanceOf(InvalidArgumentError);
+    }
+    expect(store.size).toBe(1);
+    expect((await reconcile(store, [], { family: 'IPv4', graceMs: 0 })).leaks).toHaveLength(1);
+  });
+
+  it('an option set to undefined is no mistake, whatever its name (a spread of optional settings)', async () => {
+    const a = new Allocator('10.0.0.0/29', anyValue({ store: shared, extra: undefined }));
+    expect(await a.allocateNext()).toMatch(/^10\.0\.0\./);
+    a.destroy();
   });
 });
 
