@@ -140,12 +140,26 @@ function parentRefProblems(ref: unknown, field: string): string[] {
  * non-empty, nothing else — as kube-apiserver checks it (`pkg/apis/networking/validation`
  * validateIPAddressParentReference); anything else (`'web'`, `42`, a symbol, an array, an
  * unknown key) throws InvalidArgumentError quoting what is wrong, before anything is written.
+ * Returns a frozen copy of the owner's own fields.
  */
 export function checkParentRef(owner: unknown): ParentRef | null {
   if (owner === undefined || owner === null) return null;
-  const problems = parentRefProblems(owner, 'owner');
+  // A copy, taken before the check and frozen: the record must not change when the caller
+  // reuses its object for the next Service (a store that keeps what it is given would otherwise
+  // see every record's owner change), and an instance of the caller's own class is read by its
+  // own fields.
+  const copy = typeof owner === 'object' && !Array.isArray(owner) && Object.keys(owner).length > 0 ? ownFields(owner) : owner;
+  const problems = parentRefProblems(copy, 'owner');
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
-  return owner as ParentRef;
+  return Object.freeze(copy as ParentRef);
+}
+
+/** A plain object with the own enumerable fields of `o` (symbols included, for the check to name). */
+function ownFields(o: object): Record<string | symbol, unknown> {
+  const copy: Record<string | symbol, unknown> = {};
+  for (const key of Object.keys(o)) copy[key] = (o as Record<string, unknown>)[key];
+  for (const sym of Object.getOwnPropertySymbols(o)) copy[sym] = (o as Record<symbol, unknown>)[sym];
+  return copy;
 }
 
 const nameWords = new Uint32Array(4);

@@ -12,7 +12,7 @@ import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
 import { reconcile } from '../adapters/reconcile.ts';
-import { allocatorLabels, type Store } from '../adapters/store.ts';
+import { allocatorLabels, type IPAddressRecord, type Store } from '../adapters/store.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { rejection } from './helpers.ts';
@@ -328,5 +328,47 @@ describe('a store written against another copy of the package, in plain JavaScri
     const result = await reconcile(gone, [], { delete: true, graceMs: 0 });
     expect(result.deleted).toEqual(['10.5.1.1']);
     expect(result.errors).toEqual([]);
+  });
+});
+
+describe('the owner written on a record is a copy', () => {
+  // Found by an outside drop-in test: the record handed to the store held the caller's owner
+  // object itself; an app reusing one object for every Service changed every stored record's
+  // owner (with a store that keeps what it is given), and reconcile then deleted live addresses.
+  it.each([
+    ['Allocator, synchronous operations', Allocator, true],
+    ['Allocator, promises', Allocator, false],
+    ['ReferenceAllocator', ReferenceAllocator, false],
+  ] as const)('%s: the caller changing its owner object afterwards changes no record', async (_name, Kind, sync) => {
+    const inner = new MemoryStore({ syncOps: sync });
+    const given: IPAddressRecord[] = [];
+    const store: Store = {
+      sync: sync
+        ? {
+            createSync: (r) => {
+              given.push(r);
+              return inner.createSync(r);
+            },
+            deleteSync: (n) => inner.deleteSync(n),
+            getSync: (n) => inner.getSync(n),
+          }
+        : null,
+      create: (r) => {
+        given.push(r);
+        return inner.create(r);
+      },
+      delete: (n) => inner.delete(n),
+      get: (n) => inner.get(n),
+      cache: inner.cache,
+      close: () => inner.close(),
+    };
+    const a = new Kind('10.7.0.0/29', { store, random: seededRandom(3) });
+    const owner = { resource: 'services', namespace: 'default', name: 'web' };
+    await a.allocate('10.7.0.2', owner);
+    owner.name = 'db';
+    await a.allocateNext(owner);
+    expect(given.map((r) => r.parentRef?.name)).toEqual(['web', 'db']);
+    expect(Object.isFrozen(given[0]!.parentRef)).toBe(true);
+    a.destroy();
   });
 });

@@ -46,15 +46,29 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     );
   });
 
-  it('returns a valid owner itself, and null for no owner', () => {
+  it('returns a frozen copy of a valid owner, and null for no owner', () => {
     const full = { group: '', resource: 'services', namespace: 'default', name: 'web' };
     const short = { resource: 'services', name: 'web' };
     const grouped = { group: 'gateway.networking.k8s.io', resource: 'gateways', namespace: 'ns-1', name: 'gw.1' };
-    expect(checkParentRef(full)).toBe(full);
-    expect(checkParentRef(short)).toBe(short);
-    expect(checkParentRef(grouped)).toBe(grouped);
+    for (const owner of [full, short, grouped]) {
+      const checked = checkParentRef(owner);
+      expect(checked).toEqual(owner);
+      expect(checked).not.toBe(owner);
+      expect(Object.isFrozen(checked)).toBe(true);
+    }
     expect(checkParentRef(undefined)).toBeNull();
     expect(checkParentRef(null)).toBeNull();
+  });
+
+  it('an instance of a class is read by its own fields (the ParentRef type allows one)', () => {
+    class ServiceRef {
+      readonly resource = 'services';
+      constructor(
+        readonly namespace: string,
+        readonly name: string,
+      ) {}
+    }
+    expect(checkParentRef(new ServiceRef('default', 'web'))).toEqual({ resource: 'services', namespace: 'default', name: 'web' });
   });
 });
 
