@@ -199,7 +199,7 @@ export class FreeIndex {
 
   /**
    * Marks many offsets taken in one call. `pairs` holds (hi, lo) per offset. Returns how many were
-   * newly set. Throws OutOfMemoryError (the entries before the failing one stay set).
+   * newly set. Throws OutOfMemoryError, and then nothing is set.
    */
   setMany(pairs: Uint32Array, count = pairs.length >>> 1): number {
     if (count === 0) return 0;

@@ -45,6 +45,7 @@ import {
   ErrNotReady,
   InvalidArgumentError,
   InvalidCIDRError,
+  OutOfMemoryError,
   optionsObject,
   quoteInput,
   rejectSoon,
@@ -190,7 +191,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private seq = 0;
   /** `${serviceCIDR}\n${cidr}` → the report. */
   private readonly skips = new Map<string, SkippedCIDR>();
-  /** Canonical CIDRs whose Allocator could not be built. */
+  /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
   private readonly bad = new Map<string, Error>();
   /** Names of the family's labelled records in the cache (upstream Used: not filtered by CIDR). */
   private readonly labelled = new Set<string>();
@@ -558,12 +559,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
         if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
         a = Allocator.create(key, options);
       } catch (err) {
-        this.bad.set(key, err as Error);
+        // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
+        // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
+        // recomputes what to add at every event).
+        if (!(err instanceof OutOfMemoryError)) this.bad.set(key, err as Error);
         for (const [name, text] of w.texts) this.skip(name, text, err as Error);
         continue;
       }
       a.setReady(w.anyReady);
       this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.anyReady });
+      for (const [name, text] of w.texts) this.skips.delete(`${name}\n${text}`); // skipped before for lack of memory
     }
     this.rebuild();
   }

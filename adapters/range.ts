@@ -349,6 +349,12 @@ export class Range implements RangeView {
     return true;
   }
 
+  /** Undoes freeOffset(hi, lo) that returned true: marked again, or no longer held. */
+  private unfree(hi: number, lo: number): void {
+    if (this.cooling === null) this.index.set(hi, lo);
+    else this.cooling.claim(hi, lo);
+  }
+
   /** Whether (hi, lo) is allocated: marked and not held by a cool-down. */
   private isAllocated(hi: number, lo: number): boolean {
     return this.index.has(hi, lo) && (this.cooling === null || !this.cooling.holds(hi, lo));
@@ -471,10 +477,17 @@ export class Range implements RangeView {
   releaseMany(ips: readonly string[]): number {
     this.throwIfDestroyed();
     const offsets = this.offsetsOf(ips, false);
-    let released = 0;
-    for (let i = 0; i < offsets.length; i += 2) {
-      if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) released++;
+    const done: number[] = []; // positions in `offsets` released by this call
+    try {
+      for (let i = 0; i < offsets.length; i += 2) if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) done.push(i);
+    } catch (e) {
+      // All or nothing: a clear that splits a run of a sparse index needs memory, and a cool-down's
+      // clock may fail. What this call released is taken back, last first: each re-mark undoes
+      // the clear (or hold) made just before it, so it needs no memory that clear did not free.
+      for (let k = done.length - 1; k >= 0; k--) this.unfree(offsets[done[k]!]!, offsets[done[k]! + 1]!);
+      throw e;
     }
+    const released = done.length;
     this.taken -= released;
     if (released > 0) this.metrics.gauges(this.cidr, this);
     return released;
@@ -483,18 +496,17 @@ export class Range implements RangeView {
   /**
    * Marks many addresses allocated in one batch (a warm start from a store listing): returns how
    * many were newly marked. All are parsed and range-checked first: malformed text throws
-   * InvalidAddressError and an address outside the range ErrNotInRange, with nothing marked.
+   * InvalidAddressError and an address outside the range ErrNotInRange, with nothing marked; so
+   * does OutOfMemoryError when a sparse index cannot grow.
    */
   loadMany(ips: readonly string[]): number {
     this.throwIfDestroyed();
     const offsets = this.offsetsOf(ips, true);
-    let claimed = 0; // held by a cool-down: marked already, allocated from now on
+    const added = this.index.setMany(offsets); // all or nothing: OutOfMemoryError changes nothing
+    let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
     if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
-    try {
-      return this.index.setMany(offsets) + claimed;
-    } finally {
-      this.taken = this.index.count() - (this.cooling?.size ?? 0); // also right when setMany threw half-way
-    }
+    this.taken = this.index.count() - (this.cooling?.size ?? 0);
+    return added + claimed;
   }
 
   /** (hi, lo) pairs of the in-range addresses of `ips`; strict → throw on the first outside one. */

@@ -36,7 +36,7 @@
 // (sequential's cursor, a cool-down's queue), once per range and again when a range is restored.
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
 // source (an allocator) can drive the same object through the same StrategyView.
-import { InvalidArgumentError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, OutOfMemoryError, quoteInput } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
 import type { IPFamily } from './types.ts';
@@ -519,11 +519,19 @@ export class Cooling {
     this.allocations++;
   }
 
-  /** Returns to the free pool every held offset whose time has come. */
+  /**
+   * Returns to the free pool every held offset whose time has come. Best effort: when the index
+   * cannot clear one for lack of WASM memory, the rest stay held (marked, in line) and go back
+   * at a later call; the allocation that called this goes on among the free offsets.
+   */
   expire(): void {
     if (this.head === this.his.length) return;
     const now = this.now();
-    while (this.head < this.his.length && this.untils[this.head]! <= now) this.pop();
+    try {
+      while (this.head < this.his.length && this.untils[this.head]! <= now) this.pop();
+    } catch (e) {
+      if (!(e instanceof OutOfMemoryError)) throw e;
+    }
     this.compact();
   }
 
@@ -540,16 +548,24 @@ export class Cooling {
     return released > 0;
   }
 
-  /** The first FIFO entry: cleared in the index when still held. True when it was. */
+  /**
+   * The first FIFO entry: cleared in the index when still held. True when it was. The clear
+   * comes first: when it throws (OutOfMemoryError: the clear splits a run), the entry is still
+   * held and first in line.
+   */
   private pop(): boolean {
-    const at = this.head++;
+    const at = this.head;
     const hi = this.his[at]!;
     const lo = this.los[at]!;
     const key = keyOf(hi, lo);
-    if (this.held.get(key) !== at) return false; // claimed (and maybe held again later: a newer entry)
-    this.held.delete(key);
-    this.index.clear(hi, lo);
-    return true;
+    if (this.held.get(key) === at) {
+      this.index.clear(hi, lo);
+      this.held.delete(key);
+      this.head++;
+      return true;
+    }
+    this.head++; // claimed (and maybe held again later: a newer entry)
+    return false;
   }
 
   private compact(): void {

@@ -267,10 +267,22 @@ export function sparse_validate(h: usize): i32 {
   return (<u64>load<u32>(at) << 32) | <u64>load<u32>(at, 4);
 }
 
+// @ts-ignore: decorator
+@inline function setOffsetAt(ptr: usize, i: u32, x: u64): void {
+  const at = ptr + (<usize>i << 3);
+  store<u32>(at, <u32>(x >>> 32));
+  store<u32>(at, <u32>x, 4);
+}
+
+/** Not an offset (offsets are below n ≤ 2^64 − 1): an entry sparse_set_many found set already. */
+const NOT_ADDED: u64 = 0xffffffffffffffff;
+
 /**
- * Sets the `count` offsets at ptr as (hi, lo) u32 pairs, unsorted, duplicates allowed. Returns
- * how many were newly set. An entry ≥ n: the entries before it are set, scratch word 0 = its
- * position, OUT_OF_RANGE. Out of memory: likewise with OUT_OF_MEMORY.
+ * Sets the `count` offsets at ptr as (hi, lo) u32 pairs, unsorted, duplicates allowed (the
+ * buffer is the host's scratch: it may be overwritten). Returns how many were newly set. An
+ * entry ≥ n: the entries before it are set, scratch word 0 = its position, OUT_OF_RANGE. Out of
+ * memory: nothing is set (what was, is cleared again), scratch word 0 = the failing position,
+ * OUT_OF_MEMORY.
  */
 export function sparse_set_many(h: usize, ptr: usize, count: u32): i32 {
   const n = nOf(h);
@@ -290,8 +302,16 @@ export function sparse_set_many(h: usize, ptr: usize, count: u32): i32 {
       const st = sparse_set(h, offsetAt(ptr, i));
       if (st == OK) added++;
       else if (st == OUT_OF_MEMORY) {
+        // All or nothing: clear what this call set, last first. Each clear undoes the set made
+        // just before it, so it needs no memory that set did not free.
+        for (let j = <i32>i - 1; j >= 0; j--) {
+          const x = offsetAt(ptr, <u32>j);
+          if (x != NOT_ADDED) sparse_clear(h, x);
+        }
         putU32(0, i);
         return OUT_OF_MEMORY;
+      } else {
+        setOffsetAt(ptr, i, NOT_ADDED); // set already: not this call's to undo (the buffer is the host's scratch copy)
       }
     }
   }

@@ -9,6 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { Range } from '../../adapters/range.ts';
+import { MetaAllocator } from '../../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
+import { coolDown } from '../../adapters/strategies.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
 import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
@@ -228,6 +231,91 @@ describe('WASM memory capped with setMemoryLimit', () => {
   // ran out of memory part-way; it now gives it back before rethrowing.
   it('allocateMany that runs out of memory part-way reserves nothing (regression)', () => {
     expect(manyLeaked).toBe(0);
+  });
+
+  // Found by an outside attack (each below): a batch, or a cool-down's expiry, that ran out of
+  // memory half-way left part of its work done.
+  it('Range.releaseMany that runs out of memory part-way releases nothing', () => {
+    setMemoryLimit(Infinity);
+    const r = new Range('2001:db8:77::/64', { strategy: 'lowest-free' });
+    const held = r.allocateMany(10_000); // one run: releasing every other address splits it again and again
+    const before = rangeState(r);
+    setMemoryLimit(0);
+    const hog = exhaust();
+    expectOOM(() => r.releaseMany(held.filter((_, i) => i % 2 === 0)));
+    expect(rangeState(r)).toEqual(before);
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    expect(r.releaseMany(held.filter((_, i) => i % 2 === 0))).toBe(5_000);
+    expect(r.used()).toBe(5_000);
+    r.validate();
+    r.destroy();
+  });
+
+  it('Range.loadMany that runs out of memory part-way marks nothing', () => {
+    setMemoryLimit(Infinity);
+    const r = new Range('2001:db8:78::/64', { random: seededRandom(5) });
+    r.allocateMany(1_000);
+    const before = rangeState(r);
+    const ips = Array.from({ length: 3_000 }, (_, i) => `2001:db8:78::${(d.u32() & 0xffff).toString(16)}:${i.toString(16)}:1`);
+    const spacer = new Range('10.248.0.0/14', { indexKind: 'dense' }); // ≈ 64 KiB, given back below
+    setMemoryLimit(0);
+    const hog = exhaust();
+    spacer.destroy(); // room for part of the batch, not all of it
+    expectOOM(() => r.loadMany(ips));
+    expect(rangeState(r)).toEqual(before);
+    expect(ips.filter((ip) => r.has(ip))).toEqual([]);
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    expect(r.loadMany(ips)).toBe(3_000);
+    r.validate();
+    r.destroy();
+  });
+
+  it('a cool-down whose expiry runs out of memory keeps the rest held and the range goes on allocating', () => {
+    setMemoryLimit(Infinity);
+    let t = 0;
+    const r = new Range('2001:db8:79::/64', { strategy: coolDown('lowest-free', { ms: 10, now: () => t }) });
+    const held = r.allocateMany(10_000);
+    const kept = new Set(held.filter((_, i) => i % 2 === 1));
+    expect(r.releaseMany(held.filter((_, i) => i % 2 === 0))).toBe(5_000); // held: no memory needed
+    setMemoryLimit(0);
+    const hog = exhaust();
+    t += 100; // every hold is over: the next allocateNext returns them to the pool, splitting the run
+    const got: string[] = [];
+    for (let i = 0; i < 3; i++) got.push(r.allocateNext());
+    r.validate();
+    const listed: string[] = [];
+    r.forEach((ip) => listed.push(ip));
+    expect(listed.filter((ip) => !kept.has(ip)).sort()).toEqual(got.sort()); // nothing allocated but what was handed out
+    expect(r.used()).toBe(5_003);
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    for (let i = 0; i < 10; i++) r.allocateNext(); // the rest of the expired holds go back now
+    r.validate();
+    expect(r.used()).toBe(5_013);
+    r.destroy();
+  });
+
+  it('a MetaAllocator tries again a ServiceCIDR it skipped for lack of memory', async () => {
+    setMemoryLimit(Infinity);
+    const cidrs = new InMemoryServiceCIDRs();
+    const skipped: string[] = [];
+    const meta = new MetaAllocator('IPv4', cidrs, {
+      store: new FaultyMemoryStore(),
+      onSkip: (s) => skipped.push(`${s.serviceCIDR} ${s.reason.name}`),
+    });
+    setMemoryLimit(0);
+    const hog = exhaust();
+    cidrs.addServiceCIDR('big', ['10.0.0.0/8']);
+    expect(skipped).toEqual(['big OutOfMemoryError']);
+    for (const h of hog) h.destroy();
+    setMemoryLimit(Infinity);
+    cidrs.addServiceCIDR('other', ['192.168.0.0/24']); // any change of the ServiceCIDRs
+    expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/8', '192.168.0.0/24']);
+    expect(meta.skipped()).toEqual([]);
+    await meta.allocate('10.1.2.3');
+    meta.destroy();
   });
 
   // last: the 20,000-offset index it builds leaves free pages behind that the tests above must not find
