@@ -106,6 +106,10 @@ export async function reconcile(
   const leaks: IPAddressRecord[] = [];
   const young: IPAddressRecord[] = [];
   for (const r of store.cache.list(selector)) {
+    // Checked again here: a store whose list ignores the selector would otherwise have another
+    // controller's records deleted.
+    const labels = r.labels ?? {};
+    if (labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME || (opts.family !== undefined && labels[LABEL_IP_FAMILY] !== opts.family)) continue;
     if (known(r.parentRef, r)) continue;
     const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
     const old = grace === 0 || (!Number.isNaN(created) && now - created >= grace);

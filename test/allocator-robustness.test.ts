@@ -313,6 +313,17 @@ describe('a store written against another copy of the package, in plain JavaScri
     a.destroy();
   });
 
+  it("reconcile deletes only the allocator's records, even from a store whose list ignores the labels asked for", async () => {
+    const inner = new MemoryStore();
+    inner.createSync({ name: '10.5.2.1', labels: allocatorLabels('IPv4'), parentRef: null });
+    inner.createSync({ name: '10.5.2.2', labels: { 'ipaddress.kubernetes.io/managed-by': 'gateway.example.com' }, parentRef: null });
+    inner.createSync({ name: '10.5.2.3', labels: {}, parentRef: null });
+    const careless: Store = { ...foreignStore(inner, false), cache: { ...inner.cache, list: () => inner.cache.list() } };
+    const result = await reconcile(careless, [], { delete: true, graceMs: 0 });
+    expect(result.deleted).toEqual(['10.5.2.1']);
+    expect(inner.records().map((r) => r.name)).toEqual(['10.5.2.2', '10.5.2.3']);
+  });
+
   it('reconcile counts a leak another copy says is already gone as deleted', async () => {
     const inner = new MemoryStore();
     const store = foreignStore(inner, false);
