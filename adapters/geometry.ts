@@ -406,9 +406,10 @@ export function calculateRangeOffset(cidr: string): number {
 /**
  * Upstream ipIterator(first, last, offset): a function returning the next address text, then
  * `undefined` forever (Go returns the invalid Addr). See AddrIterator for the order. Both ends
- * must be of one family (InvalidArgumentError otherwise). Differences from upstream, outside
- * what the allocator reaches: first > last yields nothing (upstream yields `first` once), and a
- * range ending at ffff:…:ffff wraps like any other (upstream stops at the end of the family).
+ * must be of one family (InvalidArgumentError otherwise). Differences from upstream: first >
+ * last yields nothing (upstream yields `first` once; the allocators never ask that), and a range
+ * ending at ffff:…:ffff wraps like any other (upstream stops at the end of the family, and so
+ * does its allocator's scan; ours wraps there too — see the README's differences).
  */
 export function ipIterator(first: string, last: string, offset: bigint): () => string | undefined {
   const f = new Uint32Array(4);
