@@ -58,7 +58,7 @@ import { type AllocationStrategy, STRATEGIES, type StrategyOption, strategyOptio
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
-import type { IPAddressRecord, Store } from './store.ts';
+import { checkUnsubscribe, type IPAddressRecord, type Store } from './store.ts';
 import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
@@ -230,12 +230,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
       recorderFor(opts.metrics); // validates
       this.metricsOption = opts.metrics;
     }
-    this.unsubscribeStore = this.store.cache.subscribe({
-      onAdd: (r) => this.onRecord(r),
-      onDelete: (r) => {
-        this.labelled.delete(r.name);
-      },
-    });
+    this.unsubscribeStore = checkUnsubscribe(
+      this.store.cache.subscribe({
+        onAdd: (r) => this.onRecord(r),
+        onDelete: (r) => {
+          this.labelled.delete(r.name);
+        },
+      }),
+    );
     this.unsubscribeSource = source.subscribe({
       onAdd: (sc) => this.onServiceCIDR(sc),
       onDelete: (sc) => this.onServiceCIDRDeleted(sc),

@@ -34,7 +34,7 @@ import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from '
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
-import type { IPAddressRecord, Store, StoreWatcher } from './store.ts';
+import { checkUnsubscribe, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
@@ -174,7 +174,7 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
       },
     };
     const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics); // throws before subscribing
-    this.unsubscribe = this.store.cache.subscribe(watcher);
+    this.unsubscribe = checkUnsubscribe(this.store.cache.subscribe(watcher));
     if (metrics !== null) {
       this.metrics = metrics;
       metrics.gauges(this.cidr, this);

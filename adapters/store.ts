@@ -134,6 +134,19 @@ export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string>
 }
 
 /**
+ * What a store's cache.subscribe returned, as the function that unsubscribes; InvalidArgumentError
+ * for anything else (the allocator could never stop listening, nor be destroyed).
+ */
+export function checkUnsubscribe(unsubscribe: unknown): () => void {
+  if (typeof unsubscribe !== 'function') {
+    throw new InvalidArgumentError(
+      `options.store: its cache.subscribe must return the function that unsubscribes, got ${quoteInput(unsubscribe)}`,
+    );
+  }
+  return unsubscribe as () => void;
+}
+
+/**
  * InvalidArgumentError unless `watcher` is an object with onAdd and onDelete functions (onResync
  * optional): every cache's subscribe() checks it before replaying anything. `where` names the call.
  */

@@ -50,7 +50,7 @@ import {
   type Offset,
   type OffsetChooser,
 } from './strategies.ts';
-import type { IPAddressRecord, StoreCache, StoreWatcher } from './store.ts';
+import { checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
 /**
@@ -150,7 +150,9 @@ export class TakenAddresses {
     this.loading = { words: new Uint32Array(256), n: 0 };
     let unsubscribe: (() => void) | undefined;
     try {
-      unsubscribe = this.cache.subscribe(watcher);
+      // A subscribe that returns no function: its events still come, and are ignored once this
+      // is destroyed below.
+      unsubscribe = checkUnsubscribe(this.cache.subscribe(watcher));
       const l = this.loading;
       this.loading = null;
       this.index?.setMany(l.words, l.n);

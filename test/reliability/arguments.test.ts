@@ -31,6 +31,17 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
       'store whose cache has no subscribe',
       { store: { create() {}, delete() {}, get() {}, cache: { get() {}, list() {}, hasSynced() {} } } },
     ],
+    [
+      'store whose cache.subscribe returns no function to unsubscribe',
+      {
+        store: {
+          create() {},
+          delete() {},
+          get() {},
+          cache: { get() {}, list: () => [], hasSynced: () => true, subscribe: () => undefined },
+        },
+      },
+    ],
     ['random: 5', { random: 5 }],
     ['random without nextU32', { random: {} }],
   ];
