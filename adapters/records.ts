@@ -26,7 +26,9 @@ export function isAllocatorLabelSet(labels: unknown): boolean {
 
 /** True when the record carries both allocator labels for `family` (upstream's list selector). */
 export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): boolean {
-  return record.labels[LABEL_IP_FAMILY] === family && record.labels[LABEL_MANAGED_BY] === CONTROLLER_NAME;
+  const labels = record.labels;
+  // a record without labels (a store in plain JavaScript) has none of ours
+  return labels != null && labels[LABEL_IP_FAMILY] === family && labels[LABEL_MANAGED_BY] === CONTROLLER_NAME;
 }
 
 /**

@@ -12,7 +12,7 @@ import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
 import { reconcile } from '../adapters/reconcile.ts';
-import { allocatorLabels, type IPAddressRecord, type Store } from '../adapters/store.ts';
+import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { rejection } from './helpers.ts';
@@ -311,6 +311,52 @@ describe('a store written against another copy of the package, in plain JavaScri
     await a.release('10.5.0.6');
     expect(await a.has('10.5.0.6')).toBe(false);
     a.destroy();
+  });
+
+  it('records without labels are none of ours: construction works and used() stays exact through their delete', async () => {
+    const records = new Map<string, IPAddressRecord>([['10.5.3.1', { name: '10.5.3.1', parentRef: null } as never]]);
+    const watchers = new Set<StoreWatcher>();
+    const cache: StoreCache = {
+      get: (n) => records.get(n),
+      list: () => [...records.values()],
+      get size() {
+        return records.size;
+      },
+      hasSynced: () => true,
+      subscribe: (w) => {
+        for (const r of records.values()) w.onAdd(r);
+        watchers.add(w);
+        return () => watchers.delete(w);
+      },
+    };
+    const store: Store = {
+      create: async (r) => {
+        records.set(r.name, r);
+        for (const w of watchers) w.onAdd(r);
+        return r;
+      },
+      delete: async (n) => {
+        const r = records.get(n);
+        records.delete(n);
+        if (r) for (const w of watchers) w.onDelete(r);
+      },
+      get: async (n) => records.get(n),
+      cache,
+      close: () => {},
+    };
+    for (const Kind of [Allocator, ReferenceAllocator]) {
+      const a = new Kind('10.5.3.0/29', { store, random: seededRandom(1) });
+      expect(a.used()).toBe(0);
+      await a.allocate('10.5.3.2');
+      expect(a.used()).toBe(1);
+      await store.delete('10.5.3.1');
+      expect(a.used()).toBe(1);
+      await a.release('10.5.3.2');
+      expect(a.used()).toBe(0);
+      if (a instanceof Allocator) a.validate();
+      a.destroy();
+      records.set('10.5.3.1', { name: '10.5.3.1', parentRef: null } as never);
+    }
   });
 
   it("reconcile deletes only the allocator's records, even from a store whose list ignores the labels asked for", async () => {
