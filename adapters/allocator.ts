@@ -567,7 +567,8 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    * mark would let the index offer an address the store holds); and, while none of this
    * allocator's calls is in flight, nothing else marked but what a cool-down holds (a mark more
    * would keep a free address from allocateNext). Returns `indexed`, the number of addresses the
-   * index marks taken (the cache's, plus creates in flight or not yet reported).
+   * index marks taken (the cache's, plus creates in flight or not yet reported); 0, with only
+   * used() checked, while the index waits to be rebuilt after running out of WASM memory.
    * O(cache size + index size): for tests and debugging.
    */
   validate(): { indexed: number } {
