@@ -70,8 +70,10 @@ function loadPromClient(): PromClient {
     }
   }
   throw new IPAllocatorError(
-    `metrics need prom-client, an optional peer dependency: install it (npm install prom-client) ` +
-      `or import 'ipallocator/metrics' before enabling metrics (${reason})`,
+    loader === undefined
+      ? `metrics cannot load prom-client by themselves here (${reason}): import 'ipallocator/metrics' once before enabling metrics (and install prom-client if it is not)`
+      : `metrics need prom-client, an optional peer dependency: install it (npm install prom-client) ` +
+          `or import 'ipallocator/metrics' before enabling metrics (${reason})`,
   );
 }
 
