@@ -543,5 +543,27 @@ export function storeOption(store: unknown): Store {
     typeof cache.hasSynced === 'function' &&
     typeof cache.subscribe === 'function';
   if (!ok) throw new InvalidArgumentError(`options.store must be a Store (create, delete, get and a cache), got ${quoteInput(store)}`);
+  checkSyncOps(s!.sync);
   return store as Store;
+}
+
+/**
+ * `store.sync`: null/absent, or three synchronous functions. An `async` one answers with a
+ * promise the allocator would read as success (a create refused later would hand out an address
+ * twice), so it is refused here.
+ */
+function checkSyncOps(sync: unknown): void {
+  if (sync === undefined || sync === null) return;
+  const ops = sync as Partial<Record<keyof SyncStoreOps, unknown>>;
+  for (const name of ['createSync', 'deleteSync', 'getSync'] as const) {
+    const op = ops[name];
+    if (typeof op !== 'function') {
+      throw new InvalidArgumentError(`options.store.sync must be null or have ${name}, a function; got ${quoteInput(op)}`);
+    }
+    if (op.constructor?.name === 'AsyncFunction') {
+      throw new InvalidArgumentError(
+        `options.store.sync.${name} is an async function: sync holds operations that answer at once (leave sync null and the allocators use create, delete and get)`,
+      );
+    }
+  }
 }

@@ -42,6 +42,30 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
         },
       },
     ],
+    [
+      'store whose sync.createSync is an async function',
+      {
+        store: {
+          create() {},
+          delete() {},
+          get() {},
+          sync: { async createSync() {}, deleteSync() {}, getSync() {} },
+          cache: { get() {}, list: () => [], hasSynced: () => true, subscribe: () => () => {} },
+        },
+      },
+    ],
+    [
+      'store whose sync lacks getSync',
+      {
+        store: {
+          create() {},
+          delete() {},
+          get() {},
+          sync: { createSync() {}, deleteSync() {} },
+          cache: { get() {}, list: () => [], hasSynced: () => true, subscribe: () => () => {} },
+        },
+      },
+    ],
     ['random: 5', { random: 5 }],
     ['random without nextU32', { random: {} }],
   ];
