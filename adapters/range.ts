@@ -109,7 +109,10 @@ export interface RangeSnapshot {
   data: Uint8Array;
   /** data.length when the snapshot was taken. */
   length: number;
-  /** CRC-32 (IEEE 802.3, as zlib's crc32) of `data`, an unsigned 32-bit integer. */
+  /**
+   * CRC-32 (IEEE 802.3, as zlib's crc32) of `range` (its UTF-8 bytes) followed by `data`, an
+   * unsigned 32-bit integer: a copy relabelled to another range is refused too.
+   */
   checksum: number;
 }
 
@@ -541,7 +544,7 @@ export class Range implements RangeView {
   snapshot(): RangeSnapshot {
     this.throwIfDestroyed();
     const data = this.snapshotData();
-    return { range: this.cidr, data, length: data.length, checksum: crc32(data) };
+    return { range: this.cidr, data, length: data.length, checksum: snapshotChecksum(this.cidr, data) };
   }
 
   /** The bitmap format for ranges of at most 2^24 addresses, the offsets format above. */
@@ -749,15 +752,28 @@ function checkSnapshot(s: unknown): asserts s is RangeSnapshot {
   if (data.length !== length) {
     throw new InvalidArgumentError(`snapshot data of ${range} is ${data.length} bytes, the snapshot says ${length}: truncated or padded`);
   }
-  if (crc32(data) !== checksum) {
-    throw new InvalidArgumentError(`snapshot data of ${range} does not match its checksum: corrupted`);
+  if (snapshotChecksum(range, data) !== checksum) {
+    if (crc32(0, data) === checksum) {
+      throw new InvalidArgumentError(
+        `snapshot of ${range} has a checksum of its data only (written by an older version), which cannot tell whether its range was changed: if the range is right, restore its data with restore(range, data)`,
+      );
+    }
+    throw new InvalidArgumentError(`snapshot of ${range} does not match its checksum: corrupted, or its range changed`);
   }
 }
 
-/** CRC-32 (IEEE 802.3, reflected polynomial 0xedb88320): the checksum zlib and PNG use. */
-function crc32(data: Uint8Array): number {
+/** The checksum of a snapshot: CRC-32 of the range text (UTF-8) followed by the data. */
+function snapshotChecksum(range: string, data: Uint8Array): number {
+  return crc32(crc32(0, new TextEncoder().encode(range)), data);
+}
+
+/**
+ * CRC-32 (IEEE 802.3, reflected polynomial 0xedb88320): the checksum zlib and PNG use, continued
+ * from `crc` (0 to start), as zlib's crc32(crc, bytes).
+ */
+function crc32(crc: number, data: Uint8Array): number {
   const table = CRC_TABLE ?? (CRC_TABLE = crcTable());
-  let c = 0xffffffff;
+  let c = (crc ^ 0xffffffff) >>> 0;
   for (let i = 0; i < data.length; i++) c = table[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
   return (c ^ 0xffffffff) >>> 0;
 }

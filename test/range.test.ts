@@ -571,12 +571,23 @@ describe('Range snapshots carry their length and checksum', () => {
     expect(copy.snapshot()).toEqual(snap);
     copy.destroy();
   });
-  it('CRC-32 is the IEEE one (zlib): the check value of "123456789" through an empty range', () => {
+  it('the checksum is the IEEE CRC-32 (zlib) of the range text followed by the data', () => {
     // A range whose bitmap bytes are "123456789" cannot be made; the checksum is checked on a
     // snapshot built by hand instead: fromSnapshot accepts it only with the right CRC.
+    // zlib.crc32(b"10.0.0.0/24" + b"123456789") = 0x740d422b
     const data = new TextEncoder().encode('123456789');
-    const snap = { range: '10.0.0.0/24', data, length: 9, checksum: 0xcbf43926 };
+    const snap = { range: '10.0.0.0/24', data, length: 9, checksum: 0x740d422b };
     expect(() => Range.fromSnapshot(snap)).not.toThrow(/checksum/);
+    // the check value of "123456789" alone: a checksum of the data only, as older versions wrote
+    expect(() => Range.fromSnapshot({ ...snap, checksum: 0xcbf43926 })).toThrow(
+      /^snapshot of 10\.0\.0\.0\/24 has a checksum of its data only \(written by an older version\).*restore\(range, data\)$/,
+    );
+  });
+  it('a snapshot relabelled to another range is refused (the checksum covers the range)', () => {
+    const snap = taken();
+    for (const range of ['10.0.1.0/24', '10.0.0.0/23', '10.0.0.0/25', '2001:db8::/120']) {
+      expect(() => Range.fromSnapshot({ ...snap, range })).toThrow(/does not match its checksum: corrupted, or its range changed$/);
+    }
   });
   const corrupt: [string, (s: RangeSnapshot) => unknown][] = [
     ['truncated data', (s) => ({ ...s, data: s.data.subarray(0, s.data.length - 1) })],
