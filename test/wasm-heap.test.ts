@@ -3,20 +3,17 @@
 // bytes in use are counted exactly; freed large blocks merge, so memory given back in pieces
 // serves a larger request without growing the memory.
 import { afterAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../adapters/random.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+
+/** A seeded u32 source. */
+const u32Source = (seed: number): (() => number) => {
+  const r = seededRandom(seed);
+  return () => r.nextU32();
+};
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
-
-function xorshift(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return x >>> 0;
-  };
-}
 
 /** The block size a request of `size` occupies: the next power of two, at least 16. */
 const classSize = (size: number): number => Math.max(16, 2 ** Math.ceil(Math.log2(Math.max(1, size))));
@@ -44,7 +41,7 @@ function stampIntact(b: Block): boolean {
 
 describe('the core heap', () => {
   it('random allocations and frees of 1 B to 512 KiB: no overlap, aligned, contents kept, bytes counted', () => {
-    const u32 = xorshift(0x4ea9);
+    const u32 = u32Source(0x4ea9);
     const base = core.heap_bytes_in_use();
     const live: Block[] = [];
     let inUse = 0;
@@ -89,7 +86,7 @@ describe('the core heap', () => {
       expect(p).not.toBe(0);
       pieces.push(p);
     }
-    const u32 = xorshift(7);
+    const u32 = u32Source(7);
     for (let i = pieces.length - 1; i > 0; i--) {
       const j = u32() % (i + 1);
       [pieces[i], pieces[j]] = [pieces[j]!, pieces[i]!];

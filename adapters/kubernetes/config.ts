@@ -33,6 +33,18 @@ export function optionsObject<T extends object>(options: unknown, owner: string,
   return checkOptions(options as T | undefined, owner, known);
 }
 
+/** The options KubernetesStore and KubernetesServiceCIDRs share: the API, the informer and its requests. */
+export const SHARED_OPTIONS = {
+  apiVersion: true,
+  labelSelector: true,
+  pageSize: true,
+  backoff: true,
+  requestTimeoutMs: true,
+  watchTimeoutSeconds: true,
+  onWatcherError: true,
+  start: true,
+} as const;
+
 /**
  * The informer's options (shared by KubernetesStore and KubernetesServiceCIDRs): values the API
  * server takes. A fractional or negative page size or watch timeout would fail every list or

@@ -33,7 +33,7 @@ import { KubernetesApiError, namesObject, translate } from './errors.ts';
 import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
-import { checkApiVersion, checkInformerOptions, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
+import { checkApiVersion, checkInformerOptions, kubeConfigOrDefault, optionsObject, SHARED_OPTIONS, selectorOption } from './config.ts';
 import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
@@ -246,16 +246,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   constructor(kubeConfig?: KubeConfig, options: KubernetesServiceCIDRsOptions = {}) {
     super();
     const kc = kubeConfigOrDefault(kubeConfig, 'KubernetesServiceCIDRs');
-    options = optionsObject<KubernetesServiceCIDRsOptions>(options, 'KubernetesServiceCIDRs', {
-      apiVersion: true,
-      labelSelector: true,
-      pageSize: true,
-      backoff: true,
-      requestTimeoutMs: true,
-      watchTimeoutSeconds: true,
-      onWatcherError: true,
-      start: true,
-    });
+    options = optionsObject<KubernetesServiceCIDRsOptions>(options, 'KubernetesServiceCIDRs', SHARED_OPTIONS);
     checkInformerOptions(options, 'KubernetesServiceCIDRs');
     this.apiVersion = checkApiVersion(options.apiVersion);
     const api = apiFor(kc, this.apiVersion);

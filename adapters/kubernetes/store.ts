@@ -23,7 +23,7 @@ import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
 import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
 import { validateRecord } from '../records.ts';
-import { checkApiVersion, checkInformerOptions, kubeConfigOrDefault, optionsObject, selectorOption } from './config.ts';
+import { checkApiVersion, checkInformerOptions, kubeConfigOrDefault, optionsObject, SHARED_OPTIONS, selectorOption } from './config.ts';
 import { translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer, type BackoffOptions, type ListPage, type ListerWatcher } from './informer.ts';
@@ -99,18 +99,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   constructor(kubeConfig?: KubeConfig, options: KubernetesStoreOptions = {}) {
     super();
     const kc = kubeConfigOrDefault(kubeConfig, 'KubernetesStore');
-    options = optionsObject<KubernetesStoreOptions>(options, 'KubernetesStore', {
-      apiVersion: true,
-      family: true,
-      labelSelector: true,
-      readYourWrites: true,
-      pageSize: true,
-      backoff: true,
-      requestTimeoutMs: true,
-      watchTimeoutSeconds: true,
-      onWatcherError: true,
-      start: true,
-    });
+    options = optionsObject<KubernetesStoreOptions>(options, 'KubernetesStore', { ...SHARED_OPTIONS, family: true, readYourWrites: true });
     checkInformerOptions(options, 'KubernetesStore');
     this.apiVersion = checkApiVersion(options.apiVersion);
     this.path = `/apis/${GROUP}/${this.apiVersion}/ipaddresses`;
