@@ -150,17 +150,28 @@ export function checkParentRef(owner: unknown): ParentRef | null {
   // reuses its object for the next Service (a store that keeps what it is given would otherwise
   // see every record's owner change), and an instance of the caller's own class is read by its
   // own fields.
-  const copy = typeof owner === 'object' && !Array.isArray(owner) && Object.keys(owner).length > 0 ? ownFields(owner) : owner;
-  const problems = parentRefProblems(copy, 'owner');
+  // The copy is what is checked and what is stored, so the two cannot disagree. An object with no
+  // fields of its own that is not plain (a Date, a Map) is checked as it is, for the message.
+  const fields = typeof owner === 'object' && !Array.isArray(owner) ? ownFields(owner) : undefined;
+  const checked = fields === undefined || (Object.keys(fields).length === 0 && !isPlainObject(owner)) ? owner : fields;
+  const problems = parentRefProblems(checked, 'owner');
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
-  return Object.freeze(copy as ParentRef);
+  return Object.freeze(checked as ParentRef);
 }
 
-/** A plain object with the own enumerable fields of `o` (symbols included, for the check to name). */
+/**
+ * A plain object with the own enumerable fields of `o` that are not undefined (as JSON would
+ * send them), enumerable symbols included for the check to name.
+ */
 function ownFields(o: object): Record<string | symbol, unknown> {
   const copy: Record<string | symbol, unknown> = {};
-  for (const key of Object.keys(o)) copy[key] = (o as Record<string, unknown>)[key];
-  for (const sym of Object.getOwnPropertySymbols(o)) copy[sym] = (o as Record<symbol, unknown>)[sym];
+  for (const key of Object.keys(o)) {
+    const v = (o as Record<string, unknown>)[key];
+    if (v !== undefined) copy[key] = v;
+  }
+  for (const sym of Object.getOwnPropertySymbols(o)) {
+    if (Object.prototype.propertyIsEnumerable.call(o, sym)) copy[sym] = (o as Record<symbol, unknown>)[sym];
+  }
   return copy;
 }
 

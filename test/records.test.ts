@@ -60,6 +60,15 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     expect(checkParentRef(null)).toBeNull();
   });
 
+  it('what is checked is what is stored: fields that are not enumerable do not count, undefined ones are left out, the caller’s object is never frozen', () => {
+    const hidden = Object.defineProperties({}, { resource: { value: 'services' }, name: { value: 'web' } });
+    expect(() => checkParentRef(hidden)).toThrow(/owner\.resource: Required value; owner\.name: Required value/);
+    expect(Object.isFrozen(hidden)).toBe(false);
+    const sparse = { resource: 'services', namespace: undefined, name: 'web', uid: undefined };
+    expect(checkParentRef(sparse)).toEqual({ resource: 'services', name: 'web' });
+    expect(Object.isFrozen(sparse)).toBe(false);
+  });
+
   it('an instance of a class is read by its own fields (the ParentRef type allows one)', () => {
     class ServiceRef {
       readonly resource = 'services';
