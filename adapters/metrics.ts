@@ -167,20 +167,31 @@ interface ExistingMetric {
  * allocation it records, so it is refused before anything is registered or recorded.
  */
 function checkReusable(registry: MetricsRegistry, name: string, type: string, labelNames: readonly string[]): void {
-  const existing = registry.getSingleMetric(name) as unknown as ExistingMetric | undefined;
-  if (existing === undefined) return;
+  const existing = registry.getSingleMetric(name) as unknown as ExistingMetric | null | undefined;
+  if (existing == null) return;
+  const kind = typeOf(existing);
   const labels = Array.isArray(existing.labelNames) ? (existing.labelNames as unknown[]).map(String).sort() : undefined;
-  if (existing.type === type && labels !== undefined && labels.join(',') === [...labelNames].sort().join(',')) return;
-  const has = `${typeof existing.type === 'string' ? existing.type : 'a metric of unknown type'} with labels ${labels === undefined ? 'unknown' : labels.join(', ') || 'none'}`;
+  if (kind === type && labels !== undefined && labels.join(',') === [...labelNames].sort().join(',')) return;
+  const has = `${kind ?? 'metric of unknown type'} with labels ${labels === undefined ? 'unknown' : labels.join(', ') || 'none'}`;
   throw new InvalidArgumentError(
     `the registry already holds ${name} as a ${has}, not upstream's ${type} with labels ${labelNames.join(', ')}: unregister it or pass another registry`,
   );
 }
 
+/**
+ * 'counter', 'gauge', 'histogram', … : prom-client 15 says so in `type`; 14 has no such field,
+ * and its classes are named after the type.
+ */
+function typeOf(metric: ExistingMetric): string | undefined {
+  if (typeof metric.type === 'string') return metric.type;
+  const name = (metric as { constructor?: { name?: unknown } }).constructor?.name;
+  return typeof name === 'string' && /^(Counter|Gauge|Histogram|Summary)$/.test(name) ? name.toLowerCase() : undefined;
+}
+
 /** Returns the existing metric of that name in `registry` (checked by checkReusable), or creates it there. */
 function reuse<T>(registry: MetricsRegistry, name: string, make: () => T): T {
   const existing = registry.getSingleMetric(name);
-  return existing !== undefined ? (existing as unknown as T) : make();
+  return existing != null ? (existing as unknown as T) : make();
 }
 
 /**
@@ -200,7 +211,18 @@ export function enableMetrics(registry?: MetricsRegistry): MetricsRecorder {
 
 function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; recorder: MetricsRecorder } {
   let entry = perRegistry.get(registry);
-  if (entry !== undefined) return entry;
+  // Still the registry's own metrics, unless it was cleared (registry.clear(), common between
+  // tests) or one was removed: then they are looked up (and checked) again.
+  if (entry !== undefined && registry.getSingleMetric(METRIC_ALLOCATED_IPS) === (entry.metrics.allocated as unknown)) {
+    const m = entry.metrics;
+    if (
+      registry.getSingleMetric(METRIC_AVAILABLE_IPS) === (m.available as unknown) &&
+      registry.getSingleMetric(METRIC_ALLOCATIONS) === (m.allocations as unknown) &&
+      registry.getSingleMetric(METRIC_ERRORS) === (m.errors as unknown) &&
+      registry.getSingleMetric(METRIC_DURATION) === (m.duration as unknown)
+    )
+      return entry;
+  }
   const { Counter, Gauge, Histogram } = loadPromClient();
   checkReusable(registry, METRIC_ALLOCATED_IPS, 'gauge', ['cidr']);
   checkReusable(registry, METRIC_AVAILABLE_IPS, 'gauge', ['cidr']);

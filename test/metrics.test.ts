@@ -299,3 +299,43 @@ describe('a registry already holding one of the names as another metric', () => 
     for (const x of [a, r, range, meta]) x.destroy();
   });
 });
+
+describe('registries as apps and tests use them', () => {
+  // Found by an outside test of the up-front check: prom-client 14's metrics (no `type` field)
+  // were refused, a registry cleared between tests never exported the metrics again, and a
+  // registry answering null for a missing metric threw a TypeError.
+  it("prom-client 14's metrics, which carry no type field, are reused when their class and labels are upstream's", () => {
+    class Counter {
+      readonly labelNames = ['scope', 'cidr'];
+      inc(): void {}
+    }
+    const real = new Registry();
+    const v14 = new Counter();
+    const registry = Object.assign(Object.create(real) as Registry, {
+      getSingleMetric: (name: string) => (name === METRIC_ALLOCATIONS ? v14 : real.getSingleMetric(name)),
+    });
+    expect(registerMetrics(registry).allocations).toBe(v14);
+  });
+
+  it('a registry cleared between uses gets the metrics registered again, and the check runs again', () => {
+    const registry = new Registry();
+    const a = new Allocator('10.8.0.0/29', { metrics: registry });
+    a.destroy();
+    registry.clear();
+    const b = new Allocator('10.8.0.0/29', { metrics: registry });
+    expect(registry.getSingleMetric(METRIC_ALLOCATED_IPS)).toBeDefined();
+    b.destroy();
+    registry.clear();
+    new Counter({ name: METRIC_ALLOCATIONS, help: 'another', labelNames: ['cidr'], registers: [registry] });
+    expect(() => new Allocator('10.8.0.0/29', { metrics: registry })).toThrow(InvalidArgumentError);
+  });
+
+  it('a registry answering null for a metric it does not hold', () => {
+    const real = new Registry();
+    const registry = Object.assign(Object.create(real) as Registry, {
+      getSingleMetric: (name: string) => real.getSingleMetric(name) ?? null,
+    });
+    expect(() => registerMetrics(registry)).not.toThrow();
+    expect(real.getSingleMetric(METRIC_DURATION)).toBeDefined();
+  });
+});
