@@ -86,7 +86,10 @@ export async function reconcile(
     for (const ref of knownOwners) keys.add(ownerKey(ref));
     known = (owner) => owner !== null && keys.has(ownerKey(owner));
   }
-  const grace = opts.graceMs ?? RECONCILE_GRACE_MS;
+  const grace = opts.graceMs === undefined ? RECONCILE_GRACE_MS : opts.graceMs;
+  if (opts.delete !== undefined && typeof opts.delete !== 'boolean') {
+    throw new InvalidArgumentError(`delete must be true or false, got ${quoteInput(opts.delete)}`);
+  }
   if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
     throw new InvalidArgumentError(`graceMs must be a non-negative number, got ${quoteInput(grace)}`);
   }
@@ -121,6 +124,16 @@ export async function reconcile(
   if (opts.delete === true) {
     for (const r of leaks) {
       try {
+        // Read again first: while this ran, the address may have been released and allocated
+        // to a known owner (a Store's delete has no precondition). The window left is the one
+        // between this read and the delete.
+        const current = await store.get(r.name);
+        if (current == null) {
+          deleted.push(r.name); // gone already
+          continue;
+        }
+        if (current !== r && (current.uid !== r.uid || current.resourceVersion !== r.resourceVersion || known(current.parentRef, current)))
+          continue;
         await store.delete(r.name);
         deleted.push(r.name);
       } catch (e) {

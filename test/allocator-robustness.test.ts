@@ -15,7 +15,7 @@ import { reconcile } from '../adapters/reconcile.ts';
 import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import type { IPAllocator } from '../adapters/types.ts';
-import { rejection } from './helpers.ts';
+import { failure, rejection } from './helpers.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
@@ -368,6 +368,32 @@ describe('a store written against another copy of the package, in plain JavaScri
     const result = await reconcile(careless, [], { delete: true, graceMs: 0 });
     expect(result.deleted).toEqual(['10.5.2.1']);
     expect(inner.records().map((r) => r.name)).toEqual(['10.5.2.2', '10.5.2.3']);
+  });
+
+  it('reconcile reads each leak again before deleting it: an address allocated to a known owner meanwhile is kept', async () => {
+    // Found by an outside test: reconcile deleted by name what it had listed, so an address
+    // released and allocated to a live Service while it deleted the other leaks was deleted too.
+    const inner = new MemoryStore();
+    const slow: Store = {
+      ...foreignStore(inner, false),
+      delete: async (n) => {
+        await new Promise((r) => setTimeout(r, 20));
+        return inner.delete(n);
+      },
+    };
+    const alloc = new Allocator('10.5.4.0/24', { store: inner });
+    const live = { resource: 'services', namespace: 'default', name: 'live' };
+    await alloc.allocate('10.5.4.10', { ...live, name: 'gone-1' });
+    await alloc.allocate('10.5.4.11', { ...live, name: 'gone-2' });
+    const run = reconcile(slow, [live], { graceMs: 0, delete: true });
+    await new Promise((r) => setTimeout(r, 5)); // reconcile is deleting 10.5.4.10
+    await alloc.release('10.5.4.11');
+    await alloc.allocate('10.5.4.11', live);
+    const report = await run;
+    expect(report.deleted).toEqual(['10.5.4.10']);
+    expect(inner.getSync('10.5.4.11')?.parentRef?.name).toBe('live');
+    expect(await failure(() => reconcile(inner, [], { delete: 'yes' as never }))).toBeInstanceOf(InvalidArgumentError);
+    alloc.destroy();
   });
 
   it('reconcile counts a leak another copy says is already gone as deleted', async () => {
