@@ -39,6 +39,7 @@ import {
   ErrMismatchedNetwork,
   ErrNotInRange,
   InvalidArgumentError,
+  OutOfMemoryError,
   optionsObject,
   quoteInput,
 } from './errors.ts';
@@ -352,6 +353,12 @@ export class Range implements RangeView {
     return true;
   }
 
+  /** Sets the count from the index (what it marks, less what a cool-down holds). */
+  private recount(): void {
+    this.taken = this.index.count() - (this.cooling?.size ?? 0);
+    this.metrics.gauges(this.cidr, this);
+  }
+
   /** Undoes freeOffset(hi, lo) that returned true: marked again, or no longer held. */
   private unfree(hi: number, lo: number): void {
     if (this.cooling === null) this.index.set(hi, lo);
@@ -460,11 +467,21 @@ export class Range implements RangeView {
       }
     } catch (e) {
       // All or nothing (e.g. OutOfMemoryError part-way): give back what this call took, the last
-      // first, so each clear undoes exactly one set (no run splits that would need memory). They
-      // were never handed out: straight back to free, past any cool-down.
-      for (let j = i - 1; j >= 0; j--) {
-        const undone = byOffset ? this.index.clear(taken[4 * j]!, taken[4 * j + 1]!) : space!.clear(taken.subarray(4 * j, 4 * j + 4));
-        if (undone) this.taken--;
+      // first, so each clear undoes one set. They were never handed out: straight back to free,
+      // past any cool-down. A clear can still need memory (a cool-down's expiry in between
+      // split runs): then what is left stays allocated, counted, and the error says so.
+      let j = i - 1;
+      try {
+        for (; j >= 0; j--) {
+          const undone = byOffset ? this.index.clear(taken[4 * j]!, taken[4 * j + 1]!) : space!.clear(taken.subarray(4 * j, 4 * j + 4));
+          if (undone) this.taken--;
+        }
+      } catch (undo) {
+        if (!(undo instanceof OutOfMemoryError)) throw undo;
+        this.recount();
+        throw new OutOfMemoryError(
+          `allocateMany ran out part-way, and ${j + 1} of the addresses it took could not be given back: they stay allocated (forEach lists them; release them to free them)`,
+        );
       }
       throw e;
     }
@@ -485,9 +502,19 @@ export class Range implements RangeView {
       for (let i = 0; i < offsets.length; i += 2) if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) done.push(i);
     } catch (e) {
       // All or nothing: a clear that splits a run of a sparse index needs memory, and a cool-down's
-      // clock may fail. What this call released is taken back, last first: each re-mark undoes
-      // the clear (or hold) made just before it, so it needs no memory that clear did not free.
-      for (let k = done.length - 1; k >= 0; k--) this.unfree(offsets[done[k]!]!, offsets[done[k]! + 1]!);
+      // clock may fail. What this call released is taken back, last first. A re-mark can still
+      // need memory (what earlier clears freed, later splits used): then what is left stays
+      // released, the count follows the index, and the error says so.
+      let k = done.length - 1;
+      try {
+        for (; k >= 0; k--) this.unfree(offsets[done[k]!]!, offsets[done[k]! + 1]!);
+      } catch (undo) {
+        if (!(undo instanceof OutOfMemoryError)) throw undo;
+        this.recount();
+        throw new OutOfMemoryError(
+          `releaseMany ran out part-way, and ${k + 1} of the addresses it released could not be taken back: they stay released (has() tells which)`,
+        );
+      }
       throw e;
     }
     const released = done.length;
