@@ -196,7 +196,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Names of the family's labelled records in the cache (upstream Used: not filtered by CIDR). */
   private readonly labelled = new Set<string>();
   private readonly unsubscribeStore: () => void;
-  private readonly unsubscribeSource: () => void;
+  private unsubscribeSource: () => void;
   private destroyed = false;
   private readonly words = new Uint32Array(4);
 
@@ -238,10 +238,18 @@ export class MetaAllocator implements IPAllocator, Disposable {
         },
       }),
     );
-    this.unsubscribeSource = source.subscribe({
+    const unsubscribeSource: unknown = source.subscribe({
       onAdd: (sc) => this.onServiceCIDR(sc),
       onDelete: (sc) => this.onServiceCIDRDeleted(sc),
     });
+    if (typeof unsubscribeSource !== 'function') {
+      // The ranges its replay built are freed and the store let go; the source's later events
+      // find this destroyed.
+      this.unsubscribeSource = () => {};
+      this.destroy();
+      checkUnsubscribe(unsubscribeSource, 'source.subscribe');
+    }
+    this.unsubscribeSource = unsubscribeSource as () => void;
   }
 
   /** `MetaAllocator.create('IPv4', source, { store })`. */

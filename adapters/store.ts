@@ -137,11 +137,9 @@ export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string>
  * What a store's cache.subscribe returned, as the function that unsubscribes; InvalidArgumentError
  * for anything else (the allocator could never stop listening, nor be destroyed).
  */
-export function checkUnsubscribe(unsubscribe: unknown): () => void {
+export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: its cache.subscribe'): () => void {
   if (typeof unsubscribe !== 'function') {
-    throw new InvalidArgumentError(
-      `options.store: its cache.subscribe must return the function that unsubscribes, got ${quoteInput(unsubscribe)}`,
-    );
+    throw new InvalidArgumentError(`${what} must return the function that unsubscribes, got ${quoteInput(unsubscribe)}`);
   }
   return unsubscribe as () => void;
 }

@@ -36,7 +36,7 @@
 // (sequential's cursor, a cool-down's queue), once per range and again when a range is restored.
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
 // source (an allocator) can drive the same object through the same StrategyView.
-import { InvalidArgumentError, OutOfMemoryError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
 import type { IPFamily } from './types.ts';
@@ -422,6 +422,7 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`coolDown options must be an object { ms } or { allocations }, got ${quoteInput(options)}`);
   }
+  optionsObject(options, 'coolDown', { ms: true, allocations: true, now: true });
   const { ms, allocations, now } = options;
   if ((ms === undefined) === (allocations === undefined)) {
     throw new InvalidArgumentError(`coolDown needs exactly one of options.ms and options.allocations, got ${quoteInput(options)}`);

@@ -604,6 +604,18 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it('waitForSync with a misspelled option rejects at once (it would wait for ever)', async () => {
+      const s = open({ start: false });
+      for (const options of [{ timeout: 100 }, { timeoutMS: 100 }]) {
+        const e = await s.waitForSync(options as never).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(e).toBeInstanceOf(InvalidArgumentError);
+        expect((e as Error).message).toMatch(/did you mean "timeoutMs"\?/);
+      }
+    });
+
     it('refuses a watcher that is not one', () => {
       const s = open({ start: false });
       for (const w of [null, {}, { onAdd: () => {} }, { onAdd: () => {}, onDelete: 1 }]) {

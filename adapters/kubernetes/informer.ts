@@ -45,7 +45,7 @@
 // never moves back past what the list/watch has shown, and converges to the server's set once
 // the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
-import { ErrDestroyed, InvalidArgumentError, quoteInput } from '../errors.ts';
+import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
 import { SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
 
@@ -241,6 +241,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * InvalidArgumentError for options of the wrong type. Leaves no timer or listener behind.
    */
   waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
+    try {
+      optionsObject(options, 'waitForSync', { timeoutMs: true, signal: true });
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const { timeoutMs, signal } = options ?? {};
     if (
       timeoutMs !== undefined &&

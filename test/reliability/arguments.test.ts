@@ -11,6 +11,7 @@ import { ownerKey, reconcile } from '../../adapters/reconcile.ts';
 import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { DualStackAllocator } from '../../adapters/dual-stack.ts';
+import { coolDown } from '../../adapters/strategies.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import type { ParentRef } from '../../adapters/types.ts';
@@ -164,6 +165,29 @@ describe('a misspelled or unknown option is refused, naming the options there ar
     }
     expect(store.size).toBe(1);
     expect((await reconcile(store, [], { family: 'IPv4', graceMs: 0 })).leaks).toHaveLength(1);
+  });
+
+  it('coolDown { clock } (its option is now)', () => {
+    expect(() => coolDown('upstream', anyValue({ ms: 10, clock: () => 0 }))).toThrow(
+      /^coolDown has no option "clock"; its options: ms, allocations, now$/,
+    );
+  });
+
+  it('a ServiceCIDR source whose subscribe returns no function: refused, the ranges its replay built freed', () => {
+    const before = memoryLimit().inUse;
+    const inner = new InMemoryServiceCIDRs();
+    inner.addServiceCIDR('a', ['10.9.0.0/16']);
+    const source = {
+      subscribe: (w: Parameters<InMemoryServiceCIDRs['subscribe']>[0]) => {
+        inner.subscribe(w);
+        return undefined;
+      },
+    };
+    expect(() => new MetaAllocator('IPv4', anyValue(source), { store: shared })).toThrow(
+      /^source\.subscribe must return the function that unsubscribes, got undefined/,
+    );
+    expect(memoryLimit().inUse).toBe(before);
+    expect(shared.watcherCount).toBe(0);
   });
 
   it('an option set to undefined is no mistake, whatever its name (a spread of optional settings)', async () => {
