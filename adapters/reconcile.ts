@@ -122,18 +122,29 @@ export async function reconcile(
   const deleted: string[] = [];
   const errors: { name: string; error: unknown }[] = [];
   if (opts.delete === true) {
+    const sync = store.sync ?? null;
+    /** Whether the record as read now is still the leak listed: same object, unchanged, its owner still unknown. */
+    const stillLeak = (r: IPAddressRecord, current: IPAddressRecord): boolean =>
+      (current === r || (current.uid === r.uid && current.resourceVersion === r.resourceVersion)) && !known(current.parentRef, current);
     for (const r of leaks) {
       try {
         // Read again first: while this ran, the address may have been released and allocated
-        // to a known owner (a Store's delete has no precondition). The window left is the one
-        // between this read and the delete.
+        // to a known owner (a Store's delete has no precondition). A store with synchronous
+        // operations reads and deletes in one step; through promises a window is left between
+        // the read and the delete, as long as the store's delete takes to arrive.
+        if (sync !== null) {
+          const current = sync.getSync(r.name);
+          if (current != null && !stillLeak(r, current)) continue;
+          if (current != null) sync.deleteSync(r.name);
+          deleted.push(r.name);
+          continue;
+        }
         const current = await store.get(r.name);
         if (current == null) {
           deleted.push(r.name); // gone already
           continue;
         }
-        if (current !== r && (current.uid !== r.uid || current.resourceVersion !== r.resourceVersion || known(current.parentRef, current)))
-          continue;
+        if (!stillLeak(r, current)) continue;
         await store.delete(r.name);
         deleted.push(r.name);
       } catch (e) {

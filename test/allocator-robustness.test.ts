@@ -396,6 +396,37 @@ describe('a store written against another copy of the package, in plain JavaScri
     alloc.destroy();
   });
 
+  it('reconcile on a store with synchronous operations reads and deletes in one step: a release and re-allocation right after it cannot be lost', async () => {
+    // Found by a third outside round: the re-read and the delete were two steps, and an
+    // allocator releasing and re-allocating the address in between lost its new record.
+    const store = new MemoryStore();
+    const alloc = new Allocator('10.5.5.0/24', { store });
+    const web = { resource: 'services', namespace: 'default', name: 'web' };
+    await alloc.allocate('10.5.5.5', { ...web, name: 'gone' });
+    const run = reconcile(store, [web], { graceMs: 0, delete: true });
+    const released = alloc.release('10.5.5.5'); // the same turn: synchronous on this store
+    const allocated = alloc.allocate('10.5.5.5', web);
+    await released;
+    await allocated;
+    expect((await run).deleted).toEqual(['10.5.5.5']);
+    expect(store.getSync('10.5.5.5')?.parentRef?.name).toBe('web');
+    alloc.destroy();
+  });
+
+  it('reconcile asks its predicate again at the re-read, even when the store answers the same object', async () => {
+    const store = new MemoryStore({ syncOps: false });
+    store.createSync({
+      name: '10.5.6.5',
+      labels: allocatorLabels('IPv4'),
+      parentRef: { resource: 'services', namespace: 'default', name: 'late' },
+    });
+    const live = new Set<string>();
+    const run = reconcile(store, (owner) => owner !== null && live.has(owner.name), { graceMs: 0, delete: true });
+    live.add('late'); // the Service appears while reconcile waits for its re-read
+    expect((await run).deleted).toEqual([]);
+    expect(store.getSync('10.5.6.5')).toBeDefined();
+  });
+
   it('reconcile counts a leak another copy says is already gone as deleted', async () => {
     const inner = new MemoryStore();
     const store = foreignStore(inner, false);
