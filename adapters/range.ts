@@ -111,8 +111,8 @@ export interface RangeSnapshot {
   /** data.length when the snapshot was taken. */
   length: number;
   /**
-   * CRC-32 (IEEE 802.3, as zlib's crc32) of `range` (its UTF-8 bytes) followed by `data`, an
-   * unsigned 32-bit integer: a copy relabelled to another range is refused too.
+   * CRC-32 (IEEE 802.3, as zlib's crc32) of `range` (its UTF-8 bytes), a NUL byte, then `data`,
+   * an unsigned 32-bit integer: a copy relabelled to another range is refused too.
    */
   checksum: number;
 }
@@ -223,10 +223,10 @@ export class Range implements RangeView {
    * upstream's Restore does).
    */
   static fromSnapshot(snapshot: RangeSnapshot, options: RangeOptions = {}): Range {
-    checkSnapshot(snapshot);
-    const r = new Range(snapshot.range, options);
+    const { range, data } = checkSnapshot(snapshot); // read once: what was checked is what loads
+    const r = new Range(range, options);
     try {
-      r.restore(snapshot.range, snapshot.data);
+      r.restore(range, data);
     } catch (e) {
       r.destroy();
       throw e;
@@ -764,34 +764,44 @@ function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
 }
 
 /** Throws InvalidArgumentError unless `s` is a whole snapshot as snapshot() wrote it. */
-function checkSnapshot(s: unknown): asserts s is RangeSnapshot {
+function checkSnapshot(s: unknown): RangeSnapshot {
   if (typeof s !== 'object' || s === null) {
     throw new InvalidArgumentError(`a Range snapshot must be an object { range, data, length, checksum }, got ${quoteInput(s)}`);
   }
   const { range, data, length, checksum } = s as Partial<RangeSnapshot>;
   if (typeof range !== 'string') throw new InvalidArgumentError(`snapshot.range must be CIDR text, got ${quoteInput(range)}`);
   if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot.data must be a Uint8Array, got ${quoteInput(data)}`);
+  const of = `snapshot of ${quoteInput(range)}`;
+  if (length === undefined && checksum === undefined) {
+    throw new InvalidArgumentError(
+      `${of} has no length and checksum (written before they existed, or upstream's data): restore its data with restore(range, data) if you trust it`,
+    );
+  }
   if (typeof length !== 'number' || typeof checksum !== 'number') {
     throw new InvalidArgumentError(
-      `snapshot of ${range} has no length and checksum (written by an older version?): restore its data with restore(range, data) if you trust it`,
+      `${of} needs both length and checksum as numbers, got length ${quoteInput(length)} and checksum ${quoteInput(checksum)}`,
     );
   }
   if (data.length !== length) {
-    throw new InvalidArgumentError(`snapshot data of ${range} is ${data.length} bytes, the snapshot says ${length}: truncated or padded`);
+    throw new InvalidArgumentError(`${of}: its data is ${data.length} bytes, the snapshot says ${length}: truncated or padded`);
   }
   if (snapshotChecksum(range, data) !== checksum) {
     if (crc32(0, data) === checksum) {
       throw new InvalidArgumentError(
-        `snapshot of ${range} has a checksum of its data only (written by an older version), which cannot tell whether its range was changed: if the range is right, restore its data with restore(range, data)`,
+        `${of} has a checksum of its data only (written by an older version), which cannot tell whether its range was changed: if the range is right, restore its data with restore(range, data)`,
       );
     }
-    throw new InvalidArgumentError(`snapshot of ${range} does not match its checksum: corrupted, or its range changed`);
+    throw new InvalidArgumentError(`${of} does not match its checksum: corrupted, or its range changed`);
   }
+  return { range, data, length, checksum };
 }
 
-/** The checksum of a snapshot: CRC-32 of the range text (UTF-8) followed by the data. */
+/**
+ * The checksum of a snapshot: CRC-32 of the range text (UTF-8), a NUL byte, then the data. The
+ * NUL keeps a byte from moving between the two (`fe80::/10` + `4…` is not `fe80::/104` + `…`).
+ */
 function snapshotChecksum(range: string, data: Uint8Array): number {
-  return crc32(crc32(0, new TextEncoder().encode(range)), data);
+  return crc32(crc32(0, new TextEncoder().encode(`${range}\0`)), data);
 }
 
 /**

@@ -571,16 +571,38 @@ describe('Range snapshots carry their length and checksum', () => {
     expect(copy.snapshot()).toEqual(snap);
     copy.destroy();
   });
-  it('the checksum is the IEEE CRC-32 (zlib) of the range text followed by the data', () => {
+  it('the checksum is the IEEE CRC-32 (zlib) of the range text, a NUL byte, then the data', () => {
     // A range whose bitmap bytes are "123456789" cannot be made; the checksum is checked on a
     // snapshot built by hand instead: fromSnapshot accepts it only with the right CRC.
-    // zlib.crc32(b"10.0.0.0/24" + b"123456789") = 0x740d422b
+    // zlib.crc32(b"10.0.0.0/24\0" + b"123456789") = 0xb079c038
     const data = new TextEncoder().encode('123456789');
-    const snap = { range: '10.0.0.0/24', data, length: 9, checksum: 0x740d422b };
+    const snap = { range: '10.0.0.0/24', data, length: 9, checksum: 0xb079c038 };
     expect(() => Range.fromSnapshot(snap)).not.toThrow(/checksum/);
     // the check value of "123456789" alone: a checksum of the data only, as older versions wrote
     expect(() => Range.fromSnapshot({ ...snap, checksum: 0xcbf43926 })).toThrow(
-      /^snapshot of 10\.0\.0\.0\/24 has a checksum of its data only \(written by an older version\).*restore\(range, data\)$/,
+      /^snapshot of "10\.0\.0\.0\/24" has a checksum of its data only \(written by an older version\).*restore\(range, data\)$/,
+    );
+  });
+  it('a byte moved between the range text and the data is refused (a NUL separates them in the checksum)', () => {
+    const r = new Range('fe80::/10');
+    r.allocate('fe80::3400:0:0:1'); // offset 0x3400…: data starts with 0x34, the code of '4'
+    const snap = r.snapshot();
+    r.destroy();
+    const moved = {
+      range: `${snap.range}${String.fromCharCode(snap.data[0]!)}`,
+      data: snap.data.subarray(1),
+      length: snap.length - 1,
+      checksum: snap.checksum,
+    };
+    expect(() => Range.fromSnapshot(moved)).toThrow(/does not match its checksum/);
+  });
+  it('partial length and checksum are named as such', () => {
+    const snap = taken();
+    expect(() => Range.fromSnapshot({ ...snap, checksum: undefined } as never)).toThrow(
+      /needs both length and checksum as numbers, got length \d+ \(number\) and checksum undefined/,
+    );
+    expect(() => Range.fromSnapshot({ ...snap, length: String(snap.length) } as never)).toThrow(
+      /needs both length and checksum as numbers/,
     );
   });
   it('a snapshot relabelled to another range is refused (the checksum covers the range)', () => {
