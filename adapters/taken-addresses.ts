@@ -347,10 +347,25 @@ export class TakenAddresses {
     this.asyncCalls--;
   }
 
-  /** Clears op's bit unless the cache holds the name or another op has it (invariant 1). */
+  /**
+   * Clears op's bit unless the cache holds the name, another op has it (invariant 1), or a
+   * cool-down holds it (a record of that name was deleted meanwhile: held addresses stay marked).
+   */
   unreserve(op: Op): void {
-    if (this.closed || this.cache.get(op.name) !== undefined || this.pending.has(op.name)) return;
+    if (this.closed || this.cache.get(op.name) !== undefined || this.pending.has(op.name) || this.isHeld(op.address)) return;
     this.markFree(op.address);
+  }
+
+  /** Whether the cool-down holds the address `w`. */
+  private isHeld(w: ArrayLike<number>): boolean {
+    const cooling = this.cooling;
+    return (
+      cooling !== null &&
+      cooling.size !== 0 &&
+      !this.stale &&
+      this.index!.offsetOf(w, this.off) &&
+      cooling.holds(this.off[0]!, this.off[1]!)
+    );
   }
 
   /**
