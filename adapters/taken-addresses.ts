@@ -490,8 +490,13 @@ export class TakenAddresses {
     const op = this.opOf(r.name);
     if (op !== undefined) {
       // A create in flight through promises does not count this as seen: it may be an old
-      // delete of the name, and the create's own add event is still to come.
-      if (op === this.current) op.seen = true;
+      // delete of the name, and the create's own add event is still to come. Inside our own
+      // synchronous call, another writer's record of this name was deleted: the bit is cleared
+      // (or held) below, so our own add event, if it comes in this call, must mark it again.
+      if (op === this.current) {
+        op.seen = true;
+        op.reserved = false;
+      }
       if (this.pending.size !== 0) this.settleName(r.name, false); // created records among them, deleted before confirmed
       this.markReleased(op.address);
     } else {

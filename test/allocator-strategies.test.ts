@@ -11,6 +11,7 @@ import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { type AllocationStrategy, coolDown, STRATEGIES, STRATEGY_NAMES } from '../adapters/strategies.ts';
+import { allocatorLabels, type Store } from '../adapters/store.ts';
 import { failure } from './helpers.ts';
 
 /** A fake clock for time-based cool-downs. */
@@ -229,5 +230,50 @@ describe('a cool-down on a store through promises', () => {
     expect(next).not.toContain('10.0.0.2'); // released just now: held for 3 allocations
     cooled.destroy();
     other.destroy();
+  });
+});
+
+describe('a store whose synchronous create delivers another writer’s events for the same name first', () => {
+  // Found by a fourth outside round: during our createSync(X) another writer created and deleted X
+  // (events delivered inside our call, in store order), then our create committed. The delete
+  // cleared (or, with a cool-down, held) the bit, and our own add event in the same call did not
+  // mark it again: validate() failed, the next allocateNext collided on X, a stale hold cut a
+  // later cool-down short.
+  it.each([
+    ['lowest-free', 'lowest-free' as const],
+    ['a cool-down', coolDown('lowest-free', { allocations: 3 })],
+  ])('%s: the address is marked, allocated and not held after the call', async (_name, strategy) => {
+    const inner = new MemoryStore();
+    const labels = allocatorLabels('IPv4');
+    let armed = true;
+    const creates: string[] = [];
+    const store: Store = {
+      cache: inner.cache,
+      get: (n) => inner.get(n),
+      delete: (n) => inner.delete(n),
+      create: (r) => inner.create(r),
+      close: () => inner.close(),
+      sync: {
+        getSync: (n) => inner.getSync(n),
+        deleteSync: (n) => inner.deleteSync(n),
+        createSync(r) {
+          if (armed && r.name === '10.0.0.1') {
+            armed = false;
+            inner.createSync({ name: r.name, labels, parentRef: null });
+            inner.deleteSync(r.name);
+          }
+          creates.push(r.name);
+          return inner.createSync(r);
+        },
+      },
+    };
+    const a = new Allocator('10.0.0.0/29', { store, strategy });
+    expect(await a.allocateNext()).toBe('10.0.0.1');
+    expect(a.validate().indexed).toBe(1);
+    expect(await a.allocateNext()).toBe('10.0.0.2');
+    expect(creates).toEqual(['10.0.0.1', '10.0.0.2']); // no collision on 10.0.0.1
+    expect(a.used()).toBe(2);
+    a.validate();
+    a.destroy();
   });
 });
