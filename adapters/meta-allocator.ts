@@ -110,6 +110,11 @@ const META_ALLOCATOR_OPTIONS: Record<keyof MetaAllocatorOptions, true> = {
   onSkip: true,
 };
 
+/** The key of a skipped CIDR: the ServiceCIDR's name and the CIDR as it wrote it. */
+function skipKey(serviceCIDR: string, cidr: string): string {
+  return `${serviceCIDR}\n${cidr}`;
+}
+
 /** One range: the Allocator of a canonical CIDR and the ServiceCIDRs that list it. */
 interface RangeEntry {
   readonly cidr: string;
@@ -189,7 +194,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private topSize = 0n;
   private readonly known = new Map<string, KnownServiceCIDR>();
   private seq = 0;
-  /** `${serviceCIDR}\n${cidr}` → the report. */
+  /** skipKey(serviceCIDR, cidr) → the report. */
   private readonly skips = new Map<string, SkippedCIDR>();
   /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
   private readonly bad = new Map<string, Error>();
@@ -515,7 +520,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     const k = this.known.get(sc.name);
     if (k === undefined) return;
     this.known.delete(sc.name);
-    for (const key of [...this.skips.keys()]) if (key.startsWith(`${sc.name}\n`)) this.skips.delete(key);
+    for (const key of [...this.skips.keys()]) if (key.startsWith(skipKey(sc.name, ''))) this.skips.delete(key);
     for (const { key } of k.ours) {
       const e = this.entries.get(key);
       if (e === undefined) continue;
@@ -578,7 +583,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       }
       a.setReady(w.anyReady);
       this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.anyReady });
-      for (const [name, text] of w.texts) this.skips.delete(`${name}\n${text}`); // skipped before for lack of memory
+      for (const [name, text] of w.texts) this.skips.delete(skipKey(name, text)); // skipped before for lack of memory
     }
     this.rebuild();
   }
@@ -605,7 +610,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   private skip(serviceCIDR: string, cidr: string, reason: Error): void {
-    const key = `${serviceCIDR}\n${cidr}`;
+    const key = skipKey(serviceCIDR, cidr);
     if (this.skips.has(key)) return;
     const s: SkippedCIDR = Object.freeze({ serviceCIDR, cidr, reason });
     this.skips.set(key, s);

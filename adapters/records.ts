@@ -142,15 +142,13 @@ function parentRefProblems(ref: unknown, field: string): string[] {
  * non-empty, nothing else — as kube-apiserver checks it (`pkg/apis/networking/validation`
  * validateIPAddressParentReference); anything else (`'web'`, `42`, a symbol, an array, an
  * unknown key) throws InvalidArgumentError quoting what is wrong, before anything is written.
- * Returns a frozen copy of the owner's own fields.
+ * Returns a frozen copy of the owner's own enumerable fields (undefined ones left out).
  */
 export function checkParentRef(owner: unknown): ParentRef | null {
   if (owner === undefined || owner === null) return null;
-  // A copy, taken before the check and frozen: the record must not change when the caller
-  // reuses its object for the next Service (a store that keeps what it is given would otherwise
-  // see every record's owner change), and an instance of the caller's own class is read by its
-  // own fields.
-  // The copy is what is checked and what is stored, so the two cannot disagree. An object with no
+  // A frozen copy of the own enumerable fields, taken before the check: the record must not
+  // change when the caller reuses its object for the next Service, an instance of the caller's
+  // own class is read by its fields, and what is checked is what is stored. An object with no
   // fields of its own that is not plain (a Date, a Map) is checked as it is, for the message.
   const fields = typeof owner === 'object' && !Array.isArray(owner) ? ownFields(owner) : undefined;
   const checked = fields === undefined || (Object.keys(fields).length === 0 && !isPlainObject(owner)) ? owner : fields;
