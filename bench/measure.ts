@@ -74,9 +74,10 @@ export function summarize(nsSamples: readonly number[], opsPerSample: number): M
   };
 }
 
-function nowNs(): bigint {
-  return process.hrtime.bigint();
-}
+/** Nanoseconds from an arbitrary start: the bench's clock (a test passes a clock of its own). */
+export type Clock = () => bigint;
+
+const hrtime: Clock = () => process.hrtime.bigint();
 
 function fmtMs(ns: number): string {
   return ns >= 1e9 ? `${(ns / 1e9).toFixed(1)} s` : ns >= 1e6 ? `${(ns / 1e6).toFixed(1)} ms` : `${(ns / 1e3).toFixed(1)} µs`;
@@ -97,7 +98,7 @@ function overBudget(perOpNs: number, b: Budget): Skipped | undefined {
  * fraction of 30 ms, and the first case of a process, or of an implementation after another, was
  * then timed on unoptimised code — and a sync case's inner loop sized for that cost.
  */
-async function warmUp(run: (n: number) => Promise<void> | void, b: Budget): Promise<number> {
+async function warmUp(run: (n: number) => Promise<void> | void, b: Budget, nowNs: Clock): Promise<number> {
   const warmNs = b.warmMs * 1e6;
   let spent = 0;
   let perOp = 0;
@@ -120,7 +121,7 @@ async function warmUp(run: (n: number) => Promise<void> | void, b: Budget): Prom
  * samples for the cold cost: an async case was then timed in a few milliseconds of unoptimised
  * code, 5–20× slower than the same code a second later (a few cases per run, different each time).
  */
-async function probe(run: (n: number) => Promise<void> | void, b: Budget): Promise<number | Skipped> {
+async function probe(run: (n: number) => Promise<void> | void, b: Budget, nowNs: Clock): Promise<number | Skipped> {
   let t0 = nowNs();
   await run(1);
   let perOp = Number(nowNs() - t0);
@@ -130,7 +131,7 @@ async function probe(run: (n: number) => Promise<void> | void, b: Budget): Promi
     await run(1);
     perOp = Number(nowNs() - t0);
   }
-  if (perOp < 1e6) perOp = await warmUp(run, b);
+  if (perOp < 1e6) perOp = await warmUp(run, b, nowNs);
   return overBudget(perOp, b) ?? perOp;
 }
 
@@ -139,7 +140,7 @@ async function probe(run: (n: number) => Promise<void> | void, b: Budget): Promi
  * subject as it found it (e.g. allocate then release), so any number of calls measures the same state.
  */
 export async function measureSync(run: (n: number) => void, b: Budget): Promise<Measurement | Skipped> {
-  const perOp = await probe(run, b);
+  const perOp = await probe(run, b, hrtime);
   if (typeof perOp !== 'number') return perOp;
   // ≥ 2 µs per call keeps Benchmark's call overhead under 1 %.
   const inner = Math.max(1, Math.min(1 << 14, Math.ceil(2000 / Math.max(perOp, 0.1))));
@@ -156,9 +157,9 @@ export async function measureSync(run: (n: number) => void, b: Budget): Promise<
   return summarize(ns, inner * bench.count);
 }
 
-/** Times `run(n)` (n sequential awaited operations) with our own loop of samples. */
-export async function measureAsync(run: (n: number) => Promise<void>, b: Budget): Promise<Measurement | Skipped> {
-  const perOp = await probe(run, b);
+/** Times `run(n)` (n sequential awaited operations) with our own loop of samples, on `nowNs`. */
+export async function measureAsync(run: (n: number) => Promise<void>, b: Budget, nowNs: Clock = hrtime): Promise<Measurement | Skipped> {
+  const perOp = await probe(run, b, nowNs);
   if (typeof perOp !== 'number') return perOp;
   const n = Math.max(1, Math.round((b.sampleMs * 1e6) / perOp));
   const deadline = Number(nowNs()) + b.budgetMs * 1e6;
@@ -177,9 +178,9 @@ export async function measureAsync(run: (n: number) => Promise<void>, b: Budget)
 export async function measureRepeated(once: () => Promise<void> | void, units: number, reps: number): Promise<Measurement> {
   const samples: number[] = [];
   for (let i = 0; i < reps; i++) {
-    const s = nowNs();
+    const s = hrtime();
     await once();
-    samples.push(Number(nowNs() - s) / units);
+    samples.push(Number(hrtime() - s) / units);
   }
   return summarize(samples, units);
 }

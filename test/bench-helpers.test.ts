@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { organicOrder, uniformOrder, freeOffsets, randomU64Pairs } from '../bench/fills.ts';
 import { RANGES, offsetText, rangeById } from '../bench/ranges.ts';
-import { measureAsync, median, summarize, type Budget } from '../bench/measure.ts';
+import { measureAsync, median, summarize, type Budget, type Clock } from '../bench/measure.ts';
 import { chartSvg, esc } from '../bench/svg.ts';
 import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
 import { formatAddr } from '../adapters/address.ts';
@@ -99,32 +99,48 @@ describe('statistics', () => {
 });
 
 describe('sizing a case', () => {
-  /** Busy-waits `ns` nanoseconds: a stand-in operation of a known cost. */
+  // A clock of the test's own: each stand-in operation advances it by a known cost, so the sizing
+  // logic is checked without timing anything (a real clock made these flaky on a busy machine).
+  let now = 0n;
+  const clock: Clock = () => now;
   const spin = (ns: number): void => {
-    const until = process.hrtime.bigint() + BigInt(ns);
-    while (process.hrtime.bigint() < until);
+    now += BigInt(ns);
   };
   const budget: Budget = { budgetMs: 400, minSamples: 3, maxSamples: 4, sampleMs: 4, maxTime: 0, minTime: 0, warmMs: 5 };
 
   it('a case whose first call is slow only because it is cold is warmed up and sized for its warm cost', async () => {
     let calls = 0;
-    const m = await measureAsync(async (n) => {
-      for (let i = 0; i < n; i++) spin(calls++ === 0 ? 3_000_000 : 2_000); // 3 ms cold, then 2 µs
-    }, budget);
+    const m = await measureAsync(
+      async (n) => {
+        for (let i = 0; i < n; i++) spin(calls++ === 0 ? 3_000_000 : 2_000); // 3 ms cold, then 2 µs
+      },
+      budget,
+      clock,
+    );
     if ('skipped' in m) throw new Error(m.skipped);
-    // sized from the cold call, a 4 ms sample would hold 1 or 2 operations; from the warm cost, ~2,000
-    expect(m.opsPerSample).toBeGreaterThan(100);
+    // sized from the cold call, a 4 ms sample would hold 1 or 2 operations; from the warm cost, 2,000
+    expect(m.opsPerSample).toBe(2000);
+    expect(m.nsPerOp).toBe(2000);
   });
 
   it('a case slow on every call is timed without a warm-up', async () => {
     let calls = 0;
-    const m = await measureAsync(async (n) => {
-      for (let i = 0; i < n; i++, calls++) spin(1_500_000); // 1.5 ms, every time
-    }, budget);
+    const m = await measureAsync(
+      async (n) => {
+        for (let i = 0; i < n; i++, calls++) spin(1_500_000); // 1.5 ms, every time
+      },
+      budget,
+      clock,
+    );
     if ('skipped' in m) throw new Error(m.skipped);
-    expect(m.opsPerSample).toBeLessThanOrEqual(3);
+    expect(m.opsPerSample).toBe(3);
     // two probing calls, then the samples only
     expect(calls).toBe(2 + m.samples * m.opsPerSample);
+  });
+
+  it('a case over its budget is skipped with the estimate', async () => {
+    const m = await measureAsync(async (n) => spin(n * 500_000_000), budget, clock); // 0.5 s per operation
+    expect(m).toEqual({ skipped: expect.stringMatching(/over budget.*500\.0 ms\/op × 3 samples > budget 400 ms/) });
   });
 });
 
