@@ -617,7 +617,8 @@ export class Range implements RangeView {
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
-    if (this.bitmapFormat && this.index.kind === 'dense') {
+    // (an empty range's one-slot index would take bit 0: it goes the checked way below)
+    if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {
       this.index.restoreBits(data, this.cidr);
       this.taken = this.index.count();
       this.startChooser(); // a cool-down's held offsets were overwritten: none is held now
@@ -668,12 +669,13 @@ export class Range implements RangeView {
     const code = this.index.validate();
     if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
     const held = this.cooling?.size ?? 0;
-    if (!this.empty && this.index.count() !== this.taken + held) {
-      throw new Error(`Range ${this.cidr}: used() says ${this.taken} and ${held} are held, the index holds ${this.index.count()}`);
+    const indexed = this.empty ? 0 : this.index.count();
+    if (indexed !== this.taken + held) {
+      throw new Error(`Range ${this.cidr}: used() says ${this.taken} and ${held} are held, the index holds ${indexed}`);
     }
     const problem = this.cooling?.check();
     if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
-    return { indexed: this.empty ? 0 : this.index.count() };
+    return { indexed };
   }
 
   /** Bytes of WASM memory the index holds. */

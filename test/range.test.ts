@@ -712,6 +712,25 @@ describe('the snapshot format follows the range, not the index kind', () => {
     r.validate();
     r.destroy();
   });
+  it.each([
+    ['10.0.0.0/31', 'auto'],
+    ['10.0.0.0/31', 'sparse'],
+    ['10.0.0.0/32', 'dense'],
+    ['fd00::/128', 'auto'],
+  ] as const)('a range with no usable address (%s, %s) refuses snapshot data holding an offset, and stays empty', (cidr, indexKind) => {
+    const r = new Range(cidr, { indexKind });
+    const { range, data: empty } = r.snapshot();
+    for (const data of [Uint8Array.of(1), Uint8Array.of(0, 1), Uint8Array.of(0, 0, 0, 0, 0, 0, 0, 0)]) {
+      // bitmap data for these small ranges: any set bit is an offset ≥ 0, and there is none
+      if (data.some((b) => b !== 0)) expect(() => r.restore(range, data)).toThrow(/^snapshot offset 0 is outside /);
+      else r.restore(range, data);
+      expect(r.used()).toBe(0);
+      expect(r.free()).toBe(0n);
+      expect(r.validate()).toEqual({ indexed: 0 });
+    }
+    expect(r.snapshot().data).toEqual(empty);
+    r.destroy();
+  });
 });
 
 describe('Range options and callbacks that misbehave', () => {
