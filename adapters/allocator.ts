@@ -180,8 +180,12 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   allocate(ip: string, owner?: ParentRef): Promise<void> {
     try {
-      const op = this.beginAllocate(ip);
-      const record = { name: op.name, labels: this.labels, parentRef: checkParentRef(owner) };
+      const w = this.checkRange(ip, false);
+      // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
+      // range error comes first)
+      const parentRef = checkParentRef(owner);
+      const op = this.reserveStatic(ip, w);
+      const record = { name: op.name, labels: this.labels, parentRef };
       const start = this.metrics.start();
       const sync = this.store.sync;
       if (sync != null) {
@@ -214,9 +218,8 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     }
   }
 
-  /** Ready, parse, range, reserve: the op of the create to make. */
-  private beginAllocate(ip: string): Op {
-    const w = this.checkRange(ip, false);
+  /** Reserves the address `ip` parsed to (words `w`, in range): the op of the create to make. */
+  private reserveStatic(ip: string, w: Uint32Array): Op {
     this.taken.fresh();
     const op = this.taken.takeOp();
     op.name = canonicalOf(ip, this.fam, w);

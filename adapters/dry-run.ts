@@ -1,4 +1,5 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
+import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The DryRun view (upstream dryRunAllocator) over either allocator class. */
@@ -12,8 +13,9 @@ export interface DryRunTarget extends IPAllocator {
 }
 
 /**
- * Checks but persists nothing: allocate() checks readiness, syntax and range (no metric, no
- * existence check); allocateNext() checks readiness and returns the network address; release()
+ * Checks but persists nothing: allocate() checks readiness, syntax, range and the owner (no
+ * metric, no existence check); allocateNext() checks the owner and readiness and returns the
+ * network address; release()
  * checks the text (and that the allocator is not destroyed) and deletes nothing; has/forEach/
  * used/free delegate; dryRun() is itself; destroy/enableMetrics no-ops.
  */
@@ -28,10 +30,12 @@ export class DryRunAllocator implements IPAllocator {
   get size(): bigint {
     return this.real.size;
   }
-  async allocate(ip: string, _owner?: ParentRef): Promise<void> {
+  async allocate(ip: string, owner?: ParentRef): Promise<void> {
     this.real.checkAllocate(ip);
+    checkParentRef(owner); // the real call refuses such an owner (InvalidArgumentError)
   }
-  async allocateNext(_owner?: ParentRef): Promise<string> {
+  async allocateNext(owner?: ParentRef): Promise<string> {
+    checkParentRef(owner);
     return this.real.checkAllocateNext();
   }
   async release(ip: string): Promise<void> {
