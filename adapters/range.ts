@@ -50,6 +50,7 @@ import {
   type AllocationStrategy,
   chooserFor,
   type Cooling,
+  choseNothingError,
   isOffset,
   notFreeError,
   type Offset,
@@ -336,12 +337,32 @@ export class Range implements RangeView {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
     } else {
       const o = this.chosen;
-      if (!chooser.choose(o)) return false; // only a corrupted index: the count says one is free
+      // the count says one is free: a chooser that finds none is wrong
+      if (!chooser.choose(o)) throw choseNothingError(this.strategy!, this.free(), this.cidr);
       if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
-      chooser.taken?.(o.hi, o.lo);
+      try {
+        chooser.taken?.(o.hi, o.lo);
+      } catch (e) {
+        this.unmark(o.hi, o.lo); // its hook failed: nothing taken
+        throw e;
+      }
     }
     this.taken++;
     return true;
+  }
+
+  /**
+   * Clears the mark just set on (hi, lo), before it was counted. When that needs memory it cannot
+   * have (a sparse run split), the offset stays marked and is counted instead: consistent, and
+   * free again on release.
+   */
+  private unmark(hi: number, lo: number): void {
+    try {
+      this.index.clear(hi, lo);
+    } catch (e) {
+      if (!(e instanceof OutOfMemoryError)) throw e;
+      this.recount();
+    }
   }
 
   /** Frees offset (hi, lo): true if it was allocated. With a cool-down it stays marked, held. */

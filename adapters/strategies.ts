@@ -59,13 +59,10 @@ export interface Offset {
 }
 
 /**
- * The index operations a strategy may use (a FreeIndex; results of searches in resultHi/resultLo).
- * `clear` is there for a cool-down returning the offsets it held; a chooser changes nothing else.
+ * The index operations a strategy may use: reads (results of searches in resultHi/resultLo). A
+ * chooser changes nothing; the range marks what it chose.
  */
-export type StrategyIndex = Pick<
-  FreeIndex,
-  'kind' | 'nextFree' | 'has' | 'count' | 'countFree' | 'selectFree' | 'clear' | 'resultHi' | 'resultLo'
->;
+export type StrategyIndex = Pick<FreeIndex, 'kind' | 'nextFree' | 'has' | 'count' | 'countFree' | 'selectFree' | 'resultHi' | 'resultLo'>;
 
 /** What a strategy sees of one range. */
 export interface StrategyView {
@@ -309,8 +306,48 @@ class RandomFreeChooser implements OffsetChooser {
   }
 }
 
+/** The strategies of this module (the built-ins and coolDown's): they see the whole index. */
+const OWN_STRATEGIES = new WeakSet<AllocationStrategy>();
+
+function own(strategy: AllocationStrategy): AllocationStrategy {
+  OWN_STRATEGIES.add(strategy);
+  return strategy;
+}
+
 function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser): AllocationStrategy {
-  return Object.freeze({ name, forRange: make });
+  return own(Object.freeze({ name, forRange: make }));
+}
+
+/**
+ * What a strategy of your own sees of the index: the reads StrategyIndex names, nothing else. A
+ * chooser that could clear or destroy the index would have the range hand out an address twice
+ * (the index is the range's record of what is taken).
+ */
+function readOnly(index: StrategyIndex): StrategyIndex {
+  return Object.freeze({
+    get kind() {
+      return index.kind;
+    },
+    nextFree: (...a: Parameters<StrategyIndex['nextFree']>) => index.nextFree(...a),
+    has: (...a: Parameters<StrategyIndex['has']>) => index.has(...a),
+    count: () => index.count(),
+    countFree: (...a: Parameters<StrategyIndex['countFree']>) => index.countFree(...a),
+    selectFree: (...a: Parameters<StrategyIndex['selectFree']>) => index.selectFree(...a),
+    get resultHi() {
+      return index.resultHi;
+    },
+    get resultLo() {
+      return index.resultLo;
+    },
+  });
+}
+
+/**
+ * The whole index behind a view: the strategies of this module (OWN_STRATEGIES) are given the
+ * range's FreeIndex itself, and coolDown's needs `clear` to return what it held.
+ */
+function wholeIndex(view: StrategyView): FreeIndex {
+  return view.index as FreeIndex;
 }
 
 /**
@@ -359,7 +396,7 @@ export function strategyOption(option: unknown): AllocationStrategy {
  * InvalidArgumentError, not at the first allocation.
  */
 export function chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
-  const chooser = strategy.forRange(view);
+  const chooser = strategy.forRange(OWN_STRATEGIES.has(strategy) ? view : Object.freeze({ ...view, index: readOnly(view.index) }));
   if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
     throw new InvalidArgumentError(`strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method`);
   }
@@ -368,7 +405,14 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
 
 /** Whether a chooser's answer is an offset at all: hi and lo integers in [0, 2^32). */
 export function isOffset(o: Offset): boolean {
-  return o.hi >>> 0 === o.hi && o.lo >>> 0 === o.lo;
+  return typeof o.hi === 'number' && typeof o.lo === 'number' && o.hi >>> 0 === o.hi && o.lo >>> 0 === o.lo;
+}
+
+/** The error of a chooser that chose nothing while `free` offsets were free (a bug in that strategy). */
+export function choseNothingError(strategy: AllocationStrategy, free: bigint, cidr: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `strategy ${quoteInput(strategy.name)} chose no offset while ${free} ${free === 1n ? 'is' : 'are'} free in ${cidr}`,
+  );
 }
 
 /** The error of a chooser that named an offset that is not free, or no offset at all (a bug in that strategy). */
@@ -440,12 +484,14 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   const wait = byTime ? ms : allocations!;
   const clock = now ?? Date.now;
   const label = byTime ? `${ms} ms` : `${allocations} allocations`;
-  return Object.freeze({
-    name: `${inner.name}+cool-down(${label})`,
-    forRange(view: StrategyView): OffsetChooser {
-      return new CoolDownChooser(inner.forRange(view), new Cooling(view.index, byTime ? clock : null, wait), view.rangeOffset);
-    },
-  });
+  return own(
+    Object.freeze({
+      name: `${inner.name}+cool-down(${label})`,
+      forRange(view: StrategyView): OffsetChooser {
+        return new CoolDownChooser(chooserFor(inner, view), new Cooling(wholeIndex(view), byTime ? clock : null, wait), view.rangeOffset);
+      },
+    }),
+  );
 }
 
 /** A key for an offset in a Map: exact below 2^53, a string above (a /64's high offsets). */
@@ -471,7 +517,7 @@ export class Cooling {
   early = 0;
 
   constructor(
-    private readonly index: StrategyIndex,
+    private readonly index: Pick<FreeIndex, 'clear' | 'has'>,
     /** The time clock, or null for a count of allocations. */
     private readonly clock: (() => number) | null,
     private readonly wait: number,

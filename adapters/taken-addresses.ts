@@ -45,6 +45,7 @@ import {
   type AllocationStrategy,
   type Cooling,
   chooserFor,
+  choseNothingError,
   isOffset,
   notFreeError,
   type Offset,
@@ -237,9 +238,27 @@ export class TakenAddresses {
   takeChosen(): boolean {
     const o = this.chosen;
     const chooser = this.chooser!;
-    if (!chooser.choose(o)) return false;
-    if (!isOffset(o) || !this.index!.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
-    chooser.taken?.(o.hi, o.lo);
+    const index = this.index!;
+    if (!chooser.choose(o)) {
+      // the index marks what the cache holds and the calls in flight: with any offset unmarked, a
+      // chooser that finds none is wrong
+      const free = this.prefix.size - BigInt(index.count());
+      if (free > 0n) throw choseNothingError(this.strategy!, free, this.prefix.cidr);
+      return false;
+    }
+    if (!isOffset(o) || !index.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
+    try {
+      chooser.taken?.(o.hi, o.lo);
+    } catch (e) {
+      // its hook failed: nothing taken (a clear that needs memory it cannot have marks the index stale)
+      try {
+        index.clear(index.address);
+      } catch (undo) {
+        if (!(undo instanceof OutOfMemoryError)) throw undo;
+        this.stale = true;
+      }
+      throw e;
+    }
     return true;
   }
 

@@ -420,24 +420,27 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       expect((await store.get('10.0.0.1'))?.parentRef).toBeNull();
     });
 
-    it.each([true, false])('a refused owner changes nothing: the address stays free, and a dry run refuses it too (syncOps %s)', async (syncOps) => {
-      const store = new FaultyMemoryStore({ syncOps });
-      const a = make('10.0.0.0/29', store); // 6 addresses, no static band
-      for (const owner of ['default/web', { resource: 'services', name: 'web', uid: '1' }, { resource: 'services', name: '' }]) {
-        expect(await rejection(a.allocate('10.0.0.3', owner as never))).toBeInstanceOf(InvalidArgumentError);
-        expect(await rejection(a.dryRun().allocate('10.0.0.3', owner as never))).toBeInstanceOf(InvalidArgumentError);
-        expect(await rejection(a.allocateNext(owner as never))).toBeInstanceOf(InvalidArgumentError);
-        expect(await rejection(a.dryRun().allocateNext(owner as never))).toBeInstanceOf(InvalidArgumentError);
-      }
-      // a range error still comes first, as upstream checks the address before the owner
-      expect(await rejection(a.allocate('10.1.0.3', 'default/web' as never))).toBeInstanceOf(ErrNotInRange);
-      expect(a.used()).toBe(0);
-      expect(await a.has('10.0.0.3')).toBe(false);
-      const handedOut = new Set<string>();
-      for (let i = 0; i < 6; i++) handedOut.add(await a.allocateNext());
-      expect([...handedOut].sort()).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.6']);
-      expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrFull);
-    });
+    it.each([true, false])(
+      'a refused owner changes nothing: the address stays free, and a dry run refuses it too (syncOps %s)',
+      async (syncOps) => {
+        const store = new FaultyMemoryStore({ syncOps });
+        const a = make('10.0.0.0/29', store); // 6 addresses, no static band
+        for (const owner of ['default/web', { resource: 'services', name: 'web', uid: '1' }, { resource: 'services', name: '' }]) {
+          expect(await rejection(a.allocate('10.0.0.3', owner as never))).toBeInstanceOf(InvalidArgumentError);
+          expect(await rejection(a.dryRun().allocate('10.0.0.3', owner as never))).toBeInstanceOf(InvalidArgumentError);
+          expect(await rejection(a.allocateNext(owner as never))).toBeInstanceOf(InvalidArgumentError);
+          expect(await rejection(a.dryRun().allocateNext(owner as never))).toBeInstanceOf(InvalidArgumentError);
+        }
+        // a range error still comes first, as upstream checks the address before the owner
+        expect(await rejection(a.allocate('10.1.0.3', 'default/web' as never))).toBeInstanceOf(ErrNotInRange);
+        expect(a.used()).toBe(0);
+        expect(await a.has('10.0.0.3')).toBe(false);
+        const handedOut = new Set<string>();
+        for (let i = 0; i < 6; i++) handedOut.add(await a.allocateNext());
+        expect([...handedOut].sort()).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.6']);
+        expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrFull);
+      },
+    );
 
     it('records of other controllers in the range are skipped by allocateNext but not counted by used()', async () => {
       const store = new FaultyMemoryStore();
