@@ -4,6 +4,15 @@ import { basename } from 'node:path';
 import process from 'node:process';
 import { run } from './main.ts';
 
+// A reader that stops early (`ipallocator map … | head`) no longer wants the output: end quietly,
+// as Unix tools do, rather than with Node's stack trace for the failed write.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    throw e;
+  });
+}
+
 const invokedAs = basename(process.argv[1] ?? '');
 const code = await run(process.argv.slice(2), {
   stdout: process.stdout,

@@ -161,6 +161,18 @@ describe('ipallocator: failures', () => {
     expect(out).toContain('Usage: kubectl ipallocator check');
   });
 
+  it('the executable: a reader that stops early (| head) ends it quietly, with no stack trace', async () => {
+    // Found by the fifth outside round: `map … | head -c 100` crashed with "write EPIPE".
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/bin.ts', 'map', '--snapshot', 'docs/map-example.json'], { cwd: ROOT });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d));
+    child.stdout.once('data', () => child.stdout.destroy()); // the reader goes away after the first chunk
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
   it('the executable: exit code 2 and one line on stderr for a file that is not a snapshot', async () => {
     // map --snapshot loads no cluster code, so the child process starts quickly under tsx.
     const file = join(mkdtempSync(join(tmpdir(), 'ipallocator-cli-')), 'junk.json');
