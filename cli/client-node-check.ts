@@ -30,12 +30,19 @@ export function clientNodeMismatch(from: string | URL, nodeVersion: string = pro
   const needed = typeof engines === 'string' ? /^\s*>=\s*v?(\d+(?:\.\d+){0,2})\s*$/.exec(engines)?.[1] : undefined;
   const running = /^v?(\d+(?:\.\d+){0,2})/.exec(nodeVersion)?.[1];
   if (needed === undefined || running === undefined || compareVersions(running, needed) >= 0) return undefined;
+  const undiciVersion = String(undici!.json.version);
+  // pinning undici 7 helps only where undici 7 loads, and not when it is the one pinned already
+  const pinHelps = compareVersions(running, UNDICI_7_NODE) >= 0 && !undiciVersion.startsWith('7.');
   return (
-    `@kubernetes/client-node ${String(clientNode.json.version)} uses undici ${String(undici!.json.version)}, which needs Node ${needed} or later ` +
-    `(this is Node ${nodeVersion}): use a newer Node, or pin undici 7 with "overrides": {"undici": "7.30.2"} in your package.json ` +
-    'and run npm install, or install @kubernetes/client-node@1.4'
+    `@kubernetes/client-node ${String(clientNode.json.version)} uses undici ${undiciVersion}, which needs Node ${needed} or later ` +
+    `(this is Node ${nodeVersion}): use a newer Node, ` +
+    (pinHelps ? 'or pin undici 7 with "overrides": {"undici": "7.30.2"} in your package.json and run npm install, ' : '') +
+    'or install @kubernetes/client-node@1.4'
   );
 }
+
+/** undici 7's `engines.node` (7.30.2: ">=20.18.1"). */
+const UNDICI_7_NODE = '20.18.1';
 
 /** The package.json of `name` as seen from `from`, or undefined. */
 function readPackage(from: string | URL, name: string): { path: string; json: PackageJson } | undefined {

@@ -41,8 +41,24 @@ describe('clientNodeMismatch', () => {
         'or install @kubernetes/client-node@1.4',
     );
     expect(clientNodeMismatch(from, '22.18.9')).toContain('this is Node 22.18.9');
+    // before Node 20.18.1 undici 7 does not load either: pinning it is no advice there
+    expect(clientNodeMismatch(from, '20.0.0')).toBe(
+      '@kubernetes/client-node 2.0.1 uses undici 8.14.0, which needs Node 22.19.0 or later (this is Node 20.0.0): ' +
+        'use a newer Node, or install @kubernetes/client-node@1.4',
+    );
     expect(clientNodeMismatch(from, '22.19.0')).toBeUndefined();
     expect(clientNodeMismatch(from, 'v24.1.0')).toBeUndefined();
+  });
+
+  it('undici 7 pinned already, on a Node 20 before 20.18.1: no advice to pin it', () => {
+    // found by the fifth outside round: the line recommended the override already in place
+    write('node_modules/@kubernetes/client-node', CLIENT_NODE_2);
+    write('node_modules/undici', UNDICI_7);
+    expect(clientNodeMismatch(from, '20.0.0')).toBe(
+      '@kubernetes/client-node 2.0.1 uses undici 7.30.2, which needs Node 20.18.1 or later (this is Node 20.0.0): ' +
+        'use a newer Node, or install @kubernetes/client-node@1.4',
+    );
+    expect(clientNodeMismatch(from, '20.18.1')).toBeUndefined();
   });
 
   it('reads the undici client-node itself would load (its own nested copy first)', () => {
