@@ -381,6 +381,29 @@ describe('KubernetesStore', () => {
       expect(m.log.slice(3).sort()).toEqual(['+10.0.0.3', '+10.0.0.5', '-10.0.0.2']);
     });
 
+    it('after an etcd restore without --bump-revision (revisions went back) the re-list is the truth, and later events apply', async () => {
+      // Found by the fifth outside round: the re-list kept every cached record newer than the
+      // list (all of them, after the revisions went back) and ignored later events for them.
+      for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
+      const s = open();
+      await s.waitForSync();
+      const m = new Mirror();
+      s.cache.subscribe(m);
+      await until(() => d.openWatches() === 1);
+      const backup = d.backup();
+      d.insert(foreign('10.0.0.4'));
+      await s.create(rec('10.0.0.5')); // our own write, newer than the backup
+      d.modify('10.0.0.2', (o) => (o.metadata.labels = { ...o.metadata.labels, x: 'after' }));
+      await until(() => s.cache.get('10.0.0.4') !== undefined && s.cache.get('10.0.0.2')?.labels.x === 'after');
+      d.restoreBackup(backup); // the watch ends; resuming past the backup's revision answers 504
+      await converged(s, m);
+      expect(s.cache.get('10.0.0.2')?.labels.x).toBeUndefined(); // the restored object, not the newer one held
+      d.remove('10.0.0.1'); // events after the restore, at revisions below those held before it
+      d.insert(foreign('10.0.0.9'));
+      await converged(s, m);
+      expect(cacheNames(s.cache)).toEqual(['10.0.0.2', '10.0.0.3', '10.0.0.9']);
+    });
+
     it('re-lists when the watch request itself fails with a 5xx', async () => {
       const s = open();
       await s.waitForSync();

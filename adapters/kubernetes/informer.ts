@@ -40,7 +40,9 @@
 // * a record this store deleted leaves a tombstone (by uid): later ADDED/MODIFIED events for
 //   that uid are stale and ignored; its DELETED event removes the tombstone;
 // * a re-list keeps records newer than the list's resourceVersion (local writes the list
-//   predates) and skips listed objects whose uid is tombstoned.
+//   predates) and skips listed objects whose uid is tombstoned — unless the list is older than
+//   what the watch has shown: the server's revisions went back (an etcd restore without
+//   --bump-revision), and the map is replaced by the list as it is.
 // Invariant: the map only holds objects the server held at some revision, each at most once,
 // never moves back past what the list/watch has shown, and converges to the server's set once
 // the watch catches up.
@@ -409,12 +411,19 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.stats.lists++;
     const { items, resourceVersion } = await this.listAll();
     if (this.stopped) return;
+    // A consistent list is never older than what a watch showed before it, unless the server's
+    // revisions went back (etcd restored from a backup without --bump-revision): then nothing
+    // held can be ordered against the list, which is taken as it is (as client-go's Replace does).
+    const listed = revision(resourceVersion);
+    const revisionsWentBack = listed !== undefined && this.shown !== undefined && listed < this.shown;
     this.replace(
       items.map((o) => this.convert(o)),
       resourceVersion,
+      revisionsWentBack,
     );
     this.rv = resourceVersion;
-    this.advanceShown(resourceVersion);
+    if (revisionsWentBack) this.shown = listed;
+    else this.advanceShown(resourceVersion);
     this.lastError = undefined;
     const first = !this.synced;
     this.synced = true;
@@ -545,8 +554,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.emit('onDelete', cur);
   }
 
-  /** Replaces the map with a list taken at `listRV`, delivering the differences. */
-  private replace(listed: R[], listRV: string): void {
+  /**
+   * Replaces the map with a list taken at `listRV`, delivering the differences. `asListed` (the
+   * server's revisions went back): the list is the truth, with no record kept for being newer.
+   */
+  private replace(listed: R[], listRV: string, asListed: boolean): void {
+    if (asListed) this.tombstones.clear();
     const fresh = new Map<string, R>();
     const listedUids = new Set<string>();
     for (const r of listed) {
@@ -559,14 +572,22 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     for (const [name, cur] of [...this.records]) {
       const next = fresh.get(name);
       if (next && next.uid === cur.uid) continue;
-      if (!next && isNewerThan(cur.resourceVersion, listRV)) continue; // our write, newer than the list
-      if (next && notOlder(cur.resourceVersion, next.resourceVersion)) continue; // a newer incarnation we wrote
+      if (!asListed) {
+        if (!next && isNewerThan(cur.resourceVersion, listRV)) continue; // our write, newer than the list
+        if (next && notOlder(cur.resourceVersion, next.resourceVersion)) continue; // a newer incarnation we wrote
+      }
       this.records.delete(name);
       this.emit('onDelete', cur);
     }
     for (const [name, next] of fresh) {
       const cur = this.records.get(name);
-      if (cur && notOlder(cur.resourceVersion, next.resourceVersion)) continue;
+      if (
+        cur &&
+        (asListed
+          ? cur.uid === next.uid && cur.resourceVersion === next.resourceVersion
+          : notOlder(cur.resourceVersion, next.resourceVersion))
+      )
+        continue;
       this.records.set(name, next);
       this.emit('onAdd', next, cur);
     }

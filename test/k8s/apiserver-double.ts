@@ -58,6 +58,8 @@
 //   holdWatches()/releaseWatches()  queue events on the open watches / deliver the queue
 //   setWatchLag(ms)             deliver every watch event `ms` later (in order)
 //   compact()                   drop the watch history: a watch from an older version gets 410
+//   backup()/restoreBackup(b)   an etcd restore without --bump-revision: objects and revision go
+//                               back, watches end; a watch from a later revision answers 504
 //   bookmark()                  send a BOOKMARK now to watches that allow bookmarks
 //   holdReply(verb)             the next request of that verb takes effect at once (stored, its
 //                               watch event sent) but its HTTP answer waits for release(): the
@@ -66,9 +68,9 @@
 // Not implemented (say so rather than pretend): update/patch over HTTP (use `modify()`, which
 // emits MODIFIED like one), managedFields / server-side apply, generation, graceful deletion
 // (gracePeriodSeconds), deleteOptions preconditions, dryRun, fieldSelector, resourceVersionMatch,
-// sendInitialEvents (watch-list) and the initial-events-end bookmark, a watch from a future
-// resourceVersion (the real server waits up to 3 s then answers 504 "Too large resource
-// version"; here the watch simply starts), the IP-name canonicality and ParentReference
+// sendInitialEvents (watch-list) and the initial-events-end bookmark, the real server's wait of up
+// to 3 s before it answers a watch from a future resourceVersion (504 "Too large resource
+// version"; here at once), the IP-name canonicality and ParentReference
 // field-format validation beyond "required", authentication/authorization (any bearer token is
 // accepted, and recorded; only denyAccess() refuses), protobuf and table output, HTTP/2, TLS, the ServiceCIDR status
 // subresource and its validation.
@@ -117,6 +119,12 @@ export interface Status {
     retryAfterSeconds?: number;
   };
   code?: number;
+}
+
+/** What backup() saves: the revision and each resource's objects. */
+export interface EtcdBackup {
+  rv: number;
+  stores: [string, KubeObject[]][];
 }
 
 export interface ReceivedRequest {
@@ -555,6 +563,30 @@ export class ApiServerDouble {
     if (ms === 0) for (const w of this.watches) if (!w.held) this.flush(w);
   }
 
+  /** The objects of every resource and the revision, as an etcd backup holds them (for restoreBackup). */
+  backup(): EtcdBackup {
+    return { rv: this.rv, stores: [...this.stores].map(([plural, objects]) => [plural, [...objects.values()].map(clone)]) };
+  }
+
+  /**
+   * An etcd restore from `backup` without --bump-revision, as kube-apiserver serves it after its
+   * restart: the objects and the revision go back to the backup's, the watch history is gone and
+   * every open watch ends. A client that watched past the backup's revision then asks for a
+   * revision the server has not reached (504 Too large resource version) and re-lists.
+   */
+  restoreBackup(backup: EtcdBackup): void {
+    for (const [plural, objects] of backup.stores) {
+      const store = this.stores.get(plural)!;
+      store.clear();
+      for (const o of objects) store.set(o.metadata.name, clone(o));
+    }
+    this.rv = backup.rv;
+    this.history = [];
+    this.floor = backup.rv;
+    this.snapshots.clear();
+    this.dropWatches();
+  }
+
   /** Forgets the watch history (and paged-list snapshots): a watch from an older resourceVersion gets 410. */
   compact(): void {
     this.history = [];
@@ -841,6 +873,18 @@ export class ApiServerDouble {
     const rvText = query.resourceVersion ?? '';
     if (rvText !== '' && !/^\d+$/.test(rvText)) {
       return this.sendJSON(res, 400, statusFailure(400, 'BadRequest', `invalid resource version: ${rvText}`));
+    }
+    if (rvText !== '' && rvText !== '0' && Number(rvText) > this.rv) {
+      // A revision the server has not reached (after restoreBackup): the real one waits up to 3 s
+      // for its watch cache to catch up, then answers this; here it answers at once.
+      return this.sendJSON(
+        res,
+        504,
+        statusFailure(504, 'Timeout', `Timeout: Too large resource version: ${rvText}, current: ${this.rv}`, {
+          causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
+          retryAfterSeconds: 1,
+        }),
+      );
     }
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private' });
     // Like the real server: headers go out at once, before the first event.
