@@ -28,7 +28,7 @@
 // Range-selection policies (`policy` option):
 //   'upstream'  random order, drawn per call from the injected random source. Upstream iterates a
 //               Go map, whose order is unspecified and randomised by the runtime.
-//   'ordered'   ServiceCIDR creation order (creationTimestamp, then arrival), first-listed first:
+//   'ordered'   ServiceCIDR creation order (creationTimestamp, then name, then arrival):
 //               a new range is used only once the older ones are full.
 //   'weighted'  random, each pick weighted by the range's free addresses among the ranges still
 //               untried (ranges with nothing free, or not ready, are tried last) — bigger and
@@ -655,10 +655,16 @@ function creationTime(sc: ServiceCIDR): number {
   return Number.isNaN(t) ? Infinity : t;
 }
 
+/**
+ * Creation order. Kubernetes stamps whole seconds, so ServiceCIDRs made in the same second tie:
+ * they are then ordered by name, which every replica sees alike (arrival order differs between a
+ * replica that watched them come and one that listed them later). Without a timestamp: arrival.
+ */
 function byCreation(a: KnownServiceCIDR, b: KnownServiceCIDR): number {
   const ta = creationTime(a.sc);
   const tb = creationTime(b.sc);
   if (ta !== tb) return ta < tb ? -1 : 1;
+  if (ta !== Infinity && a.sc.name !== b.sc.name) return a.sc.name < b.sc.name ? -1 : 1;
   return a.seq - b.seq;
 }
 

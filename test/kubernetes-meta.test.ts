@@ -521,14 +521,15 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
     it('deleting a ServiceCIDR stops new allocations from it; its addresses stay until released', async () => {
       const env = await open('ordered');
       const { meta } = env;
-      await addReady(env, 'old', ['10.0.0.0/29']);
-      await addReady(env, 'new', ['10.1.0.0/29']);
+      // (created in the same second, as the double stamps whole seconds like Kubernetes: by name)
+      await addReady(env, 'first', ['10.0.0.0/29']);
+      await addReady(env, 'second', ['10.1.0.0/29']);
       const kept = await meta.allocateNext(SVC);
       expect(hostOf('10.0.0.0/29', kept)).toBe(true);
       // kube-controller-manager protects ServiceCIDRs with a finalizer
-      d.modify('old', (o) => (o.metadata.finalizers = [FINALIZER]), SC);
-      await deleteServiceCIDR(kc, 'old');
-      await eventually(() => meta.ranges().find((r) => r.cidr === '10.0.0.0/29')?.ready === false, 'old not ready');
+      d.modify('first', (o) => (o.metadata.finalizers = [FINALIZER]), SC);
+      await deleteServiceCIDR(kc, 'first');
+      await eventually(() => meta.ranges().find((r) => r.cidr === '10.0.0.0/29')?.ready === false, 'first not ready');
 
       for (let i = 0; i < 6; i++) expect(hostOf('10.1.0.0/29', await meta.allocateNext(SVC))).toBe(true);
       expect(await rejection(meta.allocateNext(SVC))).toBeInstanceOf(ErrFull);
@@ -538,8 +539,8 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
 
       await meta.release(kept); // release needs no ready range
       expect(d.objects().map((o) => o.metadata.name)).not.toContain(kept);
-      d.modify('old', (o) => (o.metadata.finalizers = []), SC); // nothing left in it: kcm lets it go
-      await eventually(() => !meta.ranges().some((r) => r.cidr === '10.0.0.0/29'), 'old range gone');
+      d.modify('first', (o) => (o.metadata.finalizers = []), SC); // nothing left in it: kcm lets it go
+      await eventually(() => !meta.ranges().some((r) => r.cidr === '10.0.0.0/29'), 'first range gone');
       expect(cidrsOf(meta)).toEqual(['10.1.0.0/29']);
     });
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { MetaAllocator, RANGE_POLICIES, isNotContained, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
-import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource } from '../adapters/service-cidrs.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import {
@@ -226,6 +226,34 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     // the record outlives its range: used() counts it, release needs a range that contains it
     expect(meta.used()).toBe(1);
     expect(await rejection(meta.release(ip))).toBeInstanceOf(ErrMismatchedNetwork);
+  });
+
+  it("'ordered': ServiceCIDRs created in the same second are ordered by name, whatever order they arrived in", () => {
+    // Found by the fifth outside round: Kubernetes stamps whole seconds, and ties followed arrival
+    // order, so a replica that watched them come and one that listed them later disagreed.
+    const second = '2026-12-03T21:00:00Z';
+    const scs: ServiceCIDR[] = [
+      { name: 'zeta', cidrs: ['10.3.0.0/24'], creationTimestamp: second },
+      { name: 'alpha', cidrs: ['10.1.0.0/24'], creationTimestamp: second },
+      { name: 'mid', cidrs: ['10.2.0.0/24'], creationTimestamp: second },
+      { name: 'older', cidrs: ['10.9.0.0/24'], creationTimestamp: '2026-12-03T20:59:59Z' },
+    ];
+    const orders = [scs, [...scs].reverse()].map((arrival) => {
+      const source: ServiceCIDRSource = {
+        subscribe: (w) => {
+          for (const sc of arrival) w.onAdd(sc);
+          return () => {};
+        },
+        hasSynced: () => true,
+        list: () => arrival,
+      };
+      const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore(), policy: 'ordered' });
+      const cidrs = meta.ranges().map((r) => r.cidr);
+      meta.destroy();
+      return cidrs;
+    });
+    expect(orders[0]).toEqual(['10.9.0.0/24', '10.1.0.0/24', '10.2.0.0/24', '10.3.0.0/24']);
+    expect(orders[1]).toEqual(orders[0]);
   });
 
   it('readiness: no Ready condition counts as ready; False or a deletionTimestamp makes a lone range unready', async () => {
