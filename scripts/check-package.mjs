@@ -74,7 +74,14 @@ step('npm pack: exactly what runs', () => {
     required.push(entry.types.slice(2), entry.default.slice(2));
   }
   const missing = required.filter((f) => !files.includes(f));
-  const stray = files.filter((f) => !['LICENSE', 'README.md', 'package.json'].includes(f) && !/^dist\/.+\.(js|d\.ts)$/.test(f));
+  // the README's links and its `map --snapshot` example; no declarations for the CLI, which exports nothing
+  const docs = ['docs/semantics.md', 'docs/map-example.json'];
+  required.push(...docs);
+  const stray = files.filter(
+    (f) =>
+      ![...docs, 'LICENSE', 'README.md', 'package.json'].includes(f) &&
+      (!/^dist\/.+\.(js|d\.ts)$/.test(f) || /^dist\/cli\/.+\.d\.ts$/.test(f)),
+  );
   if (missing.length > 0 || stray.length > 0) {
     throw new Error(`missing: ${missing.join(', ') || '-'}; not for users: ${stray.join(', ') || '-'}`);
   }
@@ -127,6 +134,16 @@ for (const name of Object.keys(pkg.bin ?? {})) {
     run(join(app, 'node_modules', '.bin', name), ['--help'], app);
   });
 }
+
+step("the README's map example on the snapshot that ships with the package", () => {
+  const out = run(
+    join(app, 'node_modules', '.bin', 'ipallocator'),
+    ['map', '--snapshot', 'node_modules/ipallocator/docs/map-example.json', '--out', 'map.svg'],
+    app,
+  );
+  if (!/^wrote map\.svg: 10\.96\.0\.0\/16, /.test(out)) throw new Error(`unexpected output: ${out}`);
+  return out.trim();
+});
 
 const typeChecks = [];
 for (const [ts, tsc] of compilers) {
