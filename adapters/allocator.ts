@@ -52,14 +52,14 @@ import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRe
 /** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
   /** 'dense' (a bitmap, up to 2^31 addresses), 'sparse', or 'auto' (dense up to 2^24). */
-  index?: IndexKind;
+  index?: IndexKind | undefined;
   /**
    * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
    * scan, the same draws and answers as ReferenceAllocator), 'legacy-bitmap', 'sequential',
    * 'lowest-free', 'random-free', or a strategy object — coolDown(…) of any of them, or your own
    * (adapters/strategies.ts). A cool-down holds back addresses released by anyone on the store.
    */
-  strategy?: StrategyOption;
+  strategy?: StrategyOption | undefined;
 }
 
 const ALLOCATOR_OPTIONS: Record<keyof IndexedAllocatorOptions, true> = {

@@ -34,7 +34,7 @@ export interface DualStackOptions {
    * rethrown regardless, and an error thrown by this callback is ignored (the rollback goes on).
    * Default: ignore.
    */
-  onRollbackError?: (error: unknown, ip: string, family: IPFamily) => void;
+  onRollbackError?: ((error: unknown, ip: string, family: IPFamily) => void) | undefined;
 }
 
 const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);

@@ -122,7 +122,7 @@ export interface MemoryStoreOptions {
    * Offer the synchronous operations as `store.sync` (default true). false makes allocators go
    * through the promise-returning create/delete/get, as they do with a remote store.
    */
-  syncOps?: boolean;
+  syncOps?: boolean | undefined;
   /**
    * Called when a watcher's onAdd/onDelete throws. The write that caused the event stays
    * committed and every other watcher still gets the event. Default: the error is rethrown
@@ -130,14 +130,14 @@ export interface MemoryStoreOptions {
    * 'uncaughtException', Deno's unhandled error) instead of vanishing. A handler that throws
    * has its own error rethrown the same way.
    */
-  onWatcherError?: WatcherErrorHandler;
+  onWatcherError?: WatcherErrorHandler | undefined;
   /**
    * Stamp each record with its creation time (`creationTimestamp`, whole seconds, as
    * kube-apiserver does). Default false: nothing in this library reads it, and a clock read on
    * every write is a large share of a write's cost; upstream's fake clientset, the store of its
    * allocator tests, does not set it either.
    */
-  timestamps?: boolean;
+  timestamps?: boolean | undefined;
 }
 
 /** The default onWatcherError: rethrow where nothing can catch it into the store's write. */

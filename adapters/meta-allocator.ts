@@ -66,19 +66,19 @@ export const RANGE_POLICIES: readonly RangePolicy[] = Object.freeze(['upstream',
 
 export interface MetaAllocatorOptions {
   /** Where the IPAddress records live, shared by every range. Default: a new MemoryStore. */
-  store?: Store;
+  store?: Store | undefined;
   /** Random source for the policies and every range's start offsets. Default: `defaultRandom()`. */
-  random?: RandomSource;
+  random?: RandomSource | undefined;
   /** Range selection for allocateNext (default 'upstream'). */
-  policy?: RangePolicy;
+  policy?: RangePolicy | undefined;
   /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
-  metrics?: MetricsRegistry | boolean;
+  metrics?: MetricsRegistry | boolean | undefined;
   /** Index representation of every range (default 'auto'). */
-  index?: IndexKind;
+  index?: IndexKind | undefined;
   /** How every range's allocateNext chooses among its free addresses (Allocator's `strategy`; default 'upstream'). */
-  strategy?: StrategyOption;
+  strategy?: StrategyOption | undefined;
   /** Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it). */
-  onSkip?: (skipped: SkippedCIDR) => void;
+  onSkip?: ((skipped: SkippedCIDR) => void) | undefined;
 }
 
 /** A CIDR of a ServiceCIDR that has no range, and why. */

@@ -82,17 +82,17 @@ const BITMAP_SNAPSHOT_MAX = 16777216;
 
 export interface RangeOptions {
   /** Random source for allocateNext (default: seeded from crypto.getRandomValues). */
-  random?: RandomSource;
+  random?: RandomSource | undefined;
   /** Force an index representation (tests, benchmarks). Default: dense up to 2^24 addresses. */
-  indexKind?: IndexKind;
+  indexKind?: IndexKind | undefined;
   /**
    * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
    * scan), 'legacy-bitmap', 'sequential', 'lowest-free', 'random-free', or a strategy object —
    * coolDown(…) of any of them, or your own (adapters/strategies.ts).
    */
-  strategy?: StrategyOption;
+  strategy?: StrategyOption | undefined;
   /** Registers the upstream metrics for this range at once: a prom-client Registry, or true for the default one (as enableMetrics). */
-  metrics?: MetricsRegistry | boolean;
+  metrics?: MetricsRegistry | boolean | undefined;
 }
 
 /**

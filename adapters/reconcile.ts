@@ -30,13 +30,13 @@ export const RECONCILE_GRACE_MS = 60_000;
 
 export interface ReconcileOptions {
   /** Delete the leaks past the grace (default false: report only). */
-  delete?: boolean;
+  delete?: boolean | undefined;
   /** Leaks younger than this (by creationTimestamp) are kept. Default 60 s (upstream); 0 = no grace. */
-  graceMs?: number;
+  graceMs?: number | undefined;
   /** Only records labelled with this family. */
-  family?: IPFamily;
+  family?: IPFamily | undefined;
   /** The clock, in ms since the epoch (tests). Default Date.now. */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 export interface ReconcileResult {

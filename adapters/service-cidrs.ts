@@ -92,9 +92,9 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 
 export interface AddServiceCIDROptions {
   /** The Ready condition (default: none, which counts as ready). */
-  ready?: boolean;
+  ready?: boolean | undefined;
   /** Skip the API server's validation of `cidrs` (to feed a MetaAllocator malformed objects in tests). */
-  unvalidated?: boolean;
+  unvalidated?: boolean | undefined;
 }
 
 /** Receives the error a watcher threw, the watcher, and the event it was handling. */
@@ -110,7 +110,7 @@ export interface InMemoryServiceCIDRsOptions {
    * still receive it. Default: rethrow the error from a microtask, outside the change, so it
    * reaches the runtime's uncaught-error handler instead of vanishing.
    */
-  onWatcherError?: ServiceCIDRWatcherErrorHandler;
+  onWatcherError?: ServiceCIDRWatcherErrorHandler | undefined;
 }
 
 /** One change waiting to be delivered: every watcher subscribed when its turn comes gets it. */

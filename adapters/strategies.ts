@@ -433,11 +433,11 @@ export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: stri
 /** How long a released address stays out of use: a time, or a number of allocations. */
 export interface CoolDownOptions {
   /** Milliseconds from the release (on the `now` clock). */
-  ms?: number;
+  ms?: number | undefined;
   /** allocateNext calls on the same range after the release. */
-  allocations?: number;
+  allocations?: number | undefined;
   /** The clock for `ms`, in milliseconds (default Date.now; a simulation passes its own). */
-  now?: () => number;
+  now?: (() => number) | undefined;
 }
 
 /**

@@ -6,9 +6,9 @@ export type IPFamily = 'IPv4' | 'IPv6';
 
 /** The object an IPAddress belongs to (upstream `ParentReference`; core group is ""). */
 export interface ParentRef {
-  group?: string;
+  group?: string | undefined;
   resource: string;
-  namespace?: string;
+  namespace?: string | undefined;
   name: string;
 }
 
@@ -52,11 +52,11 @@ export interface IPAllocator {
 /** Options of both allocator classes. */
 export interface AllocatorOptions {
   /** Where the IPAddress records live. Default: a new MemoryStore of its own. */
-  store?: Store;
+  store?: Store | undefined;
   /** The random source for start offsets. Default: `defaultRandom()` (seeded from crypto). */
-  random?: RandomSource;
+  random?: RandomSource | undefined;
   /** Enable metrics at construction: a prom-client Registry, or true for the default registry. */
-  metrics?: MetricsRegistry | boolean;
+  metrics?: MetricsRegistry | boolean | undefined;
 }
 
 /**

@@ -93,11 +93,11 @@ export interface ListerWatcher {
 
 export interface BackoffOptions {
   /** First delay after a failure. Default 200 ms. */
-  initialMs?: number;
+  initialMs?: number | undefined;
   /** Cap. Default 30 000 ms. */
-  maxMs?: number;
+  maxMs?: number | undefined;
   /** Each delay is multiplied by a random factor in [1 − jitter, 1 + jitter]. Default 0.2. */
-  jitter?: number;
+  jitter?: number | undefined;
 }
 
 /** How long `waitForSync` may wait. */

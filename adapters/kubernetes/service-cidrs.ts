@@ -102,25 +102,25 @@ export function toServiceCIDR(obj: ServiceCIDRObject): ServiceCIDRRecord {
 
 export interface KubernetesServiceCIDRsOptions {
   /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
-  apiVersion?: ApiVersion;
+  apiVersion?: ApiVersion | undefined;
   /** Only ServiceCIDRs matching this label selector (default: all, like upstream). */
-  labelSelector?: string;
+  labelSelector?: string | undefined;
   /** List page size; 0 = one request. Default 500. */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
-  backoff?: BackoffOptions;
+  backoff?: BackoffOptions | undefined;
   /**
    * How long one list request (one page) may wait for its answer, in ms. Default 30 000;
    * Infinity waits for ever. One that runs out counts as a failed list (KubernetesApiError with
    * `timeoutMs` set, in `lastError`) and is retried after the backoff.
    */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** Server-side watch timeout (seconds). Default random 300–600. */
-  watchTimeoutSeconds?: number;
+  watchTimeoutSeconds?: number | undefined;
   /** Called when a subscriber throws. Default console.error. */
-  onWatcherError?: (err: unknown) => void;
+  onWatcherError?: ((err: unknown) => void) | undefined;
   /** Start the informer in the constructor. Default true; otherwise call start(). */
-  start?: boolean;
+  start?: boolean | undefined;
 }
 
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api used here. */
@@ -148,10 +148,10 @@ function apiError(err: unknown, verb: 'create' | 'delete', name: string): Kubern
 }
 
 export interface CreateServiceCIDROptions {
-  apiVersion?: ApiVersion;
-  labels?: Record<string, string>;
+  apiVersion?: ApiVersion | undefined;
+  labels?: Record<string, string> | undefined;
   /** How long the request may wait for its answer, in ms (as KubernetesStoreOptions). Default 30 000. */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
 }
 
 /** Requests to the current cluster of `kc` with the timeout of `options`. */

@@ -43,20 +43,20 @@ const RESOURCE = `ipaddresses.${GROUP}`;
 
 export interface KubernetesStoreOptions {
   /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
-  apiVersion?: ApiVersion;
+  apiVersion?: ApiVersion | undefined;
   /**
    * Narrows the cache to IPAddresses labelled with this family. Off by default: upstream's
    * informer sees every IPAddress (an address taken by another controller is taken for us too).
    */
-  family?: IPFamily;
+  family?: IPFamily | undefined;
   /** A label selector for the cache (combined with `family`), e.g. `ipaddress.kubernetes.io/managed-by=ipallocator.k8s.io`. */
-  labelSelector?: string;
+  labelSelector?: string | undefined;
   /** Apply this store's own successful creates/deletes to the cache at once. Default true. */
-  readYourWrites?: boolean;
+  readYourWrites?: boolean | undefined;
   /** List page size; 0 = one request. Default 500. */
-  pageSize?: number;
+  pageSize?: number | undefined;
   /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
-  backoff?: BackoffOptions;
+  backoff?: BackoffOptions | undefined;
   /**
    * How long one API request (create, delete, get, one page of a list) may wait for its answer,
    * in ms. Default 30 000; Infinity waits for ever. A request that runs out is aborted and
@@ -64,13 +64,13 @@ export interface KubernetesStoreOptions {
    * `timeoutMs` set, `code` undefined); a timed-out create may still have created the object.
    * Watches are not limited by it (client-node's Watch has its own connect/inactivity timeout).
    */
-  requestTimeoutMs?: number;
+  requestTimeoutMs?: number | undefined;
   /** Server-side watch timeout (seconds). Default random 300–600. */
-  watchTimeoutSeconds?: number;
+  watchTimeoutSeconds?: number | undefined;
   /** Called when a cache subscriber throws. Default console.error. */
-  onWatcherError?: (err: unknown) => void;
+  onWatcherError?: ((err: unknown) => void) | undefined;
   /** Start the informer in the constructor. Default true; otherwise call start(). */
-  start?: boolean;
+  start?: boolean | undefined;
 }
 
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api this store uses. */

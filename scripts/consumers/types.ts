@@ -4,6 +4,7 @@
 // installed, as here, its registries go where the API takes one (types-no-prom-client.ts: without).
 import {
   Allocator,
+  coolDown,
   ErrFull,
   IPAllocatorError,
   MemoryStore,
@@ -57,3 +58,23 @@ export function rangeWithOpenMetrics(cidr: string): Range {
   return range;
 }
 export type Record = IPAddressRecord;
+
+// Configuration that may leave a value out: every optional key also takes `undefined` (these
+// tsconfigs turn exactOptionalPropertyTypes on, as a strict app may).
+export function fromConfig(config: { store?: MemoryStore | undefined; namespace?: string | undefined; ms?: number | undefined }): string {
+  const alloc = new Allocator('10.0.0.0/24', {
+    store: config.store,
+    random: undefined,
+    metrics: undefined,
+    index: undefined,
+    strategy: undefined,
+  });
+  const ref: ParentRef = { group: undefined, resource: 'services', namespace: config.namespace, name: 'web' };
+  const meta: MetaAllocatorOptions = { store: config.store, policy: undefined, onSkip: undefined };
+  const range = new Range('10.1.0.0/24', { indexKind: undefined, strategy: coolDown('upstream', { ms: config.ms ?? 0, now: undefined }) });
+  const store = new MemoryStore({ syncOps: undefined, timestamps: undefined });
+  const text = `${alloc.cidr} ${ref.name} ${String(meta.policy)} ${range.cidr} ${store.size}`;
+  alloc.destroy();
+  range.destroy();
+  return text;
+}
