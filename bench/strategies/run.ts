@@ -26,12 +26,29 @@ import { type Duration, type Measures, meanOf, type Policy, REUSE_BUCKETS_S, typ
 
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
-const seedAt = args.indexOf('--seed');
-const SEED = seedAt >= 0 ? Number(args[seedAt + 1]) : 20240601;
-const outAt = args.indexOf('--out');
-const cpuAt = args.indexOf('--cpu');
-const CPU = cpuAt >= 0 ? args[cpuAt + 1] : undefined;
-const OUT = outAt >= 0 ? args[outAt + 1]! : quick ? join(tmpdir(), 'ipallocator-bench', 'strategies') : 'bench/results/strategies';
+
+/** A usage error: one line, exit 2, before anything is simulated. */
+function usage(message: string): never {
+  console.error(`bench:strategies: ${message}`);
+  process.exit(2);
+}
+
+/** The value after `--name`, or undefined when the flag is absent. */
+function flagValue(name: string): string | undefined {
+  const at = args.indexOf(name);
+  if (at < 0) return undefined;
+  const value = args[at + 1];
+  if (value === undefined || value.startsWith('--')) usage(`${name} needs a value`);
+  return value;
+}
+
+// Each API server's random source is seeded from seed · 1000 + its number: past 2^32 that sum
+// would lose bits in a double, and the servers would share one stream.
+const seedText = flagValue('--seed');
+const SEED = seedText === undefined ? 20240601 : Number(seedText);
+if (!/^\d+$/.test(seedText ?? '0') || !(SEED <= 0xffffffff)) usage(`--seed must be an integer in 0..4294967295, got ${seedText}`);
+const CPU = flagValue('--cpu');
+const OUT = flagValue('--out') ?? (quick ? join(tmpdir(), 'ipallocator-bench', 'strategies') : 'bench/results/strategies');
 
 const SPECS: StrategySpec[] = [
   { label: 'upstream', strategy: 'upstream' },
