@@ -127,7 +127,7 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
   if (err instanceof KubernetesApiError || err instanceof IPAllocatorError) return err;
   const code = httpCode(err);
   if (code !== undefined) {
-    const status = parseStatus((err as { body?: unknown }).body);
+    const status = parseStatus((err as { body?: unknown }).body) ?? (code === 401 ? UNAUTHORIZED : undefined);
     if (verb === 'create' && code === 409 && (status?.reason === undefined || status.reason === 'AlreadyExists') && name !== undefined) {
       return new AlreadyExistsError(name);
     }
@@ -152,6 +152,18 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
   const message = typeof e?.message === 'string' ? e.message : String(err);
   return new KubernetesApiError(verb, resource, name, undefined, undefined, `${message}${causeCode}`, err);
 }
+
+/**
+ * kube-apiserver's answer to a credential it does not accept (its authentication filter writes
+ * this Status for every 401), for the 401s whose body client-node leaves unread.
+ */
+const UNAUTHORIZED: ApiStatus = Object.freeze({
+  kind: 'Status',
+  status: 'Failure',
+  message: 'Unauthorized',
+  reason: 'Unauthorized',
+  code: 401,
+});
 
 /**
  * Whether a 404's Status names the object that is missing (kube-apiserver writes details.name

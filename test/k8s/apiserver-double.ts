@@ -72,7 +72,7 @@
 // to 3 s before it answers a watch from a future resourceVersion (504 "Too large resource
 // version"; here at once), the IP-name canonicality and ParentReference
 // field-format validation beyond "required", authentication/authorization (any bearer token is
-// accepted, and recorded; only denyAccess() refuses), protobuf and table output, HTTP/2, TLS, the ServiceCIDR status
+// accepted, and recorded, unless onlyToken is set; only denyAccess() refuses), protobuf and table output, HTTP/2, TLS, the ServiceCIDR status
 // subresource and its validation.
 
 import http from 'node:http';
@@ -637,6 +637,10 @@ export class ApiServerDouble {
     const query: Record<string, string> = {};
     url.searchParams.forEach((v, k) => (query[k] = v));
     const rawBody = await readBody(req);
+    if (this.onlyToken !== undefined && req.headers.authorization !== `Bearer ${this.onlyToken}`) {
+      // what kube-apiserver's authentication filter answers for a credential it does not accept
+      return this.sendJSON(res, 401, statusFailure(401, 'Unauthorized', 'Unauthorized'));
+    }
     if (url.pathname === '/api/v1/services' || url.pathname.startsWith('/api/v1/namespaces/')) {
       return this.handleServices(req, res, url.pathname, query, rawBody);
     }
@@ -1042,6 +1046,9 @@ export class ApiServerDouble {
   denyAccess(verb: Verb, resource: string): void {
     this.denials.add(`${verb} ${resource}`);
   }
+
+  /** Only requests with this bearer token are authenticated; any other gets 401 Unauthorized (undefined: any token). */
+  onlyToken: string | undefined = undefined;
 
   /** Lifts every denyAccess(). */
   allowAll(): void {
