@@ -50,7 +50,6 @@ import {
   type AllocationStrategy,
   chooserFor,
   type Cooling,
-  choseNothingError,
   isOffset,
   notFreeError,
   type Offset,
@@ -349,13 +348,14 @@ export class Range implements RangeView {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
     } else {
       const o = this.chosen;
-      // the count says one is free: a chooser that finds none is wrong
-      if (!chooser.choose(o)) throw choseNothingError(this.strategy!, this.free(), this.cidr);
+      // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
+      // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
+      if (!chooser.choose(o)) return false;
       if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
       try {
         chooser.taken?.(o.hi, o.lo);
       } catch (e) {
-        this.unmark(o.hi, o.lo); // its hook failed: nothing taken
+        this.unmark(o.hi, o.lo, e); // its hook failed: nothing taken
         throw e;
       }
     }
@@ -364,16 +364,19 @@ export class Range implements RangeView {
   }
 
   /**
-   * Clears the mark just set on (hi, lo), before it was counted. When that needs memory it cannot
-   * have (a sparse run split), the offset stays marked and is counted instead: consistent, and
-   * free again on release.
+   * Clears the mark just set on (hi, lo) because the strategy's taken() hook threw `why`, before
+   * the offset was counted. When that needs memory it cannot have (a sparse run split), the
+   * offset stays marked and counted, and the error names it, so that it can be released.
    */
-  private unmark(hi: number, lo: number): void {
+  private unmark(hi: number, lo: number, why: unknown): void {
     try {
       this.index.clear(hi, lo);
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
       this.recount();
+      throw new OutOfMemoryError(
+        `the strategy's taken() hook failed (${why instanceof Error ? why.message : quoteInput(why)}), and ${this.space!.textAt(hi, lo)} could not be given back: it stays allocated (release it to free it)`,
+      );
     }
   }
 

@@ -323,8 +323,8 @@ function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser
  * chooser that could clear or destroy the index would have the range hand out an address twice
  * (the index is the range's record of what is taken).
  */
-function readOnly(index: StrategyIndex): StrategyIndex {
-  return Object.freeze({
+function readOnly(index: FreeIndex): StrategyIndex {
+  const view: StrategyIndex = Object.freeze({
     get kind() {
       return index.kind;
     },
@@ -340,14 +340,25 @@ function readOnly(index: StrategyIndex): StrategyIndex {
       return index.resultLo;
     },
   });
+  BEHIND_READ_ONLY.set(view, index);
+  return view;
 }
 
+/** Each read-only view's FreeIndex: how a coolDown inside a strategy of your own reaches it. */
+const BEHIND_READ_ONLY = new WeakMap<StrategyIndex, FreeIndex>();
+
 /**
- * The whole index behind a view: the strategies of this module (OWN_STRATEGIES) are given the
- * range's FreeIndex itself, and coolDown's needs `clear` to return what it held.
+ * The whole index behind a view, for coolDown's `clear` of what it held: the range's FreeIndex
+ * itself (the strategies of this module get it), or the one behind a read-only view (a coolDown
+ * that a strategy of your own delegates to). InvalidArgumentError for an index the range did not
+ * give.
  */
 function wholeIndex(view: StrategyView): FreeIndex {
-  return view.index as FreeIndex;
+  const index = BEHIND_READ_ONLY.get(view.index) ?? view.index;
+  if (typeof (index as Partial<FreeIndex>).clear !== 'function') {
+    throw new InvalidArgumentError('coolDown(…).forRange needs the view the range gave (its index returns the addresses held)');
+  }
+  return index as FreeIndex;
 }
 
 /**
@@ -396,7 +407,7 @@ export function strategyOption(option: unknown): AllocationStrategy {
  * InvalidArgumentError, not at the first allocation.
  */
 export function chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
-  const chooser = strategy.forRange(OWN_STRATEGIES.has(strategy) ? view : Object.freeze({ ...view, index: readOnly(view.index) }));
+  const chooser = strategy.forRange(OWN_STRATEGIES.has(strategy) ? view : Object.freeze({ ...view, index: readOnly(wholeIndex(view)) }));
   if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
     throw new InvalidArgumentError(`strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method`);
   }
@@ -406,13 +417,6 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
 /** Whether a chooser's answer is an offset at all: hi and lo integers in [0, 2^32). */
 export function isOffset(o: Offset): boolean {
   return typeof o.hi === 'number' && typeof o.lo === 'number' && o.hi >>> 0 === o.hi && o.lo >>> 0 === o.lo;
-}
-
-/** The error of a chooser that chose nothing while `free` offsets were free (a bug in that strategy). */
-export function choseNothingError(strategy: AllocationStrategy, free: bigint, cidr: string): InvalidArgumentError {
-  return new InvalidArgumentError(
-    `strategy ${quoteInput(strategy.name)} chose no offset while ${free} ${free === 1n ? 'is' : 'are'} free in ${cidr}`,
-  );
 }
 
 /** The error of a chooser that named an offset that is not free, or no offset at all (a bug in that strategy). */
@@ -657,7 +661,7 @@ class CoolDownChooser implements OffsetChooser {
   }
 
   taken(hi: number, lo: number): void {
-    this.cooling.tick();
     this.inner.taken?.(hi, lo);
+    this.cooling.tick(); // after the inner hook: a hook that throws takes nothing, and counts for nothing
   }
 }

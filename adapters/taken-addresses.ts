@@ -45,7 +45,6 @@ import {
   type AllocationStrategy,
   type Cooling,
   chooserFor,
-  choseNothingError,
   isOffset,
   notFreeError,
   type Offset,
@@ -239,13 +238,7 @@ export class TakenAddresses {
     const o = this.chosen;
     const chooser = this.chooser!;
     const index = this.index!;
-    if (!chooser.choose(o)) {
-      // the index marks what the cache holds and the calls in flight: with any offset unmarked, a
-      // chooser that finds none is wrong
-      const free = this.prefix.size - BigInt(index.count());
-      if (free > 0n) throw choseNothingError(this.strategy!, free, this.prefix.cidr);
-      return false;
-    }
+    if (!chooser.choose(o)) return false; // nothing it may choose is free (see Range's takeNext)
     if (!isOffset(o) || !index.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
     try {
       chooser.taken?.(o.hi, o.lo);

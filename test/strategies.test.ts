@@ -494,19 +494,38 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     expect(await allocator.allocateNext()).toBe('10.0.0.17'); // not lost
     range.destroy();
     allocator.destroy();
+    // a count-based cool-down counts only allocations that happened
+    calls = 0;
+    const cooled = new Range('10.0.0.0/24', { strategy: coolDown(failing, { allocations: 2 }) });
+    const first = cooled.allocateNext(); // 10.0.0.17
+    cooled.release(first); // held for the next two allocations
+    expect(cooled.allocateNext()).toBe('10.0.0.18');
+    expect(await failure(() => cooled.allocateNext())).toMatchObject({ message: 'hook failed' }); // not an allocation
+    expect(cooled.allocateNext()).toBe('10.0.0.19'); // the second allocation since the release: still held
+    expect(cooled.allocateNext()).toBe(first); // back after two
+    cooled.validate();
+    cooled.destroy();
   });
 
-  it('a chooser that chooses nothing while addresses are free is InvalidArgumentError, not ErrFull', async () => {
+  it("a chooser answering false has nothing it may choose: ErrFull, as 'legacy-bitmap' answers past its IPv6 cap", async () => {
     const lazy: AllocationStrategy = { name: 'lazy', forRange: () => ({ choose: () => false }) };
     const { range, allocator } = subjects(lazy);
-    for (const e of [await failure(() => range.allocateNext()), await failure(() => allocator.allocateNext())]) {
-      expect(e).toBeInstanceOf(InvalidArgumentError);
-      expect((e as Error).message).toBe('strategy "lazy" chose no offset while 254 are free in 10.0.0.0/24');
-    }
-    expect(await failure(() => range.allocateMany(2))).toBeInstanceOf(InvalidArgumentError);
+    expect(await failure(() => range.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(await failure(() => allocator.allocateNext())).toBeInstanceOf(ErrFull);
     expect([range.used(), allocator.used()]).toEqual([0, 0]);
     range.destroy();
     allocator.destroy();
+    // 'legacy-bitmap' offers the first 65,535 addresses of an IPv6 range, then answers ErrFull
+    const capped = new Range('fd00::/111', { strategy: 'legacy-bitmap' });
+    const onStore = new Allocator('fd00::/111', { strategy: 'legacy-bitmap' });
+    capped.allocateMany(65_535);
+    for (let i = 0; i < 65_535; i++) onStore.tryAllocateNextNow();
+    expect(await failure(() => capped.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(await failure(() => capped.allocateMany(1))).toBeInstanceOf(ErrFull);
+    expect(await failure(() => onStore.allocateNext())).toBeInstanceOf(ErrFull);
+    expect([capped.used(), onStore.used(), capped.free(), onStore.free()]).toEqual([65_535, 65_535, 65_536n, 65_536n]);
+    capped.destroy();
+    onStore.destroy();
   });
 
   it('a bigint offset is InvalidArgumentError', async () => {
@@ -527,6 +546,23 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     }
     range.destroy();
     allocator.destroy();
+  });
+
+  it('a coolDown that a strategy of your own delegates to still returns what it held', () => {
+    let now = 0;
+    const logged: AllocationStrategy = {
+      name: 'logged',
+      forRange: (view) => coolDown('sequential', { ms: 10, now: () => now }).forRange(view),
+    };
+    const r = new Range('10.0.0.0/29', { strategy: logged });
+    const all = r.allocateMany(6);
+    r.release(all[0]!);
+    expect(r.allocateNext()).toBe(all[0]); // the held one comes back early: nothing else is free
+    r.release(all[1]!);
+    now += 10;
+    expect(r.allocateNext()).toBe(all[1]); // its time came: cleared in the range's index
+    r.validate();
+    r.destroy();
   });
 
   it('a cool-down over a strategy of your own still holds and returns released addresses', () => {
