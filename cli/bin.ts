@@ -4,11 +4,16 @@ import { basename } from 'node:path';
 import process from 'node:process';
 import { run } from './main.ts';
 
-// A reader that stops early (`ipallocator map … | head`) no longer wants the output: end quietly,
-// as Unix tools do, rather than with Node's stack trace for the failed write.
+// A reader that stops early (`ipallocator map … | head`) no longer wants the output: what is left
+// of it goes nowhere, without Node's stack trace for the failed write, and the command still ends
+// with its own exit code (`check … | head` under pipefail still reports the problems it found).
 for (const stream of [process.stdout, process.stderr]) {
+  let readerGone = false;
   stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(0);
+    if (e.code === 'EPIPE' || readerGone) {
+      readerGone = true; // later writes to the closed stream fail too: nothing to report
+      return;
+    }
     throw e;
   });
 }

@@ -161,16 +161,22 @@ describe('ipallocator: failures', () => {
     expect(out).toContain('Usage: kubectl ipallocator check');
   });
 
-  it('the executable: a reader that stops early (| head) ends it quietly, with no stack trace', async () => {
+  it('the executable: a reader gone before the output (| head) ends it quietly, with its own exit code', async () => {
     // Found by the fifth outside round: `map … | head -c 100` crashed with "write EPIPE".
     const { spawn } = await import('node:child_process');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/bin.ts', 'map', '--snapshot', 'docs/map-example.json'], { cwd: ROOT });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d));
-    child.stdout.once('data', () => child.stdout.destroy()); // the reader goes away after the first chunk
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(stderr).toBe('');
-    expect(code).toBe(0);
+    const junk = join(mkdtempSync(join(tmpdir(), 'ipallocator-cli-')), 'junk.json');
+    writeFileSync(junk, 'not json');
+    const ended = async (args: string[], closed: 'stdout' | 'stderr') => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'cli/bin.ts', ...args], { cwd: ROOT });
+      child[closed].destroy(); // the reader goes away before anything is written
+      let other = '';
+      child[closed === 'stdout' ? 'stderr' : 'stdout'].on('data', (d: Buffer) => (other += d));
+      const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+      return { code, other };
+    };
+    expect(await ended(['map', '--snapshot', 'docs/map-example.json'], 'stdout')).toEqual({ code: 0, other: '' });
+    expect(await ended(['map', '--snapshot', junk], 'stderr')).toEqual({ code: 2, other: '' }); // its error went nowhere, its code stays
+    rmSync(dirname(junk), { recursive: true, force: true });
   });
 
   it('the executable: exit code 2 and one line on stderr for a file that is not a snapshot', async () => {
