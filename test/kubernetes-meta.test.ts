@@ -572,6 +572,21 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(hostOf('10.1.0.0/24', await meta.allocateNext())).toBe(true);
     });
 
+    it('after an etcd restore without --bump-revision, a ServiceCIDR created since the backup stops serving', async () => {
+      const env = await open('ordered');
+      const { meta } = env;
+      await addReady(env, 'a', ['10.0.0.0/30']);
+      await eventually(() => d.openWatches(SC) === 1, 'the watch');
+      const backup = d.backup();
+      await createServiceCIDR(kc, 'b', ['10.1.0.0/24']);
+      await eventually(() => cidrsOf(meta).includes('10.1.0.0/24'), 'b served');
+      d.restoreBackup(backup); // b never existed as far as the cluster now knows
+      await eventually(() => JSON.stringify(cidrsOf(meta)) === JSON.stringify(['10.0.0.0/30']), 'ranges == [a]');
+      await meta.allocateNext(SVC);
+      await meta.allocateNext(SVC);
+      expect(await rejection(meta.allocateNext(SVC))).toBeInstanceOf(ErrFull); // nothing from b
+    });
+
     it('a compacted history (410 Expired) re-lists and delivers the differences', async () => {
       const env = await open('ordered');
       const { meta, cidrs } = env;

@@ -44,7 +44,8 @@
 //   what the watch has shown: the server's revisions went back (an etcd restore without
 //   --bump-revision), and the map is replaced by the list as it is.
 // Invariant: the map only holds objects the server held at some revision, each at most once,
-// never moves back past what the list/watch has shown, and converges to the server's set once
+// never moves back past what the list/watch has shown (unless the server's revisions went back,
+// as above; that is seen only while they are below the last one shown), and converges to the server's set once
 // the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
@@ -163,7 +164,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private failures = 0;
   /**
    * The newest revision the list/watch has applied (list resourceVersion, event or bookmark):
-   * the map reflects every change up to it. Only grows; a re-list does not reset it.
+   * the map reflects every change up to it. Only grows, except when a re-list shows the server's
+   * revisions went back (an etcd restore): it is then the list's.
    */
   private shown: number | undefined;
   private readonly syncWaiters = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();
