@@ -245,6 +245,24 @@ export class Range implements RangeView {
     if (this.destroyed) throw new ErrDestroyed(`Range ${this.cidr}`);
   }
 
+  /**
+   * True while the strategy's choose() or taken() runs: they read the index, and a change of the
+   * range from inside them would land between the range's choice and its bookkeeping.
+   */
+  private inStrategy = false;
+
+  /** The start of every call that changes the range: not destroyed, not called from the strategy. */
+  private changing(): void {
+    this.throwIfDestroyed();
+    this.notInStrategy();
+  }
+
+  private notInStrategy(): void {
+    if (this.inStrategy) {
+      throw new InvalidArgumentError(`Range ${this.cidr}: a strategy's choose() or taken() may not change the range it chooses for`);
+    }
+  }
+
   /** Family of the address last parsed into `words`. */
   private lastFamily: Family = 4;
 
@@ -299,7 +317,7 @@ export class Range implements RangeView {
 
   /** Reserves `ip`. ErrNotInRange outside [first, last] (or other family), ErrAllocated when taken. */
   allocate(ip: string): void {
-    this.throwIfDestroyed();
+    this.changing();
     const plain = this.plainOffset(ip);
     if (plain >= 0) {
       this.off[0] = 0;
@@ -320,7 +338,7 @@ export class Range implements RangeView {
 
   /** Reserves a free address, dynamic band first, and returns it. ErrFull when none is free. */
   allocateNext(): string {
-    this.throwIfDestroyed();
+    this.changing();
     if (!this.takeNext()) {
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
@@ -348,15 +366,31 @@ export class Range implements RangeView {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
     } else {
       const o = this.chosen;
+      let found: boolean;
+      this.inStrategy = true;
+      try {
+        found = chooser.choose(o);
+      } finally {
+        this.inStrategy = false;
+      }
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
       // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
-      if (!chooser.choose(o)) return false;
+      if (!found) return false;
       if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
-      try {
-        chooser.taken?.(o.hi, o.lo);
-      } catch (e) {
-        this.unmark(o.hi, o.lo, e); // its hook failed: nothing taken
-        throw e;
+      if (chooser.taken !== undefined) {
+        const { hi, lo } = o;
+        this.inStrategy = true;
+        try {
+          chooser.taken(hi, lo);
+        } catch (e) {
+          this.inStrategy = false;
+          this.unmark(hi, lo, e); // its hook failed: nothing taken
+          throw e;
+        } finally {
+          this.inStrategy = false;
+        }
+        o.hi = hi; // what was taken, whatever the hook did with an `out` it kept
+        o.lo = lo;
       }
     }
     this.taken++;
@@ -408,7 +442,7 @@ export class Range implements RangeView {
 
   /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
   release(ip: string): void {
-    this.throwIfDestroyed();
+    this.changing();
     const plain = this.plainOffset(ip);
     const freed =
       plain === NOT_PLAIN ? this.locate(ip) && this.freeOffset(this.off[0]!, this.off[1]!) : plain >= 0 && this.freeOffset(0, plain);
@@ -473,7 +507,7 @@ export class Range implements RangeView {
    * not an integer in [0, MAX_ALLOCATE_MANY].
    */
   allocateMany(n: number): string[] {
-    this.throwIfDestroyed();
+    this.changing();
     if (!Number.isSafeInteger(n) || n < 0) {
       throw new InvalidArgumentError(`allocateMany needs a non-negative integer count, got ${quoteInput(n)}`);
     }
@@ -531,7 +565,7 @@ export class Range implements RangeView {
    * parsed first: malformed text throws InvalidAddressError before anything is released.
    */
   releaseMany(ips: readonly string[]): number {
-    this.throwIfDestroyed();
+    this.changing();
     const offsets = this.offsetsOf(ips, false);
     const done: number[] = []; // positions in `offsets` released by this call
     try {
@@ -566,7 +600,7 @@ export class Range implements RangeView {
    * does OutOfMemoryError when a sparse index cannot grow.
    */
   loadMany(ips: readonly string[]): number {
-    this.throwIfDestroyed();
+    this.changing();
     const offsets = this.offsetsOf(ips, true);
     const added = this.index.setMany(offsets); // all or nothing: OutOfMemoryError changes nothing
     let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
@@ -649,7 +683,7 @@ export class Range implements RangeView {
    * upstream's Restore does): Range.fromSnapshot() also checks its length and checksum.
    */
   restore(range: string, data: Uint8Array): void {
-    this.throwIfDestroyed();
+    this.changing();
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
@@ -726,6 +760,7 @@ export class Range implements RangeView {
    */
   destroy(): void {
     if (this.destroyed) return;
+    this.notInStrategy();
     this.destroyed = true;
     if (this.space !== null)
       this.space.destroy(); // its index included

@@ -35,7 +35,7 @@
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
 import { type Family, isCanonical } from './address.ts';
-import { OutOfMemoryError } from './errors.ts';
+import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
@@ -208,6 +208,20 @@ export class TakenAddresses {
     this.startChooser();
   }
 
+  /**
+   * True while the strategy's choose() or taken() runs: they read the index, and the allocator
+   * refuses calls from inside them (notInStrategy), which would land between its choice and its
+   * bookkeeping.
+   */
+  inStrategy = false;
+
+  /** InvalidArgumentError when called from the strategy's choose() or taken(). */
+  notInStrategy(cidr: string): void {
+    if (this.inStrategy) {
+      throw new InvalidArgumentError(`Allocator ${cidr}: a strategy's choose() or taken() may not call the allocator it chooses for`);
+    }
+  }
+
   /** True when a strategy other than upstream's scan chooses (takeChosen). */
   get choosing(): boolean {
     return this.chooser !== null;
@@ -238,11 +252,20 @@ export class TakenAddresses {
     const o = this.chosen;
     const chooser = this.chooser!;
     const index = this.index!;
-    if (!chooser.choose(o)) return false; // nothing it may choose is free (see Range's takeNext)
+    let found: boolean;
+    this.inStrategy = true;
+    try {
+      found = chooser.choose(o);
+    } finally {
+      this.inStrategy = false;
+    }
+    if (!found) return false; // nothing it may choose is free (see Range's takeNext)
     if (!isOffset(o) || !index.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
+    this.inStrategy = true;
     try {
       chooser.taken?.(o.hi, o.lo);
     } catch (e) {
+      this.inStrategy = false;
       // its hook failed: nothing taken (a clear that needs memory it cannot have marks the index stale)
       try {
         index.clear(index.address);
@@ -251,6 +274,8 @@ export class TakenAddresses {
         this.stale = true;
       }
       throw e;
+    } finally {
+      this.inStrategy = false;
     }
     return true;
   }

@@ -507,6 +507,49 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     cooled.destroy();
   });
 
+  it('choose() and taken() may not call back into the range or allocator they choose for', async () => {
+    // a call from inside would land between the choice and its bookkeeping: the same address
+    // handed out twice, one lost, a restored state miscounted
+    let target: { allocateNext(): unknown } | undefined;
+    let during: 'choose' | 'taken' = 'taken';
+    const reentrant: AllocationStrategy = {
+      name: 'reentrant',
+      forRange: (view) => ({
+        choose(out) {
+          if (during === 'choose') target?.allocateNext();
+          if (!view.index.nextFree(0, 16, 0, 16, 0, 253)) return false;
+          out.hi = view.index.resultHi;
+          out.lo = view.index.resultLo;
+          return true;
+        },
+        taken() {
+          if (during === 'taken') target?.allocateNext();
+        },
+      }),
+    };
+    for (const phase of ['choose', 'taken'] as const) {
+      during = phase;
+      const { range, allocator } = subjects(reentrant);
+      target = range;
+      const fromRange = await failure(() => range.allocateNext());
+      expect(fromRange).toBeInstanceOf(InvalidArgumentError);
+      expect((fromRange as Error).message).toBe(
+        `Range 10.0.0.0/24: a strategy's choose() or taken() may not change the range it chooses for`,
+      );
+      target = { allocateNext: () => range.restore(range.snapshot().range, range.snapshot().data) };
+      expect(await failure(() => range.allocateMany(3))).toBeInstanceOf(InvalidArgumentError);
+      target = { allocateNext: () => allocator.tryAllocateNextNow() };
+      expect(await failure(() => allocator.allocateNext())).toBeInstanceOf(InvalidArgumentError);
+      target = undefined;
+      expect([range.used(), allocator.used()]).toEqual([0, 0]);
+      range.validate();
+      allocator.validate();
+      expect([range.allocateNext(), await allocator.allocateNext()]).toEqual(['10.0.0.17', '10.0.0.17']); // nothing lost
+      range.destroy();
+      allocator.destroy();
+    }
+  });
+
   it("a chooser answering false has nothing it may choose: ErrFull, as 'legacy-bitmap' answers past its IPv6 cap", async () => {
     const lazy: AllocationStrategy = { name: 'lazy', forRange: () => ({ choose: () => false }) };
     const { range, allocator } = subjects(lazy);
