@@ -4,30 +4,26 @@ import { basename } from 'node:path';
 import process from 'node:process';
 import { run } from './main.ts';
 
-// A reader that stops early (`ipallocator map … | head`) no longer wants the output: what is left
-// of it goes nowhere, without Node's stack trace for the failed write, and the command still ends
-// with its own exit code (`check … | head` under pipefail still reports the problems it found).
+// Output that cannot be written never ends in Node's stack trace. A reader that stops early
+// (`ipallocator map … | head`) no longer wants it: what is left goes nowhere, and the command
+// keeps its own exit code (`check … | head` under pipefail still reports the problems it found).
+// Any other failure to write the output (a full disk) is an error: one line, exit 2.
+let outputFailed: Error | undefined;
 for (const stream of [process.stdout, process.stderr]) {
-  let readerGone = false;
+  let broken = false;
   stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE' || readerGone) {
-      readerGone = true; // later writes to the closed stream fail too: nothing to report
-      return;
-    }
-    throw e;
+    if (broken) return; // later writes to the broken stream fail too: said once
+    broken = true;
+    if (e.code !== 'EPIPE' && stream === process.stdout) outputFailed = e;
   });
 }
 
-const invokedAs = basename(process.argv[1] ?? '');
-const code = await run(process.argv.slice(2), {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  stdin: process.stdin,
-  prog: invokedAs.startsWith('kubectl-') ? 'kubectl ipallocator' : 'ipallocator',
-});
+const prog = basename(process.argv[1] ?? '').startsWith('kubectl-') ? 'kubectl ipallocator' : 'ipallocator';
+const code = await run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, prog });
 // The command is done: end now, once the output is written, rather than when the HTTP layer lets
 // go of a request that was aborted (undici keeps a connection whose TLS handshake never finished
 // until its own connect timeout, 10 s later).
 await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
+if (outputFailed !== undefined) process.stderr.write(`${prog}: cannot write the output: ${outputFailed.message}\n`);
 await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
-process.exit(code);
+process.exit(outputFailed !== undefined ? 2 : code);

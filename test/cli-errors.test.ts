@@ -179,6 +179,21 @@ describe('ipallocator: failures', () => {
     rmSync(dirname(junk), { recursive: true, force: true });
   });
 
+  it.skipIf(!existsSync('/dev/full'))('the executable: output it cannot write (a full disk) is one line on stderr and exit 2', async () => {
+    const { spawn } = await import('node:child_process');
+    const { openSync, closeSync } = await import('node:fs');
+    const full = openSync('/dev/full', 'w'); // every write fails with ENOSPC
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/bin.ts', 'map', '--snapshot', 'docs/map-example.json'], {
+      cwd: ROOT,
+      stdio: ['ignore', full, 'pipe'],
+    });
+    closeSync(full);
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect({ code, stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/^ipallocator: cannot write the output: ENOSPC[^\n]*\n$/) });
+  });
+
   it('the executable: exit code 2 and one line on stderr for a file that is not a snapshot', async () => {
     // map --snapshot loads no cluster code, so the child process starts quickly under tsx.
     const file = join(mkdtempSync(join(tmpdir(), 'ipallocator-cli-')), 'junk.json');
