@@ -4,26 +4,58 @@ import { basename } from 'node:path';
 import process from 'node:process';
 import { run } from './main.ts';
 
-// Output that cannot be written never ends in Node's stack trace. A reader that stops early
+// Output that cannot be written never ends in a stack trace. A reader that stops early
 // (`ipallocator map … | head`) no longer wants it: what is left goes nowhere, and the command
 // keeps its own exit code (`check … | head` under pipefail still reports the problems it found).
-// Any other failure to write the output (a full disk) is an error: one line, exit 2.
+// Any other failure to write the output (a full disk) is an error: one line, exit 2. Node reports
+// a failed write as an error event on the stream, Deno by throwing from write(): both come here.
 let outputFailed: Error | undefined;
-for (const stream of [process.stdout, process.stderr]) {
-  let broken = false;
-  stream.on('error', (e: NodeJS.ErrnoException) => {
-    if (broken) return; // later writes to the broken stream fail too: said once
-    broken = true;
-    if (e.code !== 'EPIPE' && stream === process.stdout) outputFailed = e;
-  });
+const broken = new Set<NodeJS.WriteStream>();
+function writeFailed(stream: NodeJS.WriteStream, e: unknown): void {
+  if (broken.has(stream)) return; // later writes to the broken stream fail too: said once
+  broken.add(stream);
+  const readerGone = (e as { code?: unknown }).code === 'EPIPE' || (e as { name?: unknown }).name === 'BrokenPipe';
+  if (!readerGone && stream === process.stdout) outputFailed = e instanceof Error ? e : new Error(String(e));
+}
+/** The stream as run() writes to it, with a failed write reported to writeFailed. */
+function guarded(stream: NodeJS.WriteStream): { write(text: string): boolean; readonly isTTY: boolean } {
+  stream.on('error', (e) => writeFailed(stream, e));
+  return {
+    get isTTY() {
+      return stream.isTTY === true;
+    },
+    write(text: string) {
+      if (broken.has(stream)) return false;
+      try {
+        return stream.write(text);
+      } catch (e) {
+        writeFailed(stream, e);
+        return false;
+      }
+    },
+  };
 }
 
 const prog = basename(process.argv[1] ?? '').startsWith('kubectl-') ? 'kubectl ipallocator' : 'ipallocator';
-const code = await run(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, prog });
+const stdout = guarded(process.stdout);
+const stderr = guarded(process.stderr);
+const code = await run(process.argv.slice(2), { stdout, stderr, stdin: process.stdin, prog });
 // The command is done: end now, once the output is written, rather than when the HTTP layer lets
 // go of a request that was aborted (undici keeps a connection whose TLS handshake never finished
 // until its own connect timeout, 10 s later).
-await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
-if (outputFailed !== undefined) process.stderr.write(`${prog}: cannot write the output: ${outputFailed.message}\n`);
-await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
+await flushed(process.stdout);
+if (outputFailed !== undefined) stderr.write(`${prog}: cannot write the output: ${outputFailed.message}\n`);
+await flushed(process.stderr);
 process.exit(outputFailed !== undefined ? 2 : code);
+
+/** Resolves once what was written to `stream` has gone (or could not go). */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  if (broken.has(stream)) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    try {
+      stream.write('', () => resolve());
+    } catch {
+      resolve();
+    }
+  });
+}
