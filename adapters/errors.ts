@@ -134,9 +134,14 @@ export class ErrNotReady extends IPAllocatorError {
 export class ErrNotInRange extends IPAllocatorError {
   static override readonly code: string = 'ERR_NOT_IN_RANGE';
   readonly ip: string;
+  /** The range's CIDR. */
   readonly validRange: string;
-  constructor(ip: string, validRange: string) {
-    super(`the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${validRange}`, false);
+  /** `detail`: what of `validRange` is valid when not all of it is, said after it in the message. */
+  constructor(ip: string, validRange: string, detail?: string) {
+    super(
+      `the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${validRange}${detail === undefined ? '' : ` (${detail})`}`,
+      false,
+    );
     this.ip = ip;
     this.validRange = validRange;
   }

@@ -300,19 +300,19 @@ export class Range implements RangeView {
   }
 
   private notInRange(): ErrNotInRange {
-    return new ErrNotInRange(formatAddr(this.lastFamily, this.words), this.validRange());
+    return new ErrNotInRange(formatAddr(this.lastFamily, this.words), this.cidr, this.partOffered());
   }
 
   /**
-   * The valid range an ErrNotInRange names: the CIDR, as upstream, or for an IPv6 prefix shorter
-   * than /64 (not upstream's) the addresses it offers, which the CIDR alone would overstate.
+   * For an IPv6 prefix shorter than /64 (not upstream's), the addresses it offers, which the CIDR
+   * alone would overstate; undefined for any other range.
    */
-  private validRange(): string {
+  private partOffered(): string | undefined {
     const p = this.prefix;
-    if (p.version === 4 || p.length >= 64) return this.cidr;
+    if (p.version === 4 || p.length >= 64) return undefined;
     const last = new Uint32Array(4);
     p.addressAt(this.maxHi, this.maxLo - 1, last); // offset 2^64 − 2: the last of 2^64 − 1
-    return `${formatAddr(6, p.first)} to ${formatAddr(6, last)} (the first 2^64 − 1 addresses of ${this.cidr})`;
+    return `its first 2^64 − 1 addresses, ${formatAddr(6, p.first)} to ${formatAddr(6, last)}`;
   }
 
   /** Reserves `ip`. ErrNotInRange outside [first, last] (or other family), ErrAllocated when taken. */
