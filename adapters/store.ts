@@ -24,9 +24,9 @@ export interface IPAddressRecord {
   /** null when created through allocate(ip)/allocateNext() without an owner. */
   readonly parentRef: ParentRef | null;
   /** Set by the store. */
-  readonly resourceVersion?: string;
-  readonly uid?: string;
-  readonly creationTimestamp?: string;
+  readonly resourceVersion?: string | undefined;
+  readonly uid?: string | undefined;
+  readonly creationTimestamp?: string | undefined;
 }
 
 /**

@@ -104,9 +104,9 @@ export interface BackoffOptions {
 /** How long `waitForSync` may wait. */
 export interface WaitForSyncOptions {
   /** Reject with SyncTimeoutError after this many ms (≥ 0; Infinity or absent: no limit). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Reject with `signal.reason` when it aborts (at once if it already has). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {

@@ -201,9 +201,9 @@ export async function createServiceCIDR(
 export async function deleteServiceCIDR(
   kc: KubeConfig,
   name: string,
-  options: { apiVersion?: ApiVersion; requestTimeoutMs?: number } = {},
+  options: { apiVersion?: ApiVersion | undefined; requestTimeoutMs?: number | undefined } = {},
 ): Promise<boolean> {
-  optionsObject<{ apiVersion?: ApiVersion; requestTimeoutMs?: number }>(options, 'deleteServiceCIDR', {
+  optionsObject<{ apiVersion?: ApiVersion | undefined; requestTimeoutMs?: number | undefined }>(options, 'deleteServiceCIDR', {
     apiVersion: true,
     requestTimeoutMs: true,
   });

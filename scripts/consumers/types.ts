@@ -73,7 +73,8 @@ export function fromConfig(config: { store?: MemoryStore | undefined; namespace?
   const meta: MetaAllocatorOptions = { store: config.store, policy: undefined, onSkip: undefined };
   const range = new Range('10.1.0.0/24', { indexKind: undefined, strategy: coolDown('upstream', { ms: config.ms ?? 0, now: undefined }) });
   const store = new MemoryStore({ syncOps: undefined, timestamps: undefined });
-  const text = `${alloc.cidr} ${ref.name} ${String(meta.policy)} ${range.cidr} ${store.size}`;
+  const record: IPAddressRecord = { name: '10.1.0.1', labels: {}, parentRef: null, uid: undefined, resourceVersion: undefined };
+  const text = `${alloc.cidr} ${ref.name} ${String(meta.policy)} ${range.cidr} ${store.size} ${record.name}`;
   alloc.destroy();
   range.destroy();
   return text;
