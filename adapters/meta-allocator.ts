@@ -272,6 +272,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   allocate(ip: string, owner?: ParentRef): Promise<void> {
     try {
       this.live();
+      // the owner first, as allocateNext: a refused call must not spend a draw of the range rotation
+      checkParentRef(owner);
       const e = this.route(ip, true);
       if (e === null) throw new ErrMismatchedNetwork();
       return e.allocator.allocate(ip, owner);
@@ -678,10 +680,12 @@ class NotReadyDryRun implements IPAllocator {
   get size(): bigint {
     return this.meta.size;
   }
-  async allocate(_ip: string, _owner?: ParentRef): Promise<void> {
+  async allocate(_ip: string, owner?: ParentRef): Promise<void> {
+    checkParentRef(owner); // what the real call refuses first
     throw new ErrNotReady();
   }
-  async allocateNext(_owner?: ParentRef): Promise<string> {
+  async allocateNext(owner?: ParentRef): Promise<string> {
+    checkParentRef(owner);
     throw new ErrNotReady();
   }
   async release(_ip: string): Promise<void> {}

@@ -48,6 +48,29 @@ describe.each(
 )('MetaAllocator, policy %s, %s store calls', (policy, path) => {
   const setup = (pol: RangePolicy, seed: number, family: IPFamily = 'IPv4') => setupOn(pol, seed, family, path === 'sync');
   describe.each(SEEDS)('seed %i', (seed) => {
+    it('a refused owner changes nothing, not even the draws: the same seed gives the same answers after it', async () => {
+      const runs = [false, true].map(async (refuseFirst) => {
+        const { source, meta } = setup(policy, seed);
+        source.addServiceCIDR('wide', ['10.0.0.0/24']);
+        source.addServiceCIDR('narrow', ['10.0.0.0/26']); // overlapping: allocate picks among both
+        if (refuseFirst) {
+          expect(await rejection(meta.allocate('10.0.0.5', 'default/web' as never))).toBeInstanceOf(InvalidArgumentError);
+          expect(await rejection(meta.dryRun().allocate('10.0.0.5', 'default/web' as never))).toBeInstanceOf(InvalidArgumentError);
+        }
+        await meta.allocate('10.0.0.7');
+        return [await meta.allocateNext(), await meta.allocateNext(), meta.used()];
+      });
+      const [plain, afterRefusal] = await Promise.all(runs);
+      expect(afterRefusal).toEqual(plain);
+    });
+
+    it('a dry run with no ready range refuses a bad owner as the real call does', async () => {
+      const { meta } = setup(policy, seed);
+      expect(await rejection(meta.dryRun().allocateNext({ name: 'web' } as never))).toBeInstanceOf(InvalidArgumentError);
+      expect(await rejection(meta.dryRun().allocate('10.0.0.1', { name: 'web' } as never))).toBeInstanceOf(InvalidArgumentError);
+      expect(await rejection(meta.dryRun().allocateNext())).toBeInstanceOf(ErrNotReady);
+    });
+
     it('D1 TestCIDRAllocateMultiple: ranges added later are used, each address once', async () => {
       const { source, meta } = setup(policy, seed);
       expect(meta.free()).toBe(0n);
