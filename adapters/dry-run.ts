@@ -15,9 +15,9 @@ export interface DryRunTarget extends IPAllocator {
 /**
  * Checks but persists nothing: allocate() checks readiness, syntax, range and the owner (no
  * metric, no existence check); allocateNext() checks the owner and readiness and returns the
- * network address; release()
- * checks the text (and that the allocator is not destroyed) and deletes nothing; has/forEach/
- * used/free delegate; dryRun() is itself; destroy/enableMetrics no-ops.
+ * network address; release() checks the text (and that the allocator is not destroyed) and
+ * deletes nothing; has/forEach/used/free delegate; dryRun() is itself; destroy/enableMetrics
+ * no-ops.
  */
 export class DryRunAllocator implements IPAllocator {
   constructor(private readonly real: DryRunTarget) {}

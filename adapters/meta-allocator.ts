@@ -28,7 +28,8 @@
 // Range-selection policies (`policy` option):
 //   'upstream'  random order, drawn per call from the injected random source. Upstream iterates a
 //               Go map, whose order is unspecified and randomised by the runtime.
-//   'ordered'   ServiceCIDR creation order (creationTimestamp, then name, then arrival):
+//   'ordered'   ServiceCIDR creation order (creationTimestamp, then name; those without a
+//               timestamp last, in arrival order):
 //               a new range is used only once the older ones are full.
 //   'weighted'  random, each pick weighted by the range's free addresses among the ranges still
 //               untried (ranges with nothing free, or not ready, are tried last) — bigger and
@@ -660,7 +661,8 @@ function creationTime(sc: ServiceCIDR): number {
 /**
  * Creation order. Kubernetes stamps whole seconds, so ServiceCIDRs made in the same second tie:
  * they are then ordered by name, which every replica sees alike (arrival order differs between a
- * replica that watched them come and one that listed them later). Without a timestamp: arrival.
+ * replica that watched them come and one that listed them later). Without a timestamp (a source
+ * of your own that sets none): last, in arrival order.
  */
 function byCreation(a: KnownServiceCIDR, b: KnownServiceCIDR): number {
   const ta = creationTime(a.sc);

@@ -703,10 +703,7 @@ export class Range implements RangeView {
       }
     }
     // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
-    if (this.space === null) {
-      if (pairs.length > 0) throw new InvalidArgumentError(`snapshot data holds offsets, ${this.cidr} has no usable address`);
-      return;
-    }
+    if (this.space === null) return; // no usable address: the data held no offset (refused above)
     let next: AddressSpace | undefined;
     try {
       next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');

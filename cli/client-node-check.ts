@@ -30,11 +30,10 @@ export function clientNodeMismatch(from: string | URL, nodeVersion: string = pro
   const needed = typeof engines === 'string' ? /^\s*>=\s*v?(\d+(?:\.\d+){0,2})\s*$/.exec(engines)?.[1] : undefined;
   const running = /^v?(\d+(?:\.\d+){0,2})/.exec(nodeVersion)?.[1];
   if (needed === undefined || running === undefined || compareVersions(running, needed) >= 0) return undefined;
-  const undiciVersion = String(undici!.json.version);
-  // pinning undici 7 helps only where undici 7 loads, and not when it is the one pinned already
-  const pinHelps = compareVersions(running, UNDICI_7_NODE) >= 0 && !undiciVersion.startsWith('7.');
+  // pinning undici 7 helps only where undici 7 loads (so it is not the undici refused here)
+  const pinHelps = compareVersions(running, UNDICI_7_NODE) >= 0;
   return (
-    `@kubernetes/client-node ${String(clientNode.json.version)} uses undici ${undiciVersion}, which needs Node ${needed} or later ` +
+    `@kubernetes/client-node ${String(clientNode.json.version)} uses undici ${String(undici!.json.version)}, which needs Node ${needed} or later ` +
     `(this is Node ${nodeVersion}): use a newer Node, ` +
     (pinHelps ? 'or pin undici 7 with "overrides": {"undici": "7.30.2"} in your package.json and run npm install, ' : '') +
     'or install @kubernetes/client-node@1.4'
