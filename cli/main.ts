@@ -61,7 +61,7 @@ Service ClusterIP ranges of a Kubernetes cluster (ServiceCIDR and IPAddress obje
                 --fix deletes the leaks
   map CIDR      draw a range as an SVG map (from the cluster, or from a Range snapshot file)
 
-Run '${p} <command> --help' for a command's options.
+Run '${p} <command> --help' for a command's options, '${p} --version' for the version.
 Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error.
 `,
   status: (p: string) => `Usage: ${p} status [options]
@@ -126,6 +126,10 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       case '-h':
         io.stdout.write(HELP.main(prog));
         return EXIT_CLEAN;
+      case 'version':
+      case '--version':
+        io.stdout.write(`${packageVersion()}\n`);
+        return EXIT_CLEAN;
       default:
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     }
@@ -141,6 +145,22 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     // A bug: keep the stack, it is what a report needs.
     io.stderr.write(`${prog}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     return EXIT_ERROR;
+  }
+}
+
+/**
+ * The version in the package's package.json, found upward from this file (cli/ in a checkout,
+ * dist/cli/ once installed); "unknown" when there is none to read.
+ */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      const json = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: unknown; version?: unknown };
+      if (json.name === 'ipallocator' && typeof json.version === 'string') return json.version;
+    } catch {
+      // no package.json here (or not readable): look further up
+    }
+    if (new URL('..', dir).href === dir.href) return 'unknown';
   }
 }
 

@@ -132,6 +132,8 @@ step('CommonJS require()', () => {
 for (const name of Object.keys(pkg.bin ?? {})) {
   step(`the ${name} command installed by npm runs (--help)`, () => {
     run(join(app, 'node_modules', '.bin', name), ['--help'], app);
+    const version = run(join(app, 'node_modules', '.bin', name), ['--version'], app).trim();
+    if (version !== pkg.version) throw new Error(`--version printed ${version}, the package is ${pkg.version}`);
   });
 }
 

@@ -161,6 +161,22 @@ describe('ipallocator: failures', () => {
     expect(out).toContain('Usage: kubectl ipallocator check');
   });
 
+  it('--version prints the package version', async () => {
+    const { run } = await import('../cli/main.ts');
+    const { Readable } = await import('node:stream');
+    const { readFileSync } = await import('node:fs');
+    const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    for (const args of [['--version'], ['version']]) {
+      let out = '';
+      const code = await run(args, {
+        stdout: { write: (t: string) => (out += t) },
+        stderr: { write: () => true },
+        stdin: Readable.from([]),
+      });
+      expect({ code, out }).toEqual({ code: 0, out: `${version}\n` });
+    }
+  });
+
   it('the executable: a reader gone before the output (| head) ends it quietly, with its own exit code', async () => {
     // Found by the fifth outside round: `map … | head -c 100` crashed with "write EPIPE".
     const { spawn } = await import('node:child_process');
