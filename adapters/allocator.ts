@@ -180,7 +180,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   allocate(ip: string, owner?: ParentRef): Promise<void> {
     try {
-      this.taken.notInStrategy(this.cidr);
+      this.taken.refuseInsideStrategy();
       const w = this.checkRange(ip, false);
       // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
       // range error comes first)
@@ -260,7 +260,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    */
   allocateNext(owner?: ParentRef): Promise<string> {
     try {
-      this.taken.notInStrategy(this.cidr);
+      this.taken.refuseInsideStrategy();
       const parentRef = checkParentRef(owner);
       const sync = this.store.sync;
       if (sync == null) return this.allocateNextAsync(parentRef);
@@ -283,7 +283,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
    * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError.
    */
   tryAllocateNextNow(owner?: ParentRef): string | null {
-    this.taken.notInStrategy(this.cidr);
+    this.taken.refuseInsideStrategy();
     const sync = this.store.sync;
     if (sync == null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
     const r = this.allocateNextSync(sync, checkParentRef(owner));
@@ -440,7 +440,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   release(ip: string): Promise<void> {
     try {
       this.live();
-      this.taken.notInStrategy(this.cidr);
+      this.taken.refuseInsideStrategy();
       const name = this.recordName(ip);
       if (name === null) return RESOLVED;
       const w = this.words;
@@ -586,7 +586,7 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
   /** Unsubscribes from the store and frees the WASM index. Idempotent; every other method throws ErrDestroyed afterwards. */
   destroy(): void {
     if (this.destroyed) return;
-    this.taken.notInStrategy(this.cidr);
+    this.taken.refuseInsideStrategy();
     this.destroyed = true;
     this.ready = false;
     this.taken.destroy();

@@ -48,6 +48,7 @@ import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
 import {
   type AllocationStrategy,
+  ChooserCalls,
   chooserFor,
   type Cooling,
   isOffset,
@@ -245,22 +246,15 @@ export class Range implements RangeView {
     if (this.destroyed) throw new ErrDestroyed(`Range ${this.cidr}`);
   }
 
-  /**
-   * True while the strategy's choose() or taken() runs: they read the index, and a change of the
-   * range from inside them would land between the range's choice and its bookkeeping.
-   */
-  private inStrategy = false;
+  /** Its calls into the strategy, from inside which the range cannot be changed. */
+  private readonly strategyCalls = new ChooserCalls(
+    () => `Range ${this.cidr}: a strategy's choose() or taken() may not change the range it chooses for`,
+  );
 
   /** The start of every call that changes the range: not destroyed, not called from the strategy. */
   private changing(): void {
     this.throwIfDestroyed();
-    this.notInStrategy();
-  }
-
-  private notInStrategy(): void {
-    if (this.inStrategy) {
-      throw new InvalidArgumentError(`Range ${this.cidr}: a strategy's choose() or taken() may not change the range it chooses for`);
-    }
+    this.strategyCalls.refuseInside();
   }
 
   /** Family of the address last parsed into `words`. */
@@ -366,32 +360,14 @@ export class Range implements RangeView {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
     } else {
       const o = this.chosen;
-      let found: boolean;
-      this.inStrategy = true;
-      try {
-        found = chooser.choose(o);
-      } finally {
-        this.inStrategy = false;
-      }
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
       // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
-      if (!found) return false;
+      if (!this.strategyCalls.choose(chooser, o)) return false;
       if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
-      if (chooser.taken !== undefined) {
-        const { hi, lo } = o;
-        this.inStrategy = true;
-        try {
-          chooser.taken(hi, lo);
-        } catch (e) {
-          this.inStrategy = false;
-          this.unmark(hi, lo, e); // its hook failed: nothing taken
-          throw e;
-        } finally {
-          this.inStrategy = false;
-        }
-        o.hi = hi; // what was taken, whatever the hook did with an `out` it kept
-        o.lo = lo;
-      }
+      const { hi, lo } = o;
+      this.strategyCalls.taken(chooser, hi, lo, (e) => this.unmark(hi, lo, e)); // its hook failed: nothing taken
+      o.hi = hi; // what was taken, whatever the hook did with an `out` it kept
+      o.lo = lo;
     }
     this.taken++;
     return true;
@@ -757,7 +733,7 @@ export class Range implements RangeView {
    */
   destroy(): void {
     if (this.destroyed) return;
-    this.notInStrategy();
+    this.strategyCalls.refuseInside();
     this.destroyed = true;
     if (this.space !== null)
       this.space.destroy(); // its index included

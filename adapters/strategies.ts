@@ -414,6 +414,48 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
   return chooser;
 }
 
+/**
+ * The calls of a range (or an allocator) into its strategy's chooser. While one runs, `active` is
+ * true and the owner refuses calls that would change it (refuseInside): a chooser reads the
+ * index, and a change from inside would land between the choice and its bookkeeping — the same
+ * address handed out twice, another lost.
+ */
+export class ChooserCalls {
+  private active = false;
+
+  /** `refusal`: the message of the InvalidArgumentError for a call from inside. */
+  constructor(private readonly refusal: () => string) {}
+
+  /** InvalidArgumentError while a call into the chooser runs. */
+  refuseInside(): void {
+    if (this.active) throw new InvalidArgumentError(this.refusal());
+  }
+
+  choose(chooser: OffsetChooser, out: Offset): boolean {
+    this.active = true;
+    try {
+      return chooser.choose(out);
+    } finally {
+      this.active = false;
+    }
+  }
+
+  /** chooser.taken(hi, lo); when it throws, `undo(error)` runs (no longer inside) before the error goes on. */
+  taken(chooser: OffsetChooser, hi: number, lo: number, undo: (error: unknown) => void): void {
+    if (chooser.taken === undefined) return;
+    this.active = true;
+    try {
+      chooser.taken(hi, lo);
+    } catch (e) {
+      this.active = false;
+      undo(e);
+      throw e;
+    } finally {
+      this.active = false;
+    }
+  }
+}
+
 /** Whether a chooser's answer is an offset at all: hi and lo integers in [0, 2^32). */
 export function isOffset(o: Offset): boolean {
   return typeof o.hi === 'number' && typeof o.lo === 'number' && o.hi >>> 0 === o.hi && o.lo >>> 0 === o.lo;

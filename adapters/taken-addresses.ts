@@ -35,7 +35,7 @@
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
 import { type Family, isCanonical } from './address.ts';
-import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
+import { OutOfMemoryError } from './errors.ts';
 import type { IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
@@ -43,6 +43,7 @@ import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import {
   type AllocationStrategy,
+  ChooserCalls,
   type Cooling,
   chooserFor,
   isOffset,
@@ -208,18 +209,14 @@ export class TakenAddresses {
     this.startChooser();
   }
 
-  /**
-   * True while the strategy's choose() or taken() runs: they read the index, and the allocator
-   * refuses calls from inside them (notInStrategy), which would land between its choice and its
-   * bookkeeping.
-   */
-  inStrategy = false;
+  /** Its calls into the strategy, from inside which the allocator refuses calls (refuseInsideStrategy). */
+  private readonly strategyCalls = new ChooserCalls(
+    () => `Allocator ${this.prefix.cidr}: a strategy's choose() or taken() may not call the allocator it chooses for`,
+  );
 
   /** InvalidArgumentError when called from the strategy's choose() or taken(). */
-  notInStrategy(cidr: string): void {
-    if (this.inStrategy) {
-      throw new InvalidArgumentError(`Allocator ${cidr}: a strategy's choose() or taken() may not call the allocator it chooses for`);
-    }
+  refuseInsideStrategy(): void {
+    this.strategyCalls.refuseInside();
   }
 
   /** True when a strategy other than upstream's scan chooses (takeChosen). */
@@ -252,20 +249,9 @@ export class TakenAddresses {
     const o = this.chosen;
     const chooser = this.chooser!;
     const index = this.index!;
-    let found: boolean;
-    this.inStrategy = true;
-    try {
-      found = chooser.choose(o);
-    } finally {
-      this.inStrategy = false;
-    }
-    if (!found) return false; // nothing it may choose is free (see Range's takeNext)
+    if (!this.strategyCalls.choose(chooser, o)) return false; // nothing it may choose is free (see Range's takeNext)
     if (!isOffset(o) || !index.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
-    this.inStrategy = true;
-    try {
-      chooser.taken?.(o.hi, o.lo);
-    } catch (e) {
-      this.inStrategy = false;
+    this.strategyCalls.taken(chooser, o.hi, o.lo, () => {
       // its hook failed: nothing taken (a clear that needs memory it cannot have marks the index stale)
       try {
         index.clear(index.address);
@@ -273,10 +259,7 @@ export class TakenAddresses {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
         this.stale = true;
       }
-      throw e;
-    } finally {
-      this.inStrategy = false;
-    }
+    });
     return true;
   }
 

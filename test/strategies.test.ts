@@ -8,7 +8,15 @@ import { Prefix } from '../adapters/geometry.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range, type RangeOptions } from '../adapters/range.ts';
 import { Allocator } from '../adapters/allocator.ts';
-import { type AllocationStrategy, coolDown, type Offset, STRATEGIES, STRATEGY_NAMES, type StrategyOption } from '../adapters/strategies.ts';
+import {
+  type AllocationStrategy,
+  coolDown,
+  type Offset,
+  STRATEGIES,
+  STRATEGY_NAMES,
+  type StrategyOption,
+  type StrategyView,
+} from '../adapters/strategies.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { failure } from './helpers.ts';
 
@@ -427,6 +435,14 @@ describe('cool-down', () => {
   });
 });
 
+/** A chooser's answer for a /24: the lowest free offset of the dynamic band (offsets 16 to 253). */
+function lowestDynamic(view: StrategyView, out: Offset): boolean {
+  if (!view.index.nextFree(0, 16, 0, 16, 0, 253)) return false;
+  out.hi = view.index.resultHi;
+  out.lo = view.index.resultLo;
+  return true;
+}
+
 describe('a strategy of your own cannot break the range it chooses for', () => {
   // Found by the fifth outside round: a chooser reached `view.index.clear` (then in the type) and
   // had a Range hand out an allocated address again and an Allocator loop for ever; a `taken`
@@ -471,12 +487,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     const failing: AllocationStrategy = {
       name: 'failing-hook',
       forRange: (view) => ({
-        choose(out) {
-          if (!view.index.nextFree(0, 16, 0, 16, 0, 253)) return false;
-          out.hi = view.index.resultHi;
-          out.lo = view.index.resultLo;
-          return true;
-        },
+        choose: (out) => lowestDynamic(view, out),
         taken() {
           if (++calls % 3 === 0) throw new Error('hook failed');
         },
@@ -517,10 +528,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       forRange: (view) => ({
         choose(out) {
           if (during === 'choose') target?.allocateNext();
-          if (!view.index.nextFree(0, 16, 0, 16, 0, 253)) return false;
-          out.hi = view.index.resultHi;
-          out.lo = view.index.resultLo;
-          return true;
+          return lowestDynamic(view, out);
         },
         taken() {
           if (during === 'taken') target?.allocateNext();
@@ -612,12 +620,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     const lowest: AllocationStrategy = {
       name: 'mine',
       forRange: (view) => ({
-        choose(out) {
-          if (!view.index.nextFree(0, 16, 0, 16, 0, 253)) return false;
-          out.hi = view.index.resultHi;
-          out.lo = view.index.resultLo;
-          return true;
-        },
+        choose: (out) => lowestDynamic(view, out),
       }),
     };
     const r = new Range('10.0.0.0/24', { strategy: coolDown(lowest, { allocations: 1 }) });
