@@ -34,7 +34,32 @@ export function optionsObject<T extends object>(options: unknown, owner: string,
 }
 
 /** The options KubernetesStore and KubernetesServiceCIDRs share: the API, the informer and its requests. */
-export const SHARED_OPTIONS = {
+export interface SharedOptions {
+  /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
+  apiVersion?: ApiVersion | undefined;
+  /** A label selector for the cache (default: every object, like upstream's informer). */
+  labelSelector?: string | undefined;
+  /** List page size; 0 = one request. Default 500. */
+  pageSize?: number | undefined;
+  /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
+  backoff?: BackoffOptions | undefined;
+  /**
+   * How long one API request (one page of a list, and the store's create, delete and get) may
+   * wait for its answer, in ms. Default 30 000; Infinity waits for ever. A request that runs out
+   * is aborted: a KubernetesApiError naming the operation, the server and the timeout (its
+   * `timeoutMs` set, `code` undefined); a list that runs out is retried after the backoff. Watches
+   * are not limited by it (client-node's Watch has its own connect/inactivity timeout).
+   */
+  requestTimeoutMs?: number | undefined;
+  /** Server-side watch timeout (seconds). Default random 300–600. */
+  watchTimeoutSeconds?: number | undefined;
+  /** Called when a subscriber throws. Default console.error. */
+  onWatcherError?: ((err: unknown) => void) | undefined;
+  /** Start the informer in the constructor. Default true; otherwise call start(). */
+  start?: boolean | undefined;
+}
+
+export const SHARED_OPTIONS: Readonly<Record<keyof SharedOptions, true>> = {
   apiVersion: true,
   labelSelector: true,
   pageSize: true,
@@ -43,7 +68,7 @@ export const SHARED_OPTIONS = {
   watchTimeoutSeconds: true,
   onWatcherError: true,
   start: true,
-} as const;
+};
 
 /**
  * The informer's options (shared by KubernetesStore and KubernetesServiceCIDRs): values the API

@@ -30,10 +30,18 @@
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
 import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
 import { KubernetesApiError, namesObject, translate } from './errors.ts';
-import { Informer, type BackoffOptions, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
+import { Informer, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
-import { checkApiVersion, checkInformerOptions, kubeConfigOrDefault, optionsObject, SHARED_OPTIONS, selectorOption } from './config.ts';
+import {
+  checkApiVersion,
+  checkInformerOptions,
+  kubeConfigOrDefault,
+  optionsObject,
+  SHARED_OPTIONS,
+  type SharedOptions,
+  selectorOption,
+} from './config.ts';
 import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
@@ -100,27 +108,9 @@ export function toServiceCIDR(obj: ServiceCIDRObject): ServiceCIDRRecord {
   return Object.freeze(record);
 }
 
-export interface KubernetesServiceCIDRsOptions {
-  /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
-  apiVersion?: ApiVersion | undefined;
+export interface KubernetesServiceCIDRsOptions extends SharedOptions {
   /** Only ServiceCIDRs matching this label selector (default: all, like upstream). */
   labelSelector?: string | undefined;
-  /** List page size; 0 = one request. Default 500. */
-  pageSize?: number | undefined;
-  /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
-  backoff?: BackoffOptions | undefined;
-  /**
-   * How long one list request (one page) may wait for its answer, in ms. Default 30 000;
-   * Infinity waits for ever. One that runs out counts as a failed list (KubernetesApiError with
-   * `timeoutMs` set, in `lastError`) and is retried after the backoff.
-   */
-  requestTimeoutMs?: number | undefined;
-  /** Server-side watch timeout (seconds). Default random 300–600. */
-  watchTimeoutSeconds?: number | undefined;
-  /** Called when a subscriber throws. Default console.error. */
-  onWatcherError?: ((err: unknown) => void) | undefined;
-  /** Start the informer in the constructor. Default true; otherwise call start(). */
-  start?: boolean | undefined;
 }
 
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api used here. */

@@ -23,10 +23,18 @@ import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
 import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
 import { validateRecord } from '../records.ts';
-import { checkApiVersion, checkInformerOptions, kubeConfigOrDefault, optionsObject, SHARED_OPTIONS, selectorOption } from './config.ts';
+import {
+  checkApiVersion,
+  checkInformerOptions,
+  kubeConfigOrDefault,
+  optionsObject,
+  SHARED_OPTIONS,
+  type SharedOptions,
+  selectorOption,
+} from './config.ts';
 import { translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
-import { Informer, type BackoffOptions, type ListPage, type ListerWatcher } from './informer.ts';
+import { Informer, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import {
   GROUP,
@@ -41,9 +49,7 @@ import {
 
 const RESOURCE = `ipaddresses.${GROUP}`;
 
-export interface KubernetesStoreOptions {
-  /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
-  apiVersion?: ApiVersion | undefined;
+export interface KubernetesStoreOptions extends SharedOptions {
   /**
    * Narrows the cache to IPAddresses labelled with this family. Off by default: upstream's
    * informer sees every IPAddress (an address taken by another controller is taken for us too).
@@ -53,24 +59,6 @@ export interface KubernetesStoreOptions {
   labelSelector?: string | undefined;
   /** Apply this store's own successful creates/deletes to the cache at once. Default true. */
   readYourWrites?: boolean | undefined;
-  /** List page size; 0 = one request. Default 500. */
-  pageSize?: number | undefined;
-  /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
-  backoff?: BackoffOptions | undefined;
-  /**
-   * How long one API request (create, delete, get, one page of a list) may wait for its answer,
-   * in ms. Default 30 000; Infinity waits for ever. A request that runs out is aborted and
-   * rejects with a KubernetesApiError naming the operation, the server and the timeout (its
-   * `timeoutMs` set, `code` undefined); a timed-out create may still have created the object.
-   * Watches are not limited by it (client-node's Watch has its own connect/inactivity timeout).
-   */
-  requestTimeoutMs?: number | undefined;
-  /** Server-side watch timeout (seconds). Default random 300–600. */
-  watchTimeoutSeconds?: number | undefined;
-  /** Called when a cache subscriber throws. Default console.error. */
-  onWatcherError?: ((err: unknown) => void) | undefined;
-  /** Start the informer in the constructor. Default true; otherwise call start(). */
-  start?: boolean | undefined;
 }
 
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api this store uses. */
