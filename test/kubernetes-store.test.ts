@@ -522,6 +522,23 @@ describe('KubernetesStore', () => {
       await converged(s, m);
     });
 
+    it('a create reply sent before an etcd restore and arriving after its re-list adds nothing the restored server lacks', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      const backup = d.backup();
+      const held = d.holdReply('create');
+      const creating = s.create(rec('10.0.0.7'));
+      await held.applied; // stored on the server; the reply waits
+      await until(() => s.cache.get('10.0.0.7') !== undefined); // the watch showed it (its revision)
+      d.restoreBackup(backup); // …and the server goes back to before it
+      await until(() => s.stats.lists >= 2 && s.state === 'synced' && s.cache.get('10.0.0.7') === undefined);
+      held.release();
+      expect((await creating).name).toBe('10.0.0.7'); // the caller learns what the server answered…
+      expect(s.cache.get('10.0.0.7')).toBeUndefined(); // …but the cache follows the restored server
+      await converged(s);
+    });
+
     it('a create reply arriving before its watch event is applied at once, and the event is not delivered twice', async () => {
       const s = open();
       await s.waitForSync();
@@ -867,7 +884,7 @@ describe('Informer: a delete answer that names no object (neither uid nor resour
     await informer.waitForSync();
     await until(() => informer.stats.watches === 1);
     const sent = informer.get('10.0.0.1');
-    informer.appliedDelete('10.0.0.1', {}, sent);
+    informer.appliedDelete('10.0.0.1', {}, sent, informer.history);
     expect(informer.get('10.0.0.1')).toBeUndefined();
     push('MODIFIED', obj('10.0.0.1', 'u1', '5')); // a stale event of the deleted incarnation
     expect(informer.get('10.0.0.1')).toBeUndefined();
@@ -882,7 +899,7 @@ describe('Informer: a delete answer that names no object (neither uid nor resour
     const sent = informer.get('10.0.0.1');
     push('DELETED', obj('10.0.0.1', 'u1', '6'));
     push('ADDED', obj('10.0.0.1', 'u2', '7')); // another client re-creates the name
-    informer.appliedDelete('10.0.0.1', {}, sent);
+    informer.appliedDelete('10.0.0.1', {}, sent, informer.history);
     expect(informer.get('10.0.0.1')?.uid).toBe('u2');
     push('MODIFIED', obj('10.0.0.1', 'u2', '8')); // u2 is not blocked
     expect(informer.get('10.0.0.1')?.resourceVersion).toBe('8');

@@ -317,12 +317,22 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   // --- local writes (read-your-writes) ----------------------------------------------------------
 
   /**
+   * How many times a re-list found the server's revisions gone back. A reply to a request sent
+   * before (`history` as the request was sent) cannot be ordered against the new revisions: it
+   * is left to the list/watch.
+   */
+  get history(): number {
+    return this.resets;
+  }
+  private resets = 0;
+
+  /**
    * Applies the object a successful create returned — unless the list/watch has already shown
    * its revision: the map then holds that create or what followed it (another client may have
    * deleted the object again), and an old reply must not move it backwards.
    */
-  appliedCreate(obj: unknown): void {
-    if (this.stopped) return;
+  appliedCreate(obj: unknown, history: number): void {
+    if (this.stopped || history !== this.resets) return;
     const rec = this.convert(obj);
     if (this.hasShown(rec.resourceVersion)) return;
     this.upsert(rec);
@@ -335,8 +345,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * arrived meanwhile: another client's re-creation, which must stay). A delete the watch has
    * already shown (its revision ≤ shown) changes nothing.
    */
-  appliedDelete(name: string, deleted: DeletedIdentity, sent: R | undefined): void {
-    if (this.stopped) return;
+  appliedDelete(name: string, deleted: DeletedIdentity, sent: R | undefined, history: number): void {
+    if (this.stopped || history !== this.resets) return;
     if (this.hasShown(deleted.resourceVersion)) return;
     const cur = this.records.get(name);
     const gone =
@@ -424,8 +434,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       revisionsWentBack,
     );
     this.rv = resourceVersion;
-    if (revisionsWentBack) this.shown = listed;
-    else this.advanceShown(resourceVersion);
+    if (revisionsWentBack) {
+      this.shown = listed;
+      this.resets++;
+    } else {
+      this.advanceShown(resourceVersion);
+    }
     this.lastError = undefined;
     const first = !this.synced;
     this.synced = true;

@@ -157,6 +157,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // null parentRef passes here and the server answers 422, as kube-apiserver requires one.
     validateRecord(record);
     const body = toObject(record, this.apiVersion);
+    const history = this.informer.history;
     let created: IPAddressObject;
     try {
       created = (await this.requests.run({ verb: 'create', resource: RESOURCE, name: record.name }, (opts) =>
@@ -165,7 +166,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     } catch (err) {
       throw translate(err, 'create', RESOURCE, record.name);
     }
-    if (this.readYourWrites) this.informer.appliedCreate(created);
+    if (this.readYourWrites) this.informer.appliedCreate(created, history);
     return toRecord(created);
   }
 
@@ -178,13 +179,14 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // The record this delete is meant for, as the cache holds it now: the one to drop when the
     // answer does not name the object it removed.
     const sent = this.informer.get(name);
+    const history = this.informer.history;
     let reply: unknown;
     try {
       reply = await this.requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => this.api.deleteIPAddress({ name }, opts));
     } catch (err) {
       throw translate(err, 'delete', RESOURCE, name);
     }
-    if (this.readYourWrites) this.informer.appliedDelete(name, deletedIdentity(reply), sent);
+    if (this.readYourWrites) this.informer.appliedDelete(name, deletedIdentity(reply), sent, history);
   }
 
   /** Reads the IPAddress `name` from the API server (not the cache); undefined when it does not exist. */
