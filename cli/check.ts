@@ -29,7 +29,7 @@ import { RECONCILE_GRACE_MS } from '../adapters/reconcile.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { ParentRef } from '../adapters/types.ts';
 import type { Cluster, ServiceRecord } from './cluster.ts';
-import { compareAddresses, parseAddress, parseCIDR } from './ranges.ts';
+import { compareAddresses, parseCIDR, parseClusterIP } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { ownerText } from './status.ts';
 import { counted, shown, table } from './text.ts';
@@ -103,12 +103,7 @@ export function findProblems(
   // its Service in place (recreateIPAddress: delete and create at once); deleting it alone would
   // free an address a Service uses until that loop runs, so --fix leaves those objects to it.
   const heldByServices = new Set<string>();
-  for (const s of input.services) {
-    for (const ip of s.clusterIPs) {
-      const a = parseAddress(ip);
-      if (a !== undefined) heldByServices.add(formatAddr(a.version, a.words));
-    }
-  }
+  for (const s of input.services) for (const name of heldNames(s)) heldByServices.add(name);
 
   const findings: Finding[] = [];
   const pending: CheckReport['pending'] = [];
@@ -146,7 +141,7 @@ export function findProblems(
     for (const ip of svc.clusterIPs) {
       if (ip === '' || ip === 'None') continue;
       const base = { ip, service: key, fix: null } as const;
-      const addr = parseAddress(ip);
+      const addr = parseClusterIP(ip);
       if (addr === undefined) {
         svcFindings.push({
           ...base,
@@ -189,7 +184,7 @@ export function findProblems(
       }
       if (serviceKey(ref.namespace, ref.name) !== key) {
         const other = services.get(serviceKey(ref.namespace, ref.name));
-        if (other?.clusterIPs.includes(name)) {
+        if (other !== undefined && heldNames(other).includes(name)) {
           svcFindings.push({
             ...base,
             kind: 'duplicate',
@@ -246,7 +241,7 @@ function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined,
     }
     return { kind: 'pending', ageSeconds: ageMs === undefined ? null : Math.floor(ageMs / 1000) };
   }
-  if (!parent.clusterIPs.includes(r.name)) {
+  if (!heldNames(parent).includes(r.name)) {
     return {
       kind: 'wrong-reference',
       message: `IPAddress ${r.name} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.join(', ') || 'none'})`,
@@ -338,4 +333,17 @@ export function render(report: CheckReport): string {
     }
   }
   return out.map(shown).join('\n') + '\n';
+}
+
+/**
+ * The IPAddress names of the addresses a Service holds: its ClusterIPs read as the repair loop
+ * reads them (parseClusterIP) and written canonically, as IPAddress objects are named.
+ */
+function heldNames(svc: ServiceRecord): string[] {
+  const names: string[] = [];
+  for (const ip of svc.clusterIPs) {
+    const a = parseClusterIP(ip);
+    if (a !== undefined) names.push(formatAddr(a.version, a.words));
+  }
+  return names;
 }

@@ -25,6 +25,18 @@ export function parseAddress(text: string): Addr | undefined {
   }
 }
 
+/**
+ * Parses a Service's ClusterIP as kube-apiserver's repair loop does (netutils.ParseIPSloppy): a
+ * dotted quad may carry leading zeros, read as decimal (`10.96.0.010` is 10.96.0.10), as Services
+ * created before Kubernetes 1.20 may hold; anything else as parseAddress.
+ */
+export function parseClusterIP(text: string): Addr | undefined {
+  const quad = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(text);
+  if (quad === null) return parseAddress(text);
+  const octets = quad.slice(1).map(Number);
+  return octets.every((o) => o <= 255) ? parseAddress(octets.join('.')) : undefined;
+}
+
 /** Where an address sits in a range: outside it, or in one of its bands. */
 export type Placement = 'outside' | 'static' | 'dynamic';
 

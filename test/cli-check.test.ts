@@ -32,6 +32,17 @@ interface Row {
 
 const ROWS: Row[] = [
   {
+    // Found by the seventh outside round: the ClusterIP was "not an IP address", the IPAddress a
+    // wrong reference, and --fix deleted the object of an address the Service holds.
+    name: 'a ClusterIP with leading zeros (a Service from before 1.20) holds its address, as upstream reads it',
+    setup(d) {
+      addService(d, 'shop', 'legacy', ['10.96.0.099']);
+      addIPAddress(d, '10.96.0.99', { namespace: 'shop', name: 'legacy' });
+    },
+    finds: [],
+    deletes: [],
+  },
+  {
     name: 'a Service and its IPAddress agreeing: nothing',
     setup(d) {
       addService(d, 'default', 'web', ['10.96.0.10']);
