@@ -78,8 +78,12 @@ export interface CheckReport {
 
 export interface FixResult {
   deleted: string[];
-  /** Not deleted because the object or its Service changed since the listing. */
-  skipped: { ip: string; reason: string }[];
+  /**
+   * Not deleted because the object or its Service changed since the listing. `resolved`: the
+   * problem is gone with it (the object is gone, or no longer a leak); false when the name was
+   * re-created meanwhile (to look at again).
+   */
+  skipped: { ip: string; reason: string; resolved: boolean }[];
   /** Deletes that failed. */
   failed: { ip: string; error: string }[];
   /** True when the operator declined the confirmation. */
@@ -274,7 +278,7 @@ export async function fix(
     try {
       const current = await cluster.readIPAddress(name);
       if (current === undefined) {
-        result.skipped.push({ ip: name, reason: 'already gone' });
+        result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
         continue;
       }
       const ref = current.parentRef;
@@ -284,13 +288,13 @@ export async function fix(
           ? ipAddressVerdict(current, parent, { now: options.now(), graceMs: options.graceMs })
           : undefined;
       if (verdict === undefined || verdict.kind === 'pending') {
-        result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak' });
+        result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak', resolved: true });
         continue;
       }
       const outcome = await cluster.deleteIPAddress(name, current.uid);
       if (outcome === 'deleted') result.deleted.push(name);
-      else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone' });
-      else result.skipped.push({ ip: name, reason: 'changed since the listing: re-created' });
+      else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
+      else result.skipped.push({ ip: name, reason: 'changed since the listing: re-created', resolved: false });
     } catch (e) {
       result.failed.push({ ip: name, error: (e as Error).message });
     }

@@ -301,8 +301,9 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
       confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
     }
     report.fixed = confirmed ? await fix(cluster, findings, { now, graceMs }) : { deleted: [], skipped: [], failed: [], declined: true };
-    const gone = new Set(report.fixed.deleted);
-    report.clean = findings.every((f) => f.fix === 'delete' && gone.has(f.ip));
+    // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
+    const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
+    report.clean = findings.every((f) => f.fix === 'delete' && settled.has(f.ip));
   }
   io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report));
   return report.clean ? EXIT_CLEAN : EXIT_FOUND;

@@ -1,6 +1,7 @@
 // `ipallocator check` end to end against the API-server double: one named row per repair rule of
 // kube-apiserver's repairip.go, exit codes, and --fix deleting exactly the IPAddresses its
 // IPAddress loop deletes (after confirmation, each re-checked first).
+import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
 import { fix, findProblems } from '../cli/check.ts';
@@ -292,8 +293,26 @@ describe('ipallocator check', () => {
     addService(c.double, 'default', 'late', ['10.96.0.30']); // the Service was on its way
     const result = await fix(cluster, findings, { now: later, graceMs: 60_000 });
     expect(result.deleted).toEqual(['10.96.0.31']);
-    expect(result.skipped).toEqual([{ ip: '10.96.0.30', reason: 'changed since the listing: no longer a leak' }]);
+    expect(result.skipped).toEqual([{ ip: '10.96.0.30', reason: 'changed since the listing: no longer a leak', resolved: true }]);
     expect(names(c.double)).toEqual(['10.96.0.30']);
+  });
+
+  it('exits 0 after --fix when every leak is gone, deleted or settled by someone else meanwhile', async () => {
+    // Found by the seventh outside round: a leak deleted by another client while the command
+    // asked was "skipped: already gone", and the exit code said problems remained.
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });
+    const operator = new Readable({
+      read() {
+        c.double.remove('10.96.0.31'); // another client deletes it while the question is open
+        this.push('y\n');
+        this.push(null);
+      },
+    });
+    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: operator });
+    expect(r.stdout).toContain('Deleted 1 IPAddress: 10.96.0.30.\nSkipped 10.96.0.31: already gone.');
+    expect(r.code).toBe(0);
+    expect(names(c.double)).toEqual([]);
   });
 
   it('a delete whose object was re-created since it was read is refused by the server (uid precondition, 409) and reported as changed', async () => {

@@ -68,14 +68,20 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Runs the command in-process; `stdin` is what the operator types; `tty` makes stderr a terminal. */
-export async function cli(argv: string[], options: { stdin?: string; tty?: boolean; now?: () => number } = {}): Promise<RunResult> {
+/**
+ * Runs the command in-process; `stdin` is what the operator types (or a stream, read when the
+ * command asks); `tty` makes stderr a terminal.
+ */
+export async function cli(
+  argv: string[],
+  options: { stdin?: string | Readable; tty?: boolean; now?: () => number } = {},
+): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
   const code = await run(argv, {
     stdout: { write: (s: string) => (stdout += s), isTTY: false },
     stderr: { write: (s: string) => (stderr += s), isTTY: options.tty ?? false },
-    stdin: Readable.from(options.stdin === undefined ? [] : [options.stdin]),
+    stdin: options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]),
     ...(options.now ? { now: options.now } : {}),
   });
   return { code, stdout, stderr };
