@@ -247,7 +247,7 @@ export class Cluster {
       return new CliError(
         `permission denied: context "${this.context}" may not ${verb} ${resource.plural} (${group}); ` +
           `grant RBAC verb "${verb}" on resource "${resource.plural}"` +
-          (serverSaid ? `\n  the server said: ${serverSaid}` : ''),
+          (serverSaid ? `; the server said: ${serverSaid}` : ''),
       );
     }
     return new CliError(`${verb} ${target} failed: HTTP ${code}${serverSaid ? ` ${serverSaid}` : ''}`);

@@ -134,16 +134,18 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         throw new UsageError(`unknown command ${JSON.stringify(command)}`);
     }
   } catch (e) {
+    // on a terminal, the line may hold a listing's progress: the error starts on a clear line
+    const start = io.stderr.isTTY ? '\r\x1b[K' : '';
     if (e instanceof UsageError) {
-      io.stderr.write(`${prog}: ${e.message}\nRun '${prog} --help' for usage.\n`);
+      io.stderr.write(`${start}${prog}: ${e.message}\nRun '${prog} --help' for usage.\n`);
       return e.exitCode;
     }
     if (e instanceof CliError) {
-      io.stderr.write(`${prog}: ${shown(e.message)}\n`);
+      io.stderr.write(`${start}${prog}: ${shown(e.message)}\n`);
       return e.exitCode;
     }
     // A bug: keep the stack, it is what a report needs.
-    io.stderr.write(`${prog}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    io.stderr.write(`${start}${prog}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
     return EXIT_ERROR;
   }
 }

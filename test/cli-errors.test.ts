@@ -43,6 +43,8 @@ describe('ipallocator: failures', () => {
         `ipallocator: permission denied: context "double" may not ${d.verb} ${d.resource} (${d.group}); grant RBAC verb "${d.verb}" on resource "${d.resource}"`,
       );
       expect(r.stderr).toContain(`cannot ${d.verb} resource "${d.resource}"`); // the server's own words
+      expect(r.stderr.split('\n')).toHaveLength(2); // one line (and its newline), no escaped line break in it
+      expect(r.stderr).not.toContain('\\u000a');
       expect(r.stderr).not.toMatch(STACK);
       expect(r.stderr).not.toContain(TEST_TOKEN);
     });

@@ -198,6 +198,11 @@ describe('ipallocator status', () => {
     const pipe = await cli(['status', '--kubeconfig', c.kubeconfig], { tty: false });
     expect(pipe.stderr).toBe('');
     expect(pipe.stdout).toBe(tty.stdout);
+    // an error on a terminal starts on a cleared line, not glued to a listing's progress
+    d.failNext('list', 1, 500);
+    const failing = await cli(['status', '--kubeconfig', c.kubeconfig], { tty: true });
+    expect(failing.code).toBe(2);
+    expect(failing.stderr).toMatch(/\r\x1b\[Kipallocator: [^\n]*HTTP 500/);
   });
 
   it('uses the context named by --context and refuses an unknown one', async () => {
