@@ -79,18 +79,26 @@ export function summarize(
     deleting: sc.deletionTimestamp !== null,
     ranges: sc.cidrs.map((cidr) => {
       const prefix = parseCIDR(cidr);
-      if (prefix === undefined) {
+      // kube-apiserver's allocator refuses an IPv6 range shorter than /64 (NewIPAllocator): it
+      // serves none of its addresses, so none is counted in it
+      const refusal =
+        prefix === undefined
+          ? `not a CIDR: ${JSON.stringify(cidr)}`
+          : prefix.version === 6 && prefix.length < 64
+            ? `not allocatable: kube-apiserver refuses IPv6 ranges shorter than /64 (shortest allowed prefix length for service CIDR is 64, got ${prefix.length})`
+            : undefined;
+      if (prefix === undefined || refusal !== undefined) {
         const none: BandStatus = { first: null, last: null, size: '0', used: 0 };
         return {
           cidr,
-          family: null,
+          family: prefix?.family ?? null,
           size: '0',
           used: 0,
           free: '0',
           usedPercent: 0,
           staticBand: none,
           dynamicBand: { ...none },
-          error: `not a CIDR: ${JSON.stringify(cidr)}`,
+          error: refusal,
         };
       }
       let staticUsed = 0;

@@ -103,6 +103,21 @@ describe('ipallocator status', () => {
     expect(report.owners.map((o) => o.count)).toEqual([...perNs.values()].sort((a, b) => b - a));
   });
 
+  it('an IPv6 range shorter than /64, which kube-apiserver does not allocate from, counts nothing: its addresses are outside', async () => {
+    // Found by the seventh outside round: the range showed 2^64 − 1 addresses, and an address
+    // past them was neither used nor outside.
+    const d = c.double;
+    addServiceCIDR(d, 'wide', ['fd00:48::/48'], true);
+    addIPAddress(d, 'fd00:48::5', { namespace: 'default', name: 'a' });
+    addIPAddress(d, 'fd00:48:0:1::1', { namespace: 'default', name: 'b' });
+    const r = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(r.stdout) as StatusReport;
+    expect(report.serviceCIDRs[0]!.ranges[0]).toMatchObject({ cidr: 'fd00:48::/48', family: 'IPv6', size: '0', used: 0 });
+    expect(report.serviceCIDRs[0]!.ranges[0]!.error).toMatch(/shorter than \/64/);
+    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['fd00:48::5', 'fd00:48:0:1::1']);
+  });
+
   it('prints a bar, the counts and the bands per range, and the strays and owners', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
