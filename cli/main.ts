@@ -47,8 +47,8 @@ const CLUSTER_HELP = `  --kubeconfig FILE  kubeconfig to use (default: $KUBECONF
   --context NAME     kubeconfig context to use (default: its current-context)
   --request-timeout DURATION
                      how long one request to the API server may wait for its answer, as
-                     kubectl's flag: 500ms, 30s, 2m; a bare number is seconds; 0 waits for
-                     ever (default 30s)
+                     kubectl's flag: 500ms, 30s, 2m, 1m30s; a bare number is seconds; 0
+                     waits for ever (default 30s)
   -h, --help         this help`;
 
 const HELP = {
@@ -220,19 +220,24 @@ const MAX_TIMEOUT_MS = 2_147_483_647;
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /**
- * --request-timeout as kubectl reads it: a number with a unit (ms, s, m, h), a bare number being
- * seconds; 0 means no limit (Infinity). Undefined when the flag is absent (the default applies).
+ * --request-timeout as kubectl reads it: a Go duration (numbers with units ms, s, m, h, as in
+ * `500ms`, `2m` or `1m30s`), a bare number being seconds; 0 means no limit (Infinity). Undefined
+ * when the flag is absent (the default applies).
  */
 function requestTimeout(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text);
-  if (m !== null) {
-    const amount = Number(m[1]);
-    if (amount === 0) return Infinity;
-    const ms = Math.round(amount * DURATION_UNITS[m[2] ?? 's']!);
+  let total: number | undefined;
+  if (/^\d+(?:\.\d+)?$/.test(text)) total = Number(text) * 1000;
+  else if (/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) {
+    total = 0;
+    for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(amount) * DURATION_UNITS[unit!]!;
+  }
+  if (total === 0) return Infinity;
+  if (total !== undefined) {
+    const ms = Math.round(total);
     if (ms >= 1 && ms <= MAX_TIMEOUT_MS) return ms;
   }
-  throw new UsageError(`--request-timeout takes a duration such as 500ms, 30s or 2m (0 for no limit), got ${JSON.stringify(text)}`);
+  throw new UsageError(`--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got ${JSON.stringify(text)}`);
 }
 
 function positiveInt(text: string | undefined, flag: string, fallback: number): number {

@@ -67,6 +67,7 @@ describe('ipallocator: failures', () => {
       for (const [command, timeout, shown] of [
         ['status', '150ms', '150ms'],
         ['check', '0.2', '200ms'], // a bare number is seconds, as with kubectl
+        ['status', '0m0.25s', '250ms'], // a Go duration, as kubectl reads it (1m30s)
       ] as const) {
         const r = await cli([command, '--kubeconfig', kc.path, '--request-timeout', timeout]);
         expect(r.code).toBe(2);
@@ -125,7 +126,11 @@ describe('ipallocator: failures', () => {
     [['status', '--top', 'many'], '--top takes a whole number, got "many"'],
     [['check', '--grace=-5'], '--grace takes a whole number, got "-5"'],
     [['status', 'extra'], 'Unexpected argument'],
-    [['status', '--request-timeout', 'soon'], '--request-timeout takes a duration such as 500ms, 30s or 2m (0 for no limit), got "soon"'],
+    [
+      ['status', '--request-timeout', 'soon'],
+      '--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got "soon"',
+    ],
+    [['status', '--request-timeout', '1m30'], 'got "1m30"'], // a Go duration needs a unit on every number
     [['map', '10.96.0.0/24', '--request-timeout=-1s'], 'got "-1s"'],
   ];
   for (const [argv, message] of usage) {
