@@ -201,6 +201,18 @@ describe('ipallocator status', () => {
     expect(lists.filter((r) => r.query.continue === undefined).length).toBe(2); // the first page, twice
   });
 
+  it('a throttled listing (429) is asked again after the wait the server asks for, as kubectl does', async () => {
+    // Found by the seventh outside round: one 429 on a page ended the command.
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/28'], true);
+    addIPAddress(c.double, '10.96.0.3', { namespace: 'default', name: 'web' });
+    c.double.failNext('list', 1, 429); // TooManyRequests, retryAfterSeconds 1
+    const listsBefore = c.double.requestsOf('list').length;
+    const r = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(0);
+    expect((JSON.parse(r.stdout) as StatusReport).serviceCIDRs[0]!.ranges[0]!.used).toBe(1);
+    expect(c.double.requestsOf('list').length - listsBefore).toBe(3); // servicecidrs twice, ipaddresses once
+  });
+
   it('shows listing progress on a terminal only, and clears it', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20']);
