@@ -79,16 +79,21 @@ export class DualStackAllocator {
   async allocateNext(owner?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     checkFamilies(families);
-    const ips: string[] = [];
-    for (const f of families) {
-      try {
-        ips.push(await this.allocator(f).allocateNext(owner));
-      } catch (e) {
-        await this.rollback(ips, families);
-        throw e;
+    const allocators = families.map((f) => this.allocator(f));
+    return this.call(async () => {
+      const ips: string[] = [];
+      for (const allocator of allocators) {
+        try {
+          this.live(); // destroyed meanwhile: the call ends, and what it took goes back
+          ips.push(await allocator.allocateNext(owner));
+        } catch (e) {
+          await this.rollback(ips, families, allocators);
+          throw e;
+        }
       }
-    }
-    return result(ips, families);
+      await this.endedLive(ips, families, allocators);
+      return result(ips, families);
+    });
   }
 
   /**
@@ -101,17 +106,50 @@ export class DualStackAllocator {
   async allocate(ips: readonly string[], owner?: ParentRef): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const { canonical, families } = familiesOf(ips);
-    const done: string[] = [];
-    for (let i = 0; i < canonical.length; i++) {
-      try {
-        await this.allocator(families[i]!).allocate(canonical[i]!, owner);
-      } catch (e) {
-        await this.rollback(done, families);
-        throw e;
+    const allocators = families.map((f) => this.allocator(f));
+    return this.call(async () => {
+      const done: string[] = [];
+      for (let i = 0; i < canonical.length; i++) {
+        try {
+          this.live(); // destroyed meanwhile: the call ends, and what it took goes back
+          await allocators[i]!.allocate(canonical[i]!, owner);
+        } catch (e) {
+          await this.rollback(done, families, allocators);
+          throw e;
+        }
+        done.push(canonical[i]!);
       }
-      done.push(canonical[i]!);
+      await this.endedLive(done, families, allocators);
+      return result(canonical, families);
+    });
+  }
+
+  /** Calls of allocate/allocateNext in flight: destroy() waits for them to end before it destroys the pair. */
+  private inFlight = 0;
+
+  /**
+   * Runs one allocate/allocateNext. A destroy() meanwhile ends it with ErrDestroyed, and the
+   * address it took in the first family is given back through that family's allocator, which
+   * is destroyed only once no call needs it.
+   */
+  private async call<T>(work: () => Promise<T>): Promise<T> {
+    this.inFlight++;
+    try {
+      return await work();
+    } finally {
+      if (--this.inFlight === 0 && this.destroyed) this.destroyPair();
     }
-    return result(canonical, families);
+  }
+
+  private live(): void {
+    if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
+  }
+
+  /** At the end of a call: destroyed during its last step, it gives back what it took too. */
+  private async endedLive(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<void> {
+    if (!this.destroyed) return;
+    await this.rollback(ips, families, allocators);
+    throw new ErrDestroyed('DualStackAllocator');
   }
 
   /**
@@ -138,9 +176,9 @@ export class DualStackAllocator {
     if (first !== undefined) throw first.error;
   }
 
-  private async rollback(ips: readonly string[], families: readonly IPFamily[]): Promise<void> {
+  private async rollback(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<void> {
     for (let i = 0; i < ips.length; i++) {
-      const allocator = this.allocator(families[i]!);
+      const allocator = allocators[i]!;
       try {
         await allocator.release(ips[i]!);
         if (await allocator.has(ips[i]!)) {
@@ -160,11 +198,16 @@ export class DualStackAllocator {
 
   /**
    * Destroys both allocators (the pair owns them; destroying one again is harmless). Every
-   * method then throws ErrDestroyed; calling destroy() again does nothing.
+   * method then throws ErrDestroyed; calling destroy() again does nothing. A call in flight ends
+   * with ErrDestroyed after giving back what it took, and the allocators are destroyed then.
    */
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    if (this.inFlight === 0) this.destroyPair();
+  }
+
+  private destroyPair(): void {
     this.ipv4.destroy();
     this.ipv6.destroy();
   }

@@ -195,6 +195,46 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
 });
 
 describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', () => {
+  it.each([true, false])(
+    'destroy() with a call in flight: it ends with ErrDestroyed and gives back what it took (syncOps %s)',
+    async (syncOps) => {
+      // Found by the seventh outside round: the first family's address stayed in the store and no
+      // rollback error was reported, because the rollback asked the destroyed pair for its allocator.
+      let inFlightCases = 0;
+      for (const steps of [0, 1, 2, 3, 5, 8]) {
+        for (const call of ['allocateNext', 'allocate'] as const) {
+          const store = new FaultyMemoryStore({ syncOps });
+          const reported: unknown[] = [];
+          const ds = new DualStackAllocator(new Allocator('10.0.0.16/28', { store }), new Allocator('fd00::/124', { store }), {
+            onRollbackError: (e) => reported.push(e),
+          });
+          const pending = (call === 'allocateNext' ? ds.allocateNext() : ds.allocate(['10.0.0.20', 'fd00::5'])).then(
+            () => 'resolved',
+            (e: unknown) => e,
+          );
+          for (let i = 0; i < steps; i++) await null;
+          ds.destroy();
+          const outcome = await pending;
+          const what = `${call}, destroyed after ${steps} steps`;
+          // either the call got past its last step before destroy() (both addresses, kept), or it
+          // ends with ErrDestroyed having given back what it took: never a rejection that keeps one
+          if (outcome === 'resolved') {
+            expect(store.records(), what).toHaveLength(2);
+          } else {
+            expect(outcome, what).toBeInstanceOf(ErrDestroyed);
+            expect(
+              store.records().map((r) => r.name),
+              what,
+            ).toEqual([]);
+            inFlightCases++;
+          }
+          expect(reported).toEqual([]);
+        }
+      }
+      expect(inFlightCases).toBeGreaterThanOrEqual(4);
+    },
+  );
+
   const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
   it('allocate returns canonical text and the records carry canonical names, whatever the spelling', async () => {
     const store = new FaultyMemoryStore();
