@@ -24,7 +24,9 @@
 // 1. A bit is cleared by a cache delete event, by the end of a call of its name that failed
 //    (a failed create, whichever call set the bit; a collision), by the allocator's own release,
 //    or on re-list (a pending op the cache never reported) — unless the cache holds the name or a
-//    pending op has it (`unreserve`). A stale bit only costs capacity until then, and a missing
+//    pending op may still create it (`unreserve`: one whose record the cache has not reported; a
+//    reported record the cache no longer holds was deleted, and its op claims nothing). A stale
+//    bit only costs capacity until then, and a missing
 //    bit costs only a collision (the store refuses the create): nothing is ever allocated twice.
 //    With none of the allocator's calls in flight and nothing pending, every bit is a record the
 //    cache holds or a cool-down's hold.
@@ -372,8 +374,18 @@ export class TakenAddresses {
    * cool-down holds it (a record of that name was deleted meanwhile: held addresses stay marked).
    */
   unreserve(op: Op): void {
-    if (this.closed || this.cache.get(op.name) !== undefined || this.pending.has(op.name) || this.isHeld(op.address)) return;
+    if (this.closed || this.cache.get(op.name) !== undefined || this.awaitedByOther(op.name, op) || this.isHeld(op.address)) return;
     this.markFree(op.address);
+  }
+
+  /**
+   * Whether a pending op of `name` other than `except` may still create its record: the cache
+   * has not reported one (not seen). A seen op's record is the cache's to report: when the cache
+   * no longer holds it, it was deleted, and that op claims the address no more.
+   */
+  private awaitedByOther(name: string, except: Op | null): boolean {
+    for (let op = this.pending.get(name) ?? null; op !== null; op = op.nextSameName) if (op !== except && !op.seen) return true;
+    return false;
   }
 
   /** Whether the cool-down holds the address `w`. */
@@ -407,7 +419,7 @@ export class TakenAddresses {
   deleted(name: string, w: Uint32Array): void {
     if (this.closed) return;
     if (this.pending.size !== 0) this.settleName(name, false); // our unconfirmed creates: settled
-    if (this.cache.get(name) === undefined && !this.pending.has(name)) this.markReleased(w);
+    if (this.cache.get(name) === undefined && !this.awaitedByOther(name, null)) this.markReleased(w);
   }
 
   // ── pending ops by name ───────────────────────────────────────────────────────────────────
