@@ -45,8 +45,8 @@
 //   --bump-revision), and the map is replaced by the list as it is.
 // Invariant: the map only holds objects the server held at some revision, each at most once,
 // never moves back past what the list/watch has shown (unless the server's revisions went back,
-// as above; that is seen only while they are below the last one shown), and converges to the server's set once
-// the watch catches up.
+// as above; that is seen only while they are below the last one shown), and converges to the
+// server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
 import { SyncTimeoutError, translate } from './errors.ts';
