@@ -199,18 +199,18 @@ describe('ApiServerDouble', () => {
     expect(d.objects()).toEqual([]);
   });
 
-  it("with deleteReply 'object', answers a delete with the deleted object at the delete's resourceVersion", async () => {
-    d.deleteReply = 'object';
-    const c = await request(d.url, 'POST', V1, ip('10.0.0.1'));
+  it('answers a delete of an object a finalizer holds with the object, marked for deletion, and deletes it when the last finalizer goes', async () => {
+    const c = await request(d.url, 'POST', V1, {
+      ...ip('10.0.0.1'),
+      metadata: { ...ip('10.0.0.1').metadata, finalizers: ['example.com/hold'] },
+    });
+    expect(c.code).toBe(201);
     const r = await request(d.url, 'DELETE', `${V1}/10.0.0.1`);
     expect(r.code).toBe(200);
-    expect(r.json).toMatchObject({
-      kind: 'IPAddress',
-      apiVersion: 'networking.k8s.io/v1',
-      metadata: { name: '10.0.0.1', uid: c.json.metadata.uid },
-    });
-    expect(r.json.metadata.resourceVersion).toBe(d.resourceVersion);
-    expect(Number(r.json.metadata.resourceVersion)).toBeGreaterThan(Number(c.json.metadata.resourceVersion));
+    expect(r.json).toMatchObject({ kind: 'IPAddress', metadata: { name: '10.0.0.1', uid: c.json.metadata.uid } });
+    expect(typeof r.json.metadata.deletionTimestamp).toBe('string');
+    expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.1']);
+    expect(d.modify('10.0.0.1', (o) => (o.metadata.finalizers = []))).toBe(true);
     expect(d.objects()).toEqual([]);
   });
 

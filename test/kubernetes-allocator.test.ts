@@ -164,6 +164,26 @@ describe.each(KINDS)('%s: double-only cases', (kind) => {
     expect(a.used()).toBe(2);
     expect(new Set(serverNames())).toEqual(new Set([predicted, ip]));
   });
+
+  // Kubernetes puts no finalizer on IPAddresses, but another controller may. Upstream's lister
+  // keeps an object marked for deletion, so its address stays taken until the object is gone.
+  it('an address whose IPAddress a finalizer holds stays taken after release until the object is gone', async () => {
+    const cidr = '192.168.1.0/30'; // two addresses: .1 and .2
+    const { a, store } = await open(kind, cidr);
+    const first = await a.allocateNext(svc('a'));
+    const second = await a.allocateNext(svc('b'));
+    d.modify(first, (o) => (o.metadata.finalizers = ['example.com/hold']));
+    await until(() => store.cache.get(first)?.resourceVersion === d.resourceVersion, 'the finalizer in the cache');
+    await a.release(first);
+    expect(serverNames().sort()).toEqual([first, second].sort());
+    expect(a.used()).toBe(2);
+    const creates = d.requestsOf('create').length;
+    expect(await rejection(a.allocateNext(svc('c')))).toBeInstanceOf(ErrFull);
+    expect(d.requestsOf('create').length).toBe(creates); // nothing tried: the range is full
+    d.modify(first, (o) => (o.metadata.finalizers = []));
+    await until(() => a.used() === 1, 'the DELETED event');
+    expect(await a.allocateNext(svc('c'))).toBe(first);
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

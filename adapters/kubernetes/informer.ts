@@ -50,7 +50,7 @@
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
 import { SyncTimeoutError, translate } from './errors.ts';
-import { matchesSelector, notOlder, revision, toRecord, type DeletedIdentity, type LabelSelector } from './objects.ts';
+import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
@@ -339,25 +339,22 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   }
 
   /**
-   * Applies a successful delete of `name`. `deleted` is what the answer said (deletedIdentity);
+   * Applies a finished delete of `name`. `uid` is the object the answer says it removed;
    * `sent` is the record the map held when the request was sent. The record removed is the one
-   * of the answer's uid; without a uid, `sent` if it is still the record held (anything else
-   * arrived meanwhile: another client's re-creation, which must stay). A delete the watch has
-   * already shown (its revision ≤ shown) changes nothing.
+   * of that uid; without a uid, `sent` if it is still the record held (anything else arrived
+   * meanwhile: another client's re-creation, which must stay).
    */
-  appliedDelete(name: string, deleted: DeletedIdentity, sent: R | undefined, history: number): void {
+  appliedDelete(name: string, uid: string | undefined, sent: R | undefined, history: number): void {
     if (this.stopped || history !== this.resets) return;
-    if (this.hasShown(deleted.resourceVersion)) return;
     const cur = this.records.get(name);
-    const gone =
-      deleted.uid !== undefined ? (cur !== undefined && cur.uid === deleted.uid ? cur : undefined) : cur === sent ? cur : undefined;
+    const gone = uid !== undefined ? (cur !== undefined && cur.uid === uid ? cur : undefined) : cur === sent ? cur : undefined;
     if (gone !== undefined) {
       this.records.delete(name);
       this.emit('onDelete', gone);
     }
-    const uid = deleted.uid ?? sent?.uid;
-    if (uid !== undefined) {
-      this.tombstones.set(uid, name);
+    const tombstone = uid ?? sent?.uid;
+    if (tombstone !== undefined) {
+      this.tombstones.set(tombstone, name);
       if (this.tombstones.size > MAX_TOMBSTONES) this.tombstones.delete(this.tombstones.keys().next().value!);
     }
   }

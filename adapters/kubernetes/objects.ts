@@ -77,32 +77,28 @@ export function toRecord(obj: IPAddressObject): IPAddressRecord {
 }
 
 /** What a DELETE answer says about the object it removed; each field only when the answer says it. */
-export interface DeletedIdentity {
+/** What a DELETE answer says about the object. */
+export interface DeleteOutcome {
+  /** The object is gone. False: it is only marked for deletion (a finalizer is pending). */
+  finished: boolean;
+  /** The uid of the object removed, when the answer names it. */
   uid?: string;
-  /** The revision of the delete itself (only the deleted-object answer carries it). */
-  resourceVersion?: string;
 }
 
 /**
- * Reads a DELETE answer, of either shape kube-apiserver uses:
- * - metav1.Status (the generic registry, IPAddress included): `details.uid` names the object;
- *   no resourceVersion.
- * - the deleted object (registries with ReturnDeletedObject): its `metadata.resourceVersion` is
- *   the revision of the delete (k8s.io/apiserver's etcd3 store decodes the old value at the
- *   delete's revision). client-node decodes this answer as a V1Status too, which keeps
- *   `metadata.resourceVersion` (ListMeta) but drops `metadata.uid`; the uid is read when present.
+ * Reads a DELETE answer. kube-apiserver's IPAddress registry is the generic registry without
+ * ReturnDeletedObject (pkg/registry/networking/ipaddress/storage/storage.go): a finished delete
+ * answers a metav1.Status whose `details.uid` names the object removed. When a finalizer holds the
+ * object, the delete only sets its deletionTimestamp and answers with the object itself, which
+ * client-node decodes as a V1Status too — dropping deletionTimestamp but keeping `kind`. So only
+ * an answer of kind Status says the object is gone; any other leaves it to the watch.
  */
-export function deletedIdentity(reply: unknown): DeletedIdentity {
-  const out: DeletedIdentity = {};
-  if (typeof reply !== 'object' || reply === null) return out;
-  const r = reply as { kind?: unknown; details?: { uid?: unknown } | null; metadata?: { uid?: unknown; resourceVersion?: unknown } | null };
-  if (typeof r.details?.uid === 'string' && r.details.uid !== '') out.uid = r.details.uid;
-  if (r.kind !== 'Status') {
-    if (out.uid === undefined && typeof r.metadata?.uid === 'string' && r.metadata.uid !== '') out.uid = r.metadata.uid;
-    if (typeof r.metadata?.resourceVersion === 'string' && r.metadata.resourceVersion !== '')
-      out.resourceVersion = r.metadata.resourceVersion;
-  }
-  return out;
+export function deleteOutcome(reply: unknown): DeleteOutcome {
+  if (typeof reply !== 'object' || reply === null) return { finished: false };
+  const r = reply as { kind?: unknown; details?: { uid?: unknown } | null };
+  if (r.kind !== 'Status') return { finished: false };
+  const uid = r.details?.uid;
+  return typeof uid === 'string' && uid !== '' ? { finished: true, uid } : { finished: true };
 }
 
 /**

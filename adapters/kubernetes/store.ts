@@ -38,7 +38,7 @@ import { Informer, type ListPage, type ListerWatcher } from './informer.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import {
   GROUP,
-  deletedIdentity,
+  deleteOutcome,
   parseLabelSelector,
   toObject,
   toRecord,
@@ -170,7 +170,11 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     return toRecord(created);
   }
 
-  /** Deletes the IPAddress `name`; 404 → NotFoundError. Gone from the cache when this resolves (read-your-writes). */
+  /**
+   * Deletes the IPAddress `name`; 404 → NotFoundError. Gone from the cache when this resolves
+   * (read-your-writes) — unless a finalizer holds the object: the server then only marks it for
+   * deletion, and it stays in the cache until the watch reports it gone.
+   */
   async delete(name: string): Promise<void> {
     this.assertOpen();
     // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
@@ -186,7 +190,10 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     } catch (err) {
       throw translate(err, 'delete', RESOURCE, name);
     }
-    if (this.readYourWrites) this.informer.appliedDelete(name, deletedIdentity(reply), sent, history);
+    // An object a finalizer holds is only marked for deletion: it stays in the cache (as upstream's
+    // lister keeps it, its address taken) until the watch reports it gone.
+    const outcome = deleteOutcome(reply);
+    if (this.readYourWrites && outcome.finished) this.informer.appliedDelete(name, outcome.uid, sent, history);
   }
 
   /** Reads the IPAddress `name` from the API server (not the cache); undefined when it does not exist. */

@@ -25,9 +25,7 @@
 // * get → 200 object or 404 Status NotFound. delete → 200 Status Success whose details carry
 //   name, group, kind (= the resource, "Yes we set Kind field to resource") and uid — the generic
 //   registry's answer, since the IPAddress registry does not set ReturnDeletedObject; 404 NotFound.
-//   `deleteReply: 'object'` answers instead as a registry with ReturnDeletedObject does: 200 with
-//   the deleted object, its resourceVersion the revision of the delete (etcd3 store's
-//   conditionalDelete decodes the old value at the delete's revision).
+//   With finalizers pending (see below) the answer is the object itself, as the generic registry's.
 // * list → `{kind: IPAddressList, apiVersion, metadata: {resourceVersion[, continue,
 //   remainingItemCount]}, items}`, items sorted by name (etcd key order) and without kind /
 //   apiVersion (as the real server writes them); labelSelector with `k=v`, `k==v`, `k!=v`, `k`,
@@ -146,8 +144,6 @@ export interface ApiServerDoubleOptions {
   historyLimit?: number;
   /** Send a BOOKMARK every this many ms to watches that allow bookmarks. Default 0 (only on bookmark()). */
   bookmarkIntervalMs?: number;
-  /** What a successful DELETE answers (see `ApiServerDouble.deleteReply`). Default 'status'. */
-  deleteReply?: 'status' | 'object';
   /**
    * The networking.k8s.io versions served (default both): ['v1beta1'] is a cluster before
    * Kubernetes 1.33, which answers any v1 path with 404 "the server could not find the requested
@@ -370,11 +366,6 @@ export class ApiServerDouble {
   /** http://127.0.0.1:<port> */
   url = '';
   requireParentRef: boolean;
-  /**
-   * A successful DELETE answers 'status' (metav1.Status with details.uid, the generic registry)
-   * or 'object' (the deleted object at the delete's resourceVersion, ReturnDeletedObject).
-   */
-  deleteReply: 'status' | 'object';
   readonly historyLimit: number;
   /** The networking.k8s.io versions this server serves (ApiServerDoubleOptions.versions). */
   readonly versions: readonly ServedVersion[];
@@ -400,7 +391,6 @@ export class ApiServerDouble {
 
   private constructor(options: ApiServerDoubleOptions) {
     this.requireParentRef = options.requireParentRef ?? true;
-    this.deleteReply = options.deleteReply ?? 'status';
     this.historyLimit = options.historyLimit ?? 1000;
     this.versions = options.versions ?? SERVED_VERSIONS;
     for (const plural of Object.keys(RESOURCES)) this.stores.set(plural, new Map());
@@ -800,7 +790,6 @@ export class ApiServerDouble {
     const gone = clone(obj);
     gone.metadata.resourceVersion = String(++this.rv);
     this.record({ type: 'DELETED', rv: this.rv, plural, object: gone });
-    if (this.deleteReply === 'object') return { code: 200, body: this.typed(gone, plural, version) };
     const status: Status = {
       kind: 'Status',
       apiVersion: 'v1',
