@@ -20,6 +20,32 @@ describe('metrics loading prom-client by themselves', () => {
     );
   });
 
+  it('prom-client not installed: IPAllocatorError (ERR_IPALLOCATOR) saying to install it, with the loader’s first line', async () => {
+    const real = saved as (id: string) => unknown;
+    host.getBuiltinModule = (id: string) =>
+      id === 'node:module'
+        ? {
+            createRequire: () => () => {
+              throw new Error("Cannot find module 'prom-client'\nRequire stack:\n- /app/index.js");
+            },
+          }
+        : real(id);
+    vi.resetModules();
+    const { enableMetrics } = await import('../adapters/metrics.ts');
+    const { IPAllocatorError } = await import('../adapters/errors.ts');
+    let caught: unknown;
+    try {
+      enableMetrics();
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(IPAllocatorError);
+    expect((caught as InstanceType<typeof IPAllocatorError>).code).toBe('ERR_IPALLOCATOR');
+    expect((caught as Error).message).toBe(
+      "metrics need prom-client, an optional peer dependency: install it (npm install prom-client) or import 'ipallocator/metrics' before enabling metrics (Cannot find module 'prom-client')",
+    );
+  });
+
   it('with it, the default registry is prom-client’s', async () => {
     vi.resetModules();
     const { enableMetrics } = await import('../adapters/metrics.ts');
