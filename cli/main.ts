@@ -171,7 +171,9 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
     try {
       return parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true });
     } catch (e) {
-      throw new UsageError((e as Error).message.split('\n')[0]!);
+      // Node's message may run over lines, each a sentence (an ambiguous value says how to pass
+      // one starting with a dash): one line, as every other message of the CLI.
+      throw new UsageError((e as Error).message.replace(/\s*\n\s*/g, ' '));
     }
   })();
   if (parsed.positionals.length > positionals)

@@ -125,6 +125,11 @@ describe('ipallocator: failures', () => {
     [['status', '--frob'], "Unknown option '--frob'"],
     [['status', '--top', 'many'], '--top takes a whole number, got "many"'],
     [['check', '--grace=-5'], '--grace takes a whole number, got "-5"'],
+    // a value starting with a dash: Node's parser says how to pass one, on one line
+    [
+      ['status', '--top', '-1'],
+      "Option '--top' argument is ambiguous. Did you forget to specify the option argument for '--top'? To specify an option argument starting with a dash use '--top=-XYZ'.",
+    ],
     [['status', 'extra'], 'Unexpected argument'],
     [
       ['status', '--request-timeout', 'soon'],
