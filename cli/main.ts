@@ -166,6 +166,12 @@ function packageVersion(): string {
   }
 }
 
+/** The first five names, and how many more: each is on its own line above the question. */
+function fewOf(names: readonly string[]): string {
+  const few = names.slice(0, 5).join(', ');
+  return names.length > 5 ? `${few} and ${names.length - 5} more` : few;
+}
+
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O, positionals = 0) {
   const parsed = (() => {
     try {
@@ -303,7 +309,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     if (!confirmed) {
       for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
       io.stderr.write(
-        `Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${shown(deletable.join(', '))})? [y/N] `,
+        `Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${shown(fewOf(deletable))})? [y/N] `,
       );
       const answer = await readLine(io.stdin);
       if (answer === undefined) io.stderr.write('\n');

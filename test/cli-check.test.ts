@@ -257,6 +257,15 @@ describe('ipallocator check', () => {
     expect(r.stdout.split('\n')).not.toContain('No problems found (context double).');
   });
 
+  it('the question names at most five of the leaks it would delete (each is listed above it)', async () => {
+    const leaks = [30, 31, 32, 33, 34, 35, 36].map((i) => `10.96.0.${i}`);
+    for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n' });
+    for (const ip of leaks) expect(r.stderr).toContain(`  orphan: IPAddress ${ip} belongs to Service default/gone`);
+    expect(r.stderr).toContain('Delete 7 IPAddress objects (10.96.0.30, 10.96.0.31, 10.96.0.32, 10.96.0.33, 10.96.0.34 and 2 more)? [y/N]');
+    expect(names(c.double)).toEqual(leaks);
+  });
+
   it('asks before deleting: "y" deletes, anything else or no answer deletes nothing', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
     for (const answer of ['n\n', '', 'maybe\n']) {
