@@ -41,7 +41,7 @@ import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
-import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
+import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, labelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -86,7 +86,7 @@ const FALSE: Promise<boolean> = Promise.resolve(false);
  * WebAssembly index of taken addresses in place of upstream's linear scan. Addresses are
  * IPAddress records in a Store, shared with any other allocator of the same store.
  */
-export class Allocator implements IPAllocator, DryRunTarget, Disposable {
+export class Allocator implements IPAllocator, Disposable {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly store: Store;
@@ -543,18 +543,18 @@ export class Allocator implements IPAllocator, DryRunTarget, Disposable {
     return new DryRunAllocator(this);
   }
 
-  /** The dry run's allocate: ready, syntax and range checks only. */
+  /** The dry run's allocate: ready, syntax and range checks only. @internal for DryRunAllocator */
   checkAllocate(ip: string): void {
     this.checkRange(ip, true);
   }
 
-  /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). */
+  /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). @internal for DryRunAllocator */
   checkRelease(ip: string): void {
     this.live();
     this.recordName(ip);
   }
 
-  /** The dry run's allocateNext: the network address when ready. */
+  /** The dry run's allocateNext: the network address when ready. @internal for DryRunAllocator */
   checkAllocateNext(): string {
     if (!this.isReady()) throw new ErrNotReady();
     return formatAddr(this.fam, this.prefix.network);

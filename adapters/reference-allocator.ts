@@ -28,7 +28,7 @@ import {
   optionsObject,
 } from './errors.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
-import { DryRunAllocator, type DryRunTarget } from './dry-run.ts';
+import { DryRunAllocator } from './dry-run.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import { storeOption } from './memory-store.ts';
@@ -134,7 +134,7 @@ const BAND_FULL = Symbol('band full');
  * same answers as Allocator: the baseline to compare with.
  */
 // The oracle of our tests (test/allocator-equivalence.test.ts).
-export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable {
+export class ReferenceAllocator implements IPAllocator, Disposable {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly store: Store;
@@ -356,15 +356,18 @@ export class ReferenceAllocator implements IPAllocator, DryRunTarget, Disposable
     return new DryRunAllocator(this);
   }
 
+  /** @internal for DryRunAllocator */
   checkAllocate(ip: string): void {
     this.checkRange(ip, true);
   }
 
+  /** @internal for DryRunAllocator */
   checkRelease(ip: string): void {
     this.live();
     parseAddrInto(ip, this.words);
   }
 
+  /** @internal for DryRunAllocator */
   checkAllocateNext(): string {
     if (!this.isReady()) throw new ErrNotReady();
     return formatBig(this.fam, this.g.network);
