@@ -397,7 +397,7 @@ describe('a store written against another copy of the package, in plain JavaScri
   });
 
   it('reconcile on a store with synchronous operations reads and deletes in one step: a release and re-allocation right after it cannot be lost', async () => {
-    // Found by a third outside round: the re-read and the delete were two steps, and an
+    // Regression: the re-read and the delete were two steps, and an
     // allocator releasing and re-allocating the address in between lost its new record.
     const store = new MemoryStore();
     const alloc = new Allocator('10.5.5.0/24', { store });

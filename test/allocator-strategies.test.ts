@@ -205,7 +205,7 @@ describe('Allocator strategy option', () => {
 
 describe('a cool-down on a store through promises', () => {
   it('an allocate that fails while its release deletes the record leaves the released address held and marked', async () => {
-    // Found by a third outside round: the failed create cleared the bit of an address the
+    // Regression: the failed create cleared the bit of an address the
     // cool-down had just started holding, so validate() failed and allocateNext handed it out.
     const store = new MemoryStore({ syncOps: false });
     const cooled = new Allocator('10.0.0.0/29', { store, strategy: coolDown('lowest-free', { allocations: 3 }) });
@@ -234,7 +234,7 @@ describe('a cool-down on a store through promises', () => {
 });
 
 describe('a store whose synchronous create delivers another writer’s events for the same name first', () => {
-  // Found by a fourth outside round: during our createSync(X) another writer created and deleted X
+  // Regression: during our createSync(X) another writer created and deleted X
   // (events delivered inside our call, in store order), then our create committed. The delete
   // cleared (or, with a cool-down, held) the bit, and our own add event in the same call did not
   // mark it again: validate() failed, the next allocateNext collided on X, a stale hold cut a

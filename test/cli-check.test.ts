@@ -33,7 +33,7 @@ interface Row {
 
 const ROWS: Row[] = [
   {
-    // Found by the seventh outside round: the ClusterIP was "not an IP address", the IPAddress a
+    // Regression: the ClusterIP was "not an IP address", the IPAddress a
     // wrong reference, and --fix deleted the object of an address the Service holds.
     name: 'a ClusterIP with leading zeros (a Service from before 1.20) holds its address, as upstream reads it',
     setup(d) {
@@ -307,7 +307,7 @@ describe('ipallocator check', () => {
   });
 
   it('exits 0 after --fix when every leak is gone, deleted or settled by someone else meanwhile', async () => {
-    // Found by the seventh outside round: a leak deleted by another client while the command
+    // Regression: a leak deleted by another client while the command
     // asked was "skipped: already gone", and the exit code said problems remained.
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
     addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });

@@ -51,7 +51,7 @@ describe('clientNodeMismatch', () => {
   });
 
   it('undici 7 pinned already, on a Node 20 before 20.18.1: no advice to pin it', () => {
-    // found by the fifth outside round: the line recommended the override already in place
+    // regression: the line recommended the override already in place
     write('node_modules/@kubernetes/client-node', CLIENT_NODE_2);
     write('node_modules/undici', UNDICI_7);
     expect(clientNodeMismatch(from, '20.0.0')).toBe(

@@ -190,7 +190,7 @@ describe('ipallocator: failures', () => {
   });
 
   it('the executable: a reader gone before the output (| head) ends it quietly, with its own exit code', async () => {
-    // Found by the fifth outside round: `map … | head -c 100` crashed with "write EPIPE".
+    // Regression: `map … | head -c 100` crashed with "write EPIPE".
     const { spawn } = await import('node:child_process');
     const junk = join(mkdtempSync(join(tmpdir(), 'ipallocator-cli-')), 'junk.json');
     writeFileSync(junk, 'not json');

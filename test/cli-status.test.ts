@@ -104,7 +104,7 @@ describe('ipallocator status', () => {
   });
 
   it('an IPv6 range shorter than /64, which kube-apiserver does not allocate from, counts nothing: its addresses are outside', async () => {
-    // Found by the seventh outside round: the range showed 2^64 − 1 addresses, and an address
+    // Regression: the range showed 2^64 − 1 addresses, and an address
     // past them was neither used nor outside.
     const d = c.double;
     addServiceCIDR(d, 'wide', ['fd00:48::/48'], true);
@@ -202,7 +202,7 @@ describe('ipallocator status', () => {
   });
 
   it('a throttled listing (429) is asked again after the wait the server asks for, as kubectl does', async () => {
-    // Found by the seventh outside round: one 429 on a page ended the command.
+    // Regression: one 429 on a page ended the command.
     addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/28'], true);
     addIPAddress(c.double, '10.96.0.3', { namespace: 'default', name: 'web' });
     c.double.failNext('list', 1, 429); // TooManyRequests, retryAfterSeconds 1

@@ -299,7 +299,7 @@ describe.each([
 
 describe('Allocator on a store that answers later: a create of a name seen and deleted meanwhile', () => {
   it('a failing second create of that name leaves no mark (the address is not lost)', async () => {
-    // Found by the seventh outside round (a fuzzer): the failing create kept its reservation
+    // Regression: the failing create kept its reservation
     // because the first create of the name was still pending, although its record had been
     // reported and deleted; allocateNext then answered ErrFull with the address free, for good.
     const X = '10.0.0.1';

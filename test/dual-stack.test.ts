@@ -198,7 +198,7 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
   it.each([true, false])(
     'destroy() with a call in flight: it ends with ErrDestroyed and gives back what it took (syncOps %s)',
     async (syncOps) => {
-      // Found by the seventh outside round: the first family's address stayed in the store and no
+      // Regression: the first family's address stayed in the store and no
       // rollback error was reported, because the rollback asked the destroyed pair for its allocator.
       let inFlightCases = 0;
       for (const steps of [0, 1, 2, 3, 5, 8]) {

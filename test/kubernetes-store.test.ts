@@ -123,7 +123,7 @@ describe('KubernetesStore', () => {
     });
 
     it('a credential the server refuses: KubernetesApiError 401 with reason Unauthorized', async () => {
-      // Found by the fifth outside round: client-node leaves a 401's Status unread, and `reason`
+      // Regression: client-node leaves a 401's Status unread, and `reason`
       // was undefined although kube-apiserver always answers reason Unauthorized.
       d.onlyToken = 'another token';
       const s = open({ start: false });
@@ -396,7 +396,7 @@ describe('KubernetesStore', () => {
     });
 
     it('after an etcd restore without --bump-revision (revisions went back) the re-list is the truth, and later events apply', async () => {
-      // Found by the fifth outside round: the re-list kept every cached record newer than the
+      // Regression: the re-list kept every cached record newer than the
       // list (all of them, after the revisions went back) and ignored later events for them.
       for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
       const s = open();

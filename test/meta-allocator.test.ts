@@ -252,7 +252,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   });
 
   it("'ordered': ServiceCIDRs created in the same second are ordered by name, whatever order they arrived in", () => {
-    // Found by the fifth outside round: Kubernetes stamps whole seconds, and ties followed arrival
+    // Regression: Kubernetes stamps whole seconds, and ties followed arrival
     // order, so a replica that watched them come and one that listed them later disagreed.
     const second = '2026-12-03T21:00:00Z';
     const scs: ServiceCIDR[] = [

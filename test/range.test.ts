@@ -671,7 +671,7 @@ describe('the rule of has()', () => {
 });
 
 describe('the snapshot format follows the range, not the index kind', () => {
-  // Found by the hostile pass: a /24 forced onto the sparse index wrote 8-byte offsets, which a
+  // Regression: a /24 forced onto the sparse index wrote 8-byte offsets, which a
   // default (dense) /24 read back as a bitmap — a different, valid-looking state.
   it.each([
     ['10.0.0.0/24', 'sparse', 'auto'],

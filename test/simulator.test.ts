@@ -133,7 +133,7 @@ describe('the simulator', () => {
 });
 
 describe('npm run bench:strategies: its flags', () => {
-  // Found by the fifth outside round: a seed past 2^52 made every API server share one random
+  // Regression: a seed past 2^52 made every API server share one random
   // stream (meaningless results), and a flag without its value ended in a stack trace.
   it.each([
     [['--seed', '1.5'], '--seed must be an integer in 0..4294967295, got 1.5'],

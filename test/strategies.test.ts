@@ -444,7 +444,7 @@ function lowestDynamic(view: StrategyView, out: Offset): boolean {
 }
 
 describe('a strategy of your own cannot break the range it chooses for', () => {
-  // Found by the fifth outside round: a chooser reached `view.index.clear` (then in the type) and
+  // Regression: a chooser reached `view.index.clear` (then in the type) and
   // had a Range hand out an allocated address again and an Allocator loop for ever; a `taken`
   // hook that threw left its offset marked and uncounted; a chooser answering false with
   // addresses free made the range answer ErrFull; a bigint offset was a TypeError.

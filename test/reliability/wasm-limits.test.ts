@@ -233,7 +233,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(manyLeaked).toBe(0);
   });
 
-  // Found by an outside attack (each below): a batch, or a cool-down's expiry, that ran out of
+  // Regressions (each below): a batch, or a cool-down's expiry, that ran out of
   // memory half-way left part of its work done.
   it('Range.releaseMany that runs out of memory part-way releases nothing', () => {
     setMemoryLimit(Infinity);
@@ -253,7 +253,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
   });
 
   it('Range.releaseMany whose taking back runs out of memory too: the count follows the index, and the error says how many stay released', () => {
-    // Found by a second outside attack: memory the first releases freed (whole runs removed) was
+    // Regression: memory the first releases freed (whole runs removed) was
     // used by later splits, so re-marking them ran out; used() then kept the old count and the
     // released addresses were handed out twice.
     setMemoryLimit(Infinity);
@@ -374,7 +374,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
   });
 
   it('under the cap, the memory a destroyed sparse index gives back holds dense indexes of other ranges', () => {
-    // Found by an outside attack: freed blocks were reused for their own size only, so a /12
+    // Regression: freed blocks were reused for their own size only, so a /12
     // could not be had after a /64 that filled the cap was destroyed.
     setMemoryLimit(memoryLimit().size + 8 * 2 ** 20);
     const sparse = new Range('fd00:5::/64', { random: seededRandom(3) });
