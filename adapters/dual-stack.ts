@@ -124,13 +124,14 @@ export class DualStackAllocator {
     });
   }
 
-  /** Calls of allocate/allocateNext in flight: destroy() waits for them to end before it destroys the pair. */
+  /** Calls in flight: destroy() waits for them to end before it destroys the pair. */
   private inFlight = 0;
 
   /**
-   * Runs one allocate/allocateNext. A destroy() meanwhile ends it with ErrDestroyed, and the
-   * address it took in the first family is given back through that family's allocator, which
-   * is destroyed only once no call needs it.
+   * Runs one allocate, allocateNext or release on the allocators it captured at its start, which
+   * are destroyed only once no call needs them: a destroy() meanwhile ends an allocation with
+   * ErrDestroyed after the address it took in the first family is given back, and lets a
+   * release finish.
    */
   private async call<T>(work: () => Promise<T>): Promise<T> {
     this.inFlight++;
@@ -154,7 +155,8 @@ export class DualStackAllocator {
 
   /**
    * Releases every address (an array, or what allocate/allocateNext returned), each through its
-   * family's allocator. All are attempted; the first error is rethrown afterwards.
+   * family's allocator. All are attempted; the first error is rethrown afterwards. A destroy()
+   * meanwhile does not stop it: both addresses are released before the allocators are destroyed.
    */
   async release(ips: readonly string[] | DualStackIPs): Promise<void> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
@@ -165,15 +167,18 @@ export class DualStackAllocator {
       throw new InvalidArgumentError('release needs the addresses: an array, or what allocate returned (an object whose ips is an array)');
     }
     const { canonical, families } = familiesOf(isIPList(ips) ? ips : ips.ips);
-    let first: { error: unknown } | undefined;
-    for (let i = 0; i < canonical.length; i++) {
-      try {
-        await this.allocator(families[i]!).release(canonical[i]!);
-      } catch (e) {
-        first ??= { error: e };
+    const allocators = families.map((f) => this.allocator(f));
+    return this.call(async () => {
+      let first: { error: unknown } | undefined;
+      for (let i = 0; i < canonical.length; i++) {
+        try {
+          await allocators[i]!.release(canonical[i]!);
+        } catch (e) {
+          first ??= { error: e };
+        }
       }
-    }
-    if (first !== undefined) throw first.error;
+      if (first !== undefined) throw first.error;
+    });
   }
 
   private async rollback(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<void> {
@@ -198,8 +203,9 @@ export class DualStackAllocator {
 
   /**
    * Destroys both allocators (the pair owns them; destroying one again is harmless). Every
-   * method then throws ErrDestroyed; calling destroy() again does nothing. A call in flight ends
-   * with ErrDestroyed after giving back what it took, and the allocators are destroyed then.
+   * method then throws ErrDestroyed; calling destroy() again does nothing. An allocation in
+   * flight ends with ErrDestroyed after giving back what it took, a release in flight finishes,
+   * and the allocators are destroyed then (a call whose store never answers keeps them).
    */
   destroy(): void {
     if (this.destroyed) return;

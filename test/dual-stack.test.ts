@@ -235,6 +235,20 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     },
   );
 
+  it.each([true, false])('destroy() with a release in flight: both addresses are released (syncOps %s)', async (syncOps) => {
+    for (const steps of [0, 1, 2, 3, 5, 8]) {
+      const store = new FaultyMemoryStore({ syncOps });
+      const ds = new DualStackAllocator(new Allocator('10.0.0.16/28', { store }), new Allocator('fd00::/124', { store }));
+      const got = await ds.allocate(['10.0.0.20', 'fd00::5']);
+      const releasing = ds.release(got);
+      for (let i = 0; i < steps; i++) await null;
+      ds.destroy();
+      await releasing;
+      expect(store.records(), `destroyed after ${steps} steps`).toEqual([]);
+      await expect(ds.release(got)).rejects.toBeInstanceOf(ErrDestroyed);
+    }
+  });
+
   const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
   it('allocate returns canonical text and the records carry canonical names, whatever the spelling', async () => {
     const store = new FaultyMemoryStore();
