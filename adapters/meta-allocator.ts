@@ -273,9 +273,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
   allocate(ip: string, owner?: ParentRef): Promise<void> {
     try {
       this.live();
-      // the owner first, as allocateNext: a refused call must not spend a draw of the range rotation
+      // As Allocator.allocate: the address first (InvalidAddressError, ErrMismatchedNetwork), then
+      // the owner — both before the range rotation's draw, so a refused call spends none.
+      if (!this.covers(ip)) throw new ErrMismatchedNetwork();
       checkParentRef(owner);
-      const e = this.route(ip, true);
+      const e = this.pick(true);
       if (e === null) throw new ErrMismatchedNetwork();
       return e.allocator.allocate(ip, owner);
     } catch (err) {
@@ -377,16 +379,34 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /** Parses `ip` (throws InvalidAddressError) and returns a range containing it, or null. */
   private route(ip: string, readyOnly: boolean): RangeEntry | null {
+    return this.covers(ip) ? this.pick(readyOnly) : null;
+  }
+
+  /**
+   * Parses `ip` into this.words (throws InvalidAddressError) and tells whether any range
+   * contains it, ready or not, without drawing: an address no range serves spends no draw.
+   */
+  private covers(ip: string): boolean {
     const w = this.words;
-    const family = parseAddrInto(ip, w);
+    if (parseAddrInto(ip, w) !== this.fam) return false;
+    // [first, last] = the prefix minus network and IPv4 broadcast (upstream PrefixContainsIP)
+    for (const e of this.order) if (e.allocator.prefix.inRange(this.fam, w)) return true;
+    return false;
+  }
+
+  /**
+   * A range containing the address covers() just parsed (ready ones only when `readyOnly`), or
+   * null. Under 'upstream' the ranges are tried from a random one on, as upstream's map
+   * iteration order is random.
+   */
+  private pick(readyOnly: boolean): RangeEntry | null {
+    const w = this.words;
     const list = this.order;
     const n = list.length;
-    if (family !== this.fam || n === 0) return null;
     const start = this.policy === 'upstream' && n > 1 ? uniformBelow(this.random, n) : 0;
     for (let k = 0; k < n; k++) {
       const e = list[(start + k) % n]!;
-      // [first, last] = the prefix minus network and IPv4 broadcast (upstream PrefixContainsIP)
-      if (e.allocator.prefix.inRange(family, w) && (!readyOnly || e.ready)) return e;
+      if (e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready)) return e;
     }
     return null;
   }

@@ -48,7 +48,7 @@ describe.each(
 )('MetaAllocator, policy %s, %s store calls', (policy, path) => {
   const setup = (pol: RangePolicy, seed: number, family: IPFamily = 'IPv4') => setupOn(pol, seed, family, path === 'sync');
   describe.each(SEEDS)('seed %i', (seed) => {
-    it('a refused owner changes nothing, not even the draws: the same seed gives the same answers after it', async () => {
+    it('a refused call changes nothing, not even the draws: the same seed gives the same answers after it', async () => {
       const runs = [false, true].map(async (refuseFirst) => {
         const { source, meta } = setup(policy, seed);
         source.addServiceCIDR('wide', ['10.0.0.0/24']);
@@ -56,6 +56,12 @@ describe.each(
         if (refuseFirst) {
           expect(await rejection(meta.allocate('10.0.0.5', 'default/web' as never))).toBeInstanceOf(InvalidArgumentError);
           expect(await rejection(meta.dryRun().allocate('10.0.0.5', 'default/web' as never))).toBeInstanceOf(InvalidArgumentError);
+          // refused for the address, with or without a bad owner: the address's error, as Allocator's
+          expect(await rejection(meta.allocate('192.168.0.1'))).toBeInstanceOf(ErrMismatchedNetwork);
+          expect(await rejection(meta.allocate('192.168.0.1', 'default/web' as never))).toBeInstanceOf(ErrMismatchedNetwork);
+          expect(await rejection(meta.allocate('10.0.0.300', 'default/web' as never))).toBeInstanceOf(InvalidAddressError);
+          expect(await rejection(meta.release('192.168.0.1'))).toBeInstanceOf(ErrMismatchedNetwork);
+          expect(await meta.has('192.168.0.1')).toBe(false);
         }
         await meta.allocate('10.0.0.7');
         return [await meta.allocateNext(), await meta.allocateNext(), meta.used()];
