@@ -205,24 +205,28 @@ export class Cluster {
     const target: RequestTarget = { verb: 'list', resource: qualified(resource) };
     for (let attempt = 0; ; attempt++) {
       const items: unknown[] = [];
+      const tokens = new Set<string>(); // continue tokens this listing was given
       let cont: string | undefined;
       try {
         do {
           const p = cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont };
           const page = await throttled(() => this.requests.run(target, (o) => fetchPage(p, o)), target);
           for (const item of page.items ?? []) items.push(item);
-          const previous = cont;
           cont = page.metadata?._continue ?? page.metadata?.continue;
           if (cont === '') cont = undefined;
-          if (cont !== undefined && cont === previous) {
-            throw new CliError(
-              `list ${target.resource}: the API server answered the same continue token twice; the listing would never end`,
-            );
+          if (cont !== undefined) {
+            if (tokens.has(cont)) {
+              throw new CliError(
+                `list ${target.resource}: the API server answered a continue token it had given before; the listing would never end`,
+              );
+            }
+            tokens.add(cont);
           }
           this.onProgress?.(resource.plural, items.length, cont === undefined ? 0 : page.metadata?.remainingItemCount);
         } while (cont !== undefined);
         return items;
       } catch (e) {
+        if (e instanceof CliError) throw e; // already says what went wrong
         const code = httpStatus(e);
         if (code === 410 && cont !== undefined && attempt === 0) continue;
         if (mayBeUnserved && code === 404 && cont === undefined && items.length === 0) throw new ResourceNotServed();

@@ -1,12 +1,15 @@
 // `ipallocator status` end to end: run() against the API-server double over HTTP. The numbers are
 // checked against a count made here from the objects the test wrote (IPv4 as integers, IPv6 by
 // its last word), not against the command's own arithmetic.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { StatusReport } from '../cli/status.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import { addIPAddress, addService, addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
+import { writeKubeconfig } from './k8s/kubeconfig.ts';
 
 const v4 = (s: string) => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
 const v4text = (n: number) => [24, 16, 8, 0].map((s) => (n >>> s) & 255).join('.');
@@ -199,6 +202,32 @@ describe('ipallocator status', () => {
     expect(records.length).toBe(1200);
     const lists = d.requestsOf('list').filter((r) => r.path.endsWith('/ipaddresses'));
     expect(lists.filter((r) => r.query.continue === undefined).length).toBe(2); // the first page, twice
+  });
+
+  // Not what kube-apiserver does: a broken server or proxy. The listing would never end.
+  it.each([
+    ['the same token again', ['A', 'A']],
+    ['a cycle of tokens', ['A', 'B', 'A']],
+  ])('a listing answered with %s ends with that error, exit 2', async (_what, tokens) => {
+    let page = 0;
+    const server = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'application/json');
+      const token = tokens[Math.min(page++, tokens.length - 1)];
+      res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: { resourceVersion: '5', continue: token }, items: [] }));
+    });
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        'ipallocator: list servicecidrs.networking.k8s.io: the API server answered a continue token it had given before; the listing would never end\n',
+      );
+      expect(page).toBe(tokens.length);
+    } finally {
+      kc.remove();
+      await new Promise((done) => server.close(done));
+    }
   });
 
   it('a throttled listing (429) is asked again after the wait the server asks for, as kubectl does', async () => {
