@@ -359,6 +359,22 @@ describe('a store written against another copy of the package, in plain JavaScri
     }
   });
 
+  it('reconcile reckons the grace from creationTimestamp: a record of unknown age stays young unless graceMs is 0', async () => {
+    const hourLater = () => Date.now() + 3_600_000;
+    for (const timestamps of [false, true]) {
+      const store = new MemoryStore({ timestamps });
+      const a = new Allocator('10.5.5.0/24', { store });
+      const leaked = await a.allocateNext();
+      const result = await reconcile(store, [], { delete: true, now: hourLater });
+      expect([result.leaks.length, result.young.length, result.deleted], `timestamps ${timestamps}`).toEqual(
+        timestamps ? [1, 0, [leaked]] : [0, 1, []],
+      );
+      if (!timestamps) expect((await reconcile(store, [], { delete: true, graceMs: 0 })).deleted).toEqual([leaked]);
+      expect(store.records()).toEqual([]);
+      a.destroy();
+    }
+  });
+
   it("reconcile deletes only the allocator's records, even from a store whose list ignores the labels asked for", async () => {
     const inner = new MemoryStore();
     inner.createSync({ name: '10.5.2.1', labels: allocatorLabels('IPv4'), parentRef: null });
