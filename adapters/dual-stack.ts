@@ -17,8 +17,8 @@ import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The addresses of one Service. */
 export interface DualStackIPs {
-  IPv4?: string;
-  IPv6?: string;
+  IPv4?: string | undefined;
+  IPv6?: string | undefined;
   /** The addresses in family order (what Service.spec.clusterIPs holds). */
   readonly ips: readonly string[];
   /** The families in that order (Service.spec.ipFamilies). */

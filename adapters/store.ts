@@ -108,7 +108,7 @@ export interface Store {
    * Optional: the same store's synchronous operations (see SyncStoreOps), or null/absent when it
    * has none. They must have exactly the effect of create/delete/get.
    */
-  readonly sync?: SyncStoreOps | null;
+  readonly sync?: SyncStoreOps | null | undefined;
   /**
    * Creates the record if its name is free. Rejects with AlreadyExistsError otherwise; any other
    * error passes through. A store refuses a malformed record as kube-apiserver does (HTTP 422:

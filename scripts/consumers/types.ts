@@ -10,8 +10,10 @@ import {
   MemoryStore,
   Range,
   seededRandom,
+  type DualStackIPs,
   type IPAllocator,
   type IPAddressRecord,
+  type Store,
   type MetaAllocatorOptions,
   type ParentRef,
   type RangeSnapshot,
@@ -74,7 +76,16 @@ export function fromConfig(config: { store?: MemoryStore | undefined; namespace?
   const range = new Range('10.1.0.0/24', { indexKind: undefined, strategy: coolDown('upstream', { ms: config.ms ?? 0, now: undefined }) });
   const store = new MemoryStore({ syncOps: undefined, timestamps: undefined });
   const record: IPAddressRecord = { name: '10.1.0.1', labels: {}, parentRef: null, uid: undefined, resourceVersion: undefined };
-  const text = `${alloc.cidr} ${ref.name} ${String(meta.policy)} ${range.cidr} ${store.size} ${record.name}`;
+  const custom: Store = {
+    create: (r) => store.create(r),
+    delete: (name) => store.delete(name),
+    get: (name) => store.get(name),
+    close: () => store.close(),
+    cache: store.cache,
+    sync: config.store === undefined ? undefined : config.store.sync,
+  };
+  const pair: DualStackIPs = { IPv4: '10.0.0.1', IPv6: undefined, ips: ['10.0.0.1'], families: ['IPv4'] };
+  const text = `${alloc.cidr} ${ref.name} ${String(meta.policy)} ${range.cidr} ${store.size} ${record.name} ${String(custom.sync)} ${pair.ips}`;
   alloc.destroy();
   range.destroy();
   return text;
