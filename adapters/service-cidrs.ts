@@ -14,7 +14,8 @@
 //
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
-import { InvalidArgumentError, optionsObject, quoteInput } from './errors.ts';
+import { canonicalAddr, formatAddr } from './address.ts';
+import { InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
@@ -60,10 +61,12 @@ export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
 }
 
 /**
- * The API server's validation of spec.cidrs: one or two entries, each a CIDR, and when two, one
- * of each family (`may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and
- * 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError, and InvalidRangeError for an
- * IPv6 CIDR overlapping the IPv4-mapped block ::ffff:0:0/96 (see refuseIPv4MappedOverlap).
+ * The API server's validation of spec.cidrs: one or two entries, each a CIDR in canonical form
+ * (upstream validation.IsValidCIDR: no bits set past the prefix length, IPv6 as RFC 5952), and
+ * when two, one of each family (`may specify no more than one IP for each IP family, i.e
+ * 192.168.0.0/24 and 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError, and
+ * InvalidRangeError for an IPv6 CIDR overlapping the IPv4-mapped block ::ffff:0:0/96 (see
+ * refuseIPv4MappedOverlap).
  */
 export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   if (!Array.isArray(cidrs) || cidrs.length < 1 || cidrs.length > 2) {
@@ -72,6 +75,13 @@ export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   const families = cidrs.map((c) => {
     const p = Prefix.parse(c);
     refuseIPv4MappedOverlap(p);
+    if (c !== p.cidr) {
+      const hostBits = canonicalAddr((c as string).slice(0, (c as string).indexOf('/'))) !== formatAddr(p.version, p.network);
+      throw new InvalidCIDRError(
+        c,
+        hostBits ? 'must not have bits set beyond the prefix length' : `must be in canonical form (${JSON.stringify(p.cidr)})`,
+      );
+    }
     return p.family;
   });
   if (families.length === 2 && families[0] === families[1]) {

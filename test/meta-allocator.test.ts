@@ -242,7 +242,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   it('shares one range between ServiceCIDRs listing the same CIDR (any spelling) until the last goes', async () => {
     const { source, meta } = setup('ordered', 1);
     source.addServiceCIDR('a', ['10.0.0.0/28']);
-    source.addServiceCIDR('b', ['10.0.0.1/28']);
+    source.addServiceCIDR('b', ['10.0.0.1/28'], { unvalidated: true }); // an object the API server would refuse: a source of your own
     expect(meta.ranges()).toMatchObject([{ cidr: '10.0.0.0/28', serviceCIDRs: ['a', 'b'], ready: true }]);
     const ip = await meta.allocateNext();
     source.deleteServiceCIDR('a');
@@ -356,6 +356,15 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(() => source.addServiceCIDR('x', ['10.0.0.0/24', '10.1.0.0/24'])).toThrow(InvalidArgumentError);
     expect(() => source.addServiceCIDR('x', ['10.0.0.0/24', 'fd00::/64', '10.2.0.0/24'])).toThrow(InvalidArgumentError);
     expect(() => source.addServiceCIDR('x', ['10.0.0.0/33'])).toThrow(InvalidCIDRError);
+    // canonical form only (upstream validation.IsValidCIDR), nothing added
+    expect(() => source.addServiceCIDR('x', ['10.96.0.5/12'])).toThrow(
+      'ParsePrefix("10.96.0.5/12"): must not have bits set beyond the prefix length',
+    );
+    expect(() => source.addServiceCIDR('x', ['2001:DB8::/112'])).toThrow(
+      'ParsePrefix("2001:DB8::/112"): must be in canonical form ("2001:db8::/112")',
+    );
+    expect(() => source.addServiceCIDR('x', ['10.0.0.0/24', '2001:db8:0::/112'])).toThrow(InvalidCIDRError);
+    expect(source.list()).toEqual([]);
     source.addServiceCIDR('x', ['10.0.0.0/24', 'fd00::/64']);
     expect(() => source.addServiceCIDR('x', ['10.0.0.0/24'])).toThrow(InvalidArgumentError);
     expect(() => source.deleteServiceCIDR('y')).toThrow(InvalidArgumentError);
