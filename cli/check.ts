@@ -207,12 +207,18 @@ export function findProblems(
         continue;
       }
       const family = addr.version === 4 ? 'IPv4' : 'IPv6';
-      if (obj.labels[LABEL_IP_FAMILY] !== family || obj.labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME) {
+      const lacking = [
+        [LABEL_IP_FAMILY, family],
+        [LABEL_MANAGED_BY, CONTROLLER_NAME],
+      ]
+        .filter(([label, value]) => obj.labels[label!] !== value)
+        .map(([label, value]) => `${label}=${value}`);
+      if (lacking.length > 0) {
         svcFindings.push({
           ...base,
           kind: 'bad-labels',
           owner,
-          message: `IPAddress ${name} of Service ${key} lacks the labels ${LABEL_IP_FAMILY}=${family}, ${LABEL_MANAGED_BY}=${CONTROLLER_NAME}; kube-apiserver's repair loop re-creates it`,
+          message: `IPAddress ${name} of Service ${key} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it`,
         });
       }
     }

@@ -392,7 +392,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   const t = rangeMap.totals;
   const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;
   io.stdout.write(
-    `wrote ${values.out}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} cells of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`,
+    `wrote ${values.out}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`,
   );
   return EXIT_CLEAN;
 }

@@ -106,7 +106,9 @@ export function renderSVG(map: RangeMap, source: string): string {
   out.push(
     `<text x="${margin}" y="26" font-size="18" font-weight="bold">${esc(`${p.cidr} — ${p.family}, ${formatCount(t.used)} of ${formatCount(t.size)} allocated`)}</text>`,
   );
-  out.push(`<text x="${margin}" y="46" fill="#555">${esc(`${source}; ${formatCount(cells)} cells of ${perCell}`)}</text>`);
+  out.push(
+    `<text x="${margin}" y="46" fill="#555">${esc(`${source}; ${formatCount(cells)} ${cells === 1 ? 'cell' : 'cells'} of ${perCell}`)}</text>`,
+  );
   // Big cells get a 1 px white outline, so single addresses can be counted by eye.
   const outline = cellPx >= 8 ? ` stroke="#ffffff" stroke-width="${(1 / cellPx).toFixed(4)}"` : '';
   out.push(`<g transform="translate(${margin} ${top}) scale(${cellPx})" shape-rendering="crispEdges"${outline}>`);

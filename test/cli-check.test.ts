@@ -11,6 +11,7 @@ import {
   addService,
   addServiceCIDR,
   cli,
+  CONTROLLER,
   controls,
   IP_FAMILY,
   MANAGED_BY,
@@ -255,6 +256,18 @@ describe('ipallocator check', () => {
       expect(out).toContain('default/gone\\u001b[2J\\u001b]0;pwned\\u0007\\u000aNo problems found (context double).');
     }
     expect(r.stdout.split('\n')).not.toContain('No problems found (context double).');
+  });
+
+  it('a bad-labels finding names only the labels that are missing or wrong', async () => {
+    addService(c.double, 'default', 'old', ['10.96.0.80']);
+    addIPAddress(c.double, '10.96.0.80', { namespace: 'default', name: 'old' }, { [IP_FAMILY]: 'IPv4' });
+    addService(c.double, 'default', 'odd', ['10.96.0.81']);
+    addIPAddress(c.double, '10.96.0.81', { namespace: 'default', name: 'odd' }, { [IP_FAMILY]: 'IPv6', [MANAGED_BY]: CONTROLLER });
+    const r = await cli(['check', '--json', '--kubeconfig', c.kubeconfig]);
+    expect((JSON.parse(r.stdout) as CheckReport).findings.map((f) => f.message)).toEqual([
+      `IPAddress 10.96.0.80 of Service default/old lacks the label ${MANAGED_BY}=${CONTROLLER}; kube-apiserver's repair loop re-creates it`,
+      `IPAddress 10.96.0.81 of Service default/odd lacks the label ${IP_FAMILY}=IPv4; kube-apiserver's repair loop re-creates it`,
+    ]);
   });
 
   it('the question names at most five of the leaks it would delete (each is listed above it)', async () => {
