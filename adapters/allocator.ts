@@ -36,7 +36,7 @@ import {
   rejectSoon,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
-import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
+import { Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
@@ -117,9 +117,8 @@ export class Allocator implements IPAllocator, Disposable {
   constructor(cidr: string, options?: IndexedAllocatorOptions) {
     const opts = optionsObject(options, 'Allocator', ALLOCATOR_OPTIONS);
     const p = Prefix.parse(cidr);
-    if (p.version === 6 && p.length < 64) {
-      throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.length}`);
-    }
+    const short = shortIPv6RangeRefusal(p.version, p.length);
+    if (short !== undefined) throw new InvalidRangeError(short);
     if (!p.hasFirst) throw new InvalidRangeError('invalid address []');
     refuseIPv4MappedOverlap(p);
     this.prefix = p;

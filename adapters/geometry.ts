@@ -271,6 +271,15 @@ function cmp4(a0: number, a1: number, a2: number, a3: number, b0: number, b1: nu
 const IPV4_MAPPED_BLOCK = 0xffffn << 32n;
 
 /**
+ * Upstream NewIPAllocator's refusal of an IPv6 range shorter than /64 (its offsets are 64-bit):
+ * the InvalidRangeError message for such a prefix, else undefined. The allocators throw it; the
+ * CLI shows such a ServiceCIDR as not allocatable.
+ */
+export function shortIPv6RangeRefusal(version: Family, length: number): string | undefined {
+  return version === 6 && length < 64 ? `shortest allowed prefix length for service CIDR is 64, got ${length}` : undefined;
+}
+
+/**
  * Refuses an IPv6 prefix that overlaps the IPv4-mapped block ::ffff:0:0/96 (`::/64`, `::/80`,
  * `::fffe:0:0/95`, …) with InvalidRangeError; any other prefix passes.
  *

@@ -29,7 +29,7 @@ import {
 } from './errors.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
-import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
+import { Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
@@ -64,9 +64,8 @@ export interface BigGeometry {
 export function bigGeometry(cidrText: string): BigGeometry {
   const p = parsePrefix(cidrText);
   const width = p.family === 4 ? 32 : 128;
-  if (p.family === 6 && p.bits < 64) {
-    throw new InvalidRangeError(`shortest allowed prefix length for service CIDR is 64, got ${p.bits}`);
-  }
+  const short = shortIPv6RangeRefusal(p.family, p.bits);
+  if (short !== undefined) throw new InvalidRangeError(short);
   refuseIPv4MappedOverlap(Prefix.parse(cidrText));
   const h = width - p.bits;
   const top = (1n << BigInt(width)) - 1n;

@@ -7,6 +7,7 @@
 // overlapping ranges counts in both. Sizes are upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6
 // 2^h − 1, at most 2^64 − 1), so they are given as decimal strings in JSON.
 import { formatAddr } from '../adapters/address.ts';
+import { shortIPv6RangeRefusal } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { compareAddresses, parseAddress, parseCIDR, placement, type Addr } from './ranges.ts';
@@ -81,11 +82,12 @@ export function summarize(
       const prefix = parseCIDR(cidr);
       // kube-apiserver's allocator refuses an IPv6 range shorter than /64 (NewIPAllocator): it
       // serves none of its addresses, so none is counted in it
+      const short = prefix === undefined ? undefined : shortIPv6RangeRefusal(prefix.version, prefix.length);
       const refusal =
         prefix === undefined
           ? `not a CIDR: ${JSON.stringify(cidr)}`
-          : prefix.version === 6 && prefix.length < 64
-            ? `not allocatable: kube-apiserver refuses IPv6 ranges shorter than /64 (shortest allowed prefix length for service CIDR is 64, got ${prefix.length})`
+          : short !== undefined
+            ? `not allocatable: kube-apiserver refuses IPv6 ranges shorter than /64 (${short})`
             : undefined;
       if (prefix === undefined || refusal !== undefined) {
         const none: BandStatus = { first: null, last: null, size: '0', used: 0 };
