@@ -562,12 +562,20 @@ export class Cooling {
   /** Held offsets handed out before their time because nothing else was free. */
   early = 0;
 
+  /**
+   * The range's own index, writable: a true private field, so that a strategy of your own that
+   * wraps coolDown cannot reach it through `cooling` (its view of the index is read-only).
+   */
+  readonly #index: Pick<FreeIndex, 'clear' | 'has'>;
+
   constructor(
-    private readonly index: Pick<FreeIndex, 'clear' | 'has'>,
+    index: Pick<FreeIndex, 'clear' | 'has'>,
     /** The time clock, or null for a count of allocations. */
     private readonly clock: (() => number) | null,
     private readonly wait: number,
-  ) {}
+  ) {
+    this.#index = index;
+  }
 
   /** Held offsets. */
   get size(): number {
@@ -652,7 +660,7 @@ export class Cooling {
     const lo = this.los[at]!;
     const key = keyOf(hi, lo);
     if (this.held.get(key) === at) {
-      this.index.clear(hi, lo);
+      this.#index.clear(hi, lo);
       this.held.delete(key);
       this.head++;
       return true;
@@ -676,7 +684,7 @@ export class Cooling {
     for (const [, pos] of this.held) {
       const hi = this.his[pos]!;
       const lo = this.los[pos]!;
-      if (!this.index.has(hi, lo)) return `held offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is not marked in the index`;
+      if (!this.#index.has(hi, lo)) return `held offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is not marked in the index`;
     }
     return null;
   }

@@ -453,6 +453,24 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     allocator: new Allocator('10.0.0.0/24', { strategy }),
   });
 
+  it('wrapping coolDown does not reach the range’s writable index through `cooling`', () => {
+    let reached: unknown[] = [];
+    const wrapping: AllocationStrategy = {
+      name: 'wrapping',
+      forRange: (view) => {
+        const inner = coolDown('lowest-free', { ms: 1000 }).forRange(view);
+        const cooling = inner.cooling as unknown as Record<string, unknown>;
+        reached = Object.values(cooling).filter((v) => typeof (v as { nextFree?: unknown } | null)?.nextFree === 'function');
+        reached.push(cooling.index);
+        return inner;
+      },
+    };
+    const range = new Range('10.0.0.0/29', { strategy: wrapping });
+    expect(range.allocateNext()).toBe('10.0.0.1');
+    expect(reached).toEqual([undefined]);
+    range.destroy();
+  });
+
   it('sees the index through reads only', async () => {
     let keys: string[] = [];
     const clearing: AllocationStrategy = {
