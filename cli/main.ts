@@ -47,8 +47,8 @@ const CLUSTER_HELP = `  --kubeconfig FILE  kubeconfig to use (default: $KUBECONF
   --context NAME     kubeconfig context to use (default: its current-context)
   --request-timeout DURATION
                      how long one request to the API server may wait for its answer, as
-                     kubectl's flag: 500ms, 30s, 2m, 1m30s; a bare number is seconds; 0
-                     waits for ever (default 30s)
+                     kubectl's flag: 500ms, 30s, 2m, 1m30s; a bare whole number is
+                     seconds; 0 waits for ever (default 30s)
   -h, --help         this help`;
 
 const HELP = {
@@ -225,25 +225,37 @@ async function connect(
 
 /** setTimeout's limit (2^31 − 1 ms). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+/** Go's duration units (time.ParseDuration), in milliseconds; µ as U+00B5 and U+03BC, as Go takes both. */
+const DURATION_UNITS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  '\u00b5s': 1e-3,
+  '\u03bcs': 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+};
+const GO_DURATION = /^\+?(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$/;
 
 /**
- * --request-timeout as kubectl reads it: a Go duration (numbers with units ms, s, m, h, as in
- * `500ms`, `2m` or `1m30s`), a bare number being seconds; 0 means no limit (Infinity). Undefined
- * when the flag is absent (the default applies).
+ * --request-timeout as kubectl reads it (client-go's ParseTimeout): a whole number of seconds,
+ * or a Go duration (`500ms`, `2m`, `1m30s`, `1.5h`, `+250ms`); 0 means no limit (Infinity). Under
+ * a millisecond is a millisecond. Undefined when the flag is absent (the default applies).
  */
 function requestTimeout(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   let total: number | undefined;
-  if (/^\d+(?:\.\d+)?$/.test(text)) total = Number(text) * 1000;
-  else if (/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(text)) {
+  if (/^\d+$/.test(text)) total = Number(text) * 1000;
+  else if (GO_DURATION.test(text)) {
     total = 0;
-    for (const [, amount, unit] of text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) total += Number(amount) * DURATION_UNITS[unit!]!;
+    for (const [, amount, unit] of text.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g))
+      total += Number(amount) * DURATION_UNITS[unit!]!;
   }
   if (total === 0) return Infinity;
   if (total !== undefined) {
-    const ms = Math.round(total);
-    if (ms >= 1 && ms <= MAX_TIMEOUT_MS) return ms;
+    const ms = Math.ceil(total);
+    if (ms <= MAX_TIMEOUT_MS) return ms;
   }
   throw new UsageError(`--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got ${JSON.stringify(text)}`);
 }

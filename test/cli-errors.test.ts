@@ -66,8 +66,10 @@ describe('ipallocator: failures', () => {
     try {
       for (const [command, timeout, shown] of [
         ['status', '150ms', '150ms'],
-        ['check', '0.2', '200ms'], // a bare number is seconds, as with kubectl
+        ['check', '1', '1s'], // a bare whole number is seconds, as with kubectl
         ['status', '0m0.25s', '250ms'], // a Go duration, as kubectl reads it (1m30s)
+        ['status', '+.15s', '150ms'], // Go's sign and a fraction without a leading digit
+        ['check', '200000\u00b5s', '200ms'], // Go's microseconds
       ] as const) {
         const r = await cli([command, '--kubeconfig', kc.path, '--request-timeout', timeout]);
         expect(r.code).toBe(2);
@@ -136,6 +138,7 @@ describe('ipallocator: failures', () => {
       '--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got "soon"',
     ],
     [['status', '--request-timeout', '1m30'], 'got "1m30"'], // a Go duration needs a unit on every number
+    [['status', '--request-timeout', '0.2'], 'got "0.2"'], // a bare number must be whole (client-go's ParseTimeout)
     [['map', '10.96.0.0/24', '--request-timeout=-1s'], 'got "-1s"'],
   ];
   for (const [argv, message] of usage) {
