@@ -135,7 +135,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     }
   } catch (e) {
     // on a terminal, the line may hold a listing's progress: the error starts on a clear line
-    const start = io.stderr.isTTY ? '\r\x1b[K' : '';
+    const start = io.stderr.isTTY ? CLEAR_LINE : '';
     if (e instanceof UsageError) {
       io.stderr.write(`${start}${prog}: ${e.message}\nRun '${prog} --help' for usage.\n`);
       return e.exitCode;
@@ -212,16 +212,19 @@ async function connect(
     let shown = false;
     options.onProgress = (resource, listed, remaining) => {
       const total = remaining === undefined ? '' : ` of ${formatCount(listed + remaining)}`;
-      io.stderr.write(`\r\x1b[Klisting ${resource}: ${formatCount(listed)}${total}`);
+      io.stderr.write(`${CLEAR_LINE}listing ${resource}: ${formatCount(listed)}${total}`);
       shown = true;
       if (remaining === 0 && shown) {
-        io.stderr.write('\r\x1b[K');
+        io.stderr.write(CLEAR_LINE);
         shown = false;
       }
     };
   }
   return new mod.Cluster(options);
 }
+
+/** Back to the start of the terminal line, and erase it (progress lines are drawn over). */
+const CLEAR_LINE = '\r\x1b[K';
 
 /** setTimeout's limit (2^31 − 1 ms). */
 const MAX_TIMEOUT_MS = 2_147_483_647;

@@ -44,11 +44,12 @@ export interface SharedOptions {
   /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
   backoff?: BackoffOptions | undefined;
   /**
-   * How long one API request (one page of a list, and the store's create, delete and get) may
-   * wait for its answer, in ms. Default 30 000; Infinity waits for ever. A request that runs out
-   * is aborted: a KubernetesApiError naming the operation, the server and the timeout (its
-   * `timeoutMs` set, `code` undefined); a list that runs out is retried after the backoff. Watches
-   * are not limited by it (client-node's Watch has its own connect/inactivity timeout).
+   * How long one API request (one page of a list; for KubernetesStore also its create, delete
+   * and get) may wait for its answer, in ms. Default 30 000; Infinity waits for ever. A request
+   * that runs out is aborted: a KubernetesApiError naming the operation, the server and the
+   * timeout (its `timeoutMs` set, `code` undefined) — a timed-out create may still have created
+   * the object; a list that runs out is retried after the backoff. Watches are not limited by it
+   * (client-node's Watch has its own connect/inactivity timeout).
    */
   requestTimeoutMs?: number | undefined;
   /** Server-side watch timeout (seconds). Default random 300–600. */

@@ -42,8 +42,9 @@ function flagValue(name: string): string | undefined {
   return value;
 }
 
-// Each API server's random source is seeded from seed · 1000 + its number: past 2^32 that sum
-// would lose bits in a double, and the servers would share one stream.
+// Each API server's random source is seeded from seed · 1000 + its number, which must stay an
+// exact integer in a double (below 2^53) for the servers' streams to differ; a seed below 2^32
+// keeps it far inside that, and fits the 32-bit seeds the simulator reports.
 const seedText = flagValue('--seed');
 const SEED = seedText === undefined ? 20240601 : Number(seedText);
 if (!/^\d+$/.test(seedText ?? '0') || !(SEED <= 0xffffffff)) usage(`--seed must be an integer in 0..4294967295, got ${seedText}`);
