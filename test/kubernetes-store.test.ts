@@ -539,6 +539,24 @@ describe('KubernetesStore', () => {
       await converged(s);
     });
 
+    it('a delete reply sent before an etcd restore and arriving after its re-list removes nothing the restored server holds', async () => {
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      await s.create(rec('10.0.0.8'));
+      const backup = d.backup(); // holds 10.0.0.8
+      const held = d.holdReply('delete');
+      const deleting = s.delete('10.0.0.8');
+      await held.applied; // deleted on the server; the reply waits
+      await until(() => s.cache.get('10.0.0.8') === undefined); // the watch showed the delete
+      d.restoreBackup(backup); // …and the server goes back to before it
+      await until(() => s.stats.lists >= 2 && s.state === 'synced' && s.cache.get('10.0.0.8') !== undefined);
+      held.release();
+      await deleting; // the caller learns what the server answered…
+      expect(s.cache.get('10.0.0.8')?.name).toBe('10.0.0.8'); // …but the cache follows the restored server
+      await converged(s);
+    });
+
     it('a create reply arriving before its watch event is applied at once, and the event is not delivered twice', async () => {
       const s = open();
       await s.waitForSync();
