@@ -19,9 +19,14 @@
 //   delete  = options.delete: store.delete(name) for every leak past the grace
 //             (NotFound counts as done; other errors are reported, never thrown)
 //
-// Records of other controllers (no managed-by label) are never touched. The cache view is used,
-// as upstream's repair loop uses its informer: run it after the cache has synced.
+// Records of other controllers (no managed-by label) are never touched. Given an allocator, only
+// the records inside its range(s) are considered: the store may be shared with allocators of
+// other ranges (kube-apiserver's own included), whose owners this caller does not know. The
+// cache view is used, as upstream's repair loop uses its informer: run it after the cache has
+// synced.
+import { parseAddrInto } from './address.ts';
 import { InvalidArgumentError, isNotFound, optionsObject, quoteInput } from './errors.ts';
+import { Prefix } from './geometry.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -58,8 +63,9 @@ export function ownerKey(ref: ParentRef): string {
 }
 
 /**
- * Lists the records of `target` (a Store, or anything with a `store`, e.g. an allocator) managed
- * by the allocator whose owner is not in `knownOwners`, and deletes them when asked.
+ * Lists the records of `target` managed by the allocator whose owner is not in `knownOwners`, and
+ * deletes them when asked. `target`: a Store (every managed record in it), or an allocator (only
+ * the records of its family inside its range; a MetaAllocator's: inside any of its ranges).
  * `knownOwners`: ParentRefs, or a predicate over a record's parentRef.
  */
 export async function reconcile(
@@ -72,6 +78,7 @@ export async function reconcile(
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
   const store: Store = 'create' in target ? target : target.store;
+  const inScope = 'create' in target ? null : scopeOf(target);
   if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
@@ -113,6 +120,7 @@ export async function reconcile(
     // controller's records deleted.
     const labels = r.labels ?? {};
     if (labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME || (opts.family !== undefined && labels[LABEL_IP_FAMILY] !== opts.family)) continue;
+    if (inScope !== null && !inScope(r.name)) continue;
     if (known(r.parentRef, r)) continue;
     const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
     const old = grace === 0 || (!Number.isNaN(created) && now - created >= grace);
@@ -154,4 +162,28 @@ export async function reconcile(
     }
   }
   return { leaks, young, deleted, errors };
+}
+
+/**
+ * For an allocator: whether a record name is an address inside its range (netip
+ * Prefix.Contains), or inside any range of a MetaAllocator (its `ranges()`); null (no limit) for
+ * anything else with a `store`.
+ */
+function scopeOf(target: object): ((name: string) => boolean) | null {
+  const t = target as { cidr?: unknown; ranges?: unknown };
+  let cidrs: string[];
+  if (typeof t.cidr === 'string' && t.cidr !== '') cidrs = [t.cidr];
+  else if (typeof t.ranges === 'function') cidrs = (t.ranges as () => { cidr: string }[])().map((r) => r.cidr);
+  else return null;
+  const prefixes = cidrs.map((c) => Prefix.parse(c));
+  const words = new Uint32Array(4);
+  return (name) => {
+    let version: 4 | 6;
+    try {
+      version = parseAddrInto(name, words);
+    } catch {
+      return false; // not an address: in no range
+    }
+    return prefixes.some((p) => p.contains(version, words));
+  };
 }

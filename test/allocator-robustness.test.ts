@@ -359,6 +359,47 @@ describe('a store written against another copy of the package, in plain JavaScri
     }
   });
 
+  it('reconcile of an allocator considers only the records inside its range(s); of a store, all of them', async () => {
+    const kubernetes = { group: '', resource: 'services', namespace: 'default', name: 'kubernetes' };
+    const web = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+    const gone = { ...web, name: 'gone' };
+    const setup = () => {
+      const store = new MemoryStore();
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('mine', ['10.0.0.0/24']);
+      const allocators = {
+        store,
+        mine: new Allocator('10.0.0.0/24', { store }),
+        reference: new ReferenceAllocator('10.0.0.0/24', { store }),
+        meta: new MetaAllocator('IPv4', source, { store }),
+        theirs: new Allocator('10.96.0.0/28', { store }), // another range on the same store (kube-apiserver's)
+      };
+      return allocators;
+    };
+    for (const which of ['mine', 'reference', 'meta'] as const) {
+      const s = setup();
+      await s.theirs.allocate('10.96.0.1', kubernetes);
+      await s.mine.allocate('10.0.0.5', web);
+      await s.mine.allocate('10.0.0.6', gone);
+      const result = await reconcile(s[which], [web], { graceMs: 0, delete: true });
+      expect(result.deleted, which).toEqual(['10.0.0.6']);
+      expect(
+        s.store
+          .records()
+          .map((r) => r.name)
+          .sort(),
+        which,
+      ).toEqual(['10.0.0.5', '10.96.0.1']);
+      expect(s.theirs.used(), which).toBe(1);
+      const whole = await reconcile(s.store, [web], { graceMs: 0 }); // the store: every managed record, reported
+      expect(
+        whole.leaks.map((r) => r.name),
+        which,
+      ).toEqual(['10.96.0.1']);
+      for (const a of [s.mine, s.reference, s.meta, s.theirs]) a.destroy();
+    }
+  });
+
   it('reconcile reckons the grace from creationTimestamp: a record of unknown age stays young unless graceMs is 0', async () => {
     const hourLater = () => Date.now() + 3_600_000;
     for (const timestamps of [false, true]) {
