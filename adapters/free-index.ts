@@ -120,8 +120,8 @@ export class FreeIndex {
   nextFree(sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): boolean {
     if (core.index_next_free(this.h, sHi, sLo, loHi, loLo, hiHi, hiLo) !== OK) return false;
     const s = scratch();
-    this.resultHi = s[0];
-    this.resultLo = s[1];
+    this.resultHi = s[0]!;
+    this.resultLo = s[1]!;
     return true;
   }
 
@@ -129,8 +129,8 @@ export class FreeIndex {
   nextSet(fromHi: number, fromLo: number): boolean {
     if (core.index_next_set(this.h, fromHi, fromLo) !== OK) return false;
     const s = scratch();
-    this.resultHi = s[0];
-    this.resultLo = s[1];
+    this.resultHi = s[0]!;
+    this.resultLo = s[1]!;
     return true;
   }
 
@@ -149,8 +149,8 @@ export class FreeIndex {
     }
     if (core.index_select_free(this.h, kHi, kLo, loHi, loLo, hiHi, hiLo) !== OK) return false;
     const s = scratch();
-    this.resultHi = s[0];
-    this.resultLo = s[1];
+    this.resultHi = s[0]!;
+    this.resultLo = s[1]!;
     return true;
   }
 
@@ -170,8 +170,8 @@ export class FreeIndex {
     }
     core.index_count_free(this.h, loHi, loLo, hiHi, hiLo);
     const s = scratch();
-    this.resultHi = s[0];
-    this.resultLo = s[1];
+    this.resultHi = s[0]!;
+    this.resultLo = s[1]!;
   }
 
   /** The last offset, slots − 1, as (hi, lo) (slots ≥ 1). */
@@ -289,7 +289,7 @@ export class FreeIndex {
     const significant = data.length - first;
     const slots = this.slotsLo;
     if (significant > 0) {
-      const bits = (significant - 1) * 8 + (32 - Math.clz32(data[first]));
+      const bits = (significant - 1) * 8 + (32 - Math.clz32(data[first]!));
       if (bits > slots) {
         throw new InvalidArgumentError(`snapshot offset ${bits - 1} is outside ${of}`);
       }

@@ -148,8 +148,16 @@ export class Prefix {
     this.hasLast = (flags & GEO_FLAG_NO_LAST) === 0;
     this.size = u64(this.sizeHi, this.sizeLo);
     this.cidr = formatPrefix(version, this.network, bits);
-    [this.#f0, this.#f1, this.#f2, this.#f3] = this.first;
-    [this.#l0, this.#l1, this.#l2, this.#l3] = this.last;
+    const f = this.first;
+    const l = this.last;
+    this.#f0 = f[0]!;
+    this.#f1 = f[1]!;
+    this.#f2 = f[2]!;
+    this.#f3 = f[3]!;
+    this.#l0 = l[0]!;
+    this.#l1 = l[1]!;
+    this.#l2 = l[2]!;
+    this.#l3 = l[3]!;
     this.#empty = this.countHi === 0 && this.countLo === 0;
   }
 

@@ -152,7 +152,7 @@ function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
 function readAsString(memory: WebAssembly.Memory, ptr: number): string {
   // AssemblyScript strings: UTF-16, byte length stored 4 bytes before the data.
   if (!ptr) return '';
-  const len = new Uint32Array(memory.buffer, ptr - 4, 1)[0] >>> 1;
+  const len = new Uint32Array(memory.buffer, ptr - 4, 1)[0]! >>> 1;
   return String.fromCharCode(...new Uint16Array(memory.buffer, ptr, len));
 }
 

@@ -80,7 +80,7 @@ export interface ListPage {
 
 /** What the informer needs from the API (implemented over client-node by the store). */
 export interface ListerWatcher {
-  list(options: { labelSelector?: string; limit?: number; continue?: string }): Promise<ListPage>;
+  list(options: { labelSelector?: string | undefined; limit?: number | undefined; continue?: string | undefined }): Promise<ListPage>;
   /**
    * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
    * ends (err null for a clean end). Resolves to a function that aborts the watch.

@@ -260,8 +260,8 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
           resourceVersion: o.resourceVersion,
           allowWatchBookmarks: o.allowWatchBookmarks,
           timeoutSeconds: o.timeoutSeconds,
+          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
         };
-        if (o.labelSelector !== undefined) query.labelSelector = o.labelSelector;
         const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
         return () => controller.abort();
       },

@@ -128,8 +128,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           resourceVersion: o.resourceVersion,
           allowWatchBookmarks: o.allowWatchBookmarks,
           timeoutSeconds: o.timeoutSeconds,
+          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
         };
-        if (o.labelSelector !== undefined) query.labelSelector = o.labelSelector;
         const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
         return () => controller.abort();
       },
