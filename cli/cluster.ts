@@ -17,7 +17,7 @@
 // permission (403: the verb and the resource). Messages never carry request or response headers,
 // nor tokens.
 import { type ConfigurationOptions, CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
-import { KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
+import { deniedByRuntime, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
@@ -323,6 +323,8 @@ function isNotFound(err: unknown): boolean {
 
 /** The transport failure in a few words (the error code when there is one), never headers. */
 function describeTransport(err: unknown): string {
+  const denied = deniedByRuntime(err);
+  if (denied !== undefined) return denied;
   let e: unknown = err;
   for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
     const code = (e as { code?: unknown }).code;

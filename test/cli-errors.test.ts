@@ -60,6 +60,24 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Deno without --allow-net: its refusal lies a few causes deep under "fetch failed".
+  it('under Deno without --allow-net: says what Deno refused and which flag it needs, exit 2', async () => {
+    const deno = join(ROOT, 'node_modules', '.bin', 'deno');
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      execFile(
+        deno,
+        ['run', '--allow-read', '--allow-env', 'cli/bin.ts', 'status', '--kubeconfig', c.kubeconfig],
+        { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } },
+        (err, stdout, stderr) => done({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stdout, stderr }),
+      );
+    });
+    const host = new URL(c.double.url).host;
+    expect(r.stderr).toBe(
+      `ipallocator: cannot reach the API server at ${c.double.url} (context "double"): Requires net access to "${host}", run again with the --allow-net flag\n`,
+    );
+    expect([r.code, r.stdout]).toEqual([2, '']);
+  });
+
   it('a server that accepts and never answers: one line naming the server, the context and the timeout, exit 2', async () => {
     const silent = await SilentServer.start();
     const kc = writeKubeconfig(silent.url);

@@ -103,3 +103,21 @@ describe('typed errors', () => {
     expect(Object.keys(e)).not.toContain('stack');
   });
 });
+
+describe('Kubernetes transport errors', () => {
+  it("name the runtime's refusal that lies under fetch's 'fetch failed' (Deno without --allow-net)", async () => {
+    const { translate, KubernetesApiError } = await import('../adapters/kubernetes/errors.ts');
+    const notCapable = Object.assign(new Error('Requires net access to "10.0.0.1:6443", run again with the --allow-net flag'), {
+      name: 'NotCapable',
+    });
+    const fetchFailed = new TypeError('fetch failed', { cause: new Error('request failed', { cause: notCapable }) });
+    const e = translate(fetchFailed, 'list', 'ipaddresses.networking.k8s.io');
+    expect(e).toBeInstanceOf(KubernetesApiError);
+    expect(e.message).toBe(
+      'list ipaddresses.networking.k8s.io: fetch failed: Requires net access to "10.0.0.1:6443", run again with the --allow-net flag',
+    );
+    expect(translate(new TypeError('fetch failed'), 'list', 'ipaddresses.networking.k8s.io').message).toBe(
+      'list ipaddresses.networking.k8s.io: fetch failed',
+    );
+  });
+});

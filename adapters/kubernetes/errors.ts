@@ -150,7 +150,23 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
   const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
   const causeCode = typeof e?.cause?.code === 'string' ? ` (${e.cause.code})` : '';
   const message = typeof e?.message === 'string' ? e.message : String(err);
-  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${message}${causeCode}`, err);
+  const denied = deniedByRuntime(err);
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${message}${causeCode}${denied === undefined ? '' : `: ${denied}`}`, err);
+}
+
+/**
+ * The runtime's refusal somewhere in an error's causes, as it words it: Deno's NotCapable
+ * (`Requires net access to "10.0.0.1:6443", run again with the --allow-net flag`) lies a few
+ * causes deep under fetch's "fetch failed", where a reader would not look.
+ */
+export function deniedByRuntime(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    const { name, message } = e as { name?: unknown; message?: unknown };
+    if ((name === 'NotCapable' || name === 'PermissionDenied') && typeof message === 'string') return message.split('\n')[0];
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 /**
