@@ -151,7 +151,15 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
   const causeCode = typeof e?.cause?.code === 'string' ? ` (${e.cause.code})` : '';
   const message = typeof e?.message === 'string' ? e.message : String(err);
   const denied = deniedByRuntime(err);
-  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${message}${causeCode}${denied === undefined ? '' : `: ${denied}`}`, err);
+  return new KubernetesApiError(
+    verb,
+    resource,
+    name,
+    undefined,
+    undefined,
+    `${message}${causeCode}${denied === undefined ? '' : `: ${denied}`}`,
+    err,
+  );
 }
 
 /**
