@@ -50,7 +50,8 @@ import {
   type AllocationStrategy,
   ChooserCalls,
   chooserFor,
-  type Cooling,
+  coolingQueueOf,
+  type CoolingQueue,
   isOffset,
   notFreeError,
   type Offset,
@@ -163,7 +164,7 @@ export class Range implements RangeView {
   /** The strategy's state for this range (remade by restore); null for the default or an empty range. */
   private chooser: OffsetChooser | null = null;
   /** The cool-down's held offsets, when the strategy has one. */
-  private cooling: Cooling | null = null;
+  private cooling: CoolingQueue | null = null;
   /** The offset the chooser gave for the last allocateNext. */
   private readonly chosen: Offset = { hi: 0, lo: 0 };
 
@@ -213,7 +214,7 @@ export class Range implements RangeView {
     };
     const chooser = chooserFor(this.strategy, view);
     this.chooser = chooser;
-    this.cooling = chooser.cooling ?? null;
+    this.cooling = coolingQueueOf(chooser.cooling);
   }
 
   /**

@@ -93,7 +93,10 @@ export interface OffsetChooser {
   choose(out: Offset): boolean;
   /** Told after the range marked the offset it chose (sequential moves its cursor here). */
   taken?(hi: number, lo: number): void;
-  /** Present when released offsets are held back (coolDown): the range asks it on release. */
+  /**
+   * Present when released offsets are held back (coolDown's chooser, or one of your own that
+   * passes a coolDown chooser's `cooling` on): the range holds what it releases there.
+   */
   readonly cooling?: Cooling;
 }
 
@@ -534,7 +537,11 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
     Object.freeze({
       name: `${inner.name}+cool-down(${label})`,
       forRange(view: StrategyView): OffsetChooser {
-        return new CoolDownChooser(chooserFor(inner, view), new Cooling(wholeIndex(view), byTime ? clock : null, wait), view.rangeOffset);
+        return new CoolDownChooser(
+          chooserFor(inner, view),
+          new CoolingQueue(wholeIndex(view), byTime ? clock : null, wait),
+          view.rangeOffset,
+        );
       },
     }),
   );
@@ -546,10 +553,51 @@ function keyOf(hi: number, lo: number): number | string {
 }
 
 /**
- * The held (released, cooling) offsets of one range: marked in its index, queued in release
- * order with the time (or allocation count) at which they return.
+ * A cool-down's held addresses as a strategy may see them: how many, and whether one is held.
+ * Holding and returning them is the range's (see coolingQueueOf).
  */
 export class Cooling {
+  readonly #queue: CoolingQueue;
+
+  constructor(queue: CoolingQueue) {
+    this.#queue = queue;
+    QUEUES.set(this, queue);
+  }
+
+  /** Held offsets. */
+  get size(): number {
+    return this.#queue.size;
+  }
+
+  /** Held offsets handed out before their time because nothing else was free. */
+  get early(): number {
+    return this.#queue.early;
+  }
+
+  /** Whether (hi, lo) is held. */
+  holds(hi: number, lo: number): boolean {
+    return this.#queue.holds(hi, lo);
+  }
+}
+
+/** Each Cooling's queue: only the range and coolDown's chooser change it. */
+const QUEUES = new WeakMap<Cooling, CoolingQueue>();
+
+/**
+ * The queue behind a chooser's `cooling`, for the range that holds its releases there; null when
+ * there is none (or it was not made by coolDown).
+ * @internal used by Range and TakenAddresses
+ */
+export function coolingQueueOf(cooling: Cooling | undefined): CoolingQueue | null {
+  return (cooling !== undefined && QUEUES.get(cooling)) || null;
+}
+
+/**
+ * The held (released, cooling) offsets of one range: marked in its index, queued in release
+ * order with the time (or allocation count) at which they return.
+ * @internal reached through coolingQueueOf
+ */
+export class CoolingQueue {
   // FIFO as parallel growable arrays with a head index (compacted when half is consumed)
   private his: number[] = [];
   private los: number[] = [];
@@ -562,10 +610,7 @@ export class Cooling {
   /** Held offsets handed out before their time because nothing else was free. */
   early = 0;
 
-  /**
-   * The range's own index, writable: a true private field, so that a strategy of your own that
-   * wraps coolDown cannot reach it through `cooling` (its view of the index is read-only).
-   */
+  /** The range's own index, writable (held offsets go back through it). */
   readonly #index: Pick<FreeIndex, 'clear' | 'has'>;
 
   constructor(
@@ -603,6 +648,10 @@ export class Cooling {
    */
   hold(hi: number, lo: number): void {
     const until = this.now() + this.wait;
+    // Entries of offsets claimed or held again since pile up between expiries, which only
+    // allocations run: drop them once they outnumber the held ones, so the queue stays in
+    // proportion to what is held on a range that hears releases but seldom allocates.
+    if (this.his.length - this.head > 2 * this.held.size + 1024) this.dropStale();
     const pos = this.his.length;
     this.held.set(keyOf(hi, lo), pos);
     this.his.push(hi);
@@ -669,6 +718,25 @@ export class Cooling {
     return false;
   }
 
+  /** Keeps only the entries of offsets still held (in order), and renumbers them. */
+  private dropStale(): void {
+    const his: number[] = [];
+    const los: number[] = [];
+    const untils: number[] = [];
+    for (let at = this.head; at < this.his.length; at++) {
+      const key = keyOf(this.his[at]!, this.los[at]!);
+      if (this.held.get(key) !== at) continue;
+      this.held.set(key, his.length);
+      his.push(this.his[at]!);
+      los.push(this.los[at]!);
+      untils.push(this.untils[at]!);
+    }
+    this.his = his;
+    this.los = los;
+    this.untils = untils;
+    this.head = 0;
+  }
+
   private compact(): void {
     const h = this.head;
     if (h < 1024 || h * 2 < this.his.length) return;
@@ -691,15 +759,21 @@ export class Cooling {
 }
 
 class CoolDownChooser implements OffsetChooser {
+  readonly cooling: Cooling;
+  readonly #queue: CoolingQueue;
+
   constructor(
     private readonly inner: OffsetChooser,
-    readonly cooling: Cooling,
+    queue: CoolingQueue,
     /** The static band is [0, rangeOffset). */
     private readonly rangeOffset: number,
-  ) {}
+  ) {
+    this.#queue = queue;
+    this.cooling = new Cooling(queue);
+  }
 
   choose(out: Offset): boolean {
-    const cooling = this.cooling;
+    const cooling = this.#queue;
     cooling.expire();
     // The inner strategy goes into the static band (or finds nothing) only when the dynamic band
     // has nothing free but held offsets: return the oldest quarter early instead (see coolDown).
@@ -712,6 +786,6 @@ class CoolDownChooser implements OffsetChooser {
 
   taken(hi: number, lo: number): void {
     this.inner.taken?.(hi, lo);
-    this.cooling.tick(); // after the inner hook: a hook that throws takes nothing, and counts for nothing
+    this.#queue.tick(); // after the inner hook: a hook that throws takes nothing, and counts for nothing
   }
 }

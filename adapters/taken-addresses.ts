@@ -46,7 +46,8 @@ import { AddressSpace, BAND_UPPER } from './space.ts';
 import {
   type AllocationStrategy,
   ChooserCalls,
-  type Cooling,
+  coolingQueueOf,
+  type CoolingQueue,
   chooserFor,
   isOffset,
   notFreeError,
@@ -123,7 +124,7 @@ export class TakenAddresses {
   private strategy: AllocationStrategy | null = null;
   private random: RandomSource | null = null;
   private chooser: OffsetChooser | null = null;
-  private cooling: Cooling | null = null;
+  private cooling: CoolingQueue | null = null;
   private readonly chosen: Offset = { hi: 0, lo: 0 };
   private readonly off = new Uint32Array(2);
 
@@ -240,7 +241,7 @@ export class TakenAddresses {
       random: this.random!,
       draw: 'ipallocator',
     });
-    this.cooling = this.chooser.cooling ?? null;
+    this.cooling = coolingQueueOf(this.chooser.cooling);
   }
 
   /**

@@ -453,21 +453,25 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     allocator: new Allocator('10.0.0.0/24', { strategy }),
   });
 
-  it('wrapping coolDown does not reach the range’s writable index through `cooling`', () => {
-    let reached: unknown[] = [];
+  it('a coolDown chooser’s `cooling` only reads (size, early, holds): a strategy of your own cannot hold or return offsets through it', () => {
+    let cooling: Record<string, unknown> = {};
     const wrapping: AllocationStrategy = {
       name: 'wrapping',
       forRange: (view) => {
         const inner = coolDown('lowest-free', { ms: 1000 }).forRange(view);
-        const cooling = inner.cooling as unknown as Record<string, unknown>;
-        reached = Object.values(cooling).filter((v) => typeof (v as { nextFree?: unknown } | null)?.nextFree === 'function');
-        reached.push(cooling.index);
-        return inner;
+        cooling = inner.cooling as unknown as Record<string, unknown>;
+        // passes the cool-down on under its own choose: the range holds its releases there
+        return { choose: (out) => inner.choose(out), taken: (hi, lo) => inner.taken?.(hi, lo), cooling: inner.cooling };
       },
     };
     const range = new Range('10.0.0.0/29', { strategy: wrapping });
-    expect(range.allocateNext()).toBe('10.0.0.1');
-    expect(reached).toEqual([undefined]);
+    const a = range.allocateNext();
+    expect(a).toBe('10.0.0.1');
+    for (const write of ['hold', 'claim', 'expire', 'releaseOldest', 'tick', 'index']) expect(cooling[write], write).toBeUndefined();
+    range.release(a);
+    expect([cooling.size, (cooling.holds as (hi: number, lo: number) => boolean)(0, 0), range.used()]).toEqual([1, true, 0]);
+    expect(range.allocateNext()).toBe('10.0.0.2'); // 10.0.0.1 is held
+    range.validate();
     range.destroy();
   });
 
