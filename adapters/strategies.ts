@@ -642,6 +642,11 @@ export class CoolingQueue {
     return this.held.size !== 0 && this.held.has(keyOf(hi, lo));
   }
 
+  /** Entries in the queue: the held offsets', and those of offsets claimed or held again since, not yet dropped. */
+  get queued(): number {
+    return this.his.length - this.head;
+  }
+
   /**
    * Starts holding a just-released offset (still marked in the index). The clock is read first:
    * when it fails, this throws and holds nothing.

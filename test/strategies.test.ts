@@ -11,7 +11,9 @@ import { Allocator } from '../adapters/allocator.ts';
 import {
   type AllocationStrategy,
   coolDown,
+  coolingQueueOf,
   type Offset,
+  type OffsetChooser,
   STRATEGIES,
   STRATEGY_NAMES,
   type StrategyOption,
@@ -619,6 +621,23 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     }
     range.destroy();
     allocator.destroy();
+  });
+
+  it('the cool-down queue stays in proportion to what it holds on a range that hears releases but does not allocate', () => {
+    const range = new Range('10.0.0.0/28', { strategy: coolDown('upstream', { ms: 60_000 }) });
+    const queue = coolingQueueOf((range as unknown as { chooser: OffsetChooser }).chooser.cooling)!;
+    for (let i = 0; i < 20_000; i++) {
+      const ip = `10.0.0.${1 + (i % 14)}`;
+      range.allocate(ip); // a chosen address: claimed back from the cool-down
+      range.release(ip); // held again
+    }
+    expect(queue.size).toBe(14);
+    expect(queue.queued).toBeLessThanOrEqual(2 * 14 + 1025);
+    range.validate();
+    range.allocateNext(); // all held: the oldest quarter comes back early
+    expect(queue.size).toBe(14 - 3); // the oldest quarter (3) returned, one of them taken
+    range.validate();
+    range.destroy();
   });
 
   it('a coolDown that a strategy of your own delegates to still returns what it held', () => {
