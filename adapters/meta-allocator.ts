@@ -273,12 +273,19 @@ export class MetaAllocator implements IPAllocator, Disposable {
   allocate(ip: string, owner?: ParentRef): Promise<void> {
     try {
       this.live();
-      // As Allocator.allocate: the address first (InvalidAddressError, ErrMismatchedNetwork), then
-      // the owner — both before the range rotation's draw, so a refused call spends none.
-      if (!this.covers(ip)) throw new ErrMismatchedNetwork();
-      checkParentRef(owner);
-      const e = this.pick(true);
-      if (e === null) throw new ErrMismatchedNetwork();
+      // As Allocator.allocate, the address's errors (InvalidAddressError, ErrMismatchedNetwork)
+      // win over the owner's; all come before the range rotation's draw, so a refused call spends
+      // none. The owner is read first all the same: its getters may call back into this object,
+      // which must not happen between covers() and pick() (they share this.words).
+      let ownerError: { error: unknown } | null = null;
+      try {
+        checkParentRef(owner);
+      } catch (error) {
+        ownerError = { error };
+      }
+      if (!this.covers(ip, true)) throw new ErrMismatchedNetwork();
+      if (ownerError !== null) throw ownerError.error;
+      const e = this.pick(true, true)!; // covers() found a ready range
       return e.allocator.allocate(ip, owner);
     } catch (err) {
       return rejectSoon(err);
@@ -379,31 +386,32 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /** Parses `ip` (throws InvalidAddressError) and returns a range containing it, or null. */
   private route(ip: string, readyOnly: boolean): RangeEntry | null {
-    return this.covers(ip) ? this.pick(readyOnly) : null;
+    return this.covers(ip, readyOnly) ? this.pick(readyOnly, false) : null;
   }
 
   /**
-   * Parses `ip` into this.words (throws InvalidAddressError) and tells whether any range
-   * contains it, ready or not, without drawing: an address no range serves spends no draw.
+   * Parses `ip` into this.words (throws InvalidAddressError) and tells whether a range contains
+   * it (a ready one when `readyOnly`), without drawing: an address no range serves spends no draw.
    */
-  private covers(ip: string): boolean {
+  private covers(ip: string, readyOnly: boolean): boolean {
     const w = this.words;
     if (parseAddrInto(ip, w) !== this.fam) return false;
     // [first, last] = the prefix minus network and IPv4 broadcast (upstream PrefixContainsIP)
-    for (const e of this.order) if (e.allocator.prefix.inRange(this.fam, w)) return true;
+    for (const e of this.order) if (e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready)) return true;
     return false;
   }
 
   /**
    * A range containing the address covers() just parsed (ready ones only when `readyOnly`), or
-   * null. Under 'upstream' the ranges are tried from a random one on, as upstream's map
-   * iteration order is random.
+   * null. With `draw` under 'upstream', the ranges are tried from a random one on, as upstream's
+   * map iteration order is random: for allocate, whose range counts the allocation. has, release
+   * and rangeFor answer the same through any of them (one store), so they draw nothing.
    */
-  private pick(readyOnly: boolean): RangeEntry | null {
+  private pick(readyOnly: boolean, draw: boolean): RangeEntry | null {
     const w = this.words;
     const list = this.order;
     const n = list.length;
-    const start = this.policy === 'upstream' && n > 1 ? uniformBelow(this.random, n) : 0;
+    const start = draw && this.policy === 'upstream' && n > 1 ? uniformBelow(this.random, n) : 0;
     for (let k = 0; k < n; k++) {
       const e = list[(start + k) % n]!;
       if (e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready)) return e;

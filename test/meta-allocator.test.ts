@@ -62,6 +62,15 @@ describe.each(
           expect(await rejection(meta.allocate('10.0.0.300', 'default/web' as never))).toBeInstanceOf(InvalidAddressError);
           expect(await rejection(meta.release('192.168.0.1'))).toBeInstanceOf(ErrMismatchedNetwork);
           expect(await meta.has('192.168.0.1')).toBe(false);
+          // a range that serves the address but is not ready refuses it too, before any draw
+          source.addServiceCIDR('later', ['10.9.0.0/24'], { ready: false });
+          expect(await rejection(meta.allocate('10.9.0.5'))).toBeInstanceOf(ErrMismatchedNetwork);
+          expect(await rejection(meta.allocate('10.9.0.5', 'default/web' as never))).toBeInstanceOf(ErrMismatchedNetwork);
+          source.deleteServiceCIDR('later');
+          // reading and releasing draw nothing either: any range containing the address answers the same
+          expect(await meta.has('10.0.0.5')).toBe(false);
+          expect(meta.rangeFor('10.0.0.5')).toMatch(/^10\.0\.0\.0\/2[46]$/);
+          await meta.release('10.0.0.5');
         }
         await meta.allocate('10.0.0.7');
         return [await meta.allocateNext(), await meta.allocateNext(), meta.used()];
