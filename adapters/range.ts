@@ -214,7 +214,7 @@ export class Range implements RangeView {
     };
     const chooser = chooserFor(this.strategy, view);
     this.chooser = chooser;
-    this.cooling = coolingQueueOf(chooser.cooling);
+    this.cooling = coolingQueueOf(chooser.cooling, this.index);
   }
 
   /**

@@ -584,12 +584,18 @@ export class Cooling {
 const QUEUES = new WeakMap<Cooling, CoolingQueue>();
 
 /**
- * The queue behind a chooser's `cooling`, for the range that holds its releases there; null when
- * there is none (or it was not made by coolDown).
+ * The queue behind a chooser's `cooling`, for the range whose index is `index` to hold its
+ * releases there; null when there is none (or it was not made by coolDown). InvalidArgumentError
+ * for a cooling made for another range: its queue would return this range's releases in that
+ * range's index, and hand out one of its addresses twice.
  * @internal used by Range and TakenAddresses
  */
-export function coolingQueueOf(cooling: Cooling | undefined): CoolingQueue | null {
-  return (cooling !== undefined && QUEUES.get(cooling)) || null;
+export function coolingQueueOf(cooling: Cooling | undefined, index: FreeIndex): CoolingQueue | null {
+  const queue = (cooling !== undefined && QUEUES.get(cooling)) || null;
+  if (queue !== null && !queue.serves(index)) {
+    throw new InvalidArgumentError("a chooser's cooling must be the one coolDown(…).forRange made for this range's view");
+  }
+  return queue;
 }
 
 /**
@@ -625,6 +631,11 @@ export class CoolingQueue {
   /** Held offsets. */
   get size(): number {
     return this.held.size;
+  }
+
+  /** Whether this queue returns offsets to `index`. */
+  serves(index: FreeIndex): boolean {
+    return this.#index === index;
   }
 
   /** The clock's time (or the allocation count). InvalidArgumentError when options.now gives no finite number; its own error when it throws. */

@@ -241,7 +241,7 @@ export class TakenAddresses {
       random: this.random!,
       draw: 'ipallocator',
     });
-    this.cooling = coolingQueueOf(this.chooser.cooling);
+    this.cooling = coolingQueueOf(this.chooser.cooling, index.index);
   }
 
   /**

@@ -4,12 +4,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseAddr } from '../adapters/address.ts';
 import { ErrAllocated, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
+import type { FreeIndex } from '../adapters/free-index.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range, type RangeOptions } from '../adapters/range.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import {
   type AllocationStrategy,
+  type Cooling,
   coolDown,
   coolingQueueOf,
   type Offset,
@@ -477,6 +479,26 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     range.destroy();
   });
 
+  it('a cooling made for one range is refused by another: its releases would be returned in the first one’s index', async () => {
+    let first: Cooling | undefined;
+    const sharing: AllocationStrategy = {
+      name: 'sharing',
+      forRange: (view) => {
+        const inner = coolDown('lowest-free', { allocations: 1 }).forRange(view);
+        first ??= inner.cooling;
+        return { choose: (out) => inner.choose(out), taken: (hi, lo) => inner.taken?.(hi, lo), cooling: first };
+      },
+    };
+    const a = new Range('10.0.0.0/28', { strategy: sharing });
+    expect(() => new Range('10.1.0.0/28', { strategy: sharing })).toThrow(
+      "a chooser's cooling must be the one coolDown(…).forRange made for this range's view",
+    );
+    expect(await failure(() => new Allocator('10.1.0.0/28', { strategy: sharing }))).toBeInstanceOf(InvalidArgumentError);
+    expect(a.allocateMany(14)).toHaveLength(14); // the first range is whole
+    a.validate();
+    a.destroy();
+  });
+
   it('sees the index through reads only', async () => {
     let keys: string[] = [];
     const clearing: AllocationStrategy = {
@@ -625,7 +647,8 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
 
   it('the cool-down queue stays in proportion to what it holds on a range that hears releases but does not allocate', () => {
     const range = new Range('10.0.0.0/28', { strategy: coolDown('upstream', { ms: 60_000 }) });
-    const queue = coolingQueueOf((range as unknown as { chooser: OffsetChooser }).chooser.cooling)!;
+    const inside = range as unknown as { chooser: OffsetChooser; index: FreeIndex };
+    const queue = coolingQueueOf(inside.chooser.cooling, inside.index)!;
     for (let i = 0; i < 20_000; i++) {
       const ip = `10.0.0.${1 + (i % 14)}`;
       range.allocate(ip); // a chosen address: claimed back from the cool-down
