@@ -941,3 +941,29 @@ describe('Informer: a delete answer that names no uid', () => {
     informer.stop();
   });
 });
+
+// The informer alone, on a server (or proxy) that pages for ever: no kube-apiserver does this.
+describe('Informer: a listing whose continue tokens come back', () => {
+  it.each([
+    ['the same token again', ['A', 'A']],
+    ['a cycle of tokens', ['A', 'B', 'A']],
+  ])('%s: the list fails (lastError says why) and is retried after the backoff, not paged for ever', async (_what, tokens) => {
+    let lists = 0;
+    const lw: ListerWatcher = {
+      list: async () => ({ items: [], metadata: { resourceVersion: '5', continue: tokens[lists++ % tokens.length] } }),
+      watch: async () => () => {},
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 50, maxMs: 50 } });
+    informer.start();
+    const err = await informer.waitForSync({ timeoutMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e as SyncTimeoutError,
+    );
+    informer.stop();
+    expect(err).toBeInstanceOf(SyncTimeoutError);
+    expect(err!.lastError?.message).toBe(
+      'list ipaddresses.networking.k8s.io: the API server answered a continue token it had given before; the listing would never end',
+    );
+    expect(lists).toBeLessThan(10 * tokens.length); // one listing per backoff, about six in 300 ms
+  });
+});

@@ -49,7 +49,7 @@
 // server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
-import { SyncTimeoutError, translate } from './errors.ts';
+import { KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
@@ -449,6 +449,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     const pageSize = this.options.pageSize ?? 500;
     const labelSelector = this.options.selector?.text || undefined;
     const items: unknown[] = [];
+    const tokens = new Set<string>(); // continue tokens this listing was given
     let resourceVersion = '';
     let cont: string | undefined;
     for (;;) {
@@ -469,6 +470,18 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       cont = page.metadata?._continue ?? page.metadata?.continue;
       if (!cont) return { items, resourceVersion };
       if (this.stopped) return { items, resourceVersion };
+      // A broken server or proxy: the listing would never end. A failed list: backoff, lastError.
+      if (tokens.has(cont)) {
+        throw new KubernetesApiError(
+          'list',
+          this.resource,
+          undefined,
+          undefined,
+          undefined,
+          'the API server answered a continue token it had given before; the listing would never end',
+        );
+      }
+      tokens.add(cont);
     }
   }
 
