@@ -300,6 +300,7 @@ export async function fix(
       const outcome = await cluster.deleteIPAddress(name, current.uid);
       if (outcome === 'deleted') result.deleted.push(name);
       else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
+      else if (outcome === 'held') result.skipped.push({ ip: name, reason: 'marked for deletion: a finalizer holds it', resolved: false });
       else result.skipped.push({ ip: name, reason: 'changed since the listing: re-created', resolved: false });
     } catch (e) {
       result.failed.push({ ip: name, error: (e as Error).message });

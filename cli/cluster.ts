@@ -19,7 +19,7 @@
 import { type ConfigurationOptions, CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import { deniedByRuntime, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
-import { toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
+import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, UsageError } from './errors.ts';
@@ -157,14 +157,15 @@ export class Cluster {
   /**
    * Deletes an IPAddress if it is still the object that was examined (a uid precondition: the
    * server refuses with 409 Conflict when the name now belongs to a new object): 'deleted',
-   * 'gone' when there is none, 'changed' when the precondition failed.
+   * 'held' when a finalizer holds it (the server only marked it for deletion), 'gone' when there
+   * is none, 'changed' when the precondition failed.
    */
-  async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed'> {
+  async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'held' | 'gone' | 'changed'> {
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
       const target: RequestTarget = { verb: 'delete', resource: qualified(IPADDRESSES), name };
-      await this.requests.run(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
-      return 'deleted';
+      const reply = await this.requests.run(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
+      return deleteOutcome(reply).finished ? 'deleted' : 'held';
     } catch (e) {
       if (isNotFound(e)) return 'gone';
       if (uid !== undefined && httpStatus(e) === 409) return 'changed';

@@ -258,6 +258,21 @@ describe('ipallocator check', () => {
     expect(r.stdout.split('\n')).not.toContain('No problems found (context double).');
   });
 
+  it('--fix does not count a leak a finalizer holds as deleted: the server only marks it, exit 1', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    c.double.modify('10.96.0.30', (o) => (o.metadata.finalizers = ['example.com/hold']));
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const report = JSON.parse(r.stdout) as CheckReport;
+    expect(report.fixed).toEqual({
+      deleted: [],
+      skipped: [{ ip: '10.96.0.30', reason: 'marked for deletion: a finalizer holds it', resolved: false }],
+      failed: [],
+      declined: false,
+    });
+    expect([report.clean, r.code]).toEqual([false, 1]);
+    expect(typeof c.double.objects()[0]!.metadata.deletionTimestamp).toBe('string');
+  });
+
   it('a bad-labels finding names only the labels that are missing or wrong', async () => {
     addService(c.double, 'default', 'old', ['10.96.0.80']);
     addIPAddress(c.double, '10.96.0.80', { namespace: 'default', name: 'old' }, { [IP_FAMILY]: 'IPv4' });
