@@ -48,7 +48,7 @@ const CLUSTER_HELP = `  --kubeconfig FILE  kubeconfig to use (default: $KUBECONF
   --request-timeout DURATION
                      how long one request to the API server may wait for its answer, as
                      kubectl's flag: 500ms, 30s, 2m, 1m30s; a bare whole number is
-                     seconds; 0 waits for ever (default 30s)
+                     seconds; 0 or a negative duration waits for ever (default 30s)
   -h, --help         this help`;
 
 const HELP = {
@@ -239,28 +239,38 @@ const DURATION_UNITS: Record<string, number> = {
   m: 60_000,
   h: 3_600_000,
 };
-const GO_DURATION = /^\+?(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$/;
+const GO_DURATION = /^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+$/;
 
 /**
- * --request-timeout as kubectl reads it (client-go's ParseTimeout): a whole number of seconds,
- * or a Go duration (`500ms`, `2m`, `1m30s`, `1.5h`, `+250ms`); 0 means no limit (Infinity). Under
- * a millisecond is a millisecond. Undefined when the flag is absent (the default applies).
+ * --request-timeout as kubectl reads it (client-go's ParseTimeout): a whole number of seconds
+ * (a sign allowed, not negative), or a Go duration (`500ms`, `2m`, `1m30s`, `1.5h`, `+250ms`).
+ * Zero or a negative duration means no limit (Infinity), as Go's http.Client takes it. Under a
+ * millisecond is a millisecond. Undefined when the flag is absent (the default applies).
  */
 function requestTimeout(text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   let total: number | undefined;
-  if (/^\d+$/.test(text)) total = Number(text) * 1000;
-  else if (GO_DURATION.test(text)) {
+  if (/^[+-]?\d+$/.test(text)) {
+    total = Number(text) * 1000;
+    if (total < 0) total = undefined; // ParseInt's i ≥ 0, and ParseDuration wants a unit
+  } else if (GO_DURATION.test(text)) {
     total = 0;
     for (const [, amount, unit] of text.matchAll(/(\d+\.?\d*|\.\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)/g))
       total += Number(amount) * DURATION_UNITS[unit!]!;
+    if (text.startsWith('-')) total = -total;
   }
-  if (total === 0) return Infinity;
-  if (total !== undefined) {
-    const ms = Math.ceil(total);
-    if (ms <= MAX_TIMEOUT_MS) return ms;
+  if (total === undefined) {
+    throw new UsageError(
+      `--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got ${JSON.stringify(text)}`,
+    );
   }
-  throw new UsageError(`--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got ${JSON.stringify(text)}`);
+  if (total <= 0) return Infinity;
+  // to the microsecond first: 2.007s is 2006.9999999999998 ms in floating point, not 2008 ms
+  const ms = Math.max(1, Math.ceil(Math.round(total * 1000) / 1000));
+  if (ms > MAX_TIMEOUT_MS) {
+    throw new UsageError(`--request-timeout may be at most 596h31m23.647s (2^31 − 1 ms), got ${JSON.stringify(text)}; 0 waits for ever`);
+  }
+  return ms;
 }
 
 function positiveInt(text: string | undefined, flag: string, fallback: number): number {

@@ -87,6 +87,8 @@ describe('ipallocator: failures', () => {
         ['check', '1', '1s'], // a bare whole number is seconds, as with kubectl
         ['status', '0m0.25s', '250ms'], // a Go duration, as kubectl reads it (1m30s)
         ['status', '+.15s', '150ms'], // Go's sign and a fraction without a leading digit
+        ['status', '2.007s', '2007ms'], // not 2008ms: 2.007 × 1000 is 2007.0000000000002 in floating point
+        ['check', '+1', '1s'], // a sign on a whole number, as client-go's ParseInt takes it
         ['check', '200000\u00b5s', '200ms'], // Go's microseconds
       ] as const) {
         const r = await cli([command, '--kubeconfig', kc.path, '--request-timeout', timeout]);
@@ -157,7 +159,8 @@ describe('ipallocator: failures', () => {
     ],
     [['status', '--request-timeout', '1m30'], 'got "1m30"'], // a Go duration needs a unit on every number
     [['status', '--request-timeout', '0.2'], 'got "0.2"'], // a bare number must be whole (client-go's ParseTimeout)
-    [['map', '10.96.0.0/24', '--request-timeout=-1s'], 'got "-1s"'],
+    [['map', '10.96.0.0/24', '--request-timeout=-5'], 'got "-5"'], // a negative whole number (client-go refuses it; -5s waits for ever)
+    [['status', '--request-timeout', '597h'], '--request-timeout may be at most 596h31m23.647s (2^31 − 1 ms), got "597h"'],
   ];
   for (const [argv, message] of usage) {
     it(`usage error for "${argv.join(' ')}": the problem and a pointer to --help, exit 2`, async () => {
@@ -168,6 +171,13 @@ describe('ipallocator: failures', () => {
       expect(r.stdout).toBe('');
     });
   }
+
+  it('--request-timeout of 0 or a negative duration waits for ever, as kubectl (Go http.Client) does', async () => {
+    for (const timeout of ['0', '-0', '0s', '-1s']) {
+      const r = await cli(['status', `--request-timeout=${timeout}`, '--kubeconfig', c.kubeconfig]);
+      expect([timeout, r.code, r.stderr]).toEqual([timeout, 0, '']);
+    }
+  });
 
   it('--help on every command, and the kubectl plugin name in help', async () => {
     for (const command of ['status', 'check', 'map']) {
