@@ -11,6 +11,9 @@ import { Allocator } from '../adapters/allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { core } from '../adapters/wasm.ts';
+import { KubernetesStore } from '../adapters/kubernetes/store.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
 function exposeGc(): (() => void) | undefined {
   const existing = (globalThis as { gc?: () => void }).gc;
@@ -55,6 +58,24 @@ describe.skipIf(gc === undefined)('forgotten ranges and allocators (skipped: thi
     })();
     expect(inUse()).toBeGreaterThan(before);
     expect(await collectUntil(before)).toBe(before);
+  });
+
+  it('Allocators dropped without destroy() on a KubernetesStore are collected once the store is closed, the store still referenced', async () => {
+    const d = await ApiServerDouble.start();
+    const store = new KubernetesStore(kubeConfigFor(d.url));
+    try {
+      await store.waitForSync();
+      await collectUntil(0);
+      const before = inUse();
+      for (let i = 0; i < 5; i++) Allocator.create('10.4.0.0/16', { store }).used(); // subscribed, never destroyed
+      expect(inUse()).toBeGreaterThan(before);
+      store.close(); // its subscribers (the allocators) must not be kept by the closed store
+      expect(await collectUntil(before)).toBe(before);
+      expect(store.state).toBe('stopped');
+    } finally {
+      store.close();
+      await d.close();
+    }
   });
 
   it('destroy() frees at once, and a later collection frees nothing twice', async () => {

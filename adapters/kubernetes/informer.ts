@@ -312,6 +312,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.wake?.();
     this.setState('stopped');
     for (const w of [...this.syncWaiters]) w.reject(new ErrDestroyed(this.owner));
+    // Nothing is delivered or read any more: let go of the subscribers (an allocator never
+    // destroyed keeps its WASM index through them) and of what was cached.
+    this.watchers.clear();
+    this.records.clear();
+    this.tombstones.clear();
   }
 
   // --- local writes (read-your-writes) ----------------------------------------------------------
