@@ -72,7 +72,8 @@ export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   if (!Array.isArray(cidrs) || cidrs.length < 1 || cidrs.length > 2) {
     throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${Array.isArray(cidrs) ? cidrs.length : typeof cidrs}`);
   }
-  const families = cidrs.map((c) => {
+  // Array.from: a hole in a sparse array is checked as undefined (map would skip it)
+  const families = Array.from(cidrs, (c) => {
     const p = Prefix.parse(c);
     refuseIPv4MappedOverlap(p);
     if (c !== p.cidr) {

@@ -650,6 +650,12 @@ describe('KubernetesStore', () => {
         ['unknown apiVersion', () => new KubernetesStore(kc, { apiVersion: 'v2' as never, start: false }), '"v2"'],
         ['unknown family', () => new KubernetesStore(kc, { family: 'ipv4' as never, start: false }), '"ipv4"'],
         ['non-string labelSelector', () => new KubernetesStore(kc, { labelSelector: 42 as never, start: false }), '42 (number)'],
+        [
+          'readYourWrites as text',
+          () => new KubernetesStore(kc, { readYourWrites: 'false' as never, start: false }),
+          'readYourWrites must be true or false',
+        ],
+        ['an empty KubeConfig', () => new KubernetesStore(new KubeConfig(), { start: false }), 'the KubeConfig has no current cluster'],
         ['malformed labelSelector', () => new KubernetesStore(kc, { labelSelector: 'a=(b', start: false }), 'cannot parse requirement'],
         // a misspelled option was ignored: a 300 ms timeout waited 30 s, v1beta1 went to v1
         [

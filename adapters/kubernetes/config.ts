@@ -22,7 +22,14 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
       `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}`,
     );
   }
-  return kubeConfig as KubeConfig;
+  const kc = kubeConfig as KubeConfig;
+  // client-node's own answer, later, is a bare Error('No active cluster!')
+  if (typeof kc.getCurrentCluster === 'function' && kc.getCurrentCluster() === null) {
+    throw new InvalidArgumentError(
+      `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(kc.getCurrentContext?.() ?? '')}): load one first, e.g. kc.loadFromDefault()`,
+    );
+  }
+  return kc;
 }
 
 /**

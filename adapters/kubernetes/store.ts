@@ -94,6 +94,11 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     this.api = (this.apiVersion === 'v1'
       ? kc.makeApiClient(NetworkingV1Api)
       : kc.makeApiClient(NetworkingV1beta1Api)) as unknown as IPAddressApi;
+    if (options.readYourWrites !== undefined && typeof options.readYourWrites !== 'boolean') {
+      throw new InvalidArgumentError(
+        `KubernetesStore: options.readYourWrites must be true or false, got ${quoteInput(options.readYourWrites)}`,
+      );
+    }
     this.readYourWrites = options.readYourWrites ?? true;
     const requests = (this.requests = new ApiRequests(
       kc.getCurrentCluster()?.server ?? 'the API server',
