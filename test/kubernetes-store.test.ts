@@ -973,3 +973,25 @@ describe('Informer: a listing whose continue tokens come back', () => {
     expect(lists).toBeLessThan(10 * tokens.length); // one listing per backoff, about six in 300 ms
   });
 });
+
+describe('Informer: a watcher that closes the store from its callback', () => {
+  const obj = (name: string, uid: string): KubeObject => ({
+    metadata: { name, uid, resourceVersion: '5', labels: allocatorLabels('IPv4') },
+    spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
+  });
+  it('stops the delivery at once: later watchers hear nothing of that list', async () => {
+    const lw: ListerWatcher = {
+      list: async () => ({ items: [obj('10.0.0.1', 'u1'), obj('10.0.0.2', 'u2')], metadata: { resourceVersion: '5' } }),
+      watch: async () => () => {},
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test' });
+    const first: string[] = [];
+    const second: string[] = [];
+    informer.subscribe({ onAdd: (r) => (first.push(r.name), informer.stop()), onDelete: () => {} });
+    informer.subscribe({ onAdd: (r) => second.push(r.name), onDelete: () => {} });
+    informer.start();
+    await until(() => informer.state === 'stopped');
+    expect(first).toEqual(['10.0.0.1']);
+    expect(second).toEqual([]);
+  });
+});

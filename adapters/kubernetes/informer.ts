@@ -215,8 +215,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   subscribe(watcher: InformerWatcher<R>): () => void {
     this.assertRunning();
     checkWatcher(watcher, `${this.owner}.cache.subscribe`);
-    for (const r of [...this.records.values()]) this.call(watcher, 'onAdd', r);
-    this.watchers.add(watcher);
+    for (const r of [...this.records.values()]) {
+      if (this.stopped) break; // the replay's watcher closed the store
+      this.call(watcher, 'onAdd', r);
+    }
+    if (!this.stopped) this.watchers.add(watcher); // a closed store keeps no subscriber
     return () => {
       this.watchers.delete(watcher);
     };
@@ -317,6 +320,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.watchers.clear();
     this.records.clear();
     this.tombstones.clear();
+    this.stateListeners.clear(); // told 'stopped' above; nothing follows
   }
 
   // --- local writes (read-your-writes) ----------------------------------------------------------
@@ -601,6 +605,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     }
     // Deletions first, so a watcher never sees two records of one name.
     for (const [name, cur] of [...this.records]) {
+      if (this.stopped) return; // a watcher closed the store
       const next = fresh.get(name);
       if (next && next.uid === cur.uid) continue;
       if (!asListed) {
@@ -611,6 +616,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       this.emit('onDelete', cur);
     }
     for (const [name, next] of fresh) {
+      if (this.stopped) return;
       const cur = this.records.get(name);
       if (
         cur &&
@@ -625,6 +631,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     // A tombstone whose uid the list no longer shows is settled.
     for (const uid of [...this.tombstones.keys()]) if (!listedUids.has(uid)) this.tombstones.delete(uid);
     for (const w of [...this.watchers]) {
+      if (this.stopped) return;
       try {
         w.onResync?.();
       } catch (err) {
@@ -636,7 +643,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   // --- helpers ---------------------------------------------------------------------------------
 
   private emit(kind: 'onAdd' | 'onDelete', rec: R, previous?: R): void {
-    for (const w of [...this.watchers]) this.call(w, kind, rec, previous);
+    for (const w of [...this.watchers]) {
+      if (this.stopped) return; // an earlier watcher closed the store: nothing more is delivered
+      this.call(w, kind, rec, previous);
+    }
   }
 
   private call(w: InformerWatcher<R>, kind: 'onAdd' | 'onDelete', rec: R, previous?: R): void {
