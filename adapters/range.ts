@@ -202,9 +202,21 @@ export class Range implements RangeView {
 
   /** (Re)makes the strategy's per-range state over the current index. */
   private startChooser(): void {
-    if (this.strategy === null || this.space === null) return;
+    const made = this.chooserOver(this.index);
+    if (made === null) return;
+    this.chooser = made.chooser;
+    this.cooling = made.cooling;
+  }
+
+  /**
+   * The strategy's per-range state over `index`, made without touching this range (a strategy
+   * of your own may throw: the caller commits it only once all else succeeded); null without a
+   * strategy.
+   */
+  private chooserOver(index: FreeIndex): { chooser: OffsetChooser; cooling: CoolingQueue | null } | null {
+    if (this.strategy === null || this.space === null) return null;
     const view: StrategyView = {
-      index: this.index,
+      index,
       sizeHi: this.maxHi,
       sizeLo: this.maxLo,
       rangeOffset: this.prefix.rangeOffset,
@@ -213,8 +225,7 @@ export class Range implements RangeView {
       draw: 'bitmap',
     };
     const chooser = chooserFor(this.strategy, view);
-    this.chooser = chooser;
-    this.cooling = coolingQueueOf(chooser.cooling, this.index);
+    return { chooser, cooling: coolingQueueOf(chooser.cooling, index) };
   }
 
   /**
@@ -666,9 +677,15 @@ export class Range implements RangeView {
     if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
     // (an empty range's one-slot index would take bit 0: it goes the checked way below)
     if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {
+      // the new chooser first (same index object; a cool-down starts with nothing held, since
+      // the restore overwrites what it held): when a strategy's forRange throws, nothing changed
+      const made = this.chooserOver(this.index);
       this.index.restoreBits(data, this.cidr);
       this.taken = this.index.count();
-      this.startChooser(); // a cool-down's held offsets were overwritten: none is held now
+      if (made !== null) {
+        this.chooser = made.chooser;
+        this.cooling = made.cooling;
+      }
       return;
     }
     const pairs = this.bitmapFormat ? pairsOfBitmap(data) : pairsOfOffsetBytes(data);
@@ -682,9 +699,11 @@ export class Range implements RangeView {
     // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
     if (this.space === null) return; // no usable address: the data held no offset (refused above)
     let next: AddressSpace | undefined;
+    let made: ReturnType<Range['chooserOver']>;
     try {
       next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
       next.index.setMany(pairs);
+      made = this.chooserOver(next.index); // over the new index; a cool-down starts with nothing held
     } catch (e) {
       next?.destroy();
       throw e;
@@ -693,7 +712,10 @@ export class Range implements RangeView {
     this.space = next;
     this.index = next.index;
     this.taken = next.count();
-    this.startChooser(); // over the new index; a cool-down starts with nothing held
+    if (made !== null) {
+      this.chooser = made.chooser;
+      this.cooling = made.cooling;
+    }
   }
 
   /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */

@@ -559,7 +559,11 @@ function keyOf(hi: number, lo: number): number | string {
 export class Cooling {
   readonly #queue: CoolingQueue;
 
+  /** @internal made by coolDown's chooser, over a queue of its own */
   constructor(queue: CoolingQueue) {
+    // the constructor is reachable from any instance: a queue made elsewhere would be trusted
+    // by the range (its claim() decides whether an address is taken)
+    if (!CoolingQueue.isQueue(queue)) throw new InvalidArgumentError('a Cooling is made by coolDown(…).forRange, over its own queue');
     this.#queue = queue;
     QUEUES.set(this, queue);
   }
@@ -618,6 +622,11 @@ export class CoolingQueue {
 
   /** The range's own index, writable (held offsets go back through it). */
   readonly #index: Pick<FreeIndex, 'clear' | 'has'>;
+
+  /** Whether `q` was made by this class (a brand: no other object has its private field). */
+  static isQueue(q: unknown): q is CoolingQueue {
+    return typeof q === 'object' && q !== null && #index in q;
+  }
 
   constructor(
     index: Pick<FreeIndex, 'clear' | 'has'>,

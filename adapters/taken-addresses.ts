@@ -232,7 +232,7 @@ export class TakenAddresses {
     const index = this.index;
     if (this.strategy === null || index === null) return;
     const p = this.prefix;
-    this.chooser = chooserFor(this.strategy, {
+    const chooser = chooserFor(this.strategy, {
       index: index.index,
       sizeHi: p.countHi,
       sizeLo: p.countLo,
@@ -241,7 +241,9 @@ export class TakenAddresses {
       random: this.random!,
       draw: 'ipallocator',
     });
-    this.cooling = coolingQueueOf(this.chooser.cooling, index.index);
+    const cooling = coolingQueueOf(chooser.cooling, index.index); // may refuse: nothing assigned yet
+    this.chooser = chooser;
+    this.cooling = cooling;
   }
 
   /**
@@ -632,8 +634,8 @@ export class TakenAddresses {
       throw e; // still stale: the next allocation tries again
     }
     this.index = index;
+    this.startChooser(); // a strategy's forRange may throw: then still stale, and the next allocation tries again
     this.stale = false;
-    this.startChooser();
   }
 
   // ── checks and lifecycle ──────────────────────────────────────────────────────────────────

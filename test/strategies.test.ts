@@ -499,6 +499,53 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     a.destroy();
   });
 
+  it('a Cooling cannot be made from an object of your own: the range would trust its claim()', () => {
+    let forged: unknown;
+    const forging: AllocationStrategy = {
+      name: 'forging',
+      forRange: (view) => {
+        const inner = coolDown('lowest-free', { ms: 1000 }).forRange(view);
+        const Ctor = Object.getPrototypeOf(inner.cooling).constructor as new (q: unknown) => Cooling;
+        const fake = { serves: () => true, claim: () => true, holds: () => false, size: 0 };
+        try {
+          return { choose: (out) => inner.choose(out), cooling: new Ctor(fake) };
+        } catch (e) {
+          forged = e;
+          return inner;
+        }
+      },
+    };
+    const range = new Range('10.0.0.0/28', { strategy: forging });
+    expect(forged).toBeInstanceOf(InvalidArgumentError);
+    range.allocate('10.0.0.3');
+    expect(() => range.allocate('10.0.0.3')).toThrow(ErrAllocated);
+    expect(range.used()).toBe(1);
+    range.destroy();
+  });
+
+  it.each(['dense', 'sparse'] as const)('restore with a strategy whose forRange throws changes nothing (%s index)', (indexKind) => {
+    let calls = 0;
+    const once: AllocationStrategy = {
+      name: 'once',
+      forRange: (view) => {
+        if (++calls > 1) throw new Error('one range, one chooser');
+        return coolDown('lowest-free', { allocations: 1 }).forRange(view);
+      },
+    };
+    const range = new Range('10.0.0.0/28', { strategy: once, indexKind });
+    const kept = range.allocateNext();
+    const snap = new Range('10.0.0.0/28', { indexKind });
+    snap.allocate('10.0.0.9');
+    const { range: cidr, data } = snap.snapshot();
+    expect(() => range.restore(cidr, data)).toThrow('one range, one chooser');
+    expect([range.used(), range.has(kept), range.has('10.0.0.9')]).toEqual([1, true, false]);
+    range.validate();
+    expect(range.allocateNext()).not.toBe(kept);
+    range.validate();
+    range.destroy();
+    snap.destroy();
+  });
+
   it('sees the index through reads only', async () => {
     let keys: string[] = [];
     const clearing: AllocationStrategy = {
