@@ -987,7 +987,13 @@ describe('Informer: a watcher that closes the store from its callback', () => {
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test' });
     const first: string[] = [];
     const second: string[] = [];
-    informer.subscribe({ onAdd: (r) => (first.push(r.name), informer.stop()), onDelete: () => {} });
+    informer.subscribe({
+      onAdd: (r) => {
+        first.push(r.name);
+        informer.stop();
+      },
+      onDelete: () => {},
+    });
     informer.subscribe({ onAdd: (r) => second.push(r.name), onDelete: () => {} });
     informer.start();
     await until(() => informer.state === 'stopped');
