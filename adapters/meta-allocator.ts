@@ -34,9 +34,10 @@
 //   'weighted'  random, each pick weighted by the range's free addresses among the ranges still
 //               untried (ranges with nothing free, or not ready, are tried last) — bigger and
 //               emptier ranges are more likely (upstream's TODO in AllocateNextService).
-// allocate/has/release pick among the ranges containing the address in the same spirit: a random
+// allocate picks among the ready ranges containing the address in the same spirit: a random
 // rotation for 'upstream', creation order otherwise (the choice only decides whose metrics count
-// the attempt: every range asks the same store).
+// the attempt: every range asks the same store); has, release and rangeFor take the first range
+// in that order containing it, drawing nothing.
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
@@ -285,7 +286,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
       }
       if (!this.covers(ip, true)) throw new ErrMismatchedNetwork();
       if (ownerError !== null) throw ownerError.error;
-      const e = this.pick(true, true)!; // covers() found a ready range
+      const e = this.pick(true, true);
+      if (e === null) throw new ErrMismatchedNetwork(); // the random source changed the ranges meanwhile
       return e.allocator.allocate(ip, owner);
     } catch (err) {
       return rejectSoon(err);
@@ -408,7 +410,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * and rangeFor answer the same through any of them (one store), so they draw nothing.
    */
   private pick(readyOnly: boolean, draw: boolean): RangeEntry | null {
-    const w = this.words;
+    // a copy when drawing: a random source of your own may call back in, which parses into this.words
+    const w = draw ? Uint32Array.from(this.words) : this.words;
     const list = this.order;
     const n = list.length;
     const start = draw && this.policy === 'upstream' && n > 1 ? uniformBelow(this.random, n) : 0;

@@ -786,3 +786,24 @@ describe('MetaAllocator: ranges that change while allocateNext waits for the sto
     expect((e as Error).message).toBe('MetaAllocator IPv4 has been destroyed'); // its own, not a range's
   });
 });
+
+describe('MetaAllocator: a random source of your own that calls back in', () => {
+  it('does not change the address allocate routes (the draw comes between routing and picking)', async () => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    source.addServiceCIDR('b', ['10.1.0.0/24']);
+    source.addServiceCIDR('c', ['10.0.0.0/16']);
+    const inner = seededRandom(3);
+    let meta: MetaAllocator | undefined;
+    const random = {
+      nextU32: () => {
+        void meta?.has('10.1.0.9'); // parses another address
+        return inner.nextU32();
+      },
+    };
+    meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore(), random });
+    await meta.allocate('10.0.0.7');
+    expect([meta.used(), await meta.has('10.0.0.7')]).toEqual([1, true]);
+    meta.destroy();
+  });
+});
