@@ -59,6 +59,16 @@ describe('KubernetesStore', () => {
    * Writes a marker object as another client and waits until the store's cache shows it: every
    * watch event sent before it has then been applied (one watch stream delivers in order).
    */
+  /** A synced store whose watch is open, and a Mirror subscribed to its cache. */
+  async function watched(): Promise<{ s: KubernetesStore; m: Mirror }> {
+    const s = open();
+    await s.waitForSync();
+    await until(() => d.openWatches() === 1);
+    const m = new Mirror();
+    s.cache.subscribe(m);
+    return { s, m };
+  }
+
   async function watchCaughtUp(store: KubernetesStore): Promise<void> {
     const name = `10.255.255.${++markers}`;
     d.insert(foreign(name));
@@ -295,11 +305,7 @@ describe('KubernetesStore', () => {
     });
 
     it('applies its own writes at once (read your writes) and ignores the late watch events', async () => {
-      const s = open();
-      await s.waitForSync();
-      await until(() => d.openWatches() === 1);
-      const m = new Mirror();
-      s.cache.subscribe(m);
+      const { s, m } = await watched();
       d.holdWatches();
       await s.create(rec('10.0.0.1'));
       expect(s.cache.get('10.0.0.1')).toBeDefined();
@@ -477,11 +483,7 @@ describe('KubernetesStore', () => {
     });
 
     it('close() stops the informer and leaves no watch open', async () => {
-      const s = open();
-      await s.waitForSync();
-      await until(() => d.openWatches() === 1);
-      const m = new Mirror();
-      s.cache.subscribe(m);
+      const { s, m } = await watched();
       s.close();
       expect(s.state).toBe('stopped');
       await until(() => d.openWatches() === 0);
@@ -501,11 +503,7 @@ describe('KubernetesStore', () => {
 
   describe('a reply racing the watch (read-your-writes never moves the cache backwards)', () => {
     it('a create reply arriving after the watch showed the object deleted does not bring it back', async () => {
-      const s = open();
-      await s.waitForSync();
-      await until(() => d.openWatches() === 1);
-      const m = new Mirror();
-      s.cache.subscribe(m);
+      const { s, m } = await watched();
       const held = d.holdReply('create');
       const creating = s.create(rec('10.0.0.1'));
       await held.applied; // stored on the server, ADDED sent on the watch; the reply waits
@@ -558,11 +556,7 @@ describe('KubernetesStore', () => {
     });
 
     it('a create reply arriving before its watch event is applied at once, and the event is not delivered twice', async () => {
-      const s = open();
-      await s.waitForSync();
-      await until(() => d.openWatches() === 1);
-      const m = new Mirror();
-      s.cache.subscribe(m);
+      const { s, m } = await watched();
       d.holdWatches();
       const created = await s.create(rec('10.0.0.1'));
       expect(s.cache.get('10.0.0.1')).toEqual(created);
@@ -574,11 +568,7 @@ describe('KubernetesStore', () => {
 
     // kube-apiserver's IPAddress registry answers a finished DELETE with a Status naming the uid.
     it('a delete reply arriving after the watch showed the name re-created keeps the new object and does not block it', async () => {
-      const s = open();
-      await s.waitForSync();
-      await until(() => d.openWatches() === 1);
-      const m = new Mirror();
-      s.cache.subscribe(m);
+      const { s, m } = await watched();
       const mine = await s.create(rec('10.0.0.1'));
       const held = d.holdReply('delete');
       const deleting = s.delete('10.0.0.1');
@@ -601,11 +591,7 @@ describe('KubernetesStore', () => {
     });
 
     it('a delete reply is applied at once when it arrives before the watch event', async () => {
-      const s = open();
-      await s.waitForSync();
-      await until(() => d.openWatches() === 1);
-      const m = new Mirror();
-      s.cache.subscribe(m);
+      const { s, m } = await watched();
       await s.create(rec('10.0.0.1'));
       d.holdWatches();
       await s.delete('10.0.0.1');
@@ -620,11 +606,7 @@ describe('KubernetesStore', () => {
     // server only marks it for deletion and answers with the object, not a Status. Upstream's
     // lister keeps such an object, so its address stays taken until it is really gone.
     it('a delete of an object a finalizer holds leaves it in the cache until the watch reports it gone', async () => {
-      const s = open();
-      await s.waitForSync();
-      await until(() => d.openWatches() === 1);
-      const m = new Mirror();
-      s.cache.subscribe(m);
+      const { s, m } = await watched();
       await s.create(rec('10.0.0.1'));
       d.modify('10.0.0.1', (o) => (o.metadata.finalizers = ['example.com/hold']));
       await until(() => s.cache.get('10.0.0.1')?.resourceVersion === d.resourceVersion, 'the finalizer in the cache');
