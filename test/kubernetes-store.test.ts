@@ -365,11 +365,7 @@ describe('KubernetesStore', () => {
 
     it('re-lists after a dropped watch and converges (changes made while it was away included)', async () => {
       for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
-      const s = open();
-      await s.waitForSync();
-      const m = new Mirror();
-      s.cache.subscribe(m);
-      await until(() => d.openWatches() === 1);
+      const { s, m } = await watched();
       d.holdWatches(); // the events below are lost with the connection
       d.remove('10.0.0.1');
       d.insert(foreign('10.0.0.4'));
@@ -380,11 +376,7 @@ describe('KubernetesStore', () => {
 
     it('re-lists after compaction (410 Expired) and delivers the differences', async () => {
       for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
-      const s = open();
-      await s.waitForSync();
-      const m = new Mirror();
-      s.cache.subscribe(m);
-      await until(() => d.openWatches() === 1);
+      const { s, m } = await watched();
       const states: string[] = [];
       s.onStateChange((st) => states.push(st));
       d.holdWatches();
@@ -405,11 +397,7 @@ describe('KubernetesStore', () => {
       // Regression: the re-list kept every cached record newer than the
       // list (all of them, after the revisions went back) and ignored later events for them.
       for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
-      const s = open();
-      await s.waitForSync();
-      const m = new Mirror();
-      s.cache.subscribe(m);
-      await until(() => d.openWatches() === 1);
+      const { s, m } = await watched();
       const backup = d.backup();
       d.insert(foreign('10.0.0.4'));
       await s.create(rec('10.0.0.5')); // our own write, newer than the backup
