@@ -475,7 +475,9 @@ export class Allocator implements IPAllocator, Disposable {
         if (!this.destroyed) this.metrics.gauges(this.cidr, this);
         return RESOLVED;
       }
-      const words = Uint32Array.from(w);
+      // As above: only an address this range counts is the index's business (a range of size 0
+      // has no index at all).
+      const words = this.prefix.inRange(this.fam, w) ? Uint32Array.from(w) : null;
       let call: Promise<void>;
       try {
         call = this.store.delete(name);
@@ -485,7 +487,7 @@ export class Allocator implements IPAllocator, Disposable {
       return call.then(
         () => {
           if (this.destroyed) return;
-          this.taken.deleted(name, words);
+          if (words !== null) this.taken.deleted(name, words);
           this.metrics.gauges(this.cidr, this);
         },
         () => undefined,

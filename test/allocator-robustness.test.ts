@@ -250,6 +250,23 @@ describe('release of an address the range does not count', () => {
     a.validate();
     for (const x of [a, b, ref]) x.destroy();
   });
+
+  // Regression: on a store through promises, a release on a range with no addresses (/31, /32,
+  // /128) deleted the record and then rejected with a TypeError (the index such a range lacks).
+  it.each([
+    ['10.4.2.4/32', '10.4.2.4', 'IPv4'],
+    ['10.4.2.4/31', '10.4.2.5', 'IPv4'],
+    ['fd00::/128', 'fd00::', 'IPv6'],
+  ] as const)('a release on %s, a range of size 0, deletes the record and resolves (both store paths)', async (cidr, ip, family) => {
+    for (const syncOps of [true, false]) {
+      const store = new MemoryStore({ syncOps });
+      const a = new Allocator(cidr, { store });
+      store.createSync({ name: ip, labels: allocatorLabels(family), parentRef: null });
+      await a.release(ip);
+      expect([syncOps, store.getSync(ip), a.used()]).toEqual([syncOps, undefined, 0]);
+      a.destroy();
+    }
+  });
 });
 
 describe('a store written against another copy of the package, in plain JavaScript', () => {
