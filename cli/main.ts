@@ -245,10 +245,11 @@ const GO_DURATION = /^[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m
  * --request-timeout as kubectl reads it (client-go's ParseTimeout): a whole number of seconds
  * (a sign allowed, not negative), or a Go duration (`500ms`, `2m`, `1m30s`, `1.5h`, `+250ms`).
  * Zero or a negative duration means no limit (Infinity), as Go's http.Client takes it. Under a
- * millisecond is a millisecond. Undefined when the flag is absent (the default applies).
+ * millisecond is a millisecond. Undefined when the flag is absent or empty (the default applies):
+ * client-go parses the flag only when it is non-empty, so `--request-timeout=` is no error.
  */
 function requestTimeout(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
+  if (text === undefined || text === '') return undefined;
   let total: number | undefined;
   if (/^[+-]?\d+$/.test(text)) {
     total = Number(text) * 1000;

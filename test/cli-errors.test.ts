@@ -179,6 +179,13 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  it('an empty --request-timeout is ignored, as kubectl ignores it: the default applies', async () => {
+    for (const args of [['--request-timeout='], ['--request-timeout', '']]) {
+      const r = await cli(['status', ...args, '--kubeconfig', c.kubeconfig]);
+      expect([args, r.code, r.stderr]).toEqual([args, 0, '']);
+    }
+  });
+
   it('--help on every command, and the kubectl plugin name in help', async () => {
     for (const command of ['status', 'check', 'map']) {
       const r = await cli([command, '--help']);
