@@ -17,7 +17,8 @@
 //   leak    = record whose parentRef is null or not in knownOwners
 //   young   = leak created less than graceMs ago (kept, reported separately)
 //   delete  = options.delete: store.delete(name) for every leak past the grace
-//             (NotFound counts as done; other errors are reported, never thrown)
+//             (NotFound counts as done; other errors are reported, never thrown; a record the
+//             store still holds afterwards, a finalizer's, is reported as held)
 //
 // Records of other controllers (no managed-by label) are never touched. Given an allocator, only
 // the records inside its range(s) are considered: the store may be shared with allocators of
@@ -51,6 +52,12 @@ export interface ReconcileResult {
   readonly young: IPAddressRecord[];
   /** Names deleted (or found already gone). */
   readonly deleted: string[];
+  /**
+   * Names whose delete the store accepted but whose record (the same uid) it still holds: a finalizer
+   * holds the IPAddress, which the API server only marked for deletion. The address stays taken
+   * until whoever owns the finalizer removes it.
+   */
+  readonly held: string[];
   /** Deletes that failed; the records stay and will be reported again next time. */
   readonly errors: { name: string; error: unknown }[];
 }
@@ -128,12 +135,27 @@ export async function reconcile(
   }
 
   const deleted: string[] = [];
+  const held: string[] = [];
   const errors: { name: string; error: unknown }[] = [];
   if (opts.delete === true) {
     const sync = store.sync ?? null;
     /** Whether the record as read now is still the leak listed: same object, unchanged, its owner still unknown. */
     const stillLeak = (r: IPAddressRecord, current: IPAddressRecord): boolean =>
       (current === r || (current.uid === r.uid && current.resourceVersion === r.resourceVersion)) && !known(current.parentRef, current);
+    /**
+     * Whether the store still holds the object after its delete was accepted: the Store's delete
+     * answers nothing, and an API server answers a delete of an object a finalizer holds by only
+     * marking it. Only a read that shows the same uid says so; one that fails says nothing, and
+     * the delete that succeeded counts.
+     */
+    const stillThere = async (name: string, before: IPAddressRecord): Promise<boolean> => {
+      try {
+        const after = await store.get(name);
+        return after != null && after.uid !== undefined && after.uid === before.uid;
+      } catch {
+        return false;
+      }
+    };
     for (const r of leaks) {
       try {
         // Read again first: while this ran, the address may have been released and allocated
@@ -154,14 +176,15 @@ export async function reconcile(
         }
         if (!stillLeak(r, current)) continue;
         await store.delete(r.name);
-        deleted.push(r.name);
+        if (await stillThere(r.name, current)) held.push(r.name);
+        else deleted.push(r.name);
       } catch (e) {
         if (isNotFound(e)) deleted.push(r.name);
         else errors.push({ name: r.name, error: e });
       }
     }
   }
-  return { leaks, young, deleted, errors };
+  return { leaks, young, deleted, held, errors };
 }
 
 /**

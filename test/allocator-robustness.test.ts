@@ -517,6 +517,25 @@ describe('a store written against another copy of the package, in plain JavaScri
     expect(result.deleted).toEqual(['10.5.1.1']);
     expect(result.errors).toEqual([]);
   });
+
+  it('reconcile counts a delete that succeeded as deleted even when the read after it fails', async () => {
+    const inner = new MemoryStore({ syncOps: false });
+    inner.createSync({ name: '10.5.1.2', labels: allocatorLabels('IPv4'), parentRef: null });
+    let deletedOnce = false;
+    const store: Store = {
+      ...foreignStore(inner, false),
+      delete: async (n) => {
+        await inner.delete(n);
+        deletedOnce = true;
+      },
+      get: async (n) => {
+        if (deletedOnce) throw new Error('503 Service Unavailable');
+        return inner.get(n);
+      },
+    };
+    const result = await reconcile(store, [], { delete: true, graceMs: 0 });
+    expect([result.deleted, result.held, result.errors]).toEqual([['10.5.1.2'], [], []]);
+  });
 });
 
 describe('the owner written on a record is a copy', () => {

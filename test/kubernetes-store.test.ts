@@ -9,6 +9,7 @@ import {
   type KubernetesStoreOptions,
 } from '../adapters/kubernetes/index.ts';
 import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
+import { reconcile } from '../adapters/reconcile.ts';
 import {
   AlreadyExistsError,
   ErrDestroyed,
@@ -607,6 +608,21 @@ describe('KubernetesStore', () => {
       await until(() => s.cache.get('10.0.0.1') === undefined, 'the DELETED event');
       expect(m.log).toEqual(['+10.0.0.1', '+10.0.0.1', '+10.0.0.1', '+10.255.255.1', '-10.0.0.1']);
       await converged(s, m);
+    });
+
+    it('reconcile reports a leak a finalizer holds as held, not deleted: its address stays taken', async () => {
+      const { s } = await watched();
+      await s.create(rec('10.0.0.1'));
+      await s.create(rec('10.0.0.2'));
+      d.modify('10.0.0.1', (o) => (o.metadata.finalizers = ['example.com/hold']));
+      await until(() => s.cache.get('10.0.0.1')?.resourceVersion === d.resourceVersion, 'the finalizer in the cache');
+      const report = await reconcile(s, [], { graceMs: 0, delete: true });
+      expect([report.leaks.map((r) => r.name).sort(), report.deleted, report.held]).toEqual([
+        ['10.0.0.1', '10.0.0.2'],
+        ['10.0.0.2'],
+        ['10.0.0.1'],
+      ]);
+      expect(d.objects().map((o) => [o.metadata.name, typeof o.metadata.deletionTimestamp])).toEqual([['10.0.0.1', 'string']]);
     });
   });
 
