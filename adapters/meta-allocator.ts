@@ -322,6 +322,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           if (ip !== null) return ip;
         }
       }
+      this.live(); // destroyed during the last range's store call: ErrDestroyed, not ErrFull
       if (this.order === list) return rejectSoon(new ErrFull());
       tried ??= new Set();
       for (const e of list) tried.add(e);

@@ -785,6 +785,28 @@ describe('MetaAllocator: ranges that change while allocateNext waits for the sto
     expect(e).toBeInstanceOf(ErrDestroyed);
     expect((e as Error).message).toBe('MetaAllocator IPv4 has been destroyed'); // its own, not a range's
   });
+
+  // Regression: destroyed while its only (or last) range's create was in flight, and the store
+  // closed too, the call answered ErrFull on an empty range.
+  it('destroyed, then its store closed, while the last range’s create waits: ErrDestroyed, not ErrFull', async () => {
+    for (const policy of ['ordered', 'upstream'] as const) {
+      const store = new GatedStore();
+      const cidrs = new InMemoryServiceCIDRs();
+      cidrs.addServiceCIDR('a', ['10.0.0.0/24']);
+      const meta = new MetaAllocator('IPv4', cidrs, { store, policy });
+      const call = settle(meta.allocateNext());
+      await quiesce();
+      meta.destroy();
+      store.inner.close();
+      while (store.waiting.length > 0) {
+        store.open(0);
+        await quiesce();
+      }
+      const e = await call;
+      expect([policy, e]).toEqual([policy, expect.any(ErrDestroyed)]);
+      expect((e as Error).message).toBe('MetaAllocator IPv4 has been destroyed');
+    }
+  });
 });
 
 describe('MetaAllocator: a random source of your own that calls back in', () => {
