@@ -49,7 +49,6 @@ import { AddressSpace } from './space.ts';
 import {
   type AllocationStrategy,
   ChooserCalls,
-  chooserFor,
   coolingQueueOf,
   type CoolingQueue,
   isOffset,
@@ -224,7 +223,7 @@ export class Range implements RangeView {
       random: this.random,
       draw: 'bitmap',
     };
-    const chooser = chooserFor(this.strategy, view);
+    const chooser = this.strategyCalls.chooserFor(this.strategy, view);
     return { chooser, cooling: coolingQueueOf(chooser.cooling, index) };
   }
 
@@ -260,7 +259,7 @@ export class Range implements RangeView {
 
   /** Its calls into the strategy, from inside which the range cannot be changed. */
   private readonly strategyCalls = new ChooserCalls(
-    () => `Range ${this.cidr}: a strategy's choose() or taken() may not change the range it chooses for`,
+    () => `Range ${this.cidr}: a strategy's forRange(), choose() or taken() may not change the range it chooses for`,
   );
 
   /** The start of every call that changes the range: not destroyed, not called from the strategy. */

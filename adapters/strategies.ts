@@ -414,14 +414,21 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
   if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
     throw new InvalidArgumentError(`strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method`);
   }
+  if (chooser.taken !== undefined && typeof chooser.taken !== 'function') {
+    throw new InvalidArgumentError(
+      `strategy ${quoteInput(strategy.name)}: the chooser's taken, when present, must be a function, got ${quoteInput(chooser.taken)}`,
+    );
+  }
   return chooser;
 }
 
 /**
- * The calls of a range (or an allocator) into its strategy's chooser. While one runs, `active` is
- * true and the owner refuses calls that would change it (refuseInside): a chooser reads the
- * index, and a change from inside would land between the choice and its bookkeeping — the same
- * address handed out twice, another lost.
+ * The calls of a range (or an allocator) into its strategy: forRange, and the chooser's choose
+ * and taken. While one runs, `active` is true and the owner refuses calls that would change it
+ * (refuseInside): a chooser reads the index, and a change from inside would land between the
+ * choice and its bookkeeping — the same address handed out twice, another lost; a forRange runs
+ * while the owner swaps its index (restore, a rebuild), and a change from inside would land in
+ * the index about to be replaced.
  */
 export class ChooserCalls {
   private active = false;
@@ -432,6 +439,16 @@ export class ChooserCalls {
   /** InvalidArgumentError while a call into the chooser runs. */
   refuseInside(): void {
     if (this.active) throw new InvalidArgumentError(this.refusal());
+  }
+
+  /** chooserFor(strategy, view). */
+  chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
+    this.active = true;
+    try {
+      return chooserFor(strategy, view);
+    } finally {
+      this.active = false;
+    }
   }
 
   choose(chooser: OffsetChooser, out: Offset): boolean {

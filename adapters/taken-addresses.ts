@@ -48,7 +48,6 @@ import {
   ChooserCalls,
   coolingQueueOf,
   type CoolingQueue,
-  chooserFor,
   isOffset,
   notFreeError,
   type Offset,
@@ -214,10 +213,10 @@ export class TakenAddresses {
 
   /** Its calls into the strategy, from inside which the allocator refuses calls (refuseInsideStrategy). */
   private readonly strategyCalls = new ChooserCalls(
-    () => `Allocator ${this.prefix.cidr}: a strategy's choose() or taken() may not call the allocator it chooses for`,
+    () => `Allocator ${this.prefix.cidr}: a strategy's forRange(), choose() or taken() may not change the allocator it chooses for`,
   );
 
-  /** InvalidArgumentError when called from the strategy's choose() or taken(). */
+  /** InvalidArgumentError when called from the strategy's forRange(), choose() or taken(). */
   refuseInsideStrategy(): void {
     this.strategyCalls.refuseInside();
   }
@@ -232,7 +231,7 @@ export class TakenAddresses {
     const index = this.index;
     if (this.strategy === null || index === null) return;
     const p = this.prefix;
-    const chooser = chooserFor(this.strategy, {
+    const chooser = this.strategyCalls.chooserFor(this.strategy, {
       index: index.index,
       sizeHi: p.countHi,
       sizeLo: p.countLo,

@@ -169,6 +169,12 @@ describe('Allocator strategy option', () => {
     expect(() => new Allocator('10.5.0.0/28', { store, strategy: 'fastest' as never })).toThrow(InvalidArgumentError);
     const broken = { name: 'broken', forRange: () => null } as unknown as AllocationStrategy;
     expect(() => new Allocator('10.5.0.0/28', { store, strategy: broken })).toThrow(/forRange must return an object/);
+    // a taken that is not a function: refused here, not as a TypeError at the first allocation
+    const badHook = { name: 'bad-hook', forRange: () => ({ choose: () => false, taken: 'yes' }) } as unknown as AllocationStrategy;
+    expect(() => new Allocator('10.5.0.0/28', { store, strategy: badHook })).toThrow(
+      new InvalidArgumentError(`strategy "bad-hook": the chooser's taken, when present, must be a function, got "yes"`),
+    );
+    expect(() => new Range('10.5.0.0/28', { strategy: badHook })).toThrow(InvalidArgumentError);
     expect(store.watcherCount).toBe(0);
   });
 

@@ -635,7 +635,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       const fromRange = await failure(() => range.allocateNext());
       expect(fromRange).toBeInstanceOf(InvalidArgumentError);
       expect((fromRange as Error).message).toBe(
-        `Range 10.0.0.0/24: a strategy's choose() or taken() may not change the range it chooses for`,
+        `Range 10.0.0.0/24: a strategy's forRange(), choose() or taken() may not change the range it chooses for`,
       );
       target = { allocateNext: () => range.restore(range.snapshot().range, range.snapshot().data) };
       expect(await failure(() => range.allocateMany(3))).toBeInstanceOf(InvalidArgumentError);
@@ -648,6 +648,38 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       expect([range.allocateNext(), await allocator.allocateNext()]).toEqual(['10.0.0.17', '10.0.0.17']); // nothing lost
       range.destroy();
       allocator.destroy();
+    }
+  });
+
+  // Regression: restore calls forRange before it swaps the index in, and an allocation made
+  // from forRange landed in the index about to be replaced: told it was taken, then handed out
+  // again.
+  it('forRange may not change the range either: inside restore() such a call is refused', async () => {
+    for (const indexKind of ['dense', 'sparse'] as const) {
+      let range: Range | undefined;
+      let armed = false;
+      let inner: unknown;
+      const reentrant: AllocationStrategy = {
+        name: 'reentrant',
+        forRange(view) {
+          if (armed) {
+            armed = false;
+            inner = failure(() => range?.allocate('10.0.0.5')); // the call runs here; its outcome is awaited below
+          }
+          return STRATEGIES['lowest-free'].forRange(view);
+        },
+      };
+      range = new Range('10.0.0.0/28', { strategy: reentrant, indexKind });
+      const snapshot = range.snapshot();
+      armed = true;
+      range.restore(snapshot.range, snapshot.data);
+      const refusal = await inner;
+      expect([indexKind, refusal]).toEqual([indexKind, expect.any(InvalidArgumentError)]);
+      expect((refusal as Error).message).toContain("a strategy's forRange(), choose() or taken() may not change the range");
+      expect([range.has('10.0.0.5'), range.used()]).toEqual([false, 0]);
+      range.allocate('10.0.0.5');
+      expect(() => range?.allocate('10.0.0.5')).toThrow(ErrAllocated);
+      range.destroy();
     }
   });
 
