@@ -960,6 +960,64 @@ describe('Informer: a listing whose continue tokens come back', () => {
   });
 });
 
+// client-node's Watch runs one 30 s timer: first for the answer's headers, then for quiet
+// between events, and reports both as a TimeoutError — the first before its watch() resolves.
+describe('Informer: a watch that times out', () => {
+  const obj = (name: string): KubeObject => ({
+    metadata: { name, uid: `u-${name}`, resourceVersion: '5', labels: allocatorLabels('IPv4') },
+    spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
+  });
+  const timeout = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+
+  // Regression: a server (or proxy) that took the watch request and never answered was read as
+  // a quiet watch: state synced, no lastError, and the cache frozen for good.
+  it('before the server answered: a failure, reported, and the cache re-listed', async () => {
+    let lists = 0;
+    const lw: ListerWatcher = {
+      // another controller deletes 10.0.0.1 after the first list
+      list: async () => ({ items: lists++ === 0 ? [obj('10.0.0.1')] : [], metadata: { resourceVersion: '5' } }),
+      watch: async (_o, _onEvent, onDone) => {
+        await new Promise((r) => setTimeout(r, 5));
+        onDone(timeout()); // as client-node: done is called, then watch() returns
+        return () => {};
+      },
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 20, maxMs: 20 } });
+    const told: string[] = [];
+    informer.onStateChange((state, error) => told.push(`${state}: ${error?.message}`));
+    informer.start();
+    await informer.waitForSync({ timeoutMs: 1000 });
+    await until(() => informer.get('10.0.0.1') === undefined, 'the re-list to drop the deleted object');
+    informer.stop();
+    expect(told).toContain(
+      'relisting: watch ipaddresses.networking.k8s.io: the API server accepted the watch request but sent no answer (client-node gives up after 30 s)',
+    );
+    expect(informer.stats.errors).toBeGreaterThan(0);
+  });
+
+  it('after the server answered (no event for a while): the watch resumes, nothing failed', async () => {
+    let lists = 0;
+    let watches = 0;
+    const lw: ListerWatcher = {
+      list: async () => {
+        lists++;
+        return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
+      },
+      watch: async (_o, _onEvent, onDone) => {
+        watches++;
+        setTimeout(() => onDone(timeout()), 5);
+        return () => {};
+      },
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 20, maxMs: 20 } });
+    informer.start();
+    await informer.waitForSync({ timeoutMs: 1000 });
+    await until(() => watches >= 4, 'a few watches');
+    expect([lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
+    informer.stop();
+  });
+});
+
 describe('Informer: a watcher that closes the store from its callback', () => {
   const obj = (name: string, uid: string): KubeObject => ({
     metadata: { name, uid, resourceVersion: '5', labels: allocatorLabels('IPv4') },

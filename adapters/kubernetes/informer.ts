@@ -15,8 +15,8 @@
 // * A watch that ends cleanly is resumed from the last resourceVersion seen (events or
 //   bookmarks), losing nothing. A 410 (ERROR event with code 410, or HTTP 410) means the server
 //   no longer has the history: re-list at once. Any other failure (connection reset, 5xx, an
-//   ERROR event of another kind, a failed list) re-lists after an exponential backoff with
-//   jitter. A re-list delivers the differences to subscribers as adds and deletes.
+//   ERROR event of another kind, a watch request the server never answered, a failed list)
+//   re-lists after an exponential backoff with jitter. A re-list delivers the differences to subscribers as adds and deletes.
 // * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while a re-list
 //   is pending or running (hasSynced stays true, like client-go's HasSynced); 'stopped' after
 //   stop().
@@ -498,6 +498,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.stats.watches++;
     return new Promise<Outcome>((resolve) => {
       let events = 0;
+      /** The server answered the watch request: client-node handed back its abort (after the headers). */
+      let answered = false;
       let expired = false;
       let eventError: unknown;
       let settled = false;
@@ -541,8 +543,21 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         if (err) {
           const e = err as { statusCode?: unknown; code?: unknown; name?: unknown };
           if (e.statusCode === 410 || e.code === 410) return finish({ kind: 'expired', events });
-          // client-node's inactivity timeout: nothing went wrong, resume from the last rv.
-          if (e.name === 'TimeoutError') return finish({ kind: 'closed', events: events || 1 });
+          if (e.name === 'TimeoutError') {
+            // client-node's timer covers both the wait for the answer's headers and, once they
+            // came, the quiet time between events. The latter is no failure: resume from the
+            // last rv. The former is a server (or a proxy in front of it) that took the request
+            // and never answered: a failure, reported and followed by a relist, or the cache
+            // would freeze while every state said synced.
+            if (answered) return finish({ kind: 'closed', events: events || 1 });
+            return finish({
+              kind: 'error',
+              error: new Error('the API server accepted the watch request but sent no answer (client-node gives up after 30 s)', {
+                cause: err,
+              }),
+              events,
+            });
+          }
           return finish({ kind: 'error', error: err, events });
         }
         finish({ kind: 'closed', events });
@@ -556,6 +571,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       };
       this.lw.watch(options, onEvent, onDone).then(
         (abort) => {
+          answered = true;
           if (this.stopped || settled) abort();
           else this.abortWatch = abort;
         },
