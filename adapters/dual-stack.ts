@@ -188,7 +188,7 @@ export class DualStackAllocator {
         await allocator.release(ips[i]!);
         if (await allocator.has(ips[i]!)) {
           throw new Error(
-            `${ips[i]} is still allocated after the rollback released it (its delete failed, or another caller took it since)`,
+            `${ips[i]} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller took it since)`,
           );
         }
       } catch (e) {

@@ -79,9 +79,10 @@ export interface CheckReport {
 export interface FixResult {
   deleted: string[];
   /**
-   * Not deleted because the object or its Service changed since the listing. `resolved`: the
-   * problem is gone with it (the object is gone, or no longer a leak); false when the name was
-   * re-created meanwhile (to look at again).
+   * Not deleted: the object or its Service changed since the listing, or a finalizer holds the
+   * object (the server only marked it for deletion). `resolved`: the problem is gone with it (the
+   * object is gone, or no longer a leak); false when the name was re-created meanwhile or a
+   * finalizer holds it (to look at again).
    */
   skipped: { ip: string; reason: string; resolved: boolean }[];
   /** Deletes that failed. */

@@ -165,7 +165,7 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
       .filter((n) => !n.includes(':'));
     expect(left).toHaveLength(1); // the IPv4 address stayed: the store would not delete it
     expect(reported).toEqual([
-      `IPv4 ${left[0]}: ${left[0]} is still allocated after the rollback released it (its delete failed, or another caller took it since)`,
+      `IPv4 ${left[0]}: ${left[0]} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller took it since)`,
     ]);
   });
 
