@@ -211,7 +211,7 @@ export class Cluster {
       try {
         do {
           const p = cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont };
-          const page = await throttled(() => this.requests.run(target, (o) => fetchPage(p, o)), target);
+          const page = await this.requests.run(target, (o) => fetchPage(p, o));
           for (const item of page.items ?? []) items.push(item);
           cont = page.metadata?._continue ?? page.metadata?.continue;
           if (cont === '') cont = undefined;
@@ -289,28 +289,6 @@ function toService(o: unknown): ServiceRecord {
     name: obj.metadata?.name ?? '',
     clusterIPs: Object.freeze(ips.map(String)),
   });
-}
-
-/** How many times a throttled request (429) is sent again: client-go's default. */
-const MAX_THROTTLED_RETRIES = 10;
-
-/**
- * `call()`, sent again while the server throttles it (429 Too Many Requests: API Priority and
- * Fairness on a busy cluster), after the wait the server asks for (its Status's
- * retryAfterSeconds, 1 to 60 s), as client-go and kubectl do.
- */
-async function throttled<T>(call: () => Promise<T>, target: RequestTarget): Promise<T> {
-  for (let retry = 0; ; retry++) {
-    try {
-      return await call();
-    } catch (e) {
-      if (httpStatus(e) !== 429 || retry >= MAX_THROTTLED_RETRIES) throw e;
-      const api = translate(e, target.verb, target.resource);
-      const asked = api instanceof KubernetesApiError ? api.status?.details?.retryAfterSeconds : undefined;
-      const seconds = typeof asked === 'number' && Number.isFinite(asked) ? Math.min(60, Math.max(1, asked)) : 1;
-      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-    }
-  }
 }
 
 function httpStatus(err: unknown): number | undefined {

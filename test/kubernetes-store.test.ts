@@ -176,6 +176,23 @@ describe('KubernetesStore', () => {
       expect((err as Error).message).toBe('ipaddresses.networking.k8s.io "10.0.0.1" not found');
     });
 
+    // Regression: a 429 (API Priority and Fairness turning a request away) failed the call at once;
+    // client-go sends it again after the server's Retry-After.
+    it('sends a throttled request (429) again after the wait the server asks for; close() ends the wait', async () => {
+      const s = open();
+      d.failNext('create', 2, 429); // TooManyRequests, retryAfterSeconds 1
+      await s.create(rec('10.0.0.1'));
+      expect(d.requestsOf('create').length).toBe(3);
+      expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.1']);
+      d.failNext('delete', 1, 429);
+      const deleting = s.delete('10.0.0.1').catch((e: unknown) => e);
+      await until(() => d.requestsOf('delete').length === 1, 'the throttled delete');
+      s.close();
+      expect(await deleting).toBeInstanceOf(ErrDestroyed);
+      await new Promise((r) => setTimeout(r, 1200)); // past the server's wait: nothing is sent again
+      expect(d.requestsOf('delete').length).toBe(1);
+    });
+
     it('passes 5xx through as KubernetesApiError with the address and status, never headers or the token', async () => {
       const s = open();
       d.failNext('create', 1, 500, 'etcdserver: request timed out');

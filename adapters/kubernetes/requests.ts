@@ -16,11 +16,16 @@
 // the fetch's own rejection (AbortError, or the reason) differs between client-node 1.x
 // (node-fetch) and 2.x (undici).
 //
+// A request the server throttles (429 Too Many Requests: API Priority and Fairness on a busy
+// cluster) is sent again after the wait the server asks for (its Status's retryAfterSeconds,
+// 1 to 60 s), up to 10 times, as client-go does; close() ends the wait too. The server turned
+// it away before handling it, so even a create is safe to send again.
+//
 // Watches are not made here: client-node's Watch has its own connect/inactivity timeout, and a
 // watch is meant to stay open.
 import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
-import { KubernetesApiError } from './errors.ts';
+import { KubernetesApiError, translate } from './errors.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -35,6 +40,9 @@ export function requestTimeoutOption(value: unknown, owner: string): number {
     `${owner}: requestTimeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(value)}`,
   );
 }
+
+/** How many times a throttled request (429) is sent again: client-go's default. */
+const MAX_THROTTLED_RETRIES = 10;
 
 /** What a timed-out or aborted request was, for the error. */
 export interface RequestTarget {
@@ -58,11 +66,46 @@ export class ApiRequests {
   ) {}
 
   /**
-   * Runs `call`, handing it the client-node options that attach this request's AbortSignal.
-   * Rejects with a KubernetesApiError (`timeoutMs` set) when no answer came in time, with the
-   * abortAll reason when aborted first, and otherwise as `call` does (the caller translates).
+   * Runs `call`, handing it the client-node options that attach this request's AbortSignal, and
+   * again after the server's wait while it answers 429 (at most 10 times). Rejects with a
+   * KubernetesApiError (`timeoutMs` set) when no answer came in time (each attempt has its own
+   * deadline), with the abortAll reason when aborted first, and otherwise as `call` does (the
+   * caller translates).
    */
   async run<T>(target: RequestTarget, call: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
+    for (let retry = 0; ; retry++) {
+      try {
+        return await this.once(target, call);
+      } catch (e) {
+        const seconds = retry < MAX_THROTTLED_RETRIES ? throttledFor(e, target) : undefined;
+        if (seconds === undefined) throw e;
+        await this.pause(seconds * 1000);
+      }
+    }
+  }
+
+  /** Waits `ms`, or rejects with the abortAll reason. */
+  private async pause(ms: number): Promise<void> {
+    const controller = new AbortController();
+    this.inFlight.add(controller);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(resolve, ms);
+        controller.signal.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(controller.signal.reason);
+          },
+          { once: true },
+        );
+      });
+    } finally {
+      this.inFlight.delete(controller);
+    }
+  }
+
+  private async once<T>(target: RequestTarget, call: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
     const controller = new AbortController();
     const signal = controller.signal;
     this.inFlight.add(controller);
@@ -101,6 +144,15 @@ export class ApiRequests {
       this.timeoutMs,
     );
   }
+}
+
+/** The seconds to wait before sending a throttled request (429) again, or undefined when `err` is no throttling. */
+function throttledFor(err: unknown, target: RequestTarget): number | undefined {
+  if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's 429
+  const api = translate(err, target.verb, target.resource, target.name);
+  if (!(api instanceof KubernetesApiError) || api.code !== 429) return undefined;
+  const asked = api.status?.details?.retryAfterSeconds;
+  return typeof asked === 'number' && Number.isFinite(asked) ? Math.min(60, Math.max(1, asked)) : 1;
 }
 
 /** client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike). */
