@@ -682,6 +682,7 @@ export class Range implements RangeView {
       this.index.restoreBits(data, this.cidr);
       this.taken = this.index.count();
       if (made !== null) {
+        made.cooling?.forget(); // a strategy may hand back the queue it made before: it held offsets of the old state
         this.chooser = made.chooser;
         this.cooling = made.cooling;
       }

@@ -614,7 +614,9 @@ const QUEUES = new WeakMap<Cooling, CoolingQueue>();
 export function coolingQueueOf(cooling: Cooling | undefined, index: FreeIndex): CoolingQueue | null {
   const queue = (cooling !== undefined && QUEUES.get(cooling)) || null;
   if (queue !== null && !queue.serves(index)) {
-    throw new InvalidArgumentError("a chooser's cooling must be the one coolDown(…).forRange made for this range's view");
+    throw new InvalidArgumentError(
+      "a chooser's cooling must be the one coolDown(…).forRange made for this range's view (a restore calls forRange again: make a new chooser each time)",
+    );
   }
   return queue;
 }
@@ -662,6 +664,19 @@ export class CoolingQueue {
   /** Whether this queue returns offsets to `index`. */
   serves(index: FreeIndex): boolean {
     return this.#index === index;
+  }
+
+  /**
+   * Holds nothing any more, without touching the index: for a range whose index was just
+   * overwritten (a restore), where a queue its strategy handed back again must not return
+   * offsets the new state marks.
+   */
+  forget(): void {
+    this.his = [];
+    this.los = [];
+    this.untils = [];
+    this.head = 0;
+    this.held.clear();
   }
 
   /** The clock's time (or the allocation count). InvalidArgumentError when options.now gives no finite number; its own error when it throws. */

@@ -491,7 +491,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     };
     const a = new Range('10.0.0.0/28', { strategy: sharing });
     expect(() => new Range('10.1.0.0/28', { strategy: sharing })).toThrow(
-      "a chooser's cooling must be the one coolDown(…).forRange made for this range's view",
+      "a chooser's cooling must be the one coolDown(…).forRange made for this range's view (a restore calls forRange again: make a new chooser each time)",
     );
     expect(await failure(() => new Allocator('10.1.0.0/28', { strategy: sharing }))).toBeInstanceOf(InvalidArgumentError);
     expect(a.allocateMany(14)).toHaveLength(14); // the first range is whole
@@ -681,6 +681,31 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       expect(() => range?.allocate('10.0.0.5')).toThrow(ErrAllocated);
       range.destroy();
     }
+  });
+
+  // Regression: a dense restore keeps its index object, so a strategy that handed back the
+  // cool-down chooser it made before kept that queue's held offsets over the restored state: an
+  // address the snapshot holds read as held, and allocate() took it again.
+  it('a restore over a cool-down chooser the strategy hands back again: the snapshot’s addresses stay taken', () => {
+    let cached: ReturnType<AllocationStrategy['forRange']> | undefined;
+    const caching: AllocationStrategy = {
+      name: 'cached-cool-down',
+      forRange: (view) => (cached ??= coolDown('lowest-free', { ms: 60_000 }).forRange(view)),
+    };
+    const range = new Range('10.0.0.0/28', { strategy: caching, indexKind: 'dense' });
+    const a = range.allocateNext();
+    range.release(a); // held by the cool-down
+    const other = new Range('10.0.0.0/28');
+    other.allocate(a);
+    const snapshot = other.snapshot();
+    range.restore(snapshot.range, snapshot.data);
+    expect([range.has(a), range.used()]).toEqual([true, 1]);
+    expect(() => range.allocate(a)).toThrow(ErrAllocated);
+    range.release(a);
+    expect(range.has(a)).toBe(false); // held again by the cool-down, once
+    range.validate();
+    range.destroy();
+    other.destroy();
   });
 
   it("a chooser answering false has nothing it may choose: ErrFull, as 'legacy-bitmap' answers past its IPv6 cap", async () => {
