@@ -413,9 +413,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private pick(readyOnly: boolean, draw: boolean): RangeEntry | null {
     // a copy when drawing: a random source of your own may call back in, which parses into this.words
     const w = draw ? Uint32Array.from(this.words) : this.words;
-    const list = this.order;
+    const drawn = draw && this.policy === 'upstream' && this.order.length > 1 ? uniformBelow(this.random, this.order.length) : 0;
+    const list = this.order; // after the draw: a random source of your own may have changed the ranges
     const n = list.length;
-    const start = draw && this.policy === 'upstream' && n > 1 ? uniformBelow(this.random, n) : 0;
+    const start = n > 0 ? drawn % n : 0;
     for (let k = 0; k < n; k++) {
       const e = list[(start + k) % n]!;
       if (e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready)) return e;

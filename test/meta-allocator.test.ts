@@ -828,4 +828,30 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     expect([meta.used(), await meta.has('10.0.0.7')]).toEqual([1, true]);
     meta.destroy();
   });
+
+  // Regression: the ranges were read before the draw, so one deleted by the random source went
+  // on to be picked: the call failed with that range's ErrDestroyed.
+  it('a range deleted during the draw is not picked: another range holding the address takes it', async () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/24']);
+      source.addServiceCIDR('c', ['10.0.0.0/16']);
+      const inner = seededRandom(seed);
+      let armed = false;
+      const random = {
+        nextU32: () => {
+          if (armed) {
+            armed = false;
+            source.deleteServiceCIDR('c');
+          }
+          return inner.nextU32();
+        },
+      };
+      const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore(), random });
+      armed = true;
+      await meta.allocate('10.0.0.7');
+      expect([seed, await meta.has('10.0.0.7'), meta.ranges().map((r) => r.cidr)]).toEqual([seed, true, ['10.0.0.0/24']]);
+      meta.destroy();
+    }
+  });
 });
