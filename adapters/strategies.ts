@@ -606,14 +606,21 @@ const QUEUES = new WeakMap<Cooling, CoolingQueue>();
 
 /**
  * The queue behind a chooser's `cooling`, for the range whose index is `index` to hold its
- * releases there; null when there is none (or it was not made by coolDown). InvalidArgumentError
- * for a cooling made for another range: its queue would return this range's releases in that
- * range's index, and hand out one of its addresses twice.
+ * releases there; null when there is none. InvalidArgumentError for anything coolDown did not
+ * make (a cool-down of your own would be ignored: the range holds releases only through
+ * coolDown's queue), and for a cooling made for another range: its queue would return this
+ * range's releases in that range's index, and hand out one of its addresses twice.
  * @internal used by Range and TakenAddresses
  */
 export function coolingQueueOf(cooling: Cooling | undefined, index: FreeIndex): CoolingQueue | null {
-  const queue = (cooling !== undefined && QUEUES.get(cooling)) || null;
-  if (queue !== null && !queue.serves(index)) {
+  if (cooling === undefined || cooling === null) return null;
+  const queue = (typeof cooling === 'object' && QUEUES.get(cooling)) || null;
+  if (queue === null) {
+    throw new InvalidArgumentError(
+      `a chooser's cooling must be one coolDown(…).forRange made (leave it out for no cool-down), got ${quoteInput(cooling)}`,
+    );
+  }
+  if (!queue.serves(index)) {
     throw new InvalidArgumentError(
       "a chooser's cooling must be the one coolDown(…).forRange made for this range's view (a restore calls forRange again: make a new chooser each time)",
     );

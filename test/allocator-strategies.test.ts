@@ -175,6 +175,18 @@ describe('Allocator strategy option', () => {
       new InvalidArgumentError(`strategy "bad-hook": the chooser's taken, when present, must be a function, got "yes"`),
     );
     expect(() => new Range('10.5.0.0/28', { strategy: badHook })).toThrow(InvalidArgumentError);
+    // a cooling coolDown did not make: refused, not silently ignored (the range would hold nothing)
+    const ownCooling = {
+      name: 'own-cooling',
+      forRange: (view: Parameters<AllocationStrategy['forRange']>[0]) => {
+        const inner = STRATEGIES['lowest-free'].forRange(view);
+        return { choose: (out: Parameters<typeof inner.choose>[0]) => inner.choose(out), cooling: { size: 0 } };
+      },
+    } as unknown as AllocationStrategy;
+    expect(() => new Allocator('10.5.0.0/28', { store, strategy: ownCooling })).toThrow(
+      "a chooser's cooling must be one coolDown(…).forRange made (leave it out for no cool-down), got a value of type object",
+    );
+    expect(() => new Range('10.5.0.0/28', { strategy: ownCooling })).toThrow(InvalidArgumentError);
     expect(store.watcherCount).toBe(0);
   });
 
