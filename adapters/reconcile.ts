@@ -85,10 +85,10 @@ export async function reconcile(
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
   const store: Store = 'create' in target ? target : target.store;
-  const inScope = 'create' in target ? null : scopeOf(target);
   if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
+  const inScope = 'create' in target ? null : scopeOf(target);
   if (typeof knownOwners !== 'function' && (typeof knownOwners !== 'object' || knownOwners === null || !(Symbol.iterator in knownOwners))) {
     throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);
   }

@@ -518,6 +518,14 @@ describe('a store written against another copy of the package, in plain JavaScri
     expect(result.errors).toEqual([]);
   });
 
+  it('reconcile refuses a target that is neither a Store nor an allocator, before reading anything of it', async () => {
+    for (const target of [null, 42, { store: undefined, cidr: 'not a cidr' }, { store: {}, ranges: () => [] }]) {
+      const e = await failure(() => reconcile(target as never, []));
+      expect([target, e]).toEqual([target, expect.any(InvalidArgumentError)]);
+      expect((e as Error).message).toMatch(/^reconcile needs a Store or an allocator, got /);
+    }
+  });
+
   it('reconcile counts a delete that succeeded as deleted even when the read after it fails', async () => {
     const inner = new MemoryStore({ syncOps: false });
     inner.createSync({ name: '10.5.1.2', labels: allocatorLabels('IPv4'), parentRef: null });
