@@ -37,7 +37,7 @@
 // allocate picks among the ready ranges containing the address in the same spirit: a random
 // rotation for 'upstream', creation order otherwise (the choice only decides whose metrics count
 // the attempt: every range asks the same store); has, release and rangeFor take the first range
-// in that order containing it, drawing nothing.
+// in creation order containing it, whatever the policy, drawing nothing.
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
