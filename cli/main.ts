@@ -12,14 +12,15 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { IPAllocatorError } from '../adapters/errors.ts';
+import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
+import { Prefix } from '../adapters/geometry.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
 import { clientNodeMismatch } from './client-node-check.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
 import { emptyMap, markAllocated, type RangeMap } from './map.ts';
-import { offsetIn, parseAddress, parseCIDR } from './ranges.ts';
+import { offsetIn, parseAddress } from './ranges.ts';
 import { render as renderStatus, summarize } from './status.ts';
 import { renderSVG } from './svg.ts';
 import { formatCount, shown } from './text.ts';
@@ -363,6 +364,16 @@ async function readLine(input: Readable): Promise<string | undefined> {
 
 // ── map ─────────────────────────────────────────────────────────────────────────────────────
 
+/** The prefix `text` names, or a UsageError saying why not (the parser's reason). */
+function cidrToDraw(text: string): Prefix {
+  try {
+    return Prefix.parse(text);
+  } catch (e) {
+    const reason = e instanceof InvalidCIDRError ? e.reason : (e as Error).message;
+    throw new UsageError(`${JSON.stringify(text)} is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: ${reason}`);
+  }
+}
+
 async function map(args: readonly string[], io: Io, prog: string): Promise<number> {
   const { values, positionals } = parse(args, { ...CLUSTER_OPTIONS, out: { type: 'string' }, snapshot: { type: 'string' } }, 1);
   if (values.help) {
@@ -372,9 +383,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   const cidrText = positionals[0];
   if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
   if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');
-  let prefix = cidrText === undefined ? undefined : parseCIDR(cidrText);
-  if (cidrText !== undefined && prefix === undefined)
-    throw new UsageError(`${JSON.stringify(cidrText)} is not a CIDR (e.g. 10.96.0.0/12 or fd00:10:96::/108)`);
+  let prefix = cidrText === undefined ? undefined : cidrToDraw(cidrText);
 
   let rangeMap: RangeMap;
   let source: string;

@@ -206,6 +206,13 @@ describe('ipallocator map', () => {
     expect(none.stderr).toContain('map needs a CIDR, or --snapshot FILE');
     const bad = await cli(['map', '10.0.0.0/33']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('"10.0.0.0/33" is not a CIDR');
+    expect(bad.stderr).toContain(
+      '"10.0.0.0/33" is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: prefix length out of range (0..32 for IPv4)\n',
+    );
+    const mapped = await cli(['map', '::ffff:10.96.0.0/112']); // Go parses it; the reason says what is wrong
+    expect(mapped.code).toBe(2);
+    expect(mapped.stderr).toMatch(
+      /^ipallocator: "::ffff:10\.96\.0\.0\/112" is not a CIDR such as .*: IPv4-mapped IPv6 prefix is ambiguous/,
+    );
   });
 });
