@@ -1040,6 +1040,26 @@ describe('Informer: a watcher that closes the store from its callback', () => {
     metadata: { name, uid, resourceVersion: '5', labels: allocatorLabels('IPv4') },
     spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
   });
+  it('closing it during its own subscribe replay: ErrDestroyed, and the store keeps no subscriber', async () => {
+    const lw: ListerWatcher = {
+      list: async () => ({ items: [obj('10.0.0.1', 'u1'), obj('10.0.0.2', 'u2')], metadata: { resourceVersion: '5' } }),
+      watch: async () => () => {},
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test' });
+    informer.start();
+    await informer.waitForSync();
+    const seen: string[] = [];
+    const watcher = {
+      onAdd: (r: IPAddressRecord) => {
+        seen.push(r.name);
+        informer.stop();
+      },
+      onDelete: () => {},
+    };
+    expect(() => informer.subscribe(watcher)).toThrow(ErrDestroyed);
+    expect(seen).toEqual(['10.0.0.1']);
+    expect((informer as unknown as { watchers: Set<unknown> }).watchers.size).toBe(0);
+  });
   it('stops the delivery at once: later watchers hear nothing of that list', async () => {
     const lw: ListerWatcher = {
       list: async () => ({ items: [obj('10.0.0.1', 'u1'), obj('10.0.0.2', 'u2')], metadata: { resourceVersion: '5' } }),

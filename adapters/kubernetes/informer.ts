@@ -219,7 +219,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       if (this.stopped) break; // the replay's watcher closed the store
       this.call(watcher, 'onAdd', r);
     }
-    if (!this.stopped) this.watchers.add(watcher); // a closed store keeps no subscriber
+    // A closed store keeps no subscriber, and says so as every call after close() does.
+    this.assertRunning();
+    this.watchers.add(watcher);
     return () => {
       this.watchers.delete(watcher);
     };
