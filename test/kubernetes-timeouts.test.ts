@@ -141,3 +141,66 @@ describe('a server that accepts and never answers', () => {
     expect(silent.requests).toBe(0);
   });
 });
+
+// kube-apiserver's own throttling (API Priority and Fairness) answers 429 with a text body and
+// the wait in a Retry-After header, as client-go reads it.
+describe('a server that throttles (429)', () => {
+  /** Answers creates: `throttle(n)` decides the nth one's 429 headers (undefined: 201 Created, the object echoed). */
+  async function throttlingServer(throttle: (n: number) => Record<string, string> | undefined) {
+    const { createServer } = await import('node:http');
+    const arrivals: number[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        arrivals.push(Date.now());
+        const headers = throttle(arrivals.length);
+        if (headers !== undefined) {
+          res.writeHead(429, { 'Content-Type': 'text/plain', ...headers });
+          res.end('Too many requests, please try again later.\n');
+          return;
+        }
+        const obj = JSON.parse(body) as { metadata: Record<string, unknown> };
+        obj.metadata = { ...obj.metadata, uid: 'u1', resourceVersion: '7' };
+        res.writeHead(201, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(obj));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    return { url, arrivals, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  it('sends the request again after the Retry-After header’s wait, not before', async () => {
+    const server = await throttlingServer((n) => (n === 1 ? { 'Retry-After': '2' } : undefined));
+    const s = new KubernetesStore(kubeConfigFor(server.url), { start: false });
+    try {
+      await s.create(RECORD);
+      expect(server.arrivals.length).toBe(2);
+      expect(server.arrivals[1]! - server.arrivals[0]!).toBeGreaterThanOrEqual(1900);
+    } finally {
+      s.close();
+      await server.close();
+    }
+  });
+
+  it('a 429 naming no wait is not sent again (client-go’s rule); the deadline covers the waits', async () => {
+    const bare = await throttlingServer(() => ({}));
+    const s1 = new KubernetesStore(kubeConfigFor(bare.url), { start: false });
+    const e1 = await outcome(s1.create(RECORD));
+    expect([e1, (e1 as KubernetesApiError).code, bare.arrivals.length]).toEqual([expect.any(KubernetesApiError), 429, 1]);
+    s1.close();
+    await bare.close();
+
+    const slow = await throttlingServer(() => ({ 'Retry-After': '5' }));
+    const s2 = new KubernetesStore(kubeConfigFor(slow.url), { start: false, requestTimeoutMs: 300 });
+    const e2 = (await outcome(s2.create(RECORD))) as KubernetesApiError;
+    expect(e2).toBeInstanceOf(KubernetesApiError);
+    expect(e2.message).toBe(
+      `create ${IPADDRESSES} "10.96.0.10": no answer from ${slow.url} within 300 ms (requestTimeoutMs; the server throttled it (429) once meanwhile)`,
+    );
+    expect(slow.arrivals.length).toBe(1);
+    s2.close();
+    await slow.close();
+  });
+});

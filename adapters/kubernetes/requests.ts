@@ -17,9 +17,9 @@
 // (node-fetch) and 2.x (undici).
 //
 // A request the server throttles (429 Too Many Requests: API Priority and Fairness on a busy
-// cluster) is sent again after the wait the server asks for (its Status's retryAfterSeconds,
-// 1 to 60 s), up to 10 times, as client-go does; close() ends the wait too. The server turned
-// it away before handling it, so even a create is safe to send again.
+// cluster) is sent again after the wait the server asks for (Retry-After, 1 to 60 s), up to 10
+// times, within the request's one deadline, as client-go does; close() ends the wait too. The
+// server turned it away before handling it, so even a create is safe to send again.
 //
 // Watches are not made here: client-node's Watch has its own connect/inactivity timeout, and a
 // watch is meant to stay open.
@@ -67,61 +67,41 @@ export class ApiRequests {
 
   /**
    * Runs `call`, handing it the client-node options that attach this request's AbortSignal, and
-   * again after the server's wait while it answers 429 (at most 10 times). Rejects with a
-   * KubernetesApiError (`timeoutMs` set) when no answer came in time (each attempt has its own
-   * deadline), with the abortAll reason when aborted first, and otherwise as `call` does (the
-   * caller translates).
+   * again after the server's wait while it answers 429 with one (at most 10 times). The deadline
+   * covers the whole request, its waits and attempts included, as client-go's does: when it
+   * passes, the request rejects with a KubernetesApiError (`timeoutMs` set); when aborted first,
+   * with the abortAll reason; otherwise as `call` does (the caller translates).
    */
   async run<T>(target: RequestTarget, call: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
-    for (let retry = 0; ; retry++) {
-      try {
-        return await this.once(target, call);
-      } catch (e) {
-        const seconds = retry < MAX_THROTTLED_RETRIES ? throttledFor(e, target) : undefined;
-        if (seconds === undefined) throw e;
-        await this.pause(seconds * 1000);
-      }
-    }
-  }
-
-  /** Waits `ms`, or rejects with the abortAll reason. */
-  private async pause(ms: number): Promise<void> {
-    const controller = new AbortController();
-    this.inFlight.add(controller);
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(resolve, ms);
-        controller.signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            reject(controller.signal.reason);
-          },
-          { once: true },
-        );
-      });
-    } finally {
-      this.inFlight.delete(controller);
-    }
-  }
-
-  private async once<T>(target: RequestTarget, call: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
     const controller = new AbortController();
     const signal = controller.signal;
     this.inFlight.add(controller);
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let throttled = 0;
+    let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
-      timer = setTimeout(() => controller.abort(this.timeoutError(target)), this.timeoutMs);
+      deadline = setTimeout(() => controller.abort(this.timeoutError(target, throttled)), this.timeoutMs);
     }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(signal.reason);
       signal.addEventListener('abort', onAbort, { once: true });
     });
+    aborted.catch(() => {}); // an abort between two attempts is seen by the next race, not reported as unhandled
+    let wait: ReturnType<typeof setTimeout> | undefined;
     try {
-      return await Promise.race([call(withSignal(signal)), aborted]);
+      for (;;) {
+        try {
+          return await Promise.race([call(withSignal(signal)), aborted]);
+        } catch (e) {
+          const seconds = !signal.aborted && throttled < MAX_THROTTLED_RETRIES ? throttledFor(e, target) : undefined;
+          if (seconds === undefined) throw e;
+          throttled++;
+          await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, seconds * 1000))), aborted]);
+        }
+      }
     } finally {
-      if (timer !== undefined) clearTimeout(timer);
+      if (deadline !== undefined) clearTimeout(deadline);
+      if (wait !== undefined) clearTimeout(wait);
       signal.removeEventListener('abort', onAbort!);
       this.inFlight.delete(controller);
     }
@@ -132,27 +112,37 @@ export class ApiRequests {
     for (const controller of [...this.inFlight]) controller.abort(reason());
   }
 
-  private timeoutError(target: RequestTarget): KubernetesApiError {
+  private timeoutError(target: RequestTarget, throttled: number): KubernetesApiError {
+    const waits = throttled === 0 ? '' : `; the server throttled it (429) ${throttled === 1 ? 'once' : `${throttled} times`} meanwhile`;
     return new KubernetesApiError(
       target.verb,
       target.resource,
       target.name,
       undefined,
       undefined,
-      `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs)`,
+      `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`,
       undefined,
       this.timeoutMs,
     );
   }
 }
 
-/** The seconds to wait before sending a throttled request (429) again, or undefined when `err` is no throttling. */
+/**
+ * The seconds to wait before sending a throttled request (429) again, or undefined when `err` is
+ * no throttling or names no wait. As client-go: the Retry-After header (kube-apiserver's own
+ * throttling answers with it and a text body), here also the Status's retryAfterSeconds; kept
+ * to 1..60 s. A 429 naming no wait is not sent again (client-go's checkWait).
+ */
 function throttledFor(err: unknown, target: RequestTarget): number | undefined {
   if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's 429
   const api = translate(err, target.verb, target.resource, target.name);
   if (!(api instanceof KubernetesApiError) || api.code !== 429) return undefined;
-  const asked = api.status?.details?.retryAfterSeconds;
-  return typeof asked === 'number' && Number.isFinite(asked) ? Math.min(60, Math.max(1, asked)) : 1;
+  const headers = (err as { headers?: unknown }).headers;
+  const header = typeof headers === 'object' && headers !== null ? (headers as Record<string, unknown>)['retry-after'] : undefined;
+  const fromHeader = typeof header === 'string' && /^\s*\d+\s*$/.test(header) ? Number(header) : undefined;
+  const asked = fromHeader ?? api.status?.details?.retryAfterSeconds;
+  if (typeof asked !== 'number' || !Number.isFinite(asked)) return undefined;
+  return Math.min(60, Math.max(1, asked));
 }
 
 /** client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike). */
