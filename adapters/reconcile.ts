@@ -58,7 +58,10 @@ export interface ReconcileResult {
    * until whoever owns the finalizer removes it.
    */
   readonly held: string[];
-  /** Deletes that failed; the records stay and will be reported again next time. */
+  /**
+   * Deletes that failed (the records stay and will be reported again next time), and deletes
+   * accepted whose reading back failed (gone, or held by a finalizer: the next run tells).
+   */
   readonly errors: { name: string; error: unknown }[];
 }
 
@@ -145,15 +148,20 @@ export async function reconcile(
     /**
      * Whether the store still holds the object after its delete was accepted: the Store's delete
      * answers nothing, and an API server answers a delete of an object a finalizer holds by only
-     * marking it. Only a read that shows the same uid says so; one that fails says nothing, and
-     * the delete that succeeded counts.
+     * marking it. A read that shows the same uid says so. A read that fails says neither: the
+     * name goes to `errors`, to be looked at again next time (gone, or held).
      */
     const stillThere = async (name: string, before: IPAddressRecord): Promise<boolean> => {
       try {
         const after = await store.get(name);
         return after != null && after.uid !== undefined && after.uid === before.uid;
-      } catch {
-        return false;
+      } catch (e) {
+        throw new Error(
+          `${name}: the delete was accepted, but reading it back to tell deleted from held failed: ${(e as Error)?.message ?? String(e)}`,
+          {
+            cause: e,
+          },
+        );
       }
     };
     for (const r of leaks) {

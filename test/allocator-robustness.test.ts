@@ -526,7 +526,7 @@ describe('a store written against another copy of the package, in plain JavaScri
     }
   });
 
-  it('reconcile counts a delete that succeeded as deleted even when the read after it fails', async () => {
+  it('reconcile reports a delete whose reading back fails as an error, never as deleted (a finalizer may hold it)', async () => {
     const inner = new MemoryStore({ syncOps: false });
     inner.createSync({ name: '10.5.1.2', labels: allocatorLabels('IPv4'), parentRef: null });
     let deletedOnce = false;
@@ -542,7 +542,10 @@ describe('a store written against another copy of the package, in plain JavaScri
       },
     };
     const result = await reconcile(store, [], { delete: true, graceMs: 0 });
-    expect([result.deleted, result.held, result.errors]).toEqual([['10.5.1.2'], [], []]);
+    expect([result.deleted, result.held, result.errors.map((e) => e.name)]).toEqual([[], [], ['10.5.1.2']]);
+    expect((result.errors[0]!.error as Error).message).toBe(
+      '10.5.1.2: the delete was accepted, but reading it back to tell deleted from held failed: 503 Service Unavailable',
+    );
   });
 });
 
