@@ -190,7 +190,12 @@ export class Range implements RangeView {
     this.space = AddressSpace.of(prefix, options.indexKind, 'bitmap');
     this.index = this.space?.index ?? new FreeIndex(0, 1, options.indexKind);
     this.strategy = strategy === STRATEGIES.upstream ? null : strategy;
-    this.startChooser();
+    try {
+      this.startChooser();
+    } catch (e) {
+      this.destroy(); // the caller gets no Range to destroy: its index goes back now, not at GC
+      throw e;
+    }
     const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
     this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
     if (metrics !== null) {

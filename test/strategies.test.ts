@@ -8,6 +8,7 @@ import type { FreeIndex } from '../adapters/free-index.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range, type RangeOptions } from '../adapters/range.ts';
+import { memoryLimit } from '../adapters/wasm.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import {
   type AllocationStrategy,
@@ -706,6 +707,26 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     range.validate();
     range.destroy();
     other.destroy();
+  });
+
+  // Regression: a Range whose strategy was refused kept its WASM index until garbage collection
+  // (under setMemoryLimit, refused constructions starved later ranges).
+  it('a Range whose strategy is refused gives its WASM memory back at once', () => {
+    const refusing: AllocationStrategy = {
+      name: 'refusing',
+      forRange: () => {
+        throw new Error('no chooser today');
+      },
+    };
+    const before = memoryLimit().inUse;
+    for (const cidr of ['10.0.0.0/12', 'fd00::/64']) {
+      expect(() => new Range(cidr, { strategy: refusing })).toThrow('no chooser today');
+      const plain = new Range(cidr);
+      const snapshot = plain.snapshot();
+      plain.destroy();
+      expect(() => Range.fromSnapshot(snapshot, { strategy: refusing })).toThrow('no chooser today');
+    }
+    expect(memoryLimit().inUse).toBe(before);
   });
 
   it("a chooser answering false has nothing it may choose: ErrFull, as 'legacy-bitmap' answers past its IPv6 cap", async () => {
