@@ -1,5 +1,5 @@
 // KubernetesStore through real HTTP and client-node against the API-server double.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import {
   deleteServiceCIDR,
@@ -1007,9 +1007,42 @@ describe('Informer: a watch that times out', () => {
     await until(() => informer.get('10.0.0.1') === undefined, 'the re-list to drop the deleted object');
     informer.stop();
     expect(told).toContain(
-      'relisting: watch ipaddresses.networking.k8s.io: the API server accepted the watch request but sent no answer (client-node gives up after 30 s)',
+      'relisting: watch ipaddresses.networking.k8s.io: the API server accepted the watch request but sent no answer within 30 s',
     );
     expect(informer.stats.errors).toBeGreaterThan(0);
+  });
+
+  // client-node 1.4's Watch has no timer at all: the informer's own deadline ends the wait.
+  it('a watch request never answered nor timed out by the client: the informer’s own 30 s deadline makes it a failure', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let lists = 0;
+      let watches = 0;
+      const lw: ListerWatcher = {
+        list: async () => ({ items: lists++ === 0 ? [obj('10.0.0.1')] : [], metadata: { resourceVersion: '5' } }),
+        watch: () => {
+          watches++;
+          return new Promise(() => {}); // no answer, no done, ever
+        },
+      };
+      const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 20, maxMs: 20 } });
+      const told: string[] = [];
+      informer.onStateChange((state, error) => told.push(`${state}: ${error?.message}`));
+      informer.start();
+      await informer.waitForSync();
+      await vi.advanceTimersByTimeAsync(29_000);
+      expect([lists, watches, told]).toEqual([1, 1, ['synced: undefined']]);
+      await vi.advanceTimersByTimeAsync(1_100);
+      expect(told).toContain(
+        'relisting: watch ipaddresses.networking.k8s.io: the API server accepted the watch request but sent no answer within 30 s',
+      );
+      await vi.advanceTimersByTimeAsync(100);
+      expect([lists, watches, informer.get('10.0.0.1')]).toEqual([2, 2, undefined]);
+      informer.stop(); // the second unanswered watch: stop() ends the wait for it at once
+      expect(informer.state).toBe('stopped');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('after the server answered (no event for a while): the watch resumes, nothing failed', async () => {

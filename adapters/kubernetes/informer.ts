@@ -134,6 +134,16 @@ export interface InformerStats {
   errors: number;
 }
 
+/** How long a watch request may wait for the server's answer: client-node 2.x's timeout. */
+const WATCH_ANSWER_MS = 30_000;
+/** How long past the timeoutSeconds asked of the server an open watch is trusted. */
+const WATCH_GRACE_SECONDS = 60;
+
+/** The failure of a watch request the server took and never answered. */
+function noAnswer(cause: unknown): Error {
+  return new Error(`the API server accepted the watch request but sent no answer within ${WATCH_ANSWER_MS / 1000} s`, { cause });
+}
+
 type Outcome = { kind: 'closed'; events: number } | { kind: 'expired'; events: number } | { kind: 'error'; error: unknown; events: number };
 
 const MAX_TOMBSTONES = 10_000;
@@ -312,6 +322,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.stopped = true;
     this.abortWatch?.();
     this.abortWatch = undefined;
+    this.endWatch?.(); // a watch not answered yet cannot be aborted: the loop stops waiting for it
     if (this.sleepTimer !== undefined) clearTimeout(this.sleepTimer);
     this.sleepTimer = undefined;
     this.wake?.();
@@ -496,6 +507,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     }
   }
 
+  /** Ends the watch in progress (its timers included) for stop(). */
+  private endWatch: (() => void) | undefined;
+
   private watchOnce(): Promise<Outcome> {
     this.stats.watches++;
     return new Promise<Outcome>((resolve) => {
@@ -505,10 +519,13 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       let expired = false;
       let eventError: unknown;
       let settled = false;
+      let deadline: ReturnType<typeof setTimeout> | undefined;
       const finish = (o: Outcome) => {
         if (settled) return;
         settled = true;
+        if (deadline !== undefined) clearTimeout(deadline);
         this.abortWatch = undefined;
+        this.endWatch = undefined;
         resolve(o);
       };
       const onEvent = (type: string, object: unknown) => {
@@ -552,13 +569,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
             // and never answered: a failure, reported and followed by a relist, or the cache
             // would freeze while every state said synced.
             if (answered) return finish({ kind: 'closed', events: events || 1 });
-            return finish({
-              kind: 'error',
-              error: new Error('the API server accepted the watch request but sent no answer (client-node gives up after 30 s)', {
-                cause: err,
-              }),
-              events,
-            });
+            return finish({ kind: 'error', error: noAnswer(err), events });
           }
           return finish({ kind: 'error', error: err, events });
         }
@@ -571,6 +582,20 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         timeoutSeconds,
         ...(this.options.selector?.text ? { labelSelector: this.options.selector.text } : {}),
       };
+      // Deadlines of its own, whatever client-node's Watch does (2.x has a 30 s timer; 1.4
+      // none): no answer within WATCH_ANSWER_MS is a failure; a watch still open well past the
+      // timeoutSeconds asked of the server is a connection that died silently: resumed.
+      deadline = setTimeout(() => {
+        if (!answered) return finish({ kind: 'error', error: noAnswer(undefined), events });
+        deadline = setTimeout(
+          () => {
+            this.abortWatch?.();
+            finish({ kind: 'closed', events: events || 1 });
+          },
+          (timeoutSeconds + WATCH_GRACE_SECONDS) * 1000 - WATCH_ANSWER_MS,
+        );
+      }, WATCH_ANSWER_MS);
+      this.endWatch = () => finish({ kind: 'closed', events });
       this.lw.watch(options, onEvent, onDone).then(
         (abort) => {
           answered = true;

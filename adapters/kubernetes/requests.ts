@@ -21,8 +21,8 @@
 // times, within the request's one deadline, as client-go does; close() ends the wait too. The
 // server turned it away before handling it, so even a create is safe to send again.
 //
-// Watches are not made here: client-node's Watch has its own connect/inactivity timeout, and a
-// watch is meant to stay open.
+// Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
+// its own (informer.ts).
 import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 import { KubernetesApiError, translate } from './errors.ts';
