@@ -441,37 +441,43 @@ export class ChooserCalls {
     if (this.active) throw new InvalidArgumentError(this.refusal());
   }
 
+  // Each call restores what `active` was before it rather than clearing it, so the guard would
+  // survive a call made inside another (none is today).
+
   /** chooserFor(strategy, view). */
   chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
+    const was = this.active;
     this.active = true;
     try {
       return chooserFor(strategy, view);
     } finally {
-      this.active = false;
+      this.active = was;
     }
   }
 
   choose(chooser: OffsetChooser, out: Offset): boolean {
+    const was = this.active;
     this.active = true;
     try {
       return chooser.choose(out);
     } finally {
-      this.active = false;
+      this.active = was;
     }
   }
 
   /** chooser.taken(hi, lo); when it throws, `undo(error)` runs (no longer inside) before the error goes on. */
   taken(chooser: OffsetChooser, hi: number, lo: number, undo: (error: unknown) => void): void {
     if (chooser.taken === undefined) return;
+    const was = this.active;
     this.active = true;
     try {
       chooser.taken(hi, lo);
     } catch (e) {
-      this.active = false;
+      this.active = was;
       undo(e);
       throw e;
     } finally {
-      this.active = false;
+      this.active = was;
     }
   }
 }
