@@ -156,12 +156,8 @@ export async function reconcile(
         const after = await store.get(name);
         return after != null && after.uid !== undefined && after.uid === before.uid;
       } catch (e) {
-        throw new Error(
-          `${name}: the delete was accepted, but reading it back to tell deleted from held failed: ${(e as Error)?.message ?? String(e)}`,
-          {
-            cause: e,
-          },
-        );
+        const why = e instanceof Error ? e.message : String(e);
+        throw new Error(`${name}: the delete was accepted, but reading it back to tell deleted from held failed: ${why}`, { cause: e });
       }
     };
     for (const r of leaks) {

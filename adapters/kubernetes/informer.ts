@@ -16,7 +16,8 @@
 //   bookmarks), losing nothing. A 410 (ERROR event with code 410, or HTTP 410) means the server
 //   no longer has the history: re-list at once. Any other failure (connection reset, 5xx, an
 //   ERROR event of another kind, a watch request the server never answered, a failed list)
-//   re-lists after an exponential backoff with jitter. A re-list delivers the differences to subscribers as adds and deletes.
+//   re-lists after an exponential backoff with jitter. A re-list delivers the differences to
+//   subscribers as adds and deletes.
 // * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while a re-list
 //   is pending or running (hasSynced stays true, like client-go's HasSynced); 'stopped' after
 //   stop().
