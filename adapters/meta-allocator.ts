@@ -287,6 +287,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (!this.covers(ip, true)) throw new ErrMismatchedNetwork();
       if (ownerError !== null) throw ownerError.error;
       const e = this.pick(true, true);
+      this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
       if (e === null) throw new ErrMismatchedNetwork(); // the random source changed the ranges meanwhile
       return e.allocator.allocate(ip, owner);
     } catch (err) {

@@ -854,4 +854,20 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
       meta.destroy();
     }
   });
+
+  it('destroyed by the random source during the draw: allocate answers ErrDestroyed', async () => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    source.addServiceCIDR('c', ['10.0.0.0/16']);
+    const inner = seededRandom(1);
+    let meta: MetaAllocator | undefined;
+    const random = {
+      nextU32: () => {
+        meta?.destroy();
+        return inner.nextU32();
+      },
+    };
+    meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore(), random });
+    expect(await rejection(meta.allocate('10.0.0.7'))).toBeInstanceOf(ErrDestroyed);
+  });
 });
