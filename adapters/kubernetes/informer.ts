@@ -593,7 +593,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
             this.abortWatch?.();
             finish({ kind: 'closed', events: events || 1 });
           },
-          (timeoutSeconds + WATCH_GRACE_SECONDS) * 1000 - WATCH_ANSWER_MS,
+          Math.min(MAX_TIMEOUT_MS, (timeoutSeconds + WATCH_GRACE_SECONDS) * 1000 - WATCH_ANSWER_MS), // setTimeout's limit: a longer delay would fire at once
         );
       }, WATCH_ANSWER_MS);
       this.endWatch = () => finish({ kind: 'closed', events });
