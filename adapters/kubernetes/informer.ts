@@ -8,19 +8,25 @@
 //              ┌────────────── expired (410) / error ─────────────┐
 //              ▼                                                   │
 //   list (paged, consistent) ──► diff into the map ──► watch from the list's resourceVersion
-//              ▲                                            │ clean end (server timeout,
-//              └──── backoff after errors                    │ client inactivity timeout):
+//              ▲                                            │ end (server timeout, client
+//              └──── backoff after errors                    │ inactivity timeout, connection
+//                                                            │ lost), refused connection, 429:
 //                                                            └──► watch again from the last rv
 //
-// * A watch that ends cleanly is resumed from the last resourceVersion seen (events or
-//   bookmarks), losing nothing. A 410 (ERROR event with code 410, or HTTP 410) means the server
-//   no longer has the history: re-list at once. Any other failure (connection reset, 5xx, an
+// * A watch that ends — cleanly, or by losing its connection after the server answered — is
+//   resumed from the last resourceVersion seen (events or bookmarks), losing nothing: every
+//   event up to it has been applied. So is a watch request refused for now — the connection
+//   refused (the API server restarting) or 429 (throttled) — after the backoff: client-go's
+//   reflector does the same (isWatchErrorRetriable), so that an API server's restart does not
+//   make every client list everything again. A 410 (ERROR event with code 410, or HTTP 410)
+//   means the server no longer has the history: re-list at once. Any other failure (5xx, an
 //   ERROR event of another kind, a watch request the server never answered, a failed list)
 //   re-lists after an exponential backoff with jitter. A re-list delivers the differences to
 //   subscribers as adds and deletes.
-// * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while a re-list
-//   is pending or running (hasSynced stays true, like client-go's HasSynced); 'stopped' after
-//   stop().
+// * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while the map
+//   may be behind after a failure — a re-list pending or running, or a watch refused for now
+//   and not yet answered again (hasSynced stays true, like client-go's HasSynced); 'stopped'
+//   after stop().
 //
 // Read-your-writes. The store applies its own successful creates and deletes to the map at once
 // (the upstream test fixture's fake API updates the informer synchronously, and an allocator
@@ -50,7 +56,7 @@
 // server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
-import { KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
+import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
@@ -145,6 +151,22 @@ function noAnswer(cause: unknown): Error {
   return new Error(`the API server accepted the watch request but sent no answer within ${WATCH_ANSWER_MS / 1000} s`, { cause });
 }
 
+/**
+ * Whether a failed watch request may be sent again from the same resourceVersion: the
+ * connection was refused (no server listening: it is restarting) or the server throttled it
+ * (429, as an HTTP answer or an ERROR event). client-go's reflector: isWatchErrorRetriable and
+ * its IsTooManyRequests case.
+ */
+function resumable(err: unknown): boolean {
+  if (httpCode(err) === 429) return true;
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    if ((e as { code?: unknown }).code === 'ECONNREFUSED') return true; // Node and Deno alike, client-node 1.x and 2.x
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
 type Outcome = { kind: 'closed'; events: number } | { kind: 'expired'; events: number } | { kind: 'error'; error: unknown; events: number };
 
 const MAX_TOMBSTONES = 10_000;
@@ -183,7 +205,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   /** The owner's name for errors. */
   readonly owner: string;
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
-  /** The last list/watch failure, cleared by the next successful list. */
+  /** The last list/watch failure, cleared once the map is kept up to date again (a list, or a watch answered after one was refused). */
   lastError: Error | undefined;
   private readonly convert: (obj: unknown) => R;
 
@@ -425,7 +447,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           else this.failures++;
           break;
         case 'error':
-          this.rv = '';
+          if (!resumable(outcome.error)) this.rv = '';
           this.failed(translate(outcome.error, 'watch', this.resource));
           await this.sleep(this.nextDelay());
           break;
@@ -572,6 +594,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
             if (answered) return finish({ kind: 'closed', events: events || 1 });
             return finish({ kind: 'error', error: noAnswer(err), events });
           }
+          // A connection lost after the answer (reset, the server going away): every event up
+          // to this.rv has been applied, so resume from it, as client-go does for such an end.
+          if (answered) return finish({ kind: 'closed', events });
           return finish({ kind: 'error', error: err, events });
         }
         finish({ kind: 'closed', events });
@@ -600,8 +625,13 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       this.lw.watch(options, onEvent, onDone).then(
         (abort) => {
           answered = true;
-          if (this.stopped || settled) abort();
-          else this.abortWatch = abort;
+          if (this.stopped || settled) return abort();
+          this.abortWatch = abort;
+          if (this._state === 'relisting' && this.rv !== '') {
+            // answered again after a refused watch: the map is being kept up to date once more
+            this.lastError = undefined;
+            this.setState('synced');
+          }
         },
         (err: unknown) => onDone(err ?? new Error('watch failed')),
       );

@@ -51,6 +51,8 @@
 //   setLatency(ms, verb?)       delay before answering (all verbs, or one)
 //   failNext(verb, count, code) the next `count` requests of that verb answer a 5xx/429 Status
 //   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
+//   stopListening()/listenAgain()  the server process restarts: connections dropped, then
+//                               refused (ECONNREFUSED) until it listens again; state kept
 //   closeWatches()              end every open watch cleanly (server-side timeout), optionally
 //                               discarding the queued events
 //   holdWatches()/releaseWatches()  queue events on the open watches / deliver the queue
@@ -419,6 +421,33 @@ export class ApiServerDouble {
     const addr = d.server.address() as AddressInfo;
     d.url = `http://127.0.0.1:${addr.port}`;
     return d;
+  }
+
+  /**
+   * The API server process goes away, as in a restart: every connection is dropped (open watches
+   * end with an error) and the port refuses connections until `listenAgain()`. Objects, the
+   * revision and the watch history stay, as etcd keeps them.
+   */
+  async stopListening(): Promise<void> {
+    for (const h of this.heldReplies.splice(0)) h.release();
+    for (const w of [...this.watches]) this.endWatch(w, true);
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    const s = this.server as http.Server & { closeAllConnections?: () => void };
+    if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
+    for (const sock of this.sockets) sock.destroy();
+    await closed;
+  }
+
+  /** Takes connections again on the same address after `stopListening()`. */
+  async listenAgain(): Promise<void> {
+    const port = Number(new URL(this.url).port);
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
   }
 
   /** Ends every watch, closes every connection and the listener. */
