@@ -368,6 +368,20 @@ describe('KubernetesStore', () => {
   });
 
   describe('recovery', () => {
+    it('while a throttled list (429) waits to be sent again, lastError and SyncTimeoutError say so', async () => {
+      // Regression: both said "no list answered yet" until the retries ran out.
+      d.failNext('list', 1, 429); // TooManyRequests, retryAfterSeconds 1
+      const s = open();
+      const e = await s.waitForSync({ timeoutMs: 300 }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(SyncTimeoutError);
+      expect((e as SyncTimeoutError).lastError).toBeInstanceOf(KubernetesApiError);
+      expect((e as SyncTimeoutError).lastError).toMatchObject({ code: 429 });
+      expect((e as Error).message).toMatch(/last error: list ipaddresses\.networking\.k8s\.io: HTTP 429/);
+      expect(s.state).toBe('syncing');
+      await s.waitForSync(); // the same list, sent again after the server's wait
+      expect([d.requestsOf('list').length, s.stats.lists, s.lastError]).toEqual([2, 1, undefined]);
+    });
+
     it('retries a failing first list with backoff and reports the error', async () => {
       d.failNext('list', 3, 503, 'apiserver starting');
       const states: string[] = [];

@@ -87,7 +87,13 @@ export interface ListPage {
 
 /** What the informer needs from the API (implemented over client-node by the store). */
 export interface ListerWatcher {
-  list(options: { labelSelector?: string | undefined; limit?: number | undefined; continue?: string | undefined }): Promise<ListPage>;
+  /** `onThrottled` hears each 429 the request waits out before it is sent again. */
+  list(options: {
+    labelSelector?: string | undefined;
+    limit?: number | undefined;
+    continue?: string | undefined;
+    onThrottled?: ((error: Error) => void) | undefined;
+  }): Promise<ListPage>;
   /**
    * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
    * ends (err null for a clean end). Resolves to a function that aborts the watch.
@@ -137,7 +143,7 @@ export interface InformerStats {
   watches: number;
   /** Watches answered with 410 Expired. */
   expired: number;
-  /** Failed lists and watches (other than 410). */
+  /** Failed lists and watches (other than 410), a list page throttled (429) and sent again included. */
   errors: number;
 }
 
@@ -495,17 +501,22 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     const labelSelector = this.options.selector?.text || undefined;
     const items: unknown[] = [];
     const tokens = new Set<string>(); // continue tokens this listing was given
+    // A page the server throttles is sent again after its wait: meanwhile lastError (and
+    // SyncTimeoutError) say why the list has not answered.
+    const onThrottled = (error: Error) => {
+      if (!this.stopped) this.failed(error);
+    };
     let resourceVersion = '';
     let cont: string | undefined;
     for (;;) {
       let page: ListPage;
       try {
-        page = await this.lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont });
+        page = await this.lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont, onThrottled });
       } catch (err) {
         const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
         if (cont !== undefined && code === 410) {
           // The snapshot behind the token is gone: one consistent list without paging.
-          const full = await this.lw.list({ labelSelector });
+          const full = await this.lw.list({ labelSelector, onThrottled });
           return { items: full.items ?? [], resourceVersion: full.metadata?.resourceVersion ?? '' };
         }
         throw err;

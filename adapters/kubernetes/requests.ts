@@ -70,9 +70,14 @@ export class ApiRequests {
    * again after the server's wait while it answers 429 with one (at most 10 times). The deadline
    * covers the whole request, its waits and attempts included, as client-go's does: when it
    * passes, the request rejects with a KubernetesApiError (`timeoutMs` set); when aborted first,
-   * with the abortAll reason; otherwise as `call` does (the caller translates).
+   * with the abortAll reason; otherwise as `call` does (the caller translates). `onThrottled`
+   * hears each 429 that is waited out, as it comes (a list's caller reports it meanwhile).
    */
-  async run<T>(target: RequestTarget, call: (options: ConfigurationOptions) => Promise<T>): Promise<T> {
+  async run<T>(
+    target: RequestTarget,
+    call: (options: ConfigurationOptions) => Promise<T>,
+    onThrottled?: (error: KubernetesApiError) => void,
+  ): Promise<T> {
     const controller = new AbortController();
     const signal = controller.signal;
     this.inFlight.add(controller);
@@ -93,10 +98,11 @@ export class ApiRequests {
         try {
           return await Promise.race([call(withSignal(signal)), aborted]);
         } catch (e) {
-          const seconds = !signal.aborted && throttled < MAX_THROTTLED_RETRIES ? throttledFor(e, target) : undefined;
-          if (seconds === undefined) throw e;
+          const throttle = !signal.aborted && throttled < MAX_THROTTLED_RETRIES ? throttledFor(e, target) : undefined;
+          if (throttle === undefined) throw e;
           throttled++;
-          await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, seconds * 1000))), aborted]);
+          onThrottled?.(throttle.error);
+          await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, throttle.seconds * 1000))), aborted]);
         }
       }
     } finally {
@@ -128,12 +134,13 @@ export class ApiRequests {
 }
 
 /**
- * The seconds to wait before sending a throttled request (429) again, or undefined when `err` is
- * no throttling or names no wait. As client-go: the Retry-After header (kube-apiserver's own
- * throttling answers with it and a text body), here also the Status's retryAfterSeconds; kept
- * to 1..60 s. A 429 naming no wait is not sent again (client-go's checkWait).
+ * The seconds to wait before sending a throttled request (429) again, with the 429 translated,
+ * or undefined when `err` is no throttling or names no wait. As client-go: the Retry-After
+ * header (kube-apiserver's own throttling answers with it and a text body), here also the
+ * Status's retryAfterSeconds; kept to 1..60 s. A 429 naming no wait is not sent again
+ * (client-go's checkWait).
  */
-function throttledFor(err: unknown, target: RequestTarget): number | undefined {
+function throttledFor(err: unknown, target: RequestTarget): { seconds: number; error: KubernetesApiError } | undefined {
   if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's 429
   const api = translate(err, target.verb, target.resource, target.name);
   if (!(api instanceof KubernetesApiError) || api.code !== 429) return undefined;
@@ -142,7 +149,7 @@ function throttledFor(err: unknown, target: RequestTarget): number | undefined {
   const fromHeader = typeof header === 'string' && /^\s*\d+\s*$/.test(header) ? Number(header) : undefined;
   const asked = fromHeader ?? api.status?.details?.retryAfterSeconds;
   if (typeof asked !== 'number' || !Number.isFinite(asked)) return undefined;
-  return Math.min(60, Math.max(1, asked));
+  return { seconds: Math.min(60, Math.max(1, asked)), error: api };
 }
 
 /** client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike). */

@@ -253,7 +253,11 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
           ...(o.limit !== undefined ? { limit: o.limit } : {}),
           ...(o.continue !== undefined ? { _continue: o.continue } : {}),
         };
-        return (await requests.run({ verb: 'list', resource: RESOURCE }, (opts) => api.listServiceCIDR(param, opts))) as ListPage;
+        return (await requests.run(
+          { verb: 'list', resource: RESOURCE },
+          (opts) => api.listServiceCIDR(param, opts),
+          o.onThrottled,
+        )) as ListPage;
       },
       async watch(o, onEvent, onDone) {
         const query: Record<string, string | number | boolean> = {

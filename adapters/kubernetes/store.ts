@@ -126,7 +126,11 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
           ...(o.limit !== undefined ? { limit: o.limit } : {}),
           ...(o.continue !== undefined ? { _continue: o.continue } : {}),
         };
-        return (await requests.run({ verb: 'list', resource: RESOURCE }, (opts) => api.listIPAddress(param, opts))) as ListPage;
+        return (await requests.run(
+          { verb: 'list', resource: RESOURCE },
+          (opts) => api.listIPAddress(param, opts),
+          o.onThrottled,
+        )) as ListPage;
       },
       async watch(o, onEvent, onDone) {
         const query: Record<string, string | number | boolean> = {
