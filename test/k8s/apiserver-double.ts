@@ -429,13 +429,7 @@ export class ApiServerDouble {
    * revision and the watch history stay, as etcd keeps them.
    */
   async stopListening(): Promise<void> {
-    for (const h of this.heldReplies.splice(0)) h.release();
-    for (const w of [...this.watches]) this.endWatch(w, true);
-    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    const s = this.server as http.Server & { closeAllConnections?: () => void };
-    if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
-    for (const sock of this.sockets) sock.destroy();
-    await closed;
+    await this.shutDown(true);
   }
 
   /** Takes connections again on the same address after `stopListening()`. */
@@ -454,8 +448,13 @@ export class ApiServerDouble {
   async close(): Promise<void> {
     if (this.bookmarkTimer) clearInterval(this.bookmarkTimer);
     this.bookmarkTimer = undefined;
+    await this.shutDown(false);
+  }
+
+  /** Ends every watch (`abrupt`: as a dropped connection), closes every connection and the listener. */
+  private async shutDown(abrupt: boolean): Promise<void> {
     for (const h of this.heldReplies.splice(0)) h.release();
-    for (const w of [...this.watches]) this.endWatch(w, false);
+    for (const w of [...this.watches]) this.endWatch(w, abrupt);
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     const s = this.server as http.Server & { closeAllConnections?: () => void };
     if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
