@@ -226,7 +226,7 @@ export class Allocator implements IPAllocator, Disposable {
     copy4(w, op.address);
     // Reserve before the create, as allocateNext does; the add event finds the bit set. A bit
     // that was set already (the cache knows the name) is not ours to clear on failure.
-    op.reserved = this.taken.reserve(w);
+    this.taken.reserve(op);
     return op;
   }
 

@@ -519,15 +519,17 @@ export interface CoolDownOptions {
  * does not count it, `allocate(ip)` takes it at once, snapshots leave it out.
  *
  * When every free address of the dynamic band is held, the oldest quarter of the held addresses
- * (at least one) return early and the strategy chooses among them, rather than go into the static
- * band; and when every free address is held, rather than fail: cool-down delays reuse, it never
+ * (at least one, from the dynamic band) return early and the strategy chooses among them, rather
+ * than go into the static band; and when every free address is held, rather than fail: cool-down delays reuse, it never
  * pushes allocations into the static band (KEP-3070) nor makes a range with free addresses answer
  * ErrFull. A quarter, not the oldest alone: API servers sharing a store hold the same addresses in
  * the same order, and would all pick that one.
  *
  * Memory: held addresses stay marked in the index (no index memory); the queue of held addresses
  * costs about 65 bytes of JS heap each (160 in a /64). 1,000 releases a minute with ms = 60,000
- * hold about 1,000 addresses: about 65 kB.
+ * hold about 1,000 addresses: about 65 kB, on a range that never allocates too (a release gives
+ * back what is due first). With `allocations`, a range that never allocates holds every address
+ * released until it does: its clock is its own allocateNext calls.
  */
 export function coolDown(strategy: StrategyOption, options: CoolDownOptions): AllocationStrategy {
   // The oldest quarter rather than the oldest alone, measured: 3× the failed creates at 90 % fill
@@ -714,13 +716,33 @@ export class CoolingQueue {
 
   /**
    * Starts holding a just-released offset (still marked in the index). The clock is read first:
-   * when it fails, this throws and holds nothing.
+   * when it fails, this throws and holds nothing. A time-based cool-down first returns what is
+   * due: on a range that hears releases but seldom allocates (a standby replica), holds would
+   * otherwise outlive their time and grow without bound.
    */
   hold(hi: number, lo: number): void {
-    const until = this.now() + this.wait;
-    // Entries of offsets claimed or held again since pile up between expiries, which only
-    // allocations run: drop them once they outnumber the held ones, so the queue stays in
-    // proportion to what is held on a range that hears releases but seldom allocates.
+    const now = this.now();
+    if (this.clock !== null) this.expireBy(now);
+    this.enqueue(hi, lo, now + this.wait);
+  }
+
+  /**
+   * Holds (hi, lo) again until `until`, the end of the hold a claim took it from: the allocation
+   * that claimed it failed. Queued last, it returns no earlier than `until`.
+   */
+  holdAgain(hi: number, lo: number, until: number): void {
+    this.enqueue(hi, lo, until);
+  }
+
+  /** When the hold of (hi, lo) ends; undefined when it is not held. */
+  untilOf(hi: number, lo: number): number | undefined {
+    const pos = this.held.size === 0 ? undefined : this.held.get(keyOf(hi, lo));
+    return pos === undefined ? undefined : this.untils[pos];
+  }
+
+  private enqueue(hi: number, lo: number, until: number): void {
+    // Entries of offsets claimed or held again since pile up between expiries: drop them once
+    // they outnumber the held ones, so the queue stays in proportion to what is held.
     if (this.his.length - this.head > 2 * this.held.size + 1024) this.dropStale();
     const pos = this.his.length;
     this.held.set(keyOf(hi, lo), pos);
@@ -746,7 +768,10 @@ export class CoolingQueue {
    */
   expire(): void {
     if (this.head === this.his.length) return;
-    const now = this.now();
+    this.expireBy(this.now());
+  }
+
+  private expireBy(now: number): void {
     try {
       while (this.head < this.his.length && this.untils[this.head]! <= now) this.pop();
     } catch (e) {
@@ -755,25 +780,36 @@ export class CoolingQueue {
     this.compact();
   }
 
-  /** Returns the `n` offsets held longest to the free pool (fewer if fewer are held): false when none was. */
-  releaseOldest(n = 1): boolean {
+  /**
+   * Returns to the free pool the `n` offsets held longest at or above offset `from` (fewer if
+   * fewer are held there): false when none was.
+   */
+  releaseOldest(n: number, from = 0): boolean {
     let released = 0;
-    while (released < n && this.head < this.his.length) {
-      if (this.pop()) {
-        this.early++;
-        released++;
-      }
+    for (let at = this.head; released < n && at < this.his.length; at++) {
+      const hi = this.his[at]!;
+      const lo = this.los[at]!;
+      if (hi === 0 && lo < from) continue;
+      const key = keyOf(hi, lo);
+      if (this.held.get(key) !== at) continue; // claimed since (and maybe held again: a newer entry)
+      this.#index.clear(hi, lo); // first: when it throws (out of memory), the entry is still held
+      this.held.delete(key);
+      this.early++;
+      released++;
+    }
+    // the entries at the head that hold nothing any more go
+    while (this.head < this.his.length && this.held.get(keyOf(this.his[this.head]!, this.los[this.head]!)) !== this.head) {
+      this.head++;
     }
     this.compact();
     return released > 0;
   }
 
   /**
-   * The first FIFO entry: cleared in the index when still held. True when it was. The clear
-   * comes first: when it throws (OutOfMemoryError: the clear splits a run), the entry is still
-   * held and first in line.
+   * The first FIFO entry: cleared in the index when still held. The clear comes first: when it
+   * throws (OutOfMemoryError: the clear splits a run), the entry is still held and first in line.
    */
-  private pop(): boolean {
+  private pop(): void {
     const at = this.head;
     const hi = this.his[at]!;
     const lo = this.los[at]!;
@@ -781,11 +817,8 @@ export class CoolingQueue {
     if (this.held.get(key) === at) {
       this.#index.clear(hi, lo);
       this.held.delete(key);
-      this.head++;
-      return true;
     }
-    this.head++; // claimed (and maybe held again later: a newer entry)
-    return false;
+    this.head++; // (an entry not held any more was claimed since, and maybe held again: a newer entry)
   }
 
   /** Keeps only the entries of offsets still held (in order), and renumbers them. */
@@ -846,11 +879,15 @@ class CoolDownChooser implements OffsetChooser {
     const cooling = this.#queue;
     cooling.expire();
     // The inner strategy goes into the static band (or finds nothing) only when the dynamic band
-    // has nothing free but held offsets: return the oldest quarter early instead (see coolDown).
-    while (true) {
+    // has nothing free but held offsets, if any: return the oldest quarter of those early and
+    // choose again (see coolDown). With none held there, its choice in the static band stands;
+    // only when it finds nothing at all do the oldest held offsets of either band return.
+    for (;;) {
       const found = this.inner.choose(out);
       if (found && (out.hi !== 0 || out.lo >= this.rangeOffset)) return true;
-      if (!cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return found;
+      const quarter = Math.max(1, cooling.size >> 2);
+      if (cooling.releaseOldest(quarter, this.rangeOffset)) continue;
+      if (found || !cooling.releaseOldest(quarter)) return found;
     }
   }
 

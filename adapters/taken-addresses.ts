@@ -68,6 +68,8 @@ export class Op {
   band = BAND_UPPER;
   /** This op set the address's bit (false: it was set already; a failure must not clear it). */
   reserved = false;
+  /** The op claimed its address from a cool-down's hold, which would have ended then: a failure holds it again. */
+  heldUntil: number | undefined = undefined;
   /**
    * The cache reported the record while the op was pending: an add event (or, for the running
    * synchronous call, any event). Then later events are the truth and a successful create does
@@ -268,11 +270,22 @@ export class TakenAddresses {
   }
 
   /**
-   * Marks `w` taken for a static allocation: true when this call marked it (it was free, or held
-   * by a cool-down: claimed), false when it was taken already. Throws OutOfMemoryError.
+   * Marks op's address taken for a static allocation: op.reserved when this call marked it (it
+   * was free, or held by a cool-down: claimed, with op.heldUntil), false when it was taken
+   * already. Throws OutOfMemoryError.
    */
-  reserve(w: ArrayLike<number>): boolean {
-    return this.index!.set(w) || this.claimHeld(w);
+  reserve(op: Op): void {
+    const w = op.address;
+    op.heldUntil = undefined;
+    if (this.index!.set(w)) {
+      op.reserved = true;
+      return;
+    }
+    const cooling = this.cooling;
+    const until =
+      cooling !== null && cooling.size !== 0 && this.index!.offsetOf(w, this.off) ? cooling.untilOf(this.off[0]!, this.off[1]!) : undefined;
+    op.reserved = until !== undefined && cooling!.claim(this.off[0]!, this.off[1]!);
+    if (op.reserved) op.heldUntil = until;
   }
 
   // ── ops ───────────────────────────────────────────────────────────────────────────────────
@@ -283,6 +296,7 @@ export class TakenAddresses {
     this.spare = null;
     op.seen = false;
     op.reserved = false;
+    op.heldUntil = undefined;
     return op;
   }
 
@@ -374,9 +388,15 @@ export class TakenAddresses {
   /**
    * Clears op's bit unless the cache holds the name, another op has it (invariant 1), or a
    * cool-down holds it (a record of that name was deleted meanwhile: held addresses stay marked).
+   * An address op claimed from a cool-down goes back under it, until its hold would have ended.
    */
   unreserve(op: Op): void {
     if (this.closed || this.cache.get(op.name) !== undefined || this.awaitedByOther(op.name, op) || this.isHeld(op.address)) return;
+    const until = op.heldUntil;
+    if (until !== undefined && this.cooling !== null && !this.stale && this.index!.offsetOf(op.address, this.off)) {
+      this.cooling.holdAgain(this.off[0]!, this.off[1]!, until);
+      return;
+    }
     this.markFree(op.address);
   }
 

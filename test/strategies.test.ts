@@ -24,6 +24,7 @@ import {
 } from '../adapters/strategies.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { failure } from './helpers.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
 /** What `call` threw, or undefined. */
 function thrown(call: () => unknown): unknown {
@@ -396,6 +397,69 @@ describe('cool-down', () => {
     expect(r.has(g.textOf(26))).toBe(false);
     r.validate();
     r.destroy();
+  });
+
+  it('with the dynamic band full of allocated addresses, a static address released a moment ago stays held', () => {
+    // Regression: the static band's choice read as "the dynamic band has only held addresses
+    // left", so every held address returned early and the one just released was handed out again.
+    const g = geometry('10.0.0.0/27'); // static band 0..15, dynamic band 16..29
+    for (const inner of ['lowest-free', 'sequential', 'upstream'] as const) {
+      const r = new Range('10.0.0.0/27', { strategy: coolDown(inner, { allocations: 1000 }), random: seededRandom(1) });
+      r.allocateMany(14); // the dynamic band is full
+      r.allocate(g.textOf(1));
+      r.allocate(g.textOf(2));
+      r.release(g.textOf(1)); // held for 1000 allocations
+      const next = g.offsetOf(r.allocateNext());
+      expect([inner, next <= 15 && next !== 1 && next !== 2]).toEqual([inner, true]); // one of the free static addresses
+      expect([inner, r.validate().indexed]).toEqual([inner, 17]); // 1 still held
+      r.destroy();
+    }
+  });
+
+  it('with the dynamic band full of allocated addresses and every static address free held, the oldest held returns', () => {
+    const g = geometry('10.0.0.0/27');
+    const r = new Range('10.0.0.0/27', { strategy: coolDown('lowest-free', { ms: 1e9, now: () => 0 }) });
+    r.allocateMany(14);
+    for (let o = 0; o <= 15; o++) r.allocate(g.textOf(o));
+    for (const o of [9, 4]) r.release(g.textOf(o)); // 9 held longest
+    expect(g.offsetOf(r.allocateNext())).toBe(9); // rather than ErrFull
+    expect(r.has(g.textOf(4))).toBe(false);
+    r.validate();
+    r.destroy();
+  });
+
+  it('a time-based cool-down on a range that hears releases but never allocates holds each only for its time', () => {
+    // Regression: holds ended only inside allocateNext, so a standby replica held every address
+    // ever released (memory growing without bound on a /64).
+    const clock = { now: 0 };
+    const r = new Range('fd00::/64', { strategy: coolDown('upstream', { ms: 1000, now: () => clock.now }) });
+    for (let i = 1; i <= 20_000; i++) {
+      const ip = `fd00::${i.toString(16)}`;
+      r.allocate(ip);
+      r.release(ip);
+      clock.now += 10; // 100 releases a second, each held a second
+    }
+    expect(r.validate().indexed).toBeLessThanOrEqual(101);
+    expect(r.used()).toBe(0);
+    r.destroy();
+  });
+
+  it('an allocate(ip) of a held address that fails at the store leaves it held', async () => {
+    // Regression: the failed create freed it at once, and the next allocateNext handed it out.
+    for (const syncOps of [true, false]) {
+      const store = new FaultyMemoryStore({ syncOps });
+      const a = new Allocator('10.0.0.0/24', { store, strategy: coolDown('lowest-free', { ms: 3_600_000 }) });
+      const first = await a.allocateNext();
+      await a.release(first); // held for an hour
+      expect(await a.allocateNext()).not.toBe(first);
+      store.failCreates(new Error('etcd timeout'));
+      await expect(a.allocate(first)).rejects.toThrow('etcd timeout');
+      expect([syncOps, await a.allocateNext()]).not.toEqual([syncOps, first]);
+      expect(await a.has(first)).toBe(false);
+      a.validate();
+      await a.allocate(first); // still free to take by hand
+      a.destroy();
+    }
   });
 
   it('restore drops what was held (the index is replaced)', () => {
