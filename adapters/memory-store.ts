@@ -133,9 +133,9 @@ export interface MemoryStoreOptions {
   onWatcherError?: WatcherErrorHandler | undefined;
   /**
    * Stamp each record with its creation time (`creationTimestamp`, whole seconds, as
-   * kube-apiserver does). Default false: nothing in this library reads it, and a clock read on
-   * every write is a large share of a write's cost; upstream's fake clientset, the store of its
-   * allocator tests, does not set it either.
+   * kube-apiserver does). Default false: only `reconcile` reads it (its grace period), and a
+   * clock read on every write is a large share of a write's cost; upstream's fake clientset, the
+   * store of its allocator tests, does not set it either.
    */
   timestamps?: boolean | undefined;
 }

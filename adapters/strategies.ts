@@ -496,7 +496,7 @@ export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: stri
     );
   }
   return new InvalidArgumentError(
-    `strategy ${name} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is not free in ${cidr}`,
+    `strategy ${name} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is taken or outside ${cidr}`,
   );
 }
 
