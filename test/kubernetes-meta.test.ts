@@ -310,6 +310,12 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       await expect(createServiceCIDR(kc, '' as never, ['10.0.0.0/24'])).rejects.toThrow(InvalidArgumentError);
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { apiVersion: 'v2' as never })).rejects.toThrow(InvalidArgumentError);
       await expect(deleteServiceCIDR(null as never, 'x')).rejects.toThrow(InvalidArgumentError);
+      // Regression: "", "." and ".." sent DELETE …/servicecidrs — kube-apiserver's deletecollection
+      for (const name of ['', '.', '..', undefined]) {
+        await expect(deleteServiceCIDR(kc, name as never)).rejects.toThrow(
+          `deleteServiceCIDR: a ServiceCIDR needs a name, got ${name === undefined ? 'undefined' : `"${name}"`}`,
+        );
+      }
       expect(d.requests.length).toBe(before);
     });
   });

@@ -42,7 +42,7 @@ import {
   type SharedOptions,
   selectorOption,
 } from './config.ts';
-import { GROUP, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+import { GROUP, isPathSegmentName, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 
@@ -200,6 +200,8 @@ export async function deleteServiceCIDR(
   const config = kubeConfigOrDefault(kc, 'deleteServiceCIDR');
   const api = apiFor(config, checkApiVersion(options.apiVersion));
   const requests = requestsFor(config, options.requestTimeoutMs, 'deleteServiceCIDR');
+  // "", "." or ".." would send the DELETE to the collection: every ServiceCIDR
+  if (!isPathSegmentName(name)) throw new InvalidArgumentError(`deleteServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   try {
     await requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => api.deleteServiceCIDR({ name }, opts));
     return true;

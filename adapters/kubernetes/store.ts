@@ -39,6 +39,7 @@ import { InformerLifecycle } from './lifecycle.ts';
 import {
   GROUP,
   deleteOutcome,
+  isPathSegmentName,
   parseLabelSelector,
   toObject,
   toRecord,
@@ -218,9 +219,4 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       throw e;
     }
   }
-}
-
-/** apimachinery IsValidPathSegmentName, the part a URL would change: not "", ".", "..". */
-function isPathSegmentName(name: unknown): boolean {
-  return typeof name === 'string' && name !== '' && name !== '.' && name !== '..';
 }
