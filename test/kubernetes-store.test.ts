@@ -1038,6 +1038,26 @@ describe('Informer: a listing whose continue tokens come back', () => {
   });
 });
 
+describe('Informer: one large page', () => {
+  it('takes a list of 200,000 objects in one page (pageSize 0, or a server that ignores limit)', async () => {
+    // Regression: the page was appended with push(...items), past V8's argument limit (about
+    // 125,000): every list failed with "Maximum call stack size exceeded" and it never synced.
+    const items = Array.from({ length: 200_000 }, (_, i) => ({
+      metadata: { name: `fd00::${i.toString(16)}`, uid: `u${i}`, resourceVersion: '5', labels: allocatorLabels('IPv6') },
+      spec: { parentRef: null },
+    }));
+    const lw: ListerWatcher = {
+      list: async () => ({ items, metadata: { resourceVersion: '5' } }),
+      watch: async () => () => {},
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', pageSize: 0 });
+    informer.start();
+    await informer.waitForSync({ timeoutMs: 20_000 });
+    expect([informer.list().length, informer.stats.errors]).toEqual([200_000, 0]);
+    informer.stop();
+  });
+});
+
 // client-node's Watch runs one 30 s timer: first for the answer's headers, then for quiet
 // between events, and reports both as a TimeoutError — the first before its watch() resolves.
 describe('Informer: a watch that times out', () => {

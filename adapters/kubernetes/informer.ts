@@ -522,7 +522,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         throw err;
       }
       if (cont === undefined) resourceVersion = page.metadata?.resourceVersion ?? '';
-      items.push(...(page.items ?? []));
+      for (const item of page.items ?? []) items.push(item); // not push(...): a page of 150,000 overflows the stack
       cont = page.metadata?._continue ?? page.metadata?.continue;
       if (!cont) return { items, resourceVersion };
       if (this.stopped) return { items, resourceVersion };
