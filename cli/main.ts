@@ -17,7 +17,7 @@ import { Prefix } from '../adapters/geometry.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
-import { clientNodeMismatch } from './client-node-check.ts';
+import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
 import { emptyMap, markAllocated, type RangeMap } from './map.ts';
 import { offsetIn, parseAddress } from './ranges.ts';
@@ -194,7 +194,8 @@ async function connect(
 ): Promise<Cluster> {
   const requestTimeoutMs = requestTimeout(values['request-timeout']);
   // Before the import: a client-node whose undici needs a newer Node would end the process (see
-  // client-node-check.ts). cluster.ts sits next to this file, so it resolves client-node from here.
+  // adapters/kubernetes/client-node-check.ts). cluster.ts sits next to this file, so it resolves
+  // client-node from here.
   const mismatch = clientNodeMismatch(import.meta.url);
   if (mismatch !== undefined) throw new CliError(mismatch);
   let mod: typeof import('./cluster.ts');

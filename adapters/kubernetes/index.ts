@@ -1,5 +1,6 @@
 // ipallocator/kubernetes: the Store over Kubernetes IPAddress objects.
 // Requires the optional peer dependency @kubernetes/client-node (^1.4.0 || ^2.0.1).
+import './load-first.ts'; // first: before any module that loads client-node
 export { KubernetesStore, type KubernetesStoreOptions } from './store.ts';
 export { KubernetesApiError, SyncTimeoutError, type ApiStatus } from './errors.ts';
 export type { InformerState, InformerStats, BackoffOptions, WaitForSyncOptions } from './informer.ts';

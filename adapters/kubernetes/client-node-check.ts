@@ -3,17 +3,19 @@
 // client-node 2.x depends on undici with a caret range that npm resolves to undici 8, which needs
 // Node ≥ 22.19 (its `engines.node`) and throws while loading on Node 20. Node 20 then also
 // reports the same error as an unhandled rejection from its module loader, which ends the process
-// with exit code 1 whatever the importer does with the failed import. So the command looks before
-// it imports: it resolves client-node as the cluster code would, then the undici client-node
-// itself would load, and compares that undici's `engines.node` with the running Node. Anything it
-// cannot read or does not understand (another layout, another engines range) says nothing, and
-// the import goes ahead as before.
+// with exit code 1 whatever the importer does with the failed import. So the `ipallocator`
+// command, and ipallocator/kubernetes (load-first.ts, evaluated before client-node), look before
+// client-node loads: they resolve client-node as the cluster code would, then the undici
+// client-node itself would load, and compare that undici's `engines.node` with the running Node.
+// Anything they cannot read or do not understand (another layout, another engines range, a
+// runtime without read access) says nothing, and the import goes ahead as before.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { IPAllocatorError } from '../errors.ts';
 
 interface PackageJson {
   version?: unknown;
-  dependencies?: Record<string, unknown>;
+  dependencies?: { undici?: unknown; [name: string]: unknown };
   engines?: { node?: unknown };
 }
 
@@ -38,6 +40,15 @@ export function clientNodeMismatch(from: string | URL, nodeVersion: string = pro
     (pinHelps ? 'or pin undici 7 with "overrides": {"undici": "7.30.2"} in your package.json and run npm install, ' : '') +
     'or install @kubernetes/client-node@1.4'
   );
+}
+
+/**
+ * Throws an IPAllocatorError carrying clientNodeMismatch's line when client-node, resolved from
+ * `from`, cannot load under this Node: the importer gets a catchable error, not a process ended.
+ */
+export function refuseUnloadableClientNode(from: string | URL, nodeVersion?: string): void {
+  const mismatch = clientNodeMismatch(from, nodeVersion);
+  if (mismatch !== undefined) throw new IPAllocatorError(`ipallocator/kubernetes cannot load: ${mismatch}`);
 }
 
 /** undici 7's `engines.node` (7.30.2: ">=20.18.1"). */

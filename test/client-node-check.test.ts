@@ -1,12 +1,13 @@
-// clientNodeMismatch: the command looks at the package.json files of @kubernetes/client-node and
-// of the undici it would load, before importing them — undici 8 (pulled by client-node 2.x as
+// clientNodeMismatch: the command and ipallocator/kubernetes look at the package.json files of
+// @kubernetes/client-node and of the undici it would load, before importing them — undici 8 (pulled by client-node 2.x as
 // published) needs Node ≥ 22.19 and ends a Node 20 process while loading. Each case lays out a
 // node_modules tree in a temporary directory, as npm would.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clientNodeMismatch } from '../cli/client-node-check.ts';
+import { clientNodeMismatch, refuseUnloadableClientNode } from '../adapters/kubernetes/client-node-check.ts';
+import { IPAllocatorError } from '../adapters/errors.ts';
 
 const UNDICI_8 = { name: 'undici', version: '8.14.0', engines: { node: '>=22.19.0' } };
 const UNDICI_7 = { name: 'undici', version: '7.30.2', engines: { node: '>=20.18.1' } };
@@ -48,6 +49,21 @@ describe('clientNodeMismatch', () => {
     );
     expect(clientNodeMismatch(from, '22.19.0')).toBeUndefined();
     expect(clientNodeMismatch(from, 'v24.1.0')).toBeUndefined();
+  });
+
+  it('ipallocator/kubernetes refuses to load with that line, as an IPAllocatorError the importer can catch', () => {
+    write('node_modules/@kubernetes/client-node', CLIENT_NODE_2);
+    write('node_modules/undici', UNDICI_8);
+    const e = (() => {
+      try {
+        refuseUnloadableClientNode(from, '20.20.2');
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(e).toBeInstanceOf(IPAllocatorError);
+    expect((e as Error).message).toBe(`ipallocator/kubernetes cannot load: ${clientNodeMismatch(from, '20.20.2')}`);
+    expect(() => refuseUnloadableClientNode(from, '22.19.0')).not.toThrow();
   });
 
   it('undici 7 pinned already, on a Node 20 before 20.18.1: no advice to pin it', () => {
