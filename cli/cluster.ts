@@ -17,6 +17,7 @@
 // permission (403: the verb and the resource). Messages never carry request or response headers,
 // nor tokens.
 import { type ConfigurationOptions, CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
+import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
@@ -321,14 +322,4 @@ function describeTransport(err: unknown): string {
   }
   const message = (err as { message?: unknown } | null)?.message;
   return typeof message === 'string' ? message.split('\n')[0]! : 'connection failed';
-}
-
-/**
- * Whether loadFromDefault found nothing and fell back to client-node's placeholder (context
- * "loaded-context", cluster "cluster" at http://localhost:8080): asking it would only report a
- * refused connection to a server nobody named.
- */
-function isClientNodeFallback(kc: KubeConfig): boolean {
-  const cluster = kc.getCurrentCluster();
-  return kc.getCurrentContext() === 'loaded-context' && cluster?.name === 'cluster' && cluster.server === 'http://localhost:8080';
 }

@@ -721,6 +721,30 @@ describe('KubernetesStore', () => {
         ],
         ['an empty KubeConfig', () => new KubernetesStore(new KubeConfig(), { start: false }), 'the KubeConfig has no current cluster'],
         ['malformed labelSelector', () => new KubernetesStore(kc, { labelSelector: 'a=(b', start: false }), 'cannot parse requirement'],
+        // Regressions: these were accepted, and the store then failed or misbehaved later
+        [
+          'an empty set in the labelSelector',
+          () => new KubernetesStore(kc, { labelSelector: 'a in ( )', start: false }),
+          "values set can't be empty",
+        ],
+        ['start as text', () => new KubernetesStore(kc, { start: 'false' as never }), 'start must be true or false, got "false"'],
+        [
+          'onWatcherError as text',
+          () => new KubernetesStore(kc, { onWatcherError: 'log' as never, start: false }),
+          'onWatcherError must be a function',
+        ],
+        [
+          'client-node’s placeholder (loadFromDefault found no kubeconfig)',
+          () => {
+            const placeholder = new KubeConfig();
+            placeholder.loadFromClusterAndUser(
+              { name: 'cluster', server: 'http://localhost:8080', skipTLSVerify: false },
+              { name: 'user' },
+            );
+            return new KubernetesStore(placeholder, { start: false });
+          },
+          "the KubeConfig is client-node's placeholder (server http://localhost:8080), which loadFromDefault() loads when it finds no kubeconfig",
+        ],
         // a misspelled option was ignored: a 300 ms timeout waited 30 s, v1beta1 went to v1
         [
           'requestTimeoutMS',

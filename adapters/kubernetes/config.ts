@@ -23,6 +23,15 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     );
   }
   const kc = kubeConfig as KubeConfig;
+  if (isClientNodeFallback(kc)) {
+    // every request would fail with a refused connection (or, with client-node 2.x, "HTTP
+    // protocol is not allowed") to a server nobody named
+    throw new InvalidArgumentError(
+      `${owner}: the KubeConfig is client-node's placeholder (server http://localhost:8080), which loadFromDefault() ` +
+        'loads when it finds no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod ' +
+        'with a service account; load one, e.g. kc.loadFromFile(path)',
+    );
+  }
   // client-node's own answer, later, is a bare Error('No active cluster!')
   if (typeof kc.getCurrentCluster === 'function' && kc.getCurrentCluster() === null) {
     throw new InvalidArgumentError(
@@ -30,6 +39,16 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     );
   }
   return kc;
+}
+
+/**
+ * Whether loadFromDefault found nothing and fell back to client-node's placeholder (context
+ * "loaded-context", cluster "cluster" at http://localhost:8080).
+ */
+export function isClientNodeFallback(kc: KubeConfig): boolean {
+  if (typeof kc.getCurrentCluster !== 'function' || typeof kc.getCurrentContext !== 'function') return false;
+  const cluster = kc.getCurrentCluster();
+  return kc.getCurrentContext() === 'loaded-context' && cluster?.name === 'cluster' && cluster.server === 'http://localhost:8080';
 }
 
 /**
@@ -84,10 +103,16 @@ export const SHARED_OPTIONS: Readonly<Record<keyof SharedOptions, true>> = {
  * watch at the server, and a backoff out of range would retry at once or never.
  */
 export function checkInformerOptions(
-  options: { pageSize?: unknown; watchTimeoutSeconds?: unknown; backoff?: unknown },
+  options: { pageSize?: unknown; watchTimeoutSeconds?: unknown; backoff?: unknown; start?: unknown; onWatcherError?: unknown },
   owner: string,
 ): void {
-  const { pageSize, watchTimeoutSeconds, backoff } = options;
+  const { pageSize, watchTimeoutSeconds, backoff, start, onWatcherError } = options;
+  if (start !== undefined && typeof start !== 'boolean') {
+    throw new InvalidArgumentError(`${owner}: start must be true or false, got ${quoteInput(start)}`);
+  }
+  if (onWatcherError !== undefined && typeof onWatcherError !== 'function') {
+    throw new InvalidArgumentError(`${owner}: onWatcherError must be a function, got ${quoteInput(onWatcherError)}`);
+  }
   if (pageSize !== undefined && !(Number.isSafeInteger(pageSize) && (pageSize as number) >= 0)) {
     throw new InvalidArgumentError(`${owner}: pageSize must be a whole number ≥ 0 (0: one request), got ${quoteInput(pageSize)}`);
   }

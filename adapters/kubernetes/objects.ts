@@ -164,6 +164,12 @@ export function parseLabelSelector(text: string): LabelSelector {
         .split(',')
         .map((v) => v.trim())
         .filter((v) => v !== '');
+      if (values.length === 0) {
+        // apimachinery's NewRequirement: the API server would refuse every list and watch
+        throw new InvalidArgumentError(
+          `invalid label selector ${JSON.stringify(text)}: for 'in', 'notin' operators, values set can't be empty (${JSON.stringify(p)})`,
+        );
+      }
       requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values });
     } else if ((m = p.match(new RegExp(`^${KEY}\\s*!=\\s*${VAL}$`)))) {
       requirements.push({ op: 'neq', key: m[1]!, value: m[2]! });
