@@ -406,8 +406,17 @@ export class Allocator implements IPAllocator, Disposable {
   private created(op: Op, scope: 'static' | 'dynamic', start: number): void {
     this.taken.created(op);
     this.metrics.allocation(this.cidr, scope);
-    this.metrics.gauges(this.cidr, this);
+    this.gauges();
     this.metrics.observe(this.cidr, start);
+  }
+
+  /**
+   * Updates the used/free gauges — not once destroyed: they read used(), which then throws, and
+   * a call the store answered after destroy() must still end as the store answered (its record
+   * exists: an ErrDestroyed would lose it).
+   */
+  private gauges(): void {
+    if (!this.destroyed) this.metrics.gauges(this.cidr, this);
   }
 
   // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
@@ -463,7 +472,7 @@ export class Allocator implements IPAllocator, Disposable {
           this.taken.leave(op);
         }
         this.taken.deletedSync(op);
-        if (!this.destroyed) this.metrics.gauges(this.cidr, this);
+        this.gauges();
         return RESOLVED;
       }
       if (sync != null) {
@@ -472,7 +481,7 @@ export class Allocator implements IPAllocator, Disposable {
         } catch {
           return RESOLVED; // ignored (upstream)
         }
-        if (!this.destroyed) this.metrics.gauges(this.cidr, this);
+        this.gauges();
         return RESOLVED;
       }
       // As above: only an address this range counts is the index's business (a range of size 0

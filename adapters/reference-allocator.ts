@@ -290,7 +290,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
       throw e;
     }
     this.metrics.allocation(this.cidr, scope);
-    this.metrics.gauges(this.cidr, this);
+    this.gauges();
   }
 
   /** Ready, parse, range: returns the canonical name or throws (ErrNotReady, InvalidAddressError, ErrNotInRange). */
@@ -321,7 +321,15 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     } catch {
       return;
     }
-    this.metrics.gauges(this.cidr, this);
+    this.gauges();
+  }
+
+  /**
+   * Updates the used/free gauges — not once destroyed: they read used(), which then throws, and
+   * a call the store answered after destroy() must still end as the store answered.
+   */
+  private gauges(): void {
+    if (!this.destroyed) this.metrics.gauges(this.cidr, this);
   }
 
   /** Malformed text rejects with InvalidAddressError; the other family resolves false without asking the store. */

@@ -159,10 +159,51 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 254, used: 0, allocated: 1, errors: 0 });
   });
 
+  it('a create the store answers after destroy() ends as the store answered: the call resolves, its record stays', async () => {
+    // Regression: the gauges read used(), which threw ErrDestroyed, so the call rejected while
+    // its record stayed in the store (an address lost; a MetaAllocator moved on to another range).
+    for (const call of ['allocateNext', 'allocate'] as const) {
+      const store = new FaultyMemoryStore({ syncOps: false });
+      const a = impl('10.0.0.0/29', { store, metrics: new Registry() });
+      const p = call === 'allocateNext' ? a.allocateNext() : a.allocate('10.0.0.3').then(() => '10.0.0.3');
+      a.destroy();
+      const ip = await p;
+      expect([call, store.records().map((r) => r.name)]).toEqual([call, [ip]]);
+    }
+  });
+
+  it('a release the store answers after destroy() resolves', async () => {
+    const store = new FaultyMemoryStore({ syncOps: false });
+    const a = impl('10.0.0.0/29', { store, metrics: new Registry() });
+    await a.allocate('10.0.0.3');
+    const p = a.release('10.0.0.3');
+    a.destroy();
+    await p;
+    expect(store.records()).toEqual([]);
+  });
+
   it('available_ips of a /64 is Number(free) (2^64 − 1 rounds to 2^64)', async () => {
     const reg = new Registry();
     make('2001:db8::/64', reg);
     expect(await value(reg, METRIC_AVAILABLE_IPS, { cidr: '2001:db8::/64' })).toBe(2 ** 64);
+  });
+});
+
+describe('MetaAllocator metrics', () => {
+  it('a range deleted while its create is in flight: the call ends with that address, and no second record', async () => {
+    // Regression: the inner allocator's gauges threw ErrDestroyed after the create succeeded, the
+    // MetaAllocator took that for "try the next range", and the first record was left behind.
+    const store = new FaultyMemoryStore({ syncOps: false });
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('one', ['10.0.0.0/29']);
+    cidrs.addServiceCIDR('two', ['10.1.0.0/29']);
+    const m = new MetaAllocator('IPv4', cidrs, { store, policy: 'ordered', metrics: new Registry() });
+    const p = m.allocateNext();
+    cidrs.deleteServiceCIDR('one');
+    const ip = await p;
+    expect(ip.startsWith('10.0.0.')).toBe(true);
+    expect(store.records().map((r) => r.name)).toEqual([ip]);
+    m.destroy();
   });
 });
 
