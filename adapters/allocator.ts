@@ -313,6 +313,7 @@ export class Allocator implements IPAllocator, Disposable {
     } finally {
       if (collided !== null) this.forgetCollisions(collided);
     }
+    this.live(); // destroyed during a collision's create: the search stopped there, not for want of an address
     this.metrics.error(this.cidr, 'dynamic');
     return FULL;
   }
@@ -339,6 +340,7 @@ export class Allocator implements IPAllocator, Disposable {
       if (collided !== null) this.forgetCollisions(collided);
       this.taken.callEnded();
     }
+    this.live(); // as above
     this.metrics.error(this.cidr, 'dynamic');
     throw new ErrFull();
   }

@@ -16,6 +16,7 @@ import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, typ
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { failure, rejection } from './helpers.ts';
+import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
@@ -135,6 +136,18 @@ describe('after destroy()', () => {
       void scoped;
     }
     expect(() => b.used()).toThrow(ErrDestroyed);
+  });
+
+  it('Allocator: destroyed while a create that collided was in flight, allocateNext ends with ErrDestroyed, not ErrFull', async () => {
+    // Regression: the search stopped at the collision and the call answered "range is full"
+    // with most of the range free.
+    const store = new FaultyMemoryStore({ syncOps: false });
+    const a = new Allocator('10.1.0.0/24', { store });
+    store.collideCreates(1);
+    const p = rejection(a.allocateNext());
+    a.destroy();
+    expect(await p).toBeInstanceOf(ErrDestroyed);
+    expect(store.records()).toEqual([]);
   });
 });
 
