@@ -496,12 +496,24 @@ export class MetaAllocator implements IPAllocator, Disposable {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    this.unsubscribeSource();
-    this.unsubscribeStore();
-    for (const e of this.entries.values()) this.removeEntry(e);
+    // Every step runs whatever an earlier one throws (an unsubscribe of a store or source of your
+    // own), and the first error is rethrown at the end: a second destroy() does nothing, so no
+    // allocator's memory may depend on it.
+    let failure: { error: unknown } | undefined;
+    const step = (f: () => void) => {
+      try {
+        f();
+      } catch (error) {
+        failure ??= { error };
+      }
+    };
+    step(() => this.unsubscribeSource());
+    step(() => this.unsubscribeStore());
+    for (const e of this.entries.values()) step(() => this.removeEntry(e));
     this.entries.clear();
     this.order = [];
     this.topSize = 0n;
+    if (failure !== undefined) throw failure.error;
   }
 
   /** A range is gone: its allocator is destroyed, and allocateNext calls that listed it skip it. */

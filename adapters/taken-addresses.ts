@@ -696,12 +696,19 @@ export class TakenAddresses {
     return { indexed };
   }
 
-  /** Unsubscribes and frees the index. Idempotent; events are ignored afterwards. */
+  /**
+   * Unsubscribes and frees the index. Idempotent; events are ignored afterwards. An unsubscribe
+   * that throws (a store of your own) is rethrown once the index is freed: a second destroy()
+   * does nothing, so the memory must not depend on the store.
+   */
   destroy(): void {
     if (this.closed) return;
     this.closed = true;
-    this.unsubscribe();
-    this.index?.destroy();
-    this.pending.clear();
+    try {
+      this.unsubscribe();
+    } finally {
+      this.index?.destroy();
+      this.pending.clear();
+    }
   }
 }

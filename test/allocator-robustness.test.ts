@@ -138,6 +138,33 @@ describe('after destroy()', () => {
     expect(() => b.used()).toThrow(ErrDestroyed);
   });
 
+  it('a store whose unsubscribe throws: destroy() rethrows it after freeing the WASM index, and is done', () => {
+    // Regression: the error left the index allocated, and a second destroy() did nothing.
+    const store = new MemoryStore();
+    const cache = store.cache;
+    const mine: Store = Object.assign(Object.create(store) as Store, {
+      cache: Object.assign(Object.create(cache) as StoreCache, {
+        subscribe: (w: StoreWatcher) => {
+          cache.subscribe(w);
+          return () => {
+            throw new Error('unsubscribe failed');
+          };
+        },
+      }),
+    });
+    const before = memoryLimit().inUse;
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.2.0.0/16']);
+    for (const make of [() => new Allocator('10.1.0.0/16', { store: mine }), () => new MetaAllocator('IPv4', cidrs, { store: mine })]) {
+      const a = make();
+      expect(memoryLimit().inUse).toBeGreaterThan(before);
+      expect(() => a.destroy()).toThrow('unsubscribe failed');
+      expect(memoryLimit().inUse).toBe(before);
+      a.destroy();
+      expect(() => a.used()).toThrow(ErrDestroyed);
+    }
+  });
+
   it('Allocator: destroyed while a create that collided was in flight, allocateNext ends with ErrDestroyed, not ErrFull', async () => {
     // Regression: the search stopped at the collision and the call answered "range is full"
     // with most of the range free.
