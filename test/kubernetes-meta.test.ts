@@ -269,6 +269,47 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(log.lines).toEqual([]);
     });
 
+    it('a subscriber that throws during the replay is reported (onWatcherError) and still subscribed', async () => {
+      // Regression: the throw escaped subscribe() after the first object, unreported, and the
+      // subscriber never heard of later changes.
+      await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
+      await createServiceCIDR(kc, 'b', ['10.1.0.0/24']);
+      const reported: unknown[] = [];
+      const s = source({ onWatcherError: (e) => reported.push(e) });
+      await s.waitForSync();
+      const seen: string[] = [];
+      s.subscribe({
+        onAdd: (sc) => {
+          seen.push(`+${sc.name}`);
+          throw new Error(`cannot take ${sc.name}`);
+        },
+        onDelete: (sc) => seen.push(`-${sc.name}`),
+      });
+      expect(seen).toEqual(['+a', '+b']);
+      expect(reported.map((e) => (e as Error).message)).toEqual(['cannot take a', 'cannot take b']);
+      d.remove('a', SC);
+      await eventually(() => seen.includes('-a'), 'the delete delivered');
+      s.close();
+    });
+
+    it('a subscriber that closes the source during the replay: subscribe throws ErrDestroyed and keeps nothing', async () => {
+      await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
+      await createServiceCIDR(kc, 'b', ['10.1.0.0/24']);
+      const s = source();
+      await s.waitForSync();
+      const seen: string[] = [];
+      expect(() =>
+        s.subscribe({
+          onAdd: (sc) => {
+            seen.push(sc.name);
+            s.close();
+          },
+          onDelete: () => {},
+        }),
+      ).toThrow(ErrDestroyed);
+      expect(seen).toEqual(['a']);
+    });
+
     it('after close() every method throws or rejects ErrDestroyed; `using` closes it', async () => {
       await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
       let kept: KubernetesServiceCIDRs;

@@ -20,7 +20,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   protected abstract readonly informer: Informer<R>;
   /** The API requests this object makes (close() aborts those in flight). */
   protected abstract readonly requests: ApiRequests;
-  private closed = false;
+  protected closed = false;
 
   /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
   get state(): InformerState {

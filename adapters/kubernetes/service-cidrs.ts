@@ -229,6 +229,8 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   protected readonly informer: Informer<ServiceCIDRRecord>;
   protected readonly requests: ApiRequests;
   private readonly watchers = new Set<ServiceCIDRWatcher>();
+  /** Where a subscriber's throw goes (options.onWatcherError, else console.error). */
+  private readonly report: (err: unknown) => void;
 
   /**
    * A source over the cluster of `kubeConfig` (default: $KUBECONFIG or ~/.kube/config). Starts
@@ -282,15 +284,9 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
       ...(options.onWatcherError ? { onWatcherError: options.onWatcherError } : {}),
     });
     // One fan-out subscription; a subscriber that throws is reported and does not stop the others.
-    const report = options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a ServiceCIDR watcher threw', e));
+    this.report = options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a ServiceCIDR watcher threw', e));
     const fanOut = (kind: 'onAdd' | 'onDelete', sc: ServiceCIDRRecord) => {
-      for (const w of [...this.watchers]) {
-        try {
-          w[kind](sc);
-        } catch (err) {
-          report(err);
-        }
-      }
+      for (const w of [...this.watchers]) this.deliver(w, kind, sc);
     };
     this.informer.subscribe({ onAdd: (sc) => fanOut('onAdd', sc), onDelete: (sc) => fanOut('onDelete', sc) });
     if (options.start ?? true) this.informer.start();
@@ -302,11 +298,24 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   subscribe(watcher: ServiceCIDRWatcher): () => void {
     this.assertOpen();
     checkWatcher(watcher, 'KubernetesServiceCIDRs.subscribe');
-    for (const sc of this.list()) watcher.onAdd(sc);
+    for (const sc of this.list()) {
+      if (this.closed) break; // the replay's watcher closed the source
+      this.deliver(watcher, 'onAdd', sc);
+    }
+    this.assertOpen(); // a closed source keeps no subscriber, and says so as every call after close() does
     this.watchers.add(watcher);
     return () => {
       this.watchers.delete(watcher);
     };
+  }
+
+  /** One event to one subscriber: a throw is reported and stops neither the others nor the replay. */
+  private deliver(watcher: ServiceCIDRWatcher, kind: 'onAdd' | 'onDelete', sc: ServiceCIDRRecord): void {
+    try {
+      watcher[kind](sc);
+    } catch (err) {
+      this.report(err);
+    }
   }
 
   /** True once the first list has been applied (stays true while re-listing). */
