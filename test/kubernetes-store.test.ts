@@ -491,6 +491,20 @@ describe('KubernetesStore', () => {
       expect(s.lastError).toBeUndefined();
     });
 
+    it('a quiet watch stays open past 30 s, so the bookmarks kube-apiserver sends each minute reach it', { timeout: 60_000 }, async () => {
+      // Regression: client-node 2.x's Watch ended a watch quiet for 30 s, before the API
+      // server's first bookmark: every quiet watch was re-opened from the same old resourceVersion.
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      await new Promise((resolve) => setTimeout(resolve, 35_000)); // real time: client-node's own timer
+      d.bookmark();
+      expect([d.openWatches(), d.requestsOf('watch').length, s.stats.watches]).toEqual([1, 1, 1]);
+      d.insert(foreign('10.0.0.1'));
+      await until(() => s.cache.get('10.0.0.1') !== undefined, 'the event on the same watch');
+      expect(d.requestsOf('watch').length).toBe(1);
+    });
+
     it('a watch that loses its connection after the answer resumes from where it stopped', async () => {
       d.insert(foreign('10.0.0.1'));
       const { s, m } = await watched();

@@ -147,7 +147,7 @@ export interface InformerStats {
   errors: number;
 }
 
-/** How long a watch request may wait for the server's answer: client-node 2.x's timeout. */
+/** How long a watch request may wait for the server's answer: client-node's default request timeout. */
 const WATCH_ANSWER_MS = 30_000;
 /** How long past the timeoutSeconds asked of the server an open watch is trusted. */
 const WATCH_GRACE_SECONDS = 60;
@@ -619,9 +619,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         timeoutSeconds,
         ...(this.options.selector?.text ? { labelSelector: this.options.selector.text } : {}),
       };
-      // Deadlines of its own, whatever client-node's Watch does (2.x has a 30 s timer; 1.4
-      // none): no answer within WATCH_ANSWER_MS is a failure; a watch still open well past the
-      // timeoutSeconds asked of the server is a connection that died silently: resumed.
+      // Deadlines of its own, whatever client-node's Watch does (2.x has one timer for the
+      // answer and for quiet, set to 90 s in lister-watcher.ts; 1.4 none): no answer within
+      // WATCH_ANSWER_MS is a failure; a watch still open well past the timeoutSeconds asked of
+      // the server is a connection that died silently: resumed.
       deadline = setTimeout(() => {
         if (!answered) return finish({ kind: 'error', error: noAnswer(undefined), events });
         deadline = setTimeout(

@@ -27,10 +27,11 @@
 //
 // RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create and delete for
 // the createServiceCIDR / deleteServiceCIDR helpers.
-import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
 import { KubernetesApiError, namesObject, translate } from './errors.ts';
-import { Informer, type CachedRecord, type ListPage, type ListerWatcher } from './informer.ts';
+import { Informer, type CachedRecord } from './informer.ts';
+import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import {
@@ -117,7 +118,7 @@ export interface KubernetesServiceCIDRsOptions extends SharedOptions {
 interface ServiceCIDRApi {
   createServiceCIDR(param: { body: never }, options: ConfigurationOptions): Promise<unknown>;
   deleteServiceCIDR(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
-  listServiceCIDR(param: { labelSelector?: string; limit?: number; _continue?: string }, options: ConfigurationOptions): Promise<unknown>;
+  listServiceCIDR(param: ListParams, options: ConfigurationOptions): Promise<unknown>;
 }
 
 function apiFor(kc: KubeConfig, version: ApiVersion): ServiceCIDRApi {
@@ -249,31 +250,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     const text = selectorOption(options.labelSelector);
     this.selector = text !== undefined ? parseLabelSelector(text) : undefined;
 
-    const watch = new Watch(kc);
-    const lw: ListerWatcher = {
-      async list(o) {
-        const param = {
-          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
-          ...(o.limit !== undefined ? { limit: o.limit } : {}),
-          ...(o.continue !== undefined ? { _continue: o.continue } : {}),
-        };
-        return (await requests.run(
-          { verb: 'list', resource: RESOURCE },
-          (opts) => api.listServiceCIDR(param, opts),
-          o.onThrottled,
-        )) as ListPage;
-      },
-      async watch(o, onEvent, onDone) {
-        const query: Record<string, string | number | boolean> = {
-          resourceVersion: o.resourceVersion,
-          allowWatchBookmarks: o.allowWatchBookmarks,
-          timeoutSeconds: o.timeoutSeconds,
-          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
-        };
-        const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
-        return () => controller.abort();
-      },
-    };
+    const lw = clientNodeListerWatcher(kc, requests, RESOURCE, path, (params, opts) => api.listServiceCIDR(params, opts));
     this.informer = new Informer<ServiceCIDRRecord>(lw, RESOURCE, {
       owner: 'KubernetesServiceCIDRs',
       convert: (obj) => toServiceCIDR(obj as ServiceCIDRObject),

@@ -17,7 +17,7 @@
 // before any request.
 //
 // RBAC: get, list, watch, create, delete on ipaddresses.networking.k8s.io.
-import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api, Watch } from '@kubernetes/client-node';
+import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
@@ -34,7 +34,8 @@ import {
 } from './config.ts';
 import { translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
-import { Informer, type ListPage, type ListerWatcher } from './informer.ts';
+import { Informer } from './informer.ts';
+import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import {
   GROUP,
@@ -67,7 +68,7 @@ interface IPAddressApi {
   createIPAddress(param: { body: never }, options: ConfigurationOptions): Promise<unknown>;
   readIPAddress(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
   deleteIPAddress(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
-  listIPAddress(param: { labelSelector?: string; limit?: number; _continue?: string }, options: ConfigurationOptions): Promise<unknown>;
+  listIPAddress(param: ListParams, options: ConfigurationOptions): Promise<unknown>;
 }
 
 export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implements Store {
@@ -117,33 +118,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     if (selector !== undefined) parts.push(selector);
     this.selector = parts.length > 0 ? parseLabelSelector(parts.join(',')) : undefined;
 
-    const watch = new Watch(kc);
-    const api = this.api;
-    const path = this.path;
-    const lw: ListerWatcher = {
-      async list(o) {
-        const param = {
-          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
-          ...(o.limit !== undefined ? { limit: o.limit } : {}),
-          ...(o.continue !== undefined ? { _continue: o.continue } : {}),
-        };
-        return (await requests.run(
-          { verb: 'list', resource: RESOURCE },
-          (opts) => api.listIPAddress(param, opts),
-          o.onThrottled,
-        )) as ListPage;
-      },
-      async watch(o, onEvent, onDone) {
-        const query: Record<string, string | number | boolean> = {
-          resourceVersion: o.resourceVersion,
-          allowWatchBookmarks: o.allowWatchBookmarks,
-          timeoutSeconds: o.timeoutSeconds,
-          ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
-        };
-        const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
-        return () => controller.abort();
-      },
-    };
+    const lw = clientNodeListerWatcher(kc, requests, RESOURCE, this.path, (params, opts) => this.api.listIPAddress(params, opts));
     this.informer = new Informer(lw, RESOURCE, {
       owner: 'KubernetesStore',
       ...(this.selector ? { selector: this.selector } : {}),

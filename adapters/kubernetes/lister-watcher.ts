@@ -1,0 +1,60 @@
+// The informer's list and watch of one cluster-scoped resource, over client-node: each list page
+// through ApiRequests (deadline, 429 waits, aborted on close), each watch through client-node's
+// Watch (informer.ts gives it deadlines of its own).
+import { type ConfigurationOptions, type KubeConfig, Watch } from '@kubernetes/client-node';
+import type { ListerWatcher, ListPage } from './informer.ts';
+import type { ApiRequests } from './requests.ts';
+
+/** A list request's parameters, as client-node's generated list methods take them. */
+export interface ListParams {
+  labelSelector?: string;
+  limit?: number;
+  _continue?: string;
+}
+
+/**
+ * How long client-node 2.x's Watch lets a watch stay quiet before it ends it: above the minute
+ * between kube-apiserver's bookmarks (the cacher's defaultBookmarkFrequency), so that they arrive
+ * and keep the resume point fresh. Its default, 30 s, ended every quiet watch before the first
+ * bookmark: the resourceVersion never moved, and a watch resumed after an API server's restart
+ * started from the last list's. (The same timer covers the wait for the answer; the informer
+ * gives up on that after 30 s by itself.)
+ */
+const QUIET_WATCH_MS = 90_000;
+
+/**
+ * `resource` (e.g. ipaddresses.networking.k8s.io) at `path` (its collection URL path); `listPage`
+ * is the generated API's list method.
+ */
+export function clientNodeListerWatcher(
+  kc: KubeConfig,
+  requests: ApiRequests,
+  resource: string,
+  path: string,
+  listPage: (params: ListParams, options: ConfigurationOptions) => Promise<unknown>,
+): ListerWatcher {
+  const watch = new Watch(kc);
+  // a private field of client-node 2.x (1.x has no such timer): set where it exists
+  const timer = watch as unknown as { requestTimeoutMs?: number };
+  if (typeof timer.requestTimeoutMs === 'number') timer.requestTimeoutMs = QUIET_WATCH_MS;
+  return {
+    async list(o) {
+      const params: ListParams = {
+        ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
+        ...(o.limit !== undefined ? { limit: o.limit } : {}),
+        ...(o.continue !== undefined ? { _continue: o.continue } : {}),
+      };
+      return (await requests.run({ verb: 'list', resource }, (opts) => listPage(params, opts), o.onThrottled)) as ListPage;
+    },
+    async watch(o, onEvent, onDone) {
+      const query: Record<string, string | number | boolean> = {
+        resourceVersion: o.resourceVersion,
+        allowWatchBookmarks: o.allowWatchBookmarks,
+        timeoutSeconds: o.timeoutSeconds,
+        ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
+      };
+      const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
+      return () => controller.abort();
+    },
+  };
+}
