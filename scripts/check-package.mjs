@@ -74,8 +74,13 @@ step('npm pack: exactly what runs', () => {
     required.push(entry.types.slice(2), entry.default.slice(2));
   }
   const missing = required.filter((f) => !files.includes(f));
-  // the README's links and its `map --snapshot` example; no declarations for the CLI, which exports nothing
-  const docs = ['docs/semantics.md', 'docs/map-example.json'];
+  // the README's documents and pictures (npm shows the README with them), the `map --snapshot`
+  // example's input, and the strategies page's pictures; no declarations for the CLI, which exports nothing
+  const readme = readFileSync('README.md', 'utf8');
+  const shown = [...readme.matchAll(/\]\(((?:docs|bench\/results)\/[^)#\s]+)\)/g)].map((m) => m[1]);
+  const strategiesPage = readFileSync('bench/results/strategies.md', 'utf8');
+  const pictures = [...strategiesPage.matchAll(/\]\(([^)#\s:]+\.svg)\)/g)].map((m) => `bench/results/${m[1]}`);
+  const docs = [...new Set([...shown, ...pictures, 'docs/map-example.json'])];
   required.push(...docs);
   const stray = files.filter(
     (f) =>
