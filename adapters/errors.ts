@@ -42,6 +42,7 @@ export function quoteInput(input: unknown): string {
   if (input === null || input === undefined) return String(input);
   if (typeof input === 'bigint') return `${input}n`;
   if (Array.isArray(input)) return `an array of ${input.length} value${input.length === 1 ? '' : 's'}`;
+  if (typeof input === 'object' && typeof (input as { then?: unknown }).then === 'function') return 'a Promise (a missing await?)';
   if (typeof input === 'object') return 'a value of type object';
   return `${String(input)} (${typeof input})`;
 }

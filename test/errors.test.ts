@@ -39,6 +39,21 @@ describe('quoted input', () => {
     }
     r.destroy();
   });
+
+  it('a Promise where an address belongs is named as such, with the likely cause', async () => {
+    const a = new Allocator('10.0.0.0/24');
+    const pending = a.allocateNext(); // not awaited
+    for (const call of [() => a.release(pending as never), () => a.has(pending as never), () => a.allocate(pending as never)]) {
+      const e = await call().then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(e).toBeInstanceOf(InvalidAddressError);
+      expect((e as Error).message).toBe('ParseAddr(a Promise (a missing await?)): expected a string, got object');
+    }
+    await pending;
+    a.destroy();
+  });
 });
 
 describe('typed errors', () => {
