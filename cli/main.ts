@@ -89,7 +89,8 @@ ipaddresses.
 
   --fix              delete the fixable IPAddresses (each re-checked just before), after asking
   -y, --yes          do not ask
-  --grace SECONDS    age before an IPAddress without its Service counts (default 60, upstream's)
+  --grace SECONDS    age before an IPAddress without its Service counts (default 60, upstream's;
+                     at most 31536000, a year)
   --json             print the report as JSON (schema "ipallocator/check/v1")
 ${CLUSTER_HELP}
 `,
@@ -276,11 +277,16 @@ function requestTimeout(text: string | undefined): number | undefined {
   return ms;
 }
 
-function positiveInt(text: string | undefined, flag: string, fallback: number): number {
+function positiveInt(text: string | undefined, flag: string, fallback: number, max?: { value: number; said: string }): number {
   if (text === undefined) return fallback;
   if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, got ${JSON.stringify(text)}`);
-  return Number(text);
+  const n = Number(text);
+  if (max !== undefined && n > max.value) throw new UsageError(`${flag} may be at most ${max.said}, got ${JSON.stringify(text)}`);
+  return n;
 }
+
+/** The longest --grace, in seconds: a year. Longer would hold back every orphan a cluster ever had. */
+const MAX_GRACE_SECONDS = 365 * 24 * 3600;
 
 // ── status ──────────────────────────────────────────────────────────────────────────────────
 
@@ -314,7 +320,11 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     return EXIT_CLEAN;
   }
   if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
-  const graceMs = positiveInt(values.grace, '--grace', REPAIR_GRACE_MS / 1000) * 1000;
+  const graceMs =
+    positiveInt(values.grace, '--grace', REPAIR_GRACE_MS / 1000, {
+      value: MAX_GRACE_SECONDS,
+      said: `${formatCount(MAX_GRACE_SECONDS)} seconds (365 days)`,
+    }) * 1000;
   const now = io.now ?? Date.now;
   const cluster = await connect(values, io);
   const serviceCIDRs = await cluster.serviceCIDRs();

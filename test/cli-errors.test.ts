@@ -147,6 +147,9 @@ describe('ipallocator: failures', () => {
     [['status', '--frob'], "Unknown option '--frob'"],
     [['status', '--top', 'many'], '--top takes a whole number, got "many"'],
     [['check', '--grace=-5'], '--grace takes a whole number, got "-5"'],
+    // a grace past a year holds back every orphan; this one printed as 99999999999999980000 s
+    [['check', '--grace', '99999999999999999999'], '--grace may be at most 31,536,000 seconds (365 days), got "99999999999999999999"'],
+    [['check', '--grace', '31536001'], '--grace may be at most 31,536,000 seconds (365 days), got "31536001"'],
     // a value starting with a dash: Node's parser says how to pass one, on one line
     [
       ['status', '--top', '-1'],
