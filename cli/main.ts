@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
-import { Prefix } from '../adapters/geometry.ts';
+import { Prefix, shortIPv6RangeRefusal } from '../adapters/geometry.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
@@ -375,14 +375,26 @@ async function readLine(input: Readable): Promise<string | undefined> {
 
 // ── map ─────────────────────────────────────────────────────────────────────────────────────
 
-/** The prefix `text` names, or a UsageError saying why not (the parser's reason). */
+/**
+ * The prefix `text` names, or a UsageError saying why not (the parser's reason). An IPv6 prefix
+ * shorter than /64 is refused with the reason `status` gives for such a range: kube-apiserver
+ * allocates from none, and its addresses past the first 2^64 have no place in the map's count.
+ */
 function cidrToDraw(text: string): Prefix {
+  let prefix: Prefix;
   try {
-    return Prefix.parse(text);
+    prefix = Prefix.parse(text);
   } catch (e) {
     const reason = e instanceof InvalidCIDRError ? e.reason : (e as Error).message;
     throw new UsageError(`${JSON.stringify(text)} is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: ${reason}`);
   }
+  const short = shortIPv6RangeRefusal(prefix.version, prefix.length);
+  if (short !== undefined) {
+    throw new UsageError(
+      `cannot draw ${JSON.stringify(text)}: kube-apiserver refuses IPv6 ranges shorter than /64 (${short}); draw a /64 or longer prefix inside it`,
+    );
+  }
+  return prefix;
 }
 
 async function map(args: readonly string[], io: Io, prog: string): Promise<number> {

@@ -209,6 +209,15 @@ describe('ipallocator map', () => {
     expect(bad.stderr).toContain(
       '"10.0.0.0/33" is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: prefix length out of range (0..32 for IPv4)\n',
     );
+    // Regression: fd00:10::/32 was drawn whole but counted only its first /64 (an allocated
+    // fd00:10:96::10 showed as 0 allocated); kube-apiserver allocates from no such range.
+    for (const cidr of ['fd00:10::/32', 'fd00:10:96::/63']) {
+      const short = await cli(['map', cidr, '--out', '/dev/null']);
+      expect([short.code, short.stdout]).toEqual([2, '']);
+      expect(short.stderr).toContain(
+        `ipallocator: cannot draw "${cidr}": kube-apiserver refuses IPv6 ranges shorter than /64 (shortest allowed prefix length for service CIDR is 64, got ${cidr.split('/')[1]}); draw a /64 or longer prefix inside it\n`,
+      );
+    }
     const mapped = await cli(['map', '::ffff:10.96.0.0/112']); // Go parses it; the reason says what is wrong
     expect(mapped.code).toBe(2);
     expect(mapped.stderr).toMatch(
