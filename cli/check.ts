@@ -32,7 +32,7 @@ import type { Cluster, ServiceRecord } from './cluster.ts';
 import { compareAddresses, parseCIDR, parseClusterIP } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { ownerText } from './status.ts';
-import { counted, shown, table } from './text.ts';
+import { counted, firstOf, shown, table } from './text.ts';
 
 export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
 
@@ -310,8 +310,8 @@ export async function fix(
   return result;
 }
 
-/** The terminal form. */
-export function render(report: CheckReport): string {
+/** The terminal form; `top`: how many pending addresses to name. */
+export function render(report: CheckReport, options: { top: number }): string {
   const out: string[] = [];
   const deletable = report.findings.filter((f) => f.fix === 'delete').length;
   if (report.findings.length === 0) {
@@ -328,10 +328,17 @@ export function render(report: CheckReport): string {
     out.push(`${counted(report.findings.length, 'problem')} found; ${counted(deletable, 'IPAddress', 'IPAddresses')} to delete${hint}.`);
   }
   if (report.pending.length > 0) {
-    const list = report.pending.map((p) => p.ip).join(', ');
     out.push(
-      `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without their Service younger than the ${report.graceSeconds} s grace (not counted): ${list}`,
+      `${counted(report.pending.length, 'IPAddress', 'IPAddresses')} without their Service younger than the ${report.graceSeconds} s grace (not counted):`,
     );
+    const { shown, more } = firstOf(report.pending, options.top);
+    out.push(
+      ...table(
+        shown.map((p) => [`  ${p.ip}`, p.owner ?? '(no parentRef)', p.ageSeconds === null ? 'age unknown' : `${p.ageSeconds}s old`]),
+        [false, false, false],
+      ),
+    );
+    if (more !== undefined) out.push(more);
   }
   const f = report.fixed;
   if (f !== null) {

@@ -92,6 +92,7 @@ ipaddresses.
   --grace SECONDS    age before an IPAddress without its Service counts (default 60, upstream's;
                      at most 31536000, a year)
   --json             print the report as JSON (schema "ipallocator/check/v1")
+  --top N            IPAddresses still inside the grace to name (default 5; --json lists all)
 ${CLUSTER_HELP}
 `,
   map: (p: string) => `Usage: ${p} map CIDR --out FILE.svg [options]
@@ -314,12 +315,14 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     fix: { type: 'boolean' },
     yes: { type: 'boolean', short: 'y' },
     grace: { type: 'string' },
+    top: { type: 'string' },
   });
   if (values.help) {
     io.stdout.write(HELP.check(prog));
     return EXIT_CLEAN;
   }
   if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
+  const top = positiveInt(values.top, '--top', 5);
   const graceMs =
     positiveInt(values.grace, '--grace', REPAIR_GRACE_MS / 1000, {
       value: MAX_GRACE_SECONDS,
@@ -358,7 +361,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
     report.clean = findings.every((f) => f.fix === 'delete' && settled.has(f.ip));
   }
-  io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report));
+  io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report, { top }));
   return report.clean ? EXIT_CLEAN : EXIT_FOUND;
 }
 

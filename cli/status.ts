@@ -11,7 +11,7 @@ import { shortIPv6RangeRefusal } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { compareAddresses, parseAddress, parseCIDR, placement, type Addr } from './ranges.ts';
-import { bar, counted, formatCount, percent, shown, table } from './text.ts';
+import { bar, counted, firstOf, formatCount, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
 export interface StatusReport {
@@ -210,15 +210,14 @@ export function render(report: StatusReport, options: { top: number }): string {
     if (report.ipAddresses > 0) out.push('Every IPAddress is inside a ServiceCIDR.');
   } else {
     out.push(`Outside every ServiceCIDR: ${counted(report.outside.count, 'IPAddress', 'IPAddresses')}`);
-    const shown = report.outside.addresses.slice(0, options.top);
+    const { shown, more } = firstOf(report.outside.addresses, options.top);
     out.push(
       ...table(
         shown.map((a) => [`  ${a.ip}`, a.owner ?? '(no parentRef)']),
         [false, false],
       ),
     );
-    if (report.outside.count > shown.length)
-      out.push(`  … and ${formatCount(report.outside.count - shown.length)} more (--json lists all)`);
+    if (more !== undefined) out.push(more);
   }
   if (report.owners.length > 0) {
     out.push(`Top owners by namespace:`);

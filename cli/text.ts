@@ -52,3 +52,13 @@ export function table(rows: string[][], right: boolean[]): string[] {
 export function counted(n: number | bigint | string, singular: string, plural = `${singular}s`): string {
   return `${formatCount(n)} ${String(n) === '1' ? singular : plural}`;
 }
+
+/**
+ * The first `top` of `items` to list, and the line that says how many are left out (undefined
+ * when none is): `  … and 1,234 more (--json lists all)`.
+ */
+export function firstOf<T>(items: readonly T[], top: number): { shown: T[]; more: string | undefined } {
+  const shown = items.slice(0, top);
+  const left = items.length - shown.length;
+  return { shown, more: left > 0 ? `  … and ${formatCount(left)} more (--json lists all)` : undefined };
+}

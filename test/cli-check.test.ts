@@ -239,10 +239,29 @@ describe('ipallocator check', () => {
     expect(report.pending.map((p) => p.ip)).toEqual(['10.96.0.30']);
     expect(names(c.double)).toEqual(['10.96.0.30']);
     const text = await cli(['check', '--kubeconfig', c.kubeconfig]);
-    expect(text.stdout).toContain('1 IPAddress without their Service younger than the 60 s grace (not counted): 10.96.0.30');
+    expect(text.stdout).toMatch(
+      /^1 IPAddress without their Service younger than the 60 s grace \(not counted\):\n {2}10\.96\.0\.30 {2}default\/coming {2}\d+s old\n$/m,
+    );
     // --grace shortens it: the same object, a minute and a second later by the clock, is a leak.
     const old = await cli(['check', '--json', '--grace', '1', '--kubeconfig', c.kubeconfig], { now: () => Date.now() + 2_000 });
     expect((JSON.parse(old.stdout) as CheckReport).findings.map((f) => f.kind)).toEqual(['orphan']);
+  });
+
+  it('names the first --top (default 5) of the IPAddresses inside the grace, and how many more', async () => {
+    // Regression: a deploy burst of 1,000 put every pending address on one line of 12,649 characters.
+    for (let i = 1; i <= 12; i++) addIPAddress(c.double, `10.96.0.${i}`, { namespace: 'shop', name: `new${i}` });
+    const r = await cli(['check', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.slice(-7)).toEqual([
+      '12 IPAddresses without their Service younger than the 60 s grace (not counted):',
+      ...[1, 2, 3, 4, 5].map((i) => expect.stringMatching(new RegExp(`^  10\\.96\\.0\\.${i} +shop/new${i} +\\d+s old$`))),
+      '  … and 7 more (--json lists all)',
+    ]);
+    const two = await cli(['check', '--top', '2', '--kubeconfig', c.kubeconfig]);
+    expect(two.stdout).toContain('  … and 10 more (--json lists all)\n');
+    const json = await cli(['check', '--json', '--top', '2', '--kubeconfig', c.kubeconfig]);
+    expect((JSON.parse(json.stdout) as CheckReport).pending).toHaveLength(12);
   });
 
   it('shows owners from the cluster with their control characters escaped, in the report and in the question', async () => {
