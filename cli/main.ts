@@ -18,6 +18,7 @@ import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
+import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
 import { emptyMap, markAllocated, type RangeMap } from './map.ts';
 import { offsetIn, parseAddress } from './ranges.ts';
@@ -146,6 +147,13 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     if (e instanceof CliError) {
       io.stderr.write(`${start}${prog}: ${shown(e.message)}\n`);
       return e.exitCode;
+    }
+    // Deno refused a permission (--allow-env: client-node's dependencies read the environment as
+    // they load): its own words name the flag, which is all the operator needs.
+    const denied = deniedByRuntime(e);
+    if (denied !== undefined) {
+      io.stderr.write(`${start}${prog}: Deno denied a permission the command needs: ${shown(denied)}\n`);
+      return EXIT_ERROR;
     }
     // A bug: keep the stack, it is what a report needs.
     io.stderr.write(`${start}${prog}: internal error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);

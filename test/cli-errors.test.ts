@@ -78,6 +78,24 @@ describe('ipallocator: failures', () => {
     expect([r.code, r.stdout]).toEqual([2, '']);
   });
 
+  // Regression: without --allow-env, client-node's dependencies fail as they load, and the
+  // command printed "internal error" with Deno's stack trace.
+  it('under Deno without --allow-env: says what Deno refused and which flag it needs, exit 2, no stack trace', async () => {
+    const deno = join(ROOT, 'node_modules', '.bin', 'deno');
+    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+      execFile(
+        deno,
+        ['run', '--allow-read', '--allow-net', 'cli/bin.ts', 'status', '--kubeconfig', c.kubeconfig],
+        { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } },
+        (err, stdout, stderr) => done({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stdout, stderr }),
+      );
+    });
+    expect(r.stderr).toBe(
+      'ipallocator: Deno denied a permission the command needs: Requires env access, run again with the --allow-env flag\n',
+    );
+    expect([r.code, r.stdout]).toEqual([2, '']);
+  });
+
   it('a server that accepts and never answers: one line naming the server, the context and the timeout, exit 2', async () => {
     const silent = await SilentServer.start();
     const kc = writeKubeconfig(silent.url);
