@@ -13,7 +13,7 @@
 // the command with a CliError instead of holding it for ever.
 //
 // Failures become CliErrors that say what to do: the server could not be reached (and where it
-// is), did not answer in time, the credentials were refused (401), or the identity lacks a
+// is), did not answer in time (or kept throttling the request, 429, until then), the credentials were refused (401), or the identity lacks a
 // permission (403: the verb and the resource). Messages never carry request or response headers,
 // nor tokens.
 import { type ConfigurationOptions, CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
@@ -137,7 +137,7 @@ export class Cluster {
   async readIPAddress(name: string): Promise<IPAddressRecord | undefined> {
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
-      return toRecord(await this.requests.run(target, (o) => this.networking.readIPAddress({ name }, o)));
+      return toRecord(await this.request(target, (o) => this.networking.readIPAddress({ name }, o)));
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw this.explain(e, 'get', IPADDRESSES, name);
@@ -148,7 +148,7 @@ export class Cluster {
   async readService(namespace: string, name: string): Promise<ServiceRecord | undefined> {
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(SERVICES), name: `${namespace}/${name}` };
-      return toService(await this.requests.run(target, (o) => this.core.readNamespacedService({ namespace, name }, o)));
+      return toService(await this.request(target, (o) => this.core.readNamespacedService({ namespace, name }, o)));
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw this.explain(e, 'get', SERVICES, `${namespace}/${name}`);
@@ -165,12 +165,27 @@ export class Cluster {
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
       const target: RequestTarget = { verb: 'delete', resource: qualified(IPADDRESSES), name };
-      const reply = await this.requests.run(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
+      const reply = await this.request(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
       return deleteOutcome(reply).finished ? 'deleted' : 'held';
     } catch (e) {
       if (isNotFound(e)) return 'gone';
       if (uid !== undefined && httpStatus(e) === 409) return 'changed';
       throw this.explain(e, 'delete', IPADDRESSES, name);
+    }
+  }
+
+  /**
+   * One request through ApiRequests (its deadline, and 429s waited out). When the deadline passes
+   * after the server throttled the request, the timeout error is remembered with how many times,
+   * for explain().
+   */
+  private async request<T>(target: RequestTarget, call: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
+    let throttled = 0;
+    try {
+      return await this.requests.run(target, call, () => throttled++);
+    } catch (e) {
+      if (throttled > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) throttledTimes.set(e, throttled);
+      throw e;
     }
   }
 
@@ -212,7 +227,7 @@ export class Cluster {
       try {
         do {
           const p = cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont };
-          const page = await this.requests.run(target, (o) => fetchPage(p, o));
+          const page = await this.request(target, (o) => fetchPage(p, o));
           for (const item of page.items ?? []) items.push(item);
           cont = page.metadata?._continue ?? page.metadata?.continue;
           if (cont === '') cont = undefined;
@@ -244,6 +259,12 @@ export class Cluster {
     const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? apiError.status.message : undefined;
     const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${name}"`;
     if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
+      const throttled = throttledTimes.get(apiError);
+      if (throttled !== undefined) {
+        return new CliError(
+          `the API server at ${this.server} (context "${this.context}") kept turning the request away as too busy (429 Too Many Requests, ${throttled === 1 ? 'once' : `${throttled} times`}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
+        );
+      }
       return new CliError(
         `the API server at ${this.server} (context "${this.context}") did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
       );
@@ -267,6 +288,9 @@ export class Cluster {
 }
 
 class ResourceNotServed extends Error {}
+
+/** Timeout errors of requests the server throttled (429) meanwhile: how many times. */
+const throttledTimes = new WeakMap<KubernetesApiError, number>();
 
 /** 30000 → "30s", 250 → "250ms" (the --request-timeout forms). */
 export function duration(ms: number): string {

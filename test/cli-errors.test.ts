@@ -123,6 +123,20 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: it said the server "did not answer within 1500ms" although it answered 429 each time.
+  it('a server that throttles (429) every attempt until the timeout: says it was throttled, not silent, exit 2', async () => {
+    c.double.failNext('list', 100, 429); // TooManyRequests, retryAfterSeconds 1
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig, '--request-timeout', '1500ms']);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^ipallocator: the API server at ${c.double.url.replace(/\./g, '\\.')} \\(context "double"\\) kept turning the request away as too busy ` +
+          '\\(429 Too Many Requests, (?:once|\\d+ times), each waited out as it asked\\) until the 1500ms request timeout passed ' +
+          '\\(list servicecidrs\\.networking\\.k8s\\.io\\); it is overloaded: try again later, or pass a longer --request-timeout\n$',
+      ),
+    );
+  });
+
   it('a server error: the verb, the resource and the status, exit 2', async () => {
     c.double.failNext('list', 1, 503, 'etcd is unhappy');
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
