@@ -12,11 +12,22 @@
 // adapters/kubernetes/requests.ts): a server that accepts the connection and never answers ends
 // the command with a CliError instead of holding it for ever.
 //
-// Failures become CliErrors that say what to do: the server could not be reached (and where it
-// is), did not answer in time (or kept throttling the request, 429, until then), the credentials were refused (401), or the identity lacks a
-// permission (403: the verb and the resource). Messages never carry request or response headers,
-// nor tokens.
-import { type ConfigurationOptions, CoreV1Api, KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
+// Failures become CliErrors that say what to do: the server could not be reached (a network
+// error: where it is), did not answer in time (or kept throttling the request, 429, until then),
+// answered with a body that cannot be read, the request was never sent (client-node refused the
+// kubeconfig, e.g. http:// without insecure-skip-tls-verify), the credentials were refused (401),
+// or the identity lacks a permission (403: the verb and the resource). Which of the last three
+// failures without an HTTP status it was, a probe middleware on each request tells. Messages never
+// carry request or response headers, nor tokens.
+import {
+  type ConfigurationOptions,
+  CoreV1Api,
+  KubeConfig,
+  NetworkingV1Api,
+  NetworkingV1beta1Api,
+  Observable,
+  type ObservableMiddleware,
+} from '@kubernetes/client-node';
 import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
@@ -78,6 +89,8 @@ export class Cluster {
   private networkingVersion: 'v1' | 'v1beta1' = 'v1';
   private readonly onProgress: ClusterOptions['onProgress'];
   private readonly requests: ApiRequests;
+  /** An http:// server without insecure-skip-tls-verify, which client-node 2.x refuses to send to. */
+  private readonly plainHttp: boolean;
 
   /** Loads the kubeconfig and selects the context. Throws CliError when there is none to use. */
   constructor(options: ClusterOptions = {}) {
@@ -109,6 +122,7 @@ export class Cluster {
     this.kc = kc;
     this.context = kc.getCurrentContext();
     this.server = cluster.server;
+    this.plainHttp = cluster.server.startsWith('http://') && cluster.skipTLSVerify !== true;
     this.core = kc.makeApiClient(CoreV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
     this.onProgress = options.onProgress;
@@ -181,10 +195,31 @@ export class Cluster {
    */
   private async request<T>(target: RequestTarget, call: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
     let throttled = 0;
+    // How far the last attempt got: client-node builds the request (kubeconfig, credentials)
+    // before its middleware runs, and runs `post` only on an answer.
+    let phase: Phase = 'unsent';
+    const probe: ObservableMiddleware = {
+      pre(context) {
+        phase = 'sent';
+        return new Observable(Promise.resolve(context));
+      },
+      post(context) {
+        phase = 'answered';
+        return new Observable(Promise.resolve(context));
+      },
+    };
     try {
-      return await this.requests.run(target, call, () => throttled++);
+      return await this.requests.run(
+        target,
+        (o) => {
+          phase = 'unsent';
+          return call({ ...o, middleware: [...(o.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
+        },
+        () => throttled++,
+      );
     } catch (e) {
       if (throttled > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) throttledTimes.set(e, throttled);
+      if (typeof e === 'object' && e !== null) phases.set(e, phase);
       throw e;
     }
   }
@@ -270,7 +305,21 @@ export class Cluster {
       );
     }
     if (code === undefined) {
-      return new CliError(`cannot reach the API server at ${this.server} (context "${this.context}"): ${describeTransport(err)}`);
+      const where = `the API server at ${this.server} (context "${this.context}")`;
+      const denied = deniedByRuntime(err);
+      const network = networkFailure(err);
+      if (denied !== undefined || network !== undefined) return new CliError(`cannot reach ${where}: ${denied ?? network}`);
+      const phase = typeof err === 'object' && err !== null ? phases.get(err) : undefined;
+      if (phase === 'answered') return new CliError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
+      if (phase === 'unsent') {
+        const http = this.plainHttp
+          ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'
+          : '';
+        return new CliError(
+          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}${http}`,
+        );
+      }
+      return new CliError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }
     if (code === 401) {
       return new CliError(`the API server at ${this.server} refused the credentials of context "${this.context}" (401 Unauthorized)`);
@@ -325,25 +374,54 @@ function isNotFound(err: unknown): boolean {
   return httpStatus(err) === 404;
 }
 
-/** The transport failure in a few words (the error code when there is one), never headers. */
-function describeTransport(err: unknown): string {
-  const denied = deniedByRuntime(err);
-  if (denied !== undefined) return denied;
+/** How far a request got before it failed: not sent (built from the kubeconfig), sent, answered. */
+type Phase = 'unsent' | 'sent' | 'answered';
+
+/** The phase each failed request's error was thrown in. */
+const phases = new WeakMap<object, Phase>();
+
+/** Error codes (Node's, undici's) that mean the server could not be reached, or the connection was lost. */
+const NETWORK_CODES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed for now',
+  ETIMEDOUT: 'timed out',
+  ECONNRESET: 'connection reset',
+  ECONNABORTED: 'connection aborted',
+  EPIPE: 'connection closed',
+  EHOSTUNREACH: 'host unreachable',
+  EHOSTDOWN: 'host down',
+  ENETUNREACH: 'network unreachable',
+  ENETDOWN: 'network down',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
+  UND_ERR_SOCKET: 'connection closed by the other side',
+};
+
+/** The network failure in an error's causes, in a few words with its code; undefined when there is none. */
+function networkFailure(err: unknown): string | undefined {
   let e: unknown = err;
-  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      const words: Record<string, string> = {
-        ECONNREFUSED: 'connection refused',
-        ENOTFOUND: 'host not found',
-        ETIMEDOUT: 'timed out',
-        ECONNRESET: 'connection reset',
-        EHOSTUNREACH: 'host unreachable',
-      };
-      return `${words[code] ?? 'connection failed'} (${code})`;
-    }
+    if (typeof code === 'string' && Object.hasOwn(NETWORK_CODES, code)) return `${NETWORK_CODES[code]} (${code})`;
     e = (e as { cause?: unknown }).cause;
   }
-  const message = (err as { message?: unknown } | null)?.message;
-  return typeof message === 'string' ? message.split('\n')[0]! : 'connection failed';
+  return undefined;
+}
+
+/**
+ * An error and its causes as one line: the first line of each message, joined with ": " ("fetch
+ * failed: bad port"), each code once in parentheses. Never headers: the errors without an HTTP
+ * status hold none.
+ */
+function messages(err: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
+    const { message, code } = e as { message?: unknown; code?: unknown };
+    const text = typeof message === 'string' ? message.split('\n')[0]!.trim() : '';
+    const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+    if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return parts.length > 0 ? parts.join(': ') : String(err);
 }

@@ -60,6 +60,44 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: every failure without an HTTP status read "cannot reach the API server", also an
+  // answer it could not read and a request client-node refused to send.
+  it('an answer that is not JSON: says the server answered with a malformed body, exit 2', async () => {
+    c.double.garbleNext('list');
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(
+      /^ipallocator: the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) answered list servicecidrs\.networking\.k8s\.io with a malformed body: [^\n]*JSON[^\n]*\n$/,
+    );
+  });
+
+  it('an http:// server without insecure-skip-tls-verify: says client-node refused to send, as a kubeconfig problem, exit 2', async () => {
+    const kc = writeKubeconfig(c.double.url, TEST_TOKEN, { skipTLSVerify: false });
+    try {
+      const r = await cli(['check', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: HTTP protocol is not allowed when skipTLSVerify is not set or false; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)\n`,
+      );
+      expect(c.double.requests).toEqual([]); // nothing reached the server
+    } finally {
+      kc.remove();
+    }
+  });
+
+  it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
+    const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toMatch(
+        /^ipallocator: list servicecidrs\.networking\.k8s\.io failed without an answer from the API server at http:\/\/127\.0\.0\.1:1 \(context "double"\): fetch failed[^\n]*\n$/,
+      );
+    } finally {
+      kc.remove();
+    }
+  });
+
   // Deno without --allow-net: its refusal lies a few causes deep under "fetch failed".
   it('under Deno without --allow-net: says what Deno refused and which flag it needs, exit 2', async () => {
     const deno = join(ROOT, 'node_modules', '.bin', 'deno');

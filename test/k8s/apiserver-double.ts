@@ -50,6 +50,8 @@
 // Fault switches (all deterministic; nothing here depends on wall-clock timing unless asked):
 //   setLatency(ms, verb?)       delay before answering (all verbs, or one)
 //   failNext(verb, count, code) the next `count` requests of that verb answer a 5xx/429 Status
+//   garbleNext(verb, count)     the next `count` requests of that verb answer 200 with a body
+//                               that is not JSON (a proxy or a broken server)
 //   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
 //   stopListening()/listenAgain()  the server process restarts: connections dropped, then
 //                               refused (ECONNREFUSED) until it listens again; state kept
@@ -383,6 +385,7 @@ export class ApiServerDouble {
   private readonly watches = new Set<OpenWatch>();
   private readonly faults = new Map<Verb, { count: number; code: number; message: string | undefined }>();
   private readonly latency = new Map<Verb | '*', number>();
+  private readonly garbles = new Map<Verb, number>();
   private watchLagMs = 0;
   private holding = false;
   private readonly snapshots = new Map<string, { rv: number; items: KubeObject[]; generation: number }>();
@@ -533,6 +536,11 @@ export class ApiServerDouble {
   /** The next `count` requests of `verb` fail with `code` (500, 503, 504, 429, …) and a Status. */
   failNext(verb: Verb, count = 1, code = 500, message?: string): void {
     this.faults.set(verb, { count, code, message });
+  }
+
+  /** The next `count` requests of `verb` answer 200 application/json with a truncated body (not JSON). */
+  garbleNext(verb: Verb, count = 1): void {
+    this.garbles.set(verb, count);
   }
 
   /**
@@ -707,6 +715,15 @@ export class ApiServerDouble {
       fault.count--;
       if (fault.count === 0) this.faults.delete(verb);
       return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message));
+    }
+
+    const garbled = this.garbles.get(verb) ?? 0;
+    if (garbled > 0) {
+      if (garbled === 1) this.garbles.delete(verb);
+      else this.garbles.set(verb, garbled - 1);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end('{"kind": "IPAddressLi');
+      return;
     }
 
     switch (verb) {

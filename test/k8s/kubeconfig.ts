@@ -21,8 +21,15 @@ export function kubeConfigFor(server: string, token = TEST_TOKEN): KubeConfig {
   return kc;
 }
 
-/** Writes a kubeconfig file for `server`; returns its path and a function that removes it. */
-export function writeKubeconfig(server: string, token = TEST_TOKEN): { path: string; remove: () => void } {
+/**
+ * Writes a kubeconfig file for `server`; returns its path and a function that removes it.
+ * `skipTLSVerify: false` leaves out insecure-skip-tls-verify (client-node 2.x then refuses http:).
+ */
+export function writeKubeconfig(
+  server: string,
+  token = TEST_TOKEN,
+  options: { skipTLSVerify?: boolean } = {},
+): { path: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
   const path = join(dir, 'config');
   const text = [
@@ -32,7 +39,7 @@ export function writeKubeconfig(server: string, token = TEST_TOKEN): { path: str
     '- name: double',
     '  cluster:',
     `    server: ${server}`,
-    '    insecure-skip-tls-verify: true',
+    ...(options.skipTLSVerify === false ? [] : ['    insecure-skip-tls-verify: true']),
     'users:',
     '- name: tester',
     '  user:',
