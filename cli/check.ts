@@ -29,6 +29,7 @@ import { RECONCILE_GRACE_MS } from '../adapters/reconcile.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { ParentRef } from '../adapters/types.ts';
 import type { Cluster, ServiceRecord } from './cluster.ts';
+import { ClusterError } from './errors.ts';
 import { compareAddresses, parseCIDR, parseClusterIP } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { ownerText } from './status.ts';
@@ -87,6 +88,13 @@ export interface FixResult {
   skipped: { ip: string; reason: string; resolved: boolean }[];
   /** Deletes that failed. */
   failed: { ip: string; error: string }[];
+  /**
+   * Set when fixing stopped at a failure every further request would meet (no answer from the
+   * server, credentials or permission refused): its message. The failure is also in `failed`.
+   */
+  stoppedBy: string | null;
+  /** The leaks not tried because fixing stopped. */
+  untried: string[];
   /** True when the operator declined the confirmation. */
   declined: boolean;
 }
@@ -271,17 +279,19 @@ function formatAge(ms: number): string {
 
 /**
  * Deletes the IPAddresses of the findings marked "delete", each after reading it and its parent
- * Service again and finding the rule still holds. Never throws for one object: a failure is
- * recorded and the others proceed.
+ * Service again and finding the rule still holds. Never throws: a failure of one object (an API
+ * error about it) is recorded and the others proceed; a failure every further request would meet
+ * too (a ClusterError: no answer, 401, 403) is recorded and ends the loop, the rest untried — a
+ * stalled server would otherwise cost a full request timeout per leak.
  */
 export async function fix(
   cluster: Cluster,
   findings: readonly Finding[],
   options: { now: () => number; graceMs: number },
 ): Promise<FixResult> {
-  const result: FixResult = { deleted: [], skipped: [], failed: [], declined: false };
+  const result: FixResult = { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: false };
   const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
-  for (const name of names) {
+  for (const [i, name] of names.entries()) {
     try {
       const current = await cluster.readIPAddress(name);
       if (current === undefined) {
@@ -305,6 +315,11 @@ export async function fix(
       else result.skipped.push({ ip: name, reason: 'changed since the listing: re-created', resolved: false });
     } catch (e) {
       result.failed.push({ ip: name, error: (e as Error).message });
+      if (e instanceof ClusterError) {
+        result.stoppedBy = e.message;
+        result.untried = names.slice(i + 1);
+        break;
+      }
     }
   }
   return result;
@@ -349,6 +364,9 @@ export function render(report: CheckReport, options: { top: number }): string {
       );
       for (const s of f.skipped) out.push(`Skipped ${s.ip}: ${s.reason}.`);
       for (const e of f.failed) out.push(`Failed ${e.ip}: ${e.error}`);
+      if (f.stoppedBy !== null && f.untried.length > 0) {
+        out.push(`Stopped there: ${counted(f.untried.length, 'IPAddress', 'IPAddresses')} not tried.`);
+      }
     }
   }
   return out.map(shown).join('\n') + '\n';

@@ -34,7 +34,7 @@ import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { CliError, UsageError } from './errors.ts';
+import { CliError, ClusterError, UsageError } from './errors.ts';
 
 /** Objects per list request. */
 export const PAGE_SIZE = 500;
@@ -287,7 +287,10 @@ export class Cluster {
     }
   }
 
-  /** A client-node failure as a CliError that says what went wrong and what is missing. */
+  /**
+   * A client-node failure as a CliError that says what went wrong and what is missing: a
+   * ClusterError when every further request would fail too (no answer, 401, 403).
+   */
   private explain(err: unknown, verb: 'list' | 'get' | 'delete', resource: ResourceRef, name?: string): CliError {
     const apiError = translate(err, verb, qualified(resource), name);
     const code = apiError instanceof KubernetesApiError ? apiError.code : httpStatus(err);
@@ -296,11 +299,11 @@ export class Cluster {
     if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
       const throttled = throttledTimes.get(apiError);
       if (throttled !== undefined) {
-        return new CliError(
+        return new ClusterError(
           `the API server at ${this.server} (context "${this.context}") kept turning the request away as too busy (429 Too Many Requests, ${throttled === 1 ? 'once' : `${throttled} times`}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
         );
       }
-      return new CliError(
+      return new ClusterError(
         `the API server at ${this.server} (context "${this.context}") did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
       );
     }
@@ -308,25 +311,25 @@ export class Cluster {
       const where = `the API server at ${this.server} (context "${this.context}")`;
       const denied = deniedByRuntime(err);
       const network = networkFailure(err);
-      if (denied !== undefined || network !== undefined) return new CliError(`cannot reach ${where}: ${denied ?? network}`);
+      if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
       const phase = typeof err === 'object' && err !== null ? phases.get(err) : undefined;
-      if (phase === 'answered') return new CliError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
+      if (phase === 'answered') return new ClusterError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
       if (phase === 'unsent') {
         const http = this.plainHttp
           ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'
           : '';
-        return new CliError(
+        return new ClusterError(
           `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}${http}`,
         );
       }
-      return new CliError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
+      return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }
     if (code === 401) {
-      return new CliError(`the API server at ${this.server} refused the credentials of context "${this.context}" (401 Unauthorized)`);
+      return new ClusterError(`the API server at ${this.server} refused the credentials of context "${this.context}" (401 Unauthorized)`);
     }
     if (code === 403) {
       const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
-      return new CliError(
+      return new ClusterError(
         `permission denied: context "${this.context}" may not ${verb} ${resource.plural} (${group}); ` +
           `grant RBAC verb "${verb}" on resource "${resource.plural}"` +
           (serverSaid ? `; the server said: ${serverSaid}` : ''),

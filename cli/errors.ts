@@ -23,3 +23,15 @@ export class UsageError extends CliError {
     this.name = 'UsageError';
   }
 }
+
+/**
+ * A failure every further request to the cluster would meet too: no answer (unreachable, timed
+ * out, malformed, or not sent), or the credentials or the permission refused (401, 403).
+ * `check --fix` stops at the first one instead of meeting it once per leak.
+ */
+export class ClusterError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT_ERROR);
+    this.name = 'ClusterError';
+  }
+}

@@ -364,12 +364,18 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
       if (answer === undefined) io.stderr.write('\n');
       confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
     }
-    report.fixed = confirmed ? await fix(cluster, findings, { now, graceMs }) : { deleted: [], skipped: [], failed: [], declined: true };
+    report.fixed = confirmed
+      ? await fix(cluster, findings, { now, graceMs })
+      : { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: true };
     // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
     const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
     report.clean = findings.every((f) => f.fix === 'delete' && settled.has(f.ip));
   }
   io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report, { top }));
+  // fixing stopped at an error about the cluster, not about a leak: exit 2, as the same error
+  // would have ended the listing
+  const stopped = report.fixed?.stoppedBy ?? null;
+  if (stopped !== null) throw new CliError(`--fix stopped: ${stopped}`);
   return report.clean ? EXIT_CLEAN : EXIT_FOUND;
 }
 

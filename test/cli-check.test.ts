@@ -286,6 +286,8 @@ describe('ipallocator check', () => {
       deleted: [],
       skipped: [{ ip: '10.96.0.30', reason: 'marked for deletion: a finalizer holds it', resolved: false }],
       failed: [],
+      stoppedBy: null,
+      untried: [],
       declined: false,
     });
     expect([report.clean, r.code]).toEqual([false, 1]);
@@ -386,15 +388,45 @@ describe('ipallocator check', () => {
     expect(await cluster.deleteIPAddress('10.96.0.30', 'any')).toBe('gone');
   });
 
-  it('reports a delete the identity may not make, keeps the object and exits 1', async () => {
-    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+  // Regression: each leak met the same refusal in turn, and the command exited 1 ("problems
+  // remain") instead of 2 (a permission error).
+  it('stops at a delete the identity may not make (403): reports it, tries no other, exit 2', async () => {
+    for (const n of [30, 31, 32]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: `gone${n}` });
     c.double.denyAccess('delete', 'ipaddresses');
+    const denied =
+      'permission denied: context "double" may not delete ipaddresses (API group "networking.k8s.io"); grant RBAC verb "delete" on resource "ipaddresses"';
     const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
-    expect(r.code).toBe(1);
-    expect(r.stdout).toContain(
-      'Failed 10.96.0.30: permission denied: context "double" may not delete ipaddresses (API group "networking.k8s.io"); grant RBAC verb "delete" on resource "ipaddresses"',
+    expect(r.code).toBe(2);
+    const said = '; the server said: ipaddresses.networking.k8s.io "10.96.0.30" is forbidden:';
+    expect(r.stdout).toMatch(/\nDeleted 0 IPAddresses\.\nFailed 10\.96\.0\.30: [^\n]+\nStopped there: 2 IPAddresses not tried\.\n$/);
+    expect(r.stdout).toContain(`Failed 10.96.0.30: ${denied}${said}`);
+    expect(r.stderr).toContain(`ipallocator: --fix stopped: ${denied}${said}`);
+    expect(r.stderr.split('\n')).toHaveLength(2);
+    expect(c.double.requestsOf('delete')).toHaveLength(1);
+    expect(names(c.double)).toEqual(['10.96.0.30', '10.96.0.31', '10.96.0.32']);
+    const json = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(json.code).toBe(2);
+    const fixed = (JSON.parse(json.stdout) as CheckReport).fixed!;
+    expect(fixed).toMatchObject({ deleted: [], untried: ['10.96.0.31', '10.96.0.32'] });
+    expect(fixed.stoppedBy).toContain(`${denied}${said}`);
+    expect(fixed.failed).toEqual([{ ip: '10.96.0.30', error: fixed.stoppedBy }]);
+  });
+
+  // Regression: against a server that stopped answering, each leak waited out its own timeout in
+  // turn (1,000 leaks × 30 s).
+  it('stops at the first request that times out: one timeout, not one per leak, exit 2', async () => {
+    for (const n of [30, 31, 32, 33]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: `gone${n}` });
+    c.double.setLatency(3_000, 'get'); // the listing answers, the re-reads before each delete do not
+    const started = Date.now();
+    const r = await cli(['check', '--fix', '--yes', '--request-timeout', '300ms', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      `ipallocator: --fix stopped: the API server at ${c.double.url} (context "double") did not answer within 300ms (get ipaddresses.networking.k8s.io "10.96.0.30"); to wait longer, pass --request-timeout\n`,
     );
-    expect(names(c.double)).toEqual(['10.96.0.30']);
+    expect(r.stdout).toContain('Stopped there: 3 IPAddresses not tried.\n');
+    expect(c.double.requestsOf('get')).toHaveLength(1);
+    expect(c.double.requestsOf('delete')).toHaveLength(0);
   });
 
   it('lists thousands of Services and IPAddresses in pages and finds the one leak among them', async () => {
