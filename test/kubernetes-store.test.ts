@@ -70,6 +70,14 @@ describe('KubernetesStore', () => {
     return { s, m };
   }
 
+  /**
+   * Lets the open watch pass the first second: a watch ended sooner with no event is a failure
+   * and re-lists (client-go's "very short watch"), which tests of resuming must not meet.
+   */
+  async function pastVeryShortWatch(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+  }
+
   async function watchCaughtUp(store: KubernetesStore): Promise<void> {
     const name = `10.255.255.${++markers}`;
     d.insert(foreign(name));
@@ -409,6 +417,7 @@ describe('KubernetesStore', () => {
     it('re-lists after compaction (410 Expired) and delivers the differences', async () => {
       for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
       const { s, m } = await watched();
+      await pastVeryShortWatch();
       const states: string[] = [];
       s.onStateChange((st) => states.push(st));
       d.holdWatches();
@@ -461,6 +470,7 @@ describe('KubernetesStore', () => {
     it('after the API server restarts, the watch resumes from where it stopped: no re-list, nothing missed', async () => {
       for (let i = 1; i <= 3; i++) d.insert(foreign(`10.0.0.${i}`));
       const { s, m } = await watched();
+      await pastVeryShortWatch();
       const states: string[] = [];
       s.onStateChange((st) => states.push(st));
       await d.stopListening(); // the open watch is dropped; the next requests are refused
@@ -480,6 +490,7 @@ describe('KubernetesStore', () => {
 
     it('a throttled watch (429) is asked again from where it stopped, without a re-list', async () => {
       const { s, m } = await watched();
+      await pastVeryShortWatch();
       d.failNext('watch', 2, 429);
       d.closeWatches(); // the server ends the watch; the next two requests to watch again are throttled
       d.insert(foreign('10.0.0.1'));
@@ -489,6 +500,24 @@ describe('KubernetesStore', () => {
       expect(s.stats.errors).toBe(2);
       expect(s.stats.lists).toBe(1);
       expect(s.lastError).toBeUndefined();
+    });
+
+    it('a watch the server ends (or cuts) within a second of its answer, with no event, is a failure: lastError, then a re-list', async () => {
+      // Regression: such a watch was resumed for ever, the cache frozen while the state said
+      // synced (client-go calls it a "very short watch" and re-lists).
+      const s = open();
+      await s.waitForSync();
+      await until(() => d.openWatches() === 1);
+      const states: string[] = [];
+      s.onStateChange((st, err) => states.push(`${st}: ${err?.message ?? ''}`));
+      d.holdWatches();
+      d.insert(foreign('10.0.0.1')); // held, then lost with the connection: it arrives through the re-list
+      d.dropWatches();
+      await until(() => s.stats.lists >= 2 && s.cache.get('10.0.0.1') !== undefined, 'the re-list');
+      expect(states[0]).toMatch(
+        /^relisting: watch ipaddresses\.networking\.k8s\.io: very short watch: the API server \(or a proxy in front of it\) ended the watch within 1 s of its answer, with no event/,
+      );
+      await until(() => s.state === 'synced');
     });
 
     it('a quiet watch stays open past 30 s, so the bookmarks kube-apiserver sends each minute reach it', { timeout: 60_000 }, async () => {
@@ -508,6 +537,7 @@ describe('KubernetesStore', () => {
     it('a watch that loses its connection after the answer resumes from where it stopped', async () => {
       d.insert(foreign('10.0.0.1'));
       const { s, m } = await watched();
+      await pastVeryShortWatch();
       d.holdWatches(); // the events below are lost with the connection…
       d.remove('10.0.0.1');
       d.insert(foreign('10.0.0.2'));

@@ -15,7 +15,8 @@
 //
 // * A watch that ends — cleanly, or by losing its connection after the server answered — is
 //   resumed from the last resourceVersion seen (events or bookmarks), losing nothing: every
-//   event up to it has been applied. So is a watch request refused for now — the connection
+//   event up to it has been applied; one that ends within a second of its answer with no event
+//   is a failure (client-go's "very short watch") and re-lists. So is a watch request refused for now — the connection
 //   refused (the API server restarting) or 429 (throttled) — after the backoff: client-go's
 //   reflector does the same (isWatchErrorRetriable), so that an API server's restart does not
 //   make every client list everything again. A 410 (ERROR event with code 410, or HTTP 410)
@@ -151,6 +152,17 @@ export interface InformerStats {
 const WATCH_ANSWER_MS = 30_000;
 /** How long past the timeoutSeconds asked of the server an open watch is trusted. */
 const WATCH_GRACE_SECONDS = 60;
+
+/** A watch that ends this soon after its answer, with no event, is a failure (client-go's "very short watch"). */
+const VERY_SHORT_WATCH_MS = 1000;
+
+/** The failure of a watch the server answered and ended at once, with no event. */
+function veryShortWatch(cause: unknown): Error {
+  return new Error(
+    `very short watch: the API server (or a proxy in front of it) ended the watch within ${VERY_SHORT_WATCH_MS / 1000} s of its answer, with no event`,
+    cause === null || cause === undefined ? undefined : { cause },
+  );
+}
 
 /** The failure of a watch request the server took and never answered. */
 function noAnswer(cause: unknown): Error {
@@ -550,6 +562,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       let events = 0;
       /** The server answered the watch request: client-node handed back its abort (after the headers). */
       let answered = false;
+      let answeredAt = 0;
       let expired = false;
       let eventError: unknown;
       let settled = false;
@@ -607,11 +620,19 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           }
           // A connection lost after the answer (reset, the server going away): every event up
           // to this.rv has been applied, so resume from it, as client-go does for such an end.
-          if (answered) return finish({ kind: 'closed', events });
+          if (answered) return finish(ended(err));
           return finish({ kind: 'error', error: err, events });
         }
-        finish({ kind: 'closed', events });
+        finish(ended(null));
       };
+      // An answered watch that ended: resumed — unless it ended within a second with no event,
+      // which client-go's reflector takes for a failure ("very short watch") and re-lists after:
+      // a server or proxy that cuts every watch at once would otherwise freeze the cache while
+      // every state said synced.
+      const ended = (err: unknown): Outcome =>
+        events === 0 && Date.now() - answeredAt < VERY_SHORT_WATCH_MS
+          ? { kind: 'error', error: veryShortWatch(err), events }
+          : { kind: 'closed', events };
       const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
       const options = {
         resourceVersion: this.rv,
@@ -637,6 +658,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       this.lw.watch(options, onEvent, onDone).then(
         (abort) => {
           answered = true;
+          answeredAt = Date.now();
           if (this.stopped || settled) return abort();
           this.abortWatch = abort;
           if (this._state === 'relisting' && this.rv !== '') {
