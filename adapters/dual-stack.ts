@@ -138,6 +138,7 @@ export class DualStackAllocator {
     try {
       return await work();
     } finally {
+      // a store's unsubscribe that throws has no caller to tell here: the call ends as it did
       if (--this.inFlight === 0 && this.destroyed) this.destroyPair();
     }
   }
@@ -210,12 +211,24 @@ export class DualStackAllocator {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
-    if (this.inFlight === 0) this.destroyPair();
+    const failure = this.inFlight === 0 ? this.destroyPair() : undefined;
+    if (failure !== undefined) throw failure.error;
   }
 
-  private destroyPair(): void {
-    this.ipv4.destroy();
-    this.ipv6.destroy();
+  /**
+   * Destroys both, whatever the first one's destroy() throws (a store's unsubscribe that throws:
+   * each still frees its memory), and returns the first error.
+   */
+  private destroyPair(): { error: unknown } | undefined {
+    let failure: { error: unknown } | undefined;
+    for (const allocator of [this.ipv4, this.ipv6]) {
+      try {
+        allocator.destroy();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    return failure;
   }
 
   [Symbol.dispose](): void {

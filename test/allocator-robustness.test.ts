@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { DualStackAllocator } from '../adapters/dual-stack.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
@@ -155,13 +156,19 @@ describe('after destroy()', () => {
     const before = memoryLimit().inUse;
     const cidrs = new InMemoryServiceCIDRs();
     cidrs.addServiceCIDR('a', ['10.2.0.0/16']);
-    for (const make of [() => new Allocator('10.1.0.0/16', { store: mine }), () => new MetaAllocator('IPv4', cidrs, { store: mine })]) {
+    const pair = () => new DualStackAllocator(new Allocator('10.1.0.0/16', { store: mine }), new Allocator('fd00::/64', { store: mine }));
+    for (const make of [
+      () => new Allocator('10.1.0.0/16', { store: mine }),
+      () => new MetaAllocator('IPv4', cidrs, { store: mine }),
+      pair,
+    ]) {
       const a = make();
       expect(memoryLimit().inUse).toBeGreaterThan(before);
       expect(() => a.destroy()).toThrow('unsubscribe failed');
       expect(memoryLimit().inUse).toBe(before);
       a.destroy();
-      expect(() => a.used()).toThrow(ErrDestroyed);
+      if (a instanceof DualStackAllocator) expect(() => a.ipv6.used()).toThrow(ErrDestroyed);
+      else expect(() => a.used()).toThrow(ErrDestroyed);
     }
   });
 
