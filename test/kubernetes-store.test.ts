@@ -23,6 +23,7 @@ import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts'
 import { KubeConfig } from '@kubernetes/client-node';
 import { Mirror, cacheNames, until } from './k8s/helpers.ts';
 import { Informer, type ListerWatcher } from '../adapters/kubernetes/informer.ts';
+import { matchesSelector, parseLabelSelector } from '../adapters/kubernetes/objects.ts';
 
 const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 
@@ -749,6 +750,14 @@ describe('KubernetesStore', () => {
   });
 
   describe('wrong arguments: InvalidArgumentError / InvalidRecordError before any request', () => {
+    it('reads an empty value in a set as apimachinery does: "x in (a,)" is {a, ""}', () => {
+      // Regression: the empty value was dropped ("x in (,)" refused, a record labelled x="" filtered out).
+      expect(matchesSelector(parseLabelSelector('x in (a,)'), { x: '' })).toBe(true);
+      expect(matchesSelector(parseLabelSelector('x in (,)'), { x: '' })).toBe(true);
+      expect(matchesSelector(parseLabelSelector('x in (,)'), { x: 'a' })).toBe(false);
+      expect(matchesSelector(parseLabelSelector('x notin (a,)'), { x: '' })).toBe(false);
+    });
+
     it('refuses a KubeConfig, options, apiVersion, family or labelSelector of the wrong kind', () => {
       const kc = kubeConfigFor(d.url);
       const rows: [string, () => unknown, string][] = [
@@ -770,6 +779,16 @@ describe('KubernetesStore', () => {
           'an empty set in the labelSelector',
           () => new KubernetesStore(kc, { labelSelector: 'a in ( )', start: false }),
           "values set can't be empty",
+        ],
+        [
+          'a label value the API server refuses',
+          () => new KubernetesStore(kc, { labelSelector: 'a in (x,-y)', start: false }),
+          'value "-y" of key "a" must be empty, or at most 63 characters',
+        ],
+        [
+          'a label key the API server refuses',
+          () => new KubernetesStore(kc, { labelSelector: 'x..y/a=b', start: false }),
+          'the prefix of key "x..y/a" must be a lowercase DNS subdomain',
         ],
         ['start as text', () => new KubernetesStore(kc, { start: 'false' as never }), 'start must be true or false, got "false"'],
         [

@@ -160,17 +160,15 @@ export function parseLabelSelector(text: string): LabelSelector {
     if (p === '' && parts.length === 1) break;
     let m: RegExpMatchArray | null;
     if ((m = p.match(new RegExp(`^${KEY}\\s+(in|notin)\\s+\\(([^)]*)\\)$`)))) {
-      const values = m[3]!
-        .split(',')
-        .map((v) => v.trim())
-        .filter((v) => v !== '');
-      if (values.length === 0) {
-        // apimachinery's NewRequirement: the API server would refuse every list and watch
+      // As apimachinery's parser: "(a,)" is {a, ""}; only "()" is empty, which NewRequirement
+      // refuses (the API server would refuse every list and watch).
+      const inner = m[3]!.trim();
+      if (inner === '') {
         throw new InvalidArgumentError(
           `invalid label selector ${JSON.stringify(text)}: for 'in', 'notin' operators, values set can't be empty (${JSON.stringify(p)})`,
         );
       }
-      requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values });
+      requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values: inner.split(',').map((v) => v.trim()) });
     } else if ((m = p.match(new RegExp(`^${KEY}\\s*!=\\s*${VAL}$`)))) {
       requirements.push({ op: 'neq', key: m[1]!, value: m[2]! });
     } else if ((m = p.match(new RegExp(`^${KEY}\\s*==?\\s*${VAL}$`)))) {
@@ -183,7 +181,38 @@ export function parseLabelSelector(text: string): LabelSelector {
       throw new InvalidArgumentError(`invalid label selector ${JSON.stringify(text)}: cannot parse requirement ${JSON.stringify(p)}`);
     }
   }
+  for (const r of requirements) {
+    const problem = labelKeyProblem(r.key) ?? labelValuesProblem(r);
+    if (problem !== undefined) throw new InvalidArgumentError(`invalid label selector ${JSON.stringify(text)}: ${problem}`);
+  }
   return { text: text.trim(), requirements };
+}
+
+/** A label name or value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` between. */
+const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+/** A key's prefix: a DNS subdomain (RFC 1123), at most 253 characters. */
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Why the API server would refuse `key` (apimachinery's IsQualifiedName), or undefined. */
+function labelKeyProblem(key: string): string | undefined {
+  const parts = key.split('/');
+  const name = parts.at(-1)!;
+  if (parts.length > 2) return `key ${JSON.stringify(key)} has more than one "/"`;
+  if (parts.length === 2 && (parts[0]!.length > 253 || !DNS_SUBDOMAIN.test(parts[0]!))) {
+    return `the prefix of key ${JSON.stringify(key)} must be a lowercase DNS subdomain (RFC 1123) of at most 253 characters`;
+  }
+  if (name.length > 63 || !LABEL_NAME.test(name)) {
+    return `the name of key ${JSON.stringify(key)} must be at most 63 characters, alphanumeric at both ends, with '-', '_' or '.' between`;
+  }
+  return undefined;
+}
+
+/** Why the API server would refuse a value of `r` (apimachinery's IsValidLabelValue), or undefined. */
+function labelValuesProblem(r: Requirement): string | undefined {
+  const values = r.op === 'in' || r.op === 'notin' ? r.values : r.op === 'eq' || r.op === 'neq' ? [r.value] : [];
+  const bad = values.find((v) => v !== '' && (v.length > 63 || !LABEL_NAME.test(v)));
+  if (bad === undefined) return undefined;
+  return `value ${JSON.stringify(bad)} of key ${JSON.stringify(r.key)} must be empty, or at most 63 characters, alphanumeric at both ends, with '-', '_' or '.' between`;
 }
 
 /** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. */
