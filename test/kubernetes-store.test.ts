@@ -1,5 +1,8 @@
 // KubernetesStore through real HTTP and client-node against the API-server double.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import {
   deleteServiceCIDR,
@@ -848,6 +851,35 @@ describe('KubernetesStore', () => {
         expect(make, what).toThrow(quotes);
       }
       expect(d.requests).toEqual([]);
+    });
+
+    it('with no KubeConfig given and none to be found, refuses the placeholder loadFromDefault() falls back to', () => {
+      // Regression: the check ran only on a KubeConfig passed in; new KubernetesStore() synced for ever.
+      const saved = { ...process.env };
+      const home = mkdtempSync(join(tmpdir(), 'ipallocator-no-kubeconfig-'));
+      try {
+        delete process.env.KUBECONFIG;
+        delete process.env.KUBERNETES_SERVICE_HOST;
+        delete process.env.KUBERNETES_SERVICE_PORT;
+        process.env.HOME = home;
+        expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+          "KubernetesStore: the KubeConfig is client-node's placeholder (server http://localhost:8080)",
+        );
+      } finally {
+        for (const k of ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'HOME']) {
+          if (saved[k] === undefined) delete process.env[k];
+          else process.env[k] = saved[k];
+        }
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
+
+    it('takes the same cluster and user built on purpose for kubectl proxy (skipTLSVerify set)', () => {
+      const proxy = new KubeConfig();
+      proxy.loadFromClusterAndUser({ name: 'cluster', server: 'http://localhost:8080', skipTLSVerify: true }, { name: 'user' });
+      const s = new KubernetesStore(proxy, { start: false });
+      expect(s.state).toBe('syncing');
+      s.close();
     });
 
     it('waitForSync with a misspelled option rejects at once (it would wait for ever)', async () => {

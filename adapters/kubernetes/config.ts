@@ -12,17 +12,17 @@ import type { ApiVersion } from './objects.ts';
  * a KubeConfig from another copy of client-node is accepted by its shape (makeApiClient).
  */
 export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeConfig {
+  let kc: KubeConfig;
   if (kubeConfig === undefined) {
-    const kc = new KubeConfig();
+    kc = new KubeConfig();
     kc.loadFromDefault();
-    return kc;
-  }
-  if (typeof kubeConfig !== 'object' || kubeConfig === null || typeof (kubeConfig as KubeConfig).makeApiClient !== 'function') {
+  } else if (typeof kubeConfig !== 'object' || kubeConfig === null || typeof (kubeConfig as KubeConfig).makeApiClient !== 'function') {
     throw new InvalidArgumentError(
       `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}`,
     );
+  } else {
+    kc = kubeConfig as KubeConfig;
   }
-  const kc = kubeConfig as KubeConfig;
   if (isClientNodeFallback(kc)) {
     // every request would fail with a refused connection (or, with client-node 2.x, "HTTP
     // protocol is not allowed") to a server nobody named
@@ -42,13 +42,25 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
 }
 
 /**
- * Whether loadFromDefault found nothing and fell back to client-node's placeholder (context
- * "loaded-context", cluster "cluster" at http://localhost:8080).
+ * Whether loadFromDefault found nothing and fell back to client-node's placeholder: context
+ * "loaded-context", cluster "cluster" at http://localhost:8080 with TLS checks on (which
+ * client-node 2.x refuses to send to), user "user" with no credentials. The same built on purpose
+ * for `kubectl proxy --port 8080` sets skipTLSVerify, and is taken.
  */
 export function isClientNodeFallback(kc: KubeConfig): boolean {
-  if (typeof kc.getCurrentCluster !== 'function' || typeof kc.getCurrentContext !== 'function') return false;
+  if (typeof kc.getCurrentCluster !== 'function' || typeof kc.getCurrentContext !== 'function' || typeof kc.getCurrentUser !== 'function') {
+    return false;
+  }
   const cluster = kc.getCurrentCluster();
-  return kc.getCurrentContext() === 'loaded-context' && cluster?.name === 'cluster' && cluster.server === 'http://localhost:8080';
+  const user = kc.getCurrentUser();
+  return (
+    kc.getCurrentContext() === 'loaded-context' &&
+    cluster?.name === 'cluster' &&
+    cluster.server === 'http://localhost:8080' &&
+    cluster.skipTLSVerify !== true &&
+    user?.name === 'user' &&
+    Object.entries(user).every(([k, v]) => k === 'name' || v === undefined)
+  );
 }
 
 /**
