@@ -564,7 +564,7 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
       forRange(view: StrategyView): OffsetChooser {
         return new CoolDownChooser(
           chooserFor(inner, view),
-          new CoolingQueue(wholeIndex(view), byTime ? clock : null, wait),
+          new CoolingQueue(wholeIndex(view), byTime ? clock : null, wait, view.rangeOffset),
           view.rangeOffset,
         );
       },
@@ -667,6 +667,8 @@ export class CoolingQueue {
     /** The time clock, or null for a count of allocations. */
     private readonly clock: (() => number) | null,
     private readonly wait: number,
+    /** Where the dynamic band starts (offsets below it are the static band). */
+    private readonly dynamicFrom = 0,
   ) {
     this.#index = index;
   }
@@ -674,6 +676,22 @@ export class CoolingQueue {
   /** Held offsets. */
   get size(): number {
     return this.held.size;
+  }
+
+  /** Held offsets in the dynamic band. */
+  get dynamicSize(): number {
+    return this.dynamicHeld;
+  }
+  private dynamicHeld = 0;
+
+  private isDynamic(hi: number, lo: number): boolean {
+    return hi !== 0 || lo >= this.dynamicFrom;
+  }
+
+  /** (hi, lo), held under `key`, is no longer held. */
+  private unhold(key: number | string, hi: number, lo: number): void {
+    this.held.delete(key);
+    if (this.isDynamic(hi, lo)) this.dynamicHeld--;
   }
 
   /** Whether this queue returns offsets to `index`. */
@@ -692,6 +710,7 @@ export class CoolingQueue {
     this.untils = [];
     this.head = 0;
     this.held.clear();
+    this.dynamicHeld = 0;
   }
 
   /** The clock's time (or the allocation count). InvalidArgumentError when options.now gives no finite number; its own error when it throws. */
@@ -746,6 +765,7 @@ export class CoolingQueue {
     if (this.his.length - this.head > 2 * this.held.size + 1024) this.dropStale();
     const pos = this.his.length;
     this.held.set(keyOf(hi, lo), pos);
+    if (this.isDynamic(hi, lo)) this.dynamicHeld++;
     this.his.push(hi);
     this.los.push(lo);
     this.untils.push(until);
@@ -753,7 +773,11 @@ export class CoolingQueue {
 
   /** Stops holding (hi, lo) because it is taken by hand (or loaded): true if it was held. */
   claim(hi: number, lo: number): boolean {
-    return this.held.size !== 0 && this.held.delete(keyOf(hi, lo));
+    if (this.held.size === 0) return false;
+    const key = keyOf(hi, lo);
+    if (!this.held.has(key)) return false;
+    this.unhold(key, hi, lo);
+    return true;
   }
 
   /** An allocateNext happened (a count-based cool-down's clock). */
@@ -793,7 +817,7 @@ export class CoolingQueue {
       const key = keyOf(hi, lo);
       if (this.held.get(key) !== at) continue; // claimed since (and maybe held again: a newer entry)
       this.#index.clear(hi, lo); // first: when it throws (out of memory), the entry is still held
-      this.held.delete(key);
+      this.unhold(key, hi, lo);
       this.early++;
       released++;
     }
@@ -816,7 +840,7 @@ export class CoolingQueue {
     const key = keyOf(hi, lo);
     if (this.held.get(key) === at) {
       this.#index.clear(hi, lo);
-      this.held.delete(key);
+      this.unhold(key, hi, lo);
     }
     this.head++; // (an entry not held any more was claimed since, and maybe held again: a newer entry)
   }
@@ -850,13 +874,16 @@ export class CoolingQueue {
     for (const [k, pos] of this.held) this.held.set(k, pos - h);
   }
 
-  /** Every held offset is marked in the index: a message naming the first that is not, or null. */
+  /** Every held offset is marked in the index, and counted in its band: a message naming what is not, or null. */
   check(): string | null {
+    let dynamic = 0;
     for (const [, pos] of this.held) {
       const hi = this.his[pos]!;
       const lo = this.los[pos]!;
       if (!this.#index.has(hi, lo)) return `held offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is not marked in the index`;
+      if (this.isDynamic(hi, lo)) dynamic++;
     }
+    if (dynamic !== this.dynamicHeld) return `${dynamic} held offsets are in the dynamic band, the count says ${this.dynamicHeld}`;
     return null;
   }
 }
@@ -885,9 +912,8 @@ class CoolDownChooser implements OffsetChooser {
     for (;;) {
       const found = this.inner.choose(out);
       if (found && (out.hi !== 0 || out.lo >= this.rangeOffset)) return true;
-      const quarter = Math.max(1, cooling.size >> 2);
-      if (cooling.releaseOldest(quarter, this.rangeOffset)) continue;
-      if (found || !cooling.releaseOldest(quarter)) return found;
+      if (cooling.dynamicSize > 0 && cooling.releaseOldest(Math.max(1, cooling.dynamicSize >> 2), this.rangeOffset)) continue;
+      if (found || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return found;
     }
   }
 

@@ -428,6 +428,26 @@ describe('cool-down', () => {
     r.destroy();
   });
 
+  it('the early return counts the quarter among the held dynamic addresses, not among all held', () => {
+    // Regression: with held static addresses counted in, two dynamic ones came back at once and
+    // lowest-free took the one released last.
+    const g = geometry('10.0.0.0/27'); // static band 0..15, dynamic band 16..29
+    let now = 0;
+    const r = new Range('10.0.0.0/27', { strategy: coolDown('lowest-free', { ms: 60_000, now: () => now }) });
+    for (let o = 0; o <= 29; o++) if (o !== 13) r.allocate(g.textOf(o)); // offset 13 (static) stays free
+    r.release(g.textOf(29)); // the oldest held dynamic address
+    for (let o = 0; o <= 6; o++) {
+      now += 1000;
+      r.release(g.textOf(o)); // 7 held static addresses
+    }
+    now += 1000;
+    r.release(g.textOf(19)); // released just now
+    expect(g.offsetOf(r.allocateNext())).toBe(29);
+    expect(r.has(g.textOf(19))).toBe(false);
+    expect([r.used(), r.validate().indexed]).toEqual([21, 29]); // 8 still held: 19 and the 7 static ones
+    r.destroy();
+  });
+
   it('a time-based cool-down on a range that hears releases but never allocates holds each only for its time', () => {
     // Regression: holds ended only inside allocateNext, so a standby replica held every address
     // ever released (memory growing without bound on a /64).
