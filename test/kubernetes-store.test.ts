@@ -1266,6 +1266,40 @@ describe('Informer: a watch that times out', () => {
     expect([lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
     informer.stop();
   });
+
+  it('an answered watch that hears nothing, bookmarks included, for 150 s is taken for a dead connection and resumed', async () => {
+    // Regression: a connection that died without a word (under Deno not even seen by
+    // client-node's timer) was trusted until timeoutSeconds + 60 s, up to 11 minutes.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      let lists = 0;
+      const aborted: number[] = [];
+      const push: ((type: string, object: unknown) => void)[] = [];
+      const lw: ListerWatcher = {
+        list: async () => {
+          lists++;
+          return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
+        },
+        watch: async (_o, onEvent) => {
+          const n = push.push(onEvent);
+          return () => aborted.push(n);
+        },
+      };
+      const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', watchTimeoutSeconds: 3600 });
+      informer.start();
+      await informer.waitForSync();
+      for (let minute = 0; minute < 5; minute++) {
+        await vi.advanceTimersByTimeAsync(60_000);
+        push[0]!('BOOKMARK', { metadata: { resourceVersion: String(6 + minute) } }); // each minute, as kube-apiserver
+      }
+      expect([push.length, aborted]).toEqual([1, []]); // kept open while bookmarks come
+      await vi.advanceTimersByTimeAsync(150_000); // then nothing
+      expect([push.length, aborted, lists, informer.stats.errors, informer.state]).toEqual([2, [1], 1, 0, 'synced']);
+      informer.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
 
 describe('Informer: a watcher that closes the store from its callback', () => {

@@ -150,6 +150,12 @@ export interface InformerStats {
 
 /** How long a watch request may wait for the server's answer: client-node's default request timeout. */
 const WATCH_ANSWER_MS = 30_000;
+/**
+ * How long an answered watch may go without any event, bookmarks included, before it is taken for
+ * a connection that died silently and resumed: kube-apiserver sends a bookmark each minute. A
+ * server that sends none costs a resumed watch (no list) now and then.
+ */
+const WATCH_QUIET_MS = 150_000;
 /** How long past the timeoutSeconds asked of the server an open watch is trusted. */
 const WATCH_GRACE_SECONDS = 60;
 
@@ -567,16 +573,27 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       let eventError: unknown;
       let settled = false;
       let deadline: ReturnType<typeof setTimeout> | undefined;
+      let quiet: ReturnType<typeof setTimeout> | undefined;
       const finish = (o: Outcome) => {
         if (settled) return;
         settled = true;
         if (deadline !== undefined) clearTimeout(deadline);
+        if (quiet !== undefined) clearTimeout(quiet);
         this.abortWatch = undefined;
         this.endWatch = undefined;
         resolve(o);
       };
+      /** (Re)starts the wait for the next event: none within WATCH_QUIET_MS, and the watch is resumed. */
+      const awaitNextEvent = () => {
+        if (quiet !== undefined) clearTimeout(quiet);
+        quiet = setTimeout(() => {
+          this.abortWatch?.();
+          finish({ kind: 'closed', events: events || 1 });
+        }, WATCH_QUIET_MS);
+      };
       const onEvent = (type: string, object: unknown) => {
         if (this.stopped || settled) return;
+        if (answered) awaitNextEvent();
         const obj = object as { code?: number; metadata?: { resourceVersion?: string } };
         if (type === 'ERROR') {
           if (obj?.code === 410) expired = true;
@@ -641,9 +658,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         ...(this.options.selector?.text ? { labelSelector: this.options.selector.text } : {}),
       };
       // Deadlines of its own, whatever client-node's Watch does (2.x has one timer for the
-      // answer and for quiet, set to 90 s in lister-watcher.ts; 1.4 none): no answer within
-      // WATCH_ANSWER_MS is a failure; a watch still open well past the timeoutSeconds asked of
-      // the server is a connection that died silently: resumed.
+      // answer and for quiet, set to 90 s in lister-watcher.ts; 1.4 none; and under Deno a
+      // connection that died without a word is not seen at all): no answer within
+      // WATCH_ANSWER_MS is a failure; a watch without any event for WATCH_QUIET_MS, or still open
+      // well past the timeoutSeconds asked of the server, is a connection that died silently:
+      // resumed.
       deadline = setTimeout(() => {
         if (!answered) return finish({ kind: 'error', error: noAnswer(undefined), events });
         deadline = setTimeout(
@@ -661,6 +680,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           answeredAt = Date.now();
           if (this.stopped || settled) return abort();
           this.abortWatch = abort;
+          awaitNextEvent();
           if (this._state === 'relisting' && this.rv !== '') {
             // answered again after a refused watch: the map is being kept up to date once more
             this.lastError = undefined;
