@@ -349,6 +349,14 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       const s = source({ start: false });
       expect(() => s.subscribe(null as never)).toThrow(InvalidArgumentError);
       await expect(createServiceCIDR(kc, '' as never, ['10.0.0.0/24'])).rejects.toThrow(InvalidArgumentError);
+      // Regression: these were sent, for the API server to refuse (or, '..', to reach another path)
+      await expect(createServiceCIDR(kc, '..', ['10.0.0.0/24'])).rejects.toThrow('createServiceCIDR: a ServiceCIDR needs a name, got ".."');
+      await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { a: 1 } as never })).rejects.toThrow(
+        'createServiceCIDR: the label "a" must be a string, got 1 (number)',
+      );
+      await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { 'bad key!': 'v' } })).rejects.toThrow(
+        'createServiceCIDR: the name of key "bad key!" must be at most 63 characters',
+      );
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { apiVersion: 'v2' as never })).rejects.toThrow(InvalidArgumentError);
       await expect(deleteServiceCIDR(null as never, 'x')).rejects.toThrow(InvalidArgumentError);
       // Regression: "", "." and ".." sent DELETE …/servicecidrs — kube-apiserver's deletecollection

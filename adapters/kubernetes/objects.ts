@@ -6,7 +6,7 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError } from '../errors.ts';
+import { InvalidArgumentError, quoteInput } from '../errors.ts';
 import type { ParentRef } from '../types.ts';
 
 export const GROUP = 'networking.k8s.io';
@@ -186,6 +186,25 @@ export function parseLabelSelector(text: string): LabelSelector {
     if (problem !== undefined) throw new InvalidArgumentError(`invalid label selector ${JSON.stringify(text)}: ${problem}`);
   }
   return { text: text.trim(), requirements };
+}
+
+/**
+ * A copy of `labels` when the API server would take them (string values, valid label keys and
+ * values); InvalidArgumentError naming the first it would refuse.
+ */
+export function checkedLabels(labels: unknown, owner: string): Record<string, string> {
+  if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
+    throw new InvalidArgumentError(`${owner}: labels must be an object of strings, got ${quoteInput(labels)}`);
+  }
+  const copy: Record<string, string> = {};
+  for (const [key, value] of Object.entries(labels)) {
+    if (typeof value !== 'string')
+      throw new InvalidArgumentError(`${owner}: the label ${JSON.stringify(key)} must be a string, got ${quoteInput(value)}`);
+    const problem = labelKeyProblem(key) ?? labelValuesProblem({ op: 'eq', key, value });
+    if (problem !== undefined) throw new InvalidArgumentError(`${owner}: ${problem}`);
+    copy[key] = value;
+  }
+  return copy;
 }
 
 /** A label name or value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` between. */

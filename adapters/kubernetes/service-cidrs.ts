@@ -43,7 +43,7 @@ import {
   type SharedOptions,
   selectorOption,
 } from './config.ts';
-import { GROUP, isPathSegmentName, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 
@@ -167,11 +167,10 @@ export async function createServiceCIDR(
   const config = kubeConfigOrDefault(kc, 'createServiceCIDR');
   const api = apiFor(config, version);
   const requests = requestsFor(config, options.requestTimeoutMs, 'createServiceCIDR');
-  if (typeof name !== 'string' || name === '')
-    throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
+  if (!isPathSegmentName(name)) throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   validateServiceCIDRSpec(cidrs);
   const metadata: { name: string; labels?: Record<string, string> } = { name };
-  if (options.labels !== undefined) metadata.labels = { ...options.labels };
+  if (options.labels !== undefined) metadata.labels = checkedLabels(options.labels, 'createServiceCIDR');
   const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
   try {
     const created = await requests.run({ verb: 'create', resource: RESOURCE, name }, (opts) =>
