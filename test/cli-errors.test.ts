@@ -99,16 +99,21 @@ describe('ipallocator: failures', () => {
   });
 
   // Deno without --allow-net: its refusal lies a few causes deep under "fetch failed".
-  it('under Deno without --allow-net: says what Deno refused and which flag it needs, exit 2', async () => {
+  /** `ipallocator status` under Deno with only the permissions given. */
+  function statusUnderDeno(permissions: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const deno = join(ROOT, 'node_modules', '.bin', 'deno');
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+    return new Promise((done) => {
       execFile(
         deno,
-        ['run', '--allow-read', '--allow-env', 'cli/bin.ts', 'status', '--kubeconfig', c.kubeconfig],
+        ['run', ...permissions, 'cli/bin.ts', 'status', '--kubeconfig', c.kubeconfig],
         { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } },
         (err, stdout, stderr) => done({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stdout, stderr }),
       );
     });
+  }
+
+  it('under Deno without --allow-net: says what Deno refused and which flag it needs, exit 2', async () => {
+    const r = await statusUnderDeno(['--allow-read', '--allow-env']);
     const host = new URL(c.double.url).host;
     expect(r.stderr).toBe(
       `ipallocator: cannot reach the API server at ${c.double.url} (context "double"): Requires net access to "${host}", run again with the --allow-net flag\n`,
@@ -119,15 +124,7 @@ describe('ipallocator: failures', () => {
   // Regression: without --allow-env, client-node's dependencies fail as they load, and the
   // command printed "internal error" with Deno's stack trace.
   it('under Deno without --allow-env: says what Deno refused and which flag it needs, exit 2, no stack trace', async () => {
-    const deno = join(ROOT, 'node_modules', '.bin', 'deno');
-    const r = await new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-      execFile(
-        deno,
-        ['run', '--allow-read', '--allow-net', 'cli/bin.ts', 'status', '--kubeconfig', c.kubeconfig],
-        { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } },
-        (err, stdout, stderr) => done({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stdout, stderr }),
-      );
-    });
+    const r = await statusUnderDeno(['--allow-read', '--allow-net']);
     expect(r.stderr).toBe(
       'ipallocator: Deno denied a permission the command needs: Requires env access, run again with the --allow-env flag\n',
     );
