@@ -1267,6 +1267,36 @@ describe('Informer: a watch that times out', () => {
     informer.stop();
   });
 
+  it('a watch asked to last 1 s (watchTimeoutSeconds: 1) that the server ends just under a second after its answer is resumed, not failed', async () => {
+    // Regression: kube-apiserver starts its timer before it answers, so every such watch was a
+    // "very short watch": an error and a re-list each time on a quiet cluster.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      let lists = 0;
+      let watches = 0;
+      const lw: ListerWatcher = {
+        list: async () => {
+          lists++;
+          return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
+        },
+        watch: async (_o, _onEvent, onDone) => {
+          watches++;
+          setTimeout(() => onDone(null), 995); // the server's timeoutSeconds, counted from before its answer
+          return () => {};
+        },
+      };
+      const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', watchTimeoutSeconds: 1 });
+      informer.start();
+      await informer.waitForSync();
+      await vi.advanceTimersByTimeAsync(5_000);
+      expect(watches).toBeGreaterThanOrEqual(3);
+      expect([lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
+      informer.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('an answered watch that hears nothing, bookmarks included, for 150 s is taken for a dead connection and resumed', async () => {
     // Regression: a connection that died without a word (under Deno not even seen by
     // client-node's timer) was trusted until timeoutSeconds + 60 s, up to 11 minutes.

@@ -15,14 +15,14 @@
 //
 // * A watch that ends — cleanly, or by losing its connection after the server answered — is
 //   resumed from the last resourceVersion seen (events or bookmarks), losing nothing: every
-//   event up to it has been applied; one that ends within a second of its answer with no event
-//   is a failure (client-go's "very short watch") and re-lists. So is a watch request refused for now — the connection
+//   event up to it has been applied. So is a watch request refused for now — the connection
 //   refused (the API server restarting) or 429 (throttled) — after the backoff: client-go's
 //   reflector does the same (isWatchErrorRetriable), so that an API server's restart does not
 //   make every client list everything again. A 410 (ERROR event with code 410, or HTTP 410)
 //   means the server no longer has the history: re-list at once. Any other failure (5xx, an
-//   ERROR event of another kind, a watch request the server never answered, a failed list)
-//   re-lists after an exponential backoff with jitter. A re-list delivers the differences to
+//   ERROR event of another kind, a watch request the server never answered, a watch that ended
+//   within a second of its answer with no event — client-go's "very short watch" —, a failed
+//   list) re-lists after an exponential backoff with jitter. A re-list delivers the differences to
 //   subscribers as adds and deletes.
 // * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while the map
 //   may be behind after a failure — a re-list pending or running, or a watch refused for now
@@ -163,9 +163,9 @@ const WATCH_GRACE_SECONDS = 60;
 const VERY_SHORT_WATCH_MS = 1000;
 
 /** The failure of a watch the server answered and ended at once, with no event. */
-function veryShortWatch(cause: unknown): Error {
+function veryShortWatch(cause: unknown, withinMs: number): Error {
   return new Error(
-    `very short watch: the API server (or a proxy in front of it) ended the watch within ${VERY_SHORT_WATCH_MS / 1000} s of its answer, with no event`,
+    `very short watch: the API server (or a proxy in front of it) ended the watch within ${withinMs / 1000} s of its answer, with no event`,
     cause === null || cause === undefined ? undefined : { cause },
   );
 }
@@ -642,15 +642,17 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         }
         finish(ended(null));
       };
+      const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
       // An answered watch that ended: resumed — unless it ended within a second with no event,
       // which client-go's reflector takes for a failure ("very short watch") and re-lists after:
       // a server or proxy that cuts every watch at once would otherwise freeze the cache while
-      // every state said synced.
+      // every state said synced. A watch asked to last 1 s ends a little under a second after its
+      // answer (kube-apiserver starts its timer before it answers): for it, half a second.
+      const veryShortMs = Math.min(VERY_SHORT_WATCH_MS, timeoutSeconds * 500);
       const ended = (err: unknown): Outcome =>
-        events === 0 && Date.now() - answeredAt < VERY_SHORT_WATCH_MS
-          ? { kind: 'error', error: veryShortWatch(err), events }
+        events === 0 && Date.now() - answeredAt < veryShortMs
+          ? { kind: 'error', error: veryShortWatch(err, veryShortMs), events }
           : { kind: 'closed', events };
-      const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
       const options = {
         resourceVersion: this.rv,
         allowWatchBookmarks: true,
