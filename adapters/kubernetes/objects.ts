@@ -159,16 +159,9 @@ export function parseLabelSelector(text: string): LabelSelector {
     const p = raw.trim();
     if (p === '' && parts.length === 1) break;
     let m: RegExpMatchArray | null;
-    if ((m = p.match(new RegExp(`^${KEY}\\s+(in|notin)\\s+\\(([^)]*)\\)$`)))) {
-      // As apimachinery's parser: "(a,)" is {a, ""}; only "()" is empty, which NewRequirement
-      // refuses (the API server would refuse every list and watch).
-      const inner = m[3]!.trim();
-      if (inner === '') {
-        throw new InvalidArgumentError(
-          `invalid label selector ${JSON.stringify(text)}: for 'in', 'notin' operators, values set can't be empty (${JSON.stringify(p)})`,
-        );
-      }
-      requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values: inner.split(',').map((v) => v.trim()) });
+    if ((m = p.match(new RegExp(`^${KEY}\\s+(in|notin)\\s*\\(([^)]*)\\)$`)))) {
+      // As apimachinery's parser: "(a,)" is {a, ""}, and "()" is {""}
+      requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values: m[3]!.split(',').map((v) => v.trim()) });
     } else if ((m = p.match(new RegExp(`^${KEY}\\s*!=\\s*${VAL}$`)))) {
       requirements.push({ op: 'neq', key: m[1]!, value: m[2]! });
     } else if ((m = p.match(new RegExp(`^${KEY}\\s*==?\\s*${VAL}$`)))) {
