@@ -1185,6 +1185,23 @@ describe('Informer: a watch that times out', () => {
   });
   const timeout = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 
+  /** A server listing one object, whose every watch is answered and ends `afterMs` later with `err`; it counts both. */
+  function endingWatches(afterMs: number, err: () => unknown) {
+    const count = { lists: 0, watches: 0 };
+    const lw: ListerWatcher = {
+      list: async () => {
+        count.lists++;
+        return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
+      },
+      watch: async (_o, _onEvent, onDone) => {
+        count.watches++;
+        setTimeout(() => onDone(err()), afterMs);
+        return () => {};
+      },
+    };
+    return { count, lw };
+  }
+
   // Regression: a server (or proxy) that took the watch request and never answered was read as
   // a quiet watch: state synced, no lastError, and the cache frozen for good.
   it('before the server answered: a failure, reported, and the cache re-listed', async () => {
@@ -1245,24 +1262,12 @@ describe('Informer: a watch that times out', () => {
   });
 
   it('after the server answered (no event for a while): the watch resumes, nothing failed', async () => {
-    let lists = 0;
-    let watches = 0;
-    const lw: ListerWatcher = {
-      list: async () => {
-        lists++;
-        return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
-      },
-      watch: async (_o, _onEvent, onDone) => {
-        watches++;
-        setTimeout(() => onDone(timeout()), 5);
-        return () => {};
-      },
-    };
+    const { count, lw } = endingWatches(5, timeout);
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 20, maxMs: 20 } });
     informer.start();
     await informer.waitForSync({ timeoutMs: 1000 });
-    await until(() => watches >= 4, 'a few watches');
-    expect([lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
+    await until(() => count.watches >= 4, 'a few watches');
+    expect([count.lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
     informer.stop();
   });
 
@@ -1271,25 +1276,13 @@ describe('Informer: a watch that times out', () => {
     // "very short watch": an error and a re-list each time on a quiet cluster.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     try {
-      let lists = 0;
-      let watches = 0;
-      const lw: ListerWatcher = {
-        list: async () => {
-          lists++;
-          return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
-        },
-        watch: async (_o, _onEvent, onDone) => {
-          watches++;
-          setTimeout(() => onDone(null), 995); // the server's timeoutSeconds, counted from before its answer
-          return () => {};
-        },
-      };
+      const { count, lw } = endingWatches(995, () => null); // the server's timeoutSeconds, counted from before its answer
       const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', watchTimeoutSeconds: 1 });
       informer.start();
       await informer.waitForSync();
       await vi.advanceTimersByTimeAsync(5_000);
-      expect(watches).toBeGreaterThanOrEqual(3);
-      expect([lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
+      expect(count.watches).toBeGreaterThanOrEqual(3);
+      expect([count.lists, informer.stats.errors, informer.state]).toEqual([1, 0, 'synced']);
       informer.stop();
     } finally {
       vi.useRealTimers();
