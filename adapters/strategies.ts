@@ -518,11 +518,11 @@ export interface CoolDownOptions {
  * A held address is free for every purpose but the strategy's choice: `has` is false, `used()`
  * does not count it, `allocate(ip)` takes it at once, snapshots leave it out.
  *
- * When every free address of the dynamic band is held, the oldest quarter of the held addresses
- * (at least one, from the dynamic band) return early and the strategy chooses among them, rather
- * than go into the static band; and when every free address is held, rather than fail: cool-down delays reuse, it never
- * pushes allocations into the static band (KEP-3070) nor makes a range with free addresses answer
- * ErrFull. A quarter, not the oldest alone: API servers sharing a store hold the same addresses in
+ * When every free address of the dynamic band is held, the oldest quarter of the addresses held
+ * there (at least one) return early and the strategy chooses among them, rather than go into the
+ * static band; and when every free address is held, rather than fail: cool-down delays reuse, it
+ * never pushes allocations into the static band (KEP-3070) nor makes a range with free addresses
+ * answer ErrFull. A quarter, not the oldest alone: API servers sharing a store hold the same addresses in
  * the same order, and would all pick that one.
  *
  * Memory: held addresses stay marked in the index (no index memory); the queue of held addresses
