@@ -406,10 +406,28 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** A successful create (static or dynamic): settle the op, count it. */
   private created(op: Op, scope: 'static' | 'dynamic', start: number): void {
-    this.taken.created(op);
+    if (this.taken.created(op)) this.askStoreAfterRelist(op);
     this.metrics.allocation(this.cidr, scope);
     this.gauges();
     this.metrics.observe(this.cidr, start);
+  }
+
+  /**
+   * A create answered after the cache re-listed without its name: asks the store whether the
+   * record still exists (TakenAddresses.createdAcrossRelist). A store that cannot answer leaves
+   * the address marked until the next re-list: capacity, never a second allocation.
+   */
+  private askStoreAfterRelist(op: Op): void {
+    let call: Promise<unknown>;
+    try {
+      call = this.store.get(op.name);
+    } catch {
+      return;
+    }
+    call.then(
+      (r) => this.taken.createdAcrossRelist(op, r != null),
+      () => undefined,
+    );
   }
 
   /**

@@ -23,11 +23,12 @@
 // Invariants (checked by validate()):
 // 1. A bit is cleared by a cache delete event, by the end of a call of its name that failed
 //    (a failed create, whichever call set the bit; a collision), by the allocator's own release,
-//    or on re-list (a pending op the cache never reported) — unless the cache holds the name or a
-//    pending op may still create it (`unreserve`: one whose record the cache has not reported; a
-//    reported record the cache no longer holds was deleted, and its op claims nothing). A stale
-//    bit only costs capacity until then, and a missing
-//    bit costs only a collision (the store refuses the create): nothing is ever allocated twice.
+//    on re-list (a pending op the cache never reported), or when a create answered after a
+//    re-list that did not list its name finds the store no longer holds it — unless the cache
+//    holds the name or a pending op may still create it (`unreserve`: one whose record the cache
+//    has not reported; a reported record the cache no longer holds was deleted, and its op
+//    claims nothing). A stale bit only costs capacity until then, and a missing bit costs only
+//    a collision (the store refuses the create): nothing is ever allocated twice.
 //    With none of the allocator's calls in flight and nothing pending, every bit is a record the
 //    cache holds or a cool-down's hold.
 // 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
@@ -78,6 +79,12 @@ export class Op {
   seen = false;
   /** The store call is still running (false: created, waiting for the cache). */
   calling = true;
+  /**
+   * The cache re-listed while the call ran and did not list the name. A create answered after
+   * that was applied either after the list (its add event is still to come) or before it and
+   * deleted since (no event will ever come): only the store can tell (`createdAcrossRelist`).
+   */
+  acrossRelist = false;
   /** The op of an outer synchronous call (a watcher re-entered the allocator). */
   outer: Op | null = null;
   /** The next pending op of the same name (`pending` chains them). */
@@ -297,6 +304,7 @@ export class TakenAddresses {
     op.seen = false;
     op.reserved = false;
     op.heldUntil = undefined;
+    op.acrossRelist = false;
     return op;
   }
 
@@ -355,15 +363,34 @@ export class TakenAddresses {
    * A successful create. When the cache has not reported the record yet, an old delete event may
    * have cleared the reservation meanwhile: mark it again and keep the op pending until the
    * cache reports the name (or re-lists). When it did, later events are the truth.
+   *
+   * Returns true when the op must be checked against the store (createdAcrossRelist): the
+   * cache re-listed during the call without the name, so the record may be gone already, and
+   * then no event would ever settle the op — its address would stay marked until the next
+   * re-list.
    */
-  created(op: Op): void {
+  created(op: Op): boolean {
     if (!op.seen && !this.closed) {
       this.markTaken(op.address);
       if (op === this.spare) this.spare = null;
       this.addPending(op);
-    } else {
-      this.spare = op;
+      return op.acrossRelist && this.cache.get(op.name) === undefined;
     }
+    this.spare = op;
+    return false;
+  }
+
+  /**
+   * The store's answer for a create that `created` asked to check: `exists` false when the
+   * store no longer holds the record. Then it was created before the cache's re-list and
+   * deleted before the list was taken: no event of it will come, so the op is settled here and
+   * the address released. When the store holds it, or the cache has reported the name
+   * meanwhile, the events settle it as any other.
+   */
+  createdAcrossRelist(op: Op, exists: boolean): void {
+    if (this.closed || exists || op.seen || op.calling || !this.isPending(op)) return;
+    this.removePending(op);
+    if (this.cache.get(op.name) === undefined && !this.awaitedByOther(op.name, null)) this.markReleased(op.address);
   }
 
   /**
@@ -456,6 +483,12 @@ export class TakenAddresses {
     }
     while (last.nextSameName !== null) last = last.nextSameName;
     last.nextSameName = op;
+  }
+
+  /** Whether `op` is among the pending ops of its name. */
+  private isPending(op: Op): boolean {
+    for (let o = this.pending.get(op.name) ?? null; o !== null; o = o.nextSameName) if (o === op) return true;
+    return false;
   }
 
   /** Removes `op` from the pending ops of its name (if there). */
@@ -566,11 +599,16 @@ export class TakenAddresses {
     if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
   }
 
-  /** The cache re-listed: created records it still does not hold were deleted unseen. */
+  /**
+   * The cache re-listed: created records it still does not hold were deleted unseen. Creates
+   * still calling are flagged: when one succeeds, the store says whether its record outlived
+   * the list (created).
+   */
   private onResync(): void {
     if (this.closed) return;
     for (const op of [...this.pending.values()]) {
       if (this.cache.get(op.name) !== undefined) continue;
+      for (let o: Op | null = op; o !== null; o = o.nextSameName) if (o.calling && !o.seen) o.acrossRelist = true;
       if (this.settleName(op.name, false) && !this.pending.has(op.name)) this.markReleased(op.address);
     }
   }

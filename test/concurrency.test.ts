@@ -16,6 +16,8 @@ import { parseAddr } from '../adapters/address.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { settle } from './helpers.ts';
 import { exploreOrders, GatedStore } from './doubles/gated-store.ts';
+import { FaultStore } from './reliability/fault-store.ts';
+import { Driver } from './reliability/driver.ts';
 
 type Factory = (cidr: string, options?: AllocatorOptions) => IPAllocator;
 /**
@@ -333,5 +335,73 @@ describe('Allocator on a store that answers later: a create of a name seen and d
       while (store.waiting.length > 0) await open(store.waiting[0]!);
     }
     expect((await Promise.all(next)).sort()).toEqual(['10.0.0.1', '10.0.0.2']);
+  });
+});
+
+describe('Allocator on a store that answers later: a create answered after the cache re-listed', () => {
+  // Regression: the create's address stayed marked, waiting for an add event that no watch would
+  // ever deliver (the record was gone before the list was taken), until the next re-list; a
+  // small range answered ErrFull with the address free. The allocator now asks the store.
+  const X = '10.0.0.1';
+  const turns = async () => {
+    for (let i = 0; i < 5; i++) await null;
+  };
+  function setUp() {
+    const gated = new GatedStore();
+    // The FaultStore's cache is the allocator's informer: it drops events while the watch is
+    // broken, and relist() tells the differences, then onResync.
+    const store = new FaultStore(gated, new Driver(1), {});
+    const a = Allocator.create('10.0.0.0/30', { store, random: seededRandom(5) });
+    const open = async (label: string) => {
+      const i = gated.waiting.indexOf(label);
+      expect(i, `${label} in ${gated.waiting.join(', ')}`).toBeGreaterThanOrEqual(0);
+      gated.open(i);
+      await turns();
+    };
+    return { gated, store, a, open };
+  }
+
+  async function bothHandedOut(a: Allocator, gated: GatedStore, open: (label: string) => Promise<void>) {
+    const next = [settle(a.allocateNext()), settle(a.allocateNext())];
+    for (let i = 0; i < 20 && gated.inner.records().length < 2; i++) {
+      await turns();
+      while (gated.waiting.length > 0) await open(gated.waiting[0]!);
+    }
+    expect((await Promise.all(next)).sort()).toEqual(['10.0.0.1', '10.0.0.2']);
+  }
+
+  it('whose record another writer deleted before the list leaves no mark (the address is not lost)', async () => {
+    const { gated, store, a, open } = setUp();
+    const call = settle(a.allocate(X));
+    await turns();
+    store.rates = { 'drop-event': 100 }; // the watch breaks: the cache hears nothing
+    await open(`create> ${X}`); // the create commits
+    gated.inner.deleteSync(X); // another writer deletes the record
+    store.rates = {};
+    store.relist(); // the re-list lists neither
+    await open(`create< ${X}`); // only now the create's answer: success
+    expect(await call).toBe(undefined);
+    await turns();
+    expect(gated.inner.records()).toEqual([]);
+    expect(a.validate()).toEqual({ indexed: 0 });
+    await bothHandedOut(a, gated, open);
+  });
+
+  it('whose record our own release deleted, answered first, leaves no mark', async () => {
+    const { gated, store, a, open } = setUp();
+    const calls = [settle(a.allocate(X)), settle(a.release(X))];
+    await turns();
+    store.rates = { 'drop-event': 100 };
+    await open(`create> ${X}`);
+    await open(`delete> ${X}`);
+    store.rates = {};
+    store.relist();
+    await open(`delete< ${X}`); // the release is answered first
+    await open(`create< ${X}`);
+    expect(await Promise.all(calls)).toEqual([undefined, undefined]);
+    await turns();
+    expect(gated.inner.records()).toEqual([]);
+    expect(a.validate()).toEqual({ indexed: 0 });
+    await bothHandedOut(a, gated, open);
   });
 });
