@@ -367,10 +367,14 @@ export class Allocator implements IPAllocator, Disposable {
     return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
   }
 
-  /** The candidate after a collision at `op`: in its band, else (dynamic band exhausted) the static band's. */
+  /**
+   * The candidate after a collision at `op`: in its band, else (dynamic band exhausted) the
+   * static band's. Another call may have found the index stale while this one waited for the
+   * store: it is rebuilt here, or, when that fails, this call fails with OutOfMemoryError too.
+   */
   private nextAfter(op: Op): Op | null {
     if (this.destroyed) return null;
-    const index = this.taken.space;
+    const index = this.taken.fresh()!;
     if (op.band === BAND_CHOSEN) return this.taken.takeChosen() ? this.opOfTaken(index, BAND_CHOSEN) : null;
     if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
     if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);

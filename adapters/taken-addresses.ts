@@ -194,7 +194,8 @@ export class TakenAddresses {
 
   /**
    * The index as it is, for a running allocateNext that has called fresh() at its start: a
-   * rebuild in the middle of the call would drop the call's collision marks.
+   * rebuild drops the call's collision marks (then a candidate may collide again), so the call
+   * asks for fresh() again only when another call found the index stale meanwhile.
    */
   get space(): AddressSpace {
     return this.index!;

@@ -16,7 +16,8 @@ import { reconcile } from '../adapters/reconcile.ts';
 import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import type { IPAllocator } from '../adapters/types.ts';
-import { failure, rejection } from './helpers.ts';
+import { failure, rejection, settle } from './helpers.ts';
+import { GatedStore, quiesce } from './doubles/gated-store.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
 const original = memoryLimit().limit;
@@ -101,6 +102,58 @@ describe('out of WASM memory inside the index', () => {
     expect(store.records().filter((r) => r.name === ip).length).toBe(1);
     expect(a.validate().indexed).toBe(n - 1500 + 1);
     expect(a.used()).toBe(n - 1500 + 1);
+    a.destroy();
+  });
+});
+
+describe('out of WASM memory while an allocateNext waits for the store', () => {
+  it('a rebuild that fails under it: its next candidate fails with OutOfMemoryError, and with memory back it goes on', async () => {
+    const gated = new GatedStore();
+    const a = new Allocator('2001:db8:9::/64', { store: gated, random: seededRandom(4), index: 'sparse' });
+    const labels = allocatorLabels('IPv6');
+    // A: an allocateNext whose first candidate another writer takes first; its answer (AlreadyExists) waits
+    const A = settle(a.allocateNext());
+    await quiesce();
+    const first = gated.waiting[0]!.replace('create> ', '');
+    gated.inner.inject(first, labels);
+    gated.open(0);
+    await quiesce();
+    expect(gated.waiting).toEqual([`create< ${first} AlreadyExistsError`]);
+    const hog = exhaustMemory();
+    let injected = 0;
+    try {
+      // other writers' records, each a run of its own: the index misses one for lack of memory
+      // (its next operation must rebuild, and cannot under the cap)
+      for (let i = 0; i < 20_000; i++) {
+        gated.inner.inject(`2001:db8:9::${(2 * i + 1).toString(16)}:1`, labels);
+        injected++;
+        if (i % 100 !== 99) continue;
+        const probe = settle(a.allocate(`2001:db8:9::2:${i.toString(16)}`));
+        await quiesce();
+        if (gated.waiting.length > 1) {
+          gated.open(1); // not stale yet: the probe's create goes through
+          await quiesce();
+          gated.open(1);
+          injected++;
+        }
+        if ((await probe) instanceof OutOfMemoryError) break;
+      }
+      expect(gated.waiting).toEqual([`create< ${first} AlreadyExistsError`]); // no create was sent
+      gated.open(0); // A's answer: the next candidate, in an index the failed rebuild left behind
+      expect(await A).toBeInstanceOf(OutOfMemoryError);
+    } finally {
+      release(hog);
+    }
+    expect(injected).toBeLessThan(20_000); // the cap did bite
+    const B = settle(a.allocateNext()); // rebuilt from the cache first
+    await quiesce();
+    const next = gated.waiting[0]!.replace('create> ', '');
+    expect(gated.inner.getSync(next)).toBe(undefined);
+    gated.open(0);
+    await quiesce();
+    gated.open(0);
+    expect(await B).toBe(next);
+    expect(a.validate().indexed).toBe(injected + 2);
     a.destroy();
   });
 });
