@@ -25,9 +25,9 @@
 // other ranges (kube-apiserver's own included), whose owners this caller does not know. The
 // cache view is used, as upstream's repair loop uses its informer: run it after the cache has
 // synced.
-import { parseAddrInto } from './address.ts';
 import { InvalidArgumentError, isNotFound, optionsObject, quoteInput } from './errors.ts';
 import { Prefix } from './geometry.ts';
+import { parseRecordName } from './records.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -204,13 +204,10 @@ function scopeOf(target: object): ((name: string) => boolean) | null {
   else return null;
   const prefixes = cidrs.map((c) => Prefix.parse(c));
   const words = new Uint32Array(4);
+  // Read as the allocators read record names (parseRecordName: IPv4-mapped text is IPv6, as
+  // netip reads it), so a record is in scope exactly when its allocator counts it.
   return (name) => {
-    let version: 4 | 6;
-    try {
-      version = parseAddrInto(name, words);
-    } catch {
-      return false; // not an address: in no range
-    }
-    return prefixes.some((p) => p.contains(version, words));
+    const version = parseRecordName(name, words);
+    return version !== 0 && prefixes.some((p) => p.contains(version, words));
   };
 }

@@ -517,6 +517,18 @@ describe('a store written against another copy of the package, in plain JavaScri
     }
   });
 
+  it('reconcile of an allocator reads record names as the allocator does: IPv4-mapped text is not in an IPv4 range', async () => {
+    const store = new FaultyMemoryStore();
+    const a = new Allocator('10.0.0.0/24', { store });
+    store.inject('::ffff:10.0.0.5', allocatorLabels('IPv4')); // what a store that checks no names may hold
+    store.inject('10.0.0.6', allocatorLabels('IPv4'));
+    expect(a.used()).toBe(1); // the allocator counts 10.0.0.6 only (netip: the mapped text is IPv6)
+    const result = await reconcile(a, [], { graceMs: 0, delete: true });
+    expect(result.leaks.map((r) => r.name)).toEqual(['10.0.0.6']);
+    expect(store.records().map((r) => r.name)).toEqual(['::ffff:10.0.0.5']);
+    a.destroy();
+  });
+
   it('reconcile reckons the grace from creationTimestamp: a record of unknown age stays young unless graceMs is 0', async () => {
     const hourLater = () => Date.now() + 3_600_000;
     for (const timestamps of [false, true]) {
