@@ -259,6 +259,7 @@ export class Allocator implements IPAllocator, Disposable {
    */
   allocateNext(owner?: ParentRef): Promise<string> {
     try {
+      this.live(); // before the owner: after destroy() every call is ErrDestroyed
       this.taken.refuseInsideStrategy();
       const parentRef = checkParentRef(owner);
       const sync = this.store.sync;
@@ -282,6 +283,7 @@ export class Allocator implements IPAllocator, Disposable {
    * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError.
    */
   tryAllocateNextNow(owner?: ParentRef): string | null {
+    this.live();
     this.taken.refuseInsideStrategy();
     const sync = this.store.sync;
     if (sync == null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
@@ -553,7 +555,10 @@ export class Allocator implements IPAllocator, Disposable {
   forEach(fn: (ip: string) => void): void {
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
-    for (const r of this.cache.list(this.labels)) fn(r.name);
+    for (const r of this.cache.list(this.labels)) {
+      if (this.destroyed) return; // the callback destroyed it: the walk ends
+      fn(r.name);
+    }
   }
 
   /** Allocated addresses of this family inside the prefix (upstream Used). O(1). */

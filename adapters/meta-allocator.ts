@@ -430,7 +430,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
   forEach(fn: (ip: string) => void): void {
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
-    for (const r of this.store.cache.list(labelsFor(this.ipFamily))) fn(r.name);
+    for (const r of this.store.cache.list(labelsFor(this.ipFamily))) {
+      if (this.destroyed) return; // the callback destroyed it: the walk ends
+      fn(r.name);
+    }
   }
 
   /** Records of this family carrying both allocator labels, in any range or none (upstream). O(1). */

@@ -210,6 +210,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   async allocateNext(owner?: ParentRef): Promise<string> {
+    this.live(); // before the owner: after destroy() every call is ErrDestroyed
     const parentRef = checkParentRef(owner);
     if (!this.isReady()) throw new ErrNotReady();
     const start = this.metrics.start();
@@ -245,6 +246,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
         err = e;
       }
     }
+    if (err instanceof ErrDestroyed) throw err; // destroyed during a collision: the search stopped, no verdict to count
     this.metrics.error(this.cidr, 'dynamic');
     throw err === BAND_FULL ? new ErrFull() : err;
   }
@@ -273,6 +275,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
         } catch (e) {
           // mid-air collision: another allocator has it and our cache does not know yet
           if (!(e instanceof ErrAllocated)) throw e;
+          this.live(); // destroyed while the create was in flight: stop searching (ErrDestroyed)
         }
       }
       ip = ip === last ? first : ip + 1n;
@@ -344,7 +347,10 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   forEach(fn: (ip: string) => void): void {
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
-    for (const r of this.store.cache.list(this.labels)) fn(r.name);
+    for (const r of this.store.cache.list(this.labels)) {
+      if (this.destroyed) return; // the callback destroyed it: the walk ends
+      fn(r.name);
+    }
   }
 
   used(): number {

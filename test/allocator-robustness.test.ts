@@ -176,6 +176,8 @@ describe('after destroy()', () => {
     a.destroy();
     expect(await rejection(a.allocate('10.1.0.8'))).toBeInstanceOf(ErrDestroyed);
     expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(a.allocateNext('web' as never))).toBeInstanceOf(ErrDestroyed); // before the owner's shape
+    expect(await rejection(a.allocate('10.1.0.8', 'web' as never))).toBeInstanceOf(ErrDestroyed);
     expect(await rejection(a.release('10.1.0.7'))).toBeInstanceOf(ErrDestroyed);
     expect(await rejection(a.has('10.1.0.7'))).toBeInstanceOf(ErrDestroyed);
     expect(() => a.forEach(() => {})).toThrow(ErrDestroyed);
@@ -190,6 +192,17 @@ describe('after destroy()', () => {
       void scoped;
     }
     expect(() => b.used()).toThrow(ErrDestroyed);
+  });
+
+  it.each(cases)('%s: a forEach callback that destroys the allocator ends the walk', async (_name, make) => {
+    const a = make();
+    for (const ip of ['10.1.0.7', '10.1.0.8', '10.1.0.9']) await a.allocate(ip);
+    const seen: string[] = [];
+    a.forEach((ip) => {
+      seen.push(ip);
+      a.destroy();
+    });
+    expect(seen).toHaveLength(1);
   });
 
   it('a store whose unsubscribe throws: destroy() rethrows it after freeing the WASM index, and is done', () => {
@@ -225,16 +238,20 @@ describe('after destroy()', () => {
     }
   });
 
-  it('Allocator: destroyed while a create that collided was in flight, allocateNext ends with ErrDestroyed, not ErrFull', async () => {
-    // Regression: the search stopped at the collision and the call answered "range is full"
-    // with most of the range free.
+  it.each([
+    ['Allocator', (store: FaultyMemoryStore) => new Allocator('10.1.0.0/24', { store })],
+    ['ReferenceAllocator', (store: FaultyMemoryStore) => new ReferenceAllocator('10.1.0.0/24', { store })],
+  ] as const)('%s: destroyed while a create that collided was in flight, allocateNext ends with ErrDestroyed', async (_name, make) => {
+    // Regressions: the Allocator's search stopped at the collision and the call answered "range
+    // is full" with most of the range free; the ReferenceAllocator went on creating after destroy().
     const store = new FaultyMemoryStore({ syncOps: false });
-    const a = new Allocator('10.1.0.0/24', { store });
+    const a = make(store);
     store.collideCreates(1);
     const p = rejection(a.allocateNext());
     a.destroy();
     expect(await p).toBeInstanceOf(ErrDestroyed);
     expect(store.records()).toEqual([]);
+    expect(store.createCalls).toBe(1);
   });
 });
 
