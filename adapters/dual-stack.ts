@@ -12,7 +12,7 @@
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
 import { canonicalAddr, parseAddr } from './address.ts';
-import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from './errors.ts';
+import { checkIPFamily, ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from './errors.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The addresses of one Service. */
@@ -51,8 +51,8 @@ export class DualStackAllocator {
    * allocator is of the other family or an option has the wrong type.
    */
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
-    if (ipv4?.ipFamily !== 'IPv4') throw new InvalidArgumentError(`the first allocator must be IPv4, got ${String(ipv4?.ipFamily)}`);
-    if (ipv6?.ipFamily !== 'IPv6') throw new InvalidArgumentError(`the second allocator must be IPv6, got ${String(ipv6?.ipFamily)}`);
+    checkFamily(ipv4, 'IPv4', 'first');
+    checkFamily(ipv6, 'IPv6', 'second');
     optionsObject(options, 'DualStackAllocator', { onRollbackError: true });
     const onRollbackError = options.onRollbackError;
     if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
@@ -66,9 +66,8 @@ export class DualStackAllocator {
   /** The allocator of one family. ErrDestroyed after destroy(). */
   allocator(family: IPFamily): IPAllocator {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
-    if (family === 'IPv4') return this.ipv4;
-    if (family === 'IPv6') return this.ipv6;
-    throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
+    checkIPFamily(family);
+    return family === 'IPv4' ? this.ipv4 : this.ipv6;
   }
 
   /**
@@ -244,9 +243,7 @@ function checkFamilies(families: readonly IPFamily[]): void {
   if (!Array.isArray(families) || families.length < 1 || families.length > 2) {
     throw new InvalidArgumentError('families must list one or two IP families');
   }
-  for (const f of families) {
-    if (f !== 'IPv4' && f !== 'IPv6') throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(f)}`);
-  }
+  for (const f of families) checkIPFamily(f);
   if (families.length === 2 && families[0] === families[1]) {
     throw new InvalidArgumentError(`families must differ, got ${families[0]} twice`);
   }
@@ -268,4 +265,16 @@ function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
   const r: DualStackIPs = { ips, families: [...families] };
   for (let i = 0; i < ips.length; i++) r[families[i]!] = ips[i]!;
   return r;
+}
+
+/** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */
+function checkFamily(a: unknown, family: IPFamily, which: string): void {
+  const got = typeof a === 'object' && a !== null ? (a as { ipFamily?: unknown }).ipFamily : undefined;
+  if (got === family) return;
+  if (got === 'IPv4' || got === 'IPv6') {
+    throw new InvalidArgumentError(`DualStackAllocator: the ${which} allocator must be ${family}, got an ${got} allocator`);
+  }
+  throw new InvalidArgumentError(
+    `DualStackAllocator: the ${which} argument must be an ${family} allocator (an IPAllocator), got ${quoteInput(a)}`,
+  );
 }

@@ -260,6 +260,18 @@ export class InvalidRecordError extends IPAllocatorError {
 }
 
 /**
+ * InvalidArgumentError unless `family` is "IPv4" or "IPv6" (`what` names it in the message); a
+ * spelling that differs only in case is named, as "did you mean".
+ */
+export function checkIPFamily(family: unknown, what = 'family'): asserts family is 'IPv4' | 'IPv6' {
+  if (family === 'IPv4' || family === 'IPv6') return;
+  const near = typeof family === 'string' ? ['IPv4', 'IPv6'].find((f) => f.toLowerCase() === family.toLowerCase()) : undefined;
+  throw new InvalidArgumentError(
+    `${what} must be "IPv4" or "IPv6", got ${quoteInput(family)}${near === undefined ? '' : ` (did you mean "${near}"?)`}`,
+  );
+}
+
+/**
  * The options argument of a constructor: `{}` when omitted, the object itself when it is one.
  * Anything else (null, a number, an array) is a caller's mistake: InvalidArgumentError naming
  * `what` and quoting the value; so is an own key that is not in `known` (unless its value is

@@ -41,6 +41,7 @@
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
+  checkIPFamily,
   ErrDestroyed,
   ErrFull,
   ErrMismatchedNetwork,
@@ -218,10 +219,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (typeof source !== 'object' || source === null || typeof source.subscribe !== 'function') {
       throw new InvalidArgumentError(`source must be a ServiceCIDRSource (an object with subscribe()), got ${quoteInput(source)}`);
     }
-    if (family !== 'IPv4' && family !== 'IPv6') throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${String(family)}`);
+    checkIPFamily(family);
     const policy = opts.policy ?? 'upstream';
     if (!RANGE_POLICIES.includes(policy))
-      throw new InvalidArgumentError(`policy must be one of ${RANGE_POLICIES.join(', ')}, got ${String(policy)}`);
+      throw new InvalidArgumentError(`policy must be one of ${RANGE_POLICIES.join(', ')}, got ${quoteInput(policy)}`);
     this.ipFamily = family;
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;

@@ -25,7 +25,7 @@
 // other ranges (kube-apiserver's own included), whose owners this caller does not know. The
 // cache view is used, as upstream's repair loop uses its informer: run it after the cache has
 // synced.
-import { InvalidArgumentError, isNotFound, optionsObject, quoteInput } from './errors.ts';
+import { checkIPFamily, InvalidArgumentError, isNotFound, optionsObject, quoteInput } from './errors.ts';
 import { Prefix } from './geometry.ts';
 import { parseRecordName } from './records.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from './store.ts';
@@ -110,9 +110,7 @@ export async function reconcile(
   if (typeof grace !== 'number' || !Number.isFinite(grace) || grace < 0) {
     throw new InvalidArgumentError(`graceMs must be a non-negative number, got ${quoteInput(grace)}`);
   }
-  if (opts.family !== undefined && opts.family !== 'IPv4' && opts.family !== 'IPv6') {
-    throw new InvalidArgumentError(`family must be "IPv4" or "IPv6", got ${quoteInput(opts.family)}`);
-  }
+  if (opts.family !== undefined) checkIPFamily(opts.family);
   if (opts.now !== undefined && typeof opts.now !== 'function') {
     throw new InvalidArgumentError(`now must be a function answering ms since the epoch, got ${quoteInput(opts.now)}`);
   }

@@ -543,7 +543,9 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   optionsObject(options, 'coolDown', { ms: true, allocations: true, now: true });
   const { ms, allocations, now } = options;
   if ((ms === undefined) === (allocations === undefined)) {
-    throw new InvalidArgumentError(`coolDown needs exactly one of options.ms and options.allocations, got ${quoteInput(options)}`);
+    throw new InvalidArgumentError(
+      `coolDown needs exactly one of options.ms and options.allocations, got ${ms === undefined ? 'neither' : `both (ms ${quoteInput(ms)}, allocations ${quoteInput(allocations)})`}`,
+    );
   }
   if (ms !== undefined && !(typeof ms === 'number' && Number.isFinite(ms) && ms >= 0)) {
     throw new InvalidArgumentError(`coolDown options.ms must be a finite number ≥ 0, got ${quoteInput(ms)}`);

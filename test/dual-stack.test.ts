@@ -184,7 +184,16 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
   it('checks its arguments', () => {
     const a4 = Allocator.create('10.0.0.0/29');
     const a6 = Allocator.create('fd00::/120');
-    expect(() => new DualStackAllocator(a6, a4)).toThrow(InvalidArgumentError);
+    expect(() => new DualStackAllocator(a6, a4)).toThrow(
+      new InvalidArgumentError('DualStackAllocator: the first allocator must be IPv4, got an IPv6 allocator'),
+    );
+    // something that is no allocator is named for what it is
+    expect(() => new DualStackAllocator(1 as never, a6)).toThrow(
+      new InvalidArgumentError('DualStackAllocator: the first argument must be an IPv4 allocator (an IPAllocator), got 1 (number)'),
+    );
+    expect(() => new DualStackAllocator(a4, null as never)).toThrow(
+      new InvalidArgumentError('DualStackAllocator: the second argument must be an IPv6 allocator (an IPAllocator), got null'),
+    );
     const ds = new DualStackAllocator(a4, a6);
     expect(ds.allocator('IPv6')).toBe(a6);
     return Promise.all([

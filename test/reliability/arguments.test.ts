@@ -141,6 +141,21 @@ describe('a misspelled or unknown option is refused, naming the options there ar
         new DualStackAllocator(new Range('10.0.0.0/24') as never, new Range('fd00::/120') as never, anyValue({ onRollbackErr: () => {} })),
       /"onRollbackErr" \(did you mean "onRollbackError"\?\)/,
     ],
+    [
+      "MetaAllocator('ipv4')",
+      () => new MetaAllocator(anyValue('ipv4'), new InMemoryServiceCIDRs()),
+      /^family must be "IPv4" or "IPv6", got "ipv4" \(did you mean "IPv4"\?\)$/,
+    ],
+    [
+      'coolDown { ms, allocations }',
+      () => coolDown('upstream', anyValue({ ms: 10, allocations: 2 })),
+      /^coolDown needs exactly one of options.ms and options.allocations, got both \(ms 10 \(number\), allocations 2 \(number\)\)$/,
+    ],
+    [
+      'coolDown {}',
+      () => coolDown('upstream', anyValue({})),
+      /^coolDown needs exactly one of options.ms and options.allocations, got neither$/,
+    ],
     ['MemoryStore { syncOp }', () => new MemoryStore(anyValue({ syncOp: false })), /"syncOp" \(did you mean "syncOps"\?\)/],
     ['MemoryStore { syncOps: 0 }', () => new MemoryStore(anyValue({ syncOps: 0 })), /^options.syncOps must be a boolean, got 0/],
     ['InMemoryServiceCIDRs { onError }', () => new InMemoryServiceCIDRs(anyValue({ onError: () => {} })), /no option "onError"/],
