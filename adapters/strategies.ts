@@ -459,7 +459,7 @@ export class ChooserCalls {
     const was = this.active;
     this.active = true;
     try {
-      return chooser.choose(out);
+      return chooseChecked(chooser, out);
     } finally {
       this.active = was;
     }
@@ -485,6 +485,22 @@ export class ChooserCalls {
 /** Whether a chooser's answer is an offset at all: hi and lo integers in [0, 2^32). */
 export function isOffset(o: Offset): boolean {
   return typeof o.hi === 'number' && typeof o.lo === 'number' && o.hi >>> 0 === o.hi && o.lo >>> 0 === o.lo;
+}
+
+/**
+ * chooser.choose(out), whose answer must be a boolean: anything else is a chooser's mistake that
+ * would otherwise read as an answer — a Promise (an async choose) as true with `out` not yet
+ * written, a missing `return` as "nothing free". InvalidArgumentError.
+ */
+function chooseChecked(chooser: OffsetChooser, out: Offset): boolean {
+  const found: unknown = chooser.choose(out);
+  if (found === true || found === false) return found;
+  const promise = typeof found === 'object' && found !== null && typeof (found as { then?: unknown }).then === 'function';
+  throw new InvalidArgumentError(
+    `a strategy's choose(out) must return true (it wrote a free offset to out) or false (nothing it may choose is free), got ${
+      promise ? 'a Promise: choose must answer synchronously' : quoteInput(found)
+    }`,
+  );
 }
 
 /** The error of a chooser that named an offset that is not free, or no offset at all (a bug in that strategy). */
@@ -912,7 +928,7 @@ class CoolDownChooser implements OffsetChooser {
     // choose again (see coolDown). With none held there, its choice in the static band stands;
     // only when it finds nothing at all do the oldest held offsets of either band return.
     for (;;) {
-      const found = this.inner.choose(out);
+      const found = chooseChecked(this.inner, out);
       if (found && (out.hi !== 0 || out.lo >= this.rangeOffset)) return true;
       if (cooling.dynamicSize > 0 && cooling.releaseOldest(Math.max(1, cooling.dynamicSize >> 2), this.rangeOffset)) continue;
       if (found || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return found;

@@ -965,4 +965,46 @@ describe('bad options', () => {
       a.destroy();
     }
   });
+
+  it('a chooser whose choose answers anything but true or false (async, or a missing return) fails with InvalidArgumentError and changes nothing', async () => {
+    const choosers: [string, (out: Offset) => unknown, RegExp][] = [
+      [
+        'async',
+        async (out: Offset) => {
+          out.hi = 0;
+          out.lo = 5;
+          return true;
+        },
+        /got a Promise: choose must answer synchronously$/,
+      ],
+      [
+        'no return',
+        (out: Offset) => {
+          out.hi = 0;
+          out.lo = 5;
+        },
+        /got undefined$/,
+      ],
+      ['a number', () => 1, /got 1 \(number\)$/],
+    ];
+    for (const [name, choose, message] of choosers) {
+      const strategy: AllocationStrategy = { name, forRange: () => ({ choose: choose as (out: Offset) => boolean }) };
+      const r = new Range('10.0.0.0/24', { strategy });
+      const a = new Allocator('10.0.0.0/24', { strategy });
+      const cooled = new Range('10.0.0.0/24', { strategy: coolDown(strategy, { allocations: 2 }) });
+      for (const e of [
+        await failure(() => r.allocateNext()),
+        await failure(() => a.allocateNext()),
+        await failure(() => cooled.allocateNext()),
+      ]) {
+        expect(e, name).toBeInstanceOf(InvalidArgumentError);
+        expect((e as Error).message, name).toMatch(
+          /^a strategy's choose\(out\) must return true \(it wrote a free offset to out\) or false/,
+        );
+        expect((e as Error).message, name).toMatch(message);
+      }
+      expect([r.used(), a.used(), a.validate().indexed, cooled.used()]).toEqual([0, 0, 0, 0]);
+      for (const x of [r, a, cooled]) x.destroy();
+    }
+  });
 });
