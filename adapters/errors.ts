@@ -101,7 +101,7 @@ export class IPAllocatorError extends Error {
 
 /** `range is full`: AllocateNext found no free address. */
 export class ErrFull extends IPAllocatorError {
-  static override readonly code: string = 'ERR_RANGE_FULL';
+  static override readonly code = 'ERR_RANGE_FULL' as const;
   constructor() {
     super('range is full', false);
   }
@@ -109,7 +109,7 @@ export class ErrFull extends IPAllocatorError {
 
 /** `provided IP is already allocated`: Allocate of an address that is taken. */
 export class ErrAllocated extends IPAllocatorError {
-  static override readonly code: string = 'ERR_ALLOCATED';
+  static override readonly code = 'ERR_ALLOCATED' as const;
   constructor() {
     super('provided IP is already allocated', false);
   }
@@ -117,7 +117,7 @@ export class ErrAllocated extends IPAllocatorError {
 
 /** `the provided network does not match the current range`. */
 export class ErrMismatchedNetwork extends IPAllocatorError {
-  static override readonly code: string = 'ERR_MISMATCHED_NETWORK';
+  static override readonly code = 'ERR_MISMATCHED_NETWORK' as const;
   constructor() {
     super('the provided network does not match the current range', false);
   }
@@ -125,7 +125,7 @@ export class ErrMismatchedNetwork extends IPAllocatorError {
 
 /** `allocator not ready`: the allocator is disabled or its store has not synced. */
 export class ErrNotReady extends IPAllocatorError {
-  static override readonly code: string = 'ERR_NOT_READY';
+  static override readonly code = 'ERR_NOT_READY' as const;
   constructor() {
     super('allocator not ready', false);
   }
@@ -133,7 +133,7 @@ export class ErrNotReady extends IPAllocatorError {
 
 /** The address is outside [first, last] of the range (or of the other family). */
 export class ErrNotInRange extends IPAllocatorError {
-  static override readonly code: string = 'ERR_NOT_IN_RANGE';
+  static override readonly code = 'ERR_NOT_IN_RANGE' as const;
   readonly ip: string;
   /** The range's CIDR. */
   readonly validRange: string;
@@ -150,7 +150,7 @@ export class ErrNotInRange extends IPAllocatorError {
 
 /** Malformed or ambiguous address text (or not a string). Message: `ParseAddr("…"): reason`. */
 export class InvalidAddressError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_INVALID_ADDRESS';
+  static override readonly code = 'ERR_INVALID_ADDRESS' as const;
   readonly input: unknown;
   readonly reason: string;
   constructor(input: unknown, reason: string) {
@@ -162,7 +162,7 @@ export class InvalidAddressError extends IPAllocatorError {
 
 /** Malformed or ambiguous CIDR text (or not a string). Message: `ParsePrefix("…"): reason`. */
 export class InvalidCIDRError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_INVALID_CIDR';
+  static override readonly code = 'ERR_INVALID_CIDR' as const;
   readonly input: unknown;
   readonly reason: string;
   constructor(input: unknown, reason: string) {
@@ -174,17 +174,17 @@ export class InvalidCIDRError extends IPAllocatorError {
 
 /** A well-formed CIDR an allocator cannot serve, e.g. `shortest allowed prefix length for service CIDR is 64, got 48`. */
 export class InvalidRangeError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_INVALID_RANGE';
+  static override readonly code = 'ERR_INVALID_RANGE' as const;
 }
 
 /** A wrong argument other than address text: a negative count, a non-function callback, … */
 export class InvalidArgumentError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_INVALID_ARGUMENT';
+  static override readonly code = 'ERR_INVALID_ARGUMENT' as const;
 }
 
 /** The WebAssembly core could not get more memory (host refused, or the cap was reached). */
 export class OutOfMemoryError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_OUT_OF_MEMORY';
+  static override readonly code = 'ERR_OUT_OF_MEMORY' as const;
   constructor(what: string) {
     super(`out of memory: ${what}`);
   }
@@ -192,7 +192,7 @@ export class OutOfMemoryError extends IPAllocatorError {
 
 /** A store's answer to creating a name that exists (HTTP 409 AlreadyExists in Kubernetes). */
 export class AlreadyExistsError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_ALREADY_EXISTS';
+  static override readonly code = 'ERR_ALREADY_EXISTS' as const;
   readonly resourceName: string;
   constructor(name: string) {
     super(`ipaddresses.networking.k8s.io "${name}" already exists`);
@@ -210,7 +210,7 @@ export function isAlreadyExists(e: unknown): boolean {
 
 /** A store's answer to deleting or reading a name that does not exist (HTTP 404 NotFound). */
 export class NotFoundError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_NOT_FOUND';
+  static override readonly code = 'ERR_NOT_FOUND' as const;
   readonly resourceName: string;
   constructor(name: string) {
     super(`ipaddresses.networking.k8s.io "${name}" not found`);
@@ -232,7 +232,7 @@ function codeOf(e: unknown): unknown {
  * destroy()/close(). Final: nothing of that object works again; create a new one.
  */
 export class ErrDestroyed extends IPAllocatorError {
-  static override readonly code: string = 'ERR_DESTROYED';
+  static override readonly code = 'ERR_DESTROYED' as const;
   /** What was destroyed, e.g. `Allocator 10.96.0.0/12`. */
   readonly target: string;
   constructor(target: string) {
@@ -247,7 +247,7 @@ export class ErrDestroyed extends IPAllocatorError {
  * Nothing is stored.
  */
 export class InvalidRecordError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_INVALID_RECORD';
+  static override readonly code = 'ERR_INVALID_RECORD' as const;
   /** The record's name as given (any type), for quoting. */
   readonly resourceName: unknown;
   /** Each problem found, e.g. `spec.parentRef.name: Required value`. */

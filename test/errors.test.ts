@@ -1,5 +1,5 @@
 // The typed errors themselves: codes, names, and which of them carry a stack trace.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, IPAllocatorError } from '../adapters/errors.ts';
 import { Allocator } from '../adapters/allocator.ts';
 
@@ -68,6 +68,12 @@ describe('typed errors', () => {
     }
     expect(new ErrFull().stack).toBe('ErrFull: range is full');
     expect(new ErrFull().code).toBe('ERR_RANGE_FULL');
+  });
+
+  it("each class's static code has its literal type, so a switch over codes is checked", () => {
+    expectTypeOf(ErrFull.code).toEqualTypeOf<'ERR_RANGE_FULL'>();
+    expectTypeOf(InvalidAddressError.code).toEqualTypeOf<'ERR_INVALID_ADDRESS'>();
+    expect(ErrFull.code).toBe('ERR_RANGE_FULL');
   });
 
   it('an input error carries the trace of where it was made', () => {
