@@ -1,11 +1,12 @@
 // KubernetesStore through real HTTP and client-node against the API-server double.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NetworkingV1Api } from '@kubernetes/client-node';
 import {
   deleteServiceCIDR,
+  KubernetesServiceCIDRs,
   KubernetesStore,
   KubernetesApiError,
   SyncTimeoutError,
@@ -872,6 +873,48 @@ describe('KubernetesStore', () => {
         rmSync(home, { recursive: true, force: true });
       }
     });
+
+    it.each([
+      ['a missing file', (dir: string) => join(dir, 'missing'), /ENOENT/],
+      ['a directory', (dir: string) => dir, /EISDIR/],
+      [
+        'malformed YAML',
+        (dir: string) => {
+          writeFileSync(join(dir, 'config'), 'apiVersion: v1\nclusters: [\n');
+          return join(dir, 'config');
+        },
+        /./,
+      ],
+    ])(
+      'with no KubeConfig given and $KUBECONFIG naming %s: InvalidArgumentError naming $KUBECONFIG, not client-node’s bare error',
+      (_what, path, cause) => {
+        const saved = process.env.KUBECONFIG;
+        const dir = mkdtempSync(join(tmpdir(), 'ipallocator-bad-kubeconfig-'));
+        try {
+          process.env.KUBECONFIG = path(dir);
+          for (const make of [
+            () => new KubernetesStore(undefined, { start: false }),
+            () => new KubernetesServiceCIDRs(undefined, { start: false }),
+          ]) {
+            let e: unknown;
+            try {
+              make();
+            } catch (thrown) {
+              e = thrown;
+            }
+            expect(e).toBeInstanceOf(InvalidArgumentError);
+            expect((e as Error).message).toMatch(
+              /^Kubernetes(Store|ServiceCIDRs): cannot load the default kubeconfig \(\$KUBECONFIG, else ~\/\.kube\/config\): /,
+            );
+            expect((e as Error).message).toMatch(cause);
+          }
+        } finally {
+          if (saved === undefined) delete process.env.KUBECONFIG;
+          else process.env.KUBECONFIG = saved;
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+    );
 
     it('takes the same cluster and user built on purpose for kubectl proxy (skipTLSVerify set)', () => {
       const proxy = new KubeConfig();

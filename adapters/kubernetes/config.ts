@@ -15,7 +15,15 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   let kc: KubeConfig;
   if (kubeConfig === undefined) {
     kc = new KubeConfig();
-    kc.loadFromDefault();
+    try {
+      kc.loadFromDefault();
+    } catch (e) {
+      // client-node's own error is a bare ENOENT, EISDIR or YAMLException naming no setting
+      throw new InvalidArgumentError(
+        `${owner}: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${e instanceof Error ? e.message : String(e)}; ` +
+          'fix it, or pass a KubeConfig loaded yourself',
+      );
+    }
   } else if (typeof kubeConfig !== 'object' || kubeConfig === null || typeof (kubeConfig as KubeConfig).makeApiClient !== 'function') {
     throw new InvalidArgumentError(
       `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}`,
