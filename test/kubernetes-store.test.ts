@@ -845,6 +845,18 @@ describe('KubernetesStore', () => {
           () => new KubernetesStore(kc, { backoff: { initial: 5 }, start: false } as never),
           'KubernetesStore backoff has no option "initial"',
         ],
+        // Regression: a first delay above the cap was accepted (and silently cut to the cap). Started
+        // (the default): refused before the informer sends anything.
+        [
+          'backoff initialMs above maxMs',
+          () => new KubernetesStore(kc, { backoff: { initialMs: 10, maxMs: 5 } }),
+          'KubernetesStore: backoff.initialMs must be at most backoff.maxMs (the first delay cannot exceed the cap), got 10 and 5',
+        ],
+        [
+          'KubernetesServiceCIDRs backoff initialMs above maxMs',
+          () => new KubernetesServiceCIDRs(kc, { backoff: { initialMs: 30_001, maxMs: 30_000 } }),
+          'KubernetesServiceCIDRs: backoff.initialMs must be at most backoff.maxMs',
+        ],
       ];
       for (const [what, make, quotes] of rows) {
         expect(make, what).toThrow(InvalidArgumentError);

@@ -87,7 +87,10 @@ export interface SharedOptions {
   labelSelector?: string | undefined;
   /** List page size; 0 = one request. Default 500. */
   pageSize?: number | undefined;
-  /** Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter. */
+  /**
+   * Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter; `initialMs`
+   * greater than `maxMs` is refused.
+   */
   backoff?: BackoffOptions | undefined;
   /**
    * How long one API request (one page of a list; for KubernetesStore also its create, delete
@@ -147,6 +150,12 @@ export function checkInformerOptions(
   if (!ms(b.initialMs) || !ms(b.maxMs)) {
     throw new InvalidArgumentError(
       `${owner}: backoff.initialMs and backoff.maxMs must be finite numbers of ms > 0, got ${quoteInput(b.initialMs)} and ${quoteInput(b.maxMs)}`,
+    );
+  }
+  // A first delay above the cap would be cut to the cap at once: the backoff would never grow.
+  if (b.initialMs !== undefined && b.maxMs !== undefined && b.initialMs > b.maxMs) {
+    throw new InvalidArgumentError(
+      `${owner}: backoff.initialMs must be at most backoff.maxMs (the first delay cannot exceed the cap), got ${b.initialMs} and ${b.maxMs}`,
     );
   }
   if (b.jitter !== undefined && !(typeof b.jitter === 'number' && b.jitter >= 0 && b.jitter <= 1)) {
