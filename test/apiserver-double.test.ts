@@ -24,7 +24,12 @@ function ip(
 type Json = any;
 
 /** One request with a fresh connection each time (no keep-alive left behind). */
-function request(base: string, method: string, path: string, body?: unknown): Promise<{ code: number; json: Json }> {
+function request(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ code: number; json: Json; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
@@ -34,7 +39,7 @@ function request(base: string, method: string, path: string, body?: unknown): Pr
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ code: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined }));
+        res.on('end', () => resolve({ code: res.statusCode ?? 0, json: text ? JSON.parse(text) : undefined, headers: res.headers }));
       },
     );
     req.on('error', reject);
@@ -398,6 +403,15 @@ describe('ApiServerDouble', () => {
     d.failNext('get', 1, 500);
     const g = await request(d.url, 'GET', `${V1}/10.0.0.1`);
     expect(g.json).toMatchObject({ reason: 'InternalError', code: 500, message: 'Internal error occurred: injected fault' });
+    expect([a.headers['retry-after'], g.headers['retry-after']]).toEqual([undefined, undefined]); // no wait named
+  });
+
+  it('a Status naming a wait (details.retryAfterSeconds) carries it as a Retry-After header, as kube-apiserver writes errors', async () => {
+    for (const code of [429, 504]) {
+      d.failNext('get', 1, code);
+      const r = await request(d.url, 'GET', `${V1}/10.0.0.1`);
+      expect([r.code, (r.json as { details?: unknown }).details, r.headers['retry-after']]).toEqual([code, { retryAfterSeconds: 1 }, '1']);
+    }
   });
 
   it('holds watch events until released, and ends or drops open watches on demand', async () => {

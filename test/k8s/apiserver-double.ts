@@ -50,6 +50,8 @@
 // Fault switches (all deterministic; nothing here depends on wall-clock timing unless asked):
 //   setLatency(ms, verb?)       delay before answering (all verbs, or one)
 //   failNext(verb, count, code) the next `count` requests of that verb answer a 5xx/429 Status
+//                               (429 and 504 name retryAfterSeconds 1, and so a Retry-After: 1
+//                               header, as kube-apiserver writes any Status naming a wait)
 //   garbleNext(verb, count)     the next `count` requests of that verb answer 200 with a body
 //                               that is not JSON (a proxy or a broken server)
 //   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
@@ -1223,7 +1225,14 @@ export class ApiServerDouble {
 
   private sendJSON(res: http.ServerResponse, code: number, body: unknown): void {
     const text = JSON.stringify(body);
-    res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+    const headers: Record<string, string | number> = { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) };
+    // A Status naming a wait carries it as Retry-After too, as kube-apiserver writes every error
+    // (responsewriters.ErrorNegotiated): what client-go reads.
+    const retryAfter = (body as Partial<Status> | undefined)?.details?.retryAfterSeconds;
+    if ((body as Partial<Status> | undefined)?.kind === 'Status' && typeof retryAfter === 'number' && retryAfter > 0) {
+      headers['Retry-After'] = String(retryAfter);
+    }
+    res.writeHead(code, headers);
     res.end(text);
   }
 }
