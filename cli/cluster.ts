@@ -189,12 +189,12 @@ export class Cluster {
   }
 
   /**
-   * One request through ApiRequests (its deadline, and 429s waited out). When the deadline passes
-   * after the server throttled the request, the timeout error is remembered with how many times,
-   * for explain().
+   * One request through ApiRequests (its deadline, and 429s — or 5xx with Retry-After — waited
+   * out). When the deadline passes after the server asked the request to wait, the timeout error
+   * is remembered with the status of each answer waited out, for explain().
    */
   private async request<T>(target: RequestTarget, call: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
-    let throttled = 0;
+    const waited: number[] = [];
     // How far the last attempt got: client-node builds the request (kubeconfig, credentials)
     // before its middleware runs, and runs `post` only on an answer.
     let phase: Phase = 'unsent';
@@ -215,10 +215,10 @@ export class Cluster {
           phase = 'unsent';
           return call({ ...o, middleware: [...(o.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
         },
-        () => throttled++,
+        (answer) => waited.push(answer.code ?? 0),
       );
     } catch (e) {
-      if (throttled > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) throttledTimes.set(e, throttled);
+      if (waited.length > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) waitedAnswers.set(e, waited);
       if (typeof e === 'object' && e !== null) phases.set(e, phase);
       throw e;
     }
@@ -297,10 +297,18 @@ export class Cluster {
     const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? apiError.status.message : undefined;
     const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${name}"`;
     if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
-      const throttled = throttledTimes.get(apiError);
-      if (throttled !== undefined) {
+      const waited = waitedAnswers.get(apiError);
+      if (waited !== undefined) {
+        const times = waited.length === 1 ? 'once' : `${waited.length} times`;
+        if (waited.every((c) => c === 429)) {
+          return new ClusterError(
+            `the API server at ${this.server} (context "${this.context}") kept turning the request away as too busy (429 Too Many Requests, ${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
+          );
+        }
+        // a 5xx with Retry-After is no throttling: the server (or a proxy) asked to come back later
+        const codes = [...new Set(waited)].join(' and ');
         return new ClusterError(
-          `the API server at ${this.server} (context "${this.context}") kept turning the request away as too busy (429 Too Many Requests, ${throttled === 1 ? 'once' : `${throttled} times`}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
+          `the API server at ${this.server} (context "${this.context}") kept answering HTTP ${codes} with a Retry-After (${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); try again later, or pass a longer --request-timeout`,
         );
       }
       return new ClusterError(
@@ -341,8 +349,8 @@ export class Cluster {
 
 class ResourceNotServed extends Error {}
 
-/** Timeout errors of requests the server throttled (429) meanwhile: how many times. */
-const throttledTimes = new WeakMap<KubernetesApiError, number>();
+/** Timeout errors of requests the server asked to wait meanwhile: the status of each answer waited out (429, 5xx). */
+const waitedAnswers = new WeakMap<KubernetesApiError, number[]>();
 
 /** 30000 → "30s", 250 → "250ms" (the --request-timeout forms). */
 export function duration(ms: number): string {

@@ -172,6 +172,19 @@ describe('ipallocator: failures', () => {
     );
   });
 
+  it('a server that answers 504 with a Retry-After every attempt until the timeout: says so, not "too busy", exit 2', async () => {
+    c.double.failNext('list', 100, 504); // Timeout, retryAfterSeconds 1 (and so Retry-After: 1): sent again, as kubectl does
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig, '--request-timeout', '1500ms']);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^ipallocator: the API server at ${c.double.url.replace(/\./g, '\\.')} \\(context "double"\\) kept answering HTTP 504 with a Retry-After ` +
+          '\\((?:once|\\d+ times), each waited out as it asked\\) until the 1500ms request timeout passed ' +
+          '\\(list servicecidrs\\.networking\\.k8s\\.io\\); try again later, or pass a longer --request-timeout\n$',
+      ),
+    );
+  });
+
   it('a server error: the verb, the resource and the status, exit 2', async () => {
     c.double.failNext('list', 1, 503, 'etcd is unhappy');
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);

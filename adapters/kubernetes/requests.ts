@@ -16,10 +16,14 @@
 // the fetch's own rejection (AbortError, or the reason) differs between client-node 1.x
 // (node-fetch) and 2.x (undici).
 //
-// A request the server throttles (429 Too Many Requests: API Priority and Fairness on a busy
-// cluster) is sent again after the wait the server asks for (Retry-After, 1 to 60 s), up to 10
-// times, within the request's one deadline, as client-go does; close() ends the wait too. The
-// server turned it away before handling it, so even a create is safe to send again.
+// A request the server asks to send again later is, after the wait it names (Retry-After, 1 to
+// 60 s), up to 10 times, within the request's one deadline, as client-go does; close() ends the
+// wait too. Those are a 429 Too Many Requests (API Priority and Fairness on a busy cluster: the
+// server turned it away before handling it, so even a create is safe to send again), and any 5xx
+// carrying a Retry-After header (kube-apiserver's "please try again" ServerTimeout when etcd is
+// unreachable, a proxy's 503) — whatever the verb, as client-go, although a 5xx does not say the
+// request went unhandled (a create sent again may meet the object the first one made: 409); a
+// 5xx without the header is a failure.
 //
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
 // its own (informer.ts).
@@ -41,8 +45,12 @@ export function requestTimeoutOption(value: unknown, owner: string): number {
   );
 }
 
-/** How many times a throttled request (429) is sent again: client-go's default. */
-const MAX_THROTTLED_RETRIES = 10;
+/**
+ * How many times a request the server asked to wait (a 429, or a 5xx with Retry-After) is sent
+ * again, both counted together: client-go's default (rest.Request maxRetries, one withRetry per
+ * request).
+ */
+const MAX_RETRIES = 10;
 
 /** What a timed-out or aborted request was, for the error. */
 export interface RequestTarget {
@@ -67,24 +75,26 @@ export class ApiRequests {
 
   /**
    * Runs `call`, handing it the client-node options that attach this request's AbortSignal, and
-   * again after the server's wait while it answers 429 with one (at most 10 times). The deadline
-   * covers the whole request, its waits and attempts included, as client-go's does: when it
-   * passes, the request rejects with a KubernetesApiError (`timeoutMs` set); when aborted first,
-   * with the abortAll reason; otherwise as `call` does (the caller translates). `onThrottled`
-   * hears each 429 that is waited out, as it comes (a list's caller reports it meanwhile).
+   * again after the server's wait while it answers 429, or a 5xx with a Retry-After header (at
+   * most 10 times in all). The deadline covers the whole request, its waits and attempts
+   * included, as client-go's does: when it passes, the request rejects with a KubernetesApiError
+   * (`timeoutMs` set, its message naming the answers waited out); when aborted first, with the
+   * abortAll reason; otherwise as `call` does (the caller translates). `onWait` hears each answer
+   * that is waited out, translated (its `code` says which: 429 is throttling, a 5xx is not), as it
+   * comes (a list's caller reports it meanwhile).
    */
   async run<T>(
     target: RequestTarget,
     call: (options: ConfigurationOptions) => Promise<T>,
-    onThrottled?: (error: KubernetesApiError) => void,
+    onWait?: (error: KubernetesApiError) => void,
   ): Promise<T> {
     const controller = new AbortController();
     const signal = controller.signal;
     this.inFlight.add(controller);
-    let throttled = 0;
+    const waited: number[] = []; // the status of each answer waited out, in order
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
-      deadline = setTimeout(() => controller.abort(this.timeoutError(target, throttled)), this.timeoutMs);
+      deadline = setTimeout(() => controller.abort(this.timeoutError(target, waited)), this.timeoutMs);
     }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
@@ -98,11 +108,11 @@ export class ApiRequests {
         try {
           return await Promise.race([call(withSignal(signal)), aborted]);
         } catch (e) {
-          const throttle = !signal.aborted && throttled < MAX_THROTTLED_RETRIES ? throttledFor(e, target) : undefined;
-          if (throttle === undefined) throw e;
-          throttled++;
-          onThrottled?.(throttle.error);
-          await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, throttle.seconds * 1000))), aborted]);
+          const asked = !signal.aborted && waited.length < MAX_RETRIES ? serverWait(e, target) : undefined;
+          if (asked === undefined) throw e;
+          waited.push(asked.error.code!);
+          onWait?.(asked.error);
+          await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, asked.seconds * 1000))), aborted]);
         }
       }
     } finally {
@@ -118,8 +128,17 @@ export class ApiRequests {
     for (const controller of [...this.inFlight]) controller.abort(reason());
   }
 
-  private timeoutError(target: RequestTarget, throttled: number): KubernetesApiError {
-    const waits = throttled === 0 ? '' : `; the server throttled it (429) ${throttled === 1 ? 'once' : `${throttled} times`} meanwhile`;
+  private timeoutError(target: RequestTarget, waited: readonly number[]): KubernetesApiError {
+    // e.g. "; the server throttled it (429) 2 times and answered 503 once, 500 3 times with a Retry-After meanwhile"
+    const counts = new Map<number, number>();
+    for (const code of waited) counts.set(code, (counts.get(code) ?? 0) + 1);
+    const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
+    const said: string[] = [];
+    const throttled = counts.get(429);
+    if (throttled !== undefined) said.push(`throttled it (429) ${times(throttled)}`);
+    const others = [...counts].filter(([code]) => code !== 429).map(([code, n]) => `${code} ${times(n)}`);
+    if (others.length > 0) said.push(`answered ${others.join(', ')} with a Retry-After`);
+    const waits = said.length === 0 ? '' : `; the server ${said.join(' and ')} meanwhile`;
     return new KubernetesApiError(
       target.verb,
       target.resource,
@@ -134,20 +153,26 @@ export class ApiRequests {
 }
 
 /**
- * The seconds to wait before sending a throttled request (429) again, with the 429 translated,
- * or undefined when `err` is no throttling or names no wait. As client-go: the Retry-After
- * header (kube-apiserver's own throttling answers with it and a text body), here also the
- * Status's retryAfterSeconds; kept to 1..60 s. A 429 naming no wait is not sent again
- * (client-go's checkWait).
+ * The seconds to wait before sending the request again, with the answer translated, or
+ * undefined when `err` is no answer that asks for a wait. client-go's rule (rest/with_retry.go,
+ * withRetry.IsNextRetry → checkWait → retryAfterSeconds): a 429 or any status ≥ 500 whose
+ * Retry-After header holds a whole number of seconds, for every verb — the server (or a proxy in
+ * front of it) said when to come back, so the request is sent again rather than failed; the
+ * request's body is bytes here, which client-go resends too. kube-apiserver writes that header
+ * whenever its Status names details.retryAfterSeconds (responsewriters.ErrorNegotiated); its own
+ * throttling answers 429 with the header and a text body. For a 429 only, the Status's
+ * retryAfterSeconds also counts when the header is missing (a server that writes only the
+ * Status; a 429 is turned away unread, so waiting is safe); a 5xx needs the header, exactly as
+ * client-go. Kept to 1..60 s. Anything else — a 5xx or a 429 naming no wait — is not sent again.
  */
-function throttledFor(err: unknown, target: RequestTarget): { seconds: number; error: KubernetesApiError } | undefined {
-  if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's 429
+function serverWait(err: unknown, target: RequestTarget): { seconds: number; error: KubernetesApiError } | undefined {
+  if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's answer
   const api = translate(err, target.verb, target.resource, target.name);
-  if (!(api instanceof KubernetesApiError) || api.code !== 429) return undefined;
+  if (!(api instanceof KubernetesApiError) || api.code === undefined || !(api.code === 429 || api.code >= 500)) return undefined;
   const headers = (err as { headers?: unknown }).headers;
   const header = typeof headers === 'object' && headers !== null ? (headers as Record<string, unknown>)['retry-after'] : undefined;
   const fromHeader = typeof header === 'string' && /^\s*\d+\s*$/.test(header) ? Number(header) : undefined;
-  const asked = fromHeader ?? api.status?.details?.retryAfterSeconds;
+  const asked = fromHeader ?? (api.code === 429 ? api.status?.details?.retryAfterSeconds : undefined);
   if (typeof asked !== 'number' || !Number.isFinite(asked)) return undefined;
   return { seconds: Math.min(60, Math.max(1, asked)), error: api };
 }

@@ -1,0 +1,311 @@
+// An answer that asks the client to come back later, as client-go reads it (rest/with_retry.go:
+// withRetry.IsNextRetry → checkWait): a 429, or any status ≥ 500, carrying a Retry-After header
+// is sent again after that wait, whatever the verb, at most 10 times per request, within the
+// request's deadline; a 5xx without the header is a failure. Real HTTP against the API-server
+// double (whose Statuses naming a wait carry the header, as kube-apiserver writes them) and
+// against small servers of the test's own (a proxy's 503 in text, kube-apiserver's ServerTimeout);
+// the cap and the deadline's message on fake timers. The tests assert what was sent and what each
+// call settled with, never how long anything took.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { ApiException } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { KubernetesApiError, KubernetesStore, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
+import { ApiRequests } from '../adapters/kubernetes/requests.ts';
+import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { until } from './k8s/helpers.ts';
+import { kubeConfigFor } from './k8s/kubeconfig.ts';
+
+const IPADDRESSES = 'ipaddresses.networking.k8s.io';
+const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+const record = (name: string): IPAddressRecord => ({ name, labels: allocatorLabels('IPv4'), parentRef: SVC });
+
+/** What a promise settled with (its rejection, or the value it resolved to). */
+async function outcome(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    (value) => ({ resolved: value }),
+    (err: unknown) => err,
+  );
+}
+
+/** An HTTP answer a test server gives. */
+interface Reply {
+  code: number;
+  headers?: Record<string, string>;
+  /** JSON (an object) or text. */
+  body: unknown;
+}
+
+/** A proxy's or load balancer's answer in front of the API server: text, no Status. */
+const proxyText = (code: number, headers: Record<string, string> = {}): Reply => ({
+  code,
+  headers: { 'Content-Type': 'text/plain', ...headers },
+  body: 'upstream unavailable, try again later\n',
+});
+
+/** A metav1.Status as kube-apiserver writes it. */
+const status = (code: number, reason: string, message: string, details?: object, headers: Record<string, string> = {}): Reply => ({
+  code,
+  headers: { 'Content-Type': 'application/json', ...headers },
+  body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, ...(details ? { details } : {}), code },
+});
+
+/**
+ * A server of the test's own: `reply(req, n)` answers the nth request (1-based) or, undefined, the
+ * default — a create echoed as 201 Created. Records each request's method and URL.
+ */
+async function scriptedServer(reply: (req: IncomingMessage, n: number) => Reply | undefined) {
+  const received: { method: string; url: string }[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      received.push({ method: req.method ?? '', url: req.url ?? '' });
+      const r = reply(req, received.length);
+      if (r === undefined) {
+        const obj = JSON.parse(body) as { metadata: Record<string, unknown> };
+        obj.metadata = { ...obj.metadata, uid: 'u1', resourceVersion: '7' };
+        res.writeHead(201, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(obj));
+        return;
+      }
+      if (r.body === null) {
+        res.writeHead(r.code, r.headers); // a watch held open
+        res.flushHeaders();
+        return;
+      }
+      res.writeHead(r.code, r.headers);
+      res.end(typeof r.body === 'string' ? r.body : JSON.stringify(r.body));
+    });
+  });
+  const sockets = new Set<import('node:net').Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return {
+    url,
+    received,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe('a 5xx with Retry-After is sent again after the wait, as client-go does', () => {
+  const closers: (() => unknown)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  async function serve(reply: (req: IncomingMessage, n: number) => Reply | undefined) {
+    const server = await scriptedServer(reply);
+    closers.push(server.close);
+    return server;
+  }
+  function store(url: string, options: KubernetesStoreOptions = {}): KubernetesStore {
+    const s = new KubernetesStore(kubeConfigFor(url), { start: false, ...options });
+    closers.push(() => s.close());
+    return s;
+  }
+
+  it('a create answered 503 with Retry-After by a proxy in front of the API server is sent again, and succeeds', async () => {
+    const server = await serve((_, n) => (n === 1 ? proxyText(503, { 'Retry-After': '1' }) : undefined));
+    const created = await store(server.url).create(record('10.96.0.10'));
+    expect(created.name).toBe('10.96.0.10');
+    expect(server.received).toEqual([
+      { method: 'POST', url: '/apis/networking.k8s.io/v1/ipaddresses' },
+      { method: 'POST', url: '/apis/networking.k8s.io/v1/ipaddresses' },
+    ]);
+  });
+
+  it('kube-apiserver’s ServerTimeout (500, etcd unreachable: "please try again", Retry-After) is sent again', async () => {
+    const serverTimeout = status(
+      500,
+      'ServerTimeout',
+      'The create operation against ipaddresses.networking.k8s.io could not be completed at this time, please try again.',
+      { name: 'create', group: 'networking.k8s.io', kind: 'ipaddresses', retryAfterSeconds: 1 },
+      { 'Retry-After': '1' },
+    );
+    const server = await serve((_, n) => (n === 1 ? serverTimeout : undefined));
+    expect((await store(server.url).create(record('10.96.0.11'))).name).toBe('10.96.0.11');
+    expect(server.received.length).toBe(2);
+  });
+
+  it('a 5xx without a Retry-After header fails at once, the Status’s retryAfterSeconds alone included (client-go reads the header)', async () => {
+    const answers: Reply[] = [
+      proxyText(502),
+      proxyText(503),
+      status(500, 'InternalError', 'Internal error occurred: etcdserver: request timed out'),
+      status(504, 'Timeout', 'request did not complete', { retryAfterSeconds: 1 }), // no header
+      proxyText(503, { 'Retry-After': 'Fri, 04 Dec 2026 13:00:00 GMT' }), // a date: not a number of seconds
+    ];
+    for (const answer of answers) {
+      const server = await serve(() => answer);
+      const err = await outcome(store(server.url).create(record('10.96.0.12')));
+      expect(err, JSON.stringify(answer)).toBeInstanceOf(KubernetesApiError);
+      expect((err as KubernetesApiError).code).toBe(answer.code);
+      expect((err as KubernetesApiError).timeoutMs).toBeUndefined();
+      expect(server.received.length, JSON.stringify(answer)).toBe(1);
+    }
+  });
+
+  it('the deadline covers the waits; its message names the 503 waited out, not throttling', async () => {
+    const server = await serve(() => proxyText(503, { 'Retry-After': '5' }));
+    const err = (await outcome(store(server.url, { requestTimeoutMs: 300 }).create(record('10.96.0.13')))) as KubernetesApiError;
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err.message).toBe(
+      `create ${IPADDRESSES} "10.96.0.13": no answer from ${server.url} within 300 ms (requestTimeoutMs; the server answered 503 once with a Retry-After meanwhile)`,
+    );
+    expect(err.timeoutMs).toBe(300);
+    expect(server.received.length).toBe(1);
+  });
+
+  it('a list page answered 503 with Retry-After is asked again with the same continue token (the listing goes on); meanwhile lastError names the 503', async () => {
+    const item = (name: string) => ({
+      metadata: { name, uid: `u-${name}`, resourceVersion: '5', labels: allocatorLabels('IPv4') },
+      spec: { parentRef: SVC },
+    });
+    const page = (name: string, cont?: string): Reply => ({
+      code: 200,
+      headers: { 'Content-Type': 'application/json' },
+      body: {
+        kind: 'IPAddressList',
+        apiVersion: 'networking.k8s.io/v1',
+        metadata: { resourceVersion: '5', continue: cont },
+        items: [item(name)],
+      },
+    });
+    let secondPageAsked = 0;
+    const server = await serve((req) => {
+      const query = new URL(req.url ?? '', 'http://x').searchParams;
+      if (query.get('watch') === 'true' || query.get('watch') === '1')
+        return { code: 200, headers: { 'Content-Type': 'application/json' }, body: null };
+      if (query.get('continue') !== 'page-2') return page('10.96.0.1', 'page-2');
+      return ++secondPageAsked === 1 ? proxyText(503, { 'Retry-After': '1' }) : page('10.96.0.2');
+    });
+    const s = store(server.url, { pageSize: 1, backoff: { initialMs: 1, maxMs: 5 } });
+    s.start();
+    await until(() => s.lastError !== undefined, 'the 503 reported');
+    expect((s.lastError as KubernetesApiError).code).toBe(503);
+    expect(s.lastError?.message).toMatch(/^list ipaddresses\.networking\.k8s\.io: HTTP 503/);
+    await s.waitForSync();
+    expect(
+      s.cache
+        .list()
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['10.96.0.1', '10.96.0.2']);
+    const lists = server.received
+      .filter((r) => !/[?&]watch=/.test(r.url))
+      .map((r) => new URL(r.url, 'http://x').searchParams.get('continue'));
+    expect(lists).toEqual([null, 'page-2', 'page-2']);
+    expect([s.stats.lists, s.lastError]).toEqual([1, undefined]);
+  });
+});
+
+describe('against the API-server double', () => {
+  let d: ApiServerDouble;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+  });
+  afterEach(async () => {
+    await d.close();
+  });
+
+  it('a 504 Timeout naming a wait (Status and Retry-After) on a get and a delete is sent again; a 503 naming none is not', async () => {
+    const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
+    try {
+      await s.create(record('10.0.0.1'));
+      d.failNext('get', 1, 504); // NewTimeoutError(…, 1): retryAfterSeconds 1, header Retry-After: 1
+      expect((await s.get('10.0.0.1'))?.name).toBe('10.0.0.1');
+      expect(d.requestsOf('get').length).toBe(2);
+      d.failNext('delete', 1, 504);
+      await s.delete('10.0.0.1');
+      expect(d.requestsOf('delete').length).toBe(2);
+      expect(d.objects()).toEqual([]);
+      d.failNext('create', 1, 503); // NewServiceUnavailable: no wait named
+      const err = await outcome(s.create(record('10.0.0.2')));
+      expect([err, (err as KubernetesApiError).code, d.requestsOf('create').length]).toEqual([expect.any(KubernetesApiError), 503, 2]);
+    } finally {
+      s.close();
+    }
+  });
+});
+
+describe('how many times, and the deadline’s message (fake timers)', () => {
+  const TARGET = { verb: 'create', resource: IPADDRESSES, name: '10.96.0.20' } as const;
+  /** client-node's rejection for an HTTP answer (the headers as client-node 2.x gives them: lower case). */
+  const answer = (code: number, retryAfter?: string) =>
+    new ApiException(code, `HTTP-Code: ${code}`, 'try again later', retryAfter === undefined ? {} : { 'retry-after': retryAfter });
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** Runs the fake clock (1 s at a time, up to `limitS`) until `p` settles; what it settled with. */
+  async function settle(p: Promise<unknown>, limitS = 120): Promise<unknown> {
+    let settled = false;
+    const result = outcome(p).finally(() => (settled = true));
+    for (let s = 0; s < limitS && !settled; s++) await vi.advanceTimersByTimeAsync(1000);
+    expect(settled, 'the request settled').toBe(true);
+    return result;
+  }
+
+  it('at most 10 times in all (11 sends), 429s and 5xx counted together; then the last answer is the outcome', async () => {
+    for (const codes of [[503], [429, 503], [500, 502, 429, 504]]) {
+      const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+      let sent = 0;
+      const heard: number[] = [];
+      const err = await settle(
+        requests.run(
+          TARGET,
+          async () => {
+            throw answer(codes[sent++ % codes.length]!, '1');
+          },
+          (e) => heard.push(e.code!),
+        ),
+      );
+      expect(sent, String(codes)).toBe(11);
+      expect(heard, String(codes)).toEqual(Array.from({ length: 10 }, (_, i) => codes[i % codes.length]));
+      expect(err).toBeInstanceOf(ApiException); // handed back as client-node threw it: the caller translates
+      expect((err as ApiException<unknown>).code).toBe(codes[10 % codes.length]);
+    }
+  });
+
+  it('a 5xx without Retry-After after waits ends the request with that answer', async () => {
+    const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+    const script = [answer(503, '1'), answer(429, '2'), answer(500)];
+    let sent = 0;
+    const err = await settle(
+      requests.run(TARGET, async () => {
+        throw script[sent++]!;
+      }),
+    );
+    expect([sent, (err as ApiException<unknown>).code]).toEqual([3, 500]);
+  });
+
+  it('the deadline’s message counts each kind of answer waited out', async () => {
+    const requests = new ApiRequests('https://10.0.0.1:6443', 3500);
+    const script = [answer(429, '1'), answer(503, '1'), answer(503, '1'), answer(500, '1')];
+    let sent = 0;
+    const err = (await settle(
+      requests.run(TARGET, async () => {
+        throw script[Math.min(sent++, script.length - 1)]!;
+      }),
+    )) as KubernetesApiError;
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect(err.message).toBe(
+      `create ${IPADDRESSES} "10.96.0.20": no answer from https://10.0.0.1:6443 within 3500 ms ` +
+        '(requestTimeoutMs; the server throttled it (429) once and answered 503 2 times, 500 once with a Retry-After meanwhile)',
+    );
+    expect(sent).toBe(4);
+  });
+});
