@@ -10,6 +10,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { ApiException } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KubernetesApiError, KubernetesStore, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
+import { Allocator } from '../adapters/allocator.ts';
+import { AlreadyExistsError } from '../adapters/errors.ts';
+import { seededRandom } from '../adapters/random.ts';
 import { ApiRequests } from '../adapters/kubernetes/requests.ts';
 import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
@@ -232,6 +235,72 @@ describe('against the API-server double', () => {
       const err = await outcome(s.create(record('10.0.0.2')));
       expect([err, (err as KubernetesApiError).code, d.requestsOf('create').length]).toEqual([expect.any(KubernetesApiError), 503, 2]);
     } finally {
+      s.close();
+    }
+  });
+});
+
+describe('a create the server committed but answered with a ServerTimeout (500, Retry-After), sent again', () => {
+  // The second send meets the object the first one made: AlreadyExists. Taken at its word, the
+  // allocator would count the address as someone else's, allocate another, and leave this
+  // object behind (a leak until reconcile or `check --fix`).
+  let d: ApiServerDouble;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+  });
+  afterEach(async () => {
+    await d.close();
+  });
+
+  it('is recognised as the first send’s object (same labels, same owner): the create resolves with it', async () => {
+    const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
+    try {
+      d.timeOutAfterCommit('create');
+      const created = await s.create(record('10.0.0.1'));
+      expect(created).toMatchObject({
+        name: '10.0.0.1',
+        parentRef: { resource: 'services', namespace: 'default', name: 'web' },
+        uid: d.objects()[0]!.metadata.uid,
+      });
+      expect([d.requestsOf('create').length, d.requestsOf('get').length, d.objects().length]).toEqual([2, 1, 1]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('an object of another owner is AlreadyExistsError, as before', async () => {
+    const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
+    try {
+      const other = { ...SVC, name: 'other' };
+      d.insert({ metadata: { name: '10.0.0.2', labels: allocatorLabels('IPv4') }, spec: { parentRef: other } });
+      d.failNext('create', 1, 504); // not committed, naming a wait: sent again, then 409
+      const err = await outcome(s.create(record('10.0.0.2')));
+      expect(err).toBeInstanceOf(AlreadyExistsError);
+      expect(d.objects().map((o) => (o.spec as { parentRef: { name: string } }).parentRef.name)).toEqual(['other']);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('through an Allocator: allocate and allocateNext resolve with the committed address, and nothing is left behind', async () => {
+    const s = new KubernetesStore(kubeConfigFor(d.url));
+    const a = new Allocator('10.0.0.0/28', { store: s, random: seededRandom(3) });
+    try {
+      await until(() => a.isReady());
+      d.timeOutAfterCommit('create');
+      await a.allocate('10.0.0.5', SVC);
+      d.timeOutAfterCommit('create');
+      const next = await a.allocateNext(SVC);
+      expect(
+        d
+          .objects()
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).toEqual([next, '10.0.0.5'].sort());
+      expect(a.used()).toBe(2);
+      expect(a.validate().indexed).toBe(2);
+    } finally {
+      a.destroy();
       s.close();
     }
   });

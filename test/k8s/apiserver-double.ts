@@ -52,6 +52,10 @@
 //   failNext(verb, count, code) the next `count` requests of that verb answer a 5xx/429 Status
 //                               (429 and 504 name retryAfterSeconds 1, and so a Retry-After: 1
 //                               header, as kube-apiserver writes any Status naming a wait)
+//   timeOutAfterCommit(verb)    the next create or delete takes effect (stored or deleted, its
+//                               watch event sent), then is answered 500 ServerTimeout with
+//                               Retry-After: 1, as when etcd committed the write but answered
+//                               too late (storage.NewTimeoutError → errors.NewServerTimeout)
 //   garbleNext(verb, count)     the next `count` requests of that verb answer 200 with a body
 //                               that is not JSON (a proxy or a broken server)
 //   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
@@ -262,6 +266,16 @@ function expired(message: string): Status {
   return statusFailure(410, 'Expired', message);
 }
 
+/** kube-apiserver's errors.NewServerTimeout(resource, verb, 1): "please try again", with a wait. */
+function serverTimeout(verb: string, plural: string): Status {
+  return statusFailure(
+    500,
+    'ServerTimeout',
+    `The ${verb} operation against ${plural}.${GROUP} could not be completed at this time, please try again.`,
+    { name: verb, group: GROUP, kind: plural, retryAfterSeconds: 1 },
+  );
+}
+
 /** The Status a fault switch answers with (NewInternalError, NewServiceUnavailable, …). */
 export function faultStatus(code: number, message = 'injected fault'): Status {
   switch (code) {
@@ -388,6 +402,8 @@ export class ApiServerDouble {
   private readonly faults = new Map<Verb, { count: number; code: number; message: string | undefined }>();
   private readonly latency = new Map<Verb | '*', number>();
   private readonly garbles = new Map<Verb, number>();
+  /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
+  private readonly timeOutsAfterCommit = new Set<Verb>();
   private watchLagMs = 0;
   private holding = false;
   private readonly snapshots = new Map<string, { rv: number; items: KubeObject[]; generation: number }>();
@@ -541,6 +557,15 @@ export class ApiServerDouble {
   }
 
   /** The next `count` requests of `verb` answer 200 application/json with a truncated body (not JSON). */
+  /**
+   * The next `verb` request (create or delete) takes effect — the object stored or deleted, its
+   * watch event sent — and is then answered 500 ServerTimeout naming a wait of 1 s (and so
+   * Retry-After: 1): etcd committed the write, kube-apiserver gave up waiting for it.
+   */
+  timeOutAfterCommit(verb: 'create' | 'delete'): void {
+    this.timeOutsAfterCommit.add(verb);
+  }
+
   garbleNext(verb: Verb, count = 1): void {
     this.garbles.set(verb, count);
   }
@@ -751,6 +776,7 @@ export class ApiServerDouble {
         }
         const r = this.doCreate(plural!, body);
         await this.replyGate(verb);
+        if (r.code === 201 && this.timeOutsAfterCommit.delete(verb)) return this.sendJSON(res, 500, serverTimeout(verb, plural!));
         return this.sendJSON(res, r.code, r.code === 201 ? this.typed(r.body as KubeObject, plural!, version!) : r.body);
       }
       case 'get': {
@@ -763,6 +789,7 @@ export class ApiServerDouble {
         const preconditions = (entry.body as { preconditions?: { uid?: unknown; resourceVersion?: unknown } } | undefined)?.preconditions;
         const r = this.doDelete(plural!, name!, version!, preconditions);
         await this.replyGate(verb);
+        if (r.code === 200 && this.timeOutsAfterCommit.delete(verb)) return this.sendJSON(res, 500, serverTimeout(verb, plural!));
         return this.sendJSON(res, r.code, r.body);
       }
       case 'list':
