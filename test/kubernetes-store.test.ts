@@ -378,6 +378,22 @@ describe('KubernetesStore', () => {
       await until(() => s.cache.size === 2);
       expect(cacheNames(s.cache)).toEqual(['2001:db8::1', '2001:db8::2']);
     });
+
+    it('a selector comparing integers (">", "<") is sent as written and kept on watch events too', async () => {
+      const tier = (ip: string, t: string) => foreign(ip, { ...allocatorLabels('IPv4'), tier: t });
+      d.insert(tier('10.0.0.1', '1'));
+      d.insert(tier('10.0.0.2', '5'));
+      d.insert(tier('10.0.0.3', 'gold')); // no integer: matches neither
+      const s = open({ labelSelector: 'tier>2' });
+      await s.waitForSync();
+      expect(cacheNames(s.cache)).toEqual(['10.0.0.2']);
+      expect(d.requestsOf('list')[0]!.query.labelSelector).toBe('tier>2');
+      await until(() => d.openWatches() === 1);
+      await s.create({ name: '10.0.0.4', labels: { ...allocatorLabels('IPv4'), tier: '2' }, parentRef: SVC }); // not > 2: stays out
+      d.insert(tier('10.0.0.5', '10'));
+      await until(() => s.cache.size === 2);
+      expect(cacheNames(s.cache)).toEqual(['10.0.0.2', '10.0.0.5']);
+    });
   });
 
   describe('recovery', () => {
@@ -754,6 +770,17 @@ describe('KubernetesStore', () => {
   });
 
   describe('wrong arguments: InvalidArgumentError / InvalidRecordError before any request', () => {
+    it('reads ">" and "<" as apimachinery does: integers (int64) compared; a label that is no integer matches neither; a value that is none refused', () => {
+      expect(matchesSelector(parseLabelSelector('x>1'), { x: '2' })).toBe(true);
+      expect(matchesSelector(parseLabelSelector('x > 1'), { x: '1' })).toBe(false);
+      expect(matchesSelector(parseLabelSelector('x<10'), { x: '9' })).toBe(true);
+      expect(matchesSelector(parseLabelSelector('x<10'), { x: 'a' })).toBe(false);
+      expect(matchesSelector(parseLabelSelector('x<10'), {})).toBe(false);
+      expect(matchesSelector(parseLabelSelector('x>9007199254740992'), { x: '9007199254740993' })).toBe(true); // int64, not a double
+      expect(() => parseLabelSelector('x>a')).toThrow(InvalidArgumentError);
+      expect(() => parseLabelSelector('x>99999999999999999999')).toThrow(/for '>' and '<' the value must be an integer/);
+    });
+
     it('reads an empty value in a set as apimachinery does: "x in (a,)" is {a, ""}, "x in ()" is {""}', () => {
       // Regression: the empty value was dropped ("x in (,)" refused, a record labelled x="" filtered out).
       expect(matchesSelector(parseLabelSelector('x in (a,)'), { x: '' })).toBe(true);

@@ -83,7 +83,10 @@ export function optionsObject<T extends object>(options: unknown, owner: string,
 export interface SharedOptions {
   /** networking.k8s.io version: 'v1' (GA, Kubernetes ≥ 1.33; default) or 'v1beta1' (1.31–1.32). */
   apiVersion?: ApiVersion | undefined;
-  /** A label selector for the cache (default: every object, like upstream's informer). */
+  /**
+   * A label selector for the cache (default: every object, like upstream's informer), in the API
+   * server's syntax: `a=b`, `a==b`, `a!=b`, `a in (b,c)`, `a notin (b)`, `a`, `!a`, `a>2`, `a<5`.
+   */
   labelSelector?: string | undefined;
   /** List page size; 0 = one request. Default 500. */
   pageSize?: number | undefined;

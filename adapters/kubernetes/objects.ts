@@ -129,6 +129,7 @@ export function notOlder(a: string | undefined, b: string | undefined): boolean 
 
 type Requirement =
   | { op: 'eq' | 'neq'; key: string; value: string }
+  | { op: 'gt' | 'lt'; key: string; value: string }
   | { op: 'in' | 'notin'; key: string; values: readonly string[] }
   | { op: 'exists' | 'notexists'; key: string };
 
@@ -138,7 +139,7 @@ export interface LabelSelector {
   readonly requirements: readonly Requirement[];
 }
 
-/** Parses `a=b,c!=d,e in (x,y),!f`; throws InvalidArgumentError quoting the bad requirement. */
+/** Parses `a=b,c!=d,e in (x,y),!f,g>1`; throws InvalidArgumentError quoting the bad requirement. */
 export function parseLabelSelector(text: string): LabelSelector {
   const requirements: Requirement[] = [];
   const parts: string[] = [];
@@ -166,6 +167,8 @@ export function parseLabelSelector(text: string): LabelSelector {
       requirements.push({ op: 'neq', key: m[1]!, value: m[2]! });
     } else if ((m = p.match(new RegExp(`^${KEY}\\s*==?\\s*${VAL}$`)))) {
       requirements.push({ op: 'eq', key: m[1]!, value: m[2]! });
+    } else if ((m = p.match(new RegExp(`^${KEY}\\s*([<>])\\s*${VAL}$`)))) {
+      requirements.push({ op: m[2] === '>' ? 'gt' : 'lt', key: m[1]!, value: m[3]! });
     } else if ((m = p.match(new RegExp(`^!\\s*${KEY}$`)))) {
       requirements.push({ op: 'notexists', key: m[1]! });
     } else if ((m = p.match(new RegExp(`^${KEY}$`)))) {
@@ -221,10 +224,36 @@ function labelKeyProblem(key: string): string | undefined {
 
 /** Why the API server would refuse a value of `r` (apimachinery's IsValidLabelValue), or undefined. */
 function labelValuesProblem(r: Requirement): string | undefined {
-  const values = r.op === 'in' || r.op === 'notin' ? r.values : r.op === 'eq' || r.op === 'neq' ? [r.value] : [];
+  let values: readonly string[];
+  switch (r.op) {
+    case 'in':
+    case 'notin':
+      values = r.values;
+      break;
+    case 'exists':
+    case 'notexists':
+      values = [];
+      break;
+    case 'gt':
+    case 'lt':
+      if (int64(r.value) === undefined) {
+        return `for '>' and '<' the value must be an integer, got ${JSON.stringify(r.value)} for key ${JSON.stringify(r.key)}`;
+      }
+      values = [r.value];
+      break;
+    default:
+      values = [r.value];
+  }
   const bad = values.find((v) => v !== '' && (v.length > 63 || !LABEL_NAME.test(v)));
   if (bad === undefined) return undefined;
   return `value ${JSON.stringify(bad)} of key ${JSON.stringify(r.key)} must be empty, or at most 63 characters, alphanumeric at both ends, with '-', '_' or '.' between`;
+}
+
+/** `text` as Go's strconv.ParseInt(text, 10, 64) reads it (an optional sign, decimal digits, in int64), or undefined. */
+function int64(text: string): bigint | undefined {
+  if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
+  const n = BigInt(text);
+  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
 }
 
 /** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. */
@@ -255,6 +284,14 @@ export function matchesSelector(selector: LabelSelector | undefined, labels: Rea
       case 'notin':
         if (has && r.values.includes(v!)) return false;
         break;
+      case 'gt':
+      case 'lt': {
+        // apimachinery: both sides must parse as int64, else no match
+        const x = has ? int64(v!) : undefined;
+        const y = int64(r.value);
+        if (x === undefined || y === undefined || (r.op === 'gt' ? !(x > y) : !(x < y))) return false;
+        break;
+      }
       case 'exists':
         if (!has) return false;
         break;

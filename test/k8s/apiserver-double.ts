@@ -296,12 +296,19 @@ export function faultStatus(code: number, message = 'injected fault'): Status {
 // Label selectors (k8s.io/apimachinery/pkg/labels, the string form)
 
 type Requirement =
-  | { op: 'eq' | 'neq'; key: string; value: string }
+  | { op: 'eq' | 'neq' | 'gt' | 'lt'; key: string; value: string }
   | { op: 'in' | 'notin'; key: string; values: string[] }
   | { op: 'exists' | 'notexists'; key: string };
 export type Selector = Requirement[];
 
 /** Parses a label selector string; throws Error with a message on malformed input. */
+/** Go's strconv.ParseInt(text, 10, 64), or undefined where it fails. */
+function parseInt64(text: string): bigint | undefined {
+  if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
+  const n = BigInt(text);
+  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
+}
+
 export function parseSelector(text: string | undefined): Selector {
   const out: Selector = [];
   if (text === undefined || text.trim() === '') return out;
@@ -331,6 +338,10 @@ export function parseSelector(text: string | undefined): Selector {
       out.push({ op: 'neq', key: m[1]!, value: m[2]! });
     } else if ((m = p.match(/^([^\s!=(),]+)\s*==?\s*([^\s!=(),]*)$/))) {
       out.push({ op: 'eq', key: m[1]!, value: m[2]! });
+    } else if ((m = p.match(/^([^\s!=(),<>]+)\s*([<>])\s*([^\s!=(),<>]*)$/))) {
+      // apimachinery's Gt/Lt: one value, an integer (strconv.ParseInt)
+      if (parseInt64(m[3]!) === undefined) throw new Error(`for 'Gt', 'Lt' operators, the value must be an integer: ${JSON.stringify(p)}`);
+      out.push({ op: m[2] === '>' ? 'gt' : 'lt', key: m[1]!, value: m[3]! });
     } else if ((m = p.match(/^!\s*([^\s!=(),]+)$/))) {
       out.push({ op: 'notexists', key: m[1]! });
     } else if ((m = p.match(/^([^\s!=(),]+)$/))) {
@@ -360,6 +371,13 @@ export function selectorMatches(selector: Selector, labels: Readonly<Record<stri
       case 'notin':
         if (has && r.values.includes(v!)) return false;
         break;
+      case 'gt':
+      case 'lt': {
+        const x = has ? parseInt64(v!) : undefined;
+        const y = parseInt64(r.value);
+        if (x === undefined || y === undefined || (r.op === 'gt' ? !(x > y) : !(x < y))) return false;
+        break;
+      }
       case 'exists':
         if (!has) return false;
         break;
