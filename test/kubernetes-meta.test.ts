@@ -199,6 +199,13 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(e).toBeInstanceOf(KubernetesApiError);
       expect((e as KubernetesApiError).code).toBe(503);
       expect((e as KubernetesApiError).resourceName).toBe('again');
+
+      // A delete the server applied but answered with a ServerTimeout (500, Retry-After) is not
+      // sent again: a second one would delete a ServiceCIDR created under that name meanwhile.
+      d.timeOutAfterCommit('delete');
+      const timedOut = await rejection(deleteServiceCIDR(kc, 'again'));
+      expect([timedOut, (timedOut as KubernetesApiError).code]).toEqual([expect.any(KubernetesApiError), 500]);
+      expect(d.requestsOf('delete').filter((r) => r.path.endsWith('/again')).length).toBe(2); // the 503 above, and this one
     });
 
     it('v1beta1 is selectable for the source and the helpers', async () => {

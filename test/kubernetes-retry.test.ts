@@ -306,6 +306,50 @@ describe('a create the server committed but answered with a ServerTimeout (500, 
   });
 });
 
+describe('a delete the server committed but answered with a ServerTimeout (500, Retry-After)', () => {
+  let d: ApiServerDouble;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+  });
+  afterEach(async () => {
+    await d.close();
+  });
+  const owners = () => d.objects().map((o) => [o.metadata.name, (o.spec as { parentRef: { name: string } }).parentRef.name]);
+
+  it('is sent again naming its object by uid: the name re-created by another owner meanwhile keeps its object', async () => {
+    // Regression: the plain DELETE sent again deleted the other owner's new object, and a third
+    // owner was then given the same address.
+    const s = new KubernetesStore(kubeConfigFor(d.url));
+    try {
+      await s.waitForSync();
+      await s.create(record('10.0.0.3'));
+      const uid = d.objects()[0]!.metadata.uid;
+      d.timeOutAfterCommit('delete');
+      const deleting = s.delete('10.0.0.3');
+      await until(() => d.objects().length === 0, 'the first delete applied');
+      d.insert({ metadata: { name: '10.0.0.3', labels: allocatorLabels('IPv4') }, spec: { parentRef: { ...SVC, name: 'other' } } });
+      expect(await outcome(deleting)).toEqual({ resolved: undefined }); // the earlier send deleted what it meant
+      expect(d.requestsOf('delete').map((r) => r.body ?? null)).toEqual([null, { preconditions: { uid } }]);
+      expect(owners()).toEqual([['10.0.0.3', 'other']]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('with no uid known (the cache does not hold the name) is not sent again: the ServerTimeout is the answer', async () => {
+    const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
+    try {
+      d.insert({ metadata: { name: '10.0.0.4', labels: allocatorLabels('IPv4') }, spec: { parentRef: SVC } });
+      d.timeOutAfterCommit('delete');
+      const err = await outcome(s.delete('10.0.0.4'));
+      expect([err, (err as KubernetesApiError).code]).toEqual([expect.any(KubernetesApiError), 500]);
+      expect([d.requestsOf('delete').length, d.objects().length]).toEqual([1, 0]);
+    } finally {
+      s.close();
+    }
+  });
+});
+
 describe('how many times, and the deadline’s message (fake timers)', () => {
   const TARGET = { verb: 'create', resource: IPADDRESSES, name: '10.96.0.20' } as const;
   /** client-node's rejection for an HTTP answer (the headers as client-node 2.x gives them: lower case). */

@@ -82,11 +82,17 @@ export class ApiRequests {
    * abortAll reason; otherwise as `call` does (the caller translates). `onWait` hears each answer
    * that is waited out, translated (its `code` says which: 429 is throttling, a 5xx is not), as it
    * comes (a list's caller reports it meanwhile).
+   *
+   * A 5xx does not say the request went unhandled: `call` is told, as `afterServerError`, that an
+   * earlier attempt was answered with one and may have taken effect (a delete sent again then
+   * names the object it meant, by uid). With `resendAfterServerError: false` such an answer is
+   * final: a request that cannot be made safe to repeat is not sent again.
    */
   async run<T>(
     target: RequestTarget,
-    call: (options: ConfigurationOptions) => Promise<T>,
+    call: (options: ConfigurationOptions, afterServerError: boolean) => Promise<T>,
     onWait?: (error: KubernetesApiError) => void,
+    { resendAfterServerError = true }: { resendAfterServerError?: boolean } = {},
   ): Promise<T> {
     const controller = new AbortController();
     const signal = controller.signal;
@@ -106,10 +112,16 @@ export class ApiRequests {
     try {
       for (;;) {
         try {
-          return await Promise.race([call(withSignal(signal)), aborted]);
+          return await Promise.race([
+            call(
+              withSignal(signal),
+              waited.some((code) => code !== 429),
+            ),
+            aborted,
+          ]);
         } catch (e) {
           const asked = !signal.aborted && waited.length < MAX_RETRIES ? serverWait(e, target) : undefined;
-          if (asked === undefined) throw e;
+          if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
           waited.push(asked.error.code!);
           onWait?.(asked.error);
           await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, asked.seconds * 1000))), aborted]);

@@ -203,7 +203,11 @@ export async function deleteServiceCIDR(
   // "", "." or ".." would send the DELETE to the collection: every ServiceCIDR
   if (!isPathSegmentName(name)) throw new InvalidArgumentError(`deleteServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   try {
-    await requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => api.deleteServiceCIDR({ name }, opts));
+    // Not sent again after a 5xx, which may have deleted it already: by then the name may belong
+    // to a new ServiceCIDR, which a second delete would remove.
+    await requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => api.deleteServiceCIDR({ name }, opts), undefined, {
+      resendAfterServerError: false,
+    });
     return true;
   } catch (err) {
     const e = apiError(err, 'delete', name);

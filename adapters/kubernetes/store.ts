@@ -33,7 +33,7 @@ import {
   type SharedOptions,
   selectorOption,
 } from './config.ts';
-import { translate } from './errors.ts';
+import { KubernetesApiError, translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -68,7 +68,7 @@ export interface KubernetesStoreOptions extends SharedOptions {
 interface IPAddressApi {
   createIPAddress(param: { body: never }, options: ConfigurationOptions): Promise<unknown>;
   readIPAddress(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
-  deleteIPAddress(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
+  deleteIPAddress(param: { name: string; body?: { preconditions: { uid: string } } }, options: ConfigurationOptions): Promise<unknown>;
   listIPAddress(param: ListParams, options: ConfigurationOptions): Promise<unknown>;
 }
 
@@ -204,11 +204,29 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // answer does not name the object it removed.
     const sent = this.informer.get(name);
     const history = this.informer.history;
+    // A delete sent again after a 5xx (which may have taken effect) names the object it meant by
+    // its uid: the name may belong to a new object by then — another owner's allocation, which a
+    // plain delete would remove, freeing its address for a second owner. Without a uid known (the
+    // cache does not hold the name) the 5xx answer is final.
+    const uid = sent?.uid;
     let reply: unknown;
+    let resent = false;
     try {
-      reply = await this.requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => this.api.deleteIPAddress({ name }, opts));
+      reply = await this.requests.run(
+        { verb: 'delete', resource: RESOURCE, name },
+        (opts, afterServerError) => {
+          resent = afterServerError;
+          return this.api.deleteIPAddress(afterServerError ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
+        },
+        undefined,
+        { resendAfterServerError: uid !== undefined },
+      );
     } catch (err) {
-      throw translate(err, 'delete', RESOURCE, name);
+      const e = translate(err, 'delete', RESOURCE, name);
+      // Sent again: gone (404), or the name now another object's (409, the precondition): the
+      // earlier send deleted the object meant.
+      if (!resent || !(e.name === 'NotFoundError' || (e instanceof KubernetesApiError && e.code === 409))) throw e;
+      reply = { kind: 'Status', details: { uid } };
     }
     // An object a finalizer holds is only marked for deletion: it stays in the cache (as upstream's
     // lister keeps it, its address taken) until the watch reports it gone.
