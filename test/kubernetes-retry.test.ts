@@ -10,9 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { ApiException } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KubernetesApiError, KubernetesStore, type KubernetesStoreOptions } from '../adapters/kubernetes/index.ts';
-import { Allocator } from '../adapters/allocator.ts';
 import { AlreadyExistsError } from '../adapters/errors.ts';
-import { seededRandom } from '../adapters/random.ts';
 import { ApiRequests } from '../adapters/kubernetes/requests.ts';
 import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
@@ -241,9 +239,9 @@ describe('against the API-server double', () => {
 });
 
 describe('a create the server committed but answered with a ServerTimeout (500, Retry-After), sent again', () => {
-  // The second send meets the object the first one made: AlreadyExists. Taken at its word, the
-  // allocator would count the address as someone else's, allocate another, and leave this
-  // object behind (a leak until reconcile or `check --fix`).
+  // The second send meets the object the first one made. It cannot be told from an object made
+  // by another call for the same owner (a parentRef names no uid): AlreadyExists stands, as
+  // client-go and upstream's allocator have it, and the object is left to reconcile.
   let d: ApiServerDouble;
   beforeEach(async () => {
     d = await ApiServerDouble.start();
@@ -252,55 +250,14 @@ describe('a create the server committed but answered with a ServerTimeout (500, 
     await d.close();
   });
 
-  it('is recognised as the first send’s object (same labels, same owner): the create resolves with it', async () => {
+  it('is AlreadyExistsError, the object the first send made left on the server', async () => {
     const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
     try {
       d.timeOutAfterCommit('create');
-      const created = await s.create(record('10.0.0.1'));
-      expect(created).toMatchObject({
-        name: '10.0.0.1',
-        parentRef: { resource: 'services', namespace: 'default', name: 'web' },
-        uid: d.objects()[0]!.metadata.uid,
-      });
-      expect([d.requestsOf('create').length, d.requestsOf('get').length, d.objects().length]).toEqual([2, 1, 1]);
-    } finally {
-      s.close();
-    }
-  });
-
-  it('an object of another owner is AlreadyExistsError, as before', async () => {
-    const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
-    try {
-      const other = { ...SVC, name: 'other' };
-      d.insert({ metadata: { name: '10.0.0.2', labels: allocatorLabels('IPv4') }, spec: { parentRef: other } });
-      d.failNext('create', 1, 504); // not committed, naming a wait: sent again, then 409
-      const err = await outcome(s.create(record('10.0.0.2')));
+      const err = await outcome(s.create(record('10.0.0.1')));
       expect(err).toBeInstanceOf(AlreadyExistsError);
-      expect(d.objects().map((o) => (o.spec as { parentRef: { name: string } }).parentRef.name)).toEqual(['other']);
+      expect([d.requestsOf('create').length, d.objects().map((o) => o.metadata.name)]).toEqual([2, ['10.0.0.1']]);
     } finally {
-      s.close();
-    }
-  });
-
-  it('through an Allocator: allocate and allocateNext resolve with the committed address, and nothing is left behind', async () => {
-    const s = new KubernetesStore(kubeConfigFor(d.url));
-    const a = new Allocator('10.0.0.0/28', { store: s, random: seededRandom(3) });
-    try {
-      await until(() => a.isReady());
-      d.timeOutAfterCommit('create');
-      await a.allocate('10.0.0.5', SVC);
-      d.timeOutAfterCommit('create');
-      const next = await a.allocateNext(SVC);
-      expect(
-        d
-          .objects()
-          .map((o) => o.metadata.name)
-          .sort(),
-      ).toEqual([next, '10.0.0.5'].sort());
-      expect(a.used()).toBe(2);
-      expect(a.validate().indexed).toBe(2);
-    } finally {
-      a.destroy();
       s.close();
     }
   });

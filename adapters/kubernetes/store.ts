@@ -23,7 +23,6 @@ import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
 import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
 import { validateRecord } from '../records.ts';
-import { ownerKey } from '../reconcile.ts';
 import {
   checkApiVersion,
   checkInformerOptions,
@@ -145,49 +144,15 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     const body = toObject(record, this.apiVersion);
     const history = this.informer.history;
     let created: IPAddressObject;
-    let resentAfterServerError = false;
     try {
-      created = (await this.requests.run(
-        { verb: 'create', resource: RESOURCE, name: record.name },
-        (opts) => this.api.createIPAddress({ body: body as never }, opts),
-        (waited) => {
-          if (waited.code !== 429) resentAfterServerError = true;
-        },
+      created = (await this.requests.run({ verb: 'create', resource: RESOURCE, name: record.name }, (opts) =>
+        this.api.createIPAddress({ body: body as never }, opts),
       )) as IPAddressObject;
     } catch (err) {
-      const e = translate(err, 'create', RESOURCE, record.name);
-      const own = resentAfterServerError && e.name === 'AlreadyExistsError' ? await this.createdByEarlierSend(record) : undefined;
-      if (own === undefined) throw e;
-      created = own;
+      throw translate(err, 'create', RESOURCE, record.name);
     }
     if (this.readYourWrites) this.informer.appliedCreate(created, history);
     return toRecord(created);
-  }
-
-  /**
-   * After a create sent again following a 5xx (which does not say the request went unhandled:
-   * an etcd timeout may have committed it) met AlreadyExists: the object, when it is the one the
-   * earlier send made — the same labels and the same owner, so the same allocation whoever made
-   * it. Undefined otherwise (a record without an owner cannot be told apart: AlreadyExists
-   * stands), also when reading it fails. Without this, the allocator would take the address as
-   * someone else's and allocate another, leaving this object behind as a leak.
-   */
-  private async createdByEarlierSend(record: IPAddressRecord): Promise<IPAddressObject | undefined> {
-    if (record.parentRef == null) return undefined;
-    let obj: IPAddressObject;
-    try {
-      obj = (await this.requests.run({ verb: 'get', resource: RESOURCE, name: record.name }, (opts) =>
-        this.api.readIPAddress({ name: record.name }, opts),
-      )) as IPAddressObject;
-    } catch {
-      return undefined;
-    }
-    const found = toRecord(obj);
-    if (found.parentRef === null || ownerKey(found.parentRef) !== ownerKey(record.parentRef)) return undefined;
-    const want = Object.entries(record.labels);
-    const have = Object.keys(found.labels);
-    if (have.length !== want.length || !want.every(([k, v]) => found.labels[k] === v)) return undefined;
-    return obj;
   }
 
   /**
