@@ -426,7 +426,7 @@ export class Allocator implements IPAllocator, Disposable {
   private askStoreAfterRelist(op: Op): void {
     let call: Promise<unknown>;
     try {
-      call = this.store.get(op.name);
+      call = Promise.resolve(this.store.get(op.name)); // a store in plain JavaScript may answer without a promise
     } catch {
       return;
     }

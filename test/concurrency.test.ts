@@ -387,6 +387,22 @@ describe('Allocator on a store that answers later: a create answered after the c
     await bothHandedOut(a, gated, open);
   });
 
+  it('the same with a store (in plain JavaScript) whose get answers without a promise', async () => {
+    const { gated, store, a, open } = setUp();
+    (store as { get: unknown }).get = (name: string) => gated.inner.getSync(name);
+    const call = settle(a.allocate(X));
+    await turns();
+    store.rates = { 'drop-event': 100 };
+    await open(`create> ${X}`);
+    gated.inner.deleteSync(X);
+    store.rates = {};
+    store.relist();
+    await open(`create< ${X}`);
+    expect(await call).toBe(undefined); // the create succeeded: its answer stands
+    await turns();
+    expect(a.validate()).toEqual({ indexed: 0 });
+  });
+
   it('whose record our own release deleted, answered first, leaves no mark', async () => {
     const { gated, store, a, open } = setUp();
     const calls = [settle(a.allocate(X)), settle(a.release(X))];
