@@ -3,7 +3,7 @@
 // any request is made.
 import { KubeConfig } from '@kubernetes/client-node';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput } from '../errors.ts';
-import type { BackoffOptions } from './informer.ts';
+import type { BackoffOptions } from './backoff.ts';
 import type { ApiVersion } from './objects.ts';
 
 /**

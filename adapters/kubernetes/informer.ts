@@ -59,6 +59,7 @@ import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
+import { Backoff, type BackoffOptions } from './backoff.ts';
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
@@ -104,15 +105,6 @@ export interface ListerWatcher {
     onEvent: (type: string, object: unknown) => void,
     onDone: (err: unknown) => void,
   ): Promise<() => void>;
-}
-
-export interface BackoffOptions {
-  /** First delay after a failure. Default 200 ms. */
-  initialMs?: number | undefined;
-  /** Cap. Default 30 000 ms. */
-  maxMs?: number | undefined;
-  /** Each delay is multiplied by a random factor in [1 − jitter, 1 + jitter]. Default 0.2. */
-  jitter?: number | undefined;
 }
 
 /** How long `waitForSync` may wait. */
@@ -216,9 +208,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private stopped = false;
   private started = false;
   private abortWatch: (() => void) | undefined;
-  private sleepTimer: ReturnType<typeof setTimeout> | undefined;
-  private wake: (() => void) | undefined;
-  private failures = 0;
+  private readonly backoff: Backoff;
   /**
    * The newest revision the list/watch has applied (list resourceVersion, event or bookmark):
    * the map reflects every change up to it. Only grows, except when a re-list shows the server's
@@ -240,6 +230,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   ) {
     this.convert = options.convert ?? (toRecord as unknown as (obj: unknown) => R);
     this.owner = options.owner ?? resource;
+    this.backoff = new Backoff(options.backoff);
   }
 
   // --- StoreCache ------------------------------------------------------------------------------
@@ -370,9 +361,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.abortWatch?.();
     this.abortWatch = undefined;
     this.endWatch?.(); // a watch not answered yet cannot be aborted: the loop stops waiting for it
-    if (this.sleepTimer !== undefined) clearTimeout(this.sleepTimer);
-    this.sleepTimer = undefined;
-    this.wake?.();
+    this.backoff.cancel();
     this.setState('stopped');
     for (const w of [...this.syncWaiters]) w.reject(new ErrDestroyed(this.owner));
     // Nothing is delivered or read any more: let go of the subscribers (an allocator never
@@ -449,31 +438,31 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         } catch (err) {
           if (this.stopped) return;
           this.failed(translate(err, 'list', this.resource));
-          await this.sleep(this.nextDelay());
+          await this.backoff.wait();
           continue;
         }
         if (this.stopped) return;
       }
       const outcome = await this.watchOnce();
       if (this.stopped) return;
-      if (outcome.events > 0) this.failures = 0;
+      if (outcome.events > 0) this.backoff.reset();
       switch (outcome.kind) {
         case 'closed':
           // Resume from the last resourceVersion; back off only when the watch brought nothing
           // (a server that keeps closing at once must not be hammered).
-          if (outcome.events === 0) await this.sleep(this.nextDelay());
+          if (outcome.events === 0) await this.backoff.wait();
           break;
         case 'expired':
           this.stats.expired++;
           this.rv = '';
           this.setState('relisting');
-          if (outcome.events === 0 && this.failures > 0) await this.sleep(this.nextDelay());
-          else this.failures++;
+          if (outcome.events === 0 && this.backoff.failing) await this.backoff.wait();
+          else this.backoff.countFailure();
           break;
         case 'error':
           if (!resumable(outcome.error)) this.rv = '';
           this.failed(translate(outcome.error, 'watch', this.resource));
-          await this.sleep(this.nextDelay());
+          await this.backoff.wait();
           break;
       }
     }
@@ -800,30 +789,6 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         // a listener's failure must not stop the informer
       }
     }
-  }
-
-  private nextDelay(): number {
-    const b = this.options.backoff ?? {};
-    const initial = b.initialMs ?? 200;
-    const max = b.maxMs ?? 30_000;
-    const jitter = b.jitter ?? 0.2;
-    const base = Math.min(max, initial * 2 ** Math.min(this.failures, 30));
-    this.failures++;
-    return Math.max(0, Math.round(base * (1 - jitter + 2 * jitter * Math.random())));
-  }
-
-  private sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.wake = () => {
-        this.wake = undefined;
-        resolve();
-      };
-      this.sleepTimer = setTimeout(() => {
-        this.sleepTimer = undefined;
-        this.wake?.();
-      }, ms);
-    });
   }
 }
 
