@@ -60,6 +60,9 @@ import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '.
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
+import type { ListerWatcher, ListPage } from './lister-watcher.ts';
+
+export type { ListerWatcher, ListPage };
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
@@ -79,32 +82,6 @@ export interface InformerWatcher<R> {
   onDelete(record: R): void;
   /** Optional: a re-list finished and its differences were delivered. */
   onResync?(): void;
-}
-
-export interface ListPage {
-  /** Objects as the API serves them (converted by the informer's `convert`). */
-  items: unknown[];
-  metadata?: { resourceVersion?: string; _continue?: string; continue?: string };
-}
-
-/** What the informer needs from the API (implemented over client-node by the store). */
-export interface ListerWatcher {
-  /** `onThrottled` hears each 429 the request waits out before it is sent again. */
-  list(options: {
-    labelSelector?: string | undefined;
-    limit?: number | undefined;
-    continue?: string | undefined;
-    onThrottled?: ((error: Error) => void) | undefined;
-  }): Promise<ListPage>;
-  /**
-   * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
-   * ends (err null for a clean end). Resolves to a function that aborts the watch.
-   */
-  watch(
-    options: { resourceVersion: string; labelSelector?: string; allowWatchBookmarks: boolean; timeoutSeconds: number },
-    onEvent: (type: string, object: unknown) => void,
-    onDone: (err: unknown) => void,
-  ): Promise<() => void>;
 }
 
 /** How long `waitForSync` may wait. */

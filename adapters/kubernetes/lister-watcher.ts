@@ -1,9 +1,35 @@
-// The informer's list and watch of one cluster-scoped resource, over client-node: each list page
-// through ApiRequests (deadline, 429 waits, aborted on close), each watch through client-node's
-// Watch (informer.ts gives it deadlines of its own).
+// The informer's list and watch of one cluster-scoped resource: what the informer needs from the
+// API (ListerWatcher, as client-go's cache.ListerWatcher) and its implementation over client-node:
+// each list page through ApiRequests (deadline, 429 waits, aborted on close), each watch through
+// client-node's Watch (informer.ts gives it deadlines of its own).
 import { type ConfigurationOptions, type KubeConfig, Watch } from '@kubernetes/client-node';
-import type { ListerWatcher, ListPage } from './informer.ts';
 import type { ApiRequests } from './requests.ts';
+
+export interface ListPage {
+  /** Objects as the API serves them (converted by the informer's `convert`). */
+  items: unknown[];
+  metadata?: { resourceVersion?: string; _continue?: string; continue?: string };
+}
+
+/** What the informer needs from the API (implemented over client-node below, by clientNodeListerWatcher). */
+export interface ListerWatcher {
+  /** `onThrottled` hears each 429 the request waits out before it is sent again. */
+  list(options: {
+    labelSelector?: string | undefined;
+    limit?: number | undefined;
+    continue?: string | undefined;
+    onThrottled?: ((error: Error) => void) | undefined;
+  }): Promise<ListPage>;
+  /**
+   * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
+   * ends (err null for a clean end). Resolves to a function that aborts the watch.
+   */
+  watch(
+    options: { resourceVersion: string; labelSelector?: string; allowWatchBookmarks: boolean; timeoutSeconds: number },
+    onEvent: (type: string, object: unknown) => void,
+    onDone: (err: unknown) => void,
+  ): Promise<() => void>;
+}
 
 /** A list request's parameters, as client-node's generated list methods take them. */
 export interface ListParams {
