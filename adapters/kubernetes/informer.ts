@@ -57,10 +57,11 @@
 // server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
-import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
+import { httpCode, SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
+import { listAll } from './pager.ts';
 
 export type { ListerWatcher, ListPage };
 
@@ -453,7 +454,17 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   private async relist(): Promise<void> {
     this.stats.lists++;
-    const { items, resourceVersion } = await this.listAll();
+    const { items, resourceVersion } = await listAll(this.lw, {
+      resource: this.resource,
+      pageSize: this.options.pageSize ?? 500,
+      labelSelector: this.options.selector?.text || undefined,
+      // A page the server throttles is sent again after its wait: meanwhile lastError (and
+      // SyncTimeoutError) say why the list has not answered.
+      onThrottled: (error: Error) => {
+        if (!this.stopped) this.failed(error);
+      },
+      stopped: () => this.stopped,
+    });
     if (this.stopped) return;
     // A consistent list is never older than what a watch showed before it, unless the server's
     // revisions went back (etcd restored from a backup without --bump-revision): then nothing
@@ -477,52 +488,6 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.synced = true;
     this.setState('synced');
     if (first) for (const w of [...this.syncWaiters]) w.resolve();
-  }
-
-  /** Pages through the list; an expired continue token restarts it without paging. */
-  private async listAll(): Promise<{ items: unknown[]; resourceVersion: string }> {
-    const pageSize = this.options.pageSize ?? 500;
-    const labelSelector = this.options.selector?.text || undefined;
-    const items: unknown[] = [];
-    const tokens = new Set<string>(); // continue tokens this listing was given
-    // A page the server throttles is sent again after its wait: meanwhile lastError (and
-    // SyncTimeoutError) say why the list has not answered.
-    const onThrottled = (error: Error) => {
-      if (!this.stopped) this.failed(error);
-    };
-    let resourceVersion = '';
-    let cont: string | undefined;
-    for (;;) {
-      let page: ListPage;
-      try {
-        page = await this.lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont, onThrottled });
-      } catch (err) {
-        const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
-        if (cont !== undefined && code === 410) {
-          // The snapshot behind the token is gone: one consistent list without paging.
-          const full = await this.lw.list({ labelSelector, onThrottled });
-          return { items: full.items ?? [], resourceVersion: full.metadata?.resourceVersion ?? '' };
-        }
-        throw err;
-      }
-      if (cont === undefined) resourceVersion = page.metadata?.resourceVersion ?? '';
-      for (const item of page.items ?? []) items.push(item); // not push(...): a page of 150,000 overflows the stack
-      cont = page.metadata?._continue ?? page.metadata?.continue;
-      if (!cont) return { items, resourceVersion };
-      if (this.stopped) return { items, resourceVersion };
-      // A broken server or proxy: the listing would never end. A failed list: backoff, lastError.
-      if (tokens.has(cont)) {
-        throw new KubernetesApiError(
-          'list',
-          this.resource,
-          undefined,
-          undefined,
-          undefined,
-          'the API server answered a continue token it had given before; the listing would never end',
-        );
-      }
-      tokens.add(cont);
-    }
   }
 
   /** Ends the watch in progress (its timers included) for stop(). */
