@@ -62,6 +62,7 @@ import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } fro
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 import { listAll } from './pager.ts';
+import { WatchSession, type WatchOutcome } from './watch-session.ts';
 
 export type { ListerWatcher, ListPage };
 
@@ -118,33 +119,6 @@ export interface InformerStats {
   errors: number;
 }
 
-/** How long a watch request may wait for the server's answer: client-node's default request timeout. */
-const WATCH_ANSWER_MS = 30_000;
-/**
- * How long an answered watch may go without any event, bookmarks included, before it is taken for
- * a connection that died silently and resumed: kube-apiserver sends a bookmark each minute. A
- * server that sends none costs a resumed watch (no list) now and then.
- */
-const WATCH_QUIET_MS = 150_000;
-/** How long past the timeoutSeconds asked of the server an open watch is trusted. */
-const WATCH_GRACE_SECONDS = 60;
-
-/** A watch that ends this soon after its answer, with no event, is a failure (client-go's "very short watch"). */
-const VERY_SHORT_WATCH_MS = 1000;
-
-/** The failure of a watch the server answered and ended at once, with no event. */
-function veryShortWatch(cause: unknown, withinMs: number): Error {
-  return new Error(
-    `very short watch: the API server (or a proxy in front of it) ended the watch within ${withinMs / 1000} s of its answer, with no event`,
-    cause === null || cause === undefined ? undefined : { cause },
-  );
-}
-
-/** The failure of a watch request the server took and never answered. */
-function noAnswer(cause: unknown): Error {
-  return new Error(`the API server accepted the watch request but sent no answer within ${WATCH_ANSWER_MS / 1000} s`, { cause });
-}
-
 /**
  * Whether a failed watch request may be sent again from the same resourceVersion: the
  * connection was refused (no server listening: it is restarting) or the server throttled it
@@ -160,8 +134,6 @@ function resumable(err: unknown): boolean {
   }
   return false;
 }
-
-type Outcome = { kind: 'closed'; events: number } | { kind: 'expired'; events: number } | { kind: 'error'; error: unknown; events: number };
 
 const MAX_TOMBSTONES = 10_000;
 /** setTimeout's limit (2^31 − 1 ms); longer delays fire at once. */
@@ -185,7 +157,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private rv = '';
   private stopped = false;
   private started = false;
-  private abortWatch: (() => void) | undefined;
+  /** The watch in progress, from the request to its outcome, for stop() (which does nothing to one already settled). */
+  private watch: WatchSession | undefined;
   private readonly backoff: Backoff;
   /**
    * The newest revision the list/watch has applied (list resourceVersion, event or bookmark):
@@ -336,9 +309,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.abortWatch?.();
-    this.abortWatch = undefined;
-    this.endWatch?.(); // a watch not answered yet cannot be aborted: the loop stops waiting for it
+    this.watch?.stop(); // a watch not answered yet cannot be aborted: the loop stops waiting for it
     this.backoff.cancel();
     this.setState('stopped');
     for (const w of [...this.syncWaiters]) w.reject(new ErrDestroyed(this.owner));
@@ -490,142 +461,55 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (first) for (const w of [...this.syncWaiters]) w.resolve();
   }
 
-  /** Ends the watch in progress (its timers included) for stop(). */
-  private endWatch: (() => void) | undefined;
-
-  private watchOnce(): Promise<Outcome> {
+  /** One watch from the last resourceVersion (client-go's reflector watch()); see watch-session.ts. */
+  private watchOnce(): Promise<WatchOutcome> {
     this.stats.watches++;
-    return new Promise<Outcome>((resolve) => {
-      let events = 0;
-      /** The server answered the watch request: client-node handed back its abort (after the headers). */
-      let answered = false;
-      let answeredAt = 0;
-      let expired = false;
-      let eventError: unknown;
-      let settled = false;
-      let deadline: ReturnType<typeof setTimeout> | undefined;
-      let quiet: ReturnType<typeof setTimeout> | undefined;
-      const finish = (o: Outcome) => {
-        if (settled) return;
-        settled = true;
-        if (deadline !== undefined) clearTimeout(deadline);
-        if (quiet !== undefined) clearTimeout(quiet);
-        this.abortWatch = undefined;
-        this.endWatch = undefined;
-        resolve(o);
-      };
-      /** (Re)starts the wait for the next event: none within WATCH_QUIET_MS, and the watch is resumed. */
-      const awaitNextEvent = () => {
-        if (quiet !== undefined) clearTimeout(quiet);
-        quiet = setTimeout(() => {
-          this.abortWatch?.();
-          finish({ kind: 'closed', events: events || 1 });
-        }, WATCH_QUIET_MS);
-      };
-      const onEvent = (type: string, object: unknown) => {
-        if (this.stopped || settled) return;
-        if (answered) awaitNextEvent();
-        const obj = object as { code?: number; metadata?: { resourceVersion?: string } };
-        if (type === 'ERROR') {
-          if (obj?.code === 410) expired = true;
-          else eventError = { code: obj?.code, statusCode: obj?.code, body: obj };
-          return;
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
+    const request = {
+      resourceVersion: this.rv,
+      allowWatchBookmarks: true,
+      timeoutSeconds,
+      ...(this.options.selector?.text ? { labelSelector: this.options.selector.text } : {}),
+    };
+    const watch = new WatchSession(this.lw, request, {
+      apply: (type, object) => this.applyEvent(type, object),
+      answered: () => {
+        if (this._state === 'relisting' && this.rv !== '') {
+          // answered again after a refused watch: the map is being kept up to date once more
+          this.lastError = undefined;
+          this.setState('synced');
         }
-        events++;
-        switch (type) {
-          case 'ADDED':
-          case 'MODIFIED':
-            this.upsert(this.convert(obj));
-            break;
-          case 'DELETED':
-            this.remove(this.convert(obj));
-            break;
-          case 'BOOKMARK':
-            break;
-          default:
-            return;
-        }
-        const rv = obj?.metadata?.resourceVersion;
-        if (rv) {
-          this.rv = rv;
-          this.advanceShown(rv);
-        }
-      };
-      const onDone = (err: unknown) => {
-        if (expired) return finish({ kind: 'expired', events });
-        if (eventError !== undefined) return finish({ kind: 'error', error: eventError, events });
-        if (err) {
-          const e = err as { statusCode?: unknown; code?: unknown; name?: unknown };
-          if (e.statusCode === 410 || e.code === 410) return finish({ kind: 'expired', events });
-          if (e.name === 'TimeoutError') {
-            // client-node's timer covers both the wait for the answer's headers and, once they
-            // came, the quiet time between events. The latter is no failure: resume from the
-            // last rv. The former is a server (or a proxy in front of it) that took the request
-            // and never answered: a failure, reported and followed by a relist, or the cache
-            // would freeze while every state said synced.
-            if (answered) return finish({ kind: 'closed', events: events || 1 });
-            return finish({ kind: 'error', error: noAnswer(err), events });
-          }
-          // A connection lost after the answer (reset, the server going away): every event up
-          // to this.rv has been applied, so resume from it, as client-go does for such an end.
-          if (answered) return finish(ended(err));
-          return finish({ kind: 'error', error: err, events });
-        }
-        finish(ended(null));
-      };
-      const timeoutSeconds = this.options.watchTimeoutSeconds ?? 300 + Math.floor(Math.random() * 300);
-      // An answered watch that ended: resumed — unless it ended within a second with no event,
-      // which client-go's reflector takes for a failure ("very short watch") and re-lists after:
-      // a server or proxy that cuts every watch at once would otherwise freeze the cache while
-      // every state said synced. A watch asked to last 1 s ends a little under a second after its
-      // answer (kube-apiserver starts its timer before it answers): for it, half a second.
-      const veryShortMs = Math.min(VERY_SHORT_WATCH_MS, timeoutSeconds * 500);
-      const ended = (err: unknown): Outcome =>
-        events === 0 && Date.now() - answeredAt < veryShortMs
-          ? { kind: 'error', error: veryShortWatch(err, veryShortMs), events }
-          : { kind: 'closed', events };
-      const options = {
-        resourceVersion: this.rv,
-        allowWatchBookmarks: true,
-        timeoutSeconds,
-        ...(this.options.selector?.text ? { labelSelector: this.options.selector.text } : {}),
-      };
-      // Deadlines of its own, whatever client-node's Watch does (2.x has one timer for the
-      // answer and for quiet, set to 90 s in lister-watcher.ts; 1.4 none; and under Deno a
-      // connection that died without a word is not seen at all): no answer within
-      // WATCH_ANSWER_MS is a failure; a watch without any event for WATCH_QUIET_MS, or still open
-      // well past the timeoutSeconds asked of the server, is a connection that died silently:
-      // resumed.
-      deadline = setTimeout(() => {
-        if (!answered) return finish({ kind: 'error', error: noAnswer(undefined), events });
-        deadline = setTimeout(
-          () => {
-            this.abortWatch?.();
-            finish({ kind: 'closed', events: events || 1 });
-          },
-          Math.min(MAX_TIMEOUT_MS, (timeoutSeconds + WATCH_GRACE_SECONDS) * 1000 - WATCH_ANSWER_MS), // setTimeout's limit: a longer delay would fire at once
-        );
-      }, WATCH_ANSWER_MS);
-      this.endWatch = () => finish({ kind: 'closed', events });
-      this.lw.watch(options, onEvent, onDone).then(
-        (abort) => {
-          answered = true;
-          answeredAt = Date.now();
-          if (this.stopped || settled) return abort();
-          this.abortWatch = abort;
-          awaitNextEvent();
-          if (this._state === 'relisting' && this.rv !== '') {
-            // answered again after a refused watch: the map is being kept up to date once more
-            this.lastError = undefined;
-            this.setState('synced');
-          }
-        },
-        (err: unknown) => onDone(err ?? new Error('watch failed')),
-      );
+      },
     });
+    this.watch = watch;
+    watch.open();
+    return watch.outcome;
   }
 
   // --- applying changes ------------------------------------------------------------------------
+
+  /** A watch event other than ERROR: applied to the map; its resourceVersion is the new resume point. */
+  private applyEvent(type: string, object: unknown): void {
+    const obj = object as { metadata?: { resourceVersion?: string } };
+    switch (type) {
+      case 'ADDED':
+      case 'MODIFIED':
+        this.upsert(this.convert(obj));
+        break;
+      case 'DELETED':
+        this.remove(this.convert(obj));
+        break;
+      case 'BOOKMARK':
+        break;
+      default:
+        return;
+    }
+    const rv = obj?.metadata?.resourceVersion;
+    if (rv) {
+      this.rv = rv;
+      this.advanceShown(rv);
+    }
+  }
 
   private upsert(rec: R): void {
     if (!matchesSelector(this.options.selector, rec.labels)) return;

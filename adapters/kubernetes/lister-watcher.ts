@@ -1,7 +1,7 @@
 // The informer's list and watch of one cluster-scoped resource: what the informer needs from the
 // API (ListerWatcher, as client-go's cache.ListerWatcher) and its implementation over client-node:
 // each list page through ApiRequests (deadline, 429 waits, aborted on close), each watch through
-// client-node's Watch (informer.ts gives it deadlines of its own).
+// client-node's Watch (watch-session.ts gives it deadlines of its own).
 import { type ConfigurationOptions, type KubeConfig, Watch } from '@kubernetes/client-node';
 import type { ApiRequests } from './requests.ts';
 

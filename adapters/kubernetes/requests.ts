@@ -26,7 +26,7 @@
 // 5xx without the header is a failure.
 //
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
-// its own (informer.ts).
+// its own (watch-session.ts).
 import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 import { KubernetesApiError, translate } from './errors.ts';
