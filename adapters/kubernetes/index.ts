@@ -3,7 +3,8 @@
 import './load-first.ts'; // first: before any module that loads client-node
 export { KubernetesStore, type KubernetesStoreOptions } from './store.ts';
 export { KubernetesApiError, SyncTimeoutError, type ApiStatus } from './errors.ts';
-export type { InformerState, InformerStats, WaitForSyncOptions } from './informer.ts';
+export type { InformerStats, WaitForSyncOptions } from './informer.ts';
+export type { InformerState } from './informer-state.ts';
 export type { BackoffOptions } from './backoff.ts';
 export { toObject, toRecord, parseLabelSelector, type ApiVersion, type IPAddressObject, type LabelSelector } from './objects.ts';
 export {

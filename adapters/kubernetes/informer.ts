@@ -63,10 +63,9 @@ import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 import { listAll } from './pager.ts';
 import { WatchSession, type WatchOutcome } from './watch-session.ts';
+import { type InformerState, StateReporter } from './informer-state.ts';
 
 export type { ListerWatcher, ListPage };
-
-export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
 /** What the informer keeps per object: a name, the identity and version it orders by, labels. */
 export interface CachedRecord {
@@ -151,8 +150,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   /** uid → name of records this store deleted whose DELETED event has not arrived yet. */
   private readonly tombstones = new Map<string, string>();
   private readonly watchers = new Set<InformerWatcher<R>>();
-  private readonly stateListeners = new Set<(state: InformerState, error?: Error) => void>();
-  private _state: InformerState = 'syncing';
+  private readonly status = new StateReporter();
   private synced = false;
   private rv = '';
   private stopped = false;
@@ -234,13 +232,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   // --- lifecycle -------------------------------------------------------------------------------
 
   get state(): InformerState {
-    return this._state;
+    return this.status.state;
   }
 
   /** Listens to state changes (with the error that caused a re-list). Returns the unsubscriber. */
   onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
-    this.stateListeners.add(listener);
-    return () => this.stateListeners.delete(listener);
+    return this.status.listen(listener);
   }
 
   /**
@@ -311,14 +308,14 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.stopped = true;
     this.watch?.stop(); // a watch not answered yet cannot be aborted: the loop stops waiting for it
     this.backoff.cancel();
-    this.setState('stopped');
+    this.status.set('stopped');
     for (const w of [...this.syncWaiters]) w.reject(new ErrDestroyed(this.owner));
     // Nothing is delivered or read any more: let go of the subscribers (an allocator never
     // destroyed keeps its WASM index through them) and of what was cached.
     this.watchers.clear();
     this.records.clear();
     this.tombstones.clear();
-    this.stateListeners.clear(); // told 'stopped' above; nothing follows
+    this.status.clear(); // told 'stopped' above; nothing follows
   }
 
   // --- local writes (read-your-writes) ----------------------------------------------------------
@@ -404,7 +401,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         case 'expired':
           this.stats.expired++;
           this.rv = '';
-          this.setState('relisting');
+          this.status.set('relisting');
           if (outcome.events === 0 && this.backoff.failing) await this.backoff.wait();
           else this.backoff.countFailure();
           break;
@@ -420,7 +417,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private failed(error: Error): void {
     this.stats.errors++;
     this.lastError = error;
-    this.setState(this.synced ? 'relisting' : 'syncing', error);
+    this.status.set(this.synced ? 'relisting' : 'syncing', error);
   }
 
   private async relist(): Promise<void> {
@@ -457,7 +454,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.lastError = undefined;
     const first = !this.synced;
     this.synced = true;
-    this.setState('synced');
+    this.status.set('synced');
     if (first) for (const w of [...this.syncWaiters]) w.resolve();
   }
 
@@ -474,10 +471,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     const watch = new WatchSession(this.lw, request, {
       apply: (type, object) => this.applyEvent(type, object),
       answered: () => {
-        if (this._state === 'relisting' && this.rv !== '') {
+        if (this.status.state === 'relisting' && this.rv !== '') {
           // answered again after a refused watch: the map is being kept up to date once more
           this.lastError = undefined;
-          this.setState('synced');
+          this.status.set('synced');
         }
       },
     });
@@ -600,20 +597,6 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       else w.onDelete(rec);
     } catch (err) {
       (this.options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a store watcher threw', e)))(err);
-    }
-  }
-
-  private setState(state: InformerState, error?: Error): void {
-    if (this._state === 'stopped') return;
-    const changed = this._state !== state;
-    this._state = state;
-    if (!changed && error === undefined) return;
-    for (const l of [...this.stateListeners]) {
-      try {
-        l(state, error);
-      } catch {
-        // a listener's failure must not stop the informer
-      }
     }
   }
 }

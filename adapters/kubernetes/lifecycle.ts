@@ -12,7 +12,8 @@
 // aborts the watch and the requests and clears the timers; nothing is left to await), hence
 // Symbol.dispose and not asyncDispose.
 import { ErrDestroyed } from '../errors.ts';
-import type { CachedRecord, Informer, InformerState, InformerStats, WaitForSyncOptions } from './informer.ts';
+import type { CachedRecord, Informer, InformerStats, WaitForSyncOptions } from './informer.ts';
+import type { InformerState } from './informer-state.ts';
 import type { ApiRequests } from './requests.ts';
 
 export abstract class InformerLifecycle<R extends CachedRecord> {
