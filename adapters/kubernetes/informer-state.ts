@@ -1,5 +1,5 @@
 // What the informer reports to its owner: its state, told to every listener on each change and
-// on each failure.
+// on each failure; and its first sync, awaited through waitForSync.
 //
 //   syncing ──► synced ⇄ relisting        (any) ── stop() ──► stopped, told once; nothing follows
 
@@ -39,5 +39,54 @@ export class StateReporter {
   /** Lets go of the listeners (after 'stopped' was told). */
   clear(): void {
     this.listeners.clear();
+  }
+}
+
+/**
+ * The promises waitForSync has handed out and not yet settled. Each leaves no timer or abort
+ * listener behind, whichever way it settles.
+ */
+export class SyncWaiters {
+  private readonly waiting = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();
+
+  /**
+   * A promise settled by resolveAll() or rejectAll(), with `signal.reason` when the signal
+   * aborts, or with timedOut() after `timeoutMs` (undefined or Infinity: no limit).
+   */
+  add(timeoutMs: number | undefined, signal: AbortSignal | undefined, timedOut: () => Error): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => waiter.reject(signal!.reason);
+      const settle = () => {
+        this.waiting.delete(waiter);
+        if (timer !== undefined) clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const waiter = {
+        resolve: () => {
+          settle();
+          resolve();
+        },
+        reject: (e: unknown) => {
+          settle();
+          reject(e);
+        },
+      };
+      this.waiting.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (timeoutMs !== undefined && timeoutMs !== Infinity) {
+        timer = setTimeout(() => waiter.reject(timedOut()), timeoutMs);
+      }
+    });
+  }
+
+  /** The first list is applied: every waiter resolves. */
+  resolveAll(): void {
+    for (const w of [...this.waiting]) w.resolve();
+  }
+
+  /** The informer stopped: every waiter rejects with an error of its own. */
+  rejectAll(error: () => Error): void {
+    for (const w of [...this.waiting]) w.reject(error());
   }
 }

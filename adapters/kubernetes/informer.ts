@@ -63,7 +63,7 @@ import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 import { listAll } from './pager.ts';
 import { WatchSession, type WatchOutcome } from './watch-session.ts';
-import { type InformerState, StateReporter } from './informer-state.ts';
+import { type InformerState, StateReporter, SyncWaiters } from './informer-state.ts';
 
 export type { ListerWatcher, ListPage };
 
@@ -164,7 +164,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * revisions went back (an etcd restore): it is then the list's.
    */
   private shown: number | undefined;
-  private readonly syncWaiters = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();
+  private readonly syncWaiters = new SyncWaiters();
   /** The owner's name for errors. */
   readonly owner: string;
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
@@ -271,30 +271,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (this.stopped) return Promise.reject(new ErrDestroyed(this.owner));
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.synced) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => waiter.reject(signal!.reason);
-      const settle = () => {
-        this.syncWaiters.delete(waiter);
-        if (timer !== undefined) clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-      };
-      const waiter = {
-        resolve: () => {
-          settle();
-          resolve();
-        },
-        reject: (e: unknown) => {
-          settle();
-          reject(e);
-        },
-      };
-      this.syncWaiters.add(waiter);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (timeoutMs !== undefined && timeoutMs !== Infinity) {
-        timer = setTimeout(() => waiter.reject(new SyncTimeoutError(this.owner, this.resource, timeoutMs, this.lastError)), timeoutMs);
-      }
-    });
+    return this.syncWaiters.add(timeoutMs, signal, () => new SyncTimeoutError(this.owner, this.resource, timeoutMs!, this.lastError));
   }
 
   start(): void {
@@ -309,7 +286,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.watch?.stop(); // a watch not answered yet cannot be aborted: the loop stops waiting for it
     this.backoff.cancel();
     this.status.set('stopped');
-    for (const w of [...this.syncWaiters]) w.reject(new ErrDestroyed(this.owner));
+    this.syncWaiters.rejectAll(() => new ErrDestroyed(this.owner));
     // Nothing is delivered or read any more: let go of the subscribers (an allocator never
     // destroyed keeps its WASM index through them) and of what was cached.
     this.watchers.clear();
@@ -455,7 +432,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     const first = !this.synced;
     this.synced = true;
     this.status.set('synced');
-    if (first) for (const w of [...this.syncWaiters]) w.resolve();
+    if (first) this.syncWaiters.resolveAll();
   }
 
   /** One watch from the last resourceVersion (client-go's reflector watch()); see watch-session.ts. */
