@@ -24,6 +24,8 @@
 //   within a second of its answer with no event — client-go's "very short watch" —, a failed
 //   list) re-lists after an exponential backoff with jitter. A re-list delivers the differences to
 //   subscribers as adds and deletes.
+//   (One watch, its deadlines and how its end is read: watch-session.ts. The paged list:
+//   pager.ts. The backoff: backoff.ts.)
 // * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while the map
 //   may be behind after a failure — a re-list pending or running, or a watch refused for now
 //   and not yet answered again (hasSynced stays true, like client-go's HasSynced); 'stopped'
