@@ -355,6 +355,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   // --- the loop --------------------------------------------------------------------------------
 
+  /**
+   * client-go's Run → ListAndWatch → watch, as one loop until stop(): list when there is no
+   * resume point (`rv` empty: at the start, after a 410 or a failure that is not resumable),
+   * then one watch from `rv`; its outcome decides whether the next turn resumes, re-lists, or
+   * first waits out the backoff.
+   */
   private async run(): Promise<void> {
     while (!this.stopped) {
       if (this.rv === '') {
