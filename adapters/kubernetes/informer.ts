@@ -116,7 +116,7 @@ export interface InformerStats {
   watches: number;
   /** Watches answered with 410 Expired. */
   expired: number;
-  /** Failed lists and watches (other than 410), a list page throttled (429) and sent again included. */
+  /** Failed lists and watches (other than 410), a list page the server asked to wait (429, or a 5xx with Retry-After) and sent again included. */
   errors: number;
 }
 
@@ -411,9 +411,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       resource: this.resource,
       pageSize: this.options.pageSize ?? 500,
       labelSelector: this.options.selector?.text || undefined,
-      // A page the server throttles is sent again after its wait: meanwhile lastError (and
-      // SyncTimeoutError) say why the list has not answered.
-      onThrottled: (error: Error) => {
+      // A page the server asks to wait (a 429, or a 5xx with Retry-After) is sent again after the
+      // wait: meanwhile lastError (and SyncTimeoutError) say why the list has not answered.
+      onWait: (error: Error) => {
         if (!this.stopped) this.failed(error);
       },
       stopped: () => this.stopped,

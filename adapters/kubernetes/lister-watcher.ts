@@ -13,12 +13,12 @@ export interface ListPage {
 
 /** What the informer needs from the API (implemented over client-node below, by clientNodeListerWatcher). */
 export interface ListerWatcher {
-  /** `onThrottled` hears each 429 the request waits out before it is sent again. */
+  /** `onWait` hears each answer the request waits out before it is sent again: a 429, or a 5xx with Retry-After (its `code` says which). */
   list(options: {
     labelSelector?: string | undefined;
     limit?: number | undefined;
     continue?: string | undefined;
-    onThrottled?: ((error: Error) => void) | undefined;
+    onWait?: ((error: Error) => void) | undefined;
   }): Promise<ListPage>;
   /**
    * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
@@ -70,7 +70,7 @@ export function clientNodeListerWatcher(
         ...(o.limit !== undefined ? { limit: o.limit } : {}),
         ...(o.continue !== undefined ? { _continue: o.continue } : {}),
       };
-      return (await requests.run({ verb: 'list', resource }, (opts) => listPage(params, opts), o.onThrottled)) as ListPage;
+      return (await requests.run({ verb: 'list', resource }, (opts) => listPage(params, opts), o.onWait)) as ListPage;
     },
     async watch(o, onEvent, onDone) {
       const query: Record<string, string | number | boolean> = {

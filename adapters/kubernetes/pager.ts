@@ -16,15 +16,15 @@ export interface ListAllOptions {
   /** Page size (limit); 0 lists in one request. */
   pageSize: number;
   labelSelector: string | undefined;
-  /** Hears each 429 a page waits out before it is sent again. */
-  onThrottled: (error: Error) => void;
+  /** Hears each answer a page waits out before it is sent again (a 429, or a 5xx with Retry-After). */
+  onWait: (error: Error) => void;
   /** True once the informer stopped: the pages listed so far are returned. */
   stopped: () => boolean;
 }
 
 /** Pages through the list; an expired continue token restarts it without paging. */
 export async function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Listing> {
-  const { pageSize, labelSelector, onThrottled } = o;
+  const { pageSize, labelSelector, onWait } = o;
   const items: unknown[] = [];
   const tokens = new Set<string>(); // continue tokens this listing was given
   let resourceVersion = '';
@@ -32,12 +32,12 @@ export async function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Lis
   for (;;) {
     let page: ListPage;
     try {
-      page = await lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont, onThrottled });
+      page = await lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont, onWait });
     } catch (err) {
       const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
       if (cont !== undefined && code === 410) {
         // The snapshot behind the token is gone: one consistent list without paging.
-        const full = await lw.list({ labelSelector, onThrottled });
+        const full = await lw.list({ labelSelector, onWait });
         return { items: full.items ?? [], resourceVersion: full.metadata?.resourceVersion ?? '' };
       }
       throw err;
