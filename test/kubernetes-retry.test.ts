@@ -350,6 +350,28 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
     }
   });
 
+  it('Retry-After is read as client-go reads it (strconv.Atoi of the first value): a sign, several values, an overflow', async () => {
+    const rows: [string, number][] = [
+      ['+3', 2], // sent again
+      ['-1', 2], // sent again (client-go at once; here after the 1 s floor)
+      ['2, 5', 2], // two headers joined by fetch: the first counts
+      ['99999999999999999999999', 1], // no int64: no wait to honour, the answer stands
+      ['1.5', 1],
+    ];
+    for (const [header, sends] of rows) {
+      const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+      let sent = 0;
+      const result = await settle(
+        requests.run(TARGET, async () => {
+          if (sent++ === 0) throw answer(503, header);
+          return 'created';
+        }),
+      );
+      expect([header, sent], header).toEqual([header, sends]);
+      expect(result, header).toEqual(sends === 2 ? { resolved: 'created' } : expect.any(ApiException));
+    }
+  });
+
   it('a 5xx without Retry-After after waits ends the request with that answer', async () => {
     const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
     const script = [answer(503, '1'), answer(429, '2'), answer(500)];

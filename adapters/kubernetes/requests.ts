@@ -183,10 +183,23 @@ function serverWait(err: unknown, target: RequestTarget): { seconds: number; err
   if (!(api instanceof KubernetesApiError) || api.code === undefined || !(api.code === 429 || api.code >= 500)) return undefined;
   const headers = (err as { headers?: unknown }).headers;
   const header = typeof headers === 'object' && headers !== null ? (headers as Record<string, unknown>)['retry-after'] : undefined;
-  const fromHeader = typeof header === 'string' && /^\s*\d+\s*$/.test(header) ? Number(header) : undefined;
+  const fromHeader = typeof header === 'string' ? retryAfterSeconds(header) : undefined;
   const asked = fromHeader ?? (api.code === 429 ? api.status?.details?.retryAfterSeconds : undefined);
   if (typeof asked !== 'number' || !Number.isFinite(asked)) return undefined;
   return { seconds: Math.min(60, Math.max(1, asked)), error: api };
+}
+
+/**
+ * A Retry-After header read as client-go reads it (rest/request.go retryAfterSeconds:
+ * Header.Get, then strconv.Atoi): the first value when several came (fetch joins them with ", "),
+ * an optional sign and decimal digits within int64; undefined for anything else (an HTTP date,
+ * a fraction, an overflow), which is then no wait to honour.
+ */
+function retryAfterSeconds(header: string): number | undefined {
+  const first = header.split(',')[0]!.trim();
+  if (!/^[+-]?\d+$/.test(first)) return undefined;
+  const n = BigInt(first);
+  return n >= -(2n ** 63n) && n < 2n ** 63n ? Number(n) : undefined;
 }
 
 /** client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike). */
