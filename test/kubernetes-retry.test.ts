@@ -285,9 +285,25 @@ describe('a delete the server committed but answered with a ServerTimeout (500, 
       const deleting = s.delete('10.0.0.3');
       await until(() => d.objects().length === 0, 'the first delete applied');
       d.insert({ metadata: { name: '10.0.0.3', labels: allocatorLabels('IPv4') }, spec: { parentRef: { ...SVC, name: 'other' } } });
-      expect(await outcome(deleting)).toEqual({ resolved: undefined }); // the earlier send deleted what it meant
+      // Another object there (409): not taken as deleted — the cache's uid may be stale — the
+      // Conflict is the answer; the other owner's object stays.
+      const err = await outcome(deleting);
+      expect([err, (err as KubernetesApiError).code]).toEqual([expect.any(KubernetesApiError), 409]);
       expect(d.requestsOf('delete').map((r) => r.body ?? null)).toEqual([null, { preconditions: { uid } }]);
       expect(owners()).toEqual([['10.0.0.3', 'other']]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('sent again and finding the object gone, succeeds: the earlier send deleted it; the cache drops it', async () => {
+    const s = new KubernetesStore(kubeConfigFor(d.url));
+    try {
+      await s.waitForSync();
+      await s.create(record('10.0.0.5'));
+      d.timeOutAfterCommit('delete');
+      expect(await outcome(s.delete('10.0.0.5'))).toEqual({ resolved: undefined });
+      expect([d.requestsOf('delete').length, d.objects().length, s.cache.get('10.0.0.5')]).toEqual([2, 0, undefined]);
     } finally {
       s.close();
     }

@@ -32,7 +32,7 @@ import {
   type SharedOptions,
   selectorOption,
 } from './config.ts';
-import { KubernetesApiError, translate } from './errors.ts';
+import { translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -188,9 +188,10 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       );
     } catch (err) {
       const e = translate(err, 'delete', RESOURCE, name);
-      // Sent again: gone (404), or the name now another object's (409, the precondition): the
-      // earlier send deleted the object meant.
-      if (!resent || !(e.name === 'NotFoundError' || (e instanceof KubernetesApiError && e.code === 409))) throw e;
+      // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
+      // says only that the object there is not the one the cache knew, which may be stale (our
+      // own re-create it has not shown yet): it is the answer, and nothing is taken as deleted.
+      if (!resent || e.name !== 'NotFoundError') throw e;
       reply = { kind: 'Status', details: { uid } };
     }
     // An object a finalizer holds is only marked for deletion: it stays in the cache (as upstream's
