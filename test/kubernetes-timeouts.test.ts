@@ -61,15 +61,17 @@ describe('a server that accepts and never answers', () => {
   }
 
   it('get, create and delete reject with a KubernetesApiError naming the operation, the server and the timeout; the connections are dropped', async () => {
-    const s = store({ requestTimeoutMs: 50 });
+    // Long enough for the first connections to be made under Deno on a busy machine (at 50 ms
+    // they sometimes were not, and no request reached the server).
+    const s = store({ requestTimeoutMs: 500 });
     const [got, created, deleted] = await Promise.all([
       outcome(s.get('10.96.0.10')),
       outcome(s.create(RECORD)),
       outcome(s.delete('10.96.0.11')),
     ]);
-    expectTimedOut(got, 'get', `${IPADDRESSES} "10.96.0.10"`, 50);
-    expectTimedOut(created, 'create', `${IPADDRESSES} "10.96.0.10"`, 50);
-    expectTimedOut(deleted, 'delete', `${IPADDRESSES} "10.96.0.11"`, 50);
+    expectTimedOut(got, 'get', `${IPADDRESSES} "10.96.0.10"`, 500);
+    expectTimedOut(created, 'create', `${IPADDRESSES} "10.96.0.10"`, 500);
+    expectTimedOut(deleted, 'delete', `${IPADDRESSES} "10.96.0.11"`, 500);
     expect(silent.requests).toBe(3); // each request reached the server before it ran out
     await until(() => silent.openConnections() === 0, 'the client to drop its connections');
     expect(s.cache.size).toBe(0); // the failed create left nothing behind

@@ -75,7 +75,7 @@
 //
 // Not implemented (say so rather than pretend): update/patch over HTTP (use `modify()`, which
 // emits MODIFIED like one), managedFields / server-side apply, generation, graceful deletion
-// (gracePeriodSeconds), deleteOptions preconditions, dryRun, fieldSelector, resourceVersionMatch,
+// (gracePeriodSeconds), dryRun, fieldSelector, resourceVersionMatch,
 // sendInitialEvents (watch-list) and the initial-events-end bookmark, the real server's wait of up
 // to 3 s before it answers a watch from a future resourceVersion (504 "Too large resource
 // version"; here at once), the IP-name canonicality and ParentReference
@@ -301,7 +301,6 @@ type Requirement =
   | { op: 'exists' | 'notexists'; key: string };
 export type Selector = Requirement[];
 
-/** Parses a label selector string; throws Error with a message on malformed input. */
 /** Go's strconv.ParseInt(text, 10, 64), or undefined where it fails. */
 function parseInt64(text: string): bigint | undefined {
   if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
@@ -309,6 +308,7 @@ function parseInt64(text: string): bigint | undefined {
   return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
 }
 
+/** Parses a label selector string; throws Error with a message on malformed input. */
 export function parseSelector(text: string | undefined): Selector {
   const out: Selector = [];
   if (text === undefined || text.trim() === '') return out;
