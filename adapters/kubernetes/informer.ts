@@ -62,6 +62,7 @@ import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '.
 import { httpCode, SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
+import { MAX_TIMEOUT_MS } from './numbers.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 import { listAll } from './pager.ts';
 import { WatchSession, type WatchOutcome } from './watch-session.ts';
@@ -137,8 +138,6 @@ function resumable(err: unknown): boolean {
 }
 
 const MAX_TOMBSTONES = 10_000;
-/** setTimeout's limit (2^31 − 1 ms); longer delays fire at once. */
-const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** True when both versions are revisions and `a` is strictly newer than `b`. */
 function isNewerThan(a: string | undefined, b: string | undefined): boolean {

@@ -7,6 +7,7 @@
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { goInt64 } from './numbers.ts';
 import type { ParentRef } from '../types.ts';
 
 export const GROUP = 'networking.k8s.io';
@@ -236,7 +237,7 @@ function labelValuesProblem(r: Requirement): string | undefined {
       break;
     case 'gt':
     case 'lt':
-      if (int64(r.value) === undefined) {
+      if (goInt64(r.value) === undefined) {
         return `for '>' and '<' the value must be an integer, got ${JSON.stringify(r.value)} for key ${JSON.stringify(r.key)}`;
       }
       values = [r.value];
@@ -247,13 +248,6 @@ function labelValuesProblem(r: Requirement): string | undefined {
   const bad = values.find((v) => v !== '' && (v.length > 63 || !LABEL_NAME.test(v)));
   if (bad === undefined) return undefined;
   return `value ${JSON.stringify(bad)} of key ${JSON.stringify(r.key)} must be empty, or at most 63 characters, alphanumeric at both ends, with '-', '_' or '.' between`;
-}
-
-/** `text` as Go's strconv.ParseInt(text, 10, 64) reads it (an optional sign, decimal digits, in int64), or undefined. */
-function int64(text: string): bigint | undefined {
-  if (!/^[+-]?[0-9]+$/.test(text)) return undefined;
-  const n = BigInt(text);
-  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
 }
 
 /** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. */
@@ -287,8 +281,8 @@ export function matchesSelector(selector: LabelSelector | undefined, labels: Rea
       case 'gt':
       case 'lt': {
         // apimachinery: both sides must parse as int64, else no match
-        const x = has ? int64(v!) : undefined;
-        const y = int64(r.value);
+        const x = has ? goInt64(v!) : undefined;
+        const y = goInt64(r.value);
         if (x === undefined || y === undefined || (r.op === 'gt' ? !(x > y) : !(x < y))) return false;
         break;
       }

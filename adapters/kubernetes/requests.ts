@@ -30,12 +30,10 @@
 import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 import { KubernetesApiError, translate } from './errors.ts';
+import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** setTimeout's limit (2^31 − 1 ms). */
-const MAX_TIMEOUT_MS = 2_147_483_647;
-
 /** The `requestTimeoutMs` option: undefined → the default; a positive number of ms, or Infinity for none. */
 export function requestTimeoutOption(value: unknown, owner: string): number {
   if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
@@ -196,10 +194,8 @@ function serverWait(err: unknown, target: RequestTarget): { seconds: number; err
  * a fraction, an overflow), which is then no wait to honour.
  */
 function retryAfterSeconds(header: string): number | undefined {
-  const first = header.split(',')[0]!.trim();
-  if (!/^[+-]?\d+$/.test(first)) return undefined;
-  const n = BigInt(first);
-  return n >= -(2n ** 63n) && n < 2n ** 63n ? Number(n) : undefined;
+  const n = goInt64(header.split(',')[0]!.trim());
+  return n === undefined ? undefined : Number(n);
 }
 
 /** client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike). */

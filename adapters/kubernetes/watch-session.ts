@@ -12,6 +12,7 @@
 //     ├─ refused, or failed before an answer ─────────────────────────────► 'error'
 //     └─ no answer within WATCH_ANSWER_MS ────────────────────────────────► 'error' (noAnswer)
 import type { ListerWatcher } from './lister-watcher.ts';
+import { MAX_TIMEOUT_MS } from './numbers.ts';
 
 /** How long a watch request may wait for the server's answer: client-node's default request timeout. */
 const WATCH_ANSWER_MS = 30_000;
@@ -26,9 +27,6 @@ const WATCH_GRACE_SECONDS = 60;
 
 /** A watch that ends this soon after its answer, with no event, is a failure (client-go's "very short watch"). */
 const VERY_SHORT_WATCH_MS = 1000;
-
-/** setTimeout's limit (2^31 − 1 ms); longer delays fire at once. */
-const MAX_TIMEOUT_MS = 2_147_483_647;
 
 /** The failure of a watch the server answered and ended at once, with no event. */
 function veryShortWatch(cause: unknown, withinMs: number): Error {
