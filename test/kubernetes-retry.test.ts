@@ -236,90 +236,76 @@ describe('against the API-server double', () => {
       s.close();
     }
   });
-});
 
-describe('a create the server committed but answered with a ServerTimeout (500, Retry-After), sent again', () => {
-  // The second send meets the object the first one made. It cannot be told from an object made
-  // by another call for the same owner (a parentRef names no uid): AlreadyExists stands, as
-  // client-go and upstream's allocator have it, and the object is left to reconcile.
-  let d: ApiServerDouble;
-  beforeEach(async () => {
-    d = await ApiServerDouble.start();
-  });
-  afterEach(async () => {
-    await d.close();
-  });
+  describe('a create the server committed but answered with a ServerTimeout (500, Retry-After), sent again', () => {
+    // The second send meets the object the first one made. It cannot be told from an object made
+    // by another call for the same owner (a parentRef names no uid): AlreadyExists stands, as
+    // client-go and upstream's allocator have it, and the object is left to reconcile.
 
-  it('is AlreadyExistsError, the object the first send made left on the server', async () => {
-    const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
-    try {
-      d.timeOutAfterCommit('create');
-      const err = await outcome(s.create(record('10.0.0.1')));
-      expect(err).toBeInstanceOf(AlreadyExistsError);
-      expect([d.requestsOf('create').length, d.objects().map((o) => o.metadata.name)]).toEqual([2, ['10.0.0.1']]);
-    } finally {
-      s.close();
-    }
-  });
-});
-
-describe('a delete the server committed but answered with a ServerTimeout (500, Retry-After)', () => {
-  let d: ApiServerDouble;
-  beforeEach(async () => {
-    d = await ApiServerDouble.start();
-  });
-  afterEach(async () => {
-    await d.close();
-  });
-  const owners = () => d.objects().map((o) => [o.metadata.name, (o.spec as { parentRef: { name: string } }).parentRef.name]);
-
-  it('is sent again naming its object by uid: the name re-created by another owner meanwhile keeps its object', async () => {
-    // Regression: the plain DELETE sent again deleted the other owner's new object, and a third
-    // owner was then given the same address.
-    const s = new KubernetesStore(kubeConfigFor(d.url));
-    try {
-      await s.waitForSync();
-      await s.create(record('10.0.0.3'));
-      const uid = d.objects()[0]!.metadata.uid;
-      d.timeOutAfterCommit('delete');
-      const deleting = s.delete('10.0.0.3');
-      await until(() => d.objects().length === 0, 'the first delete applied');
-      d.insert({ metadata: { name: '10.0.0.3', labels: allocatorLabels('IPv4') }, spec: { parentRef: { ...SVC, name: 'other' } } });
-      // Another object there (409): not taken as deleted — the cache's uid may be stale — the
-      // Conflict is the answer; the other owner's object stays.
-      const err = await outcome(deleting);
-      expect([err, (err as KubernetesApiError).code]).toEqual([expect.any(KubernetesApiError), 409]);
-      expect(d.requestsOf('delete').map((r) => r.body ?? null)).toEqual([null, { preconditions: { uid } }]);
-      expect(owners()).toEqual([['10.0.0.3', 'other']]);
-    } finally {
-      s.close();
-    }
+    it('is AlreadyExistsError, the object the first send made left on the server', async () => {
+      const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
+      try {
+        d.timeOutAfterCommit('create');
+        const err = await outcome(s.create(record('10.0.0.1')));
+        expect(err).toBeInstanceOf(AlreadyExistsError);
+        expect([d.requestsOf('create').length, d.objects().map((o) => o.metadata.name)]).toEqual([2, ['10.0.0.1']]);
+      } finally {
+        s.close();
+      }
+    });
   });
 
-  it('sent again and finding the object gone, succeeds: the earlier send deleted it; the cache drops it', async () => {
-    const s = new KubernetesStore(kubeConfigFor(d.url));
-    try {
-      await s.waitForSync();
-      await s.create(record('10.0.0.5'));
-      d.timeOutAfterCommit('delete');
-      expect(await outcome(s.delete('10.0.0.5'))).toEqual({ resolved: undefined });
-      expect([d.requestsOf('delete').length, d.objects().length, s.cache.get('10.0.0.5')]).toEqual([2, 0, undefined]);
-    } finally {
-      s.close();
-    }
-  });
+  describe('a delete the server committed but answered with a ServerTimeout (500, Retry-After)', () => {
+    const owners = () => d.objects().map((o) => [o.metadata.name, (o.spec as { parentRef: { name: string } }).parentRef.name]);
 
-  it('with no uid known (the cache does not hold the name) is not sent again: the ServerTimeout is the answer', async () => {
-    const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
-    try {
-      d.insert({ metadata: { name: '10.0.0.4', labels: allocatorLabels('IPv4') }, spec: { parentRef: SVC } });
-      d.timeOutAfterCommit('delete');
-      const err = await outcome(s.delete('10.0.0.4'));
-      expect([err, (err as KubernetesApiError).code]).toEqual([expect.any(KubernetesApiError), 500]);
-      expect([d.requestsOf('delete').length, d.objects().length]).toEqual([1, 0]);
-    } finally {
-      s.close();
-    }
+    it('is sent again naming its object by uid: the name re-created by another owner meanwhile keeps its object', async () => {
+      // Regression: the plain DELETE sent again deleted the other owner's new object, and a third
+      // owner was then given the same address.
+      const s = new KubernetesStore(kubeConfigFor(d.url));
+      try {
+        await s.waitForSync();
+        await s.create(record('10.0.0.3'));
+        const uid = d.objects()[0]!.metadata.uid;
+        d.timeOutAfterCommit('delete');
+        const deleting = s.delete('10.0.0.3');
+        await until(() => d.objects().length === 0, 'the first delete applied');
+        d.insert({ metadata: { name: '10.0.0.3', labels: allocatorLabels('IPv4') }, spec: { parentRef: { ...SVC, name: 'other' } } });
+        // Another object there (409): not taken as deleted — the cache's uid may be stale — the
+        // Conflict is the answer; the other owner's object stays.
+        const err = await outcome(deleting);
+        expect([err, (err as KubernetesApiError).code]).toEqual([expect.any(KubernetesApiError), 409]);
+        expect(d.requestsOf('delete').map((r) => r.body ?? null)).toEqual([null, { preconditions: { uid } }]);
+        expect(owners()).toEqual([['10.0.0.3', 'other']]);
+      } finally {
+        s.close();
+      }
+    });
+
+    it('sent again and finding the object gone, succeeds: the earlier send deleted it; the cache drops it', async () => {
+      const s = new KubernetesStore(kubeConfigFor(d.url));
+      try {
+        await s.waitForSync();
+        await s.create(record('10.0.0.5'));
+        d.timeOutAfterCommit('delete');
+        expect(await outcome(s.delete('10.0.0.5'))).toEqual({ resolved: undefined });
+        expect([d.requestsOf('delete').length, d.objects().length, s.cache.get('10.0.0.5')]).toEqual([2, 0, undefined]);
+      } finally {
+        s.close();
+      }
+    });
+
+    it('with no uid known (the cache does not hold the name) is not sent again: the ServerTimeout is the answer', async () => {
+      const s = new KubernetesStore(kubeConfigFor(d.url), { start: false });
+      try {
+        d.insert({ metadata: { name: '10.0.0.4', labels: allocatorLabels('IPv4') }, spec: { parentRef: SVC } });
+        d.timeOutAfterCommit('delete');
+        const err = await outcome(s.delete('10.0.0.4'));
+        expect([err, (err as KubernetesApiError).code]).toEqual([expect.any(KubernetesApiError), 500]);
+        expect([d.requestsOf('delete').length, d.objects().length]).toEqual([1, 0]);
+      } finally {
+        s.close();
+      }
+    });
   });
 });
 
