@@ -509,10 +509,14 @@ describe('KubernetesStore', () => {
       expect(m.log.slice(3).sort()).toEqual(['+10.0.0.4', '-10.0.0.1']);
     });
 
-    it('a throttled watch (429) is asked again from where it stopped, without a re-list', async () => {
+    it.each([
+      [429, 'throttled'],
+      [503, 'unavailable'],
+      [502, 'behind a proxy answering Bad Gateway'],
+    ])('a watch answered %i (%s) is asked again from where it stopped, without a re-list', async (code) => {
       const { s, m } = await watched();
       await pastVeryShortWatch();
-      d.failNext('watch', 2, 429);
+      d.failNext('watch', 2, code);
       d.closeWatches(); // the server ends the watch; the next two requests to watch again are throttled
       d.insert(foreign('10.0.0.1'));
       await converged(s, m);

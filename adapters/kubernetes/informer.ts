@@ -10,16 +10,18 @@
 //   list (paged, consistent) ──► diff into the map ──► watch from the list's resourceVersion
 //              ▲                                            │ end (server timeout, client
 //              └──── backoff after errors                    │ inactivity timeout, connection
-//                                                            │ lost), refused connection, 429:
+//                                                            │ lost), refused connection,
+//                                                            │ 429, 502, 503:
 //                                                            └──► watch again from the last rv
 //
 // * A watch that ends — cleanly, or by losing its connection after the server answered — is
 //   resumed from the last resourceVersion seen (events or bookmarks), losing nothing: every
 //   event up to it has been applied. So is a watch request refused for now — the connection
-//   refused (the API server restarting) or 429 (throttled) — after the backoff: client-go's
-//   reflector does the same (isWatchErrorRetriable), so that an API server's restart does not
-//   make every client list everything again. A 410 (ERROR event with code 410, or HTTP 410)
-//   means the server no longer has the history: re-list at once. Any other failure (5xx, an
+//   refused (the API server restarting), 429 (throttled), 503 or a proxy's 502 (see resumable)
+//   — after the backoff: client-go's reflector does the same (isWatchErrorRetriable), so that
+//   an API server's restart does not make every client list everything again. A 410 (ERROR
+//   event with code 410, or HTTP 410) means the server no longer has the history: re-list at
+//   once. Any other failure (500, 504, an
 //   ERROR event of another kind, a watch request the server never answered, a watch that ended
 //   within a second of its answer with no event — client-go's "very short watch" —, a failed
 //   list) re-lists after an exponential backoff with jitter. A re-list delivers the differences to
@@ -123,12 +125,18 @@ export interface InformerStats {
 
 /**
  * Whether a failed watch request may be sent again from the same resourceVersion: the
- * connection was refused (no server listening: it is restarting) or the server throttled it
- * (429, as an HTTP answer or an ERROR event). client-go's reflector: isWatchErrorRetriable and
- * its IsTooManyRequests case.
+ * connection was refused (no server listening: it is restarting), the server throttled it (429,
+ * as an HTTP answer or an ERROR event) — client-go's reflector: isWatchErrorRetriable and its
+ * IsTooManyRequests case — or it answered 503 Service Unavailable or a proxy 502 Bad Gateway.
+ * For those two, client-go's rest client sends the watch again itself when they carry a
+ * Retry-After, which client-node's Watch does not pass on: resuming keeps an overloaded or
+ * restarting server from being listed in full by every client, and loses nothing (a
+ * resourceVersion too old is answered 410, and re-listed). A 500 or 504 still re-lists (a 504
+ * may be a resourceVersion too large, after an etcd restore).
  */
 function resumable(err: unknown): boolean {
-  if (httpCode(err) === 429) return true;
+  const code = httpCode(err);
+  if (code === 429 || code === 502 || code === 503) return true;
   let e: unknown = err;
   for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
     if ((e as { code?: unknown }).code === 'ECONNREFUSED') return true; // Node and Deno alike, client-node 1.x and 2.x
