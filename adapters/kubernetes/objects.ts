@@ -78,7 +78,6 @@ export function toRecord(obj: IPAddressObject): IPAddressRecord {
 }
 
 /** What a DELETE answer says about the object it removed; each field only when the answer says it. */
-/** What a DELETE answer says about the object. */
 export interface DeleteOutcome {
   /** The object is gone. False: it is only marked for deletion (a finalizer is pending). */
   finished: boolean;

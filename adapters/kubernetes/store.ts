@@ -40,6 +40,7 @@ import { InformerLifecycle } from './lifecycle.ts';
 import {
   GROUP,
   deleteOutcome,
+  type DeleteOutcome,
   isPathSegmentName,
   parseLabelSelector,
   toObject,
@@ -174,10 +175,10 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // plain delete would remove, freeing its address for a second owner. Without a uid known (the
     // cache does not hold the name) the 5xx answer is final.
     const uid = sent?.uid;
-    let reply: unknown;
+    let outcome: DeleteOutcome;
     let resent = false;
     try {
-      reply = await this.requests.run(
+      const reply = await this.requests.run(
         { verb: 'delete', resource: RESOURCE, name },
         (opts, afterServerError) => {
           resent = afterServerError;
@@ -186,17 +187,17 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
         undefined,
         { resendAfterServerError: uid !== undefined },
       );
+      // An object a finalizer holds is only marked for deletion: it stays in the cache (as
+      // upstream's lister keeps it, its address taken) until the watch reports it gone.
+      outcome = deleteOutcome(reply);
     } catch (err) {
       const e = translate(err, 'delete', RESOURCE, name);
       // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
       // says only that the object there is not the one the cache knew, which may be stale (our
       // own re-create it has not shown yet): it is the answer, and nothing is taken as deleted.
       if (!resent || e.name !== 'NotFoundError') throw e;
-      reply = { kind: 'Status', details: { uid } };
+      outcome = { finished: true, uid: uid! };
     }
-    // An object a finalizer holds is only marked for deletion: it stays in the cache (as upstream's
-    // lister keeps it, its address taken) until the watch reports it gone.
-    const outcome = deleteOutcome(reply);
     if (this.readYourWrites && outcome.finished) this.informer.appliedDelete(name, outcome.uid, sent, history);
   }
 
