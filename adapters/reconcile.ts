@@ -37,7 +37,7 @@ export const RECONCILE_GRACE_MS = 60_000;
 export interface ReconcileOptions {
   /** Delete the leaks past the grace (default false: report only). */
   delete?: boolean | undefined;
-  /** Leaks younger than this (by creationTimestamp) are kept. Default 60 s (upstream); 0 = no grace. */
+  /** Leaks no older than this (by creationTimestamp) are kept. Default 60 s (upstream); 0 = no grace. */
   graceMs?: number | undefined;
   /** Only records labelled with this family. */
   family?: IPFamily | undefined;
@@ -131,7 +131,8 @@ export async function reconcile(
     if (inScope !== null && !inScope(r.name)) continue;
     if (known(r.parentRef, r)) continue;
     const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
-    const old = grace === 0 || (!Number.isNaN(created) && now - created >= grace);
+    // upstream's repair loop deletes once the lifetime exceeds the grace (repairip.go: ipLifetime > gracePeriod)
+    const old = grace === 0 || (!Number.isNaN(created) && now - created > grace);
     (old ? leaks : young).push(r);
   }
 

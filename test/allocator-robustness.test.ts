@@ -562,6 +562,19 @@ describe('a store written against another copy of the package, in plain JavaScri
     }
   });
 
+  it('reconcile keeps a leak exactly as old as the grace and deletes it a millisecond later, as upstream (lifetime > grace)', async () => {
+    const store = new MemoryStore({ timestamps: true });
+    const a = new Allocator('10.5.5.0/24', { store });
+    const leaked = await a.allocateNext();
+    const created = Date.parse(store.getSync(leaked)!.creationTimestamp!);
+    const at = (ms: number) => () => created + ms;
+    const atGrace = await reconcile(store, [], { delete: true, graceMs: 1000, now: at(1000) });
+    expect([atGrace.leaks.length, atGrace.young.length, atGrace.deleted]).toEqual([0, 1, []]);
+    const after = await reconcile(store, [], { delete: true, graceMs: 1000, now: at(1001) });
+    expect([after.leaks.length, after.young.length, after.deleted]).toEqual([1, 0, [leaked]]);
+    a.destroy();
+  });
+
   it("reconcile deletes only the allocator's records, even from a store whose list ignores the labels asked for", async () => {
     const inner = new MemoryStore();
     inner.createSync({ name: '10.5.2.1', labels: allocatorLabels('IPv4'), parentRef: null });
