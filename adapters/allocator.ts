@@ -224,8 +224,9 @@ export class Allocator implements IPAllocator, Disposable {
     const op = this.taken.takeOp();
     op.name = canonicalOf(ip, this.fam, w);
     copy4(w, op.address);
-    // Reserve before the create, as allocateNext does; the add event finds the bit set. A bit
-    // that was set already (the cache knows the name) is not ours to clear on failure.
+    // Reserve before the create, as allocateNext does; the add event finds the bit set. On
+    // failure the bit is cleared only if neither the cache nor another call holds the name
+    // (TakenAddresses.unreserve).
     this.taken.reserve(op);
     return op;
   }

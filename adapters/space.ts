@@ -228,8 +228,8 @@ export class AddressSpace {
 
   /**
    * Marks `count` addresses taken in one core call; `words` holds four u32 words per address,
-   * each in [first, last]. Returns how many were newly marked. Throws OutOfMemoryError (the
-   * index's partial rule: see FreeIndex.setMany) or InvalidArgumentError for an address outside.
+   * each in [first, last]. Returns how many were newly marked. Throws OutOfMemoryError (then
+   * nothing is marked: FreeIndex.setMany) or InvalidArgumentError for an address outside.
    */
   setMany(words: Uint32Array, count: number): number {
     if (count === 0) return 0;

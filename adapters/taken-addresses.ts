@@ -67,7 +67,11 @@ export class Op {
   name = '';
   /** allocateNext: the band the address was taken from (BAND_UPPER: dynamic, BAND_LOWER: static). */
   band = BAND_UPPER;
-  /** This op set the address's bit (false: it was set already; a failure must not clear it). */
+  /**
+   * This op set the address's bit (false: it was set already). Inside the op's own synchronous
+   * call its add event then needs no second mark (onAdd). What a failure may clear is decided by
+   * unreserve (the cache, other ops, a cool-down), not by this flag.
+   */
   reserved = false;
   /** The op claimed its address from a cool-down's hold, which would have ended then: a failure holds it again. */
   heldUntil: number | undefined = undefined;

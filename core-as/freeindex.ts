@@ -113,8 +113,8 @@ export function index_validate(h: usize): i32 {
 
 /**
  * Batch set: `count` offsets as (hi, lo) u32 pairs at `ptr` (a buf_alloc buffer). Returns how
- * many were newly set, or OUT_OF_RANGE / OUT_OF_MEMORY (then the ones before the failing entry
- * stay set: the caller knows which from scratch word 0 = index of the failing entry).
+ * many were newly set; OUT_OF_RANGE, with the ones before the failing entry set and scratch word
+ * 0 = the index of the failing entry; or OUT_OF_MEMORY, with nothing set.
  */
 export function index_set_many(h: usize, ptr: usize, count: u32): i32 {
   if (load<u32>(h) == KIND_DENSE) return dense.dense_set_many(h, ptr, count);

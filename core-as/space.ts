@@ -248,7 +248,7 @@ export function space_address(s: usize, oHi: u32, oLo: u32): i32 {
  * Bulk load: `count` addresses as four u32 words each at ptr (a buf_alloc buffer) are turned into
  * (hi, lo) offsets in place (entry e's offset at ptr + 8e) and set in one index_set_many call.
  * Returns how many were newly set, or OUT_OF_RANGE with the failing entry in scratch word 0
- * (nothing set), or OUT_OF_MEMORY (the index's own partial-failure rule).
+ * (nothing set), or OUT_OF_MEMORY (nothing set).
  */
 export function space_set_many(s: usize, ptr: usize, count: u32): i32 {
   for (let e: u32 = 0; e < count; e++) {
