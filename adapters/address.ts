@@ -38,11 +38,11 @@ import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput
 export type Family = 4 | 6;
 
 /** Longest valid address text: `ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255`. */
-export const MAX_ADDR_TEXT = 45;
+const MAX_ADDR_TEXT = 45;
 /** Longest dotted quad: `255.255.255.255`. */
 const MAX_V4_TEXT = 15;
 /** Longest valid prefix text: an address plus `/128`. */
-export const MAX_PREFIX_TEXT = MAX_ADDR_TEXT + 4;
+const MAX_PREFIX_TEXT = MAX_ADDR_TEXT + 4;
 
 // ---------------------------------------------------------------------------------------------
 // Failure reporting. The internal parsers return 0 on failure and leave the reason here; the

@@ -36,7 +36,7 @@ import {
   rejectSoon,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
-import { Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
+import { INVALID_FIRST_ADDRESS, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
@@ -119,7 +119,7 @@ export class Allocator implements IPAllocator, Disposable {
     const p = Prefix.parse(cidr);
     const short = shortIPv6RangeRefusal(p.version, p.length);
     if (short !== undefined) throw new InvalidRangeError(short);
-    if (!p.hasFirst) throw new InvalidRangeError('invalid address []');
+    if (!p.hasFirst) throw new InvalidRangeError(INVALID_FIRST_ADDRESS);
     refuseIPv4MappedOverlap(p);
     this.prefix = p;
     this.cidr = p.cidr;

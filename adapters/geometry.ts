@@ -11,8 +11,9 @@
 //      └───────┴───────────────────┴────────────────────────────────────┴───────┘
 //   offset 0 = first; IPv6 has no broadcast (last = broadcast).
 //
-// All the math comes from the WebAssembly core (core-as/u128.ts, prefix.ts, iter.ts); there is no
-// second copy here. The allocators' hot path does not come through this file at all: it crosses
+// The offset and prefix math comes from the WebAssembly core (core-as/u128.ts, prefix.ts,
+// iter.ts); there is no second copy here, only comparisons of address words and a BigInt test
+// of the IPv4-mapped block when a range is made. The allocators' hot path does not come through this file at all: it crosses
 // once per operation into core-as/space.ts with address words (adapters/space.ts). `offsetOf`,
 // `addressAt` and `formatAt` below are the cold-path conversions (tests, tools), one core call each.
 //

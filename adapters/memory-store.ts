@@ -1,5 +1,5 @@
-// MemoryStore: the embedded Store (adapters/store.ts) — a Map of IPAddress records plus a cache
-// view, for a single process and for tests.
+// MemoryStore: the embedded Store (adapters/store.ts) — a table of IPAddress records by name
+// (name-table.ts) plus a cache view, for a single process and for tests.
 //
 //   create/delete/get ──► authority (name → record,      the compare-and-set: create fails with
 //                         a NameTable: name-table.ts)

@@ -28,7 +28,7 @@ import { InvalidArgumentError, quoteInput } from './errors.ts';
 export const MAX_DRAW_TRIES = 64;
 
 /** The error of a draw whose source was rejected MAX_DRAW_TRIES times in a row. */
-export function brokenSourceError(rng: RandomSource, below: string): InvalidArgumentError {
+function brokenSourceError(rng: RandomSource, below: string): InvalidArgumentError {
   return new InvalidArgumentError(
     `${sourceName(rng)} gave ${MAX_DRAW_TRIES} values in a row outside [0, ${below}) after masking; a uniform source does that with probability under 2^-64, so it is broken (e.g. it returns the same value forever)`,
   );

@@ -71,8 +71,8 @@ const OUTSIDE = -1;
 const NOT_PLAIN = -2;
 
 /**
- * The most addresses one allocateMany call reserves: 2^24, the largest dense range, so any dense
- * range fills in one call. A larger count would build an array of strings beyond what a
+ * The most addresses one allocateMany call reserves: 2^24, the largest range that gets a dense
+ * index by default, so any such range fills in one call. A larger count would build an array of strings beyond what a
  * JavaScript heap holds (a fatal out-of-memory, not an exception); call again for more.
  */
 export const MAX_ALLOCATE_MANY = 16777216;

@@ -19,7 +19,8 @@
 // goes on to the next address.
 //
 // Addresses cross as four u32 words (IPv4: [0, 0, 0, v4]); the result of take/takeAfter is in
-// `address` until the next call. All 128-bit math happens in the core.
+// `address` until the next call. All 128-bit math of the operations happens in the core (the
+// constructor derives the band's size once, with BigInt).
 import { type Family, formatAddr, formatIPv4 } from './address.ts';
 import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
 import { FreeIndex, freedExplicitly, freeWhenCollected, type IndexKind, indexRefused } from './free-index.ts';
@@ -190,13 +191,6 @@ export class AddressSpace {
   /** Marks `w` free: true if it was taken. Throws OutOfMemoryError (a sparse run split; nothing changed). */
   clear(w: ArrayLike<number>): boolean {
     const st = spaceClear(this.h, w[0]!, w[1]!, w[2]!, w[3]!);
-    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address free');
-    return st === OK;
-  }
-
-  /** IPv4 clear by value (release's fast path): true if it was taken. */
-  clear4(v: number): boolean {
-    const st = spaceClear(this.h, 0, 0, 0, v);
     if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address free');
     return st === OK;
   }

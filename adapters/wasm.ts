@@ -69,7 +69,6 @@ export interface CoreExports {
   /** index_next_free for a dense handle (u32 offsets): the offset, or −1 when the band has none. */
   dense_next_free32(h: number, start: number, lo: number, hi: number): number;
   dense_take_free32(h: number, start: number, lo: number, hi: number): number;
-  // ── sparse index extras (core-as/sparse.ts) ──
   // ── a range's address space (core-as/space.ts): index + geometry; addresses as four u32 words ──
   /** A handle, 0 when out of memory (or n = 0, or the kind cannot hold n). */
   space_new(

@@ -19,7 +19,6 @@ export const KIND_DENSE: i32 = 1;
 export const KIND_SPARSE: i32 = 2;
 export const DENSE_MAX_SLOTS: u64 = 1 << 24;
 
-// @inline
 function u64of(hi: u32, lo: u32): u64 {
   return (<u64>hi << 32) | <u64>lo;
 }

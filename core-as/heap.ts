@@ -57,7 +57,6 @@ let limitPages: i32 = 65536; // 4 GiB: the wasm32 maximum
 let bytesInUse: u64 = 0;
 
 /** Size class of a request: the smallest k ≥ MIN_CLASS with 2^k ≥ size. */
-// @inline
 export function classOf(size: usize): i32 {
   if (size <= (<usize>1 << MIN_CLASS)) return MIN_CLASS;
   return 32 - clz<u32>(<u32>(size - 1));
@@ -95,17 +94,14 @@ function init(): bool {
 
 // ── the bitmap of free large blocks, by arena offset ──────────────────────────────────────────
 
-// @inline
 function bitAt(off: usize): usize {
   return BITMAP + ((off >>> LARGE_CLASS) >>> 3);
 }
 
-// @inline
 function isFreeStart(off: usize): bool {
   return ((<u32>load<u8>(bitAt(off)) >>> <u32>((off >>> LARGE_CLASS) & 7)) & 1) != 0;
 }
 
-// @inline
 function setFreeStart(off: usize, free: bool): void {
   const at = bitAt(off);
   const bit = <u8>(1 << <u8>((off >>> LARGE_CLASS) & 7));

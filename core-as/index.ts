@@ -13,7 +13,6 @@ export {
 } from './freeindex';
 // dense index extras (snapshot/restore)
 export { dense_words_ptr, dense_word_count, dense_rebuild, dense_next_free32, dense_take_free32 } from './dense';
-// sparse index extras
 // a range's address space: index + geometry, one boundary crossing per hot-path operation
 export {
   space_new, space_free, space_index, space_take, space_take_after, space_set, space_clear, space_has,

@@ -88,7 +88,6 @@ export function rangeOffsetOf(h: i32): u32 {
   return <u32>offset;
 }
 
-// @inline
 function validPrefix(bits: i32, width: i32): bool {
   return isWidth(width) && bits >= 0 && bits <= width;
 }

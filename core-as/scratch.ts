@@ -17,18 +17,15 @@ export function scratch_ptr(): usize {
   return SCRATCH;
 }
 
-// @inline
 export function putU32(word: i32, v: u32): void {
   store<u32>(SCRATCH + (<usize>word << 2), v);
 }
 
-// @inline
 export function putU64(word: i32, v: u64): void {
   store<u32>(SCRATCH + (<usize>word << 2), <u32>(v >>> 32));
   store<u32>(SCRATCH + (<usize>(word + 1) << 2), <u32>v);
 }
 
-// @inline
 export function getU32(word: i32): u32 {
   return load<u32>(SCRATCH + (<usize>word << 2));
 }

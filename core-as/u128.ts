@@ -37,37 +37,31 @@ export let resHi: u64 = 0;
 /** Low half of the last 128-bit result of a helper. */
 export let resLo: u64 = 0;
 
-// @inline
 export function hiOf(w0: u32, w1: u32): u64 {
   return (<u64>w0 << 32) | <u64>w1;
 }
 
-// @inline
 export function loOf(w2: u32, w3: u32): u64 {
   return (<u64>w2 << 32) | <u64>w3;
 }
 
 /** Writes the address (hi, lo) to scratch words word..word+3. */
-// @inline
 export function putAddr(word: i32, hi: u64, lo: u64): void {
   putU64(word, hi);
   putU64(word + 2, lo);
 }
 
 /** Whether `width` names a family: 32 (IPv4) or 128 (IPv6). */
-// @inline
 export function isWidth(width: i32): bool {
   return width == WIDTH_V4 || width == WIDTH_V6;
 }
 
 /** Whether (hi, lo) is an address of the family of `width` (IPv4: below 2^32). */
-// @inline
 export function fitsWidth(hi: u64, lo: u64, width: i32): bool {
   return width == WIDTH_V6 || (hi == 0 && lo <= V4_MAX);
 }
 
 /** −1, 0 or 1 as a <, ==, > b (unsigned 128-bit). */
-// @inline
 export function cmp128(aHi: u64, aLo: u64, bHi: u64, bLo: u64): i32 {
   if (aHi != bHi) return aHi < bHi ? -1 : 1;
   if (aLo != bLo) return aLo < bLo ? -1 : 1;
