@@ -678,7 +678,7 @@ export class Range implements RangeView {
     this.changing();
     const other = Prefix.parse(range);
     if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
-    if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot data must be a Uint8Array, got ${typeof data}`);
+    data = ownBytes(data, 'snapshot data');
     // (an empty range's one-slot index would take bit 0: it goes the checked way below)
     if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {
       // the new chooser first (same index object; a cool-down starts with nothing held, since
@@ -838,13 +838,27 @@ function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
 }
 
 /** Throws InvalidArgumentError unless `s` is a whole snapshot as snapshot() wrote it. */
+/**
+ * A copy of the caller's bytes, read once before anything changes: a Uint8Array's buffer may be
+ * detached (transferred to a worker) and a subclass may answer `length` or `subarray` as it
+ * likes; the copy is made from the array's own elements. InvalidArgumentError for anything else.
+ */
+function ownBytes(data: unknown, what: string): Uint8Array {
+  if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`${what} must be a Uint8Array, got ${quoteInput(data)}`);
+  try {
+    return new Uint8Array(data);
+  } catch {
+    throw new InvalidArgumentError(`${what} cannot be read: its buffer was transferred (detached)`);
+  }
+}
+
 function checkSnapshot(s: unknown): RangeSnapshot {
   if (typeof s !== 'object' || s === null) {
     throw new InvalidArgumentError(`a Range snapshot must be an object { range, data, length, checksum }, got ${quoteInput(s)}`);
   }
-  const { range, data, length, checksum } = s as Partial<RangeSnapshot>;
+  const { range, data: given, length, checksum } = s as Partial<RangeSnapshot>;
   if (typeof range !== 'string') throw new InvalidArgumentError(`snapshot.range must be CIDR text, got ${quoteInput(range)}`);
-  if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`snapshot.data must be a Uint8Array, got ${quoteInput(data)}`);
+  const data = ownBytes(given, 'snapshot.data');
   const of = `snapshot of ${quoteInput(range)}`;
   if (length === undefined && checksum === undefined) {
     throw new InvalidArgumentError(

@@ -639,6 +639,44 @@ describe('Range snapshots carry their length and checksum', () => {
     expect(r.used()).toBe(40);
     r.destroy();
   });
+
+  it.each(['auto', 'sparse'] as const)(
+    'data whose buffer was transferred → InvalidArgumentError from restore and fromSnapshot, the range unchanged (%s)',
+    (indexKind) => {
+      const snap = taken();
+      const data = new Uint8Array(snap.data);
+      structuredClone(data.buffer, { transfer: [data.buffer] }); // as after postMessage(…, [buffer])
+      const r = new Range('10.0.0.0/24', { indexKind });
+      r.allocate('10.0.0.200');
+      expect(() => r.restore(snap.range, data)).toThrow(InvalidArgumentError);
+      expect(() => r.restore(snap.range, data)).toThrow(/^snapshot data cannot be read: its buffer was transferred \(detached\)$/);
+      expect(() => Range.fromSnapshot({ ...snap, data })).toThrow(/^snapshot\.data cannot be read/);
+      expect([r.used(), r.has('10.0.0.200'), r.validate().indexed]).toEqual([1, true, 1]);
+      r.destroy();
+    },
+  );
+
+  it('a Uint8Array subclass is read through its own elements, not its methods: no corrupted range, nothing handed out twice', () => {
+    const snap = taken();
+    class Lying extends Uint8Array {
+      override subarray(): Uint8Array<ArrayBuffer> {
+        throw new Error('subarray refused');
+      }
+      override get length(): number {
+        return 0;
+      }
+    }
+    const r = new Range('10.0.0.0/24');
+    r.allocate('10.0.0.200');
+    r.restore(snap.range, new Lying(snap.data));
+    expect(r.used()).toBe(40);
+    expect(r.validate().indexed).toBe(40);
+    const held = new Set<string>();
+    r.forEach((ip) => held.add(ip));
+    expect(r.allocateMany(254 - 40).filter((ip) => held.has(ip))).toEqual([]);
+    expect(Range.fromSnapshot({ ...snap, data: new Lying(snap.data) }).used()).toBe(40);
+    r.destroy();
+  });
 });
 
 describe('the rule of has()', () => {
