@@ -36,10 +36,26 @@ import type { ParentRef } from './types.ts';
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
-/** The labels a stored record keeps: the allocators' shared sets and frozen objects as they are, else a frozen copy. */
-function storedLabels(labels: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
-  if (labels === undefined) return NO_LABELS;
-  return isAllocatorLabelSet(labels) || Object.isFrozen(labels) ? labels : Object.freeze({ ...labels });
+/**
+ * The record as the store keeps it, each field read once: labels and parentRef copied as frozen
+ * data (the allocators' shared label sets kept as they are), so that what validateRecord checks
+ * is what is stored and what watchers get — a getter, even on a frozen object, cannot answer one
+ * thing to the check and another to the copy. What is not an object is returned as given, for
+ * validateRecord to refuse.
+ */
+function ownRecord(record: IPAddressRecord): IPAddressRecord {
+  if (!isObject(record)) return record;
+  const { name, labels, parentRef: ref } = record;
+  return {
+    name,
+    labels: labels === undefined ? NO_LABELS : isAllocatorLabelSet(labels) || !isObject(labels) ? labels : Object.freeze({ ...labels }),
+    parentRef: ref === undefined || ref === null ? null : isObject(ref) ? Object.freeze({ ...ref }) : ref,
+  };
+}
+
+/** An object other than an array: what a spread copies as the caller meant it. */
+function isObject(v: unknown): v is object {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function notAName(name: unknown): InvalidArgumentError {
@@ -422,10 +438,11 @@ export class MemoryStore implements Store, SyncStoreOps {
    */
   createSync(record: IPAddressRecord): IPAddressRecord {
     if (this.closed) throw destroyed();
-    validateRecord(record);
-    const previous = this.authority.get(record.name);
-    if (previous !== undefined) throw new AlreadyExistsError(record.name);
-    return this.put(record, undefined, true);
+    const own = ownRecord(record);
+    validateRecord(own);
+    const previous = this.authority.get(own.name);
+    if (previous !== undefined) throw new AlreadyExistsError(own.name);
+    return this.putOwn(own, undefined, true);
   }
 
   /**
@@ -496,16 +513,19 @@ export class MemoryStore implements Store, SyncStoreOps {
   /**
    * Stores a new version of `record.name` (replacing any record of that name, which watchers
    * see as an update) without validation; `previous` is the authority's get(name). Tells the
-   * watchers through changed() when `announce`. The labels and parentRef are copied (shared
-   * frozen label sets, as the allocators pass, are kept as they are).
+   * watchers through changed() when `announce`. The labels and parentRef are copied first (the
+   * allocators' shared label sets are kept as they are).
    */
   protected put(record: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
-    const labels = record.labels;
-    const ref = record.parentRef;
+    return this.putOwn(ownRecord(record), previous, announce);
+  }
+
+  /** put() of a record ownRecord made: its fields are stored as they are. */
+  private putOwn(own: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
     const stored = new StoredRecord(
-      record.name,
-      storedLabels(labels),
-      ref === null || ref === undefined ? null : Object.freeze({ ...ref }),
+      own.name,
+      own.labels,
+      own.parentRef as ParentRef | null,
       ++this.version,
       this.timestamps ? Date.now() : Number.NaN,
     );

@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
+import { validateRecord } from '../adapters/records.ts';
+import type { ParentRef } from '../adapters/types.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { homeOf, NameTable, tagOf } from '../adapters/name-table.ts';
 
@@ -44,6 +46,35 @@ describe('MemoryStore', () => {
     expect(() => {
       (stored.labels as Record<string, string>).a = 'changed';
     }).toThrow(TypeError);
+  });
+
+  it('reads each field of a record once: what it checks is what it stores and shows to watchers, getters included', () => {
+    const s = new MemoryStore();
+    const seen: IPAddressRecord[] = [];
+    s.cache.subscribe({ onAdd: (r) => seen.push(r), onDelete() {} });
+    const drifting = (first: string, then: unknown) => {
+      let reads = 0;
+      return () => (reads++ === 0 ? first : then);
+    };
+    const labels = Object.defineProperty({}, 'team', { enumerable: true, get: drifting('web', 42) });
+    const frozen = Object.freeze(Object.defineProperty({}, 'team', { enumerable: true, get: drifting('db', { not: 'a string' }) }));
+    const ref = Object.defineProperty({ resource: 'services', namespace: 'ns' }, 'name', { enumerable: true, get: drifting('web', '') });
+    const record = Object.defineProperty({ labels: {}, parentRef: null }, 'name', {
+      enumerable: true,
+      get: drifting('10.0.0.3', '10.0.0.999'),
+    });
+    s.createSync({ name: '10.0.0.1', labels, parentRef: ref as ParentRef });
+    s.createSync({ name: '10.0.0.2', labels: frozen, parentRef: null });
+    s.createSync(record as IPAddressRecord);
+    for (const r of seen) validateRecord(r); // nothing invalid reached a watcher
+    expect(seen.map((r) => [r.name, r.labels, r.parentRef?.name])).toEqual([
+      ['10.0.0.1', { team: 'web' }, 'web'],
+      ['10.0.0.2', { team: 'db' }, undefined],
+      ['10.0.0.3', {}, undefined],
+    ]);
+    expect(s.getSync('10.0.0.1')!.labels.team).toBe('web'); // still: the store's copy, not the getter
+    expect(s.getSync('10.0.0.2')!.labels.team).toBe('db');
+    s.validate();
   });
 
   /** The JSON a stored record of `rec(…)` shows without a creationTimestamp. */
