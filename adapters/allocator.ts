@@ -24,6 +24,7 @@
 // call, so nothing interleaves between the choice and the create; any other store runs the same
 // steps around its promises.
 import {
+  checkReady,
   isAlreadyExists,
   ErrAllocated,
   ErrDestroyed,
@@ -160,7 +161,7 @@ export class Allocator implements IPAllocator, Disposable {
   /** The MetaAllocator's switch (upstream `ready`): allocate/allocateNext answer ErrNotReady while false. */
   setReady(ready: boolean): void {
     this.live();
-    this.ready = ready;
+    this.ready = checkReady(ready);
   }
 
   /** Ready and the cache has synced (upstream: the informer's HasSynced). */

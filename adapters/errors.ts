@@ -271,6 +271,12 @@ export function checkIPFamily(family: unknown, what = 'family'): asserts family 
   );
 }
 
+/** setReady's argument: true or false, else InvalidArgumentError (isReady() answers a boolean). */
+export function checkReady(ready: unknown): boolean {
+  if (typeof ready !== 'boolean') throw new InvalidArgumentError(`setReady needs true or false, got ${quoteInput(ready)}`);
+  return ready;
+}
+
 /**
  * The options argument of a constructor: `{}` when omitted, the object itself when it is one.
  * Anything else (null, a number, an array) is a caller's mistake: InvalidArgumentError naming

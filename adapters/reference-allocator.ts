@@ -17,6 +17,7 @@
 // like upstream's lister.Get(ip.String()). Only used() is O(1) (a set of counted names kept from
 // the cache's events), because the gauges read it after every allocation.
 import {
+  checkReady,
   isAlreadyExists,
   ErrAllocated,
   ErrDestroyed,
@@ -193,7 +194,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
   setReady(ready: boolean): void {
     this.live();
-    this.ready = ready;
+    this.ready = checkReady(ready);
   }
 
   isReady(): boolean {

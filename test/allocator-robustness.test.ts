@@ -194,6 +194,20 @@ describe('after destroy()', () => {
     expect(() => b.used()).toThrow(ErrDestroyed);
   });
 
+  it.each(cases.filter(([name]) => name !== 'MetaAllocator'))(
+    '%s: setReady takes true or false only, and changes nothing otherwise',
+    (_name, make) => {
+      const a = make() as IPAllocator & { setReady(r: boolean): void; isReady(): boolean };
+      for (const bad of [null, undefined, 'yes', 1, 0]) {
+        expect(() => a.setReady(bad as never)).toThrow(/^setReady needs true or false, got /);
+        expect(a.isReady()).toBe(true);
+      }
+      a.setReady(false);
+      expect(a.isReady()).toBe(false);
+      a.destroy();
+    },
+  );
+
   it.each(cases)('%s: a forEach callback that destroys the allocator ends the walk', async (_name, make) => {
     const a = make();
     for (const ip of ['10.1.0.7', '10.1.0.8', '10.1.0.9']) await a.allocate(ip);
