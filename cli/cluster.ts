@@ -296,6 +296,13 @@ export class Cluster {
     const code = apiError instanceof KubernetesApiError ? apiError.code : httpStatus(err);
     const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? apiError.status.message : undefined;
     const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${name}"`;
+    if (apiError instanceof KubernetesApiError && apiError.resends !== undefined) {
+      // the server asked for a wait as often as kubectl waits: given up, the last answer quoted
+      const busy = code === 429 ? ' it is overloaded:' : '';
+      return new ClusterError(
+        `the API server at ${this.server} (context "${this.context}") kept asking to come back later: ${apiError.message};${busy} try again later`,
+      );
+    }
     if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
       const waited = waitedAnswers.get(apiError);
       if (waited !== undefined) {

@@ -185,6 +185,19 @@ describe('ipallocator: failures', () => {
     );
   });
 
+  // Regression: after 10 waits the eleventh 504 was printed as a single failure ("failed: HTTP 504 …").
+  it('a server that asks to wait more often than kubectl waits (10 times): says it gave up after 10 resends and quotes the last answer, exit 2', async () => {
+    c.double.failNext('list', 11, 504, 'etcd is slow'); // Timeout, retryAfterSeconds 1 (and so Retry-After: 1)
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      `ipallocator: the API server at ${c.double.url} (context "double") kept asking to come back later: ` +
+        'list servicecidrs.networking.k8s.io: gave up after 10 resends (the server answered 504 10 times with a Retry-After, each waited out as it asked); ' +
+        'the last answer: HTTP 504 Timeout: etcd is slow; try again later\n',
+    );
+    expect(c.double.requestsOf('list')).toHaveLength(11);
+  }, 30_000);
+
   it('a server error: the verb, the resource and the status, exit 2', async () => {
     c.double.failNext('list', 1, 503, 'etcd is unhappy');
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);

@@ -331,8 +331,15 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
     return result;
   }
 
-  it('at most 10 times in all (11 sends), 429s and 5xx counted together; then the last answer is the outcome', async () => {
-    for (const codes of [[503], [429, 503], [500, 502, 429, 504]]) {
+  // Regression: the eleventh answer was handed back as it came, so the error read as a single
+  // failure ("HTTP 503 …") with nothing saying the request had been sent 11 times.
+  it('at most 10 times in all (11 sends), 429s and 5xx counted together; then it gives up, saying so and quoting the last answer', async () => {
+    const rows: [number[], string][] = [
+      [[503], 'answered 503 10 times with a Retry-After'],
+      [[429, 503], 'throttled it (429) 5 times and answered 503 5 times with a Retry-After'],
+      [[500, 502, 429, 504], 'throttled it (429) 2 times and answered 500 3 times, 502 3 times, 504 2 times with a Retry-After'],
+    ];
+    for (const [codes, said] of rows) {
       const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
       let sent = 0;
       const heard: number[] = [];
@@ -347,9 +354,50 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
       );
       expect(sent, String(codes)).toBe(11);
       expect(heard, String(codes)).toEqual(Array.from({ length: 10 }, (_, i) => codes[i % codes.length]));
-      expect(err).toBeInstanceOf(ApiException); // handed back as client-node threw it: the caller translates
-      expect((err as ApiException<unknown>).code).toBe(codes[10 % codes.length]);
+      const last = codes[10 % codes.length]!;
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const e = err as KubernetesApiError;
+      expect([e.code, e.resends], String(codes)).toEqual([last, 10]);
+      expect(e.message, String(codes)).toBe(
+        `create ${IPADDRESSES} "10.96.0.20": gave up after 10 resends (the server ${said}, each waited out as it asked); ` +
+          `the last answer: HTTP ${last} ${last === 429 ? 'Too Many Requests' : last === 503 ? 'Service Unavailable' : last === 500 ? 'Internal Server Error' : '?'}`,
+      );
     }
+  });
+
+  it('given up, the last answer’s Status is kept: its code, reason and message', async () => {
+    const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+    const statusBody = JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      message: 'the server was unable to return a response in the time allotted, but may still be processing the request',
+      reason: 'ServerTimeout',
+      details: { retryAfterSeconds: 1 },
+      code: 500,
+    });
+    const err = (await settle(
+      requests.run(TARGET, async () => {
+        throw new ApiException(500, 'HTTP-Code: 500', statusBody, { 'retry-after': '1' });
+      }),
+    )) as KubernetesApiError;
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect([err.code, err.reason, err.resends, err.timeoutMs]).toEqual([500, 'ServerTimeout', 10, undefined]);
+    expect(err.message).toBe(
+      `create ${IPADDRESSES} "10.96.0.20": gave up after 10 resends (the server answered 500 10 times with a Retry-After, each waited out as it asked); ` +
+        'the last answer: HTTP 500 ServerTimeout: the server was unable to return a response in the time allotted, but may still be processing the request',
+    );
+  });
+
+  it('a request answered at once, or after fewer waits, carries no resends', async () => {
+    const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+    let sent = 0;
+    const err = await settle(
+      requests.run(TARGET, async () => {
+        throw sent++ === 0 ? answer(503, '1') : answer(500);
+      }),
+    );
+    expect(err).toBeInstanceOf(ApiException); // the answer as client-node threw it: the caller translates
   });
 
   it('Retry-After is read as client-go reads it (strconv.Atoi of the first value): a sign, several values, an overflow', async () => {

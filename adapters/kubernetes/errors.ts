@@ -45,6 +45,12 @@ export class KubernetesApiError extends Error {
    * created the object.
    */
   readonly timeoutMs: number | undefined;
+  /**
+   * Set when the request was given up after being sent again as often as allowed (10 times, as
+   * client-go), each time after the wait the server asked for (a 429, or a 5xx with Retry-After):
+   * how many times it was sent again. `code`, `reason` and `status` are then those of the last answer.
+   */
+  readonly resends: number | undefined;
 
   constructor(
     verb: string,
@@ -55,6 +61,7 @@ export class KubernetesApiError extends Error {
     detail: string,
     cause?: unknown,
     timeoutMs?: number,
+    resends?: number,
   ) {
     const target = name === undefined ? resource : `${resource} "${name}"`;
     super(`${verb} ${target}: ${detail}`, cause === undefined ? undefined : { cause });
@@ -65,6 +72,7 @@ export class KubernetesApiError extends Error {
     this.verb = verb;
     this.resourceName = name;
     this.timeoutMs = timeoutMs;
+    this.resends = resends;
   }
 }
 
@@ -143,8 +151,7 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
       );
     }
     if ((verb === 'delete' || verb === 'get') && code === 404 && name !== undefined) return new NotFoundError(name);
-    const what = status?.message ? `${status.reason ?? 'Failure'}: ${status.message}` : statusText(code);
-    return new KubernetesApiError(verb, resource, name, code, status, `HTTP ${code} ${what}`);
+    return new KubernetesApiError(verb, resource, name, code, status, describeAnswer(code, status));
   }
   // No HTTP answer: fetch failed, connection reset, aborted. Keep the cause (it holds no headers).
   const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
@@ -196,6 +203,16 @@ const UNAUTHORIZED: ApiStatus = Object.freeze({
  */
 export function namesObject(status: ApiStatus | undefined): boolean {
   return typeof status?.details?.name === 'string' && status.details.name !== '';
+}
+
+/**
+ * What the server answered, in a few words for a message: `HTTP 503 ServiceUnavailable: <the
+ * Status's message>`, or `HTTP 503 Service Unavailable` when the Status says nothing more. The
+ * request's verb and object are not in it (the caller's message names them).
+ */
+export function describeAnswer(code: number, status: ApiStatus | undefined): string {
+  const what = status?.message ? `${status.reason ?? 'Failure'}: ${status.message}` : statusText(code);
+  return `HTTP ${code} ${what}`;
 }
 
 function statusText(code: number): string {

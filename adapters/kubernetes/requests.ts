@@ -18,7 +18,8 @@
 //
 // A request the server asks to send again later is, after the wait it names (Retry-After, 1 to
 // 60 s), up to 10 times, within the request's one deadline, as client-go does; close() ends the
-// wait too. Those are a 429 Too Many Requests (API Priority and Fairness on a busy cluster: the
+// wait too. Asked an eleventh time, it gives up with an error that says so and quotes that last
+// answer (not the bare answer, which would read as a single failure). Those are a 429 Too Many Requests (API Priority and Fairness on a busy cluster: the
 // server turned it away before handling it, so even a create is safe to send again), and any 5xx
 // carrying a Retry-After header (kube-apiserver's "please try again" ServerTimeout when etcd is
 // unreachable, a proxy's 503) — whatever the verb, as client-go, although a 5xx does not say the
@@ -29,7 +30,7 @@
 // its own (watch-session.ts).
 import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
-import { KubernetesApiError, translate } from './errors.ts';
+import { describeAnswer, KubernetesApiError, translate } from './errors.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
@@ -77,7 +78,9 @@ export class ApiRequests {
    * most 10 times in all). The deadline covers the whole request, its waits and attempts
    * included, as client-go's does: when it passes, the request rejects with a KubernetesApiError
    * (`timeoutMs` set, its message naming the answers waited out); when aborted first, with the
-   * abortAll reason; otherwise as `call` does (the caller translates). `onWait` hears each answer
+   * abortAll reason; when the server asks for an eleventh wait, with a KubernetesApiError saying
+   * it gave up (`resends` set; code and Status of that last answer); otherwise as `call` does
+   * (the caller translates). `onWait` hears each answer
    * that is waited out, translated (its `code` says which: 429 is throttling, a 5xx is not), as it
    * comes (a list's caller reports it meanwhile).
    *
@@ -118,8 +121,9 @@ export class ApiRequests {
             aborted,
           ]);
         } catch (e) {
-          const asked = !signal.aborted && waited.length < MAX_RETRIES ? serverWait(e, target) : undefined;
+          const asked = signal.aborted ? undefined : serverWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
+          if (waited.length === MAX_RETRIES) throw this.gaveUpError(target, waited, asked.error);
           waited.push(asked.error.code!);
           onWait?.(asked.error);
           await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, asked.seconds * 1000))), aborted]);
@@ -133,6 +137,27 @@ export class ApiRequests {
     }
   }
 
+  /**
+   * The request sent again as often as allowed and answered with one more wait: given up, with
+   * the last answer's code and Status, and a message that says so — e.g. `get … "10.96.0.10":
+   * gave up after 10 resends (the server throttled it (429) 10 times, each waited out as it
+   * asked); the last answer: HTTP 429 TooManyRequests: …`.
+   */
+  private gaveUpError(target: RequestTarget, waited: readonly number[], last: KubernetesApiError): KubernetesApiError {
+    return new KubernetesApiError(
+      target.verb,
+      target.resource,
+      target.name,
+      last.code,
+      last.status,
+      `gave up after ${waited.length} resends (the server ${waitedText(waited)}, each waited out as it asked); ` +
+        `the last answer: ${describeAnswer(last.code!, last.status)}`,
+      undefined,
+      undefined,
+      waited.length,
+    );
+  }
+
   /** Aborts every request in flight: each rejects with its own `reason()`, and its connection is dropped. */
   abortAll(reason: () => Error): void {
     for (const controller of [...this.inFlight]) controller.abort(reason());
@@ -140,15 +165,7 @@ export class ApiRequests {
 
   private timeoutError(target: RequestTarget, waited: readonly number[]): KubernetesApiError {
     // e.g. "; the server throttled it (429) 2 times and answered 503 once, 500 3 times with a Retry-After meanwhile"
-    const counts = new Map<number, number>();
-    for (const code of waited) counts.set(code, (counts.get(code) ?? 0) + 1);
-    const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
-    const said: string[] = [];
-    const throttled = counts.get(429);
-    if (throttled !== undefined) said.push(`throttled it (429) ${times(throttled)}`);
-    const others = [...counts].filter(([code]) => code !== 429).map(([code, n]) => `${code} ${times(n)}`);
-    if (others.length > 0) said.push(`answered ${others.join(', ')} with a Retry-After`);
-    const waits = said.length === 0 ? '' : `; the server ${said.join(' and ')} meanwhile`;
+    const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
     return new KubernetesApiError(
       target.verb,
       target.resource,
@@ -160,6 +177,22 @@ export class ApiRequests {
       this.timeoutMs,
     );
   }
+}
+
+/**
+ * The answers waited out, counted by kind: "throttled it (429) 2 times and answered 503 once, 500
+ * 3 times with a Retry-After". Empty when none.
+ */
+function waitedText(waited: readonly number[]): string {
+  const counts = new Map<number, number>();
+  for (const code of waited) counts.set(code, (counts.get(code) ?? 0) + 1);
+  const times = (n: number) => (n === 1 ? 'once' : `${n} times`);
+  const said: string[] = [];
+  const throttled = counts.get(429);
+  if (throttled !== undefined) said.push(`throttled it (429) ${times(throttled)}`);
+  const others = [...counts].filter(([code]) => code !== 429).map(([code, n]) => `${code} ${times(n)}`);
+  if (others.length > 0) said.push(`answered ${others.join(', ')} with a Retry-After`);
+  return said.join(' and ');
 }
 
 /**
