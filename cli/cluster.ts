@@ -29,7 +29,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
-import { deniedByRuntime, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
+import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
@@ -342,15 +342,18 @@ export class Cluster {
     if (code === 401) {
       return new ClusterError(`the API server at ${this.server} refused the credentials of context "${this.context}" (401 Unauthorized)`);
     }
+    // an answer that is no Status (a proxy's error page) described: its type, size, first words
+    const { body, headers } = err as { body?: unknown; headers?: unknown };
+    const answer = describeAnswer(code, apiError instanceof KubernetesApiError ? apiError.status : undefined, body, headers);
     if (code === 403) {
       const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
       return new ClusterError(
         `permission denied: context "${this.context}" may not ${verb} ${resource.plural} (${group}); ` +
           `grant RBAC verb "${verb}" on resource "${resource.plural}"` +
-          (serverSaid ? `; the server said: ${serverSaid}` : ''),
+          (serverSaid ? `; the server said: ${serverSaid}` : body !== undefined ? `; the answer: ${answer}` : ''),
       );
     }
-    return new CliError(`${verb} ${target} failed: HTTP ${code}${serverSaid ? ` ${serverSaid}` : ''}`);
+    return new CliError(`${verb} ${target} failed: ${serverSaid ? `HTTP ${code} ${serverSaid}` : answer}`);
   }
 }
 

@@ -3,6 +3,7 @@
 // message on stderr, exit code 2, no stack trace, no token. One run goes through the real executable (cli/bin.ts in
 // a child process) to check the process's own exit code and output.
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -197,6 +198,32 @@ describe('ipallocator: failures', () => {
     );
     expect(c.double.requestsOf('list')).toHaveLength(11);
   }, 30_000);
+
+  // Regression: a proxy's error page in front of the API server was reported as a bare "HTTP 502".
+  it('an answer from a proxy instead of the API server (an HTML 502 page): its reason phrase and the page described, exit 2', async () => {
+    const page = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\u001b[2J</body>\r\n</html>\r\n';
+    const proxy = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(502, { 'Content-Type': 'text/html' });
+        res.end(page);
+      });
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const kc = writeKubeconfig(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`);
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: list servicecidrs.networking.k8s.io failed: HTTP 502 Bad Gateway with a body of ${page.length} bytes (text/html), ` +
+          'not a Kubernetes Status (a proxy in front of the API server?): "502 Bad Gateway"\n',
+      );
+    } finally {
+      kc.remove();
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
 
   it('a server error: the verb, the resource and the status, exit 2', async () => {
     c.double.failNext('list', 1, 503, 'etcd is unhappy');

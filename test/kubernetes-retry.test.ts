@@ -360,7 +360,8 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
       expect([e.code, e.resends], String(codes)).toEqual([last, 10]);
       expect(e.message, String(codes)).toBe(
         `create ${IPADDRESSES} "10.96.0.20": gave up after 10 resends (the server ${said}, each waited out as it asked); ` +
-          `the last answer: HTTP ${last} ${last === 429 ? 'Too Many Requests' : last === 503 ? 'Service Unavailable' : last === 500 ? 'Internal Server Error' : '?'}`,
+          `the last answer: HTTP ${last} ${last === 429 ? 'Too Many Requests' : 'Service Unavailable'} ` +
+          'with a body of 15 bytes, not a Kubernetes Status (a proxy in front of the API server?): "try again later"',
       );
     }
   });
@@ -386,6 +387,20 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
     expect(err.message).toBe(
       `create ${IPADDRESSES} "10.96.0.20": gave up after 10 resends (the server answered 500 10 times with a Retry-After, each waited out as it asked); ` +
         'the last answer: HTTP 500 ServerTimeout: the server was unable to return a response in the time allotted, but may still be processing the request',
+    );
+  });
+
+  it('given up on a proxy’s answer (no Status), the last answer is described: its reason phrase, type and first words', async () => {
+    const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+    const err = (await settle(
+      requests.run(TARGET, async () => {
+        throw new ApiException(503, 'HTTP-Code: 503', 'upstream unavailable\n', { 'retry-after': '1', 'content-type': 'text/plain' });
+      }),
+    )) as KubernetesApiError;
+    expect([err.code, err.reason, err.resends]).toEqual([503, undefined, 10]);
+    expect(err.message).toBe(
+      `create ${IPADDRESSES} "10.96.0.20": gave up after 10 resends (the server answered 503 10 times with a Retry-After, each waited out as it asked); ` +
+        'the last answer: HTTP 503 Service Unavailable with a body of 21 bytes (text/plain), not a Kubernetes Status (a proxy in front of the API server?): "upstream unavailable"',
     );
   });
 

@@ -13,7 +13,7 @@
 // ('KubernetesApiError') or instanceof.
 //
 // SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
-import { AlreadyExistsError, IPAllocatorError, NotFoundError } from '../errors.ts';
+import { AlreadyExistsError, IPAllocatorError, NotFoundError, quoteText, showUnseen } from '../errors.ts';
 
 /** metav1.Status, as far as this store reads it. */
 export interface ApiStatus {
@@ -135,7 +135,8 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
   if (err instanceof KubernetesApiError || err instanceof IPAllocatorError) return err;
   const code = httpCode(err);
   if (code !== undefined) {
-    const status = parseStatus((err as { body?: unknown }).body) ?? (code === 401 ? UNAUTHORIZED : undefined);
+    const body = (err as { body?: unknown }).body;
+    const status = parseStatus(body) ?? (code === 401 ? UNAUTHORIZED : undefined);
     if (verb === 'create' && code === 409 && (status?.reason === undefined || status.reason === 'AlreadyExists') && name !== undefined) {
       return new AlreadyExistsError(name);
     }
@@ -147,11 +148,12 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
         code,
         status,
         `HTTP 404: the API server does not serve ${resource} at the API version asked for ` +
-          `(networking.k8s.io/v1 from Kubernetes 1.33; 1.31 and 1.32 serve v1beta1 when enabled: apiVersion: 'v1beta1')`,
+          `(networking.k8s.io/v1 from Kubernetes 1.33; 1.31 and 1.32 serve v1beta1 when enabled: apiVersion: 'v1beta1')` +
+          (status === undefined && body !== undefined ? `; the answer came ${describeBody(body, headersOf(err))}` : ''),
       );
     }
     if ((verb === 'delete' || verb === 'get') && code === 404 && name !== undefined) return new NotFoundError(name);
-    return new KubernetesApiError(verb, resource, name, code, status, describeAnswer(code, status));
+    return new KubernetesApiError(verb, resource, name, code, status, describeAnswer(code, status, body, headersOf(err)));
   }
   // No HTTP answer: fetch failed, connection reset, aborted. Keep the cause (it holds no headers).
   const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
@@ -207,27 +209,121 @@ export function namesObject(status: ApiStatus | undefined): boolean {
 
 /**
  * What the server answered, in a few words for a message: `HTTP 503 ServiceUnavailable: <the
- * Status's message>`, or `HTTP 503 Service Unavailable` when the Status says nothing more. The
- * request's verb and object are not in it (the caller's message names them).
+ * Status's message>`, or `HTTP 503 Service Unavailable` when the Status says nothing more. An
+ * answer whose body is no Status (a proxy's or load balancer's error page, a text/plain line) is
+ * described — its content type, its size and its first words — so that a reader can tell that
+ * something other than the API server answered. Text from the answer has every character a
+ * reader could not see escaped (`\u001b`, `\n`): a hostile body cannot start a line of its own or
+ * recolour a terminal. The request's verb and object are not in it (the caller's message names them).
  */
-export function describeAnswer(code: number, status: ApiStatus | undefined): string {
-  const what = status?.message ? `${status.reason ?? 'Failure'}: ${status.message}` : statusText(code);
-  return `HTTP ${code} ${what}`;
+export function describeAnswer(code: number, status: ApiStatus | undefined, body?: unknown, headers?: unknown): string {
+  if (status?.message) return `HTTP ${code} ${status.reason ?? 'Failure'}: ${showUnseen(String(status.message))}`;
+  const answer = `HTTP ${code} ${statusText(code)}`;
+  // no body read (client-node leaves a 401's unread), or a Status that says no more
+  return status !== undefined || body === undefined ? answer : `${answer} ${describeBody(body, headers)}`;
 }
 
-function statusText(code: number): string {
-  const known: Record<number, string> = {
-    400: 'Bad Request',
-    401: 'Unauthorized',
-    403: 'Forbidden',
-    404: 'Not Found',
-    409: 'Conflict',
-    410: 'Gone',
-    422: 'Unprocessable Entity',
-    429: 'Too Many Requests',
-    500: 'Internal Server Error',
-    503: 'Service Unavailable',
-    504: 'Gateway Timeout',
-  };
-  return known[code] ?? 'error';
+/** How much of a body a message quotes, in characters. */
+const EXCERPT_CHARS = 80;
+
+/**
+ * A body that is no Status in a few words: `with a body of 162 bytes (text/html), not a Kubernetes
+ * Status (a proxy in front of the API server?): "502 Bad Gateway"`. The words quoted are an HTML
+ * page's title, else the first line that is not blank (tags left out for HTML), cut to
+ * EXCERPT_CHARS.
+ */
+function describeBody(body: unknown, headers: unknown): string {
+  const text = typeof body === 'string' ? body : safeJson(body);
+  const type = contentType(headers);
+  const size = text === '' ? 'an empty body' : `a body of ${new TextEncoder().encode(text).length} bytes`;
+  const excerpt = firstWords(text, type);
+  return (
+    `with ${size}${type === undefined ? '' : ` (${type})`}, not a Kubernetes Status (a proxy in front of the API server?)` +
+    (excerpt === '' ? '' : `: ${excerpt}`)
+  );
 }
+
+/** The media type of the answer's Content-Type (lower case, no parameters), when it is one. */
+function contentType(headers: unknown): string | undefined {
+  if (typeof headers !== 'object' || headers === null) return undefined;
+  const entry = Object.entries(headers as Record<string, unknown>).find(([k]) => k.toLowerCase() === 'content-type');
+  const value = typeof entry?.[1] === 'string' ? entry[1].split(';')[0]!.trim().toLowerCase() : '';
+  // a token/token media type only; anything else is not repeated (it could carry text of any kind)
+  return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/.test(value) ? value : undefined;
+}
+
+/** The words of a body worth quoting, quoted and escaped; "" when there are none. */
+function firstWords(text: string, type: string | undefined): string {
+  const html = type === 'text/html' || type === 'application/xhtml+xml' || /^\s*<(!doctype|html)/i.test(text);
+  let words: string | undefined;
+  if (html) {
+    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text.slice(0, 4096))?.[1];
+    words = title?.trim() || undefined;
+    text = text.replace(/<[^>]*>/g, '\n');
+  }
+  words ??= text.split(/\r?\n|\r/).find((line) => line.trim() !== '');
+  if (words === undefined) return '';
+  words = words.trim().replace(/[ \t]+/g, ' ');
+  const chars = [...words];
+  return chars.length > EXCERPT_CHARS ? `${quoteText(chars.slice(0, EXCERPT_CHARS).join(''))}…` : quoteText(words);
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** The headers of a client-node ApiException (a plain object), or undefined. */
+function headersOf(err: unknown): unknown {
+  return (err as { headers?: unknown }).headers;
+}
+
+/** The standard reason phrase of an HTTP status as Go's net/http StatusText words it (what kubectl prints), or "error" for a code without one. */
+function statusText(code: number): string {
+  return REASON_PHRASES[code] ?? 'error';
+}
+
+const REASON_PHRASES: Readonly<Record<number, string>> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  407: 'Proxy Authentication Required',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  411: 'Length Required',
+  412: 'Precondition Failed',
+  413: 'Request Entity Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  416: 'Requested Range Not Satisfiable',
+  417: 'Expectation Failed',
+  421: 'Misdirected Request',
+  422: 'Unprocessable Entity',
+  423: 'Locked',
+  424: 'Failed Dependency',
+  425: 'Too Early',
+  426: 'Upgrade Required',
+  428: 'Precondition Required',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  451: 'Unavailable For Legal Reasons',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  505: 'HTTP Version Not Supported',
+  506: 'Variant Also Negotiates',
+  507: 'Insufficient Storage',
+  508: 'Loop Detected',
+  510: 'Not Extended',
+  511: 'Network Authentication Required',
+};

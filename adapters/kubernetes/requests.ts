@@ -123,7 +123,7 @@ export class ApiRequests {
         } catch (e) {
           const asked = signal.aborted ? undefined : serverWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
-          if (waited.length === MAX_RETRIES) throw this.gaveUpError(target, waited, asked.error);
+          if (waited.length === MAX_RETRIES) throw this.gaveUpError(target, waited, asked.error, e);
           waited.push(asked.error.code!);
           onWait?.(asked.error);
           await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, asked.seconds * 1000))), aborted]);
@@ -143,7 +143,8 @@ export class ApiRequests {
    * gave up after 10 resends (the server throttled it (429) 10 times, each waited out as it
    * asked); the last answer: HTTP 429 TooManyRequests: …`.
    */
-  private gaveUpError(target: RequestTarget, waited: readonly number[], last: KubernetesApiError): KubernetesApiError {
+  private gaveUpError(target: RequestTarget, waited: readonly number[], last: KubernetesApiError, answer: unknown): KubernetesApiError {
+    const { body, headers } = answer as { body?: unknown; headers?: unknown };
     return new KubernetesApiError(
       target.verb,
       target.resource,
@@ -151,7 +152,7 @@ export class ApiRequests {
       last.code,
       last.status,
       `gave up after ${waited.length} resends (the server ${waitedText(waited)}, each waited out as it asked); ` +
-        `the last answer: ${describeAnswer(last.code!, last.status)}`,
+        `the last answer: ${describeAnswer(last.code!, last.status, body, headers)}`,
       undefined,
       undefined,
       waited.length,
