@@ -29,7 +29,7 @@ import { RECONCILE_GRACE_MS } from '../adapters/reconcile.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { ParentRef } from '../adapters/types.ts';
 import type { Cluster, ServiceRecord } from './cluster.ts';
-import { ClusterError } from './errors.ts';
+import { ClusterError, ObjectForbiddenError } from './errors.ts';
 import { compareAddresses, parseCIDR, parseClusterIP } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { ownerText } from './status.ts';
@@ -86,8 +86,12 @@ export interface FixResult {
    * finalizer holds it (to look at again).
    */
   skipped: { ip: string; reason: string; resolved: boolean }[];
-  /** Deletes that failed. */
-  failed: { ip: string; error: string }[];
+  /**
+   * Leaks whose re-read or delete failed; `denied`: the server refused the identity that request
+   * about this object (403), which RBAC may allow for the others (resourceNames, a Role per
+   * namespace), so fixing went on.
+   */
+  failed: { ip: string; error: string; denied: boolean }[];
   /**
    * Set when fixing stopped at a failure every further request would meet (no answer from the
    * server, credentials or permission refused): its message. The failure is also in `failed`.
@@ -280,9 +284,9 @@ function formatAge(ms: number): string {
 /**
  * Deletes the IPAddresses of the findings marked "delete", each after reading it and its parent
  * Service again and finding the rule still holds. Never throws: a failure of one object (an API
- * error about it) is recorded and the others proceed; a failure every further request would meet
- * too (a ClusterError: no answer, 401, 403) is recorded and ends the loop, the rest untried — a
- * stalled server would otherwise cost a full request timeout per leak.
+ * error about it, a 403 on a request naming it) is recorded and the others proceed; a failure
+ * every further request would meet too (a ClusterError: no answer, 401) is recorded and ends the
+ * loop, the rest untried — a stalled server would otherwise cost a full request timeout per leak.
  */
 export async function fix(
   cluster: Cluster,
@@ -314,7 +318,7 @@ export async function fix(
       else if (outcome === 'held') result.skipped.push({ ip: name, reason: 'marked for deletion: a finalizer holds it', resolved: false });
       else result.skipped.push({ ip: name, reason: 'changed since the listing: re-created', resolved: false });
     } catch (e) {
-      result.failed.push({ ip: name, error: (e as Error).message });
+      result.failed.push({ ip: name, error: (e as Error).message, denied: e instanceof ObjectForbiddenError });
       if (e instanceof ClusterError) {
         result.stoppedBy = e.message;
         result.untried = names.slice(i + 1);
@@ -367,9 +371,30 @@ export function render(report: CheckReport, options: { top: number }): string {
       if (f.stoppedBy !== null && f.untried.length > 0) {
         out.push(`Stopped there: ${counted(f.untried.length, 'IPAddress', 'IPAddresses')} not tried.`);
       }
+      const summary = notFixedSummary(f);
+      if (summary !== undefined) out.push(summary);
     }
   }
   return out.map(shown).join('\n') + '\n';
+}
+
+/**
+ * How many leaks --fix left, by why: "Not fixed: 3 of 5 IPAddresses (1 refused (403), 1 failed,
+ * 1 still there after the delete)."; undefined when it left none (or was declined).
+ */
+export function notFixedSummary(f: FixResult): string | undefined {
+  const refused = f.failed.filter((e) => e.denied).length;
+  const failed = f.failed.length - refused;
+  const stillThere = f.skipped.filter((s) => !s.resolved).length;
+  const notFixed = refused + failed + stillThere + f.untried.length;
+  if (f.declined || notFixed === 0) return undefined;
+  const tried = f.deleted.length + f.skipped.length + f.failed.length + f.untried.length;
+  const parts: string[] = [];
+  if (refused > 0) parts.push(`${refused} refused (403 Forbidden)`);
+  if (failed > 0) parts.push(`${failed} failed`);
+  if (stillThere > 0) parts.push(`${stillThere} still there or re-created`);
+  if (f.untried.length > 0) parts.push(`${f.untried.length} not tried`);
+  return `Not fixed: ${notFixed} of ${counted(tried, 'IPAddress', 'IPAddresses')} (${parts.join(', ')}).`;
 }
 
 /**

@@ -34,7 +34,7 @@ import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { CliError, ClusterError, UsageError } from './errors.ts';
+import { CliError, ClusterError, ObjectForbiddenError, UsageError } from './errors.ts';
 
 /** Objects per list request. */
 export const PAGE_SIZE = 500;
@@ -345,6 +345,15 @@ export class Cluster {
     // an answer that is no Status (a proxy's error page) described: its type, size, first words
     const { body, headers } = err as { body?: unknown; headers?: unknown };
     const answer = describeAnswer(code, apiError instanceof KubernetesApiError ? apiError.status : undefined, body, headers);
+    if (code === 403 && name !== undefined) {
+      // RBAC may grant this verb for some objects (resourceNames) or namespaces and not others
+      const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
+      return new ObjectForbiddenError(
+        `permission denied: context "${this.context}" may not ${verb} ${target}; ` +
+          `grant RBAC verb "${verb}" on resource "${resource.plural}" (${group}) for it` +
+          (serverSaid ? `; the server said: ${serverSaid}` : body !== undefined ? `; the answer: ${answer}` : ''),
+      );
+    }
     if (code === 403) {
       const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
       return new ClusterError(

@@ -26,12 +26,25 @@ export class UsageError extends CliError {
 
 /**
  * A failure every further request to the cluster would meet too: no answer (unreachable, timed
- * out, malformed, or not sent), or the credentials or the permission refused (401, 403).
+ * out, malformed, or not sent), or the credentials or the permission refused (401, or a 403 on a
+ * listing).
  * `check --fix` stops at the first one instead of meeting it once per leak.
  */
 export class ClusterError extends CliError {
   constructor(message: string) {
     super(message, EXIT_ERROR);
     this.name = 'ClusterError';
+  }
+}
+
+/**
+ * The identity may not make one request about one object (403 on a request that names it). RBAC
+ * grants per object (`resourceNames`) and per namespace (a Role), so a request about another
+ * object may still be allowed: `check --fix` reports the object and goes on with the others.
+ */
+export class ObjectForbiddenError extends CliError {
+  constructor(message: string) {
+    super(message, EXIT_ERROR);
+    this.name = 'ObjectForbiddenError';
   }
 }

@@ -15,7 +15,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
 import { Prefix, shortIPv6RangeRefusal } from '../adapters/geometry.ts';
 import { Range } from '../adapters/range.ts';
-import { REPAIR_GRACE_MS, findProblems, fix, render as renderCheck, type CheckReport } from './check.ts';
+import { REPAIR_GRACE_MS, findProblems, fix, notFixedSummary, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
@@ -84,7 +84,8 @@ Applies kube-apiserver's ClusterIP repair rules (repairip.go) and reports:
                                            grace), or does not hold the address: fixable
   missing, out-of-range, held-by-other,    ClusterIPs of Services without a correct IPAddress:
   duplicate, bad-labels, invalid-cluster-ip  reported only (kube-apiserver repairs or you recreate)
-Exit code 0 when clean, 1 when problems are found (after --fix: when any remain).
+Exit code 0 when clean, 1 when problems are found (after --fix: when any remain), 2 when --fix
+was refused (403) for some objects (it fixes the others) or had to stop.
 Needs RBAC list on services, servicecidrs and ipaddresses; --fix also get on both and delete on
 ipaddresses.
 
@@ -376,6 +377,14 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   // would have ended the listing
   const stopped = report.fixed?.stoppedBy ?? null;
   if (stopped !== null) throw new CliError(`--fix stopped: ${stopped}`);
+  // a permission refused for some objects: exit 2, as a refused listing, after fixing the others
+  const denied = report.fixed?.failed.filter((e) => e.denied).map((e) => e.ip) ?? [];
+  if (denied.length > 0) {
+    const summary = notFixedSummary(report.fixed!)!;
+    throw new CliError(
+      `--fix was refused (403 Forbidden) for ${denied.length === 1 ? 'IPAddress' : `${denied.length} IPAddresses:`} ${shown(fewOf(denied))}; ${summary[0]!.toLowerCase()}${summary.slice(1, -1)}`,
+    );
+  }
   return report.clean ? EXIT_CLEAN : EXIT_FOUND;
 }
 

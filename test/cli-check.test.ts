@@ -388,28 +388,71 @@ describe('ipallocator check', () => {
     expect(await cluster.deleteIPAddress('10.96.0.30', 'any')).toBe('gone');
   });
 
-  // Regression: each leak met the same refusal in turn, and the command exited 1 ("problems
-  // remain") instead of 2 (a permission error).
-  it('stops at a delete the identity may not make (403): reports it, tries no other, exit 2', async () => {
+  // Regression: a delete refused for one object (RBAC resourceNames) stopped --fix, leaving the
+  // leaks it may delete untried.
+  it('a delete refused for one object (403, RBAC with resourceNames): that one reported with the server’s message, the others deleted, a summary, exit 2', async () => {
     for (const n of [30, 31, 32]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: `gone${n}` });
-    c.double.denyAccess('delete', 'ipaddresses');
-    const denied =
-      'permission denied: context "double" may not delete ipaddresses (API group "networking.k8s.io"); grant RBAC verb "delete" on resource "ipaddresses"';
+    c.double.denyAccess('delete', 'ipaddresses', '10.96.0.31');
     const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
     expect(r.code).toBe(2);
-    const said = '; the server said: ipaddresses.networking.k8s.io "10.96.0.30" is forbidden:';
-    expect(r.stdout).toMatch(/\nDeleted 0 IPAddresses\.\nFailed 10\.96\.0\.30: [^\n]+\nStopped there: 2 IPAddresses not tried\.\n$/);
-    expect(r.stdout).toContain(`Failed 10.96.0.30: ${denied}${said}`);
-    expect(r.stderr).toContain(`ipallocator: --fix stopped: ${denied}${said}`);
-    expect(r.stderr.split('\n')).toHaveLength(2);
-    expect(c.double.requestsOf('delete')).toHaveLength(1);
-    expect(names(c.double)).toEqual(['10.96.0.30', '10.96.0.31', '10.96.0.32']);
+    const denied =
+      'permission denied: context "double" may not delete ipaddresses.networking.k8s.io "10.96.0.31"; grant RBAC verb "delete" on resource "ipaddresses" (API group "networking.k8s.io") for it; ' +
+      'the server said: ipaddresses.networking.k8s.io "10.96.0.31" is forbidden: User "system:serviceaccount:default:tester" cannot delete resource "ipaddresses" in API group "networking.k8s.io" at the cluster scope';
+    expect(r.stdout).toContain(
+      `\nDeleted 2 IPAddresses: 10.96.0.30, 10.96.0.32.\nFailed 10.96.0.31: ${denied}\nNot fixed: 1 of 3 IPAddresses (1 refused (403 Forbidden)).\n`,
+    );
+    expect(r.stderr).toBe(
+      'ipallocator: --fix was refused (403 Forbidden) for IPAddress 10.96.0.31; not fixed: 1 of 3 IPAddresses (1 refused (403 Forbidden))\n',
+    );
+    expect(c.double.requestsOf('delete')).toHaveLength(3);
+    expect(names(c.double)).toEqual(['10.96.0.31']);
     const json = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
     expect(json.code).toBe(2);
     const fixed = (JSON.parse(json.stdout) as CheckReport).fixed!;
-    expect(fixed).toMatchObject({ deleted: [], untried: ['10.96.0.31', '10.96.0.32'] });
-    expect(fixed.stoppedBy).toContain(`${denied}${said}`);
-    expect(fixed.failed).toEqual([{ ip: '10.96.0.30', error: fixed.stoppedBy }]);
+    expect(fixed).toEqual({
+      deleted: [],
+      skipped: [],
+      failed: [{ ip: '10.96.0.31', error: denied, denied: true }],
+      stoppedBy: null,
+      untried: [],
+      declined: false,
+    });
+  });
+
+  it('a Service it may not read in one namespace (403 on the re-read): that leak reported, the others deleted, exit 2', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'team-a', name: 'gone' });
+    addIPAddress(c.double, '10.96.0.31', { namespace: 'team-b', name: 'gone' });
+    c.double.denyAccess('get', 'services', 'team-a/gone');
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain(
+      '\nDeleted 1 IPAddress: 10.96.0.31.\nFailed 10.96.0.30: permission denied: context "double" may not get services "team-a/gone"; ',
+    );
+    expect(r.stdout).toContain('\nNot fixed: 1 of 2 IPAddresses (1 refused (403 Forbidden)).\n');
+    expect(names(c.double)).toEqual(['10.96.0.30']);
+  });
+
+  it('a delete refused for every object (403 on each): each reported, none deleted, exit 2', async () => {
+    for (const n of [30, 31]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: `gone${n}` });
+    c.double.denyAccess('delete', 'ipaddresses');
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(
+      /\nDeleted 0 IPAddresses\.\nFailed 10\.96\.0\.30: [^\n]+\nFailed 10\.96\.0\.31: [^\n]+\nNot fixed: 2 of 2 IPAddresses \(2 refused \(403 Forbidden\)\)\.\n$/,
+    );
+    expect(r.stderr).toBe(
+      'ipallocator: --fix was refused (403 Forbidden) for 2 IPAddresses: 10.96.0.30, 10.96.0.31; not fixed: 2 of 2 IPAddresses (2 refused (403 Forbidden))\n',
+    );
+    expect(names(c.double)).toEqual(['10.96.0.30', '10.96.0.31']);
+  });
+
+  it('a listing refused (403) still ends the command at once, exit 2', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    c.double.denyAccess('list', 'services');
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(/^ipallocator: permission denied: context "double" may not list services \(the core API group\)/);
+    expect(c.double.requestsOf('delete')).toHaveLength(0);
   });
 
   // Regression: against a server that stopped answering, each leak waited out its own timeout in

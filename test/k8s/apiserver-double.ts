@@ -1089,7 +1089,8 @@ export class ApiServerDouble {
   // denyAccess(verb, resource): every request of that verb on that resource ("services",
   // "ipaddresses", "servicecidrs") answers 403 Forbidden with the Status kube-apiserver's
   // authorizer writes (reason Forbidden, details.group/kind, a message naming user, verb,
-  // resource, API group and scope).
+  // resource, API group and scope). denyAccess(verb, resource, name): only the requests naming
+  // that object, as RBAC with resourceNames refuses (same Status, the object's name in it).
 
   private readonly serviceStore = new Map<string, KubeObject>();
   private readonly denials = new Set<string>();
@@ -1123,9 +1124,14 @@ export class ApiServerDouble {
     return [...this.serviceStore.entries()].sort((a, b) => cmp(a[0], b[0])).map(([, o]) => clone(o));
   }
 
-  /** Requests of `verb` on `resource` (a plural: services, ipaddresses, servicecidrs) get 403 Forbidden. */
-  denyAccess(verb: Verb, resource: string): void {
-    this.denials.add(`${verb} ${resource}`);
+  /**
+   * Requests of `verb` on `resource` (a plural: services, ipaddresses, servicecidrs) get 403
+   * Forbidden; with `name`, only those naming that object — as an RBAC rule with
+   * `resourceNames` grants the verb for the other objects and not this one (for a Service, the
+   * name is "namespace/name").
+   */
+  denyAccess(verb: Verb, resource: string, name?: string): void {
+    this.denials.add(name === undefined ? `${verb} ${resource}` : `${verb} ${resource} ${name}`);
   }
 
   /** Only requests with this bearer token are authenticated; any other gets 401 Unauthorized (undefined: any token). */
@@ -1138,7 +1144,9 @@ export class ApiServerDouble {
 
   /** The 403 Status for a denied request, or undefined when it is allowed. */
   private forbidden(verb: Verb | 'unknown', plural: string, group: string, name?: string, namespace?: string): Status | undefined {
-    if (!this.denials.has(`${verb} ${plural}`)) return undefined;
+    const object = namespace === undefined ? name : `${namespace}/${name}`;
+    if (!this.denials.has(`${verb} ${plural}`) && !(name !== undefined && this.denials.has(`${verb} ${plural} ${object}`)))
+      return undefined;
     const qualified = group === '' ? plural : `${plural}.${group}`;
     const target = name === undefined ? '' : ` "${name}"`;
     const scope = namespace === undefined ? 'at the cluster scope' : `in the namespace "${namespace}"`;
