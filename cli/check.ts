@@ -80,10 +80,11 @@ export interface CheckReport {
 export interface FixResult {
   deleted: string[];
   /**
-   * Not deleted: the object or its Service changed since the listing, or a finalizer holds the
-   * object (the server only marked it for deletion). `resolved`: the problem is gone with it (the
-   * object is gone, or no longer a leak); false when the name was re-created meanwhile or a
-   * finalizer holds it (to look at again).
+   * Not deleted: the object or its Service changed since the listing, or the delete left the
+   * object there (finalizers hold it — the server only marked it for deletion —, or an answer
+   * that was no Status deleted nothing; the reason says which, after reading the object again).
+   * `resolved`: the problem is gone with it (the object is gone, or no longer a leak); false when
+   * the name was re-created meanwhile or the object is still there (to look at again).
    */
   skipped: { ip: string; reason: string; resolved: boolean }[];
   /**
@@ -315,8 +316,8 @@ export async function fix(
       const outcome = await cluster.deleteIPAddress(name, current.uid);
       if (outcome === 'deleted') result.deleted.push(name);
       else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
-      else if (outcome === 'held') result.skipped.push({ ip: name, reason: 'marked for deletion: a finalizer holds it', resolved: false });
-      else result.skipped.push({ ip: name, reason: 'changed since the listing: re-created', resolved: false });
+      else if (outcome === 'changed') result.skipped.push({ ip: name, reason: 'changed since the listing: re-created', resolved: false });
+      else result.skipped.push({ ip: name, reason: outcome.kept, resolved: false });
     } catch (e) {
       result.failed.push({ ip: name, error: (e as Error).message, denied: e instanceof ObjectForbiddenError });
       if (e instanceof ClusterError) {

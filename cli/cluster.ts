@@ -28,6 +28,7 @@ import {
   Observable,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
+import { showUnseen } from '../adapters/errors.ts';
 import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
@@ -172,20 +173,46 @@ export class Cluster {
   /**
    * Deletes an IPAddress if it is still the object that was examined (a uid precondition: the
    * server refuses with 409 Conflict when the name now belongs to a new object): 'deleted',
-   * 'held' when a finalizer holds it (the server only marked it for deletion), 'gone' when there
-   * is none, 'changed' when the precondition failed.
+   * 'gone' when there is none, 'changed' when the precondition failed, or `{ kept }` saying why
+   * the object is still there.
+   *
+   * A finished delete answers a Status. Any other answer is read again, to say what it was: the
+   * object marked for deletion while finalizers hold it (the answer kube-apiserver gives then) —
+   * or, from something else (a proxy, a webhook), an answer that deleted nothing.
    */
-  async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'held' | 'gone' | 'changed'> {
+  async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed' | { kept: string }> {
+    let reply: unknown;
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
       const target: RequestTarget = { verb: 'delete', resource: qualified(IPADDRESSES), name };
-      const reply = await this.request(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
-      return deleteOutcome(reply).finished ? 'deleted' : 'held';
+      reply = await this.request(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
     } catch (e) {
       if (isNotFound(e)) return 'gone';
       if (uid !== undefined && httpStatus(e) === 409) return 'changed';
       throw this.explain(e, 'delete', IPADDRESSES, name);
     }
+    if (deleteOutcome(reply).finished) return 'deleted';
+    const kind = (reply as { kind?: unknown } | null)?.kind;
+    const answered = `the server answered the delete with ${typeof kind === 'string' && kind !== '' ? `an object of kind "${showUnseen(kind)}"` : 'no Status'}`;
+    let left: { metadata?: { uid?: string; finalizers?: unknown[]; deletionTimestamp?: unknown } };
+    try {
+      const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
+      left = (await this.request(target, (o) => this.networking.readIPAddress({ name }, o))) as typeof left;
+    } catch (e) {
+      if (isNotFound(e)) return 'deleted';
+      return { kept: `${answered}, and reading the object again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}` };
+    }
+    if (uid !== undefined && left.metadata?.uid !== uid) return 'deleted'; // ours is gone; the name holds a new object
+    const finalizers = left.metadata?.finalizers ?? [];
+    if (left.metadata?.deletionTimestamp) {
+      return {
+        kept:
+          finalizers.length > 0
+            ? `marked for deletion: a finalizer holds it (${finalizers.map((f) => showUnseen(String(f))).join(', ')})`
+            : 'marked for deletion, not removed yet',
+      };
+    }
+    return { kept: `${answered}, and the object is still there, not marked for deletion` };
   }
 
   /**

@@ -1,6 +1,7 @@
 // `ipallocator check` end to end against the API-server double: one named row per repair rule of
 // kube-apiserver's repairip.go, exit codes, and --fix deleting exactly the IPAddresses its
 // IPAddress loop deletes (after confirmation, each re-checked first).
+import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
@@ -19,6 +20,7 @@ import {
   type Cluster,
 } from './cli-helpers.ts';
 import type { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { writeKubeconfig } from './k8s/kubeconfig.ts';
 
 /** A clock past upstream's 60 s grace for everything the test just created. */
 const later = () => Date.now() + 61_000;
@@ -284,7 +286,7 @@ describe('ipallocator check', () => {
     const report = JSON.parse(r.stdout) as CheckReport;
     expect(report.fixed).toEqual({
       deleted: [],
-      skipped: [{ ip: '10.96.0.30', reason: 'marked for deletion: a finalizer holds it', resolved: false }],
+      skipped: [{ ip: '10.96.0.30', reason: 'marked for deletion: a finalizer holds it (example.com/hold)', resolved: false }],
       failed: [],
       stoppedBy: null,
       untried: [],
@@ -292,6 +294,66 @@ describe('ipallocator check', () => {
     });
     expect([report.clean, r.code]).toEqual([false, 1]);
     expect(typeof c.double.objects()[0]!.metadata.deletionTimestamp).toBe('string');
+  });
+
+  // Regression: every delete answer that was no Status was reported as "a finalizer holds it".
+  it('a delete answer that is no Status is read again and said as it is: gone, held by finalizers, or still there untouched', async () => {
+    const object = (extra: Record<string, unknown>) => ({
+      kind: 'IPAddress',
+      apiVersion: 'networking.k8s.io/v1',
+      metadata: { name: '10.96.0.40', uid: 'u1', ...extra },
+    });
+    let after: { code: number; body: unknown } = { code: 200, body: object({}) };
+    let deleteAnswer: unknown = {};
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        // a proxy or webhook in front of the API server answering the DELETE with 200 and no Status
+        const { code, body } = req.method === 'DELETE' ? { code: 200, body: deleteAnswer } : after;
+        res.writeHead(code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    try {
+      const cluster = new KubeCluster({ kubeconfig: kc.path });
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
+        kept: 'the server answered the delete with no Status, and the object is still there, not marked for deletion',
+      });
+      deleteAnswer = object({}); // the object itself, as kube-apiserver answers for a held one, yet not marked
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
+        kept: 'the server answered the delete with an object of kind "IPAddress", and the object is still there, not marked for deletion',
+      });
+      after = {
+        code: 200,
+        body: object({ deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['a.example/x', 'b.example/\u001b[2Jy'] }),
+      };
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
+        kept: 'marked for deletion: a finalizer holds it (a.example/x, b.example/\\u001b[2Jy)',
+      });
+      after = { code: 200, body: object({ deletionTimestamp: '2026-01-01T00:00:00Z' }) };
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({ kept: 'marked for deletion, not removed yet' });
+      after = { code: 200, body: object({ uid: 'u2' }) }; // ours gone, the name taken again
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
+      after = {
+        code: 404,
+        body: {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'NotFound',
+          code: 404,
+          message: 'not found',
+          details: { name: '10.96.0.40' },
+        },
+      };
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
+    } finally {
+      kc.remove();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('a bad-labels finding names only the labels that are missing or wrong', async () => {
