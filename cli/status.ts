@@ -47,11 +47,14 @@ export interface RangeStatus {
   free: string;
   /** used / size × 100, rounded to 0.01. */
   usedPercent: number;
-  /** The lower band (for addresses asked for by name): empty in ranges under 16 addresses. */
+  /** The lower band (for addresses asked for by name): empty in ranges of 16 addresses or fewer. */
   staticBand: BandStatus;
   /** The upper band, where allocateNext draws first. */
   dynamicBand: BandStatus;
-  /** Set when spec.cidrs holds text that is not a CIDR; the counts are then zero. */
+  /**
+   * Set when spec.cidrs holds text that is not a CIDR, or an IPv6 range shorter than /64 (which
+   * kube-apiserver does not allocate from); the counts are then zero.
+   */
   error?: string;
 }
 

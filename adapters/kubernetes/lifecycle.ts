@@ -33,7 +33,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     return this.informer.stats;
   }
 
-  /** The last list/watch failure (cleared by the next successful list). */
+  /** The last list/watch failure, cleared once the cache is kept up to date again (a list, or a watch answered after one was refused). */
   get lastError(): Error | undefined {
     return this.informer.lastError;
   }

@@ -102,10 +102,6 @@ export function deleteOutcome(reply: unknown): DeleteOutcome {
 }
 
 /**
- * resourceVersion as a number for ordering. The API calls it opaque, but kube-apiserver's watch
- * cache itself compares them as etcd revisions (uint64); undefined when not a plain decimal.
- */
-/**
  * apimachinery's IsValidPathSegmentName, the part a URL would change: not "", ".", "..". A
  * request for such a name would reach the collection (a DELETE there deletes every object).
  */
@@ -113,6 +109,10 @@ export function isPathSegmentName(name: unknown): name is string {
   return typeof name === 'string' && name !== '' && name !== '.' && name !== '..';
 }
 
+/**
+ * resourceVersion as a number for ordering. The API calls it opaque, but kube-apiserver's watch
+ * cache itself compares them as etcd revisions (uint64); undefined when not a plain decimal.
+ */
 export function revision(rv: string | undefined): number | undefined {
   if (rv === undefined || !/^\d{1,15}$/.test(rv)) return undefined;
   return Number(rv);

@@ -24,7 +24,8 @@
 // carrying a Retry-After header (kube-apiserver's "please try again" ServerTimeout when etcd is
 // unreachable, a proxy's 503) — whatever the verb, as client-go, although a 5xx does not say the
 // request went unhandled (a create sent again may meet the object the first one made: 409); a
-// 5xx without the header is a failure.
+// 5xx without the header is a failure. A caller that cannot make a repeat safe turns the 5xx
+// resend off (run's `resendAfterServerError`: a delete without the uid to make it conditional).
 //
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
 // its own (watch-session.ts).
