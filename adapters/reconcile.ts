@@ -91,6 +91,9 @@ export async function reconcile(
   if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
+  if (!('create' in target) && typeof (target as { used?: unknown }).used === 'function') {
+    (target as unknown as { used(): number }).used(); // a destroyed allocator: ErrDestroyed, as from its own methods
+  }
   const inScope = 'create' in target ? null : scopeOf(target);
   if (typeof knownOwners !== 'function' && (typeof knownOwners !== 'object' || knownOwners === null || !(Symbol.iterator in knownOwners))) {
     throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);

@@ -576,6 +576,16 @@ describe('a store written against another copy of the package, in plain JavaScri
     }
   });
 
+  it('reconcile through a destroyed allocator rejects with ErrDestroyed and deletes nothing', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.5.6.0/24', { store });
+    await a.allocateNext();
+    a.destroy();
+    expect(await rejection(reconcile(a, [], { delete: true, graceMs: 0 }))).toBeInstanceOf(ErrDestroyed);
+    expect(store.records()).toHaveLength(1);
+    expect((await reconcile(store, [], { delete: true, graceMs: 0 })).deleted).toHaveLength(1); // the store itself still can
+  });
+
   it('reconcile keeps a leak exactly as old as the grace and deletes it a millisecond later, as upstream (lifetime > grace)', async () => {
     const store = new MemoryStore({ timestamps: true });
     const a = new Allocator('10.5.5.0/24', { store });
