@@ -274,6 +274,12 @@ function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined,
   return undefined;
 }
 
+/** A pending IPAddress's age; a creationTimestamp ahead of this machine's clock is said as such. */
+function ageText(seconds: number | null): string {
+  if (seconds === null) return 'age unknown';
+  return seconds < 0 ? `created ${-seconds}s ahead of this machine's clock` : `${seconds}s old`;
+}
+
 function formatAge(ms: number): string {
   const s = Math.floor(ms / 1000);
   if (s < 120) return `${s}s`;
@@ -354,7 +360,7 @@ export function render(report: CheckReport, options: { top: number }): string {
     const { shown, more } = firstOf(report.pending, options.top);
     out.push(
       ...table(
-        shown.map((p) => [`  ${p.ip}`, p.owner ?? '(no parentRef)', p.ageSeconds === null ? 'age unknown' : `${p.ageSeconds}s old`]),
+        shown.map((p) => [`  ${p.ip}`, p.owner ?? '(no parentRef)', ageText(p.ageSeconds)]),
         [false, false, false],
       ),
     );

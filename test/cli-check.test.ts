@@ -244,6 +244,9 @@ describe('ipallocator check', () => {
     expect(text.stdout).toMatch(
       /^1 IPAddress without their Service younger than the 60 s grace \(not counted\):\n {2}10\.96\.0\.30 {2}default\/coming {2}\d+s old\n$/m,
     );
+    // a clock behind the server's: the age is not shown as negative
+    const behind = await cli(['check', '--kubeconfig', c.kubeconfig], { now: () => Date.now() - 3_600_000 });
+    expect(behind.stdout).toMatch(/^ {2}10\.96\.0\.30 {2}default\/coming {2}created 3\d{3}s ahead of this machine's clock$/m);
     // --grace shortens it: the same object, a minute and a second later by the clock, is a leak.
     const old = await cli(['check', '--json', '--grace', '1', '--kubeconfig', c.kubeconfig], { now: () => Date.now() + 2_000 });
     expect((JSON.parse(old.stdout) as CheckReport).findings.map((f) => f.kind)).toEqual(['orphan']);
