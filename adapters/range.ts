@@ -160,7 +160,7 @@ export class Range implements RangeView {
   private readonly v4First: number;
   /** The strategy when not the default upstream scan (which runs in the core: space.takeUpper). */
   private readonly strategy: AllocationStrategy | null;
-  /** The strategy's state for this range (remade by restore); null for the default or an empty range. */
+  /** The strategy's state for this range (remade by restore); null for the default (an empty range's is never asked to choose). */
   private chooser: OffsetChooser | null = null;
   /** The cool-down's held offsets, when the strategy has one. */
   private cooling: CoolingQueue | null = null;
@@ -218,7 +218,10 @@ export class Range implements RangeView {
    * strategy.
    */
   private chooserOver(index: FreeIndex): { chooser: OffsetChooser; cooling: CoolingQueue | null } | null {
-    if (this.strategy === null || this.space === null) return null;
+    // An empty range (an IPv4 /31 or /32, an IPv6 /128) asks its strategy too, with size 0 and
+    // its one-slot index: never asked to choose there, a strategy is still accepted or refused
+    // as on a /24.
+    if (this.strategy === null) return null;
     const view: StrategyView = {
       index,
       sizeHi: this.maxHi,
@@ -702,7 +705,15 @@ export class Range implements RangeView {
       }
     }
     // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
-    if (this.space === null) return; // no usable address: the data held no offset (refused above)
+    if (this.space === null) {
+      // no usable address: the data held no offset (refused above); the strategy is asked again, as on any range
+      const made = this.chooserOver(this.index);
+      if (made !== null) {
+        this.chooser = made.chooser;
+        this.cooling = made.cooling;
+      }
+      return;
+    }
     let next: AddressSpace | undefined;
     let made: ReturnType<Range['chooserOver']>;
     try {

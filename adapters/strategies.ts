@@ -68,7 +68,11 @@ export type StrategyIndex = Pick<FreeIndex, 'kind' | 'nextFree' | 'has' | 'count
 export interface StrategyView {
   /** The range's index of taken offsets. A chooser reads it on every call (it is not swapped under it). */
   readonly index: StrategyIndex;
-  /** Usable addresses (offsets 0 … size − 1) as (sizeHi, sizeLo); size ≥ 1. */
+  /**
+   * Usable addresses (offsets 0 … size − 1) as (sizeHi, sizeLo). 0 for a range with none (an
+   * IPv4 /31 or /32, an IPv6 /128): its chooser is made all the same (a strategy is accepted or
+   * refused there as on any range), and never asked to choose.
+   */
   readonly sizeHi: number;
   readonly sizeLo: number;
   /** The static band is [0, rangeOffset), the dynamic band [rangeOffset, size) (KEP-3070). */

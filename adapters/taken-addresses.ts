@@ -39,7 +39,7 @@
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
 import { type Family, isCanonical } from './address.ts';
 import { OutOfMemoryError } from './errors.ts';
-import type { IndexKind } from './free-index.ts';
+import { FreeIndex, type IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
@@ -243,7 +243,8 @@ export class TakenAddresses {
   /** (Re)makes the chooser over the current index: at the start and after a rebuild (a cool-down's held addresses are then free). */
   private startChooser(): void {
     const index = this.index;
-    if (this.strategy === null || index === null) return;
+    if (this.strategy === null) return;
+    if (index === null) return this.askEmpty(this.strategy);
     const p = this.prefix;
     const chooser = this.strategyCalls.chooserFor(this.strategy, {
       index: index.index,
@@ -257,6 +258,29 @@ export class TakenAddresses {
     const cooling = coolingQueueOf(chooser.cooling, index.index); // may refuse: nothing assigned yet
     this.chooser = chooser;
     this.cooling = cooling;
+  }
+
+  /**
+   * An empty range (an IPv4 /31 or /32, an IPv6 /128) never chooses, but its strategy is asked
+   * for a chooser all the same (size 0, over a one-slot index of its own, freed at once), so
+   * that a strategy is accepted or refused as on any range. The chooser is dropped.
+   */
+  private askEmpty(strategy: AllocationStrategy): void {
+    const blank = new FreeIndex(0, 1, this.kind);
+    try {
+      const chooser = this.strategyCalls.chooserFor(strategy, {
+        index: blank,
+        sizeHi: 0,
+        sizeLo: 0,
+        rangeOffset: this.prefix.rangeOffset,
+        family: this.ipFamily,
+        random: this.random!,
+        draw: 'ipallocator',
+      });
+      coolingQueueOf(chooser.cooling, blank);
+    } finally {
+      blank.destroy();
+    }
   }
 
   /**

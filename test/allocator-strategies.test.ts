@@ -190,6 +190,73 @@ describe('Allocator strategy option', () => {
     expect(store.watcherCount).toBe(0);
   });
 
+  // Regression: a range with no usable address never called forRange, so a broken strategy was
+  // accepted there and refused on a /24.
+  // (an IPv6 /127 holds one address: IPv6 has no broadcast address)
+  it.each(['10.5.0.0/24', '10.5.0.0/31', '10.5.0.0/32', 'fd00::/127', 'fd00::/128'])(
+    '%s: a broken strategy is refused and a valid one accepted, whatever the range size',
+    async (cidr) => {
+      const store = new MemoryStore();
+      const broken = [
+        {
+          name: 'throws',
+          forRange: () => {
+            throw new InvalidArgumentError('forRange failed');
+          },
+        },
+        { name: 'null', forRange: () => null },
+        { name: 'bad-hook', forRange: () => ({ choose: () => false, taken: 'yes' }) },
+        { name: 'own-cooling', forRange: () => ({ choose: () => false, cooling: { size: 0 } }) },
+      ] as unknown as AllocationStrategy[];
+      for (const strategy of broken) {
+        expect(() => new Allocator(cidr, { store, strategy }), strategy.name).toThrow(InvalidArgumentError);
+        expect(() => new Range(cidr, { strategy }), strategy.name).toThrow(InvalidArgumentError);
+      }
+      expect(store.watcherCount).toBe(0);
+      for (const strategy of [...STRATEGY_NAMES, coolDown('lowest-free', { allocations: 1 }), coolDown('sequential', { ms: 10 })]) {
+        const a = new Allocator(cidr, { store, strategy });
+        const r = new Range(cidr, { strategy });
+        if (a.size > 0n) {
+          await a.release(await a.allocateNext());
+          r.release(r.allocateNext());
+        } else {
+          expect(await failure(() => a.allocateNext())).toBeInstanceOf(ErrFull);
+          expect(await failure(() => r.allocateNext())).toBeInstanceOf(ErrFull);
+          r.restore(cidr, r.snapshot().data);
+        }
+        a.validate();
+        r.validate();
+        a.destroy();
+        r.destroy();
+      }
+      // the MetaAllocator skips such a CIDR, as any CIDR it cannot serve
+      const cidrs = new InMemoryServiceCIDRs();
+      cidrs.addServiceCIDR('sc', [cidr]);
+      const meta = new MetaAllocator(cidr.includes(':') ? 'IPv6' : 'IPv4', cidrs, { store, strategy: broken[0]! });
+      expect(meta.ranges()).toEqual([]);
+      expect(meta.skipped().map((s) => s.reason.message)).toEqual(['forRange failed']);
+      meta.destroy();
+    },
+  );
+
+  it('a restore of an empty range asks its strategy again, as on any range', () => {
+    let calls = 0;
+    const counting: AllocationStrategy = {
+      name: 'counting',
+      forRange(view) {
+        calls++;
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    for (const cidr of ['10.5.0.0/24', '10.5.0.0/32']) {
+      calls = 0;
+      const r = new Range(cidr, { strategy: counting });
+      r.restore(cidr, r.snapshot().data);
+      expect(calls, cidr).toBe(2);
+      r.destroy();
+    }
+  });
+
   it('a strategy that names a taken address fails the call with InvalidArgumentError and allocates nothing', async () => {
     const store = new MemoryStore();
     const always0: AllocationStrategy = {
