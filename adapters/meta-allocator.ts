@@ -495,7 +495,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * Stops listening to the source and the store and destroys every range. Idempotent; every other
-   * method throws (or rejects with) ErrDestroyed afterwards.
+   * method throws (or rejects with) ErrDestroyed afterwards. Called from a strategy's forRange or
+   * from onSkip while a ServiceCIDR's ranges are being made, it destroys the range being made too,
+   * and the event makes no more.
    */
   destroy(): void {
     if (this.destroyed) return;
@@ -558,6 +560,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       ours.push({ key: Prefix.parse(text).cidr, text: text as string });
     }
     if (cidrs.length === 0) this.skip(sc.name, '', new InvalidCIDRError(sc.cidrs, 'a ServiceCIDR lists no CIDRs'));
+    if (this.destroyed) return; // by onSkip: no range may be made now (none would ever be destroyed)
     const k = this.known.get(sc.name);
     if (k !== undefined) {
       k.sc = sc;
@@ -617,6 +620,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         e.allocator.setReady(e.ready);
         continue;
       }
+      if (this.destroyed) return; // by onSkip: the ranges left to make are not made
       let a: Allocator;
       try {
         const failed = this.bad.get(key);
@@ -633,6 +637,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
         if (!(err instanceof OutOfMemoryError)) this.bad.set(key, err as Error);
         for (const [name, text] of w.texts) this.skip(name, text, err as Error);
         continue;
+      }
+      if (this.destroyed) {
+        // by its strategy's forRange: destroy() freed the ranges it knew, not this one yet
+        a.destroy();
+        return;
       }
       a.setReady(w.anyReady);
       this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.anyReady });

@@ -24,6 +24,8 @@ import {
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPFamily } from '../adapters/types.ts';
+import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
+import { core } from '../adapters/wasm.ts';
 import { drain, hostOf, rejection, settle } from './helpers.ts';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
 
@@ -853,6 +855,38 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
       expect([seed, await meta.has('10.0.0.7'), meta.ranges().map((r) => r.cidr)]).toEqual([seed, true, ['10.0.0.0/24']]);
       meta.destroy();
     }
+  });
+
+  // Regression: destroy() from a new range's forRange (or from onSkip, called while a
+  // ServiceCIDR is read) destroyed the ranges it knew, then the event went on to keep the new
+  // range and build the next ones: their WASM memory was never freed. The ServiceCIDR lists
+  // several CIDRs of the family (and a malformed one), as only an unvalidated source delivers.
+  it.each(['forRange', 'onSkip'] as const)('destroyed from %s while ranges are being made: every range is freed', (from) => {
+    const store = new FaultyMemoryStore();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('old', ['10.9.0.0/24']);
+    const before = core.heap_bytes_in_use();
+    let meta: MetaAllocator | undefined;
+    let made = 0;
+    const strategy: AllocationStrategy = {
+      name: 'destroys',
+      forRange(view) {
+        made++;
+        if (from === 'forRange' && made === 2) meta?.destroy(); // the first range the event makes
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    const onSkip = () => {
+      if (from === 'onSkip') meta?.destroy();
+    };
+    meta = new MetaAllocator('IPv4', source, { store, strategy, onSkip });
+    expect(made).toBe(1);
+    expect(core.heap_bytes_in_use()).toBeGreaterThan(before);
+    source.addServiceCIDR('new', ['not-a-cidr', '10.0.0.0/24', '10.1.0.0/24'], { unvalidated: true });
+    expect(made).toBe(from === 'forRange' ? 2 : 1); // no range is made after the destroy
+    expect(core.heap_bytes_in_use()).toBe(before);
+    expect(() => meta.ranges()).toThrow(ErrDestroyed);
+    expect(store.watcherCount).toBe(0);
   });
 
   it('destroyed by the random source during the draw: allocate answers ErrDestroyed', async () => {
