@@ -99,7 +99,9 @@ export interface OffsetChooser {
   taken?(hi: number, lo: number): void;
   /**
    * Present when released offsets are held back (coolDown's chooser, or one of your own that
-   * passes a coolDown chooser's `cooling` on): the range holds what it releases there.
+   * passes a coolDown chooser's `cooling` on): the range holds what it releases there, and gives
+   * each back when due before every choice (the oldest early when choose finds nothing free),
+   * whichever chooser chooses.
    */
   readonly cooling?: Cooling;
 }
@@ -459,30 +461,48 @@ export class ChooserCalls {
     }
   }
 
-  choose(chooser: OffsetChooser, out: Offset): boolean {
+  /**
+   * chooser.choose(out), after `cooling` (the queue the owner holds its releases in, if any) has
+   * given back what is due; when the chooser finds nothing while the queue holds offsets, the
+   * oldest quarter of those come back early and it chooses again. The owner runs the queue it
+   * holds, whichever chooser chooses: a strategy of your own may pass one coolDown chooser's
+   * `cooling` on and choose otherwise (coolDown's own chooser returns held offsets early itself,
+   * band by band, and answers false only when nothing is held).
+   */
+  choose(chooser: OffsetChooser, out: Offset, cooling: CoolingQueue | null): boolean {
     const was = this.active;
     this.active = true;
     try {
-      return chooseChecked(chooser, out);
+      cooling?.expire(); // inside: its clock (options.now) may not change the range either
+      for (;;) {
+        if (chooseChecked(chooser, out)) return true;
+        if (cooling === null || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return false;
+      }
     } finally {
       this.active = was;
     }
   }
 
-  /** chooser.taken(hi, lo); when it throws, `undo(error)` runs (no longer inside) before the error goes on. */
-  taken(chooser: OffsetChooser, hi: number, lo: number, undo: (error: unknown) => void): void {
-    if (chooser.taken === undefined) return;
-    const was = this.active;
-    this.active = true;
-    try {
-      chooser.taken(hi, lo);
-    } catch (e) {
-      this.active = was;
-      undo(e);
-      throw e;
-    } finally {
-      this.active = was;
+  /**
+   * chooser.taken(hi, lo), then a tick of `cooling` (a count-based cool-down's clock); when the
+   * hook throws, `undo(error)` runs (no longer inside) before the error goes on, and nothing is
+   * counted.
+   */
+  taken(chooser: OffsetChooser, hi: number, lo: number, cooling: CoolingQueue | null, undo: (error: unknown) => void): void {
+    if (chooser.taken !== undefined) {
+      const was = this.active;
+      this.active = true;
+      try {
+        chooser.taken(hi, lo);
+      } catch (e) {
+        this.active = was;
+        undo(e);
+        throw e;
+      } finally {
+        this.active = was;
+      }
     }
+    cooling?.tick();
   }
 }
 
@@ -926,7 +946,7 @@ class CoolDownChooser implements OffsetChooser {
 
   choose(out: Offset): boolean {
     const cooling = this.#queue;
-    cooling.expire();
+    // (what is due has returned: the range runs the expiry of the queue it holds, and ticks it)
     // The inner strategy goes into the static band (or finds nothing) only when the dynamic band
     // has nothing free but held offsets, if any: return the oldest quarter of those early and
     // choose again (see coolDown). With none held there, its choice in the static band stands;
@@ -941,6 +961,5 @@ class CoolDownChooser implements OffsetChooser {
 
   taken(hi: number, lo: number): void {
     this.inner.taken?.(hi, lo);
-    this.#queue.tick(); // after the inner hook: a hook that throws takes nothing, and counts for nothing
   }
 }

@@ -564,6 +564,48 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     range.destroy();
   });
 
+  // Regression: a range holds its releases in the queue of its chooser's `cooling`, but only that
+  // coolDown chooser's own choose() gave back what was due, and only its taken() counted the
+  // allocations. Passed on under another chooser (here a second cool-down over the same view),
+  // the queue never ran: what it held never came back.
+  it.each([
+    ['allocations', { allocations: 2 }],
+    ['ms', { ms: 50 }],
+  ] as const)('a cooling passed on under another chooser gives each release back after its cool-down (%s)', async (_kind, options) => {
+    let now = 0;
+    const two: AllocationStrategy = {
+      name: 'two cool-downs',
+      forRange: (view) => {
+        const holds = coolDown('lowest-free', { ...options, now: () => now }).forRange(view);
+        const chooses = coolDown('lowest-free', { ...options, now: () => now }).forRange(view);
+        return { choose: (out) => chooses.choose(out), taken: (hi, lo) => chooses.taken?.(hi, lo), cooling: holds.cooling };
+      },
+    };
+    const { range, allocator } = subjects(two);
+    for (const s of [range, allocator]) {
+      now = 0;
+      const first = await s.allocateNext();
+      expect(first).toBe('10.0.0.17'); // the first of the dynamic band
+      await s.release(first);
+      expect(await s.allocateNext()).toBe('10.0.0.18'); // held: 1 allocation, 0 ms
+      now += 25;
+      expect(await s.allocateNext()).toBe('10.0.0.19'); // held: 2 allocations, 25 ms
+      now += 25;
+      expect(await s.allocateNext()).toBe(first); // 3 allocations, 50 ms: back
+      s.validate();
+      // and, as with coolDown's own chooser, a range whose free addresses are all held gives the
+      // oldest back early rather than answer ErrFull (a count-based cool-down would never end:
+      // no allocation would succeed to count)
+      const all: string[] = [];
+      for (let i = 0; i < 251; i++) all.push(await s.allocateNext());
+      expect(s.used()).toBe(254);
+      await s.release(all[7]!);
+      expect(await s.allocateNext()).toBe(all[7]);
+      s.validate();
+      s.destroy();
+    }
+  });
+
   it('a cooling made for one range is refused by another: its releases would be returned in the first one’s index', async () => {
     let first: Cooling | undefined;
     const sharing: AllocationStrategy = {
