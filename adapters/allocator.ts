@@ -144,7 +144,7 @@ export class Allocator implements IPAllocator, Disposable {
     }
     if (metrics !== null) {
       this.metrics = metrics;
-      metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+      metrics.track(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
     }
   }
 
@@ -601,11 +601,21 @@ export class Allocator implements IPAllocator, Disposable {
     return formatAddr(this.fam, this.prefix.network);
   }
 
-  /** Registers the five upstream metrics in prom-client (default registry or the one given). */
+  /**
+   * Registers the five upstream metrics in prom-client (default registry or the one given) and
+   * records to them, the gauges seeded at once. Given another registry than before, this range's
+   * gauges leave the previous one (unless another allocator reports them there).
+   */
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
-    this.metrics = recorderFor(registry);
-    this.metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+    const next = recorderFor(registry);
+    if (next === this.metrics) {
+      next.gauges(this.cidr, this); // seeded again
+      return;
+    }
+    next.track(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+    this.metrics.untrack(this.cidr); // the gauges leave the previous registry (see untrack)
+    this.metrics = next;
   }
 
   /**
@@ -624,12 +634,17 @@ export class Allocator implements IPAllocator, Disposable {
     return this.taken.validate(this.cidr);
   }
 
-  /** Unsubscribes from the store and frees the WASM index. Idempotent; every other method throws ErrDestroyed afterwards. */
+  /**
+   * Unsubscribes from the store and frees the WASM index; with metrics on, the range's gauges
+   * leave the registry (unless another allocator reports them there). Idempotent; every other
+   * method throws ErrDestroyed afterwards.
+   */
   destroy(): void {
     if (this.destroyed) return;
     this.taken.refuseInsideStrategy();
     this.destroyed = true;
     this.ready = false;
+    this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
     this.taken.destroy();
   }
 

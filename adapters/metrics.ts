@@ -23,9 +23,12 @@
 //   kube_apiserver_clusterip_allocator_allocation_errors_total       counter   {cidr, scope}
 //   kube_apiserver_clusterip_allocator_allocation_duration_seconds   histogram {cidr}, DefBuckets
 //
-// Deliberate difference from upstream master: the allocators seed both gauges (used, free) when
+// Deliberate differences from upstream master: the allocators seed both gauges (used, free) when
 // metrics are enabled — the open upstream fix (kubernetes PRs #140615 / #141128); master leaves
-// them absent until the first allocate/release.
+// them absent until the first allocate/release. And a range's two gauge series leave the registry
+// when the last allocator reporting them there is destroyed (a MetaAllocator range removed
+// included) or moves to another registry: master keeps the last values of a range that is gone.
+// The counters and the histogram stay (cumulative: their history is not the range's state).
 //
 // available_ips is a float64 gauge, as in Prometheus itself: free counts above 2^53 (IPv6
 // prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
@@ -102,6 +105,16 @@ export interface MetricsRecorder {
   error(cidr: string, scope: Scope): void;
   /** allocated_ips{cidr} = used(), available_ips{cidr} = Number(free()). */
   gauges(cidr: string, source: GaugeSource): void;
+  /**
+   * `source` reports cidr's gauges here from now on (an allocator given this recorder): counted,
+   * and the gauges seeded from it. Once per allocator and recorder, paired with `untrack`.
+   */
+  track(cidr: string, source: GaugeSource): void;
+  /**
+   * One source of cidr's gauges stopped reporting here (destroyed, or given another recorder):
+   * when none is left, both gauge series of cidr are removed from the registry.
+   */
+  untrack(cidr: string): void;
   /** A start time for `observe` (0 in the null recorder: the clock is not even read). */
   start(): number;
   /** allocation_duration_seconds{cidr} observes the seconds since `start`. */
@@ -113,6 +126,8 @@ export const NULL_RECORDER: MetricsRecorder = Object.freeze({
   allocation(): void {},
   error(): void {},
   gauges(): void {},
+  track(): void {},
+  untrack(): void {},
   start(): number {
     return 0;
   },
@@ -129,6 +144,12 @@ export interface AllocatorMetrics {
 }
 
 class PromRecorder implements MetricsRecorder {
+  /**
+   * cidr → allocators reporting its gauges here, tracked and not yet untracked (a count, not the
+   * allocators: an allocator left to the garbage collector must not be kept alive by it).
+   */
+  private readonly sources = new Map<string, number>();
+
   constructor(private readonly m: AllocatorMetrics) {}
 
   allocation(cidr: string, scope: Scope): void {
@@ -142,6 +163,23 @@ class PromRecorder implements MetricsRecorder {
   gauges(cidr: string, source: GaugeSource): void {
     this.m.allocated.set({ cidr }, source.used());
     this.m.available.set({ cidr }, Number(source.free()));
+  }
+
+  track(cidr: string, source: GaugeSource): void {
+    this.gauges(cidr, source); // first: when used() or free() throws, nothing is counted
+    this.sources.set(cidr, (this.sources.get(cidr) ?? 0) + 1);
+  }
+
+  untrack(cidr: string): void {
+    const n = this.sources.get(cidr);
+    if (n === undefined) return;
+    if (n > 1) {
+      this.sources.set(cidr, n - 1);
+      return;
+    }
+    this.sources.delete(cidr);
+    this.m.allocated.remove({ cidr });
+    this.m.available.remove({ cidr });
   }
 
   start(): number {

@@ -200,7 +200,7 @@ export class Range implements RangeView {
     this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
     if (metrics !== null) {
       this.metrics = metrics;
-      metrics.gauges(this.cidr, this);
+      metrics.track(this.cidr, this);
     }
   }
 
@@ -734,11 +734,21 @@ export class Range implements RangeView {
     }
   }
 
-  /** Registers the upstream metrics (prom-client; default registry or the one given) and records to them. */
+  /**
+   * Registers the upstream metrics (prom-client; default registry or the one given) and records
+   * to them. Given another registry than before, the range's gauges leave the previous one
+   * (unless another range reports them there).
+   */
   enableMetrics(registry?: MetricsRegistry): void {
     this.throwIfDestroyed();
-    this.metrics = recorderFor(registry);
-    this.metrics.gauges(this.cidr, this);
+    const next = recorderFor(registry);
+    if (next === this.metrics) {
+      next.gauges(this.cidr, this);
+      return;
+    }
+    next.track(this.cidr, this);
+    this.metrics.untrack(this.cidr); // the gauges leave the previous registry (see untrack)
+    this.metrics = next;
   }
 
   /**
@@ -767,13 +777,15 @@ export class Range implements RangeView {
   }
 
   /**
-   * Frees the WASM memory. Every method then throws ErrDestroyed; calling destroy() again does
+   * Frees the WASM memory; with metrics on, the range's gauges leave the registry (unless another
+   * range reports them there). Every method then throws ErrDestroyed; calling destroy() again does
    * nothing. `using r = new Range(…)` calls it at the end of the block.
    */
   destroy(): void {
     if (this.destroyed) return;
     this.strategyCalls.refuseInside();
     this.destroyed = true;
+    this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
     if (this.space !== null)
       this.space.destroy(); // its index included
     else this.index.destroy();

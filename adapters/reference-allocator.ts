@@ -177,7 +177,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.unsubscribe = checkUnsubscribe(this.store.cache.subscribe(watcher));
     if (metrics !== null) {
       this.metrics = metrics;
-      metrics.gauges(this.cidr, this);
+      metrics.track(this.cidr, this);
     }
   }
 
@@ -389,14 +389,21 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
-    this.metrics = recorderFor(registry);
-    this.metrics.gauges(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+    const next = recorderFor(registry);
+    if (next === this.metrics) {
+      next.gauges(this.cidr, this); // seeded again
+      return;
+    }
+    next.track(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+    this.metrics.untrack(this.cidr); // the gauges leave the previous registry (see untrack)
+    this.metrics = next;
   }
 
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
     this.ready = false;
+    this.metrics.untrack(this.cidr);
     this.unsubscribe();
   }
 

@@ -4,7 +4,8 @@
 // in the seeded-gauge variant (the gauges show the current used/available as soon as metrics are
 // enabled — the open upstream fix, kubernetes PRs #140615/#141128; master shows no series until the
 // first allocate/release); plus the exact increments of ipallocator.go (docs/semantics.md,
-// "Metrics"), the registration rules, and how prom-client is found.
+// "Metrics"), the registration rules, how prom-client is found, and the gauges leaving the
+// registry with their range (destroyed, removed from a MetaAllocator, moved to another registry).
 import { describe, expect, it } from 'vitest';
 import { Counter, Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
@@ -46,6 +47,20 @@ async function value(reg: Registry, name: string, labels: Record<string, string>
     if (Object.entries(labels).every(([k, x]) => l[k] === x)) sum += v.value;
   }
   return sum;
+}
+
+/** The cidr labels of the series of metric `name` in `reg`, sorted. */
+async function cidrsOf(reg: Registry, name: string): Promise<string[]> {
+  const m = reg.getSingleMetric(name);
+  if (m === undefined) return [];
+  return (await m.get()).values.map((v) => String((v.labels as Record<string, unknown>).cidr)).sort();
+}
+
+/** The cidrs of both gauges, which must agree. */
+async function gaugeCidrs(reg: Registry): Promise<string[]> {
+  const used = await cidrsOf(reg, METRIC_ALLOCATED_IPS);
+  expect(await cidrsOf(reg, METRIC_AVAILABLE_IPS)).toEqual(used);
+  return used;
 }
 
 /** upstream expectMetrics: free, used, allocated (static+dynamic), errors (static+dynamic). */
@@ -182,6 +197,46 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(store.records()).toEqual([]);
   });
 
+  // Regression: a destroyed allocator's gauges kept their last values in the registry, so a
+  // scrape still showed a range nothing allocated from any more.
+  it('destroy() takes its gauges out of the registry, unless another allocator reports them there; the counters stay', async () => {
+    const reg = new Registry();
+    const a = make('10.0.0.0/29', reg);
+    const b = make('10.0.0.0/29', reg); // the same range (another API server's allocator, say)
+    const c = make('10.1.0.0/29', reg);
+    await a.allocateNext();
+    expect(await gaugeCidrs(reg)).toEqual(['10.0.0.0/29', '10.1.0.0/29']);
+    a.destroy();
+    expect(await gaugeCidrs(reg)).toEqual(['10.0.0.0/29', '10.1.0.0/29']); // b reports it still
+    b.destroy();
+    expect(await gaugeCidrs(reg)).toEqual(['10.1.0.0/29']);
+    a.destroy(); // idempotent: counted once
+    expect(await gaugeCidrs(reg)).toEqual(['10.1.0.0/29']);
+    expect(await value(reg, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/29' })).toBe(1); // cumulative: kept
+    c.destroy();
+    expect(await gaugeCidrs(reg)).toEqual([]);
+  });
+
+  it('a call the store answers after destroy() does not bring the gauges back', async () => {
+    const reg = new Registry();
+    const a = impl('10.0.0.0/29', { store: new FaultyMemoryStore({ syncOps: false }), metrics: reg });
+    const p = a.allocateNext();
+    a.destroy();
+    await p;
+    expect(await gaugeCidrs(reg)).toEqual([]);
+  });
+
+  it('enableMetrics with another registry takes the gauges out of the first one', async () => {
+    const [one, two] = [new Registry(), new Registry()];
+    const a = make('10.0.0.0/29', one);
+    a.enableMetrics(one); // the same registry again: still there
+    expect(await gaugeCidrs(one)).toEqual(['10.0.0.0/29']);
+    a.enableMetrics(two);
+    expect([await gaugeCidrs(one), await gaugeCidrs(two)]).toEqual([[], ['10.0.0.0/29']]);
+    a.destroy();
+    expect(await gaugeCidrs(two)).toEqual([]);
+  });
+
   it('available_ips of a /64 is Number(free) (2^64 − 1 rounds to 2^64)', async () => {
     const reg = new Registry();
     make('2001:db8::/64', reg);
@@ -189,7 +244,43 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
   });
 });
 
+describe('Range metrics', () => {
+  it('destroy() and enableMetrics with another registry take its gauges out of the registry', async () => {
+    const [one, two] = [new Registry(), new Registry()];
+    const r = new Range('10.0.0.0/29', { metrics: one });
+    const other = new Range('10.0.0.0/29', { metrics: one });
+    r.allocateNext();
+    other.destroy();
+    expect(await gaugeCidrs(one)).toEqual(['10.0.0.0/29']); // r reports it still
+    r.enableMetrics(two);
+    expect([await gaugeCidrs(one), await gaugeCidrs(two)]).toEqual([[], ['10.0.0.0/29']]);
+    r.destroy();
+    expect(await gaugeCidrs(two)).toEqual([]);
+    expect(await value(two, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/29' })).toBe(0);
+    expect(await value(one, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/29' })).toBe(1); // cumulative: kept
+  });
+});
+
 describe('MetaAllocator metrics', () => {
+  // Regression: the range of a deleted ServiceCIDR kept its last used/available values in the
+  // registry, as if it could still allocate.
+  it('a range removed takes its gauges out of the registry; destroy() takes every range’s', async () => {
+    const reg = new Registry();
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('one', ['10.0.0.0/29']);
+    cidrs.addServiceCIDR('two', ['10.1.0.0/29']);
+    cidrs.addServiceCIDR('two-again', ['10.1.0.0/29']);
+    const m = new MetaAllocator('IPv4', cidrs, { store: new FaultyMemoryStore(), policy: 'ordered', metrics: reg });
+    await m.allocateNext();
+    expect(await gaugeCidrs(reg)).toEqual(['10.0.0.0/29', '10.1.0.0/29']);
+    cidrs.deleteServiceCIDR('one');
+    cidrs.deleteServiceCIDR('two'); // 10.1.0.0/29 stays: two-again lists it
+    expect(await gaugeCidrs(reg)).toEqual(['10.1.0.0/29']);
+    expect(await value(reg, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/29' })).toBe(1); // cumulative: kept
+    m.destroy();
+    expect(await gaugeCidrs(reg)).toEqual([]);
+  });
+
   it('a range deleted while its create is in flight: the call ends with that address, and no second record', async () => {
     // Regression: the inner allocator's gauges threw ErrDestroyed after the create succeeded, the
     // MetaAllocator took that for "try the next range", and the first record was left behind.
