@@ -57,7 +57,14 @@ import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { drawU64, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
-import { type AllocationStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import {
+  type AllocationStrategy,
+  guardedStrategy,
+  type OffsetChooser,
+  STRATEGIES,
+  type StrategyOption,
+  strategyOption,
+} from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
@@ -207,6 +214,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private unsubscribeSource: () => void;
   private destroyed = false;
   private readonly words = new Uint32Array(4);
+  /** Calls into a range's strategy (its forRange) running: while > 0, a range may refuse destroy(). */
+  private inForRange = 0;
+  /**
+   * Allocators destroy() could not destroy because it was called from their own strategy's
+   * forRange (a rebuild of the index, inside a call of ours); destroyed once that call returns
+   * (reap).
+   */
+  private undestroyed: Allocator[] = [];
 
   /**
    * The `family` ('IPv4' or 'IPv6') allocator over `source` (InMemoryServiceCIDRs, or
@@ -229,7 +244,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
     this.index = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
-    this.strategy = strategyOption(opts.strategy);
+    // The ranges' forRange runs through guard: one that destroys this MetaAllocator fails the
+    // range's construction or call with ErrDestroyed (nothing is made or allocated after it).
+    this.strategy = guardedStrategy(strategyOption(opts.strategy), (make) => this.guard(make));
     if (opts.onSkip !== undefined && typeof opts.onSkip !== 'function') {
       throw new InvalidArgumentError(`options.onSkip must be a function, got ${quoteInput(opts.onSkip)}`);
     }
@@ -290,7 +307,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
       const e = this.pick(true, true);
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
       if (e === null) throw new ErrMismatchedNetwork(); // the random source changed the ranges meanwhile
-      return e.allocator.allocate(ip, owner);
+      try {
+        return e.allocator.allocate(ip, owner); // a rebuild of its index runs its strategy's forRange first
+      } finally {
+        this.reap();
+      }
     } catch (err) {
       return rejectSoon(err);
     }
@@ -308,7 +329,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         for (const e of list) {
           this.live(); // destroyed while an earlier range was tried: ErrDestroyed, not ErrFull
           if (tried?.has(e)) continue;
-          const r = tryNext(e, owner);
+          const r = this.tryRange(e, owner);
           const ip = typeof r === 'object' && r !== null ? await r : r;
           if (ip !== null) return ip;
         }
@@ -319,7 +340,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const e = left[i]!;
           left[i] = left[n - 1]!;
           this.live();
-          const r = tryNext(e, owner);
+          const r = this.tryRange(e, owner);
           const ip = typeof r === 'object' && r !== null ? await r : r;
           if (ip !== null) return ip;
         }
@@ -330,6 +351,22 @@ export class MetaAllocator implements IPAllocator, Disposable {
       for (const e of list) tried.add(e);
       list = this.order;
     }
+  }
+
+  /**
+   * tryNext on a range, then reap: a rebuild of its index (at the call's start, or after a
+   * collision) may have run its strategy's forRange, which may have destroyed this. An immediate
+   * answer stays immediate (no promise); upstream's scan has no forRange: nothing to reap.
+   */
+  private tryRange(e: RangeEntry, owner: ParentRef | undefined): string | null | Promise<string | null> {
+    if (this.strategy === STRATEGIES.upstream) return tryNext(e, owner);
+    let r: string | null | Promise<string | null>;
+    try {
+      r = tryNext(e, owner);
+    } finally {
+      this.reap();
+    }
+    return typeof r === 'object' && r !== null ? r.finally(() => this.reap()) : r;
   }
 
   /** Index in left[0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
@@ -497,7 +534,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * Stops listening to the source and the store and destroys every range. Idempotent; every other
    * method throws (or rejects with) ErrDestroyed afterwards. Called from a strategy's forRange or
    * from onSkip while a ServiceCIDR's ranges are being made, it destroys the range being made too,
-   * and the event makes no more.
+   * and the event makes no more. Called from a range's forRange during a call of ours (a rebuild
+   * of its index), it destroys that range once its strategy returns, and the call rejects with
+   * ErrDestroyed, nothing allocated.
    */
   destroy(): void {
     if (this.destroyed) return;
@@ -522,10 +561,46 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (failure !== undefined) throw failure.error;
   }
 
-  /** A range is gone: its allocator is destroyed, and allocateNext calls that listed it skip it. */
+  /**
+   * A range is gone: its allocator is destroyed, and allocateNext calls that listed it skip it.
+   * An allocator whose strategy's forRange called this (through destroy()) refuses, being inside
+   * its strategy: it is destroyed when its call returns (reap).
+   */
   private removeEntry(e: RangeEntry): void {
     e.removed = true;
-    e.allocator.destroy();
+    try {
+      e.allocator.destroy();
+    } catch (err) {
+      if (this.inForRange === 0 || !(err instanceof InvalidArgumentError)) throw err;
+      this.undestroyed.push(e.allocator);
+    }
+  }
+
+  /** A range's forRange, counted in inForRange; ErrDestroyed when it destroyed this meanwhile. */
+  private guard(make: () => OffsetChooser): OffsetChooser {
+    this.inForRange++;
+    let chooser: OffsetChooser;
+    try {
+      chooser = make();
+    } finally {
+      this.inForRange--;
+    }
+    this.live();
+    return chooser;
+  }
+
+  /** Destroys the allocators destroy() left for later (see removeEntry), now that no strategy of theirs runs. */
+  private reap(): void {
+    if (this.undestroyed.length === 0) return;
+    const left = this.undestroyed;
+    this.undestroyed = [];
+    for (const a of left) {
+      try {
+        a.destroy();
+      } catch {
+        this.undestroyed.push(a); // still inside its strategy (a call within a call): the outer one reaps it
+      }
+    }
   }
 
   /** `using meta = new MetaAllocator(…)`: destroy() at the end of the scope. */
@@ -631,6 +706,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
         a = Allocator.create(key, options);
       } catch (err) {
+        if (this.destroyed) return; // by its strategy's forRange (ErrDestroyed from guard): nothing to report
         // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
         // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
         // recomputes what to add at every event).

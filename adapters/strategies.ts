@@ -429,6 +429,24 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
 }
 
 /**
+ * `strategy` with its forRange run through `guard` (which calls `make` and returns its chooser,
+ * or throws): how a MetaAllocator sees a strategy's forRange that calls back into it. The chooser
+ * is the strategy's own, over the view it would have had (a strategy of your own still sees the
+ * index read-only): nothing is added to choose or taken. The default (upstream's scan, no
+ * chooser) is returned as it is.
+ * @internal used by MetaAllocator
+ */
+export function guardedStrategy(strategy: AllocationStrategy, guard: (make: () => OffsetChooser) => OffsetChooser): AllocationStrategy {
+  if (strategy === STRATEGIES.upstream) return strategy;
+  return own(
+    Object.freeze({
+      name: strategy.name,
+      forRange: (view: StrategyView) => guard(() => chooserFor(strategy, view)),
+    }),
+  );
+}
+
+/**
  * The calls of a range (or an allocator) into its strategy: forRange, and the chooser's choose
  * and taken. While one runs, `active` is true and the owner refuses calls that would change it
  * (refuseInside): a chooser reads the index, and a change from inside would land between the

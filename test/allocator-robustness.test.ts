@@ -14,7 +14,8 @@ import { seededRandom } from '../adapters/random.ts';
 import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
 import { reconcile } from '../adapters/reconcile.ts';
 import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
-import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { failure, rejection, settle } from './helpers.ts';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
@@ -103,6 +104,58 @@ describe('out of WASM memory inside the index', () => {
     expect(a.validate().indexed).toBe(n - 1500 + 1);
     expect(a.used()).toBe(n - 1500 + 1);
     a.destroy();
+  });
+});
+
+describe('a MetaAllocator destroyed from a range’s forRange while its index is rebuilt', () => {
+  // Regression: a rebuild of a range's index (after it missed an event for lack of memory) calls
+  // its strategy's forRange again, inside a call of the MetaAllocator. A destroy() from there
+  // destroyed the other ranges, but this range, inside its strategy, refused (destroy() threw
+  // InvalidArgumentError into forRange) and was never destroyed; the call went on and allocated.
+  it.each([
+    ['allocateNext', true],
+    ['allocateNext', false],
+    ['allocate', true],
+  ] as const)('%s (syncOps %s): the call fails with ErrDestroyed, allocates nothing, and every range is freed', async (call, syncOps) => {
+    const store = new MemoryStore({ syncOps });
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['2001:db8:7::/64']);
+    cidrs.addServiceCIDR('b', ['2001:db8:8::/120']);
+    const before = core.heap_bytes_in_use();
+    let meta: MetaAllocator | undefined;
+    let armed = false;
+    let thrown: unknown;
+    const strategy: AllocationStrategy = {
+      name: 'destroys-when-armed',
+      forRange(view) {
+        if (armed) {
+          try {
+            meta?.destroy();
+          } catch (e) {
+            thrown = e;
+          }
+        }
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    meta = new MetaAllocator('IPv6', cidrs, { store, strategy, policy: 'ordered' });
+    const name = (i: number) => `2001:db8:7::${(i + 1).toString(16)}`;
+    for (let i = 0; i < 6000; i++) await meta.allocate(name(i)); // one run of 6000
+    const hog = exhaustMemory();
+    try {
+      for (let i = 1500; i < 4500; i += 2) await meta.release(name(i)); // each one splits the run: the index falls behind
+    } finally {
+      release(hog);
+    }
+    const records = store.records().length;
+    armed = true;
+    const e = await rejection(call === 'allocateNext' ? meta.allocateNext() : meta.allocate(name(1500))); // 1500 was released
+    expect(e).toBeInstanceOf(ErrDestroyed);
+    expect((e as Error).message).toBe('MetaAllocator IPv6 has been destroyed');
+    expect(thrown).toBeUndefined(); // destroy() itself succeeded
+    expect(store.records().length).toBe(records);
+    expect(core.heap_bytes_in_use()).toBe(before);
+    expect(() => meta.ranges()).toThrow(ErrDestroyed);
   });
 });
 
