@@ -152,8 +152,11 @@ export class Range implements RangeView {
   private readonly empty: boolean;
   private readonly words = new Uint32Array(4);
   private readonly off = new Uint32Array(2);
-  /** Allocated addresses, kept in step with the index (which re-derives it in validate()). */
-  private taken = 0;
+  /**
+   * Allocated addresses (used()): what the index marks taken less what a cool-down holds, kept
+   * in step with the index (validate() re-derives it).
+   */
+  private allocated = 0;
   /** Set by destroy(): every method then throws ErrDestroyed. */
   private destroyed = false;
   /** IPv4 with a dense index: the first address as a u32 (plainOffset's fast path), else −1. */
@@ -344,7 +347,7 @@ export class Range implements RangeView {
       this.metrics.error(this.cidr, 'static');
       throw new ErrAllocated();
     }
-    this.taken++;
+    this.allocated++;
     this.metrics.allocation(this.cidr, 'static');
     this.metrics.gauges(this.cidr, this);
   }
@@ -373,7 +376,7 @@ export class Range implements RangeView {
    */
   private takeNext(): boolean {
     const space = this.space;
-    if (space === null || this.taken >= this.maxHi * TWO32 + this.maxLo) return false;
+    if (space === null || this.allocated >= this.maxHi * TWO32 + this.maxLo) return false;
     const chooser = this.chooser;
     if (chooser === null) {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
@@ -388,7 +391,7 @@ export class Range implements RangeView {
       o.hi = hi; // what was taken, whatever the hook did with an `out` it kept
       o.lo = lo;
     }
-    this.taken++;
+    this.allocated++;
     return true;
   }
 
@@ -420,7 +423,7 @@ export class Range implements RangeView {
 
   /** Sets the count from the index (what it marks, less what a cool-down holds). */
   private recount(): void {
-    this.taken = this.index.count() - (this.cooling?.size ?? 0);
+    this.allocated = this.index.count() - (this.cooling?.size ?? 0);
     this.metrics.gauges(this.cidr, this);
   }
 
@@ -442,7 +445,7 @@ export class Range implements RangeView {
     const freed =
       plain === NOT_PLAIN ? this.locate(ip) && this.freeOffset(this.off[0]!, this.off[1]!) : plain >= 0 && this.freeOffset(0, plain);
     if (freed) {
-      this.taken--;
+      this.allocated--;
       this.metrics.gauges(this.cidr, this);
     }
   }
@@ -488,7 +491,7 @@ export class Range implements RangeView {
   /** Allocated addresses. */
   used(): number {
     this.throwIfDestroyed();
-    return this.taken;
+    return this.allocated;
   }
 
   /** Free addresses: size − used. */
@@ -539,7 +542,7 @@ export class Range implements RangeView {
       try {
         for (; j >= 0; j--) {
           const undone = byOffset ? this.index.clear(taken[4 * j]!, taken[4 * j + 1]!) : space!.clear(taken.subarray(4 * j, 4 * j + 4));
-          if (undone) this.taken--;
+          if (undone) this.allocated--;
         }
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
@@ -583,7 +586,7 @@ export class Range implements RangeView {
       throw e;
     }
     const released = done.length;
-    this.taken -= released;
+    this.allocated -= released;
     if (released > 0) this.metrics.gauges(this.cidr, this);
     return released;
   }
@@ -600,7 +603,7 @@ export class Range implements RangeView {
     const added = this.index.setMany(offsets); // all or nothing: OutOfMemoryError changes nothing
     let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
     if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
-    this.taken = this.index.count() - (this.cooling?.size ?? 0);
+    this.allocated = this.index.count() - (this.cooling?.size ?? 0);
     return added + claimed;
   }
 
@@ -688,7 +691,7 @@ export class Range implements RangeView {
       // the restore overwrites what it held): when a strategy's forRange throws, nothing changed
       const made = this.chooserOver(this.index);
       this.index.restoreBits(data, this.cidr);
-      this.taken = this.index.count();
+      this.allocated = this.index.count();
       if (made !== null) {
         made.cooling?.forget(); // a strategy may hand back the queue it made before: it held offsets of the old state
         this.chooser = made.chooser;
@@ -727,7 +730,7 @@ export class Range implements RangeView {
     this.space.destroy();
     this.space = next;
     this.index = next.index;
-    this.taken = next.count();
+    this.allocated = next.count();
     if (made !== null) {
       this.chooser = made.chooser;
       this.cooling = made.cooling;
@@ -762,8 +765,8 @@ export class Range implements RangeView {
     if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
     const held = this.cooling?.size ?? 0;
     const indexed = this.empty ? 0 : this.index.count();
-    if (indexed !== this.taken + held) {
-      throw new Error(`Range ${this.cidr}: used() says ${this.taken} and ${held} are held, the index holds ${indexed}`);
+    if (indexed !== this.allocated + held) {
+      throw new Error(`Range ${this.cidr}: used() says ${this.allocated} and ${held} are held, the index holds ${indexed}`);
     }
     const problem = this.cooling?.check();
     if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
