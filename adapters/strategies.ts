@@ -206,6 +206,8 @@ class ScanChooser implements OffsetChooser {
   ) {
     this.bands = new Bands(view, legacy && view.family === 'IPv6' ? 65535 : 0);
     // ipallocator.go: rangeSize ≥ MaxInt64 → rand.Uint64(); the legacy bitmap always rand.Intn.
+    // (Tested as ≥ 2^63 from the high word: no range's dynamic band is exactly 2^63 − 1 — a /65's
+    // is 2^63 − 1 less its static band.)
     this.drawsU64 = !legacy && view.draw === 'ipallocator' && this.bands.dynHi > MAX_INT64_HI;
   }
 
