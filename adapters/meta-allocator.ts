@@ -67,7 +67,7 @@ import {
 } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
-import { serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
+import { compareCreation, serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
 import { checkUnsubscribe, type IPAddressRecord, type Store } from './store.ts';
 import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
@@ -788,23 +788,9 @@ async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promis
   }
 }
 
-function creationTime(sc: ServiceCIDR): number {
-  const t = sc.creationTimestamp === undefined ? NaN : Date.parse(sc.creationTimestamp);
-  return Number.isNaN(t) ? Infinity : t;
-}
-
-/**
- * Creation order. Kubernetes stamps whole seconds, so ServiceCIDRs made in the same second tie:
- * they are then ordered by name, which every replica sees alike (arrival order differs between a
- * replica that watched them come and one that listed them later). Without a timestamp (a source
- * of your own that sets none): last, in arrival order.
- */
+/** Creation order (compareCreation), then arrival order. */
 function byCreation(a: KnownServiceCIDR, b: KnownServiceCIDR): number {
-  const ta = creationTime(a.sc);
-  const tb = creationTime(b.sc);
-  if (ta !== tb) return ta < tb ? -1 : 1;
-  if (ta !== Infinity && a.sc.name !== b.sc.name) return a.sc.name < b.sc.name ? -1 : 1;
-  return a.seq - b.seq;
+  return compareCreation(a.sc, b.sc) || a.seq - b.seq;
 }
 
 /** DryRun with no ready range: allocations answer ErrNotReady, reads go to the MetaAllocator. */

@@ -35,6 +35,26 @@ export interface ServiceCIDR {
   readonly creationTimestamp?: string | undefined;
 }
 
+/**
+ * Creation order of ServiceCIDRs: creationTimestamp, earliest first. Kubernetes stamps whole
+ * seconds, so ServiceCIDRs made in the same second tie: they are then ordered by name, which
+ * every replica sees alike (arrival order differs between a replica that watched them come and
+ * one that listed them later). Without a timestamp (a source of your own that sets none): last,
+ * and 0 between two such, so that a stable sort keeps their arrival order.
+ */
+export function compareCreation(a: ServiceCIDR, b: ServiceCIDR): number {
+  const ta = creationTime(a);
+  const tb = creationTime(b);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  if (ta !== Infinity && a.name !== b.name) return a.name < b.name ? -1 : 1;
+  return 0;
+}
+
+function creationTime(sc: ServiceCIDR): number {
+  const t = sc.creationTimestamp === undefined ? NaN : Date.parse(sc.creationTimestamp);
+  return Number.isNaN(t) ? Infinity : t;
+}
+
 /** Receives ServiceCIDR changes. An update of an existing name is delivered as `onAdd` again. */
 export interface ServiceCIDRWatcher {
   onAdd(sc: ServiceCIDR): void;

@@ -246,6 +246,27 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(s.get('b')?.ready).toBe(true);
     });
 
+    it('lists ServiceCIDRs made in the same second by name, as a MetaAllocator orders its ranges, whatever their arrival', async () => {
+      const s = source();
+      await s.waitForSync();
+      for (let attempt = 0; ; attempt++) {
+        // whole seconds: both land in one second unless the clock ticks between them (then again)
+        await createServiceCIDR(kc, `zz${attempt}`, [`10.${2 * attempt}.0.0/24`]);
+        await createServiceCIDR(kc, `aa${attempt}`, [`10.${2 * attempt + 1}.0.0/24`]);
+        await eventually(() => s.list().length === 2, 'both seen');
+        const [x, y] = s.list();
+        if (x!.creationTimestamp !== y!.creationTimestamp && attempt < 5) {
+          await deleteServiceCIDR(kc, `zz${attempt}`);
+          await deleteServiceCIDR(kc, `aa${attempt}`);
+          await eventually(() => s.list().length === 0, 'both deleted');
+          continue;
+        }
+        expect(s.list().map((r) => r.name)).toEqual([`aa${attempt}`, `zz${attempt}`]);
+        break;
+      }
+      s.close();
+    });
+
     it('a finalizer keeps a deleting object: onAdd with deletionTimestamp, onDelete once it is removed', async () => {
       await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
       d.modify('a', (o) => (o.metadata.finalizers = [FINALIZER]), SC);

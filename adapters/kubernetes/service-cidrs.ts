@@ -28,7 +28,13 @@
 // RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create and delete for
 // the createServiceCIDR / deleteServiceCIDR helpers.
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
-import { validateServiceCIDRSpec, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../service-cidrs.ts';
+import {
+  compareCreation,
+  validateServiceCIDRSpec,
+  type ServiceCIDR,
+  type ServiceCIDRSource,
+  type ServiceCIDRWatcher,
+} from '../service-cidrs.ts';
 import { KubernetesApiError, namesObject, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -216,15 +222,6 @@ export async function deleteServiceCIDR(
   }
 }
 
-/** Creation order: creationTimestamp, then first arrival (the informer map's order; sort is stable). */
-function byCreation(a: ServiceCIDRRecord, b: ServiceCIDRRecord): number {
-  const ta = a.creationTimestamp === undefined ? NaN : Date.parse(a.creationTimestamp);
-  const tb = b.creationTimestamp === undefined ? NaN : Date.parse(b.creationTimestamp);
-  const x = Number.isNaN(ta) ? Infinity : ta;
-  const y = Number.isNaN(tb) ? Infinity : tb;
-  return x === y ? 0 : x < y ? -1 : 1;
-}
-
 export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord> implements ServiceCIDRSource {
   readonly apiVersion: ApiVersion;
   /** The collection path, e.g. /apis/networking.k8s.io/v1/servicecidrs. */
@@ -307,7 +304,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   /** The objects known now, in creation order. */
   list(): ServiceCIDRRecord[] {
     this.assertOpen();
-    return this.informer.list().sort(byCreation);
+    return this.informer.list().sort(compareCreation); // as a MetaAllocator orders its ranges
   }
 
   /** The object named `name` as last seen, or undefined. */
