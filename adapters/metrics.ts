@@ -3,12 +3,13 @@
 //
 // An allocator holds a MetricsRecorder and calls it unconditionally: `NULL_RECORDER` (metrics
 // disabled, the default) does nothing, so the hot path never asks "are metrics on?" (upstream's
-// emptyMetricsRecorder). `enableMetrics(registry?)` registers the metrics in the registry (the
-// prom-client default registry when none is given) and returns the real recorder; registering
-// again in the same registry reuses the metrics already there.
+// emptyMetricsRecorder). `recorderFor(registry)` (an allocator's `metrics` option or
+// enableMetrics argument) registers the metrics in the registry (the prom-client default registry
+// for `true` or none) and returns the real recorder; registering again in the same registry reuses
+// the metrics already there.
 //
 // prom-client is an optional peer dependency, loaded only when metrics are enabled: this module
-// imports its types only. The first `enableMetrics` loads it synchronously (the allocators enable
+// imports its types only. The first recorder made loads it synchronously (the allocators enable
 // metrics from their constructors) with the CommonJS loader that Node and Deno expose through
 // `process.getBuiltinModule`, resolved from this package's location — so it is the app's own copy,
 // whose default registry the app scrapes (prom-client is CommonJS: `require` and `import` share
@@ -243,7 +244,7 @@ export function registerMetrics(registry?: MetricsRegistry): AllocatorMetrics {
 }
 
 /** The recorder writing to `registry` (default: prom-client's global registry). */
-export function enableMetrics(registry?: MetricsRegistry): MetricsRecorder {
+function recorderOf(registry?: MetricsRegistry): MetricsRecorder {
   return recorderEntry(registry ?? loadPromClient().register).recorder;
 }
 
@@ -335,9 +336,9 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
 
 /** Turns the `metrics` option / enableMetrics argument into a recorder. */
 export function recorderFor(registry: unknown): MetricsRecorder {
-  if (registry === undefined || registry === true) return enableMetrics();
+  if (registry === undefined || registry === true) return recorderOf();
   if (typeof registry === 'object' && registry !== null && typeof (registry as MetricsRegistry).getSingleMetric === 'function') {
-    return enableMetrics(registry as MetricsRegistry);
+    return recorderOf(registry as MetricsRegistry);
   }
   throw new InvalidArgumentError(`metrics must be true or a prom-client Registry, got ${quoteInput(registry)}`);
 }

@@ -20,7 +20,6 @@ export {
   METRIC_AVAILABLE_IPS,
   METRIC_DURATION,
   METRIC_ERRORS,
-  enableMetrics,
   registerMetrics,
 } from './metrics.ts';
-export type { AllocatorMetrics, GaugeSource, MetricsRecorder, Scope } from './metrics.ts';
+export type { AllocatorMetrics, Scope } from './metrics.ts';

@@ -14,8 +14,8 @@ describe('metrics loading prom-client by themselves', () => {
   it('a runtime without process.getBuiltinModule (Node 20 before 20.16): the error says to import ipallocator/metrics first', async () => {
     host.getBuiltinModule = undefined;
     vi.resetModules();
-    const { enableMetrics } = await import('../adapters/metrics.ts');
-    expect(() => enableMetrics()).toThrow(
+    const { recorderFor } = await import('../adapters/metrics.ts');
+    expect(() => recorderFor(true)).toThrow(
       /^metrics cannot load prom-client by themselves here \(this runtime has no process\.getBuiltinModule.*\): import 'ipallocator\/metrics' once before enabling metrics/,
     );
   });
@@ -31,11 +31,11 @@ describe('metrics loading prom-client by themselves', () => {
           }
         : real(id);
     vi.resetModules();
-    const { enableMetrics } = await import('../adapters/metrics.ts');
+    const { recorderFor } = await import('../adapters/metrics.ts');
     const { IPAllocatorError } = await import('../adapters/errors.ts');
     let caught: unknown;
     try {
-      enableMetrics();
+      recorderFor(true);
     } catch (e) {
       caught = e;
     }
@@ -48,7 +48,7 @@ describe('metrics loading prom-client by themselves', () => {
 
   it('with it, the default registry is prom-client’s', async () => {
     vi.resetModules();
-    const { enableMetrics } = await import('../adapters/metrics.ts');
-    expect(() => enableMetrics()).not.toThrow();
+    const { recorderFor } = await import('../adapters/metrics.ts');
+    expect(() => recorderFor(true)).not.toThrow();
   });
 });

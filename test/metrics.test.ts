@@ -25,7 +25,7 @@ import {
   METRIC_DURATION,
   METRIC_ERRORS,
   NULL_RECORDER,
-  enableMetrics,
+  recorderFor,
   registerMetrics,
 } from '../adapters/metrics.ts';
 import type { IPAllocator } from '../adapters/types.ts';
@@ -332,7 +332,7 @@ describe('registration', () => {
   it('registering twice in one registry reuses the metrics; two allocators share them', async () => {
     const reg = new Registry();
     expect(registerMetrics(reg)).toBe(registerMetrics(reg));
-    expect(enableMetrics(reg)).toBe(enableMetrics(reg));
+    expect(recorderFor(reg)).toBe(recorderFor(reg));
     const a = Allocator.create('10.0.0.0/24', { metrics: reg });
     const b = new ReferenceAllocator('10.0.1.0/24', { metrics: reg });
     a.enableMetrics(reg);
