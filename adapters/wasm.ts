@@ -4,9 +4,11 @@
 //   (the binary travels as base64 in adapters/generated/core-wasm.inline.ts, made by
 //   `npm run build:wasm`; see scripts/build-wasm.mjs). No file or network access is needed, so it
 //   works the same in Node, Deno, vitest and bundlers.
-// - Every export of the core is typed in `CoreExports` below; nothing else in adapters/ touches
-//   the instance. Addresses cross as four u32 words (w0 = bits 127..96), u64 offsets as (hi, lo)
-//   u32 pairs, so no BigInt and no allocation happens per call.
+// - Every export of the core is typed in `CoreExports` below and reached through `core`; nothing
+//   else in adapters/ instantiates the module or touches its memory except through `memoryU8`,
+//   `memoryU32` and `scratch()`. The modules that wrap the core's objects (free-index.ts,
+//   space.ts, geometry.ts) call `core` directly. Addresses cross as four u32 words (w0 = bits
+//   127..96), u64 offsets as (hi, lo) u32 pairs, so no BigInt and no allocation happens per call.
 // - Results wider than one i32 come back through one static scratch window (`scratch()`), which
 //   every call may overwrite: read it right after the call.
 // - The core returns status codes (core-as/status.ts); callers turn failures into typed errors.
