@@ -60,7 +60,6 @@ import { drawU64, randomOption, uniformBelow, type RandomSource, type U64Out } f
 import {
   type AllocationStrategy,
   guardedStrategy,
-  type OffsetChooser,
   STRATEGIES,
   type StrategyOption,
   strategyOption,
@@ -214,12 +213,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private unsubscribeSource: () => void;
   private destroyed = false;
   private readonly words = new Uint32Array(4);
-  /** Calls into a range's strategy (its forRange) running: while > 0, a range may refuse destroy(). */
-  private inForRange = 0;
+  /** Calls into a range's strategy (forRange, choose, taken) running: while > 0, a range may refuse destroy(). */
+  private inStrategy = 0;
   /**
-   * Allocators destroy() could not destroy because it was called from their own strategy's
-   * forRange (a rebuild of the index, inside a call of ours); destroyed once that call returns
-   * (reap).
+   * Allocators destroy() could not destroy because it was called from their own strategy (a
+   * choice, or forRange when the index is rebuilt, inside a call of ours); destroyed once that
+   * call returns (reap).
    */
   private undestroyed: Allocator[] = [];
 
@@ -244,9 +243,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
     this.index = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
-    // The ranges' forRange runs through guard: one that destroys this MetaAllocator fails the
-    // range's construction or call with ErrDestroyed (nothing is made or allocated after it).
-    this.strategy = guardedStrategy(strategyOption(opts.strategy), (make) => this.guard(make));
+    // The ranges' strategy runs through guard: a forRange, choose or taken that destroys this
+    // MetaAllocator fails the range's construction or call with ErrDestroyed (nothing is made or
+    // allocated after it).
+    this.strategy = guardedStrategy(strategyOption(opts.strategy), (call) => this.guard(call));
     if (opts.onSkip !== undefined && typeof opts.onSkip !== 'function') {
       throw new InvalidArgumentError(`options.onSkip must be a function, got ${quoteInput(opts.onSkip)}`);
     }
@@ -563,30 +563,30 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * A range is gone: its allocator is destroyed, and allocateNext calls that listed it skip it.
-   * An allocator whose strategy's forRange called this (through destroy()) refuses, being inside
-   * its strategy: it is destroyed when its call returns (reap).
+   * An allocator whose strategy called this (through destroy(), from forRange, choose or taken)
+   * refuses, being inside its strategy: it is destroyed when its call returns (reap).
    */
   private removeEntry(e: RangeEntry): void {
     e.removed = true;
     try {
       e.allocator.destroy();
     } catch (err) {
-      if (this.inForRange === 0 || !(err instanceof InvalidArgumentError)) throw err;
+      if (this.inStrategy === 0 || !(err instanceof InvalidArgumentError)) throw err;
       this.undestroyed.push(e.allocator);
     }
   }
 
-  /** A range's forRange, counted in inForRange; ErrDestroyed when it destroyed this meanwhile. */
-  private guard(make: () => OffsetChooser): OffsetChooser {
-    this.inForRange++;
-    let chooser: OffsetChooser;
+  /** A call into a range's strategy, counted in inStrategy; ErrDestroyed when it destroyed this meanwhile. */
+  private guard<T>(call: () => T): T {
+    this.inStrategy++;
+    let answer: T;
     try {
-      chooser = make();
+      answer = call();
     } finally {
-      this.inForRange--;
+      this.inStrategy--;
     }
     this.live();
-    return chooser;
+    return answer;
   }
 
   /** Destroys the allocators destroy() left for later (see removeEntry), now that no strategy of theirs runs. */
@@ -748,6 +748,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   private skip(serviceCIDR: string, cidr: string, reason: Error): void {
+    if (this.destroyed) return; // by an earlier onSkip of the same event: nothing more to report
     const key = skipKey(serviceCIDR, cidr);
     if (this.skips.has(key)) return;
     const s: SkippedCIDR = Object.freeze({ serviceCIDR, cidr, reason });

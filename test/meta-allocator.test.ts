@@ -876,18 +876,72 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
         return STRATEGIES['lowest-free'].forRange(view);
       },
     };
+    let skips = 0;
     const onSkip = () => {
+      skips++;
       if (from === 'onSkip') meta?.destroy();
     };
     meta = new MetaAllocator('IPv4', source, { store, strategy, onSkip });
     expect(made).toBe(1);
     expect(core.heap_bytes_in_use()).toBeGreaterThan(before);
-    source.addServiceCIDR('new', ['not-a-cidr', '10.0.0.0/24', '10.1.0.0/24'], { unvalidated: true });
+    source.addServiceCIDR('new', ['not-a-cidr', 'not-one-either', '10.0.0.0/24', '10.1.0.0/24'], { unvalidated: true });
     expect(made).toBe(from === 'forRange' ? 2 : 1); // no range is made after the destroy
+    expect(skips).toBe(from === 'onSkip' ? 1 : 2); // nor is anything reported to a destroyed MetaAllocator's onSkip
     expect(core.heap_bytes_in_use()).toBe(before);
     expect(() => meta.ranges()).toThrow(ErrDestroyed);
     expect(store.watcherCount).toBe(0);
   });
+
+  // Regression: destroy() from a range's choose() or taken() (not forRange) threw
+  // InvalidArgumentError (the range refused, being inside its strategy) with the MetaAllocator
+  // already marked destroyed: that range's allocator stayed subscribed to the store for good, and
+  // a chooser that swallowed the error went on to create a record.
+  it.each([
+    ['choose', false],
+    ['choose', true],
+    ['taken', false],
+    ['taken', true],
+  ] as const)(
+    "destroyed from its chooser's %s (the error swallowed: %s): the call ends with ErrDestroyed, nothing left",
+    async (where, swallow) => {
+      const store = new FaultyMemoryStore();
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/24']);
+      const before = core.heap_bytes_in_use();
+      let meta: MetaAllocator | undefined;
+      let armed = false;
+      const hit = () => {
+        if (!armed) return;
+        armed = false;
+        try {
+          meta!.destroy();
+        } catch (e) {
+          if (!swallow) throw e;
+        }
+      };
+      const strategy: AllocationStrategy = {
+        name: 'destroys',
+        forRange(view) {
+          const inner = STRATEGIES['lowest-free'].forRange(view);
+          return {
+            choose(o) {
+              if (where === 'choose') hit();
+              return inner.choose(o);
+            },
+            taken(hi, lo) {
+              if (where === 'taken') hit();
+              inner.taken?.(hi, lo);
+            },
+          };
+        },
+      };
+      meta = new MetaAllocator('IPv4', source, { store, strategy });
+      armed = true;
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrDestroyed);
+      expect(() => meta.ranges()).toThrow(ErrDestroyed);
+      expect([store.records().length, store.watcherCount, core.heap_bytes_in_use()]).toEqual([0, 0, before]);
+    },
+  );
 
   it('destroyed by the random source during the draw: allocate answers ErrDestroyed', async () => {
     const source = new InMemoryServiceCIDRs();
