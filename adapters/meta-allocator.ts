@@ -57,13 +57,7 @@ import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { drawU64, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
-import {
-  type AllocationStrategy,
-  guardedStrategy,
-  STRATEGIES,
-  type StrategyOption,
-  strategyOption,
-} from './strategies.ts';
+import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { compareCreation, serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';

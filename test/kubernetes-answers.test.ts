@@ -101,6 +101,42 @@ const ROWS: Row[] = [
     }),
     says: 'HTTP 500 InternalError: etcd\\u000a\\u001b[31mfailed',
   },
+  {
+    // (the whole body read as tags cost time growing with the square of its length: minutes for this one)
+    name: 'a huge page of angle brackets without an end: described from its start, its size counted whole',
+    code: 502,
+    headers: { 'Content-Type': 'text/html' },
+    body: `<html>${'<'.repeat(300_000)}`,
+    says: `HTTP 502 Bad Gateway with a body of 300006 bytes (text/html), ${PROXY}: "${'<'.repeat(80)}"…`,
+  },
+  {
+    name: "a Status's reason is escaped as its message is",
+    code: 500,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'Internal\u001b[31mError\nget: forged',
+      message: 'm',
+      code: 500,
+    }),
+    says: 'HTTP 500 Internal\\u001b[31mError\\u000aget: forged: m',
+  },
+  {
+    name: "a Status's huge message: its first 1,000 characters, and how many more",
+    code: 500,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      reason: 'InternalError',
+      message: 'x'.repeat(5000),
+      code: 500,
+    }),
+    says: `HTTP 500 InternalError: ${'x'.repeat(1000)}… (4000 more characters)`,
+  },
 ];
 
 describe('an answer whose body is no Kubernetes Status is described, not reported as a bare status', () => {

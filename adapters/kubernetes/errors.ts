@@ -217,7 +217,7 @@ export function namesObject(status: ApiStatus | undefined): boolean {
  * recolour a terminal. The request's verb and object are not in it (the caller's message names them).
  */
 export function describeAnswer(code: number, status: ApiStatus | undefined, body?: unknown, headers?: unknown): string {
-  if (status?.message) return `HTTP ${code} ${status.reason ?? 'Failure'}: ${showUnseen(String(status.message))}`;
+  if (status?.message) return `HTTP ${code} ${showUnseen(String(status.reason ?? 'Failure'))}: ${cut(showUnseen(String(status.message)))}`;
   const answer = `HTTP ${code} ${statusText(code)}`;
   // no body read (client-node leaves a 401's unread), or a Status that says no more
   return status !== undefined || body === undefined ? answer : `${answer} ${describeBody(body, headers)}`;
@@ -225,6 +225,21 @@ export function describeAnswer(code: number, status: ApiStatus | undefined, body
 
 /** How much of a body a message quotes, in characters. */
 const EXCERPT_CHARS = 80;
+
+/**
+ * How much of a body is searched for those words: a page's title or first line stands near its
+ * start, and the patterns then cost at most linear time in these characters — a body of
+ * megabytes (or one built to make a pattern backtrack) costs no more than this.
+ */
+const SCANNED_CHARS = 4096;
+
+/** How much of a Status's message a message repeats, in characters (kube-apiserver's are short). */
+const MESSAGE_CHARS = 1000;
+
+/** `text` cut to MESSAGE_CHARS, saying how much was left out. */
+function cut(text: string): string {
+  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}… (${text.length - MESSAGE_CHARS} more characters)`;
+}
 
 /**
  * A body that is no Status in a few words: `with a body of 162 bytes (text/html), not a Kubernetes
@@ -253,13 +268,15 @@ function contentType(headers: unknown): string | undefined {
 }
 
 /** The words of a body worth quoting, quoted and escaped; "" when there are none. */
-function firstWords(text: string, type: string | undefined): string {
+function firstWords(body: string, type: string | undefined): string {
+  let text = body.slice(0, SCANNED_CHARS);
   const html = type === 'text/html' || type === 'application/xhtml+xml' || /^\s*<(!doctype|html)/i.test(text);
   let words: string | undefined;
   if (html) {
-    const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text.slice(0, 4096))?.[1];
+    // [^<>]: a match attempt stops at the next '<', so neither pattern can backtrack far
+    const title = /<title[^<>]*>([^<]*)<\/title>/i.exec(text)?.[1];
     words = title?.trim() || undefined;
-    text = text.replace(/<[^>]*>/g, '\n');
+    text = text.replace(/<[^<>]*>/g, '\n');
   }
   words ??= text.split(/\r?\n|\r/).find((line) => line.trim() !== '');
   if (words === undefined) return '';
