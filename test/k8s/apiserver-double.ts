@@ -58,6 +58,13 @@
 //                               too late (storage.NewTimeoutError → errors.NewServerTimeout)
 //   garbleNext(verb, count)     the next `count` requests of that verb answer 200 with a body
 //                               that is not JSON (a proxy or a broken server)
+//   proxyAnswerNext(verb, plural, body, options)
+//                               the next requests of that verb on that resource (services,
+//                               ipaddresses, servicecidrs) are answered by something in front of
+//                               the server — an auth proxy's login page (200 text/html), `{}`, a
+//                               Status sent with 200, a list whose items are not objects — as given
+//   sendWatchEvent(type, object) write one event with this object, as given, to every open watch
+//                               (a proxy or a broken server: an object without metadata or name)
 //   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
 //   stopListening()/listenAgain()  the server process restarts: connections dropped, then
 //                               refused (ECONNREFUSED) until it listens again; state kept
@@ -420,6 +427,7 @@ export class ApiServerDouble {
   private readonly faults = new Map<Verb, { count: number; code: number; message: string | undefined }>();
   private readonly latency = new Map<Verb | '*', number>();
   private readonly garbles = new Map<Verb, number>();
+  private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string }>();
   /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
   private readonly timeOutsAfterCommit = new Set<Verb>();
   private watchLagMs = 0;
@@ -586,6 +594,42 @@ export class ApiServerDouble {
 
   garbleNext(verb: Verb, count = 1): void {
     this.garbles.set(verb, count);
+  }
+
+  /**
+   * The next `count` requests of `verb` on `plural` (services, ipaddresses, servicecidrs) get
+   * `body` from something in front of the server instead of its answer: text as given (content
+   * type default text/html, an auth proxy's login page), anything else as JSON (`{}`, a Status
+   * sent with 200, a list whose items are null). Status default 200.
+   */
+  proxyAnswerNext(
+    verb: Verb,
+    plural: string,
+    body: unknown,
+    options: { status?: number; contentType?: string; count?: number } = {},
+  ): void {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    const contentType = options.contentType ?? (typeof body === 'string' ? 'text/html' : 'application/json');
+    this.proxyAnswers.set(`${verb} ${plural}`, { count: options.count ?? 1, status: options.status ?? 200, contentType, body: text });
+  }
+
+  /** Answers the request from the proxy (proxyAnswerNext) when one is armed for it; true if it did. */
+  private proxyAnswer(res: http.ServerResponse, verb: Verb | 'unknown', plural: string): boolean {
+    const key = `${verb} ${plural}`;
+    const answer = this.proxyAnswers.get(key);
+    if (answer === undefined) return false;
+    if (--answer.count <= 0) this.proxyAnswers.delete(key);
+    res.writeHead(answer.status, { 'Content-Type': answer.contentType, 'Content-Length': Buffer.byteLength(answer.body) });
+    res.end(answer.body);
+    return true;
+  }
+
+  /**
+   * Writes one event of `type` carrying `object` as given to every open watch (of every
+   * resource): what a broken server or a proxy might send, an object without metadata or name.
+   */
+  sendWatchEvent(type: string, object: unknown): void {
+    for (const w of this.watches) this.deliver(w, { type, object });
   }
 
   /**
@@ -761,6 +805,7 @@ export class ApiServerDouble {
       if (fault.count === 0) this.faults.delete(verb);
       return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message));
     }
+    if (this.proxyAnswer(res, verb, plural!)) return;
 
     const garbled = this.garbles.get(verb) ?? 0;
     if (garbled > 0) {
@@ -1201,6 +1246,7 @@ export class ApiServerDouble {
       if (fault.count === 0) this.faults.delete(verb);
       return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message));
     }
+    if (this.proxyAnswer(res, verb, 'services')) return;
     const typedService = (o: KubeObject): KubeObject => ({ kind: 'Service', apiVersion: 'v1', ...clone(o) });
     const missing = (n: string) => statusFailure(404, 'NotFound', `services "${n}" not found`, { name: n, kind: 'services' });
     switch (verb) {
