@@ -14,7 +14,8 @@
 //
 // Failures become CliErrors that say what to do: the server could not be reached (a network
 // error: where it is), did not answer in time (or kept throttling the request, 429, until then),
-// answered with a body that cannot be read, the request was never sent (client-node refused the
+// answered with a body that cannot be read or is not what was asked for (a proxy's login page, `{}`, a
+// list item without a name: see answers.ts), the request was never sent (client-node refused the
 // kubeconfig, e.g. http:// without insecure-skip-tls-verify), the credentials were refused (401),
 // or the identity lacks a permission (403: the verb and the resource). Which of the last three
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
@@ -28,10 +29,11 @@ import {
   Observable,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-import { showUnseen } from '../adapters/errors.ts';
+import { NotFoundError, showUnseen } from '../adapters/errors.ts';
 import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
+import { checkList, checkObject, describeBody } from '../adapters/kubernetes/answers.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
@@ -63,11 +65,13 @@ export interface ClusterOptions {
 interface ResourceRef {
   plural: string;
   group: string;
+  /** The kind of its objects (its list's kind adds "List"). */
+  kind: string;
 }
 
-const IPADDRESSES: ResourceRef = { plural: 'ipaddresses', group: 'networking.k8s.io' };
-const SERVICECIDRS: ResourceRef = { plural: 'servicecidrs', group: 'networking.k8s.io' };
-const SERVICES: ResourceRef = { plural: 'services', group: '' };
+const IPADDRESSES: ResourceRef = { plural: 'ipaddresses', group: 'networking.k8s.io', kind: 'IPAddress' };
+const SERVICECIDRS: ResourceRef = { plural: 'servicecidrs', group: 'networking.k8s.io', kind: 'ServiceCIDR' };
+const SERVICES: ResourceRef = { plural: 'services', group: '', kind: 'Service' };
 
 interface Page {
   items?: unknown[];
@@ -152,8 +156,14 @@ export class Cluster {
   async readIPAddress(name: string): Promise<IPAddressRecord | undefined> {
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
-      return toRecord(await this.request(target, (o) => this.networking.readIPAddress({ name }, o)));
+      const obj = await this.request(
+        target,
+        (o) => this.networking.readIPAddress({ name }, o),
+        (answer) => checkObject(answer, IPADDRESSES.kind, name) ?? answer,
+      );
+      return toRecord(obj);
     } catch (e) {
+      if (e instanceof CliError) throw e; // already says what went wrong
       if (isNotFound(e)) return undefined;
       throw this.explain(e, 'get', IPADDRESSES, name);
     }
@@ -163,8 +173,14 @@ export class Cluster {
   async readService(namespace: string, name: string): Promise<ServiceRecord | undefined> {
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(SERVICES), name: `${namespace}/${name}` };
-      return toService(await this.request(target, (o) => this.core.readNamespacedService({ namespace, name }, o)));
+      const obj = await this.request(
+        target,
+        (o) => this.core.readNamespacedService({ namespace, name }, o),
+        (answer) => checkObject(answer, SERVICES.kind, name, namespace) ?? answer,
+      );
+      return toService(obj);
     } catch (e) {
+      if (e instanceof CliError) throw e; // already says what went wrong
       if (isNotFound(e)) return undefined;
       throw this.explain(e, 'get', SERVICES, `${namespace}/${name}`);
     }
@@ -176,34 +192,52 @@ export class Cluster {
    * 'gone' when there is none, 'changed' when the precondition failed, or `{ kept }` saying why
    * the object is still there.
    *
-   * A finished delete answers a Status. Any other answer is read again, to say what it was: the
-   * object marked for deletion while finalizers hold it (the answer kube-apiserver gives then) —
-   * or, from something else (a proxy, a webhook), an answer that deleted nothing.
+   * A finished delete answers a Status. kube-apiserver answers with the object itself when it only
+   * marked it for deletion (finalizers hold it); client-node then drops its metadata, so the
+   * object is read again to say what holds it. Any other answer is malformed (a CliError:
+   * something else answered, and nothing is known to be deleted).
    */
   async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed' | { kept: string }> {
     let reply: unknown;
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
       const target: RequestTarget = { verb: 'delete', resource: qualified(IPADDRESSES), name };
-      reply = await this.request(target, (o) => this.networking.deleteIPAddress({ name, body }, o));
+      reply = await this.request(
+        target,
+        (o) => this.networking.deleteIPAddress({ name, body }, o),
+        // a Status (deleted), or the object marked for deletion (held by a finalizer)
+        (answer) => {
+          const kind = (answer as { kind?: unknown } | null)?.kind;
+          return typeof answer === 'object' && answer !== null && (kind === 'Status' || kind === IPADDRESSES.kind)
+            ? answer
+            : `${describeBody(answer)}, neither a Status nor the IPAddress "${name}"`;
+        },
+        // without the uid a resent delete could remove another owner's new object: a 5xx is the answer
+        uid !== undefined,
+      );
     } catch (e) {
+      if (e instanceof CliError) throw e; // already says what went wrong
       if (isNotFound(e)) return 'gone';
       if (uid !== undefined && httpStatus(e) === 409) return 'changed';
       throw this.explain(e, 'delete', IPADDRESSES, name);
     }
     if (deleteOutcome(reply).finished) return 'deleted';
-    const kind = (reply as { kind?: unknown } | null)?.kind;
-    const answered = `the server answered the delete with ${typeof kind === 'string' && kind !== '' ? `an object of kind "${showUnseen(kind)}"` : 'no Status'}`;
-    let left: { metadata?: { uid?: string; finalizers?: unknown[]; deletionTimestamp?: unknown } };
+    let left: { metadata?: { uid?: unknown; finalizers?: unknown; deletionTimestamp?: unknown } };
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
-      left = (await this.request(target, (o) => this.networking.readIPAddress({ name }, o))) as typeof left;
+      left = await this.request(
+        target,
+        (o) => this.networking.readIPAddress({ name }, o),
+        (answer) => checkObject(answer, IPADDRESSES.kind, name) ?? answer,
+      );
     } catch (e) {
+      if (e instanceof CliError) throw e;
       if (isNotFound(e)) return 'deleted';
-      return { kept: `${answered}, and reading the object again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}` };
+      return { kept: `the object was marked for deletion, and reading it again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}` };
     }
-    if (uid !== undefined && left.metadata?.uid !== uid) return 'deleted'; // ours is gone; the name holds a new object
-    const finalizers = left.metadata?.finalizers ?? [];
+    const leftUid = left.metadata?.uid;
+    if (uid !== undefined && typeof leftUid === 'string' && leftUid !== '' && leftUid !== uid) return 'deleted'; // ours is gone; the name holds a new object
+    const finalizers = Array.isArray(left.metadata?.finalizers) ? (left.metadata.finalizers as unknown[]) : [];
     if (left.metadata?.deletionTimestamp) {
       return {
         kept:
@@ -212,7 +246,7 @@ export class Cluster {
             : 'marked for deletion, not removed yet',
       };
     }
-    return { kept: `${answered}, and the object is still there, not marked for deletion` };
+    return { kept: 'the server answered the delete with the object, which is still there, not marked for deletion' };
   }
 
   /**
@@ -220,8 +254,14 @@ export class Cluster {
    * out). When the deadline passes after the server asked the request to wait, the timeout error
    * is remembered with the status of each answer waited out, for explain().
    */
-  private async request<T>(target: RequestTarget, call: (o: ConfigurationOptions) => Promise<T>): Promise<T> {
+  private async request<T, R extends object>(
+    target: RequestTarget,
+    call: (o: ConfigurationOptions) => Promise<T>,
+    read: (answer: T) => R | string,
+    resendAfterServerError = true,
+  ): Promise<R> {
     const waited: number[] = [];
+    let contentType: string | undefined;
     // How far the last attempt got: client-node builds the request (kubeconfig, credentials)
     // before its middleware runs, and runs `post` only on an answer.
     let phase: Phase = 'unsent';
@@ -232,23 +272,41 @@ export class Cluster {
       },
       post(context) {
         phase = 'answered';
+        const type = context.headers['content-type'];
+        contentType = typeof type === 'string' ? type.split(';')[0]!.trim() : undefined;
         return new Observable(Promise.resolve(context));
       },
     };
+    let answer: T;
     try {
-      return await this.requests.run(
+      answer = await this.requests.run(
         target,
         (o) => {
           phase = 'unsent';
           return call({ ...o, middleware: [...(o.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
         },
         (answer) => waited.push(answer.code ?? 0),
+        { resendAfterServerError },
       );
     } catch (e) {
       if (waited.length > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) waitedAnswers.set(e, waited);
       if (typeof e === 'object' && e !== null) phases.set(e, phase);
       throw e;
     }
+    // A 200 whose body is not what was asked for (a proxy's login page, `{}`, a Status) is no
+    // answer to read: taken as an empty list it would make every IPAddress an orphan.
+    // client-node hands back text that is not JSON as it is, or as an empty typed object: the
+    // content type says which it was.
+    const json = contentType === undefined || /^application\/([\w.-]+\+)?json$/.test(contentType);
+    const checked = json ? read(answer) : typeof answer === 'string' ? describeBody(answer) : 'not JSON';
+    if (typeof checked === 'string') {
+      const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;
+      const type = json ? '' : ` (content type ${contentType})`;
+      throw new ClusterError(
+        `the API server at ${this.server} (context "${this.context}") answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
+      );
+    }
+    return checked;
   }
 
   /** A networking.k8s.io listing, falling back to v1beta1 when v1 is not served. */
@@ -289,8 +347,12 @@ export class Cluster {
       try {
         do {
           const p = cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont };
-          const page = await this.request(target, (o) => fetchPage(p, o));
-          for (const item of page.items ?? []) items.push(item);
+          const page = await this.request(
+            target,
+            (o) => fetchPage(p, o),
+            (answer) => checkList(answer, `${resource.kind}List`),
+          );
+          for (const item of page.items) items.push(item);
           cont = page.metadata?._continue ?? page.metadata?.continue;
           if (cont === '') cont = undefined;
           if (cont !== undefined) {
@@ -427,8 +489,12 @@ function httpStatus(err: unknown): number | undefined {
   return typeof e === 'object' && e !== null && typeof e.code === 'number' && 'body' in e ? e.code : undefined;
 }
 
+/**
+ * A 404 whose Status names the object (kube-apiserver's NotFound): no such object. A 404 naming
+ * none — an API version not served, a proxy's page — says nothing about the object.
+ */
 function isNotFound(err: unknown): boolean {
-  return httpStatus(err) === 404;
+  return httpStatus(err) === 404 && translate(err, 'get', '', 'the object') instanceof NotFoundError;
 }
 
 /** How far a request got before it failed: not sent (built from the kubeconfig), sent, answered. */

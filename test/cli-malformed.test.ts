@@ -1,0 +1,133 @@
+// Answers that are not what the command asked for: a 200 whose body is an auth proxy's login page,
+// `{}`, a JSON string, a Status, or a list whose items are not named objects. Each is one line
+// saying the server answered with a malformed body (and what it was), exit 2 — never read as an
+// empty list (which would make every IPAddress an orphan, and `--fix` delete live ones) nor as
+// a Service or IPAddress it is not.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addIPAddress, addService, addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
+
+const STACK = /\n\s+at /;
+/** A clock past upstream's 60 s grace for everything the test just created. */
+const later = () => Date.now() + 61_000;
+const LOGIN_PAGE = '<html><body>Sign in to continue</body></html>';
+
+/** One line on stderr saying `request` was answered with a malformed body, then `what`. */
+function malformed(request: string, what: string): RegExp {
+  const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(
+    `^ipallocator: the API server at http://127\\.0\\.0\\.1:\\d+ \\(context "double"\\) answered ${escaped(request)} with a malformed body${escaped(what)}\\n$`,
+  );
+}
+
+describe('ipallocator: an answer that is not what was asked for', () => {
+  let c: Cluster;
+  beforeEach(async () => {
+    c = await startCluster();
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24']);
+    for (let i = 1; i <= 3; i++) {
+      addService(c.double, 'default', `s${i}`, [`10.96.0.${i}`]);
+      addIPAddress(c.double, `10.96.0.${i}`, { namespace: 'default', name: `s${i}` });
+    }
+  });
+  afterEach(async () => {
+    await c.close();
+  });
+
+  const listAnswers: { name: string; body: unknown; what: string }[] = [
+    { name: 'a login page (200 text/html)', body: LOGIN_PAGE, what: ' (content type text/html): not JSON' },
+    { name: 'an empty object', body: {}, what: ': an empty object, not an IPAddressList: it has no items' },
+    { name: 'a JSON string', body: 'ok', what: ': an empty object, not an IPAddressList: it has no items' },
+    {
+      name: 'a Status sent with 200',
+      body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' },
+      what: ': an object of kind "Status", not an IPAddressList',
+    },
+    {
+      name: 'a list whose item is null',
+      body: { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '9' }, items: [null] },
+      what: ': an IPAddressList whose item 0 is null',
+    },
+    {
+      name: 'a list whose item has no metadata',
+      body: { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '9' }, items: [{ spec: {} }] },
+      what: ': an IPAddressList whose item 0 is an object without metadata',
+    },
+    {
+      name: 'a list whose item has no name',
+      body: { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '9' }, items: [{ metadata: {} }] },
+      what: ': an IPAddressList whose item 0 is an object without a name',
+    },
+  ];
+  for (const a of listAnswers) {
+    it(`status, the IPAddress list answered with ${a.name}: says so in one line, exit 2, reports no count`, async () => {
+      // a JSON string needs its own content type: as text it would be a login page
+      const options = a.name === 'a JSON string' ? { contentType: 'application/json' } : {};
+      c.double.proxyAnswerNext('list', 'ipaddresses', a.name === 'a JSON string' ? JSON.stringify(a.body) : a.body, options);
+      const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toMatch(malformed('list ipaddresses.networking.k8s.io', a.what));
+      expect(r.stderr).not.toMatch(STACK);
+    });
+  }
+
+  it('check --fix --yes, the Service list answered with a login page: deletes nothing, says so, exit 2', async () => {
+    c.double.proxyAnswerNext('list', 'services', LOGIN_PAGE, { count: 2 });
+    const report = await cli(['check', '--kubeconfig', c.kubeconfig], { now: later });
+    expect([report.code, report.stdout]).toEqual([2, '']);
+    expect(report.stderr).toMatch(malformed('list services', ' (content type text/html): not JSON'));
+    const fixed = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect([fixed.code, fixed.stdout]).toEqual([2, '']);
+    expect(c.double.objects('ipaddresses').map((o) => o.metadata.name)).toEqual(['10.96.0.1', '10.96.0.2', '10.96.0.3']);
+    expect(c.double.requests.filter((q) => q.verb === 'delete')).toEqual([]);
+  });
+
+  const reReads: { name: string; verb: 'get'; plural: string; body: unknown; what: string }[] = [
+    {
+      name: 'the Service re-read answered with a login page',
+      verb: 'get',
+      plural: 'services',
+      body: LOGIN_PAGE,
+      what: 'get services "default/gone" with a malformed body (content type text/html): not JSON',
+    },
+    {
+      name: 'the Service re-read answered with another Service',
+      verb: 'get',
+      plural: 'services',
+      body: { kind: 'Service', apiVersion: 'v1', metadata: { name: 'other', namespace: 'default' }, spec: { clusterIPs: ['10.96.0.9'] } },
+      what: 'get services "default/gone" with a malformed body: the Service "default/other", not "default/gone"',
+    },
+    {
+      name: 'the IPAddress re-read answered with an empty object',
+      verb: 'get',
+      plural: 'ipaddresses',
+      body: {},
+      what: 'get ipaddresses.networking.k8s.io "10.96.0.50" with a malformed body: an object without metadata, not the IPAddress "10.96.0.50"',
+    },
+  ];
+  for (const a of reReads) {
+    it(`check --fix --yes, ${a.name}: deletes nothing and stops, exit 2`, async () => {
+      // an orphan at the listing; its Service is created before --fix reads it again
+      addIPAddress(c.double, '10.96.0.50', { namespace: 'default', name: 'gone' });
+      c.double.proxyAnswerNext(a.verb, a.plural, a.body);
+      const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+      expect(r.code).toBe(2);
+      const fixed = JSON.parse(r.stdout).fixed;
+      expect(fixed.deleted).toEqual([]);
+      expect(fixed.stoppedBy).toContain(`answered ${a.what}`);
+      expect(c.double.requests.filter((q) => q.verb === 'delete')).toEqual([]);
+      expect(c.double.objects('ipaddresses').map((o) => o.metadata.name)).toContain('10.96.0.50');
+    });
+  }
+
+  it('check --fix --yes, the delete answered with a login page: not reported as deleted or held, stops, exit 2', async () => {
+    addIPAddress(c.double, '10.96.0.50', { namespace: 'default', name: 'gone' });
+    c.double.proxyAnswerNext('delete', 'ipaddresses', LOGIN_PAGE);
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(2);
+    const fixed = JSON.parse(r.stdout).fixed;
+    expect([fixed.deleted, fixed.skipped]).toEqual([[], []]);
+    expect(fixed.stoppedBy).toContain(
+      'answered delete ipaddresses.networking.k8s.io "10.96.0.50" with a malformed body (content type text/html): not JSON',
+    );
+  });
+});
