@@ -101,6 +101,8 @@ export interface WaitForSyncOptions {
 export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
   /** Who owns the informer, for errors (`KubernetesStore`). Default: the resource. */
   owner?: string;
+  /** The kind of the resource's list: a list answer of another kind is a failed list. Default IPAddressList. */
+  listKind?: string;
   /** Object (list item, watch event, create answer) → frozen record. Default: IPAddress toRecord. */
   convert?: (obj: unknown) => R;
   selector?: LabelSelector;
@@ -416,6 +418,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.stats.lists++;
     const { items, resourceVersion } = await listAll(this.lw, {
       resource: this.resource,
+      listKind: this.options.listKind ?? 'IPAddressList',
       pageSize: this.options.pageSize ?? 500,
       labelSelector: this.options.selector?.text || undefined,
       // A page the server asks to wait (a 429, or a 5xx with Retry-After) is sent again after the

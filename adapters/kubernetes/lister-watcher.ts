@@ -2,7 +2,8 @@
 // API (ListerWatcher, as client-go's cache.ListerWatcher) and its implementation over client-node:
 // each list page through ApiRequests (deadline, 429 waits, aborted on close), each watch through
 // client-node's Watch (watch-session.ts gives it deadlines of its own).
-import { type ConfigurationOptions, type KubeConfig, Watch } from '@kubernetes/client-node';
+import { type ConfigurationOptions, type KubeConfig, Observable, type ObservableMiddleware, Watch } from '@kubernetes/client-node';
+import { KubernetesApiError } from './errors.ts';
 import type { ApiRequests } from './requests.ts';
 
 export interface ListPage {
@@ -70,7 +71,36 @@ export function clientNodeListerWatcher(
         ...(o.limit !== undefined ? { limit: o.limit } : {}),
         ...(o.continue !== undefined ? { _continue: o.continue } : {}),
       };
-      return (await requests.run({ verb: 'list', resource }, (opts) => listPage(params, opts), o.onWait)) as ListPage;
+      // client-node decodes a body that is not JSON (an auth proxy's login page answered 200) as an
+      // empty list object; only the content type of the answer tells it apart from `{}`.
+      let contentType: string | undefined;
+      const probe: ObservableMiddleware = {
+        pre: (context) => new Observable(Promise.resolve(context)),
+        post: (context) => {
+          const type = context.headers['content-type'];
+          contentType = typeof type === 'string' ? type.split(';')[0]!.trim() : undefined;
+          return new Observable(Promise.resolve(context));
+        },
+      };
+      const page = await requests.run(
+        { verb: 'list', resource },
+        (opts) => {
+          contentType = undefined;
+          return listPage(params, { ...opts, middleware: [...(opts.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
+        },
+        o.onWait,
+      );
+      if (contentType !== undefined && !isJson(contentType)) {
+        throw new KubernetesApiError(
+          'list',
+          resource,
+          undefined,
+          undefined,
+          undefined,
+          `the API server answered with a malformed body (content type ${contentType}): not JSON`,
+        );
+      }
+      return page as ListPage;
     },
     async watch(o, onEvent, onDone) {
       const query: Record<string, string | number | boolean> = {
@@ -83,4 +113,9 @@ export function clientNodeListerWatcher(
       return () => controller.abort();
     },
   };
+}
+
+/** application/json, or a JSON-based type (application/merge-patch+json): what a list answer must be. */
+function isJson(contentType: string): boolean {
+  return /^application\/([\w.-]+\+)?json$/i.test(contentType);
 }

@@ -1,6 +1,7 @@
 // One complete list of the resource, page by page: client-go's tools/pager, as the reflector's
 // list() uses it — continue tokens followed to the end, and an expired token (410) answered by
 // one list without paging.
+import { checkList, type CheckedList } from './answers.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 
@@ -13,6 +14,8 @@ export interface Listing {
 export interface ListAllOptions {
   /** The resource, for errors. */
   resource: string;
+  /** The kind of its list (IPAddressList): a page of another kind is a failed list. */
+  listKind: string;
   /** Page size (limit); 0 lists in one request. */
   pageSize: number;
   labelSelector: string | undefined;
@@ -30,21 +33,21 @@ export async function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Lis
   let resourceVersion = '';
   let cont: string | undefined;
   for (;;) {
-    let page: ListPage;
+    let page: CheckedList;
     try {
-      page = await lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont, onWait });
+      page = checked(await lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont, onWait }), o);
     } catch (err) {
       const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
       if (cont !== undefined && code === 410) {
         // The snapshot behind the token is gone: one consistent list without paging.
-        const full = await lw.list({ labelSelector, onWait });
-        return { items: full.items ?? [], resourceVersion: full.metadata?.resourceVersion ?? '' };
+        const full = checked(await lw.list({ labelSelector, onWait }), o);
+        return { items: full.items, resourceVersion: full.metadata.resourceVersion ?? '' };
       }
       throw err;
     }
-    if (cont === undefined) resourceVersion = page.metadata?.resourceVersion ?? '';
-    for (const item of page.items ?? []) items.push(item); // not push(...): a page of 150,000 overflows the stack
-    cont = page.metadata?._continue ?? page.metadata?.continue;
+    if (cont === undefined) resourceVersion = page.metadata.resourceVersion ?? '';
+    for (const item of page.items) items.push(item); // not push(...): a page of 150,000 overflows the stack
+    cont = page.metadata._continue ?? page.metadata.continue;
     if (!cont) return { items, resourceVersion };
     if (o.stopped()) return { items, resourceVersion };
     // A broken server or proxy: the listing would never end. A failed list: backoff, lastError.
@@ -60,4 +63,19 @@ export async function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Lis
     }
     tokens.add(cont);
   }
+}
+
+/**
+ * The page, when it is a list of the kind asked for whose items all have a name. Anything else
+ * — `{}`, a Status answered 200, an item that is null or has no name — fails the list (lastError
+ * says what came back; retried after the backoff) instead of being read as an empty list, which
+ * would empty the cache. client-go's reflector fails the list when the body does not decode as
+ * the list type; an item without a name, which no API server serves, is refused here too.
+ */
+function checked(page: ListPage, o: ListAllOptions): CheckedList {
+  const list = checkList(page, o.listKind);
+  if (typeof list === 'string') {
+    throw new KubernetesApiError('list', o.resource, undefined, undefined, undefined, `the API server answered with ${list}`);
+  }
+  return list;
 }

@@ -1,0 +1,141 @@
+// KubernetesStore and KubernetesServiceCIDRs given answers that are not what they asked for: a
+// list answered 200 by an auth proxy's login page, `{}`, a Status, a list whose items are not
+// named objects, a watch event whose object has no name. Each is a failed list or watch — in
+// lastError, retried after the backoff — never an empty list that syncs an empty cache or wipes
+// a full one, and never a record named "".
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubernetesServiceCIDRs, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { allocatorLabels } from '../adapters/store.ts';
+import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
+import { kubeConfigFor } from './k8s/kubeconfig.ts';
+import { cacheNames, Mirror, until } from './k8s/helpers.ts';
+
+const LOGIN_PAGE = '<html><body>Sign in to continue</body></html>';
+
+function ipAddress(name: string): KubeObject {
+  return {
+    metadata: { name, labels: allocatorLabels('IPv4') },
+    spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
+  };
+}
+
+const list = (items: unknown[]) => ({
+  kind: 'IPAddressList',
+  apiVersion: 'networking.k8s.io/v1',
+  metadata: { resourceVersion: '9' },
+  items,
+});
+
+/** Named rows: what answers the list, and what lastError then says. */
+const badLists: { name: string; body: unknown; says: string }[] = [
+  {
+    name: 'a login page (200 text/html)',
+    body: LOGIN_PAGE,
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with a malformed body (content type text/html): not JSON',
+  },
+  {
+    name: 'an empty object',
+    body: {},
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an empty object, not an IPAddressList: it has no items',
+  },
+  {
+    name: 'a Status sent with 200',
+    body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an object of kind "Status", not an IPAddressList',
+  },
+  {
+    name: 'a list whose item is null',
+    body: list([null]),
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose item 0 is null',
+  },
+  {
+    name: 'a list whose item has no metadata',
+    body: list([{ spec: {} }]),
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose item 0 is an object without metadata',
+  },
+  {
+    name: 'a list whose item has no name',
+    body: list([{ metadata: { uid: 'u1' } }]),
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose item 0 is an object without a name',
+  },
+];
+
+describe('KubernetesStore: a list or watch answer that is not what was asked for', () => {
+  let d: ApiServerDouble;
+  const stores: { close(): void }[] = [];
+
+  function open(): { store: KubernetesStore; errors: string[] } {
+    const store = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
+    stores.push(store);
+    const errors: string[] = [];
+    store.onStateChange((_state, error) => {
+      if (error !== undefined) errors.push(error.message);
+    });
+    return { store, errors };
+  }
+
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    for (const ip of ['10.0.0.1', '10.0.0.2']) d.insert(ipAddress(ip));
+  });
+  afterEach(async () => {
+    for (const s of stores.splice(0)) s.close();
+    await d.close();
+  });
+
+  for (const bad of badLists) {
+    it(`the first list answered with ${bad.name}: a failed list, retried; the store syncs only with the real list`, async () => {
+      d.proxyAnswerNext('list', 'ipaddresses', bad.body);
+      const { store, errors } = open();
+      store.start();
+      await store.waitForSync();
+      expect(errors).toEqual([bad.says]);
+      expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+      expect(store.stats.lists).toBe(2);
+    });
+
+    it(`a re-list answered with ${bad.name}: the cache is kept, nothing deleted, the next list applied`, async () => {
+      const { store, errors } = open();
+      store.start();
+      await store.waitForSync();
+      const mirror = new Mirror();
+      store.cache.subscribe(mirror);
+      // the watch ends and is refused with a 500: a re-list, answered by the proxy first
+      await until(() => d.openWatches() === 1);
+      d.failNext('watch', 1, 500);
+      d.proxyAnswerNext('list', 'ipaddresses', bad.body);
+      d.closeWatches();
+      await until(() => store.stats.lists === 3 && store.state === 'synced', 'the list after the failed one');
+      expect(errors).toContain(bad.says);
+      expect(mirror.log).toEqual(['+10.0.0.1', '+10.0.0.2']); // the replay; no delete, no record named ""
+      expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+    });
+  }
+
+  it('KubernetesServiceCIDRs: a list answered with a login page, or with a ServiceCIDR without a name, is a failed list, retried', async () => {
+    d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
+    const source = new KubernetesServiceCIDRs(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
+    stores.push(source);
+    const errors: string[] = [];
+    source.onStateChange((_state, error) => {
+      if (error !== undefined) errors.push(error.message);
+    });
+    d.proxyAnswerNext('list', 'servicecidrs', LOGIN_PAGE);
+    source.start();
+    await source.waitForSync();
+    expect(errors).toEqual([
+      'list servicecidrs.networking.k8s.io: the API server answered with a malformed body (content type text/html): not JSON',
+    ]);
+    expect(source.list().map((c) => c.name)).toEqual(['kubernetes']);
+
+    await until(() => d.openWatches() === 1);
+    d.failNext('watch', 1, 500);
+    d.proxyAnswerNext('list', 'servicecidrs', { kind: 'ServiceCIDRList', metadata: {}, items: [{ spec: { cidrs: ['10.0.0.0/8'] } }] });
+    d.closeWatches();
+    await until(() => source.stats.lists === 4 && source.state === 'synced', 'the list after the failed one');
+    expect(errors).toContain(
+      'list servicecidrs.networking.k8s.io: the API server answered with a ServiceCIDRList whose item 0 is an object without metadata',
+    );
+    expect(source.list().map((c) => c.name)).toEqual(['kubernetes']);
+  });
+});
