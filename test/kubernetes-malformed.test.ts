@@ -112,6 +112,25 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     });
   }
 
+  it.each([
+    ['an ADDED', 'null', null, 'null'],
+    ['an ADDED', 'without metadata', { spec: {} }, 'an object without metadata'],
+    ['an ADDED', 'without a name', { metadata: { resourceVersion: '50' } }, 'an object without a name'],
+    ['a DELETED', 'without a name', { metadata: { uid: 'u1' } }, 'an object without a name'],
+  ])('%s event whose object is %s: the watch fails, the store re-lists, no record named ""', async (event, _name, object, problem) => {
+    const { store, errors } = open();
+    store.start();
+    await store.waitForSync();
+    await until(() => d.openWatches() === 1);
+    const type = event.split(' ')[1]!;
+    d.sendWatchEvent(type, object);
+    d.insert(ipAddress('10.0.0.3')); // the re-list must bring it, whether the watch saw it or not
+    await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+    expect(errors[0]).toBe(`watch ipaddresses.networking.k8s.io: the API server sent ${event} event whose object is ${problem}`);
+    await until(() => store.cache.get('10.0.0.3') !== undefined);
+    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
+  });
+
   it('KubernetesServiceCIDRs: a list answered with a login page, or with a ServiceCIDR without a name, is a failed list, retried', async () => {
     d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
     const source = new KubernetesServiceCIDRs(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });

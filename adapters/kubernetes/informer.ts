@@ -61,7 +61,8 @@
 // server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
-import { httpCode, SyncTimeoutError, translate } from './errors.ts';
+import { namedObjectProblem } from './answers.ts';
+import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
@@ -480,27 +481,45 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   // --- applying changes ------------------------------------------------------------------------
 
-  /** A watch event other than ERROR: applied to the map; its resourceVersion is the new resume point. */
-  private applyEvent(type: string, object: unknown): void {
+  /**
+   * A watch event other than ERROR: applied to the map; its resourceVersion is the new resume
+   * point. An ADDED, MODIFIED or DELETED whose object has no name (null, no metadata) is not
+   * applied: the error returned fails the watch, and the map is listed again after the backoff —
+   * as client-go's reflector does with an event it cannot decode — so it is never cached as a
+   * record named "" nor skipped for good.
+   */
+  private applyEvent(type: string, object: unknown): Error | undefined {
     const obj = object as { metadata?: { resourceVersion?: string } };
     switch (type) {
       case 'ADDED':
       case 'MODIFIED':
-        this.upsert(this.convert(obj));
+      case 'DELETED': {
+        const problem = namedObjectProblem(object);
+        if (problem !== undefined) {
+          return new KubernetesApiError(
+            'watch',
+            this.resource,
+            undefined,
+            undefined,
+            undefined,
+            `the API server sent ${type === 'ADDED' ? 'an' : 'a'} ${type} event whose object is ${problem}`,
+          );
+        }
+        if (type === 'DELETED') this.remove(this.convert(obj));
+        else this.upsert(this.convert(obj));
         break;
-      case 'DELETED':
-        this.remove(this.convert(obj));
-        break;
+      }
       case 'BOOKMARK':
         break;
       default:
-        return;
+        return undefined;
     }
     const rv = obj?.metadata?.resourceVersion;
     if (rv) {
       this.rv = rv;
       this.advanceShown(rv);
     }
+    return undefined;
   }
 
   private upsert(rec: R): void {

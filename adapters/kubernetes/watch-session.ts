@@ -55,8 +55,11 @@ export type WatchRequest = Parameters<ListerWatcher['watch']>[0];
 
 /** What the informer does with a watch's events. */
 export interface WatchHandlers {
-  /** An event other than ERROR (ADDED, MODIFIED, DELETED, BOOKMARK, or one not known). */
-  apply(type: string, object: unknown): void;
+  /**
+   * An event other than ERROR (ADDED, MODIFIED, DELETED, BOOKMARK, or one not known). An error
+   * returned (an object that is not a named object) ends the watch as a failure.
+   */
+  apply(type: string, object: unknown): Error | undefined;
   /** The server answered the watch request. */
   answered(): void;
 }
@@ -150,8 +153,13 @@ export class WatchSession {
       else this.eventError = { code: obj?.code, statusCode: obj?.code, body: obj };
       return;
     }
+    const failure = this.handlers.apply(type, object);
+    if (failure !== undefined) {
+      // As client-go's watch when an event does not decode: the watch fails, the informer re-lists.
+      this.abort?.();
+      return this.finish({ kind: 'error', error: failure, events: this.events });
+    }
     this.events++;
-    this.handlers.apply(type, object);
   }
 
   private onDone(err: unknown): void {
