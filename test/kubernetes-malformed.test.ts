@@ -131,6 +131,34 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
   });
 
+  it.each([
+    ['a login page (200 text/html)', LOGIN_PAGE, 'an object without metadata, not the IPAddress "10.0.0.1"'],
+    ['another IPAddress', { kind: 'IPAddress', metadata: { name: '10.0.0.2' } }, 'the IPAddress "10.0.0.2", not "10.0.0.1"'],
+  ])('get answered with %s: rejects saying what came back, never a record of another name', async (_name, body, what) => {
+    const { store } = open();
+    d.proxyAnswerNext('get', 'ipaddresses', body);
+    await expect(store.get('10.0.0.1')).rejects.toThrow(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the API server answered with ${what}`,
+    );
+    expect(await store.get('10.0.0.1')).toMatchObject({ name: '10.0.0.1' });
+  });
+
+  it('a create answered 201 with an empty object: rejects, and the cache holds no record named ""', async () => {
+    const { store } = open();
+    store.start();
+    await store.waitForSync();
+    d.proxyAnswerNext('create', 'ipaddresses', {}, { status: 201 });
+    const record = {
+      name: '10.0.0.5',
+      labels: allocatorLabels('IPv4'),
+      parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' },
+    };
+    await expect(store.create(record)).rejects.toThrow(
+      'create ipaddresses.networking.k8s.io "10.0.0.5": the API server answered with an object without metadata, not the IPAddress "10.0.0.5" (the object may have been created; the watch will show it)',
+    );
+    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+  });
+
   it('KubernetesServiceCIDRs: a list answered with a login page, or with a ServiceCIDR without a name, is a failed list, retried', async () => {
     d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
     const source = new KubernetesServiceCIDRs(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });

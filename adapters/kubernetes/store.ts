@@ -32,7 +32,8 @@ import {
   type SharedOptions,
   selectorOption,
 } from './config.ts';
-import { translate } from './errors.ts';
+import { checkObject } from './answers.ts';
+import { KubernetesApiError, translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -152,6 +153,19 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     } catch (err) {
       throw translate(err, 'create', RESOURCE, record.name);
     }
+    // A 2xx whose body is not the object (a proxy's page, `{}`): nothing to cache or return. The
+    // request may have created it, as after a timeout; the watch will show it.
+    const problem = checkObject(created, 'IPAddress', record.name);
+    if (problem !== undefined) {
+      throw new KubernetesApiError(
+        'create',
+        RESOURCE,
+        record.name,
+        undefined,
+        undefined,
+        `the API server answered with ${problem} (the object may have been created; the watch will show it)`,
+      );
+    }
     if (this.readYourWrites) this.informer.appliedCreate(created, history);
     return toRecord(created);
   }
@@ -207,6 +221,10 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
     try {
       const obj = await this.requests.run({ verb: 'get', resource: RESOURCE, name }, (opts) => this.api.readIPAddress({ name }, opts));
+      const problem = checkObject(obj, 'IPAddress', name);
+      if (problem !== undefined) {
+        throw new KubernetesApiError('get', RESOURCE, name, undefined, undefined, `the API server answered with ${problem}`);
+      }
       return toRecord(obj as IPAddressObject);
     } catch (err) {
       const e = translate(err, 'get', RESOURCE, name);
