@@ -43,6 +43,11 @@ describe('ipallocator: an answer that is not what was asked for', () => {
       what: ': an object of kind "Status", not an IPAddressList',
     },
     {
+      name: 'a list whose items are null',
+      body: { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '9' }, items: null },
+      what: ': an IPAddressList whose items are null',
+    },
+    {
       name: 'a list whose item is null',
       body: { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '9' }, items: [null] },
       what: ': an IPAddressList whose item 0 is null',

@@ -44,6 +44,11 @@ const badLists: { name: string; body: unknown; says: string }[] = [
     says: 'list ipaddresses.networking.k8s.io: the API server answered with an object of kind "Status", not an IPAddressList',
   },
   {
+    name: 'a list whose items are null',
+    body: { ...list([]), items: null },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose items are null',
+  },
+  {
     name: 'a list whose item is null',
     body: list([null]),
     says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose item 0 is null',

@@ -8,7 +8,9 @@
 // what came back.
 //
 // A real kube-apiserver always writes `items` (an empty list is `"items": []`; its storage never
-// leaves it nil) and `metadata`, and every object it serves has a name.
+// leaves it nil) and `metadata`, and every object it serves has a name. So `"items": null`, which
+// client-go would decode as an empty list, is refused here: read as empty it would empty a cache,
+// or make every IPAddress an orphan, on the word of something that is not kube-apiserver.
 
 /** A list answer's parts, once checked. */
 export interface CheckedList {
@@ -27,7 +29,10 @@ export function checkList(body: unknown, kind: string): CheckedList | string {
   const list = body as { kind?: unknown; items?: unknown; metadata?: unknown };
   // "List" is metav1's generic list (kubectl's, a proxy's own): its items are checked all the same
   if (list.kind !== undefined && list.kind !== kind && list.kind !== 'List') return `${describeBody(body)}, not ${a} ${kind}`;
-  if (!Array.isArray(list.items)) return `${describeBody(body)}, not ${a} ${kind}: it has no items`;
+  if (!Array.isArray(list.items)) {
+    if (list.kind === undefined) return `${describeBody(body)}, not ${a} ${kind}: it has no items`;
+    return list.items === undefined ? `${a} ${kind} without items` : `${a} ${kind} whose items are ${describeBody(list.items)}`;
+  }
   if (typeof list.metadata !== 'object' || list.metadata === null) return `${a} ${kind} without metadata`;
   for (let i = 0; i < list.items.length; i++) {
     const problem = namedObjectProblem(list.items[i]);
