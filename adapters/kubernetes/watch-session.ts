@@ -6,7 +6,9 @@
 //     │         │                       ├─ cleanly, or connection lost ──► 'closed' (resume)
 //     │         │                       │    … within a second, no event ──► 'error' (very short watch)
 //     │         │                       ├─ ERROR event 410, HTTP 410 ─────► 'expired' (re-list)
-//     │         │                       └─ ERROR event of another kind ──► 'error'
+//     │         │                       ├─ ERROR event of another kind ──► 'error'
+//     │         │                       └─ an event apply() refuses ────► 'error' (aborted)
+//     │         │                          (its object has no name)
 //     │         ├─ no event for WATCH_QUIET_MS ─────────────────────────► 'closed' (resume)
 //     │         └─ still open timeoutSeconds + WATCH_GRACE_SECONDS after it was sent ─► 'closed'
 //     ├─ refused, or failed before an answer ─────────────────────────────► 'error'
