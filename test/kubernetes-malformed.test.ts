@@ -4,7 +4,7 @@
 // lastError, retried after the backoff — never an empty list that syncs an empty cache or wipes
 // a full one, and never a record named "".
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubernetesServiceCIDRs, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { createServiceCIDR, KubernetesServiceCIDRs, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
@@ -162,6 +162,13 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
       'create ipaddresses.networking.k8s.io "10.0.0.5": the API server answered with an object without metadata, not the IPAddress "10.0.0.5" (the object may have been created; the watch will show it)',
     );
     expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+  });
+
+  it('createServiceCIDR answered 201 with a login page: rejects saying so, never a ServiceCIDR named ""', async () => {
+    d.proxyAnswerNext('create', 'servicecidrs', LOGIN_PAGE, { status: 201 });
+    await expect(createServiceCIDR(kubeConfigFor(d.url), 'extra', ['10.100.0.0/24'])).rejects.toThrow(
+      'create servicecidrs.networking.k8s.io "extra": the API server answered with an object without metadata, not the ServiceCIDR "extra" (the object may have been created)',
+    );
   });
 
   it('KubernetesServiceCIDRs: a list answered with a login page, or with a ServiceCIDR without a name, is a failed list, retried', async () => {

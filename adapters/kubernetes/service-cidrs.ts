@@ -35,6 +35,7 @@ import {
   type ServiceCIDRSource,
   type ServiceCIDRWatcher,
 } from '../service-cidrs.ts';
+import { checkObject } from './answers.ts';
 import { KubernetesApiError, namesObject, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -178,14 +179,27 @@ export async function createServiceCIDR(
   const metadata: { name: string; labels?: Record<string, string> } = { name };
   if (options.labels !== undefined) metadata.labels = checkedLabels(options.labels, 'createServiceCIDR');
   const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
+  let created: unknown;
   try {
-    const created = await requests.run({ verb: 'create', resource: RESOURCE, name }, (opts) =>
+    created = await requests.run({ verb: 'create', resource: RESOURCE, name }, (opts) =>
       api.createServiceCIDR({ body: body as never }, opts),
     );
-    return toServiceCIDR(created as ServiceCIDRObject);
   } catch (err) {
     throw apiError(err, 'create', name);
   }
+  // A 2xx whose body is not the object (a proxy's page, `{}`) is no ServiceCIDR to return.
+  const problem = checkObject(created, 'ServiceCIDR', name);
+  if (problem !== undefined) {
+    throw new KubernetesApiError(
+      'create',
+      RESOURCE,
+      name,
+      undefined,
+      undefined,
+      `the API server answered with ${problem} (the object may have been created)`,
+    );
+  }
+  return toServiceCIDR(created as ServiceCIDRObject);
 }
 
 /**
