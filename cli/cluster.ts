@@ -233,7 +233,9 @@ export class Cluster {
     } catch (e) {
       if (e instanceof CliError) throw e;
       if (isNotFound(e)) return 'deleted';
-      return { kept: `the object was marked for deletion, and reading it again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}` };
+      return {
+        kept: `the object was marked for deletion, and reading it again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}`,
+      };
     }
     const leftUid = left.metadata?.uid;
     if (uid !== undefined && typeof leftUid === 'string' && leftUid !== '' && leftUid !== uid) return 'deleted'; // ours is gone; the name holds a new object

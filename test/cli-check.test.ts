@@ -300,7 +300,7 @@ describe('ipallocator check', () => {
   });
 
   // Regression: every delete answer that was no Status was reported as "a finalizer holds it".
-  it('a delete answer that is no Status is read again and said as it is: gone, held by finalizers, or still there untouched', async () => {
+  it('a delete answered with the object is read again and said as it is: gone, held by finalizers, or still there untouched; any other answer is malformed', async () => {
     const object = (extra: Record<string, unknown>) => ({
       kind: 'IPAddress',
       apiVersion: 'networking.k8s.io/v1',
@@ -321,12 +321,19 @@ describe('ipallocator check', () => {
     const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
     try {
       const cluster = new KubeCluster({ kubeconfig: kc.path });
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
-        kept: 'the server answered the delete with no Status, and the object is still there, not marked for deletion',
-      });
+      // neither a Status nor the object: something else answered, and nothing is known deleted
+      await expect(cluster.deleteIPAddress('10.96.0.40', 'u1')).rejects.toThrow(
+        /answered delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.40" with a malformed body: .*neither a Status nor the IPAddress/,
+      );
       deleteAnswer = object({}); // the object itself, as kube-apiserver answers for a held one, yet not marked
       expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
-        kept: 'the server answered the delete with an object of kind "IPAddress", and the object is still there, not marked for deletion',
+        kept: 'the server answered the delete with the object, which is still there, not marked for deletion',
+      });
+      after = { code: 200, body: { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.96.0.40' } } };
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).not.toBe('deleted'); // read again without a uid: not another object
+      after = { code: 404, body: '<html><title>404 Not Found</title></html>' }; // a proxy's 404 names no object
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
+        kept: expect.stringMatching(/^the object was marked for deletion, and reading it again failed: /),
       });
       after = {
         code: 200,
@@ -352,6 +359,32 @@ describe('ipallocator check', () => {
         },
       };
       expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
+    } finally {
+      kc.remove();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('a delete without the uid to make it conditional is not sent again after a 5xx, even one with Retry-After', async () => {
+    let deletes = 0;
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.method === 'DELETE') deletes++;
+        res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '1' });
+        res.end(
+          JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', message: 'busy', code: 503 }),
+        );
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    try {
+      const cluster = new KubeCluster({ kubeconfig: kc.path });
+      // resent, it could delete an object another owner made under that name meanwhile
+      await expect(cluster.deleteIPAddress('10.96.0.40', undefined)).rejects.toThrow(/503/);
+      expect(deletes).toBe(1);
     } finally {
       kc.remove();
       server.closeAllConnections();

@@ -124,6 +124,24 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     });
   }
 
+  it("check --fix --yes, the Service re-read answered 404 by a proxy: not taken as 'no such Service', nothing deleted", async () => {
+    // a 404 whose body is no Status naming the Service says nothing about it (kube-apiserver's names it)
+    addIPAddress(c.double, '10.96.0.50', { namespace: 'default', name: 'gone' });
+    c.double.proxyAnswerNext('get', 'services', '<html><title>404 Not Found</title></html>', { status: 404 });
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(1); // the leak is still there
+    const fixed = JSON.parse(r.stdout).fixed;
+    expect(fixed.deleted).toEqual([]);
+    expect(fixed.failed.map((f: { ip: string; error: string }) => [f.ip, f.error])).toEqual([
+      [
+        '10.96.0.50',
+        expect.stringMatching(/^get services "default\/gone" failed: HTTP 404 Not Found with a body of 41 bytes \(text\/html\)/),
+      ],
+    ]);
+    expect(c.double.requests.filter((q) => q.verb === 'delete')).toEqual([]);
+    expect(c.double.objects('ipaddresses').map((o) => o.metadata.name)).toContain('10.96.0.50');
+  });
+
   it('check --fix --yes, the delete answered with a login page: not reported as deleted or held, stops, exit 2', async () => {
     addIPAddress(c.double, '10.96.0.50', { namespace: 'default', name: 'gone' });
     c.double.proxyAnswerNext('delete', 'ipaddresses', LOGIN_PAGE);
