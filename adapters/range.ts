@@ -384,7 +384,7 @@ export class Range implements RangeView {
       const o = this.chosen;
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
       // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
-      if (!this.strategyCalls.choose(chooser, o, this.cooling)) return false;
+      if (!this.strategyCalls.choose(chooser, o, this.cooling, this.index, this.maxHi * TWO32 + this.maxLo)) return false;
       if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
       const { hi, lo } = o;
       this.strategyCalls.taken(chooser, hi, lo, this.cooling, (e) => this.unmark(hi, lo, e)); // its hook failed: nothing taken

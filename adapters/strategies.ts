@@ -492,20 +492,22 @@ export class ChooserCalls {
 
   /**
    * chooser.choose(out), after `cooling` (the queue the owner holds its releases in, if any) has
-   * given back what is due; when the chooser finds nothing while the queue holds offsets, the
-   * oldest quarter of those come back early and it chooses again. The owner runs the queue it
-   * holds, whichever chooser chooses: a strategy of your own may pass one coolDown chooser's
-   * `cooling` on and choose otherwise (coolDown's own chooser returns held offsets early itself,
-   * band by band, and answers false only when nothing is held).
+   * given back what is due; when the chooser finds nothing and nothing is free but what the queue
+   * holds (`index` marks all `size` offsets), the oldest quarter of those come back early and it
+   * chooses again. While other offsets are free, a chooser that finds nothing keeps to some of
+   * them (a rule of its own): the hold is left as it is and the answer is false. The owner runs
+   * the queue it holds, whichever chooser chooses: a strategy of your own may pass one coolDown
+   * chooser's `cooling` on and choose otherwise (coolDown's own chooser returns held offsets early
+   * itself, band by band, and answers false only when nothing is held).
    */
-  choose(chooser: OffsetChooser, out: Offset, cooling: CoolingQueue | null): boolean {
+  choose(chooser: OffsetChooser, out: Offset, cooling: CoolingQueue | null, index: FreeIndex, size: number): boolean {
     const was = this.active;
     this.active = true;
     try {
       cooling?.expire(); // inside: its clock (options.now) may not change the range either
       for (;;) {
         if (chooseChecked(chooser, out)) return true;
-        if (cooling === null || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return false;
+        if (cooling === null || index.count() < size || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return false;
       }
     } finally {
       this.active = was;

@@ -291,7 +291,9 @@ export class TakenAddresses {
     const o = this.chosen;
     const chooser = this.chooser!;
     const index = this.index!;
-    if (!this.strategyCalls.choose(chooser, o, this.cooling)) return false; // nothing it may choose is free (see Range's takeNext)
+    const p = this.prefix;
+    // nothing it may choose is free (see Range's takeNext)
+    if (!this.strategyCalls.choose(chooser, o, this.cooling, index.index, p.countHi * 2 ** 32 + p.countLo)) return false;
     if (!isOffset(o) || !index.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
     this.strategyCalls.taken(chooser, o.hi, o.lo, this.cooling, () => {
       // its hook failed: nothing taken (a clear that needs memory it cannot have marks the index stale)

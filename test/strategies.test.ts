@@ -606,6 +606,41 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     }
   });
 
+  it('a chooser of your own that finds nothing while other addresses are free: ErrFull, and the hold it passed on stays', async () => {
+    let restrict = false;
+    const restricted: AllocationStrategy = {
+      name: 'restricted',
+      forRange: (view) => {
+        const inner = coolDown('lowest-free', { allocations: 1000 }).forRange(view);
+        return {
+          choose: (out) => (restrict ? false : inner.choose(out)),
+          taken: (hi, lo) => inner.taken?.(hi, lo),
+          cooling: inner.cooling,
+        };
+      },
+    };
+    const { range, allocator } = subjects(restricted);
+    for (const s of [range, allocator]) {
+      restrict = false;
+      const held: string[] = [];
+      for (let i = 0; i < 8; i++) held.push(await s.allocateNext());
+      for (const ip of held) await s.release(ip);
+      restrict = true; // its own rule keeps it from every free address
+      let refused: unknown;
+      try {
+        await s.allocateNext(); // Range's throws, Allocator's rejects
+      } catch (e) {
+        refused = e;
+      }
+      expect(refused).toBeInstanceOf(ErrFull);
+      restrict = false;
+      const next = await s.allocateNext();
+      expect(held).not.toContain(next); // still held: 1,000 allocations have not been made
+      s.validate();
+      s.destroy();
+    }
+  });
+
   it('a cooling made for one range is refused by another: its releases would be returned in the first one’s index', async () => {
     let first: Cooling | undefined;
     const sharing: AllocationStrategy = {
