@@ -144,14 +144,22 @@ export interface AllocatorMetrics {
   readonly duration: Histogram<'cidr'>;
 }
 
-class PromRecorder implements MetricsRecorder {
-  /**
-   * cidr → allocators reporting its gauges here, tracked and not yet untracked (a count, not the
-   * allocators: an allocator left to the garbage collector must not be kept alive by it).
-   */
-  private readonly sources = new Map<string, number>();
+/**
+ * Per allocated_ips gauge: cidr → allocators reporting its series, tracked and not yet untracked
+ * (a count, not the allocators: an allocator left to the garbage collector must not be kept alive
+ * by it). Kept by gauge rather than by recorder: a registry's metrics may outlive one recorder (a
+ * new one is made when one of the five was removed from it, reusing the gauges still there).
+ */
+const gaugeSources = new WeakMap<object, Map<string, number>>();
 
-  constructor(private readonly m: AllocatorMetrics) {}
+class PromRecorder implements MetricsRecorder {
+  private readonly sources: Map<string, number>;
+
+  constructor(private readonly m: AllocatorMetrics) {
+    let sources = gaugeSources.get(m.allocated);
+    if (sources === undefined) gaugeSources.set(m.allocated, (sources = new Map()));
+    this.sources = sources;
+  }
 
   allocation(cidr: string, scope: Scope): void {
     this.m.allocations.inc({ cidr, scope });

@@ -237,6 +237,22 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await gaugeCidrs(two)).toEqual([]);
   });
 
+  // Regression: the count of allocators reporting a CIDR was kept per recorder, and a recorder is
+  // made anew when one of the five metrics was removed from the registry, over the same gauges.
+  it('a metric removed from the registry meanwhile: the gauges stay while any allocator of the CIDR reports them', async () => {
+    const reg = new Registry();
+    const a = make('10.0.0.0/29', reg);
+    reg.removeSingleMetric(METRIC_DURATION); // an app that drops the histogram it does not want
+    const b = make('10.0.0.0/29', reg); // same CIDR (a second API server), a new recorder
+    a.destroy();
+    expect(await gaugeCidrs(reg)).toEqual(['10.0.0.0/29']); // b reports it still
+    reg.removeSingleMetric(METRIC_DURATION);
+    b.enableMetrics(reg); // the same registry, through a new recorder again
+    expect(await gaugeCidrs(reg)).toEqual(['10.0.0.0/29']);
+    b.destroy();
+    expect(await gaugeCidrs(reg)).toEqual([]);
+  });
+
   it('available_ips of a /64 is Number(free) (2^64 − 1 rounds to 2^64)', async () => {
     const reg = new Registry();
     make('2001:db8::/64', reg);
