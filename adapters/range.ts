@@ -864,17 +864,22 @@ function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
 }
 
 /** Throws InvalidArgumentError unless `s` is a whole snapshot as snapshot() wrote it. */
+/** %TypedArray%.prototype's [Symbol.toStringTag] getter: the kind of a real typed array, undefined for anything else. */
+const typedArrayKind = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)!.get!;
+
 /**
  * A copy of the caller's bytes, read once before anything changes: a Uint8Array's buffer may be
- * detached (transferred to a worker) and a subclass may answer `length` or `subarray` as it
- * likes; the copy is made from the array's own elements. InvalidArgumentError for anything else.
+ * detached (transferred to a worker) or shrunk, and a subclass may answer `length` or
+ * `subarray` as it likes; the copy is made from the array's own elements. Only a real
+ * Uint8Array is taken (a Proxy or an object with its prototype is not: copying one would run its
+ * iterator, which may not end). InvalidArgumentError for anything else.
  */
 function ownBytes(data: unknown, what: string): Uint8Array {
-  if (!(data instanceof Uint8Array)) throw new InvalidArgumentError(`${what} must be a Uint8Array, got ${quoteInput(data)}`);
+  if (typedArrayKind.call(data) !== 'Uint8Array') throw new InvalidArgumentError(`${what} must be a Uint8Array, got ${quoteInput(data)}`);
   try {
-    return new Uint8Array(data);
+    return new Uint8Array(data as Uint8Array);
   } catch {
-    throw new InvalidArgumentError(`${what} cannot be read: its buffer was transferred (detached)`);
+    throw new InvalidArgumentError(`${what} cannot be read: its buffer was transferred (detached) or shrunk below it`);
   }
 }
 

@@ -649,7 +649,9 @@ describe('Range snapshots carry their length and checksum', () => {
       const r = new Range('10.0.0.0/24', { indexKind });
       r.allocate('10.0.0.200');
       expect(() => r.restore(snap.range, data)).toThrow(InvalidArgumentError);
-      expect(() => r.restore(snap.range, data)).toThrow(/^snapshot data cannot be read: its buffer was transferred \(detached\)$/);
+      expect(() => r.restore(snap.range, data)).toThrow(
+        /^snapshot data cannot be read: its buffer was transferred \(detached\) or shrunk below it$/,
+      );
       expect(() => Range.fromSnapshot({ ...snap, data })).toThrow(/^snapshot\.data cannot be read/);
       expect([r.used(), r.has('10.0.0.200'), r.validate().indexed]).toEqual([1, true, 1]);
       r.destroy();
@@ -675,6 +677,30 @@ describe('Range snapshots carry their length and checksum', () => {
     r.forEach((ip) => held.add(ip));
     expect(r.allocateMany(254 - 40).filter((ip) => held.has(ip))).toEqual([]);
     expect(Range.fromSnapshot({ ...snap, data: new Lying(snap.data) }).used()).toBe(40);
+    r.destroy();
+  });
+
+  it('something that only looks like a Uint8Array (a Proxy, an object with its prototype) → InvalidArgumentError, its iterator never run', () => {
+    const snap = taken();
+    const r = new Range('10.0.0.0/24');
+    r.allocate('10.0.0.200');
+    let iterated = false;
+    const endless = new Proxy(new Uint8Array(snap.data), {
+      get: (target, key) => {
+        if (key === Symbol.iterator) {
+          iterated = true;
+          return function* () {
+            for (;;) yield 1;
+          };
+        }
+        const v = Reflect.get(target, key, target) as unknown;
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    for (const fake of [endless, Object.setPrototypeOf({ length: 0 }, Uint8Array.prototype)]) {
+      expect(() => r.restore(snap.range, fake as Uint8Array)).toThrow(/^snapshot data must be a Uint8Array, got /);
+    }
+    expect([iterated, r.used(), r.has('10.0.0.200')]).toEqual([false, 1, true]);
     r.destroy();
   });
 });
