@@ -40,7 +40,7 @@ import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } fr
 import { INVALID_FIRST_ADDRESS, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
-import { NULL_RECORDER, recorderFor, type MetricsRecorder } from './metrics.ts';
+import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, labelsFor } from './records.ts';
@@ -608,14 +608,7 @@ export class Allocator implements IPAllocator, Disposable {
    */
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
-    const next = recorderFor(registry);
-    if (next === this.metrics) {
-      next.gauges(this.cidr, this); // seeded again
-      return;
-    }
-    next.track(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
-    this.metrics.untrack(this.cidr); // the gauges leave the previous registry (see untrack)
-    this.metrics = next;
+    this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
   }
 
   /**

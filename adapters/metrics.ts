@@ -342,6 +342,22 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
   return entry;
 }
 
+/**
+ * An allocator's enableMetrics(registry): the recorder for `registry`, which now reports cidr's
+ * gauges (seeded from `source`) in place of `current` — whose registry the gauges leave, unless
+ * another allocator reports them there (untrack). The same registry again: seeded again.
+ */
+export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr: string, source: GaugeSource): MetricsRecorder {
+  const next = recorderFor(registry);
+  if (next === current) {
+    next.gauges(cidr, source);
+    return next;
+  }
+  next.track(cidr, source); // seeded gauges: the open upstream fix (#140615)
+  current.untrack(cidr);
+  return next;
+}
+
 /** Turns the `metrics` option / enableMetrics argument into a recorder. */
 export function recorderFor(registry: unknown): MetricsRecorder {
   if (registry === undefined || registry === true) return recorderOf();

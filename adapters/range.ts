@@ -60,7 +60,7 @@ import {
   type StrategyView,
   strategyOption,
 } from './strategies.ts';
-import { type MetricsRecorder, NULL_RECORDER, recorderFor } from './metrics.ts';
+import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import type { IPFamily, MetricsRegistry } from './types.ts';
 
@@ -744,14 +744,7 @@ export class Range implements RangeView {
    */
   enableMetrics(registry?: MetricsRegistry): void {
     this.throwIfDestroyed();
-    const next = recorderFor(registry);
-    if (next === this.metrics) {
-      next.gauges(this.cidr, this);
-      return;
-    }
-    next.track(this.cidr, this);
-    this.metrics.untrack(this.cidr); // the gauges leave the previous registry (see untrack)
-    this.metrics = next;
+    this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
   }
 
   /**

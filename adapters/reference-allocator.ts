@@ -33,7 +33,7 @@ import { DryRunAllocator } from './dry-run.ts';
 import { Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
 import { storeOption } from './memory-store.ts';
-import { NULL_RECORDER, recorderFor, type MetricsRecorder, type Scope } from './metrics.ts';
+import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
 import { checkUnsubscribe, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
@@ -389,14 +389,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
-    const next = recorderFor(registry);
-    if (next === this.metrics) {
-      next.gauges(this.cidr, this); // seeded again
-      return;
-    }
-    next.track(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
-    this.metrics.untrack(this.cidr); // the gauges leave the previous registry (see untrack)
-    this.metrics = next;
+    this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
   }
 
   destroy(): void {
