@@ -28,7 +28,7 @@
 // Fault injection (failing creates, collisions, a lagging or unsynced cache, records that skip
 // validation) lives in a test-only subclass under test/, through the protected members below.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
-import { isAllocatorLabelSet, validateRecord } from './records.ts';
+import { isAllocatorLabelSet, validateFields, validateRecord } from './records.ts';
 import { NameTable } from './name-table.ts';
 import { checkWatcher, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher, type SyncStoreOps } from './store.ts';
 import type { ParentRef } from './types.ts';
@@ -36,21 +36,21 @@ import type { ParentRef } from './types.ts';
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
-/**
- * The record as the store keeps it, each field read once: labels and parentRef copied as frozen
- * data (the allocators' shared label sets kept as they are), so that what validateRecord checks
- * is what is stored and what watchers get — a getter, even on a frozen object, cannot answer one
- * thing to the check and another to the copy. What is not an object is returned as given, for
- * validateRecord to refuse.
- */
-function ownRecord(record: IPAddressRecord): IPAddressRecord {
-  if (!isObject(record)) return record;
-  const { name, labels, parentRef: ref } = record;
-  return {
-    name,
-    labels: labels === undefined ? NO_LABELS : isAllocatorLabelSet(labels) || !isObject(labels) ? labels : Object.freeze({ ...labels }),
-    parentRef: ref === undefined || ref === null ? null : isObject(ref) ? Object.freeze({ ...ref }) : ref,
-  };
+// A record written is read once, field by field, and its labels and parentRef copied as frozen
+// data (the allocators' shared label sets kept as they are): what validateFields checks is then
+// what is stored and what watchers get — a getter, even on a frozen object, cannot answer one
+// thing to the check and another to the copy. What is not an object is kept as given, for the
+// check to refuse.
+
+/** The labels a record keeps. */
+function ownLabels(labels: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
+  if (labels === undefined) return NO_LABELS;
+  return isAllocatorLabelSet(labels) || !isObject(labels) ? labels : Object.freeze({ ...labels });
+}
+
+/** The parentRef a record keeps. */
+function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null {
+  return ref === undefined || ref === null ? null : isObject(ref) ? Object.freeze({ ...ref }) : ref;
 }
 
 /** An object other than an array: what a spread copies as the caller meant it. */
@@ -438,11 +438,14 @@ export class MemoryStore implements Store, SyncStoreOps {
    */
   createSync(record: IPAddressRecord): IPAddressRecord {
     if (this.closed) throw destroyed();
-    const own = ownRecord(record);
-    validateRecord(own);
-    const previous = this.authority.get(own.name);
-    if (previous !== undefined) throw new AlreadyExistsError(own.name);
-    return this.putOwn(own, undefined, true);
+    if (!isObject(record)) validateRecord(record); // refused: not a record
+    const name = record.name;
+    const labels = ownLabels(record.labels);
+    const ref = ownParentRef(record.parentRef);
+    validateFields(name, labels, ref);
+    const previous = this.authority.get(name);
+    if (previous !== undefined) throw new AlreadyExistsError(name);
+    return this.keep(name, labels, ref, undefined, true);
   }
 
   /**
@@ -517,18 +520,18 @@ export class MemoryStore implements Store, SyncStoreOps {
    * allocators' shared label sets are kept as they are).
    */
   protected put(record: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
-    return this.putOwn(ownRecord(record), previous, announce);
+    return this.keep(record.name, ownLabels(record.labels), ownParentRef(record.parentRef), previous, announce);
   }
 
-  /** put() of a record ownRecord made: its fields are stored as they are. */
-  private putOwn(own: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
-    const stored = new StoredRecord(
-      own.name,
-      own.labels,
-      own.parentRef as ParentRef | null,
-      ++this.version,
-      this.timestamps ? Date.now() : Number.NaN,
-    );
+  /** put() of fields the store owns (ownLabels, ownParentRef): stored as they are. */
+  private keep(
+    name: string,
+    labels: Readonly<Record<string, string>>,
+    ref: ParentRef | null,
+    previous: IPAddressRecord | undefined,
+    announce: boolean,
+  ): IPAddressRecord {
+    const stored = new StoredRecord(name, labels, ref, ++this.version, this.timestamps ? Date.now() : Number.NaN);
     this.authority.set(stored.name, stored);
     if (announce) this.changed(true, stored, previous);
     return stored;

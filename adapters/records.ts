@@ -233,17 +233,18 @@ function labelProblems(labels: unknown): string[] {
  *   store accepts null (and absent) as "no owner". A KubernetesStore's server still refuses it.
  */
 export function validateRecord(record: unknown): void {
-  // The allocators' own records (their shared label set, no owner) need only the name checked:
-  // they are most of a store's writes.
-  if (typeof record === 'object' && record !== null) {
-    const r = record as IPAddressRecord;
-    const name = r.name;
-    if (typeof name === 'string' && isAllocatorLabelSet(r.labels) && r.parentRef === null && isCanonicalAddress(name)) return;
-  }
   if (typeof record !== 'object' || record === null || Array.isArray(record)) {
     throw new InvalidRecordError(record, ['a record must be an object {name, labels, parentRef}']);
   }
-  const { name, labels, parentRef: ref } = record as Record<string, unknown>;
+  const { name, labels, parentRef } = record as Record<string, unknown>;
+  validateFields(name, labels, parentRef);
+}
+
+/** validateRecord of a record's fields, read already (a store checks what it will keep). */
+export function validateFields(name: unknown, labels: unknown, ref: unknown): void {
+  // The allocators' own records (their shared label set, no owner) need only the name checked:
+  // they are most of a store's writes.
+  if (typeof name === 'string' && isAllocatorLabelSet(labels) && ref === null && isCanonicalAddress(name)) return;
   const problems = nameProblems(name);
   if (!isAllocatorLabelSet(labels)) problems.push(...labelProblems(labels));
   if (ref !== null && ref !== undefined) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
