@@ -33,7 +33,7 @@ import { NotFoundError, showUnseen } from '../adapters/errors.ts';
 import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
-import { checkList, checkObject, describeBody } from '../adapters/kubernetes/answers.ts';
+import { checkList, checkObject, describeBody, isJson } from '../adapters/kubernetes/answers.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
@@ -299,7 +299,7 @@ export class Cluster {
     // answer to read: taken as an empty list it would make every IPAddress an orphan.
     // client-node hands back text that is not JSON as it is, or as an empty typed object: the
     // content type says which it was.
-    const json = contentType === undefined || /^application\/([\w.-]+\+)?json$/.test(contentType);
+    const json = contentType === undefined || isJson(contentType);
     const checked = json ? read(answer) : typeof answer === 'string' ? describeBody(answer) : 'not JSON';
     if (typeof checked === 'string') {
       const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;

@@ -12,6 +12,11 @@
 // client-go would decode as an empty list, is refused here: read as empty it would empty a cache,
 // or make every IPAddress an orphan, on the word of something that is not kube-apiserver.
 
+/** application/json, or a JSON-based type (application/merge-patch+json): what an answer to read must be. */
+export function isJson(contentType: string): boolean {
+  return /^application\/([\w.-]+\+)?json$/i.test(contentType);
+}
+
 /** A list answer's parts, once checked. */
 export interface CheckedList {
   items: unknown[];

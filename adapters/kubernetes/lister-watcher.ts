@@ -3,6 +3,7 @@
 // each list page through ApiRequests (deadline, 429 waits, aborted on close), each watch through
 // client-node's Watch (watch-session.ts gives it deadlines of its own).
 import { type ConfigurationOptions, type KubeConfig, Observable, type ObservableMiddleware, Watch } from '@kubernetes/client-node';
+import { isJson } from './answers.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ApiRequests } from './requests.ts';
 
@@ -113,9 +114,4 @@ export function clientNodeListerWatcher(
       return () => controller.abort();
     },
   };
-}
-
-/** application/json, or a JSON-based type (application/merge-patch+json): what a list answer must be. */
-function isJson(contentType: string): boolean {
-  return /^application\/([\w.-]+\+)?json$/i.test(contentType);
 }
