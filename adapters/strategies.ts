@@ -464,6 +464,7 @@ export function guardedStrategy(strategy: AllocationStrategy, guard: <T>(call: (
  * choice and its bookkeeping — the same address handed out twice, another lost; a forRange runs
  * while the owner swaps its index (restore, a rebuild), and a change from inside would land in
  * the index about to be replaced.
+ * @internal used by Range and the Allocator
  */
 export class ChooserCalls {
   private active = false;
