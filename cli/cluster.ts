@@ -234,7 +234,7 @@ export class Cluster {
       if (e instanceof CliError) throw e;
       if (isNotFound(e)) return 'deleted';
       return {
-        kept: `the object was marked for deletion, and reading it again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}`,
+        kept: `the server answered the delete with the object, and reading it again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}`,
       };
     }
     const leftUid = left.metadata?.uid;

@@ -333,7 +333,7 @@ describe('ipallocator check', () => {
       expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).not.toBe('deleted'); // read again without a uid: not another object
       after = { code: 404, body: '<html><title>404 Not Found</title></html>' }; // a proxy's 404 names no object
       expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
-        kept: expect.stringMatching(/^the object was marked for deletion, and reading it again failed: /),
+        kept: expect.stringMatching(/^the server answered the delete with the object, and reading it again failed: /),
       });
       after = {
         code: 200,
