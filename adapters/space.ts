@@ -1,6 +1,11 @@
 // AddressSpace: a range's bands and its random draw, over the core's address space
 // (core-as/space.ts: the index of taken offsets plus the geometry). Allocator and Range both
-// allocate through it, so the bands, upstream's draw and the search are written once.
+// allocate through it when no strategy is given. A strategy chooses through the strategy's view
+// of the index instead (adapters/strategies.ts), where the 'upstream' chooser that coolDown and
+// strategies of your own can wrap repeats this draw and scan over offsets: the same answers for
+// the same draws, except that it does not know the range's addresses, so the one start whose
+// address would leave the family (step 3 below, the last IPv6 /64 only) wraps to the band's
+// first offset there.
 //
 //   first                        offsetAddress                                          last
 //     │◂──── lower (static) ─────▸│◂──────────────── upper (dynamic) ───────────────────▸│

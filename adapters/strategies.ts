@@ -13,6 +13,8 @@
 //   upstream       a random start, then the first free offset upward, wrapping (upstream's
 //                  allocateNextService / the legacy bitmap's randomScanStrategyWithOffset); the
 //                  default, and the only one whose answers equal upstream's for the same draws
+//                  (as a strategy object, e.g. inside coolDown, it is ScanChooser below: see its
+//                  one difference there)
 //   legacy-bitmap  the same scan over the legacy bitmap's range: an IPv6 range holds at most
 //                  65,535 addresses there (upstream's 2^16 cap), the draw is rand.Intn
 //   sequential     the first free offset after the one it chose last, wrapping (a cursor per band)
@@ -92,7 +94,9 @@ export interface StrategyView {
 export interface OffsetChooser {
   /**
    * Writes a free offset to `out` (not marking it: the range does) and returns true; false only
-   * when nothing it may choose is free. Called with at least one offset free.
+   * when nothing it may choose is free. Under a cool-down it may be called while the index marks
+   * every offset (each free address held): answer false, and the range gives the oldest held
+   * address back early and asks again.
    */
   choose(out: Offset): boolean;
   /** Told after the range marked the offset it chose (sequential moves its cursor here). */
@@ -193,7 +197,14 @@ function firstFree(
   return true;
 }
 
-/** upstream's scan: random start d in the band, the first free offset from ro + d, wrapping; then the static band. */
+/**
+ * upstream's scan: random start d in the band, the first free offset from ro + d, wrapping; then
+ * the static band. Without a strategy the range scans through AddressSpace (adapters/space.ts)
+ * instead, with the same draws and answers but one: there, in the last IPv6 /64 of the space, a
+ * start whose address would pass ffff:…:ffff finds nothing in the dynamic band (upstream's
+ * iterator); here, knowing offsets only, it wraps to the band's first offset. Two of the 2^64
+ * draws reach it.
+ */
 class ScanChooser implements OffsetChooser {
   private readonly bands: Bands;
   private readonly drawsU64: boolean;
@@ -222,7 +233,7 @@ class ScanChooser implements OffsetChooser {
       drawBelow(v.random, b.dynHi, b.dynLo, d);
     }
     const s = this.start;
-    add64(0, b.ro, d.hi, d.lo, s); // a start past the band is clamped to its first offset by nextFree
+    add64(0, b.ro, d.hi, d.lo, s); // a start past the band wraps to its first offset (nextFree), as upstream's iterator does
     if (firstFree(v.index, s.hi, s.lo, 0, b.ro, b.lastHi, b.lastLo, out)) return true;
     if (!b.hasStatic) return false;
     drawBelow(v.random, 0, b.ro, d);
