@@ -404,20 +404,19 @@ export const STRATEGIES: Readonly<Record<StrategyName, AllocationStrategy>> = Ob
 
 /**
  * The `strategy` option as a strategy object: a built-in's name, or an object with a `name`
- * string and a `forRange` function. InvalidArgumentError for anything else.
+ * string and a `forRange` function. InvalidArgumentError for anything else, naming the value as
+ * `what` (the option, or coolDown's argument).
  */
-export function strategyOption(option: unknown): AllocationStrategy {
+export function strategyOption(option: unknown, what = 'options.strategy'): AllocationStrategy {
   if (option === undefined) return STRATEGIES.upstream;
   if (typeof option === 'string') {
     if ((STRATEGY_NAMES as readonly string[]).includes(option)) return STRATEGIES[option as StrategyName];
-    throw new InvalidArgumentError(
-      `options.strategy must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object, got ${quoteInput(option)}`,
-    );
+    throw new InvalidArgumentError(`${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object, got ${quoteInput(option)}`);
   }
   const s = option as Partial<AllocationStrategy> | null;
   if (typeof s !== 'object' || s === null || typeof s.name !== 'string' || typeof s.forRange !== 'function') {
     throw new InvalidArgumentError(
-      `options.strategy must be one of ${STRATEGY_NAMES.join(', ')} or an object { name, forRange(view) }, got ${quoteInput(option)}`,
+      `${what} must be one of ${STRATEGY_NAMES.join(', ')} or an object { name, forRange(view) }, got ${quoteInput(option)}`,
     );
   }
   return s as AllocationStrategy;
@@ -619,7 +618,7 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   // with the oldest alone. The queue is a FIFO of (offset, until) plus a Map from offset to its
   // FIFO entry: measured 65 bytes of JS heap per held address (160 in a /64, whose offsets past
   // 2^53 are string keys).
-  const inner = strategyOption(strategy);
+  const inner = strategyOption(strategy, "coolDown's strategy");
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`coolDown options must be an object { ms } or { allocations }, got ${quoteInput(options)}`);
   }

@@ -993,7 +993,10 @@ describe('bad options', () => {
     for (const opts of [{}, { ms: 1, allocations: 1 }, { ms: -1 }, { ms: Number.NaN }, { allocations: 1.5 }, { ms: 1, now: 5 }, null]) {
       expect(await failure(() => coolDown('upstream', opts as never))).toBeInstanceOf(InvalidArgumentError);
     }
-    expect(await failure(() => coolDown('nope' as never, { ms: 1 }))).toBeInstanceOf(InvalidArgumentError);
+    const inner = await failure(() => coolDown('nope' as never, { ms: 1 }));
+    expect(inner).toBeInstanceOf(InvalidArgumentError);
+    // coolDown's first argument is no option: the message names what the caller passed
+    expect(String((inner as Error).message)).toMatch(/^coolDown's strategy must be one of .*, got "nope"/);
   });
 
   it('a strategy that names a taken address fails with InvalidArgumentError and changes nothing', async () => {
