@@ -91,7 +91,7 @@ export class Allocator implements IPAllocator, Disposable {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly store: Store;
-  /** The range geometry. */
+  /** The range geometry. @internal */
   readonly prefix: Prefix;
 
   private readonly cache: StoreCache;

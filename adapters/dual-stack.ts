@@ -39,6 +39,12 @@ export interface DualStackOptions {
 
 const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);
 
+/**
+ * The ClusterIPs of one Service, one per family, in one call — both or neither: what a later
+ * family fails to get, the earlier ones give back (upstream's Service REST storage does the
+ * same). Over any two IPAllocators of the two families (Allocator, MetaAllocator, …), which it
+ * owns: `destroy()` destroys both.
+ */
 export class DualStackAllocator {
   readonly ipv4: IPAllocator;
   readonly ipv6: IPAllocator;

@@ -133,7 +133,14 @@ export interface RangeView {
   dryRun(): RangeView;
 }
 
+/**
+ * A synchronous, in-memory allocator over one prefix: upstream's legacy bitmap `Range`
+ * (pkg/registry/core/service/ipallocator/bitmap.go) without its 2^16 cap on IPv6 ranges, on a
+ * WebAssembly index of taken addresses, with snapshots (`snapshot`, `restore`, `fromSnapshot`).
+ * No store: what it holds is its own. `destroy()` frees its WebAssembly memory.
+ */
 export class Range implements RangeView {
+  /** @internal the range geometry */
   readonly prefix: Prefix;
   readonly cidr: string;
   readonly ipFamily: IPFamily;
@@ -263,7 +270,7 @@ export class Range implements RangeView {
     return this.index.kind;
   }
 
-  /** Throws ErrDestroyed after destroy(). */
+  /** Throws ErrDestroyed after destroy(). @internal for DryRunRange */
   throwIfDestroyed(): void {
     if (this.destroyed) throw new ErrDestroyed(`Range ${this.cidr}`);
   }
@@ -370,8 +377,9 @@ export class Range implements RangeView {
   }
 
   /**
-   * Finds and marks the next address (left in space.address): the dynamic band from a random
-   * start, then the static band (adapters/space.ts, the draw and bands the Allocator uses too).
+   * Finds and marks the next address: the dynamic band from a random start, then the static band
+   * (adapters/space.ts, the draw and bands the Allocator uses too), its words left in
+   * space.address; or the strategy's choice, its offset left in `chosen` (takenText reads either).
    * False when full: the count answers first, without drawing.
    */
   private takeNext(): boolean {
@@ -629,7 +637,7 @@ export class Range implements RangeView {
     return new DryRunRange(this);
   }
 
-  /** Range-checks without allocating (dry run). */
+  /** Range-checks without allocating (dry run). @internal for DryRunRange */
   checkInRange(ip: string): void {
     this.throwIfDestroyed();
     if (!this.locate(ip)) throw this.notInRange();
@@ -856,7 +864,6 @@ function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
   return pairs;
 }
 
-/** Throws InvalidArgumentError unless `s` is a whole snapshot as snapshot() wrote it. */
 /** %TypedArray%.prototype's [Symbol.toStringTag] getter: the kind of a real typed array, undefined for anything else. */
 const typedArrayKind = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)!.get!;
 
@@ -876,6 +883,7 @@ function ownBytes(data: unknown, what: string): Uint8Array {
   }
 }
 
+/** Throws InvalidArgumentError unless `s` is a whole snapshot as snapshot() wrote it. */
 function checkSnapshot(s: unknown): RangeSnapshot {
   if (typeof s !== 'object' || s === null) {
     throw new InvalidArgumentError(`a Range snapshot must be an object { range, data, length, checksum }, got ${quoteInput(s)}`);
