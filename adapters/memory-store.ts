@@ -26,7 +26,9 @@
 // write nor the other watchers: its error goes to `onWatcherError`.
 //
 // Fault injection (failing creates, collisions, a lagging or unsynced cache, records that skip
-// validation) lives in a test-only subclass under test/, through the protected members below.
+// validation) lives in a test-only subclass under test/, through the protected members below. A
+// cache that can fall behind the authority needs a table of its own: the subclass makes one once,
+// at construction (newCache), so the product's cache has no second mode to test on every write.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
 import { isAllocatorLabelSet, validateFields, validateRecord } from './records.ts';
 import { NameTable } from './name-table.ts';
@@ -178,7 +180,8 @@ interface PendingEvent {
 }
 
 /**
- * The cache view and its event delivery.
+ * The cache view and its event delivery. It reads the authority's own table (cache == authority,
+ * as upstream's test fixture): no second copy, no second update per write, and always synced.
  *
  * Store order: an event is delivered to every watcher before the next event is delivered to
  * any. A write made while an event is being delivered (a watcher writing from its onAdd or
@@ -187,29 +190,27 @@ interface PendingEvent {
  * happened: a watcher subscribed later does not get it again (its replay already showed the
  * record), one unsubscribed since is skipped.
  *
- * @internal exported for the test-only subclass under test/, not part of the package.
+ * @internal exported for the test-only subclass under test/ (a cache with a table of its own,
+ * which can lag), not part of the package.
  */
 export class MemoryCache implements StoreCache {
   /**
-   * name → record, as far as the watchers have been told. While `shared`, this IS the
-   * authority's table: no second copy, no second map update. fork() gives the cache its own
-   * copy (a test double's lagging cache).
+   * name → record: the table the cache was made with. The store passes its authority, so the
+   * table already holds a write when added/deleted tells the watchers of it.
    */
-  private records: NameTable;
-  private shared = true;
+  protected readonly records: NameTable;
   /** Subscribed watchers, in order. Replaced (never mutated) on (un)subscribe. */
   private subs: readonly Subscription[] = [];
   /** True while an event (or a replay) is being delivered: writes then queue behind it. */
   private delivering = false;
   private readonly queue: PendingEvent[] = [];
-  synced = true;
   closed = false;
 
   constructor(
-    authority: NameTable,
+    records: NameTable,
     private readonly onWatcherError: WatcherErrorHandler,
   ) {
-    this.records = authority;
+    this.records = records;
   }
 
   get(name: string): IPAddressRecord | undefined {
@@ -229,9 +230,10 @@ export class MemoryCache implements StoreCache {
     return this.records.size;
   }
 
+  /** True: the cache is the authority, so it has nothing to catch up on. */
   hasSynced(): boolean {
     if (this.closed) throw destroyed();
-    return this.synced;
+    return true;
   }
 
   /**
@@ -270,30 +272,17 @@ export class MemoryCache implements StoreCache {
     return this.subs.length;
   }
 
-  /** The store added `record` (an update when `previous`, the authority's prior record, is set). */
+  /**
+   * The store added `record` (an update when `previous`, the prior record, is set); the table
+   * already holds it.
+   */
   added(record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
-    if (!this.shared) {
-      previous = this.records.get(record.name);
-      this.records.set(record.name, record);
-    }
     this.publish(true, record, previous);
   }
 
-  /** The store deleted `record`. */
+  /** The store deleted `record`; the table no longer holds it. */
   deleted(record: IPAddressRecord): void {
-    if (!this.shared) {
-      const last = this.records.delete(record.name);
-      if (last === undefined) return; // the cache never saw it: nothing to tell
-      record = last;
-    }
     this.publish(false, record, undefined);
-  }
-
-  /** Gives the cache its own copy of the records (from now on added/deleted update it). */
-  fork(): void {
-    if (!this.shared) return;
-    this.records = this.records.clone();
-    this.shared = false;
   }
 
   /** Stops every delivery: no watcher hears anything after close. */
@@ -377,7 +366,7 @@ function destroyed(): ErrDestroyed {
 export class MemoryStore implements Store, SyncStoreOps {
   /** The records (the compare-and-set table). @internal (as NameTable) */
   protected readonly authority: NameTable = new NameTable();
-  /** The cache view over `authority`, and the delivery of events to watchers. @internal (as MemoryCache) */
+  /** The cache view (over `authority`), and the delivery of events to watchers. @internal (as MemoryCache) */
   protected readonly view: MemoryCache;
   readonly cache: StoreCache;
   /** This store's synchronous operations (itself), or null with `syncOps: false`. */
@@ -396,7 +385,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     if (opts.onWatcherError !== undefined && typeof opts.onWatcherError !== 'function') {
       throw new InvalidArgumentError(`options.onWatcherError must be a function, got ${quoteInput(opts.onWatcherError)}`);
     }
-    this.view = new MemoryCache(this.authority, opts.onWatcherError ?? rethrowLater);
+    this.view = this.newCache(this.authority, opts.onWatcherError ?? rethrowLater);
     this.cache = this.view;
     this.sync = opts.syncOps === false ? null : this;
     if (opts.timestamps !== undefined && typeof opts.timestamps !== 'boolean') {
@@ -535,6 +524,16 @@ export class MemoryStore implements Store, SyncStoreOps {
     this.authority.set(stored.name, stored);
     if (announce) this.changed(true, stored, previous);
     return stored;
+  }
+
+  /**
+   * The cache, made once by the constructor: a view of `authority` itself. A test double
+   * overrides this to give its cache a table of its own, which can fall behind the authority;
+   * being called from the constructor, an override must not read the subclass's own fields (they
+   * are not set yet). @internal (names MemoryCache and NameTable)
+   */
+  protected newCache(authority: NameTable, onWatcherError: WatcherErrorHandler): MemoryCache {
+    return new MemoryCache(authority, onWatcherError);
   }
 
   /** The authority changed: tell the cache (a test double may hold the event back instead). */

@@ -217,6 +217,14 @@ describe('MemoryStore', () => {
     expect(create.mock.calls.map((c) => c[0].name)).toEqual([ip2]);
     b.destroy();
   });
+
+  it('its cache is the authority itself and carries no test hooks: fork, a shared flag and a settable synced live on the double under test/', () => {
+    const s = new MemoryStore();
+    for (const hook of ['fork', 'shared', 'synced']) expect(hook in s.cache, hook).toBe(false);
+    const r = s.createSync(rec('10.0.0.9'));
+    expect(s.cache.get('10.0.0.9')).toBe(r); // no event needed: one table
+    expect(s.cache.hasSynced()).toBe(true);
+  });
 });
 
 describe('MemoryStore validates every record at the door, as kube-apiserver validates an IPAddress', () => {
@@ -825,6 +833,21 @@ describe('FaultyMemoryStore (test double): the faults tests inject', () => {
     s.syncCache();
     await s.create(rec('10.0.0.3'));
     expect(s.cache.get('10.0.0.3')?.name).toBe('10.0.0.3');
+  });
+
+  it('lagCache() mid-run: the cache keeps what it was told before and falls behind from then on', () => {
+    const s = new FaultyMemoryStore();
+    const w = recorder();
+    s.cache.subscribe(w);
+    s.createSync(rec('10.0.0.1'));
+    s.lagCache('manual');
+    s.createSync(rec('10.0.0.2'));
+    s.deleteSync('10.0.0.1');
+    expect(s.cache.list().map((r) => r.name)).toEqual(['10.0.0.1']);
+    expect(s.records().map((r) => r.name)).toEqual(['10.0.0.2']);
+    expect(s.flushCache()).toBe(2);
+    expect(s.cache.list().map((r) => r.name)).toEqual(['10.0.0.2']);
+    expect(w.events).toEqual(['+10.0.0.1', '+10.0.0.2', '-10.0.0.1']);
   });
 
   it('lagCache(ms): queued events arrive by themselves', async () => {

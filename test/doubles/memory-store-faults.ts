@@ -19,8 +19,14 @@
 //
 // Its createSync/deleteSync/getSync are the faulty ones, and `store.sync` is the store itself, so
 // allocators meet the faults on both store paths (`syncOps: false` for the promise path).
-import { MemoryStore, type MemoryStoreOptions } from '../../adapters/memory-store.ts';
+//
+// The embedded store's cache reads the authority's own table. This double's cache (OwnTableCache,
+// made through MemoryStore's newCache) keeps a table of its own from the start, updated by the
+// events it is given: equal to the authority while the cache follows it, behind it while events
+// are held (lagCache) or a write skips the cache (injectAuthorityOnly).
+import { MemoryCache, MemoryStore, type MemoryStoreOptions, type WatcherErrorHandler } from '../../adapters/memory-store.ts';
 import { AlreadyExistsError } from '../../adapters/errors.ts';
+import { NameTable } from '../../adapters/name-table.ts';
 import type { IPAddressRecord } from '../../adapters/store.ts';
 import type { ParentRef } from '../../adapters/types.ts';
 
@@ -35,6 +41,37 @@ export interface FaultyMemoryStoreOptions extends MemoryStoreOptions {
 }
 
 type HeldEvent = { add: boolean; record: IPAddressRecord; previous: IPAddressRecord | undefined };
+
+/**
+ * A cache with a table of its own: it holds what its events told it, so it can lag behind the
+ * authority, and it answers hasSynced() with `synced`.
+ */
+class OwnTableCache extends MemoryCache {
+  /** What hasSynced() answers (while open). */
+  synced = true;
+
+  constructor(onWatcherError: WatcherErrorHandler) {
+    super(new NameTable(), onWatcherError);
+  }
+
+  override hasSynced(): boolean {
+    return super.hasSynced() && this.synced;
+  }
+
+  /** `previous` is the cache's own prior record, which a lagging cache may lack. */
+  override added(record: IPAddressRecord, _previous: IPAddressRecord | undefined): void {
+    const previous = this.records.get(record.name);
+    this.records.set(record.name, record);
+    super.added(record, previous);
+  }
+
+  /** The record the cache held is the one its watchers are told of. */
+  override deleted(record: IPAddressRecord): void {
+    const last = this.records.delete(record.name);
+    if (last === undefined) return; // the cache never saw it: nothing to tell
+    super.deleted(last);
+  }
+}
 
 export class FaultyMemoryStore extends MemoryStore {
   /** Number of create calls, including failed and injected-failure ones. */
@@ -116,7 +153,6 @@ export class FaultyMemoryStore extends MemoryStore {
    * automatically about `delayMs` ms after the first queued event.
    */
   lagCache(delayMs?: number | 'manual'): void {
-    this.view.fork();
     this.lagMode = typeof delayMs === 'number' ? delayMs : 'manual';
   }
 
@@ -146,7 +182,7 @@ export class FaultyMemoryStore extends MemoryStore {
 
   /** What cache.hasSynced() answers. */
   setSynced(synced: boolean): void {
-    this.view.synced = synced;
+    (this.view as OwnTableCache).synced = synced;
   }
 
   /**
@@ -159,8 +195,12 @@ export class FaultyMemoryStore extends MemoryStore {
 
   /** Writes a record into the authority only: the cache does not hear about it. */
   injectAuthorityOnly(name: string, labels: Record<string, string> = {}, parentRef: ParentRef | null = null): IPAddressRecord {
-    this.view.fork();
     return this.put({ name, labels, parentRef }, this.authority.get(name), false);
+  }
+
+  /** The cache: its own table (see the top of this file). */
+  protected override newCache(_authority: NameTable, onWatcherError: WatcherErrorHandler): MemoryCache {
+    return new OwnTableCache(onWatcherError);
   }
 
   protected override changed(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined): void {
