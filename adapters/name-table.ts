@@ -167,18 +167,6 @@ export class NameTable {
     return out;
   }
 
-  /** A copy holding the same records. */
-  clone(): NameTable {
-    const t = new NameTable(this.seed);
-    t.mask = this.mask;
-    t.tags = this.tags.slice();
-    t.entryOf = this.entryOf.slice();
-    t.entries = this.entries.slice();
-    t.end = this.end;
-    t.count = this.count;
-    return t;
-  }
-
   /**
    * Re-derives the counts from the slots and entries and checks the invariants above; throws an
    * Error naming the first one broken. Returns the records and slots.
