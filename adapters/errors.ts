@@ -102,6 +102,7 @@ export class IPAllocatorError extends Error {
 /** `range is full`: AllocateNext found no free address. */
 export class ErrFull extends IPAllocatorError {
   static override readonly code = 'ERR_RANGE_FULL' as const;
+  declare readonly code: 'ERR_RANGE_FULL';
   constructor() {
     super('range is full', false);
   }
@@ -110,6 +111,7 @@ export class ErrFull extends IPAllocatorError {
 /** `provided IP is already allocated`: Allocate of an address that is taken. */
 export class ErrAllocated extends IPAllocatorError {
   static override readonly code = 'ERR_ALLOCATED' as const;
+  declare readonly code: 'ERR_ALLOCATED';
   constructor() {
     super('provided IP is already allocated', false);
   }
@@ -118,6 +120,7 @@ export class ErrAllocated extends IPAllocatorError {
 /** `the provided network does not match the current range`. */
 export class ErrMismatchedNetwork extends IPAllocatorError {
   static override readonly code = 'ERR_MISMATCHED_NETWORK' as const;
+  declare readonly code: 'ERR_MISMATCHED_NETWORK';
   constructor() {
     super('the provided network does not match the current range', false);
   }
@@ -126,6 +129,7 @@ export class ErrMismatchedNetwork extends IPAllocatorError {
 /** `allocator not ready`: the allocator is disabled or its store has not synced. */
 export class ErrNotReady extends IPAllocatorError {
   static override readonly code = 'ERR_NOT_READY' as const;
+  declare readonly code: 'ERR_NOT_READY';
   constructor() {
     super('allocator not ready', false);
   }
@@ -134,6 +138,7 @@ export class ErrNotReady extends IPAllocatorError {
 /** The address is outside [first, last] of the range (or of the other family). */
 export class ErrNotInRange extends IPAllocatorError {
   static override readonly code = 'ERR_NOT_IN_RANGE' as const;
+  declare readonly code: 'ERR_NOT_IN_RANGE';
   readonly ip: string;
   /** The range's CIDR. */
   readonly validRange: string;
@@ -151,6 +156,7 @@ export class ErrNotInRange extends IPAllocatorError {
 /** Malformed or ambiguous address text (or not a string). Message: `ParseAddr("…"): reason`. */
 export class InvalidAddressError extends IPAllocatorError {
   static override readonly code = 'ERR_INVALID_ADDRESS' as const;
+  declare readonly code: 'ERR_INVALID_ADDRESS';
   readonly input: unknown;
   readonly reason: string;
   constructor(input: unknown, reason: string) {
@@ -163,6 +169,7 @@ export class InvalidAddressError extends IPAllocatorError {
 /** Malformed or ambiguous CIDR text (or not a string). Message: `ParsePrefix("…"): reason`. */
 export class InvalidCIDRError extends IPAllocatorError {
   static override readonly code = 'ERR_INVALID_CIDR' as const;
+  declare readonly code: 'ERR_INVALID_CIDR';
   readonly input: unknown;
   readonly reason: string;
   constructor(input: unknown, reason: string) {
@@ -175,16 +182,19 @@ export class InvalidCIDRError extends IPAllocatorError {
 /** A well-formed CIDR an allocator cannot serve, e.g. `shortest allowed prefix length for service CIDR is 64, got 48`. */
 export class InvalidRangeError extends IPAllocatorError {
   static override readonly code = 'ERR_INVALID_RANGE' as const;
+  declare readonly code: 'ERR_INVALID_RANGE';
 }
 
 /** A wrong argument other than address text: a negative count, a non-function callback, … */
 export class InvalidArgumentError extends IPAllocatorError {
   static override readonly code = 'ERR_INVALID_ARGUMENT' as const;
+  declare readonly code: 'ERR_INVALID_ARGUMENT';
 }
 
 /** The WebAssembly core could not get more memory (host refused, or the cap was reached). */
 export class OutOfMemoryError extends IPAllocatorError {
   static override readonly code = 'ERR_OUT_OF_MEMORY' as const;
+  declare readonly code: 'ERR_OUT_OF_MEMORY';
   constructor(what: string) {
     super(`out of memory: ${what}`);
   }
@@ -193,6 +203,7 @@ export class OutOfMemoryError extends IPAllocatorError {
 /** A store's answer to creating a name that exists (HTTP 409 AlreadyExists in Kubernetes). */
 export class AlreadyExistsError extends IPAllocatorError {
   static override readonly code = 'ERR_ALREADY_EXISTS' as const;
+  declare readonly code: 'ERR_ALREADY_EXISTS';
   readonly resourceName: string;
   constructor(name: string) {
     super(`ipaddresses.networking.k8s.io "${name}" already exists`);
@@ -211,6 +222,7 @@ export function isAlreadyExists(e: unknown): boolean {
 /** A store's answer to deleting or reading a name that does not exist (HTTP 404 NotFound). */
 export class NotFoundError extends IPAllocatorError {
   static override readonly code = 'ERR_NOT_FOUND' as const;
+  declare readonly code: 'ERR_NOT_FOUND';
   readonly resourceName: string;
   constructor(name: string) {
     super(`ipaddresses.networking.k8s.io "${name}" not found`);
@@ -233,6 +245,7 @@ function codeOf(e: unknown): unknown {
  */
 export class ErrDestroyed extends IPAllocatorError {
   static override readonly code = 'ERR_DESTROYED' as const;
+  declare readonly code: 'ERR_DESTROYED';
   /** What was destroyed, e.g. `Allocator 10.96.0.0/12`. */
   readonly target: string;
   constructor(target: string) {
@@ -248,6 +261,7 @@ export class ErrDestroyed extends IPAllocatorError {
  */
 export class InvalidRecordError extends IPAllocatorError {
   static override readonly code = 'ERR_INVALID_RECORD' as const;
+  declare readonly code: 'ERR_INVALID_RECORD';
   /** The record's name as given (any type), for quoting. */
   readonly resourceName: unknown;
   /** Each problem found, e.g. `spec.parentRef.name: Required value`. */

@@ -74,6 +74,11 @@ describe('typed errors', () => {
     expectTypeOf(ErrFull.code).toEqualTypeOf<'ERR_RANGE_FULL'>();
     expectTypeOf(InvalidAddressError.code).toEqualTypeOf<'ERR_INVALID_ADDRESS'>();
     expect(ErrFull.code).toBe('ERR_RANGE_FULL');
+    // and so has each instance's: a misspelt code does not compile (type-checked by tsc)
+    const e = new ErrFull();
+    expectTypeOf(e.code).toEqualTypeOf<'ERR_RANGE_FULL'>();
+    expectTypeOf(new InvalidAddressError('x', 'unable to parse IP').code).toEqualTypeOf<'ERR_INVALID_ADDRESS'>();
+    expect(e.code).toBe(ErrFull.code);
   });
 
   it('an input error carries the trace of where it was made', () => {
