@@ -552,21 +552,24 @@ export class MemoryStore implements Store, SyncStoreOps {
 export function storeOption(store: unknown): Store {
   if (store === undefined) return new MemoryStore();
   const s = store as Partial<Store> | null;
-  const cache = typeof s === 'object' && s !== null ? (s.cache as Partial<StoreCache> | undefined) : undefined;
-  const ok =
-    cache !== undefined &&
-    typeof cache === 'object' &&
-    cache !== null &&
-    typeof s!.create === 'function' &&
-    typeof s!.delete === 'function' &&
-    typeof s!.get === 'function' &&
-    typeof cache.get === 'function' &&
-    typeof cache.list === 'function' &&
-    typeof cache.hasSynced === 'function' &&
-    typeof cache.subscribe === 'function';
-  if (!ok) throw new InvalidArgumentError(`options.store must be a Store (create, delete, get and a cache), got ${quoteInput(store)}`);
-  checkSyncOps(s!.sync);
+  const missing = typeof s === 'object' && s !== null ? missingStoreMembers(s) : [];
+  if (typeof s !== 'object' || s === null || missing.length > 0) {
+    const which = missing.length > 0 ? `; it lacks ${missing.join(', ')}` : '';
+    throw new InvalidArgumentError(
+      `options.store must be a Store (create, delete, get and a cache with get, list, hasSynced, subscribe)${which}: got ${quoteInput(store)}`,
+    );
+  }
+  checkSyncOps(s.sync);
   return store as Store;
+}
+
+/** The members a Store must have as functions that `s` lacks, named as a caller writes them (`cache.get`). */
+function missingStoreMembers(s: Partial<Store>): string[] {
+  const missing: string[] = (['create', 'delete', 'get'] as const).filter((m) => typeof s[m] !== 'function');
+  const cache = s.cache as Partial<StoreCache> | null | undefined;
+  if (typeof cache !== 'object' || cache === null) return [...missing, 'cache'];
+  for (const m of ['get', 'list', 'hasSynced', 'subscribe'] as const) if (typeof cache[m] !== 'function') missing.push(`cache.${m}`);
+  return missing;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../adapters/memory-store.ts';
+import { Allocator } from '../adapters/allocator.ts';
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
 import { validateRecord } from '../adapters/records.ts';
@@ -878,5 +879,26 @@ describe('FaultyMemoryStore (test double): the faults tests inject', () => {
     // deleting a record the cache never saw tells nobody
     await s.delete('10.0.0.9');
     expect(w.events).toHaveLength(2);
+  });
+});
+
+describe('a store of your own that lacks a member', () => {
+  it('is refused when the allocator is made, naming each missing member', () => {
+    const cache = { get() {}, list: () => [], hasSynced: () => true, subscribe: () => () => {} };
+    const cases: [unknown, string][] = [
+      [{ create() {}, delete() {}, get() {}, cache: { ...cache, get: undefined } }, 'cache.get'],
+      [{ create() {}, get() {}, cache: { ...cache, subscribe: 1 } }, 'delete, cache.subscribe'],
+      [{ create() {}, delete() {}, get() {} }, 'cache'],
+    ];
+    for (const [store, lacks] of cases) {
+      let error: unknown;
+      try {
+        new Allocator('10.0.0.0/28', { store: store as never });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toMatch(new RegExp(`^options\\.store must be a Store \\(.*\\); it lacks ${lacks}: got `));
+    }
   });
 });
