@@ -378,7 +378,10 @@ const BEHIND_READ_ONLY = new WeakMap<StrategyIndex, FreeIndex>();
 function wholeIndex(view: StrategyView): FreeIndex {
   const index = BEHIND_READ_ONLY.get(view.index) ?? view.index;
   if (typeof (index as Partial<FreeIndex>).clear !== 'function') {
-    throw new InvalidArgumentError('coolDown(…).forRange needs the view the range gave (its index returns the addresses held)');
+    throw new InvalidArgumentError(
+      'coolDown(…).forRange needs the view a range of this copy of ipallocator gave: it returns the addresses it held to ' +
+        "that range's index, which this view does not lead to (a view made by hand, or by a range of another copy of the package)",
+    );
   }
   return index as FreeIndex;
 }

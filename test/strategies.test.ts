@@ -1088,3 +1088,21 @@ describe('bad options', () => {
     }
   });
 });
+
+describe('coolDown over a view no range gave', () => {
+  it('is refused, saying it needs a view from a range of this copy of the package', async () => {
+    let handMade: StrategyView | undefined;
+    const spy: AllocationStrategy = {
+      name: 'spy',
+      forRange(view) {
+        handMade = { ...view, index: { ...view.index } as StrategyView['index'] };
+        return STRATEGIES.upstream.forRange(view);
+      },
+    };
+    const probe = new Range('10.0.0.0/28', { strategy: spy });
+    const e = await failure(() => coolDown('upstream', { ms: 1 }).forRange(handMade!));
+    expect(e).toBeInstanceOf(InvalidArgumentError);
+    expect((e as Error).message).toMatch(/needs the view a range of this copy of ipallocator gave.*another copy of the package/);
+    probe.destroy();
+  });
+});
