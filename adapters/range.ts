@@ -214,7 +214,7 @@ export class Range implements RangeView {
     }
   }
 
-  /** (Re)makes the strategy's per-range state over the current index. */
+  /** Makes the strategy's per-range state over the index (restore remakes it through chooserOver). */
   private startChooser(): void {
     const made = this.chooserOver(this.index);
     if (made === null) return;
@@ -508,9 +508,9 @@ export class Range implements RangeView {
   }
 
   /**
-   * Reserves `n` free addresses at once and returns them (in the order drawn). Throws ErrFull
-   * and reserves nothing when fewer than `n` are free; InvalidArgumentError for a count that is
-   * not an integer in [0, MAX_ALLOCATE_MANY].
+   * Reserves `n` free addresses at once and returns them (in the order drawn). Throws
+   * InvalidArgumentError for a count that is not a non-negative integer; then ErrFull, reserving
+   * nothing, when fewer than `n` are free; then InvalidArgumentError above MAX_ALLOCATE_MANY.
    */
   allocateMany(n: number): string[] {
     this.changing();
@@ -572,7 +572,7 @@ export class Range implements RangeView {
    */
   releaseMany(ips: readonly string[]): number {
     this.changing();
-    const offsets = this.offsetsOf(ips, false);
+    const offsets = this.offsetsOf('releaseMany', ips, false);
     const done: number[] = []; // positions in `offsets` released by this call
     try {
       for (let i = 0; i < offsets.length; i += 2) if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) done.push(i);
@@ -601,13 +601,13 @@ export class Range implements RangeView {
 
   /**
    * Marks many addresses allocated in one batch (a warm start from a store listing): returns how
-   * many were newly marked. All are parsed and range-checked first: malformed text throws
+   * many became allocated (newly marked, or held by a cool-down and now taken from it). All are parsed and range-checked first: malformed text throws
    * InvalidAddressError and an address outside the range ErrNotInRange, with nothing marked; so
    * does OutOfMemoryError when a sparse index cannot grow.
    */
   loadMany(ips: readonly string[]): number {
     this.changing();
-    const offsets = this.offsetsOf(ips, true);
+    const offsets = this.offsetsOf('loadMany', ips, true);
     const added = this.index.setMany(offsets); // all or nothing: OutOfMemoryError changes nothing
     let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
     if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
@@ -615,9 +615,9 @@ export class Range implements RangeView {
     return added + claimed;
   }
 
-  /** (hi, lo) pairs of the in-range addresses of `ips`; strict → throw on the first outside one. */
-  private offsetsOf(ips: readonly string[], strict: boolean): Uint32Array {
-    if (!Array.isArray(ips)) throw new InvalidArgumentError(`expected an array of addresses, got ${typeof ips}`);
+  /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
+  private offsetsOf(method: string, ips: readonly string[], strict: boolean): Uint32Array {
+    if (!Array.isArray(ips)) throw new InvalidArgumentError(`${method} needs an array of addresses, got ${quoteInput(ips)}`);
     const out = new Uint32Array(ips.length * 2);
     let n = 0;
     for (let i = 0; i < ips.length; i++) {
@@ -763,7 +763,7 @@ export class Range implements RangeView {
   validate(): { indexed: number } {
     this.throwIfDestroyed();
     const code = this.index.validate();
-    if (code !== 0) throw new Error(`Range ${this.cidr}: index invariant ${code} broken`);
+    if (code !== 0) throw new Error(`Range ${this.cidr}: the WASM index failed its consistency check (code ${code}): a bug in ipallocator`);
     const held = this.cooling?.size ?? 0;
     const indexed = this.empty ? 0 : this.index.count();
     if (indexed !== this.allocated + held) {

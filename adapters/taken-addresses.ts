@@ -737,7 +737,8 @@ export class TakenAddresses {
     const fresh = index !== null && !this.stale;
     if (fresh) {
       const code = index.index.validate();
-      if (code !== 0) throw new Error(`Allocator ${cidr}: index invariant ${code} broken`);
+      if (code !== 0)
+        throw new Error(`Allocator ${cidr}: the WASM index failed its consistency check (code ${code}): a bug in ipallocator`);
       const held = this.cooling?.check();
       if (held) throw new Error(`Allocator ${cidr}: cool-down: ${held}`);
     }

@@ -334,6 +334,10 @@ describe('Range batch operations and bad input', () => {
     expect(r.loadMany([...free, free[0]!])).toBe(20);
     expect(r.used()).toBe(120);
     r.validate();
+    // one address where an array belongs: the error names the method and quotes the value
+    expect(() => r.releaseMany('10.1.0.7' as never)).toThrow(/^releaseMany needs an array of addresses, got "10\.1\.0\.7"/);
+    expect(() => r.loadMany(7 as never)).toThrow(/^loadMany needs an array of addresses, got 7/);
+    expect(r.used()).toBe(120);
     r.destroy();
   });
 
