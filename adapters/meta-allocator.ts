@@ -39,7 +39,7 @@
 // the attempt: every range asks the same store); has, release and rangeFor take the first range
 // in creation order containing it, whatever the policy, drawing nothing.
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
-import { parseAddrInto, parsePrefix, type Family } from './address.ts';
+import { parseAddr, parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
   checkIPFamily,
   ErrDestroyed,
@@ -516,6 +516,15 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return new NotReadyDryRun(this);
   }
 
+  /**
+   * The dry run's release when no range is ready: not destroyed (ErrDestroyed), and the text
+   * parses (InvalidAddressError); nothing is deleted. @internal for NotReadyDryRun
+   */
+  checkRelease(ip: string): void {
+    this.live();
+    parseAddr(ip);
+  }
+
   /** Enables metrics on every range, now and later (each range reports under its own cidr label). */
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
@@ -788,7 +797,11 @@ function byCreation(a: KnownServiceCIDR, b: KnownServiceCIDR): number {
   return compareCreation(a.sc, b.sc) || a.seq - b.seq;
 }
 
-/** DryRun with no ready range: allocations answer ErrNotReady, reads go to the MetaAllocator. */
+/**
+ * DryRun with no ready range: allocations answer ErrNotReady, reads go to the MetaAllocator.
+ * Malformed address text is refused with InvalidAddressError first, as the MetaAllocator's own
+ * allocate and release refuse it, and as the dry runs of a Range or an Allocator do.
+ */
 class NotReadyDryRun implements IPAllocator {
   readonly cidr = '';
   constructor(private readonly meta: MetaAllocator) {}
@@ -798,15 +811,18 @@ class NotReadyDryRun implements IPAllocator {
   get size(): bigint {
     return this.meta.size;
   }
-  async allocate(_ip: string, owner?: ParentRef): Promise<void> {
-    checkParentRef(owner); // what the real call refuses first
+  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+    parseAddr(ip); // the real call refuses the address's text before the owner
+    checkParentRef(owner);
     throw new ErrNotReady();
   }
   async allocateNext(owner?: ParentRef): Promise<string> {
     checkParentRef(owner);
     throw new ErrNotReady();
   }
-  async release(_ip: string): Promise<void> {}
+  async release(ip: string): Promise<void> {
+    this.meta.checkRelease(ip);
+  }
   has(ip: string): Promise<boolean> {
     return this.meta.has(ip);
   }

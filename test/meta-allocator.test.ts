@@ -490,6 +490,20 @@ describe('MetaAllocator: routing, counting and views', () => {
     expect(meta.dryRun().used()).toBe(0);
   });
 
+  it('a dry run with no ready range refuses malformed address text as the real calls do', async () => {
+    const { meta } = setup('upstream', 11);
+    const dry = meta.dryRun();
+    expect(await rejection(meta.release('garbage'))).toBeInstanceOf(InvalidAddressError);
+    expect(await rejection(dry.release('garbage'))).toBeInstanceOf(InvalidAddressError);
+    expect(await rejection(dry.release(5 as never))).toBeInstanceOf(InvalidAddressError);
+    expect(await rejection(meta.allocate('garbage', { name: 'web' } as never))).toBeInstanceOf(InvalidAddressError);
+    expect(await rejection(dry.allocate('garbage', { name: 'web' } as never))).toBeInstanceOf(InvalidAddressError);
+    expect(await rejection(dry.has('garbage'))).toBeInstanceOf(InvalidAddressError);
+    await dry.release('10.0.0.1'); // well-formed: nothing to refuse, nothing deleted
+    meta.destroy();
+    expect(await rejection(dry.release('10.0.0.1'))).toBeInstanceOf(ErrDestroyed);
+  });
+
   it('enableMetrics reaches the current ranges (seeded gauges) and rejects a non-registry', async () => {
     const registry = new Registry();
     const { source, meta } = setup('ordered', 1);
