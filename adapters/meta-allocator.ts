@@ -47,7 +47,6 @@ import {
   ErrMismatchedNetwork,
   ErrNotReady,
   InvalidArgumentError,
-  InvalidCIDRError,
   OutOfMemoryError,
   optionsObject,
   quoteInput,
@@ -637,7 +636,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (family !== this.fam) continue;
       ours.push({ key: Prefix.parse(text).cidr, text: text as string });
     }
-    if (cidrs.length === 0) this.skip(sc.name, '', new InvalidCIDRError(sc.cidrs, 'a ServiceCIDR lists no CIDRs'));
+    if (cidrs.length === 0) {
+      // Nothing was parsed, so the report names the ServiceCIDR, not a ParsePrefix call.
+      const got = Array.isArray(sc.cidrs) ? 'is empty' : `is ${quoteInput(sc.cidrs)}, not an array`;
+      this.skip(sc.name, '', new InvalidArgumentError(`ServiceCIDR ${quoteInput(sc.name)} lists no CIDRs (spec.cidrs ${got})`));
+    }
     if (this.destroyed) return; // by onSkip: no range may be made now (none would ever be destroyed)
     const k = this.known.get(sc.name);
     if (k !== undefined) {

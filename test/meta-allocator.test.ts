@@ -361,6 +361,26 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(hostOf('10.0.0.0/24', await v4.allocateNext())).toBe(true);
   });
 
+  it('a ServiceCIDR with no CIDRs is reported under its own name, not as a CIDR that failed to parse', () => {
+    // a source of your own may deliver what the API server would refuse
+    const source: ServiceCIDRSource = {
+      subscribe(watcher) {
+        watcher.onAdd({ name: 'empty', cidrs: [] } as never);
+        watcher.onAdd({ name: 'odd', cidrs: '10.0.0.0/24' } as never);
+        return () => {};
+      },
+      hasSynced: () => true,
+      list: () => [],
+    };
+    const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
+    const reasons = meta.skipped().map((s) => [s.serviceCIDR, s.cidr, s.reason.constructor.name, s.reason.message]);
+    expect(reasons).toEqual([
+      ['empty', '', 'InvalidArgumentError', 'ServiceCIDR "empty" lists no CIDRs (spec.cidrs is empty)'],
+      ['odd', '', 'InvalidArgumentError', 'ServiceCIDR "odd" lists no CIDRs (spec.cidrs is "10.0.0.0/24", not an array)'],
+    ]);
+    meta.destroy();
+  });
+
   it('the in-memory source validates spec.cidrs like the API server', () => {
     const source = new InMemoryServiceCIDRs();
     expect(() => source.addServiceCIDR('x', [])).toThrow(InvalidArgumentError);
