@@ -49,6 +49,15 @@ export const GEO_FLAG_COUNT_SATURATED = 4;
  */
 export const INVALID_FIRST_ADDRESS = 'invalid address []';
 
+/**
+ * INVALID_FIRST_ADDRESS with what it leaves out — which range and why — for a refusal read away
+ * from the call that made the range (a MetaAllocator's skipped() and onSkip): upstream's text
+ * first, so it still matches what kube-apiserver logs.
+ */
+export function invalidFirstAddressInRange(cidr: string): string {
+  return `${INVALID_FIRST_ADDRESS} (${cidr} has no usable address: the one after its network address does not exist)`;
+}
+
 const U64_MAX = (1n << 64n) - 1n;
 
 function wordsAt(s: Uint32Array, at: number): Uint32Array {

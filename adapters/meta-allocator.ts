@@ -47,13 +47,14 @@ import {
   ErrMismatchedNetwork,
   ErrNotReady,
   InvalidArgumentError,
+  InvalidRangeError,
   OutOfMemoryError,
   optionsObject,
   quoteInput,
   rejectSoon,
 } from './errors.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
-import { Prefix } from './geometry.ts';
+import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { drawU64, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -713,11 +714,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
         a = Allocator.create(key, options);
       } catch (err) {
         if (this.destroyed) return; // by its strategy's forRange (ErrDestroyed from guard): nothing to report
+        const reason = skipReason(key, err as Error);
         // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
         // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
         // recomputes what to add at every event).
-        if (!(err instanceof OutOfMemoryError)) this.bad.set(key, err as Error);
-        for (const [name, text] of w.texts) this.skip(name, text, err as Error);
+        if (!(err instanceof OutOfMemoryError)) this.bad.set(key, reason);
+        for (const [name, text] of w.texts) this.skip(name, text, reason);
         continue;
       }
       if (this.destroyed) {
@@ -793,6 +795,16 @@ async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promis
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     throw err;
   }
+}
+
+/**
+ * Why the range of `cidr` was not made, as skipped() and onSkip report it: the Allocator's error,
+ * except upstream's bare `invalid address []`, which names neither the range nor the cause.
+ */
+function skipReason(cidr: string, err: Error): Error {
+  if (err instanceof InvalidRangeError && err.message === INVALID_FIRST_ADDRESS)
+    return new InvalidRangeError(invalidFirstAddressInRange(cidr));
+  return err;
 }
 
 /** Creation order (compareCreation), then arrival order. */

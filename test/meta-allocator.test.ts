@@ -350,8 +350,21 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     source.setReady('wide', true); // an update does not report again
     expect(reports).toHaveLength(1);
 
+    // upstream's text, then which range and why (the text alone names neither)
     source.addServiceCIDR('top', ['255.255.255.255/32']);
-    expect(v4.skipped().map((s) => [s.cidr, s.reason.message])).toEqual([['255.255.255.255/32', 'invalid address []']]);
+    expect(v4.skipped().map((s) => [s.cidr, s.reason.constructor.name, s.reason.message])).toEqual([
+      [
+        '255.255.255.255/32',
+        'InvalidRangeError',
+        'invalid address [] (255.255.255.255/32 has no usable address: the one after its network address does not exist)',
+      ],
+    ]);
+    expect(reports.at(-1)!.reason).toBe(v4.skipped()[0]!.reason);
+    source.addServiceCIDR('top6', ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128']);
+    expect(v6.skipped().find((s) => s.serviceCIDR === 'top6')!.reason.message).toBe(
+      'invalid address [] (ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128 has no usable address: the one after its network address does not exist)',
+    );
+    source.deleteServiceCIDR('top6');
     source.addServiceCIDR('junk', ['banana', '10.1.0.0/30'], { unvalidated: true });
     const junk = v4.skipped().find((s) => s.serviceCIDR === 'junk')!;
     expect(junk.reason).toBeInstanceOf(InvalidCIDRError);
