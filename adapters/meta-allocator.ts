@@ -10,7 +10,9 @@
 // * A range exists while at least one ServiceCIDR lists its CIDR (a reference set keyed by the
 //   canonical CIDR); the last reference gone → the Allocator is destroyed. CIDRs of the other
 //   family are ignored; CIDRs no Allocator can serve (malformed, IPv6 shorter than /64,
-//   255.255.255.255/32) are skipped and reported through `skipped()` / `onSkip`, never thrown.
+//   255.255.255.255/32 and the all-ones IPv6 /128, IPv6 ranges overlapping the IPv4-mapped block
+//   ::ffff:0:0/96) and ServiceCIDRs listing no CIDR are skipped and reported through
+//   `skipped()` / `onSkip`, never thrown.
 // * Readiness, upstream's rule, re-applied to every range on every add/update event:
 //     some referencing ServiceCIDR is allocatable (Ready not False, no deletionTimestamp) → ready;
 //     otherwise, if it has exactly one reference → not ready; otherwise unchanged.
@@ -22,8 +24,8 @@
 //   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate and has need a ready range,
 //   release does not; no range → ErrMismatchedNetwork (has → false).
 // * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
-//   ErrNotReady; any other error (a store failure) is returned at once (master, #135499). None
-//   left → ErrFull.
+//   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
+//   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull.
 //
 // Range-selection policies (`policy` option):
 //   'upstream'  random order, drawn per call from the injected random source. Upstream iterates a

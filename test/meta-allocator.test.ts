@@ -374,6 +374,23 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(hostOf('10.0.0.0/24', await v4.allocateNext())).toBe(true);
   });
 
+  // The module header lists what is skipped; each row is one kind it names.
+  it.each([
+    ['malformed', 'IPv4', 'banana', 'InvalidCIDRError'],
+    ['IPv6 shorter than /64', 'IPv6', 'fd00::/48', 'InvalidRangeError'],
+    ['255.255.255.255/32', 'IPv4', '255.255.255.255/32', 'InvalidRangeError'],
+    ['the all-ones IPv6 /128', 'IPv6', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', 'InvalidRangeError'],
+    ['IPv6 overlapping ::ffff:0:0/96 (containing it)', 'IPv6', '::/64', 'InvalidRangeError'],
+    ['IPv6 overlapping ::ffff:0:0/96 (inside it: refused as text already)', 'IPv6', '::ffff:a00:0/120', 'InvalidCIDRError'],
+  ] as const)('skips a CIDR no Allocator can serve: %s', (_kind, family, cidr, reason) => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('x', [cidr], { unvalidated: true });
+    const meta = new MetaAllocator(family, source, { store: new FaultyMemoryStore() });
+    expect(meta.ranges()).toEqual([]);
+    expect(meta.skipped().map((s) => [s.cidr, s.reason.constructor.name])).toEqual([[cidr, reason]]);
+    meta.destroy();
+  });
+
   it('a ServiceCIDR with no CIDRs is reported under its own name, not as a CIDR that failed to parse', () => {
     // a source of your own may deliver what the API server would refuse
     const source: ServiceCIDRSource = {
