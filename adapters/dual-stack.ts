@@ -170,7 +170,9 @@ export class DualStackAllocator {
       throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}`);
     }
     if (!isIPList(ips) && !Array.isArray(ips.ips)) {
-      throw new InvalidArgumentError('release needs the addresses: an array, or what allocate returned (an object whose ips is an array)');
+      throw new InvalidArgumentError(
+        `release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips ${quoteInput(ips.ips)}`,
+      );
     }
     const { canonical, families } = familiesOf(isIPList(ips) ? ips : ips.ips);
     const allocators = families.map((f) => this.allocator(f));
@@ -247,11 +249,11 @@ function isIPList(v: readonly string[] | DualStackIPs): v is readonly string[] {
 
 function checkFamilies(families: readonly IPFamily[]): void {
   if (!Array.isArray(families) || families.length < 1 || families.length > 2) {
-    throw new InvalidArgumentError('families must list one or two IP families');
+    throw new InvalidArgumentError(`families must list one or two IP families, got ${quoteInput(families)}`);
   }
   for (const f of families) checkIPFamily(f);
   if (families.length === 2 && families[0] === families[1]) {
-    throw new InvalidArgumentError(`families must differ, got ${families[0]} twice`);
+    throw new InvalidArgumentError(`families must differ, got ${quoteInput(families[0])} twice`);
   }
 }
 

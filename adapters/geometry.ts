@@ -21,7 +21,7 @@
 // beside the words as 4 | 6, as `parseAddrInto` returns it. Offsets are u64 as (hi, lo) u32 pairs.
 
 import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
-import { InvalidArgumentError, InvalidRangeError, OutOfMemoryError } from './errors.ts';
+import { InvalidArgumentError, InvalidRangeError, OutOfMemoryError, quoteInput } from './errors.ts';
 import type { IPFamily } from './types.ts';
 import { core, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
 
@@ -380,7 +380,7 @@ export class AddrIterator {
 
 function checkOffset(offset: unknown): bigint {
   if (typeof offset !== 'bigint' || offset < 0n || offset > U64_MAX) {
-    throw new InvalidArgumentError(`offset must be a bigint in [0, 2^64 − 1], got ${String(offset)}`);
+    throw new InvalidArgumentError(`offset must be a bigint in [0, 2^64 − 1], got ${quoteInput(offset)}`);
   }
   return offset;
 }

@@ -232,7 +232,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     checkIPFamily(family);
     const policy = opts.policy ?? 'upstream';
     if (!RANGE_POLICIES.includes(policy))
-      throw new InvalidArgumentError(`policy must be one of ${RANGE_POLICIES.join(', ')}, got ${quoteInput(policy)}`);
+      throw new InvalidArgumentError(`options.policy must be one of ${RANGE_POLICIES.join(', ')}, got ${quoteInput(policy)}`);
     this.ipFamily = family;
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;
@@ -463,7 +463,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   forEach(fn: (ip: string) => void): void {
     this.live();
-    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
     for (const r of this.store.cache.list(labelsFor(this.ipFamily))) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);

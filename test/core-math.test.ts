@@ -244,6 +244,12 @@ describe('addOffsetAddress — A9 Test_addOffsetAddress', () => {
   ])('rejects an offset that is not a u64: $name', ({ offset }) => {
     expect(() => addOffsetAddress('10.0.0.0', offset)).toThrow(/offset must be a bigint/);
   });
+
+  it('quotes an offset of the wrong type as what it is', () => {
+    expect(() => addOffsetAddress('10.0.0.0', '5' as unknown as bigint)).toThrow('offset must be a bigint in [0, 2^64 − 1], got "5"');
+    expect(() => addOffsetAddress('10.0.0.0', 5 as unknown as bigint)).toThrow('offset must be a bigint in [0, 2^64 − 1], got 5 (number)');
+    expect(() => addOffsetAddress('10.0.0.0', -1n)).toThrow('offset must be a bigint in [0, 2^64 − 1], got -1n');
+  });
 });
 
 describe('broadcastAddress — A10 Test_broadcastAddress', () => {

@@ -196,9 +196,17 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     );
     const ds = new DualStackAllocator(a4, a6);
     expect(ds.allocator('IPv6')).toBe(a6);
+    // each refusal quotes what it got
+    const refused = (why: string) => new InvalidArgumentError(why);
     return Promise.all([
-      expect(ds.allocateNext(undefined, [])).rejects.toBeInstanceOf(InvalidArgumentError),
-      expect(ds.allocateNext(undefined, ['IPv4', 'IPv4'])).rejects.toBeInstanceOf(InvalidArgumentError),
+      expect(ds.allocateNext(undefined, [])).rejects.toThrow(
+        refused('families must list one or two IP families, got an array of 0 values'),
+      ),
+      expect(ds.allocateNext(undefined, 'IPv4' as never)).rejects.toThrow(refused('families must list one or two IP families, got "IPv4"')),
+      expect(ds.allocateNext(undefined, ['IPv4', 'IPv4'])).rejects.toThrow(refused('families must differ, got "IPv4" twice')),
+      expect(ds.release({ ips: '10.0.0.1' } as never)).rejects.toThrow(
+        refused('release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips "10.0.0.1"'),
+      ),
     ]);
   });
 });
@@ -323,8 +331,12 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
   it.each([
     ['null', null, /got null$/],
     ['a string', '10.0.0.1', /got "10\.0\.0\.1"$/],
-    ['an object without ips', {}, /what allocate returned \(an object whose ips is an array\)$/],
-    ['the addresses by family, without ips', { IPv4: '10.0.0.1' }, /what allocate returned \(an object whose ips is an array\)$/],
+    ['an object without ips', {}, /what allocate returned \(an object whose ips is an array\), got ips undefined$/],
+    [
+      'the addresses by family, without ips',
+      { IPv4: '10.0.0.1' },
+      /what allocate returned \(an object whose ips is an array\), got ips undefined$/,
+    ],
     ['three addresses', ['10.0.0.1', '10.0.0.2', 'fd00::1'], /one or two ClusterIPs, got an array of 3 values$/],
     ['no address', [], /one or two ClusterIPs, got an array of 0 values$/],
   ])('release(%s) → InvalidArgumentError saying what was wrong', async (_name, ips, message) => {

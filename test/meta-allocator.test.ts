@@ -391,6 +391,17 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     meta.destroy();
   });
 
+  it('option and argument refusals quote what they got, as the sibling options and Range do', () => {
+    const source = new InMemoryServiceCIDRs();
+    expect(() => new MetaAllocator('IPv4', source, { policy: 'nope' as never })).toThrow(
+      new InvalidArgumentError('options.policy must be one of upstream, ordered, weighted, got "nope"'),
+    );
+    const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
+    expect(() => meta.forEach(1 as never)).toThrow(new InvalidArgumentError('forEach needs a function, got 1 (number)'));
+    expect(() => meta.forEach('f' as never)).toThrow(new InvalidArgumentError('forEach needs a function, got "f"'));
+    meta.destroy();
+  });
+
   it('a ServiceCIDR with no CIDRs is reported under its own name, not as a CIDR that failed to parse', () => {
     // a source of your own may deliver what the API server would refuse
     const source: ServiceCIDRSource = {
