@@ -17,8 +17,7 @@
 export { canonicalAddr, formatAddr, formatPrefix, parseAddr, parsePrefix, type Family } from './address.ts';
 
 // ── range geometry (upstream helpers) ─────────────────────────────────────────────────────
-export { addOffsetAddress, broadcastAddress, calculateRangeOffset, hostsPerNetwork, ipIterator } from './geometry.ts';
-export { isNotContained } from './meta-allocator.ts';
+export { addOffsetAddress, broadcastAddress, calculateRangeOffset, hostsPerNetwork, ipIterator, isNotContained } from './geometry.ts';
 
 // ── random sources ────────────────────────────────────────────────────────────────────────
 export { Xoshiro128, defaultRandom } from './random.ts';

@@ -1,7 +1,7 @@
 // Prefix geometry on the TypeScript side: a `Prefix` value built once per Service CIDR, the
 // per-address conversions the allocator runs on every call (address ⇄ offset), and the upstream
 // helper functions (addOffsetAddress, broadcastAddress, hostsPerNetwork, calculateRangeOffset,
-// ipIterator) for tests and users.
+// ipIterator; cidrallocator.go's isNotContained) for tests and users.
 //
 //   network  first               offsetAddress                       last  broadcast
 //      │       │◂── rangeOffset ──▸│◂─────── count − rangeOffset ──────▸│       │
@@ -449,4 +449,29 @@ export function ipIterator(first: string, last: string, offset: bigint): () => s
   const it = new AddrIterator(version, f, l, Number(off >> 32n), Number(off & 0xffff_ffffn));
   const out = new Uint32Array(4);
   return () => (it.next(out) ? formatAddr(version, out) : undefined);
+}
+
+/**
+ * Upstream `isNotContained` (cidrallocator.go): true when no other prefix of `prefixes` contains
+ * `prefix` (equal prefixes are skipped). A prefix is contained when it overlaps a prefix at most
+ * as long. Prefixes are compared masked (`10.0.0.1/24` equals `10.0.0.0/24`). Throws
+ * InvalidCIDRError for malformed text, InvalidArgumentError when `prefixes` is not an array.
+ */
+export function isNotContained(prefix: string, prefixes: readonly string[]): boolean {
+  if (!Array.isArray(prefixes)) throw new InvalidArgumentError(`prefixes must be an array of CIDR strings, got ${quoteInput(prefixes)}`);
+  const p = Prefix.parse(prefix);
+  return notContained(
+    p,
+    prefixes.map((q) => Prefix.parse(q)),
+  );
+}
+
+/** isNotContained on parsed prefixes (a MetaAllocator's top-level ranges). */
+export function notContained(p: Prefix, all: readonly Prefix[]): boolean {
+  for (const q of all) {
+    if (q.cidr === p.cidr) continue;
+    // q overlaps p and is at most as long ⇔ q contains p's network address
+    if (q.length <= p.length && q.contains(p.version, p.network)) return false;
+  }
+  return true;
 }

@@ -56,7 +56,7 @@ import {
   rejectSoon,
 } from './errors.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
-import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, Prefix } from './geometry.ts';
+import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, notContained, Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { drawU64, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -143,29 +143,6 @@ interface KnownServiceCIDR {
   readonly seq: number;
   /** Our family's CIDRs: canonical key and the text as written. */
   ours: { key: string; text: string }[];
-}
-
-/**
- * Upstream `isNotContained`: true when no other prefix of `prefixes` contains `prefix` (equal
- * prefixes are skipped). A prefix is contained when it overlaps a prefix at most as long.
- * Prefixes are compared masked (`10.0.0.1/24` equals `10.0.0.0/24`).
- */
-export function isNotContained(prefix: string, prefixes: readonly string[]): boolean {
-  if (!Array.isArray(prefixes)) throw new InvalidArgumentError(`prefixes must be an array of CIDR strings, got ${quoteInput(prefixes)}`);
-  const p = Prefix.parse(prefix);
-  return notContained(
-    p,
-    prefixes.map((q) => Prefix.parse(q)),
-  );
-}
-
-function notContained(p: Prefix, all: readonly Prefix[]): boolean {
-  for (const q of all) {
-    if (q.cidr === p.cidr) continue;
-    // q overlaps p and is at most as long ⇔ q contains p's network address
-    if (q.length <= p.length && q.contains(p.version, p.network)) return false;
-  }
-  return true;
 }
 
 const TWO53 = 9007199254740992;

@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
-import { MetaAllocator, RANGE_POLICIES, isNotContained, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
+import { MetaAllocator, RANGE_POLICIES, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
+import { isNotContained } from '../adapters/geometry.ts';
 import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource } from '../adapters/service-cidrs.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';

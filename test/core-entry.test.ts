@@ -1,0 +1,38 @@
+// `ipallocator/core` is for tools that work with ranges without allocating: importing it must not
+// load the allocators (their modules, the store, the strategies). Checked on the JavaScript the
+// sources compile to (type-only imports erased as tsc erases them), following every relative import.
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const adapters = join(dirname(fileURLToPath(import.meta.url)), '..', 'adapters');
+// import … from './x.ts', export … from './x.ts', import './x.ts', import('./x.ts')
+const RELATIVE = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** The modules loading `entry` loads, as paths relative to adapters/. */
+function loadedBy(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    const name = relative(adapters, file);
+    if (seen.has(name)) return;
+    seen.add(name);
+    const js = ts.transpileModule(readFileSync(file, 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
+    }).outputText;
+    for (const m of js.matchAll(RELATIVE)) visit(resolve(dirname(file), m[1]!));
+  };
+  visit(join(adapters, entry));
+  return seen;
+}
+
+describe('ipallocator/core', () => {
+  it('loads no allocator: only address text, geometry, random sources and what they need', () => {
+    const loaded = loadedBy('core.ts');
+    for (const heavy of ['allocator.ts', 'meta-allocator.ts', 'range.ts', 'memory-store.ts', 'strategies.ts']) {
+      expect(loaded.has(heavy), `${heavy} is loaded by ipallocator/core: ${[...loaded].join(', ')}`).toBe(false);
+    }
+    expect(loaded.has('geometry.ts')).toBe(true); // the walk does follow the entry's re-exports
+  });
+});
