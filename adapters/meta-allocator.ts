@@ -162,7 +162,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly random: RandomSource;
   /** The weighted policy's 64-bit draw (reused). */
   private readonly draw: U64Out = { hi: 0, lo: 0 };
-  private readonly index: IndexKind | undefined;
+  /** options.index, given to every range; undefined: the Allocator's default. */
+  private readonly indexKind: IndexKind | undefined;
   private readonly strategy: AllocationStrategy;
   private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
   /** undefined while metrics are off; else what every new range is given. */
@@ -215,7 +216,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.policy = policy;
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
-    this.index = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
+    this.indexKind = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
     // The ranges' strategy runs through guard: a forRange, choose or taken that destroys this
     // MetaAllocator fails the range's construction or call with ErrDestroyed (nothing is made or
     // allocated after it).
@@ -687,7 +688,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         const failed = this.bad.get(key);
         if (failed !== undefined) throw failed;
         const options: IndexedAllocatorOptions = { store: this.store, random: this.random };
-        if (this.index !== undefined) options.index = this.index;
+        if (this.indexKind !== undefined) options.index = this.indexKind;
         if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
         if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
         a = Allocator.create(key, options);

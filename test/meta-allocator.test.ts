@@ -392,6 +392,18 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     meta.destroy();
   });
 
+  it('options.index reaches every range: a dense index refuses a range too large for it', () => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('big', ['fd00::/96']);
+    const dense = new MetaAllocator('IPv6', source, { store: new FaultyMemoryStore(), index: 'dense' });
+    const auto = new MetaAllocator('IPv6', source, { store: new FaultyMemoryStore() });
+    expect(dense.ranges()).toEqual([]);
+    expect(dense.skipped().map((s) => [s.cidr, s.reason.constructor.name])).toEqual([['fd00::/96', 'InvalidArgumentError']]);
+    expect(auto.ranges().map((r) => r.cidr)).toEqual(['fd00::/96']);
+    dense.destroy();
+    auto.destroy();
+  });
+
   it('option and argument refusals quote what they got, as the sibling options and Range do', () => {
     const source = new InMemoryServiceCIDRs();
     expect(() => new MetaAllocator('IPv4', source, { policy: 'nope' as never })).toThrow(
