@@ -251,11 +251,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.unsubscribeSource = unsubscribeSource as () => void;
   }
 
-  /** `MetaAllocator.create('IPv4', source, { store })`. */
-  static create(family: IPFamily, source: ServiceCIDRSource, options: MetaAllocatorOptions = {}): MetaAllocator {
-    return new MetaAllocator(family, source, options);
-  }
-
   /** Σ usable addresses of the top-level ranges (those no other range contains). */
   get size(): bigint {
     return this.topSize;

@@ -392,6 +392,10 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     meta.destroy();
   });
 
+  it('is made with its constructor alone (no static create twin)', () => {
+    expect(Object.hasOwn(MetaAllocator, 'create')).toBe(false);
+  });
+
   it('options.index reaches every range: a dense index refuses a range too large for it', () => {
     const source = new InMemoryServiceCIDRs();
     source.addServiceCIDR('big', ['fd00::/96']);

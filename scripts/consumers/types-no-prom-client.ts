@@ -27,7 +27,7 @@ export function metaAllocator(cidr: string): MetaAllocator {
   const source = new InMemoryServiceCIDRs();
   source.addServiceCIDR('kubernetes', [cidr]);
   const options: MetaAllocatorOptions = { metrics: false };
-  return MetaAllocator.create('IPv4', source, options);
+  return new MetaAllocator('IPv4', source, options);
 }
 
 export function rangeWithDefaultMetrics(cidr: string): Range {
