@@ -35,6 +35,7 @@ import {
   InvalidRangeError,
   optionsObject,
   rejectSoon,
+  quoteInput,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { INVALID_FIRST_ADDRESS, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
@@ -144,7 +145,7 @@ export class Allocator implements IPAllocator, Disposable {
     }
     if (metrics !== null) {
       this.metrics = metrics;
-      metrics.track(this.cidr, this); // seeded gauges: the open upstream fix (#140615)
+      metrics.track(this.cidr, this); // seeded gauges: the open upstream fix (kubernetes/kubernetes#140615)
     }
   }
 
@@ -556,7 +557,7 @@ export class Allocator implements IPAllocator, Disposable {
   /** Calls `fn` for each allocated address of this family the cache holds (upstream ForEach: not filtered by CIDR). */
   forEach(fn: (ip: string) => void): void {
     this.live();
-    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
     for (const r of this.cache.list(this.labels)) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);

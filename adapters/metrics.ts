@@ -25,7 +25,7 @@
 //   kube_apiserver_clusterip_allocator_allocation_duration_seconds   histogram {cidr}, DefBuckets
 //
 // Deliberate differences from upstream master: the allocators seed both gauges (used, free) when
-// metrics are enabled — the open upstream fix (kubernetes PRs #140615 / #141128); master leaves
+// metrics are enabled — the open upstream fix (kubernetes/kubernetes#140615, kubernetes/kubernetes#141128); master leaves
 // them absent until the first allocate/release. And a range's two gauge series leave the registry
 // when the last allocator reporting them there is destroyed (a MetaAllocator range removed
 // included) or moves to another registry: master keeps the last values of a range that is gone.
@@ -353,7 +353,7 @@ export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr
     next.gauges(cidr, source);
     return next;
   }
-  next.track(cidr, source); // seeded gauges: the open upstream fix (#140615)
+  next.track(cidr, source); // seeded gauges: the open upstream fix (kubernetes/kubernetes#140615)
   current.untrack(cidr);
   return next;
 }

@@ -27,6 +27,7 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
   optionsObject,
+  quoteInput,
 } from './errors.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
@@ -222,7 +223,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     if (rangeSize >= MAX_INT64) {
       drawU64(this.random, d);
       offset = (BigInt(d.hi) << 32n) | BigInt(d.lo);
-      if (MAX_UINT64 - offset < g.rangeOffset) offset -= g.rangeOffset; // #134193 overflow guard
+      if (MAX_UINT64 - offset < g.rangeOffset) offset -= g.rangeOffset; // kubernetes/kubernetes#134193 overflow guard
     } else if (rangeSize === 0n) {
       throw new ErrFull(); // no metric: upstream returns before counting
     } else {
@@ -347,7 +348,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   forEach(fn: (ip: string) => void): void {
     this.live();
-    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${typeof fn}`);
+    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
     for (const r of this.store.cache.list(this.labels)) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);
