@@ -3,9 +3,9 @@
 // from adapters/kubernetes/) loads @kubernetes/client-node; main.ts imports it lazily, so `map
 // --snapshot` runs without the peer dependency.
 //
-// Listings page with limit/continue (500 per page, client-go's pager default) and report
-// progress after each page. A continue token that expired (410) restarts the listing once, from
-// the beginning. networking.k8s.io is asked at v1 first and at v1beta1 when v1 is not served
+// Listings page with limit/continue (500 per page, client-go's pager default) through the
+// library's pager (adapters/kubernetes/pager.ts) and report progress after each page. A continue
+// token that expired (410) restarts the listing once, as one list without paging. networking.k8s.io is asked at v1 first and at v1beta1 when v1 is not served
 // (Kubernetes 1.31–1.32).
 //
 // Every request has a deadline (requestTimeoutMs, default 30 s, as the library's; see
@@ -35,6 +35,7 @@ import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkList, checkObject, describeBody, isJson } from '../adapters/kubernetes/answers.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
+import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, ClusterError, ObjectForbiddenError, UsageError } from './errors.ts';
@@ -333,8 +334,9 @@ export class Cluster {
   }
 
   /**
-   * Pages through a listing; an expired continue token restarts it once. With `mayBeUnserved`, a
-   * 404 on the first page throws ResourceNotServed (the caller tries another version).
+   * A complete listing through the pager (adapters/kubernetes/pager.ts): an expired continue
+   * token restarts it once, without paging. With `mayBeUnserved`, a 404 before any page throws
+   * ResourceNotServed (the caller tries another version).
    */
   private async listAll(
     resource: ResourceRef,
@@ -342,39 +344,33 @@ export class Cluster {
     mayBeUnserved = false,
   ): Promise<unknown[]> {
     const target: RequestTarget = { verb: 'list', resource: qualified(resource) };
-    for (let attempt = 0; ; attempt++) {
-      const items: unknown[] = [];
-      const tokens = new Set<string>(); // continue tokens this listing was given
-      let cont: string | undefined;
-      try {
-        do {
-          const p = cont === undefined ? { limit: PAGE_SIZE } : { limit: PAGE_SIZE, _continue: cont };
+    let pages = 0; // pages answered
+    try {
+      const listing = await listPages(
+        async (request) => {
+          const p = {
+            ...(request.limit !== undefined ? { limit: request.limit } : {}),
+            ...(request.continue !== undefined ? { _continue: request.continue } : {}),
+          };
           const page = await this.request(
             target,
             (o) => fetchPage(p, o),
             (answer) => checkList(answer, `${resource.kind}List`),
           );
-          for (const item of page.items) items.push(item);
-          cont = page.metadata?._continue ?? page.metadata?.continue;
-          if (cont === '') cont = undefined;
-          if (cont !== undefined) {
-            if (tokens.has(cont)) {
-              throw new CliError(
-                `list ${target.resource}: the API server answered a continue token it had given before; the listing would never end`,
-              );
-            }
-            tokens.add(cont);
-          }
-          this.onProgress?.(resource.plural, items.length, cont === undefined ? 0 : page.metadata?.remainingItemCount);
-        } while (cont !== undefined);
-        return items;
-      } catch (e) {
-        if (e instanceof CliError) throw e; // already says what went wrong
-        const code = httpStatus(e);
-        if (code === 410 && cont !== undefined && attempt === 0) continue;
-        if (mayBeUnserved && code === 404 && cont === undefined && items.length === 0) throw new ResourceNotServed();
-        throw this.explain(e, 'list', resource);
-      }
+          pages++;
+          return page;
+        },
+        {
+          pageSize: PAGE_SIZE,
+          onPage: (listed, remaining) => this.onProgress?.(resource.plural, listed, remaining),
+          fail: (reason) => new CliError(`list ${target.resource}: ${reason}`),
+        },
+      );
+      return listing.items;
+    } catch (e) {
+      if (e instanceof CliError) throw e; // already says what went wrong
+      if (mayBeUnserved && httpStatus(e) === 404 && pages === 0) throw new ResourceNotServed();
+      throw this.explain(e, 'list', resource);
     }
   }
 

@@ -182,7 +182,7 @@ describe('ipallocator status', () => {
     expect(lists.filter((r) => r.query.continue !== undefined).length).toBe(Math.ceil(n / PAGE_SIZE) - 1);
   });
 
-  it('restarts a listing whose continue token expired between pages, and counts every object once', async () => {
+  it('restarts a listing whose continue token expired between pages as one list without paging, and counts every object once', async () => {
     const d = c.double;
     for (let i = 0; i < 1200; i++) addIPAddress(d, v4text(v4('10.96.0.1') + i), { namespace: 'default', name: `s${i}` });
     let compacted = false;
@@ -202,6 +202,21 @@ describe('ipallocator status', () => {
     expect(records.length).toBe(1200);
     const lists = d.requestsOf('list').filter((r) => r.path.endsWith('/ipaddresses'));
     expect(lists.filter((r) => r.query.continue === undefined).length).toBe(2); // the first page, twice
+    // the restart is the library's pager's (client-go's): one list without paging
+    expect(lists.at(-1)!.query).toEqual({});
+  });
+
+  it('a listing whose continue token comes back ends with that error, exit 2 (the API-server double)', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20'], true);
+    for (let i = 0; i < PAGE_SIZE + 1; i++) addIPAddress(d, v4text(v4('10.96.0.1') + i), { namespace: 'default', name: `s${i}` });
+    d.repeatContinue('ipaddresses');
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'ipallocator: list ipaddresses.networking.k8s.io: the API server answered a continue token it had given before; the listing would never end\n',
+    );
+    expect(d.requestsOf('list').filter((q) => q.path.endsWith('/ipaddresses')).length).toBe(2);
   });
 
   // Not what kube-apiserver does: a broken server or proxy. The listing would never end.

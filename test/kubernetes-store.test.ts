@@ -302,6 +302,23 @@ describe('KubernetesStore', () => {
       expect(lists[1]!.query.continue).toBeTruthy();
     });
 
+    it('fails a listing whose continue token comes back (lastError says why) instead of paging for ever', async () => {
+      for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
+      d.repeatContinue('ipaddresses'); // a broken server or proxy
+      const s = open({ pageSize: 2 });
+      const err = await s.waitForSync({ timeoutMs: 300 }).then(
+        () => undefined,
+        (e: unknown) => e as SyncTimeoutError,
+      );
+      expect(err).toBeInstanceOf(SyncTimeoutError);
+      expect(err!.lastError?.message).toBe(
+        'list ipaddresses.networking.k8s.io: the API server answered a continue token it had given before; the listing would never end',
+      );
+      const lists = d.requestsOf('list');
+      expect(lists.slice(0, 2).map((r) => r.query.continue === undefined)).toEqual([true, false]); // one token followed, then given up
+      expect(lists[2]?.query.continue).toBeUndefined(); // the next listing (after the backoff) starts again
+    });
+
     it('shows records created and deleted through another client, via the watch', async () => {
       const s = open();
       await s.waitForSync();

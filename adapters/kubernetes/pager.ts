@@ -1,14 +1,73 @@
-// One complete list of the resource, page by page: client-go's tools/pager, as the reflector's
+// One complete list of a resource, page by page: client-go's tools/pager, as the reflector's
 // list() uses it — continue tokens followed to the end, and an expired token (410) answered by
-// one list without paging.
+// one list without paging. The informer (listAll) and the command line (cli/cluster.ts) both list
+// through listPages; each asks for a page its own way and turns a failure into its own error.
 import { checkList, type CheckedList } from './answers.ts';
 import { KubernetesApiError } from './errors.ts';
-import type { ListerWatcher, ListPage } from './lister-watcher.ts';
+import type { ListerWatcher } from './lister-watcher.ts';
 
 /** Every item of one list, and the resourceVersion it was taken at (its first page's). */
 export interface Listing {
   items: unknown[];
   resourceVersion: string;
+}
+
+/**
+ * Asks for one page: `limit` undefined lists in one request, `continue` follows a token. Resolves
+ * to the page once checked (checkList), or rejects with the request's error as it is: a 410 with
+ * a continue token (an `code` or `statusCode` of 410) is the one error listPages reads.
+ */
+export type FetchPage = (request: { limit: number | undefined; continue: string | undefined }) => Promise<CheckedList>;
+
+export interface PagerOptions {
+  /** Page size (limit); 0 lists in one request. */
+  pageSize: number;
+  /** Hears each page: the items listed so far, and the server's estimate of those left (0 at the end). */
+  onPage?: ((listed: number, remaining: number | undefined) => void) | undefined;
+  /** True once the caller stopped: the pages listed so far are returned. */
+  stopped?: (() => boolean) | undefined;
+  /** The error a listing that would never end fails with, from the reason in words. */
+  fail: (reason: string) => Error;
+}
+
+/**
+ * Pages through the list; an expired continue token restarts it once, without paging. A server
+ * (or proxy) that answers a continue token it gave before — the same token again, or a cycle —
+ * would be paged for ever: the listing fails with `fail(…)` instead.
+ */
+export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<Listing> {
+  const limit = o.pageSize > 0 ? o.pageSize : undefined;
+  const items: unknown[] = [];
+  const tokens = new Set<string>(); // continue tokens this listing was given
+  let resourceVersion = '';
+  let cont: string | undefined;
+  for (;;) {
+    let page: CheckedList;
+    try {
+      page = await fetchPage({ limit, continue: cont });
+    } catch (err) {
+      const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
+      if (cont !== undefined && code === 410) {
+        // The snapshot behind the token is gone: one consistent list without paging.
+        const full = await fetchPage({ limit: undefined, continue: undefined });
+        o.onPage?.(full.items.length, 0);
+        return { items: full.items, resourceVersion: full.metadata.resourceVersion ?? '' };
+      }
+      throw err;
+    }
+    if (cont === undefined) resourceVersion = page.metadata.resourceVersion ?? '';
+    for (const item of page.items) items.push(item); // not push(...): a page of 150,000 overflows the stack
+    cont = page.metadata._continue ?? page.metadata.continue;
+    if (!cont) {
+      o.onPage?.(items.length, 0);
+      return { items, resourceVersion };
+    }
+    // A broken server or proxy: the listing would never end.
+    if (tokens.has(cont)) throw o.fail('the API server answered a continue token it had given before; the listing would never end');
+    tokens.add(cont);
+    o.onPage?.(items.length, page.metadata.remainingItemCount);
+    if (o.stopped?.()) return { items, resourceVersion };
+  }
 }
 
 export interface ListAllOptions {
@@ -25,44 +84,18 @@ export interface ListAllOptions {
   stopped: () => boolean;
 }
 
-/** Pages through the list; an expired continue token restarts it without paging. */
-export async function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Listing> {
-  const { pageSize, labelSelector, onWait } = o;
-  const items: unknown[] = [];
-  const tokens = new Set<string>(); // continue tokens this listing was given
-  let resourceVersion = '';
-  let cont: string | undefined;
-  for (;;) {
-    let page: CheckedList;
-    try {
-      page = checked(await lw.list({ labelSelector, limit: pageSize > 0 ? pageSize : undefined, continue: cont, onWait }), o);
-    } catch (err) {
-      const code = (err as { code?: unknown; statusCode?: unknown }).code ?? (err as { statusCode?: unknown }).statusCode;
-      if (cont !== undefined && code === 410) {
-        // The snapshot behind the token is gone: one consistent list without paging.
-        const full = checked(await lw.list({ labelSelector, onWait }), o);
-        return { items: full.items, resourceVersion: full.metadata.resourceVersion ?? '' };
-      }
-      throw err;
-    }
-    if (cont === undefined) resourceVersion = page.metadata.resourceVersion ?? '';
-    for (const item of page.items) items.push(item); // not push(...): a page of 150,000 overflows the stack
-    cont = page.metadata._continue ?? page.metadata.continue;
-    if (!cont) return { items, resourceVersion };
-    if (o.stopped()) return { items, resourceVersion };
-    // A broken server or proxy: the listing would never end. A failed list: backoff, lastError.
-    if (tokens.has(cont)) {
-      throw new KubernetesApiError(
-        'list',
-        o.resource,
-        undefined,
-        undefined,
-        undefined,
-        'the API server answered a continue token it had given before; the listing would never end',
-      );
-    }
-    tokens.add(cont);
-  }
+/**
+ * The informer's listing through its ListerWatcher. A failed list (a malformed page, a listing
+ * that would never end) is a KubernetesApiError: the informer backs off and keeps it as lastError.
+ */
+export function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Listing> {
+  const { labelSelector, onWait } = o;
+  const fail = (reason: string) => new KubernetesApiError('list', o.resource, undefined, undefined, undefined, reason);
+  return listPages(async (request) => checked(await lw.list({ labelSelector, ...request, onWait }), o.listKind, fail), {
+    pageSize: o.pageSize,
+    stopped: o.stopped,
+    fail,
+  });
 }
 
 /**
@@ -72,10 +105,8 @@ export async function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Lis
  * would empty the cache. client-go's reflector fails the list when the body does not decode as
  * the list type; an item without a name, which no API server serves, is refused here too.
  */
-function checked(page: ListPage, o: ListAllOptions): CheckedList {
-  const list = checkList(page, o.listKind);
-  if (typeof list === 'string') {
-    throw new KubernetesApiError('list', o.resource, undefined, undefined, undefined, `the API server answered with ${list}`);
-  }
+function checked(page: unknown, listKind: string, fail: (reason: string) => Error): CheckedList {
+  const list = checkList(page, listKind);
+  if (typeof list === 'string') throw fail(`the API server answered with ${list}`);
   return list;
 }

@@ -72,6 +72,9 @@
 //                               discarding the queued events
 //   holdWatches()/releaseWatches()  queue events on the open watches / deliver the queue
 //   setWatchLag(ms)             deliver every watch event `ms` later (in order)
+//   repeatContinue(plural)      every list page of ipaddresses or servicecidrs asked for with a
+//                               continue token answers that same token again (a broken server
+//                               or proxy: a client that follows it pages for ever)
 //   compact()                   drop the watch history: a watch from an older version gets 410
 //   backup()/restoreBackup(b)   an etcd restore without --bump-revision: objects and revision go
 //                               back, watches end; a watch from a later revision answers 504
@@ -428,6 +431,8 @@ export class ApiServerDouble {
   private readonly latency = new Map<Verb | '*', number>();
   private readonly garbles = new Map<Verb, number>();
   private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string }>();
+  /** Resources whose list pages answer the continue token they were asked with (repeatContinue). */
+  private readonly repeatedContinues = new Set<string>();
   /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
   private readonly timeOutsAfterCommit = new Set<Verb>();
   private watchLagMs = 0;
@@ -622,6 +627,15 @@ export class ApiServerDouble {
     res.writeHead(answer.status, { 'Content-Type': answer.contentType, 'Content-Length': Buffer.byteLength(answer.body) });
     res.end(answer.body);
     return true;
+  }
+
+  /**
+   * From now on every list page of `plural` (ipaddresses, servicecidrs) asked for with a continue
+   * token answers with that same token (and the same items): no kube-apiserver does this; a broken
+   * server or proxy might, and a client that follows the token never finishes its listing.
+   */
+  repeatContinue(plural: string): void {
+    this.repeatedContinues.add(plural);
   }
 
   /**
@@ -979,6 +993,7 @@ export class ApiServerDouble {
       metadata.continue = encodeContinue(id, end);
       metadata.remainingItemCount = snapshot.items.length - end;
     }
+    if (this.repeatedContinues.has(plural) && query.continue) metadata.continue = query.continue;
     this.sendJSON(res, 200, {
       kind: `${RESOURCES[plural]!.kind}List`,
       apiVersion: `${GROUP}/${version}`,
