@@ -12,6 +12,8 @@
 // client-go would decode as an empty list, is refused here: read as empty it would empty a cache,
 // or make every IPAddress an orphan, on the word of something that is not kube-apiserver.
 
+import { describeBody } from './bodies.ts';
+
 /** application/json, or a JSON-based type (application/merge-patch+json): what an answer to read must be. */
 export function isJson(contentType: string): boolean {
   return /^application\/([\w.-]+\+)?json$/i.test(contentType);
@@ -72,27 +74,6 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
   const got = namespace === undefined ? obj.metadata.name : `${String(obj.metadata.namespace ?? '')}/${obj.metadata.name}`;
   if (got !== at) return `the ${kind} ${JSON.stringify(got)}, not ${JSON.stringify(at)}`;
   return undefined;
-}
-
-/** What a body is, in a few words: "text, not JSON (\"<html>…\")", "a Status object", "null", … */
-export function describeBody(body: unknown): string {
-  if (body === null) return 'null';
-  if (body === undefined) return 'an empty body';
-  if (typeof body === 'string') {
-    const head = body.trim().slice(0, 40);
-    return body.trim() === '' ? 'an empty body' : `text, not JSON (${JSON.stringify(head)}${body.trim().length > 40 ? '…' : ''})`;
-  }
-  if (Array.isArray(body)) return 'a JSON array';
-  if (typeof body !== 'object') return `the JSON ${typeof body} ${JSON.stringify(body)?.slice(0, 40)}`;
-  const kind = (body as { kind?: unknown }).kind;
-  if (typeof kind === 'string' && kind !== '') {
-    const message = (body as { message?: unknown }).message;
-    return kind === 'Status' && typeof message === 'string' && message !== ''
-      ? `a Status object (${JSON.stringify(message.slice(0, 80))})`
-      : `an object of kind ${JSON.stringify(kind.slice(0, 40))}`;
-  }
-  // client-node decodes `{}` (or a JSON string) into its typed object: every field undefined
-  return Object.values(body).every((v) => v === undefined) ? 'an empty object' : 'an object without a kind';
 }
 
 /** "an" before IPAddressList, "a" before ServiceList. */

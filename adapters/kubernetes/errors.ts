@@ -13,7 +13,8 @@
 // ('KubernetesApiError') or instanceof.
 //
 // SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
-import { AlreadyExistsError, IPAllocatorError, NotFoundError, quoteText, showUnseen } from '../errors.ts';
+import { AlreadyExistsError, IPAllocatorError, NotFoundError, showUnseen } from '../errors.ts';
+import { cutMessage, describeErrorBody } from './bodies.ts';
 
 /** metav1.Status, as far as this store reads it. */
 export interface ApiStatus {
@@ -149,7 +150,7 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
         status,
         `HTTP 404: the API server does not serve ${resource} at the API version asked for ` +
           `(networking.k8s.io/v1 from Kubernetes 1.33; 1.31 and 1.32 serve v1beta1 when enabled: apiVersion: 'v1beta1')` +
-          (status === undefined && body !== undefined ? `; the answer came ${describeBody(body, headersOf(err))}` : ''),
+          (status === undefined && body !== undefined ? `; the answer came ${describeErrorBody(body, headersOf(err))}` : ''),
       );
     }
     if ((verb === 'delete' || verb === 'get') && code === 404 && name !== undefined) return new NotFoundError(name);
@@ -217,80 +218,11 @@ export function namesObject(status: ApiStatus | undefined): boolean {
  * recolour a terminal. The request's verb and object are not in it (the caller's message names them).
  */
 export function describeAnswer(code: number, status: ApiStatus | undefined, body?: unknown, headers?: unknown): string {
-  if (status?.message) return `HTTP ${code} ${showUnseen(String(status.reason ?? 'Failure'))}: ${cut(showUnseen(String(status.message)))}`;
+  if (status?.message)
+    return `HTTP ${code} ${showUnseen(String(status.reason ?? 'Failure'))}: ${cutMessage(showUnseen(String(status.message)))}`;
   const answer = `HTTP ${code} ${statusText(code)}`;
   // no body read (client-node leaves a 401's unread), or a Status that says no more
-  return status !== undefined || body === undefined ? answer : `${answer} ${describeBody(body, headers)}`;
-}
-
-/** How much of a body a message quotes, in characters. */
-const EXCERPT_CHARS = 80;
-
-/**
- * How much of a body is searched for those words: a page's title or first line stands near its
- * start, and the patterns then cost at most linear time in these characters — a body of
- * megabytes (or one built to make a pattern backtrack) costs no more than this.
- */
-const SCANNED_CHARS = 4096;
-
-/** How much of a Status's message a message repeats, in characters (kube-apiserver's are short). */
-const MESSAGE_CHARS = 1000;
-
-/** `text` cut to MESSAGE_CHARS, saying how much was left out. */
-function cut(text: string): string {
-  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}… (${text.length - MESSAGE_CHARS} more characters)`;
-}
-
-/**
- * A body that is no Status in a few words: `with a body of 162 bytes (text/html), not a Kubernetes
- * Status (a proxy in front of the API server?): "502 Bad Gateway"`. The words quoted are an HTML
- * page's title, else the first line that is not blank (tags left out for HTML), cut to
- * EXCERPT_CHARS.
- */
-function describeBody(body: unknown, headers: unknown): string {
-  const text = typeof body === 'string' ? body : safeJson(body);
-  const type = contentType(headers);
-  const size = text === '' ? 'an empty body' : `a body of ${new TextEncoder().encode(text).length} bytes`;
-  const excerpt = firstWords(text, type);
-  return (
-    `with ${size}${type === undefined ? '' : ` (${type})`}, not a Kubernetes Status (a proxy in front of the API server?)` +
-    (excerpt === '' ? '' : `: ${excerpt}`)
-  );
-}
-
-/** The media type of the answer's Content-Type (lower case, no parameters), when it is one. */
-function contentType(headers: unknown): string | undefined {
-  if (typeof headers !== 'object' || headers === null) return undefined;
-  const entry = Object.entries(headers as Record<string, unknown>).find(([k]) => k.toLowerCase() === 'content-type');
-  const value = typeof entry?.[1] === 'string' ? entry[1].split(';')[0]!.trim().toLowerCase() : '';
-  // a token/token media type only; anything else is not repeated (it could carry text of any kind)
-  return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/.test(value) ? value : undefined;
-}
-
-/** The words of a body worth quoting, quoted and escaped; "" when there are none. */
-function firstWords(body: string, type: string | undefined): string {
-  let text = body.slice(0, SCANNED_CHARS);
-  const html = type === 'text/html' || type === 'application/xhtml+xml' || /^\s*<(!doctype|html)/i.test(text);
-  let words: string | undefined;
-  if (html) {
-    // [^<>]: a match attempt stops at the next '<', so neither pattern can backtrack far
-    const title = /<title[^<>]*>([^<]*)<\/title>/i.exec(text)?.[1];
-    words = title?.trim() || undefined;
-    text = text.replace(/<[^<>]*>/g, '\n');
-  }
-  words ??= text.split(/\r?\n|\r/).find((line) => line.trim() !== '');
-  if (words === undefined) return '';
-  words = words.trim().replace(/[ \t]+/g, ' ');
-  const chars = [...words];
-  return chars.length > EXCERPT_CHARS ? `${quoteText(chars.slice(0, EXCERPT_CHARS).join(''))}…` : quoteText(words);
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+  return status !== undefined || body === undefined ? answer : `${answer} ${describeErrorBody(body, headers)}`;
 }
 
 /** The headers of a client-node ApiException (a plain object), or undefined. */
