@@ -4,12 +4,27 @@
 //
 // Offsets are relative to the range's first usable address: offset 0 = network + 1.
 import { OutOfMemoryError, InvalidArgumentError, quoteInput } from './errors.ts';
-import { core, scratch, memoryU32, memoryU8, KIND_AUTO, KIND_DENSE, KIND_SPARSE, OK, OUT_OF_MEMORY, OUT_OF_RANGE } from './wasm.ts';
+import {
+  core,
+  coreConstant,
+  scratch,
+  memoryU32,
+  memoryU8,
+  KIND_AUTO,
+  KIND_DENSE,
+  KIND_SPARSE,
+  OK,
+  OUT_OF_MEMORY,
+  OUT_OF_RANGE,
+} from './wasm.ts';
 
 export type IndexKind = 'auto' | 'dense' | 'sparse';
 
+/** The most offsets for which kind 'auto' makes a dense index (core-as/freeindex.ts): 2^24. */
+export const DENSE_AUTO_MAX_OFFSETS = coreConstant('DENSE_MAX_SLOTS');
+
 /** The most offsets a dense index holds (core-as/freeindex.ts). */
-const DENSE_MAX_OFFSETS = 2n ** 31n;
+const DENSE_MAX_OFFSETS = BigInt(coreConstant('DENSE_MAX_OFFSETS'));
 
 /** The index kind an option asks for (undefined: 'auto'); InvalidArgumentError naming `option` for anything else. */
 export function indexKindOption(kind: unknown, option: string): IndexKind {

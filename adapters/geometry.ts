@@ -23,24 +23,24 @@
 import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidRangeError, OutOfMemoryError, quoteInput } from './errors.ts';
 import type { IPFamily } from './types.ts';
-import { core, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
+import { core, coreConstant, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
 
-/** Scratch words written by the core's prefix_geometry (mirror of core-as/prefix.ts GEO_*). */
-export const GEO = {
-  NETWORK: 0,
-  BROADCAST: 4,
-  FIRST: 8,
-  LAST: 12,
-  OFFSET_ADDRESS: 16,
-  SIZE: 20,
-  RANGE_OFFSET: 22,
-  FLAGS: 23,
-  COUNT: 24,
-} as const;
-/** prefix_geometry flags (core-as/prefix.ts FLAG_*). */
-export const GEO_FLAG_NO_FIRST = 1;
-export const GEO_FLAG_NO_LAST = 2;
-export const GEO_FLAG_COUNT_SATURATED = 4;
+/** Scratch words written by the core's prefix_geometry (core-as/prefix.ts GEO_*, read from the core). */
+export const GEO = Object.freeze({
+  NETWORK: coreConstant('GEO_NETWORK'),
+  BROADCAST: coreConstant('GEO_BROADCAST'),
+  FIRST: coreConstant('GEO_FIRST'),
+  LAST: coreConstant('GEO_LAST'),
+  OFFSET_ADDRESS: coreConstant('GEO_OFFSET_ADDRESS'),
+  SIZE: coreConstant('GEO_SIZE'),
+  RANGE_OFFSET: coreConstant('GEO_RANGE_OFFSET'),
+  FLAGS: coreConstant('GEO_FLAGS'),
+  COUNT: coreConstant('GEO_COUNT'),
+});
+/** prefix_geometry flags (core-as/prefix.ts FLAG_*, read from the core). */
+export const GEO_FLAG_NO_FIRST = coreConstant('FLAG_NO_FIRST');
+export const GEO_FLAG_NO_LAST = coreConstant('FLAG_NO_LAST');
+export const GEO_FLAG_COUNT_SATURATED = coreConstant('FLAG_COUNT_SATURATED');
 
 /**
  * Upstream's NewIPAllocator error for a prefix whose first address does not exist

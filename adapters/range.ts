@@ -43,7 +43,7 @@ import {
   optionsObject,
   quoteInput,
 } from './errors.ts';
-import { FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
+import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
 import {
@@ -72,10 +72,11 @@ const NOT_PLAIN = -2;
 
 /**
  * The most addresses one allocateMany call reserves: 2^24, the largest range that gets a dense
- * index by default, so any such range fills in one call. A larger count would build an array of strings beyond what a
- * JavaScript heap holds (a fatal out-of-memory, not an exception); call again for more.
+ * index by default (free-index.ts), so any such range fills in one call. A larger
+ * count would build an array of strings beyond what a JavaScript heap holds (a fatal
+ * out-of-memory, not an exception); call again for more.
  */
-export const MAX_ALLOCATE_MANY = 16777216;
+export const MAX_ALLOCATE_MANY: number = DENSE_AUTO_MAX_OFFSETS;
 
 /** Ranges of at most this many addresses snapshot as upstream's bitmap, larger ones as offsets. */
 const BITMAP_SNAPSHOT_MAX = 16777216;

@@ -12,24 +12,12 @@
 // - Results wider than one i32 come back through one static scratch window (`scratch()`), which
 //   every call may overwrite: read it right after the call.
 // - The core returns status codes (core-as/status.ts); callers turn failures into typed errors.
+// - Every number both sides must agree on (status codes, index kinds, bands, the scratch window's
+//   size and layout, limits) is a constant of the core, exported as an immutable global and read
+//   once here (`coreConstant`): the TypeScript side never repeats one, so they cannot drift. After
+//   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
 import { InvalidArgumentError, quoteInput } from './errors.ts';
-
-/** Status codes of core-as/status.ts. */
-export const OK = 1;
-export const NONE = 0;
-export const OUT_OF_RANGE = -1;
-export const OUT_OF_MEMORY = -2;
-export const TOO_FAR = -3;
-
-/** The bands of core-as/space.ts: BAND_UPPER is the dynamic band, BAND_LOWER the static band (KEP-3070). */
-export const BAND_UPPER = 0;
-export const BAND_LOWER = 1;
-
-/** Index kinds of core-as/freeindex.ts. */
-export const KIND_AUTO = 0;
-export const KIND_DENSE = 1;
-export const KIND_SPARSE = 2;
 
 /**
  * Every function the core exports. Pointers and handles are byte offsets into `memory`.
@@ -172,15 +160,71 @@ const instance = new WebAssembly.Instance(wasmModule, {
 export const core = instance.exports as unknown as CoreExports;
 memoryRef = core.memory;
 
+/** The constants the core exports (immutable globals of core-as/index.ts). @internal */
+export type CoreConstant =
+  | 'OK'
+  | 'NONE'
+  | 'OUT_OF_RANGE'
+  | 'OUT_OF_MEMORY'
+  | 'TOO_FAR'
+  | 'KIND_AUTO'
+  | 'KIND_DENSE'
+  | 'KIND_SPARSE'
+  | 'DENSE_MAX_SLOTS'
+  | 'DENSE_MAX_OFFSETS'
+  | 'BAND_UPPER'
+  | 'BAND_LOWER'
+  | 'SCRATCH_WORDS'
+  | 'GEO_NETWORK'
+  | 'GEO_BROADCAST'
+  | 'GEO_FIRST'
+  | 'GEO_LAST'
+  | 'GEO_OFFSET_ADDRESS'
+  | 'GEO_SIZE'
+  | 'GEO_RANGE_OFFSET'
+  | 'GEO_FLAGS'
+  | 'GEO_COUNT'
+  | 'FLAG_NO_FIRST'
+  | 'FLAG_NO_LAST'
+  | 'FLAG_COUNT_SATURATED';
+
+/**
+ * A constant of the core, as a number (a u64 one too: each is below 2^53). Read once, at module
+ * evaluation: a missing one means a core built from other sources, which fails loudly here.
+ * @internal
+ */
+export function coreConstant(name: CoreConstant): number {
+  const global = (instance.exports as Record<string, unknown>)[name];
+  if (!(global instanceof WebAssembly.Global))
+    throw new CoreAbortError(`the core exports no constant ${name}: rebuild it (npm run build:wasm)`);
+  return Number(global.value);
+}
+
+/** Status codes of core-as/status.ts. */
+export const OK = coreConstant('OK');
+export const NONE = coreConstant('NONE');
+export const OUT_OF_RANGE = coreConstant('OUT_OF_RANGE');
+export const OUT_OF_MEMORY = coreConstant('OUT_OF_MEMORY');
+export const TOO_FAR = coreConstant('TOO_FAR');
+
+/** The bands of core-as/space.ts: BAND_UPPER is the dynamic band, BAND_LOWER the static band (KEP-3070). */
+export const BAND_UPPER = coreConstant('BAND_UPPER');
+export const BAND_LOWER = coreConstant('BAND_LOWER');
+
+/** Index kinds of core-as/freeindex.ts. */
+export const KIND_AUTO = coreConstant('KIND_AUTO');
+export const KIND_DENSE = coreConstant('KIND_DENSE');
+export const KIND_SPARSE = coreConstant('KIND_SPARSE');
+
 /** Which build of the core is loaded: "release" or "debug" (assertions kept). */
 export const coreTarget: string = WASM_TARGET;
 
 const SCRATCH_PTR = core.scratch_ptr();
-const SCRATCH_WORDS = 32;
+const SCRATCH_WORDS = coreConstant('SCRATCH_WORDS');
 let scratchView = new Uint32Array(core.memory.buffer, SCRATCH_PTR, SCRATCH_WORDS);
 
 /**
- * The scratch window as 32 u32 words. Valid until the next core call; re-created when a
+ * The scratch window as SCRATCH_WORDS (32) u32 words. Valid until the next core call; re-created when a
  * `memory.grow` detached the previous view.
  */
 export function scratch(): Uint32Array {

@@ -18,6 +18,8 @@ export const KIND_AUTO: i32 = 0;
 export const KIND_DENSE: i32 = 1;
 export const KIND_SPARSE: i32 = 2;
 export const DENSE_MAX_SLOTS: u64 = 1 << 24;
+/** The most offsets a dense index holds (asked for by kind; dense.ts counts them in u32). */
+export const DENSE_MAX_OFFSETS: u64 = <u64>1 << 31;
 
 function u64of(hi: u32, lo: u32): u64 {
   return (<u64>hi << 32) | <u64>lo;
@@ -31,7 +33,7 @@ function u64of(hi: u32, lo: u32): u64 {
 export function index_new(kind: i32, nHi: u32, nLo: u32): usize {
   const n = u64of(nHi, nLo);
   if (kind == KIND_AUTO) kind = n <= DENSE_MAX_SLOTS ? KIND_DENSE : KIND_SPARSE;
-  if (kind == KIND_DENSE) return n > (<u64>1 << 31) ? 0 : dense.dense_new(<u32>n);
+  if (kind == KIND_DENSE) return n > DENSE_MAX_OFFSETS ? 0 : dense.dense_new(<u32>n);
   if (kind == KIND_SPARSE) return sparse.sparse_new(n);
   return 0;
 }

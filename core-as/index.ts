@@ -18,3 +18,13 @@ export {
   space_new, space_free, space_index, space_take, space_take_after, space_set, space_clear, space_has,
   space_offset, space_address, space_set_many,
 } from './space';
+// Constants the host must agree on, as immutable globals: adapters/wasm.ts reads each once when it
+// instantiates the module, so the TypeScript side never repeats a number of the core.
+export { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY, TOO_FAR } from './status';
+export { KIND_AUTO, KIND_DENSE, KIND_SPARSE, DENSE_MAX_SLOTS, DENSE_MAX_OFFSETS } from './freeindex';
+export { BAND_UPPER, BAND_LOWER } from './space';
+export { SCRATCH_WORDS } from './scratch';
+export {
+  GEO_NETWORK, GEO_BROADCAST, GEO_FIRST, GEO_LAST, GEO_OFFSET_ADDRESS, GEO_SIZE, GEO_RANGE_OFFSET,
+  GEO_FLAGS, GEO_COUNT, FLAG_NO_FIRST, FLAG_NO_LAST, FLAG_COUNT_SATURATED,
+} from './prefix';
