@@ -183,10 +183,22 @@ export class Allocator implements IPAllocator, Disposable {
     try {
       this.taken.refuseInsideStrategy();
       const w = this.checkRange(ip, false);
-      // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
-      // range error comes first)
-      const parentRef = checkParentRef(owner);
-      const op = this.reserveStatic(ip, w);
+      // The op holds the address from here: the owner's getters, read next, may call into this
+      // allocator, which parses every address into the same words.
+      const op = this.taken.takeOp();
+      op.name = canonicalOf(ip, this.fam, w);
+      copy4(w, op.address);
+      let parentRef: ParentRef | null;
+      try {
+        // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
+        // range error comes first)
+        parentRef = checkParentRef(owner);
+        this.live(); // its getters may have destroyed this allocator
+        this.reserveStatic(op);
+      } catch (e) {
+        this.taken.recycle(op);
+        throw e;
+      }
       const record = { name: op.name, labels: this.labels, parentRef };
       const start = this.metrics.start();
       const sync = this.store.sync;
@@ -220,17 +232,13 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** Reserves the address `ip` parsed to (words `w`, in range): the op of the create to make. */
-  private reserveStatic(ip: string, w: Uint32Array): Op {
+  /** Reserves the address of `op` (its name and words set, in range) for the create to make. */
+  private reserveStatic(op: Op): void {
     this.taken.fresh();
-    const op = this.taken.takeOp();
-    op.name = canonicalOf(ip, this.fam, w);
-    copy4(w, op.address);
     // Reserve before the create, as allocateNext does; the add event finds the bit set. On
     // failure the bit is cleared only if neither the cache nor another call holds the name
     // (TakenAddresses.unreserve).
     this.taken.reserve(op);
-    return op;
   }
 
   /** Ready, parse, range check: the address words (in this.words). */

@@ -809,3 +809,53 @@ describe('the owner written on a record is a copy', () => {
     a.destroy();
   });
 });
+
+describe('an owner whose getters call back into the allocator', () => {
+  // Found by an outside drop-in test: allocate() parsed the address into the allocator's shared
+  // words, then read the owner, whose getter made the allocator parse another address: the record
+  // was created for that other address (or the index marked it), and the one asked for stayed free.
+  it.each([
+    ['IPv4-mapped text', '10.0.0.0/29', '::ffff:10.0.0.2', '10.0.0.2', '10.0.0.6'],
+    ['upper-case IPv6', 'fd00::/125', 'FD00::2', 'fd00::2', 'fd00::6'],
+    ['canonical text', '10.0.0.0/29', '10.0.0.2', '10.0.0.2', '10.0.0.6'],
+  ] as const)('%s: the record and the index are the address asked for', async (_name, cidr, asked, name, other) => {
+    for (const syncOps of [true, false]) {
+      const store = new MemoryStore({ syncOps });
+      const a = new Allocator(cidr, { store, random: seededRandom(1) });
+      let first = true;
+      const owner = {
+        group: '',
+        resource: 'services',
+        namespace: 'default',
+        get name() {
+          if (first) {
+            first = false;
+            void a.has(other);
+          }
+          return 'web';
+        },
+      };
+      await a.allocate(asked, owner);
+      expect(store.records().map((r) => r.name)).toEqual([name]);
+      expect(a.validate().indexed).toBe(1);
+      // every other address is still there to take
+      for (let i = 0; i < Number(a.size) - 1; i++) await a.allocateNext();
+      await expect(a.allocateNext()).rejects.toBeInstanceOf(ErrFull);
+      a.destroy();
+    }
+  });
+
+  it('an owner getter that destroys the allocator: allocate rejects with ErrDestroyed and creates nothing', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.0.0.0/29', { store });
+    const owner = {
+      resource: 'services',
+      get name() {
+        a.destroy();
+        return 'web';
+      },
+    };
+    await expect(a.allocate('10.0.0.2', owner)).rejects.toBeInstanceOf(ErrDestroyed);
+    expect(store.records()).toEqual([]);
+  });
+});
