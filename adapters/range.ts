@@ -397,8 +397,6 @@ export class Range implements RangeView {
       if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
       const { hi, lo } = o;
       this.strategyCalls.taken(chooser, hi, lo, this.cooling, (e) => this.unmark(hi, lo, e)); // its hook failed: nothing taken
-      o.hi = hi; // what was taken, whatever the hook did with an `out` it kept
-      o.lo = lo;
     }
     this.allocated++;
     return true;
@@ -426,7 +424,7 @@ export class Range implements RangeView {
     const cooling = this.cooling;
     if (cooling === null) return this.index.clear(hi, lo);
     if (!this.index.has(hi, lo) || cooling.holds(hi, lo)) return false;
-    cooling.hold(hi, lo);
+    this.strategyCalls.hold(cooling, hi, lo);
     return true;
   }
 

@@ -505,10 +505,10 @@ export class ChooserCalls {
   }
 
   /**
-   * chooser.choose(out), after `cooling` (the queue the owner holds its releases in, if any) has
-   * given back what is due; when the chooser finds nothing and nothing is free but what the queue
-   * holds (`index` marks all `size` offsets), the oldest quarter of those come back early and it
-   * chooses again. While other offsets are free, a chooser that finds nothing keeps to some of
+   * chooser.choose(…), its answer copied to `out`, after `cooling` (the queue the owner holds
+   * its releases in, if any) has given back what is due; when the chooser finds nothing and
+   * nothing is free but what the queue holds (`index` marks all `size` offsets), the oldest
+   * quarter of those come back early and it chooses again. While other offsets are free, a chooser that finds nothing keeps to some of
    * them (a rule of its own): the hold is left as it is and the answer is false. The owner runs
    * the queue it holds, whichever chooser chooses: a strategy of your own may pass one coolDown
    * chooser's `cooling` on and choose otherwise (coolDown's own chooser returns held offsets early
@@ -520,9 +520,32 @@ export class ChooserCalls {
     try {
       cooling?.expire(); // inside: its clock (options.now) may not change the range either
       for (;;) {
-        if (chooseChecked(chooser, out)) return true;
+        // The chooser writes to an object of its own, read once here: `out` stays the owner's.
+        // A getter on what the chooser answered could give the check one offset and the marking
+        // another; a chooser that froze or kept the object it was given could break the owner's
+        // writes to it later.
+        const answer: Offset = { hi: 0, lo: 0 };
+        if (chooseChecked(chooser, answer)) {
+          out.hi = answer.hi;
+          out.lo = answer.lo;
+          return true;
+        }
         if (cooling === null || index.count() < size || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return false;
       }
+    } finally {
+      this.active = was;
+    }
+  }
+
+  /**
+   * cooling.hold(hi, lo): a release starts a hold. Inside, as its clock (options.now) may not
+   * change the range either: it runs between the release's checks and its counting.
+   */
+  hold(cooling: CoolingQueue, hi: number, lo: number): void {
+    const was = this.active;
+    this.active = true;
+    try {
+      cooling.hold(hi, lo);
     } finally {
       this.active = was;
     }

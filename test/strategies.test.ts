@@ -1106,3 +1106,84 @@ describe('coolDown over a view no range gave', () => {
     probe.destroy();
   });
 });
+
+describe('a chooser that plays tricks with the object it writes to', () => {
+  // Found by an outside attack: Range read the chooser's `out` several times, and wrote to it
+  // after marking; an accessor on it could pass the check with one offset and mark or return
+  // another, and a frozen one broke the write-back with the offset marked but not counted.
+  it('an accessor that answers differently on each read: the offset read once is the one marked and returned', () => {
+    let reads = 0;
+    const flip: AllocationStrategy = {
+      name: 'flip',
+      forRange: () => ({
+        choose(out) {
+          reads = 0;
+          Object.defineProperty(out, 'lo', { configurable: true, get: () => (reads++ < 1 ? 10 : 5), set() {} });
+          out.hi = 0;
+          return true;
+        },
+      }),
+    };
+    const r = new Range('10.0.0.0/24', { strategy: flip });
+    r.allocate('10.0.0.6'); // offset 5
+    expect(r.allocateNext()).toBe('10.0.0.11'); // offset 10, as first read
+    const all: string[] = [];
+    r.forEach((ip) => all.push(ip));
+    expect(all.sort()).toEqual(['10.0.0.11', '10.0.0.6']);
+    expect(r.used()).toBe(2);
+    r.validate();
+    r.destroy();
+  });
+
+  it('a chooser that freezes the object: each answer is still marked, counted and handed out once', () => {
+    const freezer: AllocationStrategy = {
+      name: 'freezer',
+      forRange: () => {
+        let next = 10;
+        return {
+          choose(out) {
+            out.hi = 0;
+            out.lo = next++;
+            Object.freeze(out);
+            return true;
+          },
+        };
+      },
+    };
+    const r = new Range('10.0.0.0/24', { strategy: freezer });
+    expect(r.allocateNext()).toBe('10.0.0.11');
+    expect(r.allocateMany(2)).toEqual(['10.0.0.12', '10.0.0.13']);
+    expect(r.used()).toBe(3);
+    r.validate();
+    r.destroy();
+  });
+});
+
+describe("a cool-down's clock that changes the range from inside a release", () => {
+  it.each([
+    ['releases the same address', (r: Range) => r.release('10.0.0.4')],
+    ['restores an empty snapshot', (r: Range) => r.restore('10.0.0.0/28', new Uint8Array(0))],
+    ['releases many', (r: Range) => r.releaseMany(['10.0.0.3'])],
+  ])('%s: InvalidArgumentError, and nothing is released', (_name, act) => {
+    let armed = false;
+    let r: Range | undefined;
+    const now = (): number => {
+      if (armed) {
+        armed = false;
+        act(r!);
+      }
+      return 0;
+    };
+    r = new Range('10.0.0.0/28', { strategy: coolDown('lowest-free', { ms: 10, now }) });
+    r.allocate('10.0.0.3');
+    r.allocate('10.0.0.4');
+    for (const release of [() => r!.release('10.0.0.4'), () => r!.releaseMany(['10.0.0.3', '10.0.0.4'])]) {
+      armed = true;
+      expect(release).toThrow(/may not change the range/);
+      expect(r.has('10.0.0.3') && r.has('10.0.0.4')).toBe(true);
+      expect(r.used()).toBe(2);
+      r.validate();
+    }
+    r.destroy();
+  });
+});
