@@ -859,3 +859,35 @@ describe('an owner whose getters call back into the allocator', () => {
     expect(store.records()).toEqual([]);
   });
 });
+
+describe('a random source that destroys what it draws for', () => {
+  // Found by outside attacks: the draw runs before the core is asked for the address, and a
+  // source that destroyed its range there got "core space_take answered -1".
+  it.each(['10.0.0.0/24', '2001:db8::/64'])('%s: allocateNext answers ErrDestroyed, for Range and Allocator alike', async (cidr) => {
+    const base = seededRandom(4);
+    let destroy: (() => void) | null = null;
+    const random = {
+      nextU32(): number {
+        const d = destroy;
+        destroy = null;
+        d?.();
+        return base.nextU32();
+      },
+    };
+    const r = new Range(cidr, { random });
+    destroy = () => r.destroy();
+    expect(() => r.allocateNext()).toThrow(ErrDestroyed);
+    const r2 = new Range(cidr, { random });
+    r2.allocate(cidr.includes(':') ? '2001:db8::1' : '10.0.0.1');
+    destroy = () => r2.destroy();
+    expect(() => r2.allocateMany(3)).toThrow(ErrDestroyed);
+
+    for (const syncOps of [true, false]) {
+      const store = new MemoryStore({ syncOps });
+      const a = new Allocator(cidr, { store, random });
+      destroy = () => a.destroy();
+      await expect(a.allocateNext()).rejects.toBeInstanceOf(ErrDestroyed);
+      expect(store.records()).toEqual([]);
+    }
+  });
+});
