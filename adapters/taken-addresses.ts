@@ -57,6 +57,9 @@ import {
 import { checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
+/** Addresses per slice when a rebuild's one batch does not fit under the memory cap (64 KiB of words). */
+const REBUILD_SLICE = 4096;
+
 /**
  * An operation of the allocator in flight: from its reservation until the store call settles
  * and, for a create, until the cache reports the record (or re-lists).
@@ -716,7 +719,17 @@ export class TakenAddresses {
     let index: AddressSpace | undefined;
     try {
       index = new AddressSpace(this.prefix, this.kind);
-      index.setMany(Uint32Array.from(words), words.length / 4);
+      const all = Uint32Array.from(words);
+      const n = words.length / 4;
+      try {
+        index.setMany(all, n);
+      } catch (e) {
+        if (!(e instanceof OutOfMemoryError)) throw e;
+        // One batch needs room for itself beside the index (its words, then its sorted
+        // offsets): under a memory cap, an index that fits may not fit with it. setMany changed
+        // nothing: the same index loads in slices, each needing only the slice's room.
+        for (let i = 0; i < n; i += REBUILD_SLICE) index.setMany(all.subarray(i * 4), Math.min(REBUILD_SLICE, n - i));
+      }
     } catch (e) {
       index?.destroy();
       throw e; // still stale: the next allocation tries again

@@ -1,0 +1,58 @@
+// An Allocator whose index fell behind its store (writes of other writers it could not record
+// under a WASM memory cap) rebuilds the index before its next allocation. Under the same cap, the
+// rebuild must work again as soon as the index itself fits, not only once there is room for the
+// index and a batch of all its addresses beside it (16 B and more per address).
+//
+// Its own file: vitest runs each file in its own fork, so the core's memory starts empty here and
+// the cap below is the only room there is.
+import { afterAll, describe, expect, it } from 'vitest';
+import { Allocator } from '../../adapters/allocator.ts';
+import { MemoryStore } from '../../adapters/memory-store.ts';
+import { seededRandom } from '../../adapters/random.ts';
+import { OutOfMemoryError } from '../../adapters/errors.ts';
+import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
+import { allocatorLabels } from '../../adapters/store.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+describe('a rebuild under a memory cap', () => {
+  it('works again once the store is a little smaller than where the index fell behind', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('2001:db8::/64', { store, random: seededRandom(1) });
+    setMemoryLimit(memoryLimit().size + 256 * 1024);
+    const random = seededRandom(5);
+    const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16);
+    const labels = allocatorLabels('IPv6');
+    // Another writer's records, one by one: the allocator's index follows until it runs out of
+    // memory, then falls behind, and its next allocateNext cannot rebuild it.
+    let failedAt = 0;
+    for (let i = 0; failedAt === 0; i++) {
+      store.createSync({ name: `2001:db8::${group()}:${group()}:${group()}:${group()}`, labels, parentRef: null });
+      if (i % 1000 === 0) {
+        try {
+          await a.release(await a.allocateNext());
+        } catch (e) {
+          expect(e).toBeInstanceOf(OutOfMemoryError);
+          failedAt = store.records().length;
+        }
+      }
+    }
+    // The store shrinks, 1,000 records at a time, until allocateNext works again.
+    const names = store.records().map((r) => r.name);
+    let worksAt = 0;
+    while (worksAt === 0) {
+      try {
+        await a.release(await a.allocateNext());
+        worksAt = store.records().length;
+      } catch (e) {
+        expect(e).toBeInstanceOf(OutOfMemoryError);
+        for (const name of names.splice(0, 1000)) store.deleteSync(name);
+      }
+    }
+    // An index loaded in one batch needed the store at about half the size where it fell behind.
+    expect(worksAt).toBeGreaterThan(0.8 * failedAt);
+    expect(a.validate().indexed).toBe(store.records().length);
+    a.destroy();
+  });
+});
