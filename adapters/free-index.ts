@@ -158,7 +158,7 @@ export class FreeIndex {
    */
   selectFree(kHi: number, kLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): boolean {
     if (this.slotsHi === 0 && this.slotsLo === 0) return false;
-    if (this.clampBeyond(hiHi, hiLo)) {
+    if (this.pastSlots(hiHi, hiLo)) {
       hiHi = this.lastHi;
       hiLo = this.lastLo;
     }
@@ -179,7 +179,7 @@ export class FreeIndex {
       this.resultLo = 0;
       return;
     }
-    if (this.clampBeyond(hiHi, hiLo)) {
+    if (this.pastSlots(hiHi, hiLo)) {
       hiHi = this.lastHi;
       hiLo = this.lastLo;
     }
@@ -198,7 +198,7 @@ export class FreeIndex {
   }
 
   /** Whether (hi, lo) ≥ slots. */
-  private clampBeyond(hi: number, lo: number): boolean {
+  private pastSlots(hi: number, lo: number): boolean {
     return hi > this.slotsHi || (hi === this.slotsHi && lo >= this.slotsLo);
   }
 

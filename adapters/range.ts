@@ -154,9 +154,9 @@ export class Range implements RangeView {
   private readonly kindOption: IndexKind | undefined;
   private readonly random: RandomSource;
   private metrics: MetricsRecorder = NULL_RECORDER;
-  // max (usable addresses) as (hi, lo)
-  private readonly maxHi: number;
-  private readonly maxLo: number;
+  /** Usable addresses (size, upstream max) as (hi, lo). */
+  private readonly sizeHi: number;
+  private readonly sizeLo: number;
   private readonly empty: boolean;
   private readonly words = new Uint32Array(4);
   private readonly off = new Uint32Array(2);
@@ -193,8 +193,8 @@ export class Range implements RangeView {
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;
     this.random = randomOption(options.random);
-    this.maxHi = prefix.countHi;
-    this.maxLo = prefix.countLo;
+    this.sizeHi = prefix.countHi;
+    this.sizeLo = prefix.countLo;
     this.size = prefix.count;
     this.empty = prefix.isEmpty;
     this.kindOption = options.indexKind;
@@ -207,7 +207,7 @@ export class Range implements RangeView {
       this.destroy(); // the caller gets no Range to destroy: its index goes back now, not at GC
       throw e;
     }
-    const dense32 = !this.empty && this.maxHi === 0 && this.index.kind === 'dense';
+    const dense32 = !this.empty && this.sizeHi === 0 && this.index.kind === 'dense';
     this.v4First = dense32 && prefix.version === 4 ? prefix.first[3]! : -1;
     if (metrics !== null) {
       this.metrics = metrics;
@@ -235,8 +235,8 @@ export class Range implements RangeView {
     if (this.strategy === null) return null;
     const view: StrategyView = {
       index,
-      sizeHi: this.maxHi,
-      sizeLo: this.maxLo,
+      sizeHi: this.sizeHi,
+      sizeLo: this.sizeLo,
       rangeOffset: this.prefix.rangeOffset,
       family: this.ipFamily,
       random: this.random,
@@ -316,11 +316,11 @@ export class Range implements RangeView {
     const v = parseIPv4Fast(ip);
     if (v < 0) return NOT_PLAIN;
     const o = v - this.v4First;
-    return o >= 0 && o < this.maxLo ? o : OUTSIDE;
+    return o >= 0 && o < this.sizeLo ? o : OUTSIDE;
   }
 
-  private beyondMax(hi: number, lo: number): boolean {
-    return hi > this.maxHi || (hi === this.maxHi && lo >= this.maxLo);
+  private atOrPastSize(hi: number, lo: number): boolean {
+    return hi > this.sizeHi || (hi === this.sizeHi && lo >= this.sizeLo);
   }
 
   private notInRange(): ErrNotInRange {
@@ -335,7 +335,7 @@ export class Range implements RangeView {
     const p = this.prefix;
     if (p.version === 4 || p.length >= 64) return undefined;
     const last = new Uint32Array(4);
-    p.addressAt(this.maxHi, this.maxLo - 1, last); // offset 2^64 − 2: the last of 2^64 − 1
+    p.addressAt(this.sizeHi, this.sizeLo - 1, last); // offset 2^64 − 2: the last of 2^64 − 1
     return `its first 2^64 − 1 addresses, ${formatAddr(6, p.first)} to ${formatAddr(6, last)}`;
   }
 
@@ -385,7 +385,7 @@ export class Range implements RangeView {
    */
   private takeNext(): boolean {
     const space = this.space;
-    if (space === null || this.allocated >= this.maxHi * TWO32 + this.maxLo) return false;
+    if (space === null || this.allocated >= this.sizeHi * TWO32 + this.sizeLo) return false;
     const chooser = this.chooser;
     if (chooser === null) {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) {
@@ -396,8 +396,8 @@ export class Range implements RangeView {
       const o = this.chosen;
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
       // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
-      if (!this.strategyCalls.choose(chooser, o, this.cooling, this.index, this.maxHi * TWO32 + this.maxLo)) return false;
-      if (!isOffset(o) || this.beyondMax(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
+      if (!this.strategyCalls.choose(chooser, o, this.cooling, this.index, this.sizeHi * TWO32 + this.sizeLo)) return false;
+      if (!isOffset(o) || this.atOrPastSize(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
       const { hi, lo } = o;
       this.strategyCalls.taken(chooser, hi, lo, this.cooling, (e) => this.unmark(hi, lo, e)); // its hook failed: nothing taken
     }
@@ -486,7 +486,7 @@ export class Range implements RangeView {
     while (!this.destroyed && this.index.nextSet(hi, lo)) {
       hi = this.index.resultHi;
       lo = this.index.resultLo;
-      if (this.beyondMax(hi, lo)) break;
+      if (this.atOrPastSize(hi, lo)) break;
       if (this.cooling === null || !this.cooling.holds(hi, lo)) fn(this.space!.textAt(hi, lo));
       if (lo === 0xffffffff) {
         if (hi === 0xffffffff) break;
@@ -654,7 +654,7 @@ export class Range implements RangeView {
 
   /** The bitmap format for ranges of at most 2^24 addresses, the offsets format above. */
   private get bitmapFormat(): boolean {
-    return this.maxHi === 0 && this.maxLo <= BITMAP_SNAPSHOT_MAX;
+    return this.sizeHi === 0 && this.sizeLo <= BITMAP_SNAPSHOT_MAX;
   }
 
   // The format depends on the range only: a range forced onto the other index kind writes and
@@ -713,7 +713,7 @@ export class Range implements RangeView {
     for (let i = 0; i < pairs.length; i += 2) {
       const hi = pairs[i]!;
       const lo = pairs[i + 1]!;
-      if (this.beyondMax(hi, lo)) {
+      if (this.atOrPastSize(hi, lo)) {
         throw new InvalidArgumentError(`snapshot offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is outside ${this.cidr}`);
       }
     }
