@@ -103,19 +103,16 @@ export class Prefix {
   readonly hasFirst: boolean;
   /** False only for 0.0.0.0/32 (0.0.0.0 − 1 does not exist). */
   readonly hasLast: boolean;
-  /** Usable addresses, upstream hostsPerNetwork: IPv4 2^h − 2, IPv6 2^h − 1, ≥ 0, ≤ 2^64 − 1. */
+  /**
+   * Usable addresses, upstream hostsPerNetwork: IPv4 2^h − 2, IPv6 2^h − 1, ≥ 0, ≤ 2^64 − 1 —
+   * also the offsets in [first, last] (the core computes both; test/core-math checks they are
+   * equal for every prefix), as a bigint and as (hi, lo) for the hot path.
+   */
   readonly size: bigint;
   readonly sizeHi: number;
   readonly sizeLo: number;
   /** KEP-3070 static band size (upstream calculateRangeOffset): 0 or 16..256. */
   readonly rangeOffset: number;
-  /**
-   * Offsets in [first, last] as (hi, lo): 0 when last < first, saturating at 2^64 − 1 (IPv6
-   * shorter than /64). Equals `size` for every prefix.
-   */
-  // (The test suite checks that count equals size for every prefix.)
-  readonly countHi: number;
-  readonly countLo: number;
 
   // The words of first and last as numbers, for the hot path.
   readonly #f0: number;
@@ -147,8 +144,6 @@ export class Prefix {
     this.sizeLo = s[GEO.SIZE + 1]!;
     this.rangeOffset = s[GEO.RANGE_OFFSET]!;
     const flags = s[GEO.FLAGS]!;
-    this.countHi = s[GEO.COUNT]!;
-    this.countLo = s[GEO.COUNT + 1]!;
 
     this.version = version;
     this.family = version === 4 ? 'IPv4' : 'IPv6';
@@ -168,7 +163,7 @@ export class Prefix {
     this.#l1 = l[1]!;
     this.#l2 = l[2]!;
     this.#l3 = l[3]!;
-    this.#empty = this.countHi === 0 && this.countLo === 0;
+    this.#empty = this.sizeHi === 0 && this.sizeLo === 0;
   }
 
   /** Parses CIDR text (netip.ParsePrefix rules; see adapters/address.ts). Throws InvalidCIDRError. */
@@ -186,12 +181,6 @@ export class Prefix {
       throw new InvalidArgumentError(`prefix length must be an integer, got ${String(bits)}`);
     }
     return new Prefix(version, words, bits);
-  }
-
-  /** The count of [first, last] as a bigint. */
-  get count(): bigint {
-    // A cold path: the allocators read countHi/countLo.
-    return u64(this.countHi, this.countLo);
   }
 
   /** Whether [first, last] is empty (/31, /32, /128, and the degenerate prefixes). */
@@ -245,7 +234,7 @@ export class Prefix {
    * are u32 numbers.
    */
   addressAt(hi: number, lo: number, out: Uint32Array): boolean {
-    if (hi > this.countHi || (hi === this.countHi && lo >= this.countLo)) return false;
+    if (hi > this.sizeHi || (hi === this.sizeHi && lo >= this.sizeLo)) return false;
     const f = this.first;
     if (core.u128_add(f[0]!, f[1]!, f[2]!, f[3]!, hi, lo, this.width) !== OK) return false; // first + offset ≤ last: never
     const s = scratch();
@@ -263,7 +252,7 @@ export class Prefix {
   formatAt(hi: number, lo: number): string {
     const t = this.#tmp;
     if (!this.addressAt(hi, lo, t)) {
-      throw new InvalidArgumentError(`offset ${u64(hi, lo)} is outside [0, ${this.count}) of ${this.cidr}`);
+      throw new InvalidArgumentError(`offset ${u64(hi, lo)} is outside [0, ${this.size}) of ${this.cidr}`);
     }
     return formatAddr(this.version, t);
   }

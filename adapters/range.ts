@@ -193,9 +193,9 @@ export class Range implements RangeView {
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;
     this.random = randomOption(options.random);
-    this.sizeHi = prefix.countHi;
-    this.sizeLo = prefix.countLo;
-    this.size = prefix.count;
+    this.sizeHi = prefix.sizeHi;
+    this.sizeLo = prefix.sizeLo;
+    this.size = prefix.size;
     this.empty = prefix.isEmpty;
     this.kindOption = options.indexKind;
     this.space = AddressSpace.of(prefix, options.indexKind, 'bitmap');

@@ -85,15 +85,15 @@ export class AddressSpace {
     if (prefix.isEmpty) throw new InvalidArgumentError(`${prefix.cidr} has no usable address`);
     const k = kind === 'dense' ? KIND_DENSE : kind === 'sparse' ? KIND_SPARSE : KIND_AUTO;
     const f = prefix.first;
-    const h = core.space_new(k, f[0]!, f[1]!, f[2]!, f[3]!, prefix.countHi, prefix.countLo, prefix.rangeOffset, prefix.width);
-    if (h === 0) throw indexRefused(k, prefix.countHi, prefix.countLo, 'addresses');
+    const h = core.space_new(k, f[0]!, f[1]!, f[2]!, f[3]!, prefix.sizeHi, prefix.sizeLo, prefix.rangeOffset, prefix.width);
+    if (h === 0) throw indexRefused(k, prefix.sizeHi, prefix.sizeLo, 'addresses');
     this.h = h;
     freeWhenCollected(this, core.space_free, h); // a space dropped without destroy(): free-index.ts
     this.prefix = prefix;
     this.version = prefix.version;
-    this.index = FreeIndex.borrow(core.space_index(h), prefix.countHi, prefix.countLo);
+    this.index = FreeIndex.borrow(core.space_index(h), prefix.sizeHi, prefix.sizeLo);
     this.rangeOffset = prefix.rangeOffset;
-    const rs = prefix.count - BigInt(prefix.rangeOffset);
+    const rs = prefix.size - BigInt(prefix.rangeOffset);
     this.rsHi = Number(rs >> 32n);
     this.rsLo = Number(rs & 0xffffffffn);
     this.drawsU64 = draw === 'ipallocator' && rs >= MAX_INT64;
@@ -221,7 +221,7 @@ export class AddressSpace {
   textAt(hi: number, lo: number): string {
     if (core.space_address(this.h, hi, lo) !== OK) {
       throw new InvalidArgumentError(
-        `offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside [0, ${this.prefix.count}) of ${this.prefix.cidr}`,
+        `offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside [0, ${this.prefix.size}) of ${this.prefix.cidr}`,
       );
     }
     const s = scratch();

@@ -251,8 +251,8 @@ export class TakenAddresses {
     const p = this.prefix;
     const chooser = this.strategyCalls.chooserFor(this.strategy, {
       index: index.index,
-      sizeHi: p.countHi,
-      sizeLo: p.countLo,
+      sizeHi: p.sizeHi,
+      sizeLo: p.sizeLo,
       rangeOffset: p.rangeOffset,
       family: this.ipFamily,
       random: this.random!,
@@ -296,7 +296,7 @@ export class TakenAddresses {
     const index = this.index!;
     const p = this.prefix;
     // nothing it may choose is free (see Range's takeNext)
-    if (!this.strategyCalls.choose(chooser, o, this.cooling, index.index, p.countHi * 2 ** 32 + p.countLo)) return false;
+    if (!this.strategyCalls.choose(chooser, o, this.cooling, index.index, p.sizeHi * 2 ** 32 + p.sizeLo)) return false;
     if (!isOffset(o) || !index.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
     this.strategyCalls.taken(chooser, o.hi, o.lo, this.cooling, () => {
       // its hook failed: nothing taken (a clear that needs memory it cannot have marks the index stale)

@@ -100,7 +100,7 @@ function pickAddress(pair: Pair, rng: RandomSource): string {
   if (k === 10) return formatAddr(p.version, p.first);
   if (k === 11) return formatAddr(p.version, p.last);
   // inside: a low offset (dense region) or anywhere
-  const count = p.countHi * 4294967296 + p.countLo;
+  const count = p.sizeHi * 4294967296 + p.sizeLo;
   const span = Math.min(count, k < 16 ? 600 : 2 ** 52);
   return p.formatAt(0, uniformBelow(rng, span));
 }

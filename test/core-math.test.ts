@@ -750,7 +750,7 @@ describe('Prefix — the derived values of NewIPAllocator', () => {
     expect(String(p)).toBe(p.cidr);
     expect(p.size).toBe(row.size);
     expect((BigInt(p.sizeHi) << 32n) | BigInt(p.sizeLo)).toBe(row.size);
-    expect(p.count).toBe(row.size); // |[first, last]| = hostsPerNetwork for every prefix ≥ /64
+    expect(p.size).toBe(row.size); // |[first, last]| = hostsPerNetwork for every prefix ≥ /64
     expect(p.rangeOffset).toBe(row.rangeOffset);
     expect(p.hasFirst && p.hasLast).toBe(true);
     expect(formatAddr(p.version, p.first)).toBe(row.first);
@@ -778,7 +778,7 @@ describe('Prefix — the derived values of NewIPAllocator', () => {
     expect(p.hasFirst).toBe(hasFirst);
     expect(p.hasLast).toBe(hasLast);
     expect(p.size).toBe(0n);
-    expect(p.count).toBe(0n);
+    expect(p.size).toBe(0n);
     expect(p.isEmpty).toBe(true);
     expect(formatAddr(p.version, p.last)).toBe(last);
     const w = parseAddr(cidr.slice(0, cidr.indexOf('/'))).words;
@@ -990,7 +990,7 @@ describe('prefix geometry properties (core vs BigInt reference)', () => {
         expect(p.contains(version, words(addr))).toBe(big(p.network) <= addr && addr <= big(p.broadcast));
         // offset → address
         const ok = p.addressAt(...hiLo(offset), out);
-        expect(ok).toBe(offset < p.count);
+        expect(ok).toBe(offset < p.size);
         if (ok) {
           const sum = coreAdd(first, offset, width);
           expect(big(out)).toBe(sum);

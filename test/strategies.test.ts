@@ -43,7 +43,7 @@ function geometry(cidr: string) {
   const v6 = p.version === 6;
   const head = v6 ? Array.from(p.first.subarray(0, 3)) : [];
   return {
-    size: Number(p.count),
+    size: Number(p.size),
     ro: p.rangeOffset,
     offsetOf(ip: string): number {
       return parseAddr(ip).words[3]! - base;

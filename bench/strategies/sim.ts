@@ -299,7 +299,7 @@ export function simulate(workload: Workload, spec: StrategySpec, seed: number): 
   const started = performance.now();
   const nServers = workload.servers;
   const prefixes = workload.cidrs.map((c) => Prefix.parse(c));
-  const sizes = prefixes.map((p) => Number(p.count));
+  const sizes = prefixes.map((p) => Number(p.size));
   const total = sizes.reduce((a, b) => a + b, 0);
   const staticSets = prefixes.map((p) => staticBand(p));
   const policy = workload.policy ?? 'upstream';
