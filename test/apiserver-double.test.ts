@@ -47,9 +47,13 @@ function request(
   });
 }
 
-/** A watch stream collecting events; `until(n)` resolves when n events arrived; `ended` on end. */
+/**
+ * A watch stream collecting events; `until(n)` resolves when n lines arrived; `ended` on end.
+ * `lines` holds every line as received; `events` those that are JSON.
+ */
 function openWatch(base: string, path: string) {
   const events: { type: string; object: Json }[] = [];
+  const lines: string[] = [];
   const waiters: { n: number; resolve: () => void }[] = [];
   let endResolve!: () => void;
   const ended = new Promise<void>((r) => (endResolve = r));
@@ -62,10 +66,16 @@ function openWatch(base: string, path: string) {
         buf += c;
         let i: number;
         while ((i = buf.indexOf('\n')) >= 0) {
-          events.push(JSON.parse(buf.slice(0, i)));
+          const line = buf.slice(0, i);
+          lines.push(line);
+          try {
+            events.push(JSON.parse(line));
+          } catch {
+            // kept in `lines` only: a line the double was told to send as it is
+          }
           buf = buf.slice(i + 1);
           for (const w of [...waiters]) {
-            if (events.length < w.n) continue;
+            if (lines.length < w.n) continue;
             waiters.splice(waiters.indexOf(w), 1);
             w.resolve();
           }
@@ -83,10 +93,11 @@ function openWatch(base: string, path: string) {
   });
   return {
     events,
+    lines,
     ready,
     ended,
     until(n: number) {
-      if (events.length >= n) return Promise.resolve();
+      if (lines.length >= n) return Promise.resolve();
       return new Promise<void>((resolve) => waiters.push({ n, resolve }));
     },
     close() {
@@ -435,6 +446,31 @@ describe('ApiServerDouble', () => {
     d.dropWatches();
     await w2.ended;
     expect(d.openWatches()).toBe(0);
+  });
+
+  it('writes text to open watches as given (sendWatchText), and cuts events in half while storing the change (cutWatchEvents)', async () => {
+    const w = openWatch(d.url, `${V1}?watch=true&resourceVersion=1`);
+    await w.ready;
+    d.sendWatchText('<html>');
+    d.sendWatchText('</html>\n');
+    d.cutWatchEvents(1);
+    await request(d.url, 'POST', V1, ip('10.0.0.1'));
+    await request(d.url, 'POST', V1, ip('10.0.0.2'));
+    await w.until(3);
+    expect(w.lines[0]).toBe('<html></html>');
+    const stored = (await request(d.url, 'GET', `${V1}/10.0.0.1`)).json;
+    const whole = JSON.stringify({ type: 'ADDED', object: stored });
+    expect(w.lines[1]).toBe(whole.slice(0, Math.floor(whole.length / 2)));
+    expect(w.events.map((e) => e.object.metadata.name)).toEqual(['10.0.0.2']); // only the next event was cut
+    expect((await request(d.url, 'GET', V1)).json.items.map((o: Json) => o.metadata.name)).toEqual(['10.0.0.1', '10.0.0.2']);
+    w.close();
+  });
+
+  it('records each request’s target and headers as sent', async () => {
+    await request(d.url, 'GET', `${V1}?limit=5&labelSelector=a%3Db`);
+    const [r] = d.requestsOf('list');
+    expect(r!.target).toBe(`${V1}?limit=5&labelSelector=a%3Db`);
+    expect(r!.headers).toContainEqual(['host', d.url.slice('http://'.length)]);
   });
 
   it('holds a reply while the request takes effect and the watch moves on', async () => {

@@ -65,6 +65,12 @@
 //                               Status sent with 200, a list whose items are not objects — as given
 //   sendWatchEvent(type, object) write one event with this object, as given, to every open watch
 //                               (a proxy or a broken server: an object without metadata or name)
+//   sendWatchText(text)         write text as given (no newline added) to every open watch: a line
+//                               that is not JSON or not an event, a line longer than any event,
+//                               sent in pieces
+//   cutWatchEvents(count)       the next `count` events written to watches lose their second half
+//                               (a proxy mangling the stream): the change is stored, its event
+//                               reaches the client as a line that is not JSON
 //   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
 //   stopListening()/listenAgain()  the server process restarts: connections dropped, then
 //                               refused (ECONNREFUSED) until it listens again; state kept
@@ -155,6 +161,17 @@ export interface ReceivedRequest {
   body?: unknown;
   /** The Authorization header (tests check the token reaches the server). */
   authorization?: string;
+  /** The request target as sent (path and query, in the client's order and encoding). */
+  target: string;
+  /** Every header as received, names in lower case, in the order sent. */
+  headers: [string, string][];
+}
+
+/** rawHeaders as [name in lower case, value] pairs. */
+function headerPairs(req: http.IncomingMessage): [string, string][] {
+  const pairs: [string, string][] = [];
+  for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) pairs.push([req.rawHeaders[i]!.toLowerCase(), req.rawHeaders[i + 1]!]);
+  return pairs;
 }
 
 export interface ApiServerDoubleOptions {
@@ -436,6 +453,8 @@ export class ApiServerDouble {
   /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
   private readonly timeOutsAfterCommit = new Set<Verb>();
   private watchLagMs = 0;
+  /** How many of the next events written to watches are cut in half (cutWatchEvents). */
+  private cutEvents = 0;
   private holding = false;
   private readonly snapshots = new Map<string, { rv: number; items: KubeObject[]; generation: number }>();
   private compactions = 0;
@@ -647,6 +666,24 @@ export class ApiServerDouble {
   }
 
   /**
+   * Writes `text` as given — no newline added — to every open watch (of every resource), in
+   * order with its events: what a broken server or a proxy might send. A line longer than any
+   * event can go out in pieces, without its newline.
+   */
+  sendWatchText(text: string): void {
+    for (const w of this.watches) this.deliverText(w, text);
+  }
+
+  /**
+   * The next `count` events written to watches (each watch's copy counts) keep only their first
+   * half, then the newline: a proxy that mangles the stream. The change itself is stored as
+   * usual, so a list shows it; the watch shows a line that is not JSON.
+   */
+  cutWatchEvents(count = 1): void {
+    this.cutEvents = count;
+  }
+
+  /**
    * Destroys every open watch connection abruptly (no terminating chunk), discarding queued events:
    * the client sees an error. Under Deno an undici client cannot see a destroyed server socket, so
    * there the stream ends cleanly instead (queued events still discarded).
@@ -785,7 +822,14 @@ export class ApiServerDouble {
     else if (req.method === 'GET') verb = 'list';
     else if (req.method === 'DELETE' && name !== undefined) verb = 'delete';
 
-    const entry: ReceivedRequest = { verb, method: req.method ?? '', path: url.pathname, query };
+    const entry: ReceivedRequest = {
+      verb,
+      method: req.method ?? '',
+      path: url.pathname,
+      query,
+      target: req.url ?? '',
+      headers: headerPairs(req),
+    };
     if (typeof req.headers.authorization === 'string') entry.authorization = req.headers.authorization;
     if (rawBody.length > 0) {
       try {
@@ -1097,7 +1141,18 @@ export class ApiServerDouble {
 
   private deliver(w: OpenWatch, event: { type: string; object: unknown }): void {
     if (w.closed) return;
-    w.pending.push(JSON.stringify(event) + '\n');
+    let line = JSON.stringify(event);
+    if (this.cutEvents > 0) {
+      this.cutEvents--;
+      line = line.slice(0, Math.floor(line.length / 2));
+    }
+    this.deliverText(w, line + '\n');
+  }
+
+  /** Sends `text` to one watch after what is queued on it (held or lagging), or queues it too. */
+  private deliverText(w: OpenWatch, text: string): void {
+    if (w.closed) return;
+    w.pending.push(text);
     if (w.held) return;
     if (this.watchLagMs > 0) {
       const t = setTimeout(() => {
@@ -1235,7 +1290,7 @@ export class ApiServerDouble {
     else if (m && namespace !== undefined && name !== undefined && req.method === 'DELETE') verb = 'delete';
     else if (m && name === undefined && req.method === 'GET') verb = query.watch === 'true' || query.watch === '1' ? 'watch' : 'list';
     else if (m && namespace !== undefined && name === undefined && req.method === 'POST') verb = 'create';
-    const entry: ReceivedRequest = { verb, method: req.method ?? '', path, query };
+    const entry: ReceivedRequest = { verb, method: req.method ?? '', path, query, target: req.url ?? '', headers: headerPairs(req) };
     if (typeof req.headers.authorization === 'string') entry.authorization = req.headers.authorization;
     if (rawBody.length > 0) {
       try {
