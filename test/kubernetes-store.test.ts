@@ -1279,8 +1279,9 @@ describe('Informer: one large page', () => {
   });
 });
 
-// client-node's Watch runs one 30 s timer: first for the answer's headers, then for quiet
-// between events, and reports both as a TimeoutError — the first before its watch() resolves.
+// The watch request runs one timer, as client-node's Watch does: first for the answer's headers,
+// then for quiet between events, and reports both as a TimeoutError — the first before its
+// watch() resolves.
 describe('Informer: a watch that times out', () => {
   const obj = (name: string): KubeObject => ({
     metadata: { name, uid: `u-${name}`, resourceVersion: '5', labels: allocatorLabels('IPv4') },

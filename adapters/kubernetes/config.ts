@@ -101,7 +101,8 @@ export interface SharedOptions {
    * that runs out is aborted: a KubernetesApiError naming the operation, the server and the
    * timeout (its `timeoutMs` set, `code` undefined) — a timed-out create may still have created
    * the object; a list that runs out is retried after the backoff. Watches are not limited by it
-   * (client-node's Watch has its own connect/inactivity timeout).
+   * (a watch request has its own 90 s timer for the answer and for quiet, and the informer's
+   * deadlines).
    */
   requestTimeoutMs?: number | undefined;
   /** Server-side watch timeout (seconds). Default random 300–600. */

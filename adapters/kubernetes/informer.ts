@@ -132,7 +132,7 @@ export interface InformerStats {
  * as an HTTP answer or an ERROR event) — client-go's reflector: isWatchErrorRetriable and its
  * IsTooManyRequests case — or it answered 503 Service Unavailable or a proxy 502 Bad Gateway.
  * For those two, client-go's rest client sends the watch again itself when they carry a
- * Retry-After, which client-node's Watch does not pass on: resuming keeps an overloaded or
+ * Retry-After, which the watch request (sent as client-node's Watch sends it) does not act on: resuming keeps an overloaded or
  * restarting server from being listed in full by every client, and loses nothing (a
  * resourceVersion too old is answered 410, and re-listed). A 500 or 504 still re-lists (a 504
  * may be a resourceVersion too large, after an etcd restore).

@@ -1,11 +1,13 @@
 // The informer's list and watch of one cluster-scoped resource: what the informer needs from the
 // API (ListerWatcher, as client-go's cache.ListerWatcher) and its implementation over client-node:
-// each list page through ApiRequests (deadline, 429 waits, aborted on close), each watch through
-// client-node's Watch (watch-session.ts gives it deadlines of its own).
-import { type ConfigurationOptions, type KubeConfig, Observable, type ObservableMiddleware, Watch } from '@kubernetes/client-node';
+// each list page through ApiRequests (deadline, 429 waits, aborted on close), each watch sent as
+// client-node's Watch sends it and read by us (watch-request.ts; watch-session.ts gives it
+// deadlines of its own).
+import { type ConfigurationOptions, type KubeConfig, Observable, type ObservableMiddleware } from '@kubernetes/client-node';
 import { isJson } from './answers.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ApiRequests } from './requests.ts';
+import { openWatch } from './watch-request.ts';
 
 export interface ListPage {
   /** Objects as the API serves them (converted by the informer's `convert`). */
@@ -24,7 +26,9 @@ export interface ListerWatcher {
   }): Promise<ListPage>;
   /**
    * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
-   * ends (err null for a clean end). Resolves to a function that aborts the watch.
+   * ends (err null for a clean end). A line that is no event, or an `onEvent` that throws, ends
+   * it with a KubernetesApiError: the watch failed (any other error after the answer is a lost
+   * connection). Resolves to a function that aborts the watch.
    */
   watch(
     options: { resourceVersion: string; labelSelector?: string; allowWatchBookmarks: boolean; timeoutSeconds: number },
@@ -41,12 +45,13 @@ export interface ListParams {
 }
 
 /**
- * How long client-node 2.x's Watch lets a watch stay quiet before it ends it: above the minute
- * between kube-apiserver's bookmarks (the cacher's defaultBookmarkFrequency), so that they arrive
- * and keep the resume point fresh. Its default, 30 s, ended every quiet watch before the first
- * bookmark: the resourceVersion never moved, and a watch resumed after an API server's restart
- * started from the last list's. (The same timer covers the wait for the answer; the informer
- * gives up on that after 30 s by itself.)
+ * How long a watch request may stay quiet (no answer, then no data) before it is aborted, in
+ * place of the 30 s of client-node 2.x's Watch: above the minute between kube-apiserver's
+ * bookmarks (the cacher's defaultBookmarkFrequency), so that they arrive and keep the resume
+ * point fresh. 30 s ended every quiet watch before the first bookmark: the resourceVersion never
+ * moved, and a watch resumed after an API server's restart started from the last list's. (For
+ * the wait for the answer the informer gives up after 30 s by itself; this only lets go of the
+ * request.)
  */
 const QUIET_WATCH_MS = 90_000;
 
@@ -61,10 +66,6 @@ export function clientNodeListerWatcher(
   path: string,
   listPage: (params: ListParams, options: ConfigurationOptions) => Promise<unknown>,
 ): ListerWatcher {
-  const watch = new Watch(kc);
-  // a private field of client-node 2.x (1.x has no such timer): set where it exists
-  const timer = watch as unknown as { requestTimeoutMs?: number };
-  if (typeof timer.requestTimeoutMs === 'number') timer.requestTimeoutMs = QUIET_WATCH_MS;
   return {
     async list(o) {
       const params: ListParams = {
@@ -110,8 +111,7 @@ export function clientNodeListerWatcher(
         timeoutSeconds: o.timeoutSeconds,
         ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
       };
-      const controller = await watch.watch(path, query, (type: string, object: unknown) => onEvent(type, object), onDone);
-      return () => controller.abort();
+      return openWatch(kc, { resource, path, query, timerMs: QUIET_WATCH_MS }, onEvent, onDone);
     },
   };
 }

@@ -1,5 +1,5 @@
 // One watch request, from the moment it is sent to its outcome: client-go's watchHandler, plus
-// the deadlines client-node's Watch does not give (see WatchSession). The informer's loop opens
+// deadlines of its own over the request's timer (see WatchSession). The informer's loop opens
 // one session at a time (informer.ts watchOnce) and decides from its outcome what comes next:
 //
 //   sent ──► answered ──► events… ──► ended
@@ -7,12 +7,15 @@
 //     │         │                       │    … within a second, no event ──► 'error' (very short watch)
 //     │         │                       ├─ ERROR event 410, HTTP 410 ─────► 'expired' (re-list)
 //     │         │                       ├─ ERROR event of another kind ──► 'error'
-//     │         │                       └─ an event apply() refuses ────► 'error' (aborted)
-//     │         │                          (its object has no name)
+//     │         │                       ├─ an event apply() refuses ────► 'error' (aborted)
+//     │         │                       │  (its object has no name)
+//     │         │                       └─ a line the reader refuses, ──► 'error'
+//     │         │                          or apply() threw (watch-request.ts)
 //     │         ├─ no event for WATCH_QUIET_MS ─────────────────────────► 'closed' (resume)
 //     │         └─ still open timeoutSeconds + WATCH_GRACE_SECONDS after it was sent ─► 'closed'
 //     ├─ refused, or failed before an answer ─────────────────────────────► 'error'
 //     └─ no answer within WATCH_ANSWER_MS ────────────────────────────────► 'error' (noAnswer)
+import { KubernetesApiError } from './errors.ts';
 import type { ListerWatcher } from './lister-watcher.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
 
@@ -68,11 +71,11 @@ export interface WatchHandlers {
 
 /**
  * One watch: open() sends the request; `outcome` settles exactly once. Its deadlines hold
- * whatever client-node's Watch does (2.x has one timer for the answer and for quiet, set to 90 s
- * in lister-watcher.ts; 1.4 none; and under Deno a connection that died without a word is not
- * seen at all): no answer within WATCH_ANSWER_MS is a failure; a watch without any event for
- * WATCH_QUIET_MS, or still open well past the timeoutSeconds asked of the server, is a connection
- * that died silently: resumed.
+ * whatever the request's own timer does (one timer for the answer and for quiet, 90 s, in
+ * watch-request.ts; a ListerWatcher may have none; and under Deno a connection that died
+ * without a word is not seen at all): no answer within WATCH_ANSWER_MS is a failure; a watch
+ * without any event for WATCH_QUIET_MS, or still open well past the timeoutSeconds asked of the
+ * server, is a connection that died silently: resumed.
  */
 export class WatchSession {
   readonly outcome: Promise<WatchOutcome>;
@@ -180,6 +183,9 @@ export class WatchSession {
         if (this.isAnswered) return this.finish({ kind: 'closed', events: events || 1 });
         return this.finish({ kind: 'error', error: noAnswer(err), events });
       }
+      // The stream itself refused: a line that is no event, or an event the informer failed
+      // to apply. Something may be lost: a failure, re-listed after the backoff.
+      if (err instanceof KubernetesApiError) return this.finish({ kind: 'error', error: err, events });
       // A connection lost after the answer (reset, the server going away): every event up
       // to the informer's rv has been applied, so resume from it, as client-go does for such an end.
       if (this.isAnswered) return this.finish(this.ended(err));

@@ -1,0 +1,282 @@
+// One watch request, sent as client-node's Watch sends it, with its body read line by line into
+// events by us.
+//
+// Why not client-node's Watch itself: it drops a line that is not JSON without a word, and so
+// any exception thrown from its event callback; the object that line carried then stays missing
+// from the cache until some later re-list, while the informer says `synced` with no lastError.
+// And it reads lines with node:readline, which holds a line of any length in memory (a 200 MB
+// line cost ≈ 270 MB). Here each of those ends the watch as a failure (onDone(err)), which the
+// informer reports in lastError and follows with a re-list:
+//
+//   answer 200 ─► chunks ─► lines (≤ MAX_WATCH_LINE_BYTES each) ─► JSON ─► {type, object} ─► onEvent
+//                              │                                   │          │                │
+//                              └ longer: failure                   └ not JSON └ another shape  └ throws: failure
+//                                (not buffered past the cap)         failure    failure
+//
+// The request on the wire is client-node's: the same URL (`?watch=true` and the query in the
+// order given), the same headers and TLS/proxy settings taken from the KubeConfig, through the
+// same fetch client-node uses — 2.x: RequestContext + applySecurityAuthentication, sent by its
+// IsomorphicFetchHttpLibrary (undici, with the KubeConfig's dispatcher); 1.x: applyToFetchOptions
+// and the node-fetch client-node itself depends on. And the same timer as client-node 2.x's:
+// started with the request, restarted by the answer and by every chunk, ending the watch with a
+// TimeoutError when it runs out (watch-session.ts reads that end).
+import { STATUS_CODES } from 'node:http';
+import { createRequire } from 'node:module';
+import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { quoteInput, quoteText } from '../errors.ts';
+import { KubernetesApiError } from './errors.ts';
+
+/**
+ * The longest watch line (one event, without its newline) read: 16 MiB. An event carries one
+ * object; kube-apiserver refuses to store an object over etcd's request limit (1.5 MiB by
+ * default, `--max-request-bytes`), and its JSON form is larger than the stored protobuf (field
+ * names, base64 of binary fields, escapes), so the cap leaves about ten times that. IPAddress
+ * and ServiceCIDR events are well under a kilobyte. A longer line is no event of a working
+ * server: the watch fails as soon as the line passes the cap, before more of it is held.
+ */
+export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
+
+/** How much of a line too long is shown: its first 64 characters (at most 4 bytes each). */
+const SHOWN_CHARACTERS = 64;
+
+export interface WatchTarget {
+  /** e.g. ipaddresses.networking.k8s.io, for errors */
+  resource: string;
+  /** The collection's URL path, e.g. /apis/networking.k8s.io/v1/ipaddresses */
+  path: string;
+  query: Record<string, string | number | boolean>;
+  /** client-node 2.x's timer (see the file comment), in ms. */
+  timerMs: number;
+}
+
+/**
+ * Sends the watch request; resolves, once the server answered 200, to a function that aborts
+ * the watch (onDone then hears the abort). `onEvent` gets each event; `onDone` is called exactly once: null for a clean end
+ * of the stream; a line the reader refuses or an `onEvent` that throws, a KubernetesApiError
+ * saying so; a lost connection, the fetch's error; the timer, a DOMException named
+ * TimeoutError. An answer other than 200 (or a failure before any) is given to `onDone` as
+ * client-node gives it (an Error named after the status, with `statusCode`), and the returned
+ * abort then does nothing.
+ */
+export async function openWatch(
+  kc: KubeConfig,
+  target: WatchTarget,
+  onEvent: (type: string, object: unknown) => void,
+  onDone: (err: unknown) => void,
+): Promise<() => void> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('No currently active cluster'); // client-node's words
+  const url = new URL(cluster.server + target.path);
+  url.searchParams.set('watch', 'true');
+  for (const [key, value] of Object.entries(target.query)) url.searchParams.set(key, String(value));
+
+  const controller = new AbortController();
+  let cancelBody = () => {};
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timedOut = false;
+  let done = false;
+  const restartTimer = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort(timeoutError());
+      cancelBody();
+    }, target.timerMs);
+  };
+  const finish = (err: unknown) => {
+    if (done) return;
+    done = true;
+    if (timer !== undefined) clearTimeout(timer);
+    controller.abort();
+    onDone(timedOut ? timeoutError() : err);
+  };
+  // As client-node's controller.abort(): the read ends, and onDone hears it after this returns,
+  // never from inside it (the caller may be settling the watch itself). The body is cancelled
+  // too: under Deno an aborted fetch does not end a body being read.
+  const abort = () => {
+    if (done) return;
+    controller.abort();
+    cancelBody();
+  };
+
+  let body: ReturnType<typeof bodyReader>;
+  try {
+    restartTimer();
+    const answer = await send(kc, url, controller.signal);
+    if (answer.status !== 200) {
+      answer.discard();
+      const error = new Error(STATUS_CODES[answer.status] ?? 'Internal Server Error') as Error & { statusCode: number };
+      error.statusCode = answer.status;
+      throw error;
+    }
+    if (answer.body === null) throw new Error('the watch answer has no body');
+    body = bodyReader(answer.body);
+    cancelBody = body.cancel;
+    restartTimer();
+  } catch (err) {
+    finish(err);
+    return abort;
+  }
+  void readLines(body.chunks, target.resource, restartTimer, onEvent).then(finish, (err: unknown) => {
+    finish(err);
+    cancelBody(); // a line refused: the rest of the body is not wanted
+  });
+  return abort;
+}
+
+/** A body's chunks: a web ReadableStream (undici) or a Node Readable (node-fetch). */
+type Chunks = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
+interface Answer {
+  status: number;
+  body: Chunks | null;
+  /** Lets go of a body that will not be read. */
+  discard(): void;
+}
+
+/** Sends the GET as client-node's Watch does (see the file comment). */
+async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answer> {
+  const legacy = kc as unknown as { applyToFetchOptions?: (opts: object) => Promise<Record<string, unknown>> };
+  if (typeof legacy.applyToFetchOptions === 'function') {
+    // client-node 1.x: its ResponseContext gives no stream, so its own fetch (node-fetch) is called
+    const init = await legacy.applyToFetchOptions({});
+    const response = (await nodeFetch()(url, { ...init, method: 'GET', signal })) as {
+      status: number;
+      body: AsyncIterable<Uint8Array> & { destroy?: () => void };
+    };
+    return { status: response.status, body: response.body, discard: () => response.body.destroy?.() };
+  }
+  const context = new RequestContext(url.toString(), HttpMethod.GET);
+  await kc.applySecurityAuthentication(context);
+  context.setSignal(signal);
+  const response = await new IsomorphicFetchHttpLibrary().send(context).toPromise();
+  const body = response.body.stream();
+  return { status: response.httpStatusCode, body, discard: () => void body?.cancel().catch(() => {}) };
+}
+
+/** The node-fetch that client-node 1.x depends on, resolved from client-node's own folder. */
+function nodeFetch(): (url: URL, init: object) => Promise<unknown> {
+  const require = createRequire(import.meta.url);
+  const clientNode = require.resolve('@kubernetes/client-node/package.json');
+  const fetch = createRequire(clientNode)('node-fetch') as { default?: unknown };
+  return (typeof fetch === 'function' ? fetch : fetch.default) as (url: URL, init: object) => Promise<unknown>;
+}
+
+/** The error client-node 2.x's Watch ends a watch with when its timer runs out. */
+function timeoutError(): DOMException {
+  return new DOMException('The operation was aborted due to timeout', 'TimeoutError');
+}
+
+/**
+ * Reads `body` to its end, handing each line's event to `onEvent`. Resolves when the body ends;
+ * rejects with the body's error, or with a KubernetesApiError for a line it refuses or an
+ * `onEvent` that threw. A last line without a newline counts as a line; empty lines are skipped.
+ */
+async function readLines(
+  chunks: AsyncIterable<Uint8Array>,
+  resource: string,
+  onChunk: () => void,
+  onEvent: (type: string, object: unknown) => void,
+): Promise<null> {
+  const decoder = new TextDecoder();
+  // The line being read, as pieces: `held` bytes in all, never more than MAX_WATCH_LINE_BYTES.
+  let pieces: Uint8Array[] = [];
+  let held = 0;
+  const take = (piece: Uint8Array): void => {
+    if (held + piece.length > MAX_WATCH_LINE_BYTES) {
+      throw failure(
+        resource,
+        `the API server sent a watch line longer than ${MAX_WATCH_LINE_BYTES} bytes (no newline within the first ${held + piece.length}), starting ` +
+          `${quoteText(decoder.decode(concat([...pieces, piece], SHOWN_CHARACTERS * 4)).slice(0, SHOWN_CHARACTERS))}…`,
+      );
+    }
+    pieces.push(piece);
+    held += piece.length;
+  };
+  const line = (): void => {
+    const bytes = pieces.length === 1 ? pieces[0]! : concat(pieces, held);
+    pieces = [];
+    held = 0;
+    const text = decoder.decode(bytes);
+    if (text.trim() !== '') event(text, resource, onEvent);
+  };
+  for await (const chunk of chunks) {
+    onChunk();
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, start)) {
+      take(chunk.subarray(start, nl));
+      line();
+      start = nl + 1;
+    }
+    // kept as a copy: a slice of the chunk would hold all of it
+    if (start < chunk.length) take(chunk.slice(start));
+  }
+  if (held > 0) line();
+  return null;
+}
+
+/** One line: parsed, checked to be an event, and handed on. */
+function event(text: string, resource: string, onEvent: (type: string, object: unknown) => void): void {
+  const line = text.endsWith('\r') ? text.slice(0, -1) : text;
+  let data: unknown;
+  try {
+    data = JSON.parse(line);
+  } catch {
+    throw failure(resource, `the API server sent a watch line that is not JSON: ${quoteInput(line)}`);
+  }
+  const e = data as { type?: unknown; object?: unknown };
+  if (typeof data !== 'object' || data === null || Array.isArray(data) || typeof e.type !== 'string' || !('object' in e)) {
+    throw failure(
+      resource,
+      `the API server sent a watch line that is not an event (an object with a string "type" and an "object"): ${quoteInput(line)}`,
+    );
+  }
+  try {
+    onEvent(e.type, e.object);
+  } catch (err) {
+    const what = err instanceof Error ? err.message : String(err);
+    throw failure(resource, `applying a watch event of type ${quoteInput(e.type)} failed: ${what}`, err);
+  }
+}
+
+function failure(resource: string, detail: string, cause?: unknown): KubernetesApiError {
+  return new KubernetesApiError('watch', resource, undefined, undefined, undefined, detail, cause);
+}
+
+/** The first `size` bytes of `pieces`, as one array. */
+function concat(pieces: readonly Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(
+    Math.min(
+      size,
+      pieces.reduce((n, p) => n + p.length, 0),
+    ),
+  );
+  let at = 0;
+  for (const p of pieces) {
+    if (at === out.length) break;
+    const part = p.subarray(0, out.length - at);
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** A body's chunks, whichever kind of stream it is, and the means to let go of it. */
+function bodyReader(body: Chunks): { chunks: AsyncIterable<Uint8Array>; cancel(): void } {
+  if (!('getReader' in body)) {
+    const readable = body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+    return { chunks: readable, cancel: () => readable.destroy?.() };
+  }
+  const reader = body.getReader();
+  return {
+    chunks: (async function* () {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    })(),
+    // a pending read then ends; a stream already ended or errored has nothing to let go of
+    cancel: () => void reader.cancel().catch(() => {}),
+  };
+}
