@@ -346,8 +346,8 @@ export class Allocator implements IPAllocator, Disposable {
           (collided ??= []).push(this.collision(op, e));
           continue;
         }
-        this.created(op, 'dynamic', start);
-        return op.name;
+        this.created(op, 'dynamic', start); // recycles op: its metrics may call in again and reuse it
+        return record.name;
       }
     } finally {
       if (collided !== null) this.forgetCollisions(collided);

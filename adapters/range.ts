@@ -367,9 +367,10 @@ export class Range implements RangeView {
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
     }
+    const text = this.takenText(); // before the metrics: a registry's code may call in again
     this.metrics.allocation(this.cidr, 'dynamic');
     this.metrics.gauges(this.cidr, this);
-    return this.takenText();
+    return text;
   }
 
   /** The text of the address takeNext just marked. */

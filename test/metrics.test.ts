@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { Counter, Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { Range } from '../adapters/range.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
@@ -485,5 +486,59 @@ describe('registries as apps and tests use them', () => {
     });
     expect(() => registerMetrics(registry)).not.toThrow();
     expect(real.getSingleMetric(METRIC_DURATION)).toBeDefined();
+  });
+});
+
+describe('a registry whose counter calls back into what it counts', () => {
+  // Found by a second-pass attack: the allocation counter ran between marking the address and
+  // reading its text back (Range), or after the op that held it went back for reuse (Allocator
+  // through promises); a counter that allocated from there got the same address.
+  const NAME = 'kube_apiserver_clusterip_allocator_allocation_total';
+  function reenterOnce(registry: Registry, call: () => unknown): void {
+    const counter = registry.getSingleMetric(NAME) as unknown as { inc(...args: unknown[]): void };
+    const inc = counter.inc.bind(counter);
+    let armed = true;
+    counter.inc = (...args: unknown[]) => {
+      if (armed) {
+        armed = false;
+        call();
+      }
+      inc(...args);
+    };
+  }
+
+  it.each([undefined, 'sequential'] as const)('Range (strategy %s): each address is handed out once', (strategy) => {
+    const registry = new Registry();
+    const r = new Range('10.0.0.0/28', { metrics: registry, random: seededRandom(1), ...(strategy ? { strategy } : {}) });
+    let inner = '';
+    reenterOnce(registry, () => {
+      inner = r.allocateNext();
+    });
+    const outer = r.allocateNext();
+    expect(inner).not.toBe('');
+    expect(outer).not.toBe(inner);
+    expect(r.used()).toBe(2);
+    r.destroy();
+  });
+
+  it.each([true, false])('Allocator (syncOps %s): each address is handed out once', async (syncOps) => {
+    const registry = new Registry();
+    const store = new MemoryStore({ syncOps });
+    const a = new Allocator('10.0.0.0/28', { store, metrics: registry, random: seededRandom(1) });
+    let inner: Promise<string> | undefined;
+    reenterOnce(registry, () => {
+      inner = a.allocateNext();
+    });
+    const outer = await a.allocateNext();
+    expect(inner).toBeDefined();
+    const second = await inner!;
+    expect(outer).not.toBe(second);
+    expect(
+      store
+        .records()
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual([outer, second].sort());
+    a.destroy();
   });
 });
