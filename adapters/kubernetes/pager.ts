@@ -3,6 +3,7 @@
 // one list without paging. The informer (listAll) and the command line (cli/cluster.ts) both list
 // through listPages; each asks for a page its own way and turns a failure into its own error.
 import { checkList, type CheckedList } from './answers.ts';
+import { quoteInput } from '../errors.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ListerWatcher } from './lister-watcher.ts';
 
@@ -50,6 +51,10 @@ export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<
       if (cont !== undefined && code === 410) {
         // The snapshot behind the token is gone: one consistent list without paging.
         const full = await fetchPage({ limit: undefined, continue: undefined });
+        // Asked for everything at once, a page that still goes on would be taken for all of it.
+        if (continueOf(full, o.fail) !== undefined) {
+          throw o.fail('the API server answered the list asked for in one request with a continue token: part of it would be missing');
+        }
         o.onPage?.(full.items.length, 0);
         return { items: full.items, resourceVersion: full.metadata.resourceVersion ?? '' };
       }
@@ -57,8 +62,8 @@ export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<
     }
     if (cont === undefined) resourceVersion = page.metadata.resourceVersion ?? '';
     for (const item of page.items) items.push(item); // not push(...): a page of 150,000 overflows the stack
-    cont = page.metadata._continue ?? page.metadata.continue;
-    if (!cont) {
+    cont = continueOf(page, o.fail);
+    if (cont === undefined) {
       o.onPage?.(items.length, 0);
       return { items, resourceVersion };
     }
@@ -68,6 +73,18 @@ export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<
     o.onPage?.(items.length, page.metadata.remainingItemCount);
     if (o.stopped?.()) return { items, resourceVersion };
   }
+}
+
+/**
+ * The page's continue token; undefined at the end (none, or empty). A token that is not a string
+ * is no token a server gives: CheckedList leaves its type unchecked, and sent back it would read
+ * "[object Object]".
+ */
+function continueOf(page: CheckedList, fail: (reason: string) => Error): string | undefined {
+  const token: unknown = page.metadata._continue ?? page.metadata.continue;
+  if (token === undefined || token === null || token === '') return undefined;
+  if (typeof token !== 'string') throw fail(`the API server answered a continue token that is not a string: ${quoteInput(token)}`);
+  return token;
 }
 
 export interface ListAllOptions {
