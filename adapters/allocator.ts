@@ -130,11 +130,12 @@ export class Allocator implements IPAllocator, Disposable {
     this.labels = labelsFor(p.family);
     this.store = storeOption(opts.store);
     this.cache = this.store.cache;
-    this.random = randomOption(opts.random);
+    const random = randomOption(opts.random);
     const strategy = strategyOption(opts.strategy);
     // before anything is subscribed or allocated: a registry that cannot take the metrics throws here
     const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics);
     this.taken = new TakenAddresses(p, indexKindOption(opts.index, 'options.index'), p.family, this.cache);
+    this.random = this.taken.guardRandom(random);
     try {
       this.taken.subscribe();
       if (strategy !== STRATEGIES.upstream) this.taken.useStrategy(strategy, this.random);

@@ -58,7 +58,7 @@ import {
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, notContained, Prefix } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
-import { drawU64, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
+import { drawU64, guardedSource, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
@@ -160,6 +160,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   private readonly fam: Family;
   private readonly random: RandomSource;
+  /**
+   * The ranges' random source: one of your own is drawn as their strategy is called (guard), so
+   * a range removed from inside a draw is destroyed once its call ends (reap), and destroying this
+   * MetaAllocator there ends the call with ErrDestroyed.
+   */
+  private readonly rangeRandom: RandomSource;
   /** The weighted policy's 64-bit draw (reused). */
   private readonly draw: U64Out = { hi: 0, lo: 0 };
   /** options.index, given to every range; undefined: the Allocator's default. */
@@ -216,6 +222,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.policy = policy;
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
+    this.rangeRandom = guardedSource(this.random, {
+      enter: () => {
+        this.inStrategy++;
+        return false;
+      },
+      leave: () => {
+        this.inStrategy--;
+        this.live();
+      },
+    });
     this.indexKind = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
     // The ranges' strategy runs through guard: a forRange, choose or taken that destroys this
     // MetaAllocator fails the range's construction or call with ErrDestroyed (nothing is made or
@@ -324,11 +340,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * tryNext on a range, then reap: a rebuild of its index (at the call's start, or after a
-   * collision) may have run its strategy's forRange, which may have destroyed this. An immediate
-   * answer stays immediate (no promise); upstream's scan has no forRange: nothing to reap.
+   * collision) may have run its strategy's forRange, and its strategy or a random source of your
+   * own may have removed ranges (or destroyed this). An immediate answer stays immediate (no
+   * promise); upstream's scan with this package's generator calls nothing: nothing to reap.
    */
   private tryRange(e: RangeEntry, owner: ParentRef | undefined): string | null | Promise<string | null> {
-    if (this.strategy === STRATEGIES.upstream) return tryNext(e, owner);
+    if (this.strategy === STRATEGIES.upstream && this.rangeRandom === this.random) return tryNext(e, owner);
     let r: string | null | Promise<string | null>;
     try {
       r = tryNext(e, owner);
@@ -682,7 +699,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       try {
         const failed = this.bad.get(key);
         if (failed !== undefined) throw failed;
-        const options: IndexedAllocatorOptions = { store: this.store, random: this.random };
+        const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom };
         if (this.indexKind !== undefined) options.index = this.indexKind;
         if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
         if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
@@ -758,8 +775,13 @@ function tryNext(e: RangeEntry, owner: ParentRef | undefined): string | null | P
   if (e.removed) return null; // the range went away while the call tried an earlier one
   const a = e.allocator;
   if (!a.isReady()) return null; // what its allocateNext would answer: ErrNotReady
-  if (a.canAllocateNow) return a.tryAllocateNextNow(owner);
-  return tryNextAsync(e, owner);
+  if (!a.canAllocateNow) return tryNextAsync(e, owner);
+  try {
+    return a.tryAllocateNextNow(owner);
+  } catch (err) {
+    if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
+    throw err;
+  }
 }
 
 async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promise<string | null> {

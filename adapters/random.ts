@@ -45,7 +45,9 @@ function nextU32Of(rng: RandomSource): number {
 
 /** "random source <class name>", or "the random source" for a plain object. */
 function sourceName(rng: RandomSource): string {
-  const name = (rng as { constructor?: { name?: unknown } }).constructor?.name;
+  let source = rng;
+  while (source instanceof GuardedSource) source = source.source; // a MetaAllocator's range: guarded twice
+  const name = (source as { constructor?: { name?: unknown } }).constructor?.name;
   return typeof name === 'string' && name !== '' && name !== 'Object' ? `random source ${name}` : 'the random source';
 }
 
@@ -218,4 +220,37 @@ export function uniformBelow(rng: RandomSource, n: number): number {
   }
   drawBelow(rng, Math.floor(n / 4294967296), n >>> 0, numberOut);
   return numberOut.hi * 4294967296 + numberOut.lo;
+}
+
+/** What guards a draw from a source of the caller's: entered before it is called, left after. */
+export interface DrawGuard {
+  /** Enters; returns what leave() restores. */
+  enter(): boolean;
+  leave(was: boolean): void;
+}
+
+/**
+ * A random source of the caller's, called inside `guard` (a range's or allocator's re-entry
+ * guard: the source may read what it draws for, not change it). Errors about its values name the
+ * caller's source.
+ */
+class GuardedSource implements RandomSource {
+  constructor(
+    readonly source: RandomSource,
+    private readonly guard: DrawGuard,
+  ) {}
+
+  nextU32(): number {
+    const was = this.guard.enter();
+    try {
+      return this.source.nextU32();
+    } finally {
+      this.guard.leave(was);
+    }
+  }
+}
+
+/** `random` drawn inside `guard`; this package's generators call nothing and are used as they are. */
+export function guardedSource(random: RandomSource, guard: DrawGuard): RandomSource {
+  return Object.getPrototypeOf(random) === Xoshiro128.prototype ? random : new GuardedSource(random, guard);
 }

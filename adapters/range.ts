@@ -192,7 +192,7 @@ export class Range implements RangeView {
     this.prefix = prefix;
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;
-    this.random = randomOption(options.random);
+    this.random = this.strategyCalls.guardRandom(randomOption(options.random));
     this.sizeHi = prefix.sizeHi;
     this.sizeLo = prefix.sizeLo;
     this.size = prefix.size;
@@ -278,7 +278,8 @@ export class Range implements RangeView {
 
   /** Its calls into the strategy, from inside which the range cannot be changed. */
   private readonly strategyCalls = new ChooserCalls(
-    () => `Range ${this.cidr}: a strategy's forRange(), choose() or taken() may not change the range it chooses for`,
+    () =>
+      `Range ${this.cidr}: a strategy's forRange(), choose() or taken() may not change the range it chooses for, nor may its random source or a cool-down's clock`,
   );
 
   /** The start of every call that changes the range: not destroyed, not called from the strategy. */

@@ -40,7 +40,7 @@
 // source (an allocator) can drive the same object through the same StrategyView.
 import { InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
-import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
+import { drawBelow, drawU64, guardedSource, type RandomSource, type U64Out } from './random.ts';
 import type { IPFamily } from './types.ts';
 
 /** The built-in strategies, by name. */
@@ -488,6 +488,26 @@ export class ChooserCalls {
   /** InvalidArgumentError while a call into the chooser runs. */
   refuseInside(): void {
     if (this.active) throw new InvalidArgumentError(this.refusal());
+  }
+
+  /**
+   * The owner's random source, drawn from inside as a chooser is called: a source of your own
+   * may read the range, not change it (a restore or release between the draw and the take it
+   * starts would have the take answer for a range that is gone).
+   */
+  guardRandom(random: RandomSource): RandomSource {
+    return guardedSource(random, this);
+  }
+
+  /** Enters the guard (DrawGuard); returns what leave() restores. */
+  enter(): boolean {
+    const was = this.active;
+    this.active = true;
+    return was;
+  }
+
+  leave(was: boolean): void {
+    this.active = was;
   }
 
   // Each call restores what `active` was before it rather than clearing it, so the guard would

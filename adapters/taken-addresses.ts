@@ -230,8 +230,14 @@ export class TakenAddresses {
 
   /** Its calls into the strategy, from inside which the allocator refuses calls (refuseInsideStrategy). */
   private readonly strategyCalls = new ChooserCalls(
-    () => `Allocator ${this.prefix.cidr}: a strategy's forRange(), choose() or taken() may not change the allocator it chooses for`,
+    () =>
+      `Allocator ${this.prefix.cidr}: a strategy's forRange(), choose() or taken() may not change the allocator it chooses for, nor may its random source or a cool-down's clock`,
   );
+
+  /** `random` drawn from inside, as the strategy is called (ChooserCalls.guardRandom). */
+  guardRandom(random: RandomSource): RandomSource {
+    return this.strategyCalls.guardRandom(random);
+  }
 
   /** InvalidArgumentError when called from the strategy's forRange(), choose() or taken(). */
   refuseInsideStrategy(): void {

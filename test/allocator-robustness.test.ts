@@ -860,34 +860,67 @@ describe('an owner whose getters call back into the allocator', () => {
   });
 });
 
-describe('a random source that destroys what it draws for', () => {
-  // Found by outside attacks: the draw runs before the core is asked for the address, and a
-  // source that destroyed its range there got "core space_take answered -1".
-  it.each(['10.0.0.0/24', '2001:db8::/64'])('%s: allocateNext answers ErrDestroyed, for Range and Allocator alike', async (cidr) => {
+describe('a random source that calls back into what it draws for', () => {
+  // Found by outside attacks: the draw runs before the core is asked for the address. A source
+  // that destroyed its range there got "core space_take answered -1"; one that restored it got
+  // ErrFull from a range with every address free. A source of your own now draws inside the
+  // guard strategies have: it may read the range or allocator, not change or destroy it.
+  function reentrantSource(): { nextU32(): number; onNextDraw(act: () => void): void } {
     const base = seededRandom(4);
-    let destroy: (() => void) | null = null;
-    const random = {
+    let act: (() => void) | null = null;
+    return {
       nextU32(): number {
-        const d = destroy;
-        destroy = null;
-        d?.();
+        const a = act;
+        act = null;
+        a?.();
         return base.nextU32();
       },
+      onNextDraw(next: () => void): void {
+        act = next;
+      },
     };
-    const r = new Range(cidr, { random });
-    destroy = () => r.destroy();
-    expect(() => r.allocateNext()).toThrow(ErrDestroyed);
-    const r2 = new Range(cidr, { random });
-    r2.allocate(cidr.includes(':') ? '2001:db8::1' : '10.0.0.1');
-    destroy = () => r2.destroy();
-    expect(() => r2.allocateMany(3)).toThrow(ErrDestroyed);
+  }
 
+  it.each(['10.0.0.0/24', '2001:db8::/64'])('%s: a Range refuses the change, and the draw goes on', (cidr) => {
+    const random = reentrantSource();
+    const r = new Range(cidr, { random });
+    for (const change of [() => r.destroy(), () => r.restore(cidr, new Uint8Array(0)), () => r.release(r.allocateNext())]) {
+      let refusal: unknown;
+      random.onNextDraw(() => {
+        try {
+          change();
+        } catch (e) {
+          refusal = e;
+        }
+      });
+      const ip = r.allocateNext();
+      expect(refusal).toBeInstanceOf(InvalidArgumentError);
+      expect((refusal as Error).message).toMatch(/nor may its random source/);
+      expect(r.has(ip)).toBe(true);
+    }
+    expect(r.used()).toBe(3);
+    r.validate();
+    r.destroy();
+  });
+
+  it.each(['10.0.0.0/24', '2001:db8::/64'])('%s: an Allocator refuses it too, and allocates', async (cidr) => {
     for (const syncOps of [true, false]) {
+      const random = reentrantSource();
       const store = new MemoryStore({ syncOps });
       const a = new Allocator(cidr, { store, random });
-      destroy = () => a.destroy();
-      await expect(a.allocateNext()).rejects.toBeInstanceOf(ErrDestroyed);
-      expect(store.records()).toEqual([]);
+      let refusal: unknown;
+      random.onNextDraw(() => {
+        try {
+          a.destroy();
+        } catch (e) {
+          refusal = e;
+        }
+      });
+      const ip = await a.allocateNext();
+      expect(refusal).toBeInstanceOf(InvalidArgumentError);
+      expect((refusal as Error).message).toMatch(/nor may its random source/);
+      expect(store.records().map((r) => r.name)).toEqual([ip]);
+      a.destroy();
     }
   });
 });

@@ -10,6 +10,7 @@ import { MetaAllocator, RANGE_POLICIES, type RangePolicy, type SkippedCIDR } fro
 import { isNotContained } from '../adapters/geometry.ts';
 import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource } from '../adapters/service-cidrs.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
 import {
   ErrAllocated,
@@ -26,7 +27,7 @@ import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPFamily } from '../adapters/types.ts';
 import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
-import { core } from '../adapters/wasm.ts';
+import { core, memoryLimit } from '../adapters/wasm.ts';
 import { drain, hostOf, rejection, settle } from './helpers.ts';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
 
@@ -1049,5 +1050,52 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     };
     meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore(), random });
     expect(await rejection(meta.allocate('10.0.0.7'))).toBeInstanceOf(ErrDestroyed);
+  });
+});
+
+describe('a random source of your own that changes the MetaAllocator from inside a range’s draw', () => {
+  // Found by a second-pass attack: a range removed from inside its own draw surfaced as
+  // ErrDestroyed from a MetaAllocator that was alive, and (once draws ran inside the ranges'
+  // guard) its allocator was left undestroyed.
+  function source(act: () => void): { nextU32(): number } {
+    let n = 0;
+    let x = 99;
+    return {
+      nextU32(): number {
+        if (++n === 1) act();
+        x = (x * 1664525 + 1013904223) >>> 0;
+        return x;
+      },
+    };
+  }
+
+  it.each([true, false])(
+    'removing that range: the call still answers, and the range is destroyed once it ends (syncOps %s)',
+    async (syncOps) => {
+      const before = memoryLimit().inUse;
+      const src = new InMemoryServiceCIDRs();
+      src.addServiceCIDR('a', ['10.96.0.0/28']);
+      src.addServiceCIDR('b', ['10.97.0.0/28']);
+      const store = new MemoryStore({ syncOps });
+      // 'ordered' draws nothing itself: the first draw is range a's
+      const m = new MetaAllocator('IPv4', src, { store, policy: 'ordered', random: source(() => src.deleteServiceCIDR('a')) });
+      const ip = await m.allocateNext();
+      expect(store.records().map((r) => r.name)).toEqual([ip]);
+      expect(m.ranges().map((r) => r.cidr)).toEqual(['10.97.0.0/28']);
+      m.destroy();
+      expect(memoryLimit().inUse).toBe(before); // range a's allocator was destroyed too
+    },
+  );
+
+  it.each([true, false])('destroying the MetaAllocator: ErrDestroyed, nothing created, nothing left (syncOps %s)', async (syncOps) => {
+    const before = memoryLimit().inUse;
+    const src = new InMemoryServiceCIDRs();
+    src.addServiceCIDR('a', ['10.96.0.0/28']);
+    const store = new MemoryStore({ syncOps });
+    let m: MetaAllocator | undefined;
+    m = new MetaAllocator('IPv4', src, { store, policy: 'ordered', random: source(() => m!.destroy()) });
+    expect(await rejection(m.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(store.records()).toEqual([]);
+    expect(memoryLimit().inUse).toBe(before);
   });
 });

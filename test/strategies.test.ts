@@ -797,7 +797,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       const fromRange = await failure(() => range.allocateNext());
       expect(fromRange).toBeInstanceOf(InvalidArgumentError);
       expect((fromRange as Error).message).toBe(
-        `Range 10.0.0.0/24: a strategy's forRange(), choose() or taken() may not change the range it chooses for`,
+        `Range 10.0.0.0/24: a strategy's forRange(), choose() or taken() may not change the range it chooses for, nor may its random source or a cool-down's clock`,
       );
       target = { allocateNext: () => range.restore(range.snapshot().range, range.snapshot().data) };
       expect(await failure(() => range.allocateMany(3))).toBeInstanceOf(InvalidArgumentError);
