@@ -375,7 +375,6 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** The first candidate: the dynamic band's (already taken by beginNext), a strategy's choice, else the static band's. */
   private chosen(band: number): Op | null {
-    if (this.destroyed) return null; // by its random source, while beginNext drew
     const index = this.taken.space;
     if (band === BAND_UPPER) return this.opOfTaken(index, BAND_UPPER);
     if (band === BAND_CHOSEN) return this.taken.takeChosen() ? this.opOfTaken(index, BAND_CHOSEN) : null;

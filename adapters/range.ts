@@ -390,10 +390,7 @@ export class Range implements RangeView {
     if (space === null || this.allocated >= this.sizeHi * TWO32 + this.sizeLo) return false;
     const chooser = this.chooser;
     if (chooser === null) {
-      if (!space.takeUpper(this.random) && !space.takeLower(this.random)) {
-        this.throwIfDestroyed(); // by its random source, while it drew
-        return false; // only a corrupted index
-      }
+      if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
     } else {
       const o = this.chosen;
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy

@@ -175,9 +175,6 @@ export class AddressSpace {
     }
     if (st === NONE) return false;
     if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address taken');
-    // Destroyed while the random source drew (a source of the caller's may call anything):
-    // nothing taken, and the owner answers ErrDestroyed.
-    if (this.h === 0) return false;
     throw new InvalidArgumentError(`core space_take answered ${st}`); // a bad band: a bug here
   }
 
