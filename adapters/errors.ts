@@ -44,7 +44,21 @@ export function quoteInput(input: unknown): string {
   if (Array.isArray(input)) return `an array of ${input.length} value${input.length === 1 ? '' : 's'}`;
   if (typeof input === 'object' && typeof (input as { then?: unknown }).then === 'function') return 'a Promise (a missing await?)';
   if (typeof input === 'object') return 'a value of type object';
+  if (typeof input === 'function') return functionName(input as (...args: never[]) => unknown);
   return `${String(input)} (${typeof input})`;
+}
+
+/** A function by its name, not its source (which String() gives: a whole class, for `MemoryStore` without `new`). */
+function functionName(f: (...args: never[]) => unknown): string {
+  const name = typeof f.name === 'string' && f.name !== '' ? quoteText(f.name.slice(0, 64)) : '';
+  let isClass = false;
+  try {
+    isClass = /^class\b/.test(Function.prototype.toString.call(f));
+  } catch {
+    // a Proxy of a function, or a revoked one: no source to read
+  }
+  if (isClass) return `the class ${name} (a missing \`new\`?)`;
+  return name === '' ? 'a function' : `the function ${name}`;
 }
 
 /**

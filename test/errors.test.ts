@@ -1,7 +1,8 @@
 // The typed errors themselves: codes, names, and which of them carry a stack trace.
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, IPAllocatorError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, IPAllocatorError, quoteInput } from '../adapters/errors.ts';
 import { Allocator } from '../adapters/allocator.ts';
+import type { SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
 
 const limit = Error.stackTraceLimit;
 afterEach(() => {
@@ -78,6 +79,7 @@ describe('typed errors', () => {
     const e = new ErrFull();
     expectTypeOf(e.code).toEqualTypeOf<'ERR_RANGE_FULL'>();
     expectTypeOf(new InvalidAddressError('x', 'unable to parse IP').code).toEqualTypeOf<'ERR_INVALID_ADDRESS'>();
+    expectTypeOf<SyncTimeoutError['code']>().toEqualTypeOf<'ERR_SYNC_TIMEOUT'>();
     expect(e.code).toBe(ErrFull.code);
   });
 
@@ -145,5 +147,18 @@ describe('Kubernetes transport errors', () => {
     expect(translate(new TypeError('fetch failed'), 'list', 'ipaddresses.networking.k8s.io').message).toBe(
       'list ipaddresses.networking.k8s.io: fetch failed',
     );
+  });
+});
+
+describe('how an error quotes a value it was given', () => {
+  it('a function by its name, a class as a missing new, never their source', () => {
+    class Store {
+      create(): void {}
+    }
+    function make(): void {}
+    expect(quoteInput(Store)).toBe('the class "Store" (a missing `new`?)');
+    expect(quoteInput(make)).toBe('the function "make"');
+    expect(quoteInput(() => 1)).toBe('a function');
+    expect(quoteInput(new Proxy(make, {}))).toBe('the function "make"');
   });
 });

@@ -901,4 +901,15 @@ describe('a store of your own that lacks a member', () => {
       expect((error as Error).message).toMatch(new RegExp(`^options\\.store must be a Store \\(.*\\); it lacks ${lacks}: got `));
     }
   });
+
+  it('the class itself, without new: the error names the class, not its source', () => {
+    let error: unknown;
+    try {
+      new Allocator('10.0.0.0/28', { store: MemoryStore as never });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toMatch(/: got the class "MemoryStore" \(a missing `new`\?\)$/);
+  });
 });

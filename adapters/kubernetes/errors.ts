@@ -83,7 +83,8 @@ export class KubernetesApiError extends Error {
  * watch attempt met. The informer keeps retrying; a later waitForSync can still succeed.
  */
 export class SyncTimeoutError extends IPAllocatorError {
-  static override readonly code: string = 'ERR_SYNC_TIMEOUT';
+  static override readonly code = 'ERR_SYNC_TIMEOUT' as const;
+  declare readonly code: 'ERR_SYNC_TIMEOUT';
   /** What was waited for, e.g. `KubernetesStore`. */
   readonly target: string;
   readonly timeoutMs: number;
