@@ -30,9 +30,15 @@ const SCANNED_CHARS = 4096;
 /** How much of a Status's message a message repeats, in characters (kube-apiserver's are short). */
 const MESSAGE_CHARS = 1000;
 
-/** `text` cut to MESSAGE_CHARS, saying how much was left out. */
+/**
+ * `text` cut to MESSAGE_CHARS, saying how much was left out; never between the two halves of a
+ * character outside the BMP. Cut before it is escaped (showUnseen), so that no escape is cut.
+ */
 export function cutMessage(text: string): string {
-  return text.length <= MESSAGE_CHARS ? text : `${text.slice(0, MESSAGE_CHARS)}… (${text.length - MESSAGE_CHARS} more characters)`;
+  if (text.length <= MESSAGE_CHARS) return text;
+  const lead = text.charCodeAt(MESSAGE_CHARS - 1);
+  const end = lead >= 0xd800 && lead <= 0xdbff ? MESSAGE_CHARS - 1 : MESSAGE_CHARS;
+  return `${text.slice(0, end)}… (${text.length - end} more characters)`;
 }
 
 /** `text` quoted and escaped (quoteText), cut to `chars` characters (code points) with "…" when longer. */

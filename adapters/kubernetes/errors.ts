@@ -220,7 +220,7 @@ export function namesObject(status: ApiStatus | undefined): boolean {
  */
 export function describeAnswer(code: number, status: ApiStatus | undefined, body?: unknown, headers?: unknown): string {
   if (status?.message)
-    return `HTTP ${code} ${showUnseen(String(status.reason ?? 'Failure'))}: ${cutMessage(showUnseen(String(status.message)))}`;
+    return `HTTP ${code} ${showUnseen(String(status.reason ?? 'Failure'))}: ${showUnseen(cutMessage(String(status.message)))}`;
   const answer = `HTTP ${code} ${statusText(code)}`;
   // no body read (client-node leaves a 401's unread), or a Status that says no more
   return status !== undefined || body === undefined ? answer : `${answer} ${describeErrorBody(body, headers)}`;
