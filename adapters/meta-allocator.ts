@@ -517,6 +517,23 @@ export class MetaAllocator implements IPAllocator, Disposable {
     parseAddr(ip);
   }
 
+  /**
+   * The dry run's allocate when no range is ready (upstream: an empty, unready Allocator's, which
+   * answers ErrNotReady whatever the address): ErrDestroyed, the address's text
+   * (InvalidAddressError), then the owner's errors. @internal for NotReadyDryRun
+   */
+  checkAllocate(ip: string, owner: ParentRef | undefined): void {
+    this.live();
+    parseAddr(ip); // the real call refuses the address's text before the owner
+    checkParentRef(owner);
+  }
+
+  /** The dry run's allocateNext when no range is ready: ErrDestroyed, then the owner's errors. @internal for NotReadyDryRun */
+  checkAllocateNext(owner: ParentRef | undefined): void {
+    this.live();
+    checkParentRef(owner);
+  }
+
   /** Enables metrics on every range, now and later (each range reports under its own cidr label). */
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
@@ -824,12 +841,11 @@ class NotReadyDryRun implements IPAllocator {
     return this.meta.size;
   }
   async allocate(ip: string, owner?: ParentRef): Promise<void> {
-    parseAddr(ip); // the real call refuses the address's text before the owner
-    checkParentRef(owner);
+    this.meta.checkAllocate(ip, owner);
     throw new ErrNotReady();
   }
   async allocateNext(owner?: ParentRef): Promise<string> {
-    checkParentRef(owner);
+    this.meta.checkAllocateNext(owner);
     throw new ErrNotReady();
   }
   async release(ip: string): Promise<void> {

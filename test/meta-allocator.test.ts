@@ -581,6 +581,9 @@ describe('MetaAllocator: routing, counting and views', () => {
     await dry.release('10.0.0.1'); // well-formed: nothing to refuse, nothing deleted
     meta.destroy();
     expect(await rejection(dry.release('10.0.0.1'))).toBeInstanceOf(ErrDestroyed);
+    // as every method of a destroyed MetaAllocator, not ErrNotReady
+    expect(await rejection(dry.allocate('10.0.0.1'))).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(dry.allocateNext())).toBeInstanceOf(ErrDestroyed);
   });
 
   it('enableMetrics reaches the current ranges (seeded gauges) and rejects a non-registry', async () => {
