@@ -53,4 +53,25 @@ describe('listPages', () => {
     await expect(listing).rejects.toThrow(/continue token that is not a string/);
     expect(calls).toBe(1);
   });
+
+  it('passes on the estimate of the items left only when it is a count', async () => {
+    for (const [given, heard] of [
+      [5, 5],
+      ['\u001b[2Jboom', undefined],
+      [-5, undefined],
+      [1.5, undefined],
+    ] as const) {
+      const remaining: (number | undefined)[] = [];
+      let n = 0;
+      await listPages(
+        async () => {
+          const p = page(['a'], ++n === 1 ? 'T1' : undefined);
+          if (n === 1) (p.metadata as { remainingItemCount?: unknown }).remainingItemCount = given;
+          return p;
+        },
+        { pageSize: 1, fail, onPage: (_listed, left) => remaining.push(left) },
+      );
+      expect(remaining).toEqual([heard, 0]);
+    }
+  });
 });

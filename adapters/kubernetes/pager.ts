@@ -70,7 +70,7 @@ export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<
     // A broken server or proxy: the listing would never end.
     if (tokens.has(cont)) throw o.fail('the API server answered a continue token it had given before; the listing would never end');
     tokens.add(cont);
-    o.onPage?.(items.length, page.metadata.remainingItemCount);
+    o.onPage?.(items.length, remainingOf(page));
     if (o.stopped?.()) return { items, resourceVersion };
   }
 }
@@ -85,6 +85,12 @@ function continueOf(page: CheckedList, fail: (reason: string) => Error): string 
   if (token === undefined || token === null || token === '') return undefined;
   if (typeof token !== 'string') throw fail(`the API server answered a continue token that is not a string: ${quoteInput(token)}`);
   return token;
+}
+
+/** The server's estimate of the items left, when it is a count: a proxy's text or a negative number is no estimate (and must not reach a terminal). */
+function remainingOf(page: CheckedList): number | undefined {
+  const n: unknown = page.metadata.remainingItemCount;
+  return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
 export interface ListAllOptions {
