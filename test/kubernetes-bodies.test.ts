@@ -56,8 +56,8 @@ describe('an error answer that is no Status is described with the same escaping'
 
   it('cuts a Status message before escaping it: never inside an escape, never between the halves of a character', () => {
     // 999 characters, then a zero-width space (escaped as 6 characters) at the 1,000th
-    const escape = { kind: 'Status', reason: 'InternalError', message: `${'q'.repeat(999)}\u200bqqqq` };
-    expect(describeAnswer(500, escape)).toBe(`HTTP 500 InternalError: ${'q'.repeat(999)}\\u200b… (4 more characters)`);
+    const zeroWidth = { kind: 'Status', reason: 'InternalError', message: `${'q'.repeat(999)}\u200bqqqq` };
+    expect(describeAnswer(500, zeroWidth)).toBe(`HTTP 500 InternalError: ${'q'.repeat(999)}\\u200b… (4 more characters)`);
     // an emoji (two UTF-16 units) across the cut
     const pair = { kind: 'Status', reason: 'InternalError', message: `${'q'.repeat(999)}😀qqqq` };
     expect(describeAnswer(500, pair)).toBe(`HTTP 500 InternalError: ${'q'.repeat(999)}… (6 more characters)`);

@@ -4,11 +4,11 @@
 // lastError, retried after the backoff — never an empty list that syncs an empty cache or wipes
 // a full one, and never a record named "".
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createServiceCIDR, KubernetesServiceCIDRs, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { createServiceCIDR, KubernetesServiceCIDRs } from '../adapters/kubernetes/index.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
-import { cacheNames, Mirror, until } from './k8s/helpers.ts';
+import { cacheNames, Mirror, until, openStore } from './k8s/helpers.ts';
 
 const LOGIN_PAGE = '<html><body>Sign in to continue</body></html>';
 
@@ -69,15 +69,7 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
   let d: ApiServerDouble;
   const stores: { close(): void }[] = [];
 
-  function open(): { store: KubernetesStore; errors: string[] } {
-    const store = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
-    stores.push(store);
-    const errors: string[] = [];
-    store.onStateChange((_state, error) => {
-      if (error !== undefined) errors.push(error.message);
-    });
-    return { store, errors };
-  }
+  const open = () => openStore(d.url, stores);
 
   beforeEach(async () => {
     d = await ApiServerDouble.start();

@@ -4,7 +4,7 @@
 // the wire is the one client-node's Watch sends.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Watch } from '@kubernetes/client-node';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import type { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { Informer } from '../adapters/kubernetes/informer.ts';
 import { clientNodeListerWatcher } from '../adapters/kubernetes/lister-watcher.ts';
 import { toRecord } from '../adapters/kubernetes/objects.ts';
@@ -12,7 +12,7 @@ import { ApiRequests } from '../adapters/kubernetes/requests.ts';
 import { MAX_WATCH_LINE_BYTES } from '../adapters/kubernetes/watch-request.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
-import { cacheNames, until } from './k8s/helpers.ts';
+import { cacheNames, until, openStore } from './k8s/helpers.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
 const RESOURCE = 'ipaddresses.networking.k8s.io';
@@ -85,15 +85,7 @@ describe('KubernetesStore: watch lines that are not events', () => {
   let d: ApiServerDouble;
   const stores: { close(): void }[] = [];
 
-  function open(): { store: KubernetesStore; errors: string[] } {
-    const store = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
-    stores.push(store);
-    const errors: string[] = [];
-    store.onStateChange((_state, error) => {
-      if (error !== undefined) errors.push(error.message);
-    });
-    return { store, errors };
-  }
+  const open = () => openStore(d.url, stores);
 
   async function synced(): Promise<{ store: KubernetesStore; errors: string[] }> {
     const opened = open();

@@ -1,5 +1,7 @@
 // Small helpers for the Kubernetes store tests.
+import { KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import type { IPAddressRecord, StoreCache, StoreWatcher } from '../../adapters/store.ts';
+import { kubeConfigFor } from './kubeconfig.ts';
 
 /**
  * Waits until `cond()` holds, checking after each turn of the event loop (and every few ms).
@@ -40,4 +42,19 @@ export function cacheNames(cache: StoreCache): string[] {
     .list()
     .map((r) => r.name)
     .sort();
+}
+
+/**
+ * A KubernetesStore on the API server at `url`, not started, that retries after a few ms; the
+ * message of each error its state changes carry lands in `errors`. It is added to `opened`, for
+ * the test to close.
+ */
+export function openStore(url: string, opened: { close(): void }[]): { store: KubernetesStore; errors: string[] } {
+  const store = new KubernetesStore(kubeConfigFor(url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
+  opened.push(store);
+  const errors: string[] = [];
+  store.onStateChange((_state, error) => {
+    if (error !== undefined) errors.push(error.message);
+  });
+  return { store, errors };
 }
