@@ -206,6 +206,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   async allocate(ip: string, owner?: ParentRef): Promise<void> {
     const name = this.checkRange(ip, false);
     const parentRef = checkParentRef(owner);
+    this.live(); // the owner's getters may have destroyed this (as Allocator)
     const start = this.metrics.start();
     await this.createRecord(name, parentRef, 'static');
     this.metrics.observe(this.cidr, start);

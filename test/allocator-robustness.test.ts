@@ -845,9 +845,12 @@ describe('an owner whose getters call back into the allocator', () => {
     }
   });
 
-  it('an owner getter that destroys the allocator: allocate rejects with ErrDestroyed and creates nothing', async () => {
+  it.each([
+    ['Allocator', Allocator],
+    ['ReferenceAllocator', ReferenceAllocator],
+  ] as const)('%s: an owner getter that destroys it: allocate rejects with ErrDestroyed and creates nothing', async (_name, Kind) => {
     const store = new MemoryStore();
-    const a = new Allocator('10.0.0.0/29', { store });
+    const a = new Kind('10.0.0.0/29', { store });
     const owner = {
       resource: 'services',
       get name() {
