@@ -626,9 +626,11 @@ export class Range implements RangeView {
         out[n++] = this.off[0]!;
         out[n++] = this.off[1]!;
       } else if (strict) {
+        this.changing(); // an element's getter (a Proxy's) may have destroyed this: that, not the address, is the answer
         throw this.notInRange();
       }
     }
+    this.changing(); // as above: reading the elements ran the caller's code
     return out.subarray(0, n);
   }
 

@@ -341,6 +341,20 @@ describe('Range batch operations and bad input', () => {
     r.destroy();
   });
 
+  it('an array whose element getter destroys the range: ErrDestroyed, not an answer about the address', () => {
+    for (const call of ['loadMany', 'releaseMany'] as const) {
+      const r = new Range('10.0.0.0/28', { random: seededRandom(1) });
+      r.allocate('10.0.0.3');
+      const ips = new Proxy(['10.0.0.3', '10.0.0.4'], {
+        get(target, key, receiver) {
+          if (key === '1') r.destroy();
+          return Reflect.get(target, key, receiver);
+        },
+      });
+      expect(() => r[call](ips)).toThrow(ErrDestroyed);
+    }
+  });
+
   it.each([
     { name: 'leading zero', bad: '010.1.0.1' },
     { name: 'short form', bad: '10.1.0' },
