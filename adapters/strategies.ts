@@ -528,8 +528,9 @@ export class ChooserCalls {
    * chooser.choose(…), its answer copied to `out`, after `cooling` (the queue the owner holds
    * its releases in, if any) has given back what is due; when the chooser finds nothing and
    * nothing is free but what the queue holds (`index` marks all `size` offsets), the oldest
-   * quarter of those come back early and it chooses again. While other offsets are free, a chooser that finds nothing keeps to some of
-   * them (a rule of its own): the hold is left as it is and the answer is false. The owner runs
+   * quarter of those come back early and it chooses again. While other offsets are free, a
+   * chooser that finds nothing keeps to some of them (a rule of its own): the hold is left as it
+   * is and the answer is false. The owner runs
    * the queue it holds, whichever chooser chooses: a strategy of your own may pass one coolDown
    * chooser's `cooling` on and choose otherwise (coolDown's own chooser returns held offsets early
    * itself, band by band, and answers false only when nothing is held).
