@@ -19,6 +19,9 @@ import { ErrDestroyed, InvalidArgumentError } from '../adapters/errors.ts';
 import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 import { until } from './k8s/helpers.ts';
 import { SilentServer } from './k8s/silent-server.ts';
+import { clientNodeListerWatcher } from '../adapters/kubernetes/lister-watcher.ts';
+import { ApiRequests } from '../adapters/kubernetes/requests.ts';
+import { WatchSession } from '../adapters/kubernetes/watch-session.ts';
 
 const IPADDRESSES = 'ipaddresses.networking.k8s.io';
 const SVC = { group: '', resource: 'services', namespace: 'default', name: 'web' };
@@ -88,6 +91,38 @@ describe('a server that accepts and never answers', () => {
       expect((err as ErrDestroyed).message).toBe('KubernetesStore has been destroyed');
     }
     await until(() => silent.openConnections() === 0, 'the client to drop its connections');
+  });
+
+  // Found by a second-pass attack: a watch the informer had given up on (stopped, or unanswered
+  // for 30 s) kept its request open until the 90 s timer; a re-list then opened another beside it.
+  it('a watch stopped before its answer lets go of its connection at once, and ends once', async () => {
+    const lw = clientNodeListerWatcher(
+      kubeConfigFor(silent.url),
+      new ApiRequests(silent.url, 10_000),
+      IPADDRESSES,
+      '/apis/networking.k8s.io/v1/ipaddresses',
+      async () => ({}),
+    );
+    const request = { resourceVersion: '1', allowWatchBookmarks: true, timeoutSeconds: 300 };
+    const session = new WatchSession(lw, request, { apply: () => undefined, answered: () => {} });
+    session.open();
+    await until(() => silent.requests === 1 && silent.openConnections() === 1, 'the watch request');
+    session.stop();
+    expect(await session.outcome).toEqual({ kind: 'closed', events: 0 });
+    await until(() => silent.openConnections() === 0, 'the connection let go');
+
+    // the same through the ListerWatcher's signal: onDone hears the abort, once
+    const controller = new AbortController();
+    const ends: unknown[] = [];
+    void lw.watch(
+      { ...request, signal: controller.signal },
+      () => {},
+      (err) => ends.push(err),
+    );
+    await until(() => silent.requests === 2 && silent.openConnections() === 1, 'the second watch request');
+    controller.abort();
+    await until(() => silent.openConnections() === 0 && ends.length === 1, 'the second connection let go');
+    expect(ends[0]).toBeInstanceOf(Error);
   });
 
   it('a list that gets no answer is a failed list: retried with backoff, named in waitForSync’s SyncTimeoutError', async () => {

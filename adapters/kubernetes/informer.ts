@@ -295,7 +295,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    this.watch?.stop(); // a watch not answered yet cannot be aborted: the loop stops waiting for it
+    this.watch?.stop(); // aborts its request, answered or not
     this.backoff.cancel();
     this.status.set('stopped');
     this.syncWaiters.rejectAll(() => new ErrDestroyed(this.owner));

@@ -28,10 +28,17 @@ export interface ListerWatcher {
    * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream
    * ends (err null for a clean end). A line that is no event, or an `onEvent` that throws, ends
    * it with a KubernetesApiError: the watch failed (any other error after the answer is a lost
-   * connection). Resolves to a function that aborts the watch.
+   * connection). Resolves to a function that aborts the watch. `signal` aborts it at any time,
+   * before the answer too (onDone hears the abort).
    */
   watch(
-    options: { resourceVersion: string; labelSelector?: string; allowWatchBookmarks: boolean; timeoutSeconds: number },
+    options: {
+      resourceVersion: string;
+      labelSelector?: string;
+      allowWatchBookmarks: boolean;
+      timeoutSeconds: number;
+      signal?: AbortSignal | undefined;
+    },
     onEvent: (type: string, object: unknown) => void,
     onDone: (err: unknown) => void,
   ): Promise<() => void>;
@@ -111,7 +118,7 @@ export function clientNodeListerWatcher(
         timeoutSeconds: o.timeoutSeconds,
         ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),
       };
-      return openWatch(kc, { resource, path, query, timerMs: QUIET_WATCH_MS }, onEvent, onDone);
+      return openWatch(kc, { resource, path, query, timerMs: QUIET_WATCH_MS, signal: o.signal }, onEvent, onDone);
     },
   };
 }

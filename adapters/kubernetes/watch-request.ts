@@ -47,6 +47,8 @@ export interface WatchTarget {
   query: Record<string, string | number | boolean>;
   /** client-node 2.x's timer (see the file comment), in ms. */
   timerMs: number;
+  /** Aborts the watch at any time, before the answer too (a caller that gave up on it). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -98,6 +100,13 @@ export async function openWatch(
     controller.abort();
     cancelBody();
   };
+  // A caller that gives up before the answer (client-node's Watch hands out its abort only with
+  // the answer) ends the request now: the connection is let go, and onDone hears it.
+  const signal = target.signal;
+  if (signal !== undefined) {
+    if (signal.aborted) controller.abort();
+    else signal.addEventListener('abort', abort, { once: true });
+  }
 
   let body: ReturnType<typeof bodyReader>;
   try {

@@ -90,6 +90,8 @@ export class WatchSession {
   private stopped = false;
   /** Aborts the watch; set once it is answered, unset once settled. */
   private abort: (() => void) | undefined;
+  /** Aborts the request itself, answered or not: a settled session lets go of its connection. */
+  private readonly requestAbort = new AbortController();
   /** First the wait for the answer (WATCH_ANSWER_MS), then, once answered, the watch's lifetime. */
   private deadline: ReturnType<typeof setTimeout> | undefined;
   /** The wait for the next event (WATCH_QUIET_MS). */
@@ -122,7 +124,7 @@ export class WatchSession {
     this.deadline = setTimeout(() => this.answerDeadlinePassed(), WATCH_ANSWER_MS);
     this.lw
       .watch(
-        this.request,
+        { ...this.request, signal: this.requestAbort.signal },
         (type, object) => this.onEvent(type, object),
         (err) => this.onDone(err),
       )
@@ -229,6 +231,9 @@ export class WatchSession {
     if (this.deadline !== undefined) clearTimeout(this.deadline);
     if (this.quiet !== undefined) clearTimeout(this.quiet);
     this.abort = undefined;
+    // Stopped, or given up on before the answer: no request is left open behind the loop (a
+    // request already ended ignores this).
+    this.requestAbort.abort();
     this.resolve(o);
   }
 }
