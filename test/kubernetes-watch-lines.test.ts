@@ -118,6 +118,16 @@ describe('KubernetesStore: watch lines that are not events', () => {
     expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
   });
 
+  it('a watch refused (403): lastError carries the Status message saying who may not watch what', async () => {
+    d.denyAccess('watch', 'ipaddresses');
+    const { store, errors } = open();
+    store.start();
+    await until(() => errors.length > 0, 'the refused watch');
+    expect(errors[0]).toMatch(
+      /^watch ipaddresses\.networking\.k8s\.io: HTTP 403 Forbidden: ipaddresses\.networking\.k8s\.io is forbidden: User ".*" cannot watch resource "ipaddresses"/,
+    );
+  });
+
   for (const bad of badLines) {
     it(`a line that is ${bad.name}: the watch fails saying so, the store re-lists`, async () => {
       const { store, errors } = await synced();

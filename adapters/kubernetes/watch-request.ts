@@ -36,6 +36,9 @@ import { KubernetesApiError } from './errors.ts';
  */
 export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 
+/** How much of an error answer's body is read, for the Status it carries: kube-apiserver's are well under 1 KiB. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
+
 /** How much of a line too long is shown: its first 64 characters (at most 4 bytes each). */
 const SHOWN_CHARACTERS = 64;
 
@@ -76,6 +79,7 @@ export async function openWatch(
   let cancelBody = () => {};
   let timer: ReturnType<typeof setTimeout> | undefined;
   let timedOut = false;
+  let aborted = false; // by the caller: nothing read after it is handed on, and onDone hears the abort
   let done = false;
   const restartTimer = () => {
     if (timer !== undefined) clearTimeout(timer);
@@ -90,13 +94,14 @@ export async function openWatch(
     done = true;
     if (timer !== undefined) clearTimeout(timer);
     controller.abort();
-    onDone(timedOut ? timeoutError() : err);
+    onDone(timedOut ? timeoutError() : aborted ? abortError() : err);
   };
   // As client-node's controller.abort(): the read ends, and onDone hears it after this returns,
   // never from inside it (the caller may be settling the watch itself). The body is cancelled
   // too: under Deno an aborted fetch does not end a body being read.
   const abort = () => {
     if (done) return;
+    aborted = true;
     controller.abort();
     cancelBody();
   };
@@ -104,7 +109,7 @@ export async function openWatch(
   // the answer) ends the request now: the connection is let go, and onDone hears it.
   const signal = target.signal;
   if (signal !== undefined) {
-    if (signal.aborted) controller.abort();
+    if (signal.aborted) abort();
     else signal.addEventListener('abort', abort, { once: true });
   }
 
@@ -113,9 +118,18 @@ export async function openWatch(
     restartTimer();
     const answer = await send(kc, url, controller.signal);
     if (answer.status !== 200) {
-      answer.discard();
-      const error = new Error(STATUS_CODES[answer.status] ?? 'Internal Server Error') as Error & { statusCode: number };
+      // As client-node gives it (an Error named after the status, with statusCode), plus what
+      // its Watch drops: the first bytes of the body, a Status saying why (which user may not
+      // watch what), and its content type, for translate() to describe.
+      const error = new Error(STATUS_CODES[answer.status] ?? 'Internal Server Error') as Error & {
+        statusCode: number;
+        body?: string;
+        headers?: Record<string, string>;
+      };
       error.statusCode = answer.status;
+      if (answer.body !== null) error.body = await firstBytes(bodyReader(answer.body), MAX_ERROR_BODY_BYTES);
+      else answer.discard();
+      if (answer.contentType !== undefined) error.headers = { 'content-type': answer.contentType };
       throw error;
     }
     if (answer.body === null) throw new Error('the watch answer has no body');
@@ -126,7 +140,10 @@ export async function openWatch(
     finish(err);
     return abort;
   }
-  void readLines(body.chunks, target.resource, restartTimer, onEvent).then(finish, (err: unknown) => {
+  const handOn = (type: string, object: unknown): void => {
+    if (!aborted) onEvent(type, object); // lines already read when the caller aborted are dropped
+  };
+  void readLines(body.chunks, target.resource, restartTimer, handOn).then(finish, (err: unknown) => {
     finish(err);
     cancelBody(); // a line refused: the rest of the body is not wanted
   });
@@ -138,6 +155,7 @@ type Chunks = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
 interface Answer {
   status: number;
+  contentType: string | undefined;
   body: Chunks | null;
   /** Lets go of a body that will not be read. */
   discard(): void;
@@ -151,16 +169,27 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
     const init = await legacy.applyToFetchOptions({});
     const response = (await nodeFetch()(url, { ...init, method: 'GET', signal })) as {
       status: number;
+      headers: { get(name: string): string | null };
       body: AsyncIterable<Uint8Array> & { destroy?: () => void };
     };
-    return { status: response.status, body: response.body, discard: () => response.body.destroy?.() };
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? undefined,
+      body: response.body,
+      discard: () => response.body.destroy?.(),
+    };
   }
   const context = new RequestContext(url.toString(), HttpMethod.GET);
   await kc.applySecurityAuthentication(context);
   context.setSignal(signal);
   const response = await new IsomorphicFetchHttpLibrary().send(context).toPromise();
   const body = response.body.stream();
-  return { status: response.httpStatusCode, body, discard: () => void body?.cancel().catch(() => {}) };
+  return {
+    status: response.httpStatusCode,
+    contentType: response.headers['content-type'],
+    body,
+    discard: () => void body?.cancel().catch(() => {}),
+  };
 }
 
 /** The node-fetch that client-node 1.x depends on, resolved from client-node's own folder. */
@@ -169,6 +198,29 @@ function nodeFetch(): (url: URL, init: object) => Promise<unknown> {
   const clientNode = require.resolve('@kubernetes/client-node/package.json');
   const fetch = createRequire(clientNode)('node-fetch') as { default?: unknown };
   return (typeof fetch === 'function' ? fetch : fetch.default) as (url: URL, init: object) => Promise<unknown>;
+}
+
+/** The first `max` bytes of a body as text; the rest is let go of. A body that fails to read gives what came. */
+async function firstBytes(body: ReturnType<typeof bodyReader>, max: number): Promise<string> {
+  const pieces: Uint8Array[] = [];
+  let held = 0;
+  try {
+    for await (const chunk of body.chunks) {
+      pieces.push(chunk);
+      held += chunk.length;
+      if (held >= max) break;
+    }
+  } catch {
+    // a connection cut mid-body: describe what came
+  } finally {
+    body.cancel();
+  }
+  return new TextDecoder().decode(concat(pieces, max));
+}
+
+/** The error a watch the caller aborted ends with (as client-node's, an AbortError). */
+function abortError(): DOMException {
+  return new DOMException('The operation was aborted.', 'AbortError');
 }
 
 /** The error client-node 2.x's Watch ends a watch with when its timer runs out. */
