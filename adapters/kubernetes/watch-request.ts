@@ -248,7 +248,7 @@ async function readLines(
       throw failure(
         resource,
         `the API server sent a watch line longer than ${MAX_WATCH_LINE_BYTES} bytes (no newline within the first ${held + piece.length}), starting ` +
-          `${quoteText(decoder.decode(concat([...pieces, piece], SHOWN_CHARACTERS * 4)).slice(0, SHOWN_CHARACTERS))}…`,
+          `${quoteText([...decoder.decode(concat([...pieces, piece], SHOWN_CHARACTERS * 4))].slice(0, SHOWN_CHARACTERS).join(''))}…`,
       );
     }
     pieces.push(piece);
@@ -269,8 +269,9 @@ async function readLines(
       line();
       start = nl + 1;
     }
-    // kept as a copy: a slice of the chunk would hold all of it
-    if (start < chunk.length) take(chunk.slice(start));
+    // The rest of the chunk begins the next line: the chunk itself when it holds no newline,
+    // else a copy of its tail, so that the part already handed on is not held with it.
+    if (start < chunk.length) take(start === 0 ? chunk : chunk.slice(start));
   }
   if (held > 0) line();
   return null;
