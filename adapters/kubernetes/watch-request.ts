@@ -59,9 +59,10 @@ export interface WatchTarget {
  * the watch (onDone then hears the abort). `onEvent` gets each event; `onDone` is called exactly once: null for a clean end
  * of the stream; a line the reader refuses or an `onEvent` that throws, a KubernetesApiError
  * saying so; a lost connection, the fetch's error; the timer, a DOMException named
- * TimeoutError. An answer other than 200 (or a failure before any) is given to `onDone` as
- * client-node gives it (an Error named after the status, with `statusCode`), and the returned
- * abort then does nothing.
+ * TimeoutError; the caller's abort, an AbortError. An answer other than 200 (or a failure before
+ * any) is given to `onDone` as client-node gives it (an Error named after the status, with
+ * `statusCode`), with the first 64 KiB of its body and its content type, and the returned abort
+ * then does nothing.
  */
 export async function openWatch(
   kc: KubeConfig,
@@ -127,8 +128,13 @@ export async function openWatch(
         headers?: Record<string, string>;
       };
       error.statusCode = answer.status;
-      if (answer.body !== null) error.body = await firstBytes(bodyReader(answer.body), MAX_ERROR_BODY_BYTES);
-      else answer.discard();
+      if (answer.body !== null) {
+        const errorBody = bodyReader(answer.body);
+        cancelBody = errorBody.cancel; // the timer and abort() end this read too
+        error.body = await firstBytes(errorBody, MAX_ERROR_BODY_BYTES);
+      } else {
+        answer.discard();
+      }
       if (answer.contentType !== undefined) error.headers = { 'content-type': answer.contentType };
       throw error;
     }
