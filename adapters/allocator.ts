@@ -47,7 +47,7 @@ import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, labelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
-import type { Store, StoreCache, SyncStoreOps } from './store.ts';
+import { type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
 import { copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
@@ -206,7 +206,7 @@ export class Allocator implements IPAllocator, Disposable {
       if (sync != null) {
         this.taken.enter(op);
         try {
-          sync.createSync(record);
+          syncAnswer(sync.createSync(record), 'createSync');
         } catch (e) {
           throw this.createFailed(op, e);
         } finally {
@@ -314,7 +314,7 @@ export class Allocator implements IPAllocator, Disposable {
         const record = { name: op.name, labels: this.labels, parentRef };
         this.taken.enter(op);
         try {
-          sync.createSync(record);
+          syncAnswer(sync.createSync(record), 'createSync');
         } catch (e) {
           (collided ??= []).push(this.collision(op, e));
           continue;
@@ -502,7 +502,7 @@ export class Allocator implements IPAllocator, Disposable {
         copy4(w, op.address);
         this.taken.enter(op);
         try {
-          sync.deleteSync(name);
+          syncAnswer(sync.deleteSync(name), 'deleteSync');
         } catch {
           this.taken.recycle(op);
           return RESOLVED; // the delete failed: ignored (upstream)
@@ -515,7 +515,7 @@ export class Allocator implements IPAllocator, Disposable {
       }
       if (sync != null) {
         try {
-          sync.deleteSync(name);
+          syncAnswer(sync.deleteSync(name), 'deleteSync');
         } catch {
           return RESOLVED; // ignored (upstream)
         }
@@ -556,7 +556,7 @@ export class Allocator implements IPAllocator, Disposable {
       if (name === null) return FALSE;
       const sync = this.store.sync;
       // null as well as undefined: a store in plain JavaScript may answer either for a missing name
-      if (sync != null) return sync.getSync(name) != null ? TRUE : FALSE;
+      if (sync != null) return syncAnswer(sync.getSync(name), 'getSync') != null ? TRUE : FALSE;
       return this.store.get(name).then((r) => r != null);
     } catch (e) {
       return rejectSoon(e);

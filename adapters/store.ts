@@ -129,6 +129,23 @@ export interface Store {
 }
 
 /** The two labels upstream writes on every IPAddress of `family`. */
+/**
+ * What a synchronous operation of `store.sync` answered, refused when it is a promise: a store in
+ * plain JavaScript whose "synchronous" operations answer later (a plain function returning a
+ * promise passes the check made at construction). Read as an answer, such a create would count as
+ * made while it may fail, and the address would be handed out with no record to hold it. The
+ * promise's own outcome is left to it (handled, so it is not reported as unhandled).
+ */
+export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getSync'): T {
+  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
+    (answer as unknown as PromiseLike<unknown>).then(undefined, () => {});
+    throw new InvalidArgumentError(
+      `store.sync.${op} answered with a promise: sync holds operations that answer at once (leave sync null and the allocators use create, delete and get)`,
+    );
+  }
+  return answer;
+}
+
 export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string> {
   return { [LABEL_IP_FAMILY]: family, [LABEL_MANAGED_BY]: CONTROLLER_NAME };
 }

@@ -927,3 +927,41 @@ describe('a random source that calls back into what it draws for', () => {
     }
   });
 });
+
+describe('a store whose synchronous operations answer with a promise', () => {
+  // Found by a second-pass attack: a plain function returning a promise passes the check made at
+  // construction (it is no AsyncFunction); its create was read as made, and the address handed
+  // out with no record to hold it, while the promise's rejection went unhandled.
+  function promisingStore(): { store: Store; inner: MemoryStore } {
+    const inner = new MemoryStore();
+    const store: Store = {
+      create: (r) => inner.create(r),
+      delete: (n) => inner.delete(n),
+      get: (n) => inner.get(n),
+      cache: inner.cache,
+      close: () => inner.close(),
+      sync: {
+        createSync: (() => Promise.reject(new Error('refused later'))) as never,
+        deleteSync: (() => Promise.resolve()) as never,
+        getSync: (() => Promise.resolve(undefined)) as never,
+      },
+    };
+    return { store, inner };
+  }
+
+  it('allocateNext and allocate are refused, nothing is handed out, nothing left reserved', async () => {
+    const { store, inner } = promisingStore();
+    const a = new Allocator('10.0.0.0/29', { store, random: seededRandom(1) });
+    for (let i = 0; i < 3; i++) {
+      const e = await rejection(a.allocateNext());
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect((e as Error).message).toMatch(/^store\.sync\.createSync answered with a promise/);
+    }
+    expect(await rejection(a.allocate('10.0.0.3'))).toBeInstanceOf(InvalidArgumentError);
+    expect(await rejection(a.has('10.0.0.3'))).toBeInstanceOf(InvalidArgumentError);
+    expect(inner.records()).toEqual([]);
+    expect(a.used()).toBe(0);
+    expect(a.validate().indexed).toBe(0);
+    a.destroy();
+  });
+});
