@@ -28,7 +28,7 @@
 import { checkIPFamily, InvalidArgumentError, isNotFound, optionsObject, quoteInput } from './errors.ts';
 import { Prefix } from './geometry.ts';
 import { parseRecordName } from './records.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store } from './store.ts';
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
 /** Upstream's grace before an IPAddress without its Service is deleted. */
@@ -169,9 +169,9 @@ export async function reconcile(
         // operations reads and deletes in one step; through promises a window is left between
         // the read and the delete, as long as the store's delete takes to arrive.
         if (sync !== null) {
-          const current = sync.getSync(r.name);
+          const current = syncAnswer(sync.getSync(r.name), 'getSync');
           if (current != null && !stillLeak(r, current)) continue;
-          if (current != null) sync.deleteSync(r.name);
+          if (current != null) syncAnswer(sync.deleteSync(r.name), 'deleteSync');
           deleted.push(r.name);
           continue;
         }

@@ -964,4 +964,16 @@ describe('a store whose synchronous operations answer with a promise', () => {
     expect(a.validate().indexed).toBe(0);
     a.destroy();
   });
+
+  it('reconcile reports the refusal for each leak and deletes nothing', async () => {
+    const { store, inner } = promisingStore();
+    const lost = { group: '', resource: 'services', namespace: 'default', name: 'gone' };
+    inner.createSync({ name: '10.0.0.5', labels: allocatorLabels('IPv4'), parentRef: lost });
+    const result = await reconcile(store, [], { graceMs: 0, delete: true });
+    expect(result.deleted).toEqual([]);
+    expect(result.errors.map((e) => (e.error as Error).message)).toEqual([
+      expect.stringMatching(/^store\.sync\.getSync answered with a promise/),
+    ]);
+    expect(inner.records().map((r) => r.name)).toEqual(['10.0.0.5']);
+  });
 });
