@@ -93,7 +93,11 @@ function failText(s: string): string {
 
 function typeName(v: unknown): string {
   if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
+  try {
+    if (Array.isArray(v)) return 'array';
+  } catch {
+    // a revoked Proxy: Array.isArray throws on it, and the refusal must not
+  }
   return typeof v;
 }
 

@@ -41,21 +41,32 @@ export function quoteInput(input: unknown): string {
   }
   if (input === null || input === undefined) return String(input);
   if (typeof input === 'bigint') return `${input}n`;
-  if (Array.isArray(input)) return `an array of ${input.length} value${input.length === 1 ? '' : 's'}`;
-  if (typeof input === 'object' && typeof (input as { then?: unknown }).then === 'function') return 'a Promise (a missing await?)';
-  if (typeof input === 'object') return 'a value of type object';
+  if (typeof input === 'object') return objectKind(input);
   if (typeof input === 'function') return functionName(input as (...args: never[]) => unknown);
   return `${String(input)} (${typeof input})`;
 }
 
+/** An array by its length, a thenable as a promise, any other object by its type. */
+function objectKind(o: object): string {
+  try {
+    if (Array.isArray(o)) return `an array of ${o.length} value${o.length === 1 ? '' : 's'}`;
+    if (typeof (o as { then?: unknown }).then === 'function') return 'a Promise (a missing await?)';
+  } catch {
+    // a Proxy whose traps throw, or a revoked one: the refusal must not throw the input's own error
+  }
+  return 'a value of type object';
+}
+
 /** A function by its name, not its source (which String() gives: a whole class, for `MemoryStore` without `new`). */
 function functionName(f: (...args: never[]) => unknown): string {
-  const name = typeof f.name === 'string' && f.name !== '' ? quoteText(f.name.slice(0, 64)) : '';
+  let name = '';
   let isClass = false;
   try {
+    const own = f.name;
+    if (typeof own === 'string' && own !== '') name = quoteText(own.slice(0, 64));
     isClass = /^class\b/.test(Function.prototype.toString.call(f));
   } catch {
-    // a Proxy of a function, or a revoked one: no source to read
+    // a Proxy of a function whose traps throw, or a revoked one: no name or source to read
   }
   if (isClass) return `the class ${name} (a missing \`new\`?)`;
   return name === '' ? 'a function' : `the function ${name}`;

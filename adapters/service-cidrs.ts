@@ -90,7 +90,7 @@ export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
  */
 export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   if (!Array.isArray(cidrs) || cidrs.length < 1 || cidrs.length > 2) {
-    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${Array.isArray(cidrs) ? cidrs.length : typeof cidrs}`);
+    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${Array.isArray(cidrs) ? cidrs.length : quoteInput(cidrs)}`);
   }
   // Array.from: a hole in a sparse array is checked as undefined (map would skip it)
   const families = Array.from(cidrs, (c) => {

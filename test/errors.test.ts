@@ -1,7 +1,18 @@
 // The typed errors themselves: codes, names, and which of them carry a stack trace.
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, IPAllocatorError, quoteInput } from '../adapters/errors.ts';
+import {
+  ErrAllocated,
+  ErrFull,
+  ErrNotInRange,
+  InvalidAddressError,
+  InvalidCIDRError,
+  IPAllocatorError,
+  quoteInput,
+} from '../adapters/errors.ts';
 import { Allocator } from '../adapters/allocator.ts';
+import { canonicalAddr } from '../adapters/address.ts';
+import { Range } from '../adapters/range.ts';
+import { validateServiceCIDRSpec } from '../adapters/service-cidrs.ts';
 import type { SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
 
 const limit = Error.stackTraceLimit;
@@ -160,5 +171,44 @@ describe('how an error quotes a value it was given', () => {
     expect(quoteInput(make)).toBe('the function "make"');
     expect(quoteInput(() => 1)).toBe('a function');
     expect(quoteInput(new Proxy(make, {}))).toBe('the function "make"');
+  });
+
+  it('a value whose reading throws (a Proxy with throwing traps, a revoked one) is refused with the typed error', async () => {
+    const throwing = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+      },
+    );
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const throwingThen = Object.defineProperty({}, 'then', {
+      get() {
+        throw new Error('then getter');
+      },
+    });
+    const revokedFunction = Proxy.revocable(() => 1, {});
+    revokedFunction.revoke();
+    const range = new Range('10.0.0.0/24');
+    const allocator = new Allocator('10.0.0.0/24');
+    for (const input of [throwing, revoked.proxy, throwingThen, revokedFunction.proxy]) {
+      expect(() => canonicalAddr(input as never)).toThrow(InvalidAddressError);
+      expect(() => range.has(input as never)).toThrow(InvalidAddressError);
+      await expect(allocator.allocate(input as never)).rejects.toThrow(InvalidAddressError);
+      expect(() => new Range(input as never)).toThrow(InvalidCIDRError);
+      expect(() => validateServiceCIDRSpec([input] as never)).toThrow(InvalidCIDRError);
+    }
+    expect(quoteInput(revoked.proxy)).toBe('a value of type object');
+    expect(quoteInput(revokedFunction.proxy)).toBe('a function');
+    expect(range.used()).toBe(0);
+    expect(allocator.used()).toBe(0);
+    allocator.destroy();
+    range.destroy();
+  });
+
+  it('a ServiceCIDR spec whose cidrs are not an array names what they are', () => {
+    expect(() => validateServiceCIDRSpec(null as never)).toThrow('spec.cidrs must hold 1 or 2 CIDRs, got null');
   });
 });
