@@ -605,8 +605,10 @@ export class Allocator implements IPAllocator, Disposable {
     this.recordName(ip);
   }
 
-  /** The dry run's allocateNext: the network address when ready. @internal for DryRunAllocator */
-  checkAllocateNext(): string {
+  /** The dry run's allocateNext: the real call's checks in its order, then the network address. @internal for DryRunAllocator */
+  checkAllocateNext(owner: ParentRef | undefined): string {
+    this.live();
+    checkParentRef(owner);
     if (!this.isReady()) throw new ErrNotReady();
     return formatAddr(this.fam, this.prefix.network);
   }

@@ -6,8 +6,8 @@ import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 export interface DryRunTarget extends IPAllocator {
   /** Ready check, parse and range check without persisting or counting anything. */
   checkAllocate(ip: string): void;
-  /** Ready check; the network address. */
-  checkAllocateNext(): string;
+  /** What allocateNext checks first — not destroyed, the owner, ready — then the network address. */
+  checkAllocateNext(owner: ParentRef | undefined): string;
   /** What release checks before it writes: not destroyed, and the text parses. */
   checkRelease(ip: string): void;
 }
@@ -35,8 +35,7 @@ export class DryRunAllocator implements IPAllocator {
     checkParentRef(owner); // the real call refuses such an owner (InvalidArgumentError)
   }
   async allocateNext(owner?: ParentRef): Promise<string> {
-    checkParentRef(owner);
-    return this.real.checkAllocateNext();
+    return this.real.checkAllocateNext(owner);
   }
   async release(ip: string): Promise<void> {
     this.real.checkRelease(ip);

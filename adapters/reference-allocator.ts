@@ -384,7 +384,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   /** @internal for DryRunAllocator */
-  checkAllocateNext(): string {
+  checkAllocateNext(owner: ParentRef | undefined): string {
+    this.live();
+    checkParentRef(owner);
     if (!this.isReady()) throw new ErrNotReady();
     return formatBig(this.fam, this.g.network);
   }

@@ -128,7 +128,6 @@ export interface Store {
   close(): void;
 }
 
-/** The two labels upstream writes on every IPAddress of `family`. */
 /**
  * What a synchronous operation of `store.sync` answered, refused when it is a promise: a store in
  * plain JavaScript whose "synchronous" operations answer later (a plain function returning a
@@ -146,6 +145,7 @@ export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getS
   return answer;
 }
 
+/** The two labels upstream writes on every IPAddress of `family`. */
 export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string> {
   return { [LABEL_IP_FAMILY]: family, [LABEL_MANAGED_BY]: CONTROLLER_NAME };
 }

@@ -225,8 +225,14 @@ describe('after destroy()', () => {
   it.each(cases)('%s: every method throws or rejects ErrDestroyed; destroy is idempotent; Symbol.dispose destroys', async (_name, make) => {
     const a = make();
     await a.allocate('10.1.0.7');
+    const dry = a.dryRun();
     a.destroy();
     a.destroy();
+    // a dry-run view taken before: the same answers, in the same order of checks
+    expect(await rejection(dry.allocateNext('web' as never))).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(dry.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(dry.allocate('10.1.0.8', 'web' as never))).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(dry.release('10.1.0.7'))).toBeInstanceOf(ErrDestroyed);
     expect(await rejection(a.allocate('10.1.0.8'))).toBeInstanceOf(ErrDestroyed);
     expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrDestroyed);
     expect(await rejection(a.allocateNext('web' as never))).toBeInstanceOf(ErrDestroyed); // before the owner's shape
