@@ -29,7 +29,7 @@ import {
   Observable,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-import { NotFoundError, showUnseen } from '../adapters/errors.ts';
+import { NotFoundError, quoteText, showUnseen } from '../adapters/errors.ts';
 import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
@@ -87,6 +87,27 @@ type NetworkingApi = {
   deleteIPAddress(p: { name: string; body?: unknown }, o: ConfigurationOptions): Promise<unknown>;
 };
 
+/** The kubeconfig's context names, quoted, for a message (at most ten). */
+function contextNames(kc: KubeConfig): string {
+  const names = kc.getContexts().map((c) => quoteText(c.name));
+  if (names.length === 0) return 'none';
+  return names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', ');
+}
+
+/** Why the selected context leads to no server: what the kubeconfig is missing. */
+function noCluster(kc: KubeConfig, file: string): string {
+  const current = kc.getCurrentContext();
+  if (!current) return `${file} names no current-context: choose one with --context (contexts: ${contextNames(kc)})`;
+  const context = kc.getContextObject(current);
+  if (context === null) {
+    return `the current-context ${quoteText(current)} is not in ${file}: choose one with --context (contexts: ${contextNames(kc)})`;
+  }
+  const cluster = kc.getCluster(context.cluster);
+  if (cluster === null)
+    return `context ${quoteText(current)} names the cluster ${quoteText(String(context.cluster))}, which is not in ${file}`;
+  return `the cluster ${quoteText(cluster.name)} of context ${quoteText(current)} has no server in ${file}`;
+}
+
 export class Cluster {
   readonly context: string;
   readonly server: string;
@@ -114,18 +135,15 @@ export class Cluster {
         'found no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE',
       );
     }
+    const file = options.kubeconfig === undefined ? 'the kubeconfig' : `the kubeconfig ${quoteText(options.kubeconfig)}`;
     if (options.context !== undefined) {
-      const names = kc.getContexts().map((c) => c.name);
-      if (!names.includes(options.context)) {
-        const known = names.length > 0 ? names.join(', ') : 'none';
-        throw new UsageError(`context "${options.context}" is not in the kubeconfig (contexts: ${known})`);
+      if (kc.getContextObject(options.context) === null) {
+        throw new UsageError(`context ${quoteText(options.context)} is not in ${file} (contexts: ${contextNames(kc)})`);
       }
       kc.setCurrentContext(options.context);
     }
     const cluster = kc.getCurrentCluster();
-    if (cluster === null || !cluster.server) {
-      throw new CliError('no cluster to talk to: set KUBECONFIG, pass --kubeconfig, or choose a context with --context');
-    }
+    if (cluster === null || !cluster.server) throw new CliError(noCluster(kc, file));
     this.kc = kc;
     this.context = kc.getCurrentContext();
     this.server = cluster.server;

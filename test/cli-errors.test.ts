@@ -262,6 +262,46 @@ describe('ipallocator: failures', () => {
     },
   );
 
+  // each names what the kubeconfig lacks; names from the file are escaped like any text from elsewhere
+  const selectsNothing: [string, string, string[], string][] = [
+    ['no current-context', 'contexts: []', [], 'names no current-context: choose one with --context (contexts: none)'],
+    [
+      'a current-context that is not a context',
+      'contexts: [{name: a, context: {cluster: c, user: u}}]\ncurrent-context: gone',
+      [],
+      'the current-context "gone" is not in the kubeconfig',
+    ],
+    [
+      'a context whose cluster is missing',
+      'contexts: [{name: a, context: {cluster: nope, user: u}}]\ncurrent-context: a',
+      [],
+      'context "a" names the cluster "nope", which is not in the kubeconfig',
+    ],
+    [
+      '--context naming none, among hostile names',
+      'contexts: [{name: "x\\u001b[2J\\nFAKE", context: {cluster: c, user: u}}]\ncurrent-context: a',
+      ['--context', 'y\u001b]0;t\u0007'],
+      'context "y\\u001b]0;t\\u0007" is not in the kubeconfig',
+    ],
+  ];
+  it.each(selectsNothing)('a kubeconfig that selects no cluster (%s) says what it lacks', async (_name, yaml, flags, message) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]\nusers: [{name: u, user: {token: t}}]\n${yaml}\n`,
+    );
+    try {
+      const r = await cli(['status', '--kubeconfig', path, ...flags]);
+      expect(r.code).toBe(2);
+      expect(r.stderr.split('\n')[0]).toContain(message); // on one line
+      for (const raw of ['\u001b', '\u0007']) expect(r.stderr).not.toContain(raw); // nothing raw for the terminal
+      expect(r.stderr).not.toContain('pass --kubeconfig');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   const usage: [string[], string][] = [
     [['frobnicate'], 'unknown command "frobnicate"'],
     [['status', '--frob'], "Unknown option '--frob'"],

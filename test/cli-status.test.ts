@@ -284,7 +284,7 @@ describe('ipallocator status', () => {
     expect(ok.stdout).toContain('context double');
     const bad = await cli(['status', '--kubeconfig', c.kubeconfig, '--context', 'prod']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('context "prod" is not in the kubeconfig (contexts: double)');
+    expect(bad.stderr).toContain(`context "prod" is not in the kubeconfig "${c.kubeconfig}" (contexts: "double")`);
     expect(bad.stdout).toBe('');
   });
 
