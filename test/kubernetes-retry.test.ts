@@ -466,3 +466,88 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
     expect(sent).toBe(4);
   });
 });
+
+// A watch refused with a wait (a 429, or a 5xx with Retry-After) was sent again after the
+// informer's own backoff alone — 200 ms at first —, however long the server asked it to wait;
+// client-go's rest client waits the Retry-After out before it sends the watch again (rest/request.go
+// Watch, rest/with_retry.go). The double answers as kube-apiserver does (a Status naming the wait,
+// and the Retry-After header); the clock is fake (setTimeout and Date; the network is real), so
+// the tests say which requests were sent by which moment, never how long anything took.
+describe('the wait a refused watch or a list asks for is honoured before the next request (fake clock)', () => {
+  let d: ApiServerDouble;
+  let s: KubernetesStore | undefined;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(async () => {
+    s?.close();
+    s = undefined;
+    vi.useRealTimers();
+    await d.close();
+  });
+
+  /** Lets the real network work (setImmediate is not faked) until `cond` holds; the clock stands still. */
+  async function settled(cond: () => boolean, what: string): Promise<void> {
+    for (let i = 0; !cond(); i++) {
+      if (i > 200_000) throw new Error(`gave up waiting for ${what}`);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+  /** Moves the fake clock on by `ms`, 100 ms at a time, letting the network answer in between. */
+  async function advance(ms: number): Promise<void> {
+    for (let t = 0; t < ms; t += 100) {
+      await vi.advanceTimersByTimeAsync(Math.min(100, ms - t));
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    }
+  }
+  const lists = () => d.requestsOf('list').length;
+  const watches = () => d.requestsOf('watch').length;
+
+  const rows: { name: string; code: number; retryAfter: number; waitS: number; next: 'watch' | 'list' }[] = [
+    { name: '429 TooManyRequests, Retry-After: 7: the watch resumed after 7 s', code: 429, retryAfter: 7, waitS: 7, next: 'watch' },
+    { name: '503 ServiceUnavailable, Retry-After: 7: the watch resumed after 7 s', code: 503, retryAfter: 7, waitS: 7, next: 'watch' },
+    { name: '500 InternalError, Retry-After: 7: the re-list sent after 7 s', code: 500, retryAfter: 7, waitS: 7, next: 'list' },
+    { name: '429, Retry-After: 3600: kept to 60 s, as every request’s wait', code: 429, retryAfter: 3600, waitS: 60, next: 'watch' },
+  ];
+  for (const row of rows) {
+    it(`a watch refused with ${row.name}`, async () => {
+      s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 1, maxMs: 5, jitter: 0 }, watchTimeoutSeconds: 300 });
+      await settled(() => s!.state === 'synced' && d.openWatches() === 1, 'synced and watching');
+      d.bookmark(); // the watch brings an event: its end is resumed at once, without backoff
+      await settled(() => s!.stats.watches === 1 && d.openWatches() === 1, 'the bookmark');
+      await advance(100);
+      d.failNext('watch', 1, row.code, 'try later', row.retryAfter);
+      d.closeWatches();
+      await settled(() => watches() === 2 && (s!.lastError as KubernetesApiError | undefined)?.code === row.code, 'the refused watch');
+      const refused = d.requestsOf('watch')[1]!;
+      expect(refused.query.resourceVersion).toBe(d.requestsOf('watch')[0]!.query.resourceVersion); // resumed from where it was
+
+      await advance(row.waitS * 1000 - 500);
+      expect([watches(), lists()], 'nothing sent before the wait is over').toEqual([2, 1]);
+      await advance(1000);
+      if (row.next === 'watch') {
+        await settled(() => watches() === 3, 'the watch sent again');
+        expect(d.requestsOf('watch')[2]!.query.resourceVersion).toBe(refused.query.resourceVersion);
+        expect(lists()).toBe(1);
+      } else {
+        await settled(() => lists() === 2, 'the re-list');
+      }
+      await settled(() => s!.state === 'synced', 'synced again');
+    });
+  }
+
+  it('a list page whose wait the deadline cut short: the next list waits the rest of it out', async () => {
+    // 503 asking for 10 s; the request's deadline (3 s) ends it first. The informer's backoff
+    // (1 ms) alone would list again at once.
+    d.failNext('list', 1, 503, 'etcd is unhappy', 10);
+    s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 1, maxMs: 5, jitter: 0 }, requestTimeoutMs: 3000 });
+    await settled(() => lists() === 1 && s!.lastError !== undefined, 'the 503 heard');
+    await advance(3500);
+    expect((s.lastError as KubernetesApiError).timeoutMs).toBe(3000);
+    await advance(6000);
+    expect(lists(), 'no list before the 10 s are over').toBe(1);
+    await advance(1000);
+    await settled(() => lists() === 2 && s!.state === 'synced', 'listed again, and synced');
+  });
+});

@@ -1,11 +1,11 @@
 // The informer's backoff after failures: an exponential delay with jitter (client-go's reflector
-// backs off the same way between ListAndWatch attempts), and the wait itself, which stop() cuts
-// short.
+// backs off the same way between ListAndWatch attempts) — never shorter than a wait the server
+// asked for —, and the wait itself, which stop() cuts short.
 
 export interface BackoffOptions {
   /** First delay after a failure. Default 200 ms. */
   initialMs?: number | undefined;
-  /** Cap. Default 30 000 ms. */
+  /** Cap. Default 30 000 ms. (A longer wait the server asks for is waited out all the same: wait(atLeastMs).) */
   maxMs?: number | undefined;
   /** Each delay is multiplied by a random factor in [1 − jitter, 1 + jitter]. Default 0.2. */
   jitter?: number | undefined;
@@ -35,9 +35,13 @@ export class Backoff {
     this.failures++;
   }
 
-  /** Counts a failure and waits its delay; resolves at once after cancel(). */
-  wait(): Promise<void> {
-    return this.sleep(this.nextDelay());
+  /**
+   * Counts a failure and waits its delay, or `atLeastMs` when that is longer (a wait the server
+   * asked for: the larger of the two, as client-go's rest/with_retry.go Before takes the larger of
+   * its backoff and the Retry-After); resolves at once after cancel().
+   */
+  wait(atLeastMs = 0): Promise<void> {
+    return this.sleep(Math.max(this.nextDelay(), atLeastMs));
   }
 
   /** Ends the wait in progress, and every later one at once: the informer stopped. */

@@ -92,7 +92,8 @@ export interface SharedOptions {
   pageSize?: number | undefined;
   /**
    * Re-list backoff after failures. Default 200 ms doubling to 30 s, ±20 % jitter; `initialMs`
-   * greater than `maxMs` is refused.
+   * greater than `maxMs` is refused. A longer wait the server asks for (Retry-After, up to 60 s)
+   * is waited out all the same.
    */
   backoff?: BackoffOptions | undefined;
   /**

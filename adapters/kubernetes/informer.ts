@@ -26,6 +26,14 @@
 //   within a second of its answer with no event — client-go's "very short watch" —, a failed
 //   list) re-lists after an exponential backoff with jitter. A re-list delivers the differences to
 //   subscribers as adds and deletes.
+// * A wait the server asked for is honoured before the next list or watch: a watch refused with
+//   a 429, or any status ≥ 500, carrying a Retry-After header (for a 429, the Status's
+//   retryAfterSeconds too), read and kept to 1–60 s as every other request's (requests.ts
+//   askedWait), and a list page's wait that the request's deadline cut short. The backoff then
+//   waits that long at least — client-go's rest client waits a refused watch's Retry-After out
+//   before it sends the watch again (rest/request.go Watch, rest/with_retry.go checkWait and
+//   Before, which takes the larger of its backoff and the Retry-After); without it an
+//   overloaded server asking for 10 s would be asked again after 200 ms.
 //   (One watch, its deadlines and how its end is read: watch-session.ts. The paged list:
 //   pager.ts. The backoff: backoff.ts.)
 // * State: 'syncing' until the first list is applied, then 'synced'; 'relisting' while the map
@@ -68,6 +76,7 @@ import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 import { listAll } from './pager.ts';
+import { askedWait } from './requests.ts';
 import { WatchSession, type WatchOutcome } from './watch-session.ts';
 import { type InformerState, StateReporter, SyncWaiters } from './informer-state.ts';
 
@@ -132,10 +141,10 @@ export interface InformerStats {
  * as an HTTP answer or an ERROR event) — client-go's reflector: isWatchErrorRetriable and its
  * IsTooManyRequests case — or it answered 503 Service Unavailable or a proxy 502 Bad Gateway.
  * For those two, client-go's rest client sends the watch again itself when they carry a
- * Retry-After, which the watch request (sent as client-node's Watch sends it) does not act on: resuming keeps an overloaded or
- * restarting server from being listed in full by every client, and loses nothing (a
- * resourceVersion too old is answered 410, and re-listed). A 500 or 504 still re-lists (a 504
- * may be a resourceVersion too large, after an etcd restore).
+ * Retry-After (after that wait, which the loop honours too: see run): resuming keeps an
+ * overloaded or restarting server from being listed in full by every client, and loses nothing
+ * (a resourceVersion too old is answered 410, and re-listed). A 500 or 504 still re-lists (a 504
+ * may be a resourceVersion too large, after an etcd restore), after the wait it asks for if any.
  */
 function resumable(err: unknown): boolean {
   const code = httpCode(err);
@@ -177,6 +186,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    */
   private shown: number | undefined;
   private readonly syncWaiters = new SyncWaiters();
+  /**
+   * When (Date.now() ms) the server allows the next list or watch: the end of the last wait it
+   * asked for (a refused watch's Retry-After, a list page's wait). 0: no wait asked.
+   */
+  private notBefore = 0;
   /** The owner's name for errors. */
   readonly owner: string;
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
@@ -379,7 +393,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         } catch (err) {
           if (this.stopped) return;
           this.failed(translate(err, 'list', this.resource));
-          await this.backoff.wait();
+          await this.pause();
           continue;
         }
         if (this.stopped) return;
@@ -391,22 +405,35 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         case 'closed':
           // Resume from the last resourceVersion; back off only when the watch brought nothing
           // (a server that keeps closing at once must not be hammered).
-          if (outcome.events === 0) await this.backoff.wait();
+          if (outcome.events === 0) await this.pause();
           break;
         case 'expired':
           this.stats.expired++;
           this.rv = '';
           this.status.set('relisting');
-          if (outcome.events === 0 && this.backoff.failing) await this.backoff.wait();
+          if (outcome.events === 0 && this.backoff.failing) await this.pause();
           else this.backoff.countFailure();
           break;
-        case 'error':
+        case 'error': {
           if (!resumable(outcome.error)) this.rv = '';
+          const asked = askedWait(outcome.error, { verb: 'watch', resource: this.resource });
+          if (asked !== undefined) this.serverAsked(asked.seconds);
           this.failed(translate(outcome.error, 'watch', this.resource));
-          await this.backoff.wait();
+          await this.pause();
           break;
+        }
       }
     }
+  }
+
+  /** The server asked for `seconds` before it is sent anything more (see notBefore). */
+  private serverAsked(seconds: number): void {
+    this.notBefore = Math.max(this.notBefore, Date.now() + seconds * 1000);
+  }
+
+  /** The backoff after a failure, and at least what is left of the wait the server asked for. */
+  private pause(): Promise<void> {
+    return this.backoff.wait(Math.max(0, this.notBefore - Date.now()));
   }
 
   private failed(error: Error): void {
@@ -423,9 +450,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       pageSize: this.options.pageSize ?? 500,
       labelSelector: this.options.selector?.text || undefined,
       // A page the server asks to wait (a 429, or a 5xx with Retry-After) is sent again after the
-      // wait: meanwhile lastError (and SyncTimeoutError) say why the list has not answered.
-      onWait: (error: Error) => {
-        if (!this.stopped) this.failed(error);
+      // wait: meanwhile lastError (and SyncTimeoutError) say why the list has not answered. Should
+      // the request's deadline end it during the wait, the next list still waits it out.
+      onWait: (error: Error, seconds: number) => {
+        if (this.stopped) return;
+        this.serverAsked(seconds);
+        this.failed(error);
       },
       stopped: () => this.stopped,
     });

@@ -17,12 +17,12 @@ export interface ListPage {
 
 /** What the informer needs from the API (implemented over client-node below, by clientNodeListerWatcher). */
 export interface ListerWatcher {
-  /** `onWait` hears each answer the request waits out before it is sent again: a 429, or a 5xx with Retry-After (its `code` says which). */
+  /** `onWait` hears each answer the request waits out before it is sent again — a 429, or a 5xx with Retry-After (its `code` says which) — and the seconds waited. */
   list(options: {
     labelSelector?: string | undefined;
     limit?: number | undefined;
     continue?: string | undefined;
-    onWait?: ((error: Error) => void) | undefined;
+    onWait?: ((error: Error, seconds: number) => void) | undefined;
   }): Promise<ListPage>;
   /**
    * Opens a watch; `onEvent` gets each event, `onDone` is called exactly once when the stream

@@ -101,8 +101,8 @@ export interface ListAllOptions {
   /** Page size (limit); 0 lists in one request. */
   pageSize: number;
   labelSelector: string | undefined;
-  /** Hears each answer a page waits out before it is sent again (a 429, or a 5xx with Retry-After). */
-  onWait: (error: Error) => void;
+  /** Hears each answer a page waits out before it is sent again (a 429, or a 5xx with Retry-After), and the seconds waited. */
+  onWait: (error: Error, seconds: number) => void;
   /** True once the informer stopped: the pages listed so far are returned. */
   stopped: () => boolean;
 }

@@ -54,7 +54,7 @@ const MAX_RETRIES = 10;
 
 /** What a timed-out or aborted request was, for the error. */
 export interface RequestTarget {
-  verb: 'create' | 'delete' | 'get' | 'list';
+  verb: 'create' | 'delete' | 'get' | 'list' | 'watch';
   /** e.g. ipaddresses.networking.k8s.io */
   resource: string;
   /** The object name; undefined for a list. */
@@ -82,8 +82,9 @@ export class ApiRequests {
    * abortAll reason; when the server asks for an eleventh wait, with a KubernetesApiError saying
    * it gave up (`resends` set; code and Status of that last answer); otherwise as `call` does
    * (the caller translates). `onWait` hears each answer
-   * that is waited out, translated (its `code` says which: 429 is throttling, a 5xx is not), as it
-   * comes (a list's caller reports it meanwhile).
+   * that is waited out, translated (its `code` says which: 429 is throttling, a 5xx is not), with
+   * the seconds it is waited out for, as it comes (a list's caller reports it meanwhile, and sends
+   * nothing before that wait is over even when the deadline ends the request first).
    *
    * A 5xx does not say the request went unhandled: `call` is told, as `afterServerError`, that an
    * earlier attempt was answered with one and may have taken effect (a delete sent again then
@@ -93,7 +94,7 @@ export class ApiRequests {
   async run<T>(
     target: RequestTarget,
     call: (options: ConfigurationOptions, afterServerError: boolean) => Promise<T>,
-    onWait?: (error: KubernetesApiError) => void,
+    onWait?: (error: KubernetesApiError, seconds: number) => void,
     { resendAfterServerError = true }: { resendAfterServerError?: boolean } = {},
   ): Promise<T> {
     const controller = new AbortController();
@@ -122,11 +123,11 @@ export class ApiRequests {
             aborted,
           ]);
         } catch (e) {
-          const asked = signal.aborted ? undefined : serverWait(e, target);
+          const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
           if (waited.length === MAX_RETRIES) throw this.gaveUpError(target, waited, asked.error, e);
           waited.push(asked.error.code!);
-          onWait?.(asked.error);
+          onWait?.(asked.error, asked.seconds);
           await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, asked.seconds * 1000))), aborted]);
         }
       }
@@ -197,9 +198,15 @@ function waitedText(waited: readonly number[]): string {
   return said.join(' and ');
 }
 
+/** Where a wait the server asks for is kept: 1 to 60 s (a Retry-After of 0 or an hour is neither sent again at once nor waited out for an hour). */
+const MIN_WAIT_SECONDS = 1;
+const MAX_WAIT_SECONDS = 60;
+
 /**
  * The seconds to wait before sending the request again, with the answer translated, or
- * undefined when `err` is no answer that asks for a wait. client-go's rule (rest/with_retry.go,
+ * undefined when `err` is no answer that asks for a wait. The one reading of a wait the server
+ * asks for: ApiRequests for every request it makes, the informer for a refused watch
+ * (informer.ts), whose answer comes from watch-request.ts in client-node's error shape. client-go's rule (rest/with_retry.go,
  * withRetry.IsNextRetry → checkWait → retryAfterSeconds): a 429 or any status ≥ 500 whose
  * Retry-After header holds a whole number of seconds, for every verb — the server (or a proxy in
  * front of it) said when to come back, so the request is sent again rather than failed; the
@@ -210,7 +217,7 @@ function waitedText(waited: readonly number[]): string {
  * Status; a 429 is turned away unread, so waiting is safe); a 5xx needs the header, exactly as
  * client-go. Kept to 1..60 s. Anything else — a 5xx or a 429 naming no wait — is not sent again.
  */
-function serverWait(err: unknown, target: RequestTarget): { seconds: number; error: KubernetesApiError } | undefined {
+export function askedWait(err: unknown, target: RequestTarget): { seconds: number; error: KubernetesApiError } | undefined {
   if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's answer
   const api = translate(err, target.verb, target.resource, target.name);
   if (!(api instanceof KubernetesApiError) || api.code === undefined || !(api.code === 429 || api.code >= 500)) return undefined;
@@ -219,7 +226,7 @@ function serverWait(err: unknown, target: RequestTarget): { seconds: number; err
   const fromHeader = typeof header === 'string' ? retryAfterSeconds(header) : undefined;
   const asked = fromHeader ?? (api.code === 429 ? api.status?.details?.retryAfterSeconds : undefined);
   if (typeof asked !== 'number' || !Number.isFinite(asked)) return undefined;
-  return { seconds: Math.min(60, Math.max(1, asked)), error: api };
+  return { seconds: Math.min(MAX_WAIT_SECONDS, Math.max(MIN_WAIT_SECONDS, asked)), error: api };
 }
 
 /**

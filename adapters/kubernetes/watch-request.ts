@@ -61,8 +61,8 @@ export interface WatchTarget {
  * saying so; a lost connection, the fetch's error; the timer, a DOMException named
  * TimeoutError; the caller's abort, an AbortError. An answer other than 200 (or a failure before
  * any) is given to `onDone` as client-node gives it (an Error named after the status, with
- * `statusCode`), with the first 64 KiB of its body and its content type, and the returned abort
- * then does nothing.
+ * `statusCode`), with the first 64 KiB of its body, its content type and its Retry-After, and the
+ * returned abort then does nothing.
  */
 export async function openWatch(
   kc: KubeConfig,
@@ -135,7 +135,13 @@ export async function openWatch(
       } else {
         answer.discard();
       }
-      if (answer.contentType !== undefined) error.headers = { 'content-type': answer.contentType };
+      // The headers read from it, and only those: the content type, for translate() to describe
+      // the body; Retry-After, the wait the server asks for before the watch is sent again
+      // (informer.ts, as client-go's rest client waits it out).
+      const headers: Record<string, string> = {};
+      if (answer.contentType !== undefined) headers['content-type'] = answer.contentType;
+      if (answer.retryAfter !== undefined) headers['retry-after'] = answer.retryAfter;
+      if (Object.keys(headers).length > 0) error.headers = headers;
       throw error;
     }
     if (answer.body === null) throw new Error('the watch answer has no body');
@@ -162,6 +168,8 @@ type Chunks = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 interface Answer {
   status: number;
   contentType: string | undefined;
+  /** The Retry-After header, as sent (the values of several joined with ", ", as fetch gives them). */
+  retryAfter: string | undefined;
   body: Chunks | null;
   /** Lets go of a body that will not be read. */
   discard(): void;
@@ -181,6 +189,7 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
     return {
       status: response.status,
       contentType: response.headers.get('content-type') ?? undefined,
+      retryAfter: response.headers.get('retry-after') ?? undefined,
       body: response.body,
       discard: () => response.body.destroy?.(),
     };
@@ -193,6 +202,7 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
   return {
     status: response.httpStatusCode,
     contentType: response.headers['content-type'],
+    retryAfter: response.headers['retry-after'],
     body,
     discard: () => void body?.cancel().catch(() => {}),
   };

@@ -49,9 +49,11 @@
 //
 // Fault switches (all deterministic; nothing here depends on wall-clock timing unless asked):
 //   setLatency(ms, verb?)       delay before answering (all verbs, or one)
-//   failNext(verb, count, code) the next `count` requests of that verb answer a 5xx/429 Status
-//                               (429 and 504 name retryAfterSeconds 1, and so a Retry-After: 1
-//                               header, as kube-apiserver writes any Status naming a wait)
+//   failNext(verb, count, code[, message, retryAfterSeconds])
+//                               the next `count` requests of that verb answer a 5xx/429 Status
+//                               (429 and 504 name retryAfterSeconds 1 unless told another wait,
+//                               and so a Retry-After header, as kube-apiserver writes any Status
+//                               naming a wait; a watch is refused the same way)
 //   timeOutAfterCommit(verb)    the next create or delete takes effect (stored or deleted, its
 //                               watch event sent), then is answered 500 ServerTimeout with
 //                               Retry-After: 1, as when etcd committed the write but answered
@@ -303,8 +305,18 @@ function serverTimeout(verb: string, plural: string): Status {
   );
 }
 
-/** The Status a fault switch answers with (NewInternalError, NewServiceUnavailable, …). */
-export function faultStatus(code: number, message = 'injected fault'): Status {
+/**
+ * The Status a fault switch answers with (NewInternalError, NewServiceUnavailable, …);
+ * `retryAfterSeconds`, when given, in its details (sendJSON then writes the Retry-After header).
+ */
+export function faultStatus(code: number, message = 'injected fault', retryAfterSeconds?: number): Status {
+  const status = constructorStatus(code, message);
+  if (retryAfterSeconds !== undefined) status.details = { ...status.details, retryAfterSeconds };
+  return status;
+}
+
+/** The Status apimachinery's constructor for `code` writes. */
+function constructorStatus(code: number, message: string): Status {
   switch (code) {
     case 500:
       return statusFailure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
@@ -444,7 +456,10 @@ export class ApiServerDouble {
   /** A watch from resourceVersion N < floor has missed events: 410. */
   private floor = 0;
   private readonly watches = new Set<OpenWatch>();
-  private readonly faults = new Map<Verb, { count: number; code: number; message: string | undefined }>();
+  private readonly faults = new Map<
+    Verb,
+    { count: number; code: number; message: string | undefined; retryAfterSeconds: number | undefined }
+  >();
   private readonly latency = new Map<Verb | '*', number>();
   private readonly garbles = new Map<Verb, number>();
   private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string }>();
@@ -601,9 +616,15 @@ export class ApiServerDouble {
     else this.latency.delete(verb ?? '*');
   }
 
-  /** The next `count` requests of `verb` fail with `code` (500, 503, 504, 429, …) and a Status. */
-  failNext(verb: Verb, count = 1, code = 500, message?: string): void {
-    this.faults.set(verb, { count, code, message });
+  /**
+   * The next `count` requests of `verb` fail with `code` (500, 503, 504, 429, …) and a Status.
+   * `retryAfterSeconds` names the wait the Status asks for (details.retryAfterSeconds, and so the
+   * Retry-After header): kube-apiserver's NewTooManyRequests(message, n) — API Priority and
+   * Fairness, a shutting-down server —, a 503 asking for a wait. Default: the constructor's (1 for
+   * 429 and 504, none for the others).
+   */
+  failNext(verb: Verb, count = 1, code = 500, message?: string, retryAfterSeconds?: number): void {
+    this.faults.set(verb, { count, code, message, retryAfterSeconds });
   }
 
   /** The next `count` requests of `verb` answer 200 application/json with a truncated body (not JSON). */
@@ -861,7 +882,7 @@ export class ApiServerDouble {
     if (fault && fault.count > 0) {
       fault.count--;
       if (fault.count === 0) this.faults.delete(verb);
-      return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message));
+      return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message, fault.retryAfterSeconds));
     }
     if (this.proxyAnswer(res, verb, plural!)) return;
 
@@ -1314,7 +1335,7 @@ export class ApiServerDouble {
     if (fault && fault.count > 0) {
       fault.count--;
       if (fault.count === 0) this.faults.delete(verb);
-      return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message));
+      return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message, fault.retryAfterSeconds));
     }
     if (this.proxyAnswer(res, verb, 'services')) return;
     const typedService = (o: KubeObject): KubeObject => ({ kind: 'Service', apiVersion: 'v1', ...clone(o) });
