@@ -208,6 +208,71 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(d.requestsOf('delete').filter((r) => r.path.endsWith('/again')).length).toBe(2); // the 503 above, and this one
     });
 
+    describe('createServiceCIDR whose answer was lost, the object stored (create-or-get, as kubectl apply leaves an object already as wanted)', () => {
+      // Regression: called again, it met its own earlier create as 409 AlreadyExists and failed,
+      // although the ServiceCIDR it asked for was there.
+      it('called again after the connection dropped: resolves to the object its first call stored', async () => {
+        d.dropAfterCommit('create');
+        const lost = await rejection(createServiceCIDR(kc, 'extra', ['10.100.0.0/24'], { labels: { team: 'a' }, requestTimeoutMs: 2000 }));
+        expect(lost).toBeInstanceOf(KubernetesApiError);
+        expect((lost as KubernetesApiError).code).toBeUndefined(); // no answer: the caller cannot tell it was stored
+        expect(d.objects(SC).map((o) => o.metadata.name)).toEqual(['extra']);
+
+        const again = await createServiceCIDR(kc, 'extra', ['10.100.0.0/24'], { labels: { team: 'a' } });
+        expect(again).toMatchObject({ name: 'extra', cidrs: ['10.100.0.0/24'], labels: { team: 'a' }, deletionTimestamp: null });
+        expect(again.uid).toBe(d.objects(SC)[0]!.metadata.uid);
+        expect(d.requestsOf('create').length).toBe(2);
+        expect(d.requestsOf('get').map((r) => r.path)).toEqual(['/apis/networking.k8s.io/v1/servicecidrs/extra']);
+      });
+
+      it('sent again by itself after a ServerTimeout (500, Retry-After) the server answered after storing it: resolves', async () => {
+        d.timeOutAfterCommit('create');
+        const created = await createServiceCIDR(kc, 'extra', ['10.100.0.0/24', 'fd00:100::/112']);
+        expect(created).toMatchObject({ name: 'extra', cidrs: ['10.100.0.0/24', 'fd00:100::/112'] });
+        expect(created.uid).toBe(d.objects(SC)[0]!.metadata.uid);
+        expect(d.requestsOf('create').length).toBe(2);
+      });
+
+      it('a ServiceCIDR of that name with other cidrs or labels, or being deleted, is no success: a 409 that says how it differs', async () => {
+        const rows: { name: string; make: () => void; cidrs: string[]; labels?: Record<string, string>; says: string }[] = [
+          {
+            name: 'other cidrs',
+            make: () => void d.insert({ metadata: { name: 'x1' }, spec: { cidrs: ['10.100.0.0/24'] } }, SC),
+            cidrs: ['10.101.0.0/24'],
+            says: 'create servicecidrs.networking.k8s.io "x1": it already exists with spec.cidrs ["10.100.0.0/24"], not ["10.101.0.0/24"]',
+          },
+          {
+            name: 'a label asked for missing or different',
+            make: () => void d.insert({ metadata: { name: 'x2', labels: { team: 'b' } }, spec: { cidrs: ['10.102.0.0/24'] } }, SC),
+            cidrs: ['10.102.0.0/24'],
+            labels: { team: 'a' },
+            says: 'create servicecidrs.networking.k8s.io "x2": it already exists with the label team="b", not team="a"',
+          },
+          {
+            name: 'being deleted (its finalizer pending)',
+            make: () => {
+              d.insert(
+                { metadata: { name: 'x3', finalizers: ['networking.k8s.io/service-cidr-finalizer'] }, spec: { cidrs: ['10.103.0.0/24'] } },
+                SC,
+              );
+              d.remove('x3', SC);
+            },
+            cidrs: ['10.103.0.0/24'],
+            says: 'create servicecidrs.networking.k8s.io "x3": it already exists and is being deleted (deletionTimestamp ',
+          },
+        ];
+        for (const row of rows) {
+          row.make();
+          const err = await rejection(
+            createServiceCIDR(kc, `x${rows.indexOf(row) + 1}`, row.cidrs, row.labels ? { labels: row.labels } : {}),
+          );
+          expect(err, row.name).toBeInstanceOf(KubernetesApiError);
+          expect([(err as KubernetesApiError).code, (err as KubernetesApiError).reason], row.name).toEqual([409, 'AlreadyExists']);
+          expect((err as Error).message, row.name).toContain(row.says);
+        }
+      });
+    });
+
     it('v1beta1 is selectable for the source and the helpers', async () => {
       await createServiceCIDR(kc, 'beta', ['10.0.0.0/24'], { apiVersion: 'v1beta1' });
       expect(d.requestsOf('create')[0]!.path).toBe('/apis/networking.k8s.io/v1beta1/servicecidrs');

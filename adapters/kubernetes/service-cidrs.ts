@@ -25,8 +25,8 @@
 // ('KubernetesServiceCIDRs') and subscribers get no further events. Each list request has a
 // deadline (requestTimeoutMs, requests.ts), as have the create/delete helpers.
 //
-// RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create and delete for
-// the createServiceCIDR / deleteServiceCIDR helpers.
+// RBAC: list and watch on servicecidrs.networking.k8s.io for the source; create, get (to read
+// back a name already taken) and delete for the createServiceCIDR / deleteServiceCIDR helpers.
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import {
   compareCreation,
@@ -124,6 +124,7 @@ export interface KubernetesServiceCIDRsOptions extends SharedOptions {
 /** The part of the generated NetworkingV1Api / NetworkingV1beta1Api used here. */
 interface ServiceCIDRApi {
   createServiceCIDR(param: { body: never }, options: ConfigurationOptions): Promise<unknown>;
+  readServiceCIDR(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
   deleteServiceCIDR(param: { name: string }, options: ConfigurationOptions): Promise<unknown>;
   listServiceCIDR(param: ListParams, options: ConfigurationOptions): Promise<unknown>;
 }
@@ -137,7 +138,7 @@ function apiFor(kc: KubeConfig, version: ApiVersion): ServiceCIDRApi {
  * KubernetesApiErrors (code 409 reason AlreadyExists, code 404 reason NotFound): the allocator's
  * AlreadyExistsError / NotFoundError speak of IPAddresses.
  */
-function apiError(err: unknown, verb: 'create' | 'delete', name: string): KubernetesApiError {
+function apiError(err: unknown, verb: 'create' | 'delete' | 'get', name: string): KubernetesApiError {
   if (err instanceof KubernetesApiError) return err; // a timed-out request: it names the ServiceCIDR already
   const e = translate(err, verb, RESOURCE) as KubernetesApiError; // without a name translate never maps 409/404
   const prefix = `${verb} ${RESOURCE}: `;
@@ -160,8 +161,15 @@ function requestsFor(kc: KubeConfig, requestTimeoutMs: unknown, owner: string): 
 /**
  * Creates the ServiceCIDR `name` with `spec.cidrs` = `cidrs` (one, or one per family; checked
  * here as the API server would, throwing InvalidArgumentError / InvalidCIDRError). Resolves to the
- * stored object; an API failure rejects with a KubernetesApiError (409 when the name is taken).
- * The Ready condition is kube-controller-manager's to set.
+ * stored object — also when the name is taken by a ServiceCIDR that is already as asked (the
+ * same spec.cidrs, in the same order, and every label asked for), read back after the 409: a
+ * create whose answer was lost (a dropped connection, a ServerTimeout answered after the write,
+ * which is sent again) stored it, and calling again finds it, as kubectl apply finds an object
+ * already as wanted. Whether that object came from this caller or another cannot be told, and
+ * does not matter: it is the one asked for. A ServiceCIDR of that name with other cidrs or
+ * labels, or being deleted, rejects with a KubernetesApiError (409 AlreadyExists) saying how it
+ * differs; any other API failure with a KubernetesApiError. The Ready condition is
+ * kube-controller-manager's to set.
  */
 export async function createServiceCIDR(
   kc: KubeConfig,
@@ -185,7 +193,9 @@ export async function createServiceCIDR(
       api.createServiceCIDR({ body: body as never }, opts),
     );
   } catch (err) {
-    throw apiError(err, 'create', name);
+    const e = apiError(err, 'create', name);
+    if (e.code !== 409 || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
+    return existingAsAsked(api, requests, body, e);
   }
   // A 2xx whose body is not the object (a proxy's page, `{}`) is no ServiceCIDR to return.
   const problem = checkObject(created, 'ServiceCIDR', name);
@@ -200,6 +210,56 @@ export async function createServiceCIDR(
     );
   }
   return toServiceCIDR(created as ServiceCIDRObject);
+}
+
+/**
+ * The ServiceCIDR a create was answered 409 AlreadyExists for (`taken`), read back: resolved
+ * when it is as `wanted` (spec.cidrs equal, each label asked for present with its value, not
+ * being deleted); otherwise a KubernetesApiError with the 409's code and Status saying how it
+ * differs, or what the read met.
+ */
+async function existingAsAsked(
+  api: ServiceCIDRApi,
+  requests: ApiRequests,
+  wanted: ServiceCIDRObject,
+  taken: KubernetesApiError,
+): Promise<ServiceCIDRRecord> {
+  const name = wanted.metadata!.name!;
+  const fail = (detail: string) => new KubernetesApiError('create', RESOURCE, name, taken.code, taken.status, detail);
+  let found: unknown;
+  try {
+    found = await requests.run({ verb: 'get', resource: RESOURCE, name }, (opts) => api.readServiceCIDR({ name }, opts));
+  } catch (err) {
+    const e = apiError(err, 'get', name);
+    if (e.code === 404 && namesObject(e.status)) throw fail('it already exists, and was gone when read back (deleted meanwhile)');
+    throw fail(`it already exists, and reading it back failed: ${e.message}`);
+  }
+  const problem = checkObject(found, 'ServiceCIDR', name);
+  if (problem !== undefined) throw fail(`it already exists, and reading it back was answered with ${problem}`);
+  const existing = toServiceCIDR(found as ServiceCIDRObject);
+  const cidrs = wanted.spec!.cidrs!;
+  if (existing.cidrs.length !== cidrs.length || existing.cidrs.some((c, i) => c !== cidrs[i])) {
+    throw fail(`it already exists with spec.cidrs ${quoteList(existing.cidrs)}, not ${quoteList(cidrs)}`);
+  }
+  for (const [key, value] of Object.entries(wanted.metadata!.labels ?? {})) {
+    if (existing.labels[key] === value) continue;
+    const has = key in existing.labels ? `the label ${key}=${quoteInput(existing.labels[key])}` : `no label ${key}`;
+    throw fail(`it already exists with ${has}, not ${key}=${quoteInput(value)}`);
+  }
+  if (existing.deletionTimestamp !== null) {
+    throw fail(
+      `it already exists and is being deleted (deletionTimestamp ${quoteInput(existing.deletionTimestamp)}); create it again once it is gone`,
+    );
+  }
+  return existing;
+}
+
+/** A list of CIDRs for a message, each quoted (escaped, cut), at most four shown: the server's text reaches a terminal. */
+function quoteList(list: readonly string[]): string {
+  return `[${list
+    .slice(0, 4)
+    .map((c) => quoteInput(c))
+    .join(', ')}${list.length > 4 ? `, … (${list.length} in all)` : ''}]`;
 }
 
 /**

@@ -58,6 +58,8 @@
 //                               watch event sent), then is answered 500 ServerTimeout with
 //                               Retry-After: 1, as when etcd committed the write but answered
 //                               too late (storage.NewTimeoutError → errors.NewServerTimeout)
+//   dropAfterCommit(verb)       the next create or delete takes effect, then its connection is
+//                               dropped without an answer (the answer lost on the way)
 //   garbleNext(verb, count)     the next `count` requests of that verb answer 200 with a body
 //                               that is not JSON (a proxy or a broken server)
 //   proxyAnswerNext(verb, plural, body, options)
@@ -467,6 +469,7 @@ export class ApiServerDouble {
   private readonly repeatedContinues = new Set<string>();
   /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
   private readonly timeOutsAfterCommit = new Set<Verb>();
+  private readonly dropsAfterCommit = new Set<Verb>();
   private watchLagMs = 0;
   /** How many of the next events written to watches are cut in half (cutWatchEvents). */
   private cutEvents = 0;
@@ -635,6 +638,17 @@ export class ApiServerDouble {
    */
   timeOutAfterCommit(verb: 'create' | 'delete'): void {
     this.timeOutsAfterCommit.add(verb);
+  }
+
+  /**
+   * The next `verb` request (create or delete) takes effect — the object stored or deleted, its
+   * watch event sent — and then its connection is dropped without an answer: the answer lost on
+   * the way (a load balancer's idle cut, a network fault). The client cannot tell whether it
+   * took effect. (Under Deno an undici client may not see the drop: give the call a
+   * requestTimeoutMs.)
+   */
+  dropAfterCommit(verb: 'create' | 'delete'): void {
+    this.dropsAfterCommit.add(verb);
   }
 
   garbleNext(verb: Verb, count = 1): void {
@@ -919,6 +933,7 @@ export class ApiServerDouble {
         const r = this.doCreate(plural!, body);
         await this.replyGate(verb);
         if (r.code === 201 && this.timeOutsAfterCommit.delete(verb)) return this.sendJSON(res, 500, serverTimeout(verb, plural!));
+        if (r.code === 201 && this.dropsAfterCommit.delete(verb)) return void res.socket?.destroy();
         return this.sendJSON(res, r.code, r.code === 201 ? this.typed(r.body as KubeObject, plural!, version!) : r.body);
       }
       case 'get': {
@@ -932,6 +947,7 @@ export class ApiServerDouble {
         const r = this.doDelete(plural!, name!, version!, preconditions);
         await this.replyGate(verb);
         if (r.code === 200 && this.timeOutsAfterCommit.delete(verb)) return this.sendJSON(res, 500, serverTimeout(verb, plural!));
+        if (r.code === 200 && this.dropsAfterCommit.delete(verb)) return void res.socket?.destroy();
         return this.sendJSON(res, r.code, r.body);
       }
       case 'list':
