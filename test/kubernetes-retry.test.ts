@@ -550,4 +550,15 @@ describe('the wait a refused watch or a list asks for is honoured before the nex
     await advance(1000);
     await settled(() => lists() === 2 && s!.state === 'synced', 'listed again, and synced');
   });
+
+  it('a wall clock set back during that wait does not stretch it past the longest wait honoured (60 s)', async () => {
+    d.failNext('list', 1, 503, 'etcd is unhappy', 10);
+    s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 1, maxMs: 5, jitter: 0 }, requestTimeoutMs: 3000 });
+    await settled(() => lists() === 1 && s!.lastError !== undefined, 'the 503 heard');
+    vi.setSystemTime(Date.now() - 3_600_000); // an hour back (NTP, a VM restored)
+    await advance(3500);
+    expect((s.lastError as KubernetesApiError).timeoutMs).toBe(3000);
+    await advance(61_000);
+    await settled(() => lists() === 2 && s!.state === 'synced', 'listed again within the minute, and synced');
+  });
 });

@@ -76,7 +76,7 @@ import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 import { listAll } from './pager.ts';
-import { askedWait } from './requests.ts';
+import { askedWait, MAX_WAIT_SECONDS } from './requests.ts';
 import { WatchSession, type WatchOutcome } from './watch-session.ts';
 import { type InformerState, StateReporter, SyncWaiters } from './informer-state.ts';
 
@@ -431,9 +431,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.notBefore = Math.max(this.notBefore, Date.now() + seconds * 1000);
   }
 
-  /** The backoff after a failure, and at least what is left of the wait the server asked for. */
+  /**
+   * The backoff after a failure, and at least what is left of the wait the server asked for —
+   * never more than the longest wait honoured, should the wall clock be set back meanwhile.
+   */
   private pause(): Promise<void> {
-    return this.backoff.wait(Math.max(0, this.notBefore - Date.now()));
+    return this.backoff.wait(Math.min(MAX_WAIT_SECONDS * 1000, Math.max(0, this.notBefore - Date.now())));
   }
 
   private failed(error: Error): void {
