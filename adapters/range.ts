@@ -18,8 +18,9 @@
 // allocation, and address ⇄ offset happens in the core (core-as/space.ts).
 //
 // allocateNext's choice is a strategy (adapters/strategies.ts; option `strategy`): the default,
-// 'upstream', is the path above; any other asks its chooser for a free offset and marks it here,
-// so every strategy shares this file's errors, counts and invariants. A cool-down's held offsets
+// 'upstream', is the path above; any other asks its chooser for a free offset and marks it
+// through adapters/strategy-driver.ts (the Allocator's sequence too), then counts it here, so
+// every strategy shares this file's errors, counts and invariants. A cool-down's held offsets
 // stay marked in the index while free to everything else (has, used, forEach, allocate, snapshot).
 //
 // Upstream differences, on purpose:
@@ -46,20 +47,8 @@ import {
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
-import {
-  type AllocationStrategy,
-  ChooserCalls,
-  coolingQueueOf,
-  type CoolingQueue,
-  isOffset,
-  notFreeError,
-  type Offset,
-  type OffsetChooser,
-  STRATEGIES,
-  type StrategyOption,
-  type StrategyView,
-  strategyOption,
-} from './strategies.ts';
+import { ChooserCalls, type CoolingQueue, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import type { IPFamily, MetricsRegistry } from './types.ts';
@@ -169,14 +158,16 @@ export class Range implements RangeView {
   private destroyed = false;
   /** IPv4 with a dense index: the first address as a u32 (plainOffset's fast path), else −1. */
   private readonly v4First: number;
-  /** The strategy when not the default upstream scan (which runs in the core: space.takeUpper). */
-  private readonly strategy: AllocationStrategy | null;
-  /** The strategy's state for this range (remade by restore); null for the default (an empty range's is never asked to choose). */
+  /**
+   * The strategy when not the default upstream scan (which runs in the core: space.takeUpper),
+   * with its chooser for this range (remade by restore; an empty range's is never asked to
+   * choose); null for the default.
+   */
+  private readonly driver: StrategyDriver | null;
+  /** The strategy's state for this range (remade by restore); null for the default. */
   private chooser: OffsetChooser | null = null;
   /** The cool-down's held offsets, when the strategy has one. */
   private cooling: CoolingQueue | null = null;
-  /** The offset the chooser gave for the last allocateNext. */
-  private readonly chosen: Offset = { hi: 0, lo: 0 };
 
   /**
    * A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError
@@ -200,9 +191,12 @@ export class Range implements RangeView {
     this.kindOption = options.indexKind;
     this.space = AddressSpace.of(prefix, options.indexKind, 'bitmap');
     this.index = this.space?.index ?? new FreeIndex(0, 1, options.indexKind);
-    this.strategy = strategy === STRATEGIES.upstream ? null : strategy;
+    this.driver =
+      strategy === STRATEGIES.upstream
+        ? null
+        : new StrategyDriver(strategy, this.strategyCalls, prefix, this.random, 'bitmap', (hi, lo, why) => this.keptMark(hi, lo, why));
     try {
-      this.startChooser();
+      this.useChooser(this.chooserOver(this.index));
     } catch (e) {
       this.destroy(); // the caller gets no Range to destroy: its index goes back now, not at GC
       throw e;
@@ -215,35 +209,21 @@ export class Range implements RangeView {
     }
   }
 
-  /** Makes the strategy's per-range state over the index (restore remakes it through chooserOver). */
-  private startChooser(): void {
-    const made = this.chooserOver(this.index);
-    if (made === null) return;
-    this.chooser = made.chooser;
-    this.cooling = made.cooling;
-  }
-
   /**
    * The strategy's per-range state over `index`, made without touching this range (a strategy
    * of your own may throw: the caller commits it only once all else succeeded); null without a
-   * strategy.
+   * strategy. An empty range (an IPv4 /31 or /32, an IPv6 /128) asks its strategy too, over its
+   * one-slot index (StrategyDriver.over).
    */
-  private chooserOver(index: FreeIndex): { chooser: OffsetChooser; cooling: CoolingQueue | null } | null {
-    // An empty range (an IPv4 /31 or /32, an IPv6 /128) asks its strategy too, with size 0 and
-    // its one-slot index: never asked to choose there, a strategy is still accepted or refused
-    // as on a /24.
-    if (this.strategy === null) return null;
-    const view: StrategyView = {
-      index,
-      sizeHi: this.sizeHi,
-      sizeLo: this.sizeLo,
-      rangeOffset: this.prefix.rangeOffset,
-      family: this.ipFamily,
-      random: this.random,
-      draw: 'bitmap',
-    };
-    const chooser = this.strategyCalls.chooserFor(this.strategy, view);
-    return { chooser, cooling: coolingQueueOf(chooser.cooling, index) };
+  private chooserOver(index: FreeIndex): ChooserOver | null {
+    return this.driver === null ? null : this.driver.over(index);
+  }
+
+  /** Chooses with `made` from now on (nothing changes for null: no strategy). */
+  private useChooser(made: ChooserOver | null): void {
+    if (made === null) return;
+    this.chooser = made.chooser;
+    this.cooling = made.cooling;
   }
 
   /**
@@ -376,49 +356,40 @@ export class Range implements RangeView {
 
   /** The text of the address takeNext just marked. */
   private takenText(): string {
-    return this.chooser === null ? this.space!.addressText() : this.space!.textAt(this.chosen.hi, this.chosen.lo);
+    return this.space!.addressText();
   }
 
   /**
-   * Finds and marks the next address: the dynamic band from a random start, then the static band
-   * (adapters/space.ts, the draw and bands the Allocator uses too), its words left in
-   * space.address; or the strategy's choice, its offset left in `chosen` (takenText reads either).
-   * False when full: the count answers first, without drawing.
+   * Finds and marks the next address, its words left in space.address: the dynamic band from a
+   * random start, then the static band (adapters/space.ts, the draw and bands the Allocator uses
+   * too); or the strategy's choice (StrategyDriver.take). False when full: the count answers
+   * first, without drawing.
    */
   private takeNext(): boolean {
     const space = this.space;
     if (space === null || this.allocated >= this.sizeHi * TWO32 + this.sizeLo) return false;
-    const chooser = this.chooser;
-    if (chooser === null) {
+    const driver = this.driver;
+    if (driver === null) {
       if (!space.takeUpper(this.random) && !space.takeLower(this.random)) return false; // only a corrupted index
-    } else {
-      const o = this.chosen;
+    } else if (!driver.take(space, this.chooser!, this.cooling)) {
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
       // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
-      if (!this.strategyCalls.choose(chooser, o, this.cooling, this.index, this.sizeHi * TWO32 + this.sizeLo)) return false;
-      if (!isOffset(o) || this.atOrPastSize(o.hi, o.lo) || !this.index.set(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.cidr);
-      const { hi, lo } = o;
-      this.strategyCalls.taken(chooser, hi, lo, this.cooling, (e) => this.unmark(hi, lo, e)); // its hook failed: nothing taken
+      return false;
     }
     this.allocated++;
     return true;
   }
 
   /**
-   * Clears the mark just set on (hi, lo) because the strategy's taken() hook threw `why`, before
-   * the offset was counted. When that needs memory it cannot have (a sparse run split), the
-   * offset stays marked and counted, and the error names it, so that it can be released.
+   * The strategy's taken() hook threw `why` and the mark on (hi, lo) could not be cleared for
+   * lack of memory (a sparse run split): the offset stays marked and counted, and the error
+   * names it, so that it can be released.
    */
-  private unmark(hi: number, lo: number, why: unknown): void {
-    try {
-      this.index.clear(hi, lo);
-    } catch (e) {
-      if (!(e instanceof OutOfMemoryError)) throw e;
-      this.recount();
-      throw new OutOfMemoryError(
-        `the strategy's taken() hook failed (${why instanceof Error ? why.message : quoteInput(why)}), and ${this.space!.textAt(hi, lo)} could not be given back: it stays allocated (release it to free it)`,
-      );
-    }
+  private keptMark(hi: number, lo: number, why: unknown): never {
+    this.recount();
+    throw new OutOfMemoryError(
+      `the strategy's taken() hook failed (${why instanceof Error ? why.message : quoteInput(why)}), and ${this.space!.textAt(hi, lo)} could not be given back: it stays allocated (release it to free it)`,
+    );
   }
 
   /** Frees offset (hi, lo): true if it was allocated. With a cool-down it stays marked, held. */
@@ -526,20 +497,14 @@ export class Range implements RangeView {
       throw new InvalidArgumentError(`allocateMany reserves at most ${MAX_ALLOCATE_MANY} addresses per call, got ${n}`);
     }
     const out = new Array<string>(n);
-    const taken = new Uint32Array(4 * n); // address words (a strategy's: offsets as (hi, lo)), to undo
+    const taken = new Uint32Array(4 * n); // address words, to undo
     const space = this.space;
-    const byOffset = this.chooser !== null;
     let i = 0;
     try {
       for (; i < n; i++) {
         // the count said there is room: only a corrupted index fails here, and all is undone
         if (!this.takeNext()) throw new ErrFull();
-        if (byOffset) {
-          taken[4 * i] = this.chosen.hi;
-          taken[4 * i + 1] = this.chosen.lo;
-        } else {
-          taken.set(space!.address, 4 * i);
-        }
+        taken.set(space!.address, 4 * i);
         out[i] = this.takenText();
       }
     } catch (e) {
@@ -550,8 +515,7 @@ export class Range implements RangeView {
       let j = i - 1;
       try {
         for (; j >= 0; j--) {
-          const undone = byOffset ? this.index.clear(taken[4 * j]!, taken[4 * j + 1]!) : space!.clear(taken.subarray(4 * j, 4 * j + 4));
-          if (undone) this.allocated--;
+          if (space!.clear(taken.subarray(4 * j, 4 * j + 4))) this.allocated--;
         }
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
@@ -705,8 +669,7 @@ export class Range implements RangeView {
       this.allocated = this.index.count();
       if (made !== null) {
         made.cooling?.forget(); // a strategy may hand back the queue it made before: it held offsets of the old state
-        this.chooser = made.chooser;
-        this.cooling = made.cooling;
+        this.useChooser(made);
       }
       return;
     }
@@ -721,11 +684,7 @@ export class Range implements RangeView {
     // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
     if (this.space === null) {
       // no usable address: the data held no offset (refused above); the strategy is asked again, as on any range
-      const made = this.chooserOver(this.index);
-      if (made !== null) {
-        this.chooser = made.chooser;
-        this.cooling = made.cooling;
-      }
+      this.useChooser(this.chooserOver(this.index));
       return;
     }
     let next: AddressSpace | undefined;
@@ -742,10 +701,7 @@ export class Range implements RangeView {
     this.space = next;
     this.index = next.index;
     this.allocated = next.count();
-    if (made !== null) {
-      this.chooser = made.chooser;
-      this.cooling = made.cooling;
-    }
+    this.useChooser(made);
   }
 
   /**

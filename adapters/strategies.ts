@@ -37,7 +37,8 @@
 // A strategy object is stateless and can be shared: `forRange(view)` makes the per-range chooser
 // (sequential's cursor, a cool-down's queue), once per range and again when a range is restored.
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
-// source (an allocator) can drive the same object through the same StrategyView.
+// source (an allocator) can drive the same object through the same StrategyView. Range and the
+// Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
 import { InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawU64, guardedSource, type RandomSource, type U64Out } from './random.ts';
@@ -573,25 +574,18 @@ export class ChooserCalls {
   }
 
   /**
-   * chooser.taken(hi, lo), then a tick of `cooling` (a count-based cool-down's clock); when the
-   * hook throws, `undo(error)` runs (no longer inside) before the error goes on, and nothing is
-   * counted.
+   * chooser.taken(hi, lo), when the chooser has the hook. What a throw means (the owner's mark
+   * undone, the count-based clock not ticked) is StrategyDriver.take's.
    */
-  taken(chooser: OffsetChooser, hi: number, lo: number, cooling: CoolingQueue | null, undo: (error: unknown) => void): void {
-    if (chooser.taken !== undefined) {
-      const was = this.active;
-      this.active = true;
-      try {
-        chooser.taken(hi, lo);
-      } catch (e) {
-        this.active = was;
-        undo(e);
-        throw e;
-      } finally {
-        this.active = was;
-      }
+  taken(chooser: OffsetChooser, hi: number, lo: number): void {
+    if (chooser.taken === undefined) return;
+    const was = this.active;
+    this.active = true;
+    try {
+      chooser.taken(hi, lo);
+    } finally {
+      this.active = was;
     }
-    cooling?.tick();
   }
 }
 

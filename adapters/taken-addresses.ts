@@ -16,7 +16,8 @@
 // and an event of the name reaches each — the add event of the call that won is the only one
 // the others' records will ever have.
 //
-// A strategy other than upstream's scan (adapters/strategies.ts) chooses through `takeChosen()`.
+// A strategy other than upstream's scan (adapters/strategies.ts) chooses through `takeChosen()`,
+// the sequence Range runs too (adapters/strategy-driver.ts).
 // With a cool-down, a released address — a delete event, whoever released it — stays marked,
 // held by the cool-down, until its time comes; an add event or a reservation claims it back.
 //
@@ -44,16 +45,8 @@ import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
-import {
-  type AllocationStrategy,
-  ChooserCalls,
-  coolingQueueOf,
-  type CoolingQueue,
-  isOffset,
-  notFreeError,
-  type Offset,
-  type OffsetChooser,
-} from './strategies.ts';
+import { type AllocationStrategy, ChooserCalls, type CoolingQueue, type OffsetChooser } from './strategies.ts';
+import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
@@ -135,12 +128,13 @@ export class TakenAddresses {
   private readonly fam: Family;
   private unsubscribe: () => void = () => {};
   private closed = false;
-  /** A strategy other than upstream's scan, its per-range chooser and its cool-down (if any). */
-  private strategy: AllocationStrategy | null = null;
-  private random: RandomSource | null = null;
+  /**
+   * A strategy other than upstream's scan, with its per-range chooser and cool-down (if any);
+   * null for upstream's scan, and for an empty range (never asked to choose).
+   */
+  private driver: StrategyDriver | null = null;
   private chooser: OffsetChooser | null = null;
   private cooling: CoolingQueue | null = null;
-  private readonly chosen: Offset = { hi: 0, lo: 0 };
   private readonly off = new Uint32Array(2);
 
   /** Throws OutOfMemoryError when the WASM memory cap is reached. */
@@ -223,9 +217,19 @@ export class TakenAddresses {
    * from what the cache holds). InvalidArgumentError for a strategy whose forRange misbehaves.
    */
   useStrategy(strategy: AllocationStrategy, random: RandomSource): void {
-    this.strategy = strategy;
-    this.random = random;
-    this.startChooser();
+    const driver = new StrategyDriver(strategy, this.strategyCalls, this.prefix, random, 'ipallocator', () => {
+      this.stale = true; // the hook's error goes on; the rebuild before the next allocation drops the mark
+    });
+    const index = this.index;
+    if (index === null) return this.askEmpty(driver);
+    this.useChooser(driver.over(index.index)); // may refuse: nothing assigned yet
+    this.driver = driver;
+  }
+
+  /** Chooses with `made` from now on. */
+  private useChooser(made: ChooserOver): void {
+    this.chooser = made.chooser;
+    this.cooling = made.cooling;
   }
 
   /** Its calls into the strategy, from inside which the allocator refuses calls (refuseInsideStrategy). */
@@ -249,44 +253,15 @@ export class TakenAddresses {
     return this.chooser !== null;
   }
 
-  /** (Re)makes the chooser over the current index: at the start and after a rebuild (a cool-down's held addresses are then free). */
-  private startChooser(): void {
-    const index = this.index;
-    if (this.strategy === null) return;
-    if (index === null) return this.askEmpty(this.strategy);
-    const p = this.prefix;
-    const chooser = this.strategyCalls.chooserFor(this.strategy, {
-      index: index.index,
-      sizeHi: p.sizeHi,
-      sizeLo: p.sizeLo,
-      rangeOffset: p.rangeOffset,
-      family: this.ipFamily,
-      random: this.random!,
-      draw: 'ipallocator',
-    });
-    const cooling = coolingQueueOf(chooser.cooling, index.index); // may refuse: nothing assigned yet
-    this.chooser = chooser;
-    this.cooling = cooling;
-  }
-
   /**
    * An empty range (an IPv4 /31 or /32, an IPv6 /128) never chooses, but its strategy is asked
    * for a chooser all the same (size 0, over a one-slot index of its own, freed at once), so
    * that a strategy is accepted or refused as on any range. The chooser is dropped.
    */
-  private askEmpty(strategy: AllocationStrategy): void {
+  private askEmpty(driver: StrategyDriver): void {
     const blank = new FreeIndex(0, 1, this.kind);
     try {
-      const chooser = this.strategyCalls.chooserFor(strategy, {
-        index: blank,
-        sizeHi: 0,
-        sizeLo: 0,
-        rangeOffset: this.prefix.rangeOffset,
-        family: this.ipFamily,
-        random: this.random!,
-        draw: 'ipallocator',
-      });
-      coolingQueueOf(chooser.cooling, blank);
+      driver.over(blank);
     } finally {
       blank.destroy();
     }
@@ -297,23 +272,8 @@ export class TakenAddresses {
    * range is full). InvalidArgumentError when the strategy names an offset that is not free.
    */
   takeChosen(): boolean {
-    const o = this.chosen;
-    const chooser = this.chooser!;
-    const index = this.index!;
-    const p = this.prefix;
     // nothing it may choose is free (see Range's takeNext)
-    if (!this.strategyCalls.choose(chooser, o, this.cooling, index.index, p.sizeHi * 2 ** 32 + p.sizeLo)) return false;
-    if (!isOffset(o) || !index.takeAt(o.hi, o.lo)) throw notFreeError(this.strategy!, o, this.prefix.cidr);
-    this.strategyCalls.taken(chooser, o.hi, o.lo, this.cooling, () => {
-      // its hook failed: nothing taken (a clear that needs memory it cannot have marks the index stale)
-      try {
-        index.clear(index.address);
-      } catch (undo) {
-        if (!(undo instanceof OutOfMemoryError)) throw undo;
-        this.stale = true;
-      }
-    });
-    return true;
+    return this.driver!.take(this.index!, this.chooser!, this.cooling);
   }
 
   /**
@@ -741,7 +701,9 @@ export class TakenAddresses {
       throw e; // still stale: the next allocation tries again
     }
     this.index = index;
-    this.startChooser(); // a strategy's forRange may throw: then still stale, and the next allocation tries again
+    // over the new index (a cool-down's held addresses are free again); a strategy's forRange may
+    // throw: then still stale, and the next allocation tries again
+    if (this.driver !== null) this.useChooser(this.driver.over(index.index));
     this.stale = false;
   }
 
