@@ -63,10 +63,6 @@ export function freedExplicitly(owner: object): void {
   reclaim.unregister(owner);
 }
 
-/** The dense u32 fast path, looked up once (a WebAssembly export needs no `this`). */
-const denseNextFree32 = core.dense_next_free32;
-const denseTakeFree32 = core.dense_take_free32;
-
 export class FreeIndex {
   /** WASM handle; 0 after destroy(). */
   private h: number;
@@ -232,41 +228,10 @@ export class FreeIndex {
     }
   }
 
-  // ── dense fast path and legacy bitmap snapshot ──────────────────────────────────────────
-
-  /** 1 dense, −1 another kind, 0 not looked up yet (cached for nextFree32). */
-  private denseState = 0;
-
-  private isDense(): boolean {
-    if (this.denseState === 0) this.denseState = core.index_kind(this.h) === KIND_DENSE ? 1 : -1;
-    return this.denseState > 0;
-  }
-
-  /**
-   * nextFree for u32 offsets, without the scratch round trip: the first free offset scanning
-   * start..hi then lo..start−1 within the closed band [lo, hi] (hi ≥ slots is clamped, start
-   * outside the band → lo), or −1 when the band has no free offset. Arguments are u32 values.
-   * A dense index answers in one core call (core dense_next_free32); other kinds go through
-   * nextFree (and also set resultHi/resultLo).
-   */
-  nextFree32(start: number, lo: number, hi: number): number {
-    if (this.denseState > 0 || this.isDense()) return denseNextFree32(this.h, start, lo, hi);
-    return this.nextFree(0, start >>> 0, 0, lo >>> 0, 0, hi >>> 0) ? this.resultLo : -1;
-  }
-
-  /**
-   * nextFree32 that also marks the offset it finds taken (one core call on a dense index). The
-   * offset, or −1 when the band has no free offset (nothing changed).
-   */
-  takeFree32(start: number, lo: number, hi: number): number {
-    if (this.denseState > 0 || this.isDense()) return denseTakeFree32(this.h, start, lo, hi);
-    const o = this.nextFree32(start, lo, hi);
-    if (o >= 0) this.set(0, o);
-    return o;
-  }
+  // ── legacy bitmap snapshot ──────────────────────────────────────────────────────────────
 
   private requireDense(what: string): void {
-    if (!this.isDense())
+    if (core.index_kind(this.h) !== KIND_DENSE)
       throw new InvalidArgumentError(`${what}: the legacy bitmap snapshot needs a dense index, this one is ${this.kind}`);
   }
 
@@ -325,10 +290,5 @@ export class FreeIndex {
       core.index_free(this.h);
     }
     this.h = 0;
-  }
-
-  /** The raw handle, for the boundary-level helpers (snapshot/restore) in this package. */
-  get handle(): number {
-    return this.h;
   }
 }

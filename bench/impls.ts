@@ -11,6 +11,7 @@
 //                   start: parse every name of the listing — what any load from a listing costs
 //   range           the synchronous Range (sync, strings)
 //   core            FreeIndex alone with numeric offsets: the floor of the allocator's strategy
+//                   (u32 searches through bench/fast-path-index.ts, the core's dense fast path)
 //   contiguous      lowest-free strategy on FreeIndex: nextFree from offset 0
 //   go-seed         upstream's allocator re-typed in Go over a map (bench/go.ts, bench/go-seed/)
 //   go-master       the same with upstream master's /64 fix
@@ -125,13 +126,22 @@ async function tryImport(rel: string): Promise<{ mod?: Record<string, unknown>; 
 }
 
 type FreeIndexCtor = typeof import('../adapters/free-index.ts').FreeIndex;
-type FreeIndexT = InstanceType<FreeIndexCtor>;
+type FastPathIndexCtor = typeof import('./fast-path-index.ts').FastPathIndex;
+type FastPathIndexT = InstanceType<FastPathIndexCtor>;
 
-let coreMods: Promise<{ FreeIndex: FreeIndexCtor; heapInUse: () => number; why?: string }> | undefined;
-/** adapters/free-index.ts plus a functional check of the index (dense and sparse). */
-export function loadCore(): Promise<{ FreeIndex: FreeIndexCtor; heapInUse: () => number; why?: string }> {
+interface CoreMods {
+  FreeIndex: FreeIndexCtor;
+  FastPathIndex: FastPathIndexCtor;
+  heapInUse: () => number;
+  why?: string;
+}
+
+let coreMods: Promise<CoreMods> | undefined;
+/** adapters/free-index.ts (and the bench's FastPathIndex over it) plus a functional check of the index (dense and sparse). */
+export function loadCore(): Promise<CoreMods> {
   coreMods ??= (async () => {
     const fi = await import('../adapters/free-index.ts');
+    const fp = await import('./fast-path-index.ts');
     const w = await import('../adapters/wasm.ts');
     const heapInUse = (): number => w.core.heap_bytes_in_use();
     let why: string | undefined;
@@ -157,7 +167,7 @@ export function loadCore(): Promise<{ FreeIndex: FreeIndexCtor; heapInUse: () =>
       }
       if (why) break;
     }
-    return { FreeIndex: fi.FreeIndex, heapInUse, why };
+    return { FreeIndex: fi.FreeIndex, FastPathIndex: fp.FastPathIndex, heapInUse, why };
   })();
   return coreMods;
 }
@@ -191,11 +201,12 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
       return undefined;
     },
     async open(ctx) {
-      const { FreeIndex, heapInUse } = await loadCore();
+      const { FreeIndex, FastPathIndex, heapInUse } = await loadCore();
       const r = ctx.range;
       const b = bands(r);
-      const newIndex = (): FreeIndexT => new FreeIndex(r.sizeHi, r.sizeLo);
-      let idx = newIndex();
+      // the searches go through the dense u32 fast path (fast.nextFree32) where offsets fit u32
+      let fast: FastPathIndexT = new FastPathIndex(r.sizeHi, r.sizeLo);
+      const idx = fast.index;
       const rng = new Seeded(ctx.seed);
       const huge = r.sizeHi !== 0;
       const upperSpan = r.size - r.rangeOffset; // exact for the fillable ranges
@@ -205,16 +216,17 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
         },
         async runners() {
           const x = idx;
+          const f = fast;
           const full = (): void => {
             throw new Error(`${name}: range unexpectedly full`);
           };
           const nextRelease: Runner =
-            name === 'contiguous' && !huge && typeof x.nextFree32 === 'function'
+            name === 'contiguous' && !huge
               ? {
                   kind: 'sync',
                   run(n) {
                     for (let i = 0; i < n; i++) {
-                      const o = x.nextFree32(0, 0, b.lastLo);
+                      const o = f.nextFree32(0, 0, b.lastLo);
                       if (o < 0) full();
                       x.set(0, o);
                       x.clear(0, o);
@@ -232,15 +244,15 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
                       }
                     },
                   }
-                : !huge && typeof x.nextFree32 === 'function'
+                : !huge
                   ? {
                       kind: 'sync',
                       run(n) {
                         // dense fast path (one core call per search), as the allocator uses it
                         const ro = r.rangeOffset;
                         for (let i = 0; i < n; i++) {
-                          let o = x.nextFree32(ro + rng.intn(upperSpan), ro, b.uHiLo);
-                          if (o < 0 && (ro === 0 || (o = x.nextFree32(rng.intn(ro), 0, ro - 1)) < 0)) full();
+                          let o = f.nextFree32(ro + rng.intn(upperSpan), ro, b.uHiLo);
+                          if (o < 0 && (ro === 0 || (o = f.nextFree32(rng.intn(ro), 0, ro - 1)) < 0)) full();
                           x.set(0, o);
                           x.clear(0, o);
                         }
@@ -319,14 +331,14 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
         },
         async warmStart(count) {
           const before = heapInUse();
-          const fresh = newIndex();
+          const fresh = new FreeIndex(r.sizeHi, r.sizeLo);
           fresh.setMany(ctx.pairs(0, count));
           const wasmBytes = Math.max(fresh.bytes(), heapInUse() - before);
           return { close: () => fresh.destroy(), wasmBytes };
         },
         close() {
-          idx.destroy();
-          idx = undefined as unknown as FreeIndexT;
+          fast.destroy();
+          fast = undefined as unknown as FastPathIndexT;
         },
       };
     },

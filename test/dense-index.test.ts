@@ -1,9 +1,10 @@
-// The dense index (core-as/dense.ts) through FreeIndex(kind 'dense'), against a Set<number> model:
+// The dense index (core-as/dense.ts) through FreeIndex(kind 'dense') and its u32 fast path (bench/fast-path-index.ts),
 // random operation sequences (fast-check), the legacy bitmap snapshot, and the upstream
 // AllocationBitmap cases (pkg/registry/core/service/allocator/bitmap_test.go) as named rows.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FreeIndex } from '../adapters/free-index.ts';
+import { FastPathIndex } from '../bench/fast-path-index.ts';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { core, memoryU32, OUT_OF_RANGE } from '../adapters/wasm.ts';
 
@@ -91,7 +92,8 @@ function opArb(n: number): fc.Arbitrary<Op> {
 }
 
 function runOps(n: number, ops: Op[]): void {
-  const ix = new FreeIndex(0, n, 'dense');
+  const fast = new FastPathIndex(0, n, 'dense');
+  const ix = fast.index;
   const taken = new Set<number>();
   try {
     expect(ix.kind).toBe('dense');
@@ -111,7 +113,7 @@ function runOps(n: number, ops: Op[]): void {
         case 'nextFree': {
           const want = modelNextFree(taken, n, o.start, o.lo, o.hi);
           expect(nextFree(ix, o.start, o.lo, o.hi)).toBe(want);
-          expect(ix.nextFree32(o.start, o.lo, o.hi)).toBe(want);
+          expect(fast.nextFree32(o.start, o.lo, o.hi)).toBe(want);
           break;
         }
         case 'fill': {
@@ -127,8 +129,8 @@ function runOps(n: number, ops: Op[]): void {
           expect(ix.setMany(pairs)).toBe(fresh);
           // A full (or nearly full) band: the summaries must find the one hole or report none.
           const s = o.lo + ((o.len * 7) % (hi - o.lo));
-          expect(ix.nextFree32(s, o.lo, hi - 1)).toBe(modelNextFree(taken, n, s, o.lo, hi - 1));
-          expect(ix.nextFree32(s, o.lo, hi)).toBe(modelNextFree(taken, n, s, o.lo, hi));
+          expect(fast.nextFree32(s, o.lo, hi - 1)).toBe(modelNextFree(taken, n, s, o.lo, hi - 1));
+          expect(fast.nextFree32(s, o.lo, hi)).toBe(modelNextFree(taken, n, s, o.lo, hi));
           break;
         }
         case 'clearBand':
@@ -149,7 +151,7 @@ function runOps(n: number, ops: Op[]): void {
     }
     expect(walk(ix)).toEqual([...taken].sort((a, b) => a - b));
   } finally {
-    ix.destroy();
+    fast.destroy();
   }
 }
 
@@ -182,13 +184,14 @@ describe('dense index: random operations against a Set model', () => {
     () => {
       // Everything taken except a few holes; bands of every shape around 64, 4096 and 262144.
       const n = 2 ** 20 - 2;
-      const ix = new FreeIndex(0, n, 'dense');
+      const fast = new FastPathIndex(0, n, 'dense');
+      const ix = fast.index;
       try {
         const all = new Uint32Array(2 * n);
         for (let x = 0; x < n; x++) all[2 * x + 1] = x;
         expect(ix.setMany(all)).toBe(n);
         expect(ix.validate()).toBe(0);
-        expect(ix.nextFree32(0, 0, n - 1)).toBe(-1);
+        expect(fast.nextFree32(0, 0, n - 1)).toBe(-1);
         const holes = new Set<number>();
         const taken = { has: (x: number) => x < n && !holes.has(x) } as Set<number>;
         fc.assert(
@@ -196,8 +199,8 @@ describe('dense index: random operations against a Set model', () => {
             for (const h of hs) if (h < n && ix.clear(0, h)) holes.add(h);
             const lo = Math.min(a, b);
             const hi = Math.max(a, b);
-            expect(ix.nextFree32(start, lo, hi)).toBe(modelNextFree(taken, n, start, lo, hi));
-            expect(ix.nextFree32(start, lo, lo)).toBe(modelNextFree(taken, n, start, lo, lo)); // a band of one
+            expect(fast.nextFree32(start, lo, hi)).toBe(modelNextFree(taken, n, start, lo, hi));
+            expect(fast.nextFree32(start, lo, lo)).toBe(modelNextFree(taken, n, start, lo, lo)); // a band of one
             expect(ix.validate()).toBe(0);
             for (const h of holes) ix.set(0, h);
             holes.clear();
@@ -205,7 +208,7 @@ describe('dense index: random operations against a Set model', () => {
           { numRuns: 300 },
         );
       } finally {
-        ix.destroy();
+        fast.destroy();
       }
     },
     PROPERTY_TIMEOUT_MS,
@@ -213,27 +216,28 @@ describe('dense index: random operations against a Set model', () => {
 
   it('a 2^24 index: a few operations at both ends and across the top summary', () => {
     const n = 2 ** 24;
-    const ix = new FreeIndex(0, n, 'dense');
+    const fast = new FastPathIndex(0, n, 'dense');
+    const ix = fast.index;
     try {
       expect((ix.bytes() * 8) / n).toBeLessThanOrEqual(1.1);
-      expect(ix.nextFree32(n - 1, 0, n - 1)).toBe(n - 1);
+      expect(fast.nextFree32(n - 1, 0, n - 1)).toBe(n - 1);
       expect(ix.set(0, n - 1)).toBe(true);
       expect(ix.set(0, n)).toBe(false);
-      expect(ix.nextFree32(n - 1, 0, n - 1)).toBe(0); // wraps
-      expect(ix.nextFree32(n - 1, n - 1, n + 5)).toBe(-1); // band of one, hi clamped
+      expect(fast.nextFree32(n - 1, 0, n - 1)).toBe(0); // wraps
+      expect(fast.nextFree32(n - 1, n - 1, n + 5)).toBe(-1); // band of one, hi clamped
       const big = new Uint32Array(2 * 300000);
       for (let k = 0; k < 300000; k++) big[2 * k + 1] = k; // crosses the first level-2 summary word (262144)
       expect(ix.setMany(big)).toBe(300000);
-      expect(ix.nextFree32(0, 0, n - 1)).toBe(300000);
-      expect(ix.nextFree32(5, 0, 299999)).toBe(-1);
+      expect(fast.nextFree32(0, 0, n - 1)).toBe(300000);
+      expect(fast.nextFree32(5, 0, 299999)).toBe(-1);
       expect(ix.clear(0, 262144)).toBe(true);
-      expect(ix.nextFree32(100, 0, n - 1)).toBe(262144);
-      expect(ix.nextFree32(262145, 0, 299999)).toBe(262144); // wraps to the hole
+      expect(fast.nextFree32(100, 0, n - 1)).toBe(262144);
+      expect(fast.nextFree32(262145, 0, 299999)).toBe(262144); // wraps to the hole
       expect(walk(ix, 299990, 12)).toEqual([299990, 299991, 299992, 299993, 299994, 299995, 299996, 299997, 299998, 299999, n - 1]);
       expect(ix.count()).toBe(300000);
       expect(ix.validate()).toBe(0);
     } finally {
-      ix.destroy();
+      fast.destroy();
     }
   });
 });
@@ -367,16 +371,17 @@ describe('dense index: setMany, snapshot, restore', () => {
   });
 
   it('validate names the broken invariant when level 0 is edited behind its back', () => {
-    const ix = new FreeIndex(0, 256, 'dense');
+    const fast = new FastPathIndex(0, 256, 'dense');
+    const ix = fast.index;
     try {
-      const w = core.dense_words_ptr(ix.handle) >>> 2; // u32 index of word 0
+      const w = core.dense_words_ptr(fast.handle) >>> 2; // u32 index of word 0
       const u32 = () => memoryU32();
       ix.set(0, 0);
       u32()[w] = 0; // offset 0 gone, count says 1
       expect(ix.validate()).toBe(1);
       u32()[w + 4] = 1; // offset 128 instead: same count, but ANY summary still points at word 0
       expect(ix.validate()).toBe(5);
-      expect(core.dense_rebuild(ix.handle)).toBe(1);
+      expect(core.dense_rebuild(fast.handle)).toBe(1);
       expect(ix.validate()).toBe(0);
       const pairs = new Uint32Array(128);
       for (let k = 0; k < 64; k++) pairs[2 * k + 1] = 64 + k; // word 1 full
@@ -384,18 +389,19 @@ describe('dense index: setMany, snapshot, restore', () => {
       u32()[w + 2] = 0xfffffffe; // offset 64 gone ...
       u32()[w] = 1; // ... offset 0 taken: same count, but FULL still says word 1 is full
       expect(ix.validate()).toBe(3);
-      ix.destroy();
-      const odd = new FreeIndex(0, 100, 'dense');
-      const v = core.dense_words_ptr(odd.handle) >>> 2;
+      fast.destroy();
+      const oddFast = new FastPathIndex(0, 100, 'dense');
+      const odd = oddFast.index;
+      const v = core.dense_words_ptr(oddFast.handle) >>> 2;
       odd.set(0, 0);
       u32()[v] = 0;
       u32()[v + 3] = 0x80000000; // offset 127 ≥ n: padding must stay zero
       expect(odd.validate()).toBe(2);
-      expect(core.dense_rebuild(odd.handle)).toBe(0);
+      expect(core.dense_rebuild(oddFast.handle)).toBe(0);
       expect(odd.validate()).toBe(0);
-      odd.destroy();
+      oddFast.destroy();
     } finally {
-      ix.destroy();
+      fast.destroy();
     }
   });
 });
@@ -419,30 +425,32 @@ describe('dense index: contract edges', () => {
   ];
   for (const r of rows) {
     it(r.name, () => {
-      const ix = new FreeIndex(0, r.n, 'dense');
+      const fast = new FastPathIndex(0, r.n, 'dense');
+      const ix = fast.index;
       try {
         for (const x of r.taken) ix.set(0, x);
-        expect(ix.nextFree32(r.start, r.lo, r.hi)).toBe(r.want);
+        expect(fast.nextFree32(r.start, r.lo, r.hi)).toBe(r.want);
         expect(nextFree(ix, r.start, r.lo, r.hi)).toBe(r.want);
         expect(ix.validate()).toBe(0);
       } finally {
-        ix.destroy();
+        fast.destroy();
       }
     });
   }
 
   it('out of range: set/clear report OUT_OF_RANGE, has is false', () => {
-    const ix = new FreeIndex(0, 100, 'dense');
+    const fast = new FastPathIndex(0, 100, 'dense');
+    const ix = fast.index;
     try {
-      expect(core.index_set(ix.handle, 0, 100)).toBe(OUT_OF_RANGE);
-      expect(core.index_clear(ix.handle, 0, 100)).toBe(OUT_OF_RANGE);
-      expect(core.index_set(ix.handle, 1, 0)).toBe(OUT_OF_RANGE);
+      expect(core.index_set(fast.handle, 0, 100)).toBe(OUT_OF_RANGE);
+      expect(core.index_clear(fast.handle, 0, 100)).toBe(OUT_OF_RANGE);
+      expect(core.index_set(fast.handle, 1, 0)).toBe(OUT_OF_RANGE);
       expect(ix.set(0, 100)).toBe(false);
       expect(ix.has(0, 100)).toBe(false);
       expect(ix.nextSet(0, 100)).toBe(false);
       expect(ix.count()).toBe(0);
     } finally {
-      ix.destroy();
+      fast.destroy();
     }
   });
 });
@@ -465,6 +473,7 @@ function rng(seed: number): (bound: number) => number {
 }
 
 class BitmapMap {
+  readonly fast: FastPathIndex;
   readonly ix: FreeIndex;
   private readonly rand: (bound: number) => number;
   constructor(
@@ -472,7 +481,8 @@ class BitmapMap {
     readonly offset: number,
     seed = 1,
   ) {
-    this.ix = new FreeIndex(0, max, 'dense');
+    this.fast = new FastPathIndex(0, max, 'dense');
+    this.ix = this.fast.index;
     this.rand = rng(seed);
   }
   allocate(i: number): boolean {
@@ -481,8 +491,8 @@ class BitmapMap {
   allocateNext(): number | undefined {
     if (this.ix.count() >= this.max) return undefined;
     const { max, offset } = this;
-    let r = this.ix.nextFree32(offset + this.rand(max - offset), offset, max - 1);
-    if (r < 0 && offset > 0) r = this.ix.nextFree32(this.rand(offset), 0, offset - 1);
+    let r = this.fast.nextFree32(offset + this.rand(max - offset), offset, max - 1);
+    if (r < 0 && offset > 0) r = this.fast.nextFree32(this.rand(offset), 0, offset - 1);
     if (r < 0) return undefined;
     this.ix.set(0, r);
     return r;
@@ -508,7 +518,7 @@ describe('upstream bitmap_test.go (section C)', () => {
         expect(m.allocateNext()).toBeDefined();
         expect(m.ix.count()).toBe(1);
         expect(m.free()).toBe(tc.max - 1);
-        m.ix.destroy();
+        m.fast.destroy();
       });
     }
 
@@ -517,10 +527,10 @@ describe('upstream bitmap_test.go (section C)', () => {
       for (let i = 0; i < tc.max; i++) expect(m.allocate(i)).toBe(true);
       expect(m.allocateNext()).toBeUndefined();
       expect(m.allocate(tc.max)).toBe(false);
-      expect(core.index_set(m.ix.handle, 0, tc.max)).toBe(OUT_OF_RANGE);
+      expect(core.index_set(m.fast.handle, 0, tc.max)).toBe(OUT_OF_RANGE);
       expect(m.free()).toBe(0);
       expect(m.ix.validate()).toBe(0);
-      m.ix.destroy();
+      m.fast.destroy();
     });
 
     it(`C3 TestAllocateNextMax — ${tc.name}`, () => {
@@ -528,14 +538,14 @@ describe('upstream bitmap_test.go (section C)', () => {
       for (let i = 0; i < tc.max; i++) expect(m.allocateNext()).toBeDefined();
       expect(m.allocateNext()).toBeUndefined();
       expect(m.free()).toBe(0);
-      m.ix.destroy();
+      m.fast.destroy();
     });
 
     it(`C4 TestAllocateError — ${tc.name}`, () => {
       const m = new BitmapMap(tc.max, tc.reserved);
       expect(m.allocate(3)).toBe(true);
       expect(m.allocate(3)).toBe(false);
-      m.ix.destroy();
+      m.fast.destroy();
     });
 
     it(`C5 TestRelease — ${tc.name}`, () => {
@@ -544,7 +554,7 @@ describe('upstream bitmap_test.go (section C)', () => {
       expect(m.ix.has(0, 3)).toBe(true);
       expect(m.ix.clear(0, 3)).toBe(true);
       expect(m.ix.has(0, 3)).toBe(false);
-      m.ix.destroy();
+      m.fast.destroy();
     });
 
     it(`C6 TestForEach — ${tc.name}`, () => {
@@ -555,7 +565,7 @@ describe('upstream bitmap_test.go (section C)', () => {
           expect(m.ix.has(0, i)).toBe(true);
         }
         expect(walk(m.ix)).toEqual(sub);
-        m.ix.destroy();
+        m.fast.destroy();
       }
     });
 
@@ -568,8 +578,8 @@ describe('upstream bitmap_test.go (section C)', () => {
       m2.ix.restoreBits(bytes);
       expect(m2.ix.count()).toBe(1);
       expect(m2.ix.has(0, 3)).toBe(true);
-      m.ix.destroy();
-      m2.ix.destroy();
+      m.fast.destroy();
+      m2.fast.destroy();
     });
   }
 
@@ -582,7 +592,7 @@ describe('upstream bitmap_test.go (section C)', () => {
       expect(m.allocateNext()).toBeDefined();
       expect(m.ix.count()).toBe(113);
       expect(m.free()).toBe(15);
-      m.ix.destroy();
+      m.fast.destroy();
     });
 
     it(`C9 TestPreAllocateReservedFull_BitmapReserved (seed ${seed})`, () => {
@@ -595,7 +605,7 @@ describe('upstream bitmap_test.go (section C)', () => {
       expect(m.free()).toBe(0);
       expect(m.allocateNext()).toBeUndefined();
       expect(m.ix.count()).toBe(128);
-      m.ix.destroy();
+      m.fast.destroy();
     });
 
     it(`C10 TestAllocateUniqueness (seed ${seed})`, () => {
@@ -608,7 +618,7 @@ describe('upstream bitmap_test.go (section C)', () => {
         seen.add(r!);
       }
       expect(seen.size).toBe(128);
-      m.ix.destroy();
+      m.fast.destroy();
     });
   }
 });
@@ -620,24 +630,24 @@ describe('takeFree32 (find and mark in one core call)', () => {
         fc.integer({ min: 1, max: 5000 }),
         fc.array(fc.tuple(fc.nat(), fc.nat(), fc.nat(), fc.boolean()), { maxLength: 200 }),
         (n, steps) => {
-          const fused = new FreeIndex(0, n, 'dense');
-          const twoCalls = new FreeIndex(0, n, 'dense');
-          const sparse = new FreeIndex(0, n, 'sparse'); // the fallback path of takeFree32
+          const fused = new FastPathIndex(0, n, 'dense');
+          const twoCalls = new FastPathIndex(0, n, 'dense');
+          const sparse = new FastPathIndex(0, n, 'sparse'); // the fallback path of takeFree32
           try {
             for (const [a, b, c, clear] of steps) {
               if (clear) {
-                for (const x of [fused, twoCalls, sparse]) x.clear(0, a % n);
+                for (const x of [fused, twoCalls, sparse]) x.index.clear(0, a % n);
                 continue;
               }
               const lo = Math.min(b % n, c % n);
               const hi = Math.max(b % n, c % n);
               const want = twoCalls.nextFree32(a % n, lo, hi);
-              if (want >= 0) twoCalls.set(0, want);
+              if (want >= 0) twoCalls.index.set(0, want);
               expect(fused.takeFree32(a % n, lo, hi)).toBe(want);
               expect(sparse.takeFree32(a % n, lo, hi)).toBe(want);
-              expect(fused.count()).toBe(twoCalls.count());
-              expect(fused.validate()).toBe(0);
-              expect(sparse.validate()).toBe(0);
+              expect(fused.index.count()).toBe(twoCalls.index.count());
+              expect(fused.index.validate()).toBe(0);
+              expect(sparse.index.validate()).toBe(0);
             }
           } finally {
             fused.destroy();
