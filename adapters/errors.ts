@@ -279,6 +279,11 @@ export class ErrDestroyed extends IPAllocatorError {
   }
 }
 
+/** Whether `e` is ErrDestroyed, of this copy of the package or another (by code). */
+export function isDestroyed(e: unknown): boolean {
+  return e instanceof ErrDestroyed || codeOf(e) === ErrDestroyed.code;
+}
+
 /**
  * A record a store refuses as the API server would (HTTP 422 Invalid): a name that is not an
  * address in canonical form, labels that are not strings, a parentRef of the wrong shape.

@@ -25,7 +25,7 @@
 // other ranges (kube-apiserver's own included), whose owners this caller does not know. The
 // cache view is used, as upstream's repair loop uses its informer: run it after the cache has
 // synced.
-import { checkIPFamily, InvalidArgumentError, isNotFound, optionsObject, quoteInput } from './errors.ts';
+import { checkIPFamily, InvalidArgumentError, isDestroyed, isNotFound, optionsObject, quoteInput } from './errors.ts';
 import { Prefix } from './geometry.ts';
 import { parseRecordName } from './records.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
@@ -77,6 +77,10 @@ export function ownerKey(ref: ParentRef): string {
  * deletes them when asked. `target`: a Store (every managed record in it), or an allocator (only
  * the records of its family inside its range; a MetaAllocator's: inside any of its ranges).
  * `knownOwners`: ParentRefs, or a predicate over a record's parentRef.
+ *
+ * Rejects with ErrDestroyed when the allocator is destroyed before it settles (by the predicate, a
+ * store watcher, or another task while a store call is awaited) or the store is closed meanwhile:
+ * no store call follows the destroy; the records deleted before it stay deleted.
  */
 export async function reconcile(
   target: Store | { readonly store: Store },
@@ -91,9 +95,8 @@ export async function reconcile(
   if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
-  if (!('create' in target) && typeof (target as { used?: unknown }).used === 'function') {
-    (target as unknown as { used(): number }).used(); // a destroyed allocator: ErrDestroyed, as from its own methods
-  }
+  const alive = aliveCheck(target);
+  alive();
   const inScope = 'create' in target ? null : scopeOf(target);
   if (typeof knownOwners !== 'function' && (typeof knownOwners !== 'object' || knownOwners === null || !(Symbol.iterator in knownOwners))) {
     throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);
@@ -121,6 +124,7 @@ export async function reconcile(
   if (typeof now !== 'number' || !Number.isFinite(now)) {
     throw new InvalidArgumentError(`now() must answer a finite number of ms since the epoch, got ${quoteInput(now)}`);
   }
+  alive(); // destroyed by `now` or by iterating `knownOwners`
   const selector: Record<string, string> = { [LABEL_MANAGED_BY]: CONTROLLER_NAME };
   if (opts.family !== undefined) selector[LABEL_IP_FAMILY] = opts.family;
 
@@ -138,6 +142,7 @@ export async function reconcile(
     const old = grace === 0 || (!Number.isNaN(created) && now - created > grace);
     (old ? leaks : young).push(r);
   }
+  alive(); // destroyed by the `known` predicate
 
   const deleted: string[] = [];
   const held: string[] = [];
@@ -158,11 +163,17 @@ export async function reconcile(
         const after = await store.get(name);
         return after != null && after.uid !== undefined && after.uid === before.uid;
       } catch (e) {
+        if (isDestroyed(e)) throw e; // the store was closed: nothing to tell, the run ends
         const why = e instanceof Error ? e.message : String(e);
         throw new Error(`${name}: the delete was accepted, but reading it back to tell deleted from held failed: ${why}`, { cause: e });
       }
     };
     for (const r of leaks) {
+      // An allocator destroyed meanwhile ends the run before its next store call: by the
+      // watchers of the last delete (a MemoryStore tells them inside deleteSync), by the
+      // predicate, or by another task while a store call was awaited. Each alive() below
+      // follows one of those.
+      alive();
       try {
         // Read again first: while this ran, the address may have been released and allocated
         // to a known owner (a Store's delete has no precondition). A store with synchronous
@@ -170,27 +181,51 @@ export async function reconcile(
         // the read and the delete, as long as the store's delete takes to arrive.
         if (sync !== null) {
           const current = syncAnswer(sync.getSync(r.name), 'getSync');
-          if (current != null && !stillLeak(r, current)) continue;
-          if (current != null) syncAnswer(sync.deleteSync(r.name), 'deleteSync');
+          if (current != null) {
+            if (!stillLeak(r, current)) continue;
+            alive();
+            syncAnswer(sync.deleteSync(r.name), 'deleteSync');
+          }
           deleted.push(r.name);
           continue;
         }
         const current = await store.get(r.name);
+        alive();
         if (current == null) {
           deleted.push(r.name); // gone already
           continue;
         }
         if (!stillLeak(r, current)) continue;
+        alive();
         await store.delete(r.name);
+        alive(); // the delete is done; its reading back is not
         if (await stillThere(r.name, current)) held.push(r.name);
         else deleted.push(r.name);
       } catch (e) {
+        // ErrDestroyed, from alive() or from a store closed meanwhile, ends the run: every
+        // later store call would fail the same way
+        if (isDestroyed(e)) throw e;
         if (isNotFound(e)) deleted.push(r.name);
         else errors.push({ name: r.name, error: e });
       }
     }
   }
+  alive(); // destroyed while the last read was awaited: the run ends as every other does
   return { leaks, young, deleted, held, errors };
+}
+
+/**
+ * For an allocator: a function that throws its ErrDestroyed once it is destroyed (its `used()`,
+ * which every allocator answers in O(1) until then), so a run checks after each callback and
+ * each await. For a Store, nothing: a closed store's own calls answer ErrDestroyed.
+ */
+function aliveCheck(target: Store | { readonly store: Store }): () => void {
+  if ('create' in target) return () => {};
+  const used = (target as { used?: unknown }).used;
+  if (typeof used !== 'function') return () => {};
+  return () => {
+    used.call(target);
+  };
 }
 
 /**
