@@ -44,7 +44,7 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
-import { checkParentRef, labelsFor } from './records.ts';
+import { checkParentRef, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
@@ -127,7 +127,7 @@ export class Allocator implements IPAllocator, Disposable {
     this.cidr = p.cidr;
     this.ipFamily = p.family;
     this.fam = p.version;
-    this.labels = labelsFor(p.family);
+    this.labels = writeLabelsFor(p.family);
     this.store = storeOption(opts.store);
     this.cache = this.store.cache;
     const random = randomOption(opts.random);

@@ -30,16 +30,25 @@
 // cache that can fall behind the authority needs a table of its own: the subclass makes one once,
 // at construction (newCache), so the product's cache has no second mode to test on every write.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
-import { isAllocatorLabelSet, validateFields, validateRecord } from './records.ts';
+import { isAllocatorLabelSet, storedLabelsOf, validateFields, validateRecord } from './records.ts';
 import { NameTable } from './name-table.ts';
-import { checkWatcher, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher, type SyncStoreOps } from './store.ts';
+import {
+  checkWatcher,
+  isAllocatorWatcher,
+  type IPAddressRecord,
+  type Store,
+  type StoreCache,
+  type StoreWatcher,
+  type SyncStoreOps,
+} from './store.ts';
 import type { ParentRef } from './types.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 
 // A record written is read once, field by field, and its labels and parentRef copied as frozen
-// data (the allocators' shared label sets kept as they are): what validateFields checks is then
+// data (the allocators' shared label sets kept as they are; createSync stores labelsFor()'s
+// for an allocator's write set): what validateFields checks is then
 // what is stored and what watchers get — a getter, even on a frozen object, cannot answer one
 // thing to the check and another to the copy. What is not an object is kept as given, for the
 // check to refuse.
@@ -71,8 +80,9 @@ function notAName(name: unknown): InvalidArgumentError {
  * read: the allocators never read them, so no write pays for strings or clock formatting.
  *
  * Records are shared, as client-go's informer cache objects are: every reader and watcher gets
- * the same object, so treat it as read-only (its TypeScript type says so). It is not frozen:
- * Object.freeze on every write cost as much as the rest of the record path.
+ * the same object. It is frozen where it is handed out (handOut), not when it is made: Object.freeze
+ * on every write cost as much as the rest of the record path, and the allocators' own writes and
+ * watchers never hand a record on.
  */
 class StoredRecord implements IPAddressRecord {
   readonly name: string;
@@ -125,6 +135,33 @@ class StoredRecord implements IPAddressRecord {
   }
 }
 
+// Its getters (uid, resourceVersion, creationTimestamp) are what reconcile compares: no caller
+// can replace them for every record.
+Object.freeze(StoredRecord.prototype);
+
+/**
+ * A record as the store hands it to a caller: frozen (the store's own object, shared by every
+ * reader, so a change would change the store). Freezing an object already frozen changes nothing.
+ */
+function handOut<R extends IPAddressRecord | undefined>(record: R): R {
+  return record === undefined ? record : Object.freeze(record);
+}
+
+/** `watcher` given frozen records (handOut): what every watcher but an allocator's own gets. */
+function frozenRecordsFor(watcher: StoreWatcher): StoreWatcher {
+  return {
+    onAdd: (record, previous) => {
+      handOut(record);
+      handOut(previous);
+      if (previous === undefined) watcher.onAdd(record);
+      else watcher.onAdd(record, previous);
+    },
+    onDelete: (record) => {
+      watcher.onDelete(handOut(record));
+    },
+  };
+}
+
 /**
  * What a watcher's failure is reported with: the error it threw, the watcher, and the event it
  * was given (`add`/`delete` and the record).
@@ -167,7 +204,10 @@ function rethrowLater(error: unknown): void {
 
 /** One subscribe() call; `active` turns false on unsubscribe (or close) and stays false. */
 interface Subscription {
+  /** What events are delivered to: `given`, or for a watcher not an allocator's, frozenRecordsFor(given). */
   readonly watcher: StoreWatcher;
+  /** The watcher as subscribed (what onWatcherError is told). */
+  readonly given: StoreWatcher;
   active: boolean;
 }
 
@@ -216,13 +256,15 @@ export class MemoryCache implements StoreCache {
   get(name: string): IPAddressRecord | undefined {
     if (this.closed) throw destroyed();
     if (typeof name !== 'string') throw notAName(name);
-    return this.records.get(name);
+    return handOut(this.records.get(name));
   }
 
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
     if (this.closed) throw destroyed();
     const all = this.records.values();
-    return labels === undefined ? all : all.filter((r) => matches(r, labels));
+    const out = labels === undefined ? all : all.filter((r) => matches(r, labels));
+    for (let i = 0; i < out.length; i++) handOut(out[i]);
+    return out;
   }
 
   get size(): number {
@@ -246,13 +288,13 @@ export class MemoryCache implements StoreCache {
   subscribe(watcher: StoreWatcher): () => void {
     if (this.closed) throw destroyed();
     checkWatcher(watcher, 'MemoryStore.cache.subscribe');
-    const sub: Subscription = { watcher, active: true };
+    const sub: Subscription = { watcher: isAllocatorWatcher(watcher) ? watcher : frozenRecordsFor(watcher), given: watcher, active: true };
     const all = this.records.values(); // a copy: the watcher may write while replaying
     const outermost = !this.delivering;
     this.delivering = true;
     this.subs = [...this.subs, sub];
     try {
-      for (let i = 0; i < all.length; i++) watcher.onAdd(all[i]!);
+      for (let i = 0; i < all.length; i++) sub.watcher.onAdd(all[i]!);
     } catch (e) {
       this.unsubscribe(sub);
       throw e;
@@ -334,14 +376,14 @@ export class MemoryCache implements StoreCache {
         if (add) s.watcher.onAdd(record, previous);
         else s.watcher.onDelete(record);
       } catch (e) {
-        this.report(e, s.watcher, add, record);
+        this.report(e, s.given, add, record);
       }
     }
   }
 
   private report(error: unknown, watcher: StoreWatcher, add: boolean, record: IPAddressRecord): void {
     try {
-      this.onWatcherError(error, watcher, { kind: add ? 'add' : 'delete', record });
+      this.onWatcherError(error, watcher, { kind: add ? 'add' : 'delete', record: handOut(record) });
     } catch (e) {
       rethrowLater(e);
     }
@@ -420,7 +462,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   /**
-   * create(), answered synchronously: the stored record (the store's own copy), or throws
+   * create(), answered synchronously: the stored record (the store's own copy, frozen), or throws
    * AlreadyExistsError (the name exists), InvalidRecordError (the record is malformed; see
    * validateRecord in adapters/records.ts) or ErrDestroyed (after close). Watchers are told as
    * SyncStoreOps describes.
@@ -429,12 +471,17 @@ export class MemoryStore implements Store, SyncStoreOps {
     if (this.closed) throw destroyed();
     if (!isObject(record)) validateRecord(record); // refused: not a record
     const name = record.name;
-    const labels = ownLabels(record.labels);
+    // An allocator's own write (its write-only label set, by identity: writeLabelsFor) is
+    // answered to that allocator, which drops the answer: left unfrozen, so an allocation does
+    // no more than store. The record is frozen when it is handed out (handOut).
+    const allocators = storedLabelsOf(record.labels);
+    const labels = allocators ?? ownLabels(record.labels);
     const ref = ownParentRef(record.parentRef);
     validateFields(name, labels, ref);
     const previous = this.authority.get(name);
     if (previous !== undefined) throw new AlreadyExistsError(name);
-    return this.keep(name, labels, ref, undefined, true);
+    const stored = this.keep(name, labels, ref, undefined, true);
+    return allocators === undefined ? handOut(stored) : stored;
   }
 
   /**
@@ -449,11 +496,11 @@ export class MemoryStore implements Store, SyncStoreOps {
     this.changed(false, r, undefined);
   }
 
-  /** get(), answered synchronously: the authority's record, or undefined. */
+  /** get(), answered synchronously: the authority's record (frozen), or undefined. */
   getSync(name: string): IPAddressRecord | undefined {
     if (this.closed) throw destroyed();
     if (typeof name !== 'string') throw notAName(name);
-    return this.authority.get(name);
+    return handOut(this.authority.get(name));
   }
 
   /** Number of watchers subscribed to the cache. */
@@ -468,10 +515,12 @@ export class MemoryStore implements Store, SyncStoreOps {
     return this.authority.size;
   }
 
-  /** Every record in the authority (a new array, in the order they were created). */
+  /** Every record in the authority (a new array, in the order they were created; the records frozen). */
   records(): IPAddressRecord[] {
     if (this.closed) throw destroyed();
-    return this.authority.values();
+    const all = this.authority.values();
+    for (let i = 0; i < all.length; i++) handOut(all[i]);
+    return all;
   }
 
   /**

@@ -63,7 +63,7 @@ import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOpti
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
 import { compareCreation, serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
-import { checkUnsubscribe, type IPAddressRecord, type Store } from './store.ts';
+import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type Store } from './store.ts';
 import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
@@ -246,12 +246,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.metricsOption = opts.metrics;
     }
     this.unsubscribeStore = checkUnsubscribe(
-      this.store.cache.subscribe({
-        onAdd: (r) => this.onRecord(r),
-        onDelete: (r) => {
-          this.labelled.delete(r.name);
-        },
-      }),
+      this.store.cache.subscribe(
+        allocatorWatcher({
+          onAdd: (r) => this.onRecord(r),
+          onDelete: (r) => {
+            this.labelled.delete(r.name);
+          },
+        }),
+      ),
     );
     const unsubscribeSource: unknown = source.subscribe({
       onAdd: (sc) => this.onServiceCIDR(sc),

@@ -9,19 +9,42 @@ import type { IPFamily, ParentRef } from './types.ts';
 const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
 const LABELS_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv6', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
 
+/**
+ * The same two labels as the allocators write them: objects only the allocators hold (no record
+ * carries them; a store keeps labelsFor()'s instead). A MemoryStore knows an allocator's own
+ * write by them, and leaves the record it answers to that write unfrozen: the allocator drops
+ * the answer, and its allocation path pays for no freeze. Any other write is answered frozen.
+ */
+const WRITE_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
+const WRITE_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv6', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
+
 /** The two labels upstream writes, as one frozen object per family (shared by every record). */
 export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
   return family === 'IPv4' ? LABELS_V4 : LABELS_V6;
 }
 
+/** The labels an allocator writes its records with (see WRITE_V4): the same as labelsFor(family). */
+export function writeLabelsFor(family: IPFamily): Readonly<Record<string, string>> {
+  return family === 'IPv4' ? WRITE_V4 : WRITE_V6;
+}
+
 /**
- * True for the label sets labelsFor() returns (known by identity): frozen and valid, so a store
- * keeps and accepts them as they are.
+ * For the labels of an allocator's write (writeLabelsFor's, by identity): the set a store keeps,
+ * labelsFor()'s. Undefined for any other labels.
+ */
+export function storedLabelsOf(labels: unknown): Readonly<Record<string, string>> | undefined {
+  return labels === WRITE_V4 ? LABELS_V4 : labels === WRITE_V6 ? LABELS_V6 : undefined;
+}
+
+/**
+ * True for the label sets labelsFor() and writeLabelsFor() return (known by identity): frozen
+ * and valid, so a store keeps and accepts them as they are (a MemoryStore keeps labelsFor()'s in
+ * place of writeLabelsFor()'s: storedLabelsOf).
  */
 export function isAllocatorLabelSet(labels: unknown): boolean {
   // By identity rather than Object.isFrozen: that is a call into the runtime (≈ 20 ns on
-  // Node 20), paid on every record otherwise.
-  return labels === LABELS_V4 || labels === LABELS_V6;
+  // Node 20), paid on every record otherwise. The stored sets first: a MemoryStore checks those.
+  return labels === LABELS_V4 || labels === LABELS_V6 || labels === WRITE_V4 || labels === WRITE_V6;
 }
 
 /** True when the record carries both allocator labels for `family` (upstream's list selector). */

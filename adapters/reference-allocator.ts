@@ -32,11 +32,11 @@ import {
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
-import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, parseRecordName, writeLabelsFor } from './records.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
-import { checkUnsubscribe, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
+import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
@@ -162,10 +162,10 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.cidr = this.g.cidr;
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
-    this.labels = labelsFor(this.ipFamily);
+    this.labels = writeLabelsFor(this.ipFamily);
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
-    const watcher: StoreWatcher = {
+    const watcher: StoreWatcher = allocatorWatcher({
       onAdd: (r) => {
         if (this.counts(r)) this.counted.add(r.name);
         else this.counted.delete(r.name);
@@ -173,7 +173,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
       onDelete: (r) => {
         this.counted.delete(r.name);
       },
-    };
+    });
     const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics); // throws before subscribing
     this.unsubscribe = checkUnsubscribe(this.store.cache.subscribe(watcher));
     if (metrics !== null) {

@@ -161,6 +161,24 @@ export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: it
   return unsubscribe as () => void;
 }
 
+/** The allocators' own watchers, marked by allocatorWatcher(). */
+const ALLOCATOR_WATCHERS = new WeakSet<StoreWatcher>();
+
+/**
+ * Marks `watcher` as an allocator's own: it neither changes the records it is given nor hands
+ * them on, so a MemoryStore gives it its records as they are, where every other watcher is given
+ * them frozen (the freeze would otherwise be part of every allocation).
+ */
+export function allocatorWatcher<W extends StoreWatcher>(watcher: W): W {
+  ALLOCATOR_WATCHERS.add(watcher);
+  return watcher;
+}
+
+/** Whether allocatorWatcher() marked `watcher`. */
+export function isAllocatorWatcher(watcher: StoreWatcher): boolean {
+  return ALLOCATOR_WATCHERS.has(watcher);
+}
+
 /**
  * InvalidArgumentError unless `watcher` is an object with onAdd and onDelete functions (onResync
  * optional): every cache's subscribe() checks it before replaying anything. `where` names the call.

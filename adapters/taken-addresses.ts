@@ -47,7 +47,7 @@ import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { type AllocationStrategy, ChooserCalls, type CoolingQueue, type OffsetChooser } from './strategies.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
-import { checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
+import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
 /** Addresses per slice when a rebuild's one batch does not fit under the memory cap (64 KiB of words). */
@@ -155,11 +155,11 @@ export class TakenAddresses {
    * stays subscribed and the index is freed.
    */
   subscribe(): void {
-    const watcher: StoreWatcher = {
+    const watcher: StoreWatcher = allocatorWatcher({
       onAdd: (r, previous) => this.onAdd(r, previous),
       onDelete: (r) => this.onDelete(r),
       onResync: () => this.onResync(),
-    };
+    });
     this.loading = { words: new Uint32Array(256), n: 0 };
     let unsubscribe: (() => void) | undefined;
     try {
