@@ -63,6 +63,9 @@ export function freedExplicitly(owner: object): void {
   reclaim.unregister(owner);
 }
 
+/** Each borrowed view's lender: a WeakMap keeps the value alive for as long as its key lives. */
+const LENDERS = new WeakMap<FreeIndex, object>();
+
 export class FreeIndex {
   /** WASM handle; 0 after destroy(). */
   private h: number;
@@ -90,10 +93,19 @@ export class FreeIndex {
 
   /**
    * A view of an index that another core object owns (an address space, core-as/space.ts): the
-   * same operations; destroy() only detaches the view.
+   * same operations; destroy() only detaches the view. `lender`, the JS object whose collection
+   * frees that core object, is kept reachable as long as the view is: a view kept alone (by a
+   * strategy of your own) must not read memory the collector freed and gave to another range.
    */
-  static borrow(handle: number, slotsHi: number, slotsLo: number): FreeIndex {
-    return new FreeIndex(slotsHi, slotsLo, 'auto', handle);
+  static borrow(handle: number, slotsHi: number, slotsLo: number, lender: object): FreeIndex {
+    const index = new FreeIndex(slotsHi, slotsLo, 'auto', handle);
+    LENDERS.set(index, lender);
+    return index;
+  }
+
+  /** True after destroy() (for a borrowed view: once its lender detached it). */
+  get isDestroyed(): boolean {
+    return this.h === 0;
   }
 
   get kind(): 'dense' | 'sparse' {

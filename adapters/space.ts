@@ -91,7 +91,7 @@ export class AddressSpace {
     freeWhenCollected(this, core.space_free, h); // a space dropped without destroy(): free-index.ts
     this.prefix = prefix;
     this.version = prefix.version;
-    this.index = FreeIndex.borrow(core.space_index(h), prefix.sizeHi, prefix.sizeLo);
+    this.index = FreeIndex.borrow(core.space_index(h), prefix.sizeHi, prefix.sizeLo, this);
     this.rangeOffset = prefix.rangeOffset;
     const rs = prefix.size - BigInt(prefix.rangeOffset);
     this.rsHi = Number(rs >> 32n);

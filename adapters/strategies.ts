@@ -39,7 +39,7 @@
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
 // source (an allocator) can drive the same object through the same StrategyView. Range and the
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
-import { InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
+import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawU64, guardedSource, type RandomSource, type U64Out } from './random.ts';
 import type { IPFamily } from './types.ts';
@@ -347,15 +347,21 @@ function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser
  * (the index is the range's record of what is taken).
  */
 function readOnly(index: FreeIndex): StrategyIndex {
+  // A strategy may keep its view past the range's life: once the range is destroyed the index
+  // is gone, and reading it would read nothing, or memory since given to another range.
+  const live = (): FreeIndex => {
+    if (index.isDestroyed) throw new ErrDestroyed('the range of this strategy view');
+    return index;
+  };
   const view: StrategyIndex = Object.freeze({
     get kind() {
-      return index.kind;
+      return live().kind;
     },
-    nextFree: (...a: Parameters<StrategyIndex['nextFree']>) => index.nextFree(...a),
-    has: (...a: Parameters<StrategyIndex['has']>) => index.has(...a),
-    count: () => index.count(),
-    countFree: (...a: Parameters<StrategyIndex['countFree']>) => index.countFree(...a),
-    selectFree: (...a: Parameters<StrategyIndex['selectFree']>) => index.selectFree(...a),
+    nextFree: (...a: Parameters<StrategyIndex['nextFree']>) => live().nextFree(...a),
+    has: (...a: Parameters<StrategyIndex['has']>) => live().has(...a),
+    count: () => live().count(),
+    countFree: (...a: Parameters<StrategyIndex['countFree']>) => live().countFree(...a),
+    selectFree: (...a: Parameters<StrategyIndex['selectFree']>) => live().selectFree(...a),
     get resultHi() {
       return index.resultHi;
     },

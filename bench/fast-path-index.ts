@@ -27,7 +27,7 @@ export class FastPathIndex {
     const h = core.index_new(k, slotsHi >>> 0, slotsLo >>> 0);
     if (h === 0) throw indexRefused(k, slotsHi, slotsLo, 'offsets');
     this.#handle = h;
-    this.index = FreeIndex.borrow(h, slotsHi, slotsLo);
+    this.index = FreeIndex.borrow(h, slotsHi, slotsLo, this);
     this.#dense = core.index_kind(h) === KIND_DENSE;
     freeWhenCollected(this, core.index_free, h);
   }

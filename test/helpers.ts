@@ -29,6 +29,8 @@ export async function settle<T>(p: Promise<T>): Promise<T | Error> {
   }
 }
 
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import type { IPAllocator } from '../adapters/types.ts';
@@ -45,5 +47,21 @@ export async function drain(alloc: IPAllocator, found: Set<string>): Promise<voi
     const ip = await alloc.allocateNext();
     if (found.has(ip)) throw new Error(`allocated ${ip} twice`);
     found.add(ip);
+  }
+}
+
+/**
+ * The garbage collector, exposed through V8's flags at run time (no --expose-gc needed), or
+ * undefined where the runtime does not allow that (tests that need it then skip).
+ */
+export function exposeGc(): (() => void) | undefined {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (typeof existing === 'function') return existing;
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as unknown;
+    return typeof gc === 'function' ? (gc as () => void) : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -3,7 +3,7 @@
 // own rule (lowest, next after the last, uniform, legacy scan), cool-down semantics, bad options.
 import { describe, expect, it } from 'vitest';
 import { parseAddr } from '../adapters/address.ts';
-import { ErrAllocated, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
 import type { FreeIndex } from '../adapters/free-index.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
@@ -23,7 +23,7 @@ import {
   type StrategyView,
 } from '../adapters/strategies.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
-import { failure } from './helpers.ts';
+import { exposeGc, failure } from './helpers.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
 /** What `call` threw, or undefined. */
@@ -980,6 +980,64 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     expect(r.allocateNext()).toBe(a); // back
     r.validate();
     r.destroy();
+  });
+});
+
+describe('a strategy view kept past its range', () => {
+  it('answers ErrDestroyed once the range is destroyed, not what the freed memory holds', () => {
+    let kept: StrategyView | undefined;
+    const keeper: AllocationStrategy = {
+      name: 'keeper',
+      forRange(view) {
+        kept ??= view;
+        return { choose: () => false };
+      },
+    };
+    const r = new Range('10.0.0.0/24', { strategy: keeper });
+    r.allocate('10.0.0.1');
+    const view = kept!;
+    expect(view.index.count()).toBe(1);
+    r.destroy();
+    const other = new Range('10.1.0.0/24'); // may be given the memory the destroyed range freed
+    other.allocateMany(200);
+    for (const read of [
+      () => view.index.count(),
+      () => view.index.has(0, 0),
+      () => view.index.kind,
+      () => view.index.nextFree(0, 0, 0, 0, 0, 253),
+    ]) {
+      expect(read).toThrow(ErrDestroyed);
+    }
+    expect(other.used()).toBe(200);
+    other.destroy();
+  });
+
+  it("keeps its range's index from the collector while the view is reachable", async () => {
+    const gc = exposeGc();
+    if (gc === undefined) return; // this runtime cannot expose gc: wasm-memory-reclaim.test.ts says so
+    let kept: StrategyView | undefined;
+    const keeper: AllocationStrategy = {
+      name: 'keeper',
+      forRange(view) {
+        kept ??= view;
+        return { choose: () => false };
+      },
+    };
+    (() => {
+      const dropped = new Range('10.2.0.0/24', { strategy: keeper }); // never destroyed
+      dropped.allocate('10.2.0.1');
+    })();
+    const view = kept!;
+    for (let i = 0; i < 10; i++) {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const others = Array.from({ length: 20 }, (_, i) => new Range(`10.3.${i}.0/24`));
+    for (const o of others) o.allocateMany(250);
+    expect(view.index.count()).toBe(1);
+    expect(view.index.has(0, 0)).toBe(true);
+    expect(view.index.has(0, 1)).toBe(false);
+    for (const o of others) o.destroy();
   });
 });
 

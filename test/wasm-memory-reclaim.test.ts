@@ -4,8 +4,6 @@
 //
 // The collector is driven by hand: `gc` is exposed through V8's flags at run time (no
 // --expose-gc needed). Where the runtime does not allow that, the test is skipped with the reason.
-import * as v8 from 'node:v8';
-import * as vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
@@ -14,18 +12,7 @@ import { core } from '../adapters/wasm.ts';
 import { KubernetesStore } from '../adapters/kubernetes/store.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
-
-function exposeGc(): (() => void) | undefined {
-  const existing = (globalThis as { gc?: () => void }).gc;
-  if (typeof existing === 'function') return existing;
-  try {
-    v8.setFlagsFromString('--expose-gc');
-    const gc = vm.runInNewContext('gc') as unknown;
-    return typeof gc === 'function' ? (gc as () => void) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { exposeGc } from './helpers.ts';
 
 const gc = exposeGc();
 const inUse = (): number => core.heap_bytes_in_use();
