@@ -729,11 +729,6 @@ export class Cooling {
     return this.#queue.size;
   }
 
-  /** Held offsets handed out before their time because nothing else was free. */
-  get early(): number {
-    return this.#queue.early;
-  }
-
   /** Whether (hi, lo) is held. */
   holds(hi: number, lo: number): boolean {
     return this.#queue.holds(hi, lo);
@@ -782,8 +777,6 @@ export class CoolingQueue {
   private readonly held = new Map<number | string, number>();
   /** allocateNext calls so far (the clock of a count-based cool-down). */
   private allocations = 0;
-  /** Held offsets handed out before their time because nothing else was free. */
-  early = 0;
 
   /** The range's own index, writable (held offsets go back through it). */
   readonly #index: Pick<FreeIndex, 'clear' | 'has'>;
@@ -949,7 +942,6 @@ export class CoolingQueue {
       if (this.held.get(key) !== at) continue; // claimed since (and maybe held again: a newer entry)
       this.#index.clear(hi, lo); // first: when it throws (out of memory), the entry is still held
       this.unhold(key, hi, lo);
-      this.early++;
       released++;
     }
     // the entries at the head that hold nothing any more go

@@ -542,7 +542,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     allocator: new Allocator('10.0.0.0/24', { strategy }),
   });
 
-  it('a coolDown chooser’s `cooling` only reads (size, early, holds): a strategy of your own cannot hold or return offsets through it', () => {
+  it('a coolDown chooser’s `cooling` only reads (size, holds): a strategy of your own cannot hold or return offsets through it', () => {
     let cooling: Record<string, unknown> = {};
     const wrapping: AllocationStrategy = {
       name: 'wrapping',
@@ -557,6 +557,8 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     const a = range.allocateNext();
     expect(a).toBe('10.0.0.1');
     for (const write of ['hold', 'claim', 'expire', 'releaseOldest', 'tick', 'index']) expect(cooling[write], write).toBeUndefined();
+    // all it offers: how many are held, and whether one is
+    expect(Object.getOwnPropertyNames(Object.getPrototypeOf(cooling)).sort()).toEqual(['constructor', 'holds', 'size']);
     range.release(a);
     expect([cooling.size, (cooling.holds as (hi: number, lo: number) => boolean)(0, 0), range.used()]).toEqual([1, true, 0]);
     expect(range.allocateNext()).toBe('10.0.0.2'); // 10.0.0.1 is held
