@@ -46,7 +46,7 @@ import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
-import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import { type CallReturns, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
 import { copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
@@ -309,8 +309,10 @@ export class Allocator implements IPAllocator, Disposable {
     if (band < 0) return band;
     const start = this.metrics.start();
     let collided: Op[] | null = null;
+    const returns = band === BAND_CHOSEN ? this.taken.beginCall() : null; // a cool-down's, held again if this call fails
+    let done = false;
     try {
-      for (let op = this.chosen(band); op !== null; op = this.nextAfter(op)) {
+      for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
         const record = { name: op.name, labels: this.labels, parentRef };
         this.taken.enter(op);
         try {
@@ -321,11 +323,13 @@ export class Allocator implements IPAllocator, Disposable {
         } finally {
           this.taken.leave(op);
         }
+        done = true;
         this.created(op, 'dynamic', start);
         return record.name;
       }
     } finally {
       if (collided !== null) this.forgetCollisions(collided);
+      if (returns !== null) this.taken.endCall(returns, !done);
     }
     this.live(); // destroyed during a collision's create: the search stopped there, not for want of an address
     this.metrics.error(this.cidr, 'dynamic');
@@ -337,9 +341,11 @@ export class Allocator implements IPAllocator, Disposable {
     if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
     const start = this.metrics.start();
     let collided: Op[] | null = null;
+    const returns = band === BAND_CHOSEN ? this.taken.beginCall() : null; // a cool-down's, held again if this call fails
+    let done = false;
     this.taken.callStarted();
     try {
-      for (let op = this.chosen(band); op !== null; op = this.nextAfter(op)) {
+      for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
         const record = { name: op.name, labels: this.labels, parentRef };
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
@@ -347,11 +353,13 @@ export class Allocator implements IPAllocator, Disposable {
           (collided ??= []).push(this.collision(op, e));
           continue;
         }
+        done = true;
         this.created(op, 'dynamic', start); // recycles op: its metrics may call in again and reuse it
         return record.name;
       }
     } finally {
       if (collided !== null) this.forgetCollisions(collided);
+      if (returns !== null) this.taken.endCall(returns, !done);
       this.taken.callEnded();
     }
     this.live(); // as above
@@ -374,10 +382,10 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /** The first candidate: the dynamic band's (already taken by beginNext), a strategy's choice, else the static band's. */
-  private chosen(band: number): Op | null {
+  private chosen(band: number, returns: CallReturns | null): Op | null {
     const index = this.taken.space;
     if (band === BAND_UPPER) return this.opOfTaken(index, BAND_UPPER);
-    if (band === BAND_CHOSEN) return this.taken.takeChosen() ? this.opOfTaken(index, BAND_CHOSEN) : null;
+    if (band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
     return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
   }
 
@@ -386,10 +394,10 @@ export class Allocator implements IPAllocator, Disposable {
    * static band's. Another call may have found the index stale while this one waited for the
    * store: it is rebuilt here, or, when that fails, this call fails with OutOfMemoryError too.
    */
-  private nextAfter(op: Op): Op | null {
+  private nextAfter(op: Op, returns: CallReturns | null): Op | null {
     if (this.destroyed) return null;
     const index = this.taken.fresh()!;
-    if (op.band === BAND_CHOSEN) return this.taken.takeChosen() ? this.opOfTaken(index, BAND_CHOSEN) : null;
+    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
     if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
     if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
     return null;

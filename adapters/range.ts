@@ -47,7 +47,15 @@ import {
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { AddressSpace } from './space.ts';
-import { ChooserCalls, type CoolingQueue, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import {
+  CallReturns,
+  ChooserCalls,
+  type CoolingQueue,
+  type OffsetChooser,
+  STRATEGIES,
+  type StrategyOption,
+  strategyOption,
+} from './strategies.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
@@ -344,7 +352,7 @@ export class Range implements RangeView {
   /** Reserves a free address, dynamic band first, and returns it. ErrFull when none is free. */
   allocateNext(): string {
     this.changing();
-    if (!this.takeNext()) {
+    if (!(this.cooling === null ? this.takeNext() : this.takeNextCooling(this.cooling))) {
       this.metrics.error(this.cidr, 'dynamic');
       throw new ErrFull();
     }
@@ -352,6 +360,23 @@ export class Range implements RangeView {
     this.metrics.allocation(this.cidr, 'dynamic');
     this.metrics.gauges(this.cidr, this);
     return text;
+  }
+
+  /**
+   * takeNext under a cool-down: when it fails (false, or a throw), what the cool-down returned to
+   * the free pool for it is held again, as it was (CoolingQueue.endCall).
+   */
+  private takeNextCooling(cooling: CoolingQueue): boolean {
+    const returns = new CallReturns(cooling);
+    let took = false;
+    cooling.record(returns);
+    try {
+      took = this.takeNext();
+      return took;
+    } finally {
+      cooling.record(null);
+      cooling.endCall(returns, !took);
+    }
   }
 
   /** The text of the address takeNext just marked. */
@@ -499,6 +524,10 @@ export class Range implements RangeView {
     const out = new Array<string>(n);
     const taken = new Uint32Array(4 * n); // address words, to undo
     const space = this.space;
+    // under a cool-down, what it returns to the free pool for this call is held again if the call fails
+    const cooling = this.cooling;
+    const returns = cooling === null ? null : new CallReturns(cooling);
+    cooling?.record(returns);
     let i = 0;
     try {
       for (; i < n; i++) {
@@ -507,11 +536,14 @@ export class Range implements RangeView {
         taken.set(space!.address, 4 * i);
         out[i] = this.takenText();
       }
+      cooling?.record(null);
+      cooling?.endCall(returns!, false);
     } catch (e) {
       // All or nothing (e.g. OutOfMemoryError part-way): give back what this call took, the last
-      // first, so each clear undoes one set. They were never handed out: straight back to free,
-      // past any cool-down. A clear can still need memory (a cool-down's expiry in between
-      // split runs): then what is left stays allocated, counted, and the error says so.
+      // first, so each clear undoes one set; then a cool-down holds again what it returned for
+      // this call (those it took included), as before the call. A clear can still need memory (a
+      // cool-down's expiry in between split runs): then what is left stays allocated, counted,
+      // and the error says so.
       let j = i - 1;
       try {
         for (; j >= 0; j--) {
@@ -523,6 +555,11 @@ export class Range implements RangeView {
         throw new OutOfMemoryError(
           `allocateMany ran out part-way, and ${j + 1} of the addresses it took could not be given back: they stay allocated (forEach lists them; release them to free them)`,
         );
+      } finally {
+        if (cooling !== null) {
+          cooling.record(null);
+          cooling.endCall(returns!, true); // marks and holds them both: the count stands
+        }
       }
       throw e;
     }

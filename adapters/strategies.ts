@@ -654,6 +654,10 @@ export interface CoolDownOptions {
  * answer ErrFull. A quarter, not the oldest alone: API servers sharing a store hold the same addresses in
  * the same order, and would all pick that one.
  *
+ * An allocation that fails (allocateNext, allocateMany) leaves the hold as it was: what it
+ * returned, early or due, is held again in its place with its deadline, and its allocations are
+ * not counted.
+ *
  * Memory: held addresses stay marked in the index (no index memory); the queue of held addresses
  * costs about 65 bytes of JS heap each (160 in a /64). 1,000 releases a minute with ms = 60,000
  * hold about 1,000 addresses: about 65 kB, on a range that never allocates too (a release gives
@@ -763,8 +767,31 @@ export function coolingQueueOf(cooling: Cooling | undefined, index: FreeIndex): 
 }
 
 /**
+ * What a cool-down returned to the free pool during one allocation call (due or early), and how
+ * many allocations it counted: held again, in place, if the call fails (CoolingQueue.endCall).
+ * @internal used by Range and TakenAddresses
+ */
+export class CallReturns {
+  /** The offsets returned, as (hi, lo) pairs. */
+  readonly offsets: number[] = [];
+  /** Ticks of a count-based cool-down's clock. */
+  ticks = 0;
+
+  constructor(
+    /** The queue they came from: another queue (a restore or rebuild made a new one) is left alone. */
+    readonly queue: CoolingQueue,
+  ) {}
+}
+
+/**
  * The held (released, cooling) offsets of one range: marked in its index, queued in release
  * order with the time (or allocation count) at which they return.
+ *
+ * A call that allocates may return held offsets to the free pool (those due, and when nothing
+ * else is free the oldest early); if it then fails, they are held again as they were: same place
+ * in line, same deadline. Until the call ends, their FIFO entries stay where they are (in
+ * `returned`; compaction keeps them), free to anyone: one another caller took meanwhile stays
+ * that caller's.
  * @internal reached through coolingQueueOf
  */
 export class CoolingQueue {
@@ -777,9 +804,19 @@ export class CoolingQueue {
   private readonly held = new Map<number | string, number>();
   /** allocateNext calls so far (the clock of a count-based cool-down). */
   private allocations = 0;
+  /**
+   * offset key → its FIFO position and the call that returned it to the free pool, for calls
+   * still running (not held: its index bit is clear unless someone took it since). The entry
+   * stays in the FIFO until that call ends: held again there if the call fails, dropped if it
+   * succeeds. (One call's record is not another's: an offset taken, released and returned again
+   * by a second call meanwhile is that call's.)
+   */
+  private readonly returned = new Map<number | string, { at: number; by: CallReturns }>();
+  /** The running call's record of what it returns (set only while its synchronous steps run), or null. */
+  private recording: CallReturns | null = null;
 
-  /** The range's own index, writable (held offsets go back through it). */
-  readonly #index: Pick<FreeIndex, 'clear' | 'has'>;
+  /** The range's own index, writable (held offsets go back through it, and are marked again by endCall). */
+  readonly #index: Pick<FreeIndex, 'clear' | 'has' | 'set'>;
 
   /** Whether `q` was made by this class (a brand: no other object has its private field). */
   static isQueue(q: unknown): q is CoolingQueue {
@@ -787,7 +824,7 @@ export class CoolingQueue {
   }
 
   constructor(
-    index: Pick<FreeIndex, 'clear' | 'has'>,
+    index: Pick<FreeIndex, 'clear' | 'has' | 'set'>,
     /** The time clock, or null for a count of allocations. */
     private readonly clock: (() => number) | null,
     private readonly wait: number,
@@ -835,6 +872,8 @@ export class CoolingQueue {
     this.head = 0;
     this.held.clear();
     this.dynamicHeld = 0;
+    this.returned.clear();
+    this.recording = null;
   }
 
   /** The clock's time (or the allocation count). InvalidArgumentError when options.now gives no finite number; its own error when it throws. */
@@ -907,6 +946,58 @@ export class CoolingQueue {
   /** An allocateNext happened (a count-based cool-down's clock). */
   tick(): void {
     this.allocations++;
+    if (this.recording !== null) this.recording.ticks++;
+  }
+
+  /**
+   * Records into `r` what is returned to the free pool (and ticked) until record(null): the
+   * synchronous steps of the call `r` belongs to.
+   */
+  record(r: CallReturns | null): void {
+    this.recording = r;
+  }
+
+  /** (hi, lo) at FIFO position `at` leaves the hold for the free pool: noted for the call recording. */
+  private noteReturn(key: number | string, hi: number, lo: number, at: number): void {
+    const r = this.recording;
+    if (r === null) return;
+    this.returned.set(key, { at, by: r });
+    r.offsets.push(hi, lo);
+  }
+
+  /**
+   * The end of the call that recorded `r` (record(null) first). When it succeeded, what it
+   * returned stays free. When it failed, each offset it returned that is still free is marked
+   * again and held in its old place in line with its old deadline (one taken meanwhile, or held
+   * anew by a release, stays as it is), and its ticks are taken back: the queue is as it was
+   * before the call. Best effort: when marking one again needs WASM memory there is none of
+   * (a sparse index's runs), it and the rest stay free.
+   */
+  endCall(r: CallReturns, failed: boolean): void {
+    const o = r.offsets;
+    if (failed) this.allocations -= r.ticks;
+    let holding = failed;
+    for (let i = 0; i < o.length; i += 2) {
+      const hi = o[i]!;
+      const lo = o[i + 1]!;
+      const key = keyOf(hi, lo);
+      const entry = this.returned.get(key);
+      if (entry === undefined || entry.by !== r) continue; // returned again since, by another call
+      this.returned.delete(key);
+      // held anew by a release meanwhile, or taken meanwhile (it stays its taker's)
+      if (!holding || this.held.has(key)) continue;
+      try {
+        if (!this.#index.set(hi, lo)) continue;
+      } catch (e) {
+        if (!(e instanceof OutOfMemoryError)) throw e;
+        holding = false; // the rest stay free
+        continue;
+      }
+      this.held.set(key, entry.at);
+      if (this.isDynamic(hi, lo)) this.dynamicHeld++;
+      if (entry.at < this.head) this.head = entry.at;
+    }
+    this.compact();
   }
 
   /**
@@ -942,6 +1033,7 @@ export class CoolingQueue {
       if (this.held.get(key) !== at) continue; // claimed since (and maybe held again: a newer entry)
       this.#index.clear(hi, lo); // first: when it throws (out of memory), the entry is still held
       this.unhold(key, hi, lo);
+      this.noteReturn(key, hi, lo, at);
       released++;
     }
     // the entries at the head that hold nothing any more go
@@ -964,19 +1056,33 @@ export class CoolingQueue {
     if (this.held.get(key) === at) {
       this.#index.clear(hi, lo);
       this.unhold(key, hi, lo);
+      this.noteReturn(key, hi, lo, at);
     }
     this.head++; // (an entry not held any more was claimed since, and maybe held again: a newer entry)
   }
 
-  /** Keeps only the entries of offsets still held (in order), and renumbers them. */
+  /**
+   * The first FIFO position in use: the head, or before it the entry of an offset a running call
+   * returned (it goes back there if the call fails). Held entries are all at or past the head.
+   */
+  private firstKept(): number {
+    let first = this.head;
+    if (this.returned.size !== 0) for (const [, { at }] of this.returned) if (at < first) first = at;
+    return first;
+  }
+
+  /** Keeps only the entries of offsets still held or returned by a running call (in order), and renumbers them. */
   private dropStale(): void {
     const his: number[] = [];
     const los: number[] = [];
     const untils: number[] = [];
-    for (let at = this.head; at < this.his.length; at++) {
+    let head = 0;
+    for (let at = this.firstKept(); at < this.his.length; at++) {
       const key = keyOf(this.his[at]!, this.los[at]!);
-      if (this.held.get(key) !== at) continue;
-      this.held.set(key, his.length);
+      if (this.held.get(key) === at) this.held.set(key, his.length);
+      else if (this.returned.get(key)?.at === at) this.returned.get(key)!.at = his.length;
+      else continue;
+      if (at < this.head) head++;
       his.push(this.his[at]!);
       los.push(this.los[at]!);
       untils.push(this.untils[at]!);
@@ -984,17 +1090,18 @@ export class CoolingQueue {
     this.his = his;
     this.los = los;
     this.untils = untils;
-    this.head = 0;
+    this.head = head;
   }
 
   private compact(): void {
-    const h = this.head;
+    const h = this.firstKept();
     if (h < 1024 || h * 2 < this.his.length) return;
     this.his = this.his.slice(h);
     this.los = this.los.slice(h);
     this.untils = this.untils.slice(h);
-    this.head = 0;
+    this.head -= h;
     for (const [k, pos] of this.held) this.held.set(k, pos - h);
+    for (const [, entry] of this.returned) entry.at -= h;
   }
 
   /** Every held offset is marked in the index, and counted in its band: a message naming what is not, or null. */
@@ -1007,6 +1114,8 @@ export class CoolingQueue {
       if (this.isDynamic(hi, lo)) dynamic++;
     }
     if (dynamic !== this.dynamicHeld) return `${dynamic} held offsets are in the dynamic band, the count says ${this.dynamicHeld}`;
+    // (checked with no call running: each call ends by keeping or holding again what it returned)
+    if (this.returned.size !== 0) return `${this.returned.size} offsets returned by calls that have ended are still kept in line`;
     return null;
   }
 }

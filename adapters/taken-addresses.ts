@@ -45,7 +45,7 @@ import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
-import { type AllocationStrategy, ChooserCalls, type CoolingQueue, type OffsetChooser } from './strategies.ts';
+import { type AllocationStrategy, CallReturns, ChooserCalls, type CoolingQueue, type OffsetChooser } from './strategies.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
@@ -268,10 +268,40 @@ export class TakenAddresses {
   }
 
   /**
+   * The start of an allocateNext that asks the strategy: its record of what the cool-down returns
+   * to the free pool for it (held again if it fails: endCall), or null without a cool-down.
+   */
+  beginCall(): CallReturns | null {
+    return this.cooling === null ? null : new CallReturns(this.cooling);
+  }
+
+  /**
+   * The end of that allocateNext, after its collision marks were settled: when it failed, what
+   * the cool-down returned for it and is still free is held again as before (CoolingQueue.endCall).
+   * Not after a rebuild (a new queue; held addresses are free then) nor while one is due.
+   */
+  endCall(returns: CallReturns, failed: boolean): void {
+    if (returns.queue !== this.cooling || this.stale || this.closed) return;
+    returns.queue.endCall(returns, failed);
+  }
+
+  /**
    * The strategy's next choice, taken into the index's `address`: false when it has none (the
    * range is full). InvalidArgumentError when the strategy names an offset that is not free.
+   * What the cool-down returns to the free pool meanwhile is recorded in `returns` (beginCall).
    */
-  takeChosen(): boolean {
+  takeChosen(returns: CallReturns | null): boolean {
+    const cooling = this.cooling;
+    if (cooling === null || returns === null || returns.queue !== cooling) return this.takeChosenNow();
+    cooling.record(returns);
+    try {
+      return this.takeChosenNow();
+    } finally {
+      cooling.record(null);
+    }
+  }
+
+  private takeChosenNow(): boolean {
     // nothing it may choose is free (see Range's takeNext)
     return this.driver!.take(this.index!, this.chooser!, this.cooling);
   }

@@ -1247,3 +1247,255 @@ describe("a cool-down's clock that changes the range from inside a release", () 
     r.destroy();
   });
 });
+
+describe('a failed allocation leaves the cool-down as it was', () => {
+  // Regression: a failed allocateMany gave the held addresses it had returned early straight
+  // back to the free pool, and so did an allocateNext whose chooser failed after an early return:
+  // addresses released a moment ago were then handed out by the next call.
+
+  /** How the chooser under the cool-down fails, counted from when it is armed. */
+  type Fault = 'choose throws' | 'choose finds nothing' | 'taken throws';
+
+  /**
+   * coolDown over lowest-free with a fault switch, and the chooser's Cooling. Armed, the inner
+   * chooser fails at its `at`-th choose (or taken) call.
+   */
+  function faultyCoolDown(options: { ms: number; now: () => number } | { allocations: number }) {
+    const fault = { armed: false, how: 'choose throws' as Fault, at: 1, chooses: 0, takens: 0 };
+    const inner: AllocationStrategy = {
+      name: 'faulty lowest-free',
+      forRange: (view) => {
+        const lowest = STRATEGIES['lowest-free'].forRange(view);
+        return {
+          choose: (out) => {
+            if (fault.armed && ++fault.chooses >= fault.at) {
+              if (fault.how === 'choose throws') throw new Error('chooser failed');
+              if (fault.how === 'choose finds nothing') return false;
+            }
+            return lowest.choose(out);
+          },
+          taken: () => {
+            if (fault.armed && fault.how === 'taken throws' && ++fault.takens >= fault.at) throw new Error('taken hook failed');
+          },
+        };
+      },
+    };
+    const seen: { cooling: Cooling | undefined } = { cooling: undefined };
+    const cooled = coolDown(inner, options);
+    const strategy: AllocationStrategy = {
+      name: 'cooled',
+      forRange: (view) => {
+        const chooser = cooled.forRange(view);
+        seen.cooling = chooser.cooling;
+        return chooser;
+      },
+    };
+    const arm = (how: Fault, at: number) => Object.assign(fault, { armed: true, how, at, chooses: 0, takens: 0 });
+    const disarm = () => {
+      fault.armed = false;
+    };
+    return { strategy, seen, arm, disarm };
+  }
+
+  // 10.0.0.0/29: offsets 0..5 (10.0.0.1 to 10.0.0.6), no static band. Held in this order (each
+  // 100 ms): .3, .1, .5, .2; allocated: .4, .6. Nothing else is free, so an allocation returns the
+  // oldest held (.3) early, then the next (.1).
+  const HELD = ['10.0.0.3', '10.0.0.1', '10.0.0.5', '10.0.0.2'];
+  const rows: { name: string; call: 'allocateNext' | 'allocateMany'; how: Fault; at: number }[] = [
+    { name: 'allocateNext: the chooser throws after an early return', call: 'allocateNext', how: 'choose throws', at: 2 },
+    {
+      name: 'allocateNext: the chooser finds nothing after the early returns (ErrFull)',
+      call: 'allocateNext',
+      how: 'choose finds nothing',
+      at: 1,
+    },
+    { name: 'allocateNext: the taken hook throws for an address returned early', call: 'allocateNext', how: 'taken throws', at: 1 },
+    { name: 'allocateMany: the chooser throws for the second address', call: 'allocateMany', how: 'choose throws', at: 4 },
+    { name: 'allocateMany: the taken hook throws for the second address', call: 'allocateMany', how: 'taken throws', at: 2 },
+  ];
+
+  for (const kind of ['dense', 'sparse'] as const) {
+    for (const row of rows) {
+      it(`Range (${kind} index), ${row.name}: the held addresses stay held, in line, with their deadlines`, () => {
+        let now = 0;
+        const f = faultyCoolDown({ ms: 100, now: () => now });
+        const r = new Range('10.0.0.0/29', { strategy: f.strategy, indexKind: kind });
+        r.allocateMany(6);
+        for (const ip of HELD) {
+          now++;
+          r.release(ip); // .3 held until 101, .1 until 102, .5 until 103, .2 until 104
+        }
+        now = 10;
+        f.arm(row.how, row.at);
+        expect(() => (row.call === 'allocateNext' ? r.allocateNext() : r.allocateMany(2))).toThrow();
+        f.disarm();
+        const cooling = f.seen.cooling!;
+        expect([r.used(), cooling.size, HELD.map((ip) => r.has(ip))]).toEqual([2, 4, [false, false, false, false]]);
+        for (const ip of HELD) expect([ip, cooling.holds(0, Number(ip.split('.')[3]) - 1)]).toEqual([ip, true]);
+        r.validate();
+        // in line with their deadlines: .3 returns at 101 and .1 at 102; then, nothing else free,
+        // .5 (held before .2) returns early
+        now = 101;
+        expect(r.allocateNext()).toBe('10.0.0.3');
+        now = 102;
+        expect(r.allocateNext()).toBe('10.0.0.1');
+        expect(r.allocateNext()).toBe('10.0.0.5');
+        expect([r.has('10.0.0.2'), cooling.size]).toEqual([false, 1]);
+        r.validate();
+        r.destroy();
+      });
+    }
+  }
+
+  const allocatorRows: { name: string; how: Fault | 'the store fails the create'; at: number }[] = [
+    { name: 'the store fails the create of an address returned early', how: 'the store fails the create', at: 0 },
+    { name: 'the chooser throws after an early return', how: 'choose throws', at: 2 },
+    { name: 'the chooser finds nothing after the early returns (ErrFull)', how: 'choose finds nothing', at: 1 },
+    { name: 'the taken hook throws for an address returned early', how: 'taken throws', at: 1 },
+  ];
+  for (const syncOps of [true, false]) {
+    for (const row of allocatorRows) {
+      it(`Allocator (${syncOps ? 'synchronous' : 'promise'} store), allocateNext: ${row.name}: the held addresses stay held, in line, with their deadlines`, async () => {
+        let now = 0;
+        const f = faultyCoolDown({ ms: 100, now: () => now });
+        const store = new FaultyMemoryStore({ syncOps });
+        const a = new Allocator('10.0.0.0/29', { store, strategy: f.strategy });
+        for (let i = 0; i < 6; i++) await a.allocateNext();
+        for (const ip of HELD) {
+          now++;
+          await a.release(ip);
+        }
+        now = 10;
+        if (row.how === 'the store fails the create') store.failCreates(new Error('etcd timeout'));
+        else f.arm(row.how, row.at);
+        await expect(a.allocateNext()).rejects.toThrow();
+        f.disarm();
+        const cooling = f.seen.cooling!;
+        expect([a.used(), cooling.size, await Promise.all(HELD.map((ip) => a.has(ip)))]).toEqual([2, 4, [false, false, false, false]]);
+        for (const ip of HELD) expect([ip, cooling.holds(0, Number(ip.split('.')[3]) - 1)]).toEqual([ip, true]);
+        a.validate();
+        now = 101;
+        expect(await a.allocateNext()).toBe('10.0.0.3');
+        now = 102;
+        expect(await a.allocateNext()).toBe('10.0.0.1');
+        expect(await a.allocateNext()).toBe('10.0.0.5');
+        expect([await a.has('10.0.0.2'), cooling.size]).toEqual([false, 1]);
+        a.validate();
+        a.destroy();
+      });
+    }
+  }
+
+  it('Allocator, two calls at once: the failed one’s early return is held again, what the other took stays the other’s', async () => {
+    let now = 0;
+    const f = faultyCoolDown({ ms: 100, now: () => now });
+    const store = new FaultyMemoryStore({ syncOps: false });
+    const a = new Allocator('10.0.0.0/28', { store, strategy: f.strategy }); // 10.0.0.1 to 10.0.0.14
+    for (let i = 0; i < 14; i++) await a.allocateNext();
+    const held = [9, 3, 12, 5, 7, 1, 14, 2].map((n) => `10.0.0.${n}`);
+    for (const ip of held) {
+      now++;
+      await a.release(ip); // .9 held until 101, .3 until 102, .12 until 103, …
+    }
+    now = 10;
+    store.failCreates(new Error('etcd timeout'), 1);
+    const first = a.allocateNext(); // the oldest quarter (.9, .3) returns early; it takes .3, whose create fails
+    const second = a.allocateNext(); // takes .9, free meanwhile
+    await expect(first).rejects.toThrow('etcd timeout');
+    expect(await second).toBe('10.0.0.9');
+    const cooling = f.seen.cooling!;
+    expect([a.used(), cooling.size, cooling.holds(0, 2), await a.has('10.0.0.3')]).toEqual([7, 7, true, false]);
+    a.validate();
+    now = 102; // .3's time
+    expect(await a.allocateNext()).toBe('10.0.0.3');
+    expect(await a.allocateNext()).toBe('10.0.0.12'); // nothing else free: the oldest held returns early
+    a.validate();
+    a.destroy();
+  });
+
+  it('Range, a long queue: a failed allocateMany that returned more than a thousand due addresses holds every one again, in line', () => {
+    // the queue compacts once its head passes 1,024 entries: the entries the call returned must
+    // keep their places until it ends
+    let now = 0;
+    const f = faultyCoolDown({ ms: 10_000, now: () => now });
+    const g = geometry('10.0.0.0/20');
+    const r = new Range('10.0.0.0/20', { strategy: f.strategy }); // offsets 0..4093
+    const ips = r.allocateMany(3000);
+    for (const ip of ips.slice(0, 2000)) {
+      now++;
+      r.release(ip); // ips[i] held until 10,001 + i
+    }
+    now = 11_500; // ips[0] to ips[1499] are due
+    f.arm('choose throws', 2);
+    expect(() => r.allocateMany(2)).toThrow('chooser failed');
+    f.disarm();
+    const cooling = f.seen.cooling!;
+    expect([r.used(), cooling.size]).toEqual([1000, 2000]);
+    r.validate();
+    r.allocateNext(); // the 1,500 due return
+    expect([cooling.size, cooling.holds(0, g.offsetOf(ips[1499]!)), cooling.holds(0, g.offsetOf(ips[1500]!))]).toEqual([500, false, true]);
+    now = 11_501;
+    r.allocateNext(); // and ips[1500] at its time
+    expect([cooling.size, cooling.holds(0, g.offsetOf(ips[1500]!)), cooling.holds(0, g.offsetOf(ips[1501]!))]).toEqual([499, false, true]);
+    r.validate();
+    r.destroy();
+  });
+
+  it('Range, random operations: after every failed allocation the same addresses are held and allocated as before it', () => {
+    const rng = seededRandom(19);
+    const below = (n: number) => uniformBelow(rng, n);
+    for (const byTime of [true, false]) {
+      let now = 0;
+      const f = faultyCoolDown(byTime ? { ms: 50, now: () => now } : { allocations: 7 });
+      const g = geometry('10.0.0.0/26'); // offsets 0..61, static band 0..15
+      const r = new Range('10.0.0.0/26', { strategy: f.strategy });
+      const state = () =>
+        Array.from({ length: 62 }, (_, o) => (r.has(g.textOf(o)) ? 'a' : f.seen.cooling!.holds(0, o) ? 'h' : '-')).join('');
+      let failures = 0;
+      for (let step = 0; step < 3000; step++) {
+        now += below(3);
+        const op = below(4);
+        if (op === 0) {
+          const o = below(62);
+          if (r.has(g.textOf(o))) r.release(g.textOf(o));
+          continue;
+        }
+        const n = op === 1 ? 1 : 1 + below(4);
+        if (BigInt(n) > r.free()) continue;
+        const fault = below(3) === 0;
+        if (fault) f.arm((['choose throws', 'choose finds nothing', 'taken throws'] as const)[below(3)], 1 + below(2 * n + 1));
+        const before = state();
+        let failed = false;
+        try {
+          if (op === 1) r.allocateNext();
+          else r.allocateMany(n);
+        } catch {
+          failed = true;
+        }
+        f.disarm();
+        if (failed) {
+          failures++;
+          expect([step, state()]).toEqual([step, before]);
+        }
+        r.validate();
+      }
+      expect(failures).toBeGreaterThan(100);
+      r.destroy();
+    }
+  });
+
+  it('Range with a count-based cool-down: a failed allocateMany takes back the allocations it counted', () => {
+    const f = faultyCoolDown({ allocations: 3 });
+    const r = new Range('10.0.0.0/28', { strategy: f.strategy }); // 10.0.0.1 to 10.0.0.14, no static band
+    r.allocateMany(4); // .1 to .4: the clock at 4
+    r.release('10.0.0.1'); // held until 7
+    f.arm('choose throws', 2); // .5 is taken (the clock at 5), then the second choice fails: 4 again
+    expect(() => r.allocateMany(2)).toThrow('chooser failed');
+    f.disarm();
+    expect([r.allocateNext(), r.allocateNext()]).toEqual(['10.0.0.5', '10.0.0.6']); // the clock at 6
+    expect(r.allocateNext()).toBe('10.0.0.7'); // .1 is held until 7 (had the failed call counted, it would be back)
+    expect(f.seen.cooling!.holds(0, 0)).toBe(true);
+    r.validate();
+    r.destroy();
+  });
+});
