@@ -32,13 +32,12 @@ import {
   ErrNotInRange,
   ErrNotReady,
   InvalidArgumentError,
-  InvalidRangeError,
   optionsObject,
   rejectSoon,
   quoteInput,
 } from './errors.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
-import { INVALID_FIRST_ADDRESS, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
+import { Prefix, rangeRefusal } from './geometry.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
@@ -119,10 +118,8 @@ export class Allocator implements IPAllocator, Disposable {
   constructor(cidr: string, options?: IndexedAllocatorOptions) {
     const opts = optionsObject(options, 'Allocator', ALLOCATOR_OPTIONS);
     const p = Prefix.parse(cidr);
-    const short = shortIPv6RangeRefusal(p.version, p.length);
-    if (short !== undefined) throw new InvalidRangeError(short);
-    if (!p.hasFirst) throw new InvalidRangeError(INVALID_FIRST_ADDRESS);
-    refuseIPv4MappedOverlap(p);
+    const refused = rangeRefusal(p);
+    if (refused !== undefined) throw refused;
     this.prefix = p;
     this.cidr = p.cidr;
     this.ipFamily = p.family;

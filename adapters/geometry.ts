@@ -279,8 +279,8 @@ const IPV4_MAPPED_BLOCK = 0xffffn << 32n;
 
 /**
  * Upstream NewIPAllocator's refusal of an IPv6 range shorter than /64 (its offsets are 64-bit):
- * the InvalidRangeError message for such a prefix, else undefined. The allocators throw it; the
- * CLI shows such a ServiceCIDR as not allocatable.
+ * the InvalidRangeError message for such a prefix, else undefined. Part of rangeRefusal; the
+ * reference allocator asks it on its own.
  */
 export function shortIPv6RangeRefusal(version: Family, length: number): string | undefined {
   return version === 6 && length < 64 ? `shortest allowed prefix length for service CIDR is 64, got ${length}` : undefined;
@@ -296,18 +296,39 @@ export function shortIPv6RangeRefusal(version: Family, length: number): string |
  * apimachinery `pkg/util/validation/ip.go`: "must not be an IPv4-mapped IPv6 address") refuses
  * such IPAddress names. An IPv6 range over the block would hand out names that every text entry
  * point reads back as IPv4: a release would miss its own record and could delete another
- * family's. Every allocator, Range and ServiceCIDR validation calls this.
+ * family's. Range, the reference allocator and ServiceCIDR validation call this; Allocator and
+ * MetaAllocator refuse it through rangeRefusal.
  */
 export function refuseIPv4MappedOverlap(p: Prefix): void {
-  if (p.version !== 6) return;
+  const overlap = ipv4MappedOverlap(p);
+  if (overlap !== undefined) throw new InvalidRangeError(overlap);
+}
+
+/** refuseIPv4MappedOverlap's message for `p`, or undefined when `p` does not overlap the block. */
+function ipv4MappedOverlap(p: Prefix): string | undefined {
+  if (p.version !== 6) return undefined;
   // Compare the first min(length, 96) bits of the network with those of ::ffff:0:0.
   const net = (BigInt(p.network[0]!) << 96n) | (BigInt(p.network[1]!) << 64n) | (BigInt(p.network[2]!) << 32n);
   const shift = BigInt(128 - Math.min(p.length, 96));
-  if (net >> shift === IPV4_MAPPED_BLOCK >> shift) {
-    throw new InvalidRangeError(
-      `${p.cidr} overlaps the IPv4-mapped block ::ffff:0:0/96, whose addresses name IPv4 addresses; use an IPv6 range outside it`,
-    );
-  }
+  if (net >> shift !== IPV4_MAPPED_BLOCK >> shift) return undefined;
+  return `${p.cidr} overlaps the IPv4-mapped block ::ffff:0:0/96, whose addresses name IPv4 addresses; use an IPv6 range outside it`;
+}
+
+/**
+ * Why no allocator serves the range of `p`, or undefined when one can: upstream NewIPAllocator's
+ * refusals — an IPv6 prefix shorter than /64 (shortIPv6RangeRefusal), a prefix whose first
+ * address does not exist (255.255.255.255/32, ffff:…:ffff/128: INVALID_FIRST_ADDRESS) — then
+ * ours, an IPv6 prefix overlapping the IPv4-mapped block (refuseIPv4MappedOverlap says why), in
+ * that order. The one statement of the rule: Allocator throws this error, a MetaAllocator skips
+ * such a range with it (rangeSkipReason in meta-allocator.ts), and the command line's `status`
+ * and `map` show that skip reason.
+ */
+export function rangeRefusal(p: Prefix): InvalidRangeError | undefined {
+  const short = shortIPv6RangeRefusal(p.version, p.length);
+  if (short !== undefined) return new InvalidRangeError(short);
+  if (!p.hasFirst) return new InvalidRangeError(INVALID_FIRST_ADDRESS);
+  const overlap = ipv4MappedOverlap(p);
+  return overlap === undefined ? undefined : new InvalidRangeError(overlap);
 }
 
 const iteratorHandles = new FinalizationRegistry<number>((h) => core.iter_free(h));

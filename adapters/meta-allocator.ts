@@ -56,7 +56,7 @@ import {
   rejectSoon,
 } from './errors.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
-import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, notContained, Prefix } from './geometry.ts';
+import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, notContained, Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { drawU64, guardedSource, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -716,7 +716,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (this.destroyed) return; // by onSkip: the ranges left to make are not made
       let a: Allocator;
       try {
-        const failed = this.bad.get(key);
+        // a range no Allocator serves is refused here, so the reason is rangeSkipReason's, as the CLI shows it
+        const failed = this.bad.get(key) ?? rangeSkipReason(Prefix.parse(key));
         if (failed !== undefined) throw failed;
         const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom };
         if (this.indexKind !== undefined) options.index = this.indexKind;
@@ -725,7 +726,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         a = Allocator.create(key, options);
       } catch (err) {
         if (this.destroyed) return; // by its strategy's forRange (ErrDestroyed from guard): nothing to report
-        const reason = skipReason(key, err as Error);
+        const reason = err as Error;
         // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
         // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
         // recomputes what to add at every event).
@@ -814,13 +815,16 @@ async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promis
 }
 
 /**
- * Why the range of `cidr` was not made, as skipped() and onSkip report it: the Allocator's error,
- * except upstream's bare `invalid address []`, which names neither the range nor the cause.
+ * Why a MetaAllocator skips the range of `p` (the reason skipped() and onSkip give), or undefined
+ * when it makes an Allocator for it: rangeRefusal, with upstream's bare `invalid address []`
+ * completed by the range and the cause (invalidFirstAddressInRange), since the reason is read
+ * away from the call that made the range. The command line's `status` and `map` refuse a range
+ * with this, so they show what a MetaAllocator serves.
  */
-function skipReason(cidr: string, err: Error): Error {
-  if (err instanceof InvalidRangeError && err.message === INVALID_FIRST_ADDRESS)
-    return new InvalidRangeError(invalidFirstAddressInRange(cidr));
-  return err;
+export function rangeSkipReason(p: Prefix): InvalidRangeError | undefined {
+  const refused = rangeRefusal(p);
+  if (refused?.message === INVALID_FIRST_ADDRESS) return new InvalidRangeError(invalidFirstAddressInRange(p.cidr));
+  return refused;
 }
 
 /** Creation order (compareCreation), then arrival order. */
