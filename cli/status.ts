@@ -5,12 +5,15 @@
 // its name is an address in [first, last] of the range — network and IPv4 broadcast are never
 // allocatable — whoever owns it (upstream's informer sees every IPAddress). An address inside two
 // overlapping ranges counts in both. Sizes are upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6
-// 2^h − 1, at most 2^64 − 1), so they are given as decimal strings in JSON.
+// 2^h − 1, at most 2^64 − 1), so they are given as decimal strings in JSON. A range this
+// package's MetaAllocator skips (servedRange) counts nothing, with the MetaAllocator's reason.
 import { formatAddr } from '../adapters/address.ts';
-import { shortIPv6RangeRefusal } from '../adapters/geometry.ts';
+import { InvalidCIDRError } from '../adapters/errors.ts';
+import { Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { compareAddresses, parseAddress, parseCIDR, placement, type Addr } from './ranges.ts';
+import { rangeSkipReason } from '../adapters/meta-allocator.ts';
+import { compareAddresses, parseAddress, placement, type Addr } from './ranges.ts';
 import { bar, counted, firstOf, formatCount, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
@@ -52,8 +55,9 @@ export interface RangeStatus {
   /** The upper band, where allocateNext draws first. */
   dynamicBand: BandStatus;
   /**
-   * Set when spec.cidrs holds text that is not a CIDR, or an IPv6 range shorter than /64 (which
-   * kube-apiserver does not allocate from); the counts are then zero.
+   * Set when this package's MetaAllocator would skip the entry: `not allocatable: ` and the reason
+   * it gives (text that is not a CIDR; an IPv6 range shorter than /64; 255.255.255.255/32 or the
+   * all-ones IPv6 /128; an IPv6 range overlapping ::ffff:0:0/96). The counts are then zero.
    */
   error?: string;
 }
@@ -82,16 +86,7 @@ export function summarize(
     ready: sc.ready ?? null,
     deleting: sc.deletionTimestamp !== null,
     ranges: sc.cidrs.map((cidr) => {
-      const prefix = parseCIDR(cidr);
-      // kube-apiserver's allocator refuses an IPv6 range shorter than /64 (NewIPAllocator): it
-      // serves none of its addresses, so none is counted in it
-      const short = prefix === undefined ? undefined : shortIPv6RangeRefusal(prefix.version, prefix.length);
-      const refusal =
-        prefix === undefined
-          ? `not a CIDR: ${JSON.stringify(cidr)}`
-          : short !== undefined
-            ? `not allocatable: kube-apiserver refuses IPv6 ranges shorter than /64 (${short})`
-            : undefined;
+      const { prefix, refusal } = servedRange(cidr);
       if (prefix === undefined || refusal !== undefined) {
         const none: BandStatus = { first: null, last: null, size: '0', used: 0 };
         return {
@@ -169,6 +164,25 @@ export function summarize(
     outside: { count: outside.length, addresses: outside },
     owners,
   };
+}
+
+/**
+ * The prefix of a spec.cidrs entry and, when a MetaAllocator would skip it, the reason it gives,
+ * word for word: text that is no CIDR (as the MetaAllocator parses it), or a range no allocator
+ * serves (rangeSkipReason: an IPv6 prefix shorter than /64, 255.255.255.255/32 and the all-ones
+ * /128, an IPv6 prefix overlapping ::ffff:0:0/96). Such a range serves no address, so none is
+ * counted in it, and its size and free count are 0.
+ */
+function servedRange(cidr: string): { prefix: Prefix | undefined; refusal: string | undefined } {
+  let prefix: Prefix;
+  try {
+    prefix = Prefix.parse(cidr);
+  } catch (e) {
+    if (!(e instanceof InvalidCIDRError)) throw e;
+    return { prefix: undefined, refusal: `not allocatable: ${e.message}` };
+  }
+  const skipped = rangeSkipReason(prefix);
+  return { prefix, refusal: skipped === undefined ? undefined : `not allocatable: ${skipped.message}` };
 }
 
 /** "namespace/name" of a Service owner, "resource.group namespace/name" of another, null for none. */

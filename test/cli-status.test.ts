@@ -5,7 +5,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { seededRandom } from '../adapters/random.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import type { StatusReport } from '../cli/status.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import { addIPAddress, addService, addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
@@ -117,8 +120,71 @@ describe('ipallocator status', () => {
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout) as StatusReport;
     expect(report.serviceCIDRs[0]!.ranges[0]).toMatchObject({ cidr: 'fd00:48::/48', family: 'IPv6', size: '0', used: 0 });
-    expect(report.serviceCIDRs[0]!.ranges[0]!.error).toMatch(/shorter than \/64/);
+    expect(report.serviceCIDRs[0]!.ranges[0]!.error).toBe('not allocatable: shortest allowed prefix length for service CIDR is 64, got 48');
     expect(report.outside.addresses.map((a) => a.ip)).toEqual(['fd00:48::5', 'fd00:48:0:1::1']);
+  });
+
+  it("shows every range this package's MetaAllocator skips with the reason it gives, size 0, its addresses outside", async () => {
+    // Regression: ::/64 (over the IPv4-mapped block ::ffff:0:0/96) showed as "0 of
+    // 18,446,744,073,709,551,615 used" and 255.255.255.255/32 as a range of 0 addresses, while
+    // every allocator refuses both and a MetaAllocator skips them.
+    const d = c.double;
+    const listed: [string, string[]][] = [
+      ['mapped', ['::/64']],
+      ['mapped-95', ['::fffe:0:0/95']],
+      ['all-ones-v4', ['255.255.255.255/32']],
+      ['all-ones-v6', ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128']],
+      ['wide', ['fd00:48::/48']],
+      ['no-cidr', ['10.0.0.0/33']],
+      ['served', ['10.96.0.0/28', 'fd00:10:96::/112']],
+    ];
+    for (const [name, cidrs] of listed) addServiceCIDR(d, name, cidrs, true);
+    addIPAddress(d, '::5', { namespace: 'default', name: 'in-mapped' });
+    addIPAddress(d, '10.96.0.3', { namespace: 'default', name: 'served' });
+
+    // What the library says: a MetaAllocator per family over the same ServiceCIDRs.
+    const source = new InMemoryServiceCIDRs();
+    for (const [name, cidrs] of listed) source.addServiceCIDR(name, cidrs, { unvalidated: true });
+    const skipped = new Map<string, string>();
+    for (const family of ['IPv4', 'IPv6'] as const) {
+      const meta = new MetaAllocator(family, source, { store: new MemoryStore() });
+      for (const s of meta.skipped()) skipped.set(s.cidr, s.reason.message);
+      meta.destroy();
+    }
+    expect([...skipped.keys()].sort()).toEqual(
+      listed
+        .slice(0, 6)
+        .map(([, [cidr]]) => cidr!)
+        .sort(),
+    );
+
+    const r = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const report = JSON.parse(r.stdout) as StatusReport;
+    for (const sc of report.serviceCIDRs) {
+      for (const range of sc.ranges) {
+        const reason = skipped.get(range.cidr);
+        if (reason === undefined) {
+          expect(range.error).toBeUndefined();
+          expect(range.size).not.toBe('0');
+          continue;
+        }
+        expect(range).toMatchObject({ size: '0', used: 0, free: '0', usedPercent: 0, error: `not allocatable: ${reason}` });
+        expect([range.staticBand.size, range.dynamicBand.size]).toEqual(['0', '0']);
+      }
+    }
+    expect(skipped.get('::/64')).toBe(
+      '::/64 overlaps the IPv4-mapped block ::ffff:0:0/96, whose addresses name IPv4 addresses; use an IPv6 range outside it',
+    );
+    expect(skipped.get('255.255.255.255/32')).toMatch(/^invalid address \[\] \(255\.255\.255\.255\/32 has no usable address/);
+    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['::5']);
+
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.code).toBe(0);
+    const row = text.stdout.split('\n').find((l) => l.trimStart().startsWith('::/64'))!;
+    expect(row).toMatch(/^\s+::\/64\s+not allocatable: ::\/64 overlaps the IPv4-mapped block/);
+    expect(text.stdout).not.toContain('18,446,744,073,709,551,615'); // ::/64's 2^64 − 1, counted before
+    expect(text.stdout).toContain('invalid address [] (255.255.255.255/32 has no usable address');
   });
 
   it('prints a bar, the counts and the bands per range, and the strays and owners', async () => {
