@@ -13,7 +13,8 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
-import { Prefix, shortIPv6RangeRefusal } from '../adapters/geometry.ts';
+import { Prefix } from '../adapters/geometry.ts';
+import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, notFixedSummary, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
@@ -101,7 +102,9 @@ ${CLUSTER_HELP}
        ${p} map --snapshot FILE --out FILE.svg
 
 Draws every address of CIDR as a cell on a Hilbert curve, coloured free, allocated, static band
-or network/broadcast; past 16,384 addresses a cell is a block, shaded by how full it is.
+or network/broadcast; past 16,384 addresses a cell is a block, shaded by how full it is. A range
+no allocator serves (status shows it as not allocatable: an IPv6 prefix shorter than /64, for
+one) is refused, from a snapshot too.
 
   --out FILE         write the SVG there (default: standard output, unless it is a terminal)
   --snapshot FILE    read a Range snapshot file instead of the cluster: JSON
@@ -402,9 +405,8 @@ async function readLine(input: Readable): Promise<string | undefined> {
 // ── map ─────────────────────────────────────────────────────────────────────────────────────
 
 /**
- * The prefix `text` names, or a UsageError saying why not (the parser's reason). An IPv6 prefix
- * shorter than /64 is refused with the reason `status` gives for such a range: kube-apiserver
- * allocates from none, and its addresses past the first 2^64 have no place in the map's count.
+ * The prefix `text` names, or a UsageError saying why not (the parser's reason); a range that
+ * cannot be drawn is refused by refuseUndrawable.
  */
 function cidrToDraw(text: string): Prefix {
   let prefix: Prefix;
@@ -414,13 +416,20 @@ function cidrToDraw(text: string): Prefix {
     const reason = e instanceof InvalidCIDRError ? e.reason : (e as Error).message;
     throw new UsageError(`${JSON.stringify(text)} is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: ${reason}`);
   }
-  const short = shortIPv6RangeRefusal(prefix.version, prefix.length);
-  if (short !== undefined) {
-    throw new UsageError(
-      `cannot draw ${JSON.stringify(text)}: kube-apiserver refuses IPv6 ranges shorter than /64 (${short}); draw a /64 or longer prefix inside it`,
-    );
-  }
+  refuseUndrawable(prefix, text);
   return prefix;
+}
+
+/**
+ * Draws only what `status` counts: a range this package's MetaAllocator skips (rangeSkipReason)
+ * is refused with its reason, the same line whether the range comes from the command line or
+ * from a snapshot file (`text` is the CIDR as given, or the snapshot's range). That covers an
+ * IPv6 prefix shorter than /64, which Range takes but holds only the first 2^64 − 1 addresses
+ * of, so the rest would have no place in the map's count.
+ */
+function refuseUndrawable(prefix: Prefix, text: string): void {
+  const skipped = rangeSkipReason(prefix);
+  if (skipped !== undefined) throw new CliError(`cannot draw ${JSON.stringify(text)}: ${skipped.message}`);
 }
 
 async function map(args: readonly string[], io: Io, prog: string): Promise<number> {
@@ -442,6 +451,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
       if (prefix !== undefined && prefix.cidr !== range.cidr) {
         throw new UsageError(`the snapshot in ${values.snapshot} is of ${range.cidr}, not ${prefix.cidr}`);
       }
+      refuseUndrawable(range.prefix, range.cidr);
       prefix = range.prefix;
       rangeMap = emptyMap(prefix);
       range.forEach((ip) => {

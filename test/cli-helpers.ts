@@ -1,6 +1,9 @@
 // Helpers for the command-line tests: a double with a kubeconfig file, objects as the API server
 // holds them, and run() with captured output.
 import { Readable } from 'node:stream';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { run } from '../cli/main.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { writeKubeconfig } from './k8s/kubeconfig.ts';
@@ -90,4 +93,20 @@ export async function cli(
 /** The control characters in `text` other than newline (C0, DEL, C1), as code points: what must never reach a terminal. */
 export function controls(text: string): number[] {
   return [...text].map((ch) => ch.codePointAt(0)!).filter((cp) => cp !== 0x0a && (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)));
+}
+
+/**
+ * What the library says of these ServiceCIDRs: CIDR as written → the reason a MetaAllocator of its
+ * family skips it (skipped()). A CIDR missing from the map is served.
+ */
+export function skipReasons(serviceCIDRs: readonly (readonly [name: string, cidrs: readonly string[]])[]): Map<string, string> {
+  const source = new InMemoryServiceCIDRs();
+  for (const [name, cidrs] of serviceCIDRs) source.addServiceCIDR(name, [...cidrs], { unvalidated: true });
+  const reasons = new Map<string, string>();
+  for (const family of ['IPv4', 'IPv6'] as const) {
+    const meta = new MetaAllocator(family, source, { store: new MemoryStore() });
+    for (const s of meta.skipped()) reasons.set(s.cidr, s.reason.message);
+    meta.destroy();
+  }
+  return reasons;
 }
