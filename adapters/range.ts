@@ -620,10 +620,21 @@ export class Range implements RangeView {
   /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
   private offsetsOf(method: string, ips: readonly string[], strict: boolean): Uint32Array {
     if (!Array.isArray(ips)) throw new InvalidArgumentError(`${method} needs an array of addresses, got ${quoteInput(ips)}`);
-    const out = new Uint32Array(ips.length * 2);
+    const length: unknown = ips.length; // read once: a Proxy's may change, or be no length at all
+    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
+      throw new InvalidArgumentError(`${method} needs an array of addresses, got one whose length is ${quoteInput(length)}`);
+    }
+    // Grown as the addresses are read, not sized by the length: an array's length says nothing
+    // of its elements (['10.0.0.1'] with its length set to 2^32 − 1 fails at its first hole).
+    let out = new Uint32Array(2 * Math.min(length, 4096));
     let n = 0;
-    for (let i = 0; i < ips.length; i++) {
+    for (let i = 0; i < length; i++) {
       if (this.locate(ips[i])) {
+        if (n === out.length) {
+          const grown = new Uint32Array(2 * out.length);
+          grown.set(out);
+          out = grown;
+        }
         out[n++] = this.off[0]!;
         out[n++] = this.off[1]!;
       } else if (strict) {

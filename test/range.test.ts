@@ -338,6 +338,20 @@ describe('Range batch operations and bad input', () => {
     expect(() => r.releaseMany('10.1.0.7' as never)).toThrow(/^releaseMany needs an array of addresses, got "10\.1\.0\.7"/);
     expect(() => r.loadMany(7 as never)).toThrow(/^loadMany needs an array of addresses, got 7/);
     expect(r.used()).toBe(120);
+    // a length that says nothing of the elements: refused at the first hole, no buffer sized by it
+    const sparse = [free[0]!];
+    sparse.length = 2 ** 32 - 1;
+    for (const call of ['releaseMany', 'loadMany'] as const) {
+      expect(() => r[call](sparse)).toThrow(InvalidAddressError);
+      for (const length of [-1, 2 ** 53, 1.5, 'many']) {
+        const lying = new Proxy([free[0]!], { get: (t, k) => (k === 'length' ? length : Reflect.get(t, k)) });
+        expect(() => r[call](lying)).toThrow(/needs an array of addresses, got one whose length is /);
+      }
+    }
+    expect(r.used()).toBe(120);
+    expect(r.releaseMany(Array.from({ length: 5000 }, () => free[0]!))).toBe(1); // past the first buffer
+    expect(r.loadMany(Array.from({ length: 5000 }, () => free[0]!))).toBe(1);
+    expect(r.used()).toBe(120);
     r.destroy();
   });
 
