@@ -128,6 +128,11 @@ export async function reconcile(
   const selector: Record<string, string> = { [LABEL_MANAGED_BY]: CONTROLLER_NAME };
   if (opts.family !== undefined) selector[LABEL_IP_FAMILY] = opts.family;
 
+  /** Whether `r` is older than the grace (upstream's repair loop: repairip.go, ipLifetime > gracePeriod). */
+  const pastGrace = (r: IPAddressRecord): boolean => {
+    const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
+    return grace === 0 || (!Number.isNaN(created) && now - created > grace);
+  };
   const leaks: IPAddressRecord[] = [];
   const young: IPAddressRecord[] = [];
   for (const r of store.cache.list(selector)) {
@@ -137,10 +142,7 @@ export async function reconcile(
     if (labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME || (opts.family !== undefined && labels[LABEL_IP_FAMILY] !== opts.family)) continue;
     if (inScope !== null && !inScope(r.name)) continue;
     if (known(r.parentRef, r)) continue;
-    const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
-    // upstream's repair loop deletes once the lifetime exceeds the grace (repairip.go: ipLifetime > gracePeriod)
-    const old = grace === 0 || (!Number.isNaN(created) && now - created > grace);
-    (old ? leaks : young).push(r);
+    (pastGrace(r) ? leaks : young).push(r);
   }
   alive(); // destroyed by the `known` predicate
 
@@ -149,9 +151,15 @@ export async function reconcile(
   const errors: { name: string; error: unknown }[] = [];
   if (opts.delete === true) {
     const sync = store.sync ?? null;
-    /** Whether the record as read now is still the leak listed: same object, unchanged, its owner still unknown. */
+    /**
+     * Whether the record as read now is still a leak: its owner still unknown, itself past the
+     * grace (a record created again meanwhile is young), and, where records carry a uid, the
+     * same object unchanged. A store whose records carry no uid is judged by the record read.
+     */
     const stillLeak = (r: IPAddressRecord, current: IPAddressRecord): boolean =>
-      (current === r || (current.uid === r.uid && current.resourceVersion === r.resourceVersion)) && !known(current.parentRef, current);
+      (current === r || r.uid === undefined || (current.uid === r.uid && current.resourceVersion === r.resourceVersion)) &&
+      pastGrace(current) &&
+      !known(current.parentRef, current);
     /**
      * Whether the store still holds the object after its delete was accepted: the Store's delete
      * answers nothing, and an API server answers a delete of an object a finalizer holds by only

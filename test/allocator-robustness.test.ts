@@ -11,7 +11,7 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError, NotFoundError, OutOfMemoryError } from '../adapters/errors.ts';
 import { reconcile } from '../adapters/reconcile.ts';
 import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
@@ -693,6 +693,37 @@ describe('a store written against another copy of the package, in plain JavaScri
     expect(inner.getSync('10.5.4.11')?.parentRef?.name).toBe('live');
     expect(await failure(() => reconcile(inner, [], { delete: 'yes' as never }))).toBeInstanceOf(InvalidArgumentError);
     alloc.destroy();
+  });
+
+  it('reconcile keeps a leak created again inside the grace meanwhile, on a store whose records carry no uid', async () => {
+    // Found by a review: with neither uid nor resourceVersion, the re-read record matched the
+    // listed one (undefined === undefined), and a record 1 s old was deleted as the hour-old leak.
+    const now = Date.parse('2026-12-04T20:00:00Z');
+    const labels = allocatorLabels('IPv4');
+    const records = new Map<string, IPAddressRecord>();
+    records.set('10.5.7.5', { name: '10.5.7.5', labels, parentRef: null, creationTimestamp: '2026-12-04T19:00:00Z' });
+    records.set('10.5.7.6', { name: '10.5.7.6', labels, parentRef: null, creationTimestamp: '2026-12-04T19:00:00Z' });
+    const plain: Store = {
+      sync: null,
+      cache: { get: (n) => records.get(n), list: () => [...records.values()], size: 2, hasSynced: () => true, subscribe: () => () => {} },
+      create: async (r) => {
+        records.set(r.name, r);
+        return r;
+      },
+      delete: async (n) => {
+        if (!records.delete(n)) throw new NotFoundError(n);
+      },
+      get: async (n) => {
+        // meanwhile the first leak was released and allocated again: a fresh record, inside the grace
+        if (n === '10.5.7.5') records.set(n, { name: n, labels, parentRef: null, creationTimestamp: '2026-12-04T19:59:59Z' });
+        return records.get(n) === undefined ? undefined : { ...records.get(n)! }; // a copy, as a remote store reads
+      },
+      close: () => {},
+    };
+    const report = await reconcile(plain, [], { delete: true, now: () => now });
+    expect(report.leaks.map((r) => r.name)).toEqual(['10.5.7.5', '10.5.7.6']);
+    expect(report.deleted).toEqual(['10.5.7.6']); // still past the grace when read again: deleted, though a copy
+    expect(records.get('10.5.7.5')?.creationTimestamp).toBe('2026-12-04T19:59:59Z');
   });
 
   it('reconcile on a store with synchronous operations reads and deletes in one step: a release and re-allocation right after it cannot be lost', async () => {
