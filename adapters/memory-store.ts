@@ -30,7 +30,7 @@
 // cache that can fall behind the authority needs a table of its own: the subclass makes one once,
 // at construction (newCache), so the product's cache has no second mode to test on every write.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
-import { isAllocatorLabelSet, storedLabelsOf, validateFields, validateRecord } from './records.ts';
+import { isAllocatorLabelSet, isPlainObject, storedLabelsOf, validateFields, validateRecord } from './records.ts';
 import { NameTable } from './name-table.ts';
 import {
   checkWatcher,
@@ -50,18 +50,18 @@ const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
 // data (the allocators' shared label sets kept as they are; createSync stores labelsFor()'s
 // for an allocator's write set): what validateFields checks is then
 // what is stored and what watchers get — a getter, even on a frozen object, cannot answer one
-// thing to the check and another to the copy. What is not an object is kept as given, for the
-// check to refuse.
+// thing to the check and another to the copy. What is not a plain object (an array, a Map, a
+// class instance) is kept as given, for the check to refuse: a copy of a Map would be `{}`.
 
 /** The labels a record keeps. */
 function ownLabels(labels: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> {
   if (labels === undefined) return NO_LABELS;
-  return isAllocatorLabelSet(labels) || !isObject(labels) ? labels : Object.freeze({ ...labels });
+  return isAllocatorLabelSet(labels) || !isPlainObject(labels) ? labels : Object.freeze({ ...labels });
 }
 
 /** The parentRef a record keeps. */
 function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null {
-  return ref === undefined || ref === null ? null : isObject(ref) ? Object.freeze({ ...ref }) : ref;
+  return ref === undefined || ref === null ? null : isPlainObject(ref) ? Object.freeze({ ...ref }) : ref;
 }
 
 /** An object other than an array: what a spread copies as the caller meant it. */
@@ -279,11 +279,12 @@ export class MemoryCache implements StoreCache {
   }
 
   /**
-   * Replays every cached record as onAdd(record), then registers the watcher, all before
-   * returning. Something that is not a watcher (no onAdd/onDelete functions) is refused with
-   * InvalidArgumentError. A write the watcher makes during its replay is delivered to it (and to everyone)
-   * after the replay. When the replay throws, the watcher is not registered and the error
-   * passes to the caller (its own failure, not another watcher's).
+   * Registers the watcher and replays every cached record to it as onAdd(record), before
+   * returning (watcherCount counts it during the replay). Something that is not a watcher (no
+   * onAdd/onDelete functions) is refused with InvalidArgumentError. A write the watcher makes
+   * during its replay is delivered to it (and to everyone) after the replay. When the replay
+   * throws, the watcher is unsubscribed again and the error passes to the caller (its own
+   * failure, not another watcher's).
    */
   subscribe(watcher: StoreWatcher): () => void {
     if (this.closed) throw destroyed();

@@ -248,6 +248,10 @@ describe('MemoryStore validates every record at the door, as kube-apiserver vali
     ],
     ['labels as an array', rec('10.0.0.1', { labels: [] as never }), /metadata\.labels: Invalid value/],
     ['labels as a string', rec('10.0.0.1', { labels: 'x' as never }), /metadata\.labels: Invalid value/],
+    // a copy of these would be {}: they must reach the check as given, as validateRecord refuses them
+    ['labels as a Map', rec('10.0.0.1', { labels: new Map([['team', 'a']]) as never }), /metadata\.labels: Invalid value/],
+    ['labels as a Date', rec('10.0.0.1', { labels: new Date(0) as never }), /metadata\.labels: Invalid value/],
+    ['a parentRef as a class instance', rec('10.0.0.1', { parentRef: new (class Ref {})() as never }), /spec\.parentRef: Invalid value/],
     ['a parentRef that is text', rec('10.0.0.1', { parentRef: 'web' as never }), /spec\.parentRef: Invalid value: "web"/],
     ['a parentRef without resource', rec('10.0.0.1', { parentRef: { name: 'web' } as never }), /spec\.parentRef\.resource: Required value/],
     [
