@@ -65,7 +65,9 @@ export class Op {
   band = BAND_UPPER;
   /**
    * This op set the address's bit (false: it was set already). Inside the op's own synchronous
-   * call its add event then needs no second mark (onAdd). What a failure may clear is decided by
+   * call its add event then needs no second mark (onAdd) — unless the address was released
+   * meanwhile (a delete event of the name, or a call nested in this one that failed and cleared
+   * it): releasedWhileRunning then clears this flag. What a failure may clear is decided by
    * unreserve (the cache, other ops, a cool-down), not by this flag.
    */
   reserved = false;
@@ -448,7 +450,10 @@ export class TakenAddresses {
    * An address op claimed from a cool-down goes back under it, until its hold would have ended.
    */
   unreserve(op: Op): void {
-    if (this.closed || this.cache.get(op.name) !== undefined || this.awaitedByOther(op.name, op) || this.isHeld(op.address)) return;
+    if (this.closed || this.cache.get(op.name) !== undefined || this.awaitedByOther(op.name, op)) return;
+    // Cleared or held from here: an outer running call of the name (op nested in it) reserves no more.
+    if (this.current !== null) this.releasedWhileRunning(op.name, false);
+    if (this.isHeld(op.address)) return;
     const until = op.heldUntil;
     if (until !== undefined && this.cooling !== null && !this.stale && this.index!.offsetOf(op.address, this.off)) {
       this.cooling.holdAgain(this.off[0]!, this.off[1]!, until);
@@ -608,12 +613,10 @@ export class TakenAddresses {
     if (op !== undefined) {
       // A create in flight through promises does not count this as seen: it may be an old
       // delete of the name, and the create's own add event is still to come. Inside our own
-      // synchronous call, another writer's record of this name was deleted: the bit is cleared
-      // (or held) below, so our own add event, if it comes in this call, must mark it again.
-      if (op === this.current) {
-        op.seen = true;
-        op.reserved = false;
-      }
+      // synchronous calls of the name (every one running, not only the innermost: a release
+      // nested in our create gets the event), the record was deleted: the bit is cleared (or
+      // held) below, so a call's own add event, if it comes in the call, must mark it again.
+      if (this.current !== null) this.releasedWhileRunning(r.name, true);
       if (this.pending.size !== 0) this.settleName(r.name, false); // created records among them, deleted before confirmed
       this.markReleased(op.address);
     } else {
@@ -640,6 +643,22 @@ export class TakenAddresses {
       if (this.cache.get(op.name) !== undefined) continue;
       for (let o: Op | null = op; o !== null; o = o.nextSameName) if (o.calling && !o.seen) o.acrossRelist = true;
       if (this.settleName(op.name, false) && !this.pending.has(op.name)) this.markReleased(op.address);
+    }
+  }
+
+  /**
+   * The address of `name` is released — cleared, or held by a cool-down — while synchronous
+   * calls run. A running call of the name (an outer one, when a store hook or a watcher nested a
+   * release or a failed create of the same address inside it) then holds no reservation: its own
+   * add event must mark the address again (onAdd trusts `reserved` for the running call). With
+   * `deleteEvent`, each has seen the news too: a create that ends without its add event (it went
+   * to the nested call) must not wait for it, its record is gone.
+   */
+  private releasedWhileRunning(name: string, deleteEvent: boolean): void {
+    for (let o = this.current; o !== null; o = o.outer) {
+      if (o.name !== name) continue;
+      o.reserved = false;
+      if (deleteEvent) o.seen = true;
     }
   }
 

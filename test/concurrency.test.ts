@@ -8,7 +8,8 @@ import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import type { AllocatorOptions } from '../adapters/types.ts';
 import { FaultyMemoryStore, type FaultyMemoryStoreOptions } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { ErrFull, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
+import { ErrAllocated, ErrFull, ErrNotReady, InvalidArgumentError } from '../adapters/errors.ts';
+import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
 import { Registry } from 'prom-client';
 import { METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ALLOCATIONS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -256,6 +257,104 @@ describe('Allocator on synchronous store calls', () => {
     const remote = Allocator.create('10.9.0.0/29', { store: new FaultyMemoryStore({ syncOps: false }) });
     expect(remote.canAllocateNow).toBe(false);
     expect(() => remote.tryAllocateNextNow()).toThrow(InvalidArgumentError);
+  });
+});
+
+/**
+ * A store whose synchronous writes call `hook` (once, then it is cleared) after the write, whether
+ * it succeeded or failed — an audit hook, say — and deliver the cache events only then: after
+ * each write (`events: 'each'`), or when the outermost of nested writes ends (`'outermost'`).
+ * Whatever the hook calls runs inside the allocator's own store call.
+ */
+class HookedStore extends FaultyMemoryStore {
+  hook: ((name: string) => void) | null = null;
+  private depth = 0;
+
+  constructor(private readonly events: 'each' | 'outermost') {
+    super({ cache: 'manual' });
+  }
+
+  override createSync(record: IPAddressRecord): IPAddressRecord {
+    return this.write(record.name, () => super.createSync(record));
+  }
+
+  override deleteSync(name: string): void {
+    this.write(name, () => super.deleteSync(name));
+  }
+
+  private write<T>(name: string, write: () => T): T {
+    this.depth++;
+    try {
+      return write();
+    } finally {
+      const hook = this.hook;
+      this.hook = null;
+      hook?.(name);
+      if (--this.depth === 0 || this.events === 'each') this.flushCache();
+    }
+  }
+}
+
+describe('Allocator on synchronous store calls: a call of the same address nested in its create', () => {
+  /** allocateNext until ErrFull: how many it gave. */
+  async function fill(a: Allocator): Promise<number> {
+    for (let n = 0; ; n++) {
+      const r = await settle(a.allocateNext());
+      if (r instanceof ErrFull) return n;
+      if (r instanceof Error) throw r;
+    }
+  }
+
+  it('a release of the new address from a store hook leaves it free (no mark waits for an add event already delivered)', async () => {
+    const store = new HookedStore('each');
+    const a = Allocator.create('10.6.0.0/29', { store, random: seededRandom(1) }); // 6 addresses
+    const released: Promise<void>[] = [];
+    store.hook = (name) => released.push(a.release(name)); // the release's own write delivers both events
+    const x = await a.allocateNext();
+    await Promise.all(released);
+    expect(store.getSync(x)).toBeUndefined();
+    expect(a.validate().indexed).toBe(0);
+    expect(await fill(a)).toBe(6); // before: 5, then ErrFull with the address free
+    expect(a.validate().indexed).toBe(6);
+  });
+
+  it('a release and a create by another allocator from a store hook leave the address marked', async () => {
+    const store = new HookedStore('each');
+    const a = Allocator.create('10.6.0.0/29', { store, random: seededRandom(1) });
+    const b = Allocator.create('10.6.0.0/29', { store, random: seededRandom(2) });
+    const calls: Promise<void>[] = [];
+    store.hook = (name) => {
+      calls.push(a.release(name));
+      calls.push(b.allocate(name)); // another API server takes the address again
+    };
+    const x = await a.allocateNext();
+    await Promise.all(calls);
+    expect(store.getSync(x)).toBeDefined();
+    expect(a.validate().indexed).toBe(1); // before: the cache holds x, the index did not mark it
+    const creates = store.createCalls;
+    expect(await fill(a)).toBe(5);
+    expect(store.createCalls - creates).toBe(5); // none for x (before: six, one colliding on x)
+  });
+
+  it('an allocate of the same address failing inside a colliding create leaves the address marked', async () => {
+    const store = new HookedStore('outermost');
+    const a = Allocator.create('10.6.0.0/29', { store, random: seededRandom(1) });
+    // every address but 10.6.0.3 and one more taken; 10.6.0.3 just created by another API server,
+    // its event not delivered yet
+    for (const ip of ['10.6.0.1', '10.6.0.2', '10.6.0.4', '10.6.0.6']) await a.allocate(ip);
+    store.inject('10.6.0.3', allocatorLabels('IPv4'));
+    const inner: Promise<unknown>[] = [];
+    let first: string | undefined;
+    store.hook = (name) => {
+      first = name;
+      inner.push(settle(a.allocate(name)));
+    };
+    const got = await a.allocateNext();
+    expect(first).toBe('10.6.0.3'); // the seed draws it first: the outer create collides
+    expect(got).toBe('10.6.0.5');
+    expect(await inner[0]).toBeInstanceOf(ErrAllocated);
+    expect(store.cache.get('10.6.0.3')).toBeDefined();
+    expect(a.validate().indexed).toBe(6); // before: the cache holds 10.6.0.3, the index did not mark it
   });
 });
 
