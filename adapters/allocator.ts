@@ -532,7 +532,8 @@ export class Allocator implements IPAllocator, Disposable {
       const words = this.prefix.inRange(this.fam, w) ? Uint32Array.from(w) : null;
       let call: Promise<void>;
       try {
-        call = this.store.delete(name);
+        // a store in plain JavaScript may answer without a promise: taken as `await` takes it
+        call = Promise.resolve(this.store.delete(name));
       } catch {
         return RESOLVED; // a delete that throws instead of rejecting: ignored all the same
       }
@@ -562,7 +563,7 @@ export class Allocator implements IPAllocator, Disposable {
       const sync = this.store.sync;
       // null as well as undefined: a store in plain JavaScript may answer either for a missing name
       if (sync != null) return syncAnswer(sync.getSync(name), 'getSync') != null ? TRUE : FALSE;
-      return this.store.get(name).then((r) => r != null);
+      return Promise.resolve(this.store.get(name)).then((r) => r != null); // an answer without a promise: as `await` takes it
     } catch (e) {
       return rejectSoon(e);
     }

@@ -364,7 +364,10 @@ export class TakenAddresses {
 
   /**
    * A store call through promises: `op` is pending (its events are recognised) until it settles.
-   * A call that throws instead of rejecting is a rejection all the same.
+   * The answer is taken as `await` takes it (a store in plain JavaScript may answer without a
+   * promise): a plain value is success, a thenable is followed, one whose `then` throws is a
+   * rejection. A call that throws instead of rejecting is a rejection all the same. Either way
+   * the op settles, so a failure is undone as any rejected create is.
    */
   callAsync<T>(op: Op, call: () => Promise<T>): Promise<T> {
     op.calling = true;
@@ -375,7 +378,7 @@ export class TakenAddresses {
     };
     let p: Promise<T>;
     try {
-      p = call();
+      p = Promise.resolve(call());
     } catch (e) {
       p = Promise.reject(e);
     }

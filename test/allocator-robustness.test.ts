@@ -520,6 +520,72 @@ describe('a store written against another copy of the package, in plain JavaScri
     a.destroy();
   });
 
+  // Found by an outside test: a create() answering a plain value, or a thenable whose then
+  // throws, made the call reject with `TypeError: p.then is not a function` and left its address
+  // marked for good (ErrFull while free() counted it free).
+  /** How the store answers: what `await` makes of each is what the allocators must make of it. */
+  const answers: [string, (op: () => unknown) => unknown, 'ok' | 'fails'][] = [
+    ['a plain value', (op) => op(), 'ok'],
+    // biome-ignore lint/suspicious/noThenProperty: a thenable is what is tested
+    ['a thenable', (op) => ({ then: (ok: (v: unknown) => void) => ok(op()) }), 'ok'],
+    [
+      'a thenable whose then throws',
+      () => ({
+        // biome-ignore lint/suspicious/noThenProperty: a thenable is what is tested
+        then() {
+          throw new Error('then failed');
+        },
+      }),
+      'fails',
+    ],
+  ];
+  it.each(
+    answers.flatMap(([answer, answerWith, outcome]) =>
+      (['Allocator', 'ReferenceAllocator'] as const).map((kind) => [kind, answer, answerWith, outcome] as const),
+    ),
+  )(
+    '%s: a store whose create, delete and get answer %s instead of a promise is taken as `await` takes it',
+    async (kind, _answer, answerWith, outcome) => {
+      const inner = new MemoryStore({ syncOps: false });
+      let healthy = false;
+      const answer = (op: () => unknown): never => (healthy ? Promise.resolve().then(op) : answerWith(op)) as never;
+      const store: Store = {
+        create: (r) => answer(() => inner.createSync(r)),
+        delete: (n) => answer(() => inner.deleteSync(n)),
+        get: (n) => answer(() => inner.getSync(n)),
+        cache: inner.cache,
+        close: () => inner.close(),
+      };
+      const a =
+        kind === 'Allocator'
+          ? new Allocator('10.5.4.0/29', { store, random: seededRandom(3) })
+          : new ReferenceAllocator('10.5.4.0/29', { store, random: seededRandom(3) });
+      const results = [
+        await settle(a.allocate('10.5.4.1')),
+        await settle(a.allocateNext()),
+        await settle(a.allocateNext()),
+        await settle(a.has('10.5.4.1')),
+        await settle(a.release('10.5.4.1')), // a release ignores the store's errors
+      ];
+      const failed = (r: unknown) => r instanceof Error && r.message === 'then failed';
+      if (outcome === 'ok') {
+        expect(results.map((r) => (typeof r === 'string' ? 'address' : r))).toEqual([undefined, 'address', 'address', true, undefined]);
+        expect(inner.size).toBe(2);
+      } else {
+        expect(results.map((r) => (failed(r) ? 'failed' : r))).toEqual(['failed', 'failed', 'failed', 'failed', undefined]);
+        expect(inner.size).toBe(0);
+      }
+      // nothing stays reserved: a healthy store then fills the range
+      healthy = true;
+      const held = inner.size;
+      let filled = 0;
+      while (!((await settle(a.allocateNext())) instanceof ErrFull)) filled++;
+      expect(filled + held).toBe(6);
+      if (a instanceof Allocator) expect(a.validate().indexed).toBe(6);
+      a.destroy();
+    },
+  );
+
   it('records without labels are none of ours: construction works and used() stays exact through their delete', async () => {
     const records = new Map<string, IPAddressRecord>([['10.5.3.1', { name: '10.5.3.1', parentRef: null } as never]]);
     const watchers = new Set<StoreWatcher>();
