@@ -696,7 +696,7 @@ export class TakenAddresses {
     const off = this.off;
     if (!this.index!.offsetOf(w, off) || !this.index!.has(w) || cooling.holds(off[0]!, off[1]!)) return;
     try {
-      cooling.hold(off[0]!, off[1]!);
+      this.strategyCalls.hold(cooling, off[0]!, off[1]!); // its clock may not call into the allocator either
     } catch {
       // A cool-down whose clock fails holds nothing: the address is free at once. Nothing may
       // throw into the store here; the next allocateNext reads the clock again and fails there.

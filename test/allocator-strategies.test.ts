@@ -12,7 +12,7 @@ import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { type AllocationStrategy, coolDown, STRATEGIES, STRATEGY_NAMES } from '../adapters/strategies.ts';
 import { allocatorLabels, type Store } from '../adapters/store.ts';
-import { failure } from './helpers.ts';
+import { failure, settle } from './helpers.ts';
 
 /** A fake clock for time-based cool-downs. */
 const clock = { now: 0 };
@@ -148,6 +148,37 @@ describe('Allocator strategies with several allocators on one store', () => {
     expect(new Set(all).size).toBe(6);
     expect(all).toContain(second);
     a.destroy();
+  });
+
+  it.each<[string, (a: Allocator) => Promise<unknown>]>([
+    ['allocate(ip)', (a: Allocator) => a.allocate('10.5.0.9')],
+    ['allocateNext()', (a: Allocator) => a.allocateNext()],
+    ['release(ip)', (a: Allocator) => a.release('10.5.0.2')],
+  ])("a cool-down's clock that calls %s as a release starts its hold is refused (both store paths)", async (_name, act) => {
+    for (const syncOps of [true, false]) {
+      let armed = false;
+      let a: Allocator | undefined;
+      let inner: Promise<unknown> | undefined;
+      const now = (): number => {
+        if (armed) {
+          armed = false;
+          inner = settle(act(a!));
+        }
+        return 0;
+      };
+      const store = new MemoryStore({ syncOps });
+      a = new Allocator('10.5.0.0/28', { store, strategy: coolDown('sequential', { ms: 60_000, now }) });
+      await a.allocate('10.5.0.1');
+      await a.allocate('10.5.0.2');
+      armed = true;
+      await a.release('10.5.0.1'); // its delete event starts the hold: the clock is read inside the allocator
+      const refusal = await inner;
+      expect(refusal).toBeInstanceOf(InvalidArgumentError);
+      expect((refusal as Error).message).toContain("nor may its random source or a cool-down's clock");
+      // the release stands, held by the cool-down; nothing else changed
+      expect([syncOps, store.records().map((r) => r.name), a.used(), a.validate().indexed]).toEqual([syncOps, ['10.5.0.2'], 1, 2]);
+      a.destroy();
+    }
   });
 
   it('allocate(ip) of an address held by a cool-down takes it at once', async () => {
