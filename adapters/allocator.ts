@@ -634,8 +634,9 @@ export class Allocator implements IPAllocator, Disposable {
    * the first disagreement: the index's own counters and summaries; used() against the cache's
    * labelled records; every address the cache holds in [first, last] marked taken (a missing
    * mark would let the index offer an address the store holds); and, while none of this
-   * allocator's calls is in flight, nothing else marked but what a cool-down holds (a mark more
-   * would keep a free address from allocateNext). Returns `indexed`, the number of addresses the
+   * allocator's calls is in flight, nothing else marked but what a cool-down holds and records it
+   * created that the cache has not reported yet (a mark more would keep a free address from
+   * allocateNext). Returns `indexed`, the number of addresses the
    * index marks taken (the cache's, plus creates in flight or not yet reported); 0, with only
    * used() checked, while the index waits to be rebuilt after running out of WASM memory.
    * O(cache size + index size): for tests and debugging.
