@@ -43,7 +43,7 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
-import { checkParentRef, writeLabelsFor } from './records.ts';
+import { checkParentRef, labelsFor, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { type CallReturns, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
@@ -96,7 +96,8 @@ export class Allocator implements IPAllocator, Disposable {
 
   private readonly cache: StoreCache;
   private readonly fam: Family;
-  private readonly labels: Readonly<Record<string, string>>;
+  /** The labels its creates carry (writeLabelsFor: a MemoryStore knows its writes by them); truly private, so no caller can borrow them. */
+  readonly #labels: Readonly<Record<string, string>>;
   private readonly random: RandomSource;
   /** What not to offer: the cache's addresses and this allocator's calls in flight. */
   private readonly taken: TakenAddresses;
@@ -124,7 +125,7 @@ export class Allocator implements IPAllocator, Disposable {
     this.cidr = p.cidr;
     this.ipFamily = p.family;
     this.fam = p.version;
-    this.labels = writeLabelsFor(p.family);
+    this.#labels = writeLabelsFor(p.family);
     this.store = storeOption(opts.store);
     this.cache = this.store.cache;
     const random = randomOption(opts.random);
@@ -197,7 +198,7 @@ export class Allocator implements IPAllocator, Disposable {
         this.taken.recycle(op);
         throw e;
       }
-      const record = { name: op.name, labels: this.labels, parentRef };
+      const record = { name: op.name, labels: this.#labels, parentRef };
       const start = this.metrics.start();
       const sync = this.store.sync;
       if (sync != null) {
@@ -310,7 +311,7 @@ export class Allocator implements IPAllocator, Disposable {
     let done = false;
     try {
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
-        const record = { name: op.name, labels: this.labels, parentRef };
+        const record = { name: op.name, labels: this.#labels, parentRef };
         this.taken.enter(op);
         try {
           syncAnswer(sync.createSync(record), 'createSync');
@@ -343,7 +344,7 @@ export class Allocator implements IPAllocator, Disposable {
     this.taken.callStarted();
     try {
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
-        const record = { name: op.name, labels: this.labels, parentRef };
+        const record = { name: op.name, labels: this.#labels, parentRef };
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
@@ -573,7 +574,8 @@ export class Allocator implements IPAllocator, Disposable {
   forEach(fn: (ip: string) => void): void {
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    for (const r of this.cache.list(this.labels)) {
+    // the labels as stored: the write set (this.#labels) goes to creates only
+    for (const r of this.cache.list(labelsFor(this.ipFamily))) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);
     }

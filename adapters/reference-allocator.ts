@@ -32,7 +32,7 @@ import {
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
-import { checkParentRef, hasAllocatorLabels, parseRecordName, writeLabelsFor } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName, writeLabelsFor } from './records.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
@@ -141,7 +141,8 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   readonly store: Store;
   private readonly g: BigGeometry;
   private readonly fam: Family;
-  private readonly labels: Readonly<Record<string, string>>;
+  /** The labels its creates carry (writeLabelsFor: a MemoryStore knows its writes by them); truly private, so no caller can borrow them. */
+  readonly #labels: Readonly<Record<string, string>>;
   private readonly random: RandomSource;
   private metrics: MetricsRecorder = NULL_RECORDER;
   private ready = true;
@@ -162,7 +163,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.cidr = this.g.cidr;
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
-    this.labels = writeLabelsFor(this.ipFamily);
+    this.#labels = writeLabelsFor(this.ipFamily);
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
     const watcher: StoreWatcher = allocatorWatcher({
@@ -289,7 +290,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   /** upstream createIPAddress: create, count, set the gauges. */
   private async createRecord(name: string, owner: ParentRef | null, scope: Scope): Promise<void> {
     try {
-      await this.store.create({ name, labels: this.labels, parentRef: owner });
+      await this.store.create({ name, labels: this.#labels, parentRef: owner });
     } catch (e) {
       this.metrics.error(this.cidr, scope);
       if (isAlreadyExists(e)) throw new ErrAllocated();
@@ -350,7 +351,8 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   forEach(fn: (ip: string) => void): void {
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    for (const r of this.store.cache.list(this.labels)) {
+    // the labels as stored: the write set (this.#labels) goes to creates only
+    for (const r of this.store.cache.list(labelsFor(this.ipFamily))) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);
     }

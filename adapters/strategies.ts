@@ -347,10 +347,12 @@ function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser
  * (the index is the range's record of what is taken).
  */
 function readOnly(index: FreeIndex): StrategyIndex {
-  // A strategy may keep its view past the range's life: once the range is destroyed the index
-  // is gone, and reading it would read nothing, or memory since given to another range.
+  // A strategy may keep its view past the life of its index: once the range is destroyed, or the
+  // index replaced (a restore, an allocator's rebuild: the strategy then gets a new view), reading
+  // it would read nothing, or memory since given to another range.
   const live = (): FreeIndex => {
-    if (index.isDestroyed) throw new ErrDestroyed('the range of this strategy view');
+    if (index.isDestroyed)
+      throw new ErrDestroyed('the index of this strategy view (its range destroyed, or the index replaced by a restore or a rebuild)');
     return index;
   };
   const view: StrategyIndex = Object.freeze({

@@ -4,6 +4,7 @@
 // per place a record reaches the caller; each row tries every change.
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { AlreadyExistsError, ErrDestroyed } from '../adapters/errors.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { reconcile } from '../adapters/reconcile.ts';
@@ -159,5 +160,33 @@ describe('a record a MemoryStore hands out is frozen, and changing it changes no
     alloc.destroy();
     store.close();
     expect(() => store.records()).toThrow(ErrDestroyed);
+  });
+});
+
+describe("the labels an allocator's creates carry", () => {
+  it('are out of reach: no property of the allocator holds them, and forEach lists by the stored labels', async () => {
+    // Found by a review: held in a TypeScript-private field, a plain property at run time, they
+    // let any caller have the store answer an unfrozen record, rename it and create the same
+    // address twice.
+    const store = new MemoryStore();
+    const listed: unknown[] = [];
+    const list = store.cache.list.bind(store.cache);
+    store.cache.list = (labels) => {
+      listed.push(labels);
+      return list(labels);
+    };
+    for (const make of [() => new Allocator('10.9.1.0/29', { store }), () => new ReferenceAllocator('10.9.1.0/29', { store })]) {
+      const alloc = make();
+      const ip = await alloc.allocateNext();
+      expect(Object.keys(alloc)).not.toContain('labels');
+      expect((alloc as unknown as { labels?: unknown }).labels).toBeUndefined();
+      alloc.forEach(() => {});
+      expect(listed.at(-1)).toBe(store.getSync(ip)!.labels); // the set records are stored with
+      const answer = store.createSync({ name: '10.9.1.6', labels: listed.at(-1) as IPAddressRecord['labels'], parentRef: null });
+      expect(Object.isFrozen(answer)).toBe(true);
+      store.deleteSync('10.9.1.6');
+      await alloc.release(ip);
+      alloc.destroy();
+    }
   });
 });
