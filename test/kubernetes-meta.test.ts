@@ -249,16 +249,24 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
             says: 'create servicecidrs.networking.k8s.io "x2": it already exists with the label team="b", not team="a"',
           },
           {
+            // a label key that is also the name of an Object.prototype member
+            name: 'a label asked for missing, named like an inherited property',
+            make: () => void d.insert({ metadata: { name: 'x3' }, spec: { cidrs: ['10.104.0.0/24'] } }, SC),
+            cidrs: ['10.104.0.0/24'],
+            labels: { constructor: 'b' },
+            says: 'create servicecidrs.networking.k8s.io "x3": it already exists with no label constructor, not constructor="b"',
+          },
+          {
             name: 'being deleted (its finalizer pending)',
             make: () => {
               d.insert(
-                { metadata: { name: 'x3', finalizers: ['networking.k8s.io/service-cidr-finalizer'] }, spec: { cidrs: ['10.103.0.0/24'] } },
+                { metadata: { name: 'x4', finalizers: ['networking.k8s.io/service-cidr-finalizer'] }, spec: { cidrs: ['10.103.0.0/24'] } },
                 SC,
               );
-              d.remove('x3', SC);
+              d.remove('x4', SC);
             },
             cidrs: ['10.103.0.0/24'],
-            says: 'create servicecidrs.networking.k8s.io "x3": it already exists and is being deleted (deletionTimestamp ',
+            says: 'create servicecidrs.networking.k8s.io "x4": it already exists and is being deleted (deletionTimestamp ',
           },
         ];
         for (const row of rows) {

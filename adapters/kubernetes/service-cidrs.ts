@@ -243,7 +243,7 @@ async function existingAsAsked(
   }
   for (const [key, value] of Object.entries(wanted.metadata!.labels ?? {})) {
     if (existing.labels[key] === value) continue;
-    const has = key in existing.labels ? `the label ${key}=${quoteInput(existing.labels[key])}` : `no label ${key}`;
+    const has = Object.hasOwn(existing.labels, key) ? `the label ${key}=${quoteInput(existing.labels[key])}` : `no label ${key}`;
     throw fail(`it already exists with ${has}, not ${key}=${quoteInput(value)}`);
   }
   if (existing.deletionTimestamp !== null) {
