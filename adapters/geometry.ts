@@ -315,7 +315,8 @@ function ipv4MappedOverlap(p: Prefix): string | undefined {
 }
 
 /**
- * Why no allocator serves the range of `p`, or undefined when one can: upstream NewIPAllocator's
+ * Why Allocator and ReferenceAllocator refuse the range of `p` (and a MetaAllocator skips it), or
+ * undefined when they take it (Range takes more: any prefix): upstream NewIPAllocator's
  * refusals — an IPv6 prefix shorter than /64 (shortIPv6RangeRefusal), a prefix whose first
  * address does not exist (255.255.255.255/32, ffff:…:ffff/128: INVALID_FIRST_ADDRESS) — then
  * ours, an IPv6 prefix overlapping the IPv4-mapped block (refuseIPv4MappedOverlap says why), in

@@ -103,7 +103,7 @@ ${CLUSTER_HELP}
 
 Draws every address of CIDR as a cell on a Hilbert curve, coloured free, allocated, static band
 or network/broadcast; past 16,384 addresses a cell is a block, shaded by how full it is. A range
-no allocator serves (status shows it as not allocatable: an IPv6 prefix shorter than /64, for
+a MetaAllocator skips (status shows it as not allocatable: an IPv6 prefix shorter than /64, for
 one) is refused, from a snapshot too.
 
   --out FILE         write the SVG there (default: standard output, unless it is a terminal)

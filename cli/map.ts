@@ -10,7 +10,7 @@
 // A prefix with h host bits has 2^h addresses; the grid has 2^min(h, MAX_CELL_BITS) cells, so a
 // cell is one address up to a /18 (IPv4) or /114 (IPv6) and a block of 2^(h − 14) addresses
 // beyond: 64 for a /12, 2^50 for a /64. An IPv6 prefix shorter than /64 never gets here: main.ts
-// refuses it, given as a CIDR or as a snapshot's range, as every allocator refuses such a range
+// refuses it, given as a CIDR or as a snapshot's range, as a MetaAllocator skips such a range
 // (and offsets past 2^64 would not count). A block takes the band most of its allocatable
 // addresses are in and a shade by its fill (FILL_LEVELS).
 import type { Prefix } from '../adapters/geometry.ts';
