@@ -32,8 +32,10 @@ import type { Cluster, ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
 import { compareAddresses, parseCIDR, parseClusterIP } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
+import { quoteText } from '../adapters/errors.ts';
+import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { ownerText } from './status.ts';
-import { counted, firstOf, shown, table } from './text.ts';
+import { counted, firstOf, named, shown, table } from './text.ts';
 
 export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
 
@@ -165,7 +167,7 @@ export function findProblems(
           ...base,
           kind: 'invalid-cluster-ip',
           owner: null,
-          message: `Service ${key} has ClusterIP ${JSON.stringify(ip)}, which is not an IP address; recreate the Service`,
+          message: `Service ${named(key)} has ClusterIP ${quoteText(cutMessage(ip))}, which is not an IP address; recreate the Service`,
         });
         continue;
       }
@@ -174,7 +176,7 @@ export function findProblems(
           ...base,
           kind: 'out-of-range',
           owner: null,
-          message: `ClusterIP ${ip} of Service ${key} is not within any ServiceCIDR; recreate the Service`,
+          message: `ClusterIP ${named(ip)} of Service ${named(key)} is not within any ServiceCIDR; recreate the Service`,
         });
         continue;
       }
@@ -185,7 +187,7 @@ export function findProblems(
           ...base,
           kind: 'missing',
           owner: null,
-          message: `ClusterIP ${ip} of Service ${key} has no IPAddress object; kube-apiserver's repair loop creates it`,
+          message: `ClusterIP ${named(ip)} of Service ${named(key)} has no IPAddress object; kube-apiserver's repair loop creates it`,
         });
         continue;
       }
@@ -196,7 +198,7 @@ export function findProblems(
           ...base,
           kind: 'held-by-other',
           owner,
-          message: `IPAddress ${name} for Service ${key} references ${owner ?? 'nothing'}, not a Service; kube-apiserver's repair loop re-creates it`,
+          message: `IPAddress ${name} for Service ${named(key)} references ${owner === null ? 'nothing' : named(owner)}, not a Service; kube-apiserver's repair loop re-creates it`,
         });
         continue;
       }
@@ -207,7 +209,7 @@ export function findProblems(
             ...base,
             kind: 'duplicate',
             owner,
-            message: `ClusterIP ${ip} is held by Service ${key} and by Service ${owner}; recreate one of them`,
+            message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them`,
           });
         } else {
           const why = other === undefined ? 'which does not exist' : 'which does not hold it';
@@ -215,7 +217,7 @@ export function findProblems(
             ...base,
             kind: 'held-by-other',
             owner,
-            message: `IPAddress ${name} for Service ${key} references Service ${owner}, ${why}`,
+            message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}`,
           });
         }
         continue;
@@ -232,7 +234,7 @@ export function findProblems(
           ...base,
           kind: 'bad-labels',
           owner,
-          message: `IPAddress ${name} of Service ${key} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it`,
+          message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it`,
         });
       }
     }
@@ -249,9 +251,10 @@ type Verdict =
 
 /** syncIPAddress for one managed IPAddress given its parent Service (undefined = not found). */
 function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined, options: { now: number; graceMs: number }): Verdict {
-  const owner = ownerText(r);
+  const ip = named(r.name);
+  const owner = named(ownerText(r) ?? 'nothing');
   if (!isService(r.parentRef)) {
-    return { kind: 'not-a-service', message: `IPAddress ${r.name} references ${owner ?? 'nothing'}, not a Service` };
+    return { kind: 'not-a-service', message: `IPAddress ${ip} references ${owner}, not a Service` };
   }
   if (parent === undefined) {
     const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
@@ -260,7 +263,7 @@ function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined,
     if (ageMs !== undefined && ageMs > options.graceMs) {
       return {
         kind: 'orphan',
-        message: `IPAddress ${r.name} belongs to Service ${owner}, which does not exist (created ${formatAge(ageMs)} ago)`,
+        message: `IPAddress ${ip} belongs to Service ${owner}, which does not exist (created ${formatAge(ageMs)} ago)`,
       };
     }
     return { kind: 'pending', ageSeconds: ageMs === undefined ? null : Math.floor(ageMs / 1000) };
@@ -268,7 +271,7 @@ function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined,
   if (!heldNames(parent).includes(r.name)) {
     return {
       kind: 'wrong-reference',
-      message: `IPAddress ${r.name} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.join(', ') || 'none'})`,
+      message: `IPAddress ${ip} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.map(named).join(', ') || 'none'})`,
     };
   }
   return undefined;
@@ -345,7 +348,7 @@ export function render(report: CheckReport, options: { top: number }): string {
   } else {
     out.push(
       ...table(
-        [['KIND', 'ADDRESS', 'FIX', 'DETAIL'], ...report.findings.map((f) => [f.kind, f.ip, f.fix ?? '-', f.message])],
+        [['KIND', 'ADDRESS', 'FIX', 'DETAIL'], ...report.findings.map((f) => [f.kind, named(f.ip), f.fix ?? '-', f.message])],
         [false, false, false, false],
       ),
     );
@@ -360,7 +363,7 @@ export function render(report: CheckReport, options: { top: number }): string {
     const { shown, more } = firstOf(report.pending, options.top);
     out.push(
       ...table(
-        shown.map((p) => [`  ${p.ip}`, p.owner ?? '(no parentRef)', ageText(p.ageSeconds)]),
+        shown.map((p) => [`  ${named(p.ip)}`, p.owner === null ? '(no parentRef)' : named(p.owner), ageText(p.ageSeconds)]),
         [false, false, false],
       ),
     );
@@ -371,10 +374,10 @@ export function render(report: CheckReport, options: { top: number }): string {
     if (f.declined) out.push('Nothing deleted: not confirmed.');
     else {
       out.push(
-        `Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${f.deleted.length > 0 ? `: ${f.deleted.join(', ')}` : ''}.`,
+        `Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${f.deleted.length > 0 ? `: ${f.deleted.map(named).join(', ')}` : ''}.`,
       );
-      for (const s of f.skipped) out.push(`Skipped ${s.ip}: ${s.reason}.`);
-      for (const e of f.failed) out.push(`Failed ${e.ip}: ${e.error}`);
+      for (const s of f.skipped) out.push(`Skipped ${named(s.ip)}: ${s.reason}.`);
+      for (const e of f.failed) out.push(`Failed ${named(e.ip)}: ${e.error}`);
       if (f.stoppedBy !== null && f.untried.length > 0) {
         out.push(`Stopped there: ${counted(f.untried.length, 'IPAddress', 'IPAddresses')} not tried.`);
       }

@@ -34,7 +34,7 @@ import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
-import { describeBody } from '../adapters/kubernetes/bodies.ts';
+import { cutMessage, describeBody } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
@@ -264,7 +264,7 @@ export class Cluster {
       return {
         kept:
           finalizers.length > 0
-            ? `marked for deletion: a finalizer holds it (${finalizers.map((f) => showUnseen(String(f))).join(', ')})`
+            ? `marked for deletion: a finalizer holds it (${showUnseen(cutMessage(finalizers.map(String).join(', ')))})`
             : 'marked for deletion, not removed yet',
       };
     }
@@ -400,8 +400,9 @@ export class Cluster {
   private explain(err: unknown, verb: 'list' | 'get' | 'delete', resource: ResourceRef, name?: string): CliError {
     const apiError = translate(err, verb, qualified(resource), name);
     const code = apiError instanceof KubernetesApiError ? apiError.code : httpStatus(err);
-    const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? apiError.status.message : undefined;
-    const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${name}"`;
+    // the Status's message cut as the library cuts it in KubernetesApiError's message
+    const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? cutMessage(apiError.status.message) : undefined;
+    const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${cutMessage(name)}"`;
     if (apiError instanceof KubernetesApiError && apiError.resends !== undefined) {
       // the server asked for a wait as often as kubectl waits: given up, the last answer quoted
       const busy = code === 429 ? ' it is overloaded:' : '';

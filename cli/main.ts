@@ -25,7 +25,7 @@ import { emptyMap, markAllocated, type RangeMap } from './map.ts';
 import { offsetIn, parseAddress } from './ranges.ts';
 import { render as renderStatus, summarize } from './status.ts';
 import { renderSVG } from './svg.ts';
-import { formatCount, shown } from './text.ts';
+import { formatCount, named, shown } from './text.ts';
 
 /** Where the command reads and writes. */
 export interface Io {
@@ -362,7 +362,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     if (!confirmed) {
       for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
       io.stderr.write(
-        `Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${shown(fewOf(deletable))})? [y/N] `,
+        `Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${shown(fewOf(deletable.map(named)))})? [y/N] `,
       );
       const answer = await readLine(io.stdin);
       if (answer === undefined) io.stderr.write('\n');
@@ -385,7 +385,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   if (denied.length > 0) {
     const summary = notFixedSummary(report.fixed!)!;
     throw new CliError(
-      `--fix was refused (403 Forbidden) for ${denied.length === 1 ? 'IPAddress' : `${denied.length} IPAddresses:`} ${shown(fewOf(denied))}; ${summary[0]!.toLowerCase()}${summary.slice(1, -1)}`,
+      `--fix was refused (403 Forbidden) for ${denied.length === 1 ? 'IPAddress' : `${denied.length} IPAddresses:`} ${shown(fewOf(denied.map(named)))}; ${summary[0]!.toLowerCase()}${summary.slice(1, -1)}`,
     );
   }
   return report.clean ? EXIT_CLEAN : EXIT_FOUND;

@@ -14,7 +14,7 @@ import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts'
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { compareAddresses, parseAddress, placement, type Addr } from './ranges.ts';
-import { bar, counted, firstOf, formatCount, percent, shown, table } from './text.ts';
+import { bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
 export interface StatusReport {
@@ -202,16 +202,16 @@ export function render(report: StatusReport, options: { top: number }): string {
   for (const sc of report.serviceCIDRs) {
     const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : 'not ready';
     out.push('');
-    out.push(`${sc.name}  ${state}${sc.deleting ? ', being deleted: takes no new allocations' : ''}`);
+    out.push(`${named(sc.name)}  ${state}${sc.deleting ? ', being deleted: takes no new allocations' : ''}`);
     const rows: string[][] = [];
     for (const r of sc.ranges) {
       if (r.error !== undefined) {
-        rows.push([`  ${r.cidr}`, '', r.error]);
+        rows.push([`  ${named(r.cidr)}`, '', r.error]);
         continue;
       }
       const frac = r.size === '0' ? 0 : r.used / Number(r.size);
       rows.push([
-        `  ${r.cidr}`,
+        `  ${named(r.cidr)}`,
         r.family ?? '',
         bar(frac, r.used > 0),
         percent(frac * 100), // not usedPercent: rounded to 0.01 for the JSON, 2 of a /16 would read 0.0 %
@@ -230,7 +230,7 @@ export function render(report: StatusReport, options: { top: number }): string {
     const { shown, more } = firstOf(report.outside.addresses, options.top);
     out.push(
       ...table(
-        shown.map((a) => [`  ${a.ip}`, a.owner ?? '(no parentRef)']),
+        shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false],
       ),
     );
@@ -241,7 +241,7 @@ export function render(report: StatusReport, options: { top: number }): string {
     const shown = report.owners.slice(0, options.top);
     out.push(
       ...table(
-        shown.map((o) => [`  ${o.namespace === '' ? '(none)' : o.namespace}`, formatCount(o.count)]),
+        shown.map((o) => [`  ${o.namespace === '' ? '(none)' : named(o.namespace)}`, formatCount(o.count)]),
         [false, true],
       ),
     );

@@ -4,11 +4,22 @@
 // through `shown` (a table's cells too): names and messages come from the cluster, and whoever
 // can create an IPAddress can put control characters in its parentRef — an escape sequence would
 // clear the screen or forge a line of the report. (`map` prints only its own counts; its SVG
-// escapes XML.)
+// escapes XML.) Each name is also cut (`named`), as the library cuts a Status message: an owner
+// named in 100,000 characters would otherwise fill the screen.
 import { showUnseen } from '../adapters/errors.ts';
+import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 
 /** Text from the cluster as the terminal should show it: every control or invisible character escaped (`\u001b`). */
 export const shown = showUnseen;
+
+/**
+ * A name from the cluster (an IPAddress, an owner, a namespace, a ServiceCIDR, a CIDR as written)
+ * as a report shows it: cut at 1,000 characters as the library cuts a Status message
+ * (cutMessage), far beyond any name the API server accepts (253). `shown` escapes it with the line.
+ */
+export function named(text: string): string {
+  return cutMessage(text);
+}
 
 /** 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53). */
 export function formatCount(n: number | bigint | string): string {

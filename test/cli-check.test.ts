@@ -19,7 +19,7 @@ import {
   startCluster,
   type Cluster,
 } from './cli-helpers.ts';
-import type { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { statusFailure, type ApiServerDouble } from './k8s/apiserver-double.ts';
 import { writeKubeconfig } from './k8s/kubeconfig.ts';
 
 /** A clock past upstream's 60 s grace for everything the test just created. */
@@ -280,6 +280,28 @@ describe('ipallocator check', () => {
       expect(out).toContain('default/gone\\u001b[2J\\u001b]0;pwned\\u0007\\u000aNo problems found (context double).');
     }
     expect(r.stdout.split('\n')).not.toContain('No problems found (context double).');
+  });
+
+  it('cuts names and the server’s messages at 1,000 characters, as the library cuts a Status message; --json keeps the names whole', async () => {
+    // Regression: an owner named in 100,000 characters, and a 403's message of 5,000, were printed whole.
+    const long = 'x'.repeat(100_000);
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: long, resource: 'gateways' }); // not a Service: no Service to read again
+    const refuse = () =>
+      c.double.proxyAnswerNext('delete', 'ipaddresses', statusFailure(403, 'Forbidden', 'y'.repeat(5000)), { status: 403 });
+    refuse();
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(2);
+    const cut = `gateways default/${'x'.repeat(983)}… (99017 more characters)`;
+    expect(r.stdout).toContain(`IPAddress 10.96.0.30 references ${cut}, not a Service`);
+    expect(r.stdout).toMatch(/\nFailed 10\.96\.0\.30: [^\n]*; the server said: y{1000}… \(4000 more characters\)\n/);
+    expect(r.stdout.length + r.stderr.length).toBeLessThan(4000);
+
+    refuse();
+    const json = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const report = JSON.parse(json.stdout) as CheckReport;
+    expect(report.findings[0]).toMatchObject({ kind: 'not-a-service', ip: '10.96.0.30', owner: `gateways default/${long}` });
+    expect(report.findings[0]!.message).toBe(`IPAddress 10.96.0.30 references ${cut}, not a Service`);
+    expect(report.fixed!.failed[0]!.error).toMatch(/; the server said: y{1000}… \(4000 more characters\)$/);
   });
 
   it('--fix does not count a leak a finalizer holds as deleted: the server only marks it, exit 1', async () => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { statusFailure } from './k8s/apiserver-double.ts';
 import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
 import { until } from './k8s/helpers.ts';
@@ -50,6 +51,18 @@ describe('ipallocator: failures', () => {
       expect(r.stderr).not.toContain(TEST_TOKEN);
     });
   }
+
+  it('a refused listing whose Status message runs to 5,000 characters: the message cut at 1,000, as the library cuts it', async () => {
+    // Regression: the whole message was printed.
+    const message = `ipaddresses is forbidden: ${'x'.repeat(5000)}`;
+    for (const command of ['status', 'check']) {
+      c.double.proxyAnswerNext('list', 'ipaddresses', statusFailure(403, 'Forbidden', message), { status: 403 });
+      const r = await cli([command, '--kubeconfig', c.kubeconfig]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toMatch(/; the server said: ipaddresses is forbidden: x{974}… \(4026 more characters\)\n$/);
+      expect(r.stderr.length).toBeLessThan(1300);
+    }
+  });
 
   it('an unreachable server: names the server and the context, exit 2, no stack trace', async () => {
     const url = c.double.url;

@@ -219,6 +219,25 @@ describe('ipallocator status', () => {
     expect(stdout.split('\n').filter((l) => l === 'Every IPAddress is inside a ServiceCIDR.')).toEqual([]); // not forged as a line
   });
 
+  it('cuts a name from the cluster at 1,000 characters, as the library cuts a Status message; --json keeps it whole', async () => {
+    // Regression: an owner named in 100,000 characters was printed whole.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
+    const long = 'x'.repeat(100_000);
+    addIPAddress(d, '10.99.0.30', { namespace: 'default', name: long });
+    addIPAddress(d, '10.96.0.3', { namespace: long, name: 'web' });
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.code).toBe(0);
+    // "default/" and 992 of the name's characters: 1,000 in all, then what was left out
+    expect(text.stdout).toMatch(/\n {2}10\.99\.0\.30 {2}default\/x{992}… \(99008 more characters\)\n/);
+    expect(text.stdout).toMatch(/\n {2}x{1000}… \(99000 more characters\) {2}1\n/); // the namespace among the owners
+    expect(text.stdout.length).toBeLessThan(4000);
+    const json = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    const report = JSON.parse(json.stdout) as StatusReport;
+    expect(report.outside.addresses).toEqual([{ ip: '10.99.0.30', owner: `default/${long}` }]);
+    expect(report.owners.map((o) => o.namespace).sort()).toEqual(['default', long]);
+  });
+
   it('lists thousands of IPAddresses in pages with limit and continue, and counts every one', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20'], true);
