@@ -2,9 +2,12 @@
 // IPAddresses. Pure: summarize() takes the records, render() / the JSON shape present them.
 //
 // Counting rules (what upstream's allocator counts as used): an IPAddress is used in a range when
-// its name is an address in [first, last] of the range — network and IPv4 broadcast are never
-// allocatable — whoever owns it (upstream's informer sees every IPAddress). An address inside two
-// overlapping ranges counts in both. Sizes are upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6
+// its name is an address in [first, last] of the range, whoever owns it (upstream's informer sees
+// every IPAddress); else it is outside every ServiceCIDR. The network and IPv4 broadcast
+// addresses are never allocatable and in no range (upstream's repair loop, PrefixContainsIP, as
+// `check` applies it to ClusterIPs): an IPAddress there is outside unless another range holds it.
+// So without overlapping ranges, the ranges' used counts and the outside count add up to the
+// IPAddresses listed. An address inside two overlapping ranges counts in both. Sizes are upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6
 // 2^h − 1, at most 2^64 − 1), so they are given as decimal strings in JSON. A range this
 // package's MetaAllocator skips (servedRange) counts nothing, with the MetaAllocator's reason.
 import { formatAddr } from '../adapters/address.ts';
@@ -24,7 +27,10 @@ export interface StatusReport {
   /** IPAddress objects listed, in every range or none. */
   ipAddresses: number;
   serviceCIDRs: ServiceCIDRStatus[];
-  /** IPAddresses in no range of any ServiceCIDR (a removed range, or written by hand). */
+  /**
+   * IPAddresses in no range of any ServiceCIDR (a removed range, written by hand, a range's
+   * network or IPv4 broadcast address).
+   */
   outside: { count: number; addresses: { ip: string; owner: string | null }[] };
   /** IPAddresses per owner namespace, most first ("" = not owned by a namespaced object). */
   owners: { namespace: string; count: number }[];
@@ -105,12 +111,10 @@ export function summarize(
       let dynamicUsed = 0;
       for (const a of addrs) {
         if (a.addr === undefined) continue;
+        // not in [first, last]: the network and IPv4 broadcast addresses are in no range
+        // (upstream's PrefixContainsIP), as `check` reads a ClusterIP there as out-of-range
         const where = placement(prefix, a.addr);
-        if (where === 'outside') {
-          // Network and IPv4 broadcast are inside the prefix but never allocatable: still "inside".
-          if (prefix.contains(a.addr.version, a.addr.words)) a.inside = true;
-          continue;
-        }
+        if (where === 'outside') continue;
         a.inside = true;
         if (where === 'static') staticUsed++;
         else dynamicUsed++;

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
+import type { CheckReport } from '../cli/check.ts';
 import type { StatusReport } from '../cli/status.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import { addIPAddress, addService, addServiceCIDR, cli, controls, skipReasons, startCluster, type Cluster } from './cli-helpers.ts';
@@ -40,7 +41,7 @@ describe('ipallocator status', () => {
     for (let i = 0; i < 60; i++) put(v4text(v4('10.96.0.1') + (rnd.nextU32() % 254)));
     for (let i = 0; i < 20; i++) put(v4text(v4('10.100.0.1') + (rnd.nextU32() % 62)));
     for (let i = 0; i < 15; i++) put(`fd00:10:96::${(1 + (rnd.nextU32() % 0xffff)).toString(16)}`);
-    put('10.100.0.0'); // the network address of 10.100.0.0/26: inside, never counted as used
+    put('10.100.0.0'); // the network address of 10.100.0.0/26: in no range, outside
     put('192.168.7.7'); // outside every ServiceCIDR
     put('10.96.1.1');
 
@@ -99,11 +100,47 @@ describe('ipallocator status', () => {
       ['kubernetes', true, false],
       ['plain', null, false],
     ]);
-    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['10.96.1.1', '192.168.7.7']);
+    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['10.96.1.1', '10.100.0.0', '192.168.7.7']);
     const perNs = new Map<string, number>();
     for (const w of written) perNs.set(w.ns, (perNs.get(w.ns) ?? 0) + 1);
     expect(new Map(report.owners.map((o) => [o.namespace, o.count]))).toEqual(perNs);
     expect(report.owners.map((o) => o.count)).toEqual([...perNs.values()].sort((a, b) => b - a));
+  });
+
+  it('an IPAddress at a range’s network or IPv4 broadcast address is outside, as check finds its ClusterIP out of range; the counts add up', async () => {
+    // Regression: status counted 10.96.0.0 and 10.96.0.255 nowhere and said "Every IPAddress is
+    // inside a ServiceCIDR", while check reported both ClusterIPs as out-of-range.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24', 'fd00:10:96::/120'], true);
+    addServiceCIDR(d, 'wide', ['10.100.0.0/16'], true);
+    const held: [ip: string, name: string][] = [
+      ['10.96.0.0', 'network'],
+      ['10.96.0.255', 'broadcast'],
+      ['10.96.0.7', 'inside'],
+      ['fd00:10:96::', 'network-v6'],
+      ['fd00:10:96::ff', 'all-ones-v6'], // IPv6 has no broadcast: the last address is allocatable
+      ['10.100.4.0', 'network-of-nothing'], // the network address of no range: inside 10.100.0.0/16
+    ];
+    for (const [ip, name] of held) {
+      addIPAddress(d, ip, { namespace: 'default', name });
+      addService(d, 'default', name, [ip]);
+    }
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['10.96.0.0', '10.96.0.255', 'fd00:10:96::']);
+    const used = report.serviceCIDRs.flatMap((sc) => sc.ranges.map((r) => [r.cidr, r.used]));
+    expect(used).toEqual([
+      ['10.96.0.0/24', 1],
+      ['fd00:10:96::/120', 1],
+      ['10.100.0.0/16', 1],
+    ]);
+    expect(used.reduce((n, [, u]) => n + Number(u), 0) + report.outside.count).toBe(report.ipAddresses);
+
+    const check = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig])).stdout) as CheckReport;
+    expect(check.findings.filter((f) => f.kind === 'out-of-range').map((f) => f.ip)).toEqual(report.outside.addresses.map((a) => a.ip));
+
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.stdout).toMatch(/\nOutside every ServiceCIDR: 3 IPAddresses\n {2}10\.96\.0\.0 +default\/network\n/);
+    expect(text.stdout).not.toContain('Every IPAddress is inside a ServiceCIDR.');
   });
 
   it('an IPv6 range shorter than /64, which kube-apiserver does not allocate from, counts nothing: its addresses are outside', async () => {
