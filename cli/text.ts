@@ -6,7 +6,7 @@
 // clear the screen or forge a line of the report. (`map` prints only its own counts; its SVG
 // escapes XML.) Each name is also cut (`named`), as the library cuts a Status message: an owner
 // named in 100,000 characters would otherwise fill the screen.
-import { showUnseen } from '../adapters/errors.ts';
+import { quoteText, showUnseen } from '../adapters/errors.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 
 /** Text from the cluster as the terminal should show it: every control or invisible character escaped (`\u001b`). */
@@ -15,10 +15,17 @@ export const shown = showUnseen;
 /**
  * A name from the cluster (an IPAddress, an owner, a namespace, a ServiceCIDR, a CIDR as written)
  * as a report shows it: cut at 1,000 characters as the library cuts a Status message
- * (cutMessage), far beyond any name the API server accepts (253). `shown` escapes it with the line.
+ * (cutMessage), far beyond any name the API server accepts (253); and in double quotes, escaped
+ * as Go's %q (quoteText: `"10.96.0.2 "`, `"web\u200b"`), when it would not read as itself:
+ * empty, with a space at either end (invisible at the end of a line or before a column's padding)
+ * or two in a row (the gap between columns), or holding a quote, a backslash or a character
+ * a reader cannot see. Any other name is shown as it is.
  */
 export function named(text: string): string {
-  return cutMessage(text);
+  const cut = cutMessage(text);
+  const quoted = quoteText(cut);
+  const readsAsItself = cut !== '' && !/^ | $| {2}/.test(cut) && quoted === `"${cut}"`;
+  return readsAsItself ? cut : quoted;
 }
 
 /** 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53). */

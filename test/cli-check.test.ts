@@ -277,7 +277,8 @@ describe('ipallocator check', () => {
     const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n' });
     for (const out of [r.stdout, r.stderr]) {
       expect(controls(out)).toEqual([]); // only the report's own newlines
-      expect(out).toContain('default/gone\\u001b[2J\\u001b]0;pwned\\u0007\\u000aNo problems found (context double).');
+      // in quotes, escaped as Go's %q: a name that does not read as itself
+      expect(out).toContain('"default/gone\\u001b[2J\\u001b]0;pwned\\u0007\\nNo problems found (context double)."');
     }
     expect(r.stdout.split('\n')).not.toContain('No problems found (context double).');
   });
@@ -302,6 +303,15 @@ describe('ipallocator check', () => {
     expect(report.findings[0]).toMatchObject({ kind: 'not-a-service', ip: '10.96.0.30', owner: `gateways default/${long}` });
     expect(report.findings[0]!.message).toBe(`IPAddress 10.96.0.30 references ${cut}, not a Service`);
     expect(report.fixed!.failed[0]!.error).toMatch(/; the server said: y{1000}… \(4000 more characters\)$/);
+  });
+
+  it('shows in quotes an address or owner that would not read as itself (a trailing space), in the table and its messages', async () => {
+    addIPAddress(c.double, '10.96.0.30 ', { namespace: 'default', name: 'gone ' });
+    const r = await cli(['check', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(1);
+    expect(r.stdout.split('\n')[1]).toMatch(
+      /^orphan +"10\.96\.0\.30 " +delete +IPAddress "10\.96\.0\.30 " belongs to Service "default\/gone ", which does not exist /,
+    );
   });
 
   it('--fix does not count a leak a finalizer holds as deleted: the server only marks it, exit 1', async () => {

@@ -252,7 +252,8 @@ describe('ipallocator status', () => {
     const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(code).toBe(0);
     expect(controls(stdout)).toEqual([]); // no control character but the newlines of the report itself
-    expect(stdout).toContain('legacy/x\\u001b[2J\\u001b[31mRED\\u001b]0;title\\u0007\\u000aEvery IPAddress is inside a ServiceCIDR.');
+    // in quotes, escaped as Go's %q: a name that does not read as itself
+    expect(stdout).toContain('"legacy/x\\u001b[2J\\u001b[31mRED\\u001b]0;title\\u0007\\nEvery IPAddress is inside a ServiceCIDR."');
     expect(stdout.split('\n').filter((l) => l === 'Every IPAddress is inside a ServiceCIDR.')).toEqual([]); // not forged as a line
   });
 
@@ -273,6 +274,29 @@ describe('ipallocator status', () => {
     const report = JSON.parse(json.stdout) as StatusReport;
     expect(report.outside.addresses).toEqual([{ ip: '10.99.0.30', owner: `default/${long}` }]);
     expect(report.owners.map((o) => o.namespace).sort()).toEqual(['default', long]);
+  });
+
+  it('shows in quotes a name that would not read as itself: a space at an end or two in a row, a quote', async () => {
+    // Regression: "10.96.1.2 " showed as 10.96.1.2, its trailing space invisible.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(d, '10.96.1.2 ', { namespace: 'default', name: 'web' });
+    addIPAddress(d, '10.96.1.3', { namespace: 'default', name: 'web  x' });
+    addIPAddress(d, '10.96.1.4', { namespace: 'de"v', name: 'a' });
+    addIPAddress(d, '10.96.1.5', { namespace: ' ', name: 'b' });
+    addIPAddress(d, '10.96.1.6', { namespace: 'default', name: 'web', resource: 'gateways', group: 'example.com' });
+    const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    const outside = lines.slice(lines.indexOf('Outside every ServiceCIDR: 5 IPAddresses') + 1, lines.indexOf('Top owners by namespace:'));
+    expect(outside).toEqual([
+      expect.stringMatching(/^ {2}10\.96\.1\.3 +"default\/web {2}x"$/),
+      expect.stringMatching(/^ {2}10\.96\.1\.4 +"de\\"v\/a"$/),
+      expect.stringMatching(/^ {2}10\.96\.1\.5 +" \/b"$/),
+      expect.stringMatching(/^ {2}10\.96\.1\.6 +gateways\.example\.com default\/web$/), // one space inside: reads as itself
+      expect.stringMatching(/^ {2}"10\.96\.1\.2 " +default\/web$/),
+    ]);
+    expect(stdout).toMatch(/\n {2}" " +1\n/); // the namespace " " among the owners
   });
 
   it('lists thousands of IPAddresses in pages with limit and continue, and counts every one', async () => {
