@@ -24,7 +24,7 @@ export interface StatusReport {
   schema: 'ipallocator/status/v1';
   context: string;
   server: string;
-  /** IPAddress objects listed, in every range or none. */
+  /** IPAddress objects listed, in every range or none; a name listed twice counts once. */
   ipAddresses: number;
   serviceCIDRs: ServiceCIDRStatus[];
   /**
@@ -76,12 +76,17 @@ export interface BandStatus {
   used: number;
 }
 
-/** Counts every IPAddress into the ranges of every ServiceCIDR. */
+/**
+ * Counts every IPAddress into the ranges of every ServiceCIDR. A name listed twice (no API server
+ * holds two objects of one name; a broken server or proxy may list one twice) is one IPAddress,
+ * the later item, as a store keyed by name keeps it.
+ */
 export function summarize(
   context: { context: string; server: string },
   serviceCIDRs: readonly ServiceCIDRRecord[],
-  ipAddresses: readonly IPAddressRecord[],
+  listed: readonly IPAddressRecord[],
 ): StatusReport {
+  const ipAddresses = [...new Map(listed.map((r) => [r.name, r])).values()];
   const addrs: { record: IPAddressRecord; addr: Addr | undefined; inside: boolean }[] = ipAddresses.map((record) => ({
     record,
     addr: parseAddress(record.name),

@@ -276,6 +276,25 @@ describe('ipallocator status', () => {
     expect(report.owners.map((o) => o.namespace).sort()).toEqual(['default', long]);
   });
 
+  it('an IPAddress listed twice (a broken server or proxy) counts once, as the later item', async () => {
+    // Regression: both items were counted as used.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(d, '10.96.0.40', { namespace: 'default', name: 'web' });
+    addIPAddress(d, '10.96.0.41', { namespace: 'default', name: 'api' });
+    const [first, second] = d.objects();
+    const again = { ...first!, spec: { parentRef: { group: '', resource: 'services', namespace: 'shop', name: 'other' } } };
+    const list = { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: d.resourceVersion } };
+    d.proxyAnswerNext('list', 'ipaddresses', { ...list, items: [first, second, again] });
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.ipAddresses).toBe(2);
+    expect(report.serviceCIDRs[0]!.ranges[0]!.used).toBe(2);
+    expect(report.owners).toEqual([
+      { namespace: 'default', count: 1 },
+      { namespace: 'shop', count: 1 },
+    ]);
+  });
+
   it('shows in quotes a name that would not read as itself: a space at an end or two in a row, a quote', async () => {
     // Regression: "10.96.1.2 " showed as 10.96.1.2, its trailing space invisible.
     const d = c.double;
