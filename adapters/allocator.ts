@@ -96,8 +96,6 @@ export class Allocator implements IPAllocator, Disposable {
 
   private readonly cache: StoreCache;
   private readonly fam: Family;
-  /** The labels its creates carry (writeLabelsFor: a MemoryStore knows its writes by them); truly private, so no caller can borrow them. */
-  readonly #labels: Readonly<Record<string, string>>;
   private readonly random: RandomSource;
   /** What not to offer: the cache's addresses and this allocator's calls in flight. */
   private readonly taken: TakenAddresses;
@@ -125,7 +123,6 @@ export class Allocator implements IPAllocator, Disposable {
     this.cidr = p.cidr;
     this.ipFamily = p.family;
     this.fam = p.version;
-    this.#labels = writeLabelsFor(p.family);
     this.store = storeOption(opts.store);
     this.cache = this.store.cache;
     const random = randomOption(opts.random);
@@ -198,7 +195,7 @@ export class Allocator implements IPAllocator, Disposable {
         this.taken.recycle(op);
         throw e;
       }
-      const record = { name: op.name, labels: this.#labels, parentRef };
+      const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
       const start = this.metrics.start();
       const sync = this.store.sync;
       if (sync != null) {
@@ -311,7 +308,7 @@ export class Allocator implements IPAllocator, Disposable {
     let done = false;
     try {
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
-        const record = { name: op.name, labels: this.#labels, parentRef };
+        const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
         this.taken.enter(op);
         try {
           syncAnswer(sync.createSync(record), 'createSync');
@@ -344,7 +341,7 @@ export class Allocator implements IPAllocator, Disposable {
     this.taken.callStarted();
     try {
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
-        const record = { name: op.name, labels: this.#labels, parentRef };
+        const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
@@ -574,7 +571,7 @@ export class Allocator implements IPAllocator, Disposable {
   forEach(fn: (ip: string) => void): void {
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    // the labels as stored: the write set (this.#labels) goes to creates only
+    // the labels as stored: the write set (writeLabelsFor) goes to creates only, held by no property
     for (const r of this.cache.list(labelsFor(this.ipFamily))) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);

@@ -141,8 +141,6 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   readonly store: Store;
   private readonly g: BigGeometry;
   private readonly fam: Family;
-  /** The labels its creates carry (writeLabelsFor: a MemoryStore knows its writes by them); truly private, so no caller can borrow them. */
-  readonly #labels: Readonly<Record<string, string>>;
   private readonly random: RandomSource;
   private metrics: MetricsRecorder = NULL_RECORDER;
   private ready = true;
@@ -163,7 +161,6 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.cidr = this.g.cidr;
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
-    this.#labels = writeLabelsFor(this.ipFamily);
     this.store = storeOption(opts.store);
     this.random = randomOption(opts.random);
     const watcher: StoreWatcher = allocatorWatcher({
@@ -290,7 +287,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   /** upstream createIPAddress: create, count, set the gauges. */
   private async createRecord(name: string, owner: ParentRef | null, scope: Scope): Promise<void> {
     try {
-      await this.store.create({ name, labels: this.#labels, parentRef: owner });
+      await this.store.create({ name, labels: writeLabelsFor(this.ipFamily), parentRef: owner });
     } catch (e) {
       this.metrics.error(this.cidr, scope);
       if (isAlreadyExists(e)) throw new ErrAllocated();
@@ -351,7 +348,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   forEach(fn: (ip: string) => void): void {
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    // the labels as stored: the write set (this.#labels) goes to creates only
+    // the labels as stored: the write set (writeLabelsFor) goes to creates only, held by no property
     for (const r of this.store.cache.list(labelsFor(this.ipFamily))) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);

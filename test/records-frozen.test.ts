@@ -182,9 +182,9 @@ describe("the labels an allocator's creates carry", () => {
       expect((alloc as unknown as { labels?: unknown }).labels).toBeUndefined();
       alloc.forEach(() => {});
       expect(listed.at(-1)).toBe(store.getSync(ip)!.labels); // the set records are stored with
-      const answer = store.createSync({ name: '10.9.1.6', labels: listed.at(-1) as IPAddressRecord['labels'], parentRef: null });
+      const answer = store.createSync({ name: '10.9.2.6', labels: listed.at(-1) as IPAddressRecord['labels'], parentRef: null });
       expect(Object.isFrozen(answer)).toBe(true);
-      store.deleteSync('10.9.1.6');
+      store.deleteSync('10.9.2.6');
       await alloc.release(ip);
       alloc.destroy();
     }
