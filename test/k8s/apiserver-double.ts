@@ -62,6 +62,9 @@
 //                               dropped without an answer (the answer lost on the way)
 //   garbleNext(verb, count)     the next `count` requests of that verb answer 200 with a body
 //                               that is not JSON (a proxy or a broken server)
+//   cutMidBody(verb, how, count)  the next `count` requests of that verb are answered 200, and
+//                               their connection is reset (or closed) part-way through the body
+//                               (timed: the cut waits CUT_AFTER_MS after the first bytes)
 //   proxyAnswerNext(verb, plural, body, options)
 //                               the next requests of that verb on that resource (services,
 //                               ipaddresses, servicecidrs) are answered by something in front of
@@ -434,6 +437,13 @@ export function selectorMatches(selector: Selector, labels: Readonly<Record<stri
 
 const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
 
+/**
+ * How long cutMidBody waits after writing the first bytes of an answer before it cuts the
+ * connection: time for the client, in this process or another, to read the headers (a few ms
+ * on a loopback connection, even on a busy machine), so that the cut falls in its body.
+ */
+const CUT_AFTER_MS = 100;
+
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 /** RFC 3339 with second precision, as metav1.Time marshals. */
@@ -464,6 +474,8 @@ export class ApiServerDouble {
   >();
   private readonly latency = new Map<Verb | '*', number>();
   private readonly garbles = new Map<Verb, number>();
+  /** Verbs whose next requests are cut part-way through their answer (cutMidBody), and how. */
+  private readonly cuts = new Map<Verb, { how: 'reset' | 'close'; count: number }>();
   private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string }>();
   /** Resources whose list pages answer the continue token they were asked with (repeatContinue). */
   private readonly repeatedContinues = new Set<string>();
@@ -653,6 +665,35 @@ export class ApiServerDouble {
 
   garbleNext(verb: Verb, count = 1): void {
     this.garbles.set(verb, count);
+  }
+
+  /**
+   * The next `count` requests of `verb` are answered 200 with the headers and the first bytes of
+   * a chunked JSON body, then their connection is cut: `reset` sends an RST (a proxy or the
+   * server process killed), `close` a FIN without the rest of the body (a load balancer's idle
+   * cut). The cut waits CUT_AFTER_MS after those bytes are written, so that the client holds the
+   * answer and is reading its body — the failure this switch is for; a cut before the headers
+   * reach the client is a failed request instead.
+   */
+  cutMidBody(verb: Verb, how: 'reset' | 'close' = 'reset', count = 1): void {
+    this.cuts.set(verb, { how, count });
+  }
+
+  /** Answers the request with the start of a body and cuts its connection (cutMidBody) when one is armed; true if it did. */
+  private cutAnswer(res: http.ServerResponse, verb: Verb): boolean {
+    const cut = this.cuts.get(verb);
+    if (cut === undefined) return false;
+    if (--cut.count <= 0) this.cuts.delete(verb);
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.write('{"apiVersion":"networking.k8s.io/v1","metadata":{', () => {
+      setTimeout(() => {
+        const socket = res.socket;
+        if (socket === null) return;
+        if (cut.how === 'reset') socket.resetAndDestroy();
+        else socket.destroy();
+      }, CUT_AFTER_MS);
+    });
+    return true;
   }
 
   /**
@@ -899,6 +940,7 @@ export class ApiServerDouble {
       return this.sendJSON(res, fault.code, faultStatus(fault.code, fault.message, fault.retryAfterSeconds));
     }
     if (this.proxyAnswer(res, verb, plural!)) return;
+    if (this.cutAnswer(res, verb)) return;
 
     const garbled = this.garbles.get(verb) ?? 0;
     if (garbled > 0) {
