@@ -19,6 +19,7 @@ import { ErrDestroyed, InvalidArgumentError } from '../adapters/errors.ts';
 import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
 import { until } from './k8s/helpers.ts';
 import { SilentServer } from './k8s/silent-server.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { clientNodeListerWatcher } from '../adapters/kubernetes/lister-watcher.ts';
 import { ApiRequests } from '../adapters/kubernetes/requests.ts';
 import { WatchSession } from '../adapters/kubernetes/watch-session.ts';
@@ -240,4 +241,60 @@ describe('a server that throttles (429)', () => {
     s2.close();
     await slow.close();
   });
+});
+
+// A connection that fails once the answer has begun — reset, or closed before the body is
+// complete — fails the request at once with the network error, whatever the runtime; it is
+// never waited out as a request without an answer. The request timeout is longer than the test's
+// own, so a request that waited for it would fail the test.
+describe('a connection cut part-way through an answer', () => {
+  const LONGER_THAN_THE_TEST = 600_000;
+  let d: ApiServerDouble;
+  const closers: (() => void)[] = [];
+
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+  });
+  afterEach(async () => {
+    for (const close of closers.splice(0)) close();
+    await d.close();
+  });
+
+  function store(): KubernetesStore {
+    const s = new KubernetesStore(kubeConfigFor(d.url), {
+      start: false,
+      requestTimeoutMs: LONGER_THAN_THE_TEST,
+      backoff: { initialMs: 2, maxMs: 20 },
+    });
+    closers.push(() => s.close());
+    return s;
+  }
+
+  const rows = [
+    { how: 'reset', network: 'ECONNRESET' },
+    { how: 'close', network: 'UND_ERR_SOCKET' },
+  ] as const;
+
+  for (const { how, network } of rows) {
+    it(`${how}: a get rejects with the network error (${network}), not the request timeout`, async () => {
+      d.cutMidBody('get', how);
+      const err = await outcome(store().get('10.96.0.10'));
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const e = err as KubernetesApiError;
+      expect(e.message).toBe(`get ${IPADDRESSES} "10.96.0.10": terminated (${network})`);
+      expect([e.timeoutMs, e.code]).toEqual([undefined, undefined]);
+    });
+
+    it(`${how}: a list that fails so is a failed list, named in lastError, and listed again`, async () => {
+      d.cutMidBody('list', how);
+      const s = store();
+      const errors: string[] = [];
+      s.onStateChange((_state, error) => {
+        if (error !== undefined) errors.push(error.message);
+      });
+      s.start();
+      await s.waitForSync();
+      expect(errors[0]).toBe(`list ${IPADDRESSES}: terminated (${network})`);
+    });
+  }
 });

@@ -27,8 +27,13 @@
 // 5xx without the header is a failure. A caller that cannot make a repeat safe turns the 5xx
 // resend off (run's `resendAfterServerError`: a delete without the uid to make it conditional).
 //
+// A connection reset or closed part-way through an answer fails the request at once, with the
+// network error (e.g. `terminated (ECONNRESET)`), under Deno as under Node: see
+// `letFetchEndBody`.
+//
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
 // its own (watch-session.ts).
+import { isReadable } from 'node:stream';
 import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 import { describeAnswer, KubernetesApiError, translate } from './errors.ts';
@@ -240,7 +245,10 @@ function retryAfterSeconds(header: string): number | undefined {
   return n === undefined ? undefined : Number(n);
 }
 
-/** client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike). */
+/**
+ * client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike)
+ * and lets the fetch end the answer's body when its connection fails (`letFetchEndBody`).
+ */
 function withSignal(signal: AbortSignal): ConfigurationOptions {
   const middleware: ObservableMiddleware = {
     pre(context) {
@@ -248,8 +256,33 @@ function withSignal(signal: AbortSignal): ConfigurationOptions {
       return new Observable(Promise.resolve(context));
     },
     post(context) {
+      // client-node 1.x's answer has no stream(): its node-fetch body ends on a lost connection by itself.
+      if (typeof context.body.stream === 'function') letFetchEndBody(context.body.stream());
       return new Observable(Promise.resolve(context));
     },
   };
   return { middleware: [middleware], middlewareMergeStrategy: 'append' };
+}
+
+/** The property node:stream's isReadable() reads first, as Node's own web streams define it. */
+const NODE_STREAM_READABLE = Symbol.for('nodejs.stream.readable');
+
+/**
+ * Makes a connection that fails part-way through an answer end the body being read, under Deno.
+ *
+ * undici's fetch (client-node 2.x) ends a body whose connection was reset or closed early only
+ * `if (isReadable(stream))`, node:stream's isReadable. Node's web ReadableStream answers it (it
+ * defines this symbol); Deno's does not, so there isReadable() says null ("cannot tell"), undici
+ * leaves the body open, and reading it waits for ever — for us, until the request's deadline,
+ * reported as "no answer within N ms" instead of the reset. Where isReadable() cannot tell, the
+ * body is given the answer undici assumes: readable. That is safe even once it no longer is:
+ * undici asks only to decide whether to error the stream, and erroring a stream that has closed
+ * or errored already does nothing (the Streams standard's ReadableStreamDefaultControllerError and
+ * ReadableByteStreamControllerError return when the state is not "readable"). An aborted fetch
+ * (the deadline, close()) then errors the body too, as under Node. Under Node the body is left
+ * as it is. A watch's body, read for as long as it stays open, needs the same.
+ */
+export function letFetchEndBody(body: ReadableStream<Uint8Array> | null): void {
+  if (body === null || isReadable(body as unknown as NodeJS.ReadableStream) !== null) return;
+  Object.defineProperty(body, NODE_STREAM_READABLE, { value: true });
 }
