@@ -114,19 +114,40 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     ['an ADDED', 'without metadata', { spec: {} }, 'an object without metadata'],
     ['an ADDED', 'without a name', { metadata: { resourceVersion: '50' } }, 'an object without a name'],
     ['a DELETED', 'without a name', { metadata: { uid: 'u1' } }, 'an object without a name'],
-  ])('%s event whose object is %s: the watch fails, the store re-lists, no record named ""', async (event, _name, object, problem) => {
-    const { store, errors } = open();
-    store.start();
-    await store.waitForSync();
-    await until(() => d.openWatches() === 1);
-    const type = event.split(' ')[1]!;
-    d.sendWatchEvent(type, object);
-    d.insert(ipAddress('10.0.0.3')); // the re-list must bring it, whether the watch saw it or not
-    await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
-    expect(errors[0]).toBe(`watch ipaddresses.networking.k8s.io: the API server sent ${event} event whose object is ${problem}`);
-    await until(() => store.cache.get('10.0.0.3') !== undefined);
-    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
-  });
+    [
+      'an ADDED',
+      'a Service named like a free address',
+      { kind: 'Service', apiVersion: 'v1', metadata: { name: '10.0.0.4', namespace: 'default', resourceVersion: '50' } },
+      'an object of kind "Service", not an IPAddress',
+    ],
+    [
+      'a DELETED',
+      'a ServiceCIDR named like a held address',
+      { kind: 'ServiceCIDR', apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.0.0.1', resourceVersion: '50' } },
+      'an object of kind "ServiceCIDR", not an IPAddress',
+    ],
+    [
+      'a DELETED',
+      'an IPAddress of another apiVersion',
+      { kind: 'IPAddress', apiVersion: 'example.com/v1', metadata: { name: '10.0.0.1', resourceVersion: '50' } },
+      'an IPAddress of apiVersion "example.com/v1", not "networking.k8s.io/v1"',
+    ],
+  ])(
+    '%s event whose object is %s: the watch fails, the store re-lists, the cache keeps only IPAddresses',
+    async (event, _name, object, problem) => {
+      const { store, errors } = open();
+      store.start();
+      await store.waitForSync();
+      await until(() => d.openWatches() === 1);
+      const type = event.split(' ')[1]!;
+      d.sendWatchEvent(type, object);
+      d.insert(ipAddress('10.0.0.3')); // the re-list must bring it, whether the watch saw it or not
+      await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+      expect(errors[0]).toBe(`watch ipaddresses.networking.k8s.io: the API server sent ${event} event whose object is ${problem}`);
+      await until(() => store.cache.get('10.0.0.3') !== undefined);
+      expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2', '10.0.0.3']);
+    },
+  );
 
   it.each([
     ['a login page (200 text/html)', LOGIN_PAGE, 'an object without metadata, not the IPAddress "10.0.0.1"'],

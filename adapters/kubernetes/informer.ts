@@ -70,8 +70,9 @@
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
 import { namedObjectProblem } from './answers.ts';
+import { describeBody } from './bodies.ts';
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
-import { matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
+import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
@@ -111,8 +112,13 @@ export interface WaitForSyncOptions {
 export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
   /** Who owns the informer, for errors (`KubernetesStore`). Default: the resource. */
   owner?: string;
-  /** The kind of the resource's list: a list answer of another kind is a failed list. Default IPAddressList. */
-  listKind?: string;
+  /**
+   * The kind of the resource's objects (default IPAddress) and their apiVersion (default
+   * networking.k8s.io/v1): a list of a kind other than `${kind}List` is a failed list, and a watch
+   * event whose object says another kind or apiVersion fails the watch.
+   */
+  kind?: string;
+  apiVersion?: string;
   /** Object (list item, watch event, create answer) → frozen record. Default: IPAddress toRecord. */
   convert?: (obj: unknown) => R;
   selector?: LabelSelector;
@@ -449,7 +455,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.stats.lists++;
     const { items, resourceVersion } = await listAll(this.lw, {
       resource: this.resource,
-      listKind: this.options.listKind ?? 'IPAddressList',
+      listKind: `${this.options.kind ?? 'IPAddress'}List`,
       pageSize: this.options.pageSize ?? 500,
       labelSelector: this.options.selector?.text || undefined,
       // A page the server asks to wait (a 429, or a 5xx with Retry-After) is sent again after the
@@ -527,7 +533,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       case 'ADDED':
       case 'MODIFIED':
       case 'DELETED': {
-        const problem = namedObjectProblem(object);
+        const problem = namedObjectProblem(object) ?? this.kindProblem(object);
         if (problem !== undefined) {
           return new KubernetesApiError(
             'watch',
@@ -551,6 +557,27 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (rv) {
       this.rv = rv;
       this.advanceShown(rv);
+    }
+    return undefined;
+  }
+
+  /**
+   * Why a named event object is not one of the resource's, or undefined: a kind or apiVersion
+   * other than the resource's (a Service named like an address on the IPAddress watch). Such an
+   * object is never applied: client-go's reflector (reflector.go, watchHandler) skips an event
+   * whose object is not of the expected type or GroupVersionKind, reporting it ("expected type …,
+   * but watch event object had type …"); our report is lastError, which the failed watch sets,
+   * and the re-list after it is what the other refused events get too. A missing kind or
+   * apiVersion is let through, as for a get's answer (checkObject).
+   */
+  private kindProblem(object: unknown): string | undefined {
+    const { kind, apiVersion } = object as { kind?: unknown; apiVersion?: unknown };
+    const want = this.options.kind ?? 'IPAddress';
+    const wantVersion = this.options.apiVersion ?? `${GROUP}/v1`;
+    const a = /^[AEIOU]/.test(want) ? 'an' : 'a';
+    if (kind !== undefined && kind !== want) return `${describeBody(object)}, not ${a} ${want}`;
+    if (apiVersion !== undefined && apiVersion !== wantVersion) {
+      return `${a} ${want} of apiVersion ${quoteInput(apiVersion)}, not ${JSON.stringify(wantVersion)}`;
     }
     return undefined;
   }

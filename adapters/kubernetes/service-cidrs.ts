@@ -327,7 +327,8 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     const lw = clientNodeListerWatcher(kc, requests, RESOURCE, path, (params, opts) => api.listServiceCIDR(params, opts));
     this.informer = new Informer<ServiceCIDRRecord>(lw, RESOURCE, {
       owner: 'KubernetesServiceCIDRs',
-      listKind: 'ServiceCIDRList',
+      kind: 'ServiceCIDR',
+      apiVersion: `${GROUP}/${this.apiVersion}`,
       convert: (obj) => toServiceCIDR(obj as ServiceCIDRObject),
       ...(this.selector ? { selector: this.selector } : {}),
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),

@@ -123,6 +123,8 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     const lw = clientNodeListerWatcher(kc, requests, RESOURCE, this.path, (params, opts) => this.api.listIPAddress(params, opts));
     this.informer = new Informer(lw, RESOURCE, {
       owner: 'KubernetesStore',
+      kind: 'IPAddress',
+      apiVersion: `${GROUP}/${this.apiVersion}`,
       ...(this.selector ? { selector: this.selector } : {}),
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
       ...(options.backoff ? { backoff: options.backoff } : {}),
