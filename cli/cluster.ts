@@ -20,6 +20,7 @@
 // or the identity lacks a permission (403: the verb and the resource). Which of the last three
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens.
+import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
 import {
   type ConfigurationOptions,
   CoreV1Api,
@@ -283,21 +284,16 @@ export class Cluster {
     resendAfterServerError = true,
   ): Promise<R> {
     const waited: number[] = [];
-    let contentType: string | undefined;
     // How far the last attempt got: client-node builds the request (kubeconfig, credentials)
     // before its middleware runs, and runs `post` only on an answer.
     let phase: Phase = 'unsent';
-    const probe: ObservableMiddleware = {
+    const probe = answerProbe();
+    const sent: ObservableMiddleware = {
       pre(context) {
         phase = 'sent';
         return new Observable(Promise.resolve(context));
       },
-      post(context) {
-        phase = 'answered';
-        const type = context.headers['content-type'];
-        contentType = typeof type === 'string' ? type.split(';')[0]!.trim() : undefined;
-        return new Observable(Promise.resolve(context));
-      },
+      post: (context) => new Observable(Promise.resolve(context)),
     };
     let answer: T;
     try {
@@ -305,21 +301,26 @@ export class Cluster {
         target,
         (o) => {
           phase = 'unsent';
-          return call({ ...o, middleware: [...(o.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
+          probe.reset();
+          return call({ ...o, middleware: [...(o.middleware ?? []), sent, probe.middleware], middlewareMergeStrategy: 'append' });
         },
         (answer) => waited.push(answer.code ?? 0),
         { resendAfterServerError },
       );
     } catch (e) {
       if (waited.length > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) waitedAnswers.set(e, waited);
-      if (typeof e === 'object' && e !== null) phases.set(e, phase);
+      if (typeof e === 'object' && e !== null) phases.set(e, probe.answered ? 'answered' : phase);
       throw e;
     }
     // A 200 whose body is not what was asked for (a proxy's login page, `{}`, a Status) is no
     // answer to read: taken as an empty list it would make every IPAddress an orphan.
     // client-node hands back text that is not JSON as it is, or as an empty typed object: the
     // content type says which it was.
+    // The answer is read from the JSON the probe parsed (answer-probe.ts), never from client-node's
+    // typed decoding of it, which reads a field of the wrong type as if it were right.
+    const contentType = probe.contentType;
     const json = contentType === undefined || isJson(contentType);
+    if (probe.json !== undefined) answer = probe.json.value as T;
     const checked = json ? read(answer) : typeof answer === 'string' ? describeBody(answer) : 'not JSON';
     if (typeof checked === 'string') {
       const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;

@@ -75,6 +75,42 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     });
   }
 
+  it.each([
+    [
+      'status',
+      'servicecidrs',
+      { kind: 'ServiceCIDRList', metadata: {}, items: [{ metadata: { name: 'str' }, spec: { cidrs: '10.97.0.0/24' } }] },
+      'list servicecidrs.networking.k8s.io',
+      ': a ServiceCIDRList whose item 0 is an object ("str") whose spec.cidrs is a string, not a list of strings',
+    ],
+    [
+      'status',
+      'servicecidrs',
+      { kind: 'ServiceCIDRList', metadata: {}, items: [{ metadata: { name: 'num' }, spec: { cidrs: [10] } }] },
+      'list servicecidrs.networking.k8s.io',
+      ': a ServiceCIDRList whose item 0 is an object ("num") whose spec.cidrs is a list holding a number, not a list of strings',
+    ],
+    [
+      'check',
+      'services',
+      {
+        kind: 'ServiceList',
+        metadata: {},
+        items: [{ metadata: { namespace: 'default', name: 'str' }, spec: { clusterIPs: '10.96.0.1' } }],
+      },
+      'list services',
+      ': a ServiceList whose item 0 is an object ("str") whose spec.clusterIPs is a string, not a list of strings',
+    ],
+  ])(
+    '%s, the %s list holding a field of the wrong type: that object is malformed, said once, never read one character at a time',
+    async (command, resource, body, request, what) => {
+      c.double.proxyAnswerNext('list', resource, body, { count: 2 });
+      const r = await cli([command, '--kubeconfig', c.kubeconfig], { now: later });
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toMatch(malformed(request, what));
+    },
+  );
+
   it('check --fix --yes, the Service list answered with a login page: deletes nothing, says so, exit 2', async () => {
     c.double.proxyAnswerNext('list', 'services', LOGIN_PAGE, { count: 2 });
     const report = await cli(['check', '--kubeconfig', c.kubeconfig], { now: later });

@@ -210,4 +210,35 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     );
     expect(source.list().map((c) => c.name)).toEqual(['kubernetes']);
   });
+
+  it('KubernetesServiceCIDRs: a ServiceCIDR whose spec.cidrs is a string is a failed list, said once, never one CIDR per character', async () => {
+    d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
+    const source = new KubernetesServiceCIDRs(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
+    stores.push(source);
+    const errors: string[] = [];
+    source.onStateChange((_state, error) => {
+      if (error !== undefined) errors.push(error.message);
+    });
+    const items = [{ metadata: { name: 'str', resourceVersion: '5' }, spec: { cidrs: '10.97.0.0/24' } }];
+    d.proxyAnswerNext('list', 'servicecidrs', { kind: 'ServiceCIDRList', metadata: { resourceVersion: '9' }, items });
+    source.start();
+    await source.waitForSync();
+    expect(errors).toEqual([
+      'list servicecidrs.networking.k8s.io: the API server answered with a ServiceCIDRList whose item 0 is an object ("str") whose spec.cidrs is a string, not a list of strings',
+    ]);
+    expect(source.list().map((c) => [c.name, c.cidrs])).toEqual([['kubernetes', ['10.96.0.0/24']]]);
+  });
+
+  it('an ADDED event whose IPAddress has labels holding a number: the watch fails, the store re-lists', async () => {
+    const { store, errors } = open();
+    store.start();
+    await store.waitForSync();
+    await until(() => d.openWatches() === 1);
+    d.sendWatchEvent('ADDED', { kind: 'IPAddress', metadata: { name: '10.0.0.9', resourceVersion: '50', labels: { a: 1 } } });
+    await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+    expect(errors[0]).toBe(
+      'watch ipaddresses.networking.k8s.io: the API server sent an ADDED event whose object is an object ("10.0.0.9") whose metadata.labels is an object holding a number, not a map of strings',
+    );
+    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+  });
 });

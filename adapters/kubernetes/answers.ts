@@ -12,6 +12,7 @@
 // client-go would decode as an empty list, is refused here: read as empty it would empty a cache,
 // or make every IPAddress an orphan, on the word of something that is not kube-apiserver.
 
+import { quoteText } from '../errors.ts';
 import { describeBody } from './bodies.ts';
 
 /** application/json, or a JSON-based type (application/merge-patch+json): what an answer to read must be. */
@@ -41,8 +42,9 @@ export function checkList(body: unknown, kind: string): CheckedList | string {
     return list.items === undefined ? `${a} ${kind} without items` : `${a} ${kind} whose items are ${describeBody(list.items)}`;
   }
   if (typeof list.metadata !== 'object' || list.metadata === null) return `${a} ${kind} without metadata`;
+  const itemKind = kind.replace(/List$/, '');
   for (let i = 0; i < list.items.length; i++) {
-    const problem = namedObjectProblem(list.items[i]);
+    const problem = namedObjectProblem(list.items[i]) ?? fieldProblem(list.items[i], itemKind);
     if (problem !== undefined) return `${a} ${kind} whose item ${i} is ${problem}`;
   }
   return { items: list.items, metadata: list.metadata as CheckedList['metadata'] };
@@ -61,6 +63,88 @@ export function namedObjectProblem(obj: unknown): string | undefined {
   return undefined;
 }
 
+/** A field's JSON type, as a Go struct field would decode it: text, a list of text, a map of text, an object, a list of objects. */
+type FieldType = 'string' | 'strings' | 'string map' | 'object' | 'objects';
+
+const METADATA: [string, FieldType][] = [
+  ['metadata.namespace', 'string'],
+  ['metadata.uid', 'string'],
+  ['metadata.resourceVersion', 'string'],
+  ['metadata.labels', 'string map'],
+];
+
+/** The fields read from each kind's objects, with the type each must have when present (null is absent, as in Go). */
+const FIELDS: Record<string, [string, FieldType][]> = {
+  IPAddress: [
+    ...METADATA,
+    ['spec', 'object'],
+    ['spec.parentRef', 'object'],
+    ['spec.parentRef.group', 'string'],
+    ['spec.parentRef.resource', 'string'],
+    ['spec.parentRef.namespace', 'string'],
+    ['spec.parentRef.name', 'string'],
+  ],
+  ServiceCIDR: [...METADATA, ['spec', 'object'], ['spec.cidrs', 'strings'], ['status', 'object'], ['status.conditions', 'objects']],
+  Service: [...METADATA, ['spec', 'object'], ['spec.clusterIP', 'string'], ['spec.clusterIPs', 'strings']],
+};
+
+const TYPE_WORDS: Record<FieldType, string> = {
+  string: 'a string',
+  strings: 'a list of strings',
+  'string map': 'a map of strings',
+  object: 'an object',
+  objects: 'a list of objects',
+};
+
+/**
+ * Why a named object of `kind` cannot be read, or undefined: a field read from it that has the
+ * wrong JSON type (spec.cidrs a string or holding a number, clusterIPs a string, labels holding
+ * a number). kube-apiserver serves no such object, and client-go fails to decode one; read as it
+ * is, a string would be taken one character at a time and a number turned into text. So the
+ * object is malformed as a whole, as one without a name is.
+ */
+export function fieldProblem(obj: unknown, kind: string): string | undefined {
+  for (const [path, type] of FIELDS[kind] ?? []) {
+    let value: unknown = obj;
+    for (const key of path.split('.'))
+      value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
+    if (value === undefined || value === null || hasType(value, type)) continue;
+    const name = (obj as { metadata: { name: string } }).metadata.name;
+    return `an object (${quoteText(name)}) whose ${path} is ${valueWords(value)}, not ${TYPE_WORDS[type]}`;
+  }
+  return undefined;
+}
+
+function hasType(value: unknown, type: FieldType): boolean {
+  const isObject = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  switch (type) {
+    case 'string':
+      return typeof value === 'string';
+    case 'strings':
+      return Array.isArray(value) && value.every((v) => typeof v === 'string');
+    case 'string map':
+      return isObject(value) && Object.values(value as object).every((v) => typeof v === 'string');
+    case 'object':
+      return isObject(value);
+    case 'objects':
+      return Array.isArray(value) && value.every(isObject);
+  }
+}
+
+/** A value of the wrong type in a few words: "a string", "a list holding a number", "an object". */
+function valueWords(value: unknown): string {
+  if (Array.isArray(value)) {
+    const odd = value.find((v) => typeof v !== 'string');
+    return `a list holding ${odd === undefined ? 'strings' : valueWords(odd)}`;
+  }
+  if (value === null) return 'null';
+  if (typeof value === 'object') {
+    const odd = Object.values(value).find((v) => typeof v !== 'string');
+    return odd === undefined ? 'an object' : `an object holding ${valueWords(odd)}`;
+  }
+  return `a ${typeof value}`;
+}
+
 /**
  * `body` as the object of `kind` named `name` (and in `namespace`, for a namespaced one), or the
  * reason it is not: a get answered with anything else must not be read as that object.
@@ -70,6 +154,8 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
   if (problem !== undefined) return `${problem}, not the ${kind} "${name}"`;
   const obj = body as { kind?: unknown; metadata: { name: string; namespace?: unknown } };
   if (obj.kind !== undefined && obj.kind !== kind) return `${describeBody(body)}, not the ${kind} "${name}"`;
+  const field = fieldProblem(body, kind);
+  if (field !== undefined) return `${field}, not the ${kind} "${name}"`;
   const at = namespace === undefined ? name : `${namespace}/${name}`;
   const got = namespace === undefined ? obj.metadata.name : `${String(obj.metadata.namespace ?? '')}/${obj.metadata.name}`;
   if (got !== at) return `the ${kind} ${JSON.stringify(got)}, not ${JSON.stringify(at)}`;

@@ -69,7 +69,7 @@
 // server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
-import { namedObjectProblem } from './answers.ts';
+import { fieldProblem, namedObjectProblem } from './answers.ts';
 import { describeBody } from './bodies.ts';
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
@@ -533,7 +533,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       case 'ADDED':
       case 'MODIFIED':
       case 'DELETED': {
-        const problem = namedObjectProblem(object) ?? this.kindProblem(object);
+        const problem = namedObjectProblem(object) ?? this.kindProblem(object) ?? fieldProblem(object, this.options.kind ?? 'IPAddress');
         if (problem !== undefined) {
           return new KubernetesApiError(
             'watch',

@@ -3,7 +3,8 @@
 // each list page through ApiRequests (deadline, 429 waits, aborted on close), each watch sent as
 // client-node's Watch sends it and read by us (watch-request.ts; watch-session.ts gives it
 // deadlines of its own).
-import { type ConfigurationOptions, type KubeConfig, Observable, type ObservableMiddleware } from '@kubernetes/client-node';
+import type { ConfigurationOptions, KubeConfig } from '@kubernetes/client-node';
+import { answerProbe } from './answer-probe.ts';
 import { isJson } from './answers.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ApiRequests } from './requests.ts';
@@ -81,24 +82,22 @@ export function clientNodeListerWatcher(
         ...(o.continue !== undefined ? { _continue: o.continue } : {}),
       };
       // client-node decodes a body that is not JSON (an auth proxy's login page answered 200) as an
-      // empty list object; only the content type of the answer tells it apart from `{}`.
-      let contentType: string | undefined;
-      const probe: ObservableMiddleware = {
-        pre: (context) => new Observable(Promise.resolve(context)),
-        post: (context) => {
-          const type = context.headers['content-type'];
-          contentType = typeof type === 'string' ? type.split(';')[0]!.trim() : undefined;
-          return new Observable(Promise.resolve(context));
-        },
-      };
+      // empty list object, and fits a JSON one to its model: the page is read from the JSON the
+      // probe parsed, and only the content type tells text apart from `{}`.
+      const probe = answerProbe();
       const page = await requests.run(
         { verb: 'list', resource },
         (opts) => {
-          contentType = undefined;
-          return listPage(params, { ...opts, middleware: [...(opts.middleware ?? []), probe], middlewareMergeStrategy: 'append' });
+          probe.reset();
+          return listPage(params, {
+            ...opts,
+            middleware: [...(opts.middleware ?? []), probe.middleware],
+            middlewareMergeStrategy: 'append',
+          });
         },
         o.onWait,
       );
+      const contentType = probe.contentType;
       if (contentType !== undefined && !isJson(contentType)) {
         throw new KubernetesApiError(
           'list',
@@ -109,6 +108,7 @@ export function clientNodeListerWatcher(
           `the API server answered with a malformed body (content type ${contentType}): not JSON`,
         );
       }
+      if (probe.json !== undefined) return probe.json.value as ListPage;
       return page as ListPage;
     },
     async watch(o, onEvent, onDone) {

@@ -1,0 +1,74 @@
+// What an answer was, as the server sent it: its content type, and the JSON of a 2xx answer,
+// parsed here instead of by client-node's typed decoding. That decoding fits the body to its
+// model and cannot fail on a field of the wrong type, so it hides one: a string where the model
+// has an array is taken one character at a time (a ServiceCIDR's spec.cidrs "10.96.0.0/24"
+// becomes ["1", "0", …]), `[]` and `42` become an empty typed object, and an object where the
+// model has an array throws "data is not iterable". The answers we read ourselves (list pages,
+// the command line's requests) are read from this JSON; answers.ts then checks what it is.
+//
+// client-node is handed `null` in place of a body the probe parsed (its decoding returns null for
+// it), so it decodes nothing; a body that is not JSON, or not a 2xx answer, reaches it unchanged.
+import { Observable, type ObservableMiddleware, ResponseContext } from '@kubernetes/client-node';
+import { isJson } from './answers.ts';
+
+export interface AnswerProbe {
+  /** The middleware to add to each attempt's per-call options (middlewareMergeStrategy 'append'). */
+  readonly middleware: ObservableMiddleware;
+  /** The last answer's media type, without parameters; undefined before an answer or without the header. */
+  readonly contentType: string | undefined;
+  /** The last answer's JSON, when it was a 2xx JSON answer that parsed to anything but a string; else undefined. */
+  readonly json: { value: unknown } | undefined;
+  /** True once an answer arrived (its `post` ran): the request was answered. */
+  readonly answered: boolean;
+  /** Forgets the last answer: call before each attempt. */
+  reset(): void;
+}
+
+const NULL_BODY = {
+  text: () => Promise.resolve('null'),
+  binary: () => Promise.resolve(new TextEncoder().encode('null')),
+  stream: () => null,
+};
+
+/** A probe for one request (its attempts one after another). */
+export function answerProbe(): AnswerProbe {
+  const probe = {
+    contentType: undefined as string | undefined,
+    json: undefined as { value: unknown } | undefined,
+    answered: false,
+    reset() {
+      probe.contentType = undefined;
+      probe.json = undefined;
+      probe.answered = false;
+    },
+    middleware: {
+      pre: (context) => new Observable(Promise.resolve(context)),
+      post: (context) => new Observable(read(context)),
+    } as ObservableMiddleware,
+  };
+  async function read(context: ResponseContext): Promise<ResponseContext> {
+    probe.answered = true;
+    const type = context.headers['content-type'];
+    probe.contentType = typeof type === 'string' ? type.split(';')[0]!.trim() : undefined;
+    const ok = context.httpStatusCode >= 200 && context.httpStatusCode <= 299;
+    if (!ok || probe.contentType === undefined || !isJson(probe.contentType)) return context;
+    const text = await context.body.text();
+    try {
+      const value: unknown = JSON.parse(text);
+      // a JSON string stays client-node's to decode (as an empty object): a string here means text
+      // that is not JSON to describeBody, and the message would call it so
+      if (typeof value !== 'string') probe.json = { value };
+      else throw new Error('a JSON string');
+    } catch {
+      // not JSON after all, or a JSON string: client-node reads it as before
+      const again = {
+        text: () => Promise.resolve(text),
+        binary: () => Promise.resolve(new TextEncoder().encode(text)),
+        stream: () => null,
+      };
+      return new ResponseContext(context.httpStatusCode, context.headers, again as unknown as ResponseContext['body']);
+    }
+    return new ResponseContext(context.httpStatusCode, context.headers, NULL_BODY as unknown as ResponseContext['body']);
+  }
+  return probe;
+}
