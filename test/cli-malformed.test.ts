@@ -37,6 +37,13 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     { name: 'a login page (200 text/html)', body: LOGIN_PAGE, what: ' (content type text/html): not JSON' },
     { name: 'an empty object', body: {}, what: ': an empty object, not an IPAddressList: it has no items' },
     { name: 'a JSON string', body: 'ok', what: ': an empty object, not an IPAddressList: it has no items' },
+    { name: 'an empty JSON array', body: [], what: ': a JSON array, not an IPAddressList' },
+    { name: 'a JSON number', body: 42, what: ': the JSON number 42, not an IPAddressList' },
+    {
+      name: 'a list whose items are an object',
+      body: { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '9' }, items: { a: {} } },
+      what: ': an IPAddressList whose items are an object, not a list',
+    },
     {
       name: 'a Status sent with 200',
       body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' },

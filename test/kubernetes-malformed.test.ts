@@ -49,6 +49,21 @@ const badLists: { name: string; body: unknown; says: string }[] = [
     says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose items are null',
   },
   {
+    name: 'an empty JSON array',
+    body: [],
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with a JSON array, not an IPAddressList',
+  },
+  {
+    name: 'a JSON number',
+    body: 42,
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with the JSON number 42, not an IPAddressList',
+  },
+  {
+    name: 'a list whose items are an object',
+    body: { ...list([]), items: { a: {} } },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose items are an object, not a list',
+  },
+  {
     name: 'a list whose item is null',
     body: list([null]),
     says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose item 0 is null',

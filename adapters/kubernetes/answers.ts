@@ -39,7 +39,10 @@ export function checkList(body: unknown, kind: string): CheckedList | string {
   if (list.kind !== undefined && list.kind !== kind && list.kind !== 'List') return `${describeBody(body)}, not ${a} ${kind}`;
   if (!Array.isArray(list.items)) {
     if (list.kind === undefined) return `${describeBody(body)}, not ${a} ${kind}: it has no items`;
-    return list.items === undefined ? `${a} ${kind} without items` : `${a} ${kind} whose items are ${describeBody(list.items)}`;
+    if (list.items === undefined) return `${a} ${kind} without items`;
+    if (list.items === null) return `${a} ${kind} whose items are null`;
+    const what = typeof list.items === 'object' ? 'an object' : describeBody(list.items);
+    return `${a} ${kind} whose items are ${what}, not a list`;
   }
   if (typeof list.metadata !== 'object' || list.metadata === null) return `${a} ${kind} without metadata`;
   const itemKind = kind.replace(/List$/, '');
