@@ -373,6 +373,20 @@ describe('ipallocator status', () => {
     expect(d.requestsOf('list').filter((q) => q.path.endsWith('/ipaddresses')).length).toBe(2);
   });
 
+  it('a listing answered page after page with no items and a new continue token ends after ten such pages, exit 2 (the API-server double)', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20'], true);
+    for (let i = 0; i < PAGE_SIZE + 1; i++) addIPAddress(d, v4text(v4('10.96.0.1') + i), { namespace: 'default', name: `s${i}` });
+    d.emptyPagesForEver('ipaddresses');
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      'ipallocator: list ipaddresses.networking.k8s.io: the API server answered 10 pages in a row without an item, each with a new continue token; the listing would never end\n',
+    );
+    // the first page (full), then ten empty ones
+    expect(d.requestsOf('list').filter((q) => q.path.endsWith('/ipaddresses')).length).toBe(11);
+  });
+
   // Not what kube-apiserver does: a broken server or proxy. The listing would never end.
   it.each([
     ['the same token again', ['A', 'A']],

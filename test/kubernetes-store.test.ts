@@ -319,6 +319,23 @@ describe('KubernetesStore', () => {
       expect(lists[2]?.query.continue).toBeUndefined(); // the next listing (after the backoff) starts again
     });
 
+    it('fails a listing answered page after page with no items and a new continue token, after ten such pages', async () => {
+      for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
+      d.emptyPagesForEver('ipaddresses'); // a broken server or proxy: no token comes back
+      const s = open({ pageSize: 2 });
+      const err = await s.waitForSync({ timeoutMs: 300 }).then(
+        () => undefined,
+        (e: unknown) => e as SyncTimeoutError,
+      );
+      expect(err).toBeInstanceOf(SyncTimeoutError);
+      expect(err!.lastError?.message).toBe(
+        'list ipaddresses.networking.k8s.io: the API server answered 10 pages in a row without an item, each with a new continue token; the listing would never end',
+      );
+      const lists = d.requestsOf('list');
+      expect(lists.slice(0, 11).map((r) => r.query.continue === undefined)).toEqual([true, ...Array(10).fill(false)]);
+      expect(lists[11]?.query.continue).toBeUndefined(); // the next listing (after the backoff) starts again
+    });
+
     it('shows records created and deleted through another client, via the watch', async () => {
       const s = open();
       await s.waitForSync();

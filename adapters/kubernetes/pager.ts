@@ -32,9 +32,21 @@ export interface PagerOptions {
 }
 
 /**
+ * How many pages in a row may go on (a continue token) without an item before the listing is
+ * given up. kube-apiserver never sends one: its etcd storage (apiserver's storage/etcd3/store.go,
+ * GetList) keeps reading from etcd until the page holds `limit` items ("take items from the
+ * response until the bucket is full") and gives a continue token only when items remain, so a
+ * page that goes on is full. A server answering empty pages with fresh tokens (a broken proxy or
+ * aggregated server) would otherwise be paged for ever, one request after another. Ten leaves
+ * room for a server that filters after paging and so may answer an empty page now and then.
+ */
+const MAX_EMPTY_PAGES = 10;
+
+/**
  * Pages through the list; an expired continue token restarts it once, without paging. A server
  * (or proxy) that answers a continue token it gave before — the same token again, or a cycle —
- * would be paged for ever: the listing fails with `fail(…)` instead.
+ * or MAX_EMPTY_PAGES pages in a row without an item, each with a continue token, would be paged
+ * for ever: the listing fails with `fail(…)` instead.
  */
 export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<Listing> {
   const limit = o.pageSize > 0 ? o.pageSize : undefined;
@@ -42,6 +54,7 @@ export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<
   const tokens = new Set<string>(); // continue tokens this listing was given
   let resourceVersion = '';
   let cont: string | undefined;
+  let emptyPages = 0; // pages in a row that went on without an item
   for (;;) {
     let page: CheckedList;
     try {
@@ -70,6 +83,12 @@ export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<
     // A broken server or proxy: the listing would never end.
     if (tokens.has(cont)) throw o.fail('the API server answered a continue token it had given before; the listing would never end');
     tokens.add(cont);
+    emptyPages = page.items.length === 0 ? emptyPages + 1 : 0;
+    if (emptyPages >= MAX_EMPTY_PAGES) {
+      throw o.fail(
+        `the API server answered ${MAX_EMPTY_PAGES} pages in a row without an item, each with a new continue token; the listing would never end`,
+      );
+    }
     o.onPage?.(items.length, remainingOf(page));
     if (o.stopped?.()) return { items, resourceVersion };
   }

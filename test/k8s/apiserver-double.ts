@@ -88,6 +88,9 @@
 //   repeatContinue(plural)      every list page of ipaddresses or servicecidrs asked for with a
 //                               continue token answers that same token again (a broken server
 //                               or proxy: a client that follows it pages for ever)
+//   emptyPagesForEver(plural)   every list page of ipaddresses or servicecidrs asked for with a
+//                               continue token answers no items and a new token (a broken
+//                               server or proxy: no token repeats, the listing never ends)
 //   compact()                   drop the watch history: a watch from an older version gets 410
 //   backup()/restoreBackup(b)   an etcd restore without --bump-revision: objects and revision go
 //                               back, watches end; a watch from a later revision answers 504
@@ -479,6 +482,9 @@ export class ApiServerDouble {
   private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string }>();
   /** Resources whose list pages answer the continue token they were asked with (repeatContinue). */
   private readonly repeatedContinues = new Set<string>();
+  /** Resources whose list pages asked for with a continue token answer no items and a new token (emptyPagesForEver). */
+  private readonly emptyPages = new Set<string>();
+  private emptyPagesServed = 0;
   /** Verbs whose next request takes effect and is then answered with a ServerTimeout (timeOutAfterCommit). */
   private readonly timeOutsAfterCommit = new Set<Verb>();
   private readonly dropsAfterCommit = new Set<Verb>();
@@ -731,6 +737,15 @@ export class ApiServerDouble {
    */
   repeatContinue(plural: string): void {
     this.repeatedContinues.add(plural);
+  }
+
+  /**
+   * From now on every list page of `plural` asked for with a continue token answers with no items
+   * and a token never given before: no kube-apiserver does this (a page that goes on is full); a
+   * broken server or proxy might, and no token repeats for a client to notice.
+   */
+  emptyPagesForEver(plural: string): void {
+    this.emptyPages.add(plural);
   }
 
   /**
@@ -1084,6 +1099,10 @@ export class ApiServerDouble {
     const limit = query.limit !== undefined ? Number(query.limit) : 0;
     let snapshot: { rv: number; items: KubeObject[] };
     let start = 0;
+    if (query.continue && this.emptyPages.has(plural)) {
+      const metadata = { resourceVersion: String(this.rv), continue: `empty-${++this.emptyPagesServed}` };
+      return this.sendJSON(res, 200, { kind: `${RESOURCES[plural]!.kind}List`, apiVersion: `${GROUP}/${version}`, metadata, items: [] });
+    }
     if (query.continue) {
       const [id, offset] = decodeContinue(query.continue);
       const snap = id !== undefined ? this.snapshots.get(id) : undefined;
