@@ -792,8 +792,12 @@ export class CallReturns {
  * A call that allocates may return held offsets to the free pool (those due, and when nothing
  * else is free the oldest early); if it then fails, they are held again as they were: same place
  * in line, same deadline. Until the call ends, their FIFO entries stay where they are (in
- * `returned`; compaction keeps them), free to anyone: one another caller took meanwhile stays
- * that caller's.
+ * `returned`; compaction keeps them), free to anyone. One rule for such an offset: the entry
+ * belongs to whoever holds the offset now. Another call's take of it (a strategy's choice)
+ * hands the entry over to that call (took): its failure holds the offset again in place, its
+ * success keeps it. A static reservation of it takes the entry's deadline (handOver), as a
+ * claim of a held offset does: its failure holds the offset again until then, last in line.
+ * Anyone else's mark (a record the cache reports) keeps it: a later delete holds it anew.
  * @internal reached through coolingQueueOf
  */
 export class CoolingQueue {
@@ -945,6 +949,40 @@ export class CoolingQueue {
     return true;
   }
 
+  /**
+   * The recording call's take just marked (hi, lo), which was free: when another running call
+   * returned it, its entry passes to the recording call, whose end keeps it (success) or holds
+   * it again in place (failure). Without this, the first call's end finds it taken and leaves it
+   * to the taker, whose failure then frees it: the hold is lost.
+   */
+  took(hi: number, lo: number): void {
+    const r = this.recording;
+    if (this.returned.size === 0 || r === null) return;
+    const entry = this.returned.get(keyOf(hi, lo));
+    if (entry === undefined || entry.by === r) return;
+    entry.by = r;
+    r.offsets.push(hi, lo);
+  }
+
+  /** Whether a running call returned offsets that are not back yet (handOver may find one). */
+  get returning(): boolean {
+    return this.returned.size !== 0;
+  }
+
+  /**
+   * A static reservation just marked (hi, lo), which was free: when a running call returned it,
+   * that call lets it go, and the deadline of its hold is returned (undefined when none did), for
+   * the reservation to hold it again until then if it fails (holdAgain), as after a claim.
+   */
+  handOver(hi: number, lo: number): number | undefined {
+    if (this.returned.size === 0) return undefined;
+    const key = keyOf(hi, lo);
+    const entry = this.returned.get(key);
+    if (entry === undefined) return undefined;
+    this.returned.delete(key);
+    return this.untils[entry.at];
+  }
+
   /** An allocateNext happened (a count-based cool-down's clock). */
   tick(): void {
     this.allocations++;
@@ -984,9 +1022,9 @@ export class CoolingQueue {
       const lo = o[i + 1]!;
       const key = keyOf(hi, lo);
       const entry = this.returned.get(key);
-      if (entry === undefined || entry.by !== r) continue; // returned again since, by another call
+      if (entry === undefined || entry.by !== r) continue; // handed over to its taker, or returned again since by another call
       this.returned.delete(key);
-      // held anew by a release meanwhile, or taken meanwhile (it stays its taker's)
+      // held anew by a release meanwhile, or marked meanwhile by a record the cache reports (it stays so)
       if (!holding || this.held.has(key)) continue;
       try {
         if (!this.#index.set(hi, lo)) continue;

@@ -104,7 +104,10 @@ export class StrategyDriver {
       this.unmark(space, hi, lo, e); // its hook failed: nothing taken
       throw e;
     }
-    cooling?.tick();
+    if (cooling !== null) {
+      cooling.took(hi, lo); // another running call may have returned it: this call holds it again if it fails
+      cooling.tick();
+    }
     return true;
   }
 

@@ -71,7 +71,10 @@ export class Op {
    * unreserve (the cache, other ops, a cool-down), not by this flag.
    */
   reserved = false;
-  /** The op claimed its address from a cool-down's hold, which would have ended then: a failure holds it again. */
+  /**
+   * The op claimed its address from a cool-down's hold (or took it from a running allocateNext
+   * that had returned it from the hold), which would have ended then: a failure holds it again.
+   */
   heldUntil: number | undefined = undefined;
   /**
    * The cache reported the record while the op was pending: an add event (or, for the running
@@ -310,17 +313,21 @@ export class TakenAddresses {
 
   /**
    * Marks op's address taken for a static allocation: op.reserved when this call marked it (it
-   * was free, or held by a cool-down: claimed, with op.heldUntil), false when it was taken
+   * was free, or held by a cool-down: claimed, with op.heldUntil; op.heldUntil too when a running
+   * allocateNext had returned it from the hold: CoolingQueue.handOver), false when it was taken
    * already. Throws OutOfMemoryError.
    */
   reserve(op: Op): void {
     const w = op.address;
     op.heldUntil = undefined;
+    const cooling = this.cooling;
     if (this.index!.set(w)) {
       op.reserved = true;
+      // free, but maybe returned from the hold by a running allocateNext: its hold is this op's now
+      if (cooling?.returning && this.index!.offsetOf(w, this.off))
+        op.heldUntil = cooling.handOver(this.off[0]!, this.off[1]!);
       return;
     }
-    const cooling = this.cooling;
     const until =
       cooling !== null && cooling.size !== 0 && this.index!.offsetOf(w, this.off) ? cooling.untilOf(this.off[0]!, this.off[1]!) : undefined;
     op.reserved = until !== undefined && cooling!.claim(this.off[0]!, this.off[1]!);
