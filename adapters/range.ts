@@ -400,6 +400,8 @@ export class Range implements RangeView {
       // nothing it may choose is free: 'legacy-bitmap' past its 65,535 IPv6 addresses, a strategy
       // of your own that keeps to some addresses — ErrFull, as upstream's capped bitmap answers
       return false;
+    } else {
+      this.cooling?.tick(); // one address handed out (a failed call takes its ticks back: endCall)
     }
     this.allocated++;
     return true;

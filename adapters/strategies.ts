@@ -637,7 +637,11 @@ export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: stri
 export interface CoolDownOptions {
   /** Milliseconds from the release (on the `now` clock). */
   ms?: number | undefined;
-  /** allocateNext calls on the same range after the release. */
+  /**
+   * Allocations on the same range after the release: addresses its allocateNext calls hand out
+   * (a Range's allocateMany counts one per address); a call that fails, and the candidates an
+   * Allocator's call tries before a create succeeds, are not counted.
+   */
   allocations?: number | undefined;
   /** The clock for `ms`, in milliseconds (default Date.now; a simulation passes its own). */
   now?: (() => number) | undefined;
@@ -776,7 +780,7 @@ export function coolingQueueOf(cooling: Cooling | undefined, index: FreeIndex): 
 export class CallReturns {
   /** The offsets returned, as (hi, lo) pairs. */
   readonly offsets: number[] = [];
-  /** Ticks of a count-based cool-down's clock. */
+  /** Ticks of a count-based cool-down's clock while it recorded (a Range's takes: each an allocation). */
   ticks = 0;
 
   constructor(
@@ -808,7 +812,7 @@ export class CoolingQueue {
   private head = 0;
   /** offset key → its FIFO position (a claimed offset's stale entry is skipped on expiry). */
   private readonly held = new Map<number | string, number>();
-  /** allocateNext calls so far (the clock of a count-based cool-down). */
+  /** Addresses handed out so far (the clock of a count-based cool-down; see tick). */
   private allocations = 0;
   /**
    * offset key → its FIFO position and the call that returned it to the free pool, for calls
@@ -983,7 +987,12 @@ export class CoolingQueue {
     return this.untils[entry.at];
   }
 
-  /** An allocateNext happened (a count-based cool-down's clock). */
+  /**
+   * An address was handed out (a count-based cool-down's clock): ticked by the owner once per
+   * allocation, never per candidate — Range per address it takes (allocateMany's n count n), the
+   * Allocator once per allocateNext whose create succeeded. A tick while a call records is taken
+   * back if that call fails (endCall).
+   */
   tick(): void {
     this.allocations++;
     if (this.recording !== null) this.recording.ticks++;

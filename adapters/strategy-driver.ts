@@ -3,14 +3,17 @@
 // the sequence around each of its answers are written here once, so both owners keep the same
 // errors and guarantees (adapters/DESIGN.md, "Range and strategies" 3–5):
 //
-//   ChooserCalls.choose ──▸ a free offset? ──▸ mark it (space.takeAt) ──▸ taken hook ──▸ tick
+//   ChooserCalls.choose ──▸ a free offset? ──▸ mark it (space.takeAt) ──▸ taken hook
 //   (due holds expire;       not an offset, taken or        │               │ throws: unmark,
 //    nothing free but held:  past the range:                │               │ then the hook's
 //    the oldest come back)   InvalidArgumentError,          │               │ error goes on
 //                            nothing changed                └─ its address in space.address
 //
 // What differs stays with the owner: when it asks (Range after its count, the Allocator after
-// fresh()), and what an unmark that runs out of WASM memory means to it (`keptMark`).
+// fresh()), what an unmark that runs out of WASM memory means to it (`keptMark`), and the tick of
+// a count-based cool-down's clock, once per address handed out: a take is only a candidate (an
+// Allocator's create may still collide), so Range ticks per take and the Allocator per create
+// that succeeded.
 import { OutOfMemoryError } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
@@ -104,10 +107,7 @@ export class StrategyDriver {
       this.unmark(space, hi, lo, e); // its hook failed: nothing taken
       throw e;
     }
-    if (cooling !== null) {
-      cooling.took(hi, lo); // another running call may have returned it: this call holds it again if it fails
-      cooling.tick();
-    }
+    cooling?.took(hi, lo); // another running call may have returned it: this call holds it again if it fails
     return true;
   }
 

@@ -281,12 +281,16 @@ export class TakenAddresses {
   }
 
   /**
-   * The end of that allocateNext, after its collision marks were settled: when it failed, what
-   * the cool-down returned for it and is still free is held again as before (CoolingQueue.endCall).
+   * The end of that allocateNext, after its collision marks were settled: when it succeeded, a
+   * count-based cool-down's clock ticks; when it failed, what the cool-down returned for it and
+   * is still free is held again as before (CoolingQueue.endCall).
    * Not after a rebuild (a new queue; held addresses are free then) nor while one is due.
    */
   endCall(returns: CallReturns, failed: boolean): void {
     if (returns.queue !== this.cooling || this.stale || this.closed) return;
+    // A count-based cool-down counts allocateNext calls that succeed: one tick here, not one per
+    // candidate (a call that meets collisions at the store takes several).
+    if (!failed) returns.queue.tick();
     returns.queue.endCall(returns, failed);
   }
 
@@ -324,8 +328,7 @@ export class TakenAddresses {
     if (this.index!.set(w)) {
       op.reserved = true;
       // free, but maybe returned from the hold by a running allocateNext: its hold is this op's now
-      if (cooling?.returning && this.index!.offsetOf(w, this.off))
-        op.heldUntil = cooling.handOver(this.off[0]!, this.off[1]!);
+      if (cooling?.returning && this.index!.offsetOf(w, this.off)) op.heldUntil = cooling.handOver(this.off[0]!, this.off[1]!);
       return;
     }
     const until =

@@ -4,7 +4,7 @@
 // a store, a cool-down that holds back releases made by another allocator, bad options.
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
-import { ErrAllocated, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
+import { AlreadyExistsError, ErrAllocated, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
@@ -125,6 +125,32 @@ describe('Allocator strategies with several allocators on one store', () => {
     cooled.validate();
     cooled.destroy();
     other.destroy();
+  });
+
+  it('a cool-down by allocations counts allocateNext calls, not the candidates a call found taken at the store', async () => {
+    // Regression: the clock ticked once per candidate, so one call that met 3 collisions (another
+    // API server's records the cache has not shown yet) ended a hold of 3 allocations at once.
+    const mem = new MemoryStore();
+    let collide = 0;
+    const store: Store = {
+      sync: null,
+      cache: mem.cache,
+      create: (r) => (collide-- > 0 ? Promise.reject(new AlreadyExistsError(r.name)) : mem.create(r)),
+      delete: (n) => mem.delete(n),
+      get: (n) => mem.get(n),
+      close: () => mem.close(),
+    };
+    const a = new Allocator('10.3.0.0/28', { store, strategy: coolDown('lowest-free', { allocations: 3 }) });
+    const first = await a.allocateNext();
+    await a.release(first); // held for 3 allocateNext calls
+    collide = 3;
+    const next = [await a.allocateNext()]; // 1 call, 4 candidates
+    collide = 0;
+    next.push(await a.allocateNext(), await a.allocateNext()); // calls 2 and 3
+    expect(next).not.toContain(first);
+    expect(await a.allocateNext()).toBe(first); // the lowest free again
+    a.validate();
+    a.destroy();
   });
 
   it('a cool-down whose clock fails frees a released address at once; allocateNext fails while the clock does', async () => {
