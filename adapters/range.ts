@@ -176,6 +176,14 @@ export class Range implements RangeView {
   private chooser: OffsetChooser | null = null;
   /** The cool-down's held offsets, when the strategy has one. */
   private cooling: CoolingQueue | null = null;
+  /**
+   * The record of what the cool-down returns for the running allocateNext or allocateMany, one
+   * reused for every call: a Range's calls cannot overlap (each ends — CoolingQueue.endCall,
+   * which lets go of every entry it recorded — before it returns, and a strategy, its random
+   * source or a cool-down's clock may not call in meanwhile: ChooserCalls). An Allocator's calls
+   * overlap, and make one each.
+   */
+  private returns: CallReturns | null = null;
 
   /**
    * A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError
@@ -367,7 +375,7 @@ export class Range implements RangeView {
    * the free pool for it is held again, as it was (CoolingQueue.endCall).
    */
   private takeNextCooling(cooling: CoolingQueue): boolean {
-    const returns = new CallReturns(cooling);
+    const returns = this.callReturns(cooling);
     let took = false;
     cooling.record(returns);
     try {
@@ -377,6 +385,14 @@ export class Range implements RangeView {
       cooling.record(null);
       cooling.endCall(returns, !took);
     }
+  }
+
+  /** The record for a new call under `cooling`, empty (the reused one, or a new one for a new queue). */
+  private callReturns(cooling: CoolingQueue): CallReturns {
+    let r = this.returns;
+    if (r === null || r.queue !== cooling) this.returns = r = new CallReturns(cooling);
+    else r.clear();
+    return r;
   }
 
   /** The text of the address takeNext just marked. */
@@ -528,7 +544,7 @@ export class Range implements RangeView {
     const space = this.space;
     // under a cool-down, what it returns to the free pool for this call is held again if the call fails
     const cooling = this.cooling;
-    const returns = cooling === null ? null : new CallReturns(cooling);
+    const returns = cooling === null ? null : this.callReturns(cooling);
     cooling?.record(returns);
     let i = 0;
     try {

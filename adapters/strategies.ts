@@ -787,6 +787,12 @@ export class CallReturns {
     /** The queue they came from: another queue (a restore or rebuild made a new one) is left alone. */
     readonly queue: CoolingQueue,
   ) {}
+
+  /** Empty again, for the owner's next call (after endCall of the last one: Range reuses one). */
+  clear(): void {
+    this.offsets.length = 0;
+    this.ticks = 0;
+  }
 }
 
 /**

@@ -338,6 +338,25 @@ describe('cool-down', () => {
     r.destroy();
   });
 
+  it('a Range keeps one record of what the cool-down returns for all its calls, a new one for a new queue', () => {
+    // Its calls cannot overlap: one record, emptied per call, spares an object and an array per
+    // allocateNext. Read through the private field: nothing public shows it.
+    const clock = { now: 0 };
+    const r = new Range('10.0.0.0/29', { strategy: coolDown('lowest-free', { ms: 1000, now: () => clock.now }) });
+    const record = () => (r as unknown as { returns: unknown }).returns;
+    r.release(r.allocateNext()); // held
+    const first = record();
+    expect(first).toEqual(expect.objectContaining({ offsets: expect.any(Array) }));
+    r.allocateMany(5); // the 5 not held
+    expect(record()).toBe(first);
+    const snap = r.snapshot();
+    r.restore(snap.range, snap.data); // a new chooser and queue
+    r.release(r.allocateMany(1)[0]!);
+    expect(record()).not.toBe(first);
+    r.validate();
+    r.destroy();
+  });
+
   it('a held address is free to everything but the strategy: allocate, forEach, snapshot, loadMany', () => {
     const clock = { now: 0 };
     const g = geometry('10.0.0.0/24');
