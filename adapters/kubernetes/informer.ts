@@ -77,7 +77,7 @@ import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
 import type { ListerWatcher, ListPage } from './lister-watcher.ts';
 import { listAll } from './pager.ts';
-import { askedWait, MAX_WAIT_SECONDS } from './requests.ts';
+import { askedWait } from './requests.ts';
 import { WatchSession, type WatchOutcome } from './watch-session.ts';
 import { type InformerState, StateReporter, SyncWaiters } from './informer-state.ts';
 
@@ -193,8 +193,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private shown: number | undefined;
   private readonly syncWaiters = new SyncWaiters();
   /**
-   * When (Date.now() ms) the server allows the next list or watch: the end of the last wait it
-   * asked for (a refused watch's Retry-After, a list page's wait). 0: no wait asked.
+   * When (performance.now() ms) the server allows the next list or watch: the end of the last
+   * wait it asked for (a refused watch's Retry-After, a list page's wait). 0: no wait asked. A
+   * monotonic clock, as client-go sleeps a duration: the wall clock set back or forward (NTP, a
+   * VM restored) neither stretches nor skips the wait.
    */
   private notBefore = 0;
   /** The owner's name for errors. */
@@ -434,15 +436,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   /** The server asked for `seconds` before it is sent anything more (see notBefore). */
   private serverAsked(seconds: number): void {
-    this.notBefore = Math.max(this.notBefore, Date.now() + seconds * 1000);
+    this.notBefore = Math.max(this.notBefore, performance.now() + seconds * 1000);
   }
 
-  /**
-   * The backoff after a failure, and at least what is left of the wait the server asked for —
-   * never more than the longest wait honoured, should the wall clock be set back meanwhile.
-   */
+  /** The backoff after a failure, and at least what is left of the wait the server asked for. */
   private pause(): Promise<void> {
-    return this.backoff.wait(Math.min(MAX_WAIT_SECONDS * 1000, Math.max(0, this.notBefore - Date.now())));
+    return this.backoff.wait(Math.max(0, this.notBefore - performance.now()));
   }
 
   private failed(error: Error): void {

@@ -205,7 +205,7 @@ function waitedText(waited: readonly number[]): string {
 
 /** Where a wait the server asks for is kept: 1 to 60 s (a Retry-After of 0 or an hour is neither sent again at once nor waited out for an hour). */
 const MIN_WAIT_SECONDS = 1;
-export const MAX_WAIT_SECONDS = 60;
+const MAX_WAIT_SECONDS = 60;
 
 /**
  * The seconds to wait before sending the request again, with the answer translated, or
