@@ -1005,7 +1005,8 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
 });
 
 describe('a strategy view kept past its range', () => {
-  it('answers ErrDestroyed once the range is destroyed, not what the freed memory holds', () => {
+  /** A strategy that keeps the first view it is given; it never chooses. */
+  function keeperOfViews(): { keeper: AllocationStrategy; kept: () => StrategyView } {
     let kept: StrategyView | undefined;
     const keeper: AllocationStrategy = {
       name: 'keeper',
@@ -1014,9 +1015,14 @@ describe('a strategy view kept past its range', () => {
         return { choose: () => false };
       },
     };
+    return { keeper, kept: () => kept! };
+  }
+
+  it('answers ErrDestroyed once the range is destroyed, not what the freed memory holds', () => {
+    const { keeper, kept } = keeperOfViews();
     const r = new Range('10.0.0.0/24', { strategy: keeper });
     r.allocate('10.0.0.1');
-    const view = kept!;
+    const view = kept();
     expect(view.index.count()).toBe(1);
     r.destroy();
     const other = new Range('10.1.0.0/24'); // may be given the memory the destroyed range freed
@@ -1036,19 +1042,12 @@ describe('a strategy view kept past its range', () => {
   it("keeps its range's index from the collector while the view is reachable", async () => {
     const gc = exposeGc();
     if (gc === undefined) return; // this runtime cannot expose gc: wasm-memory-reclaim.test.ts says so
-    let kept: StrategyView | undefined;
-    const keeper: AllocationStrategy = {
-      name: 'keeper',
-      forRange(view) {
-        kept ??= view;
-        return { choose: () => false };
-      },
-    };
+    const { keeper, kept } = keeperOfViews();
     (() => {
       const dropped = new Range('10.2.0.0/24', { strategy: keeper }); // never destroyed
       dropped.allocate('10.2.0.1');
     })();
-    const view = kept!;
+    const view = kept();
     for (let i = 0; i < 10; i++) {
       gc();
       await new Promise((resolve) => setTimeout(resolve, 5));
