@@ -1159,8 +1159,12 @@ export class CoolingQueue {
     for (const [, entry] of this.returned) entry.at -= h;
   }
 
-  /** Every held offset is marked in the index, and counted in its band: a message naming what is not, or null. */
-  check(): string | null {
+  /**
+   * Every held offset is marked in the index, and counted in its band; and, when `idle` (no
+   * allocation call of the owner running), nothing a call returned is still kept in line: a
+   * message naming what is not so, or null.
+   */
+  check(idle: boolean): string | null {
     let dynamic = 0;
     for (const [, pos] of this.held) {
       const hi = this.his[pos]!;
@@ -1169,8 +1173,9 @@ export class CoolingQueue {
       if (this.isDynamic(hi, lo)) dynamic++;
     }
     if (dynamic !== this.dynamicHeld) return `${dynamic} held offsets are in the dynamic band, the count says ${this.dynamicHeld}`;
-    // (checked with no call running: each call ends by keeping or holding again what it returned)
-    if (this.returned.size !== 0) return `${this.returned.size} offsets returned by calls that have ended are still kept in line`;
+    // each call ends by keeping or holding again what it returned
+    if (idle && this.recording === null && this.returned.size !== 0)
+      return `${this.returned.size} offsets returned by calls that have ended are still kept in line`;
     return null;
   }
 }

@@ -782,7 +782,7 @@ export class TakenAddresses {
       const code = index.index.validate();
       if (code !== 0)
         throw new Error(`Allocator ${cidr}: the WASM index failed its consistency check (code ${code}): a bug in ipallocator`);
-      const held = this.cooling?.check();
+      const held = this.cooling?.check(this.current === null && this.asyncCalls === 0);
       if (held) throw new Error(`Allocator ${cidr}: cool-down: ${held}`);
     }
     let counted = 0;

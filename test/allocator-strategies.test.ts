@@ -417,6 +417,7 @@ describe('two failing calls on a cool-down that one of them returned addresses e
     const first = settle(a.allocateNext());
     const other = settle(second(a));
     expect(gates.map((g) => g.name)).toEqual(['10.0.0.1', '10.0.0.2']);
+    a.validate(); // mid-flight: what the calls returned early is theirs until they end, no inconsistency
     gates[0]!.fail();
     expect(await first).toBeInstanceOf(Error);
     gates[1]!.fail();
