@@ -302,7 +302,9 @@ export class Cluster {
         (o) => {
           phase = 'unsent';
           probe.reset();
-          return call({ ...o, middleware: [...(o.middleware ?? []), sent, probe.middleware], middlewareMergeStrategy: 'append' });
+          // client-node runs `post` in reverse order: the probe, first here, reads the body last,
+          // after requests.ts's middleware has let the fetch end it on a lost connection (Deno)
+          return call({ ...o, middleware: [probe.middleware, ...(o.middleware ?? []), sent], middlewareMergeStrategy: 'append' });
         },
         (answer) => waited.push(answer.code ?? 0),
         { resendAfterServerError },

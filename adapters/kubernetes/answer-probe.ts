@@ -12,7 +12,12 @@ import { Observable, type ObservableMiddleware, ResponseContext } from '@kuberne
 import { isJson } from './answers.ts';
 
 export interface AnswerProbe {
-  /** The middleware to add to each attempt's per-call options (middlewareMergeStrategy 'append'). */
+  /**
+   * The middleware to add to each attempt's per-call options (middlewareMergeStrategy 'append'),
+   * first in the list: client-node runs `post` in reverse order, and the probe must read the body
+   * after requests.ts's middleware has let the fetch end it on a lost connection (under Deno the
+   * read would otherwise wait out the deadline).
+   */
   readonly middleware: ObservableMiddleware;
   /** The last answer's media type, without parameters; undefined before an answer or without the header. */
   readonly contentType: string | undefined;

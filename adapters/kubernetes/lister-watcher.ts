@@ -91,7 +91,9 @@ export function clientNodeListerWatcher(
           probe.reset();
           return listPage(params, {
             ...opts,
-            middleware: [...(opts.middleware ?? []), probe.middleware],
+            // client-node runs `post` in reverse order: the probe, first here, reads the body last,
+            // after requests.ts's middleware has let the fetch end it on a lost connection (Deno)
+            middleware: [probe.middleware, ...(opts.middleware ?? [])],
             middlewareMergeStrategy: 'append',
           });
         },
