@@ -199,7 +199,8 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     );
   });
 
-  it('KubernetesServiceCIDRs: a list answered with a login page, or with a ServiceCIDR without a name, is a failed list, retried', async () => {
+  /** A ServiceCIDR source over the double holding "kubernetes", not started, and the errors it reports. */
+  function cidrSource(): { source: KubernetesServiceCIDRs; errors: string[] } {
     d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
     const source = new KubernetesServiceCIDRs(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
     stores.push(source);
@@ -207,6 +208,11 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     source.onStateChange((_state, error) => {
       if (error !== undefined) errors.push(error.message);
     });
+    return { source, errors };
+  }
+
+  it('KubernetesServiceCIDRs: a list answered with a login page, or with a ServiceCIDR without a name, is a failed list, retried', async () => {
+    const { source, errors } = cidrSource();
     d.proxyAnswerNext('list', 'servicecidrs', LOGIN_PAGE);
     source.start();
     await source.waitForSync();
@@ -227,13 +233,7 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
   });
 
   it('KubernetesServiceCIDRs: a ServiceCIDR whose spec.cidrs is a string is a failed list, said once, never one CIDR per character', async () => {
-    d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
-    const source = new KubernetesServiceCIDRs(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, start: false });
-    stores.push(source);
-    const errors: string[] = [];
-    source.onStateChange((_state, error) => {
-      if (error !== undefined) errors.push(error.message);
-    });
+    const { source, errors } = cidrSource();
     const items = [{ metadata: { name: 'str', resourceVersion: '5' }, spec: { cidrs: '10.97.0.0/24' } }];
     d.proxyAnswerNext('list', 'servicecidrs', { kind: 'ServiceCIDRList', metadata: { resourceVersion: '9' }, items });
     source.start();

@@ -302,38 +302,34 @@ describe('KubernetesStore', () => {
       expect(lists[1]!.query.continue).toBeTruthy();
     });
 
-    it('fails a listing whose continue token comes back (lastError says why) instead of paging for ever', async () => {
+    // a broken server or proxy: a token it gave before, or empty pages each with a new token
+    it.each([
+      {
+        name: 'whose continue token comes back',
+        breakIt: (dbl: ApiServerDouble) => dbl.repeatContinue('ipaddresses'),
+        says: 'the API server answered a continue token it had given before; the listing would never end',
+        followed: 1,
+      },
+      {
+        name: 'answered page after page with no items and a new continue token, after ten such pages',
+        breakIt: (dbl: ApiServerDouble) => dbl.emptyPagesForEver('ipaddresses'),
+        says: 'the API server answered 10 pages in a row without an item, each with a new continue token; the listing would never end',
+        followed: 10,
+      },
+    ])('fails a listing $name (lastError says why) instead of paging for ever', async ({ breakIt, says, followed }) => {
       for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
-      d.repeatContinue('ipaddresses'); // a broken server or proxy
+      breakIt(d);
       const s = open({ pageSize: 2 });
       const err = await s.waitForSync({ timeoutMs: 300 }).then(
         () => undefined,
         (e: unknown) => e as SyncTimeoutError,
       );
       expect(err).toBeInstanceOf(SyncTimeoutError);
-      expect(err!.lastError?.message).toBe(
-        'list ipaddresses.networking.k8s.io: the API server answered a continue token it had given before; the listing would never end',
-      );
+      expect(err!.lastError?.message).toBe(`list ipaddresses.networking.k8s.io: ${says}`);
       const lists = d.requestsOf('list');
-      expect(lists.slice(0, 2).map((r) => r.query.continue === undefined)).toEqual([true, false]); // one token followed, then given up
-      expect(lists[2]?.query.continue).toBeUndefined(); // the next listing (after the backoff) starts again
-    });
-
-    it('fails a listing answered page after page with no items and a new continue token, after ten such pages', async () => {
-      for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
-      d.emptyPagesForEver('ipaddresses'); // a broken server or proxy: no token comes back
-      const s = open({ pageSize: 2 });
-      const err = await s.waitForSync({ timeoutMs: 300 }).then(
-        () => undefined,
-        (e: unknown) => e as SyncTimeoutError,
-      );
-      expect(err).toBeInstanceOf(SyncTimeoutError);
-      expect(err!.lastError?.message).toBe(
-        'list ipaddresses.networking.k8s.io: the API server answered 10 pages in a row without an item, each with a new continue token; the listing would never end',
-      );
-      const lists = d.requestsOf('list');
-      expect(lists.slice(0, 11).map((r) => r.query.continue === undefined)).toEqual([true, ...Array(10).fill(false)]);
-      expect(lists[11]?.query.continue).toBeUndefined(); // the next listing (after the backoff) starts again
+      // the tokens followed, then given up
+      expect(lists.slice(0, followed + 1).map((r) => r.query.continue === undefined)).toEqual([true, ...Array(followed).fill(false)]);
+      expect(lists[followed + 1]?.query.continue).toBeUndefined(); // the next listing (after the backoff) starts again
     });
 
     it('shows records created and deleted through another client, via the watch', async () => {
