@@ -578,9 +578,11 @@ const storeFloorImpl: Impl = {
   async open(ctx) {
     const { Prefix } = await import('../adapters/geometry.ts');
     const { parseAddrInto } = await import('../adapters/address.ts');
-    const { labelsFor } = await import('../adapters/records.ts');
+    const { writeLabelsFor } = await import('../adapters/records.ts');
     const prefix = Prefix.parse(ctx.range.cidr);
-    const labels = labelsFor(ctx.range.family);
+    // the labels an Allocator writes with: the store keeps them without freezing the record it
+    // hands back, so the floor pays what the Allocator's own creates pay, no more
+    const labels = writeLabelsFor(ctx.range.family);
     const store = ctx.store as import('../adapters/memory-store.ts').MemoryStore;
     let texts: string[] = [];
     return {
