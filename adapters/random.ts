@@ -9,6 +9,8 @@
 // The draws (upstream → here):
 //   rand.Int63n(n), rand.Intn(n)  →  drawBelow(rng, nHi, nLo, out)  uniform in [0, n), n < 2^64
 //   rand.Uint64()                  →  drawU64(rng, out)               uniform in [0, 2^64)
+//   allocateNext's start in the dynamic band (the choice between the two above and master's
+//   overflow guard)               →  drawScanStart(rng, draw, nHi, nLo, rangeOffset, out)
 // Uniformity is exact: bitmask rejection (draw ⌈log2 n⌉ bits, retry when ≥ n; < 2 tries on
 // average). The sequences differ from Go's (different generator); only the distribution matters.
 //
@@ -69,6 +71,8 @@ export function randomOption(random: unknown): RandomSource {
   }
   return random as RandomSource;
 }
+
+const U32_MAX = 0xffffffff;
 
 /** The result of a 64-bit draw: value = hi · 2^32 + lo, both u32. */
 export interface U64Out {
@@ -206,6 +210,32 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
 export function drawU64(rng: RandomSource, out: U64Out): void {
   out.hi = nextU32Of(rng);
   out.lo = nextU32Of(rng);
+}
+
+/** Which upstream allocator's draw: ipallocator.go (the Allocator) or the legacy bitmap.go (Range). */
+export type UpstreamDraw = 'ipallocator' | 'bitmap';
+
+/** The high word of Go's math.MaxInt64 (2^63 − 1, low word all ones): rand.Int63n's bound. */
+const MAX_INT64_HI = 0x7fffffff;
+
+/**
+ * upstream allocateNext's random start d in a dynamic band of n = nHi · 2^32 + nLo offsets
+ * (1 ≤ n < 2^64) that follows a static band of `rangeOffset` offsets (< 2^32), written to `out`:
+ *
+ *   'ipallocator'  n ≥ MaxInt64 (an IPv6 /64): rand.Uint64(), then master's overflow guard
+ *                  (d > MaxUint64 − rangeOffset → d − rangeOffset); otherwise rand.Int63n(n)
+ *   'bitmap'       rand.Intn(n) whatever n (the legacy bitmap)
+ *
+ * The draws of drawU64 or drawBelow and nothing else, so that AddressSpace's scan and the
+ * 'upstream' strategy's (ScanChooser) draw alike for the same range.
+ */
+export function drawScanStart(rng: RandomSource, draw: UpstreamDraw, nHi: number, nLo: number, rangeOffset: number, out: U64Out): void {
+  if (draw === 'ipallocator' && (nHi > MAX_INT64_HI || (nHi === MAX_INT64_HI && nLo === U32_MAX))) {
+    drawU64(rng, out);
+    if (out.hi === U32_MAX && out.lo > U32_MAX - rangeOffset) out.lo -= rangeOffset;
+  } else {
+    drawBelow(rng, nHi, nLo, out);
+  }
 }
 
 const numberOut: U64Out = { hi: 0, lo: 0 };

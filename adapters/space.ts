@@ -16,6 +16,7 @@
 //   2. d = rand.Int63n(rangeSize), or rand.Uint64() when rangeSize ≥ MaxInt64 (an IPv6 /64), with
 //      master's overflow guard (d > MaxUint64 − rangeOffset → d − rangeOffset). The legacy
 //      bitmap (draw 'bitmap', Range) always draws rand.Intn(rangeSize).
+//      (drawScanStart, adapters/random.ts: the one copy of this draw.)
 //   3. The first free address from offsetAddress + d, wrapping inside the upper band.
 //   4. None: d = rand.Int63n(rangeOffset) and the same in the lower band (when it exists).
 // Steps 3 and 4 are one core call each (space_take), which also marks the address taken and
@@ -30,7 +31,7 @@ import { type Family, formatAddr, formatIPv4 } from './address.ts';
 import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
 import { FreeIndex, freedExplicitly, freeWhenCollected, type IndexKind, indexRefused } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
-import { drawBelow, drawU64, type RandomSource, type U64Out } from './random.ts';
+import { drawBelow, drawScanStart, type RandomSource, type U64Out, type UpstreamDraw } from './random.ts';
 import {
   BAND_LOWER,
   BAND_UPPER,
@@ -46,14 +47,7 @@ import {
   scratch,
 } from './wasm.ts';
 
-export { BAND_LOWER, BAND_UPPER };
-
-/** Which upstream allocator's draw: ipallocator.go (Allocator) or the legacy bitmap.go (Range). */
-export type UpstreamDraw = 'ipallocator' | 'bitmap';
-
-/** Go's math.MaxInt64: rand.Int63n's bound, above which upstream draws with rand.Uint64. */
-const MAX_INT64 = (1n << 63n) - 1n;
-const U32_MAX = 0xffffffff;
+export { BAND_LOWER, BAND_UPPER, type UpstreamDraw };
 
 const spaceTake = core.space_take;
 const spaceSet = core.space_set;
@@ -73,8 +67,7 @@ export class AddressSpace {
   /** rangeSize = count − rangeOffset, as (hi, lo); 0 means the upper (dynamic) band is empty. */
   private readonly rsHi: number;
   private readonly rsLo: number;
-  /** rangeSize ≥ MaxInt64: the draw is rand.Uint64() (upstream's switch). */
-  private readonly drawsU64: boolean;
+  private readonly draw: UpstreamDraw;
   private readonly d: U64Out = { hi: 0, lo: 0 };
 
   /**
@@ -96,7 +89,7 @@ export class AddressSpace {
     const rs = prefix.size - BigInt(prefix.rangeOffset);
     this.rsHi = Number(rs >> 32n);
     this.rsLo = Number(rs & 0xffffffffn);
-    this.drawsU64 = draw === 'ipallocator' && rs >= MAX_INT64;
+    this.draw = draw;
   }
 
   /** The prefix's space, or null when [first, last] is empty (/31, /32, /128). */
@@ -123,13 +116,7 @@ export class AddressSpace {
   takeUpper(random: RandomSource): boolean {
     if (this.rsHi === 0 && this.rsLo === 0) return false;
     const d = this.d;
-    if (this.drawsU64) {
-      drawU64(random, d);
-      const ro = this.rangeOffset;
-      if (d.hi === U32_MAX && d.lo > U32_MAX - ro) d.lo -= ro; // master's overflow guard (/64)
-    } else {
-      drawBelow(random, this.rsHi, this.rsLo, d);
-    }
+    drawScanStart(random, this.draw, this.rsHi, this.rsLo, this.rangeOffset, d);
     return this.took(spaceTake(this.h, BAND_UPPER, d.hi, d.lo));
   }
 

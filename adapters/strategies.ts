@@ -41,7 +41,7 @@
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
 import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
-import { drawBelow, drawU64, guardedSource, type RandomSource, type U64Out } from './random.ts';
+import { drawBelow, drawScanStart, guardedSource, type RandomSource, type U64Out, type UpstreamDraw } from './random.ts';
 import type { IPFamily } from './types.ts';
 
 /** The built-in strategies, by name. */
@@ -124,8 +124,6 @@ export type StrategyOption = StrategyName | AllocationStrategy;
 
 const TWO32 = 4294967296;
 const U32_MAX = 0xffffffff;
-/** Go's math.MaxInt64 as (hi, lo): rand.Int63n's bound, above which ipallocator.go draws rand.Uint64. */
-const MAX_INT64_HI = 0x7fffffff;
 
 /** (aHi, aLo) + (bHi, bLo) into out; saturates at 2^64 − 1 (a start past every band: nextFree clamps it). */
 function add64(aHi: number, aLo: number, bHi: number, bLo: number, out: Offset): void {
@@ -208,7 +206,8 @@ function firstFree(
  */
 class ScanChooser implements OffsetChooser {
   private readonly bands: Bands;
-  private readonly drawsU64: boolean;
+  /** legacy-bitmap draws as the legacy bitmap does, whatever the view says. */
+  private readonly draw: UpstreamDraw;
   private readonly d: U64Out = { hi: 0, lo: 0 };
   private readonly start: Offset = { hi: 0, lo: 0 };
 
@@ -217,22 +216,14 @@ class ScanChooser implements OffsetChooser {
     legacy: boolean,
   ) {
     this.bands = new Bands(view, legacy && view.family === 'IPv6' ? 65535 : 0);
-    // ipallocator.go: rangeSize ≥ MaxInt64 → rand.Uint64(); the legacy bitmap always rand.Intn.
-    // (Tested as ≥ 2^63 from the high word: no range's dynamic band is exactly 2^63 − 1 — a /65's
-    // is 2^63 − 1 less its static band.)
-    this.drawsU64 = !legacy && view.draw === 'ipallocator' && this.bands.dynHi > MAX_INT64_HI;
+    this.draw = legacy ? 'bitmap' : view.draw;
   }
 
   choose(out: Offset): boolean {
     const b = this.bands;
     const v = this.view;
     const d = this.d;
-    if (this.drawsU64) {
-      drawU64(v.random, d);
-      if (d.hi === U32_MAX && d.lo > U32_MAX - b.ro) d.lo -= b.ro; // master's overflow guard (/64)
-    } else {
-      drawBelow(v.random, b.dynHi, b.dynLo, d);
-    }
+    drawScanStart(v.random, this.draw, b.dynHi, b.dynLo, b.ro, d);
     const s = this.start;
     add64(0, b.ro, d.hi, d.lo, s); // a start past the band wraps to its first offset (nextFree), as upstream's iterator does
     if (firstFree(v.index, s.hi, s.lo, 0, b.ro, b.lastHi, b.lastLo, out)) return true;

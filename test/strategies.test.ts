@@ -123,6 +123,45 @@ describe('the default strategy', () => {
   });
 });
 
+describe("the upstream scan's draw at the edge of rand.Int63n", () => {
+  // ipallocator.go switches to rand.Uint64 at rangeSize >= math.MaxInt64: a dynamic band of
+  // exactly 2^63 − 1 offsets draws a full 64-bit start. No prefix has such a band (a /65's is
+  // 2^63 − 257), so the view is made by hand, over an index that answers every start as free.
+  function startChosen(draw: StrategyView['draw']): Offset {
+    const words = [0x80000000, 7]; // hi, then lo
+    const index = {
+      kind: 'sparse',
+      resultHi: 0,
+      resultLo: 0,
+      nextFree(startHi: number, startLo: number) {
+        index.resultHi = startHi;
+        index.resultLo = startLo;
+        return true;
+      },
+    } as unknown as StrategyView['index'];
+    const view: StrategyView = {
+      index,
+      sizeHi: 0x80000000, // size 2^63 + 255: the dynamic band after 256 static offsets is 2^63 − 1
+      sizeLo: 255,
+      rangeOffset: 256,
+      family: 'IPv6',
+      random: { nextU32: () => words.shift()! },
+      draw,
+    };
+    const out = { hi: 0, lo: 0 };
+    expect(STRATEGIES.upstream.forRange(view).choose(out)).toBe(true);
+    return out;
+  }
+
+  it("'ipallocator': a band of MaxInt64 offsets draws rand.Uint64, as upstream", () => {
+    expect(startChosen('ipallocator')).toEqual({ hi: 0x80000000, lo: 256 + 7 }); // before: { hi: 0, lo: 263 }, rand.Int63n
+  });
+
+  it("'bitmap' draws rand.Intn whatever the band's size", () => {
+    expect(startChosen('bitmap')).toEqual({ hi: 0, lo: 256 + 7 });
+  });
+});
+
 describe('legacy-bitmap: the legacy randomScanStrategyWithOffset', () => {
   for (const [cidr, family, bits] of [
     ['10.1.0.0/24', 'IPv4', 24],
