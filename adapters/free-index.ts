@@ -38,7 +38,7 @@ export function indexKindOption(kind: unknown, option: string): IndexKind {
  * index beyond 2^31 of them, else out of memory.
  */
 export function indexRefused(kind: number, hi: number, lo: number, what: string): Error {
-  const n = BigInt(hi) * 4294967296n + BigInt(lo);
+  const n = (BigInt(hi) << 32n) | BigInt(lo);
   if (kind === KIND_DENSE && n > DENSE_MAX_OFFSETS) {
     return new InvalidArgumentError(`a dense index holds at most 2^31 ${what}, not ${n}: use 'sparse' or 'auto'`);
   }

@@ -58,7 +58,7 @@ import {
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, notContained, Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
-import { drawU64, guardedSource, randomOption, uniformBelow, type RandomSource, type U64Out } from './random.ts';
+import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
@@ -371,7 +371,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // a uniform double in [0, 1) from 53 random bits
     const d = this.draw;
     drawU64(this.random, d); // two checked u32 draws, high first
-    const u = (((d.hi >>> 11) * 4294967296 + d.lo) / TWO53) * total;
+    const u = (((d.hi >>> 11) * TWO32 + d.lo) / TWO53) * total;
     let acc = 0;
     let last = -1;
     for (let i = 0; i < n; i++) {

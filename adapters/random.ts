@@ -72,6 +72,11 @@ export function randomOption(random: unknown): RandomSource {
   return random as RandomSource;
 }
 
+/**
+ * 2^32: a u64 kept as two u32 words (hi, lo) — draws, offsets, sizes — has the value
+ * hi · TWO32 + lo.
+ */
+export const TWO32 = 4294967296;
 const U32_MAX = 0xffffffff;
 
 /** The result of a 64-bit draw: value = hi · 2^32 + lo, both u32. */
@@ -144,7 +149,7 @@ export function seededRandom(seed: number): Xoshiro128 {
   }
   const n = Math.trunc(Math.abs(seed));
   const lo = n >>> 0;
-  const hi = Math.floor(n / 4294967296) >>> 0;
+  const hi = Math.floor(n / TWO32) >>> 0;
   const sign = seed < 0 ? 0x5bd1e995 : 0;
   return new Xoshiro128(
     mix32(lo ^ 0x243f6a88),
@@ -203,7 +208,7 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
       return;
     }
   }
-  throw brokenSourceError(rng, String(BigInt(mHi) * 4294967296n + BigInt(mLo) + 1n));
+  throw brokenSourceError(rng, String(((BigInt(mHi) << 32n) | BigInt(mLo)) + 1n));
 }
 
 /** Uniform u64 (upstream `rand.Uint64()`), two draws: hi then lo. */
@@ -248,8 +253,8 @@ export function uniformBelow(rng: RandomSource, n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 9007199254740992) {
     throw new RangeError(`uniformBelow: n must be an integer in [1, 2^53], got ${n}`);
   }
-  drawBelow(rng, Math.floor(n / 4294967296), n >>> 0, numberOut);
-  return numberOut.hi * 4294967296 + numberOut.lo;
+  drawBelow(rng, Math.floor(n / TWO32), n >>> 0, numberOut);
+  return numberOut.hi * TWO32 + numberOut.lo;
 }
 
 /** What guards a draw from a source of the caller's: entered before it is called, left after. */

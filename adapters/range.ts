@@ -58,10 +58,8 @@ import {
 } from './strategies.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
-import { randomOption, type RandomSource } from './random.ts';
+import { randomOption, type RandomSource, TWO32 } from './random.ts';
 import type { IPFamily, MetricsRegistry } from './types.ts';
-
-const TWO32 = 4294967296;
 
 /** plainOffset's answers besides an offset: a plain dotted quad outside the range; any other text. */
 const OUTSIDE = -1;
@@ -744,7 +742,7 @@ export class Range implements RangeView {
       const hi = pairs[i]!;
       const lo = pairs[i + 1]!;
       if (this.atOrPastSize(hi, lo)) {
-        throw new InvalidArgumentError(`snapshot offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is outside ${this.cidr}`);
+        throw new InvalidArgumentError(`snapshot offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside ${this.cidr}`);
       }
     }
     // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
@@ -879,8 +877,8 @@ function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
     const lo = pairs[i + 1]!;
     const prevHi = pairs[i - 2]!;
     if (hi < prevHi || (hi === prevHi && lo <= pairs[i - 1]!)) {
-      const offset = BigInt(hi) * 4294967296n + BigInt(lo);
-      const prev = BigInt(prevHi) * 4294967296n + BigInt(pairs[i - 1]!);
+      const offset = (BigInt(hi) << 32n) | BigInt(lo);
+      const prev = (BigInt(prevHi) << 32n) | BigInt(pairs[i - 1]!);
       throw new InvalidArgumentError(
         `snapshot offsets must be ascending and distinct: offset ${offset} follows ${prev} (8-byte entry ${i / 2})`,
       );

@@ -41,7 +41,7 @@
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
 import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
-import { drawBelow, drawScanStart, guardedSource, type RandomSource, type U64Out, type UpstreamDraw } from './random.ts';
+import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, type U64Out, type UpstreamDraw } from './random.ts';
 import type { IPFamily } from './types.ts';
 
 /** The built-in strategies, by name. */
@@ -122,7 +122,6 @@ export type StrategyOption = StrategyName | AllocationStrategy;
 
 // ── u64 helpers on (hi, lo) pairs ─────────────────────────────────────────────────────────────
 
-const TWO32 = 4294967296;
 const U32_MAX = 0xffffffff;
 
 /** (aHi, aLo) + (bHi, bLo) into out; saturates at 2^64 − 1 (a start past every band: nextFree clamps it). */
@@ -618,7 +617,7 @@ export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: stri
     );
   }
   return new InvalidArgumentError(
-    `strategy ${name} chose offset ${BigInt(o.hi) * 4294967296n + BigInt(o.lo)}, which is taken or outside ${cidr}`,
+    `strategy ${name} chose offset ${(BigInt(o.hi) << 32n) | BigInt(o.lo)}, which is taken or outside ${cidr}`,
   );
 }
 
@@ -1160,7 +1159,7 @@ export class CoolingQueue {
     for (const [, pos] of this.held) {
       const hi = this.his[pos]!;
       const lo = this.los[pos]!;
-      if (!this.#index.has(hi, lo)) return `held offset ${BigInt(hi) * 4294967296n + BigInt(lo)} is not marked in the index`;
+      if (!this.#index.has(hi, lo)) return `held offset ${(BigInt(hi) << 32n) | BigInt(lo)} is not marked in the index`;
       if (this.isDynamic(hi, lo)) dynamic++;
     }
     if (dynamic !== this.dynamicHeld) return `${dynamic} held offsets are in the dynamic band, the count says ${this.dynamicHeld}`;

@@ -17,8 +17,8 @@
 import { OutOfMemoryError } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
-import type { RandomSource } from './random.ts';
-import type { AddressSpace, UpstreamDraw } from './space.ts';
+import { type RandomSource, TWO32, type UpstreamDraw } from './random.ts';
+import type { AddressSpace } from './space.ts';
 import {
   type AllocationStrategy,
   type ChooserCalls,
@@ -62,7 +62,7 @@ export class StrategyDriver {
     private readonly draw: UpstreamDraw,
     private readonly keptMark: (hi: number, lo: number, why: unknown) => void,
   ) {
-    this.size = prefix.sizeHi * 2 ** 32 + prefix.sizeLo;
+    this.size = prefix.sizeHi * TWO32 + prefix.sizeLo;
   }
 
   /**
