@@ -600,6 +600,9 @@ export class TakenAddresses {
       // Ours: its address is known. The bit is set again (an old delete event may have cleared
       // it) — except inside our own synchronous call that reserved it: nothing ran in between.
       op.seen = true;
+      // An outer running call of the name (a store hook or a watcher nested this one in it) has
+      // its record reported too: the event may be its own create's, and would not come again.
+      for (let o = op.outer; o !== null; o = o.outer) if (o.name === r.name) o.seen = true;
       if (this.pending.size !== 0) this.settleName(r.name, true); // created records among them: confirmed now
       if (op !== this.current || !op.reserved) this.markTaken(op.address);
     } else {
