@@ -33,9 +33,9 @@
 //    With none of the allocator's calls in flight, every bit is a record the cache holds, a
 //    created record it has not reported yet (pending, its store call ended), or a cool-down's hold.
 // 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
-//    memory, `stale` is set and the index is rebuilt from the cache (the source of truth) and
-//    the pending ops before the next allocation (`fresh()`); if that fails, it throws
-//    OutOfMemoryError and nothing changed.
+//    memory, `stale` is set and the index is rebuilt from the cache (the source of truth), the
+//    pending ops and the running synchronous calls' reservations before the next allocation
+//    (`fresh()`); if that fails, it throws OutOfMemoryError and nothing changed.
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
 import { type Family, isCanonical } from './address.ts';
@@ -208,9 +208,9 @@ export class TakenAddresses {
   }
 
   /**
-   * The index, rebuilt first when it missed events (stale) — from the cache and the pending
-   * ops. Throws OutOfMemoryError when that fails (it stays stale; nothing else changed). Null
-   * for an empty range.
+   * The index, rebuilt first when it missed events (stale) — from the cache, the pending ops
+   * and the running synchronous calls' reservations. Throws OutOfMemoryError when that fails
+   * (it stays stale; nothing else changed). Null for an empty range.
    */
   fresh(): AddressSpace | null {
     if (this.stale) this.rebuild();
@@ -747,6 +747,9 @@ export class TakenAddresses {
     const words: number[] = [];
     for (const r of this.cache.list()) if (this.classify(r.name, w) === 1) words.push(w[0]!, w[1]!, w[2]!, w[3]!);
     for (const op of this.pending.values()) words.push(...op.address);
+    // The running synchronous calls' reservations (a rebuild nested in a store call: a hook or a
+    // watcher called the allocator again): their add events trust the bit (onAdd).
+    for (let op = this.current; op !== null; op = op.outer) if (op.reserved) words.push(...op.address);
     let index: AddressSpace | undefined;
     try {
       index = new AddressSpace(this.prefix, this.kind);
