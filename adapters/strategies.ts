@@ -785,6 +785,9 @@ export class CallReturns {
   }
 }
 
+/** Entries a cool-down queue may hold beyond twice what it keeps (CoolingQueue.keepInProportion). */
+const STALE_SLACK = 1024;
+
 /**
  * The held (released, cooling) offsets of one range: marked in its index, queued in release
  * order with the time (or allocation count) at which they return.
@@ -897,11 +900,6 @@ export class CoolingQueue {
     return this.held.size !== 0 && this.held.has(keyOf(hi, lo));
   }
 
-  /** Entries in the queue: the held offsets', and those of offsets claimed or held again since, not yet dropped. */
-  get queued(): number {
-    return this.his.length - this.head;
-  }
-
   /**
    * Starts holding a just-released offset (still marked in the index). The clock is read first:
    * when it fails, this throws and holds nothing. A time-based cool-down first returns what is
@@ -929,15 +927,24 @@ export class CoolingQueue {
   }
 
   private enqueue(hi: number, lo: number, until: number): void {
-    // Entries of offsets claimed or held again since pile up between expiries: drop them once
-    // they outnumber the held ones, so the queue stays in proportion to what is held.
-    if (this.his.length - this.head > 2 * this.held.size + 1024) this.dropStale();
     const pos = this.his.length;
     this.held.set(keyOf(hi, lo), pos);
     if (this.isDynamic(hi, lo)) this.dynamicHeld++;
     this.his.push(hi);
     this.los.push(lo);
     this.untils.push(until);
+    this.keepInProportion();
+  }
+
+  /**
+   * Entries of offsets claimed or held again since pile up between expiries: they are dropped
+   * once the FIFO holds more than 2 · (held + returned) + STALE_SLACK entries, so that it stays
+   * in proportion to what it keeps (check() verifies this after every step). Run wherever the
+   * FIFO grows or what it keeps shrinks; each drop is O(entries), paid for by the STALE_SLACK +
+   * kept steps it takes to need another.
+   */
+  private keepInProportion(): void {
+    if (this.his.length > 2 * (this.held.size + this.returned.size) + STALE_SLACK) this.dropStale();
   }
 
   /** Stops holding (hi, lo) because it is taken by hand (or loaded): true if it was held. */
@@ -946,6 +953,7 @@ export class CoolingQueue {
     const key = keyOf(hi, lo);
     if (!this.held.has(key)) return false;
     this.unhold(key, hi, lo);
+    this.keepInProportion();
     return true;
   }
 
@@ -980,7 +988,9 @@ export class CoolingQueue {
     const entry = this.returned.get(key);
     if (entry === undefined) return undefined;
     this.returned.delete(key);
-    return this.untils[entry.at];
+    const until = this.untils[entry.at];
+    this.keepInProportion();
+    return until;
   }
 
   /**
@@ -1140,13 +1150,15 @@ export class CoolingQueue {
 
   private compact(): void {
     const h = this.firstKept();
-    if (h < 1024 || h * 2 < this.his.length) return;
-    this.his = this.his.slice(h);
-    this.los = this.los.slice(h);
-    this.untils = this.untils.slice(h);
-    this.head -= h;
-    for (const [k, pos] of this.held) this.held.set(k, pos - h);
-    for (const [, entry] of this.returned) entry.at -= h;
+    if (h >= 1024 && h * 2 >= this.his.length) {
+      this.his = this.his.slice(h);
+      this.los = this.los.slice(h);
+      this.untils = this.untils.slice(h);
+      this.head -= h;
+      for (const [k, pos] of this.held) this.held.set(k, pos - h);
+      for (const [, entry] of this.returned) entry.at -= h;
+    }
+    this.keepInProportion();
   }
 
   /**
@@ -1163,6 +1175,9 @@ export class CoolingQueue {
       if (this.isDynamic(hi, lo)) dynamic++;
     }
     if (dynamic !== this.dynamicHeld) return `${dynamic} held offsets are in the dynamic band, the count says ${this.dynamicHeld}`;
+    const kept = this.held.size + this.returned.size;
+    if (this.his.length > 2 * kept + STALE_SLACK)
+      return `the queue has ${this.his.length} entries for ${kept} offsets held or returned: those claimed or held again since are not dropped`;
     // each call ends by keeping or holding again what it returned
     if (idle && this.recording === null && this.returned.size !== 0)
       return `${this.returned.size} offsets returned by calls that have ended are still kept in line`;

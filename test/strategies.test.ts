@@ -1001,8 +1001,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       range.release(ip); // held again
     }
     expect(queue.size).toBe(14);
-    expect(queue.queued).toBeLessThanOrEqual(2 * 14 + 1025);
-    range.validate();
+    range.validate(); // the queue is in proportion to what it holds (CoolingQueue.check)
     range.allocateNext(); // all held: the oldest quarter comes back early
     expect(queue.size).toBe(14 - 3); // the oldest quarter (3) returned, one of them taken
     range.validate();
