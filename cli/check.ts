@@ -30,7 +30,7 @@ import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts'
 import type { ParentRef } from '../adapters/types.ts';
 import type { Cluster, ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
-import { compareAddresses, parseCIDR, parseClusterIP } from './ranges.ts';
+import { compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/errors.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
@@ -153,8 +153,9 @@ export function findProblems(
     });
   }
 
-  // The Service loop.
-  const prefixes = input.serviceCIDRs.flatMap((sc) => sc.cidrs.map(parseCIDR).filter((p) => p !== undefined));
+  // The Service loop. A range this package does not allocate from still holds its addresses, as
+  // upstream reads it; `status` lists them apart (unserved), through the same rangesOf and holds.
+  const ranges = input.serviceCIDRs.flatMap(rangesOf);
   const svcFindings: Finding[] = [];
   for (const svc of input.services) {
     const key = serviceKey(svc.namespace, svc.name);
@@ -171,7 +172,7 @@ export function findProblems(
         });
         continue;
       }
-      if (!prefixes.some((p) => p.inRange(addr.version, addr.words))) {
+      if (!ranges.some((r) => holds(r, addr))) {
         svcFindings.push({
           ...base,
           kind: 'out-of-range',

@@ -70,8 +70,9 @@ Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error.
   status: (p: string) => `Usage: ${p} status [options]
 
 For each ServiceCIDR: its ranges, Ready condition, size, used, free, the static and dynamic
-bands' use, a bar per range; then IPAddresses outside every ServiceCIDR and the top owners by
-namespace. Needs RBAC list on servicecidrs and ipaddresses (networking.k8s.io).
+bands' use, a bar per range; then IPAddresses in a range this tool does not allocate from,
+IPAddresses outside every ServiceCIDR, and the top owners by namespace. Needs RBAC list on
+servicecidrs and ipaddresses (networking.k8s.io).
 
   --json             print the report as JSON (schema "ipallocator/status/v1")
   --top N            owners and strays to show (default 5)

@@ -1,12 +1,17 @@
 // Where an address falls: which ServiceCIDR range, which band. Shared by `status` (counts per
-// range and band) and `check` (is a ClusterIP inside any ServiceCIDR).
+// range and band) and `check` (is a ClusterIP inside any ServiceCIDR): both read the ranges of a
+// ServiceCIDR through rangesOf and place an address in one by holds, so they cannot disagree on
+// whether an address is inside a ServiceCIDR.
 //
 //   network  first                 offsetAddress                              last   (broadcast)
 //      │       │◂── static band ──▸│◂──────────── dynamic band ─────────────▸│       │
 //   The bands are upstream's (KEP-3070, calculateRangeOffset): allocateNext takes from the dynamic
 //   band first; addresses asked for by name should come from the static band.
 import { parseAddrInto, type Family } from '../adapters/address.ts';
+import { InvalidCIDRError } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
+import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
+import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { OK } from '../adapters/wasm.ts';
 
 /** A parsed address: its family and words (as adapters/address.ts writes them). */
@@ -57,13 +62,45 @@ export function offsetIn(prefix: Prefix, addr: Addr): [number, number] | undefin
   return [scratch[0]!, scratch[1]!];
 }
 
-/** Parses a CIDR; undefined when it is malformed (a ServiceCIDR the API server should not have accepted). */
-export function parseCIDR(text: string): Prefix | undefined {
-  try {
-    return Prefix.parse(text);
-  } catch {
-    return undefined;
-  }
+/** One entry of a ServiceCIDR's spec.cidrs, and whether this package's MetaAllocator serves it. */
+export interface ServiceRange {
+  /** The ServiceCIDR's name. */
+  readonly serviceCIDR: string;
+  /** As written in spec.cidrs. */
+  readonly cidr: string;
+  /** The prefix; undefined when the text is no CIDR (the API server should not have accepted it). */
+  readonly prefix: Prefix | undefined;
+  /**
+   * `not allocatable: ` and the reason, word for word, when a MetaAllocator skips the range: text
+   * that is no CIDR (as the MetaAllocator parses it), or a range no allocator here serves
+   * (rangeSkipReason: an IPv6 prefix shorter than /64, 255.255.255.255/32 and the all-ones /128,
+   * an IPv6 prefix overlapping ::ffff:0:0/96). Undefined when the range is served.
+   */
+  readonly refusal: string | undefined;
+}
+
+/** The ranges of a ServiceCIDR, in spec.cidrs order, each with its prefix and refusal. */
+export function rangesOf(sc: ServiceCIDRRecord): ServiceRange[] {
+  return sc.cidrs.map((cidr) => {
+    let prefix: Prefix;
+    try {
+      prefix = Prefix.parse(cidr);
+    } catch (e) {
+      if (!(e instanceof InvalidCIDRError)) throw e;
+      return { serviceCIDR: sc.name, cidr, prefix: undefined, refusal: `not allocatable: ${e.message}` };
+    }
+    const skipped = rangeSkipReason(prefix);
+    return { serviceCIDR: sc.name, cidr, prefix, refusal: skipped === undefined ? undefined : `not allocatable: ${skipped.message}` };
+  });
+}
+
+/**
+ * Whether the range's [first, last] holds `addr`, served or not: kube-apiserver's repair loop
+ * (PrefixContainsIP) takes an address there as inside the ServiceCIDR, whatever allocates from
+ * the range. The network and IPv4 broadcast addresses are in no range.
+ */
+export function holds(range: ServiceRange, addr: Addr): boolean {
+  return range.prefix?.inRange(addr.version, addr.words) === true;
 }
 
 /** Orders address texts numerically (IPv4 before IPv6); text that is not an address sorts last, as text. */

@@ -3,20 +3,21 @@
 //
 // Counting rules (what upstream's allocator counts as used): an IPAddress is used in a range when
 // its name is an address in [first, last] of the range, whoever owns it (upstream's informer sees
-// every IPAddress); else it is outside every ServiceCIDR. The network and IPv4 broadcast
-// addresses are never allocatable and in no range (upstream's repair loop, PrefixContainsIP, as
-// `check` applies it to ClusterIPs): an IPAddress there is outside unless another range holds it.
-// So without overlapping ranges, the ranges' used counts and the outside count add up to the
-// IPAddresses listed. An address inside two overlapping ranges counts in both. Sizes are upstream's hostsPerNetwork (IPv4 2^h − 2, IPv6
-// 2^h − 1, at most 2^64 − 1), so they are given as decimal strings in JSON. A range this
-// package's MetaAllocator skips (servedRange) counts nothing, with the MetaAllocator's reason.
+// every IPAddress). An address inside two overlapping ranges counts in both. A range this
+// package's MetaAllocator skips (ranges.ts rangesOf) counts nothing, with the MetaAllocator's
+// reason; an IPAddress in its [first, last] and in no served range is `unserved`: inside a
+// ServiceCIDR, as kube-apiserver's repair loop and `check` read it (ranges.ts holds), in a range
+// this package does not allocate from. Any other IPAddress is outside every ServiceCIDR. The
+// network and IPv4 broadcast addresses are never allocatable and in no range (upstream's repair
+// loop, PrefixContainsIP, as `check` applies it to ClusterIPs): an IPAddress there is outside
+// unless another range holds it. So without overlapping ranges, the ranges' used counts, the
+// unserved count and the outside count add up to the IPAddresses listed. Sizes are upstream's
+// hostsPerNetwork (IPv4 2^h − 2, IPv6 2^h − 1, at most 2^64 − 1), so they are given as decimal
+// strings in JSON.
 import { formatAddr } from '../adapters/address.ts';
-import { InvalidCIDRError } from '../adapters/errors.ts';
-import { Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { rangeSkipReason } from '../adapters/meta-allocator.ts';
-import { compareAddresses, parseAddress, placement, type Addr } from './ranges.ts';
+import { compareAddresses, holds, parseAddress, placement, rangesOf, type Addr } from './ranges.ts';
 import { bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
@@ -27,6 +28,12 @@ export interface StatusReport {
   /** IPAddress objects listed, in every range or none; a name listed twice counts once. */
   ipAddresses: number;
   serviceCIDRs: ServiceCIDRStatus[];
+  /**
+   * IPAddresses in [first, last] of a range this package's MetaAllocator skips (its `error` says
+   * why) and in no range it serves: inside a ServiceCIDR for kube-apiserver's repair loop and for
+   * `check`, counted in no range here. `serviceCIDR` and `cidr` name the first such range.
+   */
+  unserved: { count: number; addresses: { ip: string; owner: string | null; serviceCIDR: string; cidr: string }[] };
   /**
    * IPAddresses in no range of any ServiceCIDR (a removed range, written by hand, a range's
    * network or IPv4 broadcast address).
@@ -63,7 +70,8 @@ export interface RangeStatus {
   /**
    * Set when this package's MetaAllocator would skip the entry: `not allocatable: ` and the reason
    * it gives (text that is not a CIDR; an IPv6 range shorter than /64; 255.255.255.255/32 or the
-   * all-ones IPv6 /128; an IPv6 range overlapping ::ffff:0:0/96). The counts are then zero.
+   * all-ones IPv6 /128; an IPv6 range overlapping ::ffff:0:0/96). The counts are then zero; the
+   * IPAddresses in its [first, last] are listed in `unserved`.
    */
   error?: string;
 }
@@ -87,17 +95,18 @@ export function summarize(
   listed: readonly IPAddressRecord[],
 ): StatusReport {
   const ipAddresses = [...new Map(listed.map((r) => [r.name, r])).values()];
-  const addrs: { record: IPAddressRecord; addr: Addr | undefined; inside: boolean }[] = ipAddresses.map((record) => ({
+  // served: in [first, last] of a range the MetaAllocator serves
+  const addrs: { record: IPAddressRecord; addr: Addr | undefined; served: boolean }[] = ipAddresses.map((record) => ({
     record,
     addr: parseAddress(record.name),
-    inside: false,
+    served: false,
   }));
-  const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc) => ({
+  const ranges = serviceCIDRs.map(rangesOf);
+  const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc, i) => ({
     name: sc.name,
     ready: sc.ready ?? null,
     deleting: sc.deletionTimestamp !== null,
-    ranges: sc.cidrs.map((cidr) => {
-      const { prefix, refusal } = servedRange(cidr);
+    ranges: ranges[i]!.map(({ cidr, prefix, refusal }) => {
       if (prefix === undefined || refusal !== undefined) {
         const none: BandStatus = { first: null, last: null, size: '0', used: 0 };
         return {
@@ -120,7 +129,7 @@ export function summarize(
         // (upstream's PrefixContainsIP), as `check` reads a ClusterIP there as out-of-range
         const where = placement(prefix, a.addr);
         if (where === 'outside') continue;
-        a.inside = true;
+        a.served = true;
         if (where === 'static') staticUsed++;
         else dynamicUsed++;
       }
@@ -152,10 +161,19 @@ export function summarize(
     }),
   }));
 
-  const outside = addrs
-    .filter((a) => !a.inside)
-    .map((a) => ({ ip: a.record.name, owner: ownerText(a.record) }))
-    .sort((a, b) => compareAddresses(a.ip, b.ip));
+  // In no served range: inside a skipped one (as `check` reads it, through the same holds), or outside.
+  const skipped = ranges.flat().filter((r) => r.refusal !== undefined);
+  const unserved: StatusReport['unserved']['addresses'] = [];
+  const outside: StatusReport['outside']['addresses'] = [];
+  for (const a of addrs) {
+    if (a.served) continue;
+    const range = a.addr === undefined ? undefined : skipped.find((r) => holds(r, a.addr!));
+    const owner = ownerText(a.record);
+    if (range === undefined) outside.push({ ip: a.record.name, owner });
+    else unserved.push({ ip: a.record.name, owner, serviceCIDR: range.serviceCIDR, cidr: range.cidr });
+  }
+  unserved.sort((a, b) => compareAddresses(a.ip, b.ip));
+  outside.sort((a, b) => compareAddresses(a.ip, b.ip));
   const perNamespace = new Map<string, number>();
   for (const r of ipAddresses) {
     const ns = r.parentRef?.namespace ?? '';
@@ -170,28 +188,10 @@ export function summarize(
     server: context.server,
     ipAddresses: ipAddresses.length,
     serviceCIDRs: cidrs,
+    unserved: { count: unserved.length, addresses: unserved },
     outside: { count: outside.length, addresses: outside },
     owners,
   };
-}
-
-/**
- * The prefix of a spec.cidrs entry and, when a MetaAllocator would skip it, the reason it gives,
- * word for word: text that is no CIDR (as the MetaAllocator parses it), or a range no allocator
- * serves (rangeSkipReason: an IPv6 prefix shorter than /64, 255.255.255.255/32 and the all-ones
- * /128, an IPv6 prefix overlapping ::ffff:0:0/96). Such a range serves no address, so none is
- * counted in it, and its size and free count are 0.
- */
-function servedRange(cidr: string): { prefix: Prefix | undefined; refusal: string | undefined } {
-  let prefix: Prefix;
-  try {
-    prefix = Prefix.parse(cidr);
-  } catch (e) {
-    if (!(e instanceof InvalidCIDRError)) throw e;
-    return { prefix: undefined, refusal: `not allocatable: ${e.message}` };
-  }
-  const skipped = rangeSkipReason(prefix);
-  return { prefix, refusal: skipped === undefined ? undefined : `not allocatable: ${skipped.message}` };
 }
 
 /** "namespace/name" of a Service owner, "resource.group namespace/name" of another, null for none. */
@@ -232,6 +232,17 @@ export function render(report: StatusReport, options: { top: number }): string {
     out.push(...table(rows, [false, false, false, true, false, false, false]));
   }
   out.push('');
+  if (report.unserved.count > 0) {
+    out.push(`In a ServiceCIDR range this tool does not allocate from: ${counted(report.unserved.count, 'IPAddress', 'IPAddresses')}`);
+    const { shown, more } = firstOf(report.unserved.addresses, options.top);
+    out.push(
+      ...table(
+        shown.map((a) => [`  ${named(a.ip)}`, named(a.cidr), a.owner === null ? '(no parentRef)' : named(a.owner)]),
+        [false, false, false],
+      ),
+    );
+    if (more !== undefined) out.push(more);
+  }
   if (report.outside.count === 0) {
     if (report.ipAddresses > 0) out.push('Every IPAddress is inside a ServiceCIDR.');
   } else {

@@ -143,7 +143,7 @@ describe('ipallocator status', () => {
     expect(text.stdout).not.toContain('Every IPAddress is inside a ServiceCIDR.');
   });
 
-  it('an IPv6 range shorter than /64, which kube-apiserver does not allocate from, counts nothing: its addresses are outside', async () => {
+  it('an IPv6 range shorter than /64, which kube-apiserver does not allocate from, counts nothing: its addresses are listed apart, not outside', async () => {
     // Regression: the range showed 2^64 − 1 addresses, and an address
     // past them was neither used nor outside.
     const d = c.double;
@@ -155,10 +155,58 @@ describe('ipallocator status', () => {
     const report = JSON.parse(r.stdout) as StatusReport;
     expect(report.serviceCIDRs[0]!.ranges[0]).toMatchObject({ cidr: 'fd00:48::/48', family: 'IPv6', size: '0', used: 0 });
     expect(report.serviceCIDRs[0]!.ranges[0]!.error).toBe('not allocatable: shortest allowed prefix length for service CIDR is 64, got 48');
-    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['fd00:48::5', 'fd00:48:0:1::1']);
+    expect(report.unserved.addresses.map((a) => [a.ip, a.cidr])).toEqual([
+      ['fd00:48::5', 'fd00:48::/48'],
+      ['fd00:48:0:1::1', 'fd00:48::/48'],
+    ]);
+    expect(report.outside.count).toBe(0);
   });
 
-  it("shows every range this package's MetaAllocator skips with the reason it gives, size 0, its addresses outside", async () => {
+  it('an IPAddress in a range the MetaAllocator skips is inside a ServiceCIDR for status as for check: listed apart, never outside; the counts add up', async () => {
+    // Regression: status listed ::5 (in ::/80, which every allocator here refuses) as outside every
+    // ServiceCIDR, while check found its Service's ClusterIP in range, as kube-apiserver does.
+    const d = c.double;
+    addServiceCIDR(d, 'mapped', ['::/80'], true);
+    addServiceCIDR(d, 'wide', ['fd00:48::/48'], true);
+    addServiceCIDR(d, 'served', ['fd00:48::/112', '10.96.0.0/24'], true);
+    const held: [ip: string, name: string][] = [
+      ['::5', 'in-mapped'],
+      ['fd00:48::7', 'in-served-and-wide'], // a served range holds it too: used there, not apart
+      ['fd00:48:0:1::1', 'in-wide'],
+      ['10.96.0.9', 'in-served'],
+      ['10.1.2.3', 'in-none'],
+    ];
+    for (const [ip, name] of held) {
+      addIPAddress(d, ip, { namespace: 'default', name });
+      addService(d, 'default', name, [ip]);
+    }
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.unserved).toEqual({
+      count: 2,
+      addresses: [
+        { ip: '::5', owner: 'default/in-mapped', serviceCIDR: 'mapped', cidr: '::/80' },
+        { ip: 'fd00:48:0:1::1', owner: 'default/in-wide', serviceCIDR: 'wide', cidr: 'fd00:48::/48' },
+      ],
+    });
+    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['10.1.2.3']);
+    const used = report.serviceCIDRs.flatMap((sc) => sc.ranges.map((r) => r.used)).reduce((a, b) => a + b, 0);
+    expect(used + report.unserved.count + report.outside.count).toBe(report.ipAddresses);
+
+    // check reads the same ranges: out of range is exactly what status lists as outside
+    const check = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig])).stdout) as CheckReport;
+    expect(check.findings.map((f) => `${f.kind} ${f.ip}`)).toEqual(['out-of-range 10.1.2.3']);
+
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.stdout).toContain(
+      '\nIn a ServiceCIDR range this tool does not allocate from: 2 IPAddresses\n' +
+        '  ::5             ::/80         default/in-mapped\n' +
+        '  fd00:48:0:1::1  fd00:48::/48  default/in-wide\n' +
+        'Outside every ServiceCIDR: 1 IPAddress\n' +
+        '  10.1.2.3  default/in-none\n',
+    );
+  });
+
+  it("shows every range this package's MetaAllocator skips with the reason it gives, size 0, its addresses listed apart", async () => {
     // Regression: ::/64 (over the IPv4-mapped block ::ffff:0:0/96) showed as "0 of
     // 18,446,744,073,709,551,615 used" and 255.255.255.255/32 as a range of 0 addresses, while
     // every allocator refuses both and a MetaAllocator skips them.
@@ -203,7 +251,8 @@ describe('ipallocator status', () => {
       '::/64 overlaps the IPv4-mapped block ::ffff:0:0/96, whose addresses name IPv4 addresses; use an IPv6 range outside it',
     );
     expect(skipped.get('255.255.255.255/32')).toMatch(/^invalid address \[\] \(255\.255\.255\.255\/32 has no usable address/);
-    expect(report.outside.addresses.map((a) => a.ip)).toEqual(['::5']);
+    expect(report.unserved.addresses.map((a) => [a.ip, a.cidr])).toEqual([['::5', '::/64']]);
+    expect(report.outside.count).toBe(0);
 
     const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(text.code).toBe(0);
