@@ -20,11 +20,15 @@
 // or the identity lacks a permission (403: the verb and the resource). Which of the last three
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens.
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, join } from 'node:path';
 import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
 import {
   type ConfigurationOptions,
   CoreV1Api,
   KubeConfig,
+  loadYaml,
   NetworkingV1Api,
   NetworkingV1beta1Api,
   Observable,
@@ -109,6 +113,36 @@ function noCluster(kc: KubeConfig, file: string): string {
   return `the cluster ${quoteText(cluster.name)} of context ${quoteText(current)} has no server in ${file}`;
 }
 
+/**
+ * The files a kubeconfig is read from: the one given, else each of $KUBECONFIG (a path list, as
+ * kubectl and client-node's loadFromDefault split it), else ~/.kube/config when it exists.
+ */
+function kubeconfigFiles(given: string | undefined): string[] {
+  if (given !== undefined) return [given];
+  const list = process.env.KUBECONFIG;
+  if (list) return list.split(delimiter).filter((f) => f !== '');
+  const home = join(homedir(), '.kube', 'config');
+  return existsSync(home) ? [home] : [];
+}
+
+/**
+ * What a kubeconfig file holds when its YAML is no mapping — a scalar (`hello`) or a list —,
+ * said for a message; undefined when it is a mapping, or cannot be read or parsed here. The
+ * parse is client-node's loadYaml, which refuses an empty, null, false or 0 document as it
+ * refuses bad YAML: such a file keeps the message it had (a read error, no current-context).
+ */
+function notAMapping(file: string): string | undefined {
+  let doc: unknown;
+  try {
+    doc = loadYaml(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof doc === 'object' && doc !== null && !Array.isArray(doc)) return undefined;
+  const what = Array.isArray(doc) ? 'a list' : `the scalar ${quoteText(cutMessage(String(doc)))}`;
+  return `its YAML is ${what}, not a mapping of clusters, contexts, users and current-context`;
+}
+
 export class Cluster {
   readonly context: string;
   readonly server: string;
@@ -135,6 +169,14 @@ export class Cluster {
       throw new CliError(
         'found no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE',
       );
+    }
+    // client-node reads a file whose YAML is no mapping ("hello", a list) as a kubeconfig holding
+    // nothing, which then names no current-context nor the --context asked for: say what it is
+    if (kc.getContexts().length === 0 && kc.getClusters().length === 0 && !kc.getCurrentContext()) {
+      for (const f of kubeconfigFiles(options.kubeconfig)) {
+        const not = notAMapping(f);
+        if (not !== undefined) throw new CliError(`${quoteText(f)} is not a kubeconfig: ${not}`);
+      }
     }
     const file = options.kubeconfig === undefined ? 'the kubeconfig' : `the kubeconfig ${quoteText(options.kubeconfig)}`;
     if (options.context !== undefined) {

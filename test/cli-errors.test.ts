@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { statusFailure } from './k8s/apiserver-double.ts';
@@ -314,6 +314,40 @@ describe('ipallocator: failures', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  // Regression: a file holding just `hello` (or a list) said it "names no current-context", as if
+  // it were a kubeconfig lacking one: client-node reads a YAML that is no mapping as empty.
+  const notKubeconfigs: [name: string, text: string, flags: string[], said: string][] = [
+    ['a scalar', 'hello\n', [], 'its YAML is the scalar "hello", not a mapping of clusters, contexts, users and current-context'],
+    ['a scalar, with --context', 'hello\n', ['--context', 'a'], 'its YAML is the scalar "hello", not a mapping'],
+    ['a number', '42\n', [], 'its YAML is the scalar "42", not a mapping'],
+    ['a list', '- apiVersion: v1\n  kind: Config\n', [], 'its YAML is a list, not a mapping'],
+  ];
+  it.each(notKubeconfigs)(
+    'a kubeconfig file whose YAML is no mapping (%s) is said not to be a kubeconfig, exit 2',
+    async (_name, text, flags, said) => {
+      const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+      const path = join(dir, 'config');
+      writeFileSync(path, text);
+      const saved = process.env.KUBECONFIG;
+      try {
+        const given = await cli(['status', '--kubeconfig', path, ...flags]);
+        expect(given.code).toBe(2);
+        expect(given.stderr).toMatch(/^ipallocator: "[^\n]*" is not a kubeconfig: [^\n]*\n$/);
+        expect(given.stderr).toContain(`"${path}" is not a kubeconfig: ${said}`);
+        // found through $KUBECONFIG, the second of two files, after one that holds nothing
+        writeFileSync(join(dir, 'empty'), 'apiVersion: v1\nkind: Config\n');
+        process.env.KUBECONFIG = [join(dir, 'empty'), path].join(delimiter);
+        const found = await cli(['status', ...flags]);
+        expect(found.code).toBe(2);
+        expect(found.stderr).toContain(`"${path}" is not a kubeconfig: ${said}`);
+      } finally {
+        if (saved === undefined) delete process.env.KUBECONFIG;
+        else process.env.KUBECONFIG = saved;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   const usage: [string[], string][] = [
     [['frobnicate'], 'unknown command "frobnicate"'],
