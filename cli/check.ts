@@ -34,7 +34,7 @@ import { compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/errors.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
-import { ownerText } from './status.ts';
+import { onePerName, ownerText } from './status.ts';
 import { counted, firstOf, named, shown, table } from './text.ts';
 
 export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
@@ -109,15 +109,23 @@ export interface FixResult {
 const isService = (p: ParentRef | null): p is ParentRef => p !== null && (p.group ?? '') === '' && p.resource === 'services';
 const serviceKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
 
-/** Applies the repair rules to one listing. `now` in ms since the epoch. */
+/**
+ * Applies the repair rules to one listing. `now` in ms since the epoch. An IPAddress name listed
+ * twice is one object, the later item (onePerName), as upstream's informer keeps it; a finding
+ * about it says the server listed it twice.
+ */
 export function findProblems(
   input: { ipAddresses: readonly IPAddressRecord[]; services: readonly ServiceRecord[]; serviceCIDRs: readonly ServiceCIDRRecord[] },
   options: { now: number; graceMs: number },
 ): { findings: Finding[]; pending: CheckReport['pending'] } {
   const services = new Map<string, ServiceRecord>();
   for (const s of input.services) services.set(serviceKey(s.namespace, s.name), s);
-  const byName = new Map<string, IPAddressRecord>();
-  for (const r of input.ipAddresses) byName.set(r.name, r);
+  const { ipAddresses, listedTimes } = onePerName(input.ipAddresses);
+  const byName = new Map(ipAddresses.map((r) => [r.name, r]));
+  const listedNote = (name: string) => {
+    const times = listedTimes.get(name);
+    return times === undefined ? '' : `; the server listed it ${times === 2 ? 'twice' : `${times} times`}, read as the later item`;
+  };
 
   // Addresses a Service holds. Upstream's Service loop re-points an object of such an address to
   // its Service in place (recreateIPAddress: delete and create at once); deleting it alone would
@@ -131,7 +139,7 @@ export function findProblems(
 
   // The IPAddress loop.
   const ipFindings: Finding[] = [];
-  for (const r of input.ipAddresses) {
+  for (const r of ipAddresses) {
     if (r.labels[LABEL_MANAGED_BY] !== CONTROLLER_NAME) continue;
     const owner = ownerText(r);
     const verdict = ipAddressVerdict(r, services.get(serviceKey(r.parentRef?.namespace, r.parentRef?.name ?? '')), options);
@@ -147,9 +155,9 @@ export function findProblems(
       service: isService(r.parentRef) ? serviceKey(r.parentRef.namespace, r.parentRef.name) : null,
       owner,
       fix: held ? null : 'delete',
-      message: held
-        ? `${verdict.message}; a Service holds the address: kube-apiserver's repair loop re-points the object`
-        : verdict.message,
+      message:
+        (held ? `${verdict.message}; a Service holds the address: kube-apiserver's repair loop re-points the object` : verdict.message) +
+        listedNote(r.name),
     });
   }
 
@@ -199,7 +207,7 @@ export function findProblems(
           ...base,
           kind: 'held-by-other',
           owner,
-          message: `IPAddress ${name} for Service ${named(key)} references ${owner === null ? 'nothing' : named(owner)}, not a Service; kube-apiserver's repair loop re-creates it`,
+          message: `IPAddress ${name} for Service ${named(key)} references ${owner === null ? 'nothing' : named(owner)}, not a Service; kube-apiserver's repair loop re-creates it${listedNote(name)}`,
         });
         continue;
       }
@@ -210,7 +218,7 @@ export function findProblems(
             ...base,
             kind: 'duplicate',
             owner,
-            message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them`,
+            message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them${listedNote(name)}`,
           });
         } else {
           const why = other === undefined ? 'which does not exist' : 'which does not hold it';
@@ -218,7 +226,7 @@ export function findProblems(
             ...base,
             kind: 'held-by-other',
             owner,
-            message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}`,
+            message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}${listedNote(name)}`,
           });
         }
         continue;
@@ -235,7 +243,7 @@ export function findProblems(
           ...base,
           kind: 'bad-labels',
           owner,
-          message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it`,
+          message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it${listedNote(name)}`,
         });
       }
     }

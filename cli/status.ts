@@ -85,16 +85,15 @@ export interface BandStatus {
 }
 
 /**
- * Counts every IPAddress into the ranges of every ServiceCIDR. A name listed twice (no API server
- * holds two objects of one name; a broken server or proxy may list one twice) is one IPAddress,
- * the later item, as a store keyed by name keeps it.
+ * Counts every IPAddress into the ranges of every ServiceCIDR. A name listed twice is one
+ * IPAddress, the later item (onePerName).
  */
 export function summarize(
   context: { context: string; server: string },
   serviceCIDRs: readonly ServiceCIDRRecord[],
   listed: readonly IPAddressRecord[],
 ): StatusReport {
-  const ipAddresses = [...new Map(listed.map((r) => [r.name, r])).values()];
+  const { ipAddresses } = onePerName(listed);
   // served: in [first, last] of a range the MetaAllocator serves
   const addrs: { record: IPAddressRecord; addr: Addr | undefined; served: boolean }[] = ipAddresses.map((record) => ({
     record,
@@ -192,6 +191,21 @@ export function summarize(
     outside: { count: outside.length, addresses: outside },
     owners,
   };
+}
+
+/**
+ * One IPAddress per name, the later item, as a store keyed by name keeps it: no API server holds
+ * two objects of one name, but a broken server or proxy may list one twice. `listedTimes`: how
+ * often each name listed more than once was listed.
+ */
+export function onePerName(listed: readonly IPAddressRecord[]): { ipAddresses: IPAddressRecord[]; listedTimes: Map<string, number> } {
+  const byName = new Map<string, IPAddressRecord>();
+  const listedTimes = new Map<string, number>();
+  for (const r of listed) {
+    if (byName.has(r.name)) listedTimes.set(r.name, (listedTimes.get(r.name) ?? 1) + 1);
+    byName.set(r.name, r);
+  }
+  return { ipAddresses: [...byName.values()], listedTimes };
 }
 
 /** "namespace/name" of a Service owner, "resource.group namespace/name" of another, null for none. */

@@ -424,6 +424,33 @@ describe('ipallocator check', () => {
     }
   });
 
+  it('an IPAddress listed twice (a broken server or proxy) is one finding, about the later item, that says so', async () => {
+    // Regression: each item was a finding of its own, "3 problems found" for two objects.
+    addIPAddress(c.double, '10.96.0.40', { namespace: 'default', name: 'gone' });
+    addIPAddress(c.double, '10.96.0.41', { namespace: 'default', name: 'gone' });
+    const [first, second] = c.double.objects();
+    const again = { ...first!, spec: { parentRef: { group: '', resource: 'services', namespace: 'shop', name: 'other' } } };
+    const list = { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: c.double.resourceVersion } };
+    const listTwice = () => c.double.proxyAnswerNext('list', 'ipaddresses', { ...list, items: [first, second, again] });
+
+    listTwice();
+    const json = await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const report = JSON.parse(json.stdout) as CheckReport;
+    expect(report.findings.map((f) => [f.kind, f.ip, f.owner])).toEqual([
+      ['orphan', '10.96.0.40', 'shop/other'],
+      ['orphan', '10.96.0.41', 'default/gone'],
+    ]);
+    expect(report.findings[0]!.message).toMatch(
+      /^IPAddress 10\.96\.0\.40 belongs to Service shop\/other, which does not exist \(created \d+s ago\); the server listed it twice, read as the later item$/,
+    );
+    expect(report.findings[1]!.message).not.toContain('listed');
+
+    listTwice();
+    const text = await cli(['check', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(text.stdout).toContain('\n2 problems found; 2 IPAddresses to delete (run with --fix).\n');
+    expect(text.stdout.match(/^orphan +10\.96\.0\.40 /gm)).toHaveLength(1);
+  });
+
   it('a bad-labels finding names only the labels that are missing or wrong', async () => {
     addService(c.double, 'default', 'old', ['10.96.0.80']);
     addIPAddress(c.double, '10.96.0.80', { namespace: 'default', name: 'old' }, { [IP_FAMILY]: 'IPv4' });
