@@ -45,9 +45,20 @@ import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, ClusterError, ObjectForbiddenError, UsageError } from './errors.ts';
+import { formatCount } from './text.ts';
 
 /** Objects per list request. */
 export const PAGE_SIZE = 500;
+
+/**
+ * The longest names the API server accepts: an object's metadata.name (a DNS subdomain, as an
+ * IPAddress's), and a Service's or a namespace's (a DNS label, RFC 1035 and RFC 1123). A get or
+ * delete carries the name in its URL, and one past these limits names no object there can be:
+ * a request for it is not sent (100,000 characters fill the request line past what servers and
+ * proxies take: 431, 414).
+ */
+const MAX_NAME = 253;
+const MAX_LABEL = 63;
 
 /** A Service as the checks read it. */
 export interface ServiceRecord {
@@ -215,8 +226,12 @@ export class Cluster {
     return items.map((o) => toService(o));
   }
 
-  /** One IPAddress, or undefined when it does not exist. */
+  /**
+   * One IPAddress, or undefined when it does not exist. A name longer than the API server allows
+   * (the listing was malformed: no such object can exist) is refused with a CliError, unsent.
+   */
   async readIPAddress(name: string): Promise<IPAddressRecord | undefined> {
+    refuseImpossibleName('get', name);
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
       const obj = await this.request(
@@ -232,8 +247,14 @@ export class Cluster {
     }
   }
 
-  /** One Service, or undefined when it does not exist. */
+  /**
+   * One Service, or undefined when it does not exist — unasked when its name or namespace is
+   * longer than the API server allows for them (an IPAddress's parentRef may name one: the API
+   * server checks only that its name and namespace are path segments), since no such Service can
+   * exist.
+   */
   async readService(namespace: string, name: string): Promise<ServiceRecord | undefined> {
+    if (name.length > MAX_LABEL || namespace.length > MAX_LABEL) return undefined;
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(SERVICES), name: `${namespace}/${name}` };
       const obj = await this.request(
@@ -261,6 +282,7 @@ export class Cluster {
    * something else answered, and nothing is known to be deleted).
    */
   async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed' | { kept: string }> {
+    refuseImpossibleName('delete', name);
     let reply: unknown;
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
@@ -519,6 +541,18 @@ export class Cluster {
 }
 
 class ResourceNotServed extends Error {}
+
+/**
+ * Refuses, unsent, a request for an IPAddress whose name is longer than the API server allows for
+ * any object (MAX_NAME): the listing that gave it was malformed. A failure about that one object:
+ * --fix goes on with the others.
+ */
+function refuseImpossibleName(verb: 'get' | 'delete', name: string): void {
+  if (name.length <= MAX_NAME) return;
+  throw new CliError(
+    `${verb} ${qualified(IPADDRESSES)} "${cutMessage(name)}" not sent: the name is ${formatCount(name.length)} characters long, and the API server allows at most ${MAX_NAME}; the listing that named it is malformed`,
+  );
+}
 
 /** Timeout errors of requests the server asked to wait meanwhile: the status of each answer waited out (429, 5xx). */
 const waitedAnswers = new WeakMap<KubernetesApiError, number[]>();

@@ -451,6 +451,41 @@ describe('ipallocator check', () => {
     expect(text.stdout.match(/^orphan +10\.96\.0\.40 /gm)).toHaveLength(1);
   });
 
+  it('--fix deletes an orphan whose parentRef names a Service or namespace longer than the API allows: no such Service can exist, none is asked for', async () => {
+    // Regression: the re-read of a Service named in 100,000 characters carried the name in its
+    // URL and failed (HTTP 431), so the orphan was never deleted. The API server does not limit a
+    // parentRef's name, but a Service's name and a namespace are at most 63 characters.
+    const long = 'x'.repeat(100_000);
+    addIPAddress(c.double, '10.96.0.40', { namespace: 'default', name: long });
+    addIPAddress(c.double, '10.96.0.41', { namespace: 'n'.repeat(64), name: 'web' });
+    addIPAddress(c.double, '10.96.0.42', { namespace: 'n'.repeat(63), name: 'y'.repeat(63) }); // as long as may be: asked for
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    const report = JSON.parse(r.stdout) as CheckReport;
+    expect(report.fixed!.deleted).toEqual(['10.96.0.40', '10.96.0.41', '10.96.0.42']);
+    expect(names(c.double)).toEqual([]);
+    const serviceGets = c.double.requestsOf('get').filter((q) => q.path.includes('/services/'));
+    expect(serviceGets.map((q) => q.path)).toEqual([`/api/v1/namespaces/${'n'.repeat(63)}/services/${'y'.repeat(63)}`]);
+  });
+
+  it('--fix refuses, unsent, an IPAddress named longer than the API allows (a malformed listing), and fixes the others', async () => {
+    // Regression: its get failed with HTTP 431, the name filling the request line.
+    const long = `10.96.0.${'9'.repeat(100_000)}`;
+    const list = { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: c.double.resourceVersion } };
+    addIPAddress(c.double, '10.96.0.41', { namespace: 'default', name: 'gone' });
+    const [real] = c.double.objects();
+    const impossible = { ...real!, metadata: { ...real!.metadata, name: long, uid: 'u-long' } };
+    c.double.proxyAnswerNext('list', 'ipaddresses', { ...list, items: [impossible, real] });
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('\nDeleted 1 IPAddress: 10.96.0.41.\n');
+    expect(r.stdout).toMatch(
+      /\nFailed 10\.96\.0\.9{992}… \(99008 more characters\): get ipaddresses\.networking\.k8s\.io "10\.96\.0\.9{992}… \(99008 more characters\)" not sent: the name is 100,008 characters long, and the API server allows at most 253; the listing that named it is malformed\n/,
+    );
+    expect(c.double.requestsOf('get').every((q) => q.target.length < 1000)).toBe(true);
+    expect(c.double.requestsOf('delete')).toHaveLength(1);
+  });
+
   it('a bad-labels finding names only the labels that are missing or wrong', async () => {
     addService(c.double, 'default', 'old', ['10.96.0.80']);
     addIPAddress(c.double, '10.96.0.80', { namespace: 'default', name: 'old' }, { [IP_FAMILY]: 'IPv4' });
