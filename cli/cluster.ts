@@ -39,7 +39,7 @@ import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
-import { cutMessage, describeBody } from '../adapters/kubernetes/bodies.ts';
+import { cutMessage, describeBody, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
@@ -387,7 +387,7 @@ export class Cluster {
     const contentType = probe.contentType;
     const json = contentType === undefined || isJson(contentType);
     if (probe.json !== undefined) answer = probe.json.value as T;
-    const checked = json ? read(answer) : typeof answer === 'string' ? describeBody(answer) : 'not JSON';
+    const checked = json ? read(answer) : typeof answer === 'string' ? describeText(answer) : 'not JSON';
     if (typeof checked === 'string') {
       const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;
       const type = json ? '' : ` (content type ${contentType})`;

@@ -36,7 +36,7 @@ describe('ipallocator: an answer that is not what was asked for', () => {
   const listAnswers: { name: string; body: unknown; what: string }[] = [
     { name: 'a login page (200 text/html)', body: LOGIN_PAGE, what: ' (content type text/html): not JSON' },
     { name: 'an empty object', body: {}, what: ': an empty object, not an IPAddressList: it has no items' },
-    { name: 'a JSON string', body: 'ok', what: ': an empty object, not an IPAddressList: it has no items' },
+    { name: 'a JSON string', body: 'ok', what: ': the JSON string "ok", not an IPAddressList' },
     { name: 'an empty JSON array', body: [], what: ': a JSON array, not an IPAddressList' },
     { name: 'a JSON number', body: 42, what: ': the JSON number 42, not an IPAddressList' },
     {

@@ -1,22 +1,24 @@
-// What a message says about an answer's body, for both kinds of body that reach one: a 200 answer
-// that is not what was asked for (read through checkList, as the informer and the command line
-// read it) and an error answer that is no Status (describeAnswer). Both quote a few escaped words:
+// What a message says about an answer's body, for each kind of body that reaches one: a 200
+// answer's JSON that is not what was asked for (read through checkList, as the informer and the
+// command line read it), a 200 answer's text that is not JSON (describeText) and an error answer
+// that is no Status (describeAnswer). Both quote a few escaped words:
 // a hostile body brings no control, zero-width or bidirectional character into a message.
 import { describe, expect, it } from 'vitest';
 import { checkList } from '../adapters/kubernetes/answers.ts';
+import { describeText } from '../adapters/kubernetes/bodies.ts';
 import { describeAnswer } from '../adapters/kubernetes/errors.ts';
 
 const PROXY = 'not a Kubernetes Status (a proxy in front of the API server?)';
 
 describe('a 200 answer that is no list is described, escaped and short', () => {
   it.each([
-    ['a login page', '<html><body>Sign in</body></html>', 'text, not JSON ("<html><body>Sign in</body></html>")'],
-    ['text cut after 40 characters', `  ${'x'.repeat(41)}  `, `text, not JSON ("${'x'.repeat(40)}"…)`],
-    ['text cut by characters, not UTF-16 units', '😀'.repeat(41), `text, not JSON ("${'😀'.repeat(40)}"…)`],
-    ['blank text', ' \n\t ', 'an empty body'],
-    ['a terminal escape', '\u001b[2Jgone', 'text, not JSON ("\\u001b[2Jgone")'],
-    ['a right-to-left override', 'ok\u202egnp.exe', 'text, not JSON ("ok\\u202egnp.exe")'],
-    ['a zero-width space', 'ok\u200b', 'text, not JSON ("ok\\u200b")'],
+    ['a JSON string', 'hello', 'the JSON string "hello"'],
+    ['a JSON string cut after 40 characters', `  ${'x'.repeat(41)}  `, `the JSON string "  ${'x'.repeat(38)}"…`],
+    ['a JSON string cut by characters, not UTF-16 units', '😀'.repeat(41), `the JSON string "${'😀'.repeat(40)}"…`],
+    ['an empty JSON string', '', 'the JSON string ""'],
+    ['a JSON string holding a terminal escape', '\u001b[2Jgone', 'the JSON string "\\u001b[2Jgone"'],
+    ['a JSON string holding a right-to-left override', 'ok\u202egnp.exe', 'the JSON string "ok\\u202egnp.exe"'],
+    ['a JSON string holding a zero-width space', 'ok\u200b', 'the JSON string "ok\\u200b"'],
     ['a Status', { kind: 'Status', message: 'denied\u2028by policy' }, 'a Status object ("denied\\u2028by policy")'],
     ['a Status with a long message', { kind: 'Status', message: 'm'.repeat(100) }, `a Status object ("${'m'.repeat(80)}"…)`],
     ['another kind', { kind: 'Secret\u200b' }, 'an object of kind "Secret\\u200b"'],
@@ -27,9 +29,28 @@ describe('a 200 answer that is no list is described, escaped and short', () => {
     expect(checkList(body, 'IPAddressList')).toBe(`${says}, not an IPAddressList`);
   });
 
+  it('reads no more than the start of a long JSON string', () => {
+    const body = `start${'y'.repeat(5_000_000)}`;
+    expect(checkList(body, 'IPAddressList')).toBe(`the JSON string "start${'y'.repeat(35)}"…, not an IPAddressList`);
+  });
+});
+
+describe('a 200 answer that is not JSON is quoted the same way', () => {
+  it.each([
+    ['a login page', '<html><body>Sign in</body></html>', 'text, not JSON ("<html><body>Sign in</body></html>")'],
+    ['text cut after 40 characters', `  ${'x'.repeat(41)}  `, `text, not JSON ("${'x'.repeat(40)}"…)`],
+    ['text cut by characters, not UTF-16 units', '😀'.repeat(41), `text, not JSON ("${'😀'.repeat(40)}"…)`],
+    ['blank text', ' \n\t ', 'an empty body'],
+    ['a terminal escape', '\u001b[2Jgone', 'text, not JSON ("\\u001b[2Jgone")'],
+    ['a right-to-left override', 'ok\u202egnp.exe', 'text, not JSON ("ok\\u202egnp.exe")'],
+    ['a zero-width space', 'ok\u200b', 'text, not JSON ("ok\\u200b")'],
+  ])('%s', (_name, body, says) => {
+    expect(describeText(body)).toBe(says);
+  });
+
   it('reads no more than the start of a long text', () => {
     const body = `${' '.repeat(10)}start${'y'.repeat(5_000_000)}`;
-    expect(checkList(body, 'IPAddressList')).toBe(`text, not JSON ("start${'y'.repeat(35)}"…), not an IPAddressList`);
+    expect(describeText(body)).toBe(`text, not JSON ("start${'y'.repeat(35)}"…)`);
   });
 });
 

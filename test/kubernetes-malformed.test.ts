@@ -27,7 +27,7 @@ const list = (items: unknown[]) => ({
 });
 
 /** Named rows: what answers the list, and what lastError then says. */
-const badLists: { name: string; body: unknown; says: string }[] = [
+const badLists: { name: string; body: unknown; contentType?: string; says: string }[] = [
   {
     name: 'a login page (200 text/html)',
     body: LOGIN_PAGE,
@@ -57,6 +57,12 @@ const badLists: { name: string; body: unknown; says: string }[] = [
     name: 'a JSON number',
     body: 42,
     says: 'list ipaddresses.networking.k8s.io: the API server answered with the JSON number 42, not an IPAddressList',
+  },
+  {
+    name: 'a JSON string',
+    body: JSON.stringify('hello'),
+    contentType: 'application/json',
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with the JSON string "hello", not an IPAddressList',
   },
   {
     name: 'a list whose items are an object',
@@ -97,7 +103,7 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
 
   for (const bad of badLists) {
     it(`the first list answered with ${bad.name}: a failed list, retried; the store syncs only with the real list`, async () => {
-      d.proxyAnswerNext('list', 'ipaddresses', bad.body);
+      d.proxyAnswerNext('list', 'ipaddresses', bad.body, bad.contentType ? { contentType: bad.contentType } : {});
       const { store, errors } = open();
       store.start();
       await store.waitForSync();
@@ -115,7 +121,7 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
       // the watch ends and is refused with a 500: a re-list, answered by the proxy first
       await until(() => d.openWatches() === 1);
       d.failNext('watch', 1, 500);
-      d.proxyAnswerNext('list', 'ipaddresses', bad.body);
+      d.proxyAnswerNext('list', 'ipaddresses', bad.body, bad.contentType ? { contentType: bad.contentType } : {});
       d.closeWatches();
       await until(() => store.stats.lists === 3 && store.state === 'synced', 'the list after the failed one');
       expect(errors).toContain(bad.says);

@@ -2,8 +2,8 @@
 // parsed here instead of by client-node's typed decoding. That decoding fits the body to its
 // model and cannot fail on a field of the wrong type, so it hides one: a string where the model
 // has an array is taken one character at a time (a ServiceCIDR's spec.cidrs "10.96.0.0/24"
-// becomes ["1", "0", …]), `[]` and `42` become an empty typed object, and an object where the
-// model has an array throws "data is not iterable". The answers we read ourselves (list pages,
+// becomes ["1", "0", …]), `[]`, `42` and `"hello"` become an empty typed object, and an object
+// where the model has an array throws "data is not iterable". The answers we read ourselves (list pages,
 // the command line's requests) are read from this JSON; answers.ts then checks what it is.
 //
 // client-node is handed `null` in place of a body the probe parsed (its decoding returns null for
@@ -21,7 +21,7 @@ export interface AnswerProbe {
   readonly middleware: ObservableMiddleware;
   /** The last answer's media type, without parameters; undefined before an answer or without the header. */
   readonly contentType: string | undefined;
-  /** The last answer's JSON, when it was a 2xx JSON answer that parsed to anything but a string; else undefined. */
+  /** The last answer's JSON (any JSON value, a string too), when it was a 2xx JSON answer; else undefined. */
   readonly json: { value: unknown } | undefined;
   /** True once an answer arrived (its `post` ran): the request was answered. */
   readonly answered: boolean;
@@ -59,13 +59,9 @@ export function answerProbe(): AnswerProbe {
     if (!ok || probe.contentType === undefined || !isJson(probe.contentType)) return context;
     const text = await context.body.text();
     try {
-      const value: unknown = JSON.parse(text);
-      // a JSON string stays client-node's to decode (as an empty object): a string here means text
-      // that is not JSON to describeBody, and the message would call it so
-      if (typeof value !== 'string') probe.json = { value };
-      else throw new Error('a JSON string');
+      probe.json = { value: JSON.parse(text) as unknown };
     } catch {
-      // not JSON after all, or a JSON string: client-node reads it as before
+      // not JSON after all: client-node reads it as before (and fails on it)
       const again = {
         text: () => Promise.resolve(text),
         binary: () => Promise.resolve(new TextEncoder().encode(text)),

@@ -1,9 +1,10 @@
 // What an answer's body is, in words for a message: the one place a message describes or quotes
 // a body. Two kinds of body reach a message:
 //
-//   describeBody(body)                 a 200 answer, as client-node decoded it, that is not what
-//                                      was asked for (answers.ts): `{}`, a Status, a login page's
-//                                      text, null, …
+//   describeBody(body)                 a 2xx answer's JSON (answer-probe.ts) that is not what
+//                                      was asked for (answers.ts): `{}`, a Status, `[]`, `42`,
+//                                      `"hello"`, null, …
+//   describeText(text)                 a 2xx answer's text that is not JSON (a login page's)
 //   describeErrorBody(body, headers)   an error answer whose body is no Kubernetes Status
 //                                      (errors.ts): a proxy's or load balancer's error page, a
 //                                      text/plain line, an empty body
@@ -48,17 +49,14 @@ function excerpt(text: string, chars: number): string {
 }
 
 /**
- * What a decoded answer is, in a few words: "text, not JSON (\"<html>…\")", "a Status object
- * (\"…\")", "an object of kind \"Foo\"", "an empty object", "null", … client-node hands back
- * whatever the body was: the text itself when it is not JSON, an empty typed object for `{}`.
+ * What an answer's JSON value is, in a few words: "a Status object (\"…\")", "an object of kind
+ * \"Foo\"", "an empty object", "a JSON array", "the JSON number 42", "the JSON string
+ * \"hello\"", "null", …
  */
 export function describeBody(body: unknown): string {
   if (body === null) return 'null';
   if (body === undefined) return 'an empty body';
-  if (typeof body === 'string') {
-    const text = body.trimStart().slice(0, SCANNED_CHARS).trimEnd();
-    return text === '' ? 'an empty body' : `text, not JSON (${excerpt(text, VALUE_CHARS)})`;
-  }
+  if (typeof body === 'string') return `the JSON string ${excerpt(body.slice(0, SCANNED_CHARS), VALUE_CHARS)}`;
   if (Array.isArray(body)) return 'a JSON array';
   if (typeof body !== 'object') return `the JSON ${typeof body} ${showUnseen(String(body).slice(0, VALUE_CHARS))}`;
   const kind = (body as { kind?: unknown }).kind;
@@ -68,8 +66,14 @@ export function describeBody(body: unknown): string {
       ? `a Status object (${excerpt(message, EXCERPT_CHARS)})`
       : `an object of kind ${excerpt(kind, VALUE_CHARS)}`;
   }
-  // client-node decodes `{}` (or a JSON string) into its typed object: every field undefined
+  // every field undefined: `{}` (or client-node's typed object decoded from it)
   return Object.values(body).every((v) => v === undefined) ? 'an empty object' : 'an object without a kind';
+}
+
+/** A 2xx answer's text that is not JSON, in a few words: "text, not JSON (\"<html>…\")", or "an empty body". */
+export function describeText(body: string): string {
+  const text = body.trimStart().slice(0, SCANNED_CHARS).trimEnd();
+  return text === '' ? 'an empty body' : `text, not JSON (${excerpt(text, VALUE_CHARS)})`;
 }
 
 /**
