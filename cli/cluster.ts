@@ -38,8 +38,8 @@ import { NotFoundError, quoteText, showUnseen } from '../adapters/errors.ts';
 import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
-import { checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
-import { cutMessage, describeBody, describeText } from '../adapters/kubernetes/bodies.ts';
+import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
+import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
@@ -277,9 +277,9 @@ export class Cluster {
    * the object is still there.
    *
    * A finished delete answers a Status. kube-apiserver answers with the object itself when it only
-   * marked it for deletion (finalizers hold it); client-node then drops its metadata, so the
-   * object is read again to say what holds it. Any other answer is malformed (a CliError:
-   * something else answered, and nothing is known to be deleted).
+   * marked it for deletion (finalizers hold it); the object is read again to say what holds it
+   * now. Any other answer (checkDeleteAnswer) is malformed (a CliError: something else answered,
+   * and nothing is known to be deleted).
    */
   async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed' | { kept: string }> {
     refuseImpossibleName('delete', name);
@@ -291,12 +291,7 @@ export class Cluster {
         target,
         (o) => this.networking.deleteIPAddress({ name, body }, o),
         // a Status (deleted), or the object marked for deletion (held by a finalizer)
-        (answer) => {
-          const kind = (answer as { kind?: unknown } | null)?.kind;
-          return typeof answer === 'object' && answer !== null && (kind === 'Status' || kind === IPADDRESSES.kind)
-            ? answer
-            : `${describeBody(answer)}, neither a Status nor the IPAddress "${name}"`;
-        },
+        (answer) => checkDeleteAnswer(answer, IPADDRESSES.kind, name) ?? (answer as object),
         // without the uid a resent delete could remove another owner's new object: a 5xx is the answer
         uid !== undefined,
       );

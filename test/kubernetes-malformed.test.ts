@@ -2,9 +2,11 @@
 // list answered 200 by an auth proxy's login page, `{}`, a Status, a list whose items are not
 // named objects, a watch event whose object has no name. Each is a failed list or watch — in
 // lastError, retried after the backoff — never an empty list that syncs an empty cache or wipes
-// a full one, and never a record named "".
+// a full one, and never a record named "". A get, create or delete answered with anything but
+// the object asked for (or, for a delete, a Status) — `[]`, `42`, a JSON string, an object with a
+// field of the wrong type or another name — rejects saying what came back, the cache unchanged.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createServiceCIDR, KubernetesServiceCIDRs } from '../adapters/kubernetes/index.ts';
+import { createServiceCIDR, deleteServiceCIDR, KubernetesServiceCIDRs } from '../adapters/kubernetes/index.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
@@ -170,39 +172,137 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     },
   );
 
-  it.each([
-    ['a login page (200 text/html)', LOGIN_PAGE, 'an object without metadata, not the IPAddress "10.0.0.1"'],
-    ['another IPAddress', { kind: 'IPAddress', metadata: { name: '10.0.0.2' } }, 'the IPAddress "10.0.0.2", not "10.0.0.1"'],
-  ])('get answered with %s: rejects saying what came back, never a record of another name', async (_name, body, what) => {
-    const { store } = open();
-    d.proxyAnswerNext('get', 'ipaddresses', body);
-    await expect(store.get('10.0.0.1')).rejects.toThrow(
-      `get ipaddresses.networking.k8s.io "10.0.0.1": the API server answered with ${what}`,
-    );
-    expect(await store.get('10.0.0.1')).toMatchObject({ name: '10.0.0.1' });
-  });
+  /**
+   * Named rows: a 2xx answer to a get, create or delete of the IPAddress `name` that is not what
+   * was asked for, and what the error then says came back. The body is sent as JSON unless it is
+   * the login page (text/html); `json` sends a string as a JSON string.
+   */
+  const badObjects = (name: string): { name: string; body: unknown; json?: boolean; what: string }[] => [
+    { name: 'a login page (200 text/html)', body: LOGIN_PAGE, what: 'a malformed body (content type text/html): not JSON' },
+    { name: 'an empty JSON array', body: [], what: `a JSON array, not the IPAddress "${name}"` },
+    { name: 'a JSON number', body: 42, what: `the JSON number 42, not the IPAddress "${name}"` },
+    { name: 'a JSON string', body: 'hello', json: true, what: `the JSON string "hello", not the IPAddress "${name}"` },
+    { name: 'an empty object', body: {}, what: `an object without metadata, not the IPAddress "${name}"` },
+    {
+      name: 'another IPAddress',
+      body: { kind: 'IPAddress', metadata: { name: '10.0.0.8' } },
+      what: `the IPAddress "10.0.0.8", not "${name}"`,
+    },
+    {
+      name: 'the IPAddress whose spec.parentRef is a string',
+      body: { kind: 'IPAddress', metadata: { name, resourceVersion: '50' }, spec: { parentRef: 'services/default/web' } },
+      what: `an object ("${name}") whose spec.parentRef is a string, not an object, not the IPAddress "${name}"`,
+    },
+    {
+      name: 'the IPAddress whose spec.parentRef.name is a number',
+      body: { kind: 'IPAddress', metadata: { name, resourceVersion: '50' }, spec: { parentRef: { resource: 'services', name: 7 } } },
+      what: `an object ("${name}") whose spec.parentRef.name is a number, not a string, not the IPAddress "${name}"`,
+    },
+  ];
 
-  it('a create answered 201 with an empty object: rejects, and the cache holds no record named ""', async () => {
-    const { store } = open();
-    store.start();
-    await store.waitForSync();
-    d.proxyAnswerNext('create', 'ipaddresses', {}, { status: 201 });
-    const record = {
-      name: '10.0.0.5',
-      labels: allocatorLabels('IPv4'),
-      parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' },
-    };
-    await expect(store.create(record)).rejects.toThrow(
-      'create ipaddresses.networking.k8s.io "10.0.0.5": the API server answered with an object without metadata, not the IPAddress "10.0.0.5" (the object may have been created; the watch will show it)',
-    );
-    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
-  });
+  /** Arms the double's proxy to answer the next `verb` on ipaddresses with `row.body`. */
+  const answerWith = (verb: 'get' | 'create' | 'delete', row: { body: unknown; json?: boolean }, status = 200) =>
+    d.proxyAnswerNext(verb, 'ipaddresses', row.json ? JSON.stringify(row.body) : row.body, {
+      status,
+      ...(row.json ? { contentType: 'application/json' } : {}),
+    });
+
+  for (const row of badObjects('10.0.0.1')) {
+    it(`get answered with ${row.name}: rejects saying what came back, never a record`, async () => {
+      const { store } = open();
+      answerWith('get', row);
+      await expect(store.get('10.0.0.1')).rejects.toMatchObject({
+        name: 'KubernetesApiError',
+        message: `get ipaddresses.networking.k8s.io "10.0.0.1": the API server answered with ${row.what}`,
+      });
+      expect(await store.get('10.0.0.1')).toMatchObject({ name: '10.0.0.1' });
+    });
+  }
+
+  const record = {
+    name: '10.0.0.5',
+    labels: allocatorLabels('IPv4'),
+    parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' },
+  };
+  for (const row of badObjects('10.0.0.5')) {
+    it(`a create answered 201 with ${row.name}: rejects saying what came back, and the cache is unchanged`, async () => {
+      const { store } = open();
+      store.start();
+      await store.waitForSync();
+      const mirror = new Mirror();
+      store.cache.subscribe(mirror);
+      answerWith('create', row, 201);
+      await expect(store.create(record)).rejects.toMatchObject({
+        name: 'KubernetesApiError',
+        message: `create ipaddresses.networking.k8s.io "10.0.0.5": the API server answered with ${row.what} (the object may have been created; the watch will show it)`,
+      });
+      expect(mirror.log).toEqual(['+10.0.0.1', '+10.0.0.2']); // the replay only
+      expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+    });
+  }
+
+  /**
+   * A delete's answers: the get's (an IPAddress is the object marked for deletion, and must be
+   * the one asked for), except that anything else is neither a Status nor that IPAddress.
+   */
+  const badDeletes: { name: string; body: unknown; json?: boolean; what: string }[] = [
+    ...badObjects('10.0.0.1')
+      .filter((row) => row.name !== 'an empty object')
+      .map((row) =>
+        (row.body as { kind?: unknown } | null)?.kind === 'IPAddress'
+          ? row
+          : { ...row, what: row.what.replace(', not the IPAddress', ', neither a Status nor the IPAddress') },
+      ),
+    { name: 'an empty object', body: {}, what: 'an empty object, neither a Status nor the IPAddress "10.0.0.1"' },
+    {
+      name: 'a Status whose details.uid is a number',
+      body: { kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: '10.0.0.1', uid: 7 } },
+      what: 'a Status whose details.uid is a number, not a string',
+    },
+    {
+      name: 'a Status whose details are a string',
+      body: { kind: 'Status', apiVersion: 'v1', status: 'Success', details: 'deleted' },
+      what: 'a Status whose details is a string, not an object',
+    },
+  ];
+  for (const row of badDeletes) {
+    it(`a delete answered with ${row.name}: rejects saying what came back, and the cache is unchanged`, async () => {
+      const { store } = open();
+      store.start();
+      await store.waitForSync();
+      answerWith('delete', row);
+      await expect(store.delete('10.0.0.1')).rejects.toMatchObject({
+        name: 'KubernetesApiError',
+        message: `delete ipaddresses.networking.k8s.io "10.0.0.1": the API server answered with ${row.what} (the object may have been deleted; the watch will show it)`,
+      });
+      expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+    });
+  }
 
   it('createServiceCIDR answered 201 with a login page: rejects saying so, never a ServiceCIDR named ""', async () => {
     d.proxyAnswerNext('create', 'servicecidrs', LOGIN_PAGE, { status: 201 });
     await expect(createServiceCIDR(kubeConfigFor(d.url), 'extra', ['10.100.0.0/24'])).rejects.toThrow(
-      'create servicecidrs.networking.k8s.io "extra": the API server answered with an object without metadata, not the ServiceCIDR "extra" (the object may have been created)',
+      'create servicecidrs.networking.k8s.io "extra": the API server answered with a malformed body (content type text/html): not JSON (the object may have been created)',
     );
+  });
+
+  it('createServiceCIDR answered 201 with a ServiceCIDR whose spec.cidrs is a string: rejects, never one CIDR per character', async () => {
+    const body = { kind: 'ServiceCIDR', metadata: { name: 'extra' }, spec: { cidrs: '10.100.0.0/24' } };
+    d.proxyAnswerNext('create', 'servicecidrs', body, { status: 201 });
+    await expect(createServiceCIDR(kubeConfigFor(d.url), 'extra', ['10.100.0.0/24'])).rejects.toMatchObject({
+      name: 'KubernetesApiError',
+      message:
+        'create servicecidrs.networking.k8s.io "extra": the API server answered with an object ("extra") whose spec.cidrs is a string, not a list of strings, not the ServiceCIDR "extra" (the object may have been created)',
+    });
+  });
+
+  it('deleteServiceCIDR answered with a JSON number: rejects saying so, not true', async () => {
+    d.proxyAnswerNext('delete', 'servicecidrs', 42);
+    await expect(deleteServiceCIDR(kubeConfigFor(d.url), 'kubernetes')).rejects.toMatchObject({
+      name: 'KubernetesApiError',
+      message:
+        'delete servicecidrs.networking.k8s.io "kubernetes": the API server answered with the JSON number 42, neither a Status nor the ServiceCIDR "kubernetes" (it may have been deleted)',
+    });
   });
 
   /** A ServiceCIDR source over the double holding "kubernetes", not started, and the errors it reports. */

@@ -2,14 +2,18 @@
 // parsed here instead of by client-node's typed decoding. That decoding fits the body to its
 // model and cannot fail on a field of the wrong type, so it hides one: a string where the model
 // has an array is taken one character at a time (a ServiceCIDR's spec.cidrs "10.96.0.0/24"
-// becomes ["1", "0", …]), `[]`, `42` and `"hello"` become an empty typed object, and an object
-// where the model has an array throws "data is not iterable". The answers we read ourselves (list pages,
-// the command line's requests) are read from this JSON; answers.ts then checks what it is.
+// becomes ["1", "0", …]), a string where it has an object becomes an empty object (an
+// IPAddress's spec.parentRef), `[]`, `42` and `"hello"` become an empty typed object, and an
+// object where the model has an array throws "data is not iterable". Every answer we read is read
+// from this JSON — list pages, the store's and the ServiceCIDR helpers' create/get/delete
+// (`requestJson`), the command line's requests —; answers.ts then checks what it is.
 //
 // client-node is handed `null` in place of a body the probe parsed (its decoding returns null for
 // it), so it decodes nothing; a body that is not JSON, or not a 2xx answer, reaches it unchanged.
-import { Observable, type ObservableMiddleware, ResponseContext } from '@kubernetes/client-node';
+import { type ConfigurationOptions, Observable, type ObservableMiddleware, ResponseContext } from '@kubernetes/client-node';
 import { isJson } from './answers.ts';
+import type { KubernetesApiError } from './errors.ts';
+import type { ApiRequests, RequestTarget } from './requests.ts';
 
 export interface AnswerProbe {
   /**
@@ -72,4 +76,43 @@ export function answerProbe(): AnswerProbe {
     return new ResponseContext(context.httpStatusCode, context.headers, NULL_BODY as unknown as ResponseContext['body']);
   }
   return probe;
+}
+
+/**
+ * Runs one request through `requests` (its deadline, and the waits the server asks for; `onWait`
+ * and `options` as ApiRequests.run) with a probe on each attempt, and resolves to its 2xx answer
+ * as the server sent it: the JSON value, whatever it is (`{}`, `[]`, `"hello"`, an object with a
+ * field of the wrong type), for the caller to check (answers.ts) before reading anything from
+ * it. A 2xx answer that is not JSON (an auth proxy's login page answered 200 text/html) rejects
+ * with `malformed("a malformed body (content type text/html): not JSON")`; an error answer
+ * rejects as `call` does (the caller translates).
+ */
+export async function requestJson(
+  requests: ApiRequests,
+  target: RequestTarget,
+  call: (options: ConfigurationOptions, afterServerError: boolean) => Promise<unknown>,
+  malformed: (what: string) => Error,
+  onWait?: (error: KubernetesApiError, seconds: number) => void,
+  options?: { resendAfterServerError?: boolean },
+): Promise<unknown> {
+  const probe = answerProbe();
+  const decoded = await requests.run(
+    target,
+    (opts, afterServerError) => {
+      probe.reset();
+      // client-node runs `post` in reverse order: the probe, first here, reads the body last,
+      // after requests.ts's middleware has let the fetch end it on a lost connection (Deno)
+      const middleware = [probe.middleware, ...(opts.middleware ?? [])];
+      return call({ ...opts, middleware, middlewareMergeStrategy: 'append' }, afterServerError);
+    },
+    onWait,
+    options,
+  );
+  if (probe.json !== undefined) return probe.json.value;
+  const contentType = probe.contentType;
+  // client-node decodes text (text/*) into an empty typed object: only the content type tells it from `{}`
+  if (contentType !== undefined && !isJson(contentType)) throw malformed(`a malformed body (content type ${contentType}): not JSON`);
+  // A 2xx JSON body the probe could not parse fails client-node's decoding as well; a body with
+  // no content type fails it too ("No Content-Type defined"): what is left is client-node's.
+  return decoded;
 }

@@ -1,9 +1,9 @@
 // What an answer must be before anything is read from it: a list is an object with an `items`
-// array of named objects, an object is an object named as asked. client-node hands back whatever
-// the body was — the text itself when the content type is not JSON (an auth proxy's login page,
-// answered 200), an empty typed object for `{}`, a JSON string or a Status — and reading such a
-// body as a list without items would take it for an empty list: a cluster without IPAddresses or
-// Services, a cache emptied. client-go cannot make that mistake (a body that does not decode as
+// array of named objects, an object is an object named as asked, a delete's answer a Status or
+// that object. An answer is whatever JSON the server sent (answer-probe.ts) — `{}`, `[]`, a JSON
+// string, a Status, an object with a field of the wrong type — and reading such a body as a list
+// without items would take it for an empty list: a cluster without IPAddresses or Services, a
+// cache emptied. client-go cannot make that mistake (a body that does not decode as
 // the list type fails the list), so each check below turns such a body into a failure that says
 // what came back.
 //
@@ -89,6 +89,11 @@ const FIELDS: Record<string, [string, FieldType][]> = {
   ],
   ServiceCIDR: [...METADATA, ['spec', 'object'], ['spec.cidrs', 'strings'], ['status', 'object'], ['status.conditions', 'objects']],
   Service: [...METADATA, ['spec', 'object'], ['spec.clusterIP', 'string'], ['spec.clusterIPs', 'strings']],
+  // a delete's answer (objects.ts deleteOutcome reads details.uid)
+  Status: [
+    ['details', 'object'],
+    ['details.uid', 'string'],
+  ],
 };
 
 const TYPE_WORDS: Record<FieldType, string> = {
@@ -112,8 +117,9 @@ export function fieldProblem(obj: unknown, kind: string): string | undefined {
     for (const key of path.split('.'))
       value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
     if (value === undefined || value === null || hasType(value, type)) continue;
-    const name = (obj as { metadata: { name: string } }).metadata.name;
-    return `an object (${quoteText(name)}) whose ${path} is ${valueWords(value)}, not ${TYPE_WORDS[type]}`;
+    const name = (obj as { metadata?: { name?: unknown } }).metadata?.name;
+    const what = typeof name === 'string' ? `an object (${quoteText(name)})` : `${article(kind)} ${kind}`;
+    return `${what} whose ${path} is ${valueWords(value)}, not ${TYPE_WORDS[type]}`;
   }
   return undefined;
 }
@@ -163,6 +169,22 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
   const got = namespace === undefined ? obj.metadata.name : `${String(obj.metadata.namespace ?? '')}/${obj.metadata.name}`;
   if (got !== at) return `the ${kind} ${JSON.stringify(got)}, not ${JSON.stringify(at)}`;
   return undefined;
+}
+
+/**
+ * `body` as the answer to a delete of the `kind` named `name`, or the reason it is not one. A
+ * finished delete answers a Status (kube-apiserver's generic registry; its `details.uid` names
+ * the object removed); a delete a finalizer holds up answers with the object itself, marked for
+ * deletion, which must then be the object asked for (checkObject). Anything else says nothing
+ * about what was deleted.
+ */
+export function checkDeleteAnswer(body: unknown, kind: string, name: string): string | undefined {
+  const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+  const bodyKind = isObject ? (body as { kind?: unknown }).kind : undefined;
+  if (bodyKind === 'Status') return fieldProblem(body, 'Status');
+  const problem = checkObject(body, kind, name);
+  if (problem === undefined || bodyKind === kind) return problem;
+  return `${describeBody(body)}, neither a Status nor the ${kind} "${name}"`;
 }
 
 /** "an" before IPAddressList, "a" before ServiceList. */

@@ -4,8 +4,7 @@
 // client-node's Watch sends it and read by us (watch-request.ts; watch-session.ts gives it
 // deadlines of its own).
 import type { ConfigurationOptions, KubeConfig } from '@kubernetes/client-node';
-import { answerProbe } from './answer-probe.ts';
-import { isJson } from './answers.ts';
+import { requestJson } from './answer-probe.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ApiRequests } from './requests.ts';
 import { openWatch } from './watch-request.ts';
@@ -81,37 +80,10 @@ export function clientNodeListerWatcher(
         ...(o.limit !== undefined ? { limit: o.limit } : {}),
         ...(o.continue !== undefined ? { _continue: o.continue } : {}),
       };
-      // client-node decodes a body that is not JSON (an auth proxy's login page answered 200) as an
-      // empty list object, and fits a JSON one to its model: the page is read from the JSON the
-      // probe parsed, and only the content type tells text apart from `{}`.
-      const probe = answerProbe();
-      const page = await requests.run(
-        { verb: 'list', resource },
-        (opts) => {
-          probe.reset();
-          return listPage(params, {
-            ...opts,
-            // client-node runs `post` in reverse order: the probe, first here, reads the body last,
-            // after requests.ts's middleware has let the fetch end it on a lost connection (Deno)
-            middleware: [probe.middleware, ...(opts.middleware ?? [])],
-            middlewareMergeStrategy: 'append',
-          });
-        },
-        o.onWait,
-      );
-      const contentType = probe.contentType;
-      if (contentType !== undefined && !isJson(contentType)) {
-        throw new KubernetesApiError(
-          'list',
-          resource,
-          undefined,
-          undefined,
-          undefined,
-          `the API server answered with a malformed body (content type ${contentType}): not JSON`,
-        );
-      }
-      if (probe.json !== undefined) return probe.json.value as ListPage;
-      return page as ListPage;
+      // read from the JSON as the server sent it (answer-probe.ts), never client-node's decoding of it
+      const malformed = (what: string) =>
+        new KubernetesApiError('list', resource, undefined, undefined, undefined, `the API server answered with ${what}`);
+      return (await requestJson(requests, { verb: 'list', resource }, (opts) => listPage(params, opts), malformed, o.onWait)) as ListPage;
     },
     async watch(o, onEvent, onDone) {
       const query: Record<string, string | number | boolean> = {

@@ -89,9 +89,10 @@ export interface DeleteOutcome {
  * Reads a DELETE answer. kube-apiserver's IPAddress registry is the generic registry without
  * ReturnDeletedObject (pkg/registry/networking/ipaddress/storage/storage.go): a finished delete
  * answers a metav1.Status whose `details.uid` names the object removed. When a finalizer holds the
- * object, the delete only sets its deletionTimestamp and answers with the object itself, which
- * client-node decodes as a V1Status too — dropping deletionTimestamp but keeping `kind`. So only
- * an answer of kind Status says the object is gone; any other leaves it to the watch.
+ * object, the delete only sets its deletionTimestamp and answers with the object itself. So only
+ * an answer of kind Status says the object is gone; any other leaves it to the watch. `reply` is
+ * the answer's JSON as sent (answer-probe.ts), once checkDeleteAnswer has found it to be one of
+ * those two: client-node's decoding would read the object as a V1Status.
  */
 export function deleteOutcome(reply: unknown): DeleteOutcome {
   if (typeof reply !== 'object' || reply === null) return { finished: false };

@@ -35,7 +35,8 @@ import {
   type ServiceCIDRSource,
   type ServiceCIDRWatcher,
 } from '../service-cidrs.ts';
-import { checkObject } from './answers.ts';
+import { requestJson } from './answer-probe.ts';
+import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, namesObject, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -187,28 +188,32 @@ export async function createServiceCIDR(
   const metadata: { name: string; labels?: Record<string, string> } = { name };
   if (options.labels !== undefined) metadata.labels = checkedLabels(options.labels, 'createServiceCIDR');
   const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
+  // A 2xx whose body is not the object (a proxy's page, `{}`, a field of the wrong type) is no
+  // ServiceCIDR to return.
+  const malformed = (what: string) =>
+    new KubernetesApiError(
+      'create',
+      RESOURCE,
+      name,
+      undefined,
+      undefined,
+      `the API server answered with ${what} (the object may have been created)`,
+    );
   let created: unknown;
   try {
-    created = await requests.run({ verb: 'create', resource: RESOURCE, name }, (opts) =>
-      api.createServiceCIDR({ body: body as never }, opts),
+    created = await requestJson(
+      requests,
+      { verb: 'create', resource: RESOURCE, name },
+      (opts) => api.createServiceCIDR({ body: body as never }, opts),
+      malformed,
     );
   } catch (err) {
     const e = apiError(err, 'create', name);
     if (e.code !== 409 || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
     return existingAsAsked(api, requests, body, e);
   }
-  // A 2xx whose body is not the object (a proxy's page, `{}`) is no ServiceCIDR to return.
   const problem = checkObject(created, 'ServiceCIDR', name);
-  if (problem !== undefined) {
-    throw new KubernetesApiError(
-      'create',
-      RESOURCE,
-      name,
-      undefined,
-      undefined,
-      `the API server answered with ${problem} (the object may have been created)`,
-    );
-  }
+  if (problem !== undefined) throw malformed(problem);
   return toServiceCIDR(created as ServiceCIDRObject);
 }
 
@@ -226,16 +231,22 @@ async function existingAsAsked(
 ): Promise<ServiceCIDRRecord> {
   const name = wanted.metadata!.name!;
   const fail = (detail: string) => new KubernetesApiError('create', RESOURCE, name, taken.code, taken.status, detail);
+  const malformed = (what: string) => fail(`it already exists, and reading it back was answered with ${what}`);
   let found: unknown;
   try {
-    found = await requests.run({ verb: 'get', resource: RESOURCE, name }, (opts) => api.readServiceCIDR({ name }, opts));
+    found = await requestJson(
+      requests,
+      { verb: 'get', resource: RESOURCE, name },
+      (opts) => api.readServiceCIDR({ name }, opts),
+      malformed,
+    );
   } catch (err) {
     const e = apiError(err, 'get', name);
     if (e.code === 404 && namesObject(e.status)) throw fail('it already exists, and was gone when read back (deleted meanwhile)');
     throw fail(`it already exists, and reading it back failed: ${e.message}`);
   }
   const problem = checkObject(found, 'ServiceCIDR', name);
-  if (problem !== undefined) throw fail(`it already exists, and reading it back was answered with ${problem}`);
+  if (problem !== undefined) throw malformed(problem);
   const existing = toServiceCIDR(found as ServiceCIDRObject);
   const cidrs = wanted.spec!.cidrs!;
   if (existing.cidrs.length !== cidrs.length || existing.cidrs.some((c, i) => c !== cidrs[i])) {
@@ -266,7 +277,7 @@ function quoteList(list: readonly string[]): string {
  * Deletes the ServiceCIDR `name`. Resolves true once the server accepted the delete (with its
  * finalizer the object stays, with a deletionTimestamp, until kube-controller-manager finds no
  * IPAddress left in its ranges), false when there was no such object; other failures reject with
- * a KubernetesApiError.
+ * a KubernetesApiError, and so does an answer that is neither a Status nor that ServiceCIDR.
  */
 export async function deleteServiceCIDR(
   kc: KubeConfig,
@@ -282,12 +293,30 @@ export async function deleteServiceCIDR(
   const requests = requestsFor(config, options.requestTimeoutMs, 'deleteServiceCIDR');
   // "", "." or ".." would send the DELETE to the collection: every ServiceCIDR
   if (!isPathSegmentName(name)) throw new InvalidArgumentError(`deleteServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
+  // A 2xx that is neither a Status nor the ServiceCIDR marked for deletion says nothing about
+  // what was deleted.
+  const malformed = (what: string) =>
+    new KubernetesApiError(
+      'delete',
+      RESOURCE,
+      name,
+      undefined,
+      undefined,
+      `the API server answered with ${what} (it may have been deleted)`,
+    );
   try {
     // Not sent again after a 5xx, which may have deleted it already: by then the name may belong
     // to a new ServiceCIDR, which a second delete would remove.
-    await requests.run({ verb: 'delete', resource: RESOURCE, name }, (opts) => api.deleteServiceCIDR({ name }, opts), undefined, {
-      resendAfterServerError: false,
-    });
+    const reply = await requestJson(
+      requests,
+      { verb: 'delete', resource: RESOURCE, name },
+      (opts) => api.deleteServiceCIDR({ name }, opts),
+      malformed,
+      undefined,
+      { resendAfterServerError: false },
+    );
+    const problem = checkDeleteAnswer(reply, 'ServiceCIDR', name);
+    if (problem !== undefined) throw malformed(problem);
     return true;
   } catch (err) {
     const e = apiError(err, 'delete', name);

@@ -6,9 +6,13 @@
 //   get    → GET    /apis/networking.k8s.io/{v}/ipaddresses/{name}           404 → undefined
 //   cache  → list + watch of /apis/networking.k8s.io/{v}/ipaddresses (see informer.ts)
 // (a 404 that names no object is the API version not being served: a KubernetesApiError saying
-// so, never NotFoundError or undefined — errors.ts namesObject). Every other failure rejects with a KubernetesApiError naming the verb, the address and the
-// HTTP status — never headers or tokens. Each request has a deadline (requestTimeoutMs, see
-// requests.ts): a server that accepts and never answers yields a KubernetesApiError too.
+// so, never NotFoundError or undefined — errors.ts namesObject). Every other failure rejects with
+// a KubernetesApiError naming the verb, the address and the HTTP status — never headers or tokens.
+// A 2xx answer is read from its JSON as the server sent it (answer-probe.ts) and checked first
+// (answers.ts): anything but the IPAddress asked for (for a delete: a Status, or that IPAddress
+// marked for deletion) rejects with a KubernetesApiError saying what came back, and the cache is
+// left as it was. Each request has a deadline (requestTimeoutMs, see requests.ts): a server that
+// accepts and never answers yields a KubernetesApiError too.
 //
 // Lifecycle (lifecycle.ts): after close() every method throws or rejects ErrDestroyed
 // ('KubernetesStore'), the cache's included (as MemoryStore's), and so do the calls still in
@@ -32,7 +36,8 @@ import {
   type SharedOptions,
   selectorOption,
 } from './config.ts';
-import { checkObject } from './answers.ts';
+import { requestJson } from './answer-probe.ts';
+import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
@@ -147,29 +152,33 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     validateRecord(record);
     const body = toObject(record, this.apiVersion);
     const history = this.informer.history;
-    let created: IPAddressObject;
-    try {
-      created = (await this.requests.run({ verb: 'create', resource: RESOURCE, name: record.name }, (opts) =>
-        this.api.createIPAddress({ body: body as never }, opts),
-      )) as IPAddressObject;
-    } catch (err) {
-      throw translate(err, 'create', RESOURCE, record.name);
-    }
-    // A 2xx whose body is not the object (a proxy's page, `{}`): nothing to cache or return. The
-    // request may have created it, as after a timeout; the watch will show it.
-    const problem = checkObject(created, 'IPAddress', record.name);
-    if (problem !== undefined) {
-      throw new KubernetesApiError(
+    // A 2xx whose body is not the object (a proxy's page, `{}`, an object of another name or with
+    // a field of the wrong type): nothing to cache or return. The request may have created it, as
+    // after a timeout; the watch will show it.
+    const malformed = (what: string) =>
+      new KubernetesApiError(
         'create',
         RESOURCE,
         record.name,
         undefined,
         undefined,
-        `the API server answered with ${problem} (the object may have been created; the watch will show it)`,
+        `the API server answered with ${what} (the object may have been created; the watch will show it)`,
       );
+    let created: unknown;
+    try {
+      created = await requestJson(
+        this.requests,
+        { verb: 'create', resource: RESOURCE, name: record.name },
+        (opts) => this.api.createIPAddress({ body: body as never }, opts),
+        malformed,
+      );
+    } catch (err) {
+      throw translate(err, 'create', RESOURCE, record.name);
     }
-    if (this.readYourWrites) this.informer.appliedCreate(created, history);
-    return toRecord(created);
+    const problem = checkObject(created, 'IPAddress', record.name);
+    if (problem !== undefined) throw malformed(problem);
+    if (this.readYourWrites) this.informer.appliedCreate(created as IPAddressObject, history);
+    return toRecord(created as IPAddressObject);
   }
 
   /**
@@ -191,18 +200,33 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // plain delete would remove, freeing its address for a second owner. Without a uid known (the
     // cache does not hold the name) the 5xx answer is final.
     const uid = sent?.uid;
+    // A 2xx that is neither a Status nor the object marked for deletion says nothing about what
+    // was deleted: the cache is left to the watch.
+    const malformed = (what: string) =>
+      new KubernetesApiError(
+        'delete',
+        RESOURCE,
+        name,
+        undefined,
+        undefined,
+        `the API server answered with ${what} (the object may have been deleted; the watch will show it)`,
+      );
     let outcome: DeleteOutcome;
     let resent = false;
     try {
-      const reply = await this.requests.run(
+      const reply = await requestJson(
+        this.requests,
         { verb: 'delete', resource: RESOURCE, name },
         (opts, afterServerError) => {
           resent = afterServerError;
           return this.api.deleteIPAddress(afterServerError ? { name, body: { preconditions: { uid: uid! } } } : { name }, opts);
         },
+        malformed,
         undefined,
         { resendAfterServerError: uid !== undefined },
       );
+      const problem = checkDeleteAnswer(reply, 'IPAddress', name);
+      if (problem !== undefined) throw malformed(problem);
       // An object a finalizer holds is only marked for deletion: it stays in the cache (as
       // upstream's lister keeps it, its address taken) until the watch reports it gone.
       outcome = deleteOutcome(reply);
@@ -221,12 +245,17 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   async get(name: string): Promise<IPAddressRecord | undefined> {
     this.assertOpen();
     if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
+    const malformed = (what: string) =>
+      new KubernetesApiError('get', RESOURCE, name, undefined, undefined, `the API server answered with ${what}`);
     try {
-      const obj = await this.requests.run({ verb: 'get', resource: RESOURCE, name }, (opts) => this.api.readIPAddress({ name }, opts));
+      const obj = await requestJson(
+        this.requests,
+        { verb: 'get', resource: RESOURCE, name },
+        (opts) => this.api.readIPAddress({ name }, opts),
+        malformed,
+      );
       const problem = checkObject(obj, 'IPAddress', name);
-      if (problem !== undefined) {
-        throw new KubernetesApiError('get', RESOURCE, name, undefined, undefined, `the API server answered with ${problem}`);
-      }
+      if (problem !== undefined) throw malformed(problem);
       return toRecord(obj as IPAddressObject);
     } catch (err) {
       const e = translate(err, 'get', RESOURCE, name);
