@@ -1391,7 +1391,7 @@ describe('Informer: a watch that times out', () => {
   it('a watch asked to last 1 s (watchTimeoutSeconds: 1) that the server ends just under a second after its answer is resumed, not failed', async () => {
     // Regression: kube-apiserver starts its timer before it answers, so every such watch was a
     // "very short watch": an error and a re-list each time on a quiet cluster.
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] }); // the session's clock is performance.now()
     try {
       const { count, lw } = endingWatches(995, () => null); // the server's timeoutSeconds, counted from before its answer
       const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', watchTimeoutSeconds: 1 });
@@ -1405,6 +1405,44 @@ describe('Informer: a watch that times out', () => {
       vi.useRealTimers();
     }
   });
+
+  // Regression: the watch's age was read off the wall clock, so a clock set back during a watch
+  // made any end of it, however late, a very short watch (an error and a re-list), and a clock set
+  // forward let a watch cut at once pass for a long one. The fake clock moves performance.now()
+  // and Date together; setSystemTime steps only the wall clock, as NTP or a restored VM does.
+  it.each([
+    { clock: 'set back an hour', step: -3_600_000, endsAfterMs: 2_000, errors: 0 },
+    { clock: 'set forward an hour', step: 3_600_000, endsAfterMs: 200, errors: 1 },
+  ])(
+    'a wall clock $clock during a watch does not change whether it was very short (ends $endsAfterMs ms after its answer)',
+    async ({ step, endsAfterMs, errors }) => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+      try {
+        const { count, lw } = endingWatches(endsAfterMs, () => null);
+        const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', {
+          owner: 'test',
+          backoff: { initialMs: 60_000, maxMs: 60_000 },
+        });
+        const told: string[] = [];
+        informer.onStateChange((state, error) => told.push(`${state}: ${error?.message}`));
+        informer.start();
+        await informer.waitForSync();
+        await vi.advanceTimersByTimeAsync(endsAfterMs / 2);
+        expect(count.watches).toBe(1);
+        vi.setSystemTime(Date.now() + step);
+        await vi.advanceTimersByTimeAsync(endsAfterMs / 2 + 50); // the first watch has ended
+        expect([count.lists, informer.stats.errors]).toEqual([1, errors]);
+        if (errors === 0) {
+          expect(told).toEqual(['synced: undefined']); // resumed: nothing failed
+        } else {
+          expect(told.at(-1)).toMatch(/^relisting: watch ipaddresses\.networking\.k8s\.io: very short watch: .* within 1 s of its answer/);
+        }
+        informer.stop();
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+  );
 
   it('an answered watch that hears nothing, bookmarks included, for 150 s is taken for a dead connection and resumed', async () => {
     // Regression: a connection that died without a word (under Deno not even seen by

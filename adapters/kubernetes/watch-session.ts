@@ -83,6 +83,11 @@ export class WatchSession {
   private events = 0;
   /** The server answered the watch request: client-node handed back its abort (after the headers). */
   private isAnswered = false;
+  /**
+   * When it was answered, on performance.now(): a monotonic clock, so that a wall clock set back
+   * or forward meanwhile (NTP, a restored VM) neither makes a long watch very short nor a very
+   * short one long.
+   */
   private answeredAt = 0;
   private expired = false;
   private eventError: unknown;
@@ -144,7 +149,7 @@ export class WatchSession {
 
   private onAnswer(abort: () => void): void {
     this.isAnswered = true;
-    this.answeredAt = Date.now();
+    this.answeredAt = performance.now();
     if (this.stopped || this.settled) return abort();
     this.abort = abort;
     this.awaitNextEvent();
@@ -199,7 +204,7 @@ export class WatchSession {
   /** An answered watch's end: resumed, or a very short watch. */
   private ended(err: unknown): WatchOutcome {
     const events = this.events;
-    return events === 0 && Date.now() - this.answeredAt < this.veryShortMs
+    return events === 0 && performance.now() - this.answeredAt < this.veryShortMs
       ? { kind: 'error', error: veryShortWatch(err, this.veryShortMs), events }
       : { kind: 'closed', events };
   }
