@@ -4,7 +4,7 @@
 // ErrDestroyed when the owner is closed meanwhile — and its connection is dropped. The tests use
 // a short timeout so they end quickly; they assert what each call settles with, never how long it
 // took.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   KubernetesApiError,
   KubernetesServiceCIDRs,
@@ -295,6 +295,78 @@ describe('a connection cut part-way through an answer', () => {
       s.start();
       await s.waitForSync();
       expect(errors[0]).toBe(`list ${IPADDRESSES}: terminated (${network})`);
+    });
+  }
+});
+
+// A watch whose connection is cut mid-stream — reset, or closed without the body's last chunk —
+// ends at once with the fetch's error, whatever the runtime, and is resumed; it is never left to
+// the idle timers (90 s without data, 150 s without an event). The clock is fake (setTimeout, Date and performance; the network is
+// real) and moves at most 2 s in all, so no idle timer can end the watch: only the cut can.
+describe('a watch whose connection is cut mid-stream is ended by the cut, not by its idle timers (fake clock)', () => {
+  const MOVED_AT_MOST_MS = 2_000;
+  let d: ApiServerDouble;
+  let s: KubernetesStore | undefined;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date', 'performance'] });
+  });
+  afterEach(async () => {
+    s?.close();
+    s = undefined;
+    vi.useRealTimers();
+    await d.close();
+  });
+
+  /** Lets the real network work (setImmediate is not faked) and the fake clock move, 10 ms at a time, until `cond` holds. */
+  async function until2s(cond: () => boolean, what: string): Promise<void> {
+    for (let moved = 0; !cond(); moved += 10) {
+      if (moved > MOVED_AT_MOST_MS) throw new Error(`gave up waiting for ${what}`);
+      for (let i = 0; i < 50 && !cond(); i++) await new Promise((r) => setImmediate(r));
+      await vi.advanceTimersByTimeAsync(10);
+    }
+  }
+  function newStore(): KubernetesStore {
+    s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 1, maxMs: 5, jitter: 0 }, watchTimeoutSeconds: 300 });
+    return s;
+  }
+  const watches = () => d.requestsOf('watch');
+
+  const NETWORK = { reset: 'ECONNRESET', close: 'UND_ERR_SOCKET' } as const;
+
+  for (const how of ['reset', 'close'] as const) {
+    it(`${how} after an event: the watch is resumed from where it stopped, nothing failed`, async () => {
+      const st = newStore();
+      await until2s(() => st.state === 'synced' && d.openWatches() === 1, 'synced and watching');
+      d.insert({ metadata: { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, spec: { parentRef: SVC } }); // another client
+      await until2s(() => st.cache.get('10.0.0.1') !== undefined, 'the event'); // the watch brought one: its end is resumed at once
+      d.dropWatches(how);
+      await until2s(() => watches().length === 2 && d.openWatches() === 1, 'the watch resumed');
+      expect(watches()[1]!.query.resourceVersion).toBe(d.resourceVersion); // the event's
+      expect([d.requestsOf('list').length, st.stats.errors, st.lastError, st.state]).toEqual([1, 0, undefined, 'synced']);
+    });
+
+    it(`${how}: the watch request ends at once with the fetch's error (${NETWORK[how]})`, async () => {
+      const lw = clientNodeListerWatcher(
+        kubeConfigFor(d.url),
+        new ApiRequests(d.url, 10_000),
+        IPADDRESSES,
+        '/apis/networking.k8s.io/v1/ipaddresses',
+        async () => ({}),
+      );
+      const ends: unknown[] = [];
+      const answered = lw.watch(
+        { resourceVersion: d.resourceVersion, allowWatchBookmarks: true, timeoutSeconds: 300 },
+        () => {},
+        (err) => ends.push(err),
+      );
+      let abort: (() => void) | undefined;
+      void answered.then((a) => (abort = a));
+      await until2s(() => abort !== undefined, 'the answer'); // its headers read: the cut falls in its body
+      d.dropWatches(how);
+      await until2s(() => ends.length === 1, 'the watch’s end');
+      const err = ends[0] as Error & { cause?: { code?: unknown } };
+      expect([err.name, err.message, err.cause?.code]).toEqual(['TypeError', 'terminated', NETWORK[how]]);
     });
   }
 });

@@ -29,7 +29,7 @@
 //
 // A connection reset or closed part-way through an answer fails the request at once, with the
 // network error (e.g. `terminated (ECONNRESET)`), under Deno as under Node: see
-// `letFetchEndBody`.
+// `letFetchEndBody`, which watch-request.ts applies to a watch's body too.
 //
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
 // its own (watch-session.ts).
@@ -280,7 +280,8 @@ const NODE_STREAM_READABLE = Symbol.for('nodejs.stream.readable');
  * or errored already does nothing (the Streams standard's ReadableStreamDefaultControllerError and
  * ReadableByteStreamControllerError return when the state is not "readable"). An aborted fetch
  * (the deadline, close()) then errors the body too, as under Node. Under Node the body is left
- * as it is. A watch's body, read for as long as it stays open, needs the same.
+ * as it is. A watch's body, read for as long as it stays open, gets the same (watch-request.ts):
+ * a watch cut mid-stream then ends at once instead of when its idle timers run out.
  */
 export function letFetchEndBody(body: ReadableStream<Uint8Array> | null): void {
   if (body === null || isReadable(body as unknown as NodeJS.ReadableStream) !== null) return;

@@ -25,6 +25,7 @@ import { createRequire } from 'node:module';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { quoteInput, quoteText } from '../errors.ts';
 import { KubernetesApiError } from './errors.ts';
+import { letFetchEndBody } from './requests.ts';
 
 /**
  * The longest watch line (one event, without its newline) read: 16 MiB. An event carries one
@@ -99,7 +100,7 @@ export async function openWatch(
   };
   // As client-node's controller.abort(): the read ends, and onDone hears it after this returns,
   // never from inside it (the caller may be settling the watch itself). The body is cancelled
-  // too: under Deno an aborted fetch does not end a body being read.
+  // too, so that the read ends whatever the fetch underneath does with its abort.
   const abort = () => {
     if (done) return;
     aborted = true;
@@ -199,6 +200,9 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
   context.setSignal(signal);
   const response = await new IsomorphicFetchHttpLibrary().send(context).toPromise();
   const body = response.body.stream();
+  // Under Deno a connection reset or closed mid-watch would otherwise leave the body open, and
+  // the watch silent until its idle timers ran out (requests.ts says why).
+  letFetchEndBody(body);
   return {
     status: response.httpStatusCode,
     contentType: response.headers['content-type'],

@@ -72,8 +72,9 @@ export interface WatchHandlers {
 /**
  * One watch: open() sends the request; `outcome` settles exactly once. Its deadlines hold
  * whatever the request's own timer does (one timer for the answer and for quiet, 90 s, in
- * watch-request.ts; a ListerWatcher may have none; and under Deno a connection that died
- * without a word is not seen at all): no answer within WATCH_ANSWER_MS is a failure; a watch
+ * watch-request.ts; a ListerWatcher may have none). A connection reset or closed mid-watch ends
+ * the request at once, under Node and Deno alike; these deadlines are for one that died without
+ * a word (a host gone, a network cut): no answer within WATCH_ANSWER_MS is a failure; a watch
  * without any event for WATCH_QUIET_MS, or still open well past the timeoutSeconds asked of the
  * server, is a connection that died silently: resumed.
  */

@@ -78,7 +78,8 @@
 //   cutWatchEvents(count)       the next `count` events written to watches lose their second half
 //                               (a proxy mangling the stream): the change is stored, its event
 //                               reaches the client as a line that is not JSON
-//   dropWatches()               destroy every open watch connection mid-stream (no final chunk)
+//   dropWatches(how)            cut every open watch connection mid-stream (no final chunk):
+//                               closed (default) or reset
 //   stopListening()/listenAgain()  the server process restarts: connections dropped, then
 //                               refused (ECONNREFUSED) until it listens again; state kept
 //   closeWatches()              end every open watch cleanly (server-side timeout), optionally
@@ -438,8 +439,6 @@ export function selectorMatches(selector: Selector, labels: Readonly<Record<stri
 
 // ---------------------------------------------------------------------------------------------
 
-const IS_DENO = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined';
-
 /**
  * How long cutMidBody waits after writing the first bytes of an answer before it cuts the
  * connection: time for the client, in this process or another, to read the headers (a few ms
@@ -561,7 +560,7 @@ export class ApiServerDouble {
   /** Ends every watch (`abrupt`: as a dropped connection), closes every connection and the listener. */
   private async shutDown(abrupt: boolean): Promise<void> {
     for (const h of this.heldReplies.splice(0)) h.release();
-    for (const w of [...this.watches]) this.endWatch(w, abrupt);
+    for (const w of [...this.watches]) this.endWatch(w, abrupt ? 'close' : 'clean');
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     const s = this.server as http.Server & { closeAllConnections?: () => void };
     if (typeof s.closeAllConnections === 'function') s.closeAllConnections();
@@ -775,12 +774,12 @@ export class ApiServerDouble {
   }
 
   /**
-   * Destroys every open watch connection abruptly (no terminating chunk), discarding queued events:
-   * the client sees an error. Under Deno an undici client cannot see a destroyed server socket, so
-   * there the stream ends cleanly instead (queued events still discarded).
+   * Cuts every open watch connection mid-stream (no terminating chunk), discarding queued events:
+   * closed (`close`, the default: the socket destroyed, a FIN) or reset (`reset`, an RST), as a
+   * crashed server or a proxy dropping the connection does. The client sees its body fail.
    */
-  dropWatches(): void {
-    for (const w of [...this.watches]) this.endWatch(w, true);
+  dropWatches(how: 'close' | 'reset' = 'close'): void {
+    for (const w of [...this.watches]) this.endWatch(w, how);
   }
 
   /**
@@ -795,7 +794,7 @@ export class ApiServerDouble {
         w.timers.clear();
         w.pending = [];
       }
-      this.endWatch(w, false);
+      this.endWatch(w, 'clean');
     }
   }
 
@@ -1187,7 +1186,7 @@ export class ApiServerDouble {
       timers: new Set(),
       closed: false,
     };
-    const onClose = () => this.endWatch(w, false);
+    const onClose = () => this.endWatch(w, 'clean');
     req.on('close', onClose);
     res.on('close', onClose);
 
@@ -1200,7 +1199,7 @@ export class ApiServerDouble {
       const from = Number(rvText);
       if (from < this.floor) {
         this.deliver(w, { type: 'ERROR', object: expired(`too old resource version: ${from} (${this.floor})`) });
-        this.endWatch(w, false);
+        this.endWatch(w, 'clean');
         return;
       }
       this.watches.add(w);
@@ -1209,7 +1208,7 @@ export class ApiServerDouble {
     w.held = this.holding;
     const timeout = query.timeoutSeconds !== undefined ? Number(query.timeoutSeconds) : 0;
     if (timeout > 0) {
-      const t = setTimeout(() => this.endWatch(w, false), timeout * 1000);
+      const t = setTimeout(() => this.endWatch(w, 'clean'), timeout * 1000);
       w.timers.add(t);
     }
   }
@@ -1270,23 +1269,25 @@ export class ApiServerDouble {
     w.pending = [];
   }
 
-  private endWatch(w: OpenWatch, abrupt: boolean): void {
+  /** Ends one watch: `clean`ly (what is queued sent, then the terminating chunk), or its connection cut (`close`, `reset`). */
+  private endWatch(w: OpenWatch, end: 'clean' | 'close' | 'reset'): void {
     if (w.closed) return;
-    if (!abrupt) this.flush(w);
+    if (end === 'clean') this.flush(w);
     w.closed = true;
     for (const t of w.timers) clearTimeout(t);
     w.timers.clear();
     w.pending = [];
     this.watches.delete(w);
-    if (abrupt && !IS_DENO) {
-      // No terminating chunk: the client sees the body end with an error.
-      w.res.socket?.destroy();
-      w.res.destroy();
-    } else if (!w.res.writableEnded) {
-      // Under Deno's node:http, destroying the socket is not seen by an undici client at all (the
-      // stream just stays silent), so a drop there is a clean end with the queue discarded.
-      w.res.end();
+    if (end === 'clean') {
+      if (!w.res.writableEnded) w.res.end();
+      return;
     }
+    // No terminating chunk: the client sees the body end with an error — a reset as ECONNRESET
+    // once it has read the answer's headers; one that had not yet may see the stream's end
+    // instead (Linux hands over the data it holds, then the end, not the reset).
+    if (end === 'reset') w.res.socket?.resetAndDestroy();
+    else w.res.socket?.destroy();
+    w.res.destroy();
   }
 
   // --- core/v1 Services and RBAC denials (what the command line reads) ------------------------
