@@ -320,6 +320,8 @@ describe('KubernetesStore', () => {
       for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
       breakIt(d);
       const s = open({ pageSize: 2 });
+      // the listing fails however long the machine takes to page through it; only then is the wait timed
+      await until(() => s.lastError !== undefined, 'the listing to fail');
       const err = await s.waitForSync({ timeoutMs: 300 }).then(
         () => undefined,
         (e: unknown) => e as SyncTimeoutError,
