@@ -269,23 +269,33 @@ export class FreeIndex {
   }
 
   /**
+   * InvalidArgumentError, naming the index as `of` says, when the legacy bitmap snapshot `data`
+   * sets a bit at or beyond the index's size: the padding bits of its last partial byte, or any
+   * byte past it. The message names the lowest such offset, as the offsets format's check does.
+   * A caller that must do other work before restoreBits (which checks again) checks first.
+   */
+  checkBits(data: Uint8Array, of = `an index of ${this.slotsLo} offsets`): void {
+    const slots = this.slotsLo;
+    // bit i is bit i % 8 of data[data.length - 1 - i / 8]: from the byte holding offset `slots` up
+    for (let k = slots >>> 3, mask = (0xff << (slots & 7)) & 0xff; k < data.length; k++, mask = 0xff) {
+      const past = data[data.length - 1 - k]! & mask;
+      if (past !== 0) {
+        throw new InvalidArgumentError(`snapshot offset ${k * 8 + 31 - Math.clz32(past & -past)} is outside ${of}`);
+      }
+    }
+  }
+
+  /**
    * Replaces the contents with a legacy bitmap snapshot (see snapshotBits; leading zero bytes are
    * ignored, as big.Int.SetBytes does). A set bit at or beyond the index's size throws
-   * InvalidArgumentError, naming the index as `of` says, and leaves the index unchanged. Dense
-   * indexes only.
+   * InvalidArgumentError (see checkBits) and leaves the index unchanged. Dense indexes only.
    */
   restoreBits(data: Uint8Array, of = `an index of ${this.slotsLo} offsets`): void {
     this.requireDense('restoreBits');
+    this.checkBits(data, of);
     let first = 0;
     while (first < data.length && data[first] === 0) first++;
     const significant = data.length - first;
-    const slots = this.slotsLo;
-    if (significant > 0) {
-      const bits = (significant - 1) * 8 + (32 - Math.clz32(data[first]!));
-      if (bits > slots) {
-        throw new InvalidArgumentError(`snapshot offset ${bits - 1} is outside ${of}`);
-      }
-    }
     const ptr = core.dense_words_ptr(this.h);
     const mem = memoryU8();
     mem.fill(0, ptr, ptr + core.dense_word_count(this.h) * 8);

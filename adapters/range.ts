@@ -726,8 +726,10 @@ export class Range implements RangeView {
     data = ownBytes(data, 'snapshot data');
     // (an empty range's one-slot index would take bit 0: it goes the checked way below)
     if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {
-      // the new chooser first (same index object; a cool-down starts with nothing held, since
-      // the restore overwrites what it held): when a strategy's forRange throws, nothing changed
+      // the data checked first, as the offsets path does, so refused data never reaches a
+      // strategy; then the new chooser (same index object; a cool-down starts with nothing held,
+      // since the restore overwrites what it held): when a strategy's forRange throws, nothing changed
+      this.index.checkBits(data, this.cidr);
       const made = this.chooserOver(this.index);
       this.index.restoreBits(data, this.cidr);
       this.allocated = this.index.count();

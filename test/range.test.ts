@@ -834,6 +834,83 @@ describe('the snapshot format follows the range, not the index kind', () => {
   });
 });
 
+describe('bitmap snapshot data with a bit past the range is refused', () => {
+  // Bit i of the big-endian number is offset i; a range of `size` offsets fills
+  // ceil(size / 8) bytes, so the last byte's top bits are padding when size is not a multiple
+  // of 8, and any byte before the first (a longer array) is past the range too.
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  // A snapshot with a correct length and checksum, so fromSnapshot gets past them to the offsets.
+  const forged = (range: string, data: Uint8Array): RangeSnapshot => {
+    let c = 0xffffffff;
+    for (const b of [...new TextEncoder().encode(range), 0, ...data]) c = crcTable[(c ^ b) & 0xff]! ^ (c >>> 8);
+    return { range, data, length: data.length, checksum: (c ^ 0xffffffff) >>> 0 };
+  };
+  const bitmap = (width: number, ...offsets: number[]): Uint8Array => {
+    const data = new Uint8Array(Math.max(width, ...offsets.map((o) => (o >> 3) + 1)));
+    for (const o of offsets) data[data.length - 1 - (o >> 3)]! |= 1 << (o & 7);
+    return data;
+  };
+  it.each([
+    ['10.0.0.0/30', 2, '10.0.0.1', '10.0.0.2'],
+    ['10.0.0.0/29', 6, '10.0.0.1', '10.0.0.6'],
+    ['10.0.0.0/24', 254, '10.0.0.1', '10.0.0.254'],
+    ['10.0.0.0/23', 510, '10.0.0.1', '10.0.1.254'],
+    ['10.0.0.0/16', 65534, '10.0.0.1', '10.0.255.254'],
+    ['2001:db8::/126', 3, '2001:db8::1', '2001:db8::3'],
+    ['2001:db8::/125', 7, '2001:db8::1', '2001:db8::7'],
+    ['2001:db8::/120', 255, '2001:db8::1', '2001:db8::ff'],
+    ['2001:db8::/112', 65535, '2001:db8::1', '2001:db8::ffff'],
+  ] as const)(
+    '%s (%i offsets), dense and sparse: restore and fromSnapshot name the lowest offset past it, nothing changes',
+    (cidr, size, first, last) => {
+      const width = Math.ceil(size / 8);
+      const cases: [Uint8Array, number][] = [
+        [bitmap(width, size), size], // the first offset past the range
+        [bitmap(width, width * 8 - 1), width * 8 - 1], // the top bit of the last byte
+        [bitmap(width, width * 8 + 3), width * 8 + 3], // a byte more than the range fills
+        [bitmap(width, 0, size - 1, width * 8 + 3, size), size], // with offsets inside it, and two past
+      ];
+      for (const indexKind of ['dense', 'sparse'] as const) {
+        let rangesMade = 0;
+        const strategy = {
+          name: 'counting',
+          forRange: () => {
+            rangesMade++;
+            return { choose: () => false };
+          },
+        };
+        const r = new Range(cidr, { indexKind, strategy });
+        expect(r.free()).toBe(BigInt(size));
+        r.allocate(first);
+        const before = r.snapshot();
+        const made = rangesMade;
+        for (const [data, offset] of cases) {
+          const message = `snapshot offset ${offset} is outside ${cidr}`;
+          expect(() => r.restore(cidr, data)).toThrow(InvalidArgumentError);
+          expect(() => r.restore(cidr, data)).toThrow(message);
+          expect(() => Range.fromSnapshot(forged(cidr, data), { indexKind })).toThrow(message);
+          expect(r.snapshot()).toEqual(before);
+          expect(r.used()).toBe(1);
+          expect(r.validate()).toEqual({ indexed: 1 });
+          expect(rangesMade).toBe(made); // refused before the strategy is asked for a new chooser
+        }
+        r.restore(cidr, bitmap(width, size - 1)); // the last offset is inside
+        expect(r.has(last)).toBe(true);
+        expect(r.has(first)).toBe(false);
+        expect(r.used()).toBe(1);
+        const back = Range.fromSnapshot(forged(cidr, bitmap(width + 2, size - 1)), { indexKind }); // leading zero bytes: ignored
+        expect(back.snapshot()).toEqual(r.snapshot());
+        back.destroy();
+        r.destroy();
+      }
+    },
+  );
+});
+
 describe('Range options and callbacks that misbehave', () => {
   it.each([
     ['null options', null],
