@@ -35,7 +35,10 @@
 // 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
 //    memory, `stale` is set and the index is rebuilt from the cache (the source of truth), the
 //    pending ops and the running synchronous calls' reservations before the next allocation
-//    (`fresh()`); if that fails, it throws OutOfMemoryError and nothing changed.
+//    (`fresh()`); if that fails, it throws OutOfMemoryError and nothing changed. A rebuild that
+//    failed for lack of memory is not tried again while its conditions hold (`failedRebuild`):
+//    no more headroom in WASM memory, no fewer records; at the latest after a number of refusals
+//    proportional to its records, so that a change nothing here notices cannot keep it failing.
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
 import { type Family, isCanonical } from './address.ts';
@@ -45,6 +48,7 @@ import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
+import { memoryHeadroom } from './wasm.ts';
 import { type AllocationStrategy, CallReturns, ChooserCalls, type CoolingQueue, type OffsetChooser } from './strategies.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
@@ -52,6 +56,15 @@ import type { IPFamily } from './types.ts';
 
 /** Addresses per slice when a rebuild's one batch does not fit under the memory cap (64 KiB of words). */
 const REBUILD_SLICE = 4096;
+
+/**
+ * After a rebuild over n records failed for lack of memory, at most n / RECORDS_PER_REFUSAL
+ * allocations are refused at once (nothing having changed) before one tries again: a caller
+ * that retries on OutOfMemoryError pays O(RECORDS_PER_REFUSAL) per attempt, amortized, instead
+ * of O(n), and a change the conditions miss (fragmentation undone, a host that grows again,
+ * unlabelled records gone) is found all the same.
+ */
+const RECORDS_PER_REFUSAL = 64;
 
 /**
  * An operation of the allocator in flight: from its reservation until the store call settles
@@ -111,6 +124,13 @@ export class TakenAddresses {
   private index: AddressSpace | null;
   /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
   private stale = false;
+  /**
+   * While stale: the conditions under which the last rebuild failed for lack of WASM memory
+   * (null: none has failed, or a change since means the next allocation tries again). While
+   * the headroom has not grown and the records (labelled in range, plus pending ops) have not
+   * dropped, a rebuild would fail the same way: fresh() refuses at once, `refusals` times at most.
+   */
+  private failedRebuild: { headroom: number; records: number; refusals: number } | null = null;
   /** The index representation, resolved at construction (a rebuild keeps it). */
   private readonly kind: IndexKind;
   /**
@@ -213,8 +233,42 @@ export class TakenAddresses {
    * (it stays stale; nothing else changed). Null for an empty range.
    */
   fresh(): AddressSpace | null {
-    if (this.stale) this.rebuild();
+    if (this.stale) this.rebuildUnlessFailing();
     return this.index;
+  }
+
+  /**
+   * Rebuilds the stale index — unless the last rebuild failed for lack of memory and nothing that
+   * could make it succeed has changed since: then OutOfMemoryError at once, without reading the
+   * cache. Raising the cap or freeing WASM memory (another index destroyed, addresses released
+   * from a sparse one) grows the headroom; a release of a record of this range lowers the
+   * records; either one lets the next call try again, and so does the last of `refusals`.
+   */
+  private rebuildUnlessFailing(): void {
+    const failed = this.failedRebuild;
+    if (failed !== null) {
+      if (failed.refusals > 0 && memoryHeadroom() <= failed.headroom && this.records() >= failed.records) {
+        failed.refusals--;
+        throw new OutOfMemoryError(
+          `rebuilding the index of ${this.prefix.cidr} over ${failed.records} records failed, and neither the memory limit was raised, WASM memory freed, nor records released since`,
+        );
+      }
+      this.failedRebuild = null;
+    }
+    try {
+      this.rebuild();
+    } catch (e) {
+      if (e instanceof OutOfMemoryError) {
+        const records = this.records();
+        this.failedRebuild = { headroom: memoryHeadroom(), records, refusals: Math.floor(records / RECORDS_PER_REFUSAL) };
+      }
+      throw e;
+    }
+  }
+
+  /** What a rebuild loads, roughly: the labelled records in range and the pending ops. O(1). */
+  private records(): number {
+    return this.counted + this.pending.size;
   }
 
   /**

@@ -274,3 +274,13 @@ export function setMemoryLimit(bytes: number): void {
 export function memoryLimit(): { limit: number; size: number; inUse: number } {
   return { limit: core.heap_limit_pages() * WASM_PAGE_BYTES, size: core.memory.buffer.byteLength, inUse: core.heap_bytes_in_use() };
 }
+
+/**
+ * Bytes the core could still hand out without the cap being raised: the cap less the bytes in
+ * use (free blocks plus room to grow). An upper bound — fragmentation, or a host that refuses to
+ * grow, may leave less usable — that rises only when the cap is raised or memory is freed. O(1).
+ * @internal
+ */
+export function memoryHeadroom(): number {
+  return core.heap_limit_pages() * WASM_PAGE_BYTES - core.heap_bytes_in_use();
+}

@@ -2,7 +2,7 @@
 // inside a watcher or a release marks it stale; it is rebuilt from the cache before the next
 // operation), every method after destroy() throws ErrDestroyed, owners have upstream's
 // ParentReference shape, and an address of the other family never reaches the store.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
@@ -106,6 +106,84 @@ describe('out of WASM memory inside the index', () => {
     expect(a.validate().indexed).toBe(n - 1500 + 1);
     expect(a.used()).toBe(n - 1500 + 1);
     a.destroy();
+  });
+});
+
+describe('a rebuild that failed for lack of memory is not repeated until something changed', () => {
+  // A caller that retries on OutOfMemoryError must not pay a rebuild from every record per
+  // attempt: the rebuild reads the whole cache (cache.list()), so its calls count the rebuilds.
+  type Recovery = 'the cap raised' | 'WASM memory freed' | 'records released';
+
+  /** A sparse allocator whose index fell behind and could not be rebuilt under the cap: its records, the hog and a spy on list(). */
+  async function failedOnce() {
+    const store = new MemoryStore();
+    const dense = new Allocator('10.0.0.0/20', { store, random: seededRandom(1), index: 'dense' });
+    const sparse = new Allocator('10.0.0.0/16', { store, random: seededRandom(2), index: 'sparse' });
+    const room = new Range('10.64.0.0/12', { indexKind: 'dense' }); // 128 KiB in one block, for 'WASM memory freed'
+    const some = new Range('10.128.0.0/14', { indexKind: 'dense' }); // 32 KiB in one block
+    const hog = exhaustMemory();
+    some.destroy(); // room for the sparse index to grow into, and for a small one after 'records released'
+    const made: string[] = [];
+    // isolated addresses: each one a run of its own in the sparse index, which must grow
+    for (let i = 1; i < 4000; i += 2) {
+      await dense.allocate(ip4(i));
+      made.push(ip4(i));
+    }
+    const list = vi.spyOn(store.cache, 'list');
+    expect(await rejection(sparse.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+    expect(list).toHaveBeenCalledTimes(1); // the rebuild read the cache and failed
+    return { store, dense, sparse, room, hog, made, list };
+  }
+
+  it.each<Recovery>(['the cap raised', 'WASM memory freed', 'records released'])(
+    'the next attempts fail at once without reading the cache; after %s the allocator rebuilds and allocates',
+    async (recovery) => {
+      const { store, dense, sparse, room, hog, made, list } = await failedOnce();
+      try {
+        for (let i = 0; i < 10; i++) expect(await rejection(sparse.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+        expect(await rejection(sparse.allocate('10.0.200.1'))).toBeInstanceOf(OutOfMemoryError);
+        expect(list).toHaveBeenCalledTimes(1); // no rebuild: nothing changed
+        expect(store.records().length).toBe(made.length);
+        if (recovery === 'the cap raised') setMemoryLimit(original);
+        else if (recovery === 'WASM memory freed')
+          room.destroy(); // the cap stays
+        else for (const ip of made.splice(0, made.length - 10)) await dense.release(ip);
+        const ip = await sparse.allocateNext(); // rebuilt first, from every record
+        expect(list).toHaveBeenCalledTimes(2);
+        expect(made).not.toContain(ip);
+        expect(sparse.validate().indexed).toBe(made.length + 1);
+        dense.validate();
+      } finally {
+        list.mockRestore();
+        room.destroy();
+        release(hog);
+        dense.destroy();
+        sparse.destroy();
+      }
+    },
+  );
+
+  it('with nothing changed, it still tries again after a number of refusals proportional to its records', async () => {
+    const { dense, sparse, room, hog, made, list } = await failedOnce();
+    try {
+      let attempts = 0;
+      while (list.mock.calls.length === 1) {
+        expect(await rejection(sparse.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+        attempts++;
+        expect(attempts).toBeLessThanOrEqual(made.length);
+      }
+      // 2000 records: 31 refusals (one per 64 records), then a rebuild that fails again
+      expect(attempts).toBe(Math.floor(made.length / 64) + 1);
+      expect(list).toHaveBeenCalledTimes(2);
+    } finally {
+      list.mockRestore();
+      room.destroy();
+      release(hog);
+    }
+    await sparse.allocateNext();
+    expect(sparse.validate().indexed).toBe(made.length + 1);
+    dense.destroy();
+    sparse.destroy();
   });
 });
 
