@@ -27,7 +27,7 @@
 // synced.
 import { checkIPFamily, InvalidArgumentError, isDestroyed, isNotFound, optionsObject, quoteInput } from './errors.ts';
 import { Prefix } from './geometry.ts';
-import { parseRecordName } from './records.ts';
+import { parseRecordName, requireParentRef } from './records.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -76,7 +76,9 @@ export function ownerKey(ref: ParentRef): string {
  * Lists the records of `target` managed by the allocator whose owner is not in `knownOwners`, and
  * deletes them when asked. `target`: a Store (every managed record in it), or an allocator (only
  * the records of its family inside its range; a MetaAllocator's: inside any of its ranges).
- * `knownOwners`: ParentRefs, or a predicate over a record's parentRef.
+ * `knownOwners`: ParentRefs, each checked as allocate() checks its `owner` (InvalidArgumentError
+ * naming the item, e.g. `knownOwners[1].resource: Required value`, before anything is read), or a
+ * predicate over a record's parentRef.
  *
  * Rejects with ErrDestroyed when the allocator is destroyed before it settles (by the predicate, a
  * store watcher, or another task while a store call is awaited) or the store is closed meanwhile:
@@ -105,8 +107,11 @@ export async function reconcile(
   if (typeof knownOwners === 'function') {
     known = knownOwners;
   } else {
+    // Each owner is checked as allocate() checks its `owner`: a misspelt or missing field would
+    // otherwise match no record, and every record would read as a leak (and be deleted).
     const keys = new Set<string>();
-    for (const ref of knownOwners) keys.add(ownerKey(ref));
+    let i = 0;
+    for (const ref of knownOwners) keys.add(ownerKey(requireParentRef(ref, `knownOwners[${i++}]`)));
     known = (owner) => owner !== null && keys.has(ownerKey(owner));
   }
   const grace = opts.graceMs === undefined ? RECONCILE_GRACE_MS : opts.graceMs;

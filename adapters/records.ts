@@ -169,13 +169,21 @@ function parentRefProblems(ref: unknown, field: string): string[] {
  */
 export function checkParentRef(owner: unknown): ParentRef | null {
   if (owner === undefined || owner === null) return null;
+  return requireParentRef(owner, 'owner');
+}
+
+/**
+ * The check of checkParentRef for a value that must be an owner (null and undefined are refused
+ * too), its problems named under `field` (e.g. `knownOwners[2]`): returns the frozen copy.
+ */
+export function requireParentRef(owner: unknown, field: string): ParentRef {
   // A frozen copy of the own enumerable fields, taken before the check: the record must not
   // change when the caller reuses its object for the next Service, an instance of the caller's
   // own class is read by its fields, and what is checked is what is stored. An object with no
   // fields of its own that is not plain (a Date, a Map) is checked as it is, for the message.
-  const fields = typeof owner === 'object' && !Array.isArray(owner) ? ownFields(owner) : undefined;
+  const fields = typeof owner === 'object' && owner !== null && !Array.isArray(owner) ? ownFields(owner) : undefined;
   const checked = fields === undefined || (Object.keys(fields).length === 0 && !isPlainObject(owner)) ? owner : fields;
-  const problems = parentRefProblems(checked, 'owner');
+  const problems = parentRefProblems(checked, field);
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
   return Object.freeze(checked as ParentRef);
 }

@@ -227,6 +227,70 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
     expect((await reconcile(store, [OWNER])).leaks).toEqual([]);
   });
 
+  // A known owner of the wrong shape matches no record: every record would read as a leak and be
+  // deleted. Each is refused as allocateNext refuses it as its `owner`, named by its index.
+  const NOT_OWNERS = 'knownOwners must be ParentRefs or a function, got';
+  const NOT_AN_OBJECT = 'Invalid value: null: must be an object {group?, resource, namespace?, name}';
+  const BAD_KNOWN_OWNERS: [string, unknown, string | { asAllocateNext: number }][] = [
+    // [row, knownOwners, the message, or the index of the item allocateNext refuses with the same one]
+    ['a number', 5, `${NOT_OWNERS} 5 (number)`],
+    ['a string (iterable, but of characters)', 'web', `${NOT_OWNERS} "web"`],
+    ['one owner, not in a list', OWNER, `${NOT_OWNERS} a value of type object`],
+    ['an item missing resource', [OWNER, { namespace: 'ns', name: 'web' }], { asAllocateNext: 1 }],
+    ['a misspelt key (nmae)', [{ resource: 'services', namespace: 'ns', nmae: 'web' }], { asAllocateNext: 0 }],
+    ['a name that is a number', [{ resource: 'services', name: 42 }], { asAllocateNext: 0 }],
+    ['a resource that is null', [{ resource: null, name: 'web' }], { asAllocateNext: 0 }],
+    ['a group that is no DNS subdomain', [{ group: 'Apps', resource: 'services', name: 'web' }], { asAllocateNext: 0 }],
+    ['an item that is a number', [42], { asAllocateNext: 0 }],
+    ['an item that is a string', ['web'], { asAllocateNext: 0 }],
+    ['an item that is an array', [['services', 'web']], { asAllocateNext: 0 }],
+    ['an item that is null', [OWNER, null], `knownOwners[1]: ${NOT_AN_OBJECT}`],
+    ['an item that is undefined', [undefined], `knownOwners[0]: ${NOT_AN_OBJECT.replace('null', 'undefined')}`],
+    [
+      'a Map of owners (iterates [key, owner] pairs)',
+      new Map([['svc', OWNER]]),
+      'knownOwners[0]: Invalid value: an array of 2 values: must be an object {group?, resource, namespace?, name}',
+    ],
+  ];
+  it.each(BAD_KNOWN_OWNERS)(
+    'reconcile with knownOwners %s: refused as allocateNext refuses the owner, nothing deleted',
+    async (_, bad, message) => {
+      const store = new MemoryStore();
+      const a = new Allocator('10.0.0.0/28', { store });
+      for (const name of ['web', 'db']) await a.allocateNext({ ...OWNER, name });
+      let expected = message;
+      if (typeof expected !== 'string') {
+        const i = expected.asAllocateNext;
+        const refused = await failure(() => a.allocateNext(anyValue((bad as unknown[])[i])));
+        expect(refused).toBeInstanceOf(InvalidArgumentError);
+        expected = (refused as Error).message.replace(/(^|; )owner/g, `$1knownOwners[${i}]`);
+      }
+      const e = await failure(() => reconcile(a, anyValue(bad), { graceMs: 0, delete: true }));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect((e as Error).message).toBe(expected);
+      expect(store.records().map((r) => r.parentRef?.name)).toEqual(['web', 'db']);
+      a.destroy();
+    },
+  );
+
+  it('reconcile with well-formed knownOwners: an absent group or namespace is the empty one, an instance is read by its fields', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.0.0.0/28', { store });
+    await a.allocateNext({ resource: 'services', namespace: 'ns', name: 'web' });
+    await a.allocateNext({ ...OWNER, name: 'db' });
+    class Ref {
+      constructor(
+        readonly resource: string,
+        readonly name: string,
+        readonly namespace?: string,
+      ) {}
+    }
+    const report = await reconcile(a, [{ ...OWNER, name: 'web' }, new Ref('services', 'db', 'ns')], { graceMs: 0, delete: true });
+    expect(report.leaks).toEqual([]);
+    expect(store.size).toBe(2);
+    a.destroy();
+  });
+
   it('ownerKey of something that is not an owner', () => {
     expect(() => ownerKey(anyValue(null))).toThrow(InvalidArgumentError);
     expect(ownerKey(OWNER)).toBe('/services/ns/svc');
