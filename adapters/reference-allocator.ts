@@ -37,6 +37,7 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
 import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
+import { ChooserCalls } from './strategies.ts';
 import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
@@ -142,6 +143,14 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   private readonly g: BigGeometry;
   private readonly fam: Family;
   private readonly random: RandomSource;
+  /**
+   * Its draws from a random source of the caller's, from inside which allocate, allocateNext,
+   * release and destroy are refused, as Allocator refuses them: a source that destroyed this
+   * allocator would otherwise have the draw go on to write a record after the destroy.
+   */
+  private readonly drawCalls = new ChooserCalls(
+    () => `ReferenceAllocator ${this.cidr}: its random source may not change or destroy the allocator it draws for`,
+  );
   private metrics: MetricsRecorder = NULL_RECORDER;
   private ready = true;
   private destroyed = false;
@@ -162,7 +171,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
     this.store = storeOption(opts.store);
-    this.random = randomOption(opts.random);
+    this.random = this.drawCalls.guardRandom(randomOption(opts.random));
     const watcher: StoreWatcher = allocatorWatcher({
       onAdd: (r) => {
         if (this.counts(r)) this.counted.add(r.name);
@@ -202,6 +211,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   async allocate(ip: string, owner?: ParentRef): Promise<void> {
+    this.drawCalls.refuseInside();
     const name = this.checkRange(ip, false);
     const parentRef = checkParentRef(owner);
     this.live(); // the owner's getters may have destroyed this (as Allocator)
@@ -212,6 +222,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   async allocateNext(owner?: ParentRef): Promise<string> {
     this.live(); // before the owner: after destroy() every call is ErrDestroyed
+    this.drawCalls.refuseInside();
     const parentRef = checkParentRef(owner);
     if (!this.isReady()) throw new ErrNotReady();
     const start = this.metrics.start();
@@ -316,6 +327,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     // takes a net.IP and ignores every error of the delete, as this does. An address of the other
     // family cannot be this range's: it is never sent to the store.
     this.live();
+    this.drawCalls.refuseInside();
     const w = this.words;
     const family = parseAddrInto(ip, w);
     if (family !== this.fam) return;
@@ -397,6 +409,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   destroy(): void {
     if (this.destroyed) return;
+    this.drawCalls.refuseInside();
     this.destroyed = true;
     this.ready = false;
     this.metrics.untrack(this.cidr);

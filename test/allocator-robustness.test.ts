@@ -10,7 +10,7 @@ import { DualStackAllocator } from '../adapters/dual-stack.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
-import { seededRandom } from '../adapters/random.ts';
+import { type RandomSource, seededRandom } from '../adapters/random.ts';
 import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError, NotFoundError, OutOfMemoryError } from '../adapters/errors.ts';
 import { reconcile } from '../adapters/reconcile.ts';
 import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
@@ -1122,25 +1122,47 @@ describe('a random source that calls back into what it draws for', () => {
     r.destroy();
   });
 
-  it.each(['10.0.0.0/24', '2001:db8::/64'])('%s: an Allocator refuses it too, and allocates', async (cidr) => {
-    for (const syncOps of [true, false]) {
-      const random = reentrantSource();
-      const store = new MemoryStore({ syncOps });
-      const a = new Allocator(cidr, { store, random });
-      let refusal: unknown;
-      random.onNextDraw(() => {
-        try {
+  // ReferenceAllocator refuses the same calls, so the one-line swap keeps the answer: it went on
+  // drawing after a destroy() from its source and wrote a record for the destroyed allocator.
+  const CLASSES: [string, new (cidr: string, o: { store: MemoryStore; random: RandomSource }) => IPAllocator][] = [
+    ['Allocator', Allocator],
+    ['ReferenceAllocator', ReferenceAllocator],
+  ];
+  const CHANGES: [string, (a: IPAllocator, ip: string) => unknown][] = [
+    ['destroy()', (a) => a.destroy()],
+    ['allocate()', (a, ip) => a.allocate(ip)],
+    ['allocateNext()', (a) => a.allocateNext()],
+    ['release()', (a, ip) => a.release(ip)],
+  ];
+  describe.each(CLASSES)('%s', (_, Class) => {
+    it.each([
+      ['10.0.0.0/24', '10.0.0.9'],
+      ['2001:db8::/64', '2001:db8::9'],
+    ])('%s: refuses a change from the draw, and allocates', async (cidr, other) => {
+      for (const syncOps of [true, false]) {
+        for (const [change, act] of CHANGES) {
+          const random = reentrantSource();
+          const store = new MemoryStore({ syncOps });
+          const a = new Class(cidr, { store, random });
+          let refusal: unknown;
+          random.onNextDraw(() => {
+            try {
+              const p = act(a, other);
+              if (p instanceof Promise) p.catch((e: unknown) => (refusal = e));
+            } catch (e) {
+              refusal = e;
+            }
+          });
+          const ip = await a.allocateNext();
+          await new Promise((done) => setTimeout(done, 0)); // a refusal by rejection has arrived
+          expect(refusal, `${change}, syncOps ${syncOps}`).toBeInstanceOf(InvalidArgumentError);
+          expect((refusal as Error).message).toMatch(/random source/);
+          expect(store.records().map((r) => r.name)).toEqual([ip]);
+          expect(a.used()).toBe(1);
           a.destroy();
-        } catch (e) {
-          refusal = e;
         }
-      });
-      const ip = await a.allocateNext();
-      expect(refusal).toBeInstanceOf(InvalidArgumentError);
-      expect((refusal as Error).message).toMatch(/nor may its random source/);
-      expect(store.records().map((r) => r.name)).toEqual([ip]);
-      a.destroy();
-    }
+      }
+    });
   });
 });
 
