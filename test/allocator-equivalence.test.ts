@@ -10,6 +10,7 @@ import { Allocator } from '../adapters/allocator.ts';
 import type { IndexKind } from '../adapters/free-index.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
 import { Xoshiro128, drawBelow, drawU64, seededRandom, uniformBelow, type RandomSource } from '../adapters/random.ts';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -230,6 +231,38 @@ describe('Allocator ≡ ReferenceAllocator (same seed, same store contents)', ()
     await pair.both((a) => a.release('10.1.1.9'), 'release');
     const x = await pair.both((a) => a.allocateNext(), 'lower band draw');
     expect(['ok 10.1.1.7', 'ok 10.1.1.9']).toContain(x);
+  });
+});
+
+describe('calls started together, without awaiting each other (the README: The one-line swap)', () => {
+  // Both take the same values from the source in the same order, but once the dynamic band is
+  // full the Allocator draws a call's static-band start at once, ReferenceAllocator a microtask
+  // later, after the later calls' dynamic-band draws: the static band gets different addresses,
+  // not only another order. Pinned as the README tells it.
+  it('a /24, seededRandom(8), 240 calls: the same 238 dynamic-band answers, other static-band ones', async () => {
+    const answers: string[][] = [];
+    for (const Class of [ReferenceAllocator, Allocator]) {
+      const a = new Class('10.0.0.0/24', { store: new MemoryStore(), random: seededRandom(8) });
+      answers.push(await Promise.all(Array.from({ length: 240 }, () => a.allocateNext())));
+      a.destroy();
+    }
+    const [reference, allocator] = answers as [string[], string[]];
+    expect(allocator.slice(0, 238)).toEqual(reference.slice(0, 238));
+    expect(reference.slice(238)).toEqual(['10.0.0.2', '10.0.0.4']);
+    expect(allocator.slice(238)).toEqual(['10.0.0.16', '10.0.0.4']);
+    for (const got of answers) expect(new Set(got).size).toBe(240);
+  });
+
+  it('awaited one at a time, the same 240 answers', async () => {
+    const answers: string[][] = [];
+    for (const Class of [ReferenceAllocator, Allocator]) {
+      const a = new Class('10.0.0.0/24', { store: new MemoryStore(), random: seededRandom(8) });
+      const got: string[] = [];
+      for (let i = 0; i < 240; i++) got.push(await a.allocateNext());
+      answers.push(got);
+      a.destroy();
+    }
+    expect(answers[1]).toEqual(answers[0]);
   });
 });
 
