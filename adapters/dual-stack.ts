@@ -59,8 +59,7 @@ export class DualStackAllocator {
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     checkFamily(ipv4, 'IPv4', 'first');
     checkFamily(ipv6, 'IPv6', 'second');
-    optionsObject(options, 'DualStackAllocator', { onRollbackError: true });
-    const onRollbackError = options.onRollbackError;
+    const { onRollbackError } = optionsObject(options, 'DualStackAllocator', { onRollbackError: true });
     if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
       throw new InvalidArgumentError(`options.onRollbackError must be a function, got ${quoteInput(onRollbackError)}`);
     }

@@ -322,27 +322,93 @@ export function checkReady(ready: unknown): boolean {
 }
 
 /**
- * The options argument of a constructor: `{}` when omitted, the object itself when it is one.
- * Anything else (null, a number, an array) is a caller's mistake: InvalidArgumentError naming
- * `what` and quoting the value; so is an own key that is not in `known` (unless its value is
- * undefined), named with the options there are.
+ * The options argument of a constructor or function, read once: a new object holding the value
+ * of each option in `known` (`{}` when `options` is omitted), which the caller reads from then on,
+ * so what was checked is what is used. Anything but an object (null, a number, an array) is a
+ * caller's mistake: InvalidArgumentError naming `what` and quoting the value; so is an own key
+ * that is not in `known` (unless its value is undefined), named with the options there are, and
+ * an object whose reading throws (unreadableInput).
  */
 export function optionsObject<T extends object>(options: T | undefined, what: string, known: Readonly<Record<keyof T, true>>): T {
   if (options === undefined) return {} as T;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new InvalidArgumentError(`${what} options must be an object, got ${quoteInput(options)}`);
+  const names = Object.keys(known);
+  const given = `${what} options`;
+  let keys: string[];
+  try {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw new InvalidArgumentError(`${what} options must be an object, got ${quoteInput(options)}`);
+    }
+    keys = Object.keys(options);
+  } catch (e) {
+    throw unreadableInput(given, e); // a revoked Proxy
   }
   // A misspelled option would otherwise be ignored in silence: `{ stroe: shared }` gives each
   // allocator a store of its own, and two replicas then hand out the same address.
-  for (const key of Object.keys(options)) {
-    if (Object.hasOwn(known, key) || (options as Record<string, unknown>)[key] === undefined) continue;
-    const names = Object.keys(known);
+  for (const key of keys) {
+    if (Object.hasOwn(known, key) || readMember(options, key, given) === undefined) continue;
     const near = names.find((name) => isNear(key, name));
     throw new InvalidArgumentError(
       `${what} has no option ${quoteInput(key)}${near === undefined ? '' : ` (did you mean "${near}"?)`}; its options: ${names.join(', ')}`,
     );
   }
-  return options;
+  const read: Record<string, unknown> = {};
+  for (const key of names) read[key] = readMember(options, key, given);
+  return read as T;
+}
+
+/**
+ * The error for input that threw when read — a revoked Proxy, a getter or Proxy trap that throws:
+ * InvalidArgumentError naming `what` (`Allocator options.store`, `owner`, `releaseMany's addresses[3]`)
+ * and what the read threw, which is its `cause`. One of our own errors passes unchanged: a getter
+ * that called back into this package got that answer (ErrDestroyed from a destroyed allocator).
+ */
+export function unreadableInput(what: string, thrown: unknown): IPAllocatorError {
+  if (isOurs(thrown)) return thrown;
+  const error = new InvalidArgumentError(`${what} could not be read: it threw ${thrownText(thrown)}`);
+  Object.defineProperty(error, 'cause', { value: thrown, writable: true, configurable: true });
+  return error;
+}
+
+/**
+ * `o[key]` of the caller's input `base` (`Allocator options`, `owner`, `snapshot`), the one read of
+ * it: a read that throws (a revoked Proxy, a getter or Proxy trap that throws) is
+ * InvalidArgumentError naming `base.key` (unreadableInput).
+ */
+export function readMember(o: object, key: string | symbol | number, base: string): unknown {
+  try {
+    return (o as Record<string | symbol | number, unknown>)[key];
+  } catch (e) {
+    throw unreadableInput(memberName(base, key), e);
+  }
+}
+
+/** `base.key` for a key that is a plain name, else `base["key"]` (quoted, whatever it holds) or `base[Symbol(…)]`, `base[3]`. */
+export function memberName(base: string, key: string | symbol | number): string {
+  if (typeof key === 'number') return `${base}[${key}]`;
+  if (typeof key === 'symbol') return `${base}[${showUnseen(String(key))}]`;
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `${base}.${key}` : `${base}[${quoteInput(key)}]`;
+}
+
+/** Whether `thrown` is one of our errors; false for a thrown revoked Proxy (instanceof would throw on it). */
+function isOurs(thrown: unknown): thrown is IPAllocatorError {
+  try {
+    return thrown instanceof IPAllocatorError;
+  } catch {
+    return false;
+  }
+}
+
+/** `TypeError: message` for an Error, else the value as quoteInput names it; never throws, whatever was thrown. */
+function thrownText(thrown: unknown): string {
+  try {
+    if (thrown instanceof Error) {
+      const text = `${String(thrown.name)}: ${String(thrown.message)}`;
+      return showUnseen(text.length > 200 ? `${text.slice(0, 200)}…` : text);
+    }
+  } catch {
+    // a thrown Proxy, or an Error whose name or message getter throws: named by type below
+  }
+  return quoteInput(thrown);
 }
 
 /** Whether `typed` looks like a misspelling of `name`: the same ignoring case, or at most two edits apart. */

@@ -187,24 +187,24 @@ export class Range implements RangeView {
    * A range over `cidr` (netip.ParsePrefix rules; host bits are masked). Throws InvalidCIDRError
    * for malformed text, InvalidRangeError for an IPv6 prefix overlapping ::ffff:0:0/96.
    */
-  constructor(cidr: string, options: RangeOptions = {}) {
+  constructor(cidr: string, options?: RangeOptions) {
     const prefix = Prefix.parse(cidr);
     refuseIPv4MappedOverlap(prefix);
-    optionsObject(options, 'Range', { random: true, indexKind: true, strategy: true, metrics: true });
-    indexKindOption(options.indexKind, 'options.indexKind');
-    const strategy = strategyOption(options.strategy);
-    const metrics = options.metrics === undefined || options.metrics === false ? null : recorderFor(options.metrics);
+    const opts = optionsObject(options, 'Range', { random: true, indexKind: true, strategy: true, metrics: true });
+    indexKindOption(opts.indexKind, 'options.indexKind');
+    const strategy = strategyOption(opts.strategy);
+    const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics);
     this.prefix = prefix;
     this.cidr = prefix.cidr;
     this.ipFamily = prefix.family;
-    this.random = this.strategyCalls.guardRandom(randomOption(options.random));
+    this.random = this.strategyCalls.guardRandom(randomOption(opts.random));
     this.sizeHi = prefix.sizeHi;
     this.sizeLo = prefix.sizeLo;
     this.size = prefix.size;
     this.empty = prefix.isEmpty;
-    this.kindOption = options.indexKind;
-    this.space = AddressSpace.of(prefix, options.indexKind, 'bitmap');
-    this.index = this.space?.index ?? new FreeIndex(0, 1, options.indexKind);
+    this.kindOption = opts.indexKind;
+    this.space = AddressSpace.of(prefix, opts.indexKind, 'bitmap');
+    this.index = this.space?.index ?? new FreeIndex(0, 1, opts.indexKind);
     this.driver =
       strategy === STRATEGIES.upstream
         ? null

@@ -169,8 +169,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
 
   /** An empty source; add ServiceCIDRs to it, and give it to a MetaAllocator. */
   constructor(options: InMemoryServiceCIDRsOptions = {}) {
-    optionsObject(options, 'InMemoryServiceCIDRs', { onWatcherError: true });
-    const handler = options.onWatcherError;
+    const handler = optionsObject(options, 'InMemoryServiceCIDRs', { onWatcherError: true }).onWatcherError;
     if (handler !== undefined && typeof handler !== 'function') {
       throw new InvalidArgumentError(`options.onWatcherError must be a function, got ${quoteInput(handler)}`);
     }
@@ -181,19 +180,19 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
    * Creates a ServiceCIDR. Throws InvalidArgumentError when the name is not a DNS subdomain
    * (upstream ValidateServiceCIDRName) or exists, or `cidrs` is invalid (validateServiceCIDRSpec).
    */
-  addServiceCIDR(name: string, cidrs: readonly string[], options: AddServiceCIDROptions = {}): ServiceCIDR {
+  addServiceCIDR(name: string, cidrs: readonly string[], options?: AddServiceCIDROptions): ServiceCIDR {
     checkName(name);
-    optionsObject(options, 'addServiceCIDR', { ready: true, unvalidated: true });
+    const opts = optionsObject(options, 'addServiceCIDR', { ready: true, unvalidated: true });
     if (this.objects.has(name)) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" already exists`);
-    if (options.ready !== undefined && typeof options.ready !== 'boolean') {
-      throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(options.ready)}`);
+    if (opts.ready !== undefined && typeof opts.ready !== 'boolean') {
+      throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(opts.ready)}`);
     }
-    if (options.unvalidated !== true) validateServiceCIDRSpec(cidrs);
+    if (opts.unvalidated !== true) validateServiceCIDRSpec(cidrs);
     else if (!Array.isArray(cidrs)) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
     const sc: ServiceCIDR = Object.freeze({
       name,
       cidrs: Object.freeze([...cidrs]),
-      ready: options.ready,
+      ready: opts.ready,
       deletionTimestamp: null,
       // strictly increasing, so creation order survives equal wall-clock milliseconds
       creationTimestamp: new Date(Date.now() + this.clock++).toISOString(),

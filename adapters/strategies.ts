@@ -669,8 +669,7 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`coolDown options must be an object { ms } or { allocations }, got ${quoteInput(options)}`);
   }
-  optionsObject(options, 'coolDown', { ms: true, allocations: true, now: true });
-  const { ms, allocations, now } = options;
+  const { ms, allocations, now } = optionsObject(options, 'coolDown', { ms: true, allocations: true, now: true });
   if ((ms === undefined) === (allocations === undefined)) {
     throw new InvalidArgumentError(
       `coolDown needs exactly one of options.ms and options.allocations, got ${ms === undefined ? 'neither' : `both (ms ${quoteInput(ms)}, allocations ${quoteInput(allocations)})`}`,

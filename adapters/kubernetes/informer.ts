@@ -280,12 +280,13 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * InvalidArgumentError for options of the wrong type. Leaves no timer or listener behind.
    */
   waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
+    let read: WaitForSyncOptions;
     try {
-      optionsObject(options, 'waitForSync', { timeoutMs: true, signal: true });
+      read = optionsObject(options, 'waitForSync', { timeoutMs: true, signal: true });
     } catch (e) {
       return Promise.reject(e);
     }
-    const { timeoutMs, signal } = options ?? {};
+    const { timeoutMs, signal } = read;
     if (
       timeoutMs !== undefined &&
       !(typeof timeoutMs === 'number' && timeoutMs >= 0 && (timeoutMs <= MAX_TIMEOUT_MS || timeoutMs === Infinity))

@@ -178,15 +178,19 @@ export async function createServiceCIDR(
   cidrs: readonly string[],
   options: CreateServiceCIDROptions = {},
 ): Promise<ServiceCIDRRecord> {
-  optionsObject<CreateServiceCIDROptions>(options, 'createServiceCIDR', { apiVersion: true, labels: true, requestTimeoutMs: true });
-  const version = checkApiVersion(options.apiVersion);
+  const opts = optionsObject<CreateServiceCIDROptions>(options, 'createServiceCIDR', {
+    apiVersion: true,
+    labels: true,
+    requestTimeoutMs: true,
+  });
+  const version = checkApiVersion(opts.apiVersion);
   const config = kubeConfigOrDefault(kc, 'createServiceCIDR');
   const api = apiFor(config, version);
-  const requests = requestsFor(config, options.requestTimeoutMs, 'createServiceCIDR');
+  const requests = requestsFor(config, opts.requestTimeoutMs, 'createServiceCIDR');
   if (!isPathSegmentName(name)) throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   validateServiceCIDRSpec(cidrs);
   const metadata: { name: string; labels?: Record<string, string> } = { name };
-  if (options.labels !== undefined) metadata.labels = checkedLabels(options.labels, 'createServiceCIDR');
+  if (opts.labels !== undefined) metadata.labels = checkedLabels(opts.labels, 'createServiceCIDR');
   const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
   // A 2xx whose body is not the object (a proxy's page, `{}`, a field of the wrong type) is no
   // ServiceCIDR to return.
@@ -284,13 +288,13 @@ export async function deleteServiceCIDR(
   name: string,
   options: { apiVersion?: ApiVersion | undefined; requestTimeoutMs?: number | undefined } = {},
 ): Promise<boolean> {
-  optionsObject<{ apiVersion?: ApiVersion | undefined; requestTimeoutMs?: number | undefined }>(options, 'deleteServiceCIDR', {
+  const opts = optionsObject<{ apiVersion?: ApiVersion | undefined; requestTimeoutMs?: number | undefined }>(options, 'deleteServiceCIDR', {
     apiVersion: true,
     requestTimeoutMs: true,
   });
   const config = kubeConfigOrDefault(kc, 'deleteServiceCIDR');
-  const api = apiFor(config, checkApiVersion(options.apiVersion));
-  const requests = requestsFor(config, options.requestTimeoutMs, 'deleteServiceCIDR');
+  const api = apiFor(config, checkApiVersion(opts.apiVersion));
+  const requests = requestsFor(config, opts.requestTimeoutMs, 'deleteServiceCIDR');
   // "", "." or ".." would send the DELETE to the collection: every ServiceCIDR
   if (!isPathSegmentName(name)) throw new InvalidArgumentError(`deleteServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   // A 2xx that is neither a Status nor the ServiceCIDR marked for deletion says nothing about

@@ -1,0 +1,255 @@
+// Input whose reading throws — a revoked Proxy, a getter that throws — at each entry point that
+// reads an object of the caller's (options, owners, snapshots, address arrays): the package's
+// InvalidArgumentError naming what could not be read, never the input's own TypeError, and what
+// was called (or what the failed constructor was given) works on as before.
+import { describe, expect, it } from 'vitest';
+import {
+  Allocator,
+  DualStackAllocator,
+  InMemoryServiceCIDRs,
+  InvalidArgumentError,
+  MemoryStore,
+  MetaAllocator,
+  Range,
+  ReferenceAllocator,
+  coolDown,
+  reconcile,
+  seededRandom,
+} from '../adapters/index.ts';
+
+const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+
+/** A revoked Proxy: every read of it (a property, Array.isArray, Object.keys, `in`) throws TypeError. */
+function revoked(): object {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+}
+
+const GETTER_ERROR = new Error('getter failed');
+
+/** `fields` with the enumerable own `key` a getter that throws GETTER_ERROR. */
+function throwingAt<T extends object>(fields: T, key: PropertyKey): T {
+  return Object.defineProperty(fields, key, {
+    enumerable: true,
+    get() {
+      throw GETTER_ERROR;
+    },
+  });
+}
+
+interface Fixture {
+  /** The entry point, given `input` in the place under test. */
+  call(input: unknown): unknown;
+  /** Throws unless everything the call was given or made on still works, unchanged. */
+  works(): void | Promise<void>;
+}
+
+interface Row {
+  name: string;
+  fixture: () => Fixture;
+  /** The input with a throwing getter at one field. */
+  getter: () => unknown;
+  /** What the message names for the revoked Proxy, and for the throwing getter. */
+  revokedNamed: string;
+  getterNamed: string;
+}
+
+/** A fresh store, and a check that an allocator over it allocates (and nothing else is in it). */
+function storeFixture(call: (input: unknown, store: MemoryStore) => unknown): Fixture {
+  const store = new MemoryStore();
+  return {
+    call: (input) => call(input, store),
+    async works() {
+      expect(store.records()).toEqual([]);
+      using a = new Allocator('10.0.0.0/29', { store });
+      await a.allocate('10.0.0.2', OWNER);
+      expect(a.validate().indexed).toBe(1);
+    },
+  };
+}
+
+/** An Allocator whose call with an owner is under test: afterwards nothing is held and an allocate works. */
+function ownerFixture(call: (a: Allocator, owner: unknown) => unknown): Fixture {
+  const store = new MemoryStore();
+  const a = new Allocator('10.0.0.0/29', { store });
+  return {
+    call: (input) => call(a, input),
+    async works() {
+      expect(a.used()).toBe(0);
+      expect(a.validate().indexed).toBe(0);
+      await a.allocate('10.0.0.2', OWNER);
+      expect(store.records().map((r) => r.parentRef)).toEqual([OWNER]);
+      a.destroy();
+    },
+  };
+}
+
+/** A Range holding 10.0.0.2: afterwards still that one. */
+function rangeFixture(call: (r: Range, input: unknown) => unknown): Fixture {
+  const r = new Range('10.0.0.0/29', { random: seededRandom(1) });
+  r.allocate('10.0.0.2');
+  return {
+    call: (input) => call(r, input),
+    works() {
+      expect(r.validate().indexed).toBe(1);
+      expect(r.has('10.0.0.2')).toBe(true);
+      expect(r.releaseMany(['10.0.0.2'])).toBe(1);
+      expect(r.loadMany(['10.0.0.3'])).toBe(1);
+      r.destroy();
+    },
+  };
+}
+
+function metaFixture(): { source: InMemoryServiceCIDRs; meta: MetaAllocator; store: MemoryStore } {
+  const source = new InMemoryServiceCIDRs();
+  source.addServiceCIDR('services', ['10.0.0.0/29']);
+  const store = new MemoryStore();
+  return { source, store, meta: new MetaAllocator('IPv4', source, { store }) };
+}
+
+const ROWS: Row[] = [
+  // ── options objects ─────────────────────────────────────────────────────────────────────────
+  {
+    name: 'Allocator options',
+    fixture: () => storeFixture((input) => new Allocator('10.0.0.0/29', input as never)),
+    getter: () => throwingAt({}, 'store'),
+    revokedNamed: 'Allocator options',
+    getterNamed: 'Allocator options.store',
+  },
+  {
+    name: 'ReferenceAllocator options',
+    fixture: () => storeFixture((input) => new ReferenceAllocator('10.0.0.0/29', input as never)),
+    getter: () => throwingAt({}, 'random'),
+    revokedNamed: 'ReferenceAllocator options',
+    getterNamed: 'ReferenceAllocator options.random',
+  },
+  {
+    name: 'Range options',
+    fixture: () => rangeFixture((_r, input) => new Range('10.0.0.0/29', input as never)),
+    getter: () => throwingAt({}, 'indexKind'),
+    revokedNamed: 'Range options',
+    getterNamed: 'Range options.indexKind',
+  },
+  {
+    name: 'MetaAllocator options',
+    fixture: () => {
+      const { source, store, meta } = metaFixture();
+      return {
+        call: (input) => new MetaAllocator('IPv4', source, input as never),
+        async works() {
+          expect(await meta.allocateNext(OWNER)).toMatch(/^10\.0\.0\./);
+          expect(store.records()).toHaveLength(1);
+          meta.destroy();
+        },
+      };
+    },
+    getter: () => throwingAt({}, 'policy'),
+    revokedNamed: 'MetaAllocator options',
+    getterNamed: 'MetaAllocator options.policy',
+  },
+  {
+    name: 'DualStackAllocator options',
+    fixture: () => {
+      const ipv4 = new Allocator('10.0.0.0/29');
+      const ipv6 = new Allocator('fd00::/125');
+      return {
+        call: (input) => new DualStackAllocator(ipv4, ipv6, input as never),
+        async works() {
+          using pair = new DualStackAllocator(ipv4, ipv6);
+          const ips = await pair.allocateNext(OWNER);
+          expect([ipv4.used(), ipv6.used()]).toEqual([1, 1]);
+          expect(ips.IPv4).toMatch(/^10\.0\.0\./);
+        },
+      };
+    },
+    getter: () => throwingAt({}, 'onRollbackError'),
+    revokedNamed: 'DualStackAllocator options',
+    getterNamed: 'DualStackAllocator options.onRollbackError',
+  },
+  {
+    name: 'MemoryStore options',
+    fixture: () => storeFixture((input) => new MemoryStore(input as never)),
+    getter: () => throwingAt({}, 'syncOps'),
+    revokedNamed: 'MemoryStore options',
+    getterNamed: 'MemoryStore options.syncOps',
+  },
+  {
+    name: 'coolDown options',
+    fixture: () => storeFixture((input) => coolDown('random-free', input as never)),
+    getter: () => throwingAt({}, 'ms'),
+    revokedNamed: 'coolDown options',
+    getterNamed: 'coolDown options.ms',
+  },
+  {
+    name: 'reconcile options',
+    fixture: () => ownerFixture((a, input) => reconcile(a, [], input as never)),
+    getter: () => throwingAt({}, 'delete'),
+    revokedNamed: 'reconcile options',
+    getterNamed: 'reconcile options.delete',
+  },
+  {
+    name: 'InMemoryServiceCIDRs options',
+    fixture: () => storeFixture((input) => new InMemoryServiceCIDRs(input as never)),
+    getter: () => throwingAt({}, 'onWatcherError'),
+    revokedNamed: 'InMemoryServiceCIDRs options',
+    getterNamed: 'InMemoryServiceCIDRs options.onWatcherError',
+  },
+  {
+    name: 'addServiceCIDR options',
+    fixture: () => {
+      const source = new InMemoryServiceCIDRs();
+      return {
+        call: (input) => source.addServiceCIDR('services', ['10.0.0.0/29'], input as never),
+        works() {
+          expect(source.list()).toEqual([]);
+          source.addServiceCIDR('services', ['10.0.0.0/29']);
+          expect(source.list().map((sc) => sc.name)).toEqual(['services']);
+        },
+      };
+    },
+    getter: () => throwingAt({}, 'ready'),
+    revokedNamed: 'addServiceCIDR options',
+    getterNamed: 'addServiceCIDR options.ready',
+  },
+];
+
+describe('input whose reading throws is refused with InvalidArgumentError naming it, and changes nothing', () => {
+  const cases = ROWS.flatMap((row) => [
+    { name: `${row.name}: a revoked Proxy`, row, input: revoked, named: row.revokedNamed },
+    { name: `${row.name}: a throwing getter`, row, input: row.getter, named: row.getterNamed },
+  ]);
+  it.each(cases)('$name', async ({ row, input, named }) => {
+    const fixture = row.fixture();
+    let thrown: unknown;
+    try {
+      await fixture.call(input());
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InvalidArgumentError);
+    expect((thrown as Error).message).toContain(`${named} could not be read: it threw `);
+    if (input !== revoked) expect((thrown as Error).cause).toBe(GETTER_ERROR);
+    await fixture.works();
+  });
+
+  it('what a getter threw is shown with its unseen characters escaped, and a thrown non-Error by its type', () => {
+    const odd = Object.defineProperty({}, 'store', {
+      get() {
+        throw new Error('bad\u001b[2Jthing');
+      },
+    });
+    expect(() => new Allocator('10.0.0.0/29', odd)).toThrow(
+      'Allocator options.store could not be read: it threw Error: bad\\u001b[2Jthing',
+    );
+    const proxy = revoked();
+    const throwsProxy = Object.defineProperty({}, 'store', {
+      get() {
+        throw proxy;
+      },
+    });
+    expect(() => new Allocator('10.0.0.0/29', throwsProxy)).toThrow(
+      'Allocator options.store could not be read: it threw a value of type object',
+    );
+  });
+});
