@@ -2,7 +2,15 @@
 // every record, how a record's name is read back as an address, and what a valid record and
 // owner (parentRef) are.
 import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, isKnownCanonical } from './address.ts';
-import { InvalidAddressError, InvalidArgumentError, InvalidRecordError, quoteInput, quoteText } from './errors.ts';
+import {
+  InvalidAddressError,
+  InvalidArgumentError,
+  InvalidRecordError,
+  quoteInput,
+  quoteText,
+  readMember,
+  unreadableInput,
+} from './errors.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -181,25 +189,32 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   // change when the caller reuses its object for the next Service, an instance of the caller's
   // own class is read by its fields, and what is checked is what is stored. An object with no
   // fields of its own that is not plain (a Date, a Map) is checked as it is, for the message.
-  const fields = typeof owner === 'object' && owner !== null && !Array.isArray(owner) ? ownFields(owner) : undefined;
-  const checked = fields === undefined || (Object.keys(fields).length === 0 && !isPlainObject(owner)) ? owner : fields;
-  const problems = parentRefProblems(checked, field);
+  let checked: unknown;
+  let problems: string[];
+  try {
+    const fields = typeof owner === 'object' && owner !== null && !Array.isArray(owner) ? ownFields(owner, field) : undefined;
+    checked = fields === undefined || (Object.keys(fields).length === 0 && !isPlainObject(owner)) ? owner : fields;
+    problems = parentRefProblems(checked, field);
+  } catch (e) {
+    throw unreadableInput(field, e); // a revoked Proxy (a field whose getter throws: named by ownFields)
+  }
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
   return Object.freeze(checked as ParentRef);
 }
 
 /**
  * A plain object with the own enumerable fields of `o` that are not undefined (as JSON would
- * send them), enumerable symbols included for the check to name.
+ * send them), enumerable symbols included for the check to name. A field whose getter throws is
+ * InvalidArgumentError naming it (readMember).
  */
-function ownFields(o: object): Record<string | symbol, unknown> {
+function ownFields(o: object, base: string): Record<string | symbol, unknown> {
   const copy: Record<string | symbol, unknown> = {};
   for (const key of Object.keys(o)) {
-    const v = (o as Record<string, unknown>)[key];
+    const v = readMember(o, key, base);
     if (v !== undefined) copy[key] = v;
   }
   for (const sym of Object.getOwnPropertySymbols(o)) {
-    if (Object.prototype.propertyIsEnumerable.call(o, sym)) copy[sym] = (o as Record<symbol, unknown>)[sym];
+    if (Object.prototype.propertyIsEnumerable.call(o, sym)) copy[sym] = readMember(o, sym, base);
   }
   return copy;
 }

@@ -212,6 +212,90 @@ const ROWS: Row[] = [
     revokedNamed: 'addServiceCIDR options',
     getterNamed: 'addServiceCIDR options.ready',
   },
+  // ── owners ──────────────────────────────────────────────────────────────────────────────────
+  {
+    name: 'Allocator.allocate owner',
+    fixture: () => ownerFixture((a, owner) => a.allocate('10.0.0.2', owner as never)),
+    getter: () => throwingAt({ resource: 'services' }, 'name'),
+    revokedNamed: 'owner',
+    getterNamed: 'owner.name',
+  },
+  {
+    name: 'Allocator.allocateNext owner',
+    fixture: () => ownerFixture((a, owner) => a.allocateNext(owner as never)),
+    getter: () => throwingAt({ resource: 'services' }, 'namespace'),
+    revokedNamed: 'owner',
+    getterNamed: 'owner.namespace',
+  },
+  {
+    name: 'Allocator.dryRun().allocate owner',
+    fixture: () => ownerFixture((a, owner) => a.dryRun().allocate('10.0.0.2', owner as never)),
+    getter: () => throwingAt({ resource: 'services' }, 'name'),
+    revokedNamed: 'owner',
+    getterNamed: 'owner.name',
+  },
+  {
+    name: 'an owner field whose key is not a plain name',
+    fixture: () => ownerFixture((a, owner) => a.allocate('10.0.0.2', owner as never)),
+    getter: () => throwingAt({ resource: 'services' }, 'spec\u200bname'),
+    revokedNamed: 'owner',
+    getterNamed: 'owner["spec\\u200bname"]',
+  },
+  {
+    name: 'ReferenceAllocator.allocateNext owner',
+    fixture: () => {
+      const store = new MemoryStore();
+      const a = new ReferenceAllocator('10.0.0.0/29', { store });
+      return {
+        call: (owner) => a.allocateNext(owner as never),
+        async works() {
+          expect(a.used()).toBe(0);
+          await a.allocate('10.0.0.2', OWNER);
+          expect(store.records().map((r) => r.name)).toEqual(['10.0.0.2']);
+          a.destroy();
+        },
+      };
+    },
+    getter: () => throwingAt({ resource: 'services' }, 'name'),
+    revokedNamed: 'owner',
+    getterNamed: 'owner.name',
+  },
+  {
+    name: 'MetaAllocator.allocate owner',
+    fixture: () => {
+      const { store, meta } = metaFixture();
+      return {
+        call: (owner) => meta.allocate('10.0.0.2', owner as never),
+        async works() {
+          expect(store.records()).toEqual([]);
+          await meta.allocate('10.0.0.2', OWNER);
+          expect(store.records().map((r) => r.name)).toEqual(['10.0.0.2']);
+          meta.destroy();
+        },
+      };
+    },
+    getter: () => throwingAt({ resource: 'services' }, 'name'),
+    revokedNamed: 'owner',
+    getterNamed: 'owner.name',
+  },
+  {
+    name: 'DualStackAllocator.allocateNext owner',
+    fixture: () => {
+      const pair = new DualStackAllocator(new Allocator('10.0.0.0/29'), new Allocator('fd00::/125'));
+      return {
+        call: (owner) => pair.allocateNext(owner as never),
+        async works() {
+          expect([pair.ipv4.used(), pair.ipv6.used()]).toEqual([0, 0]);
+          await pair.allocateNext(OWNER);
+          expect([pair.ipv4.used(), pair.ipv6.used()]).toEqual([1, 1]);
+          pair.destroy();
+        },
+      };
+    },
+    getter: () => throwingAt({ resource: 'services' }, 'name'),
+    revokedNamed: 'owner',
+    getterNamed: 'owner.name',
+  },
 ];
 
 describe('input whose reading throws is refused with InvalidArgumentError naming it, and changes nothing', () => {
@@ -251,5 +335,20 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
     expect(() => new Allocator('10.0.0.0/29', throwsProxy)).toThrow(
       'Allocator options.store could not be read: it threw a value of type object',
     );
+  });
+
+  it('a getter that calls back into a destroyed allocator gets that answer (ErrDestroyed), not a wrapped one', async () => {
+    const a = new Allocator('10.0.0.0/29');
+    a.destroy();
+    const owner = {
+      resource: 'services',
+      get name() {
+        return a.used(); // throws ErrDestroyed
+      },
+    };
+    const b = new Allocator('10.0.0.0/29');
+    await expect(b.allocate('10.0.0.2', owner as never)).rejects.toMatchObject({ code: 'ERR_DESTROYED' });
+    expect(b.used()).toBe(0);
+    b.destroy();
   });
 });
