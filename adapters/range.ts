@@ -43,6 +43,8 @@ import {
   OutOfMemoryError,
   optionsObject,
   quoteInput,
+  readMember,
+  unreadableInput,
 } from './errors.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
@@ -635,8 +637,15 @@ export class Range implements RangeView {
 
   /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
   private offsetsOf(method: string, ips: readonly string[], strict: boolean): Uint32Array {
-    if (!Array.isArray(ips)) throw new InvalidArgumentError(`${method} needs an array of addresses, got ${quoteInput(ips)}`);
-    const length: unknown = ips.length; // read once: a Proxy's may change, or be no length at all
+    const what = `${method}'s addresses`;
+    let isArray: boolean;
+    try {
+      isArray = Array.isArray(ips);
+    } catch (e) {
+      throw unreadableInput(what, e); // a revoked Proxy
+    }
+    if (!isArray) throw new InvalidArgumentError(`${method} needs an array of addresses, got ${quoteInput(ips)}`);
+    const length = readMember(ips, 'length', what); // read once: a Proxy's may change, or be no length at all
     if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
       throw new InvalidArgumentError(`${method} needs an array of addresses, got one whose length is ${quoteInput(length)}`);
     }
@@ -645,7 +654,7 @@ export class Range implements RangeView {
     let out = new Uint32Array(2 * Math.min(length, 4096));
     let n = 0;
     for (let i = 0; i < length; i++) {
-      if (this.locate(ips[i])) {
+      if (this.locate(readMember(ips, i, what))) {
         if (n === out.length) {
           const grown = new Uint32Array(2 * out.length);
           grown.set(out);
@@ -913,7 +922,10 @@ function checkSnapshot(s: unknown): RangeSnapshot {
   if (typeof s !== 'object' || s === null) {
     throw new InvalidArgumentError(`a Range snapshot must be an object { range, data, length, checksum }, got ${quoteInput(s)}`);
   }
-  const { range, data: given, length, checksum } = s as Partial<RangeSnapshot>;
+  const range = readMember(s, 'range', 'snapshot');
+  const given = readMember(s, 'data', 'snapshot');
+  const length = readMember(s, 'length', 'snapshot');
+  const checksum = readMember(s, 'checksum', 'snapshot');
   if (typeof range !== 'string') throw new InvalidArgumentError(`snapshot.range must be CIDR text, got ${quoteInput(range)}`);
   const data = ownBytes(given, 'snapshot.data');
   const of = `snapshot of ${quoteInput(range)}`;

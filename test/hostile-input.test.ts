@@ -296,6 +296,33 @@ const ROWS: Row[] = [
     revokedNamed: 'owner',
     getterNamed: 'owner.name',
   },
+  // ── snapshots and address arrays ────────────────────────────────────────────────────────────
+  {
+    name: 'Range.fromSnapshot snapshot',
+    fixture: () => rangeFixture((_r, input) => Range.fromSnapshot(input as never)),
+    getter: () => {
+      const source = new Range('10.0.0.0/29');
+      const snap = source.snapshot();
+      source.destroy();
+      return throwingAt({ ...snap }, 'data');
+    },
+    revokedNamed: 'snapshot.range',
+    getterNamed: 'snapshot.data',
+  },
+  {
+    name: 'Range.releaseMany addresses',
+    fixture: () => rangeFixture((r, input) => r.releaseMany(input as never)),
+    getter: () => throwingAt(['10.0.0.2', '10.0.0.3'], 1),
+    revokedNamed: "releaseMany's addresses",
+    getterNamed: "releaseMany's addresses[1]",
+  },
+  {
+    name: 'Range.loadMany addresses',
+    fixture: () => rangeFixture((r, input) => r.loadMany(input as never)),
+    getter: () => throwingAt(['10.0.0.3', '10.0.0.4'], 1),
+    revokedNamed: "loadMany's addresses",
+    getterNamed: "loadMany's addresses[1]",
+  },
 ];
 
 describe('input whose reading throws is refused with InvalidArgumentError naming it, and changes nothing', () => {
