@@ -25,7 +25,7 @@
 // other ranges (kube-apiserver's own included), whose owners this caller does not know. The
 // cache view is used, as upstream's repair loop uses its informer: run it after the cache has
 // synced.
-import { checkIPFamily, InvalidArgumentError, isDestroyed, isNotFound, optionsObject, quoteInput } from './errors.ts';
+import { checkIPFamily, InvalidArgumentError, isDestroyed, isNotFound, optionsObject, quoteInput, unreadableInput } from './errors.ts';
 import { Prefix } from './geometry.ts';
 import { parseRecordName, requireParentRef } from './records.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
@@ -93,16 +93,18 @@ export async function reconcile(
   if (typeof target !== 'object' || target === null) {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
-  const store: Store = 'create' in target ? target : target.store;
+  let store: Store;
+  try {
+    store = 'create' in target ? target : target.store;
+  } catch (e) {
+    throw unreadableInput('reconcile target', e); // a revoked Proxy, a throwing `store` getter
+  }
   if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
   const alive = aliveCheck(target);
   alive();
   const inScope = 'create' in target ? null : scopeOf(target);
-  if (typeof knownOwners !== 'function' && (typeof knownOwners !== 'object' || knownOwners === null || !(Symbol.iterator in knownOwners))) {
-    throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);
-  }
   let known: (owner: ParentRef | null, record: IPAddressRecord) => boolean;
   if (typeof knownOwners === 'function') {
     known = knownOwners;
@@ -110,8 +112,15 @@ export async function reconcile(
     // Each owner is checked as allocate() checks its `owner`: a misspelt or missing field would
     // otherwise match no record, and every record would read as a leak (and be deleted).
     const keys = new Set<string>();
-    let i = 0;
-    for (const ref of knownOwners) keys.add(ownerKey(requireParentRef(ref, `knownOwners[${i++}]`)));
+    try {
+      if (typeof knownOwners !== 'object' || knownOwners === null || !(Symbol.iterator in knownOwners)) {
+        throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);
+      }
+      let i = 0;
+      for (const ref of knownOwners) keys.add(ownerKey(requireParentRef(ref, `knownOwners[${i++}]`)));
+    } catch (e) {
+      throw unreadableInput('knownOwners', e); // a revoked Proxy, an iterator or owner getter that throws
+    }
     known = (owner) => owner !== null && keys.has(ownerKey(owner));
   }
   const grace = opts.graceMs === undefined ? RECONCILE_GRACE_MS : opts.graceMs;

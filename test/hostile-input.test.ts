@@ -323,6 +323,21 @@ const ROWS: Row[] = [
     revokedNamed: "loadMany's addresses",
     getterNamed: "loadMany's addresses[1]",
   },
+  // ── reconcile's other arguments ─────────────────────────────────────────────────────────────
+  {
+    name: 'reconcile target',
+    fixture: () => ownerFixture((_a, input) => reconcile(input as never, [])),
+    getter: () => throwingAt({}, 'store'),
+    revokedNamed: 'reconcile target',
+    getterNamed: 'reconcile target',
+  },
+  {
+    name: 'reconcile knownOwners',
+    fixture: () => ownerFixture((a, input) => reconcile(a, input as never)),
+    getter: () => [throwingAt({ resource: 'services' }, 'name')],
+    revokedNamed: 'knownOwners',
+    getterNamed: 'knownOwners[0].name', // each item is read as allocate() reads its owner
+  },
 ];
 
 describe('input whose reading throws is refused with InvalidArgumentError naming it, and changes nothing', () => {
