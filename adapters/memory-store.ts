@@ -29,7 +29,16 @@
 // validation) lives in a test-only subclass under test/, through the protected members below. A
 // cache that can fall behind the authority needs a table of its own: the subclass makes one once,
 // at construction (newCache), so the product's cache has no second mode to test on every write.
-import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, optionsObject, quoteInput } from './errors.ts';
+import {
+  AlreadyExistsError,
+  ErrDestroyed,
+  InvalidArgumentError,
+  NotFoundError,
+  optionsObject,
+  quoteInput,
+  readMember,
+  unreadableInput,
+} from './errors.ts';
 import { isAllocatorLabelSet, isPlainObject, storedLabelsOf, validateFields, validateRecord } from './records.ts';
 import { NameTable } from './name-table.ts';
 import {
@@ -602,14 +611,19 @@ export class MemoryStore implements Store, SyncStoreOps {
 export function storeOption(store: unknown): Store {
   if (store === undefined) return new MemoryStore();
   const s = store as Partial<Store> | null;
-  const missing = typeof s === 'object' && s !== null ? missingStoreMembers(s) : [];
+  let missing: string[];
+  try {
+    missing = typeof s === 'object' && s !== null ? missingStoreMembers(s) : [];
+  } catch (e) {
+    throw unreadableInput('options.store', e); // a revoked Proxy, a member's getter that throws
+  }
   if (typeof s !== 'object' || s === null || missing.length > 0) {
     const which = missing.length > 0 ? `; it lacks ${missing.join(', ')}` : '';
     throw new InvalidArgumentError(
       `options.store must be a Store (create, delete, get and a cache with get, list, hasSynced, subscribe)${which}: got ${quoteInput(store)}`,
     );
   }
-  checkSyncOps(s.sync);
+  checkSyncOps(readMember(s, 'sync', 'options.store'));
   return store as Store;
 }
 
@@ -631,7 +645,7 @@ function checkSyncOps(sync: unknown): void {
   if (sync === undefined || sync === null) return;
   const ops = sync as Partial<Record<keyof SyncStoreOps, unknown>>;
   for (const name of ['createSync', 'deleteSync', 'getSync'] as const) {
-    const op = ops[name];
+    const op = readMember(ops, name, 'options.store.sync');
     if (typeof op !== 'function') {
       throw new InvalidArgumentError(`options.store.sync must be null or have ${name}, a function; got ${quoteInput(op)}`);
     }

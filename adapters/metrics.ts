@@ -33,7 +33,7 @@
 //
 // available_ips is a float64 gauge, as in Prometheus itself: free counts above 2^53 (IPv6
 // prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
-import { IPAllocatorError, InvalidArgumentError, quoteInput } from './errors.ts';
+import { IPAllocatorError, InvalidArgumentError, quoteInput, readMember } from './errors.ts';
 import type { MetricsRegistry } from './types.ts';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -361,7 +361,7 @@ export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr
 /** Turns the `metrics` option / enableMetrics argument into a recorder. */
 export function recorderFor(registry: unknown): MetricsRecorder {
   if (registry === undefined || registry === true) return recorderOf();
-  if (typeof registry === 'object' && registry !== null && typeof (registry as MetricsRegistry).getSingleMetric === 'function') {
+  if (typeof registry === 'object' && registry !== null && typeof readMember(registry, 'getSingleMetric', 'metrics') === 'function') {
     return recorderOf(registry as MetricsRegistry);
   }
   throw new InvalidArgumentError(`metrics must be true or a prom-client Registry, got ${quoteInput(registry)}`);

@@ -20,7 +20,7 @@
 // MAX_DRAW_TRIES the draw throws InvalidArgumentError naming the source. A working source makes
 // exactly the draws it made before the bound existed.
 
-import { InvalidArgumentError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, quoteInput, readMember } from './errors.ts';
 
 /**
  * Rejections in a row after which a draw gives up on its source and throws InvalidArgumentError:
@@ -66,7 +66,7 @@ export interface RandomSource {
  */
 export function randomOption(random: unknown): RandomSource {
   if (random === undefined) return defaultRandom();
-  if (typeof random !== 'object' || random === null || typeof (random as RandomSource).nextU32 !== 'function') {
+  if (typeof random !== 'object' || random === null || typeof readMember(random, 'nextU32', 'options.random') !== 'function') {
     throw new InvalidArgumentError(`options.random must be an object with a nextU32() method, got ${quoteInput(random)}`);
   }
   return random as RandomSource;

@@ -39,7 +39,7 @@
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
 // source (an allocator) can drive the same object through the same StrategyView. Range and the
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
-import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput } from './errors.ts';
+import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput, readMember } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, type U64Out, type UpstreamDraw } from './random.ts';
 import type { IPFamily } from './types.ts';
@@ -416,7 +416,12 @@ export function strategyOption(option: unknown, what = 'options.strategy'): Allo
     throw new InvalidArgumentError(`${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object, got ${quoteInput(option)}`);
   }
   const s = option as Partial<AllocationStrategy> | null;
-  if (typeof s !== 'object' || s === null || typeof s.name !== 'string' || typeof s.forRange !== 'function') {
+  if (
+    typeof s !== 'object' ||
+    s === null ||
+    typeof readMember(s, 'name', what) !== 'string' ||
+    typeof readMember(s, 'forRange', what) !== 'function'
+  ) {
     throw new InvalidArgumentError(
       `${what} must be one of ${STRATEGY_NAMES.join(', ')} or an object { name, forRange(view) }, got ${quoteInput(option)}`,
     );

@@ -212,6 +212,49 @@ const ROWS: Row[] = [
     revokedNamed: 'addServiceCIDR options',
     getterNamed: 'addServiceCIDR options.ready',
   },
+  // ── option values read at construction ──────────────────────────────────────────────────
+  {
+    name: 'the store option',
+    fixture: () => storeFixture((input) => new Allocator('10.0.0.0/29', { store: input as never })),
+    getter: () => throwingAt({ create() {}, delete() {}, get() {} }, 'cache'),
+    revokedNamed: 'options.store',
+    getterNamed: 'options.store',
+  },
+  {
+    name: "the store option's sync",
+    fixture: () => storeFixture((input) => new Allocator('10.0.0.0/29', { store: Object.assign(new MemoryStore(), { sync: input }) })),
+    getter: () => throwingAt({}, 'createSync'),
+    revokedNamed: 'options.store.sync.createSync',
+    getterNamed: 'options.store.sync.createSync',
+  },
+  {
+    name: 'the random option',
+    fixture: () => storeFixture((input) => new Allocator('10.0.0.0/29', { random: input as never })),
+    getter: () => throwingAt({}, 'nextU32'),
+    revokedNamed: 'options.random.nextU32',
+    getterNamed: 'options.random.nextU32',
+  },
+  {
+    name: 'the strategy option',
+    fixture: () => rangeFixture((_r, input) => new Range('10.0.0.0/29', { strategy: input as never })),
+    getter: () => throwingAt({ name: 'mine' }, 'forRange'),
+    revokedNamed: 'options.strategy.name',
+    getterNamed: 'options.strategy.forRange',
+  },
+  {
+    name: "coolDown's strategy",
+    fixture: () => storeFixture((input) => coolDown(input as never, { ms: 1 })),
+    getter: () => throwingAt({}, 'name'),
+    revokedNamed: "coolDown's strategy.name",
+    getterNamed: "coolDown's strategy.name",
+  },
+  {
+    name: 'the metrics option',
+    fixture: () => storeFixture((input) => new Allocator('10.0.0.0/29', { metrics: input as never })),
+    getter: () => throwingAt({}, 'getSingleMetric'),
+    revokedNamed: 'metrics.getSingleMetric',
+    getterNamed: 'metrics.getSingleMetric',
+  },
   // ── owners ──────────────────────────────────────────────────────────────────────────────────
   {
     name: 'Allocator.allocate owner',
