@@ -12,7 +12,7 @@
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
 import { canonicalAddr, parseAddr } from './address.ts';
-import { checkIPFamily, ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from './errors.ts';
+import { checkIPFamily, ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from './errors.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The addresses of one Service. */
@@ -247,25 +247,35 @@ function isIPList(v: readonly string[] | DualStackIPs): v is readonly string[] {
 }
 
 function checkFamilies(families: readonly IPFamily[]): void {
-  if (!Array.isArray(families) || families.length < 1 || families.length > 2) {
-    throw new InvalidArgumentError(`families must list one or two IP families, got ${quoteInput(families)}`);
-  }
-  for (const f of families) checkIPFamily(f);
-  if (families.length === 2 && families[0] === families[1]) {
-    throw new InvalidArgumentError(`families must differ, got ${quoteInput(families[0])} twice`);
+  try {
+    if (!Array.isArray(families) || families.length < 1 || families.length > 2) {
+      throw new InvalidArgumentError(`families must list one or two IP families, got ${quoteInput(families)}`);
+    }
+    for (const f of families) checkIPFamily(f);
+    if (families.length === 2 && families[0] === families[1]) {
+      throw new InvalidArgumentError(`families must differ, got ${quoteInput(families[0])} twice`);
+    }
+  } catch (e) {
+    throw unreadableInput('families', e); // a revoked Proxy, an element's getter that throws
   }
 }
 
 /** The canonical text and family of each address; throws InvalidAddressError / InvalidArgumentError. */
 function familiesOf(ips: readonly string[]): { canonical: string[]; families: IPFamily[] } {
-  if (!Array.isArray(ips) || ips.length < 1 || ips.length > 2) {
-    throw new InvalidArgumentError(`a Service has one or two ClusterIPs, got ${quoteInput(ips)}`);
+  let given: string[];
+  try {
+    if (!Array.isArray(ips) || ips.length < 1 || ips.length > 2) {
+      throw new InvalidArgumentError(`a Service has one or two ClusterIPs, got ${quoteInput(ips)}`);
+    }
+    given = [...ips]; // read once: what is parsed is what is allocated
+  } catch (e) {
+    throw unreadableInput('ips', e); // a revoked Proxy, an element's getter that throws
   }
-  const families = ips.map((ip): IPFamily => (parseAddr(ip).family === 4 ? 'IPv4' : 'IPv6'));
+  const families = given.map((ip): IPFamily => (parseAddr(ip).family === 4 ? 'IPv4' : 'IPv6'));
   if (families.length === 2 && families[0] === families[1]) {
     throw new InvalidArgumentError(`at most one address per family, got two ${families[0]} addresses`);
   }
-  return { canonical: ips.map((ip) => canonicalAddr(ip)), families };
+  return { canonical: given.map((ip) => canonicalAddr(ip)), families };
 }
 
 function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
@@ -276,7 +286,7 @@ function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
 
 /** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */
 function checkFamily(a: unknown, family: IPFamily, which: string): void {
-  const got = typeof a === 'object' && a !== null ? (a as { ipFamily?: unknown }).ipFamily : undefined;
+  const got = typeof a === 'object' && a !== null ? readMember(a, 'ipFamily', `the ${which} allocator`) : undefined;
   if (got === family) return;
   if (got === 'IPv4' || got === 'IPv6') {
     throw new InvalidArgumentError(`DualStackAllocator: the ${which} allocator must be ${family}, got an ${got} allocator`);

@@ -101,6 +101,20 @@ function rangeFixture(call: (r: Range, input: unknown) => unknown): Fixture {
   };
 }
 
+/** A DualStackAllocator with nothing held: afterwards still nothing, and a pair of addresses can be had. */
+function dualStackFixture(call: (pair: DualStackAllocator, input: unknown) => unknown): Fixture {
+  const pair = new DualStackAllocator(new Allocator('10.0.0.0/29'), new Allocator('fd00::/125'));
+  return {
+    call: (input) => call(pair, input),
+    async works() {
+      expect([pair.ipv4.used(), pair.ipv6.used()]).toEqual([0, 0]);
+      await pair.allocate(['10.0.0.2', 'fd00::2'], OWNER);
+      expect([pair.ipv4.used(), pair.ipv6.used()]).toEqual([1, 1]);
+      pair.destroy();
+    },
+  };
+}
+
 function metaFixture(): { source: InMemoryServiceCIDRs; meta: MetaAllocator; store: MemoryStore } {
   const source = new InMemoryServiceCIDRs();
   source.addServiceCIDR('services', ['10.0.0.0/29']);
@@ -365,6 +379,38 @@ const ROWS: Row[] = [
     getter: () => throwingAt(['10.0.0.3', '10.0.0.4'], 1),
     revokedNamed: "loadMany's addresses",
     getterNamed: "loadMany's addresses[1]",
+  },
+  // ── DualStackAllocator's arguments ──────────────────────────────────────────────────────────
+  {
+    name: 'DualStackAllocator allocators',
+    fixture: () => {
+      const ipv6 = new Allocator('fd00::/125');
+      return {
+        call: (input) => new DualStackAllocator(input as never, ipv6),
+        async works() {
+          using pair = new DualStackAllocator(new Allocator('10.0.0.0/29'), ipv6);
+          await pair.allocateNext(OWNER);
+          expect(ipv6.used()).toBe(1);
+        },
+      };
+    },
+    getter: () => throwingAt({}, 'ipFamily'),
+    revokedNamed: 'the first allocator.ipFamily',
+    getterNamed: 'the first allocator.ipFamily',
+  },
+  {
+    name: 'DualStackAllocator.allocate ips',
+    fixture: () => dualStackFixture((pair, input) => pair.allocate(input as never, OWNER)),
+    getter: () => throwingAt(['10.0.0.2', 'fd00::2'], 1),
+    revokedNamed: 'ips',
+    getterNamed: 'ips',
+  },
+  {
+    name: 'DualStackAllocator.allocateNext families',
+    fixture: () => dualStackFixture((pair, input) => pair.allocateNext(OWNER, input as never)),
+    getter: () => throwingAt(['IPv4', 'IPv6'], 0),
+    revokedNamed: 'families',
+    getterNamed: 'families',
   },
   // ── reconcile's other arguments ─────────────────────────────────────────────────────────────
   {
