@@ -1008,6 +1008,15 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     range.destroy();
   });
 
+  it('the cool-down queue stays in proportion to what it holds after its addresses are claimed back', () => {
+    const range = new Range('10.0.0.0/20', { strategy: coolDown('upstream', { ms: 1e9, now: () => 0 }) });
+    const ips = range.allocateMany(3000);
+    for (const ip of ips) range.release(ip); // 3000 held
+    for (const ip of ips) range.allocate(ip); // each claimed back: nothing held, and no release follows
+    range.validate(); // the queue is in proportion to what it holds (CoolingQueue.check)
+    range.destroy();
+  });
+
   it('a coolDown that a strategy of your own delegates to still returns what it held', () => {
     let now = 0;
     const logged: AllocationStrategy = {
