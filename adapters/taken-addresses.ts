@@ -58,7 +58,8 @@ import type { IPFamily } from './types.ts';
 const REBUILD_SLICE = 4096;
 
 /**
- * After a rebuild over n records failed for lack of memory, at most n / RECORDS_PER_REFUSAL
+ * After a rebuild that read n records from the cache (the store's other ranges' included: what a
+ * retry costs) failed for lack of memory, at most n / RECORDS_PER_REFUSAL
  * allocations are refused at once (nothing having changed) before one tries again: a caller
  * that retries on OutOfMemoryError pays O(RECORDS_PER_REFUSAL) per attempt, amortized, instead
  * of O(n), and a change the conditions miss (fragmentation undone, a host that grows again,
@@ -250,20 +251,12 @@ export class TakenAddresses {
       if (failed.refusals > 0 && memoryHeadroom() <= failed.headroom && this.records() >= failed.records) {
         failed.refusals--;
         throw new OutOfMemoryError(
-          `rebuilding the index of ${this.prefix.cidr} over ${failed.records} records failed, and neither the memory limit was raised, WASM memory freed, nor records released since`,
+          `the index of ${this.prefix.cidr} could not be rebuilt for lack of WASM memory, and as far as this allocator can tell nothing has changed since (the memory limit, the WASM memory in use, the range's records); it tries again when one of them does`,
         );
       }
       this.failedRebuild = null;
     }
-    try {
-      this.rebuild();
-    } catch (e) {
-      if (e instanceof OutOfMemoryError) {
-        const records = this.records();
-        this.failedRebuild = { headroom: memoryHeadroom(), records, refusals: Math.floor(records / RECORDS_PER_REFUSAL) };
-      }
-      throw e;
-    }
+    this.rebuild();
   }
 
   /** What a rebuild loads, roughly: the labelled records in range and the pending ops. O(1). */
@@ -799,7 +792,11 @@ export class TakenAddresses {
     old.destroy(); // first: the new one may need that memory (idempotent when a rebuild failed before)
     const w = new Uint32Array(4);
     const words: number[] = [];
-    for (const r of this.cache.list()) if (this.classify(r.name, w) === 1) words.push(w[0]!, w[1]!, w[2]!, w[3]!);
+    let listed = 0; // every record read, the store's other ranges' included: what a retry costs
+    for (const r of this.cache.list()) {
+      listed++;
+      if (this.classify(r.name, w) === 1) words.push(w[0]!, w[1]!, w[2]!, w[3]!);
+    }
     for (const op of this.pending.values()) words.push(...op.address);
     // The running synchronous calls' reservations (a rebuild nested in a store call: a hook or a
     // watcher called the allocator again): their add events trust the bit (onAdd).
@@ -820,7 +817,13 @@ export class TakenAddresses {
       }
     } catch (e) {
       index?.destroy();
-      throw e; // still stale: the next allocation tries again
+      // still stale: the next allocation tries again — after as many refusals as this rebuild
+      // read records / RECORDS_PER_REFUSAL when it ran out of memory (rebuildUnlessFailing)
+      if (e instanceof OutOfMemoryError) {
+        const read = listed + this.pending.size;
+        this.failedRebuild = { headroom: memoryHeadroom(), records: this.records(), refusals: Math.floor(read / RECORDS_PER_REFUSAL) };
+      }
+      throw e;
     }
     this.index = index;
     // over the new index (a cool-down's held addresses are free again); a strategy's forRange may

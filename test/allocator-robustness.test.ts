@@ -185,6 +185,35 @@ describe('a rebuild that failed for lack of memory is not repeated until somethi
     dense.destroy();
     sparse.destroy();
   });
+
+  it('a small range on a big store is refused as often as its rebuild reads records, not as its own records', async () => {
+    const store = new MemoryStore();
+    const big = new Allocator('10.1.0.0/16', { store, random: seededRandom(1), index: 'dense' });
+    for (let i = 0; i < 6400; i++) await big.allocateNext(); // another range's records: read by every rebuild
+    const writer = new Allocator('10.2.0.0/24', { store, random: seededRandom(3), index: 'dense' });
+    const small = new Allocator('10.2.0.0/24', { store, random: seededRandom(2), index: 'sparse' });
+    const hog = exhaustMemory();
+    const list = vi.spyOn(store.cache, 'list');
+    try {
+      // isolated addresses until the small sparse index cannot grow: its rebuild then fails too
+      let failed = false;
+      for (let i = 1; i < 250 && !failed; i += 2) {
+        await writer.allocate(`10.2.0.${i}`);
+        failed = (await rejection(small.allocateNext().then((ip) => small.release(ip)))) instanceof OutOfMemoryError;
+      }
+      expect(failed).toBe(true);
+      const rebuilds = list.mock.calls.length;
+      // the failed rebuild read every record of the store (6400 and more): at least 100 refusals
+      for (let i = 0; i < 100; i++) expect(await rejection(small.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+      expect(list).toHaveBeenCalledTimes(rebuilds);
+    } finally {
+      list.mockRestore();
+      release(hog);
+    }
+    await small.allocateNext();
+    small.validate();
+    for (const a of [big, writer, small]) a.destroy();
+  });
 });
 
 describe('a MetaAllocator destroyed from a range’s forRange while its index is rebuilt', () => {
