@@ -19,7 +19,8 @@
 // kubeconfig, e.g. http:// without insecure-skip-tls-verify), the credentials were refused (401),
 // or the identity lacks a permission (403: the verb and the resource). Which of the last three
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
-// carry request or response headers, nor tokens.
+// carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
+// fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -35,7 +36,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { NotFoundError, quoteText, showUnseen } from '../adapters/errors.ts';
-import { isClientNodeFallback } from '../adapters/kubernetes/config.ts';
+import { isClientNodeFallback, serverURLProblem, shownServer } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
@@ -198,9 +199,16 @@ export class Cluster {
     }
     const cluster = kc.getCurrentCluster();
     if (cluster === null || !cluster.server) throw new CliError(noCluster(kc, file));
+    // refused before client-node sees it: its fetch quotes a URL with a password whole
+    const problem = serverURLProblem(cluster.server);
+    if (problem !== undefined) {
+      throw new CliError(
+        `cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: the server URL of cluster ${quoteText(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
+      );
+    }
     this.kc = kc;
     this.context = kc.getCurrentContext();
-    this.server = cluster.server;
+    this.server = shownServer(cluster.server);
     this.plainHttp = cluster.server.startsWith('http://') && cluster.skipTLSVerify !== true;
     this.core = kc.makeApiClient(CoreV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;

@@ -874,6 +874,18 @@ describe('KubernetesStore', () => {
           },
           "the KubeConfig is client-node's placeholder (server http://localhost:8080), which loadFromDefault() loads when it finds no kubeconfig",
         ],
+        // Regression: fetch refused the URL with a message quoting it, password included, as the
+        // store's lastError; a query got the API paths appended after it
+        [
+          'a server URL with a password',
+          () => new KubernetesStore(kubeConfigFor(d.url.replace('http://', 'http://admin:hunter2@')), { start: false }),
+          `KubernetesStore: the server URL of the KubeConfig's current cluster "double" (${d.url}) carries credentials`,
+        ],
+        [
+          'a server URL with a query string',
+          () => new KubernetesServiceCIDRs(kubeConfigFor(`${d.url}?token=hunter2`), { start: false }),
+          `KubernetesServiceCIDRs: the server URL of the KubeConfig's current cluster "double" (${d.url}) has a query string`,
+        ],
         // a misspelled option was ignored: a 300 ms timeout waited 30 s, v1beta1 went to v1
         [
           'requestTimeoutMS',

@@ -46,7 +46,63 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
       `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(kc.getCurrentContext?.() ?? '')}): load one first, e.g. kc.loadFromDefault()`,
     );
   }
+  const cluster = typeof kc.getCurrentCluster === 'function' ? kc.getCurrentCluster() : null;
+  const problem = cluster === null ? undefined : serverURLProblem(cluster.server);
+  if (problem !== undefined) {
+    throw new InvalidArgumentError(
+      `${owner}: the server URL of the KubeConfig's current cluster ${JSON.stringify(cluster!.name)} (${shownServer(cluster!.server)}) ${problem}`,
+    );
+  }
   return kc;
+}
+
+/**
+ * A server URL split where secrets may sit: `scheme://`, the userinfo before the last `@` of the
+ * authority, the host and path, and a query or fragment. Read as text, not with URL: a
+ * scheme-less `admin:pw@host:6443` parses as the scheme `admin:` with the password in the path.
+ */
+function splitServer(server: string): { scheme: string; userinfo: string | undefined; rest: string; extra: string } {
+  // a scheme only with its slashes: in `admin:pw@host` and `http:admin:pw@host` the whole text up
+  // to the first slash is the authority, as fetch reads the latter
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:[/\\]+/.exec(server)?.[0] ?? '';
+  const afterScheme = server.slice(scheme.length);
+  const extraAt = afterScheme.search(/[?#]/);
+  const main = extraAt < 0 ? afterScheme : afterScheme.slice(0, extraAt);
+  const extra = extraAt < 0 ? '' : afterScheme.slice(extraAt);
+  const authorityEnd = main.search(/[/\\]/);
+  const authority = authorityEnd < 0 ? main : main.slice(0, authorityEnd);
+  const at = authority.lastIndexOf('@');
+  return at < 0
+    ? { scheme, userinfo: undefined, rest: main, extra }
+    : { scheme, userinfo: authority.slice(0, at), rest: main.slice(at + 1), extra };
+}
+
+/**
+ * Why a kubeconfig cluster's server URL cannot be used, as the end of a sentence naming it;
+ * undefined when it can. kubeconfig keeps credentials in the user entry: a URL carrying them
+ * (`https://admin:pw@host`) is refused by fetch with a message quoting the URL whole, password
+ * included; a query or fragment (`https://host?token=x`) gets the API paths appended after it
+ * (`?token=x/apis/…`), so every request would go to the server's root. Neither is quoted back.
+ */
+export function serverURLProblem(server: string): string | undefined {
+  const { userinfo, extra } = splitServer(server);
+  if (userinfo !== undefined) {
+    return 'carries credentials (userinfo before an @ in the host), which kubeconfig does not support: put them in the user entry (token, client certificate, or username and password)';
+  }
+  if (extra !== '') {
+    const what = extra.startsWith('?') ? 'a query string (?…)' : 'a fragment (#…)';
+    return `has ${what}, which kubeconfig does not support: a server URL is scheme://host:port with an optional path, and a token belongs in the user entry`;
+  }
+  return undefined;
+}
+
+/**
+ * A server URL as messages show it: without userinfo, query or fragment, where a password or a
+ * token may sit (serverURLProblem).
+ */
+export function shownServer(server: string): string {
+  const { scheme, rest } = splitServer(server);
+  return scheme + rest;
 }
 
 /**
