@@ -15,7 +15,8 @@
 // Failures become CliErrors that say what to do: the server could not be reached (a network
 // error: where it is), did not answer in time (or kept throttling the request, 429, until then),
 // answered with a body that cannot be read or is not what was asked for (a proxy's login page, `{}`, a
-// list item without a name: see answers.ts), the request was never sent (client-node refused the
+// list item without a name, a Service
+// without a namespace: see answers.ts), the request was never sent (client-node refused the
 // kubeconfig, e.g. http:// without insecure-skip-tls-verify), the credentials were refused (401),
 // or the identity lacks a permission (403: the verb and the resource). Which of the last three
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
@@ -86,11 +87,28 @@ interface ResourceRef {
   group: string;
   /** The kind of its objects (its list's kind adds "List"). */
   kind: string;
+  /** Its objects live in a namespace (a Service): each must name one. */
+  namespaced?: true;
+}
+
+/**
+ * A checked list page of a namespaced resource whose every item names its namespace, else why
+ * not. An item without one (absent or empty; one of another type is refused by checkList) is
+ * malformed as an item without a name is: read as the namespace "", a Service would be no
+ * Service its IPAddresses name, and every one of them an orphan.
+ */
+function namespacedList<L extends { items: unknown[] }>(list: L | string, resource: ResourceRef): L | string {
+  if (typeof list === 'string' || resource.namespaced !== true) return list;
+  const i = list.items.findIndex((item) => {
+    const ns = (item as { metadata: { namespace?: unknown } }).metadata.namespace;
+    return typeof ns !== 'string' || ns === '';
+  });
+  return i < 0 ? list : `a ${resource.kind}List whose item ${i} is an object without a namespace`;
 }
 
 const IPADDRESSES: ResourceRef = { plural: 'ipaddresses', group: 'networking.k8s.io', kind: 'IPAddress' };
 const SERVICECIDRS: ResourceRef = { plural: 'servicecidrs', group: 'networking.k8s.io', kind: 'ServiceCIDR' };
-const SERVICES: ResourceRef = { plural: 'services', group: '', kind: 'Service' };
+const SERVICES: ResourceRef = { plural: 'services', group: '', kind: 'Service', namespaced: true };
 
 interface Page {
   items?: unknown[];
@@ -444,7 +462,7 @@ export class Cluster {
           const page = await this.request(
             target,
             (o) => fetchPage(p, o),
-            (answer) => checkList(answer, `${resource.kind}List`),
+            (answer) => namespacedList(checkList(answer, `${resource.kind}List`), resource),
           );
           pages++;
           return page;

@@ -108,8 +108,31 @@ describe('ipallocator: an answer that is not what was asked for', () => {
       'list services',
       ': a ServiceList whose item 0 is an object ("str") whose spec.clusterIPs is a string, not a list of strings',
     ],
+    // Regression: a Service without a namespace was read as the Service "/kubernetes", and the
+    // IPAddresses of default/kubernetes reported as orphans and held by another
+    [
+      'check',
+      'services',
+      { kind: 'ServiceList', metadata: {}, items: [{ metadata: { name: 's1' }, spec: { clusterIPs: ['10.96.0.1'] } }] },
+      'list services',
+      ': a ServiceList whose item 0 is an object without a namespace',
+    ],
+    [
+      'check',
+      'services',
+      {
+        kind: 'ServiceList',
+        metadata: {},
+        items: [
+          { metadata: { namespace: 'default', name: 's1' }, spec: { clusterIPs: ['10.96.0.1'] } },
+          { metadata: { namespace: '', name: 's2' }, spec: { clusterIPs: ['10.96.0.2'] } },
+        ],
+      },
+      'list services',
+      ': a ServiceList whose item 1 is an object without a namespace',
+    ],
   ])(
-    '%s, the %s list holding a field of the wrong type: that object is malformed, said once, never read one character at a time',
+    '%s, the %s list holding a field of the wrong type or without a namespace: that object is malformed, said once, never read one character at a time',
     async (command, resource, body, request, what) => {
       c.double.proxyAnswerNext('list', resource, body, { count: 2 });
       const r = await cli([command, '--kubeconfig', c.kubeconfig], { now: later });
