@@ -23,12 +23,13 @@
 //
 // Before each delete --fix reads the IPAddress and its parent Service again and deletes only if
 // the rule still holds, with the object's uid as a precondition, so an object re-created or
-// re-assigned since the listing is left alone.
+// re-assigned since the listing is left alone. An object whose deletion has started is sent no
+// delete (upstream's loop sends one, which changes nothing): its finding says a finalizer holds it.
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/reconcile.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { ParentRef } from '../adapters/types.ts';
-import type { Cluster, ServiceRecord } from './cluster.ts';
+import { markedForDeletion, type Cluster, type ListedIPAddress, type ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
 import { compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
@@ -115,7 +116,7 @@ const serviceKey = (namespace: string | undefined, name: string) => `${namespace
  * about it says the server listed it twice.
  */
 export function findProblems(
-  input: { ipAddresses: readonly IPAddressRecord[]; services: readonly ServiceRecord[]; serviceCIDRs: readonly ServiceCIDRRecord[] },
+  input: { ipAddresses: readonly ListedIPAddress[]; services: readonly ServiceRecord[]; serviceCIDRs: readonly ServiceCIDRRecord[] },
   options: { now: number; graceMs: number },
 ): { findings: Finding[]; pending: CheckReport['pending'] } {
   const services = new Map<string, ServiceRecord>();
@@ -149,14 +150,16 @@ export function findProblems(
       continue;
     }
     const held = heldByServices.has(r.name);
+    const deleting = beingDeleted(r);
     ipFindings.push({
       kind: verdict.kind,
       ip: r.name,
       service: isService(r.parentRef) ? serviceKey(r.parentRef.namespace, r.parentRef.name) : null,
       owner,
-      fix: held ? null : 'delete',
+      fix: held || deleting !== undefined ? null : 'delete',
       message:
         (held ? `${verdict.message}; a Service holds the address: kube-apiserver's repair loop re-points the object` : verdict.message) +
+        (deleting === undefined ? '' : `; ${deleting}`) +
         listedNote(r.name),
     });
   }
@@ -253,6 +256,17 @@ export function findProblems(
   return { findings, pending };
 }
 
+/**
+ * Said of an IPAddress whose deletion has started, undefined for any other. A delete was asked
+ * for already: the API server keeps the object until its finalizers are gone, and another delete
+ * changes nothing, so none is sent (kubectl leaves such an object alone too); what removes it
+ * is the controller of each finalizer.
+ */
+function beingDeleted(r: ListedIPAddress): string | undefined {
+  if (r.deletionTimestamp === undefined) return undefined;
+  return `${markedForDeletion(r.finalizers ?? [])} since ${named(r.deletionTimestamp)}: no delete is sent`;
+}
+
 type Verdict =
   | { kind: 'not-a-service' | 'orphan' | 'wrong-reference'; message: string }
   | { kind: 'pending'; ageSeconds: number | null }
@@ -329,6 +343,11 @@ export async function fix(
           : undefined;
       if (verdict === undefined || verdict.kind === 'pending') {
         result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak', resolved: true });
+        continue;
+      }
+      const deleting = beingDeleted(current);
+      if (deleting !== undefined) {
+        result.skipped.push({ ip: name, reason: deleting, resolved: false });
         continue;
       }
       const outcome = await cluster.deleteIPAddress(name, current.uid);

@@ -70,6 +70,33 @@ export interface ServiceRecord {
   readonly clusterIPs: readonly string[];
 }
 
+/**
+ * An IPAddress as the checks read it: the record, and — when its deletion has started — when,
+ * and the finalizers that hold it (the API server keeps an object marked so until they are gone).
+ */
+export interface ListedIPAddress extends IPAddressRecord {
+  /** metadata.deletionTimestamp; absent while no delete has been asked for. */
+  readonly deletionTimestamp?: string | undefined;
+  readonly finalizers?: readonly string[] | undefined;
+}
+
+/** What holds an IPAddress marked for deletion, given its finalizers: said as --fix says it. */
+export function markedForDeletion(finalizers: readonly unknown[]): string {
+  return finalizers.length > 0
+    ? `marked for deletion: a finalizer holds it (${showUnseen(cutMessage(finalizers.map(String).join(', ')))})`
+    : 'marked for deletion, not removed yet';
+}
+
+/** An IPAddress object as a ListedIPAddress: toRecord, and its deletion when started. */
+function toListed(o: unknown): ListedIPAddress {
+  const record = toRecord(o as IPAddressObject);
+  const meta = (o as { metadata?: { deletionTimestamp?: unknown; finalizers?: unknown } } | null)?.metadata;
+  const since = meta?.deletionTimestamp;
+  if (typeof since !== 'string' || since === '') return record;
+  const finalizers = Array.isArray(meta!.finalizers) ? meta!.finalizers.map(String) : [];
+  return Object.freeze({ ...record, deletionTimestamp: since, finalizers: Object.freeze(finalizers) });
+}
+
 export interface ClusterOptions {
   /** A kubeconfig file; default $KUBECONFIG, then ~/.kube/config, then the in-cluster config. */
   kubeconfig?: string | undefined;
@@ -240,10 +267,10 @@ export class Cluster {
     return items.map((o) => toServiceCIDR(o as ServiceCIDRObject));
   }
 
-  /** Every IPAddress object, as the store reads them. */
-  async ipAddresses(): Promise<IPAddressRecord[]> {
+  /** Every IPAddress object, as the store reads them, with its deletion when started. */
+  async ipAddresses(): Promise<ListedIPAddress[]> {
     const items = await this.listNetworking(IPADDRESSES, (api, p, o) => api.listIPAddress(p, o));
-    return items.map((o) => toRecord(o as IPAddressObject));
+    return items.map(toListed);
   }
 
   /** Every Service of every namespace. */
@@ -256,7 +283,7 @@ export class Cluster {
    * One IPAddress, or undefined when it does not exist. A name longer than the API server allows
    * (the listing was malformed: no such object can exist) is refused with a CliError, unsent.
    */
-  async readIPAddress(name: string): Promise<IPAddressRecord | undefined> {
+  async readIPAddress(name: string): Promise<ListedIPAddress | undefined> {
     refuseImpossibleName('get', name);
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
@@ -265,7 +292,7 @@ export class Cluster {
         (o) => this.networking.readIPAddress({ name }, o),
         (answer) => checkObject(answer, IPADDRESSES.kind, name) ?? answer,
       );
-      return toRecord(obj);
+      return toListed(obj);
     } catch (e) {
       if (e instanceof CliError) throw e; // already says what went wrong
       if (isNotFound(e)) return undefined;
@@ -346,14 +373,7 @@ export class Cluster {
     const leftUid = left.metadata?.uid;
     if (uid !== undefined && typeof leftUid === 'string' && leftUid !== '' && leftUid !== uid) return 'deleted'; // ours is gone; the name holds a new object
     const finalizers = Array.isArray(left.metadata?.finalizers) ? (left.metadata.finalizers as unknown[]) : [];
-    if (left.metadata?.deletionTimestamp) {
-      return {
-        kept:
-          finalizers.length > 0
-            ? `marked for deletion: a finalizer holds it (${showUnseen(cutMessage(finalizers.map(String).join(', ')))})`
-            : 'marked for deletion, not removed yet',
-      };
-    }
+    if (left.metadata?.deletionTimestamp) return { kept: markedForDeletion(finalizers) };
     return { kept: 'the server answered the delete with the object, which is still there, not marked for deletion' };
   }
 

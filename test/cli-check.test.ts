@@ -331,6 +331,53 @@ describe('ipallocator check', () => {
     expect(typeof c.double.objects()[0]!.metadata.deletionTimestamp).toBe('string');
   });
 
+  // Regression: an orphan whose deletion had started was listed with fix "delete", and --fix sent
+  // another delete, which changes nothing: the finalizer's controller removes it.
+  it('an orphan already marked for deletion is said to be held by its finalizer, with fix "-", and --fix sends it no delete', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });
+    c.double.modify('10.96.0.30', (o) => (o.metadata.finalizers = ['example.com/hold']));
+    c.double.remove('10.96.0.30'); // another client's delete: only marks it
+    const since = c.double.objects().find((o) => o.metadata.name === '10.96.0.30')!.metadata.deletionTimestamp as string;
+    const r = await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const report = JSON.parse(r.stdout) as CheckReport;
+    expect(report.findings.map((f) => [f.kind, f.ip, f.fix])).toEqual([
+      ['orphan', '10.96.0.30', null],
+      ['orphan', '10.96.0.31', 'delete'],
+    ]);
+    expect(report.findings[0]!.message).toMatch(
+      new RegExp(
+        `, which does not exist \\(created \\d+s ago\\); marked for deletion: a finalizer holds it \\(example\\.com/hold\\) since ${since}: no delete is sent$`,
+      ),
+    );
+    const fixed = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(JSON.parse(fixed.stdout).fixed.deleted).toEqual(['10.96.0.31']);
+    expect(c.double.requests.filter((q) => q.verb === 'delete').map((q) => q.path.split('/').pop())).toEqual(['10.96.0.31']);
+    expect(fixed.code).toBe(1); // the held one is still a problem
+  });
+
+  it('--fix sends no delete to a leak marked for deletion since the listing: skipped, held by its finalizer', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    const [listed] = findProblems(
+      { ipAddresses: (await new KubeCluster({ kubeconfig: c.kubeconfig }).ipAddresses()) as never, services: [], serviceCIDRs: [] },
+      { now: later(), graceMs: 60_000 },
+    ).findings;
+    expect(listed!.fix).toBe('delete');
+    c.double.modify('10.96.0.30', (o) => {
+      o.metadata.finalizers = ['example.com/hold'];
+      o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    });
+    const result = await fix(new KubeCluster({ kubeconfig: c.kubeconfig }), [listed!], { now: later, graceMs: 60_000 });
+    expect(result.skipped).toEqual([
+      {
+        ip: '10.96.0.30',
+        reason: 'marked for deletion: a finalizer holds it (example.com/hold) since 2026-01-01T00:00:00Z: no delete is sent',
+        resolved: false,
+      },
+    ]);
+    expect(c.double.requests.filter((q) => q.verb === 'delete')).toEqual([]);
+  });
+
   // Regression: every delete answer that was no Status was reported as "a finalizer holds it".
   it('a delete answered with the object is read again and said as it is: gone, held by finalizers, or still there untouched; any other answer is malformed', async () => {
     const object = (extra: Record<string, unknown>) => ({
