@@ -222,10 +222,12 @@ function ownFields(o: object, base: string): Record<string | symbol, unknown> {
 const nameWords = new Uint32Array(4);
 /**
  * True when `name` is an address in canonical text and not IPv4-mapped IPv6 (address.ts parses
- * and compares the text with the words, building no string); false for anything else. The name
- * an allocator has just formatted or checked is known canonical without parsing (isKnownCanonical).
+ * and compares the text with the words, building no string); false for anything else: the name
+ * kube-apiserver's validation requires of an IPAddress, so any other names no allocation. The
+ * name an allocator has just formatted or checked is known canonical without parsing
+ * (isKnownCanonical).
  */
-function isCanonicalAddress(name: string): boolean {
+export function isCanonicalAddress(name: string): boolean {
   if (isKnownCanonical(name) || parseIPv4Fast(name) >= 0) return true;
   let family: Family;
   try {

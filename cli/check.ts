@@ -31,7 +31,7 @@ import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts'
 import type { ParentRef } from '../adapters/types.ts';
 import { markedForDeletion, type Cluster, type ListedIPAddress, type ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
-import { compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
+import { allocatedAddress, compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/errors.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
@@ -292,9 +292,11 @@ function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined,
     return { kind: 'pending', ageSeconds: ageMs === undefined ? null : Math.floor(ageMs / 1000) };
   }
   if (!heldNames(parent).includes(r.name)) {
+    // a name no ClusterIP's IPAddress has: said, as status lists it apart (allocatedAddress)
+    const odd = allocatedAddress(r.name) === undefined ? '; its name is no address in canonical form: no allocation' : '';
     return {
       kind: 'wrong-reference',
-      message: `IPAddress ${ip} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.map(named).join(', ') || 'none'})`,
+      message: `IPAddress ${ip} belongs to Service ${owner}, which does not hold it (its ClusterIPs: ${parent.clusterIPs.map(named).join(', ') || 'none'})${odd}`,
     };
   }
   return undefined;

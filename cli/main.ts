@@ -22,7 +22,7 @@ import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts'
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
 import { emptyMap, markAllocated, type RangeMap } from './map.ts';
-import { offsetIn, parseAddress } from './ranges.ts';
+import { allocatedAddress, offsetIn, parseAddress } from './ranges.ts';
 import { render as renderStatus, summarize } from './status.ts';
 import { renderSVG } from './svg.ts';
 import { formatCount, named, shown } from './text.ts';
@@ -467,7 +467,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     const cluster = await connect(values, io);
     rangeMap = emptyMap(prefix!);
     for (const r of await cluster.ipAddresses()) {
-      const addr = parseAddress(r.name);
+      const addr = allocatedAddress(r.name);
       const at = addr === undefined ? undefined : offsetIn(prefix!, addr);
       if (at !== undefined) markAllocated(rangeMap, at[0], at[1]);
     }

@@ -12,6 +12,7 @@ import { InvalidCIDRError } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
+import { isCanonicalAddress } from '../adapters/records.ts';
 import { OK } from '../adapters/wasm.ts';
 
 /** A parsed address: its family and words (as adapters/address.ts writes them). */
@@ -28,6 +29,18 @@ export function parseAddress(text: string): Addr | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The address an IPAddress of this name allocates: the name parsed, when it is an address in
+ * canonical text, as kube-apiserver's validation requires of an IPAddress's name
+ * (adapters/records.ts isCanonicalAddress, the store's own check); undefined for any other name
+ * (`10.96.0.011`, `::ffff:10.96.0.9`, `FD00:10:96::5`, `not-an-ip`), which allocates nothing:
+ * `check` finds no Service holding such an object (a ClusterIP's IPAddress is named canonically),
+ * and `status` and `map` count it in no range.
+ */
+export function allocatedAddress(name: string): Addr | undefined {
+  return isCanonicalAddress(name) ? parseAddress(name) : undefined;
 }
 
 /**

@@ -3,7 +3,8 @@
 //
 // Counting rules (what upstream's allocator counts as used): an IPAddress is used in a range when
 // its name is an address in [first, last] of the range, whoever owns it (upstream's informer sees
-// every IPAddress). An address inside two overlapping ranges counts in both. A range this
+// every IPAddress). A name that is no address in canonical form (ranges.ts allocatedAddress: what
+// kube-apiserver's validation requires, as `check` reads it) is no allocation, listed apart. An address inside two overlapping ranges counts in both. A range this
 // package's MetaAllocator skips (ranges.ts rangesOf) counts nothing, with the MetaAllocator's
 // reason; an IPAddress in its [first, last] and in no served range is `unserved`: inside a
 // ServiceCIDR, as kube-apiserver's repair loop and `check` read it (ranges.ts holds), in a range
@@ -11,13 +12,14 @@
 // network and IPv4 broadcast addresses are never allocatable and in no range (upstream's repair
 // loop, PrefixContainsIP, as `check` applies it to ClusterIPs): an IPAddress there is outside
 // unless another range holds it. So without overlapping ranges, the ranges' used counts, the
-// unserved count and the outside count add up to the IPAddresses listed. Sizes are upstream's
+// unserved count, the outside count and the not-allocations count add up to the IPAddresses
+// listed. Sizes are upstream's
 // hostsPerNetwork (IPv4 2^h − 2, IPv6 2^h − 1, at most 2^64 − 1), so they are given as decimal
 // strings in JSON.
 import { formatAddr } from '../adapters/address.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { compareAddresses, holds, parseAddress, placement, rangesOf, type Addr } from './ranges.ts';
+import { allocatedAddress, compareAddresses, holds, placement, rangesOf, type Addr } from './ranges.ts';
 import { bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 
 /** The `--json` shape of `status` (schema "ipallocator/status/v1"; fields are only ever added). */
@@ -39,6 +41,12 @@ export interface StatusReport {
    * network or IPv4 broadcast address).
    */
   outside: { count: number; addresses: { ip: string; owner: string | null }[] };
+  /**
+   * IPAddresses whose name is no address in canonical form (`10.96.0.011`, `::ffff:10.96.0.9`,
+   * `FD00::5`, `not-an-ip`), which kube-apiserver's validation refuses: no allocation, counted in
+   * no range; `check` finds no Service holding them.
+   */
+  notAllocations: { count: number; addresses: { ip: string; owner: string | null }[] };
   /** IPAddresses per owner namespace, most first ("" = not owned by a namespaced object). */
   owners: { namespace: string; count: number }[];
 }
@@ -95,11 +103,13 @@ export function summarize(
 ): StatusReport {
   const { ipAddresses } = onePerName(listed);
   // served: in [first, last] of a range the MetaAllocator serves
-  const addrs: { record: IPAddressRecord; addr: Addr | undefined; served: boolean }[] = ipAddresses.map((record) => ({
-    record,
-    addr: parseAddress(record.name),
-    served: false,
-  }));
+  const addrs: { record: IPAddressRecord; addr: Addr; served: boolean }[] = [];
+  const notAllocations: StatusReport['notAllocations']['addresses'] = [];
+  for (const record of ipAddresses) {
+    const addr = allocatedAddress(record.name);
+    if (addr === undefined) notAllocations.push({ ip: record.name, owner: ownerText(record) });
+    else addrs.push({ record, addr, served: false });
+  }
   const ranges = serviceCIDRs.map(rangesOf);
   const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc, i) => ({
     name: sc.name,
@@ -123,7 +133,6 @@ export function summarize(
       let staticUsed = 0;
       let dynamicUsed = 0;
       for (const a of addrs) {
-        if (a.addr === undefined) continue;
         // not in [first, last]: the network and IPv4 broadcast addresses are in no range
         // (upstream's PrefixContainsIP), as `check` reads a ClusterIP there as out-of-range
         const where = placement(prefix, a.addr);
@@ -166,13 +175,14 @@ export function summarize(
   const outside: StatusReport['outside']['addresses'] = [];
   for (const a of addrs) {
     if (a.served) continue;
-    const range = a.addr === undefined ? undefined : skipped.find((r) => holds(r, a.addr!));
+    const range = skipped.find((r) => holds(r, a.addr));
     const owner = ownerText(a.record);
     if (range === undefined) outside.push({ ip: a.record.name, owner });
     else unserved.push({ ip: a.record.name, owner, serviceCIDR: range.serviceCIDR, cidr: range.cidr });
   }
   unserved.sort((a, b) => compareAddresses(a.ip, b.ip));
   outside.sort((a, b) => compareAddresses(a.ip, b.ip));
+  notAllocations.sort((a, b) => compareAddresses(a.ip, b.ip));
   const perNamespace = new Map<string, number>();
   for (const r of ipAddresses) {
     const ns = r.parentRef?.namespace ?? '';
@@ -189,6 +199,7 @@ export function summarize(
     serviceCIDRs: cidrs,
     unserved: { count: unserved.length, addresses: unserved },
     outside: { count: outside.length, addresses: outside },
+    notAllocations: { count: notAllocations.length, addresses: notAllocations },
     owners,
   };
 }
@@ -258,10 +269,23 @@ export function render(report: StatusReport, options: { top: number }): string {
     if (more !== undefined) out.push(more);
   }
   if (report.outside.count === 0) {
-    if (report.ipAddresses > 0) out.push('Every IPAddress is inside a ServiceCIDR.');
+    if (report.ipAddresses > 0 && report.notAllocations.count === 0) out.push('Every IPAddress is inside a ServiceCIDR.');
   } else {
     out.push(`Outside every ServiceCIDR: ${counted(report.outside.count, 'IPAddress', 'IPAddresses')}`);
     const { shown, more } = firstOf(report.outside.addresses, options.top);
+    out.push(
+      ...table(
+        shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),
+        [false, false],
+      ),
+    );
+    if (more !== undefined) out.push(more);
+  }
+  if (report.notAllocations.count > 0) {
+    out.push(
+      `Not an allocation (the name is no address in canonical form, which kube-apiserver requires): ${counted(report.notAllocations.count, 'IPAddress', 'IPAddresses')}`,
+    );
+    const { shown, more } = firstOf(report.notAllocations.addresses, options.top);
     out.push(
       ...table(
         shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),

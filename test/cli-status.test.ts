@@ -143,6 +143,64 @@ describe('ipallocator status', () => {
     expect(text.stdout).not.toContain('Every IPAddress is inside a ServiceCIDR.');
   });
 
+  // Regression: status counted ::ffff:10.96.0.9 and FD00:10:96::5 as used in their ranges (and
+  // 10.96.0.011, not-an-ip as outside), while check found no Service holding them.
+  it('an IPAddress named other than an address in canonical form is no allocation, as check reads it: listed apart, counted in no range', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24', 'fd00:10:96::/112'], true);
+    const odd: [ip: string, service: string, clusterIP: string][] = [
+      ['::ffff:10.96.0.9', 'mapped', '10.96.0.9'],
+      ['FD00:10:96::5', 'upper', 'fd00:10:96::5'],
+      ['fd00:10:96:0:0:0:0:6', 'long', 'fd00:10:96::6'],
+      ['10.96.0.011', 'zeros', '10.96.0.11'],
+      ['not-an-ip', 'text', '10.96.0.12'],
+    ];
+    for (const [ip, name, clusterIP] of odd) {
+      addIPAddress(d, ip, { namespace: 'default', name });
+      addService(d, 'default', name, [clusterIP]);
+    }
+    addIPAddress(d, '10.96.0.20', { namespace: 'default', name: 'fine' });
+    addService(d, 'default', 'fine', ['10.96.0.20']);
+
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.serviceCIDRs[0]!.ranges.map((r) => [r.cidr, r.used])).toEqual([
+      ['10.96.0.0/24', 1],
+      ['fd00:10:96::/112', 0],
+    ]);
+    expect(report.outside.count).toBe(0);
+    expect(report.notAllocations).toEqual({
+      count: 5,
+      // by address, as every list of status; text that is no address last
+      addresses: [
+        { ip: '::ffff:10.96.0.9', owner: 'default/mapped' },
+        { ip: 'FD00:10:96::5', owner: 'default/upper' },
+        { ip: 'fd00:10:96:0:0:0:0:6', owner: 'default/long' },
+        { ip: '10.96.0.011', owner: 'default/zeros' },
+        { ip: 'not-an-ip', owner: 'default/text' },
+      ],
+    });
+    expect(1 + report.notAllocations.count).toBe(report.ipAddresses);
+
+    // check: every one of them is no Service's IPAddress, and each Service's address is missing
+    const check = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig])).stdout) as CheckReport;
+    const wrong = check.findings.filter((f) => f.kind === 'wrong-reference').map((f) => f.ip);
+    expect(wrong.sort()).toEqual(report.notAllocations.addresses.map((a) => a.ip).sort());
+    for (const f of check.findings.filter((f) => f.kind === 'wrong-reference')) {
+      expect(f.message).toMatch(/; its name is no address in canonical form: no allocation$/);
+    }
+    expect(check.findings.filter((f) => f.kind === 'missing').map((f) => f.ip)).toHaveLength(5);
+
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.stdout).toMatch(
+      /\nNot an allocation \(the name is no address in canonical form, which kube-apiserver requires\): 5 IPAddresses\n {2}::ffff:10\.96\.0\.9 +default\/mapped\n/,
+    );
+    expect(text.stdout).not.toContain('Every IPAddress is inside a ServiceCIDR.');
+
+    // map counts them nowhere either
+    const svg = await cli(['map', '10.96.0.0/24', '--out', '/dev/null', '--kubeconfig', c.kubeconfig]);
+    expect(svg.stdout).toMatch(/; 1 of 254 addresses allocated\n$/);
+  });
+
   it('an IPv6 range shorter than /64, which kube-apiserver does not allocate from, counts nothing: its addresses are listed apart, not outside', async () => {
     // Regression: the range showed 2^64 − 1 addresses, and an address
     // past them was neither used nor outside.
@@ -356,12 +414,16 @@ describe('ipallocator status', () => {
     const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(code).toBe(0);
     const lines = stdout.split('\n');
-    const outside = lines.slice(lines.indexOf('Outside every ServiceCIDR: 5 IPAddresses') + 1, lines.indexOf('Top owners by namespace:'));
+    const notAllocations = lines.findIndex((l) => l.startsWith('Not an allocation'));
+    const outside = lines.slice(lines.indexOf('Outside every ServiceCIDR: 4 IPAddresses') + 1, notAllocations);
     expect(outside).toEqual([
       expect.stringMatching(/^ {2}10\.96\.1\.3 +"default\/web {2}x"$/),
       expect.stringMatching(/^ {2}10\.96\.1\.4 +"de\\"v\/a"$/),
       expect.stringMatching(/^ {2}10\.96\.1\.5 +" \/b"$/),
       expect.stringMatching(/^ {2}10\.96\.1\.6 +gateways\.example\.com default\/web$/), // one space inside: reads as itself
+    ]);
+    // a name with a space is no address: no allocation
+    expect(lines.slice(notAllocations + 1, lines.indexOf('Top owners by namespace:'))).toEqual([
       expect.stringMatching(/^ {2}"10\.96\.1\.2 " +default\/web$/),
     ]);
     expect(stdout).toMatch(/\n {2}" " +1\n/); // the namespace " " among the owners
