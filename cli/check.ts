@@ -29,14 +29,14 @@ import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecor
 import { RECONCILE_GRACE_MS } from '../adapters/reconcile.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { ParentRef } from '../adapters/types.ts';
-import { markedForDeletion, type Cluster, type ListedIPAddress, type ServiceRecord } from './cluster.ts';
+import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
 import { allocatedAddress, compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/errors.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { onePerName, ownerText } from './status.ts';
-import { counted, firstOf, named, shown, table } from './text.ts';
+import { counted, firstOf, markedForDeletion, named, shown, table } from './text.ts';
 
 export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
 

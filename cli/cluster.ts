@@ -36,7 +36,7 @@ import {
   Observable,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-import { NotFoundError, quoteText, showUnseen } from '../adapters/errors.ts';
+import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import { isClientNodeFallback, serverURLProblem, shownServer } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
@@ -47,7 +47,7 @@ import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, ClusterError, ObjectForbiddenError, UsageError } from './errors.ts';
-import { formatCount } from './text.ts';
+import { formatCount, markedForDeletion } from './text.ts';
 
 /** Objects per list request. */
 export const PAGE_SIZE = 500;
@@ -78,13 +78,6 @@ export interface ListedIPAddress extends IPAddressRecord {
   /** metadata.deletionTimestamp; absent while no delete has been asked for. */
   readonly deletionTimestamp?: string | undefined;
   readonly finalizers?: readonly string[] | undefined;
-}
-
-/** What holds an IPAddress marked for deletion, given its finalizers: said as --fix says it. */
-export function markedForDeletion(finalizers: readonly unknown[]): string {
-  return finalizers.length > 0
-    ? `marked for deletion: a finalizer holds it (${showUnseen(cutMessage(finalizers.map(String).join(', ')))})`
-    : 'marked for deletion, not removed yet';
 }
 
 /** An IPAddress object as a ListedIPAddress: toRecord, and its deletion when started. */

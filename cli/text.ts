@@ -80,3 +80,13 @@ export function firstOf<T>(items: readonly T[], top: number): { shown: T[]; more
   const left = items.length - shown.length;
   return { shown, more: left > 0 ? `  … and ${formatCount(left)} more (--json lists all)` : undefined };
 }
+
+/**
+ * What holds an object marked for deletion, given its finalizers, as `check` and `--fix` say it
+ * (here, not in cluster.ts: `check` reads it without loading client-node).
+ */
+export function markedForDeletion(finalizers: readonly unknown[]): string {
+  return finalizers.length > 0
+    ? `marked for deletion: a finalizer holds it (${showUnseen(cutMessage(finalizers.map(String).join(', ')))})`
+    : 'marked for deletion, not removed yet';
+}
