@@ -15,9 +15,9 @@
 // Failures become CliErrors that say what to do: the server could not be reached (a network
 // error: where it is), did not answer in time (or kept throttling the request, 429, until then),
 // answered with a body that cannot be read or is not what was asked for (a proxy's login page, `{}`, a
-// list item without a name, a Service
-// without a namespace: see answers.ts), the request was never sent (client-node refused the
-// kubeconfig, e.g. http:// without insecure-skip-tls-verify), the credentials were refused (401),
+// list item without a name, a Service without a namespace: see answers.ts and namespacedList), the
+// request was never sent (client-node refused the kubeconfig, e.g. http:// without
+// insecure-skip-tls-verify), the credentials were refused (401),
 // or the identity lacks a permission (403: the verb and the resource). Which of the last three
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
