@@ -25,7 +25,7 @@ import {
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Mirror, cacheNames, until } from './k8s/helpers.ts';
+import { Mirror, cacheNames, ipAddressEvent, ipAddressList, until } from './k8s/helpers.ts';
 import { Informer, type ListerWatcher } from '../adapters/kubernetes/informer.ts';
 import { matchesSelector, parseLabelSelector } from '../adapters/kubernetes/objects.ts';
 
@@ -1217,14 +1217,14 @@ describe('Informer: a delete answer that names no uid', () => {
   function scripted(listed: KubeObject[], rv: string) {
     let push!: (type: string, object: unknown) => void;
     const lw: ListerWatcher = {
-      list: async () => ({ items: listed, metadata: { resourceVersion: rv } }),
+      list: async () => ipAddressList(listed, { resourceVersion: rv }),
       watch: async (_o, onEvent) => {
         push = onEvent;
         return () => {};
       },
     };
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test' });
-    return { informer, push: (type: string, object: KubeObject) => push(type, object) };
+    return { informer, push: (type: string, object: KubeObject) => push(type, ipAddressEvent(object)) };
   }
   const obj = (name: string, uid: string, rv: string): KubeObject => ({
     metadata: { name, uid, resourceVersion: rv, labels: allocatorLabels('IPv4') },
@@ -1268,7 +1268,7 @@ describe('Informer: a listing whose continue tokens come back', () => {
   ])('%s: the list fails (lastError says why) and is retried after the backoff, not paged for ever', async (_what, tokens) => {
     let lists = 0;
     const lw: ListerWatcher = {
-      list: async () => ({ items: [], metadata: { resourceVersion: '5', continue: tokens[lists++ % tokens.length] } }),
+      list: async () => ipAddressList([], { resourceVersion: '5', continue: tokens[lists++ % tokens.length] }),
       watch: async () => () => {},
     };
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 50, maxMs: 50 } });
@@ -1295,7 +1295,7 @@ describe('Informer: one large page', () => {
       spec: { parentRef: null },
     }));
     const lw: ListerWatcher = {
-      list: async () => ({ items, metadata: { resourceVersion: '5' } }),
+      list: async () => ipAddressList(items, { resourceVersion: '5' }),
       watch: async () => () => {},
     };
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', pageSize: 0 });
@@ -1322,7 +1322,7 @@ describe('Informer: a watch that times out', () => {
     const lw: ListerWatcher = {
       list: async () => {
         count.lists++;
-        return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
+        return ipAddressList([obj('10.0.0.1')], { resourceVersion: '5' });
       },
       watch: async (_o, _onEvent, onDone) => {
         count.watches++;
@@ -1339,7 +1339,7 @@ describe('Informer: a watch that times out', () => {
     let lists = 0;
     const lw: ListerWatcher = {
       // another controller deletes 10.0.0.1 after the first list
-      list: async () => ({ items: lists++ === 0 ? [obj('10.0.0.1')] : [], metadata: { resourceVersion: '5' } }),
+      list: async () => ipAddressList(lists++ === 0 ? [obj('10.0.0.1')] : [], { resourceVersion: '5' }),
       watch: async (_o, _onEvent, onDone) => {
         await new Promise((r) => setTimeout(r, 5));
         onDone(timeout()); // as client-node: done is called, then watch() returns
@@ -1366,7 +1366,7 @@ describe('Informer: a watch that times out', () => {
       let lists = 0;
       let watches = 0;
       const lw: ListerWatcher = {
-        list: async () => ({ items: lists++ === 0 ? [obj('10.0.0.1')] : [], metadata: { resourceVersion: '5' } }),
+        list: async () => ipAddressList(lists++ === 0 ? [obj('10.0.0.1')] : [], { resourceVersion: '5' }),
         watch: () => {
           watches++;
           return new Promise(() => {}); // no answer, no done, ever
@@ -1469,7 +1469,7 @@ describe('Informer: a watch that times out', () => {
       const lw: ListerWatcher = {
         list: async () => {
           lists++;
-          return { items: [obj('10.0.0.1')], metadata: { resourceVersion: '5' } };
+          return ipAddressList([obj('10.0.0.1')], { resourceVersion: '5' });
         },
         watch: async (_o, onEvent) => {
           const n = push.push(onEvent);
@@ -1481,7 +1481,7 @@ describe('Informer: a watch that times out', () => {
       await informer.waitForSync();
       for (let minute = 0; minute < 5; minute++) {
         await vi.advanceTimersByTimeAsync(60_000);
-        push[0]!('BOOKMARK', { metadata: { resourceVersion: String(6 + minute) } }); // each minute, as kube-apiserver
+        push[0]!('BOOKMARK', ipAddressEvent({ metadata: { resourceVersion: String(6 + minute) } })); // each minute, as kube-apiserver
       }
       expect([push.length, aborted]).toEqual([1, []]); // kept open while bookmarks come
       await vi.advanceTimersByTimeAsync(150_000); // then nothing
@@ -1500,7 +1500,7 @@ describe('Informer: a watcher that closes the store from its callback', () => {
   });
   it('closing it during its own subscribe replay: ErrDestroyed, and the store keeps no subscriber', async () => {
     const lw: ListerWatcher = {
-      list: async () => ({ items: [obj('10.0.0.1', 'u1'), obj('10.0.0.2', 'u2')], metadata: { resourceVersion: '5' } }),
+      list: async () => ipAddressList([obj('10.0.0.1', 'u1'), obj('10.0.0.2', 'u2')], { resourceVersion: '5' }),
       watch: async () => () => {},
     };
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test' });
@@ -1520,7 +1520,7 @@ describe('Informer: a watcher that closes the store from its callback', () => {
   });
   it('stops the delivery at once: later watchers hear nothing of that list', async () => {
     const lw: ListerWatcher = {
-      list: async () => ({ items: [obj('10.0.0.1', 'u1'), obj('10.0.0.2', 'u2')], metadata: { resourceVersion: '5' } }),
+      list: async () => ipAddressList([obj('10.0.0.1', 'u1'), obj('10.0.0.2', 'u2')], { resourceVersion: '5' }),
       watch: async () => () => {},
     };
     const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test' });

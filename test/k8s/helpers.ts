@@ -58,3 +58,16 @@ export function openStore(url: string, opened: { close(): void }[]): { store: Ku
   });
   return { store, errors };
 }
+
+/**
+ * An IPAddress list page as kube-apiserver writes one, for a scripted ListerWatcher: kind and
+ * apiVersion on the list (its items go without them, as the server's do).
+ */
+export function ipAddressList(items: unknown[], metadata: { resourceVersion: string; continue?: string | undefined }) {
+  return { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata, items };
+}
+
+/** A watch event's object as kube-apiserver writes it, with kind and apiVersion (IPAddress, networking.k8s.io/v1). */
+export function ipAddressEvent(object: object): object {
+  return { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', ...object };
+}
