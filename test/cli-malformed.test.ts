@@ -1,5 +1,6 @@
 // Answers that are not what the command asked for: a 200 whose body is an auth proxy's login page,
-// `{}`, a JSON string, a Status, or a list whose items are not named objects. Each is one line
+// `{}`, a JSON string, a Status, a list or object without kind or apiVersion, or a list whose
+// items are not named objects. Each is one line
 // saying the server answered with a malformed body (and what it was), exit 2 — never read as an
 // empty list (which would make every IPAddress an orphan, and `--fix` delete live ones) nor as
 // a Service or IPAddress it is not.
@@ -35,7 +36,23 @@ describe('ipallocator: an answer that is not what was asked for', () => {
 
   const listAnswers: { name: string; body: unknown; what: string }[] = [
     { name: 'a login page (200 text/html)', body: LOGIN_PAGE, what: ' (content type text/html): not JSON' },
-    { name: 'an empty object', body: {}, what: ': an empty object, not an IPAddressList: it has no items' },
+    { name: 'an empty object', body: {}, what: ': an empty object, not an IPAddressList' },
+    {
+      // what no kube-apiserver sends: it writes kind and apiVersion on every list
+      name: 'a list without kind or apiVersion',
+      body: { metadata: { resourceVersion: '9' }, items: [] },
+      what: ': an object without a kind, not an IPAddressList',
+    },
+    {
+      name: 'a list without apiVersion',
+      body: { kind: 'IPAddressList', metadata: { resourceVersion: '9' }, items: [] },
+      what: ': an IPAddressList without an apiVersion',
+    },
+    {
+      name: 'a list whose kind is null',
+      body: { kind: null, apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '9' }, items: [] },
+      what: ': an object without a kind, not an IPAddressList',
+    },
     { name: 'a JSON string', body: 'ok', what: ': the JSON string "ok", not an IPAddressList' },
     { name: 'an empty JSON array', body: [], what: ': a JSON array, not an IPAddressList' },
     { name: 'a JSON number', body: 42, what: ': the JSON number 42, not an IPAddressList' },
@@ -86,14 +103,24 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     [
       'status',
       'servicecidrs',
-      { kind: 'ServiceCIDRList', metadata: {}, items: [{ metadata: { name: 'str' }, spec: { cidrs: '10.97.0.0/24' } }] },
+      {
+        kind: 'ServiceCIDRList',
+        apiVersion: 'networking.k8s.io/v1',
+        metadata: {},
+        items: [{ metadata: { name: 'str' }, spec: { cidrs: '10.97.0.0/24' } }],
+      },
       'list servicecidrs.networking.k8s.io',
       ': a ServiceCIDRList whose item 0 is an object ("str") whose spec.cidrs is a string, not a list of strings',
     ],
     [
       'status',
       'servicecidrs',
-      { kind: 'ServiceCIDRList', metadata: {}, items: [{ metadata: { name: 'num' }, spec: { cidrs: [10] } }] },
+      {
+        kind: 'ServiceCIDRList',
+        apiVersion: 'networking.k8s.io/v1',
+        metadata: {},
+        items: [{ metadata: { name: 'num' }, spec: { cidrs: [10] } }],
+      },
       'list servicecidrs.networking.k8s.io',
       ': a ServiceCIDRList whose item 0 is an object ("num") whose spec.cidrs is a list holding a number, not a list of strings',
     ],
@@ -102,6 +129,7 @@ describe('ipallocator: an answer that is not what was asked for', () => {
       'services',
       {
         kind: 'ServiceList',
+        apiVersion: 'v1',
         metadata: {},
         items: [{ metadata: { namespace: 'default', name: 'str' }, spec: { clusterIPs: '10.96.0.1' } }],
       },
@@ -152,6 +180,16 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     expect(c.double.requests.filter((q) => q.verb === 'delete')).toEqual([]);
   });
 
+  it.each([
+    ['check', 'services', 'list services', 'a ServiceList'],
+    ['status', 'servicecidrs', 'list servicecidrs.networking.k8s.io', 'a ServiceCIDRList'],
+  ])('%s, the %s list answered without kind or apiVersion: malformed, never an empty list', async (command, resource, request, asked) => {
+    c.double.proxyAnswerNext('list', resource, { metadata: { resourceVersion: '9' }, items: [] }, { count: 2 });
+    const r = await cli([command, '--kubeconfig', c.kubeconfig], { now: later });
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(malformed(request, `: an object without a kind, not ${asked}`));
+  });
+
   const reReads: { name: string; verb: 'get'; plural: string; body: unknown; what: string }[] = [
     {
       name: 'the Service re-read answered with a login page',
@@ -166,6 +204,24 @@ describe('ipallocator: an answer that is not what was asked for', () => {
       plural: 'services',
       body: { kind: 'Service', apiVersion: 'v1', metadata: { name: 'other', namespace: 'default' }, spec: { clusterIPs: ['10.96.0.9'] } },
       what: 'get services "default/gone" with a malformed body: the Service "default/other", not "default/gone"',
+    },
+    {
+      name: 'the Service re-read answered without kind or apiVersion',
+      verb: 'get',
+      plural: 'services',
+      body: { metadata: { name: 'gone', namespace: 'default' }, spec: { clusterIPs: ['10.96.0.50'] } },
+      what: 'get services "default/gone" with a malformed body: an object without a kind, not the Service "gone"',
+    },
+    {
+      name: 'the IPAddress re-read answered without apiVersion',
+      verb: 'get',
+      plural: 'ipaddresses',
+      body: {
+        kind: 'IPAddress',
+        metadata: { name: '10.96.0.50' },
+        spec: { parentRef: { resource: 'services', namespace: 'default', name: 'gone' } },
+      },
+      what: 'get ipaddresses.networking.k8s.io "10.96.0.50" with a malformed body: an IPAddress without an apiVersion',
     },
     {
       name: 'the IPAddress re-read answered with an empty object',

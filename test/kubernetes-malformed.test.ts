@@ -1,6 +1,7 @@
 // KubernetesStore and KubernetesServiceCIDRs given answers that are not what they asked for: a
-// list answered 200 by an auth proxy's login page, `{}`, a Status, a list whose items are not
-// named objects, a watch event whose object has no name. Each is a failed list or watch — in
+// list answered 200 by an auth proxy's login page, `{}`, a Status, a list without kind or
+// apiVersion, a list whose items are not named objects, a watch event whose object has no name
+// or no kind. Each is a failed list or watch — in
 // lastError, retried after the backoff — never an empty list that syncs an empty cache or wipes
 // a full one, and never a record named "". A get, create or delete answered with anything but
 // the object asked for (or, for a delete, a Status) — `[]`, `42`, a JSON string, an object with a
@@ -21,9 +22,11 @@ function ipAddress(name: string): KubeObject {
   };
 }
 
+const V1 = 'networking.k8s.io/v1';
+
 const list = (items: unknown[]) => ({
   kind: 'IPAddressList',
-  apiVersion: 'networking.k8s.io/v1',
+  apiVersion: V1,
   metadata: { resourceVersion: '9' },
   items,
 });
@@ -38,7 +41,33 @@ const badLists: { name: string; body: unknown; contentType?: string; says: strin
   {
     name: 'an empty object',
     body: {},
-    says: 'list ipaddresses.networking.k8s.io: the API server answered with an empty object, not an IPAddressList: it has no items',
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an empty object, not an IPAddressList',
+  },
+  {
+    // what no kube-apiserver sends: it writes kind and apiVersion on every list
+    name: 'a list without kind or apiVersion',
+    body: { metadata: { resourceVersion: '9' }, items: [] },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an object without a kind, not an IPAddressList',
+  },
+  {
+    name: 'a list whose kind is a number',
+    body: { ...list([]), kind: 7 },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an object whose kind is a number, not an IPAddressList',
+  },
+  {
+    name: 'a list without apiVersion',
+    body: { kind: 'IPAddressList', metadata: { resourceVersion: '9' }, items: [] },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList without an apiVersion',
+  },
+  {
+    name: 'a list whose apiVersion is null',
+    body: { ...list([]), apiVersion: null },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList without an apiVersion',
+  },
+  {
+    name: 'a list whose apiVersion is an object',
+    body: { ...list([]), apiVersion: { group: 'networking.k8s.io' } },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose apiVersion is an object, not a string',
   },
   {
     name: 'a Status sent with 200',
@@ -150,6 +179,24 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
       'an object of kind "ServiceCIDR", not an IPAddress',
     ],
     [
+      'an ADDED',
+      'without kind or apiVersion',
+      { metadata: { name: '10.0.0.4', resourceVersion: '50' } },
+      'an object without a kind, not an IPAddress',
+    ],
+    [
+      'a DELETED',
+      'an IPAddress without apiVersion',
+      { kind: 'IPAddress', metadata: { name: '10.0.0.1', resourceVersion: '50' } },
+      'an IPAddress without an apiVersion',
+    ],
+    [
+      'a MODIFIED',
+      'an object whose kind is a list',
+      { kind: ['IPAddress'], apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.0.0.1', resourceVersion: '50' } },
+      'an object whose kind is a list holding strings, not an IPAddress',
+    ],
+    [
       'a DELETED',
       'an IPAddress of another apiVersion',
       { kind: 'IPAddress', apiVersion: 'example.com/v1', metadata: { name: '10.0.0.1', resourceVersion: '50' } },
@@ -185,17 +232,37 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     { name: 'an empty object', body: {}, what: `an object without metadata, not the IPAddress "${name}"` },
     {
       name: 'another IPAddress',
-      body: { kind: 'IPAddress', metadata: { name: '10.0.0.8' } },
+      body: { kind: 'IPAddress', apiVersion: V1, metadata: { name: '10.0.0.8' } },
       what: `the IPAddress "10.0.0.8", not "${name}"`,
     },
     {
+      name: 'the IPAddress without kind or apiVersion',
+      body: { metadata: { name, resourceVersion: '50' }, spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } } },
+      what: `an object without a kind, not the IPAddress "${name}"`,
+    },
+    {
+      name: 'the IPAddress without apiVersion',
+      body: { kind: 'IPAddress', metadata: { name, resourceVersion: '50' } },
+      what: 'an IPAddress without an apiVersion',
+    },
+    {
+      name: 'the IPAddress whose apiVersion is a number',
+      body: { kind: 'IPAddress', apiVersion: 1, metadata: { name, resourceVersion: '50' } },
+      what: 'an IPAddress whose apiVersion is a number, not a string',
+    },
+    {
       name: 'the IPAddress whose spec.parentRef is a string',
-      body: { kind: 'IPAddress', metadata: { name, resourceVersion: '50' }, spec: { parentRef: 'services/default/web' } },
+      body: { kind: 'IPAddress', apiVersion: V1, metadata: { name, resourceVersion: '50' }, spec: { parentRef: 'services/default/web' } },
       what: `an object ("${name}") whose spec.parentRef is a string, not an object, not the IPAddress "${name}"`,
     },
     {
       name: 'the IPAddress whose spec.parentRef.name is a number',
-      body: { kind: 'IPAddress', metadata: { name, resourceVersion: '50' }, spec: { parentRef: { resource: 'services', name: 7 } } },
+      body: {
+        kind: 'IPAddress',
+        apiVersion: V1,
+        metadata: { name, resourceVersion: '50' },
+        spec: { parentRef: { resource: 'services', name: 7 } },
+      },
       what: `an object ("${name}") whose spec.parentRef.name is a number, not a string, not the IPAddress "${name}"`,
     },
   ];
@@ -255,6 +322,11 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
       ),
     { name: 'an empty object', body: {}, what: 'an empty object, neither a Status nor the IPAddress "10.0.0.1"' },
     {
+      name: 'a Status without apiVersion',
+      body: { kind: 'Status', status: 'Success', details: { name: '10.0.0.1', uid: 'u1' } },
+      what: 'a Status without an apiVersion',
+    },
+    {
       name: 'a Status whose details.uid is a number',
       body: { kind: 'Status', apiVersion: 'v1', status: 'Success', details: { name: '10.0.0.1', uid: 7 } },
       what: 'a Status whose details.uid is a number, not a string',
@@ -287,7 +359,7 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
   });
 
   it('createServiceCIDR answered 201 with a ServiceCIDR whose spec.cidrs is a string: rejects, never one CIDR per character', async () => {
-    const body = { kind: 'ServiceCIDR', metadata: { name: 'extra' }, spec: { cidrs: '10.100.0.0/24' } };
+    const body = { kind: 'ServiceCIDR', apiVersion: V1, metadata: { name: 'extra' }, spec: { cidrs: '10.100.0.0/24' } };
     d.proxyAnswerNext('create', 'servicecidrs', body, { status: 201 });
     await expect(createServiceCIDR(kubeConfigFor(d.url), 'extra', ['10.100.0.0/24'])).rejects.toMatchObject({
       name: 'KubernetesApiError',
@@ -329,7 +401,12 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
 
     await until(() => d.openWatches() === 1);
     d.failNext('watch', 1, 500);
-    d.proxyAnswerNext('list', 'servicecidrs', { kind: 'ServiceCIDRList', metadata: {}, items: [{ spec: { cidrs: ['10.0.0.0/8'] } }] });
+    d.proxyAnswerNext('list', 'servicecidrs', {
+      kind: 'ServiceCIDRList',
+      apiVersion: V1,
+      metadata: {},
+      items: [{ spec: { cidrs: ['10.0.0.0/8'] } }],
+    });
     d.closeWatches();
     await until(() => source.stats.lists === 4 && source.state === 'synced', 'the list after the failed one');
     expect(errors).toContain(
@@ -338,10 +415,21 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     expect(source.list().map((c) => c.name)).toEqual(['kubernetes']);
   });
 
+  it('KubernetesServiceCIDRs: a list without kind or apiVersion is a failed list, retried, never an empty one', async () => {
+    const { source, errors } = cidrSource();
+    d.proxyAnswerNext('list', 'servicecidrs', { metadata: { resourceVersion: '9' }, items: [] });
+    source.start();
+    await source.waitForSync();
+    expect(errors).toEqual([
+      'list servicecidrs.networking.k8s.io: the API server answered with an object without a kind, not a ServiceCIDRList',
+    ]);
+    expect(source.list().map((c) => c.name)).toEqual(['kubernetes']);
+  });
+
   it('KubernetesServiceCIDRs: a ServiceCIDR whose spec.cidrs is a string is a failed list, said once, never one CIDR per character', async () => {
     const { source, errors } = cidrSource();
     const items = [{ metadata: { name: 'str', resourceVersion: '5' }, spec: { cidrs: '10.97.0.0/24' } }];
-    d.proxyAnswerNext('list', 'servicecidrs', { kind: 'ServiceCIDRList', metadata: { resourceVersion: '9' }, items });
+    d.proxyAnswerNext('list', 'servicecidrs', { kind: 'ServiceCIDRList', apiVersion: V1, metadata: { resourceVersion: '9' }, items });
     source.start();
     await source.waitForSync();
     expect(errors).toEqual([
@@ -355,7 +443,11 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
     store.start();
     await store.waitForSync();
     await until(() => d.openWatches() === 1);
-    d.sendWatchEvent('ADDED', { kind: 'IPAddress', metadata: { name: '10.0.0.9', resourceVersion: '50', labels: { a: 1 } } });
+    d.sendWatchEvent('ADDED', {
+      kind: 'IPAddress',
+      apiVersion: V1,
+      metadata: { name: '10.0.0.9', resourceVersion: '50', labels: { a: 1 } },
+    });
     await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
     expect(errors[0]).toBe(
       'watch ipaddresses.networking.k8s.io: the API server sent an ADDED event whose object is an object ("10.0.0.9") whose metadata.labels is an object holding a number, not a map of strings',

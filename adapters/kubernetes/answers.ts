@@ -10,9 +10,13 @@
 // A real kube-apiserver always writes `items` (an empty list is `"items": []`; its storage never
 // leaves it nil) and `metadata`, and every object it serves has a name. So `"items": null`, which
 // client-go would decode as an empty list, is refused here: read as empty it would empty a cache,
-// or make every IPAddress an orphan, on the word of something that is not kube-apiserver.
+// or make every IPAddress an orphan, on the word of something that is not kube-apiserver. It also
+// always writes `kind` and `apiVersion` on a list, on the object a get, create or delete answers
+// with, on a Status and on a watch event's object (only a list's items go without them), and
+// client-go's decoder cannot tell what a body is without them: `{"items": []}` is no empty list,
+// and an answer without either is refused (typeProblem, the one place they are checked).
 
-import { quoteText } from '../errors.ts';
+import { quoteInput, quoteText } from '../errors.ts';
 import { describeBody } from './bodies.ts';
 
 /** application/json, or a JSON-based type (application/merge-patch+json): what an answer to read must be. */
@@ -28,17 +32,17 @@ export interface CheckedList {
 
 /**
  * `body` as a list of `kind` (e.g. "IPAddressList"), or the reason it is not one: not an object,
- * another kind, no `items` array, no metadata, or an item that is not a named object (the first
- * such item is named by its index).
+ * another kind or none, no apiVersion, no `items` array, no metadata, or an item that is not a
+ * named object (the first such item is named by its index).
  */
 export function checkList(body: unknown, kind: string): CheckedList | string {
   const a = article(kind);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return `${describeBody(body)}, not ${a} ${kind}`;
   const list = body as { kind?: unknown; items?: unknown; metadata?: unknown };
   // "List" is metav1's generic list (kubectl's, a proxy's own): its items are checked all the same
-  if (list.kind !== undefined && list.kind !== kind && list.kind !== 'List') return `${describeBody(body)}, not ${a} ${kind}`;
+  const type = typeProblem(body, kind, { alsoKind: 'List' });
+  if (type !== undefined) return type;
   if (!Array.isArray(list.items)) {
-    if (list.kind === undefined) return `${describeBody(body)}, not ${a} ${kind}: it has no items`;
     if (list.items === undefined) return `${a} ${kind} without items`;
     if (list.items === null) return `${a} ${kind} whose items are null`;
     const what = typeof list.items === 'object' ? 'an object' : describeBody(list.items);
@@ -51,6 +55,37 @@ export function checkList(body: unknown, kind: string): CheckedList | string {
     if (problem !== undefined) return `${a} ${kind} whose item ${i} is ${problem}`;
   }
   return { items: list.items, metadata: list.metadata as CheckedList['metadata'] };
+}
+
+/**
+ * Why `obj`, an object, does not say it is of `kind` (or of `alsoKind`), or undefined when it
+ * does: its `kind` is missing, not a string or another one ("an object without a kind, not an
+ * IPAddressList", "an object of kind \"Status\", not …": `asked` names what was asked for, by
+ * default "an <kind>"), or its `apiVersion` is missing or not a string ("an IPAddressList
+ * without an apiVersion") or, when `apiVersion` is given, another one. kube-apiserver writes both on every list, object answered
+ * and watch event object, and client-go refuses a body whose kind it cannot tell; a body without
+ * them is no list or object of ours, whatever else it holds. The one place kinds are checked: a
+ * list page, a get, create or delete answer, a watch event's object.
+ */
+export function typeProblem(
+  obj: object,
+  kind: string,
+  options: { asked?: string; alsoKind?: string; apiVersion?: string } = {},
+): string | undefined {
+  const { kind: got, apiVersion } = obj as { kind?: unknown; apiVersion?: unknown };
+  const asked = options.asked ?? `${article(kind)} ${kind}`;
+  if (got !== kind && (options.alsoKind === undefined || got !== options.alsoKind)) {
+    // a kind that is no string would be "without a kind" in describeBody's words: say what it is
+    if (got !== undefined && got !== null && typeof got !== 'string') return `an object whose kind is ${valueWords(got)}, not ${asked}`;
+    return `${describeBody(obj)}, not ${asked}`;
+  }
+  const what = `${article(got)} ${got}`;
+  if (apiVersion === undefined || apiVersion === null || apiVersion === '') return `${what} without an apiVersion`;
+  if (typeof apiVersion !== 'string') return `${what} whose apiVersion is ${valueWords(apiVersion)}, not a string`;
+  if (options.apiVersion !== undefined && apiVersion !== options.apiVersion) {
+    return `${what} of apiVersion ${quoteInput(apiVersion)}, not ${JSON.stringify(options.apiVersion)}`;
+  }
+  return undefined;
 }
 
 /**
@@ -161,8 +196,9 @@ function valueWords(value: unknown): string {
 export function checkObject(body: unknown, kind: string, name: string, namespace?: string): string | undefined {
   const problem = namedObjectProblem(body);
   if (problem !== undefined) return `${problem}, not the ${kind} "${name}"`;
-  const obj = body as { kind?: unknown; metadata: { name: string; namespace?: unknown } };
-  if (obj.kind !== undefined && obj.kind !== kind) return `${describeBody(body)}, not the ${kind} "${name}"`;
+  const obj = body as { metadata: { name: string; namespace?: unknown } };
+  const type = typeProblem(obj, kind, { asked: `the ${kind} "${name}"` });
+  if (type !== undefined) return type;
   const field = fieldProblem(body, kind);
   if (field !== undefined) return `${field}, not the ${kind} "${name}"`;
   const at = namespace === undefined ? name : `${namespace}/${name}`;
@@ -181,7 +217,7 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
 export function checkDeleteAnswer(body: unknown, kind: string, name: string): string | undefined {
   const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
   const bodyKind = isObject ? (body as { kind?: unknown }).kind : undefined;
-  if (bodyKind === 'Status') return fieldProblem(body, 'Status');
+  if (bodyKind === 'Status') return typeProblem(body as object, 'Status') ?? fieldProblem(body, 'Status');
   const problem = checkObject(body, kind, name);
   if (problem === undefined || bodyKind === kind) return problem;
   return `${describeBody(body)}, neither a Status nor the ${kind} "${name}"`;

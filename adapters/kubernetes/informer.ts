@@ -69,8 +69,7 @@
 // server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
-import { fieldProblem, namedObjectProblem } from './answers.ts';
-import { describeBody } from './bodies.ts';
+import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
@@ -114,8 +113,9 @@ export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
   owner?: string;
   /**
    * The kind of the resource's objects (default IPAddress) and their apiVersion (default
-   * networking.k8s.io/v1): a list of a kind other than `${kind}List` is a failed list, and a watch
-   * event whose object says another kind or apiVersion fails the watch.
+   * networking.k8s.io/v1): a list of a kind other than `${kind}List`, or without a kind or an
+   * apiVersion, is a failed list, and a watch event whose object says another kind or apiVersion,
+   * or says none, fails the watch.
    */
   kind?: string;
   apiVersion?: string;
@@ -533,7 +533,15 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       case 'ADDED':
       case 'MODIFIED':
       case 'DELETED': {
-        const problem = namedObjectProblem(object) ?? this.kindProblem(object) ?? fieldProblem(object, this.options.kind ?? 'IPAddress');
+        const kind = this.options.kind ?? 'IPAddress';
+        // An object of another kind or apiVersion than the resource's (a Service named like an
+        // address on the IPAddress watch), or saying neither, is never applied: client-go's
+        // reflector (reflector.go, watchHandler) skips an event whose object is not of the
+        // expected type or GroupVersionKind, reporting it ("expected type …, but watch event
+        // object had type …"); our report is lastError, which the failed watch sets, and the
+        // re-list after it is what the other refused events get too.
+        const apiVersion = this.options.apiVersion ?? `${GROUP}/v1`;
+        const problem = namedObjectProblem(object) ?? typeProblem(object as object, kind, { apiVersion }) ?? fieldProblem(object, kind);
         if (problem !== undefined) {
           return new KubernetesApiError(
             'watch',
@@ -557,27 +565,6 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (rv) {
       this.rv = rv;
       this.advanceShown(rv);
-    }
-    return undefined;
-  }
-
-  /**
-   * Why a named event object is not one of the resource's, or undefined: a kind or apiVersion
-   * other than the resource's (a Service named like an address on the IPAddress watch). Such an
-   * object is never applied: client-go's reflector (reflector.go, watchHandler) skips an event
-   * whose object is not of the expected type or GroupVersionKind, reporting it ("expected type …,
-   * but watch event object had type …"); our report is lastError, which the failed watch sets,
-   * and the re-list after it is what the other refused events get too. A missing kind or
-   * apiVersion is let through, as for a get's answer (checkObject).
-   */
-  private kindProblem(object: unknown): string | undefined {
-    const { kind, apiVersion } = object as { kind?: unknown; apiVersion?: unknown };
-    const want = this.options.kind ?? 'IPAddress';
-    const wantVersion = this.options.apiVersion ?? `${GROUP}/v1`;
-    const a = /^[AEIOU]/.test(want) ? 'an' : 'a';
-    if (kind !== undefined && kind !== want) return `${describeBody(object)}, not ${a} ${want}`;
-    if (apiVersion !== undefined && apiVersion !== wantVersion) {
-      return `${a} ${want} of apiVersion ${quoteInput(apiVersion)}, not ${JSON.stringify(wantVersion)}`;
     }
     return undefined;
   }
