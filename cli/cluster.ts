@@ -189,7 +189,8 @@ function notAMapping(file: string): string | undefined {
     return undefined;
   }
   if (typeof doc === 'object' && doc !== null && !Array.isArray(doc)) return undefined;
-  const what = Array.isArray(doc) ? 'a list' : `the scalar ${quoteText(cutMessage(String(doc)))}`;
+  // what it is, never what it says: the file may be a token or a key given by mistake
+  const what = Array.isArray(doc) ? 'a list' : `a single ${typeof doc === 'string' ? `string (${doc.length} characters)` : typeof doc}`;
   return `its YAML is ${what}, not a mapping of clusters, contexts, users and current-context`;
 }
 

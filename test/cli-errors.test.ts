@@ -348,9 +348,21 @@ describe('ipallocator: failures', () => {
   // Regression: a file holding just `hello` (or a list) said it "names no current-context", as if
   // it were a kubeconfig lacking one: client-node reads a YAML that is no mapping as empty.
   const notKubeconfigs: [name: string, text: string, flags: string[], said: string][] = [
-    ['a scalar', 'hello\n', [], 'its YAML is the scalar "hello", not a mapping of clusters, contexts, users and current-context'],
-    ['a scalar, with --context', 'hello\n', ['--context', 'a'], 'its YAML is the scalar "hello", not a mapping'],
-    ['a number', '42\n', [], 'its YAML is the scalar "42", not a mapping'],
+    [
+      'a scalar',
+      'hello\n',
+      [],
+      'its YAML is a single string (5 characters), not a mapping of clusters, contexts, users and current-context',
+    ],
+    ['a scalar, with --context', 'hello\n', ['--context', 'a'], 'its YAML is a single string (5 characters), not a mapping'],
+    ['a number', '42\n', [], 'its YAML is a single number, not a mapping'],
+    // a token file given as the kubeconfig by mistake: said to be one string, never quoted
+    [
+      'a token',
+      'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.SIGNATURE_SECRET\n',
+      [],
+      'its YAML is a single string (53 characters), not a mapping',
+    ],
     ['a list', '- apiVersion: v1\n  kind: Config\n', [], 'its YAML is a list, not a mapping'],
   ];
   it.each(notKubeconfigs)(
@@ -365,6 +377,7 @@ describe('ipallocator: failures', () => {
         expect(given.code).toBe(2);
         expect(given.stderr).toMatch(/^ipallocator: "[^\n]*" is not a kubeconfig: [^\n]*\n$/);
         expect(given.stderr).toContain(`"${path}" is not a kubeconfig: ${said}`);
+        expect(given.stderr).not.toContain(text.trim()); // what the file says is never shown
         // found through $KUBECONFIG, the second of two files, after one that holds nothing
         writeFileSync(join(dir, 'empty'), 'apiVersion: v1\nkind: Config\n');
         process.env.KUBECONFIG = [join(dir, 'empty'), path].join(delimiter);
