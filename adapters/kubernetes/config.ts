@@ -57,24 +57,19 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
 }
 
 /**
- * A server URL split where secrets may sit: `scheme://`, the userinfo before the last `@` of the
- * authority, the host and path, and a query or fragment. Read as text, not with URL: a
- * scheme-less `admin:pw@host:6443` parses as the scheme `admin:` with the password in the path.
+ * The server URL parsed as fetch will parse it, or undefined when it is no http(s) URL. Such a
+ * text is never quoted: a password with an unescaped `/`, `?` or `#` (`https://admin:pw/x@host`)
+ * breaks the parse at an unknown place, and a scheme-less `admin:pw@host:6443` reads as the
+ * scheme `admin:` with the password in the path.
  */
-function splitServer(server: string): { scheme: string; userinfo: string | undefined; rest: string; extra: string } {
-  // a scheme only with its slashes: in `admin:pw@host` and `http:admin:pw@host` the whole text up
-  // to the first slash is the authority, as fetch reads the latter
-  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:[/\\]+/.exec(server)?.[0] ?? '';
-  const afterScheme = server.slice(scheme.length);
-  const extraAt = afterScheme.search(/[?#]/);
-  const main = extraAt < 0 ? afterScheme : afterScheme.slice(0, extraAt);
-  const extra = extraAt < 0 ? '' : afterScheme.slice(extraAt);
-  const authorityEnd = main.search(/[/\\]/);
-  const authority = authorityEnd < 0 ? main : main.slice(0, authorityEnd);
-  const at = authority.lastIndexOf('@');
-  return at < 0
-    ? { scheme, userinfo: undefined, rest: main, extra }
-    : { scheme, userinfo: authority.slice(0, at), rest: main.slice(at + 1), extra };
+function parsedServer(server: string): URL | undefined {
+  let url: URL;
+  try {
+    url = new URL(server);
+  } catch {
+    return undefined;
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
 }
 
 /**
@@ -85,24 +80,31 @@ function splitServer(server: string): { scheme: string; userinfo: string | undef
  * (`?token=x/apis/…`), so every request would go to the server's root. Neither is quoted back.
  */
 export function serverURLProblem(server: string): string | undefined {
-  const { userinfo, extra } = splitServer(server);
-  if (userinfo !== undefined) {
+  const url = parsedServer(server);
+  if (url === undefined) {
+    return 'is no http:// or https:// URL, which kubeconfig needs: scheme://host:port with an optional path (it is not shown: a password may sit in it)';
+  }
+  if (url.username !== '' || url.password !== '') {
     return 'carries credentials (userinfo before an @ in the host), which kubeconfig does not support: put them in the user entry (token, client certificate, or username and password)';
   }
-  if (extra !== '') {
-    const what = extra.startsWith('?') ? 'a query string (?…)' : 'a fragment (#…)';
+  // in a URL that parsed, a `?` or `#` can only start its query or fragment (an empty one included)
+  const extra = /[?#]/.exec(server)?.[0];
+  if (extra !== undefined) {
+    const what = extra === '?' ? 'a query string (?…)' : 'a fragment (#…)';
     return `has ${what}, which kubeconfig does not support: a server URL is scheme://host:port with an optional path, and a token belongs in the user entry`;
   }
   return undefined;
 }
 
 /**
- * A server URL as messages show it: without userinfo, query or fragment, where a password or a
- * token may sit (serverURLProblem).
+ * A server URL as messages show it: scheme, host, port and path, without userinfo, query or
+ * fragment, where a password or a token may sit (serverURLProblem); nothing of a text that is
+ * no http(s) URL.
  */
 export function shownServer(server: string): string {
-  const { scheme, rest } = splitServer(server);
-  return scheme + rest;
+  const url = parsedServer(server);
+  if (url === undefined) return 'not shown';
+  return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
 }
 
 /**
