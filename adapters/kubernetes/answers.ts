@@ -211,8 +211,8 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
  * `body` as the answer to a delete of the `kind` named `name`, or the reason it is not one. A
  * finished delete answers a Status (kube-apiserver's generic registry; its `details.uid` names
  * the object removed); a delete a finalizer holds up answers with the object itself, marked for
- * deletion, which must then be the object asked for (checkObject). Anything else says nothing
- * about what was deleted.
+ * deletion, and so may a 202 Accepted, with or without the mark: the object must then be the one
+ * asked for (checkObject). Anything else says nothing about what was deleted.
  */
 export function checkDeleteAnswer(body: unknown, kind: string, name: string): string | undefined {
   const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
