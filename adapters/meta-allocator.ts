@@ -52,6 +52,7 @@ import {
   InvalidRangeError,
   OutOfMemoryError,
   optionsObject,
+  readMember,
   quoteInput,
   rejectSoon,
 } from './errors.ts';
@@ -210,7 +211,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   constructor(family: IPFamily, source: ServiceCIDRSource, options?: MetaAllocatorOptions) {
     const opts = optionsObject(options, 'MetaAllocator', META_ALLOCATOR_OPTIONS);
-    if (typeof source !== 'object' || source === null || typeof source.subscribe !== 'function') {
+    // read once: what was checked is what is called (a getter may answer differently twice)
+    const subscribe = typeof source === 'object' && source !== null ? readMember(source, 'subscribe', 'source') : undefined;
+    if (typeof subscribe !== 'function') {
       throw new InvalidArgumentError(`source must be a ServiceCIDRSource (an object with subscribe()), got ${quoteInput(source)}`);
     }
     checkIPFamily(family);
@@ -255,7 +258,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         }),
       ),
     );
-    const unsubscribeSource: unknown = source.subscribe({
+    const unsubscribeSource: unknown = (subscribe as ServiceCIDRSource['subscribe']).call(source, {
       onAdd: (sc) => this.onServiceCIDR(sc),
       onDelete: (sc) => this.onServiceCIDRDeleted(sc),
     });

@@ -412,6 +412,24 @@ const ROWS: Row[] = [
     revokedNamed: 'families',
     getterNamed: 'families',
   },
+  // ── MetaAllocator's source ─────────────────────────────────────────────────────────────────
+  {
+    name: 'MetaAllocator source',
+    fixture: () => {
+      const { source, store } = metaFixture();
+      return {
+        call: (input) => new MetaAllocator('IPv4', input as never, { store }),
+        async works() {
+          expect(store.records()).toEqual([]);
+          using meta = new MetaAllocator('IPv4', source, { store });
+          expect(await meta.allocateNext(OWNER)).toMatch(/^10\.0\.0\./);
+        },
+      };
+    },
+    getter: () => throwingAt({}, 'subscribe'),
+    revokedNamed: 'source.subscribe',
+    getterNamed: 'source.subscribe',
+  },
   // ── reconcile's other arguments ─────────────────────────────────────────────────────────────
   {
     name: 'reconcile target',
