@@ -15,7 +15,7 @@
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
 import { canonicalAddr, formatAddr } from './address.ts';
-import { InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput } from './errors.ts';
+import { InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readMember, unreadableInput } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
@@ -89,11 +89,20 @@ export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
  * refuseIPv4MappedOverlap).
  */
 export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
-  if (!Array.isArray(cidrs) || cidrs.length < 1 || cidrs.length > 2) {
-    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${Array.isArray(cidrs) ? cidrs.length : quoteInput(cidrs)}`);
+  checkedCIDRs(cidrs);
+}
+
+/**
+ * `cidrs` read once into an array of our own (a hole read as undefined), as validateServiceCIDRSpec
+ * checks it: what was checked is what is kept. An array whose reading throws (a revoked Proxy, an
+ * element's getter that throws) is InvalidArgumentError naming it (unreadableInput).
+ */
+function checkedCIDRs(cidrs: unknown): string[] {
+  const given = cidrsArray(cidrs, 2);
+  if (given === undefined || given.length < 1 || given.length > 2) {
+    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${given !== undefined ? given.length : quoteInput(cidrs)}`);
   }
-  // Array.from: a hole in a sparse array is checked as undefined (map would skip it)
-  const families = Array.from(cidrs, (c) => {
+  const families = given.map((c) => {
     const p = Prefix.parse(c);
     refuseIPv4MappedOverlap(p);
     if (c !== p.cidr) {
@@ -108,6 +117,25 @@ export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   if (families.length === 2 && families[0] === families[1]) {
     throw new InvalidArgumentError('spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64');
   }
+  return given as string[];
+}
+
+/**
+ * A copy of `cidrs` when it is an array, else undefined; a read that throws is unreadableInput.
+ * One longer than `max` is not read past its length (checkedCIDRs refuses it by its length).
+ */
+function cidrsArray(cidrs: unknown, max = Number.POSITIVE_INFINITY): unknown[] | undefined {
+  let isArray: boolean;
+  try {
+    isArray = Array.isArray(cidrs);
+  } catch (e) {
+    throw unreadableInput('spec.cidrs', e); // a revoked Proxy
+  }
+  if (!isArray) return undefined;
+  const list = cidrs as readonly unknown[];
+  const length = readMember(list, 'length', 'spec.cidrs') as number;
+  if (length > max) return { length } as unknown[];
+  return Array.from({ length }, (_, i) => readMember(list, i, 'spec.cidrs'));
 }
 
 /** metadata.name must be a DNS-1123 subdomain, as the API server requires (NameIsDNSSubdomain). */
@@ -187,11 +215,12 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     if (opts.ready !== undefined && typeof opts.ready !== 'boolean') {
       throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(opts.ready)}`);
     }
-    if (opts.unvalidated !== true) validateServiceCIDRSpec(cidrs);
-    else if (!Array.isArray(cidrs)) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
+    let kept: unknown[] | undefined;
+    if (opts.unvalidated !== true) kept = checkedCIDRs(cidrs);
+    else if ((kept = cidrsArray(cidrs)) === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
     const sc: ServiceCIDR = Object.freeze({
       name,
-      cidrs: Object.freeze([...cidrs]),
+      cidrs: Object.freeze(kept as string[]),
       ready: opts.ready,
       deletionTimestamp: null,
       // strictly increasing, so creation order survives equal wall-clock milliseconds

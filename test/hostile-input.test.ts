@@ -15,6 +15,7 @@ import {
   coolDown,
   reconcile,
   seededRandom,
+  validateServiceCIDRSpec,
 } from '../adapters/index.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
@@ -111,6 +112,19 @@ function dualStackFixture(call: (pair: DualStackAllocator, input: unknown) => un
       await pair.allocate(['10.0.0.2', 'fd00::2'], OWNER);
       expect([pair.ipv4.used(), pair.ipv6.used()]).toEqual([1, 1]);
       pair.destroy();
+    },
+  };
+}
+
+/** An empty InMemoryServiceCIDRs: afterwards still empty, and a ServiceCIDR can be added. */
+function serviceCIDRsFixture(call: (source: InMemoryServiceCIDRs, input: unknown) => unknown): Fixture {
+  const source = new InMemoryServiceCIDRs();
+  return {
+    call: (input) => call(source, input),
+    works() {
+      expect(source.list()).toEqual([]);
+      source.addServiceCIDR('services', ['10.0.0.0/29']);
+      expect(source.list().map((sc) => sc.cidrs)).toEqual([['10.0.0.0/29']]);
     },
   };
 }
@@ -411,6 +425,28 @@ const ROWS: Row[] = [
     getter: () => throwingAt(['IPv4', 'IPv6'], 0),
     revokedNamed: 'families',
     getterNamed: 'families',
+  },
+  // ── ServiceCIDR specs ───────────────────────────────────────────────────────────────────────
+  {
+    name: 'addServiceCIDR cidrs',
+    fixture: () => serviceCIDRsFixture((source, input) => source.addServiceCIDR('services', input as never)),
+    getter: () => throwingAt(['10.0.0.0/29', 'fd00::/125'], 1),
+    revokedNamed: 'spec.cidrs',
+    getterNamed: 'spec.cidrs[1]',
+  },
+  {
+    name: 'addServiceCIDR cidrs, unvalidated',
+    fixture: () => serviceCIDRsFixture((source, input) => source.addServiceCIDR('services', input as never, { unvalidated: true })),
+    getter: () => throwingAt(['10.0.0.0/29', 'fd00::/125', '10.1.0.0/29'], 2),
+    revokedNamed: 'spec.cidrs',
+    getterNamed: 'spec.cidrs[2]',
+  },
+  {
+    name: 'validateServiceCIDRSpec cidrs',
+    fixture: () => serviceCIDRsFixture((_source, input) => validateServiceCIDRSpec(input as never)),
+    getter: () => throwingAt(['10.0.0.0/29'], 0),
+    revokedNamed: 'spec.cidrs',
+    getterNamed: 'spec.cidrs[0]',
   },
   // ── MetaAllocator's source ─────────────────────────────────────────────────────────────────
   {
