@@ -356,15 +356,22 @@ export function optionsObject<T extends object>(options: T | undefined, what: st
   return read as T;
 }
 
+/** Makes the error a module answers bad input with, from its message (InvalidArgumentError's by default). */
+export type RefuseInput = (message: string) => IPAllocatorError;
+
+const invalidArgument: RefuseInput = (message) => new InvalidArgumentError(message);
+
 /**
  * The error for input that threw when read — a revoked Proxy, a getter or Proxy trap that throws:
  * InvalidArgumentError naming `what` (`Allocator options.store`, `owner`, `releaseMany's addresses[3]`)
- * and what the read threw, which is its `cause`. One of our own errors passes unchanged: a getter
- * that called back into this package got that answer (ErrDestroyed from a destroyed allocator).
+ * and what the read threw, which is its `cause`; `refuse` makes another class where a module
+ * answers bad input with its own (a store's InvalidRecordError). One of our own errors passes
+ * unchanged: a getter that called back into this package got that answer (ErrDestroyed from a
+ * destroyed allocator).
  */
-export function unreadableInput(what: string, thrown: unknown): IPAllocatorError {
+export function unreadableInput(what: string, thrown: unknown, refuse: RefuseInput = invalidArgument): IPAllocatorError {
   if (isOurs(thrown)) return thrown;
-  const error = new InvalidArgumentError(`${what} could not be read: it threw ${thrownText(thrown)}`);
+  const error = refuse(`${what} could not be read: it threw ${thrownText(thrown)}`);
   Object.defineProperty(error, 'cause', { value: thrown, writable: true, configurable: true });
   return error;
 }

@@ -39,7 +39,7 @@ import {
   readMember,
   unreadableInput,
 } from './errors.ts';
-import { isAllocatorLabelSet, isPlainObject, storedLabelsOf, validateFields, validateRecord } from './records.ts';
+import { isAllocatorLabelSet, isPlainObject, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
 import { NameTable } from './name-table.ts';
 import {
   checkWatcher,
@@ -71,11 +71,6 @@ function ownLabels(labels: Readonly<Record<string, string>> | undefined): Readon
 /** The parentRef a record keeps. */
 function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null {
   return ref === undefined || ref === null ? null : isPlainObject(ref) ? Object.freeze({ ...ref }) : ref;
-}
-
-/** An object other than an array: what a spread copies as the caller meant it. */
-function isObject(v: unknown): v is object {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function notAName(name: unknown): InvalidArgumentError {
@@ -479,14 +474,22 @@ export class MemoryStore implements Store, SyncStoreOps {
    */
   createSync(record: IPAddressRecord): IPAddressRecord {
     if (this.closed) throw destroyed();
-    if (!isObject(record)) validateRecord(record); // refused: not a record
-    const name = record.name;
+    const given = readRecord(record); // refused: not a record, or one that throws when read
+    const name = given.name as string;
     // An allocator's own write (its write-only label set, by identity: writeLabelsFor) is
     // answered to that allocator, which drops the answer: left unfrozen, so an allocation does
     // no more than store. The record is frozen when it is handed out (handOut).
-    const allocators = storedLabelsOf(record.labels);
-    const labels = allocators ?? ownLabels(record.labels);
-    const ref = ownParentRef(record.parentRef);
+    const allocators = storedLabelsOf(given.labels);
+    let field = 'metadata.labels';
+    let labels: Readonly<Record<string, string>>;
+    let ref: ParentRef | null;
+    try {
+      labels = allocators ?? ownLabels(given.labels as Readonly<Record<string, string>> | undefined);
+      field = 'spec.parentRef';
+      ref = ownParentRef(given.parentRef as ParentRef | null | undefined);
+    } catch (e) {
+      throw unreadableRecord(name, field, e); // copying a revoked Proxy, a getter that throws
+    }
     validateFields(name, labels, ref);
     const previous = this.authority.get(name);
     if (previous !== undefined) throw new AlreadyExistsError(name);

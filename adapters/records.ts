@@ -3,6 +3,7 @@
 // owner (parentRef) are.
 import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, isKnownCanonical } from './address.ts';
 import {
+  type IPAllocatorError,
   InvalidAddressError,
   InvalidArgumentError,
   InvalidRecordError,
@@ -279,13 +280,44 @@ function labelProblems(labels: unknown): string[] {
  *   none from its owner-less entry points (`Allocate(ip)`, `AllocateNext()`), which its tests run
  *   against a fake client that stores them; our allocators write null there too, so an embedded
  *   store accepts null (and absent) as "no owner". A KubernetesStore's server still refuses it.
+ * A record, or a field of it, whose reading throws (a revoked Proxy, a getter that throws) is
+ * malformed too: InvalidRecordError naming the field, what was thrown its `cause`.
  */
 export function validateRecord(record: unknown): void {
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) {
-    throw new InvalidRecordError(record, ['a record must be an object {name, labels, parentRef}']);
-  }
-  const { name, labels, parentRef } = record as Record<string, unknown>;
+  const { name, labels, parentRef } = readRecord(record);
   validateFields(name, labels, parentRef);
+}
+
+/**
+ * The fields of a record given to a store, each read once: InvalidRecordError when it is not an
+ * object, or when reading it throws (a revoked Proxy, a getter that throws: unreadableRecord).
+ */
+export function readRecord(record: unknown): { name: unknown; labels: unknown; parentRef: unknown } {
+  let name: unknown = record;
+  let field = 'record';
+  try {
+    if (typeof record !== 'object' || record === null || Array.isArray(record)) {
+      throw new InvalidRecordError(record, ['a record must be an object {name, labels, parentRef}']);
+    }
+    const r = record as Record<string, unknown>;
+    field = 'metadata.name';
+    name = r.name;
+    field = 'metadata.labels';
+    const labels = r.labels;
+    field = 'spec.parentRef';
+    return { name, labels, parentRef: r.parentRef };
+  } catch (e) {
+    throw unreadableRecord(name, field, e);
+  }
+}
+
+/**
+ * The store's answer to a record whose `field` (`record`, `metadata.labels`, `spec.parentRef`)
+ * threw when read: InvalidRecordError for `name` (the record itself while its name is unread),
+ * as for any other malformed record (unreadableInput).
+ */
+export function unreadableRecord(name: unknown, field: string, thrown: unknown): IPAllocatorError {
+  return unreadableInput(field, thrown, (message) => new InvalidRecordError(name, [message]));
 }
 
 /** validateRecord of a record's fields, read already (a store checks what it will keep). */
@@ -294,7 +326,13 @@ export function validateFields(name: unknown, labels: unknown, ref: unknown): vo
   // they are most of a store's writes.
   if (typeof name === 'string' && isAllocatorLabelSet(labels) && ref === null && isCanonicalAddress(name)) return;
   const problems = nameProblems(name);
-  if (!isAllocatorLabelSet(labels)) problems.push(...labelProblems(labels));
-  if (ref !== null && ref !== undefined) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
+  let field = 'metadata.labels';
+  try {
+    if (!isAllocatorLabelSet(labels)) problems.push(...labelProblems(labels));
+    field = 'spec.parentRef';
+    if (ref !== null && ref !== undefined) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
+  } catch (e) {
+    throw unreadableRecord(name, field, e); // a revoked Proxy, a getter that throws
+  }
   if (problems.length > 0) throw new InvalidRecordError(name, problems);
 }

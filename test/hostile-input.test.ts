@@ -8,6 +8,7 @@ import {
   DualStackAllocator,
   InMemoryServiceCIDRs,
   InvalidArgumentError,
+  InvalidRecordError,
   MemoryStore,
   MetaAllocator,
   Range,
@@ -15,6 +16,7 @@ import {
   coolDown,
   reconcile,
   seededRandom,
+  validateRecord,
   validateServiceCIDRSpec,
 } from '../adapters/index.ts';
 
@@ -482,6 +484,65 @@ const ROWS: Row[] = [
     getterNamed: 'knownOwners[0].name', // each item is read as allocate() reads its owner
   },
 ];
+
+/** A record to store, with `field` replaced by `value`. */
+function recordWith(field: 'labels' | 'parentRef', value: unknown): object {
+  return { name: '10.0.0.9', labels: { team: 'a' }, parentRef: { ...OWNER }, [field]: value };
+}
+
+// A store answers a malformed record with InvalidRecordError, and one whose reading throws is
+// malformed in the same way: the same class, naming the field as the other causes do.
+const RECORDS: { name: string; record: () => unknown; named: string; quoted: string; fromGetter: boolean }[] = [
+  { name: 'a revoked Proxy as the record', record: revoked, named: 'record', quoted: 'a value of type object', fromGetter: false },
+  {
+    name: "a record whose name's getter throws",
+    record: () => throwingAt({ labels: {}, parentRef: null }, 'name'),
+    named: 'metadata.name',
+    quoted: 'a value of type object',
+    fromGetter: true,
+  },
+  { name: 'a revoked Proxy as labels', record: () => recordWith('labels', revoked()), named: 'metadata.labels', quoted: '"10.0.0.9"', fromGetter: false },
+  {
+    name: 'labels with a getter that throws',
+    record: () => recordWith('labels', throwingAt({ team: 'a' }, 'tier')),
+    named: 'metadata.labels',
+    quoted: '"10.0.0.9"',
+    fromGetter: true,
+  },
+  { name: 'a revoked Proxy as parentRef', record: () => recordWith('parentRef', revoked()), named: 'spec.parentRef', quoted: '"10.0.0.9"', fromGetter: false },
+  {
+    name: 'a parentRef with a getter that throws',
+    record: () => recordWith('parentRef', throwingAt({ resource: 'services' }, 'name')),
+    named: 'spec.parentRef',
+    quoted: '"10.0.0.9"',
+    fromGetter: true,
+  },
+];
+
+describe('a record whose reading throws is refused with InvalidRecordError naming the field, and nothing is stored', () => {
+  const calls: { via: string; call: (store: MemoryStore, record: unknown) => unknown }[] = [
+    { via: 'MemoryStore.createSync', call: (store, record) => store.createSync(record as never) },
+    { via: 'MemoryStore.create', call: (store, record) => store.create(record as never) },
+    { via: 'validateRecord', call: (_store, record) => validateRecord(record) },
+  ];
+  const cases = calls.flatMap((c) => RECORDS.map((r) => ({ ...c, ...r, name: `${c.via}: ${r.name}` })));
+  it.each(cases)('$name', async ({ call, record, named, quoted, fromGetter }) => {
+    const store = new MemoryStore();
+    let thrown: unknown;
+    try {
+      await call(store, record());
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InvalidRecordError);
+    expect((thrown as Error).message).toContain(`IPAddress ${quoted} is invalid: ${named} could not be read: it threw `);
+    if (fromGetter) expect((thrown as Error).cause).toBe(GETTER_ERROR);
+    expect(store.records()).toEqual([]);
+    using a = new Allocator('10.0.0.0/29', { store });
+    await a.allocate('10.0.0.2', OWNER);
+    expect(store.records().map((r) => r.name)).toEqual(['10.0.0.2']);
+  });
+});
 
 describe('input whose reading throws is refused with InvalidArgumentError naming it, and changes nothing', () => {
   const cases = ROWS.flatMap((row) => [
