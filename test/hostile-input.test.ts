@@ -19,6 +19,8 @@ import {
   validateRecord,
   validateServiceCIDRSpec,
 } from '../adapters/index.ts';
+import { KubernetesServiceCIDRs, KubernetesStore, createServiceCIDR, deleteServiceCIDR } from '../adapters/kubernetes/index.ts';
+import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 
@@ -127,6 +129,19 @@ function serviceCIDRsFixture(call: (source: InMemoryServiceCIDRs, input: unknown
       expect(source.list()).toEqual([]);
       source.addServiceCIDR('services', ['10.0.0.0/29']);
       expect(source.list().map((sc) => sc.cidrs)).toEqual([['10.0.0.0/29']]);
+    },
+  };
+}
+
+/** A KubeConfig for a server nobody listens on: afterwards a KubernetesStore is made over it, without a request. */
+function kubeConfigFixture(call: (input: unknown) => unknown): Fixture {
+  return {
+    call,
+    works() {
+      const kc = kubeConfigFor('http://127.0.0.1:1');
+      const store = new KubernetesStore(kc, { start: false });
+      expect(store.cache.list()).toEqual([]);
+      store.close();
     },
   };
 }
@@ -467,6 +482,36 @@ const ROWS: Row[] = [
     getter: () => throwingAt({}, 'subscribe'),
     revokedNamed: 'source.subscribe',
     getterNamed: 'source.subscribe',
+  },
+  // ── the Kubernetes adapters' KubeConfig ────────────────────────────────────────────────────
+  {
+    name: 'KubernetesStore kubeConfig',
+    fixture: () => kubeConfigFixture((input) => new KubernetesStore(input as never, { start: false })),
+    // shaped like a KubeConfig (makeApiClient) but throwing on the next read
+    getter: () => throwingAt({ makeApiClient() {} }, 'getCurrentCluster'),
+    revokedNamed: 'KubernetesStore kubeConfig.makeApiClient',
+    getterNamed: 'KubernetesStore kubeConfig',
+  },
+  {
+    name: 'KubernetesServiceCIDRs kubeConfig',
+    fixture: () => kubeConfigFixture((input) => new KubernetesServiceCIDRs(input as never, { start: false })),
+    getter: () => throwingAt({}, 'makeApiClient'),
+    revokedNamed: 'KubernetesServiceCIDRs kubeConfig.makeApiClient',
+    getterNamed: 'KubernetesServiceCIDRs kubeConfig.makeApiClient',
+  },
+  {
+    name: 'createServiceCIDR kubeConfig',
+    fixture: () => kubeConfigFixture((input) => createServiceCIDR(input as never, 'services', ['10.0.0.0/29'])),
+    getter: () => throwingAt({}, 'makeApiClient'),
+    revokedNamed: 'createServiceCIDR kubeConfig.makeApiClient',
+    getterNamed: 'createServiceCIDR kubeConfig.makeApiClient',
+  },
+  {
+    name: 'deleteServiceCIDR kubeConfig',
+    fixture: () => kubeConfigFixture((input) => deleteServiceCIDR(input as never, 'services')),
+    getter: () => throwingAt({ makeApiClient() {} }, 'getCurrentCluster'),
+    revokedNamed: 'deleteServiceCIDR kubeConfig.makeApiClient',
+    getterNamed: 'deleteServiceCIDR kubeConfig',
   },
   // ── reconcile's other arguments ─────────────────────────────────────────────────────────────
   {

@@ -2,7 +2,7 @@
 // share, checked in one place: a wrong one fails with InvalidArgumentError quoting it, before
 // any request is made.
 import { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError, optionsObject as checkOptions, quoteInput } from '../errors.ts';
+import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember, unreadableInput } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { ApiVersion } from './objects.ts';
 
@@ -12,6 +12,7 @@ import type { ApiVersion } from './objects.ts';
  * a KubeConfig from another copy of client-node is accepted by its shape (makeApiClient).
  */
 export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeConfig {
+  const given = `${owner} kubeConfig`;
   let kc: KubeConfig;
   if (kubeConfig === undefined) {
     kc = new KubeConfig();
@@ -24,14 +25,26 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
           'fix it, or pass a KubeConfig loaded yourself',
       );
     }
-  } else if (typeof kubeConfig !== 'object' || kubeConfig === null || typeof (kubeConfig as KubeConfig).makeApiClient !== 'function') {
+  } else if (
+    typeof kubeConfig !== 'object' ||
+    kubeConfig === null ||
+    typeof readMember(kubeConfig, 'makeApiClient', given) !== 'function'
+  ) {
     throw new InvalidArgumentError(
       `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}`,
     );
   } else {
     kc = kubeConfig as KubeConfig;
   }
-  if (isClientNodeFallback(kc)) {
+  let fallback: boolean;
+  let noCluster: boolean;
+  try {
+    fallback = isClientNodeFallback(kc);
+    noCluster = !fallback && typeof kc.getCurrentCluster === 'function' && kc.getCurrentCluster() === null;
+  } catch (e) {
+    throw unreadableInput(given, e); // a KubeConfig-shaped Proxy, a getter that throws
+  }
+  if (fallback) {
     // every request would fail with a refused connection (or, with client-node 2.x, "HTTP
     // protocol is not allowed") to a server nobody named
     throw new InvalidArgumentError(
@@ -41,7 +54,7 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     );
   }
   // client-node's own answer, later, is a bare Error('No active cluster!')
-  if (typeof kc.getCurrentCluster === 'function' && kc.getCurrentCluster() === null) {
+  if (noCluster) {
     throw new InvalidArgumentError(
       `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(kc.getCurrentContext?.() ?? '')}): load one first, e.g. kc.loadFromDefault()`,
     );
