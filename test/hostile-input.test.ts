@@ -2,7 +2,7 @@
 // reads an object of the caller's (options, owners, snapshots, address arrays): the package's
 // InvalidArgumentError naming what could not be read, never the input's own TypeError, and what
 // was called (or what the failed constructor was given) works on as before.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   Allocator,
   DualStackAllocator,
@@ -606,6 +606,21 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
     expect((thrown as Error).message).toContain(`${named} could not be read: it threw `);
     if (input !== revoked) expect((thrown as Error).cause).toBe(GETTER_ERROR);
     await fixture.works();
+  });
+
+  it.each([
+    ['KubernetesStore', (backoff: object) => new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { backoff })],
+    ['KubernetesServiceCIDRs', (backoff: object) => new KubernetesServiceCIDRs(kubeConfigFor('http://127.0.0.1:1'), { backoff })],
+  ] as const)('%s reads its backoff option once: revoked after the constructor, it is not read at the failures', async (_name, make) => {
+    const { proxy, revoke } = Proxy.revocable({ initialMs: 1, maxMs: 2 }, {});
+    const informer = make(proxy);
+    revoke();
+    try {
+      // nobody listens: every list fails, and each failure waits out the backoff as checked
+      await vi.waitFor(() => expect(informer.stats.errors).toBeGreaterThanOrEqual(3), { timeout: 5000 });
+    } finally {
+      informer.close();
+    }
   });
 
   it('what a getter threw is shown with its unseen characters escaped, and a thrown non-Error by its type', () => {

@@ -199,12 +199,14 @@ export const SHARED_OPTIONS: Readonly<Record<keyof SharedOptions, true>> = {
 /**
  * The informer's options (shared by KubernetesStore and KubernetesServiceCIDRs): values the API
  * server takes. A fractional or negative page size or watch timeout would fail every list or
- * watch at the server, and a backoff out of range would retry at once or never.
+ * watch at the server, and a backoff out of range would retry at once or never. Returns the
+ * backoff as checked, a copy for the informer: the caller's object is not read again at a later
+ * failure (where a getter could answer a delay of 0, or a Proxy revoked since could throw).
  */
 export function checkInformerOptions(
   options: { pageSize?: unknown; watchTimeoutSeconds?: unknown; backoff?: unknown; start?: unknown; onWatcherError?: unknown },
   owner: string,
-): void {
+): BackoffOptions | undefined {
   const { pageSize, watchTimeoutSeconds, backoff, start, onWatcherError } = options;
   if (start !== undefined && typeof start !== 'boolean') {
     throw new InvalidArgumentError(`${owner}: start must be true or false, got ${quoteInput(start)}`);
@@ -220,7 +222,7 @@ export function checkInformerOptions(
       `${owner}: watchTimeoutSeconds must be a whole number of seconds ≥ 1, got ${quoteInput(watchTimeoutSeconds)}`,
     );
   }
-  if (backoff === undefined) return;
+  if (backoff === undefined) return undefined;
   const b = checkOptions(backoff as BackoffOptions, `${owner} backoff`, { initialMs: true, maxMs: true, jitter: true });
   const ms = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v > 0);
   if (!ms(b.initialMs) || !ms(b.maxMs)) {
@@ -237,6 +239,7 @@ export function checkInformerOptions(
   if (b.jitter !== undefined && !(typeof b.jitter === 'number' && b.jitter >= 0 && b.jitter <= 1)) {
     throw new InvalidArgumentError(`${owner}: backoff.jitter must be a number from 0 to 1, got ${quoteInput(b.jitter)}`);
   }
+  return b;
 }
 
 /** networking.k8s.io version: 'v1' (default) or 'v1beta1'. */

@@ -349,7 +349,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     super();
     const kc = kubeConfigOrDefault(kubeConfig, 'KubernetesServiceCIDRs');
     options = optionsObject<KubernetesServiceCIDRsOptions>(options, 'KubernetesServiceCIDRs', SHARED_OPTIONS);
-    checkInformerOptions(options, 'KubernetesServiceCIDRs');
+    const backoff = checkInformerOptions(options, 'KubernetesServiceCIDRs');
     this.apiVersion = checkApiVersion(options.apiVersion);
     const api = apiFor(kc, this.apiVersion);
     const requests = (this.requests = requestsFor(kc, options.requestTimeoutMs, 'KubernetesServiceCIDRs'));
@@ -365,7 +365,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
       convert: (obj) => toServiceCIDR(obj as ServiceCIDRObject),
       ...(this.selector ? { selector: this.selector } : {}),
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
-      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(backoff ? { backoff } : {}),
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
       ...(options.onWatcherError ? { onWatcherError: options.onWatcherError } : {}),
     });

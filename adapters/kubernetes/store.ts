@@ -97,7 +97,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     super();
     const kc = kubeConfigOrDefault(kubeConfig, 'KubernetesStore');
     options = optionsObject<KubernetesStoreOptions>(options, 'KubernetesStore', { ...SHARED_OPTIONS, family: true, readYourWrites: true });
-    checkInformerOptions(options, 'KubernetesStore');
+    const backoff = checkInformerOptions(options, 'KubernetesStore');
     this.apiVersion = checkApiVersion(options.apiVersion);
     this.path = `/apis/${GROUP}/${this.apiVersion}/ipaddresses`;
     this.api = (this.apiVersion === 'v1'
@@ -132,7 +132,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       apiVersion: `${GROUP}/${this.apiVersion}`,
       ...(this.selector ? { selector: this.selector } : {}),
       ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {}),
-      ...(options.backoff ? { backoff: options.backoff } : {}),
+      ...(backoff ? { backoff } : {}),
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
       ...(options.onWatcherError ? { onWatcherError: options.onWatcherError } : {}),
     });
