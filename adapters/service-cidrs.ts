@@ -17,6 +17,7 @@
 import { canonicalAddr, formatAddr } from './address.ts';
 import { InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readMember, unreadableInput } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
+import { checkWatcher } from './store.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
 export interface ServiceCIDR {
@@ -267,9 +268,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   }
 
   subscribe(watcher: ServiceCIDRWatcher): () => void {
-    if (typeof watcher?.onAdd !== 'function' || typeof watcher.onDelete !== 'function') {
-      throw new InvalidArgumentError(`a ServiceCIDR watcher needs onAdd and onDelete functions, got ${quoteInput(watcher)}`);
-    }
+    checkWatcher(watcher, 'InMemoryServiceCIDRs.subscribe');
     for (const sc of [...this.objects.values()]) watcher.onAdd(sc);
     this.watchers.add(watcher);
     return () => {

@@ -9,7 +9,7 @@
 // KubernetesStore (adapters/kubernetes/, IPAddress objects through @kubernetes/client-node).
 // An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
 // delete, and the cache to a watch from a revision.
-import { InvalidArgumentError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, quoteInput, readMember } from './errors.ts';
 import type { ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
@@ -181,16 +181,18 @@ export function isAllocatorWatcher(watcher: StoreWatcher): boolean {
 
 /**
  * InvalidArgumentError unless `watcher` is an object with onAdd and onDelete functions (onResync
- * optional): every cache's subscribe() checks it before replaying anything. `where` names the call.
+ * optional): every cache's and ServiceCIDR source's subscribe() checks it before replaying
+ * anything. `where` names the call; a watcher whose reading throws is named with it (readMember).
  */
 export function checkWatcher(watcher: unknown, where: string): void {
-  const w = watcher as { onAdd?: unknown; onDelete?: unknown; onResync?: unknown } | null;
+  const given = `${where} watcher`;
+  let onResync: unknown;
   if (
-    typeof w !== 'object' ||
-    w === null ||
-    typeof w.onAdd !== 'function' ||
-    typeof w.onDelete !== 'function' ||
-    (w.onResync !== undefined && typeof w.onResync !== 'function')
+    typeof watcher !== 'object' ||
+    watcher === null ||
+    typeof readMember(watcher, 'onAdd', given) !== 'function' ||
+    typeof readMember(watcher, 'onDelete', given) !== 'function' ||
+    ((onResync = readMember(watcher, 'onResync', given)) !== undefined && typeof onResync !== 'function')
   ) {
     throw new InvalidArgumentError(`${where}: a watcher must be an object with onAdd and onDelete functions, got ${quoteInput(watcher)}`);
   }

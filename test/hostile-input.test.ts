@@ -465,6 +465,80 @@ const ROWS: Row[] = [
     revokedNamed: 'spec.cidrs',
     getterNamed: 'spec.cidrs[0]',
   },
+  // ── watchers ────────────────────────────────────────────────────────────────────────────────
+  {
+    name: 'InMemoryServiceCIDRs.subscribe watcher',
+    fixture: () => {
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('services', ['10.0.0.0/29']);
+      return {
+        call: (input) => source.subscribe(input as never),
+        works() {
+          const seen: string[] = [];
+          source.subscribe({ onAdd: (sc) => seen.push(sc.name), onDelete() {} });
+          source.addServiceCIDR('more', ['10.1.0.0/29']);
+          expect(seen).toEqual(['services', 'more']);
+        },
+      };
+    },
+    getter: () => throwingAt({ onAdd() {} }, 'onDelete'),
+    revokedNamed: 'InMemoryServiceCIDRs.subscribe watcher.onAdd',
+    getterNamed: 'InMemoryServiceCIDRs.subscribe watcher.onDelete',
+  },
+  {
+    name: 'MemoryStore.cache.subscribe watcher',
+    fixture: () => {
+      const store = new MemoryStore();
+      return {
+        call: (input) => store.cache.subscribe(input as never),
+        async works() {
+          expect(store.watcherCount).toBe(0);
+          const seen: string[] = [];
+          store.cache.subscribe({ onAdd: (r) => seen.push(r.name), onDelete() {} });
+          using a = new Allocator('10.0.0.0/29', { store });
+          await a.allocate('10.0.0.2', OWNER);
+          expect(seen).toEqual(['10.0.0.2']);
+        },
+      };
+    },
+    getter: () => throwingAt({ onAdd() {}, onDelete() {} }, 'onResync'),
+    revokedNamed: 'MemoryStore.cache.subscribe watcher.onAdd',
+    getterNamed: 'MemoryStore.cache.subscribe watcher.onResync',
+  },
+  {
+    name: 'KubernetesStore.cache.subscribe watcher',
+    fixture: () => {
+      const store = new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { start: false });
+      return {
+        call: (input) => store.cache.subscribe(input as never),
+        works() {
+          expect(store.cache.list()).toEqual([]);
+          store.cache.subscribe({ onAdd() {}, onDelete() {} })();
+          store.close();
+        },
+      };
+    },
+    getter: () => throwingAt({}, 'onAdd'),
+    revokedNamed: 'KubernetesStore.cache.subscribe watcher.onAdd',
+    getterNamed: 'KubernetesStore.cache.subscribe watcher.onAdd',
+  },
+  {
+    name: 'KubernetesServiceCIDRs.subscribe watcher',
+    fixture: () => {
+      const source = new KubernetesServiceCIDRs(kubeConfigFor('http://127.0.0.1:1'), { start: false });
+      return {
+        call: (input) => source.subscribe(input as never),
+        works() {
+          expect(source.list()).toEqual([]);
+          source.subscribe({ onAdd() {}, onDelete() {} })();
+          source.close();
+        },
+      };
+    },
+    getter: () => throwingAt({ onAdd() {} }, 'onDelete'),
+    revokedNamed: 'KubernetesServiceCIDRs.subscribe watcher.onAdd',
+    getterNamed: 'KubernetesServiceCIDRs.subscribe watcher.onDelete',
+  },
   // ── MetaAllocator's source ─────────────────────────────────────────────────────────────────
   {
     name: 'MetaAllocator source',
