@@ -168,12 +168,18 @@ export class DualStackAllocator {
     if (typeof ips !== 'object' || ips === null) {
       throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}`);
     }
-    if (!isIPList(ips) && !Array.isArray(ips.ips)) {
-      throw new InvalidArgumentError(
-        `release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips ${quoteInput(ips.ips)}`,
-      );
+    let list: unknown;
+    try {
+      list = isIPList(ips) ? ips : readMember(ips, 'ips', 'ips');
+      if (list !== ips && !Array.isArray(list)) {
+        throw new InvalidArgumentError(
+          `release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips ${quoteInput(list)}`,
+        );
+      }
+    } catch (e) {
+      throw unreadableInput('ips', e); // a revoked Proxy, as the addresses or as their ips
     }
-    const { canonical, families } = familiesOf(isIPList(ips) ? ips : ips.ips);
+    const { canonical, families } = familiesOf(list as readonly string[]);
     const allocators = families.map((f) => this.allocator(f));
     return this.call(async () => {
       let first: { error: unknown } | undefined;

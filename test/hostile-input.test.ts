@@ -437,6 +437,20 @@ const ROWS: Row[] = [
     getterNamed: 'ips',
   },
   {
+    name: 'DualStackAllocator.release ips',
+    fixture: () => dualStackFixture((pair, input) => pair.release(input as never)),
+    getter: () => throwingAt({}, 'ips'),
+    revokedNamed: 'ips',
+    getterNamed: 'ips.ips',
+  },
+  {
+    name: "DualStackAllocator.release ips' ips",
+    fixture: () => dualStackFixture((pair, input) => pair.release({ ips: input } as never)),
+    getter: () => throwingAt(['10.0.0.2', 'fd00::2'], 1),
+    revokedNamed: 'ips',
+    getterNamed: 'ips',
+  },
+  {
     name: 'DualStackAllocator.allocateNext families',
     fixture: () => dualStackFixture((pair, input) => pair.allocateNext(OWNER, input as never)),
     getter: () => throwingAt(['IPv4', 'IPv6'], 0),
