@@ -601,6 +601,22 @@ const ROWS: Row[] = [
     revokedNamed: 'deleteServiceCIDR kubeConfig.makeApiClient',
     getterNamed: 'deleteServiceCIDR kubeConfig',
   },
+  {
+    name: 'waitForSync signal',
+    fixture: () => {
+      const store = new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { start: false });
+      return {
+        call: (input) => store.waitForSync({ timeoutMs: 1, signal: input as never }),
+        async works() {
+          await expect(store.waitForSync({ timeoutMs: 1 })).rejects.toMatchObject({ code: 'ERR_SYNC_TIMEOUT' });
+          store.close();
+        },
+      };
+    },
+    getter: () => throwingAt({}, 'addEventListener'),
+    revokedNamed: 'waitForSync options.signal.addEventListener',
+    getterNamed: 'waitForSync options.signal.addEventListener',
+  },
   // ── reconcile's other arguments ─────────────────────────────────────────────────────────────
   {
     name: 'reconcile target',

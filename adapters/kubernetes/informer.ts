@@ -68,7 +68,7 @@
 // as above; that is seen only while they are below the last one shown), and converges to the
 // server's set once the watch catches up.
 import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
-import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput } from '../errors.ts';
+import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from '../errors.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
@@ -297,10 +297,17 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         ),
       );
     }
-    if (
-      signal !== undefined &&
-      !(typeof signal === 'object' && signal !== null && typeof signal.addEventListener === 'function' && 'aborted' in signal)
-    ) {
+    let isSignal = signal === undefined;
+    try {
+      isSignal ||=
+        typeof signal === 'object' &&
+        signal !== null &&
+        typeof readMember(signal, 'addEventListener', 'waitForSync options.signal') === 'function' &&
+        'aborted' in signal;
+    } catch (e) {
+      return Promise.reject(unreadableInput('waitForSync options.signal', e)); // a revoked Proxy (`in`), a getter that throws
+    }
+    if (!isSignal) {
       return Promise.reject(new InvalidArgumentError(`waitForSync: signal must be an AbortSignal, got ${quoteInput(signal)}`));
     }
     if (this.stopped) return Promise.reject(new ErrDestroyed(this.owner));
