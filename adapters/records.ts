@@ -299,7 +299,7 @@ export function readRecord(record: unknown): { name: unknown; labels: unknown; p
     if (typeof record !== 'object' || record === null || Array.isArray(record)) {
       throw new InvalidRecordError(record, ['a record must be an object {name, labels, parentRef}']);
     }
-    const r = record as Record<string, unknown>;
+    const r = record as { name?: unknown; labels?: unknown; parentRef?: unknown };
     field = 'metadata.name';
     name = r.name;
     field = 'metadata.labels';

@@ -218,7 +218,8 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     }
     let kept: unknown[] | undefined;
     if (opts.unvalidated !== true) kept = checkedCIDRs(cidrs);
-    else if ((kept = cidrsArray(cidrs)) === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
+    else if ((kept = cidrsArray(cidrs)) === undefined)
+      throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
     const sc: ServiceCIDR = Object.freeze({
       name,
       cidrs: Object.freeze(kept as string[]),

@@ -650,7 +650,13 @@ const RECORDS: { name: string; record: () => unknown; named: string; quoted: str
     quoted: 'a value of type object',
     fromGetter: true,
   },
-  { name: 'a revoked Proxy as labels', record: () => recordWith('labels', revoked()), named: 'metadata.labels', quoted: '"10.0.0.9"', fromGetter: false },
+  {
+    name: 'a revoked Proxy as labels',
+    record: () => recordWith('labels', revoked()),
+    named: 'metadata.labels',
+    quoted: '"10.0.0.9"',
+    fromGetter: false,
+  },
   {
     name: 'labels with a getter that throws',
     record: () => recordWith('labels', throwingAt({ team: 'a' }, 'tier')),
@@ -658,7 +664,13 @@ const RECORDS: { name: string; record: () => unknown; named: string; quoted: str
     quoted: '"10.0.0.9"',
     fromGetter: true,
   },
-  { name: 'a revoked Proxy as parentRef', record: () => recordWith('parentRef', revoked()), named: 'spec.parentRef', quoted: '"10.0.0.9"', fromGetter: false },
+  {
+    name: 'a revoked Proxy as parentRef',
+    record: () => recordWith('parentRef', revoked()),
+    named: 'spec.parentRef',
+    quoted: '"10.0.0.9"',
+    fromGetter: false,
+  },
   {
     name: 'a parentRef with a getter that throws',
     record: () => recordWith('parentRef', throwingAt({ resource: 'services' }, 'name')),
