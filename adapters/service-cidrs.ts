@@ -256,7 +256,9 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   /** The object, or an InvalidArgumentError (`not found`). */
   get(name: string): ServiceCIDR {
     const sc = this.objects.get(name);
-    if (sc === undefined) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io "${name}" not found`);
+    // quoted: a name that is not a string (a revoked Proxy would throw from the template) or holds
+    // characters a reader cannot see
+    if (sc === undefined) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io ${quoteInput(name)} not found`);
     return sc;
   }
 

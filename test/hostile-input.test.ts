@@ -739,6 +739,22 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
     }
   });
 
+  it('an InMemoryServiceCIDRs name that is not a string is quoted by its type in "not found", not read (a revoked Proxy)', () => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('services', ['10.0.0.0/29']);
+    for (const call of [
+      (name: never) => source.get(name),
+      (name: never) => source.setReady(name, true),
+      (name: never) => source.markDeleting(name),
+      (name: never) => source.deleteServiceCIDR(name),
+    ]) {
+      expect(() => call(revoked() as never)).toThrow(
+        new InvalidArgumentError('servicecidrs.networking.k8s.io a value of type object not found'),
+      );
+    }
+    expect(source.list().map((sc) => [sc.name, sc.ready])).toEqual([['services', undefined]]);
+  });
+
   it('what a getter threw is shown with its unseen characters escaped, and a thrown non-Error by its type', () => {
     const odd = Object.defineProperty({}, 'store', {
       get() {
