@@ -258,10 +258,19 @@ export class MetaAllocator implements IPAllocator, Disposable {
         }),
       ),
     );
-    const unsubscribeSource: unknown = (subscribe as ServiceCIDRSource['subscribe']).call(source, {
-      onAdd: (sc) => this.onServiceCIDR(sc),
-      onDelete: (sc) => this.onServiceCIDRDeleted(sc),
-    });
+    let unsubscribeSource: unknown;
+    try {
+      unsubscribeSource = (subscribe as ServiceCIDRSource['subscribe']).call(source, {
+        onAdd: (sc) => this.onServiceCIDR(sc),
+        onDelete: (sc) => this.onServiceCIDRDeleted(sc),
+      });
+    } catch (e) {
+      // a closed source (ErrDestroyed), or one whose replay failed part-way: nobody will hold
+      // this object to destroy it, so the store subscription and the ranges built go now
+      this.unsubscribeSource = () => {};
+      this.destroy();
+      throw e;
+    }
     if (typeof unsubscribeSource !== 'function') {
       // The ranges its replay built are freed and the store let go; the source's later events
       // find this destroyed.

@@ -790,3 +790,31 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
     b.destroy();
   });
 });
+
+describe('a MetaAllocator whose source fails to subscribe leaves nothing behind', () => {
+  it('the store subscriptions of the MetaAllocator and of the ranges its replay built are let go', () => {
+    const store = new MemoryStore();
+    let active = 0;
+    const subscribe = store.cache.subscribe.bind(store.cache);
+    vi.spyOn(store.cache, 'subscribe').mockImplementation((w) => {
+      active++;
+      const unsubscribe = subscribe(w);
+      return () => {
+        active--;
+        unsubscribe();
+      };
+    });
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.0.0.0/24']);
+    const failing = {
+      hasSynced: () => cidrs.hasSynced(),
+      list: () => cidrs.list(),
+      subscribe(w: Parameters<InMemoryServiceCIDRs['subscribe']>[0]) {
+        cidrs.subscribe(w)(); // the replay builds a range, then the source fails
+        throw new Error('source went away');
+      },
+    };
+    expect(() => new MetaAllocator('IPv4', failing, { store })).toThrow('source went away');
+    expect(active).toBe(0);
+  });
+});
