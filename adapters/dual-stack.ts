@@ -13,6 +13,7 @@
 // spelling the caller gave.
 import { canonicalAddr, parseAddr } from './address.ts';
 import { checkIPFamily, ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from './errors.ts';
+import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The addresses of one Service. */
@@ -80,9 +81,10 @@ export class DualStackAllocator {
    * single-stack Service). If a family fails, the addresses already taken are released and that
    * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …).
    */
-  async allocateNext(owner?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
+  async allocateNext(given?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     checkFamilies(families);
+    const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const allocators = families.map((f) => this.allocator(f));
     return this.call(async () => {
       const ips: string[] = [];
@@ -107,9 +109,10 @@ export class DualStackAllocator {
    * (ErrAllocated, ErrNotInRange, ErrMismatchedNetwork, …). Malformed text: InvalidAddressError
    * before anything is reserved.
    */
-  async allocate(ips: readonly string[], owner?: ParentRef): Promise<DualStackIPs> {
+  async allocate(ips: readonly string[], given?: ParentRef): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const { canonical, families } = familiesOf(ips);
+    const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const allocators = families.map((f) => this.allocator(f));
     return this.call(async () => {
       const done: string[] = [];

@@ -296,8 +296,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
       // none. The owner is read first all the same: its getters may call back into this object,
       // which must not happen between covers() and pick() (they share this.words).
       let ownerError: { error: unknown } | null = null;
+      let checked: ParentRef | null = null; // read once: the range gets the copy checked here
       try {
-        checkParentRef(owner);
+        checked = checkParentRef(owner);
       } catch (error) {
         ownerError = { error };
       }
@@ -307,7 +308,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
       if (e === null) throw new ErrMismatchedNetwork(); // the random source changed the ranges meanwhile
       try {
-        return e.allocator.allocate(ip, owner); // a rebuild of its index runs its strategy's forRange first
+        return e.allocator.allocate(ip, checked ?? undefined); // a rebuild of its index runs its strategy's forRange first
       } finally {
         this.reap();
       }
@@ -316,9 +317,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  async allocateNext(owner?: ParentRef): Promise<string> {
+  async allocateNext(given?: ParentRef): Promise<string> {
     this.live();
-    checkParentRef(owner);
+    const owner = checkParentRef(given) ?? undefined; // read once: every range tried gets this copy
     let list = this.order;
     // Ranges already tried, once the list changed during the call (a range added or removed
     // while a store call was in flight): the ranges added meanwhile are tried too.

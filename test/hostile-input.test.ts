@@ -791,6 +791,43 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
   });
 });
 
+describe('an owner is read once per call, however many allocators the call goes through', () => {
+  /** An owner whose name reads differently each time: `svc-0`, `svc-1`, … */
+  function shifting(): { owner: typeof OWNER; reads: () => number } {
+    let n = 0;
+    const owner = Object.defineProperty({ ...OWNER }, 'name', { enumerable: true, get: () => `svc-${n++}` });
+    return { owner, reads: () => n };
+  }
+
+  it('DualStackAllocator: both families get the owner as it was checked', async () => {
+    const store = new MemoryStore();
+    const v4 = new Allocator('10.0.0.0/24', { store, random: seededRandom(1) });
+    const v6 = new Allocator('fd00::/120', { store, random: seededRandom(2) });
+    const ds = new DualStackAllocator(v4, v6);
+    const next = shifting();
+    await ds.allocateNext(next.owner);
+    const given = shifting();
+    await ds.allocate(['10.0.0.9', 'fd00::9'], given.owner);
+    expect([next.reads(), given.reads()]).toEqual([1, 1]);
+    expect(store.records().map((r) => r.parentRef?.name)).toEqual(['svc-0', 'svc-0', 'svc-0', 'svc-0']);
+    ds.destroy();
+  });
+
+  it('MetaAllocator: the range gets the owner as it was checked', async () => {
+    const store = new MemoryStore();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const meta = new MetaAllocator('IPv4', source, { store, random: seededRandom(3) });
+    const next = shifting();
+    await meta.allocateNext(next.owner);
+    const given = shifting();
+    await meta.allocate('10.0.0.9', given.owner);
+    expect([next.reads(), given.reads()]).toEqual([1, 1]);
+    expect(store.records().map((r) => r.parentRef?.name)).toEqual(['svc-0', 'svc-0']);
+    meta.destroy();
+  });
+});
+
 describe('a MetaAllocator whose source fails to subscribe leaves nothing behind', () => {
   it('the store subscriptions of the MetaAllocator and of the ranges its replay built are let go', () => {
     const store = new MemoryStore();
