@@ -855,3 +855,25 @@ describe('a MetaAllocator whose source fails to subscribe leaves nothing behind'
     expect(active).toBe(0);
   });
 });
+
+describe('KubernetesStore.create reads the record once', () => {
+  it('a record whose name reads differently the second time is sent as it was checked', async () => {
+    const store = new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { start: false });
+    let reads = 0;
+    const record = Object.defineProperty({ labels: {}, parentRef: OWNER }, 'name', {
+      enumerable: true,
+      get: () => {
+        if (reads++ > 0) throw new Error('read twice');
+        return '10.0.0.5';
+      },
+    }) as unknown as Parameters<KubernetesStore['create']>[0];
+    const error = await store.create(record).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(reads).toBe(1);
+    expect(error?.message).not.toContain('read twice'); // the request was made (nobody listens there)
+    expect(error?.message).toContain('10.0.0.5');
+    await store.close();
+  });
+});

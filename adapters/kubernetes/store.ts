@@ -26,7 +26,7 @@ import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
 import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
-import { validateRecord } from '../records.ts';
+import { readRecord, validateFields } from '../records.ts';
 import {
   checkApiVersion,
   checkInformerOptions,
@@ -145,11 +145,14 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   }
 
   /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
-  async create(record: IPAddressRecord): Promise<IPAddressRecord> {
+  async create(given: IPAddressRecord): Promise<IPAddressRecord> {
     this.assertOpen();
     // Refused at the door as MemoryStore refuses it (InvalidRecordError), before any request; a
-    // null parentRef passes here and the server answers 422, as kube-apiserver requires one.
-    validateRecord(record);
+    // null parentRef passes here and the server answers 422, as kube-apiserver requires one. The
+    // fields are read once: what is sent is what was checked.
+    const { name, labels, parentRef } = readRecord(given);
+    validateFields(name, labels, parentRef);
+    const record = { name, labels, parentRef } as IPAddressRecord;
     const body = toObject(record, this.apiVersion);
     const history = this.informer.history;
     // A 2xx whose body is not the object (a proxy's page, `{}`, an object of another name or with
