@@ -141,7 +141,7 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     [
       'check',
       'services',
-      { kind: 'ServiceList', metadata: {}, items: [{ metadata: { name: 's1' }, spec: { clusterIPs: ['10.96.0.1'] } }] },
+      { kind: 'ServiceList', apiVersion: 'v1', metadata: {}, items: [{ metadata: { name: 's1' }, spec: { clusterIPs: ['10.96.0.1'] } }] },
       'list services',
       ': a ServiceList whose item 0 is an object without a namespace',
     ],
@@ -150,6 +150,7 @@ describe('ipallocator: an answer that is not what was asked for', () => {
       'services',
       {
         kind: 'ServiceList',
+        apiVersion: 'v1',
         metadata: {},
         items: [
           { metadata: { namespace: 'default', name: 's1' }, spec: { clusterIPs: ['10.96.0.1'] } },
