@@ -78,6 +78,22 @@ export class KubernetesApiError extends Error {
 }
 
 /**
+ * A 2xx answer that is not what was asked for, `what` saying what it was (`a malformed body
+ * (content type text/html): not JSON`, `an object without a kind`, …), and `after` what the
+ * request may have done all the same (a create or a delete may have taken effect).
+ */
+export function malformedAnswer(
+  verb: string,
+  resource: string,
+  name: string | undefined,
+  what: string,
+  after?: string,
+): KubernetesApiError {
+  const tail = after === undefined ? '' : ` (${after})`;
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `the API server answered with ${what}${tail}`);
+}
+
+/**
  * `waitForSync({ timeoutMs })` ran out before the first complete list arrived — typically an
  * unreachable or refusing API server; `lastError` (also the `cause`) says what the last list or
  * watch attempt met. The informer keeps retrying; a later waitForSync can still succeed.

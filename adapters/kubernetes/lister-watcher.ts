@@ -5,7 +5,7 @@
 // deadlines of its own).
 import type { ConfigurationOptions, KubeConfig } from '@kubernetes/client-node';
 import { requestJson } from './answer-probe.ts';
-import { KubernetesApiError } from './errors.ts';
+import { malformedAnswer } from './errors.ts';
 import type { ApiRequests } from './requests.ts';
 import { openWatch } from './watch-request.ts';
 
@@ -81,8 +81,7 @@ export function clientNodeListerWatcher(
         ...(o.continue !== undefined ? { _continue: o.continue } : {}),
       };
       // read from the JSON as the server sent it (answer-probe.ts), never client-node's decoding of it
-      const malformed = (what: string) =>
-        new KubernetesApiError('list', resource, undefined, undefined, undefined, `the API server answered with ${what}`);
+      const malformed = (what: string) => malformedAnswer('list', resource, undefined, what);
       return (await requestJson(requests, { verb: 'list', resource }, (opts) => listPage(params, opts), malformed, o.onWait)) as ListPage;
     },
     async watch(o, onEvent, onDone) {

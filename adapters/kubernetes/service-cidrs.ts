@@ -37,7 +37,7 @@ import {
 } from '../service-cidrs.ts';
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
-import { KubernetesApiError, namesObject, translate } from './errors.ts';
+import { KubernetesApiError, malformedAnswer, namesObject, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { InformerLifecycle } from './lifecycle.ts';
@@ -194,15 +194,7 @@ export async function createServiceCIDR(
   const body: ServiceCIDRObject = { apiVersion: `${GROUP}/${version}`, kind: 'ServiceCIDR', metadata, spec: { cidrs: [...cidrs] } };
   // A 2xx whose body is not the object (a proxy's page, `{}`, a field of the wrong type) is no
   // ServiceCIDR to return.
-  const malformed = (what: string) =>
-    new KubernetesApiError(
-      'create',
-      RESOURCE,
-      name,
-      undefined,
-      undefined,
-      `the API server answered with ${what} (the object may have been created)`,
-    );
+  const malformed = (what: string) => malformedAnswer('create', RESOURCE, name, what, 'the object may have been created');
   let created: unknown;
   try {
     created = await requestJson(
@@ -299,15 +291,7 @@ export async function deleteServiceCIDR(
   if (!isPathSegmentName(name)) throw new InvalidArgumentError(`deleteServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
   // A 2xx that is neither a Status nor the ServiceCIDR marked for deletion says nothing about
   // what was deleted.
-  const malformed = (what: string) =>
-    new KubernetesApiError(
-      'delete',
-      RESOURCE,
-      name,
-      undefined,
-      undefined,
-      `the API server answered with ${what} (it may have been deleted)`,
-    );
+  const malformed = (what: string) => malformedAnswer('delete', RESOURCE, name, what, 'it may have been deleted');
   try {
     // Not sent again after a 5xx, which may have deleted it already: by then the name may belong
     // to a new ServiceCIDR, which a second delete would remove.

@@ -38,7 +38,7 @@ import {
 } from './config.ts';
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
-import { KubernetesApiError, translate } from './errors.ts';
+import { malformedAnswer, translate } from './errors.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import { Informer } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
@@ -159,14 +159,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // a field of the wrong type): nothing to cache or return. The request may have created it, as
     // after a timeout; the watch will show it.
     const malformed = (what: string) =>
-      new KubernetesApiError(
-        'create',
-        RESOURCE,
-        record.name,
-        undefined,
-        undefined,
-        `the API server answered with ${what} (the object may have been created; the watch will show it)`,
-      );
+      malformedAnswer('create', RESOURCE, record.name, what, 'the object may have been created; the watch will show it');
     let created: unknown;
     try {
       created = await requestJson(
@@ -206,14 +199,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // A 2xx that is neither a Status nor the object marked for deletion says nothing about what
     // was deleted: the cache is left to the watch.
     const malformed = (what: string) =>
-      new KubernetesApiError(
-        'delete',
-        RESOURCE,
-        name,
-        undefined,
-        undefined,
-        `the API server answered with ${what} (the object may have been deleted; the watch will show it)`,
-      );
+      malformedAnswer('delete', RESOURCE, name, what, 'the object may have been deleted; the watch will show it');
     let outcome: DeleteOutcome;
     let resent = false;
     try {
@@ -248,8 +234,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   async get(name: string): Promise<IPAddressRecord | undefined> {
     this.assertOpen();
     if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
-    const malformed = (what: string) =>
-      new KubernetesApiError('get', RESOURCE, name, undefined, undefined, `the API server answered with ${what}`);
+    const malformed = (what: string) => malformedAnswer('get', RESOURCE, name, what);
     try {
       const obj = await requestJson(
         this.requests,
