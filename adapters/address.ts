@@ -304,6 +304,15 @@ function parseSpan(s: string, start: number, end: number, out: Uint32Array): num
  * `out` is left unchanged then. `out` must have length ≥ 4. Allocates nothing on success.
  */
 export function parseAddrInto(text: unknown, out: Uint32Array): Family {
+  if (text === lastCanonical) {
+    // the text an allocator has just formatted or checked (an event's name, a release of it)
+    const w = lastCanonicalWords;
+    out[0] = w[0]!;
+    out[1] = w[1]!;
+    out[2] = w[2]!;
+    out[3] = w[3]!;
+    return lastCanonicalFamily;
+  }
   if (typeof text !== 'string') throw new InvalidAddressError(text, `${R_NOT_STRING}, got ${typeName(text)}`);
   const n = text.length;
   if (n === 0) throw new InvalidAddressError(text, R_EMPTY);
@@ -510,14 +519,30 @@ for (let b = 0; b < 256; b++) {
 
 /**
  * The text formatIPv4 or formatIPv6 returned last, or that the IPv6 parser or isCanonical last
- * found canonical, unless that address is IPv4-mapped. It is canonical, so isKnownCanonical and
- * isCanonical answer for it without parsing or comparing: an allocator formats an address
- * (allocateNext) or checks the text it was given (allocate, release) and at once creates or
- * deletes the record named by it, and a store that checks the name would otherwise parse it
- * again (≈ 15 % of an allocateNext+release on a MemoryStore). A one-entry memo of a pure fact
- * about the text: any string equal to it is canonical, whoever passes it.
+ * found canonical, unless that address is IPv4-mapped; with the address it is the text of, as
+ * parseAddrInto reads it. An allocator formats an address (allocateNext) or checks the text it
+ * was given (allocate, release) and at once creates or deletes the record named by it; the store
+ * then checks the name, and every other allocator on the store parses it from the event. With
+ * this memo none of them reads the text again: isKnownCanonical and isCanonical answer without
+ * comparing, parseAddrInto copies four words (≈ 15 % of an allocateNext+release on a
+ * MemoryStore for the store's check; for each other allocator on the store, most of what the
+ * event costs it). A one-entry memo of a pure fact about the text: any string equal to it is
+ * that address, whoever passes it. Starts as a true entry, so it never needs an "empty" state.
  */
-let lastCanonical = '';
+let lastCanonical = '0.0.0.0';
+let lastCanonicalFamily: Family = 4;
+const lastCanonicalWords = new Uint32Array(4);
+
+/** Makes `text`, the canonical text of the address (w0..w3) of `family`, the memo's entry. */
+function rememberCanonical(text: string, family: Family, w0: number, w1: number, w2: number, w3: number): void {
+  lastCanonical = text;
+  lastCanonicalFamily = family;
+  const w = lastCanonicalWords;
+  w[0] = w0;
+  w[1] = w1;
+  w[2] = w2;
+  w[3] = w3;
+}
 
 /**
  * True when `text` equals the last text formatted or found canonical here (IPv4-mapped addresses
@@ -541,7 +566,7 @@ export function formatIPv4(v: number): string {
   const d = v & 255;
   const length = DEC_LENGTH[a]! + DEC_LENGTH[b]! + DEC_LENGTH[c]! + DEC_LENGTH[d]! + 3;
   const text = length < 13 ? DEC_DOT[a]! + DEC_DOT[b]! + DEC_DOT[c]! + DEC[d]! : flatIPv4(a, b, c, d, length);
-  lastCanonical = text;
+  rememberCanonical(text, 4, 0, 0, 0, ((a << 24) | (b << 16) | (c << 8) | d) >>> 0); // the value written, however `v` reads
   return text;
 }
 
@@ -697,13 +722,22 @@ export function formatIPv6(w0: number, w1: number, w2: number, w3: number): stri
 }
 
 /**
- * Remembers `text` as known canonical (isKnownCanonical), `groups` holding the address it is the
- * canonical text of — unless that address is IPv4-mapped: asked of the groups the text was just
- * written or compared from, not of the caller's words again.
+ * Remembers `text` in the memo (lastCanonical) with the address `groups` holds, which it is the
+ * canonical text of — unless that address is IPv4-mapped (parseAddrInto reads such text as
+ * IPv4). Asked of the groups the text was just written or compared from, not of the caller's
+ * words again: those may be out of u32 range, or a getter answering anew on each read.
  */
 function rememberCanonical6(text: string): void {
   const g = groups;
-  if ((g[0]! | g[1]! | g[2]! | g[3]! | g[4]!) !== 0 || g[5] !== 0xffff) lastCanonical = text;
+  if ((g[0]! | g[1]! | g[2]! | g[3]! | g[4]!) === 0 && g[5] === 0xffff) return;
+  rememberCanonical(
+    text,
+    6,
+    ((g[0]! << 16) | g[1]!) >>> 0,
+    ((g[2]! << 16) | g[3]!) >>> 0,
+    ((g[4]! << 16) | g[5]!) >>> 0,
+    ((g[6]! << 16) | g[7]!) >>> 0,
+  );
 }
 
 function buildIPv6(w0: number, w1: number, w2: number, w3: number): string {

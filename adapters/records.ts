@@ -86,6 +86,8 @@ export function parseRecordName(name: string, out: Uint32Array): 0 | Family {
  * event in turn (a MetaAllocator's ranges, a DualStack's two families, allocators sharing a
  * store), and each one that did not write the record parses its name: with this memo the first
  * parses and the others copy four words. Sound because the answer depends on the text alone.
+ * (A name this process has just formatted or checked, parseAddrInto answers from its own memo;
+ * this one serves the rest: names written by others, such as a KubernetesStore's events.)
  */
 let lastName: unknown = {};
 let lastFamily: 0 | Family = 0;

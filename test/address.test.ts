@@ -800,3 +800,60 @@ describe('non-string input', () => {
     );
   });
 });
+
+// parseAddrInto answers the text an allocator has just formatted or checked from a one-entry memo
+// (lastCanonical in adapters/address.ts): what it answers must be what the text says, whatever
+// came in between and however the formatter's input read.
+describe('parseAddrInto after formatting and checking (its memo of the last canonical text)', () => {
+  const read = (text: string) => {
+    const out = new Uint32Array(4);
+    const family = parseAddrInto(text, out);
+    return { family, words: [...out] };
+  };
+
+  it('answers each text as the slow parser does, in any order of formats, checks and parses', () => {
+    const step = fc.oneof(
+      u32.map((v) => ({ kind: 'format4' as const, v })),
+      fc.tuple(u32, u32, u32, u32).map((w) => ({ kind: 'format6' as const, w })),
+      // IPv4-mapped and IPv4-compatible values, whose IPv6 text is read as IPv4 and as IPv6
+      u32.map((v) => ({ kind: 'format6' as const, w: [0, 0, 0xffff, v] })),
+      u32.map((v) => ({ kind: 'format6' as const, w: [0, 0, 0, v] })),
+    );
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 6 }), (steps) => {
+        const texts: string[] = [];
+        for (const s of steps) {
+          const text = s.kind === 'format4' ? formatIPv4(s.v) : formatIPv6(s.w[0]!, s.w[1]!, s.w[2]!, s.w[3]!);
+          texts.push(text);
+          expect(read(text)).toEqual(slowParse(text)); // just formatted
+          const words = new Uint32Array(4);
+          isCanonical(text, parseAddrInto(text, words), words); // just checked
+          expect(read(text)).toEqual(slowParse(text));
+        }
+        for (const text of texts) expect(read(text)).toEqual(slowParse(text)); // formatted earlier
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('remembers the text written, not a value that reads differently each time', () => {
+    let reads = 0;
+    const shifty = { valueOf: () => (reads++ === 0 ? 0x0a000001 : 0xc0a80001) } as unknown as number;
+    const text = formatIPv4(shifty);
+    expect(read(text)).toEqual(slowParse(text));
+    // words out of u32 range are written mod 2^32, and remembered so
+    const mapped = formatIPv6(2 ** 32, -(2 ** 32), 0xffff + 2 ** 32, 0x0a000001);
+    expect(read(mapped)).toEqual({ family: 4, words: [0, 0, 0, 0x0a000001] });
+    const big = formatIPv6(0xfd00 * 2 ** 16 + 2 ** 32, 0, 0, 1);
+    expect(big).toBe('fd00::1');
+    expect(read(big)).toEqual({ family: 6, words: [0xfd000000, 0, 0, 1] });
+  });
+
+  it('still refuses the empty text and non-strings, before anything was formatted or after', () => {
+    expect(() => parseAddrInto('', new Uint32Array(4))).toThrow(InvalidAddressError);
+    formatIPv4(0);
+    expect(read('0.0.0.0')).toEqual({ family: 4, words: [0, 0, 0, 0] });
+    expect(() => parseAddrInto('', new Uint32Array(4))).toThrow(InvalidAddressError);
+    expect(() => parseAddrInto({ toString: () => '0.0.0.0' }, new Uint32Array(4))).toThrow(InvalidAddressError);
+  });
+});
