@@ -11,7 +11,7 @@
 // Allocators, or a mix; they may share a store or not. The pair owns them: destroy() destroys
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
-import { canonicalAddr, parseAddr } from './address.ts';
+import { canonicalOf, parseAddrInto } from './address.ts';
 import { checkIPFamily, ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from './errors.ts';
 import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
@@ -280,12 +280,21 @@ function familiesOf(ips: readonly string[]): { canonical: string[]; families: IP
   } catch (e) {
     throw unreadableInput('ips', e); // a revoked Proxy, an element's getter that throws
   }
-  const families = given.map((ip): IPFamily => (parseAddr(ip).family === 4 ? 'IPv4' : 'IPv6'));
+  const canonical: string[] = [];
+  const families: IPFamily[] = [];
+  for (const ip of given) {
+    const family = parseAddrInto(ip, WORDS);
+    families.push(family === 4 ? 'IPv4' : 'IPv6');
+    canonical.push(canonicalOf(ip, family, WORDS));
+  }
   if (families.length === 2 && families[0] === families[1]) {
     throw new InvalidArgumentError(`at most one address per family, got two ${families[0]} addresses`);
   }
-  return { canonical: given.map((ip) => canonicalAddr(ip)), families };
+  return { canonical, families };
 }
+
+/** familiesOf's parse: the words of one address at a time, read at once by canonicalOf. */
+const WORDS = new Uint32Array(4);
 
 function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
   const r: DualStackIPs = { ips, families: [...families] };
