@@ -86,7 +86,8 @@ export class DualStackAllocator {
     checkFamilies(families);
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const allocators = families.map((f) => this.allocator(f));
-    return this.call(async () => {
+    this.inFlight++;
+    try {
       const ips: string[] = [];
       for (const allocator of allocators) {
         try {
@@ -97,9 +98,11 @@ export class DualStackAllocator {
           throw e;
         }
       }
-      await this.endedLive(ips, families, allocators);
+      if (this.destroyed) await this.giveBack(ips, families, allocators);
       return result(ips, families);
-    });
+    } finally {
+      this.callEnded();
+    }
   }
 
   /**
@@ -114,7 +117,8 @@ export class DualStackAllocator {
     const { canonical, families } = familiesOf(ips);
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const allocators = families.map((f) => this.allocator(f));
-    return this.call(async () => {
+    this.inFlight++;
+    try {
       const done: string[] = [];
       for (let i = 0; i < canonical.length; i++) {
         try {
@@ -126,37 +130,34 @@ export class DualStackAllocator {
         }
         done.push(canonical[i]!);
       }
-      await this.endedLive(done, families, allocators);
+      if (this.destroyed) await this.giveBack(done, families, allocators);
       return result(canonical, families);
-    });
+    } finally {
+      this.callEnded();
+    }
   }
 
-  /** Calls in flight: destroy() waits for them to end before it destroys the pair. */
+  /**
+   * Calls in flight (allocate, allocateNext, release), counted from their start to their end
+   * (callEnded): destroy() destroys the pair only once no call needs its allocators. A destroy()
+   * meanwhile ends an allocation with ErrDestroyed after the addresses it took are given back
+   * (giveBack), and lets a release finish. Counted in each method rather than by a wrapper that
+   * runs the call: an async wrapper costs a promise and a turn per call.
+   */
   private inFlight = 0;
 
-  /**
-   * Runs one allocate, allocateNext or release on the allocators it captured at its start, which
-   * are destroyed only once no call needs them: a destroy() meanwhile ends an allocation with
-   * ErrDestroyed after the address it took in the first family is given back, and lets a
-   * release finish.
-   */
-  private async call<T>(work: () => Promise<T>): Promise<T> {
-    this.inFlight++;
-    try {
-      return await work();
-    } finally {
-      // a store's unsubscribe that throws has no caller to tell here: the call ends as it did
-      if (--this.inFlight === 0 && this.destroyed) this.destroyPair();
-    }
+  /** A call ends: the last one destroys the pair when destroy() came meanwhile. */
+  private callEnded(): void {
+    // a store's unsubscribe that throws has no caller to tell here: the call ends as it did
+    if (--this.inFlight === 0 && this.destroyed) this.destroyPair();
   }
 
   private live(): void {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
   }
 
-  /** At the end of a call: destroyed during its last step, it gives back what it took too. */
-  private async endedLive(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<void> {
-    if (!this.destroyed) return;
+  /** An allocation destroyed during its last step gives back what it took, and ends with ErrDestroyed. */
+  private async giveBack(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<never> {
     await this.rollback(ips, families, allocators);
     throw new ErrDestroyed('DualStackAllocator');
   }
@@ -184,7 +185,8 @@ export class DualStackAllocator {
     }
     const { canonical, families } = familiesOf(list as readonly string[]);
     const allocators = families.map((f) => this.allocator(f));
-    return this.call(async () => {
+    this.inFlight++;
+    try {
       let first: { error: unknown } | undefined;
       for (let i = 0; i < canonical.length; i++) {
         try {
@@ -194,7 +196,9 @@ export class DualStackAllocator {
         }
       }
       if (first !== undefined) throw first.error;
-    });
+    } finally {
+      this.callEnded();
+    }
   }
 
   private async rollback(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<void> {
