@@ -62,9 +62,9 @@ import { storeOption } from './memory-store.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
-import { checkParentRef, hasAllocatorLabels, labelsFor } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, labelledChange, labelsFor } from './records.ts';
 import { compareCreation, serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
-import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type Store } from './store.ts';
+import { allocatorWatcher, checkUnsubscribe, type Store } from './store.ts';
 import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
@@ -188,8 +188,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly skips = new Map<string, SkippedCIDR>();
   /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
   private readonly bad = new Map<string, Error>();
-  /** Names of the family's labelled records in the cache (upstream Used: not filtered by CIDR). */
-  private readonly labelled = new Set<string>();
+  /** The family's labelled records in the cache (upstream Used: not filtered by CIDR), kept from the events. */
+  private labelled = 0;
   private readonly unsubscribeStore: () => void;
   private unsubscribeSource: () => void;
   private destroyed = false;
@@ -251,9 +251,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.unsubscribeStore = checkUnsubscribe(
       this.store.cache.subscribe(
         allocatorWatcher({
-          onAdd: (r) => this.onRecord(r),
+          onAdd: (r, previous) => {
+            this.labelled += labelledChange(r, previous, this.ipFamily);
+          },
           onDelete: (r) => {
-            this.labelled.delete(r.name);
+            if (hasAllocatorLabels(r, this.ipFamily)) this.labelled--;
           },
         }),
       ),
@@ -478,7 +480,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Records of this family carrying both allocator labels, in any range or none (upstream). O(1). */
   used(): number {
     this.live();
-    return this.labelled.size;
+    return this.labelled;
   }
 
   /**
@@ -487,7 +489,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   free(): bigint {
     this.live();
-    const used = BigInt(this.labelled.size);
+    const used = BigInt(this.labelled);
     return used > this.topSize ? 0n : this.topSize - used;
   }
 
@@ -640,11 +642,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   // ── events ────────────────────────────────────────────────────────────────────────────────
-
-  private onRecord(r: IPAddressRecord): void {
-    if (hasAllocatorLabels(r, this.ipFamily)) this.labelled.add(r.name);
-    else this.labelled.delete(r.name); // an update that dropped the labels
-  }
 
   private onServiceCIDR(sc: ServiceCIDR): void {
     if (this.destroyed) return;

@@ -64,6 +64,17 @@ export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): b
 }
 
 /**
+ * How an add event changes the count of `family`'s labelled records (upstream Used(), kept in
+ * O(1) from the event): a new name counts when labelled; an update (`previous` set) only when it
+ * adds or drops the labels. A delete takes off 1 when hasAllocatorLabels(record).
+ */
+export function labelledChange(record: IPAddressRecord, previous: IPAddressRecord | undefined, family: IPFamily): -1 | 0 | 1 {
+  const labelled = hasAllocatorLabels(record, family);
+  const was = previous !== undefined && hasAllocatorLabels(previous, family);
+  return labelled === was ? 0 : labelled ? 1 : -1;
+}
+
+/**
  * Parses a record name the way upstream Used() does (`netip.ParseAddr`, strict) into `out`.
  * Returns 4 or 6, or 0 when the name is not an address. IPv4-mapped text (`::ffff:1.2.3.4`) is
  * an IPv6 address here ([0, 0, 0xffff, v4]): netip keeps it in the IPv6 family, so an IPv4

@@ -45,7 +45,7 @@ import { type Family, isCanonical } from './address.ts';
 import { OutOfMemoryError } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
-import { hasAllocatorLabels, parseRecordName } from './records.ts';
+import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom } from './wasm.ts';
@@ -664,10 +664,7 @@ export class TakenAddresses {
       if (this.loading !== null) this.load(w);
       else this.markTaken(w);
     }
-    // A new name counts when labelled; an update only when it adds or drops the labels.
-    const labelled = hasAllocatorLabels(r, this.ipFamily);
-    const was = previous !== undefined && hasAllocatorLabels(previous, this.ipFamily);
-    if (labelled !== was) this.counted += labelled ? 1 : -1;
+    this.counted += labelledChange(r, previous, this.ipFamily);
   }
 
   private onDelete(r: IPAddressRecord): void {

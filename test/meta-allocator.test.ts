@@ -516,6 +516,12 @@ describe('MetaAllocator: routing, counting and views', () => {
     expect(seen.sort()).toEqual(['10.9.9.9', '192.168.1.1', 'invalid-ip-address']);
     store.inject('10.9.9.9', {}); // an update that drops the labels
     expect(meta.used()).toBe(2);
+    store.inject('10.9.9.9', allocatorLabels('IPv4')); // one that adds them again
+    store.inject('10.9.9.9', allocatorLabels('IPv4')); // one that keeps them: still one record
+    expect(meta.used()).toBe(3);
+    store.inject('10.9.9.9', {});
+    await store.delete('10.9.9.9'); // the delete of an unlabelled record counts nothing
+    expect(meta.used()).toBe(2);
     await store.delete('invalid-ip-address');
     expect(meta.used()).toBe(1);
     expect(meta.free()).toBe(1n);
