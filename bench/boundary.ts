@@ -258,5 +258,70 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
     a.destroy();
     s.close();
   }
+
+  // What sharing one store costs: every allocator on it hears each record written or deleted.
+  const { MetaAllocator } = await import('../adapters/meta-allocator.ts');
+  const { DualStackAllocator } = await import('../adapters/dual-stack.ts');
+  const { InMemoryServiceCIDRs } = await import('../adapters/service-cidrs.ts');
+  const shared: {
+    op: string;
+    family: string;
+    make: (s: InstanceType<typeof MemoryStore>) => {
+      next: () => Promise<unknown>;
+      release: (ips: never) => Promise<void>;
+      destroy: () => void;
+    };
+  }[] = [
+    {
+      op: 'Allocator allocateNext+release, empty /16, another /16 allocator on the store',
+      family: 'IPv4',
+      make: (s) => {
+        const a = Allocator.create('10.0.0.0/16', { store: s, random: seededRandom(7) });
+        const other = Allocator.create('10.1.0.0/16', { store: s, random: seededRandom(8) });
+        return {
+          next: () => a.allocateNext(),
+          release: (ip) => a.release(ip),
+          destroy: () => {
+            a.destroy();
+            other.destroy();
+          },
+        };
+      },
+    },
+    {
+      op: 'MetaAllocator allocateNext+release, one ServiceCIDR (empty /16)',
+      family: 'IPv4',
+      make: (s) => {
+        const cidrs = new InMemoryServiceCIDRs();
+        cidrs.addServiceCIDR('kubernetes', ['10.0.0.0/16']);
+        const m = new MetaAllocator('IPv4', cidrs, { store: s, random: seededRandom(7) });
+        return { next: () => m.allocateNext(), release: (ip) => m.release(ip), destroy: () => m.destroy() };
+      },
+    },
+    {
+      op: 'DualStackAllocator allocateNext+release, empty /16 and /64 on one store',
+      family: '-',
+      make: (s) => {
+        const d = new DualStackAllocator(
+          Allocator.create('10.0.0.0/16', { store: s, random: seededRandom(7) }),
+          Allocator.create('fd00::/64', { store: s, random: seededRandom(8) }),
+        );
+        return { next: () => d.allocateNext(), release: (ips) => d.release(ips), destroy: () => d.destroy() };
+      },
+    },
+  ];
+  for (const c of shared) {
+    const s = new MemoryStore();
+    const subject = c.make(s);
+    out.push({
+      op: c.op,
+      family: c.family,
+      result: await measureAsync(async (n) => {
+        for (let i = 0; i < n; i++) await subject.release((await subject.next()) as never);
+      }, budget),
+    });
+    subject.destroy();
+    s.close();
+  }
   return out;
 }
