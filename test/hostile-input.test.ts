@@ -2,7 +2,8 @@
 // reads an object of the caller's (options, owners, snapshots, address arrays): the package's
 // InvalidArgumentError naming what could not be read, never the input's own TypeError, and what
 // was called (or what the failed constructor was given) works on as before.
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
 import {
   Allocator,
   DualStackAllocator,
@@ -14,12 +15,25 @@ import {
   Range,
   ReferenceAllocator,
   coolDown,
+  ownerKey,
   reconcile,
   seededRandom,
+  serviceCIDRAllocatable,
   validateRecord,
   validateServiceCIDRSpec,
 } from '../adapters/index.ts';
-import { KubernetesServiceCIDRs, KubernetesStore, createServiceCIDR, deleteServiceCIDR } from '../adapters/kubernetes/index.ts';
+import {
+  KubernetesServiceCIDRs,
+  KubernetesStore,
+  createServiceCIDR,
+  deleteServiceCIDR,
+  parseLabelSelector,
+  readyCondition,
+  toObject,
+  toRecord,
+  toServiceCIDR,
+} from '../adapters/kubernetes/index.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
@@ -875,5 +889,32 @@ describe('KubernetesStore.create reads the record once', () => {
     expect(error?.message).not.toContain('read twice'); // the request was made (nobody listens there)
     expect(error?.message).toContain('10.0.0.5');
     await store.close();
+  });
+});
+
+describe('the Kubernetes adapters refuse input that is not what they take, or whose reading throws, with a typed error', () => {
+  /** The error `call` throws or rejects with. */
+  async function thrownBy(call: () => unknown): Promise<unknown> {
+    try {
+      await call();
+    } catch (e) {
+      return e;
+    }
+    throw new Error('nothing was thrown');
+  }
+
+  const offline = () => new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { start: false });
+
+  it.each([
+    ['a revoked Proxy', revoked, 'a value of type object'],
+    ['a number', () => 42, '42 (number)'],
+    ['null', () => null, 'null'],
+  ])('KubernetesStore.delete(%s): InvalidArgumentError, no request made', async (_name, input, quoted) => {
+    const store = offline();
+    const error = await thrownBy(() => store.delete(input() as never));
+    expect(error).toBeInstanceOf(InvalidArgumentError);
+    expect((error as Error).message).toBe(`KubernetesStore.delete: a record name must be a string, got ${quoted}`);
+    expect(store.stats.errors).toBe(0);
+    store.close();
   });
 });

@@ -186,7 +186,12 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     this.assertOpen();
     // "." and ".." (and "") cannot name an object; in a URL path they would be resolved away and
     // the DELETE would hit the collection (a deletecollection on a real API server).
-    if (!isPathSegmentName(name)) throw new NotFoundError(String(name));
+    // A name that is not a string is refused as MemoryStore refuses it (not read: it may be a
+    // revoked Proxy, whose String() throws).
+    if (typeof name !== 'string') {
+      throw new InvalidArgumentError(`KubernetesStore.delete: a record name must be a string, got ${quoteInput(name)}`);
+    }
+    if (!isPathSegmentName(name)) throw new NotFoundError(name);
     // The record this delete is meant for, as the cache holds it now: the one to drop when the
     // answer does not name the object it removed.
     const sent = this.informer.get(name);
