@@ -917,4 +917,27 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     expect(store.stats.errors).toBe(0);
     store.close();
   });
+
+  it.each([
+    ['a revoked Proxy', revoked, 'KubernetesStore.cache.list labels could not be read: it threw TypeError'],
+    [
+      'labels with a getter that throws',
+      () => throwingAt({ team: 'a' }, 'tier'),
+      'KubernetesStore.cache.list labels.tier could not be read: it threw Error: getter failed',
+    ],
+    ['a string', () => 'team=a', 'KubernetesStore.cache.list: labels must be an object of strings, got "team=a"'],
+    ['a label value that is a number', () => ({ team: 7 }), 'KubernetesStore.cache.list: the label "team" must be a string, got 7'],
+  ])('KubernetesStore.cache.list(%s): InvalidArgumentError, the cache unchanged', (_name, input, says) => {
+    const store = offline();
+    let thrown: unknown;
+    try {
+      store.cache.list(input() as never);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InvalidArgumentError);
+    expect((thrown as Error).message).toContain(says);
+    expect(store.cache.list({ team: 'a' })).toEqual([]);
+    store.close();
+  });
 });

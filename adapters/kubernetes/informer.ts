@@ -165,6 +165,33 @@ function resumable(err: unknown): boolean {
 
 const MAX_TOMBSTONES = 10_000;
 
+/**
+ * The labels a cache list asks for, read once: an object of string values, else
+ * InvalidArgumentError quoting what is wrong, or naming what could not be read (a revoked Proxy,
+ * a getter that throws: unreadableInput). A value read again for each record could answer
+ * differently, and a label value that is no string would match no record: an empty list, given
+ * without a word.
+ */
+function wantedLabels(labels: unknown, what: string): [string, string][] {
+  const given = `${what} labels`;
+  let keys: string[];
+  try {
+    if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
+      throw new InvalidArgumentError(`${what}: labels must be an object of strings, got ${quoteInput(labels)}`);
+    }
+    keys = Object.keys(labels);
+  } catch (e) {
+    throw unreadableInput(given, e); // ours (the refusal above) passes as it is
+  }
+  return keys.map((key) => {
+    const value = readMember(labels as object, key, given);
+    if (typeof value !== 'string') {
+      throw new InvalidArgumentError(`${what}: the label ${quoteInput(key)} must be a string, got ${quoteInput(value)}`);
+    }
+    return [key, value];
+  });
+}
+
 /** True when both versions are revisions and `a` is strictly newer than `b`. */
 function isNewerThan(a: string | undefined, b: string | undefined): boolean {
   const x = revision(a);
@@ -225,10 +252,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   list(labels?: Readonly<Record<string, string>>): R[] {
     this.assertRunning();
+    const wanted = labels === undefined ? [] : wantedLabels(labels, `${this.owner}.cache.list`);
     const out: R[] = [];
-    const keys = labels ? Object.keys(labels) : [];
     for (const r of this.records.values()) {
-      if (keys.every((k) => r.labels[k] === labels![k])) out.push(r);
+      if (wanted.every(([k, v]) => r.labels[k] === v)) out.push(r);
     }
     return out;
   }
