@@ -25,7 +25,16 @@
 // other ranges (kube-apiserver's own included), whose owners this caller does not know. The
 // cache view is used, as upstream's repair loop uses its informer: run it after the cache has
 // synced.
-import { checkIPFamily, InvalidArgumentError, isDestroyed, isNotFound, optionsObject, quoteInput, unreadableInput } from './errors.ts';
+import {
+  checkIPFamily,
+  InvalidArgumentError,
+  isDestroyed,
+  isNotFound,
+  optionsObject,
+  quoteInput,
+  readMember,
+  unreadableInput,
+} from './errors.ts';
 import { Prefix } from './geometry.ts';
 import { parseRecordName, requireParentRef } from './records.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
@@ -69,7 +78,13 @@ export interface ReconcileResult {
 export function ownerKey(ref: ParentRef): string {
   if (typeof ref !== 'object' || ref === null)
     throw new InvalidArgumentError(`an owner must be a ParentRef object, got ${quoteInput(ref)}`);
-  return `${ref.group ?? ''}/${ref.resource}/${ref.namespace ?? ''}/${ref.name}`;
+  // each field read once, as a caller's input: a revoked Proxy, a getter that throws is refused
+  const field = (key: keyof ParentRef): string | null | undefined => {
+    const v = readMember(ref, key, 'owner');
+    if (v === undefined || v === null || typeof v === 'string') return v;
+    throw new InvalidArgumentError(`owner.${key} must be a string, got ${quoteInput(v)}`);
+  };
+  return `${field('group') ?? ''}/${field('resource')}/${field('namespace') ?? ''}/${field('name')}`;
 }
 
 /**

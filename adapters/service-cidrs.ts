@@ -78,7 +78,9 @@ export interface ServiceCIDRSource {
 /** Upstream `isReady(sc) && sc.DeletionTimestamp.IsZero()`: may its ranges allocate? */
 export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
   if (typeof sc !== 'object' || sc === null) throw new InvalidArgumentError(`expected a ServiceCIDR object, got ${quoteInput(sc)}`);
-  return sc.ready !== false && (sc.deletionTimestamp === undefined || sc.deletionTimestamp === null);
+  // read as a caller's input: a revoked Proxy, a getter that throws is InvalidArgumentError
+  const deletion = readMember(sc, 'deletionTimestamp', 'ServiceCIDR');
+  return readMember(sc, 'ready', 'ServiceCIDR') !== false && (deletion === undefined || deletion === null);
 }
 
 /**

@@ -940,4 +940,23 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     expect(store.cache.list({ team: 'a' })).toEqual([]);
     store.close();
   });
+
+  it('serviceCIDRAllocatable and ownerKey: a revoked Proxy, a throwing getter or a field of the wrong type is InvalidArgumentError', () => {
+    const cases: [() => unknown, string][] = [
+      [() => serviceCIDRAllocatable(revoked() as never), 'ServiceCIDR.deletionTimestamp could not be read: it threw TypeError'],
+      [
+        () => serviceCIDRAllocatable(throwingAt({ name: 'a', cidrs: [] }, 'ready') as never),
+        'ServiceCIDR.ready could not be read: it threw Error: getter failed',
+      ],
+      [() => ownerKey(revoked() as never), 'owner.group could not be read: it threw TypeError'],
+      [() => ownerKey(throwingAt({ ...OWNER }, 'name')), 'owner.name could not be read: it threw Error: getter failed'],
+      [() => ownerKey({ ...OWNER, name: Symbol('web') } as never), 'owner.name must be a string, got Symbol(web)'],
+    ];
+    for (const [call, says] of cases) {
+      expect(call).toThrow(InvalidArgumentError);
+      expect(call).toThrow(says);
+    }
+    expect(serviceCIDRAllocatable({ name: 'a', cidrs: [], ready: true })).toBe(true);
+    expect(ownerKey(OWNER)).toBe('/services/default/web');
+  });
 });
