@@ -959,4 +959,60 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     expect(serviceCIDRAllocatable({ name: 'a', cidrs: [], ready: true })).toBe(true);
     expect(ownerKey(OWNER)).toBe('/services/default/web');
   });
+
+  it('toObject: a record whose reading throws is InvalidRecordError naming the field; an unknown version InvalidArgumentError', () => {
+    expect(() => toObject(revoked() as never, 'v1')).toThrow(InvalidRecordError);
+    expect(() => toObject(revoked() as never, 'v1')).toThrow('record could not be read: it threw TypeError');
+    for (const [field, value, named] of [
+      ['labels', revoked(), 'metadata.labels'],
+      ['labels', throwingAt({ team: 'a' }, 'tier'), 'metadata.labels'],
+      ['parentRef', revoked(), 'spec.parentRef'],
+      ['parentRef', throwingAt({ resource: 'services' }, 'name'), 'spec.parentRef'],
+    ] as const) {
+      const call = () => toObject(recordWith(field, value) as never, 'v1');
+      expect(call).toThrow(InvalidRecordError);
+      expect(call).toThrow(`IPAddress "10.0.0.9" is invalid: ${named} could not be read: it threw `);
+    }
+    expect(() => toObject(recordWith('labels', {}) as never, 'v2' as never)).toThrow(
+      new InvalidArgumentError('apiVersion must be "v1" or "v1beta1", got "v2"'),
+    );
+    expect(toObject(recordWith('labels', { team: 'a' }) as never, 'v1beta1')).toEqual({
+      apiVersion: 'networking.k8s.io/v1beta1',
+      kind: 'IPAddress',
+      metadata: { name: '10.0.0.9', labels: { team: 'a' } },
+      spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
+    });
+  });
+});
+describe('KubernetesStore.create sends the labels and parentRef it checked, read once', () => {
+  let d: ApiServerDouble;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+  });
+  afterEach(async () => {
+    await d.close();
+  });
+
+  it('labels and a parentRef whose getters answer differently on a second read are sent as first read', async () => {
+    const store = new KubernetesStore(kubeConfigFor(d.url), { start: false });
+    let labelReads = 0;
+    let nameReads = 0;
+    const labels = Object.defineProperty({}, 'team', { enumerable: true, get: () => (labelReads++ === 0 ? 'a' : 'b') });
+    const parentRef = Object.defineProperty({ resource: 'services', namespace: 'default' }, 'name', {
+      enumerable: true,
+      get: () => (nameReads++ === 0 ? 'web' : 'other'),
+    });
+    const created = await store.create({ name: '10.0.0.5', labels, parentRef } as never);
+    expect([labelReads, nameReads]).toEqual([1, 1]);
+    expect(d.requestsOf('create').map((r) => r.body)).toEqual([
+      {
+        apiVersion: 'networking.k8s.io/v1',
+        kind: 'IPAddress',
+        metadata: { name: '10.0.0.5', labels: { team: 'a' } },
+        spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
+      },
+    ]);
+    expect(created).toMatchObject({ labels: { team: 'a' }, parentRef: { name: 'web' } });
+    store.close();
+  });
 });

@@ -7,6 +7,8 @@
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { isAllocatorLabelSet, isPlainObject, readRecord, unreadableRecord } from '../records.ts';
+import { checkApiVersion } from './config.ts';
 import { goInt64 } from './numbers.ts';
 import type { ParentRef } from '../types.ts';
 
@@ -27,24 +29,68 @@ export interface IPAddressObject {
   spec?: { parentRef?: Partial<ParentRef> | null };
 }
 
-/** The body of a create, field for field what upstream sends. */
-export function toObject(record: IPAddressRecord, version: ApiVersion): IPAddressObject {
+/** A record's fields as read once and copied (ownRecord): what is checked is what is sent. */
+export interface OwnRecord {
+  readonly name: unknown;
+  readonly labels: unknown;
+  readonly parentRef: unknown;
+}
+
+/**
+ * The fields of a record given to a store or to toObject, each read once (readRecord), with its
+ * labels and parentRef copied when they are plain objects: a getter, or a Proxy, is read here
+ * and never again, so the request body (bodyOf) holds what validateFields checked, even when a
+ * second read would answer otherwise. What is not a plain object is kept as given, for the check
+ * to refuse (a copy of a Map would be `{}`). A read that throws is InvalidRecordError naming the
+ * field (unreadableRecord).
+ */
+export function ownRecord(record: unknown): OwnRecord {
+  const { name, labels, parentRef } = readRecord(record);
+  let field = 'metadata.labels';
+  try {
+    // the allocators' label sets are frozen data already (known by identity)
+    const ownLabels = isAllocatorLabelSet(labels) || !isPlainObject(labels) ? labels : Object.freeze({ ...labels });
+    field = 'spec.parentRef';
+    const ownRef = isPlainObject(parentRef) ? Object.freeze({ ...parentRef }) : parentRef;
+    return { name, labels: ownLabels, parentRef: ownRef };
+  } catch (e) {
+    throw unreadableRecord(name, field, e); // a revoked Proxy, a getter that throws
+  }
+}
+
+/**
+ * The body of a create, field for field what upstream sends, from a record's fields already read
+ * (ownRecord) and checked (validateFields): its labels a plain object of strings, its parentRef
+ * one of strings, or null.
+ */
+export function bodyOf(record: OwnRecord, version: ApiVersion): IPAddressObject {
   const spec: IPAddressObject['spec'] = {};
-  if (record.parentRef) {
+  const given = record.parentRef as Partial<ParentRef> | null | undefined;
+  if (given) {
     // Go field order and omitempty: group, resource, namespace, name.
     const ref: Partial<ParentRef> = {};
-    if (record.parentRef.group) ref.group = record.parentRef.group;
-    if (record.parentRef.resource) ref.resource = record.parentRef.resource;
-    if (record.parentRef.namespace) ref.namespace = record.parentRef.namespace;
-    if (record.parentRef.name) ref.name = record.parentRef.name;
+    if (given.group) ref.group = given.group;
+    if (given.resource) ref.resource = given.resource;
+    if (given.namespace) ref.namespace = given.namespace;
+    if (given.name) ref.name = given.name;
     spec.parentRef = ref;
   }
   return {
     apiVersion: `${GROUP}/${version}`,
     kind: 'IPAddress',
-    metadata: { name: record.name, labels: { ...record.labels } },
+    metadata: { name: record.name as string, labels: { ...(record.labels as Record<string, string> | undefined) } },
     spec,
   };
+}
+
+/**
+ * The body of a create for `record`, field for field what upstream sends (not validated: see
+ * validateRecord). `version` is 'v1' (default) or 'v1beta1'. A record that is no object, or whose
+ * reading throws, is InvalidRecordError; another version InvalidArgumentError.
+ */
+export function toObject(record: IPAddressRecord, version: ApiVersion = 'v1'): IPAddressObject {
+  const checked = checkApiVersion(version);
+  return bodyOf(ownRecord(record), checked);
 }
 
 /** metav1.Time text (RFC 3339, seconds) from either a string or the Date client-node decodes. */

@@ -26,7 +26,7 @@ import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY } from '../store.ts';
 import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
-import { readRecord, validateFields } from '../records.ts';
+import { validateFields } from '../records.ts';
 import {
   checkApiVersion,
   checkInformerOptions,
@@ -48,8 +48,9 @@ import {
   deleteOutcome,
   type DeleteOutcome,
   isPathSegmentName,
+  ownRecord,
+  bodyOf,
   parseLabelSelector,
-  toObject,
   toRecord,
   type ApiVersion,
   type IPAddressObject,
@@ -149,11 +150,12 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     this.assertOpen();
     // Refused at the door as MemoryStore refuses it (InvalidRecordError), before any request; a
     // null parentRef passes here and the server answers 422, as kube-apiserver requires one. The
-    // fields are read once: what is sent is what was checked.
-    const { name, labels, parentRef } = readRecord(given);
-    validateFields(name, labels, parentRef);
-    const record = { name, labels, parentRef } as IPAddressRecord;
-    const body = toObject(record, this.apiVersion);
+    // fields are read once and the labels and parentRef copied (ownRecord): what is sent is what
+    // was checked, whatever a getter would answer to a second read.
+    const own = ownRecord(given);
+    validateFields(own.name, own.labels, own.parentRef);
+    const record = own as IPAddressRecord;
+    const body = bodyOf(own, this.apiVersion);
     const history = this.informer.history;
     // A 2xx whose body is not the object (a proxy's page, `{}`, an object of another name or with
     // a field of the wrong type): nothing to cache or return. The request may have created it, as
