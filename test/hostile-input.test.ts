@@ -983,6 +983,43 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
       spec: { parentRef: { resource: 'services', namespace: 'default', name: 'web' } },
     });
   });
+
+  it.each([
+    ['toRecord', (o: unknown) => toRecord(o as never), 'IPAddress', 'an IPAddress'],
+    ['toServiceCIDR', (o: unknown) => toServiceCIDR(o as never), 'ServiceCIDR', 'a ServiceCIDR'],
+    ['readyCondition', (o: unknown) => readyCondition(o as never), 'ServiceCIDR', 'a ServiceCIDR'],
+  ])('%s: anything but an object, or one whose reading throws, is InvalidArgumentError', (what, convert, kind, aKind) => {
+    for (const [input, says] of [
+      [revoked(), `${what}: the ${kind} could not be read: it threw TypeError`],
+      [
+        { metadata: throwingAt({}, 'name'), status: throwingAt({}, 'conditions') },
+        `${what}: the ${kind} could not be read: it threw Error: getter failed`,
+      ],
+      [null, `${what}: expected ${aKind} object, got null`],
+      [[], `${what}: expected ${aKind} object, got an array`],
+    ] as const) {
+      const error = (() => {
+        try {
+          convert(input);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toContain(says);
+    }
+  });
+
+  it('parseLabelSelector: anything but a string is InvalidArgumentError, not read', () => {
+    for (const [input, quoted] of [
+      [revoked(), 'a value of type object'],
+      [42, '42 (number)'],
+    ] as const) {
+      expect(() => parseLabelSelector(input as never)).toThrow(InvalidArgumentError);
+      expect(() => parseLabelSelector(input as never)).toThrow(`a label selector must be a string, got ${quoted}`);
+    }
+    expect(parseLabelSelector('a=b').requirements).toEqual([{ op: 'eq', key: 'a', value: 'b' }]);
+  });
 });
 describe('KubernetesStore.create sends the labels and parentRef it checked, read once', () => {
   let d: ApiServerDouble;

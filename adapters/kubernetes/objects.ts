@@ -6,7 +6,7 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { InvalidArgumentError, quoteInput, unreadableInput } from '../errors.ts';
 import { isAllocatorLabelSet, isPlainObject, readRecord, unreadableRecord } from '../records.ts';
 import { checkApiVersion } from './config.ts';
 import { goInt64 } from './numbers.ts';
@@ -100,8 +100,32 @@ function timestamp(t: string | Date | undefined): string | undefined {
   return String(t);
 }
 
-/** A frozen record from an object served by the API (watch event, list item, create answer). */
+/**
+ * A frozen record from an object served by the API (watch event, list item, create answer),
+ * checked first (answers.ts). Given anything but an object, or one whose reading throws (a
+ * revoked Proxy, a getter that throws), InvalidArgumentError.
+ */
 export function toRecord(obj: IPAddressObject): IPAddressRecord {
+  return readObject(obj, 'toRecord', 'IPAddress', recordOf);
+}
+
+/**
+ * `convert(obj)` for a caller's `obj`, which must be an object: InvalidArgumentError naming `what`
+ * when it is not, or when reading it throws (unreadableInput). An API server's answer is plain
+ * JSON, checked before it is converted, and never throws here.
+ */
+export function readObject<O, R>(obj: O, what: string, kind: string, convert: (obj: O) => R): R {
+  try {
+    if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) {
+      throw new InvalidArgumentError(`${what}: expected ${/^[AEIOU]/.test(kind) ? 'an' : 'a'} ${kind} object, got ${quoteInput(obj)}`);
+    }
+    return convert(obj);
+  } catch (e) {
+    throw unreadableInput(`${what}: the ${kind}`, e); // ours (the refusal above) passes as it is
+  }
+}
+
+function recordOf(obj: IPAddressObject): IPAddressRecord {
   const meta = obj.metadata ?? {};
   const ref = obj.spec?.parentRef;
   let parentRef: ParentRef | null = null;
@@ -188,6 +212,7 @@ export interface LabelSelector {
 
 /** Parses `a=b,c!=d,e in (x,y),!f,g>1`; throws InvalidArgumentError quoting the bad requirement. */
 export function parseLabelSelector(text: string): LabelSelector {
+  if (typeof text !== 'string') throw new InvalidArgumentError(`a label selector must be a string, got ${quoteInput(text)}`);
   const requirements: Requirement[] = [];
   const parts: string[] = [];
   let depth = 0;

@@ -51,7 +51,7 @@ import {
   type SharedOptions,
   selectorOption,
 } from './config.ts';
-import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, type ApiVersion, type LabelSelector } from './objects.ts';
+import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, readObject, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 
@@ -92,21 +92,36 @@ function timestamp(t: string | Date | null | undefined): string | undefined {
   return String(t);
 }
 
-/** The Ready condition: true for status "True", false for any other status, undefined when absent. */
+/**
+ * The Ready condition: true for status "True", false for any other status, undefined when absent.
+ * Given anything but an object, or one whose reading throws, InvalidArgumentError (readObject).
+ */
 export function readyCondition(obj: ServiceCIDRObject): boolean | undefined {
+  return readObject(obj, 'readyCondition', 'ServiceCIDR', readyOf);
+}
+
+function readyOf(obj: ServiceCIDRObject): boolean | undefined {
   const conditions = Array.isArray(obj.status?.conditions) ? obj.status!.conditions! : [];
   const c = conditions.find((x) => x?.type === SERVICE_CIDR_READY);
   return c === undefined ? undefined : c.status === 'True';
 }
 
-/** A frozen record from an object served by the API (list item, watch event, create answer). */
+/**
+ * A frozen record from an object served by the API (list item, watch event, create answer),
+ * checked first (answers.ts). Given anything but an object, or one whose reading throws,
+ * InvalidArgumentError (readObject).
+ */
 export function toServiceCIDR(obj: ServiceCIDRObject): ServiceCIDRRecord {
+  return readObject(obj, 'toServiceCIDR', 'ServiceCIDR', serviceCIDROf);
+}
+
+function serviceCIDROf(obj: ServiceCIDRObject): ServiceCIDRRecord {
   const meta = obj.metadata ?? {};
   const cidrs = Array.isArray(obj.spec?.cidrs) ? obj.spec!.cidrs!.map(String) : [];
   const record: { -readonly [K in keyof ServiceCIDRRecord]: ServiceCIDRRecord[K] } = {
     name: meta.name ?? '',
     cidrs: Object.freeze(cidrs),
-    ready: readyCondition(obj),
+    ready: readyOf(obj),
     deletionTimestamp: timestamp(meta.deletionTimestamp) ?? null,
     labels: Object.freeze({ ...(meta.labels ?? {}) }),
   };
