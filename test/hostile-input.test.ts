@@ -592,7 +592,7 @@ const ROWS: Row[] = [
     // shaped like a KubeConfig (makeApiClient) but throwing on the next read
     getter: () => throwingAt({ makeApiClient() {} }, 'getCurrentCluster'),
     revokedNamed: 'KubernetesStore kubeConfig.makeApiClient',
-    getterNamed: 'KubernetesStore kubeConfig',
+    getterNamed: 'KubernetesStore kubeConfig.getCurrentCluster',
   },
   {
     name: 'KubernetesServiceCIDRs kubeConfig',
@@ -613,7 +613,7 @@ const ROWS: Row[] = [
     fixture: () => kubeConfigFixture((input) => deleteServiceCIDR(input as never, 'services')),
     getter: () => throwingAt({ makeApiClient() {} }, 'getCurrentCluster'),
     revokedNamed: 'deleteServiceCIDR kubeConfig.makeApiClient',
-    getterNamed: 'deleteServiceCIDR kubeConfig',
+    getterNamed: 'deleteServiceCIDR kubeConfig.getCurrentCluster',
   },
   {
     name: 'waitForSync signal',
@@ -1020,6 +1020,33 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     }
     expect(parseLabelSelector('a=b').requirements).toEqual([{ op: 'eq', key: 'a', value: 'b' }]);
   });
+
+  const entryPoints: [string, (kc: unknown) => unknown][] = [
+    ['KubernetesStore', (kc) => new KubernetesStore(kc as never, { start: false })],
+    ['KubernetesServiceCIDRs', (kc) => new KubernetesServiceCIDRs(kc as never, { start: false })],
+    ['createServiceCIDR', (kc) => createServiceCIDR(kc as never, 'services', ['10.0.0.0/29'])],
+    ['deleteServiceCIDR', (kc) => deleteServiceCIDR(kc as never, 'services')],
+  ];
+
+  it.each(entryPoints)(
+    '%s: an object shaped like a KubeConfig without a method every entry point calls is refused, naming it',
+    async (owner, call) => {
+      const kc = kubeConfigFor('http://127.0.0.1:1');
+      const methods = {
+        makeApiClient: kc.makeApiClient.bind(kc),
+        getCurrentCluster: kc.getCurrentCluster.bind(kc),
+        applySecurityAuthentication: kc.applySecurityAuthentication.bind(kc),
+      };
+      for (const missing of Object.keys(methods)) {
+        const shaped = { ...methods, [missing]: undefined };
+        const error = await thrownBy(() => call(shaped));
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect((error as Error).message).toBe(
+          `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got a value of type object (it has no method ${missing})`,
+        );
+      }
+    },
+  );
 });
 describe('KubernetesStore.create sends the labels and parentRef it checked, read once', () => {
   let d: ApiServerDouble;

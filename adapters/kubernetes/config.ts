@@ -8,8 +8,10 @@ import type { ApiVersion } from './objects.ts';
 
 /**
  * The KubeConfig to use: the one given, or — when undefined — $KUBECONFIG / ~/.kube/config
- * (client-node's loadFromDefault). Anything else (null, a path string, a plain object) is refused:
- * a KubeConfig from another copy of client-node is accepted by its shape (makeApiClient).
+ * (client-node's loadFromDefault). Anything else (null, a path string, a plain object, an object
+ * without one of the methods every entry point calls: makeApiClient, getCurrentCluster,
+ * applySecurityAuthentication) is refused: a KubeConfig from another copy of client-node is
+ * accepted by its shape.
  */
 export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeConfig {
   const given = `${owner} kubeConfig`;
@@ -25,13 +27,12 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
           'fix it, or pass a KubeConfig loaded yourself',
       );
     }
-  } else if (
-    typeof kubeConfig !== 'object' ||
-    kubeConfig === null ||
-    typeof readMember(kubeConfig, 'makeApiClient', given) !== 'function'
-  ) {
+  } else if (typeof kubeConfig !== 'object' || kubeConfig === null || missingMethod(kubeConfig, given) !== undefined) {
+    // the methods every entry point calls: a KubeConfig from another copy of client-node has them
+    const missing = typeof kubeConfig === 'object' && kubeConfig !== null ? missingMethod(kubeConfig, given) : undefined;
+    const why = missing === undefined ? '' : ` (it has no method ${missing})`;
     throw new InvalidArgumentError(
-      `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}`,
+      `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}${why}`,
     );
   } else {
     kc = kubeConfig as KubeConfig;
@@ -67,6 +68,13 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     );
   }
   return kc;
+}
+
+/** The first of the methods every entry point calls that `kc` lacks, each read once (readMember); undefined when it has them all. */
+function missingMethod(kc: object, given: string): string | undefined {
+  return ['makeApiClient', 'getCurrentCluster', 'applySecurityAuthentication'].find(
+    (name) => typeof readMember(kc, name, given) !== 'function',
+  );
 }
 
 /**
