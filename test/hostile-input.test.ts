@@ -1047,6 +1047,23 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
       }
     },
   );
+
+  it.each(entryPoints)('%s: a KubeConfig whose getCurrentCluster throws when called passes its own error through', async (_owner, call) => {
+    const failure = new Error('no cluster for you');
+    class Failing extends KubeConfig {
+      override getCurrentCluster(): never {
+        throw failure;
+      }
+    }
+    const kc = new Failing();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: 'http://127.0.0.1:1', skipTLSVerify: true }],
+      users: [{ name: 'tester', token: 't' }],
+      contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+      currentContext: 'double',
+    });
+    expect(await thrownBy(() => call(kc))).toBe(failure);
+  });
 });
 describe('KubernetesStore.create sends the labels and parentRef it checked, read once', () => {
   let d: ApiServerDouble;

@@ -1,8 +1,8 @@
 // The constructor arguments KubernetesStore, KubernetesServiceCIDRs and the ServiceCIDR helpers
 // share, checked in one place: a wrong one fails with InvalidArgumentError quoting it, before
 // any request is made.
-import { KubeConfig } from '@kubernetes/client-node';
-import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember, unreadableInput } from '../errors.ts';
+import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
+import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { ApiVersion } from './objects.ts';
 
@@ -27,25 +27,31 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
           'fix it, or pass a KubeConfig loaded yourself',
       );
     }
-  } else if (typeof kubeConfig !== 'object' || kubeConfig === null || missingMethod(kubeConfig, given) !== undefined) {
+  } else {
+    kc = kubeConfig as KubeConfig;
+  }
+  // Each method read once (a read that throws is refused, naming it); only the reads are
+  // guarded: a method that throws when called (a KubeConfig subclass of the caller's) is the
+  // caller's own failure, and passes through as it was thrown.
+  const isObject = typeof kc === 'object' && kc !== null;
+  const makeApiClient = isObject ? readMember(kc, 'makeApiClient', given) : undefined;
+  const current = isObject && typeof makeApiClient === 'function' ? currentOf(kc, given) : undefined;
+  const applyAuth = current?.cluster !== undefined ? readMember(kc, 'applySecurityAuthentication', given) : undefined;
+  if (current?.cluster === undefined || typeof applyAuth !== 'function') {
     // the methods every entry point calls: a KubeConfig from another copy of client-node has them
-    const missing = typeof kubeConfig === 'object' && kubeConfig !== null ? missingMethod(kubeConfig, given) : undefined;
+    const missing = !isObject
+      ? undefined
+      : current === undefined
+        ? 'makeApiClient'
+        : current.cluster === undefined
+          ? 'getCurrentCluster'
+          : 'applySecurityAuthentication';
     const why = missing === undefined ? '' : ` (it has no method ${missing})`;
     throw new InvalidArgumentError(
       `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}${why}`,
     );
-  } else {
-    kc = kubeConfig as KubeConfig;
   }
-  let fallback: boolean;
-  let noCluster: boolean;
-  try {
-    fallback = isClientNodeFallback(kc);
-    noCluster = !fallback && typeof kc.getCurrentCluster === 'function' && kc.getCurrentCluster() === null;
-  } catch (e) {
-    throw unreadableInput(given, e); // a KubeConfig-shaped Proxy, a getter that throws
-  }
-  if (fallback) {
+  if (isFallback(current)) {
     // every request would fail with a refused connection (or, with client-node 2.x, "HTTP
     // protocol is not allowed") to a server nobody named
     throw new InvalidArgumentError(
@@ -54,27 +60,44 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
         'with a service account; load one, e.g. kc.loadFromFile(path)',
     );
   }
+  const cluster = current.cluster();
   // client-node's own answer, later, is a bare Error('No active cluster!')
-  if (noCluster) {
+  if (cluster === null) {
     throw new InvalidArgumentError(
-      `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(kc.getCurrentContext?.() ?? '')}): load one first, e.g. kc.loadFromDefault()`,
+      `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(current.context?.() ?? '')}): load one first, e.g. kc.loadFromDefault()`,
     );
   }
-  const cluster = typeof kc.getCurrentCluster === 'function' ? kc.getCurrentCluster() : null;
-  const problem = cluster === null ? undefined : serverURLProblem(cluster.server);
+  const problem = serverURLProblem(cluster.server);
   if (problem !== undefined) {
     throw new InvalidArgumentError(
-      `${owner}: the server URL of the KubeConfig's current cluster ${JSON.stringify(cluster!.name)} (${shownServer(cluster!.server)}) ${problem}`,
+      `${owner}: the server URL of the KubeConfig's current cluster ${JSON.stringify(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
     );
   }
   return kc;
 }
 
-/** The first of the methods every entry point calls that `kc` lacks, each read once (readMember); undefined when it has them all. */
-function missingMethod(kc: object, given: string): string | undefined {
-  return ['makeApiClient', 'getCurrentCluster', 'applySecurityAuthentication'].find(
-    (name) => typeof readMember(kc, name, given) !== 'function',
-  );
+/** A KubeConfig's getCurrent* methods, each read once and bound to it; undefined where it has none. */
+interface CurrentMethods {
+  cluster: (() => Cluster | null) | undefined;
+  context: (() => string) | undefined;
+  user: (() => User | null) | undefined;
+}
+
+/**
+ * The getCurrent* methods of `kc`, read once: a read that throws (a KubeConfig-shaped Proxy, a
+ * getter that throws) is InvalidArgumentError naming `given` and the method (readMember).
+ * Calling them is left to the caller, unguarded.
+ */
+function currentOf(kc: KubeConfig, given: string): CurrentMethods {
+  const method = <T>(name: string): T | undefined => {
+    const m = readMember(kc, name, given);
+    return typeof m === 'function' ? (m.bind(kc) as T) : undefined;
+  };
+  return {
+    cluster: method('getCurrentCluster'),
+    context: method('getCurrentContext'),
+    user: method('getCurrentUser'),
+  };
 }
 
 /**
@@ -135,13 +158,15 @@ export function shownServer(server: string): string {
  * for `kubectl proxy --port 8080` sets skipTLSVerify, and is taken.
  */
 export function isClientNodeFallback(kc: KubeConfig): boolean {
-  if (typeof kc.getCurrentCluster !== 'function' || typeof kc.getCurrentContext !== 'function' || typeof kc.getCurrentUser !== 'function') {
-    return false;
-  }
-  const cluster = kc.getCurrentCluster();
-  const user = kc.getCurrentUser();
+  return isFallback(currentOf(kc, 'kubeConfig'));
+}
+
+function isFallback({ cluster: currentCluster, context, user: currentUser }: CurrentMethods): boolean {
+  if (currentCluster === undefined || context === undefined || currentUser === undefined) return false;
+  const cluster = currentCluster();
+  const user = currentUser();
   return (
-    kc.getCurrentContext() === 'loaded-context' &&
+    context() === 'loaded-context' &&
     cluster?.name === 'cluster' &&
     cluster.server === 'http://localhost:8080' &&
     cluster.skipTLSVerify !== true &&
