@@ -70,6 +70,18 @@ const badLists: { name: string; body: unknown; contentType?: string; says: strin
     says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose apiVersion is an object, not a string',
   },
   {
+    // the store asks for networking.k8s.io/v1: a v1beta1 list (a proxy's stale cache, another
+    // server) is not read as one of it
+    name: 'a list of another apiVersion',
+    body: { ...list([]), apiVersion: 'networking.k8s.io/v1beta1' },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList of apiVersion "networking.k8s.io/v1beta1", not "networking.k8s.io/v1"',
+  },
+  {
+    name: "a generic List (kind List) whose apiVersion is not metav1's",
+    body: { ...list([]), kind: 'List', apiVersion: 'networking.k8s.io/v1' },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with a List of apiVersion "networking.k8s.io/v1", not "v1"',
+  },
+  {
     name: 'a Status sent with 200',
     body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' },
     says: 'list ipaddresses.networking.k8s.io: the API server answered with an object of kind "Status", not an IPAddressList',
@@ -251,6 +263,11 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
       what: 'an IPAddress whose apiVersion is a number, not a string',
     },
     {
+      name: 'the IPAddress of another apiVersion',
+      body: { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1beta1', metadata: { name, resourceVersion: '50' } },
+      what: 'an IPAddress of apiVersion "networking.k8s.io/v1beta1", not "networking.k8s.io/v1"',
+    },
+    {
       name: 'the IPAddress whose spec.parentRef is a string',
       body: { kind: 'IPAddress', apiVersion: V1, metadata: { name, resourceVersion: '50' }, spec: { parentRef: 'services/default/web' } },
       what: `an object ("${name}") whose spec.parentRef is a string, not an object, not the IPAddress "${name}"`,
@@ -366,6 +383,32 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
       message:
         'create servicecidrs.networking.k8s.io "extra": the API server answered with an object ("extra") whose spec.cidrs is a string, not a list of strings, not the ServiceCIDR "extra" (the object may have been created)',
     });
+  });
+
+  it('createServiceCIDR (v1beta1) answered 201 with a ServiceCIDR of apiVersion v1: rejects, the version asked for is the one read', async () => {
+    const body = { kind: 'ServiceCIDR', apiVersion: V1, metadata: { name: 'extra' }, spec: { cidrs: ['10.100.0.0/24'] } };
+    d.proxyAnswerNext('create', 'servicecidrs', body, { status: 201 });
+    await expect(createServiceCIDR(kubeConfigFor(d.url), 'extra', ['10.100.0.0/24'], { apiVersion: 'v1beta1' })).rejects.toMatchObject({
+      name: 'KubernetesApiError',
+      message:
+        'create servicecidrs.networking.k8s.io "extra": the API server answered with a ServiceCIDR of apiVersion "networking.k8s.io/v1", not "networking.k8s.io/v1beta1" (the object may have been created)',
+    });
+  });
+
+  it('KubernetesServiceCIDRs: a list of another apiVersion is a failed list, retried', async () => {
+    const { source, errors } = cidrSource();
+    d.proxyAnswerNext('list', 'servicecidrs', {
+      kind: 'ServiceCIDRList',
+      apiVersion: 'networking.k8s.io/v1beta1',
+      metadata: {},
+      items: [],
+    });
+    source.start();
+    await source.waitForSync();
+    expect(errors).toEqual([
+      'list servicecidrs.networking.k8s.io: the API server answered with a ServiceCIDRList of apiVersion "networking.k8s.io/v1beta1", not "networking.k8s.io/v1"',
+    ]);
+    expect(source.list().map((c) => c.name)).toEqual(['kubernetes']);
   });
 
   it('deleteServiceCIDR answered with a JSON number: rejects saying so, not true', async () => {

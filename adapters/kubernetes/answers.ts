@@ -32,15 +32,18 @@ export interface CheckedList {
 
 /**
  * `body` as a list of `kind` (e.g. "IPAddressList"), or the reason it is not one: not an object,
- * another kind or none, no apiVersion, no `items` array, no metadata, or an item that is not a
+ * another kind or none, no apiVersion or (when `apiVersion` is given: the one the list was asked
+ * for, e.g. "networking.k8s.io/v1", or "v1" for Services) another one, no `items` array, no metadata, or an item that is not a
  * named object (the first such item is named by its index).
  */
-export function checkList(body: unknown, kind: string): CheckedList | string {
+export function checkList(body: unknown, kind: string, apiVersion?: string): CheckedList | string {
   const a = article(kind);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return `${describeBody(body)}, not ${a} ${kind}`;
   const list = body as { kind?: unknown; items?: unknown; metadata?: unknown };
-  // "List" is metav1's generic list (kubectl's, a proxy's own): its items are checked all the same
-  const type = typeProblem(body, kind, { alsoKind: 'List' });
+  // "List" is metav1's generic list (kubectl's, a proxy's own): its items are checked all the
+  // same, and its apiVersion is metav1's, "v1"
+  const expected = apiVersion === undefined ? undefined : list.kind === 'List' ? 'v1' : apiVersion;
+  const type = typeProblem(body, kind, { alsoKind: 'List', ...(expected === undefined ? {} : { apiVersion: expected }) });
   if (type !== undefined) return type;
   if (!Array.isArray(list.items)) {
     if (list.items === undefined) return `${a} ${kind} without items`;
@@ -190,14 +193,15 @@ function valueWords(value: unknown): string {
 }
 
 /**
- * `body` as the object of `kind` named `name` (and in `namespace`, for a namespaced one), or the
- * reason it is not: a get answered with anything else must not be read as that object.
+ * `body` as the object of `kind` named `name` (and in `namespace`, for a namespaced one; in
+ * `apiVersion`, when given: the one asked for, e.g. "networking.k8s.io/v1"), or the reason it is
+ * not: a get answered with anything else must not be read as that object.
  */
-export function checkObject(body: unknown, kind: string, name: string, namespace?: string): string | undefined {
+export function checkObject(body: unknown, kind: string, name: string, namespace?: string, apiVersion?: string): string | undefined {
   const problem = namedObjectProblem(body);
   if (problem !== undefined) return `${problem}, not the ${kind} "${name}"`;
   const obj = body as { metadata: { name: string; namespace?: unknown } };
-  const type = typeProblem(obj, kind, { asked: `the ${kind} "${name}"` });
+  const type = typeProblem(obj, kind, { asked: `the ${kind} "${name}"`, ...(apiVersion === undefined ? {} : { apiVersion }) });
   if (type !== undefined) return type;
   const field = fieldProblem(body, kind);
   if (field !== undefined) return `${field}, not the ${kind} "${name}"`;
@@ -212,13 +216,14 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
  * finished delete answers a Status (kube-apiserver's generic registry; its `details.uid` names
  * the object removed); a delete a finalizer holds up answers with the object itself, marked for
  * deletion, and so may a 202 Accepted, with or without the mark: the object must then be the one
- * asked for (checkObject). Anything else says nothing about what was deleted.
+ * asked for (checkObject, in `apiVersion` when given). Anything else says nothing about what
+ * was deleted.
  */
-export function checkDeleteAnswer(body: unknown, kind: string, name: string): string | undefined {
+export function checkDeleteAnswer(body: unknown, kind: string, name: string, apiVersion?: string): string | undefined {
   const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
   const bodyKind = isObject ? (body as { kind?: unknown }).kind : undefined;
   if (bodyKind === 'Status') return typeProblem(body as object, 'Status') ?? fieldProblem(body, 'Status');
-  const problem = checkObject(body, kind, name);
+  const problem = checkObject(body, kind, name, undefined, apiVersion);
   if (problem === undefined || bodyKind === kind) return problem;
   return `${describeBody(body)}, neither a Status nor the ${kind} "${name}"`;
 }

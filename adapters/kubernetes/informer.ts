@@ -113,9 +113,9 @@ export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
   owner?: string;
   /**
    * The kind of the resource's objects (default IPAddress) and their apiVersion (default
-   * networking.k8s.io/v1): a list of a kind other than `${kind}List`, or without a kind or an
-   * apiVersion, is a failed list, and a watch event whose object says another kind or apiVersion,
-   * or says none, fails the watch.
+   * networking.k8s.io/v1): a list of a kind other than `${kind}List`, or in another apiVersion,
+   * or without a kind or an apiVersion, is a failed list, and a watch event whose object says
+   * another kind or apiVersion, or says none, fails the watch.
    */
   kind?: string;
   apiVersion?: string;
@@ -485,11 +485,17 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.status.set(this.synced ? 'relisting' : 'syncing', error);
   }
 
+  /** The apiVersion the resource is asked for in (its lists and watch events must say it). */
+  private get apiVersion(): string {
+    return this.options.apiVersion ?? `${GROUP}/v1`;
+  }
+
   private async relist(): Promise<void> {
     this.stats.lists++;
     const { items, resourceVersion } = await listAll(this.lw, {
       resource: this.resource,
       listKind: `${this.options.kind ?? 'IPAddress'}List`,
+      apiVersion: this.apiVersion,
       pageSize: this.options.pageSize ?? 500,
       labelSelector: this.options.selector?.text || undefined,
       // A page the server asks to wait (a 429, or a 5xx with Retry-After) is sent again after the
@@ -574,8 +580,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         // expected type or GroupVersionKind, reporting it ("expected type …, but watch event
         // object had type …"); our report is lastError, which the failed watch sets, and the
         // re-list after it is what the other refused events get too.
-        const apiVersion = this.options.apiVersion ?? `${GROUP}/v1`;
-        const problem = namedObjectProblem(object) ?? typeProblem(object as object, kind, { apiVersion }) ?? fieldProblem(object, kind);
+        const problem =
+          namedObjectProblem(object) ?? typeProblem(object as object, kind, { apiVersion: this.apiVersion }) ?? fieldProblem(object, kind);
         if (problem !== undefined) {
           return new KubernetesApiError(
             'watch',

@@ -117,6 +117,8 @@ export interface ListAllOptions {
   resource: string;
   /** The kind of its list (IPAddressList): a page of another kind is a failed list. */
   listKind: string;
+  /** The apiVersion its list is served in (networking.k8s.io/v1): a page in another is a failed list. */
+  apiVersion: string;
   /** Page size (limit); 0 lists in one request. */
   pageSize: number;
   labelSelector: string | undefined;
@@ -133,7 +135,7 @@ export interface ListAllOptions {
 export function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Listing> {
   const { labelSelector, onWait } = o;
   const fail = (reason: string) => new KubernetesApiError('list', o.resource, undefined, undefined, undefined, reason);
-  return listPages(async (request) => checked(await lw.list({ labelSelector, ...request, onWait }), o.listKind, fail), {
+  return listPages(async (request) => checked(await lw.list({ labelSelector, ...request, onWait }), o.listKind, o.apiVersion, fail), {
     pageSize: o.pageSize,
     stopped: o.stopped,
     fail,
@@ -141,14 +143,14 @@ export function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Listing> 
 }
 
 /**
- * The page, when it is a list of the kind asked for whose items all have a name. Anything else
+ * The page, when it is a list of the kind and apiVersion asked for whose items all have a name. Anything else
  * — `{}`, a Status answered 200, an item that is null or has no name — fails the list (lastError
  * says what came back; retried after the backoff) instead of being read as an empty list, which
  * would empty the cache. client-go's reflector fails the list when the body does not decode as
  * the list type; an item without a name, which no API server serves, is refused here too.
  */
-function checked(page: unknown, listKind: string, fail: (reason: string) => Error): CheckedList {
-  const list = checkList(page, listKind);
+function checked(page: unknown, listKind: string, apiVersion: string, fail: (reason: string) => Error): CheckedList {
+  const list = checkList(page, listKind, apiVersion);
   if (typeof list === 'string') throw fail(`the API server answered with ${list}`);
   return list;
 }

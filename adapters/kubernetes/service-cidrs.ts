@@ -223,7 +223,7 @@ export async function createServiceCIDR(
     if (e.code !== 409 || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
     return existingAsAsked(api, requests, body, e);
   }
-  const problem = checkObject(created, 'ServiceCIDR', name);
+  const problem = checkObject(created, 'ServiceCIDR', name, undefined, body.apiVersion);
   if (problem !== undefined) throw malformed(problem);
   return toServiceCIDR(created as ServiceCIDRObject);
 }
@@ -256,7 +256,7 @@ async function existingAsAsked(
     if (e.code === 404 && namesObject(e.status)) throw fail('it already exists, and was gone when read back (deleted meanwhile)');
     throw fail(`it already exists, and reading it back failed: ${e.message}`);
   }
-  const problem = checkObject(found, 'ServiceCIDR', name);
+  const problem = checkObject(found, 'ServiceCIDR', name, undefined, wanted.apiVersion);
   if (problem !== undefined) throw malformed(problem);
   const existing = toServiceCIDR(found as ServiceCIDRObject);
   const cidrs = wanted.spec!.cidrs!;
@@ -300,7 +300,8 @@ export async function deleteServiceCIDR(
     requestTimeoutMs: true,
   });
   const config = kubeConfigOrDefault(kc, 'deleteServiceCIDR');
-  const api = apiFor(config, checkApiVersion(opts.apiVersion));
+  const version = checkApiVersion(opts.apiVersion);
+  const api = apiFor(config, version);
   const requests = requestsFor(config, opts.requestTimeoutMs, 'deleteServiceCIDR');
   // "", "." or ".." would send the DELETE to the collection: every ServiceCIDR
   if (!isPathSegmentName(name)) throw new InvalidArgumentError(`deleteServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
@@ -318,7 +319,7 @@ export async function deleteServiceCIDR(
       undefined,
       { resendAfterServerError: false },
     );
-    const problem = checkDeleteAnswer(reply, 'ServiceCIDR', name);
+    const problem = checkDeleteAnswer(reply, 'ServiceCIDR', name, `${GROUP}/${version}`);
     if (problem !== undefined) throw malformed(problem);
     return true;
   } catch (err) {

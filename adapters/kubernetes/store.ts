@@ -173,7 +173,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     } catch (err) {
       throw translate(err, 'create', RESOURCE, record.name);
     }
-    const problem = checkObject(created, 'IPAddress', record.name);
+    const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
     if (problem !== undefined) throw malformed(problem);
     if (this.readYourWrites) this.informer.appliedCreate(created as IPAddressObject, history);
     return toRecord(created as IPAddressObject);
@@ -221,7 +221,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
         undefined,
         { resendAfterServerError: uid !== undefined },
       );
-      const problem = checkDeleteAnswer(reply, 'IPAddress', name);
+      const problem = checkDeleteAnswer(reply, 'IPAddress', name, `${GROUP}/${this.apiVersion}`);
       if (problem !== undefined) throw malformed(problem);
       // An object a finalizer holds is only marked for deletion: it stays in the cache (as
       // upstream's lister keeps it, its address taken) until the watch reports it gone.
@@ -249,7 +249,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
         (opts) => this.api.readIPAddress({ name }, opts),
         malformed,
       );
-      const problem = checkObject(obj, 'IPAddress', name);
+      const problem = checkObject(obj, 'IPAddress', name, undefined, `${GROUP}/${this.apiVersion}`);
       if (problem !== undefined) throw malformed(problem);
       return toRecord(obj as IPAddressObject);
     } catch (err) {
