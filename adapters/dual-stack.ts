@@ -12,7 +12,17 @@
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
 import { canonicalOf, parseAddrInto } from './address.ts';
-import { checkIPFamily, ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from './errors.ts';
+import {
+  arrayLength,
+  checkIPFamily,
+  ErrDestroyed,
+  InvalidArgumentError,
+  optionsObject,
+  quoteInput,
+  readElements,
+  readMember,
+  unreadableInput,
+} from './errors.ts';
 import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
@@ -114,7 +124,7 @@ export class DualStackAllocator {
    */
   async allocate(ips: readonly string[], given?: ParentRef): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
-    const { canonical, families } = familiesOf(ips);
+    const { canonical, families } = familiesOf(ips, arrayLength(ips, 'ips'), 'ips');
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const allocators = families.map((f) => this.allocator(f));
     this.inFlight++;
@@ -172,18 +182,20 @@ export class DualStackAllocator {
     if (typeof ips !== 'object' || ips === null) {
       throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}`);
     }
-    let list: unknown;
-    try {
-      list = isIPList(ips) ? ips : readMember(ips, 'ips', 'ips');
-      if (list !== ips && !Array.isArray(list)) {
+    let length = arrayLength(ips, 'ips');
+    let list: unknown = ips;
+    let what = 'ips';
+    if (length === undefined) {
+      list = readMember(ips, 'ips', 'ips'); // what allocate returned
+      what = 'ips.ips';
+      length = arrayLength(list, what);
+      if (length === undefined) {
         throw new InvalidArgumentError(
           `release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips ${quoteInput(list)}`,
         );
       }
-    } catch (e) {
-      throw unreadableInput('ips', e); // a revoked Proxy, as the addresses or as their ips
     }
-    const { canonical, families } = familiesOf(list as readonly string[]);
+    const { canonical, families } = familiesOf(list, length, what);
     const allocators = families.map((f) => this.allocator(f));
     this.inFlight++;
     try {
@@ -255,10 +267,6 @@ export class DualStackAllocator {
   }
 }
 
-function isIPList(v: readonly string[] | DualStackIPs): v is readonly string[] {
-  return Array.isArray(v);
-}
-
 function checkFamilies(families: readonly IPFamily[]): void {
   try {
     if (!Array.isArray(families) || families.length < 1 || families.length > 2) {
@@ -273,23 +281,22 @@ function checkFamilies(families: readonly IPFamily[]): void {
   }
 }
 
-/** The canonical text and family of each address; throws InvalidAddressError / InvalidArgumentError. */
-function familiesOf(ips: readonly string[]): { canonical: string[]; families: IPFamily[] } {
-  let given: string[];
-  try {
-    if (!Array.isArray(ips) || ips.length < 1 || ips.length > 2) {
-      throw new InvalidArgumentError(`a Service has one or two ClusterIPs, got ${quoteInput(ips)}`);
-    }
-    given = [...ips]; // read once: what is parsed is what is allocated
-  } catch (e) {
-    throw unreadableInput('ips', e); // a revoked Proxy, an element's getter that throws
+/**
+ * The canonical text and family of each address of `ips` (named `what`, its arrayLength
+ * `length`), read once: what is parsed is what is allocated. Throws InvalidAddressError /
+ * InvalidArgumentError.
+ */
+function familiesOf(ips: unknown, length: number | undefined, what: string): { canonical: string[]; families: IPFamily[] } {
+  if (length === undefined || length < 1 || length > 2) {
+    throw new InvalidArgumentError(`a Service has one or two ClusterIPs, got ${quoteInput(ips)}`);
   }
+  const given = readElements(ips, length, what);
   const canonical: string[] = [];
   const families: IPFamily[] = [];
   for (const ip of given) {
     const family = parseAddrInto(ip, WORDS);
     families.push(family === 4 ? 'IPv4' : 'IPv6');
-    canonical.push(canonicalOf(ip, family, WORDS));
+    canonical.push(canonicalOf(ip as string, family, WORDS)); // a string: parseAddrInto took it
   }
   if (families.length === 2 && families[0] === families[1]) {
     throw new InvalidArgumentError(`at most one address per family, got two ${families[0]} addresses`);

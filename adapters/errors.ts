@@ -389,6 +389,40 @@ export function readMember(o: object, key: string | symbol | number, base: strin
   }
 }
 
+/**
+ * The length of the caller's array `list`, read once, or undefined when `list` is not an array;
+ * `what` names it in messages (`ips`, `spec.cidrs`). Its elements are then read by index, each
+ * once, with readMember(list, i, what) or readElements: by index, not through an iterator the
+ * caller may have replaced, and once, because a Proxy's answers may change from one read to the
+ * next and what was checked must be what is used. A read that throws (a revoked Proxy) is
+ * unreadableInput(what); a length that is not a whole number ≥ 0 (a Proxy's) is
+ * InvalidArgumentError.
+ */
+export function arrayLength(list: unknown, what: string): number | undefined {
+  let isArray: boolean;
+  try {
+    isArray = Array.isArray(list);
+  } catch (e) {
+    throw unreadableInput(what, e); // a revoked Proxy
+  }
+  if (!isArray) return undefined;
+  const length = readMember(list as object, 'length', what);
+  if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
+    throw new InvalidArgumentError(`${what} must be an array, got one whose length is ${quoteInput(length)}`);
+  }
+  return length;
+}
+
+/**
+ * A copy of the first `length` elements of the caller's array `list` (its arrayLength, checked
+ * by the caller against what it accepts), each read once by index, a hole as undefined.
+ */
+export function readElements(list: unknown, length: number, what: string): unknown[] {
+  const copy: unknown[] = [];
+  for (let i = 0; i < length; i++) copy.push(readMember(list as object, i, what));
+  return copy;
+}
+
 /** `base.key` for a key that is a plain name, else `base["key"]` (quoted, whatever it holds) or `base[Symbol(…)]`, `base[3]`. */
 export function memberName(base: string, key: string | symbol | number): string {
   if (typeof key === 'number') return `${base}[${key}]`;

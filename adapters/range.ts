@@ -34,6 +34,7 @@
 // - after destroy() every method throws ErrDestroyed (upstream's Destroy only stops metrics).
 import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
 import {
+  arrayLength,
   ErrAllocated,
   ErrDestroyed,
   ErrFull,
@@ -44,7 +45,6 @@ import {
   optionsObject,
   quoteInput,
   readMember,
-  unreadableInput,
 } from './errors.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
@@ -638,17 +638,8 @@ export class Range implements RangeView {
   /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
   private offsetsOf(method: string, ips: readonly string[], strict: boolean): Uint32Array {
     const what = `${method}'s addresses`;
-    let isArray: boolean;
-    try {
-      isArray = Array.isArray(ips);
-    } catch (e) {
-      throw unreadableInput(what, e); // a revoked Proxy
-    }
-    if (!isArray) throw new InvalidArgumentError(`${method} needs an array of addresses, got ${quoteInput(ips)}`);
-    const length = readMember(ips, 'length', what); // read once: a Proxy's may change, or be no length at all
-    if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
-      throw new InvalidArgumentError(`${method} needs an array of addresses, got one whose length is ${quoteInput(length)}`);
-    }
+    const length = arrayLength(ips, what);
+    if (length === undefined) throw new InvalidArgumentError(`${method} needs an array of addresses, got ${quoteInput(ips)}`);
     // Grown as the addresses are read, not sized by the length: an array's length says nothing
     // of its elements (['10.0.0.1'] with its length set to 2^32 − 1 fails at its first hole).
     let out = new Uint32Array(2 * Math.min(length, 4096));

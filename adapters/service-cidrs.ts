@@ -15,7 +15,7 @@
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
 import { canonicalAddr, formatAddr } from './address.ts';
-import { InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readMember, unreadableInput } from './errors.ts';
+import { arrayLength, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readElements } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { checkWatcher } from './store.ts';
 
@@ -98,13 +98,14 @@ export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
 /**
  * `cidrs` read once into an array of our own (a hole read as undefined), as validateServiceCIDRSpec
  * checks it: what was checked is what is kept. An array whose reading throws (a revoked Proxy, an
- * element's getter that throws) is InvalidArgumentError naming it (unreadableInput).
+ * element's getter that throws) is InvalidArgumentError naming it (arrayLength).
  */
 function checkedCIDRs(cidrs: unknown): string[] {
-  const given = cidrsArray(cidrs, 2);
-  if (given === undefined || given.length < 1 || given.length > 2) {
-    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${given !== undefined ? given.length : quoteInput(cidrs)}`);
+  const length = arrayLength(cidrs, 'spec.cidrs');
+  if (length === undefined || length < 1 || length > 2) {
+    throw new InvalidArgumentError(`spec.cidrs must hold 1 or 2 CIDRs, got ${length !== undefined ? length : quoteInput(cidrs)}`);
   }
+  const given = readElements(cidrs, length, 'spec.cidrs');
   const families = given.map((c) => {
     const p = Prefix.parse(c);
     refuseIPv4MappedOverlap(p);
@@ -121,24 +122,6 @@ function checkedCIDRs(cidrs: unknown): string[] {
     throw new InvalidArgumentError('spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64');
   }
   return given as string[];
-}
-
-/**
- * A copy of `cidrs` when it is an array, else undefined; a read that throws is unreadableInput.
- * One longer than `max` is not read past its length (checkedCIDRs refuses it by its length).
- */
-function cidrsArray(cidrs: unknown, max = Number.POSITIVE_INFINITY): unknown[] | undefined {
-  let isArray: boolean;
-  try {
-    isArray = Array.isArray(cidrs);
-  } catch (e) {
-    throw unreadableInput('spec.cidrs', e); // a revoked Proxy
-  }
-  if (!isArray) return undefined;
-  const list = cidrs as readonly unknown[];
-  const length = readMember(list, 'length', 'spec.cidrs') as number;
-  if (length > max) return { length } as unknown[];
-  return Array.from({ length }, (_, i) => readMember(list, i, 'spec.cidrs'));
 }
 
 /** metadata.name must be a DNS-1123 subdomain, as the API server requires (NameIsDNSSubdomain). */
@@ -218,10 +201,13 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     if (opts.ready !== undefined && typeof opts.ready !== 'boolean') {
       throw new InvalidArgumentError(`options.ready must be true, false or undefined, got ${quoteInput(opts.ready)}`);
     }
-    let kept: unknown[] | undefined;
+    let kept: unknown[];
     if (opts.unvalidated !== true) kept = checkedCIDRs(cidrs);
-    else if ((kept = cidrsArray(cidrs)) === undefined)
-      throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
+    else {
+      const length = arrayLength(cidrs, 'spec.cidrs');
+      if (length === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
+      kept = readElements(cidrs, length, 'spec.cidrs');
+    }
     const sc: ServiceCIDR = Object.freeze({
       name,
       cidrs: Object.freeze(kept as string[]),

@@ -448,7 +448,7 @@ const ROWS: Row[] = [
     fixture: () => dualStackFixture((pair, input) => pair.allocate(input as never, OWNER)),
     getter: () => throwingAt(['10.0.0.2', 'fd00::2'], 1),
     revokedNamed: 'ips',
-    getterNamed: 'ips',
+    getterNamed: 'ips[1]',
   },
   {
     name: 'DualStackAllocator.release ips',
@@ -461,8 +461,8 @@ const ROWS: Row[] = [
     name: "DualStackAllocator.release ips' ips",
     fixture: () => dualStackFixture((pair, input) => pair.release({ ips: input } as never)),
     getter: () => throwingAt(['10.0.0.2', 'fd00::2'], 1),
-    revokedNamed: 'ips',
-    getterNamed: 'ips',
+    revokedNamed: 'ips.ips',
+    getterNamed: 'ips.ips[1]',
   },
   {
     name: 'DualStackAllocator.allocateNext families',
