@@ -21,7 +21,6 @@ import {
   quoteInput,
   readElements,
   readMember,
-  unreadableInput,
 } from './errors.ts';
 import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
@@ -93,9 +92,9 @@ export class DualStackAllocator {
    */
   async allocateNext(given?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
-    checkFamilies(families);
+    const order = checkFamilies(families); // read once: the families allocated are those reported
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
-    const allocators = families.map((f) => this.allocator(f));
+    const allocators = order.map((f) => this.allocator(f));
     this.inFlight++;
     try {
       const ips: string[] = [];
@@ -104,12 +103,12 @@ export class DualStackAllocator {
           this.live(); // destroyed meanwhile: the call ends, and what it took goes back
           ips.push(await allocator.allocateNext(owner));
         } catch (e) {
-          await this.rollback(ips, families, allocators);
+          await this.rollback(ips, order, allocators);
           throw e;
         }
       }
-      if (this.destroyed) await this.giveBack(ips, families, allocators);
-      return result(ips, families);
+      if (this.destroyed) await this.giveBack(ips, order, allocators);
+      return result(ips, order);
     } finally {
       this.callEnded();
     }
@@ -267,18 +266,18 @@ export class DualStackAllocator {
   }
 }
 
-function checkFamilies(families: readonly IPFamily[]): void {
-  try {
-    if (!Array.isArray(families) || families.length < 1 || families.length > 2) {
-      throw new InvalidArgumentError(`families must list one or two IP families, got ${quoteInput(families)}`);
-    }
-    for (const f of families) checkIPFamily(f);
-    if (families.length === 2 && families[0] === families[1]) {
-      throw new InvalidArgumentError(`families must differ, got ${quoteInput(families[0])} twice`);
-    }
-  } catch (e) {
-    throw unreadableInput('families', e); // a revoked Proxy, an element's getter that throws
+/** `families` read once and checked: one or two IP families, different ones. */
+function checkFamilies(families: unknown): IPFamily[] {
+  const length = arrayLength(families, 'families');
+  if (length === undefined || length < 1 || length > 2) {
+    throw new InvalidArgumentError(`families must list one or two IP families, got ${quoteInput(families)}`);
   }
+  const given = readElements(families, length, 'families');
+  for (const f of given) checkIPFamily(f);
+  if (given.length === 2 && given[0] === given[1]) {
+    throw new InvalidArgumentError(`families must differ, got ${quoteInput(given[0])} twice`);
+  }
+  return given as IPFamily[];
 }
 
 /**

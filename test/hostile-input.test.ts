@@ -469,7 +469,7 @@ const ROWS: Row[] = [
     fixture: () => dualStackFixture((pair, input) => pair.allocateNext(OWNER, input as never)),
     getter: () => throwingAt(['IPv4', 'IPv6'], 0),
     revokedNamed: 'families',
-    getterNamed: 'families',
+    getterNamed: 'families[0]',
   },
   // ── ServiceCIDR specs ───────────────────────────────────────────────────────────────────────
   {
@@ -1095,5 +1095,38 @@ describe('KubernetesStore.create sends the labels and parentRef it checked, read
     ]);
     expect(created).toMatchObject({ labels: { team: 'a' }, parentRef: { name: 'web' } });
     store.close();
+describe('caller input is read once, and only its reading is refused as unreadable', () => {
+  /** `values` behind a Proxy counting the reads of each index; each index answers its values in turn, then the last. */
+  function counted(values: readonly (readonly string[])[]): { list: string[]; reads: number[] } {
+    const reads = values.map(() => 0);
+    const list = new Proxy(
+      values.map((v) => v[0]!),
+      {
+        get(target, key, receiver) {
+          if (typeof key === 'string' && /^\d+$/.test(key)) {
+            const i = Number(key);
+            const answers = values[i]!;
+            return answers[Math.min(reads[i]++, answers.length - 1)];
+          }
+          return Reflect.get(target, key, receiver);
+        },
+      },
+    );
+    return { list, reads };
+  }
+
+  it('DualStackAllocator.allocateNext: the families allocated are the families checked and reported', async () => {
+    using pair = new DualStackAllocator(new Allocator('10.0.0.0/29'), new Allocator('fd00::/125'));
+    // read again, the families would come back swapped
+    const { list, reads } = counted([
+      ['IPv4', 'IPv6'],
+      ['IPv6', 'IPv4'],
+    ]);
+    const ips = await pair.allocateNext(OWNER, list as never);
+    expect(reads).toEqual([1, 1]);
+    expect(ips.families).toEqual(['IPv4', 'IPv6']);
+    expect(ips.ips).toEqual([ips.IPv4, ips.IPv6]);
+    expect(ips.IPv4).toMatch(/^10\.0\.0\./);
+    expect([pair.ipv4.used(), pair.ipv6.used()]).toEqual([1, 1]);
   });
 });
