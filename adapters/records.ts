@@ -136,6 +136,11 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
+/** The problem of a parentRef that is not an object of fields (a string, an array, a Date), quoted by quoteInput, which reads nothing that can throw. */
+function notAParentRef(ref: unknown, field: string): string {
+  return `${field}: Invalid value: ${quoteInput(ref)}: must be an object {group?, resource, namespace?, name}`;
+}
+
 /** Upstream IsValidPathSegmentName: the problems of a name used as one URL path segment. */
 function pathSegmentProblems(value: string): string[] {
   if (value === '.' || value === '..') return [`may not be '${value}'`];
@@ -150,7 +155,7 @@ function pathSegmentProblems(value: string): string[] {
  * validateIPAddressParentReference words them; empty when it is valid.
  */
 function parentRefProblems(ref: unknown, field: string): string[] {
-  if (!isPlainObject(ref)) return [`${field}: Invalid value: ${quoteInput(ref)}: must be an object {group?, resource, namespace?, name}`];
+  if (!isPlainObject(ref)) return [notAParentRef(ref, field)];
   const out: string[] = [];
   for (const key of Object.keys(ref)) {
     if (!(PARENT_REF_KEYS as readonly string[]).includes(key)) out.push(`${field}.${key}: Unknown field`);
@@ -202,18 +207,21 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   // A frozen copy of the own enumerable fields, taken before the check: the record must not
   // change when the caller reuses its object for the next Service, an instance of the caller's
   // own class is read by its fields, and what is checked is what is stored. An object with no
-  // fields of its own that is not plain (a Date, a Map) is checked as it is, for the message.
-  let checked: unknown;
-  let problems: string[];
+  // fields of its own that is not plain (a Date, a Map) is no parentRef, as a string or an
+  // array is not: the message quotes it by its type.
+  let fields: Record<string | symbol, unknown> | undefined;
   try {
-    const fields = typeof owner === 'object' && owner !== null && !Array.isArray(owner) ? ownFields(owner, field) : undefined;
-    checked = fields === undefined || (Object.keys(fields).length === 0 && !isPlainObject(owner)) ? owner : fields;
-    problems = parentRefProblems(checked, field);
+    // the caller's code runs here: a Proxy's isArray, ownKeys and getPrototypeOf traps, getters
+    fields = typeof owner === 'object' && owner !== null && !Array.isArray(owner) ? ownFields(owner, field) : undefined;
+    if (fields !== undefined && Object.keys(fields).length === 0 && !isPlainObject(owner)) fields = undefined;
   } catch (e) {
     throw unreadableInput(field, e); // a revoked Proxy (a field whose getter throws: named by ownFields)
   }
+  // Checked unguarded: only our copy is read from here, and a fault of ours is not the caller's.
+  if (fields === undefined) throw new InvalidArgumentError(notAParentRef(owner, field));
+  const problems = parentRefProblems(fields, field);
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
-  return Object.freeze(checked as ParentRef);
+  return Object.freeze(fields) as unknown as ParentRef; // of that shape: parentRefProblems found nothing wrong
 }
 
 /**

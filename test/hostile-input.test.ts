@@ -1129,4 +1129,17 @@ describe('caller input is read once, and only its reading is refused as unreadab
     expect(ips.IPv4).toMatch(/^10\.0\.0\./);
     expect([pair.ipv4.used(), pair.ipv6.used()]).toEqual([1, 1]);
   });
+
+  it('an owner that is an array is refused by its shape, without reading its prototype (a trap that throws there is not the answer)', async () => {
+    using a = new Allocator('10.0.0.0/29');
+    const array = new Proxy([], {
+      getPrototypeOf() {
+        throw GETTER_ERROR;
+      },
+    });
+    await expect(a.allocate('10.0.0.2', array as never)).rejects.toThrow(
+      new InvalidArgumentError('owner: Invalid value: an array of 0 values: must be an object {group?, resource, namespace?, name}'),
+    );
+    expect(a.used()).toBe(0);
+  });
 });
