@@ -126,16 +126,18 @@ export async function reconcile(
   } else {
     // Each owner is checked as allocate() checks its `owner`: a misspelt or missing field would
     // otherwise match no record, and every record would read as a leak (and be deleted).
-    const keys = new Set<string>();
+    let owners: unknown[] | undefined;
     try {
-      if (typeof knownOwners !== 'object' || knownOwners === null || !(Symbol.iterator in knownOwners)) {
-        throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);
-      }
-      let i = 0;
-      for (const ref of knownOwners) keys.add(ownerKey(requireParentRef(ref, `knownOwners[${i++}]`)));
+      // the caller's code runs here: a Proxy's `has` trap, the iterator and its next()
+      owners = typeof knownOwners === 'object' && knownOwners !== null && Symbol.iterator in knownOwners ? [...knownOwners] : undefined;
     } catch (e) {
-      throw unreadableInput('knownOwners', e); // a revoked Proxy, an iterator or owner getter that throws
+      throw unreadableInput('knownOwners', e); // a revoked Proxy, an iterator that throws
     }
+    if (owners === undefined) {
+      throw new InvalidArgumentError(`knownOwners must be ParentRefs or a function, got ${quoteInput(knownOwners)}`);
+    }
+    // each read as allocate() reads its owner (a field whose getter throws: knownOwners[i].name)
+    const keys = new Set(owners.map((ref, i) => ownerKey(requireParentRef(ref, `knownOwners[${i}]`))));
     known = (owner) => owner !== null && keys.has(ownerKey(owner));
   }
   const grace = opts.graceMs === undefined ? RECONCILE_GRACE_MS : opts.graceMs;

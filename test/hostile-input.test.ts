@@ -1142,4 +1142,19 @@ describe('caller input is read once, and only its reading is refused as unreadab
     );
     expect(a.used()).toBe(0);
   });
+
+  it('reconcile reads all of knownOwners before checking them: an iterator that throws is the answer, whatever it yielded first', async () => {
+    using a = new Allocator('10.0.0.0/29');
+    function* owners(): Generator<unknown> {
+      yield { resource: 'services' }; // no name: refused, once read
+      throw GETTER_ERROR;
+    }
+    const thrown = await reconcile(a, owners() as never).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(thrown).toBeInstanceOf(InvalidArgumentError);
+    expect(thrown?.message).toBe('knownOwners could not be read: it threw Error: getter failed');
+    expect(thrown?.cause).toBe(GETTER_ERROR);
+  });
 });
