@@ -314,7 +314,8 @@ function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
 
 /** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */
 function checkFamily(a: unknown, family: IPFamily, which: string): void {
-  const got = typeof a === 'object' && a !== null ? readMember(a, 'ipFamily', `the ${which} allocator`) : undefined;
+  const parameter = family === 'IPv4' ? 'ipv4' : 'ipv6'; // its name, for readMember
+  const got = typeof a === 'object' && a !== null ? readMember(a, 'ipFamily', parameter) : undefined;
   if (got === family) return;
   if (got === 'IPv4' || got === 'IPv6') {
     throw new InvalidArgumentError(`DualStackAllocator: the ${which} allocator must be ${family}, got an ${got} allocator`);

@@ -332,7 +332,7 @@ export function checkReady(ready: unknown): boolean {
 export function optionsObject<T extends object>(options: T | undefined, what: string, known: Readonly<Record<keyof T, true>>): T {
   if (options === undefined) return {} as T;
   const names = Object.keys(known);
-  const given = `${what} options`;
+  const given = 'options'; // the parameter, as every message about an option names it (readMember)
   let keys: string[];
   try {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -363,7 +363,7 @@ const invalidArgument: RefuseInput = (message) => new InvalidArgumentError(messa
 
 /**
  * The error for input that threw when read — a revoked Proxy, a getter or Proxy trap that throws:
- * InvalidArgumentError naming `what` (`Allocator options.store`, `owner`, `releaseMany's addresses[3]`)
+ * InvalidArgumentError naming `what` (`options.store`, `owner`, `ips[3]`: see readMember for how)
  * and what the read threw, which is its `cause`; `refuse` makes another class where a module
  * answers bad input with its own (a store's InvalidRecordError). One of our own errors passes
  * unchanged: a getter that called back into this package got that answer (ErrDestroyed from a
@@ -377,9 +377,19 @@ export function unreadableInput(what: string, thrown: unknown, refuse: RefuseInp
 }
 
 /**
- * `o[key]` of the caller's input `base` (`Allocator options`, `owner`, `snapshot`), the one read of
- * it: a read that throws (a revoked Proxy, a getter or Proxy trap that throws) is
- * InvalidArgumentError naming `base.key` (unreadableInput).
+ * `o[key]` of the caller's input `base` (`options`, `owner`, `snapshot`), the one read of it: a
+ * read that throws (a revoked Proxy, a getter or Proxy trap that throws) is InvalidArgumentError
+ * naming `base.key` (unreadableInput).
+ *
+ * How input is named, here and in every unreadableInput: by the path a caller writes to it from
+ * the argument they passed, starting with the parameter's documented name — `options.store`,
+ * `options.store.sync.createSync`, `options.metrics.getSingleMetric`, `owner.name`, `ips[1]`,
+ * `snapshot.data`, `knownOwners[0].name` — as the other messages about the same values name them
+ * (`options.store must be a Store …`), so one value has one name. The call is left out: the error
+ * is thrown by it, so the caller knows which. Objects of the Kubernetes API are named by their
+ * fields instead, as the API server's validation and our other messages about them name them: a
+ * ServiceCIDR's `spec.cidrs`, a record's `metadata.labels` and `spec.parentRef` (a store's
+ * InvalidRecordError).
  */
 export function readMember(o: object, key: string | symbol | number, base: string): unknown {
   try {

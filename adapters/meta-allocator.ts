@@ -554,7 +554,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Enables metrics on every range, now and later (each range reports under its own cidr label). */
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
-    recorderFor(registry); // validates before changing anything
+    recorderFor(registry, 'registry'); // validates before changing anything
     this.metricsOption = registry ?? true;
     for (const e of this.order) e.allocator.enableMetrics(registry);
   }

@@ -348,7 +348,7 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
  * another allocator reports them there (untrack). The same registry again: seeded again.
  */
 export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr: string, source: GaugeSource): MetricsRecorder {
-  const next = recorderFor(registry);
+  const next = recorderFor(registry, 'registry');
   if (next === current) {
     next.gauges(cidr, source);
     return next;
@@ -358,11 +358,14 @@ export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr
   return next;
 }
 
-/** Turns the `metrics` option / enableMetrics argument into a recorder. */
-export function recorderFor(registry: unknown): MetricsRecorder {
+/**
+ * Turns the `metrics` option, or enableMetrics's `registry` (`what` names it, as the caller
+ * wrote it), into a recorder.
+ */
+export function recorderFor(registry: unknown, what: 'options.metrics' | 'registry' = 'options.metrics'): MetricsRecorder {
   if (registry === undefined || registry === true) return recorderOf();
-  if (typeof registry === 'object' && registry !== null && typeof readMember(registry, 'getSingleMetric', 'metrics') === 'function') {
+  if (typeof registry === 'object' && registry !== null && typeof readMember(registry, 'getSingleMetric', what) === 'function') {
     return recorderOf(registry as MetricsRegistry);
   }
-  throw new InvalidArgumentError(`metrics must be true or a prom-client Registry, got ${quoteInput(registry)}`);
+  throw new InvalidArgumentError(`${what} must be true or a prom-client Registry, got ${quoteInput(registry)}`);
 }

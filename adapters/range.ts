@@ -637,15 +637,14 @@ export class Range implements RangeView {
 
   /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
   private offsetsOf(method: string, ips: readonly string[], strict: boolean): Uint32Array {
-    const what = `${method}'s addresses`;
-    const length = arrayLength(ips, what);
+    const length = arrayLength(ips, 'ips');
     if (length === undefined) throw new InvalidArgumentError(`${method} needs an array of addresses, got ${quoteInput(ips)}`);
     // Grown as the addresses are read, not sized by the length: an array's length says nothing
     // of its elements (['10.0.0.1'] with its length set to 2^32 − 1 fails at its first hole).
     let out = new Uint32Array(2 * Math.min(length, 4096));
     let n = 0;
     for (let i = 0; i < length; i++) {
-      if (this.locate(readMember(ips, i, what))) {
+      if (this.locate(readMember(ips, i, 'ips'))) {
         if (n === out.length) {
           const grown = new Uint32Array(2 * out.length);
           grown.set(out);

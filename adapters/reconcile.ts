@@ -112,7 +112,7 @@ export async function reconcile(
   try {
     store = 'create' in target ? target : target.store;
   } catch (e) {
-    throw unreadableInput('reconcile target', e); // a revoked Proxy, a throwing `store` getter
+    throw unreadableInput('target', e); // a revoked Proxy, a throwing `store` getter
   }
   if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);

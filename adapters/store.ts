@@ -185,7 +185,7 @@ export function isAllocatorWatcher(watcher: StoreWatcher): boolean {
  * anything. `where` names the call; a watcher whose reading throws is named with it (readMember).
  */
 export function checkWatcher(watcher: unknown, where: string): void {
-  const given = `${where} watcher`;
+  const given = 'watcher'; // the parameter (readMember)
   let onResync: unknown;
   if (
     typeof watcher !== 'object' ||

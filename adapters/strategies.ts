@@ -670,7 +670,7 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   // with the oldest alone. The queue is a FIFO of (offset, until) plus a Map from offset to its
   // FIFO entry: measured 65 bytes of JS heap per held address (160 in a /64, whose offsets past
   // 2^53 are string keys).
-  const inner = strategyOption(strategy, "coolDown's strategy");
+  const inner = strategyOption(strategy, 'strategy');
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`coolDown options must be an object { ms } or { allocations }, got ${quoteInput(options)}`);
   }

@@ -173,22 +173,22 @@ const ROWS: Row[] = [
     name: 'Allocator options',
     fixture: () => storeFixture((input) => new Allocator('10.0.0.0/29', input as never)),
     getter: () => throwingAt({}, 'store'),
-    revokedNamed: 'Allocator options',
-    getterNamed: 'Allocator options.store',
+    revokedNamed: 'options',
+    getterNamed: 'options.store',
   },
   {
     name: 'ReferenceAllocator options',
     fixture: () => storeFixture((input) => new ReferenceAllocator('10.0.0.0/29', input as never)),
     getter: () => throwingAt({}, 'random'),
-    revokedNamed: 'ReferenceAllocator options',
-    getterNamed: 'ReferenceAllocator options.random',
+    revokedNamed: 'options',
+    getterNamed: 'options.random',
   },
   {
     name: 'Range options',
     fixture: () => rangeFixture((_r, input) => new Range('10.0.0.0/29', input as never)),
     getter: () => throwingAt({}, 'indexKind'),
-    revokedNamed: 'Range options',
-    getterNamed: 'Range options.indexKind',
+    revokedNamed: 'options',
+    getterNamed: 'options.indexKind',
   },
   {
     name: 'MetaAllocator options',
@@ -204,8 +204,8 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({}, 'policy'),
-    revokedNamed: 'MetaAllocator options',
-    getterNamed: 'MetaAllocator options.policy',
+    revokedNamed: 'options',
+    getterNamed: 'options.policy',
   },
   {
     name: 'DualStackAllocator options',
@@ -223,36 +223,36 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({}, 'onRollbackError'),
-    revokedNamed: 'DualStackAllocator options',
-    getterNamed: 'DualStackAllocator options.onRollbackError',
+    revokedNamed: 'options',
+    getterNamed: 'options.onRollbackError',
   },
   {
     name: 'MemoryStore options',
     fixture: () => storeFixture((input) => new MemoryStore(input as never)),
     getter: () => throwingAt({}, 'syncOps'),
-    revokedNamed: 'MemoryStore options',
-    getterNamed: 'MemoryStore options.syncOps',
+    revokedNamed: 'options',
+    getterNamed: 'options.syncOps',
   },
   {
     name: 'coolDown options',
     fixture: () => storeFixture((input) => coolDown('random-free', input as never)),
     getter: () => throwingAt({}, 'ms'),
-    revokedNamed: 'coolDown options',
-    getterNamed: 'coolDown options.ms',
+    revokedNamed: 'options',
+    getterNamed: 'options.ms',
   },
   {
     name: 'reconcile options',
     fixture: () => ownerFixture((a, input) => reconcile(a, [], input as never)),
     getter: () => throwingAt({}, 'delete'),
-    revokedNamed: 'reconcile options',
-    getterNamed: 'reconcile options.delete',
+    revokedNamed: 'options',
+    getterNamed: 'options.delete',
   },
   {
     name: 'InMemoryServiceCIDRs options',
     fixture: () => storeFixture((input) => new InMemoryServiceCIDRs(input as never)),
     getter: () => throwingAt({}, 'onWatcherError'),
-    revokedNamed: 'InMemoryServiceCIDRs options',
-    getterNamed: 'InMemoryServiceCIDRs options.onWatcherError',
+    revokedNamed: 'options',
+    getterNamed: 'options.onWatcherError',
   },
   {
     name: 'addServiceCIDR options',
@@ -268,8 +268,8 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({}, 'ready'),
-    revokedNamed: 'addServiceCIDR options',
-    getterNamed: 'addServiceCIDR options.ready',
+    revokedNamed: 'options',
+    getterNamed: 'options.ready',
   },
   // ── option values read at construction ──────────────────────────────────────────────────
   {
@@ -304,15 +304,15 @@ const ROWS: Row[] = [
     name: "coolDown's strategy",
     fixture: () => storeFixture((input) => coolDown(input as never, { ms: 1 })),
     getter: () => throwingAt({}, 'name'),
-    revokedNamed: "coolDown's strategy.name",
-    getterNamed: "coolDown's strategy.name",
+    revokedNamed: 'strategy.name',
+    getterNamed: 'strategy.name',
   },
   {
     name: 'the metrics option',
     fixture: () => storeFixture((input) => new Allocator('10.0.0.0/29', { metrics: input as never })),
     getter: () => throwingAt({}, 'getSingleMetric'),
-    revokedNamed: 'metrics.getSingleMetric',
-    getterNamed: 'metrics.getSingleMetric',
+    revokedNamed: 'options.metrics.getSingleMetric',
+    getterNamed: 'options.metrics.getSingleMetric',
   },
   // ── owners ──────────────────────────────────────────────────────────────────────────────────
   {
@@ -415,15 +415,15 @@ const ROWS: Row[] = [
     name: 'Range.releaseMany addresses',
     fixture: () => rangeFixture((r, input) => r.releaseMany(input as never)),
     getter: () => throwingAt(['10.0.0.2', '10.0.0.3'], 1),
-    revokedNamed: "releaseMany's addresses",
-    getterNamed: "releaseMany's addresses[1]",
+    revokedNamed: 'ips',
+    getterNamed: 'ips[1]',
   },
   {
     name: 'Range.loadMany addresses',
     fixture: () => rangeFixture((r, input) => r.loadMany(input as never)),
     getter: () => throwingAt(['10.0.0.3', '10.0.0.4'], 1),
-    revokedNamed: "loadMany's addresses",
-    getterNamed: "loadMany's addresses[1]",
+    revokedNamed: 'ips',
+    getterNamed: 'ips[1]',
   },
   // ── DualStackAllocator's arguments ──────────────────────────────────────────────────────────
   {
@@ -440,8 +440,8 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({}, 'ipFamily'),
-    revokedNamed: 'the first allocator.ipFamily',
-    getterNamed: 'the first allocator.ipFamily',
+    revokedNamed: 'ipv4.ipFamily',
+    getterNamed: 'ipv4.ipFamily',
   },
   {
     name: 'DualStackAllocator.allocate ips',
@@ -510,8 +510,8 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({ onAdd() {} }, 'onDelete'),
-    revokedNamed: 'InMemoryServiceCIDRs.subscribe watcher.onAdd',
-    getterNamed: 'InMemoryServiceCIDRs.subscribe watcher.onDelete',
+    revokedNamed: 'watcher.onAdd',
+    getterNamed: 'watcher.onDelete',
   },
   {
     name: 'MemoryStore.cache.subscribe watcher',
@@ -530,8 +530,8 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({ onAdd() {}, onDelete() {} }, 'onResync'),
-    revokedNamed: 'MemoryStore.cache.subscribe watcher.onAdd',
-    getterNamed: 'MemoryStore.cache.subscribe watcher.onResync',
+    revokedNamed: 'watcher.onAdd',
+    getterNamed: 'watcher.onResync',
   },
   {
     name: 'KubernetesStore.cache.subscribe watcher',
@@ -547,8 +547,8 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({}, 'onAdd'),
-    revokedNamed: 'KubernetesStore.cache.subscribe watcher.onAdd',
-    getterNamed: 'KubernetesStore.cache.subscribe watcher.onAdd',
+    revokedNamed: 'watcher.onAdd',
+    getterNamed: 'watcher.onAdd',
   },
   {
     name: 'KubernetesServiceCIDRs.subscribe watcher',
@@ -564,8 +564,8 @@ const ROWS: Row[] = [
       };
     },
     getter: () => throwingAt({ onAdd() {} }, 'onDelete'),
-    revokedNamed: 'KubernetesServiceCIDRs.subscribe watcher.onAdd',
-    getterNamed: 'KubernetesServiceCIDRs.subscribe watcher.onDelete',
+    revokedNamed: 'watcher.onAdd',
+    getterNamed: 'watcher.onDelete',
   },
   // ── MetaAllocator's source ─────────────────────────────────────────────────────────────────
   {
@@ -636,8 +636,8 @@ const ROWS: Row[] = [
     name: 'reconcile target',
     fixture: () => ownerFixture((_a, input) => reconcile(input as never, [])),
     getter: () => throwingAt({}, 'store'),
-    revokedNamed: 'reconcile target',
-    getterNamed: 'reconcile target',
+    revokedNamed: 'target',
+    getterNamed: 'target',
   },
   {
     name: 'reconcile knownOwners',
@@ -775,18 +775,14 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
         throw new Error('bad\u001b[2Jthing');
       },
     });
-    expect(() => new Allocator('10.0.0.0/29', odd)).toThrow(
-      'Allocator options.store could not be read: it threw Error: bad\\u001b[2Jthing',
-    );
+    expect(() => new Allocator('10.0.0.0/29', odd)).toThrow('options.store could not be read: it threw Error: bad\\u001b[2Jthing');
     const proxy = revoked();
     const throwsProxy = Object.defineProperty({}, 'store', {
       get() {
         throw proxy;
       },
     });
-    expect(() => new Allocator('10.0.0.0/29', throwsProxy)).toThrow(
-      'Allocator options.store could not be read: it threw a value of type object',
-    );
+    expect(() => new Allocator('10.0.0.0/29', throwsProxy)).toThrow('options.store could not be read: it threw a value of type object');
   });
 
   it('a getter that calls back into a destroyed allocator gets that answer (ErrDestroyed), not a wrapped one', async () => {

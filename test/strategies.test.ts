@@ -1121,7 +1121,7 @@ describe('bad options', () => {
     const inner = await failure(() => coolDown('nope' as never, { ms: 1 }));
     expect(inner).toBeInstanceOf(InvalidArgumentError);
     // coolDown's first argument is no option: the message names what the caller passed
-    expect(String((inner as Error).message)).toMatch(/^coolDown's strategy must be one of .*, got "nope"/);
+    expect(String((inner as Error).message)).toMatch(/^strategy must be one of .*, got "nope"/);
   });
 
   it('a strategy that names a taken address fails with InvalidArgumentError and changes nothing', async () => {
