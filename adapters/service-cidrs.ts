@@ -15,7 +15,7 @@
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
 import { canonicalAddr, formatAddr } from './address.ts';
-import { arrayLength, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readElements } from './errors.ts';
+import { arrayLength, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readElements, readMember } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { checkWatcher } from './store.ts';
 

@@ -1091,6 +1091,9 @@ describe('KubernetesStore.create sends the labels and parentRef it checked, read
     ]);
     expect(created).toMatchObject({ labels: { team: 'a' }, parentRef: { name: 'web' } });
     store.close();
+  });
+});
+
 describe('caller input is read once, and only its reading is refused as unreadable', () => {
   /** `values` behind a Proxy counting the reads of each index; each index answers its values in turn, then the last. */
   function counted(values: readonly (readonly string[])[]): { list: string[]; reads: number[] } {
