@@ -66,6 +66,7 @@ import { checkParentRef, hasAllocatorLabels, labelledChange, labelsFor } from '.
 import { compareCreation, serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
 import { allocatorWatcher, checkUnsubscribe, type Store } from './store.ts';
 import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+import { memoryHeadroom } from './wasm.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
 export const RANGE_POLICIES: readonly RangePolicy[] = Object.freeze(['upstream', 'ordered', 'weighted']);
@@ -188,6 +189,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly skips = new Map<string, SkippedCIDR>();
   /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
   private readonly bad = new Map<string, Error>();
+  /**
+   * The lowest WASM memory headroom (memoryHeadroom()) at which the last sync failed to build a
+   * range for lack of memory; null when none is waiting on memory. While the headroom has not
+   * grown past it (no cap raised, nothing freed), building that range would fail the same way.
+   */
+  private memoryWait: number | null = null;
   /** The family's labelled records in the cache (upstream Used: not filtered by CIDR), kept from the events. */
   private labelled = 0;
   private readonly unsubscribeStore: () => void;
@@ -285,6 +292,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /** Σ usable addresses of the top-level ranges (those no other range contains). */
   get size(): bigint {
+    this.retryForMemory();
     return this.topSize;
   }
 
@@ -320,6 +328,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   async allocateNext(given?: ParentRef): Promise<string> {
+    this.retryForMemory();
     this.live();
     const owner = checkParentRef(given) ?? undefined; // read once: every range tried gets this copy
     let list = this.order;
@@ -439,6 +448,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * it (a ready one when `readyOnly`), without drawing: an address no range serves spends no draw.
    */
   private covers(ip: string, readyOnly: boolean): boolean {
+    this.retryForMemory(); // before the parse: building a range runs its strategy, which may call back in
     const w = this.words;
     if (parseAddrInto(ip, w) !== this.fam) return false;
     // [first, last] = the prefix minus network and IPv4 broadcast (upstream PrefixContainsIP)
@@ -489,6 +499,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   free(): bigint {
     this.live();
+    this.retryForMemory();
     const used = BigInt(this.labelled);
     return used > this.topSize ? 0n : this.topSize - used;
   }
@@ -496,6 +507,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** The ranges in creation order. */
   ranges(): RangeInfo[] {
     this.live();
+    this.retryForMemory();
     return this.order.map((e) => ({
       cidr: e.cidr,
       ready: e.allocator.isReady(),
@@ -509,6 +521,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** The CIDRs currently skipped, with their reasons. */
   skipped(): SkippedCIDR[] {
     this.live();
+    this.retryForMemory();
     return [...this.skips.values()];
   }
 
@@ -521,6 +534,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   dryRun(): IPAllocator {
     this.live();
+    this.retryForMemory();
     for (const e of this.order) if (e.allocator.isReady()) return e.allocator.dryRun();
     return new NotReadyDryRun(this);
   }
@@ -692,8 +706,21 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.rebuild();
   }
 
+  /**
+   * Builds the ranges skipped for lack of WASM memory again (sync) when memory may have become
+   * available since: the headroom grew past what it was when they failed (the cap was raised, or
+   * an index freed memory). O(1) otherwise, so every call that reads the ranges asks first.
+   */
+  private retryForMemory(): void {
+    if (this.memoryWait === null || this.destroyed || memoryHeadroom() <= this.memoryWait) return;
+    this.sync();
+  }
+
   /** Upstream syncAllocators: every known ServiceCIDR, every CIDR of ours, in arrival order. */
   private sync(): void {
+    // set again below by a range that still cannot get memory; null meanwhile, so a call back in
+    // from a range being built (its strategy) does not start another sync
+    this.memoryWait = null;
     const wanted = new Map<string, { refs: Set<string>; anyReady: boolean; texts: [string, string][] }>();
     for (const k of this.known.values()) {
       const ready = serviceCIDRAllocatable(k.sc);
@@ -739,8 +766,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
         const reason = err as Error;
         // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
         // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
-        // recomputes what to add at every event).
-        if (!(err instanceof OutOfMemoryError)) this.bad.set(key, reason);
+        // recomputes what to add at every event), or sooner, once the headroom grew (retryForMemory).
+        if (err instanceof OutOfMemoryError) this.memoryWait = Math.min(this.memoryWait ?? Infinity, memoryHeadroom());
+        else this.bad.set(key, reason);
         for (const [name, text] of w.texts) this.skip(name, text, reason);
         continue;
       }

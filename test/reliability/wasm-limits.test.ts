@@ -5,7 +5,7 @@
 //
 // WebAssembly memory cannot shrink and the instance is shared by the whole process (vitest runs
 // each file in its own fork): the cap is restored in afterAll whatever happens.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { Range } from '../../adapters/range.ts';
@@ -13,10 +13,11 @@ import { MetaAllocator } from '../../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import { coolDown } from '../../adapters/strategies.ts';
 import { seededRandom } from '../../adapters/random.ts';
-import { InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
+import { ErrMismatchedNetwork, InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
 import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import { Driver } from './driver.ts';
+import { rejection } from '../helpers.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
@@ -349,6 +350,60 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(meta.skipped()).toEqual([]);
     await meta.allocate('10.1.2.3');
     meta.destroy();
+  });
+
+  it('a MetaAllocator tries a range skipped for lack of memory again on its own calls once the headroom grew, and not before', async () => {
+    setMemoryLimit(Infinity);
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('small', ['10.1.0.0/24']);
+    const skipped: string[] = [];
+    const meta = new MetaAllocator('IPv4', cidrs, {
+      store: new FaultyMemoryStore(),
+      onSkip: (s) => skipped.push(`${s.serviceCIDR} ${s.reason.name}`),
+    });
+    setMemoryLimit(0);
+    const hog = exhaust();
+    cidrs.addServiceCIDR('big', ['10.0.0.0/8']); // a dense index of 2 MiB: a /28's memory is far from enough
+    expect(skipped).toEqual(['big OutOfMemoryError']);
+    const builds = vi.spyOn(Allocator, 'create');
+    try {
+      // Every call that reads the ranges: nothing tried while the headroom has not grown; once
+      // one /28 is freed, the next call tries the range again (it fails again, reported once).
+      const calls: [string, () => unknown][] = [
+        ['allocate', () => meta.allocate('10.1.0.5').then(() => meta.release('10.1.0.5'))],
+        ['allocateNext', () => meta.allocateNext()],
+        ['has', () => meta.has('10.1.0.5')],
+        ['release', () => meta.release('10.1.0.5')],
+        ['rangeFor', () => expect(() => meta.rangeFor('10.9.0.1')).toThrow(ErrMismatchedNetwork)],
+        ['ranges', () => meta.ranges()],
+        ['skipped', () => meta.skipped()],
+        ['free', () => meta.free()],
+        ['size', () => meta.size],
+        ['dryRun', () => meta.dryRun()],
+      ];
+      for (const [name, call] of calls) {
+        const before = builds.mock.calls.length;
+        await call();
+        expect(builds.mock.calls.length, `${name} with no more headroom`).toBe(before);
+        hog.pop()!.destroy();
+        await call();
+        expect(builds.mock.calls.length, `${name} once the headroom grew`).toBe(before + 1);
+        expect(builds.mock.calls.at(-1)![0]).toBe('10.0.0.0/8');
+      }
+      expect(skipped).toEqual(['big OutOfMemoryError']);
+      expect(meta.skipped().map((s) => s.cidr)).toEqual(['10.0.0.0/8']);
+      expect(await rejection(meta.allocate('10.9.0.1'))).toBeInstanceOf(ErrMismatchedNetwork);
+      // the cap raised, no ServiceCIDR changed: the next call builds the range and routes to it
+      setMemoryLimit(Infinity);
+      expect(meta.rangeFor('10.9.0.1')).toBe('10.0.0.0/8');
+      expect(meta.skipped()).toEqual([]);
+      await meta.allocate('10.9.0.1');
+      expect(await meta.has('10.9.0.1')).toBe(true);
+    } finally {
+      builds.mockRestore();
+      for (const h of hog) h.destroy();
+      meta.destroy();
+    }
   });
 
   // last: the 20,000-offset index it builds leaves free pages behind that the tests above must not find
