@@ -50,6 +50,13 @@ export interface DualStackOptions {
 const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);
 
 /**
+ * The allocators a pair owns, from its construction until it destroys them (destroyPair): a
+ * second pair over one of them is refused, since destroying either pair would destroy the
+ * allocators under the other.
+ */
+const owned = new WeakSet<object>();
+
+/**
  * The ClusterIPs of one Service, one per family, in one call — both or neither: what a later
  * family fails to get, the earlier ones give back (upstream's Service REST storage does the
  * same). Over any two IPAllocators of the two families (Allocator, MetaAllocator, …), which it
@@ -64,7 +71,8 @@ export class DualStackAllocator {
   /**
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
    * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
-   * allocator is of the other family or an option has the wrong type.
+   * allocator is of the other family, when another DualStackAllocator owns one of them (until
+   * that pair is destroyed, which destroys them too), or when an option has the wrong type.
    */
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     checkFamily(ipv4, 'IPv4', 'first');
@@ -73,6 +81,15 @@ export class DualStackAllocator {
     if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
       throw new InvalidArgumentError(`options.onRollbackError must be a function, got ${quoteInput(onRollbackError)}`);
     }
+    // checkFamily let only objects through
+    if (owned.has(ipv4) || owned.has(ipv6)) {
+      const which = owned.has(ipv4) ? 'first' : 'second';
+      throw new InvalidArgumentError(
+        `DualStackAllocator: the ${which} allocator is already owned by another DualStackAllocator, which destroys it when destroyed`,
+      );
+    }
+    owned.add(ipv4);
+    owned.add(ipv6);
     this.ipv4 = ipv4;
     this.ipv6 = ipv6;
     this.onRollbackError = onRollbackError;
@@ -252,6 +269,7 @@ export class DualStackAllocator {
   private destroyPair(): { error: unknown } | undefined {
     let failure: { error: unknown } | undefined;
     for (const allocator of [this.ipv4, this.ipv6]) {
+      owned.delete(allocator);
       try {
         allocator.destroy();
       } catch (error) {

@@ -136,7 +136,11 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     const broken: IPAllocator = Object.assign(Object.create(a4) as IPAllocator, {
       release: () => Promise.reject(new Error('release failed')),
     });
-    const ds2 = new DualStackAllocator(broken, a6, { onRollbackError: (e, ip) => rollbackErrors.push(`${ip}: ${(e as Error).message}`) });
+    // a6 belongs to ds: another IPv6 allocator over the same full /127 (one store)
+    const full6 = Allocator.create('fd00::/127', { store });
+    const ds2 = new DualStackAllocator(broken, full6, {
+      onRollbackError: (e, ip) => rollbackErrors.push(`${ip}: ${(e as Error).message}`),
+    });
     const e = await rejection(ds2.allocateNext());
     expect(e).toBeInstanceOf(ErrFull);
     expect(rollbackErrors).toHaveLength(1);
@@ -296,6 +300,30 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect(await rejection(ds.release(r))).toBeInstanceOf(ErrDestroyed);
     expect(() => a4.used()).toThrow(ErrDestroyed);
     expect(() => a6.used()).toThrow(ErrDestroyed);
+  });
+  it('an allocator has one owner: a second pair over either of them is refused while the first lives', async () => {
+    const a4 = Allocator.create('10.0.0.0/29');
+    const a6 = Allocator.create('fd00::/120');
+    const first = new DualStackAllocator(a4, a6);
+    const refused = (which: string) =>
+      new InvalidArgumentError(
+        `DualStackAllocator: the ${which} allocator is already owned by another DualStackAllocator, which destroys it when destroyed`,
+      );
+    expect(() => new DualStackAllocator(a4, a6)).toThrow(refused('first'));
+    expect(() => new DualStackAllocator(Allocator.create('10.0.1.0/29'), a6)).toThrow(refused('second'));
+    // a refused pair owns nothing: the allocator it was given may still go to another pair
+    const other6 = Allocator.create('fd01::/120');
+    expect(() => new DualStackAllocator(a4, other6)).toThrow(refused('first'));
+    const second = new DualStackAllocator(Allocator.create('10.0.2.0/29'), other6);
+    // the first pair still has working allocators after the refusals
+    expect((await first.allocateNext(OWNER)).ips).toHaveLength(2);
+    first.destroy();
+    expect(() => a4.used()).toThrow(ErrDestroyed);
+    // once destroyed with their pair, the allocators are taken as before (every call: ErrDestroyed)
+    const after = new DualStackAllocator(a4, a6);
+    expect(await rejection(after.allocateNext(OWNER))).toBeInstanceOf(ErrDestroyed);
+    expect(other6.used()).toBe(0);
+    second.destroy();
   });
   it('`using` destroys the pair at the end of the block', async () => {
     const a4 = Allocator.create('10.0.0.0/29');
