@@ -1232,6 +1232,30 @@ describe('a store whose synchronous operations answer with a promise', () => {
     a.destroy();
   });
 
+  it('a record the refused promise creates stays in the store, where reconcile finds it (README: Your own store)', async () => {
+    const inner = new MemoryStore();
+    const store: Store = {
+      create: (r) => inner.create(r),
+      delete: (n) => inner.delete(n),
+      get: (n) => inner.get(n),
+      cache: inner.cache,
+      close: () => inner.close(),
+      sync: {
+        createSync: ((r: IPAddressRecord) => Promise.resolve(inner.createSync(r))) as never,
+        deleteSync: (n: string) => inner.deleteSync(n),
+        getSync: (n: string) => inner.getSync(n),
+      },
+    };
+    const a = new Allocator('10.0.0.0/29', { store, random: seededRandom(1) });
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(InvalidArgumentError);
+    const left = inner.records().map((r) => r.name);
+    expect(left).toHaveLength(1);
+    expect(a.used()).toBe(1);
+    const report = await reconcile(a, [], { graceMs: 0 });
+    expect(report.leaks.map((r) => r.name)).toEqual(left);
+    a.destroy();
+  });
+
   it('reconcile reports the refusal for each leak and deletes nothing', async () => {
     const { store, inner } = promisingStore();
     const lost = { group: '', resource: 'services', namespace: 'default', name: 'gone' };
@@ -1242,5 +1266,26 @@ describe('a store whose synchronous operations answer with a promise', () => {
       expect.stringMatching(/^store\.sync\.getSync answered with a promise/),
     ]);
     expect(inner.records().map((r) => r.name)).toEqual(['10.0.0.5']);
+  });
+});
+
+describe('a store whose create never answers', () => {
+  it('keeps the address reserved: ErrFull while free(), which counts records, still counts it (README: Your own store)', async () => {
+    const inner = new MemoryStore({ syncOps: false });
+    let hang = 2;
+    const store: Store = {
+      create: (r) => (hang-- > 0 ? new Promise(() => {}) : inner.create(r)),
+      delete: (n) => inner.delete(n),
+      get: (n) => inner.get(n),
+      cache: inner.cache,
+      close: () => inner.close(),
+    };
+    const a = new Allocator('10.0.0.0/30', { store, random: seededRandom(1) }); // 2 addresses
+    void a.allocateNext();
+    void a.allocateNext();
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(inner.records()).toEqual([]);
+    expect(a.free()).toBe(2n);
+    a.destroy();
   });
 });
