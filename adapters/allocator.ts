@@ -272,7 +272,7 @@ export class Allocator implements IPAllocator, Disposable {
       const sync = this.store.sync;
       if (sync == null) return this.allocateNextAsync(parentRef);
       const r = this.allocateNextSync(sync, parentRef);
-      return typeof r === 'string' ? Promise.resolve(r) : rejectSoon(r === NOT_READY ? new ErrNotReady() : new ErrFull());
+      return typeof r === 'string' ? Promise.resolve(r) : rejectSoon(r === NOT_READY ? new ErrNotReady() : this.taken.full());
     } catch (e) {
       return rejectSoon(e);
     }
@@ -359,7 +359,7 @@ export class Allocator implements IPAllocator, Disposable {
     }
     this.live(); // as above
     this.metrics.error(this.cidr, 'dynamic');
-    throw new ErrFull();
+    throw this.taken.full();
   }
 
   /**

@@ -124,12 +124,15 @@ export class IPAllocatorError extends Error {
   }
 }
 
-/** `range is full`: AllocateNext found no free address. */
+/**
+ * `range is full`: AllocateNext found no free address — among those its strategy sees, which
+ * `why` (appended as `range is full: why`) says when that is not the whole range.
+ */
 export class ErrFull extends IPAllocatorError {
   static override readonly code = 'ERR_RANGE_FULL' as const;
   declare readonly code: 'ERR_RANGE_FULL';
-  constructor() {
-    super('range is full', false);
+  constructor(why?: string) {
+    super(why === undefined ? 'range is full' : `range is full: ${why}`, false);
   }
 }
 

@@ -53,6 +53,7 @@ import {
   CallReturns,
   ChooserCalls,
   type CoolingQueue,
+  fullError,
   type OffsetChooser,
   STRATEGIES,
   type StrategyOption,
@@ -362,7 +363,7 @@ export class Range implements RangeView {
     this.changing();
     if (!(this.cooling === null ? this.takeNext() : this.takeNextCooling(this.cooling))) {
       this.metrics.error(this.cidr, 'dynamic');
-      throw new ErrFull();
+      throw fullError(this.chooser);
     }
     const text = this.takenText(); // before the metrics: a registry's code may call in again
     this.metrics.allocation(this.cidr, 'dynamic');
@@ -549,8 +550,9 @@ export class Range implements RangeView {
     let i = 0;
     try {
       for (; i < n; i++) {
-        // the count said there is room: only a corrupted index fails here, and all is undone
-        if (!this.takeNext()) throw new ErrFull();
+        // the count said there is room: only a strategy that keeps to some addresses
+        // ('legacy-bitmap' past its cap) or a corrupted index fails here, and all is undone
+        if (!this.takeNext()) throw fullError(this.chooser);
         taken.set(space!.address, 4 * i);
         out[i] = this.takenText();
       }

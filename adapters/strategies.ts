@@ -39,7 +39,7 @@
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
 // source (an allocator) can drive the same object through the same StrategyView. Range and the
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
-import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput, readMember } from './errors.ts';
+import { ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput, readMember } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, type U64Out, type UpstreamDraw } from './random.ts';
 import type { IPFamily } from './types.ts';
@@ -140,6 +140,31 @@ function add64(aHi: number, aLo: number, bHi: number, bLo: number, out: Offset):
   out.lo = lo;
 }
 
+/** The addresses of an IPv6 range the legacy bitmap holds (upstream's 2^16 cap). */
+const LEGACY_BITMAP_IPV6_CAP = 65535;
+
+/**
+ * Choosers that see only the first part of their range ('legacy-bitmap' on an IPv6 range past
+ * its cap), with why: their "nothing free" is not the range's, and the ErrFull it causes says so
+ * (fullError). A chooser of ours made over another (coolDown's, a MetaAllocator's guard) carries
+ * the inner one's (seesPartAs).
+ */
+const SEES_PART = new WeakMap<OffsetChooser, string>();
+
+function seesPartAs(outer: OffsetChooser, inner: OffsetChooser): void {
+  const why = SEES_PART.get(inner);
+  if (why !== undefined) SEES_PART.set(outer, why);
+}
+
+/**
+ * The ErrFull of a range whose `chooser` (null: upstream's scan) found nothing free: saying what
+ * the chooser could not see, when it sees part of the range only.
+ * @internal used by Range and the Allocator
+ */
+export function fullError(chooser: OffsetChooser | null): ErrFull {
+  return new ErrFull(chooser === null ? undefined : SEES_PART.get(chooser));
+}
+
 /** The two bands of a range as closed intervals of offsets. */
 class Bands {
   /** dynamic band [ro, last]; static band [0, ro − 1] when ro > 0. */
@@ -214,8 +239,15 @@ class ScanChooser implements OffsetChooser {
     private readonly view: StrategyView,
     legacy: boolean,
   ) {
-    this.bands = new Bands(view, legacy && view.family === 'IPv6' ? 65535 : 0);
+    const capped = legacy && view.family === 'IPv6' && (view.sizeHi > 0 || view.sizeLo > LEGACY_BITMAP_IPV6_CAP);
+    this.bands = new Bands(view, capped ? LEGACY_BITMAP_IPV6_CAP : 0);
     this.draw = legacy ? 'bitmap' : view.draw;
+    if (capped) {
+      SEES_PART.set(
+        this,
+        "'legacy-bitmap' sees only the first 65,535 addresses of an IPv6 range (upstream's legacy bitmap), and those are taken; free() counts the whole range",
+      );
+    }
   }
 
   choose(out: Offset): boolean {
@@ -468,6 +500,7 @@ export function guardedStrategy(strategy: AllocationStrategy, guard: <T>(call: (
         const taken = inner.taken;
         if (taken !== undefined) chooser.taken = (hi, lo) => guard(() => taken.call(inner, hi, lo));
         if (inner.cooling !== undefined) chooser.cooling = inner.cooling;
+        seesPartAs(chooser, inner);
         return chooser;
       },
     }),
@@ -697,11 +730,14 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
     Object.freeze({
       name: `${inner.name}+cool-down(${label})`,
       forRange(view: StrategyView): OffsetChooser {
-        return new CoolDownChooser(
-          chooserFor(inner, view),
+        const chosen = chooserFor(inner, view);
+        const chooser = new CoolDownChooser(
+          chosen,
           new CoolingQueue(wholeIndex(view), byTime ? clock : null, wait, view.rangeOffset),
           view.rangeOffset,
         );
+        seesPartAs(chooser, chosen);
+        return chooser;
       },
     }),
   );

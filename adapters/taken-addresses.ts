@@ -42,14 +42,14 @@
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
 import { type Family, isCanonical } from './address.ts';
-import { OutOfMemoryError } from './errors.ts';
+import { type ErrFull, OutOfMemoryError } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom } from './wasm.ts';
-import { type AllocationStrategy, CallReturns, ChooserCalls, type CoolingQueue, type OffsetChooser } from './strategies.ts';
+import { type AllocationStrategy, CallReturns, ChooserCalls, type CoolingQueue, fullError, type OffsetChooser } from './strategies.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
@@ -355,6 +355,11 @@ export class TakenAddresses {
     } finally {
       cooling.record(null);
     }
+  }
+
+  /** The ErrFull of an allocateNext that found nothing: what the strategy could not see, if anything (fullError). */
+  full(): ErrFull {
+    return fullError(this.chooser);
   }
 
   private takeChosenNow(): boolean {

@@ -15,6 +15,7 @@ import {
   type Cooling,
   coolDown,
   coolingQueueOf,
+  guardedStrategy,
   type Offset,
   type OffsetChooser,
   STRATEGIES,
@@ -25,6 +26,7 @@ import {
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { exposeGc, failure } from './helpers.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
 
 /** What `call` threw, or undefined. */
 function thrown(call: () => unknown): unknown {
@@ -969,6 +971,46 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
     expect([capped.used(), onStore.used(), capped.free(), onStore.free()]).toEqual([65_535, 65_535, 65_536n, 65_536n]);
     capped.destroy();
     onStore.destroy();
+  });
+
+  it("'legacy-bitmap' past its IPv6 cap: the ErrFull says it sees the first 65,535 addresses only (upstream's message first)", async () => {
+    const capNote =
+      "range is full: 'legacy-bitmap' sees only the first 65,535 addresses of an IPv6 range (upstream's legacy bitmap), and those are taken; free() counts the whole range";
+    const subjects: [string, () => Promise<unknown>, () => void][] = [];
+    const range = new Range('fd00::/111', { strategy: 'legacy-bitmap' });
+    range.allocateMany(65_535);
+    subjects.push(['Range.allocateNext', async () => range.allocateNext(), () => {}]);
+    subjects.push(['Range.allocateMany', async () => range.allocateMany(1), () => range.destroy()]);
+    for (const syncOps of [true, false]) {
+      const cooled = new Allocator('fd00::/111', {
+        store: new MemoryStore({ syncOps }),
+        strategy: coolDown('legacy-bitmap', { allocations: 4 }),
+      });
+      for (let i = 0; i < 65_535; i++) await cooled.allocateNext();
+      subjects.push([`Allocator with coolDown(legacy-bitmap), syncOps ${syncOps}`, () => cooled.allocateNext(), () => cooled.destroy()]);
+    }
+    // as a MetaAllocator gives it to its ranges
+    const guarded = new Range('fd00::/111', { strategy: guardedStrategy(STRATEGIES['legacy-bitmap'], (call) => call()) });
+    guarded.allocateMany(65_535);
+    subjects.push(['a guarded strategy', async () => guarded.allocateNext(), () => guarded.destroy()]);
+    for (const [what, call, done] of subjects) {
+      const e = await failure(call);
+      expect(e, what).toBeInstanceOf(ErrFull);
+      expect((e as Error).message, what).toBe(capNote);
+      done();
+    }
+    // where it sees the whole range, and for a strategy of your own, upstream's message alone
+    const v4 = new Range('10.0.0.0/30', { strategy: 'legacy-bitmap' });
+    const small6 = new Range('fd00::/112', { strategy: 'legacy-bitmap' }); // 65,535 addresses: all seen
+    const lazy = new Range('fd00::/64', { strategy: { name: 'lazy', forRange: () => ({ choose: () => false }) } });
+    v4.allocateMany(2);
+    small6.allocateMany(65_535);
+    for (const r of [v4, small6, lazy]) {
+      const e = await failure(() => r.allocateNext());
+      expect(e).toBeInstanceOf(ErrFull);
+      expect((e as Error).message).toBe('range is full');
+      r.destroy();
+    }
   });
 
   it('a bigint offset is InvalidArgumentError', async () => {
