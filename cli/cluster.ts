@@ -30,6 +30,7 @@ import {
   type ConfigurationOptions,
   CoreV1Api,
   KubeConfig,
+  loadAllYaml,
   loadYaml,
   NetworkingV1Api,
   NetworkingV1beta1Api,
@@ -176,22 +177,62 @@ function kubeconfigFiles(given: string | undefined): string[] {
 }
 
 /**
- * What a kubeconfig file holds when its YAML is no mapping — a scalar (`hello`) or a list —,
- * said for a message; undefined when it is a mapping, or cannot be read or parsed here. The
- * parse is client-node's loadYaml, which refuses an empty, null, false or 0 document as it
- * refuses bad YAML: such a file keeps the message it had (a read error, no current-context).
+ * What a kubeconfig file holds when it is no kubeconfig — no YAML document, or one that is no
+ * mapping: a scalar (`hello`, `null`, `0`) or a list —, said for a message; undefined when it is
+ * a mapping, or cannot be read or parsed here. What it is, never what it says: the file may be a
+ * token or a key given by mistake.
+ *
+ * The parse is client-node's (loadYaml, with loadAllYaml where that refuses): a document that is
+ * null, false, 0, "" or NaN makes loadYaml throw a bare Error, while the KubeConfig reads false,
+ * 0 and "" as a kubeconfig holding nothing and fails on null, as on a file without a document,
+ * with a message about neither (a TypeError on `clusters`, "expected a document").
  */
-function notAMapping(file: string): string | undefined {
+function notAKubeconfig(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined; // client-node's own read error says why (ENOENT, EISDIR)
+  }
   let doc: unknown;
   try {
-    doc = loadYaml(readFileSync(file, 'utf8'));
-  } catch {
-    return undefined;
+    doc = loadYaml(text);
+  } catch (e) {
+    if (e instanceof Error && e.name === 'YAMLException') {
+      // malformed, several documents, or (js-yaml 5) none: only the last is said here
+      let documents: number | undefined;
+      try {
+        documents = loadAllYaml(text).length;
+      } catch {}
+      return documents === 0 ? NO_DOCUMENT : undefined;
+    }
+    // one document, and a falsy one: loadAllYaml hands it back as it is, except null (and
+    // js-yaml 4's undefined for a file without a document), whose apiVersion it fails to read
+    try {
+      [doc] = loadAllYaml(text);
+    } catch {
+      doc = null;
+    }
   }
+  if (doc === undefined) return NO_DOCUMENT;
   if (typeof doc === 'object' && doc !== null && !Array.isArray(doc)) return undefined;
-  // what it is, never what it says: the file may be a token or a key given by mistake
-  const what = Array.isArray(doc) ? 'a list' : `a single ${typeof doc === 'string' ? `string (${doc.length} characters)` : typeof doc}`;
+  const what = Array.isArray(doc)
+    ? 'a list'
+    : doc === null
+      ? 'null'
+      : `a single ${typeof doc === 'string' ? `string (${doc.length} characters)` : typeof doc}`;
   return `its YAML is ${what}, not a mapping of clusters, contexts, users and current-context`;
+}
+
+const NO_DOCUMENT = 'it holds no YAML document (it is empty, or only whitespace and comments)';
+
+/** The first of the kubeconfig files (kubeconfigFiles) that is no kubeconfig (notAKubeconfig), as a CliError. */
+function firstNotAKubeconfig(given: string | undefined): CliError | undefined {
+  for (const f of kubeconfigFiles(given)) {
+    const not = notAKubeconfig(f);
+    if (not !== undefined) return new CliError(`${quoteText(f)} is not a kubeconfig: ${not}`);
+  }
+  return undefined;
 }
 
 export class Cluster {
@@ -213,21 +254,24 @@ export class Cluster {
       if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
       else kc.loadFromDefault();
     } catch (e) {
-      const where = options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)';
-      throw new CliError(`cannot read ${where}: ${(e as Error).message}`);
+      // a file without a document, or whose document is null, fails in client-node's load
+      throw (
+        firstNotAKubeconfig(options.kubeconfig) ??
+        new CliError(
+          `cannot read ${options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}: ${(e as Error).message}`,
+        )
+      );
     }
     if (options.kubeconfig === undefined && isClientNodeFallback(kc)) {
       throw new CliError(
         'found no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE',
       );
     }
-    // client-node reads a file whose YAML is no mapping ("hello", a list) as a kubeconfig holding
-    // nothing, which then names no current-context nor the --context asked for: say what it is
+    // client-node reads a file whose YAML is no mapping ("hello", 0, a list) as a kubeconfig
+    // holding nothing, which then names no current-context nor the --context asked for: say what it is
     if (kc.getContexts().length === 0 && kc.getClusters().length === 0 && !kc.getCurrentContext()) {
-      for (const f of kubeconfigFiles(options.kubeconfig)) {
-        const not = notAMapping(f);
-        if (not !== undefined) throw new CliError(`${quoteText(f)} is not a kubeconfig: ${not}`);
-      }
+      const not = firstNotAKubeconfig(options.kubeconfig);
+      if (not !== undefined) throw not;
     }
     const file = options.kubeconfig === undefined ? 'the kubeconfig' : `the kubeconfig ${quoteText(options.kubeconfig)}`;
     if (options.context !== undefined) {
