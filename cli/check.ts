@@ -62,6 +62,13 @@ export interface Finding {
   owner: string | null;
   fix: 'delete' | null;
   message: string;
+  /**
+   * When the finding's IPAddress object is being deleted (its deletionTimestamp set: a delete was
+   * asked for, and finalizers hold it), since when, as the server wrote it, and the finalizers
+   * (possibly none: not removed yet); null when it is not, or the finding has no object (`missing`,
+   * `out-of-range`, `invalid-cluster-ip`). --fix sends such an object no delete.
+   */
+  markedForDeletion: { since: string; finalizers: string[] } | null;
 }
 
 /** The `--json` shape of `check` (schema "ipallocator/check/v1"; fields are only ever added). */
@@ -157,6 +164,7 @@ export function findProblems(
       service: isService(r.parentRef) ? serviceKey(r.parentRef.namespace, r.parentRef.name) : null,
       owner,
       fix: held || deleting !== undefined ? null : 'delete',
+      markedForDeletion: deletionOf(r),
       message:
         (held ? `${verdict.message}; a Service holds the address: kube-apiserver's repair loop re-points the object` : verdict.message) +
         (deleting === undefined ? '' : `; ${deleting}`) +
@@ -172,7 +180,7 @@ export function findProblems(
     const key = serviceKey(svc.namespace, svc.name);
     for (const ip of svc.clusterIPs) {
       if (ip === '' || ip === 'None') continue;
-      const base = { ip, service: key, fix: null } as const;
+      const base = { ip, service: key, fix: null, markedForDeletion: null } as const;
       const addr = parseClusterIP(ip);
       if (addr === undefined) {
         svcFindings.push({
@@ -210,7 +218,8 @@ export function findProblems(
           ...base,
           kind: 'held-by-other',
           owner,
-          message: `IPAddress ${name} for Service ${named(key)} references ${owner === null ? 'nothing' : named(owner)}, not a Service; kube-apiserver's repair loop re-creates it${listedNote(name)}`,
+          markedForDeletion: deletionOf(obj),
+          message: `IPAddress ${name} for Service ${named(key)} references ${owner === null ? 'nothing' : named(owner)}, not a Service; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
         });
         continue;
       }
@@ -221,7 +230,8 @@ export function findProblems(
             ...base,
             kind: 'duplicate',
             owner,
-            message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them${listedNote(name)}`,
+            markedForDeletion: deletionOf(obj),
+            message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(owner!)}; recreate one of them${deletionNote(obj)}${listedNote(name)}`,
           });
         } else {
           const why = other === undefined ? 'which does not exist' : 'which does not hold it';
@@ -229,7 +239,8 @@ export function findProblems(
             ...base,
             kind: 'held-by-other',
             owner,
-            message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}${listedNote(name)}`,
+            markedForDeletion: deletionOf(obj),
+            message: `IPAddress ${name} for Service ${named(key)} references Service ${named(owner!)}, ${why}${deletionNote(obj)}${listedNote(name)}`,
           });
         }
         continue;
@@ -246,7 +257,8 @@ export function findProblems(
           ...base,
           kind: 'bad-labels',
           owner,
-          message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it${listedNote(name)}`,
+          markedForDeletion: deletionOf(obj),
+          message: `IPAddress ${name} of Service ${named(key)} lacks the label${lacking.length === 1 ? '' : 's'} ${lacking.join(', ')}; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
         });
       }
     }
@@ -265,6 +277,16 @@ export function findProblems(
 function beingDeleted(r: ListedIPAddress): string | undefined {
   if (r.deletionTimestamp === undefined) return undefined;
   return `${markedForDeletion(r.finalizers ?? [])} since ${named(r.deletionTimestamp)}: no delete is sent`;
+}
+
+/** An IPAddress's deletion, as a finding carries it (Finding.markedForDeletion); null when none has started. */
+function deletionOf(r: ListedIPAddress): Finding['markedForDeletion'] {
+  return r.deletionTimestamp === undefined ? null : { since: r.deletionTimestamp, finalizers: [...(r.finalizers ?? [])] };
+}
+
+/** A Service-loop finding's note on its IPAddress being deleted (no delete is proposed for those anyway); '' when it is not. */
+function deletionNote(r: ListedIPAddress): string {
+  return r.deletionTimestamp === undefined ? '' : `; ${markedForDeletion(r.finalizers ?? [])} since ${named(r.deletionTimestamp)}`;
 }
 
 type Verdict =

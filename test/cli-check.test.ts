@@ -350,10 +350,43 @@ describe('ipallocator check', () => {
         `, which does not exist \\(created \\d+s ago\\); marked for deletion: a finalizer holds it \\(example\\.com/hold\\) since ${since}: no delete is sent$`,
       ),
     );
+    // said in its own field too, for a script: since when, and what holds it
+    expect(report.findings.map((f) => f.markedForDeletion)).toEqual([{ since, finalizers: ['example.com/hold'] }, null]);
     const fixed = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
     expect(JSON.parse(fixed.stdout).fixed.deleted).toEqual(['10.96.0.31']);
     expect(c.double.requests.filter((q) => q.verb === 'delete').map((q) => q.path.split('/').pop())).toEqual(['10.96.0.31']);
     expect(fixed.code).toBe(1); // the held one is still a problem
+  });
+
+  // Regression: only the text of an IPAddress-loop finding said its object was being deleted;
+  // --json had no field for it, and a Service-loop finding about such an object said nothing.
+  it('a finding about an IPAddress marked for deletion carries markedForDeletion in --json, a Service-loop finding too, and says so', async () => {
+    addService(c.double, 'default', 'web', ['10.96.0.30']);
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' }); // held by web, names another Service
+    addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });
+    c.double.modify('10.96.0.30', (o) => {
+      o.metadata.finalizers = ['example.com/hold'];
+      o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    });
+    c.double.modify('10.96.0.31', (o) => {
+      o.metadata.finalizers = ['example.com/a', 'example.com/b'];
+      o.metadata.deletionTimestamp = '2026-01-02T00:00:00Z';
+    });
+    const r = await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const report = JSON.parse(r.stdout) as CheckReport;
+    expect(report.findings.map((f) => [f.kind, f.ip, f.fix, f.markedForDeletion])).toEqual([
+      ['orphan', '10.96.0.30', null, { since: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] }],
+      ['orphan', '10.96.0.31', null, { since: '2026-01-02T00:00:00Z', finalizers: ['example.com/a', 'example.com/b'] }],
+      ['held-by-other', '10.96.0.30', null, { since: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] }],
+    ]);
+    expect(report.findings[2]!.message).toBe(
+      'IPAddress 10.96.0.30 for Service default/web references Service default/gone, which does not exist; marked for deletion: a finalizer holds it (example.com/hold) since 2026-01-01T00:00:00Z',
+    );
+    // every other finding carries the field as null: a script may read it without a guard
+    c.double.modify('10.96.0.31', (o) => (o.metadata.finalizers = []));
+    addService(c.double, 'default', 'db', ['10.96.0.99']);
+    const after = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    expect(after.findings.filter((f) => f.ip === '10.96.0.99').map((f) => [f.kind, f.markedForDeletion])).toEqual([['missing', null]]);
   });
 
   it('--fix sends no delete to a leak marked for deletion since the listing: skipped, held by its finalizer', async () => {
