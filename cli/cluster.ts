@@ -289,10 +289,19 @@ export class Cluster {
         `cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: the server URL of cluster ${quoteText(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
       );
     }
+    // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as
+    // https://host; client-node compares the text with "https://" and "http://" and sends nothing
+    // to any other ("You need to define an absolute base url"): it is given the scheme in lower case.
+    // The URL parsed as http(s) (serverURLProblem), so its scheme is the text before the first ':'.
+    const scheme = cluster.server.slice(0, cluster.server.indexOf(':'));
+    if (scheme !== scheme.toLowerCase()) {
+      const server = scheme.toLowerCase() + cluster.server.slice(scheme.length);
+      kc.clusters = kc.clusters.map((c) => (c === cluster ? { ...c, server } : c));
+    }
     this.kc = kc;
     this.context = kc.getCurrentContext();
     this.server = shownServer(cluster.server);
-    this.plainHttp = cluster.server.startsWith('http://') && cluster.skipTLSVerify !== true;
+    this.plainHttp = kc.getCurrentCluster()!.server.startsWith('http://') && cluster.skipTLSVerify !== true;
     this.core = kc.makeApiClient(CoreV1Api);
     this.networking = kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
     this.onProgress = options.onProgress;

@@ -99,6 +99,31 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: client-node compares the server URL with "http://" and "https://" as written, so
+  // HTTP://host (which kubectl takes: a scheme is case-insensitive) was "not sent, @kubernetes/
+  // client-node refused it: You need to define an absolute base url for the server".
+  it('a server URL whose scheme is in capitals (HTTP://, Http://) is used as its lower-case form, as kubectl uses it', async () => {
+    for (const scheme of ['HTTP://', 'Http://']) {
+      const kc = writeKubeconfig(c.double.url.replace('http://', scheme));
+      try {
+        const r = await cli(['status', '--kubeconfig', kc.path]);
+        expect([r.code, r.stderr]).toEqual([0, '']);
+        expect(r.stdout.split('\n')[0]).toBe(`context double (${c.double.url}): 1 ServiceCIDR, 0 IPAddresses`);
+      } finally {
+        kc.remove();
+      }
+    }
+    // without insecure-skip-tls-verify, the plain-http advice, as for http://
+    const kc = writeKubeconfig(c.double.url.replace('http://', 'HTTP://'), TEST_TOKEN, { skipTLSVerify: false });
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('HTTP protocol is not allowed when skipTLSVerify is not set or false; a plain http:// server needs');
+    } finally {
+      kc.remove();
+    }
+  });
+
   // Regression: client-node's fetch refused a URL with userinfo quoting it whole, so the password
   // was printed twice; a query string had the API paths appended after it and was read as "serves
   // no servicecidrs".
