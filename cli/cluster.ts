@@ -235,6 +235,22 @@ function firstNotAKubeconfig(given: string | undefined): CliError | undefined {
   return undefined;
 }
 
+/**
+ * Why client-node could not load a kubeconfig, for a message. A YAML error is said by its place
+ * and its kind, never with js-yaml's message, which quotes the lines up to the error — a token
+ * or a client key among them — nor with the part of its reason that quotes the text (a tag, an
+ * alias, a handle: cut at the first quote, `!` or `: `).
+ */
+function loadFailure(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  if (e.name !== 'YAMLException') return e.message;
+  const { reason, mark } = e as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
+  const kind = typeof reason === 'string' ? reason.split(/["!]|: /)[0]!.trim() : '';
+  const at =
+    typeof mark?.line === 'number' && typeof mark.column === 'number' ? ` at line ${mark.line + 1}, column ${mark.column + 1}` : '';
+  return `its YAML is malformed${at}${kind === '' ? '' : `: ${kind}`} (the text is not shown: it may hold a credential)`;
+}
+
 export class Cluster {
   readonly context: string;
   readonly server: string;
@@ -257,9 +273,7 @@ export class Cluster {
       // a file without a document, or whose document is null, fails in client-node's load
       throw (
         firstNotAKubeconfig(options.kubeconfig) ??
-        new CliError(
-          `cannot read ${options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}: ${(e as Error).message}`,
-        )
+        new CliError(`cannot read ${options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}: ${loadFailure(e)}`)
       );
     }
     if (options.kubeconfig === undefined && isClientNodeFallback(kc)) {

@@ -395,6 +395,34 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: a kubeconfig whose YAML is malformed was said with js-yaml's message, which
+  // quotes the lines up to the error: the token of the user entry above a bad line was printed.
+  const malformed: [name: string, text: string, said: string][] = [
+    [
+      'a bad line below a token',
+      `apiVersion: v1\nusers:\n- name: u\n  user:\n    token: ${TEST_TOKEN}\ncurrent-context: a: b\n`,
+      'its YAML is malformed at line 6, column 19: bad indentation of a mapping entry',
+    ],
+    ['an unknown tag', `!${TEST_TOKEN} x\n`, 'its YAML is malformed at line 1, column 1: unknown scalar tag'],
+    ['an alias never defined', `*${TEST_TOKEN}\n`, 'its YAML is malformed at line 1, column '],
+    ['two documents', 'a: 1\n---\nb: 2\n', 'its YAML is malformed: expected a single document in the stream, but found more'],
+  ];
+  it.each(malformed)('a kubeconfig whose YAML is malformed (%s): its place and kind, never its text, exit 2', async (_name, text, said) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const path = join(dir, 'config');
+    writeFileSync(path, text);
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/^ipallocator: cannot read [^\n]*: [^\n]*\(the text is not shown: it may hold a credential\)\n$/);
+      expect(r.stderr).toContain(`cannot read ${path}: ${said}`);
+      expect(r.stderr).not.toContain(TEST_TOKEN);
+      expect(r.stderr).not.toContain('apiVersion');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // Regression: a file holding just `hello` (or a list) said it "names no current-context", as if
   // it were a kubeconfig lacking one: client-node reads a YAML that is no mapping as empty.
   const notKubeconfigs: [name: string, text: string, flags: string[], said: string][] = [
