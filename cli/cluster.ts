@@ -609,8 +609,13 @@ export class Cluster {
         const http = this.plainHttp
           ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'
           : '';
+        // client-node reads an exec credential plugin's output with JSON.parse, whose message
+        // quotes that output: a plugin printing a bare token would have it printed here
+        const refused = causes(err).some((e) => e instanceof SyntaxError)
+          ? "the user's credentials could not be read: its exec plugin printed something that is not JSON (not shown: it may be a credential); an exec plugin must print an ExecCredential"
+          : messages(err);
         return new ClusterError(
-          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}${http}`,
+          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${refused}${http}`,
         );
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
@@ -728,6 +733,13 @@ function networkFailure(err: unknown): string | undefined {
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/** An error and its causes (at most four, as `messages` reads them). */
+function causes(err: unknown): unknown[] {
+  const all: unknown[] = [];
+  for (let e: unknown = err; all.length < 4 && typeof e === 'object' && e !== null; e = (e as { cause?: unknown }).cause) all.push(e);
+  return all;
 }
 
 /**

@@ -179,6 +179,46 @@ describe('ipallocator: failures', () => {
     });
   }
 
+  // Regression: an exec credential plugin printing a bare token instead of an ExecCredential had
+  // the token printed, quoted by JSON.parse's message ("Unexpected token 'e', "eyJ…" is not valid JSON").
+  it('an exec credential plugin whose output is not JSON: said so, its output never printed, nothing sent, exit 2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: c.double.url, 'insecure-skip-tls-verify': true } }],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1beta1',
+                command: process.execPath,
+                args: ['-e', `console.log(${JSON.stringify(TEST_TOKEN)})`],
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin printed something that is not JSON (not shown: it may be a credential); an exec plugin must print an ExecCredential\n`,
+      );
+      expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {
