@@ -224,7 +224,9 @@ async function connect(
     }
     throw e;
   }
-  const options: ClusterOptions = { kubeconfig: values.kubeconfig, context: values.context, requestTimeoutMs };
+  // an empty --kubeconfig or --context is absent, as kubectl (clientcmd) takes it: a script's
+  // --kubeconfig="$KC" with KC unset reads the default kubeconfig, not a file named ""
+  const options: ClusterOptions = { kubeconfig: values.kubeconfig || undefined, context: values.context || undefined, requestTimeoutMs };
   if (io.stderr.isTTY) {
     let shown = false;
     options.onProgress = (resource, listed, remaining) => {

@@ -571,6 +571,23 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: --kubeconfig= read a file named "" ("cannot read : ENOENT") and --context= asked
+  // for a context named "", where kubectl reads the default kubeconfig and its current-context.
+  it('an empty --kubeconfig or --context is ignored, as kubectl ignores it: the default applies', async () => {
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = c.kubeconfig;
+    try {
+      for (const args of [['--kubeconfig='], ['--kubeconfig', ''], ['--context='], ['--context', '', '--kubeconfig=']]) {
+        const r = await cli(['status', ...args]);
+        expect([args, r.code, r.stderr]).toEqual([args, 0, '']);
+        expect(r.stdout).toMatch(/^context double /);
+      }
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+  });
+
   it('--help on every command, and the kubectl plugin name in help', async () => {
     for (const command of ['status', 'check', 'map']) {
       const r = await cli([command, '--help']);
