@@ -22,9 +22,9 @@
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
 import {
   type ConfigurationOptions,
@@ -177,9 +177,9 @@ function kubeconfigFiles(given: string | undefined): string[] {
 }
 
 /**
- * What a kubeconfig file holds when it is no kubeconfig — no YAML document, or one that is no
- * mapping: a scalar (`hello`, `null`, `0`) or a list —, said for a message; undefined when it is
- * a mapping, or cannot be read or parsed here. What it is, never what it says: the file may be a
+ * What a kubeconfig file's text holds when it is no kubeconfig — no YAML document, or one that is
+ * no mapping: a scalar (`hello`, `null`, `0`) or a list —, said for a message; undefined when it
+ * is a mapping, or cannot be parsed here. What it is, never what it says: the file may be a
  * token or a key given by mistake.
  *
  * The parse is client-node's (loadYaml, with loadAllYaml where that refuses): a document that is
@@ -187,13 +187,7 @@ function kubeconfigFiles(given: string | undefined): string[] {
  * 0 and "" as a kubeconfig holding nothing and fails on null, as on a file without a document,
  * with a message about neither (a TypeError on `clusters`, "expected a document").
  */
-function notAKubeconfig(file: string): string | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return undefined; // client-node's own read error says why (ENOENT, EISDIR)
-  }
+function notAKubeconfig(text: string): string | undefined {
   let doc: unknown;
   try {
     doc = loadYaml(text);
@@ -226,10 +220,23 @@ function notAKubeconfig(file: string): string | undefined {
 
 const NO_DOCUMENT = 'it holds no YAML document (it is empty, or only whitespace and comments)';
 
-/** The first of the kubeconfig files (kubeconfigFiles) that is no kubeconfig (notAKubeconfig), as a CliError. */
-function firstNotAKubeconfig(given: string | undefined): CliError | undefined {
+/**
+ * The first of the kubeconfig files (kubeconfigFiles) that is no kubeconfig (notAKubeconfig), as
+ * a CliError. The file given is judged by the text read from it (`givenText`); one of the default
+ * files is read again, unless it is no regular file: a pipe (`<(…)`, /dev/stdin) read once by
+ * client-node would read as empty.
+ */
+function firstNotAKubeconfig(given: string | undefined, givenText: string | undefined): CliError | undefined {
   for (const f of kubeconfigFiles(given)) {
-    const not = notAKubeconfig(f);
+    let text = given === undefined ? undefined : givenText;
+    if (text === undefined) {
+      try {
+        if (statSync(f).isFile()) text = readFileSync(f, 'utf8');
+      } catch {
+        // client-node's own read error says why (ENOENT, EISDIR)
+      }
+    }
+    const not = text === undefined ? undefined : notAKubeconfig(text);
     if (not !== undefined) return new CliError(`${quoteText(f)} is not a kubeconfig: ${not}`);
   }
   return undefined;
@@ -266,13 +273,19 @@ export class Cluster {
   /** Loads the kubeconfig and selects the context. Throws CliError when there is none to use. */
   constructor(options: ClusterOptions = {}) {
     const kc = new KubeConfig();
+    let givenText: string | undefined;
     try {
-      if (options.kubeconfig !== undefined) kc.loadFromFile(options.kubeconfig);
-      else kc.loadFromDefault();
+      if (options.kubeconfig !== undefined) {
+        // loadFromFile, with the file read once: a pipe (--kubeconfig <(…)) has nothing left for
+        // a second read, which a message about what it holds needs
+        givenText = readFileSync(options.kubeconfig, 'utf8');
+        kc.loadFromString(givenText);
+        kc.makePathsAbsolute(dirname(options.kubeconfig));
+      } else kc.loadFromDefault();
     } catch (e) {
       // a file without a document, or whose document is null, fails in client-node's load
       throw (
-        firstNotAKubeconfig(options.kubeconfig) ??
+        firstNotAKubeconfig(options.kubeconfig, givenText) ??
         new CliError(`cannot read ${options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}: ${loadFailure(e)}`)
       );
     }
@@ -284,7 +297,7 @@ export class Cluster {
     // client-node reads a file whose YAML is no mapping ("hello", 0, a list) as a kubeconfig
     // holding nothing, which then names no current-context nor the --context asked for: say what it is
     if (kc.getContexts().length === 0 && kc.getClusters().length === 0 && !kc.getCurrentContext()) {
-      const not = firstNotAKubeconfig(options.kubeconfig);
+      const not = firstNotAKubeconfig(options.kubeconfig, givenText);
       if (not !== undefined) throw not;
     }
     const file = options.kubeconfig === undefined ? 'the kubeconfig' : `the kubeconfig ${quoteText(options.kubeconfig)}`;

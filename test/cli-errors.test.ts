@@ -2,9 +2,9 @@
 // identity without the RBAC a command needs (403, named verb and resource), bad flags — each one
 // message on stderr, exit code 2, no stack trace, no token. One run goes through the real executable (cli/bin.ts in
 // a child process) to check the process's own exit code and output.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -430,6 +430,39 @@ describe('ipallocator: failures', () => {
       expect(r.stderr.split('\n')[0]).toContain(message); // on one line
       for (const raw of ['\u001b', '\u0007']) expect(r.stderr).not.toContain(raw); // nothing raw for the terminal
       expect(r.stderr).not.toContain('pass --kubeconfig');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Regression: a kubeconfig given as a pipe (--kubeconfig <(…)) was read a second time for the
+  // message, found empty, and said to hold no YAML document.
+  it('a kubeconfig given as a pipe is read once: what it holds is said as for a file, and a good one is used', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    // the writer is another process (the command reads the pipe synchronously); resolves when it is done
+    const feed = (text: string) =>
+      new Promise((resolve) =>
+        execFile(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(fifo)}, ${JSON.stringify(text)})`], resolve),
+      );
+    try {
+      for (const [text, said] of [
+        ['null\n', 'its YAML is null'],
+        ['hello\n', 'its YAML is a single string (5 characters)'],
+      ] as const) {
+        const written = feed(text);
+        const r = await cli(['status', '--kubeconfig', fifo]);
+        await written;
+        expect([r.code, r.stderr]).toEqual([
+          2,
+          `ipallocator: "${fifo}" is not a kubeconfig: ${said}, not a mapping of clusters, contexts, users and current-context\n`,
+        ]);
+      }
+      const written = feed(readFileSync(c.kubeconfig, 'utf8'));
+      const r = await cli(['status', '--kubeconfig', fifo]);
+      await written;
+      expect([r.code, r.stderr]).toEqual([0, '']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
