@@ -146,7 +146,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     // on a terminal, the line may hold a listing's progress: the error starts on a clear line
     const start = io.stderr.isTTY ? CLEAR_LINE : '';
     if (e instanceof UsageError) {
-      io.stderr.write(`${start}${prog}: ${e.message}\nRun '${prog} --help' for usage.\n`);
+      // escaped as every other message: Node's parser quotes an unknown option as it was given
+      io.stderr.write(`${start}${prog}: ${shown(e.message)}\nRun '${prog} --help' for usage.\n`);
       return e.exitCode;
     }
     if (e instanceof CliError) {

@@ -13,7 +13,7 @@ import { statusFailure } from './k8s/apiserver-double.ts';
 import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
 import { until } from './k8s/helpers.ts';
-import { addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
+import { addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const STACK = /\n\s+at /;
@@ -589,6 +589,21 @@ describe('ipallocator: failures', () => {
       expect(r.stdout).toBe('');
     });
   }
+
+  // Regression: Node's parser quotes an unknown option as given, and the usage error printed it
+  // raw: an argument carrying a terminal escape sequence (a script passing a name it was given)
+  // reached the terminal.
+  it('a usage error quoting an argument prints its control characters escaped', async () => {
+    for (const argv of [
+      ['status', '--\u001b[2Jx'],
+      ['status', '--top', '\u001b[31m'],
+      ['status', '--\u0007'],
+    ]) {
+      const r = await cli(argv);
+      expect([argv, r.code]).toEqual([argv, 2]);
+      expect(controls(r.stderr)).toEqual([]);
+    }
+  });
 
   it('--request-timeout of 0 or a negative duration waits for ever, as kubectl (Go http.Client) does', async () => {
     for (const timeout of ['0', '-0', '0s', '-1s']) {
