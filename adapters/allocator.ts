@@ -109,8 +109,9 @@ export class Allocator implements IPAllocator, Disposable {
    * (default: a MemoryStore of its own). It subscribes to the store's cache at once and holds what
    * the cache already has. Throws InvalidCIDRError for malformed text; InvalidRangeError for a
    * range upstream refuses (IPv6 shorter than /64; 255.255.255.255/32 and the all-ones IPv6 /128,
-   * whose first address would be past the end: upstream's `invalid address []`; an overlap with
-   * the IPv4-mapped block ::ffff:0:0/96); OutOfMemoryError when the WASM memory cap is reached.
+   * whose first address would be past the end: upstream's `invalid address []`, followed by the
+   * range and why; an overlap with the IPv4-mapped block ::ffff:0:0/96); OutOfMemoryError when
+   * the WASM memory cap is reached.
    * Any other /31, /32 or /128 is accepted, as upstream does, with size 0: allocateNext answers
    * ErrFull and allocate ErrNotInRange. Free its memory with destroy() or `using`.
    */

@@ -49,7 +49,7 @@ import {
   ErrMismatchedNetwork,
   ErrNotReady,
   InvalidArgumentError,
-  InvalidRangeError,
+  type InvalidRangeError,
   OutOfMemoryError,
   optionsObject,
   readMember,
@@ -57,7 +57,7 @@ import {
   rejectSoon,
 } from './errors.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
-import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, notContained, Prefix, rangeRefusal } from './geometry.ts';
+import { notContained, Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -854,15 +854,12 @@ async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promis
 
 /**
  * Why a MetaAllocator skips the range of `p` (the reason skipped() and onSkip give), or undefined
- * when it makes an Allocator for it: rangeRefusal, with upstream's bare `invalid address []`
- * completed by the range and the cause (invalidFirstAddressInRange), since the reason is read
- * away from the call that made the range. The command line's `status` and `map` refuse a range
- * with this, so they show what a MetaAllocator serves.
+ * when it makes an Allocator for it: rangeRefusal, the error an Allocator of that range throws.
+ * The command line's `status` and `map` refuse a range with this, so they show what a
+ * MetaAllocator serves.
  */
 export function rangeSkipReason(p: Prefix): InvalidRangeError | undefined {
-  const refused = rangeRefusal(p);
-  if (refused?.message === INVALID_FIRST_ADDRESS) return new InvalidRangeError(invalidFirstAddressInRange(p.cidr));
-  return refused;
+  return rangeRefusal(p);
 }
 
 /** Creation order (compareCreation), then arrival order. */

@@ -9,6 +9,7 @@ import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
+import { memoryLimit } from '../adapters/wasm.ts';
 import {
   ErrAllocated,
   ErrFull,
@@ -466,17 +467,28 @@ describe.each(IMPLS)('%s', (implName, impl) => {
     it.each([
       ['2001:db8::/63', 'shortest allowed prefix length for service CIDR is 64, got 63'],
       ['2001:db8::/48', 'shortest allowed prefix length for service CIDR is 64, got 48'],
-      ['255.255.255.255/32', 'invalid address []'],
-      ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', 'invalid address []'],
-    ])('%s → InvalidRangeError %j', (cidr, message) => {
+      // upstream's text, then which range, why and what to give instead (the text alone says none of it)
+      [
+        '255.255.255.255/32',
+        'invalid address [] (255.255.255.255/32 has no usable address: a /32 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix)',
+      ],
+      [
+        'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128',
+        'invalid address [] (ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128 has no usable address: a /128 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix)',
+      ],
+    ])('%s → InvalidRangeError %j, nothing subscribed or held', (cidr, message) => {
+      const store = new FaultyMemoryStore();
+      const inUse = memoryLimit().inUse;
       let err: unknown;
       try {
-        impl(cidr);
+        impl(cidr, { store });
       } catch (e) {
         err = e;
       }
       expect(err).toBeInstanceOf(InvalidRangeError);
       expect((err as Error).message).toBe(message);
+      expect(store.watcherCount).toBe(0);
+      expect(memoryLimit().inUse).toBe(inUse);
     });
 
     it('rejects malformed CIDRs with InvalidCIDRError', () => {

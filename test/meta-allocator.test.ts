@@ -358,13 +358,13 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
       [
         '255.255.255.255/32',
         'InvalidRangeError',
-        'invalid address [] (255.255.255.255/32 has no usable address: the one after its network address does not exist)',
+        'invalid address [] (255.255.255.255/32 has no usable address: a /32 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix)',
       ],
     ]);
     expect(reports.at(-1)!.reason).toBe(v4.skipped()[0]!.reason);
     source.addServiceCIDR('top6', ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128']);
     expect(v6.skipped().find((s) => s.serviceCIDR === 'top6')!.reason.message).toBe(
-      'invalid address [] (ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128 has no usable address: the one after its network address does not exist)',
+      'invalid address [] (ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128 has no usable address: a /128 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix)',
     );
     source.deleteServiceCIDR('top6');
     source.addServiceCIDR('junk', ['banana', '10.1.0.0/30'], { unvalidated: true });
