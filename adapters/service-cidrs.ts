@@ -113,7 +113,9 @@ function checkedCIDRs(cidrs: unknown): string[] {
       const hostBits = canonicalAddr((c as string).slice(0, (c as string).indexOf('/'))) !== formatAddr(p.version, p.network);
       throw new InvalidCIDRError(
         c,
-        hostBits ? 'must not have bits set beyond the prefix length' : `must be in canonical form (${JSON.stringify(p.cidr)})`,
+        hostBits
+          ? `must not have bits set beyond the prefix length (its canonical form is ${JSON.stringify(p.cidr)})`
+          : `must be in canonical form (${JSON.stringify(p.cidr)})`,
       );
     }
     return p.family;

@@ -446,10 +446,27 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(() => source.addServiceCIDR('x', ['10.0.0.0/24', '10.1.0.0/24'])).toThrow(InvalidArgumentError);
     expect(() => source.addServiceCIDR('x', ['10.0.0.0/24', 'fd00::/64', '10.2.0.0/24'])).toThrow(InvalidArgumentError);
     expect(() => source.addServiceCIDR('x', ['10.0.0.0/33'])).toThrow(InvalidCIDRError);
-    // canonical form only (upstream validation.IsValidCIDR), nothing added
-    expect(() => source.addServiceCIDR('x', ['10.96.0.5/12'])).toThrow(
-      'ParsePrefix("10.96.0.5/12"): must not have bits set beyond the prefix length',
-    );
+    // canonical form only (upstream validation.IsValidCIDR), nothing added; host bits set: the
+    // canonical form is named, as for any other non-canonical text
+    const refusal = (cidrs: string[]): unknown => {
+      try {
+        source.addServiceCIDR('x', cidrs);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    for (const [given, canonical] of [
+      ['10.96.0.5/12', '10.96.0.0/12'],
+      ['fd00::5/112', 'fd00::/112'],
+      ['2001:DB8::5/112', '2001:db8::/112'],
+    ]) {
+      const err = refusal([given!]);
+      expect(err).toBeInstanceOf(InvalidCIDRError);
+      expect((err as Error).message).toBe(
+        `ParsePrefix("${given}"): must not have bits set beyond the prefix length (its canonical form is "${canonical}")`,
+      );
+    }
     expect(() => source.addServiceCIDR('x', ['2001:DB8::/112'])).toThrow(
       'ParsePrefix("2001:DB8::/112"): must be in canonical form ("2001:db8::/112")',
     );
