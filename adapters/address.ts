@@ -948,9 +948,16 @@ function isDecimalNoLeadingZero(s: string, start: number, end: number): boolean 
 
 /**
  * `addr/bits` with the address in canonical text (words are written as given, not masked).
- * Throws InvalidArgumentError for a family other than 4 or 6 or bits outside 0..32 / 0..128.
+ * Throws InvalidArgumentError for a family other than 4 or 6 or bits outside 0..32 / 0..128,
+ * and for parsePrefix's result passed whole (which plain JavaScript lets through), saying how to
+ * spread it.
  */
 export function formatPrefix(family: Family, words: ArrayLike<number>, bits: number): string {
+  if (typeof family === 'object' && family !== null && 'family' in family && 'words' in family && 'bits' in family) {
+    throw new InvalidArgumentError(
+      'formatPrefix takes the three fields of a prefix, not the prefix object: for p = parsePrefix(text), call formatPrefix(p.family, p.words, p.bits)',
+    );
+  }
   const max = family === 4 ? 32 : 128;
   if (!Number.isInteger(bits) || bits < 0 || bits > max) {
     throw new InvalidArgumentError(`prefix length must be an integer in 0..${max}, got ${String(bits)}`);

@@ -414,6 +414,20 @@ describe('parsePrefix / formatPrefix', () => {
     expect(p).toEqual({ family, words: Uint32Array.from(words), bits });
     expect(formatPrefix(p.family, p.words, p.bits)).toBe(canonical);
   });
+  it("formatPrefix given parsePrefix's result whole says how to call it, and leaves the object alone", () => {
+    const p = parsePrefix('10.0.0.0/24');
+    let err: unknown;
+    try {
+      (formatPrefix as (prefix: unknown) => string)(p); // as plain JavaScript can
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    expect((err as Error).message).toContain('call formatPrefix(p.family, p.words, p.bits)');
+    expect(p).toEqual({ family: 4, words: Uint32Array.of(0, 0, 0, 0x0a000000), bits: 24 });
+    expect(formatPrefix(p.family, p.words, p.bits)).toBe('10.0.0.0/24');
+  });
+
   it('formatPrefix refuses out-of-range lengths', () => {
     expect(() => formatPrefix(4, [0, 0, 0, 0], 33)).toThrow(InvalidArgumentError);
     expect(() => formatPrefix(6, [0, 0, 0, 0], -1)).toThrow(InvalidArgumentError);
