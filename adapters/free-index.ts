@@ -3,7 +3,7 @@
 // `nextFree`/`nextSet` land in `resultHi`/`resultLo` so the hot path allocates nothing.
 //
 // Offsets are relative to the range's first usable address: offset 0 = network + 1.
-import { OutOfMemoryError, InvalidArgumentError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, quoteInput } from './errors.ts';
 import {
   core,
   coreConstant,
@@ -16,6 +16,7 @@ import {
   OK,
   OUT_OF_MEMORY,
   OUT_OF_RANGE,
+  wasmOutOfMemory,
 } from './wasm.ts';
 
 export type IndexKind = 'auto' | 'dense' | 'sparse';
@@ -42,7 +43,7 @@ export function indexRefused(kind: number, hi: number, lo: number, what: string)
   if (kind === KIND_DENSE && n > DENSE_MAX_OFFSETS) {
     return new InvalidArgumentError(`a dense index holds at most 2^31 ${what}, not ${n}: use 'sparse' or 'auto'`);
   }
-  return new OutOfMemoryError(`creating an index of ${n} ${what}`);
+  return wasmOutOfMemory(`creating an index of ${n} ${what}`);
 }
 
 // ── the safety net for forgotten indexes ─────────────────────────────────────────────────────
@@ -115,14 +116,14 @@ export class FreeIndex {
   /** Marks taken. true if it was free, false if already taken. Throws OutOfMemoryError; out-of-range → false. */
   set(hi: number, lo: number): boolean {
     const r = core.index_set(this.h, hi, lo);
-    if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address taken');
+    if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('marking an address taken');
     return r === OK;
   }
 
   /** Marks free. true if it was taken. */
   clear(hi: number, lo: number): boolean {
     const r = core.index_clear(this.h, hi, lo);
-    if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address free');
+    if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('marking an address free');
     return r === OK;
   }
 
@@ -228,11 +229,11 @@ export class FreeIndex {
     if (count === 0) return 0;
     const bytes = count * 8;
     const ptr = core.buf_alloc(bytes);
-    if (ptr === 0) throw new OutOfMemoryError('loading addresses into an index');
+    if (ptr === 0) throw wasmOutOfMemory('loading addresses into an index');
     try {
       memoryU32().set(pairs.subarray(0, count * 2), ptr >>> 2);
       const r = core.index_set_many(this.h, ptr, count);
-      if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('loading addresses into an index');
+      if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');
       if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`offset at position ${scratch()[0]} is outside the index`);
       return r;
     } finally {

@@ -21,9 +21,9 @@
 // beside the words as 4 | 6, as `parseAddrInto` returns it. Offsets are u64 as (hi, lo) u32 pairs.
 
 import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
-import { InvalidArgumentError, InvalidRangeError, OutOfMemoryError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, InvalidRangeError, quoteInput } from './errors.ts';
 import type { IPFamily } from './types.ts';
-import { core, coreConstant, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
+import { core, coreConstant, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR, wasmOutOfMemory } from './wasm.ts';
 
 /** Scratch words written by the core's prefix_geometry (core-as/prefix.ts GEO_*, read from the core). */
 export const GEO = Object.freeze({
@@ -361,7 +361,7 @@ export class AddrIterator {
       offLo,
       version === 4 ? 32 : 128,
     );
-    if (h === 0) throw new OutOfMemoryError('address iterator');
+    if (h === 0) throw wasmOutOfMemory('address iterator');
     this.#h = h;
     iteratorHandles.register(this, h, this);
   }

@@ -28,7 +28,7 @@
 // `address` until the next call. All 128-bit math of the operations happens in the core (the
 // constructor derives the band's size once, with BigInt).
 import { type Family, formatAddr, formatIPv4 } from './address.ts';
-import { InvalidArgumentError, OutOfMemoryError } from './errors.ts';
+import { InvalidArgumentError } from './errors.ts';
 import { FreeIndex, freedExplicitly, freeWhenCollected, type IndexKind, indexRefused } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { drawBelow, drawScanStart, type RandomSource, type U64Out, type UpstreamDraw } from './random.ts';
@@ -45,6 +45,7 @@ import {
   OUT_OF_MEMORY,
   OUT_OF_RANGE,
   scratch,
+  wasmOutOfMemory,
 } from './wasm.ts';
 
 export { BAND_LOWER, BAND_UPPER, type UpstreamDraw };
@@ -161,7 +162,7 @@ export class AddressSpace {
       return true;
     }
     if (st === NONE) return false;
-    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address taken');
+    if (st === OUT_OF_MEMORY) throw wasmOutOfMemory('marking an address taken');
     throw new InvalidArgumentError(`core space_take answered ${st}`); // a bad band: a bug here
   }
 
@@ -176,14 +177,14 @@ export class AddressSpace {
   /** Marks `w` taken: true if it was free; false if taken already or not in [first, last]. Throws OutOfMemoryError. */
   set(w: ArrayLike<number>): boolean {
     const st = spaceSet(this.h, w[0]!, w[1]!, w[2]!, w[3]!);
-    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address taken');
+    if (st === OUT_OF_MEMORY) throw wasmOutOfMemory('marking an address taken');
     return st === OK;
   }
 
   /** Marks `w` free: true if it was taken. Throws OutOfMemoryError (a sparse run split; nothing changed). */
   clear(w: ArrayLike<number>): boolean {
     const st = spaceClear(this.h, w[0]!, w[1]!, w[2]!, w[3]!);
-    if (st === OUT_OF_MEMORY) throw new OutOfMemoryError('marking an address free');
+    if (st === OUT_OF_MEMORY) throw wasmOutOfMemory('marking an address free');
     return st === OK;
   }
 
@@ -221,11 +222,11 @@ export class AddressSpace {
     if (count === 0) return 0;
     const bytes = count * 16;
     const ptr = core.buf_alloc(bytes);
-    if (ptr === 0) throw new OutOfMemoryError('loading addresses into an index');
+    if (ptr === 0) throw wasmOutOfMemory('loading addresses into an index');
     try {
       memoryU32().set(words.subarray(0, count * 4), ptr >>> 2);
       const r = core.space_set_many(this.h, ptr, count);
-      if (r === OUT_OF_MEMORY) throw new OutOfMemoryError('loading addresses into an index');
+      if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');
       if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`address at position ${scratch()[0]} is outside ${this.prefix.cidr}`);
       return r;
     } finally {

@@ -17,7 +17,7 @@
 //   once here (`coreConstant`): the TypeScript side never repeats one, so they cannot drift. After
 //   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
-import { InvalidArgumentError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, OutOfMemoryError, quoteInput } from './errors.ts';
 
 /**
  * Every function the core exports. Pointers and handles are byte offsets into `memory`.
@@ -248,6 +248,9 @@ export function memoryU8(): Uint8Array {
 }
 
 const WASM_PAGE_BYTES = 65536;
+/** wasm32 memory at most: 65536 pages of 64 KiB, 4 GiB; the limit with no cap set. */
+const MAX_MEMORY_PAGES = 65536;
+const MAX_MEMORY_BYTES = MAX_MEMORY_PAGES * WASM_PAGE_BYTES;
 
 /**
  * Caps the core's linear memory at `bytes` (rounded down to 64 KiB pages; never below what the
@@ -263,7 +266,7 @@ export function setMemoryLimit(bytes: number): void {
   if (typeof bytes !== 'number' || Number.isNaN(bytes) || bytes < 0) {
     throw new InvalidArgumentError(`memory limit must be a non-negative number of bytes, got ${quoteInput(bytes)}`);
   }
-  const pages = bytes === Infinity ? 65536 : Math.min(65536, Math.floor(bytes / WASM_PAGE_BYTES));
+  const pages = bytes === Infinity ? MAX_MEMORY_PAGES : Math.min(MAX_MEMORY_PAGES, Math.floor(bytes / WASM_PAGE_BYTES));
   core.heap_set_limit_pages(pages);
 }
 
@@ -273,6 +276,36 @@ export function setMemoryLimit(bytes: number): void {
  */
 export function memoryLimit(): { limit: number; size: number; inUse: number } {
   return { limit: core.heap_limit_pages() * WASM_PAGE_BYTES, size: core.memory.buffer.byteLength, inUse: core.heap_bytes_in_use() };
+}
+
+/**
+ * The OutOfMemoryError for a core call that found no memory while `what`, saying which limit
+ * stands in the way and what to do: the cap set with setMemoryLimit and its value, or, with no
+ * cap set, WebAssembly's own 4 GiB (or less, when the host gives less). Every failure of the core
+ * to get memory is reported through this, so the advice is written once.
+ *
+ * The core does not tell a cap reached from a host that refused to grow below it; with a cap set,
+ * the cap is named, as it is by far the likelier of the two.
+ * @internal
+ */
+export function wasmOutOfMemory(what: string): OutOfMemoryError {
+  const { limit, inUse } = memoryLimit();
+  const used = `${bytesText(inUse)} of it in use`;
+  const cause =
+    limit < MAX_MEMORY_BYTES
+      ? `the WebAssembly memory cap set with setMemoryLimit is ${bytesText(limit)}, ${used}: raise it with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity), or destroy() what you no longer need`
+      : `no memory cap is set (setMemoryLimit), so this is WebAssembly's own limit of ${bytesText(MAX_MEMORY_BYTES)} or less, as much as the host would give, ${used}: destroy() what you no longer need`;
+  return new OutOfMemoryError(`${what}; ${cause}`);
+}
+
+/** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */
+function bytesText(n: number): string {
+  const units = ['GiB', 'MiB', 'KiB'];
+  for (let i = 0; i < units.length; i++) {
+    const size = 1024 ** (units.length - i);
+    if (n >= size) return `${n} bytes (${Number((n / size).toFixed(1))} ${units[i]})`;
+  }
+  return `${n} bytes`;
 }
 
 /**

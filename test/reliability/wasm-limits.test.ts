@@ -14,7 +14,7 @@ import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import { coolDown } from '../../adapters/strategies.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { ErrMismatchedNetwork, InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
-import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
+import { memoryLimit, setMemoryLimit, wasmOutOfMemory } from '../../adapters/wasm.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import { Driver } from './driver.ts';
 import { rejection } from '../helpers.ts';
@@ -110,6 +110,30 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const big = new Range('10.0.0.0/8');
     expect(big.allocateNext()).toMatch(/^10\./);
     big.destroy();
+  });
+
+  it('an OutOfMemoryError under a cap names the cap and its value, and how to raise it; with no cap, says none is set', () => {
+    setMemoryLimit(0);
+    const { limit, inUse } = memoryLimit();
+    let thrown: unknown;
+    try {
+      new Range('0.0.0.0/1', { indexKind: 'dense' }); // 256 MiB of bitmap: more than the memory the tests before left
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(OutOfMemoryError);
+    const message = (thrown as Error).message;
+    expect(message).toMatch(/^out of memory: creating an index of 2147483646 addresses; /);
+    expect(message).toContain(`the WebAssembly memory cap set with setMemoryLimit is ${limit} bytes`);
+    expect(message).toContain('raise it with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity)');
+    expect(memoryLimit()).toEqual({ limit, size: memoryLimit().size, inUse });
+    // No cap: a test cannot fill 4 GiB, so the error a core call would throw is built directly.
+    setMemoryLimit(Infinity);
+    const uncapped = wasmOutOfMemory('creating an index of 16777214 addresses');
+    expect(uncapped).toBeInstanceOf(OutOfMemoryError);
+    expect(uncapped.message).toMatch(/^out of memory: creating an index of 16777214 addresses; no memory cap is set \(setMemoryLimit\)/);
+    expect(uncapped.message).toContain("WebAssembly's own limit of 4294967296 bytes (4 GiB)");
+    expect(uncapped.message).not.toContain('raise it');
   });
 
   it('sparse growth under the cap: allocate/allocateNext/allocateMany fail typed, state unchanged, releases work, then continue', () => {
