@@ -65,18 +65,23 @@ function loadPromClient(): PromClient {
   const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const loader = host?.getBuiltinModule?.('node:module') as CommonJSLoader | undefined;
   let reason = 'this runtime has no process.getBuiltinModule (Node 20.16+, Deno 2)';
+  let notInstalled = false;
   if (loader !== undefined) {
     try {
       promClient = loader.createRequire(import.meta.url)('prom-client') as PromClient;
       return promClient;
     } catch (e) {
       reason = e instanceof Error ? e.message.split('\n')[0]! : String(e);
+      // not found from here: importing 'ipallocator/metrics' would fail the same way
+      notInstalled = (e as { code?: unknown } | null)?.code === 'MODULE_NOT_FOUND';
     }
   }
   throw new IPAllocatorError(
     loader === undefined
       ? `metrics cannot load prom-client by themselves here (${reason}): import 'ipallocator/metrics' once before enabling metrics (and install prom-client if it is not)`
-      : `metrics need prom-client, an optional peer dependency: install it (npm install prom-client) ` +
+      : notInstalled
+        ? `metrics need prom-client, an optional peer dependency: install it (npm install prom-client); it was not found (${reason})`
+        : `metrics need prom-client, an optional peer dependency: install it (npm install prom-client) ` +
           `or import 'ipallocator/metrics' before enabling metrics (${reason})`,
   );
 }
