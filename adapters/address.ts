@@ -420,8 +420,7 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
       out[1] = 0;
       out[2] = 0;
       out[3] = 0;
-      lastParsed6 = s;
-      lastParsedShape = 0x08; // `::` for all eight groups
+      rememberParsed6(s, 0x08, out); // `::` for all eight groups
       return true;
     }
     i = 2;
@@ -472,8 +471,7 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
   out[1] = (g[2]! << 16) | g[3]!;
   out[2] = (g[4]! << 16) | g[5]!;
   out[3] = (g[6]! << 16) | g[7]!;
-  lastParsed6 = s;
-  lastParsedShape = ellipsis < 0 ? 0 : (ellipsis << 4) | gap;
+  rememberParsed6(s, ellipsis < 0 ? 0 : (ellipsis << 4) | gap, out);
   return true;
 }
 
@@ -484,6 +482,17 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
  */
 let lastParsed6 = '';
 let lastParsedShape = 0;
+/** The words parseV6Value read from lastParsed6: isCanonical takes the shortcut only for these. */
+const lastParsed6Words = new Uint32Array(4);
+
+function rememberParsed6(text: string, shape: number, words: Uint32Array): void {
+  lastParsed6 = text;
+  lastParsedShape = shape;
+  lastParsed6Words[0] = words[0]!;
+  lastParsed6Words[1] = words[1]!;
+  lastParsed6Words[2] = words[2]!;
+  lastParsed6Words[3] = words[3]!;
+}
 
 /**
  * Parses address text as `parseAddrInto` does, into a new Uint32Array(4): its family and its
@@ -828,7 +837,11 @@ function isCanonical6(text: string, w0: number, w1: number, w2: number, w3: numb
 export function isCanonical(text: string, family: Family, words: ArrayLike<number>): boolean {
   if (family === 4) return text.indexOf(':') < 0;
   if (text === lastCanonical) return true;
-  if (text === lastParsed6) {
+  // The shortcut (shape and length) holds for the words the parser read from this very text;
+  // any other words are compared character by character. Either way the groups then hold the
+  // address `text` is the canonical text of, which is what the memo keeps.
+  const w = lastParsed6Words;
+  if (text === lastParsed6 && words[0] === w[0] && words[1] === w[1] && words[2] === w[2] && words[3] === w[3]) {
     if (!canonicalShape(text.length, lastParsedShape, words)) return false;
   } else if (!isCanonical6(text, words[0]!, words[1]!, words[2]!, words[3]!)) {
     return false;

@@ -845,9 +845,25 @@ describe('parseAddrInto after formatting and checking (its memo of the last cano
           expect(read(text)).toEqual(slowParse(text));
         }
         for (const text of texts) expect(read(text)).toEqual(slowParse(text)); // formatted earlier
+        // checked, not formatted: each earlier text parsed and found canonical again, in reverse
+        // order (so not the memo's entry), then read back
+        for (const text of [...texts].reverse()) {
+          const words = new Uint32Array(4);
+          isCanonical(text, parseAddrInto(text, words), words);
+          expect(read(text)).toEqual(slowParse(text));
+        }
       }),
       { numRuns: 500 },
     );
+  });
+
+  it("a check given words other than the text's does not make the text read as those words", () => {
+    const words = new Uint32Array(4);
+    formatIPv4(1); // the memo holds another text
+    parseAddrInto('2001:db8::1', words);
+    const other = Uint32Array.of(0x20010db8, 0, 0, 2);
+    isCanonical('2001:db8::1', 6, other); // misuse: words of 2001:db8::2, same shape and length
+    expect(read('2001:db8::1')).toEqual({ family: 6, words: [0x20010db8, 0, 0, 1] });
   });
 
   it('remembers the text written, not a value that reads differently each time', () => {
