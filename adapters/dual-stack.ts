@@ -124,7 +124,7 @@ export class DualStackAllocator {
           throw e;
         }
       }
-      if (this.destroyed) await this.giveBack(ips, order, allocators);
+      if (this.destroyed) await this.giveBackAndFail(ips, order, allocators);
       return result(ips, order);
     } finally {
       this.callEnded();
@@ -156,7 +156,7 @@ export class DualStackAllocator {
         }
         done.push(canonical[i]!);
       }
-      if (this.destroyed) await this.giveBack(done, families, allocators);
+      if (this.destroyed) await this.giveBackAndFail(done, families, allocators);
       return result(canonical, families);
     } finally {
       this.callEnded();
@@ -167,7 +167,7 @@ export class DualStackAllocator {
    * Calls in flight (allocate, allocateNext, release), counted from their start to their end
    * (callEnded): destroy() destroys the pair only once no call needs its allocators. A destroy()
    * meanwhile ends an allocation with ErrDestroyed after the addresses it took are given back
-   * (giveBack), and lets a release finish. Counted in each method rather than by a wrapper that
+   * (giveBackAndFail), and lets a release finish. Counted in each method rather than by a wrapper that
    * runs the call: an async wrapper costs a promise and a turn per call.
    */
   private inFlight = 0;
@@ -183,7 +183,7 @@ export class DualStackAllocator {
   }
 
   /** An allocation destroyed during its last step gives back what it took, and ends with ErrDestroyed. */
-  private async giveBack(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<never> {
+  private async giveBackAndFail(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<never> {
     await this.rollback(ips, families, allocators);
     throw new ErrDestroyed('DualStackAllocator');
   }
