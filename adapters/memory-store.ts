@@ -43,12 +43,14 @@ import { isAllocatorLabelSet, isPlainObject, readRecord, storedLabelsOf, unreada
 import { NameTable } from './name-table.ts';
 import {
   checkWatcher,
+  hasLabels,
   isAllocatorWatcher,
   type IPAddressRecord,
   type Store,
   type StoreCache,
   type StoreWatcher,
   type SyncStoreOps,
+  wantedLabels,
 } from './store.ts';
 import type { ParentRef } from './types.ts';
 
@@ -265,8 +267,9 @@ export class MemoryCache implements StoreCache {
 
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
     if (this.closed) throw destroyed();
+    const wanted = labels === undefined ? [] : wantedLabels(labels, 'MemoryStore.cache.list');
     const all = this.records.values();
-    const out = labels === undefined ? all : all.filter((r) => matches(r, labels));
+    const out = wanted.length === 0 ? all : all.filter((r) => hasLabels(r, wanted));
     for (let i = 0; i < out.length; i++) handOut(out[i]);
     return out;
   }
@@ -393,11 +396,6 @@ export class MemoryCache implements StoreCache {
       rethrowLater(e);
     }
   }
-}
-
-function matches(record: IPAddressRecord, labels: Readonly<Record<string, string>>): boolean {
-  for (const k in labels) if (record.labels[k] !== labels[k]) return false;
-  return true;
 }
 
 function destroyed(): ErrDestroyed {

@@ -9,7 +9,7 @@
 // KubernetesStore (adapters/kubernetes/, IPAddress objects through @kubernetes/client-node).
 // An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
 // delete, and the cache to a watch from a revision.
-import { InvalidArgumentError, quoteInput, readMember } from './errors.ts';
+import { InvalidArgumentError, quoteInput, readMember, unreadableInput } from './errors.ts';
 import type { ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
@@ -61,7 +61,11 @@ export interface StoreWatcher {
 /** The cache (informer) view: synchronous, possibly behind the authority. */
 export interface StoreCache {
   get(name: string): IPAddressRecord | undefined;
-  /** Records whose labels include every given label (all records when none given). */
+  /**
+   * Records whose labels include every given label (all records when none given). MemoryStore
+   * and KubernetesStore refuse labels that are not an object of strings, or whose reading throws,
+   * with InvalidArgumentError.
+   */
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[];
   /** Number of records in the cache. */
   readonly size: number;
@@ -196,4 +200,41 @@ export function checkWatcher(watcher: unknown, where: string): void {
   ) {
     throw new InvalidArgumentError(`${where}: a watcher must be an object with onAdd and onDelete functions, got ${quoteInput(watcher)}`);
   }
+}
+
+/**
+ * The labels a cache's list(labels) asks for, read once: an object of string values, as pairs,
+ * else InvalidArgumentError quoting what is wrong, or naming what could not be read (a revoked
+ * Proxy, a getter that throws: unreadableInput). `what` names the call
+ * (`MemoryStore.cache.list`). Every store's cache reads them here: a value read again for each
+ * record could answer differently, and a label value that is no string (or null given for the
+ * labels) would match no record, or every record — a list given without a word.
+ */
+export function wantedLabels(labels: unknown, what: string): [string, string][] {
+  const given = `${what} labels`;
+  let keys: string[];
+  try {
+    if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
+      throw new InvalidArgumentError(`${what}: labels must be an object of strings, got ${quoteInput(labels)}`);
+    }
+    keys = Object.keys(labels);
+  } catch (e) {
+    throw unreadableInput(given, e); // ours (the refusal above) passes as it is
+  }
+  return keys.map((key) => {
+    const value = readMember(labels as object, key, given);
+    if (typeof value !== 'string') {
+      throw new InvalidArgumentError(`${what}: the label ${quoteInput(key)} must be a string, got ${quoteInput(value)}`);
+    }
+    return [key, value];
+  });
+}
+
+/** Whether `record` carries every label of `wanted` (wantedLabels' pairs); true for none. */
+export function hasLabels(
+  record: { readonly labels: Readonly<Record<string, string>> },
+  wanted: readonly (readonly [string, string])[],
+): boolean {
+  for (let i = 0; i < wanted.length; i++) if (record.labels[wanted[i]![0]] !== wanted[i]![1]) return false;
+  return true;
 }

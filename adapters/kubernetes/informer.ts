@@ -67,7 +67,7 @@
 // never moves back past what the list/watch has shown (unless the server's revisions went back,
 // as above; that is seen only while they are below the last one shown), and converges to the
 // server's set once the watch catches up.
-import { checkWatcher, type IPAddressRecord, type StoreCache } from '../store.ts';
+import { checkWatcher, hasLabels, type IPAddressRecord, type StoreCache, wantedLabels } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from '../errors.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
@@ -165,33 +165,6 @@ function resumable(err: unknown): boolean {
 
 const MAX_TOMBSTONES = 10_000;
 
-/**
- * The labels a cache list asks for, read once: an object of string values, else
- * InvalidArgumentError quoting what is wrong, or naming what could not be read (a revoked Proxy,
- * a getter that throws: unreadableInput). A value read again for each record could answer
- * differently, and a label value that is no string would match no record: an empty list, given
- * without a word.
- */
-function wantedLabels(labels: unknown, what: string): [string, string][] {
-  const given = `${what} labels`;
-  let keys: string[];
-  try {
-    if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
-      throw new InvalidArgumentError(`${what}: labels must be an object of strings, got ${quoteInput(labels)}`);
-    }
-    keys = Object.keys(labels);
-  } catch (e) {
-    throw unreadableInput(given, e); // ours (the refusal above) passes as it is
-  }
-  return keys.map((key) => {
-    const value = readMember(labels as object, key, given);
-    if (typeof value !== 'string') {
-      throw new InvalidArgumentError(`${what}: the label ${quoteInput(key)} must be a string, got ${quoteInput(value)}`);
-    }
-    return [key, value];
-  });
-}
-
 /** True when both versions are revisions and `a` is strictly newer than `b`. */
 function isNewerThan(a: string | undefined, b: string | undefined): boolean {
   const x = revision(a);
@@ -255,7 +228,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     const wanted = labels === undefined ? [] : wantedLabels(labels, `${this.owner}.cache.list`);
     const out: R[] = [];
     for (const r of this.records.values()) {
-      if (wanted.every(([k, v]) => r.labels[k] === v)) out.push(r);
+      if (hasLabels(r, wanted)) out.push(r);
     }
     return out;
   }
