@@ -46,6 +46,7 @@ import {
   hasLabels,
   isAllocatorWatcher,
   type IPAddressRecord,
+  notAName,
   type Store,
   type StoreCache,
   type StoreWatcher,
@@ -73,10 +74,6 @@ function ownLabels(labels: Readonly<Record<string, string>> | undefined): Readon
 /** The parentRef a record keeps. */
 function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null {
   return ref === undefined || ref === null ? null : isPlainObject(ref) ? Object.freeze({ ...ref }) : ref;
-}
-
-function notAName(name: unknown): InvalidArgumentError {
-  return new InvalidArgumentError(`a record name must be a string, got ${quoteInput(name)}`);
 }
 
 /**
@@ -261,7 +258,7 @@ export class MemoryCache implements StoreCache {
 
   get(name: string): IPAddressRecord | undefined {
     if (this.closed) throw destroyed();
-    if (typeof name !== 'string') throw notAName(name);
+    if (typeof name !== 'string') throw notAName(name, 'MemoryStore.cache.get');
     return handOut(this.records.get(name));
   }
 
@@ -448,6 +445,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   delete(name: string): Promise<void> {
+    if (typeof name !== 'string') return Promise.reject(notAName(name, 'MemoryStore.delete'));
     try {
       this.deleteSync(name);
       return RESOLVED;
@@ -457,6 +455,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   get(name: string): Promise<IPAddressRecord | undefined> {
+    if (typeof name !== 'string') return Promise.reject(notAName(name, 'MemoryStore.get'));
     try {
       return Promise.resolve(this.getSync(name));
     } catch (e) {
@@ -501,7 +500,7 @@ export class MemoryStore implements Store, SyncStoreOps {
    */
   deleteSync(name: string): void {
     if (this.closed) throw destroyed();
-    if (typeof name !== 'string') throw notAName(name);
+    if (typeof name !== 'string') throw notAName(name, 'MemoryStore.deleteSync');
     const r = this.authority.delete(name);
     if (r === undefined) throw new NotFoundError(name);
     this.changed(false, r, undefined);
@@ -510,7 +509,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** get(), answered synchronously: the authority's record (frozen), or undefined. */
   getSync(name: string): IPAddressRecord | undefined {
     if (this.closed) throw destroyed();
-    if (typeof name !== 'string') throw notAName(name);
+    if (typeof name !== 'string') throw notAName(name, 'MemoryStore.getSync');
     return handOut(this.authority.get(name));
   }
 

@@ -203,6 +203,15 @@ export function checkWatcher(watcher: unknown, where: string): void {
 }
 
 /**
+ * The refusal of a record name that is not a string, given to `where` (`MemoryStore.get`,
+ * `KubernetesStore.cache.get`): every store's get, delete and cache.get refuse such a name alike.
+ * It is quoted, never converted: a revoked Proxy's String() throws.
+ */
+export function notAName(name: unknown, where: string): InvalidArgumentError {
+  return new InvalidArgumentError(`${where}: a record name must be a string, got ${quoteInput(name)}`);
+}
+
+/**
  * The labels a cache's list(labels) asks for, read once: an object of string values, as pairs,
  * else InvalidArgumentError quoting what is wrong, or naming what could not be read (a revoked
  * Proxy, a getter that throws: unreadableInput). `what` names the call

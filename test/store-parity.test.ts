@@ -3,7 +3,7 @@
 // Each store holds one record, so an input that is only read while records are compared (once
 // per record) is read here too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubernetesServiceCIDRs, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import type { Store } from '../adapters/store.ts';
@@ -90,5 +90,49 @@ describe('both stores refuse what cache.list cannot read as labels, with the sam
     }
     expect(store.cache.list({ team: 'a' }).map((r) => r.name)).toEqual(['10.0.0.1']);
     expect(store.cache.list({ team: 'b' })).toEqual([]);
+  });
+});
+
+describe('both stores refuse a record name that is not a string, with the same InvalidArgumentError', () => {
+  const names: [string, () => unknown, string][] = [
+    ['a number', () => 42, '42 (number)'],
+    ['null', () => null, 'null'],
+    ['undefined', () => undefined, 'undefined'],
+    ['a revoked Proxy', revoked, 'a value of type object'],
+  ];
+  const calls: [string, (store: Store, name: never) => unknown][] = [
+    ['get', (store, name) => store.get(name)],
+    ['cache.get', (store, name) => store.cache.get(name)],
+    ['delete', (store, name) => store.delete(name)],
+  ];
+
+  for (const [call, make] of calls) {
+    for (const [row, input, quoted] of names) {
+      it.each(['MemoryStore', 'KubernetesStore'])(`%s.${call}(${row})`, async (name) => {
+        const { store } = stores.find((s) => s.name === name)!;
+        const sent = d.requests.length;
+        const error = await thrownBy(() => make(store, input() as never));
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect((error as Error).message).toBe(`${name}.${call}: a record name must be a string, got ${quoted}`);
+        expect(d.requests.length).toBe(sent); // refused before any request
+      });
+    }
+  }
+
+  it.each(['MemoryStore', 'KubernetesStore'])('%s: a name that is a string still reads as before', async (name) => {
+    const { store } = stores.find((s) => s.name === name)!;
+    expect((await store.get('10.0.0.1'))?.name).toBe('10.0.0.1');
+    expect(store.cache.get('10.0.0.1')?.name).toBe('10.0.0.1');
+    expect(await store.get('10.0.0.2')).toBeUndefined();
+    expect(store.cache.get('10.0.0.2')).toBeUndefined();
+  });
+
+  it("KubernetesServiceCIDRs.get, whose cache is an informer as the store's, names itself", () => {
+    const cidrs = new KubernetesServiceCIDRs(kubeConfigFor(d.url), { start: false });
+    expect(() => cidrs.get(42 as never)).toThrow(
+      new InvalidArgumentError('KubernetesServiceCIDRs.get: a record name must be a string, got 42 (number)'),
+    );
+    expect(cidrs.get('kubernetes')).toBeUndefined();
+    cidrs.close();
   });
 });

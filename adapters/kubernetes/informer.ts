@@ -67,7 +67,7 @@
 // never moves back past what the list/watch has shown (unless the server's revisions went back,
 // as above; that is seen only while they are below the last one shown), and converges to the
 // server's set once the watch catches up.
-import { checkWatcher, hasLabels, type IPAddressRecord, type StoreCache, wantedLabels } from '../store.ts';
+import { checkWatcher, hasLabels, type IPAddressRecord, notAName, type StoreCache, wantedLabels } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from '../errors.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
 import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
@@ -220,6 +220,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   get(name: string): R | undefined {
     this.assertRunning();
+    // a Map answers undefined for any key: a name that is not a string would read as absent
+    if (typeof name !== 'string') throw notAName(name, `${this.owner}.cache.get`);
     return this.records.get(name);
   }
 

@@ -52,7 +52,7 @@ import {
   selectorOption,
 } from './config.ts';
 import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, readObject, type ApiVersion, type LabelSelector } from './objects.ts';
-import { checkWatcher } from '../store.ts';
+import { checkWatcher, notAName } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
 
 const RESOURCE = `servicecidrs.${GROUP}`;
@@ -419,6 +419,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   /** The object named `name` as last seen, or undefined. */
   get(name: string): ServiceCIDRRecord | undefined {
     this.assertOpen();
+    if (typeof name !== 'string') throw notAName(name, 'KubernetesServiceCIDRs.get'); // named here, not as the informer's cache.get
     return this.informer.get(name);
   }
 

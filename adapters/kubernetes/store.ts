@@ -24,7 +24,7 @@
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
-import { LABEL_IP_FAMILY } from '../store.ts';
+import { LABEL_IP_FAMILY, notAName } from '../store.ts';
 import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
 import { validateFields } from '../records.ts';
 import {
@@ -190,9 +190,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     // the DELETE would hit the collection (a deletecollection on a real API server).
     // A name that is not a string is refused as MemoryStore refuses it (not read: it may be a
     // revoked Proxy, whose String() throws).
-    if (typeof name !== 'string') {
-      throw new InvalidArgumentError(`KubernetesStore.delete: a record name must be a string, got ${quoteInput(name)}`);
-    }
+    if (typeof name !== 'string') throw notAName(name, 'KubernetesStore.delete');
     if (!isPathSegmentName(name)) throw new NotFoundError(name);
     // The record this delete is meant for, as the cache holds it now: the one to drop when the
     // answer does not name the object it removed.
@@ -237,9 +235,13 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     if (this.readYourWrites && outcome.finished) this.informer.appliedDelete(name, outcome.uid, sent, history);
   }
 
-  /** Reads the IPAddress `name` from the API server (not the cache); undefined when it does not exist. */
+  /**
+   * Reads the IPAddress `name` from the API server (not the cache); undefined when it does not
+   * exist. A name that is not a string is refused as MemoryStore refuses it, before any request.
+   */
   async get(name: string): Promise<IPAddressRecord | undefined> {
     this.assertOpen();
+    if (typeof name !== 'string') throw notAName(name, 'KubernetesStore.get');
     if (!isPathSegmentName(name)) return undefined; // would GET the collection (a list)
     const malformed = (what: string) => malformedAnswer('get', RESOURCE, name, what);
     try {
