@@ -74,7 +74,13 @@ export interface ReconcileResult {
   readonly errors: { name: string; error: unknown }[];
 }
 
-/** The identity of an owner: group/resource/namespace/name ("" for absent fields). */
+/**
+ * The identity of an owner: group/resource/namespace/name, "" for a field that is absent (undefined
+ * or null) — as in Kubernetes, where a ParentReference field left out reads as "" (Go's zero value;
+ * upstream's repair loop then looks up a Service named "", which does not exist). Absence is never
+ * written as text: a parentRef without a name must not read as owned by a Service named
+ * "undefined", a name Kubernetes allows.
+ */
 export function ownerKey(ref: ParentRef): string {
   if (typeof ref !== 'object' || ref === null)
     throw new InvalidArgumentError(`an owner must be a ParentRef object, got ${quoteInput(ref)}`);
@@ -84,7 +90,7 @@ export function ownerKey(ref: ParentRef): string {
     if (v === undefined || v === null || typeof v === 'string') return v;
     throw new InvalidArgumentError(`owner.${key} must be a string, got ${quoteInput(v)}`);
   };
-  return `${field('group') ?? ''}/${field('resource')}/${field('namespace') ?? ''}/${field('name')}`;
+  return `${field('group') ?? ''}/${field('resource') ?? ''}/${field('namespace') ?? ''}/${field('name') ?? ''}`;
 }
 
 /**
