@@ -39,7 +39,7 @@ import {
 } from '@kubernetes/client-node';
 import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import { isClientNodeFallback, serverURLProblem, shownServer } from '../adapters/kubernetes/config.ts';
-import { deniedByRuntime, describeAnswer, KubernetesApiError, translate } from '../adapters/kubernetes/errors.ts';
+import { deniedByRuntime, describeAnswer, KubernetesApiError, messages, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
@@ -753,22 +753,4 @@ function causes(err: unknown): unknown[] {
   const all: unknown[] = [];
   for (let e: unknown = err; all.length < 4 && typeof e === 'object' && e !== null; e = (e as { cause?: unknown }).cause) all.push(e);
   return all;
-}
-
-/**
- * An error and its causes as one line: the first line of each message, joined with ": " ("fetch
- * failed: bad port"), each code once in parentheses. Never headers: the errors without an HTTP
- * status hold none.
- */
-function messages(err: unknown): string {
-  const parts: string[] = [];
-  let e: unknown = err;
-  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
-    const { message, code } = e as { message?: unknown; code?: unknown };
-    const text = typeof message === 'string' ? message.split('\n')[0]!.trim() : '';
-    const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
-    if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return parts.length > 0 ? parts.join(': ') : String(err);
 }

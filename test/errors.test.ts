@@ -150,14 +150,36 @@ describe('Kubernetes transport errors', () => {
       name: 'NotCapable',
     });
     const fetchFailed = new TypeError('fetch failed', { cause: new Error('request failed', { cause: notCapable }) });
-    const e = translate(fetchFailed, 'list', 'ipaddresses.networking.k8s.io');
+    const e = translate(fetchFailed, 'list', 'ipaddresses.networking.k8s.io', undefined, 'https://10.0.0.1:6443');
     expect(e).toBeInstanceOf(KubernetesApiError);
     expect(e.message).toBe(
-      'list ipaddresses.networking.k8s.io: fetch failed: Requires net access to "10.0.0.1:6443", run again with the --allow-net flag',
+      'list ipaddresses.networking.k8s.io: fetch failed: request failed: Requires net access to "10.0.0.1:6443", run again with the --allow-net flag (the API server at https://10.0.0.1:6443)',
     );
     expect(translate(new TypeError('fetch failed'), 'list', 'ipaddresses.networking.k8s.io').message).toBe(
       'list ipaddresses.networking.k8s.io: fetch failed',
     );
+  });
+
+  it('name the server and the reason that lies in the causes of fetch\'s "fetch failed", as the command line does', async () => {
+    const { translate } = await import('../adapters/kubernetes/errors.ts');
+    const rows: [string, Error, string][] = [
+      ['a port fetch will not use', new TypeError('fetch failed', { cause: new Error('bad port') }), 'fetch failed: bad port'],
+      [
+        'a refused connection',
+        new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6443'), { code: 'ECONNREFUSED' }) }),
+        'fetch failed: connect ECONNREFUSED 127.0.0.1:6443',
+      ],
+      [
+        'a host not found',
+        new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND api.example'), { code: 'ENOTFOUND' }) }),
+        'fetch failed: getaddrinfo ENOTFOUND api.example',
+      ],
+    ];
+    for (const [row, thrown, reason] of rows) {
+      const e = translate(thrown, 'get', 'ipaddresses.networking.k8s.io', '10.0.0.1', 'https://api.example:6443');
+      expect(e.message, row).toBe(`get ipaddresses.networking.k8s.io "10.0.0.1": ${reason} (the API server at https://api.example:6443)`);
+      expect((e as { cause?: unknown }).cause, row).toBe(thrown);
+    }
   });
 });
 

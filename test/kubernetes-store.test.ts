@@ -1124,11 +1124,28 @@ describe('KubernetesStore', () => {
         expect(err.timeoutMs).toBe(20);
         expect(err.lastError).toBeInstanceOf(KubernetesApiError);
         expect(err.cause).toBe(err.lastError);
-        expect(err.message).toMatch(
-          /^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced after waiting 20 ms \(last error: list ipaddresses\.networking\.k8s\.io: /,
-        );
+        // the server and why it did not answer, not only fetch's "fetch failed"
+        const last = err.message.slice(err.message.indexOf(' (last error: '));
+        expect(last).toMatch(/^ \(last error: list ipaddresses\.networking\.k8s\.io: fetch failed: .*ECONNREFUSED/);
+        expect(last.endsWith(` (the API server at ${unreachable}))`)).toBe(true);
         expect(err.message).not.toContain(TEST_TOKEN);
         expect(s.state).toBe('syncing'); // it keeps trying
+      });
+
+      it('names the server and the reason fetch gives for a port it will not use (port 1: "bad port")', async () => {
+        const s = new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { backoff: { initialMs: 5, maxMs: 20 } });
+        stores.push(s);
+        await until(() => s.stats.errors >= 1, 'a failed list');
+        const err = (await s.waitForSync({ timeoutMs: 20 }).catch((e: unknown) => e)) as SyncTimeoutError;
+        expect(err).toBeInstanceOf(SyncTimeoutError);
+        expect(err.message).toMatch(
+          /\(last error: list ipaddresses\.networking\.k8s\.io: fetch failed: bad port \(the API server at http:\/\/127\.0\.0\.1:1\)\)$/,
+        );
+        expect(err.message).not.toContain(TEST_TOKEN);
+        const get = (await s.get('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
+        expect(get.message).toBe(
+          'get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: bad port (the API server at http://127.0.0.1:1)',
+        );
       });
 
       it("rejects with the signal's reason when it aborts, or at once when it already has", async () => {
@@ -1354,7 +1371,7 @@ describe('Informer: a watch that times out', () => {
     await until(() => informer.get('10.0.0.1') === undefined, 'the re-list to drop the deleted object');
     informer.stop();
     expect(told).toContain(
-      'relisting: watch ipaddresses.networking.k8s.io: the API server accepted the watch request but sent no answer within 30 s',
+      'relisting: watch ipaddresses.networking.k8s.io: the API server accepted the watch request but sent no answer within 30 s: The operation was aborted due to timeout',
     );
     expect(informer.stats.errors).toBeGreaterThan(0);
   });

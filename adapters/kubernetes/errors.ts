@@ -148,8 +148,18 @@ export function httpCode(err: unknown): number | undefined {
  * server saying it does not serve the resource at that API version — a cluster before
  * Kubernetes 1.33 serves networking.k8s.io v1beta1 only — not that the object is missing: it is
  * a KubernetesApiError saying so, never a NotFoundError (get would read it as "no such address").
+ *
+ * A failure without an HTTP status says the error and its causes, then the server when given
+ * (`server`: as messages show it, shownServer — no credentials, query or fragment): e.g. `list
+ * ipaddresses.networking.k8s.io: fetch failed: bad port (the API server at https://127.0.0.1:1)`.
  */
-export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'list' | 'watch', resource: string, name?: string): Error {
+export function translate(
+  err: unknown,
+  verb: 'create' | 'delete' | 'get' | 'list' | 'watch',
+  resource: string,
+  name?: string,
+  server?: string,
+): Error {
   if (err instanceof KubernetesApiError || err instanceof IPAllocatorError) return err;
   const code = httpCode(err);
   if (code !== undefined) {
@@ -173,20 +183,16 @@ export function translate(err: unknown, verb: 'create' | 'delete' | 'get' | 'lis
     if ((verb === 'delete' || verb === 'get') && code === 404 && name !== undefined) return new NotFoundError(name);
     return new KubernetesApiError(verb, resource, name, code, status, describeAnswer(code, status, body, headersOf(err)));
   }
-  // No HTTP answer: fetch failed, connection reset, aborted. Keep the cause (it holds no headers).
-  const e = err as { message?: unknown; cause?: { code?: unknown; message?: unknown } } | undefined;
-  const causeCode = typeof e?.cause?.code === 'string' ? ` (${e.cause.code})` : '';
-  const message = typeof e?.message === 'string' ? e.message : String(err);
-  const denied = deniedByRuntime(err);
-  return new KubernetesApiError(
-    verb,
-    resource,
-    name,
-    undefined,
-    undefined,
-    `${message}${causeCode}${denied === undefined ? '' : `: ${denied}`}`,
-    err,
-  );
+  // No HTTP status: the connection refused or reset, a host not found, a port fetch will not use,
+  // the runtime's refusal, a watch ended or never answered. fetch says only "fetch failed" (or
+  // "terminated"); why lies in its causes, where a reader of the message would not look: they are
+  // said after it, as the command line says them (messages), and the server is named. The cause is
+  // kept (it holds no headers).
+  const said = messages(err);
+  const denied = deniedByRuntime(err); // it may lie deeper than messages reads
+  const reason = denied === undefined || said.includes(denied) ? said : `${said}: ${denied}`;
+  const where = server === undefined ? '' : ` (the API server at ${server})`;
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${reason}${where}`, err);
 }
 
 /**
@@ -202,6 +208,24 @@ export function deniedByRuntime(err: unknown): string | undefined {
     e = (e as { cause?: unknown }).cause;
   }
   return undefined;
+}
+
+/**
+ * An error and its causes as one line: the first line of each message, joined with ": " ("fetch
+ * failed: bad port"), each code once in parentheses. Never headers: the errors without an HTTP
+ * status hold none. What translate and the command line say of a failure without an HTTP status.
+ */
+export function messages(err: unknown): string {
+  const parts: string[] = [];
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
+    const { message, code } = e as { message?: unknown; code?: unknown };
+    const text = typeof message === 'string' ? message.split('\n')[0]!.trim() : '';
+    const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+    if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return parts.length > 0 ? parts.join(': ') : String(err);
 }
 
 /**

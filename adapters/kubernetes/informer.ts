@@ -410,7 +410,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           await this.relist();
         } catch (err) {
           if (this.stopped) return;
-          this.failed(translate(err, 'list', this.resource));
+          this.failed(translate(err, 'list', this.resource, undefined, this.lw.server));
           await this.pause();
           continue;
         }
@@ -436,7 +436,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           if (!resumable(outcome.error)) this.rv = '';
           const asked = askedWait(outcome.error, { verb: 'watch', resource: this.resource });
           if (asked !== undefined) this.serverAsked(asked.seconds);
-          this.failed(translate(outcome.error, 'watch', this.resource));
+          this.failed(translate(outcome.error, 'watch', this.resource, undefined, this.lw.server));
           await this.pause();
           break;
         }

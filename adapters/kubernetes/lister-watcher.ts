@@ -17,6 +17,8 @@ export interface ListPage {
 
 /** What the informer needs from the API (implemented over client-node below, by clientNodeListerWatcher). */
 export interface ListerWatcher {
+  /** The API server listed and watched, as messages show it (shownServer), for a failure without an answer. */
+  readonly server?: string | undefined;
   /** `onWait` hears each answer the request waits out before it is sent again — a 429, or a 5xx with Retry-After (its `code` says which) — and the seconds waited. */
   list(options: {
     labelSelector?: string | undefined;
@@ -74,6 +76,7 @@ export function clientNodeListerWatcher(
   listPage: (params: ListParams, options: ConfigurationOptions) => Promise<unknown>,
 ): ListerWatcher {
   return {
+    server: requests.server,
     async list(o) {
       const params: ListParams = {
         ...(o.labelSelector !== undefined ? { labelSelector: o.labelSelector } : {}),

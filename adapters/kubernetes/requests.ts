@@ -70,7 +70,7 @@ export class ApiRequests {
   private readonly inFlight = new Set<AbortController>();
 
   /**
-   * @param server the API server's URL, for messages
+   * @param server the API server's URL as messages show it (shownServer: no credentials, query or fragment)
    * @param timeoutMs per request; Infinity for none
    */
   constructor(

@@ -50,6 +50,7 @@ import {
   SHARED_OPTIONS,
   type SharedOptions,
   selectorOption,
+  shownServer,
 } from './config.ts';
 import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, readObject, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher, notAName } from '../store.ts';
@@ -154,9 +155,9 @@ function apiFor(kc: KubeConfig, version: ApiVersion): ServiceCIDRApi {
  * KubernetesApiErrors (code 409 reason AlreadyExists, code 404 reason NotFound): the allocator's
  * AlreadyExistsError / NotFoundError speak of IPAddresses.
  */
-function apiError(err: unknown, verb: 'create' | 'delete' | 'get', name: string): KubernetesApiError {
+function apiError(err: unknown, verb: 'create' | 'delete' | 'get', name: string, requests: ApiRequests): KubernetesApiError {
   if (err instanceof KubernetesApiError) return err; // a timed-out request: it names the ServiceCIDR already
-  const e = translate(err, verb, RESOURCE) as KubernetesApiError; // without a name translate never maps 409/404
+  const e = translate(err, verb, RESOURCE, undefined, requests.server) as KubernetesApiError; // without a name translate never maps 409/404
   const prefix = `${verb} ${RESOURCE}: `;
   const detail = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
   return new KubernetesApiError(verb, RESOURCE, name, e.code, e.status, detail, (e as { cause?: unknown }).cause);
@@ -171,7 +172,8 @@ export interface CreateServiceCIDROptions {
 
 /** Requests to the current cluster of `kc` with the timeout of `options`. */
 function requestsFor(kc: KubeConfig, requestTimeoutMs: unknown, owner: string): ApiRequests {
-  return new ApiRequests(kc.getCurrentCluster()?.server ?? 'the API server', requestTimeoutOption(requestTimeoutMs, owner));
+  const cluster = kc.getCurrentCluster();
+  return new ApiRequests(cluster ? shownServer(cluster.server) : 'the API server', requestTimeoutOption(requestTimeoutMs, owner));
 }
 
 /**
@@ -219,7 +221,7 @@ export async function createServiceCIDR(
       malformed,
     );
   } catch (err) {
-    const e = apiError(err, 'create', name);
+    const e = apiError(err, 'create', name, requests);
     if (e.code !== 409 || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
     return existingAsAsked(api, requests, body, e);
   }
@@ -252,7 +254,7 @@ async function existingAsAsked(
       malformed,
     );
   } catch (err) {
-    const e = apiError(err, 'get', name);
+    const e = apiError(err, 'get', name, requests);
     if (e.code === 404 && namesObject(e.status)) throw fail('it already exists, and was gone when read back (deleted meanwhile)');
     throw fail(`it already exists, and reading it back failed: ${e.message}`);
   }
@@ -323,7 +325,7 @@ export async function deleteServiceCIDR(
     if (problem !== undefined) throw malformed(problem);
     return true;
   } catch (err) {
-    const e = apiError(err, 'delete', name);
+    const e = apiError(err, 'delete', name, requests);
     if (e.code === 404 && namesObject(e.status)) return false; // no such ServiceCIDR (not: the version is not served)
     throw e;
   }

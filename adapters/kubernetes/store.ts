@@ -35,6 +35,7 @@ import {
   SHARED_OPTIONS,
   type SharedOptions,
   selectorOption,
+  shownServer,
 } from './config.ts';
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
@@ -110,8 +111,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       );
     }
     this.readYourWrites = options.readYourWrites ?? true;
+    const cluster = kc.getCurrentCluster();
     const requests = (this.requests = new ApiRequests(
-      kc.getCurrentCluster()?.server ?? 'the API server',
+      cluster ? shownServer(cluster.server) : 'the API server',
       requestTimeoutOption(options.requestTimeoutMs, 'KubernetesStore'),
     ));
 
@@ -171,7 +173,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
         malformed,
       );
     } catch (err) {
-      throw translate(err, 'create', RESOURCE, record.name);
+      throw translate(err, 'create', RESOURCE, record.name, this.requests.server);
     }
     const problem = checkObject(created, 'IPAddress', record.name, undefined, `${GROUP}/${this.apiVersion}`);
     if (problem !== undefined) throw malformed(problem);
@@ -225,7 +227,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       // upstream's lister keeps it, its address taken) until the watch reports it gone.
       outcome = deleteOutcome(reply);
     } catch (err) {
-      const e = translate(err, 'delete', RESOURCE, name);
+      const e = translate(err, 'delete', RESOURCE, name, this.requests.server);
       // Sent again and gone (404): the earlier send deleted it. A 409 (the precondition failed)
       // says only that the object there is not the one the cache knew, which may be stale (our
       // own re-create it has not shown yet): it is the answer, and nothing is taken as deleted.
@@ -255,7 +257,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       if (problem !== undefined) throw malformed(problem);
       return toRecord(obj as IPAddressObject);
     } catch (err) {
-      const e = translate(err, 'get', RESOURCE, name);
+      const e = translate(err, 'get', RESOURCE, name, this.requests.server);
       if (e.name === 'NotFoundError') return undefined;
       throw e;
     }
