@@ -160,6 +160,21 @@ describe('Kubernetes transport errors', () => {
     );
   });
 
+  it('never quote what JSON.parse was given (an exec credential plugin printing a bare token)', async () => {
+    const { translate } = await import('../adapters/kubernetes/errors.ts');
+    let thrown: unknown;
+    try {
+      JSON.parse('sekret-token-abc123\n');
+    } catch (e) {
+      thrown = e;
+    }
+    const e = translate(thrown, 'get', 'ipaddresses.networking.k8s.io', '10.0.0.1', 'https://10.0.0.1:6443');
+    expect(e.message).not.toContain('sekret');
+    expect(e.message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": a text that is not JSON (not quoted: it may hold a credential) (the API server at https://10.0.0.1:6443)',
+    );
+  });
+
   it('name the server and the reason that lies in the causes of fetch\'s "fetch failed", as the command line does', async () => {
     const { translate } = await import('../adapters/kubernetes/errors.ts');
     const rows: [string, Error, string][] = [

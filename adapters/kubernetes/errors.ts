@@ -214,13 +214,21 @@ export function deniedByRuntime(err: unknown): string | undefined {
  * An error and its causes as one line: the first line of each message, joined with ": " ("fetch
  * failed: bad port"), each code once in parentheses. Never headers: the errors without an HTTP
  * status hold none. What translate and the command line say of a failure without an HTTP status.
+ * A SyntaxError is named, never quoted: JSON.parse's message quotes the text it was given, and
+ * client-node parses an exec credential plugin's output so — a plugin printing a bare token
+ * would have the token in the message.
  */
 export function messages(err: unknown): string {
   const parts: string[] = [];
   let e: unknown = err;
   for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
-    const { message, code } = e as { message?: unknown; code?: unknown };
-    const text = typeof message === 'string' ? message.split('\n')[0]!.trim() : '';
+    const { message, code, name } = e as { message?: unknown; code?: unknown; name?: unknown };
+    const text =
+      name === 'SyntaxError'
+        ? 'a text that is not JSON (not quoted: it may hold a credential)'
+        : typeof message === 'string'
+          ? message.split('\n')[0]!.trim()
+          : '';
     const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
     e = (e as { cause?: unknown }).cause;
