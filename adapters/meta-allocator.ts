@@ -714,6 +714,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private retryForMemory(): void {
     if (this.memoryWait === null || this.destroyed || memoryHeadroom() <= this.memoryWait) return;
     this.sync();
+    this.live(); // a range's strategy destroyed this while it was built: the call ends with ErrDestroyed
   }
 
   /** Upstream syncAllocators: every known ServiceCIDR, every CIDR of ours, in arrival order. */

@@ -11,9 +11,9 @@ import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { Range } from '../../adapters/range.ts';
 import { MetaAllocator } from '../../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
-import { coolDown } from '../../adapters/strategies.ts';
+import { coolDown, STRATEGIES } from '../../adapters/strategies.ts';
 import { seededRandom } from '../../adapters/random.ts';
-import { ErrMismatchedNetwork, InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
+import { ErrDestroyed, ErrMismatchedNetwork, InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
 import { memoryLimit, setMemoryLimit, wasmOutOfMemory } from '../../adapters/wasm.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import { Driver } from './driver.ts';
@@ -427,6 +427,59 @@ describe('WASM memory capped with setMemoryLimit', () => {
       builds.mockRestore();
       for (const h of hog) h.destroy();
       meta.destroy();
+    }
+  });
+
+  it('a MetaAllocator destroyed by a range built in that retry ends the call with ErrDestroyed, nothing allocated', async () => {
+    // one call of each kind that retries (the retry is one function, whichever call asks)
+    const calls: [string, (m: MetaAllocator) => unknown][] = [
+      ['allocate', (m) => m.allocate('10.9.0.1')],
+      ['allocateNext', (m) => m.allocateNext()],
+      ['size', (m) => m.size],
+    ];
+    // One hog for every call, topped up each time: filling all free memory is slow only once.
+    const hog: Range[] = [];
+    try {
+      for (const [name, call] of calls) {
+        setMemoryLimit(Infinity);
+        const store = new FaultyMemoryStore();
+        const cidrs = new InMemoryServiceCIDRs();
+        cidrs.addServiceCIDR('small', ['10.1.0.0/24']);
+        let armed = false;
+        const meta: MetaAllocator = new MetaAllocator('IPv4', cidrs, {
+          store,
+          strategy: {
+            name: 'destroys-when-armed',
+            forRange: (view) => {
+              if (armed) {
+                armed = false;
+                meta.destroy();
+              }
+              return STRATEGIES.sequential.forRange(view);
+            },
+          },
+        });
+        setMemoryLimit(0);
+        for (const r of exhaust()) hog.push(r);
+        try {
+          cidrs.addServiceCIDR('big', ['10.0.0.0/8']); // skipped: no memory
+          setMemoryLimit(Infinity);
+          armed = true;
+          let outcome: unknown;
+          try {
+            outcome = await call(meta);
+          } catch (e) {
+            outcome = e;
+          }
+          expect(armed, `${name}: the retry built the range`).toBe(false);
+          expect(outcome, name).toBeInstanceOf(ErrDestroyed);
+          expect(store.size, name).toBe(0);
+        } finally {
+          meta.destroy();
+        }
+      }
+    } finally {
+      for (const h of hog) h.destroy();
     }
   });
 
