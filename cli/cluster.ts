@@ -38,7 +38,7 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { NotFoundError, quoteText } from '../adapters/errors.ts';
-import { isClientNodeFallback, serverURLProblem, shownServer } from '../adapters/kubernetes/config.ts';
+import { isClientNodeFallback, kubeconfigLoadFailure, serverURLProblem, shownServer } from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, messages, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
@@ -242,22 +242,6 @@ function firstNotAKubeconfig(given: string | undefined, givenText: string | unde
   return undefined;
 }
 
-/**
- * Why client-node could not load a kubeconfig, for a message. A YAML error is said by its place
- * and its kind, never with js-yaml's message, which quotes the lines up to the error — a token
- * or a client key among them — nor with the part of its reason that quotes the text (a tag, an
- * alias, a handle: cut at the first quote, `!` or `: `).
- */
-function loadFailure(e: unknown): string {
-  if (!(e instanceof Error)) return String(e);
-  if (e.name !== 'YAMLException') return e.message;
-  const { reason, mark } = e as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
-  const kind = typeof reason === 'string' ? reason.split(/["!]|: /)[0]!.trim() : '';
-  const at =
-    typeof mark?.line === 'number' && typeof mark.column === 'number' ? ` at line ${mark.line + 1}, column ${mark.column + 1}` : '';
-  return `its YAML is malformed${at}${kind === '' ? '' : `: ${kind}`} (the text is not shown: it may hold a credential)`;
-}
-
 export class Cluster {
   readonly context: string;
   readonly server: string;
@@ -286,7 +270,9 @@ export class Cluster {
       // a file without a document, or whose document is null, fails in client-node's load
       throw (
         firstNotAKubeconfig(options.kubeconfig, givenText) ??
-        new CliError(`cannot read ${options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}: ${loadFailure(e)}`)
+        new CliError(
+          `cannot read ${options.kubeconfig ?? 'the default kubeconfig ($KUBECONFIG or ~/.kube/config)'}: ${kubeconfigLoadFailure(e)}`,
+        )
       );
     }
     if (options.kubeconfig === undefined && isClientNodeFallback(kc)) {

@@ -1003,6 +1003,41 @@ describe('KubernetesStore', () => {
       },
     );
 
+    // Regression: the message was js-yaml's, which quotes the lines up to the error: the token of
+    // the user entry above a bad line was in the error (and on the terminal of whoever printed it).
+    it('with no KubeConfig given and $KUBECONFIG malformed YAML below a token: its line, column and kind, never its text, in no message of the cause chain', () => {
+      const saved = process.env.KUBECONFIG;
+      const dir = mkdtempSync(join(tmpdir(), 'ipallocator-bad-kubeconfig-'));
+      try {
+        process.env.KUBECONFIG = join(dir, 'config');
+        writeFileSync(
+          process.env.KUBECONFIG,
+          `apiVersion: v1\nusers:\n- name: u\n  user:\n    token: ${TEST_TOKEN}\ncurrent-context: a: b\n`,
+        );
+        for (const [owner, make] of [
+          ['KubernetesStore', () => new KubernetesStore(undefined, { start: false })],
+          ['KubernetesServiceCIDRs', () => new KubernetesServiceCIDRs(undefined, { start: false })],
+        ] as const) {
+          let e: unknown;
+          try {
+            make();
+          } catch (thrown) {
+            e = thrown;
+          }
+          expect(e).toBeInstanceOf(InvalidArgumentError);
+          expect((e as Error).message).toBe(
+            `${owner}: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): its YAML is malformed at line 6, column 19: ` +
+              'bad indentation of a mapping entry (the text is not shown: it may hold a credential); fix it, or pass a KubeConfig loaded yourself',
+          );
+          for (let c: unknown = e; c instanceof Error; c = c.cause) expect(c.message).not.toContain(TEST_TOKEN.slice(0, 8));
+        }
+      } finally {
+        if (saved === undefined) delete process.env.KUBECONFIG;
+        else process.env.KUBECONFIG = saved;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('takes the same cluster and user built on purpose for kubectl proxy (skipTLSVerify set)', () => {
       const proxy = new KubeConfig();
       proxy.loadFromClusterAndUser({ name: 'cluster', server: 'http://localhost:8080', skipTLSVerify: true }, { name: 'user' });

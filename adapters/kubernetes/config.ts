@@ -21,9 +21,11 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     try {
       kc.loadFromDefault();
     } catch (e) {
-      // client-node's own error is a bare ENOENT, EISDIR or YAMLException naming no setting
+      // client-node's own error is a bare ENOENT, EISDIR or YAMLException naming no setting. It is
+      // not kept as the `cause`: Node prints an uncaught error's cause with its message, and a
+      // YAMLException's message quotes the lines up to the error, a token among them.
       throw new InvalidArgumentError(
-        `${owner}: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${e instanceof Error ? e.message : String(e)}; ` +
+        `${owner}: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${kubeconfigLoadFailure(e)}; ` +
           'fix it, or pass a KubeConfig loaded yourself',
       );
     }
@@ -74,6 +76,23 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     );
   }
   return kc;
+}
+
+/**
+ * Why client-node could not load a kubeconfig, for a message (the library's and the command
+ * line's). A YAML error is said by its place and its kind, never with js-yaml's message, which
+ * quotes the lines up to the error — a token or a client key among them — nor with the part of
+ * its reason that quotes the text (a tag, an alias, a handle: cut at the first quote, `!` or
+ * `: `). Any other failure (ENOENT, EISDIR naming the file) is said with its message.
+ */
+export function kubeconfigLoadFailure(e: unknown): string {
+  if (!(e instanceof Error)) return String(e);
+  if (e.name !== 'YAMLException') return e.message;
+  const { reason, mark } = e as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
+  const kind = typeof reason === 'string' ? reason.split(/["!]|: /)[0]!.trim() : '';
+  const at =
+    typeof mark?.line === 'number' && typeof mark.column === 'number' ? ` at line ${mark.line + 1}, column ${mark.column + 1}` : '';
+  return `its YAML is malformed${at}${kind === '' ? '' : `: ${kind}`} (the text is not shown: it may hold a credential)`;
 }
 
 /** A KubeConfig's getCurrent* methods, each read once and bound to it; undefined where it has none. */
