@@ -834,6 +834,17 @@ describe('KubernetesStore', () => {
       const rows: [string, () => unknown, string][] = [
         ['null KubeConfig', () => new KubernetesStore(null as never, { start: false }), 'kubeConfig must be a KubeConfig'],
         ['a path as KubeConfig', () => new KubernetesStore('/root/.kube/config' as never, { start: false }), '"/root/.kube/config"'],
+        // Regression: kubeconfig text (or a token) given where its KubeConfig belongs was quoted whole
+        [
+          'kubeconfig text as KubeConfig',
+          () => new KubernetesStore(`users:\n- name: u\n  user: {token: ${TEST_TOKEN}}\n` as never, { start: false }),
+          `got a string of ${TEST_TOKEN.length + 35} characters (not shown: kubeconfig text or a token may be in it; load it with kc.loadFromString(text) and pass the KubeConfig)`,
+        ],
+        [
+          'a token as KubeConfig',
+          () => new KubernetesStore(TEST_TOKEN as never, { start: false }),
+          `got a string of ${TEST_TOKEN.length} characters (not shown`,
+        ],
         ['null options', () => new KubernetesStore(kc, null as never), 'options must be an object'],
         ['unknown apiVersion', () => new KubernetesStore(kc, { apiVersion: 'v2' as never, start: false }), '"v2"'],
         ['unknown family', () => new KubernetesStore(kc, { family: 'ipv4' as never, start: false }), '"ipv4"'],

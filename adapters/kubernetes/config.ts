@@ -50,7 +50,7 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
           : 'applySecurityAuthentication';
     const why = missing === undefined ? '' : ` (it has no method ${missing})`;
     throw new InvalidArgumentError(
-      `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${quoteInput(kubeConfig)}${why}`,
+      `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${shownKubeConfig(kubeConfig)}${why}`,
     );
   }
   if (isFallback(current)) {
@@ -76,6 +76,17 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     );
   }
   return kc;
+}
+
+/**
+ * A kubeConfig argument that is no KubeConfig, for a message: quoted (quoteInput) unless it is a
+ * string that is not a path. A kubeconfig's text given where its KubeConfig belongs
+ * (`readFileSync(path, 'utf8')`), or a token, is said by its length only: it may hold a
+ * credential. A path (`/`, `~`, `.` or a drive letter first, one line) is quoted.
+ */
+function shownKubeConfig(kubeConfig: unknown): string {
+  if (typeof kubeConfig !== 'string' || /^(?:[/~.]|[A-Za-z]:[\\/])[^\n\r]*$/.test(kubeConfig)) return quoteInput(kubeConfig);
+  return `a string of ${kubeConfig.length} characters (not shown: kubeconfig text or a token may be in it; load it with kc.loadFromString(text) and pass the KubeConfig)`;
 }
 
 /**
