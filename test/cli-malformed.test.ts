@@ -136,6 +136,20 @@ describe('ipallocator: an answer that is not what was asked for', () => {
       'list services',
       ': a ServiceList whose item 0 is an object ("str") whose spec.clusterIPs is a string, not a list of strings',
     ],
+    // Regression: a deletionTimestamp that is no string was read as "not being deleted", and the
+    // IPAddress proposed for deletion
+    [
+      'check',
+      'ipaddresses',
+      {
+        kind: 'IPAddressList',
+        apiVersion: 'networking.k8s.io/v1',
+        metadata: {},
+        items: [{ metadata: { name: '10.96.0.9', deletionTimestamp: 1764900000 }, spec: {} }],
+      },
+      'list ipaddresses.networking.k8s.io',
+      ': an IPAddressList whose item 0 is an object ("10.96.0.9") whose metadata.deletionTimestamp is a number, not a string',
+    ],
     // Regression: a Service without a namespace was read as the Service "/kubernetes", and the
     // IPAddresses of default/kubernetes reported as orphans and held by another
     [

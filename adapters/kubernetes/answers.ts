@@ -118,6 +118,9 @@ const METADATA: [string, FieldType][] = [
 const FIELDS: Record<string, [string, FieldType][]> = {
   IPAddress: [
     ...METADATA,
+    // a metav1.Time: read as absent when of another type, a deletion under way would be taken
+    // for none, and `check --fix` would propose to delete an object already going
+    ['metadata.deletionTimestamp', 'string'],
     ['spec', 'object'],
     ['spec.parentRef', 'object'],
     ['spec.parentRef.group', 'string'],
