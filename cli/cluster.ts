@@ -43,7 +43,7 @@ import { deniedByRuntime, describeAnswer, KubernetesApiError, messages, translat
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
-import { deleteOutcome, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
+import { deleteOutcome, GROUP, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
@@ -335,7 +335,7 @@ export class Cluster {
 
   /** Every Service of every namespace. */
   async services(): Promise<ServiceRecord[]> {
-    const items = await this.listAll(SERVICES, (p, o) => this.core.listServiceForAllNamespaces(p, o) as Promise<Page>);
+    const items = await this.listAll(SERVICES, 'v1', (p, o) => this.core.listServiceForAllNamespaces(p, o) as Promise<Page>);
     return items.map((o) => toService(o));
   }
 
@@ -347,10 +347,11 @@ export class Cluster {
     refuseImpossibleName('get', name);
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
+      const [api, version] = [this.networking, `${GROUP}/${this.networkingVersion}`];
       const obj = await this.request(
         target,
-        (o) => this.networking.readIPAddress({ name }, o),
-        (answer) => checkObject(answer, IPADDRESSES.kind, name) ?? answer,
+        (o) => api.readIPAddress({ name }, o),
+        (answer) => checkObject(answer, IPADDRESSES.kind, name, undefined, version) ?? answer,
       );
       return toListed(obj);
     } catch (e) {
@@ -373,7 +374,7 @@ export class Cluster {
       const obj = await this.request(
         target,
         (o) => this.core.readNamespacedService({ namespace, name }, o),
-        (answer) => checkObject(answer, SERVICES.kind, name, namespace) ?? answer,
+        (answer) => checkObject(answer, SERVICES.kind, name, namespace, 'v1') ?? answer,
       );
       return toService(obj);
     } catch (e) {
@@ -400,11 +401,12 @@ export class Cluster {
     try {
       const body = uid === undefined ? undefined : { preconditions: { uid } };
       const target: RequestTarget = { verb: 'delete', resource: qualified(IPADDRESSES), name };
+      const [api, version] = [this.networking, `${GROUP}/${this.networkingVersion}`];
       reply = await this.request(
         target,
-        (o) => this.networking.deleteIPAddress({ name, body }, o),
+        (o) => api.deleteIPAddress({ name, body }, o),
         // a Status (deleted), or the object marked for deletion (held by a finalizer)
-        (answer) => checkDeleteAnswer(answer, IPADDRESSES.kind, name) ?? (answer as object),
+        (answer) => checkDeleteAnswer(answer, IPADDRESSES.kind, name, version) ?? (answer as object),
         // without the uid a resent delete could remove another owner's new object: a 5xx is the answer
         uid !== undefined,
       );
@@ -418,10 +420,11 @@ export class Cluster {
     let left: { metadata?: { uid?: unknown; finalizers?: unknown; deletionTimestamp?: unknown } };
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
+      const [api, version] = [this.networking, `${GROUP}/${this.networkingVersion}`];
       left = await this.request(
         target,
-        (o) => this.networking.readIPAddress({ name }, o),
-        (answer) => checkObject(answer, IPADDRESSES.kind, name) ?? answer,
+        (o) => api.readIPAddress({ name }, o),
+        (answer) => checkObject(answer, IPADDRESSES.kind, name, undefined, version) ?? answer,
       );
     } catch (e) {
       if (e instanceof CliError) throw e;
@@ -504,8 +507,10 @@ export class Cluster {
     resource: ResourceRef,
     call: (api: NetworkingApi, p: { limit?: number; _continue?: string }, o: ConfigurationOptions) => Promise<Page>,
   ): Promise<unknown[]> {
+    // the client and its version taken together: a list is checked against the version it asked for
+    const api = this.networking;
     try {
-      return await this.listAll(resource, (p, o) => call(this.networking, p, o), true);
+      return await this.listAll(resource, `${GROUP}/${this.networkingVersion}`, (p, o) => call(api, p, o), true);
     } catch (e) {
       if (!(e instanceof ResourceNotServed) || this.networkingVersion === 'v1beta1') {
         throw e instanceof ResourceNotServed
@@ -523,10 +528,12 @@ export class Cluster {
   /**
    * A complete listing through the pager (adapters/kubernetes/pager.ts): an expired continue
    * token restarts it once, without paging. With `mayBeUnserved`, a 404 before any page throws
-   * ResourceNotServed (the caller tries another version).
+   * ResourceNotServed (the caller tries another version). Each page must be a list in
+   * `apiVersion`, the version it was asked in ("v1" for Services; a generic List is metav1's "v1").
    */
   private async listAll(
     resource: ResourceRef,
+    apiVersion: string,
     fetchPage: (p: { limit?: number; _continue?: string }, o: ConfigurationOptions) => Promise<Page>,
     mayBeUnserved = false,
   ): Promise<unknown[]> {
@@ -542,7 +549,7 @@ export class Cluster {
           const page = await this.request(
             target,
             (o) => fetchPage(p, o),
-            (answer) => namespacedList(checkList(answer, `${resource.kind}List`), resource),
+            (answer) => namespacedList(checkList(answer, `${resource.kind}List`, apiVersion), resource),
           );
           pages++;
           return page;

@@ -205,7 +205,58 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     expect(r.stderr).toMatch(malformed(request, `: an object without a kind, not ${asked}`));
   });
 
+  // Regression: only the apiVersion's type was checked: a list in another version than asked for
+  // (an aggregated API's, a proxy's own) was read as the one asked for
+  it.each([
+    ['check', 'services', { kind: 'ServiceList', apiVersion: 'v2' }, 'list services', ': a ServiceList of apiVersion "v2", not "v1"'],
+    [
+      'check',
+      'services',
+      { kind: 'List', apiVersion: 'networking.k8s.io/v1' },
+      'list services',
+      ': a List of apiVersion "networking.k8s.io/v1", not "v1"',
+    ],
+    [
+      'status',
+      'ipaddresses',
+      { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1beta1' },
+      'list ipaddresses.networking.k8s.io',
+      ': an IPAddressList of apiVersion "networking.k8s.io/v1beta1", not "networking.k8s.io/v1"',
+    ],
+    [
+      'status',
+      'servicecidrs',
+      { kind: 'ServiceCIDRList', apiVersion: 'v1' },
+      'list servicecidrs.networking.k8s.io',
+      ': a ServiceCIDRList of apiVersion "v1", not "networking.k8s.io/v1"',
+    ],
+  ])('%s, the %s list in another apiVersion than asked for: malformed, never read', async (command, resource, type, request, what) => {
+    c.double.proxyAnswerNext('list', resource, { ...type, metadata: {}, items: [] }, { count: 2 });
+    const r = await cli([command, '--kubeconfig', c.kubeconfig], { now: later });
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toMatch(malformed(request, what));
+  });
+
   const reReads: { name: string; verb: 'get'; plural: string; body: unknown; what: string }[] = [
+    {
+      name: 'the Service re-read answered in another apiVersion',
+      verb: 'get',
+      plural: 'services',
+      body: { kind: 'Service', apiVersion: 'v2', metadata: { name: 'gone', namespace: 'default' }, spec: { clusterIPs: ['10.96.0.50'] } },
+      what: 'get services "default/gone" with a malformed body: a Service of apiVersion "v2", not "v1"',
+    },
+    {
+      name: 'the IPAddress re-read answered in another apiVersion',
+      verb: 'get',
+      plural: 'ipaddresses',
+      body: {
+        kind: 'IPAddress',
+        apiVersion: 'networking.k8s.io/v1beta1',
+        metadata: { name: '10.96.0.50' },
+        spec: { parentRef: { resource: 'services', namespace: 'default', name: 'gone' } },
+      },
+      what: 'get ipaddresses.networking.k8s.io "10.96.0.50" with a malformed body: an IPAddress of apiVersion "networking.k8s.io/v1beta1", not "networking.k8s.io/v1"',
+    },
     {
       name: 'the Service re-read answered with a login page',
       verb: 'get',
@@ -277,6 +328,23 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     ]);
     expect(c.double.requests.filter((q) => q.verb === 'delete')).toEqual([]);
     expect(c.double.objects('ipaddresses').map((o) => o.metadata.name)).toContain('10.96.0.50');
+  });
+
+  it('check --fix --yes, the delete answered with the IPAddress in another apiVersion: not reported as deleted or held, stops, exit 2', async () => {
+    addIPAddress(c.double, '10.96.0.50', { namespace: 'default', name: 'gone' });
+    c.double.proxyAnswerNext('delete', 'ipaddresses', {
+      kind: 'IPAddress',
+      apiVersion: 'networking.k8s.io/v1beta1',
+      metadata: { name: '10.96.0.50', deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['x'] },
+      spec: { parentRef: { resource: 'services', namespace: 'default', name: 'gone' } },
+    });
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(2);
+    const fixed = JSON.parse(r.stdout).fixed;
+    expect([fixed.deleted, fixed.skipped]).toEqual([[], []]);
+    expect(fixed.stoppedBy).toContain(
+      'answered delete ipaddresses.networking.k8s.io "10.96.0.50" with a malformed body: an IPAddress of apiVersion "networking.k8s.io/v1beta1", not "networking.k8s.io/v1"',
+    );
   });
 
   it('check --fix --yes, the delete answered with a login page: not reported as deleted or held, stops, exit 2', async () => {
