@@ -179,6 +179,40 @@ describe('ipallocator: failures', () => {
     });
   }
 
+  // Regression: new URL() trims the spaces that client-node refuses ("You need to define an
+  // absolute base url", "Invalid URL"), so the URL shown looked right; a number failed
+  // client-node's load with its internals ("elt.cluster.server.replace is not a function")
+  it.each([
+    ['a space before it', (url: string) => JSON.stringify(` ${url}`), 'has a space or a control character before or after it'],
+    ['a space after it', (url: string) => JSON.stringify(`${url} `), 'has a space or a control character before or after it'],
+    ['a tab before it', (url: string) => JSON.stringify(`\t${url}`), 'has a space or a control character before or after it'],
+  ])('a server URL with %s: a kubeconfig problem said as such, nothing sent, exit 2', async (_what, server, problem) => {
+    const kc = writeKubeconfig(server(c.double.url));
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the server URL of cluster "double" (${c.double.url}) ${problem}, which kubeconfig does not allow: remove it\n`,
+      );
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      kc.remove();
+    }
+  });
+
+  it('a server that is a number (server: 6443): said to be no text, not client-node’s TypeError, exit 2', async () => {
+    const kc = writeKubeconfig('6443');
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot read ${kc.path}: a cluster's server is not text (a number, as in server: 6443, true, a list): a server URL is scheme://host:port with an optional path\n`,
+      );
+    } finally {
+      kc.remove();
+    }
+  });
+
   // Regression: an exec credential plugin printing a bare token instead of an ExecCredential had
   // the token printed, quoted by JSON.parse's message ("Unexpected token 'e', "eyJ…" is not valid JSON").
   it('an exec credential plugin whose output is not JSON: said so, its output never printed, nothing sent, exit 2', async () => {

@@ -897,6 +897,23 @@ describe('KubernetesStore', () => {
           () => new KubernetesServiceCIDRs(kubeConfigFor(`${d.url}?token=hunter2`), { start: false }),
           `KubernetesServiceCIDRs: the server URL of the KubeConfig's current cluster "double" (${d.url}) has a query string`,
         ],
+        // Regression: new URL() trims a space client-node refuses at every request; a number made
+        // client-node's requests fail with its own TypeError
+        [
+          'a server URL with a space before it',
+          () => new KubernetesStore(kubeConfigFor(` ${d.url}`), { start: false }),
+          `KubernetesStore: the server URL of the KubeConfig's current cluster "double" (${d.url}) has a space or a control character before or after it, which kubeconfig does not allow: remove it`,
+        ],
+        [
+          'a server URL with a newline after it',
+          () => new KubernetesServiceCIDRs(kubeConfigFor(`${d.url}\n`), { start: false }),
+          'has a space or a control character before or after it',
+        ],
+        [
+          'a server that is a number',
+          () => new KubernetesStore(kubeConfigFor(6443 as never), { start: false }),
+          `KubernetesStore: the server URL of the KubeConfig's current cluster "double" (not shown) is a number, not text: a server URL is scheme://host:port with an optional path`,
+        ],
         // a misspelled option was ignored: a 300 ms timeout waited 30 s, v1beta1 went to v1
         [
           'requestTimeoutMS',

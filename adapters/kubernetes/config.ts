@@ -98,6 +98,11 @@ function shownKubeConfig(kubeConfig: unknown): string {
  */
 export function kubeconfigLoadFailure(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
+  // client-node reads each cluster's server with .replace(): one that is no text (`server:
+  // 6443`) fails the load with a TypeError naming its internals
+  if (e instanceof TypeError && /\bserver\.replace is not a function/.test(e.message)) {
+    return `a cluster's server is not text (a number, as in server: 6443, true, a list): ${SERVER_URL_FORM}`;
+  }
   if (e.name !== 'YAMLException') return e.message;
   const { reason, mark } = e as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
   const kind = typeof reason === 'string' ? reason.split(/["!]|: /)[0]!.trim() : '';
@@ -146,6 +151,9 @@ function parsedServer(server: string): URL | undefined {
   return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
 }
 
+/** What a kubeconfig's server URL is, for messages that refuse one. */
+const SERVER_URL_FORM = 'a server URL is scheme://host:port with an optional path';
+
 /**
  * Why a kubeconfig cluster's server URL cannot be used, as the end of a sentence naming it;
  * undefined when it can. kubeconfig keeps credentials in the user entry: a URL carrying them
@@ -153,7 +161,16 @@ function parsedServer(server: string): URL | undefined {
  * included; a query or fragment (`https://host?token=x`) gets the API paths appended after it
  * (`?token=x/apis/…`), so every request would go to the server's root. Neither is quoted back.
  */
-export function serverURLProblem(server: string): string | undefined {
+export function serverURLProblem(server: unknown): string | undefined {
+  // kubectl reads `server: 6443` as no string at all (its decoding fails), and client-node's
+  // requests fail on one with a TypeError of its own (`…server.replace is not a function`)
+  if (typeof server !== 'string') return `is ${server === null ? 'null' : `a ${typeof server}`}, not text: ${SERVER_URL_FORM}`;
+  // new URL() drops them, client-node does not: its requests fail ("You need to define an
+  // absolute base url", "Invalid URL") while the URL shown here looks right; kubectl refuses it too
+  // (WHATWG URL: C0 control or space, U+0000 to U+0020)
+  if (server.charCodeAt(0) <= 0x20 || server.charCodeAt(server.length - 1) <= 0x20) {
+    return 'has a space or a control character before or after it, which kubeconfig does not allow: remove it';
+  }
   const url = parsedServer(server);
   if (url === undefined) {
     return 'is no http:// or https:// URL, which kubeconfig needs: scheme://host:port with an optional path (it is not shown: a password may sit in it)';
@@ -175,8 +192,8 @@ export function serverURLProblem(server: string): string | undefined {
  * fragment, where a password or a token may sit (serverURLProblem); nothing of a text that is
  * no http(s) URL.
  */
-export function shownServer(server: string): string {
-  const url = parsedServer(server);
+export function shownServer(server: unknown): string {
+  const url = typeof server === 'string' ? parsedServer(server) : undefined;
   if (url === undefined) return 'not shown';
   return `${url.protocol}//${url.host}${url.pathname === '/' ? '' : url.pathname}`;
 }
