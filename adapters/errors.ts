@@ -349,7 +349,7 @@ export function optionsObject<T extends object>(options: T | undefined, what: st
   // allocator a store of its own, and two replicas then hand out the same address.
   for (const key of keys) {
     if (Object.hasOwn(known, key) || readMember(options, key, given) === undefined) continue;
-    const near = names.find((name) => isNear(key, name));
+    const near = nearestName(key, names);
     throw new InvalidArgumentError(
       `${what} has no option ${quoteInput(key)}${near === undefined ? '' : ` (did you mean "${near}"?)`}; its options: ${names.join(', ')}`,
     );
@@ -463,6 +463,15 @@ function thrownText(thrown: unknown): string {
     // a thrown Proxy, or an Error whose name or message getter throws: named by type below
   }
   return quoteInput(thrown);
+}
+
+/**
+ * The first of `names` that `typed` looks like a misspelling of (isNear), for a "did you mean";
+ * undefined when none is, or nothing was typed. The one home of that guess: option names of
+ * the library's functions and the command line's commands and flags alike.
+ */
+export function nearestName(typed: string, names: readonly string[]): string | undefined {
+  return typed === '' ? undefined : names.find((name) => isNear(typed, name));
 }
 
 /** Whether `typed` looks like a misspelling of `name`: the same ignoring case, or at most two edits apart. */

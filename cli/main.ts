@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
+import { IPAllocatorError, InvalidCIDRError, nearestName } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { Range } from '../adapters/range.ts';
@@ -115,6 +115,9 @@ ${CLUSTER_HELP}
 `,
 };
 
+/** The commands, for a "did you mean" after one that is not. */
+const COMMANDS = ['status', 'check', 'map'];
+
 /** Runs the command; resolves to the exit code. Never throws. */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const prog = io.prog ?? 'ipallocator';
@@ -139,8 +142,10 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       case '--version':
         io.stdout.write(`${packageVersion()}\n`);
         return EXIT_CLEAN;
-      default:
-        throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+      default: {
+        const near = nearestName(command, COMMANDS);
+        throw new UsageError(`unknown command ${JSON.stringify(command)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
+      }
     }
   } catch (e) {
     // on a terminal, the line may hold a listing's progress: the error starts on a clear line
@@ -194,6 +199,8 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
     try {
       return parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true });
     } catch (e) {
+      const unknown = unknownOption(e, options);
+      if (unknown !== undefined) throw new UsageError(unknown);
       // Node's message may run over lines, each a sentence (an ambiguous value says how to pass
       // one starting with a dash): one line, as every other message of the CLI.
       throw new UsageError((e as Error).message.replace(/\s*\n\s*/g, ' '));
@@ -202,6 +209,20 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
   if (parsed.positionals.length > positionals)
     throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
   return parsed;
+}
+
+/**
+ * Node's refusal of an option `options` does not have, in the command line's words: in lower
+ * case as "unknown command", with the nearest option named (`--jsn`: did you mean --json?);
+ * undefined for any other parse error.
+ */
+function unknownOption(e: unknown, options: NonNullable<ParseArgsConfig['options']>): string | undefined {
+  if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
+  // Node quotes the option as given, in single quotes: "Unknown option '--jsn'"
+  const given = /^Unknown option '(.*?)'(?=\.|$)/s.exec((e as Error).message)?.[1];
+  if (given === undefined) return undefined;
+  const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(options)) : undefined;
+  return `unknown option '${given}'${near === undefined ? '' : ` (did you mean --${near}?)`}`;
 }
 
 async function connect(

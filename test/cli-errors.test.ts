@@ -593,7 +593,11 @@ describe('ipallocator: failures', () => {
 
   const usage: [string[], string][] = [
     [['frobnicate'], 'unknown command "frobnicate"'],
-    [['status', '--frob'], "Unknown option '--frob'"],
+    [['status', '--frob'], "unknown option '--frob'"],
+    // Regression: no "did you mean", and "Unknown" in capitals beside "unknown command"
+    [['status', '--jsn'], "ipallocator: unknown option '--jsn' (did you mean --json?)\n"],
+    [['check', '--gracee=5'], "ipallocator: unknown option '--gracee' (did you mean --grace?)\n"],
+    [['stauts'], 'ipallocator: unknown command "stauts" (did you mean status?)\n'],
     [['status', '--top', 'many'], '--top takes a whole number, got "many"'],
     [['check', '--grace=-5'], '--grace takes a whole number, got "-5"'],
     // a grace past a year holds back every orphan; this one printed as 99999999999999980000 s
@@ -618,7 +622,9 @@ describe('ipallocator: failures', () => {
     it(`usage error for "${argv.join(' ')}": the problem and a pointer to --help, exit 2`, async () => {
       const r = await cli(argv);
       expect(r.code).toBe(2);
-      expect(r.stderr.toLowerCase()).toContain(message.toLowerCase());
+      expect(message.startsWith('ipallocator: ') ? r.stderr : r.stderr.toLowerCase()).toContain(
+        message.startsWith('ipallocator: ') ? message : message.toLowerCase(),
+      );
       expect(r.stderr).toContain("Run 'ipallocator --help' for usage.");
       expect(r.stdout).toBe('');
     });
