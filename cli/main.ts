@@ -121,8 +121,8 @@ const COMMANDS = ['status', 'check', 'map'];
 /** Runs the command; resolves to the exit code. Never throws. */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const prog = io.prog ?? 'ipallocator';
+  const [command, ...rest] = argv;
   try {
-    const [command, ...rest] = argv;
     switch (command) {
       case 'status':
         return await status(rest, io, prog);
@@ -152,7 +152,9 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
     const start = io.stderr.isTTY ? CLEAR_LINE : '';
     if (e instanceof UsageError) {
       // escaped as every other message: Node's parser quotes an unknown option as it was given
-      io.stderr.write(`${start}${prog}: ${shown(e.message)}\nRun '${prog} --help' for usage.\n`);
+      // a command's own help lists its options; the main help only the commands
+      const help = command !== undefined && COMMANDS.includes(command) ? `${prog} ${command} --help` : `${prog} --help`;
+      io.stderr.write(`${start}${prog}: ${shown(e.message)}\nRun '${help}' for usage.\n`);
       return e.exitCode;
     }
     if (e instanceof CliError) {

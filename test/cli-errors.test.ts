@@ -625,7 +625,9 @@ describe('ipallocator: failures', () => {
       expect(message.startsWith('ipallocator: ') ? r.stderr : r.stderr.toLowerCase()).toContain(
         message.startsWith('ipallocator: ') ? message : message.toLowerCase(),
       );
-      expect(r.stderr).toContain("Run 'ipallocator --help' for usage.");
+      // the command's own help, which lists its options
+      const help = ['status', 'check', 'map'].includes(argv[0]!) ? `ipallocator ${argv[0]} --help` : 'ipallocator --help';
+      expect(r.stderr).toContain(`Run '${help}' for usage.`);
       expect(r.stdout).toBe('');
     });
   }
