@@ -47,7 +47,7 @@ import { deleteOutcome, GROUP, toRecord, type IPAddressObject } from '../adapter
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
-import { CliError, ClusterError, ObjectForbiddenError, UsageError } from './errors.ts';
+import { CliError, ClusterError, ObjectForbiddenError } from './errors.ts';
 import { formatCount, markedForDeletion } from './text.ts';
 
 /** Objects per list request. */
@@ -289,7 +289,8 @@ export class Cluster {
     const file = options.kubeconfig === undefined ? 'the kubeconfig' : `the kubeconfig ${quoteText(options.kubeconfig)}`;
     if (options.context !== undefined) {
       if (kc.getContextObject(options.context) === null) {
-        throw new UsageError(`context ${quoteText(options.context)} is not in ${file} (contexts: ${contextNames(kc)})`);
+        // the command line is right; the kubeconfig lacks the context: no pointer to --help
+        throw new CliError(`context ${quoteText(options.context)} is not in ${file} (contexts: ${contextNames(kc)})`);
       }
       kc.setCurrentContext(options.context);
     }

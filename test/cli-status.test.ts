@@ -563,7 +563,8 @@ describe('ipallocator status', () => {
     expect(ok.stdout).toContain('context double');
     const bad = await cli(['status', '--kubeconfig', c.kubeconfig, '--context', 'prod']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain(`context "prod" is not in the kubeconfig "${c.kubeconfig}" (contexts: "double")`);
+    // a kubeconfig problem, not a usage error: no pointer to --help
+    expect(bad.stderr).toBe(`ipallocator: context "prod" is not in the kubeconfig "${c.kubeconfig}" (contexts: "double")\n`);
     expect(bad.stdout).toBe('');
   });
 
