@@ -14,7 +14,7 @@ import type { ApiVersion } from './objects.ts';
  * accepted by its shape.
  */
 export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeConfig {
-  const given = `${owner} kubeConfig`;
+  const given = 'kubeConfig';
   let kc: KubeConfig;
   if (kubeConfig === undefined) {
     kc = new KubeConfig();

@@ -304,10 +304,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       isSignal ||=
         typeof signal === 'object' &&
         signal !== null &&
-        typeof readMember(signal, 'addEventListener', 'waitForSync options.signal') === 'function' &&
+        typeof readMember(signal, 'addEventListener', 'options.signal') === 'function' &&
         'aborted' in signal;
     } catch (e) {
-      return Promise.reject(unreadableInput('waitForSync options.signal', e)); // a revoked Proxy (`in`), a getter that throws
+      return Promise.reject(unreadableInput('options.signal', e)); // a revoked Proxy (`in`), a getter that throws
     }
     if (!isSignal) {
       return Promise.reject(new InvalidArgumentError(`waitForSync: signal must be an AbortSignal, got ${quoteInput(signal)}`));
