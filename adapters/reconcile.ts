@@ -120,9 +120,13 @@ export async function reconcile(
   } catch (e) {
     throw unreadableInput('target', e); // a revoked Proxy, a throwing `store` getter
   }
-  if (typeof store !== 'object' || store === null || typeof store.delete !== 'function' || typeof store.cache?.list !== 'function') {
-    throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
+  let isStore: boolean;
+  try {
+    isStore = typeof store === 'object' && store !== null && typeof store.delete === 'function' && typeof store.cache?.list === 'function';
+  } catch (e) {
+    throw unreadableInput(store === target ? 'target' : 'target.store', e); // a revoked Proxy as the store
   }
+  if (!isStore) throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   const alive = aliveCheck(target);
   alive();
   const inScope = 'create' in target ? null : scopeOf(target);

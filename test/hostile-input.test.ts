@@ -640,6 +640,13 @@ const ROWS: Row[] = [
     getterNamed: 'target',
   },
   {
+    name: 'reconcile target.store',
+    fixture: () => ownerFixture((_a, input) => reconcile({ store: input } as never, [])),
+    getter: () => throwingAt({}, 'delete'),
+    revokedNamed: 'target.store',
+    getterNamed: 'target.store',
+  },
+  {
     name: 'reconcile knownOwners',
     fixture: () => ownerFixture((a, input) => reconcile(a, input as never)),
     getter: () => [throwingAt({ resource: 'services' }, 'name')],
