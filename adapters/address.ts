@@ -966,14 +966,17 @@ function isDecimalNoLeadingZero(s: string, start: number, end: number): boolean 
  * spread it.
  */
 export function formatPrefix(family: Family, words: ArrayLike<number>, bits: number): string {
-  if (typeof family === 'object' && family !== null && 'family' in family && 'words' in family && 'bits' in family) {
-    throw new InvalidArgumentError(
-      'formatPrefix takes the three fields of a prefix, not the prefix object: for p = parsePrefix(text), call formatPrefix(p.family, p.words, p.bits)',
-    );
+  if (family !== 4 && family !== 6) {
+    // parsePrefix's result given whole is the likely mistake (from JavaScript: TypeScript refuses it)
+    const hint =
+      typeof family === 'object' && family !== null
+        ? ': formatPrefix takes the three fields of a prefix, not a prefix object; for p = parsePrefix(text), call formatPrefix(p.family, p.words, p.bits)'
+        : '';
+    throw new InvalidArgumentError(`formatPrefix's family must be 4 or 6, got ${quoteInput(family)}${hint}`);
   }
   const max = family === 4 ? 32 : 128;
   if (!Number.isInteger(bits) || bits < 0 || bits > max) {
-    throw new InvalidArgumentError(`prefix length must be an integer in 0..${max}, got ${String(bits)}`);
+    throw new InvalidArgumentError(`prefix length must be an integer in 0..${max}, got ${quoteInput(bits)}`);
   }
   return `${formatAddr(family, words)}/${bits}`;
 }

@@ -428,6 +428,23 @@ describe('parsePrefix / formatPrefix', () => {
     expect(formatPrefix(p.family, p.words, p.bits)).toBe('10.0.0.0/24');
   });
 
+  it('formatPrefix names the argument that is wrong: a family that is not 4 or 6 (text, null, any object), a length that is not a number', () => {
+    const call = formatPrefix as (...args: unknown[]) => string;
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const cases: [unknown[], string][] = [
+      [['10.0.0.0/8'], `formatPrefix's family must be 4 or 6, got "10.0.0.0/8"`],
+      [[null], "formatPrefix's family must be 4 or 6, got null"],
+      [[{ family: 4 }], 'call formatPrefix(p.family, p.words, p.bits)'],
+      [[revoked.proxy], 'call formatPrefix(p.family, p.words, p.bits)'], // not read: no TypeError
+      [[4, [0, 0, 0, 0], '8'], 'prefix length must be an integer in 0..32, got "8"'],
+    ];
+    for (const [args, says] of cases) {
+      expect(() => call(...args)).toThrow(InvalidArgumentError);
+      expect(() => call(...args)).toThrow(says);
+    }
+  });
+
   it('formatPrefix refuses out-of-range lengths', () => {
     expect(() => formatPrefix(4, [0, 0, 0, 0], 33)).toThrow(InvalidArgumentError);
     expect(() => formatPrefix(6, [0, 0, 0, 0], -1)).toThrow(InvalidArgumentError);
