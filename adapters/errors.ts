@@ -436,6 +436,13 @@ export function readElements(list: unknown, length: number, what: string): unkno
   return copy;
 }
 
+/** True for `{}`-like objects: not arrays, dates, maps or class instances. */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
 /** `base.key` for a key that is a plain name, else `base["key"]` (quoted, whatever it holds) or `base[Symbol(…)]`, `base[3]`. */
 export function memberName(base: string, key: string | symbol | number): string {
   if (typeof key === 'number') return `${base}[${key}]`;

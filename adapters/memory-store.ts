@@ -33,13 +33,14 @@ import {
   AlreadyExistsError,
   ErrDestroyed,
   InvalidArgumentError,
+  isPlainObject,
   NotFoundError,
   optionsObject,
   quoteInput,
   readMember,
   unreadableInput,
 } from './errors.ts';
-import { isAllocatorLabelSet, isPlainObject, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
+import { isAllocatorLabelSet, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
 import { NameTable } from './name-table.ts';
 import {
   checkWatcher,

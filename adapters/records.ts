@@ -7,6 +7,7 @@ import {
   InvalidAddressError,
   InvalidArgumentError,
   InvalidRecordError,
+  isPlainObject,
   quoteInput,
   quoteText,
   readMember,
@@ -128,13 +129,6 @@ function parseName(name: string, out: Uint32Array): 0 | Family {
 /** Upstream IsDNS1123Subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters. */
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const PARENT_REF_KEYS = ['group', 'resource', 'namespace', 'name'] as const;
-
-/** True for `{}`-like objects: not arrays, dates, maps or class instances. */
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  if (typeof v !== 'object' || v === null) return false;
-  const proto = Object.getPrototypeOf(v) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
 /** The problem of a parentRef that is not an object of fields (a string, an array, a Date), quoted by quoteInput, which reads nothing that can throw. */
 function notAParentRef(ref: unknown, field: string): string {

@@ -9,7 +9,7 @@
 // KubernetesStore (adapters/kubernetes/, IPAddress objects through @kubernetes/client-node).
 // An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
 // delete, and the cache to a watch from a revision.
-import { InvalidArgumentError, quoteInput, readMember, unreadableInput } from './errors.ts';
+import { InvalidArgumentError, isPlainObject, quoteInput, readMember, unreadableInput } from './errors.ts';
 import type { ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
@@ -223,8 +223,9 @@ export function wantedLabels(labels: unknown, what: string): [string, string][] 
   const given = `${what} labels`;
   let keys: string[];
   try {
-    if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
-      throw new InvalidArgumentError(`${what}: labels must be an object of strings, got ${quoteInput(labels)}`);
+    // a plain object, as a record's labels are: a Map's entries or inherited keys are no labels
+    if (!isPlainObject(labels)) {
+      throw new InvalidArgumentError(`${what}: labels must be a plain object of strings, got ${quoteInput(labels)}`);
     }
     keys = Object.keys(labels);
   } catch (e) {

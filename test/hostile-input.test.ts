@@ -931,7 +931,7 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
       () => throwingAt({ team: 'a' }, 'tier'),
       'KubernetesStore.cache.list labels.tier could not be read: it threw Error: getter failed',
     ],
-    ['a string', () => 'team=a', 'KubernetesStore.cache.list: labels must be an object of strings, got "team=a"'],
+    ['a string', () => 'team=a', 'KubernetesStore.cache.list: labels must be a plain object of strings, got "team=a"'],
     ['a label value that is a number', () => ({ team: 7 }), 'KubernetesStore.cache.list: the label "team" must be a string, got 7'],
   ])('KubernetesStore.cache.list(%s): InvalidArgumentError, the cache unchanged', (_name, input, says) => {
     const store = offline();

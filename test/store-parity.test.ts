@@ -67,10 +67,17 @@ describe('both stores refuse what cache.list cannot read as labels, with the sam
       () => throwingAt({ ...LABELS }, 'tier'),
       'S.cache.list labels.tier could not be read: it threw Error: getter failed',
     ],
-    ['null', () => null, 'S.cache.list: labels must be an object of strings, got null'],
-    ['a string', () => 'team=a', 'S.cache.list: labels must be an object of strings, got "team=a"'],
-    ['an array', () => [['team', 'a']], 'S.cache.list: labels must be an object of strings, got an array of 1 value'],
+    ['null', () => null, 'S.cache.list: labels must be a plain object of strings, got null'],
+    ['a string', () => 'team=a', 'S.cache.list: labels must be a plain object of strings, got "team=a"'],
+    ['an array', () => [['team', 'a']], 'S.cache.list: labels must be a plain object of strings, got an array of 1 value'],
     ['a label value that is a number', () => ({ team: 1 }), 'S.cache.list: the label "team" must be a string, got 1 (number)'],
+    // neither would select anything by its entries or inherited keys: read as {}, they listed every record
+    ['a Map', () => new Map([['team', 'a']]), 'S.cache.list: labels must be a plain object of strings, got '],
+    [
+      'an object whose labels are inherited',
+      () => Object.create({ team: 'b' }),
+      'S.cache.list: labels must be a plain object of strings, got ',
+    ],
   ];
 
   for (const [row, input, says] of rows) {

@@ -6,8 +6,8 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError, quoteInput, unreadableInput } from '../errors.ts';
-import { isAllocatorLabelSet, isPlainObject, readRecord, unreadableRecord } from '../records.ts';
+import { InvalidArgumentError, isPlainObject, quoteInput, unreadableInput } from '../errors.ts';
+import { isAllocatorLabelSet, readRecord, unreadableRecord } from '../records.ts';
 import { checkApiVersion } from './config.ts';
 import { goInt64 } from './numbers.ts';
 import type { ParentRef } from '../types.ts';
