@@ -137,10 +137,13 @@ function checkName(name: unknown): void {
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
+/** The most entries addServiceCIDR takes unvalidated (the API server allows two). */
+const MAX_UNVALIDATED_CIDRS = 64;
+
 export interface AddServiceCIDROptions {
   /** The Ready condition (default: none, which counts as ready). */
   ready?: boolean | undefined;
-  /** Skip the API server's validation of `cidrs` (to feed a MetaAllocator malformed objects in tests). */
+  /** Skip the API server's validation of `cidrs` (to feed a MetaAllocator malformed objects in tests); at most 64 entries still. */
   unvalidated?: boolean | undefined;
 }
 
@@ -208,6 +211,11 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     else {
       const length = arrayLength(cidrs, 'spec.cidrs');
       if (length === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
+      // unvalidated skips the API server's rules, not the size of what it could send: an array
+      // whose length was set far past its elements would otherwise be read hole by hole
+      if (length > MAX_UNVALIDATED_CIDRS) {
+        throw new InvalidArgumentError(`spec.cidrs holds ${length} entries; even unvalidated, at most ${MAX_UNVALIDATED_CIDRS}`);
+      }
       kept = readElements(cidrs, length, 'spec.cidrs');
     }
     const sc: ServiceCIDR = Object.freeze({

@@ -335,6 +335,21 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(meta.ranges()[0]!.ready).toBe(false);
   });
 
+  it('addServiceCIDR unvalidated still refuses an array longer than 64 entries, before reading it', () => {
+    const source = new InMemoryServiceCIDRs();
+    const huge: string[] = ['10.0.0.0/24'];
+    huge.length = 2 ** 32 - 1; // holes all the way: read one by one, this took minutes and gigabytes
+    expect(() => source.addServiceCIDR('huge', huge, { unvalidated: true })).toThrow(
+      'spec.cidrs holds 4294967295 entries; even unvalidated, at most 64',
+    );
+    expect(source.list()).toEqual([]);
+    source.addServiceCIDR(
+      'odd',
+      Array.from({ length: 64 }, () => 'junk'),
+      { unvalidated: true },
+    );
+    expect(source.list().map((sc) => sc.cidrs.length)).toEqual([64]);
+  });
   it('skips CIDRs no allocator can serve, reporting each once, and keeps the rest of the object', async () => {
     const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();
