@@ -33,6 +33,7 @@ import {
   toRecord,
   toServiceCIDR,
 } from '../adapters/kubernetes/index.ts';
+import { failure } from './helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
@@ -899,16 +900,6 @@ describe('KubernetesStore.create reads the record once', () => {
 });
 
 describe('the Kubernetes adapters refuse input that is not what they take, or whose reading throws, with a typed error', () => {
-  /** The error `call` throws or rejects with. */
-  async function thrownBy(call: () => unknown): Promise<unknown> {
-    try {
-      await call();
-    } catch (e) {
-      return e;
-    }
-    throw new Error('nothing was thrown');
-  }
-
   const offline = () => new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { start: false });
 
   it.each([
@@ -917,7 +908,7 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     ['null', () => null, 'null'],
   ])('KubernetesStore.delete(%s): InvalidArgumentError, no request made', async (_name, input, quoted) => {
     const store = offline();
-    const error = await thrownBy(() => store.delete(input() as never));
+    const error = await failure(() => store.delete(input() as never));
     expect(error).toBeInstanceOf(InvalidArgumentError);
     expect((error as Error).message).toBe(`KubernetesStore.delete: a record name must be a string, got ${quoted}`);
     expect(store.stats.errors).toBe(0);
@@ -1045,7 +1036,7 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
       };
       for (const missing of Object.keys(methods)) {
         const shaped = { ...methods, [missing]: undefined };
-        const error = await thrownBy(() => call(shaped));
+        const error = await failure(() => call(shaped));
         expect(error).toBeInstanceOf(InvalidArgumentError);
         expect((error as Error).message).toBe(
           `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got a value of type object (it has no method ${missing})`,
@@ -1055,10 +1046,10 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
   );
 
   it.each(entryPoints)('%s: a KubeConfig whose getCurrentCluster throws when called passes its own error through', async (_owner, call) => {
-    const failure = new Error('no cluster for you');
+    const own = new Error('no cluster for you');
     class Failing extends KubeConfig {
       override getCurrentCluster(): never {
-        throw failure;
+        throw own;
       }
     }
     const kc = new Failing();
@@ -1068,7 +1059,7 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
       contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
       currentContext: 'double',
     });
-    expect(await thrownBy(() => call(kc))).toBe(failure);
+    expect(await failure(() => call(kc))).toBe(own);
   });
 });
 describe('KubernetesStore.create sends the labels and parentRef it checked, read once', () => {

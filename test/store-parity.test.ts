@@ -7,6 +7,7 @@ import { KubernetesServiceCIDRs, KubernetesStore } from '../adapters/kubernetes/
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import type { Store } from '../adapters/store.ts';
+import { failure } from './helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
@@ -28,16 +29,6 @@ function throwingAt<T extends object>(fields: T, key: PropertyKey): T {
       throw new Error('getter failed');
     },
   });
-}
-
-/** What `call` threw (or its promise rejected with); fails when it succeeds. */
-async function thrownBy(call: () => unknown): Promise<unknown> {
-  try {
-    await call();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('nothing was thrown');
 }
 
 let d: ApiServerDouble;
@@ -83,7 +74,7 @@ describe('both stores refuse what cache.list cannot read as labels, with the sam
   for (const [row, input, says] of rows) {
     it.each(['MemoryStore', 'KubernetesStore'])(`%s: ${row}`, async (name) => {
       const { store } = stores.find((s) => s.name === name)!;
-      const error = await thrownBy(() => store.cache.list(input() as never));
+      const error = await failure(() => store.cache.list(input() as never));
       expect(error).toBeInstanceOf(InvalidArgumentError);
       const expected = says.replace('S.', `${name}.`);
       expect((error as Error).message.slice(0, expected.length)).toBe(expected);
@@ -118,7 +109,7 @@ describe('both stores refuse a record name that is not a string, with the same I
       it.each(['MemoryStore', 'KubernetesStore'])(`%s.${call}(${row})`, async (name) => {
         const { store } = stores.find((s) => s.name === name)!;
         const sent = d.requests.length;
-        const error = await thrownBy(() => make(store, input() as never));
+        const error = await failure(() => make(store, input() as never));
         expect(error).toBeInstanceOf(InvalidArgumentError);
         expect((error as Error).message).toBe(`${name}.${call}: a record name must be a string, got ${quoted}`);
         expect(d.requests.length).toBe(sent); // refused before any request
