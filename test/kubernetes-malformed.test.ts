@@ -82,6 +82,22 @@ const badLists: { name: string; body: unknown; contentType?: string; says: strin
     says: 'list ipaddresses.networking.k8s.io: the API server answered with a List of apiVersion "networking.k8s.io/v1", not "v1"',
   },
   {
+    // a generic List's items say their own kind and apiVersion (kubectl's do): one of another
+    // group or version (a proxy's stale cache) is no IPAddress of the version asked for
+    name: 'a generic List (kind List) holding an IPAddress of another apiVersion',
+    body: {
+      ...list([{ ...ipAddress('10.96.0.9'), kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1beta1' }]),
+      kind: 'List',
+      apiVersion: 'v1',
+    },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose item 0 is an IPAddress of apiVersion "networking.k8s.io/v1beta1", not "networking.k8s.io/v1"',
+  },
+  {
+    name: 'a generic List (kind List) holding a Service',
+    body: { ...list([{ ...ipAddress('10.96.0.9'), kind: 'Service', apiVersion: 'v1' }]), kind: 'List', apiVersion: 'v1' },
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with an IPAddressList whose item 0 is an object of kind "Service", not an IPAddress',
+  },
+  {
     name: 'a Status sent with 200',
     body: { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' },
     says: 'list ipaddresses.networking.k8s.io: the API server answered with an object of kind "Status", not an IPAddressList',

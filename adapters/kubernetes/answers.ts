@@ -40,9 +40,10 @@ export function checkList(body: unknown, kind: string, apiVersion?: string): Che
   const a = article(kind);
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return `${describeBody(body)}, not ${a} ${kind}`;
   const list = body as { kind?: unknown; items?: unknown; metadata?: unknown };
-  // "List" is metav1's generic list (kubectl's, a proxy's own): its items are checked all the
-  // same, and its apiVersion is metav1's, "v1"
-  const expected = apiVersion === undefined ? undefined : list.kind === 'List' ? 'v1' : apiVersion;
+  // "List" is metav1's generic list (kubectl's, a proxy's own): its apiVersion is metav1's, "v1",
+  // and each item says its own kind and apiVersion, which are checked as the list's would be
+  const generic = list.kind === 'List';
+  const expected = apiVersion === undefined ? undefined : generic ? 'v1' : apiVersion;
   const type = typeProblem(body, kind, { alsoKind: 'List', ...(expected === undefined ? {} : { apiVersion: expected }) });
   if (type !== undefined) return type;
   if (!Array.isArray(list.items)) {
@@ -54,7 +55,12 @@ export function checkList(body: unknown, kind: string, apiVersion?: string): Che
   if (typeof list.metadata !== 'object' || list.metadata === null) return `${a} ${kind} without metadata`;
   const itemKind = kind.replace(/List$/, '');
   for (let i = 0; i < list.items.length; i++) {
-    const problem = namedObjectProblem(list.items[i]) ?? fieldProblem(list.items[i], itemKind);
+    const item: unknown = list.items[i];
+    let problem = namedObjectProblem(item);
+    if (problem === undefined && generic) {
+      problem = typeProblem(item as object, itemKind, apiVersion === undefined ? {} : { apiVersion });
+    }
+    problem ??= fieldProblem(item, itemKind);
     if (problem !== undefined) return `${a} ${kind} whose item ${i} is ${problem}`;
   }
   return { items: list.items, metadata: list.metadata as CheckedList['metadata'] };
