@@ -22,7 +22,7 @@
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
@@ -38,7 +38,16 @@ import {
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
 import { NotFoundError, quoteText } from '../adapters/errors.ts';
-import { isClientNodeFallback, kubeconfigLoadFailure, serverURLProblem, shownServer } from '../adapters/kubernetes/config.ts';
+import {
+  isClientNodeFallback,
+  KUBECONFIG_TOO_LARGE,
+  KubeconfigTooLargeError,
+  kubeconfigLoadFailure,
+  loadDefaultKubeconfig,
+  readKubeconfigFile,
+  serverURLProblem,
+  shownServer,
+} from '../adapters/kubernetes/config.ts';
 import { deniedByRuntime, describeAnswer, KubernetesApiError, messages, translate } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
@@ -231,7 +240,7 @@ function firstNotAKubeconfig(given: string | undefined, givenText: string | unde
     let text = given === undefined ? undefined : givenText;
     if (text === undefined) {
       try {
-        if (statSync(f).isFile()) text = readFileSync(f, 'utf8');
+        if (statSync(f).isFile()) text = readKubeconfigFile(f);
       } catch {
         // client-node's own read error says why (ENOENT, EISDIR)
       }
@@ -262,11 +271,12 @@ export class Cluster {
       if (options.kubeconfig !== undefined) {
         // loadFromFile, with the file read once: a pipe (--kubeconfig <(…)) has nothing left for
         // a second read, which a message about what it holds needs
-        givenText = readFileSync(options.kubeconfig, 'utf8');
+        givenText = readKubeconfigFile(options.kubeconfig);
         kc.loadFromString(givenText);
         kc.makePathsAbsolute(dirname(options.kubeconfig));
-      } else kc.loadFromDefault();
+      } else loadDefaultKubeconfig(kc);
     } catch (e) {
+      if (e instanceof KubeconfigTooLargeError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${KUBECONFIG_TOO_LARGE}`);
       // a file without a document, or whose document is null, fails in client-node's load
       throw (
         firstNotAKubeconfig(options.kubeconfig, givenText) ??

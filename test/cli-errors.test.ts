@@ -4,7 +4,7 @@
 // a child process) to check the process's own exit code and output.
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -498,6 +498,46 @@ describe('ipallocator: failures', () => {
       await written;
       expect([r.code, r.stderr]).toEqual([0, '']);
     } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Regression: the kubeconfig was read whole with no bound: --kubeconfig /dev/zero (or
+  // $KUBECONFIG naming it) never ended and took memory until the process died. A pipe that
+  // goes on past 16 MiB and a large file stand in for it here, each refused at the bound.
+  it('a kubeconfig file, or pipe, past 16 MiB is refused without reading it all or quoting it, exit 2', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const big = join(dir, 'big');
+    const fifo = join(dir, 'pipe');
+    writeFileSync(big, '');
+    truncateSync(big, 16 * 1024 * 1024 + 1); // sparse: nothing is written
+    execFileSync('mkfifo', [fifo]);
+    const said = 'is not a kubeconfig: it holds more than 16 MiB (a kubeconfig is a few KiB), or has no end (a device such as /dev/zero)';
+    const saved = process.env.KUBECONFIG;
+    try {
+      for (const path of [big, fifo]) {
+        for (const given of [true, false]) {
+          // a writer that would go on for 32 MiB; it ends when the reader closes the pipe
+          const written =
+            path === fifo
+              ? new Promise((resolve) =>
+                  execFile(
+                    process.execPath,
+                    ['-e', `try{require('fs').writeFileSync(${JSON.stringify(fifo)}, 'x'.repeat(32*1024*1024))}catch{}`],
+                    resolve,
+                  ),
+                )
+              : undefined;
+          if (given) delete process.env.KUBECONFIG;
+          else process.env.KUBECONFIG = path;
+          const r = await cli(given ? ['status', '--kubeconfig', path] : ['status']);
+          await written;
+          expect([r.code, r.stderr]).toEqual([2, `ipallocator: "${path}" ${said}\n`]);
+        }
+      }
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
       rmSync(dir, { recursive: true, force: true });
     }
   });

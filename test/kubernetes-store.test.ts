@@ -1,6 +1,6 @@
 // KubernetesStore through real HTTP and client-node against the API-server double.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NetworkingV1Api } from '@kubernetes/client-node';
@@ -982,6 +982,32 @@ describe('KubernetesStore', () => {
         );
       } finally {
         for (const k of ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'HOME']) {
+          if (saved[k] === undefined) delete process.env[k];
+          else process.env[k] = saved[k];
+        }
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
+
+    it('with no KubeConfig given and $KUBECONFIG or ~/.kube/config past 16 MiB: refused naming the file, not read whole', () => {
+      // Regression: client-node's loadFromDefault reads the file whole: KUBECONFIG=/dev/zero never ended.
+      const saved = { ...process.env };
+      const home = mkdtempSync(join(tmpdir(), 'ipallocator-big-kubeconfig-'));
+      const big = join(home, '.kube', 'config');
+      try {
+        mkdirSync(join(home, '.kube'));
+        writeFileSync(big, '');
+        truncateSync(big, 16 * 1024 * 1024 + 1); // sparse: nothing is written
+        process.env.HOME = home;
+        for (const kubeconfig of [big, undefined]) {
+          if (kubeconfig === undefined) delete process.env.KUBECONFIG;
+          else process.env.KUBECONFIG = kubeconfig;
+          expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+            `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): "${big}" is not a kubeconfig: it holds more than 16 MiB`,
+          );
+        }
+      } finally {
+        for (const k of ['KUBECONFIG', 'HOME']) {
           if (saved[k] === undefined) delete process.env[k];
           else process.env[k] = saved[k];
         }

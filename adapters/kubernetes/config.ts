@@ -1,6 +1,9 @@
 // The constructor arguments KubernetesStore, KubernetesServiceCIDRs and the ServiceCIDR helpers
 // share, checked in one place: a wrong one fails with InvalidArgumentError quoting it, before
 // any request is made.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
 import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
@@ -19,7 +22,7 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (kubeConfig === undefined) {
     kc = new KubeConfig();
     try {
-      kc.loadFromDefault();
+      loadDefaultKubeconfig(kc);
     } catch (e) {
       // client-node's own error is a bare ENOENT, EISDIR or YAMLException naming no setting. It is
       // not kept as the `cause`: Node prints an uncaught error's cause with its message, and a
@@ -76,6 +79,78 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     );
   }
   return kc;
+}
+
+/**
+ * The most a kubeconfig file may hold: 16 MiB. A kubeconfig is a few KiB (a few hundred with
+ * many clusters and inline certificates); a file without end (/dev/zero, /dev/urandom) or a
+ * large one named by mistake would otherwise be read whole into memory, and never end.
+ */
+export const KUBECONFIG_MAX_BYTES = 16 * 1024 * 1024;
+
+/** A kubeconfig file that holds more than KUBECONFIG_MAX_BYTES: its message names the file, not its content. */
+export class KubeconfigTooLargeError extends Error {
+  override name = 'KubeconfigTooLargeError';
+  constructor(readonly path: string) {
+    super(`${JSON.stringify(path)} is not a kubeconfig: ${KUBECONFIG_TOO_LARGE}`);
+  }
+}
+
+/** Why a file over the bound is refused, as the end of a sentence naming it. */
+export const KUBECONFIG_TOO_LARGE = 'it holds more than 16 MiB (a kubeconfig is a few KiB), or has no end (a device such as /dev/zero)';
+
+/**
+ * A kubeconfig file's text as UTF-8, read once (a pipe has nothing left for a second read) and
+ * at most KUBECONFIG_MAX_BYTES: beyond it, KubeconfigTooLargeError. The size a stat reports is
+ * not trusted alone: a device or a pipe reports 0 and may never end. Other failures (ENOENT,
+ * EISDIR) are Node's, naming the file.
+ */
+export function readKubeconfigFile(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    if (fstatSync(fd).size > KUBECONFIG_MAX_BYTES) throw new KubeconfigTooLargeError(path);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const buffer = Buffer.alloc(64 * 1024);
+    for (;;) {
+      const n = readSync(fd, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      total += n;
+      if (total > KUBECONFIG_MAX_BYTES) throw new KubeconfigTooLargeError(path);
+      chunks.push(Buffer.from(buffer.subarray(0, n)));
+    }
+    return Buffer.concat(chunks).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * client-node's loadFromDefault, with each kubeconfig file read by readKubeconfigFile (bounded,
+ * once): the files of $KUBECONFIG merged as loadFromDefault merges them (the first file's
+ * current-context wins), else ~/.kube/config when it can be opened. Where there is none,
+ * loadFromDefault's own fallbacks (a pod's service account, the placeholder) and errors.
+ */
+export function loadDefaultKubeconfig(kc: KubeConfig): void {
+  const list = process.env['KUBECONFIG'];
+  const files = list ? list.split(delimiter).filter((f) => f !== '') : [];
+  if (files.length === 0) {
+    const home = join(homedir(), '.kube', 'config');
+    try {
+      closeSync(openSync(home, 'r'));
+    } catch {
+      // absent or unreadable: loadFromDefault says so, or falls back
+      kc.loadFromDefault();
+      return;
+    }
+    files.push(home);
+  }
+  files.forEach((file, i) => {
+    const into = i === 0 ? kc : new KubeConfig();
+    into.loadFromString(readKubeconfigFile(file));
+    into.makePathsAbsolute(dirname(file));
+    if (into !== kc) kc.mergeConfig(into);
+  });
 }
 
 /**
