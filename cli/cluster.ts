@@ -48,7 +48,14 @@ import {
   serverURLProblem,
   shownServer,
 } from '../adapters/kubernetes/config.ts';
-import { deniedByRuntime, describeAnswer, KubernetesApiError, messages, translate } from '../adapters/kubernetes/errors.ts';
+import {
+  deniedByRuntime,
+  describeAnswer,
+  hasInvalidHeader,
+  KubernetesApiError,
+  messages,
+  translate,
+} from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
@@ -620,6 +627,12 @@ export class Cluster {
       const denied = deniedByRuntime(err);
       const network = networkFailure(err);
       if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
+      // fetch's refusal quotes the header whole, the bearer token in it (messages says it without)
+      if (hasInvalidHeader(err)) {
+        return new ClusterError(
+          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a line break or a NUL in it, which no HTTP header may hold (it is not shown); remove it — a line ending saved with a token is one`,
+        );
+      }
       const phase = typeof err === 'object' && err !== null ? phases.get(err) : undefined;
       if (phase === 'answered') return new ClusterError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
       if (phase === 'unsent') {

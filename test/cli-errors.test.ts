@@ -502,6 +502,26 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: a token with a CR, LF or NUL in it (saved with a Windows line ending) was printed
+  // whole: fetch refuses the Authorization header with a message quoting it.
+  it.each([
+    ['a CR', '"SECRET-IN-HEADER\\rX"'],
+    ['a LF', '"SECRET-IN-HEADER\\nX"'],
+    ['a NUL', '"SECRET-IN-HEADER\\0X"'],
+  ])("a token with %s in it: said to be the user's credential, never printed, no request sent, exit 2", async (_what, token) => {
+    const kc = writeKubeconfig(c.double.url, token);
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a line break or a NUL in it, which no HTTP header may hold (it is not shown); remove it — a line ending saved with a token is one\n`,
+      );
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      kc.remove();
+    }
+  });
+
   // Regression: the kubeconfig was read whole with no bound: --kubeconfig /dev/zero (or
   // $KUBECONFIG naming it) never ended and took memory until the process died. A pipe that
   // goes on past 16 MiB and a large file stand in for it here, each refused at the bound.

@@ -989,6 +989,24 @@ describe('KubernetesStore', () => {
       }
     });
 
+    it('a token with a CR, LF or NUL in it: the failure says so without the token, in its message or its cause', async () => {
+      // Regression: fetch's "Headers.append: \"Bearer <token>\" is an invalid header value" was the message.
+      for (const token of ['SECRET-IN-HEADER\rX', 'SECRET-IN-HEADER\nX', 'SECRET-IN-HEADER\0X']) {
+        const s = new KubernetesStore(kubeConfigFor(d.url, token), { start: false });
+        const err = await s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        s.close();
+        expect(err).toBeInstanceOf(KubernetesApiError);
+        const { message, cause } = err as KubernetesApiError;
+        expect(message).toContain('the request was not sent: a header would hold a line break or a NUL');
+        expect(message).not.toContain('SECRET');
+        expect(cause).toBeUndefined();
+      }
+      expect(d.requests).toEqual([]);
+    });
+
     it('with no KubeConfig given and $KUBECONFIG or ~/.kube/config past 16 MiB: refused naming the file, not read whole', () => {
       // Regression: client-node's loadFromDefault reads the file whole: KUBECONFIG=/dev/zero never ended.
       const saved = { ...process.env };

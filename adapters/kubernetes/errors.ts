@@ -192,7 +192,10 @@ export function translate(
   const denied = deniedByRuntime(err); // it may lie deeper than messages reads
   const reason = denied === undefined || said.includes(denied) ? said : `${said}: ${denied}`;
   const where = server === undefined ? '' : ` (the API server at ${server})`;
-  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${reason}${where}`, err);
+  // the refusal of an invalid header quotes the credential: it is not kept as the cause, which
+  // Node prints with an uncaught error
+  const cause = hasInvalidHeader(err) ? undefined : err;
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${reason}${where}`, cause);
 }
 
 /**
@@ -226,14 +229,41 @@ export function messages(err: unknown): string {
     const text =
       name === 'SyntaxError'
         ? 'a text that is not JSON (not quoted: it may hold a credential)'
-        : typeof message === 'string'
-          ? message.split('\n')[0]!.trim()
-          : '';
+        : isInvalidHeader(e)
+          ? INVALID_HEADER
+          : typeof message === 'string'
+            ? message.split('\n')[0]!.trim()
+            : '';
     const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
     e = (e as { cause?: unknown }).cause;
   }
   return parts.length > 0 ? parts.join(': ') : String(err);
+}
+
+/**
+ * fetch's refusal of a header value holding a CR, LF or NUL (`Headers.append: "Bearer …\r…" is
+ * an invalid header value`): its message quotes the value, which is the Authorization header —
+ * the bearer token whole — when a token is saved with a Windows line ending or a line break
+ * inside it (in the kubeconfig, a token file or an exec plugin's ExecCredential).
+ */
+function isInvalidHeader(e: unknown): boolean {
+  if (!(e instanceof TypeError)) return false;
+  return /invalid header|header (?:value|name) is not valid/i.test(e.message);
+}
+
+/** What an invalid header value (isInvalidHeader) is said as: where it comes from, never the value. */
+const INVALID_HEADER =
+  "the request was not sent: a header would hold a line break or a NUL (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has a control character in it (a line ending saved with it?): remove it";
+
+/** Whether an error or one of its causes is an invalid header value (isInvalidHeader). */
+export function hasInvalidHeader(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    if (isInvalidHeader(e)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**
