@@ -573,6 +573,19 @@ describe('ipallocator: failures', () => {
     ['an unknown tag', `!${TEST_TOKEN} x\n`, 'its YAML is malformed at line 1, column 1: unknown scalar tag'],
     ['an alias never defined', `*${TEST_TOKEN}\n`, 'its YAML is malformed at line 1, column '],
     ['two documents', 'a: 1\n---\nb: 2\n', 'its YAML is malformed: expected a single document in the stream, but found more'],
+    // Regression: the reasons that quote the text were cut at the quote, leaving a fragment
+    // ("cannot resolve a node with", "there is a previously declared suffix for")
+    [
+      'a value its explicit tag cannot read',
+      `apiVersion: v1\nusers:\n- name: u\n  user:\n    token: !!int ${TEST_TOKEN}\n`,
+      'its YAML is malformed at line 5, column 12: cannot resolve a node with its explicit tag (the text',
+    ],
+    [
+      'a tag handle declared twice',
+      `%TAG ! tag:${TEST_TOKEN}\n%TAG ! tag:x\n---\na: 1\n`,
+      'its YAML is malformed at line 3, column 1: a %TAG directive declares a tag handle declared before (the text',
+    ],
+    ['an undeclared tag handle', `a: !${TEST_TOKEN}! x\n`, 'its YAML is malformed at line 1, column '],
   ];
   it.each(malformed)('a kubeconfig whose YAML is malformed (%s): its place and kind, never its text, exit 2', async (_name, text, said) => {
     const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));

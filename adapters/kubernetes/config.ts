@@ -168,8 +168,8 @@ function shownKubeConfig(kubeConfig: unknown): string {
  * Why client-node could not load a kubeconfig, for a message (the library's and the command
  * line's). A YAML error is said by its place and its kind, never with js-yaml's message, which
  * quotes the lines up to the error — a token or a client key among them — nor with the part of
- * its reason that quotes the text (a tag, an alias, a handle: cut at the first quote, `!` or
- * `: `). Any other failure (ENOENT, EISDIR naming the file) is said with its message.
+ * its reason that quotes the text (a tag, an alias, a handle: yamlErrorKind). Any other failure
+ * (ENOENT, EISDIR naming the file) is said with its message.
  */
 export function kubeconfigLoadFailure(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
@@ -180,10 +180,34 @@ export function kubeconfigLoadFailure(e: unknown): string {
   }
   if (e.name !== 'YAMLException') return e.message;
   const { reason, mark } = e as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
-  const kind = typeof reason === 'string' ? reason.split(/["!]|: /)[0]!.trim() : '';
+  const kind = typeof reason === 'string' ? yamlErrorKind(reason) : '';
   const at =
     typeof mark?.line === 'number' && typeof mark.column === 'number' ? ` at line ${mark.line + 1}, column ${mark.column + 1}` : '';
   return `its YAML is malformed${at}${kind === '' ? '' : `: ${kind}`} (the text is not shown: it may hold a credential)`;
+}
+
+/**
+ * js-yaml's reasons that quote the text, each said as a whole phrase without it: cutting them
+ * at the quote left a fragment ("cannot resolve a node with").
+ */
+const YAML_REASONS: readonly (readonly [RegExp, string])[] = [
+  [/^cannot resolve a node with .* explicit tag$/s, 'cannot resolve a node with its explicit tag'],
+  [/^there is a previously declared suffix for .* tag handle$/s, 'a %TAG directive declares a tag handle declared before'],
+];
+
+/**
+ * A YAML error's kind, from js-yaml's reason: a reason known to quote the text (YAML_REASONS)
+ * said as a whole phrase; any other without the parts that quote (a "…" name, a !<…> or !… tag,
+ * and everything after `: `), which leaves a phrase whole where they end it (`undeclared tag
+ * handle "!x!"`, `unknown scalar tag !<x>`, `unidentified alias "x"`).
+ */
+function yamlErrorKind(reason: string): string {
+  for (const [pattern, said] of YAML_REASONS) if (pattern.test(reason)) return said;
+  return reason
+    .replace(/"[^"\n]*"|!<[^>\n]*>|!\S*/g, ' ')
+    .split(/["!]|: /)[0]!
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** A KubeConfig's getCurrent* methods, each read once and bound to it; undefined where it has none. */
