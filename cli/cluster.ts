@@ -641,6 +641,8 @@ export class Cluster {
           : '';
         // client-node reads an exec credential plugin's output with JSON.parse, whose message
         // quotes that output: a plugin printing a bare token would have it printed here
+        // JSON but no ExecCredential (a JSON string) fails in client-node with a TypeError
+        // naming its internals: messages says it as NO_EXEC_CREDENTIAL
         const refused = causes(err).some((e) => e instanceof SyntaxError)
           ? "the user's credentials could not be read: its exec plugin printed something that is not JSON (not shown: it may be a credential); an exec plugin must print an ExecCredential"
           : messages(err);

@@ -253,6 +253,50 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: a plugin printing JSON that is no object with a status (a JSON string) was said
+  // with client-node's TypeError, "Cannot read properties of undefined (reading 'clientCertificateData')".
+  it.each([
+    ['a JSON string', JSON.stringify(TEST_TOKEN)],
+    ['a number', '42'],
+    ['an object without status', '{}'],
+  ])('an exec credential plugin that prints %s: said to print no ExecCredential, never printed, exit 2', async (_what, output) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Config',
+        clusters: [{ name: 'c', cluster: { server: c.double.url, 'insecure-skip-tls-verify': true } }],
+        users: [
+          {
+            name: 'u',
+            user: {
+              exec: {
+                apiVersion: 'client.authentication.k8s.io/v1beta1',
+                command: process.execPath,
+                args: ['-e', `console.log(${JSON.stringify(output)})`],
+              },
+            },
+          },
+        ],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential\n`,
+      );
+      expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {

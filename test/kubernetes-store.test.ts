@@ -1007,6 +1007,39 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {
+      // Regression: the message was client-node's "Cannot read properties of undefined (reading 'clientCertificateData')".
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        users: [
+          {
+            name: 'tester',
+            exec: {
+              apiVersion: 'client.authentication.k8s.io/v1beta1',
+              command: process.execPath,
+              args: ['-e', `console.log(${JSON.stringify(JSON.stringify(TEST_TOKEN))})`],
+            },
+          },
+        ],
+        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+        currentContext: 'double',
+      });
+      const s = new KubernetesStore(kc, { start: false });
+      const err = await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      s.close();
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const { message } = err as KubernetesApiError;
+      expect(message).toContain(
+        'its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential)',
+      );
+      expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
+      expect(d.requests).toEqual([]);
+    });
+
     it('with no KubeConfig given and $KUBECONFIG or ~/.kube/config past 16 MiB: refused naming the file, not read whole', () => {
       // Regression: client-node's loadFromDefault reads the file whole: KUBECONFIG=/dev/zero never ended.
       const saved = { ...process.env };

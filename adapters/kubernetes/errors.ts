@@ -231,9 +231,11 @@ export function messages(err: unknown): string {
         ? 'a text that is not JSON (not quoted: it may hold a credential)'
         : isInvalidHeader(e)
           ? INVALID_HEADER
-          : typeof message === 'string'
-            ? message.split('\n')[0]!.trim()
-            : '';
+          : isNoExecCredential(e)
+            ? NO_EXEC_CREDENTIAL
+            : typeof message === 'string'
+              ? message.split('\n')[0]!.trim()
+              : '';
     const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
     e = (e as { cause?: unknown }).cause;
@@ -255,6 +257,25 @@ function isInvalidHeader(e: unknown): boolean {
 /** What an invalid header value (isInvalidHeader) is said as: where it comes from, never the value. */
 const INVALID_HEADER =
   "the request was not sent: a header would hold a line break or a NUL (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has a control character in it (a line ending saved with it?): remove it";
+
+/**
+ * client-node's failure on an exec credential plugin whose output is JSON but no object with a
+ * `status` (a JSON string, a number, `{}`): it reads `credential.status.clientCertificateData`
+ * (or `.token`, `.expirationTimestamp`) and fails with a TypeError naming neither the plugin nor
+ * the user.
+ */
+function isNoExecCredential(e: unknown): boolean {
+  return (
+    e instanceof TypeError &&
+    /^Cannot read properties of (?:undefined|null) \(reading '(?:clientCertificateData|clientKeyData|token|expirationTimestamp)'\)$/.test(
+      e.message,
+    )
+  );
+}
+
+/** What isNoExecCredential's failure is said as. */
+const NO_EXEC_CREDENTIAL =
+  "the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential";
 
 /** Whether an error or one of its causes is an invalid header value (isInvalidHeader). */
 export function hasInvalidHeader(err: unknown): boolean {
