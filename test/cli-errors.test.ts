@@ -213,33 +213,33 @@ describe('ipallocator: failures', () => {
     }
   });
 
-  // Regression: an exec credential plugin printing a bare token instead of an ExecCredential had
-  // the token printed, quoted by JSON.parse's message ("Unexpected token 'e', "eyJ…" is not valid JSON").
-  it('an exec credential plugin whose output is not JSON: said so, its output never printed, nothing sent, exit 2', async () => {
+  /** A kubeconfig in a new temporary folder whose user's exec plugin prints `output` (one line). */
+  function execPluginKubeconfig(server: string, output: string): { dir: string; path: string } {
     const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
     const path = join(dir, 'config');
+    const exec = {
+      apiVersion: 'client.authentication.k8s.io/v1beta1',
+      command: process.execPath,
+      args: ['-e', `console.log(${JSON.stringify(output)})`],
+    };
     writeFileSync(
       path,
       JSON.stringify({
         apiVersion: 'v1',
         kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: c.double.url, 'insecure-skip-tls-verify': true } }],
-        users: [
-          {
-            name: 'u',
-            user: {
-              exec: {
-                apiVersion: 'client.authentication.k8s.io/v1beta1',
-                command: process.execPath,
-                args: ['-e', `console.log(${JSON.stringify(TEST_TOKEN)})`],
-              },
-            },
-          },
-        ],
+        clusters: [{ name: 'c', cluster: { server, 'insecure-skip-tls-verify': true } }],
+        users: [{ name: 'u', user: { exec } }],
         contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
         'current-context': 'x',
       }),
     );
+    return { dir, path };
+  }
+
+  // Regression: an exec credential plugin printing a bare token instead of an ExecCredential had
+  // the token printed, quoted by JSON.parse's message ("Unexpected token 'e', "eyJ…" is not valid JSON").
+  it('an exec credential plugin whose output is not JSON: said so, its output never printed, nothing sent, exit 2', async () => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, TEST_TOKEN);
     try {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
@@ -260,30 +260,7 @@ describe('ipallocator: failures', () => {
     ['a number', '42'],
     ['an object without status', '{}'],
   ])('an exec credential plugin that prints %s: said to print no ExecCredential, never printed, exit 2', async (_what, output) => {
-    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
-    const path = join(dir, 'config');
-    writeFileSync(
-      path,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [{ name: 'c', cluster: { server: c.double.url, 'insecure-skip-tls-verify': true } }],
-        users: [
-          {
-            name: 'u',
-            user: {
-              exec: {
-                apiVersion: 'client.authentication.k8s.io/v1beta1',
-                command: process.execPath,
-                args: ['-e', `console.log(${JSON.stringify(output)})`],
-              },
-            },
-          },
-        ],
-        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-        'current-context': 'x',
-      }),
-    );
+    const { dir, path } = execPluginKubeconfig(c.double.url, output);
     try {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
