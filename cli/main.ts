@@ -539,16 +539,16 @@ function readSnapshot(path: string): Range {
     throw new CliError(`${path} is not a snapshot file: not JSON (${expected})`);
   }
   const snap = parsed as { range?: unknown; data?: unknown; length?: unknown; checksum?: unknown };
-  if (
-    typeof snap !== 'object' ||
-    snap === null ||
-    typeof snap.range !== 'string' ||
-    typeof snap.data !== 'string' ||
-    !/^[A-Za-z0-9+/]*={0,2}$/.test(snap.data)
-  ) {
+  if (typeof snap !== 'object' || snap === null || typeof snap.range !== 'string' || typeof snap.data !== 'string') {
     throw new CliError(`${path} is not a snapshot file: ${expected}`);
   }
-  const data = new Uint8Array(Buffer.from(snap.data, 'base64'));
+  // Line breaks and spaces are left out, as `base64 -d` leaves them: `base64` wraps its output
+  // at 76 characters, and a snapshot's data pasted from it must read the same.
+  const base64 = snap.data.replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64) || base64.length % 4 === 1) {
+    throw new CliError(`${path}: the snapshot's data is not base64 (A–Z, a–z, 0–9, + and /, then at most two =)`);
+  }
+  const data = new Uint8Array(Buffer.from(base64, 'base64'));
   try {
     if (snap.length !== undefined || snap.checksum !== undefined) {
       const snapshot = { range: snap.range, data, length: snap.length, checksum: snap.checksum };

@@ -188,6 +188,30 @@ describe('ipallocator map', () => {
       expect(bad.stderr).toMatch(/bad\.json: .*checksum/i);
       expect(bad.stderr).not.toMatch(/\n\s+at /);
     });
+
+    it('reads data wrapped across lines as `base64` prints it, and names data that is not base64 (exit 2)', async () => {
+      const writeJson = (name: string, value: unknown): string => {
+        writeFileSync(join(dir, name), JSON.stringify(value));
+        return join(dir, name);
+      };
+      const range = new Range('10.1.0.0/20');
+      for (let i = 1; i < 4000; i += 3) range.allocate(`10.1.${i >> 8}.${i & 255}`);
+      const snap = range.snapshot();
+      range.destroy();
+      const text = Buffer.from(snap.data).toString('base64');
+      expect(text.length).toBeGreaterThan(76);
+      const flat = await cli(['map', '--snapshot', writeJson('flat.json', { ...snap, data: text }), '--out', join(dir, 'flat.svg')]);
+      expect(flat.code).toBe(0);
+      const wrapped = `${text.replace(/.{76}/g, '$&\n')}\n`;
+      const r = await cli(['map', '--snapshot', writeJson('wrapped.json', { ...snap, data: wrapped }), '--out', join(dir, 'wrapped.svg')]);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const drawing = (name: string) => readFileSync(join(dir, name), 'utf8').replaceAll(join(dir, name.replace('.svg', '.json')), 'FILE');
+      expect(drawing('wrapped.svg')).toBe(drawing('flat.svg'));
+      const bad = await cli(['map', '--snapshot', writeJson('notb64.json', { ...snap, data: `${text.slice(0, 8)}!${text.slice(9)}` })]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("notb64.json: the snapshot's data is not base64");
+    });
   });
 
   it("refuses, with the MetaAllocator's reason and exit 2, every range it skips: given as a CIDR or as a snapshot's range alike", async () => {
