@@ -8,6 +8,10 @@
 //      - from ESM and from CommonJS require(): runs every entry point; its commands print --help
 //      - type-checks under node16, nodenext and bundler with TypeScript 5.0 and the current one,
 //        lib ES2022 only (no DOM, no @types/node), skipLibCheck off; a .cts file require()s it
+//      - type-checks every entry point of "exports" alone, as the README's Install section promises:
+//        lib ES2022 + ESNext.Disposable, types [], skipLibCheck off, and no optional peer installed
+//        but the one the entry needs (prom-client for ./metrics; @kubernetes/client-node and
+//        @types/ws for ./kubernetes)
 //      - runs every README example (except cluster ones) as ESM and as CommonJS, type-checked
 // Assumes dist/ is built (npm ci runs prepare). Installs from the npm cache where it can; the app's
 // tools are pinned in scripts/consumers/package.json, prom-client to the version of package.json.
@@ -85,7 +89,8 @@ step('npm pack: exactly what runs', () => {
   const stray = files.filter(
     (f) =>
       ![...docs, 'LICENSE', 'README.md', 'package.json'].includes(f) &&
-      (!/^dist\/.+\.(js|d\.ts)$/.test(f) || /^dist\/cli\/.+\.d\.ts$/.test(f)),
+      // dist/ holds what scripts/build-dist.mjs writes, nothing a type check of the tests emitted
+      (!/^dist\/(adapters|cli)\/.+\.(js|d\.ts)$/.test(f) || /^dist\/cli\/.+\.d\.ts$/.test(f)),
   );
   if (missing.length > 0 || stray.length > 0) {
     throw new Error(`missing: ${missing.join(', ') || '-'}; not for users: ${stray.join(', ') || '-'}`);
@@ -114,16 +119,61 @@ const compilers = [
   ['5.0', join(app, 'node_modules', 'typescript', 'bin', 'tsc')],
   [pkg.devDependencies.typescript, bin('typescript', 'bin/tsc')],
 ];
+// Each entry point of "exports" alone, in an app with no DOM lib and no @types/node (types: [],
+// lib ES2022 + ESNext.Disposable, which TypeScript 5.2+ has) and skipLibCheck off, so that every
+// declaration file the entry reaches is checked: one naming a global that only the DOM lib or
+// @types/node declares (WebAssembly.Memory, Buffer, NodeJS.Timeout, …) fails here. An entry is
+// checked with only the optional peers the README's Install section says it needs (PEER_TYPES)
+// installed; ./kubernetes gets @types/node through client-node, whose own typings import node:https.
+const PEER_TYPES = {
+  './metrics': [`prom-client@${pkg.devDependencies['prom-client']}`],
+  './kubernetes': [`@kubernetes/client-node@${pkg.devDependencies['@kubernetes/client-node']}`, '@types/ws@8.18.2'],
+};
+const specifier = (entry) => (entry === '.' ? pkg.name : `${pkg.name}${entry.slice(1)}`);
+function entryCheck(entry) {
+  const name = `entry-${entry === '.' ? 'root' : entry.slice(2).replaceAll('/', '-')}`;
+  writeFileSync(join(app, `${name}.ts`), `export * from '${specifier(entry)}';\n`);
+  writeFileSync(
+    join(app, `tsconfig.${name}.json`),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        strict: true,
+        exactOptionalPropertyTypes: true,
+        noEmit: true,
+        skipLibCheck: false,
+        lib: ['ES2022', 'ESNext.Disposable'],
+        types: [],
+      },
+      files: [`${name}.ts`],
+    }),
+  );
+  const peers = PEER_TYPES[entry] ?? [];
+  return [
+    `TypeScript ${pkg.devDependencies.typescript}, ${specifier(entry)} alone, lib ES2022 + ESNext.Disposable, types [], ${peers.length > 0 ? `with ${peers.join(', ')}` : 'no peer installed'}`,
+    process.execPath,
+    [bin('typescript', 'bin/tsc'), '-p', `tsconfig.${name}.json`],
+    app,
+  ];
+}
+const entries = Object.keys(pkg.exports).filter((e) => e !== './package.json');
+for (const entry of Object.keys(PEER_TYPES)) {
+  if (!entries.includes(entry)) throw new Error(`PEER_TYPES names ${entry}, which package.json "exports" does not have`);
+}
+
 // Before prom-client is installed: an unresolved import of it in a declaration fails here, while
 // an app with skipLibCheck on would silently get `any` in its place.
-await stepsInParallel(
-  compilers.map(([ts, tsc]) => [
+await stepsInParallel([
+  ...compilers.map(([ts, tsc]) => [
     `TypeScript ${ts}, no prom-client installed, lib ES2022 only`,
     process.execPath,
     [tsc, '-p', 'tsconfig.no-prom-client.json'],
     app,
   ]),
-);
+  ...entries.filter((e) => PEER_TYPES[e] === undefined).map(entryCheck),
+]);
 
 step('with prom-client: ESM', () => {
   install(`prom-client@${pkg.devDependencies['prom-client']}`);
@@ -208,6 +258,12 @@ step('README examples as ESM and as CommonJS, type-checked', () => {
   }
   return `${blocks.length} examples`;
 });
+
+// Last, as installing client-node changes the app the steps above check.
+for (const [entry, peers] of Object.entries(PEER_TYPES)) {
+  step(`install ${peers.join(', ')} (for ${specifier(entry)})`, () => install(...peers));
+  await stepsInParallel([entryCheck(entry)]);
+}
 
 rmSync(work, { recursive: true, force: true });
 console.log(failed === 0 ? 'package checks: all passed' : `package checks: ${failed} failed`);
