@@ -484,8 +484,10 @@ export class Allocator implements IPAllocator, Disposable {
 
   /**
    * Releases `ip`: deletes its record. Upstream ignores every error of the delete, as this does;
-   * releasing a free address is a no-op. Malformed text rejects with InvalidAddressError; an
-   * address of the other family is never sent to the store (it cannot be this range's).
+   * releasing a free address is a no-op. As upstream, an address of this family outside the
+   * range is not refused: its record, if one exists (another range's on the same store), is
+   * deleted too. Malformed text rejects with InvalidAddressError; an address of the other family
+   * is never sent to the store (it cannot be this range's).
    */
   release(ip: string): Promise<void> {
     try {

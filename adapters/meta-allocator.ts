@@ -407,6 +407,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return last; // rounding left u ≥ acc
   }
 
+  /**
+   * Releases `ip` through the first range, in creation order, that holds it as a host, ready or
+   * not (upstream getAllocator): that range's allocator deletes its record and ignores the
+   * delete's errors; a free address is a no-op. An address no range holds, of the other family
+   * too, rejects with ErrMismatchedNetwork and deletes nothing (upstream); malformed text rejects
+   * with InvalidAddressError.
+   */
   release(ip: string): Promise<void> {
     try {
       this.live();

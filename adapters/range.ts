@@ -462,7 +462,11 @@ export class Range implements RangeView {
     return this.index.has(hi, lo) && (this.cooling === null || !this.cooling.holds(hi, lo));
   }
 
-  /** Releases `ip`; a free or out-of-range address is a no-op (upstream). Malformed text throws. */
+  /**
+   * Releases `ip`; a free address, one outside the range or one of the other family is a no-op
+   * (a Range has no store: it frees only its own addresses). Malformed text throws
+   * InvalidAddressError.
+   */
   release(ip: string): void {
     this.changing();
     const plain = this.plainOffset(ip);

@@ -322,10 +322,14 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return name;
   }
 
+  /**
+   * Releases `ip`: deletes its record, as upstream's Release, which ignores every error of the
+   * delete, as this does; releasing a free address is a no-op. An address of this family outside
+   * the range is not refused: its record, if one exists (another range's on the same store), is
+   * deleted too. Malformed text rejects with InvalidAddressError (upstream's Release takes a
+   * net.IP); an address of the other family cannot be this range's: it is never sent to the store.
+   */
   async release(ip: string): Promise<void> {
-    // Malformed text is the caller's error (InvalidAddressError, nothing sent); upstream's Release
-    // takes a net.IP and ignores every error of the delete, as this does. An address of the other
-    // family cannot be this range's: it is never sent to the store.
     this.live();
     this.drawCalls.refuseInside();
     const w = this.words;

@@ -26,7 +26,14 @@ export interface IPAllocator {
   allocate(ip: string, owner?: ParentRef): Promise<void>;
   /** Reserves a free address (dynamic band first, then the static band) and returns it. ErrFull, ErrNotReady. */
   allocateNext(owner?: ParentRef): Promise<string>;
-  /** Releases `ip`; releasing a free or foreign address is a no-op (upstream ignores delete errors). */
+  /**
+   * Releases `ip`: deletes the record named by it, as upstream's Release does, and ignores every
+   * error of the delete (upstream too). A free address is a no-op; an address of this family
+   * outside the range is not refused: its record, if one exists (another range's allocation on
+   * the same store), is deleted too. An address of the other family never reaches the store.
+   * Malformed text rejects with InvalidAddressError. A MetaAllocator routes `ip` to a range that
+   * holds it and rejects an address none holds with ErrMismatchedNetwork; a dry run deletes nothing.
+   */
   release(ip: string): Promise<void>;
   /** Whether an IPAddress with this name exists (asks the store, not the cache). */
   has(ip: string): Promise<boolean>;

@@ -368,7 +368,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       expect(await rejection(a.release('nonsense'))).toBeInstanceOf(InvalidAddressError);
     });
 
-    it('release of a free or foreign address is a no-op; has() asks the store', async () => {
+    it('release of a free address is a no-op; has() asks the store', async () => {
       const store = new FaultyMemoryStore();
       const a = make('10.0.0.0/24', store);
       await a.release('10.0.0.5');
@@ -376,6 +376,23 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       store.inject('172.16.0.1', { other: 'controller' });
       expect(await a.has('172.16.0.1')).toBe(true); // no range, family or label check
       expect(store.getCalls).toBe(1);
+    });
+
+    it("release of an address of this family outside the range deletes its record, as upstream's Release", async () => {
+      // Upstream deletes the IPAddress by name without a range check: another range's allocation
+      // on the same store goes too. An address of the other family never reaches the store.
+      const store = new FaultyMemoryStore();
+      const other = make('10.0.1.0/24', store);
+      await other.allocate('10.0.1.5');
+      const a = make('10.0.0.0/24', store);
+      store.inject('2001:db8::5', {});
+      await a.release('10.0.1.5');
+      await a.release('2001:db8::5');
+      expect(await other.has('10.0.1.5')).toBe(false);
+      expect(await a.has('2001:db8::5')).toBe(false); // the other family: false without asking
+      expect(await store.get('2001:db8::5')).toBeDefined();
+      expect(other.used()).toBe(0);
+      expect(store.deleteCalls).toBe(1);
     });
 
     it('forEach lists labelled records of the family, not filtered by CIDR', async () => {
