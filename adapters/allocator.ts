@@ -279,8 +279,16 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** True when the store has synchronous operations: tryAllocateNextNow() may be used. */
+  /**
+   * Which call allocates on this store: true when it has synchronous operations, so that
+   * tryAllocateNextNow() may be used; false when only allocateNext() can. It says which call to
+   * make, not that the call succeeds. Throws ErrDestroyed after destroy(), as every method does
+   * (true, then ErrDestroyed from the call it chose, would mislead). A store closed under the
+   * allocator is not seen here (the Store interface cannot tell): both calls then fail with the
+   * store's ErrDestroyed.
+   */
   get canAllocateNow(): boolean {
+    this.live();
     return this.store.sync != null;
   }
 

@@ -362,6 +362,26 @@ describe('after destroy()', () => {
     expect(() => b.used()).toThrow(ErrDestroyed);
   });
 
+  it('Allocator: canAllocateNow throws ErrDestroyed after destroy(), as tryAllocateNextNow does', () => {
+    // MetaAllocator reads it to choose tryAllocateNextNow() or allocateNext(): `true` from a
+    // destroyed allocator would send a caller to a call that can only fail.
+    const a = new Allocator('10.1.0.0/24', { store: new MemoryStore() });
+    expect(a.canAllocateNow).toBe(true);
+    a.destroy();
+    expect(() => a.canAllocateNow).toThrow(ErrDestroyed);
+    expect(() => a.tryAllocateNextNow()).toThrow(ErrDestroyed);
+  });
+
+  it("Allocator: on a closed store canAllocateNow still answers, and both calls fail with the store's ErrDestroyed", async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.1.0.0/24', { store });
+    store.close();
+    expect(a.canAllocateNow).toBe(true);
+    expect(() => a.tryAllocateNextNow()).toThrow(ErrDestroyed);
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    a.destroy();
+  });
+
   it.each(cases.filter(([name]) => name !== 'MetaAllocator'))(
     '%s: setReady takes true or false only, and changes nothing otherwise',
     (_name, make) => {
