@@ -1309,3 +1309,66 @@ describe('a store whose create never answers', () => {
     a.destroy();
   });
 });
+
+describe('which operations of a store offering sync each caller uses (README: Your own store)', () => {
+  /** A store offering both ways, counting which one each call took. */
+  function countingStore(): { store: Store; calls: Set<string>; inner: MemoryStore } {
+    const inner = new MemoryStore({ syncOps: false });
+    const calls = new Set<string>();
+    const counted =
+      <A extends unknown[], R>(name: string, op: (...args: A) => R) =>
+      (...args: A): R => {
+        calls.add(name);
+        return op(...args);
+      };
+    const store: Store = {
+      create: counted('create', (r: IPAddressRecord) => inner.create(r)),
+      delete: counted('delete', (n: string) => inner.delete(n)),
+      get: counted('get', (n: string) => inner.get(n)),
+      cache: inner.cache,
+      close: () => inner.close(),
+      sync: {
+        createSync: counted('createSync', (r: IPAddressRecord) => inner.createSync(r)),
+        deleteSync: counted('deleteSync', (n: string) => inner.deleteSync(n)),
+        getSync: counted('getSync', (n: string) => inner.getSync(n)),
+      },
+    };
+    return { store, calls, inner };
+  }
+  const SYNC = ['createSync', 'deleteSync', 'getSync'];
+  const PROMISES = ['create', 'delete', 'get'];
+  const rows: [string, (store: Store) => IPAllocator, string[]][] = [
+    ['Allocator', (store) => new Allocator('10.9.0.0/24', { store }), SYNC],
+    [
+      'MetaAllocator (its ranges are Allocators)',
+      (store) => {
+        const ranges = new InMemoryServiceCIDRs();
+        ranges.addServiceCIDR('a', ['10.9.0.0/24']);
+        return new MetaAllocator('IPv4', ranges, { store });
+      },
+      SYNC,
+    ],
+    ['ReferenceAllocator (an await per store call, as upstream)', (store) => new ReferenceAllocator('10.9.0.0/24', { store }), PROMISES],
+  ];
+  it.each(rows)('%s', async (_name, make, expected) => {
+    const { store, calls, inner } = countingStore();
+    const a = make(store);
+    const ip = await a.allocateNext();
+    await a.allocate('10.9.0.9');
+    expect(await a.has(ip)).toBe(true);
+    await a.release(ip);
+    await a.release('10.9.0.9');
+    expect([...calls].sort()).toEqual([...expected].sort());
+    a.destroy();
+    inner.close();
+  });
+
+  it('reconcile reads and deletes through getSync and deleteSync', async () => {
+    const { store, calls, inner } = countingStore();
+    inner.createSync({ name: '10.9.0.5', labels: allocatorLabels('IPv4'), parentRef: null });
+    const result = await reconcile(store, [], { graceMs: 0, delete: true });
+    expect(result.deleted).toEqual(['10.9.0.5']);
+    expect([...calls].sort()).toEqual(['deleteSync', 'getSync']);
+    inner.close();
+  });
+});
