@@ -873,6 +873,37 @@ async function metrics(registry: Registry, cidr: string) {
   };
 }
 
+describe.each(RANGE_POLICIES)('MetaAllocator, policy %s: ranges answering at once between ranges answering later', (policy) => {
+  // Over a store reached through its promises, a full range answers later (a promise of null),
+  // while a range that is not ready answers at once: a call's search goes from one kind of answer
+  // to the other and back, and must try the same ranges with the same draws as over a store
+  // answering everything at once, up to ErrFull.
+  it('the same addresses and ErrFull in the same order as over synchronous store calls', async () => {
+    const sides = [setupOn(policy, 5, 'IPv4', true), setupOn(policy, 5, 'IPv4', false)];
+    for (const { source, store } of sides) {
+      source.addServiceCIDR('a', ['10.1.0.0/30']);
+      source.addServiceCIDR('off1', ['10.8.0.0/24'], { ready: false });
+      source.addServiceCIDR('b', ['10.2.0.0/29']);
+      source.addServiceCIDR('off2', ['10.9.0.0/24'], { ready: false });
+      source.addServiceCIDR('c', ['10.3.0.0/30']);
+      store.inject('10.1.0.1', allocatorLabels('IPv4')); // taken by another API server
+    }
+    const answers: string[][] = [[], []];
+    for (let step = 0; step < 12; step++) {
+      for (let i = 0; i < 2; i++) {
+        const r = await settle(sides[i]!.meta.allocateNext());
+        answers[i]!.push(r instanceof Error ? r.constructor.name : r);
+      }
+    }
+    expect(answers[0]).toEqual(answers[1]);
+    // 1 + 6 + 2 free addresses in the ready ranges, none from a range that is not ready
+    expect(answers[0]!.filter((a) => a === 'ErrFull')).toHaveLength(3);
+    for (const a of answers[0]!)
+      if (a !== 'ErrFull') expect(['10.1.0.0/30', '10.2.0.0/29', '10.3.0.0/30'].some((c) => hostOf(c, a))).toBe(true);
+    for (const { meta } of sides) meta.destroy();
+  });
+});
+
 describe('MetaAllocator: ranges that change while allocateNext waits for the store', () => {
   // An 'ordered' MetaAllocator over a store that answers later: the call tries a (one address
   // left), whose create waits; meanwhile another API server takes that address, b is deleted and
