@@ -327,40 +327,84 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  async allocateNext(given?: ParentRef): Promise<string> {
-    this.retryForMemory();
-    this.live();
-    const owner = checkParentRef(given) ?? undefined; // read once: every range tried gets this copy
-    let list = this.order;
-    // Ranges already tried, once the list changed during the call (a range added or removed
-    // while a store call was in flight): the ranges added meanwhile are tried too.
-    let tried: Set<RangeEntry> | null = null;
+  allocateNext(given?: ParentRef): Promise<string> {
+    try {
+      this.retryForMemory();
+      this.live();
+      const owner = checkParentRef(given) ?? undefined; // read once: every range tried gets this copy
+      const call = new NextCall(owner);
+      this.beginPass(call, this.order);
+      const r = this.walk(call);
+      return typeof r === 'string' ? Promise.resolve(r) : r;
+    } catch (err) {
+      return rejectSoon(err);
+    }
+  }
+
+  /**
+   * Starts a pass of allocateNext over `list`: under 'ordered' (or with at most one range) its
+   * ranges in order, skipping those tried; otherwise the untried ones, drawn one by one.
+   */
+  private beginPass(call: NextCall, list: readonly RangeEntry[]): void {
+    call.list = list;
+    if (this.policy === 'ordered' || list.length <= 1) {
+      call.left = null;
+      call.next = 0;
+    } else {
+      const tried = call.tried;
+      call.left = tried === null ? list.slice() : list.filter((e) => !tried.has(e));
+      call.next = call.left.length;
+    }
+  }
+
+  /**
+   * allocateNext's search, from where `call` stands: the address, or a promise of it; ErrFull,
+   * ErrDestroyed and a range's other errors are thrown.
+   *
+   * Why one loop that returns a promise only when it must, rather than an `async` method: over a
+   * store with synchronous operations every range answers at once (tryAllocateNextNow), and an
+   * async function would still pay its frame and promise machinery on every call. So the walk
+   * runs synchronously while the ranges answer at once; when one answers with a promise, the
+   * walk returns that promise chained to itself, and re-enters here with `call` (which holds
+   * where it stopped) once the range has answered null. Either way it is this one loop, so the
+   * order of the ranges, the random draws and the end conditions are the same on both paths.
+   * Its throws become rejections: allocateNext's catch, or the `then` callback's promise, which
+   * the caller already holds.
+   */
+  private walk(call: NextCall): string | Promise<string> {
     for (;;) {
-      if (this.policy === 'ordered' || list.length <= 1) {
-        for (const e of list) {
+      const list = call.list;
+      const left = call.left;
+      if (left === null) {
+        while (call.next < list.length) {
+          const e = list[call.next++]!;
           this.live(); // destroyed while an earlier range was tried: ErrDestroyed, not ErrFull
-          if (tried?.has(e)) continue;
-          const r = this.tryRange(e, owner);
-          const ip = typeof r === 'object' && r !== null ? await r : r;
-          if (ip !== null) return ip;
+          if (call.tried?.has(e)) continue;
+          const r = this.tryRange(e, call.owner);
+          if (r === null) continue;
+          if (typeof r === 'string') return r;
+          return r.then((ip) => (ip !== null ? ip : this.walk(call)));
         }
       } else {
-        const left = tried === null ? list.slice() : list.filter((e) => !tried!.has(e)); // untried ranges
-        for (let n = left.length; n > 0; n--) {
+        while (call.next > 0) {
+          const n = call.next--;
           const i = this.policy === 'upstream' ? uniformBelow(this.random, n) : this.pickWeighted(left, n);
           const e = left[i]!;
           left[i] = left[n - 1]!;
           this.live();
-          const r = this.tryRange(e, owner);
-          const ip = typeof r === 'object' && r !== null ? await r : r;
-          if (ip !== null) return ip;
+          const r = this.tryRange(e, call.owner);
+          if (r === null) continue;
+          if (typeof r === 'string') return r;
+          return r.then((ip) => (ip !== null ? ip : this.walk(call)));
         }
       }
       this.live(); // destroyed during the last range's store call: ErrDestroyed, not ErrFull
-      if (this.order === list) return rejectSoon(new ErrFull());
-      tried ??= new Set();
+      if (this.order === list) throw new ErrFull();
+      // The list changed during the call (a range added or removed while a store call was in
+      // flight): the ranges added meanwhile are tried too, those tried already are not.
+      const tried = (call.tried ??= new Set());
       for (const e of list) tried.add(e);
-      list = this.order;
+      this.beginPass(call, this.order);
     }
   }
 
@@ -830,6 +874,23 @@ export class MetaAllocator implements IPAllocator, Disposable {
       });
     }
   }
+}
+
+/**
+ * Where one allocateNext call stands, so that its search (MetaAllocator.walk) can stop at a range
+ * that answers with a promise and go on from the same place once it has answered.
+ */
+class NextCall {
+  /** The ranges of this pass: the MetaAllocator's list as it was when the pass began. */
+  list: readonly RangeEntry[] = [];
+  /** The random policies' untried ranges of this pass, in left[0, next); null: `list` in order. */
+  left: RangeEntry[] | null = null;
+  /** In order: the index in `list` of the next range; drawn: how many of `left` are untried. */
+  next = 0;
+  /** Ranges tried in earlier passes (null during the first): a later pass skips them. */
+  tried: Set<RangeEntry> | null = null;
+  /** The owner as checked once: every range tried gets this copy. */
+  constructor(readonly owner: ParentRef | undefined) {}
 }
 
 /**
