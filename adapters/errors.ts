@@ -145,12 +145,16 @@ export class ErrAllocated extends IPAllocatorError {
   }
 }
 
-/** `the provided network does not match the current range`. */
+/**
+ * `the provided network does not match the current range`, followed by which address or
+ * snapshot did not match, in parentheses (upstream's text says neither).
+ */
 export class ErrMismatchedNetwork extends IPAllocatorError {
   static override readonly code = 'ERR_MISMATCHED_NETWORK' as const;
   declare readonly code: 'ERR_MISMATCHED_NETWORK';
-  constructor() {
-    super('the provided network does not match the current range', false);
+  /** `detail`: what did not match, said after upstream's text. */
+  constructor(detail?: string) {
+    super(`the provided network does not match the current range${detail === undefined ? '' : ` (${detail})`}`, false);
   }
 }
 

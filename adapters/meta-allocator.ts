@@ -312,11 +312,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
       } catch (error) {
         ownerError = { error };
       }
-      if (!this.covers(ip, true)) throw new ErrMismatchedNetwork();
+      if (!this.covers(ip, true)) throw this.mismatched(ip, true);
       if (ownerError !== null) throw ownerError.error;
       const e = this.pick(true, true);
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
-      if (e === null) throw new ErrMismatchedNetwork(); // the random source changed the ranges meanwhile
+      if (e === null) throw this.mismatched(ip, true); // the random source changed the ranges meanwhile
       try {
         return e.allocator.allocate(ip, checked ?? undefined); // a rebuild of its index runs its strategy's forRange first
       } finally {
@@ -462,7 +462,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     try {
       this.live();
       const e = this.route(ip, false);
-      if (e === null) throw new ErrMismatchedNetwork();
+      if (e === null) throw this.mismatched(ip, false);
       return e.allocator.release(ip);
     } catch (err) {
       return rejectSoon(err);
@@ -485,8 +485,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
   rangeFor(ip: string, ready = true): string {
     this.live();
     const e = this.route(ip, ready);
-    if (e === null) throw new ErrMismatchedNetwork();
+    if (e === null) throw this.mismatched(ip, ready);
     return e.cidr;
+  }
+
+  /** ErrMismatchedNetwork for `ip`, which covers() has parsed: no range (no ready one when `readyOnly`) holds it. */
+  private mismatched(ip: string, readyOnly: boolean): ErrMismatchedNetwork {
+    const family = parseAddrInto(ip, this.words) === 4 ? 'IPv4' : 'IPv6';
+    if (family !== this.ipFamily)
+      return new ErrMismatchedNetwork(`${ip} is an ${family} address; this MetaAllocator serves ${this.ipFamily}`);
+    return new ErrMismatchedNetwork(`no ${readyOnly ? 'ready ' : ''}range of this MetaAllocator holds ${ip}`);
   }
 
   /** Parses `ip` (throws InvalidAddressError) and returns a range containing it, or null. */

@@ -727,7 +727,7 @@ export class Range implements RangeView {
   restore(range: string, data: Uint8Array): void {
     this.changing();
     const other = Prefix.parse(range);
-    if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork();
+    if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork(`the snapshot is of ${other.cidr}, this Range of ${this.cidr}`);
     data = ownBytes(data, 'snapshot data');
     // (an empty range's one-slot index would take bit 0: it goes the checked way below)
     if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {

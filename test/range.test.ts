@@ -176,6 +176,9 @@ describe.each(SEEDS)('Range upstream cases (seed %i)', (seed) => {
     expect(() => other.restore(snap.range, snap.data)).toThrow(ErrMismatchedNetwork);
     expect(() => r.restore('192.168.2.0/24', snap.data)).toThrow(ErrMismatchedNetwork);
     expect(() => r.restore('192.168.1.0/25', snap.data)).toThrow(ErrMismatchedNetwork);
+    expect(() => other.restore(snap.range, snap.data)).toThrow(
+      'the provided network does not match the current range (the snapshot is of 192.168.1.0/24, this Range of 192.168.2.0/24)',
+    );
     const r2 = new Range(snap.range, { random: random() });
     r2.restore(snap.range, snap.data);
     for (const ip of ips) expect(r2.has(ip)).toBe(true);
