@@ -85,7 +85,7 @@ export interface U64Out {
   lo: number;
 }
 
-/** SplitMix32-style finaliser: spreads a 32-bit seed over a state word. */
+/** SplitMix32-style finaliser, a bijection of the u32 values: the round function of seededRandom's Feistel network. */
 function mix32(x: number): number {
   x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
   x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
@@ -140,23 +140,51 @@ export class Xoshiro128 implements RandomSource {
 }
 
 /**
- * A generator started from a seed: any finite number (its integer part taken as 53 bits; equal
- * seeds give equal sequences in every runtime). InvalidArgumentError for anything else.
+ * Round keys of the seed's Feistel network (hex digits of π, one per round): distinct keys keep
+ * the rounds from being the same function.
+ */
+const SEED_ROUND_KEYS = [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093822, 0x299f31d0, 0x082efa98, 0xec4e6c89];
+
+/** Set in a negative seed's high word, which otherwise uses 21 bits (2^53 = 2^21 · 2^32): −n and n differ. */
+const NEGATIVE_SEED_BIT = 0x80000000;
+
+/**
+ * A generator started from a seed: a finite number of magnitude at most Number.MAX_SAFE_INTEGER
+ * (2^53 − 1). Its integer part counts, and so does its sign: 1.9 gives the same sequence as 1,
+ * −1.9 the same as −1, and −0.5 the same as −0 — while −1 and 1, and −0.5 and 0.5, differ (a
+ * seed below zero is marked as such; −0 itself is 0). Different seeds start from different
+ * states, and neighbouring seeds' sequences look unrelated from the first draw on; equal seeds
+ * give equal sequences in every runtime.
+ * InvalidArgumentError for anything else: a larger magnitude (2^64 or Number.MAX_VALUE have lost
+ * their low bits, so they could not be told apart from their neighbours), NaN, ±Infinity, or not
+ * a number.
  */
 export function seededRandom(seed: number): Xoshiro128 {
   if (typeof seed !== 'number' || !Number.isFinite(seed)) {
     throw new InvalidArgumentError(`seed must be a finite number, got ${quoteInput(seed)}`);
   }
+  if (Math.abs(seed) > Number.MAX_SAFE_INTEGER) {
+    throw new InvalidArgumentError(
+      `seed must be at most Number.MAX_SAFE_INTEGER (2^53 − 1) in magnitude, got ${quoteInput(seed)}: beyond it, distinct integers share one number`,
+    );
+  }
+  // Every state word must depend on every bit of the seed: xoshiro128**'s first output is a
+  // function of s1 alone, and its next few outputs of few words, so a word built from one half
+  // of the seed makes all seeds that share that half start alike (from the high half alone, every
+  // seed below 2^32 would give the same first draw). An 8-round Feistel network over the 54 bits (lo, hi, sign) mixes both
+  // halves into every word; each round is a bijection of the 64-bit pair, so the pair after round 4
+  // (s0, s1) is different for different seeds, and so is the pair after round 8 (s2, s3).
   const n = Math.trunc(Math.abs(seed));
-  const lo = n >>> 0;
-  const hi = Math.floor(n / TWO32) >>> 0;
-  const sign = seed < 0 ? 0x5bd1e995 : 0;
-  return new Xoshiro128(
-    mix32(lo ^ 0x243f6a88),
-    mix32(hi ^ 0x85a308d3 ^ sign),
-    mix32(lo ^ 0x13198a2e ^ Math.imul(hi, 0x9e3779b1)),
-    mix32(hi ^ 0x03707344 ^ Math.imul(lo, 0x85ebca6b)),
-  );
+  let left = n >>> 0;
+  let right = (Math.floor(n / TWO32) ^ (seed < 0 ? NEGATIVE_SEED_BIT : 0)) >>> 0;
+  const words: number[] = [];
+  for (let round = 0; round < SEED_ROUND_KEYS.length; round++) {
+    const next = (left ^ mix32(right ^ SEED_ROUND_KEYS[round]!)) >>> 0;
+    left = right;
+    right = next;
+    if (round % 4 === 3) words.push(left, right);
+  }
+  return new Xoshiro128(words[0]!, words[1]!, words[2]!, words[3]!);
 }
 
 /** A generator seeded from `crypto.getRandomValues` (the default of both allocators). */

@@ -151,6 +151,74 @@ describe('seeds and state words', () => {
   it.each([Number.NaN, Infinity, '1', null, 1n])('seededRandom(%s) → InvalidArgumentError', (seed) => {
     expect(() => seededRandom(seed as never)).toThrow(InvalidArgumentError);
   });
+  it.each([2 ** 53, -(2 ** 53), 2 ** 64, -Number.MAX_VALUE, Number.MAX_VALUE])(
+    'seededRandom(%s), beyond Number.MAX_SAFE_INTEGER → InvalidArgumentError naming the range',
+    (seed) => {
+      expect(() => seededRandom(seed)).toThrow(InvalidArgumentError);
+      expect(() => seededRandom(seed)).toThrow(/at most Number\.MAX_SAFE_INTEGER \(2\^53 − 1\) in magnitude/);
+    },
+  );
+  it('the largest seeds are accepted, and ±Number.MAX_SAFE_INTEGER and their neighbours differ', () => {
+    const max = Number.MAX_SAFE_INTEGER;
+    const firsts = [max, max - 1, -max, -(max - 1)].map((seed) => seededRandom(seed).nextU32());
+    expect(new Set(firsts).size).toBe(4);
+  });
+  it('distinct small seeds give distinct first draws: 0..9999 give at least 9990 different values', () => {
+    // Two seeds' first draws coincide only by chance (about 0.01 pairs among 10,000 seeds),
+    // not because the seeds share their high 32 bits.
+    const firsts = new Set<number>();
+    for (let seed = 0; seed < 10_000; seed++) firsts.add(seededRandom(seed).nextU32());
+    expect(firsts.size).toBeGreaterThanOrEqual(9990);
+  });
+  it('seeds that share their low 32 bits give distinct first draws too', () => {
+    const firsts = new Set<number>();
+    for (let hi = 0; hi < 1000; hi++) firsts.add(seededRandom(hi * 2 ** 32 + 7).nextU32());
+    expect(firsts.size).toBeGreaterThanOrEqual(999);
+  });
+  it('neighbouring seeds are unrelated from the first draw: each of the first four draws differs in about 16 bits', () => {
+    // Correlated seeds (some state words equal) would give equal draws, and far fewer differing bits.
+    for (let k = 0; k < 4; k++) {
+      let bits = 0;
+      const seeds = 2000;
+      for (let seed = 0; seed < seeds; seed++) {
+        const a = seededRandom(seed);
+        const b = seededRandom(seed + 1);
+        let x = 0;
+        for (let i = 0; i <= k; i++) x = (a.nextU32() ^ b.nextU32()) >>> 0;
+        for (; x !== 0; x >>>= 1) bits += x & 1;
+      }
+      // 32 000 bit pairs per draw: a mean of 16 ± 0.09 (one standard deviation); 15.5..16.5 is 5.6 of them.
+      expect(bits / seeds).toBeGreaterThan(15.5);
+      expect(bits / seeds).toBeLessThan(16.5);
+    }
+  });
+  it('the first allocateNext of a seeded Range over a /12 depends on the seed', () => {
+    const firsts = [1, 2, 3, 4, 5, 6].map((seed) => new Range('10.96.0.0/12', { random: seededRandom(seed) }).allocateNext());
+    expect(new Set(firsts).size).toBe(6);
+  });
+  it('a seeded MetaAllocator over eight /16s does not start in the same range for every seed', async () => {
+    const starts = new Set<string>();
+    for (let seed = 1; seed <= 8; seed++) {
+      const cidrs = new InMemoryServiceCIDRs();
+      for (let i = 0; i < 8; i++) cidrs.addServiceCIDR(`cidr-${i}`, [`10.${100 + i}.0.0/16`]);
+      const meta = new MetaAllocator('IPv4', cidrs, { store: new MemoryStore(), random: seededRandom(seed) });
+      starts.add((await meta.allocateNext(OWNER)).split('.').slice(0, 2).join('.'));
+      meta.destroy();
+    }
+    expect(starts.size).toBeGreaterThan(1);
+  });
+  it('equal seeds give equal sequences: the integer part and the sign count, nothing else', () => {
+    const draws = (seed: number) => {
+      const r = seededRandom(seed);
+      return Array.from({ length: 8 }, () => r.nextU32());
+    };
+    expect(draws(123)).toEqual(draws(123));
+    expect(draws(1.9)).toEqual(draws(1));
+    expect(draws(-1.9)).toEqual(draws(-1));
+    expect(draws(-0)).toEqual(draws(0));
+    expect(draws(-0.5)).not.toEqual(draws(0));
+    expect(draws(-1)).not.toEqual(draws(1));
+  });
   it('new Xoshiro128 with a non-integer state word → InvalidArgumentError', () => {
     expect(() => new Xoshiro128('a' as never, 1, 2, 3)).toThrow(InvalidArgumentError);
     expect(() => new Xoshiro128(1, 2, 3, 0.5)).toThrow(InvalidArgumentError);
