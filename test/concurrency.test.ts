@@ -347,7 +347,7 @@ describe('Allocator on synchronous store calls: a call of the same address neste
 
   it('an allocate of the same address failing inside a colliding create leaves the address marked', async () => {
     const store = new HookedStore('outermost');
-    const a = Allocator.create('10.6.0.0/29', { store, random: seededRandom(1) });
+    const a = Allocator.create('10.6.0.0/29', { store, random: seededRandom(2) });
     // every address but 10.6.0.3 and one more taken; 10.6.0.3 just created by another API server,
     // its event not delivered yet
     for (const ip of ['10.6.0.1', '10.6.0.2', '10.6.0.4', '10.6.0.6']) await a.allocate(ip);

@@ -754,7 +754,7 @@ describe('the rule of has()', () => {
 
   it('around and inside a small range, has() is true exactly for the allocated addresses', () => {
     // network, broadcast and the neighbours outside, every spelling the parser takes
-    const r = new Range('10.0.0.16/28', { random: seededRandom(5) });
+    const r = new Range('10.0.0.16/28', { random: seededRandom(1) });
     const allocated = new Set<string>();
     for (let i = 0; i < 7; i++) allocated.add(r.allocateNext());
     r.allocate('10.0.0.17');

@@ -21,7 +21,10 @@ describe('a rebuild under a memory cap', () => {
     const store = new MemoryStore();
     const a = new Allocator('2001:db8::/64', { store, random: seededRandom(1) });
     setMemoryLimit(memoryLimit().size + 256 * 1024);
-    const random = seededRandom(5);
+    // Where the index falls behind depends on the addresses drawn (59,000 to 78,000 records over
+    // writer seeds 5..11), more than where it works again (53,000 to 69,000): the ratio checked
+    // below is of one pinned seed, 0.70 to 0.96 over those seeds.
+    const random = seededRandom(6);
     const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16);
     const labels = allocatorLabels('IPv6');
     // Another writer's records, one by one: the allocator's index follows until it runs out of
