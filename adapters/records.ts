@@ -13,6 +13,7 @@ import {
   readMember,
   unreadableInput,
 } from './errors.ts';
+import { DNS1123_SUBDOMAIN_MESSAGE, isDNS1123Subdomain, labelProblems } from './label-rules.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -126,8 +127,6 @@ function parseName(name: string, out: Uint32Array): 0 | Family {
 // apimachinery `pkg/util/validation/ip.go` IsValidIP: the name is an address, without leading
 // zeros, not IPv4-mapped IPv6, in canonical form.
 
-/** Upstream IsDNS1123Subdomain: lower-case alphanumerics, '-' and '.', at most 253 characters. */
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const PARENT_REF_KEYS = ['group', 'resource', 'namespace', 'name'] as const;
 
 /** The problem of a parentRef that is not an object of fields (a string, an array, a Date), quoted by quoteInput, which reads nothing that can throw. */
@@ -166,14 +165,7 @@ function parentRefProblems(ref: unknown, field: string): string[] {
       out.push(`${field}.${key}: Invalid value: ${quoteInput(v)}: must be a string`);
       continue;
     }
-    const problems =
-      key === 'group'
-        ? v.length <= 253 && DNS1123_SUBDOMAIN.test(v)
-          ? []
-          : [
-              "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
-            ]
-        : pathSegmentProblems(v);
+    const problems = key === 'group' ? (isDNS1123Subdomain(v) ? [] : [DNS1123_SUBDOMAIN_MESSAGE]) : pathSegmentProblems(v);
     for (const p of problems) out.push(`${field}.${key}: Invalid value: ${quoteInput(v)}: ${p}`);
   }
   return out;
@@ -271,14 +263,21 @@ function nameProblems(name: unknown): string[] {
   return [`metadata.name: Invalid value: ${quoteInput(name)}: must be in canonical form (${JSON.stringify(canonical)})`];
 }
 
-/** The problems of a record's labels: a plain object whose values are strings (absent = none). */
-function labelProblems(labels: unknown): string[] {
+/**
+ * The problems of a record's labels: a plain object (absent = none) whose keys and values
+ * kube-apiserver takes as labels (label-rules.ts), the values strings.
+ */
+function labelSetProblems(labels: unknown): string[] {
   if (labels === undefined) return [];
   if (!isPlainObject(labels)) return [`metadata.labels: Invalid value: ${quoteInput(labels)}: must be an object of string values`];
   const out: string[] = [];
   for (const key of Object.keys(labels)) {
     const v = labels[key];
-    if (typeof v !== 'string') out.push(`metadata.labels[${quoteText(key)}]: Invalid value: ${quoteInput(v)}: must be a string`);
+    if (typeof v === 'string') out.push(...labelProblems(key, v));
+    else {
+      out.push(...labelProblems(key, '')); // the key's problems only: an empty value is a valid one
+      out.push(`metadata.labels[${quoteText(key)}]: Invalid value: ${quoteInput(v)}: must be a string`);
+    }
   }
   return out;
 }
@@ -289,7 +288,10 @@ function labelProblems(labels: unknown): string[] {
  * record may be stored.
  * - `name`: an address in canonical form (`10.0.0.1`, `2001:db8::1`; not `010.0.0.1`,
  *   `2001:DB8::1`, `::ffff:10.0.0.1`, a CIDR or a zone).
- * - `labels`: absent, or a plain object of string values.
+ * - `labels`: absent, or a plain object of string values, each key and value one kube-apiserver
+ *   takes as a label: a key is a name of at most 63 characters (alphanumeric at both ends,
+ *   `-`, `_`, `.` between) with an optional DNS-subdomain prefix and `/` (`example.com/team`);
+ *   a value is empty or such a name (not `has space`, not 64 characters).
  * - `parentRef`: the ParentReference shape (see checkParentRef), or null. kube-apiserver
  *   requires a parentRef (`spec.parentRef: Required value`), but upstream's allocator writes
  *   none from its owner-less entry points (`Allocate(ip)`, `AllocateNext()`), which its tests run
@@ -343,7 +345,8 @@ export function validateFields(name: unknown, labels: unknown, ref: unknown): vo
   const problems = nameProblems(name);
   let field = 'metadata.labels';
   try {
-    if (!isAllocatorLabelSet(labels)) problems.push(...labelProblems(labels));
+    // the allocators' label sets (by identity) are frozen and known valid: not checked again
+    if (!isAllocatorLabelSet(labels)) problems.push(...labelSetProblems(labels));
     field = 'spec.parentRef';
     if (ref !== null && ref !== undefined) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
   } catch (e) {

@@ -17,6 +17,7 @@
 import { canonicalAddr, formatAddr } from './address.ts';
 import { arrayLength, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readElements, readMember } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
+import { isDNS1123Subdomain } from './label-rules.ts';
 import { checkWatcher } from './store.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
@@ -128,14 +129,12 @@ function checkedCIDRs(cidrs: unknown): string[] {
 
 /** metadata.name must be a DNS-1123 subdomain, as the API server requires (NameIsDNSSubdomain). */
 function checkName(name: unknown): void {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
+  if (typeof name !== 'string' || !isDNS1123Subdomain(name)) {
     throw new InvalidArgumentError(
       `a ServiceCIDR name must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters), got ${quoteInput(name)}`,
     );
   }
 }
-
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** The most entries addServiceCIDR takes unvalidated (the API server allows two). */
 const MAX_UNVALIDATED_CIDRS = 64;

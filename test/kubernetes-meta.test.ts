@@ -456,7 +456,10 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
         'createServiceCIDR: the label "a" must be a string, got 1 (number)',
       );
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { 'bad key!': 'v' } })).rejects.toThrow(
-        'createServiceCIDR: the name of key "bad key!" must be at most 63 characters',
+        `createServiceCIDR: metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.'`,
+      );
+      await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { team: 'x'.repeat(64) } })).rejects.toThrow(
+        `createServiceCIDR: metadata.labels["team"]: Invalid value: "${'x'.repeat(64)}": must be no more than 63 characters`,
       );
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { apiVersion: 'v2' as never })).rejects.toThrow(InvalidArgumentError);
       await expect(deleteServiceCIDR(null as never, 'x')).rejects.toThrow(InvalidArgumentError);

@@ -860,12 +860,12 @@ describe('KubernetesStore', () => {
         [
           'a label value the API server refuses',
           () => new KubernetesStore(kc, { labelSelector: 'a in (x,-y)', start: false }),
-          'value "-y" of key "a" must be empty, or at most 63 characters',
+          'value "-y" of key "a": a valid label must be an empty string or consist of alphanumeric characters',
         ],
         [
           'a label key the API server refuses',
           () => new KubernetesStore(kc, { labelSelector: 'x..y/a=b', start: false }),
-          'the prefix of key "x..y/a" must be a lowercase DNS subdomain',
+          'key "x..y/a": prefix part a lowercase RFC 1123 subdomain must consist of',
         ],
         ['start as text', () => new KubernetesStore(kc, { start: 'false' as never }), 'start must be true or false, got "false"'],
         [
@@ -1175,6 +1175,8 @@ describe('KubernetesStore', () => {
       for (const bad of [
         { name: '010.0.0.1', labels: allocatorLabels('IPv4'), parentRef: SVC },
         { name: '10.0.0.1', labels: { x: 1 }, parentRef: SVC },
+        { name: '10.0.0.1', labels: { 'bad key!': 'x' }, parentRef: SVC },
+        { name: '10.0.0.1', labels: { team: 'has space' }, parentRef: SVC },
         { name: '10.0.0.1', labels: allocatorLabels('IPv4'), parentRef: { resource: 'services' } },
         null,
       ]) {

@@ -246,6 +246,22 @@ describe('MemoryStore validates every record at the door, as kube-apiserver vali
       rec('10.0.0.1', { labels: { a: 1 } as never }),
       /metadata\.labels\["a"\]: Invalid value: 1 \(number\)/,
     ],
+    // kube-apiserver's label rule (ValidateLabels): these were stored, and a KubernetesStore's server refuses them
+    [
+      'a label key with a space',
+      rec('10.0.0.1', { labels: { 'bad key!': 'x' } }),
+      /metadata\.labels: Invalid value: "bad key!": name part must consist/,
+    ],
+    [
+      'a label value of 64 characters',
+      rec('10.0.0.1', { labels: { ...labels, team: 'x'.repeat(64) } }),
+      /metadata\.labels\["team"\]: Invalid value: "x{64}": must be no more than 63 characters/,
+    ],
+    [
+      'a label value with a space',
+      rec('10.0.0.1', { labels: { team: 'has space' } }),
+      /metadata\.labels\["team"\]: Invalid value: "has space": a valid label/,
+    ],
     ['labels as an array', rec('10.0.0.1', { labels: [] as never }), /metadata\.labels: Invalid value/],
     ['labels as a string', rec('10.0.0.1', { labels: 'x' as never }), /metadata\.labels: Invalid value/],
     // a copy of these would be {}: they must reach the check as given, as validateRecord refuses them
@@ -324,6 +340,7 @@ describe('MemoryStore validates every record at the door, as kube-apiserver vali
     ['the all-zero IPv6 address', { name: '::', labels: {}, parentRef: null }],
     ['an owner', rec('10.0.0.1', { parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' } })],
     ['an owner without group and namespace', rec('10.0.0.1', { parentRef: { resource: 'services', name: 'web' } })],
+    ['labels of its own: a prefixed key, an empty value', rec('10.0.0.1', { labels: { 'example.com/team': 'web', tier: '' } })],
     ['no labels at all (stored as none)', { name: '10.0.0.9', parentRef: null }],
     ['no parentRef at all (no owner)', { name: '10.0.0.9', labels }],
   ])('accepts %s', (_, record) => {

@@ -6,6 +6,7 @@ import { formatAddr, formatIPv6, isCanonical } from '../adapters/address.ts';
 import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { allocatorLabels } from '../adapters/store.ts';
+import { labelProblems } from '../adapters/label-rules.ts';
 
 const labels6 = allocatorLabels('IPv6');
 
@@ -78,6 +79,84 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
       ) {}
     }
     expect(checkParentRef(new ServiceRef('default', 'web'))).toEqual({ resource: 'services', namespace: 'default', name: 'web' });
+  });
+});
+
+describe('validateRecord: labels are what kube-apiserver takes as labels (ValidateLabels)', () => {
+  const own = (labels: Record<string, unknown>) => ({
+    name: '10.0.0.1',
+    labels: { ...allocatorLabels('IPv4'), ...labels },
+    parentRef: null,
+  });
+  const NAME_PART =
+    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+  const VALUE =
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+  const PREFIX =
+    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+  it.each([
+    ['a key with a space and a "!"', { 'bad key!': 'x' }, [`metadata.labels: Invalid value: "bad key!": ${NAME_PART}`]],
+    ['a key ending in "-"', { 'team-': 'x' }, [`metadata.labels: Invalid value: "team-": ${NAME_PART}`]],
+    [
+      'an empty key',
+      { '': 'x' },
+      ['metadata.labels: Invalid value: "": name part must be non-empty', `metadata.labels: Invalid value: "": ${NAME_PART}`],
+    ],
+    [
+      'a key whose name part has 64 characters',
+      { ['k'.repeat(64)]: 'x' },
+      [`metadata.labels: Invalid value: "${'k'.repeat(64)}": name part must be no more than 63 characters`],
+    ],
+    ['a key with an upper-case prefix', { 'Example.com/team': 'x' }, [`metadata.labels: Invalid value: "Example.com/team": ${PREFIX}`]],
+    ['a key with an empty prefix', { '/team': 'x' }, ['metadata.labels: Invalid value: "/team": prefix part must be non-empty']],
+    [
+      'a key with two "/"',
+      { 'a/b/c': 'x' },
+      [/^metadata\.labels: Invalid value: "a\/b\/c": a valid label key must consist of .* with an optional DNS subdomain prefix and '\/'/],
+    ],
+    [
+      'a value of 64 characters',
+      { team: 'x'.repeat(64) },
+      [`metadata.labels["team"]: Invalid value: "${'x'.repeat(64)}": must be no more than 63 characters`],
+    ],
+    ['a value with a space', { team: 'has space' }, [`metadata.labels["team"]: Invalid value: "has space": ${VALUE}`]],
+    ['a value starting with "-"', { team: '-a' }, [`metadata.labels["team"]: Invalid value: "-a": ${VALUE}`]],
+    [
+      'a bad key and a bad value, and a bad key with a value that is no string',
+      { 'a b': 'c d', 'e f': 7 },
+      [
+        `metadata.labels: Invalid value: "a b": ${NAME_PART}`,
+        `metadata.labels["a b"]: Invalid value: "c d": ${VALUE}`,
+        `metadata.labels: Invalid value: "e f": ${NAME_PART}`,
+        'metadata.labels["e f"]: Invalid value: 7 (number): must be a string',
+      ],
+    ],
+  ])('refuses %s, naming each problem as the API server does', (_, labels, causes) => {
+    let err: InvalidRecordError | undefined;
+    try {
+      validateRecord(own(labels));
+    } catch (e) {
+      err = e as InvalidRecordError;
+    }
+    expect(err).toBeInstanceOf(InvalidRecordError);
+    expect(err!.causes).toHaveLength(causes.length);
+    causes.forEach((c, i) => (typeof c === 'string' ? expect(err!.causes[i]).toBe(c) : expect(err!.causes[i]).toMatch(c)));
+  });
+
+  it.each([
+    ['a prefixed key', { 'example.com/team': 'web' }],
+    ['a key of 63 characters with a prefix of 253', { [`${'a.'.repeat(126)}b/${'k'.repeat(63)}`]: 'x' }],
+    ['a value of 63 characters', { team: 'x'.repeat(63) }],
+    ['an empty value', { team: '' }],
+    ['"-", "_" and "." inside key and value', { 'my_team.name-1': 'a_b.c-d' }],
+  ])('accepts %s', (_, labels) => {
+    expect(() => validateRecord(own(labels))).not.toThrow();
+  });
+
+  it('the allocators’ own label sets, which stores take without checking them again, pass the same rule', () => {
+    for (const family of ['IPv4', 'IPv6'] as const) {
+      for (const [key, value] of Object.entries(allocatorLabels(family))) expect(labelProblems(key, value)).toEqual([]);
+    }
   });
 });
 

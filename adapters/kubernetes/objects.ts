@@ -7,6 +7,7 @@
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
 import { InvalidArgumentError, isPlainObject, quoteInput, unreadableInput } from '../errors.ts';
+import { labelKeyProblems, labelProblems, labelValueProblems } from '../label-rules.ts';
 import { isAllocatorLabelSet, readRecord, unreadableRecord } from '../records.ts';
 import { checkApiVersion } from './config.ts';
 import { goInt64 } from './numbers.ts';
@@ -258,7 +259,8 @@ export function parseLabelSelector(text: string): LabelSelector {
 
 /**
  * A copy of `labels` when the API server would take them (string values, valid label keys and
- * values); InvalidArgumentError naming the first it would refuse.
+ * values: label-rules.ts); InvalidArgumentError naming the first label it would refuse, as the
+ * API server words it (`metadata.labels: Invalid value: "bad key!": name part must consist …`).
  */
 export function checkedLabels(labels: unknown, owner: string): Record<string, string> {
   if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
@@ -268,33 +270,20 @@ export function checkedLabels(labels: unknown, owner: string): Record<string, st
   for (const [key, value] of Object.entries(labels)) {
     if (typeof value !== 'string')
       throw new InvalidArgumentError(`${owner}: the label ${JSON.stringify(key)} must be a string, got ${quoteInput(value)}`);
-    const problem = labelKeyProblem(key) ?? labelValuesProblem({ op: 'eq', key, value });
-    if (problem !== undefined) throw new InvalidArgumentError(`${owner}: ${problem}`);
+    const problems = labelProblems(key, value);
+    if (problems.length > 0) throw new InvalidArgumentError(`${owner}: ${problems.join('; ')}`);
     copy[key] = value;
   }
   return copy;
 }
 
-/** A label name or value: at most 63 characters, alphanumeric at both ends, `-`, `_`, `.` between. */
-const LABEL_NAME = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-/** A key's prefix: a DNS subdomain (RFC 1123), at most 253 characters. */
-const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** Why the API server would refuse `key` (apimachinery's IsQualifiedName), or undefined. */
+/** Why the API server would refuse `key` as a label key (label-rules.ts), or undefined. */
 function labelKeyProblem(key: string): string | undefined {
-  const parts = key.split('/');
-  const name = parts.at(-1)!;
-  if (parts.length > 2) return `key ${JSON.stringify(key)} has more than one "/"`;
-  if (parts.length === 2 && (parts[0]!.length > 253 || !DNS_SUBDOMAIN.test(parts[0]!))) {
-    return `the prefix of key ${JSON.stringify(key)} must be a lowercase DNS subdomain (RFC 1123) of at most 253 characters`;
-  }
-  if (name.length > 63 || !LABEL_NAME.test(name)) {
-    return `the name of key ${JSON.stringify(key)} must be at most 63 characters, alphanumeric at both ends, with '-', '_' or '.' between`;
-  }
-  return undefined;
+  const problems = labelKeyProblems(key);
+  return problems.length === 0 ? undefined : `key ${JSON.stringify(key)}: ${problems.join('; ')}`;
 }
 
-/** Why the API server would refuse a value of `r` (apimachinery's IsValidLabelValue), or undefined. */
+/** Why the API server would refuse a value of `r` (label-rules.ts), or undefined. */
 function labelValuesProblem(r: Requirement): string | undefined {
   let values: readonly string[];
   switch (r.op) {
@@ -316,9 +305,11 @@ function labelValuesProblem(r: Requirement): string | undefined {
     default:
       values = [r.value];
   }
-  const bad = values.find((v) => v !== '' && (v.length > 63 || !LABEL_NAME.test(v)));
-  if (bad === undefined) return undefined;
-  return `value ${JSON.stringify(bad)} of key ${JSON.stringify(r.key)} must be empty, or at most 63 characters, alphanumeric at both ends, with '-', '_' or '.' between`;
+  for (const v of values) {
+    const problems = labelValueProblems(v);
+    if (problems.length > 0) return `value ${JSON.stringify(v)} of key ${JSON.stringify(r.key)}: ${problems.join('; ')}`;
+  }
+  return undefined;
 }
 
 /** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. */
