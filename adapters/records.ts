@@ -129,9 +129,34 @@ function parseName(name: string, out: Uint32Array): 0 | Family {
 
 const PARENT_REF_KEYS = ['group', 'resource', 'namespace', 'name'] as const;
 
-/** The problem of a parentRef that is not an object of fields (a string, an array, a Date), quoted by quoteInput, which reads nothing that can throw. */
+/** The problem of a parentRef that is not an object of fields (a string, a number, an array), quoted by quoteInput, which reads nothing that can throw. */
 function notAParentRef(ref: unknown, field: string): string {
   return `${field}: Invalid value: ${quoteInput(ref)}: must be an object {group?, resource, namespace?, name}`;
+}
+
+const REQUIRED_PARENT_REF_KEYS = ['resource', 'name'] as const;
+/** Said when an owner's required field is somewhere other than its own enumerable fields, or it has none. */
+const OWN_FIELDS_ONLY = "only an owner's own enumerable fields are read";
+
+/**
+ * Why the required fields `hidden` (present on the owner, `in`, but not as own enumerable fields)
+ * do not count: they are on its prototype or not enumerable.
+ */
+function hiddenFields(hidden: readonly string[]): string {
+  return `its ${hidden.join(' and ')} ${hidden.length === 1 ? 'is' : 'are'} inherited, as from Object.create or a class's getters, or not enumerable`;
+}
+
+/**
+ * The problem of an owner that is an object with no own enumerable fields and is not plain (a
+ * Date, an Object.create(base), an instance of a class whose fields are getters): `hidden`
+ * lists the required fields it has elsewhere (hiddenFields).
+ */
+function noOwnFields(owner: unknown, field: string, hidden: readonly string[]): string {
+  const missing = REQUIRED_PARENT_REF_KEYS.filter((key) => !hidden.includes(key));
+  const why: string[] = [];
+  if (hidden.length > 0) why.push(hiddenFields(hidden));
+  if (missing.length > 0) why.push(`${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} required`);
+  return `${field}: Invalid value: ${quoteInput(owner)}: ${OWN_FIELDS_ONLY}, and it has none: ${why.join(', and ')}`;
 }
 
 /** Upstream IsValidPathSegmentName: the problems of a name used as one URL path segment. */
@@ -193,19 +218,31 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   // A frozen copy of the own enumerable fields, taken before the check: the record must not
   // change when the caller reuses its object for the next Service, an instance of the caller's
   // own class is read by its fields, and what is checked is what is stored. An object with no
-  // fields of its own that is not plain (a Date, a Map) is no parentRef, as a string or an
-  // array is not: the message quotes it by its type.
+  // fields of its own that is not plain (a Date, a Map, an Object.create(base), an instance of
+  // a class whose fields are getters on its prototype) is no parentRef, as a string or an array
+  // is not; the message says that only own fields are read, and where the required ones are.
   let fields: Record<string | symbol, unknown> | undefined;
+  let hidden: string[] = []; // required fields it has, but not as own enumerable fields
+  let noFields = false; // an object with no own enumerable fields that is not plain
   try {
-    // the caller's code runs here: a Proxy's isArray, ownKeys and getPrototypeOf traps, getters
-    fields = typeof owner === 'object' && owner !== null && !Array.isArray(owner) ? ownFields(owner, field) : undefined;
-    if (fields !== undefined && Object.keys(fields).length === 0 && !isPlainObject(owner)) fields = undefined;
+    // the caller's code runs here: a Proxy's isArray, ownKeys, getPrototypeOf and has traps, getters
+    if (typeof owner === 'object' && owner !== null && !Array.isArray(owner)) {
+      const own = ownFields(owner, field);
+      fields = own;
+      // read only when a required field is not among the copied ones: an owner as it should be costs nothing here
+      hidden = REQUIRED_PARENT_REF_KEYS.filter(
+        (key) => own[key] === undefined && key in owner && !Object.prototype.propertyIsEnumerable.call(owner, key),
+      );
+      noFields = Object.keys(own).length === 0 && !isPlainObject(owner);
+    }
   } catch (e) {
     throw unreadableInput(field, e); // a revoked Proxy (a field whose getter throws: named by ownFields)
   }
   // Checked unguarded: only our copy is read from here, and a fault of ours is not the caller's.
+  if (noFields) throw new InvalidArgumentError(noOwnFields(owner, field, hidden));
   if (fields === undefined) throw new InvalidArgumentError(notAParentRef(owner, field));
   const problems = parentRefProblems(fields, field);
+  if (hidden.length > 0) problems.push(`${OWN_FIELDS_ONLY}: ${hiddenFields(hidden)}`);
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
   return Object.freeze(fields) as unknown as ParentRef; // of that shape: parentRefProblems found nothing wrong
 }

@@ -28,6 +28,43 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     ['a symbol', Symbol('svc'), /owner: Invalid value: Symbol\(svc\) \(symbol\)/],
     ['an array', ['services', 'web'], /owner: Invalid value: an array of 2 values/],
     ['a Date', new Date(0), /owner: Invalid value: a value of type object/],
+    // Regression: these said "a value of type object: must be an object {…}"
+    [
+      'a Map',
+      new Map([['resource', 'services']]),
+      /^owner: Invalid value: a value of type object: only an owner's own enumerable fields are read, and it has none: resource and name are required$/,
+    ],
+    [
+      'an owner made with Object.create(fields)',
+      Object.create({ group: '', resource: 'services', namespace: 'default', name: 'web' }),
+      /^owner: Invalid value: a value of type object: only an owner's own enumerable fields are read, and it has none: its resource and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+    ],
+    [
+      'an instance whose fields are getters of its class',
+      new (class Svc {
+        get resource() {
+          return 'services';
+        }
+        get name() {
+          return 'web';
+        }
+      })(),
+      /^owner: Invalid value: a value of type object: only an owner's own enumerable fields are read, and it has none: its resource and name are inherited/,
+    ],
+    [
+      'an instance with only a name getter',
+      new (class Named {
+        get name() {
+          return 'web';
+        }
+      })(),
+      /and it has none: its name is inherited, as from Object\.create or a class's getters, or not enumerable, and resource is required$/,
+    ],
+    [
+      'an owner with a field of its own and the required ones inherited',
+      Object.create({ resource: 'services', name: 'web' }, { namespace: { value: 'default', enumerable: true } }),
+      /^owner\.resource: Required value; owner\.name: Required value; only an owner's own enumerable fields are read: its resource and name are inherited/,
+    ],
     ['no resource', { name: 'web' }, /owner\.resource: Required value/],
     ['an empty name', { resource: 'services', name: '' }, /owner\.name: Required value/],
     ['a number as name', { resource: 'services', name: 5 }, /owner\.name: Invalid value: 5 \(number\): must be a string/],
@@ -63,7 +100,9 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
 
   it('what is checked is what is stored: fields that are not enumerable do not count, undefined ones are left out, the caller’s object is never frozen', () => {
     const hidden = Object.defineProperties({}, { resource: { value: 'services' }, name: { value: 'web' } });
-    expect(() => checkParentRef(hidden)).toThrow(/owner\.resource: Required value; owner\.name: Required value/);
+    expect(() => checkParentRef(hidden)).toThrow(
+      /^owner\.resource: Required value; owner\.name: Required value; only an owner's own enumerable fields are read: its resource and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+    );
     expect(Object.isFrozen(hidden)).toBe(false);
     const sparse = { resource: 'services', namespace: undefined, name: 'web', uid: undefined };
     expect(checkParentRef(sparse)).toEqual({ resource: 'services', name: 'web' });
