@@ -12,6 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { readFileBounded } from '../adapters/bounded-read.ts';
 import { IPAllocatorError, InvalidCIDRError, nearestName } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
@@ -519,16 +520,30 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
 }
 
 /**
- * Reads a snapshot file: a RangeSnapshot as JSON, its data in base64 —
+ * The most a snapshot file may hold: 128 MiB. The largest the README speaks of, a Range of 10^7
+ * addresses in a /64, snapshots as 8 bytes per address (offsets): 80,000,000 bytes, 106,666,668
+ * in base64, 108,070,177 with `base64`'s line break every 76 characters — 103 MiB with its JSON.
+ * The bound leaves a quarter more; a file without end (/dev/zero, `yes |` on /dev/stdin) would
+ * otherwise be read until the process runs out of memory, or for ever.
+ */
+const SNAPSHOT_MAX_BYTES = 128 * 1024 * 1024;
+
+/**
+ * Reads a snapshot file (at most SNAPSHOT_MAX_BYTES): a RangeSnapshot as JSON, its data in base64 —
  * {"range": CIDR, "data": base64, "length": n, "checksum": crc32}. With length and checksum the
  * copy is verified (Range.fromSnapshot); a file with only range and data is restored as it is.
  * Throws CliError naming the file.
  */
 function readSnapshot(path: string): Range {
+  const tooLarge = () =>
+    new CliError(
+      `${path} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB), or has no end (a device such as /dev/zero)`,
+    );
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileBounded(path, SNAPSHOT_MAX_BYTES, tooLarge);
   } catch (e) {
+    if (e instanceof CliError) throw e;
     throw new CliError(`cannot read ${path}: ${(e as Error).message}`);
   }
   const expected = 'expected {"range": "<cidr>", "data": "<base64>", "length": <n>, "checksum": <crc32>}';

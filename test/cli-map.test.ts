@@ -1,7 +1,7 @@
 // `ipallocator map`: the Hilbert layout's laws, and the SVG parsed back — every cell's position
 // and colour class compared with the addresses the test allocated, from a cluster (the double)
 // and from Range snapshot files, one address per cell and aggregated into blocks.
-import { existsSync, mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -187,6 +187,23 @@ describe('ipallocator map', () => {
       expect(bad.code).toBe(2);
       expect(bad.stderr).toMatch(/bad\.json: .*checksum/i);
       expect(bad.stderr).not.toMatch(/\n\s+at /);
+    });
+
+    it('refuses a file over 128 MiB, and one without end, with one line and exit 2 instead of reading it whole', async () => {
+      // A regular file larger than the bound (sparse: no disk used) is refused by its size.
+      const big = join(dir, 'big.json');
+      writeFileSync(big, '');
+      truncateSync(big, 128 * 1024 * 1024 + 1);
+      const tooBig = await cli(['map', '--snapshot', big, '--out', join(dir, 'big.svg')]);
+      expect(tooBig.code).toBe(2);
+      expect(tooBig.stderr).toBe(
+        `ipallocator: ${big} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB), or has no end (a device such as /dev/zero)\n`,
+      );
+      // A device without end: read until the process aborted (std::bad_alloc) before the bound.
+      const zero = await cli(['map', '--snapshot', '/dev/zero', '--out', join(dir, 'zero.svg')]);
+      expect(zero.code).toBe(2);
+      expect(zero.stderr).toMatch(/^ipallocator: \/dev\/zero is not a snapshot file: it holds more than 128 MiB .*or has no end .*\n$/);
+      expect(existsSync(join(dir, 'zero.svg'))).toBe(false);
     });
 
     it('reads data wrapped across lines as `base64` prints it, and names data that is not base64 (exit 2)', async () => {

@@ -1,10 +1,11 @@
 // The constructor arguments KubernetesStore, KubernetesServiceCIDRs and the ServiceCIDR helpers
 // share, checked in one place: a wrong one fails with InvalidArgumentError quoting it, before
 // any request is made.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
+import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { ApiVersion } from './objects.ts';
@@ -100,29 +101,11 @@ export class KubeconfigTooLargeError extends Error {
 export const KUBECONFIG_TOO_LARGE = 'it holds more than 16 MiB (a kubeconfig is a few KiB), or has no end (a device such as /dev/zero)';
 
 /**
- * A kubeconfig file's text as UTF-8, read once (a pipe has nothing left for a second read) and
- * at most KUBECONFIG_MAX_BYTES: beyond it, KubeconfigTooLargeError. The size a stat reports is
- * not trusted alone: a device or a pipe reports 0 and may never end. Other failures (ENOENT,
- * EISDIR) are Node's, naming the file.
+ * A kubeconfig file's text as UTF-8, read once and at most KUBECONFIG_MAX_BYTES (readFileBounded):
+ * beyond it, KubeconfigTooLargeError. Other failures (ENOENT, EISDIR) are Node's, naming the file.
  */
 export function readKubeconfigFile(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    if (fstatSync(fd).size > KUBECONFIG_MAX_BYTES) throw new KubeconfigTooLargeError(path);
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const buffer = Buffer.alloc(64 * 1024);
-    for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, null);
-      if (n === 0) break;
-      total += n;
-      if (total > KUBECONFIG_MAX_BYTES) throw new KubeconfigTooLargeError(path);
-      chunks.push(Buffer.from(buffer.subarray(0, n)));
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  } finally {
-    closeSync(fd);
-  }
+  return readFileBounded(path, KUBECONFIG_MAX_BYTES, () => new KubeconfigTooLargeError(path));
 }
 
 /**
