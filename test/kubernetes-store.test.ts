@@ -1007,6 +1007,24 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it('a token ending in a line break (saved with a Windows line ending) is sent without it, and works', async () => {
+      // The README said such a token was refused: fetch strips it from the header value.
+      d.onlyToken = 'SECRET-AT-END';
+      try {
+        for (const token of ['SECRET-AT-END\r\n', 'SECRET-AT-END\n']) {
+          const s = new KubernetesStore(kubeConfigFor(d.url, token), { start: false });
+          try {
+            expect(await s.get('10.0.0.1')).toBeUndefined();
+          } finally {
+            s.close();
+          }
+        }
+        expect(d.requests.map((q) => q.authorization)).toEqual(['Bearer SECRET-AT-END', 'Bearer SECRET-AT-END']);
+      } finally {
+        d.onlyToken = undefined;
+      }
+    });
+
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {
       // Regression: the message was client-node's "Cannot read properties of undefined (reading 'clientCertificateData')".
       const kc = new KubeConfig();
