@@ -51,6 +51,7 @@ import {
 import {
   deniedByRuntime,
   describeAnswer,
+  execPluginExit,
   hasInvalidHeader,
   KubernetesApiError,
   messages,
@@ -642,6 +643,19 @@ export class Cluster {
         const http = this.plainHttp
           ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'
           : '';
+        // an exec credential plugin that exited with a failure: said as such, with its command
+        // (as the kubeconfig names it; its args are not shown, a secret may be among them)
+        const plugin = causes(err)
+          .map((e) => execPluginExit(e))
+          .find((said) => said !== undefined);
+        if (plugin !== undefined) {
+          const user = this.kc.getCurrentUser();
+          const exec = (user?.exec ?? user?.authProvider?.config?.exec) as { command?: unknown } | undefined;
+          const command = typeof exec?.command === 'string' ? ` (command ${quoteText(exec.command)})` : '';
+          return new ClusterError(
+            `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(user?.name ?? '')}${command} ${plugin}`,
+          );
+        }
         // client-node reads an exec credential plugin's output with JSON.parse, whose message
         // quotes that output: a plugin printing a bare token would have it printed here
         // JSON but no ExecCredential (a JSON string) fails in client-node with a TypeError

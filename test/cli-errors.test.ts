@@ -274,6 +274,37 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: a plugin that exited with a failure and wrote nothing on stderr (/bin/false), or
+  // that printed a valid ExecCredential and then exited 1, was said as "… refused it: Error".
+  it.each([
+    ['writes nothing and exits 1', 'process.exit(1)', 'wrote nothing on stderr'],
+    [
+      'prints an ExecCredential, then exits 1',
+      `console.log(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: ${JSON.stringify(TEST_TOKEN)} } })); process.exit(1)`,
+      'wrote nothing on stderr',
+    ],
+    ['writes a reason on stderr and exits 3', "console.error('\\nlogin expired\\n'); process.exit(3)", 'wrote on stderr: login expired'],
+  ])(
+    'an exec credential plugin that %s: said to have failed, naming its command, its output never printed, exit 2',
+    async (_what, script, stderr) => {
+      const { dir, path } = execPluginKubeconfig(c.double.url, '');
+      const config = JSON.parse(readFileSync(path, 'utf8'));
+      config.users[0].user.exec.args = ['-e', script];
+      writeFileSync(path, JSON.stringify(config));
+      try {
+        const r = await cli(['status', '--kubeconfig', path]);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(
+          `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}\n`,
+        );
+        expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
+        expect(c.double.requests).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {

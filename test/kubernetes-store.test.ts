@@ -1025,6 +1025,40 @@ describe('KubernetesStore', () => {
       }
     });
 
+    it('an exec credential plugin that prints its ExecCredential, then exits 1: said to have failed, without its output', async () => {
+      // Regression: the message was "Error" (client-node's Error holding the plugin's empty stderr).
+      const credential = { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: TEST_TOKEN } };
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        users: [
+          {
+            name: 'tester',
+            exec: {
+              apiVersion: 'client.authentication.k8s.io/v1beta1',
+              command: process.execPath,
+              args: ['-e', `console.log(${JSON.stringify(JSON.stringify(credential))}); process.exit(1)`],
+            },
+          },
+        ],
+        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+        currentContext: 'double',
+      });
+      const s = new KubernetesStore(kc, { start: false });
+      const err = await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      s.close();
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const { message } = err as KubernetesApiError;
+      expect(message).toContain(
+        "the user's credentials could not be read: its exec plugin failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and wrote nothing on stderr",
+      );
+      expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
+      expect(d.requests).toEqual([]);
+    });
+
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {
       // Regression: the message was client-node's "Cannot read properties of undefined (reading 'clientCertificateData')".
       const kc = new KubeConfig();

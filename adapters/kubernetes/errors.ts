@@ -233,9 +233,11 @@ export function messages(err: unknown): string {
           ? INVALID_HEADER
           : isNoExecCredential(e)
             ? NO_EXEC_CREDENTIAL
-            : typeof message === 'string'
-              ? message.split('\n')[0]!.trim()
-              : '';
+            : execPluginExit(e) !== undefined
+              ? `the user's credentials could not be read: its exec plugin ${execPluginExit(e)}`
+              : typeof message === 'string'
+                ? message.split('\n')[0]!.trim()
+                : '';
     const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
     e = (e as { cause?: unknown }).cause;
@@ -275,6 +277,27 @@ function isNoExecCredential(e: unknown): boolean {
       e.message,
     )
   );
+}
+
+/**
+ * client-node's failure on an exec credential plugin that exits with a status other than 0: a
+ * bare Error whose message is all the plugin wrote on stderr — "" when it wrote nothing, which was
+ * said as "Error" — made in client-node's exec_auth (the only place its stack starts from). The
+ * status itself is not passed on, nor is the output, which may hold a credential even so (a
+ * plugin that prints its ExecCredential, then fails). What the plugin did, as the end of a
+ * sentence starting "its exec plugin" ("failed: it exited with a status other than 0 …");
+ * undefined for any other error.
+ */
+export function execPluginExit(e: unknown): string | undefined {
+  if (!(e instanceof Error) || e.constructor !== Error || (e as { code?: unknown }).code !== undefined) return undefined;
+  const origin = (e.stack ?? '').split('\n').find((line) => /^\s+at /.test(line));
+  if (origin === undefined || !/[/\\]exec_auth\.[cm]?js\b/.test(origin)) return undefined;
+  const said = e.message
+    .split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim();
+  const stderr = said === undefined ? 'wrote nothing on stderr' : `wrote on stderr: ${said}`;
+  return `failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}`;
 }
 
 /** What isNoExecCredential's failure is said as. */
