@@ -44,6 +44,7 @@ import {
   KubeconfigTooLargeError,
   kubeconfigLoadFailure,
   loadDefaultKubeconfig,
+  missingUser,
   readKubeconfigFile,
   serverURLProblem,
   shownServer,
@@ -321,6 +322,9 @@ export class Cluster {
         `cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: the server URL of cluster ${quoteText(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
       );
     }
+    // as kubectl does, and the library (kubeConfigOrDefault): no request goes out anonymous
+    const noUser = missingUser(kc);
+    if (noUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noUser}`);
     // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as
     // https://host; client-node compares the text with "https://" and "http://" and sends nothing
     // to any other ("You need to define an absolute base url"): it is given the scheme in lower case.

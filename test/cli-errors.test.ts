@@ -497,6 +497,13 @@ describe('ipallocator: failures', () => {
       'context "a" names the cluster "nope", which is not in the kubeconfig',
     ],
     [
+      // Regression: every request went out without credentials, and a 401 read as their refusal.
+      'a context whose user is missing, as kubectl says it',
+      'contexts: [{name: a, context: {cluster: c, user: nobody}}]\ncurrent-context: a',
+      [],
+      'user "nobody" was not found for context "a"',
+    ],
+    [
       '--context naming none, among hostile names',
       'contexts: [{name: "x\\u001b[2J\\nFAKE", context: {cluster: c, user: u}}]\ncurrent-context: a',
       ['--context', 'y\u001b]0;t\u0007'],
@@ -518,6 +525,21 @@ describe('ipallocator: failures', () => {
       expect(r.stderr).not.toContain('pass --kubeconfig');
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a context whose user is not in the kubeconfig is refused before any request, exit 2', async () => {
+    const kc = writeKubeconfig(c.double.url);
+    writeFileSync(kc.path, readFileSync(kc.path, 'utf8').replace('    user: tester', '    user: missing-user'));
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: user "missing-user" was not found for context "double"\n`,
+      );
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      kc.remove();
     }
   });
 

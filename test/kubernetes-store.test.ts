@@ -1007,6 +1007,23 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it('a current context whose user is not in the KubeConfig is refused before any request, as kubectl refuses it', () => {
+      // Regression: every request went out without credentials, and a 401 read as a refusal of them.
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        users: [{ name: 'tester', token: TEST_TOKEN }],
+        contexts: [{ name: 'double', cluster: 'double', user: 'missing-user' }],
+        currentContext: 'double',
+      });
+      expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+        new InvalidArgumentError(
+          'KubernetesStore: user "missing-user" was not found for context "double": add the user to the KubeConfig, or use another context',
+        ),
+      );
+      expect(d.requests).toEqual([]);
+    });
+
     it('a token ending in a line break (saved with a Windows line ending) is sent without it, and works', async () => {
       // The README said such a token was refused: fetch strips it from the header value.
       d.onlyToken = 'SECRET-AT-END';

@@ -79,7 +79,27 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
       `${owner}: the server URL of the KubeConfig's current cluster ${JSON.stringify(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
     );
   }
+  const noUser = missingUser(kc);
+  if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   return kc;
+}
+
+/**
+ * kubectl's refusal of a current context whose user the kubeconfig does not hold (client-go's
+ * validateContext: `user "x" was not found for context "y"`); undefined when it holds it, or the
+ * context names no user (no credentials, on purpose). client-node would send every request
+ * without credentials, and a 401 would then read as the server refusing them. A KubeConfig-shaped
+ * object without getContextObject or getUser is not judged.
+ */
+export function missingUser(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getContextObject, getUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getContextObject !== 'function' || typeof getUser !== 'function') {
+    return undefined;
+  }
+  const context = getCurrentContext.call(kc);
+  const user = getContextObject.call(kc, context)?.user;
+  if (typeof user !== 'string' || user === '' || getUser.call(kc, user) !== null) return undefined;
+  return `user ${JSON.stringify(user)} was not found for context ${JSON.stringify(context)}`;
 }
 
 /**
