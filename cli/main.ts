@@ -204,6 +204,8 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
     } catch (e) {
       const unknown = unknownOption(e, options);
       if (unknown !== undefined) throw new UsageError(unknown);
+      const dashed = dashedValue(e, args, options);
+      if (dashed !== undefined) throw new UsageError(dashed);
       // Node's message may run over lines, each a sentence (an ambiguous value says how to pass
       // one starting with a dash): one line, as every other message of the CLI.
       throw new UsageError((e as Error).message.replace(/\s*\n\s*/g, ' '));
@@ -226,6 +228,34 @@ function unknownOption(e: unknown, options: NonNullable<ParseArgsConfig['options
   if (given === undefined) return undefined;
   const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(options)) : undefined;
   return `unknown option '${given}'${near === undefined ? '' : ` (did you mean --${near}?)`}`;
+}
+
+/**
+ * Node's refusal of a value that starts with a dash (`--top -1`: "argument is ambiguous…", three
+ * sentences about an option argument) in the command line's words: for an option that takes a
+ * whole number, what it takes (wholeNumberRefusal); for any other, how to give such a value
+ * (`--context=-x`). Undefined for any other parse error.
+ */
+function dashedValue(e: unknown, args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
+  if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return undefined;
+  const given = /^Option '(-[^' ]+)' argument is ambiguous/.exec((e as Error).message)?.[1];
+  if (given === undefined) return undefined;
+  const name = given.startsWith('--')
+    ? given.slice(2)
+    : Object.entries(options).find(([, o]) => o.short !== undefined && `-${o.short}` === given)?.[0];
+  const at = args.indexOf(given);
+  const value = at < 0 ? undefined : args[at + 1];
+  if (name === undefined || value === undefined) return undefined;
+  if (WHOLE_NUMBER_OPTIONS.has(name)) return wholeNumberRefusal(`--${name}`, value);
+  return `--${name} is followed by ${JSON.stringify(value)}, which starts with a dash: to give it as the value, write --${name}=${value}`;
+}
+
+/** The options that take a whole number ≥ 0 (positiveInt). */
+const WHOLE_NUMBER_OPTIONS = new Set(['top', 'grace']);
+
+/** What an option that takes a whole number says of any other value (a negative one included). */
+function wholeNumberRefusal(flag: string, text: string): string {
+  return `${flag} takes a whole number, 0 or more, got ${JSON.stringify(text)}`;
 }
 
 async function connect(
@@ -320,7 +350,7 @@ function requestTimeout(text: string | undefined): number | undefined {
 
 function positiveInt(text: string | undefined, flag: string, fallback: number, max?: { value: number; said: string }): number {
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) throw new UsageError(`${flag} takes a whole number, got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text)) throw new UsageError(wholeNumberRefusal(flag, text));
   const n = Number(text);
   if (max !== undefined && n > max.value) throw new UsageError(`${flag} may be at most ${max.said}, got ${JSON.stringify(text)}`);
   return n;

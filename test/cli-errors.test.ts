@@ -762,15 +762,19 @@ describe('ipallocator: failures', () => {
     [['status', '--jsn'], "ipallocator: unknown option '--jsn' (did you mean --json?)\n"],
     [['check', '--gracee=5'], "ipallocator: unknown option '--gracee' (did you mean --grace?)\n"],
     [['stauts'], 'ipallocator: unknown command "stauts" (did you mean status?)\n'],
-    [['status', '--top', 'many'], '--top takes a whole number, got "many"'],
-    [['check', '--grace=-5'], '--grace takes a whole number, got "-5"'],
+    [['status', '--top', 'many'], '--top takes a whole number, 0 or more, got "many"'],
+    // Regression: "takes a whole number" of -5, which is one
+    [['check', '--grace=-5'], 'ipallocator: --grace takes a whole number, 0 or more, got "-5"\n'],
     // a grace past a year holds back every orphan; this one printed as 99999999999999980000 s
     [['check', '--grace', '99999999999999999999'], '--grace may be at most 31,536,000 seconds (365 days), got "99999999999999999999"'],
     [['check', '--grace', '31536001'], '--grace may be at most 31,536,000 seconds (365 days), got "31536001"'],
-    // a value starting with a dash: Node's parser says how to pass one, on one line
+    // Regression: a value starting with a dash was refused in Node's parser's words ("argument
+    // is ambiguous. Did you forget…"): a number option says what it takes, another how to give it
+    [['status', '--top', '-1'], 'ipallocator: --top takes a whole number, 0 or more, got "-1"\n'],
+    [['check', '--grace', '-1'], 'ipallocator: --grace takes a whole number, 0 or more, got "-1"\n'],
     [
-      ['status', '--top', '-1'],
-      "Option '--top' argument is ambiguous. Did you forget to specify the option argument for '--top'? To specify an option argument starting with a dash use '--top=-XYZ'.",
+      ['status', '--context', '-dev'],
+      'ipallocator: --context is followed by "-dev", which starts with a dash: to give it as the value, write --context=-dev\n',
     ],
     [['status', 'extra'], 'Unexpected argument'],
     [
