@@ -219,7 +219,7 @@ export function findProblems(
           kind: 'held-by-other',
           owner,
           markedForDeletion: deletionOf(obj),
-          message: `IPAddress ${name} for Service ${named(key)} references ${owner === null ? 'nothing' : named(owner)}, not a Service; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
+          message: `IPAddress ${name} for Service ${named(key)} references ${referenced(obj)}, not a Service; kube-apiserver's repair loop re-creates it${deletionNote(obj)}${listedNote(name)}`,
         });
         continue;
       }
@@ -289,6 +289,24 @@ function deletionNote(r: ListedIPAddress): string {
   return r.deletionTimestamp === undefined ? '' : `; ${markedForDeletion(r.finalizers ?? [])} since ${named(r.deletionTimestamp)}`;
 }
 
+/**
+ * What an IPAddress's parentRef references, for a message: its owner (ownerText), "nothing"
+ * without a parentRef, and what it lacks when it names no resource or no name (`parentRef: {}`
+ * read as the owner " ").
+ */
+function referenced(r: IPAddressRecord): string {
+  const p = r.parentRef;
+  if (p === null) return 'nothing';
+  const lacks = [p.resource ? undefined : 'resource', p.name ? undefined : 'name'].filter((w) => w !== undefined);
+  if (lacks.length === 0) return named(ownerText(r)!);
+  const has = p.resource
+    ? ` (resource ${named(p.resource)})`
+    : p.name
+      ? ` (name ${named(p.namespace ? `${p.namespace}/${p.name}` : p.name)})`
+      : '';
+  return `no object: its parentRef names no ${lacks.join(' and no ')}${has}`;
+}
+
 type Verdict =
   | { kind: 'not-a-service' | 'orphan' | 'wrong-reference'; message: string }
   | { kind: 'pending'; ageSeconds: number | null }
@@ -297,10 +315,10 @@ type Verdict =
 /** syncIPAddress for one managed IPAddress given its parent Service (undefined = not found). */
 function ipAddressVerdict(r: IPAddressRecord, parent: ServiceRecord | undefined, options: { now: number; graceMs: number }): Verdict {
   const ip = named(r.name);
-  const owner = named(ownerText(r) ?? 'nothing');
   if (!isService(r.parentRef)) {
-    return { kind: 'not-a-service', message: `IPAddress ${ip} references ${owner}, not a Service` };
+    return { kind: 'not-a-service', message: `IPAddress ${ip} references ${referenced(r)}, not a Service` };
   }
+  const owner = named(ownerText(r) ?? 'nothing');
   if (parent === undefined) {
     const created = r.creationTimestamp === undefined ? NaN : Date.parse(r.creationTimestamp);
     const ageMs = Number.isNaN(created) ? undefined : options.now - created;

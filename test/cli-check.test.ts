@@ -314,6 +314,25 @@ describe('ipallocator check', () => {
     );
   });
 
+  // Regression: a parentRef {} was said as the owner " " ("references \" \", not a Service").
+  it('an IPAddress whose parentRef names no resource and no name says so, in both loops', async () => {
+    const labels = { [IP_FAMILY]: 'IPv4', [MANAGED_BY]: CONTROLLER };
+    c.double.requireParentRef = false;
+    for (const ip of ['10.96.0.40', '10.96.0.41']) c.double.insert({ metadata: { name: ip, labels }, spec: { parentRef: {} } });
+    addService(c.double, 'default', 'web', ['10.96.0.41']);
+    const r = await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const messages = (JSON.parse(r.stdout) as CheckReport).findings.map((f) => `${f.kind}: ${f.message}`);
+    expect(messages).toContain(
+      'not-a-service: IPAddress 10.96.0.40 references no object: its parentRef names no resource and no name, not a Service',
+    );
+    expect(messages).toContainEqual(
+      expect.stringMatching(
+        /^held-by-other: IPAddress 10\.96\.0\.41 for Service default\/web references no object: its parentRef names no resource and no name, not a Service;/,
+      ),
+    );
+    expect(messages.join('\n')).not.toContain('" "');
+  });
+
   it('--fix does not count a leak a finalizer holds as deleted: the server only marks it, exit 1', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
     c.double.modify('10.96.0.30', (o) => (o.metadata.finalizers = ['example.com/hold']));
