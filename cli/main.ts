@@ -200,7 +200,7 @@ function fewOf(names: readonly string[]): string {
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O, positionals = 0) {
   const parsed = (() => {
     try {
-      return parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true });
+      return parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true, tokens: true });
     } catch (e) {
       const unknown = unknownOption(e, options);
       if (unknown !== undefined) throw new UsageError(unknown);
@@ -213,6 +213,14 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
   })();
   if (parsed.positionals.length > positionals)
     throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  // Every option with a value takes one: Node's parser keeps the last and drops the others
+  // (`map --out a.svg --out b.svg` wrote only b.svg). A flag given twice says the same thing twice.
+  const seen = new Set<string>();
+  for (const t of parsed.tokens ?? []) {
+    if (t.kind !== 'option' || options[t.name]?.type !== 'string') continue;
+    if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once: it takes one value`);
+    seen.add(t.name);
+  }
   return parsed;
 }
 

@@ -777,6 +777,9 @@ describe('ipallocator: failures', () => {
       'ipallocator: --context is followed by "-dev", which starts with a dash: to give it as the value, write --context=-dev\n',
     ],
     [['status', 'extra'], 'Unexpected argument'],
+    // Regression: Node's parser keeps the last value of an option given twice: only b.svg was written
+    [['map', '10.96.0.0/24', '--out', 'a.svg', '--out=b.svg'], 'ipallocator: --out is given more than once: it takes one value\n'],
+    [['status', '--context', 'a', '--json', '--context', 'a'], 'ipallocator: --context is given more than once: it takes one value\n'],
     [
       ['status', '--request-timeout', 'soon'],
       '--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got "soon"',
