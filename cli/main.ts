@@ -109,8 +109,8 @@ a MetaAllocator skips (status shows it as not allocatable: an IPv6 prefix shorte
 one) is refused, from a snapshot too.
 
   --out FILE         write the SVG there (default: standard output, unless it is a terminal)
-  --snapshot FILE    read a Range snapshot file instead of the cluster: JSON
-                     Range.snapshot() as JSON with its data in base64:
+  --snapshot FILE    read a Range snapshot file instead of the cluster: Range.snapshot()
+                     as JSON, its data in base64 (at most 128 MiB):
                      {"range": "<cidr>", "data": "<base64>", "length": n, "checksum": crc32}
 ${CLUSTER_HELP}
 `,

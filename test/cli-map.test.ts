@@ -287,6 +287,16 @@ describe('ipallocator map', () => {
     }
   });
 
+  it('says in its help what a snapshot file holds, once', async () => {
+    // Regression: "JSON Range.snapshot() as JSON with its data in base64"
+    const { code, stdout } = await cli(['map', '--help']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(
+      /--snapshot FILE +read a Range snapshot file instead of the cluster: Range\.snapshot\(\)\n +as JSON, its data in base64/,
+    );
+    expect(stdout.match(/JSON/g)).toHaveLength(1);
+  });
+
   it('needs --out on a terminal, and a CIDR or a snapshot', async () => {
     let out = '';
     const { run } = await import('../cli/main.ts');
