@@ -431,7 +431,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     const weights: number[] = [];
     for (let i = 0; i < n; i++) {
       const e = left[i]!;
-      const w = !e.removed && e.allocator.isReady() ? Number(e.allocator.free()) : 0; // a removed range weighs nothing
+      // a removed range weighs nothing, also one that isReady's call into the store's cache removed
+      const w = !e.removed && e.allocator.isReady() && !e.removed ? Number(e.allocator.free()) : 0;
       weights.push(w);
       total += w;
     }
@@ -910,6 +911,8 @@ function tryNext(e: RangeEntry, owner: ParentRef | undefined): string | null | P
   if (e.removed) return null; // the range went away while the call tried an earlier one
   const a = e.allocator;
   if (!a.isReady()) return null; // what its allocateNext would answer: ErrNotReady
+  // isReady asks the store's cache, whose code may remove this range (and destroy its allocator)
+  if (e.removed) return null;
   if (!a.canAllocateNow) return tryNextAsync(e, owner);
   try {
     return a.tryAllocateNextNow(owner);

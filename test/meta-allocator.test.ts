@@ -946,6 +946,35 @@ describe('MetaAllocator: ranges that change while allocateNext waits for the sto
     meta.destroy();
   });
 
+  for (const policy of ['ordered', 'upstream', 'weighted'] as const) {
+    it(`${policy}: skips a range that the store's cache removes while asked whether it has synced`, async () => {
+      // isReady() asks the store's cache; code there (a watcher-driven ServiceCIDR source) may
+      // delete the range being tried, which destroys its allocator. The call goes on to the next.
+      const store = new MemoryStore();
+      const cidrs = new InMemoryServiceCIDRs();
+      cidrs.addServiceCIDR('first', ['10.0.0.0/29']);
+      cidrs.addServiceCIDR('second', ['10.0.1.0/29']);
+      const hasSynced = store.cache.hasSynced.bind(store.cache);
+      let armed = false;
+      store.cache.hasSynced = () => {
+        if (armed) {
+          armed = false;
+          cidrs.deleteServiceCIDR('first');
+        }
+        return hasSynced();
+      };
+      const meta = new MetaAllocator('IPv4', cidrs, { store, policy, random: seededRandom(3) });
+      try {
+        armed = true;
+        const ip = await meta.allocateNext();
+        expect(hostOf('10.0.1.0/29', ip)).toBe(true);
+        expect(store.records().map((r) => r.name)).toEqual([ip]);
+      } finally {
+        meta.destroy();
+      }
+    });
+  }
+
   it('a MetaAllocator destroyed while its call waits answers ErrDestroyed, not ErrFull', async () => {
     const store = new GatedStore();
     const cidrs = new InMemoryServiceCIDRs();
