@@ -595,10 +595,14 @@ function readSnapshot(path: string): Range {
   if (typeof snap !== 'object' || snap === null || typeof snap.range !== 'string' || typeof snap.data !== 'string') {
     throw new CliError(`${path} is not a snapshot file: ${expected}`);
   }
-  // Line breaks and spaces are left out, as `base64 -d` leaves them: `base64` wraps its output
+  // Line breaks are left out, as `base64 -d` leaves them out: `base64` wraps its output
   // at 76 characters, and a snapshot's data pasted from it must read the same.
-  const base64 = snap.data.replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64) || base64.length % 4 === 1) {
+  const base64 = snap.data.replace(/\r?\n/g, '');
+  // Whole groups of four characters once padded: a lone character past them holds no byte, and
+  // padding is only ever what completes the last group.
+  const digits = base64.replace(/=+$/, '').length;
+  const padded = base64.length !== digits;
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(base64) || digits % 4 === 1 || (padded && base64.length % 4 !== 0)) {
     throw new CliError(`${path}: the snapshot's data is not base64 (A–Z, a–z, 0–9, + and /, then at most two =)`);
   }
   const data = new Uint8Array(Buffer.from(base64, 'base64'));

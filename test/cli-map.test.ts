@@ -225,6 +225,13 @@ describe('ipallocator map', () => {
       expect(r.code).toBe(0);
       const drawing = (name: string) => readFileSync(join(dir, name), 'utf8').replaceAll(join(dir, name.replace('.svg', '.json')), 'FILE');
       expect(drawing('wrapped.svg')).toBe(drawing('flat.svg'));
+      // not base64: a foreign character, a lone last character, padding that completes no group,
+      // spaces (base64 -d refuses them too)
+      for (const data of [`${text.slice(0, 8)}!${text.slice(9)}`, 'AAAAA', 'A=', 'AAAAA=', 'AA=', 'QU JD', '\u00a0AAAA']) {
+        const r = await cli(['map', '--snapshot', writeJson('notb64.json', { ...snap, data, length: undefined, checksum: undefined })]);
+        expect([data, r.code]).toEqual([data, 2]);
+        expect(r.stderr).toContain("notb64.json: the snapshot's data is not base64");
+      }
       const bad = await cli(['map', '--snapshot', writeJson('notb64.json', { ...snap, data: `${text.slice(0, 8)}!${text.slice(9)}` })]);
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain("notb64.json: the snapshot's data is not base64");
