@@ -129,6 +129,8 @@ const PEER_TYPES = {
   './metrics': [`prom-client@${pkg.devDependencies['prom-client']}`],
   './kubernetes': [`@kubernetes/client-node@${pkg.devDependencies['@kubernetes/client-node']}`, '@types/ws@8.18.2'],
 };
+/** What every TypeScript check of the app compiles with: an app's strict ESM settings, the package's typings checked too. */
+const APP_COMPILER_OPTIONS = { target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, skipLibCheck: false };
 const specifier = (entry) => (entry === '.' ? pkg.name : `${pkg.name}${entry.slice(1)}`);
 function entryCheck(entry) {
   const name = `entry-${entry === '.' ? 'root' : entry.slice(2).replaceAll('/', '-')}`;
@@ -137,13 +139,9 @@ function entryCheck(entry) {
     join(app, `tsconfig.${name}.json`),
     JSON.stringify({
       compilerOptions: {
-        target: 'ES2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
+        ...APP_COMPILER_OPTIONS,
         exactOptionalPropertyTypes: true,
         noEmit: true,
-        skipLibCheck: false,
         lib: ['ES2022', 'ESNext.Disposable'],
         types: [],
       },
@@ -240,15 +238,7 @@ step('README examples as ESM and as CommonJS, type-checked', () => {
   writeFileSync(
     join(app, 'tsconfig.readme.json'),
     JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'nodenext',
-        moduleResolution: 'nodenext',
-        strict: true,
-        types: ['node'],
-        outDir: 'out',
-        skipLibCheck: false,
-      },
+      compilerOptions: { ...APP_COMPILER_OPTIONS, types: ['node'], outDir: 'out' },
       files,
     }),
   );

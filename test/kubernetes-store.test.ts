@@ -56,6 +56,31 @@ describe('KubernetesStore', () => {
     d = await ApiServerDouble.start();
     markers = 0;
   });
+
+  /** The error of a get through a kubeconfig whose user's exec plugin is `node -e script`. */
+  async function execPluginGetError(script: string): Promise<unknown> {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+      users: [
+        {
+          name: 'tester',
+          exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: ['-e', script] },
+        },
+      ],
+      contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+      currentContext: 'double',
+    });
+    const s = new KubernetesStore(kc, { start: false });
+    try {
+      return await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    } finally {
+      s.close();
+    }
+  }
   afterEach(async () => {
     for (const s of stores.splice(0)) s.close();
     await d.close();
@@ -1045,28 +1070,7 @@ describe('KubernetesStore', () => {
     it('an exec credential plugin that prints its ExecCredential, then exits 1: said to have failed, without its output', async () => {
       // Regression: the message was "Error" (client-node's Error holding the plugin's empty stderr).
       const credential = { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: TEST_TOKEN } };
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
-        users: [
-          {
-            name: 'tester',
-            exec: {
-              apiVersion: 'client.authentication.k8s.io/v1beta1',
-              command: process.execPath,
-              args: ['-e', `console.log(${JSON.stringify(JSON.stringify(credential))}); process.exit(1)`],
-            },
-          },
-        ],
-        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
-        currentContext: 'double',
-      });
-      const s = new KubernetesStore(kc, { start: false });
-      const err = await s.get('10.0.0.1').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      s.close();
+      const err = await execPluginGetError(`console.log(${JSON.stringify(JSON.stringify(credential))}); process.exit(1)`);
       expect(err).toBeInstanceOf(KubernetesApiError);
       const { message } = err as KubernetesApiError;
       expect(message).toContain(
@@ -1078,28 +1082,7 @@ describe('KubernetesStore', () => {
 
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {
       // Regression: the message was client-node's "Cannot read properties of undefined (reading 'clientCertificateData')".
-      const kc = new KubeConfig();
-      kc.loadFromOptions({
-        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
-        users: [
-          {
-            name: 'tester',
-            exec: {
-              apiVersion: 'client.authentication.k8s.io/v1beta1',
-              command: process.execPath,
-              args: ['-e', `console.log(${JSON.stringify(JSON.stringify(TEST_TOKEN))})`],
-            },
-          },
-        ],
-        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
-        currentContext: 'double',
-      });
-      const s = new KubernetesStore(kc, { start: false });
-      const err = await s.get('10.0.0.1').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      s.close();
+      const err = await execPluginGetError(`console.log(${JSON.stringify(JSON.stringify(TEST_TOKEN))})`);
       expect(err).toBeInstanceOf(KubernetesApiError);
       const { message } = err as KubernetesApiError;
       expect(message).toContain(
