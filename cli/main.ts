@@ -251,7 +251,9 @@ function dashedValue(e: unknown, args: readonly string[], options: NonNullable<P
   const name = given.startsWith('--')
     ? given.slice(2)
     : Object.entries(options).find(([, o]) => o.short !== undefined && `-${o.short}` === given)?.[0];
-  const at = args.indexOf(given);
+  // the occurrence the parser refused: the first one followed by a dashed word (an option given
+  // twice has another, valid, occurrence)
+  const at = args.findIndex((a, i) => a === given && args[i + 1]?.startsWith('-') === true);
   const value = at < 0 ? undefined : args[at + 1];
   if (name === undefined || value === undefined) return undefined;
   if (WHOLE_NUMBER_OPTIONS.has(name)) return wholeNumberRefusal(`--${name}`, value);

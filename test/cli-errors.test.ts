@@ -772,6 +772,12 @@ describe('ipallocator: failures', () => {
     // is ambiguous. Did you forget…"): a number option says what it takes, another how to give it
     [['status', '--top', '-1'], 'ipallocator: --top takes a whole number, 0 or more, got "-1"\n'],
     [['check', '--grace', '-1'], 'ipallocator: --grace takes a whole number, 0 or more, got "-1"\n'],
+    // Regression: given twice, the message quoted the first, valid occurrence ("got \"3\"")
+    [['status', '--top', '3', '--top', '-1'], 'ipallocator: --top takes a whole number, 0 or more, got "-1"\n'],
+    [
+      ['status', '--context', 'good', '--context', '-x'],
+      'ipallocator: --context is followed by "-x", which starts with a dash: to give it as the value, write --context=-x\n',
+    ],
     [
       ['status', '--context', '-dev'],
       'ipallocator: --context is followed by "-dev", which starts with a dash: to give it as the value, write --context=-dev\n',
