@@ -151,8 +151,8 @@ const NEGATIVE_SEED_BIT = 0x80000000;
 /**
  * A generator started from a seed: a finite number of magnitude at most Number.MAX_SAFE_INTEGER
  * (2^53 − 1). Its integer part counts, and so does its sign: 1.9 gives the same sequence as 1,
- * −1.9 the same as −1, and −0.5 the same as −0 — while −1 and 1, and −0.5 and 0.5, differ (a
- * seed below zero is marked as such; −0 itself is 0). Different seeds start from different
+ * −1.9 the same as −1, while −1 and 1 differ; a seed below zero is marked as such, so −0.5
+ * differs from 0.5 and from 0 (−0 itself is 0). Different seeds start from different
  * states, and neighbouring seeds' sequences look unrelated from the first draw on; equal seeds
  * give equal sequences in every runtime.
  * InvalidArgumentError for anything else: a larger magnitude (2^64 or Number.MAX_VALUE have lost
