@@ -1016,7 +1016,15 @@ describe('KubernetesStore', () => {
 
     it('a token with a CR, LF or NUL in it: the failure says so without the token, in its message or its cause', async () => {
       // Regression: fetch's "Headers.append: \"Bearer <token>\" is an invalid header value" was the message.
-      for (const token of ['SECRET-IN-HEADER\rX', 'SECRET-IN-HEADER\nX', 'SECRET-IN-HEADER\0X']) {
+      // Regression: a character beyond U+00FF (a Unicode line separator) failed as a connection
+      // error quoting undici's "Cannot convert argument to a ByteString … at index N"
+      for (const token of [
+        'SECRET-IN-HEADER\rX',
+        'SECRET-IN-HEADER\nX',
+        'SECRET-IN-HEADER\0X',
+        'SECRET-IN-HEADER\u2028',
+        'SECRET-IN-HEADER\u0100X',
+      ]) {
         const s = new KubernetesStore(kubeConfigFor(d.url, token), { start: false });
         const err = await s.get('10.0.0.1').then(
           () => undefined,
@@ -1025,7 +1033,8 @@ describe('KubernetesStore', () => {
         s.close();
         expect(err).toBeInstanceOf(KubernetesApiError);
         const { message, cause } = err as KubernetesApiError;
-        expect(message).toContain('the request was not sent: a header would hold a line break or a NUL');
+        expect(message).toContain('the request was not sent: a header would hold a line break, a NUL or a character beyond U+00FF');
+        expect(message).not.toContain('ByteString');
         expect(message).not.toContain('SECRET');
         expect(cause).toBeUndefined();
       }

@@ -257,12 +257,13 @@ export function messages(err: unknown): string {
  */
 function isInvalidHeader(e: unknown): boolean {
   if (!(e instanceof TypeError)) return false;
-  return /invalid header|header (?:value|name) is not valid/i.test(e.message);
+  // the second: a character beyond U+00FF, which no header may hold (its index would tell the token's length)
+  return /invalid header|header (?:value|name) is not valid|to a ByteString/i.test(e.message);
 }
 
 /** What an invalid header value (isInvalidHeader) is said as: where it comes from, never the value. */
 const INVALID_HEADER =
-  "the request was not sent: a header would hold a line break or a NUL (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has a line break or a NUL inside it (one at its end is left out, as fetch leaves it out of every header): remove it";
+  "the request was not sent: a header would hold a line break, a NUL or a character beyond U+00FF (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has one inside it (a line break at its end is left out, as fetch leaves it out of every header): remove it";
 
 /**
  * client-node's failure on an exec credential plugin whose output is JSON but no object with a
