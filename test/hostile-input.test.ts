@@ -1018,6 +1018,21 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     expect(parseLabelSelector('a=b').requirements).toEqual([{ op: 'eq', key: 'a', value: 'b' }]);
   });
 
+  it('parseLabelSelector: what it refuses is quoted with the characters a reader cannot see escaped', () => {
+    // Regression: quoted by JSON.stringify, a right-to-left override reached the message raw
+    for (const text of ['x=v\u202e', 'x\u202e=v', 'x in (a,b\u202e)', '\u202e']) {
+      let message = '';
+      try {
+        parseLabelSelector(text);
+      } catch (e) {
+        expect(e).toBeInstanceOf(InvalidArgumentError);
+        message = (e as Error).message;
+      }
+      expect([text, message]).toEqual([text, expect.stringContaining('\\u202e')]);
+      expect(message).not.toContain('\u202e');
+    }
+  });
+
   const entryPoints: [string, (kc: unknown) => unknown][] = [
     ['KubernetesStore', (kc) => new KubernetesStore(kc as never, { start: false })],
     ['KubernetesServiceCIDRs', (kc) => new KubernetesServiceCIDRs(kc as never, { start: false })],

@@ -6,7 +6,7 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError, isPlainObject, quoteInput, unreadableInput } from '../errors.ts';
+import { InvalidArgumentError, isPlainObject, quoteInput, quoteText, unreadableInput } from '../errors.ts';
 import { labelKeyProblems, labelProblems, labelValueProblems } from '../label-rules.ts';
 import { isAllocatorLabelSet, readRecord, unreadableRecord } from '../records.ts';
 import { checkApiVersion } from './config.ts';
@@ -247,12 +247,12 @@ export function parseLabelSelector(text: string): LabelSelector {
     } else if ((m = p.match(new RegExp(`^${KEY}$`)))) {
       requirements.push({ op: 'exists', key: m[1]! });
     } else {
-      throw new InvalidArgumentError(`invalid label selector ${JSON.stringify(text)}: cannot parse requirement ${JSON.stringify(p)}`);
+      throw new InvalidArgumentError(`invalid label selector ${quoteText(text)}: cannot parse requirement ${quoteText(p)}`);
     }
   }
   for (const r of requirements) {
     const problem = labelKeyProblem(r.key) ?? labelValuesProblem(r);
-    if (problem !== undefined) throw new InvalidArgumentError(`invalid label selector ${JSON.stringify(text)}: ${problem}`);
+    if (problem !== undefined) throw new InvalidArgumentError(`invalid label selector ${quoteText(text)}: ${problem}`);
   }
   return { text: text.trim(), requirements };
 }
@@ -269,7 +269,7 @@ export function checkedLabels(labels: unknown, owner: string): Record<string, st
   const copy: Record<string, string> = {};
   for (const [key, value] of Object.entries(labels)) {
     if (typeof value !== 'string')
-      throw new InvalidArgumentError(`${owner}: the label ${JSON.stringify(key)} must be a string, got ${quoteInput(value)}`);
+      throw new InvalidArgumentError(`${owner}: the label ${quoteText(key)} must be a string, got ${quoteInput(value)}`);
     const problems = labelProblems(key, value);
     if (problems.length > 0) throw new InvalidArgumentError(`${owner}: ${problems.join('; ')}`);
     copy[key] = value;
@@ -280,7 +280,7 @@ export function checkedLabels(labels: unknown, owner: string): Record<string, st
 /** Why the API server would refuse `key` as a label key (label-rules.ts), or undefined. */
 function labelKeyProblem(key: string): string | undefined {
   const problems = labelKeyProblems(key);
-  return problems.length === 0 ? undefined : `key ${JSON.stringify(key)}: ${problems.join('; ')}`;
+  return problems.length === 0 ? undefined : `key ${quoteText(key)}: ${problems.join('; ')}`;
 }
 
 /** Why the API server would refuse a value of `r` (label-rules.ts), or undefined. */
@@ -298,7 +298,7 @@ function labelValuesProblem(r: Requirement): string | undefined {
     case 'gt':
     case 'lt':
       if (goInt64(r.value) === undefined) {
-        return `for '>' and '<' the value must be an integer, got ${JSON.stringify(r.value)} for key ${JSON.stringify(r.key)}`;
+        return `for '>' and '<' the value must be an integer, got ${quoteText(r.value)} for key ${quoteText(r.key)}`;
       }
       values = [r.value];
       break;
@@ -307,7 +307,7 @@ function labelValuesProblem(r: Requirement): string | undefined {
   }
   for (const v of values) {
     const problems = labelValueProblems(v);
-    if (problems.length > 0) return `value ${JSON.stringify(v)} of key ${JSON.stringify(r.key)}: ${problems.join('; ')}`;
+    if (problems.length > 0) return `value ${quoteText(v)} of key ${quoteText(r.key)}: ${problems.join('; ')}`;
   }
   return undefined;
 }
