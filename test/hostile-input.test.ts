@@ -1018,6 +1018,17 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     expect(parseLabelSelector('a=b').requirements).toEqual([{ op: 'eq', key: 'a', value: 'b' }]);
   });
 
+  it('parseLabelSelector: spaces are the ASCII ones apimachinery skips; a Unicode space is refused, not read as nothing', () => {
+    // Regression: trim() and \\s took them, so x=\\u00a0 selected records whose x is empty
+    expect(parseLabelSelector(' x = v ,\ty in ( a , b )\n').requirements).toEqual([
+      { op: 'eq', key: 'x', value: 'v' },
+      { op: 'in', key: 'y', values: ['a', 'b'] },
+    ]);
+    for (const text of ['x=\u00a0', 'x=\ufeff', 'x!=\u3000', 'x in (a,\u2028)', '\u00a0x=v']) {
+      expect(() => parseLabelSelector(text)).toThrow(InvalidArgumentError);
+    }
+  });
+
   it('parseLabelSelector: what it refuses is quoted with the characters a reader cannot see escaped', () => {
     // Regression: quoted by JSON.stringify, a right-to-left override reached the message raw
     for (const text of ['x=v\u202e', 'x\u202e=v', 'x in (a,b\u202e)', '\u202e']) {

@@ -211,6 +211,14 @@ export interface LabelSelector {
   readonly requirements: readonly Requirement[];
 }
 
+/**
+ * The spaces apimachinery's selector lexer skips: ASCII ones only. JavaScript's trim() and \s also
+ * take Unicode spaces (a no-break space, a line separator), which would make `x=\u00a0` select
+ * empty values where kube-apiserver refuses the selector.
+ */
+const SPACE = '[ \\t\\r\\n]';
+const trimSpaces = (text: string): string => text.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
+
 /** Parses `a=b,c!=d,e in (x,y),!f,g>1`; throws InvalidArgumentError quoting the bad requirement. */
 export function parseLabelSelector(text: string): LabelSelector {
   if (typeof text !== 'string') throw new InvalidArgumentError(`a label selector must be a string, got ${quoteInput(text)}`);
@@ -230,19 +238,19 @@ export function parseLabelSelector(text: string): LabelSelector {
   const KEY = '([A-Za-z0-9][-A-Za-z0-9_./]*)';
   const VAL = '([-A-Za-z0-9_.]*)';
   for (const raw of parts) {
-    const p = raw.trim();
+    const p = trimSpaces(raw);
     if (p === '' && parts.length === 1) break;
     let m: RegExpMatchArray | null;
-    if ((m = p.match(new RegExp(`^${KEY}\\s+(in|notin)\\s*\\(([^)]*)\\)$`)))) {
+    if ((m = p.match(new RegExp(`^${KEY}${SPACE}+(in|notin)${SPACE}*\\(([^)]*)\\)$`)))) {
       // As apimachinery's parser: "(a,)" is {a, ""}, and "()" is {""}
-      requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values: m[3]!.split(',').map((v) => v.trim()) });
-    } else if ((m = p.match(new RegExp(`^${KEY}\\s*!=\\s*${VAL}$`)))) {
+      requirements.push({ op: m[2] as 'in' | 'notin', key: m[1]!, values: m[3]!.split(',').map(trimSpaces) });
+    } else if ((m = p.match(new RegExp(`^${KEY}${SPACE}*!=${SPACE}*${VAL}$`)))) {
       requirements.push({ op: 'neq', key: m[1]!, value: m[2]! });
-    } else if ((m = p.match(new RegExp(`^${KEY}\\s*==?\\s*${VAL}$`)))) {
+    } else if ((m = p.match(new RegExp(`^${KEY}${SPACE}*==?${SPACE}*${VAL}$`)))) {
       requirements.push({ op: 'eq', key: m[1]!, value: m[2]! });
-    } else if ((m = p.match(new RegExp(`^${KEY}\\s*([<>])\\s*${VAL}$`)))) {
+    } else if ((m = p.match(new RegExp(`^${KEY}${SPACE}*([<>])${SPACE}*${VAL}$`)))) {
       requirements.push({ op: m[2] === '>' ? 'gt' : 'lt', key: m[1]!, value: m[3]! });
-    } else if ((m = p.match(new RegExp(`^!\\s*${KEY}$`)))) {
+    } else if ((m = p.match(new RegExp(`^!${SPACE}*${KEY}$`)))) {
       requirements.push({ op: 'notexists', key: m[1]! });
     } else if ((m = p.match(new RegExp(`^${KEY}$`)))) {
       requirements.push({ op: 'exists', key: m[1]! });
@@ -254,7 +262,7 @@ export function parseLabelSelector(text: string): LabelSelector {
     const problem = labelKeyProblem(r.key) ?? labelValuesProblem(r);
     if (problem !== undefined) throw new InvalidArgumentError(`invalid label selector ${quoteText(text)}: ${problem}`);
   }
-  return { text: text.trim(), requirements };
+  return { text: trimSpaces(text), requirements };
 }
 
 /**
