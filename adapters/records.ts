@@ -180,7 +180,8 @@ function parentRefProblems(ref: unknown, field: string): string[] {
   }
   for (const sym of Object.getOwnPropertySymbols(ref)) out.push(`${field}[${String(sym)}]: Unknown field`);
   for (const key of PARENT_REF_KEYS) {
-    const v = ref[key];
+    // own enumerable fields only, as a store copies them (a spread): what is checked is what is stored
+    const v = Object.prototype.propertyIsEnumerable.call(ref, key) ? ref[key] : undefined;
     const optional = key === 'group' || key === 'namespace';
     if (v === undefined || v === '') {
       if (!optional) out.push(`${field}.${key}: Required value`);

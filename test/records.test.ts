@@ -6,6 +6,7 @@ import { formatAddr, formatIPv6, isCanonical } from '../adapters/address.ts';
 import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { allocatorLabels } from '../adapters/store.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
 import { labelProblems } from '../adapters/label-rules.ts';
 
 const labels6 = allocatorLabels('IPv6');
@@ -196,6 +197,22 @@ describe('validateRecord: labels are what kube-apiserver takes as labels (Valida
     for (const family of ['IPv4', 'IPv6'] as const) {
       for (const [key, value] of Object.entries(allocatorLabels(family))) expect(labelProblems(key, value)).toEqual([]);
     }
+  });
+});
+
+describe('validateRecord: a parentRef is read as a store copies it', () => {
+  it('fields that are not its own enumerable ones are missing, as MemoryStore.createSync finds them', () => {
+    // Regression: validateRecord read them and passed the record the store then refused
+    const ref = { group: '', namespace: 'default' };
+    Object.defineProperty(ref, 'resource', { value: 'services', enumerable: false });
+    Object.defineProperty(ref, 'name', { value: 'web', enumerable: false });
+    const record = { name: '10.0.0.1', labels: {}, parentRef: ref };
+    const required = /spec\.parentRef\.resource: Required value; spec\.parentRef\.name: Required value/;
+    expect(() => validateRecord(record)).toThrow(InvalidRecordError);
+    expect(() => validateRecord(record)).toThrow(required);
+    const store = new MemoryStore();
+    expect(() => store.createSync(record as never)).toThrow(required);
+    store.close();
   });
 });
 
