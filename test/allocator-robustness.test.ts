@@ -1219,7 +1219,8 @@ describe('a store whose synchronous operations answer with a promise', () => {
   // Found by a second-pass attack: a plain function returning a promise passes the check made at
   // construction (it is no AsyncFunction); its create was read as made, and the address handed
   // out with no record to hold it, while the promise's rejection went unhandled.
-  function promisingStore(): { store: Store; inner: MemoryStore } {
+  /** A MemoryStore's operations, with the synchronous ones `sync(inner)` makes. */
+  function storeWithSync(sync: (inner: MemoryStore) => NonNullable<Store['sync']>): { store: Store; inner: MemoryStore } {
     const inner = new MemoryStore();
     const store: Store = {
       create: (r) => inner.create(r),
@@ -1227,14 +1228,16 @@ describe('a store whose synchronous operations answer with a promise', () => {
       get: (n) => inner.get(n),
       cache: inner.cache,
       close: () => inner.close(),
-      sync: {
-        createSync: (() => Promise.reject(new Error('refused later'))) as never,
-        deleteSync: (() => Promise.resolve()) as never,
-        getSync: (() => Promise.resolve(undefined)) as never,
-      },
+      sync: sync(inner),
     };
     return { store, inner };
   }
+  const promisingStore = () =>
+    storeWithSync(() => ({
+      createSync: (() => Promise.reject(new Error('refused later'))) as never,
+      deleteSync: (() => Promise.resolve()) as never,
+      getSync: (() => Promise.resolve(undefined)) as never,
+    }));
 
   it('allocateNext and allocate are refused, nothing is handed out, nothing left reserved', async () => {
     const { store, inner } = promisingStore();
@@ -1253,19 +1256,11 @@ describe('a store whose synchronous operations answer with a promise', () => {
   });
 
   it('a record the refused promise creates stays in the store, where reconcile finds it (README: Your own store)', async () => {
-    const inner = new MemoryStore();
-    const store: Store = {
-      create: (r) => inner.create(r),
-      delete: (n) => inner.delete(n),
-      get: (n) => inner.get(n),
-      cache: inner.cache,
-      close: () => inner.close(),
-      sync: {
-        createSync: ((r: IPAddressRecord) => Promise.resolve(inner.createSync(r))) as never,
-        deleteSync: (n: string) => inner.deleteSync(n),
-        getSync: (n: string) => inner.getSync(n),
-      },
-    };
+    const { store, inner } = storeWithSync((inner) => ({
+      createSync: ((r: IPAddressRecord) => Promise.resolve(inner.createSync(r))) as never,
+      deleteSync: (n: string) => inner.deleteSync(n),
+      getSync: (n: string) => inner.getSync(n),
+    }));
     const a = new Allocator('10.0.0.0/29', { store, random: seededRandom(1) });
     expect(await rejection(a.allocateNext())).toBeInstanceOf(InvalidArgumentError);
     const left = inner.records().map((r) => r.name);
