@@ -13,10 +13,12 @@
 //   255.255.255.255/32 and the all-ones IPv6 /128, IPv6 ranges overlapping the IPv4-mapped block
 //   ::ffff:0:0/96) and ServiceCIDRs listing no CIDR are skipped and reported through
 //   `skipped()` / `onSkip`, never thrown.
-// * Readiness, upstream's rule, re-applied to every range on every add/update event:
-//     some referencing ServiceCIDR is allocatable (Ready not False, no deletionTimestamp) → ready;
-//     otherwise, if it has exactly one reference → not ready; otherwise unchanged.
-//   Removing a reference does not change readiness (upstream's delete handler does not either).
+// * Readiness, recomputed for every range on every add, update and delete: ready while some
+//   referencing ServiceCIDR is allocatable (Ready not False, no deletionTimestamp). Upstream
+//   means the same ("ready if any of them is") but clears it only when the lone reference is
+//   not allocatable, and its delete handler leaves it: a CIDR listed by two ServiceCIDRs stayed
+//   ready after both became unready or were being deleted, and took allocations the finalizers
+//   of those ServiceCIDRs then waited for (docs/semantics.md).
 // * All ranges share the MetaAllocator's Store: an address taken through one range is taken for
 //   every overlapping range (upstream's ranges share one API server).
 // * allocate/has/release go to a range that contains the address as a host (upstream
@@ -761,7 +763,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (e.refs.size === 0) {
         this.removeEntry(e);
         this.entries.delete(key);
+        continue;
       }
+      // the ServiceCIDRs left decide, as in sync()
+      e.ready = [...e.refs].some((name) => {
+        const left = this.known.get(name);
+        return left !== undefined && serviceCIDRAllocatable(left.sc);
+      });
+      e.allocator.setReady(e.ready);
     }
     this.rebuild();
   }
@@ -805,9 +814,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (e !== undefined) {
         for (const name of [...e.refs]) if (!w.refs.has(name)) e.refs.delete(name);
         for (const name of w.refs) e.refs.add(name);
-        // upstream: ready if any reference is; not ready if the only reference is not; else unchanged
-        if (w.anyReady) e.ready = true;
-        else if (e.refs.size === 1) e.ready = false;
+        e.ready = w.anyReady;
         e.allocator.setReady(e.ready);
         continue;
       }

@@ -331,21 +331,32 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(meta.ranges()[0]!.ready).toBe(false);
   });
 
-  it('readiness with two references follows upstream: ready if any is; unchanged when none is', () => {
+  it('a range listed by two ServiceCIDRs is ready while either is allocatable, recomputed on every change', async () => {
     const { source, meta } = setup('ordered', 1);
     source.addServiceCIDR('a', ['10.0.0.0/24'], { ready: false });
     source.addServiceCIDR('b', ['10.0.0.0/24'], { ready: false });
     expect(meta.ranges()[0]!.ready).toBe(false); // created unready
     source.setReady('b', true);
     expect(meta.ranges()[0]!.ready).toBe(true);
-    // Upstream's incremental rule: a non-ready reference only clears readiness when it is the
-    // only one, so both references unready leaves the range as it was (ready).
+    // Upstream clears readiness only when the lone reference is unready, so there the range
+    // stays ready (and allocates) after both are unready; here it follows its ServiceCIDRs.
     source.setReady('b', false);
-    expect(meta.ranges()[0]!.ready).toBe(true);
-    source.deleteServiceCIDR('b'); // upstream's delete handler does not touch readiness either
-    expect(meta.ranges()[0]!.ready).toBe(true);
-    source.setReady('a', false); // the next event of the lone reference does
     expect(meta.ranges()[0]!.ready).toBe(false);
+    await expect(meta.allocateNext()).rejects.toBeInstanceOf(ErrFull);
+    source.setReady('a', true);
+    source.markDeleting('a'); // being deleted: no new allocations, whatever its Ready condition
+    expect(meta.ranges()[0]!.ready).toBe(false);
+    source.setReady('b', true);
+    expect(meta.ranges()[0]!.ready).toBe(true);
+    // a delete recomputes too: the one left is unready
+    source.setReady('a', false);
+    source.deleteServiceCIDR('b');
+    expect(meta.ranges()[0]!.ready).toBe(false);
+    await expect(meta.allocate('10.0.0.7')).rejects.toBeInstanceOf(ErrMismatchedNetwork);
+    source.addServiceCIDR('c', ['10.0.0.0/24']);
+    source.deleteServiceCIDR('a'); // and the one left is ready
+    expect(meta.ranges()[0]!.ready).toBe(true);
+    expect(await meta.allocateNext()).toMatch(/^10\.0\.0\./);
   });
 
   it('addServiceCIDR unvalidated still refuses an array longer than 64 entries, before reading it', () => {
