@@ -65,7 +65,14 @@ import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U6
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelledChange, labelsFor } from './records.ts';
-import { compareCreation, serviceCIDRAllocatable, type ServiceCIDR, type ServiceCIDRSource } from './service-cidrs.ts';
+import {
+  compareCreation,
+  readServiceCIDR,
+  serviceCIDRAllocatable,
+  serviceCIDRName,
+  type ServiceCIDR,
+  type ServiceCIDRSource,
+} from './service-cidrs.ts';
 import { allocatorWatcher, checkUnsubscribe, type Store } from './store.ts';
 import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 import { memoryHeadroom } from './wasm.ts';
@@ -86,7 +93,11 @@ export interface MetaAllocatorOptions {
   index?: IndexKind | undefined;
   /** How every range's allocateNext chooses among its free addresses (Allocator's `strategy`; default 'upstream'). */
   strategy?: StrategyOption | undefined;
-  /** Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it). */
+  /**
+   * Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it). An
+   * error it throws does not stop the bookkeeping; it is rethrown asynchronously, where it
+   * surfaces as an uncaught exception (as MemoryStore's default onWatcherError does).
+   */
   onSkip?: ((skipped: SkippedCIDR) => void) | undefined;
 }
 
@@ -719,8 +730,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   // ── events ────────────────────────────────────────────────────────────────────────────────
 
-  private onServiceCIDR(sc: ServiceCIDR): void {
+  private onServiceCIDR(delivered: ServiceCIDR): void {
     if (this.destroyed) return;
+    const sc = readServiceCIDR(delivered); // before anything changes: unreadable input changes nothing
     const ours: { key: string; text: string }[] = [];
     const cidrs: readonly unknown[] = Array.isArray(sc.cidrs) ? sc.cidrs : [];
     for (const text of cidrs) {
@@ -728,7 +740,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       try {
         family = parsePrefix(text).family;
       } catch (e) {
-        this.skip(sc.name, String(text), e as Error);
+        this.skip(sc.name, typeof text === 'string' ? text : quoteInput(text), e as Error);
         continue;
       }
       if (family !== this.fam) continue;
@@ -750,24 +762,25 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.sync();
   }
 
-  private onServiceCIDRDeleted(sc: ServiceCIDR): void {
+  private onServiceCIDRDeleted(delivered: ServiceCIDR): void {
     if (this.destroyed) return;
-    const k = this.known.get(sc.name);
+    const name = serviceCIDRName(delivered);
+    const k = this.known.get(name);
     if (k === undefined) return;
-    this.known.delete(sc.name);
-    for (const key of [...this.skips.keys()]) if (key.startsWith(skipKey(sc.name, ''))) this.skips.delete(key);
+    this.known.delete(name);
+    for (const key of [...this.skips.keys()]) if (key.startsWith(skipKey(name, ''))) this.skips.delete(key);
     for (const { key } of k.ours) {
       const e = this.entries.get(key);
       if (e === undefined) continue;
-      e.refs.delete(sc.name);
+      e.refs.delete(name);
       if (e.refs.size === 0) {
         this.removeEntry(e);
         this.entries.delete(key);
         continue;
       }
       // the ServiceCIDRs left decide, as in sync()
-      e.ready = [...e.refs].some((name) => {
-        const left = this.known.get(name);
+      e.ready = [...e.refs].some((ref) => {
+        const left = this.known.get(ref);
         return left !== undefined && serviceCIDRAllocatable(left.sc);
       });
       e.allocator.setReady(e.ready);

@@ -76,6 +76,46 @@ export interface ServiceCIDRSource {
   list(): ServiceCIDR[];
 }
 
+/**
+ * The most entries of spec.cidrs read unvalidated (the API server allows two): by addServiceCIDR
+ * with `unvalidated`, and by a MetaAllocator from a source of your own. An array whose length was
+ * set far past its elements would otherwise be read hole by hole.
+ */
+const MAX_UNVALIDATED_CIDRS = 64;
+
+/**
+ * A ServiceCIDR as a source delivered it, read once into a frozen object of our own: what a
+ * MetaAllocator checks is what it keeps (a getter or a Proxy may answer differently at each
+ * read). `cidrs` is copied when it is an array and kept as read otherwise (the MetaAllocator
+ * reports such a ServiceCIDR as listing no CIDRs). Throws InvalidArgumentError for something
+ * that is not an object, a name that is not a string, more than 64 CIDRs, and a member that
+ * cannot be read (a revoked Proxy, a getter that throws), naming it.
+ */
+export function readServiceCIDR(sc: unknown): ServiceCIDR {
+  const name = serviceCIDRName(sc);
+  const o = sc as object;
+  const cidrs = readMember(o, 'cidrs', 'ServiceCIDR');
+  const length = arrayLength(cidrs, 'ServiceCIDR.cidrs');
+  if (length !== undefined && length > MAX_UNVALIDATED_CIDRS) {
+    throw new InvalidArgumentError(`ServiceCIDR.cidrs holds ${length} entries; at most ${MAX_UNVALIDATED_CIDRS} are read`);
+  }
+  return Object.freeze({
+    name,
+    cidrs: (length === undefined ? cidrs : Object.freeze(readElements(cidrs, length, 'ServiceCIDR.cidrs'))) as readonly string[],
+    ready: readMember(o, 'ready', 'ServiceCIDR') as boolean | undefined,
+    deletionTimestamp: readMember(o, 'deletionTimestamp', 'ServiceCIDR') as string | null | undefined,
+    creationTimestamp: readMember(o, 'creationTimestamp', 'ServiceCIDR') as string | undefined,
+  });
+}
+
+/** The name of a ServiceCIDR a source delivered (all a delete needs), read as readServiceCIDR reads it. */
+export function serviceCIDRName(sc: unknown): string {
+  if (typeof sc !== 'object' || sc === null) throw new InvalidArgumentError(`expected a ServiceCIDR object, got ${quoteInput(sc)}`);
+  const name = readMember(sc, 'name', 'ServiceCIDR');
+  if (typeof name !== 'string') throw new InvalidArgumentError(`ServiceCIDR.name must be a string, got ${quoteInput(name)}`);
+  return name;
+}
+
 /** Upstream `isReady(sc) && sc.DeletionTimestamp.IsZero()`: may its ranges allocate? */
 export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
   if (typeof sc !== 'object' || sc === null) throw new InvalidArgumentError(`expected a ServiceCIDR object, got ${quoteInput(sc)}`);
@@ -135,9 +175,6 @@ function checkName(name: unknown): void {
     );
   }
 }
-
-/** The most entries addServiceCIDR takes unvalidated (the API server allows two). */
-const MAX_UNVALIDATED_CIDRS = 64;
 
 export interface AddServiceCIDROptions {
   /** The Ready condition (default: none, which counts as ready). */
@@ -210,8 +247,7 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     else {
       const length = arrayLength(cidrs, 'spec.cidrs');
       if (length === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
-      // unvalidated skips the API server's rules, not the size of what it could send: an array
-      // whose length was set far past its elements would otherwise be read hole by hole
+      // unvalidated skips the API server's rules, not the size of what it could send
       if (length > MAX_UNVALIDATED_CIDRS) {
         throw new InvalidArgumentError(`spec.cidrs holds ${length} entries; even unvalidated, at most ${MAX_UNVALIDATED_CIDRS}`);
       }

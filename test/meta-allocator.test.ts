@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { MetaAllocator, RANGE_POLICIES, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
 import { isNotContained } from '../adapters/geometry.ts';
-import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource } from '../adapters/service-cidrs.ts';
+import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -476,6 +476,92 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
       ['empty', '', 'InvalidArgumentError', 'ServiceCIDR "empty" lists no CIDRs (spec.cidrs is empty)'],
       ['odd', '', 'InvalidArgumentError', 'ServiceCIDR "odd" lists no CIDRs (spec.cidrs is "10.0.0.0/24", not an array)'],
     ]);
+    meta.destroy();
+  });
+
+  it('a ServiceCIDR of a source of your own that cannot be read is InvalidArgumentError naming it, and changes nothing', () => {
+    const revoked = <T extends object>(o: T): T => {
+      const p = Proxy.revocable(o, {});
+      p.revoke();
+      return p.proxy;
+    };
+    const thrower = (): never => {
+      throw new Error('boom');
+    };
+    const holey: string[] = ['10.9.0.0/24'];
+    holey.length = 2 ** 32 - 1;
+    const cases: [unknown, string][] = [
+      [null, 'expected a ServiceCIDR object, got null'],
+      [revoked({}), 'ServiceCIDR.name could not be read: it threw TypeError'],
+      [{ name: 5, cidrs: ['10.9.0.0/24'] }, 'ServiceCIDR.name must be a string, got 5 (number)'],
+      [
+        {
+          name: 'x',
+          get cidrs() {
+            return thrower();
+          },
+        },
+        'ServiceCIDR.cidrs could not be read: it threw Error: boom',
+      ],
+      [{ name: 'x', cidrs: revoked([]) }, 'ServiceCIDR.cidrs could not be read: it threw TypeError'],
+      [
+        { name: 'x', cidrs: Object.defineProperty(['10.9.0.0/24'], 0, { get: thrower }) },
+        'ServiceCIDR.cidrs[0] could not be read: it threw Error: boom',
+      ],
+      [{ name: 'x', cidrs: holey }, 'ServiceCIDR.cidrs holds 4294967295 entries; at most 64 are read'],
+      [
+        {
+          name: 'x',
+          cidrs: ['10.9.0.0/24'],
+          get deletionTimestamp() {
+            return thrower();
+          },
+        },
+        'ServiceCIDR.deletionTimestamp could not be read',
+      ],
+    ];
+    const watchers: ServiceCIDRWatcher[] = [];
+    const source: ServiceCIDRSource = {
+      subscribe(watcher) {
+        watchers.push(watcher);
+        watcher.onAdd({ name: 'x', cidrs: ['10.0.0.0/24'] });
+        return () => {};
+      },
+      hasSynced: () => true,
+      list: () => [],
+    };
+    const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
+    for (const [sc, message] of cases) {
+      // delivered at construction (the replay): the constructor throws
+      const replaying: ServiceCIDRSource = {
+        ...source,
+        subscribe(w) {
+          w.onAdd(sc as ServiceCIDR);
+          return () => {};
+        },
+      };
+      expect(() => new MetaAllocator('IPv4', replaying, { store: new FaultyMemoryStore() })).toThrow(InvalidArgumentError);
+      // delivered later, as an update of the known one: thrown to the source, and the range is as it was
+      let thrown: unknown;
+      try {
+        watchers[0]!.onAdd(sc as ServiceCIDR);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(InvalidArgumentError);
+      expect((thrown as Error).message).toContain(message);
+      expect(meta.ranges().map((r) => [r.cidr, r.serviceCIDRs, r.ready])).toEqual([['10.0.0.0/24', ['x'], true]]);
+      expect(meta.skipped()).toEqual([]);
+    }
+    // a delete needs only the name
+    expect(() => watchers[0]!.onDelete({ name: 7 } as never)).toThrow('ServiceCIDR.name must be a string, got 7 (number)');
+    watchers[0]!.onDelete({
+      name: 'x',
+      get cidrs() {
+        return thrower();
+      },
+    } as never);
+    expect(meta.ranges()).toEqual([]);
     meta.destroy();
   });
 
