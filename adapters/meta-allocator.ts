@@ -325,6 +325,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       } catch (error) {
         ownerError = { error };
       }
+      this.live(); // the owner's getters destroyed this: ErrDestroyed, not "no range holds it"
       if (!this.covers(ip, true)) throw this.mismatched(ip, true);
       if (ownerError !== null) throw ownerError.error;
       const e = this.pick(true, true);

@@ -1262,6 +1262,24 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore(), random });
     expect(await rejection(meta.allocate('10.0.0.7'))).toBeInstanceOf(ErrDestroyed);
   });
+
+  it('destroyed by the owner’s getters: allocate answers ErrDestroyed and writes nothing', async () => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const store = new FaultyMemoryStore();
+    const meta = new MetaAllocator('IPv4', source, { store });
+    const owner = {
+      group: '',
+      resource: 'services',
+      namespace: 'default',
+      get name() {
+        meta.destroy();
+        return 'web';
+      },
+    };
+    expect(await rejection(meta.allocate('10.0.0.7', owner))).toBeInstanceOf(ErrDestroyed);
+    expect(store.records()).toEqual([]);
+  });
 });
 
 describe('a random source of your own that changes the MetaAllocator from inside a range’s draw', () => {
