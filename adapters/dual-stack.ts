@@ -17,6 +17,7 @@ import {
   checkIPFamily,
   ErrDestroyed,
   InvalidArgumentError,
+  IPAllocatorError,
   optionsObject,
   quoteInput,
   readElements,
@@ -105,7 +106,10 @@ export class DualStackAllocator {
   /**
    * One free address per family, in `families` order (default IPv4 then IPv6; one family for a
    * single-stack Service). If a family fails, the addresses already taken are released and that
-   * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …).
+   * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …). The addresses
+   * come back in canonical text; an allocator of your own that answers anything but an address
+   * of its family fails the call with IPAllocatorError, after the rollback (its answer, when
+   * text, released too).
    */
   async allocateNext(given?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
@@ -115,14 +119,24 @@ export class DualStackAllocator {
     this.inFlight++;
     try {
       const ips: string[] = [];
-      for (const allocator of allocators) {
+      for (let i = 0; i < allocators.length; i++) {
+        let answer: unknown;
         try {
           this.live(); // destroyed meanwhile: the call ends, and what it took goes back
-          ips.push(await allocator.allocateNext(owner));
+          answer = await allocators[i]!.allocateNext(owner);
         } catch (e) {
           await this.rollback(ips, order, allocators);
           throw e;
         }
+        const ip = canonicalAnswer(answer, order[i]!);
+        if (ip === null) {
+          // an allocator of your own broke its contract: give back what the pair took, its answer too
+          await this.rollback(typeof answer === 'string' ? [...ips, answer] : ips, order, allocators);
+          throw new IPAllocatorError(
+            `DualStackAllocator: the ${order[i]} allocator's allocateNext answered ${quoteInput(answer)}, not an ${order[i]} address`,
+          );
+        }
+        ips.push(ip);
       }
       if (this.destroyed) await this.giveBackAndFail(ips, order, allocators);
       return result(ips, order);
@@ -323,6 +337,22 @@ function familiesOf(ips: unknown, length: number | undefined, what: string): { c
 
 /** familiesOf's parse: the words of one address at a time, read at once by canonicalOf. */
 const WORDS = new Uint32Array(4);
+
+/**
+ * The canonical text of an allocator's allocateNext answer (record names are canonical, and so
+ * are the pair's answers), or null when it is not an address of `family`.
+ */
+function canonicalAnswer(answer: unknown, family: IPFamily): string | null {
+  if (typeof answer !== 'string') return null;
+  let parsed: number;
+  try {
+    parsed = parseAddrInto(answer, WORDS);
+  } catch {
+    return null;
+  }
+  if (parsed !== (family === 'IPv4' ? 4 : 6)) return null;
+  return canonicalOf(answer, parsed, WORDS);
+}
 
 function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
   const r: DualStackIPs = { ips, families: [...families] };

@@ -17,6 +17,7 @@ import {
   ErrNotInRange,
   InvalidAddressError,
   InvalidArgumentError,
+  IPAllocatorError,
 } from '../adapters/errors.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { rejection } from './helpers.ts';
@@ -171,6 +172,40 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     expect(reported).toEqual([
       `IPv4 ${left[0]}: ${left[0]} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller took it since)`,
     ]);
+  });
+
+  it('an allocator of your own: its answer comes back canonical, and one that is not an address of its family fails the call and is rolled back', async () => {
+    const store = new FaultyMemoryStore();
+    const a4 = Allocator.create('10.0.0.0/29', { store, random: seededRandom(5) });
+    const a6 = Allocator.create('fd00::/120', { store, random: seededRandom(6) });
+    let spell: (ip: string) => unknown = (ip) => ip.toUpperCase().replace('::', ':0:0:0:0:0:0:');
+    const own: IPAllocator = Object.assign(Object.create(a6) as IPAllocator, {
+      allocateNext: async () => spell(await a6.allocateNext()),
+    });
+    const reported: string[] = [];
+    const ds = new DualStackAllocator(a4, own, { onRollbackError: (e, ip) => reported.push(`${ip}: ${(e as Error).constructor.name}`) });
+    const r = await ds.allocateNext(undefined, ['IPv6', 'IPv4']);
+    expect(r.IPv6).toMatch(/^fd00::[0-9a-f]+$/);
+    expect(r.ips[0]).toBe(r.IPv6);
+    expect(await a6.has(r.IPv6!)).toBe(true);
+    for (const [answer, message] of [
+      [42, 'answered 42 (number), not an IPv6 address'],
+      ['10.0.0.1', 'answered "10.0.0.1", not an IPv6 address'],
+      ['fd00::7%eth0', 'answered "fd00::7%eth0", not an IPv6 address'],
+      [undefined, 'answered undefined, not an IPv6 address'],
+    ] as const) {
+      spell = () => answer;
+      const before = store.records().length;
+      const e = await rejection(ds.allocateNext());
+      expect(e).toBeInstanceOf(IPAllocatorError);
+      expect((e as Error).message).toBe(`DualStackAllocator: the IPv6 allocator's allocateNext ${message}`);
+      // the IPv4 address taken first was given back; the IPv6 one the wrapper hid stays (a6 holds it)
+      expect(store.records().length).toBe(before + 1);
+      expect(store.records().filter((rec) => rec.name.startsWith('10.')).length).toBe(1);
+    }
+    // a text answer is released through the allocator that gave it: one it cannot parse is reported
+    expect(reported).toEqual(['fd00::7%eth0: InvalidAddressError']);
+    ds.destroy();
   });
 
   it('release tries every address and rethrows the first error', async () => {
