@@ -54,8 +54,25 @@ import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
-/** Addresses per slice when a rebuild's one batch does not fit under the memory cap (64 KiB of words). */
-const REBUILD_SLICE = 4096;
+/** Addresses per slice when a load's one batch does not fit under the memory cap (64 KiB of words). */
+const LOAD_SLICE = 4096;
+
+/**
+ * Marks `n` addresses (`words`, four per address) taken in a new index: a warm start or a
+ * rebuild. One batch needs room for itself beside the index (its words, in a block rounded up to
+ * a power of two, then its sorted offsets): under a memory cap, an index that fits may not fit
+ * with it. setMany then changed nothing, and the same addresses load in slices, each needing
+ * only the slice's room. Throws OutOfMemoryError when even that fails (the index half loaded:
+ * the caller drops it).
+ */
+function loadInto(index: AddressSpace, words: Uint32Array, n: number): void {
+  try {
+    index.setMany(words, n);
+  } catch (e) {
+    if (!(e instanceof OutOfMemoryError)) throw e;
+    for (let i = 0; i < n; i += LOAD_SLICE) index.setMany(words.subarray(i * 4), Math.min(LOAD_SLICE, n - i));
+  }
+}
 
 /**
  * After a rebuild that read n records from the cache (the store's other ranges' included: what a
@@ -194,7 +211,7 @@ export class TakenAddresses {
       unsubscribe = checkUnsubscribe(this.cache.subscribe(watcher));
       const l = this.loading;
       this.loading = null;
-      this.index?.setMany(l.words, l.n);
+      if (this.index !== null) loadInto(this.index, l.words, l.n);
     } catch (e) {
       this.loading = null;
       unsubscribe?.();
@@ -806,17 +823,7 @@ export class TakenAddresses {
     let index: AddressSpace | undefined;
     try {
       index = new AddressSpace(this.prefix, this.kind);
-      const all = Uint32Array.from(words);
-      const n = words.length / 4;
-      try {
-        index.setMany(all, n);
-      } catch (e) {
-        if (!(e instanceof OutOfMemoryError)) throw e;
-        // One batch needs room for itself beside the index (its words, then its sorted
-        // offsets): under a memory cap, an index that fits may not fit with it. setMany changed
-        // nothing: the same index loads in slices, each needing only the slice's room.
-        for (let i = 0; i < n; i += REBUILD_SLICE) index.setMany(all.subarray(i * 4), Math.min(REBUILD_SLICE, n - i));
-      }
+      loadInto(index, Uint32Array.from(words), words.length / 4);
     } catch (e) {
       index?.destroy();
       // still stale: the next allocation tries again — after as many refusals as this rebuild
