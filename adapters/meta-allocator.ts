@@ -445,8 +445,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     const weights: number[] = [];
     for (let i = 0; i < n; i++) {
       const e = left[i]!;
-      // a removed range weighs nothing, also one that isReady's call into the store's cache removed
-      const w = !e.removed && e.allocator.isReady() && !e.removed ? Number(e.allocator.free()) : 0;
+      const w = readyNow(e) ? Number(e.allocator.free()) : 0; // a removed range weighs nothing
       weights.push(w);
       total += w;
     }
@@ -578,18 +577,28 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return used > this.topSize ? 0n : this.topSize - used;
   }
 
-  /** The ranges in creation order. */
+  /**
+   * The ranges in creation order. A range that the store's cache removes while its readiness is
+   * asked (readyNow) is left out; when that destroys this MetaAllocator, ErrDestroyed.
+   */
   ranges(): RangeInfo[] {
     this.live();
     this.retryForMemory();
-    return this.order.map((e) => ({
-      cidr: e.cidr,
-      ready: e.allocator.isReady(),
-      serviceCIDRs: [...e.refs],
-      size: e.allocator.size,
-      used: e.allocator.used(),
-      free: e.allocator.free(),
-    }));
+    const out: RangeInfo[] = [];
+    for (const e of this.order) {
+      const ready = readyNow(e);
+      if (e.removed) continue;
+      out.push({
+        cidr: e.cidr,
+        ready,
+        serviceCIDRs: [...e.refs],
+        size: e.allocator.size,
+        used: e.allocator.used(),
+        free: e.allocator.free(),
+      });
+    }
+    this.live();
+    return out;
   }
 
   /** The CIDRs currently skipped, with their reasons. */
@@ -609,7 +618,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   dryRun(): IPAllocator {
     this.live();
     this.retryForMemory();
-    for (const e of this.order) if (e.allocator.isReady()) return e.allocator.dryRun();
+    for (const e of this.order) if (readyNow(e)) return e.allocator.dryRun();
+    this.live(); // the store's cache destroyed this while a range's readiness was asked
     return new NotReadyDryRun(this);
   }
 
@@ -929,11 +939,10 @@ class NextCall {
  * builds no ErrFull); otherwise a promise of it.
  */
 function tryNext(e: RangeEntry, owner: ParentRef | undefined): string | null | Promise<string | null> {
-  if (e.removed) return null; // the range went away while the call tried an earlier one
+  // not ready: what its allocateNext would answer (ErrNotReady); removed: it went away while the
+  // call tried an earlier one, or while its readiness was asked
+  if (!readyNow(e)) return null;
   const a = e.allocator;
-  if (!a.isReady()) return null; // what its allocateNext would answer: ErrNotReady
-  // isReady asks the store's cache, whose code may remove this range (and destroy its allocator)
-  if (e.removed) return null;
   if (!a.canAllocateNow) return tryNextAsync(e, owner);
   try {
     return a.tryAllocateNextNow(owner);
@@ -941,6 +950,17 @@ function tryNext(e: RangeEntry, owner: ParentRef | undefined): string | null | P
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     throw err;
   }
+}
+
+/**
+ * Whether the range can allocate now (its allocator's isReady()); false for a removed range. The
+ * one place that asks: isReady() asks the store's cache whether it has synced, and code there (a
+ * watcher-driven ServiceCIDR source) may delete the range's ServiceCIDR, which destroys its
+ * allocator, so a range is read after the question only when this answered true or it checks
+ * `removed` itself.
+ */
+function readyNow(e: RangeEntry): boolean {
+  return !e.removed && e.allocator.isReady() && !e.removed;
 }
 
 async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promise<string | null> {

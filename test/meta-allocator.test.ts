@@ -1043,26 +1043,36 @@ describe('MetaAllocator: ranges that change while allocateNext waits for the sto
     meta.destroy();
   });
 
+  /**
+   * Two ranges, 10.0.0.0/29 ('first') and 10.0.1.0/29, on a store whose cache, asked once whether
+   * it has synced after arm(), runs `then` (deleting 'first', or destroying the MetaAllocator):
+   * isReady() asks the store's cache, and code there (a watcher-driven ServiceCIDR source) may
+   * delete the range being asked about, which destroys its allocator.
+   */
+  function rangesRemovedWhileReadinessIsAsked(policy: RangePolicy, then: 'delete first' | 'destroy') {
+    const store = new MemoryStore();
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('first', ['10.0.0.0/29']);
+    cidrs.addServiceCIDR('second', ['10.0.1.0/29']);
+    const hasSynced = store.cache.hasSynced.bind(store.cache);
+    let armed = false;
+    store.cache.hasSynced = () => {
+      if (armed) {
+        armed = false;
+        if (then === 'destroy') meta.destroy();
+        else cidrs.deleteServiceCIDR('first');
+      }
+      return hasSynced();
+    };
+    const meta = new MetaAllocator('IPv4', cidrs, { store, policy, random: seededRandom(3) });
+    return { store, meta, arm: () => (armed = true) };
+  }
+
   for (const policy of ['ordered', 'upstream', 'weighted'] as const) {
     it(`${policy}: skips a range that the store's cache removes while asked whether it has synced`, async () => {
-      // isReady() asks the store's cache; code there (a watcher-driven ServiceCIDR source) may
-      // delete the range being tried, which destroys its allocator. The call goes on to the next.
-      const store = new MemoryStore();
-      const cidrs = new InMemoryServiceCIDRs();
-      cidrs.addServiceCIDR('first', ['10.0.0.0/29']);
-      cidrs.addServiceCIDR('second', ['10.0.1.0/29']);
-      const hasSynced = store.cache.hasSynced.bind(store.cache);
-      let armed = false;
-      store.cache.hasSynced = () => {
-        if (armed) {
-          armed = false;
-          cidrs.deleteServiceCIDR('first');
-        }
-        return hasSynced();
-      };
-      const meta = new MetaAllocator('IPv4', cidrs, { store, policy, random: seededRandom(3) });
+      const { store, meta, arm } = rangesRemovedWhileReadinessIsAsked(policy, 'delete first');
       try {
-        armed = true;
+        arm();
         const ip = await meta.allocateNext();
         expect(hostOf('10.0.1.0/29', ip)).toBe(true);
         expect(store.records().map((r) => r.name)).toEqual([ip]);
@@ -1071,6 +1081,23 @@ describe('MetaAllocator: ranges that change while allocateNext waits for the sto
       }
     });
   }
+
+  it("ranges() and dryRun() leave out a range that the store's cache removes while asked whether it has synced", () => {
+    const listed = rangesRemovedWhileReadinessIsAsked('ordered', 'delete first');
+    listed.arm();
+    expect(listed.meta.ranges().map((r) => r.cidr)).toEqual(['10.0.1.0/29']);
+    listed.meta.destroy();
+    const dry = rangesRemovedWhileReadinessIsAsked('ordered', 'delete first');
+    dry.arm();
+    expect(dry.meta.dryRun().cidr).toBe('10.0.1.0/29');
+    dry.meta.destroy();
+    // destroyed from there: the MetaAllocator's ErrDestroyed, not its former range's
+    for (const call of ['ranges', 'dryRun'] as const) {
+      const { meta, arm } = rangesRemovedWhileReadinessIsAsked('ordered', 'destroy');
+      arm();
+      expect(() => meta[call]()).toThrow('MetaAllocator IPv4 has been destroyed');
+    }
+  });
 
   it('a MetaAllocator destroyed while its call waits answers ErrDestroyed, not ErrFull', async () => {
     const store = new GatedStore();
