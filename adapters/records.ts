@@ -11,6 +11,7 @@ import {
   quoteInput,
   quoteText,
   readMember,
+  showUnseen,
   unreadableInput,
 } from './errors.ts';
 import { DNS1123_SUBDOMAIN_MESSAGE, isDNS1123Subdomain, labelProblems } from './label-rules.ts';
@@ -169,11 +170,43 @@ function pathSegmentProblems(value: string): string[] {
 }
 
 /**
+ * A record's labels or parentRef that is an object but not a plain one (a Map, an instance of a
+ * class of yours, an Object.create(base)): `what` says what it must be. A store keeps a frozen
+ * copy of a plain object's own fields, and keeps anything else as given (a copy of a Map would
+ * be `{}`), so it refuses it; an owner given to an allocator is copied for you instead
+ * (checkParentRef).
+ */
+function notPlainObject(o: object, field: string, what: string): string {
+  return `${field}: Invalid value: ${objectKind(o)}: must be a plain object ${what} (an object literal): a store keeps a copy of a plain object's own fields only`;
+}
+
+/**
+ * `an instance of Owner`, `a Map`, or `an object whose prototype is not Object.prototype`: read
+ * from property descriptors, so no getter of the caller's runs. A Proxy whose trap throws
+ * throws here, as its other reads do (the caller names the field: unreadableRecord).
+ */
+function objectKind(o: object): string {
+  const proto: unknown = Object.getPrototypeOf(o);
+  const ctor: unknown =
+    typeof proto === 'object' && proto !== null ? Object.getOwnPropertyDescriptor(proto, 'constructor')?.value : undefined;
+  const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
+  if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
+  const shown = showUnseen(name.slice(0, 64));
+  return BUILT_IN_KINDS.has(name) ? `a ${shown}` : `an instance of ${shown}`;
+}
+
+/** Classes named by their name alone (`a Map`, not `an instance of Map`). */
+const BUILT_IN_KINDS = new Set(['Map', 'Set', 'WeakMap', 'WeakSet', 'Date', 'RegExp', 'Promise', 'Error', 'URL']);
+
+/**
  * Every problem of a parentRef (`field` is its path, e.g. `spec.parentRef`), as upstream
  * validateIPAddressParentReference words them; empty when it is valid.
  */
 function parentRefProblems(ref: unknown, field: string): string[] {
-  if (!isPlainObject(ref)) return [notAParentRef(ref, field)];
+  if (!isPlainObject(ref)) {
+    const isObject = typeof ref === 'object' && ref !== null && !Array.isArray(ref);
+    return [isObject ? notPlainObject(ref, field, '{group?, resource, namespace?, name}') : notAParentRef(ref, field)];
+  }
   const out: string[] = [];
   for (const key of Object.keys(ref)) {
     if (!(PARENT_REF_KEYS as readonly string[]).includes(key)) out.push(`${field}.${key}: Unknown field`);
@@ -307,7 +340,11 @@ function nameProblems(name: unknown): string[] {
  */
 function labelSetProblems(labels: unknown): string[] {
   if (labels === undefined) return [];
-  if (!isPlainObject(labels)) return [`metadata.labels: Invalid value: ${quoteInput(labels)}: must be an object of string values`];
+  if (!isPlainObject(labels)) {
+    const isObject = typeof labels === 'object' && labels !== null && !Array.isArray(labels);
+    if (isObject) return [notPlainObject(labels, 'metadata.labels', 'of string values')];
+    return [`metadata.labels: Invalid value: ${quoteInput(labels)}: must be an object of string values`];
+  }
   const out: string[] = [];
   for (const key of Object.keys(labels)) {
     const v = labels[key];

@@ -216,6 +216,46 @@ describe('validateRecord: a parentRef is read as a store copies it', () => {
   });
 });
 
+describe('validateRecord: labels and a parentRef that are objects but not plain ones', () => {
+  class Owner {
+    resource = 'services';
+    name = 'web';
+  }
+  class Labels {
+    team = 'web';
+  }
+  it.each([
+    ['a parentRef that is an instance of a class', { parentRef: new Owner() }, 'spec.parentRef: Invalid value: an instance of Owner:'],
+    ['a parentRef that is a Map', { parentRef: new Map([['name', 'web']]) }, 'spec.parentRef: Invalid value: a Map:'],
+    ['labels that are an instance of a class', { labels: new Labels() }, 'metadata.labels: Invalid value: an instance of Labels:'],
+    ['labels that are a Map', { labels: new Map([['team', 'web']]) }, 'metadata.labels: Invalid value: a Map:'],
+    [
+      'labels made with Object.create(base)',
+      { labels: Object.create({ team: 'web' }) },
+      'metadata.labels: Invalid value: an object whose prototype is not Object.prototype:',
+    ],
+  ])('refuses %s, saying it is not a plain object (not "must be an object" of an object)', (_, fields, start) => {
+    // Regression: these said "a value of type object: must be an object …", of an object. A store
+    // keeps what is not a plain object as given, for this check to refuse: it is not copied.
+    const record = { name: '10.0.0.1', labels: {}, parentRef: null, ...fields };
+    const store = new MemoryStore();
+    for (const check of [() => validateRecord(record), () => store.createSync(record as never)]) {
+      let err: InvalidRecordError | undefined;
+      try {
+        check();
+      } catch (e) {
+        err = e as InvalidRecordError;
+      }
+      expect(err).toBeInstanceOf(InvalidRecordError);
+      expect(err!.causes).toHaveLength(1);
+      expect(err!.causes[0]!.startsWith(start)).toBe(true);
+      expect(err!.causes[0]).toContain(': must be a plain object ');
+      expect(err!.causes[0]).not.toContain('must be an object');
+    }
+    store.close();
+  });
+});
+
 describe('validateRecord: the name is an address in canonical form', () => {
   it('accepts exactly the text formatIPv6 writes, for random addresses with zero runs of every length', () => {
     const random = seededRandom(20261202);
