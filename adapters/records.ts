@@ -211,7 +211,10 @@ function parentRefProblems(ref: unknown, field: string): string[] {
   for (const key of Object.keys(ref)) {
     if (!(PARENT_REF_KEYS as readonly string[]).includes(key)) out.push(`${field}.${key}: Unknown field`);
   }
-  for (const sym of Object.getOwnPropertySymbols(ref)) out.push(`${field}[${String(sym)}]: Unknown field`);
+  for (const sym of Object.getOwnPropertySymbols(ref)) {
+    // enumerable ones only, as for the names above: a store's copy (a spread) leaves the others out
+    if (Object.prototype.propertyIsEnumerable.call(ref, sym)) out.push(`${field}[${String(sym)}]: Unknown field`);
+  }
   for (const key of PARENT_REF_KEYS) {
     // own enumerable fields only, as a store copies them (a spread): what is checked is what is stored
     const v = Object.prototype.propertyIsEnumerable.call(ref, key) ? ref[key] : undefined;

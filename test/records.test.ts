@@ -214,6 +214,20 @@ describe('validateRecord: a parentRef is read as a store copies it', () => {
     expect(() => store.createSync(record as never)).toThrow(required);
     store.close();
   });
+
+  it('a symbol key that is not enumerable is left out, as MemoryStore.createSync leaves it out; an enumerable one is refused', () => {
+    // Regression: validateRecord refused a parentRef for a hidden symbol the store's copy drops
+    const ref = { resource: 'services', name: 'web' };
+    Object.defineProperty(ref, Symbol('hidden'), { value: 1, enumerable: false });
+    const record = { name: '10.0.0.1', labels: {}, parentRef: ref };
+    expect(() => validateRecord(record)).not.toThrow();
+    const store = new MemoryStore();
+    expect(() => store.createSync(record as never)).not.toThrow();
+    const shown = { name: '10.0.0.2', labels: {}, parentRef: { ...ref, [Symbol('shown')]: 1 } };
+    expect(() => validateRecord(shown)).toThrow('spec.parentRef[Symbol(shown)]: Unknown field');
+    expect(() => store.createSync(shown as never)).toThrow('spec.parentRef[Symbol(shown)]: Unknown field');
+    store.close();
+  });
 });
 
 describe('validateRecord: labels and a parentRef that are objects but not plain ones', () => {
