@@ -8,6 +8,7 @@ import {
   InvalidArgumentError,
   InvalidRecordError,
   isPlainObject,
+  memberName,
   quoteInput,
   quoteText,
   readMember,
@@ -339,7 +340,7 @@ function nameProblems(name: unknown): string[] {
 
 /**
  * The problems of a record's labels: a plain object (absent = none) whose keys and values
- * kube-apiserver takes as labels (label-rules.ts), the values strings.
+ * kube-apiserver takes as labels (label-rules.ts), the keys and values strings.
  */
 function labelSetProblems(labels: unknown): string[] {
   if (labels === undefined) return [];
@@ -356,6 +357,12 @@ function labelSetProblems(labels: unknown): string[] {
       out.push(...labelProblems(key, '')); // the key's problems only: an empty value is a valid one
       out.push(`metadata.labels[${quoteText(key)}]: Invalid value: ${quoteInput(v)}: must be a string`);
     }
+  }
+  // A store's copy (a spread) keeps an enumerable symbol key, which no API server label can be
+  // (and a KubernetesStore's request would drop without a word): refused, as on a parentRef.
+  for (const sym of Object.getOwnPropertySymbols(labels)) {
+    if (Object.prototype.propertyIsEnumerable.call(labels, sym))
+      out.push(`${memberName('metadata.labels', sym)}: Invalid value: a label's key must be a string`);
   }
   return out;
 }

@@ -193,6 +193,22 @@ describe('validateRecord: labels are what kube-apiserver takes as labels (Valida
     expect(() => validateRecord(own(labels))).not.toThrow();
   });
 
+  it('refuses a symbol key, which a store would otherwise keep; one that is not enumerable is left out, as a store leaves it', () => {
+    // Regression: validateRecord read the string keys only, and MemoryStore kept the symbol in the record's labels
+    const labels = { team: 'web', [Symbol('team\u202e')]: 'web' };
+    const record = { name: '10.0.0.1', labels, parentRef: null };
+    const cause = "metadata.labels[Symbol(team\\u202e)]: Invalid value: a label's key must be a string";
+    expect(() => validateRecord(record)).toThrow(cause);
+    const store = new MemoryStore();
+    expect(() => store.createSync(record as never)).toThrow(cause);
+    const hidden = { team: 'web' };
+    Object.defineProperty(hidden, Symbol('hidden'), { value: 'web', enumerable: false });
+    expect(() => validateRecord({ ...record, labels: hidden })).not.toThrow();
+    expect(store.createSync({ ...record, labels: hidden } as never).labels).toEqual({ team: 'web' });
+    expect(Object.getOwnPropertySymbols(store.records()[0]!.labels)).toEqual([]);
+    store.close();
+  });
+
   it('the allocators’ own label sets, which stores take without checking them again, pass the same rule', () => {
     for (const family of ['IPv4', 'IPv6'] as const) {
       for (const [key, value] of Object.entries(allocatorLabels(family))) expect(labelProblems(key, value)).toEqual([]);
