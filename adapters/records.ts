@@ -210,11 +210,11 @@ function parentRefProblems(ref: unknown, field: string): string[] {
   }
   const out: string[] = [];
   for (const key of Object.keys(ref)) {
-    if (!(PARENT_REF_KEYS as readonly string[]).includes(key)) out.push(`${field}.${key}: Unknown field`);
+    if (!(PARENT_REF_KEYS as readonly string[]).includes(key)) out.push(`${memberName(field, key)}: Unknown field`);
   }
   for (const sym of Object.getOwnPropertySymbols(ref)) {
     // enumerable ones only, as for the names above: a store's copy (a spread) leaves the others out
-    if (Object.prototype.propertyIsEnumerable.call(ref, sym)) out.push(`${field}[${String(sym)}]: Unknown field`);
+    if (Object.prototype.propertyIsEnumerable.call(ref, sym)) out.push(`${memberName(field, sym)}: Unknown field`);
   }
   for (const key of PARENT_REF_KEYS) {
     // own enumerable fields only, as a store copies them (a spread): what is checked is what is stored

@@ -244,6 +244,15 @@ describe('validateRecord: a parentRef is read as a store copies it', () => {
     expect(() => store.createSync(shown as never)).toThrow('spec.parentRef[Symbol(shown)]: Unknown field');
     store.close();
   });
+
+  it('an unknown key is named with its unseen characters escaped, a string or a symbol', () => {
+    // Regression: a right-to-left override in the key reached the message raw
+    const ref = { resource: 'services', name: 'web', 'uid\u202e': '1', [Symbol('x\u202e')]: 1 };
+    expect(() => validateRecord({ name: '10.0.0.1', labels: {}, parentRef: ref })).toThrow(
+      'spec.parentRef["uid\\u202e"]: Unknown field; spec.parentRef[Symbol(x\\u202e)]: Unknown field',
+    );
+    expect(() => checkParentRef(ref)).toThrow('owner["uid\\u202e"]: Unknown field; owner[Symbol(x\\u202e)]: Unknown field');
+  });
 });
 
 describe('validateRecord: labels and a parentRef that are objects but not plain ones', () => {
