@@ -294,7 +294,9 @@ function ownFields(o: object, base: string): Record<string | symbol, unknown> {
   const copy: Record<string | symbol, unknown> = {};
   for (const key of Object.keys(o)) {
     const v = readMember(o, key, base);
-    if (v !== undefined) copy[key] = v;
+    // defined, not assigned: an own "__proto__" key (JSON.parse makes one) would set the copy's
+    // prototype instead of being a field, hidden from the check (a spread copies it as a field)
+    if (v !== undefined) Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
   }
   for (const sym of Object.getOwnPropertySymbols(o)) {
     if (Object.prototype.propertyIsEnumerable.call(o, sym)) copy[sym] = readMember(o, sym, base);

@@ -122,6 +122,22 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
   });
 });
 
+describe('checkParentRef: an owner read from JSON with a "__proto__" key', () => {
+  it.each([
+    ['a string', '{"resource":"services","name":"web","__proto__":"x"}'],
+    ['an object', '{"resource":"services","name":"web","__proto__":{"namespace":"default"}}'],
+  ])('refuses the key as an unknown field when it holds %s, as a store refuses the same parentRef', (_, json) => {
+    // Regression: the copy assigned the key, which set the copy's prototype (or did nothing):
+    // the unknown field was dropped in silence, or the owner refused as not a plain object
+    expect(() => checkParentRef(JSON.parse(json))).toThrow(/^owner\.__proto__: Unknown field$/);
+    const store = new MemoryStore();
+    expect(() => store.createSync({ name: '10.0.0.1', labels: {}, parentRef: JSON.parse(json) } as never)).toThrow(
+      'spec.parentRef.__proto__: Unknown field',
+    );
+    store.close();
+  });
+});
+
 describe('validateRecord: labels are what kube-apiserver takes as labels (ValidateLabels)', () => {
   const own = (labels: Record<string, unknown>) => ({
     name: '10.0.0.1',
