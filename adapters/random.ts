@@ -93,6 +93,14 @@ function mix32(x: number): number {
 }
 
 /**
+ * The generators made by `new Xoshiro128` itself (seededRandom, defaultRandom), frozen, which
+ * guardedSource uses unguarded: known by identity, as an object that only looks like one
+ * (Object.create(Xoshiro128.prototype) with a nextU32 of its own, or a Proxy whose
+ * getPrototypeOf answers Xoshiro128.prototype) calls the caller's code.
+ */
+const OWN_GENERATORS = new WeakSet<object>();
+
+/**
  * xoshiro128**: four u32 state words, never all zero.
  *
  *   result = rotl(s1 · 5, 7) · 9
@@ -105,7 +113,8 @@ export class Xoshiro128 implements RandomSource {
 
   /**
    * From four state words (an all-zero state is replaced by a fixed non-zero one, the only state
-   * xoshiro cannot leave). Use `seededRandom(seed)` to start from one number.
+   * xoshiro cannot leave). Use `seededRandom(seed)` to start from one number. The generator is
+   * frozen (a subclass's is not): the allocators call it unguarded, knowing it calls nothing else.
    */
   constructor(s0: number, s1: number, s2: number, s3: number) {
     for (const w of [s0, s1, s2, s3]) {
@@ -117,6 +126,12 @@ export class Xoshiro128 implements RandomSource {
     s[1] = s1;
     s[2] = s2;
     s[3] = s3;
+    if (new.target === Xoshiro128) {
+      // frozen, so no nextU32 of the caller's can shadow this one afterwards: guardedSource then
+      // knows it calls nothing (a subclass may override nextU32, and is guarded)
+      Object.freeze(this);
+      OWN_GENERATORS.add(this);
+    }
   }
 
   nextU32(): number {
@@ -315,5 +330,5 @@ class GuardedSource implements RandomSource {
 
 /** `random` drawn inside `guard`; this package's generators call nothing and are used as they are. */
 export function guardedSource(random: RandomSource, guard: DrawGuard): RandomSource {
-  return Object.getPrototypeOf(random) === Xoshiro128.prototype ? random : new GuardedSource(random, guard);
+  return OWN_GENERATORS.has(random) ? random : new GuardedSource(random, guard);
 }

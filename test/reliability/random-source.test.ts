@@ -225,3 +225,54 @@ describe('seeds and state words', () => {
     expect(new Xoshiro128(0, 0, 0, 0).nextU32()).toBe(new Xoshiro128(0x9e3779b9, 0, 0, 0).nextU32());
   });
 });
+
+describe("a source of your own that looks like this package's generator is guarded all the same", () => {
+  /** A source drawing from seededRandom(1) that destroys `target()` at its first draw, and tells what that did. */
+  function destroyingSource(target: () => Allocator) {
+    const inner = seededRandom(1);
+    const seen: { destroy?: unknown } = {};
+    const nextU32 = () => {
+      if (!('destroy' in seen)) {
+        try {
+          target().destroy();
+          seen.destroy = 'allowed';
+        } catch (e) {
+          seen.destroy = e;
+        }
+      }
+      return inner.nextU32();
+    };
+    return { nextU32, seen };
+  }
+
+  it.each([
+    [
+      'Object.create(Xoshiro128.prototype) with a nextU32 of its own',
+      (f: () => number) => Object.create(Xoshiro128.prototype, { nextU32: { value: f } }),
+    ],
+    [
+      "a Proxy whose getPrototypeOf answers Xoshiro128's prototype",
+      (f: () => number) => new Proxy({ nextU32: f }, { getPrototypeOf: () => Xoshiro128.prototype }),
+    ],
+  ])('%s: destroy() from its draw is refused, and the call allocates', async (_, disguise) => {
+    // Regression: guardedSource knew this package's generators by their prototype, so these ran
+    // unguarded: destroy() from the draw freed the range mid-call, and allocateNext failed with
+    // "core space_take answered -1"
+    let a: Allocator | undefined;
+    const { nextU32, seen } = destroyingSource(() => a!);
+    a = Allocator.create('10.0.0.0/24', { store: new MemoryStore(), random: disguise(nextU32) as RandomSource });
+    const ip = await a.allocateNext(OWNER);
+    expect(seen.destroy).toBeInstanceOf(InvalidArgumentError);
+    expect(a.used()).toBe(1);
+    expect(ip.startsWith('10.0.0.')).toBe(true);
+    a.destroy();
+  });
+
+  it("this package's generators are frozen: no nextU32 of the caller's can shadow theirs", () => {
+    const r = seededRandom(1);
+    expect(Object.isFrozen(r)).toBe(true);
+    expect(() => {
+      (r as { nextU32: () => number }).nextU32 = () => 0;
+    }).toThrow(TypeError);
+  });
+});
