@@ -43,7 +43,8 @@ export function quoteInput(input: unknown): string {
   if (typeof input === 'bigint') return `${input}n`;
   if (typeof input === 'object') return objectKind(input);
   if (typeof input === 'function') return functionName(input as (...args: never[]) => unknown);
-  return `${String(input)} (${typeof input})`;
+  // a symbol's description is text from elsewhere: escaped as a string's is
+  return `${showUnseen(String(input))} (${typeof input})`;
 }
 
 /** An array by its length, a thenable as a promise, any other object by its type. */

@@ -13,6 +13,7 @@ import { Allocator } from '../adapters/allocator.ts';
 import { canonicalAddr } from '../adapters/address.ts';
 import { Range } from '../adapters/range.ts';
 import { validateServiceCIDRSpec } from '../adapters/service-cidrs.ts';
+import { checkParentRef } from '../adapters/records.ts';
 import type { SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
 
 const limit = Error.stackTraceLimit;
@@ -208,6 +209,12 @@ describe('how an error quotes a value it was given', () => {
     expect(quoteInput(make)).toBe('the function "make"');
     expect(quoteInput(() => 1)).toBe('a function');
     expect(quoteInput(new Proxy(make, {}))).toBe('the function "make"');
+  });
+
+  it("a symbol with its description's unseen characters escaped, as a string's", () => {
+    // Regression: a right-to-left override in a symbol's description reached the message raw
+    expect(quoteInput(Symbol('svc\u202e\n'))).toBe('Symbol(svc\\u202e\\u000a) (symbol)');
+    expect(() => checkParentRef(Symbol('svc\u202e'))).toThrow('owner: Invalid value: Symbol(svc\\u202e) (symbol)');
   });
 
   it('a value whose reading throws (a Proxy with throwing traps, a revoked one) is refused with the typed error', async () => {
