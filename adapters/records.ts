@@ -153,12 +153,12 @@ function hiddenFields(hidden: readonly string[]): string {
  * Date, an Object.create(base), an instance of a class whose fields are getters): `hidden`
  * lists the required fields it has elsewhere (hiddenFields).
  */
-function noOwnFields(owner: unknown, field: string, hidden: readonly string[]): string {
+function noOwnFields(kind: string, field: string, hidden: readonly string[]): string {
   const missing = REQUIRED_PARENT_REF_KEYS.filter((key) => !hidden.includes(key));
   const why: string[] = [];
   if (hidden.length > 0) why.push(hiddenFields(hidden));
   if (missing.length > 0) why.push(`${missing.join(' and ')} ${missing.length === 1 ? 'is' : 'are'} required`);
-  return `${field}: Invalid value: ${quoteInput(owner)}: ${OWN_FIELDS_ONLY}, and it has none: ${why.join(', and ')}`;
+  return `${field}: Invalid value: ${kind}: ${OWN_FIELDS_ONLY}, and it has none: ${why.join(', and ')}`;
 }
 
 /** Upstream IsValidPathSegmentName: the problems of a name used as one URL path segment. */
@@ -261,7 +261,7 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   // is not; the message says that only own fields are read, and where the required ones are.
   let fields: Record<string | symbol, unknown> | undefined;
   let hidden: string[] = []; // required fields it has, but not as own enumerable fields
-  let noFields = false; // an object with no own enumerable fields that is not plain
+  let noFields: string | undefined; // an object with no own enumerable fields that is not plain: what it is (objectKind)
   try {
     // the caller's code runs here: a Proxy's isArray, ownKeys, getPrototypeOf and has traps, getters
     if (typeof owner === 'object' && owner !== null && !Array.isArray(owner)) {
@@ -271,13 +271,13 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
       hidden = REQUIRED_PARENT_REF_KEYS.filter(
         (key) => own[key] === undefined && key in owner && !Object.prototype.propertyIsEnumerable.call(owner, key),
       );
-      noFields = Object.keys(own).length === 0 && !isPlainObject(owner);
+      if (Object.keys(own).length === 0 && !isPlainObject(owner)) noFields = objectKind(owner);
     }
   } catch (e) {
     throw unreadableInput(field, e); // a revoked Proxy (a field whose getter throws: named by ownFields)
   }
   // Checked unguarded: only our copy is read from here, and a fault of ours is not the caller's.
-  if (noFields) throw new InvalidArgumentError(noOwnFields(owner, field, hidden));
+  if (noFields !== undefined) throw new InvalidArgumentError(noOwnFields(noFields, field, hidden));
   if (fields === undefined) throw new InvalidArgumentError(notAParentRef(owner, field));
   const problems = parentRefProblems(fields, field);
   if (hidden.length > 0) problems.push(`${OWN_FIELDS_ONLY}: ${hiddenFields(hidden)}`);

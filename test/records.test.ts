@@ -28,17 +28,17 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     ['a number', 42, /owner: Invalid value: 42 \(number\)/],
     ['a symbol', Symbol('svc'), /owner: Invalid value: Symbol\(svc\) \(symbol\)/],
     ['an array', ['services', 'web'], /owner: Invalid value: an array of 2 values/],
-    ['a Date', new Date(0), /owner: Invalid value: a value of type object/],
-    // Regression: these said "a value of type object: must be an object {…}"
+    ['a Date', new Date(0), /^owner: Invalid value: a Date: only an owner's own enumerable fields are read/],
+    // Regression: these said "a value of type object: must be an object {…}", then named no kind
     [
       'a Map',
       new Map([['resource', 'services']]),
-      /^owner: Invalid value: a value of type object: only an owner's own enumerable fields are read, and it has none: resource and name are required$/,
+      /^owner: Invalid value: a Map: only an owner's own enumerable fields are read, and it has none: resource and name are required$/,
     ],
     [
       'an owner made with Object.create(fields)',
       Object.create({ group: '', resource: 'services', namespace: 'default', name: 'web' }),
-      /^owner: Invalid value: a value of type object: only an owner's own enumerable fields are read, and it has none: its resource and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+      /^owner: Invalid value: an object whose prototype is not Object\.prototype: only an owner's own enumerable fields are read, and it has none: its resource and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
     ],
     [
       'an instance whose fields are getters of its class',
@@ -50,7 +50,7 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
           return 'web';
         }
       })(),
-      /^owner: Invalid value: a value of type object: only an owner's own enumerable fields are read, and it has none: its resource and name are inherited/,
+      /^owner: Invalid value: an instance of Svc: only an owner's own enumerable fields are read, and it has none: its resource and name are inherited/,
     ],
     [
       'an instance with only a name getter',
