@@ -48,7 +48,8 @@ function nextU32Of(rng: RandomSource): number {
 /** "random source <class name>", or "the random source" for a plain object. */
 function sourceName(rng: RandomSource): string {
   let source = rng;
-  while (source instanceof GuardedSource) source = source.source; // a MetaAllocator's range: guarded twice
+  // the caller's own object: read once (CallerSource), then guarded (a MetaAllocator's range: twice)
+  while (source instanceof GuardedSource || source instanceof CallerSource) source = source.source as RandomSource;
   const name = (source as { constructor?: { name?: unknown } }).constructor?.name;
   return typeof name === 'string' && name !== '' && name !== 'Object' ? `random source ${name}` : 'the random source';
 }
@@ -66,10 +67,29 @@ export interface RandomSource {
  */
 export function randomOption(random: unknown): RandomSource {
   if (random === undefined) return defaultRandom();
-  if (typeof random !== 'object' || random === null || typeof readMember(random, 'nextU32', 'options.random') !== 'function') {
+  const next = typeof random === 'object' && random !== null ? readMember(random, 'nextU32', 'options.random') : undefined;
+  if (typeof next !== 'function') {
     throw new InvalidArgumentError(`options.random must be an object with a nextU32() method, got ${quoteInput(random)}`);
   }
-  return random as RandomSource;
+  return OWN_GENERATORS.has(random as object)
+    ? (random as RandomSource)
+    : new CallerSource(random as object, next as (this: object) => unknown);
+}
+
+/**
+ * A random source of the caller's with its nextU32 read once, by randomOption: what was checked
+ * is what is called, so a method deleted or replaced afterwards, or a getter that answers
+ * otherwise the next time, cannot turn a draw into a TypeError.
+ */
+class CallerSource implements RandomSource {
+  constructor(
+    readonly source: object,
+    private readonly next: (this: object) => unknown,
+  ) {}
+
+  nextU32(): number {
+    return this.next.call(this.source) as number; // checked by nextU32Of
+  }
 }
 
 /**

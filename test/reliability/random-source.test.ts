@@ -276,3 +276,46 @@ describe("a source of your own that looks like this package's generator is guard
     }).toThrow(TypeError);
   });
 });
+
+describe('a random source of your own is read once, at construction', () => {
+  // what was checked is what is called: a nextU32 deleted or replaced later, or a getter that
+  // answers otherwise the next time, must not turn a draw into a TypeError
+  const counting = () => {
+    let reads = 0;
+    let draws = 0;
+    const source = {
+      get nextU32() {
+        if (reads++ > 0) throw new Error('read again');
+        return () => (draws++ * 2654435761) >>> 0;
+      },
+    };
+    return { source, reads: () => reads, draws: () => draws };
+  };
+
+  it('by Range, Allocator, ReferenceAllocator and MetaAllocator', async () => {
+    const r = counting();
+    const range = new Range('10.0.0.0/24', { random: r.source });
+    range.allocateNext();
+    range.allocateNext();
+    expect([r.reads(), r.draws() > 0]).toEqual([1, true]);
+
+    for (const make of [
+      (random: object) => new Allocator('10.0.0.0/24', { store: new MemoryStore(), random }),
+      (random: object) => new ReferenceAllocator('10.0.0.0/24', { store: new MemoryStore(), random }),
+    ]) {
+      const c = counting();
+      const a = make(c.source);
+      await a.allocateNext();
+      await a.allocateNext();
+      expect([c.reads(), c.draws() > 0]).toEqual([1, true]);
+    }
+
+    const replaced = { nextU32: (): number => 5 };
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.0.0.0/24']);
+    cidrs.addServiceCIDR('b', ['10.1.0.0/24']);
+    const meta = new MetaAllocator('IPv4', cidrs, { store: new MemoryStore(), random: replaced });
+    replaced.nextU32 = undefined as never;
+    expect(await meta.allocateNext()).toMatch(/^10\.[01]\.0\./);
+  });
+});
