@@ -204,10 +204,9 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
     } catch (e) {
       const unknown = unknownOption(e, options);
       if (unknown !== undefined) throw new UsageError(unknown);
-      const dashed = dashedValue(e, args, options);
-      if (dashed !== undefined) throw new UsageError(dashed);
-      // Node's message may run over lines, each a sentence (an ambiguous value says how to pass
-      // one starting with a dash): one line, as every other message of the CLI.
+      const value = optionValueProblem(e, args, options);
+      if (value !== undefined) throw new UsageError(value);
+      // Node's message may run over lines, each a sentence: one line, as every other message of the CLI.
       throw new UsageError((e as Error).message.replace(/\s*\n\s*/g, ' '));
     }
   })();
@@ -239,33 +238,61 @@ function unknownOption(e: unknown, options: NonNullable<ParseArgsConfig['options
 }
 
 /**
- * Node's refusal of a value that starts with a dash (`--top -1`: "argument is ambiguous…", three
- * sentences about an option argument) in the command line's words: for an option that takes a
- * whole number, what it takes (wholeNumberRefusal); for any other, how to give such a value
- * (`--context=-x`). Undefined for any other parse error.
+ * Node's refusal of an option's value (ERR_PARSE_ARGS_INVALID_OPTION_VALUE) in the command
+ * line's words; undefined for any other parse error. Node's parser stops at the first option
+ * whose value is wrong, in the order given: the tokens of a lenient parse of the same arguments
+ * (the same tokens, unchecked) find it, whatever Node's wording. An option that takes a value:
+ *   - given none (`--top` at the end): which value it needs (OPTION_VALUES), in Node's words
+ *     "Option '--top <value>' argument missing";
+ *   - followed by another option of the command, or by `--` (`--top --json`): the value was
+ *     left out, said as above, with the option that follows;
+ *   - followed by another word starting with a dash (`--top -1`, "argument is ambiguous…"): for
+ *     an option that takes a whole number, what it takes (wholeNumberRefusal); for any other, how
+ *     to give such a value (`--context=-x`).
  */
-function dashedValue(e: unknown, args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
+function optionValueProblem(e: unknown, args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
   if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return undefined;
-  const given = /^Option '(-[^' ]+)' argument is ambiguous/.exec((e as Error).message)?.[1];
-  if (given === undefined) return undefined;
-  const name = given.startsWith('--')
-    ? given.slice(2)
-    : Object.entries(options).find(([, o]) => o.short !== undefined && `-${o.short}` === given)?.[0];
-  // the occurrence the parser refused: the first one followed by a dashed word (an option given
-  // twice has another, valid, occurrence)
-  const at = args.findIndex((a, i) => a === given && args[i + 1]?.startsWith('-') === true);
-  const value = at < 0 ? undefined : args[at + 1];
-  if (name === undefined || value === undefined) return undefined;
-  if (WHOLE_NUMBER_OPTIONS.has(name)) return wholeNumberRefusal(`--${name}`, value);
-  return `--${name} is followed by ${JSON.stringify(value)}, which starts with a dash: to give it as the value, write --${name}=${value}`;
+  const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
+  for (const t of tokens) {
+    if (t.kind !== 'option' || !Object.hasOwn(options, t.name) || options[t.name]!.type !== 'string') continue;
+    const flag = `--${t.name}`;
+    const needs = `${flag} needs a value: ${OPTION_VALUES[t.name] ?? 'one'}`;
+    if (t.value === undefined) return needs;
+    // a value given as --top=-1 is the value asked for, and checked as any other
+    if (t.inlineValue || t.value.length < 2 || !t.value.startsWith('-')) continue;
+    const dashed = t.value;
+    const spelled = WHOLE_NUMBER_OPTIONS.has(t.name) ? '' : `; to give ${JSON.stringify(dashed)} as the value, write ${flag}=${dashed}`;
+    if (dashed === '--') return `${needs} (it is followed by --, the end of the options${spelled})`;
+    if (isOptionOf(dashed, options)) return `${needs} (it is followed by the option ${dashed}${spelled})`;
+    if (WHOLE_NUMBER_OPTIONS.has(t.name)) return wholeNumberRefusal(flag, dashed);
+    return `${flag} is followed by ${JSON.stringify(dashed)}, which starts with a dash: to give it as the value, write ${flag}=${dashed}`;
+  }
+  return undefined;
 }
+
+/** Whether `word` names one of `options`: `--json`, `--top=3`, `-h`. */
+function isOptionOf(word: string, options: NonNullable<ParseArgsConfig['options']>): boolean {
+  if (word.startsWith('--')) return Object.hasOwn(options, word.slice(2).split('=')[0]!);
+  return word.length === 2 && Object.values(options).some((o) => o.short !== undefined && `-${o.short}` === word);
+}
+
+/** What each option that takes a value takes, for the usage error of one given without it. */
+const OPTION_VALUES: Readonly<Record<string, string>> = {
+  kubeconfig: 'a kubeconfig file',
+  context: 'a context of the kubeconfig',
+  'request-timeout': 'a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit)',
+  top: 'a whole number, 0 or more',
+  grace: 'a whole number, 0 or more',
+  out: 'the file to write the SVG to',
+  snapshot: 'a Range snapshot file',
+};
 
 /** The options that take a whole number ≥ 0 (positiveInt). */
 const WHOLE_NUMBER_OPTIONS = new Set(['top', 'grace']);
 
 /** What an option that takes a whole number says of any other value (a negative one included). */
 function wholeNumberRefusal(flag: string, text: string): string {
-  return `${flag} takes a whole number, 0 or more, got ${JSON.stringify(text)}`;
+  return `${flag} takes ${OPTION_VALUES[flag.slice(2)]}, got ${JSON.stringify(text)}`;
 }
 
 async function connect(
@@ -345,9 +372,7 @@ function requestTimeout(text: string | undefined): number | undefined {
     if (text.startsWith('-')) total = -total;
   }
   if (total === undefined) {
-    throw new UsageError(
-      `--request-timeout takes a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit), got ${JSON.stringify(text)}`,
-    );
+    throw new UsageError(`--request-timeout takes ${OPTION_VALUES['request-timeout']}, got ${JSON.stringify(text)}`);
   }
   if (total <= 0) return Infinity;
   // to the microsecond first: 2.007s is 2006.9999999999998 ms in floating point, not 2008 ms

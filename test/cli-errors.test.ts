@@ -784,6 +784,34 @@ describe('ipallocator: failures', () => {
       ['status', '--context', '-dev'],
       'ipallocator: --context is followed by "-dev", which starts with a dash: to give it as the value, write --context=-dev\n',
     ],
+    // Regression: an option that takes a value, given none, was said in Node's parser's words
+    // ("Option '--top <value>' argument missing"); followed by another option, the option was
+    // taken as its value ("--top takes a whole number, 0 or more, got \"--json\"")
+    [['status', '--top'], 'ipallocator: --top needs a value: a whole number, 0 or more\n'],
+    [['check', '--grace'], 'ipallocator: --grace needs a value: a whole number, 0 or more\n'],
+    [['check', '-y', '--fix', '--grace'], 'ipallocator: --grace needs a value: a whole number, 0 or more\n'],
+    [['status', '--top', '3', '--top'], 'ipallocator: --top needs a value: a whole number, 0 or more\n'],
+    [['status', '--kubeconfig'], 'ipallocator: --kubeconfig needs a value: a kubeconfig file\n'],
+    [['check', '--context'], 'ipallocator: --context needs a value: a context of the kubeconfig\n'],
+    [
+      ['status', '--request-timeout'],
+      'ipallocator: --request-timeout needs a value: a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit)\n',
+    ],
+    [['map', '10.96.0.0/24', '--out'], 'ipallocator: --out needs a value: the file to write the SVG to\n'],
+    [['map', '--snapshot'], 'ipallocator: --snapshot needs a value: a Range snapshot file\n'],
+    [['status', '--top', '--json'], 'ipallocator: --top needs a value: a whole number, 0 or more (it is followed by the option --json)\n'],
+    [
+      ['check', '--grace', '--top=3'],
+      'ipallocator: --grace needs a value: a whole number, 0 or more (it is followed by the option --top=3)\n',
+    ],
+    [
+      ['status', '--top', '--'],
+      'ipallocator: --top needs a value: a whole number, 0 or more (it is followed by --, the end of the options)\n',
+    ],
+    [
+      ['status', '--context', '-h'],
+      'ipallocator: --context needs a value: a context of the kubeconfig (it is followed by the option -h; to give "-h" as the value, write --context=-h)\n',
+    ],
     [['status', 'extra'], 'Unexpected argument'],
     // Regression: Node's parser keeps the last value of an option given twice: only b.svg was written
     [['map', '10.96.0.0/24', '--out', 'a.svg', '--out=b.svg'], 'ipallocator: --out is given more than once: it takes one value\n'],
