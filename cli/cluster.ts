@@ -52,7 +52,7 @@ import {
 import {
   deniedByRuntime,
   describeAnswer,
-  execPluginExit,
+  execPluginFailure,
   hasInvalidHeader,
   KubernetesApiError,
   messages,
@@ -647,10 +647,11 @@ export class Cluster {
         const http = this.plainHttp
           ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'
           : '';
-        // an exec credential plugin that exited with a failure: said as such, with its command
-        // (as the kubeconfig names it; its args are not shown, a secret may be among them)
+        // an exec credential plugin that could not be run, or exited with a failure: said as
+        // such, with its command (as the kubeconfig names it; its args are not shown, a secret
+        // may be among them)
         const plugin = causes(err)
-          .map((e) => execPluginExit(e))
+          .map((e) => execPluginFailure(e))
           .find((said) => said !== undefined);
         if (plugin !== undefined) {
           const user = this.kc.getCurrentUser();

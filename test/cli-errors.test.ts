@@ -305,6 +305,45 @@ describe('ipallocator: failures', () => {
     },
   );
 
+  // Regression: a plugin whose command could not be started was said in spawn's words, as a
+  // refusal of client-node's ("… refused it: spawn /nonexistent ENOENT"). What each case gives is
+  // spawn's error event as client-node passes it on (code ENOENT or EACCES, syscall "spawn
+  // <command>"), or its throw (ENOTDIR, syscall "spawn"), the same under Node and Deno.
+  it.each([
+    ['a file that does not exist', (dir: string) => join(dir, 'missing'), 'not found (ENOENT)'],
+    ['a name found nowhere on the PATH', () => 'ipallocator-no-such-plugin', 'not found on the PATH (ENOENT)'],
+    [
+      'a path through a file',
+      (dir: string) => join(dir, 'config', 'plugin'),
+      'not found (ENOTDIR: a part of its path is a file, not a directory)',
+    ],
+    [
+      'a file without permission to execute it',
+      (dir: string) => {
+        writeFileSync(join(dir, 'plugin'), '#!/bin/sh\necho {}\n', { mode: 0o644 });
+        return join(dir, 'plugin');
+      },
+      'not permitted (EACCES: a directory, or a file without permission to execute it)',
+    ],
+    ['a directory', (dir: string) => dir, 'not permitted (EACCES: a directory, or a file without permission to execute it)'],
+  ])('an exec credential plugin whose command is %s: said not to run, naming its command and why, exit 2', async (_what, command, why) => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    config.users[0].user.exec.command = command(dir);
+    config.users[0].user.exec.args = ['--token=SECRET_IN_ARGS'];
+    writeFileSync(path, JSON.stringify(config));
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(command(dir))}) could not be run: ${why}\n`,
+      );
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {

@@ -57,17 +57,16 @@ describe('KubernetesStore', () => {
     markers = 0;
   });
 
-  /** The error of a get through a kubeconfig whose user's exec plugin is `node -e script`. */
-  async function execPluginGetError(script: string): Promise<unknown> {
+  /**
+   * The error of a get through a kubeconfig whose user's exec plugin is `node -e script` (or
+   * `command`, given no args).
+   */
+  async function execPluginGetError(script: string, command = process.execPath): Promise<unknown> {
     const kc = new KubeConfig();
+    const args = command === process.execPath ? ['-e', script] : [];
     kc.loadFromOptions({
       clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
-      users: [
-        {
-          name: 'tester',
-          exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: ['-e', script] },
-        },
-      ],
+      users: [{ name: 'tester', exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command, args } }],
       contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
       currentContext: 'double',
     });
@@ -1099,6 +1098,24 @@ describe('KubernetesStore', () => {
       );
       expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
       expect(d.requests).toEqual([]);
+    });
+
+    it('an exec credential plugin whose command does not exist, or is a directory: said not to run, and why', async () => {
+      // Regression: the message was spawn's ("spawn /nonexistent ENOENT"), not about credentials.
+      const dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-'));
+      try {
+        for (const [command, why] of [
+          [join(dir, 'missing'), 'could not be run: not found (ENOENT)'],
+          [dir, 'could not be run: not permitted (EACCES: a directory, or a file without permission to execute it)'],
+        ] as const) {
+          const err = await execPluginGetError('', command);
+          expect(err).toBeInstanceOf(KubernetesApiError);
+          expect((err as KubernetesApiError).message).toContain(`the user's credentials could not be read: its exec plugin ${why}`);
+        }
+        expect(d.requests).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('with no KubeConfig given and $KUBECONFIG or ~/.kube/config past 16 MiB: refused naming the file, not read whole', () => {

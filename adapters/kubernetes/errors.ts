@@ -233,8 +233,8 @@ export function messages(err: unknown): string {
           ? INVALID_HEADER
           : isNoExecCredential(e)
             ? NO_EXEC_CREDENTIAL
-            : execPluginExit(e) !== undefined
-              ? `the user's credentials could not be read: its exec plugin ${execPluginExit(e)}`
+            : execPluginFailure(e) !== undefined
+              ? `the user's credentials could not be read: its exec plugin ${execPluginFailure(e)}`
               : typeof message === 'string'
                 ? message.split('\n')[0]!.trim()
                 : '';
@@ -281,16 +281,36 @@ function isNoExecCredential(e: unknown): boolean {
 }
 
 /**
- * client-node's failure on an exec credential plugin that exits with a status other than 0: a
- * bare Error whose message is all the plugin wrote on stderr — "" when it wrote nothing, which was
- * said as "Error" — made in client-node's exec_auth (the only place its stack starts from). The
- * status itself is not passed on, nor is the output, which may hold a credential even so (a
- * plugin that prints its ExecCredential, then fails). What the plugin did, as the end of a
- * sentence starting "its exec plugin" ("failed: it exited with a status other than 0 …");
- * undefined for any other error.
+ * client-node's failure to get a credential from an exec credential plugin, as the end of a
+ * sentence starting "its exec plugin"; undefined for any other error:
+ *   - it could not be started: the error child_process.spawn reports (code ENOENT, EACCES, …;
+ *     syscall "spawn <command>", or "spawn" when spawn throws at once, as for ENOTDIR), which
+ *     client-node passes on as it is — "could not be run: not found (ENOENT)". Its message names
+ *     the command (`spawn /usr/bin/x ENOENT`), never its args, which may hold a secret (they are
+ *     in `spawnargs`, not read here);
+ *   - it exited with a status other than 0: a bare Error whose message is all the plugin wrote on
+ *     stderr — "" when it wrote nothing, which was said as "Error" — made in client-node's
+ *     exec_auth (the only place its stack starts from). The status itself is not passed on, nor
+ *     is the output, which may hold a credential even so (a plugin that prints its
+ *     ExecCredential, then fails) — "failed: it exited with a status other than 0 …".
  */
-export function execPluginExit(e: unknown): string | undefined {
-  if (!(e instanceof Error) || e.constructor !== Error || (e as { code?: unknown }).code !== undefined) return undefined;
+export function execPluginFailure(e: unknown): string | undefined {
+  if (!(e instanceof Error)) return undefined;
+  const { code, syscall, path } = e as { code?: unknown; syscall?: unknown; path?: unknown };
+  if (typeof code === 'string' && typeof syscall === 'string' && /^spawn(?: |$)/.test(syscall)) {
+    // a command without a path separator is looked for on the PATH (execvp), as kubectl looks for it
+    const onPath = typeof path === 'string' && !/[/\\]/.test(path) ? ' on the PATH' : '';
+    const why =
+      code === 'ENOENT'
+        ? `not found${onPath} (ENOENT)`
+        : code === 'ENOTDIR'
+          ? 'not found (ENOTDIR: a part of its path is a file, not a directory)'
+          : code === 'EACCES'
+            ? 'not permitted (EACCES: a directory, or a file without permission to execute it)'
+            : `the system refused to start it (${code})`;
+    return `could not be run: ${why}`;
+  }
+  if (e.constructor !== Error || code !== undefined) return undefined;
   const origin = (e.stack ?? '').split('\n').find((line) => /^\s+at /.test(line));
   if (origin === undefined || !/[/\\]exec_auth\.[cm]?js\b/.test(origin)) return undefined;
   const said = e.message
