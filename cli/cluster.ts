@@ -656,7 +656,7 @@ export class Cluster {
         if (plugin !== undefined) {
           const user = this.kc.getCurrentUser();
           const exec = (user?.exec ?? user?.authProvider?.config?.exec) as { command?: unknown } | undefined;
-          const command = typeof exec?.command === 'string' ? ` (command ${quoteText(exec.command)})` : '';
+          const command = typeof exec?.command === 'string' && exec.command !== '' ? ` (command ${quoteText(exec.command)})` : '';
           return new ClusterError(
             `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(user?.name ?? '')}${command} ${plugin}`,
           );

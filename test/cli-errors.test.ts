@@ -344,6 +344,29 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: an exec entry without a command was said as a plugin that had run and failed
+  // ("(command \"\") failed: it exited with a status other than 0 … and wrote on stderr: No
+  // command was specified for exec authProvider!"), client-node's refusal of it.
+  it.each([
+    ['empty', ''],
+    ['absent', undefined],
+  ])('an exec credential plugin whose command is %s: said to name no command, exit 2', async (_what, command) => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    config.users[0].user.exec.command = command;
+    writeFileSync(path, JSON.stringify(config));
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" names no command: its exec entry in the kubeconfig needs one, the program to run\n`,
+      );
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {

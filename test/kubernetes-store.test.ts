@@ -1118,6 +1118,16 @@ describe('KubernetesStore', () => {
       }
     });
 
+    it('an exec credential plugin without a command: said to name none, not to have failed', async () => {
+      // Regression: client-node's refusal of it read as a plugin that exited with a failure.
+      const err = await execPluginGetError('', '');
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as KubernetesApiError).message).toContain(
+        "the user's credentials could not be read: its exec plugin names no command: its exec entry in the kubeconfig needs one, the program to run",
+      );
+      expect(d.requests).toEqual([]);
+    });
+
     it('with no KubeConfig given and $KUBECONFIG or ~/.kube/config past 16 MiB: refused naming the file, not read whole', () => {
       // Regression: client-node's loadFromDefault reads the file whole: KUBECONFIG=/dev/zero never ended.
       const saved = { ...process.env };

@@ -292,7 +292,10 @@ function isNoExecCredential(e: unknown): boolean {
  *     stderr — "" when it wrote nothing, which was said as "Error" — made in client-node's
  *     exec_auth (the only place its stack starts from). The status itself is not passed on, nor
  *     is the output, which may hold a credential even so (a plugin that prints its
- *     ExecCredential, then fails) — "failed: it exited with a status other than 0 …".
+ *     ExecCredential, then fails) — "failed: it exited with a status other than 0 …";
+ *   - the kubeconfig names no command for it (absent or empty): exec_auth's Error "No command was
+ *     specified for exec authProvider!", which would otherwise read as a plugin that failed
+ *     saying so — "names no command …".
  */
 export function execPluginFailure(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
@@ -313,6 +316,7 @@ export function execPluginFailure(e: unknown): string | undefined {
   if (e.constructor !== Error || code !== undefined) return undefined;
   const origin = (e.stack ?? '').split('\n').find((line) => /^\s+at /.test(line));
   if (origin === undefined || !/[/\\]exec_auth\.[cm]?js\b/.test(origin)) return undefined;
+  if (e.message === NO_EXEC_COMMAND) return 'names no command: its exec entry in the kubeconfig needs one, the program to run';
   const said = e.message
     .split('\n')
     .find((line) => line.trim() !== '')
@@ -320,6 +324,9 @@ export function execPluginFailure(e: unknown): string | undefined {
   const stderr = said === undefined ? 'wrote nothing on stderr' : `wrote on stderr: ${said}`;
   return `failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}`;
 }
+
+/** client-node's exec_auth's refusal of an exec entry without a command (absent or empty). */
+const NO_EXEC_COMMAND = 'No command was specified for exec authProvider!';
 
 /** What isNoExecCredential's failure is said as. */
 const NO_EXEC_CREDENTIAL =
