@@ -367,6 +367,35 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: an exec entry with a field of the wrong type was said in spawn's or client-node's
+  // words, which quote the value: args given as one text printed the token in it ("Received type
+  // string ('--token=…')"); env given as a mapping was "exec.env.forEach is not a function".
+  it.each([
+    ['args that are one text, not a list', { args: '--token=SECRET_IN_ARGS' }],
+    ['an arg holding a NUL', { args: ['--token=SECRET_IN_ARGS\u0000'] }],
+    ['env that is a mapping, not a list', { env: { TOKEN: 'SECRET_IN_ARGS' } }],
+    ['an env item that is null', { env: [null] }],
+    ['an env value holding a NUL', { env: [{ name: 'TOKEN', value: 'SECRET_IN_ARGS\u0000' }] }],
+    ['a command that is a number', { command: 42 }],
+  ])('an exec credential plugin whose entry has %s: said to be malformed, its values never printed, exit 2', async (_what, entry) => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    Object.assign(config.users[0].user.exec, entry);
+    writeFileSync(path, JSON.stringify(config));
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      const command = typeof config.users[0].user.exec.command === 'string' ? ` (command ${JSON.stringify(process.execPath)})` : '';
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u"${command} could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)\n`,
+      );
+      expect(r.stderr).not.toContain('SECRET');
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {

@@ -1128,6 +1128,38 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it('an exec credential plugin whose args are one text, not a list: said to be malformed, the args never in the message or its causes', async () => {
+      // Regression: spawn's TypeError quoted the args ("Received type string ('--token=…')").
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        users: [
+          {
+            name: 'tester',
+            exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: `--token=${TEST_TOKEN}` },
+          },
+        ],
+        contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+        currentContext: 'double',
+      });
+      const s = new KubernetesStore(kc, { start: false });
+      try {
+        const err = await s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(KubernetesApiError);
+        expect((err as KubernetesApiError).message).toContain(
+          "the user's credentials could not be read: its exec plugin could not be run: its exec entry in the kubeconfig is malformed",
+        );
+        // Node prints an uncaught error's causes with it
+        for (let e: unknown = err; e instanceof Error; e = e.cause) expect(e.message).not.toContain(TEST_TOKEN.slice(0, 8));
+        expect(d.requests).toEqual([]);
+      } finally {
+        s.close();
+      }
+    });
+
     it('with no KubeConfig given and $KUBECONFIG or ~/.kube/config past 16 MiB: refused naming the file, not read whole', () => {
       // Regression: client-node's loadFromDefault reads the file whole: KUBECONFIG=/dev/zero never ended.
       const saved = { ...process.env };

@@ -192,9 +192,9 @@ export function translate(
   const denied = deniedByRuntime(err); // it may lie deeper than messages reads
   const reason = denied === undefined || said.includes(denied) ? said : `${said}: ${denied}`;
   const where = server === undefined ? '' : ` (the API server at ${server})`;
-  // the refusal of an invalid header quotes the credential: it is not kept as the cause, which
-  // Node prints with an uncaught error
-  const cause = hasInvalidHeader(err) ? undefined : err;
+  // the refusal of an invalid header quotes the credential, and that of a malformed exec entry
+  // what the entry holds: neither is kept as the cause, which Node prints with an uncaught error
+  const cause = hasInvalidHeader(err) || hasMalformedExecEntry(err) ? undefined : err;
   return new KubernetesApiError(verb, resource, name, undefined, undefined, `${reason}${where}`, cause);
 }
 
@@ -295,7 +295,12 @@ function isNoExecCredential(e: unknown): boolean {
  *     ExecCredential, then fails) — "failed: it exited with a status other than 0 …";
  *   - the kubeconfig names no command for it (absent or empty): exec_auth's Error "No command was
  *     specified for exec authProvider!", which would otherwise read as a plugin that failed
- *     saying so — "names no command …".
+ *     saying so — "names no command …";
+ *   - its exec entry holds something of the wrong type, or a NUL (`args: "--token=…"` where a
+ *     list belongs, `env` a mapping, a command that is a number): a TypeError from exec_auth, or
+ *     from spawn called there (ERR_INVALID_ARG_TYPE, ERR_INVALID_ARG_VALUE), whose message quotes
+ *     the value — a token among the args — "could not be run: its exec entry … is malformed".
+ *     The one TypeError of exec_auth about the plugin's output (isNoExecCredential) is not this.
  */
 export function execPluginFailure(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
@@ -313,9 +318,10 @@ export function execPluginFailure(e: unknown): string | undefined {
             : `the system refused to start it (${code})`;
     return `could not be run: ${why}`;
   }
+  const frames = (e.stack ?? '').split('\n').filter((line) => /^\s+at /.test(line));
+  if (e instanceof TypeError && !isNoExecCredential(e) && frames.some((line) => EXEC_AUTH_FILE.test(line))) return MALFORMED_EXEC_ENTRY;
   if (e.constructor !== Error || code !== undefined) return undefined;
-  const origin = (e.stack ?? '').split('\n').find((line) => /^\s+at /.test(line));
-  if (origin === undefined || !/[/\\]exec_auth\.[cm]?js\b/.test(origin)) return undefined;
+  if (frames[0] === undefined || !EXEC_AUTH_FILE.test(frames[0])) return undefined;
   if (e.message === NO_EXEC_COMMAND) return 'names no command: its exec entry in the kubeconfig needs one, the program to run';
   const said = e.message
     .split('\n')
@@ -323,6 +329,23 @@ export function execPluginFailure(e: unknown): string | undefined {
     ?.trim();
   const stderr = said === undefined ? 'wrote nothing on stderr' : `wrote on stderr: ${said}`;
   return `failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}`;
+}
+
+/** A stack frame in client-node's exec_auth, the module that runs exec credential plugins. */
+const EXEC_AUTH_FILE = /[/\\]exec_auth\.[cm]?js\b/;
+
+/** What execPluginFailure says of an exec entry of the wrong shape; never what it holds. */
+const MALFORMED_EXEC_ENTRY =
+  'could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)';
+
+/** Whether an error or one of its causes is about an exec entry of the wrong shape (execPluginFailure). */
+function hasMalformedExecEntry(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    if (execPluginFailure(e) === MALFORMED_EXEC_ENTRY) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** client-node's exec_auth's refusal of an exec entry without a command (absent or empty). */
