@@ -174,6 +174,8 @@ describe('Kubernetes transport errors', () => {
     expect(e.message).toBe(
       'get ipaddresses.networking.k8s.io "10.0.0.1": a text that is not JSON (not quoted: it may hold a credential) (the API server at https://10.0.0.1:6443)',
     );
+    // nor keep it as the cause, which Node prints with an uncaught error (regression: it was kept)
+    expect(e.cause).toBeUndefined();
   });
 
   it('name the server and the reason that lies in the causes of fetch\'s "fetch failed", as the command line does', async () => {

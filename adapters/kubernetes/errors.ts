@@ -192,9 +192,9 @@ export function translate(
   const denied = deniedByRuntime(err); // it may lie deeper than messages reads
   const reason = denied === undefined || said.includes(denied) ? said : `${said}: ${denied}`;
   const where = server === undefined ? '' : ` (the API server at ${server})`;
-  // the refusal of an invalid header quotes the credential, and that of a malformed exec entry
-  // what the entry holds: neither is kept as the cause, which Node prints with an uncaught error
-  const cause = hasInvalidHeader(err) || hasMalformedExecEntry(err) ? undefined : err;
+  // an error whose message may quote a credential is not kept as the cause, which Node prints
+  // with an uncaught error (and console.error with any error)
+  const cause = quotesCredential(err) ? undefined : err;
   return new KubernetesApiError(verb, resource, name, undefined, undefined, `${reason}${where}`, cause);
 }
 
@@ -338,11 +338,18 @@ const EXEC_AUTH_FILE = /[/\\]exec_auth\.[cm]?js\b/;
 const MALFORMED_EXEC_ENTRY =
   'could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)';
 
-/** Whether an error or one of its causes is about an exec entry of the wrong shape (execPluginFailure). */
-function hasMalformedExecEntry(err: unknown): boolean {
+/**
+ * Whether the message of an error or of one of its causes may quote a credential, as messages
+ * never does: fetch's refusal of a header (isInvalidHeader: the token), JSON.parse's of an exec
+ * plugin's output (a SyntaxError: a plugin printing a bare token), spawn's of a malformed exec
+ * entry (what it holds: a token among the args).
+ */
+function quotesCredential(err: unknown): boolean {
   let e: unknown = err;
   for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    if (execPluginFailure(e) === MALFORMED_EXEC_ENTRY) return true;
+    if (isInvalidHeader(e) || (e as { name?: unknown }).name === 'SyntaxError' || execPluginFailure(e) === MALFORMED_EXEC_ENTRY) {
+      return true;
+    }
     e = (e as { cause?: unknown }).cause;
   }
   return false;
