@@ -15,7 +15,6 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readFileBounded } from '../adapters/bounded-read.ts';
 import { IPAllocatorError, InvalidCIDRError, nearestName } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
-import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, notFixedSummary, render as renderCheck, type CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions } from './cluster.ts';
@@ -23,7 +22,7 @@ import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts'
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
 import { emptyMap, markAllocated, type RangeMap } from './map.ts';
-import { allocatedAddress, offsetIn, parseAddress } from './ranges.ts';
+import { allocatedAddress, offsetIn, parseAddress, skipReason } from './ranges.ts';
 import { render as renderStatus, summarize } from './status.ts';
 import { renderSVG } from './svg.ts';
 import { formatCount, named, shown } from './text.ts';
@@ -515,14 +514,14 @@ function cidrToDraw(text: string): Prefix {
 
 /**
  * Draws only what `status` counts: a range this package's MetaAllocator skips (rangeSkipReason)
- * is refused with its reason, the same line whether the range comes from the command line or
+ * is refused with its reason as `status` says it (skipReason), the same line whether the range comes from the command line or
  * from a snapshot file (`text` is the CIDR as given, or the snapshot's range). That covers an
  * IPv6 prefix shorter than /64, which Range takes but holds only the first 2^64 − 1 addresses
  * of, so the rest would have no place in the map's count.
  */
 function refuseUndrawable(prefix: Prefix, text: string): void {
-  const skipped = rangeSkipReason(prefix);
-  if (skipped !== undefined) throw new CliError(`cannot draw ${JSON.stringify(text)}: ${skipped.message}`);
+  const skipped = skipReason(prefix);
+  if (skipped !== undefined) throw new CliError(`cannot draw ${JSON.stringify(text)}: ${skipped}`);
 }
 
 async function map(args: readonly string[], io: Io, prog: string): Promise<number> {

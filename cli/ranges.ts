@@ -9,7 +9,7 @@
 //   band first; addresses asked for by name should come from the static band.
 import { parseAddrInto, type Family } from '../adapters/address.ts';
 import { InvalidCIDRError } from '../adapters/errors.ts';
-import { Prefix } from '../adapters/geometry.ts';
+import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { isCanonicalAddress } from '../adapters/records.ts';
@@ -84,10 +84,10 @@ export interface ServiceRange {
   /** The prefix; undefined when the text is no CIDR (the API server should not have accepted it). */
   readonly prefix: Prefix | undefined;
   /**
-   * `not allocatable: ` and the reason, word for word, when a MetaAllocator skips the range: text
-   * that is no CIDR (as the MetaAllocator parses it), or a range no allocator here serves
-   * (rangeSkipReason: an IPv6 prefix shorter than /64, 255.255.255.255/32 and the all-ones /128,
-   * an IPv6 prefix overlapping ::ffff:0:0/96). Undefined when the range is served.
+   * `not allocatable: ` and the reason when a MetaAllocator skips the range: text that is no CIDR
+   * (as the MetaAllocator parses it), or a range no allocator here serves (rangeSkipReason, as
+   * skipReason says it: an IPv6 prefix shorter than /64, 255.255.255.255/32 and the all-ones
+   * /128, an IPv6 prefix overlapping ::ffff:0:0/96). Undefined when the range is served.
    */
   readonly refusal: string | undefined;
 }
@@ -102,9 +102,24 @@ export function rangesOf(sc: ServiceCIDRRecord): ServiceRange[] {
       if (!(e instanceof InvalidCIDRError)) throw e;
       return { serviceCIDR: sc.name, cidr, prefix: undefined, refusal: `not allocatable: ${e.message}` };
     }
-    const skipped = rangeSkipReason(prefix);
-    return { serviceCIDR: sc.name, cidr, prefix, refusal: skipped === undefined ? undefined : `not allocatable: ${skipped.message}` };
+    const skipped = skipReason(prefix);
+    return { serviceCIDR: sc.name, cidr, prefix, refusal: skipped === undefined ? undefined : `not allocatable: ${skipped}` };
   });
+}
+
+/**
+ * Why a MetaAllocator skips the range of `prefix` (rangeSkipReason), as the command line says it;
+ * undefined when it serves it. The library's words, but for a prefix without a first address
+ * (255.255.255.255/32, the all-ones /128), whose message leads with upstream's bare `invalid
+ * address []`, which tells an operator nothing: its cause alone, the range and what is wrong
+ * with it (`255.255.255.255/32 has no usable address: …; use a shorter prefix`).
+ */
+export function skipReason(prefix: Prefix): string | undefined {
+  const message = rangeSkipReason(prefix)?.message;
+  const lead = `${INVALID_FIRST_ADDRESS} (`;
+  return message === invalidFirstAddressInRange(prefix.cidr) && message.startsWith(lead) && message.endsWith(')')
+    ? message.slice(lead.length, -1)
+    : message;
 }
 
 /**

@@ -110,3 +110,11 @@ export function skipReasons(serviceCIDRs: readonly (readonly [name: string, cidr
   }
   return reasons;
 }
+
+/**
+ * A skip reason (skipReasons) as the command line says it: the library's words, but for a prefix
+ * without a first address its cause alone, without upstream's bare `invalid address [] (…)` around it.
+ */
+export function saidByCli(reason: string): string {
+  return /^invalid address \[\] \((.*)\)$/s.exec(reason)?.[1] ?? reason;
+}

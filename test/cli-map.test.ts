@@ -9,7 +9,7 @@ import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { Range } from '../adapters/range.ts';
 import { gridSize, hilbertCell } from '../cli/hilbert.ts';
-import { addIPAddress, addServiceCIDR, cli, skipReasons, startCluster, type Cluster } from './cli-helpers.ts';
+import { addIPAddress, addServiceCIDR, cli, saidByCli, skipReasons, startCluster, type Cluster } from './cli-helpers.ts';
 
 /** The cells of a map SVG: class → list of "x,y", read from the path data. */
 function parseCells(svg: string): Map<string, string[]> {
@@ -252,7 +252,7 @@ describe('ipallocator map', () => {
       for (const cidr of cidrs) {
         const out = join(dir, 'refused.svg');
         const r = await cli(['map', cidr, '--out', out, '--kubeconfig', c.kubeconfig]);
-        expect(r).toEqual({ code: 2, stdout: '', stderr: `ipallocator: cannot draw "${cidr}": ${reasons.get(cidr)}\n` });
+        expect(r).toEqual({ code: 2, stdout: '', stderr: `ipallocator: cannot draw "${cidr}": ${saidByCli(reasons.get(cidr)!)}\n` });
         expect(existsSync(out)).toBe(false);
         expect(c.double.requestsOf('list')).toEqual([]); // refused before asking the cluster anything
         await checkSnapshotOf(cidr, r, out);

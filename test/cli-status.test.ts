@@ -9,7 +9,17 @@ import { seededRandom } from '../adapters/random.ts';
 import type { CheckReport } from '../cli/check.ts';
 import type { StatusReport } from '../cli/status.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
-import { addIPAddress, addService, addServiceCIDR, cli, controls, skipReasons, startCluster, type Cluster } from './cli-helpers.ts';
+import {
+  addIPAddress,
+  addService,
+  addServiceCIDR,
+  cli,
+  controls,
+  saidByCli,
+  skipReasons,
+  startCluster,
+  type Cluster,
+} from './cli-helpers.ts';
 import { writeKubeconfig } from './k8s/kubeconfig.ts';
 
 const v4 = (s: string) => s.split('.').reduce((a, o) => a * 256 + Number(o), 0);
@@ -301,7 +311,7 @@ describe('ipallocator status', () => {
           expect(range.size).not.toBe('0');
           continue;
         }
-        expect(range).toMatchObject({ size: '0', used: 0, free: '0', usedPercent: 0, error: `not allocatable: ${reason}` });
+        expect(range).toMatchObject({ size: '0', used: 0, free: '0', usedPercent: 0, error: `not allocatable: ${saidByCli(reason)}` });
         expect([range.staticBand.size, range.dynamicBand.size]).toEqual(['0', '0']);
       }
     }
@@ -317,7 +327,19 @@ describe('ipallocator status', () => {
     const row = text.stdout.split('\n').find((l) => l.trimStart().startsWith('::/64'))!;
     expect(row).toMatch(/^\s+::\/64\s+not allocatable: ::\/64 overlaps the IPv4-mapped block/);
     expect(text.stdout).not.toContain('18,446,744,073,709,551,615'); // ::/64's 2^64 − 1, counted before
-    expect(text.stdout).toContain('invalid address [] (255.255.255.255/32 has no usable address');
+    // Regression: the reason came after upstream's "invalid address []", which says nothing of
+    // the range: what is wrong with it comes first, in the library's words
+    for (const [cidr, length] of [
+      ['255.255.255.255/32', '/32'],
+      ['ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128', '/128'],
+    ]) {
+      const line = text.stdout.split('\n').find((l) => l.trimStart().startsWith(cidr))!;
+      expect(line.replace(/ {2,}/g, '  ')).toBe(
+        `  ${cidr}  not allocatable: ${cidr} has no usable address: a ${length} holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix`,
+      );
+      expect(skipped.get(cidr)).toBe(`invalid address [] (${line.split('not allocatable: ')[1]})`); // the library's cause
+    }
+    expect(text.stdout).not.toContain('invalid address []');
   });
 
   it('prints a bar, the counts and the bands per range, and the strays and owners', async () => {
