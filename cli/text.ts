@@ -50,15 +50,26 @@ export function bar(fraction: number, any: boolean): string {
   return '█'.repeat(filled) + '░'.repeat(BAR_WIDTH - filled);
 }
 
-/** Rows aligned in columns two spaces apart; `right[i]` right-aligns column i. */
+/**
+ * Rows aligned in columns two spaces apart; `right[i]` right-aligns column i. A row with fewer
+ * cells than the longest ends in a cell that runs to the end of the line (a refused range's
+ * reason in place of its bar and counts): it sets no column's width, or every other row would be
+ * padded as wide as that text.
+ */
 export function table(rows: string[][], right: boolean[]): string[] {
   rows = rows.map((row) => row.map(shown));
+  const cells = rows.reduce((most, row) => Math.max(most, row.length), 0); // not spread: a check may list 10^5 rows
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, [...cell].length)));
+  for (const row of rows) {
+    row.forEach((cell, i) => {
+      if (row.length < cells && i === row.length - 1) return;
+      widths[i] = Math.max(widths[i] ?? 0, [...cell].length);
+    });
+  }
   return rows.map((row) =>
     row
       .map((cell, i) => {
-        const pad = ' '.repeat((widths[i] ?? 0) - [...cell].length);
+        const pad = ' '.repeat(Math.max(0, (widths[i] ?? 0) - [...cell].length));
         return right[i] ? pad + cell : i === row.length - 1 ? cell : cell + pad;
       })
       .join('  ')

@@ -342,6 +342,21 @@ describe('ipallocator status', () => {
     expect(text.stdout).not.toContain('invalid address []');
   });
 
+  it('a refused range beside a served one: its reason runs to the end of its line, the served row keeps its columns', async () => {
+    // Regression: the reason set the width of the bar column, and the served range's row had its
+    // percentage pushed 150 characters to the right
+    addServiceCIDR(c.double, 'mixed', ['10.96.0.0/28', 'fd00:48::/48'], true);
+    const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    const lines = stdout.split('\n');
+    expect(lines.find((l) => l.includes('10.96.0.0/28'))).toBe(
+      `  10.96.0.0/28  IPv4  ${'░'.repeat(20)}  0.0 %  0 of 14 used, 14 free  static 0/0  dynamic 0/14`,
+    );
+    expect(lines.find((l) => l.includes('fd00:48::/48'))).toBe(
+      '  fd00:48::/48        not allocatable: shortest allowed prefix length for service CIDR is 64, got 48',
+    );
+  });
+
   it('prints a bar, the counts and the bands per range, and the strays and owners', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
