@@ -240,7 +240,9 @@ function unknownOption(e: unknown, options: NonNullable<ParseArgsConfig['options
  * Node's refusal of an option's value (ERR_PARSE_ARGS_INVALID_OPTION_VALUE) in the command
  * line's words; undefined for any other parse error. Node's parser stops at the first option
  * whose value is wrong, in the order given: the tokens of a lenient parse of the same arguments
- * (the same tokens, unchecked) find it, whatever Node's wording. An option that takes a value:
+ * (the same tokens, unchecked) find it, whatever Node's wording. A flag given a value
+ * (`--json=1`): that it takes none ("Option '--json' does not take an argument"). An option that
+ * takes a value:
  *   - given none (`--top` at the end): which value it needs (OPTION_VALUES), in Node's words
  *     "Option '--top <value>' argument missing";
  *   - followed by another option of the command, or by `--` (`--top --json`): the value was
@@ -253,8 +255,12 @@ function optionValueProblem(e: unknown, args: readonly string[], options: NonNul
   if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return undefined;
   const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
   for (const t of tokens) {
-    if (t.kind !== 'option' || !Object.hasOwn(options, t.name) || options[t.name]!.type !== 'string') continue;
+    if (t.kind !== 'option' || !Object.hasOwn(options, t.name)) continue;
     const flag = `--${t.name}`;
+    if (options[t.name]!.type !== 'string') {
+      if (t.value !== undefined) return `${flag} takes no value, got ${JSON.stringify(t.value)}`;
+      continue;
+    }
     const needs = `${flag} needs a value: ${OPTION_VALUES[t.name] ?? 'one'}`;
     if (t.value === undefined) return needs;
     // a value given as --top=-1 is the value asked for, and checked as any other

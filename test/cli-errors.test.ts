@@ -903,6 +903,12 @@ describe('ipallocator: failures', () => {
       ['status', '--context', '-h'],
       'ipallocator: --context needs a value: a context of the kubeconfig (it is followed by the option -h; to give "-h" as the value, write --context=-h)\n',
     ],
+    // Regression: a flag given a value was said in Node's parser's words ("Option '-h, --help'
+    // does not take an argument")
+    [['status', '--json=1'], 'ipallocator: --json takes no value, got "1"\n'],
+    [['check', '--fix=false'], 'ipallocator: --fix takes no value, got "false"\n'],
+    [['map', '--help='], 'ipallocator: --help takes no value, got ""\n'],
+    [['check', '--top', '3', '--yes=no', '--fix'], 'ipallocator: --yes takes no value, got "no"\n'],
     [['status', 'extra'], 'Unexpected argument'],
     // Regression: Node's parser keeps the last value of an option given twice: only b.svg was written
     [['map', '10.96.0.0/24', '--out', 'a.svg', '--out=b.svg'], 'ipallocator: --out is given more than once: it takes one value\n'],
