@@ -199,7 +199,9 @@ function fewOf(names: readonly string[]): string {
 function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O, positionals = 0) {
   const parsed = (() => {
     try {
-      return parseArgs({ args: [...args], options, allowPositionals: positionals > 0, strict: true, tokens: true });
+      // positionals counted below, in the command line's words: Node's refusal of one is its own
+      // ("Unexpected argument 'x'. This command does not take positional arguments")
+      return parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true });
     } catch (e) {
       const unknown = unknownOption(e, options);
       if (unknown !== undefined) throw new UsageError(unknown);

@@ -909,7 +909,12 @@ describe('ipallocator: failures', () => {
     [['check', '--fix=false'], 'ipallocator: --fix takes no value, got "false"\n'],
     [['map', '--help='], 'ipallocator: --help takes no value, got ""\n'],
     [['check', '--top', '3', '--yes=no', '--fix'], 'ipallocator: --yes takes no value, got "no"\n'],
-    [['status', 'extra'], 'Unexpected argument'],
+    // Regression: said in Node's parser's words ("Unexpected argument 'extra'. This command does
+    // not take positional arguments") where map's second argument was said in the CLI's
+    [['status', 'extra'], 'ipallocator: unexpected argument "extra"\n'],
+    [['check', '--', '--fix'], 'ipallocator: unexpected argument "--fix"\n'],
+    [['map', '10.96.0.0/24', 'extra'], 'ipallocator: unexpected argument "extra"\n'],
+    [['status', '-x'], "ipallocator: unknown option '-x'\n"],
     // Regression: Node's parser keeps the last value of an option given twice: only b.svg was written
     [['map', '10.96.0.0/24', '--out', 'a.svg', '--out=b.svg'], 'ipallocator: --out is given more than once: it takes one value\n'],
     [['status', '--context', 'a', '--json', '--context', 'a'], 'ipallocator: --context is given more than once: it takes one value\n'],
