@@ -284,8 +284,9 @@ function isNoExecCredential(e: unknown): boolean {
  * client-node's failure to get a credential from an exec credential plugin, as the end of a
  * sentence starting "its exec plugin"; undefined for any other error:
  *   - it could not be started: the error child_process.spawn reports (code ENOENT, EACCES, …;
- *     syscall "spawn <command>", or "spawn" when spawn throws at once, as for ENOTDIR), which
- *     client-node passes on as it is — "could not be run: not found (ENOENT)". Its message names
+ *     syscall "spawn <command>", or "spawn" when spawn throws at once, as for ENOTDIR; Deno says
+ *     ENOTDIR without a syscall, as "Failed to spawn '<command>': …"), which client-node passes
+ *     on as it is — "could not be run: not found (ENOENT)". Its message names
  *     the command (`spawn /usr/bin/x ENOENT`), never its args, which may hold a secret (they are
  *     in `spawnargs`, not read here);
  *   - it exited with a status other than 0: a bare Error whose message is all the plugin wrote on
@@ -305,7 +306,9 @@ function isNoExecCredential(e: unknown): boolean {
 export function execPluginFailure(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
   const { code, syscall, path } = e as { code?: unknown; syscall?: unknown; path?: unknown };
-  if (typeof code === 'string' && typeof syscall === 'string' && /^spawn(?: |$)/.test(syscall)) {
+  // Deno reports some failures (ENOTDIR) without a syscall, in words of its own
+  const spawned = typeof syscall === 'string' ? /^spawn(?: |$)/.test(syscall) : /^Failed to spawn '/.test(e.message);
+  if (typeof code === 'string' && spawned) {
     // a command without a path separator is looked for on the PATH (execvp), as kubectl looks for it
     const onPath = typeof path === 'string' && !/[/\\]/.test(path) ? ' on the PATH' : '';
     const why =
