@@ -396,6 +396,27 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: client-node's failure quoted the command line, cmd-args included ("Failed to
+  // refresh token: Error: Command failed: \"/…/missing\" --secret …"), twice.
+  it('a gcp auth-provider whose command fails: said so, its args never printed, exit 2', async () => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    config.users[0].user = {
+      'auth-provider': { name: 'gcp', config: { 'cmd-path': join(dir, 'missing'), 'cmd-args': '--token=SECRET_IN_ARGS' } },
+    };
+    writeFileSync(path, JSON.stringify(config));
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)\n`,
+      );
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {

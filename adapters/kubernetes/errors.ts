@@ -233,13 +233,16 @@ export function messages(err: unknown): string {
           ? INVALID_HEADER
           : isNoExecCredential(e)
             ? NO_EXEC_CREDENTIAL
-            : execPluginFailure(e) !== undefined
-              ? `the user's credentials could not be read: its exec plugin ${execPluginFailure(e)}`
-              : typeof message === 'string'
-                ? message.split('\n')[0]!.trim()
-                : '';
+            : isAuthProviderCommandFailure(e)
+              ? AUTH_PROVIDER_COMMAND_FAILED
+              : execPluginFailure(e) !== undefined
+                ? `the user's credentials could not be read: its exec plugin ${execPluginFailure(e)}`
+                : typeof message === 'string'
+                  ? message.split('\n')[0]!.trim()
+                  : '';
     const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
+    if (text === AUTH_PROVIDER_COMMAND_FAILED) break; // its cause, execSync's error, quotes the command line again
     e = (e as { cause?: unknown }).cause;
   }
   return parts.length > 0 ? parts.join(': ') : String(err);
@@ -345,12 +348,17 @@ const MALFORMED_EXEC_ENTRY =
  * Whether the message of an error or of one of its causes may quote a credential, as messages
  * never does: fetch's refusal of a header (isInvalidHeader: the token), JSON.parse's of an exec
  * plugin's output (a SyntaxError: a plugin printing a bare token), spawn's of a malformed exec
- * entry (what it holds: a token among the args).
+ * entry (what it holds: a token among the args), an auth-provider command's failure (its args).
  */
 function quotesCredential(err: unknown): boolean {
   let e: unknown = err;
   for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    if (isInvalidHeader(e) || (e as { name?: unknown }).name === 'SyntaxError' || execPluginFailure(e) === MALFORMED_EXEC_ENTRY) {
+    if (
+      isInvalidHeader(e) ||
+      (e as { name?: unknown }).name === 'SyntaxError' ||
+      execPluginFailure(e) === MALFORMED_EXEC_ENTRY ||
+      isAuthProviderCommandFailure(e)
+    ) {
       return true;
     }
     e = (e as { cause?: unknown }).cause;
@@ -360,6 +368,22 @@ function quotesCredential(err: unknown): boolean {
 
 /** client-node's exec_auth's refusal of an exec entry without a command (absent or empty). */
 const NO_EXEC_COMMAND = 'No command was specified for exec authProvider!';
+
+/**
+ * client-node's failure to run the command of a gcp or azure auth-provider (`cmd-path`, with
+ * `cmd-args` appended, run through a shell by execSync): an Error made in gcp_auth or azure_auth,
+ * "Failed to refresh token: Error: Command failed: \"<cmd-path>\" <cmd-args>", which quotes the
+ * args — a secret may be among them — as does its cause, execSync's error.
+ */
+function isAuthProviderCommandFailure(e: unknown): boolean {
+  if (!(e instanceof Error) || !e.message.startsWith('Failed to refresh token: ')) return false;
+  const origin = (e.stack ?? '').split('\n').find((line) => /^\s+at /.test(line));
+  return origin !== undefined && /[/\\](?:gcp|azure)_auth\.[cm]?js\b/.test(origin);
+}
+
+/** What isAuthProviderCommandFailure's failure is said as. */
+const AUTH_PROVIDER_COMMAND_FAILED =
+  "the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)";
 
 /** What isNoExecCredential's failure is said as. */
 const NO_EXEC_CREDENTIAL =
