@@ -8,7 +8,7 @@
 // bin.ts calls it with the process's. Expected failures are CliErrors: a message, no stack trace,
 // exit code 2 (EXIT_ERROR). The cluster code (and @kubernetes/client-node) loads only when a
 // command talks to a cluster.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -541,6 +541,11 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   const cidrText = positionals[0];
   if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
   if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');
+  if (values.out !== undefined && values.snapshot !== undefined && sameFile(values.out, values.snapshot)) {
+    throw new UsageError(
+      `--out ${values.out} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
+    );
+  }
   let prefix = cidrText === undefined ? undefined : cidrToDraw(cidrText);
 
   let rangeMap: RangeMap;
@@ -589,6 +594,16 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     `wrote ${values.out}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`,
   );
   return EXIT_CLEAN;
+}
+
+/** Whether two paths name one existing file (a link to it, or another spelling, included). */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [x, y] = [statSync(a), statSync(b)];
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false; // one does not exist (yet): --out creates it, or the read says why not
+  }
 }
 
 /**

@@ -1,7 +1,7 @@
 // `ipallocator map`: the Hilbert layout's laws, and the SVG parsed back — every cell's position
 // and colour class compared with the addresses the test allocated, from a cluster (the double)
 // and from Range snapshot files, one address per cell and aggregated into blocks.
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -187,6 +187,27 @@ describe('ipallocator map', () => {
       expect(bad.code).toBe(2);
       expect(bad.stderr).toMatch(/bad\.json: .*checksum/i);
       expect(bad.stderr).not.toMatch(/\n\s+at /);
+    });
+
+    it('refuses --out naming the snapshot file it reads, which the SVG would replace (exit 2)', async () => {
+      // Regression: `map --snapshot s.json --out s.json` wrote the SVG over the snapshot
+      const range = new Range('10.1.0.0/24');
+      const file = join(dir, 'keep.json');
+      writeSnapshot(file, range);
+      range.destroy();
+      const before = readFileSync(file, 'utf8');
+      const link = join(dir, 'link.json');
+      symlinkSync(file, link);
+      for (const out of [file, link, join(dir, '.', 'keep.json')]) {
+        const r = await cli(['map', '--snapshot', file, '--out', out]);
+        expect(r).toEqual({
+          code: 2,
+          stdout: '',
+          stderr: `ipallocator: --out ${out} is the snapshot file it reads (--snapshot ${file}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
+        });
+        expect(readFileSync(file, 'utf8')).toBe(before);
+      }
+      expect((await cli(['map', '--snapshot', file, '--out', join(dir, 'keep.svg')])).code).toBe(0);
     });
 
     it('refuses a file over 128 MiB, and one without end, with one line and exit 2 instead of reading it whole', async () => {
