@@ -417,6 +417,31 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: client-node reads a user's token-file as it loads the kubeconfig, and its ENOENT
+  // was said as the kubeconfig's ("cannot read <kubeconfig>: ENOENT: … open '/…/missing'").
+  it('a user whose token-file cannot be read: said to be the token-file, relative to what, exit 2', async () => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    try {
+      for (const [tokenFile, said] of [
+        [join(dir, 'missing'), `ENOENT: no such file or directory, open '${join(dir, 'missing')}'`],
+        [
+          'ipallocator-missing-token',
+          "ENOENT: no such file or directory, open 'ipallocator-missing-token', read relative to the working directory",
+        ],
+      ]) {
+        config.users[0].user = { 'token-file': tokenFile };
+        writeFileSync(path, JSON.stringify(config));
+        const r = await cli(['status', '--kubeconfig', path]);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(`ipallocator: cannot read ${path}: the token-file of a user in it cannot be read (${said})\n`);
+      }
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
     const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
     try {

@@ -3,7 +3,7 @@
 // any request is made.
 import { closeSync, openSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
@@ -180,6 +180,15 @@ export function kubeconfigLoadFailure(e: unknown): string {
   // 6443`) fails the load with a TypeError naming its internals
   if (e instanceof TypeError && /\bserver\.replace is not a function/.test(e.message)) {
     return `a cluster's server is not text (a number, as in server: 6443, true, a list): ${SERVER_URL_FORM}`;
+  }
+  // client-node reads a user's token-file as it loads the kubeconfig (config_types' findToken):
+  // its ENOENT names that file, not the kubeconfig the message is about
+  const { code, path } = e as { code?: unknown; path?: unknown };
+  if (typeof code === 'string' && typeof path === 'string' && /[/\\]config_types\.[cm]?js\b/.test(e.stack ?? '')) {
+    // client-node reads it before it makes the kubeconfig's paths absolute (kubectl reads it
+    // relative to the kubeconfig's folder)
+    const relative = isAbsolute(path) ? '' : ', read relative to the working directory';
+    return `the token-file of a user in it cannot be read (${e.message}${relative})`;
   }
   if (e.name !== 'YAMLException') return e.message;
   const { reason, mark } = e as { reason?: unknown; mark?: { line?: unknown; column?: unknown } };
