@@ -203,7 +203,7 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
       // ("Unexpected argument 'x'. This command does not take positional arguments")
       return parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true });
     } catch (e) {
-      const unknown = unknownOption(e, options);
+      const unknown = unknownOption(e, args, options);
       if (unknown !== undefined) throw new UsageError(unknown);
       const value = optionValueProblem(e, args, options);
       if (value !== undefined) throw new UsageError(value);
@@ -227,13 +227,23 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
 /**
  * Node's refusal of an option `options` does not have, in the command line's words: in lower
  * case as "unknown command", with the nearest option named (`--jsn`: did you mean --json?);
- * undefined for any other parse error.
+ * undefined for any other parse error. A short flag given a value (`-y=1`) is one: Node reads
+ * it as the group `-y -= -1` and refuses `-=`, an option nobody wrote, where the flag's own
+ * refusal is due (`-y takes no value`).
  */
-function unknownOption(e: unknown, options: NonNullable<ParseArgsConfig['options']>): string | undefined {
+function unknownOption(e: unknown, args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
   if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
   // Node quotes the option as given, in single quotes: "Unknown option '--jsn'"
   const given = /^Unknown option '(.*?)'(?=\.|$)/s.exec((e as Error).message)?.[1];
   if (given === undefined) return undefined;
+  if (given === '-=') {
+    const shorts = new Set(Object.values(options).flatMap((o) => (o.short === undefined ? [] : [o.short])));
+    for (const a of args) {
+      if (a === '--') break;
+      const m = /^-([^-])=(.*)$/s.exec(a);
+      if (m !== null && shorts.has(m[1]!)) return `-${m[1]} takes no value, got ${JSON.stringify(m[2])}`;
+    }
+  }
   const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(options)) : undefined;
   return `unknown option '${given}'${near === undefined ? '' : ` (did you mean --${near}?)`}`;
 }

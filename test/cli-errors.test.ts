@@ -955,6 +955,9 @@ describe('ipallocator: failures', () => {
     [['check', '--fix=false'], 'ipallocator: --fix takes no value, got "false"\n'],
     [['map', '--help='], 'ipallocator: --help takes no value, got ""\n'],
     [['check', '--top', '3', '--yes=no', '--fix'], 'ipallocator: --yes takes no value, got "no"\n'],
+    // Regression: Node reads -y=1 as the group -y -= -1, and "unknown option '-='" was said
+    [['check', '--fix', '-y=1'], 'ipallocator: -y takes no value, got "1"\n'],
+    [['status', '-h='], 'ipallocator: -h takes no value, got ""\n'],
     // Regression: said in Node's parser's words ("Unexpected argument 'extra'. This command does
     // not take positional arguments") where map's second argument was said in the CLI's
     [['status', 'extra'], 'ipallocator: unexpected argument "extra"\n'],
