@@ -629,7 +629,9 @@ export class Cluster {
     }
     if (code === undefined) {
       const where = `the API server at ${this.server} (context "${this.context}")`;
-      const denied = deniedByRuntime(err);
+      // Deno's refusal to run an exec credential plugin is no failure to reach the server: said
+      // below, as the plugin's
+      const denied = causes(err).some((e) => execPluginFailure(e) !== undefined) ? undefined : deniedByRuntime(err);
       const network = networkFailure(err);
       if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
       // fetch's refusal quotes the header whole, the bearer token in it (messages says it without).

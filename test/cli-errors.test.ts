@@ -457,12 +457,15 @@ describe('ipallocator: failures', () => {
 
   // Deno without --allow-net: its refusal lies a few causes deep under "fetch failed".
   /** `ipallocator status` under Deno with only the permissions given. */
-  function statusUnderDeno(permissions: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  function statusUnderDeno(
+    permissions: string[],
+    kubeconfig = c.kubeconfig,
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
     const deno = join(ROOT, 'node_modules', '.bin', 'deno');
     return new Promise((done) => {
       execFile(
         deno,
-        ['run', ...permissions, 'cli/bin.ts', 'status', '--kubeconfig', c.kubeconfig],
+        ['run', ...permissions, 'cli/bin.ts', 'status', '--kubeconfig', kubeconfig],
         { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } },
         (err, stdout, stderr) => done({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stdout, stderr }),
       );
@@ -476,6 +479,22 @@ describe('ipallocator: failures', () => {
       `ipallocator: cannot reach the API server at ${c.double.url} (context "double"): Requires net access to "${host}", run again with the --allow-net flag\n`,
     );
     expect([r.code, r.stdout]).toEqual([2, '']);
+  });
+
+  // Regression: said as a failure to reach the server ("cannot reach the API server at …:
+  // Requires run access to …"), while nothing was sent
+  it('under Deno without --allow-run, a user with an exec credential plugin: its plugin said not to run, and the flag, exit 2', async () => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    try {
+      const r = await statusUnderDeno(['--allow-read', '--allow-env', '--allow-net', '--allow-sys'], path);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: Requires run access to "${process.execPath}", run again with the --allow-run flag\n`,
+      );
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // Regression: without --allow-env, client-node's dependencies fail as they load, and the

@@ -297,6 +297,8 @@ function isNoExecCredential(e: unknown): boolean {
  *     exec_auth (the only place its stack starts from). The status itself is not passed on, nor
  *     is the output, which may hold a credential even so (a plugin that prints its
  *     ExecCredential, then fails) — "failed: it exited with a status other than 0 …";
+ *   - Deno refused to run it (NotCapable, "Requires run access to …, run again with the
+ *     --allow-run flag"): "could not be run: Requires run access …";
  *   - the kubeconfig names no command for it (absent or empty): exec_auth's Error "No command was
  *     specified for exec authProvider!", which would otherwise read as a plugin that failed
  *     saying so — "names no command …";
@@ -308,6 +310,7 @@ function isNoExecCredential(e: unknown): boolean {
  */
 export function execPluginFailure(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
+  if (e.name === 'NotCapable' && e.message.startsWith('Requires run access')) return `could not be run: ${e.message.split('\n')[0]}`;
   const { code, syscall, path } = e as { code?: unknown; syscall?: unknown; path?: unknown };
   // Deno reports some failures (ENOTDIR) without a syscall, in words of its own
   const spawned = typeof syscall === 'string' ? /^spawn(?: |$)/.test(syscall) : /^Failed to spawn '/.test(e.message);
