@@ -300,8 +300,8 @@ describe('a random source of your own is read once, at construction', () => {
     expect([r.reads(), r.draws() > 0]).toEqual([1, true]);
 
     for (const make of [
-      (random: object) => new Allocator('10.0.0.0/24', { store: new MemoryStore(), random }),
-      (random: object) => new ReferenceAllocator('10.0.0.0/24', { store: new MemoryStore(), random }),
+      (random: RandomSource) => new Allocator('10.0.0.0/24', { store: new MemoryStore(), random }),
+      (random: RandomSource) => new ReferenceAllocator('10.0.0.0/24', { store: new MemoryStore(), random }),
     ]) {
       const c = counting();
       const a = make(c.source);
