@@ -245,7 +245,7 @@ class ScanChooser implements OffsetChooser {
     if (capped) {
       SEES_PART.set(
         this,
-        "'legacy-bitmap' sees only the first 65,535 addresses of an IPv6 range (upstream's legacy bitmap), and those are taken; free() counts the whole range",
+        "'legacy-bitmap' sees only the first 65,535 addresses of an IPv6 range (upstream's legacy bitmap) and gives none beyond them; free() counts the whole range",
       );
     }
   }

@@ -975,12 +975,16 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
 
   it("'legacy-bitmap' past its IPv6 cap: the ErrFull says it sees the first 65,535 addresses only (upstream's message first)", async () => {
     const capNote =
-      "range is full: 'legacy-bitmap' sees only the first 65,535 addresses of an IPv6 range (upstream's legacy bitmap), and those are taken; free() counts the whole range";
+      "range is full: 'legacy-bitmap' sees only the first 65,535 addresses of an IPv6 range (upstream's legacy bitmap) and gives none beyond them; free() counts the whole range";
     const subjects: [string, () => Promise<unknown>, () => void][] = [];
     const range = new Range('fd00::/111', { strategy: 'legacy-bitmap' });
     range.allocateMany(65_535);
     subjects.push(['Range.allocateNext', async () => range.allocateNext(), () => {}]);
     subjects.push(['Range.allocateMany', async () => range.allocateMany(1), () => range.destroy()]);
+    // more asked at once than are free among those it sees, none of them taken yet: the same
+    // message, which must not say they are taken
+    const empty = new Range('fd00::/111', { strategy: 'legacy-bitmap' });
+    subjects.push(['Range.allocateMany past the cap, empty', async () => empty.allocateMany(65_536), () => empty.destroy()]);
     for (const syncOps of [true, false]) {
       const cooled = new Allocator('fd00::/111', {
         store: new MemoryStore({ syncOps }),
