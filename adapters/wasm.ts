@@ -30,6 +30,7 @@ export interface CoreExports {
   heap_set_limit_pages(pages: number): void;
   heap_limit_pages(): number;
   heap_bytes_in_use(): number;
+  heap_small_bytes_free(): number;
   buf_alloc(size: number): number;
   buf_free(ptr: number, size: number): void;
   // free-address index (core-as/freeindex.ts)
@@ -290,7 +291,11 @@ export function memoryLimit(): { limit: number; size: number; inUse: number } {
  */
 export function wasmOutOfMemory(what: string): OutOfMemoryError {
   const { limit, inUse } = memoryLimit();
-  const used = `${bytesText(inUse)} of it in use`;
+  // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size again: memory that
+  // held many small indexes can be free in name and still unusable for a large one.
+  const small = core.heap_small_bytes_free();
+  const held = small >= 64 * 1024 ? `, and ${bytesText(small)} more held free for blocks under 4 KiB only (small indexes)` : '';
+  const used = `${bytesText(inUse)} of it in use${held}`;
   const cause =
     limit < MAX_MEMORY_BYTES
       ? `the WebAssembly memory cap set with setMemoryLimit is ${bytesText(limit)}, ${used}: raise it with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity), or destroy() what you no longer need`

@@ -55,6 +55,9 @@ let ARENA: usize = 0;
 let top: usize = 0;
 let limitPages: i32 = 65536; // 4 GiB: the wasm32 maximum
 let bytesInUse: u64 = 0;
+/** Bytes of the 4 KiB blocks cut for small classes, and of the small blocks handed out of them. */
+let smallHeld: u64 = 0;
+let smallInUse: u64 = 0;
 
 /** Size class of a request: the smallest k ≥ MIN_CLASS with 2^k ≥ size. */
 export function classOf(size: usize): i32 {
@@ -202,6 +205,7 @@ export function halloc(size: usize): usize {
     // Cut a 4 KiB block into blocks of this class: the first is returned, the rest go free.
     const off = takeLarge(LARGE_CLASS);
     if (off == NO_BLOCK) return 0;
+    smallHeld += <u64>1 << LARGE_CLASS;
     const slab = ARENA + off;
     const blockSize = <usize>1 << k;
     let next: usize = 0;
@@ -215,6 +219,7 @@ export function halloc(size: usize): usize {
     store<u32>(head, load<u32>(p));
   }
   bytesInUse += <u64>1 << k;
+  smallInUse += <u64>1 << k;
   return p;
 }
 
@@ -234,6 +239,7 @@ export function hfree(ptr: usize, size: usize): void {
     freeLarge(ptr - ARENA, k);
     return;
   }
+  smallInUse -= <u64>1 << k;
   const head = FREE_HEADS + (<usize>k << 2);
   store<u32>(ptr, load<u32>(head));
   store<u32>(head, <u32>ptr);
@@ -258,6 +264,15 @@ export function heap_limit_pages(): i32 {
 /** Bytes handed out and not yet freed (by class size). */
 export function heap_bytes_in_use(): f64 {
   return <f64>bytesInUse;
+}
+
+/**
+ * Bytes held free for small blocks: the 4 KiB blocks cut for small classes never go back to the
+ * buddy system, so after many small indexes are destroyed this much stays usable by small
+ * blocks only (what an out-of-memory message names).
+ */
+export function heap_small_bytes_free(): f64 {
+  return <f64>(smallHeld - smallInUse);
 }
 
 /** A raw buffer the host may fill (batch inputs, snapshot data). 0 when out of memory. */
