@@ -16,7 +16,7 @@ import { quoteInput, quoteText } from './errors.ts';
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const DNS1123_SUBDOMAIN_MAX = 253;
 /** apimachinery's dns1123SubdomainErrorMsg. */
-export const DNS1123_SUBDOMAIN_MESSAGE =
+const DNS1123_SUBDOMAIN_MESSAGE =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
 
 /** A key's name part, or a non-empty value. */
@@ -32,6 +32,17 @@ export function isDNS1123Subdomain(text: string): boolean {
   return text.length <= DNS1123_SUBDOMAIN_MAX && DNS1123_SUBDOMAIN.test(text);
 }
 
+/**
+ * Why kube-apiserver refuses `text` as a DNS-1123 subdomain (upstream IsDNS1123Subdomain's list:
+ * the length first, then the characters, both when both are wrong); empty when it takes it.
+ */
+export function dns1123SubdomainProblems(text: string): string[] {
+  const out: string[] = [];
+  if (text.length > DNS1123_SUBDOMAIN_MAX) out.push(`must be no more than ${DNS1123_SUBDOMAIN_MAX} characters`);
+  if (!DNS1123_SUBDOMAIN.test(text)) out.push(DNS1123_SUBDOMAIN_MESSAGE);
+  return out;
+}
+
 /** Why kube-apiserver refuses `key` as a label key (upstream IsLabelKey's list); empty when it takes it. */
 export function labelKeyProblems(key: string): string[] {
   const parts = key.split('/');
@@ -43,10 +54,7 @@ export function labelKeyProblems(key: string): string[] {
   if (parts.length === 2) {
     const prefix = parts[0]!;
     if (prefix.length === 0) out.push('prefix part must be non-empty');
-    else {
-      if (prefix.length > DNS1123_SUBDOMAIN_MAX) out.push(`prefix part must be no more than ${DNS1123_SUBDOMAIN_MAX} characters`);
-      if (!DNS1123_SUBDOMAIN.test(prefix)) out.push(`prefix part ${DNS1123_SUBDOMAIN_MESSAGE}`);
-    }
+    else for (const p of dns1123SubdomainProblems(prefix)) out.push(`prefix part ${p}`);
   }
   if (name.length === 0) out.push('name part must be non-empty');
   else if (name.length > LABEL_NAME_MAX) out.push(`name part must be no more than ${LABEL_NAME_MAX} characters`);

@@ -15,7 +15,7 @@ import {
   showUnseen,
   unreadableInput,
 } from './errors.ts';
-import { DNS1123_SUBDOMAIN_MESSAGE, isDNS1123Subdomain, labelProblems } from './label-rules.ts';
+import { dns1123SubdomainProblems, labelProblems } from './label-rules.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
@@ -228,7 +228,7 @@ function parentRefProblems(ref: unknown, field: string): string[] {
       out.push(`${field}.${key}: Invalid value: ${quoteInput(v)}: must be a string`);
       continue;
     }
-    const problems = key === 'group' ? (isDNS1123Subdomain(v) ? [] : [DNS1123_SUBDOMAIN_MESSAGE]) : pathSegmentProblems(v);
+    const problems = key === 'group' ? dns1123SubdomainProblems(v) : pathSegmentProblems(v);
     for (const p of problems) out.push(`${field}.${key}: Invalid value: ${quoteInput(v)}: ${p}`);
   }
   return out;

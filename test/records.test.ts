@@ -79,6 +79,32 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     expect(() => checkParentRef(owner)).toThrow(message);
   });
 
+  // upstream IsDNS1123Subdomain: the length is its own problem, named first, and both when both hold
+  const SUBDOMAIN =
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+  it.each([
+    ['valid characters, too long', 'x'.repeat(254), ['must be no more than 253 characters']],
+    ['the longest', 'x'.repeat(253), []],
+    ['too long and upper case', 'X'.repeat(254), ['must be no more than 253 characters', SUBDOMAIN]],
+    ['upper case', 'Apps', [SUBDOMAIN]],
+  ])('an owner whose group is %s: the owner check and a store door say what upstream says', (_, group, problems) => {
+    const owner = { group, resource: 'services', name: 'web' };
+    const said = (f: () => unknown): string => {
+      try {
+        f();
+        return '';
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    const fromOwner = said(() => checkParentRef(owner));
+    const fromDoor = said(() => validateRecord({ name: '10.0.0.1', labels: allocatorLabels('IPv4'), parentRef: owner }));
+    for (const message of [fromOwner, fromDoor]) {
+      const found = [...message.matchAll(/group: Invalid value: (?:"[^"]*"(?:… \(\d+ characters\))?): ([^;]*)/g)].map((m) => m[1]);
+      expect(found).toEqual(problems);
+    }
+  });
+
   it('names every problem at once', () => {
     expect(() => checkParentRef({ resource: '', name: 7, extra: true })).toThrow(
       /owner\.extra: Unknown field; owner\.resource: Required value; owner\.name: Invalid value: 7 \(number\): must be a string/,
