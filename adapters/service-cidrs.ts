@@ -88,8 +88,9 @@ const MAX_UNVALIDATED_CIDRS = 64;
  * MetaAllocator checks is what it keeps (a getter or a Proxy may answer differently at each
  * read). `cidrs` is copied when it is an array and kept as read otherwise (the MetaAllocator
  * reports such a ServiceCIDR as listing no CIDRs). Throws InvalidArgumentError for something
- * that is not an object, a name that is not a string, more than 64 CIDRs, and a member that
- * cannot be read (a revoked Proxy, a getter that throws), naming it.
+ * that is not an object, a name that is not a string, more than 64 CIDRs, a ready, deletionTimestamp
+ * or creationTimestamp not of its type, and a member that cannot be read (a revoked Proxy, a
+ * getter that throws), naming it.
  */
 export function readServiceCIDR(sc: unknown): ServiceCIDR {
   const name = serviceCIDRName(sc);
@@ -99,13 +100,26 @@ export function readServiceCIDR(sc: unknown): ServiceCIDR {
   if (length !== undefined && length > MAX_UNVALIDATED_CIDRS) {
     throw new InvalidArgumentError(`ServiceCIDR.cidrs holds ${length} entries; at most ${MAX_UNVALIDATED_CIDRS} are read`);
   }
-  return Object.freeze({
-    name,
-    cidrs: (length === undefined ? cidrs : Object.freeze(readElements(cidrs, length, 'ServiceCIDR.cidrs'))) as readonly string[],
-    ready: readMember(o, 'ready', 'ServiceCIDR') as boolean | undefined,
-    deletionTimestamp: readMember(o, 'deletionTimestamp', 'ServiceCIDR') as string | null | undefined,
-    creationTimestamp: readMember(o, 'creationTimestamp', 'ServiceCIDR') as string | undefined,
-  });
+  const listed = length === undefined ? cidrs : Object.freeze(readElements(cidrs, length, 'ServiceCIDR.cidrs'));
+  // Of the types ServiceCIDR gives them, or refused: a MetaAllocator reads them again at every
+  // event (the order sorts on creationTimestamp), where an object's text conversion would run
+  // the caller's code, or throw, once the ranges were half rebuilt; and a Ready condition's
+  // status text ('False') would be read as ready.
+  const ready = readMember(o, 'ready', 'ServiceCIDR');
+  if (ready !== undefined && typeof ready !== 'boolean') {
+    throw new InvalidArgumentError(`ServiceCIDR.ready must be true, false or undefined (no Ready condition), got ${quoteInput(ready)}`);
+  }
+  const deletionTimestamp = readMember(o, 'deletionTimestamp', 'ServiceCIDR');
+  if (deletionTimestamp !== undefined && deletionTimestamp !== null && typeof deletionTimestamp !== 'string') {
+    throw new InvalidArgumentError(`ServiceCIDR.deletionTimestamp must be text, null or undefined, got ${quoteInput(deletionTimestamp)}`);
+  }
+  const creationTimestamp = readMember(o, 'creationTimestamp', 'ServiceCIDR');
+  if (creationTimestamp !== undefined && typeof creationTimestamp !== 'string') {
+    throw new InvalidArgumentError(
+      `ServiceCIDR.creationTimestamp must be text (RFC 3339) or undefined, got ${quoteInput(creationTimestamp)}`,
+    );
+  }
+  return Object.freeze({ name, cidrs: listed as readonly string[], ready, deletionTimestamp, creationTimestamp });
 }
 
 /** The name of a ServiceCIDR a source delivered (all a delete needs), read as readServiceCIDR reads it. */

@@ -565,6 +565,45 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     meta.destroy();
   });
 
+  it('a ServiceCIDR of a source of your own whose ready or timestamps are not of their type is refused, changing nothing', () => {
+    // creationTimestamp is read again at every event (the ranges' creation order): an object's
+    // text conversion would throw, or run the caller's code, once the ranges were half rebuilt
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        {
+          creationTimestamp: {
+            toString(): string {
+              throw new Error('boom');
+            },
+          },
+        },
+        'ServiceCIDR.creationTimestamp must be text (RFC 3339) or undefined, got',
+      ],
+      [{ creationTimestamp: 1764900000 }, 'ServiceCIDR.creationTimestamp must be text (RFC 3339) or undefined, got 1764900000 (number)'],
+      [{ ready: 'False' }, 'ServiceCIDR.ready must be true, false or undefined (no Ready condition), got "False"'],
+      [{ deletionTimestamp: 0 }, 'ServiceCIDR.deletionTimestamp must be text, null or undefined, got 0 (number)'],
+    ];
+    const watchers: ServiceCIDRWatcher[] = [];
+    const source: ServiceCIDRSource = {
+      subscribe(watcher) {
+        watchers.push(watcher);
+        watcher.onAdd({ name: 'a', cidrs: ['10.0.0.0/24'] });
+        return () => {};
+      },
+      hasSynced: () => true,
+      list: () => [],
+    };
+    const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
+    for (const [fields, message] of cases) {
+      expect(() => watchers[0]!.onAdd({ name: 'b', cidrs: ['10.1.0.0/24'], ...fields } as never)).toThrow(message);
+      expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/24']);
+    }
+    // nothing of a refused one was kept: a later ServiceCIDR is taken
+    watchers[0]!.onAdd({ name: 'c', cidrs: ['10.2.0.0/24'], creationTimestamp: '2025-01-01T00:00:00Z' });
+    expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.2.0.0/24', '10.0.0.0/24']);
+    meta.destroy();
+  });
+
   it('the in-memory source validates spec.cidrs like the API server', () => {
     const source = new InMemoryServiceCIDRs();
     expect(() => source.addServiceCIDR('x', [])).toThrow(InvalidArgumentError);
