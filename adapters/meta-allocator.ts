@@ -641,12 +641,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live();
     parseAddr(ip); // the real call refuses the address's text before the owner
     checkParentRef(owner);
+    this.live(); // the owner's getters destroyed this: ErrDestroyed, as allocate answers
   }
 
   /** The dry run's allocateNext when no range is ready: ErrDestroyed, then the owner's errors. @internal for NotReadyDryRun */
   checkAllocateNext(owner: ParentRef | undefined): void {
     this.live();
     checkParentRef(owner);
+    this.live(); // the owner's getters destroyed this: ErrDestroyed, as allocateNext answers
   }
 
   /** Enables metrics on every range, now and later (each range reports under its own cidr label). */

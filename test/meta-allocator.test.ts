@@ -1346,6 +1346,25 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     expect(await rejection(meta.allocate('10.0.0.7', owner))).toBeInstanceOf(ErrDestroyed);
     expect(store.records()).toEqual([]);
   });
+
+  it.each(['allocate', 'allocateNext'] as const)(
+    'destroyed by the owner’s getters: the dry run with no ready range answers ErrDestroyed to %s, as the MetaAllocator does',
+    async (method) => {
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/24'], { ready: false });
+      const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
+      const dry = meta.dryRun();
+      const owner = {
+        resource: 'services',
+        get name() {
+          meta.destroy();
+          return 'web';
+        },
+      };
+      const call = method === 'allocate' ? dry.allocate('10.0.0.7', owner) : dry.allocateNext(owner);
+      expect(await rejection(call)).toBeInstanceOf(ErrDestroyed);
+    },
+  );
 });
 
 describe('a random source of your own that changes the MetaAllocator from inside a range’s draw', () => {
