@@ -48,9 +48,23 @@ function nextU32Of(rng: RandomSource): number {
 /** "random source <class name>", or "the random source" for a plain object. */
 function sourceName(rng: RandomSource): string {
   let source = rng;
-  // the caller's own object: read once (CallerSource), then guarded (a MetaAllocator's range: twice)
-  while (source instanceof GuardedSource || source instanceof CallerSource) source = source.source as RandomSource;
-  const name = (source as { constructor?: { name?: unknown } }).constructor?.name;
+  // guarded (a MetaAllocator's range: twice), then the caller's own object, named when read once
+  while (source instanceof GuardedSource) source = source.source;
+  return source instanceof CallerSource ? source.name : nameOf(source);
+}
+
+/**
+ * sourceName's words for `source`, from its class's name. A Proxy or a getter may throw, or
+ * call back in, when its constructor is read: the caller's objects are named once, when
+ * randomOption takes them, and a name that cannot be read is "the random source".
+ */
+function nameOf(source: object): string {
+  let name: unknown;
+  try {
+    name = (source as { constructor?: { name?: unknown } }).constructor?.name;
+  } catch {
+    // a Proxy whose trap throws, a constructor getter that throws: named generically
+  }
   return typeof name === 'string' && name !== '' && name !== 'Object' ? `random source ${name}` : 'the random source';
 }
 
@@ -73,18 +87,21 @@ export function randomOption(random: unknown): RandomSource {
   }
   return OWN_GENERATORS.has(random as object)
     ? (random as RandomSource)
-    : new CallerSource(random as object, next as (this: object) => unknown);
+    : new CallerSource(random as object, next as (this: object) => unknown, sourceName(random as RandomSource));
 }
 
 /**
  * A random source of the caller's with its nextU32 read once, by randomOption: what was checked
  * is what is called, so a method deleted or replaced afterwards, or a getter that answers
- * otherwise the next time, cannot turn a draw into a TypeError.
+ * otherwise the next time, cannot turn a draw into a TypeError. Its name for error messages is
+ * read then too: a draw's error is ours, not the caller's getter's.
  */
 class CallerSource implements RandomSource {
   constructor(
     readonly source: object,
     private readonly next: (this: object) => unknown,
+    /** sourceName's words for it. */
+    readonly name: string,
   ) {}
 
   nextU32(): number {

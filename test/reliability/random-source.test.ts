@@ -319,3 +319,57 @@ describe('a random source of your own is read once, at construction', () => {
     expect(await meta.allocateNext()).toMatch(/^10\.[01]\.0\./);
   });
 });
+
+describe("a random source of your own is named once, at construction, in the draws' errors", () => {
+  // a draw's error reads the source's class name: a Proxy or a getter there must not replace
+  // the InvalidArgumentError with its own error, nor run at every failing draw
+  it('by Range, Allocator and MetaAllocator', async () => {
+    const proxied = (): { source: RandomSource; reads: () => number } => {
+      let reads = 0;
+      const source = new Proxy(
+        { nextU32: (): number => Number.NaN },
+        {
+          get(target, key) {
+            if (key !== 'constructor') return target[key as 'nextU32'];
+            if (reads++ > 0) throw new Error('constructor read again');
+            return Object;
+          },
+        },
+      );
+      return { source, reads: () => reads };
+    };
+    const message = 'the random source: nextU32() must return an integer in [0, 2^32), got NaN (number)';
+    const p = proxied();
+    const range = new Range('10.0.0.0/24', { random: p.source });
+    expect(() => range.allocateNext()).toThrow(new InvalidArgumentError(message));
+    expect(() => range.allocateNext()).toThrow(new InvalidArgumentError(message));
+    const q = proxied();
+    const allocator = new Allocator('10.0.0.0/24', { store: new MemoryStore(), random: q.source });
+    await expect(allocator.allocateNext()).rejects.toThrow(new InvalidArgumentError(message));
+    await expect(allocator.allocateNext()).rejects.toThrow(new InvalidArgumentError(message));
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('a', ['10.0.0.0/24']);
+    cidrs.addServiceCIDR('b', ['10.1.0.0/24']);
+    const m = proxied();
+    const meta = new MetaAllocator('IPv4', cidrs, { store: new MemoryStore(), random: m.source });
+    await expect(meta.allocateNext()).rejects.toThrow(new InvalidArgumentError(message));
+    await expect(meta.allocateNext()).rejects.toThrow(new InvalidArgumentError(message));
+    expect([p.reads(), q.reads(), m.reads()]).toEqual([1, 1, 1]);
+    // one whose constructor cannot be read at all is "the random source"
+    const throwing = new Proxy(
+      { nextU32: (): number => 0.5 },
+      {
+        get(target, key) {
+          if (key === 'constructor') throw new Error('no constructor');
+          return target[key as 'nextU32'];
+        },
+      },
+    );
+    expect(() => new Range('10.0.0.0/24', { random: throwing }).allocateNext()).toThrow(
+      new InvalidArgumentError('the random source: nextU32() must return an integer in [0, 2^32), got 0.5 (number)'),
+    );
+    range.destroy();
+    allocator.destroy();
+    meta.destroy();
+  });
+});
