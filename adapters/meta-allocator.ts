@@ -94,9 +94,11 @@ export interface MetaAllocatorOptions {
   /** How every range's allocateNext chooses among its free addresses (Allocator's `strategy`; default 'upstream'). */
   strategy?: StrategyOption | undefined;
   /**
-   * Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it). An
-   * error it throws does not stop the bookkeeping; it is rethrown asynchronously, where it
-   * surfaces as an uncaught exception (as MemoryStore's default onWatcherError does).
+   * Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it), once
+   * the ranges of the event that found it are made: it may change the ServiceCIDRs or destroy
+   * the MetaAllocator. An error it throws does not stop the bookkeeping; it is rethrown
+   * asynchronously, where it surfaces as an uncaught exception (as MemoryStore's default
+   * onWatcherError does).
    */
   onSkip?: ((skipped: SkippedCIDR) => void) | undefined;
 }
@@ -200,6 +202,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private seq = 0;
   /** skipKey(serviceCIDR, cidr) → the report. */
   private readonly skips = new Map<string, SkippedCIDR>();
+  /**
+   * Skips not yet given to onSkip (report): an event makes its ranges first, then reports, so
+   * that an onSkip that changes the ServiceCIDRs finds them made, and a change it makes is not
+   * undone by the rest of the event's bookkeeping (which worked from what it had read before).
+   */
+  private unreported: SkippedCIDR[] = [];
   /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
   private readonly bad = new Map<string, Error>();
   /**
@@ -661,9 +669,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * Stops listening to the source and the store and destroys every range. Idempotent; every other
-   * method throws (or rejects with) ErrDestroyed afterwards. Called from a strategy's forRange or
-   * from onSkip while a ServiceCIDR's ranges are being made, it destroys the range being made too,
-   * and the event makes no more. Called from a range's forRange during a call of ours (a rebuild
+   * method throws (or rejects with) ErrDestroyed afterwards. Called from a strategy's forRange
+   * while a ServiceCIDR's ranges are being made, it destroys the range being made too, and the
+   * event makes no more; called from onSkip, it ends the event's reports. Called from a range's forRange during a call of ours (a rebuild
    * of its index), it destroys that range once its strategy returns, and the call rejects with
    * ErrDestroyed, nothing allocated.
    */
@@ -746,6 +754,15 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private onServiceCIDR(delivered: ServiceCIDR): void {
     if (this.destroyed) return;
     const sc = readServiceCIDR(delivered); // before anything changes: unreadable input changes nothing
+    try {
+      this.applyServiceCIDR(sc);
+    } finally {
+      this.report();
+    }
+  }
+
+  /** onServiceCIDR once `sc` is read: its CIDRs of our family resolved, then sync(). */
+  private applyServiceCIDR(sc: ServiceCIDR): void {
     const ours: { key: string; text: string }[] = [];
     const cidrs: readonly unknown[] = Array.isArray(sc.cidrs) ? sc.cidrs : [];
     for (const text of cidrs) {
@@ -764,7 +781,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
       const got = Array.isArray(sc.cidrs) ? 'is empty' : `is ${quoteInput(sc.cidrs)}, not an array`;
       this.skip(sc.name, '', new InvalidArgumentError(`ServiceCIDR ${quoteInput(sc.name)} lists no CIDRs (spec.cidrs ${got})`));
     }
-    if (this.destroyed) return; // by onSkip: no range may be made now (none would ever be destroyed)
     const k = this.known.get(sc.name);
     if (k !== undefined) {
       k.sc = sc;
@@ -808,7 +824,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   private retryForMemory(): void {
     if (this.memoryWait === null || this.destroyed || memoryHeadroom() <= this.memoryWait) return;
-    this.sync();
+    try {
+      this.sync();
+    } finally {
+      this.report();
+    }
     this.live(); // a range's strategy destroyed this while it was built: the call ends with ErrDestroyed
   }
 
@@ -844,7 +864,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         e.allocator.setReady(e.ready);
         continue;
       }
-      if (this.destroyed) return; // by onSkip: the ranges left to make are not made
+      if (this.destroyed) return; // by an earlier range's strategy: the ranges left to make are not made
       let a: Allocator;
       try {
         // a range no Allocator serves is refused here, so the reason is rangeSkipReason's, as the CLI shows it
@@ -899,21 +919,36 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.topSize = top;
   }
 
+  /** Records a CIDR that cannot be served; onSkip hears of it once the event is done (report). */
   private skip(serviceCIDR: string, cidr: string, reason: Error): void {
-    if (this.destroyed) return; // by an earlier onSkip of the same event: nothing more to report
+    if (this.destroyed) return;
     const key = skipKey(serviceCIDR, cidr);
     if (this.skips.has(key)) return;
     const s: SkippedCIDR = Object.freeze({ serviceCIDR, cidr, reason });
     this.skips.set(key, s);
-    if (this.onSkip === undefined) return;
-    try {
-      this.onSkip(s);
-    } catch (e) {
-      // A failing report must not stop the range bookkeeping (or a constructor mid-replay):
-      // surface it the way a store surfaces a failing watcher by default.
-      queueMicrotask(() => {
-        throw e;
-      });
+    if (this.onSkip !== undefined) this.unreported.push(s);
+  }
+
+  /**
+   * Gives onSkip the skips recorded, in order. An onSkip that delivers another event reports
+   * that event's skips, and those left of this one, from there: each is reported once.
+   */
+  private report(): void {
+    while (this.unreported.length > 0) {
+      if (this.destroyed) {
+        this.unreported = []; // by an earlier onSkip: nothing more to report
+        return;
+      }
+      const s = this.unreported.shift()!;
+      try {
+        this.onSkip!(s);
+      } catch (e) {
+        // A failing report must not stop the range bookkeeping (or a constructor mid-replay):
+        // surface it the way a store surfaces a failing watcher by default.
+        queueMicrotask(() => {
+          throw e;
+        });
+      }
     }
   }
 }

@@ -1227,10 +1227,49 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     }
   });
 
-  // Regression: destroy() from a new range's forRange (or from onSkip, called while a
-  // ServiceCIDR is read) destroyed the ranges it knew, then the event went on to keep the new
+  // Regression: destroy() from a new range's forRange (or from onSkip, once called while a
+  // ServiceCIDR was read) destroyed the ranges it knew, then the event went on to keep the new
   // range and build the next ones: their WASM memory was never freed. The ServiceCIDR lists
   // several CIDRs of the family (and a malformed one), as only an unvalidated source delivers.
+  // onSkip is now called once the event's ranges are made: it destroys them all.
+  // Regression: onSkip was called in the middle of an event's bookkeeping. A source of your own
+  // that delivers at once, told by onSkip to add a ServiceCIDR listing a CIDR the event was
+  // about to make, had that ServiceCIDR's reference dropped by the rest of the event (it worked
+  // from what it had read before): deleting the other one then removed a range still listed.
+  // One deleted from its own onSkip left its range behind, made after the delete.
+  it('an onSkip that changes the ServiceCIDRs of a source that delivers at once: each range keeps its references', async () => {
+    let watcher: ServiceCIDRWatcher | undefined;
+    const source: ServiceCIDRSource = {
+      subscribe(w) {
+        watcher = w;
+        return () => {};
+      },
+      hasSynced: () => true,
+      list: () => [],
+    };
+    let reports = 0;
+    const meta = new MetaAllocator('IPv4', source, {
+      store: new FaultyMemoryStore(),
+      onSkip: (s) => {
+        reports++;
+        if (s.serviceCIDR === 'a') watcher!.onAdd({ name: 'b', cidrs: ['10.0.0.0/24'] });
+        if (s.serviceCIDR === 'c') watcher!.onDelete({ name: 'c' } as ServiceCIDR);
+      },
+    });
+    // the first CIDR cannot be served (skipped), the second is shared with b
+    watcher!.onAdd({ name: 'a', cidrs: ['255.255.255.255/32', '10.0.0.0/24'] });
+    expect(meta.ranges().map((r) => [r.cidr, r.serviceCIDRs])).toEqual([['10.0.0.0/24', ['a', 'b']]]);
+    watcher!.onDelete({ name: 'a' } as ServiceCIDR);
+    expect(meta.ranges().map((r) => [r.cidr, r.serviceCIDRs])).toEqual([['10.0.0.0/24', ['b']]]);
+    await meta.allocate('10.0.0.5');
+    const before = core.heap_bytes_in_use();
+    watcher!.onAdd({ name: 'c', cidrs: ['255.255.255.255/32', '10.1.0.0/24'] });
+    expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/24']);
+    expect(core.heap_bytes_in_use()).toBe(before); // c's range was freed, not left behind
+    expect(reports).toBe(2);
+    meta.destroy();
+  });
+
   it.each(['forRange', 'onSkip'] as const)('destroyed from %s while ranges are being made: every range is freed', (from) => {
     const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();
@@ -1255,8 +1294,8 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     expect(made).toBe(1);
     expect(core.heap_bytes_in_use()).toBeGreaterThan(before);
     source.addServiceCIDR('new', ['not-a-cidr', 'not-one-either', '10.0.0.0/24', '10.1.0.0/24'], { unvalidated: true });
-    expect(made).toBe(from === 'forRange' ? 2 : 1); // no range is made after the destroy
-    expect(skips).toBe(from === 'onSkip' ? 1 : 2); // nor is anything reported to a destroyed MetaAllocator's onSkip
+    expect(made).toBe(from === 'forRange' ? 2 : 3); // no range is made after the destroy
+    expect(skips).toBe(from === 'onSkip' ? 1 : 0); // nor is anything reported to a destroyed MetaAllocator's onSkip
     expect(core.heap_bytes_in_use()).toBe(before);
     expect(() => meta.ranges()).toThrow(ErrDestroyed);
     expect(store.watcherCount).toBe(0);
