@@ -216,6 +216,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * grown past it (no cap raised, nothing freed), building that range would fail the same way.
    */
   private memoryWait: number | null = null;
+  /** sync() is running; resync: an event came meanwhile, and it runs again once done. */
+  private syncing = false;
+  private resync = false;
   /** The family's labelled records in the cache (upstream Used: not filtered by CIDR), kept from the events. */
   private labelled = 0;
   private readonly unsubscribeStore: () => void;
@@ -798,6 +801,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (k === undefined) return;
     this.known.delete(name);
     for (const key of [...this.skips.keys()]) if (key.startsWith(skipKey(name, ''))) this.skips.delete(key);
+    if (this.syncing) {
+      this.sync(); // delivered while the ranges are being made: that run takes the delete in
+      return;
+    }
     for (const { key } of k.ours) {
       const e = this.entries.get(key);
       if (e === undefined) continue;
@@ -832,8 +839,32 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live(); // a range's strategy destroyed this while it was built: the call ends with ErrDestroyed
   }
 
-  /** Upstream syncAllocators: every known ServiceCIDR, every CIDR of ours, in arrival order. */
+  /**
+   * Upstream syncAllocators, run whole: an event delivered while it runs (by a range's strategy,
+   * whose forRange runs as the range is made, to a source of your own that delivers at once)
+   * updates the ServiceCIDRs known and leaves the ranges to this run, which goes over them again
+   * once it is done. Each pass works from the ServiceCIDRs as they were when it began: one
+   * nested inside it would make a range the pass then makes again, or drop references the
+   * nested event added.
+   */
   private sync(): void {
+    if (this.syncing) {
+      this.resync = true;
+      return;
+    }
+    this.syncing = true;
+    try {
+      do {
+        this.resync = false;
+        this.syncPass();
+      } while (this.resync && !this.destroyed);
+    } finally {
+      this.syncing = false;
+    }
+  }
+
+  /** One pass of sync(): every known ServiceCIDR, every CIDR of ours, in arrival order. */
+  private syncPass(): void {
     // set again below by a range that still cannot get memory; null meanwhile, so a call back in
     // from a range being built (its strategy) does not start another sync
     this.memoryWait = null;

@@ -1270,6 +1270,49 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     meta.destroy();
   });
 
+  // Regression: a strategy whose forRange made a source of your own (one that delivers at once)
+  // add a ServiceCIDR listing the CIDR whose range was being made: the nested event made that
+  // range, the outer one made it again over it (the first never freed, its store subscription
+  // kept after destroy()) and dropped the new ServiceCIDR's reference. Deleted from there, a
+  // ServiceCIDR's range stayed.
+  it.each(['add', 'delete'] as const)(
+    'a forRange that delivers a ServiceCIDR event (%s) while its range is made: the event is taken in, nothing leaks',
+    (what) => {
+      let watcher: ServiceCIDRWatcher | undefined;
+      const source: ServiceCIDRSource = {
+        subscribe(w) {
+          watcher = w;
+          return () => {};
+        },
+        hasSynced: () => true,
+        list: () => [],
+      };
+      let armed = false;
+      const strategy: AllocationStrategy = {
+        name: 'delivers',
+        forRange(view) {
+          if (armed) {
+            armed = false;
+            if (what === 'add') watcher!.onAdd({ name: 'b', cidrs: ['10.0.0.0/24'] });
+            else watcher!.onDelete({ name: 'a' } as ServiceCIDR);
+          }
+          return STRATEGIES['lowest-free'].forRange(view);
+        },
+      };
+      const store = new FaultyMemoryStore();
+      const before = core.heap_bytes_in_use();
+      const meta = new MetaAllocator('IPv4', source, { store, strategy });
+      armed = true;
+      watcher!.onAdd({ name: 'a', cidrs: ['10.0.0.0/24'] });
+      const expected = what === 'add' ? [['10.0.0.0/24', ['a', 'b']]] : [];
+      expect(meta.ranges().map((r) => [r.cidr, r.serviceCIDRs])).toEqual(expected);
+      if (what === 'delete') expect(core.heap_bytes_in_use()).toBe(before); // freed at once, not at destroy()
+      meta.destroy();
+      expect(core.heap_bytes_in_use()).toBe(before);
+      expect(store.watcherCount).toBe(0);
+    },
+  );
+
   it.each(['forRange', 'onSkip'] as const)('destroyed from %s while ranges are being made: every range is freed', (from) => {
     const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();
