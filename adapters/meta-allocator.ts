@@ -134,7 +134,8 @@ const META_ALLOCATOR_OPTIONS: Record<keyof MetaAllocatorOptions, true> = {
 
 /** The key of a skipped CIDR: the ServiceCIDR's name and the CIDR as it wrote it. */
 function skipKey(serviceCIDR: string, cidr: string): string {
-  return `${serviceCIDR}\n${cidr}`;
+  // JSON: a name or a CIDR of a source of your own may hold any character, the separator too
+  return JSON.stringify([serviceCIDR, cidr]);
 }
 
 /** One range: the Allocator of a canonical CIDR and the ServiceCIDRs that list it. */
@@ -800,7 +801,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     const k = this.known.get(name);
     if (k === undefined) return;
     this.known.delete(name);
-    for (const key of [...this.skips.keys()]) if (key.startsWith(skipKey(name, ''))) this.skips.delete(key);
+    for (const [key, s] of [...this.skips]) if (s.serviceCIDR === name) this.skips.delete(key);
     if (this.syncing) {
       this.sync(); // delivered while the ranges are being made: that run takes the delete in
       return;

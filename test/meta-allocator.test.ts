@@ -604,6 +604,32 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     meta.destroy();
   });
 
+  it('skips of ServiceCIDR names and CIDRs holding a newline (a source of your own) are kept apart', () => {
+    let watcher: ServiceCIDRWatcher | undefined;
+    const source: ServiceCIDRSource = {
+      subscribe(w) {
+        watcher = w;
+        return () => {};
+      },
+      hasSynced: () => true,
+      list: () => [],
+    };
+    const reported: [string, string][] = [];
+    const meta = new MetaAllocator('IPv4', source, {
+      store: new FaultyMemoryStore(),
+      onSkip: (s) => reported.push([s.serviceCIDR, s.cidr]),
+    });
+    watcher!.onAdd({ name: 'a', cidrs: ['b\nc'] });
+    watcher!.onAdd({ name: 'a\nb', cidrs: ['c'] });
+    expect(reported).toEqual([
+      ['a', 'b\nc'],
+      ['a\nb', 'c'],
+    ]);
+    watcher!.onDelete({ name: 'a' } as ServiceCIDR);
+    expect(meta.skipped().map((s) => [s.serviceCIDR, s.cidr])).toEqual([['a\nb', 'c']]);
+    meta.destroy();
+  });
+
   it('the in-memory source validates spec.cidrs like the API server', () => {
     const source = new InMemoryServiceCIDRs();
     expect(() => source.addServiceCIDR('x', [])).toThrow(InvalidArgumentError);
