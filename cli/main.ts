@@ -23,7 +23,7 @@ import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
 import { emptyMap, markAllocated, type RangeMap } from './map.ts';
 import { allocatedAddress, offsetIn, parseAddress, skipReason } from './ranges.ts';
-import { render as renderStatus, summarize } from './status.ts';
+import { onePerName, render as renderStatus, summarize } from './status.ts';
 import { renderSVG } from './svg.ts';
 import { formatCount, named, shown } from './text.ts';
 
@@ -580,7 +580,8 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   } else {
     const cluster = await connect(values, io);
     rangeMap = emptyMap(prefix!);
-    for (const r of await cluster.ipAddresses()) {
+    // a name listed more than once (a broken server or proxy) is one address, as `status` counts it
+    for (const r of onePerName(await cluster.ipAddresses()).ipAddresses) {
       const addr = allocatedAddress(r.name);
       const at = addr === undefined ? undefined : offsetIn(prefix!, addr);
       if (at !== undefined) markAllocated(rangeMap, at[0], at[1]);

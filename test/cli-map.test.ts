@@ -125,6 +125,20 @@ describe('ipallocator map', () => {
       expect(new Set(others)).toEqual(new Set(['dynamic-0']));
       expect(r.stdout).toContain('allocated 4 of 18,446,744,073,709,551,615');
     });
+    it('counts an IPAddress the server lists several times (a broken server or proxy) once, as status does', async () => {
+      // Regression: every copy was counted, up to "5 of 2 addresses allocated" in a /30.
+      const d = c.double;
+      addServiceCIDR(d, 'kubernetes', ['10.96.0.0/30']);
+      addIPAddress(d, '10.96.0.1', { namespace: 'default', name: 'web' });
+      const [only] = d.objects();
+      const list = { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: d.resourceVersion } };
+      d.proxyAnswerNext('list', 'ipaddresses', { ...list, items: [only, only, only, only, only] });
+      const out = join(dir, 'listed-five-times.svg');
+      const r = await cli(['map', '10.96.0.0/30', '--out', out, '--kubeconfig', c.kubeconfig]);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toBe(`wrote ${out}: 10.96.0.0/30, 4 cells of 1 address; 1 of 2 addresses allocated\n`);
+      expect(classAt(readFileSync(out, 'utf8'), 2).get(pos(2, 1))).toMatch(/-5$/);
+    });
   });
 
   describe('from a Range snapshot file', () => {
