@@ -453,8 +453,44 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       // Regression: these were sent, for the API server to refuse (or, '..', to reach another path)
       await expect(createServiceCIDR(kc, '..', ['10.0.0.0/24'])).rejects.toThrow('createServiceCIDR: a ServiceCIDR needs a name, got ".."');
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { a: 1 } as never })).rejects.toThrow(
-        'createServiceCIDR: the label "a" must be a string, got 1 (number)',
+        'createServiceCIDR: metadata.labels["a"]: Invalid value: 1 (number): must be a string',
       );
+      // Regression: a Map or a Date was read as {}, the ServiceCIDR created without the labels asked
+      // for; a getter, a Proxy trap that threw and a revoked Proxy escaped as their own errors.
+      const revoked = Proxy.revocable({}, {});
+      revoked.revoke();
+      const unreadable = [
+        Object.defineProperty({}, 'team', {
+          enumerable: true,
+          get: () => {
+            throw new Error('getter failed');
+          },
+        }),
+        new Proxy(
+          { team: 'a' },
+          {
+            ownKeys: () => {
+              throw new Error('trap failed');
+            },
+          },
+        ),
+        revoked.proxy,
+      ];
+      for (const labels of unreadable) {
+        const e = await rejection(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels }));
+        expect(e).toBeInstanceOf(InvalidArgumentError);
+        expect((e as Error).message).toMatch(
+          /^createServiceCIDR: options\.labels could not be read: it threw (Error: (getter|trap) failed|TypeError: )/,
+        );
+      }
+      for (const [labels, kind] of [
+        [new Map([['team', 'a']]), 'Map'],
+        [new Date(0), 'Date'],
+      ] as const) {
+        await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: labels as never })).rejects.toThrow(
+          `createServiceCIDR: metadata.labels: Invalid value: a ${kind}: must be a plain object of string values`,
+        );
+      }
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { 'bad key!': 'v' } })).rejects.toThrow(
         `createServiceCIDR: metadata.labels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.'`,
       );

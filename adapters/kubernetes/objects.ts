@@ -6,9 +6,9 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError, isPlainObject, quoteInput, quoteText, unreadableInput } from '../errors.ts';
-import { labelKeyProblems, labelProblems, labelValueProblems } from '../label-rules.ts';
-import { isAllocatorLabelSet, readRecord, unreadableRecord } from '../records.ts';
+import { InvalidArgumentError, InvalidRecordError, isPlainObject, quoteInput, quoteText, unreadableInput } from '../errors.ts';
+import { labelKeyProblems, labelValueProblems } from '../label-rules.ts';
+import { isAllocatorLabelSet, readRecord, unreadableRecord, validateFields } from '../records.ts';
 import { checkApiVersion } from './config.ts';
 import { goInt64 } from './numbers.ts';
 import type { ParentRef } from '../types.ts';
@@ -266,24 +266,32 @@ export function parseLabelSelector(text: string): LabelSelector {
 }
 
 /**
- * A copy of `labels` when the API server would take them (string values, valid label keys and
- * values: label-rules.ts); InvalidArgumentError naming the first label it would refuse, as the
- * API server words it (`metadata.labels: Invalid value: "bad key!": name part must consist …`).
+ * A copy of `labels` when the API server would take them; InvalidArgumentError naming every label
+ * it would refuse, as the API server words it (`metadata.labels: Invalid value: "bad key!": name
+ * part must consist …`), or what reading them threw (a getter, a Proxy trap, a revoked Proxy).
+ * The rule is a record's, judged where a store judges a record's labels (validateFields): a plain
+ * object — not a Map or a Date, whose entries are no labels and would be sent as {} — of string
+ * values, each key and value one label-rules.ts takes. The copy, read once, is what is judged
+ * and sent: a getter cannot answer the check one thing and the request another.
  */
 export function checkedLabels(labels: unknown, owner: string): Record<string, string> {
-  if (typeof labels !== 'object' || labels === null || Array.isArray(labels)) {
-    throw new InvalidArgumentError(`${owner}: labels must be an object of strings, got ${quoteInput(labels)}`);
+  let copy: unknown = labels;
+  try {
+    if (isPlainObject(labels)) copy = { ...labels };
+  } catch (e) {
+    throw unreadableInput('options.labels', e, (message) => new InvalidArgumentError(`${owner}: ${message}`));
   }
-  const copy: Record<string, string> = {};
-  for (const [key, value] of Object.entries(labels)) {
-    if (typeof value !== 'string')
-      throw new InvalidArgumentError(`${owner}: the label ${quoteText(key)} must be a string, got ${quoteInput(value)}`);
-    const problems = labelProblems(key, value);
-    if (problems.length > 0) throw new InvalidArgumentError(`${owner}: ${problems.join('; ')}`);
-    copy[key] = value;
+  try {
+    validateFields(LABELS_ONLY, copy, null);
+  } catch (e) {
+    if (e instanceof InvalidRecordError) throw new InvalidArgumentError(`${owner}: ${e.causes.join('; ')}`);
+    throw e;
   }
-  return copy;
+  return copy as Record<string, string>;
 }
+
+/** A record name every store takes, so that validateFields judges the labels beside it alone. */
+const LABELS_ONLY = '0.0.0.0';
 
 /** Why the API server would refuse `key` as a label key (label-rules.ts), or undefined. */
 function labelKeyProblem(key: string): string | undefined {
