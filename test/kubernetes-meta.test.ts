@@ -451,7 +451,13 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(() => s.subscribe(null as never)).toThrow(InvalidArgumentError);
       await expect(createServiceCIDR(kc, '' as never, ['10.0.0.0/24'])).rejects.toThrow(InvalidArgumentError);
       // Regression: these were sent, for the API server to refuse (or, '..', to reach another path)
-      await expect(createServiceCIDR(kc, '..', ['10.0.0.0/24'])).rejects.toThrow('createServiceCIDR: a ServiceCIDR needs a name, got ".."');
+      const notSubdomain =
+        "createServiceCIDR: a ServiceCIDR name must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters), got";
+      await expect(createServiceCIDR(kc, '..', ['10.0.0.0/24'])).rejects.toThrow(`${notSubdomain} ".."`);
+      // Regression: names the API server refuses (InMemoryServiceCIDRs too) were sent; `a/b` is no name at all
+      for (const name of ['A', 'a_b', 'a/b', 'a'.repeat(254), '-a', 'a.']) {
+        await expect(createServiceCIDR(kc, name, ['10.0.0.0/24'])).rejects.toThrow(`${notSubdomain} "${name.slice(0, 64)}`);
+      }
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { a: 1 } as never })).rejects.toThrow(
         'createServiceCIDR: metadata.labels["a"]: Invalid value: 1 (number): must be a string',
       );
@@ -506,6 +512,7 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
         );
       }
       expect(d.requests.length).toBe(before);
+      await createServiceCIDR(kc, 'a'.repeat(253), ['10.0.0.0/24']); // the longest name is taken
     });
   });
 

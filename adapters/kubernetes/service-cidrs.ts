@@ -55,6 +55,7 @@ import {
 import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, readObject, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher, notAName } from '../store.ts';
 import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { isDNS1123Subdomain } from '../label-rules.ts';
 
 const RESOURCE = `servicecidrs.${GROUP}`;
 
@@ -204,7 +205,13 @@ export async function createServiceCIDR(
   const config = kubeConfigOrDefault(kc, 'createServiceCIDR');
   const api = apiFor(config, version);
   const requests = requestsFor(config, opts.requestTimeoutMs, 'createServiceCIDR');
-  if (!isPathSegmentName(name)) throw new InvalidArgumentError(`createServiceCIDR: a ServiceCIDR needs a name, got ${quoteInput(name)}`);
+  // metadata.name must be a DNS subdomain (NameIsDNSSubdomain), as InMemoryServiceCIDRs requires:
+  // the API server refuses any other (`A`, `a_b`, 254 characters), and `a/b` would not even be a name
+  if (typeof name !== 'string' || !isDNS1123Subdomain(name)) {
+    throw new InvalidArgumentError(
+      `createServiceCIDR: a ServiceCIDR name must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters), got ${quoteInput(name)}`,
+    );
+  }
   validateServiceCIDRSpec(cidrs);
   const metadata: { name: string; labels?: Record<string, string> } = { name };
   if (opts.labels !== undefined) metadata.labels = checkedLabels(opts.labels, 'createServiceCIDR');
