@@ -22,7 +22,7 @@
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
-import { existsSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
@@ -40,8 +40,7 @@ import {
 import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import {
   isClientNodeFallback,
-  KUBECONFIG_TOO_LARGE,
-  KubeconfigTooLargeError,
+  KubeconfigNotReadError,
   kubeconfigLoadFailure,
   loadDefaultKubeconfig,
   missingUser,
@@ -241,17 +240,16 @@ const NO_DOCUMENT = 'it holds no YAML document (it is empty, or only whitespace 
 /**
  * The first of the kubeconfig files (kubeconfigFiles) that is no kubeconfig (notAKubeconfig), as
  * a CliError. The file given is judged by the text read from it (`givenText`); one of the default
- * files is read again, unless it is no regular file: a pipe (`<(…)`, /dev/stdin) read once by
- * client-node would read as empty.
+ * files is read again (readKubeconfigFile reads only a regular file).
  */
 function firstNotAKubeconfig(given: string | undefined, givenText: string | undefined): CliError | undefined {
   for (const f of kubeconfigFiles(given)) {
     let text = given === undefined ? undefined : givenText;
     if (text === undefined) {
       try {
-        if (statSync(f).isFile()) text = readKubeconfigFile(f);
+        text = readKubeconfigFile(f);
       } catch {
-        // client-node's own read error says why (ENOENT, EISDIR)
+        // the load's own error says why (ENOENT, not a regular file)
       }
     }
     const not = text === undefined ? undefined : notAKubeconfig(text);
@@ -278,14 +276,13 @@ export class Cluster {
     let givenText: string | undefined;
     try {
       if (options.kubeconfig !== undefined) {
-        // loadFromFile, with the file read once: a pipe (--kubeconfig <(…)) has nothing left for
-        // a second read, which a message about what it holds needs
+        // loadFromFile, with the file read once, and only a regular file (readKubeconfigFile)
         givenText = readKubeconfigFile(options.kubeconfig);
         kc.loadFromString(givenText);
         kc.makePathsAbsolute(dirname(options.kubeconfig));
       } else loadDefaultKubeconfig(kc);
     } catch (e) {
-      if (e instanceof KubeconfigTooLargeError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${KUBECONFIG_TOO_LARGE}`);
+      if (e instanceof KubeconfigNotReadError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${e.reason}`);
       // a file without a document, or whose document is null, fails in client-node's load
       throw (
         firstNotAKubeconfig(options.kubeconfig, givenText) ??

@@ -621,8 +621,8 @@ function sameFile(a: string, b: string): boolean {
  * The most a snapshot file may hold: 128 MiB. The largest the README speaks of, a Range of 10^7
  * addresses in a /64, snapshots as 8 bytes per address (offsets): 80,000,000 bytes, 106,666,668
  * in base64, 108,070,177 with `base64`'s line break every 76 characters — 103 MiB with its JSON.
- * The bound leaves a quarter more; a file without end (/dev/zero, `yes |` on /dev/stdin) would
- * otherwise be read until the process runs out of memory, or for ever.
+ * The bound leaves a quarter more. A file without end (/dev/zero, a pipe) is no regular file,
+ * and not read (readFileBounded).
  */
 const SNAPSHOT_MAX_BYTES = 128 * 1024 * 1024;
 
@@ -634,12 +634,11 @@ const SNAPSHOT_MAX_BYTES = 128 * 1024 * 1024;
  */
 function readSnapshot(path: string): Range {
   const tooLarge = () =>
-    new CliError(
-      `${path} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB), or has no end (a device such as /dev/zero)`,
-    );
+    new CliError(`${path} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)`);
+  const notAFile = (what: string) => new CliError(`${path} is not a snapshot file: it is ${what}, not a regular file`);
   let text: string;
   try {
-    text = readFileBounded(path, SNAPSHOT_MAX_BYTES, tooLarge);
+    text = readFileBounded(path, SNAPSHOT_MAX_BYTES, tooLarge, notAFile);
   } catch (e) {
     if (e instanceof CliError) throw e;
     throw new CliError(`cannot read ${path}: ${(e as Error).message}`);

@@ -1188,7 +1188,7 @@ describe('KubernetesStore', () => {
 
     it.each([
       ['a missing file', (dir: string) => join(dir, 'missing'), /ENOENT/],
-      ['a directory', (dir: string) => dir, /EISDIR/],
+      ['a directory', (dir: string) => dir, /is not a kubeconfig: it is a directory, not a regular file/],
       [
         'malformed YAML',
         (dir: string) => {

@@ -1,7 +1,7 @@
 // The constructor arguments KubernetesStore, KubernetesServiceCIDRs and the ServiceCIDR helpers
 // share, checked in one place: a wrong one fails with InvalidArgumentError quoting it, before
 // any request is made.
-import { closeSync, openSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join } from 'node:path';
 import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
@@ -104,28 +104,42 @@ export function missingUser(kc: KubeConfig): string | undefined {
 
 /**
  * The most a kubeconfig file may hold: 16 MiB. A kubeconfig is a few KiB (a few hundred with
- * many clusters and inline certificates); a file without end (/dev/zero, /dev/urandom) or a
- * large one named by mistake would otherwise be read whole into memory, and never end.
+ * many clusters and inline certificates); a large file named by mistake would otherwise be read
+ * whole into memory (a device without end, such as /dev/zero, is no regular file: not read).
  */
 export const KUBECONFIG_MAX_BYTES = 16 * 1024 * 1024;
 
-/** A kubeconfig file that holds more than KUBECONFIG_MAX_BYTES: its message names the file, not its content. */
-export class KubeconfigTooLargeError extends Error {
-  override name = 'KubeconfigTooLargeError';
-  constructor(readonly path: string) {
-    super(`${JSON.stringify(path)} is not a kubeconfig: ${KUBECONFIG_TOO_LARGE}`);
+/**
+ * A kubeconfig file that is not read: it holds more than KUBECONFIG_MAX_BYTES, or is no regular
+ * file (a named pipe, a device, a directory). Its message names the file and why, never its content.
+ */
+export class KubeconfigNotReadError extends Error {
+  override name = 'KubeconfigNotReadError';
+  constructor(
+    readonly path: string,
+    /** Why, as the end of a sentence naming the file: "it is a named pipe (FIFO), not a regular file". */
+    readonly reason: string,
+  ) {
+    super(`${JSON.stringify(path)} is not a kubeconfig: ${reason}`);
   }
 }
 
 /** Why a file over the bound is refused, as the end of a sentence naming it. */
-export const KUBECONFIG_TOO_LARGE = 'it holds more than 16 MiB (a kubeconfig is a few KiB), or has no end (a device such as /dev/zero)';
+export const KUBECONFIG_TOO_LARGE = 'it holds more than 16 MiB (a kubeconfig is a few KiB)';
 
 /**
- * A kubeconfig file's text as UTF-8, read once and at most KUBECONFIG_MAX_BYTES (readFileBounded):
- * beyond it, KubeconfigTooLargeError. Other failures (ENOENT, EISDIR) are Node's, naming the file.
+ * A kubeconfig file's text as UTF-8, read once and at most KUBECONFIG_MAX_BYTES (readFileBounded);
+ * KubeconfigNotReadError beyond it, or when the file is no regular file: a named pipe nothing
+ * writes to would hold the read for ever, a device such as /dev/zero has no end. Other failures
+ * (ENOENT, EACCES) are Node's, naming the file.
  */
 export function readKubeconfigFile(path: string): string {
-  return readFileBounded(path, KUBECONFIG_MAX_BYTES, () => new KubeconfigTooLargeError(path));
+  return readFileBounded(
+    path,
+    KUBECONFIG_MAX_BYTES,
+    () => new KubeconfigNotReadError(path, KUBECONFIG_TOO_LARGE),
+    (what) => new KubeconfigNotReadError(path, `it is ${what}, not a regular file`),
+  );
 }
 
 /**
@@ -140,7 +154,8 @@ export function loadDefaultKubeconfig(kc: KubeConfig): void {
   if (files.length === 0) {
     const home = join(homedir(), '.kube', 'config');
     try {
-      closeSync(openSync(home, 'r'));
+      // not opened: opening a named pipe there would wait for a writer (readKubeconfigFile refuses it)
+      accessSync(home, constants.R_OK);
     } catch {
       // absent or unreadable: loadFromDefault says so, or falls back
       kc.loadFromDefault();
