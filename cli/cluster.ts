@@ -632,12 +632,12 @@ export class Cluster {
       const network = networkFailure(err);
       if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
       // fetch's refusal quotes the header whole, the bearer token in it (messages says it without).
-      // Only a line break, a NUL or a character beyond U+00FF inside the value gets here: fetch strips spaces and line breaks
+      // Only a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside the value gets here: fetch strips spaces and line breaks
       // around a header value (the Fetch standard's normalisation, in Node and Deno alike), so a
       // token saved with a line ending is sent without it, and works.
       if (hasInvalidHeader(err)) {
         return new ClusterError(
-          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a line break, a NUL or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it`,
+          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it`,
         );
       }
       const phase = typeof err === 'object' && err !== null ? phases.get(err) : undefined;

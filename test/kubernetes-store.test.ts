@@ -1013,7 +1013,7 @@ describe('KubernetesStore', () => {
       }
     });
 
-    it('a token with a CR, LF or NUL in it: the failure says so without the token, in its message or its cause', async () => {
+    it('a token with a control character (CR, LF, NUL, DEL, VT) in it: the failure says so without the token, in its message or its cause', async () => {
       // Regression: fetch's "Headers.append: \"Bearer <token>\" is an invalid header value" was the message.
       // Regression: a character beyond U+00FF (a Unicode line separator) failed as a connection
       // error quoting undici's "Cannot convert argument to a ByteString … at index N"
@@ -1023,6 +1023,9 @@ describe('KubernetesStore', () => {
         'SECRET-IN-HEADER\0X',
         'SECRET-IN-HEADER\u2028',
         'SECRET-IN-HEADER\u0100X',
+        // Regression: these two failed as "fetch failed: invalid Authorization header", with the cause kept
+        'SECRET-IN-HEADER\x7fX',
+        'SECRET-IN-HEADER\vX',
       ]) {
         const s = new KubernetesStore(kubeConfigFor(d.url, token), { start: false });
         const err = await s.get('10.0.0.1').then(
@@ -1032,7 +1035,9 @@ describe('KubernetesStore', () => {
         s.close();
         expect(err).toBeInstanceOf(KubernetesApiError);
         const { message, cause } = err as KubernetesApiError;
-        expect(message).toContain('the request was not sent: a header would hold a line break, a NUL or a character beyond U+00FF');
+        expect(message).toContain(
+          'the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) or a character beyond U+00FF',
+        );
         expect(message).not.toContain('ByteString');
         expect(message).not.toContain('SECRET');
         expect(cause).toBeUndefined();

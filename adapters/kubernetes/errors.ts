@@ -249,7 +249,7 @@ export function messages(err: unknown): string {
 }
 
 /**
- * fetch's refusal of a header value holding a CR, LF or NUL (`Headers.append: "Bearer …\r…" is
+ * fetch's refusal of a header value holding a control character — a CR, LF or NUL (`Headers.append: "Bearer …\r…" is
  * an invalid header value`): its message quotes the value, which is the Authorization header —
  * the bearer token whole — when a token has a line break or a NUL inside it (in the kubeconfig,
  * a token file or an exec plugin's ExecCredential). One at the end (a token saved with a Windows
@@ -259,14 +259,20 @@ export function messages(err: unknown): string {
  * plugin), two of them client-node's, where fetch sees every one.
  */
 function isInvalidHeader(e: unknown): boolean {
+  // Node's undici refuses another control character (DEL, a vertical tab) only as it sends, with
+  // an InvalidArgumentError of its own (`invalid authorization header`), fetch's `cause`
+  if (e instanceof Error && (e as { code?: unknown }).code === 'UND_ERR_INVALID_ARG' && /^invalid [\w-]+ header$/i.test(e.message)) {
+    return true;
+  }
   if (!(e instanceof TypeError)) return false;
-  // the second: a character beyond U+00FF, which no header may hold (its index would tell the token's length)
-  return /invalid header|header (?:value|name) is not valid|to a ByteString/i.test(e.message);
+  // the second: a character beyond U+00FF, which no header may hold (its index would tell the
+  // token's length); the last: Deno's refusal of a control character
+  return /invalid header|header (?:value|name) is not valid|to a ByteString|failed to parse header value/i.test(e.message);
 }
 
 /** What an invalid header value (isInvalidHeader) is said as: where it comes from, never the value. */
 const INVALID_HEADER =
-  "the request was not sent: a header would hold a line break, a NUL or a character beyond U+00FF (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has one inside it (a line break at its end is left out, as fetch leaves it out of every header): remove it";
+  "the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) or a character beyond U+00FF (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has one inside it (a line break at its end is left out, as fetch leaves it out of every header): remove it";
 
 /**
  * client-node's failure on an exec credential plugin whose output is JSON but no object with a
