@@ -414,7 +414,7 @@ export function render(report: CheckReport, options: { top: number }): string {
   const out: string[] = [];
   const deletable = report.findings.filter((f) => f.fix === 'delete').length;
   if (report.findings.length === 0) {
-    out.push(`No problems found (context ${report.context}).`);
+    out.push(`No problems found (context ${named(report.context)}).`);
   } else {
     out.push(
       ...table(

@@ -231,7 +231,7 @@ export function ownerText(r: IPAddressRecord): string | null {
 export function render(report: StatusReport, options: { top: number }): string {
   const out: string[] = [];
   out.push(
-    `context ${report.context} (${report.server}): ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`,
+    `context ${named(report.context)} (${report.server}): ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`,
   );
   for (const sc of report.serviceCIDRs) {
     const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : 'not ready';

@@ -1,6 +1,7 @@
 // `ipallocator status` end to end: run() against the API-server double over HTTP. The numbers are
 // checked against a count made here from the objects the test wrote (IPv4 as integers, IPv6 by
 // its last word), not against the command's own arithmetic.
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -591,6 +592,30 @@ describe('ipallocator status', () => {
     expect(failing.code).toBe(2);
     expect(failing.stderr).toContain('\r\x1b[Kipallocator: ');
     expect(failing.stderr).toContain('HTTP 500');
+  });
+
+  it("names a context that would not read as itself in quotes, as Go's %q, in status's and check's first line", async () => {
+    // Regression: `context  sp (…)`, `context q"q (…)`: the name printed bare, its spaces and quote unseen.
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/28']);
+    const text = readFileSync(c.kubeconfig, 'utf8');
+    for (const [name, said] of [
+      ['sp ', '"sp "'],
+      ['two  sp', '"two  sp"'],
+      ['q"q', '"q\\"q"'],
+      ['e\u001b[31m', '"e\\u001b[31m"'],
+      ['plain-name', 'plain-name'],
+    ]) {
+      writeFileSync(
+        c.kubeconfig,
+        text
+          .replace('- name: double\n  context:', `- name: ${JSON.stringify(name)}\n  context:`)
+          .replace('current-context: double', `current-context: ${JSON.stringify(name)}`),
+      );
+      const status = await cli(['status', '--kubeconfig', c.kubeconfig]);
+      expect(status.stdout.split('\n')[0]).toBe(`context ${said} (${c.double.url}): 1 ServiceCIDR, 0 IPAddresses`);
+      const check = await cli(['check', '--kubeconfig', c.kubeconfig]);
+      expect(check.stdout.split('\n')[0]).toBe(`No problems found (context ${said}).`);
+    }
   });
 
   it('uses the context named by --context and refuses an unknown one', async () => {
