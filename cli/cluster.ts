@@ -51,6 +51,7 @@ import {
 import {
   deniedByRuntime,
   describeAnswer,
+  execOutputNotJson,
   execPluginFailure,
   hasInvalidHeader,
   KubernetesApiError,
@@ -664,9 +665,10 @@ export class Cluster {
         // quotes that output: a plugin printing a bare token would have it printed here
         // JSON but no ExecCredential (a JSON string) fails in client-node with a TypeError
         // naming its internals: messages says it as NO_EXEC_CREDENTIAL
-        const refused = causes(err).some((e) => e instanceof SyntaxError)
-          ? "the user's credentials could not be read: its exec plugin printed something that is not JSON (not shown: it may be a credential); an exec plugin must print an ExecCredential"
-          : messages(err);
+        const refused =
+          causes(err)
+            .map((e) => execOutputNotJson(e))
+            .find((said) => said !== undefined) ?? messages(err);
         return new ClusterError(
           `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${refused}${http}`,
         );

@@ -238,20 +238,27 @@ describe('ipallocator: failures', () => {
 
   // Regression: an exec credential plugin printing a bare token instead of an ExecCredential had
   // the token printed, quoted by JSON.parse's message ("Unexpected token 'e', "eyJ…" is not valid JSON").
-  it('an exec credential plugin whose output is not JSON: said so, its output never printed, nothing sent, exit 2', async () => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, TEST_TOKEN);
-    try {
-      const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin printed something that is not JSON (not shown: it may be a credential); an exec plugin must print an ExecCredential\n`,
-      );
-      expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
-      expect(c.double.requests).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  // Regression: one that printed nothing was said to print "something that is not JSON".
+  it.each([
+    ['a bare token', TEST_TOKEN, 'printed something that is not JSON (not shown: it may be a credential)'],
+    ['nothing but a line break', '', 'printed nothing (or only whitespace, or JSON cut short)'],
+  ])(
+    'an exec credential plugin whose output is %s: said so, its output never printed, nothing sent, exit 2',
+    async (_what, output, printed) => {
+      const { dir, path } = execPluginKubeconfig(c.double.url, output);
+      try {
+        const r = await cli(['status', '--kubeconfig', path]);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(
+          `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin exited with status 0 but ${printed}; an exec plugin must print an ExecCredential\n`,
+        );
+        expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
+        expect(c.double.requests).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   // Regression: a plugin printing JSON that is no object with a status (a JSON string) was said
   // with client-node's TypeError, "Cannot read properties of undefined (reading 'clientCertificateData')".

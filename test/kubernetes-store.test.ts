@@ -1105,6 +1105,25 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it.each([
+      ['nothing', '', 'printed nothing (or only whitespace, or JSON cut short)'],
+      [
+        'a bare token',
+        `console.log(${JSON.stringify(TEST_TOKEN)})`,
+        'printed something that is not JSON (not shown: it may be a credential)',
+      ],
+    ])('an exec credential plugin that exits 0 printing %s: said of the plugin, without its output', async (_what, script, printed) => {
+      // Regression: said as "a text that is not JSON", which read as the API server's answer.
+      const err = await execPluginGetError(script);
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const { message } = err as KubernetesApiError;
+      expect(message).toContain(
+        `the user's credentials could not be read: its exec plugin exited with status 0 but ${printed}; an exec plugin must print an ExecCredential`,
+      );
+      expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
+      expect(d.requests).toEqual([]);
+    });
+
     it('an exec credential plugin whose command does not exist, or is a directory: said not to run, and why', async () => {
       // Regression: the message was spawn's ("spawn /nonexistent ENOENT"), not about credentials.
       const dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-'));

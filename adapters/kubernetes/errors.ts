@@ -228,7 +228,7 @@ export function messages(err: unknown): string {
     const { message, code, name } = e as { message?: unknown; code?: unknown; name?: unknown };
     const text =
       name === 'SyntaxError'
-        ? 'a text that is not JSON (not quoted: it may hold a credential)'
+        ? (execOutputNotJson(e) ?? 'a text that is not JSON (not quoted: it may hold a credential)')
         : isInvalidHeader(e)
           ? INVALID_HEADER
           : isNoExecCredential(e)
@@ -344,6 +344,22 @@ export function execPluginFailure(e: unknown): string | undefined {
     ?.trim();
   const stderr = said === undefined ? 'wrote nothing on stderr' : `wrote on stderr: ${said}`;
   return `failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}`;
+}
+
+/**
+ * An exec credential plugin's output that is no JSON, said without it (a plugin printing a bare
+ * token would have it quoted by JSON.parse's message): the SyntaxError client-node's exec_auth
+ * throws parsing it. Output that ends before any JSON does — nothing at all, only whitespace, or
+ * JSON cut short — is said as such; undefined for a SyntaxError from elsewhere (an answer's body).
+ */
+export function execOutputNotJson(e: unknown): string | undefined {
+  if (!(e instanceof SyntaxError) || !(e.stack ?? '').split('\n').some((line) => /^\s+at /.test(line) && EXEC_AUTH_FILE.test(line))) {
+    return undefined;
+  }
+  const printed = /^Unexpected end of JSON input$/.test(e.message)
+    ? 'printed nothing (or only whitespace, or JSON cut short)'
+    : 'printed something that is not JSON (not shown: it may be a credential)';
+  return `the user's credentials could not be read: its exec plugin exited with status 0 but ${printed}; an exec plugin must print an ExecCredential`;
 }
 
 /** A stack frame in client-node's exec_auth, the module that runs exec credential plugins. */
