@@ -1007,6 +1007,29 @@ describe('the Kubernetes adapters refuse input that is not what they take, or wh
     }
   });
 
+  it('parseLabelSelector: a key that is the operator `in` or `notin` is refused, as the API server refuses it; a value may be one', () => {
+    // Regression: "in=b", "notin", "!in" were taken, for every list to fail at the server.
+    for (const [selector, key] of [
+      ['in=b', 'in'],
+      ['notin', 'notin'],
+      ['in', 'in'],
+      ['!in', 'in'],
+      ['notin in (a)', 'notin'],
+      ['a=b,in', 'in'],
+    ]) {
+      expect(() => parseLabelSelector(selector!)).toThrow(
+        new InvalidArgumentError(
+          `invalid label selector "${selector}": key "${key}": found '${key}', expected: identifier (the selector parser reads it as the operator)`,
+        ),
+      );
+    }
+    expect(parseLabelSelector('a=in,b in (notin),example.com/in').requirements).toEqual([
+      { op: 'eq', key: 'a', value: 'in' },
+      { op: 'in', key: 'b', values: ['notin'] },
+      { op: 'exists', key: 'example.com/in' },
+    ]);
+  });
+
   it('parseLabelSelector: anything but a string is InvalidArgumentError, not read', () => {
     for (const [input, quoted] of [
       [revoked(), 'a value of type object'],

@@ -259,7 +259,7 @@ export function parseLabelSelector(text: string): LabelSelector {
     }
   }
   for (const r of requirements) {
-    const problem = labelKeyProblem(r.key) ?? labelValuesProblem(r);
+    const problem = operatorAsKey(r.key) ?? labelKeyProblem(r.key) ?? labelValuesProblem(r);
     if (problem !== undefined) throw new InvalidArgumentError(`invalid label selector ${quoteText(text)}: ${problem}`);
   }
   return { text: trimSpaces(text), requirements };
@@ -292,6 +292,17 @@ export function checkedLabels(labels: unknown, owner: string): Record<string, st
 
 /** A record name every store takes, so that validateFields judges the labels beside it alone. */
 const LABELS_ONLY = '0.0.0.0';
+
+/**
+ * A key the API server's selector lexer reads as an operator, `in` or `notin`, which no label key
+ * can then be (apimachinery: "found 'in', expected: identifier"), or undefined. A value may be
+ * one: the parser reads a value's token as an identifier whatever it is.
+ */
+function operatorAsKey(key: string): string | undefined {
+  return key === 'in' || key === 'notin'
+    ? `key ${quoteText(key)}: found '${key}', expected: identifier (the selector parser reads it as the operator)`
+    : undefined;
+}
 
 /** Why the API server would refuse `key` as a label key (label-rules.ts), or undefined. */
 function labelKeyProblem(key: string): string | undefined {
