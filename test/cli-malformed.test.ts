@@ -124,6 +124,19 @@ describe('ipallocator: an answer that is not what was asked for', () => {
       'list servicecidrs.networking.k8s.io',
       ': a ServiceCIDRList whose item 0 is an object ("num") whose spec.cidrs is a list holding a number, not a list of strings',
     ],
+    // Regression: an empty list was said to be "a list holding strings"
+    [
+      'status',
+      'servicecidrs',
+      {
+        kind: 'ServiceCIDRList',
+        apiVersion: 'networking.k8s.io/v1',
+        metadata: {},
+        items: [{ metadata: { name: 'odd', labels: [] }, spec: { cidrs: ['10.96.0.0/24'] } }],
+      },
+      'list servicecidrs.networking.k8s.io',
+      ': a ServiceCIDRList whose item 0 is an object ("odd") whose metadata.labels is an empty list, not a map of strings',
+    ],
     [
       'check',
       'services',

@@ -187,9 +187,10 @@ function hasType(value: unknown, type: FieldType): boolean {
   }
 }
 
-/** A value of the wrong type in a few words: "a string", "a list holding a number", "an object". */
+/** A value of the wrong type in a few words: "a string", "a list holding a number", "an empty list", "an object". */
 function valueWords(value: unknown): string {
   if (Array.isArray(value)) {
+    if (value.length === 0) return 'an empty list';
     const odd = value.find((v) => typeof v !== 'string');
     return `a list holding ${odd === undefined ? 'strings' : valueWords(odd)}`;
   }
