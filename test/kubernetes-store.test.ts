@@ -1184,6 +1184,30 @@ describe('KubernetesStore', () => {
       }
     });
 
+    it('with no KubeConfig given and $KUBECONFIG naming no current-context: says so, not to load one', () => {
+      // Regression: "the KubeConfig has no current cluster (context \"\"): load one first, e.g. kc.loadFromDefault()",
+      // advice that does not apply to a kubeconfig the store loaded itself.
+      const saved = process.env.KUBECONFIG;
+      const dir = mkdtempSync(join(tmpdir(), 'ipallocator-no-current-context-'));
+      try {
+        const path = join(dir, 'config');
+        writeFileSync(
+          path,
+          'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://10.0.0.1:6443"}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\nusers:\n- name: u\n  user: {token: t}\n',
+        );
+        process.env.KUBECONFIG = path;
+        expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+          new InvalidArgumentError(
+            'KubernetesStore: the default kubeconfig ($KUBECONFIG, else ~/.kube/config) names no current-context: set one (kubectl config use-context NAME), or pass a KubeConfig loaded yourself',
+          ),
+        );
+      } finally {
+        if (saved === undefined) delete process.env.KUBECONFIG;
+        else process.env.KUBECONFIG = saved;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
     it('with no KubeConfig given and $KUBECONFIG or ~/.kube/config past 16 MiB: refused naming the file, not read whole', () => {
       // Regression: client-node's loadFromDefault reads the file whole: KUBECONFIG=/dev/zero never ended.
       const saved = { ...process.env };

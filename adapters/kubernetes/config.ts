@@ -69,8 +69,19 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   const cluster = current.cluster();
   // client-node's own answer, later, is a bare Error('No active cluster!')
   if (cluster === null) {
+    const context = current.context?.() ?? '';
+    // loaded here: advice to load one would not apply; what the files lack, as the command line says it
+    if (kubeConfig === undefined) {
+      throw new InvalidArgumentError(
+        `${owner}: the default kubeconfig ($KUBECONFIG, else ~/.kube/config) ` +
+          (context === ''
+            ? 'names no current-context: set one (kubectl config use-context NAME)'
+            : `has no cluster for its current-context ${JSON.stringify(context)}: add the context, and its cluster, or choose another`) +
+          ', or pass a KubeConfig loaded yourself',
+      );
+    }
     throw new InvalidArgumentError(
-      `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(current.context?.() ?? '')}): load one first, e.g. kc.loadFromDefault()`,
+      `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(context)}): load one first, e.g. kc.loadFromDefault()`,
     );
   }
   const problem = serverURLProblem(cluster.server);
