@@ -1038,6 +1038,7 @@ describe('KubernetesStore', () => {
         expect(message).toContain(
           'the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) or a character beyond U+00FF',
         );
+        expect(message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the request was not sent: /);
         expect(message).not.toContain('ByteString');
         expect(message).not.toContain('SECRET');
         expect(cause).toBeUndefined();

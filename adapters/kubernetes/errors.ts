@@ -240,6 +240,9 @@ export function messages(err: unknown): string {
                 : typeof message === 'string'
                   ? message.split('\n')[0]!.trim()
                   : '';
+    // undici refuses a control character as it sends, under fetch's "fetch failed": the request was
+    // never sent, which is all there is to say (as of the refusals fetch makes before sending)
+    if (text === INVALID_HEADER) return INVALID_HEADER;
     const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
     if (text === AUTH_PROVIDER_COMMAND_FAILED) break; // its cause, execSync's error, quotes the command line again
