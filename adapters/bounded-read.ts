@@ -13,26 +13,56 @@ const CHUNK_BYTES = 1024 * 1024;
  */
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0);
 
+/** How long a pipe is waited for when nothing has written to it yet (`--kubeconfig <(…)` writes at once). */
+const PIPE_WAIT_MS = 5000;
+
+/** Blocks the thread for `ms` (the reads here are synchronous; a pipe's writer runs elsewhere). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
 /**
  * A file's text as UTF-8, read once and at most `maxBytes`: a file holding more throws
- * `tooLarge()`, one whose size says so before any of it is read. Only a regular file is read:
- * anything else throws `notAFile(what)`, `what` saying what it is ("a named pipe (FIFO)", "a
- * character device", …: notRegularFile) — a pipe may have nothing to read, ever, and a device
- * such as /dev/zero no end. Other failures (ENOENT, EACCES) are Node's, naming the file.
+ * `tooLarge()`, one whose size says so before any of it is read. A regular file or a pipe is
+ * read (`--kubeconfig <(vault read …)`); anything else throws `notAFile(what)`, `what` saying
+ * what it is ("a character device", "a directory", …: notRegularFile), as a device such as
+ * /dev/zero has no end. A named pipe nothing writes to within PIPE_WAIT_MS throws
+ * `notAFile("a named pipe (FIFO) nothing wrote to within 5 s")` instead of waiting for ever.
+ * Other failures (ENOENT, EACCES) are Node's, naming the file.
  */
 export function readFileBounded(path: string, maxBytes: number, tooLarge: () => Error, notAFile: (what: string) => Error): string {
   const fd = openSync(path, OPEN_FLAGS);
   try {
     const stats = fstatSync(fd);
-    if (!stats.isFile()) throw notAFile(notRegularFile(stats));
+    const pipe = stats.isFIFO();
+    if (!stats.isFile() && !pipe) throw notAFile(notRegularFile(stats));
     if (stats.size > maxBytes) throw tooLarge();
     // the size is not trusted alone (a file may grow while it is read): the count read is checked as it grows
     const chunks: Buffer[] = [];
     let total = 0;
     const buffer = Buffer.alloc(Math.min(CHUNK_BYTES, maxBytes + 1));
+    // Opened without blocking, a pipe reads as ended (0) while no writer has it open and fails
+    // with EAGAIN while its writer has written nothing more yet: both are waited out, the first
+    // only until a writer shows up or PIPE_WAIT_MS have passed.
+    const deadline = Date.now() + PIPE_WAIT_MS;
+    let writer = false;
     for (;;) {
-      const n = readSync(fd, buffer, 0, buffer.length, null);
-      if (n === 0) break;
+      let n: number;
+      try {
+        n = readSync(fd, buffer, 0, buffer.length, null);
+      } catch (e) {
+        if (!pipe || (e as { code?: unknown }).code !== 'EAGAIN') throw e;
+        writer = true;
+        pause(5);
+        continue;
+      }
+      if (n === 0) {
+        if (!pipe || writer) break;
+        if (Date.now() > deadline) throw notAFile(`a named pipe (FIFO) nothing wrote to within ${PIPE_WAIT_MS / 1000} s`);
+        pause(5);
+        continue;
+      }
+      writer = true;
       total += n;
       if (total > maxBytes) throw tooLarge();
       chunks.push(Buffer.from(buffer.subarray(0, n)));

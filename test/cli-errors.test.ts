@@ -709,18 +709,19 @@ describe('ipallocator: failures', () => {
   // Regression: a named pipe nothing wrote to held the command for ever (opening it waited for a
   // writer; --request-timeout does not apply to reading a file), and /dev/zero was read up to the
   // bound. Only a regular file is read as a kubeconfig: anything else is said to be what it is.
-  it('a kubeconfig that is no regular file (a named pipe nothing writes to, a device, a directory) is refused by what it is, exit 2', async () => {
+  it('a kubeconfig that is neither a file nor a pipe (a device, a directory), or a named pipe nothing writes to, is refused by what it is, exit 2', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
     const fifo = join(dir, 'pipe');
     execFileSync('mkfifo', [fifo]);
     const saved = process.env.KUBECONFIG;
     try {
-      for (const [path, what] of [
-        [fifo, 'a named pipe (FIFO)'],
-        ['/dev/zero', 'a character device'],
-        [dir, 'a directory'],
+      for (const [path, what, both] of [
+        // waited for (5 s) once: by --kubeconfig
+        [fifo, 'a named pipe (FIFO) nothing wrote to within 5 s', false],
+        ['/dev/zero', 'a character device', true],
+        [dir, 'a directory', true],
       ] as const) {
-        for (const given of [true, false]) {
+        for (const given of both ? [true, false] : [true]) {
           if (given) delete process.env.KUBECONFIG;
           else process.env.KUBECONFIG = path;
           const r = await cli(given ? ['status', '--kubeconfig', path] : ['status']);
@@ -734,6 +735,40 @@ describe('ipallocator: failures', () => {
     } finally {
       if (saved === undefined) delete process.env.KUBECONFIG;
       else process.env.KUBECONFIG = saved;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Regression: a kubeconfig given as a pipe (--kubeconfig <(…)) was read a second time for the
+  // message, found empty, and said to hold no YAML document; then, refused as no regular file.
+  it('a kubeconfig given as a pipe is read once: what it holds is said as for a file, and a good one is used', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const fifo = join(dir, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    // the writer is another process (the command reads the pipe synchronously), which opens the
+    // pipe when it is ready; resolves when it is done
+    const feed = (text: string) =>
+      new Promise((resolve) =>
+        execFile(process.execPath, ['-e', `require('fs').writeFileSync(${JSON.stringify(fifo)}, ${JSON.stringify(text)})`], resolve),
+      );
+    try {
+      for (const [text, said] of [
+        ['null\n', 'its YAML is null'],
+        ['hello\n', 'its YAML is a single string (5 characters)'],
+      ] as const) {
+        const written = feed(text);
+        const r = await cli(['status', '--kubeconfig', fifo]);
+        await written;
+        expect([r.code, r.stderr]).toEqual([
+          2,
+          `ipallocator: "${fifo}" is not a kubeconfig: ${said}, not a mapping of clusters, contexts, users and current-context\n`,
+        ]);
+      }
+      const written = feed(readFileSync(c.kubeconfig, 'utf8'));
+      const r = await cli(['status', '--kubeconfig', fifo]);
+      await written;
+      expect([r.code, r.stderr]).toEqual([0, '']);
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -797,6 +832,20 @@ describe('ipallocator: failures', () => {
         const r = await cli(given ? ['status', '--kubeconfig', big] : ['status']);
         expect([r.code, r.stderr]).toEqual([2, `ipallocator: "${big}" ${said}\n`]);
       }
+      // a pipe has no size to go by: it is refused at the bound, read no further
+      const fifo = join(dir, 'pipe');
+      execFileSync('mkfifo', [fifo]);
+      // a writer that would go on for 32 MiB; it ends when the reader closes the pipe
+      const written = new Promise((resolve) =>
+        execFile(
+          process.execPath,
+          ['-e', `try{require('fs').writeFileSync(${JSON.stringify(fifo)}, 'x'.repeat(32*1024*1024))}catch{}`],
+          resolve,
+        ),
+      );
+      const r = await cli(['status', '--kubeconfig', fifo]);
+      await written;
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: "${fifo}" ${said}\n`]);
     } finally {
       if (saved === undefined) delete process.env.KUBECONFIG;
       else process.env.KUBECONFIG = saved;

@@ -236,12 +236,12 @@ describe('ipallocator map', () => {
         `ipallocator: ${big} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)\n`,
       );
       // Regression: a device without end was read up to the bound, and a named pipe nothing
-      // writes to held the command for ever (opening it waited for a writer).
+      // writes to held the command for ever (opening it waited for a writer): it is waited for 5 s.
       const fifo = join(dir, 'snapshot.pipe');
       execFileSync('mkfifo', [fifo]);
       for (const [path, what] of [
         ['/dev/zero', 'a character device'],
-        [fifo, 'a named pipe (FIFO)'],
+        [fifo, 'a named pipe (FIFO) nothing wrote to within 5 s'],
         [dir, 'a directory'],
       ] as const) {
         const r = await cli(['map', '--snapshot', path, '--out', join(dir, 'not-drawn.svg')]);
