@@ -34,6 +34,21 @@ import { GatedStore, quiesce } from './doubles/gated-store.ts';
 const SEEDS = [1, 42, 24301];
 
 /** syncOps false: the ranges' Allocators reach the store through its promises (as a remote store). */
+/** A ServiceCIDR source of your own: it replays `known`, and keeps its watchers to deliver more by hand. */
+function handSource(...known: ServiceCIDR[]): { source: ServiceCIDRSource; watchers: ServiceCIDRWatcher[] } {
+  const watchers: ServiceCIDRWatcher[] = [];
+  const source: ServiceCIDRSource = {
+    subscribe(watcher) {
+      watchers.push(watcher);
+      for (const sc of known) watcher.onAdd(sc);
+      return () => {};
+    },
+    hasSynced: () => true,
+    list: () => [],
+  };
+  return { source, watchers };
+}
+
 function setupOn(policy: RangePolicy, seed: number, family: IPFamily = 'IPv4', syncOps = true) {
   const store = new FaultyMemoryStore({ syncOps });
   const source = new InMemoryServiceCIDRs();
@@ -520,16 +535,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
         'ServiceCIDR.deletionTimestamp could not be read',
       ],
     ];
-    const watchers: ServiceCIDRWatcher[] = [];
-    const source: ServiceCIDRSource = {
-      subscribe(watcher) {
-        watchers.push(watcher);
-        watcher.onAdd({ name: 'x', cidrs: ['10.0.0.0/24'] });
-        return () => {};
-      },
-      hasSynced: () => true,
-      list: () => [],
-    };
+    const { source, watchers } = handSource({ name: 'x', cidrs: ['10.0.0.0/24'] });
     const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
     for (const [sc, message] of cases) {
       // delivered at construction (the replay): the constructor throws
@@ -583,16 +589,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
       [{ ready: 'False' }, 'ServiceCIDR.ready must be true, false or undefined (no Ready condition), got "False"'],
       [{ deletionTimestamp: 0 }, 'ServiceCIDR.deletionTimestamp must be text, null or undefined, got 0 (number)'],
     ];
-    const watchers: ServiceCIDRWatcher[] = [];
-    const source: ServiceCIDRSource = {
-      subscribe(watcher) {
-        watchers.push(watcher);
-        watcher.onAdd({ name: 'a', cidrs: ['10.0.0.0/24'] });
-        return () => {};
-      },
-      hasSynced: () => true,
-      list: () => [],
-    };
+    const { source, watchers } = handSource({ name: 'a', cidrs: ['10.0.0.0/24'] });
     const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
     for (const [fields, message] of cases) {
       expect(() => watchers[0]!.onAdd({ name: 'b', cidrs: ['10.1.0.0/24'], ...fields } as never)).toThrow(message);
@@ -605,27 +602,19 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   });
 
   it('skips of ServiceCIDR names and CIDRs holding a newline (a source of your own) are kept apart', () => {
-    let watcher: ServiceCIDRWatcher | undefined;
-    const source: ServiceCIDRSource = {
-      subscribe(w) {
-        watcher = w;
-        return () => {};
-      },
-      hasSynced: () => true,
-      list: () => [],
-    };
+    const { source, watchers } = handSource();
     const reported: [string, string][] = [];
     const meta = new MetaAllocator('IPv4', source, {
       store: new FaultyMemoryStore(),
       onSkip: (s) => reported.push([s.serviceCIDR, s.cidr]),
     });
-    watcher!.onAdd({ name: 'a', cidrs: ['b\nc'] });
-    watcher!.onAdd({ name: 'a\nb', cidrs: ['c'] });
+    watchers[0]!.onAdd({ name: 'a', cidrs: ['b\nc'] });
+    watchers[0]!.onAdd({ name: 'a\nb', cidrs: ['c'] });
     expect(reported).toEqual([
       ['a', 'b\nc'],
       ['a\nb', 'c'],
     ]);
-    watcher!.onDelete({ name: 'a' } as ServiceCIDR);
+    watchers[0]!.onDelete({ name: 'a' } as ServiceCIDR);
     expect(meta.skipped().map((s) => [s.serviceCIDR, s.cidr])).toEqual([['a\nb', 'c']]);
     meta.destroy();
   });
@@ -1264,32 +1253,24 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
   // from what it had read before): deleting the other one then removed a range still listed.
   // One deleted from its own onSkip left its range behind, made after the delete.
   it('an onSkip that changes the ServiceCIDRs of a source that delivers at once: each range keeps its references', async () => {
-    let watcher: ServiceCIDRWatcher | undefined;
-    const source: ServiceCIDRSource = {
-      subscribe(w) {
-        watcher = w;
-        return () => {};
-      },
-      hasSynced: () => true,
-      list: () => [],
-    };
+    const { source, watchers } = handSource();
     let reports = 0;
     const meta = new MetaAllocator('IPv4', source, {
       store: new FaultyMemoryStore(),
       onSkip: (s) => {
         reports++;
-        if (s.serviceCIDR === 'a') watcher!.onAdd({ name: 'b', cidrs: ['10.0.0.0/24'] });
-        if (s.serviceCIDR === 'c') watcher!.onDelete({ name: 'c' } as ServiceCIDR);
+        if (s.serviceCIDR === 'a') watchers[0]!.onAdd({ name: 'b', cidrs: ['10.0.0.0/24'] });
+        if (s.serviceCIDR === 'c') watchers[0]!.onDelete({ name: 'c' } as ServiceCIDR);
       },
     });
     // the first CIDR cannot be served (skipped), the second is shared with b
-    watcher!.onAdd({ name: 'a', cidrs: ['255.255.255.255/32', '10.0.0.0/24'] });
+    watchers[0]!.onAdd({ name: 'a', cidrs: ['255.255.255.255/32', '10.0.0.0/24'] });
     expect(meta.ranges().map((r) => [r.cidr, r.serviceCIDRs])).toEqual([['10.0.0.0/24', ['a', 'b']]]);
-    watcher!.onDelete({ name: 'a' } as ServiceCIDR);
+    watchers[0]!.onDelete({ name: 'a' } as ServiceCIDR);
     expect(meta.ranges().map((r) => [r.cidr, r.serviceCIDRs])).toEqual([['10.0.0.0/24', ['b']]]);
     await meta.allocate('10.0.0.5');
     const before = core.heap_bytes_in_use();
-    watcher!.onAdd({ name: 'c', cidrs: ['255.255.255.255/32', '10.1.0.0/24'] });
+    watchers[0]!.onAdd({ name: 'c', cidrs: ['255.255.255.255/32', '10.1.0.0/24'] });
     expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/24']);
     expect(core.heap_bytes_in_use()).toBe(before); // c's range was freed, not left behind
     expect(reports).toBe(2);
