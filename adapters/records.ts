@@ -344,7 +344,7 @@ function nameProblems(name: unknown): string[] {
  * The problems of a record's labels: a plain object (absent = none) whose keys and values
  * kube-apiserver takes as labels (label-rules.ts), the keys and values strings.
  */
-function labelSetProblems(labels: unknown): string[] {
+export function labelSetProblems(labels: unknown): string[] {
   if (labels === undefined) return [];
   if (!isPlainObject(labels)) {
     const isObject = typeof labels === 'object' && labels !== null && !Array.isArray(labels);

@@ -6,9 +6,9 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError, InvalidRecordError, isPlainObject, quoteInput, quoteText, unreadableInput } from '../errors.ts';
+import { InvalidArgumentError, isPlainObject, quoteInput, quoteText, unreadableInput } from '../errors.ts';
 import { labelKeyProblems, labelValueProblems } from '../label-rules.ts';
-import { isAllocatorLabelSet, readRecord, unreadableRecord, validateFields } from '../records.ts';
+import { isAllocatorLabelSet, labelSetProblems, readRecord, unreadableRecord } from '../records.ts';
 import { checkApiVersion } from './config.ts';
 import { goInt64 } from './numbers.ts';
 import type { ParentRef } from '../types.ts';
@@ -269,7 +269,7 @@ export function parseLabelSelector(text: string): LabelSelector {
  * A copy of `labels` when the API server would take them; InvalidArgumentError naming every label
  * it would refuse, as the API server words it (`metadata.labels: Invalid value: "bad key!": name
  * part must consist …`), or what reading them threw (a getter, a Proxy trap, a revoked Proxy).
- * The rule is a record's, judged where a store judges a record's labels (validateFields): a plain
+ * The rule is a record's (labelSetProblems, as a store judges a record's labels): a plain
  * object — not a Map or a Date, whose entries are no labels and would be sent as {} — of string
  * values, each key and value one label-rules.ts takes. The copy, read once, is what is judged
  * and sent: a getter cannot answer the check one thing and the request another.
@@ -281,17 +281,10 @@ export function checkedLabels(labels: unknown, owner: string): Record<string, st
   } catch (e) {
     throw unreadableInput('options.labels', e, (message) => new InvalidArgumentError(`${owner}: ${message}`));
   }
-  try {
-    validateFields(LABELS_ONLY, copy, null);
-  } catch (e) {
-    if (e instanceof InvalidRecordError) throw new InvalidArgumentError(`${owner}: ${e.causes.join('; ')}`);
-    throw e;
-  }
+  const problems = labelSetProblems(copy);
+  if (problems.length > 0) throw new InvalidArgumentError(`${owner}: ${problems.join('; ')}`);
   return copy as Record<string, string>;
 }
-
-/** A record name every store takes, so that validateFields judges the labels beside it alone. */
-const LABELS_ONLY = '0.0.0.0';
 
 /**
  * A key the API server's selector lexer reads as an operator, `in` or `notin`, which no label key
