@@ -644,6 +644,11 @@ function missingStoreMembers(s: Partial<Store>): string[] {
  */
 function checkSyncOps(sync: unknown): void {
   if (sync === undefined || sync === null) return;
+  if (typeof sync !== 'object' && typeof sync !== 'function') {
+    throw new InvalidArgumentError(
+      `options.store.sync must be null or an object with createSync, deleteSync and getSync, got ${quoteInput(sync)}`,
+    );
+  }
   const ops = sync as Partial<Record<keyof SyncStoreOps, unknown>>;
   for (const name of ['createSync', 'deleteSync', 'getSync'] as const) {
     const op = readMember(ops, name, 'options.store.sync');

@@ -1215,6 +1215,27 @@ describe('a random source that calls back into what it draws for', () => {
   });
 });
 
+describe('a store whose sync is not an object', () => {
+  it('is refused at construction naming the value given, not a missing createSync', async () => {
+    for (const sync of ['yes', 5, true]) {
+      const inner = new MemoryStore();
+      const store = {
+        create: inner.create.bind(inner),
+        delete: inner.delete.bind(inner),
+        get: inner.get.bind(inner),
+        cache: inner.cache,
+        sync,
+      };
+      const e = await failure(() => new Allocator('10.0.0.0/29', { store: store as unknown as Store }));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect((e as Error).message).toMatch(/^options\.store\.sync must be null or an object with createSync, deleteSync and getSync, got /);
+      expect((e as Error).message).toContain(typeof sync === 'string' ? '"yes"' : String(sync));
+      expect((e as Error).message).not.toContain('undefined');
+      expect(inner.watcherCount).toBe(0);
+    }
+  });
+});
+
 describe('a store whose synchronous operations answer with a promise', () => {
   // Found by a second-pass attack: a plain function returning a promise passes the check made at
   // construction (it is no AsyncFunction); its create was read as made, and the address handed
