@@ -18,6 +18,7 @@ import {
   ErrDestroyed,
   InvalidArgumentError,
   IPAllocatorError,
+  isDestroyed,
   optionsObject,
   quoteInput,
   readElements,
@@ -72,8 +73,18 @@ export class DualStackAllocator {
   /**
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
    * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
-   * allocator is of the other family, when another DualStackAllocator owns one of them (until
-   * that pair is destroyed, which destroys them too), or when an option has the wrong type.
+   * allocator is of the other family, when one has been destroyed (its error says which family,
+   * and its `cause` is the allocator's ErrDestroyed), when another DualStackAllocator owns one of
+   * them (until that pair is destroyed, which destroys them too), or when an option has the wrong
+   * type; a refused pair owns neither allocator.
+   *
+   * "Destroyed" is judged through the IPAllocator interface, by asking `used()`: every allocator
+   * of this package (Allocator, MetaAllocator, ReferenceAllocator, their dry runs, which answer
+   * for the allocator they view) throws ErrDestroyed from it once destroyed, and it only reads a
+   * counter. An allocator of your own is judged the same way: one whose `used()` throws anything
+   * but ErrDestroyed (of this copy of the package or another, known by its `code`), or answers
+   * although it has been destroyed, cannot be judged and is taken; its own calls then say what
+   * they say.
    */
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     checkFamily(ipv4, 'IPv4', 'first');
@@ -82,7 +93,10 @@ export class DualStackAllocator {
     if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
       throw new InvalidArgumentError(`options.onRollbackError must be a function, got ${quoteInput(onRollbackError)}`);
     }
-    // checkFamily let only objects through
+    checkLive(ipv4, 'IPv4');
+    checkLive(ipv6, 'IPv6');
+    // checkFamily let only objects through; nothing of the caller's runs from here to owned.add,
+    // so an allocator's used() that builds another pair over it cannot slip between
     if (owned.has(ipv4) || owned.has(ipv6)) {
       const which = owned.has(ipv4) ? 'first' : 'second';
       throw new InvalidArgumentError(
@@ -358,6 +372,24 @@ function result(ips: string[], families: readonly IPFamily[]): DualStackIPs {
   const r: DualStackIPs = { ips, families: [...families] };
   for (let i = 0; i < ips.length; i++) r[families[i]!] = ips[i]!;
   return r;
+}
+
+/**
+ * InvalidArgumentError, its cause the allocator's own error, when `a.used()` throws ErrDestroyed:
+ * what every allocator of this package answers once destroyed (see the constructor). Any other
+ * error of used() is the allocator's own business and judges nothing: its calls will tell.
+ */
+function checkLive(a: IPAllocator, family: IPFamily): void {
+  try {
+    a.used();
+  } catch (e) {
+    if (!isDestroyed(e)) return;
+    const refusal = new InvalidArgumentError(
+      `DualStackAllocator: the ${family} allocator has been destroyed (${family === 'IPv4' ? 'first' : 'second'} argument); a pair takes live allocators only`,
+    );
+    Object.defineProperty(refusal, 'cause', { value: e, writable: true, configurable: true });
+    throw refusal;
+  }
 }
 
 /** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */

@@ -354,11 +354,64 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect((await first.allocateNext(OWNER)).ips).toHaveLength(2);
     first.destroy();
     expect(() => a4.used()).toThrow(ErrDestroyed);
-    // once destroyed with their pair, the allocators are taken as before (every call: ErrDestroyed)
-    const after = new DualStackAllocator(a4, a6);
-    expect(await rejection(after.allocateNext(OWNER))).toBeInstanceOf(ErrDestroyed);
+    // once destroyed with their pair, the allocators are no longer owned, but refused as destroyed
+    expect(() => new DualStackAllocator(a4, a6)).toThrow(/the IPv4 allocator has been destroyed/);
     expect(other6.used()).toBe(0);
     second.destroy();
+  });
+  it('an allocator already destroyed is refused at construction, naming its family, and the pair owns neither', async () => {
+    const refusal = (family: string, which: string) =>
+      new InvalidArgumentError(
+        `DualStackAllocator: the ${family} allocator has been destroyed (${which} argument); a pair takes live allocators only`,
+      );
+    const dead4 = Allocator.create('10.0.0.0/29');
+    dead4.destroy();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('kubernetes', [V4, V6]);
+    const dead6 = new MetaAllocator('IPv6', source);
+    const deadDryRun6 = dead6.dryRun(); // a dry run answers for the allocator it views
+    dead6.destroy();
+    const live4 = Allocator.create('10.0.1.0/29');
+    const live6 = Allocator.create('fd00::/120');
+    const e = (() => {
+      try {
+        new DualStackAllocator(dead4, live6);
+      } catch (thrown) {
+        return thrown;
+      }
+    })();
+    expect(e).toEqual(refusal('IPv4', 'first'));
+    expect((e as Error).cause).toBeInstanceOf(ErrDestroyed);
+    expect(((e as Error).cause as ErrDestroyed).target).toBe('Allocator 10.0.0.0/29');
+    expect(() => new DualStackAllocator(live4, dead6)).toThrow(refusal('IPv6', 'second'));
+    expect(() => new DualStackAllocator(live4, deadDryRun6)).toThrow(refusal('IPv6', 'second'));
+    // an allocator of your own over a destroyed one answers ErrDestroyed from used() as well
+    expect(() => new DualStackAllocator(Object.create(dead4) as IPAllocator, live6)).toThrow(refusal('IPv4', 'first'));
+    // so does one of another copy of this package, known by its code
+    const otherCopy: IPAllocator = Object.assign(Object.create(live4) as IPAllocator, {
+      used: () => {
+        throw Object.assign(new Error('Allocator 10.0.1.0/29 has been destroyed'), { code: 'ERR_DESTROYED' });
+      },
+    });
+    expect(() => new DualStackAllocator(otherCopy, live6)).toThrow(refusal('IPv4', 'first'));
+    // one whose used() fails otherwise cannot be judged, and is taken
+    const unjudged: IPAllocator = Object.assign(Object.create(live4) as IPAllocator, {
+      used: () => {
+        throw new Error('used: not implemented');
+      },
+    });
+    const taken = new DualStackAllocator(unjudged, live6);
+    taken.destroy();
+    // the refusals left the live allocators unowned: a pair over them works
+    const live6b = Allocator.create('fd00:1::/120');
+    const pair = new DualStackAllocator(Allocator.create('10.0.2.0/29'), live6b);
+    expect((await pair.allocateNext(OWNER)).ips).toHaveLength(2);
+    pair.destroy();
+    const fresh4 = Allocator.create('10.0.3.0/29');
+    expect(() => new DualStackAllocator(fresh4, dead6)).toThrow(refusal('IPv6', 'second'));
+    const again = new DualStackAllocator(fresh4, Allocator.create('fd00:2::/120'));
+    expect((await again.allocateNext(OWNER)).ips).toHaveLength(2);
+    again.destroy();
   });
   it('`using` destroys the pair at the end of the block', async () => {
     const a4 = Allocator.create('10.0.0.0/29');
