@@ -54,7 +54,11 @@ const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);
 /**
  * The allocators a pair owns, from its construction until it destroys them (destroyPair): a
  * second pair over one of them is refused, since destroying either pair would destroy the
- * allocators under the other.
+ * allocators under the other. Known by object identity, the one thing that tells two objects
+ * apart: another object that forwards to an owned allocator — a Proxy of it, Object.create(it),
+ * a wrapper of your own — is another allocator here. Nothing sound tells them apart: a Proxy's
+ * target cannot be observed from JavaScript, and an allocator's own methods, called through the
+ * Proxy, see the Proxy as `this`.
  */
 const owned = new WeakSet<object>();
 
@@ -76,7 +80,10 @@ export class DualStackAllocator {
    * allocator is of the other family, when one has been destroyed (its error says which family,
    * and its `cause` is the allocator's ErrDestroyed), when another DualStackAllocator owns one of
    * them (until that pair is destroyed, which destroys them too), or when an option has the wrong
-   * type; a refused pair owns neither allocator.
+   * type; a refused pair owns neither allocator. Ownership is by object identity: a Proxy of an
+   * owned allocator, or another object of your own that forwards to it, is not recognised (a
+   * Proxy's target cannot be observed), so a second pair over it is made, and destroying that
+   * pair destroys the allocator under the first: give each pair allocators of its own.
    *
    * "Destroyed" is judged through the IPAllocator interface, by asking `used()`: every allocator
    * of this package (Allocator, MetaAllocator, ReferenceAllocator, their dry runs, which answer

@@ -359,6 +359,17 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect(other6.used()).toBe(0);
     second.destroy();
   });
+  it('the limit of ownership by identity: a Proxy of an owned allocator is another allocator to the check, as the README says', async () => {
+    // A Proxy's target cannot be observed, and the allocator's methods see the Proxy as `this`:
+    // nothing sound recognises it. This pins the documented behaviour, so that a change to it
+    // changes the documentation too.
+    const a4 = Allocator.create('10.0.0.0/29');
+    const first = new DualStackAllocator(a4, Allocator.create('fd00::/120'));
+    const second = new DualStackAllocator(new Proxy(a4, {}), Allocator.create('fd01::/120'));
+    second.destroy(); // destroys a4 under the first pair
+    expect(await rejection(first.allocateNext(OWNER))).toEqual(new ErrDestroyed('Allocator 10.0.0.0/29'));
+    first.destroy();
+  });
   it('an allocator already destroyed is refused at construction, naming its family, and the pair owns neither', async () => {
     const refusal = (family: string, which: string) =>
       new InvalidArgumentError(
