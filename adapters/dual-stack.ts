@@ -42,9 +42,12 @@ export interface DualStackOptions {
    * Called when rolling back the first family fails (the address stays taken until released or
    * garbage-collected by a repair loop): when its release throws, or when the address is still
    * allocated after the release (an allocator's release ignores the store's delete errors, as
-   * upstream's Release does, so the rollback asks `has` afterwards). The original error is
-   * rethrown regardless, and an error thrown by this callback is ignored (the rollback goes on).
-   * Default: ignore.
+   * upstream's Release does, so the rollback asks `has` afterwards), or when an allocator of
+   * your own answered allocateNext with something that is no address of its family: that answer
+   * is not released (it names no address to release), and is reported with an IPAllocatorError
+   * as `ip` (the text it answered, or a description such as `42 (number)` when it answered no
+   * text). The original error is rethrown regardless, and an error thrown by this callback is
+   * ignored (the rollback goes on). Default: ignore.
    */
   onRollbackError?: ((error: unknown, ip: string, family: IPFamily) => void) | undefined;
 }
@@ -129,8 +132,8 @@ export class DualStackAllocator {
    * single-stack Service). If a family fails, the addresses already taken are released and that
    * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …). The addresses
    * come back in canonical text; an allocator of your own that answers anything but an address
-   * of its family fails the call with IPAllocatorError, after the rollback (its answer, when
-   * text, released too).
+   * of its family fails the call with IPAllocatorError, after the rollback of the families before
+   * it; its answer is not released but reported to onRollbackError.
    */
   async allocateNext(given?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
@@ -151,11 +154,18 @@ export class DualStackAllocator {
         }
         const ip = canonicalAnswer(answer, order[i]!);
         if (ip === null) {
-          // an allocator of your own broke its contract: give back what the pair took, its answer too
-          await this.rollback(typeof answer === 'string' ? [...ips, answer] : ips, order, allocators);
-          throw new IPAllocatorError(
-            `DualStackAllocator: the ${order[i]} allocator's allocateNext answered ${quoteInput(answer)}, not an ${order[i]} address`,
+          // An allocator of your own broke its contract: the pair gives back what it took before.
+          // The answer itself is no address of the family, so there is nothing to release
+          // (releasing text that is not an address would hand the allocator more garbage, or
+          // another family's address): what the allocator took, if anything, is reported.
+          await this.rollback(ips, order, allocators);
+          const what = `the ${order[i]} allocator's allocateNext answered ${quoteInput(answer)}, not an ${order[i]} address`;
+          this.reportRollbackError(
+            new IPAllocatorError(`${what}: not released, so whatever that allocator took stays taken`),
+            typeof answer === 'string' ? answer : quoteInput(answer),
+            order[i]!,
           );
+          throw new IPAllocatorError(`DualStackAllocator: ${what}`);
         }
         ips.push(ip);
       }
@@ -275,12 +285,17 @@ export class DualStackAllocator {
           );
         }
       } catch (e) {
-        try {
-          this.onRollbackError?.(e, ips[i]!, families[i]!);
-        } catch {
-          // the callback's own failure must not stop the rollback of the other family
-        }
+        this.reportRollbackError(e, ips[i]!, families[i]!);
       }
+    }
+  }
+
+  /** onRollbackError, whose own errors are ignored: they must not stop the rollback of the other family. */
+  private reportRollbackError(error: unknown, ip: string, family: IPFamily): void {
+    try {
+      this.onRollbackError?.(error, ip, family);
+    } catch {
+      // ignored, as the option says
     }
   }
 

@@ -203,8 +203,46 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
       expect(store.records().length).toBe(before + 1);
       expect(store.records().filter((rec) => rec.name.startsWith('10.')).length).toBe(1);
     }
-    // a text answer is released through the allocator that gave it: one it cannot parse is reported
-    expect(reported).toEqual(['fd00::7%eth0: InvalidAddressError']);
+    // no answer is released (none names an address of the family): each is reported
+    expect(reported).toEqual([
+      '42 (number): IPAllocatorError',
+      '10.0.0.1: IPAllocatorError',
+      'fd00::7%eth0: IPAllocatorError',
+      'undefined: IPAllocatorError',
+    ]);
+    ds.destroy();
+  });
+
+  it('an answer that is no address of its family is not released, only reported: the earlier family is given back', async () => {
+    const store = new FaultyMemoryStore();
+    const a4 = Allocator.create('10.0.0.0/29', { store, random: seededRandom(5) });
+    const a6 = Allocator.create('fd00::/120', { store, random: seededRandom(6) });
+    let answer: unknown;
+    const releasedBy6: unknown[] = [];
+    const own6: IPAllocator = Object.assign(Object.create(a6) as IPAllocator, {
+      allocateNext: async () => answer,
+      release: async (ip: unknown) => {
+        releasedBy6.push(ip);
+      },
+    });
+    const reported: [string, string, string][] = [];
+    const ds = new DualStackAllocator(a4, own6, {
+      onRollbackError: (e, ip, family) => reported.push([ip, family, (e as Error).message]),
+    });
+    for (const given of ['garbage', '10.0.0.1', '::ffff:10.0.0.1', 'fd00::7%eth0', '']) {
+      answer = given;
+      const e = await rejection(ds.allocateNext());
+      expect(e).toBeInstanceOf(IPAllocatorError);
+      expect(store.records(), given).toEqual([]); // the IPv4 address taken first went back
+    }
+    expect(releasedBy6).toEqual([]);
+    expect(reported).toEqual(
+      ['garbage', '10.0.0.1', '::ffff:10.0.0.1', 'fd00::7%eth0', ''].map((given) => [
+        given,
+        'IPv6',
+        `the IPv6 allocator's allocateNext answered ${JSON.stringify(given)}, not an IPv6 address: not released, so whatever that allocator took stays taken`,
+      ]),
+    );
     ds.destroy();
   });
 
