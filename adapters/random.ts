@@ -201,23 +201,31 @@ const SEED_ROUND_KEYS = [0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 0xa4093
 const NEGATIVE_SEED_BIT = 0x80000000;
 
 /**
- * A generator started from a seed: a finite number of magnitude at most Number.MAX_SAFE_INTEGER
- * (2^53 − 1). Its integer part counts, and so does its sign: 1.9 gives the same sequence as 1,
- * −1.9 the same as −1, while −1 and 1 differ; a seed below zero is marked as such, so −0.5
- * differs from 0.5 and from 0 (−0 itself is 0). Different seeds start from different
- * states, and neighbouring seeds' sequences look unrelated from the first draw on; equal seeds
- * give equal sequences in every runtime.
- * InvalidArgumentError for anything else: a larger magnitude (2^64 or Number.MAX_VALUE have lost
- * their low bits, so they could not be told apart from their neighbours), NaN, ±Infinity, or not
- * a number.
+ * A generator started from a seed: an integer of magnitude at most Number.MAX_SAFE_INTEGER
+ * (2^53 − 1). Its sign counts (−1 and 1 differ); −0 is 0, as everywhere in JavaScript. Different
+ * seeds start from different states, and neighbouring seeds' sequences look unrelated from the
+ * first draw on; equal seeds give equal sequences in every runtime.
+ * InvalidArgumentError, saying what is wrong, for anything else: not a number (a bigint, a numeric
+ * string), NaN or ±Infinity, a fraction (only its integer part could count, so every seed in
+ * [0, 1), Math.random()'s, would give one sequence), or a larger magnitude (2^64 or
+ * Number.MAX_VALUE have lost their low bits, so they could not be told apart from their
+ * neighbours).
  */
 export function seededRandom(seed: number): Xoshiro128 {
-  if (typeof seed !== 'number' || !Number.isFinite(seed)) {
-    throw new InvalidArgumentError(`seed must be a finite number, got ${quoteInput(seed)}`);
+  if (typeof seed !== 'number') {
+    const hint = typeof seed === 'bigint' ? ' (a bigint: pass Number(seed))' : '';
+    throw new InvalidArgumentError(`seed must be an integer (a number), got ${quoteInput(seed)}${hint}`);
+  }
+  if (!Number.isInteger(seed)) {
+    throw new InvalidArgumentError(
+      Number.isFinite(seed)
+        ? `seed must be an integer, got ${seed}: only its integer part would count, so every seed in [0, 1) (Math.random()'s) would give the same sequence`
+        : `seed must be an integer, got ${seed}`,
+    );
   }
   if (Math.abs(seed) > Number.MAX_SAFE_INTEGER) {
     throw new InvalidArgumentError(
-      `seed must be at most Number.MAX_SAFE_INTEGER (2^53 − 1) in magnitude, got ${quoteInput(seed)}: beyond it, distinct integers share one number`,
+      `seed must be at most Number.MAX_SAFE_INTEGER (2^53 − 1) in magnitude, got ${seed}: beyond it, distinct integers share one number`,
     );
   }
   // Every state word must depend on every bit of the seed: xoshiro128**'s first output is a
@@ -226,7 +234,7 @@ export function seededRandom(seed: number): Xoshiro128 {
   // seed below 2^32 would give the same first draw). An 8-round Feistel network over the 54 bits (lo, hi, sign) mixes both
   // halves into every word; each round is a bijection of the 64-bit pair, so the pair after round 4
   // (s0, s1) is different for different seeds, and so is the pair after round 8 (s2, s3).
-  const n = Math.trunc(Math.abs(seed));
+  const n = Math.abs(seed);
   let left = n >>> 0;
   let right = (Math.floor(n / TWO32) ^ (seed < 0 ? NEGATIVE_SEED_BIT : 0)) >>> 0;
   const words: number[] = [];
