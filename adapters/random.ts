@@ -149,13 +149,21 @@ export class Xoshiro128 implements RandomSource {
   private readonly s = new Uint32Array(4);
 
   /**
-   * From four state words (an all-zero state is replaced by a fixed non-zero one, the only state
-   * xoshiro cannot leave). Use `seededRandom(seed)` to start from one number. The generator is
-   * frozen (a subclass's is not): the allocators call it unguarded, knowing it calls nothing else.
+   * From four state words, each an integer in [0, 2^32) (an all-zero state is replaced by a fixed
+   * non-zero one, the only state xoshiro cannot leave); anything else is InvalidArgumentError
+   * naming the word, rather than its low 32 bits taken silently (2^32 would be 0, and −1 would be
+   * 2^32 − 1). Use `seededRandom(seed)` to start from one number. The generator is frozen (a
+   * subclass's is not): the allocators call it unguarded, knowing it calls nothing else.
    */
   constructor(s0: number, s1: number, s2: number, s3: number) {
-    for (const w of [s0, s1, s2, s3]) {
-      if (!Number.isInteger(w)) throw new InvalidArgumentError(`Xoshiro128 state words must be integers, got ${quoteInput(w)}`);
+    const given = [s0, s1, s2, s3];
+    for (let i = 0; i < given.length; i++) {
+      const w = given[i];
+      if (typeof w !== 'number' || !Number.isInteger(w) || w < 0 || w > U32_MAX) {
+        throw new InvalidArgumentError(
+          `Xoshiro128 state words must be integers in [0, 2^32), got ${typeof w === 'number' ? String(w) : quoteInput(w)} as word ${i}`,
+        );
+      }
     }
     if ((s0 | s1 | s2 | s3) === 0) s0 = 0x9e3779b9;
     const s = this.s;

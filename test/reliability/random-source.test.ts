@@ -228,9 +228,22 @@ describe('seeds and state words', () => {
     expect(draws(-1)).not.toEqual(draws(1));
     expect(draws(-(2 ** 32))).not.toEqual(draws(2 ** 32));
   });
-  it('new Xoshiro128 with a non-integer state word → InvalidArgumentError', () => {
+  it('new Xoshiro128 with a state word that is not an integer in [0, 2^32) → InvalidArgumentError naming it', () => {
     expect(() => new Xoshiro128('a' as never, 1, 2, 3)).toThrow(InvalidArgumentError);
     expect(() => new Xoshiro128(1, 2, 3, 0.5)).toThrow(InvalidArgumentError);
+    // not taken modulo 2^32: 2^32 would be the all-zero state, -1 the word 2^32 - 1
+    for (const [words, message] of [
+      [[2 ** 32, 0, 0, 0], 'got 4294967296 as word 0'],
+      [[1, -1, 2, 3], 'got -1 as word 1'],
+      [[1, 2, 1e300, 3], 'got 1e+300 as word 2'],
+      [[1, 2, 3, Number.NaN], 'got NaN as word 3'],
+      [[1n, 2, 3, 4], 'got 1n as word 0'],
+    ] as const) {
+      expect(() => new Xoshiro128(...(words as unknown as [number, number, number, number]))).toThrow(
+        new InvalidArgumentError(`Xoshiro128 state words must be integers in [0, 2^32), ${message}`),
+      );
+    }
+    expect(new Xoshiro128(-0, 0xffffffff, 0, 0).nextU32()).toBe(new Xoshiro128(0, 0xffffffff, 0, 0).nextU32());
     expect(new Xoshiro128(0, 0, 0, 0).nextU32()).toBe(new Xoshiro128(0x9e3779b9, 0, 0, 0).nextU32());
   });
 });
