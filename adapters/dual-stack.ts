@@ -80,7 +80,7 @@ export class DualStackAllocator {
   /**
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
    * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
-   * allocator is of the other family, when one has been destroyed (its error says which family,
+   * allocator is of the other family (or one object is given as both), when one has been destroyed (its error says which family,
    * and its `cause` is the allocator's ErrDestroyed), when another DualStackAllocator owns one of
    * them (until that pair is destroyed, which destroys them too), or when an option has the wrong
    * type; a refused pair owns neither allocator. Ownership is by object identity: a Proxy of an
@@ -99,6 +99,13 @@ export class DualStackAllocator {
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     checkFamily(ipv4, 'IPv4', 'first');
     checkFamily(ipv6, 'IPv6', 'second');
+    if (ipv4 === ipv6) {
+      // only an object whose ipFamily changes between reads gets here: one family's answers
+      // would fail the other's every call, after taking an address
+      throw new InvalidArgumentError(
+        'DualStackAllocator: the same allocator was given for both families (its ipFamily answered IPv4, then IPv6)',
+      );
+    }
     const { onRollbackError } = optionsObject(options, 'DualStackAllocator', { onRollbackError: true });
     if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
       throw new InvalidArgumentError(`options.onRollbackError must be a function, got ${quoteInput(onRollbackError)}`);

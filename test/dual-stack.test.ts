@@ -271,6 +271,16 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     expect(() => new DualStackAllocator(a4, null as never)).toThrow(
       new InvalidArgumentError('DualStackAllocator: the second argument must be an IPv6 allocator (an IPAllocator), got null'),
     );
+    // one object as both families (its ipFamily changes between reads): refused, nothing owned
+    let reads = 0;
+    const both = new Proxy(a4, {
+      get: (target, key) => (key === 'ipFamily' ? (reads++ === 0 ? 'IPv4' : 'IPv6') : Reflect.get(target, key)),
+    });
+    expect(() => new DualStackAllocator(both, both)).toThrow(
+      new InvalidArgumentError(
+        'DualStackAllocator: the same allocator was given for both families (its ipFamily answered IPv4, then IPv6)',
+      ),
+    );
     const ds = new DualStackAllocator(a4, a6);
     expect(ds.allocator('IPv6')).toBe(a6);
     // each refusal quotes what it got
