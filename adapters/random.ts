@@ -83,7 +83,9 @@ export function randomOption(random: unknown): RandomSource {
   if (random === undefined) return defaultRandom();
   const next = typeof random === 'object' && random !== null ? readMember(random, 'nextU32', 'options.random') : undefined;
   if (typeof next !== 'function') {
-    throw new InvalidArgumentError(`options.random must be an object with a nextU32() method, got ${quoteInput(random)}`);
+    // seededRandom itself, not the generator it makes, is the likely slip: say how to call it
+    const hint = random === seededRandom ? ' (the generator seededRandom(seed) makes, e.g. seededRandom(1))' : '';
+    throw new InvalidArgumentError(`options.random must be an object with a nextU32() method${hint}, got ${quoteInput(random)}`);
   }
   return OWN_GENERATORS.has(random as object)
     ? (random as RandomSource)

@@ -148,6 +148,16 @@ describe('a working source draws exactly as before', () => {
 });
 
 describe('seeds and state words', () => {
+  it('seededRandom itself given as options.random is refused with how to call it', () => {
+    expect(() => new Allocator('10.0.0.0/29', { random: seededRandom as never })).toThrow(
+      new InvalidArgumentError(
+        'options.random must be an object with a nextU32() method (the generator seededRandom(seed) makes, e.g. seededRandom(1)), got the function "seededRandom"',
+      ),
+    );
+    expect(() => new Allocator('10.0.0.0/29', { random: Math.random as never })).toThrow(
+      new InvalidArgumentError('options.random must be an object with a nextU32() method, got the function "random"'),
+    );
+  });
   it.each([
     ['NaN', Number.NaN, 'seed must be an integer, got NaN'],
     ['Infinity', Infinity, 'seed must be an integer, got Infinity'],
