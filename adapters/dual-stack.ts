@@ -138,7 +138,8 @@ export class DualStackAllocator {
    * One free address per family, in `families` order (default IPv4 then IPv6; one family for a
    * single-stack Service). If a family fails, the addresses already taken are released and that
    * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …). The addresses
-   * come back in canonical text; an allocator of your own that answers anything but an address
+   * come back in canonical text (a rollback releases an address, and asks has(), in the spelling
+   * its allocator answered); an allocator of your own that answers anything but an address
    * of its family fails the call with IPAllocatorError, after the rollback of the families before
    * it; its answer is not released but reported to onRollbackError.
    */
@@ -150,13 +151,16 @@ export class DualStackAllocator {
     this.inFlight++;
     try {
       const ips: string[] = [];
+      // What each allocator answered, as it spelled it: a rollback gives an address back in the
+      // allocator's own words (one of your own may know it only so), the caller gets canonical text.
+      const answered: string[] = [];
       for (let i = 0; i < allocators.length; i++) {
         let answer: unknown;
         try {
           this.live(); // destroyed meanwhile: the call ends, and what it took goes back
           answer = await allocators[i]!.allocateNext(owner);
         } catch (e) {
-          await this.rollback(ips, order, allocators);
+          await this.rollback(answered, order, allocators);
           throw e;
         }
         const ip = canonicalAnswer(answer, order[i]!);
@@ -165,7 +169,7 @@ export class DualStackAllocator {
           // The answer itself is no address of the family, so there is nothing to release
           // (releasing text that is not an address would hand the allocator more garbage, or
           // another family's address): what the allocator took, if anything, is reported.
-          await this.rollback(ips, order, allocators);
+          await this.rollback(answered, order, allocators);
           const what = `the ${order[i]} allocator's allocateNext answered ${quoteInput(answer)}, not an ${order[i]} address`;
           this.reportRollbackError(
             new IPAllocatorError(`${what}: not released, so whatever that allocator took stays taken`),
@@ -175,8 +179,9 @@ export class DualStackAllocator {
           throw new IPAllocatorError(`DualStackAllocator: ${what}`);
         }
         ips.push(ip);
+        answered.push(answer as string); // canonicalAnswer took only text
       }
-      if (this.destroyed) await this.giveBackAndFail(ips, order, allocators);
+      if (this.destroyed) await this.giveBackAndFail(answered, order, allocators);
       return result(ips, order);
     } finally {
       this.callEnded();

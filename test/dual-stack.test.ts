@@ -246,6 +246,34 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     ds.destroy();
   });
 
+  it('a rollback gives an address back as its allocator spelled it, and asks has() in the same words', async () => {
+    // an allocator of your own that knows its addresses only as it answered them ('FD00::1')
+    const held = new Set<string>();
+    let next = 1;
+    const a6 = Allocator.create('fd00::/120');
+    const own6: IPAllocator = Object.assign(Object.create(a6) as IPAllocator, {
+      allocateNext: async () => {
+        const ip = `FD00::${next++}`;
+        held.add(ip);
+        return ip;
+      },
+      release: async (ip: string) => {
+        held.delete(ip);
+      },
+      has: async (ip: string) => held.has(ip),
+    });
+    const a4 = Allocator.create('10.0.0.0/30'); // two addresses: the third call fails
+    const reported: string[] = [];
+    const ds = new DualStackAllocator(a4, own6, { onRollbackError: (_e, ip) => reported.push(ip) });
+    const first = await ds.allocateNext(undefined, ['IPv6', 'IPv4']);
+    expect(first.IPv6).toBe('fd00::1'); // the caller gets canonical text
+    await ds.allocateNext(undefined, ['IPv6', 'IPv4']);
+    expect(await rejection(ds.allocateNext(undefined, ['IPv6', 'IPv4']))).toBeInstanceOf(ErrFull);
+    expect([...held]).toEqual(['FD00::1', 'FD00::2']); // FD00::3 went back in its own spelling
+    expect(reported).toEqual([]);
+    ds.destroy();
+  });
+
   it('release tries every address and rethrows the first error', async () => {
     const a4 = Allocator.create('10.0.0.0/29', { random: seededRandom(5) });
     const a6 = Allocator.create('fd00::/120', { random: seededRandom(6) });
