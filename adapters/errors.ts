@@ -425,7 +425,8 @@ export function arrayLength(list: unknown, what: string): number | undefined {
   }
   if (!isArray) return undefined;
   const length = readMember(list as object, 'length', what);
-  if (typeof length !== 'number' || !Number.isSafeInteger(length) || length < 0) {
+  // 2^32 − 1 is the longest an array can be: a Proxy answering more would be read for ever
+  if (typeof length !== 'number' || !Number.isInteger(length) || length < 0 || length > 0xffffffff) {
     throw new InvalidArgumentError(`${what} must be an array, got one whose length is ${quoteInput(length)}`);
   }
   return length;
