@@ -40,6 +40,7 @@ import {
   ErrFull,
   ErrMismatchedNetwork,
   ErrNotInRange,
+  InvalidAddressError,
   InvalidArgumentError,
   OutOfMemoryError,
   optionsObject,
@@ -650,7 +651,7 @@ export class Range implements RangeView {
     let out = new Uint32Array(2 * Math.min(length, 4096));
     let n = 0;
     for (let i = 0; i < length; i++) {
-      if (this.locate(readMember(ips, i, 'ips'))) {
+      if (this.locateElement(readMember(ips, i, 'ips'), i)) {
         if (n === out.length) {
           const grown = new Uint32Array(2 * out.length);
           grown.set(out);
@@ -665,6 +666,16 @@ export class Range implements RangeView {
     }
     this.changing(); // as above: reading the elements ran the caller's code
     return out.subarray(0, n);
+  }
+
+  /** locate() of `ips[i]`: its InvalidAddressError names the element, the one way to find it in a long listing. */
+  private locateElement(ip: unknown, i: number): boolean {
+    try {
+      return this.locate(ip);
+    } catch (e) {
+      if (e instanceof InvalidAddressError) throw new InvalidAddressError(e.input, `${e.reason} (ips[${i}])`);
+      throw e;
+    }
   }
 
   /** A view that checks but changes nothing (upstream DryRun). */
