@@ -143,6 +143,16 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         io.stdout.write(`${packageVersion()}\n`);
         return EXIT_CLEAN;
       default: {
+        if (command.startsWith('-')) {
+          // kubectl takes --kubeconfig/--context before its verb; here options follow the command
+          const named = rest.find((a) => COMMANDS.includes(a));
+          const option = JSON.stringify(command.split('=')[0]);
+          throw new UsageError(
+            named === undefined
+              ? `${option} is an option: a command comes first (${COMMANDS.join(', ')}), its options after it`
+              : `${option} is an option: options come after the command (${prog} ${named} ${command} …)`,
+          );
+        }
         const near = nearestName(command, COMMANDS);
         throw new UsageError(`unknown command ${JSON.stringify(command)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
       }

@@ -957,6 +957,12 @@ describe('ipallocator: failures', () => {
 
   const usage: [string[], string][] = [
     [['frobnicate'], 'unknown command "frobnicate"'],
+    // Regression: kubectl's habit, options before the verb, was said as 'unknown command "--kubeconfig"'
+    [
+      ['--kubeconfig', 'kc.yaml', 'status'],
+      'ipallocator: "--kubeconfig" is an option: options come after the command (ipallocator status --kubeconfig …)\n',
+    ],
+    [['--context=dev'], 'ipallocator: "--context" is an option: a command comes first (status, check, map), its options after it\n'],
     [['status', '--frob'], "unknown option '--frob'"],
     // Regression: no "did you mean", and "Unknown" in capitals beside "unknown command"
     [['status', '--jsn'], "ipallocator: unknown option '--jsn' (did you mean --json?)\n"],
