@@ -31,6 +31,8 @@ export interface CoreExports {
   heap_limit_pages(): number;
   heap_bytes_in_use(): number;
   heap_small_bytes_free(): number;
+  /** 0 when the heap's invariants hold (core-as/heap.ts), else the number of the first that fails. For tests. */
+  heap_validate(): number;
   buf_alloc(size: number): number;
   buf_free(ptr: number, size: number): void;
   // free-address index (core-as/freeindex.ts)
@@ -261,7 +263,8 @@ const MAX_MEMORY_BYTES = MAX_MEMORY_PAGES * WASM_PAGE_BYTES;
  *
  * Memory freed by destroy() is reused: freed blocks of 4 KiB and more merge with their free
  * neighbours, so the memory of one index destroyed can hold an index of another shape. Blocks
- * under 4 KiB are reused for their own size only.
+ * under 4 KiB are cut from 4 KiB blocks of one size, which merge again once all their small
+ * blocks are free; while one of them is alive, the rest serve its size only.
  */
 export function setMemoryLimit(bytes: number): void {
   if (typeof bytes !== 'number' || Number.isNaN(bytes) || bytes < 0) {
@@ -291,8 +294,9 @@ export function memoryLimit(): { limit: number; size: number; inUse: number } {
  */
 export function wasmOutOfMemory(what: string): OutOfMemoryError {
   const { limit, inUse } = memoryLimit();
-  // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size again: memory that
-  // held many small indexes can be free in name and still unusable for a large one.
+  // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size while any of their
+  // blocks is alive: memory that held many small indexes, a few of them kept, can be free in name
+  // and still unusable for a large one.
   const small = core.heap_small_bytes_free();
   const held = small >= 64 * 1024 ? `, and ${bytesText(small)} more held free for blocks under 4 KiB only (small indexes)` : '';
   const used = `${bytesText(inUse)} of it in use${held}`;

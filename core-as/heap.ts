@@ -7,10 +7,10 @@
 //   class k holds blocks of exactly 2^k bytes (k = MIN_CLASS .. MAX_CLASS); callers free with the
 //   size they allocated (sized free), so blocks carry no header while in use.
 //
-//   ┌──────────── linear memory ───────────────────────────────────────────────────────────┐
-//   │ static data │ free-block bitmap (128 KiB) │ arena: blocks ▸            │ not carved   │
-//   └─────────────┴─────────────────────────────┴────────────────────────────┴──────────────┘
-//                 ^ __heap_base (aligned)       ^ ARENA (64 KiB aligned)     ^ ARENA + top
+//   ┌──────────── linear memory ──────────────────────────────────────────────────────────────────┐
+//   │ static data │ free-block bitmap (128 KiB) │ first leaves │ arena: blocks ▸        │ not carved │
+//   └─────────────┴─────────────────────────────┴──────────────┴────────────────────────┴────────────┘
+//                 ^ __heap_base (aligned)                      ^ ARENA (64 KiB aligned) ^ ARENA + top
 //
 // Large classes (k ≥ LARGE_CLASS, 4 KiB): a buddy system over the arena. A block of class k starts
 // at an arena offset that is a multiple of 2^k; its buddy is the block at offset ^ 2^k. A large
@@ -20,23 +20,46 @@
 // a different one). The arena is carved at `top`, aligned up to the class; the gap that alignment
 // skips becomes free blocks.
 //
-// Small classes (k < LARGE_CLASS): a 4 KiB large block is cut into blocks of one class, all onto
-// that class's free list; small blocks are reused only for their class and never merged (they
-// are headers, iterators and small directories: little memory, whatever their churn).
+// Small classes (k < LARGE_CLASS): a 4 KiB large block, a slab, is cut into blocks of one class,
+// all onto that class's free list. A slab whose blocks are all free again goes back to the buddy
+// system (and merges), except that each class keeps one such empty slab cached, so a class whose
+// use goes up and down by one block does not cut and return a slab every time; the cached slabs
+// go back too as soon as the heap would otherwise fail (cap reached, host refusing).
+//
+// A small block finds its slab by rounding its address down to 4 KiB (the arena is 64 KiB
+// aligned), and the slab's count in a table of one u16 per 4 KiB unit of arena:
+//
+//   slab entry (u16):  15 │ 14 ····· 12 │ 11 ··· 9 │ 8 ··········· 0
+//                      1  │      0      │  k − 4   │ blocks in use (0 .. 256)
+//   0 = the unit is not a slab
+//
+//   LEAVES (512 × u32) ──▸ leaf: 2,048 entries (4 KiB) for 8 MiB of arena, 0 = no slab there yet
+//
+// The first leaves (15 with today's static data: 120 MiB of arena) fill the gap that aligning the
+// arena to 64 KiB leaves after the bitmap, which is there anyway; a later one is a 4 KiB block
+// taken when the first slab of its 8 MiB is cut, and kept (bookkeeping, like the bitmap: not in
+// heap_bytes_in_use).
 //
 // Invariants: a block is either owned by exactly one caller or on exactly one free list. A free
 // large block has its bit set in the bitmap (one bit per 4 KiB of arena, at its first unit) and
 // holds [next, prev, class] in its first words; every other unit's bit is clear. No two free large
-// blocks of one class are buddies (they would have been merged).
+// blocks of one class are buddies (they would have been merged). A free small block holds
+// [next, prev] (doubly linked, so releasing a slab unlinks its blocks in O(blocks)) and lies in a
+// slab of its class; a slab's count + its blocks on the free list = 4 KiB / 2^k. A slab with count
+// 0 is its class's cached empty slab (EMPTY_SLAB), at most one per class. `heap_validate`
+// re-derives all of it.
 //
 // The cap (`heap_set_limit_pages`) bounds `memory.grow`; when growing would pass it, or the host
-// refuses, `halloc` returns 0 and the caller reports OUT_OF_MEMORY. No state changes on failure.
+// refuses, `halloc` returns 0 and the caller reports OUT_OF_MEMORY. Nothing a caller can see
+// changes on failure (the cached empty slabs may have gone back to the buddy system).
 // Memory is never returned to the host (WebAssembly cannot shrink).
 
 export const MIN_CLASS: i32 = 4; //  16 bytes
 export const MAX_CLASS: i32 = 31; // 2 GiB
-/** The smallest class the buddy system manages: 4 KiB, the unit of the bitmap. */
+/** The smallest class the buddy system manages: 4 KiB, the unit of the bitmap and of a slab. */
 const LARGE_CLASS: i32 = 12;
+const SLAB_BYTES: usize = <usize>1 << LARGE_CLASS;
+const SLAB_MASK: usize = SLAB_BYTES - 1;
 const PAGE_BITS: i32 = 16; //     64 KiB WebAssembly pages
 /** Smallest growth step: 16 pages = 1 MiB. */
 const MIN_GROW_PAGES: i32 = 16;
@@ -47,17 +70,37 @@ const BITMAP_BYTES: usize = (<usize>1 << (32 - LARGE_CLASS)) >>> 3;
 const F_NEXT: usize = 0;
 const F_PREV: usize = 4;
 const F_CLASS: usize = 8;
+// A free small block's first words.
+const S_NEXT: usize = 0;
+const S_PREV: usize = 4;
+
+// Slab entries (drawn above): u16, one per 4 KiB unit, in leaves of LEAF_UNITS.
+const E_SLAB: u32 = 0x8000;
+const E_CLASS_SHIFT: u32 = 9;
+const E_CLASS_MASK: u32 = 7;
+const E_COUNT_MASK: u32 = 0x1ff;
+const LEAF_BITS: i32 = 11; // 2,048 u16 entries: one 4 KiB leaf
+const LEAF_MASK: usize = (<usize>1 << LEAF_BITS) - 1;
+const LEAF_COUNT: usize = <usize>1 << (32 - LARGE_CLASS - LEAF_BITS); // 512 leaves for 4 GiB
 
 const FREE_HEADS: usize = memory.data(32 * 4, 16); // u32 head per class: absolute address, 0 = none
+/** u32 per small class: its cached empty slab (absolute address), 0 = none. */
+const EMPTY_SLAB: usize = memory.data(LARGE_CLASS * 4, 16);
+/** u32 per 8 MiB of arena: its leaf of slab entries (absolute address), 0 = not yet needed. */
+const LEAVES: usize = memory.data(<i32>LEAF_COUNT * 4, 16);
 let BITMAP: usize = 0; // set by init(); 0 until the first allocation
 let ARENA: usize = 0;
 /** Arena bytes carved so far: everything below ARENA + top is a block, owned or free. */
 let top: usize = 0;
 let limitPages: i32 = 65536; // 4 GiB: the wasm32 maximum
 let bytesInUse: u64 = 0;
-/** Bytes of the 4 KiB blocks cut for small classes, and of the small blocks handed out of them. */
+/** Bytes of the slabs (4 KiB blocks cut for small classes), and of the small blocks handed out of them. */
 let smallHeld: u64 = 0;
 let smallInUse: u64 = 0;
+/** heap_validate's scratch: u32 per small class, the free blocks its slab entries promise. */
+const VALIDATE_FREE: usize = memory.data(LARGE_CLASS * 4, 16);
+/** Leaves taken from the arena (those past the gap before it): bookkeeping, never freed. */
+let arenaLeaves: u32 = 0;
 
 /** Size class of a request: the smallest k ≥ MIN_CLASS with 2^k ≥ size. */
 export function classOf(size: usize): i32 {
@@ -84,14 +127,20 @@ function grow(to: usize): bool {
   return memory.grow(need) >= 0; // the host refused the larger step: try the exact need
 }
 
-/** Places the bitmap and the arena (once). False when memory for the bitmap cannot be had. */
+/** Places the bitmap, the first leaves and the arena (once). False when that memory cannot be had. */
 function init(): bool {
   if (ARENA != 0) return true;
   const bitmap = (__heap_base + 15) & ~<usize>15;
   const arena = (bitmap + BITMAP_BYTES + 0xffff) & ~<usize>0xffff;
-  if (!grow(arena)) return false; // fresh memory is zero: every bit clear
+  if (!grow(arena)) return false; // fresh memory is zero: every bit clear, every entry 0
   BITMAP = bitmap;
   ARENA = arena;
+  // The gap that aligning the arena leaves after the bitmap holds the first leaves.
+  let leaf = bitmap + BITMAP_BYTES;
+  for (let i: usize = 0; i < LEAF_COUNT && leaf + SLAB_BYTES <= arena; i++) {
+    store<u32>(LEAVES + (i << 2), <u32>leaf);
+    leaf += SLAB_BYTES;
+  }
   return true;
 }
 
@@ -139,6 +188,13 @@ const NO_BLOCK: usize = 0xffffffff;
 
 /** A block of class k ≥ LARGE_CLASS as an arena offset, or NO_BLOCK when memory cannot be had. */
 function takeLarge(k: i32): usize {
+  const off = takeLargeOnce(k);
+  // Out of memory: the cached empty slabs go back first (they may complete a merge), then retry.
+  if (off == NO_BLOCK && releaseEmptySlabs()) return takeLargeOnce(k);
+  return off;
+}
+
+function takeLargeOnce(k: i32): usize {
   // The smallest free block that fits, halved down to the class: the upper halves go free.
   for (let j = k; j <= MAX_CLASS; j++) {
     const p = <usize>load<u32>(FREE_HEADS + (<usize>j << 2));
@@ -182,6 +238,93 @@ function freeLarge(off: usize, k: i32): void {
   pushLarge(off, k);
 }
 
+// ── slabs: small blocks cut from 4 KiB blocks, counted in the slab entries ────────────────────
+
+/** The slab entry of the unit at arena offset `off`. Its leaf must exist (any slab's does). */
+// @ts-ignore: decorator
+@inline
+function entryAt(off: usize): usize {
+  const unit = off >>> LARGE_CLASS;
+  return <usize>load<u32>(LEAVES + ((unit >>> LEAF_BITS) << 2)) + ((unit & LEAF_MASK) << 1);
+}
+
+/** Makes sure the unit at arena offset `off` has a leaf. False when memory for it cannot be had. */
+function ensureLeaf(off: usize): bool {
+  const dir = LEAVES + ((off >>> (LARGE_CLASS + LEAF_BITS)) << 2);
+  if (load<u32>(dir) != 0) return true;
+  const leaf = takeLarge(LARGE_CLASS);
+  if (leaf == NO_BLOCK) return false;
+  memory.fill(ARENA + leaf, 0, SLAB_BYTES);
+  store<u32>(dir, <u32>(ARENA + leaf));
+  arenaLeaves++;
+  return true;
+}
+
+function pushSmall(p: usize, k: i32): void {
+  const head = FREE_HEADS + (<usize>k << 2);
+  const next = <usize>load<u32>(head);
+  store<u32>(p + S_NEXT, <u32>next);
+  store<u32>(p + S_PREV, 0);
+  if (next != 0) store<u32>(next + S_PREV, <u32>p);
+  store<u32>(head, <u32>p);
+}
+
+function unlinkSmall(p: usize, k: i32): void {
+  const next = <usize>load<u32>(p + S_NEXT);
+  const prev = <usize>load<u32>(p + S_PREV);
+  if (prev != 0) store<u32>(prev + S_NEXT, <u32>next);
+  else store<u32>(FREE_HEADS + (<usize>k << 2), <u32>next);
+  if (next != 0) store<u32>(next + S_PREV, <u32>prev);
+}
+
+/**
+ * Cuts a slab for class k (its free list is empty): the first block is returned, the rest go onto
+ * the free list. 0 when memory for the slab (or its leaf) cannot be had; nothing changes then.
+ */
+function cutSlab(k: i32): usize {
+  const off = takeLarge(LARGE_CLASS);
+  if (off == NO_BLOCK) return 0;
+  if (!ensureLeaf(off)) {
+    freeLarge(off, LARGE_CLASS);
+    return 0;
+  }
+  store<u16>(entryAt(off), <u16>(E_SLAB | (<u32>(k - MIN_CLASS) << E_CLASS_SHIFT) | 1));
+  smallHeld += <u64>SLAB_BYTES;
+  const slab = ARENA + off;
+  const blockSize = <usize>1 << k;
+  let prev: usize = 0;
+  for (let b = slab + blockSize; b < slab + SLAB_BYTES; b += blockSize) {
+    store<u32>(b + S_NEXT, <u32>(b + blockSize < slab + SLAB_BYTES ? b + blockSize : 0));
+    store<u32>(b + S_PREV, <u32>prev);
+    prev = b;
+  }
+  store<u32>(FREE_HEADS + (<usize>k << 2), <u32>(slab + blockSize));
+  return slab;
+}
+
+/** Gives an empty slab of class k back to the buddy system: its blocks off the free list, merged. */
+function releaseSlab(slab: usize, k: i32): void {
+  const blockSize = <usize>1 << k;
+  for (let b = slab; b < slab + SLAB_BYTES; b += blockSize) unlinkSmall(b, k);
+  store<u16>(entryAt(slab - ARENA), 0);
+  smallHeld -= <u64>SLAB_BYTES;
+  freeLarge(slab - ARENA, LARGE_CLASS);
+}
+
+/** Releases every class's cached empty slab. True when there was one. */
+function releaseEmptySlabs(): bool {
+  let any = false;
+  for (let k = MIN_CLASS; k < LARGE_CLASS; k++) {
+    const at = EMPTY_SLAB + (<usize>k << 2);
+    const slab = <usize>load<u32>(at);
+    if (slab == 0) continue;
+    store<u32>(at, 0);
+    releaseSlab(slab, k);
+    any = true;
+  }
+  return any;
+}
+
 // ── the allocator ───────────────────────────────────────────────────────────────────────────
 
 /**
@@ -202,21 +345,22 @@ export function halloc(size: usize): usize {
   const head = FREE_HEADS + (<usize>k << 2);
   let p = <usize>load<u32>(head);
   if (p == 0) {
-    // Cut a 4 KiB block into blocks of this class: the first is returned, the rest go free.
-    const off = takeLarge(LARGE_CLASS);
-    if (off == NO_BLOCK) return 0;
-    smallHeld += <u64>1 << LARGE_CLASS;
-    const slab = ARENA + off;
-    const blockSize = <usize>1 << k;
-    let next: usize = 0;
-    for (let b = slab + (<usize>1 << LARGE_CLASS) - blockSize; b > slab; b -= blockSize) {
-      store<u32>(b, <u32>next);
-      next = b;
-    }
-    store<u32>(head, <u32>next);
-    p = slab;
+    p = cutSlab(k);
+    if (p == 0) return 0;
   } else {
-    store<u32>(head, load<u32>(p));
+    // Off the list, and one more in use in its slab (a few loads and stores on this path).
+    const next = <usize>load<u32>(p + S_NEXT);
+    store<u32>(head, <u32>next);
+    if (next != 0) store<u32>(next + S_PREV, 0);
+    const e = entryAt((p & ~SLAB_MASK) - ARENA);
+    const v = <u32>load<u16>(e);
+    assert((v & E_SLAB) != 0 && ((v >>> E_CLASS_SHIFT) & E_CLASS_MASK) == <u32>(k - MIN_CLASS)); // a block of this class
+    if ((v & E_COUNT_MASK) == 0) {
+      // only the cached slab stays empty: the class's cached empty slab is in use again
+      assert(<usize>load<u32>(EMPTY_SLAB + (<usize>k << 2)) == (p & ~SLAB_MASK));
+      store<u32>(EMPTY_SLAB + (<usize>k << 2), 0);
+    }
+    store<u16>(e, <u16>(v + 1));
   }
   bytesInUse += <u64>1 << k;
   smallInUse += <u64>1 << k;
@@ -240,9 +384,17 @@ export function hfree(ptr: usize, size: usize): void {
     return;
   }
   smallInUse -= <u64>1 << k;
-  const head = FREE_HEADS + (<usize>k << 2);
-  store<u32>(ptr, load<u32>(head));
-  store<u32>(head, <u32>ptr);
+  pushSmall(ptr, k);
+  const slab = ptr & ~SLAB_MASK;
+  const e = entryAt(slab - ARENA);
+  const v = <u32>load<u16>(e) - 1;
+  assert((v & E_SLAB) != 0 && ((v >>> E_CLASS_SHIFT) & E_CLASS_MASK) == <u32>(k - MIN_CLASS)); // freed with the size it was allocated with
+  store<u16>(e, <u16>v);
+  if ((v & E_COUNT_MASK) != 0) return;
+  // The slab is empty: the class's cached one, or back to the buddy system when one is cached.
+  const cached = EMPTY_SLAB + (<usize>k << 2);
+  if (load<u32>(cached) == 0) store<u32>(cached, <u32>slab);
+  else releaseSlab(slab, k);
 }
 
 /** Bytes a request of `size` actually occupies (its class size). */
@@ -267,12 +419,102 @@ export function heap_bytes_in_use(): f64 {
 }
 
 /**
- * Bytes held free for small blocks: the 4 KiB blocks cut for small classes never go back to the
- * buddy system, so after many small indexes are destroyed this much stays usable by small
- * blocks only (what an out-of-memory message names).
+ * Bytes held free for small blocks: the free blocks of slabs that still hold a block in use, and
+ * the cached empty slabs (at most one per class). A slab stays with its class while any of its
+ * blocks is in use, so after many small indexes are destroyed in an order that leaves a few alive
+ * in many slabs, this much is usable by small blocks only (what an out-of-memory message names).
  */
 export function heap_small_bytes_free(): f64 {
   return <f64>(smallHeld - smallInUse);
+}
+
+/**
+ * Re-derives the heap's invariants (header of this file) from the free lists, the bitmap and the
+ * slab entries: 0 when they hold, else the number of the first that fails. O(arena / 4 KiB +
+ * free blocks); for tests.
+ */
+export function heap_validate(): i32 {
+  if (ARENA == 0) return 0;
+  // Large free lists: aligned, inside the carved arena, marked, of their list's class, linked
+  // both ways, and no free buddy of the same class.
+  let freeLargeBlocks: u32 = 0;
+  let freeLargeBytes: u64 = 0;
+  for (let k = LARGE_CLASS; k <= MAX_CLASS; k++) {
+    let prev: usize = 0;
+    let p = <usize>load<u32>(FREE_HEADS + (<usize>k << 2));
+    while (p != 0) {
+      const off = p - ARENA;
+      const size = <usize>1 << k;
+      if (p < ARENA || (off & (size - 1)) != 0 || <u64>off + size > <u64>top) return 1;
+      if (!isFreeStart(off) || <i32>load<u32>(p + F_CLASS) != k) return 2;
+      if (<usize>load<u32>(p + F_PREV) != prev) return 3;
+      const buddy = off ^ size;
+      if (k < MAX_CLASS && buddy < top && isFreeStart(buddy) && <i32>load<u32>(ARENA + buddy + F_CLASS) == k) return 4;
+      if (++freeLargeBlocks > <u32>(top >>> LARGE_CLASS)) return 5; // a cycle
+      freeLargeBytes += <u64>size;
+      prev = p;
+      p = <usize>load<u32>(p + F_NEXT);
+    }
+  }
+  // Bitmap: exactly one bit per free large block, none at or past top.
+  let bits: u32 = 0;
+  const units = top >>> LARGE_CLASS;
+  for (let u: usize = 0; u < units; u += 8) bits += popcnt<u32>(<u32>load<u8>(BITMAP + (u >>> 3)));
+  for (let u = units; u < ((units + 7) & ~<usize>7); u++) if (isFreeStart(u << LARGE_CLASS)) return 6;
+  if (bits != freeLargeBlocks) return 6;
+  // Slabs: entries only in units below top, counts summed per class; the empty ones are cached.
+  let slabs: u64 = 0;
+  let smallUsed: u64 = 0;
+  const slabsOf = VALIDATE_FREE;
+  memory.fill(slabsOf, 0, LARGE_CLASS * 4);
+  let empties: u32 = 0;
+  for (let i: usize = 0; i < LEAF_COUNT; i++) {
+    const leaf = <usize>load<u32>(LEAVES + (i << 2));
+    if (leaf == 0) continue;
+    for (let j: usize = 0; j <= LEAF_MASK; j++) {
+      const v = <u32>load<u16>(leaf + (j << 1));
+      if (v == 0) continue;
+      const off = ((i << LEAF_BITS) | j) << LARGE_CLASS;
+      if ((v & E_SLAB) == 0 || off >= top || isFreeStart(off)) return 7;
+      const k = <i32>((v >>> E_CLASS_SHIFT) & E_CLASS_MASK) + MIN_CLASS;
+      const count = v & E_COUNT_MASK;
+      const blocks = <u32>(SLAB_BYTES >>> k);
+      if (count > blocks) return 7;
+      if (count == 0) {
+        if (<usize>load<u32>(EMPTY_SLAB + (<usize>k << 2)) != ARENA + off) return 8;
+        empties++;
+      }
+      slabs++;
+      smallUsed += <u64>count << k;
+      const at = slabsOf + (<usize>k << 2);
+      store<u32>(at, load<u32>(at) + blocks - count);
+    }
+  }
+  let cached: u32 = 0;
+  for (let k = MIN_CLASS; k < LARGE_CLASS; k++) if (load<u32>(EMPTY_SLAB + (<usize>k << 2)) != 0) cached++;
+  if (empties != cached) return 8; // each empty slab is its class's cached one, and each cached one is empty
+  // Small free lists: each block in a slab of its class, aligned to its size there, linked both
+  // ways; as many as the entries promise.
+  for (let k = MIN_CLASS; k < LARGE_CLASS; k++) {
+    let prev: usize = 0;
+    let n: u32 = 0;
+    let p = <usize>load<u32>(FREE_HEADS + (<usize>k << 2));
+    while (p != 0) {
+      if (p < ARENA || p - ARENA >= top || (p & ((<usize>1 << k) - 1)) != 0) return 9;
+      const v = <u32>load<u16>(entryAt((p & ~SLAB_MASK) - ARENA));
+      if ((v & E_SLAB) == 0 || <i32>((v >>> E_CLASS_SHIFT) & E_CLASS_MASK) + MIN_CLASS != k) return 9;
+      if (<usize>load<u32>(p + S_PREV) != prev) return 10;
+      if (++n > load<u32>(slabsOf + (<usize>k << 2))) return 11; // more than promised, or a cycle
+      prev = p;
+      p = <usize>load<u32>(p + S_NEXT);
+    }
+    if (n != load<u32>(slabsOf + (<usize>k << 2))) return 11;
+  }
+  // Totals: the counters, and every carved byte accounted for exactly once.
+  if (smallHeld != slabs << LARGE_CLASS || smallInUse != smallUsed) return 12;
+  const leafBytes = <u64>arenaLeaves << LARGE_CLASS;
+  if (freeLargeBytes + smallHeld + (bytesInUse - smallInUse) + leafBytes != <u64>top) return 13;
+  return 0;
 }
 
 /** A raw buffer the host may fill (batch inputs, snapshot data). 0 when out of memory. */

@@ -1,7 +1,9 @@
 // The WebAssembly core of ipallocator: every export is listed here. The host side of each one is
 // typed in adapters/wasm.ts, the only module that touches the instance.
 export { scratch_ptr } from './scratch';
-export { heap_set_limit_pages, heap_limit_pages, heap_bytes_in_use, heap_small_bytes_free, buf_alloc, buf_free } from './heap';
+export {
+  heap_set_limit_pages, heap_limit_pages, heap_bytes_in_use, heap_small_bytes_free, heap_validate, buf_alloc, buf_free,
+} from './heap';
 // 128-bit address math, prefix geometry, iterator
 export { u128_add, u128_sub, u128_cmp, u128_next, u128_prev } from './u128';
 export { prefix_geometry, prefix_hosts, prefix_range_offset } from './prefix';

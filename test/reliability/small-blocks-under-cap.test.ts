@@ -1,45 +1,89 @@
-// Blocks under 4 KiB (small indexes' headers and bitmaps) are cut from 4 KiB blocks that serve
-// only blocks of their own size again. Under a cap, memory that once held thousands of small
-// indexes, all destroyed since, is free in name and yet cannot hold a larger index: the
-// OutOfMemoryError must say so, or a reader sees "192 bytes in use" and nothing to destroy.
+// Blocks under 4 KiB (small indexes' headers and bitmaps) are cut from 4 KiB slabs. Under a cap,
+// memory that once held thousands of small indexes, all destroyed since, must hold a large index
+// again: a slab whose blocks are all free goes back to the buddy system and merges. Where small
+// indexes are still alive in many slabs, the memory stays with them, and the OutOfMemoryError must
+// say so, or a reader sees little in use and nothing to destroy.
 //
 // Its own file: vitest runs each file in its own fork, so the core's memory starts empty here and
-// the cap below is the only room there is.
+// the cap below is the only room there is. Each test gives back everything it took.
 import { afterAll, describe, expect, it } from 'vitest';
-import { Range } from '../../adapters/range.ts';
+import { Allocator } from '../../adapters/allocator.ts';
 import { OutOfMemoryError } from '../../adapters/errors.ts';
-import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
+import { MemoryStore } from '../../adapters/memory-store.ts';
+import { Range } from '../../adapters/range.ts';
+import { core, memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
 
-describe('memory held for small blocks under a cap', () => {
-  it('is named by the OutOfMemoryError once the small indexes that held it are destroyed', () => {
-    setMemoryLimit(2 ** 20);
-    const ranges: Range[] = [];
-    for (let i = 0; ; i++) {
-      try {
-        ranges.push(new Range(`10.${i >> 8}.${i & 255}.0/24`));
-      } catch (e) {
-        expect(e).toBeInstanceOf(OutOfMemoryError);
-        break;
-      }
+const CAP = 2 ** 20;
+/** The largest range a fresh process holds under CAP: 2^21 addresses, about 272 KiB of index. */
+const LARGE = '10.0.0.0/11';
+
+/** Makes small things until the cap refuses one (OutOfMemoryError); returns them. */
+function fillWith<T>(make: (i: number) => T): T[] {
+  const made: T[] = [];
+  for (let i = 0; ; i++) {
+    try {
+      made.push(make(i));
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      return made;
     }
+  }
+}
+
+const small24 = (i: number): string => `10.${i >> 8}.${i & 255}.0/24`;
+
+describe('memory held for small blocks under a cap', () => {
+  it('thousands of small ranges filling the cap, all destroyed, leave room for a range as large as a fresh process holds', () => {
+    setMemoryLimit(CAP);
+    const ranges = fillWith((i) => new Range(small24(i)));
     expect(ranges.length).toBeGreaterThan(1000);
     for (const r of ranges) r.destroy();
     expect(memoryLimit().inUse).toBe(0);
+    expect(core.heap_validate()).toBe(0);
+    const large = new Range(LARGE);
+    large.allocate('10.0.0.1');
+    expect(large.has('10.0.0.1')).toBe(true);
+    large.destroy();
+    // and the small ones fit again, as many as before
+    const again = fillWith((i) => new Range(small24(i)));
+    expect(again.length).toBe(ranges.length);
+    for (const r of again) r.destroy();
+    expect(core.heap_validate()).toBe(0);
+  });
+
+  it('the same for allocators on one store, destroyed', () => {
+    setMemoryLimit(CAP);
+    const store = new MemoryStore();
+    const allocators = fillWith((i) => Allocator.create(small24(i), { store }));
+    expect(allocators.length).toBeGreaterThan(1000);
+    for (const a of allocators) a.destroy();
+    expect(memoryLimit().inUse).toBe(0);
+    const large = new Range(LARGE);
+    large.destroy();
+    expect(core.heap_validate()).toBe(0);
+  });
+
+  it('is named by the OutOfMemoryError while small ranges left alive keep their slabs', () => {
+    setMemoryLimit(CAP);
+    const ranges = fillWith((i) => new Range(small24(i)));
+    // one in 16 stays: nearly every slab keeps a block in use, so nearly all of it is free in name
+    for (let i = 0; i < ranges.length; i++) if (i % 16 !== 0) ranges[i]!.destroy();
     let failure: unknown;
     try {
-      new Range('10.200.0.0/20');
+      new Range(LARGE);
     } catch (e) {
       failure = e;
     }
     expect(failure).toBeInstanceOf(OutOfMemoryError);
     expect((failure as Error).message).toMatch(
-      /, 0 bytes of it in use, and \d+ bytes \([\d.]+ KiB\) more held free for blocks under 4 KiB only \(small indexes\): raise it/,
+      /, \d+ bytes \([\d.]+ KiB\) of it in use, and \d+ bytes \([\d.]+ KiB\) more held free for blocks under 4 KiB only \(small indexes\): raise it/,
     );
-    // the small ones fit again
-    const again = new Range('10.0.0.0/24');
-    again.destroy();
+    for (let i = 0; i < ranges.length; i += 16) ranges[i]!.destroy();
+    expect(memoryLimit().inUse).toBe(0);
+    new Range(LARGE).destroy(); // the last ones destroyed, it fits
+    expect(core.heap_validate()).toBe(0);
   });
 });
