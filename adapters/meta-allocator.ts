@@ -963,9 +963,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * Gives onSkip the skips recorded, in order. An onSkip that delivers another event reports
-   * that event's skips, and those left of this one, from there: each is reported once.
+   * that event's skips, and those left of this one, from there: each is reported once. An event
+   * delivered while ranges are being made (by a range's strategy) leaves its skips to the run
+   * making them, which reports them once it is done: onSkip never sees ranges half made.
    */
   private report(): void {
+    if (this.syncing) return;
     while (this.unreported.length > 0) {
       if (this.destroyed) {
         this.unreported = []; // by an earlier onSkip: nothing more to report

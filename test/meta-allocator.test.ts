@@ -1320,6 +1320,37 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     },
   );
 
+  // Regression: an event delivered while a range was being made (from its strategy's forRange)
+  // reported its skips at once, so onSkip ran inside that forRange, the outer event's ranges not
+  // yet made, where the onSkip option says it is called once they are.
+  it('a skip found by an event delivered while a range is made is reported once that range is made', () => {
+    const { source, watchers } = handSource();
+    let inForRange = false;
+    let armed = false;
+    const strategy: AllocationStrategy = {
+      name: 'delivers',
+      forRange(view) {
+        if (armed) {
+          armed = false;
+          inForRange = true;
+          watchers[0]!.onAdd({ name: 'bad', cidrs: ['not-a-cidr'] });
+          inForRange = false;
+        }
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    const seen: [string, boolean, string[]][] = [];
+    const meta = new MetaAllocator('IPv4', source, {
+      store: new FaultyMemoryStore(),
+      strategy,
+      onSkip: (s) => seen.push([s.serviceCIDR, inForRange, meta.ranges().map((r) => r.cidr)]),
+    });
+    armed = true;
+    watchers[0]!.onAdd({ name: 'a', cidrs: ['10.0.0.0/24'] });
+    expect(seen).toEqual([['bad', false, ['10.0.0.0/24']]]);
+    meta.destroy();
+  });
+
   it.each(['forRange', 'onSkip'] as const)('destroyed from %s while ranges are being made: every range is freed', (from) => {
     const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();
