@@ -27,7 +27,9 @@
 //   release does not; no range → ErrMismatchedNetwork (has → false).
 // * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
 //   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
-//   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull.
+//   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
+//   ErrNotReady when no range was full and some were not ready (upstream answers ErrFull there
+//   too; docs/semantics.md): what a lone Allocator answers, and nothing is full.
 //
 // Range-selection policies (`policy` option):
 //   'upstream'  random order, drawn per call from the injected random source. Upstream iterates a
@@ -406,7 +408,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const e = list[call.next++]!;
           this.live(); // destroyed while an earlier range was tried: ErrDestroyed, not ErrFull
           if (call.tried?.has(e)) continue;
-          const r = this.tryRange(e, call.owner);
+          const r = this.tryRange(e, call);
           if (r === null) continue;
           if (typeof r === 'string') return r;
           return r.then((ip) => (ip !== null ? ip : this.walk(call)));
@@ -418,14 +420,17 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const e = left[i]!;
           left[i] = left[n - 1]!;
           this.live();
-          const r = this.tryRange(e, call.owner);
+          const r = this.tryRange(e, call);
           if (r === null) continue;
           if (typeof r === 'string') return r;
           return r.then((ip) => (ip !== null ? ip : this.walk(call)));
         }
       }
       this.live(); // destroyed during the last range's store call: ErrDestroyed, not ErrFull
-      if (this.order === list) throw new ErrFull();
+      // Not ready, rather than full, when that is all that held it up: with a range full, adding
+      // a range is the fix, and the answer is upstream's ErrFull; with none full, waiting for the
+      // store's sync or a Ready condition is.
+      if (this.order === list) throw call.notReady && !call.full ? new ErrNotReady() : new ErrFull();
       // The list changed during the call (a range added or removed while a store call was in
       // flight): the ranges added meanwhile are tried too, those tried already are not.
       const tried = (call.tried ??= new Set());
@@ -440,11 +445,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * own may have removed ranges (or destroyed this). An immediate answer stays immediate (no
    * promise); upstream's scan with this package's generator calls nothing: nothing to reap.
    */
-  private tryRange(e: RangeEntry, owner: ParentRef | undefined): string | null | Promise<string | null> {
-    if (this.strategy === STRATEGIES.upstream && this.rangeRandom === this.random) return tryNext(e, owner);
+  private tryRange(e: RangeEntry, call: NextCall): string | null | Promise<string | null> {
+    if (this.strategy === STRATEGIES.upstream && this.rangeRandom === this.random) return tryNext(e, call);
     let r: string | null | Promise<string | null>;
     try {
-      r = tryNext(e, owner);
+      r = tryNext(e, call);
     } finally {
       this.reap();
     }
@@ -1001,23 +1006,33 @@ class NextCall {
   next = 0;
   /** Ranges tried in earlier passes (null during the first): a later pass skips them. */
   tried: Set<RangeEntry> | null = null;
+  /** A range tried answered full; one answered not ready: what the call answers when none is left. */
+  full = false;
+  notReady = false;
   /** The owner as checked once: every range tried gets this copy. */
   constructor(readonly owner: ParentRef | undefined) {}
 }
 
 /**
- * allocateNext on one range: the address, or null when the caller should try the next range.
- * On a store with synchronous operations the answer is immediate (no promise, and a full range
- * builds no ErrFull); otherwise a promise of it.
+ * allocateNext on one range: the address, or null when the caller should try the next range
+ * (`call` notes whether it was full or not ready). On a store with synchronous operations the
+ * answer is immediate (no promise, and a full range builds no ErrFull); otherwise a promise of it.
  */
-function tryNext(e: RangeEntry, owner: ParentRef | undefined): string | null | Promise<string | null> {
+function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string | null> {
   // not ready: what its allocateNext would answer (ErrNotReady); removed: it went away while the
-  // call tried an earlier one, or while its readiness was asked
-  if (!readyNow(e)) return null;
+  // call tried an earlier one, or while its readiness was asked (neither full nor not ready)
+  if (!readyNow(e)) {
+    if (!e.removed) call.notReady = true;
+    return null;
+  }
   const a = e.allocator;
-  if (!a.canAllocateNow) return tryNextAsync(e, owner);
+  if (!a.canAllocateNow) return tryNextAsync(e, call);
   try {
-    return a.tryAllocateNextNow(owner);
+    // ready when just asked: null is full (a store whose sync flag flips between the two
+    // questions gets upstream's ErrFull)
+    const ip = a.tryAllocateNextNow(call.owner);
+    if (ip === null) call.full = true;
+    return ip;
   } catch (err) {
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     throw err;
@@ -1035,11 +1050,18 @@ function readyNow(e: RangeEntry): boolean {
   return !e.removed && e.allocator.isReady() && !e.removed;
 }
 
-async function tryNextAsync(e: RangeEntry, owner: ParentRef | undefined): Promise<string | null> {
+async function tryNextAsync(e: RangeEntry, call: NextCall): Promise<string | null> {
   try {
-    return await e.allocator.allocateNext(owner);
+    return await e.allocator.allocateNext(call.owner);
   } catch (err) {
-    if (err instanceof ErrFull || err instanceof ErrNotReady) return null;
+    if (err instanceof ErrFull) {
+      call.full = true;
+      return null;
+    }
+    if (err instanceof ErrNotReady) {
+      call.notReady = true;
+      return null;
+    }
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     throw err;
   }

@@ -334,7 +334,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
 
     source.setReady('a', false);
     expect(meta.ranges()[0]!.ready).toBe(false);
-    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrNotReady); // as a lone Allocator (upstream: ErrFull)
     expect(await rejection(meta.allocate('10.0.0.5'))).toBeInstanceOf(ErrMismatchedNetwork);
     expect(await meta.has(ip)).toBe(false); // has asks a ready range (upstream)
     await meta.release(ip); // release does not need a ready range
@@ -357,7 +357,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     // stays ready (and allocates) after both are unready; here it follows its ServiceCIDRs.
     source.setReady('b', false);
     expect(meta.ranges()[0]!.ready).toBe(false);
-    await expect(meta.allocateNext()).rejects.toBeInstanceOf(ErrFull);
+    await expect(meta.allocateNext()).rejects.toBeInstanceOf(ErrNotReady);
     source.setReady('a', true);
     source.markDeleting('a'); // being deleted: no new allocations, whatever its Ready condition
     expect(meta.ranges()[0]!.ready).toBe(false);
@@ -675,6 +675,28 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   });
 });
 
+describe('MetaAllocator: allocateNext with nothing to give', () => {
+  // Upstream's loop ends in ErrFull whatever the ranges answered; kube-apiserver then says
+  // 'failed to allocate a serviceIP: range is full' of ranges with every address free. A lone
+  // Allocator answers ErrNotReady there, and so does this when no range was full.
+  it.each([true, false])('every range not ready, none full: ErrNotReady (synchronous store calls: %s)', async (syncOps) => {
+    const { store, source, meta } = setupOn('upstream', 1, 'IPv4', syncOps);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull); // no range at all
+    source.addServiceCIDR('a', ['10.0.0.0/24'], { ready: false });
+    source.addServiceCIDR('b', ['10.1.0.0/24']);
+    store.setSynced(false);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrNotReady); // a not Ready, b waiting for the store
+    source.setReady('b', false);
+    store.setSynced(true);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrNotReady); // both not Ready
+    source.addServiceCIDR('c', ['10.2.0.0/30']);
+    for (let i = 0; i < 2; i++) expect(hostOf('10.2.0.0/30', await meta.allocateNext())).toBe(true);
+    // a range full, the others not ready: full, as upstream (adding a range is the fix)
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+    meta.destroy();
+  });
+});
+
 describe('MetaAllocator: routing, counting and views', () => {
   it('before the store has synced, allocate answers ErrNotReady and has asks the store (upstream getAllocator routes by the ServiceCIDR flag)', async () => {
     // Found by an outside parity audit: routing asked for a range ready *and* synced, so an
@@ -957,7 +979,9 @@ describe.each(RANGE_POLICIES)('MetaAllocator property, policy %s', (policy) => {
               try {
                 ip = await meta.allocateNext();
               } catch (e) {
-                expect(e).toBeInstanceOf(ErrFull);
+                // not ready only when no range is ready (a ready one would be full) and one exists
+                const someReady = [...live.values()].some((s) => s.ready);
+                expect(e).toBeInstanceOf(live.size > 0 && !someReady ? ErrNotReady : ErrFull);
                 break;
               }
               expect(taken.has(ip)).toBe(false);
@@ -976,7 +1000,9 @@ describe.each(RANGE_POLICIES)('MetaAllocator property, policy %s', (policy) => {
               }
               for (const r of await Promise.allSettled(calls)) {
                 if (r.status === 'rejected') {
-                  expect(r.reason).toBeInstanceOf(ErrFull);
+                  // the victim's removal may leave only ranges that are not ready
+                  if (r.reason instanceof ErrNotReady) expect([...before.values()].some((s) => !s.ready)).toBe(true);
+                  else expect(r.reason).toBeInstanceOf(ErrFull);
                   continue;
                 }
                 expect(taken.has(r.value)).toBe(false);
