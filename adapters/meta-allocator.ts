@@ -98,7 +98,8 @@ export interface MetaAllocatorOptions {
   /**
    * Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it), once
    * the ranges of the event that found it are made: it may change the ServiceCIDRs or destroy
-   * the MetaAllocator. An error it throws does not stop the bookkeeping; it is rethrown
+   * the MetaAllocator (a skip no longer listed by then, its ServiceCIDR deleted, is not
+   * reported). An error it throws does not stop the bookkeeping; it is rethrown
    * asynchronously, where it surfaces as an uncaught exception (as MemoryStore's default
    * onWatcherError does).
    */
@@ -967,7 +968,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * Gives onSkip the skips recorded, in order. An onSkip that delivers another event reports
+   * Gives onSkip the skips recorded and still skipped, in order. An onSkip that delivers another event reports
    * that event's skips, and those left of this one, from there: each is reported once. An event
    * delivered while ranges are being made (by a range's strategy) leaves its skips to the run
    * making them, which reports them once it is done: onSkip never sees ranges half made.
@@ -980,6 +981,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
         return;
       }
       const s = this.unreported.shift()!;
+      // no longer skipped (its ServiceCIDR deleted from an earlier onSkip, or its range made
+      // since): what onSkip hears is what skipped() lists
+      if (this.skips.get(skipKey(s.serviceCIDR, s.cidr)) !== s) continue;
       try {
         this.onSkip!(s);
       } catch (e) {

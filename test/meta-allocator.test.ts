@@ -1377,6 +1377,23 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     meta.destroy();
   });
 
+  // Regression: an onSkip that deleted its ServiceCIDR (through a source that delivers at once)
+  // was then told of that ServiceCIDR's other skips, which skipped() no longer listed.
+  it('a ServiceCIDR deleted from onSkip: its skips not yet reported are not reported', () => {
+    const { source, watchers } = handSource();
+    const heard: string[] = [];
+    const meta = new MetaAllocator('IPv4', source, {
+      store: new FaultyMemoryStore(),
+      onSkip: (s) => {
+        heard.push(s.cidr);
+        if (s.serviceCIDR === 'x') watchers[0]!.onDelete({ name: 'x' } as ServiceCIDR);
+      },
+    });
+    watchers[0]!.onAdd({ name: 'x', cidrs: ['not-a-cidr', 'nor-this'] });
+    expect([heard, meta.skipped()]).toEqual([['not-a-cidr'], []]);
+    meta.destroy();
+  });
+
   it.each(['forRange', 'onSkip'] as const)('destroyed from %s while ranges are being made: every range is freed', (from) => {
     const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();
