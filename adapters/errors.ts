@@ -336,15 +336,25 @@ export function checkReady(ready: unknown): boolean {
  * caller's mistake: InvalidArgumentError naming `what` and quoting the value; so is an own key
  * that is not in `known` (unless its value is undefined), named with the options there are, and
  * an object whose reading throws (unreadableInput).
+ *
+ * `given` is the path to the object from the caller's argument, as readMember names input:
+ * `options` (the default), or `options.backoff` for an object of options inside the options, so
+ * that a getter that throws is `options.backoff.initialMs`, not `options.initialMs`.
  */
-export function optionsObject<T extends object>(options: T | undefined, what: string, known: Readonly<Record<keyof T, true>>): T {
+export function optionsObject<T extends object>(
+  options: T | undefined,
+  what: string,
+  known: Readonly<Record<keyof T, true>>,
+  given = 'options',
+): T {
   if (options === undefined) return {} as T;
   const names = Object.keys(known);
-  const given = 'options'; // the parameter, as every message about an option names it (readMember)
+  // an object inside the options is named by its path (`KubernetesStore: options.backoff …`)
+  const subject = given === 'options' ? what : `${what}: ${given}`;
   let keys: string[];
   try {
     if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-      throw new InvalidArgumentError(`${what} options must be an object, got ${quoteInput(options)}`);
+      throw new InvalidArgumentError(`${subject}${given === 'options' ? ' options' : ''} must be an object, got ${quoteInput(options)}`);
     }
     keys = Object.keys(options);
   } catch (e) {
@@ -356,7 +366,7 @@ export function optionsObject<T extends object>(options: T | undefined, what: st
     if (Object.hasOwn(known, key) || readMember(options, key, given) === undefined) continue;
     const near = nearestName(key, names);
     throw new InvalidArgumentError(
-      `${what} has no option ${quoteInput(key)}${near === undefined ? '' : ` (did you mean "${near}"?)`}; its options: ${names.join(', ')}`,
+      `${subject} has no option ${quoteInput(key)}${near === undefined ? '' : ` (did you mean "${near}"?)`}; its options: ${names.join(', ')}`,
     );
   }
   const read: Record<string, unknown> = {};

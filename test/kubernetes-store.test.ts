@@ -970,7 +970,26 @@ describe('KubernetesStore', () => {
         [
           'backoff { initial }',
           () => new KubernetesStore(kc, { backoff: { initial: 5 }, start: false } as never),
-          'KubernetesStore backoff has no option "initial"',
+          'KubernetesStore: options.backoff has no option "initial"',
+        ],
+        [
+          'backoff 5',
+          () => new KubernetesStore(kc, { backoff: 5, start: false } as never),
+          'KubernetesStore: options.backoff must be an object, got 5',
+        ],
+        // Regression: named options.initialMs, an option that does not exist, as if it sat in the options themselves
+        [
+          'backoff with a getter that throws',
+          () =>
+            new KubernetesServiceCIDRs(kc, {
+              backoff: {
+                get initialMs(): number {
+                  throw new Error('boom');
+                },
+              },
+              start: false,
+            }),
+          'options.backoff.initialMs could not be read: it threw',
         ],
         // Regression: a first delay above the cap was accepted (and silently cut to the cap). Started
         // (the default): refused before the informer sends anything.

@@ -440,7 +440,7 @@ export function checkInformerOptions(
     );
   }
   if (backoff === undefined) return undefined;
-  const b = checkOptions(backoff as BackoffOptions, `${owner} backoff`, { initialMs: true, maxMs: true, jitter: true });
+  const b = checkOptions(backoff as BackoffOptions, owner, { initialMs: true, maxMs: true, jitter: true }, 'options.backoff');
   const ms = (v: unknown): boolean => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v > 0);
   if (!ms(b.initialMs) || !ms(b.maxMs)) {
     throw new InvalidArgumentError(
