@@ -22,9 +22,6 @@
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
 import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
 import {
   type ConfigurationOptions,
@@ -39,10 +36,12 @@ import {
 } from '@kubernetes/client-node';
 import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import {
+  defaultKubeconfigFiles,
   isClientNodeFallback,
   KubeconfigNotReadError,
   kubeconfigLoadFailure,
   loadDefaultKubeconfig,
+  loadKubeconfigText,
   missingUser,
   readKubeconfigFile,
   serverURLProblem,
@@ -182,16 +181,9 @@ function noCluster(kc: KubeConfig, file: string): string {
   return `the cluster ${quoteText(cluster.name)} of context ${quoteText(current)} has no server in ${file}`;
 }
 
-/**
- * The files a kubeconfig is read from: the one given, else each of $KUBECONFIG (a path list, as
- * kubectl and client-node's loadFromDefault split it), else ~/.kube/config when it exists.
- */
+/** The files a kubeconfig is read from: the one given, else the default ones (defaultKubeconfigFiles). */
 function kubeconfigFiles(given: string | undefined): string[] {
-  if (given !== undefined) return [given];
-  const list = process.env.KUBECONFIG;
-  if (list) return list.split(delimiter).filter((f) => f !== '');
-  const home = join(homedir(), '.kube', 'config');
-  return existsSync(home) ? [home] : [];
+  return given !== undefined ? [given] : defaultKubeconfigFiles().files;
 }
 
 /**
@@ -279,8 +271,7 @@ export class Cluster {
       if (options.kubeconfig !== undefined) {
         // loadFromFile, with the file read once, and only a regular file (readKubeconfigFile)
         givenText = readKubeconfigFile(options.kubeconfig);
-        kc.loadFromString(givenText);
-        kc.makePathsAbsolute(dirname(options.kubeconfig));
+        loadKubeconfigText(kc, givenText, options.kubeconfig);
       } else loadDefaultKubeconfig(kc);
     } catch (e) {
       if (e instanceof KubeconfigNotReadError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${e.reason}`);

@@ -1255,7 +1255,8 @@ describe('KubernetesStore', () => {
     });
 
     it.each([
-      ['a missing file', (dir: string) => join(dir, 'missing'), /ENOENT/],
+      // the only file of the list: none exists (kubectl skips a missing file, and has no configuration when none exists)
+      ['a missing file', (dir: string) => join(dir, 'missing'), /none of the files \$KUBECONFIG names exists: "[^"]*missing"/],
       ['a directory', (dir: string) => dir, /is not a kubeconfig: it is a directory, not a regular file/],
       [
         'malformed YAML',
@@ -1319,7 +1320,7 @@ describe('KubernetesStore', () => {
           }
           expect(e).toBeInstanceOf(InvalidArgumentError);
           expect((e as Error).message).toBe(
-            `${owner}: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): its YAML is malformed at line 6, column 19: ` +
+            `${owner}: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(process.env.KUBECONFIG)}: its YAML is malformed at line 6, column 19: ` +
               'bad indentation of a mapping entry (the text is not shown: it may hold a credential); fix it, or pass a KubeConfig loaded yourself',
           );
           for (let c: unknown = e; c instanceof Error; c = c.cause) expect(c.message).not.toContain(TEST_TOKEN.slice(0, 8));

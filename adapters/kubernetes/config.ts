@@ -154,32 +154,110 @@ export function readKubeconfigFile(path: string): string {
 }
 
 /**
- * client-node's loadFromDefault, with each kubeconfig file read by readKubeconfigFile (bounded,
- * once): the files of $KUBECONFIG merged as loadFromDefault merges them (the first file's
- * current-context wins), else ~/.kube/config when it can be opened. Where there is none,
- * loadFromDefault's own fallbacks (a pod's service account, the placeholder) and errors.
+ * A kubeconfig file that could not be loaded, or a $KUBECONFIG list that names none to load.
+ * Its message names the file (or the list) and why, never the file's content: a YAML error is
+ * said by its place and kind (kubeconfigLoadFailure).
+ */
+export class KubeconfigFileError extends Error {
+  override name = 'KubeconfigFileError';
+}
+
+/**
+ * The kubeconfig files read when none is named, found as kubectl finds them (client-go's
+ * clientcmd loading rules): when $KUBECONFIG is set, each file of it — a path list, split on
+ * the platform's delimiter (`:`, `;` on Windows), empty entries skipped, a file named twice read
+ * once —, else ~/.kube/config. `list` says which: a file of the list that does not exist is
+ * skipped (loadKubeconfigFiles), ~/.kube/config that does not exist leaves client-node's own
+ * fallbacks.
+ */
+export function defaultKubeconfigFiles(): { files: string[]; list: string | undefined } {
+  const list = process.env['KUBECONFIG'];
+  if (list) return { files: [...new Set(list.split(delimiter).filter((f) => f !== ''))], list };
+  return { files: [join(homedir(), '.kube', 'config')], list: undefined };
+}
+
+/**
+ * client-node's loadFromDefault as kubectl loads the default kubeconfig, each file read by
+ * readKubeconfigFile (bounded, once). The files of $KUBECONFIG (defaultKubeconfigFiles) are
+ * merged by kubectl's rules, not client-node's: a file that does not exist is skipped (only when
+ * none exists does loading fail, naming them all; kubectl warns, then has no configuration); the
+ * first file to name a cluster, user or context wins, and a later entry of the same name is
+ * ignored whole (client-node refuses the load: "Duplicate cluster"); the first file that sets a
+ * current-context wins (client-node takes the last). A file that cannot be read or parsed fails
+ * the load with KubeconfigFileError naming it (or KubeconfigNotReadError). Without $KUBECONFIG:
+ * ~/.kube/config when it can be opened, else loadFromDefault's own fallbacks (a pod's service
+ * account, the placeholder) and errors.
  */
 export function loadDefaultKubeconfig(kc: KubeConfig): void {
-  const list = process.env['KUBECONFIG'];
-  const files = list ? list.split(delimiter).filter((f) => f !== '') : [];
-  if (files.length === 0) {
-    const home = join(homedir(), '.kube', 'config');
+  const { files, list } = defaultKubeconfigFiles();
+  if (list === undefined) {
     try {
       // not opened: opening a named pipe there would wait for a writer (readKubeconfigFile refuses it)
-      accessSync(home, constants.R_OK);
+      accessSync(files[0]!, constants.R_OK);
     } catch {
       // absent or unreadable: loadFromDefault says so, or falls back
       kc.loadFromDefault();
       return;
     }
-    files.push(home);
+  } else if (files.length === 0) {
+    throw new KubeconfigFileError(`$KUBECONFIG (${JSON.stringify(list)}) names no file: it holds only path separators`);
   }
-  files.forEach((file, i) => {
-    const into = i === 0 ? kc : new KubeConfig();
-    into.loadFromString(readKubeconfigFile(file));
-    into.makePathsAbsolute(dirname(file));
-    if (into !== kc) kc.mergeConfig(into);
-  });
+  const missing: string[] = [];
+  let loaded = 0;
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readKubeconfigFile(file);
+    } catch (e) {
+      if (list !== undefined && (e as { code?: unknown }).code === 'ENOENT') {
+        missing.push(file);
+        continue;
+      }
+      throw fileFailure(file, e);
+    }
+    const into = loaded === 0 ? kc : new KubeConfig();
+    try {
+      loadKubeconfigText(into, text, file);
+    } catch (e) {
+      throw fileFailure(file, e);
+    }
+    if (into !== kc) mergeFirstWins(kc, into);
+    loaded++;
+  }
+  if (loaded === 0) {
+    throw new KubeconfigFileError(`none of the files $KUBECONFIG names exists: ${missing.map((f) => JSON.stringify(f)).join(', ')}`);
+  }
+}
+
+/** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
+function fileFailure(file: string, e: unknown): Error {
+  if (e instanceof KubeconfigNotReadError) return e;
+  return new KubeconfigFileError(`${JSON.stringify(file)}: ${kubeconfigLoadFailure(e)}`);
+}
+
+/**
+ * Loads a kubeconfig file's text into `kc` (replacing what it held), its relative paths resolved
+ * against the file's folder, as kubectl resolves them.
+ */
+export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
+  kc.loadFromString(text);
+  kc.makePathsAbsolute(dirname(file));
+}
+
+/**
+ * Merges `from` into `kc` by kubectl's rules: an entry whose name `kc` already holds is ignored
+ * whole (the first file to name it wins), and `from`'s current-context is taken only when `kc`
+ * has none.
+ */
+function mergeFirstWins(kc: KubeConfig, from: KubeConfig): void {
+  if (!kc.getCurrentContext() && from.getCurrentContext()) kc.setCurrentContext(from.getCurrentContext());
+  const names = (entries: readonly { name: string }[]) => new Set(entries.map((e) => e.name));
+  const clusters = names(kc.clusters);
+  const users = names(kc.users);
+  const contexts = names(kc.contexts);
+  kc.clusters.push(...from.clusters.filter((c) => !clusters.has(c.name)));
+  kc.users.push(...from.users.filter((u) => !users.has(u.name)));
+  kc.contexts.push(...from.contexts.filter((c) => !contexts.has(c.name)));
 }
 
 /**

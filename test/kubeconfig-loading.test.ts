@@ -1,0 +1,153 @@
+// How a kubeconfig is found and read, compared with kubectl (client-go's clientcmd loading
+// rules): the library's default kubeconfig, and the command line's, through the one loader both
+// use (config.ts loadDefaultKubeconfig).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../adapters/errors.ts';
+import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubeconfigFileError, loadDefaultKubeconfig } from '../adapters/kubernetes/config.ts';
+import { cli } from './cli-helpers.ts';
+
+/** A kubeconfig's text: clusters (name → server), users (name → token), contexts (name → [cluster, user]). */
+function kubeconfigText(k: {
+  clusters?: Record<string, string>;
+  users?: Record<string, Record<string, unknown>>;
+  contexts?: Record<string, [string, string]>;
+  current?: string;
+}): string {
+  const lines = ['apiVersion: v1', 'kind: Config', 'clusters:'];
+  for (const [name, server] of Object.entries(k.clusters ?? {})) {
+    lines.push(`- name: ${name}`, '  cluster:', `    server: ${server}`, '    insecure-skip-tls-verify: true');
+  }
+  lines.push('users:');
+  for (const [name, user] of Object.entries(k.users ?? {})) lines.push(`- name: ${name}`, `  user: ${JSON.stringify(user)}`);
+  lines.push('contexts:');
+  for (const [name, [cluster, user]] of Object.entries(k.contexts ?? {})) {
+    lines.push(`- name: ${name}`, '  context:', `    cluster: ${cluster}`, `    user: ${user}`);
+  }
+  if (k.current !== undefined) lines.push(`current-context: ${k.current}`);
+  return `${lines.join('\n')}\n`;
+}
+
+describe('the default kubeconfig', () => {
+  let dir: string;
+  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-loading-'));
+  });
+  afterEach(() => {
+    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved.KUBECONFIG;
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const file = (name: string, text: string): string => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const loaded = (): KubeConfig => {
+    const kc = new KubeConfig();
+    loadDefaultKubeconfig(kc);
+    return kc;
+  };
+  const one = kubeconfigText({
+    clusters: { c: 'https://127.0.0.1:1' },
+    users: { u: { token: 'one' } },
+    contexts: { ctx: ['c', 'u'] },
+    current: 'ctx',
+  });
+
+  describe('$KUBECONFIG holding a list of files', () => {
+    // Regression: client-node's loadFromDefault failed on the first file that does not exist
+    // (a bare ENOENT); kubectl skips it.
+    it('skips a file that does not exist, as kubectl does', () => {
+      const good = file('good', one);
+      process.env.KUBECONFIG = [join(dir, 'missing'), good, join(dir, 'missing-too')].join(delimiter);
+      const kc = loaded();
+      expect(kc.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+      // the library too
+      void new KubernetesStore(undefined, { start: false }).close();
+    });
+
+    it('fails when none of its files exists, naming each', () => {
+      const a = join(dir, 'a');
+      const b = join(dir, 'b');
+      process.env.KUBECONFIG = [a, b].join(delimiter);
+      expect(loaded).toThrow(KubeconfigFileError);
+      expect(loaded).toThrow(`none of the files $KUBECONFIG names exists: ${JSON.stringify(a)}, ${JSON.stringify(b)}`);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(a)}, ${JSON.stringify(b)}`);
+    });
+
+    it('holding only separators (or nothing between them) names no file: refused, not read as ~/.kube/config', () => {
+      process.env.KUBECONFIG = `${delimiter}${delimiter}`;
+      expect(loaded).toThrow(`$KUBECONFIG (${JSON.stringify(`${delimiter}${delimiter}`)}) names no file: it holds only path separators`);
+    });
+
+    // Regression: client-node refused the load ("Duplicate cluster: c") when two files named the
+    // same cluster, user or context; kubectl takes the first file's entry whole.
+    it('lets the first file to name a cluster, user or context win, whole, as kubectl does', () => {
+      const first = file('first', one);
+      const second = file(
+        'second',
+        kubeconfigText({
+          clusters: { c: 'https://two.example:6443', other: 'https://other.example' },
+          users: { u: { token: 'two' }, v: { token: 'v' } },
+          contexts: { ctx: ['other', 'v'], ctx2: ['other', 'v'] },
+          current: 'ctx2',
+        }),
+      );
+      process.env.KUBECONFIG = [first, second].join(delimiter);
+      const kc = loaded();
+      expect(kc.getCurrentContext()).toBe('ctx');
+      expect(kc.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+      expect(kc.getCurrentUser()?.token).toBe('one');
+      // what only the second names is merged in
+      expect(kc.getClusters().map((c) => c.name)).toEqual(['c', 'other']);
+      expect(kc.getUsers().map((u) => u.name)).toEqual(['u', 'v']);
+      expect(kc.getContexts().map((c) => c.name)).toEqual(['ctx', 'ctx2']);
+    });
+
+    // Regression: client-node's merge took the last file's current-context, not the first's.
+    it('takes the current-context of the first file that sets one', () => {
+      const none = file('none', kubeconfigText({ clusters: { a: 'https://a.example' }, contexts: { a: ['a', 'x'] } }));
+      const second = file('second', one);
+      const third = file('third', kubeconfigText({ clusters: { b: 'https://b.example' }, contexts: { b: ['b', 'x'] }, current: 'b' }));
+      process.env.KUBECONFIG = [none, second, third].join(delimiter);
+      expect(loaded().getCurrentContext()).toBe('ctx');
+    });
+
+    it('reads a file named twice once', () => {
+      const good = file('good', one);
+      process.env.KUBECONFIG = [good, good].join(delimiter);
+      expect(loaded().getClusters()).toHaveLength(1);
+    });
+
+    // Regression: the error was js-yaml's place and kind, or client-node's, naming no file of the list.
+    it.each([
+      ['malformed YAML', 'clusters: [\n', 'its YAML is malformed at line 2'],
+      ['a cluster without a server', 'clusters:\n- name: x\n  cluster: {}\n', 'clusters[0].cluster.server is missing'],
+    ])('names the file of the list that cannot be loaded (%s)', (_what, text, said) => {
+      const good = file('good', one);
+      const bad = file('bad', text);
+      process.env.KUBECONFIG = [good, bad].join(delimiter);
+      expect(loaded).toThrow(KubeconfigFileError);
+      expect(loaded).toThrow(`${JSON.stringify(bad)}: ${said}`);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+        `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(bad)}: ${said}`,
+      );
+    });
+
+    it('the command line reads it as the library does', async () => {
+      const good = file('good', one);
+      process.env.KUBECONFIG = [join(dir, 'missing'), good, file('dup', one)].join(delimiter);
+      // loaded (no "Duplicate cluster", no ENOENT): the request then fails to reach the server
+      const r = await cli(['status', '--request-timeout', '1s']);
+      expect(r.stderr).not.toMatch(/Duplicate|ENOENT|cannot read/);
+      expect(r.stderr).toContain('https://127.0.0.1:1');
+    });
+  });
+});
