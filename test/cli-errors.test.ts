@@ -426,16 +426,14 @@ describe('ipallocator: failures', () => {
 
   // Regression: client-node reads a user's token-file as it loads the kubeconfig, and its ENOENT
   // was said as the kubeconfig's ("cannot read <kubeconfig>: ENOENT: … open '/…/missing'").
-  it('a user whose token-file cannot be read: said to be the token-file, relative to what, exit 2', async () => {
+  it('a user whose token-file cannot be read: said to be the token-file, read from the kubeconfig’s folder, exit 2', async () => {
     const { dir, path } = execPluginKubeconfig(c.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));
     try {
       for (const [tokenFile, said] of [
         [join(dir, 'missing'), `ENOENT: no such file or directory, open '${join(dir, 'missing')}'`],
-        [
-          'ipallocator-missing-token',
-          "ENOENT: no such file or directory, open 'ipallocator-missing-token', read relative to the working directory",
-        ],
+        // relative: read from the kubeconfig's folder, as kubectl reads it, and said with that path
+        ['ipallocator-missing-token', `ENOENT: no such file or directory, open '${join(dir, 'ipallocator-missing-token')}'`],
       ]) {
         config.users[0].user = { 'token-file': tokenFile };
         writeFileSync(path, JSON.stringify(config));

@@ -1,14 +1,14 @@
 // How a kubeconfig is found and read, compared with kubectl (client-go's clientcmd loading
 // rules): the library's default kubeconfig, and the command line's, through the one loader both
 // use (config.ts loadDefaultKubeconfig).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
-import { KubeconfigFileError, loadDefaultKubeconfig } from '../adapters/kubernetes/config.ts';
+import { KubeconfigFileError, loadDefaultKubeconfig, loadKubeconfigText } from '../adapters/kubernetes/config.ts';
 import { cli } from './cli-helpers.ts';
 
 /** A kubeconfig's text: clusters (name → server), users (name → token), contexts (name → [cluster, user]). */
@@ -148,6 +148,91 @@ describe('the default kubeconfig', () => {
       const r = await cli(['status', '--request-timeout', '1s']);
       expect(r.stderr).not.toMatch(/Duplicate|ENOENT|cannot read/);
       expect(r.stderr).toContain('https://127.0.0.1:1');
+    });
+  });
+
+  // Regression: client-node reads a user's token-file as it parses the kubeconfig, from the
+  // working directory: a kubeconfig beside its token failed (ENOENT), or read another file of
+  // that name. kubectl resolves it, and an exec command with a path separator, against the
+  // kubeconfig's folder, as client-node already does for certificate-authority, client-certificate
+  // and client-key.
+  describe('relative paths in a kubeconfig', () => {
+    const withUser = (user: Record<string, unknown>): string =>
+      kubeconfigText({ clusters: { c: 'https://127.0.0.1:1' }, users: { u: user }, contexts: { ctx: ['c', 'u'] }, current: 'ctx' });
+    const authorization = async (kc: KubeConfig): Promise<unknown> => {
+      const opts: { headers: Record<string, string> } = { headers: {} };
+      await kc.applyToHTTPSOptions(opts);
+      return opts.headers['Authorization'];
+    };
+
+    it.each(['$KUBECONFIG', 'loadKubeconfigText'])('a token-file is read from the kubeconfig’s folder (%s)', async (how) => {
+      mkdirSync(join(dir, 'sub'));
+      writeFileSync(join(dir, 'sub', 'token'), 'token-from-the-folder\n');
+      const path = file('sub/config', withUser({ 'token-file': 'token' }));
+      const kc = new KubeConfig();
+      if (how === '$KUBECONFIG') {
+        process.env.KUBECONFIG = path;
+        loadDefaultKubeconfig(kc);
+      } else loadKubeconfigText(kc, withUser({ 'token-file': 'token' }), path);
+      expect(await authorization(kc)).toBe('Bearer token-from-the-folder\n');
+      // the rest of the kubeconfig as client-node reads it
+      expect(kc.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+      expect(kc.getCurrentContext()).toBe('ctx');
+    });
+
+    it('a token-file that does not exist beside the kubeconfig is said with its absolute path', () => {
+      process.env.KUBECONFIG = file('config', withUser({ 'token-file': 'missing-token' }));
+      expect(loaded).toThrow(
+        `the token-file of a user in it cannot be read (ENOENT: no such file or directory, open '${join(dir, 'missing-token')}')`,
+      );
+    });
+
+    it('an exec command with a path separator is run from the kubeconfig’s folder; a bare name is left to the PATH', async () => {
+      mkdirSync(join(dir, 'bin'));
+      const credential = JSON.stringify({
+        apiVersion: 'client.authentication.k8s.io/v1',
+        kind: 'ExecCredential',
+        status: { token: 'token-from-the-plugin' },
+      });
+      writeFileSync(join(dir, 'bin', 'cred'), `#!/bin/sh\necho '${credential}'\n`);
+      chmodSync(join(dir, 'bin', 'cred'), 0o755);
+      const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: join('bin', 'cred'), interactiveMode: 'Never' };
+      process.env.KUBECONFIG = file('config', withUser({ exec }));
+      const kc = loaded();
+      expect(kc.getCurrentUser()?.exec.command).toBe(join(dir, 'bin', 'cred'));
+      if (process.platform !== 'win32') expect(await authorization(kc)).toBe('Bearer token-from-the-plugin');
+      process.env.KUBECONFIG = file('bare', withUser({ exec: { ...exec, command: 'kubectl' } }));
+      expect(loaded().getCurrentUser()?.exec.command).toBe('kubectl');
+    });
+
+    it('certificate-authority, client-certificate and client-key are made absolute against the folder', () => {
+      const text = kubeconfigText({ users: {}, contexts: {} }).replace(
+        'clusters:\n',
+        'clusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", certificate-authority: ca.pem}\n',
+      );
+      const kc = new KubeConfig();
+      loadKubeconfigText(
+        kc,
+        text.replace('users:\n', 'users:\n- name: u\n  user: {client-certificate: c.pem, client-key: k.pem}\n'),
+        join('rel', 'config'),
+      );
+      expect(kc.getCluster('c')?.caFile).toBe(join(process.cwd(), 'rel', 'ca.pem'));
+      expect(kc.getUser('u')?.certFile).toBe(join(process.cwd(), 'rel', 'c.pem'));
+      expect(kc.getUser('u')?.keyFile).toBe(join(process.cwd(), 'rel', 'k.pem'));
+    });
+
+    it('a crafted file whose aliases repeat a token-file user exponentially is refused, not written out', () => {
+      const lines = ['a0: &a0 [x, x, x, x, x, x, x, x, x, x]'];
+      for (let i = 1; i < 8; i++)
+        lines.push(
+          `a${i}: &a${i} [${Array(10)
+            .fill(`*a${i - 1}`)
+            .join(', ')}]`,
+        );
+      const text = `${withUser({ 'token-file': 'token' })}${lines.join('\n')}\n`;
+      writeFileSync(join(dir, 'token'), 't');
+      process.env.KUBECONFIG = file('config', text);
+      expect(loaded).toThrow('its YAML aliases repeat more of it than a kubeconfig holds');
     });
   });
 });

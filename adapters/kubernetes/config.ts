@@ -3,8 +3,8 @@
 // any request is made.
 import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
-import { delimiter, dirname, isAbsolute, join } from 'node:path';
-import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
@@ -237,11 +237,61 @@ function fileFailure(file: string, e: unknown): Error {
 
 /**
  * Loads a kubeconfig file's text into `kc` (replacing what it held), its relative paths resolved
- * against the file's folder, as kubectl resolves them.
+ * against the file's folder, as kubectl resolves them (clientcmd ResolveLocalPaths): a cluster's
+ * certificate-authority, a user's client-certificate, client-key and token-file, and an exec
+ * plugin's command when it holds a path separator (`./bin/token`; a bare name is looked up on
+ * the PATH). client-node resolves the first three itself (makePathsAbsolute), and reads a
+ * token-file as it parses the text, from the working directory: a file with a relative one is
+ * handed to it with that path made absolute (relativeTokenFiles).
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
-  kc.loadFromString(text);
-  kc.makePathsAbsolute(dirname(file));
+  const folder = resolve(dirname(file));
+  kc.loadFromString(relativeTokenFiles(text, folder) ?? text);
+  kc.makePathsAbsolute(folder);
+  for (const user of kc.users) {
+    const command = (user.exec as { command?: unknown } | undefined)?.command;
+    if (typeof command === 'string' && command.includes(sep) && !isAbsolute(command)) {
+      // client-node's own path resolution (makePathsAbsolute) writes its User objects the same way
+      (user as { exec: unknown }).exec = { ...user.exec, command: join(folder, command) };
+    }
+  }
+}
+
+/**
+ * The text of a kubeconfig whose users name a relative token-file, as JSON (which is YAML) with
+ * each such path resolved against `folder`; undefined when none does (or the text is not one
+ * YAML mapping: client-node's parse then says what is wrong). Parsed as client-node parses it
+ * (js-yaml, through loadAllYaml). An alias repeats a node without repeating its text, and JSON
+ * writes each repeat out: a text whose aliases would write more nodes than it has characters
+ * (no kubeconfig repeats that much; a crafted one repeats exponentially) is refused.
+ */
+function relativeTokenFiles(text: string, folder: string): string | undefined {
+  if (!text.includes('token-file')) return undefined;
+  let docs: unknown[];
+  try {
+    docs = loadAllYaml(text);
+  } catch {
+    return undefined;
+  }
+  const doc = docs.length === 1 ? docs[0] : undefined;
+  const users = (doc as { users?: unknown } | undefined)?.users;
+  if (typeof doc !== 'object' || doc === null || !Array.isArray(users)) return undefined;
+  let resolved = false;
+  const copy = users.map((entry: unknown) => {
+    const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
+    const tokenFile = typeof user === 'object' && user !== null ? user['token-file'] : undefined;
+    if (typeof tokenFile !== 'string' || tokenFile === '' || isAbsolute(tokenFile)) return entry;
+    resolved = true;
+    return { ...(entry as object), user: { ...user, 'token-file': join(folder, tokenFile) } };
+  });
+  if (!resolved) return undefined;
+  let nodes = 0;
+  return JSON.stringify({ ...doc, users: copy }, (_key, value: unknown) => {
+    if (++nodes > text.length) {
+      throw new Error('its YAML aliases repeat more of it than a kubeconfig holds (a crafted file)');
+    }
+    return value;
+  });
 }
 
 /**
@@ -289,8 +339,8 @@ export function kubeconfigLoadFailure(e: unknown): string {
   // its ENOENT names that file, not the kubeconfig the message is about
   const { code, path } = e as { code?: unknown; path?: unknown };
   if (typeof code === 'string' && typeof path === 'string' && /[/\\]config_types\.[cm]?js\b/.test(e.stack ?? '')) {
-    // client-node reads it before it makes the kubeconfig's paths absolute (kubectl reads it
-    // relative to the kubeconfig's folder)
+    // a KubeConfig client-node loaded itself (kc.loadFromFile) read it from the working
+    // directory; loadKubeconfigText resolves it against the kubeconfig's folder, as kubectl
     const relative = isAbsolute(path) ? '' : ', read relative to the working directory';
     return `the token-file of a user in it cannot be read (${e.message}${relative})`;
   }
