@@ -37,6 +37,7 @@ import {
 import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import {
   defaultKubeconfigFiles,
+  emptyToken,
   isClientNodeFallback,
   KubeconfigNotReadError,
   kubeconfigLoadFailure,
@@ -314,6 +315,8 @@ export class Cluster {
     // as kubectl does, and the library (kubeConfigOrDefault): no request goes out anonymous
     const noUser = missingUser(kc);
     if (noUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noUser}`);
+    const noToken = emptyToken(kc);
+    if (noToken !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noToken}`);
     // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as
     // https://host; client-node compares the text with "https://" and "http://" and sends nothing
     // to any other ("You need to define an absolute base url"): it is given the scheme in lower case.

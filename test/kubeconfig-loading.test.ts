@@ -235,4 +235,49 @@ describe('the default kubeconfig', () => {
       expect(loaded).toThrow('its YAML aliases repeat more of it than a kubeconfig holds');
     });
   });
+
+  // Regression: client-node reads an empty token-file into an empty token and then sends no
+  // Authorization header: every request went out anonymous, without a word. kubectl refuses it
+  // ("read empty token from file").
+  describe('a user whose token-file yields nothing', () => {
+    // absolute: client-node's own loadFromFile reads a relative one from the working directory
+    const withTokenFile = (): string =>
+      kubeconfigText({
+        clusters: { c: 'https://127.0.0.1:1' },
+        users: { u: { 'token-file': join(dir, 'token') } },
+        contexts: { ctx: ['c', 'u'] },
+        current: 'ctx',
+      });
+    const said =
+      'the token of user "u" (context "ctx") is empty: its token-file holds nothing, or only whitespace, and every request would go out without credentials ' +
+      '(kubectl refuses it too: "read empty token from file"); write the token into the file, or use another context';
+
+    it.each([
+      ['empty', ''],
+      ['only whitespace', ' \n\t\n'],
+    ])('is refused, naming the user (%s), by the library and the command line', async (_what, token) => {
+      writeFileSync(join(dir, 'token'), token);
+      const path = file('config', withTokenFile());
+      process.env.KUBECONFIG = path;
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`KubernetesStore: ${said}`);
+      // a KubeConfig loaded by the caller, with client-node's own loadFromFile
+      const kc = new KubeConfig();
+      kc.loadFromFile(path);
+      expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
+      for (const argv of [['status'], ['status', '--kubeconfig', path]]) {
+        const r = await cli(argv);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toBe(`ipallocator: cannot use context "ctx" of the kubeconfig${argv.length > 1 ? ` "${path}"` : ''}: ${said}\n`);
+      }
+    });
+
+    it('a token given empty in the kubeconfig is no token (no credentials, on purpose), as for kubectl', () => {
+      process.env.KUBECONFIG = file(
+        'config',
+        withTokenFile().replace(JSON.stringify({ 'token-file': join(dir, 'token') }), '{"token":""}'),
+      );
+      void new KubernetesStore(undefined, { start: false }).close();
+    });
+  });
 });

@@ -92,6 +92,8 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   }
   const noUser = missingUser(kc);
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
+  const noToken = emptyToken(kc);
+  if (noToken !== undefined) throw new InvalidArgumentError(`${owner}: ${noToken}`);
   return kc;
 }
 
@@ -111,6 +113,28 @@ export function missingUser(kc: KubeConfig): string | undefined {
   const user = getContextObject.call(kc, context)?.user;
   if (typeof user !== 'string' || user === '' || getUser.call(kc, user) !== null) return undefined;
   return `user ${JSON.stringify(user)} was not found for context ${JSON.stringify(context)}`;
+}
+
+/**
+ * Why the current context's user has a token that is empty, or only whitespace, as the end of a
+ * sentence; undefined when it has none, or a real one. client-node reads a token-file into the
+ * user's token, and sends no Authorization header when that is empty: every request would go
+ * out anonymous, and a 401 or 403 would read as the server refusing credentials never sent.
+ * kubectl refuses such a file (client-go: `read empty token from file`). A token given empty in
+ * the kubeconfig (`token: ""`) is no token at all, for client-node and kubectl alike: client-node
+ * then reads the token-file, if any, so an empty token it holds came from one.
+ */
+export function emptyToken(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  const token: unknown = user?.token;
+  if (typeof token !== 'string' || token.trim() !== '') return undefined;
+  return (
+    `the token of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) is empty: ` +
+    'its token-file holds nothing, or only whitespace, and every request would go out without credentials ' +
+    '(kubectl refuses it too: "read empty token from file"); write the token into the file, or use another context'
+  );
 }
 
 /**
