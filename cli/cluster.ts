@@ -39,6 +39,7 @@ import {
   defaultKubeconfigFiles,
   emptyToken,
   isClientNodeFallback,
+  KubeconfigCredentialError,
   KubeconfigNotReadError,
   kubeconfigLoadFailure,
   loadDefaultKubeconfig,
@@ -47,6 +48,7 @@ import {
   readKubeconfigFile,
   serverURLProblem,
   shownServer,
+  withCredentialCheck,
 } from '../adapters/kubernetes/config.ts';
 import {
   deniedByRuntime,
@@ -326,12 +328,13 @@ export class Cluster {
       const server = scheme.toLowerCase() + cluster.server.slice(scheme.length);
       kc.clusters = kc.clusters.map((c) => (c === cluster ? { ...c, server } : c));
     }
-    this.kc = kc;
+    // a request its exec credential plugin gave nothing for is not sent anonymous
+    this.kc = withCredentialCheck(kc);
     this.context = kc.getCurrentContext();
     this.server = shownServer(cluster.server);
     this.plainHttp = kc.getCurrentCluster()!.server.startsWith('http://') && cluster.skipTLSVerify !== true;
-    this.core = kc.makeApiClient(CoreV1Api);
-    this.networking = kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
+    this.core = this.kc.makeApiClient(CoreV1Api);
+    this.networking = this.kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
     this.onProgress = options.onProgress;
     this.requests = new ApiRequests(this.server, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
   }
@@ -621,6 +624,9 @@ export class Cluster {
     }
     if (code === undefined) {
       const where = `the API server at ${this.server} (context "${this.context}")`;
+      const noCredential = causes(err).find((e) => e instanceof KubeconfigCredentialError);
+      if (noCredential !== undefined)
+        return new ClusterError(`cannot use context "${this.context}" of the kubeconfig: ${noCredential.message}`);
       // Deno's refusal to run an exec credential plugin is no failure to reach the server: said
       // below, as the plugin's
       const denied = causes(err).some((e) => execPluginFailure(e) !== undefined) ? undefined : deniedByRuntime(err);

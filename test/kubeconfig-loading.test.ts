@@ -7,7 +7,8 @@ import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubeconfigCredentialError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { KubeconfigFileError, loadDefaultKubeconfig, loadKubeconfigText } from '../adapters/kubernetes/config.ts';
 import { cli } from './cli-helpers.ts';
 
@@ -279,5 +280,79 @@ describe('the default kubeconfig', () => {
       );
       void new KubernetesStore(undefined, { start: false }).close();
     });
+  });
+});
+
+// Regression: client-node sends a request anonymous when the exec credential plugin's
+// ExecCredential has an empty status (no token, no client certificate); kubectl refuses it
+// ("exec plugin didn't return a token or cert/key pair").
+describe('an exec credential plugin that returns no credential', () => {
+  let d: ApiServerDouble;
+  let dir: string;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-empty-'));
+  });
+  afterEach(async () => {
+    await d.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const plugin = (status: object): KubeConfig => {
+    const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status };
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+      users: [
+        {
+          name: 'tester',
+          exec: {
+            apiVersion: 'client.authentication.k8s.io/v1',
+            command: process.execPath,
+            args: ['-e', `console.log(${JSON.stringify(JSON.stringify(credential))})`],
+          },
+        },
+      ],
+      contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+      currentContext: 'double',
+    });
+    return kc;
+  };
+
+  it('is refused with KubeconfigCredentialError naming the user, and nothing is sent', async () => {
+    const s = new KubernetesStore(plugin({}), { start: false });
+    try {
+      const err = await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(KubeconfigCredentialError);
+      expect((err as KubeconfigCredentialError).user).toBe('tester');
+      expect((err as Error).message).toContain('the exec credential plugin of user "tester" returned no credential');
+      expect(d.requests).toEqual([]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('one that returns a token is used', async () => {
+    const s = new KubernetesStore(plugin({ token: 'from-the-plugin' }), { start: false });
+    try {
+      expect(await s.get('10.0.0.1')).toBeUndefined();
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('the command line says it of the context, and sends nothing', async () => {
+    const path = join(dir, 'config');
+    const kc = plugin({});
+    writeFileSync(path, kc.exportConfig());
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(
+      'cannot use context "double" of the kubeconfig: the exec credential plugin of user "tester" returned no credential',
+    );
+    expect(d.requests).toEqual([]);
   });
 });

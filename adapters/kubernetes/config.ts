@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
 import { readFileBounded } from '../bounded-read.ts';
-import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
+import { InvalidArgumentError, IPAllocatorError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { ApiVersion } from './objects.ts';
 
@@ -94,7 +94,58 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const noToken = emptyToken(kc);
   if (noToken !== undefined) throw new InvalidArgumentError(`${owner}: ${noToken}`);
-  return kc;
+  return withCredentialCheck(kc);
+}
+
+/**
+ * A request refused before it was sent: the exec credential plugin of the kubeconfig's user gave
+ * nothing to authenticate with — its ExecCredential's status holds no token and no client
+ * certificate — and client-node would send the request anonymous. kubectl refuses the same
+ * answer (client-go: `exec plugin didn't return a token or cert/key pair`).
+ */
+export class KubeconfigCredentialError extends IPAllocatorError {
+  static override readonly code = 'ERR_KUBECONFIG_CREDENTIAL' as const;
+  declare readonly code: 'ERR_KUBECONFIG_CREDENTIAL';
+  /** The kubeconfig user whose plugin it was. */
+  readonly user: string;
+  constructor(user: string) {
+    super(
+      `the exec credential plugin of user ${JSON.stringify(user)} returned no credential: its ExecCredential's status ` +
+        'holds no token and no client certificate, and the request would go out without credentials ' +
+        '(kubectl refuses it too: "exec plugin didn\'t return a token or cert/key pair"); the request was not sent',
+    );
+    this.user = user;
+  }
+}
+
+/** The exec plugin a client-node User names (user.exec, or an auth-provider's config.exec), if any. */
+function execOf(user: User | null): unknown {
+  return user?.exec ?? (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;
+}
+
+/**
+ * `kc` as every request of the library and the command line authenticates with it, refusing
+ * to send a request its user's exec credential plugin gave nothing for (KubeconfigCredentialError)
+ * — client-node sends it anonymous. `kc` itself when its current user has no exec plugin;
+ * otherwise an object that reads everything from `kc` (its prototype) and checks each request
+ * after client-node has authenticated it: one without an Authorization header is authenticated
+ * again into options (applyToHTTPSOptions; client-node keeps the plugin's answer, so the plugin
+ * is not run twice) to see whether a client certificate came instead.
+ */
+export function withCredentialCheck(kc: KubeConfig): KubeConfig {
+  if (typeof kc.getCurrentUser !== 'function' || execOf(kc.getCurrentUser()) === undefined) return kc;
+  const checked = Object.create(kc) as KubeConfig;
+  checked.applySecurityAuthentication = async (context) => {
+    await kc.applySecurityAuthentication(context);
+    const user = kc.getCurrentUser();
+    // a KubeConfig-shaped object without applyToHTTPSOptions (another copy's, older) is not judged
+    if (execOf(user) === undefined || typeof kc.applyToHTTPSOptions !== 'function') return;
+    if (typeof context.getHeaders !== 'function' || context.getHeaders()['Authorization']) return;
+    const options: { headers: Record<string, string>; cert?: unknown } = { headers: {} };
+    await kc.applyToHTTPSOptions(options as Parameters<KubeConfig['applyToHTTPSOptions']>[0]);
+    if (options.headers['Authorization'] === undefined && !options.cert) throw new KubeconfigCredentialError(user?.name ?? '');
+  };
+  return checked;
 }
 
 /**
