@@ -239,7 +239,8 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
  * case as "unknown command", with the nearest option named (`--jsn`: did you mean --json?);
  * undefined for any other parse error. A short flag given a value (`-y=1`) is one: Node reads
  * it as the group `-y -= -1` and refuses `-=`, an option nobody wrote, where the flag's own
- * refusal is due (`-y takes no value`).
+ * refusal is due (`-y takes no value`); so is a group of them given one (`-hy=1`, read as
+ * `-h -y -= -1`): the value is the last flag's.
  */
 function unknownOption(e: unknown, args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
   if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
@@ -250,8 +251,8 @@ function unknownOption(e: unknown, args: readonly string[], options: NonNullable
     const shorts = new Set(Object.values(options).flatMap((o) => (o.short === undefined ? [] : [o.short])));
     for (const a of args) {
       if (a === '--') break;
-      const m = /^-([^-])=(.*)$/s.exec(a);
-      if (m !== null && shorts.has(m[1]!)) return `-${m[1]} takes no value, got ${JSON.stringify(m[2])}`;
+      const m = /^-([^-=][^=]*)=(.*)$/s.exec(a);
+      if (m !== null && [...m[1]!].every((c) => shorts.has(c))) return `-${m[1]!.at(-1)} takes no value, got ${JSON.stringify(m[2])}`;
     }
   }
   const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(options)) : undefined;

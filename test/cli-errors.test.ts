@@ -1023,6 +1023,9 @@ describe('ipallocator: failures', () => {
     // Regression: Node reads -y=1 as the group -y -= -1, and "unknown option '-='" was said
     [['check', '--fix', '-y=1'], 'ipallocator: -y takes no value, got "1"\n'],
     [['status', '-h='], 'ipallocator: -h takes no value, got ""\n'],
+    // Regression: a group of short flags given a value (-yh=1, Node's -y -h -= -1) still said "unknown option '-='"
+    [['check', '--fix', '-yh=1'], 'ipallocator: -h takes no value, got "1"\n'],
+    [['check', '--fix', '-hy=x=2'], 'ipallocator: -y takes no value, got "x=2"\n'],
     // Regression: said in Node's parser's words ("Unexpected argument 'extra'. This command does
     // not take positional arguments") where map's second argument was said in the CLI's
     [['status', 'extra'], 'ipallocator: unexpected argument "extra"\n'],
