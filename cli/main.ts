@@ -562,9 +562,15 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   const cidrText = positionals[0];
   if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
   if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');
-  if (values.out !== undefined && values.snapshot !== undefined && sameFile(values.out, values.snapshot)) {
+  // The file read (the snapshot, or the kubeconfig given) would be replaced by the SVG, and the
+  // one copy of its Range's state, or of the cluster's credentials, gone
+  const input =
+    values.snapshot !== undefined
+      ? { what: 'the snapshot file', flag: '--snapshot', path: values.snapshot }
+      : { what: 'the kubeconfig', flag: '--kubeconfig', path: values.kubeconfig };
+  if (values.out !== undefined && input.path !== undefined && sameFile(values.out, input.path)) {
     throw new UsageError(
-      `--out ${values.out} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
+      `--out ${values.out} is ${input.what} it reads (${input.flag} ${input.path}): the SVG would replace it; write it elsewhere`,
     );
   }
   let prefix = cidrText === undefined ? undefined : cidrToDraw(cidrText);

@@ -140,6 +140,25 @@ describe('ipallocator map', () => {
       expect(r.stdout).toBe(`wrote ${out}: 10.96.0.0/30, 4 cells of 1 address; 1 of 2 addresses allocated\n`);
       expect(classAt(readFileSync(out, 'utf8'), 2).get(pos(2, 1))).toMatch(/-5$/);
     });
+
+    it('refuses --out naming the kubeconfig it reads, which the SVG would replace (exit 2)', async () => {
+      // Regression: `map CIDR --kubeconfig k --out k` listed the cluster, then wrote the SVG over
+      // the kubeconfig: its credentials were gone
+      addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/30']);
+      const before = readFileSync(c.kubeconfig, 'utf8');
+      const link = join(dir, 'kubeconfig-link');
+      symlinkSync(c.kubeconfig, link);
+      for (const out of [c.kubeconfig, link]) {
+        const r = await cli(['map', '10.96.0.0/30', '--kubeconfig', c.kubeconfig, '--out', out]);
+        expect(r).toEqual({
+          code: 2,
+          stdout: '',
+          stderr: `ipallocator: --out ${out} is the kubeconfig it reads (--kubeconfig ${c.kubeconfig}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
+        });
+        expect(readFileSync(c.kubeconfig, 'utf8')).toBe(before);
+      }
+      rmSync(link);
+    });
   });
 
   describe('from a Range snapshot file', () => {
