@@ -559,6 +559,11 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     io.stdout.write(HELP.map(prog));
     return EXIT_CLEAN;
   }
+  // empty is no file ("cannot read : ENOENT" said nothing of the flag); unlike an empty
+  // --kubeconfig, there is no default file it could stand for
+  for (const flag of ['out', 'snapshot'] as const) {
+    if (values[flag] === '') throw new UsageError(`--${flag} takes ${OPTION_VALUES[flag]}, got ""`);
+  }
   const cidrText = positionals[0];
   if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
   if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');

@@ -1001,6 +1001,9 @@ describe('ipallocator: failures', () => {
     ],
     [['map', '10.96.0.0/24', '--out'], 'ipallocator: --out needs a value: the file to write the SVG to\n'],
     [['map', '--snapshot'], 'ipallocator: --snapshot needs a value: a Range snapshot file\n'],
+    // Regression: an empty one was tried as a file: "cannot read : ENOENT: no such file or directory, open ''"
+    [['map', '10.96.0.0/24', '--out='], 'ipallocator: --out takes the file to write the SVG to, got ""\n'],
+    [['map', '--snapshot', ''], 'ipallocator: --snapshot takes a Range snapshot file, got ""\n'],
     [['status', '--top', '--json'], 'ipallocator: --top needs a value: a whole number, 0 or more (it is followed by the option --json)\n'],
     [
       ['check', '--grace', '--top=3'],
