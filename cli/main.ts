@@ -598,7 +598,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     } finally {
       range.destroy();
     }
-    source = `Range snapshot ${values.snapshot}`;
+    source = `Range snapshot ${named(values.snapshot)}`;
   } else {
     const cluster = await connect(values, io);
     rangeMap = emptyMap(prefix!);
@@ -608,7 +608,8 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
       const at = addr === undefined ? undefined : offsetIn(prefix!, addr);
       if (at !== undefined) markAllocated(rangeMap, at[0], at[1]);
     }
-    source = `IPAddress objects of context ${cluster.context}`;
+    // named as status and check name it: a control character would make the SVG no XML at all
+    source = `IPAddress objects of context ${named(cluster.context)}`;
   }
 
   const svg = renderSVG(rangeMap, source);

@@ -4,7 +4,8 @@
 // through `shown` (a table's cells too): names and messages come from the cluster, and whoever
 // can create an IPAddress can put control characters in its parentRef — an escape sequence would
 // clear the screen or forge a line of the report. (`map` prints only its own counts; its SVG
-// escapes XML.) Each name is also cut (`named`), as the library cuts a Status message: an owner
+// escapes XML, and names its context and snapshot file with `named`: a control character would
+// make it no XML at all.) Each name is also cut (`named`), as the library cuts a Status message: an owner
 // named in 100,000 characters would otherwise fill the screen.
 import { quoteText, showUnseen } from '../adapters/errors.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';

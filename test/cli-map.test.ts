@@ -141,6 +141,30 @@ describe('ipallocator map', () => {
       expect(classAt(readFileSync(out, 'utf8'), 2).get(pos(2, 1))).toMatch(/-5$/);
     });
 
+    it("names the context in the SVG as status does: in quotes, as Go's %q, when it would not read as itself", async () => {
+      // Regression: the name went into the SVG bare; a control character in it (the kubeconfig's
+      // "\e") made the file no XML at all, which no viewer opens
+      addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/30']);
+      const text = readFileSync(c.kubeconfig, 'utf8');
+      for (const [name, said] of [
+        ['e\u001b[31m', '&quot;e\\u001b[31m&quot;'],
+        ['sp ', '&quot;sp &quot;'],
+        ['plain-name', 'plain-name'],
+      ]) {
+        writeFileSync(
+          c.kubeconfig,
+          text
+            .replace('- name: double\n  context:', `- name: ${JSON.stringify(name)}\n  context:`)
+            .replace('current-context: double', `current-context: ${JSON.stringify(name)}`),
+        );
+        const r = await cli(['map', '10.96.0.0/30', '--kubeconfig', c.kubeconfig]);
+        expect(r).toMatchObject({ code: 0, stderr: '' });
+        expect(r.stdout).toContain(`>IPAddress objects of context ${said}; 4 cells of one address</text>`);
+        // no control character but a tab or a line break: XML 1.0 allows no other
+        expect([...r.stdout].filter((ch) => ch < ' ' && !'\t\n\r'.includes(ch))).toEqual([]);
+      }
+    });
+
     it('refuses --out naming the kubeconfig it reads, which the SVG would replace (exit 2)', async () => {
       // Regression: `map CIDR --kubeconfig k --out k` listed the cluster, then wrote the SVG over
       // the kubeconfig: its credentials were gone
