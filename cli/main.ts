@@ -630,11 +630,14 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   return EXIT_CLEAN;
 }
 
-/** Whether two paths name one existing file (a link to it, or another spelling, included). */
+/**
+ * Whether two paths name one existing regular file (a link to it, or another spelling, included):
+ * one the SVG would replace. A device (`/dev/null`, a terminal) or a pipe holds nothing to lose.
+ */
 function sameFile(a: string, b: string): boolean {
   try {
     const [x, y] = [statSync(a), statSync(b)];
-    return x.dev === y.dev && x.ino === y.ino;
+    return x.isFile() && x.dev === y.dev && x.ino === y.ino;
   } catch {
     return false; // one does not exist (yet): --out creates it, or the read says why not
   }

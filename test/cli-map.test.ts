@@ -266,6 +266,13 @@ describe('ipallocator map', () => {
         expect(readFileSync(file, 'utf8')).toBe(before);
       }
       expect((await cli(['map', '--snapshot', file, '--out', join(dir, 'keep.svg')])).code).toBe(0);
+      // Regression: a device given as both was said to be replaced by the SVG; it holds nothing to
+      // lose, and is said to be no snapshot file
+      const dev = await cli(['map', '--snapshot', '/dev/null', '--out', '/dev/null']);
+      expect([dev.code, dev.stderr]).toEqual([
+        2,
+        'ipallocator: /dev/null is not a snapshot file: it is a character device, not a regular file\n',
+      ]);
     });
 
     it('refuses a file over 128 MiB, and anything but a regular file, with one line and exit 2 instead of reading it', async () => {
