@@ -481,6 +481,21 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
           },
         ),
         revoked.proxy,
+        // Regression: no plain object, read again to be named: its prototype's descriptor trap threw there, raw
+        new Proxy(
+          {},
+          {
+            getPrototypeOf: () =>
+              new Proxy(
+                {},
+                {
+                  getOwnPropertyDescriptor: () => {
+                    throw new Error('trap failed');
+                  },
+                },
+              ),
+          },
+        ),
       ];
       for (const labels of unreadable) {
         const e = await rejection(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels }));

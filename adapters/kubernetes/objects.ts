@@ -276,12 +276,15 @@ export function parseLabelSelector(text: string): LabelSelector {
  */
 export function checkedLabels(labels: unknown, owner: string): Record<string, string> {
   let copy: unknown = labels;
+  let problems: string[];
   try {
     if (isPlainObject(labels)) copy = { ...labels };
+    // judged inside the try too: labels that are no plain object are read again to be named
+    // (their prototype, its constructor), and a Proxy's trap may throw then
+    problems = labelSetProblems(copy);
   } catch (e) {
     throw unreadableInput('options.labels', e, (message) => new InvalidArgumentError(`${owner}: ${message}`));
   }
-  const problems = labelSetProblems(copy);
   if (problems.length > 0) throw new InvalidArgumentError(`${owner}: ${problems.join('; ')}`);
   return copy as Record<string, string>;
 }
