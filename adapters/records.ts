@@ -178,7 +178,7 @@ function pathSegmentProblems(value: string): string[] {
  * (checkParentRef).
  */
 function notPlainObject(o: object, field: string, what: string): string {
-  return `${field}: Invalid value: ${objectKind(o)}: must be a plain object ${what} (an object literal): a store keeps a copy of a plain object's own fields only`;
+  return `${field}: Invalid value: ${objectKind(o)}: must be a plain object ${what} (an object literal): only a plain object's own fields are copied`;
 }
 
 /**

@@ -509,7 +509,7 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
         [new Date(0), 'Date'],
       ] as const) {
         await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: labels as never })).rejects.toThrow(
-          `createServiceCIDR: metadata.labels: Invalid value: a ${kind}: must be a plain object of string values`,
+          `createServiceCIDR: metadata.labels: Invalid value: a ${kind}: must be a plain object of string values (an object literal): only a plain object's own fields are copied`,
         );
       }
       await expect(createServiceCIDR(kc, 'x', ['10.0.0.0/24'], { labels: { 'bad key!': 'v' } })).rejects.toThrow(
