@@ -61,6 +61,7 @@ import {
   translate,
 } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
+import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, GROUP, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
@@ -336,7 +337,7 @@ export class Cluster {
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.networking = this.kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
     this.onProgress = options.onProgress;
-    this.requests = new ApiRequests(this.server, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS);
+    this.requests = new ApiRequests(this.server, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, kc);
   }
 
   /** Every ServiceCIDR, as the MetaAllocator reads them. */
@@ -604,6 +605,13 @@ export class Cluster {
       );
     }
     if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
+      // not sent when the deadline passed: the exec credential plugin never answered (ApiRequests stopped it)
+      const pluginUser = phases.get(apiError) === 'unsent' ? execPluginUser(this.kc) : undefined;
+      if (pluginUser !== undefined) {
+        return new ClusterError(
+          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(pluginUser)}${this.pluginCommand()} did not answer within ${duration(apiError.timeoutMs)}${this.requests.stopsPlugins ? ' and was stopped' : ''} (${verb} ${target}); to wait longer, pass --request-timeout`,
+        );
+      }
       const waited = waitedAnswers.get(apiError);
       if (waited !== undefined) {
         const times = waited.length === 1 ? 'once' : `${waited.length} times`;
@@ -654,11 +662,8 @@ export class Cluster {
           .map((e) => execPluginFailure(e))
           .find((said) => said !== undefined);
         if (plugin !== undefined) {
-          const user = this.kc.getCurrentUser();
-          const exec = (user?.exec ?? user?.authProvider?.config?.exec) as { command?: unknown } | undefined;
-          const command = typeof exec?.command === 'string' && exec.command !== '' ? ` (command ${quoteText(exec.command)})` : '';
           return new ClusterError(
-            `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(user?.name ?? '')}${command} ${plugin}`,
+            `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
           );
         }
         // client-node reads an exec credential plugin's output with JSON.parse, whose message
@@ -699,6 +704,11 @@ export class Cluster {
       );
     }
     return new CliError(`${verb} ${target} failed: ${serverSaid ? `HTTP ${code} ${serverSaid}` : answer}`);
+  }
+  /** ` (command "…")`: the current user's exec plugin as the kubeconfig names it (never its args: a secret may be among them), or "". */
+  private pluginCommand(): string {
+    const command = execPluginCommand(this.kc);
+    return command === undefined ? '' : ` (command ${quoteText(command)})`;
   }
 }
 

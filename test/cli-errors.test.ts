@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { statusFailure } from './k8s/apiserver-double.ts';
 import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
-import { until } from './k8s/helpers.ts';
+import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
 import { addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -346,6 +346,30 @@ describe('ipallocator: failures', () => {
         `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(command(dir))}) could not be run: ${why}\n`,
       );
       expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Regression: a plugin that never answered was said as the API server not answering ("the API
+  // server at … did not answer within 1s"), and was left running after the command had ended.
+  it('an exec credential plugin that never answers: said so, naming the user and the command (not its args), stopped, nothing sent, exit 2', async () => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const pidFile = join(dir, 'plugin.pid');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    config.users[0].user.exec.args = ['-e', hangingPlugin(pidFile), '--', '--token=SECRET_IN_ARGS'];
+    writeFileSync(path, JSON.stringify(config));
+    try {
+      // long enough for the plugin to start and write its pid under a loaded machine (Deno starts slowly)
+      const r = await cli(['status', '--kubeconfig', path, '--request-timeout', '3s']);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) did not answer within 3s and was stopped (list servicecidrs.networking.k8s.io); to wait longer, pass --request-timeout\n`,
+      );
+      expect(r.stderr).not.toContain('SECRET_IN_ARGS');
+      expect(c.double.requests).toEqual([]);
+      const pid = Number(readFileSync(pidFile, 'utf8'));
+      await until(() => !isRunning(pid), 'the plugin to be stopped');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,6 +1,6 @@
 // KubernetesStore through real HTTP and client-node against the API-server double.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NetworkingV1Api } from '@kubernetes/client-node';
@@ -25,7 +25,7 @@ import {
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Mirror, cacheNames, ipAddressEvent, ipAddressList, until } from './k8s/helpers.ts';
+import { Mirror, cacheNames, hangingPlugin, ipAddressEvent, ipAddressList, isRunning, until } from './k8s/helpers.ts';
 import { Informer, type ListerWatcher } from '../adapters/kubernetes/informer.ts';
 import { matchesSelector, parseLabelSelector } from '../adapters/kubernetes/objects.ts';
 
@@ -57,11 +57,8 @@ describe('KubernetesStore', () => {
     markers = 0;
   });
 
-  /**
-   * The error of a get through a kubeconfig whose user's exec plugin is `node -e script` (or
-   * `command`, given no args).
-   */
-  async function execPluginGetError(script: string, command = process.execPath): Promise<unknown> {
+  /** A KubeConfig for the double whose user's exec plugin is `node -e script` (or `command`, given no args). */
+  function execPluginKubeConfig(script: string, command = process.execPath): KubeConfig {
     const kc = new KubeConfig();
     const args = command === process.execPath ? ['-e', script] : [];
     kc.loadFromOptions({
@@ -70,7 +67,15 @@ describe('KubernetesStore', () => {
       contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
       currentContext: 'double',
     });
-    const s = new KubernetesStore(kc, { start: false });
+    return kc;
+  }
+
+  /**
+   * The error of a get through a kubeconfig whose user's exec plugin is `node -e script` (or
+   * `command`, given no args).
+   */
+  async function execPluginGetError(script: string, command = process.execPath, options: KubernetesStoreOptions = {}): Promise<unknown> {
+    const s = new KubernetesStore(execPluginKubeConfig(script, command), { start: false, ...options });
     try {
       return await s.get('10.0.0.1').then(
         () => undefined,
@@ -1111,6 +1116,38 @@ describe('KubernetesStore', () => {
       );
       expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
       expect(d.requests).toEqual([]);
+    });
+
+    it('an exec credential plugin that never answers: said of the plugin and its user, not of the server; stopped at the deadline, and by close()', async () => {
+      // Regression: said as "no answer from <server> within 1000 ms", and the plugin was left running.
+      const dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-'));
+      try {
+        // long enough for the plugin to start and write its pid under a loaded machine (Deno starts slowly)
+        const err = await execPluginGetError(hangingPlugin(join(dir, 'deadline.pid')), process.execPath, { requestTimeoutMs: 3000 });
+        expect(err).toBeInstanceOf(KubernetesApiError);
+        const e = err as KubernetesApiError;
+        expect([e.message, e.timeoutMs, e.code]).toEqual([
+          'get ipaddresses.networking.k8s.io "10.0.0.1": the exec credential plugin of user "tester" did not answer within 3000 ms (requestTimeoutMs): it was stopped, and the request was not sent',
+          3000,
+          undefined,
+        ]);
+        const stopped = Number(readFileSync(join(dir, 'deadline.pid'), 'utf8'));
+        await until(() => !isRunning(stopped), 'the plugin to be stopped at the deadline');
+
+        const s = new KubernetesStore(execPluginKubeConfig(hangingPlugin(join(dir, 'close.pid'))), { start: false });
+        const pending = s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        await until(() => existsSync(join(dir, 'close.pid')) && readFileSync(join(dir, 'close.pid'), 'utf8') !== '', 'the plugin to start');
+        s.close();
+        expect(await pending).toBeInstanceOf(ErrDestroyed);
+        const closed = Number(readFileSync(join(dir, 'close.pid'), 'utf8'));
+        await until(() => !isRunning(closed), 'the plugin to be stopped by close()');
+        expect(d.requests).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {

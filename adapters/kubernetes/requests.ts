@@ -34,9 +34,10 @@
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
 // its own (watch-session.ts).
 import { isReadable } from 'node:stream';
-import { Observable, type ConfigurationOptions, type ObservableMiddleware } from '@kubernetes/client-node';
-import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { Observable, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
+import { InvalidArgumentError, quoteInput, quoteText } from '../errors.ts';
 import { describeAnswer, KubernetesApiError, translate } from './errors.ts';
+import { execPluginUser, stopPluginsOnAbort, withRequestSignal } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
@@ -72,11 +73,20 @@ export class ApiRequests {
   /**
    * @param server the API server's URL as messages show it (shownServer: no credentials, query or fragment)
    * @param timeoutMs per request; Infinity for none
+   * @param kc the KubeConfig the requests authenticate with: an exec credential plugin it starts
+   *   for a request is stopped when that request ends unanswered (exec-plugins.ts), and a request
+   *   whose deadline passes before it was sent says that the plugin did not answer
    */
   constructor(
     readonly server: string,
     readonly timeoutMs: number,
-  ) {}
+    private readonly kc?: KubeConfig,
+  ) {
+    this.stopsPlugins = kc !== undefined && stopPluginsOnAbort(kc);
+  }
+
+  /** Whether an exec plugin started for a request is stopped when the request ends unanswered. */
+  readonly stopsPlugins: boolean;
 
   /**
    * Runs `call`, handing it the client-node options that attach this request's AbortSignal, and
@@ -106,9 +116,12 @@ export class ApiRequests {
     const signal = controller.signal;
     this.inFlight.add(controller);
     const waited: number[] = []; // the status of each answer waited out, in order
+    // whether the attempt running was sent: client-node runs the middleware after authenticating
+    // (an exec credential plugin), just before the fetch
+    const attempt = { sent: false };
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
-      deadline = setTimeout(() => controller.abort(this.timeoutError(target, waited)), this.timeoutMs);
+      deadline = setTimeout(() => controller.abort(this.timeoutError(target, waited, attempt.sent)), this.timeoutMs);
     }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
@@ -120,10 +133,13 @@ export class ApiRequests {
     try {
       for (;;) {
         try {
+          attempt.sent = false;
           return await Promise.race([
-            call(
-              withSignal(signal),
-              waited.some((code) => code !== 429),
+            withRequestSignal(signal, () =>
+              call(
+                withSignal(signal, () => (attempt.sent = true)),
+                waited.some((code) => code !== 429),
+              ),
             ),
             aborted,
           ]);
@@ -171,16 +187,21 @@ export class ApiRequests {
     for (const controller of [...this.inFlight]) controller.abort(reason());
   }
 
-  private timeoutError(target: RequestTarget, waited: readonly number[]): KubernetesApiError {
+  private timeoutError(target: RequestTarget, waited: readonly number[], sent: boolean): KubernetesApiError {
     // e.g. "; the server throttled it (429) 2 times and answered 503 once, 500 3 times with a Retry-After meanwhile"
     const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
+    // not sent: the time went on the credentials, which only an exec plugin takes long to give
+    const user = sent || this.kc === undefined ? undefined : execPluginUser(this.kc);
     return new KubernetesApiError(
       target.verb,
       target.resource,
       target.name,
       undefined,
       undefined,
-      `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`,
+      user === undefined
+        ? `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
+        : `the exec credential plugin of user ${quoteText(user)} did not answer within ${this.timeoutMs} ms (requestTimeoutMs${waits}): ` +
+            `${this.stopsPlugins ? 'it was stopped, and ' : ''}the request was not sent`,
       undefined,
       this.timeoutMs,
     );
@@ -246,12 +267,14 @@ function retryAfterSeconds(header: string): number | undefined {
 }
 
 /**
- * client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike)
- * and lets the fetch end the answer's body when its connection fails (`letFetchEndBody`).
+ * client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike),
+ * tells `onSent` (the request is authenticated and about to be sent), and lets the fetch end the
+ * answer's body when its connection fails (`letFetchEndBody`).
  */
-function withSignal(signal: AbortSignal): ConfigurationOptions {
+function withSignal(signal: AbortSignal, onSent: () => void): ConfigurationOptions {
   const middleware: ObservableMiddleware = {
     pre(context) {
+      onSent();
       context.setSignal(signal);
       return new Observable(Promise.resolve(context));
     },

@@ -174,7 +174,7 @@ export interface CreateServiceCIDROptions {
 /** Requests to the current cluster of `kc` with the timeout of `options`. */
 function requestsFor(kc: KubeConfig, requestTimeoutMs: unknown, owner: string): ApiRequests {
   const cluster = kc.getCurrentCluster();
-  return new ApiRequests(cluster ? shownServer(cluster.server) : 'the API server', requestTimeoutOption(requestTimeoutMs, owner));
+  return new ApiRequests(cluster ? shownServer(cluster.server) : 'the API server', requestTimeoutOption(requestTimeoutMs, owner), kc);
 }
 
 /**

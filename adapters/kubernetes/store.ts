@@ -115,6 +115,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
     const requests = (this.requests = new ApiRequests(
       cluster ? shownServer(cluster.server) : 'the API server',
       requestTimeoutOption(options.requestTimeoutMs, 'KubernetesStore'),
+      kc,
     ));
 
     const parts: string[] = [];

@@ -23,6 +23,7 @@
 import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { withRequestSignal } from './exec-plugins.ts';
 import { quoteInput, quoteText } from '../errors.ts';
 import { KubernetesApiError } from './errors.ts';
 import { letFetchEndBody } from './requests.ts';
@@ -196,7 +197,8 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
     };
   }
   const context = new RequestContext(url.toString(), HttpMethod.GET);
-  await kc.applySecurityAuthentication(context);
+  // an exec credential plugin started here stops when the watch is given up (exec-plugins.ts)
+  await withRequestSignal(signal, () => kc.applySecurityAuthentication(context));
   context.setSignal(signal);
   const response = await new IsomorphicFetchHttpLibrary().send(context).toPromise();
   const body = response.body.stream();

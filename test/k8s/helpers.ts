@@ -15,6 +15,30 @@ export async function until(cond: () => boolean, what = 'condition'): Promise<vo
   }
 }
 
+/** Whether a process with this pid is running (signal 0 only asks): for an exec plugin that must have been stopped. */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `node -e` source for an exec credential plugin that writes its pid to `pidFile`, then never
+ * answers (a plugin waiting on a login that never comes). Under Deno the same argv runs as
+ * `deno eval`, which has neither `require` nor dynamic import: the file is written with Deno's own API.
+ */
+export function hangingPlugin(pidFile: string): string {
+  const file = JSON.stringify(pidFile);
+  return (
+    `if (typeof Deno === 'object') Deno.writeTextFileSync(${file}, String(process.pid)); ` +
+    `else require('node:fs').writeFileSync(${file}, String(process.pid)); ` +
+    'setInterval(() => {}, 1000)'
+  );
+}
+
 /** A subscriber that mirrors the cache from onAdd/onDelete, and logs every call. */
 export class Mirror implements StoreWatcher {
   readonly view = new Map<string, IPAddressRecord>();
