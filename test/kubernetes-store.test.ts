@@ -1064,6 +1064,7 @@ describe('KubernetesStore', () => {
         );
         expect(message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the request was not sent: /);
         expect(message).not.toContain('ByteString');
+        expect(message).not.toContain(d.url); // nothing was sent to it
         expect(message).not.toContain('SECRET');
         expect(cause).toBeUndefined();
       }
@@ -1148,6 +1149,25 @@ describe('KubernetesStore', () => {
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
+    });
+
+    it.each([
+      ['exits 1', 'process.exit(1)', process.execPath],
+      ['prints nothing', '', process.execPath],
+      ['prints a JSON string', `console.log('"x"')`, process.execPath],
+      ['names a command that does not exist', '', '/nonexistent/plugin'],
+      ['names no command', '', ''],
+    ])('an exec credential plugin that %s: the failure names no API server, as nothing was sent to one', async (_what, script, command) => {
+      // Regression: each ended in "(the API server at http://127.0.0.1:…)".
+      const err = await execPluginGetError(script, command);
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const { message } = err as KubernetesApiError;
+      expect(message).toMatch(
+        /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the user's credentials could not be read: its exec plugin /,
+      );
+      expect(message).not.toContain('API server');
+      expect(message).not.toContain(d.url);
+      expect(d.requests).toEqual([]);
     });
 
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {

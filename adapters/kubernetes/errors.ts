@@ -151,7 +151,8 @@ export function httpCode(err: unknown): number | undefined {
  *
  * A failure without an HTTP status says the error and its causes, then the server when given
  * (`server`: as messages show it, shownServer — no credentials, query or fragment): e.g. `list
- * ipaddresses.networking.k8s.io: fetch failed: bad port (the API server at https://127.0.0.1:1)`.
+ * ipaddresses.networking.k8s.io: fetch failed: bad port (the API server at https://127.0.0.1:1)`
+ * — unless it failed on the user's credentials (an exec plugin's, say), before anything was sent.
  */
 export function translate(
   err: unknown,
@@ -191,7 +192,8 @@ export function translate(
   const said = messages(err);
   const denied = deniedByRuntime(err); // it may lie deeper than messages reads
   const reason = denied === undefined || said.includes(denied) ? said : `${said}: ${denied}`;
-  const where = server === undefined ? '' : ` (the API server at ${server})`;
+  // a request that failed on the user's credentials was never sent: no server to name
+  const where = server === undefined || credentialsFailed(err) ? '' : ` (the API server at ${server})`;
   // an error whose message may quote a credential is not kept as the cause, which Node prints
   // with an uncaught error (and console.error with any error)
   const cause = quotesCredential(err) ? undefined : err;
@@ -386,6 +388,29 @@ function quotesCredential(err: unknown): boolean {
       (e as { name?: unknown }).name === 'SyntaxError' ||
       execPluginFailure(e) === MALFORMED_EXEC_ENTRY ||
       isAuthProviderCommandFailure(e)
+    ) {
+      return true;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * Whether an error or one of its causes is a failure to get the user's credentials, which comes
+ * before anything is sent: an exec credential plugin's (execPluginFailure, execOutputNotJson,
+ * isNoExecCredential), an auth-provider command's, or fetch's refusal of a credential that no
+ * header may hold (isInvalidHeader).
+ */
+function credentialsFailed(err: unknown): boolean {
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    if (
+      execPluginFailure(e) !== undefined ||
+      execOutputNotJson(e) !== undefined ||
+      isNoExecCredential(e) ||
+      isAuthProviderCommandFailure(e) ||
+      isInvalidHeader(e)
     ) {
       return true;
     }
