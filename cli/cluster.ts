@@ -62,6 +62,7 @@ import {
 } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
+import { transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, GROUP, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
@@ -635,6 +636,13 @@ export class Cluster {
       const noCredential = causes(err).find((e) => e instanceof KubeconfigCredentialError);
       if (noCredential !== undefined)
         return new ClusterError(`cannot use context "${this.context}" of the kubeconfig: ${noCredential.message}`);
+      // the kubeconfig's TLS material or proxy, not the server: said with the field that is wrong
+      const transport = transportProblem(this.kc, err);
+      if (transport !== undefined) {
+        return new ClusterError(
+          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: ${transport}`,
+        );
+      }
       // Deno's refusal to run an exec credential plugin is no failure to reach the server: said
       // below, as the plugin's
       const denied = causes(err).some((e) => execPluginFailure(e) !== undefined) ? undefined : deniedByRuntime(err);

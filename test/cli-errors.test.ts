@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { statusFailure } from './k8s/apiserver-double.ts';
 import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
+import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
 import { addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
 
@@ -372,6 +373,53 @@ describe('ipallocator: failures', () => {
       await until(() => !isRunning(pid), 'the plugin to be stopped');
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Regression: each was said as the API server out of reach ("list … failed without an answer
+  // from the API server at …: fetch failed: error:1E08010C:DECODER routines::unsupported", "cannot
+  // reach the API server at …: connection refused" for the proxy).
+  it.each([
+    [
+      'client-key-data that is no key',
+      { 'client-key-data': base64('not a key\n') },
+      {},
+      'the client-key-data of user "u" in the kubeconfig is not a private key (PEM, unencrypted)',
+    ],
+    [
+      'a client key that is not the certificate’s',
+      { 'client-key-data': base64(OTHER_KEY) },
+      {},
+      `the client-key-data of user "u" in the kubeconfig does not match its client-certificate-data (the key is not the certificate's)`,
+    ],
+    [
+      'a proxy-url nothing listens at',
+      {},
+      { 'proxy-url': 'http://127.0.0.1:9' },
+      'cannot reach the proxy at http://127.0.0.1:9 (proxy-url of cluster "c" in the kubeconfig): connection refused (ECONNREFUSED)',
+    ],
+  ])('a kubeconfig with %s: said to be the kubeconfig’s, naming the field, exit 2', async (what, user, cluster, said) => {
+    // Deno sends a request without the client certificate when its key does not parse: nothing fails
+    if (what === 'client-key-data that is no key' && 'Deno' in globalThis) return;
+    const tls = await startTlsServer();
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: tls.url, 'certificate-authority-data': base64(SERVER_CERT), ...cluster } }],
+        users: [{ name: 'u', user: { 'client-certificate-data': base64(CLIENT_CERT), 'client-key-data': base64(CLIENT_KEY), ...user } }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(`ipallocator: cannot use context "x" of the kubeconfig: the request to ${tls.url} was not sent: ${said}\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await tls.close();
     }
   });
 

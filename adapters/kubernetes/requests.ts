@@ -36,9 +36,10 @@
 import { isReadable } from 'node:stream';
 import { Observable, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput, quoteText } from '../errors.ts';
-import { describeAnswer, KubernetesApiError, translate } from './errors.ts';
+import { describeAnswer, httpCode, KubernetesApiError, translate } from './errors.ts';
 import { execPluginUser, stopPluginsOnAbort, withRequestSignal } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
+import { transportProblem } from './tls-material.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -74,8 +75,9 @@ export class ApiRequests {
    * @param server the API server's URL as messages show it (shownServer: no credentials, query or fragment)
    * @param timeoutMs per request; Infinity for none
    * @param kc the KubeConfig the requests authenticate with: an exec credential plugin it starts
-   *   for a request is stopped when that request ends unanswered (exec-plugins.ts), and a request
-   *   whose deadline passes before it was sent says that the plugin did not answer
+   *   for a request is stopped when that request ends unanswered (exec-plugins.ts), a request
+   *   whose deadline passes before it was sent says that the plugin did not answer, and one that
+   *   fails on its TLS material or proxy says which field is wrong (tls-material.ts)
    */
   constructor(
     readonly server: string,
@@ -144,6 +146,18 @@ export class ApiRequests {
             aborted,
           ]);
         } catch (e) {
+          const problem = signal.aborted ? undefined : this.transportProblem(e);
+          if (problem !== undefined) {
+            throw new KubernetesApiError(
+              target.verb,
+              target.resource,
+              target.name,
+              undefined,
+              undefined,
+              `the request was not sent: ${problem}`,
+              e,
+            );
+          }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
           if (waited.length === MAX_RETRIES) throw this.gaveUpError(target, waited, asked.error, e);
@@ -180,6 +194,16 @@ export class ApiRequests {
       undefined,
       waited.length,
     );
+  }
+
+  /**
+   * What is wrong with the KubeConfig's TLS material or proxy when a failure without an HTTP
+   * status came from it (tls-material.ts), else undefined: said as such rather than as the API
+   * server out of reach.
+   */
+  private transportProblem(err: unknown): string | undefined {
+    if (this.kc === undefined || err instanceof KubernetesApiError || httpCode(err) !== undefined) return undefined;
+    return transportProblem(this.kc, err);
   }
 
   /** Aborts every request in flight: each rejects with its own `reason()`, and its connection is dropped. */

@@ -1,0 +1,127 @@
+// What is wrong with a kubeconfig's TLS material or proxy, for a request that failed on it.
+//
+// Node (OpenSSL, as undici loads the material for each connection) and undici report a
+// certificate-authority-data that holds no certificate, a client key or certificate that does
+// not parse, a key that does not match its certificate, and a proxy-url nothing answers at as the
+// request's own failure — "fetch failed: error:1E08010C:DECODER routines::unsupported", "connect
+// ECONNREFUSED 127.0.0.1:1" — which reads as the API server out of reach. kubectl (client-go)
+// refuses the first ones before sending anything, naming them ("unable to load root
+// certificates: unable to parse bytes as PEM block", "tls: private key does not match public
+// key"), and says "proxyconnect" for the last. Here a failure that bears the mark of one (an
+// OpenSSL or certificate error code; a connection failure while a proxy is set: every connection
+// then goes to the proxy first) has the kubeconfig's material read again with node:crypto, as
+// client-node reads it (a file before the data), to name the field that is wrong.
+import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { quoteText } from '../errors.ts';
+
+/**
+ * What is wrong with `kc`'s TLS material or proxy when `err` (a request's failure, without an
+ * HTTP status) comes from it: e.g. `the client-key-data of user "dev" in the kubeconfig is not a
+ * private key (PEM)`, `cannot reach the proxy at http://10.0.0.9:3128 (proxy-url of cluster
+ * "prod"): connection refused (ECONNREFUSED)`. Undefined when the failure is none of those.
+ */
+export function transportProblem(kc: KubeConfig, err: unknown): string | undefined {
+  const codes = errorCodes(err);
+  if (codes.length === 0) return undefined;
+  let cluster: ReturnType<KubeConfig['getCurrentCluster']>;
+  let user: ReturnType<KubeConfig['getCurrentUser']>;
+  try {
+    cluster = kc.getCurrentCluster();
+    user = kc.getCurrentUser();
+  } catch {
+    return undefined;
+  }
+  const proxy = cluster?.proxyUrl;
+  if (typeof proxy === 'string' && proxy !== '') {
+    const failed = codes.find((code) => Object.hasOwn(CONNECT_FAILURES, code));
+    if (failed !== undefined) {
+      return `cannot reach the proxy at ${shownProxy(proxy)} (proxy-url of cluster ${quoteText(cluster!.name)} in the kubeconfig): ${CONNECT_FAILURES[failed]} (${failed})`;
+    }
+  }
+  if (!codes.some((code) => TLS_CODE.test(code))) return undefined;
+  if (cluster) {
+    const ca = material(cluster.caFile, cluster.caData, 'certificate-authority');
+    if (ca !== undefined && !holdsCertificate(ca.bytes)) {
+      return `the ${ca.field} of cluster ${quoteText(cluster.name)} in the kubeconfig holds no certificate (PEM, -----BEGIN CERTIFICATE-----)`;
+    }
+  }
+  if (user) {
+    const cert = material(user.certFile, user.certData, 'client-certificate');
+    const key = material(user.keyFile, user.keyData, 'client-key');
+    const owner = `user ${quoteText(user.name)} in the kubeconfig`;
+    const certificate = cert === undefined ? undefined : parsed(() => new X509Certificate(cert.bytes));
+    if (cert !== undefined && certificate === undefined) return `the ${cert.field} of ${owner} is not a certificate (PEM)`;
+    const privateKey = key === undefined ? undefined : parsed<KeyObject>(() => createPrivateKey(key.bytes));
+    if (key !== undefined && privateKey === undefined) return `the ${key.field} of ${owner} is not a private key (PEM, unencrypted)`;
+    if (certificate !== undefined && privateKey !== undefined && parsed(() => certificate.checkPrivateKey(privateKey)) === false) {
+      return `the ${key!.field} of ${owner} does not match its ${cert!.field} (the key is not the certificate's)`;
+    }
+  }
+  return undefined;
+}
+
+/** Connection failures, in a few words: with a proxy set, each one is the proxy's. */
+const CONNECT_FAILURES: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'host not found',
+  EAI_AGAIN: 'host name lookup failed for now',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  ETIMEDOUT: 'timed out',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
+};
+
+/**
+ * An error code of OpenSSL's (ERR_OSSL_…, ERR_SSL_…: Deno reports a certificate or key it cannot
+ * use as ERR_SSL_UNSUPPORTED_PROTOCOL), Node's TLS layer's, or a certificate check's
+ * (DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_GET_ISSUER_CERT_LOCALLY, …).
+ */
+const TLS_CODE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
+
+/** The string codes of an error and its causes. */
+function errorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  let e: unknown = err;
+  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') codes.push(code);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return codes;
+}
+
+/**
+ * The bytes client-node gives the TLS layer for a field, and the field's name as the kubeconfig
+ * writes it: the file when one is named (`client-key`), else the data (`client-key-data`);
+ * undefined when neither is set, or the file cannot be read now.
+ */
+function material(file: string | undefined, data: string | undefined, field: string): { bytes: Buffer; field: string } | undefined {
+  if (file) {
+    const bytes = parsed(() => readFileSync(file));
+    return bytes === undefined ? undefined : { bytes, field };
+  }
+  return data ? { bytes: Buffer.from(data, 'base64'), field: `${field}-data` } : undefined;
+}
+
+/** Whether a CA bundle holds at least one certificate Node can read. */
+function holdsCertificate(bytes: Buffer): boolean {
+  const pems = bytes.toString('latin1').match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  return pems.some((pem) => parsed(() => new X509Certificate(pem)) !== undefined);
+}
+
+/** What `read` returns, or undefined when it throws. */
+function parsed<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A proxy URL as messages show it: scheme, host and port, never credentials or a path. */
+function shownProxy(proxy: string): string {
+  const url = parsed(() => new URL(proxy));
+  return url === undefined ? 'not shown' : `${url.protocol}//${url.host}`;
+}

@@ -1,0 +1,106 @@
+// A kubeconfig whose TLS material or proxy is wrong: the request fails on it before anything is
+// sent, and the KubernetesApiError says which field of the kubeconfig is wrong — not that the
+// API server could not be reached.
+import { createServer } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
+
+/** A port on 127.0.0.1 that nothing listens on (a server's, closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('a kubeconfig whose TLS material or proxy is wrong', () => {
+  let server: { url: string; close: () => Promise<void> };
+  beforeEach(async () => {
+    server = await startTlsServer();
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  /** What a get through the server with this cluster and user material settles with. */
+  async function getError(
+    cluster: { caData?: string; proxyUrl?: string },
+    user: { certData?: string; keyData?: string },
+  ): Promise<unknown> {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'prod', server: server.url, caData: base64(SERVER_CERT), ...cluster }],
+      users: [{ name: 'dev', certData: base64(CLIENT_CERT), keyData: base64(CLIENT_KEY), ...user }],
+      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+      currentContext: 'x',
+    });
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    try {
+      return await store.get('10.0.0.1').then(
+        (value) => ({ resolved: value }),
+        (err: unknown) => err,
+      );
+    } finally {
+      store.close();
+    }
+  }
+
+  // Regression: each was said as the request's own failure, e.g. "fetch failed:
+  // error:1E08010C:DECODER routines::unsupported (ERR_OSSL_UNSUPPORTED) (the API server at …)",
+  // or "fetch failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)" for a CA that holds none.
+  it.each([
+    [
+      'certificate-authority-data that is no certificate',
+      { caData: base64('not a certificate\n') },
+      {},
+      'the certificate-authority-data of cluster "prod" in the kubeconfig holds no certificate (PEM, -----BEGIN CERTIFICATE-----)',
+    ],
+    [
+      'client-certificate-data that is no certificate',
+      {},
+      { certData: base64('not a certificate\n') },
+      'the client-certificate-data of user "dev" in the kubeconfig is not a certificate (PEM)',
+    ],
+    [
+      'client-key-data that is no key',
+      {},
+      { keyData: base64('not a key\n') },
+      'the client-key-data of user "dev" in the kubeconfig is not a private key (PEM, unencrypted)',
+    ],
+    [
+      'client-key-data that is not the certificate’s key',
+      {},
+      { keyData: base64(OTHER_KEY) },
+      `the client-key-data of user "dev" in the kubeconfig does not match its client-certificate-data (the key is not the certificate's)`,
+    ],
+  ])('%s: said so, naming the field, not as the server out of reach', async (what, cluster, user, said) => {
+    // Deno sends a request without the client certificate when its key does not parse: nothing fails
+    if (what === 'client-key-data that is no key' && 'Deno' in globalThis) return;
+    const err = await getError(cluster, user);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    const e = err as KubernetesApiError;
+    expect([e.message, e.code]).toEqual([`get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${said}`, undefined]);
+  });
+
+  it('a proxy-url nothing listens at: said to be the proxy, with its URL (never its credentials), not the API server', async () => {
+    // Regression: "fetch failed: connect ECONNREFUSED 127.0.0.1:<port> (the API server at …)".
+    const port = await closedPort();
+    const err = await getError({ proxyUrl: `http://user:proxy-secret@127.0.0.1:${port}` }, {});
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot reach the proxy at http://127.0.0.1:${port} (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)`,
+    );
+  });
+
+  it('right material reaches the server; a CA that is a certificate, but not the server’s, is no malformed field', async () => {
+    const answered = await getError({}, {});
+    // the server's `{}` is no IPAddress: what matters is that it answered
+    expect((answered as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+    const untrusted = await getError({ caData: base64(CLIENT_CERT) }, {});
+    expect((untrusted as Error).message).not.toContain('the request was not sent');
+    expect((untrusted as Error).message).toContain('(the API server at https://127.0.0.1:');
+  });
+});
