@@ -53,6 +53,21 @@ describe('ipallocator: failures', () => {
     });
   }
 
+  it('a refused listing whose Status has a message that is a number and a reason that is an object: said as a 403, no internal error, exit 2', async () => {
+    // Regression: "internal error: TypeError: text.charCodeAt is not a function", with a stack trace.
+    c.double.proxyAnswerNext(
+      'list',
+      'servicecidrs',
+      { kind: 'Status', status: 'Failure', message: 42, reason: { a: 1 }, code: 403 },
+      { status: 403 },
+    );
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      'ipallocator: permission denied: context "double" may not list servicecidrs (API group "networking.k8s.io"); grant RBAC verb "list" on resource "servicecidrs"; the answer: HTTP 403 Forbidden\n',
+    );
+  });
+
   it('a refused listing whose Status message runs to 5,000 characters: the message cut at 1,000, as the library cuts it', async () => {
     // Regression: the whole message was printed.
     const message = `ipaddresses is forbidden: ${'x'.repeat(5000)}`;

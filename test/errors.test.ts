@@ -161,6 +161,23 @@ describe('Kubernetes transport errors', () => {
     );
   });
 
+  it('leave out the fields of a Status that are of the wrong type (a message that is a number, a reason that is an object)', async () => {
+    const { translate, KubernetesApiError } = await import('../adapters/kubernetes/errors.ts');
+    const answer = {
+      code: 403,
+      body: { kind: 'Status', status: 'Failure', message: 42, reason: { a: 1 }, code: '403', details: 'x' },
+      headers: {},
+    };
+    const e = translate(answer, 'list', 'servicecidrs.networking.k8s.io');
+    expect(e).toBeInstanceOf(KubernetesApiError);
+    const { reason, status, message } = e as InstanceType<typeof KubernetesApiError>;
+    expect([reason, status, message]).toEqual([
+      undefined,
+      { kind: 'Status', status: 'Failure' },
+      'list servicecidrs.networking.k8s.io: HTTP 403 Forbidden',
+    ]);
+  });
+
   it('never quote what JSON.parse was given (an exec credential plugin printing a bare token)', async () => {
     const { translate } = await import('../adapters/kubernetes/errors.ts');
     let thrown: unknown;

@@ -16,7 +16,7 @@
 import { AlreadyExistsError, IPAllocatorError, NotFoundError, showUnseen } from '../errors.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
 
-/** metav1.Status, as far as this store reads it. */
+/** metav1.Status, as far as this store reads it; a field of another type in the answer is left out. */
 export interface ApiStatus {
   kind?: string;
   status?: string;
@@ -125,8 +125,14 @@ function parseStatus(body: unknown): ApiStatus | undefined {
       return undefined;
     }
   }
-  if (typeof v === 'object' && v !== null && ('reason' in v || 'status' in v || 'code' in v)) return v as ApiStatus;
-  return undefined;
+  if (typeof v !== 'object' || v === null || !('reason' in v || 'status' in v || 'code' in v)) return undefined;
+  // a field of the wrong type (a message that is a number, a reason that is an object) is left
+  // out: every reader of a Status, the command line's included, takes them for what ApiStatus says
+  const status: { [key: string]: unknown; code?: unknown; details?: unknown } = { ...v };
+  for (const key of ['kind', 'status', 'message', 'reason']) if (key in status && typeof status[key] !== 'string') delete status[key];
+  if ('code' in status && typeof status.code !== 'number') delete status.code;
+  if ('details' in status && (typeof status.details !== 'object' || status.details === null)) delete status.details;
+  return status as ApiStatus;
 }
 
 /** HTTP status of a client-node ApiException or a watch error; undefined for transport errors. */
