@@ -647,6 +647,11 @@ export class Cluster {
       // below, as the plugin's
       const denied = causes(err).some((e) => execPluginFailure(e) !== undefined) ? undefined : deniedByRuntime(err);
       const network = networkFailure(err);
+      const phase = typeof err === 'object' && err !== null ? phases.get(err) : undefined;
+      // reached, and answering: the connection was lost while its answer was being read
+      if (denied === undefined && network !== undefined && phase === 'answered') {
+        return new ClusterError(`${where} began to answer ${verb} ${target}, then the connection was lost: ${network}`);
+      }
       if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
       // fetch's refusal quotes the header whole, the bearer token in it (messages says it without).
       // Only a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside the value gets here: fetch strips spaces and line breaks
@@ -657,7 +662,6 @@ export class Cluster {
           `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it`,
         );
       }
-      const phase = typeof err === 'object' && err !== null ? phases.get(err) : undefined;
       if (phase === 'answered') return new ClusterError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
       if (phase === 'unsent') {
         const http = this.plainHttp

@@ -53,6 +53,22 @@ describe('ipallocator: failures', () => {
     });
   }
 
+  it.each([
+    ['reset', 'connection reset (ECONNRESET)'],
+    ['close', 'connection closed by the other side (UND_ERR_SOCKET)'],
+  ] as const)(
+    'a connection %s part-way through an answer: said to be lost while the server answered, not that it cannot be reached, exit 2',
+    async (how, why) => {
+      // Regression: "cannot reach the API server at … : connection reset (ECONNRESET)", though it had answered.
+      c.double.cutMidBody('list', how, 1);
+      const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: the API server at ${c.double.url} (context "double") began to answer list servicecidrs.networking.k8s.io, then the connection was lost: ${why}\n`,
+      );
+    },
+  );
+
   it('a refused listing whose Status has a message that is a number and a reason that is an object: said as a 403, no internal error, exit 2', async () => {
     // Regression: "internal error: TypeError: text.charCodeAt is not a function", with a stack trace.
     c.double.proxyAnswerNext(
