@@ -1,6 +1,7 @@
 // A kubeconfig whose TLS material or proxy is wrong: the request fails on it before anything is
 // sent, and the KubernetesApiError says which field of the kubeconfig is wrong — not that the
 // API server could not be reached.
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -102,5 +103,34 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     const untrusted = await getError({ caData: base64(CLIENT_CERT) }, {});
     expect((untrusted as Error).message).not.toContain('the request was not sent');
     expect((untrusted as Error).message).toContain('(the API server at https://127.0.0.1:');
+  });
+
+  it('an https:// server that answers in plain HTTP: said not to speak TLS, without OpenSSL’s internals', async () => {
+    // Regression: "fetch failed: 80DC…:error:0A00010B:SSL routines:ssl3_get_record:wrong version
+    // number:../deps/openssl/openssl/ssl/record/ssl3_record.c:350: (ERR_SSL_WRONG_VERSION_NUMBER)".
+    const plain = createHttpServer((_req, res) => res.end('{}'));
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const { port } = plain.address() as { port: number };
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'prod', server: `https://127.0.0.1:${port}`, skipTLSVerify: true }],
+      users: [{ name: 'dev', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+      currentContext: 'x',
+    });
+    const store = new KubernetesStore(kc, { start: false });
+    try {
+      const err = await store.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: the server did not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): a plain http:// server, or another protocol, on that port? (the API server at https://127.0.0.1:${port})`,
+      );
+    } finally {
+      store.close();
+      plain.closeAllConnections();
+      plain.close();
+    }
   });
 });

@@ -245,9 +245,11 @@ export function messages(err: unknown): string {
               ? AUTH_PROVIDER_COMMAND_FAILED
               : execPluginFailure(e) !== undefined
                 ? `the user's credentials could not be read: its exec plugin ${execPluginFailure(e)}`
-                : typeof message === 'string'
-                  ? message.split('\n')[0]!.trim()
-                  : '';
+                : code === 'ERR_SSL_WRONG_VERSION_NUMBER'
+                  ? NOT_TLS
+                  : typeof message === 'string'
+                    ? opensslReason(message.split('\n')[0]!.trim())
+                    : '';
     // undici refuses a control character as it sends, under fetch's "fetch failed": the request was
     // never sent, which is all there is to say (as of the refusals fetch makes before sending)
     if (text === INVALID_HEADER) return INVALID_HEADER;
@@ -257,6 +259,24 @@ export function messages(err: unknown): string {
     e = (e as { cause?: unknown }).cause;
   }
   return parts.length > 0 ? parts.join(': ') : String(err);
+}
+
+/**
+ * What an https:// server that does not answer in TLS is said as: OpenSSL reads the first bytes
+ * of a plain HTTP answer (or of another protocol) as a TLS record of an unknown version.
+ * kubectl says "http: server gave HTTP response to HTTPS client".
+ */
+const NOT_TLS =
+  'the server did not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): a plain http:// server, or another protocol, on that port?';
+
+/**
+ * The reason in an OpenSSL error message, without the thread id, library, function, source file
+ * and line around it: "80DC…:error:0A00010B:SSL routines:ssl3_get_record:wrong version
+ * number:../deps/openssl/openssl/ssl/record/ssl3_record.c:350:" → "wrong version number".
+ * Any other message is returned as it is.
+ */
+function opensslReason(message: string): string {
+  return /^[0-9A-F]+:error:[0-9A-F]+:[^:]*:[^:]*:([^:]+):/.exec(message)?.[1] ?? message;
 }
 
 /**
