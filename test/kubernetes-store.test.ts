@@ -1170,6 +1170,15 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it('an exec credential plugin that fails writing terminal escapes on stderr: they are escaped in the message', async () => {
+      // Regression: the message held them raw ("\u001b[2J" clears the screen of whoever logs it).
+      const err = await execPluginGetError('process.stderr.write("\\x1b[2J\\x1b[31mlogin expired\\x1b[0m\\r\\n"); process.exit(1)');
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const { message } = err as KubernetesApiError;
+      expect(message).toContain('wrote on stderr: \\u001b[2J\\u001b[31mlogin expired\\u001b[0m');
+      expect(message).not.toContain('\x1b');
+    });
+
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {
       // Regression: the message was client-node's "Cannot read properties of undefined (reading 'clientCertificateData')".
       const err = await execPluginGetError(`console.log(${JSON.stringify(JSON.stringify(TEST_TOKEN))})`);

@@ -373,7 +373,9 @@ export function execPluginFailure(e: unknown): string | undefined {
     .split('\n')
     .find((line) => line.trim() !== '')
     ?.trim();
-  const stderr = said === undefined ? 'wrote nothing on stderr' : `wrote on stderr: ${said}`;
+  // what it wrote is shown with every character a reader could not see escaped, as an answer's
+  // text is: a plugin's colours or a screen clear must not reach a terminal through a log line
+  const stderr = said === undefined ? 'wrote nothing on stderr' : `wrote on stderr: ${showUnseen(cutMessage(said))}`;
   return `failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}`;
 }
 
