@@ -673,8 +673,15 @@ export class MetaAllocator implements IPAllocator, Disposable {
   enableMetrics(registry?: MetricsRegistry): void {
     this.live();
     recorderFor(registry, 'registry'); // validates before changing anything
+    // the registry's own methods may destroy this (as they may an Allocator): ErrDestroyed then,
+    // as an Allocator answers, not a return that looks as if metrics were enabled
+    this.live();
     this.metricsOption = registry ?? true;
-    for (const e of this.order) e.allocator.enableMetrics(registry);
+    for (const e of this.order) {
+      if (e.removed) continue; // destroyed by the registry while an earlier range was enabled
+      e.allocator.enableMetrics(registry);
+    }
+    this.live();
   }
 
   /**

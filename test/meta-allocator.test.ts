@@ -820,6 +820,25 @@ describe('MetaAllocator: routing, counting and views', () => {
     expect(await metrics(registry, '10.0.0.0/29')).toEqual({ free: 5, used: 1, allocated: 1, errors: 0 });
     expect(() => meta.enableMetrics({} as never)).toThrow(InvalidArgumentError); // what the types forbid is refused at run time too
   });
+
+  it('enableMetrics throws ErrDestroyed when the registry destroys the MetaAllocator, as an Allocator does', () => {
+    for (const at of [1, 2]) {
+      const { source, meta } = setup('ordered', 1);
+      source.addServiceCIDR('a', ['10.0.0.0/29']);
+      source.addServiceCIDR('b', ['10.0.1.0/29']);
+      const real = new Registry();
+      let calls = 0;
+      // getSingleMetric is asked while the registry is checked, then once per range
+      const registry = {
+        getSingleMetric: (n: string) => {
+          if (++calls === at) meta.destroy();
+          return real.getSingleMetric(n);
+        },
+        registerMetric: (m: never) => real.registerMetric(m),
+      };
+      expect(() => meta.enableMetrics(registry as never)).toThrow(ErrDestroyed);
+    }
+  });
 });
 
 describe.each(RANGE_POLICIES)('MetaAllocator, policy %s: synchronous and promise store calls give the same answers', (policy) => {
