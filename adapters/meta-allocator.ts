@@ -23,8 +23,9 @@
 //   every overlapping range (upstream's ranges share one API server).
 // * allocate/has/release go to a range that contains the address as a host (upstream
 //   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
-//   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate and has need a ready range,
-//   release does not; no range → ErrMismatchedNetwork (has → false).
+//   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, has and
+//   release do not (upstream's has does: docs/semantics.md); no range → ErrMismatchedNetwork
+//   (has → false).
 // * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
 //   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
 //   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
@@ -501,10 +502,17 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  /** Whether a range holds `ip` (asks its store). Malformed text rejects with InvalidAddressError; an address no range serves is false. */
+  /**
+   * Whether the record of `ip` exists, asked through the first range, in creation order, that
+   * holds it as a host, ready or not (as release routes): what forEach lists and release
+   * deletes. Upstream asks a ready range only (getAllocator(ip, true)), so an address of a
+   * range whose ServiceCIDR is not Ready or being deleted is false there while its record stays
+   * — a rollback that asks has() after release would miss an address still held. Malformed text
+   * rejects with InvalidAddressError; an address no range serves is false.
+   */
   async has(ip: string): Promise<boolean> {
     this.live();
-    const e = this.route(ip, true);
+    const e = this.route(ip, false);
     return e === null ? false : e.allocator.has(ip);
   }
 

@@ -11,6 +11,7 @@ import { isNotContained } from '../adapters/geometry.ts';
 import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
+import { DualStackAllocator } from '../adapters/dual-stack.ts';
 import { seededRandom } from '../adapters/random.ts';
 import {
   ErrAllocated,
@@ -336,14 +337,38 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(meta.ranges()[0]!.ready).toBe(false);
     expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrNotReady); // as a lone Allocator (upstream: ErrFull)
     expect(await rejection(meta.allocate('10.0.0.5'))).toBeInstanceOf(ErrMismatchedNetwork);
-    expect(await meta.has(ip)).toBe(false); // has asks a ready range (upstream)
+    // has, as release, does not need a ready range: the record exists (upstream's has says false)
+    expect(await meta.has(ip)).toBe(true);
     await meta.release(ip); // release does not need a ready range
     expect(store.size).toBe(0);
+    expect(await meta.has(ip)).toBe(false);
 
     source.setReady('a', undefined);
     expect(meta.ranges()[0]!.ready).toBe(true);
     source.markDeleting('a');
     expect(meta.ranges()[0]!.ready).toBe(false);
+  });
+
+  it("DualStackAllocator's rollback reports an address left held when its range became not ready meanwhile", async () => {
+    const store = new MemoryStore({ syncOps: false });
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('v4', ['10.0.0.0/28']);
+    source.addServiceCIDR('v6', ['fd00::/126']);
+    const v4 = new MetaAllocator('IPv4', source, { store });
+    const v6 = new MetaAllocator('IPv6', source, { store });
+    for (let i = 0; i < 3; i++) await v6.allocateNext(); // full: the pair's IPv6 half fails, the IPv4 half is rolled back
+    const reported: string[] = [];
+    const ds = new DualStackAllocator(v4, v6, { onRollbackError: (_e, ip) => reported.push(ip) });
+    // the rollback's delete fails, and the IPv4 ServiceCIDR stops being Ready meanwhile
+    store.delete = async () => {
+      source.setReady('v4', false);
+      throw new Error('request timed out');
+    };
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrFull);
+    const left = store.records().filter((r) => !r.name.includes(':'));
+    expect(left).toHaveLength(1);
+    expect(reported).toEqual([left[0]!.name]);
+    ds.destroy();
   });
 
   it('a range listed by two ServiceCIDRs is ready while either is allocatable, recomputed on every change', async () => {
