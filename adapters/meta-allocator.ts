@@ -836,11 +836,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         this.entries.delete(key);
         continue;
       }
-      // the ServiceCIDRs left decide, as in sync()
-      e.ready = [...e.refs].some((ref) => {
-        const left = this.known.get(ref);
-        return left !== undefined && serviceCIDRAllocatable(left.sc);
-      });
+      e.ready = this.readyFor(e.refs); // the ServiceCIDRs left decide
       e.allocator.setReady(e.ready);
     }
     this.rebuild();
@@ -890,17 +886,17 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // set again below by a range that still cannot get memory; null meanwhile, so a call back in
     // from a range being built (its strategy) does not start another sync
     this.memoryWait = null;
-    const wanted = new Map<string, { refs: Set<string>; anyReady: boolean; texts: [string, string][] }>();
+    const wanted = new Map<string, { refs: Set<string>; ready: boolean; texts: [string, string][] }>();
     for (const k of this.known.values()) {
-      const ready = serviceCIDRAllocatable(k.sc);
       for (const { key, text } of k.ours) {
         let w = wanted.get(key);
-        if (w === undefined) wanted.set(key, (w = { refs: new Set(), anyReady: false, texts: [] }));
+        if (w === undefined) wanted.set(key, (w = { refs: new Set(), ready: false, texts: [] }));
         w.refs.add(k.sc.name);
         w.texts.push([k.sc.name, text]);
-        if (ready) w.anyReady = true;
       }
     }
+    // now, from the ServiceCIDRs as the pass began (an event nested in it changes `known`)
+    for (const w of wanted.values()) w.ready = this.readyFor(w.refs);
     // A CIDR no ServiceCIDR lists any more (spec.cidrs is immutable in the API; defensive).
     for (const [key, e] of this.entries) {
       if (!wanted.has(key)) {
@@ -913,7 +909,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (e !== undefined) {
         for (const name of [...e.refs]) if (!w.refs.has(name)) e.refs.delete(name);
         for (const name of w.refs) e.refs.add(name);
-        e.ready = w.anyReady;
+        e.ready = w.ready;
         e.allocator.setReady(e.ready);
         continue;
       }
@@ -944,11 +940,23 @@ export class MetaAllocator implements IPAllocator, Disposable {
         a.destroy();
         return;
       }
-      a.setReady(w.anyReady);
-      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.anyReady });
+      a.setReady(w.ready);
+      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.ready });
       for (const [name, text] of w.texts) this.skips.delete(skipKey(name, text)); // skipped before for lack of memory
     }
     this.rebuild();
+  }
+
+  /**
+   * Whether a range listed by the ServiceCIDRs named `refs` may allocate: some known one is
+   * allocatable (upstream: "ready if any of them is"). The one place readiness is worked out.
+   */
+  private readyFor(refs: Iterable<string>): boolean {
+    for (const ref of refs) {
+      const k = this.known.get(ref);
+      if (k !== undefined && serviceCIDRAllocatable(k.sc)) return true;
+    }
+    return false;
   }
 
   /** Recomputes the creation order and the top-level size after a change. */
