@@ -17,7 +17,7 @@
 import { canonicalAddr, formatAddr } from './address.ts';
 import { arrayLength, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readElements, readMember } from './errors.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
-import { isDNS1123Subdomain } from './label-rules.ts';
+import { dns1123SubdomainProblems } from './label-rules.ts';
 import { checkWatcher } from './store.ts';
 
 /** One ServiceCIDR object as the allocators see it (immutable once delivered). */
@@ -181,12 +181,18 @@ function checkedCIDRs(cidrs: unknown): string[] {
   return given as string[];
 }
 
-/** metadata.name must be a DNS-1123 subdomain, as the API server requires (NameIsDNSSubdomain). */
+/**
+ * metadata.name must be a DNS-1123 subdomain, as the API server requires (NameIsDNSSubdomain);
+ * refused in its words (label-rules.ts is their one home), each problem named.
+ */
 function checkName(name: unknown): void {
-  if (typeof name !== 'string' || !isDNS1123Subdomain(name)) {
-    throw new InvalidArgumentError(
-      `a ServiceCIDR name must be a DNS subdomain (lowercase letters, digits, '-' and '.', at most 253 characters), got ${quoteInput(name)}`,
-    );
+  if (typeof name !== 'string') {
+    throw new InvalidArgumentError(`ServiceCIDR metadata.name: Invalid value: ${quoteInput(name)}: must be a string`);
+  }
+  if (name === '') throw new InvalidArgumentError('ServiceCIDR metadata.name: Required value: name is required');
+  const problems = dns1123SubdomainProblems(name);
+  if (problems.length > 0) {
+    throw new InvalidArgumentError(`ServiceCIDR metadata.name: Invalid value: ${quoteInput(name)}: ${problems.join('; ')}`);
   }
 }
 

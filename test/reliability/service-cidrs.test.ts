@@ -9,6 +9,7 @@ import {
   serviceCIDRAllocatable,
   validateServiceCIDRSpec,
 } from '../../adapters/service-cidrs.ts';
+import { dns1123SubdomainProblems } from '../../adapters/label-rules.ts';
 
 /** A watcher that writes down what it sees. */
 function recorder(log: string[], name: string): ServiceCIDRWatcher {
@@ -36,6 +37,25 @@ describe('InMemoryServiceCIDRs refuses bad arguments and changes nothing', () =>
     expect(() => src.addServiceCIDR(name as never, cidrs as never, options as never)).toThrow(InvalidArgumentError);
     expect(src.list()).toEqual([]);
     expect(log).toEqual([]);
+  });
+  it("a name that is not a DNS subdomain is refused in the API server's words, each problem named", () => {
+    const src = new InMemoryServiceCIDRs();
+    const refusal = (name: unknown) => {
+      try {
+        src.addServiceCIDR(name as never, ['10.0.0.0/24']);
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'accepted';
+    };
+    for (const name of ['A', 'a_b', '-a', 'a.', 'a/b']) {
+      expect(refusal(name)).toBe(`ServiceCIDR metadata.name: Invalid value: "${name}": ${dns1123SubdomainProblems(name).join('; ')}`);
+    }
+    expect(refusal('a'.repeat(254))).toMatch(/: must be no more than 253 characters$/);
+    expect(dns1123SubdomainProblems('A'.repeat(254))).toHaveLength(2);
+    expect(refusal('A'.repeat(254))).toContain(dns1123SubdomainProblems('A'.repeat(254)).join('; '));
+    expect(refusal('')).toBe('ServiceCIDR metadata.name: Required value: name is required');
+    expect(refusal(5)).toBe('ServiceCIDR metadata.name: Invalid value: 5 (number): must be a string');
   });
   it('setReady with a non-boolean → InvalidArgumentError, object unchanged', () => {
     const src = new InMemoryServiceCIDRs();
