@@ -31,6 +31,9 @@
 //   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
 //   ErrNotReady when no range was full and some were not ready (upstream answers ErrFull there
 //   too; docs/semantics.md): what a lone Allocator answers, and nothing is full.
+// * A range whose Allocator cannot be built for lack of WASM memory is skipped, and built at a
+//   later call once it may fit (retryForMemory). Meanwhile a call only it could have served
+//   answers OutOfMemoryError, which says what to do, instead of ErrFull or ErrMismatchedNetwork.
 //
 // Range-selection policies (`policy` option):
 //   'upstream'  random order, drawn per call from the injected random source. Upstream iterates a
@@ -216,11 +219,20 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
   private readonly bad = new Map<string, Error>();
   /**
-   * The lowest WASM memory headroom (memoryHeadroom()) at which the last sync failed to build a
-   * range for lack of memory; null when none is waiting on memory. While the headroom has not
-   * grown past it (no cap raised, nothing freed), building that range would fail the same way.
+   * When the last sync failed to build a range for lack of memory (null when none is waiting on
+   * memory): the lowest WASM memory headroom (memoryHeadroom()) it failed at, and the family's
+   * labelled records then. While the headroom has not grown past it (no cap raised, nothing
+   * freed) and the records have not dropped (a range's index holds its records), building that
+   * range would fail the same way.
    */
-  private memoryWait: number | null = null;
+  private memoryWait: { headroom: number; records: number } | null = null;
+  /**
+   * The ranges the last sync could not build for lack of memory (canonical CIDR → what routing
+   * needs): an address only such a range serves, or an allocateNext that only such a range could
+   * have answered, is refused with OutOfMemoryError, which says what to do, not with
+   * ErrMismatchedNetwork or ErrFull.
+   */
+  private readonly starved = new Map<string, { prefix: Prefix; refs: Set<string>; ready: boolean; reason: OutOfMemoryError }>();
   /** sync() is running; resync: an event came meanwhile, and it runs again once done. */
   private syncing = false;
   private resync = false;
@@ -432,7 +444,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
       // Not ready, rather than full, when that is all that held it up: with a range full, adding
       // a range is the fix, and the answer is upstream's ErrFull; with none full, waiting for the
       // store's sync or a Ready condition is.
-      if (this.order === list) throw call.notReady && !call.full ? new ErrNotReady() : new ErrFull();
+      if (this.order === list) {
+        // a range that could have answered was not built for lack of memory: that is the reason
+        const st = this.starvedRange();
+        if (st !== null) throw this.starvedError(st.cidr, st.reason, 'allocateNext found no free address in the ranges built');
+        throw call.notReady && !call.full ? new ErrNotReady() : new ErrFull();
+      }
       // The list changed during the call (a range added or removed while a store call was in
       // flight): the ranges added meanwhile are tried too, those tried already are not.
       const tried = (call.tried ??= new Set());
@@ -488,8 +505,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * Releases `ip` through the first range, in creation order, that holds it as a host, ready or
    * not (upstream getAllocator): that range's allocator deletes its record and ignores the
    * delete's errors; a free address is a no-op. An address no range holds, of the other family
-   * too, rejects with ErrMismatchedNetwork and deletes nothing (upstream); malformed text rejects
-   * with InvalidAddressError.
+   * too, rejects with ErrMismatchedNetwork and deletes nothing (upstream) — OutOfMemoryError when
+   * a range not built for lack of memory holds it; malformed text rejects with InvalidAddressError.
    */
   release(ip: string): Promise<void> {
     try {
@@ -519,8 +536,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /**
    * The CIDR of the range that would serve `ip` (upstream getAllocator): a range containing it
    * as a host whose ServiceCIDRs make it ready (whether or not the store has synced), any such
-   * range when `ready` is false. Throws ErrMismatchedNetwork when there is none,
-   * InvalidAddressError for malformed text.
+   * range when `ready` is false. Throws ErrMismatchedNetwork when there is none (OutOfMemoryError
+   * when one not built for lack of memory would serve it), InvalidAddressError for malformed text.
    */
   rangeFor(ip: string, ready = true): string {
     this.live();
@@ -529,12 +546,33 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return e.cidr;
   }
 
-  /** ErrMismatchedNetwork for `ip`, which covers() has parsed: no range (no ready one when `readyOnly`) holds it. */
-  private mismatched(ip: string, readyOnly: boolean): ErrMismatchedNetwork {
+  /**
+   * ErrMismatchedNetwork for `ip`, which covers() has parsed: no range (no ready one when
+   * `readyOnly`) holds it — or OutOfMemoryError when one that would was not built for lack of
+   * memory.
+   */
+  private mismatched(ip: string, readyOnly: boolean): ErrMismatchedNetwork | OutOfMemoryError {
     const family = parseAddrInto(ip, this.words) === 4 ? 'IPv4' : 'IPv6';
     if (family !== this.ipFamily)
       return new ErrMismatchedNetwork(`${ip} is an ${family} address; this MetaAllocator serves ${this.ipFamily}`);
+    const w = this.words;
+    for (const [cidr, st] of this.starved) {
+      if ((!readyOnly || st.ready) && st.prefix.inRange(this.fam, w)) return this.starvedError(cidr, st.reason, `${ip} is in ${cidr}`);
+    }
     return new ErrMismatchedNetwork(`no ${readyOnly ? 'ready ' : ''}range of this MetaAllocator holds ${ip}`);
+  }
+
+  /** A ready range not built for lack of memory (null: none), for allocateNext. */
+  private starvedRange(): { cidr: string; reason: OutOfMemoryError } | null {
+    for (const [cidr, st] of this.starved) if (st.ready) return { cidr, reason: st.reason };
+    return null;
+  }
+
+  /** OutOfMemoryError for a call a range not built for lack of memory (`cidr`) would have served. */
+  private starvedError(cidr: string, reason: OutOfMemoryError, what: string): OutOfMemoryError {
+    return new OutOfMemoryError(
+      `${what}, and the range ${cidr} could not be built for lack of WASM memory (${reason.message.replace(/^out of memory: /, '')}); a later call builds it once memory is freed, the cap is raised or its records drop`,
+    );
   }
 
   /** Parses `ip` (throws InvalidAddressError) and returns a range containing it, or null. */
@@ -828,6 +866,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
       return;
     }
     for (const { key } of k.ours) {
+      const st = this.starved.get(key);
+      if (st !== undefined) {
+        st.refs.delete(name);
+        if (st.refs.size === 0) this.starved.delete(key);
+        else st.ready = this.readyFor(st.refs);
+      }
       const e = this.entries.get(key);
       if (e === undefined) continue;
       e.refs.delete(name);
@@ -843,12 +887,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * Builds the ranges skipped for lack of WASM memory again (sync) when memory may have become
-   * available since: the headroom grew past what it was when they failed (the cap was raised, or
-   * an index freed memory). O(1) otherwise, so every call that reads the ranges asks first.
+   * Builds the ranges skipped for lack of WASM memory again (sync) when they may fit since: the
+   * headroom grew past what it was when they failed (the cap was raised, or an index freed
+   * memory), or the records they would index dropped (as an Allocator decides when to rebuild an
+   * index it dropped). O(1) otherwise, so every call that reads the ranges asks first.
    */
   private retryForMemory(): void {
-    if (this.memoryWait === null || this.destroyed || memoryHeadroom() <= this.memoryWait) return;
+    const wait = this.memoryWait;
+    if (wait === null || this.destroyed || (memoryHeadroom() <= wait.headroom && this.labelled >= wait.records)) return;
     try {
       this.sync();
     } finally {
@@ -886,6 +932,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // set again below by a range that still cannot get memory; null meanwhile, so a call back in
     // from a range being built (its strategy) does not start another sync
     this.memoryWait = null;
+    this.starved.clear();
     const wanted = new Map<string, { refs: Set<string>; ready: boolean; texts: [string, string][] }>();
     for (const k of this.known.values()) {
       for (const { key, text } of k.ours) {
@@ -929,9 +976,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
         const reason = err as Error;
         // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
         // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
-        // recomputes what to add at every event), or sooner, once the headroom grew (retryForMemory).
-        if (err instanceof OutOfMemoryError) this.memoryWait = Math.min(this.memoryWait ?? Infinity, memoryHeadroom());
-        else this.bad.set(key, reason);
+        // recomputes what to add at every event), or sooner, once the headroom grew or the records
+        // dropped (retryForMemory).
+        if (err instanceof OutOfMemoryError) {
+          this.waitForMemory();
+          this.starved.set(key, { prefix: Prefix.parse(key), refs: w.refs, ready: w.ready, reason: err });
+        } else this.bad.set(key, reason);
         for (const [name, text] of w.texts) this.skip(name, text, reason);
         continue;
       }
@@ -957,6 +1007,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if (k !== undefined && serviceCIDRAllocatable(k.sc)) return true;
     }
     return false;
+  }
+
+  /** Notes a range this pass could not build for lack of memory: the lowest headroom of its failures, and the records now. */
+  private waitForMemory(): void {
+    const headroom = Math.min(this.memoryWait?.headroom ?? Infinity, memoryHeadroom());
+    this.memoryWait = { headroom, records: this.labelled };
   }
 
   /** Recomputes the creation order and the top-level size after a change. */

@@ -3,7 +3,7 @@
 // source, every case with several seeds and every range-selection policy; then our own cases
 // (reference counting, readiness, skipped CIDRs, policies, dry run, lifecycle) and a model-based
 // property test with overlapping ranges added and removed while allocating.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { MetaAllocator, RANGE_POLICIES, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
@@ -11,6 +11,7 @@ import { isNotContained } from '../adapters/geometry.ts';
 import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
+import { Allocator } from '../adapters/allocator.ts';
 import { DualStackAllocator } from '../adapters/dual-stack.ts';
 import { seededRandom } from '../adapters/random.ts';
 import {
@@ -23,6 +24,7 @@ import {
   InvalidArgumentError,
   InvalidCIDRError,
   InvalidRangeError,
+  OutOfMemoryError,
 } from '../adapters/errors.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
@@ -1618,5 +1620,85 @@ describe('a random source of your own that changes the MetaAllocator from inside
     expect(await rejection(m.allocateNext())).toBeInstanceOf(ErrDestroyed);
     expect(store.records()).toEqual([]);
     expect(memoryLimit().inUse).toBe(before);
+  });
+});
+
+describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
+  /** A MetaAllocator whose range `10.0.0.0/24` cannot be built: Allocator.create fails for lack of memory until `fits`. */
+  function starved() {
+    const store = new MemoryStore();
+    const labels = allocatorLabels('IPv4');
+    for (let i = 1; i <= 3; i++) store.createSync({ name: `10.0.0.${i}`, labels, parentRef: null });
+    const source = new InMemoryServiceCIDRs();
+    const create = Allocator.create.bind(Allocator);
+    const state = { fits: false, builds: 0 };
+    const spy = vi.spyOn(Allocator, 'create').mockImplementation((cidr, options) => {
+      if (cidr === '10.0.0.0/24') {
+        state.builds++;
+        if (!state.fits) throw new OutOfMemoryError('creating an index (test)');
+      }
+      return create(cidr, options);
+    });
+    source.addServiceCIDR('small', ['10.1.0.0/30']); // two addresses, both taken below
+    const skipped: string[] = [];
+    const meta = new MetaAllocator('IPv4', source, { store, policy: 'ordered', onSkip: (s) => skipped.push(s.cidr) });
+    source.addServiceCIDR('big', ['10.0.0.0/24']);
+    return {
+      store,
+      source,
+      meta,
+      state,
+      skipped,
+      done: () => {
+        spy.mockRestore();
+        meta.destroy();
+      },
+    };
+  }
+
+  it('answers OutOfMemoryError where that range is why nothing could be given, not ErrFull or ErrMismatchedNetwork', async () => {
+    const { source, meta, skipped, done } = starved();
+    try {
+      expect(skipped).toEqual(['10.0.0.0/24']);
+      await meta.allocateNext();
+      await meta.allocateNext(); // the range built is full now
+      const next = await rejection(meta.allocateNext());
+      expect(next).toBeInstanceOf(OutOfMemoryError);
+      expect((next as Error).message).toContain('10.0.0.0/24 could not be built for lack of WASM memory');
+      expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError);
+      expect(await rejection(meta.release('10.0.0.1'))).toBeInstanceOf(OutOfMemoryError); // nothing deleted
+      expect(() => meta.rangeFor('10.0.0.9')).toThrow(OutOfMemoryError);
+      expect(await rejection(meta.allocate('10.7.0.1'))).toBeInstanceOf(ErrMismatchedNetwork); // no range at all
+      // not ready, it could not have given anything either: the answers are those of the ranges built
+      source.setReady('big', false);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(ErrMismatchedNetwork);
+      expect(await rejection(meta.release('10.0.0.1'))).toBeInstanceOf(OutOfMemoryError); // release needs no ready range
+      source.setReady('big', true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+      source.deleteServiceCIDR('big');
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(ErrMismatchedNetwork);
+    } finally {
+      done();
+    }
+  });
+
+  it('is built again at a call once its records dropped, and not while nothing changed', async () => {
+    const { store, meta, state, done } = starved();
+    try {
+      const builds = state.builds;
+      state.fits = true; // what a smaller store allows; the MetaAllocator cannot see it until the records drop
+      for (let i = 0; i < 3; i++) expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError);
+      expect(meta.skipped()).toHaveLength(1);
+      expect(state.builds).toBe(builds);
+      store.deleteSync('10.0.0.3');
+      await meta.allocate('10.0.0.9');
+      expect(state.builds).toBe(builds + 1);
+      expect(meta.skipped()).toEqual([]);
+      expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.1.0.0/30', '10.0.0.0/24']);
+    } finally {
+      done();
+    }
   });
 });
