@@ -249,7 +249,7 @@ export class AlreadyExistsError extends IPAllocatorError {
  * (a store built against its own copy): recognised by class or by code.
  */
 export function isAlreadyExists(e: unknown): boolean {
-  return e instanceof AlreadyExistsError || codeOf(e) === AlreadyExistsError.code;
+  return isErrorOf(e, AlreadyExistsError);
 }
 
 /** A store's answer to deleting or reading a name that does not exist (HTTP 404 NotFound). */
@@ -265,11 +265,21 @@ export class NotFoundError extends IPAllocatorError {
 
 /** Whether a store's error is NotFoundError, of this copy of the package or another (by code). */
 export function isNotFound(e: unknown): boolean {
-  return e instanceof NotFoundError || codeOf(e) === NotFoundError.code;
+  return isErrorOf(e, NotFoundError);
 }
 
-function codeOf(e: unknown): unknown {
-  return typeof e === 'object' && e !== null ? (e as { code?: unknown }).code : undefined;
+/**
+ * Whether `e` is an error of `kind`, of this copy of the package or another (known by its
+ * `code`). Never throws: the value is someone else's (a store's rejection, what an allocator of
+ * your own threw), and one that cannot be inspected — a revoked Proxy, on which instanceof
+ * throws, or a `code` getter that throws — is not `kind`, so the caller passes it on as it came.
+ */
+function isErrorOf(e: unknown, kind: typeof IPAllocatorError): boolean {
+  try {
+    return e instanceof kind || (typeof e === 'object' && e !== null && (e as { code?: unknown }).code === kind.code);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -289,7 +299,7 @@ export class ErrDestroyed extends IPAllocatorError {
 
 /** Whether `e` is ErrDestroyed, of this copy of the package or another (by code). */
 export function isDestroyed(e: unknown): boolean {
-  return e instanceof ErrDestroyed || codeOf(e) === ErrDestroyed.code;
+  return isErrorOf(e, ErrDestroyed);
 }
 
 /**

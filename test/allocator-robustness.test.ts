@@ -1236,6 +1236,48 @@ describe('a store whose sync is not an object', () => {
   });
 });
 
+describe('a store that rejects with something that cannot be inspected', () => {
+  it('has its rejection passed on as it came, and the address it tried is free again', async () => {
+    // instanceof throws on a revoked Proxy, and reading code runs a getter: asking which error a
+    // store's rejection is must never replace it, nor skip what a failed create undoes (the
+    // TypeError left allocateNext's address reserved with no record: the range full too early)
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const codeThrows = {
+      get code(): never {
+        throw new Error('code getter');
+      },
+    };
+    for (const value of [proxy, codeThrows]) {
+      const inner = new MemoryStore();
+      let failing = true;
+      const store: Store = {
+        create: (r) => (failing ? Promise.reject(value) : inner.create(r)),
+        delete: (n) => inner.delete(n),
+        get: (n) => inner.get(n),
+        cache: inner.cache,
+        close: () => inner.close(),
+      };
+      const a = new Allocator('10.0.0.0/30', { store }); // two addresses
+      for (const call of [() => a.allocateNext(), () => a.allocate('10.0.0.1')]) {
+        // caught here: an async helper returning a revoked Proxy would fail on resolving it
+        let caught: unknown = 'nothing';
+        try {
+          await call();
+        } catch (e) {
+          caught = e;
+        }
+        expect(caught === value).toBe(true);
+      }
+      expect(a.used()).toBe(0);
+      failing = false;
+      const got = [await a.allocateNext(), await a.allocateNext()];
+      expect(got.sort()).toEqual(['10.0.0.1', '10.0.0.2']);
+      a.destroy();
+    }
+  });
+});
+
 describe('a store whose synchronous operations answer with a promise', () => {
   // Found by a second-pass attack: a plain function returning a promise passes the check made at
   // construction (it is no AsyncFunction); its create was read as made, and the address handed

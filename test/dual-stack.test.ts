@@ -500,6 +500,32 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect((await again.allocateNext(OWNER)).ips).toHaveLength(2);
     again.destroy();
   });
+  it('an allocator whose used() throws something that cannot be inspected is taken, as one that throws any other error', async () => {
+    // a revoked Proxy makes instanceof throw, and so does a code getter that throws: neither says
+    // "destroyed", and the constructor must not fail with that TypeError instead
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    const thrown: unknown[] = [
+      proxy,
+      {
+        get code(): never {
+          throw new Error('code getter');
+        },
+      },
+    ];
+    for (const value of thrown) {
+      const live4 = Allocator.create('10.0.4.0/29');
+      const mine: IPAllocator = Object.assign(Object.create(live4) as IPAllocator, {
+        used: () => {
+          throw value;
+        },
+      });
+      const pair = new DualStackAllocator(mine, Allocator.create('fd00:4::/120'));
+      pair.destroy();
+      live4.destroy();
+    }
+  });
+
   it('`using` destroys the pair at the end of the block', async () => {
     const a4 = Allocator.create('10.0.0.0/29');
     {
