@@ -80,13 +80,14 @@ export class DualStackAllocator {
   /**
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
    * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
-   * allocator is of the other family (or one object is given as both), when one has been destroyed (its error says which family,
-   * and its `cause` is the allocator's ErrDestroyed), when another DualStackAllocator owns one of
-   * them (until that pair is destroyed, which destroys them too), or when an option has the wrong
-   * type; a refused pair owns neither allocator. Ownership is by object identity: a Proxy of an
-   * owned allocator, or another object of your own that forwards to it, is not recognised (a
-   * Proxy's target cannot be observed), so a second pair over it is made, and destroying that
-   * pair destroys the allocator under the first: give each pair allocators of its own.
+   * allocator is of the other family (or one object is given as both), when one has been
+   * destroyed (its error says which family, and its `cause` is the allocator's ErrDestroyed),
+   * when another DualStackAllocator owns one of them (until that pair is destroyed, which
+   * destroys them too), or when an option has the wrong type; a refused pair owns neither
+   * allocator. Ownership is by object identity: a Proxy of an owned allocator, or another object
+   * of your own that forwards to it, is not recognised (a Proxy's target cannot be observed), so
+   * a second pair over it is made, and destroying that pair destroys the allocator under the
+   * first: give each pair allocators of its own.
    *
    * "Destroyed" is judged through the IPAllocator interface, by asking `used()`: every allocator
    * of this package (Allocator, MetaAllocator, ReferenceAllocator, their dry runs, which answer
