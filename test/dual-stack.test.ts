@@ -274,6 +274,26 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     ds.destroy();
   });
 
+  it('release gives each allocator canonical text, the only spelling it has: one of your own must know an address by it', async () => {
+    // the pair answers canonical text and keeps no other spelling, so release can give back only
+    // that: the rollback's concession to an allocator's own words does not reach here, as the
+    // README and release's doc comment say
+    const given: string[] = [];
+    const a6 = Allocator.create('fd00::/120');
+    const own6: IPAllocator = Object.assign(Object.create(a6) as IPAllocator, {
+      allocateNext: async () => 'FD00::7',
+      release: async (ip: string) => {
+        given.push(ip);
+      },
+    });
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/30'), own6);
+    const got = await ds.allocateNext();
+    expect(got.IPv6).toBe('fd00::7');
+    await ds.release(got);
+    expect(given).toEqual(['fd00::7']);
+    ds.destroy();
+  });
+
   it('release tries every address and rethrows the first error', async () => {
     const a4 = Allocator.create('10.0.0.0/29', { random: seededRandom(5) });
     const a6 = Allocator.create('fd00::/120', { random: seededRandom(6) });
