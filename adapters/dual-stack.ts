@@ -95,7 +95,9 @@ export class DualStackAllocator {
    * counter. An allocator of your own is judged the same way: one whose `used()` throws anything
    * but ErrDestroyed (of this copy of the package or another, known by its `code`), or answers
    * although it has been destroyed, cannot be judged and is taken; its own calls then say what
-   * they say.
+   * they say. Each is asked once, `ipv4` first: a `used()` of yours that destroys the other
+   * allocator itself is not seen (one that destroys the pair owning it is: that allocator was
+   * owned, and is refused as such).
    */
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
     checkFamily(ipv4, 'IPv4', 'first');
@@ -107,20 +109,18 @@ export class DualStackAllocator {
         'DualStackAllocator: the same allocator was given for both families (its ipFamily answered IPv4, then IPv6)',
       );
     }
+    // Ownership is asked before the caller's code runs (an option's getter, an allocator's used()),
+    // and again after it: code of yours that destroys the pair owning one of them meanwhile, or
+    // builds another pair over one, cannot make this pair take it.
+    checkUnowned(ipv4, ipv6);
     const { onRollbackError } = optionsObject(options, 'DualStackAllocator', { onRollbackError: true });
     if (onRollbackError !== undefined && typeof onRollbackError !== 'function') {
       throw new InvalidArgumentError(`options.onRollbackError must be a function, got ${quoteInput(onRollbackError)}`);
     }
     checkLive(ipv4, 'IPv4');
     checkLive(ipv6, 'IPv6');
-    // checkFamily let only objects through; nothing of the caller's runs from here to owned.add,
-    // so an allocator's used() that builds another pair over it cannot slip between
-    if (owned.has(ipv4) || owned.has(ipv6)) {
-      const which = owned.has(ipv4) ? 'first' : 'second';
-      throw new InvalidArgumentError(
-        `DualStackAllocator: the ${which} allocator is already owned by another DualStackAllocator, which destroys it when destroyed`,
-      );
-    }
+    // checkFamily let only objects through; nothing of the caller's runs from here to owned.add
+    checkUnowned(ipv4, ipv6);
     owned.add(ipv4);
     owned.add(ipv6);
     this.ipv4 = ipv4;
@@ -428,6 +428,15 @@ function checkLive(a: IPAllocator, family: IPFamily): void {
     Object.defineProperty(refusal, 'cause', { value: e, writable: true, configurable: true });
     throw refusal;
   }
+}
+
+/** InvalidArgumentError when another pair owns either allocator (WeakSet.has calls nothing of the caller's). */
+function checkUnowned(ipv4: IPAllocator, ipv6: IPAllocator): void {
+  if (!owned.has(ipv4) && !owned.has(ipv6)) return;
+  const which = owned.has(ipv4) ? 'first' : 'second';
+  throw new InvalidArgumentError(
+    `DualStackAllocator: the ${which} allocator is already owned by another DualStackAllocator, which destroys it when destroyed`,
+  );
 }
 
 /** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */

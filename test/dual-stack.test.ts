@@ -546,6 +546,37 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     }
   });
 
+  it('an allocator owned when the pair is made is refused, though a used() of yours destroys its owner meanwhile', async () => {
+    // ownership is asked before the caller's code runs as well as after: a pair over a4 and an
+    // allocator whose used() destroys the pair owning a4 would otherwise take a4, destroyed
+    for (const when of ['used', 'option getter'] as const) {
+      const a4 = Allocator.create('10.0.5.0/29');
+      const pairA = new DualStackAllocator(a4, Allocator.create('fd00:5::/120'));
+      const b6 = Allocator.create('fd00:6::/120');
+      const mine6: IPAllocator =
+        when === 'used'
+          ? Object.assign(Object.create(b6) as IPAllocator, {
+              used: () => {
+                pairA.destroy();
+                return b6.used();
+              },
+            })
+          : b6;
+      const options = {
+        get onRollbackError(): undefined {
+          if (when === 'option getter') pairA.destroy();
+          return undefined;
+        },
+      };
+      expect(() => new DualStackAllocator(a4, mine6, options)).toThrow(
+        new InvalidArgumentError(
+          'DualStackAllocator: the first allocator is already owned by another DualStackAllocator, which destroys it when destroyed',
+        ),
+      );
+      b6.destroy();
+    }
+  });
+
   it('`using` destroys the pair at the end of the block', async () => {
     const a4 = Allocator.create('10.0.0.0/29');
     {
