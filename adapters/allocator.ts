@@ -101,7 +101,6 @@ export class Allocator implements IPAllocator, Disposable {
   private readonly taken: TakenAddresses;
   private metrics: MetricsRecorder = NULL_RECORDER;
   private ready = true;
-  private destroyed = false;
   private readonly words = new Uint32Array(4);
 
   /**
@@ -136,7 +135,6 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.subscribe();
       if (strategy !== STRATEGIES.upstream) this.taken.useStrategy(strategy, this.random);
     } catch (e) {
-      this.destroyed = true;
       this.taken.destroy();
       throw e;
     }
@@ -664,15 +662,26 @@ export class Allocator implements IPAllocator, Disposable {
   destroy(): void {
     if (this.destroyed) return;
     this.taken.refuseInsideStrategy();
-    this.destroyed = true;
     this.ready = false;
-    this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
-    this.taken.destroy();
+    try {
+      this.taken.destroy(); // destroyed from its first step: the store's unsubscribe may call back
+    } finally {
+      this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
+    }
   }
 
   /** `using a = new Allocator(…)`: destroy() at the end of the scope. */
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  /**
+   * Destroyed: kept by the index's owner, not by a field of this object, so that an object made
+   * with Object.create(allocator) (a wrapper overriding one method) and the allocator under it are
+   * destroyed together — the index they share is freed by either's destroy().
+   */
+  private get destroyed(): boolean {
+    return this.taken.isClosed;
   }
 
   private live(): void {

@@ -171,6 +171,10 @@ export class TakenAddresses {
   private readonly fam: Family;
   private unsubscribe: () => void = () => {};
   private closed = false;
+  /** True from the first step of destroy() on. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
   /**
    * A strategy other than upstream's scan, with its per-range chooser and cool-down (if any);
    * null for upstream's scan, and for an empty range (never asked to choose).

@@ -19,7 +19,7 @@ import {
   InvalidArgumentError,
   IPAllocatorError,
 } from '../adapters/errors.ts';
-import type { IPAllocator } from '../adapters/types.ts';
+import type { IPAllocator, ParentRef } from '../adapters/types.ts';
 import { rejection } from './helpers.ts';
 
 const SEEDS = [1, 42, 24301];
@@ -292,6 +292,21 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     await ds.release(got);
     expect(given).toEqual(['fd00::7']);
     ds.destroy();
+  });
+
+  it('a wrapper made with Object.create(allocator), destroyed by its pair, leaves the allocator under it destroyed too', async () => {
+    // Regression: the wrapper's destroy() freed the index the two share while the allocator under
+    // it still answered as live, then failed with the core's internal error
+    const a4 = Allocator.create('10.0.0.0/29');
+    const a6 = Allocator.create('fd00::/120');
+    const logged6: IPAllocator = Object.assign(Object.create(a6) as IPAllocator, { allocateNext: (o?: ParentRef) => a6.allocateNext(o) });
+    const pair = new DualStackAllocator(a4, logged6);
+    await pair.allocateNext();
+    pair.destroy();
+    expect(() => a6.used()).toThrow(ErrDestroyed);
+    expect(await rejection(a6.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(await rejection(a6.has('fd00::5'))).toBeInstanceOf(ErrDestroyed);
+    expect(() => a6.destroy()).not.toThrow();
   });
 
   it('release tries every address and rethrows the first error', async () => {
