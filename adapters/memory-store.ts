@@ -637,6 +637,15 @@ function missingStoreMembers(s: Partial<Store>): string[] {
   return missing;
 }
 
+/** Whether `op` is an async function, read without letting a Proxy's trap throw out of it. */
+function isAsyncFunction(op: object, name: string): boolean {
+  try {
+    return op.constructor?.name === 'AsyncFunction';
+  } catch (e) {
+    throw unreadableInput(`options.store.sync.${name}.constructor`, e);
+  }
+}
+
 /**
  * `store.sync`: null/absent, or three synchronous functions. An `async` one answers with a
  * promise the allocator would read as success (a create refused later would hand out an address
@@ -655,7 +664,7 @@ function checkSyncOps(sync: unknown): void {
     if (typeof op !== 'function') {
       throw new InvalidArgumentError(`options.store.sync must be null or have ${name}, a function; got ${quoteInput(op)}`);
     }
-    if (op.constructor?.name === 'AsyncFunction') {
+    if (isAsyncFunction(op, name)) {
       throw new InvalidArgumentError(
         `options.store.sync.${name} is an async function: sync holds operations that answer at once (leave sync null and the allocators use create, delete and get)`,
       );

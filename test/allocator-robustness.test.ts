@@ -1215,17 +1215,16 @@ describe('a random source that calls back into what it draws for', () => {
   });
 });
 
+/** A MemoryStore's asynchronous operations and cache, for a store of your own around it. */
+function storeOps(inner: MemoryStore): Omit<Store, 'sync' | 'close'> {
+  return { create: (r) => inner.create(r), delete: (n) => inner.delete(n), get: (n) => inner.get(n), cache: inner.cache };
+}
+
 describe('a store whose sync is not an object', () => {
   it('is refused at construction naming the value given, not a missing createSync', async () => {
     for (const sync of ['yes', 5, true]) {
       const inner = new MemoryStore();
-      const store = {
-        create: inner.create.bind(inner),
-        delete: inner.delete.bind(inner),
-        get: inner.get.bind(inner),
-        cache: inner.cache,
-        sync,
-      };
+      const store = { ...storeOps(inner), sync };
       const e = await failure(() => new Allocator('10.0.0.0/29', { store: store as unknown as Store }));
       expect(e).toBeInstanceOf(InvalidArgumentError);
       expect((e as Error).message).toMatch(/^options\.store\.sync must be null or an object with createSync, deleteSync and getSync, got /);
@@ -1275,6 +1274,22 @@ describe('a store that rejects with something that cannot be inspected', () => {
       expect(got.sort()).toEqual(['10.0.0.1', '10.0.0.2']);
       a.destroy();
     }
+  });
+});
+
+describe('a store whose sync operation is a Proxy whose trap throws', () => {
+  it('is refused at construction with InvalidArgumentError naming what could not be read', async () => {
+    const inner = new MemoryStore();
+    const trap = new Proxy(() => undefined, {
+      get: () => {
+        throw new Error('trap');
+      },
+    });
+    const store = { ...storeOps(inner), sync: { createSync: trap, deleteSync: trap, getSync: trap } };
+    const e = await failure(() => new Allocator('10.0.0.0/29', { store: store as unknown as Store }));
+    expect(e).toBeInstanceOf(InvalidArgumentError);
+    expect((e as Error).message).toBe('options.store.sync.createSync.constructor could not be read: it threw Error: trap');
+    expect(inner.watcherCount).toBe(0);
   });
 });
 
