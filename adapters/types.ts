@@ -39,7 +39,11 @@ export interface IPAllocator {
   has(ip: string): Promise<boolean>;
   /** Calls `fn` for each allocated address of this family known to the cache (not filtered by CIDR). */
   forEach(fn: (ip: string) => void): void;
-  /** Allocated addresses of this family inside the prefix. */
+  /**
+   * Allocated addresses of this family inside the prefix. Throws ErrDestroyed once destroyed, as
+   * every method but destroy() does; DualStackAllocator tells a destroyed allocator by it, so one
+   * of your own should too.
+   */
   used(): number;
   /** size − used, never negative. */
   free(): bigint;
@@ -52,7 +56,7 @@ export interface IPAllocator {
    * prom-client Registry.
    */
   enableMetrics(registry?: MetricsRegistry): void;
-  /** Detaches from the store and frees the WASM index. */
+  /** Detaches from the store and frees the WASM index. Idempotent; every other method then throws ErrDestroyed. */
   destroy(): void;
 }
 
