@@ -116,7 +116,8 @@ class CallerSource implements RandomSource {
  * hi · TWO32 + lo.
  */
 export const TWO32 = 4294967296;
-const U32_MAX = 0xffffffff;
+/** The largest u32 (2^32 − 1): a word of such a pair, or of a generator's state, is at most this. */
+export const U32_MAX = 0xffffffff;
 
 /** The result of a 64-bit draw: value = hi · 2^32 + lo, both u32. */
 export interface U64Out {

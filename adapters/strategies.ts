@@ -41,7 +41,7 @@
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
 import { ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput, readMember } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
-import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, type U64Out, type UpstreamDraw } from './random.ts';
+import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, U32_MAX, type U64Out, type UpstreamDraw } from './random.ts';
 import type { IPFamily } from './types.ts';
 
 /** The built-in strategies, by name. */
@@ -121,8 +121,6 @@ export interface AllocationStrategy {
 export type StrategyOption = StrategyName | AllocationStrategy;
 
 // ── u64 helpers on (hi, lo) pairs ─────────────────────────────────────────────────────────────
-
-const U32_MAX = 0xffffffff;
 
 /** (aHi, aLo) + (bHi, bLo) into out; saturates at 2^64 − 1 (a start past every band: nextFree clamps it). */
 function add64(aHi: number, aLo: number, bHi: number, bLo: number, out: Offset): void {
