@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readFileBounded } from '../adapters/bounded-read.ts';
-import { IPAllocatorError, InvalidCIDRError, nearestName } from '../adapters/errors.ts';
+import { IPAllocatorError, InvalidCIDRError, nearestName, quoteInput } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, notFixedSummary, render as renderCheck, type CheckReport } from './check.ts';
@@ -118,6 +118,12 @@ ${CLUSTER_HELP}
 /** The commands, for a "did you mean" after one that is not. */
 const COMMANDS = ['status', 'check', 'map'];
 
+/**
+ * An argument as a message quotes it: JSON text, cut after its first characters when long (a
+ * pasted file as an argument would otherwise fill the terminal), as the library quotes input.
+ */
+const quoteArg = (text: string | undefined): string => quoteInput(text);
+
 /** Runs the command; resolves to the exit code. Never throws. */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const prog = io.prog ?? 'ipallocator';
@@ -146,7 +152,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         if (command.startsWith('-')) {
           // kubectl takes --kubeconfig/--context before its verb; here options follow the command
           const named = rest.find((a) => COMMANDS.includes(a));
-          const option = JSON.stringify(command.split('=')[0]);
+          const option = quoteArg(command.split('=')[0]);
           throw new UsageError(
             named === undefined
               ? `${option} is an option: a command comes first (${COMMANDS.join(', ')}), its options after it`
@@ -154,7 +160,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           );
         }
         const near = nearestName(command, COMMANDS);
-        throw new UsageError(`unknown command ${JSON.stringify(command)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
+        throw new UsageError(`unknown command ${quoteArg(command)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
       }
     }
   } catch (e) {
@@ -221,8 +227,7 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
       throw new UsageError((e as Error).message.replace(/\s*\n\s*/g, ' '));
     }
   })();
-  if (parsed.positionals.length > positionals)
-    throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+  if (parsed.positionals.length > positionals) throw new UsageError(`unexpected argument ${quoteArg(parsed.positionals[positionals])}`);
   // Every option with a value takes one: Node's parser keeps the last and drops the others
   // (`map --out a.svg --out b.svg` wrote only b.svg). A flag given twice says the same thing twice.
   const seen = new Set<string>();
@@ -252,7 +257,7 @@ function unknownOption(e: unknown, args: readonly string[], options: NonNullable
     for (const a of args) {
       if (a === '--') break;
       const m = /^-([^-=][^=]*)=(.*)$/s.exec(a);
-      if (m !== null && [...m[1]!].every((c) => shorts.has(c))) return `-${m[1]!.at(-1)} takes no value, got ${JSON.stringify(m[2])}`;
+      if (m !== null && [...m[1]!].every((c) => shorts.has(c))) return `-${m[1]!.at(-1)} takes no value, got ${quoteArg(m[2])}`;
     }
   }
   const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(options)) : undefined;
@@ -281,7 +286,7 @@ function optionValueProblem(e: unknown, args: readonly string[], options: NonNul
     if (t.kind !== 'option' || !Object.hasOwn(options, t.name)) continue;
     const flag = `--${t.name}`;
     if (options[t.name]!.type !== 'string') {
-      if (t.value !== undefined) return `${flag} takes no value, got ${JSON.stringify(t.value)}`;
+      if (t.value !== undefined) return `${flag} takes no value, got ${quoteArg(t.value)}`;
       continue;
     }
     const needs = `${flag} needs a value: ${OPTION_VALUES[t.name] ?? 'one'}`;
@@ -320,7 +325,7 @@ const WHOLE_NUMBER_OPTIONS = new Set(['top', 'grace']);
 
 /** What an option that takes a whole number says of any other value (a negative one included). */
 function wholeNumberRefusal(flag: string, text: string): string {
-  return `${flag} takes ${OPTION_VALUES[flag.slice(2)]}, got ${JSON.stringify(text)}`;
+  return `${flag} takes ${OPTION_VALUES[flag.slice(2)]}, got ${quoteArg(text)}`;
 }
 
 async function connect(
@@ -400,13 +405,13 @@ function requestTimeout(text: string | undefined): number | undefined {
     if (text.startsWith('-')) total = -total;
   }
   if (total === undefined) {
-    throw new UsageError(`--request-timeout takes ${OPTION_VALUES['request-timeout']}, got ${JSON.stringify(text)}`);
+    throw new UsageError(`--request-timeout takes ${OPTION_VALUES['request-timeout']}, got ${quoteArg(text)}`);
   }
   if (total <= 0) return Infinity;
   // to the microsecond first: 2.007s is 2006.9999999999998 ms in floating point, not 2008 ms
   const ms = Math.max(1, Math.ceil(Math.round(total * 1000) / 1000));
   if (ms > MAX_TIMEOUT_MS) {
-    throw new UsageError(`--request-timeout may be at most 596h31m23.647s (2^31 − 1 ms), got ${JSON.stringify(text)}; 0 waits for ever`);
+    throw new UsageError(`--request-timeout may be at most 596h31m23.647s (2^31 − 1 ms), got ${quoteArg(text)}; 0 waits for ever`);
   }
   return ms;
 }
@@ -415,7 +420,7 @@ function positiveInt(text: string | undefined, flag: string, fallback: number, m
   if (text === undefined) return fallback;
   if (!/^\d+$/.test(text)) throw new UsageError(wholeNumberRefusal(flag, text));
   const n = Number(text);
-  if (max !== undefined && n > max.value) throw new UsageError(`${flag} may be at most ${max.said}, got ${JSON.stringify(text)}`);
+  if (max !== undefined && n > max.value) throw new UsageError(`${flag} may be at most ${max.said}, got ${quoteArg(text)}`);
   return n;
 }
 
@@ -535,7 +540,7 @@ function cidrToDraw(text: string): Prefix {
     prefix = Prefix.parse(text);
   } catch (e) {
     const reason = e instanceof InvalidCIDRError ? e.reason : (e as Error).message;
-    throw new UsageError(`${JSON.stringify(text)} is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: ${reason}`);
+    throw new UsageError(`${quoteArg(text)} is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: ${reason}`);
   }
   refuseUndrawable(prefix, text);
   return prefix;
@@ -550,7 +555,7 @@ function cidrToDraw(text: string): Prefix {
  */
 function refuseUndrawable(prefix: Prefix, text: string): void {
   const skipped = skipReason(prefix);
-  if (skipped !== undefined) throw new CliError(`cannot draw ${JSON.stringify(text)}: ${skipped}`);
+  if (skipped !== undefined) throw new CliError(`cannot draw ${quoteArg(text)}: ${skipped}`);
 }
 
 async function map(args: readonly string[], io: Io, prog: string): Promise<number> {
