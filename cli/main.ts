@@ -142,6 +142,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       case 'help':
       case '--help':
       case '-h':
+        // `help status`, as git and kubectl take it: that command's own help
+        if (command === 'help' && rest.length > 0 && COMMANDS.includes(rest[0]!)) return await run([rest[0]!, '--help'], io);
         io.stdout.write(HELP.main(prog));
         return EXIT_CLEAN;
       case 'version':
@@ -152,11 +154,12 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         if (command.startsWith('-')) {
           // kubectl takes --kubeconfig/--context before its verb; here options follow the command
           const named = rest.find((a) => COMMANDS.includes(a));
-          const option = quoteArg(command.split('=')[0]);
+          // the option's name only: its value may be a secret (--token=…)
+          const name = command.split('=')[0]!;
           throw new UsageError(
             named === undefined
-              ? `${option} is an option: a command comes first (${COMMANDS.join(', ')}), its options after it`
-              : `${option} is an option: options come after the command (${prog} ${named} ${command} …)`,
+              ? `${quoteArg(name)} is an option: a command comes first (${COMMANDS.join(', ')}), its options after it`
+              : `${quoteArg(name)} is an option: options come after the command (${prog} ${named} ${name} …)`,
           );
         }
         const near = nearestName(command, COMMANDS);

@@ -1067,6 +1067,8 @@ describe('ipallocator: failures', () => {
       'ipallocator: "--kubeconfig" is an option: options come after the command (ipallocator status --kubeconfig …)\n',
     ],
     [['--context=dev'], 'ipallocator: "--context" is an option: a command comes first (status, check, map), its options after it\n'],
+    // Regression: the option was shown with its value, a secret for --token=…
+    [['--token=s3cr3t', 'status'], 'ipallocator: "--token" is an option: options come after the command (ipallocator status --token …)\n'],
     [['status', '--frob'], "unknown option '--frob'"],
     // Regression: no "did you mean", and "Unknown" in capitals beside "unknown command"
     [['status', '--jsn'], "ipallocator: unknown option '--jsn' (did you mean --json?)\n"],
@@ -1218,6 +1220,8 @@ describe('ipallocator: failures', () => {
       const r = await cli([command, '--help']);
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(`Usage: ipallocator ${command}`);
+      // `help status`, as git and kubectl take it (it printed the top-level help)
+      expect(await cli(['help', command])).toEqual(r);
     }
     const top = await cli(['--help']);
     expect(top.code).toBe(0);
