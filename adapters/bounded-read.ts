@@ -1,5 +1,5 @@
-// The one bounded read of a file named on a command line or in the environment (a kubeconfig,
-// a Range snapshot): Node only, imported by ipallocator/kubernetes and the command line, never by
+// The one bounded read of a file named on a command line, in the environment or in a kubeconfig
+// (a kubeconfig, a user's token-file, a Range snapshot): Node only, imported by ipallocator/kubernetes and the command line, never by
 // the runtime-neutral entry points.
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 

@@ -529,7 +529,7 @@ describe('ipallocator: failures', () => {
 
   // Regression: client-node reads a user's token-file as it loads the kubeconfig, and its ENOENT
   // was said as the kubeconfig's ("cannot read <kubeconfig>: ENOENT: … open '/…/missing'").
-  it('a user whose token-file cannot be read: said to be the token-file, read from the kubeconfig’s folder, exit 2', async () => {
+  it('a user whose token-file cannot be read: said to be the token-file, with the user, read from the kubeconfig’s folder, exit 2', async () => {
     const { dir, path } = execPluginKubeconfig(c.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));
     try {
@@ -542,7 +542,10 @@ describe('ipallocator: failures', () => {
         writeFileSync(path, JSON.stringify(config));
         const r = await cli(['status', '--kubeconfig', path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
-        expect(r.stderr).toBe(`ipallocator: cannot read ${path}: the token-file of a user in it cannot be read (${said})\n`);
+        const file = tokenFile.startsWith(dir) ? tokenFile : join(dir, tokenFile);
+        expect(r.stderr).toBe(
+          `ipallocator: cannot read ${path}: the token-file ${JSON.stringify(file)} of user ${JSON.stringify(config.users[0].name)} cannot be read (${said})\n`,
+        );
       }
       expect(c.double.requests).toEqual([]);
     } finally {

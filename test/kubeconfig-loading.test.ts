@@ -1,7 +1,8 @@
 // How a kubeconfig is found and read, compared with kubectl (client-go's clientcmd loading
 // rules): the library's default kubeconfig, and the command line's, through the one loader both
 // use (config.ts loadDefaultKubeconfig).
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -184,7 +185,7 @@ describe('the default kubeconfig', () => {
     it('a token-file that does not exist beside the kubeconfig is said with its absolute path', () => {
       process.env.KUBECONFIG = file('config', withUser({ 'token-file': 'missing-token' }));
       expect(loaded).toThrow(
-        `the token-file of a user in it cannot be read (ENOENT: no such file or directory, open '${join(dir, 'missing-token')}')`,
+        `the token-file ${JSON.stringify(join(dir, 'missing-token'))} of user "u" cannot be read (ENOENT: no such file or directory, open '${join(dir, 'missing-token')}')`,
       );
     });
 
@@ -234,6 +235,73 @@ describe('the default kubeconfig', () => {
       writeFileSync(join(dir, 'token'), 't');
       process.env.KUBECONFIG = file('config', text);
       expect(loaded).toThrow('its YAML aliases repeat more of it than a kubeconfig holds');
+    });
+  });
+
+  // Regression: client-node reads a user's token-file whole and synchronously as it parses the
+  // kubeconfig: a token-file that was /dev/zero, or a named pipe nothing writes to, held the
+  // command line and the library for ever (the event loop stopped: waitForSync's timeout never
+  // fired), and a 20 MB one was read whole and sent, to fail as "cannot reach the API server".
+  // A token-file is now read as a kubeconfig is: bounded, and only a regular file or a pipe.
+  describe('a token-file that is no small regular file', () => {
+    const withTokenFile = (path: string): string =>
+      kubeconfigText({
+        clusters: { c: 'https://127.0.0.1:1' },
+        users: { u: { 'token-file': path } },
+        contexts: { ctx: ['c', 'u'] },
+        current: 'ctx',
+      });
+
+    it.each([
+      ['/dev/zero', (): string => '/dev/zero', 'is not read: it is a character device, not a regular file'],
+      ['a directory', (): string => dir, 'is not read: it is a directory, not a regular file'],
+      [
+        'past 1 MiB',
+        (): string => {
+          const big = join(dir, 'big');
+          writeFileSync(big, '');
+          truncateSync(big, 1024 * 1024 + 1); // sparse: nothing is written
+          return big;
+        },
+        'is not read: it holds more than 1 MiB (a token is a few KiB)',
+      ],
+    ] as const)('is refused, naming it and the user (%s), by the library and the command line', async (what, make, reason) => {
+      if (what === '/dev/zero' && process.platform === 'win32') return;
+      const tokenFile = make();
+      const said = `the token-file ${JSON.stringify(tokenFile)} of user "u" ${reason}`;
+      const path = file('config', withTokenFile(tokenFile));
+      process.env.KUBECONFIG = path;
+      expect(loaded).toThrow(`${JSON.stringify(path)}: ${said}`);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(said);
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+    });
+
+    it('a named pipe nothing writes to is waited for 5 s, not for ever', { timeout: 20_000 }, async () => {
+      if (process.platform === 'win32') return;
+      const fifo = join(dir, 'pipe');
+      execFileSync('mkfifo', [fifo]);
+      process.env.KUBECONFIG = file('config', withTokenFile(fifo));
+      const r = await cli(['status']);
+      expect([r.code, r.stderr]).toEqual([
+        2,
+        `ipallocator: cannot read the default kubeconfig ($KUBECONFIG or ~/.kube/config): ${JSON.stringify(join(dir, 'config'))}: ` +
+          `the token-file ${JSON.stringify(fifo)} of user "u" is not read: it is a named pipe (FIFO) nothing wrote to within 5 s, not a regular file\n`,
+      ]);
+    });
+
+    it('a token-file of a user with a token is not read, as client-node does not read it', () => {
+      process.env.KUBECONFIG = file(
+        'config',
+        kubeconfigText({
+          clusters: { c: 'https://127.0.0.1:1' },
+          users: { u: { token: 'given', 'token-file': '/dev/zero' } },
+          contexts: { ctx: ['c', 'u'] },
+          current: 'ctx',
+        }),
+      );
+      expect(loaded().getCurrentUser()?.token).toBe('given');
     });
   });
 

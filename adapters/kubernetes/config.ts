@@ -315,14 +315,21 @@ function fileFailure(file: string, e: unknown): Error {
  * against the file's folder, as kubectl resolves them (clientcmd ResolveLocalPaths): a cluster's
  * certificate-authority, a user's client-certificate, client-key and token-file, and an exec
  * plugin's command when it holds a path separator (`./bin/token`; a bare name is looked up on
- * the PATH). client-node resolves the first three itself (makePathsAbsolute), and reads a
- * token-file as it parses the text, from the working directory: a file with a relative one is
- * handed to it with that path made absolute (relativeTokenFiles).
+ * the PATH). client-node resolves the first three itself (makePathsAbsolute). It reads a
+ * token-file as it parses the text, whole, synchronously and from the working directory: here
+ * each is read first, bounded (readTokenFile), and handed to client-node as the user's token.
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
-  kc.loadFromString(relativeTokenFiles(text, folder) ?? text);
+  const read = readTokenFiles(text, folder);
+  kc.loadFromString(read?.text ?? text);
   kc.makePathsAbsolute(folder);
+  // client-node builds its users one for one from the file's (none is dropped: a malformed one
+  // fails the load), so an index of the file's list is one of kc.users
+  for (const [i, token] of read?.tokens ?? []) {
+    const user = kc.users[i];
+    if (user !== undefined) (user as { token?: string }).token = token;
+  }
   for (const user of kc.users) {
     const command = (user.exec as { command?: unknown } | undefined)?.command;
     if (typeof command === 'string' && command.includes(sep) && !isAbsolute(command)) {
@@ -333,14 +340,63 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
 }
 
 /**
- * The text of a kubeconfig whose users name a relative token-file, as JSON (which is YAML) with
- * each such path resolved against `folder`; undefined when none does (or the text is not one
- * YAML mapping: client-node's parse then says what is wrong). Parsed as client-node parses it
- * (js-yaml, through loadAllYaml). An alias repeats a node without repeating its text, and JSON
- * writes each repeat out: a text whose aliases would write more nodes than it has characters
- * (no kubeconfig repeats that much; a crafted one repeats exponentially) is refused.
+ * The most a token-file may hold: 1 MiB. A token is a few KiB (a service account's JWT, an OIDC
+ * token with its groups), and a request whose headers pass 1 MiB is refused by the API server
+ * (Go's default MaxHeaderBytes); a large file named by mistake would otherwise be read whole
+ * into memory and sent.
  */
-function relativeTokenFiles(text: string, folder: string): string | undefined {
+export const TOKEN_FILE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A kubeconfig user's token-file that cannot be read, or is not: it holds more than
+ * TOKEN_FILE_MAX_BYTES, or is no regular file (a device such as /dev/zero, a directory, a named
+ * pipe nothing writes to). Its message names the token-file and the user, never the content.
+ */
+export class TokenFileError extends Error {
+  override name = 'TokenFileError';
+  constructor(
+    readonly path: string,
+    readonly user: string,
+    /** Why, as the end of a sentence naming the file: "is not read: it is a directory, not a regular file". */
+    reason: string,
+  ) {
+    super(`the token-file ${JSON.stringify(path)} of user ${JSON.stringify(user)} ${reason}`);
+  }
+}
+
+/**
+ * A token-file's text, read once and at most TOKEN_FILE_MAX_BYTES (readFileBounded): a device
+ * has no end, and a named pipe nothing writes to is waited for 5 s, not for ever — client-node
+ * reads it synchronously, and the event loop, every timer of the caller's among them, would stop
+ * with it. Every failure is TokenFileError naming the file and `user`.
+ */
+function readTokenFile(path: string, user: string): string {
+  try {
+    return readFileBounded(
+      path,
+      TOKEN_FILE_MAX_BYTES,
+      () => new TokenFileError(path, user, 'is not read: it holds more than 1 MiB (a token is a few KiB)'),
+      (what) => new TokenFileError(path, user, `is not read: it is ${what}, not a regular file`),
+    );
+  } catch (e) {
+    if (e instanceof TokenFileError) throw e;
+    // Node's ENOENT, EACCES: their message names the path, not the user
+    throw new TokenFileError(path, user, `cannot be read (${e instanceof Error ? e.message : String(e)})`);
+  }
+}
+
+/**
+ * The token-files of a kubeconfig's users read here, before client-node parses the text: the
+ * text, as JSON (which is YAML), without the token-file of each user whose token client-node
+ * would read from one (a user with a non-empty token keeps it, as client-node keeps it), and the
+ * tokens read, by the user's index in the file's list. A relative token-file is read from
+ * `folder`. Undefined when no user names a token-file, or the text is not one YAML mapping
+ * (client-node's parse then says what is wrong). Parsed as client-node parses it (js-yaml,
+ * through loadAllYaml). An alias repeats a node without repeating its text, and JSON writes each
+ * repeat out: a text whose aliases would write more nodes than it has characters (no kubeconfig
+ * repeats that much; a crafted one repeats exponentially) is refused.
+ */
+function readTokenFiles(text: string, folder: string): { text: string; tokens: Map<number, string> } | undefined {
   if (!text.includes('token-file')) return undefined;
   let docs: unknown[];
   try {
@@ -351,22 +407,27 @@ function relativeTokenFiles(text: string, folder: string): string | undefined {
   const doc = docs.length === 1 ? docs[0] : undefined;
   const users = (doc as { users?: unknown } | undefined)?.users;
   if (typeof doc !== 'object' || doc === null || !Array.isArray(users)) return undefined;
-  let resolved = false;
-  const copy = users.map((entry: unknown) => {
+  const tokens = new Map<number, string>();
+  const copy = users.map((entry: unknown, i) => {
     const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
-    const tokenFile = typeof user === 'object' && user !== null ? user['token-file'] : undefined;
-    if (typeof tokenFile !== 'string' || tokenFile === '' || isAbsolute(tokenFile)) return entry;
-    resolved = true;
-    return { ...(entry as object), user: { ...user, 'token-file': join(folder, tokenFile) } };
+    if (typeof user !== 'object' || user === null) return entry;
+    const tokenFile = user['token-file'];
+    // client-node reads the file only when the token is empty (config_types' findToken)
+    if (typeof tokenFile !== 'string' || tokenFile === '' || user['token']) return entry;
+    const name = (entry as { name?: unknown }).name;
+    tokens.set(i, readTokenFile(isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile), String(name ?? '')));
+    const { 'token-file': _read, ...rest } = user;
+    return { ...(entry as object), user: rest };
   });
-  if (!resolved) return undefined;
+  if (tokens.size === 0) return undefined;
   let nodes = 0;
-  return JSON.stringify({ ...doc, users: copy }, (_key, value: unknown) => {
+  const json = JSON.stringify({ ...doc, users: copy }, (_key, value: unknown) => {
     if (++nodes > text.length) {
       throw new Error('its YAML aliases repeat more of it than a kubeconfig holds (a crafted file)');
     }
     return value;
   });
+  return { text: json, tokens };
 }
 
 /**
@@ -415,7 +476,7 @@ export function kubeconfigLoadFailure(e: unknown): string {
   const { code, path } = e as { code?: unknown; path?: unknown };
   if (typeof code === 'string' && typeof path === 'string' && /[/\\]config_types\.[cm]?js\b/.test(e.stack ?? '')) {
     // a KubeConfig client-node loaded itself (kc.loadFromFile) read it from the working
-    // directory; loadKubeconfigText resolves it against the kubeconfig's folder, as kubectl
+    // directory; loadKubeconfigText reads it itself (readTokenFiles), from the kubeconfig's folder
     const relative = isAbsolute(path) ? '' : ', read relative to the working directory';
     return `the token-file of a user in it cannot be read (${e.message}${relative})`;
   }
