@@ -45,6 +45,7 @@ import {
   loadDefaultKubeconfig,
   loadKubeconfigText,
   missingUser,
+  nonTextCredential,
   readKubeconfigFile,
   serverURLProblem,
   shownServer,
@@ -319,6 +320,8 @@ export class Cluster {
     // as kubectl does, and the library (kubeConfigOrDefault): no request goes out anonymous
     const noUser = missingUser(kc);
     if (noUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noUser}`);
+    const notText = nonTextCredential(kc);
+    if (notText !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${notText}`);
     const noToken = emptyToken(kc);
     if (noToken !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noToken}`);
     // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as

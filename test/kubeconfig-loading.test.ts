@@ -351,6 +351,58 @@ describe('the default kubeconfig', () => {
   });
 });
 
+// Regression: client-node takes a user's fields as they are: `token: [a, b]` was sent as
+// "Bearer a,b", `token: 12345` as "Bearer 12345", a list under `as` as an Impersonate-User header;
+// kubectl cannot decode such a kubeconfig. They are refused, naming the user and the field,
+// never showing the value.
+describe('a user field that is no text', () => {
+  let d: ApiServerDouble;
+  let dir: string;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-not-text-'));
+  });
+  afterEach(async () => {
+    await d.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const text = (user: string): string =>
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${d.url}", insecure-skip-tls-verify: true}\n` +
+    `users:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\ncurrent-context: ctx\n`;
+
+  it.each([
+    ['{token: [a, b]}', 'token', 'a list'],
+    ['{token: 12345}', 'token', 'a number'],
+    ['{username: admin, password: 1234}', 'password', 'a number'],
+    ['{token: t, as: [a, b]}', 'as', 'a list'],
+    ['{client-certificate-data: {a: b}, client-key-data: a2V5}', 'client-certificate-data', 'a mapping'],
+  ])('%s is refused, naming the user and the %s, by the library and the command line; nothing is sent', async (user, field, kind) => {
+    const said =
+      `the ${field} of user "u" (context "ctx") is ${kind}, not text (it is not shown), and would be used as it is ` +
+      '(kubectl cannot read it either); write it as text, quoted where YAML would read it as something else';
+    const kc = new KubeConfig();
+    kc.loadFromString(text(user));
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
+    const path = join(dir, 'config');
+    writeFileSync(path, text(user));
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
+    expect(d.requests).toEqual([]);
+  });
+
+  it('a token-file that is no text is refused, not read as a file descriptor', async () => {
+    const path = join(dir, 'config');
+    writeFileSync(path, text('{token-file: 1}'));
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `ipallocator: cannot read ${path}: the token-file of user "u" is a number, not text, and is not read\n`,
+    ]);
+    expect(d.requests).toEqual([]);
+  });
+});
+
 // Regression: client-node sends a request anonymous when the exec credential plugin's
 // ExecCredential has an empty status (no token, no client certificate); kubectl refuses it
 // ("exec plugin didn't return a token or cert/key pair").

@@ -92,6 +92,8 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   }
   const noUser = missingUser(kc);
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
+  const notText = nonTextCredential(kc);
+  if (notText !== undefined) throw new InvalidArgumentError(`${owner}: ${notText}`);
   const noToken = emptyToken(kc);
   if (noToken !== undefined) throw new InvalidArgumentError(`${owner}: ${noToken}`);
   return withCredentialCheck(kc);
@@ -186,6 +188,53 @@ export function emptyToken(kc: KubeConfig): string | undefined {
     'its token-file holds nothing, or only whitespace, and every request would go out without credentials ' +
     '(kubectl refuses it too: "read empty token from file"); write the token into the file, or use another context'
   );
+}
+
+/**
+ * A user's fields client-node uses as they are, by its User property and the kubeconfig's name:
+ * the token, username, password and `as` go into headers (`token: [a, b]` as "Bearer a,b"), the
+ * files are read by their value (a number as a file descriptor), the data decoded from it.
+ */
+const TEXT_FIELDS: readonly (readonly [property: string, field: string])[] = [
+  ['token', 'token'],
+  ['username', 'username'],
+  ['password', 'password'],
+  ['impersonateUser', 'as'],
+  ['certFile', 'client-certificate'],
+  ['keyFile', 'client-key'],
+  ['certData', 'client-certificate-data'],
+  ['keyData', 'client-key-data'],
+];
+
+/** What a YAML value that is no text is, for a message that must not show it (it may be a credential). */
+export function notTextKind(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'boolean') return 'true or false';
+  return `a ${typeof value}`;
+}
+
+/**
+ * Why the current context's user has a field that is no text — a token written as a list or a
+ * number (`token: [a, b]`, `token: 12345`) —, as the end of a sentence naming the user and the
+ * field; undefined when each is text or absent. client-node takes such a value as it is, and
+ * sends `Bearer a,b`; kubectl fails to decode the kubeconfig. The value is not shown.
+ */
+export function nonTextCredential(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc) as unknown as Record<string, unknown> | null;
+  if (typeof user !== 'object' || user === null) return undefined;
+  for (const [property, field] of TEXT_FIELDS) {
+    const value = user[property];
+    if (value === undefined || value === null || typeof value === 'string') continue;
+    return (
+      `the ${field} of user ${JSON.stringify(user['name'])} (context ${JSON.stringify(getCurrentContext.call(kc))}) is ` +
+      `${notTextKind(value)}, not text (it is not shown), and would be used as it is (kubectl cannot read it either); ` +
+      'write it as text, quoted where YAML would read it as something else'
+    );
+  }
+  return undefined;
 }
 
 /**
@@ -355,12 +404,13 @@ export const TOKEN_FILE_MAX_BYTES = 1024 * 1024;
 export class TokenFileError extends Error {
   override name = 'TokenFileError';
   constructor(
-    readonly path: string,
+    /** The token-file's path; undefined when it is no text. */
+    readonly path: string | undefined,
     readonly user: string,
     /** Why, as the end of a sentence naming the file: "is not read: it is a directory, not a regular file". */
     reason: string,
   ) {
-    super(`the token-file ${JSON.stringify(path)} of user ${JSON.stringify(user)} ${reason}`);
+    super(`the token-file ${path === undefined ? '' : `${JSON.stringify(path)} `}of user ${JSON.stringify(user)} ${reason}`);
   }
 }
 
@@ -413,8 +463,12 @@ function readTokenFiles(text: string, folder: string): { text: string; tokens: M
     if (typeof user !== 'object' || user === null) return entry;
     const tokenFile = user['token-file'];
     // client-node reads the file only when the token is empty (config_types' findToken)
-    if (typeof tokenFile !== 'string' || tokenFile === '' || user['token']) return entry;
+    if (!tokenFile || user['token']) return entry;
     const name = (entry as { name?: unknown }).name;
+    // client-node would read a number as a file descriptor (1: the process's own stdout)
+    if (typeof tokenFile !== 'string') {
+      throw new TokenFileError(undefined, String(name ?? ''), `is ${notTextKind(tokenFile)}, not text, and is not read`);
+    }
     tokens.set(i, readTokenFile(isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile), String(name ?? '')));
     const { 'token-file': _read, ...rest } = user;
     return { ...(entry as object), user: rest };
