@@ -187,9 +187,21 @@ function noCluster(kc: KubeConfig, file: string): string {
   return `the cluster ${quoteText(cluster.name)} of context ${quoteText(current)} has no server in ${file}`;
 }
 
-/** The files a kubeconfig is read from: the one given, else the default ones (defaultKubeconfigFiles). */
-function kubeconfigFiles(given: string | undefined): string[] {
-  return given !== undefined ? [given] : defaultKubeconfigFiles().files;
+/** A file a kubeconfig is read from, and how the command line came to it, for a message. */
+export interface KubeconfigFile {
+  readonly path: string;
+  /** "--kubeconfig k", "$KUBECONFIG names /x/k", or "~/.kube/config". */
+  readonly said: string;
+}
+
+/**
+ * The files a kubeconfig is read from: the one given, else the default ones, found by the one
+ * loader's rule (config.ts defaultKubeconfigFiles): each of $KUBECONFIG, else ~/.kube/config.
+ */
+export function kubeconfigFiles(given: string | undefined): KubeconfigFile[] {
+  if (given !== undefined) return [{ path: given, said: `--kubeconfig ${given}` }];
+  const { files, list } = defaultKubeconfigFiles();
+  return files.map((path) => ({ path, said: list === undefined ? '~/.kube/config' : `$KUBECONFIG names ${path}` }));
 }
 
 /**
@@ -242,7 +254,7 @@ const NO_DOCUMENT = 'it holds no YAML document (it is empty, or only whitespace 
  * files is read again (readKubeconfigFile reads only a regular file).
  */
 function firstNotAKubeconfig(given: string | undefined, givenText: string | undefined): CliError | undefined {
-  for (const f of kubeconfigFiles(given)) {
+  for (const { path: f } of kubeconfigFiles(given)) {
     let text = given === undefined ? undefined : givenText;
     if (text === undefined) {
       try {
@@ -260,6 +272,8 @@ function firstNotAKubeconfig(given: string | undefined, givenText: string | unde
 export class Cluster {
   readonly context: string;
   readonly server: string;
+  /** The files the kubeconfig was read from (a command that writes a file must not write over one). */
+  readonly kubeconfigFiles: readonly KubeconfigFile[];
   private readonly kc: KubeConfig;
   private readonly core: CoreV1Api;
   private networking: NetworkingApi;
@@ -272,6 +286,7 @@ export class Cluster {
   /** Loads the kubeconfig and selects the context. Throws CliError when there is none to use. */
   constructor(options: ClusterOptions = {}) {
     const kc = new KubeConfig();
+    this.kubeconfigFiles = kubeconfigFiles(options.kubeconfig);
     let givenText: string | undefined;
     try {
       if (options.kubeconfig !== undefined) {

@@ -575,15 +575,11 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   const cidrText = positionals[0];
   if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
   if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');
-  // The file read (the snapshot, or the kubeconfig given) would be replaced by the SVG, and the
-  // one copy of its Range's state, or of the cluster's credentials, gone
-  const input =
-    values.snapshot !== undefined
-      ? { what: 'the snapshot file', flag: '--snapshot', path: values.snapshot }
-      : { what: 'the kubeconfig', flag: '--kubeconfig', path: values.kubeconfig };
-  if (values.out !== undefined && input.path !== undefined && sameFile(values.out, input.path)) {
+  // The file read (the snapshot, or a file of the kubeconfig: below) would be replaced by the
+  // SVG, and the one copy of its Range's state, or of the cluster's credentials, gone
+  if (values.out !== undefined && values.snapshot !== undefined && sameFile(values.out, values.snapshot)) {
     throw new UsageError(
-      `--out ${values.out} is ${input.what} it reads (${input.flag} ${input.path}): the SVG would replace it; write it elsewhere`,
+      `--out ${values.out} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
     );
   }
   let prefix = cidrText === undefined ? undefined : cidrToDraw(cidrText);
@@ -609,6 +605,13 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     source = `Range snapshot ${named(values.snapshot)}`;
   } else {
     const cluster = await connect(values, io);
+    // before any request: every file the kubeconfig was read from, --kubeconfig's or the default
+    // ones ($KUBECONFIG's, ~/.kube/config), as the one loader found them
+    const out = values.out;
+    const kubeconfig = out === undefined ? undefined : cluster.kubeconfigFiles.find((f) => sameFile(out, f.path));
+    if (kubeconfig !== undefined) {
+      throw new UsageError(`--out ${out} is the kubeconfig it reads (${kubeconfig.said}): the SVG would replace it; write it elsewhere`);
+    }
     rangeMap = emptyMap(prefix!);
     // a name listed more than once (a broken server or proxy) is one address, as `status` counts it
     for (const r of onePerName(await cluster.ipAddresses()).ipAddresses) {

@@ -2,9 +2,9 @@
 // and colour class compared with the addresses the test allocated, from a cluster (the double)
 // and from Range snapshot files, one address per cell and aggregated into blocks.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -182,6 +182,43 @@ describe('ipallocator map', () => {
         expect(readFileSync(c.kubeconfig, 'utf8')).toBe(before);
       }
       rmSync(link);
+    });
+
+    // Regression: only --kubeconfig was compared with --out: `KUBECONFIG=k map CIDR --out k` (or
+    // --out ~/.kube/config with neither set) wrote the SVG over the kubeconfig it had just read.
+    it('refuses --out naming a file of $KUBECONFIG, or ~/.kube/config, which the SVG would replace (exit 2)', async () => {
+      addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/30']);
+      const before = readFileSync(c.kubeconfig, 'utf8');
+      const saved = { KUBECONFIG: process.env.KUBECONFIG, HOME: process.env.HOME };
+      const home = join(dir, 'home');
+      mkdirSync(join(home, '.kube'), { recursive: true });
+      const homeConfig = join(home, '.kube', 'config');
+      writeFileSync(homeConfig, before);
+      try {
+        for (const [list, out, said] of [
+          [c.kubeconfig, c.kubeconfig, `$KUBECONFIG names ${c.kubeconfig}`],
+          // the second file of the list
+          [[join(dir, 'missing'), homeConfig, c.kubeconfig].join(delimiter), c.kubeconfig, `$KUBECONFIG names ${c.kubeconfig}`],
+          [undefined, homeConfig, '~/.kube/config'],
+        ] as const) {
+          if (list === undefined) delete process.env.KUBECONFIG;
+          else process.env.KUBECONFIG = list;
+          process.env.HOME = home;
+          const r = await cli(['map', '10.96.0.0/30', '--out', out]);
+          expect(r).toEqual({
+            code: 2,
+            stdout: '',
+            stderr: `ipallocator: --out ${out} is the kubeconfig it reads (${said}): the SVG would replace it; write it elsewhere\nRun 'ipallocator map --help' for usage.\n`,
+          });
+          expect(readFileSync(out, 'utf8')).toBe(before);
+        }
+        expect(c.double.requests).toEqual([]);
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+      }
     });
   });
 
