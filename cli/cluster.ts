@@ -534,7 +534,7 @@ export class Cluster {
       const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;
       const type = json ? '' : ` (content type ${contentType})`;
       throw new ClusterError(
-        `the API server at ${this.server} (context "${this.context}") answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
+        `the API server at ${this.server} (context ${quoteText(this.context)}) answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
       );
     }
     return checked;
@@ -620,7 +620,7 @@ export class Cluster {
       // the server asked for a wait as often as kubectl waits: given up, the last answer quoted
       const busy = code === 429 ? ' it is overloaded:' : '';
       return new ClusterError(
-        `the API server at ${this.server} (context "${this.context}") kept asking to come back later: ${apiError.message};${busy} try again later`,
+        `the API server at ${this.server} (context ${quoteText(this.context)}) kept asking to come back later: ${apiError.message};${busy} try again later`,
       );
     }
     if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
@@ -628,7 +628,7 @@ export class Cluster {
       const pluginUser = phases.get(apiError) === 'unsent' ? execPluginUser(this.kc) : undefined;
       if (pluginUser !== undefined) {
         return new ClusterError(
-          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(pluginUser)}${this.pluginCommand()} did not answer within ${duration(apiError.timeoutMs)}${this.requests.stopsPlugins ? ' and was stopped' : ''} (${verb} ${target}); to wait longer, pass --request-timeout`,
+          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(pluginUser)}${this.pluginCommand()} did not answer within ${duration(apiError.timeoutMs)}${this.requests.stopsPlugins ? ' and was stopped' : ''} (${verb} ${target}); to wait longer, pass --request-timeout`,
         );
       }
       const waited = waitedAnswers.get(apiError);
@@ -636,29 +636,29 @@ export class Cluster {
         const times = waited.length === 1 ? 'once' : `${waited.length} times`;
         if (waited.every((c) => c === 429)) {
           return new ClusterError(
-            `the API server at ${this.server} (context "${this.context}") kept turning the request away as too busy (429 Too Many Requests, ${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
+            `the API server at ${this.server} (context ${quoteText(this.context)}) kept turning the request away as too busy (429 Too Many Requests, ${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
           );
         }
         // a 5xx with Retry-After is no throttling: the server (or a proxy) asked to come back later
         const codes = [...new Set(waited)].join(' and ');
         return new ClusterError(
-          `the API server at ${this.server} (context "${this.context}") kept answering HTTP ${codes} with a Retry-After (${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); try again later, or pass a longer --request-timeout`,
+          `the API server at ${this.server} (context ${quoteText(this.context)}) kept answering HTTP ${codes} with a Retry-After (${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); try again later, or pass a longer --request-timeout`,
         );
       }
       return new ClusterError(
-        `the API server at ${this.server} (context "${this.context}") did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
+        `the API server at ${this.server} (context ${quoteText(this.context)}) did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
       );
     }
     if (code === undefined) {
-      const where = `the API server at ${this.server} (context "${this.context}")`;
+      const where = `the API server at ${this.server} (context ${quoteText(this.context)})`;
       const noCredential = causes(err).find((e) => e instanceof KubeconfigCredentialError);
       if (noCredential !== undefined)
-        return new ClusterError(`cannot use context "${this.context}" of the kubeconfig: ${noCredential.message}`);
+        return new ClusterError(`cannot use context ${quoteText(this.context)} of the kubeconfig: ${noCredential.message}`);
       // the kubeconfig's TLS material or proxy, not the server: said with the field that is wrong
       const transport = transportProblem(this.kc, err);
       if (transport !== undefined) {
         return new ClusterError(
-          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: ${transport}`,
+          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: ${transport}`,
         );
       }
       // Deno's refusal to run an exec credential plugin is no failure to reach the server: said
@@ -677,7 +677,7 @@ export class Cluster {
       // token saved with a line ending is sent without it, and works.
       if (hasInvalidHeader(err)) {
         return new ClusterError(
-          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it`,
+          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it`,
         );
       }
       if (phase === 'answered') return new ClusterError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
@@ -693,7 +693,7 @@ export class Cluster {
           .find((said) => said !== undefined);
         if (plugin !== undefined) {
           return new ClusterError(
-            `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
+            `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
           );
         }
         // client-node reads an exec credential plugin's output with JSON.parse, whose message
@@ -705,13 +705,15 @@ export class Cluster {
             .map((e) => execOutputNotJson(e))
             .find((said) => said !== undefined) ?? messages(err);
         return new ClusterError(
-          `cannot use context "${this.context}" of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${refused}${http}`,
+          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${refused}${http}`,
         );
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }
     if (code === 401) {
-      return new ClusterError(`the API server at ${this.server} refused the credentials of context "${this.context}" (401 Unauthorized)`);
+      return new ClusterError(
+        `the API server at ${this.server} refused the credentials of context ${quoteText(this.context)} (401 Unauthorized)`,
+      );
     }
     // an answer that is no Status (a proxy's error page) described: its type, size, first words
     const { body, headers } = err as { body?: unknown; headers?: unknown };
@@ -720,7 +722,7 @@ export class Cluster {
       // RBAC may grant this verb for some objects (resourceNames) or namespaces and not others
       const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
       return new ObjectForbiddenError(
-        `permission denied: context "${this.context}" may not ${verb} ${target}; ` +
+        `permission denied: context ${quoteText(this.context)} may not ${verb} ${target}; ` +
           `grant RBAC verb "${verb}" on resource "${resource.plural}" (${group}) for it` +
           (serverSaid ? `; the server said: ${serverSaid}` : body !== undefined ? `; the answer: ${answer}` : ''),
       );
@@ -728,7 +730,7 @@ export class Cluster {
     if (code === 403) {
       const group = resource.group === '' ? 'the core API group' : `API group "${resource.group}"`;
       return new ClusterError(
-        `permission denied: context "${this.context}" may not ${verb} ${resource.plural} (${group}); ` +
+        `permission denied: context ${quoteText(this.context)} may not ${verb} ${resource.plural} (${group}); ` +
           `grant RBAC verb "${verb}" on resource "${resource.plural}"` +
           (serverSaid ? `; the server said: ${serverSaid}` : body !== undefined ? `; the answer: ${answer}` : ''),
       );

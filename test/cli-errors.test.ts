@@ -106,6 +106,30 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: the context was quoted by hand ("${context}"): a context named `ctx "q" ` read as
+  // (context "ctx "q" "), and a control character in its name went to the terminal as it was.
+  // It is quoted as every other name in the reports is (quoteText).
+  it('a context name with quotes or a control character is quoted and escaped in every message', async () => {
+    const name = 'ctx "q" \u001b[31m';
+    const quoted = '"ctx \\"q\\" \\u001b[31m"';
+    const text = readFileSync(c.kubeconfig, 'utf8')
+      .replace('- name: double\n  context:', `- name: ${JSON.stringify(name)}\n  context:`)
+      .replace('current-context: double', `current-context: ${JSON.stringify(name)}`);
+    writeFileSync(c.kubeconfig, text);
+    c.double.proxyAnswerNext('list', 'servicecidrs', { kind: 'Status', status: 'Failure', code: 401 }, { status: 401 });
+    let r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(r.stderr).toBe(
+      `ipallocator: the API server at ${c.double.url} refused the credentials of context ${quoted} (401 Unauthorized)\n`,
+    );
+    const url = c.double.url;
+    await c.double.close();
+    r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `ipallocator: cannot reach the API server at ${url} (context ${quoted}): connection refused (ECONNREFUSED)\n`,
+    ]);
+  });
+
   // Regression: every failure without an HTTP status read "cannot reach the API server", also an
   // answer it could not read and a request client-node refused to send.
   it('an answer that is not JSON: says the server answered with a malformed body, exit 2', async () => {
