@@ -54,7 +54,7 @@ import {
 import {
   deniedByRuntime,
   describeAnswer,
-  execOutputNotJson,
+  execOutputProblem,
   execPluginFailure,
   hasInvalidHeader,
   KubernetesApiError,
@@ -685,27 +685,23 @@ export class Cluster {
         const http = this.plainHttp
           ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'
           : '';
-        // an exec credential plugin that could not be run, or exited with a failure: said as
-        // such, with its command (as the kubeconfig names it; its args are not shown, a secret
-        // may be among them)
+        // an exec credential plugin that could not be run, exited with a failure, or exited
+        // with status 0 printing no JSON: said as such, with its command (as the kubeconfig
+        // names it; its args are not shown, a secret may be among them) and what it wrote on stderr.
+        // JSON.parse's message quotes the output: a plugin printing a bare token would have it
+        // printed here (execOutputProblem says it without)
         const plugin = causes(err)
-          .map((e) => execPluginFailure(e))
+          .map((e) => execPluginFailure(e) ?? execOutputProblem(e))
           .find((said) => said !== undefined);
         if (plugin !== undefined) {
           return new ClusterError(
             `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
           );
         }
-        // client-node reads an exec credential plugin's output with JSON.parse, whose message
-        // quotes that output: a plugin printing a bare token would have it printed here
         // JSON but no ExecCredential (a JSON string) fails in client-node with a TypeError
         // naming its internals: messages says it as NO_EXEC_CREDENTIAL
-        const refused =
-          causes(err)
-            .map((e) => execOutputNotJson(e))
-            .find((said) => said !== undefined) ?? messages(err);
         return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${refused}${http}`,
+          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}${http}`,
         );
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);

@@ -306,7 +306,7 @@ describe('ipallocator: failures', () => {
         const r = await cli(['status', '--kubeconfig', path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin exited with status 0 but ${printed}; an exec plugin must print an ExecCredential\n`,
+          `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but ${printed}; an exec plugin must print an ExecCredential\n`,
         );
         expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
         expect(c.double.requests).toEqual([]);
@@ -315,6 +315,27 @@ describe('ipallocator: failures', () => {
       }
     },
   );
+
+  // Regression: a plugin that exits 0 writing only on stderr (a login it could not do) was said to
+  // print nothing, through client-node's words, without its command or what it wrote on stderr,
+  // which a plugin that fails gets.
+  it('an exec credential plugin that exits 0 writing only on stderr: said with its command and its first stderr line, as a failing one', async () => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    config.users[0].user.exec.args = ['-e', 'console.error("\\nerror: login required \\u001b[31m");console.error("second line")'];
+    writeFileSync(path, JSON.stringify(config));
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout, r.stderr]).toEqual([
+        2,
+        '',
+        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but printed nothing (or only whitespace, or JSON cut short) and wrote on stderr: error: login required \\u001b[31m; an exec plugin must print an ExecCredential\n`,
+      ]);
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 
   // Regression: a plugin printing JSON that is no object with a status (a JSON string) was said
   // with client-node's TypeError, "Cannot read properties of undefined (reading 'clientCertificateData')".

@@ -1210,6 +1210,16 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
+    it('an exec credential plugin that exits 0 writing only on stderr: said with its first stderr line', async () => {
+      // Regression: said to print nothing, without what it wrote on stderr, which a failing plugin gets.
+      const err = await execPluginGetError('console.error("error: login required");console.error("second line")');
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as KubernetesApiError).message).toContain(
+        "the user's credentials could not be read: its exec plugin exited with status 0 but printed nothing (or only whitespace, or JSON cut short) and wrote on stderr: error: login required; an exec plugin must print an ExecCredential",
+      );
+      expect(d.requests).toEqual([]);
+    });
+
     it('an exec credential plugin whose command does not exist, or is a directory: said not to run, and why', async () => {
       // Regression: the message was spawn's ("spawn /nonexistent ENOENT"), not about credentials.
       const dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-'));

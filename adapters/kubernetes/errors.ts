@@ -15,6 +15,7 @@
 // SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
 import { AlreadyExistsError, IPAllocatorError, NotFoundError, showUnseen } from '../errors.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
+import { pluginStderrLine } from './exec-plugins.ts';
 
 /** metav1.Status, as far as this store reads it; a field of another type in the answer is left out. */
 export interface ApiStatus {
@@ -386,13 +387,25 @@ export function execPluginFailure(e: unknown): string | undefined {
  * JSON cut short — is said as such; undefined for a SyntaxError from elsewhere (an answer's body).
  */
 export function execOutputNotJson(e: unknown): string | undefined {
+  const problem = execOutputProblem(e);
+  return problem === undefined ? undefined : `the user's credentials could not be read: its exec plugin ${problem}`;
+}
+
+/**
+ * What execOutputNotJson says of the plugin, as the end of a sentence starting "its exec plugin":
+ * "exited with status 0 but printed nothing (…)", with the first line it wrote on stderr as a
+ * failing plugin's is shown (execPluginFailure) — a plugin that cannot log in says why there.
+ */
+export function execOutputProblem(e: unknown): string | undefined {
   if (!(e instanceof SyntaxError) || !(e.stack ?? '').split('\n').some((line) => /^\s+at /.test(line) && EXEC_AUTH_FILE.test(line))) {
     return undefined;
   }
   const printed = /^Unexpected end of JSON input$/.test(e.message)
     ? 'printed nothing (or only whitespace, or JSON cut short)'
     : 'printed something that is not JSON (not shown: it may be a credential)';
-  return `the user's credentials could not be read: its exec plugin exited with status 0 but ${printed}; an exec plugin must print an ExecCredential`;
+  const said = pluginStderrLine(e);
+  const stderr = said === undefined ? '' : ` and wrote on stderr: ${showUnseen(cutMessage(said))}`;
+  return `exited with status 0 but ${printed}${stderr}; an exec plugin must print an ExecCredential`;
 }
 
 /** A stack frame in client-node's exec_auth, the module that runs exec credential plugins. */

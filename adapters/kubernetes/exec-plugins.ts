@@ -14,6 +14,11 @@
 //        └─► client-node authenticates ──► ExecAuth.execFn (wrapped) ──► spawn(…, { signal, killSignal })
 //   deadline or close() ──► signal aborts ──► the plugin is killed (SIGKILL, as Go's exec.CommandContext)
 //
+// The same wrapper keeps what the plugin writes on stderr (its first 4 KiB), and a wrapper of
+// the ExecAuth's getCredential ties it to the failure the run ends in (pluginStderrLine):
+// client-node passes stderr on only for a plugin that exits with a status other than 0, and a
+// plugin that exits 0 printing nothing says why only there (a login it could not do).
+//
 // A KubeConfig without that field (another client-node) is left as it is: the request still
 // ends at its deadline, and the message still says that the plugin did not answer, but the
 // plugin is not stopped.
@@ -22,6 +27,19 @@ import type { KubeConfig, User } from '@kubernetes/client-node';
 
 /** The AbortSignal of the request whose authentication is running, where there is one. */
 const requestSignal = new AsyncLocalStorage<AbortSignal>();
+
+/** What the plugin started by the running getCredential wrote on stderr (at most STDERR_KEPT characters). */
+const pluginRun = new AsyncLocalStorage<{ stderr: string }>();
+
+/** How much of a plugin's stderr is kept: its first line is all a message shows. */
+const STDERR_KEPT = 4096;
+
+/**
+ * What the exec plugin whose run failed with `e` wrote on stderr, when client-node's getCredential
+ * failed after the plugin exited with status 0 (its output no JSON, or nothing): client-node keeps
+ * stderr only for a plugin that exits with another status, where it is the error's message.
+ */
+const stderrOfFailure = new WeakMap<object, string>();
 
 /** Marks an ExecAuth whose execFn is wrapped already (a KubeConfig shared by several owners). */
 const WRAPPED = Symbol('ipallocator.execFnWrapped');
@@ -48,9 +66,32 @@ export function stopPluginsOnAbort(kc: KubeConfig): boolean {
     const spawn = execFn as Spawn;
     const bounded: Spawn = (command, args, options) => {
       const signal = requestSignal.getStore();
-      return spawn.call(auth, command, args, signal === undefined ? options : { ...options, signal, killSignal: 'SIGKILL' });
+      const child = spawn.call(auth, command, args, signal === undefined ? options : { ...options, signal, killSignal: 'SIGKILL' });
+      const run = pluginRun.getStore();
+      const stderr = (child as { stderr?: { on?: unknown } } | null)?.stderr;
+      if (run !== undefined && typeof stderr?.on === 'function') {
+        (stderr as { on(event: 'data', listener: (chunk: unknown) => void): void }).on('data', (chunk) => {
+          if (run.stderr.length < STDERR_KEPT) run.stderr += String(chunk);
+        });
+      }
+      return child;
     };
     stops = Reflect.set(auth, 'execFn', bounded) && Reflect.set(auth, WRAPPED, true);
+    // client-node's getCredential runs the plugin (through execFn, above): what it wrote on
+    // stderr is kept with the failure it ends in
+    const getCredential: unknown = Reflect.get(auth, 'getCredential');
+    if (typeof getCredential === 'function') {
+      const get = getCredential as (user: unknown) => Promise<unknown>;
+      Reflect.set(auth, 'getCredential', (user: unknown) => {
+        const run = { stderr: '' };
+        return pluginRun
+          .run(run, () => get.call(auth, user))
+          .catch((e: unknown) => {
+            if (typeof e === 'object' && e !== null && run.stderr !== '') stderrOfFailure.set(e, run.stderr);
+            throw e;
+          });
+      });
+    }
   }
   return stops;
 }
@@ -82,4 +123,17 @@ export function execPluginCommand(kc: KubeConfig): string | undefined {
   const user = kc.getCurrentUser();
   const exec = (user?.exec ?? user?.authProvider?.config?.exec) as { command?: unknown } | undefined;
   return typeof exec?.command === 'string' && exec.command !== '' ? exec.command : undefined;
+}
+
+/**
+ * The first line an exec plugin wrote on stderr (not blank, trimmed) before its run failed with
+ * `e`, where its ExecAuth kept it (stopPluginsOnAbort) and the plugin exited with status 0;
+ * undefined otherwise.
+ */
+export function pluginStderrLine(e: unknown): string | undefined {
+  const stderr = typeof e === 'object' && e !== null ? stderrOfFailure.get(e) : undefined;
+  return stderr
+    ?.split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim();
 }
