@@ -38,6 +38,7 @@ import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import {
   defaultKubeconfigFiles,
   emptyToken,
+  execEntryProblem,
   isClientNodeFallback,
   KubeconfigCredentialError,
   KubeconfigNotReadError,
@@ -337,6 +338,8 @@ export class Cluster {
     if (noUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noUser}`);
     const notText = nonTextCredential(kc);
     if (notText !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${notText}`);
+    const badExec = execEntryProblem(kc);
+    if (badExec !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${badExec}`);
     const noToken = emptyToken(kc);
     if (noToken !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noToken}`);
     // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as

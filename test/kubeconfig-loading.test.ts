@@ -476,3 +476,121 @@ describe('an exec credential plugin that returns no credential', () => {
     expect(d.requests).toEqual([]);
   });
 });
+
+// Regression: client-node takes any JSON object an exec plugin prints and sends the token in its
+// status: `{"kind":"Pod","status":{"token":…}}` was accepted, and so was an ExecCredential of
+// another version than its exec entry asks for, or an exec entry without apiVersion. kubectl
+// refuses all three (client-go: "exec plugin: invalid apiVersion", "exec plugin is configured to
+// use API version …, plugin returned version …").
+describe('an exec credential plugin that prints no ExecCredential of its version, or whose entry names none', () => {
+  let d: ApiServerDouble;
+  let dir: string;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-kind-'));
+  });
+  afterEach(async () => {
+    await d.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const V1 = 'client.authentication.k8s.io/v1';
+  const plugin = (printed: object, apiVersion: string | null = V1): KubeConfig => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+      users: [
+        {
+          name: 'tester',
+          exec: {
+            ...(apiVersion === null ? {} : { apiVersion }),
+            command: process.execPath,
+            args: ['-e', `console.log(${JSON.stringify(JSON.stringify(printed))})`],
+          },
+        },
+      ],
+      contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+      currentContext: 'double',
+    });
+    return kc;
+  };
+  const storeError = async (kc: KubeConfig): Promise<unknown> => {
+    const s = new KubernetesStore(kc, { start: false });
+    try {
+      return await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    } finally {
+      s.close();
+    }
+  };
+
+  it.each([
+    [
+      'JSON of another kind',
+      { apiVersion: 'v1', kind: 'Pod', status: { token: 'from-a-pod' } },
+      'printed JSON of kind "Pod", not an ExecCredential (kubectl refuses it too); its token, if any, was not used',
+    ],
+    [
+      'JSON without a kind',
+      { status: { token: 'from-nothing' } },
+      'printed JSON without a kind, not an ExecCredential (kubectl refuses it too); its token, if any, was not used',
+    ],
+    [
+      'an ExecCredential of another version',
+      { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: 'from-v1beta1' } },
+      `printed an ExecCredential of apiVersion "client.authentication.k8s.io/v1beta1", but its exec entry asks for "${V1}" (kubectl refuses it too: "exec plugin is configured to use API version …, plugin returned version …"); make them agree`,
+    ],
+  ])(
+    '%s is refused with KubeconfigCredentialError naming the user, by the library and the command line; nothing is sent',
+    async (_what, printed, reason) => {
+      const said = `the exec credential plugin of user "tester" ${reason}; the request was not sent`;
+      const err = await storeError(plugin(printed));
+      expect(err).toBeInstanceOf(KubeconfigCredentialError);
+      expect((err as KubeconfigCredentialError).user).toBe('tester');
+      expect((err as Error).message).toBe(said);
+      const path = join(dir, 'config');
+      writeFileSync(path, plugin(printed).exportConfig());
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "double" of the kubeconfig: ${said}\n`]);
+      expect(d.requests).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['without apiVersion', null, 'has no apiVersion'],
+    [
+      'of a version kubectl no longer takes',
+      'client.authentication.k8s.io/v1alpha1',
+      'has apiVersion "client.authentication.k8s.io/v1alpha1"',
+    ],
+  ])(
+    'an exec entry %s is refused before any request, naming the user, by the library and the command line',
+    async (_what, apiVersion, has) => {
+      const credential = { apiVersion: V1, kind: 'ExecCredential', status: { token: 't' } };
+      const said =
+        `the exec entry of user "tester" (context "double") ${has}, which kubectl refuses too ("exec plugin: invalid apiVersion"): ` +
+        `set it to the version of ExecCredential its plugin prints, ${V1} or client.authentication.k8s.io/v1beta1`;
+      expect(() => new KubernetesStore(plugin(credential, apiVersion), { start: false })).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesStore(plugin(credential, apiVersion), { start: false })).toThrow(`KubernetesStore: ${said}`);
+      const path = join(dir, 'config');
+      writeFileSync(path, plugin(credential, apiVersion).exportConfig());
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([
+        2,
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(path)}: ${said}\n`,
+      ]);
+      expect(d.requests).toEqual([]);
+    },
+  );
+
+  it('an ExecCredential of the version its entry asks for is used', async () => {
+    const s = new KubernetesStore(plugin({ apiVersion: V1, kind: 'ExecCredential', status: { token: 'good' } }), { start: false });
+    try {
+      expect(await s.get('10.0.0.1')).toBeUndefined();
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer good']);
+    } finally {
+      s.close();
+    }
+  });
+});

@@ -94,6 +94,8 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const notText = nonTextCredential(kc);
   if (notText !== undefined) throw new InvalidArgumentError(`${owner}: ${notText}`);
+  const badExec = execEntryProblem(kc);
+  if (badExec !== undefined) throw new InvalidArgumentError(`${owner}: ${badExec}`);
   const noToken = emptyToken(kc);
   if (noToken !== undefined) throw new InvalidArgumentError(`${owner}: ${noToken}`);
   return withCredentialCheck(kc);
@@ -102,22 +104,58 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
 /**
  * A request refused before it was sent: the exec credential plugin of the kubeconfig's user gave
  * nothing to authenticate with — its ExecCredential's status holds no token and no client
- * certificate — and client-node would send the request anonymous. kubectl refuses the same
- * answer (client-go: `exec plugin didn't return a token or cert/key pair`).
+ * certificate — and client-node would send the request anonymous; or it printed JSON that is no
+ * ExecCredential of the version its exec entry asks for (`{"kind":"Pod", …}`), whose token
+ * client-node would send all the same. kubectl refuses the same answers (client-go: `exec plugin
+ * didn't return a token or cert/key pair`, `exec plugin is configured to use API version …,
+ * plugin returned version …`).
  */
 export class KubeconfigCredentialError extends IPAllocatorError {
   static override readonly code = 'ERR_KUBECONFIG_CREDENTIAL' as const;
   declare readonly code: 'ERR_KUBECONFIG_CREDENTIAL';
   /** The kubeconfig user whose plugin it was. */
   readonly user: string;
-  constructor(user: string) {
-    super(
-      `the exec credential plugin of user ${JSON.stringify(user)} returned no credential: its ExecCredential's status ` +
-        'holds no token and no client certificate, and the request would go out without credentials ' +
-        '(kubectl refuses it too: "exec plugin didn\'t return a token or cert/key pair"); the request was not sent',
-    );
+  /**
+   * @param reason what the plugin gave, as the end of a sentence starting "the exec credential
+   *   plugin of user …"; by default: no credential
+   */
+  constructor(
+    user: string,
+    reason = "returned no credential: its ExecCredential's status holds no token and no client certificate, and the request " +
+      'would go out without credentials (kubectl refuses it too: "exec plugin didn\'t return a token or cert/key pair")',
+  ) {
+    super(`the exec credential plugin of user ${JSON.stringify(user)} ${reason}; the request was not sent`);
     this.user = user;
   }
+}
+
+/** The versions of ExecCredential an exec entry may ask for, as kubectl takes them (v1alpha1 is gone since 1.24). */
+export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
+
+/**
+ * Why the current context's user has an exec entry kubectl refuses — no apiVersion, or one that
+ * is not an ExecCredential version it takes (EXEC_API_VERSIONS) —, as the end of a sentence
+ * naming the user; undefined when it has none, or a good one. client-node runs the plugin
+ * whatever the entry says, and takes whatever it prints: the version is what it is checked against.
+ */
+export function execEntryProblem(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  const exec = execOf(user) as { apiVersion?: unknown } | undefined;
+  if (typeof exec !== 'object' || exec === null) return undefined;
+  const version = exec.apiVersion;
+  if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) return undefined;
+  const has =
+    version === undefined || version === null || version === ''
+      ? 'has no apiVersion'
+      : typeof version === 'string'
+        ? `has apiVersion ${quoteInput(version)}`
+        : `has an apiVersion that is ${notTextKind(version)}`;
+  return (
+    `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${has}, ` +
+    `which kubectl refuses too ("exec plugin: invalid apiVersion"): set it to the version of ExecCredential its plugin prints, ${EXEC_API_VERSIONS.join(' or ')}`
+  );
 }
 
 /** The exec plugin a client-node User names (user.exec, or an auth-provider's config.exec), if any. */

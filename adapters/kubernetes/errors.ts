@@ -15,7 +15,6 @@
 // SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
 import { AlreadyExistsError, IPAllocatorError, NotFoundError, showUnseen } from '../errors.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
-import { pluginStderrLine } from './exec-plugins.ts';
 
 /** metav1.Status, as far as this store reads it; a field of another type in the answer is left out. */
 export interface ApiStatus {
@@ -406,6 +405,27 @@ export function execOutputProblem(e: unknown): string | undefined {
   const said = pluginStderrLine(e);
   const stderr = said === undefined ? '' : ` and wrote on stderr: ${showUnseen(cutMessage(said))}`;
   return `exited with status 0 but ${printed}${stderr}; an exec plugin must print an ExecCredential`;
+}
+
+/**
+ * What the exec plugin whose run failed with an error wrote on stderr, kept by exec-plugins.ts
+ * (client-node keeps stderr only for a plugin that exits with a status other than 0, as the
+ * error's message): a plugin that exits 0 printing nothing says why only there.
+ */
+const stderrOfFailure = new WeakMap<object, string>();
+
+/** Keeps what an exec plugin wrote on stderr with the failure `e` its run ended in. */
+export function rememberPluginStderr(e: unknown, stderr: string): void {
+  if (typeof e === 'object' && e !== null && stderr !== '') stderrOfFailure.set(e, stderr);
+}
+
+/** The first line (not blank, trimmed) an exec plugin wrote on stderr before its run failed with `e`, where it was kept. */
+function pluginStderrLine(e: unknown): string | undefined {
+  const stderr = typeof e === 'object' && e !== null ? stderrOfFailure.get(e) : undefined;
+  return stderr
+    ?.split('\n')
+    .find((line) => line.trim() !== '')
+    ?.trim();
 }
 
 /** A stack frame in client-node's exec_auth, the module that runs exec credential plugins. */

@@ -15,7 +15,7 @@
 //   deadline or close() ──► signal aborts ──► the plugin is killed (SIGKILL, as Go's exec.CommandContext)
 //
 // The same wrapper keeps what the plugin writes on stderr (its first 4 KiB), and a wrapper of
-// the ExecAuth's getCredential ties it to the failure the run ends in (pluginStderrLine):
+// the ExecAuth's getCredential ties it to the failure the run ends in (errors.ts pluginStderrLine):
 // client-node passes stderr on only for a plugin that exits with a status other than 0, and a
 // plugin that exits 0 printing nothing says why only there (a login it could not do).
 //
@@ -24,6 +24,9 @@
 // plugin is not stopped.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KubeConfig, User } from '@kubernetes/client-node';
+import { quoteInput } from '../errors.ts';
+import { KubeconfigCredentialError } from './config.ts';
+import { rememberPluginStderr } from './errors.ts';
 
 /** The AbortSignal of the request whose authentication is running, where there is one. */
 const requestSignal = new AsyncLocalStorage<AbortSignal>();
@@ -33,13 +36,6 @@ const pluginRun = new AsyncLocalStorage<{ stderr: string }>();
 
 /** How much of a plugin's stderr is kept: its first line is all a message shows. */
 const STDERR_KEPT = 4096;
-
-/**
- * What the exec plugin whose run failed with `e` wrote on stderr, when client-node's getCredential
- * failed after the plugin exited with status 0 (its output no JSON, or nothing): client-node keeps
- * stderr only for a plugin that exits with another status, where it is the error's message.
- */
-const stderrOfFailure = new WeakMap<object, string>();
 
 /** Marks an ExecAuth whose execFn is wrapped already (a KubeConfig shared by several owners). */
 const WRAPPED = Symbol('ipallocator.execFnWrapped');
@@ -78,18 +74,24 @@ export function stopPluginsOnAbort(kc: KubeConfig): boolean {
     };
     stops = Reflect.set(auth, 'execFn', bounded) && Reflect.set(auth, WRAPPED, true);
     // client-node's getCredential runs the plugin (through execFn, above): what it wrote on
-    // stderr is kept with the failure it ends in
+    // stderr is kept with the failure it ends in, and what it printed is checked
     const getCredential: unknown = Reflect.get(auth, 'getCredential');
     if (typeof getCredential === 'function') {
       const get = getCredential as (user: unknown) => Promise<unknown>;
-      Reflect.set(auth, 'getCredential', (user: unknown) => {
+      Reflect.set(auth, 'getCredential', async (user: unknown) => {
         const run = { stderr: '' };
-        return pluginRun
+        const credential = await pluginRun
           .run(run, () => get.call(auth, user))
           .catch((e: unknown) => {
-            if (typeof e === 'object' && e !== null && run.stderr !== '') stderrOfFailure.set(e, run.stderr);
+            rememberPluginStderr(e, run.stderr);
             throw e;
           });
+        // what it printed is checked as kubectl checks it (client-node takes any JSON object); JSON
+        // that is no object fails in client-node as it reads its status (errors.ts NO_EXEC_CREDENTIAL)
+        const object = typeof credential === 'object' && credential !== null && !Array.isArray(credential);
+        const wrong = object ? notTheCredential(credential, user as User) : undefined;
+        if (wrong !== undefined) throw new KubeconfigCredentialError(String((user as User).name), wrong);
+        return credential;
       });
     }
   }
@@ -126,14 +128,27 @@ export function execPluginCommand(kc: KubeConfig): string | undefined {
 }
 
 /**
- * The first line an exec plugin wrote on stderr (not blank, trimmed) before its run failed with
- * `e`, where its ExecAuth kept it (stopPluginsOnAbort) and the plugin exited with status 0;
- * undefined otherwise.
+ * Why what an exec plugin printed (JSON, parsed by client-node) is not the ExecCredential its
+ * exec entry asks for, as the end of a sentence starting "the exec credential plugin of user …";
+ * undefined when it is. client-node reads `status` from any JSON object and sends the token in it
+ * (`{"kind":"Pod","status":{"token":…}}`); kubectl decodes only an ExecCredential, of the
+ * apiVersion the entry names (client-go: `exec plugin is configured to use API version …, plugin
+ * returned version …`). Neither what it printed nor its token is shown: a kind and an apiVersion
+ * are quoted cut (quoteInput).
  */
-export function pluginStderrLine(e: unknown): string | undefined {
-  const stderr = typeof e === 'object' && e !== null ? stderrOfFailure.get(e) : undefined;
-  return stderr
-    ?.split('\n')
-    .find((line) => line.trim() !== '')
-    ?.trim();
+function notTheCredential(credential: object, user: User): string | undefined {
+  const { kind, apiVersion } = credential as { kind?: unknown; apiVersion?: unknown };
+  if (kind !== 'ExecCredential') {
+    const printed = kind === undefined ? 'JSON without a kind' : `JSON of kind ${quoteInput(kind)}`;
+    return `printed ${printed}, not an ExecCredential (kubectl refuses it too); its token, if any, was not used`;
+  }
+  const exec = (user.exec ?? (user.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec) as
+    | { apiVersion?: unknown }
+    | undefined;
+  const asked = exec?.apiVersion;
+  if (typeof asked !== 'string' || apiVersion === asked) return undefined;
+  return (
+    `printed an ExecCredential of apiVersion ${quoteInput(apiVersion)}, but its exec entry asks for ${quoteInput(asked)} ` +
+    '(kubectl refuses it too: "exec plugin is configured to use API version …, plugin returned version …"); make them agree'
+  );
 }
