@@ -103,7 +103,9 @@ export interface MetaAllocatorOptions {
    * Called once per (ServiceCIDR, CIDR) that cannot be served (upstream logs and skips it), once
    * the ranges of the event that found it are made: it may change the ServiceCIDRs or destroy
    * the MetaAllocator (a skip no longer listed by then, its ServiceCIDR deleted, is not
-   * reported). An error it throws does not stop the bookkeeping; it is rethrown
+   * reported). For the ServiceCIDRs the source already lists it is called from inside the
+   * constructor, before the MetaAllocator is assigned to anything: keep what it needs in the
+   * skip itself (or read skipped() later). An error it throws does not stop the bookkeeping; it is rethrown
    * asynchronously, where it surfaces as an uncaught exception (as MemoryStore's default
    * onWatcherError does).
    */
@@ -448,7 +450,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
         // a range that could have answered was not built for lack of memory: that is the reason
         const st = this.starvedRange();
         if (st !== null) throw this.starvedError(st.cidr, st.reason, 'allocateNext found no free address in the ranges built');
-        throw call.notReady && !call.full ? new ErrNotReady() : new ErrFull();
+        // a range not built for lack of memory and not ready would answer ErrNotReady too
+        const notReady = call.notReady || [...this.starved.values()].some((s) => !s.ready);
+        throw notReady && !call.full ? new ErrNotReady() : new ErrFull();
       }
       // The list changed during the call (a range added or removed while a store call was in
       // flight): the ranges added meanwhile are tried too, those tried already are not.

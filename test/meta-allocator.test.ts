@@ -1684,6 +1684,19 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
     }
   });
 
+  it('not ready, and no range full, it answers ErrNotReady as a range built would', async () => {
+    const { source, meta, done } = starved();
+    try {
+      source.deleteServiceCIDR('small'); // only the range not built is left
+      source.setReady('big', false);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrNotReady);
+      source.setReady('big', true);
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+    } finally {
+      done();
+    }
+  });
+
   it('is built again at a call once its records dropped, and not while nothing changed', async () => {
     const { store, meta, state, done } = starved();
     try {
