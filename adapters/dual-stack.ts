@@ -100,15 +100,12 @@ export class DualStackAllocator {
    * owned, and is refused as such).
    */
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
+    // Before the families: the same object twice is that mistake, not a family mismatch (and one
+    // whose ipFamily changes between reads would pass both checks, then fail the other family's
+    // every call after taking an address).
+    if (ipv4 === ipv6) throw new InvalidArgumentError('DualStackAllocator: the same allocator was given for both families');
     checkFamily(ipv4, 'IPv4', 'first');
     checkFamily(ipv6, 'IPv6', 'second');
-    if (ipv4 === ipv6) {
-      // only an object whose ipFamily changes between reads gets here: one family's answers
-      // would fail the other's every call, after taking an address
-      throw new InvalidArgumentError(
-        'DualStackAllocator: the same allocator was given for both families (its ipFamily answered IPv4, then IPv6)',
-      );
-    }
     // Ownership is asked before the caller's code runs (an option's getter, an allocator's used()),
     // and again after it: code of yours that destroys the pair owning one of them meanwhile, or
     // builds another pair over one, cannot make this pair take it.
