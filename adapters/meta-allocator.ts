@@ -311,9 +311,21 @@ export class MetaAllocator implements IPAllocator, Disposable {
       ),
     );
     let unsubscribeSource: unknown;
+    // A ServiceCIDR of the replay refused (thrown from onAdd) is rethrown once subscribe has
+    // returned: thrown through the source's subscribe, it would leave the source holding this
+    // watcher with no unsubscribe to give it back.
+    let replay: { refused: { error: unknown } | null } | null = { refused: null };
     try {
       unsubscribeSource = (subscribe as ServiceCIDRSource['subscribe']).call(source, {
-        onAdd: (sc) => this.onServiceCIDR(sc),
+        onAdd: (sc) => {
+          if (replay === null) return this.onServiceCIDR(sc);
+          if (replay.refused !== null) return; // the construction fails: the rest is not read
+          try {
+            this.onServiceCIDR(sc);
+          } catch (e) {
+            replay.refused = { error: e };
+          }
+        },
         onDelete: (sc) => this.onServiceCIDRDeleted(sc),
       });
     } catch (e) {
@@ -323,14 +335,21 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.destroy();
       throw e;
     }
+    const refused = replay.refused;
+    replay = null;
     if (typeof unsubscribeSource !== 'function') {
       // The ranges its replay built are freed and the store let go; the source's later events
       // find this destroyed.
       this.unsubscribeSource = () => {};
       this.destroy();
+      if (refused !== null) throw refused.error;
       checkUnsubscribe(unsubscribeSource, 'source.subscribe');
     }
     this.unsubscribeSource = unsubscribeSource as () => void;
+    if (refused !== null) {
+      this.destroy(); // unsubscribes from the source too
+      throw refused.error;
+    }
   }
 
   /** Σ usable addresses of the top-level ranges (those no other range contains). */

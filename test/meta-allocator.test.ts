@@ -702,6 +702,37 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   });
 });
 
+describe('MetaAllocator: a ServiceCIDR of the replay refused', () => {
+  it('fails the construction and leaves the source holding no watcher of it, the ranges freed', () => {
+    // Regression: the refusal was thrown through the source's subscribe, which then never
+    // returned the unsubscribe: the source kept the dead MetaAllocator's watcher
+    const watchers = new Set<ServiceCIDRWatcher>();
+    const source: ServiceCIDRSource = {
+      subscribe(w) {
+        watchers.add(w);
+        w.onAdd({ name: 'good', cidrs: ['10.0.0.0/24'] });
+        w.onAdd({ name: 'bad', cidrs: ['10.1.0.0/24'], ready: 'yes' as never });
+        return () => watchers.delete(w);
+      },
+      hasSynced: () => true,
+      list: () => [],
+    };
+    const store = new MemoryStore();
+    const inUse = memoryLimit().inUse;
+    let e: unknown;
+    try {
+      new MetaAllocator('IPv4', source, { store });
+    } catch (thrown) {
+      e = thrown;
+    }
+    expect(e).toBeInstanceOf(InvalidArgumentError);
+    expect((e as Error).message).toContain('ready');
+    expect(watchers.size).toBe(0);
+    expect(store.watcherCount).toBe(0);
+    expect(memoryLimit().inUse).toBe(inUse);
+  });
+});
+
 describe('MetaAllocator: allocateNext with nothing to give', () => {
   // Upstream's loop ends in ErrFull whatever the ranges answered; kube-apiserver then says
   // 'failed to allocate a serviceIP: range is full' of ranges with every address free. A lone
