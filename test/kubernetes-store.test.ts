@@ -1179,6 +1179,40 @@ describe('KubernetesStore', () => {
       expect(message).not.toContain('\x1b');
     });
 
+    it.skipIf(process.platform === 'win32')(
+      'an exec credential plugin given up whose own child lives on: the process exits after close() all the same (the child is not stopped)',
+      async () => {
+        // Regression: the child held the plugin's stdout, our end of that pipe stayed open, and
+        // the process did not exit after close() until the child ended.
+        const { spawn } = await import('node:child_process');
+        const dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-'));
+        const childPid = join(dir, 'child.pid');
+        const worker = join(import.meta.dirname, 'k8s', 'plugin-child-worker.ts');
+        const script = `sleep 300 & echo $! > ${JSON.stringify(childPid)}; wait`;
+        const args = 'Deno' in globalThis ? ['run', '-A', worker, script] : ['--import', 'tsx', worker, script];
+        const p = spawn(process.execPath, args, { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        let err = '';
+        p.stdout!.on('data', (c: Buffer) => (out += c));
+        p.stderr!.on('data', (c: Buffer) => (err += c));
+        const exited = new Promise<number | null>((resolve) => p.on('exit', resolve));
+        try {
+          const code = await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 20_000))]);
+          expect({ code, out, err }).toEqual({
+            code: 0,
+            out: 'refused: get ipaddresses.networking.k8s.io "10.0.0.1": the exec credential plugin of user "u" did not answer within 1500 ms (requestTimeoutMs): it was stopped, and the request was not sent\nclosed\n',
+            err: '',
+          });
+          expect(isRunning(Number(readFileSync(childPid, 'utf8')))).toBe(true); // what the plugin started was left running
+        } finally {
+          if (p.exitCode === null) p.kill('SIGKILL');
+          if (existsSync(childPid)) process.kill(Number(readFileSync(childPid, 'utf8')), 'SIGKILL');
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+      40_000,
+    );
+
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {
       // Regression: the message was client-node's "Cannot read properties of undefined (reading 'clientCertificateData')".
       const err = await execPluginGetError(`console.log(${JSON.stringify(JSON.stringify(TEST_TOKEN))})`);

@@ -7,12 +7,19 @@
 // is client-node's `execFn`, a field of the ExecAuth each KubeConfig holds: stopPluginsOnAbort
 // wraps it so that a plugin started while a request of ours runs (withRequestSignal, carried
 // through client-node's promises by an AsyncLocalStorage) is given that request's AbortSignal:
-// spawn kills it when the request ends unanswered. Only the plugin's own process is killed, not
-// what it started itself.
+// spawn kills it when the request ends unanswered, and our ends of its pipes are closed and the
+// child unreferenced, so that nothing of a plugin given up keeps the process alive.
 //
 //   ApiRequests.run / a watch's send ──► withRequestSignal(signal, call)
 //        └─► client-node authenticates ──► ExecAuth.execFn (wrapped) ──► spawn(…, { signal, killSignal })
 //   deadline or close() ──► signal aborts ──► the plugin is killed (SIGKILL, as Go's exec.CommandContext)
+//                                         └─► our ends of its stdin, stdout, stderr destroyed; the child unref()'d
+//
+// Only the plugin's own process is killed, not what it started itself (a `#!/bin/sh` plugin's
+// `sleep`, a helper it forked): those keep running until they end. Killing its process group
+// would need the plugin spawned `detached`, which on POSIX makes it the leader of a new session,
+// without the terminal: a plugin that prompts on /dev/tty (a login, a PIN) could no longer. What
+// they inherited of its pipes is no longer read: the process does not wait for them.
 //
 // The same wrapper keeps what the plugin writes on stderr (its first 4 KiB), and a wrapper of
 // the ExecAuth's getCredential ties it to the failure the run ends in (errors.ts pluginStderrLine):
@@ -63,6 +70,10 @@ export function stopPluginsOnAbort(kc: KubeConfig): boolean {
     const bounded: Spawn = (command, args, options) => {
       const signal = requestSignal.getStore();
       const child = spawn.call(auth, command, args, signal === undefined ? options : { ...options, signal, killSignal: 'SIGKILL' });
+      if (signal !== undefined) {
+        if (signal.aborted) letGo(child);
+        else signal.addEventListener('abort', () => letGo(child), { once: true });
+      }
       const run = pluginRun.getStore();
       const stderr = (child as { stderr?: { on?: unknown } } | null)?.stderr;
       if (run !== undefined && typeof stderr?.on === 'function') {
@@ -96,6 +107,23 @@ export function stopPluginsOnAbort(kc: KubeConfig): boolean {
     }
   }
   return stops;
+}
+
+/**
+ * Lets go of a plugin given up (spawn kills it on the same abort): a child it started holds the
+ * plugin's stdout and stderr open after the plugin is gone, and our ends of them, open, would keep
+ * the event loop alive until that child ends. client-node, which reads them, then sees them close
+ * as the plugin's failure; its request has already been refused.
+ */
+function letGo(child: unknown): void {
+  if (typeof child !== 'object' || child === null) return;
+  for (const name of ['stdin', 'stdout', 'stderr']) {
+    const stream: unknown = Reflect.get(child, name);
+    const destroy: unknown = typeof stream === 'object' && stream !== null ? Reflect.get(stream, 'destroy') : undefined;
+    if (typeof destroy === 'function') destroy.call(stream);
+  }
+  const unref: unknown = Reflect.get(child, 'unref');
+  if (typeof unref === 'function') unref.call(child);
 }
 
 /** Runs `call` (a request, its authentication included) so that exec plugins it starts stop when `signal` aborts. */
