@@ -473,6 +473,27 @@ describe('ipallocator: failures', () => {
       { 'proxy-url': 'http://127.0.0.1:9' },
       'cannot reach the proxy at http://127.0.0.1:9 (proxy-url of cluster "c" in the kubeconfig): connection refused (ECONNREFUSED)',
     ],
+    // said as "failed without an answer from the API server at …: fetch failed: connect ECONNREFUSED 127.0.0.1:9"
+    [
+      'a socks5:// proxy-url nothing listens at',
+      {},
+      { 'proxy-url': 'socks5://127.0.0.1:9' },
+      'cannot reach the proxy at socks5://127.0.0.1:9 (proxy-url of cluster "c" in the kubeconfig): connection refused (ECONNREFUSED)',
+    ],
+    // said as "@kubernetes/client-node refused it: Invalid URL protocol: the URL must start with `http:` or `https:`."
+    [
+      'a proxy-url without a scheme',
+      {},
+      { 'proxy-url': 'proxy.corp:3128' },
+      'the proxy-url of cluster "c" in the kubeconfig does not start with http://, https:// or socks5:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+    ],
+    // said as "@kubernetes/client-node refused it: ENOENT: no such file or directory, open '…'"
+    [
+      'a certificate-authority file that is not there',
+      {},
+      { 'certificate-authority': '/nonexistent/ipallocator/ca.crt' },
+      'cannot read the certificate-authority file of cluster "c" in the kubeconfig ("/nonexistent/ipallocator/ca.crt"): no such file or directory (ENOENT)',
+    ],
   ])('a kubeconfig with %s: said to be the kubeconfig’s, naming the field, exit 2', async (what, user, cluster, said) => {
     // Deno sends a request without the client certificate when its key does not parse: nothing fails
     if (what === 'client-key-data that is no key' && 'Deno' in globalThis) return;

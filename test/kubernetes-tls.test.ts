@@ -28,7 +28,7 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
 
   /** What a get through the server with this cluster and user material settles with. */
   async function getError(
-    cluster: { caData?: string; proxyUrl?: string },
+    cluster: { caData?: string; caFile?: string; proxyUrl?: string },
     user: { certData?: string; keyData?: string },
   ): Promise<unknown> {
     const kc = new KubeConfig();
@@ -93,6 +93,43 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     expect(err).toBeInstanceOf(KubernetesApiError);
     expect((err as KubernetesApiError).message).toBe(
       `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot reach the proxy at http://127.0.0.1:${port} (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)`,
+    );
+  });
+
+  // Regression: a socks5:// proxy nothing listens at was said as the API server out of reach
+  // ("fetch failed: connect ECONNREFUSED …"), a proxy-url without a scheme with undici's "Invalid
+  // URL protocol: the URL must start with `http:` or `https:`.", and a certificate-authority file
+  // that is not there with fs's "ENOENT: no such file or directory, open '…'".
+  it('a socks5:// proxy-url nothing listens at, or that speaks no SOCKS; a proxy-url without a scheme; a missing certificate-authority file: each said naming the field', async () => {
+    const port = await closedPort();
+    const socks = await getError({ proxyUrl: `socks5://user:proxy-secret@127.0.0.1:${port}` }, {});
+    expect(socks).toBeInstanceOf(KubernetesApiError);
+    expect((socks as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot reach the proxy at socks5://127.0.0.1:${port} (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)`,
+    );
+
+    const mute = createServer((socket) => socket.destroy()); // accepts, then hangs up: no SOCKS answer
+    await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+    const mutePort = (mute.address() as { port: number }).port;
+    try {
+      const refused = await getError({ proxyUrl: `socks5://127.0.0.1:${mutePort}` }, {});
+      expect((refused as Error).message).toMatch(
+        new RegExp(
+          `^get ipaddresses\\.networking\\.k8s\\.io "10\\.0\\.0\\.1": the request was not sent: the proxy at socks5://127\\.0\\.0\\.1:${mutePort} \\(proxy-url of cluster "prod" in the kubeconfig\\) did not connect to the API server: "[^"]+"$`,
+        ),
+      );
+    } finally {
+      await new Promise<void>((resolve) => mute.close(() => resolve()));
+    }
+
+    const noScheme = await getError({ proxyUrl: 'user:proxy-secret@proxy.corp:3128' }, {});
+    expect((noScheme as Error).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https:// or socks5:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+    );
+
+    const missing = await getError({ caFile: '/nonexistent/ipallocator/ca.crt' }, {});
+    expect((missing as Error).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot read the certificate-authority file of cluster "prod" in the kubeconfig ("/nonexistent/ipallocator/ca.crt"): no such file or directory (ENOENT)',
     );
   });
 

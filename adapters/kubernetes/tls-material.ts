@@ -10,10 +10,14 @@
 // key"), and says "proxyconnect" for the last. Here a failure that bears the mark of one (an
 // OpenSSL or certificate error code; a connection failure while a proxy is set: every connection
 // then goes to the proxy first) has the kubeconfig's material read again with node:crypto, as
-// client-node reads it (a file before the data), to name the field that is wrong.
+// client-node reads it (a file before the data), to name the field that is wrong. So are a
+// certificate or key file client-node could not read (fs's own ENOENT, naming only the path), a
+// proxy-url without a scheme it can use (undici's "Invalid URL protocol"), and a SOCKS proxy
+// that failed (the socks library's SocksClientError, which keeps the socket's code only in its
+// message).
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText } from '../errors.ts';
 
 /**
@@ -24,20 +28,34 @@ import { quoteText } from '../errors.ts';
  */
 export function transportProblem(kc: KubeConfig, err: unknown): string | undefined {
   const codes = errorCodes(err);
-  if (codes.length === 0) return undefined;
-  let cluster: ReturnType<KubeConfig['getCurrentCluster']>;
-  let user: ReturnType<KubeConfig['getCurrentUser']>;
+  let cluster: Cluster | null;
+  let user: User | null;
   try {
     cluster = kc.getCurrentCluster();
     user = kc.getCurrentUser();
   } catch {
     return undefined;
   }
+  const unread = unreadFile(err, cluster, user);
+  if (unread !== undefined) return unread;
   const proxy = cluster?.proxyUrl;
   if (typeof proxy === 'string' && proxy !== '') {
+    const field = `proxy-url of cluster ${quoteText(cluster!.name)} in the kubeconfig`;
+    // client-node sends through a SOCKS proxy for a proxy-url that starts with "socks", through
+    // undici's ProxyAgent (http: or https: only) otherwise; the value is never shown whole: it may hold credentials
+    const scheme = parsed(() => new URL(proxy).protocol);
+    if (!proxy.startsWith('socks') && scheme !== 'http:' && scheme !== 'https:' && codes.some((code) => URL_REFUSED.has(code))) {
+      return `the ${field} does not start with http://, https:// or socks5:// (a proxy is named with its scheme, as in http://proxy.example:3128)`;
+    }
     const failed = codes.find((code) => Object.hasOwn(CONNECT_FAILURES, code));
-    if (failed !== undefined) {
-      return `cannot reach the proxy at ${shownProxy(proxy)} (proxy-url of cluster ${quoteText(cluster!.name)} in the kubeconfig): ${CONNECT_FAILURES[failed]} (${failed})`;
+    if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
+    const socks = causes(err).find((e) => e.constructor?.name === 'SocksClientError');
+    if (socks !== undefined) {
+      const code = /\b(E[A-Z_]+)\b/.exec(String(socks.message))?.[1];
+      if (code !== undefined && Object.hasOwn(CONNECT_FAILURES, code)) {
+        return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[code]} (${code})`;
+      }
+      return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to the API server: ${quoteText(String(socks.message))}`;
     }
   }
   if (!codes.some((code) => TLS_CODE.test(code))) return undefined;
@@ -80,16 +98,54 @@ const CONNECT_FAILURES: Record<string, string> = {
  */
 const TLS_CODE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
 
-/** The string codes of an error and its causes. */
-function errorCodes(err: unknown): string[] {
-  const codes: string[] = [];
+/** The codes of a URL undici or Node would not take: undici's ProxyAgent's refusal of a scheme, an unparsable URL. */
+const URL_REFUSED = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_URL']);
+
+/** fs's error codes for a file that cannot be read, in a few words. */
+const READ_FAILURES: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of its path is not a directory',
+  ELOOP: 'too many symbolic links',
+};
+
+/** An error and its causes, outermost first (a few levels: enough for fetch's wrapping). */
+function causes(err: unknown): { code?: unknown; path?: unknown; message?: unknown; constructor?: { name?: unknown } }[] {
+  const chain: object[] = [];
   let e: unknown = err;
   for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') codes.push(code);
+    chain.push(e);
     e = (e as { cause?: unknown }).cause;
   }
-  return codes;
+  return chain;
+}
+
+/** The string codes of an error and its causes. */
+function errorCodes(err: unknown): string[] {
+  return causes(err).flatMap((e) => (typeof e.code === 'string' ? [e.code] : []));
+}
+
+/**
+ * A certificate or key file of the kubeconfig's that client-node could not read (fs's error names
+ * the path, not the field): e.g. `cannot read the certificate-authority file of cluster "prod" in
+ * the kubeconfig ("/home/dev/.kube/ca.crt"): no such file or directory (ENOENT)`, as kubectl names it.
+ */
+function unreadFile(err: unknown, cluster: Cluster | null, user: User | null): string | undefined {
+  const files: [string | undefined, string][] = [
+    [cluster?.caFile, `certificate-authority file of cluster ${quoteText(cluster?.name ?? '')}`],
+    [user?.certFile, `client-certificate file of user ${quoteText(user?.name ?? '')}`],
+    [user?.keyFile, `client-key file of user ${quoteText(user?.name ?? '')}`],
+  ];
+  for (const e of causes(err)) {
+    if (typeof e.code !== 'string' || typeof e.path !== 'string' || e.path === '') continue;
+    const field = files.find(([file]) => file === e.path);
+    if (field === undefined) continue;
+    const why = Object.hasOwn(READ_FAILURES, e.code) ? `${READ_FAILURES[e.code]} (${e.code})` : e.code;
+    return `cannot read the ${field[1]} in the kubeconfig (${quoteText(e.path)}): ${why}`;
+  }
+  return undefined;
 }
 
 /**
