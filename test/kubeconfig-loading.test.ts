@@ -182,6 +182,38 @@ describe('the default kubeconfig', () => {
       expect(kc.getCurrentContext()).toBe('ctx');
     });
 
+    // Regression: kubectl's own key for a token file, `tokenFile` (client-go's clientcmd v1
+    // AuthInfo), was dropped by client-node, which reads only `token-file`: requests went out
+    // without credentials.
+    it.each(['$KUBECONFIG', 'loadKubeconfigText'])(
+      'kubectl’s tokenFile is read as token-file is (%s); a token given beside it wins',
+      async (how) => {
+        mkdirSync(join(dir, 'sub'));
+        writeFileSync(join(dir, 'sub', 'token'), 'token-from-tokenFile\n');
+        const text = withUser({ tokenFile: 'token' });
+        const path = file('sub/config', text);
+        const kc = new KubeConfig();
+        if (how === '$KUBECONFIG') {
+          process.env.KUBECONFIG = path;
+          loadDefaultKubeconfig(kc);
+        } else loadKubeconfigText(kc, text, path);
+        expect(await authorization(kc)).toBe('Bearer token-from-tokenFile\n');
+
+        const given = new KubeConfig();
+        loadKubeconfigText(given, withUser({ token: 'given', tokenFile: '/dev/zero' }), path);
+        expect(await authorization(given)).toBe('Bearer given');
+      },
+    );
+
+    it('a tokenFile that does not exist, or is no text, is said naming tokenFile and the user', () => {
+      process.env.KUBECONFIG = file('config', withUser({ tokenFile: 'missing-token' }));
+      expect(loaded).toThrow(
+        `the tokenFile ${JSON.stringify(join(dir, 'missing-token'))} of user "u" cannot be read (ENOENT: no such file or directory, open '${join(dir, 'missing-token')}')`,
+      );
+      process.env.KUBECONFIG = file('config', withUser({ tokenFile: 1 }));
+      expect(loaded).toThrow('the tokenFile of user "u" is a number, not text, and is not read');
+    });
+
     it('a token-file that does not exist beside the kubeconfig is said with its absolute path', () => {
       process.env.KUBECONFIG = file('config', withUser({ 'token-file': 'missing-token' }));
       expect(loaded).toThrow(

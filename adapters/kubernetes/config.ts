@@ -447,8 +447,10 @@ export class TokenFileError extends Error {
     readonly user: string,
     /** Why, as the end of a sentence naming the file: "is not read: it is a directory, not a regular file". */
     reason: string,
+    /** The key the kubeconfig names it by: client-node's `token-file`, or kubectl's `tokenFile`. */
+    field: TokenFileKey = 'token-file',
   ) {
-    super(`the token-file ${path === undefined ? '' : `${JSON.stringify(path)} `}of user ${JSON.stringify(user)} ${reason}`);
+    super(`the ${field} ${path === undefined ? '' : `${JSON.stringify(path)} `}of user ${JSON.stringify(user)} ${reason}`);
   }
 }
 
@@ -458,23 +460,32 @@ export class TokenFileError extends Error {
  * reads it synchronously, and the event loop, every timer of the caller's among them, would stop
  * with it. Every failure is TokenFileError naming the file and `user`.
  */
-function readTokenFile(path: string, user: string): string {
+function readTokenFile(path: string, user: string, field: TokenFileKey): string {
   try {
     return readFileBounded(
       path,
       TOKEN_FILE_MAX_BYTES,
-      () => new TokenFileError(path, user, 'is not read: it holds more than 1 MiB (a token is a few KiB)'),
-      (what) => new TokenFileError(path, user, `is not read: it is ${what}, not a regular file`),
+      () => new TokenFileError(path, user, 'is not read: it holds more than 1 MiB (a token is a few KiB)', field),
+      (what) => new TokenFileError(path, user, `is not read: it is ${what}, not a regular file`, field),
     );
   } catch (e) {
     if (e instanceof TokenFileError) throw e;
     // Node's ENOENT, EACCES: their message names the path, not the user
-    throw new TokenFileError(path, user, `cannot be read (${e instanceof Error ? e.message : String(e)})`);
+    throw new TokenFileError(path, user, `cannot be read (${e instanceof Error ? e.message : String(e)})`, field);
   }
 }
 
 /**
- * The token-files of a kubeconfig's users read here, before client-node parses the text: the
+ * The keys a kubeconfig user names its token file by: kubectl's own, `tokenFile` (client-go's
+ * clientcmd v1 AuthInfo), which client-node does not read, and client-node's `token-file`, which
+ * kubectl does not read. kubectl's is read first when a user has both.
+ */
+const TOKEN_FILE_KEYS = ['tokenFile', 'token-file'] as const;
+type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
+
+/**
+ * The token-files of a kubeconfig's users read here, before client-node parses the text — named
+ * `token-file` or, as kubectl names it, `tokenFile` (TOKEN_FILE_KEYS) —: the
  * text, as JSON (which is YAML), without the token-file of each user whose token client-node
  * would read from one (a user with a non-empty token keeps it, as client-node keeps it), and the
  * tokens read, by the user's index in the file's list. A relative token-file is read from
@@ -485,7 +496,7 @@ function readTokenFile(path: string, user: string): string {
  * repeats that much; a crafted one repeats exponentially) is refused.
  */
 function readTokenFiles(text: string, folder: string): { text: string; tokens: Map<number, string> } | undefined {
-  if (!text.includes('token-file')) return undefined;
+  if (!TOKEN_FILE_KEYS.some((key) => text.includes(key))) return undefined;
   let docs: unknown[];
   try {
     docs = loadAllYaml(text);
@@ -499,16 +510,18 @@ function readTokenFiles(text: string, folder: string): { text: string; tokens: M
   const copy = users.map((entry: unknown, i) => {
     const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
     if (typeof user !== 'object' || user === null) return entry;
-    const tokenFile = user['token-file'];
-    // client-node reads the file only when the token is empty (config_types' findToken)
-    if (!tokenFile || user['token']) return entry;
+    const field = TOKEN_FILE_KEYS.find((key) => user[key]);
+    // client-node reads the file only when the token is empty (config_types' findToken); kubectl
+    // likewise ("if both token and tokenFile are present, token takes precedence")
+    if (field === undefined || user['token']) return entry;
+    const tokenFile = user[field];
     const name = (entry as { name?: unknown }).name;
     // client-node would read a number as a file descriptor (1: the process's own stdout)
     if (typeof tokenFile !== 'string') {
-      throw new TokenFileError(undefined, String(name ?? ''), `is ${notTextKind(tokenFile)}, not text, and is not read`);
+      throw new TokenFileError(undefined, String(name ?? ''), `is ${notTextKind(tokenFile)}, not text, and is not read`, field);
     }
-    tokens.set(i, readTokenFile(isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile), String(name ?? '')));
-    const { 'token-file': _read, ...rest } = user;
+    tokens.set(i, readTokenFile(isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile), String(name ?? ''), field));
+    const { 'token-file': _read, tokenFile: _kubectls, ...rest } = user;
     return { ...(entry as object), user: rest };
   });
   if (tokens.size === 0) return undefined;
