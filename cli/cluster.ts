@@ -37,8 +37,6 @@ import {
 import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import {
   defaultKubeconfigFiles,
-  emptyToken,
-  execEntryProblem,
   isClientNodeFallback,
   KubeconfigCredentialError,
   KubeconfigNotReadError,
@@ -46,10 +44,10 @@ import {
   loadDefaultKubeconfig,
   loadKubeconfigText,
   missingUser,
-  nonTextCredential,
   readKubeconfigFile,
   serverURLProblem,
   shownServer,
+  userProblem,
   withCredentialCheck,
 } from '../adapters/kubernetes/config.ts';
 import {
@@ -336,12 +334,8 @@ export class Cluster {
     // as kubectl does, and the library (kubeConfigOrDefault): no request goes out anonymous
     const noUser = missingUser(kc);
     if (noUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noUser}`);
-    const notText = nonTextCredential(kc);
-    if (notText !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${notText}`);
-    const badExec = execEntryProblem(kc);
-    if (badExec !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${badExec}`);
-    const noToken = emptyToken(kc);
-    if (noToken !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noToken}`);
+    const badUser = userProblem(kc);
+    if (badUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${badUser}`);
     // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as
     // https://host; client-node compares the text with "https://" and "http://" and sends nothing
     // to any other ("You need to define an absolute base url"): it is given the scheme in lower case.

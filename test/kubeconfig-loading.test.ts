@@ -435,6 +435,59 @@ describe('a user field that is no text', () => {
   });
 });
 
+// Regression: client-node connects without a client certificate when a user has one without its
+// key (or a key without its certificate), and every request went out without credentials;
+// kubectl refuses a certificate without a key.
+describe('a user with half a client certificate', () => {
+  let d: ApiServerDouble;
+  let dir: string;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-half-cert-'));
+  });
+  afterEach(async () => {
+    await d.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const text = (user: string): string =>
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${d.url}", insecure-skip-tls-verify: true}\n` +
+    `users:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\ncurrent-context: ctx\n`;
+  const certificateOnly =
+    ' (kubectl refuses it too: "client-key-data or client-key must be specified"); add its key, or use another context';
+
+  it.each([
+    ['{client-certificate: /etc/client.crt}', 'a client-certificate but no client-key or client-key-data', certificateOnly],
+    ['{client-certificate-data: Y2VydA==}', 'a client-certificate-data but no client-key or client-key-data', certificateOnly],
+    [
+      '{client-key: /etc/client.key}',
+      'a client-key but no client-certificate or client-certificate-data',
+      '; add its certificate, or use another context',
+    ],
+    [
+      '{client-key-data: a2V5}',
+      'a client-key-data but no client-certificate or client-certificate-data',
+      '; add its certificate, or use another context',
+    ],
+  ])('%s is refused, naming the user, by the library and the command line; nothing is sent', async (user, has, end) => {
+    const said = `the user "u" (context "ctx") has ${has}: no client certificate would be sent, and every request would go out without credentials${end}`;
+    const kc = new KubeConfig();
+    kc.loadFromString(text(user));
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
+    const path = join(dir, 'config');
+    writeFileSync(path, text(user));
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
+    expect(d.requests).toEqual([]);
+  });
+
+  it('a certificate with its key, by file or data, is no half', () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(text('{client-certificate-data: Y2VydA==, client-key: /etc/client.key, token: t}'));
+    new KubernetesStore(kc, { start: false }).close();
+  });
+});
+
 // Regression: client-node sends a request anonymous when the exec credential plugin's
 // ExecCredential has an empty status (no token, no client certificate); kubectl refuses it
 // ("exec plugin didn't return a token or cert/key pair").

@@ -92,12 +92,8 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   }
   const noUser = missingUser(kc);
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
-  const notText = nonTextCredential(kc);
-  if (notText !== undefined) throw new InvalidArgumentError(`${owner}: ${notText}`);
-  const badExec = execEntryProblem(kc);
-  if (badExec !== undefined) throw new InvalidArgumentError(`${owner}: ${badExec}`);
-  const noToken = emptyToken(kc);
-  if (noToken !== undefined) throw new InvalidArgumentError(`${owner}: ${noToken}`);
+  const badUser = userProblem(kc);
+  if (badUser !== undefined) throw new InvalidArgumentError(`${owner}: ${badUser}`);
   return withCredentialCheck(kc);
 }
 
@@ -225,6 +221,45 @@ export function emptyToken(kc: KubeConfig): string | undefined {
     `the token of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) is empty: ` +
     'its token-file holds nothing, or only whitespace, and every request would go out without credentials ' +
     '(kubectl refuses it too: "read empty token from file"); write the token into the file, or use another context'
+  );
+}
+
+/**
+ * Why the current context's user cannot be used as the kubeconfig gives it, as the end of a
+ * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
+ * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
+ * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), half a client
+ * certificate (halfClientCertificate).
+ */
+export function userProblem(kc: KubeConfig): string | undefined {
+  return nonTextCredential(kc) ?? execEntryProblem(kc) ?? emptyToken(kc) ?? halfClientCertificate(kc);
+}
+
+/**
+ * Why the current context's user has a client certificate without its key, or a key without
+ * its certificate (either by file or by -data), as the end of a sentence naming the user and
+ * the field; undefined when it has both or neither. client-node then connects without a client
+ * certificate: every request would go out without credentials, and a 401 would read as the
+ * server refusing them. kubectl refuses a certificate without a key (client-go's
+ * validateAuthInfo: `client-key-data or client-key must be specified for "u" to use the
+ * clientCert authentication method`) and uses no key without a certificate.
+ */
+export function halfClientCertificate(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  if (typeof user !== 'object' || user === null) return undefined;
+  // client-node reads a file before the data, and neither when it is empty
+  const cert = user.certFile ? 'client-certificate' : user.certData ? 'client-certificate-data' : undefined;
+  const key = user.keyFile ? 'client-key' : user.keyData ? 'client-key-data' : undefined;
+  if ((cert === undefined) === (key === undefined)) return undefined;
+  const has =
+    cert !== undefined ? `a ${cert} but no client-key or client-key-data` : `a ${key} but no client-certificate or client-certificate-data`;
+  return (
+    `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has ${has}: ` +
+    'no client certificate would be sent, and every request would go out without credentials' +
+    (cert !== undefined ? ' (kubectl refuses it too: "client-key-data or client-key must be specified")' : '') +
+    `; add its ${cert !== undefined ? 'key' : 'certificate'}, or use another context`
   );
 }
 
