@@ -84,6 +84,25 @@ describe('the default kubeconfig', () => {
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(a)}, ${JSON.stringify(b)}`);
     });
 
+    // Regression: an empty file in the list (one `touch` leaves) failed the load ("is not a
+    // kubeconfig: it holds no YAML document"); kubectl reads it as an empty configuration.
+    it('skips an empty file, as kubectl does; fails when no file is left, naming each and why', async () => {
+      const good = file('good', one);
+      const empty = file('empty', '');
+      process.env.KUBECONFIG = [empty, good].join(delimiter);
+      expect(loaded().getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+      void new KubernetesStore(undefined, { start: false }).close();
+      const r = await cli(['status', '--request-timeout', '1s']);
+      expect(r.stderr).not.toMatch(/not a kubeconfig|empty/);
+      expect(r.stderr).toContain('https://127.0.0.1:1');
+
+      const missing = join(dir, 'missing');
+      process.env.KUBECONFIG = [empty, missing].join(delimiter);
+      const said = `none of the files $KUBECONFIG names holds a kubeconfig: ${JSON.stringify(empty)} is empty, ${JSON.stringify(missing)} does not exist`;
+      expect(loaded).toThrow(said);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(said);
+    });
+
     it('holding only separators (or nothing between them) names no file: refused, not read as ~/.kube/config', () => {
       process.env.KUBECONFIG = `${delimiter}${delimiter}`;
       expect(loaded).toThrow(`$KUBECONFIG (${JSON.stringify(`${delimiter}${delimiter}`)}) names no file: it holds only path separators`);

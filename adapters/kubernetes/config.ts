@@ -376,8 +376,9 @@ export function defaultKubeconfigFiles(): { files: string[]; list: string | unde
 /**
  * client-node's loadFromDefault as kubectl loads the default kubeconfig, each file read by
  * readKubeconfigFile (bounded, once). The files of $KUBECONFIG (defaultKubeconfigFiles) are
- * merged by kubectl's rules, not client-node's: a file that does not exist is skipped (only when
- * none exists does loading fail, naming them all; kubectl warns, then has no configuration); the
+ * merged by kubectl's rules, not client-node's: a file that does not exist, or is empty (no
+ * bytes), is skipped (only when none is left does loading fail, naming them all; kubectl warns,
+ * then has no configuration); the
  * first file to name a cluster, user or context wins, and a later entry of the same name is
  * ignored whole (client-node refuses the load: "Duplicate cluster"); the first file that sets a
  * current-context wins (client-node takes the last). A file that cannot be read or parsed fails
@@ -400,6 +401,7 @@ export function loadDefaultKubeconfig(kc: KubeConfig): void {
     throw new KubeconfigFileError(`$KUBECONFIG (${JSON.stringify(list)}) names no file: it holds only path separators`);
   }
   const missing: string[] = [];
+  const skipped: string[] = [];
   let loaded = 0;
   for (const file of files) {
     let text: string;
@@ -408,9 +410,16 @@ export function loadDefaultKubeconfig(kc: KubeConfig): void {
     } catch (e) {
       if (list !== undefined && (e as { code?: unknown }).code === 'ENOENT') {
         missing.push(file);
+        skipped.push(`${JSON.stringify(file)} does not exist`);
         continue;
       }
       throw fileFailure(file, e);
+    }
+    // kubectl reads a file of no bytes as an empty configuration (clientcmd's Load), one a
+    // command such as `touch` leaves: it adds nothing to the others
+    if (list !== undefined && text.length === 0) {
+      skipped.push(`${JSON.stringify(file)} is empty`);
+      continue;
     }
     const into = loaded === 0 ? kc : new KubeConfig();
     try {
@@ -421,9 +430,10 @@ export function loadDefaultKubeconfig(kc: KubeConfig): void {
     if (into !== kc) mergeFirstWins(kc, into);
     loaded++;
   }
-  if (loaded === 0) {
+  if (loaded === 0 && missing.length === skipped.length) {
     throw new KubeconfigFileError(`none of the files $KUBECONFIG names exists: ${missing.map((f) => JSON.stringify(f)).join(', ')}`);
   }
+  if (loaded === 0) throw new KubeconfigFileError(`none of the files $KUBECONFIG names holds a kubeconfig: ${skipped.join(', ')}`);
 }
 
 /** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
