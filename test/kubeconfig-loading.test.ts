@@ -34,6 +34,29 @@ function kubeconfigText(k: {
   return `${lines.join('\n')}\n`;
 }
 
+/** A kubeconfig whose one context `ctx` points at `server` as user `u`, written `user` (YAML flow text). */
+function kubeconfigOfUser(server: string, user: string): string {
+  return (
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${server}", insecure-skip-tls-verify: true}\n` +
+    `users:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\ncurrent-context: ctx\n`
+  );
+}
+
+/** Before each test of the describe: an API server double and a folder of its own (`prefix`…), both gone after it. */
+function withDoubleAndFolder(prefix: string, use: (double: ApiServerDouble, folder: string) => void): void {
+  let double: ApiServerDouble;
+  let folder: string;
+  beforeEach(async () => {
+    double = await ApiServerDouble.start();
+    folder = mkdtempSync(join(tmpdir(), prefix));
+    use(double, folder);
+  });
+  afterEach(async () => {
+    await double.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+}
+
 describe('the default kubeconfig', () => {
   let dir: string;
   const saved = { KUBECONFIG: process.env.KUBECONFIG };
@@ -409,17 +432,11 @@ describe('the default kubeconfig', () => {
 describe('a user field that is no text', () => {
   let d: ApiServerDouble;
   let dir: string;
-  beforeEach(async () => {
-    d = await ApiServerDouble.start();
-    dir = mkdtempSync(join(tmpdir(), 'ipallocator-not-text-'));
+  withDoubleAndFolder('ipallocator-not-text-', (double, folder) => {
+    d = double;
+    dir = folder;
   });
-  afterEach(async () => {
-    await d.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const text = (user: string): string =>
-    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${d.url}", insecure-skip-tls-verify: true}\n` +
-    `users:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\ncurrent-context: ctx\n`;
+  const text = (user: string): string => kubeconfigOfUser(d.url, user);
 
   it.each([
     ['{token: [a, b]}', 'token', 'a list'],
@@ -460,17 +477,11 @@ describe('a user field that is no text', () => {
 describe('a user with half a client certificate', () => {
   let d: ApiServerDouble;
   let dir: string;
-  beforeEach(async () => {
-    d = await ApiServerDouble.start();
-    dir = mkdtempSync(join(tmpdir(), 'ipallocator-half-cert-'));
+  withDoubleAndFolder('ipallocator-half-cert-', (double, folder) => {
+    d = double;
+    dir = folder;
   });
-  afterEach(async () => {
-    await d.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const text = (user: string): string =>
-    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${d.url}", insecure-skip-tls-verify: true}\n` +
-    `users:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\ncurrent-context: ctx\n`;
+  const text = (user: string): string => kubeconfigOfUser(d.url, user);
   const certificateOnly =
     ' (kubectl refuses it too: "client-key-data or client-key must be specified"); add its key, or use another context';
 
@@ -513,13 +524,9 @@ describe('a user with half a client certificate', () => {
 describe('an exec credential plugin that returns no credential', () => {
   let d: ApiServerDouble;
   let dir: string;
-  beforeEach(async () => {
-    d = await ApiServerDouble.start();
-    dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-empty-'));
-  });
-  afterEach(async () => {
-    await d.close();
-    rmSync(dir, { recursive: true, force: true });
+  withDoubleAndFolder('ipallocator-exec-empty-', (double, folder) => {
+    d = double;
+    dir = folder;
   });
   const plugin = (status: object): KubeConfig => {
     const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status };
@@ -589,13 +596,9 @@ describe('an exec credential plugin that returns no credential', () => {
 describe('an exec credential plugin that prints no ExecCredential of its version, or whose entry names none', () => {
   let d: ApiServerDouble;
   let dir: string;
-  beforeEach(async () => {
-    d = await ApiServerDouble.start();
-    dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-kind-'));
-  });
-  afterEach(async () => {
-    await d.close();
-    rmSync(dir, { recursive: true, force: true });
+  withDoubleAndFolder('ipallocator-exec-kind-', (double, folder) => {
+    d = double;
+    dir = folder;
   });
   const V1 = 'client.authentication.k8s.io/v1';
   const plugin = (printed: object, apiVersion: string | null = V1): KubeConfig => {
