@@ -51,6 +51,7 @@ import {
   withCredentialCheck,
 } from '../adapters/kubernetes/config.ts';
 import {
+  causeChain,
   deniedByRuntime,
   describeAnswer,
   execOutputProblem,
@@ -816,18 +817,13 @@ const NETWORK_CODES: Record<string, string> = {
 
 /** The network failure in an error's causes, in a few words with its code; undefined when there is none. */
 function networkFailure(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    const code = (e as { code?: unknown }).code;
+  for (const { code } of causeChain(err)) {
     if (typeof code === 'string' && Object.hasOwn(NETWORK_CODES, code)) return `${NETWORK_CODES[code]} (${code})`;
-    e = (e as { cause?: unknown }).cause;
   }
   return undefined;
 }
 
 /** An error and its causes (at most four, as `messages` reads them). */
 function causes(err: unknown): unknown[] {
-  const all: unknown[] = [];
-  for (let e: unknown = err; all.length < 4 && typeof e === 'object' && e !== null; e = (e as { cause?: unknown }).cause) all.push(e);
-  return all;
+  return causeChain(err, 4);
 }

@@ -206,17 +206,30 @@ export function translate(
   return new KubernetesApiError(verb, resource, name, undefined, undefined, `${reason}${where}`, cause);
 }
 
+/** One error of a cause chain, with the fields the readings of a failure look at. */
+export type ErrorLink = { code?: unknown; name?: unknown; message?: unknown; path?: unknown; constructor?: { name?: unknown } };
+
+/**
+ * An error and its causes, outermost first, at most `max` of them: how far every reading of a
+ * request's failure looks (fetch wraps the socket's error a few causes deep). The one walk of a
+ * `cause` chain here, in tls-material.ts, the informer and the command line.
+ */
+export function causeChain(err: unknown, max = 6): ErrorLink[] {
+  const chain: ErrorLink[] = [];
+  for (let e: unknown = err; chain.length < max && typeof e === 'object' && e !== null; e = (e as { cause?: unknown }).cause) {
+    chain.push(e as ErrorLink);
+  }
+  return chain;
+}
+
 /**
  * The runtime's refusal somewhere in an error's causes, as it words it: Deno's NotCapable
  * (`Requires net access to "10.0.0.1:6443", run again with the --allow-net flag`) lies a few
  * causes deep under fetch's "fetch failed", where a reader would not look.
  */
 export function deniedByRuntime(err: unknown): string | undefined {
-  let e: unknown = err;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    const { name, message } = e as { name?: unknown; message?: unknown };
+  for (const { name, message } of causeChain(err)) {
     if ((name === 'NotCapable' || name === 'PermissionDenied') && typeof message === 'string') return message.split('\n')[0];
-    e = (e as { cause?: unknown }).cause;
   }
   return undefined;
 }
@@ -231,9 +244,8 @@ export function deniedByRuntime(err: unknown): string | undefined {
  */
 export function messages(err: unknown): string {
   const parts: string[] = [];
-  let e: unknown = err;
-  for (let depth = 0; depth < 4 && typeof e === 'object' && e !== null; depth++) {
-    const { message, code, name } = e as { message?: unknown; code?: unknown; name?: unknown };
+  for (const e of causeChain(err, 4)) {
+    const { message, code, name } = e;
     const text =
       name === 'SyntaxError'
         ? (execOutputNotJson(e) ?? 'a text that is not JSON (not quoted: it may hold a credential)')
@@ -256,7 +268,6 @@ export function messages(err: unknown): string {
     const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
     if (text === AUTH_PROVIDER_COMMAND_FAILED) break; // its cause, execSync's error, quotes the command line again
-    e = (e as { cause?: unknown }).cause;
   }
   return parts.length > 0 ? parts.join(': ') : String(err);
 }
@@ -442,19 +453,10 @@ const MALFORMED_EXEC_ENTRY =
  * entry (what it holds: a token among the args), an auth-provider command's failure (its args).
  */
 function quotesCredential(err: unknown): boolean {
-  let e: unknown = err;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    if (
-      isInvalidHeader(e) ||
-      (e as { name?: unknown }).name === 'SyntaxError' ||
-      execPluginFailure(e) === MALFORMED_EXEC_ENTRY ||
-      isAuthProviderCommandFailure(e)
-    ) {
-      return true;
-    }
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return causeChain(err).some(
+    (e) =>
+      isInvalidHeader(e) || e.name === 'SyntaxError' || execPluginFailure(e) === MALFORMED_EXEC_ENTRY || isAuthProviderCommandFailure(e),
+  );
 }
 
 /**
@@ -464,20 +466,14 @@ function quotesCredential(err: unknown): boolean {
  * header may hold (isInvalidHeader).
  */
 function credentialsFailed(err: unknown): boolean {
-  let e: unknown = err;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    if (
+  return causeChain(err).some(
+    (e) =>
       execPluginFailure(e) !== undefined ||
       execOutputNotJson(e) !== undefined ||
       isNoExecCredential(e) ||
       isAuthProviderCommandFailure(e) ||
-      isInvalidHeader(e)
-    ) {
-      return true;
-    }
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+      isInvalidHeader(e),
+  );
 }
 
 /** client-node's exec_auth's refusal of an exec entry without a command (absent or empty). */
@@ -505,12 +501,7 @@ const NO_EXEC_CREDENTIAL =
 
 /** Whether an error or one of its causes is an invalid header value (isInvalidHeader). */
 export function hasInvalidHeader(err: unknown): boolean {
-  let e: unknown = err;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    if (isInvalidHeader(e)) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return causeChain(err).some(isInvalidHeader);
 }
 
 /**

@@ -70,7 +70,7 @@
 import { checkWatcher, hasLabels, type IPAddressRecord, notAName, type StoreCache, wantedLabels } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from '../errors.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
-import { httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
+import { causeChain, httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
@@ -155,12 +155,7 @@ export interface InformerStats {
 function resumable(err: unknown): boolean {
   const code = httpCode(err);
   if (code === 429 || code === 502 || code === 503) return true;
-  let e: unknown = err;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    if ((e as { code?: unknown }).code === 'ECONNREFUSED') return true; // Node and Deno alike, client-node 1.x and 2.x
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
+  return causeChain(err).some((e) => e.code === 'ECONNREFUSED'); // Node and Deno alike, client-node 1.x and 2.x
 }
 
 const MAX_TOMBSTONES = 10_000;

@@ -19,6 +19,7 @@ import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText } from '../errors.ts';
+import { causeChain } from './errors.ts';
 
 /**
  * What is wrong with `kc`'s TLS material or proxy when `err` (a request's failure, without an
@@ -49,7 +50,7 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     }
     const failed = codes.find((code) => Object.hasOwn(CONNECT_FAILURES, code));
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
-    const socks = causes(err).find((e) => e.constructor?.name === 'SocksClientError');
+    const socks = causeChain(err).find((e) => e.constructor?.name === 'SocksClientError');
     if (socks !== undefined) {
       const code = /\b(E[A-Z_]+)\b/.exec(String(socks.message))?.[1];
       if (code !== undefined && Object.hasOwn(CONNECT_FAILURES, code)) {
@@ -111,20 +112,9 @@ const READ_FAILURES: Record<string, string> = {
   ELOOP: 'too many symbolic links',
 };
 
-/** An error and its causes, outermost first (a few levels: enough for fetch's wrapping). */
-function causes(err: unknown): { code?: unknown; path?: unknown; message?: unknown; constructor?: { name?: unknown } }[] {
-  const chain: object[] = [];
-  let e: unknown = err;
-  for (let depth = 0; depth < 6 && typeof e === 'object' && e !== null; depth++) {
-    chain.push(e);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return chain;
-}
-
 /** The string codes of an error and its causes. */
 function errorCodes(err: unknown): string[] {
-  return causes(err).flatMap((e) => (typeof e.code === 'string' ? [e.code] : []));
+  return causeChain(err).flatMap((e) => (typeof e.code === 'string' ? [e.code] : []));
 }
 
 /**
@@ -138,7 +128,7 @@ function unreadFile(err: unknown, cluster: Cluster | null, user: User | null): s
     [user?.certFile, `client-certificate file of user ${quoteText(user?.name ?? '')}`],
     [user?.keyFile, `client-key file of user ${quoteText(user?.name ?? '')}`],
   ];
-  for (const e of causes(err)) {
+  for (const e of causeChain(err)) {
     if (typeof e.code !== 'string' || typeof e.path !== 'string' || e.path === '') continue;
     const field = files.find(([file]) => file === e.path);
     if (field === undefined) continue;
