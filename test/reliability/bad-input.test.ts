@@ -363,12 +363,13 @@ describe('constructors and prefix parsing', () => {
   it('DualStackAllocator: allocators of the wrong family or missing → InvalidArgumentError', async () => {
     for (const [a, b] of [
       [alloc6, alloc4],
-      [alloc4, alloc4],
       [null, alloc6],
       [alloc4, undefined],
     ]) {
       await check('pair', () => new DualStackAllocator(a as never, b as never), { error: InvalidArgumentError, quotes: 'must be' });
     }
+    // one allocator for both families is that mistake, said as such
+    await check('pair', () => new DualStackAllocator(alloc4, alloc4), { error: InvalidArgumentError, quotes: 'the same allocator' });
   });
 });
 
