@@ -47,15 +47,44 @@ export function quoteInput(input: unknown): string {
   return `${showUnseen(String(input))} (${typeof input})`;
 }
 
-/** An array by its length, a thenable as a promise, any other object by its type. */
-function objectKind(o: object): string {
+/**
+ * An array by its length, a thenable as a promise, a plain object as `a value of type object`,
+ * any other object by its class: `a Map`, `an instance of Owner`, or `an object whose prototype
+ * is not Object.prototype` — read from property descriptors, so no getter of the caller's runs.
+ */
+export function objectKind(o: object): string {
   try {
     if (Array.isArray(o)) return `an array of ${o.length} value${o.length === 1 ? '' : 's'}`;
     if (typeof (o as { then?: unknown }).then === 'function') return 'a Promise (a missing await?)';
+    const proto: unknown = Object.getPrototypeOf(o);
+    if (proto === Object.prototype || proto === null) return 'a value of type object';
+    const ctor: unknown =
+      typeof proto === 'object' && proto !== null ? Object.getOwnPropertyDescriptor(proto, 'constructor')?.value : undefined;
+    const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
+    if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
+    const shown = showUnseen(name.slice(0, 64));
+    return BUILT_IN_KINDS.has(name) ? `a ${shown}` : `an instance of ${shown}`;
   } catch {
     // a Proxy whose traps throw, or a revoked one: the refusal must not throw the input's own error
   }
   return 'a value of type object';
+}
+
+/** Classes named by their name alone (`a Map`, not `an instance of Map`). */
+const BUILT_IN_KINDS = new Set(
+  `Map Set WeakMap WeakSet WeakRef Date RegExp Promise Error URL Number String Boolean ArrayBuffer
+   SharedArrayBuffer DataView Int8Array Uint8Array Uint8ClampedArray Int16Array Uint16Array
+   Int32Array Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array`.split(/\s+/),
+);
+
+/**
+ * Whether an options argument is an object of the language's own that keeps its contents
+ * elsewhere than in properties (a Map's entries, a Promise's value, a Date): read as options it
+ * would have none, and each allocator would silently get a store of its own.
+ */
+function isBuiltInContainer(o: object): boolean {
+  if (typeof (o as { then?: unknown }).then === 'function') return true; // a missing await
+  return Object.prototype.toString.call(o) !== '[object Object]';
 }
 
 /** A function by its name, not its source (which String() gives: a whole class, for `MemoryStore` without `new`). */
@@ -363,8 +392,10 @@ export function optionsObject<T extends object>(
   const subject = given === 'options' ? what : `${what}: ${given}`;
   let keys: string[];
   try {
-    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-      throw new InvalidArgumentError(`${subject}${given === 'options' ? ' options' : ''} must be an object, got ${quoteInput(options)}`);
+    if (typeof options !== 'object' || options === null || Array.isArray(options) || isBuiltInContainer(options)) {
+      throw new InvalidArgumentError(
+        `${subject}${given === 'options' ? ' options' : ''} must be an object whose properties are the options, got ${quoteInput(options)}`,
+      );
     }
     keys = Object.keys(options);
   } catch (e) {

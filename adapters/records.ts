@@ -9,10 +9,10 @@ import {
   InvalidRecordError,
   isPlainObject,
   memberName,
+  objectKind,
   quoteInput,
   quoteText,
   readMember,
-  showUnseen,
   unreadableInput,
 } from './errors.ts';
 import { dns1123SubdomainProblems, labelProblems } from './label-rules.ts';
@@ -180,24 +180,6 @@ function pathSegmentProblems(value: string): string[] {
 function notPlainObject(o: object, field: string, what: string): string {
   return `${field}: Invalid value: ${objectKind(o)}: must be a plain object ${what} (an object literal): only a plain object's own fields are copied`;
 }
-
-/**
- * `an instance of Owner`, `a Map`, or `an object whose prototype is not Object.prototype`: read
- * from property descriptors, so no getter of the caller's runs. A Proxy whose trap throws
- * throws here, as its other reads do (the caller names the field: unreadableRecord).
- */
-function objectKind(o: object): string {
-  const proto: unknown = Object.getPrototypeOf(o);
-  const ctor: unknown =
-    typeof proto === 'object' && proto !== null ? Object.getOwnPropertyDescriptor(proto, 'constructor')?.value : undefined;
-  const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
-  if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
-  const shown = showUnseen(name.slice(0, 64));
-  return BUILT_IN_KINDS.has(name) ? `a ${shown}` : `an instance of ${shown}`;
-}
-
-/** Classes named by their name alone (`a Map`, not `an instance of Map`). */
-const BUILT_IN_KINDS = new Set(['Map', 'Set', 'WeakMap', 'WeakSet', 'Date', 'RegExp', 'Promise', 'Error', 'URL']);
 
 /**
  * Every problem of a parentRef (`field` is its path, e.g. `spec.parentRef`), as upstream

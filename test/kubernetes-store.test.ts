@@ -980,7 +980,7 @@ describe('KubernetesStore', () => {
         [
           'backoff 5',
           () => new KubernetesStore(kc, { backoff: 5, start: false } as never),
-          'KubernetesStore: options.backoff must be an object, got 5',
+          'KubernetesStore: options.backoff must be an object whose properties are the options, got 5',
         ],
         // Regression: named options.initialMs, an option that does not exist, as if it sat in the options themselves
         [

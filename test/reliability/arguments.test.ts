@@ -172,6 +172,35 @@ describe('a misspelled or unknown option is refused, naming the options there ar
     expect(shared.watcherCount).toBe(0);
   });
 
+  // Found by an outside drop-in test: a Map or a promise of the options (a missing await) was read
+  // as no options at all, so two allocators "sharing" a store each made one of their own and both
+  // handed out 10.0.0.1 and 10.0.0.2 of a /30.
+  const NOT_PROPERTIES: [string, unknown, string][] = [
+    ['a Map', new Map([['store', shared]]), 'a Map'],
+    ['a promise of the options', Promise.resolve({ store: shared }), 'a Promise (a missing await?)'],
+    ['a Date', new Date(0), 'a Date'],
+    ['a typed array', new Uint8Array(2), 'a Uint8Array'],
+    ['a boxed number', Object(1), 'a Number'],
+  ];
+  it.each(NOT_PROPERTIES)('options that are %s: refused, naming what was given', (_name, options, kind) => {
+    const message = `Allocator options must be an object whose properties are the options, got ${kind}`;
+    expect(() => new Allocator('10.0.0.0/30', anyValue(options))).toThrow(new InvalidArgumentError(message));
+    expect(() => new Range('10.0.0.0/30', anyValue(options))).toThrow(InvalidArgumentError);
+    expect(() => new MemoryStore(anyValue(options))).toThrow(InvalidArgumentError);
+    expect(shared.watcherCount).toBe(0);
+  });
+
+  it('options given as an instance of a class or through Object.create are still read', async () => {
+    class Options {
+      store = shared;
+    }
+    for (const options of [new Options(), Object.create({ store: shared }) as object]) {
+      const a = new Allocator('10.0.0.0/30', anyValue(options));
+      expect(a.store).toBe(shared);
+      a.destroy();
+    }
+  });
+
   it('reconcile { famliy }, { family: "ipv4" } and a now that is no clock: refused, nothing deleted', async () => {
     const store = new MemoryStore();
     store.createSync({ name: '10.0.0.9', labels: allocatorLabels('IPv4'), parentRef: null });
