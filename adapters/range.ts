@@ -535,7 +535,8 @@ export class Range implements RangeView {
    */
   allocateMany(n: number): string[] {
     this.changing();
-    if (!Number.isSafeInteger(n) || n < 0) {
+    // any integer, however large: its answer is ErrFull or the per-call cap, as the order above says
+    if (!Number.isInteger(n) || n < 0) {
       throw new InvalidArgumentError(`allocateMany needs a non-negative integer count, got ${quoteInput(n)}`);
     }
     if (BigInt(n) > this.free()) {

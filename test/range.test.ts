@@ -588,6 +588,15 @@ describe('Range.allocateMany checks its count and every step', () => {
     expect(() => r.allocateMany(2 ** 32)).toThrow(ErrFull);
     r.destroy();
   });
+  it('an integer beyond 2^53 is still an integer: ErrFull or the cap, not "not a non-negative integer"', () => {
+    const r = new Range('10.0.0.0/24');
+    for (const n of [2 ** 53, 1e300]) expect(() => r.allocateMany(n)).toThrow(ErrFull);
+    const big = new Range('2001:db8::/64');
+    expect(() => big.allocateMany(2 ** 60)).toThrow(`reserves at most ${MAX_ALLOCATE_MANY} addresses per call`);
+    expect(r.used() + big.used()).toBe(0);
+    r.destroy();
+    big.destroy();
+  });
   it('a step that finds nothing (index and count disagree) undoes the whole call with ErrFull', () => {
     const r = new Range('10.0.0.0/28', { random: seededRandom(3) });
     r.allocate('10.0.0.5');
