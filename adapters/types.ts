@@ -40,7 +40,9 @@ export interface IPAllocator {
   /** Calls `fn` for each allocated address of this family known to the cache (not filtered by CIDR). */
   forEach(fn: (ip: string) => void): void;
   /**
-   * Allocated addresses of this family inside the prefix. Throws ErrDestroyed once destroyed, as
+   * Allocated addresses of this family inside the prefix (MetaAllocator: every record of the
+   * family carrying the allocator's labels, in any of its ranges or none, as upstream's
+   * MetaAllocator counts them). Throws ErrDestroyed once destroyed, as
    * every method but destroy() does; DualStackAllocator tells a destroyed allocator by it, so one
    * of your own should too.
    */
