@@ -348,7 +348,8 @@ describe('validateRecord: the name is an address in canonical form', () => {
       return random.nextU32();
     };
     let checked = 0;
-    for (let i = 0; i < 20_000; i++) {
+    // 4,000 draws cover each of the 256 masks of zero groups many times over
+    for (let i = 0; i < 4_000; i++) {
       const w = [word(), word(), word(), word()];
       const text = formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!);
       const mapped = w[0] === 0 && w[1] === 0 && w[2] === 0xffff;
@@ -364,7 +365,7 @@ describe('validateRecord: the name is an address in canonical form', () => {
         checked++;
       }
     }
-    expect(checked).toBeGreaterThan(20_000);
+    expect(checked).toBeGreaterThan(4_000);
   });
 
   it.each([
