@@ -38,17 +38,13 @@ import { NotFoundError, quoteText } from '../adapters/errors.ts';
 import {
   defaultKubeconfigFiles,
   isClientNodeFallback,
-  KubeconfigCredentialError,
   KubeconfigNotReadError,
   kubeconfigLoadFailure,
   loadDefaultKubeconfig,
   loadKubeconfigText,
-  missingUser,
   readKubeconfigFile,
   serverURLProblem,
   shownServer,
-  userProblem,
-  withCredentialCheck,
 } from '../adapters/kubernetes/config.ts';
 import {
   causeChain,
@@ -64,6 +60,7 @@ import {
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
 import { transportProblem } from '../adapters/kubernetes/tls-material.ts';
+import { KubeconfigCredentialError, missingUser, userProblem, withCredentialCheck } from '../adapters/kubernetes/user-checks.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, GROUP, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';

@@ -1,14 +1,19 @@
-// The constructor arguments KubernetesStore, KubernetesServiceCIDRs and the ServiceCIDR helpers
-// share, checked in one place: a wrong one fails with InvalidArgumentError quoting it, before
-// any request is made.
+// What a kubeconfig says and how it is read, for the library and the command line: the
+// KubeConfig and the options that KubernetesStore, KubernetesServiceCIDRs and the ServiceCIDR
+// helpers take, checked in one place (a wrong one fails with InvalidArgumentError before any
+// request is made); its server URL; the default kubeconfig, loaded as kubectl loads it. Two parts
+// have modules of their own: token-files.ts reads the users' token-files before client-node does,
+// and user-checks.ts refuses a current user that would send requests without credentials.
 import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
+import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
 import { readFileBounded } from '../bounded-read.ts';
-import { InvalidArgumentError, IPAllocatorError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
+import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { ApiVersion } from './objects.ts';
+import { readTokenFiles } from './token-files.ts';
+import { missingUser, userProblem, withCredentialCheck } from './user-checks.ts';
 
 /**
  * The KubeConfig to use: the one given, or — when undefined — $KUBECONFIG / ~/.kube/config
@@ -95,219 +100,6 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   const badUser = userProblem(kc);
   if (badUser !== undefined) throw new InvalidArgumentError(`${owner}: ${badUser}`);
   return withCredentialCheck(kc);
-}
-
-/**
- * A request refused before it was sent: the exec credential plugin of the kubeconfig's user gave
- * nothing to authenticate with — its ExecCredential's status holds no token and no client
- * certificate — and client-node would send the request anonymous; or it printed JSON that is no
- * ExecCredential of the version its exec entry asks for (`{"kind":"Pod", …}`), whose token
- * client-node would send all the same. kubectl refuses the same answers (client-go: `exec plugin
- * didn't return a token or cert/key pair`, `exec plugin is configured to use API version …,
- * plugin returned version …`).
- */
-export class KubeconfigCredentialError extends IPAllocatorError {
-  static override readonly code = 'ERR_KUBECONFIG_CREDENTIAL' as const;
-  declare readonly code: 'ERR_KUBECONFIG_CREDENTIAL';
-  /** The kubeconfig user whose plugin it was. */
-  readonly user: string;
-  /**
-   * @param reason what the plugin gave, as the end of a sentence starting "the exec credential
-   *   plugin of user …"; by default: no credential
-   */
-  constructor(
-    user: string,
-    reason = "returned no credential: its ExecCredential's status holds no token and no client certificate, and the request " +
-      'would go out without credentials (kubectl refuses it too: "exec plugin didn\'t return a token or cert/key pair")',
-  ) {
-    super(`the exec credential plugin of user ${JSON.stringify(user)} ${reason}; the request was not sent`);
-    this.user = user;
-  }
-}
-
-/** The versions of ExecCredential an exec entry may ask for, as kubectl takes them (v1alpha1 is gone since 1.24). */
-export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
-
-/**
- * Why the current context's user has an exec entry kubectl refuses — no apiVersion, or one that
- * is not an ExecCredential version it takes (EXEC_API_VERSIONS) —, as the end of a sentence
- * naming the user; undefined when it has none, or a good one. client-node runs the plugin
- * whatever the entry says, and takes whatever it prints: the version is what it is checked against.
- */
-export function execEntryProblem(kc: KubeConfig): string | undefined {
-  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
-  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
-  const user = getCurrentUser.call(kc);
-  const exec = execOf(user) as { apiVersion?: unknown } | undefined;
-  if (typeof exec !== 'object' || exec === null) return undefined;
-  const version = exec.apiVersion;
-  if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) return undefined;
-  const has =
-    version === undefined || version === null || version === ''
-      ? 'has no apiVersion'
-      : typeof version === 'string'
-        ? `has apiVersion ${quoteInput(version)}`
-        : `has an apiVersion that is ${notTextKind(version)}`;
-  return (
-    `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${has}, ` +
-    `which kubectl refuses too ("exec plugin: invalid apiVersion"): set it to the version of ExecCredential its plugin prints, ${EXEC_API_VERSIONS.join(' or ')}`
-  );
-}
-
-/** The exec plugin a client-node User names (user.exec, or an auth-provider's config.exec), if any. */
-function execOf(user: User | null): unknown {
-  return user?.exec ?? (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;
-}
-
-/**
- * `kc` as every request of the library and the command line authenticates with it, refusing
- * to send a request its user's exec credential plugin gave nothing for (KubeconfigCredentialError)
- * — client-node sends it anonymous. `kc` itself when its current user has no exec plugin;
- * otherwise an object that reads everything from `kc` (its prototype) and checks each request
- * after client-node has authenticated it: one without an Authorization header is authenticated
- * again into options (applyToHTTPSOptions; client-node keeps the plugin's answer, so the plugin
- * is not run twice) to see whether a client certificate came instead.
- */
-export function withCredentialCheck(kc: KubeConfig): KubeConfig {
-  if (typeof kc.getCurrentUser !== 'function' || execOf(kc.getCurrentUser()) === undefined) return kc;
-  const checked = Object.create(kc) as KubeConfig;
-  checked.applySecurityAuthentication = async (context) => {
-    await kc.applySecurityAuthentication(context);
-    const user = kc.getCurrentUser();
-    // a KubeConfig-shaped object without applyToHTTPSOptions (another copy's, older) is not judged
-    if (execOf(user) === undefined || typeof kc.applyToHTTPSOptions !== 'function') return;
-    if (typeof context.getHeaders !== 'function' || context.getHeaders()['Authorization']) return;
-    const options: { headers: Record<string, string>; cert?: unknown } = { headers: {} };
-    await kc.applyToHTTPSOptions(options as Parameters<KubeConfig['applyToHTTPSOptions']>[0]);
-    if (options.headers['Authorization'] === undefined && !options.cert) throw new KubeconfigCredentialError(user?.name ?? '');
-  };
-  return checked;
-}
-
-/**
- * kubectl's refusal of a current context whose user the kubeconfig does not hold (client-go's
- * validateContext: `user "x" was not found for context "y"`); undefined when it holds it, or the
- * context names no user (no credentials, on purpose). client-node would send every request
- * without credentials, and a 401 would then read as the server refusing them. A KubeConfig-shaped
- * object without getContextObject or getUser is not judged.
- */
-export function missingUser(kc: KubeConfig): string | undefined {
-  const { getCurrentContext, getContextObject, getUser } = kc as Partial<KubeConfig>;
-  if (typeof getCurrentContext !== 'function' || typeof getContextObject !== 'function' || typeof getUser !== 'function') {
-    return undefined;
-  }
-  const context = getCurrentContext.call(kc);
-  const user = getContextObject.call(kc, context)?.user;
-  if (typeof user !== 'string' || user === '' || getUser.call(kc, user) !== null) return undefined;
-  return `user ${JSON.stringify(user)} was not found for context ${JSON.stringify(context)}`;
-}
-
-/**
- * Why the current context's user has a token that is empty, or only whitespace, as the end of a
- * sentence; undefined when it has none, or a real one. client-node reads a token-file into the
- * user's token, and sends no Authorization header when that is empty: every request would go
- * out anonymous, and a 401 or 403 would read as the server refusing credentials never sent.
- * kubectl refuses such a file (client-go: `read empty token from file`). A token given empty in
- * the kubeconfig (`token: ""`) is no token at all, for client-node and kubectl alike: client-node
- * then reads the token-file, if any, so an empty token it holds came from one.
- */
-export function emptyToken(kc: KubeConfig): string | undefined {
-  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
-  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
-  const user = getCurrentUser.call(kc);
-  const token: unknown = user?.token;
-  if (typeof token !== 'string' || token.trim() !== '') return undefined;
-  return (
-    `the token of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) is empty: ` +
-    'its token-file holds nothing, or only whitespace, and every request would go out without credentials ' +
-    '(kubectl refuses it too: "read empty token from file"); write the token into the file, or use another context'
-  );
-}
-
-/**
- * Why the current context's user cannot be used as the kubeconfig gives it, as the end of a
- * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
- * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
- * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), half a client
- * certificate (halfClientCertificate).
- */
-export function userProblem(kc: KubeConfig): string | undefined {
-  return nonTextCredential(kc) ?? execEntryProblem(kc) ?? emptyToken(kc) ?? halfClientCertificate(kc);
-}
-
-/**
- * Why the current context's user has a client certificate without its key, or a key without
- * its certificate (either by file or by -data), as the end of a sentence naming the user and
- * the field; undefined when it has both or neither. client-node then connects without a client
- * certificate: every request would go out without credentials, and a 401 would read as the
- * server refusing them. kubectl refuses a certificate without a key (client-go's
- * validateAuthInfo: `client-key-data or client-key must be specified for "u" to use the
- * clientCert authentication method`) and uses no key without a certificate.
- */
-export function halfClientCertificate(kc: KubeConfig): string | undefined {
-  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
-  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
-  const user = getCurrentUser.call(kc);
-  if (typeof user !== 'object' || user === null) return undefined;
-  // client-node reads a file before the data, and neither when it is empty
-  const cert = user.certFile ? 'client-certificate' : user.certData ? 'client-certificate-data' : undefined;
-  const key = user.keyFile ? 'client-key' : user.keyData ? 'client-key-data' : undefined;
-  if ((cert === undefined) === (key === undefined)) return undefined;
-  const has =
-    cert !== undefined ? `a ${cert} but no client-key or client-key-data` : `a ${key} but no client-certificate or client-certificate-data`;
-  return (
-    `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has ${has}: ` +
-    'no client certificate would be sent, and every request would go out without credentials' +
-    (cert !== undefined ? ' (kubectl refuses it too: "client-key-data or client-key must be specified")' : '') +
-    `; add its ${cert !== undefined ? 'key' : 'certificate'}, or use another context`
-  );
-}
-
-/**
- * A user's fields client-node uses as they are, by its User property and the kubeconfig's name:
- * the token, username, password and `as` go into headers (`token: [a, b]` as "Bearer a,b"), the
- * files are read by their value (a number as a file descriptor), the data decoded from it.
- */
-const TEXT_FIELDS: readonly (readonly [property: string, field: string])[] = [
-  ['token', 'token'],
-  ['username', 'username'],
-  ['password', 'password'],
-  ['impersonateUser', 'as'],
-  ['certFile', 'client-certificate'],
-  ['keyFile', 'client-key'],
-  ['certData', 'client-certificate-data'],
-  ['keyData', 'client-key-data'],
-];
-
-/** What a YAML value that is no text is, for a message that must not show it (it may be a credential). */
-export function notTextKind(value: unknown): string {
-  if (Array.isArray(value)) return 'a list';
-  if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'boolean') return 'true or false';
-  return `a ${typeof value}`;
-}
-
-/**
- * Why the current context's user has a field that is no text — a token written as a list or a
- * number (`token: [a, b]`, `token: 12345`) —, as the end of a sentence naming the user and the
- * field; undefined when each is text or absent. client-node takes such a value as it is, and
- * sends `Bearer a,b`; kubectl fails to decode the kubeconfig. The value is not shown.
- */
-export function nonTextCredential(kc: KubeConfig): string | undefined {
-  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
-  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
-  const user = getCurrentUser.call(kc) as unknown as Record<string, unknown> | null;
-  if (typeof user !== 'object' || user === null) return undefined;
-  for (const [property, field] of TEXT_FIELDS) {
-    const value = user[property];
-    if (value === undefined || value === null || typeof value === 'string') continue;
-    return (
-      `the ${field} of user ${JSON.stringify(user['name'])} (context ${JSON.stringify(getCurrentContext.call(kc))}) is ` +
-      `${notTextKind(value)}, not text (it is not shown), and would be used as it is (kubectl cannot read it either); ` +
-      'write it as text, quoted where YAML would read it as something else'
-    );
-  }
-  return undefined;
 }
 
 /**
@@ -449,7 +241,7 @@ function fileFailure(file: string, e: unknown): Error {
  * plugin's command when it holds a path separator (`./bin/token`; a bare name is looked up on
  * the PATH). client-node resolves the first three itself (makePathsAbsolute). It reads a
  * token-file as it parses the text, whole, synchronously and from the working directory: here
- * each is read first, bounded (readTokenFile), and handed to client-node as the user's token.
+ * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token.
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
@@ -469,115 +261,6 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
       (user as { exec: unknown }).exec = { ...user.exec, command: join(folder, command) };
     }
   }
-}
-
-/**
- * The most a token-file may hold: 1 MiB. A token is a few KiB (a service account's JWT, an OIDC
- * token with its groups), and a request whose headers pass 1 MiB is refused by the API server
- * (Go's default MaxHeaderBytes); a large file named by mistake would otherwise be read whole
- * into memory and sent.
- */
-export const TOKEN_FILE_MAX_BYTES = 1024 * 1024;
-
-/**
- * A kubeconfig user's token-file that cannot be read, or is not: it holds more than
- * TOKEN_FILE_MAX_BYTES, or is no regular file (a device such as /dev/zero, a directory, a named
- * pipe nothing writes to). Its message names the token-file and the user, never the content.
- */
-export class TokenFileError extends Error {
-  override name = 'TokenFileError';
-  constructor(
-    /** The token-file's path; undefined when it is no text. */
-    readonly path: string | undefined,
-    readonly user: string,
-    /** Why, as the end of a sentence naming the file: "is not read: it is a directory, not a regular file". */
-    reason: string,
-    /** The key the kubeconfig names it by: client-node's `token-file`, or kubectl's `tokenFile`. */
-    field: TokenFileKey = 'token-file',
-  ) {
-    super(`the ${field} ${path === undefined ? '' : `${JSON.stringify(path)} `}of user ${JSON.stringify(user)} ${reason}`);
-  }
-}
-
-/**
- * A token-file's text, read once and at most TOKEN_FILE_MAX_BYTES (readFileBounded): a device
- * has no end, and a named pipe nothing writes to is waited for 5 s, not for ever — client-node
- * reads it synchronously, and the event loop, every timer of the caller's among them, would stop
- * with it. Every failure is TokenFileError naming the file and `user`.
- */
-function readTokenFile(path: string, user: string, field: TokenFileKey): string {
-  try {
-    return readFileBounded(
-      path,
-      TOKEN_FILE_MAX_BYTES,
-      () => new TokenFileError(path, user, 'is not read: it holds more than 1 MiB (a token is a few KiB)', field),
-      (what) => new TokenFileError(path, user, `is not read: it is ${what}, not a regular file`, field),
-    );
-  } catch (e) {
-    if (e instanceof TokenFileError) throw e;
-    // Node's ENOENT, EACCES: their message names the path, not the user
-    throw new TokenFileError(path, user, `cannot be read (${e instanceof Error ? e.message : String(e)})`, field);
-  }
-}
-
-/**
- * The keys a kubeconfig user names its token file by: kubectl's own, `tokenFile` (client-go's
- * clientcmd v1 AuthInfo), which client-node does not read, and client-node's `token-file`, which
- * kubectl does not read. kubectl's is read first when a user has both.
- */
-const TOKEN_FILE_KEYS = ['tokenFile', 'token-file'] as const;
-type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
-
-/**
- * The token-files of a kubeconfig's users read here, before client-node parses the text — named
- * `token-file` or, as kubectl names it, `tokenFile` (TOKEN_FILE_KEYS) —: the
- * text, as JSON (which is YAML), without the token-file of each user whose token client-node
- * would read from one (a user with a non-empty token keeps it, as client-node keeps it), and the
- * tokens read, by the user's index in the file's list. A relative token-file is read from
- * `folder`. Undefined when no user names a token-file, or the text is not one YAML mapping
- * (client-node's parse then says what is wrong). Parsed as client-node parses it (js-yaml,
- * through loadAllYaml). An alias repeats a node without repeating its text, and JSON writes each
- * repeat out: a text whose aliases would write more nodes than it has characters (no kubeconfig
- * repeats that much; a crafted one repeats exponentially) is refused.
- */
-function readTokenFiles(text: string, folder: string): { text: string; tokens: Map<number, string> } | undefined {
-  if (!TOKEN_FILE_KEYS.some((key) => text.includes(key))) return undefined;
-  let docs: unknown[];
-  try {
-    docs = loadAllYaml(text);
-  } catch {
-    return undefined;
-  }
-  const doc = docs.length === 1 ? docs[0] : undefined;
-  const users = (doc as { users?: unknown } | undefined)?.users;
-  if (typeof doc !== 'object' || doc === null || !Array.isArray(users)) return undefined;
-  const tokens = new Map<number, string>();
-  const copy = users.map((entry: unknown, i) => {
-    const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
-    if (typeof user !== 'object' || user === null) return entry;
-    const field = TOKEN_FILE_KEYS.find((key) => user[key]);
-    // client-node reads the file only when the token is empty (config_types' findToken); kubectl
-    // likewise ("if both token and tokenFile are present, token takes precedence")
-    if (field === undefined || user['token']) return entry;
-    const tokenFile = user[field];
-    const name = (entry as { name?: unknown }).name;
-    // client-node would read a number as a file descriptor (1: the process's own stdout)
-    if (typeof tokenFile !== 'string') {
-      throw new TokenFileError(undefined, String(name ?? ''), `is ${notTextKind(tokenFile)}, not text, and is not read`, field);
-    }
-    tokens.set(i, readTokenFile(isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile), String(name ?? ''), field));
-    const { 'token-file': _read, tokenFile: _kubectls, ...rest } = user;
-    return { ...(entry as object), user: rest };
-  });
-  if (tokens.size === 0) return undefined;
-  let nodes = 0;
-  const json = JSON.stringify({ ...doc, users: copy }, (_key, value: unknown) => {
-    if (++nodes > text.length) {
-      throw new Error('its YAML aliases repeat more of it than a kubeconfig holds (a crafted file)');
-    }
-    return value;
-  });
-  return { text: json, tokens };
 }
 
 /**

@@ -32,8 +32,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { quoteInput } from '../errors.ts';
-import { KubeconfigCredentialError } from './config.ts';
 import { rememberPluginStderr } from './errors.ts';
+import { KubeconfigCredentialError } from './user-checks.ts';
 
 /** The AbortSignal of the request whose authentication is running, where there is one. */
 const requestSignal = new AsyncLocalStorage<AbortSignal>();

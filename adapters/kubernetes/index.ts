@@ -3,7 +3,7 @@
 import './load-first.ts'; // first: before any module that loads client-node
 export { KubernetesStore, type KubernetesStoreOptions } from './store.ts';
 export { KubernetesApiError, SyncTimeoutError, type ApiStatus } from './errors.ts';
-export { KubeconfigCredentialError } from './config.ts';
+export { KubeconfigCredentialError } from './user-checks.ts';
 export type { InformerStats, WaitForSyncOptions } from './informer.ts';
 export type { InformerState } from './informer-state.ts';
 export type { BackoffOptions } from './backoff.ts';
