@@ -42,19 +42,27 @@ function kubeconfigOfUser(server: string, user: string): string {
   );
 }
 
-/** Before each test of the describe: an API server double and a folder of its own (`prefix`…), both gone after it. */
-function withDoubleAndFolder(prefix: string, use: (double: ApiServerDouble, folder: string) => void): void {
-  let double: ApiServerDouble;
-  let folder: string;
+/** A describe's API server double and folder, new for each of its tests (doubleAndFolder). */
+interface DoubleAndFolder {
+  double: ApiServerDouble;
+  folder: string;
+}
+
+/**
+ * The describe's fixture: before each test, its fields are set to a new API server double and a
+ * new folder (`prefix`…); after it, both are gone. Read them inside the tests, not at definition.
+ */
+function doubleAndFolder(prefix: string): DoubleAndFolder {
+  const fixture = {} as DoubleAndFolder;
   beforeEach(async () => {
-    double = await ApiServerDouble.start();
-    folder = mkdtempSync(join(tmpdir(), prefix));
-    use(double, folder);
+    fixture.double = await ApiServerDouble.start();
+    fixture.folder = mkdtempSync(join(tmpdir(), prefix));
   });
   afterEach(async () => {
-    await double.close();
-    rmSync(folder, { recursive: true, force: true });
+    await fixture.double.close();
+    rmSync(fixture.folder, { recursive: true, force: true });
   });
+  return fixture;
 }
 
 describe('the default kubeconfig', () => {
@@ -430,13 +438,8 @@ describe('the default kubeconfig', () => {
 // kubectl cannot decode such a kubeconfig. They are refused, naming the user and the field,
 // never showing the value.
 describe('a user field that is no text', () => {
-  let d: ApiServerDouble;
-  let dir: string;
-  withDoubleAndFolder('ipallocator-not-text-', (double, folder) => {
-    d = double;
-    dir = folder;
-  });
-  const text = (user: string): string => kubeconfigOfUser(d.url, user);
+  const fixture = doubleAndFolder('ipallocator-not-text-');
+  const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
 
   it.each([
     ['{token: [a, b]}', 'token', 'a list'],
@@ -452,22 +455,22 @@ describe('a user field that is no text', () => {
     kc.loadFromString(text(user));
     expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
     expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
-    const path = join(dir, 'config');
+    const path = join(fixture.folder, 'config');
     writeFileSync(path, text(user));
     const r = await cli(['status', '--kubeconfig', path]);
     expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
-    expect(d.requests).toEqual([]);
+    expect(fixture.double.requests).toEqual([]);
   });
 
   it('a token-file that is no text is refused, not read as a file descriptor', async () => {
-    const path = join(dir, 'config');
+    const path = join(fixture.folder, 'config');
     writeFileSync(path, text('{token-file: 1}'));
     const r = await cli(['status', '--kubeconfig', path]);
     expect([r.code, r.stderr]).toEqual([
       2,
       `ipallocator: cannot read ${path}: the token-file of user "u" is a number, not text, and is not read\n`,
     ]);
-    expect(d.requests).toEqual([]);
+    expect(fixture.double.requests).toEqual([]);
   });
 });
 
@@ -475,13 +478,8 @@ describe('a user field that is no text', () => {
 // key (or a key without its certificate), and every request went out without credentials;
 // kubectl refuses a certificate without a key.
 describe('a user with half a client certificate', () => {
-  let d: ApiServerDouble;
-  let dir: string;
-  withDoubleAndFolder('ipallocator-half-cert-', (double, folder) => {
-    d = double;
-    dir = folder;
-  });
-  const text = (user: string): string => kubeconfigOfUser(d.url, user);
+  const fixture = doubleAndFolder('ipallocator-half-cert-');
+  const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
   const certificateOnly =
     ' (kubectl refuses it too: "client-key-data or client-key must be specified"); add its key, or use another context';
 
@@ -504,11 +502,11 @@ describe('a user with half a client certificate', () => {
     kc.loadFromString(text(user));
     expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
     expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
-    const path = join(dir, 'config');
+    const path = join(fixture.folder, 'config');
     writeFileSync(path, text(user));
     const r = await cli(['status', '--kubeconfig', path]);
     expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
-    expect(d.requests).toEqual([]);
+    expect(fixture.double.requests).toEqual([]);
   });
 
   it('a certificate with its key, by file or data, is no half', () => {
@@ -522,17 +520,12 @@ describe('a user with half a client certificate', () => {
 // ExecCredential has an empty status (no token, no client certificate); kubectl refuses it
 // ("exec plugin didn't return a token or cert/key pair").
 describe('an exec credential plugin that returns no credential', () => {
-  let d: ApiServerDouble;
-  let dir: string;
-  withDoubleAndFolder('ipallocator-exec-empty-', (double, folder) => {
-    d = double;
-    dir = folder;
-  });
+  const fixture = doubleAndFolder('ipallocator-exec-empty-');
   const plugin = (status: object): KubeConfig => {
     const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status };
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+      clusters: [{ name: 'double', server: fixture.double.url, skipTLSVerify: true }],
       users: [
         {
           name: 'tester',
@@ -559,7 +552,7 @@ describe('an exec credential plugin that returns no credential', () => {
       expect(err).toBeInstanceOf(KubeconfigCredentialError);
       expect((err as KubeconfigCredentialError).user).toBe('tester');
       expect((err as Error).message).toContain('the exec credential plugin of user "tester" returned no credential');
-      expect(d.requests).toEqual([]);
+      expect(fixture.double.requests).toEqual([]);
     } finally {
       s.close();
     }
@@ -569,14 +562,14 @@ describe('an exec credential plugin that returns no credential', () => {
     const s = new KubernetesStore(plugin({ token: 'from-the-plugin' }), { start: false });
     try {
       expect(await s.get('10.0.0.1')).toBeUndefined();
-      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
+      expect(fixture.double.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
     } finally {
       s.close();
     }
   });
 
   it('the command line says it of the context, and sends nothing', async () => {
-    const path = join(dir, 'config');
+    const path = join(fixture.folder, 'config');
     const kc = plugin({});
     writeFileSync(path, kc.exportConfig());
     const r = await cli(['status', '--kubeconfig', path]);
@@ -584,7 +577,7 @@ describe('an exec credential plugin that returns no credential', () => {
     expect(r.stderr).toContain(
       'cannot use context "double" of the kubeconfig: the exec credential plugin of user "tester" returned no credential',
     );
-    expect(d.requests).toEqual([]);
+    expect(fixture.double.requests).toEqual([]);
   });
 });
 
@@ -594,17 +587,12 @@ describe('an exec credential plugin that returns no credential', () => {
 // refuses all three (client-go: "exec plugin: invalid apiVersion", "exec plugin is configured to
 // use API version …, plugin returned version …").
 describe('an exec credential plugin that prints no ExecCredential of its version, or whose entry names none', () => {
-  let d: ApiServerDouble;
-  let dir: string;
-  withDoubleAndFolder('ipallocator-exec-kind-', (double, folder) => {
-    d = double;
-    dir = folder;
-  });
+  const fixture = doubleAndFolder('ipallocator-exec-kind-');
   const V1 = 'client.authentication.k8s.io/v1';
   const plugin = (printed: object, apiVersion: string | null = V1): KubeConfig => {
     const kc = new KubeConfig();
     kc.loadFromOptions({
-      clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+      clusters: [{ name: 'double', server: fixture.double.url, skipTLSVerify: true }],
       users: [
         {
           name: 'tester',
@@ -656,11 +644,11 @@ describe('an exec credential plugin that prints no ExecCredential of its version
       expect(err).toBeInstanceOf(KubeconfigCredentialError);
       expect((err as KubeconfigCredentialError).user).toBe('tester');
       expect((err as Error).message).toBe(said);
-      const path = join(dir, 'config');
+      const path = join(fixture.folder, 'config');
       writeFileSync(path, plugin(printed).exportConfig());
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "double" of the kubeconfig: ${said}\n`]);
-      expect(d.requests).toEqual([]);
+      expect(fixture.double.requests).toEqual([]);
     },
   );
 
@@ -680,14 +668,14 @@ describe('an exec credential plugin that prints no ExecCredential of its version
         `set it to the version of ExecCredential its plugin prints, ${V1} or client.authentication.k8s.io/v1beta1`;
       expect(() => new KubernetesStore(plugin(credential, apiVersion), { start: false })).toThrow(InvalidArgumentError);
       expect(() => new KubernetesStore(plugin(credential, apiVersion), { start: false })).toThrow(`KubernetesStore: ${said}`);
-      const path = join(dir, 'config');
+      const path = join(fixture.folder, 'config');
       writeFileSync(path, plugin(credential, apiVersion).exportConfig());
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stderr]).toEqual([
         2,
         `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(path)}: ${said}\n`,
       ]);
-      expect(d.requests).toEqual([]);
+      expect(fixture.double.requests).toEqual([]);
     },
   );
 
@@ -695,7 +683,7 @@ describe('an exec credential plugin that prints no ExecCredential of its version
     const s = new KubernetesStore(plugin({ apiVersion: V1, kind: 'ExecCredential', status: { token: 'good' } }), { start: false });
     try {
       expect(await s.get('10.0.0.1')).toBeUndefined();
-      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer good']);
+      expect(fixture.double.requests.map((r) => r.authorization)).toEqual(['Bearer good']);
     } finally {
       s.close();
     }
