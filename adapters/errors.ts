@@ -241,10 +241,22 @@ export class InvalidCIDRError extends IPAllocatorError {
   }
 }
 
-/** A well-formed CIDR an allocator cannot serve, e.g. `shortest allowed prefix length for service CIDR is 64, got 48`. */
+/**
+ * A well-formed CIDR an allocator cannot serve, e.g. `shortest allowed prefix length for service
+ * CIDR is 64, got 48`. Where upstream's own text names neither the range nor the cause
+ * (`invalid address []`, for a range without a first address), the message is that text followed
+ * by `reason` in parentheses, so it still reads as kube-apiserver logs it.
+ */
 export class InvalidRangeError extends IPAllocatorError {
   static override readonly code = 'ERR_INVALID_RANGE' as const;
   declare readonly code: 'ERR_INVALID_RANGE';
+  /** What is wrong with the range and what to give instead: the message without upstream's bare text in front. */
+  readonly reason: string;
+  /** `upstreamText`: upstream's message, when it says nothing `reason` says (the message then leads with it). */
+  constructor(reason: string, upstreamText?: string) {
+    super(upstreamText === undefined ? reason : `${upstreamText} (${reason})`);
+    this.reason = reason;
+  }
 }
 
 /** A wrong argument other than address text: a negative count, a non-function callback, … */

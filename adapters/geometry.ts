@@ -50,14 +50,17 @@ export const GEO_FLAG_COUNT_SATURATED = coreConstant('FLAG_COUNT_SATURATED');
 export const INVALID_FIRST_ADDRESS = 'invalid address []';
 
 /**
- * INVALID_FIRST_ADDRESS with what it leaves out — which range, why, and what to give instead —
- * for the prefix `cidr` (255.255.255.255/32 or ffff:…:ffff/128): upstream's text first, so it
- * still matches what kube-apiserver logs. The one statement of this refusal: rangeRefusal (the
+ * The refusal of the prefix `cidr` (255.255.255.255/32 or ffff:…:ffff/128): upstream's
+ * INVALID_FIRST_ADDRESS, followed by what it leaves out — which range, why, and what to give
+ * instead — as the error's `reason`. The one statement of this refusal: rangeRefusal (the
  * Allocator, a MetaAllocator's skipped() and onSkip) and the reference allocator throw it.
  */
-export function invalidFirstAddressInRange(cidr: string): string {
+export function invalidFirstAddressError(cidr: string): InvalidRangeError {
   const length = cidr.slice(cidr.lastIndexOf('/'));
-  return `${INVALID_FIRST_ADDRESS} (${cidr} has no usable address: a ${length} holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix)`;
+  return new InvalidRangeError(
+    `${cidr} has no usable address: a ${length} holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix`,
+    INVALID_FIRST_ADDRESS,
+  );
 }
 
 const U64_MAX = (1n << 64n) - 1n;
@@ -320,7 +323,7 @@ function ipv4MappedOverlap(p: Prefix): string | undefined {
  * Why Allocator and ReferenceAllocator refuse the range of `p` (and a MetaAllocator skips it), or
  * undefined when they take it (Range takes more: any prefix): upstream NewIPAllocator's
  * refusals — an IPv6 prefix shorter than /64 (shortIPv6RangeRefusal), a prefix whose first
- * address does not exist (255.255.255.255/32, ffff:…:ffff/128: invalidFirstAddressInRange,
+ * address does not exist (255.255.255.255/32, ffff:…:ffff/128: invalidFirstAddressError,
  * upstream's INVALID_FIRST_ADDRESS followed by the range and the cause) — then
  * ours, an IPv6 prefix overlapping the IPv4-mapped block (refuseIPv4MappedOverlap says why), in
  * that order. The one statement of the rule: Allocator throws this error, a MetaAllocator skips
@@ -330,7 +333,7 @@ function ipv4MappedOverlap(p: Prefix): string | undefined {
 export function rangeRefusal(p: Prefix): InvalidRangeError | undefined {
   const short = shortIPv6RangeRefusal(p.version, p.length);
   if (short !== undefined) return new InvalidRangeError(short);
-  if (!p.hasFirst) return new InvalidRangeError(invalidFirstAddressInRange(p.cidr));
+  if (!p.hasFirst) return invalidFirstAddressError(p.cidr);
   const overlap = ipv4MappedOverlap(p);
   return overlap === undefined ? undefined : new InvalidRangeError(overlap);
 }

@@ -31,7 +31,7 @@ import {
 } from './errors.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
-import { invalidFirstAddressInRange, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
+import { invalidFirstAddressError, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
 import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName, writeLabelsFor } from './records.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
@@ -97,7 +97,7 @@ export function bigGeometry(cidrText: string): BigGeometry {
   const first = network + 1n;
   // upstream: prefix.Masked().Addr().Next() is the invalid Addr past the last address, and
   // addOffsetAddress on it fails with "invalid address []"; ours names the range and the cause.
-  if (first > top) throw new InvalidRangeError(invalidFirstAddressInRange(`${formatBig(p.family, network)}/${p.bits}`));
+  if (first > top) throw invalidFirstAddressError(`${formatBig(p.family, network)}/${p.bits}`);
   const last = p.family === 4 ? broadcast - 1n : broadcast;
   const offsetAddress = first + rangeOffset;
   return {

@@ -9,7 +9,7 @@
 //   band first; addresses asked for by name should come from the static band.
 import { parseAddrInto, type Family } from '../adapters/address.ts';
 import { InvalidCIDRError } from '../adapters/errors.ts';
-import { INVALID_FIRST_ADDRESS, invalidFirstAddressInRange, Prefix } from '../adapters/geometry.ts';
+import { Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { isCanonicalAddress } from '../adapters/records.ts';
@@ -109,17 +109,13 @@ export function rangesOf(sc: ServiceCIDRRecord): ServiceRange[] {
 
 /**
  * Why a MetaAllocator skips the range of `prefix` (rangeSkipReason), as the command line says it;
- * undefined when it serves it. The library's words, but for a prefix without a first address
- * (255.255.255.255/32, the all-ones /128), whose message leads with upstream's bare `invalid
- * address []`, which tells an operator nothing: its cause alone, the range and what is wrong
- * with it (`255.255.255.255/32 has no usable address: …; use a shorter prefix`).
+ * undefined when it serves it. The error's `reason`: the library's words, without upstream's bare
+ * `invalid address []` in front of them for a prefix without a first address (255.255.255.255/32,
+ * the all-ones /128), which tells an operator nothing: the range and what is wrong with it alone
+ * (`255.255.255.255/32 has no usable address: …; use a shorter prefix`).
  */
 export function skipReason(prefix: Prefix): string | undefined {
-  const message = rangeSkipReason(prefix)?.message;
-  const lead = `${INVALID_FIRST_ADDRESS} (`;
-  return message === invalidFirstAddressInRange(prefix.cidr) && message.startsWith(lead) && message.endsWith(')')
-    ? message.slice(lead.length, -1)
-    : message;
+  return rangeSkipReason(prefix)?.reason;
 }
 
 /**

@@ -482,18 +482,29 @@ describe.each(IMPLS)('%s', (implName, impl) => {
 
   describe('construction (§3)', () => {
     it.each([
-      ['2001:db8::/63', 'shortest allowed prefix length for service CIDR is 64, got 63'],
-      ['2001:db8::/48', 'shortest allowed prefix length for service CIDR is 64, got 48'],
-      // upstream's text, then which range, why and what to give instead (the text alone says none of it)
+      [
+        '2001:db8::/63',
+        'shortest allowed prefix length for service CIDR is 64, got 63',
+        'shortest allowed prefix length for service CIDR is 64, got 63',
+      ],
+      [
+        '2001:db8::/48',
+        'shortest allowed prefix length for service CIDR is 64, got 48',
+        'shortest allowed prefix length for service CIDR is 64, got 48',
+      ],
+      // upstream's text, then which range, why and what to give instead (the text alone says none of it):
+      // that part alone is the error's reason, which the command line shows
       [
         '255.255.255.255/32',
         'invalid address [] (255.255.255.255/32 has no usable address: a /32 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix)',
+        '255.255.255.255/32 has no usable address: a /32 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix',
       ],
       [
         'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128',
         'invalid address [] (ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128 has no usable address: a /128 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix)',
+        'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff/128 has no usable address: a /128 holds only its network address, and the address after it, where the range would start, does not exist; use a shorter prefix',
       ],
-    ])('%s → InvalidRangeError %j, nothing subscribed or held', (cidr, message) => {
+    ])('%s → InvalidRangeError %j (reason %j), nothing subscribed or held', (cidr, message, reason) => {
       const store = new FaultyMemoryStore();
       const inUse = memoryLimit().inUse;
       let err: unknown;
@@ -504,6 +515,7 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       }
       expect(err).toBeInstanceOf(InvalidRangeError);
       expect((err as Error).message).toBe(message);
+      expect((err as InvalidRangeError).reason).toBe(reason);
       expect(store.watcherCount).toBe(0);
       expect(memoryLimit().inUse).toBe(inUse);
     });
