@@ -39,20 +39,145 @@ export interface Io {
   prog?: string;
 }
 
-const CLUSTER_OPTIONS = {
-  kubeconfig: { type: 'string' },
-  context: { type: 'string' },
-  'request-timeout': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
+// ── options ─────────────────────────────────────────────────────────────────────────────────
+//
+// One table per command is the one home of each of its options: the name (the key), the value it
+// takes — as the help names it and as a usage error says what it takes — and its help lines.
+// Node's parser is configured from it (parserOptions), the help's option lines are written from
+// it (optionsHelp), and every usage error about an option's value reads it.
 
-const CLUSTER_HELP = `  --kubeconfig FILE  kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config)
-  --context NAME     kubeconfig context to use (default: its current-context)
-  --request-timeout DURATION
-                     how long one request to the API server may wait for its answer, as
-                     kubectl's flag: 500ms, 30s, 2m, 1m30s; a bare whole number is
-                     seconds; 0 or a negative duration waits for ever (default 30s)
-  -h, --help         this help`;
+/** One option of a command. */
+interface OptionSpec {
+  /** The one-letter form: `y` for `-y`. */
+  readonly short?: string;
+  /** The value the option takes; absent for a flag (which takes none). */
+  readonly value?: OptionValue;
+  /** Its help, one entry per line: the first beside the option, the others below it. */
+  readonly help: readonly string[];
+}
+
+interface OptionValue {
+  /** The value's name in the help and the usage: `N` in `--top N`. */
+  readonly name: string;
+  /** What it takes, as a usage error says it: `--top needs a value: a whole number, 0 or more`. */
+  readonly takes: string;
+  /** A whole number, 0 or more (wholeNumberOption reads it): its default, and its largest, if any. */
+  readonly wholeNumber?: { readonly fallback: number; readonly max?: { readonly value: number; readonly said: string } };
+}
+
+type OptionTable = Readonly<Record<string, OptionSpec>>;
+
+/** What an option that takes a whole number takes. */
+const WHOLE_NUMBER = 'a whole number, 0 or more';
+
+/** The longest --grace, in seconds: a year. Longer would hold back every orphan a cluster ever had. */
+const MAX_GRACE_SECONDS = 365 * 24 * 3600;
+const DEFAULT_GRACE_SECONDS = REPAIR_GRACE_MS / 1000;
+const DEFAULT_TOP = 5;
+const TOP_VALUE: OptionValue = { name: 'N', takes: WHOLE_NUMBER, wholeNumber: { fallback: DEFAULT_TOP } };
+
+/** The options of every command that talks to a cluster (all three), last in each help. */
+const CLUSTER_OPTIONS = {
+  kubeconfig: {
+    value: { name: 'FILE', takes: 'a kubeconfig file' },
+    help: ['kubeconfig to use (default: $KUBECONFIG, then ~/.kube/config)'],
+  },
+  context: {
+    value: { name: 'NAME', takes: 'a context of the kubeconfig' },
+    help: ['kubeconfig context to use (default: its current-context)'],
+  },
+  'request-timeout': {
+    value: { name: 'DURATION', takes: 'a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit)' },
+    help: [
+      'how long one request to the API server may wait for its answer, as',
+      "kubectl's flag: 500ms, 30s, 2m, 1m30s; a bare whole number is",
+      'seconds; 0 or a negative duration waits for ever (default 30s)',
+    ],
+  },
+  help: { short: 'h', help: ['this help'] },
+} as const satisfies OptionTable;
+
+const STATUS_OPTIONS = {
+  json: { help: ['print the report as JSON (schema "ipallocator/status/v1")'] },
+  top: { value: TOP_VALUE, help: [`owners and strays to show (default ${DEFAULT_TOP})`] },
+  ...CLUSTER_OPTIONS,
+} as const satisfies OptionTable;
+
+const CHECK_OPTIONS = {
+  fix: { help: ['delete the fixable IPAddresses (each re-checked just before), after asking'] },
+  yes: { short: 'y', help: ['do not ask'] },
+  grace: {
+    value: {
+      name: 'SECONDS',
+      takes: WHOLE_NUMBER,
+      wholeNumber: {
+        fallback: DEFAULT_GRACE_SECONDS,
+        max: { value: MAX_GRACE_SECONDS, said: `${formatCount(MAX_GRACE_SECONDS)} seconds (365 days)` },
+      },
+    },
+    help: [
+      `age before an IPAddress without its Service counts (default ${DEFAULT_GRACE_SECONDS}, upstream's;`,
+      `at most ${MAX_GRACE_SECONDS}, a year)`,
+    ],
+  },
+  json: { help: ['print the report as JSON (schema "ipallocator/check/v1")'] },
+  top: { value: TOP_VALUE, help: [`IPAddresses still inside the grace to name (default ${DEFAULT_TOP}; --json lists all)`] },
+  ...CLUSTER_OPTIONS,
+} as const satisfies OptionTable;
+
+const MAP_OPTIONS = {
+  out: {
+    value: { name: 'FILE.svg', takes: 'the file to write the SVG to' },
+    help: ['write the SVG there (default: standard output, unless it is a terminal)'],
+  },
+  snapshot: {
+    value: { name: 'FILE', takes: 'a Range snapshot file' },
+    help: [
+      'read a Range snapshot file instead of the cluster: Range.snapshot()',
+      'as JSON, its data in base64 (at most 128 MiB):',
+      '{"range": "<cidr>", "data": "<base64>", "length": n, "checksum": crc32}',
+    ],
+  },
+  ...CLUSTER_OPTIONS,
+} as const satisfies OptionTable;
+
+/** An option as the help and usage errors write it with its value: `--top N`, `--out FILE.svg`. */
+function withValue(name: string, spec: OptionSpec): string {
+  return spec.value === undefined ? `--${name}` : `--${name} ${spec.value.name}`;
+}
+
+/** Where an option's help starts on its line: past the longest option written beside it. */
+const HELP_COLUMN = 21;
+
+/**
+ * The option lines of a command's help, in the table's order: each option (its short form first)
+ * with its help beside it, or below it when the option is too long to leave two spaces.
+ */
+function optionsHelp(table: OptionTable): string {
+  const indent = ' '.repeat(HELP_COLUMN);
+  const lines: string[] = [];
+  for (const [name, spec] of Object.entries(table)) {
+    const left = `  ${spec.short === undefined ? '' : `-${spec.short}, `}${withValue(name, spec)}`;
+    const [first, ...more] = spec.help;
+    if (left.length + 2 <= HELP_COLUMN) lines.push(left.padEnd(HELP_COLUMN) + first);
+    else lines.push(left, indent + first);
+    for (const line of more) lines.push(indent + line);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Node's parser configuration of a table: a string option for each that takes a value, a boolean for a flag. */
+type ParserOptions<T extends OptionTable> = {
+  [K in keyof T]: T[K] extends { readonly value: OptionValue } ? { type: 'string'; short?: string } : { type: 'boolean'; short?: string };
+};
+
+function parserOptions<T extends OptionTable>(table: T): ParserOptions<T> {
+  const config: NonNullable<ParseArgsConfig['options']> = {};
+  for (const [name, spec] of Object.entries(table)) {
+    config[name] = { type: spec.value === undefined ? 'boolean' : 'string', ...(spec.short === undefined ? {} : { short: spec.short }) };
+  }
+  return config as ParserOptions<T>;
+}
 
 const HELP = {
   main: (p: string) => `Usage: ${p} <command> [options]
@@ -74,10 +199,7 @@ bands' use, a bar per range; then IPAddresses in a range this tool does not allo
 IPAddresses outside every ServiceCIDR, and the top owners by namespace. Needs RBAC list on
 servicecidrs and ipaddresses (networking.k8s.io).
 
-  --json             print the report as JSON (schema "ipallocator/status/v1")
-  --top N            owners and strays to show (default 5)
-${CLUSTER_HELP}
-`,
+${optionsHelp(STATUS_OPTIONS)}`,
   check: (p: string) => `Usage: ${p} check [options]
 
 Applies kube-apiserver's ClusterIP repair rules (repairip.go) and reports:
@@ -91,28 +213,16 @@ was refused (403) for some objects (it fixes the others) or had to stop.
 Needs RBAC list on services, servicecidrs and ipaddresses; --fix also get on both and delete on
 ipaddresses.
 
-  --fix              delete the fixable IPAddresses (each re-checked just before), after asking
-  -y, --yes          do not ask
-  --grace SECONDS    age before an IPAddress without its Service counts (default 60, upstream's;
-                     at most 31536000, a year)
-  --json             print the report as JSON (schema "ipallocator/check/v1")
-  --top N            IPAddresses still inside the grace to name (default 5; --json lists all)
-${CLUSTER_HELP}
-`,
-  map: (p: string) => `Usage: ${p} map CIDR --out FILE.svg [options]
-       ${p} map --snapshot FILE --out FILE.svg
+${optionsHelp(CHECK_OPTIONS)}`,
+  map: (p: string) => `Usage: ${p} map CIDR ${withValue('out', MAP_OPTIONS.out)} [options]
+       ${p} map ${withValue('snapshot', MAP_OPTIONS.snapshot)} ${withValue('out', MAP_OPTIONS.out)}
 
 Draws every address of CIDR as a cell on a Hilbert curve, coloured free, allocated, static band
 or network/broadcast; past 16,384 addresses a cell is a block, shaded by how full it is. A range
 a MetaAllocator skips (status shows it as not allocatable: an IPv6 prefix shorter than /64, for
 one) is refused, from a snapshot too.
 
-  --out FILE         write the SVG there (default: standard output, unless it is a terminal)
-  --snapshot FILE    read a Range snapshot file instead of the cluster: Range.snapshot()
-                     as JSON, its data in base64 (at most 128 MiB):
-                     {"range": "<cidr>", "data": "<base64>", "length": n, "checksum": crc32}
-${CLUSTER_HELP}
-`,
+${optionsHelp(MAP_OPTIONS)}`,
 };
 
 /** The commands, for a "did you mean" after one that is not. */
@@ -215,16 +325,17 @@ function fewOf(names: readonly string[]): string {
   return names.length > 5 ? `${few} and ${names.length - 5} more` : few;
 }
 
-function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O, positionals = 0) {
+function parse<T extends OptionTable>(args: readonly string[], table: T, positionals = 0) {
+  const options = parserOptions(table);
   const parsed = (() => {
     try {
       // positionals counted below, in the command line's words: Node's refusal of one is its own
       // ("Unexpected argument 'x'. This command does not take positional arguments")
       return parseArgs({ args: [...args], options, allowPositionals: true, strict: true, tokens: true });
     } catch (e) {
-      const unknown = unknownOption(e, args, options);
+      const unknown = unknownOption(e, args, table);
       if (unknown !== undefined) throw new UsageError(unknown);
-      const value = optionValueProblem(e, args, options);
+      const value = optionValueProblem(e, args, table);
       if (value !== undefined) throw new UsageError(value);
       // Node's message may run over lines, each a sentence: one line, as every other message of the CLI.
       throw new UsageError((e as Error).message.replace(/\s*\n\s*/g, ' '));
@@ -235,7 +346,7 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
   // (`map --out a.svg --out b.svg` wrote only b.svg). A flag given twice says the same thing twice.
   const seen = new Set<string>();
   for (const t of parsed.tokens ?? []) {
-    if (t.kind !== 'option' || options[t.name]?.type !== 'string') continue;
+    if (t.kind !== 'option' || table[t.name]?.value === undefined) continue;
     if (seen.has(t.name)) throw new UsageError(`--${t.name} is given more than once: it takes one value`);
     seen.add(t.name);
   }
@@ -250,20 +361,20 @@ function parse<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly
  * refusal is due (`-y takes no value`); so is a group of them given one (`-hy=1`, read as
  * `-h -y -= -1`): the value is the last flag's.
  */
-function unknownOption(e: unknown, args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
+function unknownOption(e: unknown, args: readonly string[], table: OptionTable): string | undefined {
   if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return undefined;
   // Node quotes the option as given, in single quotes: "Unknown option '--jsn'"
   const given = /^Unknown option '(.*?)'(?=\.|$)/s.exec((e as Error).message)?.[1];
   if (given === undefined) return undefined;
   if (given === '-=') {
-    const shorts = new Set(Object.values(options).flatMap((o) => (o.short === undefined ? [] : [o.short])));
+    const shorts = new Set(Object.values(table).flatMap((o) => (o.short === undefined ? [] : [o.short])));
     for (const a of args) {
       if (a === '--') break;
       const m = /^-([^-=][^=]*)=(.*)$/s.exec(a);
       if (m !== null && [...m[1]!].every((c) => shorts.has(c))) return `-${m[1]!.at(-1)} takes no value, got ${quoteArg(m[2])}`;
     }
   }
-  const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(options)) : undefined;
+  const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(table)) : undefined;
   return `unknown option '${given}'${near === undefined ? '' : ` (did you mean --${near}?)`}`;
 }
 
@@ -274,61 +385,48 @@ function unknownOption(e: unknown, args: readonly string[], options: NonNullable
  * (the same tokens, unchecked) find it, whatever Node's wording. A flag given a value
  * (`--json=1`): that it takes none ("Option '--json' does not take an argument"). An option that
  * takes a value:
- *   - given none (`--top` at the end): which value it needs (OPTION_VALUES), in Node's words
+ *   - given none (`--top` at the end): which value it needs (its OptionValue's `takes`), in Node's words
  *     "Option '--top <value>' argument missing";
  *   - followed by another option of the command, or by `--` (`--top --json`): the value was
  *     left out, said as above, with the option that follows;
  *   - followed by another word starting with a dash (`--top -1`, "argument is ambiguous…"): for
- *     an option that takes a whole number, what it takes (wholeNumberRefusal); for any other, how
+ *     an option that takes a whole number, what it takes (takesRefusal); for any other, how
  *     to give such a value (`--context=-x`).
  */
-function optionValueProblem(e: unknown, args: readonly string[], options: NonNullable<ParseArgsConfig['options']>): string | undefined {
+function optionValueProblem(e: unknown, args: readonly string[], table: OptionTable): string | undefined {
   if ((e as { code?: unknown }).code !== 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return undefined;
-  const { tokens } = parseArgs({ args: [...args], options, strict: false, allowPositionals: true, tokens: true });
+  const { tokens } = parseArgs({ args: [...args], options: parserOptions(table), strict: false, allowPositionals: true, tokens: true });
   for (const t of tokens) {
-    if (t.kind !== 'option' || !Object.hasOwn(options, t.name)) continue;
+    if (t.kind !== 'option' || !Object.hasOwn(table, t.name)) continue;
     const flag = `--${t.name}`;
-    if (options[t.name]!.type !== 'string') {
+    const value = table[t.name]!.value;
+    if (value === undefined) {
       if (t.value !== undefined) return `${flag} takes no value, got ${quoteArg(t.value)}`;
       continue;
     }
-    const needs = `${flag} needs a value: ${OPTION_VALUES[t.name] ?? 'one'}`;
+    const needs = `${flag} needs a value: ${value.takes}`;
     if (t.value === undefined) return needs;
     // a value given as --top=-1 is the value asked for, and checked as any other
     if (t.inlineValue || t.value.length < 2 || !t.value.startsWith('-')) continue;
     const dashed = t.value;
-    const spelled = WHOLE_NUMBER_OPTIONS.has(t.name) ? '' : `; to give ${JSON.stringify(dashed)} as the value, write ${flag}=${dashed}`;
+    const spelled = value.wholeNumber !== undefined ? '' : `; to give ${JSON.stringify(dashed)} as the value, write ${flag}=${dashed}`;
     if (dashed === '--') return `${needs} (it is followed by --, the end of the options${spelled})`;
-    if (isOptionOf(dashed, options)) return `${needs} (it is followed by the option ${dashed}${spelled})`;
-    if (WHOLE_NUMBER_OPTIONS.has(t.name)) return wholeNumberRefusal(flag, dashed);
+    if (isOptionOf(dashed, table)) return `${needs} (it is followed by the option ${dashed}${spelled})`;
+    if (value.wholeNumber !== undefined) return takesRefusal(flag, value, dashed);
     return `${flag} is followed by ${JSON.stringify(dashed)}, which starts with a dash: to give it as the value, write ${flag}=${dashed}`;
   }
   return undefined;
 }
 
-/** Whether `word` names one of `options`: `--json`, `--top=3`, `-h`. */
-function isOptionOf(word: string, options: NonNullable<ParseArgsConfig['options']>): boolean {
-  if (word.startsWith('--')) return Object.hasOwn(options, word.slice(2).split('=')[0]!);
-  return word.length === 2 && Object.values(options).some((o) => o.short !== undefined && `-${o.short}` === word);
+/** Whether `word` names one of the options of `table`: `--json`, `--top=3`, `-h`. */
+function isOptionOf(word: string, table: OptionTable): boolean {
+  if (word.startsWith('--')) return Object.hasOwn(table, word.slice(2).split('=')[0]!);
+  return word.length === 2 && Object.values(table).some((o) => o.short !== undefined && `-${o.short}` === word);
 }
 
-/** What each option that takes a value takes, for the usage error of one given without it. */
-const OPTION_VALUES: Readonly<Record<string, string>> = {
-  kubeconfig: 'a kubeconfig file',
-  context: 'a context of the kubeconfig',
-  'request-timeout': 'a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit)',
-  top: 'a whole number, 0 or more',
-  grace: 'a whole number, 0 or more',
-  out: 'the file to write the SVG to',
-  snapshot: 'a Range snapshot file',
-};
-
-/** The options that take a whole number ≥ 0 (positiveInt). */
-const WHOLE_NUMBER_OPTIONS = new Set(['top', 'grace']);
-
-/** What an option that takes a whole number says of any other value (a negative one included). */
-function wholeNumberRefusal(flag: string, text: string): string {
-  return `${flag} takes ${OPTION_VALUES[flag.slice(2)]}, got ${quoteArg(text)}`;
+/** What an option says of a value it does not take (a negative whole number included): what it takes. */
+function takesRefusal(flag: string, value: OptionValue, text: string): string {
+  return `${flag} takes ${value.takes}, got ${quoteArg(text)}`;
 }
 
 async function connect(
@@ -408,7 +506,7 @@ function requestTimeout(text: string | undefined): number | undefined {
     if (text.startsWith('-')) total = -total;
   }
   if (total === undefined) {
-    throw new UsageError(`--request-timeout takes ${OPTION_VALUES['request-timeout']}, got ${quoteArg(text)}`);
+    throw new UsageError(takesRefusal('--request-timeout', CLUSTER_OPTIONS['request-timeout'].value, text));
   }
   if (total <= 0) return Infinity;
   // to the microsecond first: 2.007s is 2006.9999999999998 ms in floating point, not 2008 ms
@@ -419,26 +517,26 @@ function requestTimeout(text: string | undefined): number | undefined {
   return ms;
 }
 
-function positiveInt(text: string | undefined, flag: string, fallback: number, max?: { value: number; said: string }): number {
+/** The whole number an option of `table` was given (its OptionValue's `wholeNumber`), or its default when absent. */
+function wholeNumberOption<T extends OptionTable>(table: T, name: keyof T & string, text: string | undefined): number {
+  const value = table[name]!.value!;
+  const { fallback, max } = value.wholeNumber!;
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) throw new UsageError(wholeNumberRefusal(flag, text));
+  if (!/^\d+$/.test(text)) throw new UsageError(takesRefusal(`--${name}`, value, text));
   const n = Number(text);
-  if (max !== undefined && n > max.value) throw new UsageError(`${flag} may be at most ${max.said}, got ${quoteArg(text)}`);
+  if (max !== undefined && n > max.value) throw new UsageError(`--${name} may be at most ${max.said}, got ${quoteArg(text)}`);
   return n;
 }
-
-/** The longest --grace, in seconds: a year. Longer would hold back every orphan a cluster ever had. */
-const MAX_GRACE_SECONDS = 365 * 24 * 3600;
 
 // ── status ──────────────────────────────────────────────────────────────────────────────────
 
 async function status(args: readonly string[], io: Io, prog: string): Promise<number> {
-  const { values } = parse(args, { ...CLUSTER_OPTIONS, json: { type: 'boolean' }, top: { type: 'string' } });
+  const { values } = parse(args, STATUS_OPTIONS);
   if (values.help) {
     io.stdout.write(HELP.status(prog));
     return EXIT_CLEAN;
   }
-  const top = positiveInt(values.top, '--top', 5);
+  const top = wholeNumberOption(STATUS_OPTIONS, 'top', values.top);
   const cluster = await connect(values, io);
   const serviceCIDRs = await cluster.serviceCIDRs();
   const ipAddresses = await cluster.ipAddresses();
@@ -450,25 +548,14 @@ async function status(args: readonly string[], io: Io, prog: string): Promise<nu
 // ── check ───────────────────────────────────────────────────────────────────────────────────
 
 async function check(args: readonly string[], io: Io, prog: string): Promise<number> {
-  const { values } = parse(args, {
-    ...CLUSTER_OPTIONS,
-    json: { type: 'boolean' },
-    fix: { type: 'boolean' },
-    yes: { type: 'boolean', short: 'y' },
-    grace: { type: 'string' },
-    top: { type: 'string' },
-  });
+  const { values } = parse(args, CHECK_OPTIONS);
   if (values.help) {
     io.stdout.write(HELP.check(prog));
     return EXIT_CLEAN;
   }
   if (values.yes && !values.fix) throw new UsageError('--yes only applies with --fix');
-  const top = positiveInt(values.top, '--top', 5);
-  const graceMs =
-    positiveInt(values.grace, '--grace', REPAIR_GRACE_MS / 1000, {
-      value: MAX_GRACE_SECONDS,
-      said: `${formatCount(MAX_GRACE_SECONDS)} seconds (365 days)`,
-    }) * 1000;
+  const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
+  const graceMs = wholeNumberOption(CHECK_OPTIONS, 'grace', values.grace) * 1000;
   const now = io.now ?? Date.now;
   const cluster = await connect(values, io);
   const serviceCIDRs = await cluster.serviceCIDRs();
@@ -562,7 +649,7 @@ function refuseUndrawable(prefix: Prefix, text: string): void {
 }
 
 async function map(args: readonly string[], io: Io, prog: string): Promise<number> {
-  const { values, positionals } = parse(args, { ...CLUSTER_OPTIONS, out: { type: 'string' }, snapshot: { type: 'string' } }, 1);
+  const { values, positionals } = parse(args, MAP_OPTIONS, 1);
   if (values.help) {
     io.stdout.write(HELP.map(prog));
     return EXIT_CLEAN;
@@ -570,11 +657,15 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   // empty is no file ("cannot read : ENOENT" said nothing of the flag); unlike an empty
   // --kubeconfig, there is no default file it could stand for
   for (const flag of ['out', 'snapshot'] as const) {
-    if (values[flag] === '') throw new UsageError(`--${flag} takes ${OPTION_VALUES[flag]}, got ""`);
+    if (values[flag] === '') throw new UsageError(takesRefusal(`--${flag}`, MAP_OPTIONS[flag].value, ''));
   }
   const cidrText = positionals[0];
-  if (cidrText === undefined && values.snapshot === undefined) throw new UsageError('map needs a CIDR, or --snapshot FILE');
-  if (values.out === undefined && io.stdout.isTTY) throw new UsageError('map writes SVG: pass --out FILE.svg (or redirect the output)');
+  if (cidrText === undefined && values.snapshot === undefined) {
+    throw new UsageError(`map needs a CIDR, or ${withValue('snapshot', MAP_OPTIONS.snapshot)}`);
+  }
+  if (values.out === undefined && io.stdout.isTTY) {
+    throw new UsageError(`map writes SVG: pass ${withValue('out', MAP_OPTIONS.out)} (or redirect the output)`);
+  }
   // The file read (the snapshot, or a file of the kubeconfig: below) would be replaced by the
   // SVG, and the one copy of its Range's state, or of the cluster's credentials, gone
   if (values.out !== undefined && values.snapshot !== undefined && sameFile(values.out, values.snapshot)) {

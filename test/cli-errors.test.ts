@@ -1310,6 +1310,24 @@ describe('ipallocator: failures', () => {
     expect(out).toContain('Usage: kubectl ipallocator check');
   });
 
+  // Regression: map's usage line said `--out FILE.svg`, its option list `--out FILE`.
+  it("each command's help lists every option with the value its usage line names, and the parser takes each as listed", async () => {
+    for (const command of ['status', 'check', 'map']) {
+      const { stdout } = await cli([command, '--help']);
+      const listed = new Map([...stdout.matchAll(/^ {2}(?:-\w, )?--([\w-]+)(?: (\S+))?/gm)].map((m) => [m[1]!, m[2]] as const));
+      expect(listed.has('kubeconfig')).toBe(true);
+      const usage = stdout.slice(0, stdout.indexOf('\n\n'));
+      for (const [, name, value] of usage.matchAll(/--([\w-]+) (\S+)/g)) expect([name, listed.get(name!)]).toEqual([name, value]);
+      for (const [name, value] of listed) {
+        const r = await cli([command, value === undefined ? `--${name}=1` : `--${name}`]);
+        expect(r.code).toBe(2);
+        expect(r.stderr).toMatch(
+          new RegExp(`^ipallocator: --${name} ${value === undefined ? 'takes no value, got "1"' : 'needs a value: '}`),
+        );
+      }
+    }
+  });
+
   it('--version prints the package version', async () => {
     const { run } = await import('../cli/main.ts');
     const { Readable } = await import('node:stream');
