@@ -237,8 +237,14 @@ const quoteArg = (text: string | undefined): string => quoteInput(text);
 /** Runs the command; resolves to the exit code. Never throws. */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
   const prog = io.prog ?? 'ipallocator';
-  const [command, ...rest] = argv;
+  // `--` ends the options (POSIX, and Node's parser for a command's own arguments): the word after
+  // it is the command as written, even one that starts with a dash
+  const optionsEnded = argv[0] === '--';
+  const [command, ...rest] = optionsEnded ? argv.slice(1) : argv;
   try {
+    if (optionsEnded && command?.startsWith('-')) {
+      throw new UsageError(`unknown command ${quoteArg(command)} (after --, which ends the options, the next word is the command)`);
+    }
     switch (command) {
       case 'status':
         return await status(rest, io, prog);

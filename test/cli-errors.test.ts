@@ -1124,6 +1124,23 @@ describe('ipallocator: failures', () => {
     },
   );
 
+  // Regression: `ipallocator -- status` was refused as '"--" is an option: options come after the command'
+  it('`--` before the command ends the options: the word after it is the command, never an option', async () => {
+    const plain = await cli(['status', '--kubeconfig', c.kubeconfig, '--json']);
+    expect(plain.code).toBe(0);
+    expect(await cli(['--', 'status', '--kubeconfig', c.kubeconfig, '--json'])).toEqual(plain);
+    expect(await cli(['--', 'help', 'map'])).toEqual(await cli(['map', '--help']));
+    expect(await cli(['--'])).toEqual(await cli([])); // no command: the help, as a usage error
+    // a word with a dash after -- is read as a command, and no command has one
+    expect(await cli(['--', '--version'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'ipallocator: unknown command "--version" (after --, which ends the options, the next word is the command)\n' +
+        "Run 'ipallocator --help' for usage.\n",
+    });
+  });
+
   const usage: [string[], string][] = [
     [['frobnicate'], 'unknown command "frobnicate"'],
     // Regression: a long argument (a file pasted in) was repeated whole in the message
