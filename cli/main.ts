@@ -127,8 +127,11 @@ const CHECK_OPTIONS = {
 
 const MAP_OPTIONS = {
   out: {
-    value: { name: 'FILE.svg', takes: 'the file to write the SVG to' },
-    help: ['write the SVG there (default: standard output, unless it is a terminal)'],
+    value: { name: 'FILE.svg', takes: 'the file to write the SVG to (- for standard output)' },
+    help: [
+      'write the SVG there; - writes it to standard output (./- is a file named -)',
+      '(default: standard output, unless it is a terminal)',
+    ],
   },
   snapshot: {
     value: { name: 'FILE', takes: 'a Range snapshot file' },
@@ -665,6 +668,8 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   for (const flag of ['out', 'snapshot'] as const) {
     if (values[flag] === '') throw new UsageError(takesRefusal(`--${flag}`, MAP_OPTIONS[flag].value, ''));
   }
+  // `-` is standard output, as for most commands that write a file; a file named so is ./-
+  const outFile = values.out === '-' ? undefined : values.out;
   const cidrText = positionals[0];
   if (cidrText === undefined && values.snapshot === undefined) {
     throw new UsageError(`map needs a CIDR, or ${withValue('snapshot', MAP_OPTIONS.snapshot)}`);
@@ -674,9 +679,9 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   }
   // The file read (the snapshot, or a file of the kubeconfig: below) would be replaced by the
   // SVG, and the one copy of its Range's state, or of the cluster's credentials, gone
-  if (values.out !== undefined && values.snapshot !== undefined && sameFile(values.out, values.snapshot)) {
+  if (outFile !== undefined && values.snapshot !== undefined && sameFile(outFile, values.snapshot)) {
     throw new UsageError(
-      `--out ${values.out} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
+      `--out ${outFile} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
     );
   }
   let prefix = cidrText === undefined ? undefined : cidrToDraw(cidrText);
@@ -704,10 +709,11 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     const cluster = await connect(values, io);
     // before any request: every file the kubeconfig was read from, --kubeconfig's or the default
     // ones ($KUBECONFIG's, ~/.kube/config), as the one loader found them
-    const out = values.out;
-    const kubeconfig = out === undefined ? undefined : cluster.kubeconfigFiles.find((f) => sameFile(out, f.path));
+    const kubeconfig = outFile === undefined ? undefined : cluster.kubeconfigFiles.find((f) => sameFile(outFile, f.path));
     if (kubeconfig !== undefined) {
-      throw new UsageError(`--out ${out} is the kubeconfig it reads (${kubeconfig.said}): the SVG would replace it; write it elsewhere`);
+      throw new UsageError(
+        `--out ${outFile} is the kubeconfig it reads (${kubeconfig.said}): the SVG would replace it; write it elsewhere`,
+      );
     }
     rangeMap = emptyMap(prefix!);
     // a name listed more than once (a broken server or proxy) is one address, as `status` counts it
@@ -721,19 +727,19 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   }
 
   const svg = renderSVG(rangeMap, source);
-  if (values.out === undefined) {
+  if (outFile === undefined) {
     io.stdout.write(svg);
     return EXIT_CLEAN;
   }
   try {
-    writeFileSync(values.out, svg);
+    writeFileSync(outFile, svg);
   } catch (e) {
-    throw new CliError(`cannot write ${values.out}: ${(e as Error).message}`);
+    throw new CliError(`cannot write ${outFile}: ${(e as Error).message}`);
   }
   const t = rangeMap.totals;
   const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;
   io.stdout.write(
-    `wrote ${values.out}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`,
+    `wrote ${outFile}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`,
   );
   return EXIT_CLEAN;
 }

@@ -261,6 +261,48 @@ describe('ipallocator map', () => {
       }
     });
 
+    // Regression: `--out -` wrote the SVG to a file named "-" in the working directory, and said
+    // "wrote -: …" on standard output
+    it('writes to standard output for --out -, on a terminal too; a path ending in /- is a file', async () => {
+      const range = new Range('10.0.0.0/28', { random: seededRandom(28) });
+      const file = join(dir, 's28.json');
+      try {
+        range.allocateMany(5);
+        writeSnapshot(file, range);
+      } finally {
+        range.destroy();
+      }
+      const stray = join(process.cwd(), '-');
+      const strayBefore = existsSync(stray);
+      try {
+        const piped = await cli(['map', '--snapshot', file]);
+        expect(piped.code).toBe(0);
+        expect(piped.stdout).toMatch(/^<svg /);
+        expect(await cli(['map', '--snapshot', file, '--out', '-'])).toEqual(piped);
+        expect(existsSync(stray)).toBe(strayBefore);
+        // asked for by name, standard output is written even on a terminal (only the default refuses it)
+        let out = '';
+        const { run } = await import('../cli/main.ts');
+        const { Readable } = await import('node:stream');
+        const code = await run(['map', '--snapshot', file, '--out', '-'], {
+          stdout: { write: (s: string) => (out += s), isTTY: true },
+          stderr: { write: (s: string) => (out += s) },
+          stdin: Readable.from([]),
+        });
+        expect({ code, out }).toEqual({ code: 0, out: piped.stdout });
+        const named = join(dir, '-');
+        const r = await cli(['map', '--snapshot', file, '--out', named]);
+        expect(r).toEqual({
+          code: 0,
+          stdout: `wrote ${named}: 10.0.0.0/28, 16 cells of 1 address; 5 of 14 addresses allocated\n`,
+          stderr: '',
+        });
+        expect(readFileSync(named, 'utf8')).toBe(piped.stdout);
+      } finally {
+        if (!strayBefore) rmSync(stray, { force: true });
+      }
+    });
+
     it("refuses a CIDR other than the snapshot's, a file that is not a snapshot, and a corrupted copy (exit 2)", async () => {
       const range = new Range('10.1.0.0/24');
       range.allocate('10.1.0.7');
