@@ -4,7 +4,7 @@
 // a child process) to check the process's own exit code and output.
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -803,6 +803,41 @@ describe('ipallocator: failures', () => {
         expect(r.stderr).toBe(
           'ipallocator: found no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE\n',
         );
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
+
+  // kubectl (clientcmd) reads KUBECONFIG="" as not set: ~/.kube/config, else no kubeconfig at all.
+  // Regression: with none there, the message said "$KUBECONFIG is not set" of a variable set to "".
+  it.skipIf(existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token'))(
+    'KUBECONFIG set but empty reads ~/.kube/config, as kubectl does, and says it is empty when there is none',
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), 'ipallocator-home-'));
+      const saved = { HOME: process.env.HOME, KUBECONFIG: process.env.KUBECONFIG };
+      process.env.HOME = home;
+      process.env.KUBECONFIG = '';
+      try {
+        expect(await cli(['status'])).toEqual({
+          code: 2,
+          stdout: '',
+          stderr:
+            'ipallocator: found no kubeconfig: $KUBECONFIG is empty (read as not set, as kubectl reads it), ~/.kube/config does not exist, ' +
+            'and this is not a pod with a service account; pass --kubeconfig FILE\n',
+        });
+        // ~/.kube/config is the one read: the double's kubeconfig there, status answers as with it named
+        mkdirSync(join(home, '.kube'));
+        writeFileSync(join(home, '.kube', 'config'), readFileSync(c.kubeconfig));
+        const named = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+        expect(named.code).toBe(0);
+        expect(await cli(['status', '--json'])).toEqual(named);
+        delete process.env.KUBECONFIG;
+        expect(await cli(['status', '--json'])).toEqual(named);
       } finally {
         for (const [k, v] of Object.entries(saved)) {
           if (v === undefined) delete process.env[k];
