@@ -786,7 +786,8 @@ function readSnapshot(path: string): Range {
   const expected = 'expected {"range": "<cidr>", "data": "<base64>", "length": <n>, "checksum": <crc32>}';
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    // a byte order mark, as some editors on Windows save UTF-8, is no part of the JSON
+    parsed = JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
   } catch {
     throw new CliError(`${path} is not a snapshot file: not JSON (${expected})`);
   }

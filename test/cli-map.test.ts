@@ -326,6 +326,21 @@ describe('ipallocator map', () => {
       expect(bad.stderr).not.toMatch(/\n\s+at /);
     });
 
+    it('reads a snapshot file saved with a UTF-8 byte order mark as the same snapshot', async () => {
+      // Found by an outside test: an editor that saves UTF-8 with a BOM made the file "not JSON".
+      const range = new Range('10.1.0.0/28');
+      range.allocate('10.1.0.7');
+      const plain = join(dir, 'plain.json');
+      writeSnapshot(plain, range);
+      range.destroy();
+      const marked = join(dir, 'bom.json');
+      writeFileSync(marked, `\uFEFF${readFileSync(plain, 'utf8')}`);
+      const expected = await cli(['map', '--snapshot', plain]);
+      expect(expected.code).toBe(0);
+      const read = await cli(['map', '--snapshot', marked]);
+      expect({ ...read, stdout: read.stdout.replaceAll('bom.json', 'plain.json') }).toEqual(expected);
+    });
+
     it('refuses --out naming the snapshot file it reads, which the SVG would replace (exit 2)', async () => {
       // Regression: `map --snapshot s.json --out s.json` wrote the SVG over the snapshot
       const range = new Range('10.1.0.0/24');
