@@ -36,7 +36,7 @@ import { formatAddr } from '../adapters/address.ts';
 import { quoteText } from '../adapters/errors.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { onePerName, ownerText } from './status.ts';
-import { counted, firstOf, markedForDeletion, named, shown, table } from './text.ts';
+import { counted, firstOf, formatCount, markedForDeletion, named, shown, table } from './text.ts';
 
 export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
 
@@ -443,9 +443,11 @@ export function render(report: CheckReport, options: { top: number }): string {
   if (f !== null) {
     if (f.declined) out.push('Nothing deleted: not confirmed.');
     else {
-      out.push(
-        `Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${f.deleted.length > 0 ? `: ${f.deleted.map(named).join(', ')}` : ''}.`,
-      );
+      // the first --top named, as for the other lists: a cluster-wide fix can delete thousands
+      const shown = f.deleted.slice(0, options.top).map(named);
+      const left = f.deleted.length - shown.length;
+      if (left > 0) shown.push(`and ${formatCount(left)} more (--json lists all)`);
+      out.push(`Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${shown.length > 0 ? `: ${shown.join(', ')}` : ''}.`);
       for (const s of f.skipped) out.push(`Skipped ${named(s.ip)}: ${s.reason}.`);
       for (const e of f.failed) out.push(`Failed ${named(e.ip)}: ${e.error}`);
       if (f.stoppedBy !== null && f.untried.length > 0) {

@@ -121,7 +121,10 @@ const CHECK_OPTIONS = {
     ],
   },
   json: { help: ['print the report as JSON (schema "ipallocator/check/v1")'] },
-  top: { value: TOP_VALUE, help: [`IPAddresses still inside the grace to name (default ${DEFAULT_TOP}; --json lists all)`] },
+  top: {
+    value: TOP_VALUE,
+    help: ['IPAddresses to name of those inside the grace, and of those --fix', `deleted (default ${DEFAULT_TOP}; --json lists all)`],
+  },
   ...CLUSTER_OPTIONS,
 } as const satisfies OptionTable;
 

@@ -567,6 +567,15 @@ describe('ipallocator check', () => {
     expect(serviceGets.map((q) => q.path)).toEqual([`/api/v1/namespaces/${'n'.repeat(63)}/services/${'y'.repeat(63)}`]);
   });
 
+  it('--fix names the first --top deleted IPAddresses and how many more, as the other lists do', async () => {
+    // Found by an outside test: a fix of 1,793 leaks printed all of them on one line.
+    for (const ip of ['10.96.0.50', '10.96.0.51', '10.96.0.52']) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    const r = await cli(['check', '--fix', '--yes', '--top', '2', '--kubeconfig', c.kubeconfig], { now: later });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toContain('\nDeleted 3 IPAddresses: 10.96.0.50, 10.96.0.51, and 1 more (--json lists all).\n');
+    expect(names(c.double)).toEqual([]);
+  });
+
   it('--fix refuses, unsent, an IPAddress named longer than the API allows (a malformed listing), and fixes the others', async () => {
     // Regression: its get failed with HTTP 431, the name filling the request line.
     const long = `10.96.0.${'9'.repeat(100_000)}`;
