@@ -265,12 +265,54 @@ export class InvalidArgumentError extends IPAllocatorError {
   declare readonly code: 'ERR_INVALID_ARGUMENT';
 }
 
-/** The WebAssembly core could not get more memory (host refused, or the cap was reached). */
-export class OutOfMemoryError extends IPAllocatorError {
+/**
+ * Why the WebAssembly core could not get a block of memory (OutOfMemoryError's `reason`):
+ * - `limit`: the free memory below the limit (the cap set with setMemoryLimit, or WebAssembly's
+ *   own 4 GiB) adds up to less than the block: raise the cap, or destroy() what you no longer need;
+ * - `fragmented`: it adds up to the block, but no free piece of it holds the block (a block is one
+ *   aligned piece; memory held for blocks under 4 KiB serves those only): raising the cap gives
+ *   the block room past what is in use; destroying indexes frees pieces that merge;
+ * - `host`: the host (the JavaScript engine, the operating system) refused to grow the memory,
+ *   below the limit.
+ */
+export type MemoryShortage = 'limit' | 'fragmented' | 'host';
+
+/** What OutOfMemoryError reports of the memory when the core failed; each field undefined when not known. */
+export interface OutOfMemoryDetails {
+  /** Bytes of the block the core asked for and could not get. */
+  readonly requested?: number | undefined;
+  /** Why it could not get it. */
+  readonly reason?: MemoryShortage | undefined;
+  /** The limit in bytes, as memoryLimit().limit reports it: the cap, or 4 GiB when none is set. */
+  readonly limit?: number | undefined;
+  /** Bytes free below the limit when it failed, added up: free blocks and room to grow. */
+  readonly free?: number | undefined;
+  /** Bytes in use by live indexes (memoryLimit().inUse) when it was reported. */
+  readonly inUse?: number | undefined;
+}
+
+/**
+ * The WebAssembly core could not get more memory: the cap set with setMemoryLimit (or
+ * WebAssembly's own 4 GiB) was in the way, the free memory was in pieces too small, or the host
+ * refused to grow it. The fields say which, and how much was asked for, so that code can act
+ * without reading the message; the message says the same, with what to do.
+ */
+export class OutOfMemoryError extends IPAllocatorError implements OutOfMemoryDetails {
   static override readonly code = 'ERR_OUT_OF_MEMORY' as const;
   declare readonly code: 'ERR_OUT_OF_MEMORY';
-  constructor(what: string) {
+  readonly requested: number | undefined;
+  readonly reason: MemoryShortage | undefined;
+  readonly limit: number | undefined;
+  readonly free: number | undefined;
+  readonly inUse: number | undefined;
+  /** `what` ran out, said after `out of memory: `; `details` from the core (or from the error this one reports on). */
+  constructor(what: string, details: OutOfMemoryDetails = {}) {
     super(`out of memory: ${what}`);
+    this.requested = details.requested;
+    this.reason = details.reason;
+    this.limit = details.limit;
+    this.free = details.free;
+    this.inUse = details.inUse;
   }
 }
 

@@ -364,7 +364,7 @@ export class AddrIterator {
       offLo,
       version === 4 ? 32 : 128,
     );
-    if (h === 0) throw wasmOutOfMemory('address iterator');
+    if (h === 0) throw wasmOutOfMemory('creating an address iterator');
     this.#h = h;
     iteratorHandles.register(this, h, this);
   }

@@ -60,6 +60,8 @@ export {
   InvalidRecordError,
   NotFoundError,
   OutOfMemoryError,
+  type MemoryShortage,
+  type OutOfMemoryDetails,
 } from './errors.ts';
 
 // ── WebAssembly memory ─────────────────────────────────────────────────────────────────────

@@ -595,6 +595,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private starvedError(cidr: string, reason: OutOfMemoryError, what: string): OutOfMemoryError {
     return new OutOfMemoryError(
       `${what}, and the range ${cidr} could not be built for lack of WASM memory (${reason.message.replace(/^out of memory: /, '')}); a later call builds it once memory is freed, the cap is raised or its records drop`,
+      reason,
     );
   }
 

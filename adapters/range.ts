@@ -212,7 +212,9 @@ export class Range implements RangeView {
     this.driver =
       strategy === STRATEGIES.upstream
         ? null
-        : new StrategyDriver(strategy, this.strategyCalls, prefix, this.random, 'bitmap', (hi, lo, why) => this.keptMark(hi, lo, why));
+        : new StrategyDriver(strategy, this.strategyCalls, prefix, this.random, 'bitmap', (hi, lo, why, oom) =>
+            this.keptMark(hi, lo, why, oom),
+          );
     try {
       this.useChooser(this.chooserOver(this.index));
     } catch (e) {
@@ -427,13 +429,14 @@ export class Range implements RangeView {
 
   /**
    * The strategy's taken() hook threw `why` and the mark on (hi, lo) could not be cleared for
-   * lack of memory (a sparse run split): the offset stays marked and counted, and the error
-   * names it, so that it can be released.
+   * lack of memory (`oom`, a sparse run split): the offset stays marked and counted, and the
+   * error names it, so that it can be released.
    */
-  private keptMark(hi: number, lo: number, why: unknown): never {
+  private keptMark(hi: number, lo: number, why: unknown, oom: OutOfMemoryError): never {
     this.recount();
     throw new OutOfMemoryError(
       `the strategy's taken() hook failed (${why instanceof Error ? why.message : quoteInput(why)}), and ${this.space!.textAt(hi, lo)} could not be given back: it stays allocated (release it to free it)`,
+      oom,
     );
   }
 
@@ -580,6 +583,7 @@ export class Range implements RangeView {
         this.recount();
         throw new OutOfMemoryError(
           `allocateMany ran out part-way, and ${j + 1} of the addresses it took could not be given back: they stay allocated (forEach lists them; release them to free them)`,
+          undo,
         );
       } finally {
         if (cooling !== null) {
@@ -617,6 +621,7 @@ export class Range implements RangeView {
         this.recount();
         throw new OutOfMemoryError(
           `releaseMany ran out part-way, and ${k + 1} of the addresses it released could not be taken back: they stay released (has() tells which)`,
+          undo,
         );
       }
       throw e;

@@ -49,9 +49,9 @@ export class StrategyDriver {
 
   /**
    * `calls` is the owner's guard (its refuseInside covers every call made here); `draw` is the
-   * upstream draw 'upstream' reproduces (see StrategyView.draw); `keptMark(hi, lo, why)` runs when
-   * the taken hook threw `why` and its mark on (hi, lo) could not be cleared for lack of WASM
-   * memory: the owner records that the offset stays marked, and may throw an error of its own
+   * upstream draw 'upstream' reproduces (see StrategyView.draw); `keptMark(hi, lo, why, oom)` runs
+   * when the taken hook threw `why` and its mark on (hi, lo) could not be cleared for lack of WASM
+   * memory (`oom`): the owner records that the offset stays marked, and may throw an error of its own
    * (else the hook's error goes on).
    */
   constructor(
@@ -60,7 +60,7 @@ export class StrategyDriver {
     private readonly prefix: Prefix,
     private readonly random: RandomSource,
     private readonly draw: UpstreamDraw,
-    private readonly keptMark: (hi: number, lo: number, why: unknown) => void,
+    private readonly keptMark: (hi: number, lo: number, why: unknown, oom: OutOfMemoryError) => void,
   ) {
     this.size = prefix.sizeHi * TWO32 + prefix.sizeLo;
   }
@@ -117,7 +117,7 @@ export class StrategyDriver {
       space.index.clear(hi, lo);
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
-      this.keptMark(hi, lo, why);
+      this.keptMark(hi, lo, why, e);
     }
   }
 }

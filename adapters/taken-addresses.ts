@@ -146,9 +146,10 @@ export class TakenAddresses {
    * While stale: the conditions under which the last rebuild failed for lack of WASM memory
    * (null: none has failed, or a change since means the next allocation tries again). While
    * the headroom has not grown and the records (labelled in range, plus pending ops) have not
-   * dropped, a rebuild would fail the same way: fresh() refuses at once, `refusals` times at most.
+   * dropped, a rebuild would fail the same way: fresh() refuses at once, `refusals` times at most,
+   * with the details of the `error` the rebuild failed with.
    */
-  private failedRebuild: { headroom: number; records: number; refusals: number } | null = null;
+  private failedRebuild: { headroom: number; records: number; refusals: number; error: OutOfMemoryError } | null = null;
   /** The index representation, resolved at construction (a rebuild keeps it). */
   private readonly kind: IndexKind;
   /**
@@ -273,6 +274,7 @@ export class TakenAddresses {
         failed.refusals--;
         throw new OutOfMemoryError(
           `the index of ${this.prefix.cidr} could not be rebuilt for lack of WASM memory, and as far as this allocator can tell nothing has changed since (the memory limit, the WASM memory in use, the range's records); it tries again when one of them does`,
+          failed.error, // what the failed rebuild asked for, and what stood in its way
         );
       }
       this.failedRebuild = null;
@@ -834,7 +836,12 @@ export class TakenAddresses {
       // read records / RECORDS_PER_REFUSAL when it ran out of memory (rebuildUnlessFailing)
       if (e instanceof OutOfMemoryError) {
         const read = listed + this.pending.size;
-        this.failedRebuild = { headroom: memoryHeadroom(), records: this.records(), refusals: Math.floor(read / RECORDS_PER_REFUSAL) };
+        this.failedRebuild = {
+          headroom: memoryHeadroom(),
+          records: this.records(),
+          refusals: Math.floor(read / RECORDS_PER_REFUSAL),
+          error: e,
+        };
       }
       throw e;
     }

@@ -17,7 +17,7 @@
 //   once here (`coreConstant`): the TypeScript side never repeats one, so they cannot drift. After
 //   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
-import { InvalidArgumentError, OutOfMemoryError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, type MemoryShortage, OutOfMemoryError, quoteInput } from './errors.ts';
 
 /**
  * Every function the core exports. Pointers and handles are byte offsets into `memory`.
@@ -31,6 +31,10 @@ export interface CoreExports {
   heap_limit_pages(): number;
   heap_bytes_in_use(): number;
   heap_small_bytes_free(): number;
+  /** The last failed request (core-as/heap.ts): the bytes it asked for, its HEAP_FAIL_* reason, the bytes then free below the cap. */
+  heap_failed_bytes(): number;
+  heap_failed_reason(): number;
+  heap_failed_free(): number;
   /** 0 when the heap's invariants hold (core-as/heap.ts), else the number of the first that fails. For tests. */
   heap_validate(): number;
   buf_alloc(size: number): number;
@@ -170,6 +174,9 @@ export type CoreConstant =
   | 'OUT_OF_RANGE'
   | 'OUT_OF_MEMORY'
   | 'TOO_FAR'
+  | 'HEAP_FAIL_LIMIT'
+  | 'HEAP_FAIL_FRAGMENTED'
+  | 'HEAP_FAIL_HOST'
   | 'KIND_AUTO'
   | 'KIND_DENSE'
   | 'KIND_SPARSE'
@@ -282,29 +289,52 @@ export function memoryLimit(): { limit: number; size: number; inUse: number } {
   return { limit: core.heap_limit_pages() * WASM_PAGE_BYTES, size: core.memory.buffer.byteLength, inUse: core.heap_bytes_in_use() };
 }
 
+/** Why the core's last request for memory failed (core-as/heap.ts, heap_failed_reason). */
+export const HEAP_FAIL_LIMIT = coreConstant('HEAP_FAIL_LIMIT');
+export const HEAP_FAIL_FRAGMENTED = coreConstant('HEAP_FAIL_FRAGMENTED');
+export const HEAP_FAIL_HOST = coreConstant('HEAP_FAIL_HOST');
+
+/** The core's reasons, as OutOfMemoryError names them. */
+const SHORTAGES: ReadonlyMap<number, MemoryShortage> = new Map([
+  [HEAP_FAIL_LIMIT, 'limit'],
+  [HEAP_FAIL_FRAGMENTED, 'fragmented'],
+  [HEAP_FAIL_HOST, 'host'],
+]);
+
 /**
- * The OutOfMemoryError for a core call that found no memory while `what`, saying which limit
- * stands in the way and what to do: the cap set with setMemoryLimit and its value, or, with no
- * cap set, WebAssembly's own 4 GiB (or less, when the host gives less). Every failure of the core
- * to get memory is reported through this, so the advice is written once.
- *
- * The core does not tell a cap reached from a host that refused to grow below it; with a cap set,
- * the cap is named, as it is by far the likelier of the two.
+ * The OutOfMemoryError for a core call that found no memory while `what`: the bytes it asked for,
+ * and what stood in the way, with what to do — the cap set with setMemoryLimit and its value (or,
+ * with no cap set, WebAssembly's own 4 GiB), free memory in pieces too small (fragmented), or a
+ * host that refused to grow the memory. Every failure of the core to get memory is reported
+ * through this, so the advice is written once. Call it right after the failing call: it reads
+ * the core's record of its last failure.
  * @internal
  */
 export function wasmOutOfMemory(what: string): OutOfMemoryError {
-  const { limit, inUse } = memoryLimit();
+  const { limit, size, inUse } = memoryLimit();
+  const requested = core.heap_failed_bytes();
+  const reason = SHORTAGES.get(core.heap_failed_reason()) ?? 'limit';
+  const free = core.heap_failed_free();
+  const capped = limit < MAX_MEMORY_BYTES;
+  const theLimit = capped
+    ? `the WebAssembly memory cap set with setMemoryLimit is ${bytesText(limit)}`
+    : `no memory cap is set (setMemoryLimit): WebAssembly's own limit is ${bytesText(MAX_MEMORY_BYTES)}`;
   // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size while any of their
   // blocks is alive: memory that held many small indexes, a few of them kept, can be free in name
   // and still unusable for a large one.
   const small = core.heap_small_bytes_free();
-  const held = small >= 64 * 1024 ? `, and ${bytesText(small)} more held free for blocks under 4 KiB only (small indexes)` : '';
-  const used = `${bytesText(inUse)} of it in use${held}`;
-  const cause =
-    limit < MAX_MEMORY_BYTES
-      ? `the WebAssembly memory cap set with setMemoryLimit is ${bytesText(limit)}, ${used}: raise it with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity), or destroy() what you no longer need`
-      : `no memory cap is set (setMemoryLimit), so this is WebAssembly's own limit of ${bytesText(MAX_MEMORY_BYTES)} or less, as much as the host would give, ${used}: destroy() what you no longer need`;
-  return new OutOfMemoryError(`${what}; ${cause}`);
+  const held = small >= 64 * 1024 ? `, ${bytesText(small)} of that held for blocks under 4 KiB only (small indexes)` : '';
+  const destroy = 'destroy() what you no longer need';
+  const act = capped ? `raise the cap with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity), or ${destroy}` : destroy;
+  let cause: string;
+  if (reason === 'host') {
+    cause = `${theLimit}, with ${bytesText(inUse)} in use, but the host refused to grow the memory past ${bytesText(size)}: ${destroy}, or give the process more memory`;
+  } else if (reason === 'fragmented') {
+    cause = `${theLimit}, with ${bytesText(inUse)} in use and ${bytesText(free)} free below it${held}, but fragmented: in pieces, none of which holds ${bytesText(requested)}; ${act} (freed neighbours merge into larger pieces)`;
+  } else {
+    cause = `${theLimit}, with ${bytesText(inUse)} in use and only ${bytesText(free)} free below it${held}: ${act}`;
+  }
+  return new OutOfMemoryError(`${what} asked for ${bytesText(requested)}; ${cause}`, { requested, reason, limit, free, inUse });
 }
 
 /** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */

@@ -51,7 +51,11 @@
 //
 // The cap (`heap_set_limit_pages`) bounds `memory.grow`; when growing would pass it, or the host
 // refuses, `halloc` returns 0 and the caller reports OUT_OF_MEMORY. Nothing a caller can see
-// changes on failure (the cached empty slabs may have gone back to the buddy system).
+// changes on failure (the cached empty slabs may have gone back to the buddy system). The last
+// failure is recorded for the host's error message (`heap_failed_*`): the bytes asked for,
+// the bytes free below the cap at that moment, and why — the cap (or wasm32's 4 GiB) would have
+// to be passed, the free memory adds up to the block but no piece of it fits (fragmented), or
+// the host refused to grow below the cap.
 // Memory is never returned to the host (WebAssembly cannot shrink).
 
 export const MIN_CLASS: i32 = 4; //  16 bytes
@@ -97,6 +101,21 @@ let bytesInUse: u64 = 0;
 /** Bytes of the slabs (4 KiB blocks cut for small classes), and of the small blocks handed out of them. */
 let smallHeld: u64 = 0;
 let smallInUse: u64 = 0;
+// Why the last request that failed failed (heap_failed_reason):
+/** The free memory below the cap (or wasm32's 4 GiB), added up, is less than the block. */
+export const HEAP_FAIL_LIMIT: i32 = 1;
+/** The free memory below the cap adds up to the block, but no free piece of it holds the block. */
+export const HEAP_FAIL_FRAGMENTED: i32 = 2;
+/** The host refused to grow the memory, below the cap. */
+export const HEAP_FAIL_HOST: i32 = 3;
+/** Bytes the last request that failed asked for: its block size, a dense index's blocks together (recordFailedTotal), or the request when larger than any block; 0 = none yet. */
+let failedBytes: u64 = 0;
+/** HEAP_FAIL_* of the last failure; 0 = none yet. */
+let failedReason: i32 = 0;
+/** Bytes free below the cap when the last failure happened: free blocks, small ones too, and room to grow. */
+let failedFree: u64 = 0;
+/** Whether grow()'s last false was the host's refusal (memory.grow failed) rather than the cap. */
+let hostRefused: bool = false;
 /** heap_validate's scratch: u32 per small class, the free blocks its slab entries promise. */
 const VALIDATE_FREE: usize = memory.data(LARGE_CLASS * 4, 16);
 /** Leaves taken from the arena (those past the gap before it): bookkeeping, never freed. */
@@ -120,18 +139,52 @@ function grow(to: usize): bool {
   if (to <= have) return true;
   const size = memory.size();
   const need = <i32>((to - have + 0xffff) >>> PAGE_BITS);
+  hostRefused = false;
   if (size + need > limitPages) return false;
   let step = max(need, max(size >> 2, MIN_GROW_PAGES));
   if (size + step > limitPages) step = limitPages - size;
   if (memory.grow(step) >= 0) return true;
-  return memory.grow(need) >= 0; // the host refused the larger step: try the exact need
+  if (memory.grow(need) >= 0) return true; // the host refused the larger step: the exact need
+  hostRefused = true;
+  return false;
+}
+
+/**
+ * Bytes free below the cap: the free blocks of the carved arena (large ones and those held for
+ * small blocks) and the room between the arena's top and the cap. O(1), from the counters
+ * heap_validate checks: top = free large + slabs + large in use + arena leaves.
+ */
+function freeBelowLimit(): u64 {
+  const limit = <u64>limitPages << PAGE_BITS;
+  const end = <u64>(ARENA != 0 ? ARENA : arenaStart()) + <u64>top;
+  const room = limit > end ? limit - end : 0;
+  return <u64>top - (<u64>arenaLeaves << LARGE_CLASS) - bytesInUse + room;
+}
+
+/**
+ * Records why a block of `bytes` could not be had (heap_failed_*) after grow() or the 32-bit
+ * space refused it; `grew` says whether grow() was asked (and so whether the host may have refused).
+ */
+function recordFailure(bytes: u64, grew: bool): void {
+  failedBytes = bytes;
+  failedFree = freeBelowLimit();
+  failedReason = grew && hostRefused ? HEAP_FAIL_HOST : failedFree >= bytes ? HEAP_FAIL_FRAGMENTED : HEAP_FAIL_LIMIT;
+}
+
+function bitmapStart(): usize {
+  return (__heap_base + 15) & ~<usize>15;
+}
+
+/** Where the arena starts (ARENA once init() placed it): after the bitmap, 64 KiB aligned. */
+function arenaStart(): usize {
+  return (bitmapStart() + BITMAP_BYTES + 0xffff) & ~<usize>0xffff;
 }
 
 /** Places the bitmap, the first leaves and the arena (once). False when that memory cannot be had. */
 function init(): bool {
   if (ARENA != 0) return true;
-  const bitmap = (__heap_base + 15) & ~<usize>15;
-  const arena = (bitmap + BITMAP_BYTES + 0xffff) & ~<usize>0xffff;
+  const bitmap = bitmapStart();
+  const arena = arenaStart();
   if (!grow(arena)) return false; // fresh memory is zero: every bit clear, every entry 0
   BITMAP = bitmap;
   ARENA = arena;
@@ -142,6 +195,18 @@ function init(): bool {
     leaf += SLAB_BYTES;
   }
   return true;
+}
+
+/**
+ * For a caller that needed `bytes` in all, in more than one block, when one of them failed: the
+ * failure is recorded as needing all of it, with the `held` bytes it had taken and has given back
+ * since counted free, so that the host's message names what the whole needs (a dense index: its
+ * bitmap and summaries), not the piece that failed.
+ */
+export function recordFailedTotal(bytes: u64, held: u64): void {
+  failedBytes = bytes;
+  failedFree += held;
+  if (failedReason != HEAP_FAIL_HOST) failedReason = failedFree >= bytes ? HEAP_FAIL_FRAGMENTED : HEAP_FAIL_LIMIT;
 }
 
 // ── the bitmap of free large blocks, by arena offset ──────────────────────────────────────────
@@ -211,8 +276,14 @@ function takeLargeOnce(k: i32): usize {
   const size = <u64>1 << k;
   const start = (<u64>top + size - 1) & ~(size - 1);
   const end = <u64>ARENA + start + size;
-  if (end > 0xffffffff) return NO_BLOCK; // past the 32-bit space
-  if (!grow(<usize>end)) return NO_BLOCK;
+  if (end > 0xffffffff) {
+    recordFailure(size, false); // past the 32-bit space
+    return NO_BLOCK;
+  }
+  if (!grow(<usize>end)) {
+    recordFailure(size, true);
+    return NO_BLOCK;
+  }
   while (<u64>top < start) {
     // the largest aligned block at top that stays below start: its class is top's lowest set bit
     const gap = top;
@@ -333,9 +404,16 @@ function releaseEmptySlabs(): bool {
  */
 export function halloc(size: usize): usize {
   if (size == 0) size = 1;
-  if (size > (<usize>1 << MAX_CLASS)) return 0;
-  if (!init()) return 0;
+  if (size > (<usize>1 << MAX_CLASS)) {
+    recordFailure(<u64>size, false);
+    failedReason = HEAP_FAIL_LIMIT; // larger than any block: no piece could ever hold it
+    return 0;
+  }
   const k = classOf(size);
+  if (!init()) {
+    recordFailure(<u64>1 << k, true);
+    return 0;
+  }
   if (k >= LARGE_CLASS) {
     const off = takeLarge(k);
     if (off == NO_BLOCK) return 0;
@@ -346,7 +424,7 @@ export function halloc(size: usize): usize {
   let p = <usize>load<u32>(head);
   if (p == 0) {
     p = cutSlab(k);
-    if (p == 0) return 0;
+    if (p == 0) return 0; // (recorded as the 4 KiB slab it would have been cut from: what the heap needed)
   } else {
     // Off the list, and one more in use in its slab (a few loads and stores on this path).
     const next = <usize>load<u32>(p + S_NEXT);
@@ -426,6 +504,26 @@ export function heap_bytes_in_use(): f64 {
  */
 export function heap_small_bytes_free(): f64 {
   return <f64>(smallHeld - smallInUse);
+}
+
+/**
+ * The bytes the last request that failed asked for (0 when none has): its block size, a dense
+ * index's blocks together, or the request itself when larger than any block. With
+ * heap_failed_reason and heap_failed_free, what an out-of-memory message reports; read them right
+ * after the failure.
+ */
+export function heap_failed_bytes(): f64 {
+  return <f64>failedBytes;
+}
+
+/** Why the last request failed: HEAP_FAIL_LIMIT, HEAP_FAIL_FRAGMENTED or HEAP_FAIL_HOST (0 when none has). */
+export function heap_failed_reason(): i32 {
+  return failedReason;
+}
+
+/** Bytes that were free below the cap when the last request failed (free blocks and room to grow). */
+export function heap_failed_free(): f64 {
+  return <f64>failedFree;
 }
 
 /**

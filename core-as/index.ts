@@ -3,6 +3,7 @@
 export { scratch_ptr } from './scratch';
 export {
   heap_set_limit_pages, heap_limit_pages, heap_bytes_in_use, heap_small_bytes_free, heap_validate, buf_alloc, buf_free,
+  heap_failed_bytes, heap_failed_reason, heap_failed_free,
 } from './heap';
 // 128-bit address math, prefix geometry, iterator
 export { u128_add, u128_sub, u128_cmp, u128_next, u128_prev } from './u128';
@@ -23,6 +24,7 @@ export {
 // Constants the host must agree on, as immutable globals: adapters/wasm.ts reads each once when it
 // instantiates the module, so the TypeScript side never repeats a number of the core.
 export { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY, TOO_FAR } from './status';
+export { HEAP_FAIL_LIMIT, HEAP_FAIL_FRAGMENTED, HEAP_FAIL_HOST } from './heap';
 export { KIND_AUTO, KIND_DENSE, KIND_SPARSE, DENSE_MAX_SLOTS, DENSE_MAX_OFFSETS } from './freeindex';
 export { BAND_UPPER, BAND_LOWER } from './space';
 export { SCRATCH_WORDS } from './scratch';

@@ -130,17 +130,25 @@ describe('a rebuild that failed for lack of memory is not repeated until somethi
       made.push(ip4(i));
     }
     const list = vi.spyOn(store.cache, 'list');
-    expect(await rejection(sparse.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+    const failure = await rejection(sparse.allocateNext());
+    expect(failure).toBeInstanceOf(OutOfMemoryError);
     expect(list).toHaveBeenCalledTimes(1); // the rebuild read the cache and failed
-    return { store, dense, sparse, room, hog, made, list };
+    return { store, dense, sparse, room, hog, made, list, failure: failure as OutOfMemoryError };
   }
 
   it.each<Recovery>(['the cap raised', 'WASM memory freed', 'records released'])(
     'the next attempts fail at once without reading the cache; after %s the allocator rebuilds and allocates',
     async (recovery) => {
-      const { store, dense, sparse, room, hog, made, list } = await failedOnce();
+      const { store, dense, sparse, room, hog, made, list, failure } = await failedOnce();
       try {
-        for (let i = 0; i < 10; i++) expect(await rejection(sparse.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+        expect(failure.requested).toBeGreaterThan(0);
+        for (let i = 0; i < 10; i++) {
+          const refused = await rejection(sparse.allocateNext());
+          expect(refused).toBeInstanceOf(OutOfMemoryError);
+          // what the failed rebuild asked for and what stood in its way, without trying again
+          const { requested, reason, limit, free } = failure;
+          expect(refused).toMatchObject({ requested, reason, limit, free });
+        }
         expect(await rejection(sparse.allocate('10.0.200.1'))).toBeInstanceOf(OutOfMemoryError);
         expect(list).toHaveBeenCalledTimes(1); // no rebuild: nothing changed
         expect(store.records().length).toBe(made.length);

@@ -1655,6 +1655,8 @@ describe('a random source of your own that changes the MetaAllocator from inside
 });
 
 describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
+  /** What the failed build reports of the memory (as the core's failure would). */
+  const SHORTAGE = { requested: 2 ** 20, reason: 'limit', limit: 2 ** 22, free: 2 ** 19, inUse: 2 ** 21 } as const;
   /** A MetaAllocator whose range `10.0.0.0/24` cannot be built: Allocator.create fails for lack of memory until `fits`. */
   function starved() {
     const store = new MemoryStore();
@@ -1666,7 +1668,7 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
     const spy = vi.spyOn(Allocator, 'create').mockImplementation((cidr, options) => {
       if (cidr === '10.0.0.0/24') {
         state.builds++;
-        if (!state.fits) throw new OutOfMemoryError('creating an index (test)');
+        if (!state.fits) throw new OutOfMemoryError('creating an index (test)', SHORTAGE);
       }
       return create(cidr, options);
     });
@@ -1696,6 +1698,7 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
       const next = await rejection(meta.allocateNext());
       expect(next).toBeInstanceOf(OutOfMemoryError);
       expect((next as Error).message).toContain('10.0.0.0/24 could not be built for lack of WASM memory');
+      expect({ ...(next as OutOfMemoryError) }).toMatchObject(SHORTAGE); // what the range's build asked for, and what stood in its way
       expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError);
       expect(await rejection(meta.release('10.0.0.1'))).toBeInstanceOf(OutOfMemoryError); // nothing deleted
       expect(() => meta.rangeFor('10.0.0.9')).toThrow(OutOfMemoryError);

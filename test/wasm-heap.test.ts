@@ -6,7 +6,7 @@
 // the memory.
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
-import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { core, HEAP_FAIL_FRAGMENTED, HEAP_FAIL_LIMIT, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
 /** A seeded u32 source. */
 const u32Source = (seed: number): (() => number) => {
@@ -200,5 +200,32 @@ describe('the core heap', () => {
     const p = core.buf_alloc(2 ** 20); // and the heap goes on
     expect(p).not.toBe(0);
     core.buf_free(p, 2 ** 20);
+  });
+
+  it('records why a request failed: the cap, when less is free below it than asked; fragmented, when enough is free but in pieces', () => {
+    setMemoryLimit(memoryLimit().size + 2 ** 20);
+    const capFree = (): number => core.heap_limit_pages() * 65536 - memoryLimit().size; // room above the memory
+    // every 64 KiB block the cap allows, then every other one given back: half free, in 64 KiB pieces
+    const blocks: number[] = [];
+    for (let p = core.buf_alloc(65536); p !== 0; p = core.buf_alloc(65536)) blocks.push(p);
+    expect(capFree()).toBeLessThan(65536);
+    expect(core.heap_failed_reason()).toBe(HEAP_FAIL_LIMIT);
+    expect(core.heap_failed_bytes()).toBe(65536);
+    expect(core.heap_failed_free()).toBeLessThan(65536);
+    blocks.sort((a, b) => a - b); // every other by address: no two freed ones are neighbours
+    for (let i = 0; i < blocks.length; i += 2) core.buf_free(blocks[i]!, 65536);
+    const free = core.heap_failed_free();
+    expect(core.buf_alloc(131072)).toBe(0); // no two free neighbours are buddies
+    expect(core.heap_failed_reason()).toBe(HEAP_FAIL_FRAGMENTED);
+    expect(core.heap_failed_bytes()).toBe(131072);
+    const freed = free + Math.ceil(blocks.length / 2) * 65536;
+    expect(core.heap_failed_free()).toBe(freed);
+    // more than all that is free: the cap again
+    const more = 2 ** Math.ceil(Math.log2(freed + 1));
+    expect(core.buf_alloc(more)).toBe(0);
+    expect([core.heap_failed_reason(), core.heap_failed_bytes(), core.heap_failed_free()]).toEqual([HEAP_FAIL_LIMIT, more, freed]);
+    for (let i = 1; i < blocks.length; i += 2) core.buf_free(blocks[i]!, 65536);
+    expect(core.heap_validate()).toBe(0);
+    setMemoryLimit(Infinity);
   });
 });

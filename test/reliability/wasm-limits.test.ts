@@ -14,7 +14,7 @@ import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import { coolDown, STRATEGIES } from '../../adapters/strategies.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
-import { memoryLimit, setMemoryLimit, wasmOutOfMemory } from '../../adapters/wasm.ts';
+import { core, memoryLimit, setMemoryLimit, wasmOutOfMemory } from '../../adapters/wasm.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import { Driver } from './driver.ts';
 import { rejection } from '../helpers.ts';
@@ -112,7 +112,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     big.destroy();
   });
 
-  it('an OutOfMemoryError under a cap names the cap and its value, and how to raise it; with no cap, says none is set', () => {
+  it('an OutOfMemoryError under a cap says what the index asked for, names the cap and its value and how to raise it, in fields too', () => {
     setMemoryLimit(0);
     const { limit, inUse } = memoryLimit();
     let thrown: unknown;
@@ -122,18 +122,34 @@ describe('WASM memory capped with setMemoryLimit', () => {
       thrown = e;
     }
     expect(thrown).toBeInstanceOf(OutOfMemoryError);
-    const message = (thrown as Error).message;
-    expect(message).toMatch(/^out of memory: creating an index of 2147483646 addresses; /);
-    expect(message).toContain(`the WebAssembly memory cap set with setMemoryLimit is ${limit} bytes`);
-    expect(message).toContain('raise it with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity)');
+    const e = thrown as OutOfMemoryError;
+    // the whole index (its 256 MiB bitmap and its summaries), not the first of its blocks that failed
+    expect(e.requested).toBeGreaterThan(2 ** 28);
+    expect(e.requested).toBeLessThan(2 ** 29);
+    expect([e.reason, e.limit, e.inUse]).toEqual(['limit', limit, inUse]);
+    expect(e.free).toBeLessThan(limit);
+    expect(e.message).toMatch(
+      new RegExp(`^out of memory: creating an index of 2147483646 addresses asked for ${e.requested} bytes \\(272 MiB\\); `),
+    );
+    expect(e.message).toContain(`the WebAssembly memory cap set with setMemoryLimit is ${limit} bytes`);
+    expect(e.message).toContain(`and only ${e.free} bytes`);
+    expect(e.message).toContain('raise the cap with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity)');
     expect(memoryLimit()).toEqual({ limit, size: memoryLimit().size, inUse });
-    // No cap: a test cannot fill 4 GiB, so the error a core call would throw is built directly.
+  });
+
+  it("with no cap, an OutOfMemoryError says none is set and names WebAssembly's own limit", () => {
     setMemoryLimit(Infinity);
+    // A test cannot fill 4 GiB: a request larger than any block (2 GiB) fails in the core as the
+    // 4 GiB limit would, and the error a core call would throw is built right after it.
+    expect(core.buf_alloc(2 ** 31 + 16)).toBe(0);
     const uncapped = wasmOutOfMemory('creating an index of 16777214 addresses');
     expect(uncapped).toBeInstanceOf(OutOfMemoryError);
-    expect(uncapped.message).toMatch(/^out of memory: creating an index of 16777214 addresses; no memory cap is set \(setMemoryLimit\)/);
-    expect(uncapped.message).toContain("WebAssembly's own limit of 4294967296 bytes (4 GiB)");
-    expect(uncapped.message).not.toContain('raise it');
+    expect([uncapped.requested, uncapped.reason, uncapped.limit]).toEqual([2 ** 31 + 16, 'limit', 2 ** 32]);
+    expect(uncapped.message).toMatch(
+      /^out of memory: creating an index of 16777214 addresses asked for 2147483664 bytes \(2 GiB\); no memory cap is set \(setMemoryLimit\)/,
+    );
+    expect(uncapped.message).toContain("WebAssembly's own limit is 4294967296 bytes (4 GiB)");
+    expect(uncapped.message).not.toContain('raise');
   });
 
   it('sparse growth under the cap: allocate/allocateNext/allocateMany fail typed, state unchanged, releases work, then continue', () => {
