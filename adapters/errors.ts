@@ -33,6 +33,16 @@ export function showUnseen(text: string): string {
   });
 }
 
+/**
+ * `message` about one element of the caller's array, named after it as memberName names it:
+ * `ParseAddr("10.0.0.x"): unexpected character (ips[3])`. The one wording of which element a
+ * batch refused (malformed text, an address outside the range): the way to find it in a long
+ * listing.
+ */
+export function inElement(message: string, element: string): string {
+  return `${message} (${element})`;
+}
+
 /** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. */
 export function quoteInput(input: unknown): string {
   if (typeof input === 'string') {
@@ -197,19 +207,23 @@ export class ErrNotReady extends IPAllocatorError {
   }
 }
 
-/** The address is outside [first, last] of the range (or of the other family). */
+/**
+ * The address is outside [first, last] of the range (or of the other family). Where it is one
+ * element of a batch (a Range's loadMany), the message ends naming it, as `(ips[3])`.
+ */
 export class ErrNotInRange extends IPAllocatorError {
   static override readonly code = 'ERR_NOT_IN_RANGE' as const;
   declare readonly code: 'ERR_NOT_IN_RANGE';
   readonly ip: string;
   /** The range's CIDR. */
   readonly validRange: string;
-  /** `detail`: what of `validRange` is valid when not all of it is, said after it in the message. */
-  constructor(ip: string, validRange: string, detail?: string) {
-    super(
-      `the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${validRange}${detail === undefined ? '' : ` (${detail})`}`,
-      false,
-    );
+  /**
+   * `detail`: what of `validRange` is valid when not all of it is, said after it in the message;
+   * `element`: which element of the caller's array the address is (`ips[3]`, see inElement).
+   */
+  constructor(ip: string, validRange: string, detail?: string, element?: string) {
+    const message = `the provided IP (${ip}) is not in the valid range. The range of valid IPs is ${validRange}${detail === undefined ? '' : ` (${detail})`}`;
+    super(element === undefined ? message : inElement(message, element), false);
     this.ip = ip;
     this.validRange = validRange;
   }

@@ -42,6 +42,8 @@ import {
   ErrNotInRange,
   InvalidAddressError,
   InvalidArgumentError,
+  inElement,
+  memberName,
   OutOfMemoryError,
   optionsObject,
   quoteInput,
@@ -324,8 +326,9 @@ export class Range implements RangeView {
     return hi > this.sizeHi || (hi === this.sizeHi && lo >= this.sizeLo);
   }
 
-  private notInRange(): ErrNotInRange {
-    return new ErrNotInRange(formatAddr(this.lastFamily, this.words), this.cidr, this.partOffered());
+  /** ErrNotInRange for the address just located; `element` names it in the caller's array. */
+  private notInRange(element?: string): ErrNotInRange {
+    return new ErrNotInRange(formatAddr(this.lastFamily, this.words), this.cidr, this.partOffered(), element);
   }
 
   /**
@@ -657,7 +660,7 @@ export class Range implements RangeView {
     let out = new Uint32Array(2 * Math.min(length, 4096));
     let n = 0;
     for (let i = 0; i < length; i++) {
-      if (this.locateElement(readMember(ips, i, 'ips'), i)) {
+      if (this.locateElement(readMember(ips, i, 'ips'), i, strict)) {
         if (n === out.length) {
           const grown = new Uint32Array(2 * out.length);
           grown.set(out);
@@ -665,23 +668,28 @@ export class Range implements RangeView {
         }
         out[n++] = this.off[0]!;
         out[n++] = this.off[1]!;
-      } else if (strict) {
-        this.changing(); // an element's getter (a Proxy's) may have destroyed this: that, not the address, is the answer
-        throw this.notInRange();
       }
     }
     this.changing(); // as above: reading the elements ran the caller's code
     return out.subarray(0, n);
   }
 
-  /** locate() of `ips[i]`: its InvalidAddressError names the element, the one way to find it in a long listing. */
-  private locateElement(ip: unknown, i: number): boolean {
+  /**
+   * locate() of `ips[i]`; `strict`: an address outside the range is refused (ErrNotInRange), not
+   * skipped. Either refusal, malformed text or outside, names the element (inElement), the one
+   * way to find it in a long listing.
+   */
+  private locateElement(ip: unknown, i: number, strict: boolean): boolean {
+    let inRange: boolean;
     try {
-      return this.locate(ip);
+      inRange = this.locate(ip);
     } catch (e) {
-      if (e instanceof InvalidAddressError) throw new InvalidAddressError(e.input, `${e.reason} (ips[${i}])`);
+      if (e instanceof InvalidAddressError) throw new InvalidAddressError(e.input, inElement(e.reason, memberName('ips', i)));
       throw e;
     }
+    if (inRange || !strict) return inRange;
+    this.changing(); // an element's getter (a Proxy's) may have destroyed this: that, not the address, is the answer
+    throw this.notInRange(memberName('ips', i));
   }
 
   /** A view that checks but changes nothing (upstream DryRun). */

@@ -332,6 +332,25 @@ describe('Range batch operations and bad input', () => {
     expect(r.used()).toBe(100);
     expect(() => r.loadMany(['10.1.0.7', '10.1.1.7'])).toThrow(ErrNotInRange);
     expect(r.used()).toBe(100);
+    // the error names the element, as for malformed text: in a listing of 10^6 addresses it must be findable
+    let outside: unknown;
+    try {
+      r.loadMany(['10.1.0.7', '10.1.0.8', '10.1.1.7']);
+    } catch (e) {
+      outside = e;
+    }
+    expect(outside).toBeInstanceOf(ErrNotInRange);
+    expect(outside).toMatchObject({ ip: '10.1.1.7', validRange: '10.1.0.0/24' });
+    expect((outside as Error).message).toBe(
+      'the provided IP (10.1.1.7) is not in the valid range. The range of valid IPs is 10.1.0.0/24 (ips[2])',
+    );
+    const wide = new Range('2001:db8::/56'); // offers its first 2^64 − 1 addresses: said too, before the element
+    expect(() => wide.loadMany(['2001:db8::1', '2001:db8:0:ff:ffff:ffff:ffff:ffff'])).toThrow(
+      /is 2001:db8::\/56 \(its first 2\^64 − 1 addresses, 2001:db8::1 to 2001:db8::ffff:ffff:ffff:ffff\) \(ips\[1\]\)$/,
+    );
+    wide.destroy();
+    expect(() => r.loadMany(['2001:db8::1'])).toThrow(/^the provided IP \(2001:db8::1\) is not in the valid range\. .* \(ips\[0\]\)$/);
+    expect(r.used()).toBe(100);
     const free: string[] = [];
     for (let i = 1; i <= 254 && free.length < 20; i++) if (!r.has(`10.1.0.${i}`)) free.push(`10.1.0.${i}`);
     expect(r.loadMany([...free, free[0]!])).toBe(20);
