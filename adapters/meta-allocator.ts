@@ -13,7 +13,8 @@
 //   255.255.255.255/32 and the all-ones IPv6 /128, IPv6 ranges overlapping the IPv4-mapped block
 //   ::ffff:0:0/96) and ServiceCIDRs listing no CIDR are skipped and reported through
 //   `skipped()` / `onSkip`, never thrown.
-// * Readiness, recomputed for every range on every add, update and delete: ready while some
+// * Readiness, recomputed on every add, update and delete for the ranges of the CIDRs the
+//   ServiceCIDR lists or listed (no other range's references changed): ready while some
 //   referencing ServiceCIDR is allocatable (Ready not False, no deletionTimestamp). Upstream
 //   means the same ("ready if any of them is") but clears it only when the lone reference is
 //   not allocatable, and its delete handler leaves it: a CIDR listed by two ServiceCIDRs stayed
@@ -65,7 +66,7 @@ import {
   rejectSoon,
 } from './errors.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
-import { notContained, Prefix, rangeRefusal } from './geometry.ts';
+import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -80,6 +81,7 @@ import {
   type ServiceCIDRSource,
 } from './service-cidrs.ts';
 import { allocatorWatcher, checkUnsubscribe, type Store } from './store.ts';
+import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 import { memoryHeadroom } from './wasm.ts';
 
@@ -161,6 +163,20 @@ interface RangeEntry {
    * routed to it answers ErrNotReady, as upstream's does.
    */
   ready: boolean;
+  /** Where it stands in `order`: see Rank. */
+  rank: Rank;
+}
+
+/**
+ * A range's place in creation order: the first of its ServiceCIDRs in creation order (byCreation:
+ * its object as it was when the range was placed, and its arrival), then the CIDR's index in that
+ * ServiceCIDR's list. Kept on the range, so that `order` stays sorted by what it was sorted with
+ * while a ServiceCIDR changes, until the range is placed again.
+ */
+interface Rank {
+  readonly sc: ServiceCIDR;
+  readonly seq: number;
+  readonly index: number;
 }
 
 /** A ServiceCIDR as last delivered, with its CIDRs of our family resolved once. */
@@ -204,11 +220,27 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /** canonical CIDR → range. */
   private readonly entries = new Map<string, RangeEntry>();
-  /** Every range in creation order; replaced (never mutated) on change, so running calls keep theirs. */
+  /**
+   * Every range in creation order (sorted by rank, compareRank); replaced (never mutated) on
+   * change, so running calls keep theirs. A change copies it once (a memmove of n pointers) and
+   * moves only the ranges of the CIDRs it touched (reorder).
+   */
   private order: readonly RangeEntry[] = [];
-  /** Σ size of the ranges no other range contains. */
-  private topSize = 0n;
+  /** The ranges' prefixes: Σ size of those no other range contains. */
+  private tops = new TopLevelPrefixes();
   private readonly known = new Map<string, KnownServiceCIDR>();
+  /**
+   * canonical CIDR → the names of the known ServiceCIDRs listing it (of our family), as `known`
+   * stands now: what a sync pass reads instead of going over every ServiceCIDR.
+   */
+  private readonly listing = new Map<string, Set<string>>();
+  /**
+   * The canonical CIDRs whose listing, or one of whose ServiceCIDRs, changed since the last sync
+   * pass: the only ones a pass has to look at. A pass over every ServiceCIDR at each event, with
+   * a sort of every range and the top-level size by notContained, made adding n ServiceCIDRs one
+   * by one O(n³).
+   */
+  private readonly dirty = new Set<string>();
   private seq = 0;
   /** skipKey(serviceCIDR, cidr) → the report. */
   private readonly skips = new Map<string, SkippedCIDR>();
@@ -355,7 +387,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Σ usable addresses of the top-level ranges (those no other range contains). */
   get size(): bigint {
     this.retryForMemory();
-    return this.topSize;
+    return this.tops.size;
   }
 
   // ── allocation ────────────────────────────────────────────────────────────────────────────
@@ -662,7 +694,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live();
     this.retryForMemory();
     const used = BigInt(this.labelled);
-    return used > this.topSize ? 0n : this.topSize - used;
+    const top = this.tops.size;
+    return used > top ? 0n : top - used;
   }
 
   /**
@@ -781,7 +814,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     for (const e of this.entries.values()) step(() => this.removeEntry(e));
     this.entries.clear();
     this.order = [];
-    this.topSize = 0n;
+    this.tops = new TopLevelPrefixes();
     if (failure !== undefined) throw failure.error;
   }
 
@@ -869,6 +902,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.skip(sc.name, '', new InvalidArgumentError(`ServiceCIDR ${quoteInput(sc.name)} lists no CIDRs (spec.cidrs ${got})`));
     }
     const k = this.known.get(sc.name);
+    this.relist(sc.name, k?.ours ?? [], ours);
     if (k !== undefined) {
       k.sc = sc;
       k.ours = ours;
@@ -878,18 +912,56 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.sync();
   }
 
+  /**
+   * Moves the ServiceCIDR `name` in `listing` from the CIDRs it listed (`before`) to those it
+   * lists (`after`), and marks all of them dirty: the ranges of its CIDRs are the only ones
+   * whose references, readiness or place in creation order it can change. A name that stays
+   * listed keeps its place in the CIDR's set.
+   */
+  private relist(name: string, before: readonly { key: string }[], after: readonly { key: string }[]): void {
+    for (const { key } of before) {
+      this.dirty.add(key);
+      if (after.some((o) => o.key === key)) continue;
+      const names = this.listing.get(key);
+      if (names === undefined) continue;
+      names.delete(name);
+      if (names.size === 0) this.listing.delete(key);
+    }
+    for (const { key } of after) {
+      this.dirty.add(key);
+      let names = this.listing.get(key);
+      if (names === undefined) this.listing.set(key, (names = new Set()));
+      names.add(name);
+    }
+  }
+
   private onServiceCIDRDeleted(delivered: ServiceCIDR): void {
     if (this.destroyed) return;
     const name = serviceCIDRName(delivered);
     const k = this.known.get(name);
     if (k === undefined) return;
     this.known.delete(name);
+    this.relist(name, k.ours, []);
     for (const [key, s] of [...this.skips]) if (s.serviceCIDR === name) this.skips.delete(key);
     if (this.syncing) {
       this.sync(); // delivered while the ranges are being made: that run takes the delete in
       return;
     }
-    for (const { key } of k.ours) {
+    // A delete builds nothing (ranges waiting on memory are tried at the next add or update, or
+    // by retryForMemory): its CIDRs are settled here, so they are not dirty any more.
+    const leaving: RangeEntry[] = [];
+    const arriving: [RangeEntry, Rank][] = [];
+    try {
+      this.settleDeleted(name, k.ours, leaving, arriving);
+    } finally {
+      if (!this.destroyed) this.reorder(leaving, arriving); // even when a range's removal threw
+    }
+  }
+
+  /** onServiceCIDRDeleted's bookkeeping of the CIDRs the ServiceCIDR `name` listed (`ours`). */
+  private settleDeleted(name: string, ours: readonly { key: string }[], leaving: RangeEntry[], arriving: [RangeEntry, Rank][]): void {
+    for (const { key } of ours) {
+      this.dirty.delete(key);
       const st = this.starved.get(key);
       if (st !== undefined) {
         st.refs.delete(name);
@@ -897,17 +969,17 @@ export class MetaAllocator implements IPAllocator, Disposable {
         else st.ready = this.readyFor(st.refs);
       }
       const e = this.entries.get(key);
-      if (e === undefined) continue;
+      if (e === undefined || !e.refs.has(name)) continue; // a CIDR listed twice: settled at the first
       e.refs.delete(name);
+      leaving.push(e);
       if (e.refs.size === 0) {
-        this.removeEntry(e);
-        this.entries.delete(key);
+        this.dropEntry(e);
         continue;
       }
       e.ready = this.readyFor(e.refs); // the ServiceCIDRs left decide
       e.allocator.setReady(e.ready);
+      arriving.push([e, this.rankOf(key)]); // its first ServiceCIDR may have been this one
     }
-    this.rebuild();
   }
 
   /**
@@ -951,74 +1023,134 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  /** One pass of sync(): every known ServiceCIDR, every CIDR of ours, in arrival order. */
+  /**
+   * One pass of sync(): the CIDRs changed since the last pass (dirty) and those waiting on memory
+   * (tried again at every change, as upstream recomputes what to add at every event), in the
+   * order their first ServiceCIDR arrived, then in that ServiceCIDR's list. Every other range is
+   * as the pass would leave it: its ServiceCIDRs have not changed since it was last looked at.
+   */
   private syncPass(): void {
     // set again below by a range that still cannot get memory; null meanwhile, so a call back in
     // from a range being built (its strategy) does not start another sync
     this.memoryWait = null;
+    const keys = [...new Set([...this.dirty, ...this.starved.keys()])];
+    this.dirty.clear();
     this.starved.clear();
-    const wanted = new Map<string, { refs: Set<string>; ready: boolean; texts: [string, string][] }>();
-    for (const k of this.known.values()) {
-      for (const { key, text } of k.ours) {
-        let w = wanted.get(key);
-        if (w === undefined) wanted.set(key, (w = { refs: new Set(), ready: false, texts: [] }));
-        w.refs.add(k.sc.name);
-        w.texts.push([k.sc.name, text]);
+    let passed = false;
+    try {
+      this.syncKeys(keys);
+      passed = true;
+    } finally {
+      // a pass cut short by a throw leaves its CIDRs for the next one (looking again is harmless)
+      if (!passed) for (const key of keys) this.dirty.add(key);
+    }
+  }
+
+  /** syncPass on `keys`: their ranges made, updated or removed, and placed in creation order. */
+  private syncKeys(keys: string[]): void {
+    const wanted = new Map<string, { refs: Set<string>; ready: boolean; texts: [string, string][]; rank: Rank }>();
+    const gone: string[] = [];
+    for (const key of this.inArrivalOrder(keys)) {
+      const names = this.listing.get(key);
+      if (names === undefined) {
+        gone.push(key);
+        continue;
       }
+      const w = { refs: new Set<string>(), ready: false, texts: [] as [string, string][], rank: this.rankOf(key) };
+      for (const name of [...names].sort((a, b) => this.known.get(a)!.seq - this.known.get(b)!.seq)) {
+        w.refs.add(name);
+        for (const o of this.known.get(name)!.ours) if (o.key === key) w.texts.push([name, o.text]);
+      }
+      wanted.set(key, w);
     }
     // now, from the ServiceCIDRs as the pass began (an event nested in it changes `known`)
     for (const w of wanted.values()) w.ready = this.readyFor(w.refs);
-    // A CIDR no ServiceCIDR lists any more (spec.cidrs is immutable in the API; defensive).
-    for (const [key, e] of this.entries) {
-      if (!wanted.has(key)) {
-        this.removeEntry(e);
-        this.entries.delete(key);
+    const leaving: RangeEntry[] = [];
+    const arriving: [RangeEntry, Rank][] = [];
+    try {
+      // A CIDR no ServiceCIDR lists any more (spec.cidrs is immutable in the API; defensive).
+      for (const key of gone) {
+        const e = this.entries.get(key);
+        if (e === undefined) continue;
+        leaving.push(e);
+        this.dropEntry(e);
       }
+      for (const [key, w] of wanted) {
+        const e = this.entries.get(key);
+        if (e !== undefined) {
+          for (const name of [...e.refs]) if (!w.refs.has(name)) e.refs.delete(name);
+          for (const name of w.refs) e.refs.add(name);
+          e.ready = w.ready;
+          e.allocator.setReady(e.ready);
+          leaving.push(e);
+          arriving.push([e, w.rank]);
+          continue;
+        }
+        if (this.destroyed) return; // by an earlier range's strategy: the ranges left to make are not made
+        let a: Allocator;
+        try {
+          // a range no Allocator serves is refused here, so the reason is rangeSkipReason's, as the CLI shows it
+          const failed = this.bad.get(key) ?? rangeSkipReason(Prefix.parse(key));
+          if (failed !== undefined) throw failed;
+          const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom };
+          if (this.indexKind !== undefined) options.index = this.indexKind;
+          if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
+          if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
+          a = Allocator.create(key, options);
+        } catch (err) {
+          if (this.destroyed) return; // by its strategy's forRange (ErrDestroyed from guard): nothing to report
+          const reason = err as Error;
+          // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
+          // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
+          // recomputes what to add at every event), or sooner, once the headroom grew or the records
+          // dropped (retryForMemory).
+          if (err instanceof OutOfMemoryError) {
+            this.waitForMemory();
+            this.starved.set(key, { prefix: Prefix.parse(key), refs: w.refs, ready: w.ready, reason: err });
+          } else this.bad.set(key, reason);
+          for (const [name, text] of w.texts) this.skip(name, text, reason);
+          continue;
+        }
+        if (this.destroyed) {
+          // by its strategy's forRange: destroy() freed the ranges it knew, not this one yet
+          a.destroy();
+          return;
+        }
+        a.setReady(w.ready);
+        const made: RangeEntry = { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.ready, rank: w.rank };
+        this.entries.set(key, made);
+        this.tops.add(a.prefix);
+        arriving.push([made, made.rank]);
+        for (const [name, text] of w.texts) this.skips.delete(skipKey(name, text)); // skipped before for lack of memory
+      }
+    } finally {
+      // the ranges changed so far take their place, even when a range's removal threw
+      // (destroyed meanwhile: destroy() emptied the order, which stays empty)
+      if (!this.destroyed) this.reorder(leaving, arriving);
     }
-    for (const [key, w] of wanted) {
-      const e = this.entries.get(key);
-      if (e !== undefined) {
-        for (const name of [...e.refs]) if (!w.refs.has(name)) e.refs.delete(name);
-        for (const name of w.refs) e.refs.add(name);
-        e.ready = w.ready;
-        e.allocator.setReady(e.ready);
-        continue;
+  }
+
+  /**
+   * `keys` in the order a pass over every known ServiceCIDR, in arrival order, each one's CIDRs
+   * in its list, would first meet them (those no ServiceCIDR lists, last).
+   */
+  private inArrivalOrder(keys: string[]): string[] {
+    if (keys.length <= 1) return keys;
+    const at = new Map<string, [number, number]>();
+    for (const key of keys) {
+      const names = this.listing.get(key);
+      let first: KnownServiceCIDR | undefined;
+      for (const name of names ?? []) {
+        const k = this.known.get(name)!;
+        if (first === undefined || k.seq < first.seq) first = k;
       }
-      if (this.destroyed) return; // by an earlier range's strategy: the ranges left to make are not made
-      let a: Allocator;
-      try {
-        // a range no Allocator serves is refused here, so the reason is rangeSkipReason's, as the CLI shows it
-        const failed = this.bad.get(key) ?? rangeSkipReason(Prefix.parse(key));
-        if (failed !== undefined) throw failed;
-        const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom };
-        if (this.indexKind !== undefined) options.index = this.indexKind;
-        if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
-        if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
-        a = Allocator.create(key, options);
-      } catch (err) {
-        if (this.destroyed) return; // by its strategy's forRange (ErrDestroyed from guard): nothing to report
-        const reason = err as Error;
-        // A CIDR no Allocator can serve fails the same way every time; a lack of WASM memory is
-        // passing, so that CIDR is tried again at the next change of the ServiceCIDRs (upstream
-        // recomputes what to add at every event), or sooner, once the headroom grew or the records
-        // dropped (retryForMemory).
-        if (err instanceof OutOfMemoryError) {
-          this.waitForMemory();
-          this.starved.set(key, { prefix: Prefix.parse(key), refs: w.refs, ready: w.ready, reason: err });
-        } else this.bad.set(key, reason);
-        for (const [name, text] of w.texts) this.skip(name, text, reason);
-        continue;
-      }
-      if (this.destroyed) {
-        // by its strategy's forRange: destroy() freed the ranges it knew, not this one yet
-        a.destroy();
-        return;
-      }
-      a.setReady(w.ready);
-      this.entries.set(key, { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.ready });
-      for (const [name, text] of w.texts) this.skips.delete(skipKey(name, text)); // skipped before for lack of memory
+      at.set(key, first === undefined ? [Infinity, 0] : [first.seq, first.ours.findIndex((o) => o.key === key)]);
     }
-    this.rebuild();
+    return keys.sort((a, b) => {
+      const x = at.get(a)!;
+      const y = at.get(b)!;
+      return x[0] - y[0] || x[1] - y[1];
+    });
   }
 
   /**
@@ -1039,25 +1171,47 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.memoryWait = { headroom, records: this.labelled };
   }
 
-  /** Recomputes the creation order and the top-level size after a change. */
-  private rebuild(): void {
-    const scs = [...this.known.values()].sort(byCreation);
-    const order: RangeEntry[] = [];
-    const seen = new Set<RangeEntry>();
-    for (const k of scs) {
-      for (const { key } of k.ours) {
-        const e = this.entries.get(key);
-        if (e !== undefined && !seen.has(e)) {
-          seen.add(e);
-          order.push(e);
-        }
-      }
+  /**
+   * Where the range of `key` goes in creation order now (see Rank): the first in creation order
+   * of the known ServiceCIDRs listing it. As a sort of every ServiceCIDR, each one's CIDRs in its
+   * list, would first meet it.
+   */
+  private rankOf(key: string): Rank {
+    let first: KnownServiceCIDR | undefined;
+    for (const name of this.listing.get(key) ?? []) {
+      const k = this.known.get(name)!;
+      if (first === undefined || byCreation(k, first) < 0) first = k;
+    }
+    if (first === undefined) throw new Error(`MetaAllocator: the range ${key} is placed while no ServiceCIDR lists it`);
+    return { sc: first.sc, seq: first.seq, index: first.ours.findIndex((o) => o.key === key) };
+  }
+
+  /**
+   * A new `order`: the ranges `leaving` taken out (removed, or about to move), then those
+   * `arriving` put in at their rank. A binary search each, in one copy of the list: ranges added
+   * in creation order, as a source replays and creates them, go to the end.
+   */
+  private reorder(leaving: readonly RangeEntry[], arriving: readonly [RangeEntry, Rank][]): void {
+    if (leaving.length === 0 && arriving.length === 0) return;
+    const order = this.order.slice();
+    for (const e of leaving) {
+      const i = rankIndex(order, e.rank);
+      if (order[i] !== e) throw new Error(`MetaAllocator: the range ${e.cidr} is not where its rank puts it`);
+      order.splice(i, 1);
+    }
+    for (const [e, rank] of arriving) {
+      if (e.removed) continue; // removed later in the same change
+      e.rank = rank;
+      order.splice(rankIndex(order, rank), 0, e);
     }
     this.order = order;
-    const prefixes = order.map((e) => e.allocator.prefix);
-    let top = 0n;
-    for (const e of order) if (notContained(e.allocator.prefix, prefixes)) top += e.allocator.size;
-    this.topSize = top;
+  }
+
+  /** A range is gone: destroyed (removeEntry) and out of `entries` and the top-level size. */
+  private dropEntry(e: RangeEntry): void {
+    this.entries.delete(e.cidr);
+    this.tops.delete(e.allocator.prefix);
+    this.removeEntry(e);
   }
 
   /** Records a CIDR that cannot be served; onSkip hears of it once the event is done (report). */
@@ -1187,6 +1341,25 @@ export function rangeSkipReason(p: Prefix): InvalidRangeError | undefined {
 /** Creation order (compareCreation), then arrival order. */
 function byCreation(a: KnownServiceCIDR, b: KnownServiceCIDR): number {
   return compareCreation(a.sc, b.sc) || a.seq - b.seq;
+}
+
+/** The order of two ranks: their ServiceCIDRs' (byCreation), then the CIDRs' index in the first. */
+function compareRank(a: Rank, b: Rank): number {
+  return compareCreation(a.sc, b.sc) || a.seq - b.seq || a.index - b.index;
+}
+
+/** The first index of `order` (sorted by rank) whose range ranks at or after `rank`; the end first, where most ranges go. */
+function rankIndex(order: readonly RangeEntry[], rank: Rank): number {
+  const n = order.length;
+  if (n === 0 || compareRank(order[n - 1]!.rank, rank) < 0) return n;
+  let lo = 0;
+  let hi = n - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareRank(order[mid]!.rank, rank) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /**

@@ -7,8 +7,15 @@ import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { MetaAllocator, RANGE_POLICIES, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
-import { isNotContained } from '../adapters/geometry.ts';
-import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRSource, type ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
+import { isNotContained, Prefix } from '../adapters/geometry.ts';
+import {
+  compareCreation,
+  InMemoryServiceCIDRs,
+  type ServiceCIDR,
+  type ServiceCIDRSource,
+  type ServiceCIDRWatcher,
+} from '../adapters/service-cidrs.ts';
+import { TopLevelPrefixes } from '../adapters/top-level-prefixes.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Allocator } from '../adapters/allocator.ts';
@@ -1748,4 +1755,262 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
       done();
     }
   });
+});
+
+// ── many ServiceCIDRs: the bookkeeping of a change looks at the CIDRs it touched only ────────────
+
+/** Overlapping CIDRs (two spellings of one, an unservable one, one of the other family). */
+const MANY_CIDRS = [
+  '10.0.0.0/8',
+  '10.0.0.0/16',
+  '10.0.0.0/24',
+  '10.0.0.1/24', // the same range as 10.0.0.0/24, written otherwise
+  '10.0.0.0/25',
+  '10.0.0.128/25',
+  '10.0.0.0/28',
+  '10.0.1.0/24',
+  '10.0.1.0/28',
+  '10.1.0.0/16',
+  '10.1.2.0/24',
+  '192.168.0.0/24',
+  '255.255.255.255/32', // no Allocator serves it: skipped
+  'fd00::/112', // the other family: ignored
+];
+/** Timestamps with ties (whole seconds, as Kubernetes stamps them) and none. */
+const MANY_TIMES = ['2026-01-01T00:00:01Z', '2026-01-01T00:00:00Z', '2026-01-01T00:00:02Z', undefined];
+const MANY_NAMES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+
+type ManyStep =
+  | { kind: 'add'; name: string; cidrs: string[]; time: string | undefined; ready: boolean | undefined; deleting: boolean }
+  | { kind: 'delete'; name: string };
+
+const manyStep: fc.Arbitrary<ManyStep> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('add' as const),
+      name: fc.constantFrom(...MANY_NAMES),
+      cidrs: fc.uniqueArray(fc.constantFrom(...MANY_CIDRS), { minLength: 1, maxLength: 3 }),
+      time: fc.constantFrom(...MANY_TIMES),
+      ready: fc.constantFrom(true, false, undefined),
+      deleting: fc.boolean(),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('delete' as const), name: fc.constantFrom(...MANY_NAMES) }) },
+);
+
+/**
+ * What a MetaAllocator over the ServiceCIDRs `known` (name → object and arrival number) answers,
+ * worked out from scratch, as upstream's syncAllocators does at every event: the ranges in
+ * creation order, each with its ServiceCIDRs and readiness, the top-level size, the skips.
+ */
+function fromScratch(known: Map<string, { sc: ServiceCIDR; seq: number; skips: Set<string> }>) {
+  const scs = [...known.values()].sort((x, y) => compareCreation(x.sc, y.sc) || x.seq - y.seq);
+  const ranges = new Map<string, { cidr: string; refs: Set<string>; ready: boolean }>();
+  for (const { sc } of scs) {
+    for (const text of sc.cidrs) {
+      const p = Prefix.parse(text);
+      if (p.family !== 'IPv4') continue;
+      if (p.cidr === '255.255.255.255/32') continue; // skipped
+      const r = ranges.get(p.cidr) ?? { cidr: p.cidr, refs: new Set<string>(), ready: false };
+      r.refs.add(sc.name);
+      r.ready ||= sc.ready !== false && !sc.deletionTimestamp;
+      ranges.set(p.cidr, r);
+    }
+  }
+  const list = [...ranges.values()];
+  const cidrs = list.map((r) => r.cidr);
+  let size = 0n;
+  for (const c of cidrs) if (isNotContained(c, cidrs)) size += Prefix.parse(c).size;
+  return {
+    ranges: list.map((r) => ({ cidr: r.cidr, ready: r.ready, serviceCIDRs: [...r.refs].sort() })),
+    size,
+    // a skip stays until its ServiceCIDR is deleted, also when an update no longer lists it
+    // (spec.cidrs is immutable in the API)
+    skipped: [...known.values()].flatMap((k) => [...k.skips]).sort(),
+  };
+}
+
+/** The first range in `ranges` (creation order) holding `ip` as a host, ready when `ready`: rangeFor's answer. */
+function firstHolding(ranges: { cidr: string; ready: boolean }[], ip: string, ready: boolean): string | undefined {
+  return ranges.find((r) => hostOf(r.cidr, ip) && (r.ready || !ready))?.cidr;
+}
+
+/** Addresses at the edges of every CIDR of MANY_CIDRS: network, first and last host, broadcast. */
+const MANY_PROBES = [
+  ...new Set(
+    MANY_CIDRS.filter((c) => c.includes('.')).flatMap((c) => {
+      const [a, b, x] = c.split(/[./]/).map(Number) as [number, number, number];
+      const len = Number(c.split('/')[1]);
+      const base = ((a << 24) | (b << 16) | (x << 8)) >>> 0;
+      const span = 2 ** (32 - len);
+      const text = (n: number) => [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+      return [base, base + 1, base + span - 2, base + span - 1].map((n) => text(n >>> 0));
+    }),
+  ),
+];
+
+describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any order', () => {
+  it('answers as ranges worked out from scratch at every step: order, references, readiness, size, routing, skips', () => {
+    fc.assert(
+      fc.property(fc.array(manyStep, { minLength: 1, maxLength: 30 }), (steps) => {
+        const { source, watchers } = handSource();
+        const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore(), policy: 'ordered' });
+        const known = new Map<string, { sc: ServiceCIDR; seq: number; skips: Set<string> }>();
+        let seq = 0;
+        for (const step of steps) {
+          if (step.kind === 'add') {
+            const sc: ServiceCIDR = {
+              name: step.name,
+              cidrs: step.cidrs,
+              ready: step.ready,
+              deletionTimestamp: step.deleting ? '2026-01-02T00:00:00Z' : null,
+              creationTimestamp: step.time,
+            };
+            const before = known.get(step.name);
+            const skips = new Set(before?.skips);
+            for (const c of step.cidrs) if (c === '255.255.255.255/32') skips.add(`${step.name} ${c}`);
+            known.set(step.name, { sc, seq: before?.seq ?? seq++, skips }); // an update keeps its arrival
+            watchers[0]!.onAdd(sc);
+          } else {
+            const k = known.get(step.name);
+            known.delete(step.name);
+            watchers[0]!.onDelete(k?.sc ?? { name: step.name, cidrs: [] });
+          }
+          const want = fromScratch(known);
+          const got = meta.ranges().map((r) => ({ cidr: r.cidr, ready: r.ready, serviceCIDRs: [...r.serviceCIDRs].sort() }));
+          expect(got).toEqual(want.ranges);
+          expect(meta.size).toBe(want.size);
+          expect(meta.free()).toBe(want.size);
+          expect(
+            meta
+              .skipped()
+              .map((s) => `${s.serviceCIDR} ${s.cidr}`)
+              .sort(),
+          ).toEqual(want.skipped);
+          for (const ip of MANY_PROBES) {
+            for (const ready of [true, false]) {
+              const cidr = firstHolding(want.ranges, ip, ready);
+              if (cidr === undefined) expect(() => meta.rangeFor(ip, ready)).toThrow(ErrMismatchedNetwork);
+              else expect(meta.rangeFor(ip, ready)).toBe(cidr);
+            }
+          }
+        }
+        meta.destroy();
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('1,000 ServiceCIDRs created in the same second, arriving out of order, are ranked by name; deleting every other one keeps the rest in place', () => {
+    const second = '2026-12-03T21:00:00Z';
+    const scs: ServiceCIDR[] = Array.from({ length: 1000 }, (_, i) => ({
+      name: `sc-${i}`,
+      cidrs: [`10.${i >> 8}.${i & 255}.0/24`],
+      creationTimestamp: second,
+    }));
+    const shuffled = [...scs];
+    const rng = seededRandom(5);
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = rng.nextU32() % (i + 1);
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    }
+    const { source, watchers } = handSource();
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore() });
+    for (const sc of shuffled) watchers[0]!.onAdd(sc);
+    const byName = [...scs].sort((x, y) => (x.name < y.name ? -1 : 1));
+    expect(meta.ranges().map((r) => r.cidr)).toEqual(byName.map((sc) => sc.cidrs[0]));
+    expect(meta.size).toBe(1000n * 254n);
+    for (const sc of shuffled.filter((_, i) => i % 2 === 0)) watchers[0]!.onDelete(sc);
+    const left = new Set(shuffled.filter((_, i) => i % 2 === 1));
+    expect(meta.ranges().map((r) => r.cidr)).toEqual(byName.filter((sc) => left.has(sc)).map((sc) => sc.cidrs[0]));
+    expect(meta.size).toBe(500n * 254n);
+    // a wide range over them all: the size is its own; gone again, theirs
+    watchers[0]!.onAdd({ name: 'wide', cidrs: ['10.0.0.0/8'], creationTimestamp: second });
+    expect(meta.size).toBe(2n ** 24n - 2n);
+    watchers[0]!.onDelete({ name: 'wide', cidrs: ['10.0.0.0/8'] });
+    expect(meta.size).toBe(500n * 254n);
+    meta.destroy();
+  });
+
+  it('a range waiting on memory is built again before those of a ServiceCIDR that arrived after it, as a pass in arrival order builds them', () => {
+    const create = Allocator.create.bind(Allocator);
+    const built: string[] = [];
+    const state = { fits: false };
+    const spy = vi.spyOn(Allocator, 'create').mockImplementation((cidr, options) => {
+      if (cidr === '10.0.0.0/24' && !state.fits) throw new OutOfMemoryError('creating an index (test)');
+      built.push(cidr);
+      return create(cidr, options);
+    });
+    const source = new InMemoryServiceCIDRs();
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore(), policy: 'ordered' });
+    try {
+      source.addServiceCIDR('first', ['10.0.0.0/24']);
+      expect(meta.skipped().map((s) => s.cidr)).toEqual(['10.0.0.0/24']);
+      state.fits = true;
+      source.addServiceCIDR('second', ['10.1.0.0/24', 'fd00::/112']);
+      expect(built).toEqual(['10.0.0.0/24', '10.1.0.0/24']);
+      expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.0.0.0/24', '10.1.0.0/24']);
+      expect(meta.skipped()).toEqual([]);
+    } finally {
+      spy.mockRestore();
+      meta.destroy();
+    }
+  });
+});
+
+describe('TopLevelPrefixes', () => {
+  const pools = {
+    IPv4: [
+      '10.0.0.0/8',
+      '10.0.0.0/16',
+      '10.0.0.0/24',
+      '10.0.0.0/25',
+      '10.0.0.128/25',
+      '10.0.1.0/24',
+      '10.1.0.0/16',
+      '10.255.255.0/24',
+      '11.0.0.0/8',
+      '0.0.0.0/0',
+      '10.0.0.4/30',
+      '10.0.0.7/32',
+    ],
+    IPv6: [
+      'fd00::/64',
+      'fd00::/112',
+      'fd00::1:0/112',
+      'fd00::/120',
+      'fd00::100/120',
+      'fd00:0:0:1::/64',
+      'fd00::/48',
+      'fe80::/64',
+      'fd00::ffff/128',
+    ],
+  };
+  it.each(Object.keys(pools) as (keyof typeof pools)[])(
+    '%s: Σ size of the prefixes no other contains, as isNotContained says, after any adds and deletes',
+    (family) => {
+      const pool = pools[family];
+      fc.assert(
+        fc.property(fc.array(fc.constantFrom(...pool), { maxLength: 40 }), (toggles) => {
+          const tops = new TopLevelPrefixes();
+          const held = new Set<string>();
+          for (const cidr of toggles) {
+            if (held.has(cidr)) {
+              held.delete(cidr);
+              tops.delete(Prefix.parse(cidr));
+            } else {
+              held.add(cidr);
+              tops.add(Prefix.parse(cidr));
+            }
+            const all = [...held];
+            let want = 0n;
+            for (const c of all) if (isNotContained(c, all)) want += Prefix.parse(c).size;
+            expect(tops.size).toBe(want);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
 });
