@@ -8,6 +8,11 @@
 //
 // Fills are seeded and loaded through the store (untimed); the fill is held by releasing what
 // allocateNext returned. Rows land in the boundary table as "policy · …".
+//
+// Many ranges: a MetaAllocator over 1,000 IPv4 /24 ServiceCIDRs (as a large cluster, or a study
+// of the policies, holds), one ServiceCIDR added and deleted again — what each change of the
+// ServiceCIDRs costs the range bookkeeping, where a pass over every range at each change once
+// made adding n of them O(n³) — and allocateNext+release among them.
 import type { BoundaryResult } from './boundary.ts';
 import type { Budget } from './measure.ts';
 import { measureAsync } from './measure.ts';
@@ -56,6 +61,7 @@ export async function runPolicies(budget: Budget, progress: (s: string) => void)
       out.push({ op, family: 'IPv4', result });
     }
   }
+  out.push(...(await manyRanges(budget, progress)));
   const op = 'policy (none) · Allocator allocateNext+release · 1 × /24 50 %';
   progress(`boundary · ${op}`);
   const store = filledStore([127]);
@@ -65,5 +71,34 @@ export async function runPolicies(budget: Budget, progress: (s: string) => void)
   }, budget);
   one.destroy();
   out.push({ op, family: 'IPv4', result, note: 'the same work without range selection' });
+  return out;
+}
+
+const MANY = 1000;
+
+/** The rows of a MetaAllocator over MANY /24 ServiceCIDRs (10.x.y.0/24), built untimed. */
+async function manyRanges(budget: Budget, progress: (s: string) => void): Promise<BoundaryResult[]> {
+  const { MemoryStore, MetaAllocator, InMemoryServiceCIDRs, seededRandom } = await import('../adapters/index.ts');
+  const cidrs = new InMemoryServiceCIDRs();
+  for (let i = 0; i < MANY; i++) cidrs.addServiceCIDR(`range-${i}`, [`10.${i >> 8}.${i & 255}.0/24`]);
+  const meta = new MetaAllocator('IPv4', cidrs, { store: new MemoryStore(), random: seededRandom(7) });
+  const out: BoundaryResult[] = [];
+  const scenario = `${MANY.toLocaleString('en-US')} × /24, empty`;
+  let op = `policy upstream · MetaAllocator + 1 ServiceCIDR (add, delete) · ${scenario}`;
+  progress(`boundary · ${op}`);
+  let result = await measureAsync(async (n) => {
+    for (let i = 0; i < n; i++) {
+      cidrs.addServiceCIDR('one-more', ['10.255.0.0/24']);
+      cidrs.deleteServiceCIDR('one-more');
+    }
+  }, budget);
+  out.push({ op, family: 'IPv4', result, note: 'the bookkeeping of a change of the ServiceCIDRs' });
+  op = `policy upstream · MetaAllocator allocateNext+release · ${scenario}`;
+  progress(`boundary · ${op}`);
+  result = await measureAsync(async (n) => {
+    for (let i = 0; i < n; i++) await meta.release(await meta.allocateNext());
+  }, budget);
+  out.push({ op, family: 'IPv4', result });
+  meta.destroy();
   return out;
 }
