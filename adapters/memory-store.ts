@@ -243,8 +243,13 @@ export class MemoryCache implements StoreCache {
    * table already holds a write when added/deleted tells the watchers of it.
    */
   protected readonly records: NameTable;
-  /** Subscribed watchers, in order. Replaced (never mutated) on (un)subscribe. */
-  private subs: readonly Subscription[] = [];
+  /**
+   * Subscribed watchers, in order. A delivery, and each queued event, holds the list as it was:
+   * while one runs, (un)subscribe replaces the list instead of changing it. Outside a delivery
+   * nothing holds it (the queue is empty), and it is changed in place: a copy at every subscribe
+   * made subscribing n watchers O(n²) (a MetaAllocator subscribes one per range).
+   */
+  private subs: Subscription[] = [];
   /** True while an event (or a replay) is being delivered: writes then queue behind it. */
   private delivering = false;
   private readonly queue: PendingEvent[] = [];
@@ -298,7 +303,8 @@ export class MemoryCache implements StoreCache {
     const all = this.records.values(); // a copy: the watcher may write while replaying
     const outermost = !this.delivering;
     this.delivering = true;
-    this.subs = [...this.subs, sub];
+    if (outermost) this.subs.push(sub);
+    else this.subs = [...this.subs, sub];
     try {
       for (let i = 0; i < all.length; i++) sub.watcher.onAdd(all[i]!);
     } catch (e) {
@@ -344,7 +350,11 @@ export class MemoryCache implements StoreCache {
   private unsubscribe(sub: Subscription): void {
     if (!sub.active) return;
     sub.active = false;
-    this.subs = this.subs.filter((s) => s !== sub);
+    if (this.delivering) this.subs = this.subs.filter((s) => s !== sub);
+    else {
+      const i = this.subs.indexOf(sub);
+      if (i >= 0) this.subs.splice(i, 1);
+    }
   }
 
   private publish(add: boolean, record: IPAddressRecord, previous: IPAddressRecord | undefined): void {

@@ -7,6 +7,7 @@ import { validateRecord } from '../adapters/records.ts';
 import type { ParentRef } from '../adapters/types.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { homeOf, NameTable, tagOf } from '../adapters/name-table.ts';
+import { seededRandom } from '../adapters/random.ts';
 
 const labels = allocatorLabels('IPv4');
 const rec = (name: string, extra: Partial<IPAddressRecord> = {}): IPAddressRecord => ({ name, labels, parentRef: null, ...extra });
@@ -461,6 +462,41 @@ describe('MemoryStore delivers events in store order, re-entrant writes included
       onDelete: (r) => events.push(`-${r.name}`),
     });
     expect(events).toEqual(['+10.0.0.1', '-10.0.0.1']);
+  });
+
+  it('watchers subscribed and unsubscribed between writes, in any order, hear each write in subscription order while subscribed', () => {
+    // a seeded walk: subscribe a new watcher, unsubscribe one (oldest, newest or between), or write
+    const s = new MemoryStore();
+    const log: string[] = [];
+    const subscribed: { tag: string; off: () => void }[] = []; // the model: subscription order
+    const random = seededRandom(7);
+    const next = (n: number) => random.nextU32() % n;
+    let made = 0;
+    for (let step = 0; step < 400; step++) {
+      const want: string[] = [];
+      const choice = next(4);
+      if (choice === 0 || subscribed.length === 0) {
+        const tag = `w${made++}`;
+        const replayed: string[] = [];
+        const off = s.cache.subscribe({
+          onAdd: (r) => (subscribed.some((w) => w.tag === tag) ? log.push(`${tag}+${r.name}`) : replayed.push(r.name)),
+          onDelete: (r) => log.push(`${tag}-${r.name}`),
+        });
+        expect(replayed.length).toBe(s.size); // the replay: every record, once
+        subscribed.push({ tag, off });
+      } else if (choice === 1) {
+        const [w] = subscribed.splice(next(subscribed.length), 1);
+        w!.off();
+      } else {
+        const name = `10.0.0.${next(8) + 1}`;
+        const add = s.cache.get(name) === undefined;
+        if (add) s.createSync(rec(name));
+        else s.deleteSync(name);
+        for (const w of subscribed) want.push(`${w.tag}${add ? '+' : '-'}${name}`);
+      }
+      expect(log.splice(0)).toEqual(want);
+    }
+    expect(s.watcherCount).toBe(subscribed.length);
   });
 
   it('a watcher unsubscribed by an earlier watcher during a delivery hears nothing more', () => {
