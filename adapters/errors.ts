@@ -57,27 +57,33 @@ export function quoteInput(input: unknown): string {
   return `${showUnseen(String(input))} (${typeof input})`;
 }
 
-/**
- * An array by its length, a thenable as a promise, a plain object as `a value of type object`,
- * any other object by its class: `a Map`, `an instance of Owner`, or `an object whose prototype
- * is not Object.prototype` — read from property descriptors, so no getter of the caller's runs.
- */
-export function objectKind(o: object): string {
+/** An array by its length, a thenable as a promise, any other object by its class (classOf). */
+function objectKind(o: object): string {
   try {
     if (Array.isArray(o)) return `an array of ${o.length} value${o.length === 1 ? '' : 's'}`;
     if (typeof (o as { then?: unknown }).then === 'function') return 'a Promise (a missing await?)';
-    const proto: unknown = Object.getPrototypeOf(o);
-    if (proto === Object.prototype || proto === null) return 'a value of type object';
-    const ctor: unknown =
-      typeof proto === 'object' && proto !== null ? Object.getOwnPropertyDescriptor(proto, 'constructor')?.value : undefined;
-    const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
-    if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
-    const shown = showUnseen(name.slice(0, 64));
-    return BUILT_IN_KINDS.has(name) ? `a ${shown}` : `an instance of ${shown}`;
+    return classOf(o);
   } catch {
     // a Proxy whose traps throw, or a revoked one: the refusal must not throw the input's own error
   }
   return 'a value of type object';
+}
+
+/**
+ * An object by its class: `a Map`, `an instance of Owner`, `an object whose prototype is not
+ * Object.prototype`, or, for a plain object, `a value of type object` — read from property
+ * descriptors, so no getter of the caller's runs. A Proxy whose trap throws throws here, as its
+ * other reads do, for the caller to name the field it was reading.
+ */
+export function classOf(o: object): string {
+  const proto: unknown = Object.getPrototypeOf(o);
+  if (proto === Object.prototype || proto === null) return 'a value of type object';
+  const ctor: unknown =
+    typeof proto === 'object' && proto !== null ? Object.getOwnPropertyDescriptor(proto, 'constructor')?.value : undefined;
+  const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
+  if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
+  const shown = showUnseen(name.slice(0, 64));
+  return BUILT_IN_KINDS.has(name) ? `a ${shown}` : `an instance of ${shown}`;
 }
 
 /** Classes named by their name alone (`a Map`, not `an instance of Map`). */

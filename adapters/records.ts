@@ -9,7 +9,7 @@ import {
   InvalidRecordError,
   isPlainObject,
   memberName,
-  objectKind,
+  classOf,
   quoteInput,
   quoteText,
   readMember,
@@ -178,7 +178,7 @@ function pathSegmentProblems(value: string): string[] {
  * (checkParentRef).
  */
 function notPlainObject(o: object, field: string, what: string): string {
-  return `${field}: Invalid value: ${objectKind(o)}: must be a plain object ${what} (an object literal): only a plain object's own fields are copied`;
+  return `${field}: Invalid value: ${classOf(o)}: must be a plain object ${what} (an object literal): only a plain object's own fields are copied`;
 }
 
 /**
@@ -243,7 +243,7 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   // is not; the message says that only own fields are read, and where the required ones are.
   let fields: Record<string | symbol, unknown> | undefined;
   let hidden: string[] = []; // required fields it has, but not as own enumerable fields
-  let noFields: string | undefined; // an object with no own enumerable fields that is not plain: what it is (objectKind)
+  let noFields: string | undefined; // an object with no own enumerable fields that is not plain: what it is (classOf)
   try {
     // the caller's code runs here: a Proxy's isArray, ownKeys, getPrototypeOf and has traps, getters
     if (typeof owner === 'object' && owner !== null && !Array.isArray(owner)) {
@@ -253,7 +253,7 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
       hidden = REQUIRED_PARENT_REF_KEYS.filter(
         (key) => own[key] === undefined && key in owner && !Object.prototype.propertyIsEnumerable.call(owner, key),
       );
-      if (Object.keys(own).length === 0 && !isPlainObject(owner)) noFields = objectKind(owner);
+      if (Object.keys(own).length === 0 && !isPlainObject(owner)) noFields = classOf(owner);
     }
   } catch (e) {
     throw unreadableInput(field, e); // a revoked Proxy (a field whose getter throws: named by ownFields)
