@@ -1,10 +1,11 @@
-// Exec credential plugins that do not outlive the request that started them.
+// Exec credential plugins run as kubectl runs them, and that do not outlive the request that
+// started them.
 //
 // client-node runs a kubeconfig user's exec plugin (`users[].user.exec`) with child_process.spawn
 // as it authenticates each request, and waits for it to exit, with no timeout and no way to stop
 // it: a plugin that never answers (waiting on a browser login, a hung network call) holds the
 // request, and is still running after the request's deadline or close() gave up on it. The spawn
-// is client-node's `execFn`, a field of the ExecAuth each KubeConfig holds: stopPluginsOnAbort
+// is client-node's `execFn`, a field of the ExecAuth each KubeConfig holds: superviseExecPlugins
 // wraps it so that a plugin started while a request of ours runs (withRequestSignal, carried
 // through client-node's promises by an AsyncLocalStorage) is given that request's AbortSignal:
 // spawn kills it when the request ends unanswered, and our ends of its pipes are closed and the
@@ -26,11 +27,40 @@
 // client-node passes stderr on only for a plugin that exits with a status other than 0, and a
 // plugin that exits 0 printing nothing says why only there (a login it could not do).
 //
+// The same wrapper starts the plugin as client-go's exec authenticator does
+// (k8s.io/client-go/plugin/pkg/client/auth/exec/exec.go, refreshCredsLocked and isInteractive),
+// where client-node spawns it with only the exec entry's env and three pipes:
+// - KUBERNETES_EXEC_INFO holds an ExecCredential of the exec entry's apiVersion whose spec says
+//   whether the plugin may ask the user (`interactive`), and, with `provideClusterInfo: true`,
+//   the cluster it authenticates to (`cluster`). Plugins answer in the apiVersion it names
+//   (Azure's kubelogin, aws eks get-token): without it they fall back to v1beta1, which an exec
+//   entry of v1 refuses.
+// - stdin is the terminal when interactiveMode allows it (Never: never; IfAvailable, also taken
+//   when none is given — kubectl's default for v1beta1; it refuses a v1 entry without one —: when
+//   stdin is a terminal; Always: stdin must be one, or the plugin is not run), and otherwise
+//   nothing: a plugin that reads it meets its end at once, where a pipe we never wrote to held
+//   it until the request's deadline.
+// - what it writes on stderr goes on to our stderr as it comes (a device-code login tells the
+//   user there where to sign in), besides being kept for the messages.
+//
+//   interactiveMode  stdin a terminal   spec.interactive   the plugin's stdin
+//   Never            either             false              nothing (/dev/null)
+//   IfAvailable      no                 false              nothing (/dev/null)
+//   IfAvailable      yes                true               the terminal
+//   Always           no                 —                  not run (KubeconfigCredentialError)
+//   Always           yes                true               the terminal
+//
+// Plugins of one KubeConfig run one at a time, as client-go's Authenticator holds a mutex while
+// its plugin runs: two asking on one terminal at once could not both be answered. Requests that
+// come meanwhile wait, then take what that run left in client-node's cache.
+//
 // A KubeConfig without that field (another client-node) is left as it is: the request still
 // ends at its deadline, and the message still says that the plugin did not answer, but the
-// plugin is not stopped.
+// plugin is not stopped, and runs as client-node starts it.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { KubeConfig, User } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import { isatty } from 'node:tty';
+import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteInput } from '../errors.ts';
 import { rememberPluginStderr } from './errors.ts';
 import { KubeconfigCredentialError } from './user-checks.ts';
@@ -38,8 +68,11 @@ import { KubeconfigCredentialError } from './user-checks.ts';
 /** The AbortSignal of the request whose authentication is running, where there is one. */
 const requestSignal = new AsyncLocalStorage<AbortSignal>();
 
-/** What the plugin started by the running getCredential wrote on stderr (at most STDERR_KEPT characters). */
-const pluginRun = new AsyncLocalStorage<{ stderr: string }>();
+/**
+ * The running getCredential: the user whose plugin it may start (how to start it), and what that
+ * plugin wrote on stderr (at most STDERR_KEPT characters).
+ */
+const pluginRun = new AsyncLocalStorage<{ user: User; stderr: string }>();
 
 /** How much of a plugin's stderr is kept: its first line is all a message shows. */
 const STDERR_KEPT = 4096;
@@ -50,11 +83,12 @@ const WRAPPED = Symbol('ipallocator.execFnWrapped');
 type Spawn = (command: string, args: readonly string[] | undefined, options: Record<string, unknown>) => unknown;
 
 /**
- * Makes every exec credential plugin `kc` starts during withRequestSignal stop when that
- * request's signal aborts; whether it will (false for a KubeConfig without client-node's ExecAuth,
- * which is left as it is). Idempotent.
+ * Makes every exec credential plugin `kc` starts run as client-go runs it (KUBERNETES_EXEC_INFO,
+ * stdin by interactiveMode, stderr passed on), its output checked, and, when started during
+ * withRequestSignal, stop when that request's signal aborts; whether it will (false for a
+ * KubeConfig without client-node's ExecAuth, which is left as it is). Idempotent.
  */
-export function stopPluginsOnAbort(kc: KubeConfig): boolean {
+export function superviseExecPlugins(kc: KubeConfig): boolean {
   const authenticators: unknown = Reflect.get(kc, 'authenticators');
   if (!Array.isArray(authenticators)) return false;
   let stops = false;
@@ -69,16 +103,20 @@ export function stopPluginsOnAbort(kc: KubeConfig): boolean {
     const spawn = execFn as Spawn;
     const bounded: Spawn = (command, args, options) => {
       const signal = requestSignal.getStore();
-      const child = spawn.call(auth, command, args, signal === undefined ? options : { ...options, signal, killSignal: 'SIGKILL' });
+      const run = pluginRun.getStore();
+      // as client-go starts it (the file comment); throws, before anything is started, for an
+      // interactiveMode that cannot be met, which client-node's getCredential rejects with
+      const started = run === undefined ? options : { ...options, ...asClientGoStarts(run.user, kc, options) };
+      const child = spawn.call(auth, command, args, signal === undefined ? started : { ...started, signal, killSignal: 'SIGKILL' });
       if (signal !== undefined) {
         if (signal.aborted) letGo(child);
         else signal.addEventListener('abort', () => letGo(child), { once: true });
       }
-      const run = pluginRun.getStore();
       const stderr = (child as { stderr?: { on?: unknown } } | null)?.stderr;
       if (run !== undefined && typeof stderr?.on === 'function') {
         (stderr as { on(event: 'data', listener: (chunk: unknown) => void): void }).on('data', (chunk) => {
           if (run.stderr.length < STDERR_KEPT) run.stderr += String(chunk);
+          passOnStderr(chunk);
         });
       }
       return child;
@@ -89,8 +127,15 @@ export function stopPluginsOnAbort(kc: KubeConfig): boolean {
     const getCredential: unknown = Reflect.get(auth, 'getCredential');
     if (typeof getCredential === 'function') {
       const get = getCredential as (user: unknown) => Promise<unknown>;
-      Reflect.set(auth, 'getCredential', async (user: unknown) => {
-        const run = { stderr: '' };
+      // One at a time, as client-go's Authenticator holds its mutex while its plugin runs: a
+      // plugin may be asking the user on the terminal, and two would ask at once. A request that
+      // comes meanwhile waits, then finds what that run left in client-node's cache. Each runs in
+      // its own request's context (its signal stops the plugin it starts).
+      let running: Promise<unknown> = Promise.resolve();
+      const checked = async (user: unknown): Promise<unknown> => {
+        const signal = requestSignal.getStore();
+        if (signal?.aborted) throw signal.reason; // given up while it waited: nothing to run for
+        const run = { user: user as User, stderr: '' };
         const credential = await pluginRun
           .run(run, () => get.call(auth, user))
           .catch((e: unknown) => {
@@ -103,6 +148,11 @@ export function stopPluginsOnAbort(kc: KubeConfig): boolean {
         const wrong = object ? notTheCredential(credential, user as User) : undefined;
         if (wrong !== undefined) throw new KubeconfigCredentialError(String((user as User).name), wrong);
         return credential;
+      };
+      Reflect.set(auth, 'getCredential', (user: unknown) => {
+        const turn = running.then(() => checked(user));
+        running = turn.catch(() => {});
+        return turn;
       });
     }
   }
@@ -129,6 +179,99 @@ function letGo(child: unknown): void {
 /** Runs `call` (a request, its authentication included) so that exec plugins it starts stop when `signal` aborts. */
 export function withRequestSignal<T>(signal: AbortSignal, call: () => T): T {
   return requestSignal.run(signal, call);
+}
+
+/** The values of an exec entry's interactiveMode kubectl takes. */
+type InteractiveMode = 'Never' | 'IfAvailable' | 'Always';
+
+/**
+ * The spawn options (env, stdio) that start `user`'s exec plugin as client-go starts it (see the
+ * file comment), over client-node's `options` (the exec entry's env, when it has one). Throws
+ * KubeconfigCredentialError when its interactiveMode cannot be met (Always, stdin no terminal) or
+ * is none kubectl knows.
+ */
+function asClientGoStarts(user: User, kc: KubeConfig, options: { env?: unknown }): Record<string, unknown> {
+  const exec = execEntryOf(user) as { apiVersion?: unknown; interactiveMode?: unknown; provideClusterInfo?: unknown } | undefined;
+  if (typeof exec !== 'object' || exec === null) return {};
+  const interactive = mayAsk(exec.interactiveMode, String(user.name));
+  const stdio = [interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'];
+  if (typeof exec.apiVersion !== 'string') return { stdio };
+  const cluster = exec.provideClusterInfo === true ? clusterInfo(kc.getCurrentCluster()) : undefined;
+  const info = { kind: 'ExecCredential', apiVersion: exec.apiVersion, spec: { ...(cluster && { cluster }), interactive } };
+  // after the exec entry's env, as client-go appends it: the entry cannot set it
+  const env = { ...((options.env as NodeJS.ProcessEnv | undefined) ?? process.env), KUBERNETES_EXEC_INFO: JSON.stringify(info) };
+  return { env, stdio };
+}
+
+/**
+ * Whether the plugin may ask the user, by its interactiveMode (client-go isInteractive; absent,
+ * IfAvailable, kubectl's default for v1beta1): stdin must be a terminal, as client-go's
+ * term.IsTerminal(os.Stdin.Fd()).
+ */
+function mayAsk(mode: unknown, user: string): boolean {
+  const known: readonly InteractiveMode[] = ['Never', 'IfAvailable', 'Always'];
+  if (mode !== undefined && mode !== null && mode !== '' && !known.includes(mode as InteractiveMode)) {
+    throw new KubeconfigCredentialError(
+      user,
+      `was not run: its exec entry has interactiveMode ${quoteInput(mode)}, which kubectl refuses too ("invalid interactiveMode"): ` +
+        'set Never, IfAvailable or Always',
+    );
+  }
+  if (mode === 'Never') return false;
+  const terminal = isatty(0);
+  if (mode === 'Always' && !terminal) {
+    throw new KubeconfigCredentialError(
+      user,
+      'was not run: its exec entry has interactiveMode "Always", and standard input is not a terminal ' +
+        '(kubectl refuses it too: "exec plugin cannot support interactive mode: standard input is not a terminal"); ' +
+        'run it from a terminal, or set interactiveMode IfAvailable or Never',
+    );
+  }
+  return terminal;
+}
+
+/**
+ * The cluster as KUBERNETES_EXEC_INFO gives it to a plugin whose exec entry has
+ * `provideClusterInfo: true` (client-go rest.ConfigToExecCluster, in the v1 and v1beta1 JSON
+ * names): the CA as base64 PEM, read from certificate-authority when that is where it is. The
+ * cluster's `client.authentication.k8s.io/exec` extension (`config`) is not given: client-node does
+ * not keep a cluster's extensions.
+ */
+function clusterInfo(cluster: Cluster | null): Record<string, unknown> | undefined {
+  if (cluster === null || typeof cluster !== 'object') return undefined;
+  let ca = cluster.caData;
+  if (ca === undefined && typeof cluster.caFile === 'string' && cluster.caFile !== '') {
+    try {
+      ca = readFileSync(cluster.caFile).toString('base64');
+    } catch {
+      // client-node has read it already for the request; the failure, if any, is said there
+    }
+  }
+  return {
+    server: cluster.server,
+    ...(cluster.tlsServerName && { 'tls-server-name': cluster.tlsServerName }),
+    ...(cluster.skipTLSVerify === true && { 'insecure-skip-tls-verify': true }),
+    ...(ca && { 'certificate-authority-data': ca }),
+    ...(cluster.proxyUrl && { 'proxy-url': cluster.proxyUrl }),
+  };
+}
+
+/**
+ * Writes what a plugin wrote on stderr to ours, as client-go's plugin writes to os.Stderr: a
+ * device-code login tells the user there where to sign in. A stderr that cannot take it (closed)
+ * loses it; the first 4 KiB are kept for the messages all the same.
+ */
+function passOnStderr(chunk: unknown): void {
+  try {
+    process.stderr.write(typeof chunk === 'string' || chunk instanceof Uint8Array ? chunk : String(chunk));
+  } catch {
+    // nowhere to write it
+  }
+}
+
+/** The exec entry a client-node User names (user.exec, or an auth-provider's config.exec), if any. */
+function execEntryOf(user: User | null | undefined): unknown {
+  return user?.exec ?? (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;
 }
 
 /**
@@ -170,9 +313,7 @@ function notTheCredential(credential: object, user: User): string | undefined {
     const printed = kind === undefined ? 'JSON without a kind' : `JSON of kind ${quoteInput(kind)}`;
     return `printed ${printed}, not an ExecCredential (kubectl refuses it too); its token, if any, was not used`;
   }
-  const exec = (user.exec ?? (user.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec) as
-    | { apiVersion?: unknown }
-    | undefined;
+  const exec = execEntryOf(user) as { apiVersion?: unknown } | undefined;
   const asked = exec?.apiVersion;
   if (typeof asked !== 'string' || apiVersion === asked) return undefined;
   return (

@@ -37,7 +37,7 @@ import { isReadable } from 'node:stream';
 import { Observable, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput, quoteText } from '../errors.ts';
 import { describeAnswer, httpCode, KubernetesApiError, translate } from './errors.ts';
-import { execPluginUser, stopPluginsOnAbort, withRequestSignal } from './exec-plugins.ts';
+import { execPluginUser, superviseExecPlugins, withRequestSignal } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 import { transportProblem } from './tls-material.ts';
 
@@ -84,7 +84,7 @@ export class ApiRequests {
     readonly timeoutMs: number,
     private readonly kc?: KubeConfig,
   ) {
-    this.stopsPlugins = kc !== undefined && stopPluginsOnAbort(kc);
+    this.stopsPlugins = kc !== undefined && superviseExecPlugins(kc);
   }
 
   /** Whether an exec plugin started for a request is stopped when the request ends unanswered. */

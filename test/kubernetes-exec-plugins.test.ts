@@ -1,0 +1,262 @@
+// Exec credential plugins (kubeconfig users[].user.exec) run as kubectl runs them: what they are
+// told in KUBERNETES_EXEC_INFO, what their stdin and stderr are by interactiveMode, one run at a
+// time (adapters/kubernetes/exec-plugins.ts).
+// Each plugin is a small shell script in a temporary folder that writes down how it was started.
+import { execFile, execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isatty } from 'node:tty';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  KubeconfigCredentialError,
+  KubernetesApiError,
+  KubernetesStore,
+  type KubernetesStoreOptions,
+} from '../adapters/kubernetes/index.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { base64, SERVER_CERT } from './k8s/tls.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const V1 = 'client.authentication.k8s.io/v1';
+const V1BETA1 = 'client.authentication.k8s.io/v1beta1';
+
+/**
+ * A plugin that writes down how it was started — KUBERNETES_EXEC_INFO in info.json, what its
+ * stdin is in stdin ("terminal", "pipe" or "other", /dev/null being other), a line per run in
+ * runs — runs `before` (shell), then prints an ExecCredential holding the token in the file
+ * token, in the apiVersion KUBERNETES_EXEC_INFO names, else v1beta1, as Azure's kubelogin and
+ * `aws eks get-token` choose it (or the one in the file version, when there is one).
+ */
+function writePlugin(dir: string, before = ''): string {
+  const path = join(dir, 'plugin.sh');
+  writeFileSync(
+    path,
+    [
+      '#!/bin/sh',
+      'dir=$(dirname "$0")',
+      `printf '%s' "$KUBERNETES_EXEC_INFO" > "$dir/info.json"`,
+      'if [ -t 0 ]; then echo terminal; elif [ -p /dev/stdin ]; then echo pipe; else echo other; fi > "$dir/stdin"',
+      'echo run >> "$dir/runs"',
+      before,
+      'case "$KUBERNETES_EXEC_INFO" in',
+      `  *'"apiVersion":"${V1}"'*) version=${V1} ;;`,
+      `  *) version=${V1BETA1} ;;`,
+      'esac',
+      'if [ -f "$dir/version" ]; then version=$(cat "$dir/version"); fi',
+      `printf '{"apiVersion":"%s","kind":"ExecCredential","status":{"token":"%s"}}\\n' "$version" "$(cat "$dir/token")"`,
+      '',
+    ].join('\n'),
+  );
+  chmodSync(path, 0o755);
+  writeFileSync(join(dir, 'token'), 'from-the-plugin');
+  return path;
+}
+
+/** What the plugin in `dir` was told in KUBERNETES_EXEC_INFO, parsed. */
+function execInfo(dir: string): unknown {
+  return JSON.parse(readFileSync(join(dir, 'info.json'), 'utf8'));
+}
+
+/** How many times the plugin in `dir` ran. */
+function runs(dir: string): number {
+  return existsSync(join(dir, 'runs')) ? readFileSync(join(dir, 'runs'), 'utf8').split('\n').length - 1 : 0;
+}
+
+describe.skipIf(process.platform === 'win32')('exec credential plugins run as kubectl runs them', () => {
+  let d: ApiServerDouble;
+  let dir: string;
+  const stores: KubernetesStore[] = [];
+
+  beforeEach(async () => {
+    d = await ApiServerDouble.start();
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-plugin-'));
+  });
+  afterEach(async () => {
+    for (const s of stores.splice(0)) s.close();
+    await d.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A KubeConfig for the double whose user "tester" runs `plugin` with this exec entry (apiVersion v1, interactiveMode Never unless given). */
+  function kubeConfig(plugin: string, exec: Record<string, unknown> = {}, cluster: Record<string, unknown> = {}): KubeConfig {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: d.url, skipTLSVerify: true, ...cluster }],
+      users: [{ name: 'tester', exec: { apiVersion: V1, interactiveMode: 'Never', command: plugin, ...exec } }],
+      contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+      currentContext: 'double',
+    });
+    return kc;
+  }
+
+  function store(kc: KubeConfig, options: KubernetesStoreOptions = {}): KubernetesStore {
+    const s = new KubernetesStore(kc, { start: false, ...options });
+    stores.push(s);
+    return s;
+  }
+
+  /** What a get through `kc` ends in: undefined (nothing found, as the double holds nothing) or the error. */
+  async function getOutcome(kc: KubeConfig, options: KubernetesStoreOptions = {}): Promise<unknown> {
+    return store(kc, options)
+      .get('10.0.0.1')
+      .then(
+        (found) => found,
+        (e: unknown) => e,
+      );
+  }
+
+  describe('KUBERNETES_EXEC_INFO', () => {
+    // Regression: it was never set, so such a plugin answered v1beta1, which an exec entry of v1
+    // refuses (with a message saying that kubectl refuses it too, which kubectl, setting it, did not).
+    it.each([V1, V1BETA1])('names the exec entry’s apiVersion (%s), so a plugin that answers in it is taken', async (apiVersion) => {
+      const plugin = writePlugin(dir);
+      expect(await getOutcome(kubeConfig(plugin, { apiVersion }))).toBeUndefined();
+      expect(execInfo(dir)).toEqual({ kind: 'ExecCredential', apiVersion, spec: { interactive: false } });
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
+    });
+
+    it('holds the cluster with provideClusterInfo: true (server, TLS server name, CA), and the exec entry’s env cannot replace it', async () => {
+      const plugin = writePlugin(dir);
+      const kc = kubeConfig(
+        plugin,
+        { provideClusterInfo: true, env: [{ name: 'KUBERNETES_EXEC_INFO', value: 'from-the-entry' }] },
+        { tlsServerName: 'api.example', caData: base64(SERVER_CERT) },
+      );
+      expect(await getOutcome(kc)).toBeUndefined();
+      expect(execInfo(dir)).toEqual({
+        kind: 'ExecCredential',
+        apiVersion: V1,
+        spec: {
+          cluster: {
+            server: d.url,
+            'tls-server-name': 'api.example',
+            'insecure-skip-tls-verify': true,
+            'certificate-authority-data': base64(SERVER_CERT),
+          },
+          interactive: false,
+        },
+      });
+    });
+  });
+
+  describe('stdin and stderr, by interactiveMode', () => {
+    // Regression: its stdin was a pipe nothing wrote to nor closed: a plugin reading it waited
+    // until the request's deadline ("did not answer within …").
+    it('a plugin that may not ask (interactiveMode Never) and reads stdin meets its end at once, and answers', async () => {
+      const plugin = writePlugin(dir, 'cat > /dev/null');
+      expect(await getOutcome(kubeConfig(plugin), { requestTimeoutMs: 20_000 })).toBeUndefined();
+      expect(readFileSync(join(dir, 'stdin'), 'utf8')).toBe('other\n');
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
+    });
+
+    it.skipIf(isatty(0))(
+      'without a terminal on stdin: IfAvailable (and no interactiveMode) runs it without one, told so; Always is refused before it runs, naming the user',
+      async () => {
+        const plugin = writePlugin(dir, 'cat > /dev/null');
+        for (const exec of [{ interactiveMode: 'IfAvailable' }, { apiVersion: V1BETA1, interactiveMode: undefined }]) {
+          expect(await getOutcome(kubeConfig(plugin, exec), { requestTimeoutMs: 20_000 })).toBeUndefined();
+          expect((execInfo(dir) as { spec: unknown }).spec).toEqual({ interactive: false });
+          expect(readFileSync(join(dir, 'stdin'), 'utf8')).toBe('other\n');
+        }
+        expect(runs(dir)).toBe(2);
+
+        const err = await getOutcome(kubeConfig(plugin, { interactiveMode: 'Always' }));
+        expect(err).toBeInstanceOf(KubeconfigCredentialError);
+        expect((err as KubeconfigCredentialError).user).toBe('tester');
+        expect((err as Error).message).toBe(
+          'the exec credential plugin of user "tester" was not run: its exec entry has interactiveMode "Always", and standard input is not a terminal ' +
+            '(kubectl refuses it too: "exec plugin cannot support interactive mode: standard input is not a terminal"); ' +
+            'run it from a terminal, or set interactiveMode IfAvailable or Never; the request was not sent',
+        );
+        expect(runs(dir)).toBe(2);
+        expect(d.requests).toHaveLength(2);
+      },
+    );
+
+    it('an interactiveMode kubectl does not take is refused, naming the user; the plugin is not run', async () => {
+      const plugin = writePlugin(dir);
+      const err = await getOutcome(kubeConfig(plugin, { interactiveMode: 'Sometimes' }));
+      expect(err).toBeInstanceOf(KubeconfigCredentialError);
+      expect((err as Error).message).toBe(
+        'the exec credential plugin of user "tester" was not run: its exec entry has interactiveMode "Sometimes", which kubectl refuses too ("invalid interactiveMode"): ' +
+          'set Never, IfAvailable or Always; the request was not sent',
+      );
+      expect(runs(dir)).toBe(0);
+      expect(d.requests).toEqual([]);
+    });
+
+    // Regression: what it wrote there was kept for messages only: a device-code login's
+    // instructions never reached the user, who saw the request hang.
+    it('what it writes on stderr goes on to our stderr; a failure still names its first line', async () => {
+      const said: string[] = [];
+      const write = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+        said.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+        return true;
+      });
+      try {
+        const prompt = 'To sign in, open https://login.example/device and enter the code ABCD-1234';
+        const plugin = writePlugin(dir, `echo '${prompt}' >&2`);
+        expect(await getOutcome(kubeConfig(plugin))).toBeUndefined();
+        expect(said.join('')).toContain(`${prompt}\n`);
+
+        const failing = writePlugin(dir, "echo 'error: the login expired' >&2; exit 1");
+        const err = await getOutcome(kubeConfig(failing));
+        expect(err).toBeInstanceOf(KubernetesApiError);
+        expect((err as Error).message).toContain('wrote on stderr: error: the login expired');
+        expect(said.join('')).toContain('error: the login expired\n');
+      } finally {
+        write.mockRestore();
+      }
+    });
+
+    const hasScript = (() => {
+      try {
+        execFileSync('script', ['--version'], { stdio: 'ignore' });
+        return true;
+      } catch {
+        return false;
+      }
+    })();
+
+    // The command line on a terminal, as an operator runs it: `script` gives it one.
+    it.skipIf(!hasScript)(
+      'on a terminal, IfAvailable hands the plugin the terminal, told so, and its stderr reaches the terminal (the command line)',
+      async () => {
+        const prompt = 'enter the code ABCD-1234 at https://login.example/device';
+        const plugin = writePlugin(dir, `echo '${prompt}' >&2`);
+        const path = join(dir, 'config');
+        writeFileSync(path, kubeConfig(plugin, { interactiveMode: 'IfAvailable' }).exportConfig());
+        const deno = join(ROOT, 'node_modules', '.bin', 'deno');
+        const command = 'Deno' in globalThis ? [deno, 'run', '-A', 'cli/bin.ts'] : [process.execPath, '--import', 'tsx', 'cli/bin.ts'];
+        const shell = [...command, 'status', '--kubeconfig', path].map((word) => `'${word}'`).join(' ');
+        const terminal = await new Promise<string>((done) =>
+          execFile('script', ['-qec', shell, '/dev/null'], { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (_err, stdout) =>
+            done(stdout),
+          ),
+        );
+        expect(execInfo(dir)).toEqual({ kind: 'ExecCredential', apiVersion: V1, spec: { interactive: true } });
+        expect(readFileSync(join(dir, 'stdin'), 'utf8')).toBe('terminal\n');
+        expect(terminal).toContain(prompt);
+      },
+      30_000,
+    );
+  });
+
+  describe('runs', () => {
+    // As client-go, which holds a mutex while its plugin runs: two plugins asking on one terminal at once.
+    it('one at a time: requests sent together run the plugin once, and share what it printed', async () => {
+      const plugin = writePlugin(dir);
+      const s = store(kubeConfig(plugin));
+      expect(await Promise.all([s.get('10.0.0.1'), s.get('10.0.0.2'), s.get('10.0.0.3')])).toEqual([undefined, undefined, undefined]);
+      expect(runs(dir)).toBe(1);
+      expect(d.requests.map((r) => r.authorization)).toEqual([
+        'Bearer from-the-plugin',
+        'Bearer from-the-plugin',
+        'Bearer from-the-plugin',
+      ]);
+    });
+  });
+});
