@@ -1,6 +1,7 @@
 // Exec credential plugins (kubeconfig users[].user.exec) run as kubectl runs them: what they are
 // told in KUBERNETES_EXEC_INFO, what their stdin and stderr are by interactiveMode, one run at a
-// time (adapters/kubernetes/exec-plugins.ts).
+// time, and run again by the next request after an answer 401 Unauthorized, or an answer refused
+// (adapters/kubernetes/exec-plugins.ts).
 // Each plugin is a small shell script in a temporary folder that writes down how it was started.
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,6 +17,8 @@ import {
   KubernetesStore,
   type KubernetesStoreOptions,
 } from '../adapters/kubernetes/index.ts';
+import { superviseExecPlugins } from '../adapters/kubernetes/exec-plugins.ts';
+import { openWatch } from '../adapters/kubernetes/watch-request.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { base64, SERVER_CERT } from './k8s/tls.ts';
 
@@ -257,6 +260,80 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
         'Bearer from-the-plugin',
         'Bearer from-the-plugin',
       ]);
+    });
+
+    // Regression: client-node kept the refused answer, and every later request was refused with
+    // it without the plugin being asked again.
+    it('again by the next request after printing an ExecCredential of another version than its entry’s', async () => {
+      const plugin = writePlugin(dir);
+      writeFileSync(join(dir, 'version'), V1BETA1);
+      const s = store(kubeConfig(plugin));
+      await expect(s.get('10.0.0.1')).rejects.toBeInstanceOf(KubeconfigCredentialError);
+      rmSync(join(dir, 'version'));
+      expect(await s.get('10.0.0.1')).toBeUndefined();
+      expect(runs(dir)).toBe(2);
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
+    });
+  });
+
+  describe('after an answer 401 Unauthorized', () => {
+    // Regression: client-node keeps a plugin's credential without an expirationTimestamp for
+    // ever: credentials rotated by the plugin were never asked for, and every request was refused.
+    it('the next request runs the plugin again and sends what it prints now; one answered otherwise keeps it', async () => {
+      const plugin = writePlugin(dir);
+      writeFileSync(join(dir, 'token'), 'old');
+      d.onlyToken = 'new';
+      const s = store(kubeConfig(plugin));
+      const err = await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as KubernetesApiError).code).toBe(401);
+
+      writeFileSync(join(dir, 'token'), 'new');
+      expect(await s.get('10.0.0.1')).toBeUndefined();
+      expect(await s.get('10.0.0.2')).toBeUndefined();
+      // the double records the requests it authenticated
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer new', 'Bearer new']);
+      expect(runs(dir)).toBe(2);
+    });
+
+    it('a store refused (relisting, 401) syncs once the plugin gives the rotated credentials', async () => {
+      const plugin = writePlugin(dir);
+      writeFileSync(join(dir, 'token'), 'old');
+      d.onlyToken = 'new';
+      const s = new KubernetesStore(kubeConfig(plugin), { backoff: { initialMs: 2, maxMs: 50 } });
+      stores.push(s);
+      await vi.waitFor(() => expect((s.lastError as KubernetesApiError | undefined)?.code).toBe(401), { timeout: 20_000 });
+      writeFileSync(join(dir, 'token'), 'new');
+      await s.waitForSync({ timeoutMs: 20_000 });
+      expect(s.state).toBe('synced');
+    });
+
+    it('a watch refused 401 has the next one run the plugin again', async () => {
+      const plugin = writePlugin(dir);
+      writeFileSync(join(dir, 'token'), 'old');
+      d.onlyToken = 'new';
+      const kc = kubeConfig(plugin);
+      superviseExecPlugins(kc);
+      const target = {
+        resource: 'ipaddresses.networking.k8s.io',
+        path: '/apis/networking.k8s.io/v1/ipaddresses',
+        query: {},
+        timerMs: 20_000,
+      };
+      const watch = () =>
+        new Promise<unknown>((done) => {
+          openWatch(kc, target, () => {}, done).then((abort) => {
+            abort();
+            done('answered');
+          }, done);
+        });
+      expect(await watch()).toMatchObject({ statusCode: 401 });
+      writeFileSync(join(dir, 'token'), 'new');
+      expect(await watch()).toBe('answered');
+      expect(runs(dir)).toBe(2);
     });
   });
 });

@@ -54,6 +54,14 @@
 // its plugin runs: two asking on one terminal at once could not both be answered. Requests that
 // come meanwhile wait, then take what that run left in client-node's cache.
 //
+// And client-go runs the plugin again after an answer 401 Unauthorized: client-node keeps what a
+// plugin printed (ExecAuth's tokenCache, by user name) until its expirationTimestamp, or for ever
+// without one, so credentials the plugin has since rotated were never asked for again.
+// forgetRefusedCredential drops the one a refused request was sent with (when it is still the one
+// kept: another request may have brought a newer one meanwhile), and the next request runs the
+// plugin. An answer refused here (no ExecCredential of the entry's version) is dropped too:
+// kubectl runs the plugin again for the next request, where client-node would keep refusing it.
+//
 // A KubeConfig without that field (another client-node) is left as it is: the request still
 // ends at its deadline, and the message still says that the plugin did not answer, but the
 // plugin is not stopped, and runs as client-node starts it.
@@ -73,6 +81,12 @@ const requestSignal = new AsyncLocalStorage<AbortSignal>();
  * plugin wrote on stderr (at most STDERR_KEPT characters).
  */
 const pluginRun = new AsyncLocalStorage<{ user: User; stderr: string }>();
+
+/**
+ * The credential each request was authenticated with, by the request's signal (withRequestSignal),
+ * with the ExecAuth that keeps it: what forgetRefusedCredential drops.
+ */
+const credentialOfRequest = new WeakMap<AbortSignal, { auth: object; user: string; credential: object }>();
 
 /** How much of a plugin's stderr is kept: its first line is all a message shows. */
 const STDERR_KEPT = 4096;
@@ -146,7 +160,13 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
         // that is no object fails in client-node as it reads its status (errors.ts NO_EXEC_CREDENTIAL)
         const object = typeof credential === 'object' && credential !== null && !Array.isArray(credential);
         const wrong = object ? notTheCredential(credential, user as User) : undefined;
-        if (wrong !== undefined) throw new KubeconfigCredentialError(String((user as User).name), wrong);
+        const name = String((user as User).name);
+        if (wrong !== undefined) {
+          forget(auth, name, credential); // client-node has kept it: the next request runs the plugin again, as kubectl does
+          throw new KubeconfigCredentialError(name, wrong);
+        }
+        // kept (client-node's tokenCache holds this very object) for a 401 to the request to drop
+        if (signal !== undefined && object) credentialOfRequest.set(signal, { auth, user: name, credential });
         return credential;
       };
       Reflect.set(auth, 'getCredential', (user: unknown) => {
@@ -176,9 +196,34 @@ function letGo(child: unknown): void {
   if (typeof unref === 'function') unref.call(child);
 }
 
-/** Runs `call` (a request, its authentication included) so that exec plugins it starts stop when `signal` aborts. */
+/**
+ * Runs `call` (a request, its authentication included) so that exec plugins it starts stop when
+ * `signal` aborts, and the exec credential it is sent with is known by `signal`
+ * (forgetRefusedCredential).
+ */
 export function withRequestSignal<T>(signal: AbortSignal, call: () => T): T {
   return requestSignal.run(signal, call);
+}
+
+/**
+ * After the server answered 401 Unauthorized to the request of `signal` (withRequestSignal):
+ * drops the exec credential it was sent with, if client-node still keeps it, so that the next
+ * request runs the plugin again — client-go's roundTripper does so on a 401 (maybeRefreshCreds,
+ * which also leaves alone a credential another request has rotated meanwhile). A request
+ * authenticated otherwise (a token, a certificate) is left alone.
+ */
+export function forgetRefusedCredential(signal: AbortSignal): void {
+  const used = credentialOfRequest.get(signal);
+  if (used === undefined) return;
+  credentialOfRequest.delete(signal);
+  forget(used.auth, used.user, used.credential);
+}
+
+/** Drops `credential` from client-node's cache of `auth` (an ExecAuth) for `user`, if it is still the one kept there. */
+function forget(auth: object, user: string, credential: unknown): void {
+  const cache: unknown = Reflect.get(auth, 'tokenCache');
+  if (typeof cache !== 'object' || cache === null || Reflect.get(cache, user) !== credential) return;
+  Reflect.set(cache, user, null); // as client-node drops an expired one
 }
 
 /** The values of an exec entry's interactiveMode kubectl takes. */

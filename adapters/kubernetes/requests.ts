@@ -37,7 +37,7 @@ import { isReadable } from 'node:stream';
 import { Observable, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
 import { InvalidArgumentError, quoteInput, quoteText } from '../errors.ts';
 import { describeAnswer, httpCode, KubernetesApiError, translate } from './errors.ts';
-import { execPluginUser, superviseExecPlugins, withRequestSignal } from './exec-plugins.ts';
+import { execPluginUser, forgetRefusedCredential, superviseExecPlugins, withRequestSignal } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 import { transportProblem } from './tls-material.ts';
 
@@ -146,6 +146,9 @@ export class ApiRequests {
             aborted,
           ]);
         } catch (e) {
+          // credentials refused: an exec plugin's are asked for again by the next request, as
+          // client-go's (exec-plugins.ts); this one fails with the 401
+          if ((e instanceof KubernetesApiError ? e.code : httpCode(e)) === 401) forgetRefusedCredential(signal);
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
             throw new KubernetesApiError(

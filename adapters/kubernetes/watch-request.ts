@@ -23,7 +23,7 @@
 import { STATUS_CODES } from 'node:http';
 import { createRequire } from 'node:module';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { withRequestSignal } from './exec-plugins.ts';
+import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
 import { quoteInput, quoteText } from '../errors.ts';
 import { KubernetesApiError } from './errors.ts';
 import { letFetchEndBody } from './requests.ts';
@@ -120,6 +120,8 @@ export async function openWatch(
   try {
     restartTimer();
     const answer = await send(kc, url, controller.signal);
+    // credentials refused: an exec plugin's are asked for again by the next request (exec-plugins.ts)
+    if (answer.status === 401) forgetRefusedCredential(controller.signal);
     if (answer.status !== 200) {
       // As client-node gives it (an Error named after the status, with statusCode), plus what
       // its Watch drops: the first bytes of the body, a Status saying why (which user may not
@@ -182,7 +184,7 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
   const legacy = kc as unknown as { applyToFetchOptions?: (opts: object) => Promise<Record<string, unknown>> };
   if (typeof legacy.applyToFetchOptions === 'function') {
     // client-node 1.x: its ResponseContext gives no stream, so its own fetch (node-fetch) is called
-    const init = await legacy.applyToFetchOptions({});
+    const init = await withRequestSignal(signal, () => legacy.applyToFetchOptions!({}));
     const response = (await nodeFetch()(url, { ...init, method: 'GET', signal })) as {
       status: number;
       headers: { get(name: string): string | null };
