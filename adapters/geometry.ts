@@ -23,7 +23,7 @@
 import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidRangeError, quoteInput } from './errors.ts';
 import type { IPFamily } from './types.ts';
-import { core, coreConstant, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR, wasmOutOfMemory } from './wasm.ts';
+import { core, coreConstant, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
 
 /** Scratch words written by the core's prefix_geometry (core-as/prefix.ts GEO_*, read from the core). */
 export const GEO = Object.freeze({
@@ -338,61 +338,6 @@ export function rangeRefusal(p: Prefix): InvalidRangeError | undefined {
   return overlap === undefined ? undefined : new InvalidRangeError(overlap);
 }
 
-const iteratorHandles = new FinalizationRegistry<number>((h) => core.iter_free(h));
-
-/**
- * The core's wraparound iterator over [first, last] (upstream's ipIterator): starts at first + offset
- * (or at first when that is past last), walks to last, wraps to first and stops before the
- * start, yielding each address once; yields nothing when first + offset leaves the family. Close
- * it when done (exhaustion closes it too; an abandoned one is freed by the garbage collector).
- */
-export class AddrIterator {
-  #h: number;
-
-  /** Throws OutOfMemoryError when the core has no room for the iterator's state. */
-  constructor(version: Family, first: ArrayLike<number>, last: ArrayLike<number>, offHi: number, offLo: number) {
-    const h = core.iter_new(
-      first[0]!,
-      first[1]!,
-      first[2]!,
-      first[3]!,
-      last[0]!,
-      last[1]!,
-      last[2]!,
-      last[3]!,
-      offHi,
-      offLo,
-      version === 4 ? 32 : 128,
-    );
-    if (h === 0) throw wasmOutOfMemory('creating an address iterator');
-    this.#h = h;
-    iteratorHandles.register(this, h, this);
-  }
-
-  /** Writes the next address to out[0..3] and returns true, or returns false when done. */
-  next(out: Uint32Array): boolean {
-    if (this.#h === 0) return false;
-    if (core.iter_next(this.#h) !== OK) {
-      this.close();
-      return false;
-    }
-    const s = scratch();
-    out[0] = s[0]!;
-    out[1] = s[1]!;
-    out[2] = s[2]!;
-    out[3] = s[3]!;
-    return true;
-  }
-
-  /** Frees the core state; later `next` calls return false. Idempotent. */
-  close(): void {
-    if (this.#h === 0) return;
-    iteratorHandles.unregister(this);
-    core.iter_free(this.#h);
-    this.#h = 0;
-  }
-}
-
 // ── upstream helpers (cold path: text and BigInt at the edge, math in the core) ─────────────
 
 function checkOffset(offset: unknown): bigint {
@@ -449,11 +394,17 @@ export function calculateRangeOffset(cidr: string): number {
 
 /**
  * Upstream ipIterator(first, last, offset): a function returning the next address text, then
- * `undefined` forever (Go returns the invalid Addr). See AddrIterator for the order. Both ends
- * must be of one family (InvalidArgumentError otherwise). Differences from upstream: first >
- * last yields nothing (upstream yields `first` once; the allocators never ask that), and a range
- * ending at ffff:…:ffff wraps like any other (upstream stops at the end of the family, and so
- * does its allocator's scan; ours wraps there too — see the README's differences).
+ * `undefined` forever (Go returns the invalid Addr). It starts at first + offset (at first when
+ * that is past last), walks to last, wraps to first and stops before the start, yielding each
+ * address once; it yields nothing when first + offset leaves the family. Both ends must be of
+ * one family (InvalidArgumentError otherwise). Differences from upstream: first > last yields
+ * nothing (upstream yields `first` once; the allocators never ask that), and a range ending at
+ * ffff:…:ffff wraps like any other (upstream stops at the end of the family, and so does its
+ * allocator's scan; ours wraps there too — see the README's differences).
+ *
+ * Like upstream's closure it holds nothing but its own values: the four addresses live in the
+ * closure and the core computes each step from them (core-as/iter.ts), so an iterator dropped
+ * half-way holds no WebAssembly memory and needs no destroy().
  */
 export function ipIterator(first: string, last: string, offset: bigint): () => string | undefined {
   const f = new Uint32Array(4);
@@ -463,9 +414,48 @@ export function ipIterator(first: string, last: string, offset: bigint): () => s
     throw new InvalidArgumentError(`ipIterator: ${first} and ${last} are of different families`);
   }
   const off = checkOffset(offset);
-  const it = new AddrIterator(version, f, l, Number(off >> 32n), Number(off & 0xffff_ffffn));
-  const out = new Uint32Array(4);
-  return () => (it.next(out) ? formatAddr(version, out) : undefined);
+  const st = core.iter_start(
+    f[0]!,
+    f[1]!,
+    f[2]!,
+    f[3]!,
+    l[0]!,
+    l[1]!,
+    l[2]!,
+    l[3]!,
+    Number(off >> 32n),
+    Number(off & 0xffff_ffffn),
+    version === 4 ? 32 : 128,
+  );
+  if (st !== OK) return () => undefined;
+  const start = Uint32Array.from(scratch().subarray(0, 4));
+  const cur = Uint32Array.from(start); // the address the next call yields, until done
+  let done = false;
+  return () => {
+    if (done) return undefined;
+    const text = formatAddr(version, cur);
+    const step = core.iter_step(
+      cur[0]!,
+      cur[1]!,
+      cur[2]!,
+      cur[3]!,
+      f[0]!,
+      f[1]!,
+      f[2]!,
+      f[3]!,
+      l[0]!,
+      l[1]!,
+      l[2]!,
+      l[3]!,
+      start[0]!,
+      start[1]!,
+      start[2]!,
+      start[3]!,
+    );
+    if (step === OK) cur.set(scratch().subarray(0, 4));
+    else done = true; // back at the start: every address was yielded once
+    return text;
+  };
 }
 
 /**

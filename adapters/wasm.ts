@@ -112,8 +112,7 @@ export interface CoreExports {
   prefix_hosts(bits: number, width: number): number;
   /** The static band size 0..256, or OUT_OF_RANGE (not written to scratch). */
   prefix_range_offset(bits: number, width: number): number;
-  /** A handle, 0 when out of memory. */
-  iter_new(
+  iter_start(
     f0: number,
     f1: number,
     f2: number,
@@ -126,8 +125,24 @@ export interface CoreExports {
     offLo: number,
     width: number,
   ): number;
-  iter_next(h: number): number;
-  iter_free(h: number): void;
+  iter_step(
+    c0: number,
+    c1: number,
+    c2: number,
+    c3: number,
+    f0: number,
+    f1: number,
+    f2: number,
+    f3: number,
+    l0: number,
+    l1: number,
+    l2: number,
+    l3: number,
+    s0: number,
+    s1: number,
+    s2: number,
+    s3: number,
+  ): number;
 }
 
 /** Raised when the core traps (an assertion in a debug build, or a bug): never expected. */

@@ -8,7 +8,7 @@ export {
 // 128-bit address math, prefix geometry, iterator
 export { u128_add, u128_sub, u128_cmp, u128_next, u128_prev } from './u128';
 export { prefix_geometry, prefix_hosts, prefix_range_offset } from './prefix';
-export { iter_new, iter_next, iter_free } from './iter';
+export { iter_start, iter_step } from './iter';
 export {
   index_new, index_kind, index_free, index_set, index_clear, index_has, index_count,
   index_next_free, index_next_set, index_bytes, index_validate, index_set_many, index_select_free,

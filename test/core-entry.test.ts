@@ -6,6 +6,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { addOffsetAddress, ipIterator } from '../adapters/core.ts';
+import { memoryLimit } from '../adapters/index.ts';
 
 const adapters = join(dirname(fileURLToPath(import.meta.url)), '..', 'adapters');
 // import … from './x.ts', export … from './x.ts', import './x.ts', import('./x.ts')
@@ -34,5 +36,18 @@ describe('ipallocator/core', () => {
       expect(loaded.has(heavy), `${heavy} is loaded by ipallocator/core: ${[...loaded].join(', ')}`).toBe(false);
     }
     expect(loaded.has('geometry.ts')).toBe(true); // the walk does follow the entry's re-exports
+  });
+
+  it("ipIterator holds no WebAssembly memory, as upstream's closure holds nothing: none to free, so it has no destroy()", () => {
+    const before = memoryLimit().inUse;
+    const kept: (() => string | undefined)[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const next = ipIterator('10.0.0.1', '10.0.255.254', BigInt(i));
+      expect(next()).toBe(addOffsetAddress('10.0.0.1', BigInt(i)));
+      kept.push(next, ipIterator('2001:db8::1', '2001:db8::ffff', BigInt(i))); // alive, taken from or not
+    }
+    expect(memoryLimit().inUse).toBe(before);
+    expect(kept[0]!()).toBe('10.0.0.2');
+    expect(kept[1]!()).toBe('2001:db8::1');
   });
 });

@@ -13,7 +13,6 @@ import { describe, expect, it } from 'vitest';
 import { formatAddr, parseAddr } from '../adapters/address.ts';
 import {
   addOffsetAddress,
-  AddrIterator,
   broadcastAddress,
   calculateRangeOffset,
   hostsPerNetwork,
@@ -131,15 +130,13 @@ function coreSub(a: bigint, b: bigint): bigint | 'none' | 'too far' {
   return scratchU64();
 }
 function coreIter(first: bigint, last: bigint, offset: bigint, width: Width, limit = 1 << 16): bigint[] {
-  const h = core.iter_new(...words(first), ...words(last), ...hiLo(offset), width);
-  expect(h).not.toBe(0);
-  const out: bigint[] = [];
-  try {
-    while (out.length <= limit && core.iter_next(h) === OK) out.push(scratchAddr());
-    // Exhausted means exhausted: NONE on every later call.
-    for (let i = 0; i < 5; i++) expect(core.iter_next(h)).toBe(NONE);
-  } finally {
-    core.iter_free(h);
+  if (core.iter_start(...words(first), ...words(last), ...hiLo(offset), width) !== OK) return [];
+  const start = scratchAddr();
+  const out: bigint[] = [start];
+  let cur = start;
+  while (out.length <= limit && core.iter_step(...words(cur), ...words(first), ...words(last), ...words(start)) === OK) {
+    cur = scratchAddr();
+    out.push(cur);
   }
   return out;
 }
@@ -414,22 +411,6 @@ describe('ipIterator — edges beyond the upstream tables', () => {
 
   it('rejects ends of different families', () => {
     expect(() => ipIterator('10.0.0.1', '::1', 0n)).toThrow(/different families/);
-  });
-
-  it('an exhausted or closed AddrIterator stays done and frees its block', () => {
-    const before = core.heap_bytes_in_use();
-    const it4 = new AddrIterator(4, words(1n), words(2n), 0, 0);
-    const out = new Uint32Array(4);
-    expect(it4.next(out)).toBe(true);
-    expect(it4.next(out)).toBe(true);
-    expect(it4.next(out)).toBe(false);
-    expect(it4.next(out)).toBe(false);
-    expect(core.heap_bytes_in_use()).toBe(before);
-    const it6 = new AddrIterator(6, words(1n), words(9n), 0, 3);
-    it6.close();
-    it6.close();
-    expect(it6.next(out)).toBe(false);
-    expect(core.heap_bytes_in_use()).toBe(before);
   });
 });
 
@@ -1060,23 +1041,27 @@ describe('iterator properties (core vs BigInt reference)', () => {
     expect(coreIter(1n << 40n, (1n << 40n) + 2n, 0n, 32)).toEqual([]);
   });
 
-  it('iterators are independent and their blocks are reused', () => {
+  it('iterators are independent: each step is computed from the addresses passed, nothing is kept', () => {
     const before = core.heap_bytes_in_use();
-    const a = core.iter_new(...words(10n), ...words(12n), 0, 0, 32);
-    const b = core.iter_new(...words(20n), ...words(22n), 0, 1, 32);
-    const seq: bigint[] = [];
-    for (let i = 0; i < 3; i++) {
-      expect(core.iter_next(a)).toBe(OK);
-      seq.push(scratchAddr());
-      expect(core.iter_next(b)).toBe(OK);
-      seq.push(scratchAddr());
+    const a = { first: 10n, last: 12n, cur: 0n, start: 0n };
+    const b = { first: 20n, last: 22n, cur: 0n, start: 0n };
+    expect(core.iter_start(...words(a.first), ...words(a.last), 0, 0, 32)).toBe(OK);
+    a.start = a.cur = scratchAddr();
+    expect(core.iter_start(...words(b.first), ...words(b.last), 0, 1, 32)).toBe(OK);
+    b.start = b.cur = scratchAddr();
+    const seq: bigint[] = [a.cur, b.cur];
+    for (let i = 0; i < 2; i++) {
+      for (const it of [a, b]) {
+        expect(core.iter_step(...words(it.cur), ...words(it.first), ...words(it.last), ...words(it.start))).toBe(OK);
+        it.cur = scratchAddr();
+        seq.push(it.cur);
+      }
     }
     expect(seq).toEqual([10n, 21n, 11n, 22n, 12n, 20n]);
-    core.iter_free(a);
-    core.iter_free(b);
+    // the step after the last address is the start: done, and the scratch window is left alone
+    scratch()[0] = 7;
+    expect(core.iter_step(...words(a.cur), ...words(a.first), ...words(a.last), ...words(a.start))).toBe(NONE);
+    expect(scratch()[0]).toBe(7);
     expect(core.heap_bytes_in_use()).toBe(before);
-    const c = core.iter_new(...words(1n), ...words(2n), 0, 0, 32);
-    expect([a, b]).toContain(c);
-    core.iter_free(c);
   });
 });
