@@ -32,7 +32,7 @@
 // instead of formatting (isCanonical); right after the IPv6 fast path parsed it, from where its
 // `::` stands and its length alone.
 
-import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput, quoteText } from './errors.ts';
+import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput, quoteText, readMember } from './errors.ts';
 
 /** The address family: 4 for IPv4 (including IPv4-mapped IPv6 input), 6 for IPv6. */
 export type Family = 4 | 6;
@@ -860,7 +860,9 @@ export function canonicalOf(text: string, family: Family, words: ArrayLike<numbe
 
 /**
  * Canonical text of an address: `formatIPv4(words[3])` for family 4, `formatIPv6(...words)` for
- * family 6. Throws InvalidArgumentError for any other family.
+ * family 6. Throws InvalidArgumentError for any other family. On the allocation path: it trusts
+ * its words (the package's own, parsed or computed); `ipallocator/core` exports the checked
+ * variant, formatAddrChecked.
  */
 export function formatAddr(family: Family, words: ArrayLike<number>): string {
   if (typeof words !== 'object' || words === null)
@@ -960,25 +962,94 @@ function isDecimalNoLeadingZero(s: string, start: number, end: number): boolean 
 }
 
 /**
- * `addr/bits` with the address in canonical text (words are written as given, not masked).
- * Throws InvalidArgumentError for a family other than 4 or 6 or bits outside 0..32 / 0..128,
- * and for parsePrefix's result passed whole (which plain JavaScript lets through), saying how to
- * spread it.
+ * `addr/bits` with the address in canonical text (words are written as given, not masked). For
+ * the package's own callers, which pass a family, words and a length they made: the checked
+ * formatPrefix of `ipallocator/core` is formatPrefixChecked.
  */
 export function formatPrefix(family: Family, words: ArrayLike<number>, bits: number): string {
-  if (family !== 4 && family !== 6) {
-    // parsePrefix's result given whole is the likely mistake (from JavaScript: TypeScript refuses it)
-    const hint =
-      typeof family === 'object' && family !== null
-        ? ': formatPrefix takes the three fields of a prefix, not a prefix object; for p = parsePrefix(text), call formatPrefix(p.family, p.words, p.bits)'
-        : '';
-    throw new InvalidArgumentError(`formatPrefix's family must be 4 or 6, got ${quoteInput(family)}${hint}`);
+  return `${formatAddr(family, words)}/${bits}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checked formatters of `ipallocator/core`.
+//
+// The package's own callers format words they parsed or computed, once per allocation: formatAddr
+// and formatPrefix above trust them. A caller of the entry point may pass anything — a parseAddr
+// result whole, three words, NaN, an IPv4 value in the wrong word — and must get an error saying
+// how to call, not the text of another address. These read each argument once (a getter or Proxy
+// answers what was checked) and format the values they checked.
+
+const ADDR_CALL = 'for a = parseAddr(text), call formatAddr(a.family, a.words)';
+const PREFIX_CALL = 'for p = parsePrefix(text), call formatPrefix(p.family, p.words, p.bits)';
+
+/**
+ * `family` when it is 4 or 6; InvalidArgumentError otherwise, saying how to call `fn` when an
+ * object was passed (`takes`: what it takes instead).
+ */
+function checkFamily(family: unknown, fn: string, takes: string, call: string): Family {
+  if (family === 4 || family === 6) return family;
+  // the parse result given whole is the likely mistake (from JavaScript: TypeScript refuses it)
+  const hint = typeof family === 'object' && family !== null ? `: ${fn} takes ${takes}; ${call}` : '';
+  throw new InvalidArgumentError(`${fn}'s family must be 4 or 6, got ${quoteInput(family)}${hint}`);
+}
+
+/**
+ * The four words of `words`, each read once (a getter or Proxy answers what was checked): an
+ * array-like of exactly four integers in [0, 2^32), w0 = bits 127..96, and for family 4 the IPv4
+ * value in w3 with w0..w2 zero (as parseAddr gives it). InvalidArgumentError otherwise, ending
+ * with how to call `fn`.
+ */
+function readAddrWords(family: Family, words: unknown, fn: string, call: string): number[] {
+  const shape = 'four integers in [0, 2^32), w0 = bits 127..96 (IPv4: [0, 0, 0, v])';
+  if (typeof words !== 'object' || words === null || readMember(words, 'length', 'words') !== 4) {
+    throw new InvalidArgumentError(`${fn}'s words must be ${shape}, got ${quoteInput(words)}; ${call}`);
   }
-  const max = family === 4 ? 32 : 128;
+  const w = [0, 0, 0, 0]; // not shared: a getter of `words` may call back in
+  for (let i = 0; i < 4; i++) {
+    const x = readMember(words, i, 'words');
+    if (typeof x !== 'number' || x >>> 0 !== x) {
+      throw new InvalidArgumentError(`${fn}'s words[${i}] must be an integer in [0, 2^32), got ${quoteInput(x)}; ${call}`);
+    }
+    w[i] = x;
+  }
+  for (let i = 0; family === 4 && i < 3; i++) {
+    if (w[i] !== 0) {
+      throw new InvalidArgumentError(
+        `${fn} of family 4 takes the IPv4 value in words[3] and 0 in words[0..2], got words[${i}] = ${w[i]} (an IPv6 address is family 6); ${call}`,
+      );
+    }
+  }
+  return w;
+}
+
+/**
+ * Canonical text of an address given as its family and four u32 words (dotted decimal; RFC 5952
+ * for IPv6): the inverse of parseAddr, `formatAddr(a.family, a.words)`. Words are big-endian,
+ * w0 = bits 127..96; an IPv4 address is [0, 0, 0, v] with family 4 (family 6 writes the same
+ * words as `::v`). Throws InvalidArgumentError for a family other than 4 or 6, words that are not
+ * four integers in [0, 2^32), and family 4 with w0..w2 not zero.
+ */
+export function formatAddrChecked(family: Family, words: ArrayLike<number>): string {
+  const f = checkFamily(family, 'formatAddr', 'the two fields of an address, not an address object', ADDR_CALL);
+  const w = readAddrWords(f, words, 'formatAddr', ADDR_CALL);
+  return f === 4 ? formatIPv4(w[3]!) : formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!);
+}
+
+/**
+ * `addr/bits` with the address in canonical text, as formatAddr writes it (words are written as
+ * given, not masked): the inverse of parsePrefix, `formatPrefix(p.family, p.words, p.bits)`.
+ * Throws InvalidArgumentError for a family other than 4 or 6 (for parsePrefix's result passed
+ * whole, which plain JavaScript lets through, saying how to spread it), bits outside 0..32 /
+ * 0..128, and words as formatAddr refuses them.
+ */
+export function formatPrefixChecked(family: Family, words: ArrayLike<number>, bits: number): string {
+  const f = checkFamily(family, 'formatPrefix', 'the three fields of a prefix, not a prefix object', PREFIX_CALL);
+  const max = f === 4 ? 32 : 128;
   if (!Number.isInteger(bits) || bits < 0 || bits > max) {
     throw new InvalidArgumentError(`prefix length must be an integer in 0..${max}, got ${quoteInput(bits)}`);
   }
-  return `${formatAddr(family, words)}/${bits}`;
+  const w = readAddrWords(f, words, 'formatPrefix', PREFIX_CALL);
+  return `${f === 4 ? formatIPv4(w[3]!) : formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!)}/${bits}`;
 }
 
 /** Converts four big-endian u32 words to a BigInt. */

@@ -14,7 +14,16 @@
 // - Random sources: the generator behind every random draw, for a `random` option of your own.
 
 // ── address text ──────────────────────────────────────────────────────────────────────────
-export { canonicalAddr, formatAddr, formatPrefix, parseAddr, parsePrefix, type Family } from './address.ts';
+// formatAddr and formatPrefix are the checked variants: the package's own callers format words
+// they made with the unchecked ones (address.ts), on the allocation path.
+export {
+  canonicalAddr,
+  formatAddrChecked as formatAddr,
+  formatPrefixChecked as formatPrefix,
+  parseAddr,
+  parsePrefix,
+  type Family,
+} from './address.ts';
 
 // ── range geometry (upstream helpers) ─────────────────────────────────────────────────────
 export { addOffsetAddress, broadcastAddress, calculateRangeOffset, hostsPerNetwork, ipIterator, isNotContained } from './geometry.ts';

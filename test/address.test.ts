@@ -13,12 +13,14 @@ import {
   parseIPv4Fast,
   formatIPv4,
   formatIPv6,
-  formatPrefix,
   parseAddr,
   parseAddrInto,
   parsePrefix,
   type Family,
 } from '../adapters/address.ts';
+// what users of ipallocator/core call: the checked formatters (the package's own callers use
+// address.ts's formatAddr, which trusts its words)
+import { formatAddr as checkedFormatAddr, formatPrefix } from '../adapters/core.ts';
 import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput } from '../adapters/errors.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -450,6 +452,91 @@ describe('parsePrefix / formatPrefix', () => {
     expect(() => formatPrefix(6, [0, 0, 0, 0], -1)).toThrow(InvalidArgumentError);
     expect(() => formatPrefix(6, [0, 0, 0, 0], 1.5)).toThrow(InvalidArgumentError);
     expect(formatPrefix(6, [0, 0, 0, 0], 128)).toBe('::/128');
+  });
+});
+
+describe('formatAddr and formatPrefix of ipallocator/core refuse what is not an address, saying how to call them', () => {
+  const p = parseAddr('10.0.0.1');
+  const ADDR_CALL = 'for a = parseAddr(text), call formatAddr(a.family, a.words)';
+  const PREFIX_CALL = 'for p = parsePrefix(text), call formatPrefix(p.family, p.words, p.bits)';
+  const revoked = Proxy.revocable([0, 0, 0, 1], {});
+  revoked.revoke();
+  const ADDR_ROWS: [name: string, args: unknown[], says: string][] = [
+    ["parseAddr's result as the words", [p.family, p], "formatAddr's words must be four integers in [0, 2^32)"],
+    ["parseAddr's result as the family", [p], 'formatAddr takes the two fields of an address, not an address object'],
+    [
+      'three words',
+      [6, [1, 2, 3]],
+      "formatAddr's words must be four integers in [0, 2^32), w0 = bits 127..96 (IPv4: [0, 0, 0, v]), got an array of 3 values",
+    ],
+    ['five words', [6, [0, 0, 0, 0, 1]], 'got an array of 5 values'],
+    ['no words', [4, null], "formatAddr's words must be four integers in [0, 2^32), w0 = bits 127..96 (IPv4: [0, 0, 0, v]), got null"],
+    ['a string', [4, '10.0.0.1'], 'got "10.0.0.1"'],
+    ['NaN', [4, [0, 0, 0, Number.NaN]], "formatAddr's words[3] must be an integer in [0, 2^32), got NaN (number)"],
+    ['a fraction', [4, [0, 0, 0, 1.5]], 'words[3] must be an integer in [0, 2^32), got 1.5 (number)'],
+    ['a negative word', [6, [-1, 0, 0, 0]], 'words[0] must be an integer in [0, 2^32), got -1 (number)'],
+    ['a word of 2^32', [6, [0, 2 ** 32, 0, 0]], 'words[1] must be an integer in [0, 2^32), got 4294967296 (number)'],
+    ['a word as text', [6, [0, 0, '1', 0]], 'words[2] must be an integer in [0, 2^32), got "1"'],
+    [
+      'IPv4 with the value in words[0]',
+      [4, [10, 0, 0, 1]],
+      'formatAddr of family 4 takes the IPv4 value in words[3] and 0 in words[0..2], got words[0] = 10',
+    ],
+    ['IPv4 with words[2] set', [4, [0, 0, 0xffff, 0x0a000001]], 'got words[2] = 65535 (an IPv6 address is family 6)'],
+    ['unreadable words (a revoked Proxy)', [6, revoked.proxy], 'words.length could not be read'],
+  ];
+  it.each(ADDR_ROWS)('formatAddr: %s', (_name, args, says) => {
+    const call = checkedFormatAddr as (...a: unknown[]) => string;
+    expect(() => call(...args)).toThrow(InvalidArgumentError);
+    expect(() => call(...args)).toThrow(says);
+    if (!says.includes('could not be read')) expect(() => call(...args)).toThrow(ADDR_CALL);
+  });
+
+  const PREFIX_ROWS: [name: string, args: unknown[], says: string][] = [
+    ['three words', [6, [1, 2, 3], 64], "formatPrefix's words must be four integers in [0, 2^32)"],
+    ['IPv4 with the value in words[0]', [4, [10, 0, 0, 0], 8], 'formatPrefix of family 4 takes the IPv4 value in words[3]'],
+    ['NaN', [6, [0x20010db8, 0, 0, Number.NaN], 64], "formatPrefix's words[3] must be an integer"],
+    ["parsePrefix's result as the words", [4, parsePrefix('10.0.0.0/8'), 8], "formatPrefix's words must be four integers"],
+  ];
+  it.each(PREFIX_ROWS)('formatPrefix: %s', (_name, args, says) => {
+    const call = formatPrefix as (...a: unknown[]) => string;
+    expect(() => call(...args)).toThrow(InvalidArgumentError);
+    expect(() => call(...args)).toThrow(says);
+    expect(() => call(...args)).toThrow(PREFIX_CALL);
+  });
+
+  it('takes any four u32 integers (an array, a Uint32Array) and writes what the unchecked formatter writes', () => {
+    for (const text of [
+      '10.0.0.1',
+      '0.0.0.0',
+      '255.255.255.255',
+      '::',
+      '::1',
+      '2001:db8::a:1',
+      'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff',
+    ]) {
+      const a = parseAddr(text);
+      expect(checkedFormatAddr(a.family, a.words)).toBe(text);
+      expect(checkedFormatAddr(a.family, [...a.words])).toBe(formatAddr(a.family, a.words));
+    }
+    expect(checkedFormatAddr(6, [0, 0, 0, 1])).toBe('::1'); // the same words as family 4's 0.0.0.1
+    expect(formatPrefix(6, [0x20010db8, 0, 0, 0], 64)).toBe('2001:db8::/64');
+  });
+
+  it('reads each word once: what was checked is what is written', () => {
+    let reads = 0;
+    const shifty = {
+      length: 4,
+      0: 0,
+      1: 0,
+      2: 0,
+      get 3() {
+        reads++;
+        return reads === 1 ? 0x0a000001 : Number.NaN;
+      },
+    };
+    expect(checkedFormatAddr(4, shifty)).toBe('10.0.0.1');
+    expect(reads).toBe(1);
   });
 });
 
