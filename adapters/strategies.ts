@@ -659,19 +659,30 @@ export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: stri
 
 // ── cool-down ────────────────────────────────────────────────────────────────────────────────
 
-/** How long a released address stays out of use: a time, or a number of allocations. */
-export interface CoolDownOptions {
-  /** Milliseconds from the release (on the `now` clock). */
-  ms?: number | undefined;
-  /**
-   * Allocations on the same range after the release: addresses its allocateNext calls hand out
-   * (a Range's allocateMany counts one per address); a call that fails, and the candidates an
-   * Allocator's call tries before a create succeeds, are not counted.
-   */
-  allocations?: number | undefined;
-  /** The clock for `ms`, in milliseconds (default Date.now; a simulation passes its own). */
-  now?: (() => number) | undefined;
-}
+/**
+ * How long a released address stays out of use: `{ ms, now? }`, a time, or `{ allocations }`, a
+ * number of allocations — exactly one of the two: the type refuses `{}` and `{ ms, allocations }`,
+ * as coolDown does at run time.
+ */
+export type CoolDownOptions =
+  | {
+      /** Milliseconds from the release (on the `now` clock). */
+      ms: number;
+      /** The clock for `ms`, in milliseconds (default Date.now; a simulation passes its own). */
+      now?: (() => number) | undefined;
+      allocations?: undefined;
+    }
+  | {
+      /**
+       * Allocations on the same range after the release: addresses its allocateNext calls hand out
+       * (a Range's allocateMany counts one per address); a call that fails, and the candidates an
+       * Allocator's call tries before a create succeeds, are not counted.
+       */
+      allocations: number;
+      ms?: undefined;
+      /** Taken, so that one spread of options serves both kinds, and not read: it times `ms` only. */
+      now?: (() => number) | undefined;
+    };
 
 /**
  * `strategy` with released addresses held back: a released address stays out of use for

@@ -1,7 +1,7 @@
 // Allocation strategies (adapters/strategies.ts) through Range: each built-in and each cool-down
 // against a Set model (seeded operation loops), the default's answers unchanged, each strategy's
 // own rule (lowest, next after the last, uniform, legacy scan), cool-down semantics, bad options.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { parseAddr } from '../adapters/address.ts';
 import { ErrAllocated, ErrDestroyed, ErrFull, InvalidArgumentError } from '../adapters/errors.ts';
 import type { FreeIndex } from '../adapters/free-index.ts';
@@ -353,6 +353,29 @@ describe("each strategy's rule", () => {
 });
 
 describe('cool-down', () => {
+  it('takes exactly one of ms and allocations: what coolDown refuses at run time does not type-check either', () => {
+    // each refusal below is also a type error (tsc checks this file): the directive fails the
+    // type check if the options type ever takes these again
+    // @ts-expect-error neither ms nor allocations
+    expect(() => coolDown('upstream', {})).toThrow('coolDown needs exactly one of options.ms and options.allocations, got neither');
+    // @ts-expect-error both
+    expect(() => coolDown('upstream', { ms: 1, allocations: 1 })).toThrow('got both (ms 1 (number), allocations 1 (number))');
+    // what it takes: a time (with its clock, or not) or a count, and explicit undefined for the other key
+    expectTypeOf(coolDown).toBeCallableWith('upstream', { ms: 1 });
+    expectTypeOf(coolDown).toBeCallableWith('upstream', { ms: 1, now: () => 0 });
+    expectTypeOf(coolDown).toBeCallableWith('upstream', { allocations: 1 });
+    expectTypeOf(coolDown).toBeCallableWith('upstream', { allocations: 1, ms: undefined });
+    for (const options of [
+      { ms: 1 },
+      { ms: 1, now: () => 0 },
+      { allocations: 1 },
+      { allocations: 1, ms: undefined },
+      { allocations: 1, now: () => 0 },
+    ]) {
+      expect(coolDown('upstream', options).name).toMatch(/^upstream\+cool-down\(1 (ms|allocations)\)$/);
+    }
+  });
+
   it('by time: a released address is not handed out before its time and comes back after', () => {
     const clock = { now: 1000 };
     const g = geometry('10.0.0.0/24');
