@@ -628,11 +628,11 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
-   * Registers the five upstream metrics in prom-client (default registry or the one given) and
-   * records to them, the gauges seeded at once. Given another registry than before, this range's
+   * Registers the five upstream metrics in prom-client (the one given, or the default registry
+   * for `true` or none) and records to them, the gauges seeded at once. Given another registry than before, this range's
    * gauges leave the previous one (unless another allocator reports them there).
    */
-  enableMetrics(registry?: MetricsRegistry): void {
+  enableMetrics(registry?: MetricsRegistry | true): void {
     this.live();
     this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
   }

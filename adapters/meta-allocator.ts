@@ -772,8 +772,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live(); // the owner's getters destroyed this: ErrDestroyed, as allocateNext answers
   }
 
-  /** Enables metrics on every range, now and later (each range reports under its own cidr label). */
-  enableMetrics(registry?: MetricsRegistry): void {
+  /**
+   * Enables metrics on every range, now and later (each range reports under its own cidr label),
+   * in `registry`, or in prom-client's default registry for `true` or none.
+   */
+  enableMetrics(registry?: MetricsRegistry | true): void {
     this.live();
     recorderFor(registry, 'registry'); // validates before changing anything
     // the registry's own methods may destroy this (as they may an Allocator): ErrDestroyed then,

@@ -801,11 +801,11 @@ export class Range implements RangeView {
   }
 
   /**
-   * Registers the upstream metrics (prom-client; default registry or the one given) and records
-   * to them. Given another registry than before, the range's gauges leave the previous one
-   * (unless another range reports them there).
+   * Registers the upstream metrics (prom-client; the one given, or the default registry for `true`
+   * or none) and records to them. Given another registry than before, the range's gauges leave
+   * the previous one (unless another range reports them there).
    */
-  enableMetrics(registry?: MetricsRegistry): void {
+  enableMetrics(registry?: MetricsRegistry | true): void {
     this.throwIfDestroyed();
     this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
   }

@@ -406,7 +406,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return formatBig(this.fam, this.g.network);
   }
 
-  enableMetrics(registry?: MetricsRegistry): void {
+  enableMetrics(registry?: MetricsRegistry | true): void {
     this.live();
     this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
   }

@@ -52,12 +52,12 @@ export interface IPAllocator {
   /** A view that checks but persists nothing (upstream DryRun). */
   dryRun(): IPAllocator;
   /**
-   * Registers the five upstream metrics in `registry` (default: prom-client's default registry)
-   * and records into them from now on; the two gauges are set at once. Loads prom-client, an
-   * optional peer dependency, on first use. Throws InvalidArgumentError for anything but a
-   * prom-client Registry.
+   * Registers the five upstream metrics in `registry`, or in prom-client's default registry when
+   * it is `true` or left out (as the `metrics` option takes them), and records into them from now
+   * on; the two gauges are set at once. Loads prom-client, an optional peer dependency, on first
+   * use. Throws InvalidArgumentError for anything but `true` or a prom-client Registry.
    */
-  enableMetrics(registry?: MetricsRegistry): void;
+  enableMetrics(registry?: MetricsRegistry | true): void;
   /** Detaches from the store and frees the WASM index. Idempotent; every other method then throws ErrDestroyed. */
   destroy(): void;
 }

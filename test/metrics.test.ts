@@ -6,7 +6,7 @@
 // first allocate/release); plus the exact increments of ipallocator.go (docs/semantics.md,
 // "Metrics"), the registration rules, how prom-client is found, and the gauges leaving the
 // registry with their range (destroyed, removed from a MetaAllocator, moved to another registry).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { Counter, Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
@@ -29,7 +29,7 @@ import {
   recorderFor,
   registerMetrics,
 } from '../adapters/metrics.ts';
-import type { IPAllocator } from '../adapters/types.ts';
+import type { IPAllocator, MetricsRegistry } from '../adapters/types.ts';
 import { settle } from './helpers.ts';
 
 type Factory = (cidr: string, options?: AllocatorOptions) => IPAllocator;
@@ -377,6 +377,31 @@ describe('registration', () => {
     a.enableMetrics();
     await a.allocateNext();
     expect(await value(defaultRegistry, METRIC_ALLOCATIONS, { cidr: '10.9.0.0/24' })).toBe(1);
+    a.destroy();
+  });
+
+  it('enableMetrics(true) is the default registry too, as the metrics option true is, and its type says so', async () => {
+    // every enableMetrics takes what recorderFor takes: a Registry, true, or nothing
+    expectTypeOf<Parameters<IPAllocator['enableMetrics']>[0]>().toEqualTypeOf<MetricsRegistry | true | undefined>();
+    expectTypeOf<Parameters<Range['enableMetrics']>[0]>().toEqualTypeOf<MetricsRegistry | true | undefined>();
+    expectTypeOf<Parameters<MetaAllocator['enableMetrics']>[0]>().toEqualTypeOf<MetricsRegistry | true | undefined>();
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('meta', ['10.12.3.0/24']);
+    const subjects = [
+      Allocator.create('10.12.0.0/24'),
+      new ReferenceAllocator('10.12.1.0/24'),
+      new Range('10.12.2.0/24'),
+      new MetaAllocator('IPv4', cidrs, { store: new MemoryStore() }),
+    ];
+    for (const [i, s] of subjects.entries()) {
+      s.enableMetrics(true);
+      await s.allocateNext();
+      expect(await value(defaultRegistry, METRIC_ALLOCATIONS, { cidr: `10.12.${i}.0/24` })).toBe(1);
+      s.destroy();
+    }
+    // false is not a registry: the option's false means none, enableMetrics has nothing to turn off
+    const a = Allocator.create('10.12.4.0/24');
+    expect(() => a.enableMetrics(false as never)).toThrow('registry must be true or a prom-client Registry, got false');
     a.destroy();
   });
 
