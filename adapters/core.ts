@@ -11,7 +11,8 @@
 // - Range geometry: upstream's helpers of pkg/registry/core/service/ipallocator/ipallocator.go
 //   (hostsPerNetwork, broadcastAddress, addOffsetAddress, calculateRangeOffset, ipIterator) with
 //   their upstream answers, and cidrallocator.go's isNotContained.
-// - Random sources: the generator behind every random draw, for a `random` option of your own.
+// - Random sources: seededRandom (reproducible draws), defaultRandom and the generator behind
+//   them, Xoshiro128, for the `random` option or a source of your own (RandomSource).
 
 // ── address text ──────────────────────────────────────────────────────────────────────────
 // formatAddr and formatPrefix are the checked variants: the package's own callers format words
@@ -29,4 +30,4 @@ export {
 export { addOffsetAddress, broadcastAddress, calculateRangeOffset, hostsPerNetwork, ipIterator, isNotContained } from './geometry.ts';
 
 // ── random sources ────────────────────────────────────────────────────────────────────────
-export { Xoshiro128, defaultRandom } from './random.ts';
+export { type RandomSource, Xoshiro128, defaultRandom, seededRandom } from './random.ts';

@@ -6,7 +6,9 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as coreEntry from '../adapters/core.ts';
 import { addOffsetAddress, ipIterator } from '../adapters/core.ts';
+import * as rootEntry from '../adapters/index.ts';
 import { memoryLimit } from '../adapters/index.ts';
 
 const adapters = join(dirname(fileURLToPath(import.meta.url)), '..', 'adapters');
@@ -49,5 +51,19 @@ describe('ipallocator/core', () => {
     expect(memoryLimit().inUse).toBe(before);
     expect(kept[0]!()).toBe('10.0.0.2');
     expect(kept[1]!()).toBe('2001:db8::1');
+  });
+
+  it("exports every name the README's table of entry points lists for it, seededRandom among its random sources", () => {
+    const readme = readFileSync(join(adapters, '..', 'README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `ipallocator/core`'));
+    const what = row!.split('|')[2]!;
+    const names = [...what.matchAll(/`(\w+)`/g)].map((m) => m[1]!);
+    expect(names).toContain('seededRandom');
+    for (const name of names) expect(coreEntry, `README lists ${name} for ipallocator/core`).toHaveProperty(name);
+    // the same generator as the root entry's: a seed gives one sequence whichever entry it came from
+    expect(coreEntry.seededRandom).toBe(rootEntry.seededRandom);
+    const a = coreEntry.seededRandom(7);
+    const b = rootEntry.seededRandom(7);
+    for (let i = 0; i < 4; i++) expect(a.nextU32()).toBe(b.nextU32());
   });
 });
