@@ -59,7 +59,7 @@ import {
 } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
-import { transportProblem } from '../adapters/kubernetes/tls-material.ts';
+import { insecureWithCA, transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { KubeconfigCredentialError, missingUser, userProblem, withCredentialCheck } from '../adapters/kubernetes/user-checks.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
@@ -331,6 +331,12 @@ export class Cluster {
     if (problem !== undefined) {
       throw new CliError(
         `cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: the server URL of cluster ${quoteText(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
+      );
+    }
+    const insecure = insecureWithCA(cluster);
+    if (insecure !== undefined) {
+      throw new CliError(
+        `cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: the cluster ${quoteText(cluster.name)} ${insecure}`,
       );
     }
     // as kubectl does, and the library (kubeConfigOrDefault): no request goes out anonymous

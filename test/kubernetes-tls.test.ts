@@ -1,11 +1,16 @@
 // A kubeconfig whose TLS material or proxy is wrong: the request fails on it before anything is
 // sent, and the KubernetesApiError says which field of the kubeconfig is wrong — not that the
 // API server could not be reached.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { cli } from './cli-helpers.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 
 /** A port on 127.0.0.1 that nothing listens on (a server's, closed). */
@@ -168,6 +173,69 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
       store.close();
       plain.closeAllConnections();
       plain.close();
+    }
+  });
+});
+
+// Regression: a cluster with a certificate-authority(-data) and insecure-skip-tls-verify: true
+// was connected to without checking the server's certificate at all (client-node sets
+// rejectUnauthorized: false and ignores the CA); kubectl refuses the kubeconfig.
+describe('a cluster with a certificate-authority and insecure-skip-tls-verify: true', () => {
+  let server: { url: string; close: () => Promise<void> };
+  let folder: string;
+  beforeEach(async () => {
+    server = await startTlsServer();
+    folder = mkdtempSync(join(tmpdir(), 'ipallocator-insecure-ca-'));
+  });
+  afterEach(async () => {
+    await server.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['certificate-authority-data', (): Record<string, unknown> => ({ 'certificate-authority-data': base64(SERVER_CERT) })],
+    [
+      'certificate-authority',
+      (): Record<string, unknown> => {
+        writeFileSync(join(folder, 'ca.crt'), SERVER_CERT);
+        return { 'certificate-authority': join(folder, 'ca.crt') };
+      },
+    ],
+  ])('(%s) is refused naming the cluster, by the library and the command line, as kubectl refuses it', async (field, ca) => {
+    const text = [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters:\n- name: prod\n  cluster: ${JSON.stringify({ server: server.url, 'insecure-skip-tls-verify': true, ...ca() })}`,
+      'users:\n- name: dev\n  user: {token: t}',
+      'contexts:\n- name: x\n  context: {cluster: prod, user: dev}',
+      'current-context: x',
+      '',
+    ].join('\n');
+    const said =
+      `the cluster "prod" has a ${field} and insecure-skip-tls-verify: true, which kubectl refuses too ("specifying a root certificates file ` +
+      `with the insecure flag is not allowed"): the server's certificate would not be checked at all; remove one of them`;
+    const kc = new KubeConfig();
+    kc.loadFromString(text);
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+      `KubernetesStore: the KubeConfig's current cluster "prod" ${said.slice('the cluster "prod" '.length)}`,
+    );
+    const path = join(folder, 'config');
+    writeFileSync(path, text);
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: ${said}\n`]);
+  });
+
+  it('either alone is taken: the CA checks the server, insecure-skip-tls-verify alone does not', async () => {
+    for (const cluster of [{ caData: base64(SERVER_CERT) }, { skipTLSVerify: true }]) {
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'prod', server: server.url, ...cluster }],
+        users: [{ name: 'dev', token: 't' }],
+        contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+        currentContext: 'x',
+      });
+      new KubernetesStore(kc, { start: false }).close();
     }
   });
 });

@@ -12,6 +12,7 @@ import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
 import type { ApiVersion } from './objects.ts';
+import { insecureWithCA } from './tls-material.ts';
 import { readTokenFiles } from './token-files.ts';
 import { missingUser, userProblem, withCredentialCheck } from './user-checks.ts';
 
@@ -94,6 +95,10 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     throw new InvalidArgumentError(
       `${owner}: the server URL of the KubeConfig's current cluster ${JSON.stringify(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
     );
+  }
+  const insecure = insecureWithCA(cluster);
+  if (insecure !== undefined) {
+    throw new InvalidArgumentError(`${owner}: the KubeConfig's current cluster ${JSON.stringify(cluster.name)} ${insecure}`);
   }
   const noUser = missingUser(kc);
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);

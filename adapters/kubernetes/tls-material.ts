@@ -81,6 +81,24 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
   return undefined;
 }
 
+/**
+ * Why a kubeconfig cluster's TLS settings cannot be used together, as the end of a sentence naming
+ * the cluster; undefined when they can. A certificate-authority (or -data) beside
+ * `insecure-skip-tls-verify: true` asks for the server's certificate to be checked against that CA
+ * and not checked at all: client-node connects without checking it, and kubectl refuses the
+ * kubeconfig (client-go's TLSConfigFor: "specifying a root certificates file with the insecure
+ * flag is not allowed"). Refused here as kubectl does, before any request.
+ */
+export function insecureWithCA(cluster: Cluster): string | undefined {
+  if (cluster.skipTLSVerify !== true) return undefined;
+  const field = cluster.caFile ? 'certificate-authority' : cluster.caData ? 'certificate-authority-data' : undefined;
+  if (field === undefined) return undefined;
+  return (
+    `has a ${field} and insecure-skip-tls-verify: true, which kubectl refuses too ("specifying a root certificates file ` +
+    'with the insecure flag is not allowed"): the server\'s certificate would not be checked at all; remove one of them'
+  );
+}
+
 /** Connection failures, in a few words: with a proxy set, each one is the proxy's. */
 const CONNECT_FAILURES: Record<string, string> = {
   ECONNREFUSED: 'connection refused',
