@@ -163,6 +163,27 @@ describe('the default kubeconfig', () => {
       expect(kc.getContexts().map((c) => c.name)).toEqual(['ctx', 'ctx2']);
     });
 
+    // Regression: a file that named a context (or cluster, or user) twice was taken, its first
+    // entry of that name used and the other ignored; kubectl refuses the file ("duplicate name").
+    it.each([
+      ['contexts', (t: string) => t.replace('contexts:\n', 'contexts:\n- name: ctx\n  context:\n    cluster: c\n    user: u\n')],
+      ['clusters', (t: string) => t.replace('clusters:\n', 'clusters:\n- name: c\n  cluster: {server: "https://other.example"}\n')],
+      ['users', (t: string) => t.replace('users:\n', 'users:\n- name: u\n  user: {token: other}\n')],
+    ])('refuses a file whose %s list names an entry twice, naming the file, by the library and the command line', async (list, twice) => {
+      const name = { contexts: 'ctx', clusters: 'c', users: 'u' }[list]!;
+      const said = `its ${list} list names "${name}" twice, which kubectl refuses too (duplicate name "${name}" in list): only the first would be used; rename or remove one`;
+      const dup = file('dup', twice(one));
+      // first in the list, or after a good file: each file of $KUBECONFIG is refused for it, as kubectl refuses it
+      for (const files of [[dup], [file('good', one), dup]]) {
+        process.env.KUBECONFIG = files.join(delimiter);
+        expect(loaded).toThrow(KubeconfigFileError);
+        expect(loaded).toThrow(`${JSON.stringify(dup)}: ${said}`);
+        expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(dup)}: ${said}`);
+      }
+      const r = await cli(['status', '--kubeconfig', dup]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${dup}: ${said}\n`]);
+    });
+
     // Regression: client-node's merge took the last file's current-context, not the first's.
     it('takes the current-context of the first file that sets one', () => {
       const none = file('none', kubeconfigText({ clusters: { a: 'https://a.example' }, contexts: { a: ['a', 'x'] } }));

@@ -247,11 +247,14 @@ function fileFailure(file: string, e: unknown): Error {
  * the PATH). client-node resolves the first three itself (makePathsAbsolute). It reads a
  * token-file as it parses the text, whole, synchronously and from the working directory: here
  * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token.
+ * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName).
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
   const read = readTokenFiles(text, folder);
   kc.loadFromString(read?.text ?? text);
+  const twice = duplicateName(kc);
+  if (twice !== undefined) throw new Error(twice);
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one
   // fails the load), so an index of the file's list is one of kc.users
@@ -266,6 +269,34 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
       (user as { exec: unknown }).exec = { ...user.exec, command: join(folder, command) };
     }
   }
+}
+
+/**
+ * Why a kubeconfig file that names a cluster, user or context twice is refused, as the end of a
+ * sentence naming the file; undefined when every name is named once. client-node takes the first
+ * entry of a name and ignores the other without a word; kubectl refuses the file (clientcmd's v1
+ * conversion: `duplicate name "ctx" in list`). client-node builds its entries one for one from the
+ * file's lists (a malformed one fails the load), so `kc`'s lists are the file's.
+ */
+function duplicateName(kc: KubeConfig): string | undefined {
+  const lists: [string, readonly { name: string }[]][] = [
+    ['clusters', kc.clusters],
+    ['users', kc.users],
+    ['contexts', kc.contexts],
+  ];
+  for (const [list, entries] of lists) {
+    const seen = new Set<string>();
+    for (const { name } of entries) {
+      if (seen.has(name)) {
+        return (
+          `its ${list} list names ${JSON.stringify(name)} twice, which kubectl refuses too (duplicate name ${JSON.stringify(name)} in list): ` +
+          'only the first would be used; rename or remove one'
+        );
+      }
+      seen.add(name);
+    }
+  }
+  return undefined;
 }
 
 /**
