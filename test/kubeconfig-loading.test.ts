@@ -6,10 +6,11 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubeconfigCredentialError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { until } from './k8s/helpers.ts';
 import { KubeconfigFileError, loadDefaultKubeconfig, loadKubeconfigText } from '../adapters/kubernetes/config.ts';
 import { cli } from './cli-helpers.ts';
 
@@ -451,6 +452,91 @@ describe('the default kubeconfig', () => {
       );
       void new KubernetesStore(undefined, { start: false }).close();
     });
+  });
+});
+
+// Regression: a user's token-file was read once, when the kubeconfig was loaded: once the file
+// was rewritten with a new token (a projected service-account token, one vault-agent writes), a
+// long-running store sent the old one, got 401 for ever and stayed relisting. client-go reads the
+// file again once its token is 50 s old (transport/token_source.go, NewCachedFileTokenSource),
+// and keeps the token read before when the file cannot be read. The clock is made to move on
+// (performance.now(), which the token's age is taken from) instead of waiting a minute.
+describe('a token-file rewritten while a store runs', () => {
+  const fixture = doubleAndFolder('ipallocator-token-rotation-');
+  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  /** How far the fake clock has moved past the real one, in ms. */
+  let skew = 0;
+  const opened: KubernetesStore[] = [];
+  beforeEach(() => {
+    skew = 0;
+    const now = performance.now.bind(performance);
+    vi.spyOn(performance, 'now').mockImplementation(() => now() + skew);
+  });
+  afterEach(() => {
+    for (const s of opened.splice(0)) s.close();
+    vi.restoreAllMocks();
+    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved.KUBECONFIG;
+  });
+  /** A store on the double, loading $KUBECONFIG itself: one kubeconfig whose user has `tokenFile: token` holding `token`. */
+  const storeWithTokenFile = (token: string): { store: KubernetesStore; tokenFile: string } => {
+    const tokenFile = join(fixture.folder, 'token');
+    writeFileSync(tokenFile, token);
+    const config = join(fixture.folder, 'config');
+    writeFileSync(config, kubeconfigOfUser(fixture.double.url, '{tokenFile: token}'));
+    process.env.KUBECONFIG = config;
+    const store = new KubernetesStore(undefined, { backoff: { initialMs: 2, maxMs: 20 } });
+    opened.push(store);
+    return { store, tokenFile };
+  };
+  const authorizations = (): (string | undefined)[] => fixture.double.requests.map((r) => r.authorization);
+
+  it('the new token is sent once the one read before is 50 s old, and a store left relisting by 401s syncs again', async () => {
+    fixture.double.onlyToken = 'one';
+    const { store, tokenFile } = storeWithTokenFile('one');
+    await store.waitForSync({ timeoutMs: 10_000 });
+    writeFileSync(tokenFile, 'two');
+    fixture.double.onlyToken = 'two';
+    // within the 50 s, the token read before is sent, as by client-go: the server refuses it
+    skew += 49_000;
+    expect(await store.get('10.0.0.1').catch((e: unknown) => e)).toMatchObject({ code: 401, reason: 'Unauthorized' });
+    fixture.double.closeWatches();
+    await until(() => store.state === 'relisting' && (store.lastError as { code?: unknown } | undefined)?.code === 401, '401 relisting');
+    skew += 1_000;
+    await until(() => store.state === 'synced', 'synced again');
+    expect(await store.get('10.0.0.1')).toBeUndefined();
+    expect(authorizations().at(-1)).toBe('Bearer two');
+  });
+
+  it('a file that cannot be read again keeps the token read before, said once on the console; the next good read is taken', async () => {
+    fixture.double.onlyToken = 'one';
+    const { store, tokenFile } = storeWithTokenFile('one');
+    const said = vi.spyOn(console, 'error').mockImplementation(() => {});
+    await store.waitForSync({ timeoutMs: 10_000 });
+    for (const [what, make] of [
+      ['gone', () => rmSync(tokenFile)],
+      ['empty', () => writeFileSync(tokenFile, '\n')],
+    ] as const) {
+      make();
+      skew += 50_000;
+      said.mockClear();
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+      expect(await store.get('10.0.0.2')).toBeUndefined();
+      expect(authorizations().slice(-2), what).toEqual(['Bearer one', 'Bearer one']);
+      expect(said, what).toHaveBeenCalledTimes(1);
+      const why =
+        what === 'gone'
+          ? `cannot be read (ENOENT: no such file or directory, stat '${tokenFile}')`
+          : 'holds nothing, or only whitespace (client-go: "read empty token from file")';
+      expect(said).toHaveBeenCalledWith(
+        `ipallocator: the tokenFile ${JSON.stringify(tokenFile)} of user "u" ${why}; the token read from it before is still sent (as kubectl does), and the file is read again at the next request`,
+      );
+    }
+    // read again at the next request, the clock not moved on: a failed read is tried again
+    writeFileSync(tokenFile, 'three');
+    fixture.double.onlyToken = 'three';
+    expect(await store.get('10.0.0.3')).toBeUndefined();
+    expect(authorizations().at(-1)).toBe('Bearer three');
   });
 });
 

@@ -246,7 +246,8 @@ function fileFailure(file: string, e: unknown): Error {
  * plugin's command when it holds a path separator (`./bin/token`; a bare name is looked up on
  * the PATH). client-node resolves the first three itself (makePathsAbsolute). It reads a
  * token-file as it parses the text, whole, synchronously and from the working directory: here
- * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token.
+ * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
+ * read again from the file as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName).
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
@@ -258,9 +259,9 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one
   // fails the load), so an index of the file's list is one of kc.users
-  for (const [i, token] of read?.tokens ?? []) {
+  for (const [i, source] of read?.tokens ?? []) {
     const user = kc.users[i];
-    if (user !== undefined) (user as { token?: string }).token = token;
+    if (user !== undefined) source.attachTo(user);
   }
   for (const user of kc.users) {
     const command = (user.exec as { command?: unknown } | undefined)?.command;

@@ -1,12 +1,15 @@
 // A kubeconfig's token-files, read before client-node parses the kubeconfig: client-node reads
-// each as it parses, whole, synchronously and relative to the working directory. Here each is
-// read once and bounded (a device, a directory, a named pipe nothing writes to, a file over 1 MiB
-// are refused), a relative one from the kubeconfig's folder as kubectl reads it, and every failure
-// is TokenFileError naming the file and the user, never the content. config.ts loadKubeconfigText
-// hands the tokens read to client-node as the users' tokens.
+// each as it parses, whole, synchronously and relative to the working directory, and never again.
+// Here each is read bounded (a device, a directory, a named pipe nothing writes to, a file over
+// 1 MiB are refused), a relative one from the kubeconfig's folder as kubectl reads it, and every
+// failure is TokenFileError naming the file and the user, never the content. config.ts
+// loadKubeconfigText hands each to client-node as the user's token, which is read again from the
+// file as client-go reads it (TokenFileSource): a token that rotates (a projected service-account
+// token, one vault-agent writes) is picked up by a long-running store.
+import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { loadAllYaml } from '@kubernetes/client-node';
-import { readFileBounded } from '../bounded-read.ts';
+import { notRegularFile, readFileBounded } from '../bounded-read.ts';
 import { notTextKind } from './user-checks.ts';
 
 /**
@@ -59,6 +62,120 @@ function readTokenFile(path: string, user: string, field: TokenFileKey): string 
 }
 
 /**
+ * How old a token read from a token-file may be before the file is read again: a minute less
+ * 10 s, as client-go's (transport/token_source.go: NewCachedFileTokenSource reads the file for a
+ * token that expires a minute after, and its cachingTokenSource reads again 10 s, its leeway,
+ * before that). The kubelet rewrites a projected service-account token at 80 % of its lifetime
+ * (10 minutes by default): a minute is well inside what is left.
+ */
+const TOKEN_FILE_REREAD_MS = 60_000 - 10_000;
+
+/**
+ * A user's token-file, read again as client-go reads it (transport/token_source.go,
+ * NewCachedFileTokenSource): when the token was read TOKEN_FILE_REREAD_MS ago or longer, the next
+ * request reads the file again, bounded as the first read (readTokenFile). A read that fails —
+ * the file gone or unreadable, no regular file any more, past 1 MiB, or holding only whitespace
+ * (client-go: "read empty token from file") — keeps the token read before, as client-go keeps it
+ * ("Unable to rotate token"), and says so on the console (console.error, once for each new
+ * reason, never with the token); the file is read again at the next request until a read
+ * succeeds. A token-file that was a named pipe when the kubeconfig was read is not read again: a
+ * pipe's writer gave its token once (`<(vault read …)`), and reading it again would wait for one.
+ * The time is taken from a monotonic clock (performance.now()), as the informer's waits: a wall
+ * clock set back does not keep an old token.
+ */
+export class TokenFileSource {
+  private token: string;
+  /** When the token was read (performance.now()). */
+  private readAt: number;
+  /** The last failure said on the console: the same one is not said again at every request. */
+  private said: string | undefined;
+  /** Whether the file is read again: it was a regular file when first read (not a pipe). */
+  private readonly rereads: boolean;
+
+  /** Reads the file (readTokenFile); TokenFileError when it cannot be read. */
+  constructor(
+    readonly path: string,
+    readonly user: string,
+    readonly field: TokenFileKey,
+  ) {
+    this.token = readTokenFile(path, user, field);
+    this.readAt = performance.now();
+    this.rereads = isRegularFile(path);
+  }
+
+  /** The token to send now: the one read before, or the file's, read again when that one is old enough. */
+  current(): string {
+    if (!this.rereads || performance.now() - this.readAt < TOKEN_FILE_REREAD_MS) return this.token;
+    try {
+      this.token = this.readAgain();
+      this.readAt = performance.now();
+      this.said = undefined;
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      if (why !== this.said) {
+        this.said = why;
+        console.error(
+          `ipallocator: ${why}; the token read from it before is still sent (as kubectl does), and the file is read again at the next request`,
+        );
+      }
+    }
+    return this.token;
+  }
+
+  /**
+   * The file's token, read again: TokenFileError when it is no regular file now (checked before
+   * it is opened: a named pipe put in its place would hold the read for 5 s), cannot be read, or
+   * holds only whitespace.
+   */
+  private readAgain(): string {
+    let stats: ReturnType<typeof statSync>;
+    try {
+      stats = statSync(this.path);
+    } catch (e) {
+      throw new TokenFileError(this.path, this.user, `cannot be read (${e instanceof Error ? e.message : String(e)})`, this.field);
+    }
+    if (!stats.isFile()) {
+      throw new TokenFileError(this.path, this.user, `is not read: it is ${notRegularFile(stats)}, not a regular file`, this.field);
+    }
+    const token = readTokenFile(this.path, this.user, this.field);
+    if (token.trim() === '') {
+      throw new TokenFileError(
+        this.path,
+        this.user,
+        'holds nothing, or only whitespace (client-go: "read empty token from file")',
+        this.field,
+      );
+    }
+    return token;
+  }
+
+  /**
+   * Makes `user` (a client-node User, whose `token` client-node reads as each request is
+   * authenticated) send this source's token: its `token` becomes a property that asks current().
+   * A token set on it afterwards replaces the source, as a plain token.
+   */
+  attachTo(user: object): void {
+    Object.defineProperty(user, 'token', {
+      get: () => this.current(),
+      set(value: unknown) {
+        Object.defineProperty(user, 'token', { value, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: true,
+      configurable: true,
+    });
+  }
+}
+
+/** Whether `path` is a regular file now (false when it cannot be told). */
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The keys a kubeconfig user names its token file by: kubectl's own, `tokenFile` (client-go's
  * clientcmd v1 AuthInfo), which client-node does not read, and client-node's `token-file`, which
  * kubectl does not read. kubectl's is read first when a user has both.
@@ -71,14 +188,14 @@ type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
  * `token-file` or, as kubectl names it, `tokenFile` (TOKEN_FILE_KEYS) —: the
  * text, as JSON (which is YAML), without the token-file of each user whose token client-node
  * would read from one (a user with a non-empty token keeps it, as client-node keeps it), and the
- * tokens read, by the user's index in the file's list. A relative token-file is read from
+ * token-files read (TokenFileSource), by the user's index in the file's list. A relative token-file is read from
  * `folder`. Undefined when no user names a token-file, or the text is not one YAML mapping
  * (client-node's parse then says what is wrong). Parsed as client-node parses it (js-yaml,
  * through loadAllYaml). An alias repeats a node without repeating its text, and JSON writes each
  * repeat out: a text whose aliases would write more nodes than it has characters (no kubeconfig
  * repeats that much; a crafted one repeats exponentially) is refused.
  */
-export function readTokenFiles(text: string, folder: string): { text: string; tokens: Map<number, string> } | undefined {
+export function readTokenFiles(text: string, folder: string): { text: string; tokens: Map<number, TokenFileSource> } | undefined {
   if (!TOKEN_FILE_KEYS.some((key) => text.includes(key))) return undefined;
   let docs: unknown[];
   try {
@@ -89,7 +206,7 @@ export function readTokenFiles(text: string, folder: string): { text: string; to
   const doc = docs.length === 1 ? docs[0] : undefined;
   const users = (doc as { users?: unknown } | undefined)?.users;
   if (typeof doc !== 'object' || doc === null || !Array.isArray(users)) return undefined;
-  const tokens = new Map<number, string>();
+  const tokens = new Map<number, TokenFileSource>();
   const copy = users.map((entry: unknown, i) => {
     const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
     if (typeof user !== 'object' || user === null) return entry;
@@ -103,7 +220,7 @@ export function readTokenFiles(text: string, folder: string): { text: string; to
     if (typeof tokenFile !== 'string') {
       throw new TokenFileError(undefined, String(name ?? ''), `is ${notTextKind(tokenFile)}, not text, and is not read`, field);
     }
-    tokens.set(i, readTokenFile(isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile), String(name ?? ''), field));
+    tokens.set(i, new TokenFileSource(isAbsolute(tokenFile) ? tokenFile : join(folder, tokenFile), String(name ?? ''), field));
     const { 'token-file': _read, tokenFile: _kubectls, ...rest } = user;
     return { ...(entry as object), user: rest };
   });
