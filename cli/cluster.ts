@@ -59,6 +59,7 @@ import {
 } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
+import { withImpersonation } from '../adapters/kubernetes/impersonation.ts';
 import { insecureWithCA, transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { KubeconfigCredentialError, missingUser, userProblem, withCredentialCheck } from '../adapters/kubernetes/user-checks.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
@@ -353,8 +354,9 @@ export class Cluster {
       const server = scheme.toLowerCase() + cluster.server.slice(scheme.length);
       kc.clusters = kc.clusters.map((c) => (c === cluster ? { ...c, server } : c));
     }
-    // a request its exec credential plugin gave nothing for is not sent anonymous
-    this.kc = withCredentialCheck(kc);
+    // the impersonation client-node drops is sent (as-uid, as-groups, as-user-extra), and a request
+    // its exec credential plugin gave nothing for is not sent anonymous
+    this.kc = withCredentialCheck(withImpersonation(kc));
     this.context = kc.getCurrentContext();
     this.server = shownServer(cluster.server);
     this.plainHttp = kc.getCurrentCluster()!.server.startsWith('http://') && cluster.skipTLSVerify !== true;

@@ -540,6 +540,97 @@ describe('a token-file rewritten while a store runs', () => {
   });
 });
 
+// Regression: a user's as-uid, as-groups and as-user-extra were dropped (client-node keeps only
+// `as`): requests impersonated the user with its own groups, not the ones named, and so ran with
+// other rights than kubectl's. kubectl sends Impersonate-Uid, Impersonate-Group and
+// Impersonate-Extra-<key> (client-go's impersonatingRoundTripper, the key escaped as its
+// headerKeyEscape does).
+describe('a user who impersonates a uid, a group or extra', () => {
+  const fixture = doubleAndFolder('ipallocator-impersonation-');
+  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  afterEach(() => {
+    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved.KUBECONFIG;
+  });
+  const config = (user: string): string => {
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, kubeconfigOfUser(fixture.double.url, user));
+    return path;
+  };
+  /** The impersonation headers of each request the double received, sorted. */
+  const impersonation = (): [string, string][][] =>
+    fixture.double.requests.map((r) => r.headers.filter(([name]) => name.startsWith('impersonate-')).sort());
+
+  it('sends them as kubectl does, from the library and the command line', async () => {
+    const path = config(
+      '{token: t, as: alice, as-uid: "1234", as-groups: [ops team], as-user-extra: {"scopes.example.com/x y": [one], "a%b": [v], none: []}}',
+    );
+    const sent: [string, string][] = [
+      ['impersonate-extra-a%25b', 'v'],
+      ['impersonate-extra-scopes.example.com%2fx%20y', 'one'],
+      ['impersonate-group', 'ops team'],
+      ['impersonate-uid', '1234'],
+      ['impersonate-user', 'alice'],
+    ];
+    process.env.KUBECONFIG = path;
+    const store = new KubernetesStore(undefined);
+    try {
+      await store.waitForSync({ timeoutMs: 10_000 });
+      await until(() => fixture.double.requestsOf('watch').length > 0, 'the watch');
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    // the list, the watch and the get alike
+    expect(fixture.double.requests.map((r) => r.verb)).toEqual(['list', 'watch', 'get']);
+    expect(impersonation()).toEqual([sent, sent, sent]);
+    fixture.double.requests.length = 0;
+    await cli(['status', '--kubeconfig', path]);
+    expect(fixture.double.requests.length).toBeGreaterThan(0);
+    for (const headers of impersonation()) expect(headers).toEqual(sent);
+  });
+
+  it.each([
+    [
+      'two groups',
+      '{token: t, as: alice, as-groups: [dev, ops]}',
+      'impersonates 2 groups (as-groups), which cannot be sent as kubectl sends them: the HTTP client joins its Impersonate-Group headers into one, ' +
+        "which the API server would read as a single group named after all of them, and requests would run with other rights than kubectl's; impersonate at most one group",
+    ],
+    [
+      'two values under an extra key',
+      '{token: t, as: alice, as-user-extra: {scopes: [a, b]}}',
+      'gives the as-user-extra key "scopes" 2 values, which cannot be sent as kubectl sends them: the HTTP client joins its Impersonate-Extra headers into one, ' +
+        'which the API server would read as a single value; give each key at most one value',
+    ],
+    [
+      'groups without `as`',
+      '{token: t, as-groups: [dev]}',
+      'has as-uid, as-groups or as-user-extra but no `as`, which kubectl refuses too ("requesting uid, groups or user-extra for "u" without impersonating a user"); ' +
+        'name the user to impersonate as `as`, or remove them',
+    ],
+  ])('%s: refused naming the user, by the library and the command line; nothing is sent', async (_what, user, reason) => {
+    const said = `the user "u" (context "ctx") ${reason}`;
+    const path = config(user);
+    process.env.KUBECONFIG = path;
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`KubernetesStore: ${said}`);
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig ${JSON.stringify(path)}: ${said}\n`]);
+    expect(fixture.double.requests).toEqual([]);
+  });
+
+  it.each([
+    ['as-uid', '{token: t, as: alice, as-uid: 5}', 'text'],
+    ['as-groups', '{token: t, as: alice, as-groups: dev}', 'a list of text'],
+    ['as-user-extra', '{token: t, as: alice, as-user-extra: {scopes: one}}', 'a mapping of keys to lists of text'],
+  ])('an %s of the wrong shape is refused, naming the user and the field, its value not shown', async (field, user, should) => {
+    const said = `the ${field} of user "u" (context "ctx") is not ${should} (it is not shown), and kubectl cannot read it either; write it as ${should}`;
+    process.env.KUBECONFIG = config(user);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`KubernetesStore: ${said}`);
+  });
+});
+
 // Regression: client-node takes a user's fields as they are: `token: [a, b]` was sent as
 // "Bearer a,b", `token: 12345` as "Bearer 12345", a list under `as` as an Impersonate-User header;
 // kubectl cannot decode such a kubeconfig. They are refused, naming the user and the field,

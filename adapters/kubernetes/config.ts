@@ -11,6 +11,7 @@ import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
+import { readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA } from './tls-material.ts';
 import { readTokenFiles } from './token-files.ts';
@@ -104,7 +105,7 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const badUser = userProblem(kc);
   if (badUser !== undefined) throw new InvalidArgumentError(`${owner}: ${badUser}`);
-  return withCredentialCheck(kc);
+  return withCredentialCheck(withImpersonation(kc));
 }
 
 /**
@@ -249,6 +250,8 @@ function fileFailure(file: string, e: unknown): Error {
  * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
  * read again from the file as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName).
+ * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
+ * (impersonation.ts readImpersonation).
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
@@ -256,6 +259,7 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   kc.loadFromString(read?.text ?? text);
   const twice = duplicateName(kc);
   if (twice !== undefined) throw new Error(twice);
+  readImpersonation(kc, text);
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one
   // fails the load), so an index of the file's list is one of kc.users

@@ -1,12 +1,14 @@
 // The current context's user, checked before any request is sent, where client-node would send
 // it without credentials and a 401 or 403 would read as the server refusing credentials never
 // sent: a user the context names but the kubeconfig does not hold (missingUser); a field that is
-// no text, an exec entry kubectl refuses, an empty token, half a client certificate (userProblem);
+// no text, an exec entry kubectl refuses, an empty token, half a client certificate, an
+// impersonation that cannot be sent (userProblem);
 // and, as each request is authenticated, an exec plugin that gave nothing (withCredentialCheck).
 // Each says why as the end of a sentence naming the user, never with the credential. The library
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { IPAllocatorError, quoteInput } from '../errors.ts';
+import { impersonationProblem } from './impersonation.ts';
 
 /**
  * kubectl's refusal of a current context whose user the kubeconfig does not hold (client-go's
@@ -31,10 +33,11 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
  * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
  * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), half a client
- * certificate (halfClientCertificate).
+ * certificate (halfClientCertificate), an impersonation that cannot be sent as kubectl sends it
+ * (impersonation.ts impersonationProblem).
  */
 export function userProblem(kc: KubeConfig): string | undefined {
-  return nonTextCredential(kc) ?? execEntryProblem(kc) ?? emptyToken(kc) ?? halfClientCertificate(kc);
+  return nonTextCredential(kc) ?? execEntryProblem(kc) ?? emptyToken(kc) ?? halfClientCertificate(kc) ?? impersonationProblem(kc);
 }
 
 /**

@@ -1,0 +1,181 @@
+// A kubeconfig user's impersonation beyond `as`: `as-uid`, `as-groups` and `as-user-extra`, which
+// client-node drops as it parses the kubeconfig (it keeps `as` alone, sent as Impersonate-User).
+// kubectl sends them as client-go's impersonatingRoundTripper does (transport/round_trippers.go):
+// Impersonate-Uid, one Impersonate-Group per group, one Impersonate-Extra-<key> per value, the key
+// percent-encoded (headerKeyEscape). Without them a request runs with other rights than kubectl's:
+// the API server takes the impersonated user's own groups instead of the ones named.
+//
+// They are read from the kubeconfig's text by the loader (config.ts loadKubeconfigText:
+// readImpersonation), kept beside client-node's User objects, checked before any request
+// (impersonationProblem, one of user-checks.ts userProblem's questions) and sent with every
+// request (withImpersonation).
+//
+// fetch (undici, under Node and Deno) joins header lines of one name into one line, "dev, ops":
+// the API server reads each line of Impersonate-Group as one group (it does not split on commas),
+// so two groups would reach it as a single group named "dev, ops". A user with more than one
+// group, or more than one value under an extra key, is refused rather than sent so.
+import { type KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
+
+/** The impersonation fields of a kubeconfig user that client-node drops, as the file gives them (unchecked). */
+interface ImpersonationFields {
+  uid: unknown;
+  groups: unknown;
+  extra: unknown;
+}
+
+/** The fields of the users a loader read them for, by client-node's User object. */
+const FIELDS = new WeakMap<object, ImpersonationFields>();
+
+/** The kubeconfig keys, as clientcmd's v1 AuthInfo names them. */
+const KEYS = ['as-uid', 'as-groups', 'as-user-extra'] as const;
+
+/**
+ * Reads the users' `as-uid`, `as-groups` and `as-user-extra` from a kubeconfig's `text` and keeps
+ * them for `kc`'s users, which client-node built one for one from the file's list (a malformed
+ * entry fails the load). Nothing when no user names one, or the text is not one YAML mapping
+ * (client-node's own parse then said what is wrong).
+ */
+export function readImpersonation(kc: KubeConfig, text: string): void {
+  if (!KEYS.some((key) => text.includes(key))) return;
+  let docs: unknown[];
+  try {
+    docs = loadAllYaml(text);
+  } catch {
+    return;
+  }
+  const users = docs.length === 1 ? (docs[0] as { users?: unknown } | null)?.users : undefined;
+  if (!Array.isArray(users)) return;
+  users.forEach((entry: unknown, i) => {
+    const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
+    const target = kc.users[i];
+    if (typeof user !== 'object' || user === null || target === undefined) return;
+    const fields = { uid: user['as-uid'], groups: user['as-groups'], extra: user['as-user-extra'] };
+    if (fields.uid !== undefined || fields.groups !== undefined || fields.extra !== undefined) FIELDS.set(target, fields);
+  });
+}
+
+/**
+ * Why the current context's user's impersonation cannot be sent as kubectl sends it, as the end
+ * of a sentence; undefined when it can, or it has none. A field of the wrong shape (kubectl cannot
+ * decode it either), a uid, groups or extra without `as` (kubectl refuses it: client-go's
+ * validateAuthInfo), more than one group or one value under an extra key (fetch would join them:
+ * see the top of this file). Values are never shown.
+ */
+export function impersonationProblem(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  const fields = user === null ? undefined : FIELDS.get(user);
+  if (user === null || fields === undefined) return undefined;
+  const who = `user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))})`;
+  const shape = (field: string, should: string): string =>
+    `the ${field} of ${who} is not ${should} (it is not shown), and kubectl cannot read it either; write it as ${should}`;
+  const texts = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === 'string');
+  const { uid, groups, extra } = fields;
+  if (uid !== undefined && uid !== null && typeof uid !== 'string') return shape('as-uid', 'text');
+  if (groups !== undefined && groups !== null && !texts(groups)) return shape('as-groups', 'a list of text');
+  if (extra !== undefined && extra !== null && !(typeof extra === 'object' && !Array.isArray(extra) && Object.values(extra).every(texts))) {
+    return shape('as-user-extra', 'a mapping of keys to lists of text');
+  }
+  const { uidOf, groupsOf, extraOf } = checked(fields);
+  if (!user.impersonateUser && (uidOf !== '' || groupsOf.length > 0 || extraOf.length > 0)) {
+    return (
+      `the ${who} has as-uid, as-groups or as-user-extra but no \`as\`, which kubectl refuses too ` +
+      `("requesting uid, groups or user-extra for ${JSON.stringify(user.name)} without impersonating a user"); ` +
+      'name the user to impersonate as `as`, or remove them'
+    );
+  }
+  if (groupsOf.length > 1) {
+    return (
+      `the ${who} impersonates ${groupsOf.length} groups (as-groups), which cannot be sent as kubectl sends them: ` +
+      'the HTTP client joins its Impersonate-Group headers into one, which the API server would read as a single group ' +
+      "named after all of them, and requests would run with other rights than kubectl's; impersonate at most one group"
+    );
+  }
+  const many = extraOf.find(([, values]) => values.length > 1);
+  if (many !== undefined) {
+    return (
+      `the ${who} gives the as-user-extra key ${JSON.stringify(many[0])} ${many[1].length} values, which cannot be sent as kubectl sends them: ` +
+      'the HTTP client joins its Impersonate-Extra headers into one, which the API server would read as a single value; ' +
+      'give each key at most one value'
+    );
+  }
+  return undefined;
+}
+
+/** The fields of a user that impersonationProblem passed, typed; empty where absent. */
+function checked(fields: ImpersonationFields): { uidOf: string; groupsOf: string[]; extraOf: [string, string[]][] } {
+  return {
+    uidOf: typeof fields.uid === 'string' ? fields.uid : '',
+    groupsOf: Array.isArray(fields.groups) ? (fields.groups as string[]) : [],
+    extraOf:
+      typeof fields.extra === 'object' && fields.extra !== null
+        ? Object.entries(fields.extra as Record<string, string[]>).filter(([, values]) => values.length > 0)
+        : [],
+  };
+}
+
+/**
+ * The headers beyond Impersonate-User that kubectl sends for `user`, as client-go's
+ * impersonatingRoundTripper writes them: Impersonate-Uid, Impersonate-Group,
+ * Impersonate-Extra-<key> with the key escaped (headerKeyEscape). Empty when it has none, or
+ * only `as` (client-node sends that one). For a user impersonationProblem passed.
+ */
+export function impersonationHeaders(user: User | null): [string, string][] {
+  const fields = user === null ? undefined : FIELDS.get(user);
+  if (fields === undefined || !user?.impersonateUser) return [];
+  const { uidOf, groupsOf, extraOf } = checked(fields);
+  const headers: [string, string][] = [];
+  if (uidOf !== '') headers.push(['Impersonate-Uid', uidOf]);
+  for (const group of groupsOf) headers.push(['Impersonate-Group', group]);
+  for (const [key, values] of extraOf) for (const value of values) headers.push([`Impersonate-Extra-${headerKeyEscape(key)}`, value]);
+  return headers;
+}
+
+/**
+ * An extra key as a header name holds it, as client-go escapes it (transport/round_trippers.go
+ * headerKeyEscape): each byte of its UTF-8 that is no HTTP token character (RFC 7230), and `%`
+ * itself, as %XX; the API server lower-cases the name and unescapes it.
+ */
+export function headerKeyEscape(key: string): string {
+  let out = '';
+  for (const byte of Buffer.from(key, 'utf8')) {
+    const c = String.fromCharCode(byte);
+    out += byte < 0x7f && c !== '%' && /^[!#$&'*+\-.^_`|~0-9A-Za-z]$/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/**
+ * `kc` as every request authenticates with it, sending the current user's impersonation headers
+ * (impersonationHeaders) beside the ones client-node sends: `kc` itself when there are none;
+ * otherwise an object that reads everything from `kc` (its prototype) and adds them after
+ * client-node's authentication, in each of the ways a request is authenticated (the API calls
+ * and client-node 2.x's watch: applySecurityAuthentication; applyToHTTPSOptions; client-node 1.x's
+ * watch: applyToFetchOptions).
+ */
+export function withImpersonation(kc: KubeConfig): KubeConfig {
+  if (typeof kc.getCurrentUser !== 'function' || impersonationHeaders(kc.getCurrentUser()).length === 0) return kc;
+  const sending = Object.create(kc) as KubeConfig;
+  const headers = () => impersonationHeaders(kc.getCurrentUser());
+  sending.applySecurityAuthentication = async (context) => {
+    await kc.applySecurityAuthentication(context);
+    for (const [name, value] of headers()) context.setHeaderParam(name, value);
+  };
+  sending.applyToHTTPSOptions = async (options) => {
+    await kc.applyToHTTPSOptions(options);
+    options.headers = { ...options.headers, ...Object.fromEntries(headers()) };
+  };
+  const legacy = kc as unknown as { applyToFetchOptions?: (options: object) => Promise<{ headers?: unknown }> };
+  if (typeof legacy.applyToFetchOptions === 'function') {
+    (sending as unknown as typeof legacy).applyToFetchOptions = async (options) => {
+      const init = await legacy.applyToFetchOptions!.call(kc, options);
+      const given = init.headers;
+      if (given !== null && typeof given === 'object' && typeof (given as Headers).set === 'function') {
+        for (const [name, value] of headers()) (given as Headers).set(name, value);
+      } else init.headers = { ...(given as object | undefined), ...Object.fromEntries(headers()) };
+      return init;
+    };
+  }
+  return sending;
+}
