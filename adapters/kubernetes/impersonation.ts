@@ -10,10 +10,13 @@
 // (impersonationProblem, one of user-checks.ts userProblem's questions) and sent with every
 // request (withImpersonation).
 //
-// fetch (undici, under Node and Deno) joins header lines of one name into one line, "dev, ops":
-// the API server reads each line of Impersonate-Group as one group (it does not split on commas),
-// so two groups would reach it as a single group named "dev, ops". A user with more than one
-// group, or more than one value under an extra key, is refused rather than sent so.
+// kubectl sends one header line per group and per extra value, and the API server reads each line
+// of Impersonate-Group as one group (it does not split on commas). fetch (undici, under Node and
+// Deno) joins the lines of one name into one ("dev, ops"), which would reach the server as a single
+// group named "dev, ops": so these headers are put on the request by its dispatcher, the undici
+// layer below fetch that takes a header's values as a list, one line each (withImpersonation).
+// client-node 1.x sends through node-fetch, which has no dispatcher: there a user with more than
+// one group, or more than one value under an extra key, is refused rather than sent so.
 import { type KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
 
 /** The impersonation fields of a kubeconfig user that client-node drops, as the file gives them (unchecked). */
@@ -58,8 +61,9 @@ export function readImpersonation(kc: KubeConfig, text: string): void {
  * Why the current context's user's impersonation cannot be sent as kubectl sends it, as the end
  * of a sentence; undefined when it can, or it has none. A field of the wrong shape (kubectl cannot
  * decode it either), a uid, groups or extra without `as` (kubectl refuses it: client-go's
- * validateAuthInfo), more than one group or one value under an extra key (fetch would join them:
- * see the top of this file). Values are never shown.
+ * validateAuthInfo), and — with client-node 1.x only (sendsHeaderLines) — more than one group or
+ * one value under an extra key (its fetch would join them: see the top of this file). Values are
+ * never shown.
  */
 export function impersonationProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -85,19 +89,21 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
       'name the user to impersonate as `as`, or remove them'
     );
   }
+  if (sendsHeaderLines(kc)) return undefined;
   if (groupsOf.length > 1) {
     return (
-      `the ${who} impersonates ${groupsOf.length} groups (as-groups), which cannot be sent as kubectl sends them: ` +
-      'the HTTP client joins its Impersonate-Group headers into one, which the API server would read as a single group ' +
-      "named after all of them, and requests would run with other rights than kubectl's; impersonate at most one group"
+      `the ${who} impersonates ${groupsOf.length} groups (as-groups), which cannot be sent as kubectl sends them with ` +
+      '@kubernetes/client-node 1.x: its HTTP client joins the Impersonate-Group headers into one, which the API server would read ' +
+      "as a single group named after all of them, and requests would run with other rights than kubectl's; impersonate at most one " +
+      'group, or use @kubernetes/client-node 2.x'
     );
   }
   const many = extraOf.find(([, values]) => values.length > 1);
   if (many !== undefined) {
     return (
-      `the ${who} gives the as-user-extra key ${JSON.stringify(many[0])} ${many[1].length} values, which cannot be sent as kubectl sends them: ` +
-      'the HTTP client joins its Impersonate-Extra headers into one, which the API server would read as a single value; ' +
-      'give each key at most one value'
+      `the ${who} gives the as-user-extra key ${JSON.stringify(many[0])} ${many[1].length} values, which cannot be sent as kubectl sends ` +
+      'them with @kubernetes/client-node 1.x: its HTTP client joins the Impersonate-Extra headers into one, which the API server would ' +
+      'read as a single value; give each key at most one value, or use @kubernetes/client-node 2.x'
     );
   }
   return undefined;
@@ -147,12 +153,49 @@ export function headerKeyEscape(key: string): string {
 }
 
 /**
+ * Whether requests made with `kc` are sent through a dispatcher that can be given a header's values
+ * as separate lines: client-node 2.x's (undici's fetch, the dispatcher set on each RequestContext).
+ * client-node 1.x (node-fetch) has none, and is told by the method only it has, applyToFetchOptions.
+ */
+function sendsHeaderLines(kc: KubeConfig): boolean {
+  return typeof (kc as { applyToFetchOptions?: unknown }).applyToFetchOptions !== 'function';
+}
+
+/** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */
+interface Dispatcher {
+  dispatch(options: { headers?: unknown }, handler: unknown): boolean;
+}
+
+/** Where undici keeps the dispatcher fetch uses when none is given (its getGlobalDispatcher). */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+
+/**
+ * A dispatcher that sends each request through `inner` (undici's global one when undefined: what
+ * fetch uses when client-node sets none) with `lines` added, each value on a line of its own.
+ * fetch hands its headers over as an object of lower-case names (undici's HeadersList.entries),
+ * where a list of values is written one line each.
+ */
+function withHeaderLines(inner: Dispatcher | undefined, lines: Record<string, string[]>): Dispatcher {
+  return {
+    dispatch(options, handler) {
+      const to = inner ?? ((globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Dispatcher);
+      const given = options.headers;
+      const headers = Array.isArray(given)
+        ? [...given, ...Object.entries(lines).flatMap(([name, values]) => values.flatMap((value) => [name, value]))]
+        : { ...(given as object | undefined), ...lines };
+      return to.dispatch({ ...options, headers }, handler);
+    },
+  };
+}
+
+/**
  * `kc` as every request authenticates with it, sending the current user's impersonation headers
- * (impersonationHeaders) beside the ones client-node sends: `kc` itself when there are none;
- * otherwise an object that reads everything from `kc` (its prototype) and adds them after
- * client-node's authentication, in each of the ways a request is authenticated (the API calls
- * and client-node 2.x's watch: applySecurityAuthentication; applyToHTTPSOptions; client-node 1.x's
- * watch: applyToFetchOptions).
+ * (impersonationHeaders) beside the Impersonate-User client-node sends: `kc` itself when there are
+ * none; otherwise an object that reads everything from `kc` (its prototype) and adds them after
+ * client-node's authentication. With client-node 2.x (API calls and watches alike:
+ * applySecurityAuthentication) they are put on the request by its dispatcher, one line per value
+ * (withHeaderLines); with 1.x, one value each (impersonationProblem refused more), set on the
+ * request (applySecurityAuthentication) or on its fetch options (applyToFetchOptions, its watch).
  */
 export function withImpersonation(kc: KubeConfig): KubeConfig {
   if (typeof kc.getCurrentUser !== 'function' || impersonationHeaders(kc.getCurrentUser()).length === 0) return kc;
@@ -160,11 +203,15 @@ export function withImpersonation(kc: KubeConfig): KubeConfig {
   const headers = () => impersonationHeaders(kc.getCurrentUser());
   sending.applySecurityAuthentication = async (context) => {
     await kc.applySecurityAuthentication(context);
-    for (const [name, value] of headers()) context.setHeaderParam(name, value);
-  };
-  sending.applyToHTTPSOptions = async (options) => {
-    await kc.applyToHTTPSOptions(options);
-    options.headers = { ...options.headers, ...Object.fromEntries(headers()) };
+    const { getDispatcher, setDispatcher } = context as unknown as {
+      getDispatcher?: () => Dispatcher | undefined;
+      setDispatcher?: (d: Dispatcher) => void;
+    };
+    if (typeof getDispatcher === 'function' && typeof setDispatcher === 'function') {
+      const lines: Record<string, string[]> = {};
+      for (const [name, value] of headers()) (lines[name.toLowerCase()] ??= []).push(value);
+      setDispatcher.call(context, withHeaderLines(getDispatcher.call(context), lines));
+    } else for (const [name, value] of headers()) context.setHeaderParam(name, value);
   };
   const legacy = kc as unknown as { applyToFetchOptions?: (options: object) => Promise<{ headers?: unknown }> };
   if (typeof legacy.applyToFetchOptions === 'function') {
