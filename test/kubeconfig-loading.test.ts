@@ -183,6 +183,10 @@ describe('the default kubeconfig', () => {
       }
       const r = await cli(['status', '--kubeconfig', dup]);
       expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${dup}: ${said}\n`]);
+      // a KubeConfig the caller loaded with client-node, which takes the file
+      const kc = new KubeConfig();
+      kc.loadFromFile(dup);
+      expect(() => new KubernetesStore(kc, { start: false })).toThrow(new InvalidArgumentError(`KubernetesStore: the KubeConfig: ${said}`));
     });
 
     // Regression: client-node's merge took the last file's current-context, not the first's.

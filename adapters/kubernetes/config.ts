@@ -91,6 +91,9 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
       `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(context)}): load one first, e.g. kc.loadFromDefault()`,
     );
   }
+  // a KubeConfig loaded here was refused for it already, naming its file (loadKubeconfigText)
+  const twice = kubeConfig === undefined ? undefined : duplicateName(kc);
+  if (twice !== undefined) throw new InvalidArgumentError(`${owner}: the KubeConfig: ${twice}`);
   const problem = serverURLProblem(cluster.server);
   if (problem !== undefined) {
     throw new InvalidArgumentError(
@@ -281,15 +284,19 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
  * sentence naming the file; undefined when every name is named once. client-node takes the first
  * entry of a name and ignores the other without a word; kubectl refuses the file (clientcmd's v1
  * conversion: `duplicate name "ctx" in list`). client-node builds its entries one for one from the
- * file's lists (a malformed one fails the load), so `kc`'s lists are the file's.
+ * file's lists (a malformed one fails the load), so `kc`'s lists are the file's. A KubeConfig
+ * given to kubeConfigOrDefault is judged the same (loaded by the caller with client-node's
+ * loadFromFile, which takes such a file).
  */
 function duplicateName(kc: KubeConfig): string | undefined {
-  const lists: [string, readonly { name: string }[]][] = [
+  const lists: [string, unknown][] = [
     ['clusters', kc.clusters],
     ['users', kc.users],
     ['contexts', kc.contexts],
   ];
   for (const [list, entries] of lists) {
+    // a KubeConfig-shaped object of another copy of client-node may hold them otherwise: not judged
+    if (!Array.isArray(entries)) continue;
     const seen = new Set<string>();
     for (const { name } of entries) {
       if (seen.has(name)) {
