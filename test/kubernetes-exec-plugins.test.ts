@@ -20,7 +20,7 @@ import {
 import { superviseExecPlugins } from '../adapters/kubernetes/exec-plugins.ts';
 import { openWatch } from '../adapters/kubernetes/watch-request.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { base64, SERVER_CERT } from './k8s/tls.ts';
+import { base64, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const V1 = 'client.authentication.k8s.io/v1';
@@ -121,27 +121,40 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
     });
 
-    it('holds the cluster with provideClusterInfo: true (server, TLS server name, CA), and the exec entry’s env cannot replace it', async () => {
+    it('holds the cluster with provideClusterInfo: true (server, TLS server name, insecure-skip-tls-verify), and the exec entry’s env cannot replace it', async () => {
       const plugin = writePlugin(dir);
       const kc = kubeConfig(
         plugin,
         { provideClusterInfo: true, env: [{ name: 'KUBERNETES_EXEC_INFO', value: 'from-the-entry' }] },
-        { tlsServerName: 'api.example', caData: base64(SERVER_CERT) },
+        { tlsServerName: 'api.example' },
       );
       expect(await getOutcome(kc)).toBeUndefined();
       expect(execInfo(dir)).toEqual({
         kind: 'ExecCredential',
         apiVersion: V1,
-        spec: {
-          cluster: {
-            server: d.url,
-            'tls-server-name': 'api.example',
-            'insecure-skip-tls-verify': true,
-            'certificate-authority-data': base64(SERVER_CERT),
-          },
-          interactive: false,
-        },
+        spec: { cluster: { server: d.url, 'tls-server-name': 'api.example', 'insecure-skip-tls-verify': true }, interactive: false },
       });
+    });
+
+    // A CA goes with a server whose certificate is checked (beside insecure-skip-tls-verify the
+    // KubeConfig is refused, as kubectl refuses it): an HTTPS server, which the plugin is run for
+    // before the request reaches it.
+    it.each(['caData', 'caFile'])('holds the cluster’s CA as certificate-authority-data, given as %s', async (given) => {
+      const tls = await startTlsServer();
+      try {
+        const plugin = writePlugin(dir);
+        const caFile = join(dir, 'ca.pem');
+        writeFileSync(caFile, SERVER_CERT);
+        const ca = given === 'caData' ? { caData: base64(SERVER_CERT) } : { caFile };
+        await getOutcome(kubeConfig(plugin, { provideClusterInfo: true }, { server: tls.url, skipTLSVerify: false, ...ca }));
+        expect(execInfo(dir)).toEqual({
+          kind: 'ExecCredential',
+          apiVersion: V1,
+          spec: { cluster: { server: tls.url, 'certificate-authority-data': base64(SERVER_CERT) }, interactive: false },
+        });
+      } finally {
+        await tls.close();
+      }
     });
   });
 
