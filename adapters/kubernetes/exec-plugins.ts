@@ -71,7 +71,7 @@ import { isatty } from 'node:tty';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteInput } from '../errors.ts';
 import { rememberPluginStderr } from './errors.ts';
-import { KubeconfigCredentialError } from './user-checks.ts';
+import { execEntryOf, KubeconfigCredentialError } from './user-checks.ts';
 
 /** The AbortSignal of the request whose authentication is running, where there is one. */
 const requestSignal = new AsyncLocalStorage<AbortSignal>();
@@ -314,11 +314,6 @@ function passOnStderr(chunk: unknown): void {
   }
 }
 
-/** The exec entry a client-node User names (user.exec, or an auth-provider's config.exec), if any. */
-function execEntryOf(user: User | null | undefined): unknown {
-  return user?.exec ?? (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;
-}
-
 /**
  * The name of `kc`'s current user when client-node gets its credentials from an exec plugin
  * (ExecAuth.isAuthProvider: `exec`, or an auth-provider named exec or holding one), else undefined.
@@ -339,7 +334,7 @@ export function execPluginUser(kc: KubeConfig): string | undefined {
 /** The command of `kc`'s current user's exec plugin as the kubeconfig names it (never its args), or undefined. */
 export function execPluginCommand(kc: KubeConfig): string | undefined {
   const user = kc.getCurrentUser();
-  const exec = (user?.exec ?? user?.authProvider?.config?.exec) as { command?: unknown } | undefined;
+  const exec = execEntryOf(user) as { command?: unknown } | undefined;
   return typeof exec?.command === 'string' && exec.command !== '' ? exec.command : undefined;
 }
 

@@ -100,7 +100,7 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
   const user = getCurrentUser.call(kc);
-  const exec = execOf(user) as { apiVersion?: unknown } | undefined;
+  const exec = execEntryOf(user) as { apiVersion?: unknown } | undefined;
   if (typeof exec !== 'object' || exec === null) return undefined;
   const version = exec.apiVersion;
   if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) return undefined;
@@ -116,8 +116,11 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
   );
 }
 
-/** The exec plugin a client-node User names (user.exec, or an auth-provider's config.exec), if any. */
-function execOf(user: User | null): unknown {
+/**
+ * The exec entry a client-node User names (user.exec, or an auth-provider's config.exec), if any:
+ * the one client-node's ExecAuth runs. Unchecked: the exec plugins and the checks here read it.
+ */
+export function execEntryOf(user: User | null | undefined): unknown {
   return user?.exec ?? (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;
 }
 
@@ -209,13 +212,13 @@ export class KubeconfigCredentialError extends IPAllocatorError {
  * is not run twice) to see whether a client certificate came instead.
  */
 export function withCredentialCheck(kc: KubeConfig): KubeConfig {
-  if (typeof kc.getCurrentUser !== 'function' || execOf(kc.getCurrentUser()) === undefined) return kc;
+  if (typeof kc.getCurrentUser !== 'function' || execEntryOf(kc.getCurrentUser()) === undefined) return kc;
   const checked = Object.create(kc) as KubeConfig;
   checked.applySecurityAuthentication = async (context) => {
     await kc.applySecurityAuthentication(context);
     const user = kc.getCurrentUser();
     // a KubeConfig-shaped object without applyToHTTPSOptions (another copy's, older) is not judged
-    if (execOf(user) === undefined || typeof kc.applyToHTTPSOptions !== 'function') return;
+    if (execEntryOf(user) === undefined || typeof kc.applyToHTTPSOptions !== 'function') return;
     if (typeof context.getHeaders !== 'function' || context.getHeaders()['Authorization']) return;
     const options: { headers: Record<string, string>; cert?: unknown } = { headers: {} };
     await kc.applyToHTTPSOptions(options as Parameters<KubeConfig['applyToHTTPSOptions']>[0]);
