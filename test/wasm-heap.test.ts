@@ -6,6 +6,8 @@
 // the memory.
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
+import { OutOfMemoryError } from '../adapters/errors.ts';
+import { Range } from '../adapters/range.ts';
 import { core, HEAP_FAIL_FRAGMENTED, HEAP_FAIL_LIMIT, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
 /** A seeded u32 source. */
@@ -225,6 +227,33 @@ describe('the core heap', () => {
     expect(core.buf_alloc(more)).toBe(0);
     expect([core.heap_failed_reason(), core.heap_failed_bytes(), core.heap_failed_free()]).toEqual([HEAP_FAIL_LIMIT, more, freed]);
     for (let i = 1; i < blocks.length; i += 2) core.buf_free(blocks[i]!, 65536);
+    expect(core.heap_validate()).toBe(0);
+    setMemoryLimit(Infinity);
+  });
+
+  it('a Range whose index fits but whose own small block does not reports both: what raising the cap must make room for', () => {
+    setMemoryLimit(memoryLimit().size + 8 * 65536);
+    const index = 32768 + 2048; // a dense index of a /14: its 32 KiB bitmap and its summaries
+    const requested: number[] = [];
+    for (let left = 1; left <= 12; left++) {
+      // every block below the cap taken (the small ones too), then the last `left` 4 KiB ones given back
+      const blocks: number[] = [];
+      for (let p = core.buf_alloc(4096); p !== 0; p = core.buf_alloc(4096)) blocks.push(p);
+      const small: number[] = [];
+      for (let p = core.buf_alloc(64); p !== 0; p = core.buf_alloc(64)) small.push(p);
+      for (const p of blocks.splice(blocks.length - left)) core.buf_free(p, 4096);
+      try {
+        new Range('10.0.0.0/14', { indexKind: 'dense' }).destroy();
+      } catch (e) {
+        expect(e).toBeInstanceOf(OutOfMemoryError);
+        requested.push((e as OutOfMemoryError).requested!);
+      } finally {
+        for (const p of blocks) core.buf_free(p, 4096);
+        for (const p of small) core.buf_free(p, 64);
+      }
+    }
+    // the index did not fit, or it did and the 4 KiB for the Range's own block did not: never that block alone
+    expect(new Set(requested)).toEqual(new Set([index, index + 4096]));
     expect(core.heap_validate()).toBe(0);
     setMemoryLimit(Infinity);
   });
