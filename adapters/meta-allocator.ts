@@ -944,6 +944,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     const k = this.known.get(name);
     if (k === undefined) return;
     this.known.delete(name);
+    // a CIDR a pass cut short by a throw left dirty stays so: another ServiceCIDR may list it still
+    const pending = new Set(k.ours.filter(({ key }) => this.dirty.has(key)).map(({ key }) => key));
     this.relist(name, k.ours, []);
     for (const [key, s] of [...this.skips]) if (s.serviceCIDR === name) this.skips.delete(key);
     if (this.syncing) {
@@ -951,20 +953,29 @@ export class MetaAllocator implements IPAllocator, Disposable {
       return;
     }
     // A delete builds nothing (ranges waiting on memory are tried at the next add or update, or
-    // by retryForMemory): its CIDRs are settled here, so they are not dirty any more.
+    // by retryForMemory): its CIDRs are settled here, so they are not dirty any more (unless pending).
     const leaving: RangeEntry[] = [];
     const arriving: [RangeEntry, Rank][] = [];
     try {
-      this.settleDeleted(name, k.ours, leaving, arriving);
+      this.settleDeleted(name, k.ours, pending, leaving, arriving);
     } finally {
       if (!this.destroyed) this.reorder(leaving, arriving); // even when a range's removal threw
     }
   }
 
-  /** onServiceCIDRDeleted's bookkeeping of the CIDRs the ServiceCIDR `name` listed (`ours`). */
-  private settleDeleted(name: string, ours: readonly { key: string }[], leaving: RangeEntry[], arriving: [RangeEntry, Rank][]): void {
+  /**
+   * onServiceCIDRDeleted's bookkeeping of the CIDRs the ServiceCIDR `name` listed (`ours`); those
+   * `pending` were dirty before the delete, and are left for the next pass.
+   */
+  private settleDeleted(
+    name: string,
+    ours: readonly { key: string }[],
+    pending: ReadonlySet<string>,
+    leaving: RangeEntry[],
+    arriving: [RangeEntry, Rank][],
+  ): void {
     for (const { key } of ours) {
-      this.dirty.delete(key);
+      if (!pending.has(key)) this.dirty.delete(key);
       const st = this.starved.get(key);
       if (st !== undefined) {
         st.refs.delete(name);

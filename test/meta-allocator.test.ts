@@ -1957,6 +1957,46 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       meta.destroy();
     }
   });
+
+  it('a CIDR a change cut short left unbuilt is built at the next change, also when a ServiceCIDR listing it was deleted between', () => {
+    // a store whose unsubscribe throws while `failing`: dropping a range ends the change there
+    const store = new MemoryStore();
+    const subscribe = store.cache.subscribe.bind(store.cache);
+    const state = { failing: false };
+    store.cache.subscribe = (watcher) => {
+      const off = subscribe(watcher);
+      return () => {
+        off();
+        if (state.failing) throw new Error('unsubscribe failed');
+      };
+    };
+    const { source, watchers } = handSource();
+    const meta = new MetaAllocator('IPv4', source, { store });
+    const sc = (name: string, cidrs: string[], second: number): ServiceCIDR => ({
+      name,
+      cidrs,
+      creationTimestamp: `2026-01-01T00:00:0${second}Z`,
+    });
+    try {
+      watchers[0]!.onAdd(sc('a', ['10.0.0.0/24'], 1));
+      watchers[0]!.onAdd(sc('b', ['10.1.0.0/24'], 2));
+      state.failing = true;
+      // each moves to 10.2.0.0/24: dropping its old range throws before the new one is built
+      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24'], 1))).toThrow('unsubscribe failed');
+      expect(() => watchers[0]!.onAdd(sc('b', ['10.2.0.0/24'], 2))).toThrow('unsubscribe failed');
+      state.failing = false;
+      expect(meta.ranges()).toEqual([]);
+      watchers[0]!.onDelete(sc('a', ['10.2.0.0/24'], 1)); // b still lists it
+      watchers[0]!.onAdd(sc('c', ['10.3.0.0/24'], 3));
+      expect(meta.ranges().map((r) => [r.cidr, [...r.serviceCIDRs]])).toEqual([
+        ['10.2.0.0/24', ['b']],
+        ['10.3.0.0/24', ['c']],
+      ]);
+      expect(meta.rangeFor('10.2.0.5')).toBe('10.2.0.0/24');
+    } finally {
+      meta.destroy();
+    }
+  });
 });
 
 describe('TopLevelPrefixes', () => {
