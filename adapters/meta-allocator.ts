@@ -984,12 +984,15 @@ export class MetaAllocator implements IPAllocator, Disposable {
       }
       const e = this.entries.get(key);
       if (e === undefined || !e.refs.has(name)) continue; // a CIDR listed twice: settled at the first
-      e.refs.delete(name);
+      // the ServiceCIDRs listing it now, not e.refs less this one: a pass cut short by a throw
+      // may have left e.refs naming one that no longer lists it, and its rank would then have none
+      const names = this.listing.get(key);
       leaving.push(e);
-      if (e.refs.size === 0) {
+      if (names === undefined) {
         this.dropEntry(e);
         continue;
       }
+      for (const n of [...e.refs]) if (!names.has(n)) e.refs.delete(n);
       e.ready = this.readyFor(e.refs); // the ServiceCIDRs left decide
       e.allocator.setReady(e.ready);
       arriving.push([e, this.rankOf(key)]); // its first ServiceCIDR may have been this one

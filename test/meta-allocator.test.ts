@@ -1958,8 +1958,8 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
     }
   });
 
-  it('a CIDR a change cut short left unbuilt is built at the next change, also when a ServiceCIDR listing it was deleted between', () => {
-    // a store whose unsubscribe throws while `failing`: dropping a range ends the change there
+  /** A MemoryStore whose unsubscribe throws while `state.failing`: dropping a range ends the change there. */
+  function unsubscribeFailing(): { store: MemoryStore; state: { failing: boolean } } {
     const store = new MemoryStore();
     const subscribe = store.cache.subscribe.bind(store.cache);
     const state = { failing: false };
@@ -1970,13 +1970,18 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
         if (state.failing) throw new Error('unsubscribe failed');
       };
     };
+    return { store, state };
+  }
+  const sc = (name: string, cidrs: string[], second: number): ServiceCIDR => ({
+    name,
+    cidrs,
+    creationTimestamp: `2026-01-01T00:00:0${second}Z`,
+  });
+
+  it('a CIDR a change cut short left unbuilt is built at the next change, also when a ServiceCIDR listing it was deleted between', () => {
+    const { store, state } = unsubscribeFailing();
     const { source, watchers } = handSource();
     const meta = new MetaAllocator('IPv4', source, { store });
-    const sc = (name: string, cidrs: string[], second: number): ServiceCIDR => ({
-      name,
-      cidrs,
-      creationTimestamp: `2026-01-01T00:00:0${second}Z`,
-    });
     try {
       watchers[0]!.onAdd(sc('a', ['10.0.0.0/24'], 1));
       watchers[0]!.onAdd(sc('b', ['10.1.0.0/24'], 2));
@@ -1993,6 +1998,31 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
         ['10.3.0.0/24', ['c']],
       ]);
       expect(meta.rangeFor('10.2.0.5')).toBe('10.2.0.0/24');
+    } finally {
+      meta.destroy();
+    }
+  });
+
+  it('a delete after a change cut short settles the ranges by the ServiceCIDRs listing them now, and the next changes go on', () => {
+    const { store, state } = unsubscribeFailing();
+    const { source, watchers } = handSource();
+    const meta = new MetaAllocator('IPv4', source, { store });
+    try {
+      watchers[0]!.onAdd(sc('a', ['10.0.0.0/24', '10.1.0.0/24'], 1));
+      watchers[0]!.onAdd(sc('b', ['10.0.0.0/24', '10.2.0.0/24'], 2));
+      state.failing = true;
+      // b leaves 10.0.0.0/24: dropping 10.2.0.0/24 throws before the range of 10.0.0.0/24 hears of it
+      expect(() => watchers[0]!.onAdd(sc('b', ['10.3.0.0/24'], 2))).toThrow('unsubscribe failed');
+      state.failing = false;
+      watchers[0]!.onDelete(sc('a', ['10.0.0.0/24', '10.1.0.0/24'], 1)); // no ServiceCIDR lists 10.0.0.0/24 now
+      expect(meta.ranges()).toEqual([]);
+      watchers[0]!.onAdd(sc('c', ['10.4.0.0/24'], 3));
+      expect(meta.ranges().map((r) => [r.cidr, [...r.serviceCIDRs]])).toEqual([
+        ['10.3.0.0/24', ['b']],
+        ['10.4.0.0/24', ['c']],
+      ]);
+      expect(() => meta.rangeFor('10.0.0.5')).toThrow(ErrMismatchedNetwork);
+      expect(meta.rangeFor('10.4.0.5')).toBe('10.4.0.0/24');
     } finally {
       meta.destroy();
     }
