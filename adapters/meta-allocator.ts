@@ -985,7 +985,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
       const e = this.entries.get(key);
       if (e === undefined || !e.refs.has(name)) continue; // a CIDR listed twice: settled at the first
       // the ServiceCIDRs listing it now, not e.refs less this one: a pass cut short by a throw
-      // may have left e.refs naming one that no longer lists it, and its rank would then have none
+      // may have left e.refs naming one that no longer lists it (its rank would then have none),
+      // or missing one that lists it since
       const names = this.listing.get(key);
       leaving.push(e);
       if (names === undefined) {
@@ -993,6 +994,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         continue;
       }
       for (const n of [...e.refs]) if (!names.has(n)) e.refs.delete(n);
+      for (const n of names) e.refs.add(n);
       e.ready = this.readyFor(e.refs); // the ServiceCIDRs left decide
       e.allocator.setReady(e.ready);
       arriving.push([e, this.rankOf(key)]); // its first ServiceCIDR may have been this one

@@ -2027,6 +2027,25 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       meta.destroy();
     }
   });
+
+  it('a delete after a change cut short gives a range the ServiceCIDRs that list it since, and their readiness', () => {
+    const { store, state } = unsubscribeFailing();
+    const { source, watchers } = handSource();
+    const meta = new MetaAllocator('IPv4', source, { store });
+    try {
+      watchers[0]!.onAdd(sc('a', ['10.9.0.0/24', '10.0.0.0/24'], 1));
+      watchers[0]!.onAdd(sc('b', ['10.1.0.0/24'], 2));
+      state.failing = true;
+      // a now lists b's CIDR too: dropping 10.9.0.0/24 throws before the range of 10.1.0.0/24 hears of it
+      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24', '10.1.0.0/24'], 1))).toThrow('unsubscribe failed');
+      state.failing = false;
+      watchers[0]!.onDelete(sc('b', ['10.1.0.0/24'], 2));
+      expect(meta.ranges().find((r) => r.cidr === '10.1.0.0/24')).toMatchObject({ ready: true, serviceCIDRs: ['a'] });
+      expect(meta.rangeFor('10.1.0.5')).toBe('10.1.0.0/24');
+    } finally {
+      meta.destroy();
+    }
+  });
 });
 
 describe('TopLevelPrefixes', () => {
