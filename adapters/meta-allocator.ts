@@ -1214,7 +1214,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (leaving.length === 0 && arriving.length === 0) return;
     const order = this.order.slice();
     for (const e of leaving) {
-      const i = rankIndex(order, e.rank);
+      let i = rankIndex(order, e.rank);
+      // ranks tie when a change cut short by a throw left a range with the rank it had, which a
+      // range placed since took (the same ServiceCIDR and index): it is among those of that rank
+      while (order[i] !== e && i + 1 < order.length && compareRank(order[i + 1]!.rank, e.rank) === 0) i++;
       if (order[i] !== e) throw new Error(`MetaAllocator: the range ${e.cidr} is not where its rank puts it`);
       order.splice(i, 1);
     }

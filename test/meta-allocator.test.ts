@@ -2046,6 +2046,30 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       meta.destroy();
     }
   });
+
+  it('a range left with its rank by a change cut short, and one placed at that rank since, both move at the next change', () => {
+    const { store, state } = unsubscribeFailing();
+    const { source, watchers } = handSource();
+    const meta = new MetaAllocator('IPv4', source, { store });
+    try {
+      watchers[0]!.onAdd(sc('a', ['10.9.0.0/24', '10.0.0.0/24'], 1));
+      watchers[0]!.onAdd(sc('b', ['10.1.0.0/24'], 2));
+      state.failing = true;
+      // 10.0.0.0/24 keeps its rank (a's second CIDR) as dropping 10.9.0.0/24 throws ...
+      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24', '10.1.0.0/24'], 1))).toThrow('unsubscribe failed');
+      state.failing = false;
+      // ... and b's delete ranks 10.1.0.0/24 as a's second CIDR too
+      watchers[0]!.onDelete(sc('b', ['10.1.0.0/24'], 2));
+      watchers[0]!.onAdd(sc('c', ['10.3.0.0/24'], 3));
+      expect(meta.ranges().map((r) => [r.cidr, [...r.serviceCIDRs]])).toEqual([
+        ['10.2.0.0/24', ['a']],
+        ['10.1.0.0/24', ['a']],
+        ['10.3.0.0/24', ['c']],
+      ]);
+    } finally {
+      meta.destroy();
+    }
+  });
 });
 
 describe('TopLevelPrefixes', () => {
