@@ -35,10 +35,16 @@ export function formatCount(n: number | bigint | string): string {
   return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
-/** 12.345 → "12.3 %", 0.004 (but not zero) → "<0.1 %". */
+/**
+ * 12.345 → "12.3 %"; 0.004 (but not zero) → "<0.1 %"; 99.96 (but not 100) → ">99.9 %". Neither
+ * end rounds to a value it has not reached: a range with one address left never reads 100.0 %,
+ * one with one in use never 0.0 %.
+ */
 export function percent(p: number): string {
   if (p > 0 && p < 0.05) return '<0.1 %';
-  return `${p.toFixed(1)} %`;
+  const shown = p.toFixed(1);
+  if (p < 100 && shown === '100.0') return '>99.9 %';
+  return `${shown} %`;
 }
 
 export const BAR_WIDTH = 20;

@@ -386,6 +386,22 @@ describe('ipallocator status', () => {
     expect(range).toContain('2 of 65,534 used');
   });
 
+  it('a range with one address left never reads 100.0 %: >99.9 %, and the JSON keeps its 99.95', async () => {
+    // Regression: 2,045 of 2,046 read "100.0 %", as a full range does.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/21'], true);
+    for (let n = v4('10.96.0.1'); n < v4('10.96.7.254'); n++) addIPAddress(d, v4text(n), { namespace: 'default', name: `s-${n}` });
+    const { stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    const range = stdout.split('\n').find((l) => l.includes('10.96.0.0/21'))!;
+    expect(range).toContain('>99.9 %');
+    expect(range).toContain('2,045 of 2,046 used, 1 free');
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.serviceCIDRs[0]!.ranges.find((r) => r.cidr === '10.96.0.0/21')).toMatchObject({ used: 2045, usedPercent: 99.95 });
+    addIPAddress(d, '10.96.7.254', { namespace: 'default', name: 'last' });
+    const full = (await cli(['status', '--kubeconfig', c.kubeconfig])).stdout.split('\n').find((l) => l.includes('10.96.0.0/21'))!;
+    expect(full).toContain('100.0 %'); // full: the bar's end is reached
+  });
+
   it('shows names from the cluster with their control characters escaped: no escape sequence or forged line reaches the terminal', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/28'], true);
