@@ -31,10 +31,21 @@
 // network error (e.g. `terminated (ECONNRESET)`), under Deno as under Node: see
 // `letFetchEndBody`, which watch-request.ts applies to a watch's body too.
 //
+// An answer's body is read no further than 128 MiB (answer-body.ts, MAX_ANSWER_BODY_BYTES): a
+// body that goes on past it fails the request with an error naming it and the cap, and its
+// connection is dropped, where client-node would read it whole, without limit.
+//
 // Watches are not made here: a watch is meant to stay open; the informer gives it deadlines of
 // its own (watch-session.ts).
 import { isReadable } from 'node:stream';
-import { Observable, type ConfigurationOptions, type KubeConfig, type ObservableMiddleware } from '@kubernetes/client-node';
+import {
+  Observable,
+  type ConfigurationOptions,
+  type KubeConfig,
+  type ObservableMiddleware,
+  ResponseContext,
+} from '@kubernetes/client-node';
+import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
 import { InvalidArgumentError, quoteInput, quoteText } from '../errors.ts';
 import { describeAnswer, httpCode, KubernetesApiError, translate } from './errors.ts';
 import { execPluginUser, forgetRefusedCredential, superviseExecPlugins, withRequestSignal } from './exec-plugins.ts';
@@ -139,7 +150,16 @@ export class ApiRequests {
           return await Promise.race([
             withRequestSignal(signal, () =>
               call(
-                withSignal(signal, () => (attempt.sent = true)),
+                withSignal(
+                  signal,
+                  () => (attempt.sent = true),
+                  (status) => {
+                    // the connection is dropped, and the request settles now, on this error
+                    const error = bodyTooLarge(target, status);
+                    controller.abort(error);
+                    return error;
+                  },
+                ),
                 waited.some((code) => code !== 429),
               ),
             ),
@@ -295,10 +315,13 @@ function retryAfterSeconds(header: string): number | undefined {
 
 /**
  * client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike),
- * tells `onSent` (the request is authenticated and about to be sent), and lets the fetch end the
- * answer's body when its connection fails (`letFetchEndBody`).
+ * tells `onSent` (the request is authenticated and about to be sent), lets the fetch end the
+ * answer's body when its connection fails (`letFetchEndBody`), and hands the answer on with a
+ * body read no further than MAX_ANSWER_BODY_BYTES (answer-body.ts), failing with what
+ * `tooLarge(status)` returns past it. Under client-node 1.x the request is sent by
+ * answer-body.ts's `streamingHttpLibrary`, whose answers give their stream.
  */
-function withSignal(signal: AbortSignal, onSent: () => void): ConfigurationOptions {
+function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: number) => Error): ConfigurationOptions {
   const middleware: ObservableMiddleware = {
     pre(context) {
       onSent();
@@ -306,12 +329,40 @@ function withSignal(signal: AbortSignal, onSent: () => void): ConfigurationOptio
       return new Observable(Promise.resolve(context));
     },
     post(context) {
-      // client-node 1.x's answer has no stream(): its node-fetch body ends on a lost connection by itself.
-      if (typeof context.body.stream === 'function') letFetchEndBody(context.body.stream());
-      return new Observable(Promise.resolve(context));
+      if (typeof context.body.stream !== 'function') return new Observable(Promise.resolve(context));
+      const stream = context.body.stream() as Chunks | null | undefined;
+      // undici's body (2.x); node-fetch's (1.x) ends on a lost connection by itself
+      if (stream !== null && stream !== undefined && 'getReader' in stream) letFetchEndBody(stream);
+      const body = cappedBody(stream ?? null, () => tooLarge(context.httpStatusCode));
+      return new Observable(Promise.resolve(new ResponseContext(context.httpStatusCode, context.headers, body)));
     },
   };
-  return { middleware: [middleware], middlewareMergeStrategy: 'append' };
+  return {
+    middleware: [middleware],
+    middlewareMergeStrategy: 'append',
+    ...(STREAMING_HTTP === undefined ? {} : { httpApi: STREAMING_HTTP }),
+  };
+}
+
+/** How requests are sent so that their answers give their body's stream (answer-body.ts). */
+const STREAMING_HTTP = streamingHttpLibrary();
+
+/**
+ * The error of a request whose answer's body went on past MAX_ANSWER_BODY_BYTES: e.g. `list
+ * ipaddresses.networking.k8s.io: the answer (HTTP 200) went on past 128 MiB, more than any answer
+ * of the API server holds, and was not read further (a server or proxy sending without end?)`.
+ * No `code`: there is no answer to read.
+ */
+function bodyTooLarge(target: RequestTarget, status: number): KubernetesApiError {
+  return new KubernetesApiError(
+    target.verb,
+    target.resource,
+    target.name,
+    undefined,
+    undefined,
+    `the answer (HTTP ${status}) went on past ${MAX_ANSWER_BODY_BYTES / (1024 * 1024)} MiB, more than any answer of the API server holds, ` +
+      'and was not read further (a server or proxy sending without end?)',
+  );
 }
 
 /** The property node:stream's isReadable() reads first, as Node's own web streams define it. */

@@ -21,12 +21,12 @@
 // started with the request, restarted by the answer and by every chunk, ending the watch with a
 // TimeoutError when it runs out (watch-session.ts reads that end).
 import { STATUS_CODES } from 'node:http';
-import { createRequire } from 'node:module';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
 import { quoteInput, quoteText } from '../errors.ts';
 import { KubernetesApiError } from './errors.ts';
 import { letFetchEndBody } from './requests.ts';
+import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';
 
 /**
  * The longest watch line (one event, without its newline) read: 16 MiB. An event carries one
@@ -166,9 +166,6 @@ export async function openWatch(
   return abort;
 }
 
-/** A body's chunks: a web ReadableStream (undici) or a Node Readable (node-fetch). */
-type Chunks = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
-
 interface Answer {
   status: number;
   contentType: string | undefined;
@@ -214,14 +211,6 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
     body,
     discard: () => void body?.cancel().catch(() => {}),
   };
-}
-
-/** The node-fetch that client-node 1.x depends on, resolved from client-node's own folder. */
-function nodeFetch(): (url: URL, init: object) => Promise<unknown> {
-  const require = createRequire(import.meta.url);
-  const clientNode = require.resolve('@kubernetes/client-node/package.json');
-  const fetch = createRequire(clientNode)('node-fetch') as { default?: unknown };
-  return (typeof fetch === 'function' ? fetch : fetch.default) as (url: URL, init: object) => Promise<unknown>;
 }
 
 /** The first `max` bytes of a body as text; the rest is let go of. A body that fails to read gives what came. */
@@ -327,42 +316,4 @@ function event(text: string, resource: string, onEvent: (type: string, object: u
 
 function failure(resource: string, detail: string, cause?: unknown): KubernetesApiError {
   return new KubernetesApiError('watch', resource, undefined, undefined, undefined, detail, cause);
-}
-
-/** The first `size` bytes of `pieces`, as one array. */
-function concat(pieces: readonly Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(
-    Math.min(
-      size,
-      pieces.reduce((n, p) => n + p.length, 0),
-    ),
-  );
-  let at = 0;
-  for (const p of pieces) {
-    if (at === out.length) break;
-    const part = p.subarray(0, out.length - at);
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
-}
-
-/** A body's chunks, whichever kind of stream it is, and the means to let go of it. */
-function bodyReader(body: Chunks): { chunks: AsyncIterable<Uint8Array>; cancel(): void } {
-  if (!('getReader' in body)) {
-    const readable = body as AsyncIterable<Uint8Array> & { destroy?: () => void };
-    return { chunks: readable, cancel: () => readable.destroy?.() };
-  }
-  const reader = body.getReader();
-  return {
-    chunks: (async function* () {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        yield value;
-      }
-    })(),
-    // a pending read then ends; a stream already ended or errored has nothing to let go of
-    cancel: () => void reader.cancel().catch(() => {}),
-  };
 }

@@ -69,7 +69,8 @@
 //                               the next requests of that verb on that resource (services,
 //                               ipaddresses, servicecidrs) are answered by something in front of
 //                               the server — an auth proxy's login page (200 text/html), `{}`, a
-//                               Status sent with 200, a list whose items are not objects — as given
+//                               Status sent with 200, a list whose items are not objects — as given;
+//                               `endless`: that start, then a body without end
 //   sendWatchEvent(type, object) write one event with this object, as given, to every open watch
 //                               (a proxy or a broken server: an object without metadata or name)
 //   sendWatchText(text)         write text as given (no newline added) to every open watch: a line
@@ -478,7 +479,9 @@ export class ApiServerDouble {
   private readonly garbles = new Map<Verb, number>();
   /** Verbs whose next requests are cut part-way through their answer (cutMidBody), and how. */
   private readonly cuts = new Map<Verb, { how: 'reset' | 'close'; count: number }>();
-  private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string }>();
+  private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string; endless: boolean }>();
+  /** How many bytes of filler the answers of `proxyAnswerNext(…, { endless: true })` have written, in all. */
+  endlessBytesWritten = 0;
   /** Resources whose list pages answer the continue token they were asked with (repeatContinue). */
   private readonly repeatedContinues = new Set<string>();
   /** Resources whose list pages asked for with a continue token answer no items and a new token (emptyPagesForEver). */
@@ -705,17 +708,26 @@ export class ApiServerDouble {
    * The next `count` requests of `verb` on `plural` (services, ipaddresses, servicecidrs) get
    * `body` from something in front of the server instead of its answer: text as given (content
    * type default text/html, an auth proxy's login page), anything else as JSON (`{}`, a Status
-   * sent with 200, a list whose items are null). Status default 200.
+   * sent with 200, a list whose items are null). Status default 200. With `endless`, `body` (text)
+   * is only the start: spaces follow in chunks of 1 MiB without end, as fast as the client reads
+   * them, until it goes away (`endlessBytesWritten` counts them) — a server or proxy streaming a
+   * body that never ends.
    */
   proxyAnswerNext(
     verb: Verb,
     plural: string,
     body: unknown,
-    options: { status?: number; contentType?: string; count?: number } = {},
+    options: { status?: number; contentType?: string; count?: number; endless?: boolean } = {},
   ): void {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     const contentType = options.contentType ?? (typeof body === 'string' ? 'text/html' : 'application/json');
-    this.proxyAnswers.set(`${verb} ${plural}`, { count: options.count ?? 1, status: options.status ?? 200, contentType, body: text });
+    this.proxyAnswers.set(`${verb} ${plural}`, {
+      count: options.count ?? 1,
+      status: options.status ?? 200,
+      contentType,
+      body: text,
+      endless: options.endless ?? false,
+    });
   }
 
   /** Answers the request from the proxy (proxyAnswerNext) when one is armed for it; true if it did. */
@@ -724,6 +736,23 @@ export class ApiServerDouble {
     const answer = this.proxyAnswers.get(key);
     if (answer === undefined) return false;
     if (--answer.count <= 0) this.proxyAnswers.delete(key);
+    if (answer.endless) {
+      res.writeHead(answer.status, { 'Content-Type': answer.contentType }); // chunked: no length
+      res.write(answer.body);
+      const filler = Buffer.alloc(1024 * 1024, ' ');
+      res.on('error', () => {}); // the client going away mid-write
+      const pump = (): void => {
+        while (!res.destroyed) {
+          this.endlessBytesWritten += filler.length;
+          if (!res.write(filler)) {
+            res.once('drain', pump);
+            return;
+          }
+        }
+      };
+      pump();
+      return true;
+    }
     res.writeHead(answer.status, { 'Content-Type': answer.contentType, 'Content-Length': Buffer.byteLength(answer.body) });
     res.end(answer.body);
     return true;
