@@ -62,6 +62,7 @@ import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-p
 import { withImpersonation } from '../adapters/kubernetes/impersonation.ts';
 import { insecureWithCA, transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { KubeconfigCredentialError, missingUser, userProblem, withCredentialCheck } from '../adapters/kubernetes/user-checks.ts';
+import { withEnvironmentProxy } from '../adapters/kubernetes/proxy-environment.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, GROUP, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
@@ -354,9 +355,10 @@ export class Cluster {
       const server = scheme.toLowerCase() + cluster.server.slice(scheme.length);
       kc.clusters = kc.clusters.map((c) => (c === cluster ? { ...c, server } : c));
     }
-    // the impersonation client-node drops is sent (as-uid, as-groups, as-user-extra), and a request
-    // its exec credential plugin gave nothing for is not sent anonymous
-    this.kc = withCredentialCheck(withImpersonation(kc));
+    // the proxy of the environment (HTTPS_PROXY …) for a cluster without a proxy-url, the
+    // impersonation client-node drops (as-uid, as-groups, as-user-extra), and a request its exec
+    // credential plugin gave nothing for is not sent anonymous
+    this.kc = withCredentialCheck(withImpersonation(withEnvironmentProxy(kc)));
     this.context = kc.getCurrentContext();
     this.server = shownServer(cluster.server);
     this.plainHttp = kc.getCurrentCluster()!.server.startsWith('http://') && cluster.skipTLSVerify !== true;

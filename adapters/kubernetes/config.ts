@@ -8,6 +8,7 @@ import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
+import { withEnvironmentProxy } from './proxy-environment.ts';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
@@ -108,7 +109,7 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const badUser = userProblem(kc);
   if (badUser !== undefined) throw new InvalidArgumentError(`${owner}: ${badUser}`);
-  return withCredentialCheck(withImpersonation(kc));
+  return withCredentialCheck(withImpersonation(withEnvironmentProxy(kc)));
 }
 
 /**

@@ -20,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText } from '../errors.ts';
 import { causeChain } from './errors.ts';
+import { proxyOf } from './proxy-environment.ts';
 
 /**
  * What is wrong with `kc`'s TLS material or proxy when `err` (a request's failure, without an
@@ -39,9 +40,10 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
   }
   const unread = unreadFile(err, cluster, user);
   if (unread !== undefined) return unread;
-  const proxy = cluster?.proxyUrl;
-  if (typeof proxy === 'string' && proxy !== '') {
-    const field = `proxy-url of cluster ${quoteText(cluster!.name)} in the kubeconfig`;
+  // the cluster's proxy-url, else the environment's HTTPS_PROXY / HTTP_PROXY (proxy-environment.ts)
+  const via = proxyOf(cluster);
+  if (via !== undefined) {
+    const { url: proxy, field } = via;
     // client-node sends through a SOCKS proxy for a proxy-url that starts with "socks", through
     // undici's ProxyAgent (http: or https: only) otherwise; the value is never shown whole: it may hold credentials
     const scheme = parsed(() => new URL(proxy).protocol);

@@ -1,0 +1,246 @@
+// The proxy the environment names — HTTPS_PROXY, HTTP_PROXY, NO_PROXY, or their lowercase forms —
+// for a cluster without a proxy-url of its own, as kubectl takes it.
+//
+// client-go sends through the cluster's proxy-url when it has one, and otherwise through Go's
+// http.ProxyFromEnvironment (golang.org/x/net/http/httpproxy, FromEnvironment and
+// config.useProxy); client-node reads only the proxy-url, so behind a corporate proxy kubectl
+// worked where we failed to resolve the API server's name (ENOTFOUND). Go's rules, kept here:
+//
+//   which variable   HTTPS_PROXY for an https:// server, HTTP_PROXY for an http:// one; the
+//                    uppercase name first, the lowercase one when the uppercase is unset or
+//                    empty (getEnvAny)
+//   the value        a URL (http://, https:// or socks5://), or "host[:port]", read as http://
+//                    (parseProxy); a value that is neither is ignored, as Go ignores it
+//   never proxied    the host "localhost" and loopback addresses (127.0.0.0/8, ::1), whatever
+//                    NO_PROXY says (useProxy)
+//   NO_PROXY         a comma-separated list, each entry trimmed and lowercased: "*" (nothing is
+//                    proxied); an IP prefix in CIDR notation (10.0.0.0/8); an IP address,
+//                    optionally with a port (10.0.0.1, 10.0.0.1:6443, [::1]:6443); a domain
+//                    name, optionally with a port, matching itself and every subdomain
+//                    (example.com), a leading "." or "*." matching subdomains only
+//                    (.example.com); a port in an entry must be the server's (its URL's, else
+//                    443 for https, 80 for http)
+//
+// Go also refuses HTTP_PROXY inside a CGI handler (REQUEST_METHOD set); that case is not ours.
+//
+// `withEnvironmentProxy` applies it where a cluster's proxy-url is read: the KubeConfig every
+// request is sent with answers getCurrentCluster() with the environment's proxy as the cluster's
+// proxyUrl, so that client-node sends through it as through a proxy-url (1.x and 2.x alike).
+// `proxyOf` tells a failure's message which of the two a proxy came from (tls-material.ts).
+import { domainToASCII } from 'node:url';
+import type { Cluster, KubeConfig } from '@kubernetes/client-node';
+import { type Family, parseAddr, parsePrefix } from '../address.ts';
+import { quoteText } from '../errors.ts';
+
+/** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). */
+export interface EnvironmentProxy {
+  url: string;
+  variable: string;
+}
+
+type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * The proxy the environment names for requests to `server` (a URL), or undefined when it names
+ * none, names one Go would not use, or NO_PROXY (or localhost, or a loopback address) exempts
+ * the server.
+ */
+export function proxyFromEnvironment(server: string, env: Environment = process.env): EnvironmentProxy | undefined {
+  return environmentProxies(env)(server);
+}
+
+/**
+ * The environment read once (as Go's ProxyFromEnvironment reads it once per process, for the
+ * function's life here), as a function from a server URL to its proxy.
+ */
+function environmentProxies(env: Environment): (server: string) => EnvironmentProxy | undefined {
+  const https = firstSet(env, 'HTTPS_PROXY', 'https_proxy');
+  const http = firstSet(env, 'HTTP_PROXY', 'http_proxy');
+  const httpsUrl = https === undefined ? undefined : proxyURL(https.value);
+  const httpUrl = http === undefined ? undefined : proxyURL(http.value);
+  const exempt = noProxy(firstSet(env, 'NO_PROXY', 'no_proxy')?.value ?? '');
+  return (server) => {
+    let url: URL;
+    try {
+      url = new URL(server);
+    } catch {
+      return undefined;
+    }
+    const [proxy, variable] = url.protocol === 'https:' ? [httpsUrl, https?.name] : url.protocol === 'http:' ? [httpUrl, http?.name] : [];
+    if (proxy === undefined || variable === undefined) return undefined;
+    const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
+    return useProxy(host.toLowerCase(), port, exempt) ? { url: proxy, variable } : undefined;
+  };
+}
+
+/** The first of `names` set to a non-empty value in `env` (Go's getEnvAny), with its name. */
+function firstSet(env: Environment, ...names: string[]): { name: string; value: string } | undefined {
+  for (const name of names) {
+    const value = env[name];
+    if (value !== undefined && value !== '') return { name, value };
+  }
+  return undefined;
+}
+
+/**
+ * A proxy variable's value as Go's parseProxy reads it: a URL whose scheme is http, https or
+ * socks5 as it is; anything else (above all "host:port", which parses with "host" as its
+ * scheme) with "http://" put in front, when that parses. Undefined for a value that is neither:
+ * Go ignores it.
+ */
+function proxyURL(value: string): string | undefined {
+  const asIs = parsed(value);
+  if (asIs !== undefined && (asIs.protocol === 'http:' || asIs.protocol === 'https:' || asIs.protocol === 'socks5:')) return value;
+  return parsed(`http://${value}`) !== undefined ? `http://${value}` : undefined;
+}
+
+function parsed(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An entry of NO_PROXY. */
+type Exemption =
+  | { kind: 'all' }
+  | { kind: 'prefix'; family: Family; words: Uint32Array; bits: number }
+  | { kind: 'address'; family: Family; words: Uint32Array; port: string }
+  | { kind: 'domain'; suffix: string; matchesItself: boolean; port: string };
+
+/** NO_PROXY's entries, as Go's config.init reads them; an entry it cannot read is skipped. */
+function noProxy(list: string): Exemption[] {
+  const exemptions: Exemption[] = [];
+  for (const raw of list.split(',')) {
+    const entry = raw.trim().toLowerCase();
+    if (entry === '') continue;
+    if (entry === '*') return [{ kind: 'all' }];
+    const prefix = attempt(() => parsePrefix(entry));
+    if (prefix !== undefined) {
+      exemptions.push({ kind: 'prefix', ...prefix });
+      continue;
+    }
+    let [host, port] = splitHostPort(entry) ?? [entry, ''];
+    if (host === '') continue;
+    if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+    const address = attempt(() => parseAddr(host));
+    if (address !== undefined) {
+      exemptions.push({ kind: 'address', ...address, port });
+      continue;
+    }
+    if (host.startsWith('*.')) host = host.slice(1);
+    const matchesItself = !host.startsWith('.');
+    const bare = matchesItself ? host : host.slice(1);
+    // a name outside ASCII as the server's URL holds it: in punycode (Go's idnaASCII)
+    const ascii = [...bare].every((ch) => ch.charCodeAt(0) < 0x80) ? bare : domainToASCII(bare) || bare;
+    exemptions.push({ kind: 'domain', suffix: `.${ascii}`, matchesItself, port });
+  }
+  return exemptions;
+}
+
+/**
+ * "host:port" or "[v6]:port" split as Go's net.SplitHostPort splits it, the brackets kept on the
+ * host (as Go's config.init then strips them); undefined without a port (no colon, or an IPv6
+ * address without brackets).
+ */
+function splitHostPort(text: string): [string, string] | undefined {
+  const colon = text.lastIndexOf(':');
+  if (colon < 0) return undefined;
+  const host = text.slice(0, colon);
+  if (host.includes(':') && !(host.startsWith('[') && host.endsWith(']'))) return undefined;
+  return [host, text.slice(colon + 1)];
+}
+
+/** Go's config.useProxy: whether requests to host:port go through the proxy. */
+function useProxy(host: string, port: string, exemptions: readonly Exemption[]): boolean {
+  if (host === 'localhost') return false;
+  const ip = attempt(() => parseAddr(host));
+  if (ip !== undefined && isLoopback(ip.family, ip.words)) return false;
+  for (const e of exemptions) {
+    switch (e.kind) {
+      case 'all':
+        return false;
+      case 'prefix':
+        if (ip !== undefined && ip.family === e.family && samePrefix(ip.words, e.words, e.family === 4 ? 96 + e.bits : e.bits))
+          return false;
+        break;
+      case 'address':
+        if (ip !== undefined && ip.family === e.family && samePrefix(ip.words, e.words, 128) && (e.port === '' || e.port === port))
+          return false;
+        break;
+      case 'domain':
+        if ((host.endsWith(e.suffix) || (e.matchesItself && host === e.suffix.slice(1))) && (e.port === '' || e.port === port))
+          return false;
+        break;
+    }
+  }
+  return true;
+}
+
+/** 127.0.0.0/8 (and its IPv4-mapped form, which parseAddr reads as IPv4) or ::1, as Go's IP.IsLoopback. */
+function isLoopback(family: Family, words: Uint32Array): boolean {
+  if (family === 4) return words[3]! >>> 24 === 127;
+  return words[0] === 0 && words[1] === 0 && words[2] === 0 && words[3] === 1;
+}
+
+/** Whether the first `bits` bits of two addresses (four words each, IPv4 in the last) agree. */
+function samePrefix(a: Uint32Array, b: Uint32Array, bits: number): boolean {
+  for (let i = 0; i < 4 && bits > 0; i++, bits -= 32) {
+    const mask = bits >= 32 ? 0xffffffff : ~(0xffffffff >>> bits);
+    if (((a[i]! ^ b[i]!) & mask) !== 0) return false;
+  }
+  return true;
+}
+
+function attempt<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
+}
+
+/** The clusters `withEnvironmentProxy` gave out with the environment's proxy, and where it came from. */
+const fromEnvironment = new WeakMap<object, EnvironmentProxy>();
+
+/**
+ * `kc` as requests are sent with it: when the environment names a proxy, an object that reads
+ * everything from `kc` (its prototype) but whose current cluster, when it has no proxy-url of its
+ * own and the environment's proxy applies to its server, carries that proxy as its proxyUrl.
+ * The environment is read now, once. `kc` itself when the environment names no proxy.
+ */
+export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.env): KubeConfig {
+  if (firstSet(env, 'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy') === undefined) return kc;
+  if (typeof kc.getCurrentCluster !== 'function') return kc; // not a KubeConfig: refused by the caller
+  const proxyFor = environmentProxies(env);
+  const wrapped = Object.create(kc) as KubeConfig;
+  wrapped.getCurrentCluster = () => {
+    const cluster = kc.getCurrentCluster();
+    if (cluster === null || (typeof cluster.proxyUrl === 'string' && cluster.proxyUrl !== '') || typeof cluster.server !== 'string')
+      return cluster;
+    const proxy = proxyFor(cluster.server);
+    if (proxy === undefined) return cluster;
+    const proxied: Cluster = { ...cluster, proxyUrl: proxy.url };
+    fromEnvironment.set(proxied, proxy);
+    return proxied;
+  };
+  return wrapped;
+}
+
+/**
+ * The proxy requests to `cluster` go through, and where it is set, for a message: the cluster's
+ * proxy-url (`proxy-url of cluster "prod" in the kubeconfig`), else the environment's
+ * (`environment variable HTTPS_PROXY`); undefined when there is none.
+ */
+export function proxyOf(cluster: Cluster | null, env: Environment = process.env): { url: string; field: string } | undefined {
+  if (cluster === null) return undefined;
+  const given = fromEnvironment.get(cluster);
+  if (given !== undefined) return { url: given.url, field: `environment variable ${given.variable}` };
+  if (typeof cluster.proxyUrl === 'string' && cluster.proxyUrl !== '') {
+    return { url: cluster.proxyUrl, field: `proxy-url of cluster ${quoteText(cluster.name)} in the kubeconfig` };
+  }
+  const proxy = typeof cluster.server === 'string' ? proxyFromEnvironment(cluster.server, env) : undefined;
+  return proxy === undefined ? undefined : { url: proxy.url, field: `environment variable ${proxy.variable}` };
+}

@@ -1,0 +1,212 @@
+// HTTPS_PROXY / HTTP_PROXY / NO_PROXY (and their lowercase forms), honoured as kubectl honours
+// them (Go's golang.org/x/net/http/httpproxy: FromEnvironment, parseProxy, config.useProxy) for a
+// cluster without a proxy-url of its own. Before, they were ignored: behind a proxy, a server
+// name only the proxy can resolve failed with ENOTFOUND where kubectl worked.
+//
+// The API server double is reached as http://apiserver.test:<port>, a name no resolver knows
+// (.test is reserved, RFC 2606): only the proxy below, which takes it for 127.0.0.1, reaches it.
+import http from 'node:http';
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { proxyFromEnvironment } from '../adapters/kubernetes/proxy-environment.ts';
+import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { kubeConfigFor, writeKubeconfig } from './k8s/kubeconfig.ts';
+
+describe('the proxy the environment names for a server, as Go reads it', () => {
+  const P = 'http://proxy.corp:3128';
+  it.each<[string, Record<string, string>, string, string | undefined]>([
+    ['https server: HTTPS_PROXY', { HTTPS_PROXY: P }, 'https://k8s.example:6443', 'HTTPS_PROXY'],
+    ['https server: not HTTP_PROXY', { HTTP_PROXY: P }, 'https://k8s.example:6443', undefined],
+    ['http server: HTTP_PROXY', { HTTP_PROXY: P, HTTPS_PROXY: 'http://other:1' }, 'http://k8s.example:8080', 'HTTP_PROXY'],
+    ['the lowercase name when the uppercase is unset', { https_proxy: P }, 'https://k8s.example', 'https_proxy'],
+    ['the uppercase name first', { HTTPS_PROXY: P, https_proxy: 'http://other:1' }, 'https://k8s.example', 'HTTPS_PROXY'],
+    ['the lowercase name when the uppercase is empty', { HTTPS_PROXY: '', https_proxy: P }, 'https://k8s.example', 'https_proxy'],
+    ['never for localhost', { HTTPS_PROXY: P }, 'https://localhost:6443', undefined],
+    ['never for a loopback IPv4 address', { HTTPS_PROXY: P }, 'https://127.1.2.3:6443', undefined],
+    ['never for ::1', { HTTPS_PROXY: P }, 'https://[::1]:6443', undefined],
+    ['for ::2, not a loopback address', { HTTPS_PROXY: P }, 'https://[::2]:6443', 'HTTPS_PROXY'],
+    ['NO_PROXY *', { HTTPS_PROXY: P, NO_PROXY: '*' }, 'https://k8s.example', undefined],
+    ['NO_PROXY a domain: itself', { HTTPS_PROXY: P, NO_PROXY: 'example' }, 'https://example', undefined],
+    ['NO_PROXY a domain: its subdomains', { HTTPS_PROXY: P, NO_PROXY: 'foo, example' }, 'https://k8s.example', undefined],
+    ['NO_PROXY a domain: not a name ending in it', { HTTPS_PROXY: P, NO_PROXY: 'example' }, 'https://k8sexample', 'HTTPS_PROXY'],
+    ['NO_PROXY a leading dot: subdomains only', { HTTPS_PROXY: P, NO_PROXY: '.example' }, 'https://example', 'HTTPS_PROXY'],
+    ['NO_PROXY a leading dot: a subdomain', { HTTPS_PROXY: P, NO_PROXY: '.example' }, 'https://a.b.example', undefined],
+    ['NO_PROXY a leading *.', { HTTPS_PROXY: P, NO_PROXY: '*.example' }, 'https://k8s.example', undefined],
+    ['NO_PROXY in upper case', { HTTPS_PROXY: P, NO_PROXY: 'K8S.Example' }, 'https://k8s.example', undefined],
+    ['no_proxy, lowercase', { HTTPS_PROXY: P, no_proxy: 'k8s.example' }, 'https://k8s.example', undefined],
+    ['NO_PROXY a domain with the port', { HTTPS_PROXY: P, NO_PROXY: 'k8s.example:6443' }, 'https://k8s.example:6443', undefined],
+    ['NO_PROXY a domain with another port', { HTTPS_PROXY: P, NO_PROXY: 'k8s.example:6443' }, 'https://k8s.example', 'HTTPS_PROXY'],
+    ['NO_PROXY a port against the default 443', { HTTPS_PROXY: P, NO_PROXY: 'k8s.example:443' }, 'https://k8s.example', undefined],
+    ['NO_PROXY an address', { HTTPS_PROXY: P, NO_PROXY: '10.0.0.1' }, 'https://10.0.0.1:6443', undefined],
+    ['NO_PROXY an address and its port', { HTTPS_PROXY: P, NO_PROXY: '10.0.0.1:6443' }, 'https://10.0.0.1:6443', undefined],
+    ['NO_PROXY an address and another port', { HTTPS_PROXY: P, NO_PROXY: '10.0.0.1:443' }, 'https://10.0.0.1:6443', 'HTTPS_PROXY'],
+    ['NO_PROXY an IPv6 address', { HTTPS_PROXY: P, NO_PROXY: 'fd00::1' }, 'https://[fd00::1]:6443', undefined],
+    ['NO_PROXY an IPv6 address and its port', { HTTPS_PROXY: P, NO_PROXY: '[fd00::1]:6443' }, 'https://[fd00::1]:6443', undefined],
+    ['NO_PROXY a CIDR holding the server', { HTTPS_PROXY: P, NO_PROXY: '10.0.0.0/8' }, 'https://10.200.3.4:6443', undefined],
+    ['NO_PROXY a CIDR not holding it', { HTTPS_PROXY: P, NO_PROXY: '10.0.0.0/8' }, 'https://11.0.0.1:6443', 'HTTPS_PROXY'],
+    ['NO_PROXY an IPv6 CIDR', { HTTPS_PROXY: P, NO_PROXY: 'fd00::/64' }, 'https://[fd00::abcd]:6443', undefined],
+    ['NO_PROXY a CIDR does not exempt a name', { HTTPS_PROXY: P, NO_PROXY: '10.0.0.0/8' }, 'https://k8s.example', 'HTTPS_PROXY'],
+    [
+      'NO_PROXY entries that are not read are skipped',
+      { HTTPS_PROXY: P, NO_PROXY: ',:6443, ,k8s.example' },
+      'https://k8s.example',
+      undefined,
+    ],
+  ])('%s', (_name, env, server, variable) => {
+    expect(proxyFromEnvironment(server, env)?.variable).toBe(variable);
+  });
+
+  it.each([
+    ['a URL as it is', 'http://proxy.corp:3128', 'http://proxy.corp:3128'],
+    ['an https:// proxy', 'https://proxy.corp', 'https://proxy.corp'],
+    ['a socks5:// proxy', 'socks5://proxy.corp:1080', 'socks5://proxy.corp:1080'],
+    ['host:port, read as http://', 'proxy.corp:3128', 'http://proxy.corp:3128'],
+    ['a bare host, read as http://', 'proxy.corp', 'http://proxy.corp'],
+    ['an address and port, read as http://', '10.0.0.9:3128', 'http://10.0.0.9:3128'],
+  ])('the proxy: %s', (_name, value, url) => {
+    expect(proxyFromEnvironment('https://k8s.example', { HTTPS_PROXY: value })?.url).toBe(url);
+  });
+});
+
+/** A forward proxy (absolute-form requests and CONNECT) that takes apiserver.test for 127.0.0.1. */
+async function startProxy(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = http.createServer((req, res) => {
+    const target = new URL(req.url ?? '');
+    seen.push(`${req.method} ${target.host}`);
+    if (target.hostname !== 'apiserver.test') return void res.writeHead(502).end();
+    const upstream = http.request(
+      { host: '127.0.0.1', port: target.port, method: req.method, path: target.pathname + target.search, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  server.on('connection', (s: net.Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
+    seen.push(`CONNECT ${req.url}`);
+    const [host, port] = (req.url ?? '').split(':');
+    if (host !== 'apiserver.test') return void client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+    const upstream = net.connect(Number(port), '127.0.0.1', () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    sockets.add(upstream);
+    upstream.on('error', () => client.destroy());
+    client.on('error', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
+
+describe('requests to a cluster without a proxy-url go through the proxy the environment names', () => {
+  let d: ApiServerDouble;
+  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  let server: string;
+  const saved = new Map<string, string | undefined>();
+  const opened: { close(): void }[] = [];
+  beforeEach(async () => {
+    for (const name of PROXY_VARIABLES) {
+      saved.set(name, process.env[name]);
+      delete process.env[name];
+    }
+    d = await ApiServerDouble.start();
+    proxy = await startProxy();
+    server = `http://apiserver.test:${new URL(d.url).port}`;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(d, '10.96.0.10', { namespace: 'default', name: 'dns' });
+  });
+  afterEach(async () => {
+    for (const o of opened.splice(0)) o.close();
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    await proxy.close();
+    await d.close();
+  });
+
+  it('KubernetesStore: the list and the watch through HTTP_PROXY', async () => {
+    process.env.HTTP_PROXY = proxy.url;
+    const store = new KubernetesStore(kubeConfigFor(server), { requestTimeoutMs: 10_000 });
+    opened.push(store);
+    await store.waitForSync({ timeoutMs: 10_000 });
+    expect(store.cache.get('10.96.0.10')).toMatchObject({ name: '10.96.0.10' });
+    expect(proxy.seen.length).toBeGreaterThan(0);
+    expect(proxy.seen.every((s) => s.includes(`apiserver.test:${new URL(d.url).port}`))).toBe(true);
+  });
+
+  it('ipallocator status through http_proxy given as host:port (read as http://), as kubectl reads it', async () => {
+    process.env.http_proxy = proxy.url.slice('http://'.length);
+    const kc = writeKubeconfig(server);
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      expect(r.stdout).toContain('1 of 254 used');
+      expect(proxy.seen.length).toBeGreaterThan(0);
+    } finally {
+      kc.remove();
+    }
+  });
+
+  it('NO_PROXY naming the server: sent directly, not through the proxy (and so not reached here)', async () => {
+    process.env.HTTP_PROXY = proxy.url;
+    process.env.NO_PROXY = 'localhost,.example,apiserver.test';
+    const kc = writeKubeconfig(server);
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('ENOTFOUND');
+      expect(proxy.seen).toEqual([]);
+    } finally {
+      kc.remove();
+    }
+  });
+
+  it("a cluster's own proxy-url wins over the environment's", async () => {
+    process.env.HTTP_PROXY = 'http://127.0.0.1:9'; // nothing listens there
+    const kc = kubeConfigFor(server);
+    kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: proxy.url }));
+    const store = new KubernetesStore(kc, { requestTimeoutMs: 10_000 });
+    opened.push(store);
+    await store.waitForSync({ timeoutMs: 10_000 });
+    expect(store.cache.get('10.96.0.10')).toMatchObject({ name: '10.96.0.10' });
+    expect(proxy.seen.length).toBeGreaterThan(0);
+  });
+
+  it('a proxy from the environment that cannot be reached is named by its variable, exit 2', async () => {
+    process.env.HTTP_PROXY = 'http://127.0.0.1:9'; // nothing listens there
+    const kc = writeKubeconfig(server);
+    try {
+      const r = await cli(['status', '--kubeconfig', kc.path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "double" of the kubeconfig: the request to ${server} was not sent: cannot reach the proxy at http://127.0.0.1:9 (environment variable HTTP_PROXY): connection refused (ECONNREFUSED)\n`,
+      );
+    } finally {
+      kc.remove();
+    }
+  });
+});
