@@ -30,7 +30,8 @@
 //   has(o), count()           test, taken offsets
 //   countFree(lo, hi)         free offsets of a band
 //   selectFree(k, lo, hi)     the k-th free offset of a band (a uniform pick: k uniform in
-//                             [0, countFree)); dense O(64 · levels), sparse O(runs in the band)
+//                             [0, countFree)); dense O(64 · levels), sparse O(pages / 64 +
+//                             nodes / 64 + one node) (core-as/DESIGN.md, "Uniform picks")
 // Offsets are u64 values as (hi, lo) u32 pairs (value = hi · 2^32 + lo), as everywhere in the
 // index: a /64 has 2^64 − 1 of them.
 //
@@ -308,7 +309,9 @@ class LowestFreeChooser implements OffsetChooser {
  * Tries of draw-and-test before a uniform pick counts the band's free offsets and selects one.
  * Each accepted draw is uniform over the free offsets, and so is the exact pick after the tries:
  * the mix is exactly uniform. In a band at most half full 8 tries all fail with probability
- * ≤ 1/256; a nearly empty /64 never gets to the count (whose sparse walk is O(runs)).
+ * ≤ 1/256; a nearly empty /64 rarely gets to the count (a few µs on a sparse index: a draw and a
+ * test is ≈ 100× cheaper), but a seeded restart, whose draws replay the taken offsets, does on
+ * every call.
  */
 const UNIFORM_TRIES = 8;
 

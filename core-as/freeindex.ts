@@ -11,7 +11,7 @@
 
 import * as dense from './dense';
 import * as sparse from './sparse';
-import { getU32, putU64 } from './scratch';
+import { putU64 } from './scratch';
 import { NONE, OK, OUT_OF_RANGE } from './status';
 
 export const KIND_AUTO: i32 = 0;
@@ -123,30 +123,13 @@ export function index_set_many(h: usize, ptr: usize, count: u32): i32 {
 }
 
 // ── uniform picks: the k-th free offset of a band ──────────────────────────────────────────
-// Dense: rank and select along the COUNT summaries (dense.ts), O(64 · levels). Sparse: the
-// sparse index keeps no counts, so these walk its maximal runs of taken offsets through its
-// next_set / next_free, O(runs in the band) — cheap where a sparse index usually is (a /64 with
-// few runs in the band asked about); a uniform pick over a nearly empty sparse band should draw
-// an offset and test it instead (adapters/strategies.ts does).
-
-/** The smallest taken offset ≥ x of a sparse index, or `none` (u64 max) when there is none. */
-// @ts-ignore: decorator
-@inline function sparseNextTaken(h: usize, x: u64): u64 {
-  if (sparse.sparse_next_set(h, x) != OK) return 0xffffffffffffffff;
-  return u64of(getU32(0), getU32(1));
-}
-
-/** The first free offset ≥ t in [t, hi] of a sparse index (t taken: the end of its run + 1), or hi + 1. */
-// @ts-ignore: decorator
-@inline function sparseFreeAfter(h: usize, t: u64, hi: u64): u64 {
-  if (sparse.sparse_next_free(h, t, t, hi) != OK) return hi + 1;
-  return u64of(getU32(0), getU32(1));
-}
+// Dense: rank and select along the COUNT summaries (dense.ts), O(64 · levels). Sparse: rank and
+// select over the block sums of its run pages and singles nodes (sparse.ts), O(pages / 64 +
+// nodes / 64 + one page + one node), whatever the number of runs in the band.
 
 /**
  * The k-th free offset (0-based, ascending) of the closed band [lo, hi]: OK with it in scratch
- * 0..1, or NONE when the band holds k or fewer free offsets. A dense index clamps hi ≥ n to
- * n − 1; for a sparse one the host passes hi < n (the sparse header's n is sparse.ts's own).
+ * 0..1, or NONE when the band holds k or fewer free offsets. hi ≥ n is clamped to n − 1.
  */
 export function index_select_free(h: usize, kHi: u32, kLo: u32, loHi: u32, loLo: u32, hiHi: u32, hiLo: u32): i32 {
   if (load<u32>(h) == KIND_DENSE) {
@@ -156,48 +139,16 @@ export function index_select_free(h: usize, kHi: u32, kLo: u32, loHi: u32, loLo:
     putU64(0, <u64>r);
     return OK;
   }
-  let k = u64of(kHi, kLo);
-  let x = u64of(loHi, loLo);
-  const hi = u64of(hiHi, hiLo);
-  if (x > hi || hi == 0xffffffffffffffff) return NONE;
-  //  x ·········· t ■■■■■ f ········ t' ■■ …     free gap [x, t): take it if k falls inside
-  while (true) {
-    const t = sparseNextTaken(h, x);
-    const gapEnd = t <= hi ? t : hi + 1; // exclusive; hi < n ≤ 2^64 − 1
-    const gap = gapEnd - x;
-    if (k < gap) {
-      putU64(0, x + k);
-      return OK;
-    }
-    if (gapEnd > hi) return NONE;
-    k -= gap;
-    x = sparseFreeAfter(h, t, hi);
-    if (x > hi) return NONE;
-  }
+  return sparse.sparse_select_free(h, u64of(kHi, kLo), u64of(loHi, loLo), u64of(hiHi, hiLo));
 }
 
-/**
- * Free offsets in the closed band [lo, hi] into scratch 0..1 as (hi, lo); returns OK. hi as for
- * index_select_free (a sparse index needs hi < n).
- */
+/** Free offsets in the closed band [lo, hi] into scratch 0..1 as (hi, lo); returns OK. hi as for index_select_free. */
 export function index_count_free(h: usize, loHi: u32, loLo: u32, hiHi: u32, hiLo: u32): i32 {
   if (load<u32>(h) == KIND_DENSE) {
     const free = loHi != 0 ? 0 : dense.dense_count_free(h, loLo, hiHi != 0 ? 0xffffffff : hiLo);
     putU64(0, <u64>free);
     return OK;
   }
-  let x = u64of(loHi, loLo);
-  const hi = u64of(hiHi, hiLo);
-  let free: u64 = 0;
-  while (x <= hi && hi != 0xffffffffffffffff) {
-    const t = sparseNextTaken(h, x);
-    if (t > hi) {
-      free += hi - x + 1;
-      break;
-    }
-    free += t - x;
-    x = sparseFreeAfter(h, t, hi);
-  }
-  putU64(0, free);
+  putU64(0, sparse.sparse_count_free(h, u64of(loHi, loLo), u64of(hiHi, hiLo)));
   return OK;
 }

@@ -7,16 +7,16 @@
 // points at the pages. A lookup is a search of the directory (branch-free, it stays in cache), then
 // of one page (branchy: it is cold).
 //
-//   header (40 B → 64-byte block)        directory (dirCap × 16 B, one block, power of two)
-//   ┌─────────────────────────────┐      ┌─────────────────┬──────────┬─────────┐
-//   │ u32 tag = RUNS_TAG          │      │ u64 key = s0    │ u32 page │ u32 len │ entry 0 ──┐
-//   │ u32 npages                  │      ├─────────────────┼──────────┼─────────┤           │
-//   │ u32 dirCap                  │      │ u64 key         │ u32 page │ u32 len │ entry 1   │
-//   │ u32 dir  ───────────────────┼────▸ ├─────────────────┴──────────┴─────────┤           │
-//   │ u64 n      offsets [0, n)   │      │ … npages used, keys strictly rising  │           │
-//   │ u64 count  taken offsets    │      └──────────────────────────────────────┘           │
-//   │ u32 runs   runs in pages    │                                                         │
-//   └─────────────────────────────┘      page (4096 B = 256 runs × 16 B, nothing else) ◂────┘
+//   header (40 B → 64-byte block)        directory (dirCap × 32 B, one block, power of two)
+//   ┌─────────────────────────────┐      ┌──────────────┬──────────┬─────────┬───────────┬───────────┐
+//   │ u32 tag = RUNS_TAG          │      │ u64 key = s0 │ u32 page │ u32 len │ u64 taken │ u64 block │ entry 0 ──┐
+//   │ u32 npages                  │      ├──────────────┼──────────┼─────────┼───────────┼───────────┤           │
+//   │ u32 dirCap                  │      │ u64 key      │ u32 page │ u32 len │ u64 taken │ (unused)  │ entry 1   │
+//   │ u32 dir  ───────────────────┼────▸ ├──────────────┴──────────┴─────────┴───────────┴───────────┤           │
+//   │ u64 n      offsets [0, n)   │      │ … npages used, keys strictly rising; `block` is read only   │           │
+//   │ u64 count  taken offsets    │      │ in entries 0, 64, 128, …: Σ taken of its 64 entries          │           │
+//   │ u32 runs   runs in pages    │      └──────────────────────────────────────────────────────────────┘           │
+//   └─────────────────────────────┘      page (4096 B = 256 runs × 16 B, nothing else) ◂──────────────────────────────┘
 //                                        ┌─────────┬─────────┬─────────┬─────┬──────────┐
 //                                        │ s0 │ e0 │ s1 │ e1 │ s2 │ e2 │ …   │ (unused) │
 //                                        └─────────┴─────────┴─────────┴─────┴──────────┘
@@ -28,6 +28,12 @@
 //   every run: start ≤ end < n (so end + 1 never overflows: n ≤ 2^64 − 1).
 //   directory: npages ≤ dirCap, every page has 1..PAGE_RUNS runs, key = its first run's start.
 //   count = Σ (end − start + 1), runs = Σ len.
+//   taken of a page = Σ (end − start + 1) over its runs; block of entry 64·b = Σ taken of entries
+//     64·b .. 64·b + 63 (those in use). So the offsets taken by runs below x (runs_rank) are a
+//     sum of npages / 64 block words, at most 63 page words and one page's runs: no walk of the
+//     runs, and a set or clear updates two words. Entries move only when a page is added or
+//     dropped (a memmove of the directory's tail), and then the blocks from there on are summed
+//     again: the same order of work as the move.
 //
 // An insert into a full page goes, in this order: into the next page when it lands past the full
 // page's last run and that page has room; into a fresh page when it lands past the last run of the
@@ -53,10 +59,14 @@ const H_RUNS: usize = 32; //  u32 runs = Σ page lengths
 const HEADER_SIZE: usize = 40;
 
 // ── directory entries ──────────────────────────────────────────────────────────────────────
-const DIR_ENTRY_BITS: usize = 4; // 16 bytes
+const DIR_ENTRY_BITS: usize = 5; // 32 bytes
 const D_KEY: usize = 0;
 const D_PAGE: usize = 8;
 const D_LEN: usize = 12;
+const D_TAKEN: usize = 16; // u64 offsets taken by the page's runs
+const D_BLOCK: usize = 24; // u64 in entry 64·b only: Σ taken of entries 64·b .. 64·b + 63
+/** Entries per block of the directory's block sums. */
+const BLOCK_BITS: u32 = 6;
 const DIR_MIN_CAP: u32 = 4;
 
 // ── pages ──────────────────────────────────────────────────────────────────────────────────
@@ -87,6 +97,10 @@ export const RUNS_RUN_OUT_OF_RANGE: i32 = 7;
 export const RUNS_BAD_COUNT: i32 = 8;
 /** 9: the run counter differs from the sum of page lengths. */
 export const RUNS_BAD_RUNS: i32 = 9;
+/** 10: a page's taken count differs from the sum of its run lengths. */
+export const RUNS_BAD_PAGE_TAKEN: i32 = 10;
+/** 11: a block sum differs from the sum of its entries' taken counts. */
+export const RUNS_BAD_BLOCK_SUM: i32 = 11;
 
 // ── field access ───────────────────────────────────────────────────────────────────────────
 @inline function npagesOf(h: usize): u32 { return load<u32>(h + H_NPAGES); }
@@ -100,6 +114,43 @@ export const RUNS_BAD_RUNS: i32 = 9;
 @inline function run(page: usize, r: u32): usize { return page + (<usize>r << RUN_BITS); }
 @inline function startOf(rp: usize): u64 { return load<u64>(rp); }
 @inline function endOf(rp: usize): u64 { return load<u64>(rp, 8); }
+@inline function takenOf(h: usize, p: u32): u64 { return load<u64>(entry(h, p) + D_TAKEN); }
+@inline function blockAt(h: usize, p: u32): usize { return entry(h, p & ~((<u32>1 << BLOCK_BITS) - 1)) + D_BLOCK; }
+
+/** Page p's runs gained d taken offsets (its block too). */
+@inline function addTaken(h: usize, p: u32, d: u64): void {
+  const e = entry(h, p) + D_TAKEN;
+  store<u64>(e, load<u64>(e) + d);
+  const b = blockAt(h, p);
+  store<u64>(b, load<u64>(b) + d);
+}
+
+/** Page p's runs lost d taken offsets (its block too). */
+@inline function subTaken(h: usize, p: u32, d: u64): void {
+  const e = entry(h, p) + D_TAKEN;
+  store<u64>(e, load<u64>(e) - d);
+  const b = blockAt(h, p);
+  store<u64>(b, load<u64>(b) - d);
+}
+
+/** Σ (end − start + 1) over runs [from, to) of a page. */
+function pageSum(page: usize, from: u32, to: u32): u64 {
+  let t: u64 = 0;
+  for (let r = from; r < to; r++) t += endOf(run(page, r)) - startOf(run(page, r)) + 1;
+  return t;
+}
+
+/** Sums the blocks again from the one holding entry p (after entries from p on moved). */
+function resumBlocks(h: usize, p: u32): void {
+  const np = npagesOf(h);
+  const size: u32 = 1 << BLOCK_BITS;
+  for (let b = p & ~(size - 1); b < np; b += size) {
+    const end = b + size < np ? b + size : np;
+    let t: u64 = 0;
+    for (let q = b; q < end; q++) t += takenOf(h, q);
+    store<u64>(entry(h, b) + D_BLOCK, t);
+  }
+}
 
 /**
  * Index of the last u64 key ≤ x among `n` sorted keys at `base`, `stride` bytes apart (−1 when
@@ -200,14 +251,16 @@ function shrinkDir(h: usize): void {
 }
 
 /** Opens directory slot p (entries p.. move right by one). Capacity must already be there. */
-function dirInsert(h: usize, p: u32, key: u64, page: usize, len: u32): void {
+function dirInsert(h: usize, p: u32, key: u64, page: usize, len: u32, taken: u64): void {
   const np = npagesOf(h);
   const e = entry(h, p);
   memory.copy(e + (1 << DIR_ENTRY_BITS), e, <usize>(np - p) << DIR_ENTRY_BITS);
   store<u64>(e + D_KEY, key);
   store<u32>(e + D_PAGE, <u32>page);
   store<u32>(e + D_LEN, len);
+  store<u64>(e + D_TAKEN, taken);
   store<u32>(h + H_NPAGES, np + 1);
+  resumBlocks(h, p);
 }
 
 /** Drops directory slot p (its page must already be freed or moved). */
@@ -216,6 +269,7 @@ function dirRemove(h: usize, p: u32): void {
   const e = entry(h, p);
   memory.copy(e, e + (1 << DIR_ENTRY_BITS), <usize>(np - p - 1) << DIR_ENTRY_BITS);
   store<u32>(h + H_NPAGES, np - 1);
+  resumBlocks(h, p);
   shrinkDir(h);
 }
 
@@ -234,7 +288,7 @@ function insertRun(h: usize, p: u32, i: u32, s: u64, e: u64): i32 {
     if (page == 0) return OUT_OF_MEMORY;
     store<u64>(page, s);
     store<u64>(page, e, 8);
-    dirInsert(h, 0, s, page, 1);
+    dirInsert(h, 0, s, page, 1, e - s + 1);
     store<u32>(h + H_RUNS, 1);
     return OK;
   }
@@ -258,7 +312,7 @@ function insertRun(h: usize, p: u32, i: u32, s: u64, e: u64): i32 {
       //  last page, appending:  [■■■■■■■■] + x  →  [■■■■■■■■] [x·······]
       store<u64>(fresh, s);
       store<u64>(fresh, e, 8);
-      dirInsert(h, p + 1, s, fresh, 1);
+      dirInsert(h, p + 1, s, fresh, 1, e - s + 1);
       store<u32>(h + H_RUNS, load<u32>(h + H_RUNS) + 1);
       return OK;
     }
@@ -266,7 +320,9 @@ function insertRun(h: usize, p: u32, i: u32, s: u64, e: u64): i32 {
     const half = PAGE_RUNS >>> 1;
     memory.copy(fresh, run(page, half), <usize>(PAGE_RUNS - half) << RUN_BITS);
     setLen(h, p, half);
-    dirInsert(h, p + 1, startOf(fresh), fresh, PAGE_RUNS - half);
+    const moved = pageSum(fresh, 0, PAGE_RUNS - half);
+    subTaken(h, p, moved);
+    dirInsert(h, p + 1, startOf(fresh), fresh, PAGE_RUNS - half, moved);
     if (i > half) {
       p++;
       i -= half;
@@ -279,6 +335,7 @@ function insertRun(h: usize, p: u32, i: u32, s: u64, e: u64): i32 {
   store<u64>(at, s);
   store<u64>(at, e, 8);
   setLen(h, p, len + 1);
+  addTaken(h, p, e - s + 1);
   if (i == 0) setKey(h, p, s);
   store<u32>(h + H_RUNS, load<u32>(h + H_RUNS) + 1);
   return OK;
@@ -289,6 +346,7 @@ function removeRun(h: usize, p: u32, i: u32): void {
   const page = pageOf(h, p);
   const len = lenOf(h, p) - 1;
   store<u32>(h + H_RUNS, load<u32>(h + H_RUNS) - 1);
+  subTaken(h, p, endOf(run(page, i)) - startOf(run(page, i)) + 1);
   if (len == 0) {
     hfree(page, PAGE_SIZE);
     dirRemove(h, p);
@@ -314,6 +372,7 @@ function mergeIntoLeft(h: usize, p: u32): void {
   assert(la + lb <= PAGE_RUNS, 'sparse: merged page overflows');
   memory.copy(run(a, la), b, <usize>lb << RUN_BITS);
   setLen(h, p, la + lb);
+  addTaken(h, p, takenOf(h, p + 1)); //  page p + 1's block is summed again when it is dropped
   hfree(b, PAGE_SIZE);
   dirRemove(h, p + 1);
 }
@@ -368,14 +427,18 @@ export function runs_set(h: usize, x: u64): i32 {
   if (joinLeft && joinRight) {
     //  P        x  S
     //  [■■■■]   ·  [■■■]   →   [■■■■■■■■■]
+    //  (P's page gains x and S; removing S takes S's length from S's page)
+    addTaken(h, <u32>p, endOf(S) - x + 1);
     store<u64>(P, endOf(S), 8);
     removeRun(h, sp, sr);
   } else if (joinLeft) {
     //  [■■■■] x      →   [■■■■■]
     store<u64>(P, x, 8);
+    addTaken(h, <u32>p, 1);
   } else if (joinRight) {
     //  x [■■■]       →   [■■■■]
     store<u64>(S, x);
+    addTaken(h, sp, 1);
     if (sr == 0) setKey(h, sp, x);
   } else {
     //  [■■]  x  [■■] →   [■■] [x] [■■]
@@ -402,16 +465,20 @@ export function runs_clear(h: usize, x: u64): i32 {
   } else if (x == s) {
     //  [x■■■]  →  ·[■■■]
     store<u64>(R, x + 1);
+    subTaken(h, p, 1);
     if (r == 0) setKey(h, p, x + 1);
   } else if (x == e) {
     //  [■■■x]  →  [■■■]·
     store<u64>(R, x - 1, 8);
+    subTaken(h, p, 1);
   } else {
     //  [■■x■■]  →  [■■]·[■■]   (needs a slot: may be OUT_OF_MEMORY, then nothing changed)
     store<u64>(R, x - 1, 8);
+    subTaken(h, p, e - x + 1); //  insertRun adds the right piece to the page that takes it
     const st = insertRun(h, p, r + 1, x + 1, e);
     if (st != OK) {
       store<u64>(R, e, 8);
+      addTaken(h, p, e - x + 1);
       return st;
     }
   }
@@ -477,6 +544,79 @@ export function runs_next_set(h: usize, from: u64): bool {
   return true;
 }
 
+// ── rank and select (uniform picks: core-as/sparse.ts) ─────────────────────────────────────
+
+/** Σ taken of pages 0 .. p − 1: the block words before p's block, then p's block's entries before p. */
+function takenBefore(h: usize, p: u32): u64 {
+  const size: u32 = 1 << BLOCK_BITS;
+  const first = p & ~(size - 1);
+  let t: u64 = 0;
+  for (let b: u32 = 0; b < first; b += size) t += load<u64>(entry(h, b) + D_BLOCK);
+  for (let q = first; q < p; q++) t += takenOf(h, q);
+  return t;
+}
+
+/**
+ * Offsets below x taken by runs. O(npages / 64 + 64 + PAGE_RUNS): the block words, the page
+ * words of x's block, then the runs of x's page that start below x (a run holding x counts up
+ * to x − 1).
+ */
+export function runs_rank(h: usize, x: u64): u64 {
+  if (load<u64>(h + H_COUNT) == 0) return 0;
+  const p = findPage(h, x);
+  if (p < 0) return 0;
+  let t = takenBefore(h, <u32>p);
+  const page = pageOf(h, <u32>p);
+  const len = lenOf(h, <u32>p);
+  for (let r: u32 = 0; r < len; r++) {
+    const s = startOf(run(page, r));
+    if (s >= x) break;
+    const e = endOf(run(page, r));
+    t += (e < x ? e : x - 1) - s + 1;
+  }
+  return t;
+}
+
+/**
+ * The m-th (0-based, ascending) offset that no run holds: the y outside every run with
+ * y − runs_rank(y) = m. It may lie at or past n (the caller knows there are enough); the offsets
+ * that are singles are not told apart here. O(npages / 64 + 64 + PAGE_RUNS).
+ *
+ *   offsets  0 ··· [■■■■] ··· [■■] ··········      m counts the · from 0
+ *   the last page, then the last run, whose start s has s − (taken below s) ≤ m lies before y;
+ *   y = m + the offsets taken up to that run's end.
+ */
+export function runs_select_gap(h: usize, m: u64): u64 {
+  const np = npagesOf(h);
+  if (np == 0 || load<u64>(h + H_COUNT) == 0) return m;
+  //  blocks: the last whose first page starts at or below the m-th gap offset
+  const size: u32 = 1 << BLOCK_BITS;
+  let before: u64 = 0; //  taken in the pages before page p
+  let p: u32 = 0;
+  if (keyOf(h, 0) > m) return m; //  before every run: key 0 − 0 > m
+  for (let b: u32 = size; b < np; b += size) {
+    const t = before + load<u64>(entry(h, b - size) + D_BLOCK);
+    if (keyOf(h, b) - t > m) break;
+    before = t;
+    p = b;
+  }
+  //  pages of that block
+  while (p + 1 < np && keyOf(h, p + 1) - (before + takenOf(h, p)) <= m) {
+    before += takenOf(h, p);
+    p++;
+  }
+  //  runs of that page: page p's first run qualifies
+  const page = pageOf(h, p);
+  const len = lenOf(h, p);
+  let t = before;
+  for (let r: u32 = 0; r < len; r++) {
+    const s = startOf(run(page, r));
+    if (s - t > m) break;
+    t += endOf(run(page, r)) - s + 1;
+  }
+  return m + t;
+}
+
 /** Bytes owned: header, directory and pages, each at its class size. */
 export function runs_bytes(h: usize): usize {
   const cap = load<u32>(h + H_DIRCAP);
@@ -501,6 +641,7 @@ export function runs_validate(h: usize): i32 {
     if (len == 0 || len > PAGE_RUNS) return RUNS_BAD_PAGE_LEN;
     const page = pageOf(h, p);
     if (keyOf(h, p) != startOf(page)) return RUNS_BAD_KEY;
+    const countBefore = count;
     for (let r: u32 = 0; r < len; r++) {
       const s = startOf(run(page, r));
       const e = endOf(run(page, r));
@@ -512,10 +653,17 @@ export function runs_validate(h: usize): i32 {
       lastEnd = e;
       count += e - s + 1;
     }
+    if (takenOf(h, p) != count - countBefore) return RUNS_BAD_PAGE_TAKEN;
     runs += len;
   }
   if (runs != load<u32>(h + H_RUNS)) return RUNS_BAD_RUNS;
   if (count != load<u64>(h + H_COUNT)) return RUNS_BAD_COUNT;
+  const size: u32 = 1 << BLOCK_BITS;
+  for (let b: u32 = 0; b < np; b += size) {
+    let t: u64 = 0;
+    for (let q = b; q < b + size && q < np; q++) t += takenOf(h, q);
+    if (load<u64>(entry(h, b) + D_BLOCK) != t) return RUNS_BAD_BLOCK_SUM;
+  }
   return 0;
 }
 
@@ -591,6 +739,7 @@ function emit(s: u64, e: u64): void {
     const en = bDir + (<usize>bNp << DIR_ENTRY_BITS);
     store<u64>(en + D_KEY, s);
     store<u32>(en + D_PAGE, <u32>page);
+    store<u64>(en + D_TAKEN, 0);
     bNp++;
     bPage = page;
     bLen = 0;
@@ -599,7 +748,9 @@ function emit(s: u64, e: u64): void {
   store<u64>(at, s);
   store<u64>(at, e, 8);
   bLen++;
-  store<u32>(bDir + (<usize>(bNp - 1) << DIR_ENTRY_BITS) + D_LEN, bLen);
+  const en = bDir + (<usize>(bNp - 1) << DIR_ENTRY_BITS);
+  store<u32>(en + D_LEN, bLen);
+  store<u64>(en + D_TAKEN, load<u64>(en + D_TAKEN) + (e - s + 1));
 }
 
 /**
@@ -636,5 +787,6 @@ export function runs_load(h: usize, ptr: usize, m: u32): bool {
   store<u32>(h + H_NPAGES, bNp);
   store<u32>(h + H_RUNS, m);
   store<u64>(h + H_COUNT, total);
+  resumBlocks(h, 0);
   return true;
 }

@@ -22,6 +22,8 @@
 //   home(k) = ⌊((k − base) >> sh) · mul / 2^32⌋ clamped to [0, 2^lg − 1]   (0 when k ≤ base)
 //   route[b] = the node holding key b · 2^(64 − bits); every key with top bits b is in a node
 //   numbered route[b] .. route[b + 1]
+//   u32 block (bytes 28..31 of the entries 0, 64, 128, …) = Σ cnt of that entry and the 63 after
+//   it: the keys below a node are nodes / 64 block words and at most 63 counts away (rank)
 //
 // Invariants (checked by singles_validate):
 //   S1 fences strictly rise, fence of node 0 = 0; node p holds only keys in [fence_p, fence_p+1).
@@ -33,6 +35,7 @@
 //      empty; cnt = its occupied slots; count = Σ cnt.
 //   S5 route[b] is the last node whose fence ≤ b · 2^(64 − bits), route[2^bits] the last node;
 //      no router (bits = 0) when there is at most one node.
+//   S6 the block word of entry 64·b = Σ cnt of nodes 64·b .. 64·b + 63 (those in use).
 // home() is monotone (integer shift, multiplication and clamp never reverse order), which is what
 // lets S2 and S3 hold together: a key larger than k never sits left of home(k).
 //
@@ -70,6 +73,9 @@ const N_SLOTS: usize = 20; // u32 slot block: 2^lg u64
 const N_COUNT: usize = 24; // u16 keys in the node
 const N_LG: usize = 26; //    u8 log2 of its slot count
 const N_SH: usize = 27; //    u8 right shift of (key − base) before the multiplication
+const N_BLOCK: usize = 28; // u32 in entry 64·b only: Σ cnt of nodes 64·b .. 64·b + 63
+/** Nodes per block of the block sums (S6). */
+const BLOCK_BITS: u32 = 6;
 const DIR_MIN_CAP: u32 = 4;
 /** The router never has more than 2^ROUTE_MAX_BITS buckets (256 KiB). */
 const ROUTE_MAX_BITS: u32 = 16;
@@ -107,6 +113,8 @@ export const SINGLES_BAD_PLACE: i32 = 3;
 export const SINGLES_BAD_COUNT: i32 = 4;
 /** 5: a router bucket names a node that does not hold the bucket's first key. */
 export const SINGLES_BAD_ROUTER: i32 = 5;
+/** 6: a block sum differs from the sum of its nodes' counts (S6). */
+export const SINGLES_BAD_BLOCK_SUM: i32 = 6;
 
 // ── field access ───────────────────────────────────────────────────────────────────────────
 // @ts-ignore: decorator
@@ -123,6 +131,20 @@ export const SINGLES_BAD_ROUTER: i32 = 5;
 @inline function cntOf(e: usize): u32 { return <u32>load<u16>(e + N_COUNT); }
 // @ts-ignore: decorator
 @inline function slot(s: usize, i: u32): u64 { return load<u64>(s + (<usize>i << 3)); }
+// @ts-ignore: decorator
+@inline function blockAt(t: usize, p: u32): usize { return entry(t, p & ~((<u32>1 << BLOCK_BITS) - 1)) + N_BLOCK; }
+
+/** Sums the blocks again from the one holding node p (after nodes from p on moved or changed). */
+function resumBlocks(t: usize, p: u32): void {
+  const nodes = nodesOf(t);
+  const size: u32 = 1 << BLOCK_BITS;
+  for (let b = p & ~(size - 1); b < nodes; b += size) {
+    const end = b + size < nodes ? b + size : nodes;
+    let c: u32 = 0;
+    for (let q = b; q < end; q++) c += cntOf(entry(t, q));
+    store<u32>(entry(t, b) + N_BLOCK, c);
+  }
+}
 
 /**
  * The home slot of x in a node of `cap` slots fitted with (base, mul, sh): ⌊((x − base) >> sh) ·
@@ -473,6 +495,8 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
   memory.copy(at + 8, at, <usize>(j - i) << 3);
   store<u64>(at, x);
   store<u16>(e + N_COUNT, <u16>(cnt + 1));
+  const b = blockAt(t, p);
+  store<u32>(b, load<u32>(b) + 1);
   store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
   return OK;
 }
@@ -505,6 +529,8 @@ export function singles_remove(t: usize, x: u64): bool {
   //  empty index then allocate nothing
   if (cnt > 0 || (nodes == 1 && cap == <u32>1 << MIN_LG)) {
     store<u16>(e + N_COUNT, <u16>cnt);
+    const b = blockAt(t, p);
+    store<u32>(b, load<u32>(b) - 1);
     //  a node emptied to under 1/16 is rebuilt smaller (to 7/10 at most: far from the 4/5 that
     //  grows it again), so memory follows what is taken; best effort, and nothing changes when
     //  its memory cannot be had
@@ -523,6 +549,7 @@ export function singles_remove(t: usize, x: u64): bool {
   } else if (p == 0) {
     store<u64>(entry(t, 0) + N_FENCE, 0);
   }
+  resumBlocks(t, p);
   routeReplace(t, p, 0, fence);
   return true;
 }
@@ -607,7 +634,110 @@ export function singles_validate(t: usize): i32 {
     total += cnt;
   }
   if (total != load<u64>(t + T_COUNT)) return SINGLES_BAD_COUNT;
-  return routeValid(t) ? 0 : SINGLES_BAD_ROUTER;
+  if (!routeValid(t)) return SINGLES_BAD_ROUTER;
+  const size: u32 = 1 << BLOCK_BITS;
+  for (let b: u32 = 0; b < nodes; b += size) {
+    let c: u32 = 0;
+    for (let q = b; q < b + size && q < nodes; q++) c += cntOf(entry(t, q));
+    if (load<u32>(entry(t, b) + N_BLOCK) != c) return SINGLES_BAD_BLOCK_SUM;
+  }
+  return 0;
+}
+
+// ── rank (uniform picks: core-as/sparse.ts) ────────────────────────────────────────────────
+
+export function singles_nodes(t: usize): u32 {
+  return nodesOf(t);
+}
+
+/** Keys in nodes 0 .. p − 1: the block words before p's block, then the counts before p in it. */
+export function singles_before_node(t: usize, p: u32): u64 {
+  const size: u32 = 1 << BLOCK_BITS;
+  const first = p & ~(size - 1);
+  let c: u64 = 0;
+  for (let b: u32 = 0; b < first; b += size) c += <u64>load<u32>(entry(t, b) + N_BLOCK);
+  for (let q = first; q < p; q++) c += <u64>cntOf(entry(t, q));
+  return c;
+}
+
+/** Occupied slots in [from, to) of a node's slots. */
+function occupied(s: usize, from: u32, to: u32): u32 {
+  let c: u32 = 0;
+  for (let i = from; i < to; i++) c += <u32>(slot(s, i) != EMPTY);
+  return c;
+}
+
+/**
+ * Keys below x. O(nodes / 64 + 64) for the nodes before x's, then one scan of half of x's node
+ * at most: the keys left of where x is or would go (S3: none ≥ x sits there), counted from
+ * whichever end of the node is nearer.
+ */
+export function singles_rank(t: usize, x: u64): u64 {
+  if (load<u64>(t + T_COUNT) == 0) return 0;
+  const p = findNode(t, x);
+  const e = entry(t, p);
+  seek(e, x);
+  const i = seekAt;
+  const cap = capOf(e);
+  const s = slotsOf(e);
+  const inNode = i <= cap >>> 1 ? occupied(s, 0, i) : cntOf(e) - occupied(s, i, cap);
+  return singles_before_node(t, p) + <u64>inNode;
+}
+
+/** Node p's key count. */
+export function singles_node_count(t: usize, p: u32): u32 {
+  return cntOf(entry(t, p));
+}
+
+/** Set by singles_node_walk: the slot of the first key it wrote (where a later walk may start). */
+export let walkSlot: u32 = 0;
+
+/**
+ * From slot `from` of node p (a key's slot, or 0), skips `skip` keys, then writes the next keys in
+ * ascending order to dst, at most max of them; returns how many. Reads only the slots up to the
+ * last key written.
+ */
+export function singles_node_walk(t: usize, p: u32, from: u32, skip: u32, max: u32, dst: usize): u32 {
+  const e = entry(t, p);
+  const s = slotsOf(e);
+  const cap = capOf(e);
+  let w: u32 = 0;
+  for (let i = from; i < cap && w < max; i++) {
+    const k = slot(s, i);
+    if (k == EMPTY) continue;
+    if (skip != 0) {
+      skip--;
+      continue;
+    }
+    if (w == 0) walkSlot = i;
+    store<u64>(dst + (<usize>w << 3), k);
+    w++;
+  }
+  return w;
+}
+
+/**
+ * Writes node p's keys of in-node index from, from + step, from + 2·step, … (ascending) to dst,
+ * at most max of them; returns how many. One scan of the node's slots.
+ */
+export function singles_node_keys(t: usize, p: u32, from: u32, step: u32, max: u32, dst: usize): u32 {
+  const e = entry(t, p);
+  const s = slotsOf(e);
+  const cap = capOf(e);
+  let idx: u32 = 0;
+  let next = from;
+  let w: u32 = 0;
+  for (let i: u32 = 0; i < cap && w < max; i++) {
+    const k = slot(s, i);
+    if (k == EMPTY) continue;
+    if (idx == next) {
+      store<u64>(dst + (<usize>w << 3), k);
+      w++;
+      next += step;
+    }
+    idx++;
+  }
+  return w;
 }
 
 // ── building nodes ─────────────────────────────────────────────────────────────────────────
@@ -797,6 +927,13 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
   hfree(bDir, <usize>bCap << ENTRY_BITS);
   store<u32>(t + T_NODES, need);
   if (withX) store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
+  //  one node for one: only its block changed; otherwise the later nodes moved too
+  if (bNodes == 1 && nodes != 0) {
+    const first = p & ~((<u32>1 << BLOCK_BITS) - 1);
+    let c: u32 = 0;
+    for (let q = first; q < first + (<u32>1 << BLOCK_BITS) && q < need; q++) c += cntOf(entry(t, q));
+    store<u32>(entry(t, first) + N_BLOCK, c);
+  } else resumBlocks(t, p);
   routeReplace(t, p, bNodes, fence);
   return OK;
 }
@@ -816,6 +953,7 @@ export function singles_build(t: usize, keys: usize, m: u32): bool {
   store<u32>(t + T_DIRCAP, bCap);
   store<u32>(t + T_NODES, bNodes);
   store<u64>(t + T_COUNT, <u64>m);
+  resumBlocks(t, 0);
   routeUpdate(t);
   return true;
 }

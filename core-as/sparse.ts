@@ -38,10 +38,12 @@ import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 import {
   runs_new, runs_free, runs_set, runs_clear, runs_has, runs_count, runs_bounds, runs_first_free_from,
   runs_next_set, runs_bytes, runs_validate, runs_load, runs_run_count, radixSort, radixHistBytes, runStart, runEnd, nextTaken,
+  runs_rank, runs_select_gap,
 } from './sparse-runs';
 import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
   singles_bytes, singles_validate, singles_build, singles_copy_sorted, nextKey, nearPrev, nearNext,
+  singles_rank, singles_nodes, singles_before_node, singles_node_count, singles_node_keys, singles_node_walk, walkSlot,
 } from './sparse-singles';
 
 /** Must equal KIND_SPARSE in freeindex.ts (not imported: freeindex.ts imports this file). */
@@ -257,6 +259,126 @@ export function sparse_validate(h: usize): i32 {
     from = k + 1;
   }
   return 0;
+}
+
+// ── uniform picks: count and select the free offsets of a band ────────────────────────────
+//
+// Both come from rank(x) = taken offsets below x = runs_rank + singles_rank, each a sum of block
+// words and of one block's entries, then one page or node (sparse-runs.ts, sparse-singles.ts):
+// O(pages / 64 + nodes / 64 + 64 + one page + half a node), whatever the number of runs.
+//
+//   free(y) = y − rank(y)  (free offsets below y; nondecreasing, +1 at each free offset)
+//   the k-th free offset of [lo, hi] is the j-th free offset of [0, n), j = k + free(lo)
+//
+// Select has two interleaved ordered sets to look through. The free offsets are the offsets
+// outside the runs (the gaps; runs_select_gap gives the m-th) minus the singles, which all lie in
+// gaps (P3). If c singles lie below the answer y, y is gap offset j + c; and a single s_i (the
+// i-th, 0-based) lies below y exactly when free(s_i) = s_i − runs_rank(s_i) − i ≤ j. That
+// quantity rises with i, so c is found by bisection: over the nodes by their first key, then
+// within the node over every 64th key, then over the ≤ 64 keys between two of those.
+//
+//   gaps     0 1 2 [■■■] 6 7 8 9 …          (runs hold 3..5)
+//   singles      2         7                 free: 0 1 6 8 9 …   j = 3 → c = 2 → gap 5 = 8
+
+/** Node keys read by select (every 64th of a node, then up to 64 consecutive ones). */
+const PICK_STEP: u32 = 64;
+const PICK_KEYS: usize = memory.data(128 * 8, 8);
+/** At most 8,192 slots per node (sparse-singles.ts MAX_LG) → at most 128 keys every 64th. */
+const PICK_MAX: u32 = 128;
+
+/** Offsets below x that are taken (x ≤ n). */
+// @ts-ignore: decorator
+@inline function rankOf(h: usize, x: u64): u64 {
+  return runs_rank(runsOf(h), x) + singles_rank(singlesOf(h), x);
+}
+
+/** Free offsets below single s, the idx-th key of the singles: s − runs below s − idx. */
+// @ts-ignore: decorator
+@inline function freeBelowSingle(R: usize, s: u64, idx: u64): u64 {
+  return s - runs_rank(R, s) - idx;
+}
+
+/** Free offsets of the closed band [lo, hi] (hi clamped to n − 1; 0 when lo > hi or lo ≥ n). */
+export function sparse_count_free(h: usize, lo: u64, hi: u64): u64 {
+  const n = nOf(h);
+  if (lo > hi || lo >= n) return 0;
+  if (hi >= n) hi = n - 1;
+  //  hi + 1 ≤ n ≤ 2^64 − 1: no overflow; hi − lo + 1 ≤ 2^64 − 1 likewise
+  return hi - lo + 1 - (rankOf(h, hi + 1) - rankOf(h, lo));
+}
+
+/** The number of singles below the j-th free offset of [0, n) (one that exists). */
+function singlesBelowFree(h: usize, j: u64): u64 {
+  const S = singlesOf(h);
+  const R = runsOf(h);
+  if (singles_count(S) == 0) return 0;
+  //  the last node whose first key has at most j free offsets below it (every node holds a key:
+  //  only a lone node may be empty, and then the count is 0)
+  let a: u32 = 0;
+  let b = singles_nodes(S);
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    singles_node_walk(S, mid, 0, 0, 1, PICK_KEYS);
+    if (freeBelowSingle(R, load<u64>(PICK_KEYS), singles_before_node(S, mid)) <= j) a = mid + 1;
+    else b = mid;
+  }
+  if (a == 0) return 0;
+  const q = a - 1;
+  const base = singles_before_node(S, q);
+  //  keys 0, 64, 128, … of node q (key 0 qualifies): the last that qualifies, then the keys after it
+  let first: u32 = 0; //    in-node index of that key
+  let firstSlot: u32 = 0; // and its slot
+  if (runs_count(R) == 0) {
+    //  no runs: each test is a subtraction, so walk forward and stop at the first key that fails
+    //  (reads the node up to the answer, not all of it)
+    while (singles_node_walk(S, q, firstSlot, PICK_STEP, 1, PICK_KEYS) == 1) {
+      if (freeBelowSingle(R, load<u64>(PICK_KEYS), base + <u64>(first + PICK_STEP)) > j) break;
+      first += PICK_STEP;
+      firstSlot = walkSlot;
+    }
+  } else {
+    //  runs: each test is a runs_rank, so bisect every 64th key of the node (one scan of it)
+    const samples = singles_node_keys(S, q, 0, PICK_STEP, PICK_MAX, PICK_KEYS);
+    a = 1;
+    b = samples;
+    while (a < b) {
+      const mid = (a + b) >>> 1;
+      if (freeBelowSingle(R, load<u64>(PICK_KEYS + (<usize>mid << 3)), base + <u64>(mid * PICK_STEP)) <= j) a = mid + 1;
+      else b = mid;
+    }
+    first = (a - 1) * PICK_STEP;
+    if (first != 0) {
+      singles_node_walk(S, q, 0, first, 1, PICK_KEYS);
+      firstSlot = walkSlot;
+    }
+  }
+  const keys = singles_node_walk(S, q, firstSlot, 0, PICK_STEP, PICK_KEYS);
+  a = 1;
+  b = keys;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (freeBelowSingle(R, load<u64>(PICK_KEYS + (<usize>mid << 3)), base + <u64>(first + mid)) <= j) a = mid + 1;
+    else b = mid;
+  }
+  assert(first + a <= singles_node_count(S, q), 'sparse: select went past its node');
+  return base + <u64>(first + a);
+}
+
+/**
+ * The k-th free offset (0-based, ascending) of the closed band [lo, hi] (hi clamped to n − 1):
+ * OK with it in scratch 0..1, or NONE when the band holds k or fewer free offsets.
+ */
+export function sparse_select_free(h: usize, k: u64, lo: u64, hi: u64): i32 {
+  const n = nOf(h);
+  if (lo > hi || lo >= n) return NONE;
+  if (hi >= n) hi = n - 1;
+  const takenBelowLo = rankOf(h, lo);
+  if (k >= hi - lo + 1 - (rankOf(h, hi + 1) - takenBelowLo)) return NONE;
+  const j = k + (lo - takenBelowLo); //  < hi + 1 − (taken in [0, hi]) ≤ 2^64 − 1
+  const y = runs_select_gap(runsOf(h), j + singlesBelowFree(h, j));
+  assert(y >= lo && y <= hi && sparse_has(h, y) == 0, 'sparse: select found no free offset of the band');
+  putU64(0, y);
+  return OK;
 }
 
 // ── batch load ─────────────────────────────────────────────────────────────────────────────
