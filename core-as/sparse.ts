@@ -72,8 +72,8 @@ export const SPARSE_NOT_ISOLATED: i32 = 3;
 export const SPARSE_SINGLE_OUT_OF_RANGE: i32 = 4;
 /** 10 + c: the runs structure broke its own invariant c (RUNS_* in sparse-runs.ts). */
 export const SPARSE_RUNS_BASE: i32 = 10;
-/** 20 + c: the singles broke their own invariant c (SINGLES_* in sparse-singles.ts). */
-export const SPARSE_SINGLES_BASE: i32 = 20;
+/** 30 + c: the singles broke their own invariant c (SINGLES_* in sparse-singles.ts; runs' codes reach 11). */
+export const SPARSE_SINGLES_BASE: i32 = 30;
 
 // @ts-ignore: decorator
 @inline function runsOf(h: usize): usize { return <usize>load<u32>(h + H_RUNS); }
