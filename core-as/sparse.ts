@@ -274,11 +274,13 @@ export function sparse_validate(h: usize): i32 {
 // outside the runs (the gaps; runs_select_gap gives the m-th) minus the singles, which all lie in
 // gaps (P3). If c singles lie below the answer y, y is gap offset j + c; and a single s_i (the
 // i-th, 0-based) lies below y exactly when free(s_i) = s_i − runs_rank(s_i) − i ≤ j. That
-// quantity rises with i, so c is found by bisection: over the nodes by their first key, then
-// within the node over every 64th key, then over the ≤ 64 keys between two of those.
+// quantity rises with i, so c is found by bisection over the nodes by their first key, then
+// within the node over every 64th key (without runs, a walk that stops at the first that fails),
+// then by bisection over the ≤ 64 keys after the last that passed.
 //
-//   gaps     0 1 2 [■■■] 6 7 8 9 …          (runs hold 3..5)
-//   singles      2         7                 free: 0 1 6 8 9 …   j = 3 → c = 2 → gap 5 = 8
+//   offsets  0 1 2 3 [4 5 6] 7 8 9 10 …     run [4, 6]; singles 1 and 8
+//   gaps     0 1 2 3         7 8 9 10 …     gap offsets, numbered 0 1 2 3 4 5 6 7 …
+//   free     0   2 3         7   9 10 …     j = 4: singles 1 and 8 lie below it (c = 2) → gap 6 = 9
 
 /** Node keys read by select (every 64th of a node, then up to 64 consecutive ones). */
 const PICK_STEP: u32 = 64;
