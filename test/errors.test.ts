@@ -178,6 +178,17 @@ describe('Kubernetes transport errors', () => {
     ]);
   });
 
+  it("never quote node-fetch's refusal of a header value (client-node 1.x), which holds the token", async () => {
+    // Found by an outside test with client-node 1.4: a token with a line break failed "without an
+    // answer from the API server …: Bearer <token>", node-fetch's message cut at its line break.
+    const { translate } = await import('../adapters/kubernetes/errors.ts');
+    const refusal = new TypeError('Bearer sekret-token-abc123\n is not a legal HTTP header value');
+    const e = translate(refusal, 'list', 'ipaddresses.networking.k8s.io', undefined, 'https://10.0.0.1:6443');
+    expect(e.message).not.toContain('sekret');
+    expect(e.message).toMatch(/^list ipaddresses\.networking\.k8s\.io: the request was not sent: a header would hold a control character/);
+    expect(e.cause).toBeUndefined();
+  });
+
   it('never quote what JSON.parse was given (an exec credential plugin printing a bare token)', async () => {
     const { translate } = await import('../adapters/kubernetes/errors.ts');
     let thrown: unknown;

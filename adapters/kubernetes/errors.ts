@@ -308,8 +308,11 @@ function isInvalidHeader(e: unknown): boolean {
   }
   if (!(e instanceof TypeError)) return false;
   // the second: a character beyond U+00FF, which no header may hold (its index would tell the
-  // token's length); the last: Deno's refusal of a control character
-  return /invalid header|header (?:value|name) is not valid|to a ByteString|failed to parse header value/i.test(e.message);
+  // token's length); the fourth: Deno's refusal of a control character; the last: node-fetch's
+  // (client-node 1.x), which quotes the value up to its line break: "Bearer <token>"
+  return /invalid header|header (?:value|name) is not valid|to a ByteString|failed to parse header value|is not a legal HTTP header/i.test(
+    e.message,
+  );
 }
 
 /** What an invalid header value (isInvalidHeader) is said as: where it comes from, never the value. */
