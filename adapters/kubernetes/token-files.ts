@@ -41,10 +41,12 @@ export class TokenFileError extends Error {
 }
 
 /**
- * A token-file's text, read once and at most TOKEN_FILE_MAX_BYTES (readFileBounded): a device
+ * A token-file's token, read once and at most TOKEN_FILE_MAX_BYTES (readFileBounded): a device
  * has no end, and a named pipe nothing writes to is waited for 5 s, not for ever — client-node
  * reads it synchronously, and the event loop, every timer of the caller's among them, would stop
- * with it. Every failure is TokenFileError naming the file and `user`.
+ * with it. Without the whitespace around it, as client-go reads it (strings.TrimSpace): a file
+ * written by `echo` ends in a line break, which client-node 1.x's node-fetch would refuse in the
+ * header. Every failure is TokenFileError naming the file and `user`.
  */
 function readTokenFile(path: string, user: string, field: TokenFileKey): string {
   try {
@@ -53,7 +55,7 @@ function readTokenFile(path: string, user: string, field: TokenFileKey): string 
       TOKEN_FILE_MAX_BYTES,
       () => new TokenFileError(path, user, 'is not read: it holds more than 1 MiB (a token is a few KiB)', field),
       (what) => new TokenFileError(path, user, `is not read: it is ${what}, not a regular file`, field),
-    );
+    ).trim();
   } catch (e) {
     if (e instanceof TokenFileError) throw e;
     // Node's ENOENT, EACCES: their message names the path, not the user
