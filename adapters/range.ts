@@ -543,7 +543,8 @@ export class Range implements RangeView {
     this.changing();
     // any integer, however large: its answer is ErrFull or the per-call cap, as the order above says
     if (!Number.isInteger(n) || n < 0) {
-      throw new InvalidArgumentError(`allocateMany needs a non-negative integer count, got ${quoteInput(n)}`);
+      const hint = typeof n === 'bigint' ? ' (a bigint, as free() answers: pass Number(count))' : '';
+      throw new InvalidArgumentError(`allocateMany needs a non-negative integer count as a number, got ${quoteInput(n)}${hint}`);
     }
     if (BigInt(n) > this.free()) {
       this.metrics.error(this.cidr, 'dynamic');

@@ -326,6 +326,8 @@ describe('Range batch operations and bad input', () => {
     expect(r.used()).toBe(200);
     expect(() => r.allocateMany(-1)).toThrow(InvalidArgumentError);
     expect(() => r.allocateMany(1.5)).toThrow(InvalidArgumentError);
+    // a bigint, as free() answers, is said to be one, with how to pass it
+    expect(() => r.allocateMany(r.free() as never)).toThrow(/got \d+n \(a bigint, as free\(\) answers: pass Number\(count\)\)$/);
     expect(() => r.releaseMany([got[0]!, 'not-an-ip'])).toThrow(InvalidAddressError);
     expect(r.used()).toBe(200);
     expect(r.releaseMany([...got.slice(0, 100), '192.168.0.1', got[0]!])).toBe(100);
