@@ -83,7 +83,8 @@ export function classOf(o: object): string {
   const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
   if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
   const shown = showUnseen(name.slice(0, 64));
-  return BUILT_IN_KINDS.has(name) ? `a ${shown}` : `an instance of ${shown}`;
+  // 'an' before a vowel sound: an Error, an Int8Array; a URL, a Uint8Array (said "you")
+  return BUILT_IN_KINDS.has(name) ? `${/^[AEIO]/.test(name) ? 'an' : 'a'} ${shown}` : `an instance of ${shown}`;
 }
 
 /** Classes named by their name alone (`a Map`, not `an instance of Map`). */
@@ -471,7 +472,10 @@ export function optionsObject<T extends object>(
         `${subject}${given === 'options' ? ' options' : ''} must be an object whose properties are the options, got ${quoteInput(options)}`,
       );
     }
-    keys = Object.keys(options);
+    // inherited keys too, as the options are read through the prototype (Object.create(defaults)):
+    // a misspelled key there must be refused as one of the object's own
+    keys = [];
+    for (const key in options) keys.push(key);
   } catch (e) {
     throw unreadableInput(given, e); // a revoked Proxy
   }

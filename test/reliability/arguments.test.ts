@@ -190,6 +190,21 @@ describe('a misspelled or unknown option is refused, naming the options there ar
     expect(shared.watcherCount).toBe(0);
   });
 
+  it('a misspelled key inherited from Object.create(defaults) is refused as an own one is', () => {
+    // Found by an outside test: inherited options were read, inherited unknown keys not checked,
+    // so two allocators built from Object.create({ stroe: shared }) each made a store of their own.
+    expect(() => new Allocator('10.0.0.0/30', anyValue(Object.create({ stroe: shared })))).toThrow(
+      /^Allocator has no option "stroe" \(did you mean "store"\?\)/,
+    );
+    expect(() => new Range('10.0.0.0/30', anyValue(Object.create({ indxKind: 'sparse' })))).toThrow(/no option "indxKind"/);
+    expect(shared.watcherCount).toBe(0);
+  });
+
+  it('a typed array or an Error is named with its article', () => {
+    expect(() => new Allocator('10.0.0.0/30', anyValue(new Int8Array(1)))).toThrow(/got an Int8Array$/);
+    expect(() => new Allocator('10.0.0.0/30', anyValue(new Error('x')))).toThrow(/got an Error$/);
+  });
+
   it('options given as an instance of a class or through Object.create are still read', async () => {
     class Options {
       store = shared;
