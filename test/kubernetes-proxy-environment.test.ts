@@ -185,6 +185,17 @@ describe('requests to a cluster without a proxy-url go through the proxy the env
     }
   });
 
+  it('a plain http:// server without insecure-skip-tls-verify is refused through HTTP_PROXY as it is without it', async () => {
+    // Found by an outside test: refused directly, but sent (the token in clear) through the proxy.
+    process.env.HTTP_PROXY = proxy.url;
+    const kc = kubeConfigFor(server);
+    kc.clusters = kc.clusters.map((c) => ({ ...c, skipTLSVerify: false }));
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    opened.push(store);
+    await expect(store.get('10.96.0.10')).rejects.toThrow('HTTP protocol is not allowed when skipTLSVerify is not set or false');
+    expect(proxy.seen).toEqual([]);
+  });
+
   it("a cluster's own proxy-url wins over the environment's", async () => {
     process.env.HTTP_PROXY = 'http://127.0.0.1:9'; // nothing listens there
     const kc = kubeConfigFor(server);

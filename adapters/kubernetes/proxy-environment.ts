@@ -220,6 +220,9 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     const cluster = kc.getCurrentCluster();
     if (cluster === null || (typeof cluster.proxyUrl === 'string' && cluster.proxyUrl !== '') || typeof cluster.server !== 'string')
       return cluster;
+    // a plain http:// server without insecure-skip-tls-verify is refused by client-node, but not on
+    // its path through a proxy: the same kubeconfig must get the same answer with the variable set
+    if (/^http:/i.test(cluster.server) && cluster.skipTLSVerify !== true) return cluster;
     const proxy = proxyFor(cluster.server);
     if (proxy === undefined) return cluster;
     const proxied: Cluster = { ...cluster, proxyUrl: proxy.url };
