@@ -80,6 +80,7 @@ export class DualStackAllocator {
   /**
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
    * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
+   * argument is no object (each is named for what it is, even when both are alike), when an
    * allocator is of the other family (or one object is given as both), when one has been
    * destroyed (its error says which family, and its `cause` is the allocator's ErrDestroyed),
    * when another DualStackAllocator owns one of them (until that pair is destroyed, which
@@ -100,6 +101,9 @@ export class DualStackAllocator {
    * owned, and is refused as such).
    */
   constructor(ipv4: IPAllocator, ipv6: IPAllocator, options: DualStackOptions = {}) {
+    // Each argument's kind first: nothing given, or text, twice is not "the same allocator".
+    checkKind(ipv4, 'IPv4', 'first');
+    checkKind(ipv6, 'IPv6', 'second');
     // Before the families: the same object twice is that mistake, not a family mismatch (and one
     // whose ipFamily changes between reads would pass both checks, then fail the other family's
     // every call after taking an address).
@@ -436,6 +440,11 @@ function checkUnowned(ipv4: IPAllocator, ipv6: IPAllocator): void {
   );
 }
 
+/** InvalidArgumentError unless `a` (the `which` argument) is an object. Reads nothing of it. */
+function checkKind(a: unknown, family: IPFamily, which: string): void {
+  if (typeof a !== 'object' || a === null) throw notAnAllocator(a, family, which);
+}
+
 /** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */
 function checkFamily(a: unknown, family: IPFamily, which: string): void {
   const parameter = family === 'IPv4' ? 'ipv4' : 'ipv6'; // its name, for readMember
@@ -444,7 +453,13 @@ function checkFamily(a: unknown, family: IPFamily, which: string): void {
   if (got === 'IPv4' || got === 'IPv6') {
     throw new InvalidArgumentError(`DualStackAllocator: the ${which} allocator must be ${family}, got an ${got} allocator`);
   }
-  throw new InvalidArgumentError(
-    `DualStackAllocator: the ${which} argument must be an ${family} allocator (an IPAllocator), got ${quoteInput(a)}`,
+  throw notAnAllocator(a, family, which);
+}
+
+/** The refusal of `a`, the `which` argument, which is no allocator; for text, what to pass instead. */
+function notAnAllocator(a: unknown, family: IPFamily, which: string): InvalidArgumentError {
+  const hint = typeof a === 'string' ? ' (for a CIDR, pass new Allocator(cidr, { store }))' : '';
+  return new InvalidArgumentError(
+    `DualStackAllocator: the ${which} argument must be an ${family} allocator (an IPAllocator), got ${quoteInput(a)}${hint}`,
   );
 }

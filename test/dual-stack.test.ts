@@ -343,6 +343,25 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     expect(() => new DualStackAllocator(both, both)).toThrow(same);
     // an ordinary allocator given twice is that mistake too, not "the second must be IPv6"
     expect(() => new DualStackAllocator(a4, a4)).toThrow(same);
+    // the same thing twice that is no allocator at all is named for what it is, not as "the same allocator"
+    const first = (got: string) =>
+      new InvalidArgumentError(`DualStackAllocator: the first argument must be an IPv4 allocator (an IPAllocator), got ${got}`);
+    const Pair = DualStackAllocator as unknown as new (...args: unknown[]) => DualStackAllocator;
+    for (const [args, got] of [
+      [[], 'undefined'],
+      [[undefined, undefined], 'undefined'],
+      [[null, null], 'null'],
+      [[1, 1], '1 (number)'],
+      [['10.0.0.0/24', '10.0.0.0/24'], '"10.0.0.0/24" (for a CIDR, pass new Allocator(cidr, { store }))'],
+      [[Allocator, Allocator], 'the class "Allocator" (a missing `new`?)'],
+    ] as const) {
+      expect(() => new Pair(...args), got).toThrow(first(got));
+    }
+    expect(() => new Pair(a4, 'fd00::/120')).toThrow(
+      new InvalidArgumentError(
+        'DualStackAllocator: the second argument must be an IPv6 allocator (an IPAllocator), got "fd00::/120" (for a CIDR, pass new Allocator(cidr, { store }))',
+      ),
+    );
     const ds = new DualStackAllocator(a4, a6);
     expect(ds.allocator('IPv6')).toBe(a6);
     // each refusal quotes what it got
