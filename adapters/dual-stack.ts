@@ -24,6 +24,7 @@ import {
   readElements,
   readMember,
 } from './errors.ts';
+import { Range } from './range.ts';
 import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
@@ -80,7 +81,8 @@ export class DualStackAllocator {
   /**
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
    * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
-   * argument is no object (each is named for what it is, even when both are alike), when an
+   * argument is no object (each is named for what it is, even when both are alike) or is a
+   * Range (synchronous, with no store: not an IPAllocator), when an
    * allocator is of the other family (or one object is given as both), when one has been
    * destroyed (its error says which family, and its `cause` is the allocator's ErrDestroyed),
    * when another DualStackAllocator owns one of them (until that pair is destroyed, which
@@ -440,9 +442,27 @@ function checkUnowned(ipv4: IPAllocator, ipv6: IPAllocator): void {
   );
 }
 
-/** InvalidArgumentError unless `a` (the `which` argument) is an object. Reads nothing of it. */
+/**
+ * InvalidArgumentError unless `a` (the `which` argument) is an object and no Range: a Range has
+ * methods of the same names, but answers synchronously and keeps no records, so a pair over two
+ * would hand out addresses that no store, other replica or repair loop knows of.
+ */
 function checkKind(a: unknown, family: IPFamily, which: string): void {
+  if (isRange(a)) {
+    throw new InvalidArgumentError(
+      `DualStackAllocator: the ${which} argument is a Range, which answers synchronously and keeps no records: pass an ${family} IPAllocator, such as new Allocator(cidr, { store }) or a MetaAllocator`,
+    );
+  }
   if (typeof a !== 'object' || a === null) throw notAnAllocator(a, family, which);
+}
+
+/** Whether `a` is a Range; false for a revoked Proxy (instanceof throws on it), which the reads after this refuse by name. */
+function isRange(a: unknown): boolean {
+  try {
+    return a instanceof Range;
+  } catch {
+    return false;
+  }
 }
 
 /** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */

@@ -5,6 +5,7 @@ import { DualStackAllocator } from '../adapters/dual-stack.ts';
 import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { Allocator } from '../adapters/allocator.ts';
+import { Range } from '../adapters/range.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';
@@ -357,6 +358,18 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     ] as const) {
       expect(() => new Pair(...args), got).toThrow(first(got));
     }
+    // a Range has methods of the same names, but is synchronous and keeps no records: refused, saying what to pass
+    const r4 = new Range('10.0.0.0/24');
+    const r6 = new Range('fd00::/120');
+    const range = (which: string, family: string) =>
+      new InvalidArgumentError(
+        `DualStackAllocator: the ${which} argument is a Range, which answers synchronously and keeps no records: pass an ${family} IPAllocator, such as new Allocator(cidr, { store }) or a MetaAllocator`,
+      );
+    expect(() => new Pair(r4, r6)).toThrow(range('first', 'IPv4'));
+    expect(() => new Pair(a4, r6)).toThrow(range('second', 'IPv6'));
+    expect(r4.used()).toBe(0); // refused: not owned, not destroyed
+    r4.destroy();
+    r6.destroy();
     expect(() => new Pair(a4, 'fd00::/120')).toThrow(
       new InvalidArgumentError(
         'DualStackAllocator: the second argument must be an IPv6 allocator (an IPAllocator), got "fd00::/120" (for a CIDR, pass new Allocator(cidr, { store }))',

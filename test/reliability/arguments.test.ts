@@ -138,8 +138,7 @@ describe('a misspelled or unknown option is refused, naming the options there ar
     ],
     [
       'DualStackAllocator { onRollbackErr }',
-      () =>
-        new DualStackAllocator(new Range('10.0.0.0/24') as never, new Range('fd00::/120') as never, anyValue({ onRollbackErr: () => {} })),
+      () => new DualStackAllocator(new Allocator('10.0.0.0/24'), new Allocator('fd00::/120'), anyValue({ onRollbackErr: () => {} })),
       /"onRollbackErr" \(did you mean "onRollbackError"\?\)/,
     ],
     [
