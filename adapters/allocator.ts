@@ -46,9 +46,9 @@ import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, labelsFor, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { type CallReturns, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
-import { type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
+import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
 import { copy4, type Op, TakenAddresses } from './taken-addresses.ts';
-import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
@@ -489,16 +489,18 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
-   * Releases `ip`: deletes its record. Upstream ignores every error of the delete, as this does;
-   * releasing a free address is a no-op. As upstream, an address of this family outside the
-   * range is not refused: its record, if one exists (another range's on the same store), is
-   * deleted too. Malformed text rejects with InvalidAddressError; an address of the other family
-   * is never sent to the store (it cannot be this range's).
+   * Releases `ip`: deletes its record. Upstream ignores every error of the delete (and logs it),
+   * as this does, telling `onDeleteError` when given; releasing a free address is a no-op. As
+   * upstream, an address of this family outside the range is not refused: its record, if one
+   * exists (another range's on the same store), is deleted too. Malformed text rejects with
+   * InvalidAddressError; an address of the other family is never sent to the store (it cannot be
+   * this range's).
    */
-  release(ip: string): Promise<void> {
+  release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     try {
       this.live();
       this.taken.refuseInsideStrategy();
+      const told = deleteErrorHandler(onDeleteError);
       const name = this.recordName(ip);
       if (name === null) return RESOLVED;
       const w = this.words;
@@ -513,13 +515,18 @@ export class Allocator implements IPAllocator, Disposable {
         op.name = name;
         copy4(w, op.address);
         this.taken.enter(op);
+        let failure: { error: unknown } | undefined;
         try {
           syncAnswer(sync.deleteSync(name), 'deleteSync');
-        } catch {
+        } catch (error) {
           this.taken.recycle(op);
-          return RESOLVED; // the delete failed: ignored (upstream)
+          failure = { error };
         } finally {
           this.taken.leave(op);
+        }
+        if (failure !== undefined) {
+          told?.(failure.error); // once the op is settled: the handler may call in again
+          return RESOLVED; // the delete failed: ignored (upstream)
         }
         this.taken.deletedSync(op);
         this.gauges();
@@ -528,7 +535,8 @@ export class Allocator implements IPAllocator, Disposable {
       if (sync != null) {
         try {
           syncAnswer(sync.deleteSync(name), 'deleteSync');
-        } catch {
+        } catch (e) {
+          told?.(e);
           return RESOLVED; // ignored (upstream)
         }
         this.gauges();
@@ -541,7 +549,8 @@ export class Allocator implements IPAllocator, Disposable {
       try {
         // a store in plain JavaScript may answer without a promise: taken as `await` takes it
         call = Promise.resolve(this.store.delete(name));
-      } catch {
+      } catch (e) {
+        told?.(e);
         return RESOLVED; // a delete that throws instead of rejecting: ignored all the same
       }
       return call.then(
@@ -550,7 +559,9 @@ export class Allocator implements IPAllocator, Disposable {
           if (words !== null) this.taken.deleted(name, words);
           this.metrics.gauges(this.cidr, this);
         },
-        () => undefined,
+        (e: unknown) => {
+          told?.(e);
+        },
       );
     } catch (e) {
       return rejectSoon(e);

@@ -42,8 +42,10 @@ export interface DualStackOptions {
   /**
    * Called when rolling back the first family fails (the address stays taken until released or
    * garbage-collected by a repair loop): when its release throws, or when the address is still
-   * allocated after the release (an allocator's release ignores the store's delete errors, as
-   * upstream's Release does, so the rollback asks `has` afterwards), or when an allocator of
+   * allocated after the release — with a StillAllocatedError, whose `cause` is the store's delete
+   * error when the allocator told it (an allocator's release ignores the store's delete errors,
+   * as upstream's Release does, and tells them to the `onDeleteError` the rollback gives it; the
+   * rollback asks `has` afterwards) — or when an allocator of
    * your own answered allocateNext with something that is no address of its family: that answer
    * is not released (it names no address to release), and is reported with an IPAllocatorError
    * as `ip` (the text it answered, or a description such as `42 (number)` when it answered no
@@ -54,6 +56,34 @@ export interface DualStackOptions {
 }
 
 const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);
+
+/**
+ * What a DualStackAllocator gives onRollbackError when an address its rollback released is still
+ * allocated afterwards (the allocator's has() says so): its delete failed — `cause` is then the
+ * store's error, which every allocator of this package tells the rollback (release's
+ * onDeleteError) — or a finalizer holds its record, or another caller took it since. The
+ * address stays taken until released, or removed by a repair loop (`reconcile`).
+ */
+export class StillAllocatedError extends IPAllocatorError {
+  static override readonly code = 'ERR_STILL_ALLOCATED' as const;
+  declare readonly code: 'ERR_STILL_ALLOCATED';
+  /** The address, as its allocator answered it. */
+  readonly ip: string;
+  readonly family: IPFamily;
+  /** `deleteFailed`: the store's error, when the allocator told one. */
+  constructor(ip: string, family: IPFamily, deleteFailed?: { error: unknown }) {
+    super(
+      deleteFailed === undefined
+        ? `${ip} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller took it since)`
+        : `${ip} is still allocated after the rollback released it: its delete failed (the store's error is this error's cause)`,
+    );
+    this.ip = ip;
+    this.family = family;
+    if (deleteFailed !== undefined) {
+      Object.defineProperty(this, 'cause', { value: deleteFailed.error, writable: true, configurable: true });
+    }
+  }
+}
 
 /**
  * The allocators a pair owns, from its construction until it destroys them (destroyPair): a
@@ -296,13 +326,13 @@ export class DualStackAllocator {
   private async rollback(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<void> {
     for (let i = 0; i < ips.length; i++) {
       const allocator = allocators[i]!;
+      let deleteFailed: { error: unknown } | undefined;
       try {
-        await allocator.release(ips[i]!);
-        if (await allocator.has(ips[i]!)) {
-          throw new Error(
-            `${ips[i]} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller took it since)`,
-          );
-        }
+        // a release ignores the store's delete errors (upstream): it tells them to this handler
+        await allocator.release(ips[i]!, (error) => {
+          deleteFailed ??= { error };
+        });
+        if (await allocator.has(ips[i]!)) throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed);
       } catch (e) {
         this.reportRollbackError(e, ips[i]!, families[i]!);
       }

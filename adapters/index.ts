@@ -15,7 +15,7 @@ export type { DryRunAllocator } from './dry-run.ts';
 export type { AllocatorOptions } from './types.ts';
 export { MetaAllocator, RANGE_POLICIES } from './meta-allocator.ts';
 export type { MetaAllocatorOptions, RangePolicy, RangeInfo, SkippedCIDR } from './meta-allocator.ts';
-export { DualStackAllocator, type DualStackIPs, type DualStackOptions } from './dual-stack.ts';
+export { DualStackAllocator, type DualStackIPs, type DualStackOptions, StillAllocatedError } from './dual-stack.ts';
 export { MAX_ALLOCATE_MANY, Range, type RangeOptions, type RangeSnapshot, type RangeView } from './range.ts';
 export { STRATEGIES, STRATEGY_NAMES, coolDown } from './strategies.ts';
 export type {
@@ -29,7 +29,7 @@ export type {
   StrategyOption,
   StrategyView,
 } from './strategies.ts';
-export type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+export type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 export type { IndexKind } from './free-index.ts';
 
 // ── ServiceCIDRs ───────────────────────────────────────────────────────────────────────────

@@ -82,7 +82,7 @@ import {
 } from './service-cidrs.ts';
 import { allocatorWatcher, checkUnsubscribe, type Store } from './store.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
-import type { IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 import { memoryHeadroom } from './wasm.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
@@ -559,16 +559,17 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /**
    * Releases `ip` through the first range, in creation order, that holds it as a host, ready or
    * not (upstream getAllocator): that range's allocator deletes its record and ignores the
-   * delete's errors; a free address is a no-op. An address no range holds, of the other family
-   * too, rejects with ErrMismatchedNetwork and deletes nothing (upstream) — OutOfMemoryError when
+   * delete's errors, telling `onDeleteError` when given; a free address is a no-op. An address
+   * no range holds, of the other family too, rejects with ErrMismatchedNetwork and deletes
+   * nothing (upstream) — OutOfMemoryError when
    * a range not built for lack of memory holds it; malformed text rejects with InvalidAddressError.
    */
-  release(ip: string): Promise<void> {
+  release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     try {
       this.live();
       const e = this.route(ip, false);
       if (e === null) throw this.mismatched(ip, false);
-      return e.allocator.release(ip);
+      return e.allocator.release(ip, onDeleteError);
     } catch (err) {
       return rejectSoon(err);
     }

@@ -36,9 +36,9 @@ import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName, writeLa
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
-import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
+import { allocatorWatcher, checkUnsubscribe, deleteErrorHandler, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
 import { ChooserCalls } from './strategies.ts';
-import type { AllocatorOptions, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -324,21 +324,24 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   /**
    * Releases `ip`: deletes its record, as upstream's Release, which ignores every error of the
-   * delete, as this does; releasing a free address is a no-op. An address of this family outside
+   * delete (and logs it), as this does, telling `onDeleteError` when given; releasing a free
+   * address is a no-op. An address of this family outside
    * the range is not refused: its record, if one exists (another range's on the same store), is
    * deleted too. Malformed text rejects with InvalidAddressError (upstream's Release takes a
    * net.IP); an address of the other family cannot be this range's: it is never sent to the store.
    */
-  async release(ip: string): Promise<void> {
+  async release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     this.live();
     this.drawCalls.refuseInside();
+    const told = deleteErrorHandler(onDeleteError);
     const w = this.words;
     const family = parseAddrInto(ip, w);
     if (family !== this.fam) return;
     const name = formatAddr(family, w);
     try {
       await this.store.delete(name);
-    } catch {
+    } catch (e) {
+      told?.(e);
       return;
     }
     this.gauges();

@@ -10,7 +10,7 @@
 // An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
 // delete, and the cache to a watch from a revision.
 import { InvalidArgumentError, isPlainObject, quoteInput, readMember, unreadableInput } from './errors.ts';
-import type { ParentRef } from './types.ts';
+import type { DeleteErrorHandler, ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
 export const LABEL_MANAGED_BY = 'ipaddress.kubernetes.io/managed-by';
@@ -147,6 +147,12 @@ export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getS
     );
   }
   return answer;
+}
+
+/** A release's `onDeleteError`: undefined or a function, else InvalidArgumentError. */
+export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefined {
+  if (given === undefined || typeof given === 'function') return given as DeleteErrorHandler | undefined;
+  throw new InvalidArgumentError(`release's onDeleteError must be a function, got ${quoteInput(given)}`);
 }
 
 /** The two labels upstream writes on every IPAddress of `family`. */

@@ -33,8 +33,11 @@ export interface IPAllocator {
    * the same store), is deleted too. An address of the other family never reaches the store.
    * Malformed text rejects with InvalidAddressError. A MetaAllocator routes `ip` to a range that
    * holds it and rejects an address none holds with ErrMismatchedNetwork; a dry run deletes nothing.
+   * `onDeleteError`, when given, is called with the delete's error, which upstream logs
+   * (NotFoundError for an address without a record; what it throws rejects the release);
+   * anything but a function is InvalidArgumentError.
    */
-  release(ip: string): Promise<void>;
+  release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
   /** Whether an IPAddress with this name exists (asks the store, not the cache). */
   has(ip: string): Promise<boolean>;
   /** Calls `fn` for each allocated address of this family known to the cache (not filtered by CIDR). */
@@ -61,6 +64,9 @@ export interface IPAllocator {
   /** Detaches from the store and frees the WASM index. Idempotent; every other method then throws ErrDestroyed. */
   destroy(): void;
 }
+
+/** Told the error of the store's delete that a release ignores (see IPAllocator.release). */
+export type DeleteErrorHandler = (error: unknown) => void;
 
 /** Options of both allocator classes. */
 export interface AllocatorOptions {

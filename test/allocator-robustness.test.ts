@@ -596,6 +596,49 @@ describe('release of an address the range does not count', () => {
   });
 });
 
+describe("release ignores the store's delete error, as upstream, and tells it to onDeleteError", () => {
+  /** Deletes of 10.5.0.3 fail; the others work as MemoryStore's do. */
+  class FailingDeletes extends MemoryStore {
+    override deleteSync(name: string): void {
+      if (name === '10.5.0.3') throw new Error('delete: etcd timeout');
+      super.deleteSync(name);
+    }
+  }
+  const makers: [string, (store: Store) => IPAllocator][] = [
+    ['Allocator', (store) => new Allocator('10.5.0.0/29', { store })],
+    ['ReferenceAllocator', (store) => new ReferenceAllocator('10.5.0.0/29', { store })],
+    [
+      'MetaAllocator',
+      (store) => {
+        const cidrs = new InMemoryServiceCIDRs();
+        cidrs.addServiceCIDR('a', ['10.5.0.0/29']);
+        return new MetaAllocator('IPv4', cidrs, { store });
+      },
+    ],
+  ];
+  it.each(makers.flatMap(([name, make]) => [true, false].map((syncOps) => [name, syncOps, make] as const)))(
+    '%s (syncOps %s): the release resolves, the record stays, the handler gets the error once; a delete that works calls nothing',
+    async (_name, syncOps, make) => {
+      const store = new FailingDeletes({ syncOps });
+      const a = make(store);
+      await a.allocate('10.5.0.3');
+      await a.allocate('10.5.0.5');
+      const told: unknown[] = [];
+      await expect(a.release('10.5.0.3', (e) => told.push(e))).resolves.toBeUndefined();
+      expect(told).toEqual([new Error('delete: etcd timeout')]);
+      expect(await a.has('10.5.0.3')).toBe(true);
+      await a.release('10.5.0.5', (e) => told.push(e)); // deleted: nothing to tell
+      expect([told.length, await a.has('10.5.0.5')]).toEqual([1, false]);
+      await a.release('10.5.0.4', (e) => told.push(e)); // no record: the store's NotFoundError, as the API server's 404
+      expect(told[1]).toEqual(new NotFoundError('10.5.0.4'));
+      expect(await rejection(a.release('10.5.0.3', 'log' as never))).toEqual(
+        new InvalidArgumentError(`release's onDeleteError must be a function, got "log"`),
+      );
+      a.destroy();
+    },
+  );
+});
+
 describe('validate() with no call in flight', () => {
   // These put the index into a state no call should leave (through the allocator's internals, as
   // a bug would) and check that validate() names it. A create whose store answered without a

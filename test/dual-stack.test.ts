@@ -1,7 +1,8 @@
 // DualStackAllocator: one address per family for a Service, both or neither, over two
 // MetaAllocators (ranges from one dual-stack ServiceCIDR) and over two plain Allocators.
 import { describe, expect, it } from 'vitest';
-import { DualStackAllocator } from '../adapters/dual-stack.ts';
+import { DualStackAllocator, StillAllocatedError } from '../adapters/dual-stack.ts';
+import { allocatorLabels } from '../adapters/store.ts';
 import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { Allocator } from '../adapters/allocator.ts';
@@ -149,30 +150,66 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     expect(rollbackErrors[0]).toMatch(/^10\.0\.0\.[12]: release failed$/);
   });
 
-  it("reports a rollback whose release resolved but whose delete failed (an Allocator's release ignores it, as upstream)", async () => {
-    class FailingDeletes extends FaultyMemoryStore {
-      override deleteSync(_name: string): void {
-        throw new Error('delete: etcd timeout');
+  it.each([true, false])(
+    "reports a rollback whose release resolved but whose delete failed (an Allocator's release ignores it, as upstream) as StillAllocatedError, the store's error its cause (syncOps %s)",
+    async (syncOps) => {
+      class FailingDeletes extends FaultyMemoryStore {
+        override deleteSync(_name: string): void {
+          throw new Error('delete: etcd timeout');
+        }
       }
-    }
-    const owner = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
-    const store = new FailingDeletes();
+      const owner = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
+      const store = new FailingDeletes({ syncOps });
+      const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
+      const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) }); // one address
+      await a6.allocate('fd00::1', owner); // the IPv6 range is full: the IPv4 half must be rolled back
+      const reported: [unknown, string, string][] = [];
+      const ds = new DualStackAllocator(a4, a6, { onRollbackError: (e, ip, family) => reported.push([e, ip, family]) });
+      expect(await rejection(ds.allocateNext(owner))).toBeInstanceOf(ErrFull);
+      const left = store
+        .records()
+        .map((r) => r.name)
+        .filter((n) => !n.includes(':'));
+      expect(left).toHaveLength(1); // the IPv4 address stayed: the store would not delete it
+      expect(reported).toHaveLength(1);
+      const [e, ip, family] = reported[0]!;
+      expect([ip, family]).toEqual([left[0], 'IPv4']);
+      expect(e).toBeInstanceOf(StillAllocatedError);
+      expect(e).toBeInstanceOf(IPAllocatorError);
+      expect(e).toMatchObject({
+        code: 'ERR_STILL_ALLOCATED',
+        name: 'StillAllocatedError',
+        ip: left[0],
+        family: 'IPv4',
+        message: `${left[0]} is still allocated after the rollback released it: its delete failed (the store's error is this error's cause)`,
+        cause: new Error('delete: etcd timeout'),
+      });
+      ds.destroy();
+    },
+  );
+
+  it('reports an address still allocated after a release that deleted it (another caller took it since) as StillAllocatedError without a cause', async () => {
+    const store = new FaultyMemoryStore();
     const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
-    const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) }); // one address
-    await a6.allocate('fd00::1', owner); // the IPv6 range is full: the IPv4 half must be rolled back
-    const reported: string[] = [];
-    const ds = new DualStackAllocator(a4, a6, {
-      onRollbackError: (e, ip, family) => reported.push(`${family} ${ip}: ${(e as Error).message}`),
+    const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) });
+    await a6.allocate('fd00::1'); // full
+    // the release deletes the record; another writer creates it again before the rollback asks has()
+    const own4: IPAllocator = Object.assign(Object.create(a4) as IPAllocator, {
+      release: async (ip: string) => {
+        await a4.release(ip);
+        store.createSync({ name: ip, labels: allocatorLabels('IPv4'), parentRef: null });
+      },
     });
-    expect(await rejection(ds.allocateNext(owner))).toBeInstanceOf(ErrFull);
-    const left = store
-      .records()
-      .map((r) => r.name)
-      .filter((n) => !n.includes(':'));
-    expect(left).toHaveLength(1); // the IPv4 address stayed: the store would not delete it
-    expect(reported).toEqual([
-      `IPv4 ${left[0]}: ${left[0]} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller took it since)`,
-    ]);
+    const reported: unknown[] = [];
+    const ds = new DualStackAllocator(own4, a6, { onRollbackError: (e) => reported.push(e) });
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toBeInstanceOf(StillAllocatedError);
+    expect((reported[0] as Error).message).toMatch(
+      /^10\.0\.0\.[12] is still allocated after the rollback released it \(its delete failed, a finalizer holds its record, or another caller took it since\)$/,
+    );
+    expect(reported[0]).not.toHaveProperty('cause');
+    ds.destroy();
   });
 
   it('an allocator of your own: its answer comes back canonical, and one that is not an address of its family fails the call and is rolled back', async () => {
