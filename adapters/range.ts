@@ -51,6 +51,7 @@ import {
 } from './errors.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
+import { loadInSlices } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
 import {
   CallReturns,
@@ -640,16 +641,55 @@ export class Range implements RangeView {
    * Marks many addresses allocated in one batch (a warm start from a store listing): returns how
    * many became allocated (newly marked, or held by a cool-down and now taken from it). All are parsed and range-checked first: malformed text throws
    * InvalidAddressError and an address outside the range ErrNotInRange, with nothing marked; so
-   * does OutOfMemoryError when a sparse index cannot grow.
+   * does OutOfMemoryError when a sparse index cannot grow (see markAll).
    */
   loadMany(ips: readonly string[]): number {
     this.changing();
     const offsets = this.offsetsOf('loadMany', ips, true);
-    const added = this.index.setMany(offsets); // all or nothing: OutOfMemoryError changes nothing
+    const added = this.markAll(offsets);
     let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
     if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
     this.allocated = this.index.count() - (this.cooling?.size ?? 0);
     return added + claimed;
+  }
+
+  /**
+   * Marks the offsets `pairs` ((hi, lo) each) taken, all or nothing, and returns how many were
+   * newly marked: in one core call when its batch fits beside the index; where it does not
+   * under a memory cap, the offsets not marked yet go in slices (loadInSlices), so that offsets
+   * marked already need no memory. When a slice runs out, what the slices before it marked is
+   * cleared again, last first; a clear can need memory too (a sparse run split): then what is
+   * left stays marked, counted, and the error says so.
+   */
+  private markAll(pairs: Uint32Array): number {
+    const index = this.index;
+    try {
+      return index.setMany(pairs); // one batch: OutOfMemoryError changes nothing
+    } catch (e) {
+      if (!(e instanceof OutOfMemoryError)) throw e;
+    }
+    const fresh = unmarked(index, pairs);
+    let done = 0; // offsets of `fresh` the calls so far marked (or found marked: a repeat)
+    try {
+      return loadInSlices(fresh.length >>> 1, (from, count) => {
+        const added = index.setMany(fresh.subarray(2 * from, 2 * (from + count)));
+        done = from + count;
+        return added;
+      });
+    } catch (e) {
+      let j = done - 1;
+      try {
+        for (; j >= 0; j--) index.clear(fresh[2 * j]!, fresh[2 * j + 1]!);
+      } catch (undo) {
+        if (!(undo instanceof OutOfMemoryError)) throw undo;
+        this.recount();
+        throw new OutOfMemoryError(
+          `loadMany ran out part-way, and ${j + 1} of the addresses it marked could not be given back: they stay allocated (forEach lists them; release them to free them)`,
+          undo,
+        );
+      }
+      throw e;
+    }
   }
 
   /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
@@ -788,7 +828,9 @@ export class Range implements RangeView {
     let made: ReturnType<Range['chooserOver']>;
     try {
       next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
-      next.index.setMany(pairs);
+      const index = next.index;
+      // in slices where one batch does not fit beside the index: a failure drops the new index
+      loadInSlices(pairs.length >>> 1, (from, count) => index.setMany(pairs.subarray(2 * from, 2 * (from + count))));
       made = this.chooserOver(next.index); // over the new index; a cool-down starts with nothing held
     } catch (e) {
       next?.destroy();
@@ -854,6 +896,18 @@ export class Range implements RangeView {
   [Symbol.dispose](): void {
     this.destroy();
   }
+}
+
+/** The offsets of `pairs` ((hi, lo) each) that `index` does not mark taken: has() needs no memory. */
+function unmarked(index: FreeIndex, pairs: Uint32Array): Uint32Array {
+  const out = new Uint32Array(pairs.length);
+  let n = 0;
+  for (let i = 0; i < pairs.length; i += 2) {
+    if (index.has(pairs[i]!, pairs[i + 1]!)) continue;
+    out[n++] = pairs[i]!;
+    out[n++] = pairs[i + 1]!;
+  }
+  return out.subarray(0, n);
 }
 
 /**

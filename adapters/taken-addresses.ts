@@ -47,6 +47,7 @@ import { FreeIndex, type IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
+import { loadInSlices } from './sliced-load.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom } from './wasm.ts';
 import { type AllocationStrategy, CallReturns, ChooserCalls, type CoolingQueue, fullError, type OffsetChooser } from './strategies.ts';
@@ -54,24 +55,14 @@ import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
-/** Addresses per slice when a load's one batch does not fit under the memory cap (64 KiB of words). */
-const LOAD_SLICE = 4096;
-
 /**
  * Marks `n` addresses (`words`, four per address) taken in a new index: a warm start or a
- * rebuild. One batch needs room for itself beside the index (its words, in a block rounded up to
- * a power of two, then its sorted offsets): under a memory cap, an index that fits may not fit
- * with it. setMany then changed nothing, and the same addresses load in slices, each needing
- * only the slice's room. Throws OutOfMemoryError when even that fails (the index half loaded:
- * the caller drops it).
+ * rebuild, in one batch, or in slices where that batch does not fit under the memory cap beside
+ * the index (loadInSlices). Throws OutOfMemoryError when a slice fails too (the index half
+ * loaded: the caller drops it).
  */
 function loadInto(index: AddressSpace, words: Uint32Array, n: number): void {
-  try {
-    index.setMany(words, n);
-  } catch (e) {
-    if (!(e instanceof OutOfMemoryError)) throw e;
-    for (let i = 0; i < n; i += LOAD_SLICE) index.setMany(words.subarray(i * 4), Math.min(LOAD_SLICE, n - i));
-  }
+  loadInSlices(n, (from, count) => index.setMany(words.subarray(from * 4), count));
 }
 
 /**

@@ -2,7 +2,7 @@
 // synchronous Range, plus its own laws checked against a Set model on both index kinds.
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   ErrAllocated,
   ErrDestroyed,
@@ -1028,5 +1028,75 @@ describe('snapshot corruption is always detected (CRC-32 catches every error bur
       }),
       { seed: 43, numRuns: 100 },
     );
+  });
+});
+
+describe('Range loads under a memory cap the range fits in', () => {
+  // Found by an outside tester: under setMemoryLimit(2 MiB), a Range of 150,000 /64 addresses
+  // that fits could not be restored from its own snapshot, nor loaded with loadMany — one batch
+  // needs a scratch block of 8 B per address rounded up to a power of two beside the index —
+  // and a loadMany of addresses it held already failed the same way. Memory never shrinks, so
+  // each case loads a core of its own (a fresh module graph, a fresh WebAssembly instance).
+  const MiB = 1024 * 1024;
+  async function freshCore() {
+    vi.resetModules();
+    const wasm = await import('../adapters/wasm.ts');
+    const { Range: FreshRange } = await import('../adapters/range.ts');
+    return { memoryLimit: wasm.memoryLimit, setMemoryLimit: wasm.setMemoryLimit, Range: FreshRange };
+  }
+  /** Whether two snapshots hold the same state (toEqual walks a megabyte of data byte by byte, slowly). */
+  const same = (a: RangeSnapshot, b: RangeSnapshot) =>
+    a.range === b.range && a.checksum === b.checksum && Buffer.from(a.data).equals(Buffer.from(b.data));
+
+  it('fromSnapshot, restore and loadMany load in slices; addresses held already need no memory', async () => {
+    const { setMemoryLimit, memoryLimit, Range: R } = await freshCore();
+    setMemoryLimit(2 * MiB);
+    const r = new R('fd00::/64', { strategy: 'lowest-free' });
+    const ips = r.allocateMany(150_000); // one run: a small index
+    const snap = r.snapshot();
+    r.destroy();
+
+    const copy = R.fromSnapshot(snap);
+    expect([copy.used(), copy.validate().indexed]).toEqual([150_000, 150_000]);
+    expect(same(copy.snapshot(), snap)).toBe(true);
+    const restored = new R('fd00::/64');
+    restored.allocate('fd00::1:0:0:0'); // replaced by the restore
+    restored.restore(snap.range, snap.data);
+    expect([restored.used(), restored.has('fd00::1:0:0:0'), restored.has(ips[149_999]!)]).toEqual([150_000, false, true]);
+    copy.destroy();
+    restored.destroy();
+
+    const loaded = new R('fd00::/64');
+    expect(loaded.loadMany(ips)).toBe(150_000);
+    expect(loaded.validate().indexed).toBe(150_000);
+    expect(loaded.loadMany(ips.slice(0, 140_000))).toBe(0); // all held: nothing to mark
+    expect(same(loaded.snapshot(), snap)).toBe(true);
+    loaded.destroy();
+    expect(memoryLimit().limit).toBe(2 * MiB);
+  });
+
+  it('a loadMany that does not fit even in slices changes nothing: what its slices marked is cleared again', async () => {
+    const { setMemoryLimit, Range: R } = await freshCore();
+    setMemoryLimit(2 * MiB);
+    const random = seededRandom(26);
+    const hex = () => (random.nextU32() & 0xffff).toString(16);
+    const spread: string[] = []; // isolated addresses: about 10 B each in the index, 3 MB in all
+    for (let i = 0; i < 300_000; i++) spread.push(`fd00::${hex()}:${hex()}:${hex()}:${hex()}`);
+    const r = new R('fd00::/64', { strategy: 'lowest-free' });
+    const held = r.allocateMany(1000);
+    r.allocate(spread[5]!); // held already, among those loaded
+    const before = r.snapshot();
+    let thrown: unknown;
+    try {
+      r.loadMany(spread);
+    } catch (e) {
+      thrown = e;
+    }
+    expect((thrown as Error).name).toBe('OutOfMemoryError');
+    expect(r.used()).toBe(1001);
+    expect(r.validate().indexed).toBe(1001);
+    expect(same(r.snapshot(), before)).toBe(true);
+    expect([r.has(held[999]!), r.has(spread[5]!), r.has(spread[299_999]!)]).toEqual([true, true, false]);
+    r.destroy();
   });
 });
