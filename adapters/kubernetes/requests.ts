@@ -171,15 +171,7 @@ export class ApiRequests {
           if ((e instanceof KubernetesApiError ? e.code : httpCode(e)) === 401) forgetRefusedCredential(signal);
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
-            throw new KubernetesApiError(
-              target.verb,
-              target.resource,
-              target.name,
-              undefined,
-              undefined,
-              `the request was not sent: ${problem}`,
-              e,
-            );
+            throw unansweredError(target, `the request was not sent: ${problem}`, e);
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
@@ -239,12 +231,8 @@ export class ApiRequests {
     const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
     // not sent: the time went on the credentials, which only an exec plugin takes long to give
     const user = sent || this.kc === undefined ? undefined : execPluginUser(this.kc);
-    return new KubernetesApiError(
-      target.verb,
-      target.resource,
-      target.name,
-      undefined,
-      undefined,
+    return unansweredError(
+      target,
       user === undefined
         ? `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
         : `the exec credential plugin of user ${quoteText(user)} did not answer within ${this.timeoutMs} ms (requestTimeoutMs${waits}): ` +
@@ -354,15 +342,19 @@ const STREAMING_HTTP = streamingHttpLibrary();
  * No `code`: there is no answer to read.
  */
 function bodyTooLarge(target: RequestTarget, status: number): KubernetesApiError {
-  return new KubernetesApiError(
-    target.verb,
-    target.resource,
-    target.name,
-    undefined,
-    undefined,
+  return unansweredError(
+    target,
     `the answer (HTTP ${status}) went on past ${MAX_ANSWER_BODY_BYTES / (1024 * 1024)} MiB, more than any answer of the API server holds, ` +
       'and was not read further (a server or proxy sending without end?)',
   );
+}
+
+/**
+ * The error of a request that has no answer to describe — not sent, not answered in time, or
+ * answered with a body not read —: `code` and Status undefined, `detail` saying what happened.
+ */
+function unansweredError(target: RequestTarget, detail: string, cause?: unknown, timeoutMs?: number): KubernetesApiError {
+  return new KubernetesApiError(target.verb, target.resource, target.name, undefined, undefined, detail, cause, timeoutMs);
 }
 
 /** The property node:stream's isReadable() reads first, as Node's own web streams define it. */
