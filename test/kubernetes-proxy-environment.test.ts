@@ -5,13 +5,11 @@
 //
 // The API server double is reached as http://apiserver.test:<port>, a name no resolver knows
 // (.test is reserved, RFC 2606): only the proxy below, which takes it for 127.0.0.1, reaches it.
-import http from 'node:http';
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { proxyFromEnvironment } from '../adapters/kubernetes/proxy-environment.ts';
 import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
+import { type ForwardProxy, startForwardProxy } from './doubles/forward-proxy.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, writeKubeconfig } from './k8s/kubeconfig.ts';
 
@@ -71,59 +69,11 @@ describe('the proxy the environment names for a server, as Go reads it', () => {
   });
 });
 
-/** A forward proxy (absolute-form requests and CONNECT) that takes apiserver.test for 127.0.0.1. */
-async function startProxy(): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
-  const seen: string[] = [];
-  const sockets = new Set<net.Socket>();
-  const server = http.createServer((req, res) => {
-    const target = new URL(req.url ?? '');
-    seen.push(`${req.method} ${target.host}`);
-    if (target.hostname !== 'apiserver.test') return void res.writeHead(502).end();
-    const upstream = http.request(
-      { host: '127.0.0.1', port: target.port, method: req.method, path: target.pathname + target.search, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
-  });
-  server.on('connection', (s: net.Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
-    seen.push(`CONNECT ${req.url}`);
-    const [host, port] = (req.url ?? '').split(':');
-    if (host !== 'apiserver.test') return void client.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
-    const upstream = net.connect(Number(port), '127.0.0.1', () => {
-      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-      upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    sockets.add(upstream);
-    upstream.on('error', () => client.destroy());
-    client.on('error', () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'NO_PROXY', 'no_proxy'];
 
 describe('requests to a cluster without a proxy-url go through the proxy the environment names', () => {
   let d: ApiServerDouble;
-  let proxy: Awaited<ReturnType<typeof startProxy>>;
+  let proxy: ForwardProxy;
   let server: string;
   const saved = new Map<string, string | undefined>();
   const opened: { close(): void }[] = [];
@@ -133,7 +83,7 @@ describe('requests to a cluster without a proxy-url go through the proxy the env
       delete process.env[name];
     }
     d = await ApiServerDouble.start();
-    proxy = await startProxy();
+    proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
     server = `http://apiserver.test:${new URL(d.url).port}`;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
     addIPAddress(d, '10.96.0.10', { namespace: 'default', name: 'dns' });
@@ -155,7 +105,7 @@ describe('requests to a cluster without a proxy-url go through the proxy the env
     await store.waitForSync({ timeoutMs: 10_000 });
     expect(store.cache.get('10.96.0.10')).toMatchObject({ name: '10.96.0.10' });
     expect(proxy.seen.length).toBeGreaterThan(0);
-    expect(proxy.seen.every((s) => s.includes(`apiserver.test:${new URL(d.url).port}`))).toBe(true);
+    expect(proxy.seen.every((s) => s.line.includes(`apiserver.test:${new URL(d.url).port}`))).toBe(true);
   });
 
   it('ipallocator status through http_proxy given as host:port (read as http://), as kubectl reads it', async () => {
