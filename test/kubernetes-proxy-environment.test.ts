@@ -146,6 +146,15 @@ describe('requests to a cluster without a proxy-url go through the proxy the env
     expect(proxy.seen).toEqual([]);
   });
 
+  it("a plain http:// server without insecure-skip-tls-verify is refused through the cluster's own proxy-url too", async () => {
+    const kc = kubeConfigFor(server);
+    kc.clusters = kc.clusters.map((c) => ({ ...c, skipTLSVerify: false, proxyUrl: proxy.url }));
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    opened.push(store);
+    await expect(store.get('10.96.0.10')).rejects.toThrow('HTTP protocol is not allowed when skipTLSVerify is not set or false');
+    expect(proxy.seen).toEqual([]);
+  });
+
   it("a cluster's own proxy-url wins over the environment's", async () => {
     process.env.HTTP_PROXY = 'http://127.0.0.1:9'; // nothing listens there
     const kc = kubeConfigFor(server);

@@ -206,24 +206,30 @@ function attempt<T>(read: () => T): T | undefined {
 const fromEnvironment = new WeakMap<object, EnvironmentProxy>();
 
 /**
- * `kc` as requests are sent with it: when the environment names a proxy, an object that reads
- * everything from `kc` (its prototype) but whose current cluster, when it has no proxy-url of its
- * own and the environment's proxy applies to its server, carries that proxy as its proxyUrl.
- * The environment is read now, once. `kc` itself when the environment names no proxy.
+ * `kc` as requests are sent with it: an object that reads everything from `kc` (its prototype)
+ * but whose current cluster, when it has no proxy-url of its own and the environment's proxy
+ * applies to its server, carries that proxy as its proxyUrl. The environment is read now, once.
+ *
+ * A plain http:// server without insecure-skip-tls-verify, which client-node refuses ("HTTP
+ * protocol is not allowed when skipTLSVerify is not set or false") but not on its way through a
+ * proxy, is given to client-node without its proxy, to be refused the same way with or without one.
  */
 export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.env): KubeConfig {
-  if (firstSet(env, 'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy') === undefined) return kc;
   if (typeof kc.getCurrentCluster !== 'function') return kc; // not a KubeConfig: refused by the caller
-  const proxyFor = environmentProxies(env);
+  const proxyFor =
+    firstSet(env, 'HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy') === undefined ? undefined : environmentProxies(env);
   const wrapped = Object.create(kc) as KubeConfig;
   wrapped.getCurrentCluster = () => {
     const cluster = kc.getCurrentCluster();
-    if (cluster === null || (typeof cluster.proxyUrl === 'string' && cluster.proxyUrl !== '') || typeof cluster.server !== 'string')
-      return cluster;
-    // a plain http:// server without insecure-skip-tls-verify is refused by client-node, but not on
-    // its path through a proxy: the same kubeconfig must get the same answer with the variable set
-    if (/^http:/i.test(cluster.server) && cluster.skipTLSVerify !== true) return cluster;
-    const proxy = proxyFor(cluster.server);
+    if (cluster === null || typeof cluster.server !== 'string') return cluster;
+    const own = typeof cluster.proxyUrl === 'string' && cluster.proxyUrl !== '';
+    if (/^http:/i.test(cluster.server) && cluster.skipTLSVerify !== true) {
+      if (!own) return cluster;
+      const { proxyUrl: _sentDirectly, ...direct } = cluster;
+      return direct;
+    }
+    if (own) return cluster;
+    const proxy = proxyFor?.(cluster.server);
     if (proxy === undefined) return cluster;
     const proxied: Cluster = { ...cluster, proxyUrl: proxy.url };
     fromEnvironment.set(proxied, proxy);
