@@ -10,8 +10,9 @@ import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { proxyFromEnvironment } from '../adapters/kubernetes/proxy-environment.ts';
 import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
 import { type ForwardProxy, startForwardProxy } from './doubles/forward-proxy.ts';
+import { until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { kubeConfigFor, writeKubeconfig } from './k8s/kubeconfig.ts';
+import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 
 describe('the proxy the environment names for a server, as Go reads it', () => {
   const P = 'http://proxy.corp:3128';
@@ -178,5 +179,74 @@ describe('requests to a cluster without a proxy-url go through the proxy the env
     } finally {
       kc.remove();
     }
+  });
+});
+
+describe("requests go through a proxy as Go's net/http sends them (a proxy-url or the environment's)", () => {
+  let d: ApiServerDouble;
+  let server: string;
+  let port: string;
+  const saved = new Map<string, string | undefined>();
+  const opened: { close(): void }[] = [];
+  const closing: (() => Promise<void>)[] = [];
+  beforeEach(async () => {
+    for (const name of PROXY_VARIABLES) {
+      saved.set(name, process.env[name]);
+      delete process.env[name];
+    }
+    d = await ApiServerDouble.start();
+    port = new URL(d.url).port;
+    server = `http://apiserver.test:${port}`;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(d, '10.96.0.10', { namespace: 'default', name: 'dns' });
+  });
+  afterEach(async () => {
+    for (const o of opened.splice(0)) o.close();
+    for (const [name, value] of saved) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    for (const close of closing.splice(0)) await close();
+    await d.close();
+  });
+
+  /** A store for `kc`'s server through `proxy`, named in `where`: HTTP_PROXY, or the cluster's proxy-url. */
+  function storeThrough(proxy: string, where: 'HTTP_PROXY' | 'proxy-url', at = server): KubernetesStore {
+    const kc = kubeConfigFor(at);
+    if (where === 'HTTP_PROXY') process.env.HTTP_PROXY = proxy;
+    else kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: proxy }));
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    opened.push(store);
+    return store;
+  }
+
+  it.each(['HTTP_PROXY', 'proxy-url'] as const)(
+    'an http:// server through %s: each request, the watch too, in absolute form (GET http://host:port/path), never CONNECT, which Squid refuses but to port 443',
+    async (where) => {
+      const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' }, connectOnlyTo443: true });
+      closing.push(proxy.close);
+      const kc = kubeConfigFor(server);
+      if (where === 'HTTP_PROXY') process.env.HTTP_PROXY = proxy.url;
+      else kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: proxy.url }));
+      const store = new KubernetesStore(kc, { requestTimeoutMs: 10_000 });
+      opened.push(store);
+      await store.waitForSync({ timeoutMs: 10_000 });
+      addIPAddress(d, '10.96.0.11', { namespace: 'default', name: 'web' });
+      await until(() => store.cache.get('10.96.0.11') !== undefined, 'the watch event through the proxy');
+      const lines = proxy.seen.map((r) => r.line);
+      expect(lines.filter((line) => !line.startsWith(`GET http://apiserver.test:${port}/apis/networking.k8s.io/`))).toEqual([]);
+      expect(lines.some((line) => line.includes('watch=true'))).toBe(true);
+      // the request is the API server's, with its own Host and credentials
+      expect(proxy.seen[0]!.headers.host).toBe(`apiserver.test:${port}`);
+      expect(proxy.seen[0]!.headers.authorization).toBe(`Bearer ${TEST_TOKEN}`);
+    },
+  );
+
+  it('the user and password of an http:// proxy are sent as Proxy-Authorization, as Go sends them', async () => {
+    const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
+    closing.push(proxy.close);
+    const store = storeThrough(proxy.url.replace('http://', 'http://ops:s%40cret@'), 'proxy-url');
+    await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
+    expect(proxy.seen.map((r) => r.headers['proxy-authorization'])).toEqual([`Basic ${Buffer.from('ops:s@cret').toString('base64')}`]);
   });
 });

@@ -26,11 +26,13 @@
 // `withEnvironmentProxy` applies it where a cluster's proxy-url is read: the KubeConfig every
 // request is sent with answers getCurrentCluster() with the environment's proxy as the cluster's
 // proxyUrl, so that client-node sends through it as through a proxy-url (1.x and 2.x alike).
+// Under client-node 2.x either proxy is then sent through as Go's net/http sends (proxy-dispatch.ts).
 // `proxyOf` tells a failure's message which of the two a proxy came from (tls-material.ts).
 import { domainToASCII } from 'node:url';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { type Family, parseAddr, parsePrefix } from '../address.ts';
 import { quoteText } from '../errors.ts';
+import { proxyDispatcher } from './proxy-dispatch.ts';
 
 /** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). */
 export interface EnvironmentProxy {
@@ -208,7 +210,8 @@ const fromEnvironment = new WeakMap<object, EnvironmentProxy>();
 /**
  * `kc` as requests are sent with it: an object that reads everything from `kc` (its prototype)
  * but whose current cluster, when it has no proxy-url of its own and the environment's proxy
- * applies to its server, carries that proxy as its proxyUrl. The environment is read now, once.
+ * applies to its server, carries that proxy as its proxyUrl (the environment is read now, once),
+ * and whose requests go through a proxy as Go's net/http sends them (proxy-dispatch.ts).
  *
  * A plain http:// server without insecure-skip-tls-verify, which client-node refuses ("HTTP
  * protocol is not allowed when skipTLSVerify is not set or false") but not on its way through a
@@ -235,7 +238,21 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     fromEnvironment.set(proxied, proxy);
     return proxied;
   };
+  const sendsWith = kc as unknown as SendsWith;
+  if (typeof sendsWith.createDispatcher === 'function') {
+    // client-node 2.x: the undici dispatcher of each request
+    const own = sendsWith.createDispatcher;
+    (wrapped as unknown as SendsWith).createDispatcher = function (this: unknown, cluster, agentOptions) {
+      const proxy = typeof cluster?.proxyUrl === 'string' ? parsed(cluster.proxyUrl) : undefined;
+      return (proxy && proxyDispatcher(cluster!.server, proxy)) ?? own.call(this, cluster, agentOptions);
+    };
+  }
   return wrapped;
+}
+
+/** How client-node makes what a request is sent with: an undici Dispatcher (2.x). */
+interface SendsWith {
+  createDispatcher?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
 }
 
 /**
