@@ -7,6 +7,7 @@
 // (.test is reserved, RFC 2606): only the proxy below, which takes it for 127.0.0.1, reaches it.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
 import { proxyFromEnvironment } from '../adapters/kubernetes/proxy-environment.ts';
 import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
 import { type ForwardProxy, startForwardProxy } from './doubles/forward-proxy.ts';
@@ -248,5 +249,40 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     const store = storeThrough(proxy.url.replace('http://', 'http://ops:s%40cret@'), 'proxy-url');
     await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
     expect(proxy.seen.map((r) => r.headers['proxy-authorization'])).toEqual([`Basic ${Buffer.from('ops:s@cret').toString('base64')}`]);
+  });
+  it('an https:// proxy that answers in plain HTTP is named as the failure, and Node warns of nothing', async () => {
+    const plain = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
+    closing.push(plain.close);
+    const proxy = plain.url.replace('http://', 'https://');
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const error = await storeThrough(proxy, 'HTTP_PROXY')
+        .get('10.96.0.10')
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubernetesApiError);
+      expect((error as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${proxy} (environment variable HTTP_PROXY) ` +
+          'did not answer in TLS (ERR_SSL_WRONG_VERSION_NUMBER): a plain http:// proxy on that port?',
+      );
+      await new Promise((resolve) => setImmediate(resolve)); // a warning is emitted on the next tick
+      expect(warnings.map((w) => `${w.name} ${(w as { code?: string }).code}`)).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('a proxy that refuses to open a tunnel to an https:// server is named, with its answer', async () => {
+    const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' }, connectOnlyTo443: true });
+    closing.push(proxy.close);
+    const error = await storeThrough(proxy.url, 'proxy-url', `https://apiserver.test:${port}`)
+      .get('10.96.0.10')
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${proxy.url} ` +
+        '(proxy-url of cluster "double" in the kubeconfig) did not open a tunnel to the API server: it answered CONNECT with HTTP 403',
+    );
+    expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${port}`]);
   });
 });

@@ -9,8 +9,15 @@
 // client-node sends both through undici's ProxyAgent, which opens a CONNECT tunnel for an
 // http:// server too: a proxy that allows CONNECT only to port 443 (Squid's default
 // configuration, `http_access deny CONNECT !SSL_ports`) refused every request kubectl sends
-// through it. An https:// server, and SOCKS proxies, stay client-node's.
+// through it. SOCKS proxies stay client-node's: it hands the server's name to the proxy, as Go.
+//
+// The connection to the proxy itself: to an https:// proxy named by an IP address, TLS is opened
+// without a server name (SNI takes names only, RFC 6066 3; Go leaves it out too), where undici
+// gives Node the address and Node warns (DEP0123) on the process's stderr. A failure on that
+// connection — refused, not TLS, a certificate — is marked as the proxy's (`failedAtProxy`), so
+// that the message names the proxy instead of the API server (tls-material.ts).
 import { createRequire } from 'node:module';
+import { isIP } from 'node:net';
 
 /** What undici's connector calls back with. */
 type ConnectCallback = (err: Error | null, socket: unknown) => void;
@@ -29,17 +36,36 @@ type Dispatch = (options: DispatchOptions, handler: unknown) => boolean;
 /** The parts of undici used here. */
 interface Undici {
   Pool: new (origin: string, options: { connect: Connector }) => { compose(interceptor: (dispatch: Dispatch) => Dispatch): unknown };
+  ProxyAgent: new (options: Record<string, unknown>) => unknown;
   buildConnector(options: Record<string, unknown>): Connector;
 }
 
+/** Marks an error as the failure of the connection to the proxy. */
+const AT_PROXY = Symbol('ipallocator.failedAtProxy');
+
+/** Whether `err` (one link of a cause chain) is the failure of the connection to the proxy. */
+export function failedAtProxy(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { [AT_PROXY]?: boolean })[AT_PROXY] === true;
+}
+
 /**
- * The undici dispatcher a request to `server` is sent with through `proxy`: for an http://
- * server through an http:// or https:// proxy; undefined otherwise (left to client-node).
+ * The undici dispatcher a request to `server` is sent with through `proxy`, an http:// or
+ * https:// proxy (undefined for another: left to client-node). `agentOptions` are client-node's
+ * TLS options for the API server (its KubeConfig's CA, client certificate, …), applied as
+ * client-node applies them.
  */
-export function proxyDispatcher(server: string, proxy: URL): unknown {
-  if ((proxy.protocol !== 'http:' && proxy.protocol !== 'https:') || !/^http:/i.test(server)) return undefined;
+export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record<string, unknown>): unknown {
+  if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') return undefined;
   const u = undici();
-  return absoluteForm(u, proxy, u.buildConnector({}));
+  const toProxy = proxyConnector(u);
+  if (/^http:/i.test(server)) return absoluteForm(u, proxy, toProxy);
+  return new u.ProxyAgent({
+    uri: proxy.href,
+    requestTls: serverTls(agentOptions),
+    clientFactory: (origin: string) => new u.Pool(origin, { connect: toProxy }),
+    // as client-node's: a kept-alive connection is probed after 30 s, as client-go's
+    connect: { keepAlive: true, keepAliveInitialDelay: 30_000 },
+  });
 }
 
 /**
@@ -59,6 +85,22 @@ function absoluteForm(u: Undici, proxy: URL, toProxy: Connector): unknown {
   });
 }
 
+/**
+ * The connector of connections to the proxy: undici's own, without an IP address as the TLS
+ * server name, its failures marked as the proxy's.
+ */
+function proxyConnector(u: Undici): Connector {
+  const connect = u.buildConnector({});
+  return (options, callback) => {
+    const name = typeof options.servername === 'string' ? options.servername : undefined;
+    const servername = name === undefined || isIP(name.replace(/^\[|\]$/g, '')) !== 0 ? undefined : name;
+    connect({ ...options, servername }, (err, socket) => {
+      if (err !== null) Object.defineProperty(err, AT_PROXY, { value: true });
+      callback(err, socket);
+    });
+  };
+}
+
 /** Go's proxyAuth: Basic with the proxy URL's user and password, when it names a user. */
 function proxyAuthorization(proxy: URL): string | undefined {
   if (proxy.username === '' && proxy.password === '') return undefined;
@@ -75,6 +117,15 @@ function headerRecord(headers: unknown): Record<string, string> {
     for (const [name, value] of Object.entries(headers)) if (value !== undefined) record[name] = String(value);
   }
   return record;
+}
+
+/** The TLS options for the API server that client-node gives its own ProxyAgent (createDispatcherOptions). */
+function serverTls(agentOptions: Record<string, unknown>): Record<string, unknown> {
+  const tls: Record<string, unknown> = {};
+  for (const field of ['ca', 'cert', 'key', 'pfx', 'passphrase', 'rejectUnauthorized', 'servername']) {
+    if (agentOptions[field] !== undefined) tls[field] = agentOptions[field];
+  }
+  return tls;
 }
 
 let loaded: Undici | undefined;

@@ -244,7 +244,7 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     const own = sendsWith.createDispatcher;
     (wrapped as unknown as SendsWith).createDispatcher = function (this: unknown, cluster, agentOptions) {
       const proxy = typeof cluster?.proxyUrl === 'string' ? parsed(cluster.proxyUrl) : undefined;
-      return (proxy && proxyDispatcher(cluster!.server, proxy)) ?? own.call(this, cluster, agentOptions);
+      return (proxy && proxyDispatcher(cluster!.server, proxy, agentOptions)) ?? own.call(this, cluster, agentOptions);
     };
   }
   return wrapped;

@@ -12,14 +12,16 @@
 // then goes to the proxy first) has the kubeconfig's material read again with node:crypto, as
 // client-node reads it (a file before the data), to name the field that is wrong. So are a
 // certificate or key file client-node could not read (fs's own ENOENT, naming only the path), a
-// proxy-url without a scheme it can use (undici's "Invalid URL protocol"), and a SOCKS proxy
-// that failed (the socks library's SocksClientError, which keeps the socket's code only in its
-// message).
+// proxy-url without a scheme it can use (undici's "Invalid URL protocol"), a connection to the
+// proxy that failed otherwise (an https:// proxy that answers in plain HTTP: proxy-dispatch.ts
+// marks it), a proxy that refused to open a tunnel, and a SOCKS proxy that failed (the socks
+// library's SocksClientError, which keeps the socket's code only in its message).
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText } from '../errors.ts';
-import { causeChain } from './errors.ts';
+import { causeChain, messages } from './errors.ts';
+import { failedAtProxy } from './proxy-dispatch.ts';
 import { proxyOf } from './proxy-environment.ts';
 
 /**
@@ -49,6 +51,22 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     const scheme = parsed(() => new URL(proxy).protocol);
     if (!proxy.startsWith('socks') && scheme !== 'http:' && scheme !== 'https:' && codes.some((code) => URL_REFUSED.has(code))) {
       return `the ${field} does not start with http://, https:// or socks5:// (a proxy is named with its scheme, as in http://proxy.example:3128)`;
+    }
+    // the connection to an http:// or https:// proxy (proxy-dispatch.ts)
+    const atProxy = causeChain(err).find(failedAtProxy);
+    const code = typeof atProxy?.code === 'string' ? atProxy.code : undefined;
+    if (atProxy !== undefined && code === 'ERR_SSL_WRONG_VERSION_NUMBER') {
+      return `the proxy at ${shownProxy(proxy)} (${field}) did not answer in TLS (${code}): a plain http:// proxy on that port?`;
+    }
+    if (atProxy !== undefined && (code === undefined || !Object.hasOwn(CONNECT_FAILURES, code))) {
+      return `the connection to the proxy at ${shownProxy(proxy)} (${field}) failed: ${messages(atProxy)}`;
+    }
+    // undici's ProxyAgent, when the proxy answers CONNECT with anything but 200
+    const tunnel = causeChain(err)
+      .map((e) => /^Proxy response \((\d+)\) !== 200 when HTTP Tunneling$/.exec(String(e.message))?.[1])
+      .find((status) => status !== undefined);
+    if (tunnel !== undefined) {
+      return `the proxy at ${shownProxy(proxy)} (${field}) did not open a tunnel to the API server: it answered CONNECT with HTTP ${tunnel}`;
     }
     const failed = codes.find((code) => Object.hasOwn(CONNECT_FAILURES, code));
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
