@@ -485,7 +485,7 @@ describe('ipallocator: failures', () => {
       'a proxy-url without a scheme',
       {},
       { 'proxy-url': 'proxy.corp:3128' },
-      'the proxy-url of cluster "c" in the kubeconfig does not start with http://, https:// or socks5:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+      'the proxy-url of cluster "c" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
     ],
     // said as "@kubernetes/client-node refused it: ENOENT: no such file or directory, open '…'"
     [

@@ -8,9 +8,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
-import { proxyFromEnvironment } from '../adapters/kubernetes/proxy-environment.ts';
+import { proxyFromEnvironment, UnusableProxyError } from '../adapters/kubernetes/proxy-environment.ts';
 import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
 import { type ForwardProxy, startForwardProxy } from './doubles/forward-proxy.ts';
+import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
 import { until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
@@ -63,6 +64,9 @@ describe('the proxy the environment names for a server, as Go reads it', () => {
     ['a URL as it is', 'http://proxy.corp:3128', 'http://proxy.corp:3128'],
     ['an https:// proxy', 'https://proxy.corp', 'https://proxy.corp'],
     ['a socks5:// proxy', 'socks5://proxy.corp:1080', 'socks5://proxy.corp:1080'],
+    ['a socks5h:// proxy', 'socks5h://proxy.corp:1080', 'socks5h://proxy.corp:1080'],
+    // Go reads it as http://socks4:/…, the host "socks4": kept as it is, to be refused when used
+    ['a URL of another scheme, as it is', 'socks4://proxy.corp:1080', 'socks4://proxy.corp:1080'],
     ['host:port, read as http://', 'proxy.corp:3128', 'http://proxy.corp:3128'],
     ['a bare host, read as http://', 'proxy.corp', 'http://proxy.corp'],
     ['an address and port, read as http://', '10.0.0.9:3128', 'http://10.0.0.9:3128'],
@@ -284,5 +288,33 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
         '(proxy-url of cluster "double" in the kubeconfig) did not open a tunnel to the API server: it answered CONNECT with HTTP 403',
     );
     expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${port}`]);
+  });
+  it.each([
+    ['HTTP_PROXY', 'socks4://127.0.0.1:1080', 'environment variable HTTP_PROXY'],
+    ['HTTP_PROXY', 'ftp://127.0.0.1:21', 'environment variable HTTP_PROXY'],
+    ['proxy-url', 'socks4://127.0.0.1:1080', 'proxy-url of cluster "double" in the kubeconfig'],
+  ] as const)('a proxy in %s of a scheme Go does not send through (%s) is refused, naming where it is set', async (where, url, field) => {
+    const error = await storeThrough(url, where)
+      .get('10.96.0.10')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KubernetesApiError);
+    expect((error as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the ${field} does not start with ` +
+        'http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+    );
+    expect((error as Error).cause).toBeInstanceOf(UnusableProxyError);
+  });
+
+  it.each([
+    ['socks5', 'HTTP_PROXY'],
+    ['socks5h', 'HTTP_PROXY'],
+    ['socks5', 'proxy-url'],
+    ['socks5h', 'proxy-url'],
+  ] as const)("a %s:// proxy in %s is given the API server's name to resolve, as Go gives it", async (scheme, where) => {
+    const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' });
+    closing.push(socks.close);
+    const store = storeThrough(socks.url.replace('socks5:', `${scheme}:`), where);
+    await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
+    expect(socks.seen).toEqual([{ kind: 'domain', host: 'apiserver.test', port: Number(port) }]);
   });
 });

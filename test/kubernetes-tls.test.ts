@@ -129,7 +129,7 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
 
     const noScheme = await getError({ proxyUrl: 'user:proxy-secret@proxy.corp:3128' }, {});
     expect((noScheme as Error).message).toBe(
-      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https:// or socks5:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
     );
 
     const missing = await getError({ caFile: '/nonexistent/ipallocator/ca.crt' }, {});

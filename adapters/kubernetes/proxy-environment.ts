@@ -9,8 +9,11 @@
 //   which variable   HTTPS_PROXY for an https:// server, HTTP_PROXY for an http:// one; the
 //                    uppercase name first, the lowercase one when the uppercase is unset or
 //                    empty (getEnvAny)
-//   the value        a URL (http://, https:// or socks5://), or "host[:port]", read as http://
-//                    (parseProxy); a value that is neither is ignored, as Go ignores it
+//   the value        a URL (http://, https://, socks5:// or socks5h://), or "host[:port]", read
+//                    as http:// (parseProxy); a URL of another scheme (socks4://) is refused
+//                    when a request would go through it, where Go would read its scheme as a
+//                    host name ("http://socks4"); a value that is none of those is ignored, as
+//                    Go ignores it
 //   never proxied    the host "localhost" and loopback addresses (127.0.0.0/8, ::1), whatever
 //                    NO_PROXY says (useProxy)
 //   NO_PROXY         a comma-separated list, each entry trimmed and lowercased: "*" (nothing is
@@ -26,12 +29,13 @@
 // `withEnvironmentProxy` applies it where a cluster's proxy-url is read: the KubeConfig every
 // request is sent with answers getCurrentCluster() with the environment's proxy as the cluster's
 // proxyUrl, so that client-node sends through it as through a proxy-url (1.x and 2.x alike).
-// Under client-node 2.x either proxy is then sent through as Go's net/http sends (proxy-dispatch.ts).
+// Either proxy is then sent through as Go's net/http sends (proxy-dispatch.ts), and one of a
+// scheme Go does not send through is refused, naming where it was set (UnusableProxyError).
 // `proxyOf` tells a failure's message which of the two a proxy came from (tls-material.ts).
 import { domainToASCII } from 'node:url';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { type Family, parseAddr, parsePrefix } from '../address.ts';
-import { quoteText } from '../errors.ts';
+import { InvalidArgumentError, quoteText } from '../errors.ts';
 import { proxyDispatcher } from './proxy-dispatch.ts';
 
 /** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). */
@@ -85,16 +89,35 @@ function firstSet(env: Environment, ...names: string[]): { name: string; value: 
   return undefined;
 }
 
+/** The schemes of a proxy Go's net/http sends through (transport.go), as URL.protocol gives them. */
+const PROXY_SCHEMES = new Set(['http:', 'https:', 'socks5:', 'socks5h:']);
+
 /**
- * A proxy variable's value as Go's parseProxy reads it: a URL whose scheme is http, https or
- * socks5 as it is; anything else (above all "host:port", which parses with "host" as its
- * scheme) with "http://" put in front, when that parses. Undefined for a value that is neither:
- * Go ignores it.
+ * A proxy variable's value as Go's parseProxy reads it: a URL whose scheme is http, https,
+ * socks5 or socks5h as it is; "host:port" or a bare host (which parses with "host" as its
+ * scheme, or not at all) with "http://" put in front, when that parses. A URL of another scheme
+ * ("socks4://proxy:1080") is kept as it is, to be refused when used (Go reads it as the host
+ * "socks4", which no request reaches). Undefined for a value that is none of those: Go ignores it.
  */
 function proxyURL(value: string): string | undefined {
   const asIs = parsed(value);
-  if (asIs !== undefined && (asIs.protocol === 'http:' || asIs.protocol === 'https:' || asIs.protocol === 'socks5:')) return value;
+  if (asIs !== undefined && (PROXY_SCHEMES.has(asIs.protocol) || /^[a-z][a-z0-9+.-]*:\/\//i.test(value))) return value;
   return parsed(`http://${value}`) !== undefined ? `http://${value}` : undefined;
+}
+
+/**
+ * A proxy named with a scheme that requests are not sent through: anything but http://,
+ * https://, socks5:// and socks5h://, which are the ones Go's net/http takes (a proxy-url
+ * without a scheme, "proxy.corp:3128", is one: kubectl refuses it too). Thrown when a request
+ * would go through it; its message names where the proxy was set.
+ */
+export class UnusableProxyError extends InvalidArgumentError {
+  constructor(field: string) {
+    super(
+      `the ${field} does not start with http://, https://, socks5:// or socks5h:// ` +
+        '(a proxy is named with its scheme, as in http://proxy.example:3128)',
+    );
+  }
 }
 
 function parsed(text: string): URL | undefined {
@@ -204,8 +227,8 @@ function attempt<T>(read: () => T): T | undefined {
   }
 }
 
-/** The clusters `withEnvironmentProxy` gave out with the environment's proxy, and where it came from. */
-const fromEnvironment = new WeakMap<object, EnvironmentProxy>();
+/** Where a proxy of a cluster `withEnvironmentProxy` gave out was set, and its URL as set. */
+const proxySources = new WeakMap<object, { url: string; field: string }>();
 
 /**
  * `kc` as requests are sent with it: an object that reads everything from `kc` (its prototype)
@@ -231,28 +254,51 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
       const { proxyUrl: _sentDirectly, ...direct } = cluster;
       return direct;
     }
-    if (own) return cluster;
-    const proxy = proxyFor?.(cluster.server);
-    if (proxy === undefined) return cluster;
-    const proxied: Cluster = { ...cluster, proxyUrl: proxy.url };
-    fromEnvironment.set(proxied, proxy);
+    let source: { url: string; field: string };
+    if (own) {
+      source = { url: cluster.proxyUrl!, field: `proxy-url of cluster ${quoteText(cluster.name)} in the kubeconfig` };
+    } else {
+      const proxy = proxyFor?.(cluster.server);
+      if (proxy === undefined) return cluster;
+      source = { url: proxy.url, field: `environment variable ${proxy.variable}` };
+    }
+    const proxied: Cluster = { ...cluster, proxyUrl: source.url };
+    proxySources.set(proxied, source);
     return proxied;
   };
   const sendsWith = kc as unknown as SendsWith;
+  const proxied = wrapped as unknown as SendsWith;
+  // the proxy a request goes through, when it is one requests may go through
+  const usableProxy = (cluster: Cluster | null): URL | undefined => {
+    const source = cluster === null ? undefined : proxySources.get(cluster);
+    if (source === undefined) return undefined;
+    const proxy = parsed(cluster!.proxyUrl!);
+    if (proxy === undefined || !PROXY_SCHEMES.has(proxy.protocol)) throw new UnusableProxyError(source.field);
+    return proxy;
+  };
   if (typeof sendsWith.createDispatcher === 'function') {
     // client-node 2.x: the undici dispatcher of each request
     const own = sendsWith.createDispatcher;
-    (wrapped as unknown as SendsWith).createDispatcher = function (this: unknown, cluster, agentOptions) {
-      const proxy = typeof cluster?.proxyUrl === 'string' ? parsed(cluster.proxyUrl) : undefined;
+    proxied.createDispatcher = function (this: unknown, cluster, agentOptions) {
+      const proxy = usableProxy(cluster);
       return (proxy && proxyDispatcher(cluster!.server, proxy, agentOptions)) ?? own.call(this, cluster, agentOptions);
+    };
+  }
+  if (typeof sendsWith.createAgent === 'function') {
+    // client-node 1.x: the http.Agent of each request, made by client-node itself
+    const own = sendsWith.createAgent;
+    proxied.createAgent = function (this: unknown, cluster, agentOptions) {
+      usableProxy(cluster);
+      return own.call(this, cluster, agentOptions);
     };
   }
   return wrapped;
 }
 
-/** How client-node makes what a request is sent with: an undici Dispatcher (2.x). */
+/** How client-node makes what a request is sent with: an undici Dispatcher (2.x), an http.Agent (1.x). */
 interface SendsWith {
   createDispatcher?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
+  createAgent?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
 }
 
 /**
@@ -262,8 +308,8 @@ interface SendsWith {
  */
 export function proxyOf(cluster: Cluster | null, env: Environment = process.env): { url: string; field: string } | undefined {
   if (cluster === null) return undefined;
-  const given = fromEnvironment.get(cluster);
-  if (given !== undefined) return { url: given.url, field: `environment variable ${given.variable}` };
+  const given = proxySources.get(cluster);
+  if (given !== undefined) return given;
   if (typeof cluster.proxyUrl === 'string' && cluster.proxyUrl !== '') {
     return { url: cluster.proxyUrl, field: `proxy-url of cluster ${quoteText(cluster.name)} in the kubeconfig` };
   }

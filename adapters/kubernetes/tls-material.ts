@@ -12,7 +12,7 @@
 // then goes to the proxy first) has the kubeconfig's material read again with node:crypto, as
 // client-node reads it (a file before the data), to name the field that is wrong. So are a
 // certificate or key file client-node could not read (fs's own ENOENT, naming only the path), a
-// proxy-url without a scheme it can use (undici's "Invalid URL protocol"), a connection to the
+// proxy of a scheme requests are not sent through (proxy-environment.ts), a connection to the
 // proxy that failed otherwise (an https:// proxy that answers in plain HTTP: proxy-dispatch.ts
 // marks it), a proxy that refused to open a tunnel, and a SOCKS proxy that failed (the socks
 // library's SocksClientError, which keeps the socket's code only in its message).
@@ -22,7 +22,7 @@ import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText } from '../errors.ts';
 import { causeChain, messages } from './errors.ts';
 import { failedAtProxy } from './proxy-dispatch.ts';
-import { proxyOf } from './proxy-environment.ts';
+import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
 
 /**
  * What is wrong with `kc`'s TLS material or proxy when `err` (a request's failure, without an
@@ -46,12 +46,9 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
   const via = proxyOf(cluster);
   if (via !== undefined) {
     const { url: proxy, field } = via;
-    // client-node sends through a SOCKS proxy for a proxy-url that starts with "socks", through
-    // undici's ProxyAgent (http: or https: only) otherwise; the value is never shown whole: it may hold credentials
-    const scheme = parsed(() => new URL(proxy).protocol);
-    if (!proxy.startsWith('socks') && scheme !== 'http:' && scheme !== 'https:' && codes.some((code) => URL_REFUSED.has(code))) {
-      return `the ${field} does not start with http://, https:// or socks5:// (a proxy is named with its scheme, as in http://proxy.example:3128)`;
-    }
+    // the value is never shown whole: it may hold credentials
+    const unusable = causeChain(err).find((e) => e instanceof UnusableProxyError);
+    if (unusable !== undefined) return String(unusable.message);
     // the connection to an http:// or https:// proxy (proxy-dispatch.ts)
     const atProxy = causeChain(err).find(failedAtProxy);
     const code = typeof atProxy?.code === 'string' ? atProxy.code : undefined;
@@ -136,9 +133,6 @@ const CONNECT_FAILURES: Record<string, string> = {
  * (DEPTH_ZERO_SELF_SIGNED_CERT, UNABLE_TO_GET_ISSUER_CERT_LOCALLY, …).
  */
 const TLS_CODE = /^ERR_OSSL_|^ERR_SSL_|^ERR_TLS_|CERT|^UNABLE_TO_/;
-
-/** The codes of a URL undici or Node would not take: undici's ProxyAgent's refusal of a scheme, an unparsable URL. */
-const URL_REFUSED = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_URL']);
 
 /** fs's error codes for a file that cannot be read, in a few words. */
 const READ_FAILURES: Record<string, string> = {
