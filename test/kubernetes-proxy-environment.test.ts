@@ -317,4 +317,16 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
     expect(socks.seen).toEqual([{ kind: 'domain', host: 'apiserver.test', port: Number(port) }]);
   });
+
+  it("a name the SOCKS5 proxy cannot resolve is said to be the proxy's answer, not a proxy out of reach", async () => {
+    const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' });
+    closing.push(socks.close);
+    const error = await storeThrough(socks.url, 'HTTP_PROXY', `http://elsewhere.test:${port}`)
+      .get('10.96.0.10')
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${socks.url} (environment variable HTTP_PROXY) ` +
+        'did not connect to the API server: "Socks5 proxy rejected connection - HostUnreachable"',
+    );
+  });
 });

@@ -262,7 +262,11 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
       if (proxy === undefined) return cluster;
       source = { url: proxy.url, field: `environment variable ${proxy.variable}` };
     }
-    const proxied: Cluster = { ...cluster, proxyUrl: source.url };
+    // Go's net/http hands the server's name to a SOCKS5 proxy to resolve, for socks5:// as for
+    // socks5h:// (transport.go dials through socksNewDialer with the host:port); client-node 1.x
+    // resolves it itself for socks5://, where only the proxy may know it
+    const proxyUrl = source.url.replace(/^socks5:/i, 'socks5h:');
+    const proxied: Cluster = { ...cluster, proxyUrl };
     proxySources.set(proxied, source);
     return proxied;
   };

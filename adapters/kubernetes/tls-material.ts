@@ -75,6 +75,12 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
       }
       return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to the API server: ${quoteText(String(socks.message))}`;
     }
+    // client-node 1.x: node-fetch keeps only the socks library's message, inside its own
+    const refusal = causeChain(err)
+      .map((e) => /Socks[45] proxy rejected connection - \w+/.exec(String(e.message))?.[0])
+      .find((text) => text !== undefined);
+    if (refusal !== undefined)
+      return `the proxy at ${shownProxy(proxy)} (${field}) did not connect to the API server: ${quoteText(refusal)}`;
   }
   if (!codes.some((code) => TLS_CODE.test(code))) return undefined;
   if (cluster) {
