@@ -15,6 +15,7 @@ import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
 import { until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
+import { startTlsServer } from './k8s/tls.ts';
 
 describe('the proxy the environment names for a server, as Go reads it', () => {
   const P = 'http://proxy.corp:3128';
@@ -275,6 +276,20 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     } finally {
       process.off('warning', onWarning);
     }
+  });
+
+  it("an https:// server through HTTPS_PROXY: a CONNECT tunnel, and TLS inside it with the kubeconfig's settings", async () => {
+    const tls = await startTlsServer(); // self-signed: reached only with insecure-skip-tls-verify, which kubeConfigFor sets
+    closing.push(tls.close);
+    const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
+    closing.push(proxy.close);
+    const tlsPort = new URL(tls.url).port;
+    process.env.HTTPS_PROXY = proxy.url;
+    const store = new KubernetesStore(kubeConfigFor(`https://apiserver.test:${tlsPort}`), { start: false, requestTimeoutMs: 10_000 });
+    opened.push(store);
+    // the double answers {} to everything: an answer, read through the tunnel
+    await expect(store.get('10.96.0.10')).rejects.toThrow('the API server answered with an object without metadata');
+    expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${tlsPort}`]);
   });
 
   it('a proxy that refuses to open a tunnel to an https:// server is named, with its answer', async () => {

@@ -63,8 +63,6 @@ export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record
     uri: proxy.href,
     requestTls: serverTls(agentOptions),
     clientFactory: (origin: string) => new u.Pool(origin, { connect: toProxy }),
-    // as client-node's: a kept-alive connection is probed after 30 s, as client-go's
-    connect: { keepAlive: true, keepAliveInitialDelay: 30_000 },
   });
 }
 

@@ -272,7 +272,8 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
   };
   const sendsWith = kc as unknown as SendsWith;
   const proxied = wrapped as unknown as SendsWith;
-  // the proxy a request goes through, when it is one requests may go through
+  // the proxy a request to `cluster` goes through (undefined: none); one of a scheme no request
+  // goes through is refused here, before anything is sent
   const usableProxy = (cluster: Cluster | null): URL | undefined => {
     const source = cluster === null ? undefined : proxySources.get(cluster);
     if (source === undefined) return undefined;
@@ -282,18 +283,18 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
   };
   if (typeof sendsWith.createDispatcher === 'function') {
     // client-node 2.x: the undici dispatcher of each request
-    const own = sendsWith.createDispatcher;
+    const clientNodeDispatcher = sendsWith.createDispatcher;
     proxied.createDispatcher = function (this: unknown, cluster, agentOptions) {
       const proxy = usableProxy(cluster);
-      return (proxy && proxyDispatcher(cluster!.server, proxy, agentOptions)) ?? own.call(this, cluster, agentOptions);
+      return (proxy && proxyDispatcher(cluster!.server, proxy, agentOptions)) ?? clientNodeDispatcher.call(this, cluster, agentOptions);
     };
   }
   if (typeof sendsWith.createAgent === 'function') {
     // client-node 1.x: the http.Agent of each request, made by client-node itself
-    const own = sendsWith.createAgent;
+    const clientNodeAgent = sendsWith.createAgent;
     proxied.createAgent = function (this: unknown, cluster, agentOptions) {
       usableProxy(cluster);
-      return own.call(this, cluster, agentOptions);
+      return clientNodeAgent.call(this, cluster, agentOptions);
     };
   }
   return wrapped;
