@@ -22,7 +22,12 @@ import { isIP } from 'node:net';
 /** What undici's connector calls back with. */
 type ConnectCallback = (err: Error | null, socket: unknown) => void;
 /** An undici connector: opens the socket (TLS for https:) a Client sends on. */
-type Connector = (options: Record<string, unknown>, callback: ConnectCallback) => void;
+type Connector = (options: ConnectOptions, callback: ConnectCallback) => void;
+/** What a Client asks its connector for (the field read here, and the rest passed on). */
+interface ConnectOptions {
+  servername?: unknown;
+  [field: string]: unknown;
+}
 
 /** One request as an undici dispatcher takes it (the fields read here). */
 interface DispatchOptions {
@@ -106,9 +111,16 @@ function proxyAuthorization(proxy: URL): string | undefined {
   return `Basic ${Buffer.from(credentials).toString('base64')}`;
 }
 
+/** A request's headers by name (the two set here named). */
+interface RequestHeaders {
+  host?: string;
+  'proxy-authorization'?: string;
+  [name: string]: string | undefined;
+}
+
 /** A request's headers as a record: undici's fetch gives them as a flat [name, value, …] array. */
-function headerRecord(headers: unknown): Record<string, string> {
-  const record: Record<string, string> = {};
+function headerRecord(headers: unknown): RequestHeaders {
+  const record: RequestHeaders = {};
   if (Array.isArray(headers)) {
     for (let i = 0; i + 1 < headers.length; i += 2) record[String(headers[i])] = String(headers[i + 1]);
   } else if (typeof headers === 'object' && headers !== null) {
