@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { isatty } from 'node:tty';
 import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   KubeconfigCredentialError,
@@ -25,6 +26,12 @@ import { base64, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const V1 = 'client.authentication.k8s.io/v1';
 const V1BETA1 = 'client.authentication.k8s.io/v1beta1';
+
+/** The KubeConfig classes of the client-node majors the package supports: the installed one, and 1.x (devDependency client-node-1). */
+const CLIENT_NODES = [
+  ['2.x', KubeConfig],
+  ['1.x', KubeConfig1 as unknown as typeof KubeConfig],
+] as const;
 
 /**
  * A plugin that writes down how it was started — KUBERNETES_EXEC_INFO in info.json, what its
@@ -83,9 +90,17 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
     rmSync(dir, { recursive: true, force: true });
   });
 
-  /** A KubeConfig for the double whose user "tester" runs `plugin` with this exec entry (apiVersion v1, interactiveMode Never unless given). */
-  function kubeConfig(plugin: string, exec: Record<string, unknown> = {}, cluster: Record<string, unknown> = {}): KubeConfig {
-    const kc = new KubeConfig();
+  /**
+   * A KubeConfig (of client-node `Kc`, by default the installed one) for the double whose user
+   * "tester" runs `plugin` with this exec entry (apiVersion v1, interactiveMode Never unless given).
+   */
+  function kubeConfig(
+    plugin: string,
+    exec: Record<string, unknown> = {},
+    cluster: Record<string, unknown> = {},
+    Kc: typeof KubeConfig = KubeConfig,
+  ): KubeConfig {
+    const kc = new Kc();
     kc.loadFromOptions({
       clusters: [{ name: 'double', server: d.url, skipTLSVerify: true, ...cluster }],
       users: [{ name: 'tester', exec: { apiVersion: V1, interactiveMode: 'Never', command: plugin, ...exec } }],
@@ -261,11 +276,12 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
     );
   });
 
-  describe('runs', () => {
+  describe.each(CLIENT_NODES)('runs, with client-node %s', (_major, Kc) => {
     // As client-go, which holds a mutex while its plugin runs: two plugins asking on one terminal at once.
+    // Regression (1.x): each request that waited ran the plugin again.
     it('one at a time: requests sent together run the plugin once, and share what it printed', async () => {
       const plugin = writePlugin(dir);
-      const s = store(kubeConfig(plugin));
+      const s = store(kubeConfig(plugin, {}, {}, Kc));
       expect(await Promise.all([s.get('10.0.0.1'), s.get('10.0.0.2'), s.get('10.0.0.3')])).toEqual([undefined, undefined, undefined]);
       expect(runs(dir)).toBe(1);
       expect(d.requests.map((r) => r.authorization)).toEqual([
@@ -275,12 +291,22 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       ]);
     });
 
+    // As client-go, which keeps a credential without expiry until a 401. Regression (1.x): it read
+    // the missing expirationTimestamp as one in the past, and ran the plugin for every request.
+    it('an answer without expirationTimestamp is kept: later requests do not run the plugin again', async () => {
+      const plugin = writePlugin(dir);
+      const s = store(kubeConfig(plugin, {}, {}, Kc));
+      for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) expect(await s.get(ip)).toBeUndefined();
+      expect(runs(dir)).toBe(1);
+      expect(d.requests).toHaveLength(3);
+    });
+
     // Regression: client-node kept the refused answer, and every later request was refused with
     // it without the plugin being asked again.
     it('again by the next request after printing an ExecCredential of another version than its entry’s', async () => {
       const plugin = writePlugin(dir);
       writeFileSync(join(dir, 'version'), V1BETA1);
-      const s = store(kubeConfig(plugin));
+      const s = store(kubeConfig(plugin, {}, {}, Kc));
       await expect(s.get('10.0.0.1')).rejects.toBeInstanceOf(KubeconfigCredentialError);
       rmSync(join(dir, 'version'));
       expect(await s.get('10.0.0.1')).toBeUndefined();
@@ -292,25 +318,28 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
   describe('after an answer 401 Unauthorized', () => {
     // Regression: client-node keeps a plugin's credential without an expirationTimestamp for
     // ever: credentials rotated by the plugin were never asked for, and every request was refused.
-    it('the next request runs the plugin again and sends what it prints now; one answered otherwise keeps it', async () => {
-      const plugin = writePlugin(dir);
-      writeFileSync(join(dir, 'token'), 'old');
-      d.onlyToken = 'new';
-      const s = store(kubeConfig(plugin));
-      const err = await s.get('10.0.0.1').then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(KubernetesApiError);
-      expect((err as KubernetesApiError).code).toBe(401);
+    it.each(CLIENT_NODES)(
+      'the next request runs the plugin again and sends what it prints now; one answered otherwise keeps it (client-node %s)',
+      async (_major, Kc) => {
+        const plugin = writePlugin(dir);
+        writeFileSync(join(dir, 'token'), 'old');
+        d.onlyToken = 'new';
+        const s = store(kubeConfig(plugin, {}, {}, Kc));
+        const err = await s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(KubernetesApiError);
+        expect((err as KubernetesApiError).code).toBe(401);
 
-      writeFileSync(join(dir, 'token'), 'new');
-      expect(await s.get('10.0.0.1')).toBeUndefined();
-      expect(await s.get('10.0.0.2')).toBeUndefined();
-      // the double records the requests it authenticated
-      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer new', 'Bearer new']);
-      expect(runs(dir)).toBe(2);
-    });
+        writeFileSync(join(dir, 'token'), 'new');
+        expect(await s.get('10.0.0.1')).toBeUndefined();
+        expect(await s.get('10.0.0.2')).toBeUndefined();
+        // the double records the requests it authenticated
+        expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer new', 'Bearer new']);
+        expect(runs(dir)).toBe(2);
+      },
+    );
 
     it('a store refused (relisting, 401) syncs once the plugin gives the rotated credentials', async () => {
       const plugin = writePlugin(dir);

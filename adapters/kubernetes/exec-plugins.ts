@@ -54,9 +54,15 @@
 // its plugin runs: two asking on one terminal at once could not both be answered. Requests that
 // come meanwhile wait, then take what that run left in client-node's cache.
 //
+// client-go keeps a credential without an expirationTimestamp until an answer 401 Unauthorized
+// (below), as client-node 2.x keeps it (ExecAuth's tokenCache, by user name). client-node 1.x
+// reads the missing timestamp as one in the past (Date.parse(undefined) is NaN) and runs the
+// plugin again for every request, a browser login or a PIN each time, and for each of the
+// requests that waited for a run: keptWithoutExpiry takes it from that cache first, for both.
+//
 // And client-go runs the plugin again after an answer 401 Unauthorized: client-node keeps what a
-// plugin printed (ExecAuth's tokenCache, by user name) until its expirationTimestamp, or for ever
-// without one, so credentials the plugin has since rotated were never asked for again.
+// plugin printed until its expirationTimestamp, or for ever without one, so credentials the
+// plugin has since rotated were never asked for again.
 // forgetRefusedCredential drops the one a refused request was sent with (when it is still the one
 // kept: another request may have brought a newer one meanwhile), and the next request runs the
 // plugin. An answer refused here (no ExecCredential of the entry's version) is dropped too:
@@ -150,12 +156,14 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
         const signal = requestSignal.getStore();
         if (signal?.aborted) throw signal.reason; // given up while it waited: nothing to run for
         const run = { user: user as User, stderr: '' };
-        const credential = await pluginRun
-          .run(run, () => get.call(auth, user))
-          .catch((e: unknown) => {
-            rememberPluginStderr(e, run.stderr);
-            throw e;
-          });
+        const credential =
+          keptWithoutExpiry(auth, user) ??
+          (await pluginRun
+            .run(run, () => get.call(auth, user))
+            .catch((e: unknown) => {
+              rememberPluginStderr(e, run.stderr);
+              throw e;
+            }));
         // what it printed is checked as kubectl checks it (client-node takes any JSON object); JSON
         // that is no object fails in client-node as it reads its status (errors.ts NO_EXEC_CREDENTIAL)
         const object = typeof credential === 'object' && credential !== null && !Array.isArray(credential);
@@ -217,6 +225,22 @@ export function forgetRefusedCredential(signal: AbortSignal): void {
   if (used === undefined) return;
   credentialOfRequest.delete(signal);
   forget(used.auth, used.user, used.credential);
+}
+
+/**
+ * The credential client-node's cache of `auth` (an ExecAuth) keeps for `user` when it has no
+ * expirationTimestamp, which client-go keeps until a 401 (forgetRefusedCredential drops it);
+ * undefined otherwise, for client-node to decide (an expiry it checks, or no credential kept).
+ */
+function keptWithoutExpiry(auth: object, user: unknown): object | undefined {
+  const cache: unknown = Reflect.get(auth, 'tokenCache');
+  const name = (user as { name?: unknown } | null)?.name;
+  if (typeof cache !== 'object' || cache === null || typeof name !== 'string') return undefined;
+  const kept: unknown = Reflect.get(cache, name);
+  if (typeof kept !== 'object' || kept === null) return undefined;
+  const status: unknown = Reflect.get(kept, 'status');
+  if (typeof status !== 'object' || status === null) return undefined;
+  return Reflect.get(status, 'expirationTimestamp') ? undefined : kept;
 }
 
 /** Drops `credential` from client-node's cache of `auth` (an ExecAuth) for `user`, if it is still the one kept there. */
