@@ -978,29 +978,46 @@ describe('ipallocator: failures', () => {
   });
 
   // Regression: a token with a CR, LF or NUL (or another control character) in it was printed whole: fetch refuses the
-  // Authorization header with a message quoting it.
+  // Authorization header with a message quoting it. Such a token is now refused as the kubeconfig is
+  // read, naming the user and the field, as kubectl refuses it.
   it.each([
     ['a CR', '"SECRET-IN-HEADER\\rX"'],
     ['a LF', '"SECRET-IN-HEADER\\nX"'],
     ['a NUL', '"SECRET-IN-HEADER\\0X"'],
-    // Regression: a character no header may hold was said as a connection failure, with its index
-    ['a Unicode line separator', '"SECRET-IN-HEADER\\u2028"'],
     // Regression: these two were said as a failure to reach the server, "fetch failed: invalid Authorization header"
     ['a DEL', '"SECRET-IN-HEADER\\x7fX"'],
     ['a vertical tab', '"SECRET-IN-HEADER\\vX"'],
-  ])("a token with %s in it: said to be the user's credential, never printed, no request sent, exit 2", async (_what, token) => {
+  ])('a token with %s in it: refused naming the user and the token, never printed, no request sent, exit 2', async (_what, token) => {
     const kc = writeKubeconfig(c.double.url, token);
     try {
       const r = await cli(['status', '--kubeconfig', kc.path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it\n`,
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the token of user "tester" (context "double") has a control character (a line break, a NUL, a DEL) inside it, which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; the token is not shown): remove it\n`,
       );
       expect(c.double.requests).toEqual([]);
     } finally {
       kc.remove();
     }
   });
+
+  // Regression: a character no header may hold was said as a connection failure, with its index
+  it.each([['a Unicode line separator', '"SECRET-IN-HEADER\\u2028"']])(
+    "a token with %s in it: said to be the user's credential, never printed, no request sent, exit 2",
+    async (_what, token) => {
+      const kc = writeKubeconfig(c.double.url, token);
+      try {
+        const r = await cli(['status', '--kubeconfig', kc.path]);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(
+          `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it\n`,
+        );
+        expect(c.double.requests).toEqual([]);
+      } finally {
+        kc.remove();
+      }
+    },
+  );
 
   // The message above said a line ending saved with a token was the cause, and the README that
   // such a token was refused: fetch strips it from the header, and the token works.

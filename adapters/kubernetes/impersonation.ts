@@ -155,10 +155,19 @@ export function headerKeyEscape(key: string): string {
 /**
  * Whether requests made with `kc` are sent through a dispatcher that can be given a header's values
  * as separate lines: client-node 2.x's (undici's fetch, the dispatcher set on each RequestContext).
- * client-node 1.x (node-fetch) has none, and is told by the method only it has, applyToFetchOptions.
+ * client-node 1.x (node-fetch) has none.
  */
 function sendsHeaderLines(kc: KubeConfig): boolean {
-  return typeof (kc as { applyToFetchOptions?: unknown }).applyToFetchOptions !== 'function';
+  return !sendsThroughNodeFetch(kc);
+}
+
+/**
+ * Whether `kc` is client-node 1.x's, which sends through node-fetch: told by the method only it
+ * has, applyToFetchOptions. node-fetch sends a header value as it is given; the fetch of 2.x
+ * (undici, Deno's) leaves spaces and line breaks around it out.
+ */
+export function sendsThroughNodeFetch(kc: KubeConfig): boolean {
+  return typeof (kc as { applyToFetchOptions?: unknown }).applyToFetchOptions === 'function';
 }
 
 /** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */

@@ -1,14 +1,14 @@
 // The current context's user, checked before any request is sent, where client-node would send
 // it without credentials and a 401 or 403 would read as the server refusing credentials never
 // sent: a user the context names but the kubeconfig does not hold (missingUser); a field that is
-// no text, an exec entry kubectl refuses, an empty token, half a client certificate, an
-// impersonation that cannot be sent (userProblem);
+// no text, an exec entry kubectl refuses, an empty token, a token no header can hold, half a
+// client certificate, an impersonation that cannot be sent (userProblem);
 // and, as each request is authenticated, an exec plugin that gave nothing (withCredentialCheck).
 // Each says why as the end of a sentence naming the user, never with the credential. The library
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { IPAllocatorError, quoteInput } from '../errors.ts';
-import { impersonationProblem } from './impersonation.ts';
+import { impersonationProblem, sendsThroughNodeFetch } from './impersonation.ts';
 
 /**
  * kubectl's refusal of a current context whose user the kubeconfig does not hold (client-go's
@@ -32,12 +32,70 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * Why the current context's user cannot be used as the kubeconfig gives it, as the end of a
  * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
  * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
- * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), half a client
- * certificate (halfClientCertificate), an impersonation that cannot be sent as kubectl sends it
+ * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), a token no header can
+ * hold (tokenNoHeaderHolds), half a client certificate (halfClientCertificate), an impersonation
+ * that cannot be sent as kubectl sends it
  * (impersonation.ts impersonationProblem).
  */
 export function userProblem(kc: KubeConfig): string | undefined {
-  return nonTextCredential(kc) ?? execEntryProblem(kc) ?? emptyToken(kc) ?? halfClientCertificate(kc) ?? impersonationProblem(kc);
+  return (
+    nonTextCredential(kc) ??
+    execEntryProblem(kc) ??
+    emptyToken(kc) ??
+    tokenNoHeaderHolds(kc) ??
+    halfClientCertificate(kc) ??
+    impersonationProblem(kc)
+  );
+}
+
+/**
+ * Whether `text` holds a control character no HTTP header value may hold: any below U+0020 but
+ * the tab, and DEL (Go's httpguts.ValidHeaderFieldValue, which kubectl's requests pass through;
+ * fetch refuses the same).
+ */
+export function hasHeaderControlCharacter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return true;
+  }
+  return false;
+}
+
+/** What kubectl says of a header value holding one (Go's net/http, before anything is sent). */
+const GO_INVALID_HEADER = 'net/http: invalid header field value';
+
+/**
+ * Why the current context's user has a token that cannot be sent in an Authorization header, as
+ * the end of a sentence naming the user and the field; undefined when it can. kubectl sends a
+ * kubeconfig's token as it is (client-go trims a token-file's, not a token's), and Go's HTTP
+ * client refuses a header holding a control character (hasHeaderControlCharacter), saying so
+ * before anything is sent. Line breaks at its end are left out by the fetch of client-node 2.x
+ * (spaces and line breaks around every header value, the Fetch standard's normalisation), and
+ * the token is sent without them: that is left as it is, since the token of a KubeConfig loaded
+ * by client-node may come from a token-file it read, whose line break kubectl leaves out too.
+ * client-node 1.x's node-fetch refuses them with a message that quotes the token: refused here.
+ * The token is never shown.
+ */
+export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  const token: unknown = user?.token;
+  if (typeof token !== 'string') return undefined;
+  const sent = sendsThroughNodeFetch(kc) ? token : token.replace(/[\t\n\r ]+$/, '');
+  if (!hasHeaderControlCharacter(sent)) return undefined;
+  const who = `the token of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))})`;
+  if (!hasHeaderControlCharacter(token.replace(/[\t\n\r ]+$/, ''))) {
+    return (
+      `${who} ends in a line break, which @kubernetes/client-node 1.x sends as it is, and which no HTTP header may hold ` +
+      `(kubectl refuses it too: "${GO_INVALID_HEADER}"; the token is not shown): remove it from the token, ` +
+      'or from the token-file client-node read it from, or use @kubernetes/client-node 2.x, whose fetch leaves it out'
+    );
+  }
+  return (
+    `${who} has a control character (a line break, a NUL, a DEL) inside it, which no HTTP header may hold ` +
+    `(kubectl refuses it too: "${GO_INVALID_HEADER}"; the token is not shown): remove it`
+  );
 }
 
 /**
