@@ -993,7 +993,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', kc.path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the token of user "tester" (context "double") has a control character (a line break, a NUL, a DEL) inside it, which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; the token is not shown): remove it\n`,
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the token of user "tester" (context "double") has a control character (a line break, a NUL, a DEL) inside it, which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; it is not shown): remove it\n`,
       );
       expect(c.double.requests).toEqual([]);
     } finally {

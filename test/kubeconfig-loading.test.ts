@@ -677,7 +677,7 @@ describe('a user field that is no text', () => {
 describe('a token that no HTTP header can hold', () => {
   const fixture = doubleAndFolder('ipallocator-token-header-');
   const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
-  const refusal = 'which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; the token is not shown)';
+  const refusal = 'which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; it is not shown)';
 
   it.each([
     ['2.x', KubeConfig],

@@ -18,6 +18,7 @@
 // client-node 1.x sends through node-fetch, which has no dispatcher: there a user with more than
 // one group, or more than one value under an extra key, is refused rather than sent so.
 import { type KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
+import { sendsThroughNodeFetch } from './header-values.ts';
 
 /** The impersonation fields of a kubeconfig user that client-node drops, as the file gives them (unchecked). */
 interface ImpersonationFields {
@@ -159,15 +160,6 @@ export function headerKeyEscape(key: string): string {
  */
 function sendsHeaderLines(kc: KubeConfig): boolean {
   return !sendsThroughNodeFetch(kc);
-}
-
-/**
- * Whether `kc` is client-node 1.x's, which sends through node-fetch: told by the method only it
- * has, applyToFetchOptions. node-fetch sends a header value as it is given; the fetch of 2.x
- * (undici, Deno's) leaves spaces and line breaks around it out.
- */
-export function sendsThroughNodeFetch(kc: KubeConfig): boolean {
-  return typeof (kc as { applyToFetchOptions?: unknown }).applyToFetchOptions === 'function';
 }
 
 /** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */

@@ -8,7 +8,8 @@
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { IPAllocatorError, quoteInput } from '../errors.ts';
-import { impersonationProblem, sendsThroughNodeFetch } from './impersonation.ts';
+import { controlCharacterInside, hasHeaderControlCharacter, NO_HEADER_HOLDS_IT, sendsThroughNodeFetch } from './header-values.ts';
+import { impersonationProblem } from './impersonation.ts';
 
 /**
  * kubectl's refusal of a current context whose user the kubeconfig does not hold (client-go's
@@ -49,26 +50,10 @@ export function userProblem(kc: KubeConfig): string | undefined {
 }
 
 /**
- * Whether `text` holds a control character no HTTP header value may hold: any below U+0020 but
- * the tab, and DEL (Go's httpguts.ValidHeaderFieldValue, which kubectl's requests pass through;
- * fetch refuses the same).
- */
-export function hasHeaderControlCharacter(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if ((c < 0x20 && c !== 0x09) || c === 0x7f) return true;
-  }
-  return false;
-}
-
-/** What kubectl says of a header value holding one (Go's net/http, before anything is sent). */
-const GO_INVALID_HEADER = 'net/http: invalid header field value';
-
-/**
  * Why the current context's user has a token that cannot be sent in an Authorization header, as
  * the end of a sentence naming the user and the field; undefined when it can. kubectl sends a
  * kubeconfig's token as it is (client-go trims a token-file's, not a token's), and Go's HTTP
- * client refuses a header holding a control character (hasHeaderControlCharacter), saying so
+ * client refuses a header holding a control character (header-values.ts), saying so
  * before anything is sent. Line breaks at its end are left out by the fetch of client-node 2.x
  * (spaces and line breaks around every header value, the Fetch standard's normalisation), and
  * the token is sent without them: that is left as it is, since the token of a KubeConfig loaded
@@ -82,19 +67,13 @@ export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
   const user = getCurrentUser.call(kc);
   const token: unknown = user?.token;
   if (typeof token !== 'string') return undefined;
-  const sent = sendsThroughNodeFetch(kc) ? token : token.replace(/[\t\n\r ]+$/, '');
-  if (!hasHeaderControlCharacter(sent)) return undefined;
+  const trimmed = token.replace(/[\t\n\r ]+$/, ''); // as fetch sends it
+  if (!hasHeaderControlCharacter(sendsThroughNodeFetch(kc) ? token : trimmed)) return undefined;
   const who = `the token of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))})`;
-  if (!hasHeaderControlCharacter(token.replace(/[\t\n\r ]+$/, ''))) {
-    return (
-      `${who} ends in a line break, which @kubernetes/client-node 1.x sends as it is, and which no HTTP header may hold ` +
-      `(kubectl refuses it too: "${GO_INVALID_HEADER}"; the token is not shown): remove it from the token, ` +
-      'or from the token-file client-node read it from, or use @kubernetes/client-node 2.x, whose fetch leaves it out'
-    );
-  }
+  if (hasHeaderControlCharacter(trimmed)) return controlCharacterInside(who);
   return (
-    `${who} has a control character (a line break, a NUL, a DEL) inside it, which no HTTP header may hold ` +
-    `(kubectl refuses it too: "${GO_INVALID_HEADER}"; the token is not shown): remove it`
+    `${who} ends in a line break, which @kubernetes/client-node 1.x sends as it is, and ${NO_HEADER_HOLDS_IT}: ` +
+    'remove it from the token, or from the token-file client-node read it from, or use @kubernetes/client-node 2.x, whose fetch leaves it out'
   );
 }
 
