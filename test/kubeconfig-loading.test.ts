@@ -618,6 +618,32 @@ describe('a user who impersonates a uid, a group or extra', () => {
     expect(fixture.double.requests).toEqual([]);
   });
 
+  // Regression: with client-node 2.x the request failed as it was sent, saying that the token,
+  // password or exec credential held the character; with 1.x node-fetch's refusal was garbled.
+  it.each([
+    ['{token: t, as: "alice\\n"}', 'the as'],
+    ['{token: t, as: alice, as-uid: "12\\r34"}', 'the as-uid'],
+    ['{token: t, as: alice, as-groups: [dev, "ops\\u0000"]}', 'a group in the as-groups'],
+    ['{token: t, as: alice, as-user-extra: {scopes: [one, "two\\n"]}}', 'a value of the as-user-extra key "scopes"'],
+  ])('%s: refused naming the user and the field, by the library and the command line; nothing is sent', async (user, field) => {
+    const said = `${field} of user "u" (context "ctx") has a control character (a line break, a NUL, a DEL) inside it, which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; it is not shown): remove it`;
+    const path = config(user);
+    process.env.KUBECONFIG = path;
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`KubernetesStore: ${said}`);
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig ${JSON.stringify(path)}: ${said}\n`]);
+    expect(fixture.double.requests).toEqual([]);
+  });
+
+  it('an `as` with a control character in a KubeConfig of client-node 1.x is refused the same', () => {
+    const kc = new KubeConfig1();
+    kc.loadFromString(kubeconfigOfUser(fixture.double.url, '{token: t, as: "alice\\n"}'));
+    expect(() => new KubernetesStore(kc as unknown as KubeConfig, { start: false })).toThrow(
+      'KubernetesStore: the as of user "u" (context "ctx") has a control character (a line break, a NUL, a DEL) inside it',
+    );
+  });
+
   it.each([
     ['as-uid', '{token: t, as: alice, as-uid: 5}', 'text'],
     ['as-groups', '{token: t, as: alice, as-groups: dev}', 'a list of text'],

@@ -18,7 +18,7 @@
 // client-node 1.x sends through node-fetch, which has no dispatcher: there a user with more than
 // one group, or more than one value under an extra key, is refused rather than sent so.
 import { type KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
-import { sendsThroughNodeFetch } from './header-values.ts';
+import { controlCharacterInside, hasHeaderControlCharacter, sendsThroughNodeFetch } from './header-values.ts';
 
 /** The impersonation fields of a kubeconfig user that client-node drops, as the file gives them (unchecked). */
 interface ImpersonationFields {
@@ -60,7 +60,10 @@ export function readImpersonation(kc: KubeConfig, text: string): void {
 
 /**
  * Why the current context's user's impersonation cannot be sent as kubectl sends it, as the end
- * of a sentence; undefined when it can, or it has none. A field of the wrong shape (kubectl cannot
+ * of a sentence; undefined when it can, or it has none. A value of `as`, `as-uid`, `as-groups` or
+ * `as-user-extra` holding a control character, a line break at its end included (no header may
+ * hold one, and kubectl refuses it; fetch would refuse it naming the token, or leave a line
+ * break at the end out); a field of the wrong shape (kubectl cannot
  * decode it either), a uid, groups or extra without `as` (kubectl refuses it: client-go's
  * validateAuthInfo), and — with client-node 1.x only (sendsHeaderLines) — more than one group or
  * one value under an extra key (its fetch would join them: see the top of this file). Values are
@@ -70,9 +73,14 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
   const user = getCurrentUser.call(kc);
-  const fields = user === null ? undefined : FIELDS.get(user);
-  if (user === null || fields === undefined) return undefined;
+  if (user === null || typeof user !== 'object') return undefined;
   const who = `user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))})`;
+  // client-node sends `as` itself (one that is no text was refused before: nonTextCredential)
+  if (typeof user.impersonateUser === 'string' && hasHeaderControlCharacter(user.impersonateUser)) {
+    return controlCharacterInside(`the as of ${who}`);
+  }
+  const fields = FIELDS.get(user);
+  if (fields === undefined) return undefined;
   const shape = (field: string, should: string): string =>
     `the ${field} of ${who} is not ${should} (it is not shown), and kubectl cannot read it either; write it as ${should}`;
   const texts = (v: unknown): boolean => Array.isArray(v) && v.every((s) => typeof s === 'string');
@@ -83,6 +91,12 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
     return shape('as-user-extra', 'a mapping of keys to lists of text');
   }
   const { uidOf, groupsOf, extraOf } = checked(fields);
+  if (hasHeaderControlCharacter(uidOf)) return controlCharacterInside(`the as-uid of ${who}`);
+  if (groupsOf.some(hasHeaderControlCharacter)) return controlCharacterInside(`a group in the as-groups of ${who}`);
+  const inExtra = extraOf.find(([, values]) => values.some(hasHeaderControlCharacter));
+  if (inExtra !== undefined) {
+    return controlCharacterInside(`a value of the as-user-extra key ${JSON.stringify(inExtra[0])} of ${who}`);
+  }
   if (!user.impersonateUser && (uidOf !== '' || groupsOf.length > 0 || extraOf.length > 0)) {
     return (
       `the ${who} has as-uid, as-groups or as-user-extra but no \`as\`, which kubectl refuses too ` +
