@@ -814,6 +814,7 @@ describe('an exec credential plugin that returns no credential', () => {
           name: 'tester',
           exec: {
             apiVersion: 'client.authentication.k8s.io/v1',
+            interactiveMode: 'Never',
             command: process.execPath,
             args: ['-e', `console.log(${JSON.stringify(JSON.stringify(credential))})`],
           },
@@ -881,6 +882,7 @@ describe('an exec credential plugin that prints no ExecCredential of its version
           name: 'tester',
           exec: {
             ...(apiVersion === null ? {} : { apiVersion }),
+            interactiveMode: 'Never',
             command: process.execPath,
             args: ['-e', `console.log(${JSON.stringify(JSON.stringify(printed))})`],
           },

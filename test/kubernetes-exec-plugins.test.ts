@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { InvalidArgumentError } from '../adapters/errors.ts';
 import {
   KubeconfigCredentialError,
   KubernetesApiError,
@@ -207,13 +208,58 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       },
     );
 
-    it('an interactiveMode kubectl does not take is refused, naming the user; the plugin is not run', async () => {
+    // Regression: a v1 entry without interactiveMode was run as IfAvailable, and an unknown mode
+    // was refused only when the plugin was to run; kubectl refuses both as it loads the kubeconfig
+    // (clientcmd validateAuthInfo).
+    it.each([
+      [
+        'none, in an entry of v1',
+        {},
+        'has no interactiveMode, which an exec entry of apiVersion client.authentication.k8s.io/v1 must have, and kubectl refuses it too ' +
+          '("interactiveMode must be specified for tester to use exec authentication plugin")',
+      ],
+      [
+        'one kubectl does not take',
+        { interactiveMode: 'Sometimes' },
+        'has interactiveMode "Sometimes", which kubectl refuses too ("invalid interactiveMode for tester")',
+      ],
+    ])(
+      'an interactiveMode that kubectl refuses (%s) is refused with the KubeConfig, naming the user; the plugin is not run',
+      (_what, exec, has) => {
+        const plugin = writePlugin(dir);
+        const kc = kubeConfig(plugin, { interactiveMode: undefined, ...exec });
+        expect(() => store(kc)).toThrow(InvalidArgumentError);
+        expect(() => store(kc)).toThrow(
+          `KubernetesStore: the exec entry of user "tester" (context "double") ${has}: ` +
+            'set interactiveMode Never (a plugin that never asks the user: a service), IfAvailable or Always',
+        );
+        expect(runs(dir)).toBe(0);
+        expect(d.requests).toEqual([]);
+      },
+    );
+
+    it('an entry of v1beta1 without interactiveMode is taken as IfAvailable, as kubectl takes it', async () => {
       const plugin = writePlugin(dir);
-      const err = await getOutcome(kubeConfig(plugin, { interactiveMode: 'Sometimes' }));
+      expect(await getOutcome(kubeConfig(plugin, { apiVersion: V1BETA1, interactiveMode: undefined }))).toBeUndefined();
+      expect(runs(dir)).toBe(1);
+    });
+
+    it('one that became the current user after the KubeConfig was taken (another context set) is refused as its plugin is to run; it is not run', async () => {
+      const plugin = writePlugin(dir);
+      const kc = kubeConfig(plugin);
+      kc.addUser({ name: 'other', exec: { apiVersion: V1, interactiveMode: 'Sometimes', command: plugin } });
+      kc.addContext({ name: 'other', cluster: 'double', user: 'other' });
+      const s = store(kc);
+      kc.setCurrentContext('other');
+      const err = await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(KubeconfigCredentialError);
       expect((err as Error).message).toBe(
-        'the exec credential plugin of user "tester" was not run: its exec entry has interactiveMode "Sometimes", which kubectl refuses too ("invalid interactiveMode"): ' +
-          'set Never, IfAvailable or Always; the request was not sent',
+        'the exec credential plugin of user "other" was not run: its exec entry has interactiveMode "Sometimes", which kubectl refuses too ' +
+          '("invalid interactiveMode for other"): set interactiveMode Never (a plugin that never asks the user: a service), IfAvailable or Always; ' +
+          'the request was not sent',
       );
       expect(runs(dir)).toBe(0);
       expect(d.requests).toEqual([]);

@@ -36,8 +36,8 @@
 //   (Azure's kubelogin, aws eks get-token): without it they fall back to v1beta1, which an exec
 //   entry of v1 refuses.
 // - stdin is the terminal when interactiveMode allows it (Never: never; IfAvailable, also taken
-//   when none is given — kubectl's default for v1beta1; it refuses a v1 entry without one —: when
-//   stdin is a terminal; Always: stdin must be one, or the plugin is not run), and otherwise
+//   when a v1beta1 entry gives none, as kubectl's default: when stdin is a terminal; Always: stdin
+//   must be one, or the plugin is not run), and otherwise
 //   nothing: a plugin that reads it meets its end at once, where a pipe we never wrote to held
 //   it until the request's deadline.
 // - what it writes on stderr goes on to our stderr as it comes (a device-code login tells the
@@ -77,7 +77,7 @@ import { isatty } from 'node:tty';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteInput } from '../errors.ts';
 import { rememberPluginStderr } from './errors.ts';
-import { execEntryOf, KubeconfigCredentialError } from './user-checks.ts';
+import { execEntryOf, interactiveModeProblem, KubeconfigCredentialError } from './user-checks.ts';
 
 /** The AbortSignal of the request whose authentication is running, where there is one. */
 const requestSignal = new AsyncLocalStorage<AbortSignal>();
@@ -250,9 +250,6 @@ function forget(auth: object, user: string, credential: unknown): void {
   Reflect.set(cache, user, null); // as client-node drops an expired one
 }
 
-/** The values of an exec entry's interactiveMode kubectl takes. */
-type InteractiveMode = 'Never' | 'IfAvailable' | 'Always';
-
 /**
  * The spawn options (env, stdio) that start `user`'s exec plugin as client-go starts it (see the
  * file comment), over client-node's `options` (the exec entry's env, when it has one). Throws
@@ -262,7 +259,7 @@ type InteractiveMode = 'Never' | 'IfAvailable' | 'Always';
 function asClientGoStarts(user: User, kc: KubeConfig, options: { env?: unknown }): Record<string, unknown> {
   const exec = execEntryOf(user) as { apiVersion?: unknown; interactiveMode?: unknown; provideClusterInfo?: unknown } | undefined;
   if (typeof exec !== 'object' || exec === null) return {};
-  const interactive = mayAsk(exec.interactiveMode, String(user.name));
+  const interactive = mayAsk(exec, String(user.name));
   const stdio = [interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'];
   if (typeof exec.apiVersion !== 'string') return { stdio };
   const cluster = exec.provideClusterInfo === true ? clusterInfo(kc.getCurrentCluster()) : undefined;
@@ -273,19 +270,16 @@ function asClientGoStarts(user: User, kc: KubeConfig, options: { env?: unknown }
 }
 
 /**
- * Whether the plugin may ask the user, by its interactiveMode (client-go isInteractive; absent,
- * IfAvailable, kubectl's default for v1beta1): stdin must be a terminal, as client-go's
- * term.IsTerminal(os.Stdin.Fd()).
+ * Whether the plugin may ask the user, by its exec entry's interactiveMode (client-go
+ * isInteractive; absent, IfAvailable, kubectl's default for v1beta1): stdin must be a terminal, as
+ * client-go's term.IsTerminal(os.Stdin.Fd()). One kubectl refuses was refused with the KubeConfig
+ * (user-checks.ts execEntryProblem), and is refused here again for a user that became current
+ * after it (another context set since): the plugin is not run.
  */
-function mayAsk(mode: unknown, user: string): boolean {
-  const known: readonly InteractiveMode[] = ['Never', 'IfAvailable', 'Always'];
-  if (mode !== undefined && mode !== null && mode !== '' && !known.includes(mode as InteractiveMode)) {
-    throw new KubeconfigCredentialError(
-      user,
-      `was not run: its exec entry has interactiveMode ${quoteInput(mode)}, which kubectl refuses too ("invalid interactiveMode"): ` +
-        'set Never, IfAvailable or Always',
-    );
-  }
+function mayAsk(exec: { apiVersion?: unknown; interactiveMode?: unknown }, user: string): boolean {
+  const refused = interactiveModeProblem(exec, user);
+  if (refused !== undefined) throw new KubeconfigCredentialError(user, `was not run: its exec entry ${refused}`);
+  const mode = exec.interactiveMode;
   if (mode === 'Never') return false;
   const terminal = isatty(0);
   if (mode === 'Always' && !terminal) {

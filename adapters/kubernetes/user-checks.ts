@@ -129,8 +129,9 @@ export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.
 
 /**
  * Why the current context's user has an exec entry kubectl refuses — no apiVersion, or one that
- * is not an ExecCredential version it takes (EXEC_API_VERSIONS) —, as the end of a sentence
- * naming the user; undefined when it has none, or a good one. client-node runs the plugin
+ * is not an ExecCredential version it takes (EXEC_API_VERSIONS), or an interactiveMode it refuses
+ * (interactiveModeProblem) —, as the end of a sentence naming the user; undefined when it has
+ * none, or a good one. client-node runs the plugin
  * whatever the entry says, and takes whatever it prints: the version is what it is checked against.
  */
 export function execEntryProblem(kc: KubeConfig): string | undefined {
@@ -140,7 +141,12 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
   const exec = execEntryOf(user) as { apiVersion?: unknown } | undefined;
   if (typeof exec !== 'object' || exec === null) return undefined;
   const version = exec.apiVersion;
-  if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) return undefined;
+  if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) {
+    const mode = interactiveModeProblem(exec, String(user!.name));
+    return mode === undefined
+      ? undefined
+      : `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${mode}`;
+  }
   const has =
     version === undefined || version === null || version === ''
       ? 'has no apiVersion'
@@ -151,6 +157,30 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
     `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${has}, ` +
     `which kubectl refuses too ("exec plugin: invalid apiVersion"): set it to the version of ExecCredential its plugin prints, ${EXEC_API_VERSIONS.join(' or ')}`
   );
+}
+
+/** The values of an exec entry's interactiveMode kubectl takes. */
+export const INTERACTIVE_MODES: readonly string[] = ['Never', 'IfAvailable', 'Always'];
+
+/**
+ * Why kubectl refuses the interactiveMode of `exec`, the exec entry of kubeconfig user `user`, as
+ * the end of a sentence naming the entry ("has no interactiveMode, …"); undefined when it takes
+ * it. As clientcmd's validateAuthInfo, after the defaults of its v1 kubeconfig (SetDefaults_ExecConfig):
+ * an entry of v1beta1 without one is taken as IfAvailable, one of v1 must name it; any other
+ * value than INTERACTIVE_MODES is refused. client-node reads no interactiveMode at all.
+ */
+export function interactiveModeProblem(exec: { apiVersion?: unknown; interactiveMode?: unknown }, user: string): string | undefined {
+  const mode = exec.interactiveMode;
+  const set = 'set interactiveMode Never (a plugin that never asks the user: a service), IfAvailable or Always';
+  if (mode === undefined || mode === null || mode === '') {
+    if (exec.apiVersion !== 'client.authentication.k8s.io/v1') return undefined;
+    return (
+      `has no interactiveMode, which an exec entry of apiVersion client.authentication.k8s.io/v1 must have, and kubectl refuses it too ` +
+      `("interactiveMode must be specified for ${user} to use exec authentication plugin"): ${set}`
+    );
+  }
+  if (typeof mode === 'string' && INTERACTIVE_MODES.includes(mode)) return undefined;
+  return `has interactiveMode ${quoteInput(mode)}, which kubectl refuses too ("invalid interactiveMode for ${user}"): ${set}`;
 }
 
 /**
