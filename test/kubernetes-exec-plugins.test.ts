@@ -361,6 +361,25 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
     });
   });
 
+  // Regression: the request that waited was said to have had its plugin not answer, and stopped;
+  // none was started for it, and the other request's plugin ran on.
+  it('a request whose deadline passes while it waits behind another request’s run of the plugin says so; that run goes on', async () => {
+    const plugin = writePlugin(dir, 'while [ ! -f "$dir/go" ]; do sleep 0.05; done');
+    const kc = kubeConfig(plugin);
+    const running = store(kc).get('10.0.0.1');
+    await vi.waitFor(() => expect(runs(dir)).toBe(1), { timeout: 20_000 });
+    const err = await getOutcome(kc, { requestTimeoutMs: 200 });
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request waited 200 ms (requestTimeoutMs) behind the exec credential plugin of user "tester", ' +
+        'still running for another request (the plugins of a KubeConfig run one at a time, as kubectl runs them), and was not sent',
+    );
+    writeFileSync(join(dir, 'go'), '');
+    expect(await running).toBeUndefined();
+    expect(runs(dir)).toBe(1);
+    expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
+  });
+
   describe('after an answer 401 Unauthorized', () => {
     // Regression: client-node keeps a plugin's credential without an expirationTimestamp for
     // ever: credentials rotated by the plugin were never asked for, and every request was refused.

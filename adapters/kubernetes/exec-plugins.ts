@@ -94,6 +94,12 @@ const pluginRun = new AsyncLocalStorage<{ user: User; stderr: string }>();
  */
 const credentialOfRequest = new WeakMap<AbortSignal, { auth: object; user: string; credential: object }>();
 
+/**
+ * The requests (by their signal, withRequestSignal) whose authentication waits for its turn: a
+ * plugin of the same KubeConfig runs for another request meanwhile (one at a time).
+ */
+const waitingForItsTurn = new WeakSet<AbortSignal>();
+
 /** How much of a plugin's stderr is kept: its first line is all a message shows. */
 const STDERR_KEPT = 4096;
 
@@ -178,7 +184,12 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
         return credential;
       };
       Reflect.set(auth, 'getCredential', (user: unknown) => {
-        const turn = running.then(() => checked(user));
+        const signal = requestSignal.getStore();
+        if (signal !== undefined) waitingForItsTurn.add(signal);
+        const turn = running.then(() => {
+          if (signal !== undefined) waitingForItsTurn.delete(signal);
+          return checked(user);
+        });
         running = turn.catch(() => {});
         return turn;
       });
@@ -211,6 +222,16 @@ function letGo(child: unknown): void {
  */
 export function withRequestSignal<T>(signal: AbortSignal, call: () => T): T {
   return requestSignal.run(signal, call);
+}
+
+/**
+ * Whether the request of `signal` (withRequestSignal) is still waiting for its turn to get its
+ * exec credential, behind a plugin of the same KubeConfig that runs for another request: its
+ * deadline passing then says so, rather than that its own plugin did not answer (none was started
+ * for it, and the running one is not stopped: it is the other request's).
+ */
+export function waitsForAnotherRequestsPlugin(signal: AbortSignal): boolean {
+  return waitingForItsTurn.has(signal);
 }
 
 /**

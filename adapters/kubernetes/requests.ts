@@ -48,7 +48,13 @@ import {
 import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
 import { InvalidArgumentError, quoteInput, quoteText } from '../errors.ts';
 import { describeAnswer, httpCode, KubernetesApiError, translate } from './errors.ts';
-import { execPluginUser, forgetRefusedCredential, superviseExecPlugins, withRequestSignal } from './exec-plugins.ts';
+import {
+  execPluginUser,
+  forgetRefusedCredential,
+  superviseExecPlugins,
+  waitsForAnotherRequestsPlugin,
+  withRequestSignal,
+} from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 import { transportProblem } from './tls-material.ts';
 
@@ -134,7 +140,7 @@ export class ApiRequests {
     const attempt = { sent: false };
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
-      deadline = setTimeout(() => controller.abort(this.timeoutError(target, waited, attempt.sent)), this.timeoutMs);
+      deadline = setTimeout(() => controller.abort(this.timeoutError(target, waited, attempt.sent, signal)), this.timeoutMs);
     }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
@@ -226,7 +232,7 @@ export class ApiRequests {
     for (const controller of [...this.inFlight]) controller.abort(reason());
   }
 
-  private timeoutError(target: RequestTarget, waited: readonly number[], sent: boolean): KubernetesApiError {
+  private timeoutError(target: RequestTarget, waited: readonly number[], sent: boolean, signal: AbortSignal): KubernetesApiError {
     // e.g. "; the server throttled it (429) 2 times and answered 503 once, 500 3 times with a Retry-After meanwhile"
     const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
     // not sent: the time went on the credentials, which only an exec plugin takes long to give
@@ -235,7 +241,10 @@ export class ApiRequests {
       target,
       user === undefined
         ? `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
-        : `the exec credential plugin of user ${quoteText(user)} did not answer within ${this.timeoutMs} ms (requestTimeoutMs${waits}): ` +
+        : waitsForAnotherRequestsPlugin(signal)
+          ? `the request waited ${this.timeoutMs} ms (requestTimeoutMs${waits}) behind the exec credential plugin of user ${quoteText(user)}, ` +
+            'still running for another request (the plugins of a KubeConfig run one at a time, as kubectl runs them), and was not sent'
+          : `the exec credential plugin of user ${quoteText(user)} did not answer within ${this.timeoutMs} ms (requestTimeoutMs${waits}): ` +
             `${this.stopsPlugins ? 'it was stopped, and ' : ''}the request was not sent`,
       undefined,
       this.timeoutMs,
