@@ -7,15 +7,15 @@
 import { accessSync, constants } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
+import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
 import { withEnvironmentProxy } from './proxy-environment.ts';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
 import type { BackoffOptions } from './backoff.ts';
-import { readImpersonation, withImpersonation } from './impersonation.ts';
+import { IMPERSONATION_KEYS, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA } from './tls-material.ts';
-import { readTokenFiles } from './token-files.ts';
+import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
 import { missingUser, userProblem, withCredentialCheck } from './user-checks.ts';
 
 /**
@@ -259,11 +259,12 @@ function fileFailure(file: string, e: unknown): Error {
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
-  const read = readTokenFiles(text, folder);
+  const doc = kubeconfigDocument(text);
+  const read = doc === undefined ? undefined : readTokenFiles(doc, text.length, folder);
   kc.loadFromString(read?.text ?? text);
   const twice = duplicateName(kc);
   if (twice !== undefined) throw new Error(twice);
-  readImpersonation(kc, text);
+  if (doc !== undefined) readImpersonation(kc, doc.users);
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one
   // fails the load), so an index of the file's list is one of kc.users
@@ -278,6 +279,25 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
       (user as { exec: unknown }).exec = { ...user.exec, command: join(folder, command) };
     }
   }
+}
+
+/**
+ * A kubeconfig's text parsed once, as client-node parses it (js-yaml, through loadAllYaml), for
+ * what the loader reads itself: the token-files client-node would read (readTokenFiles) and the
+ * impersonation fields it drops (readImpersonation). Undefined when the text names none of their
+ * keys (it is not parsed), or is not one YAML mapping with a list of users (client-node's own
+ * parse then says what is wrong).
+ */
+function kubeconfigDocument(text: string): { users: unknown[] } | undefined {
+  if (![...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key))) return undefined;
+  let docs: unknown[];
+  try {
+    docs = loadAllYaml(text);
+  } catch {
+    return undefined;
+  }
+  const doc = docs.length === 1 ? (docs[0] as { users?: unknown } | null) : undefined;
+  return typeof doc === 'object' && doc !== null && Array.isArray(doc.users) ? (doc as { users: unknown[] }) : undefined;
 }
 
 /**

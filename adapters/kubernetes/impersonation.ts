@@ -5,7 +5,7 @@
 // percent-encoded (headerKeyEscape). Without them a request runs with other rights than kubectl's:
 // the API server takes the impersonated user's own groups instead of the ones named.
 //
-// They are read from the kubeconfig's text by the loader (config.ts loadKubeconfigText:
+// They are read from the kubeconfig's parsed text by the loader (config.ts loadKubeconfigText:
 // readImpersonation), kept beside client-node's User objects, checked before any request
 // (impersonationProblem, one of user-checks.ts userProblem's questions) and sent with every
 // request (withImpersonation).
@@ -17,7 +17,7 @@
 // layer below fetch that takes a header's values as a list, one line each (withImpersonation).
 // client-node 1.x sends through node-fetch, which has no dispatcher: there a user with more than
 // one group, or more than one value under an extra key, is refused rather than sent so.
-import { type KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
+import type { KubeConfig, User } from '@kubernetes/client-node';
 import { controlCharacterInside, hasHeaderControlCharacter, sendsThroughNodeFetch } from './header-values.ts';
 
 /** The impersonation fields of a kubeconfig user that client-node drops, as the file gives them (unchecked). */
@@ -31,24 +31,14 @@ interface ImpersonationFields {
 const FIELDS = new WeakMap<object, ImpersonationFields>();
 
 /** The kubeconfig keys, as clientcmd's v1 AuthInfo names them. */
-const KEYS = ['as-uid', 'as-groups', 'as-user-extra'] as const;
+export const IMPERSONATION_KEYS = ['as-uid', 'as-groups', 'as-user-extra'] as const;
 
 /**
- * Reads the users' `as-uid`, `as-groups` and `as-user-extra` from a kubeconfig's `text` and keeps
- * them for `kc`'s users, which client-node built one for one from the file's list (a malformed
- * entry fails the load). Nothing when no user names one, or the text is not one YAML mapping
- * (client-node's own parse then said what is wrong).
+ * Reads the `as-uid`, `as-groups` and `as-user-extra` of a kubeconfig's `users` (its list, parsed
+ * as client-node parses it: config.ts kubeconfigDocument) and keeps them for `kc`'s users, which
+ * client-node built one for one from that list (a malformed entry fails the load).
  */
-export function readImpersonation(kc: KubeConfig, text: string): void {
-  if (!KEYS.some((key) => text.includes(key))) return;
-  let docs: unknown[];
-  try {
-    docs = loadAllYaml(text);
-  } catch {
-    return;
-  }
-  const users = docs.length === 1 ? (docs[0] as { users?: unknown } | null)?.users : undefined;
-  if (!Array.isArray(users)) return;
+export function readImpersonation(kc: KubeConfig, users: readonly unknown[]): void {
   users.forEach((entry: unknown, i) => {
     const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
     const target = kc.users[i];

@@ -8,7 +8,6 @@
 // token, one vault-agent writes) is picked up by a long-running store.
 import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
-import { loadAllYaml } from '@kubernetes/client-node';
 import { notRegularFile, readFileBounded } from '../bounded-read.ts';
 import { notTextKind } from './user-checks.ts';
 
@@ -182,34 +181,28 @@ function isRegularFile(path: string): boolean {
  * clientcmd v1 AuthInfo), which client-node does not read, and client-node's `token-file`, which
  * kubectl does not read. kubectl's is read first when a user has both.
  */
-const TOKEN_FILE_KEYS = ['tokenFile', 'token-file'] as const;
+export const TOKEN_FILE_KEYS = ['tokenFile', 'token-file'] as const;
 type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
 
 /**
  * The token-files of a kubeconfig's users read here, before client-node parses the text — named
- * `token-file` or, as kubectl names it, `tokenFile` (TOKEN_FILE_KEYS) —: the
- * text, as JSON (which is YAML), without the token-file of each user whose token client-node
- * would read from one (a user with a non-empty token keeps it, as client-node keeps it), and the
- * token-files read (TokenFileSource), by the user's index in the file's list. A relative token-file is read from
- * `folder`. Undefined when no user names a token-file, or the text is not one YAML mapping
- * (client-node's parse then says what is wrong). Parsed as client-node parses it (js-yaml,
- * through loadAllYaml). An alias repeats a node without repeating its text, and JSON writes each
- * repeat out: a text whose aliases would write more nodes than it has characters (no kubeconfig
- * repeats that much; a crafted one repeats exponentially) is refused.
+ * `token-file` or, as kubectl names it, `tokenFile` (TOKEN_FILE_KEYS) —: the kubeconfig `doc`
+ * (its text parsed as client-node parses it, config.ts kubeconfigDocument), as JSON (which is
+ * YAML), without the token-file of each user whose token client-node would read from one (a user
+ * with a non-empty token keeps it, as client-node keeps it), and the token-files read
+ * (TokenFileSource), by the user's index in the file's list. A relative token-file is read from
+ * `folder`. Undefined when no user names a token-file. An alias repeats a node without repeating
+ * its text, and JSON writes each repeat out: a document whose aliases would write more nodes than
+ * its text had characters (`textLength`; no kubeconfig repeats that much, a crafted one repeats
+ * exponentially) is refused.
  */
-export function readTokenFiles(text: string, folder: string): { text: string; tokens: Map<number, TokenFileSource> } | undefined {
-  if (!TOKEN_FILE_KEYS.some((key) => text.includes(key))) return undefined;
-  let docs: unknown[];
-  try {
-    docs = loadAllYaml(text);
-  } catch {
-    return undefined;
-  }
-  const doc = docs.length === 1 ? docs[0] : undefined;
-  const users = (doc as { users?: unknown } | undefined)?.users;
-  if (typeof doc !== 'object' || doc === null || !Array.isArray(users)) return undefined;
+export function readTokenFiles(
+  doc: { users: unknown[] },
+  textLength: number,
+  folder: string,
+): { text: string; tokens: Map<number, TokenFileSource> } | undefined {
   const tokens = new Map<number, TokenFileSource>();
-  const copy = users.map((entry: unknown, i) => {
+  const copy = doc.users.map((entry: unknown, i) => {
     const user = (entry as { user?: unknown } | null)?.user as Record<string, unknown> | null | undefined;
     if (typeof user !== 'object' || user === null) return entry;
     const field = TOKEN_FILE_KEYS.find((key) => user[key]);
@@ -229,7 +222,7 @@ export function readTokenFiles(text: string, folder: string): { text: string; to
   if (tokens.size === 0) return undefined;
   let nodes = 0;
   const json = JSON.stringify({ ...doc, users: copy }, (_key, value: unknown) => {
-    if (++nodes > text.length) {
+    if (++nodes > textLength) {
       throw new Error('its YAML aliases repeat more of it than a kubeconfig holds (a crafted file)');
     }
     return value;
