@@ -644,6 +644,46 @@ describe('a user who impersonates a uid, a group or extra', () => {
     );
   });
 
+  // Regression: they were decided for the context current when the KubeConfig was taken: a user
+  // current since sent none, as client-node sends its own token and `as` for the current user.
+  it('follow the current context, set after the KubeConfig was taken, as client-node follows it for the token', async () => {
+    const text =
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${fixture.double.url}", insecure-skip-tls-verify: true}\n` +
+      'users:\n- name: plain\n  user: {token: t}\n- name: impersonating\n  user: {token: t, as: alice, as-groups: [dev]}\n' +
+      '- name: malformed\n  user: {token: t, as: alice, as-groups: dev}\n' +
+      'contexts:\n- name: plain\n  context: {cluster: c, user: plain}\n- name: impersonating\n  context: {cluster: c, user: impersonating}\n' +
+      '- name: malformed\n  context: {cluster: c, user: malformed}\ncurrent-context: plain\n';
+    const kc = new KubeConfig();
+    loadKubeconfigText(kc, text, join(fixture.folder, 'config'));
+    const store = new KubernetesStore(kc, { start: false });
+    try {
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+      kc.setCurrentContext('impersonating');
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+      kc.setCurrentContext('malformed');
+      const err = await store.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(InvalidArgumentError);
+      expect((err as Error).message).toBe(
+        'the as-groups of user "malformed" (context "malformed") is not a list of text (it is not shown), and kubectl cannot read it either; write it as a list of text',
+      );
+      kc.setCurrentContext('plain');
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(impersonation()).toEqual([
+      [],
+      [
+        ['impersonate-group', 'dev'],
+        ['impersonate-user', 'alice'],
+      ],
+      [],
+    ]);
+  });
+
   it.each([
     ['as-uid', '{token: t, as: alice, as-uid: 5}', 'text'],
     ['as-groups', '{token: t, as: alice, as-groups: dev}', 'a list of text'],

@@ -18,6 +18,7 @@
 // client-node 1.x sends through node-fetch, which has no dispatcher: there a user with more than
 // one group, or more than one value under an extra key, is refused rather than sent so.
 import type { KubeConfig, User } from '@kubernetes/client-node';
+import { InvalidArgumentError } from '../errors.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, sendsThroughNodeFetch } from './header-values.ts';
 
 /** The impersonation fields of a kubeconfig user that client-node drops, as the file gives them (unchecked). */
@@ -195,28 +196,39 @@ function withHeaderLines(inner: Dispatcher | undefined, lines: Record<string, st
 
 /**
  * `kc` as every request authenticates with it, sending the current user's impersonation headers
- * (impersonationHeaders) beside the Impersonate-User client-node sends: `kc` itself when there are
- * none; otherwise an object that reads everything from `kc` (its prototype) and adds them after
- * client-node's authentication. With client-node 2.x (API calls and watches alike:
- * applySecurityAuthentication) they are put on the request by its dispatcher, one line per value
- * (withHeaderLines); with 1.x, one value each (impersonationProblem refused more), set on the
- * request (applySecurityAuthentication) or on its fetch options (applyToFetchOptions, its watch).
+ * (impersonationHeaders) beside the Impersonate-User client-node sends: `kc` itself when none of
+ * its users has any; otherwise an object that reads everything from `kc` (its prototype) and adds
+ * them after client-node's authentication. The user is the one current as each request is sent,
+ * as client-node reads its token and `as` then: a KubeConfig whose current context is set to
+ * another after it was taken sends the new user's, once impersonationProblem has passed them
+ * (InvalidArgumentError otherwise, and the request is not sent). With client-node 2.x (API calls
+ * and watches alike: applySecurityAuthentication) they are put on the request by its dispatcher,
+ * one line per value (withHeaderLines); with 1.x, one value each (impersonationProblem refused
+ * more), set on the request (applySecurityAuthentication) or on its fetch options
+ * (applyToFetchOptions, its watch).
  */
 export function withImpersonation(kc: KubeConfig): KubeConfig {
-  if (typeof kc.getCurrentUser !== 'function' || impersonationHeaders(kc.getCurrentUser()).length === 0) return kc;
+  if (typeof kc.getCurrentUser !== 'function' || !Array.isArray(kc.users) || !kc.users.some((user) => FIELDS.has(user))) return kc;
   const sending = Object.create(kc) as KubeConfig;
-  const headers = () => impersonationHeaders(kc.getCurrentUser());
+  const headers = (): [string, string][] => {
+    // passed for the user current when `kc` was taken; asked again for one current since
+    const problem = impersonationProblem(kc);
+    if (problem !== undefined) throw new InvalidArgumentError(problem);
+    return impersonationHeaders(kc.getCurrentUser());
+  };
   sending.applySecurityAuthentication = async (context) => {
     await kc.applySecurityAuthentication(context);
     const { getDispatcher, setDispatcher } = context as unknown as {
       getDispatcher?: () => Dispatcher | undefined;
       setDispatcher?: (d: Dispatcher) => void;
     };
+    const sent = headers();
+    if (sent.length === 0) return;
     if (typeof getDispatcher === 'function' && typeof setDispatcher === 'function') {
       const lines: Record<string, string[]> = {};
-      for (const [name, value] of headers()) (lines[name.toLowerCase()] ??= []).push(value);
+      for (const [name, value] of sent) (lines[name.toLowerCase()] ??= []).push(value);
       setDispatcher.call(context, withHeaderLines(getDispatcher.call(context), lines));
-    } else for (const [name, value] of headers()) context.setHeaderParam(name, value);
+    } else for (const [name, value] of sent) context.setHeaderParam(name, value);
   };
   const legacy = kc as unknown as { applyToFetchOptions?: (options: object) => Promise<{ headers?: unknown }> };
   if (typeof legacy.applyToFetchOptions === 'function') {
