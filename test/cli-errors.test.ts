@@ -521,7 +521,8 @@ describe('ipallocator: failures', () => {
 
   // Regression: an exec entry without a command was said as a plugin that had run and failed
   // ("(command \"\") failed: it exited with a status other than 0 … and wrote on stderr: No
-  // command was specified for exec authProvider!"), client-node's refusal of it.
+  // command was specified for exec authProvider!"), client-node's refusal of it. It is refused as
+  // the kubeconfig is read, as kubectl refuses it.
   it.each([
     ['empty', ''],
     ['absent', undefined],
@@ -534,7 +535,8 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" names no command: its exec entry in the kubeconfig needs one, the program to run\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has no command, which kubectl refuses too ` +
+          '("command must be specified for u to use exec authentication plugin"): set command to the program that prints its ExecCredential\n',
       );
       expect(c.double.requests).toEqual([]);
     } finally {

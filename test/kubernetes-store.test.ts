@@ -1160,7 +1160,6 @@ describe('KubernetesStore', () => {
       ['prints nothing', '', process.execPath],
       ['prints a JSON string', `console.log('"x"')`, process.execPath],
       ['names a command that does not exist', '', '/nonexistent/plugin'],
-      ['names no command', '', ''],
     ])('an exec credential plugin that %s: the failure names no API server, as nothing was sent to one', async (_what, script, command) => {
       // Regression: each ended in "(the API server at http://127.0.0.1:…)".
       const err = await execPluginGetError(script, command);
@@ -1276,12 +1275,19 @@ describe('KubernetesStore', () => {
       }
     });
 
-    it('an exec credential plugin without a command: said to name none, not to have failed', async () => {
-      // Regression: client-node's refusal of it read as a plugin that exited with a failure.
-      const err = await execPluginGetError('', '');
-      expect(err).toBeInstanceOf(KubernetesApiError);
-      expect((err as KubernetesApiError).message).toContain(
-        "the user's credentials could not be read: its exec plugin names no command: its exec entry in the kubeconfig needs one, the program to run",
+    // Regression: client-node's refusal of it read as a plugin that exited with a failure; then,
+    // as sent, it named neither the user nor the field. kubectl refuses it as it loads the
+    // kubeconfig (clientcmd validateAuthInfo).
+    it.each([
+      ['empty', ''],
+      ['absent', undefined],
+    ])('an exec credential plugin whose command is %s: refused with the KubeConfig, naming the user and the command', (_what, command) => {
+      const kc = execPluginKubeConfig('', process.execPath);
+      (kc.getCurrentUser()!.exec as { command?: string }).command = command;
+      expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+        'KubernetesStore: the exec entry of user "tester" (context "double") has no command, which kubectl refuses too ' +
+          '("command must be specified for tester to use exec authentication plugin"): set command to the program that prints its ExecCredential',
       );
       expect(d.requests).toEqual([]);
     });

@@ -129,23 +129,23 @@ export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.
 
 /**
  * Why the current context's user has an exec entry kubectl refuses — no apiVersion, or one that
- * is not an ExecCredential version it takes (EXEC_API_VERSIONS), or an interactiveMode it refuses
- * (interactiveModeProblem) —, as the end of a sentence naming the user; undefined when it has
- * none, or a good one. client-node runs the plugin
+ * is not an ExecCredential version it takes (EXEC_API_VERSIONS), no command (commandProblem), or
+ * an interactiveMode it refuses (interactiveModeProblem) —, as the end of a sentence naming the
+ * user; undefined when it has none, or a good one. client-node runs the plugin
  * whatever the entry says, and takes whatever it prints: the version is what it is checked against.
  */
 export function execEntryProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
   const user = getCurrentUser.call(kc);
-  const exec = execEntryOf(user) as { apiVersion?: unknown } | undefined;
+  const exec = execEntryOf(user) as { apiVersion?: unknown; command?: unknown; interactiveMode?: unknown } | undefined;
   if (typeof exec !== 'object' || exec === null) return undefined;
   const version = exec.apiVersion;
   if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) {
-    const mode = interactiveModeProblem(exec, String(user!.name));
-    return mode === undefined
+    const wrong = commandProblem(exec, String(user!.name)) ?? interactiveModeProblem(exec, String(user!.name));
+    return wrong === undefined
       ? undefined
-      : `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${mode}`;
+      : `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${wrong}`;
   }
   const has =
     version === undefined || version === null || version === ''
@@ -156,6 +156,23 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
   return (
     `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${has}, ` +
     `which kubectl refuses too ("exec plugin: invalid apiVersion"): set it to the version of ExecCredential its plugin prints, ${EXEC_API_VERSIONS.join(' or ')}`
+  );
+}
+
+/**
+ * Why kubectl refuses the command of `exec`, the exec entry of kubeconfig user `user`: it names
+ * none (absent, null or empty), as the end of a sentence naming the entry; undefined when it names
+ * one. As clientcmd's validateAuthInfo; client-node refuses it only as a request is sent ("No
+ * command was specified for exec authProvider!"), naming neither the user nor the field. A
+ * command that is no text is left to the request, said with the rest of a malformed exec entry
+ * (errors.ts).
+ */
+function commandProblem(exec: { command?: unknown }, user: string): string | undefined {
+  const command = exec.command;
+  if (command !== undefined && command !== null && command !== '') return undefined;
+  return (
+    `has no command, which kubectl refuses too ("command must be specified for ${user} to use exec authentication plugin"): ` +
+    'set command to the program that prints its ExecCredential'
   );
 }
 
