@@ -347,6 +347,19 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       expect(d.requests).toHaveLength(3);
     });
 
+    // Regression: client-node kept an answer without a token (one read while its source was
+    // being rewritten), and every later request was refused with it without the plugin being asked again.
+    it('again by the next request after printing an ExecCredential without a token', async () => {
+      const plugin = writePlugin(dir);
+      writeFileSync(join(dir, 'token'), '');
+      const s = store(kubeConfig(plugin, {}, {}, Kc));
+      await expect(s.get('10.0.0.1')).rejects.toBeInstanceOf(KubeconfigCredentialError);
+      writeFileSync(join(dir, 'token'), 'from-the-plugin');
+      expect(await s.get('10.0.0.1')).toBeUndefined();
+      expect(runs(dir)).toBe(2);
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
+    });
+
     // Regression: client-node kept the refused answer, and every later request was refused with
     // it without the plugin being asked again.
     it('again by the next request after printing an ExecCredential of another version than its entry’s', async () => {

@@ -100,6 +100,13 @@ const credentialOfRequest = new WeakMap<AbortSignal, { auth: object; user: strin
  */
 const waitingForItsTurn = new WeakSet<AbortSignal>();
 
+/**
+ * The answer without a credential (no token, no client certificate) each request's plugin run
+ * gave, by the request's signal: not kept in client-node's cache, so that the next request asks
+ * the plugin again, but given again to the same request when it authenticates twice.
+ */
+const emptyAnswerOfRequest = new WeakMap<AbortSignal, object>();
+
 /** How much of a plugin's stderr is kept: its first line is all a message shows. */
 const STDERR_KEPT = 4096;
 
@@ -162,6 +169,8 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
         const signal = requestSignal.getStore();
         if (signal?.aborted) throw signal.reason; // given up while it waited: nothing to run for
         const run = { user: user as User, stderr: '' };
+        const empty = signal === undefined ? undefined : emptyAnswerOfRequest.get(signal);
+        if (empty !== undefined) return empty;
         const credential =
           keptWithoutExpiry(auth, user) ??
           (await pluginRun
@@ -179,8 +188,16 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
           forget(auth, name, credential); // client-node has kept it: the next request runs the plugin again, as kubectl does
           throw new KubeconfigCredentialError(name, wrong);
         }
+        // one that gives nothing to authenticate with is refused as the request is sent
+        // (user-checks.ts withCredentialCheck, which authenticates it again: given the same);
+        // client-go keeps none such, and asks the plugin again at the next request, where
+        // client-node would keep it for ever (no expiry)
+        if (object && !givesCredential(credential)) {
+          forget(auth, name, credential);
+          if (signal !== undefined) emptyAnswerOfRequest.set(signal, credential);
+        }
         // kept (client-node's tokenCache holds this very object) for a 401 to the request to drop
-        if (signal !== undefined && object) credentialOfRequest.set(signal, { auth, user: name, credential });
+        else if (signal !== undefined && object) credentialOfRequest.set(signal, { auth, user: name, credential });
         return credential;
       };
       Reflect.set(auth, 'getCredential', (user: unknown) => {
@@ -246,6 +263,14 @@ export function forgetRefusedCredential(signal: AbortSignal): void {
   if (used === undefined) return;
   credentialOfRequest.delete(signal);
   forget(used.auth, used.user, used.credential);
+}
+
+/** Whether an ExecCredential's status holds a token or a client certificate, what client-node authenticates with. */
+function givesCredential(credential: object): boolean {
+  const status: unknown = Reflect.get(credential, 'status');
+  return (
+    typeof status === 'object' && status !== null && Boolean(Reflect.get(status, 'token') || Reflect.get(status, 'clientCertificateData'))
+  );
 }
 
 /**
