@@ -882,6 +882,28 @@ describe('an exec credential plugin that returns no credential', () => {
     }
   });
 
+  // Regression: the check was decided for the user current when the KubeConfig was taken: a user
+  // with such a plugin made current since sent his requests without credentials.
+  it('is refused too for a user made current after the KubeConfig was taken', async () => {
+    const kc = plugin({});
+    kc.addUser({ name: 'plain', token: 't' });
+    kc.addContext({ name: 'plain', cluster: 'double', user: 'plain' });
+    kc.setCurrentContext('plain');
+    const s = new KubernetesStore(kc, { start: false });
+    try {
+      kc.setCurrentContext('double');
+      const err = await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(KubeconfigCredentialError);
+      expect((err as KubeconfigCredentialError).user).toBe('tester');
+      expect(fixture.double.requests).toEqual([]);
+    } finally {
+      s.close();
+    }
+  });
+
   it('one that returns a token is used', async () => {
     const s = new KubernetesStore(plugin({ token: 'from-the-plugin' }), { start: false });
     try {

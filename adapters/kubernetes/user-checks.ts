@@ -289,14 +289,18 @@ export class KubeconfigCredentialError extends IPAllocatorError {
 /**
  * `kc` as every request of the library and the command line authenticates with it, refusing
  * to send a request its user's exec credential plugin gave nothing for (KubeconfigCredentialError)
- * — client-node sends it anonymous. `kc` itself when its current user has no exec plugin;
+ * — client-node sends it anonymous. `kc` itself when none of its users has an exec plugin;
  * otherwise an object that reads everything from `kc` (its prototype) and checks each request
- * after client-node has authenticated it: one without an Authorization header is authenticated
- * again into options (applyToHTTPSOptions; client-node keeps the plugin's answer, so the plugin
- * is not run twice) to see whether a client certificate came instead.
+ * whose user, current as it is sent, has one (the current context may be set to another after
+ * `kc` was taken), after client-node has authenticated it: one without an Authorization header is
+ * authenticated again into options (applyToHTTPSOptions; the plugin's answer is kept for it, so
+ * the plugin is not run twice) to see whether a client certificate came instead.
  */
 export function withCredentialCheck(kc: KubeConfig): KubeConfig {
-  if (typeof kc.getCurrentUser !== 'function' || execEntryOf(kc.getCurrentUser()) === undefined) return kc;
+  // any user of it, not only the current one: its current context may be set to another since
+  if (typeof kc.getCurrentUser !== 'function' || !Array.isArray(kc.users) || !kc.users.some((user) => execEntryOf(user) !== undefined)) {
+    return kc;
+  }
   const checked = Object.create(kc) as KubeConfig;
   checked.applySecurityAuthentication = async (context) => {
     await kc.applySecurityAuthentication(context);
