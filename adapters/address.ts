@@ -32,7 +32,9 @@
 // instead of formatting (isCanonical); right after the IPv6 fast path parsed it, from where its
 // `::` stands and its length alone.
 
-import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput, quoteText, readMember } from './errors.ts';
+import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+import { readMember } from './input.ts';
+import { quoteInput, quoteText } from './quote.ts';
 
 /** The address family: 4 for IPv4 (including IPv4-mapped IPv6 input), 6 for IPv6. */
 export type Family = 4 | 6;

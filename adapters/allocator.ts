@@ -24,7 +24,6 @@
 // call, so nothing interleaves between the choice and the create; any other store runs the same
 // steps around its promises.
 import {
-  checkReady,
   isAlreadyExists,
   ErrAllocated,
   ErrDestroyed,
@@ -32,10 +31,10 @@ import {
   ErrNotInRange,
   ErrNotReady,
   InvalidArgumentError,
-  optionsObject,
   rejectSoon,
-  quoteInput,
 } from './errors.ts';
+import { checkReady, optionsObject } from './input.ts';
+import { quoteInput } from './quote.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';

@@ -12,18 +12,9 @@
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
 import { canonicalOf, parseAddrInto } from './address.ts';
-import {
-  arrayLength,
-  checkIPFamily,
-  ErrDestroyed,
-  InvalidArgumentError,
-  IPAllocatorError,
-  isDestroyed,
-  optionsObject,
-  quoteInput,
-  readElements,
-  readMember,
-} from './errors.ts';
+import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed } from './errors.ts';
+import { arrayLength, checkIPFamily, optionsObject, readElements, readMember } from './input.ts';
+import { quoteInput } from './quote.ts';
 import { Range } from './range.ts';
 import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';

@@ -3,7 +3,8 @@
 // `nextFree`/`nextSet` land in `resultHi`/`resultLo` so the hot path allocates nothing.
 //
 // Offsets are relative to the range's first usable address: offset 0 = network + 1.
-import { InvalidArgumentError, quoteInput } from './errors.ts';
+import { InvalidArgumentError } from './errors.ts';
+import { quoteInput } from './quote.ts';
 import {
   core,
   coreConstant,

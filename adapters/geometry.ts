@@ -21,7 +21,8 @@
 // beside the words as 4 | 6, as `parseAddrInto` returns it. Offsets are u64 as (hi, lo) u32 pairs.
 
 import { type Family, formatAddr, formatPrefix, parseAddrInto, parsePrefix } from './address.ts';
-import { InvalidArgumentError, InvalidRangeError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, InvalidRangeError } from './errors.ts';
+import { quoteInput } from './quote.ts';
 import type { IPFamily } from './types.ts';
 import { core, coreConstant, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
 

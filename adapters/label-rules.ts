@@ -10,7 +10,7 @@
 //                                   name:   1 to 63 characters, alphanumeric at both ends,
 //                                           '-', '_' or '.' between
 //   value  = "" | 1 to 63 characters, as a key's name
-import { quoteInput, quoteText } from './errors.ts';
+import { quoteInput, quoteText } from './quote.ts';
 
 /** A DNS-1123 subdomain: dot-separated lower-case alphanumeric labels, '-' inside a label. */
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

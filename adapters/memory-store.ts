@@ -29,17 +29,9 @@
 // validation) lives in a test-only subclass under test/, through the protected members below. A
 // cache that can fall behind the authority needs a table of its own: the subclass makes one once,
 // at construction (newCache), so the product's cache has no second mode to test on every write.
-import {
-  AlreadyExistsError,
-  ErrDestroyed,
-  InvalidArgumentError,
-  isPlainObject,
-  NotFoundError,
-  optionsObject,
-  quoteInput,
-  readMember,
-  unreadableInput,
-} from './errors.ts';
+import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError } from './errors.ts';
+import { isPlainObject, optionsObject, readMember, unreadableInput } from './input.ts';
+import { quoteInput } from './quote.ts';
 import { isAllocatorLabelSet, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
 import { NameTable } from './name-table.ts';
 import {

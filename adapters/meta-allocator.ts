@@ -52,7 +52,6 @@
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
 import { parseAddr, parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
-  checkIPFamily,
   ErrDestroyed,
   ErrFull,
   ErrMismatchedNetwork,
@@ -60,11 +59,10 @@ import {
   InvalidArgumentError,
   type InvalidRangeError,
   OutOfMemoryError,
-  optionsObject,
-  readMember,
-  quoteInput,
   rejectSoon,
 } from './errors.ts';
+import { checkIPFamily, optionsObject, readMember } from './input.ts';
+import { quoteInput } from './quote.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';

@@ -33,7 +33,9 @@
 //
 // available_ips is a float64 gauge, as in Prometheus itself: free counts above 2^53 (IPv6
 // prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
-import { IPAllocatorError, InvalidArgumentError, quoteInput, readMember } from './errors.ts';
+import { IPAllocatorError, InvalidArgumentError } from './errors.ts';
+import { readMember } from './input.ts';
+import { quoteInput } from './quote.ts';
 import type { MetricsRegistry } from './types.ts';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 

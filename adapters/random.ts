@@ -20,7 +20,9 @@
 // MAX_DRAW_TRIES the draw throws InvalidArgumentError naming the source. A working source makes
 // exactly the draws it made before the bound existed.
 
-import { InvalidArgumentError, quoteInput, readMember } from './errors.ts';
+import { InvalidArgumentError } from './errors.ts';
+import { readMember } from './input.ts';
+import { quoteInput } from './quote.ts';
 
 /**
  * Rejections in a row after which a draw gives up on its source and throws InvalidArgumentError:

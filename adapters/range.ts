@@ -34,7 +34,6 @@
 // - after destroy() every method throws ErrDestroyed (upstream's Destroy only stops metrics).
 import { type Family, formatAddr, parseAddrInto, parseIPv4Fast } from './address.ts';
 import {
-  arrayLength,
   ErrAllocated,
   ErrDestroyed,
   ErrFull,
@@ -42,13 +41,10 @@ import {
   ErrNotInRange,
   InvalidAddressError,
   InvalidArgumentError,
-  inElement,
-  memberName,
   OutOfMemoryError,
-  optionsObject,
-  quoteInput,
-  readMember,
 } from './errors.ts';
+import { arrayLength, memberName, optionsObject, readMember } from './input.ts';
+import { inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { loadInSlices } from './sliced-load.ts';

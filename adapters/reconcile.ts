@@ -25,16 +25,9 @@
 // other ranges (kube-apiserver's own included), whose owners this caller does not know. The
 // cache view is used, as upstream's repair loop uses its informer: run it after the cache has
 // synced.
-import {
-  checkIPFamily,
-  InvalidArgumentError,
-  isDestroyed,
-  isNotFound,
-  optionsObject,
-  quoteInput,
-  readMember,
-  unreadableInput,
-} from './errors.ts';
+import { InvalidArgumentError, isDestroyed, isNotFound } from './errors.ts';
+import { checkIPFamily, optionsObject, readMember, unreadableInput } from './input.ts';
+import { quoteInput } from './quote.ts';
 import { Prefix } from './geometry.ts';
 import { parseRecordName, requireParentRef } from './records.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store, syncAnswer } from './store.ts';

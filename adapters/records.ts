@@ -2,19 +2,9 @@
 // every record, how a record's name is read back as an address, and what a valid record and
 // owner (parentRef) are.
 import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, isKnownCanonical } from './address.ts';
-import {
-  type IPAllocatorError,
-  InvalidAddressError,
-  InvalidArgumentError,
-  InvalidRecordError,
-  isPlainObject,
-  memberName,
-  classOf,
-  quoteInput,
-  quoteText,
-  readMember,
-  unreadableInput,
-} from './errors.ts';
+import { type IPAllocatorError, InvalidAddressError, InvalidArgumentError, InvalidRecordError } from './errors.ts';
+import { isPlainObject, memberName, readMember, unreadableInput } from './input.ts';
+import { classOf, quoteInput, quoteText } from './quote.ts';
 import { dns1123SubdomainProblems, labelProblems } from './label-rules.ts';
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';

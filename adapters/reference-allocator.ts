@@ -17,7 +17,6 @@
 // like upstream's lister.Get(ip.String()). Only used() is O(1) (a set of counted names kept from
 // the cache's events), because the gauges read it after every allocation.
 import {
-  checkReady,
   isAlreadyExists,
   ErrAllocated,
   ErrDestroyed,
@@ -26,9 +25,9 @@ import {
   ErrNotReady,
   InvalidArgumentError,
   InvalidRangeError,
-  optionsObject,
-  quoteInput,
 } from './errors.ts';
+import { checkReady, optionsObject } from './input.ts';
+import { quoteInput } from './quote.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { invalidFirstAddressError, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';

@@ -15,7 +15,9 @@
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
 import { canonicalAddr, formatAddr } from './address.ts';
-import { arrayLength, InvalidArgumentError, InvalidCIDRError, optionsObject, quoteInput, readElements, readMember } from './errors.ts';
+import { InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+import { arrayLength, optionsObject, readElements, readMember } from './input.ts';
+import { quoteInput } from './quote.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { dns1123SubdomainProblems } from './label-rules.ts';
 import { checkWatcher } from './store.ts';

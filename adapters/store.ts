@@ -9,7 +9,9 @@
 // KubernetesStore (adapters/kubernetes/, IPAddress objects through @kubernetes/client-node).
 // An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
 // delete, and the cache to a watch from a revision.
-import { InvalidArgumentError, isPlainObject, quoteInput, readMember, unreadableInput } from './errors.ts';
+import { InvalidArgumentError } from './errors.ts';
+import { isPlainObject, readMember, unreadableInput } from './input.ts';
+import { quoteInput } from './quote.ts';
 import type { DeleteErrorHandler, ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';

@@ -40,7 +40,9 @@
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
 // source (an allocator) can drive the same object through the same StrategyView. Range and the
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
-import { ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError, optionsObject, quoteInput, readMember } from './errors.ts';
+import { ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from './errors.ts';
+import { optionsObject, readMember } from './input.ts';
+import { quoteInput } from './quote.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, U32_MAX, type U64Out, type UpstreamDraw } from './random.ts';
 import type { IPFamily } from './types.ts';

@@ -17,7 +17,8 @@
 //   once here (`coreConstant`): the TypeScript side never repeats one, so they cannot drift. After
 //   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
-import { InvalidArgumentError, type MemoryShortage, OutOfMemoryError, quoteInput } from './errors.ts';
+import { InvalidArgumentError, type MemoryShortage, OutOfMemoryError } from './errors.ts';
+import { quoteInput } from './quote.ts';
 
 /**
  * Every function the core exports. Pointers and handles are byte offsets into `memory`.

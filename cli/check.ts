@@ -33,7 +33,7 @@ import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
 import { allocatedAddress, compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';
 import { formatAddr } from '../adapters/address.ts';
-import { quoteText } from '../adapters/errors.ts';
+import { quoteText } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { onePerName, ownerText } from './status.ts';
 import { counted, firstOf, formatCount, markedForDeletion, named, shown, table } from './text.ts';

@@ -34,7 +34,8 @@ import {
   Observable,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-import { NotFoundError, quoteText } from '../adapters/errors.ts';
+import { NotFoundError } from '../adapters/errors.ts';
+import { quoteText } from '../adapters/quote.ts';
 import {
   defaultKubeconfigFiles,
   isClientNodeFallback,

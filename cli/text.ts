@@ -7,7 +7,7 @@
 // escapes XML, and names its context and snapshot file with `named`: a control character would
 // make it no XML at all.) Each name is also cut (`named`), as the library cuts a Status message: an owner
 // named in 100,000 characters would otherwise fill the screen.
-import { quoteText, showUnseen } from '../adapters/errors.ts';
+import { quoteText, showUnseen } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 
 /** Text from the cluster as the terminal should show it: every control or invisible character escaped (`\u001b`). */

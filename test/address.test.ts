@@ -21,7 +21,8 @@ import {
 // what users of ipallocator/core call: the checked formatters (the package's own callers use
 // address.ts's formatAddr, which trusts its words)
 import { formatAddr as checkedFormatAddr, formatPrefix } from '../adapters/core.ts';
-import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError, quoteInput } from '../adapters/errors.ts';
+import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError } from '../adapters/errors.ts';
+import { quoteInput } from '../adapters/quote.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The oracle: a slow parser built from regular expressions and split(), following the grammar

@@ -1,14 +1,7 @@
 // The typed errors themselves: codes, names, and which of them carry a stack trace.
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import {
-  ErrAllocated,
-  ErrFull,
-  ErrNotInRange,
-  InvalidAddressError,
-  InvalidCIDRError,
-  IPAllocatorError,
-  quoteInput,
-} from '../adapters/errors.ts';
+import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, InvalidCIDRError, IPAllocatorError } from '../adapters/errors.ts';
+import { quoteInput } from '../adapters/quote.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { canonicalAddr } from '../adapters/address.ts';
 import { Range } from '../adapters/range.ts';

@@ -16,7 +16,7 @@
 // client-go's decoder cannot tell what a body is without them: `{"items": []}` is no empty list,
 // and an answer without either is refused (typeProblem, the one place they are checked).
 
-import { quoteInput, quoteText } from '../errors.ts';
+import { quoteInput, quoteText } from '../quote.ts';
 import { describeBody } from './bodies.ts';
 
 /** application/json, or a JSON-based type (application/merge-patch+json): what an answer to read must be. */

@@ -13,7 +13,7 @@
 // and escape every character a reader could not see (quoteText: `\u001b`, `\n`, `\u202e`): a
 // hostile body cannot start a line of its own, recolour a terminal or reorder what is shown.
 // A Status's own message, which a message repeats whole, is cut at MESSAGE_CHARS (cutMessage).
-import { quoteText, showUnseen } from '../errors.ts';
+import { quoteText, showUnseen } from '../quote.ts';
 
 /** How much of an error answer's body a message quotes, in characters. */
 const EXCERPT_CHARS = 80;

@@ -10,7 +10,9 @@ import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
 import { withEnvironmentProxy } from './proxy-environment.ts';
 import { readFileBounded } from '../bounded-read.ts';
-import { InvalidArgumentError, optionsObject as checkOptions, quoteInput, readMember } from '../errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { optionsObject as checkOptions, readMember } from '../input.ts';
+import { quoteInput } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { IMPERSONATION_KEYS, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
@@ -527,7 +529,7 @@ function isFallback({ cluster: currentCluster, context, user: currentUser }: Cur
 
 /**
  * The options object: undefined → {}; anything but a plain object, or one with a key that is not
- * in `known`, is refused (errors.ts optionsObject).
+ * in `known`, is refused (input.ts optionsObject).
  */
 export function optionsObject<T extends object>(options: unknown, owner: string, known: Readonly<Record<keyof T, true>>): Partial<T> {
   return checkOptions(options as T | undefined, owner, known);

@@ -13,7 +13,8 @@
 // ('KubernetesApiError') or instanceof.
 //
 // SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
-import { AlreadyExistsError, IPAllocatorError, NotFoundError, showUnseen } from '../errors.ts';
+import { AlreadyExistsError, IPAllocatorError, NotFoundError } from '../errors.ts';
+import { showUnseen } from '../quote.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
 
 /** metav1.Status, as far as this store reads it; a field of another type in the answer is left out. */

@@ -75,7 +75,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
-import { quoteInput } from '../errors.ts';
+import { quoteInput } from '../quote.ts';
 import { rememberPluginStderr } from './errors.ts';
 import { execEntryOf, interactiveModeProblem, KubeconfigCredentialError } from './user-checks.ts';
 

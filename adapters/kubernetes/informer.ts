@@ -68,7 +68,9 @@
 // as above; that is seen only while they are below the last one shown), and converges to the
 // server's set once the watch catches up.
 import { checkWatcher, hasLabels, type IPAddressRecord, notAName, type StoreCache, wantedLabels } from '../store.ts';
-import { ErrDestroyed, InvalidArgumentError, optionsObject, quoteInput, readMember, unreadableInput } from '../errors.ts';
+import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
+import { optionsObject, readMember, unreadableInput } from '../input.ts';
+import { quoteInput } from '../quote.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
 import { causeChain, httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';

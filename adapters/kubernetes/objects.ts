@@ -6,7 +6,9 @@
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
 import type { IPAddressRecord } from '../store.ts';
-import { InvalidArgumentError, isPlainObject, quoteInput, quoteText, unreadableInput } from '../errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { isPlainObject, unreadableInput } from '../input.ts';
+import { quoteInput, quoteText } from '../quote.ts';
 import { labelKeyProblems, labelValueProblems } from '../label-rules.ts';
 import { isAllocatorLabelSet, labelSetProblems, readRecord, unreadableRecord } from '../records.ts';
 import { checkApiVersion } from './config.ts';

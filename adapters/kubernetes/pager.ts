@@ -3,7 +3,7 @@
 // one list without paging. The informer (listAll) and the command line (cli/cluster.ts) both list
 // through listPages; each asks for a page its own way and turns a failure into its own error.
 import { checkList, type CheckedList } from './answers.ts';
-import { quoteInput } from '../errors.ts';
+import { quoteInput } from '../quote.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ListerWatcher } from './lister-watcher.ts';
 

@@ -35,7 +35,8 @@
 import { domainToASCII } from 'node:url';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { type Family, parseAddr, parsePrefix } from '../address.ts';
-import { InvalidArgumentError, quoteText } from '../errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { quoteText } from '../quote.ts';
 import { proxyDispatcher } from './proxy-dispatch.ts';
 
 /** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). */

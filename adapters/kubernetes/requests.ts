@@ -46,7 +46,8 @@ import {
   ResponseContext,
 } from '@kubernetes/client-node';
 import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
-import { InvalidArgumentError, quoteInput, quoteText } from '../errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { quoteInput, quoteText } from '../quote.ts';
 import { describeAnswer, httpCode, KubernetesApiError, translate } from './errors.ts';
 import {
   execPluginUser,

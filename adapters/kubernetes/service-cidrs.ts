@@ -54,7 +54,8 @@ import {
 } from './config.ts';
 import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, readObject, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher, notAName } from '../store.ts';
-import { InvalidArgumentError, quoteInput } from '../errors.ts';
+import { InvalidArgumentError } from '../errors.ts';
+import { quoteInput } from '../quote.ts';
 import { isDNS1123Subdomain } from '../label-rules.ts';
 
 const RESOURCE = `servicecidrs.${GROUP}`;

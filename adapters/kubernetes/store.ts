@@ -25,7 +25,8 @@ import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, Networking
 import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY, notAName } from '../store.ts';
-import { InvalidArgumentError, NotFoundError, quoteInput } from '../errors.ts';
+import { InvalidArgumentError, NotFoundError } from '../errors.ts';
+import { quoteInput } from '../quote.ts';
 import { validateFields } from '../records.ts';
 import {
   checkApiVersion,

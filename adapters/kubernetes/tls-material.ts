@@ -19,7 +19,7 @@
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
-import { quoteText } from '../errors.ts';
+import { quoteText } from '../quote.ts';
 import { causeChain, messages } from './errors.ts';
 import { failedAtProxy } from './proxy-dispatch.ts';
 import { proxyOf, UnusableProxyError } from './proxy-environment.ts';

@@ -7,7 +7,8 @@
 // Each says why as the end of a sentence naming the user, never with the credential. The library
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
 import type { KubeConfig, User } from '@kubernetes/client-node';
-import { IPAllocatorError, quoteInput } from '../errors.ts';
+import { IPAllocatorError } from '../errors.ts';
+import { quoteInput } from '../quote.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, NO_HEADER_HOLDS_IT, sendsThroughNodeFetch } from './header-values.ts';
 import { impersonationProblem } from './impersonation.ts';
 

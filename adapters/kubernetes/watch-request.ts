@@ -23,7 +23,7 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
-import { quoteInput, quoteText } from '../errors.ts';
+import { quoteInput, quoteText } from '../quote.ts';
 import { KubernetesApiError } from './errors.ts';
 import { letFetchEndBody } from './requests.ts';
 import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';

@@ -25,7 +25,7 @@ import {
   seededRandom,
 } from '../../adapters/index.ts';
 import { canonicalAddr, parseAddr, parsePrefix } from '../../adapters/core.ts';
-import { quoteInput } from '../../adapters/errors.ts';
+import { quoteInput } from '../../adapters/quote.ts';
 import { validateServiceCIDRSpec } from '../../adapters/service-cidrs.ts';
 import { KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import type { IPAllocator } from '../../adapters/types.ts';

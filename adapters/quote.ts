@@ -1,0 +1,106 @@
+// How a value from elsewhere is shown in a message: text quoted with what a reader could not see
+// escaped, any other value named by its kind (`an array of 3 values`, `a Map`, `the class
+// MemoryStore`), never by its contents or source. The typed errors (errors.ts) quote their input
+// with it, and so do the checks of caller input (input.ts), the command line and the messages
+// about answers of the Kubernetes API: one wording everywhere. It imports nothing, so the error
+// classes can use it without depending on the input checks, which throw those classes.
+
+/** Characters a reader cannot see or tell apart: controls, format characters (zero-width space, BOM, soft hyphen), separators other than the plain space, and code points without a glyph. */
+const UNSEEN = /[\p{C}\p{Z}]/gu;
+
+/**
+ * `text` in double quotes with every character a reader could not see escaped, as Go's
+ * strconv.Quote (%q) does: "10.0.0.1\u200b", not a quote that looks like "10.0.0.1".
+ */
+export function quoteText(text: string): string {
+  return showUnseen(JSON.stringify(text));
+}
+
+/**
+ * `text` with every character a reader could not see written as an escape (`\u200b`, `\u001b`,
+ * `\u000a`): for showing text from elsewhere on a terminal, where a control character could
+ * move the cursor, recolour or clear the screen, or start a line that looks like ours.
+ */
+export function showUnseen(text: string): string {
+  return text.replace(UNSEEN, (c) => {
+    if (c === ' ') return c;
+    const cp = c.codePointAt(0)!;
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/**
+ * `message` about one element of the caller's array, named after it as memberName names it:
+ * `ParseAddr("10.0.0.x"): unexpected character (ips[3])`. The one wording of which element a
+ * batch refused (malformed text, an address outside the range): the way to find it in a long
+ * listing.
+ */
+export function inElement(message: string, element: string): string {
+  return `${message} (${element})`;
+}
+
+/** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. */
+export function quoteInput(input: unknown): string {
+  if (typeof input === 'string') {
+    if (input.length > 64) return `${quoteText(input.slice(0, 64))}… (${input.length} characters)`;
+    return quoteText(input);
+  }
+  if (input === null || input === undefined) return String(input);
+  if (typeof input === 'bigint') return `${input}n`;
+  if (typeof input === 'object') return objectKind(input);
+  if (typeof input === 'function') return functionName(input as (...args: never[]) => unknown);
+  // a symbol's description is text from elsewhere: escaped as a string's is
+  return `${showUnseen(String(input))} (${typeof input})`;
+}
+
+/** An array by its length, a thenable as a promise, any other object by its class (classOf). */
+function objectKind(o: object): string {
+  try {
+    if (Array.isArray(o)) return `an array of ${o.length} value${o.length === 1 ? '' : 's'}`;
+    if (typeof (o as { then?: unknown }).then === 'function') return 'a Promise (a missing await?)';
+    return classOf(o);
+  } catch {
+    // a Proxy whose traps throw, or a revoked one: the refusal must not throw the input's own error
+  }
+  return 'a value of type object';
+}
+
+/**
+ * An object by its class: `a Map`, `an instance of Owner`, `an object whose prototype is not
+ * Object.prototype`, or, for a plain object, `a value of type object` — read from property
+ * descriptors, so no getter of the caller's runs. A Proxy whose trap throws throws here, as its
+ * other reads do, for the caller to name the field it was reading.
+ */
+export function classOf(o: object): string {
+  const proto: unknown = Object.getPrototypeOf(o);
+  if (proto === Object.prototype || proto === null) return 'a value of type object';
+  const ctor: unknown =
+    typeof proto === 'object' && proto !== null ? Object.getOwnPropertyDescriptor(proto, 'constructor')?.value : undefined;
+  const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
+  if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
+  const shown = showUnseen(name.slice(0, 64));
+  // 'an' before a vowel sound: an Error, an Int8Array; a URL, a Uint8Array (said "you")
+  return BUILT_IN_KINDS.has(name) ? `${/^[AEIO]/.test(name) ? 'an' : 'a'} ${shown}` : `an instance of ${shown}`;
+}
+
+/** Classes named by their name alone (`a Map`, not `an instance of Map`). */
+const BUILT_IN_KINDS = new Set(
+  `Map Set WeakMap WeakSet WeakRef Date RegExp Promise Error URL Number String Boolean ArrayBuffer
+   SharedArrayBuffer DataView Int8Array Uint8Array Uint8ClampedArray Int16Array Uint16Array
+   Int32Array Uint32Array Float32Array Float64Array BigInt64Array BigUint64Array`.split(/\s+/),
+);
+
+/** A function by its name, not its source (which String() gives: a whole class, for `MemoryStore` without `new`). */
+function functionName(f: (...args: never[]) => unknown): string {
+  let name = '';
+  let isClass = false;
+  try {
+    const own = f.name;
+    if (typeof own === 'string' && own !== '') name = quoteText(own.slice(0, 64));
+    isClass = /^class\b/.test(Function.prototype.toString.call(f));
+  } catch {
+    // a Proxy of a function whose traps throw, or a revoked one: no name or source to read
+  }
+  if (isClass) return `the class ${name} (a missing \`new\`?)`;
+  return name === '' ? 'a function' : `the function ${name}`;
+}
