@@ -279,10 +279,14 @@ const MAX_MEMORY_PAGES = 65536;
 const MAX_MEMORY_BYTES = MAX_MEMORY_PAGES * WASM_PAGE_BYTES;
 
 /**
- * Caps the core's linear memory at `bytes` (rounded down to 64 KiB pages; never below what the
- * memory already holds, since WebAssembly memory cannot shrink). Allocations that would grow past
- * the cap fail with OutOfMemoryError and change nothing. `Infinity` lifts the cap (4 GiB, the
- * wasm32 maximum). The instance, and so the cap, is shared by every allocator in the process.
+ * Caps the core's linear memory at `bytes`, a whole number of 64 KiB pages (a multiple of 65536);
+ * never below what the memory already holds, since WebAssembly memory cannot shrink. Allocations
+ * that would grow past the cap fail with OutOfMemoryError and change nothing. `Infinity` (or any
+ * number from 4 GiB up) lifts the cap to WebAssembly's own 4 GiB. Any other number of bytes is
+ * InvalidArgumentError naming the nearest multiples, and the cap stays as it was: a cap is the
+ * most the memory may take, so rounding up would exceed it, and rounding down in silence would
+ * make memoryLimit().limit differ from what was set. The instance, and so the cap, is shared by
+ * every allocator in the process.
  *
  * Memory freed by destroy() is reused: freed blocks of 4 KiB and more merge with their free
  * neighbours, so the memory of one index destroyed can hold an index of another shape. Blocks
@@ -293,8 +297,17 @@ export function setMemoryLimit(bytes: number): void {
   if (typeof bytes !== 'number' || Number.isNaN(bytes) || bytes < 0) {
     throw new InvalidArgumentError(`memory limit must be a non-negative number of bytes, got ${quoteInput(bytes)}`);
   }
-  const pages = bytes === Infinity ? MAX_MEMORY_PAGES : Math.min(MAX_MEMORY_PAGES, Math.floor(bytes / WASM_PAGE_BYTES));
-  core.heap_set_limit_pages(pages);
+  if (bytes >= MAX_MEMORY_BYTES) {
+    core.heap_set_limit_pages(MAX_MEMORY_PAGES);
+    return;
+  }
+  if (bytes % WASM_PAGE_BYTES !== 0) {
+    const below = Math.floor(bytes / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
+    throw new InvalidArgumentError(
+      `memory limit must be a multiple of 65536 bytes (WebAssembly memory comes in pages of 64 KiB), got ${quoteInput(bytes)}; the nearest are ${below} and ${below + WASM_PAGE_BYTES}`,
+    );
+  }
+  core.heap_set_limit_pages(bytes / WASM_PAGE_BYTES);
 }
 
 /**

@@ -87,6 +87,24 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(memoryLimit().limit).toBe(4 * 1024 ** 3);
   });
 
+  it('setMemoryLimit refuses a number of bytes that is not whole 64 KiB pages, names the nearest, and keeps the cap', () => {
+    setMemoryLimit(memoryLimit().size + 4 * 65536);
+    const before = memoryLimit().limit;
+    expect(() => setMemoryLimit(1_000_000)).toThrow(
+      new InvalidArgumentError(
+        'memory limit must be a multiple of 65536 bytes (WebAssembly memory comes in pages of 64 KiB), got 1000000 (number); the nearest are 983040 and 1048576',
+      ),
+    );
+    expect(() => setMemoryLimit(before + 1)).toThrow(InvalidArgumentError);
+    expect(() => setMemoryLimit(before + 0.5)).toThrow(InvalidArgumentError);
+    expect(memoryLimit().limit).toBe(before);
+    setMemoryLimit(before + 65536);
+    expect(memoryLimit().limit).toBe(before + 65536);
+    setMemoryLimit(5e9); // from 4 GiB up: WebAssembly's own limit, as Infinity
+    expect(memoryLimit().limit).toBe(4 * 1024 ** 3);
+    setMemoryLimit(Infinity);
+  });
+
   it('memoryLimit().inUse counts what live indexes hold, and destroy() gives it back', () => {
     setMemoryLimit(Infinity);
     const before = memoryLimit().inUse;
