@@ -718,6 +718,8 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   // FIFO entry: measured 65 bytes of JS heap per held address (160 in a /64, whose offsets past
   // 2^53 are string keys).
   const inner = strategyOption(strategy, 'strategy');
+  const wrapped = COOLED_DOWN.get(inner);
+  if (wrapped !== undefined) throw alreadyCooledDown(inner, wrapped);
   if (typeof options !== 'object' || options === null) {
     throw new InvalidArgumentError(`coolDown options must be an object { ms } or { allocations }, got ${quoteInput(options)}`);
   }
@@ -740,11 +742,13 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   const wait = byTime ? ms : allocations!;
   const clock = now ?? Date.now;
   const label = byTime ? `${ms} ms` : `${allocations} allocations`;
-  return own(
+  const cooled = own(
     Object.freeze({
       name: `${inner.name}+cool-down(${label})`,
       forRange(view: StrategyView): OffsetChooser {
         const chosen = chooserFor(inner, view);
+        // a strategy of your own that passes a coolDown chooser's cooling on: cooled down inside
+        if (chosen.cooling !== undefined) throw alreadyCooledDown(inner);
         const chooser = new CoolDownChooser(
           chosen,
           new CoolingQueue(wholeIndex(view), byTime ? clock : null, wait, view.rangeOffset),
@@ -755,6 +759,24 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
       },
     }),
   );
+  COOLED_DOWN.set(cooled, inner);
+  return cooled;
+}
+
+/** Each strategy coolDown made → the strategy it wraps. */
+const COOLED_DOWN = new WeakMap<AllocationStrategy, AllocationStrategy>();
+
+/**
+ * coolDown of a strategy that holds released addresses already: two holds of one release would
+ * disagree on when it returns (only the outer one would ever hold anything), so it is refused.
+ * `wrapped`: the strategy inside, when coolDown made `strategy`.
+ */
+function alreadyCooledDown(strategy: AllocationStrategy, wrapped?: AllocationStrategy): InvalidArgumentError {
+  const instead =
+    wrapped === undefined
+      ? 'its chooser holds released addresses (a cooling)'
+      : `cool ${quoteInput(wrapped.name)} down once, with the hold you want`;
+  return new InvalidArgumentError(`coolDown: strategy ${quoteInput(strategy.name)} is already cooled down: ${instead}`);
 }
 
 /** A key for an offset in a Map: exact below 2^53, a string above (a /64's high offsets). */

@@ -376,6 +376,22 @@ describe('cool-down', () => {
     }
   });
 
+  it('refuses a strategy that is already cooled down, whether coolDown made it or it passes a cooling on', async () => {
+    const once = coolDown('random-free', { ms: 60_000 });
+    const direct = await failure(() => coolDown(once, { allocations: 10 }));
+    expect(direct).toBeInstanceOf(InvalidArgumentError);
+    expect((direct as Error).message).toBe(
+      'coolDown: strategy "random-free+cool-down(60000 ms)" is already cooled down: cool "random-free" down once, with the hold you want',
+    );
+    const passing: AllocationStrategy = { name: 'passing', forRange: (view) => once.forRange(view) };
+    const twice = coolDown(passing, { ms: 1 }); // what forRange returns is seen only with a range
+    const inside = await failure(() => new Range('10.0.0.0/28', { strategy: twice }));
+    expect(inside).toBeInstanceOf(InvalidArgumentError);
+    expect((inside as Error).message).toBe(
+      'coolDown: strategy "passing" is already cooled down: its chooser holds released addresses (a cooling)',
+    );
+  });
+
   it('by time: a released address is not handed out before its time and comes back after', () => {
     const clock = { now: 1000 };
     const g = geometry('10.0.0.0/24');
