@@ -41,7 +41,7 @@
 // source (an allocator) can drive the same object through the same StrategyView. Range and the
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
 import { ErrDestroyed, ErrFull, InvalidArgumentError, OutOfMemoryError } from './errors.ts';
-import { optionsObject, readMember } from './input.ts';
+import { nearestName, optionsObject, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, U32_MAX, type U64Out, type UpstreamDraw } from './random.ts';
@@ -442,26 +442,27 @@ export const STRATEGIES: Readonly<Record<StrategyName, AllocationStrategy>> = Ob
 /**
  * The `strategy` option as a strategy object: a built-in's name, or an object with a `name`
  * string and a `forRange` function. InvalidArgumentError for anything else, naming the value as
- * `what` (the option, or coolDown's argument).
+ * `what` (the option, or coolDown's argument): one wording for a wrong name and a wrong object,
+ * for Range, Allocator, MetaAllocator and coolDown alike, with a "did you mean" for a misspelled
+ * name.
  */
 export function strategyOption(option: unknown, what = 'options.strategy'): AllocationStrategy {
   if (option === undefined) return STRATEGIES.upstream;
   if (typeof option === 'string') {
     if ((STRATEGY_NAMES as readonly string[]).includes(option)) return STRATEGIES[option as StrategyName];
-    throw new InvalidArgumentError(`${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object, got ${quoteInput(option)}`);
-  }
-  const s = option as Partial<AllocationStrategy> | null;
-  if (
-    typeof s !== 'object' ||
-    s === null ||
-    typeof readMember(s, 'name', what) !== 'string' ||
-    typeof readMember(s, 'forRange', what) !== 'function'
+  } else if (
+    typeof option === 'object' &&
+    option !== null &&
+    typeof readMember(option, 'name', what) === 'string' &&
+    typeof readMember(option, 'forRange', what) === 'function'
   ) {
-    throw new InvalidArgumentError(
-      `${what} must be one of ${STRATEGY_NAMES.join(', ')} or an object { name, forRange(view) }, got ${quoteInput(option)}`,
-    );
+    return option as AllocationStrategy;
   }
-  return s as AllocationStrategy;
+  const near = typeof option === 'string' ? nearestName(option, STRATEGY_NAMES) : undefined;
+  throw new InvalidArgumentError(
+    `${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object { name, forRange(view) }, got ${quoteInput(option)}` +
+      (near === undefined ? '' : ` (did you mean "${near}"?)`),
+  );
 }
 
 /**

@@ -247,6 +247,31 @@ describe('Allocator strategy option', () => {
     expect(store.watcherCount).toBe(0);
   });
 
+  it('a strategy that is neither a built-in name nor a strategy object: one wording wherever it is given', async () => {
+    const store = new MemoryStore();
+    const cidrs = new InMemoryServiceCIDRs();
+    const refusal = (got: string, what = 'options.strategy') =>
+      `${what} must be one of upstream, legacy-bitmap, sequential, lowest-free, random-free or a strategy object { name, forRange(view) }, got ${got}`;
+    const refused = async (make: () => unknown) => {
+      const e = await failure(make);
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      return (e as Error).message;
+    };
+    for (const [strategy, got] of [
+      ['fastest', refusal('"fastest"')],
+      ['lowest_free', `${refusal('"lowest_free"')} (did you mean "lowest-free"?)`],
+      [{ name: 'no-forRange' }, refusal('a value of type object')],
+      [42, refusal('42 (number)')],
+    ] as const) {
+      const option = strategy as never;
+      expect(await refused(() => new Range('10.5.0.0/28', { strategy: option }))).toBe(got);
+      expect(await refused(() => new Allocator('10.5.0.0/28', { store, strategy: option }))).toBe(got);
+      expect(await refused(() => new MetaAllocator('IPv4', cidrs, { store, strategy: option }))).toBe(got);
+      expect(await refused(() => coolDown(option, { ms: 1 }))).toBe(got.replace(/^options\.strategy/, 'strategy'));
+    }
+    expect(store.watcherCount).toBe(0);
+  });
+
   // Regression: a range with no usable address never called forRange, so a broken strategy was
   // accepted there and refused on a /24.
   // (an IPv6 /127 holds one address: IPv6 has no broadcast address)
