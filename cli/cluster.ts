@@ -46,6 +46,7 @@ import {
   readKubeconfigFile,
   serverURLProblem,
   shownServer,
+  unsetKubeconfigVariable,
 } from '../adapters/kubernetes/config.ts';
 import {
   causeChain,
@@ -305,12 +306,8 @@ export class Cluster {
       );
     }
     if (options.kubeconfig === undefined && isClientNodeFallback(kc)) {
-      // an empty $KUBECONFIG is read as not set, as kubectl reads it (config.ts defaultKubeconfigFiles);
-      // "not set" alone would contradict an operator who sees it set, to ""
-      const variable =
-        process.env['KUBECONFIG'] === '' ? '$KUBECONFIG is empty (read as not set, as kubectl reads it)' : '$KUBECONFIG is not set';
       throw new CliError(
-        `found no kubeconfig: ${variable}, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE`,
+        `found no kubeconfig: ${unsetKubeconfigVariable()}, ~/.kube/config does not exist, and this is not a pod with a service account; pass --kubeconfig FILE`,
       );
     }
     // client-node reads a file whose YAML is no mapping ("hello", 0, a list) as a kubeconfig

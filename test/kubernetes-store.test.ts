@@ -1037,6 +1037,29 @@ describe('KubernetesStore', () => {
       }
     });
 
+    it('with $KUBECONFIG set to "" and no kubeconfig to be found, says the variable is empty, as the command line does', () => {
+      // Regression: the message said "$KUBECONFIG is not set" of a variable set to "" (read as not set, as kubectl reads it).
+      const saved = { ...process.env };
+      const home = mkdtempSync(join(tmpdir(), 'ipallocator-no-kubeconfig-'));
+      try {
+        process.env.KUBECONFIG = '';
+        delete process.env.KUBERNETES_SERVICE_HOST;
+        delete process.env.KUBERNETES_SERVICE_PORT;
+        process.env.HOME = home;
+        expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+          "KubernetesStore: the KubeConfig is client-node's placeholder (server http://localhost:8080), which loadFromDefault() loads " +
+            'when it finds no kubeconfig: $KUBECONFIG is empty (read as not set, as kubectl reads it), ~/.kube/config does not exist, ' +
+            'and this is not a pod with a service account; load one, e.g. kc.loadFromFile(path)',
+        );
+      } finally {
+        for (const k of ['KUBECONFIG', 'KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT', 'HOME']) {
+          if (saved[k] === undefined) delete process.env[k];
+          else process.env[k] = saved[k];
+        }
+        rmSync(home, { recursive: true, force: true });
+      }
+    });
+
     it('a token with a control character (CR, LF, NUL, DEL, VT) in it: the failure says so without the token, in its message or its cause', async () => {
       // Regression: fetch's "Headers.append: \"Bearer <token>\" is an invalid header value" was the message.
       // Regression: a character beyond U+00FF (a Unicode line separator) failed as a connection

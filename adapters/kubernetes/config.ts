@@ -72,7 +72,7 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     // protocol is not allowed") to a server nobody named
     throw new InvalidArgumentError(
       `${owner}: the KubeConfig is client-node's placeholder (server http://localhost:8080), which loadFromDefault() ` +
-        'loads when it finds no kubeconfig: $KUBECONFIG is not set, ~/.kube/config does not exist, and this is not a pod ' +
+        `loads when it finds no kubeconfig: ${unsetKubeconfigVariable()}, ~/.kube/config does not exist, and this is not a pod ` +
         'with a service account; load one, e.g. kc.loadFromFile(path)',
     );
   }
@@ -175,6 +175,16 @@ export function defaultKubeconfigFiles(): { files: string[]; list: string | unde
   const list = process.env['KUBECONFIG'];
   if (list) return { files: [...new Set(list.split(delimiter).filter((f) => f !== ''))], list };
   return { files: [join(homedir(), '.kube', 'config')], list: undefined };
+}
+
+/**
+ * $KUBECONFIG as it stands when no kubeconfig was found through it: `$KUBECONFIG is not set`, or,
+ * for a variable set to "" (read as not set, as kubectl and defaultKubeconfigFiles read it), that
+ * it is empty — "not set" alone would contradict an operator who sees it set. The one wording,
+ * for the library and the command line.
+ */
+export function unsetKubeconfigVariable(): string {
+  return process.env['KUBECONFIG'] === '' ? '$KUBECONFIG is empty (read as not set, as kubectl reads it)' : '$KUBECONFIG is not set';
 }
 
 /**
