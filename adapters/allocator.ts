@@ -640,7 +640,8 @@ export class Allocator implements IPAllocator, Disposable {
   /**
    * Registers the five upstream metrics in prom-client (the one given, or the default registry
    * for `true` or none) and records to them, the gauges seeded at once. Given another registry than before, this range's
-   * gauges leave the previous one (unless another allocator reports them there).
+   * gauges leave the previous one (unless another allocator reports them there); its counters and
+   * histogram, cumulative, keep there what they counted.
    */
   enableMetrics(registry?: MetricsRegistry | true): void {
     this.live();

@@ -57,8 +57,11 @@ export interface IPAllocator {
   /**
    * Registers the five upstream metrics in `registry`, or in prom-client's default registry when
    * it is `true` or left out (as the `metrics` option takes them), and records into them from now
-   * on; the two gauges are set at once. Loads prom-client, an optional peer dependency, on first
-   * use. Throws InvalidArgumentError for anything but `true` or a prom-client Registry.
+   * on; the two gauges are set at once. Called again with another registry, it moves there: the
+   * two gauge series of this range leave the previous registry (unless another allocator reports
+   * them there), while the counters and the histogram, cumulative, keep there what they counted.
+   * Loads prom-client, an optional peer dependency, on first use. Throws InvalidArgumentError for
+   * anything but `true` or a prom-client Registry.
    */
   enableMetrics(registry?: MetricsRegistry | true): void;
   /** Detaches from the store and frees the WASM index. Idempotent; every other method then throws ErrDestroyed. */

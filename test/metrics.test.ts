@@ -405,6 +405,21 @@ describe('registration', () => {
     a.destroy();
   });
 
+  it('enableMetrics(registry) after enableMetrics(true): the gauges leave the default registry, the cumulative counters stay there', async () => {
+    const cidr = '10.12.5.0/24';
+    const a = Allocator.create(cidr);
+    a.enableMetrics(true);
+    await a.allocateNext();
+    const reg = new Registry();
+    a.enableMetrics(reg);
+    await a.allocateNext();
+    expect(await cidrsOf(defaultRegistry, METRIC_ALLOCATED_IPS)).not.toContain(cidr);
+    expect(await cidrsOf(defaultRegistry, METRIC_AVAILABLE_IPS)).not.toContain(cidr);
+    expect(await metricsOf(reg, cidr)).toMatchObject({ used: 2, allocated: 1 }); // counted here from the move
+    expect(await value(defaultRegistry, METRIC_ALLOCATIONS, { cidr })).toBe(1); // what it counted there stays
+    a.destroy();
+  });
+
   it('the ipallocator/metrics entry serves the same metrics as the allocators record into', async () => {
     const entry = await import('../adapters/prometheus.ts');
     const reg = new Registry();
