@@ -46,7 +46,7 @@ import { checkParentRef, labelsFor, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { type CallReturns, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
-import { copy4, type Op, TakenAddresses } from './taken-addresses.ts';
+import { copy4, type Op, type RecordFeed, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
@@ -112,8 +112,10 @@ export class Allocator implements IPAllocator, Disposable {
    * the WASM memory cap is reached.
    * Any other /31, /32 or /128 is accepted, as upstream does, with size 0: allocateNext answers
    * ErrFull and allocate ErrNotInRange. Free its memory with destroy() or `using`.
+   * `feed` is internal (a MetaAllocator's ranges): where the index hears of the store's records
+   * in place of that subscription.
    */
-  constructor(cidr: string, options?: IndexedAllocatorOptions) {
+  constructor(cidr: string, options?: IndexedAllocatorOptions, feed?: RecordFeed) {
     const opts = optionsObject(options, 'Allocator', ALLOCATOR_OPTIONS);
     const p = Prefix.parse(cidr);
     const refused = rangeRefusal(p);
@@ -128,7 +130,7 @@ export class Allocator implements IPAllocator, Disposable {
     const strategy = strategyOption(opts.strategy);
     // before anything is subscribed or allocated: a registry that cannot take the metrics throws here
     const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics);
-    this.taken = new TakenAddresses(p, indexKindOption(opts.index, 'options.index'), p.family, this.cache);
+    this.taken = new TakenAddresses(p, indexKindOption(opts.index, 'options.index'), p.family, this.cache, feed ?? null);
     this.random = this.taken.guardRandom(random);
     try {
       this.taken.subscribe();
@@ -143,9 +145,13 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** The factory: `Allocator.create("10.96.0.0/12", { store })`. */
-  static create(cidr: string, options: IndexedAllocatorOptions = {}): Allocator {
-    return new Allocator(cidr, options);
+  /**
+   * The factory: `Allocator.create("10.96.0.0/12", { store })`. `feed` (internal, for a
+   * MetaAllocator's ranges): where the index hears of the store's records, instead of a
+   * subscription of its own to the store's cache.
+   */
+  static create(cidr: string, options: IndexedAllocatorOptions = {}, feed?: RecordFeed): Allocator {
+    return new Allocator(cidr, options, feed);
   }
 
   /** Usable addresses (upstream hostsPerNetwork). */

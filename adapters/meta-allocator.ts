@@ -21,7 +21,9 @@
 //   ready after both became unready or were being deleted, and took allocations the finalizers
 //   of those ServiceCIDRs then waited for (docs/semantics.md).
 // * All ranges share the MetaAllocator's Store: an address taken through one range is taken for
-//   every overlapping range (upstream's ranges share one API server).
+//   every overlapping range (upstream's ranges share one API server). One subscription to its
+//   cache serves them all: an event goes only to the ranges whose prefix contains its address
+//   (RecordRouter), so the work per event does not grow with the number of ranges.
 // * allocate/has/release go to a range that contains the address as a host (upstream
 //   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
 //   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, has and
@@ -79,6 +81,7 @@ import {
   type ServiceCIDRSource,
 } from './service-cidrs.ts';
 import { allocatorWatcher, checkUnsubscribe, type Store } from './store.ts';
+import { RecordRouter } from './taken-addresses.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 import { memoryHeadroom } from './wasm.ts';
@@ -224,6 +227,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * moves only the ranges of the CIDRs it touched (reorder).
    */
   private order: readonly RangeEntry[] = [];
+  /**
+   * The one store subscription of every range's index (their Allocators' feed): an event goes to the
+   * ranges containing its address only.
+   */
+  private readonly router: RecordRouter;
   /** The ranges' prefixes: Σ size of those no other range contains. */
   private tops = new TopLevelPrefixes();
   private readonly known = new Map<string, KnownServiceCIDR>();
@@ -328,15 +336,20 @@ export class MetaAllocator implements IPAllocator, Disposable {
       recorderFor(opts.metrics); // validates
       this.metricsOption = opts.metrics;
     }
+    const router = new RecordRouter(this.store.cache, this.fam);
+    this.router = router;
     this.unsubscribeStore = checkUnsubscribe(
       this.store.cache.subscribe(
         allocatorWatcher({
           onAdd: (r, previous) => {
             this.labelled += labelledChange(r, previous, this.ipFamily);
+            router.onAdd(r, previous);
           },
           onDelete: (r) => {
             if (hasAllocatorLabels(r, this.ipFamily)) this.labelled--;
+            router.onDelete(r);
           },
+          onResync: () => router.onResync(),
         }),
       ),
     );
@@ -1114,7 +1127,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           if (this.indexKind !== undefined) options.index = this.indexKind;
           if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
           if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
-          a = Allocator.create(key, options);
+          a = Allocator.create(key, options, this.router);
         } catch (err) {
           if (this.destroyed) return; // by its strategy's forRange (ErrDestroyed from guard): nothing to report
           const reason = err as Error;

@@ -45,6 +45,7 @@ import { type Family, isCanonical } from './address.ts';
 import { type ErrFull, OutOfMemoryError } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
+import { type Held, PrefixTable } from './prefix-table.ts';
 import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { loadInSlices } from './sliced-load.ts';
@@ -118,6 +119,99 @@ export class Op {
   nextSameName: Op | null = null;
 }
 
+/**
+ * Where a TakenAddresses hears of the cache's records, when not from a subscription of its own:
+ * the cache's contract (the records held, synchronously, then every change in order), for the
+ * records whose name is an address inside `prefix` at least. Its handlers apply them as they
+ * apply the cache's own events: one algorithm either way.
+ */
+export interface RecordFeed {
+  subscribe(prefix: Prefix, watcher: StoreWatcher): () => void;
+}
+
+/**
+ * One subscription to a store's cache for the TakenAddresses of many ranges of one family (a
+ * MetaAllocator's): each event's name is parsed once, and the event goes only to the watchers
+ * whose prefix contains the address (overlapping ranges all get it), found in a PrefixTable —
+ * where a subscription per range would have every range hear, and parse, every event. (The
+ * handlers of the ranges reached parse the name again: parseRecordName's memo answers them.)
+ * Its owner subscribes to the cache and hands each event to onAdd, onDelete and onResync.
+ */
+export class RecordRouter implements RecordFeed {
+  private readonly table = new PrefixTable<StoreWatcher>();
+  private readonly words = new Uint32Array(4);
+
+  constructor(
+    private readonly cache: StoreCache,
+    private readonly fam: Family,
+  ) {}
+
+  /**
+   * Holds `watcher` for the addresses of `prefix`, after giving it every record the cache holds
+   * (the cache's own replay, which every allocator watcher filters itself). A replay that throws
+   * leaves it unsubscribed, as the cache's own subscribe does.
+   */
+  subscribe(prefix: Prefix, watcher: StoreWatcher): () => void {
+    const held = this.table.add(prefix, watcher);
+    try {
+      for (const r of this.cache.list()) watcher.onAdd(r);
+    } catch (e) {
+      this.table.delete(held);
+      throw e;
+    }
+    return () => {
+      this.table.delete(held);
+    };
+  }
+
+  onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
+    const to = this.route(r.name);
+    let failure: { error: unknown } | undefined;
+    for (let i = 0; i < to.length; i++) {
+      try {
+        to[i]!.value.onAdd(r, previous);
+      } catch (error) {
+        failure ??= { error }; // the others hear of it all the same, as they would from the cache
+      }
+    }
+    if (failure !== undefined) throw failure.error;
+  }
+
+  onDelete(r: IPAddressRecord): void {
+    const to = this.route(r.name);
+    let failure: { error: unknown } | undefined;
+    for (let i = 0; i < to.length; i++) {
+      try {
+        to[i]!.value.onDelete(r);
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure !== undefined) throw failure.error;
+  }
+
+  /** A re-list concerns every watcher. */
+  onResync(): void {
+    let failure: { error: unknown } | undefined;
+    for (const held of this.table.all()) {
+      try {
+        held.value.onResync?.();
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+    if (failure !== undefined) throw failure.error;
+  }
+
+  /** The watchers whose prefix contains the address `name` (none when it is not one of this family). */
+  private route(name: string): readonly Held<StoreWatcher>[] {
+    const w = this.words;
+    return parseRecordName(name, w) === this.fam ? this.table.containing(this.fam, w) : NO_WATCHERS;
+  }
+}
+
+const NO_WATCHERS: readonly Held<StoreWatcher>[] = Object.freeze([]);
+
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
   to[0] = from[0]!;
   to[1] = from[1]!;
@@ -176,12 +270,16 @@ export class TakenAddresses {
   private cooling: CoolingQueue | null = null;
   private readonly off = new Uint32Array(2);
 
-  /** Throws OutOfMemoryError when the WASM memory cap is reached. */
+  /**
+   * Throws OutOfMemoryError when the WASM memory cap is reached. The events come from `feed` when
+   * given (a MetaAllocator's RecordRouter), else from a subscription of its own to `cache`.
+   */
   constructor(
     private readonly prefix: Prefix,
     kind: IndexKind,
     private readonly ipFamily: IPFamily,
     private readonly cache: StoreCache,
+    private readonly feed: RecordFeed | null = null,
   ) {
     this.fam = prefix.version;
     this.index = AddressSpace.of(prefix, kind);
@@ -189,9 +287,9 @@ export class TakenAddresses {
   }
 
   /**
-   * Subscribes to the cache: its replay of every record is loaded in one bulk call (a sparse
-   * index builds its pages at once), then events keep the index in step. On failure nothing
-   * stays subscribed and the index is freed.
+   * Subscribes to the cache (or the feed): its replay of every record is loaded in one bulk call
+   * (a sparse index builds its pages at once), then events keep the index in step. On failure
+   * nothing stays subscribed and the index is freed.
    */
   subscribe(): void {
     const watcher: StoreWatcher = allocatorWatcher({
@@ -204,7 +302,7 @@ export class TakenAddresses {
     try {
       // A subscribe that returns no function: its events still come, and are ignored once this
       // is destroyed below.
-      unsubscribe = checkUnsubscribe(this.cache.subscribe(watcher));
+      unsubscribe = this.feed !== null ? this.feed.subscribe(this.prefix, watcher) : checkUnsubscribe(this.cache.subscribe(watcher));
       const l = this.loading;
       this.loading = null;
       if (this.index !== null) loadInto(this.index, l.words, l.n);

@@ -784,6 +784,60 @@ describe('MetaAllocator: routing, counting and views', () => {
     expect(await rejection(meta.allocate('10.0.0.6'))).toBeInstanceOf(ErrMismatchedNetwork);
   });
 
+  it.each<{ family: IPFamily; cidrs: string[]; records: Record<string, string[]> }>([
+    {
+      family: 'IPv4',
+      cidrs: ['10.1.0.0/16', '10.1.2.0/24', '10.1.2.128/25', '10.3.0.0/24'],
+      // address → the ranges whose used() counts it (a labelled record: in [first, last], or
+      // inside the prefix as its network or IPv4 broadcast)
+      records: {
+        '10.1.2.7': ['10.1.0.0/16', '10.1.2.0/24'],
+        '10.1.2.200': ['10.1.0.0/16', '10.1.2.0/24', '10.1.2.128/25'],
+        '10.1.2.0': ['10.1.0.0/16', '10.1.2.0/24'],
+        '10.1.2.255': ['10.1.0.0/16', '10.1.2.0/24', '10.1.2.128/25'],
+        '10.1.9.9': ['10.1.0.0/16'],
+        '10.3.0.5': ['10.3.0.0/24'],
+        '10.2.0.5': [],
+        '2001:db8::5': [],
+      },
+    },
+    {
+      family: 'IPv6',
+      cidrs: ['fd00:1::/64', 'fd00:1::/112', 'fd00:1::1:0/112', 'fd00:1::1:0/120', 'fd00:2::/120'],
+      records: {
+        'fd00:1::5': ['fd00:1::/64', 'fd00:1::/112'],
+        'fd00:1::1:7': ['fd00:1::/64', 'fd00:1::1:0/112', 'fd00:1::1:0/120'],
+        'fd00:1::1:107': ['fd00:1::/64', 'fd00:1::1:0/112'],
+        'fd00:1::9:0:5': ['fd00:1::/64'],
+        'fd00:2::5': ['fd00:2::/120'],
+        'fd00:3::5': [],
+        '10.1.2.7': [],
+      },
+    },
+  ])(
+    'a record counts in the used() of exactly the $family ranges that contain it, overlapping ones included, as records come and go',
+    async ({ family, cidrs, records }) => {
+      const { store, source, meta } = setup('ordered', 1, family);
+      // half the records before the ranges exist (a range built later reads them), half after
+      const names = Object.keys(records);
+      const early = names.filter((_, i) => i % 2 === 0);
+      for (const name of early) store.inject(name, allocatorLabels(name.includes(':') ? 'IPv6' : 'IPv4'));
+      cidrs.forEach((cidr, i) => source.addServiceCIDR(`sc${i}`, [cidr]));
+      for (const name of names.filter((n) => !early.includes(n))) store.inject(name, allocatorLabels(name.includes(':') ? 'IPv6' : 'IPv4'));
+      const usedBy = (left: string[]) =>
+        Object.fromEntries(cidrs.map((cidr) => [cidr, left.filter((n) => records[n]!.includes(cidr)).length]));
+      const used = () => Object.fromEntries(meta.ranges().map((r) => [r.cidr, r.used]));
+      expect(used()).toEqual(usedBy(names));
+      for (const r of meta.ranges()) expect(r.free).toBe(r.size - BigInt(r.used));
+      const left = [...names];
+      while (left.length > 0) {
+        await store.delete(left.shift()!);
+        expect(used()).toEqual(usedBy(left));
+      }
+      meta.destroy();
+    },
+  );
+
   it('used() counts every labelled record of the family, in a range or not; free() clamps at 0', async () => {
     const { store, source, meta } = setup('ordered', 1);
     source.addServiceCIDR('a', ['192.168.1.0/30']);
@@ -1672,12 +1726,12 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
     const source = new InMemoryServiceCIDRs();
     const create = Allocator.create.bind(Allocator);
     const state = { fits: false, builds: 0 };
-    const spy = vi.spyOn(Allocator, 'create').mockImplementation((cidr, options) => {
+    const spy = vi.spyOn(Allocator, 'create').mockImplementation((cidr, options, feed) => {
       if (cidr === '10.0.0.0/24') {
         state.builds++;
         if (!state.fits) throw new OutOfMemoryError('creating an index (test)', SHORTAGE);
       }
-      return create(cidr, options);
+      return create(cidr, options, feed);
     });
     source.addServiceCIDR('small', ['10.1.0.0/30']); // two addresses, both taken below
     const skipped: string[] = [];
@@ -1937,10 +1991,10 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
     const create = Allocator.create.bind(Allocator);
     const built: string[] = [];
     const state = { fits: false };
-    const spy = vi.spyOn(Allocator, 'create').mockImplementation((cidr, options) => {
+    const spy = vi.spyOn(Allocator, 'create').mockImplementation((cidr, options, feed) => {
       if (cidr === '10.0.0.0/24' && !state.fits) throw new OutOfMemoryError('creating an index (test)');
       built.push(cidr);
-      return create(cidr, options);
+      return create(cidr, options, feed);
     });
     const source = new InMemoryServiceCIDRs();
     const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore(), policy: 'ordered' });
@@ -1958,19 +2012,18 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
     }
   });
 
-  /** A MemoryStore whose unsubscribe throws while `state.failing`: dropping a range ends the change there. */
-  function unsubscribeFailing(): { store: MemoryStore; state: { failing: boolean } } {
-    const store = new MemoryStore();
-    const subscribe = store.cache.subscribe.bind(store.cache);
+  /**
+   * Ranges whose destroy() throws while `state.failing` (once it has freed what the range held):
+   * dropping a range ends the change there. `restore` puts destroy() back.
+   */
+  function destroyFailing(): { store: MemoryStore; state: { failing: boolean }; restore: () => void } {
     const state = { failing: false };
-    store.cache.subscribe = (watcher) => {
-      const off = subscribe(watcher);
-      return () => {
-        off();
-        if (state.failing) throw new Error('unsubscribe failed');
-      };
-    };
-    return { store, state };
+    const destroy = Allocator.prototype.destroy;
+    const spy = vi.spyOn(Allocator.prototype, 'destroy').mockImplementation(function (this: Allocator) {
+      destroy.call(this);
+      if (state.failing) throw new Error('destroy failed');
+    });
+    return { store: new MemoryStore(), state, restore: () => spy.mockRestore() };
   }
   const sc = (name: string, cidrs: string[], second: number): ServiceCIDR => ({
     name,
@@ -1979,7 +2032,7 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
   });
 
   it('a CIDR a change cut short left unbuilt is built at the next change, also when a ServiceCIDR listing it was deleted between', () => {
-    const { store, state } = unsubscribeFailing();
+    const { store, state, restore } = destroyFailing();
     const { source, watchers } = handSource();
     const meta = new MetaAllocator('IPv4', source, { store });
     try {
@@ -1987,8 +2040,8 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       watchers[0]!.onAdd(sc('b', ['10.1.0.0/24'], 2));
       state.failing = true;
       // each moves to 10.2.0.0/24: dropping its old range throws before the new one is built
-      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24'], 1))).toThrow('unsubscribe failed');
-      expect(() => watchers[0]!.onAdd(sc('b', ['10.2.0.0/24'], 2))).toThrow('unsubscribe failed');
+      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24'], 1))).toThrow('destroy failed');
+      expect(() => watchers[0]!.onAdd(sc('b', ['10.2.0.0/24'], 2))).toThrow('destroy failed');
       state.failing = false;
       expect(meta.ranges()).toEqual([]);
       watchers[0]!.onDelete(sc('a', ['10.2.0.0/24'], 1)); // b still lists it
@@ -1999,12 +2052,13 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       ]);
       expect(meta.rangeFor('10.2.0.5')).toBe('10.2.0.0/24');
     } finally {
+      restore();
       meta.destroy();
     }
   });
 
   it('a delete after a change cut short settles the ranges by the ServiceCIDRs listing them now, and the next changes go on', () => {
-    const { store, state } = unsubscribeFailing();
+    const { store, state, restore } = destroyFailing();
     const { source, watchers } = handSource();
     const meta = new MetaAllocator('IPv4', source, { store });
     try {
@@ -2012,7 +2066,7 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       watchers[0]!.onAdd(sc('b', ['10.0.0.0/24', '10.2.0.0/24'], 2));
       state.failing = true;
       // b leaves 10.0.0.0/24: dropping 10.2.0.0/24 throws before the range of 10.0.0.0/24 hears of it
-      expect(() => watchers[0]!.onAdd(sc('b', ['10.3.0.0/24'], 2))).toThrow('unsubscribe failed');
+      expect(() => watchers[0]!.onAdd(sc('b', ['10.3.0.0/24'], 2))).toThrow('destroy failed');
       state.failing = false;
       watchers[0]!.onDelete(sc('a', ['10.0.0.0/24', '10.1.0.0/24'], 1)); // no ServiceCIDR lists 10.0.0.0/24 now
       expect(meta.ranges()).toEqual([]);
@@ -2024,12 +2078,13 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       expect(() => meta.rangeFor('10.0.0.5')).toThrow(ErrMismatchedNetwork);
       expect(meta.rangeFor('10.4.0.5')).toBe('10.4.0.0/24');
     } finally {
+      restore();
       meta.destroy();
     }
   });
 
   it('a delete after a change cut short gives a range the ServiceCIDRs that list it since, and their readiness', () => {
-    const { store, state } = unsubscribeFailing();
+    const { store, state, restore } = destroyFailing();
     const { source, watchers } = handSource();
     const meta = new MetaAllocator('IPv4', source, { store });
     try {
@@ -2037,18 +2092,19 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       watchers[0]!.onAdd(sc('b', ['10.1.0.0/24'], 2));
       state.failing = true;
       // a now lists b's CIDR too: dropping 10.9.0.0/24 throws before the range of 10.1.0.0/24 hears of it
-      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24', '10.1.0.0/24'], 1))).toThrow('unsubscribe failed');
+      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24', '10.1.0.0/24'], 1))).toThrow('destroy failed');
       state.failing = false;
       watchers[0]!.onDelete(sc('b', ['10.1.0.0/24'], 2));
       expect(meta.ranges().find((r) => r.cidr === '10.1.0.0/24')).toMatchObject({ ready: true, serviceCIDRs: ['a'] });
       expect(meta.rangeFor('10.1.0.5')).toBe('10.1.0.0/24');
     } finally {
+      restore();
       meta.destroy();
     }
   });
 
   it('a range left with its rank by a change cut short, and one placed at that rank since, both move at the next change', () => {
-    const { store, state } = unsubscribeFailing();
+    const { store, state, restore } = destroyFailing();
     const { source, watchers } = handSource();
     const meta = new MetaAllocator('IPv4', source, { store });
     try {
@@ -2056,7 +2112,7 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
       watchers[0]!.onAdd(sc('b', ['10.1.0.0/24'], 2));
       state.failing = true;
       // 10.0.0.0/24 keeps its rank (a's second CIDR) as dropping 10.9.0.0/24 throws ...
-      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24', '10.1.0.0/24'], 1))).toThrow('unsubscribe failed');
+      expect(() => watchers[0]!.onAdd(sc('a', ['10.2.0.0/24', '10.1.0.0/24'], 1))).toThrow('destroy failed');
       state.failing = false;
       // ... and b's delete ranks 10.1.0.0/24 as a's second CIDR too
       watchers[0]!.onDelete(sc('b', ['10.1.0.0/24'], 2));
@@ -2067,6 +2123,7 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
         ['10.3.0.0/24', ['c']],
       ]);
     } finally {
+      restore();
       meta.destroy();
     }
   });
