@@ -23,7 +23,8 @@
 // * All ranges share the MetaAllocator's Store: an address taken through one range is taken for
 //   every overlapping range (upstream's ranges share one API server). One subscription to its
 //   cache serves them all: an event goes only to the ranges whose prefix contains its address
-//   (RecordRouter), so the work per event does not grow with the number of ranges.
+//   (RecordRouter), and a look-up by address reads only those ranges (PrefixTable), so neither
+//   grows with the number of ranges (adapters/DESIGN.md).
 // * allocate/has/release go to a range that contains the address as a host (upstream
 //   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
 //   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, has and
@@ -68,6 +69,7 @@ import { quoteInput } from './quote.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
+import { type Held, PrefixTable } from './prefix-table.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { recorderFor } from './metrics.ts';
@@ -166,6 +168,10 @@ interface RangeEntry {
   ready: boolean;
   /** Where it stands in `order`: see Rank. */
   rank: Rank;
+  /** Its index in `order` while it is there (`order[pos] === e`), set as `order` is replaced. */
+  pos: number;
+  /** Its place in `routes` (null once out of it). */
+  route: Held<RangeEntry> | null;
 }
 
 /**
@@ -227,6 +233,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * moves only the ranges of the CIDRs it touched (reorder).
    */
   private order: readonly RangeEntry[] = [];
+  /**
+   * The ranges by prefix (those in `entries`): which contain an address, without going over every
+   * range. A range's place in creation order is its `pos`.
+   */
+  private routes = new PrefixTable<RangeEntry>();
   /**
    * The one store subscription of every range's index (their Allocators' feed): an event goes to the
    * ranges containing its address only.
@@ -656,9 +667,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.retryForMemory(); // before the parse: building a range runs its strategy, which may call back in
     const w = this.words;
     if (parseAddrInto(ip, w) !== this.fam) return false;
-    // [first, last] = the prefix minus network and IPv4 broadcast (upstream PrefixContainsIP)
-    for (const e of this.order) if (e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready)) return true;
-    return false;
+    return this.nearest(w, readyOnly, 0) !== null;
   }
 
   /**
@@ -671,14 +680,33 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // a copy when drawing: a random source of your own may call back in, which parses into this.words
     const w = draw ? Uint32Array.from(this.words) : this.words;
     const drawn = draw && this.policy === 'upstream' && this.order.length > 1 ? uniformBelow(this.random, this.order.length) : 0;
-    const list = this.order; // after the draw: a random source of your own may have changed the ranges
+    const n = this.order.length; // after the draw: a random source of your own may have changed the ranges
+    return this.nearest(w, readyOnly, n > 0 ? drawn % n : 0);
+  }
+
+  /**
+   * Of the ranges holding the address `w` as a host (upstream PrefixContainsIP: [first, last], the
+   * prefix less network and IPv4 broadcast) — ready ones only when `readyOnly` — the first met
+   * going round `order` from index `start`: what a walk of `order` from there would find, from
+   * the few ranges whose prefix contains it (routes) instead of every range.
+   */
+  private nearest(w: Uint32Array, readyOnly: boolean, start: number): RangeEntry | null {
+    const list = this.order;
     const n = list.length;
-    const start = n > 0 ? drawn % n : 0;
-    for (let k = 0; k < n; k++) {
-      const e = list[(start + k) % n]!;
-      if (e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready)) return e;
+    const found = this.routes.containing(this.fam, w);
+    let best: RangeEntry | null = null;
+    let bestSteps = n;
+    for (let i = 0; i < found.length; i++) {
+      const e = found[i]!.value;
+      if (list[e.pos] !== e) continue; // made, not yet placed in `order` by the change making it
+      if (!e.allocator.prefix.inRange(this.fam, w) || (readyOnly && !e.ready)) continue;
+      const steps = (e.pos - start + n) % n;
+      if (steps < bestSteps) {
+        best = e;
+        bestSteps = steps;
+      }
     }
-    return null;
+    return best;
   }
 
   // ── reading ───────────────────────────────────────────────────────────────────────────────
@@ -829,6 +857,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     for (const e of this.entries.values()) step(() => this.removeEntry(e));
     this.entries.clear();
     this.order = [];
+    this.routes = new PrefixTable();
     this.tops = new TopLevelPrefixes();
     if (failure !== undefined) throw failure.error;
   }
@@ -1148,8 +1177,18 @@ export class MetaAllocator implements IPAllocator, Disposable {
           return;
         }
         a.setReady(w.ready);
-        const made: RangeEntry = { cidr: key, allocator: a, refs: w.refs, removed: false, ready: w.ready, rank: w.rank };
+        const made: RangeEntry = {
+          cidr: key,
+          allocator: a,
+          refs: w.refs,
+          removed: false,
+          ready: w.ready,
+          rank: w.rank,
+          pos: -1,
+          route: null,
+        };
         this.entries.set(key, made);
+        made.route = this.routes.add(a.prefix, made);
         this.tops.add(a.prefix);
         arriving.push([made, made.rank]);
         for (const [name, text] of w.texts) this.skips.delete(skipKey(name, text)); // skipped before for lack of memory
@@ -1225,6 +1264,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private reorder(leaving: readonly RangeEntry[], arriving: readonly [RangeEntry, Rank][]): void {
     if (leaving.length === 0 && arriving.length === 0) return;
     const order = this.order.slice();
+    let moved = order.length; // the first index whose range may have moved: `pos` is set from there
     for (const e of leaving) {
       let i = rankIndex(order, e.rank);
       // ranks tie when a change cut short by a throw left a range with the rank it had, which a
@@ -1232,18 +1272,24 @@ export class MetaAllocator implements IPAllocator, Disposable {
       while (order[i] !== e && i + 1 < order.length && compareRank(order[i + 1]!.rank, e.rank) === 0) i++;
       if (order[i] !== e) throw new Error(`MetaAllocator: the range ${e.cidr} is not where its rank puts it`);
       order.splice(i, 1);
+      moved = Math.min(moved, i);
     }
     for (const [e, rank] of arriving) {
       if (e.removed) continue; // removed later in the same change
       e.rank = rank;
-      order.splice(rankIndex(order, rank), 0, e);
+      const i = rankIndex(order, rank);
+      order.splice(i, 0, e);
+      moved = Math.min(moved, i);
     }
+    for (let i = moved; i < order.length; i++) order[i]!.pos = i;
     this.order = order;
   }
 
   /** A range is gone: destroyed (removeEntry) and out of `entries` and the top-level size. */
   private dropEntry(e: RangeEntry): void {
     this.entries.delete(e.cidr);
+    if (e.route !== null) this.routes.delete(e.route);
+    e.route = null;
     this.tops.delete(e.allocator.prefix);
     this.removeEntry(e);
   }

@@ -20,7 +20,7 @@ import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { DualStackAllocator } from '../adapters/dual-stack.ts';
-import { seededRandom } from '../adapters/random.ts';
+import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import {
   ErrAllocated,
   ErrDestroyed,
@@ -1200,6 +1200,54 @@ async function metrics(registry: Registry, cidr: string) {
       (await value(registry, METRIC_ERRORS, { cidr, scope: 'dynamic' })),
   };
 }
+
+describe.each(RANGE_POLICIES)('MetaAllocator, policy %s: the range an address is routed to', (policy) => {
+  // nested and disjoint ranges, created in this order; 10.0.1.x is in three of them
+  const CIDRS = ['10.0.1.0/25', '10.9.0.0/24', '10.0.0.0/16', '10.8.0.0/24', '10.0.1.0/24'];
+  /** The first range holding `ip` in a walk of creation order from index `start`, round to the start again. */
+  const walkFrom = (start: number, ip: string) => {
+    for (let k = 0; k < CIDRS.length; k++) {
+      const cidr = CIDRS[(start + k) % CIDRS.length]!;
+      if (hostOf(cidr, ip)) return cidr;
+    }
+    return undefined;
+  };
+
+  it('allocate counts the allocation in the range met first from a drawn one under upstream, the first in creation order otherwise', async () => {
+    const registry = new Registry();
+    const source = new InMemoryServiceCIDRs();
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore(), random: seededRandom(11), policy, metrics: registry });
+    CIDRS.forEach((cidr, i) => source.addServiceCIDR(`sc${i}`, [cidr]));
+    const model = seededRandom(11); // the same draws: allocate(ip) is the only call drawing here
+    const want = new Map<string, number>();
+    for (let k = 1; k <= 60; k++) {
+      const ip = k % 3 === 0 ? `10.0.2.${k}` : `10.0.1.${k * 4}`; // in the /16 only, or in two or three ranges
+      const cidr = walkFrom(policy === 'upstream' ? uniformBelow(model, CIDRS.length) : 0, ip)!;
+      want.set(cidr, (want.get(cidr) ?? 0) + 1);
+      await meta.allocate(ip);
+    }
+    expect(want.size).toBe(policy === 'upstream' ? 3 : 2); // the test reaches what it claims
+    for (const cidr of CIDRS) expect((await metrics(registry, cidr)).allocated, cidr).toBe(want.get(cidr) ?? 0);
+    meta.destroy();
+  });
+
+  it('has, release and rangeFor go to the first range in creation order holding the address, a ready one for rangeFor', async () => {
+    const source = new InMemoryServiceCIDRs();
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore(), random: seededRandom(11), policy });
+    CIDRS.forEach((cidr, i) => source.addServiceCIDR(`sc${i}`, [cidr]));
+    for (const ip of ['10.0.1.5', '10.0.1.0', '10.0.1.127', '10.0.1.200', '10.0.1.255', '10.0.7.7', '10.9.0.9']) {
+      expect(meta.rangeFor(ip), ip).toBe(walkFrom(0, ip));
+    }
+    source.setReady('sc0', false);
+    expect(meta.rangeFor('10.0.1.5')).toBe('10.0.0.0/16');
+    expect(meta.rangeFor('10.0.1.5', false)).toBe('10.0.1.0/25');
+    await meta.allocate('10.0.1.5');
+    expect(await meta.has('10.0.1.5')).toBe(true);
+    await meta.release('10.0.1.5');
+    expect(await meta.has('10.0.1.5')).toBe(false);
+    meta.destroy();
+  });
+});
 
 describe.each(RANGE_POLICIES)('MetaAllocator, policy %s: ranges answering at once between ranges answering later', (policy) => {
   // Over a store reached through its promises, a full range answers later (a promise of null),
