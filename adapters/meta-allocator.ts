@@ -464,13 +464,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   private beginPass(call: NextCall, list: readonly RangeEntry[]): void {
     call.list = list;
+    call.moved = null;
+    call.vacated = -1;
     if (this.policy === 'ordered' || list.length <= 1) {
-      call.left = null;
+      call.pool = null;
       call.next = 0;
     } else {
       const tried = call.tried;
-      call.left = tried === null ? list.slice() : list.filter((e) => !tried.has(e));
-      call.next = call.left.length;
+      // the first pass draws from the list itself (no copy); a later one, rare, from those untried
+      call.pool = tried === null ? list : list.filter((e) => !tried.has(e));
+      call.next = call.pool.length;
     }
   }
 
@@ -491,8 +494,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private walk(call: NextCall): string | Promise<string> {
     for (;;) {
       const list = call.list;
-      const left = call.left;
-      if (left === null) {
+      if (call.pool === null) {
         while (call.next < list.length) {
           const e = list[call.next++]!;
           this.live(); // destroyed while an earlier range was tried: ErrDestroyed, not ErrFull
@@ -504,10 +506,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
         }
       } else {
         while (call.next > 0) {
-          const n = call.next--;
-          const i = this.policy === 'upstream' ? uniformBelow(this.random, n) : this.pickWeighted(left, n);
-          const e = left[i]!;
-          left[i] = left[n - 1]!;
+          const n = call.next;
+          call.settle();
+          const i = this.policy === 'upstream' ? uniformBelow(this.random, n) : this.pickWeighted(call, n);
+          const e = call.untried(i);
+          call.vacated = i; // its place goes to the last untried range at the next draw (settle)
+          call.next = n - 1;
           this.live();
           const r = this.tryRange(e, call);
           if (r === null) continue;
@@ -552,12 +556,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return typeof r === 'object' && r !== null ? r.finally(() => this.reap()) : r;
   }
 
-  /** Index in left[0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
-  private pickWeighted(left: RangeEntry[], n: number): number {
+  /** Index in the untried [0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
+  private pickWeighted(call: NextCall, n: number): number {
     let total = 0;
     const weights: number[] = [];
     for (let i = 0; i < n; i++) {
-      const e = left[i]!;
+      const e = call.untried(i);
       const w = readyNow(e) ? Number(e.allocator.free()) : 0; // a removed range weighs nothing
       weights.push(w);
       total += w;
@@ -1341,9 +1345,21 @@ export class MetaAllocator implements IPAllocator, Disposable {
 class NextCall {
   /** The ranges of this pass: the MetaAllocator's list as it was when the pass began. */
   list: readonly RangeEntry[] = [];
-  /** The random policies' untried ranges of this pass, in left[0, next); null: `list` in order. */
-  left: RangeEntry[] | null = null;
-  /** In order: the index in `list` of the next range; drawn: how many of `left` are untried. */
+  /**
+   * The random policies draw from `pool` (null: `list` in order) as a Fisher–Yates shuffle does,
+   * without a copy: the untried ranges are positions [0, next) of the pool, each holding the
+   * pool's own range unless `moved` says otherwise. A drawn range's place goes to the last
+   * untried one:
+   *
+   *   untried  [ a  b  c  d  e ]   draw 1 (b)  →  [ a  e  c  d ] b    moved {1: e}
+   *
+   * That move is made at the next draw (`vacated` until then): a call whose first range answers
+   * makes no map.
+   */
+  pool: readonly RangeEntry[] | null = null;
+  moved: Map<number, RangeEntry> | null = null;
+  vacated = -1;
+  /** In order: the index in `list` of the next range; drawn: how many of the pool are untried. */
   next = 0;
   /** Ranges tried in earlier passes (null during the first): a later pass skips them. */
   tried: Set<RangeEntry> | null = null;
@@ -1352,6 +1368,20 @@ class NextCall {
   notReady = false;
   /** The owner as checked once: every range tried gets this copy. */
   constructor(readonly owner: ParentRef | undefined) {}
+
+  /** The untried range at position i (< next). */
+  untried(i: number): RangeEntry {
+    return this.moved?.get(i) ?? this.pool![i]!;
+  }
+
+  /** Makes the last draw's move: the range last in the untried positions takes the drawn one's place. */
+  settle(): void {
+    const i = this.vacated;
+    if (i < 0) return;
+    this.vacated = -1;
+    const last = this.next; // the untried are [0, next): the last one was at `next` before the draw
+    if (i !== last) (this.moved ??= new Map()).set(i, this.untried(last));
+  }
 }
 
 /**
