@@ -9,10 +9,11 @@
 // Fills are seeded and loaded through the store (untimed); the fill is held by releasing what
 // allocateNext returned. Rows land in the boundary table as "policy · …".
 //
-// Many ranges: a MetaAllocator over 1,000 IPv4 /24 ServiceCIDRs (as a large cluster, or a study
-// of the policies, holds), one ServiceCIDR added and deleted again — what each change of the
-// ServiceCIDRs costs the range bookkeeping, where a pass over every range at each change once
-// made adding n of them O(n³) — and allocateNext+release among them.
+// Many ranges: a MetaAllocator over 1,000 and over 10,000 IPv4 /24 ServiceCIDRs (as a large
+// cluster, or a study of the policies, holds), one ServiceCIDR added and deleted again — what each
+// change of the ServiceCIDRs costs the range bookkeeping, where a pass over every range at each
+// change once made adding n of them O(n³) — and allocateNext+release among them, which should not
+// grow with the number of ranges (a store event reaches only the ranges containing its address).
 import type { BoundaryResult } from './boundary.ts';
 import type { Budget } from './measure.ts';
 import { measureAsync } from './measure.ts';
@@ -61,7 +62,7 @@ export async function runPolicies(budget: Budget, progress: (s: string) => void)
       out.push({ op, family: 'IPv4', result });
     }
   }
-  out.push(...(await manyRanges(budget, progress)));
+  for (const many of MANY) out.push(...(await manyRanges(budget, progress, many)));
   const op = 'policy (none) · Allocator allocateNext+release · 1 × /24 50 %';
   progress(`boundary · ${op}`);
   const store = filledStore([127]);
@@ -74,16 +75,16 @@ export async function runPolicies(budget: Budget, progress: (s: string) => void)
   return out;
 }
 
-const MANY = 1000;
+const MANY = [1000, 10000];
 
-/** The rows of a MetaAllocator over MANY /24 ServiceCIDRs (10.x.y.0/24), built untimed. */
-async function manyRanges(budget: Budget, progress: (s: string) => void): Promise<BoundaryResult[]> {
+/** The rows of a MetaAllocator over `many` /24 ServiceCIDRs (10.x.y.0/24), built untimed. */
+async function manyRanges(budget: Budget, progress: (s: string) => void, many: number): Promise<BoundaryResult[]> {
   const { MemoryStore, MetaAllocator, InMemoryServiceCIDRs, seededRandom } = await import('../adapters/index.ts');
   const cidrs = new InMemoryServiceCIDRs();
-  for (let i = 0; i < MANY; i++) cidrs.addServiceCIDR(`range-${i}`, [`10.${i >> 8}.${i & 255}.0/24`]);
+  for (let i = 0; i < many; i++) cidrs.addServiceCIDR(`range-${i}`, [`10.${i >> 8}.${i & 255}.0/24`]);
   const meta = new MetaAllocator('IPv4', cidrs, { store: new MemoryStore(), random: seededRandom(7) });
   const out: BoundaryResult[] = [];
-  const scenario = `${MANY.toLocaleString('en-US')} × /24, empty`;
+  const scenario = `${many.toLocaleString('en-US')} × /24, empty`;
   let op = `policy upstream · MetaAllocator + 1 ServiceCIDR (add, delete) · ${scenario}`;
   progress(`boundary · ${op}`);
   let result = await measureAsync(async (n) => {
