@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Checks the package as its users get it, from the packed tarball (run by .ci/run):
-//   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md
+//   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md,
+//      and package.json without its scripts, which are for a checkout (scripts/pack-manifest.mjs);
+//      the checkout's package.json is as it was after packing
 //   2. publint (package.json and exports) and attw (types as each resolver sees them)
-//   3. a fresh app (scripts/consumers/) installs the tarball and
+//   3. a fresh app (scripts/consumers/) installs the tarball, npm saying nothing of install scripts, and
 //      - without prom-client: loads, allocates, and says what to install when metrics are enabled;
 //        its types (all but ipallocator/metrics, which imports prom-client) type-check without it
 //      - from ESM and from CommonJS require(): runs every entry point; its commands print --help
@@ -13,10 +15,11 @@
 //        but the one the entry needs (prom-client for ./metrics; @kubernetes/client-node and
 //        @types/ws for ./kubernetes)
 //      - runs every README example (except cluster ones) as ESM and as CommonJS, type-checked
-// Assumes dist/ is built (npm ci runs prepare). Installs from the npm cache where it can; the app's
+// Packs as `npm publish` does, with the package's own prepack and postpack (which build dist/ and
+// the WASM core again first). Installs from the npm cache where it can; the app's
 // tools are pinned in scripts/consumers/package.json, prom-client to the version of package.json.
 //   node scripts/check-package.mjs
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -61,16 +64,34 @@ async function stepsInParallel(steps) {
   };
   await Promise.all(Array.from({ length: Math.min(3, availableParallelism()) }, worker));
 }
-/** npm install into the app, from the cache when it has the packages (CI's npm ci filled it). */
+/**
+ * npm install into the app, from the cache when it has the packages (CI's npm ci filled it). A
+ * warning that names this package among those with install scripts fails it: it has none to run
+ * (npm 11 lists the scripts it finds "not yet covered by allowScripts", one package a line).
+ */
 function install(...specs) {
   const args = ['install', '--no-audit', '--no-fund', '--no-package-lock', '--prefer-offline', ...specs];
-  run('npm', args, app);
+  const { status, stdout, stderr, error } = spawnSync('npm', args, { cwd: app, encoding: 'utf8' });
+  if (error !== undefined) throw error;
+  if (status !== 0 || new RegExp(`install-scripts\\s+${pkg.name}@`).test(stderr)) {
+    throw Object.assign(new Error(`npm ${args.join(' ')}: exit ${status}`), { stdout, stderr });
+  }
 }
 
 let tarball = '';
 step('npm pack: exactly what runs', () => {
-  const [info] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work]));
+  const before = readFileSync(join(root, 'package.json'), 'utf8');
+  // the scripts' output (the build's) goes to npm's log, not into the JSON on standard output
+  const [info] = JSON.parse(run('npm', ['pack', '--json', '--foreground-scripts=false', '--pack-destination', work]));
   tarball = join(work, info.filename);
+  if (readFileSync(join(root, 'package.json'), 'utf8') !== before) throw new Error('package.json is not as it was before npm pack');
+  const { scripts: _, ...withoutScripts } = pkg;
+  const packed = JSON.parse(run('tar', ['-xzOf', tarball, 'package/package.json']));
+  if (JSON.stringify(packed) !== JSON.stringify(withoutScripts)) {
+    const found =
+      packed.scripts === undefined ? `fields ${Object.keys(packed).join(', ')}` : `scripts ${Object.keys(packed.scripts).join(', ')}`;
+    throw new Error(`the packed package.json is not package.json without "scripts": it has ${found}`);
+  }
   const files = info.files.map((f) => f.path);
   const required = ['LICENSE', 'README.md', 'package.json', 'dist/adapters/generated/core-wasm.inline.js'];
   for (const entry of Object.values(pkg.exports)) {
