@@ -27,14 +27,14 @@ import { emptyMap, markAllocated, type RangeMap } from './map.ts';
 import { allocatedAddress, offsetIn, parseAddress, skipReason } from './ranges.ts';
 import { onePerName, render as renderStatus, summarize } from './status.ts';
 import { renderSVG } from './svg.ts';
-import { formatCount, named, shown } from './text.ts';
+import { counted, formatCount, named, shown } from './text.ts';
 
 /** Where the command reads and writes. */
 export interface Io {
   stdout: { write(text: string): unknown; isTTY?: boolean | undefined };
   stderr: { write(text: string): unknown; isTTY?: boolean | undefined };
-  /** Answers to the confirmation prompt. */
-  stdin: Readable;
+  /** Answers to the confirmation prompt; on a terminal (`isTTY`), the leaks are listed above it. */
+  stdin: Readable & { isTTY?: boolean | undefined };
   /** The clock, ms since the epoch (the grace of `check`). */
   now?: () => number;
   /** The name to show in help: "ipallocator" or "kubectl ipallocator". */
@@ -333,10 +333,10 @@ function packageVersion(): string {
   }
 }
 
-/** The first five names, and how many more: each is on its own line above the question. */
+/** The first five names, and how many more: the report (and, at a terminal, the lines above the question) names each. */
 function fewOf(names: readonly string[]): string {
   const few = names.slice(0, 5).join(', ');
-  return names.length > 5 ? `${few} and ${names.length - 5} more` : few;
+  return names.length > 5 ? `${few} and ${formatCount(names.length - 5)} more` : few;
 }
 
 function parse<T extends OptionTable>(args: readonly string[], table: T, positionals = 0) {
@@ -590,10 +590,10 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   if (values.fix) {
     let confirmed = values.yes === true || deletable.length === 0;
     if (!confirmed) {
-      for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
-      io.stderr.write(
-        `Delete ${deletable.length} IPAddress object${deletable.length === 1 ? '' : 's'} (${shown(fewOf(deletable.map(named)))})? [y/N] `,
-      );
+      // A person answering at a terminal sees what would go before saying yes; an answer piped in
+      // was given before the question, and the report below lists every finding anyway.
+      if (io.stdin.isTTY === true) for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
+      io.stderr.write(`Delete ${counted(deletable.length, 'IPAddress object')} (${shown(fewOf(deletable.map(named)))})? [y/N] `);
       const answer = await readLine(io.stdin);
       if (answer === undefined) io.stderr.write('\n');
       confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
@@ -615,7 +615,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   if (denied.length > 0) {
     const summary = notFixedSummary(report.fixed!)!;
     throw new CliError(
-      `--fix was refused (403 Forbidden) for ${denied.length === 1 ? 'IPAddress' : `${denied.length} IPAddresses:`} ${shown(fewOf(denied.map(named)))}; ${summary[0]!.toLowerCase()}${summary.slice(1, -1)}`,
+      `--fix was refused (403 Forbidden) for ${denied.length === 1 ? 'IPAddress' : `${formatCount(denied.length)} IPAddresses:`} ${shown(fewOf(denied.map(named)))}; ${summary[0]!.toLowerCase()}${summary.slice(1, -1)}`,
     );
   }
   return report.clean ? EXIT_CLEAN : EXIT_FOUND;

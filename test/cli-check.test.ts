@@ -274,7 +274,8 @@ describe('ipallocator check', () => {
       namespace: 'default',
       name: 'gone\u001b[2J\u001b]0;pwned\u0007\nNo problems found (context double).',
     });
-    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n' });
+    // at a terminal, the findings are listed above the question too
+    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n', stdinTTY: true });
     for (const out of [r.stdout, r.stderr]) {
       expect(controls(out)).toEqual([]); // only the report's own newlines
       // in quotes, escaped as Go's %q: a name that does not read as itself
@@ -606,13 +607,30 @@ describe('ipallocator check', () => {
     ]);
   });
 
-  it('the question names at most five of the leaks it would delete (each is listed above it)', async () => {
+  it('the question names at most five of the leaks it would delete (each is listed above it at a terminal)', async () => {
     const leaks = [30, 31, 32, 33, 34, 35, 36].map((i) => `10.96.0.${i}`);
     for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
-    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n' });
+    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n', stdinTTY: true });
     for (const ip of leaks) expect(r.stderr).toContain(`  orphan: IPAddress ${ip} belongs to Service default/gone`);
     expect(r.stderr).toContain('Delete 7 IPAddress objects (10.96.0.30, 10.96.0.31, 10.96.0.32, 10.96.0.33, 10.96.0.34 and 2 more)? [y/N]');
     expect(names(c.double)).toEqual(leaks);
+  });
+
+  it('with the answer piped in, the question comes alone: the findings are in the report only, once', async () => {
+    const leaks = [30, 31].map((i) => `10.96.0.${i}`);
+    for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n' });
+    expect(r.stderr).toBe('Delete 2 IPAddress objects (10.96.0.30, 10.96.0.31)? [y/N] ');
+    for (const ip of leaks) expect(r.stdout.split(`IPAddress ${ip} belongs to Service default/gone`)).toHaveLength(2);
+    expect(names(c.double)).toEqual(leaks);
+  });
+
+  it('the question counts the leaks as the report does, with a thousands separator', async () => {
+    addServiceCIDR(c.double, 'more', ['10.96.0.0/20']);
+    for (let i = 0; i < 1023; i++) addIPAddress(c.double, `10.96.${4 + (i >> 8)}.${i & 255}`, { namespace: 'default', name: 'gone' });
+    const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n' });
+    expect(r.stderr).toMatch(/^Delete 1,023 IPAddress objects \((10\.96\.\d+\.\d+, ){4}10\.96\.\d+\.\d+ and 1,018 more\)\? \[y\/N\] $/);
+    expect(r.code).toBe(1);
   });
 
   it('asks before deleting: "y" deletes, anything else or no answer deletes nothing', async () => {
@@ -625,7 +643,7 @@ describe('ipallocator check', () => {
       expect(names(c.double)).toEqual(['10.96.0.30']);
     }
     const uid = c.double.objects()[0]!.metadata.uid;
-    const yes = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'y\n' });
+    const yes = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'y\n', stdinTTY: true });
     expect(yes.stderr).toContain('  orphan: IPAddress 10.96.0.30 belongs to Service default/gone, which does not exist');
     expect(yes.stdout).toContain('Deleted 1 IPAddress: 10.96.0.30.');
     expect(yes.code).toBe(0);

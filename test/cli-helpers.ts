@@ -73,18 +73,19 @@ export interface RunResult {
 
 /**
  * Runs the command in-process; `stdin` is what the operator types (or a stream, read when the
- * command asks); `tty` makes stderr a terminal.
+ * command asks); `tty` makes stderr a terminal, `stdinTTY` standard input (piped otherwise).
  */
 export async function cli(
   argv: string[],
-  options: { stdin?: string | Readable; tty?: boolean; now?: () => number } = {},
+  options: { stdin?: string | Readable; tty?: boolean; stdinTTY?: boolean; now?: () => number } = {},
 ): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
+  const stdin = options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]);
   const code = await run(argv, {
     stdout: { write: (s: string) => (stdout += s), isTTY: false },
     stderr: { write: (s: string) => (stderr += s), isTTY: options.tty ?? false },
-    stdin: options.stdin instanceof Readable ? options.stdin : Readable.from(options.stdin === undefined ? [] : [options.stdin]),
+    stdin: Object.assign(stdin, { isTTY: options.stdinTTY ?? false }),
     ...(options.now ? { now: options.now } : {}),
   });
   return { code, stdout, stderr };
