@@ -61,22 +61,32 @@ interface OptionSpec {
 interface OptionValue {
   /** The value's name in the help and the usage: `N` in `--top N`. */
   readonly name: string;
-  /** What it takes, as a usage error says it: `--top needs a value: a whole number, 0 or more`. */
+  /** What it takes, as a usage error says it: `--top needs a value: a whole number from 0 to 1,000,000,000`. */
   readonly takes: string;
-  /** A whole number, 0 or more (wholeNumberOption reads it): its default, and its largest, if any. */
-  readonly wholeNumber?: { readonly fallback: number; readonly max?: { readonly value: number; readonly said: string } };
+  /** A whole number in [0, max] (wholeNumberOption reads it; wholeNumberValue writes `takes`), and its default. */
+  readonly wholeNumber?: { readonly fallback: number; readonly max: number };
 }
 
 type OptionTable = Readonly<Record<string, OptionSpec>>;
 
-/** What an option that takes a whole number takes. */
-const WHOLE_NUMBER = 'a whole number, 0 or more';
+/**
+ * The one rule of every option that takes a whole number: decimal digits only (no sign, no
+ * exponent, no fraction), from 0 to `max`, which what it `takes` states, so that each refusal, of
+ * `1e3` as of a number past the largest, says the range; `fallback` when the option is absent.
+ * `of` names the unit (`of seconds`), `note` follows the largest (`(365 days)`).
+ */
+function wholeNumberValue(name: string, fallback: number, max: number, { of = '', note = '' } = {}): OptionValue {
+  const takes = `a whole number${of === '' ? '' : ` of ${of}`} from 0 to ${formatCount(max)}${note === '' ? '' : ` ${note}`}`;
+  return { name, takes, wholeNumber: { fallback, max } };
+}
 
 /** The longest --grace, in seconds: a year. Longer would hold back every orphan a cluster ever had. */
 const MAX_GRACE_SECONDS = 365 * 24 * 3600;
 const DEFAULT_GRACE_SECONDS = REPAIR_GRACE_MS / 1000;
 const DEFAULT_TOP = 5;
-const TOP_VALUE: OptionValue = { name: 'N', takes: WHOLE_NUMBER, wholeNumber: { fallback: DEFAULT_TOP } };
+/** The largest --top: more IPAddresses than any cluster holds, so it reads as "all" (--json lists all too). */
+const MAX_TOP = 1_000_000_000;
+const TOP_VALUE = wholeNumberValue('N', DEFAULT_TOP, MAX_TOP);
 
 /** The options of every command that talks to a cluster (all three), last in each help. */
 const CLUSTER_OPTIONS = {
@@ -109,14 +119,7 @@ const CHECK_OPTIONS = {
   fix: { help: ['delete the fixable IPAddresses (each re-checked just before), after asking'] },
   yes: { short: 'y', help: ['do not ask'] },
   grace: {
-    value: {
-      name: 'SECONDS',
-      takes: WHOLE_NUMBER,
-      wholeNumber: {
-        fallback: DEFAULT_GRACE_SECONDS,
-        max: { value: MAX_GRACE_SECONDS, said: `${formatCount(MAX_GRACE_SECONDS)} seconds (365 days)` },
-      },
-    },
+    value: wholeNumberValue('SECONDS', DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS, { of: 'seconds', note: '(365 days)' }),
     help: [
       `age before an IPAddress without its Service counts (default ${DEFAULT_GRACE_SECONDS}, upstream's;`,
       `at most ${MAX_GRACE_SECONDS}, a year)`,
@@ -531,15 +534,14 @@ function requestTimeout(text: string | undefined): number | undefined {
   return ms;
 }
 
-/** The whole number an option of `table` was given (its OptionValue's `wholeNumber`), or its default when absent. */
+/** The whole number an option of `table` was given (its OptionValue's `wholeNumber`, wholeNumberValue's rule), or its default when absent. */
 function wholeNumberOption<T extends OptionTable>(table: T, name: keyof T & string, text: string | undefined): number {
   const value = table[name]!.value!;
   const { fallback, max } = value.wholeNumber!;
   if (text === undefined) return fallback;
-  if (!/^\d+$/.test(text)) throw new UsageError(takesRefusal(`--${name}`, value, text));
-  const n = Number(text);
-  if (max !== undefined && n > max.value) throw new UsageError(`--${name} may be at most ${max.said}, got ${quoteArg(text)}`);
-  return n;
+  // digits only, so Number() reads it exactly up to 2^53, and anything longer is past max anyway
+  if (!/^\d+$/.test(text) || Number(text) > max) throw new UsageError(takesRefusal(`--${name}`, value, text));
+  return Number(text);
 }
 
 // ── status ──────────────────────────────────────────────────────────────────────────────────

@@ -265,6 +265,11 @@ describe('ipallocator check', () => {
     ]);
     const two = await cli(['check', '--top', '2', '--kubeconfig', c.kubeconfig]);
     expect(two.stdout).toContain('  … and 10 more (--json lists all)\n');
+    // decimal digits, leading zeros included, up to the largest the help's refusal states
+    expect(await cli(['check', '--top', '002', '--kubeconfig', c.kubeconfig])).toEqual(two);
+    const all = await cli(['check', '--top', '1000000000', '--kubeconfig', c.kubeconfig]);
+    expect(all.stderr).toBe('');
+    expect(all.stdout).not.toContain('more (--json lists all)');
     const json = await cli(['check', '--json', '--top', '2', '--kubeconfig', c.kubeconfig]);
     expect((JSON.parse(json.stdout) as CheckReport).pending).toHaveLength(12);
   });

@@ -1213,18 +1213,37 @@ describe('ipallocator: failures', () => {
     [['status', '--jsn'], "ipallocator: unknown option '--jsn' (did you mean --json?)\n"],
     [['check', '--gracee=5'], "ipallocator: unknown option '--gracee' (did you mean --grace?)\n"],
     [['stauts'], 'ipallocator: unknown command "stauts" (did you mean status?)\n'],
-    [['status', '--top', 'many'], '--top takes a whole number, 0 or more, got "many"'],
+    [['status', '--top', 'many'], '--top takes a whole number from 0 to 1,000,000,000, got "many"'],
     // Regression: "takes a whole number" of -5, which is one
-    [['check', '--grace=-5'], 'ipallocator: --grace takes a whole number, 0 or more, got "-5"\n'],
+    [['check', '--grace=-5'], 'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "-5"\n'],
     // a grace past a year holds back every orphan; this one printed as 99999999999999980000 s
-    [['check', '--grace', '99999999999999999999'], '--grace may be at most 31,536,000 seconds (365 days), got "99999999999999999999"'],
-    [['check', '--grace', '31536001'], '--grace may be at most 31,536,000 seconds (365 days), got "31536001"'],
+    [
+      ['check', '--grace', '99999999999999999999'],
+      '--grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "99999999999999999999"',
+    ],
+    [
+      ['check', '--grace', '31536001'],
+      'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "31536001"\n',
+    ],
+    // Regression: --top took 99999999999999999999 (read as 1e20) and refused 1e3: one rule for
+    // every whole-number option, decimal digits up to a largest value, said in every refusal
+    [
+      ['status', '--top', '99999999999999999999'],
+      'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "99999999999999999999"\n',
+    ],
+    [['check', '--top', '1000000001'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "1000000001"\n'],
+    [['status', '--top', '1e3'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "1e3"\n'],
+    [['check', '--grace', '6e1'], 'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "6e1"\n'],
+    [['status', '--top', '+3'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "+3"\n'],
+    [['status', '--top', '3.0'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "3.0"\n'],
+    [['status', '--top', '0x10'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "0x10"\n'],
+    [['status', '--top', ' 3'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got " 3"\n'],
     // Regression: a value starting with a dash was refused in Node's parser's words ("argument
     // is ambiguous. Did you forget…"): a number option says what it takes, another how to give it
-    [['status', '--top', '-1'], 'ipallocator: --top takes a whole number, 0 or more, got "-1"\n'],
-    [['check', '--grace', '-1'], 'ipallocator: --grace takes a whole number, 0 or more, got "-1"\n'],
+    [['status', '--top', '-1'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "-1"\n'],
+    [['check', '--grace', '-1'], 'ipallocator: --grace takes a whole number of seconds from 0 to 31,536,000 (365 days), got "-1"\n'],
     // Regression: given twice, the message quoted the first, valid occurrence ("got \"3\"")
-    [['status', '--top', '3', '--top', '-1'], 'ipallocator: --top takes a whole number, 0 or more, got "-1"\n'],
+    [['status', '--top', '3', '--top', '-1'], 'ipallocator: --top takes a whole number from 0 to 1,000,000,000, got "-1"\n'],
     [
       ['status', '--context', 'good', '--context', '-x'],
       'ipallocator: --context is followed by "-x", which starts with a dash: to give it as the value, write --context=-x\n',
@@ -1235,11 +1254,14 @@ describe('ipallocator: failures', () => {
     ],
     // Regression: an option that takes a value, given none, was said in Node's parser's words
     // ("Option '--top <value>' argument missing"); followed by another option, the option was
-    // taken as its value ("--top takes a whole number, 0 or more, got \"--json\"")
-    [['status', '--top'], 'ipallocator: --top needs a value: a whole number, 0 or more\n'],
-    [['check', '--grace'], 'ipallocator: --grace needs a value: a whole number, 0 or more\n'],
-    [['check', '-y', '--fix', '--grace'], 'ipallocator: --grace needs a value: a whole number, 0 or more\n'],
-    [['status', '--top', '3', '--top'], 'ipallocator: --top needs a value: a whole number, 0 or more\n'],
+    // taken as its value ("--top takes a whole number from 0 to 1,000,000,000, got \"--json\"")
+    [['status', '--top'], 'ipallocator: --top needs a value: a whole number from 0 to 1,000,000,000\n'],
+    [['check', '--grace'], 'ipallocator: --grace needs a value: a whole number of seconds from 0 to 31,536,000 (365 days)\n'],
+    [
+      ['check', '-y', '--fix', '--grace'],
+      'ipallocator: --grace needs a value: a whole number of seconds from 0 to 31,536,000 (365 days)\n',
+    ],
+    [['status', '--top', '3', '--top'], 'ipallocator: --top needs a value: a whole number from 0 to 1,000,000,000\n'],
     [['status', '--kubeconfig'], 'ipallocator: --kubeconfig needs a value: a kubeconfig file\n'],
     [['check', '--context'], 'ipallocator: --context needs a value: a context of the kubeconfig\n'],
     [
@@ -1251,14 +1273,17 @@ describe('ipallocator: failures', () => {
     // Regression: an empty one was tried as a file: "cannot read : ENOENT: no such file or directory, open ''"
     [['map', '10.96.0.0/24', '--out='], 'ipallocator: --out takes the file to write the SVG to (- for standard output), got ""\n'],
     [['map', '--snapshot', ''], 'ipallocator: --snapshot takes a Range snapshot file, got ""\n'],
-    [['status', '--top', '--json'], 'ipallocator: --top needs a value: a whole number, 0 or more (it is followed by the option --json)\n'],
+    [
+      ['status', '--top', '--json'],
+      'ipallocator: --top needs a value: a whole number from 0 to 1,000,000,000 (it is followed by the option --json)\n',
+    ],
     [
       ['check', '--grace', '--top=3'],
-      'ipallocator: --grace needs a value: a whole number, 0 or more (it is followed by the option --top=3)\n',
+      'ipallocator: --grace needs a value: a whole number of seconds from 0 to 31,536,000 (365 days) (it is followed by the option --top=3)\n',
     ],
     [
       ['status', '--top', '--'],
-      'ipallocator: --top needs a value: a whole number, 0 or more (it is followed by --, the end of the options)\n',
+      'ipallocator: --top needs a value: a whole number from 0 to 1,000,000,000 (it is followed by --, the end of the options)\n',
     ],
     [
       ['status', '--context', '-h'],
