@@ -22,6 +22,7 @@
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
+import { MAX_ANSWER_BODY_BYTES } from '../adapters/kubernetes/answer-body.ts';
 import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
 import {
   type ConfigurationOptions,
@@ -687,6 +688,14 @@ export class Cluster {
           `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it`,
         );
       }
+      // cut off here, past the cap on an answer's body: nothing malformed was read
+      const cut = phase === 'answered' ? bodyCutOff(apiError) : undefined;
+      if (cut !== undefined) {
+        const outcome = verb === 'delete' ? 'the IPAddress may have been deleted or not: run check again to see' : 'nothing was changed';
+        return new ClusterError(
+          `the answer of ${where} to ${verb} ${target} (HTTP ${cut}) went on past ${MAX_ANSWER_BODY_BYTES / MiB} MiB, more than any answer of the API server holds, and was not read further (a server or proxy sending without end?); ${outcome}`,
+        );
+      }
       if (phase === 'answered') return new ClusterError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
       if (phase === 'unsent') {
         const http = this.plainHttp
@@ -806,6 +815,16 @@ type Phase = 'unsent' | 'sent' | 'answered';
 
 /** The phase each failed request's error was thrown in. */
 const phases = new WeakMap<object, Phase>();
+
+const MiB = 1024 * 1024;
+/** The error requests.ts fails a request with when its answer's body goes on past MAX_ANSWER_BODY_BYTES. */
+const BODY_CUT_OFF = new RegExp(`: the answer \\(HTTP (\\d{3})\\) went on past ${MAX_ANSWER_BODY_BYTES / MiB} MiB, `);
+
+/** The HTTP status of an answer whose body was cut off at MAX_ANSWER_BODY_BYTES (requests.ts `bodyTooLarge`), else undefined. */
+function bodyCutOff(err: unknown): string | undefined {
+  if (!(err instanceof KubernetesApiError) || err.code !== undefined || err.timeoutMs !== undefined) return undefined;
+  return BODY_CUT_OFF.exec(err.message)?.[1];
+}
 
 /** Error codes (Node's, undici's) that mean the server could not be reached, or the connection was lost. */
 const NETWORK_CODES: Record<string, string> = {

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_ANSWER_BODY_BYTES } from '../adapters/kubernetes/answer-body.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
-import { addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
+import { addIPAddress, addServiceCIDR, cli, startCluster, type Cluster } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
@@ -85,7 +85,29 @@ describe('ipallocator status, a list answered with a body that never ends', () =
     });
     const r = await cli(['status', '--kubeconfig', c.kubeconfig, '--request-timeout', '60s']);
     expect([r.code, r.stdout]).toEqual([2, '']);
-    expect(r.stderr).toContain(`list ipaddresses.networking.k8s.io: the answer (HTTP 200) went ${CAP}`);
+    // Regression: "answered list … with a malformed body: list …: the answer (HTTP 200) went on
+    // past 128 MiB": the request said twice, and nothing malformed was read
+    expect(r.stderr).toMatch(
+      new RegExp(
+        `^ipallocator: the answer of the API server at http://127\\.0\\.0\\.1:\\d+ \\(context "double"\\) to list ipaddresses\\.networking\\.k8s\\.io \\(HTTP 200\\) went ${CAP.replace(/[.()]/g, '\\$&')} \\(a server or proxy sending without end\\?\\); nothing was changed\n$`,
+      ),
+    );
+    expect(c.double.endlessBytesWritten).toBeLessThan(MAX_ANSWER_BODY_BYTES + SLACK);
+  });
+
+  it('check --fix: a delete so answered stops --fix, saying the object may or may not be gone', async () => {
+    addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    c.double.proxyAnswerNext('delete', 'ipaddresses', '{"kind":"Status","apiVersion":"v1","status":"Success"', {
+      contentType: 'application/json',
+      endless: true,
+    });
+    const later = () => Date.now() + 61_000;
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig, '--request-timeout', '60s'], { now: later });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      `ipallocator: --fix stopped: the answer of the API server at ${c.double.url} (context "double") to delete ipaddresses.networking.k8s.io "10.96.0.30" (HTTP 200) went ${CAP} (a server or proxy sending without end?); the IPAddress may have been deleted or not: run check again to see\n`,
+    );
     expect(c.double.endlessBytesWritten).toBeLessThan(MAX_ANSWER_BODY_BYTES + SLACK);
   });
 });
