@@ -142,11 +142,12 @@ const MAP_OPTIONS = {
     ],
   },
   snapshot: {
-    value: { name: 'FILE', takes: 'a Range snapshot file' },
+    value: { name: 'FILE', takes: 'a Range snapshot file (- for standard input)' },
     help: [
       'read a Range snapshot file instead of the cluster: Range.snapshot()',
       'as JSON, its data in base64 (at most 128 MiB):',
-      '{"range": "<cidr>", "data": "<base64>", "length": n, "checksum": crc32}',
+      '{"range": "<cidr>", "data": "<base64>", "length": n, "checksum": crc32};',
+      '- reads it from standard input (./- is a file named -)',
     ],
   },
   ...CLUSTER_OPTIONS,
@@ -675,8 +676,10 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   for (const flag of ['out', 'snapshot'] as const) {
     if (values[flag] === '') throw new UsageError(takesRefusal(`--${flag}`, MAP_OPTIONS[flag].value, ''));
   }
-  // `-` is standard output, as for most commands that write a file; a file named so is ./-
+  // `-` is standard output, and for --snapshot standard input, as for most commands that
+  // write or read a file; a file named so is ./-
   const outFile = values.out === '-' ? undefined : values.out;
+  const snapshotFile = values.snapshot === '-' ? undefined : values.snapshot;
   const cidrText = positionals[0];
   if (cidrText === undefined && values.snapshot === undefined) {
     throw new UsageError(`map needs a CIDR, or ${withValue('snapshot', MAP_OPTIONS.snapshot)}`);
@@ -686,7 +689,10 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   }
   // The file read (the snapshot, or a file of the kubeconfig: below) would be replaced by the
   // SVG, and the one copy of its Range's state, or of the cluster's credentials, gone
-  if (outFile !== undefined && values.snapshot !== undefined && sameFile(outFile, values.snapshot)) {
+  if (values.snapshot === '-' && io.stdin.isTTY === true) {
+    throw new UsageError('--snapshot - reads the snapshot from standard input, which is a terminal: pipe it in (< FILE), or name the file');
+  }
+  if (outFile !== undefined && snapshotFile !== undefined && sameFile(outFile, snapshotFile)) {
     throw new UsageError(
       `--out ${outFile} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
     );
@@ -696,10 +702,11 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   let rangeMap: RangeMap;
   let source: string;
   if (values.snapshot !== undefined) {
-    const range = readSnapshot(values.snapshot);
+    const said = snapshotFile ?? 'standard input';
+    const range = snapshotFile === undefined ? parseSnapshot(await readStdinSnapshot(io.stdin), said) : readSnapshot(snapshotFile);
     try {
       if (prefix !== undefined && prefix.cidr !== range.cidr) {
-        throw new UsageError(`the snapshot in ${values.snapshot} is of ${range.cidr}, not ${prefix.cidr}`);
+        throw new UsageError(`the snapshot in ${said} is of ${range.cidr}, not ${prefix.cidr}`);
       }
       refuseUndrawable(range.prefix, range.cidr);
       prefix = range.prefix;
@@ -711,7 +718,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
     } finally {
       range.destroy();
     }
-    source = `Range snapshot ${named(values.snapshot)}`;
+    source = snapshotFile === undefined ? 'Range snapshot from standard input' : `Range snapshot ${named(snapshotFile)}`;
   } else {
     const cluster = await connect(values, io);
     // before any request: every file the kubeconfig was read from, --kubeconfig's or the default
@@ -773,23 +780,44 @@ function sameFile(a: string, b: string): boolean {
  */
 const SNAPSHOT_MAX_BYTES = 128 * 1024 * 1024;
 
-/**
- * Reads a snapshot file (at most SNAPSHOT_MAX_BYTES): a RangeSnapshot as JSON, its data in base64 —
- * {"range": CIDR, "data": base64, "length": n, "checksum": crc32}. With length and checksum the
- * copy is verified (Range.fromSnapshot); a file with only range and data is restored as it is.
- * Throws CliError naming the file.
- */
+/** What a snapshot past SNAPSHOT_MAX_BYTES is refused with; `said` names the file, or standard input. */
+const snapshotTooLarge = (said: string) =>
+  new CliError(`${said} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)`);
+
+/** Reads a snapshot file (at most SNAPSHOT_MAX_BYTES; see parseSnapshot). Throws CliError naming the file. */
 function readSnapshot(path: string): Range {
-  const tooLarge = () =>
-    new CliError(`${path} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)`);
   const notAFile = (what: string) => new CliError(`${path} is not a snapshot file: it is ${what}, not a regular file`);
   let text: string;
   try {
-    text = readFileBounded(path, SNAPSHOT_MAX_BYTES, tooLarge, notAFile);
+    text = readFileBounded(path, SNAPSHOT_MAX_BYTES, () => snapshotTooLarge(path), notAFile);
   } catch (e) {
     if (e instanceof CliError) throw e;
     throw new CliError(`cannot read ${path}: ${(e as Error).message}`);
   }
+  return parseSnapshot(text, path);
+}
+
+/** A snapshot from standard input (`--snapshot -`) as text, read to its end, at most SNAPSHOT_MAX_BYTES. */
+async function readStdinSnapshot(input: Readable): Promise<string> {
+  const pieces: Buffer[] = [];
+  let held = 0;
+  for await (const chunk of input) {
+    const piece = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    held += piece.length;
+    // past the bound, read no further: a pipe from something without end (`cat /dev/zero |`) ends here
+    if (held > SNAPSHOT_MAX_BYTES) throw snapshotTooLarge('standard input');
+    pieces.push(piece);
+  }
+  return Buffer.concat(pieces, held).toString('utf8');
+}
+
+/**
+ * A snapshot's text as a Range: a RangeSnapshot as JSON, its data in base64 —
+ * {"range": CIDR, "data": base64, "length": n, "checksum": crc32}. With length and checksum the
+ * copy is verified (Range.fromSnapshot); one with only range and data is restored as it is.
+ * Throws CliError naming `path` (the file, or standard input).
+ */
+function parseSnapshot(text: string, path: string): Range {
   const expected = 'expected {"range": "<cidr>", "data": "<base64>", "length": <n>, "checksum": <crc32>}';
   let parsed: unknown;
   try {

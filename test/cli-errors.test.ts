@@ -1269,10 +1269,10 @@ describe('ipallocator: failures', () => {
       'ipallocator: --request-timeout needs a value: a duration such as 500ms, 30s, 2m or 1m30s (0 for no limit)\n',
     ],
     [['map', '10.96.0.0/24', '--out'], 'ipallocator: --out needs a value: the file to write the SVG to (- for standard output)\n'],
-    [['map', '--snapshot'], 'ipallocator: --snapshot needs a value: a Range snapshot file\n'],
+    [['map', '--snapshot'], 'ipallocator: --snapshot needs a value: a Range snapshot file (- for standard input)\n'],
     // Regression: an empty one was tried as a file: "cannot read : ENOENT: no such file or directory, open ''"
     [['map', '10.96.0.0/24', '--out='], 'ipallocator: --out takes the file to write the SVG to (- for standard output), got ""\n'],
-    [['map', '--snapshot', ''], 'ipallocator: --snapshot takes a Range snapshot file, got ""\n'],
+    [['map', '--snapshot', ''], 'ipallocator: --snapshot takes a Range snapshot file (- for standard input), got ""\n'],
     [
       ['status', '--top', '--json'],
       'ipallocator: --top needs a value: a whole number from 0 to 1,000,000,000 (it is followed by the option --json)\n',

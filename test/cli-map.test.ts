@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -301,6 +302,76 @@ describe('ipallocator map', () => {
       } finally {
         if (!strayBefore) rmSync(stray, { force: true });
       }
+    });
+
+    // Regression: `--snapshot -` read a file named "-" ("cannot read -: ENOENT") where `--out -` writes standard output
+    it('reads the snapshot from standard input for --snapshot -; a path ending in /- is a file', async () => {
+      const range = new Range('10.0.0.0/28', { random: seededRandom(28) });
+      const file = join(dir, 'stdin28.json');
+      try {
+        range.allocateMany(5);
+        writeSnapshot(file, range);
+      } finally {
+        range.destroy();
+      }
+      const text = readFileSync(file, 'utf8');
+      const fromFile = await cli(['map', '--snapshot', file]);
+      const piped = await cli(['map', '--snapshot', '-'], { stdin: text });
+      expect([piped.code, piped.stderr]).toEqual([0, '']);
+      // the same drawing; the SVG names its source
+      expect(piped.stdout).toContain('Range snapshot from standard input');
+      expect(piped.stdout.replace('Range snapshot from standard input', '')).toBe(fromFile.stdout.replace(`Range snapshot ${file}`, ''));
+      const out = join(dir, 'stdin28.svg');
+      expect(await cli(['map', '--snapshot', '-', '--out', out], { stdin: text })).toEqual({
+        code: 0,
+        stdout: `wrote ${out}: 10.0.0.0/28, 16 cells of 1 address; 5 of 14 addresses allocated\n`,
+        stderr: '',
+      });
+      expect(await cli(['map', '10.0.0.0/28', '--snapshot', '-', '--out', out], { stdin: text })).toMatchObject({ code: 0 });
+      expect(await cli(['map', '10.9.0.0/28', '--snapshot', '-'], { stdin: text })).toEqual({
+        code: 2,
+        stdout: '',
+        stderr: "ipallocator: the snapshot in standard input is of 10.0.0.0/28, not 10.9.0.0/28\nRun 'ipallocator map --help' for usage.\n",
+      });
+      expect(await cli(['map', '--snapshot', '-'], { stdin: 'hello' })).toMatchObject({
+        code: 2,
+        stderr: expect.stringMatching(/^ipallocator: standard input is not a snapshot file: not JSON \(/),
+      });
+      // a file named "-" is named by a path
+      const named = join(dir, '-');
+      writeFileSync(named, text);
+      const r = await cli(['map', '--snapshot', named]);
+      expect(r.code).toBe(0);
+      expect(r.stdout.replace(`Range snapshot ${named}`, '')).toBe(fromFile.stdout.replace(`Range snapshot ${file}`, ''));
+    });
+
+    it('--snapshot - refuses a terminal as standard input, and reads no more than 128 MiB from a pipe', async () => {
+      const atTerminal = await cli(['map', '--snapshot', '-'], { stdin: '{}', stdinTTY: true });
+      expect(atTerminal).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'ipallocator: --snapshot - reads the snapshot from standard input, which is a terminal: pipe it in (< FILE), or name the file\n' +
+          "Run 'ipallocator map --help' for usage.\n",
+      });
+      // a pipe without end (`cat /dev/zero |`): refused once past the bound, read no further
+      const MiB = 1024 * 1024;
+      const chunk = Buffer.alloc(MiB, 0x20);
+      let given = 0;
+      const endless = new Readable({
+        read() {
+          given += 1;
+          this.push(chunk);
+        },
+      });
+      const r = await cli(['map', '--snapshot', '-'], { stdin: endless });
+      expect(r).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          'ipallocator: standard input is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)\n',
+      });
+      expect(given).toBeLessThan(128 + 16);
     });
 
     it("refuses a CIDR other than the snapshot's, a file that is not a snapshot, and a corrupted copy (exit 2)", async () => {
