@@ -298,6 +298,10 @@ export class Cluster {
       } else loadDefaultKubeconfig(kc);
     } catch (e) {
       if (e instanceof KubeconfigNotReadError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${e.reason}`);
+      // KUBECONFIG=":" names no file, and kubectl reads none (nor ~/.kube/config): no kubeconfig at all
+      if (options.kubeconfig === undefined && this.kubeconfigFiles.length === 0) {
+        throw new CliError(`found no kubeconfig: ${kubeconfigLoadFailure(e)}; pass --kubeconfig FILE`);
+      }
       // a file without a document, or whose document is null, fails in client-node's load
       throw (
         firstNotAKubeconfig(options.kubeconfig, givenText) ??

@@ -850,6 +850,40 @@ describe('ipallocator: failures', () => {
     },
   );
 
+  // kubectl (clientcmd's loading rules) splits KUBECONFIG with filepath.SplitList and skips the
+  // empty entries: ":" names no file, so it reads none — not ~/.kube/config — and, outside a pod
+  // with a service account (whose config it would take), has no configuration.
+  // Regression: "cannot read the default kubeconfig ($KUBECONFIG or ~/.kube/config): …", of a
+  // ~/.kube/config never looked at.
+  it.skipIf(existsSync('/var/run/secrets/kubernetes.io/serviceaccount/token'))(
+    'KUBECONFIG of path separators only names no file: ~/.kube/config is not read, as kubectl; no kubeconfig outside a pod',
+    async () => {
+      const home = mkdtempSync(join(tmpdir(), 'ipallocator-home-'));
+      const saved = { HOME: process.env.HOME, KUBECONFIG: process.env.KUBECONFIG };
+      process.env.HOME = home;
+      try {
+        mkdirSync(join(home, '.kube'));
+        writeFileSync(join(home, '.kube', 'config'), readFileSync(c.kubeconfig));
+        for (const list of [delimiter, delimiter.repeat(3)]) {
+          process.env.KUBECONFIG = list;
+          expect(await cli(['status'])).toEqual({
+            code: 2,
+            stdout: '',
+            stderr: `ipallocator: found no kubeconfig: $KUBECONFIG (${JSON.stringify(list)}) names no file: it holds only path separators, and this is not a pod with a service account; pass --kubeconfig FILE\n`,
+          });
+          // --kubeconfig is read as ever, and map has no kubeconfig file to keep its --out off
+          expect((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).code).toBe(0);
+        }
+      } finally {
+        for (const [k, v] of Object.entries(saved)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
+
   // each names what the kubeconfig lacks; names from the file are escaped like any text from elsewhere
   const selectsNothing: [string, string, string[], string][] = [
     ['no current-context', 'contexts: []', [], 'names no current-context: choose one with --context (contexts: none)'],

@@ -4,7 +4,7 @@
 // request is made); its server URL; the default kubeconfig, loaded as kubectl loads it. Two parts
 // have modules of their own: token-files.ts reads the users' token-files before client-node does,
 // and user-checks.ts refuses a current user that would send requests without credentials.
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
@@ -177,6 +177,9 @@ export function defaultKubeconfigFiles(): { files: string[]; list: string | unde
   return { files: [join(homedir(), '.kube', 'config')], list: undefined };
 }
 
+/** A pod's service account token, where client-go's rest.InClusterConfig (and client-node) look for it. */
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
 /**
  * $KUBECONFIG as it stands when no kubeconfig was found through it: `$KUBECONFIG is not set`, or,
  * for a variable set to "" (read as not set, as kubectl and defaultKubeconfigFiles read it), that
@@ -198,7 +201,8 @@ export function unsetKubeconfigVariable(): string {
  * current-context wins (client-node takes the last). A file that cannot be read or parsed fails
  * the load with KubeconfigFileError naming it (or KubeconfigNotReadError). Without $KUBECONFIG:
  * ~/.kube/config when it can be opened, else loadFromDefault's own fallbacks (a pod's service
- * account, the placeholder) and errors.
+ * account, the placeholder) and errors. A $KUBECONFIG of separators only (`:`) names no file:
+ * a pod's service account, else KubeconfigFileError.
  */
 export function loadDefaultKubeconfig(kc: KubeConfig): void {
   const { files, list } = defaultKubeconfigFiles();
@@ -212,7 +216,16 @@ export function loadDefaultKubeconfig(kc: KubeConfig): void {
       return;
     }
   } else if (files.length === 0) {
-    throw new KubeconfigFileError(`$KUBECONFIG (${JSON.stringify(list)}) names no file: it holds only path separators`);
+    // kubectl (clientcmd's loading rules) skips the empty entries and so loads no file — never
+    // ~/.kube/config —, and then takes a pod's service account (rest.InClusterConfig), as
+    // client-node does when it finds no kubeconfig
+    if (existsSync(SERVICE_ACCOUNT_TOKEN)) {
+      kc.loadFromCluster();
+      return;
+    }
+    throw new KubeconfigFileError(
+      `$KUBECONFIG (${JSON.stringify(list)}) names no file: it holds only path separators, and this is not a pod with a service account`,
+    );
   }
   const missing: string[] = [];
   const skipped: string[] = [];
