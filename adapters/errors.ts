@@ -182,28 +182,42 @@ export class InvalidArgumentError extends IPAllocatorError {
 }
 
 /**
- * Why the WebAssembly core could not get a block of memory (OutOfMemoryError's `reason`):
+ * Why the WebAssembly core could not get the memory an operation needed (OutOfMemoryError's
+ * `reason`, against its `requested` and `free`):
  * - `limit`: the free memory below the limit (the cap set with setMemoryLimit, or WebAssembly's
- *   own 4 GiB) adds up to less than the block: raise the cap, or destroy() what you no longer need;
- * - `fragmented`: it adds up to the block, but no free piece of it holds the block (a block is one
- *   aligned piece; memory held for blocks under 4 KiB serves those only): raising the cap gives
- *   the block room past what is in use; destroying indexes frees pieces that merge;
+ *   own 4 GiB) adds up to less than `requested`: raise the cap, or destroy() what you no longer need;
+ * - `fragmented`: it adds up to `requested`, but no free piece of it held the block that failed (a
+ *   block is one aligned piece; memory held for blocks under 4 KiB serves those only): raising the
+ *   cap gives the block room past what is in use; destroying indexes frees pieces that merge;
  * - `host`: the host (the JavaScript engine, the operating system) refused to grow the memory,
  *   below the limit.
  */
 export type MemoryShortage = 'limit' | 'fragmented' | 'host';
 
-/** What OutOfMemoryError reports of the memory when the core failed; each field undefined when not known. */
+/**
+ * What OutOfMemoryError reports of the memory when an operation of the core failed (creating an
+ * index, marking or freeing an address, loading a batch), measured once the operation had given
+ * back what it took, so that nothing it held is counted as in use; each field undefined when not
+ * known.
+ */
 export interface OutOfMemoryDetails {
-  /** Bytes of the block the core asked for and could not get. */
+  /**
+   * Bytes the operation needed: the blocks it had taken before one could not be had (given back
+   * since) plus that block — for a new index, all of its blocks. Blocks are powers of two of at
+   * least 16 bytes. Never less than the block that failed.
+   */
   readonly requested?: number | undefined;
   /** Why it could not get it. */
   readonly reason?: MemoryShortage | undefined;
   /** The limit in bytes, as memoryLimit().limit reports it: the cap, or 4 GiB when none is set. */
   readonly limit?: number | undefined;
-  /** Bytes free below the limit when it failed, added up: free blocks and room to grow. */
+  /**
+   * Bytes free below the limit, added up: free blocks and room to grow. `free + inUse` is the
+   * limit less the core's own bookkeeping: 192 KiB, and 4 KiB more for each 8 MiB of memory past
+   * the first 120 MiB in which blocks under 4 KiB were ever cut (0 and 0 under a limit below it).
+   */
   readonly free?: number | undefined;
-  /** Bytes in use by live indexes (memoryLimit().inUse) when it was reported. */
+  /** Bytes in use by live indexes (memoryLimit().inUse), at the same moment as `free`. */
   readonly inUse?: number | undefined;
 }
 

@@ -231,15 +231,17 @@ export class FreeIndex {
     const bytes = count * 8;
     const ptr = core.buf_alloc(bytes);
     if (ptr === 0) throw wasmOutOfMemory('loading addresses into an index');
+    let r: number;
     try {
       memoryU32().set(pairs.subarray(0, count * 2), ptr >>> 2);
-      const r = core.index_set_many(this.h, ptr, count);
-      if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');
-      if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`offset at position ${scratch()[0]} is outside the index`);
-      return r;
+      r = core.index_set_many(this.h, ptr, count);
     } finally {
       core.buf_free(ptr, bytes);
     }
+    // (the buffer given back first: the error counts it as needed, and as free)
+    if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');
+    if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`offset at position ${scratch()[0]} is outside the index`);
+    return r;
   }
 
   // ── legacy bitmap snapshot ──────────────────────────────────────────────────────────────

@@ -223,15 +223,17 @@ export class AddressSpace {
     const bytes = count * 16;
     const ptr = core.buf_alloc(bytes);
     if (ptr === 0) throw wasmOutOfMemory('loading addresses into an index');
+    let r: number;
     try {
       memoryU32().set(words.subarray(0, count * 4), ptr >>> 2);
-      const r = core.space_set_many(this.h, ptr, count);
-      if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');
-      if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`address at position ${scratch()[0]} is outside ${this.prefix.cidr}`);
-      return r;
+      r = core.space_set_many(this.h, ptr, count);
     } finally {
       core.buf_free(ptr, bytes);
     }
+    // (the buffer given back first: the error counts it as needed, and as free)
+    if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');
+    if (r === OUT_OF_RANGE) throw new InvalidArgumentError(`address at position ${scratch()[0]} is outside ${this.prefix.cidr}`);
+    return r;
   }
 
   /** Frees the WASM memory (index included). Idempotent; the space is unusable afterwards. */

@@ -35,7 +35,7 @@ export interface CoreExports {
   /** The last failed request (core-as/heap.ts): the bytes it asked for, its HEAP_FAIL_* reason, the bytes then free below the cap. */
   heap_failed_bytes(): number;
   heap_failed_reason(): number;
-  heap_failed_free(): number;
+  heap_bytes_free(): number;
   /** 0 when the heap's invariants hold (core-as/heap.ts), else the number of the first that fails. For tests. */
   heap_validate(): number;
   buf_alloc(size: number): number;
@@ -331,19 +331,21 @@ const SHORTAGES: ReadonlyMap<number, MemoryShortage> = new Map([
 ]);
 
 /**
- * The OutOfMemoryError for a core call that found no memory while `what`: the bytes it asked for,
- * and what stood in the way, with what to do — the cap set with setMemoryLimit and its value (or,
- * with no cap set, WebAssembly's own 4 GiB), free memory in pieces too small (fragmented), or a
- * host that refused to grow the memory. Every failure of the core to get memory is reported
- * through this, so the advice is written once. Call it right after the failing call: it reads
- * the core's record of its last failure.
+ * The OutOfMemoryError for a core call that found no memory while `what`: the bytes the whole
+ * call needed, and what stood in the way, with what to do — the cap set with setMemoryLimit and
+ * its value (or, with no cap set, WebAssembly's own 4 GiB), free memory in pieces too small
+ * (fragmented), or a host that refused to grow the memory. Every failure of the core to get
+ * memory is reported through this, so the advice is written once. Call it right after the
+ * failing call has given back what it took (a buffer of the host's for it included): it reads
+ * the core's record of its last failure and the memory free and in use at that moment, so that
+ * `free + inUse` is the limit less the core's own bookkeeping.
  * @internal
  */
 export function wasmOutOfMemory(what: string): OutOfMemoryError {
   const { limit, size, inUse } = memoryLimit();
   const requested = core.heap_failed_bytes();
   const reason = SHORTAGES.get(core.heap_failed_reason()) ?? 'limit';
-  const free = core.heap_failed_free();
+  const free = core.heap_bytes_free();
   const capped = limit < MAX_MEMORY_BYTES;
   const theLimit = capped
     ? `the WebAssembly memory cap set with setMemoryLimit is ${bytesText(limit)}`

@@ -49,7 +49,7 @@
 //   [3] FULL bit (k, j) ⇔ child word j of level k−1 is full     [4] FULL padding bits are one
 //   [5] ANY bit (k, j)  ⇔ child word j of level k−1 is non-zero [6] ANY padding bits are zero
 //   [8] COUNTED ⇒ COUNT (k, q) = the taken offsets under word q of level k ≤ levels − 2
-import { hcalloc, hfree, hblock_size, recordFailedTotal } from './heap';
+import { hcalloc, hfree, hblock_size, recordFailedNeed } from './heap';
 import { putU32 } from './scratch';
 import { OK, NONE, OUT_OF_RANGE } from './status';
 
@@ -196,16 +196,16 @@ export function dense_new(n: u32): usize {
     store<u32>(h + H_L0_BYTES, 0);
     store<u32>(h + H_BLOCK_BYTES, <u32>(hdrBytes + l0Bytes));
   } else {
-    // (a failure is reported as needing both blocks: what raising the cap must make room for)
+    // (a failure is reported as needing both blocks: what raising the cap must make room for;
+    // when the second fails, the first, given back, counts by itself: heap_failed_bytes)
     h = hcalloc(hdrBytes);
     if (h == 0) {
-      recordFailedTotal(<u64>hblock_size(hdrBytes) + hblock_size(l0Bytes), 0);
+      recordFailedNeed(<u64>hblock_size(hdrBytes) + hblock_size(l0Bytes));
       return 0;
     }
     l0 = hcalloc(l0Bytes);
     if (l0 == 0) {
       hfree(h, hdrBytes);
-      recordFailedTotal(<u64>hblock_size(hdrBytes) + hblock_size(l0Bytes), hblock_size(hdrBytes));
       return 0;
     }
     store<u32>(h + H_L0_BYTES, <u32>l0Bytes);

@@ -52,10 +52,14 @@
 // The cap (`heap_set_limit_pages`) bounds `memory.grow`; when growing would pass it, or the host
 // refuses, `halloc` returns 0 and the caller reports OUT_OF_MEMORY. Nothing a caller can see
 // changes on failure (the cached empty slabs may have gone back to the buddy system). The last
-// failure is recorded for the host's error message (`heap_failed_*`): the bytes asked for,
-// the bytes free below the cap at that moment, and why — the cap (or wasm32's 4 GiB) would have
-// to be passed, the free memory adds up to the block but no piece of it fits (fragmented), or
-// the host refused to grow below the cap.
+// failure is recorded for the host's error message (`heap_failed_*`), which describes the
+// caller's whole operation, read once it has given back what it took: the bytes it needed (the
+// blocks it held when it failed, which it has given back since, plus the block it could not get,
+// or more when the caller says so: recordFailedNeed), and why — the cap (or wasm32's 4 GiB) would
+// have to be passed, the free memory adds up to that but no piece of it fits (fragmented), or the
+// host refused to grow below the cap. Work that may fail without failing its caller (a smaller
+// node, a resized router) runs between beginBestEffort and endBestEffort and leaves the record
+// alone, so that the failure an operation reports is its own even when it cleans up after it.
 // Memory is never returned to the host (WebAssembly cannot shrink).
 
 export const MIN_CLASS: i32 = 4; //  16 bytes
@@ -108,12 +112,18 @@ export const HEAP_FAIL_LIMIT: i32 = 1;
 export const HEAP_FAIL_FRAGMENTED: i32 = 2;
 /** The host refused to grow the memory, below the cap. */
 export const HEAP_FAIL_HOST: i32 = 3;
-/** Bytes the last request that failed asked for: its block size, a dense index's blocks together (recordFailedTotal), or the request when larger than any block; 0 = none yet. */
-let failedBytes: u64 = 0;
-/** HEAP_FAIL_* of the last failure; 0 = none yet. */
-let failedReason: i32 = 0;
-/** Bytes free below the cap when the last failure happened: free blocks, small ones too, and room to grow. */
-let failedFree: u64 = 0;
+/** The block the last request that failed asked for (its class size, or the request when larger than any block); 0 = none yet. */
+let failedBlock: u64 = 0;
+/** bytesInUse when it failed: what its caller held then, less what the caller gives back, is part of what it needed. */
+let failedInUse: u64 = 0;
+/** At least this much was needed in all (recordFailedNeed: blocks the caller would have asked for next); 0 = no floor. */
+let failedNeed: u64 = 0;
+/** The last failure was the host refusing to grow the memory below the cap. */
+let failedHost: bool = false;
+/** The last failure asked for more than any block can hold: no free memory could have served it. */
+let failedTooLarge: bool = false;
+/** Best-effort work in progress (beginBestEffort): its failures are not recorded. */
+let bestEffort: i32 = 0;
 /** Whether grow()'s last false was the host's refusal (memory.grow failed) rather than the cap. */
 let hostRefused: bool = false;
 /** heap_validate's scratch: u32 per small class, the free blocks its slab entries promise. */
@@ -162,13 +172,17 @@ function freeBelowLimit(): u64 {
 }
 
 /**
- * Records why a block of `bytes` could not be had (heap_failed_*) after grow() or the 32-bit
- * space refused it; `grew` says whether grow() was asked (and so whether the host may have refused).
+ * Records that a block of `bytes` could not be had (heap_failed_*) after grow() or the 32-bit
+ * space refused it; `grew` says whether grow() was asked (and so whether the host may have
+ * refused). What the caller holds now is noted, to be counted as needed once it is given back.
  */
 function recordFailure(bytes: u64, grew: bool): void {
-  failedBytes = bytes;
-  failedFree = freeBelowLimit();
-  failedReason = grew && hostRefused ? HEAP_FAIL_HOST : failedFree >= bytes ? HEAP_FAIL_FRAGMENTED : HEAP_FAIL_LIMIT;
+  if (bestEffort != 0) return;
+  failedBlock = bytes;
+  failedInUse = bytesInUse;
+  failedNeed = 0;
+  failedHost = grew && hostRefused;
+  failedTooLarge = false;
 }
 
 function bitmapStart(): usize {
@@ -198,15 +212,27 @@ function init(): bool {
 }
 
 /**
- * For a caller that needed `bytes` in all, in more than one block, when one of them failed: the
- * failure is recorded as needing all of it, with the `held` bytes it had taken and has given back
- * since counted free, so that the host's message names what the whole needs (a dense index: its
- * bitmap and summaries), not the piece that failed.
+ * For a caller whose operation needs `bytes` in all, in several blocks, when one that is not the
+ * last failed: the failure is recorded as needing at least that much (a dense index: its bitmap
+ * and summaries), so that the host's message names what the whole needs, not the first piece.
  */
-export function recordFailedTotal(bytes: u64, held: u64): void {
-  failedBytes = bytes;
-  failedFree += held;
-  if (failedReason != HEAP_FAIL_HOST) failedReason = failedFree >= bytes ? HEAP_FAIL_FRAGMENTED : HEAP_FAIL_LIMIT;
+export function recordFailedNeed(bytes: u64): void {
+  if (bestEffort == 0 && bytes > failedNeed) failedNeed = bytes;
+}
+
+/**
+ * Starts work whose failure to get memory does not fail its caller (a node rebuilt smaller, a
+ * router or directory resized): until endBestEffort, failures leave the record of the last real
+ * one as it is. Nests.
+ */
+// @ts-ignore: decorator
+@inline export function beginBestEffort(): void {
+  bestEffort++;
+}
+
+// @ts-ignore: decorator
+@inline export function endBestEffort(): void {
+  bestEffort--;
 }
 
 // ── the bitmap of free large blocks, by arena offset ──────────────────────────────────────────
@@ -406,7 +432,7 @@ export function halloc(size: usize): usize {
   if (size == 0) size = 1;
   if (size > (<usize>1 << MAX_CLASS)) {
     recordFailure(<u64>size, false);
-    failedReason = HEAP_FAIL_LIMIT; // larger than any block: no piece could ever hold it
+    if (bestEffort == 0) failedTooLarge = true; // larger than any block: no piece could ever hold it
     return 0;
   }
   const k = classOf(size);
@@ -424,7 +450,12 @@ export function halloc(size: usize): usize {
   let p = <usize>load<u32>(head);
   if (p == 0) {
     p = cutSlab(k);
-    if (p == 0) return 0; // (recorded as the 4 KiB slab it would have been cut from: what the heap needed)
+    if (p == 0) {
+      // recorded as the block asked for, not the 4 KiB slab (or leaf) it would have been cut
+      // from, so that a small request reads the same whichever step failed
+      if (bestEffort == 0) failedBlock = <u64>1 << k;
+      return 0;
+    }
   } else {
     // Off the list, and one more in use in its slab (a few loads and stores on this path).
     const next = <usize>load<u32>(p + S_NEXT);
@@ -507,23 +538,40 @@ export function heap_small_bytes_free(): f64 {
 }
 
 /**
- * The bytes the last request that failed asked for (0 when none has): its block size, a dense
- * index's blocks together, or the request itself when larger than any block. With
- * heap_failed_reason and heap_failed_free, what an out-of-memory message reports; read them right
- * after the failure.
+ * What the last operation that failed needed, in bytes (0 when none has failed): the blocks it
+ * held when it failed and has given back since, plus the block it could not get (its class
+ * size, or the request itself when larger than any block), or more when its caller recorded a
+ * larger need (recordFailedNeed). Read right after the failing call, once it has given back what
+ * it took: blocks taken since would count as given back.
  */
 export function heap_failed_bytes(): f64 {
-  return <f64>failedBytes;
+  if (failedBlock == 0) return 0;
+  const given = failedInUse > bytesInUse ? failedInUse - bytesInUse : 0;
+  const need = failedBlock + given;
+  return <f64>(need > failedNeed ? need : failedNeed);
 }
 
-/** Why the last request failed: HEAP_FAIL_LIMIT, HEAP_FAIL_FRAGMENTED or HEAP_FAIL_HOST (0 when none has). */
+/**
+ * Why the last operation failed (0 when none has): HEAP_FAIL_HOST when the host refused to grow
+ * the memory; else HEAP_FAIL_FRAGMENTED when heap_bytes_free() (read at the same moment) holds
+ * heap_failed_bytes() but no piece of it served, HEAP_FAIL_LIMIT when it does not. As
+ * heap_failed_bytes, read right after the failing call.
+ */
 export function heap_failed_reason(): i32 {
-  return failedReason;
+  if (failedBlock == 0) return 0;
+  if (failedHost) return HEAP_FAIL_HOST;
+  if (failedTooLarge) return HEAP_FAIL_LIMIT;
+  return <f64>freeBelowLimit() >= heap_failed_bytes() ? HEAP_FAIL_FRAGMENTED : HEAP_FAIL_LIMIT;
 }
 
-/** Bytes that were free below the cap when the last request failed (free blocks and room to grow). */
-export function heap_failed_free(): f64 {
-  return <f64>failedFree;
+/**
+ * Bytes free below the cap now: free blocks (small ones too) and room to grow. With
+ * heap_bytes_in_use, it adds up to the cap less the heap's own bookkeeping (the static data, the
+ * free-block bitmap and the slab leaves: everything below the arena, and the leaves taken from
+ * it), as long as the cap is above that bookkeeping.
+ */
+export function heap_bytes_free(): f64 {
+  return <f64>freeBelowLimit();
 }
 
 /**

@@ -17,10 +17,10 @@
 //
 // Invariants: n ≥ 1 (an empty range has no space: the host never creates one); rangeOffset ≤ n;
 // first + n − 1 fits the width; the index covers exactly [0, n).
-import { hcalloc, heap_failed_bytes, hfree, recordFailedTotal } from './heap';
+import { hcalloc, hfree } from './heap';
 import * as dense from './dense';
 import * as sparse from './sparse';
-import { index_bytes, index_free, index_new, KIND_DENSE } from './freeindex';
+import { index_free, index_new, KIND_DENSE } from './freeindex';
 import { getU32, putU32 } from './scratch';
 import { NONE, OK, OUT_OF_RANGE } from './status';
 
@@ -58,11 +58,9 @@ export function space_new(kind: i32, f0: u32, f1: u32, f2: u32, f3: u32, nHi: u3
   if (ix == 0) return 0;
   const s = hcalloc(SPACE_BYTES);
   if (s == 0) {
-    // reported as needing the index too (given back here): the failing block alone, a 4 KiB slab
-    // next to an index of megabytes, would understate what raising the cap must make room for
-    const held = <u64>index_bytes(ix);
+    // the index given back counts as needed too (heap_failed_bytes): the failing block alone, 64
+    // bytes next to an index of megabytes, would understate what raising the cap must make room for
     index_free(ix);
-    recordFailedTotal(<u64>heap_failed_bytes() + held, held);
     return 0;
   }
   store<u32>(s + S_INDEX, <u32>ix);

@@ -42,7 +42,7 @@
 // freed; the directory halves when a quarter full. Random single inserts leave pages ≈ 70 % full;
 // runs_load (the bulk build of core-as/sparse.ts) writes BULK_FILL runs per page.
 
-import { halloc, hfree, hblock_size } from './heap';
+import { beginBestEffort, endBestEffort, halloc, hfree, hblock_size } from './heap';
 import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 
 /** The header's first word ("runs"): marks a live run index for runs_validate. */
@@ -242,7 +242,9 @@ function shrinkDir(h: usize): void {
   }
   if (cap <= DIR_MIN_CAP || np > cap >>> 2) return;
   const ncap = cap >>> 1;
+  beginBestEffort();
   const nd = halloc(<usize>ncap << DIR_ENTRY_BITS);
+  endBestEffort();
   if (nd == 0) return;
   memory.copy(nd, dirOf(h), <usize>np << DIR_ENTRY_BITS);
   hfree(dirOf(h), <usize>cap << DIR_ENTRY_BITS);

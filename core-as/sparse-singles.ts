@@ -49,7 +49,7 @@
 // smallest size, stays when it empties, so taking and releasing offsets in an empty index
 // allocates nothing). After a rebuild the router refills the rebuilt node's buckets and shifts
 // the later ones when the node count changed (routeReplace); resizing it is best effort.
-import { halloc, hfree, hblock_size } from './heap';
+import { beginBestEffort, endBestEffort, halloc, hfree, hblock_size } from './heap';
 import { OK, NONE, OUT_OF_MEMORY } from './status';
 
 /** The gap marker. Never an offset (offsets are < n ≤ 2^64 − 1). */
@@ -333,7 +333,9 @@ function routeUpdate(t: usize): void {
   if (routeResize(bits, want)) {
     if (want == 0) dropRouter(t);
     else {
+      beginBestEffort();
       const r = halloc(routeBytes(want));
+      endBestEffort();
       if (r != 0) {
         dropRouter(t);
         store<u32>(t + T_ROUTE, <u32>r);
@@ -534,7 +536,11 @@ export function singles_remove(t: usize, x: u64): bool {
     //  a node emptied to under 1/16 is rebuilt smaller (to 7/10 at most: far from the 4/5 that
     //  grows it again), so memory follows what is taken; best effort, and nothing changes when
     //  its memory cannot be had
-    if (cnt * SHRINK_BELOW < cap && cap > <u32>1 << MIN_LG) rebuild(t, p, 0, false);
+    if (cnt * SHRINK_BELOW < cap && cap > <u32>1 << MIN_LG) {
+      beginBestEffort();
+      rebuild(t, p, 0, false);
+      endBestEffort();
+    }
     return true;
   }
   // the node is empty: drop it; the next node's fence becomes 0 when it becomes node 0 (S1)

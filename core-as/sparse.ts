@@ -86,12 +86,17 @@ export const SPARSE_SINGLES_BASE: i32 = 30;
 
 /** An empty index over [0, n). 0 when out of memory. */
 export function sparse_new(n: u64): usize {
+  //  stops at the first block that fails, so the failure recorded is that one (heap_failed_*)
   const h = halloc(HEADER_SIZE);
+  if (h == 0) return 0;
   const r = runs_new(n);
+  if (r == 0) {
+    hfree(h, HEADER_SIZE);
+    return 0;
+  }
   const s = singles_new();
-  if (h == 0 || r == 0 || s == 0) {
-    if (r != 0) runs_free(r);
-    if (s != 0) singles_free(s);
+  if (s == 0) {
+    runs_free(r);
     hfree(h, HEADER_SIZE);
     return 0;
   }

@@ -1,0 +1,124 @@
+// OutOfMemoryError's fields describe the user's operation, measured once it has given back what
+// it took: `requested` is what the whole operation needed (the blocks it had taken, plus the one
+// it could not get), and `free + inUse` is the limit less the core's 192 KiB of bookkeeping
+// (README, Install; OutOfMemoryDetails). The operations go through the public API; raw core
+// blocks only hold memory aside. Its own file: the identity is exact in a fresh process, whose
+// memory stays far below the 120 MiB past which bookkeeping grows.
+import { afterAll, describe, expect, it } from 'vitest';
+import { OutOfMemoryError } from '../adapters/errors.ts';
+import { Range } from '../adapters/range.ts';
+import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+const KiB = 1024;
+/** The core's own bookkeeping below its blocks (static data, the free-block bitmap, the first slab leaves). */
+const BOOKKEEPING = 192 * KiB;
+
+/** Runs `f` until it throws; the OutOfMemoryError it throws (anything else fails the test). */
+function untilOutOfMemory(f: () => unknown, most: number): OutOfMemoryError {
+  for (let i = 0; i < most; i++) {
+    try {
+      f();
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      return e as OutOfMemoryError;
+    }
+  }
+  throw new Error(`no OutOfMemoryError in ${most} calls`);
+}
+
+describe('OutOfMemoryError fields', () => {
+  it('a sparse index that cannot grow reports what the operation needed, and the memory as the operation left it', () => {
+    setMemoryLimit(memoryLimit().size + 2 * 1024 * KiB);
+    const range = new Range('fd00::/64'); // random picks: isolated addresses, singles nodes that grow and split
+    let allocated = 0;
+    // each failure at the cap, then a little more room: a node split fails at its last new node,
+    // after its sorted copy and the first new node were taken (given back before the error)
+    for (let round = 0; round < 6; round++) {
+      const e = untilOutOfMemory(() => {
+        range.allocateNext();
+        allocated++;
+      }, 1_000_000);
+      const now = memoryLimit();
+      expect(e.reason).toBe('limit');
+      expect(e.limit).toBe(now.limit);
+      // nothing the failed call took is still held, and nothing it took and gave back is missing
+      expect(e.inUse).toBe(now.inUse);
+      expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+      // what it needed did not fit beside what is in use: more than is free, not the failing piece
+      // alone (that fitted in the room the blocks it had taken left)
+      expect(e.requested!).toBeGreaterThan(e.free!);
+      expect(e.message).toContain(`asked for ${e.requested} bytes`);
+      expect(e.message).toContain(`only ${e.free} bytes`);
+      expect(range.used()).toBe(allocated);
+      range.validate();
+      setMemoryLimit(e.limit! + 256 * KiB);
+    }
+    range.destroy();
+    setMemoryLimit(Infinity);
+  });
+
+  it('a batch load that cannot get its memory counts the buffer it was given in, as needed and as free', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd01::/64');
+    setMemoryLimit(memoryLimit().size + 4 * 1024 * KiB);
+    // held aside until about 1.5 MiB is free, 1 MiB of it in one piece: room for the batch's
+    // buffer, not for the load
+    const room = core.buf_alloc(1024 * KiB);
+    expect(room).not.toBe(0);
+    const filler: number[] = [];
+    for (let p = 1; p !== 0 && core.heap_bytes_free() > 512 * KiB; ) {
+      p = core.buf_alloc(64 * KiB);
+      if (p !== 0) filler.push(p);
+    }
+    core.buf_free(room, 1024 * KiB);
+    const count = 131_072; // 8 bytes each in the buffer (an offset)
+    const group = (v: number): string => (v & 0xffff).toString(16);
+    const ips = Array.from({ length: count }, (_, i) => `fd01::${group(i * 7919)}:${group((i * 7919) >>> 16)}:1`);
+    let thrown: unknown;
+    try {
+      range.loadMany(ips);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(OutOfMemoryError);
+    const e = thrown as OutOfMemoryError;
+    expect(e.inUse).toBe(memoryLimit().inUse); // the batch's buffer is not counted as in use
+    expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+    expect(e.requested!).toBeGreaterThan(count * 8); // the buffer, and what the load needed besides
+    expect(range.used()).toBe(0);
+    for (const p of filler) core.buf_free(p, 64 * KiB);
+    range.destroy();
+    setMemoryLimit(Infinity);
+  });
+
+  it('a small dense index reports its own block whichever step failed, not the 4 KiB the heap cuts it from', () => {
+    setMemoryLimit(Infinity);
+    const before = memoryLimit().inUse;
+    const probe = new Range('10.1.0.0/24', { indexKind: 'dense' });
+    const whole = memoryLimit().inUse - before; // the index and the range's own block
+    probe.destroy();
+    expect(whole).toBeLessThan(4 * KiB);
+    const requested = new Set<number>();
+    const keep: Range[] = [];
+    // ranges up to the cap, again and again a little higher: each failure at a different step
+    // (the index's block, the range's own, a slab to cut either from)
+    setMemoryLimit(memoryLimit().size + 64 * KiB);
+    for (let round = 0; round < 40; round++) {
+      const e = untilOutOfMemory(
+        () => keep.push(new Range(`10.${2 + (keep.length >> 8)}.${keep.length & 255}.0/24`, { indexKind: 'dense' })),
+        100_000,
+      );
+      expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+      requested.add(e.requested!);
+      setMemoryLimit(e.limit! + 64 * KiB);
+    }
+    // the index alone, or the index and the range's block after it: never a 4 KiB slab
+    for (const r of requested) expect(r).toBeLessThanOrEqual(whole);
+    expect(requested.has(whole)).toBe(true);
+    for (const r of keep) r.destroy();
+    setMemoryLimit(Infinity);
+  });
+});
