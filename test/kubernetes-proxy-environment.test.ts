@@ -255,6 +255,17 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
     expect(proxy.seen.map((r) => r.headers['proxy-authorization'])).toEqual([`Basic ${Buffer.from('ops:s@cret').toString('base64')}`]);
   });
+  it('a proxy user without a password is sent as Proxy-Authorization on CONNECT too, as Go sends it', async () => {
+    const tls = await startTlsServer();
+    closing.push(tls.close);
+    const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
+    closing.push(proxy.close);
+    const store = storeThrough(proxy.url.replace('http://', 'http://ops@'), 'proxy-url', `https://apiserver.test:${new URL(tls.url).port}`);
+    await expect(store.get('10.96.0.10')).rejects.toThrow('the API server answered with an object without metadata');
+    expect(proxy.seen.map((r) => [r.line.split(' ')[0], r.headers['proxy-authorization']])).toEqual([
+      ['CONNECT', `Basic ${Buffer.from('ops:').toString('base64')}`],
+    ]);
+  });
   it('an https:// proxy that answers in plain HTTP is named as the failure, and Node warns of nothing', async () => {
     const plain = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
     closing.push(plain.close);

@@ -64,8 +64,12 @@ export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record
   const u = undici();
   const toProxy = proxyConnector(u);
   if (/^http:/i.test(server)) return absoluteForm(u, proxy, toProxy);
+  const authorization = proxyAuthorization(proxy);
   return new u.ProxyAgent({
     uri: proxy.href,
+    // undici sends credentials on CONNECT only when the URL holds a password too; Go sends a
+    // user without one ("ops:"), as it does in absolute form
+    ...(authorization === undefined ? {} : { token: authorization }),
     requestTls: serverTls(agentOptions),
     clientFactory: (origin: string) => new u.Pool(origin, { connect: toProxy }),
   });
