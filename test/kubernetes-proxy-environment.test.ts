@@ -255,6 +255,21 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10' });
     expect(proxy.seen.map((r) => r.headers['proxy-authorization'])).toEqual([`Basic ${Buffer.from('ops:s@cret').toString('base64')}`]);
   });
+  it('a proxy that asks for credentials (407) to an http:// server is named, with its answer', async () => {
+    const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' }, proxyAuthorization: 'Basic b3BzOnM=' });
+    closing.push(proxy.close);
+    const error = await storeThrough(proxy.url, 'HTTP_PROXY')
+      .get('10.96.0.10')
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KubernetesApiError);
+    expect((error as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the request was not sent: the proxy at ${proxy.url} (environment variable HTTP_PROXY) ` +
+        'refused the request: it answered 407 Proxy Authentication Required ' +
+        '(a proxy takes its user and password in its URL, as in http://user:password@proxy.example:3128)',
+    );
+    expect(proxy.seen.map((r) => r.line)).toEqual([`GET ${server}/apis/networking.k8s.io/v1/ipaddresses/10.96.0.10`]);
+  });
+
   it('a proxy user without a password is sent as Proxy-Authorization on CONNECT too, as Go sends it', async () => {
     const tls = await startTlsServer();
     closing.push(tls.close);

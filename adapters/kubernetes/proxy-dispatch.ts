@@ -88,7 +88,59 @@ function absoluteForm(u: Undici, proxy: URL, toProxy: Connector): unknown {
     if (authorization !== undefined) headers['proxy-authorization'] = authorization;
     // the TLS server name of an https:// proxy is the proxy's, never the API server's (which
     // undici would take from the Host header)
-    return dispatch({ ...options, path: `${origin}${options.path ?? '/'}`, headers, servername: proxy.hostname }, handler);
+    return dispatch(
+      { ...options, path: `${origin}${options.path ?? '/'}`, headers, servername: proxy.hostname },
+      refusingProxyAuthentication(handler),
+    );
+  });
+}
+
+/**
+ * A proxy's 407 to a request sent to it in absolute form. fetch turns a 407 into a bare "fetch
+ * failed" with no cause (it has no one to ask for the proxy's credentials): this failure, marked
+ * as the proxy's, is its cause instead, for the message to say which proxy wanted credentials.
+ */
+export class ProxyAuthenticationRequired extends Error {
+  constructor() {
+    super('the proxy answered 407 Proxy Authentication Required');
+    this.name = 'ProxyAuthenticationRequired';
+    Object.defineProperty(this, AT_PROXY, { value: true });
+  }
+}
+
+/** A dispatch handler, either of undici's two interfaces (the callbacks used here). */
+interface Handler {
+  onConnect?(abort: (err: Error) => void, ...rest: unknown[]): unknown;
+  onHeaders?(status: number, ...rest: unknown[]): unknown;
+  onResponseStart?(controller: { abort(err: Error): void }, status: number, ...rest: unknown[]): unknown;
+  [name: string]: unknown;
+}
+
+/** `handler`, but a 407 answer fails the request with ProxyAuthenticationRequired. */
+function refusingProxyAuthentication(handler: unknown): Handler {
+  const target = handler as Handler;
+  let abort: ((err: Error) => void) | undefined;
+  const wrapped: Partial<Handler> = {
+    onConnect: (abortRequest, ...rest) => {
+      abort = abortRequest;
+      return target.onConnect?.(abortRequest, ...rest);
+    },
+    onHeaders: (status, ...rest) => {
+      if (status !== 407 || abort === undefined) return target.onHeaders?.(status, ...rest);
+      abort(new ProxyAuthenticationRequired());
+      return false;
+    },
+    onResponseStart: (controller, status, ...rest) => {
+      if (status !== 407) return target.onResponseStart?.(controller, status, ...rest);
+      controller.abort(new ProxyAuthenticationRequired());
+    },
+  };
+  return new Proxy(target, {
+    get(t, name) {
+      if (typeof name === 'string' && Object.hasOwn(wrapped, name) && typeof t[name] === 'function') return wrapped[name];
+      const value: unknown = Reflect.get(t, name);
+      return typeof value === 'function' ? value.bind(t) : value;
+    },
   });
 }
 

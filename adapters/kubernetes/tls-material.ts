@@ -14,14 +14,15 @@
 // certificate or key file client-node could not read (fs's own ENOENT, naming only the path), a
 // proxy of a scheme requests are not sent through (proxy-environment.ts), a connection to the
 // proxy that failed otherwise (an https:// proxy that answers in plain HTTP: proxy-dispatch.ts
-// marks it), a proxy that refused to open a tunnel, and a SOCKS proxy that failed (the socks
-// library's SocksClientError, which keeps the socket's code only in its message).
+// marks it), a proxy that refused to open a tunnel or asked for credentials (407), and a SOCKS
+// proxy that failed (the socks library's SocksClientError, which keeps the socket's code only in
+// its message).
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText } from '../quote.ts';
 import { causeChain, messages } from './errors.ts';
-import { failedAtProxy } from './proxy-dispatch.ts';
+import { failedAtProxy, ProxyAuthenticationRequired } from './proxy-dispatch.ts';
 import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
 
 /**
@@ -49,6 +50,12 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     // the value is never shown whole: it may hold credentials
     const unusable = causeChain(err).find((e) => e instanceof UnusableProxyError);
     if (unusable !== undefined) return String(unusable.message);
+    if (causeChain(err).some((e) => e instanceof ProxyAuthenticationRequired)) {
+      return (
+        `the proxy at ${shownProxy(proxy)} (${field}) refused the request: it answered 407 Proxy Authentication Required ` +
+        '(a proxy takes its user and password in its URL, as in http://user:password@proxy.example:3128)'
+      );
+    }
     // the connection to an http:// or https:// proxy (proxy-dispatch.ts)
     const atProxy = causeChain(err).find(failedAtProxy);
     const code = typeof atProxy?.code === 'string' ? atProxy.code : undefined;

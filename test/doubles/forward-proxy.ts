@@ -19,6 +19,8 @@ export interface ForwardProxyOptions {
   connectOnlyTo443?: boolean;
   /** Serve the proxy over TLS with this certificate and key (an https:// proxy). */
   tls?: { cert: string; key: string };
+  /** Answer 407 to a request or CONNECT whose Proxy-Authorization is not this, as a proxy asking for a login. */
+  proxyAuthorization?: string;
 }
 
 /** One request the proxy got: `GET http://apiserver.test:1234/api` or `CONNECT apiserver.test:1234`, with its headers. */
@@ -37,8 +39,11 @@ export interface ForwardProxy {
 export async function startForwardProxy(options: ForwardProxyOptions): Promise<ForwardProxy> {
   const seen: ProxiedRequest[] = [];
   const sockets = new Set<net.Socket>();
+  const authorized = (req: http.IncomingMessage): boolean =>
+    options.proxyAuthorization === undefined || req.headers['proxy-authorization'] === options.proxyAuthorization;
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     seen.push({ line: `${req.method} ${req.url}`, headers: req.headers });
+    if (!authorized(req)) return void res.writeHead(407, { 'proxy-authenticate': 'Basic realm="proxy"' }).end();
     let target: URL;
     try {
       target = new URL(req.url ?? '');
@@ -68,6 +73,8 @@ export async function startForwardProxy(options: ForwardProxyOptions): Promise<F
   });
   server.on('connect', (req: http.IncomingMessage, client: net.Socket, head: Buffer) => {
     seen.push({ line: `CONNECT ${req.url}`, headers: req.headers });
+    if (!authorized(req))
+      return void client.end('HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic realm="proxy"\r\n\r\n');
     const colon = (req.url ?? '').lastIndexOf(':');
     const host = (req.url ?? '').slice(0, colon);
     const port = Number((req.url ?? '').slice(colon + 1));
