@@ -15,7 +15,10 @@ import { startSocks5Proxy } from './doubles/socks5-proxy.ts';
 import { until } from './k8s/helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
-import { startTlsServer } from './k8s/tls.ts';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { base64, CLIENT_CERT, CLIENT_KEY, SERVER_CERT, SERVER_KEY, startTlsServer } from './k8s/tls.ts';
 
 describe('the proxy the environment names for a server, as Go reads it', () => {
   const P = 'http://proxy.corp:3128';
@@ -316,6 +319,61 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     // the double answers {} to everything: an answer, read through the tunnel
     await expect(store.get('10.96.0.10')).rejects.toThrow('the API server answered with an object without metadata');
     expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${tlsPort}`]);
+  });
+
+  describe("through a CONNECT tunnel, the API server's certificate is checked against the kubeconfig's CA", () => {
+    /** An https:// API server with SERVER_CERT (for 127.0.0.1) that asks for a client certificate and records who asked what. */
+    async function checkedServer(): Promise<{ port: number; seen: { client: string | undefined; authorization: string | undefined }[] }> {
+      const seen: { client: string | undefined; authorization: string | undefined }[] = [];
+      const server = https.createServer(
+        { cert: SERVER_CERT, key: SERVER_KEY, requestCert: true, rejectUnauthorized: false },
+        (req, res) => {
+          const client = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
+          seen.push({ client: typeof client === 'string' ? client : undefined, authorization: req.headers.authorization });
+          res.setHeader('content-type', 'application/json');
+          res.end('{}');
+        },
+      );
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      closing.push(async () => {
+        server.closeAllConnections();
+        server.close();
+      });
+      return { port: (server.address() as AddressInfo).port, seen };
+    }
+
+    /** A store for `at` through `proxy` (its proxy-url), verifying with SERVER_CERT as its CA, user with CLIENT_CERT. */
+    function verifyingStore(at: string, proxy: string): KubernetesStore {
+      const kc = kubeConfigFor(at);
+      kc.clusters = kc.clusters.map((c) => ({ ...c, skipTLSVerify: false, caData: base64(SERVER_CERT), proxyUrl: proxy }));
+      kc.users = kc.users.map((u) => ({ ...u, certData: base64(CLIENT_CERT), keyData: base64(CLIENT_KEY) }));
+      const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(store);
+      return store;
+    }
+
+    it('a certificate the CA signed for the name: answered, the client certificate shown to the server, no credential to the proxy', async () => {
+      const api = await checkedServer();
+      const proxy = await startForwardProxy({ hosts: { '127.0.0.1': '127.0.0.1' } });
+      closing.push(proxy.close);
+      await expect(verifyingStore(`https://127.0.0.1:${api.port}`, proxy.url).get('10.96.0.10')).rejects.toThrow(
+        'the API server answered with an object without metadata',
+      );
+      expect(api.seen).toEqual([{ client: 'tester', authorization: `Bearer ${TEST_TOKEN}` }]);
+      expect(proxy.seen.map((r) => [r.line, r.headers.authorization])).toEqual([[`CONNECT 127.0.0.1:${api.port}`, undefined]]);
+    });
+
+    it('a certificate for another name: refused before the request (and its token) is sent', async () => {
+      const api = await checkedServer();
+      const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
+      closing.push(proxy.close);
+      const error = await verifyingStore(`https://apiserver.test:${api.port}`, proxy.url)
+        .get('10.96.0.10')
+        .catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(KubernetesApiError);
+      expect((error as Error).message).toContain('ERR_TLS_CERT_ALTNAME_INVALID');
+      expect(api.seen).toEqual([]);
+    });
   });
 
   it('a proxy that refuses to open a tunnel to an https:// server is named, with its answer', async () => {
