@@ -12,7 +12,7 @@
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
 import { canonicalOf, parseAddrInto } from './address.ts';
-import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed } from './errors.ts';
+import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound } from './errors.ts';
 import { arrayLength, checkIPFamily, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { Range } from './range.ts';
@@ -319,9 +319,10 @@ export class DualStackAllocator {
       const allocator = allocators[i]!;
       let deleteFailed: { error: unknown } | undefined;
       try {
-        // a release ignores the store's delete errors (upstream): it tells them to this handler
+        // a release ignores the store's delete errors (upstream): it tells them to this handler.
+        // NotFound is no failed delete: there was no record to delete (another caller released it)
         await allocator.release(ips[i]!, (error) => {
-          deleteFailed ??= { error };
+          if (!isNotFound(error)) deleteFailed ??= { error };
         });
         if (await allocator.has(ips[i]!)) throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed);
       } catch (e) {

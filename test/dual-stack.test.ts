@@ -188,6 +188,34 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     },
   );
 
+  it('reports an address whose delete found no record (another caller released it) and which another caller took since without naming a failed delete', async () => {
+    // NotFound is the delete's answer when there was nothing to delete: no failed delete, so
+    // the error must not say one failed, nor carry the NotFoundError as its cause
+    class ReleasedAndRetaken extends FaultyMemoryStore {
+      override deleteSync(name: string): void {
+        if (!name.includes(':')) {
+          super.deleteSync(name); // another caller released it just before the rollback's delete
+          queueMicrotask(() => this.createSync({ name, labels: allocatorLabels('IPv4'), parentRef: null })); // and another took it again
+        }
+        super.deleteSync(name);
+      }
+    }
+    const store = new ReleasedAndRetaken();
+    const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
+    const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) });
+    await a6.allocate('fd00::1'); // full
+    const reported: unknown[] = [];
+    const ds = new DualStackAllocator(a4, a6, { onRollbackError: (e) => reported.push(e) });
+    expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toBeInstanceOf(StillAllocatedError);
+    expect((reported[0] as Error).message).toMatch(
+      /^10\.0\.0\.[12] is still allocated after the rollback released it \(its delete failed, a finalizer holds its record, or another caller took it since\)$/,
+    );
+    expect(reported[0]).not.toHaveProperty('cause');
+    ds.destroy();
+  });
+
   it('reports an address still allocated after a release that deleted it (another caller took it since) as StillAllocatedError without a cause', async () => {
     const store = new FaultyMemoryStore();
     const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
