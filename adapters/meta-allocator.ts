@@ -82,7 +82,7 @@ import {
   type ServiceCIDR,
   type ServiceCIDRSource,
 } from './service-cidrs.ts';
-import { allocatorWatcher, checkUnsubscribe, type Store } from './store.ts';
+import { allocatorWatcher, checkUnsubscribe, deleteErrorHandler, type Store } from './store.ts';
 import { RecordRouter } from './taken-addresses.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
@@ -593,6 +593,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     try {
       this.live();
+      deleteErrorHandler(onDeleteError); // refused whatever the address, as a range's release refuses it
       const e = this.route(ip, false);
       if (e === null) throw this.mismatched(ip, false);
       return e.allocator.release(ip, onDeleteError);

@@ -631,9 +631,13 @@ describe("release ignores the store's delete error, as upstream, and tells it to
       expect([told.length, await a.has('10.5.0.5')]).toEqual([1, false]);
       await a.release('10.5.0.4', (e) => told.push(e)); // no record: the store's NotFoundError, as the API server's 404
       expect(told[1]).toEqual(new NotFoundError('10.5.0.4'));
-      expect(await rejection(a.release('10.5.0.3', 'log' as never))).toEqual(
-        new InvalidArgumentError(`release's onDeleteError must be a function, got "log"`),
-      );
+      // refused whatever the address: one the allocator holds, one no range of it holds, one of
+      // the other family, malformed text
+      for (const ip of ['10.5.0.3', '10.9.0.1', 'fd00::1', '10.5.0.300']) {
+        expect(await rejection(a.release(ip, 'log' as never)), ip).toEqual(
+          new InvalidArgumentError(`release's onDeleteError must be a function, got "log"`),
+        );
+      }
       a.destroy();
     },
   );
