@@ -1,6 +1,7 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
 import { checkParentRef } from './records.ts';
-import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+import { deleteErrorHandler } from './store.ts';
+import type { DeleteErrorHandler, IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The DryRun view (upstream dryRunAllocator) over either allocator class. */
 export interface DryRunTarget extends IPAllocator {
@@ -15,9 +16,9 @@ export interface DryRunTarget extends IPAllocator {
 /**
  * Checks but persists nothing: allocate() checks readiness, syntax, range and the owner (no
  * metric, no existence check); allocateNext() checks the owner and readiness and returns the
- * network address; release() checks the text (and that the allocator is not destroyed) and
- * deletes nothing; has/forEach/used/free delegate; dryRun() is itself; destroy/enableMetrics
- * no-ops.
+ * network address; release() checks the text and onDeleteError (and that the allocator is not
+ * destroyed) and deletes nothing; has/forEach/used/free delegate; dryRun() is itself;
+ * destroy/enableMetrics no-ops.
  */
 export class DryRunAllocator implements IPAllocator {
   constructor(private readonly real: DryRunTarget) {}
@@ -37,8 +38,9 @@ export class DryRunAllocator implements IPAllocator {
   async allocateNext(owner?: ParentRef): Promise<string> {
     return this.real.checkAllocateNext(owner);
   }
-  async release(ip: string): Promise<void> {
+  async release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     this.real.checkRelease(ip);
+    deleteErrorHandler(onDeleteError); // as the real release refuses it; a dry run deletes nothing to tell it
   }
   has(ip: string): Promise<boolean> {
     return this.real.has(ip);

@@ -1495,8 +1495,9 @@ class NotReadyDryRun implements IPAllocator {
     this.meta.checkAllocateNext(owner);
     throw new ErrNotReady();
   }
-  async release(ip: string): Promise<void> {
+  async release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     this.meta.checkRelease(ip);
+    deleteErrorHandler(onDeleteError);
   }
   has(ip: string): Promise<boolean> {
     return this.meta.has(ip);

@@ -638,9 +638,24 @@ describe("release ignores the store's delete error, as upstream, and tells it to
           new InvalidArgumentError(`release's onDeleteError must be a function, got "log"`),
         );
       }
+      // the dry run checks what the release checks
+      expect(await rejection(a.dryRun().release('10.5.0.3', 'log' as never))).toEqual(
+        new InvalidArgumentError(`release's onDeleteError must be a function, got "log"`),
+      );
       a.destroy();
     },
   );
+});
+
+describe("a MetaAllocator's dry run with no ready range checks release's onDeleteError too", () => {
+  it('refuses a non-function handler', async () => {
+    const meta = new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store: new MemoryStore() });
+    expect(await rejection(meta.dryRun().release('10.5.0.3', 'log' as never))).toEqual(
+      new InvalidArgumentError(`release's onDeleteError must be a function, got "log"`),
+    );
+    await expect(meta.dryRun().release('10.5.0.3', () => {})).resolves.toBeUndefined();
+    meta.destroy();
+  });
 });
 
 describe('validate() with no call in flight', () => {
