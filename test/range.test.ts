@@ -1076,7 +1076,7 @@ describe('Range loads under a memory cap the range fits in', () => {
   });
 
   it('a loadMany that does not fit even in slices changes nothing: what its slices marked is cleared again', async () => {
-    const { setMemoryLimit, Range: R } = await freshCore();
+    const { setMemoryLimit, memoryLimit, Range: R } = await freshCore();
     setMemoryLimit(2 * MiB);
     const random = seededRandom(26);
     const hex = () => (random.nextU32() & 0xffff).toString(16);
@@ -1086,6 +1086,7 @@ describe('Range loads under a memory cap the range fits in', () => {
     const held = r.allocateMany(1000);
     r.allocate(spread[5]!); // held already, among those loaded
     const before = r.snapshot();
+    const inUse = memoryLimit().inUse;
     let thrown: unknown;
     try {
       r.loadMany(spread);
@@ -1093,6 +1094,12 @@ describe('Range loads under a memory cap the range fits in', () => {
       thrown = e;
     }
     expect((thrown as Error).name).toBe('OutOfMemoryError');
+    // the memory the slices took (about 1.7 MiB) is free again, for another load or range; the
+    // index may keep a little room it grew, which a second failed attempt does not add to
+    const after = memoryLimit().inUse;
+    expect(after - inUse).toBeLessThan(16 * 1024);
+    expect(() => r.loadMany(spread)).toThrow(/out of memory/);
+    expect(memoryLimit().inUse).toBe(after);
     expect(r.used()).toBe(1001);
     expect(r.validate().indexed).toBe(1001);
     expect(same(r.snapshot(), before)).toBe(true);
