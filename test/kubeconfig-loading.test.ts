@@ -12,7 +12,8 @@ import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubeconfigCredentialError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { until } from './k8s/helpers.ts';
-import { KubeconfigFileError, loadDefaultKubeconfig, loadKubeconfigText } from '../adapters/kubernetes/config.ts';
+import { KubeconfigFileError, kubeConfigOrDefault, loadDefaultKubeconfig, loadKubeconfigText } from '../adapters/kubernetes/config.ts';
+import { openWatch } from '../adapters/kubernetes/watch-request.ts';
 import { cli } from './cli-helpers.ts';
 
 /** A kubeconfig's text: clusters (name → server), users (name → token), contexts (name → [cluster, user]). */
@@ -844,9 +845,9 @@ describe('a user with half a client certificate', () => {
 // ("exec plugin didn't return a token or cert/key pair").
 describe('an exec credential plugin that returns no credential', () => {
   const fixture = doubleAndFolder('ipallocator-exec-empty-');
-  const plugin = (status: object): KubeConfig => {
+  const plugin = (status: object, Kc: typeof KubeConfig = KubeConfig): KubeConfig => {
     const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status };
-    const kc = new KubeConfig();
+    const kc = new Kc();
     kc.loadFromOptions({
       clusters: [{ name: 'double', server: fixture.double.url, skipTLSVerify: true }],
       users: [
@@ -880,6 +881,22 @@ describe('an exec credential plugin that returns no credential', () => {
     } finally {
       s.close();
     }
+  });
+
+  // Regression: client-node 1.x sends a watch with applyToFetchOptions' options, which were not
+  // checked: the watch went out without credentials.
+  it('is refused for a watch of client-node 1.x too, and nothing is sent', async () => {
+    const kc = kubeConfigOrDefault(plugin({}, KubeConfig1 as unknown as typeof KubeConfig), 'KubernetesStore');
+    const target = { resource: 'ipaddresses.networking.k8s.io', path: '/apis/networking.k8s.io/v1/ipaddresses', query: {}, timerMs: 20_000 };
+    const outcome = await new Promise<unknown>((done) => {
+      openWatch(kc, target, () => {}, done).then((abort) => {
+        abort();
+        done('answered');
+      }, done);
+    });
+    expect(outcome).toBeInstanceOf(KubeconfigCredentialError);
+    expect((outcome as KubeconfigCredentialError).user).toBe('tester');
+    expect(fixture.double.requests).toEqual([]);
   });
 
   // Regression: the check was decided for the user current when the KubeConfig was taken: a user

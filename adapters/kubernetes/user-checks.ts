@@ -295,7 +295,8 @@ export class KubeconfigCredentialError extends IPAllocatorError {
  * whose user, current as it is sent, has one (the current context may be set to another after
  * `kc` was taken), after client-node has authenticated it: one without an Authorization header is
  * authenticated again into options (applyToHTTPSOptions; the plugin's answer is kept for it, so
- * the plugin is not run twice) to see whether a client certificate came instead.
+ * the plugin is not run twice) to see whether a client certificate came instead. With client-node
+ * 1.x its watch, authenticated by applyToFetchOptions, is checked the same way.
  */
 export function withCredentialCheck(kc: KubeConfig): KubeConfig {
   // any user of it, not only the current one: its current context may be set to another since
@@ -313,5 +314,18 @@ export function withCredentialCheck(kc: KubeConfig): KubeConfig {
     await kc.applyToHTTPSOptions(options as Parameters<KubeConfig['applyToHTTPSOptions']>[0]);
     if (options.headers['Authorization'] === undefined && !options.cert) throw new KubeconfigCredentialError(user?.name ?? '');
   };
+  // client-node 1.x sends a watch with the fetch options of applyToFetchOptions (node-fetch), not
+  // through applySecurityAuthentication: checked too, from the options it authenticated into
+  const legacy = kc as unknown as { applyToFetchOptions?: (options: { cert?: unknown }) => Promise<{ headers?: unknown }> };
+  if (typeof legacy.applyToFetchOptions === 'function') {
+    (checked as unknown as typeof legacy).applyToFetchOptions = async (options) => {
+      const init = await legacy.applyToFetchOptions!.call(kc, options);
+      const user = kc.getCurrentUser();
+      if (execEntryOf(user) === undefined) return init;
+      const headers = init.headers as { get?: (name: string) => string | null } | undefined;
+      if (typeof headers?.get !== 'function' || headers.get('Authorization') || options.cert) return init;
+      throw new KubeconfigCredentialError(user?.name ?? '');
+    };
+  }
   return checked;
 }
