@@ -921,6 +921,34 @@ describe('an exec credential plugin that returns no credential', () => {
     }
   });
 
+  // Regression: whether to check was decided from the users the KubeConfig held when it was
+  // taken: one added since, with such a plugin, sent his requests without credentials.
+  it('is refused too for a user added after the KubeConfig was taken', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'double', server: fixture.double.url, skipTLSVerify: true }],
+      users: [{ name: 'plain', token: 't' }],
+      contexts: [{ name: 'plain', cluster: 'double', user: 'plain' }],
+      currentContext: 'plain',
+    });
+    const s = new KubernetesStore(kc, { start: false });
+    try {
+      const added = plugin({});
+      kc.addUser(added.getUser('tester')!);
+      kc.addContext(added.getContextObject('double')!);
+      kc.setCurrentContext('double');
+      const err = await s.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(KubeconfigCredentialError);
+      expect((err as KubeconfigCredentialError).user).toBe('tester');
+      expect(fixture.double.requests).toEqual([]);
+    } finally {
+      s.close();
+    }
+  });
+
   it('one that returns a token is used', async () => {
     const s = new KubernetesStore(plugin({ token: 'from-the-plugin' }), { start: false });
     try {

@@ -290,19 +290,17 @@ export class KubeconfigCredentialError extends IPAllocatorError {
 /**
  * `kc` as every request of the library and the command line authenticates with it, refusing
  * to send a request its user's exec credential plugin gave nothing for (KubeconfigCredentialError)
- * — client-node sends it anonymous. `kc` itself when none of its users has an exec plugin;
- * otherwise an object that reads everything from `kc` (its prototype) and checks each request
- * whose user, current as it is sent, has one (the current context may be set to another after
- * `kc` was taken), after client-node has authenticated it: one without an Authorization header is
+ * — client-node sends it anonymous: an object that reads everything from `kc` (its prototype)
+ * and checks each request whose user, current as it is sent, has an exec plugin (the current
+ * context may be set to another, or a user added, after `kc` was taken), after client-node has
+ * authenticated it: one without an Authorization header is
  * authenticated again into options (applyToHTTPSOptions; the plugin's answer is kept for it, so
  * the plugin is not run twice) to see whether a client certificate came instead. With client-node
  * 1.x its watch, authenticated by applyToFetchOptions, is checked the same way.
  */
 export function withCredentialCheck(kc: KubeConfig): KubeConfig {
-  // any user of it, not only the current one: its current context may be set to another since
-  if (typeof kc.getCurrentUser !== 'function' || !Array.isArray(kc.users) || !kc.users.some((user) => execEntryOf(user) !== undefined)) {
-    return kc;
-  }
+  // whatever its users are now: its current context may be set to another since, or a user added
+  if (typeof kc.getCurrentUser !== 'function') return kc;
   const checked = Object.create(kc) as KubeConfig;
   checked.applySecurityAuthentication = async (context) => {
     await kc.applySecurityAuthentication(context);
