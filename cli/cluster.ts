@@ -684,12 +684,12 @@ export class Cluster {
       }
       if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
       // fetch's refusal quotes the header whole, the bearer token in it (messages says it without).
-      // Only a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside the value gets here: fetch strips spaces and line breaks
+      // Only a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside the value gets here with client-node 2.x: its fetch strips spaces and line breaks
       // around a header value (the Fetch standard's normalisation, in Node and Deno alike), so a
-      // token saved with a line ending is sent without it, and works.
+      // token saved with a line ending is sent without it, and works; 1.x's node-fetch refuses that too.
       if (hasInvalidHeader(err)) {
         return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it`,
+          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it`,
         );
       }
       // cut off here, past the cap on an answer's body: nothing malformed was read

@@ -1046,7 +1046,7 @@ describe('ipallocator: failures', () => {
         const r = await cli(['status', '--kubeconfig', kc.path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; a line break at its end is left out, as fetch leaves it out of every header); remove it\n`,
+          `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it\n`,
         );
         expect(c.double.requests).toEqual([]);
       } finally {

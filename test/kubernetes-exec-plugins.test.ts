@@ -374,6 +374,22 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
     });
   });
 
+  // Regression: the refusal said that a line break at the token's end is left out; client-node
+  // 1.x's node-fetch sends it as it is, and refuses it (kubectl refuses it too).
+  it('with client-node 1.x, a token it prints ending in a line break is refused, saying that 1.x sends it as it is, never showing it', async () => {
+    const plugin = writePlugin(dir);
+    writeFileSync(join(dir, 'token'), 'SECRET-TOKEN\\n');
+    const err = await getOutcome(kubeConfig(plugin, {}, {}, KubeConfig1 as unknown as typeof KubeConfig));
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as Error).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) ' +
+        "or a character beyond U+00FF (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's " +
+        'user entry has one inside it (with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every ' +
+        'header; 1.x sends it as it is): remove it',
+    );
+    expect(d.requests).toEqual([]);
+  });
+
   // Regression: the request that waited was said to have had its plugin not answer, and stopped;
   // none was started for it, and the other request's plugin ran on.
   it('a request whose deadline passes while it waits behind another request’s run of the plugin says so; that run goes on', async () => {

@@ -295,9 +295,10 @@ function opensslReason(message: string): string {
  * fetch's refusal of a header value holding a control character — a CR, LF or NUL (`Headers.append: "Bearer …\r…" is
  * an invalid header value`): its message quotes the value, which is the Authorization header —
  * the bearer token whole — when a token has a line break or a NUL inside it (in the kubeconfig,
- * a token file or an exec plugin's ExecCredential). One at the end (a token saved with a Windows
- * line ending) never gets here: fetch strips spaces and line breaks around every header value
- * (the Fetch standard's normalisation), so the token is sent without it, and works. Checking
+ * a token file or an exec plugin's ExecCredential). With client-node 2.x one at the end (a token
+ * saved with a Windows line ending) never gets here: fetch strips spaces and line breaks around
+ * every header value (the Fetch standard's normalisation), so the token is sent without it, and
+ * works; client-node 1.x's node-fetch refuses it here. Checking
  * the token ourselves would mean reading it in three places (kubeconfig, token file, exec
  * plugin), two of them client-node's, where fetch sees every one.
  */
@@ -318,7 +319,7 @@ function isInvalidHeader(e: unknown): boolean {
 
 /** What an invalid header value (isInvalidHeader) is said as: where it comes from, never the value. */
 const INVALID_HEADER =
-  "the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) or a character beyond U+00FF (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has one inside it (a line break at its end is left out, as fetch leaves it out of every header): remove it";
+  "the request was not sent: a header would hold a control character (a line break, a NUL, a DEL) or a character beyond U+00FF (not shown: it is the user's credential); the token, password or exec plugin credential of the kubeconfig's user entry has one inside it (with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is): remove it";
 
 /**
  * client-node's failure on an exec credential plugin whose output is JSON but no object with a
