@@ -883,11 +883,60 @@ describe('an exec credential plugin that returns no credential', () => {
     }
   });
 
+  // Regression: a client certificate without its key was taken as a credential: client-node
+  // connected without a certificate, and the request went out without credentials.
+  it.each([
+    [
+      '2.x',
+      'a certificate without its key',
+      { clientCertificateData: 'Y2VydA==' },
+      'a client certificate without its key (clientCertificateData, no clientKeyData)',
+    ],
+    [
+      '1.x',
+      'a certificate without its key',
+      { clientCertificateData: 'Y2VydA==' },
+      'a client certificate without its key (clientCertificateData, no clientKeyData)',
+    ],
+    [
+      '2.x',
+      'a key without its certificate, beside a token',
+      { token: 't', clientKeyData: 'a2V5' },
+      'a client key without its certificate (clientKeyData, no clientCertificateData)',
+    ],
+  ])(
+    'client-node %s: one that returns %s is refused, naming the user, as kubectl refuses it; nothing is sent',
+    async (major, _what, status, returned) => {
+      const s = new KubernetesStore(plugin(status, major === '1.x' ? (KubeConfig1 as unknown as typeof KubeConfig) : KubeConfig), {
+        start: false,
+      });
+      try {
+        const err = await s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(KubeconfigCredentialError);
+        expect((err as Error).message).toBe(
+          `the exec credential plugin of user "tester" returned ${returned}, and no client certificate would be sent ` +
+            '(kubectl refuses it too: "exec plugin returned only certificate or key, not both"); the request was not sent',
+        );
+        expect(fixture.double.requests).toEqual([]);
+      } finally {
+        s.close();
+      }
+    },
+  );
+
   // Regression: client-node 1.x sends a watch with applyToFetchOptions' options, which were not
   // checked: the watch went out without credentials.
   it('is refused for a watch of client-node 1.x too, and nothing is sent', async () => {
     const kc = kubeConfigOrDefault(plugin({}, KubeConfig1 as unknown as typeof KubeConfig), 'KubernetesStore');
-    const target = { resource: 'ipaddresses.networking.k8s.io', path: '/apis/networking.k8s.io/v1/ipaddresses', query: {}, timerMs: 20_000 };
+    const target = {
+      resource: 'ipaddresses.networking.k8s.io',
+      path: '/apis/networking.k8s.io/v1/ipaddresses',
+      query: {},
+      timerMs: 20_000,
+    };
     const outcome = await new Promise<unknown>((done) => {
       openWatch(kc, target, () => {}, done).then((abort) => {
         abort();

@@ -65,7 +65,8 @@
 // plugin has since rotated were never asked for again.
 // forgetRefusedCredential drops the one a refused request was sent with (when it is still the one
 // kept: another request may have brought a newer one meanwhile), and the next request runs the
-// plugin. An answer refused here (no ExecCredential of the entry's version) is dropped too:
+// plugin. An answer refused here (no ExecCredential of the entry's version, half a client key
+// pair) is dropped too:
 // kubectl runs the plugin again for the next request, where client-node would keep refusing it.
 //
 // A KubeConfig without that field (another client-node) is left as it is: the request still
@@ -182,7 +183,7 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
         // what it printed is checked as kubectl checks it (client-node takes any JSON object); JSON
         // that is no object fails in client-node as it reads its status (errors.ts NO_EXEC_CREDENTIAL)
         const object = typeof credential === 'object' && credential !== null && !Array.isArray(credential);
-        const wrong = object ? notTheCredential(credential, user as User) : undefined;
+        const wrong = object ? (notTheCredential(credential, user as User) ?? halfKeyPair(credential)) : undefined;
         const name = String((user as User).name);
         if (wrong !== undefined) {
           forget(auth, name, credential); // client-node has kept it: the next request runs the plugin again, as kubectl does
@@ -270,6 +271,24 @@ function givesCredential(credential: object): boolean {
   const status: unknown = Reflect.get(credential, 'status');
   return (
     typeof status === 'object' && status !== null && Boolean(Reflect.get(status, 'token') || Reflect.get(status, 'clientCertificateData'))
+  );
+}
+
+/**
+ * Why an ExecCredential's status holds a client certificate without its key, or a key without its
+ * certificate, as the end of a sentence starting "the exec credential plugin of user …";
+ * undefined when it holds both or neither. client-node would connect without a client
+ * certificate (and send the request anonymous, but for a token); kubectl refuses it (client-go
+ * refreshCredsLocked). Neither is shown.
+ */
+function halfKeyPair(credential: object): string | undefined {
+  const status: unknown = Reflect.get(credential, 'status');
+  if (typeof status !== 'object' || status === null) return undefined;
+  const cert = Boolean(Reflect.get(status, 'clientCertificateData'));
+  if (cert === Boolean(Reflect.get(status, 'clientKeyData'))) return undefined;
+  return (
+    `returned ${cert ? 'a client certificate without its key (clientCertificateData, no clientKeyData)' : 'a client key without its certificate (clientKeyData, no clientCertificateData)'}, ` +
+    'and no client certificate would be sent (kubectl refuses it too: "exec plugin returned only certificate or key, not both")'
   );
 }
 

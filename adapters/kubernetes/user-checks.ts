@@ -264,9 +264,10 @@ export function halfClientCertificate(kc: KubeConfig): string | undefined {
  * nothing to authenticate with — its ExecCredential's status holds no token and no client
  * certificate — and client-node would send the request anonymous; or it printed JSON that is no
  * ExecCredential of the version its exec entry asks for (`{"kind":"Pod", …}`), whose token
- * client-node would send all the same. kubectl refuses the same answers (client-go: `exec plugin
- * didn't return a token or cert/key pair`, `exec plugin is configured to use API version …,
- * plugin returned version …`).
+ * client-node would send all the same; or a client certificate without its key, or a key without
+ * its certificate. kubectl refuses the same answers (client-go: `exec plugin didn't return a
+ * token or cert/key pair`, `exec plugin is configured to use API version …, plugin returned
+ * version …`, `exec plugin returned only certificate or key, not both`).
  */
 export class KubeconfigCredentialError extends IPAllocatorError {
   static override readonly code = 'ERR_KUBECONFIG_CREDENTIAL' as const;
