@@ -347,7 +347,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       recorderFor(opts.metrics); // validates
       this.metricsOption = opts.metrics;
     }
-    const router = new RecordRouter(this.store.cache, this.fam);
+    const router = new RecordRouter(this.fam);
     this.router = router;
     this.unsubscribeStore = checkUnsubscribe(
       this.store.cache.subscribe(

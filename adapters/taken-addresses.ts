@@ -136,25 +136,31 @@ export interface RecordFeed {
  * where a subscription per range would have every range hear, and parse, every event. (The
  * handlers of the ranges reached parse the name again: parseRecordName's memo answers them.)
  * Its owner subscribes to the cache and hands each event to onAdd, onDelete and onResync.
+ *
+ * A watcher's replay is the records as the events delivered here left them (`records`), not the
+ * cache's list(): the cache may already hold a write whose event has yet to come here (queued
+ * behind the event being delivered, or coming to the owner after the watcher that made the range
+ * during it). Replayed from the list, that record would reach the new watcher twice (counted
+ * twice in its used()), and a delete on its way, for a record it never saw, once too often.
  */
 export class RecordRouter implements RecordFeed {
   private readonly table = new PrefixTable<StoreWatcher>();
+  /** The records of the family by name, as of the last event delivered here: what a replay gives. */
+  private readonly records = new Map<string, IPAddressRecord>();
   private readonly words = new Uint32Array(4);
 
-  constructor(
-    private readonly cache: StoreCache,
-    private readonly fam: Family,
-  ) {}
+  constructor(private readonly fam: Family) {}
 
   /**
-   * Holds `watcher` for the addresses of `prefix`, after giving it every record the cache holds
-   * (the cache's own replay, which every allocator watcher filters itself). A replay that throws
-   * leaves it unsubscribed, as the cache's own subscribe does.
+   * Holds `watcher` for the addresses of `prefix`, after giving it every record of the family
+   * the events have brought so far (every allocator watcher filters the replay itself), as a
+   * cache replays its records to a new watcher. A replay that throws leaves it unsubscribed, as
+   * the cache's own subscribe does.
    */
   subscribe(prefix: Prefix, watcher: StoreWatcher): () => void {
     const held = this.table.add(prefix, watcher);
     try {
-      for (const r of this.cache.list()) watcher.onAdd(r);
+      for (const r of [...this.records.values()]) watcher.onAdd(r);
     } catch (e) {
       this.table.delete(held);
       throw e;
@@ -166,6 +172,8 @@ export class RecordRouter implements RecordFeed {
 
   onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     const to = this.route(r.name);
+    if (to === null) return;
+    this.records.set(r.name, r); // before the delivery: a range made during it has it from its replay, and is not in `to`
     let failure: { error: unknown } | undefined;
     for (let i = 0; i < to.length; i++) {
       try {
@@ -179,6 +187,8 @@ export class RecordRouter implements RecordFeed {
 
   onDelete(r: IPAddressRecord): void {
     const to = this.route(r.name);
+    if (to === null) return;
+    this.records.delete(r.name);
     let failure: { error: unknown } | undefined;
     for (let i = 0; i < to.length; i++) {
       try {
@@ -203,14 +213,12 @@ export class RecordRouter implements RecordFeed {
     if (failure !== undefined) throw failure.error;
   }
 
-  /** The watchers whose prefix contains the address `name` (none when it is not one of this family). */
-  private route(name: string): readonly Held<StoreWatcher>[] {
+  /** The watchers whose prefix contains the address `name`; null when it is no address of this family. */
+  private route(name: string): readonly Held<StoreWatcher>[] | null {
     const w = this.words;
-    return parseRecordName(name, w) === this.fam ? this.table.containing(this.fam, w) : NO_WATCHERS;
+    return parseRecordName(name, w) === this.fam ? this.table.containing(this.fam, w) : null;
   }
 }
-
-const NO_WATCHERS: readonly Held<StoreWatcher>[] = Object.freeze([]);
 
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
   to[0] = from[0]!;

@@ -43,6 +43,9 @@ import { GatedStore, quiesce } from './doubles/gated-store.ts';
 
 const SEEDS = [1, 42, 24301];
 
+/** A record an IPv4 allocator counts (its labels), without an owner. */
+const rec4 = (name: string) => ({ name, labels: allocatorLabels('IPv4'), parentRef: null });
+
 /** syncOps false: the ranges' Allocators reach the store through its promises (as a remote store). */
 /** A ServiceCIDR source of your own: it replays `known`, and keeps its watchers to deliver more by hand. */
 function handSource(...known: ServiceCIDR[]): { source: ServiceCIDRSource; watchers: ServiceCIDRWatcher[] } {
@@ -837,6 +840,43 @@ describe('MetaAllocator: routing, counting and views', () => {
       meta.destroy();
     },
   );
+
+  it.each<{ name: string; trigger: string; before: string[]; writes: (store: MemoryStore) => void; used: string[] }>([
+    // a watcher subscribed before the MetaAllocator makes the range, hearing `trigger` first
+    { name: 'the record whose event makes the range', trigger: '10.0.0.9', before: [], writes: () => {}, used: ['10.0.0.9'] },
+    {
+      name: 'a record created behind the event being delivered',
+      trigger: '10.9.0.1', // outside the range
+      before: [],
+      writes: (store) => store.sync!.createSync(rec4('10.0.0.5')),
+      used: ['10.0.0.5'],
+    },
+    {
+      name: 'a record deleted behind the event being delivered',
+      trigger: '10.9.0.1',
+      before: ['10.0.0.5', '10.0.0.6'],
+      writes: (store) => store.sync!.deleteSync('10.0.0.5'),
+      used: ['10.0.0.6'],
+    },
+  ])('a range made by a store watcher during an event counts each record once: $name', async ({ trigger, before, writes, used }) => {
+    const store = new MemoryStore();
+    const source = new InMemoryServiceCIDRs();
+    for (const name of before) store.sync!.createSync(rec4(name));
+    store.cache.subscribe({
+      onAdd: (r) => {
+        if (r.name !== trigger) return;
+        writes(store); // its event is queued behind this one
+        source.addServiceCIDR('a', ['10.0.0.0/24']);
+      },
+      onDelete: () => {},
+    });
+    const meta = new MetaAllocator('IPv4', source, { store });
+    await store.create(rec4(trigger));
+    expect(meta.ranges().map((r) => [r.cidr, r.used])).toEqual([['10.0.0.0/24', used.length]]);
+    for (const name of used) await store.delete(name);
+    expect(meta.ranges()[0]!.used).toBe(0);
+    meta.destroy();
+  });
 
   it('used() counts every labelled record of the family, in a range or not; free() clamps at 0', async () => {
     const { store, source, meta } = setup('ordered', 1);
