@@ -46,7 +46,7 @@ import { checkParentRef, labelsFor, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { type CallReturns, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
-import { copy4, type Op, type RecordFeed, TakenAddresses } from './taken-addresses.ts';
+import { copy4, type Op, RecordRouter, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
@@ -112,10 +112,15 @@ export class Allocator implements IPAllocator, Disposable {
    * the WASM memory cap is reached.
    * Any other /31, /32 or /128 is accepted, as upstream does, with size 0: allocateNext answers
    * ErrFull and allocate ErrNotInRange. Free its memory with destroy() or `using`.
-   * `feed` is internal (a MetaAllocator's ranges): where the index hears of the store's records
-   * in place of that subscription.
    */
-  constructor(cidr: string, options?: IndexedAllocatorOptions, feed?: RecordFeed) {
+  constructor(cidr: string, options?: IndexedAllocatorOptions);
+  /**
+   * @internal a MetaAllocator's range: its index hears the store's records from the
+   * MetaAllocator's `router` instead of a subscription of its own. Left out of the published
+   * types; anything else given third is ignored, as JavaScript ignores an extra argument.
+   */
+  constructor(cidr: string, options: IndexedAllocatorOptions | undefined, router: RecordRouter | undefined);
+  constructor(cidr: string, options?: IndexedAllocatorOptions, router?: unknown) {
     const opts = optionsObject(options, 'Allocator', ALLOCATOR_OPTIONS);
     const p = Prefix.parse(cidr);
     const refused = rangeRefusal(p);
@@ -130,7 +135,8 @@ export class Allocator implements IPAllocator, Disposable {
     const strategy = strategyOption(opts.strategy);
     // before anything is subscribed or allocated: a registry that cannot take the metrics throws here
     const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics);
-    this.taken = new TakenAddresses(p, indexKindOption(opts.index, 'options.index'), p.family, this.cache, feed ?? null);
+    const feed = router instanceof RecordRouter ? router : null;
+    this.taken = new TakenAddresses(p, indexKindOption(opts.index, 'options.index'), p.family, this.cache, feed);
     this.random = this.taken.guardRandom(random);
     try {
       this.taken.subscribe();
@@ -145,13 +151,12 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /**
-   * The factory: `Allocator.create("10.96.0.0/12", { store })`. `feed` (internal, for a
-   * MetaAllocator's ranges): where the index hears of the store's records, instead of a
-   * subscription of its own to the store's cache.
-   */
-  static create(cidr: string, options: IndexedAllocatorOptions = {}, feed?: RecordFeed): Allocator {
-    return new Allocator(cidr, options, feed);
+  /** The factory: `Allocator.create("10.96.0.0/12", { store })`. */
+  static create(cidr: string, options?: IndexedAllocatorOptions): Allocator;
+  /** @internal a MetaAllocator's range (see the constructor) */
+  static create(cidr: string, options: IndexedAllocatorOptions | undefined, router: RecordRouter | undefined): Allocator;
+  static create(cidr: string, options: IndexedAllocatorOptions = {}, router?: unknown): Allocator {
+    return new Allocator(cidr, options, router as RecordRouter | undefined);
   }
 
   /** Usable addresses (upstream hostsPerNetwork). */

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { KubeConfig } from '@kubernetes/client-node';
 import {
   Allocator,
+  allocatorLabels,
   DualStackAllocator,
   InMemoryServiceCIDRs,
   InvalidArgumentError,
@@ -1205,5 +1206,24 @@ describe('caller input is read once, and only its reading is refused as unreadab
     expect(thrown).toBeInstanceOf(InvalidArgumentError);
     expect(thrown?.message).toBe('knownOwners could not be read: it threw Error: getter failed');
     expect(thrown?.cause).toBe(GETTER_ERROR);
+  });
+});
+
+describe('Allocator takes two arguments: a third is ignored, as JavaScript ignores an extra argument', () => {
+  // Not even an object shaped as the internal feed of a MetaAllocator's ranges: the allocator
+  // still hears the store's cache itself.
+  it.each<[string, unknown]>([
+    ['an empty object', {}],
+    ['a number', 5],
+    ['an object with subscribe()', { subscribe: () => () => {} }],
+  ])('%s', async (_, third) => {
+    const store = new MemoryStore();
+    await store.create({ name: '10.0.0.5', labels: allocatorLabels('IPv4'), parentRef: null });
+    const made = [Allocator.create('10.0.0.0/24', { store }, third as never), new Allocator('10.0.0.0/24', { store }, third as never)];
+    await store.create({ name: '10.0.0.6', labels: allocatorLabels('IPv4'), parentRef: null });
+    for (const a of made) {
+      expect(a.used()).toBe(2);
+      a.destroy();
+    }
   });
 });
