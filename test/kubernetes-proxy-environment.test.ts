@@ -409,6 +409,9 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     ['socks5h', 'HTTP_PROXY'],
     ['socks5', 'proxy-url'],
     ['socks5h', 'proxy-url'],
+    // a scheme is case-insensitive (RFC 3986); Go's url.Parse lowercases it
+    ['SOCKS5', 'HTTP_PROXY'],
+    ['SOCKS5H', 'proxy-url'],
   ] as const)("a %s:// proxy in %s is given the API server's name to resolve, as Go gives it", async (scheme, where) => {
     const socks = await startSocks5Proxy({ 'apiserver.test': '127.0.0.1' });
     closing.push(socks.close);

@@ -265,8 +265,11 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     }
     // Go's net/http hands the server's name to a SOCKS5 proxy to resolve, for socks5:// as for
     // socks5h:// (transport.go dials through socksNewDialer with the host:port); client-node 1.x
-    // resolves it itself for socks5://, where only the proxy may know it
-    const proxyUrl = source.url.replace(/^socks5:/i, 'socks5h:');
+    // resolves it itself for socks5://, where only the proxy may know it. The scheme is
+    // lowercased first, as Go's url.Parse does: client-node tells a SOCKS proxy by "socks" in
+    // lowercase and would send through "SOCKS5H://" as if it were an HTTP proxy.
+    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(source.url)?.[0] ?? '';
+    const proxyUrl = (scheme.toLowerCase() + source.url.slice(scheme.length)).replace(/^socks5:/, 'socks5h:');
     const proxied: Cluster = { ...cluster, proxyUrl };
     proxySources.set(proxied, source);
     return proxied;
