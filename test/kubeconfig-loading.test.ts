@@ -927,6 +927,49 @@ describe('an exec credential plugin that returns no credential', () => {
     },
   );
 
+  // Regression: an expirationTimestamp that is not a time gave client-node no expiry it could
+  // compare ("soon": NaN, the plugin ran for every request) or none at all ("": kept for ever).
+  it.each([
+    ['2.x', 'soon', '"soon"'],
+    ['1.x', 'soon', '"soon"'],
+    ['2.x', '', '""'],
+    ['2.x', '2030-01-02 15:04:05', '"2030-01-02 15:04:05"'],
+  ])(
+    'client-node %s: one whose expirationTimestamp is %j is refused, as kubectl cannot decode it; nothing is sent',
+    async (major, expiry, quoted) => {
+      const status = { token: 't', expirationTimestamp: expiry };
+      const s = new KubernetesStore(plugin(status, major === '1.x' ? (KubeConfig1 as unknown as typeof KubeConfig) : KubeConfig), {
+        start: false,
+      });
+      try {
+        const err = await s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(err).toBeInstanceOf(KubeconfigCredentialError);
+        expect((err as Error).message).toBe(
+          `the exec credential plugin of user "tester" returned an expirationTimestamp that is not an RFC 3339 time (${quoted}, ` +
+            'for one like "2030-01-02T15:04:05Z"), and when the credential expires could not be known (kubectl refuses it too: ' +
+            'it cannot decode the answer); the request was not sent',
+        );
+        expect(fixture.double.requests).toEqual([]);
+      } finally {
+        s.close();
+      }
+    },
+  );
+
+  it('client-node 2.x: one whose expirationTimestamp is an RFC 3339 time in the future is taken', async () => {
+    const status = { token: 't', expirationTimestamp: '2999-01-02T15:04:05.5+02:00' };
+    const s = new KubernetesStore(plugin(status), { start: false });
+    try {
+      await s.get('10.0.0.1').catch(() => undefined);
+      expect(fixture.double.requests.length).toBeGreaterThan(0);
+    } finally {
+      s.close();
+    }
+  });
+
   // Regression: client-node 1.x sends a watch with applyToFetchOptions' options, which were not
   // checked: the watch went out without credentials.
   it('is refused for a watch of client-node 1.x too, and nothing is sent', async () => {

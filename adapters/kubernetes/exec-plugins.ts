@@ -183,7 +183,9 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
         // what it printed is checked as kubectl checks it (client-node takes any JSON object); JSON
         // that is no object fails in client-node as it reads its status (errors.ts NO_EXEC_CREDENTIAL)
         const object = typeof credential === 'object' && credential !== null && !Array.isArray(credential);
-        const wrong = object ? (notTheCredential(credential, user as User) ?? halfKeyPair(credential)) : undefined;
+        const wrong = object
+          ? (notTheCredential(credential, user as User) ?? halfKeyPair(credential) ?? unreadableExpiry(credential))
+          : undefined;
         const name = String((user as User).name);
         if (wrong !== undefined) {
           forget(auth, name, credential); // client-node has kept it: the next request runs the plugin again, as kubectl does
@@ -289,6 +291,28 @@ function halfKeyPair(credential: object): string | undefined {
   return (
     `returned ${cert ? 'a client certificate without its key (clientCertificateData, no clientKeyData)' : 'a client key without its certificate (clientKeyData, no clientCertificateData)'}, ` +
     'and no client certificate would be sent (kubectl refuses it too: "exec plugin returned only certificate or key, not both")'
+  );
+}
+
+/** An RFC 3339 time, as Go's time.Parse(time.RFC3339, …) reads it (metav1.Time in JSON). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Why an ExecCredential's status.expirationTimestamp cannot be read as a time, as the end of a
+ * sentence starting "the exec credential plugin of user …"; undefined when it is one, null or
+ * absent. kubectl fails to decode such an answer (metav1.Time takes RFC 3339 only); client-node
+ * would read no expiry from it ("") or one that never passes (NaN: "soon") and run the plugin for
+ * every request, or keep the credential for ever.
+ */
+function unreadableExpiry(credential: object): string | undefined {
+  const status: unknown = Reflect.get(credential, 'status');
+  if (typeof status !== 'object' || status === null) return undefined;
+  const expiry: unknown = Reflect.get(status, 'expirationTimestamp');
+  if (expiry === undefined || expiry === null) return undefined;
+  if (typeof expiry === 'string' && RFC3339.test(expiry) && !Number.isNaN(Date.parse(expiry))) return undefined;
+  return (
+    `returned an expirationTimestamp that is not an RFC 3339 time (${quoteInput(expiry)}, for one like "2030-01-02T15:04:05Z"), ` +
+    'and when the credential expires could not be known (kubectl refuses it too: it cannot decode the answer)'
   );
 }
 
