@@ -29,7 +29,8 @@
 //   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
 //   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, has and
 //   release do not (upstream's has does: docs/semantics.md); no range → ErrMismatchedNetwork
-//   (has → false).
+//   (has → false), except that release still deletes a record of ours there (its range deleted
+//   since: upstream leaves it taken; docs/semantics.md).
 // * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
 //   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
 //   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
@@ -53,7 +54,7 @@
 // the attempt: every range asks the same store); has, release and rangeFor take the first range
 // in creation order containing it, whatever the policy, drawing nothing.
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
-import { parseAddr, parseAddrInto, parsePrefix, type Family } from './address.ts';
+import { canonicalOf, parseAddr, parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
   ErrDestroyed,
   ErrFull,
@@ -82,7 +83,7 @@ import {
   type ServiceCIDR,
   type ServiceCIDRSource,
 } from './service-cidrs.ts';
-import { allocatorWatcher, checkUnsubscribe, deleteErrorHandler, type Store } from './store.ts';
+import { allocatorWatcher, checkUnsubscribe, deleteErrorHandler, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
 import { RecordRouter } from './taken-addresses.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
@@ -585,21 +586,72 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /**
    * Releases `ip` through the first range, in creation order, that holds it as a host, ready or
    * not (upstream getAllocator): that range's allocator deletes its record and ignores the
-   * delete's errors, telling `onDeleteError` when given; a free address is a no-op. An address
-   * no range holds, of the other family too, rejects with ErrMismatchedNetwork and deletes
-   * nothing (upstream) — OutOfMemoryError when
-   * a range not built for lack of memory holds it; malformed text rejects with InvalidAddressError.
+   * delete's errors, telling `onDeleteError` when given; a free address is a no-op.
+   *
+   * An address of this family that no range holds (its ServiceCIDR deleted since it was handed
+   * out) is released all the same when its record carries this family's allocator labels: the
+   * record is deleted and the call resolves, as a range's release of an address outside it
+   * does; the store's errors, of the read too, are ignored and told to `onDeleteError`. Upstream
+   * answers getAllocator's error and deletes nothing: the address stays taken until a repair
+   * loop finds it. With no such record, or for the other family, it rejects with
+   * ErrMismatchedNetwork (upstream) — OutOfMemoryError when a range not built for lack of memory
+   * holds it; malformed text rejects with InvalidAddressError.
    */
   release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     try {
       this.live();
       deleteErrorHandler(onDeleteError); // refused whatever the address, as a range's release refuses it
       const e = this.route(ip, false);
-      if (e === null) throw this.mismatched(ip, false);
-      return e.allocator.release(ip, onDeleteError);
+      if (e !== null) return e.allocator.release(ip, onDeleteError);
+      const told = deleteErrorHandler(onDeleteError);
+      const w = this.words;
+      if (parseAddrInto(ip, w) !== this.fam) throw this.mismatched(ip, false);
+      return this.releaseUnrouted(ip, canonicalOf(ip, this.fam, w), told);
     } catch (err) {
       return rejectSoon(err);
     }
+  }
+
+  /**
+   * release() of `ip` (record name `name`), of this family, that no range holds: its record is
+   * deleted when it is one of ours (hasAllocatorLabels), else ErrMismatchedNetwork. Only our
+   * labels let a record go: one written by anyone else, in no range of ours, is not ours to free.
+   */
+  private releaseUnrouted(ip: string, name: string, told: DeleteErrorHandler | undefined): Promise<void> {
+    const sync = this.store.sync;
+    if (sync != null) {
+      let record: IPAddressRecord | undefined;
+      try {
+        record = syncAnswer(sync.getSync(name), 'getSync');
+      } catch (err) {
+        told?.(err);
+        return Promise.resolve(); // whether it was ours is unknown: ignored, as a delete's error
+      }
+      if (record == null || !hasAllocatorLabels(record, this.ipFamily)) throw this.mismatched(ip, false);
+      try {
+        syncAnswer(sync.deleteSync(name), 'deleteSync');
+      } catch (err) {
+        told?.(err); // ignored (upstream)
+      }
+      return Promise.resolve();
+    }
+    // a store in plain JavaScript may answer without a promise, or throw instead of rejecting:
+    // taken as `await` takes them
+    return (async () => {
+      let record: IPAddressRecord | undefined;
+      try {
+        record = await this.store.get(name);
+      } catch (err) {
+        told?.(err);
+        return;
+      }
+      if (record == null || !hasAllocatorLabels(record, this.ipFamily)) throw this.mismatched(ip, false);
+      try {
+        await this.store.delete(name);
+      } catch (err) {
+        told?.(err);
+      }
+    })();
   }
 
   /**

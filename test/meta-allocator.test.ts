@@ -306,9 +306,91 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(meta.ranges()).toEqual([]);
     expect(meta.size).toBe(0n);
     expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
-    // the record outlives its range: used() counts it, release needs a range that contains it
+    // the record outlives its range: used() counts it, and release deletes it all the same
     expect(meta.used()).toBe(1);
-    expect(await rejection(meta.release(ip))).toBeInstanceOf(ErrMismatchedNetwork);
+    await meta.release(ip);
+    expect(meta.used()).toBe(0);
+  });
+
+  describe.each([true, false])('store with synchronous operations: %s', (syncOps) => {
+    it('release deletes the record of an address whose range was deleted since it was handed out, if the record is ours', async () => {
+      const store = new MemoryStore({ syncOps });
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/29']);
+      source.addServiceCIDR('b', ['10.1.0.0/29']);
+      // records of that range written by someone else (no allocator labels), and with the other family's labels
+      await store.create({ name: '10.0.0.5', labels: { app: 'other' }, parentRef: null });
+      await store.create({ name: '10.0.0.6', labels: allocatorLabels('IPv6'), parentRef: null });
+      const meta = new MetaAllocator('IPv4', source, { store, policy: 'ordered' });
+      const ip = await meta.allocateNext();
+      expect(hostOf('10.0.0.0/29', ip)).toBe(true);
+      source.deleteServiceCIDR('a'); // at once, as InMemoryServiceCIDRs does: no finalizer waits for the address
+      await meta.release(ip);
+      expect(await store.get(ip)).toBeUndefined();
+      expect(meta.used()).toBe(0);
+      // not ours: left alone, and refused as before
+      for (const other of ['10.0.0.5', '10.0.0.6', ip === '10.0.0.4' ? '10.0.0.3' : '10.0.0.4']) {
+        expect(await rejection(meta.release(other))).toBeInstanceOf(ErrMismatchedNetwork);
+      }
+      expect(
+        store
+          .records()
+          .map((r) => r.name)
+          .sort(),
+      ).toEqual(['10.0.0.5', '10.0.0.6']);
+      // the store's errors are ignored, as a range's release ignores them, and told to onDeleteError
+      const kept = await meta.allocateNext();
+      source.deleteServiceCIDR('b');
+      const told: unknown[] = [];
+      const failure = new Error('request timed out');
+      if (syncOps) {
+        store.sync!.deleteSync = () => {
+          throw failure;
+        };
+      } else {
+        store.delete = async () => {
+          throw failure;
+        };
+      }
+      await meta.release(kept, (e) => told.push(e));
+      expect(told).toEqual([failure]);
+      expect(await store.get(kept)).toBeDefined();
+      meta.destroy();
+    });
+
+    it("DualStackAllocator's rollback releases the first family's address when its ServiceCIDR was deleted while the second family's create was in flight", async () => {
+      const store = new MemoryStore({ syncOps });
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('v4', ['10.0.0.0/28']);
+      source.addServiceCIDR('v6', ['fd00::/124']);
+      const v4 = new MetaAllocator('IPv4', source, { store });
+      const v6 = new MetaAllocator('IPv6', source, { store });
+      const reported: unknown[] = [];
+      const ds = new DualStackAllocator(v4, v6, { onRollbackError: (e) => reported.push(e) });
+      const failure = new Error('request timed out');
+      const failV6 = (name: string) => {
+        if (!name.includes(':')) return;
+        source.deleteServiceCIDR('v4'); // the IPv4 address is created; its range goes while the IPv6 create is in flight
+        throw failure;
+      };
+      if (syncOps) {
+        const createSync = store.sync!.createSync.bind(store.sync);
+        store.sync!.createSync = (r) => {
+          failV6(r.name);
+          return createSync(r);
+        };
+      } else {
+        const create = store.create.bind(store);
+        store.create = async (r) => {
+          failV6(r.name);
+          return create(r);
+        };
+      }
+      expect(await rejection(ds.allocateNext())).toBe(failure);
+      expect(store.records()).toEqual([]); // nothing allocated is lost
+      expect(reported).toEqual([]);
+      ds.destroy();
+    });
   });
 
   it("'ordered': ServiceCIDRs created in the same second are ordered by name, whatever order they arrived in", () => {
@@ -1196,6 +1278,7 @@ describe.each(RANGE_POLICIES)('MetaAllocator property, policy %s', (policy) => {
               } catch (e) {
                 expect(e).toBeInstanceOf(ErrMismatchedNetwork);
                 expect(hostInLive(ip, false)).toBe(false);
+                expect(taken.has(ip)).toBe(false); // a record of ours in no live range is deleted
                 break;
               }
               taken.delete(ip);
@@ -1878,19 +1961,30 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
       expect((next as Error).message).toContain('10.0.0.0/24 could not be built for lack of WASM memory');
       expect({ ...(next as OutOfMemoryError) }).toMatchObject(SHORTAGE); // what the range's build asked for, and what stood in its way
       expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError);
-      expect(await rejection(meta.release('10.0.0.1'))).toBeInstanceOf(OutOfMemoryError); // nothing deleted
+      expect(await rejection(meta.release('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError); // no record: nothing to delete
       expect(() => meta.rangeFor('10.0.0.9')).toThrow(OutOfMemoryError);
       expect(await rejection(meta.allocate('10.7.0.1'))).toBeInstanceOf(ErrMismatchedNetwork); // no range at all
       // not ready, it could not have given anything either: the answers are those of the ranges built
       source.setReady('big', false);
       expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
       expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(ErrMismatchedNetwork);
-      expect(await rejection(meta.release('10.0.0.1'))).toBeInstanceOf(OutOfMemoryError); // release needs no ready range
+      expect(await rejection(meta.release('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError); // release needs no ready range
       source.setReady('big', true);
       expect(await rejection(meta.allocateNext())).toBeInstanceOf(OutOfMemoryError);
       source.deleteServiceCIDR('big');
       expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
       expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(ErrMismatchedNetwork);
+    } finally {
+      done();
+    }
+  });
+
+  it('release deletes a record of ours in a range not built for lack of memory: freeing needs no index', async () => {
+    const { store, meta, done } = starved();
+    try {
+      await meta.release('10.0.0.1');
+      expect(store.getSync('10.0.0.1')).toBeUndefined();
+      expect(meta.used()).toBe(2);
     } finally {
       done();
     }
