@@ -44,7 +44,7 @@ import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, labelsFor, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
-import { type CallReturns, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import { type CallReturns, type FreeOnlyPass, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
 import { copy4, type Op, RecordRouter, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
@@ -274,13 +274,22 @@ export class Allocator implements IPAllocator, Disposable {
    * AlreadyExists aborts the call and passes through.
    */
   allocateNext(owner?: ParentRef): Promise<string> {
+    return this.allocateNextFreeOnly(owner, null);
+  }
+
+  /**
+   * allocateNext(), taking free addresses only when `freeOnly` is given: no address a cool-down
+   * holds comes back early, and `freeOnly.heldBack` is set when that is why it answers ErrFull
+   * (MetaAllocator's first pass over its ranges). @internal for MetaAllocator
+   */
+  allocateNextFreeOnly(owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): Promise<string> {
     try {
       this.live(); // before the owner: after destroy() every call is ErrDestroyed
       this.taken.refuseInsideStrategy();
       const parentRef = checkParentRef(owner);
       const sync = this.store.sync;
-      if (sync == null) return this.allocateNextAsync(parentRef);
-      const r = this.allocateNextSync(sync, parentRef);
+      if (sync == null) return this.allocateNextAsync(parentRef, freeOnly);
+      const r = this.allocateNextSync(sync, parentRef, freeOnly);
       return typeof r === 'string' ? Promise.resolve(r) : rejectSoon(r === NOT_READY ? new ErrNotReady() : this.taken.full());
     } catch (e) {
       return rejectSoon(e);
@@ -304,24 +313,25 @@ export class Allocator implements IPAllocator, Disposable {
    * allocateNext() in one synchronous step, for callers that try several allocators in turn
    * (MetaAllocator): the address, or null exactly where allocateNext() would reject with ErrFull
    * or ErrNotReady — same draws, same metrics, no Error built. Other errors are thrown. Only on a
-   * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError.
+   * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError. `freeOnly`:
+   * as allocateNextFreeOnly's.
    */
-  tryAllocateNextNow(owner?: ParentRef): string | null {
+  tryAllocateNextNow(owner?: ParentRef, freeOnly: FreeOnlyPass | null = null): string | null {
     this.live();
     this.taken.refuseInsideStrategy();
     const sync = this.store.sync;
     if (sync == null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
-    const r = this.allocateNextSync(sync, checkParentRef(owner));
+    const r = this.allocateNextSync(sync, checkParentRef(owner), freeOnly);
     return typeof r === 'string' ? r : null;
   }
 
   /** The address, or NOT_READY / FULL. */
-  private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null): string | number {
+  private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): string | number {
     const band = this.beginNext();
     if (band < 0) return band;
     const start = this.metrics.start();
     let collided: Op[] | null = null;
-    const returns = band === BAND_CHOSEN ? this.taken.beginCall() : null; // a cool-down's, held again if this call fails
+    const returns = band === BAND_CHOSEN ? this.taken.beginCall(freeOnly !== null) : null; // a cool-down's, held again if this call fails
     let done = false;
     try {
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
@@ -344,16 +354,17 @@ export class Allocator implements IPAllocator, Disposable {
       if (returns !== null) this.taken.endCall(returns, !done);
     }
     this.live(); // destroyed during a collision's create: the search stopped there, not for want of an address
+    if (this.heldBack(returns, freeOnly)) return FULL;
     this.metrics.error(this.cidr, 'dynamic');
     return FULL;
   }
 
-  private async allocateNextAsync(parentRef: ParentRef | null): Promise<string> {
+  private async allocateNextAsync(parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): Promise<string> {
     const band = this.beginNext();
     if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
     const start = this.metrics.start();
     let collided: Op[] | null = null;
-    const returns = band === BAND_CHOSEN ? this.taken.beginCall() : null; // a cool-down's, held again if this call fails
+    const returns = band === BAND_CHOSEN ? this.taken.beginCall(freeOnly !== null) : null; // a cool-down's, held again if this call fails
     let done = false;
     this.taken.callStarted();
     try {
@@ -375,8 +386,18 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.callEnded();
     }
     this.live(); // as above
-    this.metrics.error(this.cidr, 'dynamic');
+    if (!this.heldBack(returns, freeOnly)) this.metrics.error(this.cidr, 'dynamic');
     throw this.taken.full();
+  }
+
+  /**
+   * A call that took free addresses only found none because a cool-down held some: true, and
+   * `freeOnly` told. Not an error for the metrics: the caller asks again, held ones allowed.
+   */
+  private heldBack(returns: CallReturns | null, freeOnly: FreeOnlyPass | null): boolean {
+    if (returns === null || freeOnly === null || !returns.heldBack) return false;
+    freeOnly.heldBack = true;
+    return true;
   }
 
   /**

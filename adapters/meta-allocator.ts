@@ -35,7 +35,10 @@
 //   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
 //   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
 //   ErrNotReady when no range was full and some were not ready (upstream answers ErrFull there
-//   too; docs/semantics.md): what a lone Allocator answers, and nothing is full.
+//   too; docs/semantics.md): what a lone Allocator answers, and nothing is full. Under a
+//   cool-down, a first pass takes free addresses only (a range whose free ones are all held
+//   answers full there), and only when none had one does a second pass, in the same policy
+//   order, let the ranges give held addresses back early.
 // * A range whose Allocator cannot be built for lack of WASM memory is skipped, and built at a
 //   later call once it may fit (retryForMemory). Meanwhile a call only it could have served
 //   answers OutOfMemoryError, which says what to do, instead of ErrFull or ErrMismatchedNetwork.
@@ -72,7 +75,14 @@ import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { type Held, PrefixTable } from './prefix-table.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
-import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import {
+  type AllocationStrategy,
+  type FreeOnlyPass,
+  guardedStrategy,
+  STRATEGIES,
+  type StrategyOption,
+  strategyOption,
+} from './strategies.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelledChange, labelsFor } from './records.ts';
 import {
@@ -521,6 +531,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
         }
       }
       this.live(); // destroyed during the last range's store call: ErrDestroyed, not ErrFull
+      if (call.freeOnly?.heldBack === true) {
+        // no range had a free address, and some held theirs back: now they give those back early
+        call.freeOnly = null;
+        call.tried = null;
+        this.beginPass(call, this.order);
+        continue;
+      }
       // Not ready, rather than full, when that is all that held it up: with a range full, adding
       // a range is the fix, and the answer is upstream's ErrFull; with none full, waiting for the
       // store's sync or a Ready condition is.
@@ -1419,6 +1436,13 @@ class NextCall {
   /** A range tried answered full; one answered not ready: what the call answers when none is left. */
   full = false;
   notReady = false;
+  /**
+   * The first pass takes free addresses only: under a cool-down, a range whose free addresses
+   * are all held answers full there, so that another range's free address comes first. Null in
+   * the second pass, run only when some range held addresses back (heldBack): their early
+   * return, in the same policy order. Without a cool-down nothing is ever held back: one pass.
+   */
+  freeOnly: FreeOnlyPass | null = { heldBack: false };
   /** The owner as checked once: every range tried gets this copy. */
   constructor(readonly owner: ParentRef | undefined) {}
 
@@ -1454,7 +1478,7 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   try {
     // ready when just asked: null is full (a store whose sync flag flips between the two
     // questions gets upstream's ErrFull)
-    const ip = a.tryAllocateNextNow(call.owner);
+    const ip = a.tryAllocateNextNow(call.owner, call.freeOnly);
     if (ip === null) call.full = true;
     return ip;
   } catch (err) {
@@ -1476,7 +1500,7 @@ function readyNow(e: RangeEntry): boolean {
 
 async function tryNextAsync(e: RangeEntry, call: NextCall): Promise<string | null> {
   try {
-    return await e.allocator.allocateNext(call.owner);
+    return await e.allocator.allocateNextFreeOnly(call.owner, call.freeOnly);
   } catch (err) {
     if (err instanceof ErrFull) {
       call.full = true;

@@ -574,7 +574,8 @@ export class ChooserCalls {
    * is and the answer is false. The owner runs
    * the queue it holds, whichever chooser chooses: a strategy of your own may pass one coolDown
    * chooser's `cooling` on and choose otherwise (coolDown's own chooser returns held offsets early
-   * itself, band by band, and answers false only when nothing is held).
+   * itself, band by band, and answers false only when nothing is held). In a call that takes free
+   * addresses only (CallReturns.freeOnly), nothing held comes back early: the answer is false.
    */
   choose(chooser: OffsetChooser, out: Offset, cooling: CoolingQueue | null, index: FreeIndex, size: number): boolean {
     const was = this.active;
@@ -592,7 +593,8 @@ export class ChooserCalls {
           out.lo = answer.lo;
           return true;
         }
-        if (cooling === null || index.count() < size || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return false;
+        if (cooling === null || index.count() < size || cooling.size === 0) return false;
+        if (!cooling.mayReturnEarly() || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return false;
       }
     } finally {
       this.active = was;
@@ -849,6 +851,13 @@ export class CallReturns {
   readonly offsets: number[] = [];
   /** Ticks of a count-based cool-down's clock while it recorded (a Range's takes: each an allocation). */
   ticks = 0;
+  /**
+   * Set by the owner: the call takes free addresses only, and no held one comes back early (a
+   * MetaAllocator's first pass over its ranges: another range's free address comes first).
+   */
+  freeOnly = false;
+  /** Set when freeOnly kept held addresses from coming back early: the call may succeed without it. */
+  heldBack = false;
 
   constructor(
     /** The queue they came from: another queue (a restore or rebuild made a new one) is left alone. */
@@ -859,7 +868,18 @@ export class CallReturns {
   clear(): void {
     this.offsets.length = 0;
     this.ticks = 0;
+    this.freeOnly = false;
+    this.heldBack = false;
   }
+}
+
+/**
+ * An allocateNext over several ranges that first takes free addresses only (MetaAllocator):
+ * `heldBack` is set when a range found none because its cool-down held some, which a second
+ * pass, held ones allowed, may then give back early.
+ */
+export interface FreeOnlyPass {
+  heldBack: boolean;
 }
 
 /** Entries a cool-down queue may hold beyond twice what it keeps (CoolingQueue.keepInProportion). */
@@ -1089,6 +1109,17 @@ export class CoolingQueue {
     this.recording = r;
   }
 
+  /**
+   * Whether held offsets may come back early now: not in a call that takes free addresses only
+   * (CallReturns.freeOnly), which is told that some were held back. Asked only where some are held.
+   */
+  mayReturnEarly(): boolean {
+    const r = this.recording;
+    if (r === null || !r.freeOnly) return true;
+    r.heldBack = true;
+    return false;
+  }
+
   /** (hi, lo) at FIFO position `at` leaves the hold for the free pool: noted for the call recording. */
   private noteReturn(key: number | string, hi: number, lo: number, at: number): void {
     const r = this.recording;
@@ -1286,8 +1317,14 @@ class CoolDownChooser implements OffsetChooser {
     for (;;) {
       const found = chooseChecked(this.inner, out);
       if (found && (out.hi !== 0 || out.lo >= this.rangeOffset)) return true;
-      if (cooling.dynamicSize > 0 && cooling.releaseOldest(Math.max(1, cooling.dynamicSize >> 2), this.rangeOffset)) continue;
-      if (found || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return found;
+      if (cooling.dynamicSize > 0) {
+        // a caller that takes free addresses only (a MetaAllocator trying its other ranges
+        // first): neither the static band nor a held address yet
+        if (!cooling.mayReturnEarly()) return false;
+        if (cooling.releaseOldest(Math.max(1, cooling.dynamicSize >> 2), this.rangeOffset)) continue;
+      }
+      if (found) return true;
+      if (cooling.size === 0 || !cooling.mayReturnEarly() || !cooling.releaseOldest(Math.max(1, cooling.size >> 2))) return false;
     }
   }
 

@@ -442,9 +442,13 @@ export class TakenAddresses {
   /**
    * The start of an allocateNext that asks the strategy: its record of what the cool-down returns
    * to the free pool for it (held again if it fails: endCall), or null without a cool-down.
+   * `freeOnly`: no held address comes back early in it (CallReturns.freeOnly).
    */
-  beginCall(): CallReturns | null {
-    return this.cooling === null ? null : new CallReturns(this.cooling);
+  beginCall(freeOnly = false): CallReturns | null {
+    if (this.cooling === null) return null;
+    const returns = new CallReturns(this.cooling);
+    returns.freeOnly = freeOnly;
+    return returns;
   }
 
   /**

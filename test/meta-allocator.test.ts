@@ -36,7 +36,7 @@ import {
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPFamily } from '../adapters/types.ts';
-import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
+import { type AllocationStrategy, coolDown, STRATEGIES } from '../adapters/strategies.ts';
 import { core, memoryLimit } from '../adapters/wasm.ts';
 import { drain, hostOf, rejection, settle } from './helpers.ts';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
@@ -2395,3 +2395,34 @@ describe('TopLevelPrefixes', () => {
     },
   );
 });
+
+describe.each(RANGE_POLICIES.flatMap((p) => [[p, true] as const, [p, false] as const]))(
+  'MetaAllocator with a cool-down, policy %s, synchronous store operations %s',
+  (policy, syncOps) => {
+    it.each(SEEDS)(
+      'seed %i: a free address of another range comes before an address held back, which comes back early only when no range has a free one',
+      async (seed) => {
+        const now = () => 0; // every hold lasts the whole test
+        const source = new InMemoryServiceCIDRs();
+        source.addServiceCIDR('a', ['10.0.0.0/29']);
+        source.addServiceCIDR('b', ['10.1.0.0/29']);
+        const meta = new MetaAllocator('IPv4', source, {
+          store: new MemoryStore({ syncOps }),
+          policy,
+          random: seededRandom(seed),
+          strategy: coolDown('lowest-free', { ms: 60_000, now }),
+        });
+        // fill range a by hand, so that every policy starts from the same state
+        for (let i = 1; i <= 6; i++) await meta.allocate(`10.0.0.${i}`);
+        await meta.release('10.0.0.1'); // held for 60 s
+        const fromB: string[] = [];
+        for (let i = 0; i < 6; i++) fromB.push(await meta.allocateNext());
+        expect(fromB.sort()).toEqual(['10.1.0.1', '10.1.0.2', '10.1.0.3', '10.1.0.4', '10.1.0.5', '10.1.0.6']);
+        // nothing free in any range but the held address: it comes back early rather than ErrFull
+        expect(await meta.allocateNext()).toBe('10.0.0.1');
+        expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+        meta.destroy();
+      },
+    );
+  },
+);
