@@ -659,10 +659,12 @@ export class Range implements RangeView {
    */
   private markAll(pairs: Uint32Array): number {
     const index = this.index;
+    let asOneBatch: OutOfMemoryError;
     try {
       return index.setMany(pairs); // one batch: OutOfMemoryError changes nothing
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
+      asOneBatch = e;
     }
     const fresh = unmarked(index, pairs);
     let done = 0; // offsets of `fresh` the calls so far marked (or found marked: a repeat)
@@ -684,7 +686,9 @@ export class Range implements RangeView {
           undo,
         );
       }
-      throw e;
+      // All given back: the one batch's error says what the whole load needs, where a slice's
+      // would name only that slice's block, and memory the slices held before it as in use.
+      throw e instanceof OutOfMemoryError ? asOneBatch : e;
     }
   }
 
