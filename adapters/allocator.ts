@@ -313,9 +313,11 @@ export class Allocator implements IPAllocator, Disposable {
    * allocateNext() in one synchronous step, for callers that try several allocators in turn
    * (MetaAllocator): the address, or null exactly where allocateNext() would reject with ErrFull
    * or ErrNotReady — same draws, same metrics, no Error built. Other errors are thrown. Only on a
-   * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError. `freeOnly`:
-   * as allocateNextFreeOnly's.
+   * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError.
    */
+  tryAllocateNextNow(owner?: ParentRef): string | null;
+  /** @internal MetaAllocator's first pass: `freeOnly` as allocateNextFreeOnly's */
+  tryAllocateNextNow(owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | null;
   tryAllocateNextNow(owner?: ParentRef, freeOnly: FreeOnlyPass | null = null): string | null {
     this.live();
     this.taken.refuseInsideStrategy();
