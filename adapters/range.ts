@@ -581,11 +581,7 @@ export class Range implements RangeView {
         }
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        this.recount();
-        throw new OutOfMemoryError(
-          `allocateMany ran out part-way, and ${j + 1} of the addresses it took could not be given back: they stay allocated (forEach lists them; release them to free them)`,
-          undo,
-        );
+        throw this.notGivenBack('allocateMany ran out part-way', `${j + 1} of the addresses it took`, undo);
       } finally {
         if (cooling !== null) {
           cooling.record(null);
@@ -680,16 +676,24 @@ export class Range implements RangeView {
         for (; j >= 0; j--) index.clear(fresh[2 * j]!, fresh[2 * j + 1]!);
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        this.recount();
-        throw new OutOfMemoryError(
-          `loadMany ran out part-way, and ${j + 1} of the addresses it marked could not be given back: they stay allocated (forEach lists them; release them to free them)`,
-          undo,
-        );
+        throw this.notGivenBack('loadMany ran out part-way', `${j + 1} of the addresses it marked`, undo);
       }
       // All given back: the one batch's error says what the whole load needs, where a slice's
       // would name only that slice's block, and memory the slices held before it as in use.
       throw e instanceof OutOfMemoryError ? asOneBatch : e;
     }
+  }
+
+  /**
+   * The error of a batch call whose undo ran out of memory too (a sparse run split by a clear):
+   * `which` stay allocated, and the count is taken again from the index.
+   */
+  private notGivenBack(what: string, which: string, undo: OutOfMemoryError): OutOfMemoryError {
+    this.recount();
+    return new OutOfMemoryError(
+      `${what}, and ${which} could not be given back: they stay allocated (forEach lists them; release them to free them)`,
+      undo,
+    );
   }
 
   /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
