@@ -17,11 +17,9 @@ export { MetaAllocator, RANGE_POLICIES } from './meta-allocator.ts';
 export type { MetaAllocatorOptions, RangePolicy, RangeInfo, SkippedCIDR } from './meta-allocator.ts';
 export { DualStackAllocator, type DualStackIPs, type DualStackOptions, StillAllocatedError } from './dual-stack.ts';
 export { MAX_ALLOCATE_MANY, Range, type RangeOptions, type RangeSnapshot, type RangeView } from './range.ts';
-export { STRATEGIES, STRATEGY_NAMES, coolDown } from './strategies.ts';
+export { STRATEGIES, STRATEGY_NAMES } from './strategies.ts';
 export type {
   AllocationStrategy,
-  CoolDownOptions,
-  Cooling,
   Offset,
   OffsetChooser,
   StrategyIndex,
@@ -29,6 +27,8 @@ export type {
   StrategyOption,
   StrategyView,
 } from './strategies.ts';
+export { coolDown } from './cool-down.ts';
+export type { CoolDownOptions, Cooling } from './cool-down.ts';
 export type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 export type { IndexKind } from './free-index.ts';
 

@@ -75,14 +75,8 @@ import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { type Held, PrefixTable } from './prefix-table.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
-import {
-  type AllocationStrategy,
-  type FreeOnlyPass,
-  guardedStrategy,
-  STRATEGIES,
-  type StrategyOption,
-  strategyOption,
-} from './strategies.ts';
+import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import type { FreeOnlyPass } from './cool-down.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, labelledChange, labelsFor } from './records.ts';
 import {

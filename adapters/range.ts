@@ -49,16 +49,8 @@ import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } fr
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { loadInSlices } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
-import {
-  CallReturns,
-  ChooserCalls,
-  type CoolingQueue,
-  fullError,
-  type OffsetChooser,
-  STRATEGIES,
-  type StrategyOption,
-  strategyOption,
-} from './strategies.ts';
+import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource, TWO32 } from './random.ts';

@@ -19,16 +19,8 @@ import type { FreeIndex } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { type RandomSource, TWO32, type UpstreamDraw } from './random.ts';
 import type { AddressSpace } from './space.ts';
-import {
-  type AllocationStrategy,
-  type ChooserCalls,
-  coolingQueueOf,
-  type CoolingQueue,
-  isOffset,
-  notFreeError,
-  type Offset,
-  type OffsetChooser,
-} from './strategies.ts';
+import { type AllocationStrategy, type ChooserCalls, isOffset, notFreeError, type Offset, type OffsetChooser } from './strategies.ts';
+import { coolingQueueOf, type CoolingQueue } from './cool-down.ts';
 
 /** A chooser made over an index and the queue its cool-down holds releases in (null: none). */
 export interface ChooserOver {

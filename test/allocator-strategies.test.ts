@@ -10,7 +10,8 @@ import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
-import { type AllocationStrategy, coolDown, STRATEGIES, STRATEGY_NAMES } from '../adapters/strategies.ts';
+import { type AllocationStrategy, STRATEGIES, STRATEGY_NAMES } from '../adapters/strategies.ts';
+import { coolDown } from '../adapters/cool-down.ts';
 import { allocatorLabels, type Store } from '../adapters/store.ts';
 import { failure, settle } from './helpers.ts';
 

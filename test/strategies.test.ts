@@ -12,9 +12,6 @@ import { memoryLimit } from '../adapters/wasm.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import {
   type AllocationStrategy,
-  type Cooling,
-  coolDown,
-  coolingQueueOf,
   guardedStrategy,
   type Offset,
   type OffsetChooser,
@@ -23,6 +20,7 @@ import {
   type StrategyOption,
   type StrategyView,
 } from '../adapters/strategies.ts';
+import { type Cooling, coolDown, coolingQueueOf } from '../adapters/cool-down.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { exposeGc, failure } from './helpers.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';

@@ -12,7 +12,7 @@ import { ownerKey, reconcile } from '../../adapters/reconcile.ts';
 import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { DualStackAllocator } from '../../adapters/dual-stack.ts';
-import { coolDown } from '../../adapters/strategies.ts';
+import { coolDown } from '../../adapters/cool-down.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import type { ParentRef } from '../../adapters/types.ts';
