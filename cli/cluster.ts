@@ -68,7 +68,7 @@ import { KubeconfigCredentialError, missingUser, userProblem, withCredentialChec
 import { withEnvironmentProxy } from '../adapters/kubernetes/proxy-environment.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
-import { deleteOutcome, GROUP, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
+import { deleteOutcome, GROUP, isPathSegmentName, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
@@ -414,11 +414,13 @@ export class Cluster {
   /**
    * One Service, or undefined when it does not exist — unasked when its name or namespace is
    * longer than the API server allows for them (an IPAddress's parentRef may name one: the API
-   * server checks only that its name and namespace are path segments), since no such Service can
-   * exist.
+   * server checks only that its name and namespace are path segments), or is no path segment at
+   * all ("", ".", "..": a listing that names one is malformed, and the URL would name something
+   * else), since no such Service can exist.
    */
   async readService(namespace: string, name: string): Promise<ServiceRecord | undefined> {
     if (name.length > MAX_LABEL || namespace.length > MAX_LABEL) return undefined;
+    if (!isPathSegmentName(name) || !isPathSegmentName(namespace)) return undefined;
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(SERVICES), name: `${namespace}/${name}` };
       const obj = await this.request(
@@ -763,11 +765,17 @@ export class Cluster {
 class ResourceNotServed extends Error {}
 
 /**
- * Refuses, unsent, a request for an IPAddress whose name is longer than the API server allows for
- * any object (MAX_NAME): the listing that gave it was malformed. A failure about that one object:
- * --fix goes on with the others.
+ * Refuses, unsent, a request for an IPAddress whose name no object can have: longer than the API
+ * server allows for any object (MAX_NAME), or "", "." or "..", which a URL resolves away — the
+ * request would reach the collection, and a DELETE there deletes every IPAddress. The listing that
+ * gave it was malformed. A failure about that one object: --fix goes on with the others.
  */
 function refuseImpossibleName(verb: 'get' | 'delete', name: string): void {
+  if (!isPathSegmentName(name)) {
+    throw new CliError(
+      `${verb} ${qualified(IPADDRESSES)} ${JSON.stringify(name)} not sent: no object can have that name (in a URL it would name the collection); the listing that named it is malformed`,
+    );
+  }
   if (name.length <= MAX_NAME) return;
   throw new CliError(
     `${verb} ${qualified(IPADDRESSES)} "${cutMessage(name)}" not sent: the name is ${formatCount(name.length)} characters long, and the API server allows at most ${MAX_NAME}; the listing that named it is malformed`,

@@ -600,6 +600,34 @@ describe('ipallocator check', () => {
     expect(c.double.requestsOf('delete')).toHaveLength(1);
   });
 
+  it('--fix refuses, unsent, an IPAddress named "." or ".." (a malformed listing): its requests would reach the collection', async () => {
+    // Found by an outside test: the get went to the collection's URL (a list), and a DELETE there
+    // would have been a delete of every IPAddress.
+    const list = { kind: 'IPAddressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: c.double.resourceVersion } };
+    addIPAddress(c.double, '10.96.0.43', { namespace: 'default', name: 'gone' });
+    const [real] = c.double.objects();
+    const named = (name: string) => ({ ...real!, metadata: { ...real!.metadata, name, uid: `u-${name}` } });
+    // a parentRef no Service can have ("..": the namespace would leave the path) is not asked for either
+    const strayParent = {
+      ...named('10.96.0.42'),
+      kind: 'IPAddress',
+      apiVersion: 'networking.k8s.io/v1',
+      spec: { parentRef: { group: '', resource: 'services', namespace: '..', name: '.' } },
+    };
+    c.double.proxyAnswerNext('list', 'ipaddresses', { ...list, items: [named('.'), named('..'), strayParent, real] });
+    c.double.proxyAnswerNext('get', 'ipaddresses', strayParent); // its read again, before the delete (the first get: in address order)
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('\nDeleted 1 IPAddress: 10.96.0.43.\n');
+    for (const name of ['.', '..']) {
+      expect(r.stdout).toContain(
+        `\nFailed ${name}: get ipaddresses.networking.k8s.io "${name}" not sent: no object can have that name (in a URL it would name the collection); the listing that named it is malformed\n`,
+      );
+    }
+    const paths = [...c.double.requestsOf('get'), ...c.double.requestsOf('delete')].map((q) => q.path);
+    expect(paths.filter((p) => !/\/ipaddresses\/10\.96\.0\.4[23]$|\/services\/gone$/.test(p))).toEqual([]);
+  });
+
   it('a bad-labels finding names only the labels that are missing or wrong', async () => {
     addService(c.double, 'default', 'old', ['10.96.0.80']);
     addIPAddress(c.double, '10.96.0.80', { namespace: 'default', name: 'old' }, { [IP_FAMILY]: 'IPv4' });
