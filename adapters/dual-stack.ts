@@ -15,7 +15,7 @@ import { canonicalOf, parseAddrInto } from './address.ts';
 import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound } from './errors.ts';
 import { arrayLength, checkIPFamily, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
-import { Range } from './range.ts';
+import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
@@ -103,15 +103,21 @@ export class DualStackAllocator {
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
    * which it owns from now on: destroy() destroys both. Throws InvalidArgumentError when an
    * argument is no object (each is named for what it is, even when both are alike) or is a
-   * Range (synchronous, with no store: not an IPAllocator), when an
-   * allocator is of the other family (or one object is given as both), when one has been
-   * destroyed (its error says which family, and its `cause` is the allocator's ErrDestroyed),
-   * when another DualStackAllocator owns one of them (until that pair is destroyed, which
-   * destroys them too), or when an option has the wrong type; a refused pair owns neither
-   * allocator. Ownership is by object identity: a Proxy of an owned allocator, or another object
-   * of your own that forwards to it, is not recognised (a Proxy's target cannot be observed), so
-   * a second pair over it is made, and destroying that pair destroys the allocator under the
-   * first: give each pair allocators of its own.
+   * Range or a Range's dry run (synchronous, with no store: not an IPAllocator), when one lacks
+   * a method the pair calls (allocate, allocateNext, release, has, used, destroy: the error
+   * names those missing), when an allocator is of the other family (or one object is given as
+   * both), when one has been destroyed (its error says which family, and its `cause` is the
+   * allocator's ErrDestroyed), when another DualStackAllocator owns one of them (until that pair
+   * is destroyed, which destroys them too), or when an option has the wrong type; a refused pair
+   * owns neither allocator. Ownership is by object identity: a Proxy of an owned allocator, or
+   * another object of your own that forwards to it, is not recognised (a Proxy's target cannot
+   * be observed), so a second pair over it is made, and destroying that pair destroys the
+   * allocator under the first: give each pair allocators of its own.
+   *
+   * The dry runs of two allocators (`v4.dryRun()`, `v6.dryRun()`) make a pair that checks both
+   * families as a call would and persists nothing, as upstream's Service REST storage dry-runs
+   * each family's allocator; destroying that pair destroys nothing (a dry run's destroy() does
+   * nothing), and it owns the views, not the allocators under them.
    *
    * "Destroyed" is judged through the IPAllocator interface, by asking `used()`: every allocator
    * of this package (Allocator, MetaAllocator, ReferenceAllocator, their dry runs, which answer
@@ -465,33 +471,47 @@ function checkUnowned(ipv4: IPAllocator, ipv6: IPAllocator): void {
 }
 
 /**
- * InvalidArgumentError unless `a` (the `which` argument) is an object and no Range: a Range has
- * methods of the same names, but answers synchronously and keeps no records, so a pair over two
- * would hand out addresses that no store, other replica or repair loop knows of.
+ * InvalidArgumentError unless `a` (the `which` argument) is an object and no Range or Range dry
+ * run: they have methods of the same names, but answer synchronously and keep no records, so a
+ * pair over two would hand out addresses that no store, other replica or repair loop knows of.
  */
 function checkKind(a: unknown, family: IPFamily, which: string): void {
-  if (isRange(a)) {
+  if (isRangeView(a)) {
+    const what = a instanceof Range ? 'a Range' : "a Range's dry run";
     throw new InvalidArgumentError(
-      `DualStackAllocator: the ${which} argument is a Range, which answers synchronously and keeps no records: pass an ${family} IPAllocator, such as new Allocator(cidr, { store }) or a MetaAllocator`,
+      `DualStackAllocator: the ${which} argument is ${what}, which answers synchronously and keeps no records: pass an ${family} IPAllocator, such as new Allocator(cidr, { store }) or a MetaAllocator (or its dryRun(), for a pair that persists nothing)`,
     );
   }
   if (typeof a !== 'object' || a === null) throw notAnAllocator(a, family, which);
 }
 
-/** Whether `a` is a Range; false for a revoked Proxy (instanceof throws on it), which the reads after this refuse by name. */
-function isRange(a: unknown): boolean {
-  try {
-    return a instanceof Range;
-  } catch {
-    return false;
-  }
+/** The methods the pair calls on its allocators: an object without one of them is no allocator. */
+const CALLED = ['allocate', 'allocateNext', 'release', 'has', 'used', 'destroy'] as const;
+
+/**
+ * InvalidArgumentError, naming what is missing, unless `a` (the `which` argument, an object of
+ * the family) has every method the pair calls: `{ ipFamily: 'IPv4' }` is refused here, not by a
+ * TypeError from the first call that reaches it (or from a rollback, or from destroy()).
+ */
+function checkMethods(a: object, family: IPFamily, which: string): void {
+  const parameter = family === 'IPv4' ? 'ipv4' : 'ipv6'; // its name, for readMember
+  const missing = CALLED.filter((m) => typeof readMember(a, m, parameter) !== 'function');
+  if (missing.length === 0) return;
+  const names = missing.map((m) => `${m}()`);
+  const list = names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+  throw new InvalidArgumentError(
+    `DualStackAllocator: the ${which} argument must be an ${family} allocator (an IPAllocator), got ${quoteInput(a)} with ipFamily ${quoteInput(family)} but no ${list}`,
+  );
 }
 
 /** InvalidArgumentError unless `a` is an allocator (an object with an ipFamily) of `family`. */
 function checkFamily(a: unknown, family: IPFamily, which: string): void {
   const parameter = family === 'IPv4' ? 'ipv4' : 'ipv6'; // its name, for readMember
   const got = typeof a === 'object' && a !== null ? readMember(a, 'ipFamily', parameter) : undefined;
-  if (got === family) return;
+  if (got === family) {
+    checkMethods(a as object, family, which);
+    return;
+  }
   if (got === 'IPv4' || got === 'IPv6') {
     throw new InvalidArgumentError(`DualStackAllocator: the ${which} allocator must be ${family}, got an ${got} allocator`);
   }

@@ -1057,6 +1057,18 @@ function crcTable(): Uint32Array {
   return t;
 }
 
+/**
+ * Whether `a` is a Range or a Range's dry run: the synchronous views, with no store. False for a
+ * revoked Proxy (instanceof throws on it), which is no Range either.
+ */
+export function isRangeView(a: unknown): boolean {
+  try {
+    return a instanceof Range || a instanceof DryRunRange;
+  } catch {
+    return false;
+  }
+}
+
 /** upstream dryRunRange: range checks only; allocateNext answers the network address. */
 class DryRunRange implements RangeView {
   constructor(private readonly real: Range) {}

@@ -428,7 +428,7 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     const r6 = new Range('fd00::/120');
     const range = (which: string, family: string) =>
       new InvalidArgumentError(
-        `DualStackAllocator: the ${which} argument is a Range, which answers synchronously and keeps no records: pass an ${family} IPAllocator, such as new Allocator(cidr, { store }) or a MetaAllocator`,
+        `DualStackAllocator: the ${which} argument is a Range, which answers synchronously and keeps no records: pass an ${family} IPAllocator, such as new Allocator(cidr, { store }) or a MetaAllocator (or its dryRun(), for a pair that persists nothing)`,
       );
     expect(() => new Pair(r4, r6)).toThrow(range('first', 'IPv4'));
     expect(() => new Pair(a4, r6)).toThrow(range('second', 'IPv6'));
@@ -736,5 +736,56 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect(e).toBeInstanceOf(InvalidArgumentError);
     expect((e as Error).message).toMatch(message);
     ds.destroy();
+  });
+});
+
+describe('DualStackAllocator: what a pair takes', () => {
+  const Pair = DualStackAllocator as unknown as new (...args: unknown[]) => DualStackAllocator;
+
+  it('an object with an ipFamily but without the methods the pair calls is refused at construction, naming what is missing', async () => {
+    const a4 = Allocator.create('10.0.0.0/29');
+    const a6 = Allocator.create('fd00::/120');
+    const missing = (which: string, family: string, got: string, what: string) =>
+      new InvalidArgumentError(
+        `DualStackAllocator: the ${which} argument must be an ${family} allocator (an IPAllocator), got ${got} with ipFamily "${family}" but no ${what}`,
+      );
+    expect(() => new Pair({ ipFamily: 'IPv4' }, a6)).toThrow(
+      missing('first', 'IPv4', 'a value of type object', 'allocate(), allocateNext(), release(), has(), used() or destroy()'),
+    );
+    // one method missing is named alone; one that is no function is missing too
+    const noDestroy = Object.assign(Object.create(a6) as object, { destroy: 'soon' });
+    expect(() => new Pair(a4, noDestroy)).toThrow(
+      missing('second', 'IPv6', 'an object whose prototype is not Object.prototype', 'destroy()'),
+    );
+    // a Range's dry run is synchronous and keeps no records, as a Range: refused as one
+    const r6 = new Range('fd00:1::/120');
+    expect(() => new Pair(a4, r6.dryRun())).toThrow(
+      new InvalidArgumentError(
+        "DualStackAllocator: the second argument is a Range's dry run, which answers synchronously and keeps no records: pass an IPv6 IPAllocator, such as new Allocator(cidr, { store }) or a MetaAllocator (or its dryRun(), for a pair that persists nothing)",
+      ),
+    );
+    r6.destroy();
+    // the refusals owned nothing: a pair over the same allocators is made and works
+    const ds = new DualStackAllocator(a4, a6);
+    expect((await ds.allocateNext()).ips).toHaveLength(2);
+    ds.destroy();
+  });
+
+  it('a pair of dry runs checks both families as one call would and persists nothing; destroying it leaves the allocators live', async () => {
+    const store = new FaultyMemoryStore();
+    const a4 = Allocator.create('10.0.0.0/29', { store });
+    const a6 = Allocator.create('fd00::/120', { store });
+    const dry = new DualStackAllocator(a4.dryRun(), a6.dryRun());
+    // a dry run's allocateNext answers the network address, as upstream's
+    expect((await dry.allocateNext(undefined, ['IPv6', 'IPv4'])).ips).toEqual(['fd00::', '10.0.0.0']);
+    expect((await dry.allocate(['10.0.0.2', 'fd00::2'])).ips).toEqual(['10.0.0.2', 'fd00::2']);
+    expect(await rejection(dry.allocate(['10.0.0.9', 'fd00::2']))).toBeInstanceOf(ErrNotInRange);
+    expect(store.records()).toEqual([]);
+    dry.destroy();
+    // the views were owned, not the allocators: a pair over them is made, and they allocate
+    const real = new DualStackAllocator(a4, a6);
+    expect((await real.allocate(['10.0.0.2', 'fd00::2'])).ips).toEqual(['10.0.0.2', 'fd00::2']);
+    expect(store.records()).toHaveLength(2);
+    real.destroy();
   });
 });
