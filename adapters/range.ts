@@ -47,7 +47,7 @@ import { arrayLength, memberName, optionsObject, readMember } from './input.ts';
 import { inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
-import { loadInSlices } from './sliced-load.ts';
+import { loadInSlices, loadSlices } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
 import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
@@ -640,7 +640,7 @@ export class Range implements RangeView {
   /**
    * Marks the offsets `pairs` ((hi, lo) each) taken, all or nothing, and returns how many were
    * newly marked: in one core call when its batch fits beside the index; where it does not
-   * under a memory cap, the offsets not marked yet go in slices (loadInSlices), so that offsets
+   * under a memory cap, the offsets not marked yet go in slices (loadSlices), so that offsets
    * marked already need no memory. When a slice runs out, what the slices before it marked is
    * cleared again, last first; a clear can need memory too (a sparse run split): then what is
    * left stays marked, counted, and the error says so.
@@ -657,7 +657,9 @@ export class Range implements RangeView {
     const fresh = unmarked(index, pairs);
     let done = 0; // offsets of `fresh` the calls so far marked (or found marked: a repeat)
     try {
-      return loadInSlices(fresh.length >>> 1, (from, count) => {
+      // in slices at once: the one batch ran out above, and the same entries less those marked
+      // already would be a second batch of the same kind
+      return loadSlices(fresh.length >>> 1, (from, count) => {
         const added = index.setMany(fresh.subarray(2 * from, 2 * (from + count)));
         done = from + count;
         return added;

@@ -23,6 +23,15 @@ export function loadInSlices(n: number, load: (from: number, count: number) => n
   } catch (e) {
     if (!(e instanceof OutOfMemoryError) || n <= LOAD_SLICE) throw e;
   }
+  return loadSlices(n, load);
+}
+
+/**
+ * Loads entries [0, n) with `load(from, count)` in consecutive slices of LOAD_SLICE, without
+ * trying them as one batch first: for a caller whose one batch ran out already (loadInSlices's
+ * second step). Returns what the calls added up to; a slice that runs out throws, as there.
+ */
+export function loadSlices(n: number, load: (from: number, count: number) => number): number {
   let added = 0;
   for (let from = 0; from < n; from += LOAD_SLICE) added += load(from, Math.min(LOAD_SLICE, n - from));
   return added;

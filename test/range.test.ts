@@ -1042,7 +1042,9 @@ describe('Range loads under a memory cap the range fits in', () => {
     vi.resetModules();
     const wasm = await import('../adapters/wasm.ts');
     const { Range: FreshRange } = await import('../adapters/range.ts');
-    return { memoryLimit: wasm.memoryLimit, setMemoryLimit: wasm.setMemoryLimit, Range: FreshRange };
+    const { FreeIndex } = await import('../adapters/free-index.ts');
+    const { LOAD_SLICE } = await import('../adapters/sliced-load.ts');
+    return { memoryLimit: wasm.memoryLimit, setMemoryLimit: wasm.setMemoryLimit, Range: FreshRange, FreeIndex, LOAD_SLICE };
   }
   /** Whether two snapshots hold the same state (toEqual walks a megabyte of data byte by byte, slowly). */
   const same = (a: RangeSnapshot, b: RangeSnapshot) =>
@@ -1073,6 +1075,38 @@ describe('Range loads under a memory cap the range fits in', () => {
     expect(same(loaded.snapshot(), snap)).toBe(true);
     loaded.destroy();
     expect(memoryLimit().limit).toBe(2 * MiB);
+  });
+
+  it('a loadMany whose one batch runs out is tried as one batch once, then in slices', async () => {
+    const { setMemoryLimit, Range: R, FreeIndex, LOAD_SLICE } = await freshCore();
+    setMemoryLimit(2 * MiB);
+    const source = new R('fd00::/64', { strategy: 'lowest-free' });
+    const ips = source.allocateMany(150_000); // one run: a small index, but a batch too big to fit beside it
+    source.destroy();
+    const loaded = new R('fd00::/64');
+    loaded.allocate(ips[7]!); // held already: not loaded again
+    const batches: number[] = []; // the entries of each core call
+    const original = FreeIndex.prototype.setMany;
+    const setMany = vi.spyOn(FreeIndex.prototype, 'setMany').mockImplementation(function (
+      this: InstanceType<typeof FreeIndex>,
+      pairs: Uint32Array,
+      count?: number,
+    ) {
+      batches.push(count ?? pairs.length >>> 1);
+      return original.call(this, pairs, count);
+    });
+    try {
+      expect(loaded.loadMany(ips)).toBe(149_999);
+    } finally {
+      setMany.mockRestore();
+    }
+    expect(loaded.validate().indexed).toBe(150_000);
+    expect(batches[0]).toBe(150_000); // the one batch, which runs out
+    const slices = batches.slice(1);
+    expect(slices.length).toBe(Math.ceil(149_999 / LOAD_SLICE));
+    expect(Math.max(...slices)).toBe(LOAD_SLICE);
+    expect(slices.reduce((a, b) => a + b, 0)).toBe(149_999);
+    loaded.destroy();
   });
 
   it('a loadMany that does not fit even in slices changes nothing: what its slices marked is cleared again', async () => {
