@@ -573,7 +573,7 @@ export class Range implements RangeView {
         }
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notGivenBack('allocateMany ran out part-way', `${j + 1} of the addresses it took`, undo);
+        throw this.notGivenBack('allocateMany', e, `${j + 1} of the addresses it took`, undo);
       } finally {
         if (cooling !== null) {
           cooling.record(null);
@@ -670,7 +670,7 @@ export class Range implements RangeView {
         for (; j >= 0; j--) index.clear(fresh[2 * j]!, fresh[2 * j + 1]!);
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notGivenBack('loadMany ran out part-way', `${j + 1} of the addresses it marked`, undo);
+        throw this.notGivenBack('loadMany', e, `${j + 1} of the addresses it marked`, undo);
       }
       // All given back: the one batch's error says what the whole load needs, where a slice's
       // would name only that slice's block, and memory the slices held before it as in use.
@@ -679,15 +679,23 @@ export class Range implements RangeView {
   }
 
   /**
-   * The error of a batch call whose undo ran out of memory too (a sparse run split by a clear):
-   * `which` stay allocated, and the count is taken again from the index.
+   * The error of the batch call `method`, failed part-way with `failure`, whose undo ran out of
+   * memory too (a sparse run split by a clear): `which` stay allocated, and the count is taken
+   * again from the index. The message says what failed first, memory or another error (a
+   * strategy of your own may throw), and that error is its `cause`.
    */
-  private notGivenBack(what: string, which: string, undo: OutOfMemoryError): OutOfMemoryError {
+  private notGivenBack(method: string, failure: unknown, which: string, undo: OutOfMemoryError): OutOfMemoryError {
     this.recount();
-    return new OutOfMemoryError(
+    const what =
+      failure instanceof OutOfMemoryError
+        ? `${method} ran out part-way`
+        : `${method} failed part-way (${failure instanceof Error ? failure.message : quoteInput(failure)})`;
+    const error = new OutOfMemoryError(
       `${what}, and ${which} could not be given back: they stay allocated (forEach lists them; release them to free them)`,
       undo,
     );
+    Object.defineProperty(error, 'cause', { value: failure, writable: true, configurable: true });
+    return error;
   }
 
   /** (hi, lo) pairs of the in-range addresses of `ips` (`method`'s argument); strict → throw on the first outside one. */
