@@ -670,13 +670,24 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * holds it as a host, ready or not (as release routes): what forEach lists and release
    * deletes. Upstream asks a ready range only (getAllocator(ip, true)), so an address of a
    * range whose ServiceCIDR is not Ready or being deleted is false there while its record stays
-   * — a rollback that asks has() after release would miss an address still held. Malformed text
-   * rejects with InvalidAddressError; an address no range serves is false.
+   * — a rollback that asks has() after release would miss an address still held. An address of
+   * this family that no range holds (its ServiceCIDR deleted since it was handed out) is asked
+   * of the store all the same, as an Allocator's has() asks for an address outside its range:
+   * upstream answers false there without asking, so a rollback whose release could not delete
+   * such a record would not learn that it stays. Malformed text rejects with InvalidAddressError;
+   * an address of the other family is false; the store's errors reject.
    */
   async has(ip: string): Promise<boolean> {
     this.live();
     const e = this.route(ip, false);
-    return e === null ? false : e.allocator.has(ip);
+    if (e !== null) return e.allocator.has(ip);
+    const w = this.words;
+    if (parseAddrInto(ip, w) !== this.fam) return false;
+    const name = canonicalOf(ip, this.fam, w);
+    const sync = this.store.sync;
+    // null as well as undefined: a store in plain JavaScript may answer either for a missing name
+    if (sync != null) return syncAnswer(sync.getSync(name), 'getSync') != null;
+    return (await this.store.get(name)) != null;
   }
 
   /**

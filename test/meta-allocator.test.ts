@@ -19,7 +19,7 @@ import { TopLevelPrefixes } from '../adapters/top-level-prefixes.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Allocator } from '../adapters/allocator.ts';
-import { DualStackAllocator } from '../adapters/dual-stack.ts';
+import { DualStackAllocator, StillAllocatedError } from '../adapters/dual-stack.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import {
   ErrAllocated,
@@ -35,7 +35,7 @@ import {
 } from '../adapters/errors.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
-import type { IPFamily } from '../adapters/types.ts';
+import type { IPAllocator, IPFamily } from '../adapters/types.ts';
 import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
 import { coolDown } from '../adapters/cool-down.ts';
 import { core, memoryLimit } from '../adapters/wasm.ts';
@@ -390,6 +390,71 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
       expect(await rejection(ds.allocateNext())).toBe(failure);
       expect(store.records()).toEqual([]); // nothing allocated is lost
       expect(reported).toEqual([]);
+      ds.destroy();
+    });
+
+    it('has() asks the store for an address whose range was deleted since it was handed out: true while its record stays', async () => {
+      const store = new MemoryStore({ syncOps });
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/29']);
+      await store.create({ name: '10.0.0.1', labels: { app: 'other' }, parentRef: null }); // not ours: taken all the same
+      const meta = new MetaAllocator('IPv4', source, { store });
+      const ip = await meta.allocateNext();
+      source.deleteServiceCIDR('a');
+      expect(meta.ranges()).toEqual([]);
+      expect([await meta.has(ip), await meta.has('10.0.0.1'), await meta.has('10.9.0.1')]).toEqual([true, true, false]);
+      expect(await meta.has('fd00::1')).toBe(false); // the other family
+      await meta.release(ip);
+      expect(await meta.has(ip)).toBe(false);
+      // a store that cannot answer: its error, as a range's has() rejects with it
+      const failure = new Error('request timed out');
+      if (syncOps) {
+        store.sync!.getSync = () => {
+          throw failure;
+        };
+      } else {
+        store.get = async () => {
+          throw failure;
+        };
+      }
+      expect(await rejection(meta.has('10.0.0.1'))).toBe(failure);
+      meta.destroy();
+    });
+
+    it("DualStackAllocator's rollback reports an address whose range was deleted and whose delete failed as StillAllocatedError, the store's error its cause", async () => {
+      const store = new MemoryStore({ syncOps });
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('v4', ['10.0.0.0/28']);
+      const v4 = new MetaAllocator('IPv4', source, { store });
+      const a6 = Allocator.create('fd00::/127', { store }); // one address
+      await a6.allocate('fd00::1');
+      // the IPv6 half finds its range full after the IPv4 range is gone (its ServiceCIDR deleted)
+      const full6: IPAllocator = Object.assign(Object.create(a6) as IPAllocator, {
+        allocateNext: () => {
+          source.deleteServiceCIDR('v4');
+          return a6.allocateNext();
+        },
+      });
+      const failure = new Error('delete: etcd timeout');
+      if (syncOps) {
+        store.sync!.deleteSync = () => {
+          throw failure;
+        };
+      } else {
+        store.delete = async () => {
+          throw failure;
+        };
+      }
+      const reported: [unknown, string, string][] = [];
+      const ds = new DualStackAllocator(v4, full6, { onRollbackError: (e, ip, family) => reported.push([e, ip, family]) });
+      expect(await rejection(ds.allocateNext())).toBeInstanceOf(ErrFull);
+      const left = store.records().map((r) => r.name);
+      expect(left).toHaveLength(2); // fd00::1 and the IPv4 address, which the store would not delete
+      const ip4 = left.find((n) => !n.includes(':'))!;
+      expect(reported).toHaveLength(1);
+      expect(reported[0]![0]).toBeInstanceOf(StillAllocatedError);
+      expect(reported[0]![0]).toMatchObject({ ip: ip4, family: 'IPv4', cause: failure });
+      expect(reported[0]!.slice(1)).toEqual([ip4, 'IPv4']);
       ds.destroy();
     });
   });
