@@ -3,16 +3,20 @@
 // number of prefixes.
 //
 //   levels (one per prefix length held, shortest first)
-//   /16  { key(10.1.0.0) → [10.1.0.0/16] }
-//   /24  { key(10.1.2.0) → [10.1.2.0/24],  key(10.2.3.0) → [10.2.3.0/24],  … }
+//   /16  { 10.1.0.0 → [10.1.0.0/16] }
+//   /24  { 10.1.2.0 → [10.1.2.0/24],  10.2.3.0 → [10.2.3.0/24],  … }
 //
-//   containing(10.1.2.7): /16 → key(10.1.2.7 & /16) = key(10.1.0.0) → 10.1.0.0/16
-//                         /24 → key(10.1.2.7 & /24) = key(10.1.2.0) → 10.1.2.0/24
+//   containing(10.1.2.7): /16 → 10.1.2.7 & /16 = 10.1.0.0 → 10.1.0.0/16
+//                         /24 → 10.1.2.7 & /24 = 10.1.2.0 → 10.1.2.0/24
 //
-// A key is a 32-bit mix of the masked words: for IPv4 ([0, 0, 0, v4]) it is the masked address
-// itself; IPv6 keys may collide, so every value found is checked with Prefix.contains — a
-// collision costs a comparison, never a wrong answer. Prefixes nest or are disjoint, so the
-// prefixes containing an address are one per level at most (two values of one prefix excepted).
+//   IPv6 /64  { fd00:0 → { 0:1 → [fd00:0:0:1::/64] } }     (words 0, then 1)
+//
+// A level keys a prefix by the words of its masked network that the mask covers, one Map per
+// word (IPv4: word 3 alone; an IPv6 /64: words 0 and 1, a /112: all four), so two prefixes share
+// a bucket only when they are the same prefix: no crafted set of ranges can crowd one bucket
+// (a 32-bit mix of the words could be made to collide, and each look-up would then go over
+// every prefix sharing the key). Prefixes nest or are disjoint, so the prefixes containing an
+// address are one per level at most (two values of one prefix excepted).
 //
 // Invariant: `levels` and every bucket are replaced, never changed in place: a look-up that a
 // value found calls back into the owner (which may add or delete values) walks what it began with.
@@ -25,12 +29,20 @@ export interface Held<T> {
   readonly value: T;
 }
 
+/**
+ * masked word → the next word's Map, and after the last word the values of the prefix with that
+ * network (a bucket, replaced on change).
+ */
+type Node<T> = Map<number, Node<T> | readonly Held<T>[]>;
+
 interface Level<T> {
   readonly length: number;
   /** The mask of this length, as four u32 words (IPv4: word 3 only). */
   readonly mask: Uint32Array;
-  /** key of the masked network → the values of the prefixes with that key (replaced on change). */
-  readonly buckets: Map<number, readonly Held<T>[]>;
+  /** The words the mask covers, [from, to): the keys on the way to a bucket. */
+  readonly from: number;
+  readonly to: number;
+  readonly root: Node<T>;
 }
 
 const NONE: readonly Held<never>[] = Object.freeze([]);
@@ -44,11 +56,21 @@ export class PrefixTable<T> {
     const held: Held<T> = { prefix: p, value };
     let level = this.levels.find((l) => l.length === p.length);
     if (level === undefined) {
-      level = { length: p.length, mask: maskOf(p), buckets: new Map() };
+      const from = p.version === 4 ? 3 : 0;
+      // an IPv6 /0 covers no word: keyed by word 0 all the same (masked, always 0)
+      const to = p.version === 4 ? 4 : Math.max(1, Math.ceil(p.length / 32));
+      level = { length: p.length, mask: maskOf(p), from, to, root: new Map() };
       this.levels = [...this.levels, level].sort((a, b) => a.length - b.length);
     }
-    const key = keyOf(p.network, level.mask);
-    level.buckets.set(key, [...(level.buckets.get(key) ?? NONE), held]);
+    let node = level.root;
+    for (let k = level.from; k < level.to - 1; k++) {
+      const key = keyAt(p.network, level.mask, k);
+      let next = node.get(key) as Node<T> | undefined;
+      if (next === undefined) node.set(key, (next = new Map()));
+      node = next;
+    }
+    const key = keyAt(p.network, level.mask, level.to - 1);
+    node.set(key, [...((node.get(key) as readonly Held<T>[] | undefined) ?? NONE), held]);
     return held;
   }
 
@@ -56,18 +78,31 @@ export class PrefixTable<T> {
   delete(held: Held<T>): boolean {
     const level = this.levels.find((l) => l.length === held.prefix.length);
     if (level === undefined) return false;
-    const key = keyOf(held.prefix.network, level.mask);
-    const bucket = level.buckets.get(key);
+    const path: Node<T>[] = [];
+    let node = level.root;
+    for (let k = level.from; k < level.to - 1; k++) {
+      path.push(node);
+      const next = node.get(keyAt(held.prefix.network, level.mask, k)) as Node<T> | undefined;
+      if (next === undefined) return false;
+      node = next;
+    }
+    const key = keyAt(held.prefix.network, level.mask, level.to - 1);
+    const bucket = node.get(key) as readonly Held<T>[] | undefined;
     if (bucket === undefined || !bucket.includes(held)) return false;
-    if (bucket.length > 1)
-      level.buckets.set(
+    if (bucket.length > 1) {
+      node.set(
         key,
         bucket.filter((h) => h !== held),
       );
-    else {
-      level.buckets.delete(key);
-      if (level.buckets.size === 0) this.levels = this.levels.filter((l) => l !== level);
+      return true;
     }
+    node.delete(key);
+    // the Maps left empty go too, from the bucket's up
+    for (let k = level.to - 2; k >= level.from && node.size === 0; k--) {
+      node = path.pop()!;
+      node.delete(keyAt(held.prefix.network, level.mask, k));
+    }
+    if (level.root.size === 0) this.levels = this.levels.filter((l) => l !== level);
     return true;
   }
 
@@ -78,19 +113,17 @@ export class PrefixTable<T> {
    */
   containing(version: Family, w: ArrayLike<number>): readonly Held<T>[] {
     const levels = this.levels;
-    const a0 = w[0]!;
-    const a1 = w[1]!;
-    const a2 = w[2]!;
-    const a3 = w[3]!;
     let out: Held<T>[] | null = null;
     for (let i = 0; i < levels.length; i++) {
       const level = levels[i]!;
       const m = level.mask;
-      const bucket = level.buckets.get(mix(a0 & m[0]!, a1 & m[1]!, a2 & m[2]!, a3 & m[3]!));
-      if (bucket === undefined) continue;
+      let node: Node<T> | readonly Held<T>[] | undefined = level.root;
+      for (let k = level.from; k < level.to && node !== undefined; k++) node = (node as Node<T>).get((w[k]! & m[k]!) | 0);
+      if (node === undefined) continue;
+      const bucket = node as readonly Held<T>[];
       for (let j = 0; j < bucket.length; j++) {
         const held = bucket[j]!;
-        if (!held.prefix.contains(version, w)) continue;
+        if (!held.prefix.contains(version, w)) continue; // the other family's address
         (out ??= []).push(held);
       }
     }
@@ -100,7 +133,13 @@ export class PrefixTable<T> {
   /** Everything held, in no particular order (a new array). */
   all(): Held<T>[] {
     const out: Held<T>[] = [];
-    for (const level of this.levels) for (const bucket of level.buckets.values()) out.push(...bucket);
+    const walk = (node: Node<T>, depth: number) => {
+      for (const child of node.values()) {
+        if (depth === 1) out.push(...(child as readonly Held<T>[]));
+        else walk(child as Node<T>, depth - 1);
+      }
+    };
+    for (const level of this.levels) walk(level.root, level.to - level.from);
     return out;
   }
 }
@@ -116,11 +155,7 @@ function maskOf(p: Prefix): Uint32Array {
   return mask;
 }
 
-function keyOf(network: ArrayLike<number>, mask: Uint32Array): number {
-  return mix(network[0]! & mask[0]!, network[1]! & mask[1]!, network[2]! & mask[2]!, network[3]! & mask[3]!);
-}
-
-/** A 32-bit key of four words: the last word itself when the others are 0 (IPv4), so IPv4 keys never collide. */
-function mix(a0: number, a1: number, a2: number, a3: number): number {
-  return (a3 ^ Math.imul(a2, 0x85ebca6b) ^ Math.imul(a1, 0xc2b2ae35) ^ Math.imul(a0, 0x27d4eb2f)) | 0;
+/** The key of word `k` of a masked network: an int32, as containing() computes it (a small integer to the Map, not a heap number). */
+function keyAt(network: ArrayLike<number>, mask: Uint32Array, k: number): number {
+  return (network[k]! & mask[k]!) | 0;
 }

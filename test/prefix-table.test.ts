@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import type { Family } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
@@ -62,5 +62,35 @@ describe('PrefixTable', () => {
       '10.1.2.0/24',
       '10.1.2.0/25',
     ]);
+  });
+});
+
+describe('PrefixTable keys', () => {
+  it('IPv6 prefixes crafted to share a 32-bit key of their words do not share a bucket: a look-up checks one prefix per length', () => {
+    // The key once was a3 ^ imul(a2, C2) ^ imul(a1, C1) ^ imul(a0, C0): for any a1, the a0 that
+    // gives the same key is (K ^ imul(a1, C1)) · C0⁻¹ mod 2^32, so any number of /64s could share it.
+    const C0 = 0x27d4eb2f;
+    const C1 = 0xc2b2ae35;
+    let inverse = C0; // Newton's iteration for the inverse of an odd number mod 2^32
+    for (let i = 0; i < 5; i++) inverse = Math.imul(inverse, 2 - Math.imul(C0, inverse));
+    const K = 0x12345678;
+    const table = new PrefixTable<number>();
+    const prefixes: Prefix[] = [];
+    for (let a1 = 0; a1 < 64; a1++) {
+      const a0 = Math.imul(K ^ Math.imul(a1, C1), inverse) >>> 0;
+      const p = Prefix.from(6, [a0, a1, 0, 0], 64);
+      prefixes.push(p);
+      table.add(p, a1);
+    }
+    const contains = vi.spyOn(Prefix.prototype, 'contains');
+    try {
+      for (const [i, p] of prefixes.entries()) {
+        contains.mockClear();
+        expect(table.containing(6, [p.network[0]!, p.network[1]!, 7, 9]).map((h) => h.value)).toEqual([i]);
+        expect(contains).toHaveBeenCalledTimes(1);
+      }
+    } finally {
+      contains.mockRestore();
+    }
   });
 });
