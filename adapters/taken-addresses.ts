@@ -49,6 +49,7 @@ import { type Held, PrefixTable } from './prefix-table.ts';
 import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
 import { loadInSlices } from './sliced-load.ts';
+import { quoteInput } from './quote.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom } from './wasm.ts';
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
@@ -175,43 +176,43 @@ export class RecordRouter implements RecordFeed {
     const to = this.route(r.name);
     if (to === null) return;
     this.records.set(r.name, r); // before the delivery: a range made during it has it from its replay, and is not in `to`
-    let failure: { error: unknown } | undefined;
+    let failures: Failure[] | null = null;
     for (let i = 0; i < to.length; i++) {
       try {
         to[i]!.value.onAdd(r, previous);
       } catch (error) {
-        failure ??= { error }; // the others hear of it all the same, as they would from the cache
+        (failures ??= []).push({ prefix: to[i]!.prefix, error }); // the others hear of it all the same, as they would from the cache
       }
     }
-    if (failure !== undefined) throw failure.error;
+    if (failures !== null) throw oneError(failures, `the add of ${r.name}`);
   }
 
   onDelete(r: IPAddressRecord): void {
     const to = this.route(r.name);
     if (to === null) return;
     this.records.delete(r.name);
-    let failure: { error: unknown } | undefined;
+    let failures: Failure[] | null = null;
     for (let i = 0; i < to.length; i++) {
       try {
         to[i]!.value.onDelete(r);
       } catch (error) {
-        failure ??= { error };
+        (failures ??= []).push({ prefix: to[i]!.prefix, error });
       }
     }
-    if (failure !== undefined) throw failure.error;
+    if (failures !== null) throw oneError(failures, `the delete of ${r.name}`);
   }
 
   /** A re-list concerns every watcher. */
   onResync(): void {
-    let failure: { error: unknown } | undefined;
+    let failures: Failure[] | null = null;
     for (const held of this.table.all()) {
       try {
         held.value.onResync?.();
       } catch (error) {
-        failure ??= { error };
+        (failures ??= []).push({ prefix: held.prefix, error });
       }
     }
-    if (failure !== undefined) throw failure.error;
+    if (failures !== null) throw oneError(failures, 'a re-list');
   }
 
   /** The watchers whose prefix contains the address `name`; null when it is no address of this family. */
@@ -219,6 +220,27 @@ export class RecordRouter implements RecordFeed {
     const w = this.words;
     return parseRecordName(name, w) === this.fam ? this.table.containing(this.fam, w) : null;
   }
+}
+
+/** What one range's handler threw, and the range's prefix. */
+interface Failure {
+  readonly prefix: Prefix;
+  readonly error: unknown;
+}
+
+/**
+ * What the store is told when the handlers of ranges threw on one event (`what`): the error
+ * itself when one did, as a cache tells any watcher's; else an AggregateError whose `errors` are
+ * every one of them, in delivery order, and whose message names each range — the store reports
+ * one error per watcher (MemoryStore's onWatcherError), and the ranges share one.
+ */
+function oneError(failures: readonly Failure[], what: string): unknown {
+  if (failures.length === 1) return failures[0]!.error;
+  const each = failures.map((f) => `${f.prefix.cidr}: ${f.error instanceof Error ? f.error.message : quoteInput(f.error)}`);
+  return new AggregateError(
+    failures.map((f) => f.error),
+    `the handlers of ${failures.length} ranges threw on ${what} (${each.join('; ')})`,
+  );
 }
 
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
