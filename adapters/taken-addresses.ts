@@ -172,6 +172,11 @@ export class RecordRouter implements RecordFeed {
     };
   }
 
+  /** Forgets every record: its owner is done with it (a destroyed MetaAllocator holds no record alive). */
+  clear(): void {
+    this.records.clear();
+  }
+
   onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     const to = this.route(r.name);
     if (to === null) return;

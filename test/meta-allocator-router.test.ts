@@ -4,6 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { Prefix } from '../adapters/geometry.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
 import { RecordRouter } from '../adapters/taken-addresses.ts';
 
@@ -62,5 +64,30 @@ describe('RecordRouter', () => {
     expect(reports[2]).toBe(e16);
     expect(() => router.onResync()).toThrow(AggregateError);
     store.close();
+  });
+
+  it('clear() forgets the records: a watcher subscribed after it is replayed none', () => {
+    const router = new RecordRouter(4);
+    router.onAdd(rec('10.0.0.5'), undefined);
+    router.clear();
+    const w = listener();
+    router.subscribe(Prefix.parse('10.0.0.0/24'), w);
+    expect(w.heard).toEqual([]);
+  });
+
+  it('a destroyed MetaAllocator keeps no record alive through its router', async () => {
+    const store = new MemoryStore();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const meta = new MetaAllocator('IPv4', source, { store });
+    await meta.allocateNext();
+    const { router } = meta as unknown as { router: RecordRouter }; // held by no public member
+    const before = listener();
+    router.subscribe(Prefix.parse('10.0.0.0/24'), before);
+    expect(before.heard).toHaveLength(1);
+    meta.destroy();
+    const after = listener();
+    router.subscribe(Prefix.parse('10.0.0.0/24'), after);
+    expect(after.heard).toEqual([]);
   });
 });
