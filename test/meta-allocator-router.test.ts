@@ -2,9 +2,12 @@
 // What each range hears (its replay, then the events of its prefix), how the handlers' errors
 // reach the store, and that a destroyed MetaAllocator keeps no record through it.
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { Family } from '../adapters/address.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { formatAddr, parseAddr } from '../adapters/address.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
 import { RecordRouter } from '../adapters/taken-addresses.ts';
@@ -32,6 +35,60 @@ function listener(error?: unknown): StoreWatcher & { heard: string[] } {
 }
 
 describe('RecordRouter', () => {
+  it.each([4, 6] as const)(
+    'a new IPv%s watcher is replayed exactly the records its prefix holds, network and broadcast included, as events left them',
+    (family) => {
+      // addresses near a few bases, so that prefixes hold some of them; interleaved events and
+      // subscriptions take both ways a replay reads the records (a pass, and the sorted copy)
+      const base = family === 4 ? [0, 0, 0, 0x0a000000] : [0xfd000000, 0, 0, 0];
+      const address = fc
+        .tuple(fc.nat({ max: 3 }), fc.nat({ max: 0xff }))
+        .map(([hi, lo]) => formatAddr(family, family === 4 ? [0, 0, 0, base[3]! + hi * 256 + lo] : [base[0]!, 0, hi, lo]));
+      const prefix = fc
+        .tuple(address, fc.nat({ max: 10 }))
+        .map(([a, bits]) => Prefix.from(family, parseAddr(a).words, (family === 4 ? 22 : 118) + bits));
+      const step = fc.oneof(fc.record({ add: address }), fc.record({ del: address }), fc.record({ sub: prefix }));
+      fc.assert(
+        fc.property(fc.array(step, { minLength: 1, maxLength: 60 }), (steps) => {
+          const router = new RecordRouter(family as Family);
+          const held = new Map<string, IPAddressRecord>();
+          for (const s of steps) {
+            if ('add' in s) {
+              const r = rec(s.add);
+              router.onAdd(r, held.get(s.add));
+              held.set(s.add, r);
+            } else if ('del' in s) {
+              const r = held.get(s.del);
+              if (r === undefined) continue;
+              router.onDelete(r);
+              held.delete(s.del);
+            } else {
+              const w = listener();
+              router.subscribe(s.sub, w);
+              const want = [...held.keys()].filter((n) => s.sub.contains(family as Family, parseAddr(n).words)).map((n) => `+${n}`);
+              expect(w.heard.sort()).toEqual(want.sort());
+            }
+          }
+        }),
+        { numRuns: 300 },
+      );
+    },
+  );
+
+  it('a replay gives the records as they are: an update since the last replay is the version replayed', () => {
+    const router = new RecordRouter(4);
+    router.onAdd(rec('10.0.0.5'), undefined);
+    router.subscribe(Prefix.parse('10.0.0.0/24'), listener());
+    router.subscribe(Prefix.parse('10.0.0.0/25'), listener()); // the second replay in a row: the sorted copy
+    const updated = { ...rec('10.0.0.5'), parentRef: { group: '', resource: 'services', namespace: 'ns', name: 'web' } };
+    router.onAdd(updated, rec('10.0.0.5'));
+    for (let i = 0; i < 2; i++) {
+      const got: IPAddressRecord[] = [];
+      router.subscribe(Prefix.parse('10.0.0.0/26'), { onAdd: (r) => got.push(r), onDelete: () => {} });
+      expect(got).toEqual([updated]);
+    }
+  });
+
   it("several ranges' handlers that throw on one event: every range hears it, and the store is told of every error in one AggregateError", () => {
     const router = new RecordRouter(4);
     const [e16, e24] = [new Error('boom'), new Error('bang')];
