@@ -17,7 +17,7 @@
 //   once here (`coreConstant`): the TypeScript side never repeats one, so they cannot drift. After
 //   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
-import { InvalidArgumentError, type MemoryShortage, OutOfMemoryError } from './errors.ts';
+import { InvalidArgumentError, IPAllocatorError, type MemoryShortage, OutOfMemoryError } from './errors.ts';
 import { quoteInput } from './quote.ts';
 
 /**
@@ -169,6 +169,13 @@ function readAsString(memory: WebAssembly.Memory, ptr: number): string {
 }
 
 let memoryRef: WebAssembly.Memory | undefined;
+// Without WebAssembly (node --jitless or --no-expose-wasm, a host that removes it) the import
+// would otherwise end in a bare ReferenceError naming no cause.
+if (typeof WebAssembly !== 'object' || WebAssembly === null) {
+  throw new IPAllocatorError(
+    'ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)',
+  );
+}
 const wasmModule = new WebAssembly.Module(decodeBase64(WASM_BASE64));
 const instance = new WebAssembly.Instance(wasmModule, {
   env: {

@@ -1,9 +1,10 @@
 // `ipallocator/core` is for tools that work with ranges without allocating: importing it must not
 // load the allocators (their modules, the store, the strategies). Checked on the JavaScript the
 // sources compile to (type-only imports erased as tsc erases them), following every relative import.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import * as coreEntry from '../adapters/core.ts';
@@ -38,6 +39,22 @@ describe('ipallocator/core', () => {
       expect(loaded.has(heavy), `${heavy} is loaded by ipallocator/core: ${[...loaded].join(', ')}`).toBe(false);
     }
     expect(loaded.has('geometry.ts')).toBe(true); // the walk does follow the entry's re-exports
+  });
+
+  it('without WebAssembly (--jitless) the import throws an IPAllocatorError saying so, not a bare ReferenceError', () => {
+    // Found by an outside test: `node --jitless` ended the import in "WebAssembly is not defined".
+    const entry = pathToFileURL(join(adapters, 'core.ts')).href;
+    const script = `try { await import(${JSON.stringify(entry)}); console.log('[]'); } catch (e) { console.log(JSON.stringify([e.name, e.code, e.message])); }`;
+    const args =
+      'Deno' in globalThis
+        ? ['eval', '--v8-flags=--jitless', script]
+        : ['--jitless', '--import', 'tsx', '--input-type=module', '-e', script];
+    const out = execFileSync(process.execPath, args, { cwd: join(adapters, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    expect(JSON.parse(out.trim())).toEqual([
+      'IPAllocatorError',
+      'ERR_IPALLOCATOR',
+      'ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)',
+    ]);
   });
 
   it("ipIterator holds no WebAssembly memory, as upstream's closure holds nothing: none to free, so it has no destroy()", () => {
