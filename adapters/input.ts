@@ -63,6 +63,15 @@ export function optionsObject<T extends object>(
         `${subject}${given === 'options' ? ' options' : ''} must be an object whose properties are the options, got ${quoteInput(options)}`,
       );
     }
+    // a store passed bare where its options go (`new Allocator(cidr, store)`, which TypeScript
+    // refuses but JavaScript does not) would be refused for its own fields, named as options
+    if (given === 'options' && looksLikeStore(options)) {
+      throw new InvalidArgumentError(
+        `${what} options must be an object whose properties are the options, got a store (create, delete, get and a cache): ${
+          Object.hasOwn(known, 'store') ? 'pass it as { store }' : `a ${what} keeps no store`
+        }`,
+      );
+    }
     // inherited keys too, as the options are read through the prototype (Object.create(defaults)):
     // a misspelled key there must be refused as one of the object's own
     keys = [];
@@ -82,6 +91,12 @@ export function optionsObject<T extends object>(
   const read: Record<string, unknown> = {};
   for (const key of names) read[key] = readMember(options, key, given);
   return read as T;
+}
+
+/** A Store's shape (adapters/store.ts): create, delete and get functions, and a cache. */
+function looksLikeStore(o: object): boolean {
+  const s = o as { create?: unknown; delete?: unknown; get?: unknown; cache?: unknown };
+  return typeof s.create === 'function' && typeof s.delete === 'function' && typeof s.get === 'function' && typeof s.cache === 'object';
 }
 
 /** Makes the error a module answers bad input with, from its message (InvalidArgumentError's by default). */

@@ -132,6 +132,22 @@ describe('a misspelled or unknown option is refused, naming the options there ar
       /^ReferenceAllocator has no option "strategy"; its options: store, random, metrics$/,
     ],
     [
+      // found by an outside test: the refusal named a field of the store ("authority") as an option
+      'Allocator given the store itself where its options go',
+      () => new Allocator('10.0.0.0/24', anyValue(shared)),
+      /^Allocator options must be an object whose properties are the options, got a store \(create, delete, get and a cache\): pass it as \{ store \}$/,
+    ],
+    [
+      'ReferenceAllocator given the store itself where its options go',
+      () => new ReferenceAllocator('10.0.0.0/24', anyValue(shared)),
+      /got a store \(create, delete, get and a cache\): pass it as \{ store \}$/,
+    ],
+    [
+      'Range given a store (it keeps none)',
+      () => new Range('10.0.0.0/24', anyValue(shared)),
+      /^Range options must be an object whose properties are the options, got a store \(create, delete, get and a cache\): a Range keeps no store$/,
+    ],
+    [
       'MetaAllocator { polciy }',
       () => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), anyValue({ polciy: 'ordered' })),
       /"polciy" \(did you mean "policy"\?\)/,
