@@ -631,7 +631,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private releaseUnrouted(ip: string, name: string, told: DeleteErrorHandler | undefined): Promise<void> {
     const sync = this.store.sync;
     if (sync != null) {
-      let record: IPAddressRecord | undefined;
+      let record: IPAddressRecord | null | undefined;
       try {
         record = syncAnswer(sync.getSync(name), 'getSync');
       } catch (err) {
@@ -649,7 +649,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // a store in plain JavaScript may answer without a promise, or throw instead of rejecting:
     // taken as `await` takes them
     return (async () => {
-      let record: IPAddressRecord | undefined;
+      let record: IPAddressRecord | null | undefined;
       try {
         record = await this.store.get(name);
       } catch (err) {

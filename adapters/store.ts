@@ -69,8 +69,8 @@ export interface StoreCache {
    * with InvalidArgumentError.
    */
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[];
-  /** Number of records in the cache. */
-  readonly size: number;
+  /** Optional: the number of records in the cache (the allocators do not read it). */
+  readonly size?: number;
   /** True once the cache holds a complete copy (informer HasSynced). */
   hasSynced(): boolean;
   /**
@@ -105,8 +105,8 @@ export interface SyncStoreOps {
   createSync(record: IPAddressRecord): IPAddressRecord;
   /** Deletes by name; throws NotFoundError when absent. */
   deleteSync(name: string): void;
-  /** Reads from the authority: the record, or undefined when absent. */
-  getSync(name: string): IPAddressRecord | undefined;
+  /** Reads from the authority: the record, or undefined (or null) when absent. */
+  getSync(name: string): IPAddressRecord | null | undefined;
 }
 
 export interface Store {
@@ -124,8 +124,8 @@ export interface Store {
   create(record: IPAddressRecord): Promise<IPAddressRecord>;
   /** Deletes by name. Rejects with NotFoundError when absent; any other error passes through. */
   delete(name: string): Promise<void>;
-  /** Reads from the authority (not the cache): the record, or undefined when absent. */
-  get(name: string): Promise<IPAddressRecord | undefined>;
+  /** Reads from the authority (not the cache): the record, or undefined (or null) when absent. */
+  get(name: string): Promise<IPAddressRecord | null | undefined>;
   readonly cache: StoreCache;
   /**
    * Stops watches and timers. Afterwards every method of the store and its cache throws, or

@@ -179,7 +179,7 @@ export class FaultStore implements Store {
     if (lost) throw new InjectedFault('delete-lost-reply', name);
   }
 
-  get(name: string): Promise<IPAddressRecord | undefined> {
+  get(name: string): Promise<IPAddressRecord | null | undefined> {
     return this.inner.get(name);
   }
 
