@@ -41,9 +41,10 @@
 //
 // Inserting shifts the keys between the insertion point and the next gap one slot right; when
 // the walk from home passes WALK_LIMIT slots, the shift passes SHIFT_LIMIT, or the node would
-// pass MAX_LOAD, the node is rebuilt (refitted, grown, or cut into several nodes) from a sorted
-// copy. A node is fitted so that its keys fill all but its last TAIL slots: keys later set past
-// its last key go there instead of running off the end. Deleting shifts the following keys left
+// pass MAX_LOAD, the node is rebuilt (refitted, grown, or cut into several nodes), read from its
+// own slots: the rebuild holds the old node and the new ones at its peak, no copy of the keys.
+// A node is fitted so that its keys fill all but its last TAIL slots: keys later set past its
+// last key go there instead of running off the end. Deleting shifts the following keys left
 // while they sit right of their home (backward-shift deletion); it needs no memory (a node left
 // under 1/16 full is rebuilt smaller when memory allows, else kept; the last node, once of the
 // smallest size, stays when it empties, so taking and releasing offsets in an empty index
@@ -761,16 +762,76 @@ let bCap: u32 = 0;
 let bNodes: u32 = 0;
 let bFailed = false;
 
+// The keys being built from (module globals): slots [0, srcCap) of srcSlots in order, EMPTY
+// skipped, and srcX merged in where it belongs while curX. A rebuild reads the old node's own
+// slots: a sorted copy beside the old node and the new ones took a block as large as the node.
+// A bulk build reads its sorted keys, a block with no gaps (srcDense). The cursor: curSlot, the
+// next slot to read, and curX, whether srcX is still to come.
+let srcSlots: usize = 0;
+let srcCap: u32 = 0;
+let srcDense = false;
+let srcX: u64 = 0;
+let curSlot: u32 = 0;
+let curX = false;
+
+/** The next key of the source (there is one: callers read no more keys than it holds). */
+// @ts-ignore: decorator
+@inline function srcNext(): u64 {
+  let i = curSlot;
+  let k: u64 = EMPTY;
+  while (i < srcCap) {
+    k = slot(srcSlots, i);
+    if (k != EMPTY) break;
+    i++;
+  }
+  //  k: the next slot's key, or EMPTY (> every key) when the slots ran out
+  if (curX && srcX < k) {
+    curX = false;
+    return srcX;
+  }
+  curSlot = i + 1;
+  return k;
+}
+
+/** u64 [j]: the (size >> j)-th key from the cursor, the last of a chunk halved j times (srcLasts). */
+const LAST_KEYS: usize = memory.data(32 * 8, 8);
+
 /**
- * Places the m sorted keys at `keys` into a fresh node of 2^lg slots fitted to them, appended to
- * the directory being built. false when the keys are too bunched for one node (a walk would pass
- * WALK_LIMIT, or the last key would fall off the end); sets bFailed when memory ran out.
+ * Fills LAST_KEYS for a chunk of `size` keys from the cursor (size ≥ 1) and its halvings, the
+ * cursor left where it was: one walk over the chunk's slots, however often it is halved.
  */
-function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
+function srcLasts(size: u32): void {
+  let j: i32 = 31 - <i32>clz<u32>(size); //  size >> j = 1
+  if (srcDense) {
+    for (; j >= 0; j--) store<u64>(LAST_KEYS + (<usize>j << 3), slot(srcSlots, curSlot + (size >>> <u32>j) - 1));
+    return;
+  }
+  const at = curSlot;
+  const x = curX;
+  let want = size >>> <u32>j;
+  for (let i: u32 = 1; j >= 0; i++) {
+    const k = srcNext();
+    if (i == want) {
+      store<u64>(LAST_KEYS + (<usize>j << 3), k);
+      if (--j >= 0) want = size >>> <u32>j;
+    }
+  }
+  curSlot = at;
+  curX = x;
+}
+
+/**
+ * Places the next m keys of the source, the last of them `last`, into a fresh node of 2^lg slots
+ * fitted to them, appended to the directory being built; the first gets `fence`, or its own
+ * value when firstFence is false. false when the keys are too bunched for one node (a walk would
+ * pass WALK_LIMIT, or the last key would fall off the end); sets bFailed when memory ran out.
+ * The cursor has moved past the m keys when it returns true; otherwise it is anywhere (the
+ * caller puts it back).
+ */
+function buildNode(m: u32, lg: u32, last: u64, fence: u64, firstFence: bool): bool {
   const cap = <u32>1 << lg;
-  const base = load<u64>(keys);
-  const span = load<u64>(keys + (<usize>(m - 1) << 3)) - base;
-  //  spread the keys over the slots, leaving about one average gap after the last key
+  const base = srcNext();
+  const span = last - base;
   //  the keys' span onto the first cap − tail slots: the last key lands about one average gap
   //  before them, and the tail takes the keys later set past it without running off the end
   const tail = cap >>> 3 < TAIL ? cap >>> 3 : TAIL;
@@ -788,7 +849,7 @@ function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
   memory.fill(s, 0xff, <usize>cap << 3);
   let next: u32 = 0; // first slot not yet used
   for (let i: u32 = 0; i < m; i++) {
-    const k = load<u64>(keys + (<usize>i << 3));
+    const k = i == 0 ? base : srcNext();
     const h = homeOf(k, base, mul, sh, cap);
     const at = h > next ? h : next;
     if (at >= cap || at - h > WALK_LIMIT) {
@@ -814,7 +875,7 @@ function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
     bCap = ncap;
   }
   const e = bDir + (<usize>bNodes << ENTRY_BITS);
-  store<u64>(e + N_FENCE, fence);
+  store<u64>(e + N_FENCE, firstFence ? fence : base);
   store<u64>(e + N_BASE, base);
   store<u32>(e + N_MUL, mul);
   store<u8>(e + N_SH, <u8>sh);
@@ -826,21 +887,29 @@ function buildNode(keys: usize, m: u32, lg: u32, fence: u64): bool {
 }
 
 /**
- * Builds nodes for the m sorted distinct keys at `keys` into the directory being built: chunks
- * of at most BUILD_KEYS, each halved until it fits one node (bunched keys end up in small nodes).
- * The first node gets `fence`, the others their first key. false when memory ran out.
+ * Builds nodes for the m keys of the source (sorted, distinct) into the directory being built:
+ * chunks of at most BUILD_KEYS, each halved until it fits one node (bunched keys end up in small
+ * nodes). The first node gets `fence`, the others their first key. false when memory ran out.
  */
-function buildAll(keys: usize, m: u32, fence: u64): bool {
+function buildAll(m: u32, fence: u64): bool {
   let a: u32 = 0;
   while (a < m) {
     const left = m - a;
     const chunks = (left + BUILD_KEYS - 1) / BUILD_KEYS;
     let size = (left + chunks - 1) / chunks;
-    const f = a == 0 ? fence : load<u64>(keys + (<usize>a << 3));
-    while (!buildNode(keys + (<usize>a << 3), size, lgFor(size), f)) {
+    const at = curSlot;
+    const x = curX;
+    srcLasts(size);
+    let halved: usize = 0;
+    while (!buildNode(size, lgFor(size), load<u64>(LAST_KEYS + (halved << 3)), fence, a == 0)) {
       if (bFailed) return false;
       //  a single key always fits (home 0), so this ends
-      size = size > 1 ? size >>> 1 : 1;
+      if (size > 1) {
+        size >>>= 1;
+        halved++;
+      }
+      curSlot = at;
+      curX = x;
     }
     a += size;
   }
@@ -856,17 +925,25 @@ function dropBuilt(): void {
   if (bDir != 0) hfree(bDir, <usize>bCap << ENTRY_BITS);
 }
 
+/** An empty directory to build into, from `cap` slots at `slots` (dense: no EMPTY among them), with x merged in when withX. */
 // @ts-ignore: decorator
-@inline function startBuild(): void {
+@inline function startBuild(slots: usize, cap: u32, dense: bool, x: u64, withX: bool): void {
   bDir = 0;
   bCap = 0;
   bNodes = 0;
   bFailed = false;
+  srcSlots = slots;
+  srcCap = cap;
+  srcDense = dense;
+  srcX = x;
+  curSlot = 0;
+  curX = withX;
 }
 
 /**
  * Replaces node p by nodes built from its keys plus x (withX), refitted and sized for them.
  * With no nodes at all, builds the first node from x. OK, or OUT_OF_MEMORY with nothing changed.
+ * At its peak it holds the old node and the new ones, nothing else of their size.
  */
 function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
   const nodes = nodesOf(t);
@@ -876,32 +953,11 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
     e = entry(t, p);
     m += cntOf(e);
   }
-  const tmp = halloc(<usize>m << 3);
-  if (tmp == 0) return OUT_OF_MEMORY;
-  // sorted copy of the node's keys with x merged in
-  let w = tmp;
-  let placed = !withX;
-  if (e != 0) {
-    const s = slotsOf(e);
-    const cap = capOf(e);
-    for (let i: u32 = 0; i < cap; i++) {
-      const k = slot(s, i);
-      if (k == EMPTY) continue;
-      if (!placed && x < k) {
-        store<u64>(w, x);
-        w += 8;
-        placed = true;
-      }
-      store<u64>(w, k);
-      w += 8;
-    }
-  }
-  if (!placed) store<u64>(w, x);
-  startBuild();
+  //  the old node's slots are read as they are (the keys ascend, S2) until the new nodes are in
+  if (e != 0) startBuild(slotsOf(e), capOf(e), false, x, withX);
+  else startBuild(0, 0, false, x, withX);
   const fence: u64 = e != 0 ? load<u64>(e + N_FENCE) : 0;
-  const ok = buildAll(tmp, m, fence);
-  hfree(tmp, <usize>m << 3);
-  if (!ok) {
+  if (!buildAll(m, fence)) {
     dropBuilt();
     return OUT_OF_MEMORY;
   }
@@ -949,8 +1005,8 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
  * 7/10). true, or false when memory ran out (then nothing changed).
  */
 export function singles_build(t: usize, keys: usize, m: u32): bool {
-  startBuild();
-  if (m != 0 && !buildAll(keys, m, 0)) {
+  startBuild(keys, m, true, 0, false);
+  if (m != 0 && !buildAll(m, 0)) {
     dropBuilt();
     return false;
   }
