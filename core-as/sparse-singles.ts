@@ -19,7 +19,13 @@
 //   └──────────────────────┘        ┌──────┬──────┬──────┬──────┬──────┬──────┬──────┬──────┐
 //                                   │  k0  │EMPTY │  k1  │  k2  │EMPTY │EMPTY │  k3  │ …    │
 //                                   └──────┴──────┴──────┴──────┴──────┴──────┴──────┴──────┘
-//   home(k) = ⌊((k − base) >> sh) · mul / 2^32⌋ clamped to [0, 2^lg − 1]   (0 when k ≤ base)
+//   a node of 2^lg ≥ 128 slots keeps keys in all but its last ⌈2^lg / 512⌉ slots; those hold one
+//   u8 per 64 slots, the keys in them (≤ 128 bytes), so a rank or select in the node reads the
+//   counts and one chunk of 64 slots, not the node:
+//   ┌────────── chunk 0 ──────────┬────────── chunk 1 ──────────┬ ··· ┬──────────────────┐
+//   │ k0 ·· k1 k2 ·· ·· k3 ···    │ k9 ·· ·· k10 ···            │ ··· │ 7 │ 5 │ ··· │ ← u8 counts
+//   └─────────────────────────────┴─────────────────────────────┴ ··· ┴──────────────────┘
+//   home(k) = ⌊((k − base) >> sh) · mul / 2^32⌋ clamped to [0, key slots − 1]   (0 when k ≤ base)
 //   route[b] = the node holding key b · 2^(64 − bits); every key with top bits b is in a node
 //   numbered route[b] .. route[b + 1]
 //   u32 block (bytes 28..31 of the entries 0, 64, 128, …) = Σ cnt of that entry and the 63 after
@@ -36,6 +42,9 @@
 //   S5 route[b] is the last node whose fence ≤ b · 2^(64 − bits), route[2^bits] the last node;
 //      no router (bits = 0) when there is at most one node.
 //   S6 the block word of entry 64·b = Σ cnt of nodes 64·b .. 64·b + 63 (those in use).
+//   S7 in a node of ≥ 128 slots, chunk count c = the occupied slots of its key slots 64·c .. 64·c + 63
+//      (a set adds one to the chunk of the gap its shift filled, a clear takes one from the chunk of
+//      the slot its backward shift emptied: one byte each).
 // home() is monotone (integer shift, multiplication and clamp never reverse order), which is what
 // lets S2 and S3 hold together: a key larger than k never sits left of home(k).
 //
@@ -75,6 +84,19 @@ const N_COUNT: usize = 24; // u16 keys in the node
 const N_LG: usize = 26; //    u8 log2 of its slot count
 const N_SH: usize = 27; //    u8 right shift of (key − base) before the multiplication
 const N_BLOCK: usize = 28; // u32 in entry 64·b only: Σ cnt of nodes 64·b .. 64·b + 63
+/**
+ * The slots a node of 2^lg slots holds keys in: all of them up to 2^(CHUNKED_LG − 1); in larger
+ * nodes the last ⌈2^lg / 512⌉ hold instead one count per CHUNK_SLOTS slots (S7), a u8 each.
+ */
+// @ts-ignore: decorator
+@inline function keySlotsFor(lg: u32): u32 {
+  const all: u32 = 1 << lg;
+  return lg < CHUNKED_LG ? all : all - ((all + 511) >>> 9);
+}
+/** Slots per chunk of a chunked node, and the log2 of the smallest node that keeps chunk counts. */
+const CHUNK_BITS: u32 = 6;
+const CHUNK_SLOTS: u32 = 1 << CHUNK_BITS;
+const CHUNKED_LG: u32 = 7;
 /** Nodes per block of the block sums (S6). */
 const BLOCK_BITS: u32 = 6;
 const DIR_MIN_CAP: u32 = 4;
@@ -116,6 +138,8 @@ export const SINGLES_BAD_COUNT: i32 = 4;
 export const SINGLES_BAD_ROUTER: i32 = 5;
 /** 6: a block sum differs from the sum of its nodes' counts (S6). */
 export const SINGLES_BAD_BLOCK_SUM: i32 = 6;
+/** 7: a chunk count differs from the keys in its chunk's slots (S7). */
+export const SINGLES_BAD_CHUNK_COUNT: i32 = 7;
 
 // ── field access ───────────────────────────────────────────────────────────────────────────
 // @ts-ignore: decorator
@@ -127,7 +151,14 @@ export const SINGLES_BAD_BLOCK_SUM: i32 = 6;
 // @ts-ignore: decorator
 @inline function slotsOf(e: usize): usize { return <usize>load<u32>(e + N_SLOTS); }
 // @ts-ignore: decorator
-@inline function capOf(e: usize): u32 { return <u32>1 << <u32>load<u8>(e + N_LG); }
+@inline function blockSlotsOf(e: usize): u32 { return <u32>1 << <u32>load<u8>(e + N_LG); }
+// @ts-ignore: decorator
+@inline function capOf(e: usize): u32 { return keySlotsFor(<u32>load<u8>(e + N_LG)); }
+// @ts-ignore: decorator
+@inline function chunkedNode(e: usize): bool { return <u32>load<u8>(e + N_LG) >= CHUNKED_LG; }
+/** A chunked node's chunk counts: u8 per CHUNK_SLOTS slots, after its key slots. */
+// @ts-ignore: decorator
+@inline function chunksOf(e: usize): usize { return slotsOf(e) + (<usize>capOf(e) << 3); }
 // @ts-ignore: decorator
 @inline function cntOf(e: usize): u32 { return <u32>load<u16>(e + N_COUNT); }
 // @ts-ignore: decorator
@@ -232,7 +263,7 @@ function freeNodes(t: usize): void {
   const nodes = nodesOf(t);
   for (let p: u32 = 0; p < nodes; p++) {
     const e = entry(t, p);
-    hfree(slotsOf(e), <usize>capOf(e) << 3);
+    hfree(slotsOf(e), <usize>blockSlotsOf(e) << 3);
   }
   const cap = load<u32>(t + T_DIRCAP);
   if (cap != 0) hfree(dirOf(t), <usize>cap << ENTRY_BITS);
@@ -393,7 +424,7 @@ export function singles_bytes(t: usize): usize {
   const bits = load<u32>(t + T_RBITS);
   if (bits != 0) b += hblock_size(routeBytes(bits));
   const nodes = nodesOf(t);
-  for (let p: u32 = 0; p < nodes; p++) b += <usize>capOf(entry(t, p)) << 3;
+  for (let p: u32 = 0; p < nodes; p++) b += <usize>blockSlotsOf(entry(t, p)) << 3;
   return b;
 }
 
@@ -498,6 +529,10 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
   memory.copy(at + 8, at, <usize>(j - i) << 3);
   store<u64>(at, x);
   store<u16>(e + N_COUNT, <u16>(cnt + 1));
+  if (chunkedNode(e)) {
+    const c = chunksOf(e) + (<usize>j >>> CHUNK_BITS); //  slots i..j − 1 were taken: j is the one newly taken
+    store<u8>(c, load<u8>(c) + 1);
+  }
   const b = blockAt(t, p);
   store<u32>(b, load<u32>(b) + 1);
   store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
@@ -525,6 +560,10 @@ export function singles_remove(t: usize, x: u64): bool {
     k++;
   }
   store<u64>(s + (<usize>k << 3), EMPTY);
+  if (chunkedNode(e)) {
+    const c = chunksOf(e) + (<usize>k >>> CHUNK_BITS); //  the keys moved left: slot k is the one freed
+    store<u8>(c, load<u8>(c) - 1);
+  }
   store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) - 1);
   const cnt = cntOf(e) - 1;
   const nodes = nodesOf(t);
@@ -546,7 +585,7 @@ export function singles_remove(t: usize, x: u64): bool {
   }
   // the node is empty: drop it; the next node's fence becomes 0 when it becomes node 0 (S1)
   const fence = load<u64>(e + N_FENCE);
-  hfree(s, <usize>cap << 3);
+  hfree(s, <usize>blockSlotsOf(e) << 3);
   memory.copy(e, e + (1 << ENTRY_BITS), <usize>(nodes - p - 1) << ENTRY_BITS);
   store<u32>(t + T_NODES, nodes - 1);
   if (nodes == 1) {
@@ -639,6 +678,14 @@ export function singles_validate(t: usize): i32 {
     //  only a lone smallest node may be empty
     if ((cnt == 0 && (nodes != 1 || cap != <u32>1 << MIN_LG)) || cnt != cntOf(e)) return SINGLES_BAD_COUNT;
     total += cnt;
+    if (chunkedNode(e)) {
+      const chunks = chunksOf(e);
+      for (let c: u32 = 0; c << CHUNK_BITS < cap; c++) {
+        const from = c << CHUNK_BITS;
+        const to = from + CHUNK_SLOTS < cap ? from + CHUNK_SLOTS : cap;
+        if (<u32>load<u8>(chunks + c) != occupied(s, from, to)) return SINGLES_BAD_CHUNK_COUNT;
+      }
+    }
   }
   if (total != load<u64>(t + T_COUNT)) return SINGLES_BAD_COUNT;
   if (!routeValid(t)) return SINGLES_BAD_ROUTER;
@@ -674,21 +721,71 @@ function occupied(s: usize, from: u32, to: u32): u32 {
   return c;
 }
 
+/** Σ of the n u8 chunk counts at p (8-aligned): eight at a time, in four 16-bit lanes. */
+function sumCounts(p: usize, n: u32): u32 {
+  let sum: u64 = 0;
+  let i: u32 = 0;
+  for (; i + 8 <= n; i += 8) {
+    const w = load<u64>(p + <usize>i);
+    //  counts ≤ 64: byte pairs ≤ 128 per 16-bit lane, and the four lanes ≤ 512 in the top one
+    const pairs = (w & 0x00ff00ff00ff00ff) + ((w >>> 8) & 0x00ff00ff00ff00ff);
+    sum += (pairs * 0x0001000100010001) >>> 48;
+  }
+  for (; i < n; i++) sum += <u64>load<u8>(p + <usize>i);
+  return <u32>sum;
+}
+
+/** Keys of node e in slots [0, i): the counts of the chunks before i's, then i's chunk up to i. */
+function keysBelowSlot(e: usize, i: u32): u32 {
+  const s = slotsOf(e);
+  if (!chunkedNode(e)) return occupied(s, 0, i);
+  const c = i >>> CHUNK_BITS;
+  return sumCounts(chunksOf(e), c) + occupied(s, c << CHUNK_BITS, i);
+}
+
 /**
- * Keys below x. O(nodes / 64 + 64) for the nodes before x's, then one scan of half of x's node
- * at most: the keys left of where x is or would go (S3: none ≥ x sits there), counted from
- * whichever end of the node is nearer.
+ * Keys below x. O(nodes / 64 + 64) for the nodes before x's, then the chunk counts of x's node
+ * before x's chunk (at most 128 bytes) and that chunk's slots left of where x is or would go
+ * (S3: none ≥ x sits there).
  */
 export function singles_rank(t: usize, x: u64): u64 {
   if (load<u64>(t + T_COUNT) == 0) return 0;
   const p = findNode(t, x);
   const e = entry(t, p);
   seek(e, x);
-  const i = seekAt;
-  const cap = capOf(e);
+  return singles_before_node(t, p) + <u64>keysBelowSlot(e, seekAt);
+}
+
+/** Node p's chunks: 2^lg / CHUNK_SLOTS when it keeps chunk counts, else 1 (all its slots). */
+export function singles_node_chunks(t: usize, p: u32): u32 {
+  const e = entry(t, p);
+  return chunkedNode(e) ? blockSlotsOf(e) >>> CHUNK_BITS : 1;
+}
+
+/** Set by singles_chunk_first: the key, its slot and its index in the node. */
+export let chunkKey: u64 = 0;
+export let chunkSlot: u32 = 0;
+export let chunkIndex: u32 = 0;
+
+/**
+ * The first key of node p at or after the first slot of chunk c, into chunkKey / chunkSlot, and
+ * its in-node index (the keys of the chunks before c) into chunkIndex; false when there is none.
+ * Reads the chunk counts before c and the slots from c's first to that key.
+ */
+export function singles_chunk_first(t: usize, p: u32, c: u32): bool {
+  const e = entry(t, p);
   const s = slotsOf(e);
-  const inNode = i <= cap >>> 1 ? occupied(s, 0, i) : cntOf(e) - occupied(s, i, cap);
-  return singles_before_node(t, p) + <u64>inNode;
+  const cap = capOf(e);
+  chunkIndex = c == 0 ? 0 : sumCounts(chunksOf(e), c);
+  for (let i = c << CHUNK_BITS; i < cap; i++) {
+    const k = slot(s, i);
+    if (k != EMPTY) {
+      chunkKey = k;
+      chunkSlot = i;
+      return true;
+    }
+  }
+  return false;
 }
 
 /** Node p's key count. */
@@ -719,30 +816,6 @@ export function singles_node_walk(t: usize, p: u32, from: u32, skip: u32, max: u
     if (w == 0) walkSlot = i;
     store<u64>(dst + (<usize>w << 3), k);
     w++;
-  }
-  return w;
-}
-
-/**
- * Writes node p's keys of in-node index from, from + step, from + 2·step, … (ascending) to dst,
- * at most max of them; returns how many. One scan of the node's slots.
- */
-export function singles_node_keys(t: usize, p: u32, from: u32, step: u32, max: u32, dst: usize): u32 {
-  const e = entry(t, p);
-  const s = slotsOf(e);
-  const cap = capOf(e);
-  let idx: u32 = 0;
-  let next = from;
-  let w: u32 = 0;
-  for (let i: u32 = 0; i < cap && w < max; i++) {
-    const k = slot(s, i);
-    if (k == EMPTY) continue;
-    if (idx == next) {
-      store<u64>(dst + (<usize>w << 3), k);
-      w++;
-      next += step;
-    }
-    idx++;
   }
   return w;
 }
@@ -829,41 +902,48 @@ function srcLasts(size: u32): void {
  * caller puts it back).
  */
 function buildNode(m: u32, lg: u32, last: u64, fence: u64, firstFence: bool): bool {
-  const cap = <u32>1 << lg;
+  const blockSlots = <u32>1 << lg;
+  const cap = keySlotsFor(lg);
   const base = srcNext();
   const span = last - base;
   //  the keys' span onto the first cap − tail slots: the last key lands about one average gap
   //  before them, and the tail takes the keys later set past it without running off the end
-  const tail = cap >>> 3 < TAIL ? cap >>> 3 : TAIL;
+  const tail = blockSlots >>> 3 < TAIL ? blockSlots >>> 3 : TAIL;
   const width = span + 1; //  ≤ 2^64 − 1: keys are < 2^64 − 1
   const sh: u32 = width >>> 32 != 0 ? 32 - <u32>clz<u64>(width) : 0; //  (width − 1) >> sh < 2^32
   let mulf = m == 1 ? 0.0 : (<f64>(cap - tail) * <f64>m) / ((<f64>m + 1.0) * <f64>width);
   mulf *= <f64>(<u64>1 << <u64>(32 + sh)); //  per unit of (key − base) >> sh, times 2^32
   //  (more than one slot per unit is never needed: keys are distinct integers)
   const mul: u32 = mulf >= 4294967295.0 ? 0xffffffff : <u32>mulf;
-  const s = halloc(<usize>cap << 3);
+  const s = halloc(<usize>blockSlots << 3);
   if (s == 0) {
     bFailed = true;
     return false;
   }
   memory.fill(s, 0xff, <usize>cap << 3);
+  const chunks = s + (<usize>cap << 3); //  (chunked nodes only)
+  if (lg >= CHUNKED_LG) memory.fill(chunks, 0, <usize>(blockSlots - cap) << 3);
   let next: u32 = 0; // first slot not yet used
   for (let i: u32 = 0; i < m; i++) {
     const k = i == 0 ? base : srcNext();
     const h = homeOf(k, base, mul, sh, cap);
     const at = h > next ? h : next;
     if (at >= cap || at - h > WALK_LIMIT) {
-      hfree(s, <usize>cap << 3);
+      hfree(s, <usize>blockSlots << 3);
       return false;
     }
     store<u64>(s + (<usize>at << 3), k);
+    if (lg >= CHUNKED_LG) {
+      const c = chunks + (<usize>at >>> CHUNK_BITS);
+      store<u8>(c, load<u8>(c) + 1);
+    }
     next = at + 1;
   }
   if (bNodes == bCap) {
     const ncap = bCap < DIR_MIN_CAP ? DIR_MIN_CAP : bCap << 1;
     const nd = halloc(<usize>ncap << ENTRY_BITS);
     if (nd == 0) {
-      hfree(s, <usize>cap << 3);
+      hfree(s, <usize>blockSlots << 3);
       bFailed = true;
       return false;
     }
@@ -920,7 +1000,7 @@ function buildAll(m: u32, fence: u64): bool {
 function dropBuilt(): void {
   for (let p: u32 = 0; p < bNodes; p++) {
     const e = bDir + (<usize>p << ENTRY_BITS);
-    hfree(slotsOf(e), <usize>capOf(e) << 3);
+    hfree(slotsOf(e), <usize>blockSlotsOf(e) << 3);
   }
   if (bDir != 0) hfree(bDir, <usize>bCap << ENTRY_BITS);
 }
@@ -982,7 +1062,7 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
   //  node p  →  bNodes new nodes in its place:  [… p−1][p][p+1 …]  →  [… p−1][q0][q1]…[p+1 …]
   if (nodes != 0) {
     const old = entry(t, p);
-    hfree(slotsOf(old), <usize>capOf(old) << 3);
+    hfree(slotsOf(old), <usize>blockSlotsOf(old) << 3);
     memory.copy(old + (<usize>bNodes << ENTRY_BITS), old + (1 << ENTRY_BITS), <usize>(nodes - p - 1) << ENTRY_BITS);
   }
   memory.copy(entry(t, p), bDir, <usize>bNodes << ENTRY_BITS);

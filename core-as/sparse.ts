@@ -43,7 +43,8 @@ import {
 import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
   singles_bytes, singles_validate, singles_build, singles_copy_sorted, nextKey, nearPrev, nearNext,
-  singles_rank, singles_nodes, singles_before_node, singles_node_count, singles_node_keys, singles_node_walk, walkSlot,
+  singles_rank, singles_nodes, singles_before_node, singles_node_count, singles_node_walk, singles_node_chunks,
+  singles_chunk_first, chunkKey, chunkSlot, chunkIndex,
 } from './sparse-singles';
 
 /** Must equal KIND_SPARSE in freeindex.ts (not imported: freeindex.ts imports this file). */
@@ -287,11 +288,9 @@ export function sparse_validate(h: usize): i32 {
 //   gaps     0 1 2 3         7 8 9 10 …     gap offsets, numbered 0 1 2 3 4 5 6 7 …
 //   free     0   2 3         7   9 10 …     j = 4: singles 1 and 8 lie below it (c = 2) → gap 6 = 9
 
-/** Node keys read by select (every 64th of a node, then up to 64 consecutive ones). */
+/** Node keys read by select: those of one chunk of a singles node, at most 64 consecutive ones. */
 const PICK_STEP: u32 = 64;
-const PICK_KEYS: usize = memory.data(128 * 8, 8);
-/** At most 8,192 slots per node (sparse-singles.ts MAX_LG) → at most 128 keys every 64th. */
-const PICK_MAX: u32 = 128;
+const PICK_KEYS: usize = memory.data(64 * 8, 8);
 
 /** Offsets below x that are taken (x ≤ n). */
 // @ts-ignore: decorator
@@ -332,33 +331,19 @@ function singlesBelowFree(h: usize, j: u64): u64 {
   if (a == 0) return 0;
   const q = a - 1;
   const base = singles_before_node(S, q);
-  //  keys 0, 64, 128, … of node q (key 0 qualifies): the last that qualifies, then the keys after it
-  let first: u32 = 0; //    in-node index of that key
-  let firstSlot: u32 = 0; // and its slot
-  if (runs_count(R) == 0) {
-    //  no runs: each test is a subtraction, so walk forward and stop at the first key that fails
-    //  (reads the node up to the answer, not all of it)
-    while (singles_node_walk(S, q, firstSlot, PICK_STEP, 1, PICK_KEYS) == 1) {
-      if (freeBelowSingle(R, load<u64>(PICK_KEYS), base + <u64>(first + PICK_STEP)) > j) break;
-      first += PICK_STEP;
-      firstSlot = walkSlot;
-    }
-  } else {
-    //  runs: each test is a runs_rank, so bisect every 64th key of the node (one scan of it)
-    const samples = singles_node_keys(S, q, 0, PICK_STEP, PICK_MAX, PICK_KEYS);
-    a = 1;
-    b = samples;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (freeBelowSingle(R, load<u64>(PICK_KEYS + (<usize>mid << 3)), base + <u64>(mid * PICK_STEP)) <= j) a = mid + 1;
-      else b = mid;
-    }
-    first = (a - 1) * PICK_STEP;
-    if (first != 0) {
-      singles_node_walk(S, q, 0, first, 1, PICK_KEYS);
-      firstSlot = walkSlot;
-    }
+  //  the node's chunks (CHUNK_SLOTS slots each, their keys counted): the last whose first key
+  //  qualifies, bisected (chunk 0's does: it is the node's first key). The keys from a chunk on
+  //  that fails all fail, so the answer lies among the ≤ 64 keys of that chunk.
+  a = 1;
+  b = singles_node_chunks(S, q);
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (singles_chunk_first(S, q, mid) && freeBelowSingle(R, chunkKey, base + <u64>chunkIndex) <= j) a = mid + 1;
+    else b = mid;
   }
+  singles_chunk_first(S, q, a - 1);
+  const first = chunkIndex; //  in-node index of that chunk's first key
+  const firstSlot = chunkSlot; // and its slot
   const keys = singles_node_walk(S, q, firstSlot, 0, PICK_STEP, PICK_KEYS);
   a = 1;
   b = keys;

@@ -146,6 +146,47 @@ describe('sparse countFree / selectFree against a sorted-list model', () => {
     });
   }
 
+  it('singles nodes with whole chunks of slots emptied: rank and select step over the empty chunks', () => {
+    const n = MAX_N;
+    const rng = seededRandom(20261205);
+    const ix = new FreeIndex(hiOf(n), loOf(n), 'sparse');
+    try {
+      // 40,000 random singles: a few full-size nodes, each keeping a key count per 64 slots
+      const offsets: bigint[] = [];
+      for (let i = 0; i < 40_000; i++) offsets.push(u64(uniformBelow(rng, 0x100000000), uniformBelow(rng, 0x100000000)) % n);
+      const pairs = new Uint32Array(offsets.length * 2);
+      offsets.forEach((x, i) => {
+        pairs[2 * i] = hiOf(x);
+        pairs[2 * i + 1] = loOf(x);
+      });
+      ix.setMany(pairs);
+      let model = new SortedModel(n, [...new Set(offsets)].sort(byValue));
+      // 3,000 neighbouring keys cleared around the middle of the second node (a bulk load cuts
+      // 40,000 keys into 7 nodes of 5,715): half its chunks left empty, its middle one among
+      // them, where a bisection of the chunks starts; the node still too full to be rebuilt smaller
+      const from = 7000;
+      const cleared = model.taken.slice(from, from + 3000);
+      for (const x of cleared) expect(ix.clear(hiOf(x), loOf(x))).toBe(true);
+      model = applyToggles(model, new Set(cleared));
+      expect(ix.validate()).toBe(0);
+      // the free offsets at, inside and just past the emptied stretch, as k of the whole range and of bands
+      const ks: bigint[] = [];
+      const after = [0, 1, 5, 30, 200].map((d) => model.taken[from + d]!);
+      for (const x of [cleared[0]!, cleared[1]!, cleared[1500]!, cleared[2999]!, model.taken[from - 1]!, ...after]) {
+        const k = x - BigInt(model.rank(x));
+        ks.push(k - 1n, k, k + 1n);
+      }
+      checkBand(ix, model, 0n, n - 1n, ks);
+      for (const lo of [cleared[0]! - 1n, cleared[0]! + 1n, cleared[1500]!]) {
+        const free = model.countFree(lo, n - 1n);
+        checkBand(ix, model, lo, n - 1n, [0n, 1n, free / 2n, free - 1n]);
+        checkBand(ix, model, 0n, lo, [model.countFree(0n, lo) - 1n, 0n]);
+      }
+    } finally {
+      ix.destroy();
+    }
+  });
+
   it('more than 64 run pages and 64 singles nodes: answers across block sums, through page splits and merges and node rebuilds', () => {
     const n = MAX_N;
     const rng = seededRandom(20260101);
