@@ -935,7 +935,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     step(() => this.unsubscribeStore());
     for (const e of this.entries.values()) step(() => this.removeEntry(e));
     this.entries.clear();
-    this.router.clear(); // something that still holds this object holds no record through it
+    this.router.close(); // something that still holds this object holds no record through it
     this.order = [];
     this.routes = new PrefixTable();
     this.tops = new TopLevelPrefixes();

@@ -168,6 +168,8 @@ export class RecordRouter implements RecordFeed {
   /** Replays since the last event: the second one sorts. */
   private replays = 0;
   private readonly words = new Uint32Array(4);
+  /** Set by close(): events are ignored from then on. */
+  private closed = false;
 
   constructor(private readonly fam: Family) {}
 
@@ -206,14 +208,20 @@ export class RecordRouter implements RecordFeed {
     return out;
   }
 
-  /** Forgets every record: its owner is done with it (a destroyed MetaAllocator holds no record alive). */
-  clear(): void {
+  /**
+   * Forgets every record and keeps none from later events: its owner is done with it (a destroyed
+   * MetaAllocator holds no record alive), even when the store goes on delivering events (a store
+   * of your own whose unsubscribe threw).
+   */
+  close(): void {
+    this.closed = true;
     this.records.clear();
     this.sorted = null;
     this.replays = 0;
   }
 
   onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
+    if (this.closed) return;
     const to = this.route(r.name);
     if (to === null) return;
     this.records.set(r.name, r); // before the delivery: a range made during it has it from its replay, and is not in `to`

@@ -123,10 +123,11 @@ describe('RecordRouter', () => {
     store.close();
   });
 
-  it('clear() forgets the records: a watcher subscribed after it is replayed none', () => {
+  it('close() forgets the records and keeps none of a later event: a watcher subscribed after it is replayed none', () => {
     const router = new RecordRouter(4);
     router.onAdd(rec('10.0.0.5'), undefined);
-    router.clear();
+    router.close();
+    router.onAdd(rec('10.0.0.6'), undefined);
     const w = listener();
     router.subscribe(Prefix.parse('10.0.0.0/24'), w);
     expect(w.heard).toEqual([]);
@@ -143,6 +144,29 @@ describe('RecordRouter', () => {
     router.subscribe(Prefix.parse('10.0.0.0/24'), before);
     expect(before.heard).toHaveLength(1);
     meta.destroy();
+    const after = listener();
+    router.subscribe(Prefix.parse('10.0.0.0/24'), after);
+    expect(after.heard).toEqual([]);
+  });
+
+  it('a destroyed MetaAllocator keeps no record of the events a store whose unsubscribe threw still delivers', async () => {
+    const store = new MemoryStore();
+    const cache = store.cache;
+    const subscribe = cache.subscribe.bind(cache);
+    const failure = new Error('unsubscribe: connection reset');
+    // a store of your own that cannot let go of the MetaAllocator's watcher
+    cache.subscribe = (w) => {
+      subscribe(w);
+      return () => {
+        throw failure;
+      };
+    };
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const meta = new MetaAllocator('IPv4', source, { store });
+    const { router } = meta as unknown as { router: RecordRouter }; // held by no public member
+    expect(() => meta.destroy()).toThrow(failure);
+    for (let i = 1; i <= 3; i++) await store.create(rec(`10.0.0.${i}`));
     const after = listener();
     router.subscribe(Prefix.parse('10.0.0.0/24'), after);
     expect(after.heard).toEqual([]);
