@@ -269,8 +269,8 @@ export class Prefix {
   }
 }
 
-/** −1, 0, 1 comparing two addresses given as u32 words. */
-function cmp4(a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number): number {
+/** −1, 0, 1 comparing two addresses given as u32 words (big-endian; IPv4 as [0, 0, 0, v4]). */
+export function cmp4(a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number): number {
   if (a0 !== b0) return a0 < b0 ? -1 : 1;
   if (a1 !== b1) return a1 < b1 ? -1 : 1;
   if (a2 !== b2) return a2 < b2 ? -1 : 1;

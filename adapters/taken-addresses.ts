@@ -44,7 +44,7 @@
 import { type Family, isCanonical } from './address.ts';
 import { type ErrFull, OutOfMemoryError } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
-import type { Prefix } from './geometry.ts';
+import { cmp4, type Prefix } from './geometry.ts';
 import { type Held, PrefixTable } from './prefix-table.ts';
 import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
@@ -356,13 +356,11 @@ class SortedRecords {
   }
 }
 
-/** The order of the address at index `i` of `a` and that at index `j` of `b` (four words each, big-endian): < 0, 0, > 0. */
+/** cmp4 of the address at index `i` of `a` and that at index `j` of `b` (four words each). */
 function compareWords(a: Uint32Array, i: number, b: Uint32Array, j: number): number {
-  for (let k = 0; k < 4; k++) {
-    const d = a[i * 4 + k]! - b[j * 4 + k]!;
-    if (d !== 0) return d;
-  }
-  return 0;
+  const x = i * 4;
+  const y = j * 4;
+  return cmp4(a[x]!, a[x + 1]!, a[x + 2]!, a[x + 3]!, b[y]!, b[y + 1]!, b[y + 2]!, b[y + 3]!);
 }
 
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
