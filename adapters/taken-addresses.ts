@@ -33,7 +33,7 @@
 //    With none of the allocator's calls in flight, every bit is a record the cache holds, a
 //    created record it has not reported yet (pending, its store call ended), or a cool-down's hold.
 // 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
-//    memory, `stale` is set and the index is rebuilt from the cache (the source of truth), the
+//    memory, `stale` is set, the index's memory is freed at once, and the index is rebuilt from the cache (the source of truth), the
 //    pending ops and the running synchronous calls' reservations before the next allocation
 //    (`fresh()`); if that fails, it throws OutOfMemoryError and nothing changed. A rebuild that
 //    failed for lack of memory is not tried again while its conditions hold (`failedRebuild`):
@@ -374,7 +374,10 @@ export class TakenAddresses {
   /** Labelled canonical names in [first, last] the cache holds. */
   private counted = 0;
   private readonly extras = new Set<string>();
-  /** The index; null when [first, last] is empty (/31, /32, /128). */
+  /**
+   * The index; null when [first, last] is empty (/31, /32, /128). While `stale`, a destroyed one
+   * (its memory freed, dropIndex) until the rebuild replaces it: read only its geometry then.
+   */
   private index: AddressSpace | null;
   /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
   private stale = false;
@@ -533,7 +536,7 @@ export class TakenAddresses {
    */
   useStrategy(strategy: AllocationStrategy, random: RandomSource): void {
     const driver = new StrategyDriver(strategy, this.strategyCalls, this.prefix, random, 'ipallocator', () => {
-      this.stale = true; // the hook's error goes on; the rebuild before the next allocation drops the mark
+      this.dropIndex(); // the hook's error goes on; the rebuild before the next allocation drops the mark
     });
     const index = this.index;
     if (index === null) return this.askEmpty(driver);
@@ -994,15 +997,31 @@ export class TakenAddresses {
     }
   }
 
-  /** Sets a bit; out of WASM memory marks the index stale instead of throwing into the store. */
-  markTaken(w: ArrayLike<number>): void {
-    if (this.stale) return;
+  /**
+   * Sets a bit; out of WASM memory drops the index (stale) instead of throwing into the store.
+   * Returns false when the bit was set already and no cool-down held it — true when it was not,
+   * and when the index cannot tell (stale).
+   */
+  markTaken(w: ArrayLike<number>): boolean {
+    if (this.stale) return true;
     try {
-      if (!this.index!.set(w) && this.cooling !== null) this.claimHeld(w);
+      return this.index!.set(w) || (this.cooling !== null && this.claimHeld(w));
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
-      this.stale = true;
+      this.dropIndex();
+      return true;
     }
+  }
+
+  /**
+   * The index missed an event for lack of WASM memory: stale from here, and its memory freed at
+   * once — an allocator that does not allocate again soon (a standby replica, one whose index
+   * others' writes outgrew) must not keep it from every other index in the process. fresh()
+   * rebuilds it from the cache before the next allocation.
+   */
+  private dropIndex(): void {
+    this.stale = true;
+    this.index!.destroy();
   }
 
   /** `w` (marked) is held by the cool-down: it is taken from now on. True if it was held. */
@@ -1033,14 +1052,18 @@ export class TakenAddresses {
     }
   }
 
-  /** Clears a bit; a sparse run split out of memory marks the index stale (a stale bit only costs capacity). */
-  markFree(w: ArrayLike<number>): void {
-    if (this.stale) return;
+  /**
+   * Clears a bit; a sparse run split out of memory drops the index (stale). Returns false when the
+   * bit was clear already — true when it was set, and when the index cannot tell (stale).
+   */
+  markFree(w: ArrayLike<number>): boolean {
+    if (this.stale) return true;
     try {
-      this.index!.clear(w);
+      return this.index!.clear(w);
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
-      this.stale = true;
+      this.dropIndex();
+      return true;
     }
   }
 
@@ -1057,8 +1080,7 @@ export class TakenAddresses {
   }
 
   private rebuild(): void {
-    const old = this.index!;
-    old.destroy(); // first: the new one may need that memory (idempotent when a rebuild failed before)
+    this.index!.destroy(); // dropped when it went stale already (dropIndex): idempotent
     const w = new Uint32Array(4);
     const words: number[] = [];
     let listed = 0; // every record read, the store's other ranges' included: what a retry costs

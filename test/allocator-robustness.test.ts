@@ -109,6 +109,33 @@ describe('out of WASM memory inside the index', () => {
   });
 });
 
+describe('an index that falls behind for lack of WASM memory', () => {
+  it('frees its memory at once: an allocator that does not call again (a standby) holds none of it meanwhile', async () => {
+    const store = new MemoryStore();
+    const before = core.heap_bytes_in_use();
+    const standby = new Allocator('2001:db8:6::/64', { store, random: seededRandom(5), index: 'sparse' });
+    const labels = allocatorLabels('IPv6');
+    const hog = exhaustMemory();
+    let written = 0;
+    try {
+      // another writer's records, each a run of its own, until the standby's index cannot record one
+      while (written === 0 || standby.validate().indexed !== 0) {
+        for (let k = 0; k < 100; k++, written++)
+          store.createSync({ name: `2001:db8:6::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
+        expect(written).toBeLessThan(100_000);
+      }
+    } finally {
+      release(hog);
+    }
+    expect(standby.used()).toBe(written);
+    expect(core.heap_bytes_in_use()).toBe(before); // the standby has made no call since it fell behind
+    const ip = await standby.allocateNext(); // rebuilt from the cache first
+    expect(store.records().filter((r) => r.name === ip)).toHaveLength(1);
+    expect(standby.validate().indexed).toBe(written + 1);
+    standby.destroy();
+  });
+});
+
 describe('a rebuild that failed for lack of memory is not repeated until something changed', () => {
   // A caller that retries on OutOfMemoryError must not pay a rebuild from every record per
   // attempt: the rebuild reads the whole cache (cache.list()), so its calls count the rebuilds.
