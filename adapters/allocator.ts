@@ -8,7 +8,7 @@
 //
 //   allocateNext: draw a start in the upper band as upstream does, take the first address from
 //   there the index does not hold (wrapping inside the band), create its record. AlreadyExists →
-//   keep it marked for the rest of this call and go on after it; any other error → un-mark and
+//   keep it marked for the rest of this call (16 bytes a collision: Collisions) and go on after it; any other error → un-mark and
 //   abort. Upper band exhausted → the same in the lower band (adapters/space.ts).
 //
 // The store stays the source of truth; creating the record named by the address is the only
@@ -47,7 +47,7 @@ import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
 import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
-import { copy4, type Op, RecordRouter, TakenAddresses } from './taken-addresses.ts';
+import { type Collisions, copy4, type Op, RecordRouter, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
@@ -333,7 +333,7 @@ export class Allocator implements IPAllocator, Disposable {
     const band = this.beginNext();
     if (band < 0) return band;
     const start = this.metrics.start();
-    let collided: Op[] | null = null;
+    let collided: Collisions | null = null;
     const returns = band === BAND_CHOSEN ? this.taken.beginCall(freeOnly !== null) : null; // a cool-down's, held again if this call fails
     let done = false;
     try {
@@ -343,7 +343,7 @@ export class Allocator implements IPAllocator, Disposable {
         try {
           syncAnswer(sync.createSync(record), 'createSync');
         } catch (e) {
-          (collided ??= []).push(this.collision(op, e));
+          collided = this.collision(op, e, collided);
           continue;
         } finally {
           this.taken.leave(op);
@@ -353,7 +353,7 @@ export class Allocator implements IPAllocator, Disposable {
         return record.name;
       }
     } finally {
-      if (collided !== null) this.forgetCollisions(collided);
+      if (collided !== null) this.taken.forgetCollisions(collided);
       if (returns !== null) this.taken.endCall(returns, !done);
     }
     this.live(); // destroyed during a collision's create: the search stopped there, not for want of an address
@@ -366,7 +366,7 @@ export class Allocator implements IPAllocator, Disposable {
     const band = this.beginNext();
     if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
     const start = this.metrics.start();
-    let collided: Op[] | null = null;
+    let collided: Collisions | null = null;
     const returns = band === BAND_CHOSEN ? this.taken.beginCall(freeOnly !== null) : null; // a cool-down's, held again if this call fails
     let done = false;
     this.taken.callStarted();
@@ -376,7 +376,7 @@ export class Allocator implements IPAllocator, Disposable {
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
-          (collided ??= []).push(this.collision(op, e));
+          collided = this.collision(op, e, collided);
           continue;
         }
         done = true;
@@ -384,7 +384,7 @@ export class Allocator implements IPAllocator, Disposable {
         return record.name;
       }
     } finally {
-      if (collided !== null) this.forgetCollisions(collided);
+      if (collided !== null) this.taken.forgetCollisions(collided);
       if (returns !== null) this.taken.endCall(returns, !done);
       this.taken.callEnded();
     }
@@ -451,19 +451,17 @@ export class Allocator implements IPAllocator, Disposable {
 
   /**
    * A failed dynamic create: AlreadyExists is a mid-air collision (the bit stays set until the
-   * call ends; go on). Anything else un-reserves and aborts the call, as upstream master does. Counted either way.
+   * call ends, its address kept in the call's `collided`, op recycled; go on). Anything else
+   * un-reserves and aborts the call, as upstream master does. Counted either way.
    */
-  private collision(op: Op, e: unknown): Op {
+  private collision(op: Op, e: unknown, collided: Collisions | null): Collisions {
     this.metrics.error(this.cidr, 'dynamic');
-    if (isAlreadyExists(e)) return op;
+    // After the metrics (a registry of your own may call in and take the spare op): from here
+    // only nextAfter reads op, before it takes the next one.
+    if (isAlreadyExists(e)) return this.taken.collided(op, collided);
     if (!op.seen) this.taken.unreserve(op);
     this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;
-  }
-
-  /** End of allocateNext: collision marks go unless the cache holds the name now (or an op has it). */
-  private forgetCollisions(collided: Op[]): void {
-    for (const op of collided) this.taken.unreserve(op);
   }
 
   /** A successful create (static or dynamic): settle the op, count it. */

@@ -41,7 +41,7 @@
 //    proportional to its records, so that a change nothing here notices cannot keep it failing.
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
-import { type Family, isCanonical } from './address.ts';
+import { type Family, formatAddr, isCanonical } from './address.ts';
 import { type ErrFull, OutOfMemoryError } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import { cmp4, type Prefix } from './geometry.ts';
@@ -363,6 +363,35 @@ function compareWords(a: Uint32Array, i: number, b: Uint32Array, j: number): num
   return cmp4(a[x]!, a[x + 1]!, a[x + 2]!, a[x + 3]!, b[y]!, b[y + 1]!, b[y + 2]!, b[y + 3]!);
 }
 
+/**
+ * The addresses one allocateNext found taken at the store (AlreadyExists): they stay marked until
+ * the call ends — its scan goes on after them, never back — and are then unreserved
+ * (TakenAddresses.forgetCollisions). Four words per address in one array that doubles when full:
+ * 16 bytes per collision, where keeping each candidate's op and name text cost some 400 bytes of
+ * JS heap, so that a call on a large range over a store whose creates all collide (broken, or far
+ * ahead of its cache) did not run out of heap.
+ */
+export class Collisions {
+  /** Four words per address, `count` of them. */
+  words = new Uint32Array(16);
+  count = 0;
+
+  add(w: Uint32Array): void {
+    if ((this.count + 1) * 4 > this.words.length) {
+      const grown = new Uint32Array(this.words.length * 2);
+      grown.set(this.words);
+      this.words = grown;
+    }
+    const to = this.words;
+    const i = this.count * 4;
+    to[i] = w[0]!;
+    to[i + 1] = w[1]!;
+    to[i + 2] = w[2]!;
+    to[i + 3] = w[3]!;
+    this.count++;
+  }
+}
+
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
   to[0] = from[0]!;
   to[1] = from[1]!;
@@ -405,6 +434,8 @@ export class TakenAddresses {
    * settled: their marks (a reservation, an allocateNext's collisions) have no record yet.
    */
   private asyncCalls = 0;
+  /** Addresses the running allocateNext calls hold as collisions (Collisions): marked with no record the cache reported. */
+  private collisionMarks = 0;
   /** During subscribe()'s replay: the addresses seen, four words each, loaded in one call. */
   private loading: { words: Uint32Array; n: number } | null = null;
   private readonly words = new Uint32Array(4);
@@ -785,16 +816,47 @@ export class TakenAddresses {
    * An address op claimed from a cool-down goes back under it, until its hold would have ended.
    */
   unreserve(op: Op): void {
-    if (this.closed || this.cache.get(op.name) !== undefined || this.awaitedByOther(op.name, op)) return;
+    this.unreserveAddress(op.name, op.address, op.heldUntil, op);
+  }
+
+  /** unreserve() of the address `w` named `name`, for `except` (null: an address no op holds any more). */
+  private unreserveAddress(name: string, w: Uint32Array, heldUntil: number | undefined, except: Op | null): void {
+    if (this.closed || this.cache.get(name) !== undefined || this.awaitedByOther(name, except)) return;
     // Cleared or held from here: an outer running call of the name (op nested in it) reserves no more.
-    if (this.current !== null) this.releasedWhileRunning(op.name, false);
-    if (this.isHeld(op.address)) return;
-    const until = op.heldUntil;
-    if (until !== undefined && this.cooling !== null && !this.stale && this.index!.offsetOf(op.address, this.off)) {
-      this.cooling.holdAgain(this.off[0]!, this.off[1]!, until);
+    if (this.current !== null) this.releasedWhileRunning(name, false);
+    if (this.isHeld(w)) return;
+    if (heldUntil !== undefined && this.cooling !== null && !this.stale && this.index!.offsetOf(w, this.off)) {
+      this.cooling.holdAgain(this.off[0]!, this.off[1]!, heldUntil);
       return;
     }
-    this.markFree(op.address);
+    this.markFree(w);
+  }
+
+  /**
+   * A candidate of a running allocateNext collided at the store (AlreadyExists): its address is
+   * kept, marked, in `into` (a new Collisions when null) until the call ends, and `op` is
+   * recycled. Returns the collisions.
+   */
+  collided(op: Op, into: Collisions | null): Collisions {
+    const collisions = into ?? new Collisions();
+    collisions.add(op.address);
+    this.collisionMarks++;
+    this.spare = op;
+    return collisions;
+  }
+
+  /** The end of that allocateNext: its collisions are unreserved (unreserve), unless the cache holds the name now (or an op has it). */
+  forgetCollisions(collisions: Collisions): void {
+    this.collisionMarks -= collisions.count;
+    const all = collisions.words;
+    const w = new Uint32Array(4);
+    for (let i = 0; i < collisions.count * 4; i += 4) {
+      w[0] = all[i]!;
+      w[1] = all[i + 1]!;
+      w[2] = all[i + 2]!;
+      w[3] = all[i + 3]!;
+      this.unreserveAddress(formatAddr(this.fam, w), w, undefined, null);
+    }
   }
 
   /**
