@@ -630,7 +630,11 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** Allocated addresses of this family inside the prefix (upstream Used). O(1). */
+  /**
+   * Allocated addresses of this family inside the prefix (upstream Used), as the cache's events
+   * tell. O(1). Never negative: a delete event that would take it below 0 (a cache breaking its
+   * contract) is ignored.
+   */
   used(): number {
     this.live();
     return this.taken.used();

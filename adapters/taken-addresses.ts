@@ -400,7 +400,10 @@ export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
 }
 
 export class TakenAddresses {
-  /** Labelled canonical names in [first, last] the cache holds. */
+  /**
+   * Labelled canonical names in [first, last] the cache holds, as its events tell (count()).
+   * Never negative.
+   */
   private counted = 0;
   private readonly extras = new Set<string>();
   /**
@@ -500,7 +503,17 @@ export class TakenAddresses {
     this.unsubscribe = unsubscribe;
   }
 
-  /** Allocated addresses of the family inside the prefix (upstream Used). O(1). */
+  /**
+   * Adds `change` to `counted`, never below 0: the change that would take it below is a delete
+   * (or an update dropping the labels) of a record the cache never delivered, or delivered
+   * deleted already — a cache that breaks its contract. Ignored, so that used() stays a count
+   * and free() at most the size; a later add of the name is counted once, as it should be.
+   */
+  private count(change: -1 | 0 | 1): void {
+    this.counted = Math.max(0, this.counted + change);
+  }
+
+  /** Allocated addresses of the family inside the prefix (upstream Used). O(1). Never negative. */
   used(): number {
     return this.counted + this.extras.size;
   }
@@ -1001,7 +1014,7 @@ export class TakenAddresses {
       if (this.loading !== null) this.load(w);
       else this.markTaken(w);
     }
-    this.counted += labelledChange(r, previous, this.ipFamily);
+    this.count(labelledChange(r, previous, this.ipFamily));
   }
 
   private onDelete(r: IPAddressRecord): void {
@@ -1026,7 +1039,7 @@ export class TakenAddresses {
       }
       this.markReleased(w);
     }
-    if (hasAllocatorLabels(r, this.ipFamily)) this.counted--;
+    if (hasAllocatorLabels(r, this.ipFamily)) this.count(-1);
   }
 
   /**

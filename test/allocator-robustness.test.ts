@@ -1362,6 +1362,71 @@ describe.skipIf(gc === undefined)('an allocateNext over a store whose creates al
   });
 });
 
+describe('a cache that delivers a delete for a record it never delivered, or twice (README: Your own store)', () => {
+  /** A store whose cache events the test sends itself: `send` updates the cache, then tells the watchers. */
+  function storeWithEvents() {
+    const cache = new Map<string, IPAddressRecord>();
+    const watchers = new Set<StoreWatcher>();
+    const send = (kind: 'add' | 'delete', r: IPAddressRecord): void => {
+      if (kind === 'add') cache.set(r.name, r);
+      else cache.delete(r.name);
+      for (const w of watchers) kind === 'add' ? w.onAdd(r) : w.onDelete(r);
+    };
+    const storeCache: StoreCache = {
+      get: (name) => cache.get(name),
+      list: () => [...cache.values()],
+      get size() {
+        return cache.size;
+      },
+      hasSynced: () => true,
+      subscribe(w) {
+        for (const r of cache.values()) w.onAdd(r);
+        watchers.add(w);
+        return () => watchers.delete(w);
+      },
+    };
+    const store: Store = {
+      create: async (r) => {
+        const made = { ...r, resourceVersion: '1', uid: r.name };
+        send('add', made);
+        return made;
+      },
+      delete: async (name) => send('delete', cache.get(name)!),
+      get: async (name) => cache.get(name),
+      cache: storeCache,
+      close: () => {},
+    };
+    return { store, send };
+  }
+  const record = (name: string): IPAddressRecord => ({
+    name,
+    labels: allocatorLabels('IPv4'),
+    parentRef: null,
+    resourceVersion: '7',
+    uid: name,
+  });
+
+  it('used() never goes below 0 nor free() above the size; a later add is counted once', async () => {
+    const { store, send } = storeWithEvents();
+    const a = new Allocator('10.0.0.0/28', { store, random: seededRandom(7) });
+    send('add', record('10.0.0.1'));
+    send('delete', record('10.0.0.1'));
+    send('delete', record('10.0.0.1')); // delivered twice
+    send('delete', record('10.0.0.9')); // never added
+    expect(a.used()).toBe(0);
+    expect(a.free()).toBe(a.size);
+    expect(a.validate().indexed).toBe(0);
+    send('add', record('10.0.0.9'));
+    expect(a.used()).toBe(1);
+    expect(a.free()).toBe(a.size - 1n);
+    const ip = await a.allocateNext();
+    expect(ip).not.toBe('10.0.0.9');
+    expect(a.used()).toBe(2);
+    expect(a.validate().indexed).toBe(2);
+    a.destroy();
+  });
+});
+
 describe('a store whose sync is not an object', () => {
   it('is refused at construction naming the value given, not a missing createSync', async () => {
     for (const sync of ['yes', 5, true]) {
