@@ -14,6 +14,25 @@ export interface DryRunTarget extends IPAllocator {
 }
 
 /**
+ * The dry-run views of this package (DryRunAllocator, and a MetaAllocator's view while no range
+ * is ready), known by identity: a view takes nothing, so a caller that gives back what a call
+ * took (DualStackAllocator's rollback) has nothing to give back for one, and its has() answers
+ * for the allocator it views, where the address may be another Service's.
+ */
+const dryRunViews = new WeakSet<object>();
+
+/** Registers `view` as a dry run (isDryRun); returns it. */
+export function markDryRun<T extends object>(view: T): T {
+  dryRunViews.add(view);
+  return view;
+}
+
+/** Whether `a` is a dry-run view of this package (WeakSet.has runs nothing of the caller's, no Proxy trap). */
+export function isDryRun(a: unknown): boolean {
+  return typeof a === 'object' && a !== null && dryRunViews.has(a);
+}
+
+/**
  * Checks but persists nothing: allocate() checks readiness, syntax, range and the owner (no
  * metric, no existence check); allocateNext() checks the owner and readiness and returns the
  * network address; release() checks the text and onDeleteError (and that the allocator is not
@@ -21,7 +40,9 @@ export interface DryRunTarget extends IPAllocator {
  * destroy/enableMetrics no-ops.
  */
 export class DryRunAllocator implements IPAllocator {
-  constructor(private readonly real: DryRunTarget) {}
+  constructor(private readonly real: DryRunTarget) {
+    markDryRun(this);
+  }
   get cidr(): string {
     return this.real.cidr;
   }

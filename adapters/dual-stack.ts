@@ -12,6 +12,7 @@
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
 import { canonicalOf, parseAddrInto } from './address.ts';
+import { isDryRun } from './dry-run.ts';
 import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound } from './errors.ts';
 import { arrayLength, checkIPFamily, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
@@ -116,8 +117,10 @@ export class DualStackAllocator {
    *
    * The dry runs of two allocators (`v4.dryRun()`, `v6.dryRun()`) make a pair that checks both
    * families as a call would and persists nothing, as upstream's Service REST storage dry-runs
-   * each family's allocator; destroying that pair destroys nothing (a dry run's destroy() does
-   * nothing), and it owns the views, not the allocators under them.
+   * each family's allocator; when a later family fails, there is nothing to give back and
+   * nothing is reported to onRollbackError (the address the first family checked may be another
+   * Service's: a dry run does not ask); destroying that pair destroys nothing (a dry run's
+   * destroy() does nothing), and it owns the views, not the allocators under them.
    *
    * "Destroyed" is judged through the IPAllocator interface, by asking `used()`: every allocator
    * of this package (Allocator, MetaAllocator, ReferenceAllocator, their dry runs, which answer
@@ -323,6 +326,10 @@ export class DualStackAllocator {
   private async rollback(ips: readonly string[], families: readonly IPFamily[], allocators: readonly IPAllocator[]): Promise<void> {
     for (let i = 0; i < ips.length; i++) {
       const allocator = allocators[i]!;
+      // A dry run took nothing: there is nothing to give back, and its has() answers for the
+      // allocator it views, where the address may well be another Service's (a dry run's
+      // allocate does not ask): "still allocated" would be a false report.
+      if (isDryRun(allocator)) continue;
       let deleteFailed: { error: unknown } | undefined;
       try {
         // a release ignores the store's delete errors (upstream): it tells them to this handler.

@@ -70,6 +70,7 @@ import {
 } from './errors.ts';
 import { checkIPFamily, optionsObject, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
+import { markDryRun } from './dry-run.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
@@ -1562,7 +1563,9 @@ function rankIndex(order: readonly RangeEntry[], rank: Rank): number {
  */
 class NotReadyDryRun implements IPAllocator {
   readonly cidr = '';
-  constructor(private readonly meta: MetaAllocator) {}
+  constructor(private readonly meta: MetaAllocator) {
+    markDryRun(this);
+  }
   get ipFamily(): IPFamily {
     return this.meta.ipFamily;
   }

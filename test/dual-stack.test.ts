@@ -788,4 +788,21 @@ describe('DualStackAllocator: what a pair takes', () => {
     expect(store.records()).toHaveLength(2);
     real.destroy();
   });
+
+  it("a pair of dry runs whose later family fails reports nothing to onRollbackError: the first family's address may be another Service's", async () => {
+    const store = new FaultyMemoryStore();
+    const a4 = Allocator.create('10.0.0.0/29', { store });
+    const a6 = Allocator.create('fd00::/120', { store });
+    await a4.allocate('10.0.0.2'); // another Service's: a dry run's allocate does not ask
+    const reported: unknown[] = [];
+    const dry = new DualStackAllocator(a4.dryRun(), a6.dryRun(), { onRollbackError: (e, ip) => reported.push([e, ip]) });
+    expect(await rejection(dry.allocate(['10.0.0.2', 'fd01::2']))).toBeInstanceOf(ErrNotInRange);
+    expect(reported).toEqual([]);
+    // nothing was given back either: the other Service keeps its address
+    expect(await a4.has('10.0.0.2')).toBe(true);
+    expect(store.records().map((r) => r.name)).toEqual(['10.0.0.2']);
+    dry.destroy();
+    a4.destroy();
+    a6.destroy();
+  });
 });
