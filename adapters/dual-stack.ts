@@ -108,9 +108,9 @@ export class DualStackAllocator {
    * a method the pair calls (allocate, allocateNext, release, has, used, destroy: the error
    * names those missing), when an allocator is of the other family (or one object is given as
    * both), when one has been destroyed (its error says which family, and its `cause` is the
-   * allocator's ErrDestroyed), when another DualStackAllocator owns one of them (until that pair
-   * is destroyed, which destroys them too), or when an option has the wrong type; a refused pair
-   * owns neither allocator. Ownership is by object identity: a Proxy of an owned allocator, or
+   * allocator's ErrDestroyed), when one is a dry run and the other is not, when another
+   * DualStackAllocator owns one of them (until that pair is destroyed, which destroys them too),
+   * or when an option has the wrong type; a refused pair owns neither allocator. Ownership is by object identity: a Proxy of an owned allocator, or
    * another object of your own that forwards to it, is not recognised (a Proxy's target cannot
    * be observed), so a second pair over it is made, and destroying that pair destroys the
    * allocator under the first: give each pair allocators of its own.
@@ -152,6 +152,7 @@ export class DualStackAllocator {
     }
     checkLive(ipv4, 'IPv4');
     checkLive(ipv6, 'IPv6');
+    checkBothDryOrNeither(ipv4, ipv6);
     // checkFamily let only objects through; nothing of the caller's runs from here to owned.add
     checkUnowned(ipv4, ipv6);
     owned.add(ipv4);
@@ -490,6 +491,20 @@ function checkKind(a: unknown, family: IPFamily, which: string): void {
     );
   }
   if (typeof a !== 'object' || a === null) throw notAnAllocator(a, family, which);
+}
+
+/**
+ * InvalidArgumentError when one allocator is a dry run and the other is not: such a pair would
+ * persist one family and answer every Service the other family's network address (a dry run's
+ * allocateNext), which no Service may have and which every one would share.
+ */
+function checkBothDryOrNeither(ipv4: IPAllocator, ipv6: IPAllocator): void {
+  const dry4 = isDryRun(ipv4);
+  if (dry4 === isDryRun(ipv6)) return;
+  const [dry, live] = dry4 ? ['first', 'second'] : ['second', 'first'];
+  throw new InvalidArgumentError(
+    `DualStackAllocator: the ${dry} argument is a dry run and the ${live} is not: a pair persists both families or neither; pass the dryRun() of both allocators, or neither`,
+  );
 }
 
 /** The methods the pair calls on its allocators: an object without one of them is no allocator. */

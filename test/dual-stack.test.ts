@@ -789,6 +789,25 @@ describe('DualStackAllocator: what a pair takes', () => {
     real.destroy();
   });
 
+  it('a pair of one dry run and one allocator is refused: it would persist one family and give every Service the same address of the other', async () => {
+    const a4 = Allocator.create('10.0.0.0/29');
+    const a6 = Allocator.create('fd00::/120');
+    const mixed = (dry: string, live: string) =>
+      new InvalidArgumentError(
+        `DualStackAllocator: the ${dry} argument is a dry run and the ${live} is not: a pair persists both families or neither; pass the dryRun() of both allocators, or neither`,
+      );
+    expect(() => new DualStackAllocator(a4, a6.dryRun())).toThrow(mixed('second', 'first'));
+    expect(() => new DualStackAllocator(a4.dryRun(), a6)).toThrow(mixed('first', 'second'));
+    // a MetaAllocator with no ready range answers a dry run of its own: a dry run too
+    const m6 = new MetaAllocator('IPv6', new InMemoryServiceCIDRs());
+    expect(() => new DualStackAllocator(a4, m6.dryRun())).toThrow(mixed('second', 'first'));
+    m6.destroy();
+    // the refusals owned nothing: a pair over the same allocators is made and works
+    const ds = new DualStackAllocator(a4, a6);
+    expect((await ds.allocateNext()).ips).toHaveLength(2);
+    ds.destroy();
+  });
+
   it("a pair of dry runs whose later family fails reports nothing to onRollbackError: the first family's address may be another Service's", async () => {
     const store = new FaultyMemoryStore();
     const a4 = Allocator.create('10.0.0.0/29', { store });
