@@ -68,6 +68,9 @@ const NOT_PLAIN = -2;
  */
 export const MAX_ALLOCATE_MANY: number = DENSE_AUTO_MAX_OFFSETS;
 
+/** What an allocateMany or loadMany whose undo ran out says of the addresses left marked (notUndone). */
+const NOT_GIVEN_BACK = 'could not be given back: they stay allocated (forEach lists them; release them to free them)';
+
 /** Ranges of at most this many addresses snapshot as upstream's bitmap, larger ones as offsets. */
 const BITMAP_SNAPSHOT_MAX = 16777216;
 
@@ -573,7 +576,7 @@ export class Range implements RangeView {
         }
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notGivenBack('allocateMany', e, `${j + 1} of the addresses it took`, undo);
+        throw this.notUndone('allocateMany', e, `${j + 1} of the addresses it took ${NOT_GIVEN_BACK}`, undo);
       } finally {
         if (cooling !== null) {
           cooling.record(null);
@@ -607,9 +610,10 @@ export class Range implements RangeView {
         for (; k >= 0; k--) this.unfree(offsets[done[k]!]!, offsets[done[k]! + 1]!);
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        this.recount();
-        throw new OutOfMemoryError(
-          `releaseMany ran out part-way, and ${k + 1} of the addresses it released could not be taken back: they stay released (has() tells which)`,
+        throw this.notUndone(
+          'releaseMany',
+          e,
+          `${k + 1} of the addresses it released could not be taken back: they stay released (has() tells which)`,
           undo,
         );
       }
@@ -670,7 +674,7 @@ export class Range implements RangeView {
         for (; j >= 0; j--) index.clear(fresh[2 * j]!, fresh[2 * j + 1]!);
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notGivenBack('loadMany', e, `${j + 1} of the addresses it marked`, undo);
+        throw this.notUndone('loadMany', e, `${j + 1} of the addresses it marked ${NOT_GIVEN_BACK}`, undo);
       }
       // All given back: the one batch's error says what the whole load needs, where a slice's
       // would name only that slice's block, and memory the slices held before it as in use.
@@ -680,20 +684,17 @@ export class Range implements RangeView {
 
   /**
    * The error of the batch call `method`, failed part-way with `failure`, whose undo ran out of
-   * memory too (a sparse run split by a clear): `which` stay allocated, and the count is taken
-   * again from the index. The message says what failed first, memory or another error (a
+   * memory too (a sparse run split or re-marked): `left` says what stays done, and the count is
+   * taken again from the index. The message says what failed first, memory or another error (a
    * strategy of your own may throw), and that error is its `cause`.
    */
-  private notGivenBack(method: string, failure: unknown, which: string, undo: OutOfMemoryError): OutOfMemoryError {
+  private notUndone(method: string, failure: unknown, left: string, undo: OutOfMemoryError): OutOfMemoryError {
     this.recount();
     const what =
       failure instanceof OutOfMemoryError
         ? `${method} ran out part-way`
         : `${method} failed part-way (${failure instanceof Error ? failure.message : quoteInput(failure)})`;
-    const error = new OutOfMemoryError(
-      `${what}, and ${which} could not be given back: they stay allocated (forEach lists them; release them to free them)`,
-      undo,
-    );
+    const error = new OutOfMemoryError(`${what}, and ${left}`, undo);
     Object.defineProperty(error, 'cause', { value: failure, writable: true, configurable: true });
     return error;
   }

@@ -333,6 +333,9 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect(thrown).toBeInstanceOf(OutOfMemoryError);
     ooms++;
     const stillReleased = /and (\d+) of the addresses it released could not be taken back/.exec((thrown as Error).message);
+    // the taking back did run out (the name's case), and the error keeps what failed first as its cause
+    expect(stillReleased).not.toBeNull();
+    expect((thrown as Error).cause).toBeInstanceOf(OutOfMemoryError);
     const listed: string[] = [];
     r.forEach((ip) => listed.push(ip));
     expect(r.used()).toBe(listed.length);
