@@ -41,6 +41,7 @@ import {
   defaultKubeconfigFiles,
   isClientNodeFallback,
   KubeconfigNotReadError,
+  kubeConfigAsSent,
   kubeconfigLoadFailure,
   loadDefaultKubeconfig,
   loadKubeconfigText,
@@ -62,10 +63,8 @@ import {
 } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
-import { withImpersonation } from '../adapters/kubernetes/impersonation.ts';
 import { insecureWithCA, transportProblem } from '../adapters/kubernetes/tls-material.ts';
-import { KubeconfigCredentialError, missingUser, userProblem, withCredentialCheck } from '../adapters/kubernetes/user-checks.ts';
-import { withEnvironmentProxy } from '../adapters/kubernetes/proxy-environment.ts';
+import { KubeconfigCredentialError, missingUser, userProblem } from '../adapters/kubernetes/user-checks.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, GROUP, isPathSegmentName, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
@@ -358,10 +357,10 @@ export class Cluster {
       const server = scheme.toLowerCase() + cluster.server.slice(scheme.length);
       kc.clusters = kc.clusters.map((c) => (c === cluster ? { ...c, server } : c));
     }
-    // the proxy of the environment (HTTPS_PROXY …) for a cluster without a proxy-url, the
-    // impersonation client-node drops (as-uid, as-groups, as-user-extra), and a request its exec
-    // credential plugin gave nothing for is not sent anonymous
-    this.kc = withCredentialCheck(withImpersonation(withEnvironmentProxy(kc)));
+    // the proxy of the environment (HTTPS_PROXY …) for a cluster without a proxy-url, connections
+    // shared by the requests, the impersonation client-node drops (as-uid, as-groups,
+    // as-user-extra), and a request its exec credential plugin gave nothing for is not sent anonymous
+    this.kc = kubeConfigAsSent(kc);
     this.context = kc.getCurrentContext();
     this.server = shownServer(cluster.server);
     this.plainHttp = kc.getCurrentCluster()!.server.startsWith('http://') && cluster.skipTLSVerify !== true;

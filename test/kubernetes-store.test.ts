@@ -1519,6 +1519,37 @@ describe('KubernetesStore', () => {
     });
   });
 
+  describe('connections', () => {
+    // Regression: client-node 2.x made a new undici Agent for every request of a cluster with TLS
+    // settings (insecure-skip-tls-verify here; a CA or client certificate on a real cluster): each
+    // request opened a connection (over https, a TLS handshake) of its own, and left it open.
+    it("the store's requests share their connections, as client-go's (transport/cache.go); close() closes them", async () => {
+      const s = open({ start: false });
+      for (let i = 0; i < 20; i++) await s.get(`10.0.0.${i}`);
+      await Promise.all(Array.from({ length: 4 }, (_, i) => s.get(`10.0.1.${i}`)));
+      s.start();
+      await s.waitForSync();
+      await s.create(rec('10.0.0.1'));
+      await s.delete('10.0.0.1');
+      // the sequential gets on one, the parallel ones on at most four, the watch on one more
+      expect(d.connectionsAccepted).toBeLessThanOrEqual(5);
+      s.close();
+      await until(() => d.openConnections === 0, 'the connections closed with the store');
+    });
+
+    it('two stores do not share theirs (each closes its own)', async () => {
+      const a = open({ start: false });
+      const b = open({ start: false });
+      await a.get('10.0.0.1');
+      await b.get('10.0.0.1');
+      expect(d.connectionsAccepted).toBe(2);
+      a.close();
+      await until(() => d.openConnections === 1, "a's connection closed");
+      await b.get('10.0.0.2');
+      expect(d.connectionsAccepted).toBe(2); // b's kept
+    });
+  });
+
   describe('lifecycle', () => {
     it("after close() every method, the cache's included, throws or rejects ErrDestroyed; properties stay readable; close is idempotent", async () => {
       d.insert(foreign('10.0.0.9'));

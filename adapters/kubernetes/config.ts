@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
 import { withEnvironmentProxy } from './proxy-environment.ts';
+import { withReusedConnections } from './reused-connections.ts';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { optionsObject as checkOptions, readMember } from '../input.ts';
@@ -111,7 +112,18 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const badUser = userProblem(kc);
   if (badUser !== undefined) throw new InvalidArgumentError(`${owner}: ${badUser}`);
-  return withCredentialCheck(withImpersonation(withEnvironmentProxy(kc)));
+  return kubeConfigAsSent(kc);
+}
+
+/**
+ * `kc` as every request of the library and the command line is sent with it: through the
+ * environment's proxy for a cluster without a proxy-url (proxy-environment.ts), on connections
+ * shared by its requests (reused-connections.ts), with the impersonation client-node drops
+ * (impersonation.ts), and never anonymous when its exec credential plugin gave nothing
+ * (user-checks.ts). The owner of what it sends closes its connections with closeReusedConnections.
+ */
+export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
+  return withCredentialCheck(withImpersonation(withReusedConnections(withEnvironmentProxy(kc))));
 }
 
 /**

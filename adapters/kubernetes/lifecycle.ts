@@ -71,6 +71,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     this.closed = true;
     this.informer.stop();
     this.requests.abortAll(() => new ErrDestroyed(this.informer.owner));
+    this.requests.closeConnections();
   }
 
   /** close(), for `using`. */

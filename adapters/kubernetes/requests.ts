@@ -57,6 +57,7 @@ import {
   withRequestSignal,
 } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
+import { closeReusedConnections } from './reused-connections.ts';
 import { transportProblem } from './tls-material.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
@@ -231,6 +232,14 @@ export class ApiRequests {
   /** Aborts every request in flight: each rejects with its own `reason()`, and its connection is dropped. */
   abortAll(reason: () => Error): void {
     for (const controller of [...this.inFlight]) controller.abort(reason());
+  }
+
+  /**
+   * Closes the connections the requests sent with this KubeConfig keep open for the next ones
+   * (reused-connections.ts), once the owner is done with them: watches and requests alike.
+   */
+  closeConnections(): void {
+    if (this.kc !== undefined) closeReusedConnections(this.kc);
   }
 
   private timeoutError(target: RequestTarget, waited: readonly number[], sent: boolean, signal: AbortSignal): KubernetesApiError {

@@ -482,6 +482,12 @@ export class ApiServerDouble {
   private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string; endless: boolean }>();
   /** How many bytes of filler the answers of `proxyAnswerNext(…, { endless: true })` have written, in all. */
   endlessBytesWritten = 0;
+  /** How many connections clients have opened to the double, in all. */
+  connectionsAccepted = 0;
+  /** How many connections are open now. */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
   /** Resources whose list pages answer the continue token they were asked with (repeatContinue). */
   private readonly repeatedContinues = new Set<string>();
   /** Resources whose list pages asked for with a continue token answer no items and a new token (emptyPagesForEver). */
@@ -512,6 +518,7 @@ export class ApiServerDouble {
       });
     });
     this.server.on('connection', (s) => {
+      this.connectionsAccepted++;
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
