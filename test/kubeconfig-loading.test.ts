@@ -137,6 +137,67 @@ describe('the default kubeconfig', () => {
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(said);
     });
 
+    describe('in a pod with a service account (its variables and files under a folder of the test)', () => {
+      const pod = {
+        KUBERNETES_SERVICE_HOST: process.env.KUBERNETES_SERVICE_HOST,
+        KUBERNETES_SERVICE_PORT: process.env.KUBERNETES_SERVICE_PORT,
+      };
+      let root: string;
+      let token: string;
+      beforeEach(() => {
+        root = mkdtempSync(join(tmpdir(), 'ipallocator-pod-'));
+        const account = join(root, 'var/run/secrets/kubernetes.io/serviceaccount');
+        mkdirSync(account, { recursive: true });
+        token = join(account, 'token');
+        writeFileSync(token, 'service-account-token');
+        writeFileSync(join(account, 'ca.crt'), '');
+        writeFileSync(join(account, 'namespace'), 'kube-system');
+        process.env.KUBERNETES_SERVICE_HOST = '10.96.0.1';
+        process.env.KUBERNETES_SERVICE_PORT = '443';
+      });
+      afterEach(() => {
+        for (const [k, v] of Object.entries(pod)) {
+          if (v === undefined) delete process.env[k];
+          else process.env[k] = v;
+        }
+        rmSync(root, { recursive: true, force: true });
+      });
+      const inPod = (): KubeConfig => {
+        const kc = new KubeConfig();
+        loadDefaultKubeconfig(kc, root);
+        return kc;
+      };
+      const serviceAccount = (kc: KubeConfig) => [kc.getCurrentCluster()?.server, kc.getCurrentUser()?.authProvider?.config?.tokenFile];
+
+      // Regression: refused ("none of the files $KUBECONFIG names exists"); kubectl's loading
+      // rules skip the missing files, and the empty configuration left falls back to the pod's
+      // service account (clientcmd DeferredLoadingClientConfig.ClientConfig)
+      it('takes the service account when none of the files $KUBECONFIG names exists, or holds anything, as kubectl does', () => {
+        for (const list of [[join(dir, 'a'), join(dir, 'b')], [file('empty', ''), join(dir, 'missing')], [`${delimiter}`]]) {
+          process.env.KUBECONFIG = list.join(delimiter);
+          expect(serviceAccount(inPod()), list.join(delimiter)).toEqual(['https://10.96.0.1:443', token]);
+        }
+        // a file that is there still wins
+        process.env.KUBECONFIG = [join(dir, 'missing'), file('good', one)].join(delimiter);
+        expect(inPod().getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+      });
+
+      it('not without both service variables, nor with a folder where the token belongs, as kubectl: refused, saying so', () => {
+        process.env.KUBECONFIG = join(dir, 'a');
+        for (const unset of ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT']) {
+          const kept = process.env[unset];
+          process.env[unset] = '';
+          expect(inPod, unset).toThrow(
+            `none of the files $KUBECONFIG names exists: ${JSON.stringify(join(dir, 'a'))}, and this is not a pod with a service account`,
+          );
+          process.env[unset] = kept;
+        }
+        rmSync(token);
+        mkdirSync(token);
+        expect(inPod).toThrow('and this is not a pod with a service account');
+      });
+    });
+
     it('holding only separators (or nothing between them) names no file: refused, not read as ~/.kube/config', () => {
       process.env.KUBECONFIG = `${delimiter}${delimiter}`;
       expect(loaded).toThrow(`$KUBECONFIG (${JSON.stringify(`${delimiter}${delimiter}`)}) names no file: it holds only path separators`);

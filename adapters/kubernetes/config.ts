@@ -4,7 +4,7 @@
 // request is made); its server URL; the default kubeconfig, loaded as kubectl loads it. Two parts
 // have modules of their own: token-files.ts reads the users' token-files before client-node does,
 // and user-checks.ts refuses a current user that would send requests without credentials.
-import { accessSync, constants, existsSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
@@ -193,6 +193,22 @@ export function defaultKubeconfigFiles(): { files: string[]; list: string | unde
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /**
+ * Whether this is a pod whose service account can be used, asked as kubectl asks it
+ * (clientcmd's client_config.go, inClusterClientConfig.Possible): KUBERNETES_SERVICE_HOST and
+ * KUBERNETES_SERVICE_PORT set, and the service account token there and no folder. The token is
+ * looked for under `pathPrefix`, as client-node's loadFromCluster(pathPrefix) reads it.
+ */
+function inClusterPossible(pathPrefix: string): boolean {
+  const { KUBERNETES_SERVICE_HOST: host, KUBERNETES_SERVICE_PORT: port } = process.env;
+  if (!host || !port) return false;
+  try {
+    return !statSync(`${pathPrefix}${SERVICE_ACCOUNT_TOKEN}`).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
  * $KUBECONFIG as it stands when no kubeconfig was found through it: `$KUBECONFIG is not set`, or,
  * for a variable set to "" (read as not set, as kubectl and defaultKubeconfigFiles read it), that
  * it is empty — "not set" alone would contradict an operator who sees it set. The one wording,
@@ -214,9 +230,13 @@ export function unsetKubeconfigVariable(): string {
  * the load with KubeconfigFileError naming it (or KubeconfigNotReadError). Without $KUBECONFIG:
  * ~/.kube/config when it can be opened, else loadFromDefault's own fallbacks (a pod's service
  * account, the placeholder) and errors. A $KUBECONFIG of separators only (`:`) names no file:
- * a pod's service account, else KubeconfigFileError.
+ * a pod's service account, else KubeconfigFileError. So does one whose files all are missing or
+ * empty: kubectl's loading rules skip them and, the merged configuration being empty, take the
+ * pod's service account (clientcmd's merged_client_builder.go, DeferredLoadingClientConfig
+ * .ClientConfig, when inClusterClientConfig.Possible). `pathPrefix` is where the service account's
+ * files are looked for, as client-node's loadFromCluster(pathPrefix) takes it: '' (the pod's own).
  */
-export function loadDefaultKubeconfig(kc: KubeConfig): void {
+export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = ''): void {
   const { files, list } = defaultKubeconfigFiles();
   if (list === undefined) {
     try {
@@ -231,8 +251,8 @@ export function loadDefaultKubeconfig(kc: KubeConfig): void {
     // kubectl (clientcmd's loading rules) skips the empty entries and so loads no file — never
     // ~/.kube/config —, and then takes a pod's service account (rest.InClusterConfig), as
     // client-node does when it finds no kubeconfig
-    if (existsSync(SERVICE_ACCOUNT_TOKEN)) {
-      kc.loadFromCluster();
+    if (inClusterPossible(pathPrefix)) {
+      kc.loadFromCluster(pathPrefix);
       return;
     }
     throw new KubeconfigFileError(
@@ -269,10 +289,20 @@ export function loadDefaultKubeconfig(kc: KubeConfig): void {
     if (into !== kc) mergeFirstWins(kc, into);
     loaded++;
   }
-  if (loaded === 0 && missing.length === skipped.length) {
-    throw new KubeconfigFileError(`none of the files $KUBECONFIG names exists: ${missing.map((f) => JSON.stringify(f)).join(', ')}`);
+  if (loaded > 0) return;
+  // nothing loaded, and nothing failed: kubectl has an empty configuration, and uses a pod's
+  // service account instead when there is one
+  if (inClusterPossible(pathPrefix)) {
+    kc.loadFromCluster(pathPrefix);
+    return;
   }
-  if (loaded === 0) throw new KubeconfigFileError(`none of the files $KUBECONFIG names holds a kubeconfig: ${skipped.join(', ')}`);
+  const notPod = ', and this is not a pod with a service account';
+  if (missing.length === skipped.length) {
+    throw new KubeconfigFileError(
+      `none of the files $KUBECONFIG names exists: ${missing.map((f) => JSON.stringify(f)).join(', ')}${notPod}`,
+    );
+  }
+  throw new KubeconfigFileError(`none of the files $KUBECONFIG names holds a kubeconfig: ${skipped.join(', ')}${notPod}`);
 }
 
 /** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
