@@ -694,7 +694,7 @@ export class Cluster {
         );
       }
       // cut off here, past the cap on an answer's body: nothing malformed was read
-      const cut = phase === 'answered' ? bodyCutOff(apiError) : undefined;
+      const cut = apiError instanceof KubernetesApiError ? apiError.cutOffStatus : undefined;
       if (cut !== undefined) {
         const outcome = verb === 'delete' ? 'the IPAddress may have been deleted or not: run check again to see' : 'nothing was changed';
         return new ClusterError(
@@ -828,14 +828,6 @@ type Phase = 'unsent' | 'sent' | 'answered';
 const phases = new WeakMap<object, Phase>();
 
 const MiB = 1024 * 1024;
-/** The error requests.ts fails a request with when its answer's body goes on past MAX_ANSWER_BODY_BYTES. */
-const BODY_CUT_OFF = new RegExp(`: the answer \\(HTTP (\\d{3})\\) went on past ${MAX_ANSWER_BODY_BYTES / MiB} MiB, `);
-
-/** The HTTP status of an answer whose body was cut off at MAX_ANSWER_BODY_BYTES (requests.ts `bodyTooLarge`), else undefined. */
-function bodyCutOff(err: unknown): string | undefined {
-  if (!(err instanceof KubernetesApiError) || err.code !== undefined || err.timeoutMs !== undefined) return undefined;
-  return BODY_CUT_OFF.exec(err.message)?.[1];
-}
 
 /** Error codes (Node's, undici's) that mean the server could not be reached, or the connection was lost. */
 const NETWORK_CODES: Record<string, string> = {

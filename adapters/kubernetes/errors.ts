@@ -53,6 +53,12 @@ export class KubernetesApiError extends Error {
    * how many times it was sent again. `code`, `reason` and `status` are then those of the last answer.
    */
   readonly resends: number | undefined;
+  /**
+   * Set when the answer's body went on past 128 MiB (more than any answer of the API server
+   * holds) and was not read further: that answer's HTTP status. `code` is then undefined: nothing
+   * of the answer was read.
+   */
+  readonly cutOffStatus: number | undefined;
 
   constructor(
     verb: string,
@@ -64,6 +70,7 @@ export class KubernetesApiError extends Error {
     cause?: unknown,
     timeoutMs?: number,
     resends?: number,
+    cutOffStatus?: number,
   ) {
     const target = name === undefined ? resource : `${resource} "${name}"`;
     super(`${verb} ${target}: ${detail}`, cause === undefined ? undefined : { cause });
@@ -75,6 +82,7 @@ export class KubernetesApiError extends Error {
     this.resourceName = name;
     this.timeoutMs = timeoutMs;
     this.resends = resends;
+    this.cutOffStatus = cutOffStatus;
   }
 }
 

@@ -358,13 +358,21 @@ const STREAMING_HTTP = streamingHttpLibrary();
  * The error of a request whose answer's body went on past MAX_ANSWER_BODY_BYTES: e.g. `list
  * ipaddresses.networking.k8s.io: the answer (HTTP 200) went on past 128 MiB, more than any answer
  * of the API server holds, and was not read further (a server or proxy sending without end?)`.
- * No `code`: there is no answer to read.
+ * No `code`: there is no answer to read; `cutOffStatus` says which it was.
  */
 function bodyTooLarge(target: RequestTarget, status: number): KubernetesApiError {
-  return unansweredError(
-    target,
+  return new KubernetesApiError(
+    target.verb,
+    target.resource,
+    target.name,
+    undefined,
+    undefined,
     `the answer (HTTP ${status}) went on past ${MAX_ANSWER_BODY_BYTES / (1024 * 1024)} MiB, more than any answer of the API server holds, ` +
       'and was not read further (a server or proxy sending without end?)',
+    undefined,
+    undefined,
+    undefined,
+    status,
   );
 }
 
