@@ -51,6 +51,7 @@ import {
   unsetKubeconfigVariable,
 } from '../adapters/kubernetes/config.ts';
 import {
+  answeredBy,
   causeChain,
   deniedByRuntime,
   describeAnswer,
@@ -59,6 +60,7 @@ import {
   hasInvalidHeader,
   KubernetesApiError,
   messages,
+  redirectedTo,
   translate,
 } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
@@ -515,6 +517,7 @@ export class Cluster {
       post: (context) => new Observable(Promise.resolve(context)),
     };
     let answer: T;
+    let redirected: string | undefined;
     try {
       answer = await this.requests.run(
         target,
@@ -526,7 +529,7 @@ export class Cluster {
           return call({ ...o, middleware: [probe.middleware, ...(o.middleware ?? []), sent], middlewareMergeStrategy: 'append' });
         },
         (answer) => waited.push(answer.code ?? 0),
-        { resendAfterServerError },
+        { resendAfterServerError, onRedirect: (origin) => (redirected = origin) },
       );
     } catch (e) {
       if (waited.length > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) waitedAnswers.set(e, waited);
@@ -547,7 +550,7 @@ export class Cluster {
       const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;
       const type = json ? '' : ` (content type ${contentType})`;
       throw new ClusterError(
-        `the API server at ${this.server} (context ${quoteText(this.context)}) answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
+        `${answeredBy(redirected, `${this.server} (context ${quoteText(this.context)})`)}${redirected === undefined ? '' : ','} answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
       );
     }
     return checked;
@@ -663,7 +666,10 @@ export class Cluster {
       );
     }
     if (code === undefined) {
-      const where = `the API server at ${this.server} (context ${quoteText(this.context)})`;
+      // after a redirect to another host, that host: it is the one that failed or answered
+      const where = answeredBy(redirectedTo(err), `${this.server} (context ${quoteText(this.context)})`);
+      // the same as the subject of a sentence going on (a comma closes the clause of a redirect)
+      const subject = redirectedTo(err) === undefined ? where : `${where},`;
       const noCredential = causes(err).find((e) => e instanceof KubeconfigCredentialError);
       if (noCredential !== undefined)
         return new ClusterError(`cannot use context ${quoteText(this.context)} of the kubeconfig: ${noCredential.message}`);
@@ -681,7 +687,7 @@ export class Cluster {
       const phase = typeof err === 'object' && err !== null ? phases.get(err) : undefined;
       // reached, and answering: the connection was lost while its answer was being read
       if (denied === undefined && network !== undefined && phase === 'answered') {
-        return new ClusterError(`${where} began to answer ${verb} ${target}, then the connection was lost: ${network}`);
+        return new ClusterError(`${subject} began to answer ${verb} ${target}, then the connection was lost: ${network}`);
       }
       if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
       // fetch's refusal quotes the header whole, the bearer token in it (messages says it without).
@@ -698,10 +704,10 @@ export class Cluster {
       if (cut !== undefined) {
         const outcome = verb === 'delete' ? 'the IPAddress may have been deleted or not: run check again to see' : 'nothing was changed';
         return new ClusterError(
-          `the answer of ${where} to ${verb} ${target} (HTTP ${cut}) went on past ${MAX_ANSWER_BODY_BYTES / MiB} MiB, more than any answer of the API server holds, and was not read further (a server or proxy sending without end?); ${outcome}`,
+          `the answer of ${subject} to ${verb} ${target} (HTTP ${cut}) went on past ${MAX_ANSWER_BODY_BYTES / MiB} MiB, more than any answer of the API server holds, and was not read further (a server or proxy sending without end?); ${outcome}`,
         );
       }
-      if (phase === 'answered') return new ClusterError(`${where} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
+      if (phase === 'answered') return new ClusterError(`${subject} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
       if (phase === 'unsent') {
         const http = this.plainHttp
           ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'

@@ -8,7 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
-import { kubeConfigFor, TEST_TOKEN } from './k8s/kubeconfig.ts';
+import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
+import { cli } from './cli-helpers.ts';
 
 /** An HTTP server on 127.0.0.1 that records each request's line and Authorization header. */
 async function recordingServer(
@@ -40,5 +41,66 @@ describe('a redirect from the API server to another host', () => {
     await expect(store.get('10.96.0.10')).rejects.toBeInstanceOf(KubernetesApiError);
     expect(first.seen).toEqual([`GET /apis/networking.k8s.io/v1/ipaddresses/10.96.0.10 Bearer ${TEST_TOKEN}`]);
     expect(other.seen).toEqual(['GET /login (no Authorization)']);
+  });
+
+  // Regression: the errors named the API server as the one that answered (client-node 2.x's
+  // answer does not say where fetch ended), and a 404 from the other host was said to be the API
+  // server not serving networking.k8s.io/v1.
+  describe('errors name the host that answered, or failed', () => {
+    async function redirectingTo(location: string) {
+      const first = await recordingServer((_req, res) => res.writeHead(302, { location }).end());
+      closing.push(first.close);
+      const store = new KubernetesStore(kubeConfigFor(`http://127.0.0.1:${first.port}`), { start: false, requestTimeoutMs: 10_000 });
+      closing.push(() => store.close());
+      return { first, store };
+    }
+
+    it('a page that is no JSON (a login page)', async () => {
+      const other = await recordingServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>sign in</html>'));
+      closing.push(other.close);
+      const { first, store } = await redirectingTo(`http://localhost:${other.port}/login`);
+      await expect(store.get('10.96.0.10')).rejects.toThrow(
+        `get ipaddresses.networking.k8s.io "10.96.0.10": the API server answered with a malformed body (content type text/html) from http://localhost:${other.port}, where the API server redirected the request: not JSON`,
+      );
+      const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
+      closing.push(kubeconfig.remove);
+      const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        `ipallocator: http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request, answered list servicecidrs.networking.k8s.io with a malformed body (content type text/html)`,
+      );
+    });
+
+    it("an error answer: not read as the API server's (a 404 is no API version not served, nor a missing object)", async () => {
+      const other = await recordingServer((_req, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('no such page'));
+      closing.push(other.close);
+      const { first, store } = await redirectingTo(`http://localhost:${other.port}/login`);
+      const err = await store.get('10.96.0.10').then(
+        (r) => r,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      expect((err as KubernetesApiError).code).toBe(404);
+      expect((err as Error).message).toContain(
+        `(answered by http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} redirected the request)`,
+      );
+      expect((err as Error).message).not.toContain('does not serve');
+    });
+
+    it('a host that cannot be reached: the library and the command line name it', async () => {
+      const gone = await recordingServer(() => {});
+      gone.close();
+      const { first, store } = await redirectingTo(`http://127.0.0.1:${gone.port}/login`);
+      await expect(store.get('10.96.0.10')).rejects.toThrow(
+        `(http://127.0.0.1:${gone.port}, where the API server at http://127.0.0.1:${first.port} redirected the request)`,
+      );
+      const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
+      closing.push(kubeconfig.remove);
+      const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(
+        `cannot reach http://127.0.0.1:${gone.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request: connection refused (ECONNREFUSED)`,
+      );
+    });
   });
 });

@@ -96,6 +96,7 @@ export async function requestJson(
   options?: { resendAfterServerError?: boolean },
 ): Promise<unknown> {
   const probe = answerProbe();
+  let redirected: string | undefined;
   const decoded = await requests.run(
     target,
     (opts, afterServerError) => {
@@ -106,12 +107,14 @@ export async function requestJson(
       return call({ ...opts, middleware, middlewareMergeStrategy: 'append' }, afterServerError);
     },
     onWait,
-    options,
+    { ...options, onRedirect: (origin) => (redirected = origin) },
   );
   if (probe.json !== undefined) return probe.json.value;
   const contentType = probe.contentType;
-  // client-node decodes text (text/*) into an empty typed object: only the content type tells it from `{}`
-  if (contentType !== undefined && !isJson(contentType)) throw malformed(`a malformed body (content type ${contentType}): not JSON`);
+  // client-node decodes text (text/*) into an empty typed object: only the content type tells it
+  // from `{}`. A redirect to another host (a login page) is said, naming it.
+  const from = redirected === undefined ? '' : ` from ${redirected}, where the API server redirected the request`;
+  if (contentType !== undefined && !isJson(contentType)) throw malformed(`a malformed body (content type ${contentType})${from}: not JSON`);
   // A 2xx JSON body the probe could not parse fails client-node's decoding as well; a body with
   // no content type fails it too ("No Content-Type defined"): what is left is client-node's.
   return decoded;

@@ -169,6 +169,35 @@ export function httpCode(err: unknown): number | undefined {
  * ipaddresses.networking.k8s.io: fetch failed: bad port (the API server at https://127.0.0.1:1)`
  * — unless it failed on the user's credentials (an exec plugin's, say), before anything was sent.
  */
+/**
+ * The origin a failed request was last sent to when a redirect took it away from the API server
+ * (`http://sso.example:8443`), by the error it failed with: client-node 2.x's fetch follows a
+ * redirect, and its answer does not say where it ended (IsomorphicFetchHttpLibrary drops the
+ * response's url). Noted by ApiRequests (requests.ts), which sees each hop; read by the messages
+ * that name the host (`answeredBy`).
+ */
+const redirects = new WeakMap<object, string>();
+
+/** Notes that the request that failed with `err` was redirected to `origin`, another than the API server's. */
+export function noteRedirect(err: unknown, origin: string): void {
+  if (typeof err === 'object' && err !== null) redirects.set(err, origin);
+}
+
+/** The origin the request that failed with `err` was redirected to (noteRedirect), else undefined. */
+export function redirectedTo(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null ? redirects.get(err) : undefined;
+}
+
+/**
+ * Who a message names as the host that answered (or did not): `the API server at <server>`, or,
+ * after a redirect to another origin, `<origin>, where the API server at <server> redirected the
+ * request` (`the API server` alone without `server`).
+ */
+export function answeredBy(origin: string | undefined, server: string | undefined): string {
+  const apiServer = server === undefined ? 'the API server' : `the API server at ${server}`;
+  return origin === undefined ? apiServer : `${origin}, where ${apiServer} redirected the request`;
+}
+
 export function translate(
   err: unknown,
   verb: 'create' | 'delete' | 'get' | 'list' | 'watch',
@@ -178,6 +207,15 @@ export function translate(
 ): Error {
   if (err instanceof KubernetesApiError || err instanceof IPAllocatorError) return err;
   const code = httpCode(err);
+  // answered by a host a redirect led to (a login page's), not by the API server: its 404 or 409
+  // says nothing about the object, and it is named
+  const elsewhere = redirectedTo(err);
+  if (code !== undefined && elsewhere !== undefined) {
+    const body = (err as { body?: unknown }).body;
+    const status = parseStatus(body);
+    const answer = describeAnswer(code, status, body, headersOf(err));
+    return new KubernetesApiError(verb, resource, name, code, status, `${answer} (answered by ${answeredBy(elsewhere, server)})`);
+  }
   if (code !== undefined) {
     const body = (err as { body?: unknown }).body;
     const status = parseStatus(body) ?? (code === 401 ? UNAUTHORIZED : undefined);
@@ -208,7 +246,7 @@ export function translate(
   const denied = deniedByRuntime(err); // it may lie deeper than messages reads
   const reason = denied === undefined || said.includes(denied) ? said : `${said}: ${denied}`;
   // a request that failed on the user's credentials was never sent: no server to name
-  const where = server === undefined || credentialsFailed(err) ? '' : ` (the API server at ${server})`;
+  const where = credentialsFailed(err) || (server === undefined && elsewhere === undefined) ? '' : ` (${answeredBy(elsewhere, server)})`;
   // an error whose message may quote a credential is not kept as the cause, which Node prints
   // with an uncaught error (and console.error with any error)
   const cause = quotesCredential(err) ? undefined : err;

@@ -20,6 +20,7 @@
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { InvalidArgumentError } from '../errors.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, sendsThroughNodeFetch } from './header-values.ts';
+import { type Dispatcher, sentThrough } from './reused-connections.ts';
 
 /** The impersonation fields of a kubeconfig user that client-node drops, as the file gives them (unchecked). */
 interface ImpersonationFields {
@@ -167,14 +168,6 @@ function sendsHeaderLines(kc: KubeConfig): boolean {
   return !sendsThroughNodeFetch(kc);
 }
 
-/** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */
-interface Dispatcher {
-  dispatch(options: { headers?: unknown }, handler: unknown): boolean;
-}
-
-/** Where undici keeps the dispatcher fetch uses when none is given (its getGlobalDispatcher). */
-const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
-
 /**
  * A dispatcher that sends each request through `inner` (undici's global one when undefined: what
  * fetch uses when client-node sets none) with `lines` added, each value on a line of its own.
@@ -184,7 +177,7 @@ const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 function withHeaderLines(inner: Dispatcher | undefined, lines: Record<string, string[]>): Dispatcher {
   return {
     dispatch(options, handler) {
-      const to = inner ?? ((globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Dispatcher);
+      const to = sentThrough(inner);
       const given = options.headers;
       const headers = Array.isArray(given)
         ? [...given, ...Object.entries(lines).flatMap(([name, values]) => values.flatMap((value) => [name, value]))]

@@ -48,7 +48,7 @@ import {
 import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { quoteInput, quoteText } from '../quote.ts';
-import { describeAnswer, httpCode, KubernetesApiError, translate } from './errors.ts';
+import { describeAnswer, httpCode, KubernetesApiError, noteRedirect, translate } from './errors.ts';
 import {
   execPluginUser,
   forgetRefusedCredential,
@@ -57,7 +57,7 @@ import {
   withRequestSignal,
 } from './exec-plugins.ts';
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
-import { closeReusedConnections } from './reused-connections.ts';
+import { closeReusedConnections, type Dispatcher, sentThrough } from './reused-connections.ts';
 import { transportProblem } from './tls-material.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
@@ -126,12 +126,19 @@ export class ApiRequests {
    * earlier attempt was answered with one and may have taken effect (a delete sent again then
    * names the object it meant, by uid). With `resendAfterServerError: false` such an answer is
    * final: a request that cannot be made safe to repeat is not sent again.
+   *
+   * A request that fetch followed to another origin than the API server's (a redirect) is
+   * remembered so: `onRedirect` hears that origin when it answers, and an error it fails with is
+   * noted (errors.ts noteRedirect), for messages to name the host that answered.
    */
   async run<T>(
     target: RequestTarget,
     call: (options: ConfigurationOptions, afterServerError: boolean) => Promise<T>,
     onWait?: (error: KubernetesApiError, seconds: number) => void,
-    { resendAfterServerError = true }: { resendAfterServerError?: boolean } = {},
+    {
+      resendAfterServerError = true,
+      onRedirect,
+    }: { resendAfterServerError?: boolean; onRedirect?: ((origin: string) => void) | undefined } = {},
   ): Promise<T> {
     const controller = new AbortController();
     const signal = controller.signal;
@@ -140,9 +147,14 @@ export class ApiRequests {
     // whether the attempt running was sent: client-node runs the middleware after authenticating
     // (an exec credential plugin), just before the fetch
     const attempt = { sent: false };
+    // where the request was sent and where its last hop went (a redirect may lead elsewhere)
+    const route: Route = { asked: undefined, last: undefined };
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
-      deadline = setTimeout(() => controller.abort(this.timeoutError(target, waited, attempt.sent, signal)), this.timeoutMs);
+      deadline = setTimeout(
+        () => controller.abort(this.timeoutError(target, waited, attempt.sent, signal, elsewhere(route))),
+        this.timeoutMs,
+      );
     }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
@@ -155,7 +167,8 @@ export class ApiRequests {
       for (;;) {
         try {
           attempt.sent = false;
-          return await Promise.race([
+          route.asked = route.last = undefined;
+          const answer = await Promise.race([
             withRequestSignal(signal, () =>
               call(
                 withSignal(
@@ -167,13 +180,19 @@ export class ApiRequests {
                     controller.abort(error);
                     return error;
                   },
+                  route,
                 ),
                 waited.some((code) => code !== 429),
               ),
             ),
             aborted,
           ]);
+          const redirected = elsewhere(route);
+          if (redirected !== undefined) onRedirect?.(redirected);
+          return answer;
         } catch (e) {
+          const redirected = elsewhere(route);
+          if (redirected !== undefined && !signal.aborted) noteRedirect(e, redirected);
           // credentials refused: an exec plugin's are asked for again by the next request, as
           // client-go's (exec-plugins.ts); this one fails with the 401
           if ((e instanceof KubernetesApiError ? e.code : httpCode(e)) === 401) forgetRefusedCredential(signal);
@@ -242,7 +261,13 @@ export class ApiRequests {
     if (this.kc !== undefined) closeReusedConnections(this.kc);
   }
 
-  private timeoutError(target: RequestTarget, waited: readonly number[], sent: boolean, signal: AbortSignal): KubernetesApiError {
+  private timeoutError(
+    target: RequestTarget,
+    waited: readonly number[],
+    sent: boolean,
+    signal: AbortSignal,
+    redirected: string | undefined,
+  ): KubernetesApiError {
     // e.g. "; the server throttled it (429) 2 times and answered 503 once, 500 3 times with a Retry-After meanwhile"
     const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
     // not sent: the time went on the credentials, which only an exec plugin takes long to give
@@ -250,7 +275,7 @@ export class ApiRequests {
     return unansweredError(
       target,
       user === undefined
-        ? `no answer from ${this.server} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
+        ? `no answer from ${redirected === undefined ? this.server : `${redirected} (where ${this.server} redirected the request)`} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
         : waitsForAnotherRequestsPlugin(signal)
           ? `the request waited ${this.timeoutMs} ms (requestTimeoutMs${waits}) behind the exec credential plugin of user ${quoteText(user)}, ` +
             'still running for another request (the plugins of a KubeConfig run one at a time, as kubectl runs them), and was not sent'
@@ -328,11 +353,12 @@ function retryAfterSeconds(header: string): number | undefined {
  * `tooLarge(status)` returns past it. Under client-node 1.x the request is sent by
  * answer-body.ts's `streamingHttpLibrary`, whose answers give their stream.
  */
-function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: number) => Error): ConfigurationOptions {
+function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: number) => Error, route: Route): ConfigurationOptions {
   const middleware: ObservableMiddleware = {
     pre(context) {
       onSent();
       context.setSignal(signal);
+      followRoute(context, route);
       return new Observable(Promise.resolve(context));
     },
     post(context) {
@@ -349,6 +375,48 @@ function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: 
     middlewareMergeStrategy: 'append',
     ...(STREAMING_HTTP === undefined ? {} : { httpApi: STREAMING_HTTP }),
   };
+}
+
+/** Where one attempt of a request was sent (the API server's origin) and where its last hop went. */
+interface Route {
+  asked: string | undefined;
+  last: string | undefined;
+}
+
+/** The origin a redirect took the request to when it is not the one asked, else undefined. */
+function elsewhere(route: Route): string | undefined {
+  return route.last !== undefined && route.last !== route.asked ? route.last : undefined;
+}
+
+/**
+ * Has the request's dispatcher note in `route` the origin of each hop: fetch follows a redirect
+ * itself, sending each hop through the dispatcher, and client-node's answer does not say where
+ * it ended (IsomorphicFetchHttpLibrary drops the response's url). client-node 2.x only: 1.x
+ * sends through node-fetch, with no dispatcher, and `route` stays empty.
+ */
+function followRoute(context: unknown, route: Route): void {
+  const { getDispatcher, setDispatcher, getUrl } = context as {
+    getDispatcher?: () => Dispatcher | undefined;
+    setDispatcher?: (d: Dispatcher) => void;
+    getUrl?: () => string;
+  };
+  if (typeof getDispatcher !== 'function' || typeof setDispatcher !== 'function' || typeof getUrl !== 'function') return;
+  try {
+    route.asked = new URL(getUrl.call(context)).origin;
+  } catch {
+    return;
+  }
+  const inner = getDispatcher.call(context);
+  setDispatcher.call(context, {
+    dispatch(options, handler) {
+      try {
+        route.last = new URL(String(options.origin)).origin;
+      } catch {
+        route.last = undefined;
+      }
+      return sentThrough(inner).dispatch(options, handler);
+    },
+  });
 }
 
 /** How requests are sent so that their answers give their body's stream (answer-body.ts). */

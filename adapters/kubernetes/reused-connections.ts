@@ -15,13 +15,32 @@
 // setting it was asked for: the same server, proxy and TLS options give the same dispatcher.
 // Options that change — a client certificate file rewritten, a context switched — give a new one,
 // and the one before stays for the requests still using it. The owner (a store, the ServiceCIDR
-// source, the command line) closes them all when it is closed (closeReusedConnections).
+// source, the command line) closes them all when it is closed (closeReusedConnections). The
+// dispatcher a request goes through when client-node set none (undici's global one) is said here
+// too (sentThrough), for the wrappers that see each request on its way.
 import { createHash } from 'node:crypto';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 
 /** What is asked of an undici dispatcher here: to be let go of. */
 interface Closable {
   destroy(): Promise<void> | void;
+}
+
+/** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */
+export interface Dispatcher {
+  dispatch(options: { origin?: unknown; headers?: unknown }, handler: unknown): boolean;
+}
+
+/** Where undici keeps the dispatcher fetch uses when none is given (its getGlobalDispatcher). */
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+
+/**
+ * The dispatcher a request set with `given` is sent through: `given`, or, when client-node set
+ * none (a cluster without TLS settings or proxy), undici's global one, which fetch then uses.
+ * For the wrappers that see each request on its way (impersonation.ts, requests.ts).
+ */
+export function sentThrough(given: Dispatcher | undefined): Dispatcher {
+  return given ?? ((globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Dispatcher);
 }
 
 /** How client-node 2.x makes the dispatcher of a request (absent in 1.x, which sends through an http.Agent). */
