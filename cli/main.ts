@@ -128,7 +128,11 @@ const CHECK_OPTIONS = {
   json: { help: ['print the report as JSON (schema "ipallocator/check/v1")'] },
   top: {
     value: TOP_VALUE,
-    help: ['IPAddresses to name of those inside the grace, and of those --fix', `deleted (default ${DEFAULT_TOP}; --json lists all)`],
+    help: [
+      'IPAddresses to name of those inside the grace, of the leaks --fix',
+      `asks about at a terminal and of those it deleted (default ${DEFAULT_TOP};`,
+      '--json lists all)',
+    ],
   },
   ...CLUSTER_OPTIONS,
 } as const satisfies OptionTable;
@@ -595,7 +599,12 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     if (!confirmed) {
       // A person answering at a terminal sees what would go before saying yes; an answer piped in
       // was given before the question, and the report below lists every finding anyway.
-      if (io.stdin.isTTY === true) for (const f of findings) if (f.fix === 'delete') io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
+      // the first --top of them: a cluster-wide leak can be 10^5 lines
+      if (io.stdin.isTTY === true) {
+        const leaks = findings.filter((f) => f.fix === 'delete');
+        for (const f of leaks.slice(0, top)) io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
+        if (leaks.length > top) io.stderr.write(`  … and ${formatCount(leaks.length - top)} more (--top N lists more here)\n`);
+      }
       io.stderr.write(`Delete ${counted(deletable.length, 'IPAddress object')} (${shown(fewOf(deletable.map(named)))})? [y/N] `);
       const answer = await readLine(io.stdin);
       if (answer === undefined) io.stderr.write('\n');

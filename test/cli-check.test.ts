@@ -640,12 +640,21 @@ describe('ipallocator check', () => {
     ]);
   });
 
-  it('the question names at most five of the leaks it would delete (each is listed above it at a terminal)', async () => {
+  it('the question names at most five of the leaks it would delete; at a terminal the first --top are listed above it, then how many more', async () => {
+    // Regression: at a terminal every leak was listed above the question (10^5 lines for a cluster-wide leak)
     const leaks = [30, 31, 32, 33, 34, 35, 36].map((i) => `10.96.0.${i}`);
     for (const ip of leaks) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
     const r = await cli(['check', '--fix', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n', stdinTTY: true });
-    for (const ip of leaks) expect(r.stderr).toContain(`  orphan: IPAddress ${ip} belongs to Service default/gone`);
+    const listed = (stderr: string) => leaks.filter((ip) => stderr.includes(`  orphan: IPAddress ${ip} belongs to Service default/gone`));
+    expect(listed(r.stderr)).toEqual(leaks.slice(0, 5)); // --top's default
+    expect(r.stderr).toContain('  … and 2 more (--top N lists more here)\n');
     expect(r.stderr).toContain('Delete 7 IPAddress objects (10.96.0.30, 10.96.0.31, 10.96.0.32, 10.96.0.33, 10.96.0.34 and 2 more)? [y/N]');
+    const three = await cli(['check', '--fix', '--top', '3', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n', stdinTTY: true });
+    expect(listed(three.stderr)).toEqual(leaks.slice(0, 3));
+    expect(three.stderr).toContain('  … and 4 more (--top N lists more here)\n');
+    const all = await cli(['check', '--fix', '--top', '7', '--kubeconfig', c.kubeconfig], { now: later, stdin: 'n\n', stdinTTY: true });
+    expect(listed(all.stderr)).toEqual(leaks);
+    expect(all.stderr).not.toContain(' more (--top N');
     expect(names(c.double)).toEqual(leaks);
   });
 
