@@ -15,6 +15,7 @@ import { until } from './k8s/helpers.ts';
 import { KubeconfigFileError, kubeConfigOrDefault, loadDefaultKubeconfig, loadKubeconfigText } from '../adapters/kubernetes/config.ts';
 import { openWatch } from '../adapters/kubernetes/watch-request.ts';
 import { cli } from './cli-helpers.ts';
+import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY } from './k8s/tls.ts';
 
 /** A kubeconfig's text: clusters (name → server), users (name → token), contexts (name → [cluster, user]). */
 function kubeconfigText(k: {
@@ -896,7 +897,52 @@ describe('a user with half a client certificate', () => {
 
   it('a certificate with its key, by file or data, is no half', () => {
     const kc = new KubeConfig();
-    kc.loadFromString(text('{client-certificate-data: Y2VydA==, client-key: /etc/client.key, token: t}'));
+    kc.loadFromString(text(`{client-certificate-data: ${base64(CLIENT_CERT)}, client-key: /etc/client.key, token: t}`));
+    new KubernetesStore(kc, { start: false }).close();
+  });
+});
+
+// Regression: for an http:// server (insecure-skip-tls-verify) a client certificate or key that
+// does not parse was taken without a word, and every request went out without credentials (over
+// https:// the request fails on it, naming the field); kubectl refuses such a pair whatever the scheme.
+describe('a user whose client certificate or key cannot be used, for an http:// server', () => {
+  const fixture = doubleAndFolder('ipallocator-bad-cert-');
+  const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
+  const then =
+    ': the server is http://, where no client certificate is sent, and every request would go out without credentials ' +
+    '(kubectl refuses such a certificate whatever the scheme); correct it, or use another context';
+
+  it.each([
+    [
+      'a certificate that does not parse',
+      `{client-certificate-data: ${base64('not a certificate')}, client-key-data: ${base64(CLIENT_KEY)}}`,
+      'the client-certificate-data of user "u" in the kubeconfig is not a certificate (PEM)',
+    ],
+    [
+      'a key that does not parse',
+      `{client-certificate-data: ${base64(CLIENT_CERT)}, client-key-data: ${base64('not a key')}}`,
+      'the client-key-data of user "u" in the kubeconfig is not a private key (PEM, unencrypted)',
+    ],
+    [
+      'a key that is not the certificate’s',
+      `{client-certificate-data: ${base64(CLIENT_CERT)}, client-key-data: ${base64(OTHER_KEY)}}`,
+      `the client-key-data of user "u" in the kubeconfig does not match its client-certificate-data (the key is not the certificate's)`,
+    ],
+  ])('%s is refused, naming the field, by the library and the command line; nothing is sent', async (_what, user, problem) => {
+    const kc = new KubeConfig();
+    kc.loadFromString(text(user));
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${problem}${then}`);
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, text(user));
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${problem}${then}\n`]);
+    expect(fixture.double.requests).toEqual([]);
+  });
+
+  it('a certificate with its own key is taken', () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(text(`{client-certificate-data: ${base64(CLIENT_CERT)}, client-key-data: ${base64(CLIENT_KEY)}}`));
     new KubernetesStore(kc, { start: false }).close();
   });
 });

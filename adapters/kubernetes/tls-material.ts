@@ -96,17 +96,29 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
       return `the ${ca.field} of cluster ${quoteText(cluster.name)} in the kubeconfig holds no certificate (PEM, -----BEGIN CERTIFICATE-----)`;
     }
   }
-  if (user) {
-    const cert = material(user.certFile, user.certData, 'client-certificate');
-    const key = material(user.keyFile, user.keyData, 'client-key');
-    const owner = `user ${quoteText(user.name)} in the kubeconfig`;
-    const certificate = cert === undefined ? undefined : parsed(() => new X509Certificate(cert.bytes));
-    if (cert !== undefined && certificate === undefined) return `the ${cert.field} of ${owner} is not a certificate (PEM)`;
-    const privateKey = key === undefined ? undefined : parsed<KeyObject>(() => createPrivateKey(key.bytes));
-    if (key !== undefined && privateKey === undefined) return `the ${key.field} of ${owner} is not a private key (PEM, unencrypted)`;
-    if (certificate !== undefined && privateKey !== undefined && parsed(() => certificate.checkPrivateKey(privateKey)) === false) {
-      return `the ${key!.field} of ${owner} does not match its ${cert!.field} (the key is not the certificate's)`;
-    }
+  return user ? clientCertificateProblem(user) : undefined;
+}
+
+/**
+ * What is wrong with a kubeconfig user's client certificate and key, as the TLS layer would find
+ * it: a certificate or key that does not parse, or a key that is not the certificate's (e.g. `the
+ * client-certificate-data of user "dev" in the kubeconfig is not a certificate (PEM)`); undefined
+ * when they are fine, absent, or a file cannot be read now. client-go refuses such a pair
+ * whatever the server's scheme (tls.X509KeyPair, as its transport is built). Over https:// a
+ * request fails on it, and transportProblem says this; over http:// nothing reads it, and
+ * client-node sends every request without it: the library and the command line refuse that
+ * before any request (user-checks.ts plainHttpClientCertificate).
+ */
+export function clientCertificateProblem(user: User): string | undefined {
+  const cert = material(user.certFile, user.certData, 'client-certificate');
+  const key = material(user.keyFile, user.keyData, 'client-key');
+  const owner = `user ${quoteText(user.name)} in the kubeconfig`;
+  const certificate = cert === undefined ? undefined : parsed(() => new X509Certificate(cert.bytes));
+  if (cert !== undefined && certificate === undefined) return `the ${cert.field} of ${owner} is not a certificate (PEM)`;
+  const privateKey = key === undefined ? undefined : parsed<KeyObject>(() => createPrivateKey(key.bytes));
+  if (key !== undefined && privateKey === undefined) return `the ${key.field} of ${owner} is not a private key (PEM, unencrypted)`;
+  if (certificate !== undefined && privateKey !== undefined && parsed(() => certificate.checkPrivateKey(privateKey)) === false) {
+    return `the ${key!.field} of ${owner} does not match its ${cert!.field} (the key is not the certificate's)`;
   }
   return undefined;
 }

@@ -2,7 +2,8 @@
 // it without credentials and a 401 or 403 would read as the server refusing credentials never
 // sent: a user the context names but the kubeconfig does not hold (missingUser); a field that is
 // no text, an exec entry kubectl refuses, an empty token, a token no header can hold, half a
-// client certificate, an impersonation that cannot be sent (userProblem);
+// client certificate, one that does not parse for an http:// server, an impersonation that cannot
+// be sent (userProblem);
 // and, as each request is authenticated, an exec plugin that gave nothing (withCredentialCheck).
 // Each says why as the end of a sentence naming the user, never with the credential. The library
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
@@ -11,6 +12,7 @@ import { IPAllocatorError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, NO_HEADER_HOLDS_IT, sendsThroughNodeFetch } from './header-values.ts';
 import { impersonationProblem } from './impersonation.ts';
+import { clientCertificateProblem } from './tls-material.ts';
 
 /**
  * kubectl's refusal of a current context whose user the kubeconfig does not hold (client-go's
@@ -35,8 +37,9 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
  * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
  * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), a token no header can
- * hold (tokenNoHeaderHolds), half a client certificate (halfClientCertificate), an impersonation
- * that cannot be sent as kubectl sends it
+ * hold (tokenNoHeaderHolds), half a client certificate (halfClientCertificate), a client
+ * certificate or key that does not parse for an http:// server (plainHttpClientCertificate), an
+ * impersonation that cannot be sent as kubectl sends it
  * (impersonation.ts impersonationProblem).
  */
 export function userProblem(kc: KubeConfig): string | undefined {
@@ -46,7 +49,34 @@ export function userProblem(kc: KubeConfig): string | undefined {
     emptyToken(kc) ??
     tokenNoHeaderHolds(kc) ??
     halfClientCertificate(kc) ??
+    plainHttpClientCertificate(kc) ??
     impersonationProblem(kc)
+  );
+}
+
+/**
+ * Why the current context's user has a client certificate or key that cannot be used
+ * (tls-material.ts clientCertificateProblem: one that does not parse, a key that is not the
+ * certificate's) while its cluster's server is http://, as the end of a sentence naming the user
+ * and the field; undefined otherwise. Over http:// no TLS connection reads them: client-node
+ * sends every request without a client certificate, and a 401 would read as the server refusing
+ * credentials never sent. kubectl refuses such a pair whatever the scheme. Over https:// the
+ * request fails on it, and the failure names the field (transportProblem).
+ */
+export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentCluster, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentCluster !== 'function' || typeof getCurrentUser !== 'function') {
+    return undefined;
+  }
+  const server: unknown = getCurrentCluster.call(kc)?.server;
+  const user = getCurrentUser.call(kc);
+  // a URL's scheme is case-insensitive: HTTP://host is http:// too
+  if (typeof server !== 'string' || !/^http:/i.test(server) || typeof user !== 'object' || user === null) return undefined;
+  const problem = clientCertificateProblem(user);
+  if (problem === undefined) return undefined;
+  return (
+    `${problem}: the server is http://, where no client certificate is sent, and every request would go out without ` +
+    'credentials (kubectl refuses such a certificate whatever the scheme); correct it, or use another context'
   );
 }
 
