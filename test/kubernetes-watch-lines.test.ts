@@ -138,6 +138,44 @@ describe('KubernetesStore: watch lines that are not events', () => {
     });
   }
 
+  // Regression: an ERROR event on a stream the server kept open was ignored: no re-list, the
+  // state still synced, lastError unset, and the events after it on that stream applied.
+  // client-go's reflector (watchHandler) ends the watch at an ERROR event; a 410 re-lists.
+  it('an ERROR event 410 Expired on a stream left open ends the watch at once: the store re-lists, the events after it are not applied', async () => {
+    const { store, errors } = await synced();
+    const expired = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      code: 410,
+      reason: 'Expired',
+      message: 'too old resource version: 5 (300)',
+    };
+    d.sendWatchText(`${JSON.stringify({ type: 'ERROR', object: expired })}\n${addedLine('10.0.0.9', '400', 400)}\n`);
+    await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+    expect(store.stats.expired).toBe(1);
+    expect(errors).toEqual([]); // an expired watch is no failure
+    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+  });
+
+  it('an ERROR event of another kind on a stream left open fails the watch (in lastError), and the store re-lists', async () => {
+    const { store, errors } = await synced();
+    const internal = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      code: 500,
+      reason: 'InternalError',
+      message: 'etcd is unhappy',
+    };
+    d.sendWatchText(`${JSON.stringify({ type: 'ERROR', object: internal })}\n${addedLine('10.0.0.9', '400', 400)}\n`);
+    await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/^watch ipaddresses\.networking\.k8s\.io: .*etcd is unhappy/);
+    expect(store.stats.expired).toBe(0);
+    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+  });
+
   it('empty lines between events are no events: skipped, the watch goes on', async () => {
     const { store, errors } = await synced();
     d.sendWatchText('\n\r\n');

@@ -7,8 +7,9 @@
 //     │         │                       │    … within a second, no event ──► 'error' (very short watch)
 //     │         │                       ├─ ERROR event 410, HTTP 410 ─────► 'expired' (re-list)
 //     │         │                       ├─ ERROR event of another kind ──► 'error'
+//     │         │                       │  (an ERROR event ends the watch at once: aborted)
 //     │         │                       ├─ an event apply() refuses ────► 'error' (aborted)
-//     │         │                       │  (its object has no name)
+//     │         │                       │  (its object has no name, its type is not known)
 //     │         │                       └─ a line the reader refuses, ──► 'error'
 //     │         │                          or apply() threw (watch-request.ts)
 //     │         ├─ no event for WATCH_QUIET_MS ─────────────────────────► 'closed' (resume)
@@ -62,7 +63,7 @@ export type WatchRequest = Parameters<ListerWatcher['watch']>[0];
 export interface WatchHandlers {
   /**
    * An event other than ERROR (ADDED, MODIFIED, DELETED, BOOKMARK, or one not known). An error
-   * returned (an object that is not a named object) ends the watch as a failure.
+   * returned (an object that is not a named object, a type not known) ends the watch as a failure.
    */
   apply(type: string, object: unknown): Error | undefined;
   /** The server answered the watch request. */
@@ -90,8 +91,6 @@ export class WatchSession {
    * short one long.
    */
   private answeredAt = 0;
-  private expired = false;
-  private eventError: unknown;
   private settled = false;
   private stopped = false;
   /** Aborts the watch; set once it is answered, unset once settled. */
@@ -162,9 +161,11 @@ export class WatchSession {
     if (this.isAnswered) this.awaitNextEvent();
     const obj = object as { code?: number };
     if (type === 'ERROR') {
-      if (obj?.code === 410) this.expired = true;
-      else this.eventError = { code: obj?.code, statusCode: obj?.code, body: obj };
-      return;
+      // client-go's watchHandler returns at an ERROR event: the watch ends there, whether or not
+      // the server closes the stream, and nothing after it on the stream is applied
+      this.abort?.();
+      if (obj?.code === 410) return this.finish({ kind: 'expired', events: this.events });
+      return this.finish({ kind: 'error', error: { code: obj?.code, statusCode: obj?.code, body: obj }, events: this.events });
     }
     const failure = this.handlers.apply(type, object);
     if (failure !== undefined) {
@@ -177,8 +178,6 @@ export class WatchSession {
 
   private onDone(err: unknown): void {
     const events = this.events;
-    if (this.expired) return this.finish({ kind: 'expired', events });
-    if (this.eventError !== undefined) return this.finish({ kind: 'error', error: this.eventError, events });
     if (err) {
       const e = err as { statusCode?: unknown; code?: unknown; name?: unknown };
       if (e.statusCode === 410 || e.code === 410) return this.finish({ kind: 'expired', events });
