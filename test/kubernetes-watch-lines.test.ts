@@ -176,6 +176,19 @@ describe('KubernetesStore: watch lines that are not events', () => {
     expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
   });
 
+  // Regression: an event of a type not known was dropped without a word. client-go's watch
+  // decoder refuses it ("got invalid watch event type"), which ends the watch; its reflector re-lists.
+  it('an event of a type not known fails the watch saying so, and the store re-lists', async () => {
+    const { store, errors } = await synced();
+    const line = addedLine('10.0.0.9', '400', 400).replace('"type":"ADDED"', '"type":"UPSERTED"');
+    d.sendWatchText(`${line}\n`);
+    await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+    expect(errors).toEqual([
+      `watch ${RESOURCE}: the API server sent a watch event of a type not known, "UPSERTED" (known: ADDED, MODIFIED, DELETED, BOOKMARK, ERROR)`,
+    ]);
+    expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+  });
+
   it('empty lines between events are no events: skipped, the watch goes on', async () => {
     const { store, errors } = await synced();
     d.sendWatchText('\n\r\n');

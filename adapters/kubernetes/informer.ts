@@ -534,10 +534,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   /**
    * A watch event other than ERROR: applied to the map; its resourceVersion is the new resume
-   * point. An ADDED, MODIFIED or DELETED whose object has no name (null, no metadata) is not
-   * applied: the error returned fails the watch, and the map is listed again after the backoff —
-   * as client-go's reflector does with an event it cannot decode — so it is never cached as a
-   * record named "" nor skipped for good.
+   * point. An ADDED, MODIFIED or DELETED whose object has no name (null, no metadata), or an
+   * event of a type not known, is not applied: the error returned fails the watch, and the map is
+   * listed again after the backoff — as client-go's reflector does with an event it cannot
+   * decode — so it is never cached as a record named "" nor skipped for good.
    */
   private applyEvent(type: string, object: unknown): Error | undefined {
     const obj = object as { metadata?: { resourceVersion?: string } };
@@ -571,7 +571,16 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       case 'BOOKMARK':
         break;
       default:
-        return undefined;
+        // client-go's watch decoder refuses an event of any other type ("got invalid watch event
+        // type"), which ends the watch as a failure; its reflector re-lists after the backoff
+        return new KubernetesApiError(
+          'watch',
+          this.resource,
+          undefined,
+          undefined,
+          undefined,
+          `the API server sent a watch event of a type not known, ${quoteInput(type)} (known: ADDED, MODIFIED, DELETED, BOOKMARK, ERROR)`,
+        );
     }
     const rv = obj?.metadata?.resourceVersion;
     if (rv) {
