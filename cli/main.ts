@@ -244,11 +244,20 @@ ${optionsHelp(MAP_OPTIONS)}`,
 /** The commands, for a "did you mean" after one that is not. */
 const COMMANDS = ['status', 'check', 'map'];
 
+/** What `help` takes besides a command, for the main help: the words that show it, and `version`. */
+const MAIN_HELP_TOPICS = ['help', '--help', '-h', 'version', '--version'];
+
 /**
  * An argument as a message quotes it: JSON text, cut after its first characters when long (a
  * pasted file as an argument would otherwise fill the terminal), as the library quotes input.
  */
 const quoteArg = (text: string | undefined): string => quoteInput(text);
+
+/** The usage error of a command there is not, with the nearest one named: `unknown command "stauts" (did you mean status?)`. */
+function unknownCommand(name: string): UsageError {
+  const near = nearestName(name, COMMANDS);
+  return new UsageError(`unknown command ${quoteArg(name)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
+}
 
 /** Runs the command; resolves to the exit code. Never throws. */
 export async function run(argv: readonly string[], io: Io): Promise<number> {
@@ -274,8 +283,13 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       case 'help':
       case '--help':
       case '-h':
-        // `help status`, as git and kubectl take it: that command's own help
-        if (command === 'help' && rest.length > 0 && COMMANDS.includes(rest[0]!)) return await run([rest[0]!, '--help'], io);
+        if (command === 'help' && rest.length > 0) {
+          const topic = rest[0]!;
+          // `help status`, as git and kubectl take it: that command's own help
+          if (COMMANDS.includes(topic)) return await run([topic, '--help'], io);
+          // help of a command there is not is the usage error that command would be
+          if (!MAIN_HELP_TOPICS.includes(topic)) throw unknownCommand(topic);
+        }
         io.stdout.write(HELP.main(prog));
         return EXIT_CLEAN;
       case 'version':
@@ -294,8 +308,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
               : `${quoteArg(name)} is an option: options come after the command (${prog} ${named} ${name} …)`,
           );
         }
-        const near = nearestName(command, COMMANDS);
-        throw new UsageError(`unknown command ${quoteArg(command)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
+        throw unknownCommand(command);
       }
     }
   } catch (e) {

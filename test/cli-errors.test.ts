@@ -1440,6 +1440,19 @@ describe('ipallocator: failures', () => {
     expect(out).toContain('Usage: kubectl ipallocator check');
   });
 
+  // Regression: `help stauts` printed the main help and exited 0, where `stauts` is a usage error.
+  it('`help` of a command there is not is the usage error that command is; `help help` and `help version` the main help', async () => {
+    expect(await cli(['help', 'stauts'])).toEqual(await cli(['stauts']));
+    expect(await cli(['help', 'stauts'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'ipallocator: unknown command "stauts" (did you mean status?)\n' + "Run 'ipallocator --help' for usage.\n",
+    });
+    expect(await cli(['help', 'frobnicate'])).toEqual(await cli(['frobnicate']));
+    const top = await cli(['--help']);
+    for (const topic of ['help', '--help', '-h', 'version', '--version']) expect(await cli(['help', topic])).toEqual(top);
+  });
+
   // Regression: map's usage line said `--out FILE.svg`, its option list `--out FILE`.
   it("each command's help lists every option with the value its usage line names, and the parser takes each as listed", async () => {
     for (const command of ['status', 'check', 'map']) {
