@@ -302,8 +302,9 @@ export function shortIPv6RangeRefusal(version: Family, length: number): string |
  * apimachinery `pkg/util/validation/ip.go`: "must not be an IPv4-mapped IPv6 address") refuses
  * such IPAddress names. An IPv6 range over the block would hand out names that every text entry
  * point reads back as IPv4: a release would miss its own record and could delete another
- * family's. Range, the reference allocator and ServiceCIDR validation call this; Allocator and
- * MetaAllocator refuse it through rangeRefusal.
+ * family's. Range and the reference allocator call this; Allocator and MetaAllocator refuse it
+ * through rangeRefusal. ServiceCIDR validation does not: the API server stores such a ServiceCIDR
+ * (its validation refuses only a prefix whose address is IPv4-mapped), and a MetaAllocator skips it.
  */
 export function refuseIPv4MappedOverlap(p: Prefix): void {
   const overlap = ipv4MappedOverlap(p);

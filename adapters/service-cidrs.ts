@@ -18,7 +18,7 @@ import { canonicalAddr, formatAddr } from './address.ts';
 import { InvalidArgumentError, InvalidCIDRError } from './errors.ts';
 import { arrayLength, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
-import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
+import { Prefix } from './geometry.ts';
 import { dns1123SubdomainProblems } from './label-rules.ts';
 import { checkWatcher } from './store.ts';
 
@@ -141,12 +141,15 @@ export function serviceCIDRAllocatable(sc: ServiceCIDR): boolean {
 }
 
 /**
- * The API server's validation of spec.cidrs: one or two entries, each a CIDR in canonical form
- * (upstream validation.IsValidCIDR: no bits set past the prefix length, IPv6 as RFC 5952), and
- * when two, one of each family (`may specify no more than one IP for each IP family, i.e
- * 192.168.0.0/24 and 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError, and
- * InvalidRangeError for an IPv6 CIDR overlapping the IPv4-mapped block ::ffff:0:0/96 (see
- * refuseIPv4MappedOverlap).
+ * The API server's validation of spec.cidrs (pkg/apis/networking/validation ValidateServiceCIDR):
+ * one or two entries, each a CIDR in canonical form (apimachinery validation.IsValidCIDR: no bits
+ * set past the prefix length, IPv6 as RFC 5952, no IPv4-mapped IPv6 address), and when two, one
+ * of each family (`may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and
+ * 2001:db8::/64`). Throws InvalidArgumentError / InvalidCIDRError. A CIDR no allocator serves
+ * passes, as the API server stores it: an IPv6 prefix shorter than /64, 255.255.255.255/32 (upstream
+ * NewIPAllocator refuses them, and its MetaAllocator skips them), an IPv6 prefix overlapping the
+ * IPv4-mapped block, `::/64` (every allocator here refuses it: refuseIPv4MappedOverlap). A
+ * MetaAllocator skips each (skipped(), onSkip).
  */
 export function validateServiceCIDRSpec(cidrs: readonly unknown[]): void {
   checkedCIDRs(cidrs);
@@ -165,7 +168,6 @@ function checkedCIDRs(cidrs: unknown): string[] {
   const given = readElements(cidrs, length, 'spec.cidrs');
   const families = given.map((c) => {
     const p = Prefix.parse(c);
-    refuseIPv4MappedOverlap(p);
     if (c !== p.cidr) {
       const hostBits = canonicalAddr((c as string).slice(0, (c as string).indexOf('/'))) !== formatAddr(p.version, p.network);
       throw new InvalidCIDRError(

@@ -843,6 +843,32 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(() => source.deleteServiceCIDR('y')).toThrow(InvalidArgumentError);
   });
 
+  // Regression: ::/64 was refused (InvalidRangeError) while 2001:db8::/48 and 255.255.255.255/32
+  // were taken. The API server's validation (ValidateServiceCIDR, validation.IsValidCIDR) takes
+  // all three; its allocator refuses ranges (NewIPAllocator), and its MetaAllocator skips them.
+  it('the in-memory source takes the CIDRs the API server stores and no allocator serves; a MetaAllocator skips them', () => {
+    const source = new InMemoryServiceCIDRs();
+    const v4 = new MetaAllocator('IPv4', source, { store: new MemoryStore() });
+    const v6 = new MetaAllocator('IPv6', source, { store: new MemoryStore() });
+    source.addServiceCIDR('short', ['2001:db8::/48']);
+    source.addServiceCIDR('all-ones', ['255.255.255.255/32']);
+    source.addServiceCIDR('mapped-overlap', ['::/64']);
+    source.addServiceCIDR('served', ['10.0.0.0/24', 'fd00::/64']);
+    expect(source.list().map((sc) => sc.name)).toEqual(['short', 'all-ones', 'mapped-overlap', 'served']);
+    const skips = (meta: MetaAllocator) => meta.skipped().map((s) => [s.serviceCIDR, s.cidr, s.reason.constructor.name]);
+    expect(skips(v4)).toEqual([['all-ones', '255.255.255.255/32', 'InvalidRangeError']]);
+    expect(skips(v6)).toEqual([
+      ['short', '2001:db8::/48', 'InvalidRangeError'],
+      ['mapped-overlap', '::/64', 'InvalidRangeError'],
+    ]);
+    expect([v4.ranges().map((r) => r.cidr), v6.ranges().map((r) => r.cidr)]).toEqual([['10.0.0.0/24'], ['fd00::/64']]);
+    // a prefix whose address is IPv4-mapped is what the API server refuses ("must not have an
+    // IPv4-mapped IPv6 address")
+    expect(() => source.addServiceCIDR('x', ['::ffff:10.0.0.0/104'])).toThrow(InvalidCIDRError);
+    v4.destroy();
+    v6.destroy();
+  });
+
   it('a MetaAllocator created late sees the ServiceCIDRs already there; destroy stops everything', async () => {
     const store = new FaultyMemoryStore();
     const source = new InMemoryServiceCIDRs();

@@ -318,23 +318,34 @@ describe('constructors and prefix parsing', () => {
       }
     },
   );
-  it('ServiceCIDRs over the IPv4-mapped block are refused by validation, and skipped by a MetaAllocator fed them unvalidated', async () => {
+  // The API server's validation (ValidateServiceCIDR) takes a prefix over the IPv4-mapped block,
+  // refusing only one whose address is IPv4-mapped; the allocators here refuse its range.
+  it('ServiceCIDRs over the IPv4-mapped block are taken by validation, as the API server takes them, and skipped by a MetaAllocator', async () => {
     const src = new InMemoryServiceCIDRs();
-    for (const cidr of ['::/64', '::fffe:0:0/95']) {
-      await check(cidr, () => src.addServiceCIDR('mapped', [cidr]), { error: InvalidRangeError, quotes: IPV4_MAPPED_MESSAGE });
-      await check(cidr, () => validateServiceCIDRSpec(['10.0.0.0/24', cidr]), { error: InvalidRangeError, quotes: IPV4_MAPPED_MESSAGE });
+    const cidrs = ['::/64', '::fffe:0:0/95', '::/80'];
+    for (const cidr of cidrs) {
+      await check(cidr, () => src.addServiceCIDR(`mapped-${cidrs.indexOf(cidr)}`, [cidr]), { ok: true });
+      await check(cidr, () => validateServiceCIDRSpec(['10.0.0.0/24', cidr]), { ok: true });
     }
-    src.addServiceCIDR('mapped', ['::/80'], { unvalidated: true });
+    await check('::ffff:10.0.0.0/104', () => validateServiceCIDRSpec(['::ffff:10.0.0.0/104']), { error: InvalidCIDRError });
     const skipped: string[] = [];
+    const reasons: string[] = [];
     await check(
-      '::/80',
+      cidrs,
       () => {
-        const m = new MetaAllocator('IPv6', src, { store: metaStore, onSkip: (s) => skipped.push(s.cidr) });
+        const m = new MetaAllocator('IPv6', src, {
+          store: metaStore,
+          onSkip: (s) => {
+            skipped.push(s.cidr);
+            reasons.push(s.reason.message);
+          },
+        });
         m.destroy();
       },
       { ok: true },
     );
-    expect(skipped).toEqual(['::/80']);
+    expect(skipped).toEqual(cidrs);
+    for (const reason of reasons) expect(reason).toContain(IPV4_MAPPED_MESSAGE);
   });
   it('MetaAllocator: bad family and policy → InvalidArgumentError; unservable CIDRs are skipped, not thrown', async () => {
     for (const fam of ['ipv4', 'IPv5', null, 4]) {
