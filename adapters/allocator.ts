@@ -58,7 +58,7 @@ export interface IndexedAllocatorOptions extends AllocatorOptions {
    * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
    * scan, the same draws and answers as ReferenceAllocator), 'legacy-bitmap', 'sequential',
    * 'lowest-free', 'random-free', or a strategy object — coolDown(…) of any of them, or your own
-   * (adapters/strategies.ts). A cool-down holds back addresses released by anyone on the store.
+   * (adapters/strategies.ts; coolDown: adapters/cool-down.ts). A cool-down holds back addresses released by anyone on the store.
    */
   strategy?: StrategyOption | undefined;
 }

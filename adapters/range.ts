@@ -82,7 +82,7 @@ export interface RangeOptions {
   /**
    * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
    * scan), 'legacy-bitmap', 'sequential', 'lowest-free', 'random-free', or a strategy object —
-   * coolDown(…) of any of them, or your own (adapters/strategies.ts).
+   * coolDown(…) of any of them, or your own (adapters/strategies.ts; coolDown: adapters/cool-down.ts).
    */
   strategy?: StrategyOption | undefined;
   /** Registers the upstream metrics for this range at once: a prom-client Registry, or true for the default one (as enableMetrics). */

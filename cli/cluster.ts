@@ -772,7 +772,7 @@ class ResourceNotServed extends Error {}
 /**
  * Refuses, unsent, a request for an IPAddress whose name no object can have: longer than the API
  * server allows for any object (MAX_NAME), or "", "." or "..", which a URL resolves away — the
- * request would reach the collection, and a DELETE there deletes every IPAddress. The listing that
+ * request would reach the collection, and a DELETE there is a delete of the whole collection. The listing that
  * gave it was malformed. A failure about that one object: --fix goes on with the others.
  */
 function refuseImpossibleName(verb: 'get' | 'delete', name: string): void {
