@@ -838,10 +838,12 @@ let bFailed = false;
 // The keys being built from (module globals): slots [0, srcCap) of srcSlots in order, EMPTY
 // skipped, and srcX merged in where it belongs while curX. A rebuild reads the old node's own
 // slots: a sorted copy beside the old node and the new ones took a block as large as the node.
-// A bulk build reads its sorted keys, a block with no gaps (srcDense). The cursor: curSlot, the
-// next slot to read, and curX, whether srcX is still to come.
+// srcChunks: the old node's chunk counts (S7), 0 when it keeps none. A bulk build reads its
+// sorted keys, a block with no gaps (srcDense). The cursor: curSlot, the next slot to read, and
+// curX, whether srcX is still to come.
 let srcSlots: usize = 0;
 let srcCap: u32 = 0;
+let srcChunks: usize = 0;
 let srcDense = false;
 let srcX: u64 = 0;
 let curSlot: u32 = 0;
@@ -866,31 +868,44 @@ let curX = false;
   return k;
 }
 
-/** u64 [j]: the (size >> j)-th key from the cursor, the last of a chunk halved j times (srcLasts). */
-const LAST_KEYS: usize = memory.data(32 * 8, 8);
-
 /**
- * Fills LAST_KEYS for a chunk of `size` keys from the cursor (size ≥ 1) and its halvings, the
- * cursor left where it was: one walk over the chunk's slots, however often it is halved.
+ * The slot of the n-th occupied slot from the cursor (n ≥ 1), srcX not counted; srcCap when
+ * fewer are left. With chunk counts it passes 64 slots per count byte, so finding the last key
+ * of a chunk to build reads the counts and at most two chunks of slots, not all of them.
  */
-function srcLasts(size: u32): void {
-  let j: i32 = 31 - <i32>clz<u32>(size); //  size >> j = 1
-  if (srcDense) {
-    for (; j >= 0; j--) store<u64>(LAST_KEYS + (<usize>j << 3), slot(srcSlots, curSlot + (size >>> <u32>j) - 1));
-    return;
-  }
-  const at = curSlot;
-  const x = curX;
-  let want = size >>> <u32>j;
-  for (let i: u32 = 1; j >= 0; i++) {
-    const k = srcNext();
-    if (i == want) {
-      store<u64>(LAST_KEYS + (<usize>j << 3), k);
-      if (--j >= 0) want = size >>> <u32>j;
+function nthSlot(n: u32): u32 {
+  let i = curSlot;
+  let left = n; //  occupied slots still to pass, the n-th included
+  if (srcChunks != 0 && i < srcCap) {
+    let c = i >>> CHUNK_BITS;
+    let end = (c + 1) << CHUNK_BITS;
+    //  the cursor's own chunk from the cursor on, then whole chunks by their counts
+    let inChunk = occupied(srcSlots, i, end < srcCap ? end : srcCap);
+    while (inChunk < left) {
+      left -= inChunk;
+      i = ++c << CHUNK_BITS;
+      if (i >= srcCap) return srcCap;
+      inChunk = <u32>load<u8>(srcChunks + <usize>c);
     }
   }
-  curSlot = at;
-  curX = x;
+  for (; i < srcCap; i++) {
+    if (slot(srcSlots, i) != EMPTY && --left == 0) return i;
+  }
+  return srcCap;
+}
+
+/** The n-th key of the source from the cursor (1 ≤ n ≤ the keys left), the cursor left where it was. */
+function srcKey(n: u32): u64 {
+  if (srcDense) return slot(srcSlots, curSlot + n - 1);
+  const i = nthSlot(n);
+  const k = i < srcCap ? slot(srcSlots, i) : EMPTY;
+  if (!curX || k < srcX) return k;
+  //  srcX is among the first n keys, so the n-th is srcX or the (n − 1)-th slot key, the larger
+  if (n == 1) return srcX;
+  let j = i - 1; //  n − 1 ≥ 1 occupied slots lie in [curSlot, i)
+  while (slot(srcSlots, j) == EMPTY) j--;
+  const before = slot(srcSlots, j);
+  return before > srcX ? before : srcX;
 }
 
 /**
@@ -979,15 +994,10 @@ function buildAll(m: u32, fence: u64): bool {
     let size = (left + chunks - 1) / chunks;
     const at = curSlot;
     const x = curX;
-    srcLasts(size);
-    let halved: usize = 0;
-    while (!buildNode(size, lgFor(size), load<u64>(LAST_KEYS + (halved << 3)), fence, a == 0)) {
+    while (!buildNode(size, lgFor(size), srcKey(size), fence, a == 0)) {
       if (bFailed) return false;
       //  a single key always fits (home 0), so this ends
-      if (size > 1) {
-        size >>>= 1;
-        halved++;
-      }
+      if (size > 1) size >>>= 1;
       curSlot = at;
       curX = x;
     }
@@ -1005,15 +1015,19 @@ function dropBuilt(): void {
   if (bDir != 0) hfree(bDir, <usize>bCap << ENTRY_BITS);
 }
 
-/** An empty directory to build into, from `cap` slots at `slots` (dense: no EMPTY among them), with x merged in when withX. */
+/**
+ * An empty directory to build into, from `cap` slots at `slots` (dense: no EMPTY among them;
+ * chunks: their chunk counts, or 0), with x merged in when withX.
+ */
 // @ts-ignore: decorator
-@inline function startBuild(slots: usize, cap: u32, dense: bool, x: u64, withX: bool): void {
+@inline function startBuild(slots: usize, cap: u32, chunks: usize, dense: bool, x: u64, withX: bool): void {
   bDir = 0;
   bCap = 0;
   bNodes = 0;
   bFailed = false;
   srcSlots = slots;
   srcCap = cap;
+  srcChunks = chunks;
   srcDense = dense;
   srcX = x;
   curSlot = 0;
@@ -1034,8 +1048,8 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
     m += cntOf(e);
   }
   //  the old node's slots are read as they are (the keys ascend, S2) until the new nodes are in
-  if (e != 0) startBuild(slotsOf(e), capOf(e), false, x, withX);
-  else startBuild(0, 0, false, x, withX);
+  if (e != 0) startBuild(slotsOf(e), capOf(e), chunkedNode(e) ? chunksOf(e) : 0, false, x, withX);
+  else startBuild(0, 0, 0, false, x, withX);
   const fence: u64 = e != 0 ? load<u64>(e + N_FENCE) : 0;
   if (!buildAll(m, fence)) {
     dropBuilt();
@@ -1085,7 +1099,7 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
  * 7/10). true, or false when memory ran out (then nothing changed).
  */
 export function singles_build(t: usize, keys: usize, m: u32): bool {
-  startBuild(keys, m, true, 0, false);
+  startBuild(keys, m, 0, true, 0, false);
   if (m != 0 && !buildAll(m, 0)) {
     dropBuilt();
     return false;
