@@ -100,17 +100,24 @@ export function closeReusedConnections(kc: KubeConfig): void {
  * What makes two requests' dispatchers interchangeable: the server (its scheme decides how a
  * proxy is asked), the proxy, and every TLS option client-node passes (CA, client certificate and
  * key, passphrase, server name, verification). Hashed, so that the key material is not held a
- * second time in the map's keys.
+ * second time in the map's keys. Each part goes in with its length: a separator alone could be
+ * inside a value (a NUL byte in a key file), and two different settings would then hash the same.
  */
 function dispatcherKey(cluster: Cluster | null, agentOptions: Record<string, unknown>): string {
   const hash = createHash('sha256');
+  const part = (tag: string, content: Uint8Array | string) => {
+    const bytes = typeof content === 'string' ? Buffer.from(content) : content;
+    hash.update(`${tag}${bytes.byteLength}:`).update(bytes);
+  };
   const add = (name: string, value: unknown) => {
-    hash.update(`${name}\0`);
-    if (value === undefined || value === null) hash.update('-\0');
-    else if (value instanceof Uint8Array) hash.update('b').update(value).update('\0');
-    else if (Array.isArray(value)) for (const [i, v] of value.entries()) add(`${name}[${i}]`, v);
-    else if (typeof value === 'object') hash.update(`object:${JSON.stringify(value)}\0`);
-    else hash.update(`${typeof value}:${String(value)}\0`);
+    part('n', name);
+    if (value === undefined || value === null) hash.update('-');
+    else if (value instanceof Uint8Array) part('b', value);
+    else if (Array.isArray(value)) {
+      hash.update(`a${value.length}:`);
+      for (const [i, v] of value.entries()) add(`${name}[${i}]`, v);
+    } else if (typeof value === 'object') part('o', JSON.stringify(value));
+    else part(typeof value, String(value));
   };
   add('server', cluster?.server);
   add('proxy', cluster?.proxyUrl);
