@@ -154,22 +154,6 @@ export function httpCode(err: unknown): number | undefined {
 }
 
 /**
- * Converts anything a client-node call threw into a header-free error:
- * 409 AlreadyExists on create → AlreadyExistsError; 404 on delete/get of the object →
- * NotFoundError; everything else → KubernetesApiError. Errors of ours (a timed-out request's
- * KubernetesApiError, ErrDestroyed from close()) pass through unchanged.
- *
- * A 404 that names no object (its Status has no details.name, or there is no Status) is the
- * server saying it does not serve the resource at that API version — a cluster before
- * Kubernetes 1.33 serves networking.k8s.io v1beta1 only — not that the object is missing: it is
- * a KubernetesApiError saying so, never a NotFoundError (get would read it as "no such address").
- *
- * A failure without an HTTP status says the error and its causes, then the server when given
- * (`server`: as messages show it, shownServer — no credentials, query or fragment): e.g. `list
- * ipaddresses.networking.k8s.io: fetch failed: bad port (the API server at https://127.0.0.1:1)`
- * — unless it failed on the user's credentials (an exec plugin's, say), before anything was sent.
- */
-/**
  * The origin a failed request was last sent to when a redirect took it away from the API server
  * (`http://sso.example:8443`), by the error it failed with: client-node 2.x's fetch follows a
  * redirect, and its answer does not say where it ended (IsomorphicFetchHttpLibrary drops the
@@ -198,6 +182,26 @@ export function answeredBy(origin: string | undefined, server: string | undefine
   return origin === undefined ? apiServer : `${origin}, where ${apiServer} redirected the request`;
 }
 
+/**
+ * Converts anything a client-node call threw into a header-free error:
+ * 409 AlreadyExists on create → AlreadyExistsError; 404 on delete/get of the object →
+ * NotFoundError; everything else → KubernetesApiError. Errors of ours (a timed-out request's
+ * KubernetesApiError, ErrDestroyed from close()) pass through unchanged.
+ *
+ * A 404 that names no object (its Status has no details.name, or there is no Status) is the
+ * server saying it does not serve the resource at that API version — a cluster before
+ * Kubernetes 1.33 serves networking.k8s.io v1beta1 only — not that the object is missing: it is
+ * a KubernetesApiError saying so, never a NotFoundError (get would read it as "no such address").
+ *
+ * A failure without an HTTP status says the error and its causes, then the server when given
+ * (`server`: as messages show it, shownServer — no credentials, query or fragment): e.g. `list
+ * ipaddresses.networking.k8s.io: fetch failed: bad port (the API server at https://127.0.0.1:1)`
+ * — unless it failed on the user's credentials (an exec plugin's, say), before anything was sent.
+ *
+ * A request a redirect took to another host (noteRedirect) fails with a KubernetesApiError naming
+ * that host (answeredBy): its 404 or 409 says nothing of the object, and is never a NotFoundError
+ * or an AlreadyExistsError.
+ */
 export function translate(
   err: unknown,
   verb: 'create' | 'delete' | 'get' | 'list' | 'watch',
