@@ -253,10 +253,24 @@ const MAIN_HELP_TOPICS = ['help', '--help', '-h', 'version', '--version'];
  */
 const quoteArg = (text: string | undefined): string => quoteInput(text);
 
-/** The usage error of a command there is not, with the nearest one named: `unknown command "stauts" (did you mean status?)`. */
-function unknownCommand(name: string): UsageError {
-  const near = nearestName(name, COMMANDS);
-  return new UsageError(`unknown command ${quoteArg(name)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
+/**
+ * The usage error of a word given where a command goes that is none: `unknown command "stauts"
+ * (did you mean status?)`, or, for an option (kubectl takes --kubeconfig/--context before its
+ * verb; here options follow the command), `"--context" is an option: …` — its name only, since
+ * its value may be a secret (--token=…). `rest`: the words after it, which may name the command.
+ */
+function notACommand(word: string, rest: readonly string[], prog: string): UsageError {
+  if (word.startsWith('-')) {
+    const named = rest.find((a) => COMMANDS.includes(a));
+    const name = word.split('=')[0]!;
+    return new UsageError(
+      named === undefined
+        ? `${quoteArg(name)} is an option: a command comes first (${COMMANDS.join(', ')}), its options after it`
+        : `${quoteArg(name)} is an option: options come after the command (${prog} ${named} ${name} …)`,
+    );
+  }
+  const near = nearestName(word, COMMANDS);
+  return new UsageError(`unknown command ${quoteArg(word)}${near === undefined ? '' : ` (did you mean ${near}?)`}`);
 }
 
 /** Runs the command; resolves to the exit code. Never throws. */
@@ -288,7 +302,7 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
           // `help status`, as git and kubectl take it: that command's own help
           if (COMMANDS.includes(topic)) return await run([topic, '--help'], io);
           // help of a command there is not is the usage error that command would be
-          if (!MAIN_HELP_TOPICS.includes(topic)) throw unknownCommand(topic);
+          if (!MAIN_HELP_TOPICS.includes(topic)) throw notACommand(topic, [], prog);
         }
         io.stdout.write(HELP.main(prog));
         return EXIT_CLEAN;
@@ -296,20 +310,8 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
       case '--version':
         io.stdout.write(`${packageVersion()}\n`);
         return EXIT_CLEAN;
-      default: {
-        if (command.startsWith('-')) {
-          // kubectl takes --kubeconfig/--context before its verb; here options follow the command
-          const named = rest.find((a) => COMMANDS.includes(a));
-          // the option's name only: its value may be a secret (--token=…)
-          const name = command.split('=')[0]!;
-          throw new UsageError(
-            named === undefined
-              ? `${quoteArg(name)} is an option: a command comes first (${COMMANDS.join(', ')}), its options after it`
-              : `${quoteArg(name)} is an option: options come after the command (${prog} ${named} ${name} …)`,
-          );
-        }
-        throw unknownCommand(command);
-      }
+      default:
+        throw notACommand(command, rest, prog);
     }
   } catch (e) {
     // on a terminal, the line may hold a listing's progress: the error starts on a clear line

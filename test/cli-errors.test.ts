@@ -1453,6 +1453,15 @@ describe('ipallocator: failures', () => {
     for (const topic of ['help', '--help', '-h', 'version', '--version']) expect(await cli(['help', topic])).toEqual(top);
   });
 
+  // Regression: `help --token=…` quoted the whole word, value and all, as an unknown command.
+  it('`help` of an option is the usage error that option is, naming it without its value', async () => {
+    const asked = await cli(['help', '--token=SECRET_IN_ARGS']);
+    expect(asked).toEqual(await cli(['--token=SECRET_IN_ARGS']));
+    expect(asked.code).toBe(2);
+    expect(asked.stderr).toContain('"--token" is an option');
+    expect(asked.stderr).not.toContain('SECRET_IN_ARGS');
+  });
+
   // Regression: map's usage line said `--out FILE.svg`, its option list `--out FILE`.
   it("each command's help lists every option with the value its usage line names, and the parser takes each as listed", async () => {
     for (const command of ['status', 'check', 'map']) {
