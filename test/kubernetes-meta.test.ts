@@ -124,6 +124,28 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       .sort();
 
   describe('objects and helpers', () => {
+    // Regression: each call sent its requests through dispatchers of its own that nothing closed:
+    // their connections stayed open until undici's idle timeout, one per call.
+    it('createServiceCIDR and deleteServiceCIDR close the connections they opened, whatever the outcome', async () => {
+      const made: { destroyed: boolean }[] = [];
+      const clientNode = (kc as unknown as { createDispatcher: (...a: unknown[]) => unknown }).createDispatcher;
+      Object.assign(kc, {
+        createDispatcher(this: unknown, ...args: unknown[]) {
+          const dispatcher = clientNode.apply(this, args) as { destroyed: boolean } | undefined;
+          if (dispatcher !== undefined) made.push(dispatcher);
+          return dispatcher;
+        },
+      });
+      await createServiceCIDR(kc, 'closing', ['10.103.0.0/24']);
+      await createServiceCIDR(kc, 'closing', ['10.103.0.0/24']); // 409, read back
+      expect(await deleteServiceCIDR(kc, 'closing')).toBe(true);
+      expect(await deleteServiceCIDR(kc, 'closing')).toBe(false); // 404
+      d.failNext('create', 1, 400);
+      await rejection(createServiceCIDR(kc, 'refused', ['10.104.0.0/24']));
+      expect(made.length).toBeGreaterThanOrEqual(5);
+      expect(made.filter((m) => !m.destroyed)).toEqual([]);
+    });
+
     it('maps spec.cidrs, the Ready condition, deletion and creation timestamps', () => {
       const base = {
         metadata: { name: 'a', uid: 'u', resourceVersion: '7', creationTimestamp: '2025-01-02T03:04:05Z' },

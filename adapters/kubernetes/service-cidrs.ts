@@ -231,7 +231,10 @@ export async function createServiceCIDR(
   } catch (err) {
     const e = apiError(err, 'create', name, requests);
     if (e.code !== 409 || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
-    return existingAsAsked(api, requests, body, e);
+    return await existingAsAsked(api, requests, body, e);
+  } finally {
+    // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
+    requests.closeConnections();
   }
   const problem = checkObject(created, 'ServiceCIDR', name, undefined, body.apiVersion);
   if (problem !== undefined) throw malformed(problem);
@@ -336,6 +339,9 @@ export async function deleteServiceCIDR(
     const e = apiError(err, 'delete', name, requests);
     if (e.code === 404 && namesObject(e.status)) return false; // no such ServiceCIDR (not: the version is not served)
     throw e;
+  } finally {
+    // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
+    requests.closeConnections();
   }
 }
 
