@@ -71,6 +71,7 @@ import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/k
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, GROUP, isPathSegmentName, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
+import { closeReusedConnections } from '../adapters/kubernetes/reused-connections.ts';
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, ClusterError, ObjectForbiddenError } from './errors.ts';
@@ -370,6 +371,13 @@ export class Cluster {
     this.networking = this.kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
     this.onProgress = options.onProgress;
     this.requests = new ApiRequests(this.server, options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS, kc);
+  }
+  /**
+   * Closes the connections this cluster's requests opened (they are kept for the next request):
+   * a command run in-process (run(), the tests) leaves none open behind it.
+   */
+  close(): void {
+    closeReusedConnections(this.kc);
   }
 
   /** Every ServiceCIDR, as the MetaAllocator reads them. */

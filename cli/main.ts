@@ -19,7 +19,7 @@ import { quoteInput } from '../adapters/quote.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import { Range } from '../adapters/range.ts';
 import { REPAIR_GRACE_MS, findProblems, fix, notFixedSummary, render as renderCheck, type CheckReport } from './check.ts';
-import type { Cluster, ClusterOptions } from './cluster.ts';
+import type { Cluster, ClusterOptions, ListedIPAddress } from './cluster.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
@@ -574,11 +574,15 @@ async function status(args: readonly string[], io: Io, prog: string): Promise<nu
   }
   const top = wholeNumberOption(STATUS_OPTIONS, 'top', values.top);
   const cluster = await connect(values, io);
-  const serviceCIDRs = await cluster.serviceCIDRs();
-  const ipAddresses = await cluster.ipAddresses();
-  const report = summarize(cluster, serviceCIDRs, ipAddresses);
-  io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderStatus(report, { top }));
-  return EXIT_CLEAN;
+  try {
+    const serviceCIDRs = await cluster.serviceCIDRs();
+    const ipAddresses = await cluster.ipAddresses();
+    const report = summarize(cluster, serviceCIDRs, ipAddresses);
+    io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderStatus(report, { top }));
+    return EXIT_CLEAN;
+  } finally {
+    cluster.close();
+  }
 }
 
 // ── check ───────────────────────────────────────────────────────────────────────────────────
@@ -594,58 +598,62 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   const graceMs = wholeNumberOption(CHECK_OPTIONS, 'grace', values.grace) * 1000;
   const now = io.now ?? Date.now;
   const cluster = await connect(values, io);
-  const serviceCIDRs = await cluster.serviceCIDRs();
-  const ipAddresses = await cluster.ipAddresses();
-  const services = await cluster.services();
-  const { findings, pending } = findProblems({ ipAddresses, services, serviceCIDRs }, { now: now(), graceMs });
-  const report: CheckReport = {
-    schema: 'ipallocator/check/v1',
-    context: cluster.context,
-    server: cluster.server,
-    graceSeconds: graceMs / 1000,
-    findings,
-    pending,
-    fixed: null,
-    clean: findings.length === 0,
-  };
-  const deletable = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
-  if (values.fix) {
-    let confirmed = values.yes === true || deletable.length === 0;
-    if (!confirmed) {
-      // A person answering at a terminal sees what would go before saying yes; an answer piped in
-      // was given before the question, and the report below lists every finding anyway.
-      // the first --top of them: a cluster-wide leak can be 10^5 lines
-      if (io.stdin.isTTY === true) {
-        const leaks = findings.filter((f) => f.fix === 'delete');
-        for (const f of leaks.slice(0, top)) io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
-        if (leaks.length > top) io.stderr.write(`  … and ${formatCount(leaks.length - top)} more (--top N lists more here)\n`);
+  try {
+    const serviceCIDRs = await cluster.serviceCIDRs();
+    const ipAddresses = await cluster.ipAddresses();
+    const services = await cluster.services();
+    const { findings, pending } = findProblems({ ipAddresses, services, serviceCIDRs }, { now: now(), graceMs });
+    const report: CheckReport = {
+      schema: 'ipallocator/check/v1',
+      context: cluster.context,
+      server: cluster.server,
+      graceSeconds: graceMs / 1000,
+      findings,
+      pending,
+      fixed: null,
+      clean: findings.length === 0,
+    };
+    const deletable = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
+    if (values.fix) {
+      let confirmed = values.yes === true || deletable.length === 0;
+      if (!confirmed) {
+        // A person answering at a terminal sees what would go before saying yes; an answer piped in
+        // was given before the question, and the report below lists every finding anyway.
+        // the first --top of them: a cluster-wide leak can be 10^5 lines
+        if (io.stdin.isTTY === true) {
+          const leaks = findings.filter((f) => f.fix === 'delete');
+          for (const f of leaks.slice(0, top)) io.stderr.write(`  ${f.kind}: ${shown(f.message)}\n`);
+          if (leaks.length > top) io.stderr.write(`  … and ${formatCount(leaks.length - top)} more (--top N lists more here)\n`);
+        }
+        io.stderr.write(`Delete ${counted(deletable.length, 'IPAddress object')} (${shown(fewOf(deletable.map(named)))})? [y/N] `);
+        const answer = await readLine(io.stdin);
+        if (answer === undefined) io.stderr.write('\n');
+        confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
       }
-      io.stderr.write(`Delete ${counted(deletable.length, 'IPAddress object')} (${shown(fewOf(deletable.map(named)))})? [y/N] `);
-      const answer = await readLine(io.stdin);
-      if (answer === undefined) io.stderr.write('\n');
-      confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
+      report.fixed = confirmed
+        ? await fix(cluster, findings, { now, graceMs })
+        : { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: true };
+      // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
+      const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
+      report.clean = findings.every((f) => f.fix === 'delete' && settled.has(f.ip));
     }
-    report.fixed = confirmed
-      ? await fix(cluster, findings, { now, graceMs })
-      : { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: true };
-    // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
-    const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
-    report.clean = findings.every((f) => f.fix === 'delete' && settled.has(f.ip));
+    io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report, { top }));
+    // fixing stopped at an error about the cluster, not about a leak: exit 2, as the same error
+    // would have ended the listing
+    const stopped = report.fixed?.stoppedBy ?? null;
+    if (stopped !== null) throw new CliError(`--fix stopped: ${stopped}`);
+    // a permission refused for some objects: exit 2, as a refused listing, after fixing the others
+    const denied = report.fixed?.failed.filter((e) => e.denied).map((e) => e.ip) ?? [];
+    if (denied.length > 0) {
+      const summary = notFixedSummary(report.fixed!)!;
+      throw new CliError(
+        `--fix was refused (403 Forbidden) for ${denied.length === 1 ? 'IPAddress' : `${formatCount(denied.length)} IPAddresses:`} ${shown(fewOf(denied.map(named)))}; ${summary[0]!.toLowerCase()}${summary.slice(1, -1)}`,
+      );
+    }
+    return report.clean ? EXIT_CLEAN : EXIT_FOUND;
+  } finally {
+    cluster.close();
   }
-  io.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : renderCheck(report, { top }));
-  // fixing stopped at an error about the cluster, not about a leak: exit 2, as the same error
-  // would have ended the listing
-  const stopped = report.fixed?.stoppedBy ?? null;
-  if (stopped !== null) throw new CliError(`--fix stopped: ${stopped}`);
-  // a permission refused for some objects: exit 2, as a refused listing, after fixing the others
-  const denied = report.fixed?.failed.filter((e) => e.denied).map((e) => e.ip) ?? [];
-  if (denied.length > 0) {
-    const summary = notFixedSummary(report.fixed!)!;
-    throw new CliError(
-      `--fix was refused (403 Forbidden) for ${denied.length === 1 ? 'IPAddress' : `${formatCount(denied.length)} IPAddresses:`} ${shown(fewOf(denied.map(named)))}; ${summary[0]!.toLowerCase()}${summary.slice(1, -1)}`,
-    );
-  }
-  return report.clean ? EXIT_CLEAN : EXIT_FOUND;
 }
 
 /** One line from `input`, or undefined when it ends first. */
@@ -754,8 +762,14 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
       );
     }
     rangeMap = emptyMap(prefix!);
+    let listed: ListedIPAddress[];
+    try {
+      listed = await cluster.ipAddresses();
+    } finally {
+      cluster.close();
+    }
     // a name listed more than once (a broken server or proxy) is one address, as `status` counts it
-    for (const r of onePerName(await cluster.ipAddresses()).ipAddresses) {
+    for (const r of onePerName(listed).ipAddresses) {
       const addr = allocatedAddress(r.name);
       const at = addr === undefined ? undefined : offsetIn(prefix!, addr);
       if (at !== undefined) markAllocated(rangeMap, at[0], at[1]);

@@ -3,7 +3,8 @@
 // IPAddress loop deletes (after confirmation, each re-checked first).
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
 import { fix, findProblems } from '../cli/check.ts';
 import { Cluster as KubeCluster } from '../cli/cluster.ts';
@@ -629,6 +630,33 @@ describe('ipallocator check', () => {
     }
     const paths = [...c.double.requestsOf('get'), ...c.double.requestsOf('delete')].map((q) => q.path);
     expect(paths.filter((p) => !/\/ipaddresses\/10\.96\.0\.4[23]$|\/services\/gone$/.test(p))).toEqual([]);
+  });
+
+  it('status, check --fix and map close the connections they opened before they return (a run in-process leaves none)', async () => {
+    // Found in review: the command line kept its connections, which lived on after run() returned
+    // until undici's idle timeout closed them.
+    addIPAddress(c.double, '10.96.0.45', { namespace: 'default', name: 'gone' });
+    const made: { destroyed: boolean }[] = [];
+    // client-node makes each request's dispatcher here (private in its types)
+    const proto = KubeConfig.prototype as unknown as { createDispatcher: (...args: unknown[]) => unknown };
+    const clientNode = proto.createDispatcher;
+    const spy = vi.spyOn(proto, 'createDispatcher').mockImplementation(function (this: unknown, ...args: unknown[]) {
+      const dispatcher = clientNode.apply(this, args) as { destroyed: boolean } | undefined;
+      if (dispatcher !== undefined) made.push(dispatcher);
+      return dispatcher;
+    });
+    try {
+      for (const argv of [['status'], ['check', '--fix', '--yes'], ['map', '10.96.0.0/24']]) {
+        const r = await cli([...argv, '--kubeconfig', c.kubeconfig], { now: later });
+        expect(r.stderr, argv.join(' ')).toBe('');
+        expect(made.length, argv.join(' ')).toBeGreaterThan(0);
+        expect(made.filter((m) => !m.destroyed).length, argv.join(' ')).toBe(0);
+        made.length = 0;
+      }
+    } finally {
+      spy.mockRestore();
+    }
+    expect(names(c.double)).not.toContain('10.96.0.45'); // the fix ran
   });
 
   it('a bad-labels finding names only the labels that are missing or wrong', async () => {
