@@ -532,6 +532,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   // --- applying changes ------------------------------------------------------------------------
 
+  /** The failure of a watch whose event is refused (`why`): lastError says it, and the store re-lists. */
+  private refusedEvent(why: string): KubernetesApiError {
+    return new KubernetesApiError('watch', this.resource, undefined, undefined, undefined, why);
+  }
+
   /**
    * A watch event other than ERROR: applied to the map; its resourceVersion is the new resume
    * point. An ADDED, MODIFIED or DELETED whose object has no name (null, no metadata), or an
@@ -555,14 +560,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         const problem =
           namedObjectProblem(object) ?? typeProblem(object as object, kind, { apiVersion: this.apiVersion }) ?? fieldProblem(object, kind);
         if (problem !== undefined) {
-          return new KubernetesApiError(
-            'watch',
-            this.resource,
-            undefined,
-            undefined,
-            undefined,
-            `the API server sent ${type === 'ADDED' ? 'an' : 'a'} ${type} event whose object is ${problem}`,
-          );
+          return this.refusedEvent(`the API server sent ${type === 'ADDED' ? 'an' : 'a'} ${type} event whose object is ${problem}`);
         }
         if (type === 'DELETED') this.remove(this.convert(obj));
         else this.upsert(this.convert(obj));
@@ -573,12 +571,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       default:
         // client-go's watch decoder refuses an event of any other type ("got invalid watch event
         // type"), which ends the watch as a failure; its reflector re-lists after the backoff
-        return new KubernetesApiError(
-          'watch',
-          this.resource,
-          undefined,
-          undefined,
-          undefined,
+        return this.refusedEvent(
           `the API server sent a watch event of a type not known, ${quoteInput(type)} (known: ADDED, MODIFIED, DELETED, BOOKMARK, ERROR)`,
         );
     }
