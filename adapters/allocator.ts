@@ -414,15 +414,27 @@ export class Allocator implements IPAllocator, Disposable {
     if (!this.taken.hasUpperBand) return FULL;
     const index = this.taken.fresh()!;
     if (this.taken.choosing) return BAND_CHOSEN; // chosen() asks the strategy
-    return index.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
+    this.taken.beginUse(); // the draw calls the random source
+    try {
+      return index.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
+    } finally {
+      this.taken.endUse();
+    }
   }
 
   /** The first candidate: the dynamic band's (already taken by beginNext), a strategy's choice, else the static band's. */
   private chosen(band: number, returns: CallReturns | null): Op | null {
-    const index = this.taken.space;
-    if (band === BAND_UPPER) return this.opOfTaken(index, BAND_UPPER);
-    if (band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
-    return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
+    // the upper band's address was taken by beginNext: read from `address`, not from the index,
+    // which that draw may have had dropped; nothing is taken yet in the other bands
+    if (band === BAND_UPPER) return this.opOfTaken(this.taken.space, BAND_UPPER);
+    const index = this.taken.fresh()!;
+    this.taken.beginUse(); // the random source draws, or the strategy chooses
+    try {
+      if (band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
+      return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
+    } finally {
+      this.taken.endUse();
+    }
   }
 
   /**
@@ -433,10 +445,15 @@ export class Allocator implements IPAllocator, Disposable {
   private nextAfter(op: Op, returns: CallReturns | null): Op | null {
     if (this.destroyed) return null;
     const index = this.taken.fresh()!;
-    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
-    if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
-    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
-    return null;
+    this.taken.beginUse(); // the random source draws, or the strategy chooses
+    try {
+      if (op.band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
+      if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
+      if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
+      return null;
+    } finally {
+      this.taken.endUse();
+    }
   }
 
   /** An op for the address the index just took (reserved by the take). */

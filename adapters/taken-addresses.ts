@@ -33,7 +33,8 @@
 //    With none of the allocator's calls in flight, every bit is a record the cache holds, a
 //    created record it has not reported yet (pending, its store call ended), or a cool-down's hold.
 // 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
-//    memory, `stale` is set, the index's memory is freed at once, and the index is rebuilt from the cache (the source of truth), the
+//    memory, `stale` is set, the index's memory is freed at once (or when the take reading it ends:
+//    `inUse`), and the index is rebuilt from the cache (the source of truth), the
 //    pending ops and the running synchronous calls' reservations before the next allocation
 //    (`fresh()`); if that fails, it throws OutOfMemoryError and nothing changed. A rebuild that
 //    failed for lack of memory is not tried again while its conditions hold (`failedRebuild`):
@@ -414,6 +415,13 @@ export class TakenAddresses {
   /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
   private stale = false;
   /**
+   * Between beginUse() and endUse(): the allocator is taking an address from the index, and calls
+   * code of the caller's on the way (a random source's draw, a strategy's choice) that may write
+   * to the store and so drop the index. Meanwhile a drop marks it stale only: the take reads the
+   * index as it was (a mark it missed costs a collision at most), and endUse() frees it.
+   */
+  private inUse = false;
+  /**
    * While stale: the conditions under which the last rebuild failed for lack of WASM memory
    * (null: none has failed, or a change since means the next allocation tries again). While
    * the headroom has not grown and the records (labelled in range, plus pending ops) have not
@@ -535,6 +543,20 @@ export class TakenAddresses {
    */
   get space(): AddressSpace {
     return this.index!;
+  }
+
+  /**
+   * The start of a take from the index that calls code of the caller's (see `inUse`), after
+   * fresh(): the index stays readable until endUse(), even when it is dropped meanwhile.
+   */
+  beginUse(): void {
+    this.inUse = true;
+  }
+
+  /** The end of that take (in a finally): an index dropped during it is freed now. */
+  endUse(): void {
+    this.inUse = false;
+    if (this.stale) this.index!.destroy(); // idempotent
   }
 
   /**
@@ -1096,7 +1118,7 @@ export class TakenAddresses {
    */
   private dropIndex(): void {
     this.stale = true;
-    this.index!.destroy();
+    if (!this.inUse) this.index!.destroy(); // else when the take that reads it ends (endUse)
   }
 
   /** `w` (marked) is held by the cool-down: it is taken from now on. True if it was held. */
