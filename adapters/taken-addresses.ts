@@ -445,8 +445,6 @@ export class TakenAddresses {
    * settled: their marks (a reservation, an allocateNext's collisions) have no record yet.
    */
   private asyncCalls = 0;
-  /** Addresses the running allocateNext calls hold as collisions (Collisions): marked with no record the cache reported. */
-  private collisionMarks = 0;
   /** During subscribe()'s replay: the addresses seen, four words each, loaded in one call. */
   private loading: { words: Uint32Array; n: number } | null = null;
   private readonly words = new Uint32Array(4);
@@ -875,14 +873,12 @@ export class TakenAddresses {
   collided(op: Op, into: Collisions | null): Collisions {
     const collisions = into ?? new Collisions();
     collisions.add(op.address);
-    this.collisionMarks++;
     this.spare = op;
     return collisions;
   }
 
   /** The end of that allocateNext: its collisions are unreserved (unreserve), unless the cache holds the name now (or an op has it). */
   forgetCollisions(collisions: Collisions): void {
-    this.collisionMarks -= collisions.count;
     const all = collisions.words;
     const w = new Uint32Array(4);
     for (let i = 0; i < collisions.count * 4; i += 4) {
