@@ -68,7 +68,7 @@ export function optionsObject<T extends object>(
     if (given === 'options' && looksLikeStore(options)) {
       throw new InvalidArgumentError(
         `${what} options must be an object whose properties are the options, got a store (create, delete, get and a cache): ${
-          Object.hasOwn(known, 'store') ? 'pass it as { store }' : `a ${what} keeps no store`
+          Object.hasOwn(known, 'store') ? 'pass it as { store }' : `${what} takes no store among its options`
         }`,
       );
     }

@@ -145,7 +145,13 @@ describe('a misspelled or unknown option is refused, naming the options there ar
     [
       'Range given a store (it keeps none)',
       () => new Range('10.0.0.0/24', anyValue(shared)),
-      /^Range options must be an object whose properties are the options, got a store \(create, delete, get and a cache\): a Range keeps no store$/,
+      /^Range options must be an object whose properties are the options, got a store \(create, delete, get and a cache\): Range takes no store among its options$/,
+    ],
+    [
+      // not "a InMemoryServiceCIDRs keeps no store"; reconcile, which takes a store as its target, was told it "keeps no store"
+      'InMemoryServiceCIDRs given a store (none among its options)',
+      () => new InMemoryServiceCIDRs(anyValue(shared)),
+      /got a store \(create, delete, get and a cache\): InMemoryServiceCIDRs takes no store among its options$/,
     ],
     [
       'MetaAllocator { polciy }',
