@@ -358,12 +358,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.unsubscribeStore = checkUnsubscribe(
       this.store.cache.subscribe(
         allocatorWatcher({
+          // never below 0, as an Allocator's count (TakenAddresses.count): a delete the cache
+          // should not have delivered (twice, or of a record it never added) is ignored
           onAdd: (r, previous) => {
-            this.labelled += labelledChange(r, previous, this.ipFamily);
+            this.labelled = Math.max(0, this.labelled + labelledChange(r, previous, this.ipFamily));
             router.onAdd(r, previous);
           },
           onDelete: (r) => {
-            if (hasAllocatorLabels(r, this.ipFamily)) this.labelled--;
+            if (hasAllocatorLabels(r, this.ipFamily)) this.labelled = Math.max(0, this.labelled - 1);
             router.onDelete(r);
           },
           onResync: () => router.onResync(),

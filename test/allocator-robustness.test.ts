@@ -1472,6 +1472,24 @@ describe('a cache that delivers a delete for a record it never delivered, or twi
     expect(a.validate().indexed).toBe(2);
     a.destroy();
   });
+
+  it("a MetaAllocator's used() too never goes below 0 nor free() above the size", async () => {
+    const { store, send } = storeWithEvents();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('one', ['10.0.0.0/28']);
+    const meta = new MetaAllocator('IPv4', source, { store, random: seededRandom(7) });
+    send('add', record('10.0.0.1'));
+    send('delete', record('10.0.0.1'));
+    send('delete', record('10.0.0.1')); // delivered twice
+    send('delete', record('10.0.0.9')); // never added
+    expect(meta.used()).toBe(0);
+    expect(meta.free()).toBe(14n);
+    send('add', record('10.0.0.9'));
+    expect(meta.used()).toBe(1);
+    expect(await meta.allocateNext()).not.toBe('10.0.0.9');
+    expect(meta.used()).toBe(2);
+    meta.destroy();
+  });
 });
 
 describe('a store whose sync is not an object', () => {
