@@ -62,6 +62,7 @@ export interface StoreWatcher {
 
 /** The cache (informer) view: synchronous, possibly behind the authority. */
 export interface StoreCache {
+  /** The cached record, or undefined when absent (null, from a cache in plain JavaScript, is taken the same). */
   get(name: string): IPAddressRecord | undefined;
   /**
    * Records whose labels include every given label (all records when none given). MemoryStore

@@ -805,7 +805,7 @@ export class TakenAddresses {
       this.markTaken(op.address);
       if (op === this.spare) this.spare = null;
       this.addPending(op);
-      return op.acrossRelist && this.cache.get(op.name) === undefined;
+      return op.acrossRelist && this.cache.get(op.name) == null;
     }
     this.spare = op;
     return false;
@@ -821,7 +821,7 @@ export class TakenAddresses {
   createdAcrossRelist(op: Op, exists: boolean): void {
     if (this.closed || exists || op.seen || op.calling || !this.isPending(op)) return;
     this.removePending(op);
-    if (this.cache.get(op.name) === undefined && !this.awaitedByOther(op.name, null)) this.markReleased(op.address);
+    if (this.cache.get(op.name) == null && !this.awaitedByOther(op.name, null)) this.markReleased(op.address);
   }
 
   /**
@@ -854,7 +854,7 @@ export class TakenAddresses {
 
   /** unreserve() of the address `w` named `name`, for `except` (null: an address no op holds any more). */
   private unreserveAddress(name: string, w: Uint32Array, heldUntil: number | undefined, except: Op | null): void {
-    if (this.closed || this.cache.get(name) !== undefined || this.awaitedByOther(name, except)) return;
+    if (this.closed || this.cache.get(name) != null || this.awaitedByOther(name, except)) return;
     // Cleared or held from here: an outer running call of the name (op nested in it) reserves no more.
     if (this.current !== null) this.releasedWhileRunning(name, false);
     if (this.isHeld(w)) return;
@@ -931,7 +931,7 @@ export class TakenAddresses {
   deleted(name: string, w: Uint32Array): void {
     if (this.closed) return;
     if (this.pending.size !== 0) this.settleName(name, false); // our unconfirmed creates: settled
-    if (this.cache.get(name) === undefined && !this.awaitedByOther(name, null)) this.markReleased(w);
+    if (this.cache.get(name) == null && !this.awaitedByOther(name, null)) this.markReleased(w);
   }
 
   // ── pending ops by name ───────────────────────────────────────────────────────────────────
@@ -1068,7 +1068,7 @@ export class TakenAddresses {
   private onResync(): void {
     if (this.closed) return;
     for (const op of [...this.pending.values()]) {
-      if (this.cache.get(op.name) !== undefined) continue;
+      if (this.cache.get(op.name) != null) continue;
       for (let o: Op | null = op; o !== null; o = o.nextSameName) if (o.calling && !o.seen) o.acrossRelist = true;
       if (this.settleName(op.name, false) && !this.pending.has(op.name)) this.markReleased(op.address);
     }
@@ -1250,7 +1250,7 @@ export class TakenAddresses {
         if (op.calling)
           throw new Error(`Allocator ${cidr}: a create of ${name} counts as running with no call in flight: a bug in ipallocator`);
       }
-      if (this.cache.get(name) === undefined) unreported++;
+      if (this.cache.get(name) == null) unreported++;
     }
     const cooling = this.cooling?.size ?? 0;
     if (fresh && indexed !== inRange + unreported + cooling) {

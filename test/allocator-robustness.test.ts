@@ -1492,6 +1492,34 @@ describe('a cache that delivers a delete for a record it never delivered, or twi
   });
 });
 
+describe('a store in plain JavaScript whose cache answers null for a missing name', () => {
+  // as its get may (README: Your own store): read as "the cache holds it", a failed create's
+  // reservation was never cleared, and the address was lost to allocateNext
+  it('has a failed create leave nothing marked', async () => {
+    const inner = new MemoryStore({ syncOps: false });
+    const failing = new Error('the store is down');
+    let fail = true;
+    const store: Store = {
+      ...storeOps(inner),
+      create: (r) => (fail ? Promise.reject(failing) : inner.create(r)),
+      cache: {
+        get: (name: string) => inner.cache.get(name) ?? (null as never), // null: what the type does not allow
+        list: (l) => inner.cache.list(l),
+        hasSynced: () => true,
+        subscribe: (w) => inner.cache.subscribe(w),
+      },
+      close: () => inner.close(),
+    };
+    const a = new Allocator('10.0.0.0/30', { store, random: seededRandom(3) });
+    expect(await rejection(a.allocate('10.0.0.1'))).toBe(failing);
+    expect(a.validate().indexed).toBe(0);
+    fail = false;
+    const got = [await a.allocateNext(), await a.allocateNext()].sort();
+    expect(got).toEqual(['10.0.0.1', '10.0.0.2']);
+    a.destroy();
+  });
+});
+
 describe('a store whose sync is not an object', () => {
   it('is refused at construction naming the value given, not a missing createSync', async () => {
     for (const sync of ['yes', 5, true]) {
