@@ -1518,6 +1518,24 @@ describe('a store in plain JavaScript whose cache answers null for a missing nam
     expect(got).toEqual(['10.0.0.1', '10.0.0.2']);
     a.destroy();
   });
+
+  it('is read by ReferenceAllocator as missing too: its scan creates, rather than skip every name as held', async () => {
+    const inner = new MemoryStore({ syncOps: false });
+    const store: Store = {
+      ...storeOps(inner),
+      cache: {
+        get: (name: string) => inner.cache.get(name) ?? (null as never),
+        list: (l) => inner.cache.list(l),
+        hasSynced: () => true,
+        subscribe: (w) => inner.cache.subscribe(w),
+      },
+      close: () => inner.close(),
+    };
+    const r = new ReferenceAllocator('10.0.0.0/30', { store, random: seededRandom(3) });
+    const got = [await r.allocateNext(), await r.allocateNext()].sort();
+    expect(got).toEqual(['10.0.0.1', '10.0.0.2']);
+    r.destroy();
+  });
 });
 
 describe('a store whose sync is not an object', () => {
