@@ -279,7 +279,8 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     let ip = start;
     do {
       const name = formatBig(this.fam, ip);
-      if (this.store.cache.get(name) == null) { // a cache in plain JavaScript may answer null
+      if (this.store.cache.get(name) == null) {
+        // a cache in plain JavaScript may answer null
         try {
           await this.createRecord(name, owner, 'dynamic');
           return name;
