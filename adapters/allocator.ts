@@ -47,7 +47,8 @@ import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
 import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
-import { type Collisions, copy4, type Op, RecordRouter, TakenAddresses } from './taken-addresses.ts';
+import { RecordRouter } from './record-router.ts';
+import { type Collisions, copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */

@@ -89,7 +89,7 @@ import {
   type ServiceCIDRSource,
 } from './service-cidrs.ts';
 import { allocatorWatcher, checkUnsubscribe, deleteErrorHandler, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
-import { RecordRouter } from './taken-addresses.ts';
+import { RecordRouter } from './record-router.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 import { memoryHeadroom } from './wasm.ts';

@@ -10,7 +10,7 @@ import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { formatAddr, parseAddr } from '../adapters/address.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
-import { RecordRouter } from '../adapters/taken-addresses.ts';
+import { RecordRouter } from '../adapters/record-router.ts';
 
 const rec = (name: string): IPAddressRecord => ({ name, labels: allocatorLabels(name.includes(':') ? 'IPv6' : 'IPv4'), parentRef: null });
 
