@@ -8,8 +8,9 @@
 //
 //   allocateNext: draw a start in the upper band as upstream does, take the first address from
 //   there the index does not hold (wrapping inside the band), create its record. AlreadyExists →
-//   keep it marked for the rest of this call (16 bytes a collision: Collisions) and go on after it; any other error → un-mark and
-//   abort. Upper band exhausted → the same in the lower band (adapters/space.ts).
+//   keep it marked for the rest of this call (16 bytes a collision: Collisions) and go on after
+//   it; any other error → un-mark and abort. Upper band exhausted → the same in the lower band
+//   (adapters/space.ts).
 //
 // The store stays the source of truth; creating the record named by the address is the only
 // lock. Which addresses not to offer — the store's cache plus this allocator's own calls in
@@ -59,7 +60,8 @@ export interface IndexedAllocatorOptions extends AllocatorOptions {
    * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
    * scan, the same draws and answers as ReferenceAllocator), 'legacy-bitmap', 'sequential',
    * 'lowest-free', 'random-free', or a strategy object — coolDown(…) of any of them, or your own
-   * (adapters/strategies.ts; coolDown: adapters/cool-down.ts). A cool-down holds back addresses released by anyone on the store.
+   * (adapters/strategies.ts; coolDown: adapters/cool-down.ts). A cool-down holds back addresses
+   * released by anyone on the store.
    */
   strategy?: StrategyOption | undefined;
 }

@@ -110,8 +110,9 @@ export class DualStackAllocator {
    * both), when one has been destroyed (its error says which family, and its `cause` is the
    * allocator's ErrDestroyed), when one is a dry run and the other is not, when another
    * DualStackAllocator owns one of them (until that pair is destroyed, which destroys them too),
-   * or when an option has the wrong type; a refused pair owns neither allocator. Ownership is by object identity: a Proxy of an owned allocator, or
-   * another object of your own that forwards to it, is not recognised (a Proxy's target cannot
+   * or when an option has the wrong type; a refused pair owns neither allocator. Ownership is by
+   * object identity: a Proxy of an owned allocator, or another object of your own that forwards
+   * to it, is not recognised (a Proxy's target cannot
    * be observed), so a second pair over it is made, and destroying that pair destroys the
    * allocator under the first: give each pair allocators of its own.
    *
