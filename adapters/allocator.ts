@@ -47,7 +47,7 @@ import { checkParentRef, labelsFor, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
-import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer } from './store.ts';
+import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer, tellDeleteError } from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { type Collisions, copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
@@ -576,10 +576,8 @@ export class Allocator implements IPAllocator, Disposable {
         } finally {
           this.taken.leave(op);
         }
-        if (failure !== undefined) {
-          told?.(failure.error); // once the op is settled: the handler may call in again
-          return RESOLVED; // the delete failed: ignored (upstream)
-        }
+        // the delete failed: ignored (upstream), told once the op is settled (the handler may call in again)
+        if (failure !== undefined) return tellDeleteError(told, failure.error);
         this.taken.deletedSync(op);
         this.gauges();
         return RESOLVED;
@@ -588,8 +586,7 @@ export class Allocator implements IPAllocator, Disposable {
         try {
           syncAnswer(sync.deleteSync(name), 'deleteSync');
         } catch (e) {
-          told?.(e);
-          return RESOLVED; // ignored (upstream)
+          return tellDeleteError(told, e); // ignored (upstream)
         }
         this.gauges();
         return RESOLVED;
@@ -602,8 +599,7 @@ export class Allocator implements IPAllocator, Disposable {
         // a store in plain JavaScript may answer without a promise: taken as `await` takes it
         call = Promise.resolve(this.store.delete(name));
       } catch (e) {
-        told?.(e);
-        return RESOLVED; // a delete that throws instead of rejecting: ignored all the same
+        return tellDeleteError(told, e); // a delete that throws instead of rejecting: ignored all the same
       }
       return call.then(
         () => {
@@ -611,9 +607,7 @@ export class Allocator implements IPAllocator, Disposable {
           if (words !== null) this.taken.deleted(name, words);
           this.metrics.gauges(this.cidr, this);
         },
-        (e: unknown) => {
-          told?.(e);
-        },
+        (e: unknown) => tellDeleteError(told, e),
       );
     } catch (e) {
       return rejectSoon(e);

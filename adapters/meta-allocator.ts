@@ -88,7 +88,15 @@ import {
   type ServiceCIDR,
   type ServiceCIDRSource,
 } from './service-cidrs.ts';
-import { allocatorWatcher, checkUnsubscribe, deleteErrorHandler, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
+import {
+  allocatorWatcher,
+  checkUnsubscribe,
+  deleteErrorHandler,
+  type IPAddressRecord,
+  type Store,
+  syncAnswer,
+  tellDeleteError,
+} from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
@@ -638,14 +646,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
       try {
         record = syncAnswer(sync.getSync(name), 'getSync');
       } catch (err) {
-        told?.(err);
-        return Promise.resolve(); // whether it was ours is unknown: ignored, as a delete's error
+        return tellDeleteError(told, err); // whether it was ours is unknown: ignored, as a delete's error
       }
       if (record == null || !hasAllocatorLabels(record, this.ipFamily)) throw this.mismatched(ip, false);
       try {
         syncAnswer(sync.deleteSync(name), 'deleteSync');
       } catch (err) {
-        told?.(err); // ignored (upstream)
+        return tellDeleteError(told, err); // ignored (upstream)
       }
       return Promise.resolve();
     }
@@ -656,14 +663,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
       try {
         record = await this.store.get(name);
       } catch (err) {
-        told?.(err);
+        await tellDeleteError(told, err);
         return;
       }
       if (record == null || !hasAllocatorLabels(record, this.ipFamily)) throw this.mismatched(ip, false);
       try {
         await this.store.delete(name);
       } catch (err) {
-        told?.(err);
+        await tellDeleteError(told, err);
       }
     })();
   }

@@ -35,7 +35,15 @@ import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName, writeLa
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
-import { allocatorWatcher, checkUnsubscribe, deleteErrorHandler, type IPAddressRecord, type Store, type StoreWatcher } from './store.ts';
+import {
+  allocatorWatcher,
+  checkUnsubscribe,
+  deleteErrorHandler,
+  type IPAddressRecord,
+  type Store,
+  type StoreWatcher,
+  tellDeleteError,
+} from './store.ts';
 import { ChooserCalls } from './strategies.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
@@ -341,7 +349,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     try {
       await this.store.delete(name);
     } catch (e) {
-      told?.(e);
+      await tellDeleteError(told, e);
       return;
     }
     this.gauges();

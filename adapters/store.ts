@@ -158,6 +158,20 @@ export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefin
   throw new InvalidArgumentError(`release's onDeleteError must be a function, got ${quoteInput(given)}`);
 }
 
+/**
+ * Tells a release's `onDeleteError` (when given) the delete's error it ignores. What the handler
+ * throws is thrown; the promise it returns is what the release answers, so an async handler's
+ * failure rejects the release instead of floating unhandled.
+ */
+export function tellDeleteError(told: DeleteErrorHandler | undefined, error: unknown): Promise<void> {
+  const answer = told?.(error);
+  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
+    return Promise.resolve(answer).then(() => undefined);
+  }
+  return NOTHING_TO_WAIT_FOR;
+}
+const NOTHING_TO_WAIT_FOR: Promise<void> = Promise.resolve();
+
 /** The two labels upstream writes on every IPAddress of `family`. */
 export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string> {
   return { [LABEL_IP_FAMILY]: family, [LABEL_MANAGED_BY]: CONTROLLER_NAME };

@@ -34,7 +34,8 @@ export interface IPAllocator {
    * Malformed text rejects with InvalidAddressError. A MetaAllocator routes `ip` to a range that
    * holds it and rejects an address none holds with ErrMismatchedNetwork; a dry run deletes nothing.
    * `onDeleteError`, when given, is called with the delete's error, which upstream logs
-   * (NotFoundError for an address without a record; what it throws rejects the release);
+   * (NotFoundError for an address without a record; what it throws, or the promise it returns
+   * rejects with, rejects the release);
    * anything but a function is InvalidArgumentError.
    */
   release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
@@ -68,8 +69,12 @@ export interface IPAllocator {
   destroy(): void;
 }
 
-/** Told the error of the store's delete that a release ignores (see IPAllocator.release). */
-export type DeleteErrorHandler = (error: unknown) => void;
+/**
+ * Told the error of the store's delete that a release ignores (see IPAllocator.release). What it
+ * throws rejects the release; so does the promise it returns, which the release awaits (an async
+ * handler that fails is not left as an unhandled rejection).
+ */
+export type DeleteErrorHandler = (error: unknown) => unknown;
 
 /** Options of both allocator classes. */
 export interface AllocatorOptions {

@@ -713,6 +713,29 @@ describe("release ignores the store's delete error, as upstream, and tells it to
       expect([told.length, await a.has('10.5.0.5')]).toEqual([1, false]);
       await a.release('10.5.0.4', (e) => told.push(e)); // no record: the store's NotFoundError, as the API server's 404
       expect(told[1]).toEqual(new NotFoundError('10.5.0.4'));
+      // what the handler throws rejects the release; an async handler is awaited, so its failure
+      // rejects the release too instead of floating unhandled (which ends a Node or Deno process)
+      const loggerDown = new Error('logger down');
+      expect(
+        await rejection(
+          a.release('10.5.0.3', () => {
+            throw loggerDown;
+          }),
+        ),
+      ).toBe(loggerDown);
+      expect(
+        await rejection(
+          a.release('10.5.0.3', async () => {
+            throw loggerDown;
+          }),
+        ),
+      ).toBe(loggerDown);
+      let awaited = false;
+      await a.release('10.5.0.3', async () => {
+        await Promise.resolve();
+        awaited = true;
+      });
+      expect([awaited, await a.has('10.5.0.3')]).toEqual([true, true]);
       // refused whatever the address: one the allocator holds, one no range of it holds, one of
       // the other family, malformed text
       for (const ip of ['10.5.0.3', '10.9.0.1', 'fd00::1', '10.5.0.300']) {
@@ -728,6 +751,33 @@ describe("release ignores the store's delete error, as upstream, and tells it to
     },
   );
 });
+
+it.each([true, false])(
+  'MetaAllocator (syncOps %s): an async onDeleteError told the failed delete of an address no range holds is awaited',
+  async (syncOps) => {
+    class FailingDeletes extends MemoryStore {
+      override deleteSync(name: string): void {
+        if (name === '10.5.0.3') throw new Error('delete: etcd timeout');
+        super.deleteSync(name);
+      }
+    }
+    const store = new FailingDeletes({ syncOps });
+    store.createSync({ name: '10.5.0.3', labels: allocatorLabels('IPv4'), parentRef: null });
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('b', ['10.6.0.0/29']); // no range holds 10.5.0.3: its record is ours, so released
+    const meta = new MetaAllocator('IPv4', cidrs, { store });
+    const loggerDown = new Error('logger down');
+    expect(
+      await rejection(
+        meta.release('10.5.0.3', async () => {
+          throw loggerDown;
+        }),
+      ),
+    ).toBe(loggerDown);
+    expect(store.getSync('10.5.0.3')).not.toBeNull();
+    meta.destroy();
+  },
+);
 
 describe("a MetaAllocator's dry run with no ready range checks release's onDeleteError too", () => {
   it('refuses a non-function handler', async () => {
