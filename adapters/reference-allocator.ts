@@ -160,7 +160,12 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   );
   private metrics: MetricsRecorder = NULL_RECORDER;
   private ready = true;
-  private destroyed = false;
+  /**
+   * Destroyed: held in an object of its own, not a field of this one, so that an object made with
+   * Object.create(allocator) (a wrapper overriding one method) and the allocator under it are
+   * destroyed together, as Allocator's are.
+   */
+  private readonly life = { destroyed: false };
   /** Names of labelled records of this family inside the prefix: used() = its size. */
   private readonly counted = new Set<string>();
   private readonly unsubscribe: () => void;
@@ -425,7 +430,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   destroy(): void {
     if (this.destroyed) return;
     this.drawCalls.refuseInside();
-    this.destroyed = true;
+    this.life.destroyed = true;
     this.ready = false;
     this.metrics.untrack(this.cidr);
     this.unsubscribe();
@@ -433,6 +438,10 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  private get destroyed(): boolean {
+    return this.life.destroyed;
   }
 
   /** After destroy() every method but destroy throws ErrDestroyed. */

@@ -1813,3 +1813,20 @@ describe('which operations of a store offering sync each caller uses (README: Yo
     inner.close();
   });
 });
+
+describe('destroy() through a wrapper made with Object.create(allocator)', () => {
+  it.each([
+    ['Allocator', (store: MemoryStore) => new Allocator('10.0.0.0/28', { store, random: seededRandom(1) })],
+    ['ReferenceAllocator', (store: MemoryStore) => new ReferenceAllocator('10.0.0.0/28', { store, random: seededRandom(1) })],
+  ] as const)('%s: destroys the allocator under it too, which stops hearing the store and answers ErrDestroyed', async (_name, make) => {
+    const store = new MemoryStore();
+    const a = make(store);
+    const wrapper = Object.create(a) as IPAllocator; // e.g. to override one method
+    await wrapper.allocateNext();
+    wrapper.destroy();
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(() => a.used()).toThrow(ErrDestroyed);
+    expect(() => a.destroy()).not.toThrow();
+    expect(store.size).toBe(1);
+  });
+});
