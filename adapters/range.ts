@@ -273,7 +273,7 @@ export class Range implements RangeView {
   /** Its calls into the strategy, from inside which the range cannot be changed. */
   private readonly strategyCalls = new ChooserCalls(
     () =>
-      `Range ${this.cidr}: a strategy's forRange(), choose() or taken() may not change the range it chooses for, nor may its random source or a cool-down's clock`,
+      `Range ${this.cidr}: its random source, a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the range they choose for`,
   );
 
   /** The start of every call that changes the range: not destroyed, not called from the strategy. */

@@ -383,7 +383,7 @@ export class TakenAddresses {
   /** Its calls into the strategy, from inside which the allocator refuses calls (refuseInsideStrategy). */
   private readonly strategyCalls = new ChooserCalls(
     () =>
-      `Allocator ${this.prefix.cidr}: a strategy's forRange(), choose() or taken() may not change the allocator it chooses for, nor may its random source or a cool-down's clock`,
+      `Allocator ${this.prefix.cidr}: its random source, a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the allocator they choose for`,
   );
 
   /** `random` drawn from inside, as the strategy is called (ChooserCalls.guardRandom). */

@@ -201,7 +201,9 @@ describe('Allocator strategies with several allocators on one store', () => {
       await a.release('10.5.0.1'); // its delete event starts the hold: the clock is read inside the allocator
       const refusal = await inner;
       expect(refusal).toBeInstanceOf(InvalidArgumentError);
-      expect((refusal as Error).message).toContain("nor may its random source or a cool-down's clock");
+      expect((refusal as Error).message).toContain(
+        "its random source, a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the allocator they choose for",
+      );
       // the release stands, held by the cool-down; nothing else changed
       expect([syncOps, store.records().map((r) => r.name), a.used(), a.validate().indexed]).toEqual([syncOps, ['10.5.0.2'], 1, 2]);
       a.destroy();

@@ -896,7 +896,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       const fromRange = await failure(() => range.allocateNext());
       expect(fromRange).toBeInstanceOf(InvalidArgumentError);
       expect((fromRange as Error).message).toBe(
-        `Range 10.0.0.0/24: a strategy's forRange(), choose() or taken() may not change the range it chooses for, nor may its random source or a cool-down's clock`,
+        `Range 10.0.0.0/24: its random source, a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the range they choose for`,
       );
       target = { allocateNext: () => range.restore(range.snapshot().range, range.snapshot().data) };
       expect(await failure(() => range.allocateMany(3))).toBeInstanceOf(InvalidArgumentError);
@@ -936,7 +936,7 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       range.restore(snapshot.range, snapshot.data);
       const refusal = await inner;
       expect([indexKind, refusal]).toEqual([indexKind, expect.any(InvalidArgumentError)]);
-      expect((refusal as Error).message).toContain("a strategy's forRange(), choose() or taken() may not change the range");
+      expect((refusal as Error).message).toContain("a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the range");
       expect([range.has('10.0.0.5'), range.used()]).toEqual([false, 0]);
       range.allocate('10.0.0.5');
       expect(() => range?.allocate('10.0.0.5')).toThrow(ErrAllocated);
@@ -1387,7 +1387,7 @@ describe("a cool-down's clock that changes the range from inside a release", () 
     r.allocate('10.0.0.4');
     for (const release of [() => r!.release('10.0.0.4'), () => r!.releaseMany(['10.0.0.3', '10.0.0.4'])]) {
       armed = true;
-      expect(release).toThrow(/may not change the range/);
+      expect(release).toThrow(/may not change or destroy the range/);
       expect(r.has('10.0.0.3') && r.has('10.0.0.4')).toBe(true);
       expect(r.used()).toBe(2);
       r.validate();
