@@ -308,6 +308,15 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         return EXIT_CLEAN;
       case 'version':
       case '--version':
+        // as a command's stray words are refused: `--version --bogus` is not quietly the version
+        if (rest.length > 0) {
+          const word = rest[0]!;
+          throw new UsageError(
+            word.startsWith('-')
+              ? `${command} takes no options, got ${quoteArg(word.split('=')[0])}`
+              : `unexpected argument ${quoteArg(word)}`,
+          );
+        }
         io.stdout.write(`${packageVersion()}\n`);
         return EXIT_CLEAN;
       default:

@@ -1494,6 +1494,17 @@ describe('ipallocator: failures', () => {
       });
       expect({ code, out }).toEqual({ code: 0, out: `${version}\n` });
     }
+    // stray words are refused, as after a command (an option by its name only: its value may be a secret)
+    expect(await cli(['--version', 'extra'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `ipallocator: unexpected argument "extra"\nRun 'ipallocator --help' for usage.\n`,
+    });
+    expect(await cli(['version', '--token=s3cret'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `ipallocator: version takes no options, got "--token"\nRun 'ipallocator --help' for usage.\n`,
+    });
   });
 
   it('the executable: a reader gone before the output (| head) ends it quietly, with its own exit code', async () => {
