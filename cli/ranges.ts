@@ -8,11 +8,12 @@
 //   The bands are upstream's (KEP-3070, calculateRangeOffset): allocateNext takes from the dynamic
 //   band first; addresses asked for by name should come from the static band.
 import { parseAddrInto, type Family } from '../adapters/address.ts';
-import { InvalidCIDRError } from '../adapters/errors.ts';
+import { InvalidArgumentError, InvalidCIDRError } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
 import { isCanonicalAddress } from '../adapters/records.ts';
+import { readServiceCIDR } from '../adapters/service-cidrs.ts';
 import { OK } from '../adapters/wasm.ts';
 
 /** A parsed address: its family and words (as adapters/address.ts writes them). */
@@ -92,8 +93,19 @@ export interface ServiceRange {
   readonly refusal: string | undefined;
 }
 
-/** The ranges of a ServiceCIDR, in spec.cidrs order, each with its prefix and refusal. */
+/**
+ * The ranges of a ServiceCIDR, in spec.cidrs order, each with its prefix and refusal. A
+ * ServiceCIDR that a MetaAllocator refuses whole (readServiceCIDR: more CIDRs than it reads) has
+ * every range refused with that reason: none of them is served.
+ */
 export function rangesOf(sc: ServiceCIDRRecord): ServiceRange[] {
+  let refusedWhole: string | undefined;
+  try {
+    readServiceCIDR({ name: sc.name, cidrs: sc.cidrs });
+  } catch (e) {
+    if (!(e instanceof InvalidArgumentError)) throw e;
+    refusedWhole = `not allocatable: ${e.message}`;
+  }
   return sc.cidrs.map((cidr) => {
     let prefix: Prefix;
     try {
@@ -102,6 +114,7 @@ export function rangesOf(sc: ServiceCIDRRecord): ServiceRange[] {
       if (!(e instanceof InvalidCIDRError)) throw e;
       return { serviceCIDR: sc.name, cidr, prefix: undefined, refusal: `not allocatable: ${e.message}` };
     }
+    if (refusedWhole !== undefined) return { serviceCIDR: sc.name, cidr, prefix, refusal: refusedWhole };
     const skipped = skipReason(prefix);
     return { serviceCIDR: sc.name, cidr, prefix, refusal: skipped === undefined ? undefined : `not allocatable: ${skipped}` };
   });

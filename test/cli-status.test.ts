@@ -275,6 +275,23 @@ describe('ipallocator status', () => {
     );
   });
 
+  it('a ServiceCIDR listing more CIDRs than a MetaAllocator reads (a broken API server) shows every range not allocatable', async () => {
+    // Regression: status showed 65 served /24s under it, while a MetaAllocator refuses the object whole
+    const cidrs = Array.from({ length: 65 }, (_, i) => `10.96.${i}.0/24`);
+    addServiceCIDR(c.double, 'x', cidrs, true);
+    const r = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
+    expect(r.code).toBe(0);
+    const ranges = (JSON.parse(r.stdout) as StatusReport).serviceCIDRs[0]!.ranges;
+    expect(ranges.map((x) => x.cidr)).toEqual(cidrs);
+    for (const range of ranges) {
+      expect(range).toMatchObject({
+        size: '0',
+        used: 0,
+        error: 'not allocatable: ServiceCIDR.cidrs holds 65 entries; at most 64 are read',
+      });
+    }
+  });
+
   it("shows every range this package's MetaAllocator skips with the reason it gives, size 0, its addresses listed apart", async () => {
     // Regression: ::/64 (over the IPv4-mapped block ::ffff:0:0/96) showed as "0 of
     // 18,446,744,073,709,551,615 used" and 255.255.255.255/32 as a range of 0 addresses, while
