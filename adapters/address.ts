@@ -431,7 +431,8 @@ function parseV6Value(s: string, end: number, out: Uint32Array): boolean {
   for (;;) {
     // One group: up to four hex digits from c, unrolled and with the table lookup written out
     // (a loop, or a helper function for the lookup, measured 4-10 % slower over the whole
-    // parse). A fifth digit needs no test of its own: it is not the colon that must follow.
+    // parse; a helper computing the digit from the char code without the table, 1.6-1.9 times
+    // slower). A fifth digit needs no test of its own: it is not the colon that must follow.
     let acc = c < 128 ? HEX_LOWER[c]! : -1;
     if (acc < 0) return false;
     let h: number;
@@ -664,6 +665,8 @@ const textCodes = smallInts(40, 0);
 
 /** Writes group x (0..0xffff) in lowercase hex without leading zeros at b[at..]; returns the position after it. */
 function putGroup(b: number[], at: number, x: number): number {
+  // A test per digit: writing four codes every time, shifted by a digit count from Math.clz32
+  // and without a branch, measured 20 % slower, on groups of random length too.
   if (x >= 0x1000) b[at++] = HEX_CODE[x >>> 12]!;
   if (x >= 0x100) b[at++] = HEX_CODE[(x >>> 8) & 15]!;
   if (x >= 0x10) b[at++] = HEX_CODE[(x >>> 4) & 15]!;
