@@ -949,7 +949,24 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.order = [];
     this.routes = new PrefixTable();
     this.tops = new TopLevelPrefixes();
+    this.forget();
     if (failure !== undefined) throw failure.error;
+  }
+
+  /**
+   * Drops what the ServiceCIDRs and the skips left behind (destroy): a destroyed MetaAllocator
+   * holds no ServiceCIDR, skip or error alive for whoever still holds it. The allocators left for
+   * reap stay: they are freed once their strategy returns.
+   */
+  private forget(): void {
+    this.known.clear();
+    this.listing.clear();
+    this.dirty.clear();
+    this.skips.clear();
+    this.unreported = [];
+    this.bad.clear();
+    this.starved.clear();
+    this.memoryWait = null;
   }
 
   /**
@@ -1008,6 +1025,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private onServiceCIDR(delivered: ServiceCIDR): void {
     if (this.destroyed) return;
     const sc = readServiceCIDR(delivered); // before anything changes: unreadable input changes nothing
+    if (this.destroyed) return; // by its getters: a destroyed MetaAllocator keeps no ServiceCIDR
     try {
       this.applyServiceCIDR(sc);
     } finally {
@@ -1072,6 +1090,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private onServiceCIDRDeleted(delivered: ServiceCIDR): void {
     if (this.destroyed) return;
     const name = serviceCIDRName(delivered);
+    if (this.destroyed) return; // by its getters
     const k = this.known.get(name);
     if (k === undefined) return;
     this.known.delete(name);
@@ -1192,7 +1211,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       passed = true;
     } finally {
       // a pass cut short by a throw leaves its CIDRs for the next one (looking again is harmless)
-      if (!passed) for (const key of keys) this.dirty.add(key);
+      if (!passed && !this.destroyed) for (const key of keys) this.dirty.add(key);
     }
   }
 

@@ -886,6 +886,76 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
   });
 });
 
+describe('MetaAllocator: destroyed', () => {
+  /** The bookkeeping a MetaAllocator keeps of what its source delivered, held by no public member. */
+  const bookkeeping = (meta: MetaAllocator) => {
+    const m = meta as unknown as Record<'known' | 'listing' | 'dirty' | 'skips' | 'bad' | 'starved', Map<unknown, unknown> | Set<unknown>>;
+    return {
+      known: m.known.size,
+      listing: m.listing.size,
+      dirty: m.dirty.size,
+      skips: m.skips.size,
+      bad: m.bad.size,
+      starved: m.starved.size,
+    };
+  };
+  const NOTHING = { known: 0, listing: 0, dirty: 0, skips: 0, bad: 0, starved: 0 };
+
+  it('keeps no ServiceCIDR, skip or error of those it saw', () => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    source.addServiceCIDR('shared', ['10.0.0.0/24']);
+    source.addServiceCIDR('short', ['2001:db8::/48', '255.255.255.255/32']);
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore() });
+    expect(meta.skipped()).toHaveLength(1);
+    expect(bookkeeping(meta)).not.toEqual(NOTHING);
+    meta.destroy();
+    expect(bookkeeping(meta)).toEqual(NOTHING);
+    source.addServiceCIDR('later', ['10.1.0.0/24']); // a source that keeps delivering: not heard
+    expect(bookkeeping(meta)).toEqual(NOTHING);
+  });
+
+  it('by the getters of a ServiceCIDR being delivered: that ServiceCIDR is not kept either', () => {
+    const { source, watchers } = handSource({ name: 'a', cidrs: ['10.0.0.0/24'] });
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore() });
+    const sc = {
+      name: 'b',
+      get cidrs() {
+        meta.destroy();
+        return ['10.1.0.0/24'];
+      },
+    };
+    watchers[0]!.onAdd(sc as ServiceCIDR);
+    expect(bookkeeping(meta)).toEqual(NOTHING);
+  });
+
+  it.each(['allocate', 'allocateNext', 'release', 'has'] as const)('%s rejects with ErrDestroyed', async (method) => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore() });
+    meta.destroy();
+    expect(await rejection((meta[method] as (ip: string) => Promise<unknown>).call(meta, '10.0.0.1'))).toBeInstanceOf(ErrDestroyed);
+  });
+
+  it.each([
+    ['rangeFor', (m: MetaAllocator) => m.rangeFor('10.0.0.1')],
+    ['forEach', (m: MetaAllocator) => m.forEach(() => {})],
+    ['used', (m: MetaAllocator) => m.used()],
+    ['free', (m: MetaAllocator) => m.free()],
+    ['ranges', (m: MetaAllocator) => m.ranges()],
+    ['skipped', (m: MetaAllocator) => m.skipped()],
+    ['dryRun', (m: MetaAllocator) => m.dryRun()],
+    ['enableMetrics', (m: MetaAllocator) => m.enableMetrics(new Registry())],
+  ] as const)('%s throws ErrDestroyed', (_, call) => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore() });
+    meta.destroy();
+    expect(() => call(meta)).toThrow(ErrDestroyed);
+    expect(() => meta.destroy()).not.toThrow(); // idempotent
+  });
+});
+
 describe('MetaAllocator: a ServiceCIDR of the replay refused', () => {
   it('fails the construction and leaves the source holding no watcher of it, the ranges freed', () => {
     // Regression: the refusal was thrown through the source's subscribe, which then never
