@@ -5,6 +5,7 @@
 // Offsets are relative to the range's first usable address: offset 0 = network + 1.
 import { InvalidArgumentError } from './errors.ts';
 import { quoteInput } from './quote.ts';
+import { didYouMean } from './input.ts';
 import {
   core,
   coreConstant,
@@ -21,6 +22,7 @@ import {
 } from './wasm.ts';
 
 export type IndexKind = 'auto' | 'dense' | 'sparse';
+const INDEX_KINDS: readonly IndexKind[] = ['auto', 'dense', 'sparse'];
 
 /** The most offsets for which kind 'auto' makes a dense index (core-as/freeindex.ts): 2^24. */
 export const DENSE_AUTO_MAX_OFFSETS = coreConstant('DENSE_MAX_SLOTS');
@@ -32,7 +34,7 @@ const DENSE_MAX_OFFSETS = BigInt(coreConstant('DENSE_MAX_OFFSETS'));
 export function indexKindOption(kind: unknown, option: string): IndexKind {
   if (kind === undefined) return 'auto';
   if (kind === 'auto' || kind === 'dense' || kind === 'sparse') return kind;
-  throw new InvalidArgumentError(`${option} must be 'auto', 'dense' or 'sparse', got ${quoteInput(kind)}`);
+  throw new InvalidArgumentError(`${option} must be 'auto', 'dense' or 'sparse', got ${quoteInput(kind)}${didYouMean(kind, INDEX_KINDS)}`);
 }
 
 /**

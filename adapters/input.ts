@@ -222,6 +222,16 @@ export function nearestName(typed: string, names: readonly string[]): string | u
   return typed === '' ? undefined : names.find((name) => isNear(typed, name));
 }
 
+/**
+ * ` (did you mean "name"?)` for a value of an option that takes one of `names`, when it is text that
+ * looks like a misspelling of one of them (nearestName); else the empty string. For the end of
+ * the message that refuses it.
+ */
+export function didYouMean(typed: unknown, names: readonly string[]): string {
+  const near = typeof typed === 'string' ? nearestName(typed, names) : undefined;
+  return near === undefined ? '' : ` (did you mean "${near}"?)`;
+}
+
 /** Whether `typed` looks like a misspelling of `name`: the same ignoring case, or at most two edits apart. */
 function isNear(typed: string, name: string): boolean {
   const a = typed.toLowerCase();

@@ -68,7 +68,7 @@ import {
   OutOfMemoryError,
   rejectSoon,
 } from './errors.ts';
-import { checkIPFamily, optionsObject, readMember } from './input.ts';
+import { checkIPFamily, didYouMean, optionsObject, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { markDryRun } from './dry-run.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
@@ -332,7 +332,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     checkIPFamily(family);
     const policy = opts.policy ?? 'upstream';
     if (!RANGE_POLICIES.includes(policy))
-      throw new InvalidArgumentError(`options.policy must be one of ${RANGE_POLICIES.join(', ')}, got ${quoteInput(policy)}`);
+      throw new InvalidArgumentError(
+        `options.policy must be one of ${RANGE_POLICIES.join(', ')}, got ${quoteInput(policy)}${didYouMean(policy, RANGE_POLICIES)}`,
+      );
     this.ipFamily = family;
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;

@@ -653,6 +653,17 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(() => new MetaAllocator('IPv4', source, { policy: 'nope' as never })).toThrow(
       new InvalidArgumentError('options.policy must be one of upstream, ordered, weighted, got "nope"'),
     );
+    // a misspelt policy is named, as a misspelt option or strategy is
+    for (const [typed, meant] of [
+      ['weigthed', 'weighted'],
+      ['Ordered', 'ordered'],
+      ['order', 'ordered'],
+      ['upstrem', 'upstream'],
+    ]) {
+      expect(() => new MetaAllocator('IPv4', source, { policy: typed as never })).toThrow(
+        new InvalidArgumentError(`options.policy must be one of upstream, ordered, weighted, got "${typed}" (did you mean "${meant}"?)`),
+      );
+    }
     const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
     expect(() => meta.forEach(1 as never)).toThrow(new InvalidArgumentError('forEach needs a function, got 1 (number)'));
     expect(() => meta.forEach('f' as never)).toThrow(new InvalidArgumentError('forEach needs a function, got "f"'));

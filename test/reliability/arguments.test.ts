@@ -376,6 +376,8 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
         const e = await failure(make);
         expect(e).toBeInstanceOf(InvalidArgumentError);
         expect((e as Error).message.startsWith(`${option} must be 'auto', 'dense' or 'sparse', got `)).toBe(true);
+        // a misspelt kind is named
+        expect((e as Error).message.endsWith('(did you mean "dense"?)')).toBe(index === 'Dense');
       }
     }
     // 2^32 − 2 and 2^32 − 1 addresses: beyond the dense index, though the offsets fit in 32 bits
