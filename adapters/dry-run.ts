@@ -1,4 +1,5 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
+import { readMember } from './input.ts';
 import { checkParentRef } from './records.ts';
 import { deleteErrorHandler } from './store.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, ParentRef } from './types.ts';
@@ -15,21 +16,32 @@ export interface DryRunTarget extends IPAllocator {
 
 /**
  * The dry-run views of this package (DryRunAllocator, and a MetaAllocator's view while no range
- * is ready), known by identity: a view takes nothing, so a caller that gives back what a call
- * took (DualStackAllocator's rollback) has nothing to give back for one, and its has() answers
- * for the allocator it views, where the address may be another Service's.
+ * is ready): a view takes nothing, so a caller that gives back what a call took
+ * (DualStackAllocator's rollback) has nothing to give back for one, and its has() answers for
+ * the allocator it views, where the address may be another Service's. Known by identity (this
+ * set), and by a mark each view carries under a key of the global symbol registry: the views of
+ * another copy of this package (a second install, its CommonJS and ES builds side by side) carry
+ * the same mark, and a Proxy of a view, or an object made from one (Object.create), answers it
+ * from its target — where the set, of one copy and by identity, knows neither.
  */
 const dryRunViews = new WeakSet<object>();
+const DRY_RUN_MARK = Symbol.for('ipallocator.dryRun');
 
-/** Registers `view` as a dry run (isDryRun); returns it. */
+/** Registers `view` as a dry run (isDryRun): in the set, and marked; returns it. */
 export function markDryRun<T extends object>(view: T): T {
   dryRunViews.add(view);
+  Object.defineProperty(view, DRY_RUN_MARK, { value: true });
   return view;
 }
 
-/** Whether `a` is a dry-run view of this package (WeakSet.has runs nothing of the caller's, no Proxy trap). */
-export function isDryRun(a: unknown): boolean {
-  return typeof a === 'object' && a !== null && dryRunViews.has(a);
+/**
+ * Whether `a` is a dry-run view: one of this copy's (WeakSet.has runs nothing of the caller's),
+ * or an object that answers the mark. That read may run a Proxy's trap, whose error is thrown as
+ * InvalidArgumentError naming `what` (readMember): ask once, and keep the answer.
+ */
+export function isDryRun(a: unknown, what: string): boolean {
+  if (typeof a !== 'object' || a === null) return false;
+  return dryRunViews.has(a) || readMember(a, DRY_RUN_MARK, what) === true;
 }
 
 /**

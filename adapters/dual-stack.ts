@@ -121,7 +121,9 @@ export class DualStackAllocator {
    * each family's allocator; when a later family fails, there is nothing to give back and
    * nothing is reported to onRollbackError (the address the first family checked may be another
    * Service's: a dry run does not ask); destroying that pair destroys nothing (a dry run's
-   * destroy() does nothing), and it owns the views, not the allocators under them.
+   * destroy() does nothing), and it owns the views, not the allocators under them. A dry run is
+   * known by a mark (isDryRun) that the dry runs of another copy of this package, and a Proxy of
+   * one, carry too: a pair of one of those and an allocator is refused as well.
    *
    * "Destroyed" is judged through the IPAllocator interface, by asking `used()`: every allocator
    * of this package (Allocator, MetaAllocator, ReferenceAllocator, their dry runs, which answer
@@ -153,7 +155,7 @@ export class DualStackAllocator {
     }
     checkLive(ipv4, 'IPv4');
     checkLive(ipv6, 'IPv6');
-    checkBothDryOrNeither(ipv4, ipv6);
+    this.dry = bothDryOrNeither(ipv4, ipv6);
     // checkFamily let only objects through; nothing of the caller's runs from here to owned.add
     checkUnowned(ipv4, ipv6);
     owned.add(ipv4);
@@ -162,6 +164,12 @@ export class DualStackAllocator {
     this.ipv6 = ipv6;
     this.onRollbackError = onRollbackError;
   }
+
+  /**
+   * Both allocators are dry runs (isDryRun, asked once at construction): a rollback has nothing
+   * to give back, and its has() would answer for the allocator a view looks at.
+   */
+  private readonly dry: boolean;
 
   /** The allocator of one family. ErrDestroyed after destroy(). */
   allocator(family: IPFamily): IPAllocator {
@@ -331,7 +339,7 @@ export class DualStackAllocator {
       // A dry run took nothing: there is nothing to give back, and its has() answers for the
       // allocator it views, where the address may well be another Service's (a dry run's
       // allocate does not ask): "still allocated" would be a false report.
-      if (isDryRun(allocator)) continue;
+      if (this.dry) continue;
       let deleteFailed: { error: unknown } | undefined;
       try {
         // a release ignores the store's delete errors (upstream): it tells them to this handler.
@@ -495,13 +503,14 @@ function checkKind(a: unknown, family: IPFamily, which: string): void {
 }
 
 /**
- * InvalidArgumentError when one allocator is a dry run and the other is not: such a pair would
+ * Whether both allocators are dry runs (isDryRun); InvalidArgumentError when one is and the
+ * other is not: such a pair would
  * persist one family and answer every Service the other family's network address (a dry run's
  * allocateNext), which no Service may have and which every one would share.
  */
-function checkBothDryOrNeither(ipv4: IPAllocator, ipv6: IPAllocator): void {
-  const dry4 = isDryRun(ipv4);
-  if (dry4 === isDryRun(ipv6)) return;
+function bothDryOrNeither(ipv4: IPAllocator, ipv6: IPAllocator): boolean {
+  const dry4 = isDryRun(ipv4, 'ipv4');
+  if (dry4 === isDryRun(ipv6, 'ipv6')) return dry4;
   const [dry, live] = dry4 ? ['first', 'second'] : ['second', 'first'];
   throw new InvalidArgumentError(
     `DualStackAllocator: the ${dry} argument is a dry run and the ${live} is not: a pair persists both families or neither; pass the dryRun() of both allocators, or neither`,

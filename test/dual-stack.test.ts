@@ -2,6 +2,7 @@
 // MetaAllocators (ranges from one dual-stack ServiceCIDR) and over two plain Allocators.
 import { describe, expect, it } from 'vitest';
 import { DualStackAllocator, StillAllocatedError } from '../adapters/dual-stack.ts';
+import { DryRunAllocator } from '../adapters/dry-run.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
@@ -806,6 +807,41 @@ describe('DualStackAllocator: what a pair takes', () => {
     const ds = new DualStackAllocator(a4, a6);
     expect((await ds.allocateNext()).ips).toHaveLength(2);
     ds.destroy();
+  });
+
+  it('the dry runs of another copy of this package, and a Proxy of a dry run, are dry runs: they pair with ours, not with an allocator', async () => {
+    // a second instance of the dry-run module, as a second install of the package would load
+    const path = '../adapters/dry-run.ts?another-copy';
+    const copy = (await import(/* @vite-ignore */ path)) as typeof import('../adapters/dry-run.ts');
+    expect(copy.DryRunAllocator).not.toBe(DryRunAllocator);
+    const store = new FaultyMemoryStore();
+    const a4 = Allocator.create('10.0.0.0/29', { store });
+    const a6 = Allocator.create('fd00::/120', { store });
+    await a4.allocate('10.0.0.2'); // another Service's: a dry run's allocate does not ask
+    const mixed = (dry: string, live: string) =>
+      new InvalidArgumentError(
+        `DualStackAllocator: the ${dry} argument is a dry run and the ${live} is not: a pair persists both families or neither; pass the dryRun() of both allocators, or neither`,
+      );
+    const theirs = () => new copy.DryRunAllocator(a4);
+    const proxied = () => new Proxy(a6.dryRun(), {});
+    expect(() => new DualStackAllocator(a4, proxied())).toThrow(mixed('second', 'first'));
+    expect(() => new DualStackAllocator(theirs(), a6)).toThrow(mixed('first', 'second'));
+    for (const [v4, v6] of [
+      [theirs(), a6.dryRun()],
+      [a4.dryRun(), proxied()],
+      [theirs(), proxied()],
+    ]) {
+      const reported: unknown[] = [];
+      const dry = new DualStackAllocator(v4!, v6!, { onRollbackError: (e, ip) => reported.push([e, ip]) });
+      expect((await dry.allocate(['10.0.0.3', 'fd00::3'])).ips).toEqual(['10.0.0.3', 'fd00::3']);
+      // nothing to give back, nothing reported: the address the first family checked is another Service's
+      expect(await rejection(dry.allocate(['10.0.0.2', 'fd01::2']))).toBeInstanceOf(ErrNotInRange);
+      expect(reported).toEqual([]);
+      dry.destroy();
+    }
+    expect(store.records().map((r) => r.name)).toEqual(['10.0.0.2']);
+    a4.destroy();
+    a6.destroy();
   });
 
   it("a pair of dry runs whose later family fails reports nothing to onRollbackError: the first family's address may be another Service's", async () => {
