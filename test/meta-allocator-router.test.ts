@@ -91,6 +91,31 @@ describe('RecordRouter', () => {
     }
   });
 
+  it('ranges built two at a time between events read the records as they are: the sorted copy is made only once the passes have cost about a sort', () => {
+    const router = new RecordRouter(4);
+    for (let i = 0; i < 1000; i++) router.onAdd(rec(formatAddr(4, [0, 0, 0, 0x0a000000 + i * 7])), undefined);
+    const sorted = () => (router as unknown as { sorted: object | null }).sorted !== null; // held by no public member
+    const build = (cidr: string) => {
+      const w = listener();
+      router.subscribe(Prefix.parse(cidr), w);
+      return w.heard.length;
+    };
+    // two ranges per event, as a ServiceCIDR of two CIDRs of the family, or two waiting on memory
+    for (let round = 0; round < 3; round++) {
+      expect([build('10.0.0.0/24'), build('10.0.1.0/24')]).toEqual([37, 37]);
+      expect(sorted()).toBe(false);
+      router.onAdd(rec(`10.9.0.${round}`), undefined);
+    }
+    // many in a row, as a source's first replay: a pass each until they have cost most of a
+    // sort of 1,000 records (log2(1000) / 3: the fourth replay), then the sorted copy
+    const passes = [];
+    for (let i = 0; i < 8; i++) {
+      build(`10.0.${i}.0/24`);
+      passes.push(sorted());
+    }
+    expect(passes).toEqual([false, false, false, true, true, true, true, true]);
+  });
+
   it("several ranges' handlers that throw on one event: every range hears it, and the store is told of every error in one AggregateError", () => {
     const router = new RecordRouter(4);
     const [e16, e24] = [new Error('boom'), new Error('bang')];
