@@ -706,10 +706,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * The CIDR of the range that would serve `ip` (upstream getAllocator): a range containing it
    * as a host whose ServiceCIDRs make it ready (whether or not the store has synced), any such
    * range when `ready` is false. Throws ErrMismatchedNetwork when there is none (OutOfMemoryError
-   * when one not built for lack of memory would serve it), InvalidAddressError for malformed text.
+   * when one not built for lack of memory would serve it), InvalidAddressError for malformed text,
+   * InvalidArgumentError for a `ready` that is not a boolean (`'false'` would ask for a ready one).
    */
   rangeFor(ip: string, ready = true): string {
     this.live();
+    if (typeof ready !== 'boolean') throw new InvalidArgumentError(`rangeFor's ready must be true or false, got ${quoteInput(ready)}`);
     const e = this.route(ip, ready);
     if (e === null) throw this.mismatched(ip, ready);
     return e.cidr;

@@ -665,6 +665,15 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
       );
     }
     const meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore() });
+    source.addServiceCIDR('not-ready', ['10.1.0.0/24'], { ready: false });
+    // a ready that is not a boolean would be read as one: 'false' would ask for a ready range
+    expect(() => meta.rangeFor('10.1.0.5', 'false' as never)).toThrow(
+      new InvalidArgumentError(`rangeFor's ready must be true or false, got "false"`),
+    );
+    expect(() => meta.rangeFor('10.1.0.5', 0 as never)).toThrow(
+      new InvalidArgumentError(`rangeFor's ready must be true or false, got 0 (number)`),
+    );
+    expect(meta.rangeFor('10.1.0.5', false)).toBe('10.1.0.0/24');
     expect(() => meta.forEach(1 as never)).toThrow(new InvalidArgumentError('forEach needs a function, got 1 (number)'));
     expect(() => meta.forEach('f' as never)).toThrow(new InvalidArgumentError('forEach needs a function, got "f"'));
     meta.destroy();
