@@ -1,6 +1,8 @@
 // DualStackAllocator: one address per family for a Service, both or neither, over two
 // MetaAllocators (ranges from one dual-stack ServiceCIDR) and over two plain Allocators.
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { GatedStore, quiesce } from './doubles/gated-store.ts';
 import { DualStackAllocator, StillAllocatedError } from '../adapters/dual-stack.ts';
 import { DryRunAllocator } from '../adapters/dry-run.ts';
 import { allocatorLabels } from '../adapters/store.ts';
@@ -860,4 +862,101 @@ describe('DualStackAllocator: what a pair takes', () => {
     a4.destroy();
     a6.destroy();
   });
+});
+
+describe('DualStackAllocator over MetaAllocators, store calls answered in any order', () => {
+  const CIDRS = [
+    ['10.0.0.0/29', 'fd00::/125'],
+    ['10.0.0.0/28', 'fd00::/124'],
+    ['10.0.1.0/30', 'fd00:1::/126'],
+  ];
+  type Step =
+    | { op: 'add'; sc: number; cidrs: number; ready: boolean }
+    | { op: 'delete'; sc: number }
+    | { op: 'next'; v6First: boolean }
+    | { op: 'allocate'; host: number }
+    | { op: 'release'; pick: number }
+    | { op: 'answer'; gate: number }
+    | { op: 'failCreate' };
+  const step: fc.Arbitrary<Step> = fc.oneof(
+    fc.record({ op: fc.constant('add' as const), sc: fc.nat(3), cidrs: fc.nat(CIDRS.length - 1), ready: fc.boolean() }),
+    fc.record({ op: fc.constant('delete' as const), sc: fc.nat(3) }),
+    { arbitrary: fc.record({ op: fc.constant('next' as const), v6First: fc.boolean() }), weight: 3 },
+    fc.record({ op: fc.constant('allocate' as const), host: fc.nat(7) }),
+    fc.record({ op: fc.constant('release' as const), pick: fc.nat() }),
+    { arbitrary: fc.record({ op: fc.constant('answer' as const), gate: fc.nat() }), weight: 6 },
+    fc.record({ op: fc.constant('failCreate' as const) }),
+  );
+
+  it.each(RANGE_POLICIES)(
+    '%s: what resolved calls hold is in the store and nothing else is, whatever ServiceCIDRs change, a create fails or the pair is destroyed meanwhile',
+    async (policy) => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { maxLength: 80 }), fc.integer(), fc.nat(120), async (steps, seed, destroyAt) => {
+          const store = new GatedStore({ lagging: seed % 2 === 0 });
+          const source = new InMemoryServiceCIDRs();
+          source.addServiceCIDR('sc0', CIDRS[1]!);
+          const live = new Set(['sc0']);
+          const v4 = new MetaAllocator('IPv4', source, { store, policy, random: seededRandom(seed) });
+          const v6 = new MetaAllocator('IPv6', source, { store, policy, random: seededRandom(seed + 1) });
+          const reported: unknown[] = [];
+          const pair = new DualStackAllocator(v4, v6, { onRollbackError: (e) => reported.push(e) });
+          const held = new Set<string>(); // handed out by a call that resolved, not released by one that resolved
+          const given: string[][] = []; // what resolved calls handed out, not yet given to release
+          const calls: Promise<void>[] = [];
+          for (let i = 0; i < steps.length; i++) {
+            if (i === destroyAt) pair.destroy();
+            const s = steps[i]!;
+            if (s.op === 'add' && !live.has(`sc${s.sc}`)) {
+              source.addServiceCIDR(`sc${s.sc}`, CIDRS[s.cidrs]!, { ready: s.ready });
+              live.add(`sc${s.sc}`);
+            } else if (s.op === 'delete' && live.delete(`sc${s.sc}`)) {
+              source.deleteServiceCIDR(`sc${s.sc}`);
+            } else if (s.op === 'next' || s.op === 'allocate') {
+              const call =
+                s.op === 'next'
+                  ? pair.allocateNext(undefined, s.v6First ? ['IPv6', 'IPv4'] : ['IPv4', 'IPv6'])
+                  : pair.allocate([`10.0.0.${s.host}`, `fd00::${s.host}`]);
+              calls.push(
+                call.then(
+                  (r) => {
+                    for (const ip of r.ips) {
+                      expect(held.has(ip)).toBe(false); // never handed out twice
+                      held.add(ip);
+                    }
+                    given.push([...r.ips]);
+                  },
+                  () => {},
+                ),
+              );
+            } else if (s.op === 'release' && given.length > 0) {
+              const ips = given.splice(s.pick % given.length, 1)[0]!;
+              calls.push(
+                pair.release(ips).then(
+                  () => ips.forEach((ip) => held.delete(ip)),
+                  () => {},
+                ),
+              );
+            } else if (s.op === 'answer' && store.waiting.length > 0) {
+              store.open(s.gate % store.waiting.length);
+              await quiesce();
+            } else if (s.op === 'failCreate') {
+              store.inner.failCreates(new Error('the API server is unavailable'));
+            }
+          }
+          await quiesce();
+          while (store.waiting.length > 0) {
+            store.open(0);
+            await quiesce();
+          }
+          await Promise.all(calls);
+          expect(reported).toEqual([]); // every rollback gave back what it took
+          expect(new Set(store.inner.records().map((r) => r.name))).toEqual(held);
+          pair.destroy();
+          store.close();
+        }),
+        { numRuns: 150 },
+      );
+    },
+  );
 });
