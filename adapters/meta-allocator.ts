@@ -186,6 +186,12 @@ interface RangeEntry {
   pos: number;
   /** Its place in `routes` (null once out of it). */
   route: Held<RangeEntry> | null;
+  /**
+   * The allocator's size as a number when that is exact (at most 2^53), else -1: the 'weighted'
+   * policy weighs a range by size − used() in numbers then, as Number(free()) would, without a
+   * BigInt per range per draw.
+   */
+  readonly size53: number;
 }
 
 /**
@@ -210,6 +216,7 @@ interface KnownServiceCIDR {
 }
 
 const TWO53 = 9007199254740992;
+const TWO53_BIG = 9007199254740992n;
 
 /**
  * One family's allocator over every ServiceCIDR of a source (upstream's cidrallocator.go): a
@@ -584,11 +591,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Index in the untried [0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
   private pickWeighted(call: NextCall, n: number): number {
     let total = 0;
-    const weights: number[] = [];
+    // the call's own: a store's hasSynced (readyNow) may start another call of this MetaAllocator
+    const weights = call.weights.length >= n ? call.weights : (call.weights = new Float64Array(n));
     for (let i = 0; i < n; i++) {
       const e = call.untried(i);
-      const w = readyNow(e) ? Number(e.allocator.free()) : 0; // a removed range weighs nothing
-      weights.push(w);
+      const w = readyNow(e) ? freeOf(e) : 0; // a removed range weighs nothing
+      weights[i] = w;
       total += w;
     }
     if (total === 0) return n - 1;
@@ -1299,6 +1307,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           rank: w.rank,
           pos: -1,
           route: null,
+          size53: a.size <= TWO53_BIG ? Number(a.size) : -1,
         };
         this.entries.set(key, made);
         made.route = this.routes.add(a.prefix, made);
@@ -1447,6 +1456,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 }
 
+const EMPTY_WEIGHTS = new Float64Array(0);
+
 /**
  * Where one allocateNext call stands, so that its search (MetaAllocator.walk) can stop at a range
  * that answers with a promise and go on from the same place once it has answered.
@@ -1482,6 +1493,8 @@ class NextCall {
    * return, in the same policy order. Without a cool-down nothing is ever held back: one pass.
    */
   freeOnly: FreeOnlyPass | null = { heldBack: false };
+  /** The 'weighted' policy's weights of the untried ranges, by position (made at its first draw). */
+  weights = EMPTY_WEIGHTS;
   /** The owner as checked once: every range tried gets this copy. */
   constructor(readonly owner: ParentRef | undefined) {}
 
@@ -1524,6 +1537,13 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
     if (e.removed && err instanceof ErrDestroyed) return null; // the range went away during its own call
     throw err;
   }
+}
+
+/** Number(e.allocator.free()), in numbers when the size is exact as one (size53). */
+function freeOf(e: RangeEntry): number {
+  if (e.size53 < 0) return Number(e.allocator.free());
+  const used = e.allocator.used();
+  return used > e.size53 ? 0 : e.size53 - used;
 }
 
 /**
