@@ -337,7 +337,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
       throw new InvalidArgumentError(`source must be a ServiceCIDRSource (an object with subscribe()), got ${quoteInput(source)}`);
     }
     checkIPFamily(family);
-    const policy = opts.policy ?? 'upstream';
+    // undefined is the default; null is refused, as every other option refuses it
+    const policy = opts.policy === undefined ? 'upstream' : opts.policy;
     if (!RANGE_POLICIES.includes(policy))
       throw new InvalidArgumentError(
         `options.policy must be one of ${RANGE_POLICIES.join(', ')}, got ${quoteInput(policy)}${didYouMean(policy, RANGE_POLICIES)}`,

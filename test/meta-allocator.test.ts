@@ -653,6 +653,10 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     expect(() => new MetaAllocator('IPv4', source, { policy: 'nope' as never })).toThrow(
       new InvalidArgumentError('options.policy must be one of upstream, ordered, weighted, got "nope"'),
     );
+    // null is no policy, as it is no value of any other option (undefined is the default)
+    expect(() => new MetaAllocator('IPv4', source, { policy: null as never })).toThrow(
+      new InvalidArgumentError('options.policy must be one of upstream, ordered, weighted, got null'),
+    );
     // a misspelt policy is named, as a misspelt option or strategy is
     for (const [typed, meant] of [
       ['weigthed', 'weighted'],
