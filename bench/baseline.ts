@@ -31,8 +31,6 @@ export interface Baseline {
   readonly commit: string;
   /** The baseline's implementations, renamed `<name>@<ref>`. */
   readonly impls: Impl[];
-  /** Whether one of them reads a store (the harness then keeps a baseline store per series). */
-  needsStore(names: readonly string[]): boolean;
   /** A fresh store of the baseline's own MemoryStore class. */
   newStore(): BaselineStore;
   /** Adds records `names` of `family` to a store from newStore(), through its public API. */
@@ -94,7 +92,6 @@ export async function prepareBaseline(ref: string, repoRoot: string, progress: (
     ref,
     commit,
     impls,
-    needsStore: (names) => names.some((n) => n === `allocator@${ref}` || n === `store@${ref}`),
     newStore: () => new StoreCtor(),
     load(store, names, family) {
       const s = store as BaselineStore;

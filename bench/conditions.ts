@@ -22,6 +22,8 @@ export interface Conditions {
   args: string[];
   /** The CPUs' speeds at the start, and where the main thread was pinned if it was (bench/cpu.ts). */
   cpuPin: string;
+  /** Rounds each case is timed in, interleaved across implementations (bench/measure.ts measureInRounds). */
+  rounds: number;
 }
 
 const deno = (globalThis as { Deno?: { version: { deno: string; v8: string } } }).Deno;
@@ -50,7 +52,7 @@ export function getGc(): (() => void) | undefined {
   return gcFn;
 }
 
-export function conditions(mode: string, coreBuild: string, cpuPin: string): Conditions {
+export function conditions(mode: string, coreBuild: string, cpuPin: string, rounds = 1): Conditions {
   const cpus = os.cpus();
   return {
     cpu: cpus[0]?.model?.trim() || 'unknown',
@@ -71,6 +73,7 @@ export function conditions(mode: string, coreBuild: string, cpuPin: string): Con
     mode,
     args: process.argv.slice(2),
     cpuPin,
+    rounds,
   };
 }
 

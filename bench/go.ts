@@ -14,7 +14,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { BenchCpu } from './cpu.ts';
-import { summarize, type Budget, type Measurement, type Skipped } from './measure.ts';
+import type { Budget, Samples, Skipped } from './measure.ts';
 import type { Impl, Runner, SeriesCtx, SeriesImpl } from './impls.ts';
 
 export type GoVariant = 'go-seed' | 'go-master';
@@ -164,20 +164,25 @@ export class GoSession {
     }
   }
 
-  /** Times `op` of `variant` in Go within the harness's budget for this case. */
-  async time(variant: GoVariant, op: string, b: Budget): Promise<Measurement | Skipped> {
+  /**
+   * Times `op` of `variant` in Go on the budget `b` (one round's share of the case's) and returns
+   * Go's samples; `decides`: whether an over-budget estimate may skip the case (its first round).
+   */
+  async time(variant: GoVariant, op: string, b: Budget, decides: boolean): Promise<Samples | Skipped> {
     // the budget decides whether the case runs; Go's loop is synchronous, so it samples for the
     // Benchmark.js time limit of synchronous cases when there is one
     const timeMs = b.maxTime > 0 ? Math.min(b.budgetMs, b.maxTime * 1000) : b.budgetMs;
     const sampleMs = b.sampleMs > 0 ? b.sampleMs : Math.min(40, Math.max(1, timeMs / 20));
+    // Go skips when its estimate exceeds this; after the first round nothing is skipped
+    const skipMs = decides ? b.budgetMs : Number.POSITIVE_INFINITY;
     // before every case, not only on a new CPU: Go moves the threads it started meanwhile off it
     const cpu = BenchCpu.active?.cpu ?? null;
     if (cpu !== null) await this.request(`pin ${cpu}`);
     const r = await this.request(
-      `time ${variant} ${op} ${b.budgetMs} ${timeMs} ${b.minSamples} ${Math.max(b.minSamples, b.maxSamples)} ${sampleMs}`,
+      `time ${variant} ${op} ${skipMs} ${timeMs} ${b.minSamples} ${Math.max(b.minSamples, b.maxSamples)} ${sampleMs}`,
     );
     if (typeof r.skipped === 'string') return { skipped: r.skipped };
-    return summarize(r.samples as number[], r.opsPerSample as number);
+    return { nsPerOp: r.samples as number[], opsPerSample: r.opsPerSample as number };
   }
 
   close(): void {
@@ -263,7 +268,10 @@ export function goImpl(variant: GoVariant): Impl {
             await s.send('queries has', ctx.hasQueries().pairs);
             s.queriesAt = s.count;
           }
-          const runner = (op: (typeof OPS)[number]): Runner => ({ kind: 'self-timed', measure: (b) => s.time(variant, op, b) });
+          const runner = (op: (typeof OPS)[number]): Runner => ({
+            kind: 'self-timed',
+            sample: (b, decides) => s.time(variant, op, b, decides),
+          });
           return {
             nextRelease: runner('nextRelease'),
             full: runner('full'),

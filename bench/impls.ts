@@ -20,7 +20,7 @@
 import { Seeded } from './seeded.ts';
 import { LegacyBitmapRange, legacyMax } from './legacy-bitmap.ts';
 import type { RangeSpec } from './ranges.ts';
-import type { Budget, Measurement, Skipped } from './measure.ts';
+import type { Budget, Samples, Skipped } from './measure.ts';
 import { goImpl } from './go.ts';
 
 export type ImplName = 'reference' | 'go-seed' | 'go-master' | 'legacy-bitmap' | 'allocator' | 'store' | 'range' | 'core' | 'contiguous';
@@ -38,12 +38,13 @@ export const IMPL_NAMES: readonly ImplName[] = [
 
 /**
  * sync/async: n operations per call, timed by the harness; leaves the subject as it found it.
- * self-timed: the implementation times its own loop within the budget (another process: go-seed).
+ * self-timed: the implementation times its own loop within the budget and returns its samples
+ * (another process: go-seed).
  */
 export type Runner =
   | { kind: 'sync'; run: (n: number) => void }
   | { kind: 'async'; run: (n: number) => Promise<void> }
-  | { kind: 'self-timed'; measure: (budget: Budget) => Promise<Measurement | Skipped> };
+  | { kind: 'self-timed'; sample: (share: Budget, decides: boolean) => Promise<Samples | Skipped> };
 
 export interface Runners {
   /** allocateNext + release of what it returned (fill held constant). */

@@ -9,6 +9,9 @@
 //
 // Both first time a probe; when even the minimum number of samples would exceed the case's
 // budget the case is not run and is reported as skipped with the budget and the estimate.
+//
+// Both return their raw samples (ns/op each), as go-seed's self-timed loop does, so that a case
+// measured in rounds (measureInRounds) is summarised once, over every round's samples.
 import Benchmark from 'benchmark';
 import process from 'node:process';
 
@@ -26,6 +29,13 @@ export interface Measurement {
 
 export interface Skipped {
   skipped: string;
+}
+
+/** One stretch of timing, unsummarised: ns per operation of each sample. */
+export interface Samples {
+  nsPerOp: number[];
+  /** Operations timed per sample. */
+  opsPerSample: number;
 }
 
 export interface Budget {
@@ -120,27 +130,29 @@ async function warmUp(run: (n: number) => Promise<void> | void, b: Budget, nowNs
  * on the first call alone skipped the warm-up of cases that were merely cold and sized their
  * samples for the cold cost: an async case was then timed in a few milliseconds of unoptimised
  * code, 5–20× slower than the same code a second later (a few cases per run, different each time).
+ * `decides` is false after a case's first round: the case was found to fit its budget then, and
+ * a later round that probes slower (the machine in a slow phase) still runs.
  */
-async function probe(run: (n: number) => Promise<void> | void, b: Budget, nowNs: Clock): Promise<number | Skipped> {
+async function probe(run: (n: number) => Promise<void> | void, b: Budget, decides: boolean, nowNs: Clock): Promise<number | Skipped> {
   let t0 = nowNs();
   await run(1);
   let perOp = Number(nowNs() - t0);
-  if (perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!; // clearly over: do not even warm up
+  if (decides && perOp * b.minSamples > b.budgetMs * 1e6 * 4) return overBudget(perOp, b)!; // clearly over: do not even warm up
   if (perOp >= 1e6) {
     t0 = nowNs();
     await run(1);
     perOp = Number(nowNs() - t0);
   }
   if (perOp < 1e6) perOp = await warmUp(run, b, nowNs);
-  return overBudget(perOp, b) ?? perOp;
+  return (decides && overBudget(perOp, b)) || perOp;
 }
 
 /**
  * Times `run(n)` (n operations per call, synchronous) with Benchmark.js. `run` must leave the
  * subject as it found it (e.g. allocate then release), so any number of calls measures the same state.
  */
-export async function measureSync(run: (n: number) => void, b: Budget): Promise<Measurement | Skipped> {
-  const perOp = await probe(run, b, hrtime);
+export async function sampleSync(run: (n: number) => void, b: Budget, decides = true): Promise<Samples | Skipped> {
+  const perOp = await probe(run, b, decides, hrtime);
   if (typeof perOp !== 'number') return perOp;
   // ≥ 2 µs per call keeps Benchmark's call overhead under 1 %.
   const inner = Math.max(1, Math.min(1 << 14, Math.ceil(2000 / Math.max(perOp, 0.1))));
@@ -153,13 +165,17 @@ export async function measureSync(run: (n: number) => void, b: Budget): Promise<
   });
   bench.run();
   if (bench.error) throw bench.error;
-  const ns = bench.stats.sample.map((s: number) => (s * 1e9) / inner);
-  return summarize(ns, inner * bench.count);
+  return { nsPerOp: bench.stats.sample.map((s: number) => (s * 1e9) / inner), opsPerSample: inner * bench.count };
 }
 
 /** Times `run(n)` (n sequential awaited operations) with our own loop of samples, on `nowNs`. */
-export async function measureAsync(run: (n: number) => Promise<void>, b: Budget, nowNs: Clock = hrtime): Promise<Measurement | Skipped> {
-  const perOp = await probe(run, b, nowNs);
+export async function sampleAsync(
+  run: (n: number) => Promise<void>,
+  b: Budget,
+  decides = true,
+  nowNs: Clock = hrtime,
+): Promise<Samples | Skipped> {
+  const perOp = await probe(run, b, decides, nowNs);
   if (typeof perOp !== 'number') return perOp;
   const n = Math.max(1, Math.round((b.sampleMs * 1e6) / perOp));
   const deadline = Number(nowNs()) + b.budgetMs * 1e6;
@@ -171,9 +187,75 @@ export async function measureAsync(run: (n: number) => Promise<void>, b: Budget,
     samples.push(Number(e - s) / n);
     if (samples.length >= b.minSamples && Number(e) > deadline) break;
   }
-  return summarize(samples, n);
+  return { nsPerOp: samples, opsPerSample: n };
 }
 
+const summarized = (s: Samples | Skipped): Measurement | Skipped => ('skipped' in s ? s : summarize(s.nsPerOp, s.opsPerSample));
+
+/** sampleSync in one stretch, summarised. */
+export async function measureSync(run: (n: number) => void, b: Budget): Promise<Measurement | Skipped> {
+  return summarized(await sampleSync(run, b));
+}
+
+/** sampleAsync in one stretch, summarised. */
+export async function measureAsync(run: (n: number) => Promise<void>, b: Budget, nowNs: Clock = hrtime): Promise<Measurement | Skipped> {
+  return summarized(await sampleAsync(run, b, true, nowNs));
+}
+
+/** The part of a case's budget one of `rounds` rounds gets: its time and its samples divided. */
+export function roundShare(b: Budget, rounds: number): Budget {
+  return {
+    ...b,
+    budgetMs: b.budgetMs / rounds,
+    maxTime: b.maxTime / rounds,
+    minSamples: Math.ceil(b.minSamples / rounds),
+    maxSamples: Math.ceil(b.maxSamples / rounds),
+  };
+}
+
+/** One implementation's part in a case that measureInRounds times. */
+export interface Contender {
+  /** The case's budget for this implementation; each round gets roundShare(budget, rounds). */
+  budget: Budget;
+  /** Times one round on `share`; `decides` on the first round only (see probe). */
+  sample(share: Budget, decides: boolean): Promise<Samples | Skipped>;
+}
+
+export type RoundsOutcome = Measurement | Skipped | { error: unknown };
+
+/**
+ * Times one case on every contender in `rounds` rounds, in alternating order (A B C, then C B A,
+ * then A B C, …), each round on its share of the budget; a contender's result summarises the
+ * samples of all its rounds. Machines with phases of minutes in which the same loop runs 2–3×
+ * slower (shared and virtual ones) would otherwise make a ratio between two implementations
+ * depend on which one was timed in which phase; interleaved, a slow phase hits them alike.
+ * A contender skipped (over budget) on its first round, or one that throws, is not run again:
+ * its outcome is the skip or `{ error }`, and the others go on.
+ */
+export async function measureInRounds(contenders: readonly Contender[], rounds: number): Promise<RoundsOutcome[]> {
+  const samples: number[][] = contenders.map(() => []);
+  const ops = contenders.map(() => 0);
+  const settled: (Skipped | { error: unknown } | undefined)[] = contenders.map(() => undefined);
+  for (let round = 0; round < rounds; round++) {
+    const order = contenders.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const i of order) {
+      if (settled[i]) continue;
+      const c = contenders[i];
+      try {
+        const s = await c.sample(roundShare(c.budget, rounds), round === 0);
+        if ('skipped' in s) settled[i] = rounds > 1 ? { skipped: `${s.skipped} per round, ${rounds} rounds` } : s;
+        else {
+          samples[i].push(...s.nsPerOp);
+          ops[i] += s.opsPerSample * s.nsPerOp.length;
+        }
+      } catch (error) {
+        settled[i] = { error };
+      }
+    }
+  }
+  return contenders.map((_, i) => settled[i] ?? summarize(samples[i], Math.round(ops[i] / samples[i].length)));
+}
 /** Times a whole operation `once()` (e.g. a warm start) `reps` times; ns per unit = total / units. */
 export async function measureRepeated(once: () => Promise<void> | void, units: number, reps: number): Promise<Measurement> {
   const samples: number[] = [];

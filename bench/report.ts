@@ -36,7 +36,7 @@ export interface Row {
 export interface Results {
   conditions: Conditions;
   durationSeconds: number;
-  /** Bytes per record of the MemoryStore the async implementations share (JS heap, after GC). */
+  /** Bytes per record of the MemoryStore the async implementations read (JS heap, after GC). */
   storeBytesPerRecord: number | null;
   rows: Row[];
   /** The commit the `<impl>@<ref>` columns were built from (--baseline). */
@@ -394,6 +394,9 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
   const base = ratioBase(res.rows);
   L.push(
     `Cells: median ns per operation ± median absolute deviation, and how many times faster than \`${base}\` in the same run. ` +
+      (c.rounds > 1
+        ? `Each case is timed in ${c.rounds} rounds interleaved across the implementations (A B C, C B A, …); a cell is over all its rounds' samples. `
+        : '') +
       'Fills are random distinct offsets from a fixed seed (uniform) or the layout repeated allocateNext produces (organic), loaded untimed; ' +
       'allocateNext+release keeps the fill constant. Warm start: ns per address to build the implementation over an existing store/index.',
     '',

@@ -16,10 +16,11 @@
 // A full run writes bench/results/latest.{json,md,svg}; --quick/--smoke write to the OS temp
 // directory unless --out is given, so a CI smoke run never overwrites the committed results.
 //
-// Per series (one range, one fill order) the harness grows the fill level by level: the shared
-// MemoryStore (what `reference` and `allocator` read) gets the new records, each synchronous
-// implementation gets the new offsets, nothing of that timed; then each case runs on each
-// implementation. Progress goes to stderr, the table to stdout.
+// Per series (one range, one fill order) the harness grows the fill level by level: the MemoryStore
+// of each implementation that reads one (`reference`, `allocator`, `store`) gets the new records,
+// each synchronous implementation gets the new offsets, nothing of that timed; then each case runs
+// on every implementation in interleaved rounds (bench/measure.ts measureInRounds), all of the
+// level's runners alive at once. Progress goes to stderr, the table to stdout.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,7 +32,16 @@ import { conditions, getGc, liveJsBytes } from './conditions.ts';
 import { BenchCpu } from './cpu.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
 import { IMPLS, IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impls.ts';
-import { measureAsync, measureSync, summarize, type Budget, type Measurement, type Skipped } from './measure.ts';
+import {
+  measureInRounds,
+  sampleAsync,
+  sampleSync,
+  summarize,
+  type Budget,
+  type Contender,
+  type Measurement,
+  type Skipped,
+} from './measure.ts';
 import { RANGES, offsetText, rangeById, type RangeSpec } from './ranges.ts';
 import { OPS, caseKey, fillLabel, markdown, textTable, targetLines, type Results, type Row } from './report.ts';
 import { GO_NOTE } from './go.ts';
@@ -84,25 +94,29 @@ const outPrefix =
   option('--out') ??
   (mode === 'full' && !filterText ? path.join(here, 'results', 'latest') : path.join(os.tmpdir(), 'ipallocator-bench', mode));
 
-const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number }> = {
+// A case's budget is per implementation and split into `rounds` interleaved rounds (measureInRounds).
+const BUDGETS: Record<string, { sync: Budget; async: Budget; heavy: Budget; warmReps: number; rounds: number }> = {
   full: {
     sync: { budgetMs: 4000, minSamples: 5, maxSamples: 100, sampleMs: 0, maxTime: 0.8, minTime: 0.05, warmMs: 30 },
     async: { budgetMs: 2500, minSamples: 5, maxSamples: 40, sampleMs: 40, maxTime: 0, minTime: 0, warmMs: 30 },
     // "range is full" and the scans at 99.9 %: a single op may take a second for `reference`
     heavy: { budgetMs: 12000, minSamples: 3, maxSamples: 10, sampleMs: 40, maxTime: 1, minTime: 0.05, warmMs: 30 },
     warmReps: 3,
+    rounds: 4,
   },
   quick: {
     sync: { budgetMs: 1500, minSamples: 5, maxSamples: 50, sampleMs: 0, maxTime: 0.2, minTime: 0.02, warmMs: 30 },
     async: { budgetMs: 600, minSamples: 3, maxSamples: 15, sampleMs: 20, maxTime: 0, minTime: 0, warmMs: 30 },
     heavy: { budgetMs: 3000, minSamples: 2, maxSamples: 4, sampleMs: 20, maxTime: 0.3, minTime: 0.02, warmMs: 30 },
     warmReps: 1,
+    rounds: 2,
   },
   smoke: {
     sync: { budgetMs: 300, minSamples: 2, maxSamples: 3, sampleMs: 0, maxTime: 0.02, minTime: 0.002, warmMs: 2 },
     async: { budgetMs: 100, minSamples: 2, maxSamples: 3, sampleMs: 2, maxTime: 0, minTime: 0, warmMs: 2 },
     heavy: { budgetMs: 600, minSamples: 1, maxSamples: 2, sampleMs: 2, maxTime: 0.02, minTime: 0.002, warmMs: 2 },
     warmReps: 1,
+    rounds: 2,
   },
 };
 const budgets = BUDGETS[mode];
@@ -229,7 +243,7 @@ function caseId(impl: string, r: RangeSpec, l: Level, op: OpKey): string {
 // ---------------------------------------------------------------------------------------------
 // One series.
 
-function makeCtx(p: SeriesPlan, store: unknown): { ctx: SeriesCtx; setCount(n: number): void; maxCount: number } {
+function makeCtx(p: SeriesPlan): { ctx: SeriesCtx; setCount(n: number): void; maxCount: number } {
   const r = p.range;
   const maxCount = Math.max(...p.levels.map((l) => l.count));
   let order: Uint32Array;
@@ -286,7 +300,8 @@ function makeCtx(p: SeriesPlan, store: unknown): { ctx: SeriesCtx; setCount(n: n
   };
   const ctx: SeriesCtx = {
     range: r,
-    store,
+    // the implementations that read a store get a ctx with their own (runSeries)
+    store: undefined,
     seed: p.seed,
     pairs: pairsOf,
     texts: (from, to) => toText(pairsOf(from, to)),
@@ -303,16 +318,33 @@ function makeCtx(p: SeriesPlan, store: unknown): { ctx: SeriesCtx; setCount(n: n
   };
 }
 
-async function measureRunner(runner: Runner, budget: Budget): Promise<Measurement | Skipped> {
-  if (runner.kind === 'self-timed') return runner.measure(budget);
-  return runner.kind === 'sync' ? measureSync(runner.run, budget) : measureAsync(runner.run, budget);
+/** A runner as one contender of a case timed in rounds; each round starts after a full GC. */
+function contender(runner: Runner, budget: Budget): Contender {
+  return {
+    budget,
+    sample(share, decides) {
+      // garbage the other implementations' rounds (or building the runners) left is not this round's
+      getGc()?.();
+      if (runner.kind === 'self-timed') return runner.sample(share, decides);
+      return runner.kind === 'sync' ? sampleSync(runner.run, share, decides) : sampleAsync(runner.run, share, decides);
+    },
+  };
 }
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 let storeBytesPerRecord: number | null = null;
 /** Where the timing thread runs (bench/cpu.ts): not pinned unless --cpu asks. */
 let benchCpu: BenchCpu;
 
 type Subject = { impl: Impl; why?: string; baseline?: Baseline };
+
+/** A store one implementation reads, and how a level's records are added to it. */
+interface OwnStore {
+  store: unknown;
+  load(texts: readonly string[]): void;
+  close(): void;
+}
 
 async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: { done: number; total: number }): Promise<void> {
   const r = p.range;
@@ -324,145 +356,191 @@ async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: 
   );
   // what cannot run on this series, and why (x.why: the implementation is not available at all)
   const skip = (x: Subject): string | undefined => x.why ?? (p.storeless && readsStore(x.impl.name) ? p.storeless : x.impl.applicable(r));
-  const needsStore = active.some((x) => !skip(x) && readsStore(x.impl.name) && !x.baseline);
   const { MemoryStore } = await import('../adapters/memory-store.ts');
   const { labelsFor } = await import('../adapters/records.ts').catch(() => ({ labelsFor: undefined }));
   const labels = labelsFor
     ? labelsFor(r.family)
     : Object.freeze({ 'ipaddress.kubernetes.io/ip-family': r.family, 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
-  let store: InstanceType<typeof MemoryStore> | undefined = needsStore ? new MemoryStore() : undefined;
-  const { ctx, setCount } = makeCtx(p, store);
-  // a --baseline keeps its own store (its own MemoryStore class), loaded with the same records
-  const baseline = active.find((x) => x.baseline)?.baseline;
-  let baselineStore = baseline?.needsStore(active.filter((x) => x.baseline && !skip(x)).map((x) => x.impl.name))
-    ? baseline.newStore()
-    : undefined;
-  const baselineCtx: SeriesCtx = baselineStore ? { ...ctx, store: baselineStore } : ctx;
+  const { ctx, setCount } = makeCtx(p);
+  // Every implementation that reads a store has one of its own, loaded with the same records
+  // (a --baseline's of its own MemoryStore class): the level's runners are alive at once, and a
+  // store hands every write to every allocator watching it, so on a shared store each allocator's
+  // writes would also pay for the other allocators' handlers.
+  const stores = new Map<string, OwnStore>();
+  for (const x of active) {
+    if (skip(x) || !readsStore(x.impl.name)) continue;
+    if (x.baseline) {
+      const b = x.baseline;
+      const store = b.newStore();
+      stores.set(x.impl.name, { store, load: (texts) => b.load(store, texts, r.family), close: () => store.close?.() });
+    } else {
+      const store = new MemoryStore();
+      stores.set(x.impl.name, {
+        store,
+        load: (texts) => {
+          for (const t of texts) store.createSync({ name: t, labels, parentRef: null });
+        },
+        close: () => store.close(),
+      });
+    }
+  }
   const opened = new Map<string, SeriesImpl>();
   for (const x of active) {
     if (skip(x)) continue;
+    const own = stores.get(x.impl.name);
     try {
-      opened.set(x.impl.name, await x.impl.open(x.baseline ? baselineCtx : ctx));
+      opened.set(x.impl.name, await x.impl.open(own ? { ...ctx, store: own.store } : ctx));
     } catch (e) {
-      x.why = `failed to open: ${e instanceof Error ? e.message : String(e)}`;
+      x.why = `failed to open: ${message(e)}`;
     }
   }
   let count = 0;
   for (const l of p.levels) {
     // grow every subject to l.count (untimed)
     if (l.count > count) {
-      if (store) {
-        const measureStore = storeBytesPerRecord === null && l.count - count >= 100_000;
-        const before = measureStore ? liveJsBytes() : 0;
+      if (stores.size > 0) {
         const texts = ctx.texts(count, l.count);
-        for (const t of texts) store.createSync({ name: t, labels, parentRef: null });
+        let first = true;
+        for (const own of stores.values()) {
+          // the store's own cost per record, once, around the first large load of one store
+          const measureStore = first && storeBytesPerRecord === null && l.count - count >= 100_000;
+          const before = measureStore ? liveJsBytes() : 0;
+          own.load(texts);
+          if (measureStore) storeBytesPerRecord = (liveJsBytes() - before) / (l.count - count);
+          first = false;
+        }
         texts.length = 0;
-        if (measureStore) storeBytesPerRecord = (liveJsBytes() - before) / (l.count - count);
       }
-      if (baselineStore) baseline!.load(baselineStore, ctx.texts(count, l.count), r.family);
       for (const s of opened.values()) await s.fillTo(count, l.count);
       count = l.count;
       setCount(count);
     }
-    for (const x of active) {
-      const name = x.impl.name;
-      const ops = l.ops.filter((op) => matches(caseId(name, r, l, op)));
-      if (ops.length === 0) continue;
-      const na = skip(x);
-      if (na) {
-        for (const op of ops) {
-          counter.done++;
-          rows.push({ ...baseRow(name, r, l, OP_NAME[op]), status: x.why ? 'not available' : 'not applicable', note: na });
-        }
-        continue;
-      }
-      const s = opened.get(name)!;
-      let runners: Runners | undefined;
-      // warm start last, after the level's subject is freed: two large indexes alive at once
-      // distort each other's build time (see bench/README.md)
-      ops.sort((a, b) => (a === 'warm' ? 1 : 0) - (b === 'warm' ? 1 : 0));
-      for (const op of ops) {
-        if (op === 'warm') {
-          runners?.close();
-          runners = undefined;
-        }
-        getGc()?.();
-        const moved = benchCpu.beforeCase();
-        if (moved) progress(moved);
-        counter.done++;
-        const row = baseRow(name, r, l, OP_NAME[op]);
-        const label = `[${counter.done}/${counter.total}] ${caseKey(row)} · ${name}`;
-        if (op === 'warm' && name === 'contiguous') {
-          rows.push({ ...row, status: 'not applicable', note: 'same index and load path as core' });
-          continue;
-        }
-        try {
-          if (op === 'warm') {
-            if (!s.warmStart) {
-              rows.push({ ...row, status: 'not applicable', note: 'no warm-start path' });
-              continue;
-            }
-            // first load: timed and measured; then more reps for the timing
-            s.prepareWarm?.(l.count);
-            const before = liveJsBytes();
-            const ts = process.hrtime.bigint();
-            const h = await s.warmStart(l.count);
-            const firstNs = Number(process.hrtime.bigint() - ts);
-            const jsMeasured = liveJsBytes() - before;
-            h.close();
-            const samples = [firstNs / l.count];
-            const wasm = h.wasmBytes;
-            // more loads for the timing only, while they fit the budget
-            for (let i = 1; i < budgets.warmReps && firstNs * (i + 1) < budgets.heavy.budgetMs * 1e6; i++) {
-              s.prepareWarm?.(l.count);
-              const ts2 = process.hrtime.bigint();
-              const h2 = await s.warmStart(l.count);
-              samples.push(Number(process.hrtime.bigint() - ts2) / l.count);
-              h2.close();
-            }
-            const m = summarize(samples, l.count);
-            // a JS structure of known size (the legacy bitmap) is counted exactly; the rest is the GC'd heap delta
-            const js = Math.max(0, jsMeasured, h.jsBytes ?? 0);
-            rows.push({
-              ...withMeasurement(row, m),
-              jsBytesPerAllocation: js / l.count,
-              wasmBytesPerAllocation: wasm === undefined ? null : wasm / l.count,
-              bytesPerAllocation: (js + (wasm ?? 0)) / l.count,
-              note: `${(firstNs / 1e6).toFixed(0)} ms for the first load${h.note ? `; ${h.note}` : ''}`,
-            });
-          } else {
-            if (runners === undefined) {
-              runners = await s.runners();
-              // building the subject (an allocator replays the store's records) leaves garbage
-              // that the samples should not collect
-              getGc()?.();
-            }
-            const runner = runners[op];
-            if (!runner) {
-              rows.push({ ...row, status: 'not applicable', note: 'operation not offered' });
-              continue;
-            }
-            const heavy = op === 'full' || (l.fill ?? 0) >= 0.99;
-            const budget = heavy ? budgets.heavy : runner.kind === 'async' ? budgets.async : budgets.sync;
-            const m = await measureRunner(runner, budget);
-            rows.push(withMeasurement(row, m));
-          }
-        } catch (e) {
-          rows.push({ ...row, status: 'error', note: e instanceof Error ? e.message : String(e) });
-        }
-        const last = rows[rows.length - 1];
-        progress(
-          `${label}: ${last.status === 'ok' ? `${fmt(last.nsPerOp)} ±${(last.spread ?? 0).toFixed(0)}% (${last.samples} samples)` : `${last.status}${last.note ? ` — ${last.note}` : ''}`}`,
-        );
-      }
-      runners?.close();
-    }
+    await runLevel(l, active, skip, opened, rows, counter, r);
   }
   for (const s of opened.values()) s.close();
-  store?.close();
-  store = undefined;
-  (baselineStore as { close?(): void } | undefined)?.close?.();
-  baselineStore = undefined;
+  for (const own of stores.values()) own.close();
+}
+
+/** The level's cases: each timed on every implementation in interleaved rounds, then warm starts. */
+async function runLevel(
+  l: Level,
+  active: Subject[],
+  skip: (x: Subject) => string | undefined,
+  opened: Map<string, SeriesImpl>,
+  rows: Row[],
+  counter: { done: number; total: number },
+  r: RangeSpec,
+): Promise<void> {
+  const emit = (row: Row): void => {
+    counter.done++;
+    rows.push(row);
+    progress(
+      `[${counter.done}/${counter.total}] ${caseKey(row)} · ${row.impl}: ${row.status === 'ok' ? `${fmt(row.nsPerOp)} ±${(row.spread ?? 0).toFixed(0)}% (${row.samples} samples)` : `${row.status}${row.note ? ` — ${row.note}` : ''}`}`,
+    );
+  };
+  const live: { name: string; s: SeriesImpl; ops: OpKey[] }[] = [];
+  for (const x of active) {
+    const name = x.impl.name;
+    const ops = l.ops.filter((op) => matches(caseId(name, r, l, op)));
+    if (ops.length === 0) continue;
+    const na = skip(x);
+    if (na) {
+      for (const op of ops) emit({ ...baseRow(name, r, l, OP_NAME[op]), status: x.why ? 'not available' : 'not applicable', note: na });
+    } else live.push({ name, s: opened.get(name)!, ops });
+  }
+  // every implementation's runners at once, so that each case can alternate between them
+  const runners = new Map<string, Runners | { error: unknown }>();
+  for (const x of live) {
+    if (!x.ops.some((op) => op !== 'warm')) continue;
+    try {
+      runners.set(x.name, await x.s.runners());
+    } catch (error) {
+      runners.set(x.name, { error });
+    }
+  }
+  for (const op of l.ops) {
+    if (op === 'warm') continue;
+    const entrants = live.filter((x) => x.ops.includes(op));
+    if (entrants.length === 0) continue;
+    const moved = benchCpu.beforeCase();
+    if (moved) progress(moved);
+    const heavy = op === 'full' || (l.fill ?? 0) >= 0.99;
+    const timed: { row: Row; contender: Contender }[] = [];
+    const caseRows: Row[] = [];
+    for (const x of entrants) {
+      const row = baseRow(x.name, r, l, OP_NAME[op]);
+      const rs = runners.get(x.name)!;
+      const runner = 'error' in rs ? undefined : rs[op];
+      if ('error' in rs) caseRows.push({ ...row, status: 'error', note: message(rs.error) });
+      else if (!runner) caseRows.push({ ...row, status: 'not applicable', note: 'operation not offered' });
+      else {
+        const budget = heavy ? budgets.heavy : runner.kind === 'async' ? budgets.async : budgets.sync;
+        timed.push({ row, contender: contender(runner, budget) });
+        caseRows.push(row);
+      }
+    }
+    const outcomes = await measureInRounds(
+      timed.map((t) => t.contender),
+      budgets.rounds,
+    );
+    for (const row of caseRows) {
+      const i = timed.findIndex((t) => t.row === row);
+      if (i < 0) emit(row);
+      else {
+        const m = outcomes[i];
+        emit('error' in m ? { ...row, status: 'error', note: message(m.error) } : withMeasurement(row, m));
+      }
+    }
+  }
+  for (const rs of runners.values()) if (!('error' in rs)) rs.close();
+  // warm start last, after the level's runners are freed, one implementation at a time: two large
+  // indexes alive at once distort each other's build time (see bench/README.md)
+  for (const x of live) {
+    if (!x.ops.includes('warm')) continue;
+    getGc()?.();
+    const moved = benchCpu.beforeCase();
+    if (moved) progress(moved);
+    const row = baseRow(x.name, r, l, OP_NAME.warm);
+    try {
+      emit(await warmStartRow(x.name, x.s, l, row));
+    } catch (e) {
+      emit({ ...row, status: 'error', note: message(e) });
+    }
+  }
+}
+
+/** Times warm starts of `s` at the level's count and measures the first one's memory. */
+async function warmStartRow(name: string, s: SeriesImpl, l: Level, row: Row): Promise<Row> {
+  if (name === 'contiguous') return { ...row, status: 'not applicable', note: 'same index and load path as core' };
+  if (!s.warmStart) return { ...row, status: 'not applicable', note: 'no warm-start path' };
+  // first load: timed and measured; then more reps for the timing
+  s.prepareWarm?.(l.count);
+  const before = liveJsBytes();
+  const ts = process.hrtime.bigint();
+  const h = await s.warmStart(l.count);
+  const firstNs = Number(process.hrtime.bigint() - ts);
+  const jsMeasured = liveJsBytes() - before;
+  h.close();
+  const samples = [firstNs / l.count];
+  const wasm = h.wasmBytes;
+  // more loads for the timing only, while they fit the budget
+  for (let i = 1; i < budgets.warmReps && firstNs * (i + 1) < budgets.heavy.budgetMs * 1e6; i++) {
+    s.prepareWarm?.(l.count);
+    const ts2 = process.hrtime.bigint();
+    const h2 = await s.warmStart(l.count);
+    samples.push(Number(process.hrtime.bigint() - ts2) / l.count);
+    h2.close();
+  }
+  const m = summarize(samples, l.count);
+  // a JS structure of known size (the legacy bitmap) is counted exactly; the rest is the GC'd heap delta
+  const js = Math.max(0, jsMeasured, h.jsBytes ?? 0);
+  return {
+    ...withMeasurement(row, m),
+    jsBytesPerAllocation: js / l.count,
+    wasmBytesPerAllocation: wasm === undefined ? null : wasm / l.count,
+    bytesPerAllocation: (js + (wasm ?? 0)) / l.count,
+    note: `${(firstNs / 1e6).toFixed(0)} ms for the first load${h.note ? `; ${h.note}` : ''}`,
+  };
 }
 
 function fmt(ns: number | null): string {
@@ -475,7 +553,7 @@ function fmt(ns: number | null): string {
 async function main(): Promise<void> {
   const { coreTarget } = await import('../adapters/wasm.ts');
   benchCpu = new BenchCpu(option('--cpu'));
-  const cond = conditions(mode, coreTarget, benchCpu.describe());
+  const cond = conditions(mode, coreTarget, benchCpu.describe(), budgets.rounds);
   progress(
     `ipallocator bench · ${mode} · ${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · ${cond.cpuPin} · gc ${getGc() ? 'on' : 'off'}${filterText ? ` · filter /${filterText}/` : ''}`,
   );

@@ -7,7 +7,18 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { organicOrder, uniformOrder, freeOffsets, randomU64Pairs } from '../bench/fills.ts';
 import { RANGES, offsetText, rangeById } from '../bench/ranges.ts';
-import { measureAsync, median, summarize, type Budget, type Clock } from '../bench/measure.ts';
+import {
+  measureAsync,
+  measureInRounds,
+  median,
+  sampleAsync,
+  summarize,
+  type Budget,
+  type Clock,
+  type Contender,
+  type Samples,
+  type Skipped,
+} from '../bench/measure.ts';
 import { chartSvg, esc } from '../bench/svg.ts';
 import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
 import { formatAddr } from '../adapters/address.ts';
@@ -141,6 +152,72 @@ describe('sizing a case', () => {
   it('a case over its budget is skipped with the estimate', async () => {
     const m = await measureAsync(async (n) => spin(n * 500_000_000), budget, clock); // 0.5 s per operation
     expect(m).toEqual({ skipped: expect.stringMatching(/over budget.*500\.0 ms\/op × 3 samples > budget 400 ms/) });
+  });
+});
+
+describe('a case timed in interleaved rounds', () => {
+  const budget: Budget = { budgetMs: 400, minSamples: 5, maxSamples: 40, sampleMs: 4, maxTime: 0.8, minTime: 0, warmMs: 5 };
+  // Stand-ins that record every call: who ran, in which round, on what share, and whether it could skip.
+  const calls: { name: string; share: Budget; decides: boolean }[] = [];
+  const fake = (name: string, answer: (call: number) => Samples | Skipped): Contender => {
+    let call = 0;
+    return {
+      budget,
+      async sample(share, decides) {
+        calls.push({ name, share, decides });
+        return answer(call++);
+      },
+    };
+  };
+  const samples = (...nsPerOp: number[]): Samples => ({ nsPerOp, opsPerSample: 100 });
+
+  it('alternates the order A B C, C B A, … and summarises every round’s samples', async () => {
+    calls.length = 0;
+    const out = await measureInRounds(
+      [
+        fake('A', (c) => samples(10 + c, 10 + c)),
+        fake('B', (c) => samples(20 * (c + 1))),
+        fake('C', () => ({ nsPerOp: [5], opsPerSample: 300 })),
+      ],
+      4,
+    );
+    expect(calls.map((c) => c.name).join('')).toBe('ABCCBAABCCBA');
+    // each round on a quarter of the case's budget; only the first may decide a skip
+    expect(calls.every((c) => c.share.budgetMs === 100 && c.share.maxTime === 0.2 && c.share.minSamples === 2)).toBe(true);
+    expect(calls.map((c) => c.decides)).toEqual([true, true, true, false, false, false, false, false, false, false, false, false]);
+    expect(out[0]).toMatchObject({ samples: 8, nsPerOp: 11.5, opsPerSample: 100 });
+    expect(out[1]).toMatchObject({ samples: 4, nsPerOp: 50 });
+    expect(out[2]).toMatchObject({ samples: 4, nsPerOp: 5, opsPerSample: 300 });
+  });
+
+  it('runs an implementation skipped on its first round, or one that threw, no more; the others go on', async () => {
+    calls.length = 0;
+    const out = await measureInRounds(
+      [
+        fake('A', () => samples(1)),
+        fake('B', () => ({ skipped: 'skipped (over budget): ~1.0 s/op × 2 samples > budget 100 ms' })),
+        fake('C', (c) => {
+          if (c === 1) throw new Error('C broke');
+          return samples(3);
+        }),
+      ],
+      3,
+    );
+    expect(calls.map((c) => c.name).join('')).toBe('ABCCAA');
+    expect(out[0]).toMatchObject({ samples: 3, nsPerOp: 1 });
+    expect(out[1]).toEqual({ skipped: 'skipped (over budget): ~1.0 s/op × 2 samples > budget 100 ms per round, 3 rounds' });
+    expect(out[2]).toEqual({ error: new Error('C broke') });
+  });
+
+  it('a later round that probes over budget still takes its samples', async () => {
+    let now = 0n;
+    const clock: Clock = () => now;
+    const slow = async (n: number): Promise<void> => {
+      now += BigInt(n * 500_000_000); // 0.5 s per operation: over a 400 ms budget
+    };
+    const share: Budget = { ...budget, minSamples: 2, maxSamples: 2 };
+    expect(await sampleAsync(slow, share, true, clock)).toHaveProperty('skipped');
+    expect(await sampleAsync(slow, share, false, clock)).toEqual({ nsPerOp: [5e8, 5e8], opsPerSample: 1 });
   });
 });
 
