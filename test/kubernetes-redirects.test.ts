@@ -6,7 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { createServiceCIDR, deleteServiceCIDR, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { cli } from './cli-helpers.ts';
@@ -85,6 +85,46 @@ describe('a redirect from the API server to another host', () => {
         `(answered by http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} redirected the request)`,
       );
       expect((err as Error).message).not.toContain('does not serve');
+    });
+
+    // Regression: deleteServiceCIDR resolved false ("no such ServiceCIDR") on the other host's 404
+    // when its body was a Status naming the object, and createServiceCIDR read its 409 as the name
+    // being taken and read the object back
+    it("the ServiceCIDR helpers: the other host's 404 or 409 is no answer about the ServiceCIDR, even in a Status naming it", async () => {
+      const statusNaming = (code: number, reason: string) =>
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason,
+          code,
+          details: { name: 'sc-1', kind: 'servicecidrs' },
+        });
+      for (const [code, reason] of [
+        [404, 'NotFound'],
+        [409, 'AlreadyExists'],
+      ] as const) {
+        const other = await recordingServer((_req, res) =>
+          res.writeHead(code, { 'content-type': 'application/json' }).end(statusNaming(code, reason)),
+        );
+        closing.push(other.close);
+        const first = await recordingServer((_req, res) =>
+          res.writeHead(307, { location: `http://localhost:${other.port}/elsewhere` }).end(),
+        );
+        closing.push(first.close);
+        const kc = kubeConfigFor(`http://127.0.0.1:${first.port}`);
+        const call = code === 404 ? deleteServiceCIDR(kc, 'sc-1') : createServiceCIDR(kc, 'sc-1', ['10.96.0.0/16']);
+        const err = await call.then(
+          (r) => r,
+          (e: unknown) => e,
+        );
+        expect(err, `${code}`).toBeInstanceOf(KubernetesApiError);
+        expect((err as KubernetesApiError).code).toBe(code);
+        expect((err as Error).message).toContain(
+          `(answered by http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} redirected the request)`,
+        );
+        expect(first.seen, `${code}: nothing read back`).toHaveLength(1);
+      }
     });
 
     it('a host that cannot be reached: the library and the command line name it', async () => {

@@ -37,7 +37,7 @@ import {
 } from '../service-cidrs.ts';
 import { requestJson } from './answer-probe.ts';
 import { checkDeleteAnswer, checkObject } from './answers.ts';
-import { KubernetesApiError, malformedAnswer, namesObject, translate } from './errors.ts';
+import { KubernetesApiError, malformedAnswer, namesObject, redirectedTo, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { InformerLifecycle } from './lifecycle.ts';
@@ -165,6 +165,15 @@ function apiError(err: unknown, verb: 'create' | 'delete' | 'get', name: string,
   return new KubernetesApiError(verb, RESOURCE, name, e.code, e.status, detail, (e as { cause?: unknown }).cause);
 }
 
+/**
+ * Whether `e` (apiError of `err`) is the API server's own answer with HTTP status `code`: not one
+ * from a host a redirect took the request to (a login page's 404 or 409 says nothing of the
+ * ServiceCIDR, even in a Status that names it), as translate reads the store's answers.
+ */
+function saidByApiServer(err: unknown, e: KubernetesApiError, code: 404 | 409): boolean {
+  return e.code === code && redirectedTo(err) === undefined;
+}
+
 export interface CreateServiceCIDROptions {
   apiVersion?: ApiVersion | undefined;
   labels?: Record<string, string> | undefined;
@@ -230,7 +239,7 @@ export async function createServiceCIDR(
     );
   } catch (err) {
     const e = apiError(err, 'create', name, requests);
-    if (e.code !== 409 || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
+    if (!saidByApiServer(err, e, 409) || (e.reason !== undefined && e.reason !== 'AlreadyExists')) throw e;
     return await existingAsAsked(api, requests, body, e);
   } finally {
     // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
@@ -266,7 +275,8 @@ async function existingAsAsked(
     );
   } catch (err) {
     const e = apiError(err, 'get', name, requests);
-    if (e.code === 404 && namesObject(e.status)) throw fail('it already exists, and was gone when read back (deleted meanwhile)');
+    if (saidByApiServer(err, e, 404) && namesObject(e.status))
+      throw fail('it already exists, and was gone when read back (deleted meanwhile)');
     throw fail(`it already exists, and reading it back failed: ${e.message}`);
   }
   const problem = checkObject(found, 'ServiceCIDR', name, undefined, wanted.apiVersion);
@@ -337,7 +347,7 @@ export async function deleteServiceCIDR(
     return true;
   } catch (err) {
     const e = apiError(err, 'delete', name, requests);
-    if (e.code === 404 && namesObject(e.status)) return false; // no such ServiceCIDR (not: the version is not served)
+    if (saidByApiServer(err, e, 404) && namesObject(e.status)) return false; // no such ServiceCIDR (not: the version is not served)
     throw e;
   } finally {
     // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
