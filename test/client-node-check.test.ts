@@ -2,9 +2,11 @@
 // @kubernetes/client-node and of the undici it would load, before importing them — undici 8 (pulled by client-node 2.x as
 // published) needs Node ≥ 22.19 and ends a Node 20 process while loading. Each case lays out a
 // node_modules tree in a temporary directory, as npm would.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { clientNodeMismatch, refuseUnloadableClientNode } from '../adapters/kubernetes/client-node-check.ts';
 import { IPAllocatorError } from '../adapters/errors.ts';
@@ -101,4 +103,25 @@ describe('clientNodeMismatch', () => {
   it("this repository's own tree (undici pinned by overrides) fits the running Node", () => {
     expect(clientNodeMismatch(new URL('../cli/main.ts', import.meta.url))).toBeUndefined();
   });
+});
+
+describe('ipallocator/kubernetes without WebAssembly', () => {
+  // Regression: `node --jitless` printed Node's own undici failing ("ReferenceError: WebAssembly
+  // is not defined", an unhandled rejection from client-node's loading, ending the process with
+  // status 1) besides the IPAllocatorError the importer caught.
+  it('the import throws only the IPAllocatorError saying so: nothing else printed, the process not ended by it', () => {
+    const entry = pathToFileURL(join(import.meta.dirname, '..', 'adapters', 'kubernetes', 'index.ts')).href;
+    const script = `try { await import(${JSON.stringify(entry)}); console.log('[]'); } catch (e) { console.log(JSON.stringify([e.name, e.message])); }`;
+    const args =
+      'Deno' in globalThis
+        ? ['eval', '--v8-flags=--jitless', script]
+        : ['--jitless', '--import', 'tsx', '--input-type=module', '-e', script];
+    const run = spawnSync(process.execPath, args, { cwd: join(import.meta.dirname, '..'), encoding: 'utf8' });
+    expect(JSON.parse(run.stdout.trim())).toEqual([
+      'IPAllocatorError',
+      'ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)',
+    ]);
+    expect(run.stderr).not.toMatch(/Error/);
+    expect(run.status).toBe(0);
+  }, 180_000); // tsx compiles each module without a JIT: slow
 });
