@@ -35,7 +35,7 @@ import {
   Observable,
   type ObservableMiddleware,
 } from '@kubernetes/client-node';
-import { NotFoundError } from '../adapters/errors.ts';
+import { ErrDestroyed, NotFoundError } from '../adapters/errors.ts';
 import { quoteText } from '../adapters/quote.ts';
 import {
   defaultKubeconfigFiles,
@@ -374,10 +374,10 @@ export class Cluster {
   }
   /**
    * Closes the connections this cluster's requests opened (they are kept for the next request):
-   * a command run in-process (run(), the tests) leaves none open behind it.
+   * a command run in-process (run(), the tests) leaves none open behind it, and opens none after.
    */
   close(): void {
-    closeReusedConnections(this.kc);
+    closeReusedConnections(this.kc, () => new ErrDestroyed(`the connection to ${this.server}`));
   }
 
   /** Every ServiceCIDR, as the MetaAllocator reads them. */

@@ -3,9 +3,14 @@
 // transport cache (k8s.io/client-go/transport/cache.go, tlsTransportCache) keys its transports by
 // the whole TLS configuration: a connection made with one client certificate would otherwise
 // carry the requests of another.
-import type { Cluster, KubeConfig } from '@kubernetes/client-node';
-import { describe, expect, it } from 'vitest';
-import { withReusedConnections } from '../adapters/kubernetes/reused-connections.ts';
+import { type Cluster, KubeConfig } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ErrDestroyed } from '../adapters/errors.ts';
+import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { closeReusedConnections, type Dispatcher, withReusedConnections } from '../adapters/kubernetes/reused-connections.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { until } from './k8s/helpers.ts';
+import { kubeConfigFor } from './k8s/kubeconfig.ts';
 
 type MakeDispatcher = (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
 
@@ -40,5 +45,133 @@ describe('withReusedConnections', () => {
     const a = dispatcherFor(kc, { passphrase: 'p', servername: 'x\0servername\0string:y' });
     const b = dispatcherFor(kc, { passphrase: 'p\0servername\0string:x', servername: 'y' });
     expect(b).not.toBe(a);
+  });
+});
+
+/** A dispatcher as undici's, that records what is asked of it. */
+class RecordingDispatcher {
+  readonly sent: string[] = [];
+  closed = false;
+  destroyed = false;
+  constructor(readonly cert: string) {}
+  dispatch(options: { origin?: unknown }): boolean {
+    this.sent.push(String(options.origin));
+    return true;
+  }
+  close(): void {
+    this.closed = true;
+  }
+  destroy(): void {
+    this.destroyed = true;
+  }
+}
+
+/** A KubeConfig as far as withReusedConnections reads it, whose dispatchers are RecordingDispatchers, all kept in `made`. */
+function recording(): { kc: KubeConfig; made: RecordingDispatcher[] } {
+  const made: RecordingDispatcher[] = [];
+  const kc = {
+    createDispatcher: (_cluster: Cluster | null, { cert }: Record<string, unknown>) => {
+      const d = new RecordingDispatcher(String(cert));
+      made.push(d);
+      return d;
+    },
+  };
+  return { kc: withReusedConnections(kc as unknown as KubeConfig), made };
+}
+
+/** What a request is handed for its client certificate `cert`, as client-node asks for it. */
+function handedFor(kc: KubeConfig, cert: string): Dispatcher {
+  return dispatcherFor(kc, { cert: Buffer.from(cert), key: Buffer.from('k') }) as Dispatcher;
+}
+
+/** Lets the retired dispatchers' close run (it is asked for on a later microtask). */
+const settled = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe('a client certificate that changes (its file rotated)', () => {
+  // Regression: every certificate a KubeConfig had sent kept its dispatcher, and its idle
+  // connections, until the owner was closed: one more per rotation.
+  it("retires the route's previous dispatcher: closed once its requests have ended, never destroyed under them", async () => {
+    const { kc, made } = recording();
+    for (let i = 0; i < 10; i++) handedFor(kc, `cert-${i}`).dispatch({ origin: cluster.server }, {});
+    await settled();
+    expect(made.map((d) => d.cert)).toEqual([...Array(10).keys()].map((i) => `cert-${i}`));
+    expect(made.map((d) => d.closed)).toEqual([...Array(9).fill(true), false]);
+    expect(made.some((d) => d.destroyed)).toBe(false);
+    // the same certificate again: the same dispatcher, nothing new made
+    handedFor(kc, 'cert-9').dispatch({ origin: cluster.server }, {});
+    expect(made).toHaveLength(10);
+    expect(made[9]!.sent).toHaveLength(2);
+  });
+
+  it('a request handed the old dispatcher that sends after the change goes out with its own certificate, on connections of its own', async () => {
+    const { kc, made } = recording();
+    const old = handedFor(kc, 'old'); // authenticated with the old certificate, not sent yet
+    handedFor(kc, 'new').dispatch({ origin: cluster.server }, {});
+    old.dispatch({ origin: cluster.server }, {});
+    await settled();
+    expect(made.map((d) => [d.cert, d.sent.length, d.closed])).toEqual([
+      ['old', 0, true],
+      ['new', 1, false],
+      ['old', 1, true], // made for that request, closed once it has ended
+    ]);
+  });
+
+  it('another server keeps its own dispatcher', async () => {
+    const { kc, made } = recording();
+    handedFor(kc, 'a');
+    const other = { ...cluster, server: 'https://10.0.0.2:6443' } as Cluster;
+    (kc as unknown as { createDispatcher: MakeDispatcher }).createDispatcher(other, { cert: Buffer.from('b') });
+    await settled();
+    expect(made.map((d) => d.closed)).toEqual([false, false]);
+  });
+});
+
+describe('after closeReusedConnections', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('every dispatcher is destroyed, and nothing is opened again: a request fails with the reason given', async () => {
+    const { kc, made } = recording();
+    const handed = handedFor(kc, 'a');
+    handedFor(kc, 'b'); // 'a' retired, closing
+    closeReusedConnections(kc, () => new ErrDestroyed('KubernetesStore'));
+    expect(made.map((d) => d.destroyed)).toEqual([true, true]);
+    expect(() => handedFor(kc, 'c')).toThrow(ErrDestroyed);
+    expect(() => handed.dispatch({ origin: cluster.server }, {})).toThrow('KubernetesStore has been destroyed');
+    expect(made).toHaveLength(2);
+  });
+
+  // Regression: a request whose credentials came only after close() (an exec credential plugin
+  // still running) had client-node make a dispatcher for it, kept open by no one.
+  it('a request still authenticating when its store is closed opens nothing, and fails with ErrDestroyed', async () => {
+    const double = await ApiServerDouble.start();
+    try {
+      const kc = kubeConfigFor(double.url);
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let asked = 0;
+      kc.addAuthenticator({
+        isAuthProvider: () => true,
+        applyAuthentication: async () => {
+          asked++;
+          await gate;
+        },
+      });
+      const proto = KubeConfig.prototype as unknown as Record<string, (...args: unknown[]) => unknown>;
+      // before the store wraps it: the wrappers take client-node's createDispatcher when made
+      const made = vi.spyOn(proto, 'createDispatcher');
+      const authenticated = vi.spyOn(proto, 'applySecurityAuthentication');
+      const store = new KubernetesStore(kc, { start: false });
+      const get = store.get('10.96.0.10');
+      await until(() => asked === 1, 'the authentication to start');
+      store.close();
+      await expect(get).rejects.toBeInstanceOf(ErrDestroyed);
+      release();
+      await expect(authenticated.mock.results[0]!.value).rejects.toThrow('KubernetesStore has been destroyed');
+      expect(made).not.toHaveBeenCalled();
+    } finally {
+      await double.close();
+    }
   });
 });

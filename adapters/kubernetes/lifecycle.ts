@@ -70,8 +70,9 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     if (this.closed) return;
     this.closed = true;
     this.informer.stop();
-    this.requests.abortAll(() => new ErrDestroyed(this.informer.owner));
-    this.requests.closeConnections();
+    const destroyed = () => new ErrDestroyed(this.informer.owner);
+    this.requests.abortAll(destroyed);
+    this.requests.closeConnections(destroyed);
   }
 
   /** close(), for `using`. */

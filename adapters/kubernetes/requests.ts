@@ -255,10 +255,11 @@ export class ApiRequests {
 
   /**
    * Closes the connections the requests sent with this KubeConfig keep open for the next ones
-   * (reused-connections.ts), once the owner is done with them: watches and requests alike.
+   * (reused-connections.ts), once the owner is done with them: watches and requests alike. None
+   * is opened afterwards: a request that would (still authenticating) fails with `reason()`.
    */
-  closeConnections(): void {
-    if (this.kc !== undefined) closeReusedConnections(this.kc);
+  closeConnections(reason: () => Error): void {
+    if (this.kc !== undefined) closeReusedConnections(this.kc, reason);
   }
 
   private timeoutError(

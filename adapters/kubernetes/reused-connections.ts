@@ -13,17 +13,34 @@
 // so every client built from the same kubeconfig shares its keep-alive connections. Here the
 // KubeConfig every request is sent with (config.ts kubeConfigAsSent) hands out one dispatcher per
 // setting it was asked for: the same server, proxy and TLS options give the same dispatcher.
-// Options that change — a client certificate file rewritten, a context switched — give a new one,
-// and the one before stays for the requests still using it. The owner (a store, the ServiceCIDR
-// source, the command line) closes them all when it is closed (closeReusedConnections). The
-// dispatcher a request goes through when client-node set none (undici's global one) is said here
-// too (sentThrough), for the wrappers that see each request on its way.
+//
+// One dispatcher is kept per server and proxy (a route). Options that change for a route — a
+// client certificate file rewritten by its rotation, a context switched to another user — give a
+// new one, and the one before is retired: closed as undici closes a dispatcher, once the requests
+// it carries have ended (a watch included), as client-go's certificate rotation
+// (transport/cert_rotation.go) leaves the connections of the old certificate. So a client
+// certificate rotated every hour does not leave a dispatcher behind per hour until the owner is
+// closed. A request handed the retired dispatcher that had not sent yet (it was authenticating
+// when the options changed) is sent on a dispatcher of its own, made with the options it was
+// authenticated with, closed once it has ended: never on the new options' connections, never
+// refused.
+//
+// The owner (a store, the ServiceCIDR source, a ServiceCIDR helper, the command line) closes them
+// all when it is closed (closeReusedConnections), and from then on the KubeConfig opens nothing:
+// a request still authenticating then (an exec credential plugin that answers after close()) fails
+// with the owner's error instead of opening a connection no one would close. The dispatcher a
+// request goes through when client-node set none (undici's global one) is said here too
+// (sentThrough), for the wrappers that see each request on its way.
 import { createHash } from 'node:crypto';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 
-/** What is asked of an undici dispatcher here: to be let go of. */
+/** What is asked of an undici dispatcher here: to carry requests, and to be let go of. */
 interface Closable {
-  destroy(): Promise<void> | void;
+  dispatch?: Dispatcher['dispatch'];
+  /** Closes once the requests it carries have ended (undici's graceful close). */
+  close?: () => Promise<void> | void;
+  /** Closes now, the requests on it ended. */
+  destroy?: () => Promise<void> | void;
 }
 
 /** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */
@@ -48,52 +65,129 @@ interface MakesDispatchers {
   createDispatcher?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
 }
 
-/** The dispatchers a KubeConfig of withReusedConnections handed out, by setting (dispatcherKey). */
-const handedOut = new WeakMap<object, Map<string, unknown>>();
+/**
+ * The dispatcher of one setting (dispatcherKey) on its route, and what every request given that
+ * setting is handed: `handedOut`, which sends through `dispatcher` while it is the route's, and
+ * afterwards (retired) through a dispatcher of its own made by `remake`.
+ */
+interface Setting {
+  readonly key: string;
+  readonly dispatcher: Closable;
+  readonly handedOut: Dispatcher;
+  retired: boolean;
+}
+
+/** The dispatchers of one KubeConfig of withReusedConnections. */
+class Connections {
+  /** The setting in use for each route (server and proxy, routeKey). */
+  readonly current = new Map<string, Setting>();
+  /** Dispatchers retired or made for one request, until they have closed. */
+  readonly closing = new Set<Closable>();
+  /** Set by closeReusedConnections: the error of any request that would open a connection. */
+  closedWith: (() => Error) | undefined;
+
+  /** Lets `dispatcher` close once its requests have ended; destroyed by closeAll before that. */
+  retire(dispatcher: Closable): void {
+    if (typeof dispatcher.close !== 'function') return; // not an undici dispatcher: left to its maker
+    this.closing.add(dispatcher);
+    void Promise.resolve()
+      .then(() => dispatcher.close!())
+      .catch(() => {}) // a request on it failed: its caller has been told
+      .finally(() => this.closing.delete(dispatcher));
+  }
+
+  /** Closes every dispatcher now, the requests still on them ended; nothing is opened afterwards. */
+  closeAll(reason: () => Error): void {
+    this.closedWith ??= reason;
+    const all = [...[...this.current.values()].map((s) => s.dispatcher), ...this.closing];
+    this.current.clear();
+    this.closing.clear();
+    for (const dispatcher of all) {
+      try {
+        // its requests were aborted by their owner already: what rejects here has been reported
+        void Promise.resolve(dispatcher.destroy?.()).catch(() => {});
+      } catch {
+        // not an undici dispatcher (a caller's own createDispatcher): left to the caller
+      }
+    }
+  }
+}
+
+/** The connections of each KubeConfig of withReusedConnections. */
+const connectionsOf = new WeakMap<object, Connections>();
 
 /**
- * `kc` with one dispatcher per setting: an object that reads everything from `kc` (its
+ * `kc` with one dispatcher per route and setting: an object that reads everything from `kc` (its
  * prototype) and whose createDispatcher gives the dispatcher it made before for the same server,
- * proxy and TLS options. `kc` itself when it makes no dispatchers (client-node 1.x).
+ * proxy and TLS options, and retires the route's previous one when they change. `kc` itself when
+ * it makes no dispatchers (client-node 1.x).
  */
 export function withReusedConnections(kc: KubeConfig): KubeConfig {
   const make = (kc as unknown as MakesDispatchers).createDispatcher;
   if (typeof make !== 'function') return kc;
-  const made = new Map<string, unknown>();
+  const connections = new Connections();
   const reusing = Object.create(kc) as KubeConfig;
   (reusing as unknown as MakesDispatchers).createDispatcher = function (this: unknown, cluster, agentOptions) {
+    if (connections.closedWith !== undefined) throw connections.closedWith();
+    const route = routeKey(cluster);
     const key = dispatcherKey(cluster, agentOptions);
-    const known = made.get(key);
-    if (known !== undefined) return known;
-    const dispatcher = make.call(this, cluster, agentOptions);
+    const known = connections.current.get(route);
+    if (known?.key === key) return known.handedOut;
+    const remake = () => make.call(this, cluster, agentOptions) as Closable | undefined;
+    const dispatcher = remake();
+    if (known !== undefined) {
+      known.retired = true;
+      connections.current.delete(route);
+      connections.retire(known.dispatcher);
+    }
     // undefined: undici's global dispatcher, which keeps its connections itself
-    if (dispatcher !== undefined) made.set(key, dispatcher);
-    return dispatcher;
+    if (dispatcher === undefined) return undefined;
+    if (typeof dispatcher.dispatch !== 'function') {
+      // not an undici dispatcher (a caller's own createDispatcher): handed out as it is
+      const setting: Setting = { key, dispatcher, handedOut: dispatcher as unknown as Dispatcher, retired: false };
+      connections.current.set(route, setting);
+      return dispatcher;
+    }
+    const setting: Setting = {
+      key,
+      dispatcher,
+      retired: false,
+      handedOut: {
+        dispatch(options, handler) {
+          if (connections.closedWith !== undefined) throw connections.closedWith();
+          if (!setting.retired) return dispatcher.dispatch!(options, handler);
+          // handed out before the route's options changed, sent after: on connections of its own
+          const own = remake()!;
+          connections.retire(own); // closes once this request has ended
+          return own.dispatch!(options, handler);
+        },
+      },
+    };
+    connections.current.set(route, setting);
+    return setting.handedOut;
   };
-  handedOut.set(reusing, made);
+  connectionsOf.set(reusing, connections);
   return reusing;
 }
 
 /**
  * Closes the connections of every dispatcher `kc` (a KubeConfig of withReusedConnections, or one
- * made from it) handed out, the requests still on them ended; a later request gets new ones.
- * Nothing for any other KubeConfig.
+ * made from it) handed out, the requests still on them ended. From then on it opens none: a
+ * request that would (one whose exec credential plugin answers only now) fails with `reason()`,
+ * the owner's error (ErrDestroyed). Nothing for any other KubeConfig.
  */
-export function closeReusedConnections(kc: KubeConfig): void {
+export function closeReusedConnections(kc: KubeConfig, reason: () => Error): void {
   for (let o: object | null = kc; o !== null; o = Object.getPrototypeOf(o)) {
-    const made = handedOut.get(o);
-    if (made === undefined) continue;
-    for (const dispatcher of made.values()) {
-      try {
-        // its requests were aborted by their owner already: what rejects here has been reported
-        void Promise.resolve((dispatcher as Closable).destroy()).catch(() => {});
-      } catch {
-        // not an undici dispatcher (a caller's own createDispatcher): left to the caller
-      }
-    }
-    made.clear();
+    const connections = connectionsOf.get(o);
+    if (connections === undefined) continue;
+    connections.closeAll(reason);
     return;
   }
+}
+
+/** The route of a request: its server (the scheme decides how a proxy is asked) and its proxy. */
+function routeKey(cluster: Cluster | null): string {
+  return JSON.stringify([cluster?.server ?? null, cluster?.proxyUrl ?? null]);
 }
 
 /**

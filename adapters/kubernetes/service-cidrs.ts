@@ -54,7 +54,7 @@ import {
 } from './config.ts';
 import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, readObject, type ApiVersion, type LabelSelector } from './objects.ts';
 import { checkWatcher, notAName } from '../store.ts';
-import { InvalidArgumentError } from '../errors.ts';
+import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
 import { isDNS1123Subdomain } from '../label-rules.ts';
 
@@ -243,7 +243,7 @@ export async function createServiceCIDR(
     return await existingAsAsked(api, requests, body, e);
   } finally {
     // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
-    requests.closeConnections();
+    requests.closeConnections(() => new ErrDestroyed('createServiceCIDR'));
   }
   const problem = checkObject(created, 'ServiceCIDR', name, undefined, body.apiVersion);
   if (problem !== undefined) throw malformed(problem);
@@ -351,7 +351,7 @@ export async function deleteServiceCIDR(
     throw e;
   } finally {
     // the connections are this call's own (kubeConfigOrDefault): no later call reuses them
-    requests.closeConnections();
+    requests.closeConnections(() => new ErrDestroyed('deleteServiceCIDR'));
   }
 }
 
