@@ -17,7 +17,7 @@ import { quoteInput } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { IMPERSONATION_KEYS, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
-import { insecureWithCA } from './tls-material.ts';
+import { insecureWithCA, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
 import { missingUser, userProblem, withCredentialCheck } from './user-checks.ts';
 
@@ -117,13 +117,14 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
 
 /**
  * `kc` as every request of the library and the command line is sent with it: through the
- * environment's proxy for a cluster without a proxy-url (proxy-environment.ts), on connections
- * shared by its requests (reused-connections.ts), with the impersonation client-node drops
+ * environment's proxy for a cluster without a proxy-url (proxy-environment.ts), never with a client
+ * certificate or key that does not parse (tls-material.ts), on connections shared by its requests
+ * (reused-connections.ts), with the impersonation client-node drops
  * (impersonation.ts), and never anonymous when its exec credential plugin gave nothing
  * (user-checks.ts). The owner of what it sends closes its connections with closeReusedConnections.
  */
 export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
-  return withCredentialCheck(withImpersonation(withReusedConnections(withEnvironmentProxy(kc))));
+  return withCredentialCheck(withImpersonation(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(kc)))));
 }
 
 /**

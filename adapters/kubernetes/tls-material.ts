@@ -32,6 +32,8 @@ import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
  * "prod"): connection refused (ECONNREFUSED)`. Undefined when the failure is none of those.
  */
 export function transportProblem(kc: KubeConfig, err: unknown): string | undefined {
+  const unusable = causeChain(err).find((e) => e instanceof UnusableClientCertificate);
+  if (unusable !== undefined) return String(unusable.message);
   const codes = errorCodes(err);
   let cluster: Cluster | null;
   let user: User | null;
@@ -112,7 +114,70 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
 export function clientCertificateProblem(user: User): string | undefined {
   const cert = material(user.certFile, user.certData, 'client-certificate');
   const key = material(user.keyFile, user.keyData, 'client-key');
-  const owner = `user ${quoteText(user.name)} in the kubeconfig`;
+  return pairProblem(cert, key, `user ${quoteText(user.name)} in the kubeconfig`);
+}
+
+/**
+ * A client certificate or key that does not parse, or a key that is not the certificate's, found
+ * as a connection was about to be made with it (withClientCertificateCheck); its message says
+ * which, naming the field (clientCertificateProblem's words).
+ */
+export class UnusableClientCertificate extends Error {
+  override name = 'UnusableClientCertificate';
+}
+
+/** How client-node 2.x makes the dispatcher of a request (absent in 1.x, which sends through an http.Agent). */
+interface MakesDispatchers {
+  createDispatcher?: (cluster: Cluster | null, agentOptions: Record<string, unknown>) => unknown;
+}
+
+/**
+ * `kc` refusing to make a connection with a client certificate or key that does not parse, or a
+ * key that is not the certificate's (UnusableClientCertificate), whatever the server's scheme and
+ * the runtime, as client-go refuses such a pair (tls.X509KeyPair) before sending: Node's TLS
+ * layer fails such a request over https://, but Deno's connects without the client certificate,
+ * and over http:// none is read, so the request went out without credentials. The bytes checked
+ * are those the connection would be made with (the kubeconfig's, read again for each request, or
+ * an exec plugin's), so a file rewritten later is checked too. `kc` itself when it makes no
+ * dispatchers (client-node 1.x); reused-connections.ts asks only for settings it has not seen.
+ */
+export function withClientCertificateCheck(kc: KubeConfig): KubeConfig {
+  const make = (kc as unknown as MakesDispatchers).createDispatcher;
+  if (typeof make !== 'function') return kc;
+  const checking = Object.create(kc) as KubeConfig;
+  (checking as unknown as MakesDispatchers).createDispatcher = function (this: unknown, cluster, agentOptions) {
+    const { cert: certOption, key: keyOption } = agentOptions;
+    const bytes = (value: unknown) =>
+      value instanceof Uint8Array ? Buffer.from(value) : typeof value === 'string' ? Buffer.from(value) : undefined;
+    const certBytes = bytes(certOption);
+    const keyBytes = bytes(keyOption);
+    if (certBytes !== undefined || keyBytes !== undefined) {
+      const user = kc.getCurrentUser();
+      // the kubeconfig's fields when it has them, else the exec plugin's ExecCredential
+      const fromKubeconfig = user !== null && Boolean(user.certFile || user.certData || user.keyFile || user.keyData);
+      const field = (file: string | undefined, name: string, plugin: string) => (fromKubeconfig ? (file ? name : `${name}-data`) : plugin);
+      const problem = pairProblem(
+        certBytes === undefined
+          ? undefined
+          : { bytes: certBytes, field: field(user?.certFile, 'client-certificate', 'clientCertificateData') },
+        keyBytes === undefined ? undefined : { bytes: keyBytes, field: field(user?.keyFile, 'client-key', 'clientKeyData') },
+        fromKubeconfig
+          ? `user ${quoteText(user!.name)} in the kubeconfig`
+          : `the ExecCredential of the exec plugin of user ${quoteText(user?.name ?? '')}`,
+      );
+      if (problem !== undefined) throw new UnusableClientCertificate(problem);
+    }
+    return make.call(this, cluster, agentOptions);
+  };
+  return checking;
+}
+
+/** What is wrong with a client certificate and key (either may be absent), said of `owner`'s fields. */
+function pairProblem(
+  cert: { bytes: Buffer; field: string } | undefined,
+  key: { bytes: Buffer; field: string } | undefined,
+  owner: string,
+): string | undefined {
   const certificate = cert === undefined ? undefined : parsed(() => new X509Certificate(cert.bytes));
   if (cert !== undefined && certificate === undefined) return `the ${cert.field} of ${owner} is not a certificate (PEM)`;
   const privateKey = key === undefined ? undefined : parsed<KeyObject>(() => createPrivateKey(key.bytes));
