@@ -183,6 +183,28 @@ describe('the default kubeconfig', () => {
         expect(inPod().getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
       });
 
+      // Regression: a kubeconfig holding only preferences (or contexts, but no current-context) was
+      // refused ("names no current-context"); kubectl reads it as an empty configuration
+      // (clientcmd's ErrEmptyConfig) and takes the service account
+      it('takes the service account when the files name no cluster to use, as kubectl does; not for a current-context it lacks', () => {
+        const contexts = 'contexts:\n- name: ctx\n  context: {cluster: gone, user: u}\n';
+        for (const text of [
+          'apiVersion: v1\nkind: Config\npreferences: {colors: true}\n',
+          kubeconfigText({ clusters: { c: 'https://127.0.0.1:1' }, users: { u: { token: 'one' } }, contexts: { ctx: ['c', 'u'] } }),
+          `apiVersion: v1\nkind: Config\n${contexts}current-context: ctx\n`,
+        ]) {
+          process.env.KUBECONFIG = file('prefs', text);
+          expect(serviceAccount(inPod()), text).toEqual(['https://10.96.0.1:443', token]);
+        }
+        // a current-context naming no context is kubectl's error, not an empty configuration
+        process.env.KUBECONFIG = file('prefs', `apiVersion: v1\nkind: Config\n${contexts}current-context: other\n`);
+        expect(inPod().getCurrentContext()).toBe('other');
+        // outside a pod, refused as before
+        delete process.env.KUBERNETES_SERVICE_HOST;
+        process.env.KUBECONFIG = file('prefs', 'apiVersion: v1\nkind: Config\npreferences: {}\n');
+        expect(inPod().getCurrentCluster()).toBeNull();
+      });
+
       it('not without both service variables, nor with a folder where the token belongs, as kubectl: refused, saying so', () => {
         process.env.KUBECONFIG = join(dir, 'a');
         for (const unset of ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT']) {

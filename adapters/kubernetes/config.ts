@@ -224,8 +224,8 @@ export function unsetKubeconfigVariable(): string {
  * readKubeconfigFile (bounded, once). The files of $KUBECONFIG (defaultKubeconfigFiles) are
  * merged by kubectl's rules, not client-node's: a file that does not exist, or is empty (no
  * bytes), is skipped (only when none is left does loading fail, naming them all; kubectl warns,
- * then has no configuration); the
- * first file to name a cluster, user or context wins, and a later entry of the same name is
+ * then has no configuration); files that name no cluster to use (preferences only, no
+ * current-context: namesNoCluster) are no configuration either, inside a pod; the first file to name a cluster, user or context wins, and a later entry of the same name is
  * ignored whole (client-node refuses the load: "Duplicate cluster"); the first file that sets a
  * current-context wins (client-node takes the last). A file that cannot be read or parsed fails
  * the load with KubeconfigFileError naming it (or KubeconfigNotReadError). Without $KUBECONFIG:
@@ -290,7 +290,9 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = ''): void {
     if (into !== kc) mergeFirstWins(kc, into);
     loaded++;
   }
-  if (loaded > 0) return;
+  // a configuration that names no cluster to use (preferences only, no current-context) is empty
+  // to kubectl too, which then takes the pod's service account
+  if (loaded > 0 && !(namesNoCluster(kc) && inClusterPossible(pathPrefix))) return;
   // nothing loaded, and nothing failed: kubectl has an empty configuration, and uses a pod's
   // service account instead when there is one
   if (inClusterPossible(pathPrefix)) {
@@ -304,6 +306,21 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = ''): void {
     );
   }
   throw new KubeconfigFileError(`none of the files $KUBECONFIG names holds a kubeconfig: ${skipped.join(', ')}${notPod}`);
+}
+
+/**
+ * Whether kubectl reads the merged kubeconfig `kc` as no configuration at all (clientcmd's
+ * ErrEmptyConfig: DirectClientConfig.ConfirmUsable finds the cluster to use empty; the checks of
+ * the context's user it makes too are the library's own, later), and so takes a pod's service account instead (DeferredLoadingClientConfig.ClientConfig): no
+ * current-context, or one naming a context the kubeconfig holds whose cluster it does not hold.
+ * A file of preferences alone (no clusters, no contexts) is one. A current-context naming a
+ * context the kubeconfig does not hold is an error to kubectl, not an empty configuration.
+ */
+function namesNoCluster(kc: KubeConfig): boolean {
+  const name = kc.getCurrentContext();
+  const context = name ? kc.getContextObject(name) : null;
+  if (name && context === null) return false;
+  return !context?.cluster || kc.getCluster(context.cluster) === null;
 }
 
 /** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
