@@ -967,6 +967,31 @@ describe('a user whose client certificate or key cannot be used, for an http:// 
     kc.loadFromString(text(`{client-certificate-data: ${base64(CLIENT_CERT)}, client-key-data: ${base64(CLIENT_KEY)}}`));
     new KubernetesStore(kc, { start: false }).close();
   });
+
+  // As over https://: client-node reads the files for each request, over http:// too, and the
+  // request fails on the one it cannot read before anything is sent, naming it
+  it('a certificate or key file that cannot be read: each request fails before it is sent, naming the file, as over https://', async () => {
+    const missing = join(fixture.folder, 'missing');
+    for (const [user, field] of [
+      [`{client-certificate: ${missing}, client-key-data: ${base64(CLIENT_KEY)}}`, 'client-certificate'],
+      [`{client-certificate-data: ${base64(CLIENT_CERT)}, client-key: ${missing}}`, 'client-key'],
+    ]) {
+      const said = `the request was not sent: cannot read the ${field} file of user "u" in the kubeconfig ("${missing}"): no such file or directory (ENOENT)`;
+      const kc = new KubeConfig();
+      kc.loadFromString(text(user!));
+      const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      await expect(store.get('10.0.0.1')).rejects.toThrow(`get ipaddresses.networking.k8s.io "10.0.0.1": ${said}`);
+      store.close();
+      const path = join(fixture.folder, 'config');
+      writeFileSync(path, text(user!));
+      const r = await cli(['status', '--kubeconfig', path, '--request-timeout', '10s']);
+      expect([r.code, r.stderr]).toEqual([
+        2,
+        `ipallocator: cannot use context "ctx" of the kubeconfig: the request to ${fixture.double.url} was not sent: ${said.slice('the request was not sent: '.length)}\n`,
+      ]);
+    }
+    expect(fixture.double.requests).toEqual([]);
+  });
 });
 
 // Regression: client-node sends a request anonymous when the exec credential plugin's
