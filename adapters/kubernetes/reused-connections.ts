@@ -17,10 +17,10 @@
 // One dispatcher is kept per server and proxy (a route). Options that change for a route — a
 // client certificate file rewritten by its rotation, a context switched to another user — give a
 // new one, and the one before is retired: closed as undici closes a dispatcher, once the requests
-// it carries have ended (a watch included), as client-go's certificate rotation
-// (transport/cert_rotation.go) leaves the connections of the old certificate. So a client
-// certificate rotated every hour does not leave a dispatcher behind per hour until the owner is
-// closed. A request handed the retired dispatcher that had not sent yet (it was authenticating
+// it carries have ended (a watch included). client-go, on a rotated certificate
+// (transport/cert_rotation.go), closes every connection made with the old one at once, requests
+// on them included; here those are let finish. So a client certificate rotated every hour does
+// not leave a dispatcher behind per hour until the owner is closed. A request handed the retired dispatcher that had not sent yet (it was authenticating
 // when the options changed) is sent on a dispatcher of its own, made with the options it was
 // authenticated with, closed once it has ended: never on the new options' connections, never
 // refused.
