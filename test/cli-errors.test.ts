@@ -1543,6 +1543,25 @@ describe('ipallocator: failures', () => {
     });
   });
 
+  it('the executable without WebAssembly (--no-expose-wasm, as --jitless): one line saying so and exit 2, no stack trace', async () => {
+    // Regression: the library's IPAllocatorError escaped as an uncaught error with its stack
+    const args =
+      'Deno' in globalThis
+        ? ['run', '-A', '--v8-flags=--jitless', 'cli/bin.ts', 'status'] // Deno's V8 has no --no-expose-wasm
+        : ['--no-expose-wasm', '--import', 'tsx', 'cli/bin.ts', 'status'];
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, args, { cwd: ROOT }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+      });
+    });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'ipallocator: ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)\n',
+    });
+  });
+
   it('the executable: exit code 2 and one line on stderr for a file that is not a snapshot', async () => {
     // map --snapshot loads no cluster code, so the child process starts quickly under tsx.
     const file = join(mkdtempSync(join(tmpdir(), 'ipallocator-cli-')), 'junk.json');
