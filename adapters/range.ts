@@ -49,6 +49,7 @@ import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } fr
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { loadInSlices, loadSlices } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
+import { remeasured } from './wasm.ts';
 import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
@@ -254,7 +255,7 @@ export class Range implements RangeView {
       r.restore(range, data);
     } catch (e) {
       r.destroy();
-      throw e;
+      throw remeasured(e); // the whole Range, dropped, counts as needed
     }
     return r;
   }
@@ -583,7 +584,7 @@ export class Range implements RangeView {
           cooling.endCall(returns!, true); // marks and holds them both: the count stands
         }
       }
-      throw e;
+      throw remeasured(e); // what it gave back counts as needed, and as free
     }
     for (let j = 0; j < n; j++) this.metrics.allocation(this.cidr, 'dynamic');
     if (n > 0) this.metrics.gauges(this.cidr, this);
@@ -841,7 +842,7 @@ export class Range implements RangeView {
       made = this.chooserOver(next.index); // over the new index; a cool-down starts with nothing held
     } catch (e) {
       next?.destroy();
-      throw e;
+      throw remeasured(e); // the new index, dropped, counts as needed
     }
     this.space.destroy();
     this.space = next;

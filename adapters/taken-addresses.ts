@@ -50,7 +50,7 @@ import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.t
 import type { RandomSource } from './random.ts';
 import { loadInSlices } from './sliced-load.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
-import { memoryHeadroom } from './wasm.ts';
+import { memoryHeadroom, remeasured } from './wasm.ts';
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
@@ -270,7 +270,7 @@ export class TakenAddresses {
       this.loading = null;
       unsubscribe?.();
       this.destroy();
-      throw e;
+      throw remeasured(e); // the index, dropped, counts as needed
     }
     this.unsubscribe = unsubscribe;
   }
@@ -955,8 +955,9 @@ export class TakenAddresses {
     try {
       index = new AddressSpace(this.prefix, this.kind);
       loadInto(index, Uint32Array.from(words), words.length / 4);
-    } catch (e) {
+    } catch (caught) {
       index?.destroy();
+      const e = remeasured(caught); // the new index, dropped, counts as needed
       // still stale: the next allocation tries again — after as many refusals as this rebuild
       // read records / RECORDS_PER_REFUSAL when it ran out of memory (rebuildUnlessFailing)
       if (e instanceof OutOfMemoryError) {

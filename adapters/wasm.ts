@@ -36,6 +36,10 @@ export interface CoreExports {
   heap_failed_bytes(): number;
   heap_failed_reason(): number;
   heap_bytes_free(): number;
+  /** Failures recorded so far (wrapping u32): unchanged, heap_failed_* describe the same failure. */
+  heap_failures(): number;
+  /** The block the last failure could not get, in bytes. */
+  heap_failed_block(): number;
   /** 0 when the heap's invariants hold (core-as/heap.ts), else the number of the first that fails. For tests. */
   heap_validate(): number;
   buf_alloc(size: number): number;
@@ -337,15 +341,20 @@ const SHORTAGES: ReadonlyMap<number, MemoryShortage> = new Map([
   [HEAP_FAIL_HOST, 'host'],
 ]);
 
+/** What each error of wasmOutOfMemory was doing, and which failure of the core it reports (remeasured). */
+const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number }>();
+
 /**
  * The OutOfMemoryError for a core call that found no memory while `what`: the bytes the whole
- * call needed, and what stood in the way, with what to do — the cap set with setMemoryLimit and
- * its value (or, with no cap set, WebAssembly's own 4 GiB), free memory in pieces too small
+ * operation needed, and what stood in the way, with what to do — the cap set with setMemoryLimit
+ * and its value (or, with no cap set, WebAssembly's own 4 GiB), free memory in pieces too small
  * (fragmented), or a host that refused to grow the memory. Every failure of the core to get
- * memory is reported through this, so the advice is written once. Call it right after the
- * failing call has given back what it took (a buffer of the host's for it included): it reads
- * the core's record of its last failure and the memory free and in use at that moment, so that
- * `free + inUse` is the limit less the core's own bookkeeping.
+ * memory is reported through this, so the advice is written once. It reads the core's record of
+ * its last failure and the memory free and in use at that moment, so that `free + inUse` is the
+ * limit less the core's own bookkeeping: call it once the failing call has given back what it
+ * took (a buffer of the host's for it included), and, where the operation gives back more after
+ * that (an allocateMany undoing its earlier takes, a new index dropped), measure again there
+ * with remeasured().
  * @internal
  */
 export function wasmOutOfMemory(what: string): OutOfMemoryError {
@@ -372,7 +381,24 @@ export function wasmOutOfMemory(what: string): OutOfMemoryError {
   } else {
     cause = `${theLimit}, with ${bytesText(inUse)} in use and only ${bytesText(free)} free below it${held}: ${act}`;
   }
-  return new OutOfMemoryError(`${what} asked for ${bytesText(requested)}; ${cause}`, { requested, reason, limit, free, inUse });
+  const error = new OutOfMemoryError(`${what} asked for ${bytesText(requested)}; ${cause}`, { requested, reason, limit, free, inUse });
+  reported.set(error, { what, failure: core.heap_failures() });
+  return error;
+}
+
+/**
+ * `e` measured again (wasmOutOfMemory) when it reports the core's last failure and its operation
+ * has given back more since (what it took before the failing call, or a whole new index): so
+ * that `requested` counts what it gave back and `inUse` and `free` are the memory as it left
+ * it. Anything else — another error, or one whose failure a later one has replaced — is
+ * returned as it is.
+ * @internal
+ */
+export function remeasured(e: unknown): unknown {
+  if (!(e instanceof OutOfMemoryError)) return e;
+  const of = reported.get(e);
+  if (of === undefined || of.failure !== core.heap_failures()) return e;
+  return wasmOutOfMemory(of.what);
 }
 
 /** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */

@@ -57,7 +57,8 @@
 // blocks it held when it failed, which it has given back since, plus the block it could not get,
 // or more when the caller says so: recordFailedNeed), and why — the cap (or wasm32's 4 GiB) would
 // have to be passed, the free memory adds up to that but no piece of it fits (fragmented), or the
-// host refused to grow below the cap. Work that may fail without failing its caller (a smaller
+// host refused to grow below the cap. A count of failures (heap_failures) tells the host whether
+// the record is still the one it read. Work that may fail without failing its caller (a smaller
 // node, a resized router) runs between beginBestEffort and endBestEffort and leaves the record
 // alone, so that the failure an operation reports is its own even when it cleans up after it.
 // Memory is never returned to the host (WebAssembly cannot shrink).
@@ -122,6 +123,8 @@ let failedNeed: u64 = 0;
 let failedHost: bool = false;
 /** The last failure asked for more than any block can hold: no free memory could have served it. */
 let failedTooLarge: bool = false;
+/** Failures recorded so far (heap_failures): tells the host whether the record is still the one it read. */
+let failures: u32 = 0;
 /** Best-effort work in progress (beginBestEffort): its failures are not recorded. */
 let bestEffort: i32 = 0;
 /** Whether grow()'s last false was the host's refusal (memory.grow failed) rather than the cap. */
@@ -178,6 +181,7 @@ function freeBelowLimit(): u64 {
  */
 function recordFailure(bytes: u64, grew: bool): void {
   if (bestEffort != 0) return;
+  failures++;
   failedBlock = bytes;
   failedInUse = bytesInUse;
   failedNeed = 0;
@@ -549,6 +553,16 @@ export function heap_failed_bytes(): f64 {
   const given = failedInUse > bytesInUse ? failedInUse - bytesInUse : 0;
   const need = failedBlock + given;
   return <f64>(need > failedNeed ? need : failedNeed);
+}
+
+/** How many failures have been recorded (wrapping): unchanged means heap_failed_* still describe the same one. */
+export function heap_failures(): u32 {
+  return failures;
+}
+
+/** The block the last failure could not get (its class size, or the request when larger than any block); 0 when none. */
+export function heap_failed_block(): f64 {
+  return <f64>failedBlock;
 }
 
 /**

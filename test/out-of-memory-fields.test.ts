@@ -5,13 +5,51 @@
 // blocks only hold memory aside. Its own file: the identity is exact in a fresh process, whose
 // memory stays far below the 120 MiB past which bookkeeping grows.
 import { afterAll, describe, expect, it } from 'vitest';
+import { Allocator } from '../adapters/allocator.ts';
 import { OutOfMemoryError } from '../adapters/errors.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { seededRandom } from '../adapters/random.ts';
+import { allocatorLabels } from '../adapters/store.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
+
+/** A cap with room for the tests below however much memory the ones before grew: held down with holdAllBut. */
+const roomyCap = () => Math.max(memoryLimit().size, 8 * 2 ** 20);
+
+/** Raw core blocks of 64 KiB held aside until less than `left` bytes are free below the cap; give them back with giveBack. */
+function holdAllBut(left: number): number[] {
+  const held: number[] = [];
+  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
+    p = core.buf_alloc(64 * 1024);
+    if (p !== 0) held.push(p);
+  }
+  return held;
+}
+const giveBack = (held: number[]) => {
+  for (const p of held) core.buf_free(p, 64 * 1024);
+};
+
+/** What `f` threw (the test fails when it returns). */
+function thrownBy(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (e) {
+    return e;
+  }
+  throw new Error('nothing thrown');
+}
+
+/** `count` distinct random addresses of the /64 `net` (its four groups, none 0), canonical, seeded. */
+function randomAddresses(net: string, count: number, seed: number): string[] {
+  const random = seededRandom(seed);
+  const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16); // four digits: canonical as written
+  const out = new Set<string>();
+  while (out.size < count) out.add(`${net}:${group()}:${group()}:${group()}:${group()}`);
+  return [...out];
+}
 
 const KiB = 1024;
 /** The core's own bookkeeping below its blocks (static data, the free-block bitmap, the first slab leaves). */
@@ -121,6 +159,88 @@ describe('OutOfMemoryError fields', () => {
     for (const r of requested) expect(r).toBeLessThanOrEqual(whole);
     expect(requested.has(whole)).toBe(true);
     for (const r of keep) r.destroy();
+    setMemoryLimit(Infinity);
+  });
+
+  // Found by an outside tester: each of these reported the memory as it was when the core failed,
+  // with the blocks its operation held then counted in use (704.9 KiB, where memoryLimit().inUse
+  // said 192 bytes right after), and `requested` only the last block.
+  it('an allocateMany that runs out part-way reports the memory as its undo left it, and what it took as needed', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd02::/64', { random: seededRandom(8) });
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(1024 * KiB);
+    const e = thrownBy(() => range.allocateMany(200_000)) as OutOfMemoryError; // about 2 MiB of isolated addresses
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    expect(range.used()).toBe(0);
+    const now = memoryLimit();
+    expect(e.inUse).toBe(now.inUse);
+    expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+    // the blocks it had taken (given back since) and the one it could not get: more than is free
+    expect(e.reason).toBe('limit');
+    expect(e.requested!).toBeGreaterThan(e.free!);
+    expect(e.message).toContain(`asked for ${e.requested} bytes`);
+    range.destroy();
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
+
+  it('a Range.fromSnapshot that runs out reports the memory once the new Range is dropped, and all of it as needed', () => {
+    setMemoryLimit(Infinity);
+    const source = new Range('fd03:1:1:1::/64');
+    source.loadMany(randomAddresses('fd03:1:1:1', 60_000, 3));
+    const snapshot = source.snapshot();
+    source.destroy();
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(256 * KiB); // room for a part of the index
+    const inUse = memoryLimit().inUse;
+    const e = thrownBy(() => Range.fromSnapshot(snapshot)) as OutOfMemoryError;
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    expect(memoryLimit().inUse).toBe(inUse);
+    expect(e.inUse).toBe(inUse);
+    expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+    // the blocks the new Range had taken count, not only the one it could not get
+    expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
+
+  it("an Allocator's warm start and the rebuild of its index that run out report the memory once the index is dropped", async () => {
+    setMemoryLimit(Infinity);
+    const store = new MemoryStore();
+    const labels = allocatorLabels('IPv6');
+    const names = randomAddresses('fd04:1:1:1', 60_000, 4);
+    for (const name of names.slice(0, 30_000)) store.createSync({ name, labels, parentRef: null });
+    setMemoryLimit(roomyCap());
+    let held = holdAllBut(256 * KiB);
+    let inUse = memoryLimit().inUse;
+    // the warm start: the listing loaded into a new index, which is dropped
+    const warm = thrownBy(() => new Allocator('fd04:1:1:1::/64', { store })) as OutOfMemoryError;
+    expect(warm).toBeInstanceOf(OutOfMemoryError);
+    expect(memoryLimit().inUse).toBe(inUse);
+    expect(warm.inUse).toBe(inUse);
+    expect(warm.free! + warm.inUse!).toBe(warm.limit! - BOOKKEEPING);
+    expect(warm.requested!).toBeGreaterThan(core.heap_failed_block());
+    giveBack(held);
+    // the rebuild: an allocator over the store, whose index missed records added under the cap
+    setMemoryLimit(Infinity);
+    const allocator = new Allocator('fd04:1:1:1::/64', { store });
+    setMemoryLimit(roomyCap());
+    held = holdAllBut(128 * KiB);
+    for (const name of names.slice(30_000)) store.createSync({ name, labels, parentRef: null });
+    inUse = memoryLimit().inUse;
+    const rebuilt = await allocator.allocateNext().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(rebuilt).toBeInstanceOf(OutOfMemoryError);
+    const e = rebuilt as OutOfMemoryError;
+    expect(memoryLimit().inUse).toBe(inUse);
+    expect(e.inUse).toBe(inUse);
+    expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+    expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
+    allocator.destroy();
+    giveBack(held);
     setMemoryLimit(Infinity);
   });
 });
