@@ -186,9 +186,11 @@ export class InvalidArgumentError extends IPAllocatorError {
  * `reason`, against its `requested` and `free`):
  * - `limit`: the free memory below the limit (the cap set with setMemoryLimit, or WebAssembly's
  *   own 4 GiB) adds up to less than `requested`: raise the cap, or destroy() what you no longer need;
- * - `fragmented`: it adds up to `requested`, but no free piece of it held the block that failed (a
- *   block is one aligned piece; memory held for blocks under 4 KiB serves those only): raising the
- *   cap gives the block room past what is in use; destroying indexes frees pieces that merge;
+ * - `fragmented`: it adds up to `requested`, but when the operation failed no free piece held the
+ *   block it could not get (a block is one aligned piece; memory held for blocks under 4 KiB
+ *   serves those only; the message names the block, the largest free piece and what was held for
+ *   small blocks then): raising the cap gives the block room past what is in use; destroying
+ *   indexes frees pieces that merge;
  * - `host`: the host (the JavaScript engine, the operating system) refused to grow the memory,
  *   below the limit.
  */

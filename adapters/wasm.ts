@@ -40,6 +40,10 @@ export interface CoreExports {
   heap_failures(): number;
   /** The block the last failure could not get, in bytes. */
   heap_failed_block(): number;
+  /** The largest free piece of 4 KiB or more when the last failure was recorded (0 when none). */
+  heap_failed_largest(): number;
+  /** Bytes free for blocks under 4 KiB only when the last failure was recorded. */
+  heap_failed_small_free(): number;
   /** 0 when the heap's invariants hold (core-as/heap.ts), else the number of the first that fails. For tests. */
   heap_validate(): number;
   buf_alloc(size: number): number;
@@ -348,13 +352,13 @@ const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number }
  * The OutOfMemoryError for a core call that found no memory while `what`: the bytes the whole
  * operation needed, and what stood in the way, with what to do — the cap set with setMemoryLimit
  * and its value (or, with no cap set, WebAssembly's own 4 GiB), free memory in pieces too small
- * (fragmented), or a host that refused to grow the memory. Every failure of the core to get
- * memory is reported through this, so the advice is written once. It reads the core's record of
- * its last failure and the memory free and in use at that moment, so that `free + inUse` is the
- * limit less the core's own bookkeeping: call it once the failing call has given back what it
- * took (a buffer of the host's for it included), and, where the operation gives back more after
- * that (an allocateMany undoing its earlier takes, a new index dropped), measure again there
- * with remeasured().
+ * (fragmented: which pieces there are), or a host that refused to grow the memory. Every failure
+ * of the core to get memory is reported through this, so the advice is written once. It reads
+ * the core's record of its last failure and the memory free and in use at that moment, so that
+ * `free + inUse` is the limit less the core's own bookkeeping: call it once the failing call has
+ * given back what it took (a buffer of the host's for it included), and, where the operation
+ * gives back more after that (an allocateMany undoing its earlier takes, a new index dropped),
+ * measure again there with remeasured().
  * @internal
  */
 export function wasmOutOfMemory(what: string): OutOfMemoryError {
@@ -366,19 +370,26 @@ export function wasmOutOfMemory(what: string): OutOfMemoryError {
   const theLimit = capped
     ? `the WebAssembly memory cap set with setMemoryLimit is ${bytesText(limit)}`
     : `no memory cap is set (setMemoryLimit): WebAssembly's own limit is ${bytesText(MAX_MEMORY_BYTES)}`;
-  // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size while any of their
-  // blocks is alive: memory that held many small indexes, a few of them kept, can be free in name
-  // and still unusable for a large one.
-  const small = core.heap_small_bytes_free();
-  const held = small >= 64 * 1024 ? `, ${bytesText(small)} of that held for blocks under 4 KiB only (small indexes)` : '';
   const destroy = 'destroy() what you no longer need';
   const act = capped ? `raise the cap with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity), or ${destroy}` : destroy;
   let cause: string;
   if (reason === 'host') {
     cause = `${theLimit}, with ${bytesText(inUse)} in use, but the host refused to grow the memory past ${bytesText(size)}: ${destroy}, or give the process more memory`;
   } else if (reason === 'fragmented') {
-    cause = `${theLimit}, with ${bytesText(inUse)} in use and ${bytesText(free)} free below it${held}, but fragmented: in pieces, none of which holds ${bytesText(requested)}; ${act} (freed neighbours merge into larger pieces)`;
+    // the pieces as they were when it failed, beside the blocks the operation held then (given
+    // back since, they may have merged into larger ones)
+    const block = core.heap_failed_block();
+    const largest = core.heap_failed_largest();
+    const small = core.heap_failed_small_free();
+    const pieces = largest === 0 ? 'no free piece of 4 KiB or more' : `the largest free piece held ${bytesText(largest)}`;
+    const held = small === 0 ? '' : `; ${bytesText(small)} free held for blocks of other sizes under 4 KiB only`;
+    cause = `${theLimit}, with ${bytesText(inUse)} in use and ${bytesText(free)} free below it, but in pieces: when it failed, none of them could hold its block of ${bytesText(block)} (${pieces}${held}); ${act} (freed neighbours merge into larger pieces)`;
   } else {
+    // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size while any of their
+    // blocks is alive: memory that held many small indexes, a few of them kept, can be free in
+    // name and still unusable for a large one.
+    const small = core.heap_small_bytes_free();
+    const held = small >= 64 * 1024 ? `, ${bytesText(small)} of that held for blocks under 4 KiB only (small indexes)` : '';
     cause = `${theLimit}, with ${bytesText(inUse)} in use and only ${bytesText(free)} free below it${held}: ${act}`;
   }
   const error = new OutOfMemoryError(`${what} asked for ${bytesText(requested)}; ${cause}`, { requested, reason, limit, free, inUse });

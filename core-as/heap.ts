@@ -57,10 +57,13 @@
 // blocks it held when it failed, which it has given back since, plus the block it could not get,
 // or more when the caller says so: recordFailedNeed), and why — the cap (or wasm32's 4 GiB) would
 // have to be passed, the free memory adds up to that but no piece of it fits (fragmented), or the
-// host refused to grow below the cap. A count of failures (heap_failures) tells the host whether
-// the record is still the one it read. Work that may fail without failing its caller (a smaller
-// node, a resized router) runs between beginBestEffort and endBestEffort and leaves the record
-// alone, so that the failure an operation reports is its own even when it cleans up after it.
+// host refused to grow below the cap. With it are kept the largest free piece of 4 KiB or more and
+// the memory held for small blocks at that moment (what a fragmented failure's message names: the
+// operation's own blocks, given back since, may have merged the pieces), and a count of failures
+// (heap_failures), by which the host tells whether the record is still the one it read. Work that
+// may fail without failing its caller (a smaller node, a resized router) runs between
+// beginBestEffort and endBestEffort and leaves the record alone, so that the failure an operation
+// reports is its own even when it cleans up after it.
 // Memory is never returned to the host (WebAssembly cannot shrink).
 
 export const MIN_CLASS: i32 = 4; //  16 bytes
@@ -123,6 +126,10 @@ let failedNeed: u64 = 0;
 let failedHost: bool = false;
 /** The last failure asked for more than any block can hold: no free memory could have served it. */
 let failedTooLarge: bool = false;
+/** The largest free piece (largestFree) when the last failure was recorded: what the failed block was measured against. */
+let failedLargest: u64 = 0;
+/** Bytes free for small blocks only when the last failure was recorded (heap_failed_small_free). */
+let failedSmallFree: u64 = 0;
 /** Failures recorded so far (heap_failures): tells the host whether the record is still the one it read. */
 let failures: u32 = 0;
 /** Best-effort work in progress (beginBestEffort): its failures are not recorded. */
@@ -183,6 +190,8 @@ function recordFailure(bytes: u64, grew: bool): void {
   if (bestEffort != 0) return;
   failures++;
   failedBlock = bytes;
+  failedLargest = largestFree();
+  failedSmallFree = smallHeld - smallInUse;
   failedInUse = bytesInUse;
   failedNeed = 0;
   failedHost = grew && hostRefused;
@@ -563,6 +572,50 @@ export function heap_failures(): u32 {
 /** The block the last failure could not get (its class size, or the request when larger than any block); 0 when none. */
 export function heap_failed_block(): f64 {
   return <f64>failedBlock;
+}
+
+/**
+ * The largest free piece of 4 KiB or more when the last failure was recorded (0 when none): the
+ * block that failed did not fit in it. With the blocks its operation held then, which it has
+ * given back since, the pieces may be larger now.
+ */
+export function heap_failed_largest(): f64 {
+  return <f64>failedLargest;
+}
+
+/**
+ * The bytes free for blocks under 4 KiB only when the last failure was recorded: free blocks of
+ * slabs that held a block in use (the cached empty slabs have gone back before a failure). For a
+ * small block that failed, all of another size (its own had none free).
+ */
+export function heap_failed_small_free(): f64 {
+  return <f64>failedSmallFree;
+}
+
+/**
+ * The largest block of 4 KiB or more that could be had now in one piece: a free large block, or
+ * one carved past the arena's top below the cap (aligned to its size); 0 when none. O(classes).
+ */
+function largestFree(): u64 {
+  let largest: u64 = 0;
+  for (let k = MAX_CLASS; k >= LARGE_CLASS; k--) {
+    if (load<u32>(FREE_HEADS + (<usize>k << 2)) != 0) {
+      largest = <u64>1 << k;
+      break;
+    }
+  }
+  const limit = <u64>limitPages << PAGE_BITS;
+  const arena = <u64>(ARENA != 0 ? ARENA : arenaStart());
+  for (let k = MAX_CLASS; k >= LARGE_CLASS; k--) {
+    const size = <u64>1 << k;
+    if (size <= largest) break;
+    const start = (<u64>top + size - 1) & ~(size - 1);
+    if (arena + start + size <= limit) {
+      largest = size;
+      break;
+    }
+  }
+  return largest;
 }
 
 /**

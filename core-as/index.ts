@@ -3,7 +3,8 @@
 export { scratch_ptr } from './scratch';
 export {
   heap_set_limit_pages, heap_limit_pages, heap_bytes_in_use, heap_small_bytes_free, heap_validate, buf_alloc, buf_free,
-  heap_failed_bytes, heap_failed_reason, heap_bytes_free, heap_failures, heap_failed_block,
+  heap_failed_bytes, heap_failed_reason, heap_bytes_free, heap_failures, heap_failed_block, heap_failed_largest,
+  heap_failed_small_free,
 } from './heap';
 // 128-bit address math, prefix geometry, iterator
 export { u128_add, u128_sub, u128_cmp, u128_next, u128_prev } from './u128';

@@ -83,11 +83,45 @@ describe('memory held for small blocks under a cap', () => {
     expect(e.reason).toBe('fragmented');
     expect(e.free).toBeGreaterThanOrEqual(e.requested!);
     expect(e.message).toMatch(
-      /with \d+ bytes \([\d.]+ KiB\) in use and \d+ bytes \([\d.]+ KiB\) free below it, \d+ bytes \([\d.]+ KiB\) of that held for blocks under 4 KiB only \(small indexes\), but fragmented: in pieces, none of which holds \d+ bytes/,
+      /with \d+ bytes \([\d.]+ KiB\) in use and \d+ bytes \([\d.]+ KiB\) free below it, but in pieces: when it failed, none of them could hold its block of \d+ bytes \([\d.]+ KiB\) \((?:the largest free piece held \d+ bytes \([\d.]+ KiB\)|no free piece of 4 KiB or more); \d+ bytes \([\d.]+ KiB\) free held for blocks of other sizes under 4 KiB only\)/,
     );
     for (let i = 0; i < ranges.length; i += 16) ranges[i]!.destroy();
     expect(memoryLimit().inUse).toBe(0);
     new Range(LARGE).destroy(); // the last ones destroyed, it fits
+    expect(core.heap_validate()).toBe(0);
+  });
+
+  // Found by an outside tester: the cap filled with /28 ranges (a 64-byte and a 128-byte block
+  // each), the last failed "fragmented: in pieces, none of which holds 192 bytes" with 4 KiB free,
+  // where a 128-byte block fitted right after. 192 bytes was its whole need, not a piece's; the
+  // piece it lacked was a 4 KiB block to cut 64-byte blocks from, the free memory being held
+  // for 128-byte blocks.
+  it('names the block that failed, the largest free piece and what was held for other sizes', () => {
+    setMemoryLimit(CAP);
+    const ranges = fillWith((i) => new Range(`10.${i >> 8}.${i & 255}.0/28`));
+    let failure: unknown;
+    try {
+      new Range('10.255.255.0/28');
+    } catch (e) {
+      failure = e;
+    }
+    const e = failure as OutOfMemoryError;
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    expect(e.reason).toBe('fragmented');
+    const named =
+      /but in pieces: when it failed, none of them could hold its block of (\d+) bytes \((no free piece of 4 KiB or more|the largest free piece held (\d+) bytes[^)]*\)); (\d+) bytes(?: \([\d.]+ KiB\))? free held for blocks of other sizes under 4 KiB only\)/.exec(
+        e.message,
+      );
+    expect(named).not.toBeNull();
+    const [block, largest, held] = [Number(named![1]), Number(named![3] ?? 0), Number(named![4])];
+    // one block of the range's, smaller than all it needed; no free piece held it; what was held
+    // for blocks of other sizes is counted in what is free
+    expect(block).toBeLessThan(e.requested!);
+    expect(largest).toBeLessThan(block);
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(e.free!);
+    for (const r of ranges) r.destroy();
+    expect(memoryLimit().inUse).toBe(0);
     expect(core.heap_validate()).toBe(0);
   });
 });
