@@ -47,7 +47,7 @@ import { arrayLength, memberName, optionsObject, readMember } from './input.ts';
 import { inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
-import { loadInSlices, loadSlices } from './sliced-load.ts';
+import { loadInSlices, loadSlices, shuffled } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
 import { remeasured } from './wasm.ts';
 import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -645,10 +645,10 @@ export class Range implements RangeView {
   /**
    * Marks the offsets `pairs` ((hi, lo) each) taken, all or nothing, and returns how many were
    * newly marked: in one core call when its batch fits beside the index; where it does not
-   * under a memory cap, the offsets not marked yet go in slices (loadSlices), so that offsets
-   * marked already need no memory. When a slice runs out, what the slices before it marked is
-   * cleared again, last first; a clear can need memory too (a sparse run split): then what is
-   * left stays marked, counted, and the error says so.
+   * under a memory cap, the offsets not marked yet go in slices of them shuffled (loadSlices), so
+   * that offsets marked already need no memory. When a slice runs out, what the slices before it
+   * marked is cleared again, last first; a clear can need memory too (a sparse run split): then
+   * what is left stays marked, counted, and the error says so.
    */
   private markAll(pairs: Uint32Array): number {
     const index = this.index;
@@ -659,14 +659,14 @@ export class Range implements RangeView {
       if (!(e instanceof OutOfMemoryError)) throw e;
       asOneBatch = e;
     }
-    const fresh = unmarked(index, pairs);
+    const fresh = shuffled(unmarked(index, pairs), 2);
     let done = 0; // offsets of `fresh` the calls so far marked (or found marked: a repeat)
     try {
       // in slices at once: the one batch ran out above, and the same entries less those marked
       // already would be a second batch of the same kind
-      return loadSlices(fresh.length >>> 1, (from, count) => {
-        const added = index.setMany(fresh.subarray(2 * from, 2 * (from + count)));
-        done = from + count;
+      return loadSlices(fresh, 2, (slice) => {
+        const added = index.setMany(slice);
+        done += slice.length >>> 1;
         return added;
       });
     } catch (e) {
@@ -838,7 +838,7 @@ export class Range implements RangeView {
       next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
       const index = next.index;
       // in slices where one batch does not fit beside the index: a failure drops the new index
-      loadInSlices(pairs.length >>> 1, (from, count) => index.setMany(pairs.subarray(2 * from, 2 * (from + count))));
+      loadInSlices(pairs, 2, (batch) => index.setMany(batch));
       made = this.chooserOver(next.index); // over the new index; a cool-down starts with nothing held
     } catch (e) {
       next?.destroy();

@@ -3,36 +3,70 @@
 // entries copied into a block rounded up to a power of two (8 B per offset, 16 B per address),
 // then, for a sparse index, their sorted copies. Under setMemoryLimit an index that fits may not
 // fit with them; the same entries loaded in slices need only a slice's room each.
+//
+// The slices are taken from the entries shuffled (shuffled). Entries in ascending order (a
+// snapshot's offsets, a sorted listing) loaded in consecutive slices would each land after the
+// last, in the index's last pages, which fill and split in halves: about 21 B per /64 address,
+// where one batch packs them in about 12. Evenly spread (slice j: entries j, j + s, …) every page
+// grows and splits in step with the others (about 14 B); in random order, pages fill unevenly
+// and split at different times, as when addresses come in random order (about 11 B).
 
 import { OutOfMemoryError } from './errors.ts';
+import { seededRandom } from './random.ts';
 
 /** Entries per slice when one batch does not fit (64 KiB of address words). */
 export const LOAD_SLICE = 4096;
 
 /**
- * Loads entries [0, n) with `load(from, count)`, a core call that returns how many it newly
- * marked and changes nothing when it throws: as one batch, `load(0, n)`, or, when that runs out
- * of memory, in consecutive slices of LOAD_SLICE. Returns what the calls added up to. A slice
- * that runs out too throws its OutOfMemoryError with the slices before it loaded: a caller that
- * must change nothing then (a load into a live index) counts the entries each call loaded and
- * takes them back; one loading a new index drops it.
+ * Loads `entries` (`width` u32 words each) with `load(batch)`, a core call that returns how many
+ * it newly marked and changes nothing when it throws: as one batch, or, when that runs out of
+ * memory, in slices of LOAD_SLICE of the entries shuffled (loadSlices over shuffled). Returns
+ * what the calls added up to. A slice that runs out too throws its OutOfMemoryError with the
+ * slices before it loaded: a caller that must change nothing then (a load into a live index)
+ * counts the entries each call loaded and takes them back; one loading a new index drops it.
  */
-export function loadInSlices(n: number, load: (from: number, count: number) => number): number {
+export function loadInSlices(entries: Uint32Array, width: number, load: (batch: Uint32Array) => number): number {
   try {
-    return load(0, n);
+    return load(entries);
   } catch (e) {
-    if (!(e instanceof OutOfMemoryError) || n <= LOAD_SLICE) throw e;
+    if (!(e instanceof OutOfMemoryError) || entries.length <= LOAD_SLICE * width) throw e;
   }
-  return loadSlices(n, load);
+  return loadSlices(shuffled(entries, width), width, load);
 }
 
 /**
- * Loads entries [0, n) with `load(from, count)` in consecutive slices of LOAD_SLICE, without
- * trying them as one batch first: for a caller whose one batch ran out already (loadInSlices's
- * second step). Returns what the calls added up to; a slice that runs out throws, as there.
+ * Loads `entries` (`width` u32 words each) with `load(batch)` in consecutive slices of
+ * LOAD_SLICE, without trying them as one batch first: for a caller whose one batch ran out
+ * already, with its entries shuffled. Returns what the calls added up to; a slice that runs out
+ * throws, as loadInSlices says.
  */
-export function loadSlices(n: number, load: (from: number, count: number) => number): number {
+export function loadSlices(entries: Uint32Array, width: number, load: (batch: Uint32Array) => number): number {
+  const step = LOAD_SLICE * width;
   let added = 0;
-  for (let from = 0; from < n; from += LOAD_SLICE) added += load(from, Math.min(LOAD_SLICE, n - from));
+  for (let from = 0; from < entries.length; from += step) added += load(entries.subarray(from, from + step));
   return added;
+}
+
+/** The shuffle's seed: any fixed one, so that a load under a cap is the same on every run. */
+const SHUFFLE_SEED = 1;
+
+/**
+ * A copy of `entries` (`width` u32 words each) in a random order (Fisher–Yates, seeded), so that
+ * each slice of LOAD_SLICE is a sample of the whole and sorted entries reach the index's pages
+ * as addresses in random order do.
+ */
+export function shuffled(entries: Uint32Array, width: number): Uint32Array {
+  const out = entries.slice();
+  const random = seededRandom(SHUFFLE_SEED);
+  for (let i = out.length / width - 1; i > 0; i--) {
+    const j = random.nextU32() % (i + 1); // (the slight bias of % changes no address loaded)
+    for (let w = 0; w < width; w++) {
+      const a = i * width + w;
+      const b = j * width + w;
+      const t = out[a]!;
+      out[a] = out[b]!;
+      out[b] = t;
+    }
+  }
+  return out;
 }

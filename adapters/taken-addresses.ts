@@ -64,7 +64,7 @@ import type { IPFamily } from './types.ts';
  * loaded: the caller drops it).
  */
 function loadInto(index: AddressSpace, words: Uint32Array, n: number): void {
-  loadInSlices(n, (from, count) => index.setMany(words.subarray(from * 4), count));
+  loadInSlices(words.subarray(0, n * 4), 4, (batch) => index.setMany(batch, batch.length >>> 2));
 }
 
 /**
