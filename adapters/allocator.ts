@@ -333,13 +333,15 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** The address, or NOT_READY / FULL. */
   private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): string | number {
-    const band = this.beginNext();
-    if (band < 0) return band;
-    const start = this.metrics.start();
     let collided: Collisions | null = null;
-    const returns = band === BAND_CHOSEN ? this.taken.beginCall(freeOnly !== null) : null; // a cool-down's, held again if this call fails
+    let returns: CallReturns | null = null; // a cool-down's, held again if this call fails
     let done = false;
+    this.taken.beginUse(); // the index is not freed under this call's takes (TakenAddresses.users)
     try {
+      const band = this.beginNext();
+      if (band < 0) return band;
+      const start = this.metrics.start();
+      if (band === BAND_CHOSEN) returns = this.taken.beginCall(freeOnly !== null);
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
         const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
         this.taken.enter(op);
@@ -358,6 +360,7 @@ export class Allocator implements IPAllocator, Disposable {
     } finally {
       if (collided !== null) this.taken.forgetCollisions(collided);
       if (returns !== null) this.taken.endCall(returns, !done);
+      this.taken.endUse();
     }
     this.live(); // destroyed during a collision's create: the search stopped there, not for want of an address
     if (this.heldBack(returns, freeOnly)) return FULL;
@@ -366,14 +369,16 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   private async allocateNextAsync(parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): Promise<string> {
-    const band = this.beginNext();
-    if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
-    const start = this.metrics.start();
     let collided: Collisions | null = null;
-    const returns = band === BAND_CHOSEN ? this.taken.beginCall(freeOnly !== null) : null; // a cool-down's, held again if this call fails
+    let returns: CallReturns | null = null; // as above
     let done = false;
+    this.taken.beginUse(); // as above
     this.taken.callStarted();
     try {
+      const band = this.beginNext();
+      if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
+      const start = this.metrics.start();
+      if (band === BAND_CHOSEN) returns = this.taken.beginCall(freeOnly !== null);
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
         const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
         try {
@@ -390,6 +395,7 @@ export class Allocator implements IPAllocator, Disposable {
       if (collided !== null) this.taken.forgetCollisions(collided);
       if (returns !== null) this.taken.endCall(returns, !done);
       this.taken.callEnded();
+      this.taken.endUse();
     }
     this.live(); // as above
     if (!this.heldBack(returns, freeOnly)) this.metrics.error(this.cidr, 'dynamic');
@@ -417,12 +423,7 @@ export class Allocator implements IPAllocator, Disposable {
     if (!this.taken.hasUpperBand) return FULL;
     const index = this.taken.fresh()!;
     if (this.taken.choosing) return BAND_CHOSEN; // chosen() asks the strategy
-    this.taken.beginUse(); // the draw calls the random source
-    try {
-      return index.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
-    } finally {
-      this.taken.endUse();
-    }
+    return index.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
   }
 
   /** The first candidate: the dynamic band's (already taken by beginNext), a strategy's choice, else the static band's. */
@@ -431,13 +432,8 @@ export class Allocator implements IPAllocator, Disposable {
     // which that draw may have had dropped; nothing is taken yet in the other bands
     if (band === BAND_UPPER) return this.opOfTaken(this.taken.space, BAND_UPPER);
     const index = this.taken.fresh()!;
-    this.taken.beginUse(); // the random source draws, or the strategy chooses
-    try {
-      if (band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
-      return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
-    } finally {
-      this.taken.endUse();
-    }
+    if (band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
+    return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
   }
 
   /**
@@ -448,15 +444,10 @@ export class Allocator implements IPAllocator, Disposable {
   private nextAfter(op: Op, returns: CallReturns | null): Op | null {
     if (this.destroyed) return null;
     const index = this.taken.fresh()!;
-    this.taken.beginUse(); // the random source draws, or the strategy chooses
-    try {
-      if (op.band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
-      if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
-      if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
-      return null;
-    } finally {
-      this.taken.endUse();
-    }
+    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
+    if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
+    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
+    return null;
   }
 
   /** An op for the address the index just took (reserved by the take). */

@@ -33,9 +33,9 @@
 //    With none of the allocator's calls in flight, every bit is a record the cache holds, a
 //    created record it has not reported yet (pending, its store call ended), or a cool-down's hold.
 // 2. The index never throws into the store: when an event cannot be recorded for lack of WASM
-//    memory, `stale` is set, the index's memory is freed at once (or when the take reading it ends:
-//    `inUse`), and the index is rebuilt from the cache (the source of truth), the
-//    pending ops and the running synchronous calls' reservations before the next allocation
+//    memory, `stale` is set, the index's memory is freed at once (or, while allocateNext calls
+//    run, when the last of them ends: `users`), and the index is rebuilt from the cache (the
+//    source of truth), the pending ops and the running synchronous calls' reservations before the next allocation
 //    (`fresh()`); if that fails, it throws OutOfMemoryError and nothing changed. A rebuild that
 //    failed for lack of memory is not tried again while its conditions hold (`failedRebuild`):
 //    no more headroom in WASM memory, no fewer records; at the latest after a number of refusals
@@ -181,12 +181,12 @@ export class TakenAddresses {
   /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
   private stale = false;
   /**
-   * Between beginUse() and endUse(): the allocator is taking an address from the index, and calls
-   * code of the caller's on the way (a random source's draw, a strategy's choice) that may write
-   * to the store and so drop the index. Meanwhile a drop marks it stale only: the take reads the
-   * index as it was (a mark it missed costs a collision at most), and endUse() frees it.
+   * allocateNext calls running (beginUse() to endUse()). Their takes from the index call code of
+   * the caller's (a random source's draw, a strategy's choice) that may write to the store and so
+   * drop the index. While any runs, a drop marks it stale only: a take reads the index as it was
+   * (a mark it missed costs a collision at most), and the last call's endUse() frees it.
    */
-  private inUse = false;
+  private users = 0;
   /**
    * While stale: the conditions under which the last rebuild failed for lack of WASM memory
    * (null: none has failed, or a change since means the next allocation tries again). While
@@ -310,17 +310,16 @@ export class TakenAddresses {
   }
 
   /**
-   * The start of a take from the index that calls code of the caller's (see `inUse`), after
-   * fresh(): the index stays readable until endUse(), even when it is dropped meanwhile.
+   * The start of an allocateNext (see `users`): the index stays readable until its endUse(),
+   * even when it is dropped meanwhile.
    */
   beginUse(): void {
-    this.inUse = true;
+    this.users++;
   }
 
-  /** The end of that take (in a finally): an index dropped during it is freed now. */
+  /** The end of that call (in a finally): an index dropped while calls ran is freed after the last. */
   endUse(): void {
-    this.inUse = false;
-    if (this.stale) this.index!.destroy(); // idempotent
+    if (--this.users === 0 && this.stale) this.index!.destroy(); // idempotent
   }
 
   /**
@@ -880,7 +879,7 @@ export class TakenAddresses {
    */
   private dropIndex(): void {
     this.stale = true;
-    if (!this.inUse) this.index!.destroy(); // else when the take that reads it ends (endUse)
+    if (this.users === 0) this.index!.destroy(); // else when the last allocateNext running ends (endUse)
   }
 
   /** `w` (marked) is held by the cool-down: it is taken from now on. True if it was held. */

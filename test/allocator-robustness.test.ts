@@ -149,46 +149,51 @@ describe('an index that falls behind while allocateNext takes from it', () => {
   // that writes to the store can have the index dropped under the take. The take then read a
   // freed index (the core's handle 0) and failed with "core space_take answered -1".
   it.each([
-    ['upstream', undefined],
-    ['random-free', 'random-free' as const],
-  ])('the %s draw that makes it fall behind still gets an address, and the memory is freed after it', async (_, strategy) => {
-    const store = new MemoryStore();
-    const labels = allocatorLabels('IPv6');
-    const seeded = seededRandom(5);
-    let written = 0;
-    let writeOnDraw = false;
-    const random: RandomSource = {
-      nextU32: () => {
-        if (writeOnDraw) {
-          writeOnDraw = false;
-          // another writer's records, each a run of its own, until the index cannot record one
-          const hog = exhaustMemory();
-          try {
-            while (written === 0 || a.validate().indexed !== 0) {
-              for (let k = 0; k < 100; k++, written++)
-                store.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
-              expect(written).toBeLessThan(100_000);
+    ['upstream', true, undefined],
+    ['random-free', true, 'random-free' as const],
+    ['upstream', false, undefined],
+    ['random-free', false, 'random-free' as const],
+  ])(
+    'the %s draw that makes it fall behind still gets an address, and the memory is freed after it (syncOps %s)',
+    async (_, syncOps, strategy) => {
+      const store = new MemoryStore({ syncOps });
+      const labels = allocatorLabels('IPv6');
+      const seeded = seededRandom(5);
+      let written = 0;
+      let writeOnDraw = false;
+      const random: RandomSource = {
+        nextU32: () => {
+          if (writeOnDraw) {
+            writeOnDraw = false;
+            // another writer's records, each a run of its own, until the index cannot record one
+            const hog = exhaustMemory();
+            try {
+              while (written === 0 || a.validate().indexed !== 0) {
+                for (let k = 0; k < 100; k++, written++)
+                  store.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
+                expect(written).toBeLessThan(100_000);
+              }
+            } finally {
+              release(hog);
             }
-          } finally {
-            release(hog);
           }
-        }
-        return seeded.nextU32();
-      },
-    };
-    const before = core.heap_bytes_in_use();
-    const a = new Allocator('2001:db8:7::/64', { store, random, index: 'sparse', strategy });
-    writeOnDraw = true;
-    const ip = await a.allocateNext();
-    expect(written).toBeGreaterThan(0);
-    expect(store.records().filter((r) => r.name === ip)).toHaveLength(1);
-    expect(a.used()).toBe(written + 1);
-    expect(core.heap_bytes_in_use()).toBe(before); // dropped once the take was done
-    const next = await a.allocateNext(); // rebuilt from the cache first
-    expect(next).not.toBe(ip);
-    expect(a.validate().indexed).toBe(written + 2);
-    a.destroy();
-  });
+          return seeded.nextU32();
+        },
+      };
+      const before = core.heap_bytes_in_use();
+      const a = new Allocator('2001:db8:7::/64', { store, random, index: 'sparse', strategy });
+      writeOnDraw = true;
+      const ip = await a.allocateNext();
+      expect(written).toBeGreaterThan(0);
+      expect(store.records().filter((r) => r.name === ip)).toHaveLength(1);
+      expect(a.used()).toBe(written + 1);
+      expect(core.heap_bytes_in_use()).toBe(before); // dropped once the take was done
+      const next = await a.allocateNext(); // rebuilt from the cache first
+      expect(next).not.toBe(ip);
+      expect(a.validate().indexed).toBe(written + 2);
+      a.destroy();
+    },
+  );
 });
 
 describe('a rebuild that failed for lack of memory is not repeated until something changed', () => {
