@@ -1,7 +1,7 @@
 // records.ts: the owner check every allocator call makes, and the record check a store makes at
 // its door (upstream pkg/apis/networking/validation ValidateIPAddress with the strict IsValidIP).
 import { describe, expect, it } from 'vitest';
-import { checkParentRef, parseRecordName, validateRecord } from '../adapters/records.ts';
+import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName, validateRecord, writeLabelsFor } from '../adapters/records.ts';
 import { formatAddr, formatIPv6, isCanonical } from '../adapters/address.ts';
 import { InvalidArgumentError, InvalidRecordError } from '../adapters/errors.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -484,3 +484,19 @@ function respellings(w: number[]): string[] {
   }
   return out;
 }
+
+describe('hasAllocatorLabels: both allocator labels of the family, however the label set was made', () => {
+  const record = (labels: unknown) => ({ name: '10.0.0.1', labels, parentRef: null }) as never;
+  it.each([
+    ['the set a store keeps, IPv4', labelsFor('IPv4'), true, false],
+    ['the set a store keeps, IPv6', labelsFor('IPv6'), false, true],
+    ['the set an allocator writes, IPv4', writeLabelsFor('IPv4'), true, false],
+    ['a copy of the IPv6 set', { ...labelsFor('IPv6') }, false, true],
+    ['allocatorLabels(IPv4), a fresh object', allocatorLabels('IPv4'), true, false],
+    ['the family label only', { 'ipaddress.kubernetes.io/ip-family': 'IPv4' }, false, false],
+    ['no labels', undefined, false, false],
+  ])('%s', (_, labels, v4, v6) => {
+    expect(hasAllocatorLabels(record(labels), 'IPv4')).toBe(v4);
+    expect(hasAllocatorLabels(record(labels), 'IPv6')).toBe(v6);
+  });
+});
