@@ -312,7 +312,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private labelled = 0;
   private readonly unsubscribeStore: () => void;
   private unsubscribeSource: () => void;
-  private destroyed = false;
+  /**
+   * Destroyed: held in an object of its own, not a field of this one, so that an object made with
+   * Object.create(metaAllocator) (a wrapper overriding one method) and the MetaAllocator under it
+   * are destroyed together, as an Allocator's are: destroy() through either unsubscribes both.
+   */
+  private readonly life = { destroyed: false };
   private readonly words = new Uint32Array(4);
   /** Calls into a range's strategy (forRange, choose, taken) running: while > 0, a range may refuse destroy(). */
   private inStrategy = 0;
@@ -942,7 +947,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   destroy(): void {
     if (this.destroyed) return;
-    this.destroyed = true;
+    this.life.destroyed = true;
     // Every step runs whatever an earlier one throws (an unsubscribe of a store or source of your
     // own), and the first error is rethrown at the end: a second destroy() does nothing, so no
     // allocator's memory may depend on it.
@@ -1027,6 +1032,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** `using meta = new MetaAllocator(…)`: destroy() at the end of the scope. */
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  private get destroyed(): boolean {
+    return this.life.destroyed;
   }
 
   private live(): void {

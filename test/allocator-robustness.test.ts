@@ -1825,6 +1825,14 @@ describe('destroy() through a wrapper made with Object.create(allocator)', () =>
   it.each([
     ['Allocator', (store: MemoryStore) => new Allocator('10.0.0.0/28', { store, random: seededRandom(1) })],
     ['ReferenceAllocator', (store: MemoryStore) => new ReferenceAllocator('10.0.0.0/28', { store, random: seededRandom(1) })],
+    [
+      'MetaAllocator',
+      (store: MemoryStore) => {
+        const cidrs = new InMemoryServiceCIDRs();
+        cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+        return new MetaAllocator('IPv4', cidrs, { store, random: seededRandom(1) });
+      },
+    ],
   ] as const)('%s: destroys the allocator under it too, which stops hearing the store and answers ErrDestroyed', async (_name, make) => {
     const store = new MemoryStore();
     const a = make(store);
