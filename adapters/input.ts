@@ -83,9 +83,8 @@ export function optionsObject<T extends object>(
   // allocator a store of its own, and two replicas then hand out the same address.
   for (const key of keys) {
     if (Object.hasOwn(known, key) || readMember(options, key, given) === undefined) continue;
-    const near = nearestName(key, names);
     throw new InvalidArgumentError(
-      `${subject} has no option ${quoteInput(key)}${near === undefined ? '' : ` (did you mean "${near}"?)`}; its options: ${names.join(', ')}`,
+      `${subject} has no option ${quoteInput(key)}${didYouMean(key, names)}; its options: ${names.join(', ')}`,
     );
   }
   const read: Record<string, unknown> = {};
@@ -223,9 +222,9 @@ export function nearestName(typed: string, names: readonly string[]): string | u
 }
 
 /**
- * ` (did you mean "name"?)` for a value of an option that takes one of `names`, when it is text that
- * looks like a misspelling of one of them (nearestName); else the empty string. For the end of
- * the message that refuses it.
+ * ` (did you mean "name"?)` when `typed` is text that looks like a misspelling of one of `names`
+ * (nearestName): an option's value (a policy, a strategy, an index kind) or an option's name;
+ * else the empty string. For the end of the message that refuses it.
  */
 export function didYouMean(typed: unknown, names: readonly string[]): string {
   const near = typeof typed === 'string' ? nearestName(typed, names) : undefined;

@@ -42,7 +42,7 @@
 // source (an allocator) can drive the same object through the same StrategyView. Range and the
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
 import { ErrDestroyed, ErrFull, InvalidArgumentError } from './errors.ts';
-import { nearestName, readMember } from './input.ts';
+import { didYouMean, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import type { FreeIndex } from './free-index.ts';
 import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, U32_MAX, type U64Out, type UpstreamDraw } from './random.ts';
@@ -463,10 +463,9 @@ export function strategyOption(option: unknown, what = 'options.strategy'): Allo
   ) {
     return option as AllocationStrategy;
   }
-  const near = typeof option === 'string' ? nearestName(option, STRATEGY_NAMES) : undefined;
   throw new InvalidArgumentError(
     `${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object { name, forRange(view) }, got ${quoteInput(option)}` +
-      (near === undefined ? '' : ` (did you mean "${near}"?)`),
+      didYouMean(option, STRATEGY_NAMES),
   );
 }
 
