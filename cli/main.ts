@@ -307,18 +307,21 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
         io.stdout.write(HELP.main(prog));
         return EXIT_CLEAN;
       case 'version':
-      case '--version':
-        // as a command's stray words are refused: `--version --bogus` is not quietly the version
-        if (rest.length > 0) {
-          const word = rest[0]!;
+      case '--version': {
+        // as a command's stray words are refused: `--version --bogus` is not quietly the version;
+        // `--` ends the options there as after every command (what follows it is an argument)
+        const ended = rest[0] === '--';
+        const word = ended ? rest[1] : rest[0];
+        if (word !== undefined) {
           throw new UsageError(
-            word.startsWith('-')
+            !ended && word.startsWith('-')
               ? `${command} takes no options, got ${quoteArg(word.split('=')[0])}`
               : `unexpected argument ${quoteArg(word)}`,
           );
         }
         io.stdout.write(`${packageVersion()}\n`);
         return EXIT_CLEAN;
+      }
       default:
         throw notACommand(command, rest, prog);
     }

@@ -1505,6 +1505,13 @@ describe('ipallocator: failures', () => {
       stdout: '',
       stderr: `ipallocator: version takes no options, got "--token"\nRun 'ipallocator --help' for usage.\n`,
     });
+    // `--` ends the options, as after every command: alone it is the version, what follows it an argument
+    expect(await cli(['version', '--'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(await cli(['--version', '--', '-x'])).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `ipallocator: unexpected argument "-x"\nRun 'ipallocator --help' for usage.\n`,
+    });
   });
 
   it('the executable: a reader gone before the output (| head) ends it quietly, with its own exit code', async () => {
