@@ -758,28 +758,40 @@ describe("release ignores the store's delete error, as upstream, and tells it to
 });
 
 it.each([true, false])(
-  'MetaAllocator (syncOps %s): an async onDeleteError told the failed delete of an address no range holds is awaited',
+  'MetaAllocator (syncOps %s): an async onDeleteError told the failed read or delete of an address no range holds is awaited',
   async (syncOps) => {
-    class FailingDeletes extends MemoryStore {
+    /** Reads of 10.5.0.4 and deletes of 10.5.0.3 fail. */
+    class FailingStore extends MemoryStore {
       override deleteSync(name: string): void {
         if (name === '10.5.0.3') throw new Error('delete: etcd timeout');
         super.deleteSync(name);
       }
+      override getSync(name: string): IPAddressRecord | undefined {
+        if (name === '10.5.0.4') throw new Error('get: etcd timeout');
+        return super.getSync(name);
+      }
     }
-    const store = new FailingDeletes({ syncOps });
+    const store = new FailingStore({ syncOps });
     store.createSync({ name: '10.5.0.3', labels: allocatorLabels('IPv4'), parentRef: null });
+    store.createSync({ name: '10.5.0.4', labels: allocatorLabels('IPv4'), parentRef: null });
     const cidrs = new InMemoryServiceCIDRs();
-    cidrs.addServiceCIDR('b', ['10.6.0.0/29']); // no range holds 10.5.0.3: its record is ours, so released
+    cidrs.addServiceCIDR('b', ['10.6.0.0/29']); // no range holds 10.5.0.3 or 10.5.0.4: records of ours, so released
     const meta = new MetaAllocator('IPv4', cidrs, { store });
     const loggerDown = new Error('logger down');
-    expect(
-      await rejection(
-        meta.release('10.5.0.3', async () => {
-          throw loggerDown;
-        }),
-      ),
-    ).toBe(loggerDown);
-    expect(store.getSync('10.5.0.3')).not.toBeNull();
+    for (const ip of ['10.5.0.3', '10.5.0.4']) {
+      const told: unknown[] = [];
+      expect(
+        await rejection(
+          meta.release(ip, async (e) => {
+            told.push(e);
+            throw loggerDown;
+          }),
+        ),
+        ip,
+      ).toBe(loggerDown);
+      expect(told, ip).toEqual([new Error(ip === '10.5.0.3' ? 'delete: etcd timeout' : 'get: etcd timeout')]);
+    }
+    expect(store.records().map((r) => r.name)).toEqual(['10.5.0.3', '10.5.0.4']); // neither deleted
     meta.destroy();
   },
 );
