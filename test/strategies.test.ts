@@ -936,7 +936,9 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
       range.restore(snapshot.range, snapshot.data);
       const refusal = await inner;
       expect([indexKind, refusal]).toEqual([indexKind, expect.any(InvalidArgumentError)]);
-      expect((refusal as Error).message).toContain("a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the range");
+      expect((refusal as Error).message).toContain(
+        "a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the range",
+      );
       expect([range.has('10.0.0.5'), range.used()]).toEqual([false, 0]);
       range.allocate('10.0.0.5');
       expect(() => range?.allocate('10.0.0.5')).toThrow(ErrAllocated);
