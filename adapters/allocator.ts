@@ -102,8 +102,12 @@ export class Allocator implements IPAllocator, Disposable {
   private readonly random: RandomSource;
   /** What not to offer: the cache's addresses and this allocator's calls in flight. */
   private readonly taken: TakenAddresses;
-  private metrics: MetricsRecorder = NULL_RECORDER;
-  private ready = true;
+  /**
+   * What setReady and enableMetrics change, in an object of its own rather than fields of this
+   * one: an object made with Object.create(allocator) (a wrapper overriding one method) and the
+   * allocator under it share it, as they share the index and its destroyed state.
+   */
+  private readonly shared: { ready: boolean; metrics: MetricsRecorder } = { ready: true, metrics: NULL_RECORDER };
   private readonly words = new Uint32Array(4);
 
   /**
@@ -150,7 +154,7 @@ export class Allocator implements IPAllocator, Disposable {
       throw e;
     }
     if (metrics !== null) {
-      this.metrics = metrics;
+      this.shared.metrics = metrics;
       metrics.track(this.cidr, this); // seeded gauges: the open upstream fix (kubernetes/kubernetes#140615)
     }
   }
@@ -171,13 +175,13 @@ export class Allocator implements IPAllocator, Disposable {
   /** The MetaAllocator's switch (upstream `ready`): allocate/allocateNext answer ErrNotReady while false. */
   setReady(ready: boolean): void {
     this.live();
-    this.ready = checkReady(ready);
+    this.shared.ready = checkReady(ready);
   }
 
   /** Ready and the cache has synced (upstream: the informer's HasSynced). */
   isReady(): boolean {
     this.live();
-    return this.ready && this.cache.hasSynced();
+    return this.shared.ready && this.cache.hasSynced();
   }
 
   // ── allocate (static) ──────────────────────────────────────────────────────────────────────
@@ -209,7 +213,7 @@ export class Allocator implements IPAllocator, Disposable {
         throw e;
       }
       const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
-      const start = this.metrics.start();
+      const start = this.shared.metrics.start();
       const sync = this.store.sync;
       if (sync != null) {
         this.taken.enter(op);
@@ -256,7 +260,7 @@ export class Allocator implements IPAllocator, Disposable {
     const w = this.words;
     const family = parseAddrInto(ip, w);
     if (family !== this.fam || this.taken.isEmpty || !this.prefix.inRange(family, w)) {
-      if (!dryRun) this.metrics.error(this.cidr, 'static');
+      if (!dryRun) this.shared.metrics.error(this.cidr, 'static');
       throw new ErrNotInRange(canonicalOf(ip, family, w), this.cidr);
     }
     return w;
@@ -266,7 +270,7 @@ export class Allocator implements IPAllocator, Disposable {
   private createFailed(op: Op, e: unknown): unknown {
     this.taken.failed(op);
     this.taken.recycle(op);
-    this.metrics.error(this.cidr, 'static');
+    this.shared.metrics.error(this.cidr, 'static');
     return isAlreadyExists(e) ? new ErrAllocated() : e;
   }
 
@@ -340,7 +344,7 @@ export class Allocator implements IPAllocator, Disposable {
     try {
       const band = this.beginNext();
       if (band < 0) return band;
-      const start = this.metrics.start();
+      const start = this.shared.metrics.start();
       if (band === BAND_CHOSEN) returns = this.taken.beginCall(freeOnly !== null);
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
         const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
@@ -364,7 +368,7 @@ export class Allocator implements IPAllocator, Disposable {
     }
     this.live(); // destroyed during a collision's create: the search stopped there, not for want of an address
     if (this.heldBack(returns, freeOnly)) return FULL;
-    this.metrics.error(this.cidr, 'dynamic');
+    this.shared.metrics.error(this.cidr, 'dynamic');
     return FULL;
   }
 
@@ -377,7 +381,7 @@ export class Allocator implements IPAllocator, Disposable {
     try {
       const band = this.beginNext();
       if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
-      const start = this.metrics.start();
+      const start = this.shared.metrics.start();
       if (band === BAND_CHOSEN) returns = this.taken.beginCall(freeOnly !== null);
       for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
         const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
@@ -398,7 +402,7 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.endUse();
     }
     this.live(); // as above
-    if (!this.heldBack(returns, freeOnly)) this.metrics.error(this.cidr, 'dynamic');
+    if (!this.heldBack(returns, freeOnly)) this.shared.metrics.error(this.cidr, 'dynamic');
     throw this.taken.full();
   }
 
@@ -466,21 +470,21 @@ export class Allocator implements IPAllocator, Disposable {
    * un-reserves and aborts the call, as upstream master does. Counted either way.
    */
   private collision(op: Op, e: unknown, collided: Collisions | null): Collisions {
-    this.metrics.error(this.cidr, 'dynamic');
+    this.shared.metrics.error(this.cidr, 'dynamic');
     // After the metrics (a registry of your own may call in and take the spare op): from here
     // only nextAfter reads op, before it takes the next one.
     if (isAlreadyExists(e)) return this.taken.collided(op, collided);
     if (!op.seen) this.taken.unreserve(op);
-    this.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
+    this.shared.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;
   }
 
   /** A successful create (static or dynamic): settle the op, count it. */
   private created(op: Op, scope: 'static' | 'dynamic', start: number): void {
     if (this.taken.created(op)) this.askStoreAfterRelist(op);
-    this.metrics.allocation(this.cidr, scope);
+    this.shared.metrics.allocation(this.cidr, scope);
     this.gauges();
-    this.metrics.observe(this.cidr, start);
+    this.shared.metrics.observe(this.cidr, start);
   }
 
   /**
@@ -507,7 +511,7 @@ export class Allocator implements IPAllocator, Disposable {
    * exists: an ErrDestroyed would lose it).
    */
   private gauges(): void {
-    if (!this.destroyed) this.metrics.gauges(this.cidr, this);
+    if (!this.destroyed) this.shared.metrics.gauges(this.cidr, this);
   }
 
   // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
@@ -596,7 +600,7 @@ export class Allocator implements IPAllocator, Disposable {
         () => {
           if (this.destroyed) return;
           if (words !== null) this.taken.deleted(name, words);
-          this.metrics.gauges(this.cidr, this);
+          this.shared.metrics.gauges(this.cidr, this);
         },
         (e: unknown) => tellDeleteError(told, e),
       );
@@ -687,7 +691,7 @@ export class Allocator implements IPAllocator, Disposable {
    */
   enableMetrics(registry?: MetricsRegistry | true): void {
     this.live();
-    this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
+    this.shared.metrics = switchRecorder(this.shared.metrics, registry, this.cidr, this);
   }
 
   /**
@@ -715,11 +719,11 @@ export class Allocator implements IPAllocator, Disposable {
   destroy(): void {
     if (this.destroyed) return;
     this.taken.refuseInsideStrategy();
-    this.ready = false;
+    this.shared.ready = false;
     try {
       this.taken.destroy(); // destroyed from its first step: the store's unsubscribe may call back
     } finally {
-      this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
+      this.shared.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
     }
   }
 

@@ -158,14 +158,17 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   private readonly drawCalls = new ChooserCalls(
     () => `ReferenceAllocator ${this.cidr}: its random source may not change or destroy the allocator it draws for`,
   );
-  private metrics: MetricsRecorder = NULL_RECORDER;
-  private ready = true;
   /**
-   * Destroyed: held in an object of its own, not a field of this one, so that an object made with
-   * Object.create(allocator) (a wrapper overriding one method) and the allocator under it are
-   * destroyed together, as Allocator's are.
+   * What setReady, enableMetrics and destroy change, in an object of its own rather than fields
+   * of this one: an object made with Object.create(allocator) (a wrapper overriding one method)
+   * and the allocator under it share it (are destroyed together, made ready together), as
+   * Allocator's are.
    */
-  private readonly life = { destroyed: false };
+  private readonly shared: { destroyed: boolean; ready: boolean; metrics: MetricsRecorder } = {
+    destroyed: false,
+    ready: true,
+    metrics: NULL_RECORDER,
+  };
   /** Names of labelled records of this family inside the prefix: used() = its size. */
   private readonly counted = new Set<string>();
   private readonly unsubscribe: () => void;
@@ -196,7 +199,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     const metrics = opts.metrics === undefined || opts.metrics === false ? null : recorderFor(opts.metrics); // throws before subscribing
     this.unsubscribe = checkUnsubscribe(this.store.cache.subscribe(watcher));
     if (metrics !== null) {
-      this.metrics = metrics;
+      this.shared.metrics = metrics;
       metrics.track(this.cidr, this);
     }
   }
@@ -214,12 +217,12 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
   setReady(ready: boolean): void {
     this.live();
-    this.ready = checkReady(ready);
+    this.shared.ready = checkReady(ready);
   }
 
   isReady(): boolean {
     this.live();
-    return this.ready && this.store.cache.hasSynced();
+    return this.shared.ready && this.store.cache.hasSynced();
   }
 
   async allocate(ip: string, owner?: ParentRef): Promise<void> {
@@ -227,9 +230,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     const name = this.checkRange(ip, false);
     const parentRef = checkParentRef(owner);
     this.live(); // the owner's getters may have destroyed this (as Allocator)
-    const start = this.metrics.start();
+    const start = this.shared.metrics.start();
     await this.createRecord(name, parentRef, 'static');
-    this.metrics.observe(this.cidr, start);
+    this.shared.metrics.observe(this.cidr, start);
   }
 
   async allocateNext(owner?: ParentRef): Promise<string> {
@@ -237,7 +240,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.drawCalls.refuseInside();
     const parentRef = checkParentRef(owner);
     if (!this.isReady()) throw new ErrNotReady();
-    const start = this.metrics.start();
+    const start = this.shared.metrics.start();
     const g = this.g;
     const d = this.draw;
     const rangeSize = g.size - g.rangeOffset;
@@ -255,7 +258,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     let err: unknown;
     try {
       const ip = await this.allocateFromRange(g.offsetAddress, g.last, offset, parentRef);
-      this.metrics.observe(this.cidr, start);
+      this.shared.metrics.observe(this.cidr, start);
       return ip;
     } catch (e) {
       err = e;
@@ -264,14 +267,14 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
       drawBelow(this.random, 0, Number(g.rangeOffset), d);
       try {
         const ip = await this.allocateFromRange(g.first, g.offsetAddress - 1n, BigInt(d.lo), parentRef);
-        this.metrics.observe(this.cidr, start);
+        this.shared.metrics.observe(this.cidr, start);
         return ip;
       } catch (e) {
         err = e;
       }
     }
     if (err instanceof ErrDestroyed) throw err; // destroyed during a collision: the search stopped, no verdict to count
-    this.metrics.error(this.cidr, 'dynamic');
+    this.shared.metrics.error(this.cidr, 'dynamic');
     throw err === BAND_FULL ? new ErrFull() : err;
   }
 
@@ -313,11 +316,11 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     try {
       await this.store.create({ name, labels: writeLabelsFor(this.ipFamily), parentRef: owner });
     } catch (e) {
-      this.metrics.error(this.cidr, scope);
+      this.shared.metrics.error(this.cidr, scope);
       if (isAlreadyExists(e)) throw new ErrAllocated();
       throw e;
     }
-    this.metrics.allocation(this.cidr, scope);
+    this.shared.metrics.allocation(this.cidr, scope);
     this.gauges();
   }
 
@@ -329,7 +332,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     const name = formatAddr(family, w);
     const v = family === 4 ? BigInt(w[3]!) : wordsToBig(w);
     if (family !== this.fam || v < this.g.first || v > this.g.last) {
-      if (!dryRun) this.metrics.error(this.cidr, 'static');
+      if (!dryRun) this.shared.metrics.error(this.cidr, 'static');
       throw new ErrNotInRange(name, this.cidr);
     }
     return name;
@@ -365,7 +368,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
    * a call the store answered after destroy() must still end as the store answered.
    */
   private gauges(): void {
-    if (!this.destroyed) this.metrics.gauges(this.cidr, this);
+    if (!this.destroyed) this.shared.metrics.gauges(this.cidr, this);
   }
 
   /** Malformed text rejects with InvalidAddressError; the other family resolves false without asking the store. */
@@ -424,15 +427,15 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   enableMetrics(registry?: MetricsRegistry | true): void {
     this.live();
-    this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
+    this.shared.metrics = switchRecorder(this.shared.metrics, registry, this.cidr, this);
   }
 
   destroy(): void {
     if (this.destroyed) return;
     this.drawCalls.refuseInside();
-    this.life.destroyed = true;
-    this.ready = false;
-    this.metrics.untrack(this.cidr);
+    this.shared.destroyed = true;
+    this.shared.ready = false;
+    this.shared.metrics.untrack(this.cidr);
     this.unsubscribe();
   }
 
@@ -441,7 +444,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   private get destroyed(): boolean {
-    return this.life.destroyed;
+    return this.shared.destroyed;
   }
 
   /** After destroy() every method but destroy throws ErrDestroyed. */

@@ -16,6 +16,7 @@ import {
   ErrAllocated,
   ErrDestroyed,
   ErrFull,
+  ErrNotReady,
   InvalidArgumentError,
   NotFoundError,
   OutOfMemoryError,
@@ -1855,5 +1856,19 @@ describe('destroy() through a wrapper made with Object.create(allocator)', () =>
     expect(() => a.used()).toThrow(ErrDestroyed);
     expect(() => a.destroy()).not.toThrow();
     expect(store.size).toBe(1);
+  });
+
+  it.each([
+    ['Allocator', (store: MemoryStore) => new Allocator('10.0.0.0/28', { store, random: seededRandom(1) })],
+    ['ReferenceAllocator', (store: MemoryStore) => new ReferenceAllocator('10.0.0.0/28', { store, random: seededRandom(1) })],
+  ] as const)('%s: setReady through the wrapper makes the allocator under it (not) ready too', async (_name, make) => {
+    const a = make(new MemoryStore());
+    const wrapper = Object.create(a) as typeof a;
+    wrapper.setReady(false);
+    expect([a.isReady(), wrapper.isReady()]).toEqual([false, false]);
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrNotReady);
+    a.setReady(true);
+    expect([a.isReady(), wrapper.isReady()]).toEqual([true, true]);
+    a.destroy();
   });
 });
