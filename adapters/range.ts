@@ -652,12 +652,10 @@ export class Range implements RangeView {
    */
   private markAll(pairs: Uint32Array): number {
     const index = this.index;
-    let asOneBatch: OutOfMemoryError;
     try {
       return index.setMany(pairs); // one batch: OutOfMemoryError changes nothing
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
-      asOneBatch = e;
     }
     const fresh = shuffled(unmarked(index, pairs), 2);
     let done = 0; // offsets of `fresh` the calls so far marked (or found marked: a repeat)
@@ -677,9 +675,10 @@ export class Range implements RangeView {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
         throw this.notUndone('loadMany', e, `${j + 1} of the addresses it marked ${NOT_GIVEN_BACK}`, undo);
       }
-      // All given back: the one batch's error says what the whole load needs, where a slice's
-      // would name only that slice's block, and memory the slices held before it as in use.
-      throw e instanceof OutOfMemoryError ? asOneBatch : e;
+      // All given back: the slice's error measured again, so that what the slices before it had
+      // taken counts as needed and the memory is as the undo left it (the one batch's error
+      // named a buffer the slices never needed, and the memory before they ran).
+      throw remeasured(e);
     }
   }
 

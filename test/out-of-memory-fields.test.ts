@@ -205,6 +205,30 @@ describe('OutOfMemoryError fields', () => {
     setMemoryLimit(Infinity);
   });
 
+  it('a loadMany that runs out in slices reports the memory as its undo left it, and what the slices took as needed', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd05:1:1:1::/64');
+    range.loadMany(randomAddresses('fd05:1:1:1', 5_000, 5));
+    const before = range.snapshot();
+    const more = randomAddresses('fd05:1:1:1', 60_000, 6); // 60,000 offsets: a batch of 512 KiB
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(384 * KiB); // room for the slices' first pages, not for the batch
+    const e = thrownBy(() => range.loadMany(more)) as OutOfMemoryError;
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    expect(range.snapshot().data).toEqual(before.data); // all or nothing
+    expect(range.validate().indexed).toBe(5_000);
+    // measured after the slices before the failing one were cleared again
+    expect(e.inUse).toBe(memoryLimit().inUse);
+    expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+    // the pages the slices had taken count, not only the block that failed
+    expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
+    expect(e.requested!).toBeLessThan(512 * KiB); // the one batch's buffer, which the slices never needed, is not named
+    expect(e.message).toContain(`asked for ${e.requested} bytes`);
+    range.destroy();
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
+
   it("an Allocator's warm start and the rebuild of its index that run out report the memory once the index is dropped", async () => {
     setMemoryLimit(Infinity);
     const store = new MemoryStore();
