@@ -618,7 +618,7 @@ export class Range implements RangeView {
           undo,
         );
       }
-      throw e;
+      throw remeasured(e); // what its clears took, given back by the re-marks, counts as needed
     }
     const released = done.length;
     this.allocated -= released;

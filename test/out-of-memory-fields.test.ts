@@ -229,6 +229,29 @@ describe('OutOfMemoryError fields', () => {
     setMemoryLimit(Infinity);
   });
 
+  it('a releaseMany that runs out part-way reports the memory as its undo left it', () => {
+    setMemoryLimit(Infinity);
+    // one run of consecutive addresses: a few bytes, until every other one is released
+    const range = new Range('fd06::/64', { strategy: 'lowest-free' });
+    const ips = range.allocateMany(100_000);
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(256 * KiB);
+    const e = thrownBy(() => range.releaseMany(ips.filter((_, i) => i % 2 === 1))) as OutOfMemoryError;
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    expect(e.cause).toBeUndefined(); // taken back in full
+    expect(range.used()).toBe(100_000);
+    expect(range.validate().indexed).toBe(100_000);
+    // measured after the released addresses were marked again (one run again: the split-off
+    // pieces given back)
+    expect(e.inUse).toBe(memoryLimit().inUse);
+    expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
+    // what the clears before the failing one had split off counts as needed
+    expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
+    range.destroy();
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
+
   it("an Allocator's warm start and the rebuild of its index that run out report the memory once the index is dropped", async () => {
     setMemoryLimit(Infinity);
     const store = new MemoryStore();
