@@ -17,7 +17,7 @@
 //   once here (`coreConstant`): the TypeScript side never repeats one, so they cannot drift. After
 //   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
-import { InvalidArgumentError, IPAllocatorError, type MemoryShortage, OutOfMemoryError } from './errors.ts';
+import { InvalidArgumentError, IPAllocatorError, type MemoryShortage, type OutOfMemoryDetails, OutOfMemoryError } from './errors.ts';
 import { quoteInput } from './quote.ts';
 
 /**
@@ -410,6 +410,20 @@ export function remeasured(e: unknown): unknown {
   const of = reported.get(e);
   if (of === undefined || of.failure !== core.heap_failures()) return e;
   return wasmOutOfMemory(of.what);
+}
+
+/**
+ * The details of `e`, a failure reported again later (a rebuild refused until something that
+ * could make it succeed changes), with the memory as it is now: what it needed, and `limit`,
+ * `free` and `inUse` read again, so that `inUse` is memoryLimit().inUse where it is thrown; its
+ * reason becomes 'limit' once less than it needed is free.
+ * @internal
+ */
+export function detailsNow(e: OutOfMemoryError): OutOfMemoryDetails {
+  const { limit, inUse } = memoryLimit();
+  const free = core.heap_bytes_free();
+  const reason = e.reason === 'fragmented' && free < (e.requested ?? 0) ? 'limit' : e.reason;
+  return { requested: e.requested, reason, limit, free, inUse };
 }
 
 /** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */

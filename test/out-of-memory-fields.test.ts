@@ -286,6 +286,21 @@ describe('OutOfMemoryError fields', () => {
     expect(e.inUse).toBe(inUse);
     expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
     expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
+    // refused at once while nothing that could let it succeed happens: the memory as it is now
+    // (a Range made since holds some), not as the failed rebuild left it
+    const other = new Range('10.9.0.0/24');
+    expect(memoryLimit().inUse).toBeGreaterThan(inUse);
+    const refused = (await allocator.allocateNext().then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as OutOfMemoryError;
+    expect(refused).toBeInstanceOf(OutOfMemoryError);
+    expect(refused.message).toContain('could not be rebuilt');
+    expect(refused.inUse).toBe(memoryLimit().inUse);
+    expect(refused.free! + refused.inUse!).toBe(refused.limit! - BOOKKEEPING);
+    expect(refused.requested).toBe(e.requested);
+    expect(refused.reason).toBe(refused.free! < refused.requested! ? 'limit' : e.reason);
+    other.destroy();
     allocator.destroy();
     giveBack(held);
     setMemoryLimit(Infinity);
