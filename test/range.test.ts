@@ -1106,6 +1106,49 @@ describe('Range loads under a memory cap the range fits in', () => {
     expect(memoryLimit().limit).toBe(2 * MiB);
   });
 
+  it('a loadMany in slices of random order marks what one batch does: repeats, and addresses held already, counted once', async () => {
+    const random = seededRandom(2);
+    const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16);
+    const ips = Array.from({ length: 160_000 }, () => `fd00::${group()}:${group()}:${group()}:${group()}`);
+    const held = ips.slice(150_000); // marked before the load
+    const load = [...ips.slice(0, 150_000), ...ips.slice(0, 5_000), ...held]; // 5,000 repeats
+    const loads = async (cap: number) => {
+      const { setMemoryLimit, Range: R, FreeIndex } = await freshCore();
+      const r = new R('fd00::/64');
+      r.loadMany(held);
+      setMemoryLimit(cap);
+      const setMany = vi.spyOn(FreeIndex.prototype, 'setMany');
+      const added = r.loadMany(load);
+      const calls = setMany.mock.calls.length;
+      setMany.mockRestore();
+      const result = { added, used: r.used(), indexed: r.validate().indexed, snapshot: r.snapshot(), calls };
+      r.destroy();
+      return result;
+    };
+    const oneBatch = await loads(4 * 1024 * MiB);
+    const sliced = await loads(3 * MiB);
+    expect(oneBatch.calls).toBe(1);
+    expect(sliced.calls).toBeGreaterThan(2);
+    expect(sliced.added).toBe(oneBatch.added);
+    expect([sliced.used, sliced.indexed]).toEqual([oneBatch.used, oneBatch.indexed]);
+    expect(same(sliced.snapshot, oneBatch.snapshot)).toBe(true);
+  });
+
+  it('the slices of a load are its entries shuffled whole: each entry once, its words together', async () => {
+    const { shuffled } = await import('../adapters/sliced-load.ts');
+    const entries = Uint32Array.from({ length: 4 * 10_000 }, (_, i) => (i >> 2) * 4 + (i & 3)); // entry e: 4e, 4e+1, 4e+2, 4e+3
+    const out = shuffled(entries, 4);
+    expect(out).not.toEqual(entries);
+    const seen = new Set<number>();
+    for (let i = 0; i < out.length; i += 4) {
+      const e = out[i]! / 4;
+      expect([out[i + 1], out[i + 2], out[i + 3]]).toEqual([4 * e + 1, 4 * e + 2, 4 * e + 3]);
+      seen.add(e);
+    }
+    expect(seen.size).toBe(10_000);
+    expect(entries[4]).toBe(4); // the entries given are left as they were
+  });
+
   it('a loadMany whose one batch runs out is tried as one batch once, then in slices', async () => {
     const { setMemoryLimit, Range: R, FreeIndex, LOAD_SLICE } = await freshCore();
     setMemoryLimit(2 * MiB);
