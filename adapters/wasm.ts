@@ -65,6 +65,11 @@ export interface CoreExports {
   index_select_free(h: number, kHi: number, kLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;
   /** Free offsets in [lo, hi] → scratch 0..1 as (hi, lo); returns OK. Sparse: hi < n. */
   index_count_free(h: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;
+  /**
+   * For tests: singles node p of a sparse index → scratch words 0..5 (node count, slots, key
+   * slots, keys, its last key's slot and that key's home slot). OK, or NONE past the last node.
+   */
+  sparse_singles_node(h: number, p: number): number;
   // ── dense index extras (core-as/dense.ts) ──
   /** Address of a dense index's level-0 words (u64 little-endian; bit i = offset i). */
   dense_words_ptr(h: number): number;

@@ -15,6 +15,8 @@ export {
   index_next_free, index_next_set, index_bytes, index_validate, index_set_many, index_select_free,
   index_count_free,
 } from './freeindex';
+// sparse index extras: how its singles nodes are laid out (for tests)
+export { sparse_singles_node } from './sparse';
 // dense index extras (snapshot/restore)
 export { dense_words_ptr, dense_word_count, dense_rebuild, dense_next_free32, dense_take_free32 } from './dense';
 // a range's address space: index + geometry, one boundary crossing per hot-path operation

@@ -60,6 +60,7 @@
 // allocates nothing). After a rebuild the router refills the rebuilt node's buckets and shifts
 // the later ones when the node count changed (routeReplace); resizing it is best effort.
 import { beginBestEffort, endBestEffort, halloc, hfree, hblock_size } from './heap';
+import { putU32 } from './scratch';
 import { OK, NONE, OUT_OF_MEMORY } from './status';
 
 /** The gap marker. Never an offset (offsets are < n ≤ 2^64 − 1). */
@@ -575,8 +576,9 @@ export function singles_remove(t: usize, x: u64): bool {
     store<u32>(b, load<u32>(b) - 1);
     //  a node emptied to under 1/16 is rebuilt smaller (to 7/10 at most: far from the 4/5 that
     //  grows it again), so memory follows what is taken; best effort, and nothing changes when
-    //  its memory cannot be had
-    if (cnt * SHRINK_BELOW < cap && cap > <u32>1 << MIN_LG) {
+    //  its memory cannot be had. One key left counts too (it is under 1/16 of any larger node
+    //  but one of 16 slots): a lone node then reaches the smallest size before it empties
+    if ((cnt * SHRINK_BELOW < cap || cnt == 1) && cap > <u32>1 << MIN_LG) {
       beginBestEffort();
       rebuild(t, p, 0, false);
       endBestEffort();
@@ -793,6 +795,27 @@ export function singles_node_count(t: usize, p: u32): u32 {
   return cntOf(entry(t, p));
 }
 
+/**
+ * Node p's shape, for tests that check how a rebuild laid it out: scratch words 0..5 = the node
+ * count, its slots (2^lg), its key slots, its keys, the slot of its last key and that key's home
+ * slot under the node's fit (both 0 when it holds none). false when p ≥ the node count.
+ */
+export function singles_node_shape(t: usize, p: u32): bool {
+  const nodes = nodesOf(t);
+  if (p >= nodes) return false;
+  const e = entry(t, p);
+  const s = slotsOf(e);
+  let last = capOf(e);
+  while (last > 0 && slot(s, last - 1) == EMPTY) last--;
+  putU32(0, nodes);
+  putU32(1, blockSlotsOf(e));
+  putU32(2, capOf(e));
+  putU32(3, cntOf(e));
+  putU32(4, last > 0 ? last - 1 : 0);
+  putU32(5, last > 0 ? home(e, slot(s, last - 1)) : 0);
+  return true;
+}
+
 /** Set by singles_node_walk: the slot of the first key it wrote (where a later walk may start). */
 export let walkSlot: u32 = 0;
 
@@ -927,7 +950,9 @@ function buildNode(m: u32, lg: u32, last: u64, fence: u64, firstFence: bool): bo
   const width = span + 1; //  ≤ 2^64 − 1: keys are < 2^64 − 1
   const sh: u32 = width >>> 32 != 0 ? 32 - <u32>clz<u64>(width) : 0; //  (width − 1) >> sh < 2^32
   let mulf = m == 1 ? 0.0 : (<f64>(cap - tail) * <f64>m) / ((<f64>m + 1.0) * <f64>width);
-  mulf *= <f64>(<u64>1 << <u64>(32 + sh)); //  per unit of (key − base) >> sh, times 2^32
+  //  per unit of (key − base) >> sh, times 2^32: 2^32 · 2^sh as two factors, since sh reaches 32
+  //  (a span of 2^63 or more) and a u64 shift by 64 is a shift by 0
+  mulf *= 4294967296.0 * <f64>(<u64>1 << <u64>sh);
   //  (more than one slot per unit is never needed: keys are distinct integers)
   const mul: u32 = mulf >= 4294967295.0 ? 0xffffffff : <u32>mulf;
   const s = halloc(<usize>blockSlots << 3);

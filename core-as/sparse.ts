@@ -44,7 +44,7 @@ import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
   singles_bytes, singles_validate, singles_build, singles_copy_sorted, nextKey, nearPrev, nearNext,
   singles_rank, singles_nodes, singles_before_node, singles_node_count, singles_node_walk, singles_node_chunks,
-  singles_chunk_first, chunkKey, chunkSlot, chunkIndex,
+  singles_chunk_first, chunkKey, chunkSlot, chunkIndex, singles_node_shape,
 } from './sparse-singles';
 
 /** Must equal KIND_SPARSE in freeindex.ts (not imported: freeindex.ts imports this file). */
@@ -232,6 +232,15 @@ export function sparse_next_set(h: usize, from: u64): i32 {
 /** Bytes owned: header, runs and singles, each block at its class size. */
 export function sparse_bytes(h: usize): usize {
   return hblock_size(HEADER_SIZE) + runs_bytes(runsOf(h)) + singles_bytes(singlesOf(h));
+}
+
+/**
+ * For tests: the shape of singles node p into scratch words 0..5 (core-as/sparse-singles.ts,
+ * singles_node_shape). OK, or NONE when p is past the last node or h is not a sparse index.
+ */
+export function sparse_singles_node(h: usize, p: u32): i32 {
+  if (load<u32>(h + H_KIND) != KIND) return NONE;
+  return singles_node_shape(singlesOf(h), p) ? OK : NONE;
 }
 
 /** Re-derives P1–P3 and both structures' own invariants; 0, or the code of the first broken one. */

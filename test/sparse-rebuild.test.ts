@@ -1,0 +1,134 @@
+// How a rebuild of the sparse index's singles (core-as/sparse-singles.ts) lays out its nodes, read
+// through sparse_singles_node: after a rebuild the new nodes have the sizes core-as/DESIGN.md
+// states, and each is fitted to its own first and last key: the last key's home is where the fit puts it, (key slots − tail) · m / (m + 1) of the
+// way along. A rebuild that took the wrong key as the last still yields a valid index (every key
+// found, validate() 0) but a worse fit; only these checks see it.
+import { afterEach, describe, expect, it } from 'vitest';
+import { core, KIND_SPARSE, NONE, OK, scratch } from '../adapters/wasm.ts';
+
+const MAX_N = (1n << 64n) - 1n;
+const hiOf = (x: bigint): number => Number(x >> 32n);
+const loOf = (x: bigint): number => Number(x & 0xffffffffn);
+
+// The numbers of core-as/sparse-singles.ts that the layout follows.
+const MIN_SLOTS = 8;
+const MAX_SLOTS = 8192;
+const TAIL = 32;
+/** The slots for m keys: the smallest power of two they fill to at most 7/10 (lgFor). */
+function slotsFor(m: number): number {
+  let s = MIN_SLOTS;
+  while (s < MAX_SLOTS && m * 10 > 7 * s) s *= 2;
+  return s;
+}
+/** Slots that hold keys: all of them below 128; above, the last ⌈slots / 512⌉ hold chunk counts. */
+const keySlotsOf = (slots: number): number => (slots < 128 ? slots : slots - Math.ceil(slots / 512));
+
+/**
+ * The home slot of `last` in a node of `slots` slots fitted to m keys from `first` to `last`, as
+ * the design states it: the span onto the first key slots − tail slots, the last key about one
+ * average gap before them; integer arithmetic on (key − first) >> sh, as the core does it.
+ */
+function fittedLastHome(first: bigint, last: bigint, m: number, slots: number): number {
+  const cap = keySlotsOf(slots);
+  const tail = Math.min(slots / 8, TAIL);
+  const width = last - first + 1n;
+  const sh = width >> 32n !== 0n ? width.toString(2).length - 32 : 0;
+  let mulf = m === 1 ? 0 : ((cap - tail) * m) / ((m + 1) * Number(width));
+  mulf *= 2 ** (32 + sh);
+  const mul = mulf >= 4294967295 ? 0xffffffff : Math.trunc(mulf);
+  if (last <= first) return 0;
+  const q = (last - first) >> BigInt(sh);
+  if (q >> 32n !== 0n) return cap - 1;
+  const h = Number((q * BigInt(mul)) >> 32n);
+  return h < cap ? h : cap - 1;
+}
+
+interface Shape {
+  nodes: number;
+  slots: number;
+  keySlots: number;
+  keys: number;
+  lastSlot: number;
+  lastHome: number;
+}
+function shape(h: number, p: number): Shape {
+  expect(core.sparse_singles_node(h, p), `node ${p}`).toBe(OK);
+  const s = scratch();
+  return { nodes: s[0]!, slots: s[1]!, keySlots: s[2]!, keys: s[3]!, lastSlot: s[4]!, lastHome: s[5]! };
+}
+function shapes(h: number): Shape[] {
+  const first = shape(h, 0);
+  const all = [first];
+  for (let p = 1; p < first.nodes; p++) all.push(shape(h, p));
+  expect(core.sparse_singles_node(h, first.nodes)).toBe(NONE);
+  return all;
+}
+
+const sorted = (xs: Iterable<bigint>): bigint[] => [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** Checks that node p, freshly built from the sorted keys `keys`, is sized and fitted as designed. */
+function expectFitted(node: Shape, keys: bigint[], what: string): void {
+  const m = keys.length;
+  expect(node.keys, `${what}: keys`).toBe(m);
+  expect(node.slots, `${what}: slots for ${m} keys`).toBe(slotsFor(m));
+  expect(node.lastHome, `${what}: the last key's home`).toBe(fittedLastHome(keys[0]!, keys[m - 1]!, m, node.slots));
+}
+
+/** The index agrees with the keys it should hold: each one found, the count, validate() 0. */
+function expectHolds(h: number, taken: Set<bigint>): void {
+  expect(core.index_validate(h)).toBe(0);
+  expect(core.index_count(h)).toBe(taken.size);
+  for (const x of taken) expect(core.index_has(h, hiOf(x), loOf(x)), `has ${x}`).toBe(1);
+}
+
+/** A fixed-seed xorshift32, so the tests are deterministic. */
+function xorshift(seed: number): () => number {
+  let s = seed | 0;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return s >>> 0;
+  };
+}
+
+let handles: number[] = [];
+function sparse(): number {
+  const h = core.index_new(KIND_SPARSE, hiOf(MAX_N), loOf(MAX_N));
+  expect(h).not.toBe(0);
+  handles.push(h);
+  return h;
+}
+function set(h: number, taken: Set<bigint>, x: bigint): void {
+  expect(core.index_set(h, hiOf(x), loOf(x)), `set ${x}`).toBe(OK);
+  taken.add(x);
+}
+afterEach(() => {
+  for (const h of handles) core.index_free(h);
+  handles = [];
+});
+
+describe('sparse index: how a singles rebuild fits its nodes', () => {
+  it('a node that passes 4/5 of its slots is rebuilt larger, fitted to all its keys, the new one included', () => {
+    const h = sparse();
+    const taken = new Set<bigint>();
+    const u32 = xorshift(0x0ddba11);
+    set(h, taken, 1n << 63n);
+    let before = shape(h, 0);
+    let grown = 0;
+    for (let i = 1; i < 6000; i++) {
+      set(h, taken, ((BigInt(u32()) << 32n) | BigInt(u32())) % (MAX_N - 1n));
+      const all = shapes(h);
+      expect(all).toHaveLength(1);
+      const now = all[0]!;
+      if (now.slots !== before.slots) {
+        grown++;
+        expectFitted(now, sorted(taken), `after ${taken.size} keys`);
+      }
+      before = now;
+    }
+    // 8 → 16 → … → 8,192 slots
+    expect(grown).toBe(10);
+    expectHolds(h, taken);
+  });
+});
