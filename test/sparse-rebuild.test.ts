@@ -1,6 +1,8 @@
 // How a rebuild of the sparse index's singles (core-as/sparse-singles.ts) lays out its nodes, read
-// through sparse_singles_node: after a rebuild the new nodes have the sizes core-as/DESIGN.md
-// states, and each is fitted to its own first and last key: the last key's home is where the fit puts it, (key slots − tail) · m / (m + 1) of the
+// through sparse_singles_node: after each kind of rebuild (a node grown past 4/5, a node whose
+// tail filled with keys set past its last one, a full node cut in two, a node emptied below 1/16)
+// the new nodes have the sizes core-as/DESIGN.md states, and each is fitted to its own first and
+// last key: the last key's home is where the fit puts it, (key slots − tail) · m / (m + 1) of the
 // way along. A rebuild that took the wrong key as the last still yields a valid index (every key
 // found, validate() 0) but a worse fit; only these checks see it.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -92,6 +94,10 @@ function xorshift(seed: number): () => number {
   };
 }
 
+/** Keys far apart (2^40 + 7 between neighbours), so none joins another into a run. */
+const STRIDE = (1n << 40n) + 7n;
+const BASE = 1n << 20n;
+
 let handles: number[] = [];
 function sparse(): number {
   const h = core.index_new(KIND_SPARSE, hiOf(MAX_N), loOf(MAX_N));
@@ -103,10 +109,31 @@ function set(h: number, taken: Set<bigint>, x: bigint): void {
   expect(core.index_set(h, hiOf(x), loOf(x)), `set ${x}`).toBe(OK);
   taken.add(x);
 }
+function setMany(h: number, taken: Set<bigint>, xs: bigint[]): void {
+  const p = core.buf_alloc(8 * xs.length);
+  const words = new Uint32Array(core.memory.buffer, p, 2 * xs.length);
+  xs.forEach((x, i) => {
+    words[2 * i] = hiOf(x);
+    words[2 * i + 1] = loOf(x);
+  });
+  expect(core.index_set_many(h, p, xs.length)).toBe(xs.length);
+  core.buf_free(p, 8 * xs.length);
+  for (const x of xs) taken.add(x);
+}
 afterEach(() => {
   for (const h of handles) core.index_free(h);
   handles = [];
 });
+
+/** A node of 8,192 slots bulk-built with 5,734 keys 2·STRIDE apart (BUILD_KEYS: 7/10 of it). */
+function bulkNode(h: number, taken: Set<bigint>): bigint[] {
+  const xs = Array.from({ length: 5734 }, (_, i) => BASE + 2n * STRIDE * BigInt(i));
+  setMany(h, taken, xs);
+  expect(shapes(h).map((n) => [n.slots, n.keys])).toEqual([[MAX_SLOTS, 5734]]);
+  return xs;
+}
+/** Keys between the bulk keys (one STRIDE past key i), spread over the node: i = 7k mod 5,733. */
+const between = (k: number): bigint => BASE + 2n * STRIDE * BigInt((7 * k) % 5733) + STRIDE;
 
 describe('sparse index: how a singles rebuild fits its nodes', () => {
   it('a node that passes 4/5 of its slots is rebuilt larger, fitted to all its keys, the new one included', () => {
@@ -129,6 +156,82 @@ describe('sparse index: how a singles rebuild fits its nodes', () => {
     }
     // 8 → 16 → … → 8,192 slots
     expect(grown).toBe(10);
+    expectHolds(h, taken);
+  });
+
+  it('keys set in ascending order fill the tail after the last key, then the node is refitted to take the new last key', () => {
+    const h = sparse();
+    const taken = new Set<bigint>();
+    let refits = 0;
+    set(h, taken, BASE);
+    let before = shape(h, 0);
+    for (let i = 1n; i < 3000n; i++) {
+      set(h, taken, BASE + STRIDE * i);
+      const node = shape(h, 0);
+      // a key set past the last one lands right of it; only a rebuild moves the last key left
+      // (or into a node of another size)
+      if (node.slots !== before.slots || node.lastSlot < before.lastSlot) {
+        refits++;
+        expectFitted(node, sorted(taken), `after ${taken.size} keys`);
+      }
+      before = node;
+    }
+    expect(refits).toBeGreaterThan(50);
+    expectHolds(h, taken);
+  });
+
+  for (const row of [
+    { name: 'the key that fills it belongs to the lower half', last: 0 },
+    { name: 'the key that fills it belongs to the upper half', last: 5000 },
+  ]) {
+    it(`a full node of 8,192 slots is cut into two halves, each fitted to its own keys (${row.name})`, () => {
+      const h = sparse();
+      const taken = new Set<bigint>();
+      bulkNode(h, taken);
+      // 4/5 of 8,176 key slots: the 6,541st key splits the node; `row.last` is the index of the
+      // bulk key that key follows
+      const fill: bigint[] = [];
+      for (let k = 0; fill.length < 6540 - 5734; k++) {
+        const x = between(k);
+        if (x !== BASE + 2n * STRIDE * BigInt(row.last) + STRIDE) fill.push(x);
+      }
+      for (const x of fill) set(h, taken, x);
+      expect(shapes(h).map((n) => [n.slots, n.keys])).toEqual([[MAX_SLOTS, 6540]]);
+      set(h, taken, BASE + 2n * STRIDE * BigInt(row.last) + STRIDE);
+      const keys = sorted(taken);
+      const nodes = shapes(h);
+      expect(nodes.map((n) => [n.slots, n.keys])).toEqual([
+        [MAX_SLOTS, 3271],
+        [MAX_SLOTS, 3270],
+      ]);
+      expectFitted(nodes[0]!, keys.slice(0, 3271), 'lower half');
+      expectFitted(nodes[1]!, keys.slice(3271), 'upper half');
+      expectHolds(h, taken);
+    });
+  }
+
+  it('a node emptied below 1/16 of its slots is rebuilt smaller, fitted to the keys left', () => {
+    const h = sparse();
+    const taken = new Set<bigint>();
+    const xs = bulkNode(h, taken);
+    let shrunk = 0;
+    let before = shape(h, 0);
+    // clear from the top down and from the bottom up in turn, so the keys left span less each time
+    for (let i = 0; taken.size > 3; i++) {
+      const x = i % 2 === 0 ? xs.pop()! : xs.shift()!;
+      expect(core.index_clear(h, hiOf(x), loOf(x))).toBe(OK);
+      taken.delete(x);
+      const now = shape(h, 0);
+      if (now.slots !== before.slots) {
+        shrunk++;
+        expect(now.slots).toBeLessThan(before.slots);
+        // rebuilt to 7/10 at most, far from the 4/5 that would grow it again
+        expectFitted(now, sorted(taken), `after clears down to ${taken.size} keys`);
+      }
+      before = now;
+    }
+    // 8,192 slots → 1,024 (under 511 keys) → 128 (under 64) → 16 (under 8)
+    expect(shrunk).toBe(3);
     expectHolds(h, taken);
   });
 });
