@@ -51,7 +51,9 @@
 // Inserting shifts the keys between the insertion point and the next gap one slot right; when
 // the walk from home passes WALK_LIMIT slots, the shift passes SHIFT_LIMIT, or the node would
 // pass MAX_LOAD, the node is rebuilt (refitted, grown, or cut into several nodes), read from its
-// own slots: the rebuild holds the old node and the new ones at its peak, no copy of the keys.
+// own slots: the rebuild holds the old node and the new ones at its peak, no copy of the keys
+// (a full node split short of memory for two new nodes lays its lower half out again in its own
+// block, splitInPlace: the old node and one new one at the peak).
 // A node is fitted so that its keys fill all but its last TAIL slots: keys later set past its
 // last key go there instead of running off the end. Deleting shifts the following keys left
 // while they sit right of their home (backward-shift deletion); it needs no memory (a node left
@@ -931,6 +933,31 @@ function srcKey(n: u32): u64 {
   return before > srcX ? before : srcX;
 }
 
+// The fit computed by fitTo (module globals: no tuples): home(k) = ⌊((k − base) >> fitSh) ·
+// fitMul / 2^32⌋.
+let fitMul: u32 = 0;
+let fitSh: u32 = 0;
+
+/**
+ * Fits m keys from base to last to a node of 2^lg slots: their span onto the first key slots −
+ * tail slots, so the last key lands about one average gap before them, and the tail takes the
+ * keys later set past it without running off the end.
+ */
+function fitTo(m: u32, lg: u32, base: u64, last: u64): void {
+  const blockSlots = <u32>1 << lg;
+  const cap = keySlotsFor(lg);
+  const tail = blockSlots >>> 3 < TAIL ? blockSlots >>> 3 : TAIL;
+  const width = last - base + 1; //  ≤ 2^64 − 1: keys are < 2^64 − 1
+  const sh: u32 = width >>> 32 != 0 ? 32 - <u32>clz<u64>(width) : 0; //  (width − 1) >> sh < 2^32
+  let mulf = m == 1 ? 0.0 : (<f64>(cap - tail) * <f64>m) / ((<f64>m + 1.0) * <f64>width);
+  //  per unit of (key − base) >> sh, times 2^32: 2^32 · 2^sh as two factors, since sh reaches 32
+  //  (a span of 2^63 or more) and a u64 shift by 64 is a shift by 0
+  mulf *= 4294967296.0 * <f64>(<u64>1 << <u64>sh);
+  //  (more than one slot per unit is never needed: keys are distinct integers)
+  fitMul = mulf >= 4294967295.0 ? 0xffffffff : <u32>mulf;
+  fitSh = sh;
+}
+
 /**
  * Places the next m keys of the source, the last of them `last`, into a fresh node of 2^lg slots
  * fitted to them, appended to the directory being built; the first gets `fence`, or its own
@@ -943,18 +970,9 @@ function buildNode(m: u32, lg: u32, last: u64, fence: u64, firstFence: bool): bo
   const blockSlots = <u32>1 << lg;
   const cap = keySlotsFor(lg);
   const base = srcNext();
-  const span = last - base;
-  //  the keys' span onto the first cap − tail slots: the last key lands about one average gap
-  //  before them, and the tail takes the keys later set past it without running off the end
-  const tail = blockSlots >>> 3 < TAIL ? blockSlots >>> 3 : TAIL;
-  const width = span + 1; //  ≤ 2^64 − 1: keys are < 2^64 − 1
-  const sh: u32 = width >>> 32 != 0 ? 32 - <u32>clz<u64>(width) : 0; //  (width − 1) >> sh < 2^32
-  let mulf = m == 1 ? 0.0 : (<f64>(cap - tail) * <f64>m) / ((<f64>m + 1.0) * <f64>width);
-  //  per unit of (key − base) >> sh, times 2^32: 2^32 · 2^sh as two factors, since sh reaches 32
-  //  (a span of 2^63 or more) and a u64 shift by 64 is a shift by 0
-  mulf *= 4294967296.0 * <f64>(<u64>1 << <u64>sh);
-  //  (more than one slot per unit is never needed: keys are distinct integers)
-  const mul: u32 = mulf >= 4294967295.0 ? 0xffffffff : <u32>mulf;
+  fitTo(m, lg, base, last);
+  const mul = fitMul;
+  const sh = fitSh;
   const s = halloc(<usize>blockSlots << 3);
   if (s == 0) {
     bFailed = true;
@@ -1078,6 +1096,13 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
   const fence: u64 = e != 0 ? load<u64>(e + N_FENCE) : 0;
   if (!buildAll(m, fence)) {
     dropBuilt();
+    //  a full node of the largest size, cut in two halves of that size, needs two new nodes
+    //  this way; without the memory for them the lower half is laid out again in the old
+    //  node's block, which needs one (slower: only when memory is short)
+    if (e != 0 && <u32>load<u8>(e + N_LG) == MAX_LG && m > BUILD_KEYS && lgFor((m + 1) >>> 1) == MAX_LG) {
+      const r = splitInPlace(t, p, x, withX, m);
+      if (r != SPLIT_NOT_IN_PLACE) return r;
+    }
     return OUT_OF_MEMORY;
   }
   // room for the extra entries in the directory, before anything changes
@@ -1116,6 +1141,117 @@ function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
     store<u32>(entry(t, first) + N_BLOCK, c);
   } else resumBlocks(t, p);
   routeReplace(t, p, bNodes, fence);
+  return OK;
+}
+
+/** splitInPlace's answer when the lower half is too bunched to be laid out in place. */
+const SPLIT_NOT_IN_PLACE: i32 = -1;
+
+/**
+ * Cuts node p, a node of the largest size with m − 1 keys, plus x (withX), in two: the upper
+ * ⌊m / 2⌋ keys go to a new node (or several, when bunched), the lower ⌈m / 2⌉ stay in p's block,
+ * refitted to themselves and laid out again there. At its peak it holds the old node and the new
+ * one, where a split into two fresh nodes holds the old one and two of its size; it makes the
+ * same nodes, but with three passes over the lower half instead of one (a split took 1.33–1.37
+ * times as long), so rebuild() takes this way only when the two fresh nodes cannot be had. OK,
+ * OUT_OF_MEMORY with nothing changed, or SPLIT_NOT_IN_PLACE (nothing changed) when the lower
+ * half does not fit a node (a walk would pass WALK_LIMIT).
+ *
+ *   key slots of p            lower keys ■, upper keys □ (already copied to the new node),
+ *                             · empty or left over
+ *   ■ ■ · ■ ■ ■ · · ■ □ □ · □ □ □ · □      p's keys as they were
+ *   · · · · · · · · · · · · ■ ■ ■ ■ ■ ■    1. the lower keys moved to the end, in order (each
+ *                                              moves right: nothing unread is overwritten)
+ *   ■ · ■ · ■ · ■ · ■ · ■ · · · · · · ·    2. each placed at its new home or the first free
+ *                                              slot after, left to right: the i-th of M keys
+ *                                              lands at most at slot cap − M + i, where it was
+ *                                              read from in step 1 (or, x, just before it)
+ */
+function splitInPlace(t: usize, p: u32, x: u64, withX: bool, m: u32): i32 {
+  const nodes = nodesOf(t);
+  const e = entry(t, p);
+  const s = slotsOf(e);
+  const cap = capOf(e);
+  const lowM = (m + 1) >>> 1;
+  startBuild(s, cap, chunksOf(e), false, x, withX);
+  //  the lower half's fit, and a dry run of its layout (nothing written yet)
+  const lowLast = srcKey(lowM);
+  const base = srcNext();
+  fitTo(lowM, MAX_LG, base, lowLast);
+  const mul = fitMul;
+  const sh = fitSh;
+  let next: u32 = 0;
+  for (let i: u32 = 0; i < lowM; i++) {
+    const k = i == 0 ? base : srcNext();
+    const h = homeOf(k, base, mul, sh, cap);
+    const at = h > next ? h : next;
+    if (at >= cap || at - h > WALK_LIMIT) return SPLIT_NOT_IN_PLACE;
+    next = at + 1;
+  }
+  //  the cursor now stands on the upper half: the lower keys of p are its slots before lowEnd,
+  //  plus x when the dry run took it
+  const lowEnd = curSlot;
+  const xLow = withX && !curX;
+  if (!buildAll(m - lowM, srcKey(1))) {
+    dropBuilt();
+    return OUT_OF_MEMORY;
+  }
+  const need = nodes + bNodes;
+  const dcap = load<u32>(t + T_DIRCAP);
+  if (need > dcap) {
+    let ncap = dcap;
+    while (ncap < need) ncap <<= 1;
+    const nd = halloc(<usize>ncap << ENTRY_BITS);
+    if (nd == 0) {
+      dropBuilt();
+      return OUT_OF_MEMORY;
+    }
+    memory.copy(nd, dirOf(t), <usize>nodes << ENTRY_BITS);
+    hfree(dirOf(t), <usize>dcap << ENTRY_BITS);
+    store<u32>(t + T_DIR, <u32>nd);
+    store<u32>(t + T_DIRCAP, ncap);
+  }
+  //  nothing can fail from here on. 1. the lower keys to the end of the key slots, in order
+  let r = cap;
+  for (let i = lowEnd; i > 0; i--) {
+    const k = slot(s, i - 1);
+    if (k != EMPTY) store<u64>(s + (<usize>--r << 3), k);
+  }
+  //  2. each to its place under the new fit, left to right, the gaps emptied
+  const chunks = chunksOf(e);
+  memory.fill(chunks, 0, <usize>((<u32>1 << MAX_LG) - cap) << 3);
+  //  (the cursor set by hand: startBuild would forget the new nodes)
+  srcChunks = 0;
+  srcX = x;
+  curX = xLow;
+  curSlot = r;
+  next = 0;
+  for (let i: u32 = 0; i < lowM; i++) {
+    const k = srcNext();
+    const h = homeOf(k, base, mul, sh, cap);
+    const at = h > next ? h : next;
+    //  gaps of a slot or two: stores, not a memory.fill call each
+    for (; next < at; next++) store<u64>(s + (<usize>next << 3), EMPTY);
+    store<u64>(s + (<usize>at << 3), k);
+    const c = chunks + (<usize>at >>> CHUNK_BITS);
+    store<u8>(c, load<u8>(c) + 1);
+    next = at + 1;
+  }
+  memory.fill(s + (<usize>next << 3), 0xff, <usize>(cap - next) << 3);
+  const e2 = entry(t, p); //  the directory may have moved
+  store<u64>(e2 + N_BASE, base);
+  store<u32>(e2 + N_MUL, mul);
+  store<u8>(e2 + N_SH, <u8>sh);
+  store<u16>(e2 + N_COUNT, <u16>lowM);
+  //  the new nodes after p:  [… p][p+1 …]  →  [… p][q0]…[p+1 …]
+  const after = entry(t, p + 1);
+  memory.copy(after + (<usize>bNodes << ENTRY_BITS), after, <usize>(nodes - p - 1) << ENTRY_BITS);
+  memory.copy(after, bDir, <usize>bNodes << ENTRY_BITS);
+  hfree(bDir, <usize>bCap << ENTRY_BITS);
+  store<u32>(t + T_NODES, need);
+  if (withX) store<u64>(t + T_COUNT, load<u64>(t + T_COUNT) + 1);
+  resumBlocks(t, p);
+  routeReplace(t, p, bNodes + 1, load<u64>(e2 + N_FENCE));
   return OK;
 }
 

@@ -210,6 +210,51 @@ describe('sparse index: how a singles rebuild fits its nodes', () => {
     });
   }
 
+  for (const row of [
+    { name: 'the key that fills it in the lower half', last: 0 },
+    { name: 'the key that fills it in the upper half', last: 5000 },
+  ]) {
+    it(`a full node of 8,192 slots splits with one such node of memory free: the lower half is laid out again in its own block (${row.name})`, () => {
+      const h = sparse();
+      const taken = new Set<bigint>();
+      bulkNode(h, taken);
+      const fills = BASE + 2n * STRIDE * BigInt(row.last) + STRIDE;
+      for (let k = 0; taken.size < 6540; k++) if (between(k) !== fills) set(h, taken, between(k));
+      const node = 8 * MAX_SLOTS;
+      // one block of the node's size and one of 4 KiB (the builder's small blocks) kept aside,
+      // then no growth and every other free block taken: the split has those two and no more
+      const spare: Array<[number, number]> = [
+        [core.buf_alloc(node), node],
+        [core.buf_alloc(4096), 4096],
+      ];
+      const limit = core.heap_limit_pages();
+      const held: Array<[number, number]> = [];
+      try {
+        core.heap_set_limit_pages(0);
+        for (let size = 1 << 20; size >= 16; size >>= 1) {
+          for (let p = core.buf_alloc(size); p !== 0; p = core.buf_alloc(size)) held.push([p, size]);
+        }
+        for (const [p, size] of spare) core.buf_free(p, size);
+        expect(core.heap_bytes_free()).toBeGreaterThanOrEqual(node + 4096);
+        expect(core.heap_bytes_free()).toBeLessThan(2 * node);
+        set(h, taken, fills);
+      } finally {
+        for (const [p, size] of held) core.buf_free(p, size);
+        core.heap_set_limit_pages(limit);
+      }
+      // the same nodes as a split into two fresh ones
+      const keys = sorted(taken);
+      const nodes = shapes(h);
+      expect(nodes.map((n) => [n.slots, n.keys])).toEqual([
+        [MAX_SLOTS, 3271],
+        [MAX_SLOTS, 3270],
+      ]);
+      expectFitted(nodes[0]!, keys.slice(0, 3271), 'lower half');
+      expectFitted(nodes[1]!, keys.slice(3271), 'upper half');
+      expectHolds(h, taken);
+    });
+  }
+
   it('a node emptied below 1/16 of its slots is rebuilt smaller, fitted to the keys left', () => {
     const h = sparse();
     const taken = new Set<bigint>();
