@@ -474,7 +474,7 @@ export class Cluster {
     } catch (e) {
       if (e instanceof CliError) throw e; // already says what went wrong
       if (isNotFound(e)) return 'gone';
-      if (uid !== undefined && httpStatus(e) === 409) return 'changed';
+      if (uid !== undefined && apiServerStatus(e) === 409) return 'changed';
       throw this.explain(e, 'delete', IPADDRESSES, name);
     }
     if (deleteOutcome(reply).finished) return 'deleted';
@@ -625,7 +625,7 @@ export class Cluster {
       return listing.items;
     } catch (e) {
       if (e instanceof CliError) throw e; // already says what went wrong
-      if (mayBeUnserved && httpStatus(e) === 404 && pages === 0) throw new ResourceNotServed();
+      if (mayBeUnserved && apiServerStatus(e) === 404 && pages === 0) throw new ResourceNotServed();
       throw this.explain(e, 'list', resource);
     }
   }
@@ -741,6 +741,15 @@ export class Cluster {
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }
+    const elsewhere = redirectedTo(err);
+    if (elsewhere !== undefined) {
+      // a host a redirect took the request to (a login page): its answer says nothing of the
+      // credentials, the RBAC or the resources of the cluster, and it is named
+      const { body, headers } = err as { body?: unknown; headers?: unknown };
+      const answer = describeAnswer(code, apiError instanceof KubernetesApiError ? apiError.status : undefined, body, headers);
+      const where = answeredBy(elsewhere, `${this.server} (context ${quoteText(this.context)})`);
+      return new ClusterError(`${where}, answered ${verb} ${target}: ${answer}`);
+    }
     if (code === 401) {
       return new ClusterError(
         `the API server at ${this.server} refused the credentials of context ${quoteText(this.context)} (401 Unauthorized)`,
@@ -825,6 +834,14 @@ function toService(o: unknown): ServiceRecord {
 function httpStatus(err: unknown): number | undefined {
   const e = err as { code?: unknown; body?: unknown } | null;
   return typeof e === 'object' && e !== null && typeof e.code === 'number' && 'body' in e ? e.code : undefined;
+}
+
+/**
+ * The HTTP status of the API server's own answer: undefined for one from a host a redirect took
+ * the request to (a login page's 404 or 409 says nothing of the cluster), as translate reads it.
+ */
+function apiServerStatus(err: unknown): number | undefined {
+  return redirectedTo(err) === undefined ? httpStatus(err) : undefined;
 }
 
 /**

@@ -127,6 +127,28 @@ describe('a redirect from the API server to another host', () => {
       }
     });
 
+    // Regression: the command line read the other host's 404 on its first listing as the API
+    // server not serving networking.k8s.io v1, tried v1beta1, and said the cluster serves neither;
+    // its 401 as the API server refusing the credentials; and named the API server as the host
+    it("the command line: the other host's 404 or 401 is not the API server's, and that host is named", async () => {
+      for (const code of [404, 401]) {
+        const other = await recordingServer((_req, res) => res.writeHead(code, { 'content-type': 'text/plain' }).end('no such page'));
+        closing.push(other.close);
+        const first = await recordingServer((_req, res) => res.writeHead(302, { location: `http://localhost:${other.port}/login` }).end());
+        closing.push(first.close);
+        const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
+        closing.push(kubeconfig.remove);
+        const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
+        expect(r.code, `${code}`).toBe(2);
+        expect(r.stderr, `${code}`).toContain(
+          `ipallocator: http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request, answered list servicecidrs.networking.k8s.io: HTTP ${code} ${code === 404 ? 'Not Found' : 'Unauthorized'}`,
+        );
+        expect(first.seen, `${code}: no second listing in v1beta1`).toEqual([
+          `GET /apis/networking.k8s.io/v1/servicecidrs?limit=500 Bearer ${TEST_TOKEN}`,
+        ]);
+      }
+    });
+
     it('a host that cannot be reached: the library and the command line name it', async () => {
       const gone = await recordingServer(() => {});
       gone.close();
