@@ -297,7 +297,7 @@ export class Cluster {
         // loadFromFile, with the file read once, and only a regular file (readKubeconfigFile)
         givenText = readKubeconfigFile(options.kubeconfig);
         loadKubeconfigText(kc, givenText, options.kubeconfig);
-      } else loadDefaultKubeconfig(kc);
+      } else loadDefaultKubeconfig(kc, '', options.context);
     } catch (e) {
       if (e instanceof KubeconfigNotReadError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${e.reason}`);
       // KUBECONFIG=":" names no file, and kubectl reads none (nor ~/.kube/config): no kubeconfig at all

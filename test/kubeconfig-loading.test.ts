@@ -205,6 +205,27 @@ describe('the default kubeconfig', () => {
         expect(inPod().getCurrentCluster()).toBeNull();
       });
 
+      // Regression: with contexts but no current-context, the files were replaced by the service
+      // account even for a context asked for by name (the command line's --context), which kubectl
+      // uses (clientcmd's contextName: the cluster to use is that context's)
+      it('keeps the files when the context asked for names one of their clusters', () => {
+        process.env.KUBECONFIG = file(
+          'contexts',
+          kubeconfigText({ clusters: { c: 'https://127.0.0.1:1' }, users: { u: { token: 'one' } }, contexts: { ctx: ['c', 'u'] } }),
+        );
+        const kc = new KubeConfig();
+        loadDefaultKubeconfig(kc, root, 'ctx');
+        expect(kc.getContextObject('ctx')?.cluster).toBe('c');
+        // a context whose cluster they lack names no cluster to use: the service account
+        process.env.KUBECONFIG = file(
+          'contexts',
+          'apiVersion: v1\nkind: Config\ncontexts:\n- name: ctx\n  context: {cluster: gone, user: u}\n',
+        );
+        const pod = new KubeConfig();
+        loadDefaultKubeconfig(pod, root, 'ctx');
+        expect(serviceAccount(pod)).toEqual(['https://10.96.0.1:443', token]);
+      });
+
       it('not without both service variables, nor with a folder where the token belongs, as kubectl: refused, saying so', () => {
         process.env.KUBECONFIG = join(dir, 'a');
         for (const unset of ['KUBERNETES_SERVICE_HOST', 'KUBERNETES_SERVICE_PORT']) {

@@ -236,8 +236,10 @@ export function unsetKubeconfigVariable(): string {
  * pod's service account (clientcmd's merged_client_builder.go, DeferredLoadingClientConfig
  * .ClientConfig, when inClusterClientConfig.Possible). `pathPrefix` is where the service account's
  * files are looked for, as client-node's loadFromCluster(pathPrefix) takes it: '' (the pod's own).
+ * `context`: the context the caller will use instead of the current-context (kubectl --context,
+ * clientcmd's contextName), which decides whether the files name a cluster to use.
  */
-export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = ''): void {
+export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?: string): void {
   const { files, list } = defaultKubeconfigFiles();
   if (list === undefined) {
     try {
@@ -292,7 +294,7 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = ''): void {
   }
   // a configuration that names no cluster to use (preferences only, no current-context) is empty
   // to kubectl too, which then takes the pod's service account
-  if (loaded > 0 && !(namesNoCluster(kc) && inClusterPossible(pathPrefix))) return;
+  if (loaded > 0 && !(namesNoCluster(kc, context) && inClusterPossible(pathPrefix))) return;
   // nothing loaded, and nothing failed: kubectl has an empty configuration, and uses a pod's
   // service account instead when there is one
   if (inClusterPossible(pathPrefix)) {
@@ -312,12 +314,12 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = ''): void {
  * Whether kubectl reads the merged kubeconfig `kc` as no configuration at all (clientcmd's
  * ErrEmptyConfig: DirectClientConfig.ConfirmUsable finds the cluster to use empty; the checks of
  * the context's user it makes too are the library's own, later), and so takes a pod's service account instead (DeferredLoadingClientConfig.ClientConfig): no
- * current-context, or one naming a context the kubeconfig holds whose cluster it does not hold.
- * A file of preferences alone (no clusters, no contexts) is one. A current-context naming a
- * context the kubeconfig does not hold is an error to kubectl, not an empty configuration.
+ * context to use (`contextName`, else the current-context), or one the kubeconfig holds whose cluster
+ * it does not hold. A file of preferences alone (no clusters, no contexts) is one. A context named
+ * that the kubeconfig does not hold is an error to kubectl, not an empty configuration.
  */
-function namesNoCluster(kc: KubeConfig): boolean {
-  const name = kc.getCurrentContext();
+function namesNoCluster(kc: KubeConfig, contextName: string | undefined): boolean {
+  const name = contextName || kc.getCurrentContext();
   const context = name ? kc.getContextObject(name) : null;
   if (name && context === null) return false;
   return !context?.cluster || kc.getCluster(context.cluster) === null;
