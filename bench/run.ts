@@ -342,6 +342,8 @@ type Subject = { impl: Impl; why?: string; baseline?: Baseline };
 /** A store one implementation reads, and how a level's records are added to it. */
 interface OwnStore {
   store: unknown;
+  /** A --baseline's store, of that commit's MemoryStore class. */
+  baseline: boolean;
   load(texts: readonly string[]): void;
   close(): void;
 }
@@ -372,11 +374,12 @@ async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: 
     if (x.baseline) {
       const b = x.baseline;
       const store = b.newStore();
-      stores.set(x.impl.name, { store, load: (texts) => b.load(store, texts, r.family), close: () => store.close?.() });
+      stores.set(x.impl.name, { store, baseline: true, load: (texts) => b.load(store, texts, r.family), close: () => store.close?.() });
     } else {
       const store = new MemoryStore();
       stores.set(x.impl.name, {
         store,
+        baseline: false,
         load: (texts) => {
           for (const t of texts) store.createSync({ name: t, labels, parentRef: null });
         },
@@ -400,14 +403,13 @@ async function runSeries(p: SeriesPlan, impls: Subject[], rows: Row[], counter: 
     if (l.count > count) {
       if (stores.size > 0) {
         const texts = ctx.texts(count, l.count);
-        let first = true;
         for (const own of stores.values()) {
-          // the store's own cost per record, once, around the first large load of one store
-          const measureStore = first && storeBytesPerRecord === null && l.count - count >= 100_000;
+          // this tree's MemoryStore's own cost per record (not a --baseline's), once, around the
+          // first large load of one store
+          const measureStore = !own.baseline && storeBytesPerRecord === null && l.count - count >= 100_000;
           const before = measureStore ? liveJsBytes() : 0;
           own.load(texts);
           if (measureStore) storeBytesPerRecord = (liveJsBytes() - before) / (l.count - count);
-          first = false;
         }
         texts.length = 0;
       }
