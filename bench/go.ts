@@ -4,7 +4,7 @@
 // implementation (offset files, loaded untimed); the Go program times its own loop and answers
 // with its samples, so no cross-process call is inside a measurement.
 //
-// Both variants share one Go map per series, as `reference` and `allocator` share one MemoryStore.
+// Both variants share one Go map per series: each case leaves it as it found it.
 // Where `go` is missing the rows say "not available: go not installed (…)" and the rest runs.
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';

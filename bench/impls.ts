@@ -62,7 +62,7 @@ export interface Runners {
 /** What a series (one range, one fill order) gives its implementations. */
 export interface SeriesCtx {
   readonly range: RangeSpec;
-  /** The shared store, grown by the harness to `count` records (async implementations only). */
+  /** The implementation's own store, grown by the harness to `count` records (those that read one only). */
   readonly store: unknown;
   /** Offsets currently taken: the first `count` of the series order, as (hi, lo) pairs. */
   pairs(from: number, to: number): Uint32Array;
@@ -431,7 +431,7 @@ const legacyImpl: Impl = {
 };
 
 // ---------------------------------------------------------------------------------------------
-// reference and allocator: async allocators over the shared MemoryStore.
+// reference and allocator: async allocators over a MemoryStore (each its own, the same records).
 
 /** The part of adapters/types.ts IPAllocator the bench uses. */
 interface AsyncAllocatorLike {
@@ -490,7 +490,7 @@ function asyncImpl(name: 'reference' | 'allocator', rel: string, exportName: str
       const make = (): AsyncAllocatorLike => new ctor!(r.cidr, { store: ctx.store, random: seeded?.(ctx.seed + seedBump++) });
       return {
         fillTo() {
-          // the harness grows the shared store
+          // the harness grows the store
         },
         async runners() {
           const a = make();
@@ -588,7 +588,7 @@ const storeFloorImpl: Impl = {
     let texts: string[] = [];
     return {
       fillTo() {
-        // the harness grows the shared store
+        // the harness grows the store
       },
       async runners() {
         const { pairs } = ctx.freeQueries();

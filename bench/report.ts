@@ -456,7 +456,7 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
       '## Memory per allocated address',
       '',
       `Measured around a warm start: JS heap + ArrayBuffers after forced GC, and WASM bytes owned by the new index (core heap accounting / FreeIndex.bytes()). ` +
-        `The MemoryStore records the async allocators read from cost ${res.storeBytesPerRecord === null ? 'n/a' : `${Math.round(res.storeBytesPerRecord)} B`} each on top (the "API server" side, shared).`,
+        `The MemoryStore records the async allocators read from cost ${res.storeBytesPerRecord === null ? 'n/a' : `${Math.round(res.storeBytesPerRecord)} B`} each on top (the "API server" side).`,
       '',
       '| range | loaded | impl | JS heap B/addr | WASM B/addr | total B/addr | note |',
       '|---|---:|---|---:|---:|---:|---|',
