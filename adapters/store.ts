@@ -159,18 +159,13 @@ export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefin
 }
 
 /**
- * Tells a release's `onDeleteError` (when given) the delete's error it ignores. What the handler
- * throws is thrown; the promise it returns is what the release answers, so an async handler's
- * failure rejects the release instead of floating unhandled.
+ * Tells a release's `onDeleteError` (when given) the delete's error it ignores, and answers what
+ * the release then answers: what the handler throws, or the promise it returns rejects with,
+ * rejects it, so an async handler's failure is not left to float unhandled.
  */
-export function tellDeleteError(told: DeleteErrorHandler | undefined, error: unknown): Promise<void> {
-  const answer = told?.(error);
-  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
-    return Promise.resolve(answer).then(() => undefined);
-  }
-  return NOTHING_TO_WAIT_FOR;
+export async function tellDeleteError(told: DeleteErrorHandler | undefined, error: unknown): Promise<void> {
+  await told?.(error);
 }
-const NOTHING_TO_WAIT_FOR: Promise<void> = Promise.resolve();
 
 /** The two labels upstream writes on every IPAddress of `family`. */
 export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string> {
