@@ -65,3 +65,14 @@ export function exposeGc(): (() => void) | undefined {
     return undefined;
   }
 }
+
+/** A fixed-seed xorshift32 (its next unsigned 32-bit value per call), so large tests are deterministic. */
+export function xorshift(seed: number): () => number {
+  let s = seed | 0;
+  return () => {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    return s >>> 0;
+  };
+}

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FreeIndex } from '../adapters/free-index.ts';
 import { core } from '../adapters/wasm.ts';
+import { xorshift } from './helpers.ts';
 
 const TWO32 = 1n << 32n;
 const MAX_N = (1n << 64n) - 1n;
@@ -161,17 +162,6 @@ function runOpsOn(ix: FreeIndex, m: Model): void {
     from = x + 1n;
   }
   if (from < MAX_N) expect(ix.nextSet(hiOf(from), loOf(from))).toBe(false);
-}
-
-/** A fixed-seed xorshift32, so the large tests are deterministic. */
-function xorshift(seed: number): () => number {
-  let s = seed | 0;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return s >>> 0;
-  };
 }
 
 /** Offsets clustered around anchors (± 40), clamped to [0, 2^64 − 1]. */

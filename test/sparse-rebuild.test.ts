@@ -7,6 +7,7 @@
 // found, validate() 0) but a worse fit; only these checks see it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { core, KIND_SPARSE, NONE, OK, scratch } from '../adapters/wasm.ts';
+import { xorshift } from './helpers.ts';
 
 const MAX_N = (1n << 64n) - 1n;
 const hiOf = (x: bigint): number => Number(x >> 32n);
@@ -81,17 +82,6 @@ function expectHolds(h: number, taken: Set<bigint>): void {
   expect(core.index_validate(h)).toBe(0);
   expect(core.index_count(h)).toBe(taken.size);
   for (const x of taken) expect(core.index_has(h, hiOf(x), loOf(x)), `has ${x}`).toBe(1);
-}
-
-/** A fixed-seed xorshift32, so the tests are deterministic. */
-function xorshift(seed: number): () => number {
-  let s = seed | 0;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return s >>> 0;
-  };
 }
 
 /** Keys far apart (2^40 + 7 between neighbours), so none joins another into a run. */
