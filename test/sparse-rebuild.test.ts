@@ -78,6 +78,19 @@ function expectFitted(node: Shape, keys: bigint[], what: string): void {
 }
 
 /** The index agrees with the keys it should hold: each one found, the count, validate() 0. */
+/** The node of 6,541 keys that a set split: two full-size nodes of its lower and upper halves, each fitted. */
+function expectSplitInHalves(h: number, taken: Set<bigint>): void {
+  const keys = sorted(taken);
+  const nodes = shapes(h);
+  expect(nodes.map((n) => [n.slots, n.keys])).toEqual([
+    [MAX_SLOTS, 3271],
+    [MAX_SLOTS, 3270],
+  ]);
+  expectFitted(nodes[0]!, keys.slice(0, 3271), 'lower half');
+  expectFitted(nodes[1]!, keys.slice(3271), 'upper half');
+  expectHolds(h, taken);
+}
+
 function expectHolds(h: number, taken: Set<bigint>): void {
   expect(core.index_validate(h)).toBe(0);
   expect(core.index_count(h)).toBe(taken.size);
@@ -188,15 +201,7 @@ describe('sparse index: how a singles rebuild fits its nodes', () => {
       for (const x of fill) set(h, taken, x);
       expect(shapes(h).map((n) => [n.slots, n.keys])).toEqual([[MAX_SLOTS, 6540]]);
       set(h, taken, BASE + 2n * STRIDE * BigInt(row.last) + STRIDE);
-      const keys = sorted(taken);
-      const nodes = shapes(h);
-      expect(nodes.map((n) => [n.slots, n.keys])).toEqual([
-        [MAX_SLOTS, 3271],
-        [MAX_SLOTS, 3270],
-      ]);
-      expectFitted(nodes[0]!, keys.slice(0, 3271), 'lower half');
-      expectFitted(nodes[1]!, keys.slice(3271), 'upper half');
-      expectHolds(h, taken);
+      expectSplitInHalves(h, taken);
     });
   }
 
@@ -233,15 +238,7 @@ describe('sparse index: how a singles rebuild fits its nodes', () => {
         core.heap_set_limit_pages(limit);
       }
       // the same nodes as a split into two fresh ones
-      const keys = sorted(taken);
-      const nodes = shapes(h);
-      expect(nodes.map((n) => [n.slots, n.keys])).toEqual([
-        [MAX_SLOTS, 3271],
-        [MAX_SLOTS, 3270],
-      ]);
-      expectFitted(nodes[0]!, keys.slice(0, 3271), 'lower half');
-      expectFitted(nodes[1]!, keys.slice(3271), 'upper half');
-      expectHolds(h, taken);
+      expectSplitInHalves(h, taken);
     });
   }
 
