@@ -246,6 +246,56 @@ let seekAt: u32 = 0;
   return k == x;
 }
 
+// The last key looked up or inserted (module globals): where it is or would go, so that the next
+// operation on that same key skips findNode and seek. A take is nextFree's lookup and then a set
+// of the same offset, and a release often clears the offset just taken: each would otherwise
+// repeat the lookup the operation before it made. Only insertAt changes the set and keeps it
+// (the key it inserts is then at its slot); every other change (a remove, a rebuild, a bulk
+// build, freeing) forgets it first, since keys or nodes may have moved.
+let lastSet: usize = 0; // 0: nothing remembered
+let lastKey: u64 = 0;
+let lastNode: u32 = 0;
+let lastSlot: u32 = 0;
+let lastFound = false;
+
+// @ts-ignore: decorator
+@inline function forget(): void {
+  lastSet = 0;
+}
+
+// @ts-ignore: decorator
+@inline function remember(t: usize, x: u64, p: u32, i: u32, found: bool): void {
+  lastSet = t;
+  lastKey = x;
+  lastNode = p;
+  lastSlot = i;
+  lastFound = found;
+}
+
+// Result of `locate`: the node x belongs in.
+let locatedNode: u32 = 0;
+
+/**
+ * findNode and seek, or their answer for the last key looked up or inserted: x's node into
+ * locatedNode, its slot (or where it would go) into seekAt; true when x is a key. The set has
+ * a node.
+ */
+// @ts-ignore: decorator
+@inline function locate(t: usize, x: u64): bool {
+  if (lastSet == t && lastKey == x) {
+    //  (a debug check that looks x up again: --noAssert keeps an assert's expression when it writes a global, as seek does)
+    if (!ASC_NO_ASSERT) assert(findNode(t, x) == lastNode && seek(entry(t, lastNode), x) == lastFound && seekAt == lastSlot, 'singles: a remembered place is stale');
+    locatedNode = lastNode;
+    seekAt = lastSlot;
+    return lastFound;
+  }
+  const p = findNode(t, x);
+  const found = seek(entry(t, p), x);
+  locatedNode = p;
+  remember(t, x, p, seekAt, found);
+  return found;
+}
+
 // ── the set's contract (used by core-as/sparse.ts) ─────────────────────────────────────────
 
 /** An empty set. 0 when out of memory. */
@@ -263,6 +313,7 @@ export function singles_free(t: usize): void {
 }
 
 function freeNodes(t: usize): void {
+  forget();
   const nodes = nodesOf(t);
   for (let p: u32 = 0; p < nodes; p++) {
     const e = entry(t, p);
@@ -433,16 +484,15 @@ export function singles_bytes(t: usize): usize {
 
 export function singles_has(t: usize, x: u64): bool {
   if (nodesOf(t) == 0 || x == EMPTY) return false;
-  return seek(entry(t, findNode(t, x)), x);
+  return locate(t, x);
 }
 
 /** Adds x. OK, NONE (already there), or OUT_OF_MEMORY with nothing changed. */
 export function singles_insert(t: usize, x: u64): i32 {
   if (nodesOf(t) == 0) return rebuild(t, 0, x, true);
-  const p = findNode(t, x);
-  const e = entry(t, p);
-  if (seek(e, x)) return NONE;
-  return insertAt(t, p, e, seekAt, x);
+  if (locate(t, x)) return NONE;
+  const p = locatedNode;
+  return insertAt(t, p, entry(t, p), seekAt, x);
 }
 
 // Where singles_near left x (for singles_insert_near): its node and slot.
@@ -468,9 +518,9 @@ export function singles_near(t: usize, x: u64): bool {
   nearNext = false;
   const nodes = nodesOf(t);
   if (nodes == 0) return false;
-  const p = findNode(t, x);
+  if (locate(t, x)) return true;
+  const p = locatedNode;
   const e = entry(t, p);
-  if (seek(e, x)) return true;
   const i = seekAt;
   nearNode = p;
   nearSlot = i;
@@ -532,6 +582,7 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
   memory.copy(at + 8, at, <usize>(j - i) << 3);
   store<u64>(at, x);
   store<u16>(e + N_COUNT, <u16>(cnt + 1));
+  remember(t, x, p, i, true); //  keys moved right of i only: x's own place is known
   if (chunkedNode(e)) {
     const c = chunksOf(e) + (<usize>j >>> CHUNK_BITS); //  slots i..j − 1 were taken: j is the one newly taken
     store<u8>(c, load<u8>(c) + 1);
@@ -545,9 +596,10 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
 /** Removes x; false when it was not there. Never allocates. */
 export function singles_remove(t: usize, x: u64): bool {
   if (nodesOf(t) == 0 || x == EMPTY) return false;
-  const p = findNode(t, x);
+  if (!locate(t, x)) return false;
+  forget();
+  const p = locatedNode;
   const e = entry(t, p);
-  if (!seek(e, x)) return false;
   const s = slotsOf(e);
   const cap = capOf(e);
   //  backward shift: a following key moves left while that keeps it at or right of its home (S3)
@@ -1083,6 +1135,7 @@ function dropBuilt(): void {
  * At its peak it holds the old node and the new ones, nothing else of their size.
  */
 function rebuild(t: usize, p: u32, x: u64, withX: bool): i32 {
+  forget();
   const nodes = nodesOf(t);
   let m: u32 = withX ? 1 : 0;
   let e: usize = 0;
