@@ -578,9 +578,10 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
   while (slot(s, j) != EMPTY) {
     if (++j == cap || j - i > SHIFT_LIMIT) return rebuild(t, p, x, true);
   }
-  const at = s + (<usize>i << 3);
-  memory.copy(at + 8, at, <usize>(j - i) << 3);
-  store<u64>(at, x);
+  //  a loop, not memory.copy: the shift is a few slots to the next gap (none in a sparse node),
+  //  and memory.copy is a call out of the module, ≈ 5 ns even for no bytes
+  for (let k = j; k > i; k--) store<u64>(s + (<usize>k << 3), slot(s, k - 1));
+  store<u64>(s + (<usize>i << 3), x);
   store<u16>(e + N_COUNT, <u16>(cnt + 1));
   remember(t, x, p, i, true); //  keys moved right of i only: x's own place is known
   if (chunkedNode(e)) {
