@@ -1226,8 +1226,9 @@ function splitInPlace(t: usize, p: u32, x: u64, withX: bool, m: u32): i32 {
   const e = entry(t, p);
   const s = slotsOf(e);
   const cap = capOf(e);
+  const chunks = chunksOf(e); //  read now: e points into the directory, which may move below
   const lowM = (m + 1) >>> 1;
-  startBuild(s, cap, chunksOf(e), false, x, withX);
+  startBuild(s, cap, chunks, false, x, withX);
   //  the lower half's fit, and a dry run of its layout (nothing written yet)
   const lowLast = srcKey(lowM);
   const base = srcNext();
@@ -1272,7 +1273,6 @@ function splitInPlace(t: usize, p: u32, x: u64, withX: bool, m: u32): i32 {
     if (k != EMPTY) store<u64>(s + (<usize>--r << 3), k);
   }
   //  2. each to its place under the new fit, left to right, the gaps emptied
-  const chunks = chunksOf(e);
   memory.fill(chunks, 0, <usize>((<u32>1 << MAX_LG) - cap) << 3);
   //  (the cursor set by hand: startBuild would forget the new nodes)
   srcChunks = 0;
