@@ -181,10 +181,11 @@ export class TakenAddresses {
   /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
   private stale = false;
   /**
-   * allocateNext calls running (beginUse() to endUse()). Their takes from the index call code of
-   * the caller's (a random source's draw, a strategy's choice) that may write to the store and so
-   * drop the index. While any runs, a drop marks it stale only: a take reads the index as it was
-   * (a mark it missed costs a collision at most), and the last call's endUse() frees it.
+   * allocateNext calls running, and a cool-down's hold of a released address (beginUse() to
+   * endUse()). Their takes from the index, and the hold's expiries, call code of the caller's (a
+   * random source's draw, a strategy's choice, a cool-down's clock) that may write to the store
+   * and so drop the index. While any runs, a drop marks it stale only: a take reads the index as
+   * it was (a mark it missed costs a collision at most), and the last user's endUse() frees it.
    */
   private users = 0;
   /**
@@ -933,12 +934,17 @@ export class TakenAddresses {
     }
     const off = this.off;
     if (!this.index!.offsetOf(w, off) || !this.index!.has(w) || cooling.holds(off[0]!, off[1]!)) return;
+    // its clock may write to the store (not call into the allocator): the index stays readable
+    // for the expiries the hold clears, even if that write drops it
+    this.beginUse();
     try {
-      this.strategyCalls.hold(cooling, off[0]!, off[1]!); // its clock may not call into the allocator either
+      this.strategyCalls.hold(cooling, off[0]!, off[1]!);
     } catch {
       // A cool-down whose clock fails holds nothing: the address is free at once. Nothing may
       // throw into the store here; the next allocateNext reads the clock again and fails there.
       this.markFree(w);
+    } finally {
+      this.endUse();
     }
   }
 
