@@ -50,7 +50,7 @@ import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.t
 import type { RandomSource } from './random.ts';
 import { loadInSlices } from './sliced-load.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
-import { detailsNow, memoryHeadroom, remeasured } from './wasm.ts';
+import { memoryHeadroom, outOfMemoryAgain, remeasured } from './wasm.ts';
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
@@ -345,9 +345,10 @@ export class TakenAddresses {
     if (failed !== null) {
       if (failed.refusals > 0 && memoryHeadroom() <= failed.headroom && this.records() >= failed.records) {
         failed.refusals--;
-        throw new OutOfMemoryError(
-          `the index of ${this.prefix.cidr} could not be rebuilt for lack of WASM memory, and as far as this allocator can tell nothing that could let it succeed has happened since (more WASM memory free below the limit, a record of the range released); it tries again when one of them does`,
-          detailsNow(failed.error), // what the failed rebuild asked for, and the memory now
+        throw outOfMemoryAgain(
+          `the index of ${this.prefix.cidr} could not be rebuilt for lack of WASM memory`,
+          failed.error, // what the failed rebuild needed, and the memory now
+          'as far as this allocator can tell nothing that could let it succeed has happened since (more WASM memory free below the limit, a record of the range released): it tries again when one of them does',
         );
       }
       this.failedRebuild = null;

@@ -355,32 +355,48 @@ const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number }
 
 /**
  * The OutOfMemoryError for a core call that found no memory while `what`: the bytes the whole
- * operation needed, and what stood in the way, with what to do — the cap set with setMemoryLimit
- * and its value (or, with no cap set, WebAssembly's own 4 GiB), free memory in pieces too small
- * (fragmented: which pieces there are), or a host that refused to grow the memory. Every failure
- * of the core to get memory is reported through this, so the advice is written once. It reads
- * the core's record of its last failure and the memory free and in use at that moment, so that
- * `free + inUse` is the limit less the core's own bookkeeping: call it once the failing call has
- * given back what it took (a buffer of the host's for it included), and, where the operation
- * gives back more after that (an allocateMany undoing its earlier takes, a new index dropped),
- * measure again there with remeasured().
+ * operation needed, and what stood in the way, with what to do (memoryAdvice). Every failure of
+ * the core to get memory is reported through this. It reads the core's record of its last
+ * failure and the memory free and in use at that moment, so that `free + inUse` is the limit
+ * less the core's own bookkeeping: call it once the failing call has given back what it took (a
+ * buffer of the host's for it included), and, where the operation gives back more after that (an
+ * allocateMany undoing its earlier takes, a new index dropped), measure again there with
+ * remeasured().
  * @internal
  */
 export function wasmOutOfMemory(what: string): OutOfMemoryError {
-  const { limit, size, inUse } = memoryLimit();
+  const { limit, inUse } = memoryLimit();
   const requested = core.heap_failed_bytes();
   const reason = SHORTAGES.get(core.heap_failed_reason()) ?? 'limit';
   const free = core.heap_bytes_free();
+  const details = { requested, reason, limit, free, inUse };
+  const error = new OutOfMemoryError(`${what} asked for ${bytesText(requested)}; ${memoryAdvice(details, true)}`, details);
+  reported.set(error, { what, failure: core.heap_failures() });
+  return error;
+}
+
+/**
+ * What stood in the way of `d` (an OutOfMemoryError's details) and what to do, as every
+ * OutOfMemoryError's message says it: the cap set with setMemoryLimit and its value (or, with no
+ * cap set, WebAssembly's own 4 GiB), the memory in use and free below it, free memory in pieces
+ * too small (with `atFailure`, the core's record of the failure just reported: which pieces
+ * there were), or a host that refused to grow the memory.
+ */
+function memoryAdvice(d: Required<OutOfMemoryDetails>, atFailure: boolean): string {
+  const { limit, inUse, free } = d;
   const capped = limit < MAX_MEMORY_BYTES;
   const theLimit = capped
     ? `the WebAssembly memory cap set with setMemoryLimit is ${bytesText(limit)}`
     : `no memory cap is set (setMemoryLimit): WebAssembly's own limit is ${bytesText(MAX_MEMORY_BYTES)}`;
   const destroy = 'destroy() what you no longer need';
   const act = capped ? `raise the cap with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity), or ${destroy}` : destroy;
-  let cause: string;
-  if (reason === 'host') {
-    cause = `${theLimit}, with ${bytesText(inUse)} in use, but the host refused to grow the memory past ${bytesText(size)}: ${destroy}, or give the process more memory`;
-  } else if (reason === 'fragmented') {
+  if (d.reason === 'host') {
+    return `${theLimit}, with ${bytesText(inUse)} in use, but the host refused to grow the memory past ${bytesText(core.memory.buffer.byteLength)}: ${destroy}, or give the process more memory`;
+  }
+  if (d.reason === 'fragmented') {
+    if (!atFailure) {
+      return `${theLimit}, with ${bytesText(inUse)} in use and ${bytesText(free)} free below it, but in pieces: when it failed, none of them could hold one of its blocks; ${act} (freed neighbours merge into larger pieces)`;
+    }
     // the pieces as they were when it failed, beside the blocks the operation held then (given
     // back since, they may have merged into larger ones)
     const block = core.heap_failed_block();
@@ -388,18 +404,14 @@ export function wasmOutOfMemory(what: string): OutOfMemoryError {
     const small = core.heap_failed_small_free();
     const pieces = largest === 0 ? 'no free piece of 4 KiB or more' : `the largest free piece held ${bytesText(largest)}`;
     const held = small === 0 ? '' : `; ${bytesText(small)} free held for blocks of other sizes under 4 KiB only`;
-    cause = `${theLimit}, with ${bytesText(inUse)} in use and ${bytesText(free)} free below it, but in pieces: when it failed, none of them could hold its block of ${bytesText(block)} (${pieces}${held}); ${act} (freed neighbours merge into larger pieces)`;
-  } else {
-    // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size while any of their
-    // blocks is alive: memory that held many small indexes, a few of them kept, can be free in
-    // name and still unusable for a large one.
-    const small = core.heap_small_bytes_free();
-    const held = small >= 64 * 1024 ? `, ${bytesText(small)} of that held for blocks under 4 KiB only (small indexes)` : '';
-    cause = `${theLimit}, with ${bytesText(inUse)} in use and only ${bytesText(free)} free below it${held}: ${act}`;
+    return `${theLimit}, with ${bytesText(inUse)} in use and ${bytesText(free)} free below it, but in pieces: when it failed, none of them could hold its block of ${bytesText(block)} (${pieces}${held}); ${act} (freed neighbours merge into larger pieces)`;
   }
-  const error = new OutOfMemoryError(`${what} asked for ${bytesText(requested)}; ${cause}`, { requested, reason, limit, free, inUse });
-  reported.set(error, { what, failure: core.heap_failures() });
-  return error;
+  // Blocks under 4 KiB are cut from 4 KiB blocks that serve only their size while any of their
+  // blocks is alive: memory that held many small indexes, a few of them kept, can be free in
+  // name and still unusable for a large one.
+  const small = core.heap_small_bytes_free();
+  const held = small >= 64 * 1024 ? `, ${bytesText(small)} of that held for blocks under 4 KiB only (small indexes)` : '';
+  return `${theLimit}, with ${bytesText(inUse)} in use and only ${bytesText(free)} free below it${held}: ${act}`;
 }
 
 /**
@@ -418,17 +430,20 @@ export function remeasured(e: unknown): unknown {
 }
 
 /**
- * The details of `e`, a failure reported again later (a rebuild refused until something that
- * could make it succeed changes), with the memory as it is now: what it needed, and `limit`,
- * `free` and `inUse` read again, so that `inUse` is memoryLimit().inUse where it is thrown; its
- * reason becomes 'limit' once less than it needed is free.
+ * `e`, a failure reported again later (`what` failed, e.g. a rebuild refused until something
+ * that could make it succeed changes, `why` it is not tried now), with the memory as it is now:
+ * what it needed, and `limit`, `free` and `inUse` read again, so that `inUse` is
+ * memoryLimit().inUse where it is thrown; its reason becomes 'limit' once less than it needed is
+ * free. The message says what the fields say, with what to do, as the first one did.
  * @internal
  */
-export function detailsNow(e: OutOfMemoryError): OutOfMemoryDetails {
+export function outOfMemoryAgain(what: string, e: OutOfMemoryError, why: string): OutOfMemoryError {
   const { limit, inUse } = memoryLimit();
   const free = core.heap_bytes_free();
-  const reason = e.reason === 'fragmented' && free < (e.requested ?? 0) ? 'limit' : e.reason;
-  return { requested: e.requested, reason, limit, free, inUse };
+  const requested = e.requested ?? 0;
+  const reason = (e.reason === 'fragmented' && free < requested ? 'limit' : e.reason) ?? 'limit';
+  const details = { requested, reason, limit, free, inUse };
+  return new OutOfMemoryError(`${what}: it needs ${bytesText(requested)}; ${memoryAdvice(details, false)}; ${why}`, details);
 }
 
 /** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */

@@ -303,6 +303,11 @@ describe('OutOfMemoryError fields', () => {
     )) as OutOfMemoryError;
     expect(refused).toBeInstanceOf(OutOfMemoryError);
     expect(refused.message).toContain('could not be rebuilt');
+    // its message says what its fields say, with what to do, as the first one's does
+    for (const bytes of [refused.requested, refused.limit, refused.free, refused.inUse]) {
+      expect(refused.message).toContain(`${bytes} bytes`);
+    }
+    expect(refused.message).toContain('raise the cap with setMemoryLimit(bytes)');
     expect(refused.inUse).toBe(memoryLimit().inUse);
     expect(refused.free! + refused.inUse!).toBe(refused.limit! - BOOKKEEPING);
     expect(refused.requested).toBe(e.requested);
