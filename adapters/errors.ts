@@ -206,7 +206,11 @@ export interface OutOfMemoryDetails {
   /**
    * Bytes the operation needed: the blocks it had taken before one could not be had (given back
    * since) plus that block — for a new index, all of its blocks. Blocks are powers of two of at
-   * least 16 bytes. Never less than the block that failed.
+   * least 16 bytes. Never less than the block that failed. For a load into a new sparse index
+   * that stopped part-way (a warm start or rebuild of an Allocator's index, Range restore or
+   * fromSnapshot), an estimate of the whole index, which the message calls one: what the load
+   * reached plus, for each address it had not loaded, what the index held per address loaded
+   * (16 bytes at least), so that a cap raised by `requested - free` is about enough.
    */
   readonly requested?: number | undefined;
   /** Why it could not get it. */

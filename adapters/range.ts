@@ -47,7 +47,7 @@ import { arrayLength, memberName, optionsObject, readMember } from './input.ts';
 import { inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
-import { loadInSlices, loadSlices, shuffled } from './sliced-load.ts';
+import { loadNewIndex, loadSlices, shuffled } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
 import { remeasured } from './wasm.ts';
 import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -837,7 +837,13 @@ export class Range implements RangeView {
       next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
       const index = next.index;
       // in slices where one batch does not fit beside the index: a failure drops the new index
-      loadInSlices(pairs, 2, (batch) => index.setMany(batch));
+      loadNewIndex(
+        next.kind,
+        pairs,
+        2,
+        (batch) => index.setMany(batch),
+        () => next!.destroy(),
+      );
       made = this.chooserOver(next.index); // over the new index; a cool-down starts with nothing held
     } catch (e) {
       next?.destroy();

@@ -13,6 +13,7 @@
 
 import { OutOfMemoryError } from './errors.ts';
 import { seededRandom } from './random.ts';
+import { remeasured } from './wasm.ts';
 
 /** Entries per slice when one batch does not fit (64 KiB of address words). */
 export const LOAD_SLICE = 4096;
@@ -32,6 +33,45 @@ export function loadInSlices(entries: Uint32Array, width: number, load: (batch: 
     if (!(e instanceof OutOfMemoryError) || entries.length <= LOAD_SLICE * width) throw e;
   }
   return loadSlices(shuffled(entries, width), width, load);
+}
+
+/**
+ * The fewest bytes per address a sparse index is counted to need, for the estimate of a load
+ * that ran out before the index held enough to measure: /64 addresses loaded in slices take
+ * about 11–15 B each, more as they grow in number; rounded up, so that a cap raised by
+ * `requested - free` tends to be enough.
+ */
+export const SPARSE_BYTES_PER_ADDRESS = 16;
+
+/**
+ * Loads `entries` (`width` u32 words each) into a new index with `load(batch)`, as loadInSlices
+ * does. When it runs out, drops the index (`drop`) and throws the OutOfMemoryError measured
+ * again (remeasured), its `requested` the whole index's need: for a sparse index, what the load
+ * reached (the index as it stood, given back, and the block it could not get) plus, for each
+ * entry it had not loaded, what the index held per entry loaded (SPARSE_BYTES_PER_ADDRESS at
+ * least) — an estimate, not the last piece only, so that raising the cap by `requested - free`
+ * is about enough. A dense index holds all of its bits from its creation, so its load needs only
+ * the batch's room, which it reached.
+ */
+export function loadNewIndex(
+  kind: 'dense' | 'sparse',
+  entries: Uint32Array,
+  width: number,
+  load: (batch: Uint32Array) => number,
+  drop: () => void,
+): number {
+  let loaded = 0;
+  try {
+    return loadInSlices(entries, width, (batch) => {
+      const added = load(batch);
+      loaded += batch.length / width;
+      return added;
+    });
+  } catch (e) {
+    drop();
+    const left = entries.length / width - loaded;
+    throw kind === 'sparse' ? remeasured(e, { loaded, left, perAddress: SPARSE_BYTES_PER_ADDRESS }) : remeasured(e);
+  }
 }
 
 /**

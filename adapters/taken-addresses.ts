@@ -48,7 +48,7 @@ import { FreeIndex, type IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
 import type { RandomSource } from './random.ts';
-import { loadInSlices } from './sliced-load.ts';
+import { loadNewIndex } from './sliced-load.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom, outOfMemoryAgain, remeasured } from './wasm.ts';
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
@@ -60,11 +60,17 @@ import type { IPFamily } from './types.ts';
 /**
  * Marks `n` addresses (`words`, four per address) taken in a new index: a warm start or a
  * rebuild, in one batch, or in slices where that batch does not fit under the memory cap beside
- * the index (loadInSlices). Throws OutOfMemoryError when a slice fails too (the index half
- * loaded: the caller drops it).
+ * the index (loadNewIndex). Throws OutOfMemoryError when a slice fails too, the index dropped
+ * and `requested` its whole need.
  */
 function loadInto(index: AddressSpace, words: Uint32Array, n: number): void {
-  loadInSlices(words.subarray(0, n * 4), 4, (batch) => index.setMany(batch, batch.length >>> 2));
+  loadNewIndex(
+    index.kind,
+    words.subarray(0, n * 4),
+    4,
+    (batch) => index.setMany(batch, batch.length >>> 2),
+    () => index.destroy(),
+  );
 }
 
 /**

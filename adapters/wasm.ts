@@ -351,7 +351,28 @@ const SHORTAGES: ReadonlyMap<number, MemoryShortage> = new Map([
 ]);
 
 /** What each error of wasmOutOfMemory was doing, and which failure of the core it reports (remeasured). */
-const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number }>();
+const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number; estimate: LoadEstimate | undefined }>();
+
+/**
+ * A load into a new index that ran out: the addresses it had loaded and those it had not
+ * (`left`), and the fewest bytes per address to count for those (`perAddress`). wasmOutOfMemory
+ * adds `left` times the larger of `perAddress` and what the index held per address loaded when
+ * it ran out to what the load reached, so that `requested` estimates the whole index's need.
+ * @internal
+ */
+export interface LoadEstimate {
+  readonly loaded: number;
+  readonly left: number;
+  readonly perAddress: number;
+}
+
+/** The bytes per address and in all that `estimate` adds to `reached` (the failing block in it). */
+function estimated(estimate: LoadEstimate | undefined, reached: number): { perAddress: number; bytes: number } {
+  if (estimate === undefined || estimate.left === 0) return { perAddress: 0, bytes: 0 };
+  const held = Math.max(0, reached - core.heap_failed_block()); // the index as it stood, given back since
+  const perAddress = Math.max(estimate.perAddress, estimate.loaded === 0 ? 0 : Math.ceil(held / estimate.loaded));
+  return { perAddress, bytes: perAddress * estimate.left };
+}
 
 /**
  * The OutOfMemoryError for a core call that found no memory while `what`: the bytes the whole
@@ -361,17 +382,27 @@ const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number }
  * less the core's own bookkeeping: call it once the failing call has given back what it took (a
  * buffer of the host's for it included), and, where the operation gives back more after that (an
  * allocateMany undoing its earlier takes, a new index dropped), measure again there with
- * remeasured().
+ * remeasured(). With `estimate` (a load into a new index that stopped part-way), `requested` is
+ * what the load reached plus the estimate's bytes, and the message says it is an estimate.
  * @internal
  */
-export function wasmOutOfMemory(what: string): OutOfMemoryError {
+export function wasmOutOfMemory(what: string, estimate?: LoadEstimate): OutOfMemoryError {
   const { limit, inUse } = memoryLimit();
-  const requested = core.heap_failed_bytes();
-  const reason = SHORTAGES.get(core.heap_failed_reason()) ?? 'limit';
+  const reached = core.heap_failed_bytes();
+  const more = estimated(estimate, reached);
+  const requested = reached + more.bytes;
   const free = core.heap_bytes_free();
+  // the core names 'fragmented' when what the failing call needed was free in all; the whole
+  // load's estimate may not be
+  const failed = SHORTAGES.get(core.heap_failed_reason()) ?? 'limit';
+  const reason = failed === 'fragmented' && free < requested ? 'limit' : failed;
   const details = { requested, reason, limit, free, inUse };
-  const error = new OutOfMemoryError(`${what} asked for ${bytesText(requested)}; ${memoryAdvice(details, true)}`, details);
-  reported.set(error, { what, failure: core.heap_failures() });
+  const asked =
+    more.bytes === 0
+      ? `asked for ${bytesText(requested)}`
+      : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not loaded)`;
+  const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
+  reported.set(error, { what, failure: core.heap_failures(), estimate });
   return error;
 }
 
@@ -418,15 +449,16 @@ function memoryAdvice(d: Required<OutOfMemoryDetails>, atFailure: boolean): stri
  * `e` measured again (wasmOutOfMemory) when it reports the core's last failure and its operation
  * has given back more since (what it took before the failing call, or a whole new index): so
  * that `requested` counts what it gave back and `inUse` and `free` are the memory as it left
- * it. Anything else — another error, or one whose failure a later one has replaced — is
- * returned as it is.
+ * it. With `estimate` (a load into a new index, dropped, that stopped part-way), `requested`
+ * adds the bytes of what it had not loaded. Anything else — another error, or one whose failure
+ * a later one has replaced — is returned as it is.
  * @internal
  */
-export function remeasured(e: unknown): unknown {
+export function remeasured(e: unknown, estimate?: LoadEstimate): unknown {
   if (!(e instanceof OutOfMemoryError)) return e;
   const of = reported.get(e);
   if (of === undefined || of.failure !== core.heap_failures()) return e;
-  return wasmOutOfMemory(of.what);
+  return wasmOutOfMemory(of.what, estimate ?? of.estimate);
 }
 
 /**

@@ -317,4 +317,49 @@ describe('OutOfMemoryError fields', () => {
     giveBack(held);
     setMemoryLimit(Infinity);
   });
+
+  /** The cap raised by `e.requested - e.free`, rounded up to a whole page: what code acting on the fields does. */
+  const raisedBy = (e: OutOfMemoryError) => e.limit! + Math.ceil((e.requested! - e.free!) / (64 * KiB)) * 64 * KiB;
+
+  it("the rebuild of an Allocator's index that runs out requests the whole index: a cap raised by requested - free is enough", async () => {
+    setMemoryLimit(Infinity);
+    const store = new MemoryStore();
+    const labels = allocatorLabels('IPv6');
+    const names = randomAddresses('fd04:1:1:2', 80_000, 6);
+    for (const name of names.slice(0, 20_000)) store.createSync({ name, labels, parentRef: null });
+    const allocator = new Allocator('fd04:1:1:2::/64', { store });
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(128 * KiB);
+    for (const name of names.slice(20_000)) store.createSync({ name, labels, parentRef: null });
+    const failed = (await allocator.allocateNext().then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as OutOfMemoryError;
+    expect(failed).toBeInstanceOf(OutOfMemoryError);
+    expect(failed.message).toContain('an estimate');
+    setMemoryLimit(raisedBy(failed));
+    await expect(allocator.allocateNext()).resolves.toMatch(/^fd04:1:1:2:/);
+    expect(allocator.validate().indexed).toBe(80_001);
+    allocator.destroy();
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
+
+  it('a Range built from a snapshot that runs out requests the whole index: a cap raised by requested - free is enough', () => {
+    setMemoryLimit(Infinity);
+    const source = new Range('fd05:1:1:2::/64');
+    source.loadMany(randomAddresses('fd05:1:1:2', 80_000, 7));
+    const snapshot = source.snapshot();
+    source.destroy();
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(128 * KiB);
+    const failed = thrownBy(() => Range.fromSnapshot(snapshot)) as OutOfMemoryError;
+    expect(failed).toBeInstanceOf(OutOfMemoryError);
+    setMemoryLimit(raisedBy(failed));
+    const range = Range.fromSnapshot(snapshot);
+    expect(range.used()).toBe(80_000);
+    range.destroy();
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
 });
