@@ -199,18 +199,20 @@ export type MemoryShortage = 'limit' | 'fragmented' | 'host';
 /**
  * What OutOfMemoryError reports of the memory when an operation of the core failed (creating an
  * index, marking or freeing an address, loading a batch), measured once the operation had given
- * back what it took, so that nothing it held is counted as in use; each field undefined when not
- * known.
+ * back what it took; each field undefined when not known. Its addresses are as they were, but a
+ * sparse index that grew for a Range's loadMany or allocateMany keeps the memory it grew into
+ * until destroy(): `inUse` counts it, and `requested` counts it as needed.
  */
 export interface OutOfMemoryDetails {
   /**
    * Bytes the operation needed: the blocks it had taken before one could not be had (given back
    * since) plus that block — for a new index, all of its blocks. Blocks are powers of two of at
-   * least 16 bytes. Never less than the block that failed. For a load into a new sparse index
-   * that stopped part-way (a warm start or rebuild of an Allocator's index, Range restore or
-   * fromSnapshot), an estimate of the whole index, which the message calls one: what the load
-   * reached plus, for each address it had not loaded, what the index held per address loaded
-   * (16 bytes at least), so that a cap raised by `requested - free` is about enough.
+   * least 16 bytes. Never less than the block that failed. For a load into a sparse index that
+   * stopped part-way (a warm start or rebuild of an Allocator's index; a Range's restore,
+   * fromSnapshot, loadMany, allocateMany), an estimate of the whole load, which the message calls
+   * one: what the load reached and the memory the index kept, plus, for each address it had not
+   * loaded, what the index held per address loaded (16 bytes at least), so that a cap raised by
+   * `requested - free` is about enough.
    */
   readonly requested?: number | undefined;
   /** Why it could not get it. */

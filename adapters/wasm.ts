@@ -354,24 +354,29 @@ const SHORTAGES: ReadonlyMap<number, MemoryShortage> = new Map([
 const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number; estimate: LoadEstimate | undefined }>();
 
 /**
- * A load into a new index that ran out: the addresses it had loaded and those it had not
- * (`left`), and the fewest bytes per address to count for those (`perAddress`). wasmOutOfMemory
- * adds `left` times the larger of `perAddress` and what the index held per address loaded when
- * it ran out to what the load reached, so that `requested` estimates the whole index's need.
+ * A load into an index that ran out: the addresses it had loaded and those it had not (`left`),
+ * the fewest bytes per address to count for those (`perAddress`), and, for a live index whose
+ * addresses were taken back, the bytes it grew into and kept (`kept`, 0 for a new index, dropped).
+ * wasmOutOfMemory adds `kept`, and `left` times the larger of `perAddress` and what the index
+ * held per address loaded when it ran out, to what the load reached, so that `requested`
+ * estimates the whole load's need.
  * @internal
  */
 export interface LoadEstimate {
   readonly loaded: number;
   readonly left: number;
   readonly perAddress: number;
+  readonly kept?: number;
 }
 
 /** The bytes per address and in all that `estimate` adds to `reached` (the failing block in it). */
 function estimated(estimate: LoadEstimate | undefined, reached: number): { perAddress: number; bytes: number } {
-  if (estimate === undefined || estimate.left === 0) return { perAddress: 0, bytes: 0 };
-  const held = Math.max(0, reached - core.heap_failed_block()); // the index as it stood, given back since
+  if (estimate === undefined) return { perAddress: 0, bytes: 0 };
+  const kept = estimate.kept ?? 0;
+  // what the load had grown the index by when it ran out: given back since, or kept
+  const held = Math.max(0, reached - core.heap_failed_block()) + kept;
   const perAddress = Math.max(estimate.perAddress, estimate.loaded === 0 ? 0 : Math.ceil(held / estimate.loaded));
-  return { perAddress, bytes: perAddress * estimate.left };
+  return { perAddress, bytes: kept + perAddress * estimate.left };
 }
 
 /**
@@ -400,10 +405,16 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate): OutOfMem
   const asked =
     more.bytes === 0
       ? `asked for ${bytesText(requested)}`
-      : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not loaded)`;
+      : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not loaded)`;
   const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
   reported.set(error, { what, failure: core.heap_failures(), estimate });
   return error;
+}
+
+/** The part of an estimate's message on the memory a live index grew into and kept. */
+function kept(estimate: LoadEstimate): string {
+  const bytes = estimate.kept ?? 0;
+  return bytes === 0 ? '' : `, the ${bytesText(bytes)} the index grew into, which it keeps with its addresses as they were`;
 }
 
 /**

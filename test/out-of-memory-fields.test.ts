@@ -186,7 +186,8 @@ describe('OutOfMemoryError fields', () => {
     // the blocks it had taken (given back since) and the one it could not get: more than is free
     expect(e.reason).toBe('limit');
     expect(e.requested!).toBeGreaterThan(e.free!);
-    expect(e.message).toContain(`asked for ${e.requested} bytes`);
+    expect(e.message).toContain(`needs about ${e.requested} bytes`);
+    expect(e.message).toContain('an estimate');
     range.destroy();
     giveBack(held);
     setMemoryLimit(Infinity);
@@ -229,8 +230,9 @@ describe('OutOfMemoryError fields', () => {
     expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
     // the pages the slices had taken count, not only the block that failed
     expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
-    expect(e.requested!).toBeLessThan(512 * KiB); // the one batch's buffer, which the slices never needed, is not named
-    expect(e.message).toContain(`asked for ${e.requested} bytes`);
+    // an estimate of the whole load (the one batch's buffer, which the slices never needed, not in it)
+    expect(e.message).toContain(`needs about ${e.requested} bytes`);
+    expect(e.message).toContain('an estimate');
     range.destroy();
     giveBack(held);
     setMemoryLimit(Infinity);
@@ -358,6 +360,28 @@ describe('OutOfMemoryError fields', () => {
     setMemoryLimit(raisedBy(failed));
     const range = Range.fromSnapshot(snapshot);
     expect(range.used()).toBe(80_000);
+    range.destroy();
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
+
+  it('a loadMany that runs out keeps its addresses as they were and requests what the index grew into too: a cap raised by requested - free is enough', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd05:1:1:3::/64');
+    const names = randomAddresses('fd05:1:1:3', 100_000, 8);
+    range.loadMany(names.slice(0, 20_000));
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(512 * KiB);
+    const inUse = memoryLimit().inUse;
+    const failed = thrownBy(() => range.loadMany(names.slice(20_000))) as OutOfMemoryError;
+    expect(failed).toBeInstanceOf(OutOfMemoryError);
+    expect(range.used()).toBe(20_000);
+    // the pages the index grew into stay with it, and count as in use and as needed
+    const kept = memoryLimit().inUse - inUse;
+    expect(failed.inUse).toBe(memoryLimit().inUse);
+    expect(failed.requested!).toBeGreaterThan(kept);
+    setMemoryLimit(raisedBy(failed));
+    expect(range.loadMany(names.slice(20_000))).toBe(80_000);
     range.destroy();
     giveBack(held);
     setMemoryLimit(Infinity);
