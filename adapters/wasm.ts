@@ -405,7 +405,7 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate): OutOfMem
   const asked =
     more.bytes === 0
       ? `asked for ${bytesText(requested)}`
-      : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not loaded)`;
+      : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not reached)`;
   const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
   reported.set(error, { what, failure: core.heap_failures(), estimate });
   return error;
