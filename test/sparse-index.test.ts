@@ -655,6 +655,34 @@ describe('sparse index', () => {
     );
   });
 
+  it('a key looked up in singles that bulk loads then replaced is found in singles built later in the same blocks', () => {
+    // The singles remember the place of the last key looked up, per set. A bulk load builds fresh
+    // singles and frees the old ones, whose blocks a later bulk load may get back: what was
+    // remembered of the freed set must not answer for the set built there. Bulk loads between
+    // the lookup and the one that adds x: 0 to 3, so that one of them builds in the first blocks.
+    const x = 1n << 40n;
+    for (let loads = 0; loads < 4; loads++) {
+      const ix = sparse(MAX_N);
+      try {
+        const has = (y: bigint): boolean => ix.has(hiOf(y), loOf(y));
+        expect(ix.set(hiOf(x + 100n), loOf(x + 100n))).toBe(true); //  a node, so a lookup looks
+        expect(has(x)).toBe(false);
+        //  64 offsets or more: a bulk load (fewer are set one by one)
+        const load = (from: bigint, ys: bigint[]): void => {
+          const batch = [...ys, ...Array.from({ length: 64 }, (_, i) => from + 2n * BigInt(i))];
+          expect(ix.setMany(pairsOf(batch))).toBe(batch.length);
+        };
+        for (let i = 0; i < loads; i++) load(x + 1000n * BigInt(i + 1), []);
+        load(x + 10_000n, [x]);
+        expect(has(x), `after ${loads} other loads`).toBe(true);
+        expect(ix.set(hiOf(x), loOf(x))).toBe(false);
+        expect(ix.validate()).toBe(0);
+      } finally {
+        destroy(ix);
+      }
+    }
+  });
+
   it('singles set past the span a node was fitted to, and between its keys (joining them into runs), agree with the model', () => {
     // a bulk-built node fitted to 3,000 keys two apart; then keys beyond its last one (they pile
     // into the slots after it, then force a refit) and odd offsets between two singles (a run of 3)
