@@ -785,8 +785,8 @@ export class TakenAddresses {
   // per allocateNext + release on a store with synchronous operations — takes a short path in
   // onAdd and onDelete: what addEvent and deleteEvent do for it, without searching the ops or
   // settling others. Kept that small, onAdd and onDelete are inlined where the store delivers
-  // (an allocateNext + release on a MemoryStore ≈ 9 % less CPU); every other event goes on to
-  // addEvent and deleteEvent, which handle any event.
+  // (measured: a MemoryStore's allocateNext + release costs less CPU, see the commit that made
+  // it); every other event goes on to addEvent and deleteEvent, which handle any event.
 
   private onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     if (this.closed) return;
