@@ -49,7 +49,7 @@ import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } fr
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { loadNewIndex, loadSlices, SPARSE_BYTES_PER_ADDRESS, shuffled } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
-import { memoryLimit, remeasured } from './wasm.ts';
+import { bytesInUse, remeasured } from './wasm.ts';
 import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
@@ -553,7 +553,7 @@ export class Range implements RangeView {
     const cooling = this.cooling;
     const returns = cooling === null ? null : this.callReturns(cooling);
     cooling?.record(returns);
-    const inUse = memoryLimit().inUse; // what the index grows into is not given back by the undo
+    const inUse = bytesInUse(); // what the index grows into is not given back by the undo
     let i = 0;
     try {
       for (; i < n; i++) {
@@ -587,7 +587,7 @@ export class Range implements RangeView {
       }
       // what it gave back counts as needed, and as free; on a sparse index, so do the pages it
       // grew into and keeps, and an estimate for the addresses it had not taken
-      const kept = Math.max(0, memoryLimit().inUse - inUse);
+      const kept = Math.max(0, bytesInUse() - inUse);
       throw space?.kind === 'sparse'
         ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept })
         : remeasured(e);
@@ -664,7 +664,7 @@ export class Range implements RangeView {
       if (!(e instanceof OutOfMemoryError)) throw e;
     }
     const fresh = shuffled(unmarked(index, pairs), 2);
-    const inUse = memoryLimit().inUse; // what the index grows into is not given back by the undo
+    const inUse = bytesInUse(); // what the index grows into is not given back by the undo
     let done = 0; // offsets of `fresh` the calls so far marked (or found marked: a repeat)
     try {
       // in slices at once: the one batch ran out above, and the same entries less those marked
@@ -686,7 +686,7 @@ export class Range implements RangeView {
       // undo left it and `requested` estimates the whole load — what the slices before it took,
       // the pages the index grew into and keeps, and the offsets not loaded (the one batch's
       // error named a buffer the slices never needed, and the memory before they ran).
-      const kept = Math.max(0, memoryLimit().inUse - inUse);
+      const kept = Math.max(0, bytesInUse() - inUse);
       const left = fresh.length / 2 - done;
       throw index.kind === 'sparse' ? remeasured(e, { loaded: done, left, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }) : remeasured(e);
     }

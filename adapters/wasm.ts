@@ -500,6 +500,15 @@ function bytesText(n: number): string {
 }
 
 /**
+ * Bytes in use (memoryLimit().inUse) read alone: one call into the core, without the object and
+ * the other reads of memoryLimit(), for a caller that reads it on every call of its own.
+ * @internal
+ */
+export function bytesInUse(): number {
+  return core.heap_bytes_in_use();
+}
+
+/**
  * Bytes the core could still hand out without the cap being raised: the cap less the bytes in
  * use (free blocks plus room to grow). An upper bound — fragmentation, or a host that refuses to
  * grow, may leave less usable — that rises only when the cap is raised or memory is freed. O(1).
