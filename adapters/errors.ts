@@ -212,7 +212,8 @@ export interface OutOfMemoryDetails {
    * fromSnapshot, loadMany, allocateMany), an estimate of the whole load, which the message calls
    * one: what the load reached and the memory the index kept, plus, for each address it had not
    * loaded, what the index held per address loaded (16 bytes at least), so that a cap raised by
-   * `requested - free` is about enough.
+   * `requested - free` (rounded up to 64 KiB, as setMemoryLimit takes it) should let the same call
+   * through: it errs high, many times over for runs of neighbouring addresses.
    */
   readonly requested?: number | undefined;
   /** Why it could not get it. */
