@@ -351,7 +351,7 @@ const SHORTAGES: ReadonlyMap<number, MemoryShortage> = new Map([
 ]);
 
 /** What each error of wasmOutOfMemory was doing, and which failure of the core it reports (remeasured). */
-const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number; estimate: LoadEstimate | undefined }>();
+const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number; estimate: LoadEstimate | undefined; about: boolean }>();
 
 /**
  * A load into an index that ran out: the addresses it had loaded and those it had not (`left`),
@@ -407,7 +407,7 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate): OutOfMem
       ? `asked for ${bytesText(requested)}`
       : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not reached)`;
   const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
-  reported.set(error, { what, failure: core.heap_failures(), estimate });
+  reported.set(error, { what, failure: core.heap_failures(), estimate, about: more.bytes !== 0 });
   return error;
 }
 
@@ -486,7 +486,9 @@ export function outOfMemoryAgain(what: string, e: OutOfMemoryError, why: string)
   const requested = e.requested ?? 0;
   const reason = (e.reason === 'fragmented' && free < requested ? 'limit' : e.reason) ?? 'limit';
   const details = { requested, reason, limit, free, inUse };
-  return new OutOfMemoryError(`${what}: it needs ${bytesText(requested)}; ${memoryAdvice(details, false)}; ${why}`, details);
+  // an estimate stays one when it is reported again
+  const needs = reported.get(e)?.about === true ? 'about ' : '';
+  return new OutOfMemoryError(`${what}: it needs ${needs}${bytesText(requested)}; ${memoryAdvice(details, false)}; ${why}`, details);
 }
 
 /** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */

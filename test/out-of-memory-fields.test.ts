@@ -310,6 +310,9 @@ describe('OutOfMemoryError fields', () => {
       expect(refused.message).toContain(`${bytes} bytes`);
     }
     expect(refused.message).toContain('raise the cap with setMemoryLimit(bytes)');
+    // an estimate, as the failed rebuild's message said
+    expect(e.message).toContain(`needs about ${refused.requested} bytes`);
+    expect(refused.message).toContain(`it needs about ${refused.requested} bytes`);
     expect(refused.inUse).toBe(memoryLimit().inUse);
     expect(refused.free! + refused.inUse!).toBe(refused.limit! - BOOKKEEPING);
     expect(refused.requested).toBe(e.requested);
