@@ -424,7 +424,7 @@ function kept(estimate: LoadEstimate): string {
  * too small (with `atFailure`, the core's record of the failure just reported: which pieces
  * there were), or a host that refused to grow the memory.
  */
-function memoryAdvice(d: Required<OutOfMemoryDetails>, atFailure: boolean): string {
+function memoryAdvice(d: { reason: MemoryShortage; limit: number; inUse: number; free: number }, atFailure: boolean): string {
   const { limit, inUse, free } = d;
   const capped = limit < MAX_MEMORY_BYTES;
   const theLimit = capped
