@@ -50,7 +50,7 @@ import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.t
 import type { RandomSource } from './random.ts';
 import { loadNewIndex } from './sliced-load.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
-import { memoryHeadroom, outOfMemoryAgain, remeasured } from './wasm.ts';
+import { memoryHeadroom, outOfMemoryAgain, remeasured, wasmOutOfMemory } from './wasm.ts';
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
@@ -187,11 +187,12 @@ export class TakenAddresses {
   /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
   private stale = false;
   /**
-   * allocateNext calls running, and a cool-down's hold of a released address (beginUse() to
-   * endUse()). Their takes from the index, and the hold's expiries, call code of the caller's (a
-   * random source's draw, a strategy's choice, a cool-down's clock) that may write to the store
-   * and so drop the index. While any runs, a drop marks it stale only: a take reads the index as
-   * it was (a mark it missed costs a collision at most), and the last user's endUse() frees it.
+   * allocateNext calls running, a cool-down's hold of a released address, and a rebuild's
+   * forRange (beginUse() to endUse()). Their takes from the index, the hold's expiries and the
+   * forRange call code of the caller's (a random source's draw, a strategy's choice, a
+   * cool-down's clock) that may write to the store and so drop the index. While any runs, a drop
+   * marks it stale only: a take reads the index as it was (a mark it missed costs a collision at
+   * most), and the last user's endUse() frees it.
    */
   private users = 0;
   /**
@@ -1015,11 +1016,54 @@ export class TakenAddresses {
       }
       throw e;
     }
+    if (this.driver === null) {
+      this.index = index;
+      this.stale = false;
+      return;
+    }
+    this.askOver(this.driver, index);
+  }
+
+  /**
+   * The last step of a rebuild: the strategy's chooser over the new, loaded `index` (a cool-down's
+   * held addresses are free again). Its forRange may run code of the caller's that writes to the
+   * store, so the new index takes the events from here — an event ignored while stale would be
+   * missing from an index that is then trusted: a record created meanwhile offered again, one
+   * deleted meanwhile never offered. Until the new chooser is in place no cool-down holds: a
+   * release clears its bit (the old queue serves the old index). A forRange that throws, or an
+   * event it caused that ran out of WASM memory (OutOfMemoryError), leaves the index stale and
+   * the new one freed, as before the rebuild: the next allocation tries again.
+   */
+  private askOver(driver: StrategyDriver, index: AddressSpace): void {
+    const before = { index: this.index, cooling: this.cooling };
     this.index = index;
-    // over the new index (a cool-down's held addresses are free again); a strategy's forRange may
-    // throw: then still stale, and the next allocation tries again
-    if (this.driver !== null) this.useChooser(this.driver.over(index.index));
+    this.cooling = null;
     this.stale = false;
+    this.beginUse(); // an event out of memory only marks it stale: forRange may read it to its end
+    let made: ChooserOver;
+    try {
+      made = driver.over(index.index);
+    } catch (e) {
+      this.endUse();
+      this.undoRebuild(before);
+      throw remeasured(e); // the new index, dropped, counts as given back
+    }
+    this.endUse();
+    if (this.stale) {
+      this.undoRebuild(before);
+      throw wasmOutOfMemory(
+        `rebuilding the index of ${this.prefix.cidr} (marking an address written to the store while its strategy's forRange() ran)`,
+      );
+    }
+    this.useChooser(made);
+  }
+
+  /** A rebuild that failed after loading the new index: stale, as before it, the new index freed. */
+  private undoRebuild(before: { index: AddressSpace | null; cooling: CoolingQueue | null }): void {
+    this.index!.destroy(); // idempotent
+    this.index = before.index;
+    this.cooling = before.cooling;
+    this.stale = true;
   }
 
   // ── checks and lifecycle ──────────────────────────────────────────────────────────────────

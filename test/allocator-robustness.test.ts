@@ -364,6 +364,94 @@ describe('a MetaAllocator destroyed from a range’s forRange while its index is
   });
 });
 
+describe('store writes while a rebuild asks the strategy again (its forRange)', () => {
+  // A rebuild of an index that fell behind (out of memory) loads the cache, then asks the
+  // strategy for a chooser over the new index: forRange may run code that writes to the store.
+  // Those writes' events must reach the new index, which is trusted from then on.
+  const labels = allocatorLabels('IPv6');
+
+  /**
+   * An allocator choosing the lowest free address, holding its first four, whose index fell
+   * behind for lack of memory (another writer's records, each a run of its own); `duringForRange`
+   * runs once inside the next forRange.
+   */
+  async function fallenBehind() {
+    const store = new MemoryStore();
+    const hooks: { duringForRange: (() => void) | null } = { duringForRange: null };
+    const strategy: AllocationStrategy = {
+      name: 'lowest-free, with a hook in forRange',
+      forRange(view) {
+        const hook = hooks.duringForRange;
+        hooks.duringForRange = null;
+        hook?.();
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    const a = new Allocator('2001:db8:6::/64', { store, random: seededRandom(5), index: 'sparse', strategy });
+    const held: string[] = [];
+    for (let i = 0; i < 5; i++) held.push(await a.allocateNext());
+    const fifth = held.pop()!; // the lowest free address from here
+    await a.release(fifth);
+    const hog = exhaustMemory();
+    let written = 0;
+    try {
+      while (written === 0 || a.validate().indexed !== 0) {
+        for (let k = 0; k < 100; k++, written++)
+          store.createSync({ name: `2001:db8:6::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
+        expect(written).toBeLessThan(100_000);
+      }
+    } finally {
+      release(hog);
+    }
+    return { store, a, hooks, held, fifth, written, dropped: core.heap_bytes_in_use() };
+  }
+
+  it('a release by another writer meanwhile is offered again', async () => {
+    const { store, a, hooks, held, written } = await fallenBehind();
+    hooks.duringForRange = () => store.deleteSync(held[1]!);
+    const ip = await a.allocateNext(); // rebuilt first
+    expect(hooks.duringForRange).toBe(null); // forRange ran during the rebuild
+    expect(ip).toBe(held[1]); // the lowest free address: its bit was cleared
+    expect(a.validate().indexed).toBe(written + 4);
+    a.destroy();
+  });
+
+  it('a create by another writer meanwhile is marked taken: never offered, the index agrees with the cache', async () => {
+    const { store, a, hooks, fifth, written } = await fallenBehind();
+    const createSync = store.createSync.bind(store);
+    hooks.duringForRange = () => createSync({ name: fifth, labels, parentRef: null });
+    const tried: string[] = []; // the allocator's creates
+    store.sync!.createSync = (r) => {
+      tried.push(r.name);
+      return createSync(r);
+    };
+    await a.allocate('2001:db8:6::7'); // a static allocation rebuilds first too
+    expect(hooks.duringForRange).toBe(null);
+    expect(a.validate().indexed).toBe(written + 4 + 1 + 1);
+    const ip = await a.allocateNext();
+    expect(ip).not.toBe(fifth);
+    expect(tried).toEqual(['2001:db8:6::7', ip]); // no create of the other writer's address (a collision)
+    a.destroy();
+  });
+
+  it('a forRange that throws: the call fails with its error, the new index is freed, and the next call rebuilds', async () => {
+    const { store, a, hooks, held, written, dropped } = await fallenBehind();
+    const boom = new Error('forRange failed');
+    hooks.duringForRange = () => {
+      throw boom;
+    };
+    // a static allocation (no allocateNext running, whose end would free a dropped index)
+    expect(await rejection(a.allocate('2001:db8:6::7'))).toBe(boom);
+    expect(store.getSync('2001:db8:6::7')).toBe(undefined);
+    expect(core.heap_bytes_in_use()).toBe(dropped); // nothing held while it waits to be rebuilt
+    expect(a.validate().indexed).toBe(0); // still waiting
+    const ip = await a.allocateNext();
+    expect(held).not.toContain(ip);
+    expect(a.validate().indexed).toBe(written + 5);
+    a.destroy();
+  });
+});
+
 describe('out of WASM memory while an allocateNext waits for the store', () => {
   it('a rebuild that fails under it: its next candidate fails with OutOfMemoryError, and with memory back it goes on', async () => {
     const gated = new GatedStore();
