@@ -50,6 +50,7 @@ import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
 import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer, tellDeleteError } from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { type Collisions, copy4, type Op, TakenAddresses } from './taken-addresses.ts';
+import { remeasured } from './wasm.ts';
 import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
@@ -151,7 +152,7 @@ export class Allocator implements IPAllocator, Disposable {
       if (strategy !== STRATEGIES.upstream) this.taken.useStrategy(strategy, this.random);
     } catch (e) {
       this.taken.destroy();
-      throw e;
+      throw remeasured(e); // the index, dropped, counts as given back (a strategy's forRange that ran out)
     }
     if (metrics !== null) {
       this.shared.metrics = metrics;

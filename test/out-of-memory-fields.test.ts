@@ -10,6 +10,7 @@ import { OutOfMemoryError } from '../adapters/errors.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { seededRandom } from '../adapters/random.ts';
+import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
@@ -319,6 +320,28 @@ describe('OutOfMemoryError fields', () => {
     expect(refused.reason).toBe(refused.free! < refused.requested! ? 'limit' : e.reason);
     other.destroy();
     allocator.destroy();
+    giveBack(held);
+    setMemoryLimit(Infinity);
+  });
+
+  it("an Allocator whose strategy's forRange runs out at construction reports the memory once its index is dropped", () => {
+    setMemoryLimit(roomyCap());
+    const held = holdAllBut(256 * KiB);
+    const inUse = memoryLimit().inUse;
+    // a strategy of your own that makes a large index of its own (512 KiB) for each range
+    const strategy: AllocationStrategy = {
+      name: 'with a large index of its own',
+      forRange(view) {
+        new Range('10.64.0.0/10', { indexKind: 'dense' });
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    // the allocator's own index (a dense /16, in a block of its own) is made, then dropped
+    const e = thrownBy(() => new Allocator('10.9.0.0/16', { strategy })) as OutOfMemoryError;
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    expect(memoryLimit().inUse).toBe(inUse);
+    expect(e.inUse).toBe(inUse);
+    expect(e.free! + e.inUse!).toBe(e.limit! - BOOKKEEPING);
     giveBack(held);
     setMemoryLimit(Infinity);
   });
