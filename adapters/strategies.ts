@@ -526,6 +526,7 @@ export function guardedStrategy(strategy: AllocationStrategy, guard: <T>(call: (
  */
 export class ChooserCalls {
   private active = false;
+  private holding = false;
 
   /** `refusal`: the message of the InvalidArgumentError for a call from inside. */
   constructor(private readonly refusal: () => string) {}
@@ -611,12 +612,23 @@ export class ChooserCalls {
    */
   hold(cooling: CoolingQueue, hi: number, lo: number): void {
     const was = this.active;
+    const wasHolding = this.holding;
     this.active = true;
+    this.holding = true;
     try {
       cooling.hold(hi, lo);
     } finally {
       this.active = was;
+      this.holding = wasHolding;
     }
+  }
+
+  /**
+   * True while hold() runs: the owner is in the middle of a release (for an Allocator, of the
+   * store event that tells it), which its checks must not take for a disagreement.
+   */
+  get isHolding(): boolean {
+    return this.holding;
   }
 
   /**

@@ -43,7 +43,7 @@
 // 3. A successful create whose add event has not come is marked again and stays pending: an old
 //    delete event may have cleared the reservation; once the cache reported it, events are the truth.
 import { type Family, formatAddr, isCanonical } from './address.ts';
-import { type ErrFull, OutOfMemoryError } from './errors.ts';
+import { type ErrFull, InvalidArgumentError, OutOfMemoryError } from './errors.ts';
 import { FreeIndex, type IndexKind } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { hasAllocatorLabels, labelledChange, parseRecordName } from './records.ts';
@@ -1073,6 +1073,14 @@ export class TakenAddresses {
    * first disagreement (see Allocator.validate). Returns the number of addresses marked taken.
    */
   validate(cidr: string): { indexed: number } {
+    // The clock, read as a release starts a hold, runs in the middle of the store event that
+    // tells of it (its bit not yet held, used() not yet counted down), and events of the writes it
+    // makes wait behind that one: what is kept here and the cache disagree until it ends.
+    if (this.strategyCalls.isHolding) {
+      throw new InvalidArgumentError(
+        `Allocator ${cidr}: validate() cannot check the allocator from inside a cool-down's clock read as a release starts a hold: the store event of that release is then still being applied`,
+      );
+    }
     const index = this.index;
     const fresh = index !== null && !this.stale;
     if (fresh) {
