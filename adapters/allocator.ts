@@ -83,6 +83,17 @@ const BAND_CHOSEN = 2;
 
 /** Shared promises for the synchronous path. */
 const RESOLVED: Promise<void> = Promise.resolve();
+/**
+ * cidr, ipFamily and store are read-only at run time too, not only in the types: a store
+ * assigned under a live allocator would leave the addresses it handed out in the old one, free
+ * to be handed out again.
+ */
+const READ_ONLY: PropertyDescriptorMap = {
+  cidr: { writable: false, configurable: false },
+  ipFamily: { writable: false, configurable: false },
+  store: { writable: false, configurable: false },
+};
+
 const TRUE: Promise<boolean> = Promise.resolve(true);
 const FALSE: Promise<boolean> = Promise.resolve(false);
 
@@ -139,6 +150,7 @@ export class Allocator implements IPAllocator, Disposable {
     this.ipFamily = p.family;
     this.fam = p.version;
     this.store = storeOption(opts.store);
+    Object.defineProperties(this, READ_ONLY);
     this.cache = this.store.cache;
     const random = randomOption(opts.random);
     const strategy = strategyOption(opts.strategy);

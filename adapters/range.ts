@@ -200,6 +200,12 @@ export class Range implements RangeView {
     this.sizeHi = prefix.sizeHi;
     this.sizeLo = prefix.sizeLo;
     this.size = prefix.size;
+    // read-only at run time too, not only in the types: what a Range answers follows its prefix
+    Object.defineProperties(this, {
+      cidr: { writable: false, configurable: false },
+      ipFamily: { writable: false, configurable: false },
+      size: { writable: false, configurable: false },
+    });
     this.empty = prefix.isEmpty;
     this.kindOption = opts.indexKind;
     this.space = AddressSpace.of(prefix, opts.indexKind, 'bitmap');

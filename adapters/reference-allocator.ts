@@ -186,6 +186,12 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
     this.store = storeOption(opts.store);
+    // read-only at run time too, as the Allocator's (allocator.ts READ_ONLY)
+    Object.defineProperties(this, {
+      cidr: { writable: false, configurable: false },
+      ipFamily: { writable: false, configurable: false },
+      store: { writable: false, configurable: false },
+    });
     this.random = this.drawCalls.guardRandom(randomOption(opts.random));
     const watcher: StoreWatcher = allocatorWatcher({
       onAdd: (r) => {

@@ -1960,3 +1960,39 @@ describe('destroy() through a wrapper made with Object.create(allocator)', () =>
     a.destroy();
   });
 });
+
+describe('cidr, ipFamily, store and size cannot be reassigned (README: Allocator)', () => {
+  it("an Allocator's store assigned from JavaScript throws, and the store's records stay the ones it knows", async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.0.0.0/30', { store });
+    const held = await a.allocateNext();
+    expect(() => {
+      (a as { store: Store }).store = new MemoryStore();
+    }).toThrow(TypeError);
+    expect(a.store).toBe(store);
+    // a second allocator on the store it was built with sees the address as taken
+    const b = new Allocator('10.0.0.0/30', { store });
+    await expect(b.allocate(held)).rejects.toThrow(ErrAllocated);
+    const next = await b.allocateNext();
+    expect(next).not.toBe(held);
+    a.destroy();
+    b.destroy();
+  });
+
+  it.each([
+    ['Allocator', () => new Allocator('10.0.0.0/30'), ['cidr', 'ipFamily', 'store']],
+    ['ReferenceAllocator', () => new ReferenceAllocator('10.0.0.0/30'), ['cidr', 'ipFamily', 'store']],
+    ['Range', () => new Range('10.0.0.0/30'), ['cidr', 'ipFamily', 'size']],
+  ] as const)('%s: %j are read-only and not redefinable', (_, make, keys) => {
+    const x = make() as unknown as Record<string, unknown> & { destroy(): void };
+    for (const key of keys) {
+      const before = x[key];
+      expect(() => {
+        x[key] = 'fd00::/64';
+      }).toThrow(TypeError);
+      expect(() => Object.defineProperty(x, key, { value: 1 })).toThrow(TypeError);
+      expect(x[key]).toBe(before);
+    }
+    x.destroy();
+  });
+});
