@@ -46,7 +46,7 @@ export class RecordRouter implements RecordFeed {
   /** Replays since the last event: the one sortingReplay names sorts. */
   private replays = 0;
   private readonly words = new Uint32Array(4);
-  /** Set by close(): events are ignored from then on. */
+  /** Set by close(): every event (add, delete, re-list) is ignored from then on. */
   private closed = false;
 
   constructor(private readonly fam: Family) {}
@@ -116,6 +116,7 @@ export class RecordRouter implements RecordFeed {
   }
 
   onDelete(r: IPAddressRecord): void {
+    if (this.closed) return;
     const to = this.route(r.name);
     if (to === null) return;
     this.records.delete(r.name);
@@ -133,6 +134,7 @@ export class RecordRouter implements RecordFeed {
 
   /** A re-list concerns every watcher. */
   onResync(): void {
+    if (this.closed) return;
     let failures: Failure[] | null = null;
     for (const held of this.table.all()) {
       try {

@@ -160,6 +160,24 @@ describe('RecordRouter', () => {
     expect(w.heard).toEqual([]);
   });
 
+  // Regression: close() stopped adds only; a watcher still held (a range whose destroy waits for
+  // its strategy to return) went on hearing deletes and re-lists after it.
+  it('close(): a watcher still held hears no event after it, neither an add, a delete nor a re-list', () => {
+    const router = new RecordRouter(4);
+    const heard: string[] = [];
+    router.subscribe(Prefix.parse('10.0.0.0/24'), {
+      onAdd: (r) => heard.push(`+${r.name}`),
+      onDelete: (r) => heard.push(`-${r.name}`),
+      onResync: () => heard.push('resync'),
+    });
+    router.onAdd(rec('10.0.0.5'), undefined);
+    router.close();
+    router.onAdd(rec('10.0.0.6'), undefined);
+    router.onDelete(rec('10.0.0.5'));
+    router.onResync();
+    expect(heard).toEqual(['+10.0.0.5']);
+  });
+
   it('a destroyed MetaAllocator keeps no record alive through its router', async () => {
     const store = new MemoryStore();
     const source = new InMemoryServiceCIDRs();
