@@ -100,7 +100,7 @@ import {
 import { RecordRouter } from './record-router.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
-import { memoryHeadroom } from './wasm.ts';
+import { memoryHeadroom, outOfMemoryAgain } from './wasm.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
 export const RANGE_POLICIES: readonly RangePolicy[] = Object.freeze(['upstream', 'ordered', 'weighted']);
@@ -753,11 +753,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return null;
   }
 
-  /** OutOfMemoryError for a call a range not built for lack of memory (`cidr`) would have served. */
+  /**
+   * OutOfMemoryError for a call a range not built for lack of memory (`cidr`) would have served:
+   * what its build needed (`reason`), with the memory measured now (outOfMemoryAgain) — not as the
+   * build found it, which may be many calls and indexes ago.
+   */
   private starvedError(cidr: string, reason: OutOfMemoryError, what: string): OutOfMemoryError {
-    return new OutOfMemoryError(
-      `${what}, and the range ${cidr} could not be built for lack of WASM memory (${reason.message.replace(/^out of memory: /, '')}); a later call builds it once memory is freed, the cap is raised or its records drop`,
+    return outOfMemoryAgain(
+      `${what}, and the range ${cidr} could not be built for lack of WASM memory`,
       reason,
+      'a later call builds it once memory is freed, the cap is raised or its records drop',
     );
   }
 

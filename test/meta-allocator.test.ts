@@ -2145,7 +2145,20 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
       const next = await rejection(meta.allocateNext());
       expect(next).toBeInstanceOf(OutOfMemoryError);
       expect((next as Error).message).toContain('10.0.0.0/24 could not be built for lack of WASM memory');
-      expect({ ...(next as OutOfMemoryError) }).toMatchObject(SHORTAGE); // what the range's build asked for, and what stood in its way
+      // what the range's build asked for, with the memory as it is when the error is made, not as
+      // the build found it (SHORTAGE's limit, free and inUse)
+      const now = memoryLimit();
+      expect({ ...(next as OutOfMemoryError) }).toMatchObject({
+        requested: SHORTAGE.requested,
+        reason: 'limit',
+        limit: now.limit,
+        inUse: now.inUse,
+      });
+      expect([now.inUse, now.limit]).not.toEqual([SHORTAGE.inUse, SHORTAGE.limit]);
+      const { free } = next as OutOfMemoryError;
+      expect(free! + now.inUse).toBeLessThanOrEqual(now.limit); // free below the cap now, less the core's bookkeeping
+      expect(free! + now.inUse).toBeGreaterThan(now.limit - 2 ** 20);
+      expect((next as Error).message).toMatch(/: it needs 1048576 bytes \(1 MiB\); /);
       expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError);
       expect(await rejection(meta.release('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError); // no record: nothing to delete
       expect(() => meta.rangeFor('10.0.0.9')).toThrow(OutOfMemoryError);
