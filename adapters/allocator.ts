@@ -662,6 +662,16 @@ export class Allocator implements IPAllocator, Disposable {
     return this.taken.used();
   }
 
+  /**
+   * The free addresses its cool-down holds back from allocateNext now (0 without one): a
+   * MetaAllocator's 'weighted' policy does not count them as free in the pass that takes free
+   * addresses only. O(1). @internal
+   */
+  heldByCoolDown(): number {
+    this.live();
+    return this.taken.held;
+  }
+
   /** size − used, never negative. */
   free(): bigint {
     const used = BigInt(this.used());

@@ -51,7 +51,9 @@
 //               a new range is used only once the older ones are full.
 //   'weighted'  random, each pick weighted by the range's free addresses among the ranges still
 //               untried (ranges with nothing free, or not ready, are tried last) — bigger and
-//               emptier ranges are more likely (upstream's TODO in AllocateNextService).
+//               emptier ranges are more likely (upstream's TODO in AllocateNextService). Under a
+//               cool-down, the first pass weighs the free addresses not held back, the only ones
+//               it takes.
 // allocate picks among the ready ranges containing the address in the same spirit: a random
 // rotation for 'upstream', creation order otherwise (the choice only decides whose metrics count
 // the attempt: every range asks the same store); has, release and rangeFor take the first range
@@ -594,14 +596,17 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return typeof r === 'object' && r !== null ? r.finally(() => this.reap()) : r;
   }
 
-  /** Index in the untried [0, n) drawn with probability free/Σfree over the ready ranges; n − 1 when all weigh 0. */
+  /**
+   * Index in the untried [0, n) drawn with probability free/Σfree over the ready ranges (in the
+   * first pass, free less what a cool-down holds back: freeOf); n − 1 when all weigh 0.
+   */
   private pickWeighted(call: NextCall, n: number): number {
     let total = 0;
     // the call's own: a store's hasSynced (readyNow) may start another call of this MetaAllocator
     const weights = call.weights.length >= n ? call.weights : (call.weights = new Float64Array(n));
     for (let i = 0; i < n; i++) {
       const e = call.untried(i);
-      const w = readyNow(e) ? freeOf(e) : 0; // a removed range weighs nothing
+      const w = readyNow(e) ? freeOf(e, call.freeOnly !== null) : 0; // a removed range weighs nothing
       weights[i] = w;
       total += w;
     }
@@ -1554,11 +1559,16 @@ function tryNext(e: RangeEntry, call: NextCall): string | null | Promise<string 
   }
 }
 
-/** Number(e.allocator.free()), in numbers when the size is exact as one (size53). */
-function freeOf(e: RangeEntry): number {
-  if (e.size53 < 0) return Number(e.allocator.free());
-  const used = e.allocator.used();
-  return used > e.size53 ? 0 : e.size53 - used;
+/**
+ * Number(e.allocator.free()), in numbers when the size is exact as one (size53); with `freeOnly`
+ * (the pass that takes free addresses only), less those a cool-down holds back, which that pass
+ * does not take: counted as free, a range of held addresses would be drawn as if it had room.
+ */
+function freeOf(e: RangeEntry, freeOnly: boolean): number {
+  const held = freeOnly ? e.allocator.heldByCoolDown() : 0;
+  if (e.size53 < 0) return Math.max(0, Number(e.allocator.free()) - held);
+  const taken = e.allocator.used() + held;
+  return taken > e.size53 ? 0 : e.size53 - taken;
 }
 
 /**

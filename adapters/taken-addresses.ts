@@ -298,6 +298,11 @@ export class TakenAddresses {
     return this.counted + this.extras.size;
   }
 
+  /** Free addresses a cool-down holds back from the strategy's choice (0 without one). O(1). */
+  get held(): number {
+    return this.cooling === null ? 0 : this.cooling.size;
+  }
+
   /** True when [first, last] holds no address. */
   get isEmpty(): boolean {
     return this.index === null;

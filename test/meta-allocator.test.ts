@@ -20,7 +20,7 @@ import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { DualStackAllocator, StillAllocatedError } from '../adapters/dual-stack.ts';
-import { seededRandom, uniformBelow } from '../adapters/random.ts';
+import { type RandomSource, seededRandom, uniformBelow } from '../adapters/random.ts';
 import {
   ErrAllocated,
   ErrDestroyed,
@@ -2625,3 +2625,30 @@ describe.each(RANGE_POLICIES.flatMap((p) => [[p, true] as const, [p, false] as c
     );
   },
 );
+
+describe("MetaAllocator 'weighted' with a cool-down", () => {
+  it.each([true, false])(
+    'weighs a range by its free addresses not held back, the only ones the first pass takes (synchronous store operations %s)',
+    async (syncOps) => {
+      // every draw in the middle of [0, 2^32): the weighted draw lands at half the total weight
+      const halfway: RandomSource = { nextU32: () => 0x80000000 };
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/29']);
+      source.addServiceCIDR('b', ['10.1.0.0/29']);
+      const meta = new MetaAllocator('IPv4', source, {
+        store: new MemoryStore({ syncOps }),
+        policy: 'weighted',
+        random: halfway,
+        strategy: coolDown('lowest-free', { allocations: 1000 }), // every hold lasts the whole test
+      });
+      // a: 6 free by count, 5 of them held back (1 free to take); b: 2 free
+      for (let i = 1; i <= 5; i++) await meta.allocate(`10.0.0.${i}`);
+      for (let i = 1; i <= 5; i++) await meta.release(`10.0.0.${i}`);
+      for (let i = 1; i <= 4; i++) await meta.allocate(`10.1.0.${i}`);
+      // weights 1 (a) and 2 (b): halfway is in b's part. Counting a's held addresses as free
+      // (6 and 2), it was in a's.
+      expect(await meta.allocateNext()).toBe('10.1.0.5');
+      meta.destroy();
+    },
+  );
+});
