@@ -98,7 +98,19 @@ export class DualStackAllocator {
   readonly ipv4: IPAllocator;
   readonly ipv6: IPAllocator;
   private readonly onRollbackError: DualStackOptions['onRollbackError'];
-  private destroyed = false;
+  /**
+   * Destroyed, and the calls in flight (allocate, allocateNext, release), counted from their start
+   * to their end (callEnded): destroy() destroys the allocators only once no call needs them. A
+   * destroy() meanwhile ends an allocation with ErrDestroyed after the addresses it took are given
+   * back (giveBackAndFail), and lets a release finish. Counted in each method rather than by a
+   * wrapper that runs the call: an async wrapper costs a promise and a turn per call.
+   *
+   * Held in an object of its own, not in fields of this one, so that an object made with
+   * Object.create(pair) (a wrapper overriding one method) and the pair under it share them, as an
+   * Allocator and its wrapper do: a destroy() through either ends the other's calls, and does not
+   * destroy the allocators under a call the other has in flight.
+   */
+  private readonly state = { destroyed: false, inFlight: 0 };
 
   /**
    * The pair of `ipv4` and `ipv6` (any IPAllocator of that family: Allocator, MetaAllocator, …),
@@ -192,7 +204,7 @@ export class DualStackAllocator {
     const order = checkFamilies(families); // read once: the families allocated are those reported
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const allocators = order.map((f) => this.allocator(f));
-    this.inFlight++;
+    this.state.inFlight++;
     try {
       const ips: string[] = [];
       // What each allocator answered, as it spelled it: a rollback gives an address back in the
@@ -244,7 +256,7 @@ export class DualStackAllocator {
     const { canonical, families } = familiesOf(ips, arrayLength(ips, 'ips'), 'ips');
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
     const allocators = families.map((f) => this.allocator(f));
-    this.inFlight++;
+    this.state.inFlight++;
     try {
       const done: string[] = [];
       for (let i = 0; i < canonical.length; i++) {
@@ -264,19 +276,14 @@ export class DualStackAllocator {
     }
   }
 
-  /**
-   * Calls in flight (allocate, allocateNext, release), counted from their start to their end
-   * (callEnded): destroy() destroys the pair only once no call needs its allocators. A destroy()
-   * meanwhile ends an allocation with ErrDestroyed after the addresses it took are given back
-   * (giveBackAndFail), and lets a release finish. Counted in each method rather than by a wrapper that
-   * runs the call: an async wrapper costs a promise and a turn per call.
-   */
-  private inFlight = 0;
-
   /** A call ends: the last one destroys the pair when destroy() came meanwhile. */
   private callEnded(): void {
     // a store's unsubscribe that throws has no caller to tell here: the call ends as it did
-    if (--this.inFlight === 0 && this.destroyed) this.destroyPair();
+    if (--this.state.inFlight === 0 && this.destroyed) this.destroyPair();
+  }
+
+  private get destroyed(): boolean {
+    return this.state.destroyed;
   }
 
   private live(): void {
@@ -317,7 +324,7 @@ export class DualStackAllocator {
     }
     const { canonical, families } = familiesOf(list, length, what);
     const allocators = families.map((f) => this.allocator(f));
-    this.inFlight++;
+    this.state.inFlight++;
     try {
       let first: { error: unknown } | undefined;
       for (let i = 0; i < canonical.length; i++) {
@@ -371,8 +378,8 @@ export class DualStackAllocator {
    */
   destroy(): void {
     if (this.destroyed) return;
-    this.destroyed = true;
-    const failure = this.inFlight === 0 ? this.destroyPair() : undefined;
+    this.state.destroyed = true;
+    const failure = this.state.inFlight === 0 ? this.destroyPair() : undefined;
     if (failure !== undefined) throw failure.error;
   }
 

@@ -217,6 +217,58 @@ interface KnownServiceCIDR {
   ours: { key: string; text: string }[];
 }
 
+/**
+ * What a MetaAllocator's methods change, other than the contents of its maps and sets: held in an
+ * object of its own (MetaAllocator.shared), not in fields, so that an object made with
+ * Object.create(metaAllocator) — a wrapper overriding one method — and the MetaAllocator under it
+ * share it, as they share an Allocator's state. An assignment through the wrapper would give the
+ * wrapper a field of its own, and the two would part: a range waiting on memory, built by the
+ * wrapper's call, stayed out of the order of the MetaAllocator under it. (`seq`, `labelled` and
+ * `inStrategy` stay fields: only the source's and the store's watchers and the ranges' strategy
+ * change them, through closures made in the constructor, whose `this` is the MetaAllocator.)
+ */
+interface Shared {
+  destroyed: boolean;
+  /** undefined while metrics are off; else what every new range is given. */
+  metrics: MetricsRegistry | true | undefined;
+  /**
+   * Every range in creation order (sorted by rank, compareRank); replaced (never mutated) on
+   * change, so running calls keep theirs. A change copies it once (a memmove of n pointers) and
+   * moves only the ranges of the CIDRs it touched (reorder).
+   */
+  order: readonly RangeEntry[];
+  /**
+   * The ranges by prefix (those in `entries`): which contain an address, without going over every
+   * range. A range's place in creation order is its `pos`.
+   */
+  routes: PrefixTable<RangeEntry>;
+  /** The ranges' prefixes: Σ size of those no other range contains. */
+  tops: TopLevelPrefixes;
+  /**
+   * Skips not yet given to onSkip (report): an event makes its ranges first, then reports, so
+   * that an onSkip that changes the ServiceCIDRs finds them made, and a change it makes is not
+   * undone by the rest of the event's bookkeeping (which worked from what it had read before).
+   */
+  unreported: SkippedCIDR[];
+  /**
+   * When the last sync failed to build a range for lack of memory (null when none is waiting on
+   * memory): the lowest WASM memory headroom (memoryHeadroom()) it failed at, and the family's
+   * labelled records then. While the headroom has not grown past it (no cap raised, nothing
+   * freed) and the records have not dropped (a range's index holds its records), building that
+   * range would fail the same way.
+   */
+  memoryWait: { headroom: number; records: number } | null;
+  /** sync() is running; resync: an event came meanwhile, and it runs again once done. */
+  syncing: boolean;
+  resync: boolean;
+  /**
+   * Allocators destroy() could not destroy because it was called from their own strategy (a
+   * choice, or forRange when the index is rebuilt, inside a call of ours); destroyed once that
+   * call returns (reap).
+   */
+  undestroyed: Allocator[];
+}
+
 const TWO53 = 9007199254740992;
 const TWO53_BIG = 9007199254740992n;
 
@@ -245,29 +297,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly indexKind: IndexKind | undefined;
   private readonly strategy: AllocationStrategy;
   private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
-  /** undefined while metrics are off; else what every new range is given. */
-  private metricsOption: MetricsRegistry | true | undefined;
 
   /** canonical CIDR → range. */
   private readonly entries = new Map<string, RangeEntry>();
-  /**
-   * Every range in creation order (sorted by rank, compareRank); replaced (never mutated) on
-   * change, so running calls keep theirs. A change copies it once (a memmove of n pointers) and
-   * moves only the ranges of the CIDRs it touched (reorder).
-   */
-  private order: readonly RangeEntry[] = [];
-  /**
-   * The ranges by prefix (those in `entries`): which contain an address, without going over every
-   * range. A range's place in creation order is its `pos`.
-   */
-  private routes = new PrefixTable<RangeEntry>();
   /**
    * The one store subscription of every range's index (their Allocators' feed): an event goes to the
    * ranges containing its address only.
    */
   private readonly router: RecordRouter;
-  /** The ranges' prefixes: Σ size of those no other range contains. */
-  private tops = new TopLevelPrefixes();
   private readonly known = new Map<string, KnownServiceCIDR>();
   /**
    * canonical CIDR → the names of the known ServiceCIDRs listing it (of our family), as `known`
@@ -284,22 +321,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private seq = 0;
   /** skipKey(serviceCIDR, cidr) → the report. */
   private readonly skips = new Map<string, SkippedCIDR>();
-  /**
-   * Skips not yet given to onSkip (report): an event makes its ranges first, then reports, so
-   * that an onSkip that changes the ServiceCIDRs finds them made, and a change it makes is not
-   * undone by the rest of the event's bookkeeping (which worked from what it had read before).
-   */
-  private unreported: SkippedCIDR[] = [];
   /** Canonical CIDRs whose Allocator cannot be built (out of memory excepted: that may pass). */
   private readonly bad = new Map<string, Error>();
-  /**
-   * When the last sync failed to build a range for lack of memory (null when none is waiting on
-   * memory): the lowest WASM memory headroom (memoryHeadroom()) it failed at, and the family's
-   * labelled records then. While the headroom has not grown past it (no cap raised, nothing
-   * freed) and the records have not dropped (a range's index holds its records), building that
-   * range would fail the same way.
-   */
-  private memoryWait: { headroom: number; records: number } | null = null;
   /**
    * The ranges the last sync could not build for lack of memory (canonical CIDR → what routing
    * needs): an address only such a range serves, or an allocateNext that only such a range could
@@ -307,28 +330,26 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * ErrMismatchedNetwork or ErrFull.
    */
   private readonly starved = new Map<string, { prefix: Prefix; refs: Set<string>; ready: boolean; reason: OutOfMemoryError }>();
-  /** sync() is running; resync: an event came meanwhile, and it runs again once done. */
-  private syncing = false;
-  private resync = false;
   /** The family's labelled records in the cache (upstream Used: not filtered by CIDR), kept from the events. */
   private labelled = 0;
   private readonly unsubscribeStore: () => void;
   private unsubscribeSource: () => void;
-  /**
-   * Destroyed: held in an object of its own, not a field of this one, so that an object made with
-   * Object.create(metaAllocator) (a wrapper overriding one method) and the MetaAllocator under it
-   * are destroyed together, as an Allocator's are: destroy() through either unsubscribes both.
-   */
-  private readonly life = { destroyed: false };
+  /** What its methods change other than the contents of its maps and sets: see Shared. */
+  private readonly shared: Shared = {
+    destroyed: false,
+    metrics: undefined,
+    order: [],
+    routes: new PrefixTable<RangeEntry>(),
+    tops: new TopLevelPrefixes(),
+    unreported: [],
+    memoryWait: null,
+    syncing: false,
+    resync: false,
+    undestroyed: [],
+  };
   private readonly words = new Uint32Array(4);
   /** Calls into a range's strategy (forRange, choose, taken) running: while > 0, a range may refuse destroy(). */
   private inStrategy = 0;
-  /**
-   * Allocators destroy() could not destroy because it was called from their own strategy (a
-   * choice, or forRange when the index is rebuilt, inside a call of ours); destroyed once that
-   * call returns (reap).
-   */
-  private undestroyed: Allocator[] = [];
 
   /**
    * The `family` ('IPv4' or 'IPv6') allocator over `source` (InMemoryServiceCIDRs, or
@@ -376,7 +397,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.onSkip = opts.onSkip;
     if (opts.metrics !== undefined && opts.metrics !== false) {
       recorderFor(opts.metrics); // validates
-      this.metricsOption = opts.metrics;
+      this.shared.metrics = opts.metrics;
     }
     const router = new RecordRouter(this.fam);
     this.router = router;
@@ -442,7 +463,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** Σ usable addresses of the top-level ranges (those no other range contains). */
   get size(): bigint {
     this.retryForMemory();
-    return this.tops.size;
+    return this.shared.tops.size;
   }
 
   // ── allocation ────────────────────────────────────────────────────────────────────────────
@@ -483,7 +504,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.live();
       const owner = checkParentRef(given) ?? undefined; // read once: every range tried gets this copy
       const call = new NextCall(owner);
-      this.beginPass(call, this.order);
+      this.beginPass(call, this.shared.order);
       const r = this.walk(call);
       return typeof r === 'string' ? Promise.resolve(r) : r;
     } catch (err) {
@@ -557,13 +578,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
         // no range had a free address, and some held theirs back: now they give those back early
         call.freeOnly = null;
         call.tried = null;
-        this.beginPass(call, this.order);
+        this.beginPass(call, this.shared.order);
         continue;
       }
       // Not ready, rather than full, when that is all that held it up: with a range full, adding
       // a range is the fix, and the answer is upstream's ErrFull; with none full, waiting for the
       // store's sync or a Ready condition is.
-      if (this.order === list) {
+      if (this.shared.order === list) {
         // a range that could have answered was not built for lack of memory: that is the reason
         const st = this.starvedRange();
         if (st !== null) throw this.starvedError(st.cidr, st.reason, 'allocateNext found no free address in the ranges built');
@@ -575,7 +596,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       // flight): the ranges added meanwhile are tried too, those tried already are not.
       const tried = (call.tried ??= new Set());
       for (const e of list) tried.add(e);
-      this.beginPass(call, this.order);
+      this.beginPass(call, this.shared.order);
     }
   }
 
@@ -796,8 +817,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private pick(readyOnly: boolean, draw: boolean): RangeEntry | null {
     // a copy when drawing: a random source of your own may call back in, which parses into this.words
     const w = draw ? Uint32Array.from(this.words) : this.words;
-    const drawn = draw && this.policy === 'upstream' && this.order.length > 1 ? uniformBelow(this.random, this.order.length) : 0;
-    const n = this.order.length; // after the draw: a random source of your own may have changed the ranges
+    const drawn =
+      draw && this.policy === 'upstream' && this.shared.order.length > 1 ? uniformBelow(this.random, this.shared.order.length) : 0;
+    const n = this.shared.order.length; // after the draw: a random source of your own may have changed the ranges
     return this.nearest(w, readyOnly, n > 0 ? drawn % n : 0);
   }
 
@@ -808,9 +830,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * the few ranges whose prefix contains it (routes) instead of every range.
    */
   private nearest(w: Uint32Array, readyOnly: boolean, start: number): RangeEntry | null {
-    const list = this.order;
+    const list = this.shared.order;
     const n = list.length;
-    const found = this.routes.containing(this.fam, w);
+    const found = this.shared.routes.containing(this.fam, w);
     let best: RangeEntry | null = null;
     let bestSteps = n;
     for (let i = 0; i < found.length; i++) {
@@ -851,7 +873,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live();
     this.retryForMemory();
     const used = BigInt(this.labelled);
-    const top = this.tops.size;
+    const top = this.shared.tops.size;
     return used > top ? 0n : top - used;
   }
 
@@ -863,7 +885,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live();
     this.retryForMemory();
     const out: RangeInfo[] = [];
-    for (const e of this.order) {
+    for (const e of this.shared.order) {
       const ready = readyNow(e);
       if (e.removed) continue;
       out.push({
@@ -896,7 +918,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   dryRun(): IPAllocator {
     this.live();
     this.retryForMemory();
-    for (const e of this.order) if (readyNow(e)) return e.allocator.dryRun();
+    for (const e of this.shared.order) if (readyNow(e)) return e.allocator.dryRun();
     this.live(); // the store's cache destroyed this while a range's readiness was asked
     return new NotReadyDryRun(this);
   }
@@ -939,8 +961,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // the registry's own methods may destroy this (as they may an Allocator): ErrDestroyed then,
     // as an Allocator answers, not a return that looks as if metrics were enabled
     this.live();
-    this.metricsOption = registry ?? true;
-    for (const e of this.order) {
+    this.shared.metrics = registry ?? true;
+    for (const e of this.shared.order) {
       if (e.removed) continue; // destroyed by the registry while an earlier range was enabled
       e.allocator.enableMetrics(registry);
     }
@@ -957,7 +979,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   destroy(): void {
     if (this.destroyed) return;
-    this.life.destroyed = true;
+    this.shared.destroyed = true;
     // Every step runs whatever an earlier one throws (an unsubscribe of a store or source of your
     // own), and the first error is rethrown at the end: a second destroy() does nothing, so no
     // allocator's memory may depend on it.
@@ -974,9 +996,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     for (const e of this.entries.values()) step(() => this.removeEntry(e));
     this.entries.clear();
     this.router.close(); // something that still holds this object holds no record through it
-    this.order = [];
-    this.routes = new PrefixTable();
-    this.tops = new TopLevelPrefixes();
+    this.shared.order = [];
+    this.shared.routes = new PrefixTable();
+    this.shared.tops = new TopLevelPrefixes();
     this.forget();
     if (failure !== undefined) throw failure.error;
   }
@@ -991,10 +1013,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.listing.clear();
     this.dirty.clear();
     this.skips.clear();
-    this.unreported = [];
+    this.shared.unreported = [];
     this.bad.clear();
     this.starved.clear();
-    this.memoryWait = null;
+    this.shared.memoryWait = null;
   }
 
   /**
@@ -1008,7 +1030,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       e.allocator.destroy();
     } catch (err) {
       if (this.inStrategy === 0 || !(err instanceof InvalidArgumentError)) throw err;
-      this.undestroyed.push(e.allocator);
+      this.shared.undestroyed.push(e.allocator);
     }
   }
 
@@ -1027,14 +1049,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /** Destroys the allocators destroy() left for later (see removeEntry), now that no strategy of theirs runs. */
   private reap(): void {
-    if (this.undestroyed.length === 0) return;
-    const left = this.undestroyed;
-    this.undestroyed = [];
+    if (this.shared.undestroyed.length === 0) return;
+    const left = this.shared.undestroyed;
+    this.shared.undestroyed = [];
     for (const a of left) {
       try {
         a.destroy();
       } catch {
-        this.undestroyed.push(a); // still inside its strategy (a call within a call): the outer one reaps it
+        this.shared.undestroyed.push(a); // still inside its strategy (a call within a call): the outer one reaps it
       }
     }
   }
@@ -1045,7 +1067,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   private get destroyed(): boolean {
-    return this.life.destroyed;
+    return this.shared.destroyed;
   }
 
   private live(): void {
@@ -1130,7 +1152,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     const pending = new Set(k.ours.filter(({ key }) => this.dirty.has(key)).map(({ key }) => key));
     this.relist(name, k.ours, []);
     for (const [key, s] of [...this.skips]) if (s.serviceCIDR === name) this.skips.delete(key);
-    if (this.syncing) {
+    if (this.shared.syncing) {
       this.sync(); // delivered while the ranges are being made: that run takes the delete in
       return;
     }
@@ -1190,7 +1212,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * index it dropped). O(1) otherwise, so every call that reads the ranges asks first.
    */
   private retryForMemory(): void {
-    const wait = this.memoryWait;
+    const wait = this.shared.memoryWait;
     if (wait === null || this.destroyed || (memoryHeadroom() <= wait.headroom && this.labelled >= wait.records)) return;
     try {
       this.sync();
@@ -1209,18 +1231,18 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * nested event added.
    */
   private sync(): void {
-    if (this.syncing) {
-      this.resync = true;
+    if (this.shared.syncing) {
+      this.shared.resync = true;
       return;
     }
-    this.syncing = true;
+    this.shared.syncing = true;
     try {
       do {
-        this.resync = false;
+        this.shared.resync = false;
         this.syncPass();
-      } while (this.resync && !this.destroyed);
+      } while (this.shared.resync && !this.destroyed);
     } finally {
-      this.syncing = false;
+      this.shared.syncing = false;
     }
   }
 
@@ -1233,7 +1255,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private syncPass(): void {
     // set again below by a range that still cannot get memory; null meanwhile, so a call back in
     // from a range being built (its strategy) does not start another sync
-    this.memoryWait = null;
+    this.shared.memoryWait = null;
     const keys = [...new Set([...this.dirty, ...this.starved.keys()])];
     this.dirty.clear();
     this.starved.clear();
@@ -1296,7 +1318,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           const options: IndexedAllocatorOptions = { store: this.store, random: this.rangeRandom };
           if (this.indexKind !== undefined) options.index = this.indexKind;
           if (this.strategy !== STRATEGIES.upstream) options.strategy = this.strategy;
-          if (this.metricsOption !== undefined) options.metrics = this.metricsOption;
+          if (this.shared.metrics !== undefined) options.metrics = this.shared.metrics;
           a = Allocator.create(key, options, this.router);
         } catch (err) {
           if (this.destroyed) return; // by its strategy's forRange (ErrDestroyed from guard): nothing to report
@@ -1330,8 +1352,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
           size53: a.size <= TWO53_BIG ? Number(a.size) : -1,
         };
         this.entries.set(key, made);
-        made.route = this.routes.add(a.prefix, made);
-        this.tops.add(a.prefix);
+        made.route = this.shared.routes.add(a.prefix, made);
+        this.shared.tops.add(a.prefix);
         arriving.push([made, made.rank]);
         for (const [name, text] of w.texts) this.skips.delete(skipKey(name, text)); // skipped before for lack of memory
       }
@@ -1379,8 +1401,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /** Notes a range this pass could not build for lack of memory: the lowest headroom of its failures, and the records now. */
   private waitForMemory(): void {
-    const headroom = Math.min(this.memoryWait?.headroom ?? Infinity, memoryHeadroom());
-    this.memoryWait = { headroom, records: this.labelled };
+    const headroom = Math.min(this.shared.memoryWait?.headroom ?? Infinity, memoryHeadroom());
+    this.shared.memoryWait = { headroom, records: this.labelled };
   }
 
   /**
@@ -1405,7 +1427,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   private reorder(leaving: readonly RangeEntry[], arriving: readonly [RangeEntry, Rank][]): void {
     if (leaving.length === 0 && arriving.length === 0) return;
-    const order = this.order.slice();
+    const order = this.shared.order.slice();
     let moved = order.length; // the first index whose range may have moved: `pos` is set from there
     for (const e of leaving) {
       let i = rankIndex(order, e.rank);
@@ -1424,15 +1446,15 @@ export class MetaAllocator implements IPAllocator, Disposable {
       moved = Math.min(moved, i);
     }
     for (let i = moved; i < order.length; i++) order[i]!.pos = i;
-    this.order = order;
+    this.shared.order = order;
   }
 
   /** A range is gone: destroyed (removeEntry) and out of `entries` and the top-level size. */
   private dropEntry(e: RangeEntry): void {
     this.entries.delete(e.cidr);
-    if (e.route !== null) this.routes.delete(e.route);
+    if (e.route !== null) this.shared.routes.delete(e.route);
     e.route = null;
-    this.tops.delete(e.allocator.prefix);
+    this.shared.tops.delete(e.allocator.prefix);
     this.removeEntry(e);
   }
 
@@ -1443,7 +1465,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (this.skips.has(key)) return;
     const s: SkippedCIDR = Object.freeze({ serviceCIDR, cidr, reason });
     this.skips.set(key, s);
-    if (this.onSkip !== undefined) this.unreported.push(s);
+    if (this.onSkip !== undefined) this.shared.unreported.push(s);
   }
 
   /**
@@ -1453,13 +1475,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * making them, which reports them once it is done: onSkip never sees ranges half made.
    */
   private report(): void {
-    if (this.syncing) return;
-    while (this.unreported.length > 0) {
+    if (this.shared.syncing) return;
+    while (this.shared.unreported.length > 0) {
       if (this.destroyed) {
-        this.unreported = []; // by an earlier onSkip: nothing more to report
+        this.shared.unreported = []; // by an earlier onSkip: nothing more to report
         return;
       }
-      const s = this.unreported.shift()!;
+      const s = this.shared.unreported.shift()!;
       // no longer skipped (its ServiceCIDR deleted from an earlier onSkip, or its range made
       // since): what onSkip hears is what skipped() lists
       if (this.skips.get(skipKey(s.serviceCIDR, s.cidr)) !== s) continue;

@@ -3,6 +3,8 @@
 // operation), every method after destroy() throws ErrDestroyed, owners have upstream's
 // ParentReference shape, and an address of the other family never reaches the store.
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { Registry } from 'prom-client';
+import { METRIC_AVAILABLE_IPS } from '../adapters/metrics.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
@@ -1958,6 +1960,44 @@ describe('destroy() through a wrapper made with Object.create(allocator)', () =>
     a.setReady(true);
     expect([a.isReady(), wrapper.isReady()]).toEqual([true, true]);
     a.destroy();
+  });
+
+  it('MetaAllocator: enableMetrics through the wrapper reaches the ranges made later, as through the MetaAllocator', async () => {
+    const registry = new Registry();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/29']);
+    const meta = new MetaAllocator('IPv4', source, { random: seededRandom(1) });
+    const wrapper = Object.create(meta) as MetaAllocator;
+    wrapper.enableMetrics(registry);
+    source.addServiceCIDR('b', ['10.1.0.0/29']); // made by the MetaAllocator under the wrapper
+    const reported = (await registry.getSingleMetric(METRIC_AVAILABLE_IPS)!.get()).values.map((v) => v.labels.cidr).sort();
+    expect(reported).toEqual(['10.0.0.0/29', '10.1.0.0/29']);
+    meta.destroy();
+  });
+});
+
+describe('a DualStackAllocator through a wrapper made with Object.create(pair)', () => {
+  it("destroy() through the wrapper destroys the pair under it, whose calls then answer the pair's ErrDestroyed", async () => {
+    const store = new MemoryStore();
+    const pair = new DualStackAllocator(new Allocator('10.0.0.0/29', { store }), new Allocator('fd00::/125', { store }));
+    const wrapper = Object.create(pair) as DualStackAllocator;
+    wrapper.destroy();
+    expect(() => pair.allocator('IPv4')).toThrow(ErrDestroyed);
+    expect(await rejection(pair.allocateNext())).toEqual(new ErrDestroyed('DualStackAllocator'));
+    expect(() => pair.destroy()).not.toThrow();
+  });
+
+  it("a destroy() of the pair waits for the wrapper's call in flight, which gives back what it took: nothing is lost", async () => {
+    const store = new GatedStore();
+    const pair = new DualStackAllocator(new Allocator('10.0.0.0/29', { store }), new Allocator('fd00::/125', { store }));
+    const wrapper = Object.create(pair) as DualStackAllocator;
+    const call = rejection(wrapper.allocateNext());
+    await quiesce();
+    pair.destroy(); // while the IPv4 create waits
+    for (await quiesce(); store.waiting.length > 0; await quiesce()) store.open(0);
+    expect(await call).toEqual(new ErrDestroyed('DualStackAllocator'));
+    expect(store.inner.records()).toEqual([]); // the IPv4 address went back before the allocators were destroyed
+    expect(() => pair.allocator('IPv4')).toThrow(ErrDestroyed);
   });
 });
 

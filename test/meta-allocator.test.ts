@@ -2202,6 +2202,26 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
     }
   });
 
+  it('built again at a call through a wrapper made with Object.create(meta), it serves the MetaAllocator under it too', async () => {
+    // Regression: the wrapper's call kept the ranges' new order for itself: the MetaAllocator
+    // under it answered ErrMismatchedNetwork for the range built, and listed it nowhere.
+    const { store, source, meta, state, done } = starved();
+    try {
+      const wrapper = Object.create(meta) as MetaAllocator;
+      state.fits = true;
+      store.deleteSync('10.0.0.3'); // the records dropped: the next call builds the range
+      await wrapper.allocate('10.0.0.9');
+      expect(meta.ranges().map((r) => r.cidr)).toEqual(['10.1.0.0/30', '10.0.0.0/24']);
+      await meta.allocate('10.0.0.10');
+      expect(meta.rangeFor('10.0.0.11')).toBe('10.0.0.0/24');
+      source.addServiceCIDR('more', ['10.2.0.0/30']); // made by the MetaAllocator: the wrapper sees it too
+      expect(wrapper.ranges().map((r) => r.cidr)).toEqual(['10.1.0.0/30', '10.0.0.0/24', '10.2.0.0/30']);
+      expect(wrapper.rangeFor('10.2.0.1')).toBe('10.2.0.0/30');
+    } finally {
+      done();
+    }
+  });
+
   it('is built again at a call once its records dropped, and not while nothing changed', async () => {
     const { store, meta, state, done } = starved();
     try {
