@@ -11,13 +11,14 @@
 // Allocators, or a mix; they may share a store or not. The pair owns them: destroy() destroys
 // both. Addresses come back in canonical text (as the allocators write record names), whatever
 // spelling the caller gave.
-import { canonicalOf, parseAddrInto } from './address.ts';
+import { canonicalAddr, canonicalOf, parseAddrInto } from './address.ts';
 import { isDryRun } from './dry-run.ts';
 import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound } from './errors.ts';
 import { arrayLength, checkIPFamily, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
+import type { IPAddressRecord, Store } from './store.ts';
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 /** The addresses of one Service. */
@@ -37,12 +38,19 @@ export interface DualStackOptions {
    * allocated after the release — with a StillAllocatedError, whose `cause` is the store's delete
    * error when the allocator told it (an allocator's release ignores the store's delete errors,
    * as upstream's Release does, and tells them to the `onDeleteError` the rollback gives it; the
-   * rollback asks `has` afterwards) — or when an allocator of
-   * your own answered allocateNext with something that is no address of its family: that answer
-   * is not released (it names no address to release), and is reported with an IPAllocatorError
-   * as `ip` (the text it answered, or a description such as `42 (number)` when it answered no
-   * text). The original error is rethrown regardless, and an error thrown by this callback is
-   * ignored (the rollback goes on). Default: ignore.
+   * rollback asks `has` afterwards) — or when an allocator of your own answered allocateNext with
+   * something that is no address of its family: that answer is not released (it names no address
+   * to release), and is reported with an IPAllocatorError as `ip` (the text it answered, or a
+   * description such as `42 (number)` when it answered no text). The original error is rethrown
+   * regardless, and an error thrown by this callback is ignored (the rollback goes on). Default:
+   * ignore.
+   *
+   * An address another caller took once the release had given it back is not reported: the
+   * rollback did give it back, it is that caller's now, and releasing it would free an address in
+   * use. The rollback tells it by the record of the allocator's `store`, as its cache holds it
+   * before the release and as the store answers after it: another uid, or, for a store without
+   * uids, another owner. When it cannot tell — an allocator of your own without a `store`, a
+   * record the cache did not hold yet — the address is reported.
    */
   onRollbackError?: ((error: unknown, ip: string, family: IPFamily) => void) | undefined;
 }
@@ -51,10 +59,12 @@ const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);
 
 /**
  * What a DualStackAllocator gives onRollbackError when an address its rollback released is still
- * allocated afterwards (the allocator's has() says so): its delete failed — `cause` is then the
- * store's error, which every allocator of this package tells the rollback (release's
- * onDeleteError) — or a finalizer holds its record, or another caller took it since. The
- * address stays taken until released, or removed by a repair loop (`reconcile`).
+ * allocated afterwards (the allocator's has() says so) by the record the call made: its delete
+ * failed — `cause` is then the store's error, which every allocator of this package tells the
+ * rollback (release's onDeleteError) — or a finalizer holds its record. (An address another
+ * caller took since is not reported; when the records cannot tell — no uids, the same owner —
+ * the message names that too.) The address stays taken until released, or removed by a repair
+ * loop (`reconcile`).
  */
 export class StillAllocatedError extends IPAllocatorError {
   static override readonly code = 'ERR_STILL_ALLOCATED' as const;
@@ -62,12 +72,18 @@ export class StillAllocatedError extends IPAllocatorError {
   /** The address, as its allocator answered it. */
   readonly ip: string;
   readonly family: IPFamily;
-  /** `deleteFailed`: the store's error, when the allocator told one. */
-  constructor(ip: string, family: IPFamily, deleteFailed?: { error: unknown }) {
+  /**
+   * `deleteFailed`: the store's error, when the allocator told one. `sameRecord`: the record is
+   * still the one the call made (its uid, read before and after the release), so no other caller
+   * took the address.
+   */
+  constructor(ip: string, family: IPFamily, deleteFailed?: { error: unknown }, sameRecord = false) {
     super(
-      deleteFailed === undefined
-        ? `${ip} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller took it since)`
-        : `${ip} is still allocated after the rollback released it: its delete failed (the store's error is this error's cause)`,
+      deleteFailed !== undefined
+        ? `${ip} is still allocated after the rollback released it: its delete failed (the store's error is this error's cause)`
+        : sameRecord
+          ? `${ip} is still allocated after the rollback released it: its record is still the one the call made (a finalizer holds it, or the delete left it without an error)`
+          : `${ip} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller with the same owner took it since)`,
     );
     this.ip = ip;
     this.family = family;
@@ -349,12 +365,18 @@ export class DualStackAllocator {
       if (this.dry) continue;
       let deleteFailed: { error: unknown } | undefined;
       try {
+        // the record the call made, as the cache holds it (no request), to tell it from one
+        // another caller makes once it is released
+        const made = cachedRecord(allocator, ips[i]!);
         // a release ignores the store's delete errors (upstream): it tells them to this handler.
         // NotFound is no failed delete: there was no record to delete (another caller released it)
         await allocator.release(ips[i]!, (error) => {
           if (!isNotFound(error)) deleteFailed ??= { error };
         });
-        if (await allocator.has(ips[i]!)) throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed);
+        if (!(await allocator.has(ips[i]!))) continue;
+        const held = whoHolds(made, await storedRecord(allocator, ips[i]!));
+        if (held === 'another') continue; // given back, and another caller's since: theirs, not held by this call
+        throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed, held === 'made');
       } catch (e) {
         this.reportRollbackError(e, ips[i]!, families[i]!);
       }
@@ -403,6 +425,68 @@ export class DualStackAllocator {
   [Symbol.dispose](): void {
     this.destroy();
   }
+}
+
+/**
+ * The record of `ip` as the cache of `allocator`'s store holds it (no request): null when it holds
+ * none, undefined when it cannot be read (an allocator of your own without a `store`, which every
+ * allocator of this package has; a read that throws: the rollback's to ignore, as a release's
+ * delete errors are).
+ */
+function cachedRecord(allocator: IPAllocator, ip: string): IPAddressRecord | null | undefined {
+  try {
+    const cache = storeOf(allocator)?.cache;
+    return typeof cache?.get === 'function' ? asRecord(cache.get(canonicalAddr(ip))) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record of `ip` as `allocator`'s store answers it (`get`), as cachedRecord reads the cache. */
+async function storedRecord(allocator: IPAllocator, ip: string): Promise<IPAddressRecord | null | undefined> {
+  try {
+    const store = storeOf(allocator);
+    return typeof store?.get === 'function' ? asRecord(await store.get(canonicalAddr(ip))) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `store` of an allocator, when it has one (every allocator of this package does). */
+function storeOf(allocator: IPAllocator): Partial<Store> | undefined {
+  const store: unknown = (allocator as { store?: unknown }).store;
+  return typeof store === 'object' && store !== null ? (store as Partial<Store>) : undefined;
+}
+
+/** A store's answer for a name: the record, null for none (undefined or null), undefined for anything else. */
+function asRecord(answer: unknown): IPAddressRecord | null | undefined {
+  return answer == null ? null : typeof answer === 'object' ? (answer as IPAddressRecord) : undefined;
+}
+
+/**
+ * Whose record holds an address a rollback released and has() still finds: 'made' when it is
+ * the record the call made (`made`, read before the release: the same uid), 'another' when it
+ * is another caller's (made since — another uid — or, for a store without uids, another owner),
+ * 'unknown' when the records cannot tell (one of them unread; no uids and the same owner).
+ */
+function whoHolds(made: IPAddressRecord | null | undefined, now: IPAddressRecord | null | undefined): 'made' | 'another' | 'unknown' {
+  if (made == null || now === undefined) return 'unknown';
+  if (now === null) return 'another'; // gone by the time it was read: not held by this call
+  try {
+    const [was, is] = [made.uid, now.uid];
+    if (typeof was === 'string' && was !== '' && typeof is === 'string' && is !== '') return was === is ? 'made' : 'another';
+    return sameOwner(made.parentRef, now.parentRef) ? 'unknown' : 'another';
+  } catch {
+    return 'unknown'; // a record of a store of your own whose fields throw
+  }
+}
+
+/** Whether two parentRefs name the same object (a missing group or namespace is the empty one). */
+function sameOwner(a: ParentRef | null, b: ParentRef | null): boolean {
+  if (a == null || b == null) return (a == null) === (b == null);
+  return (
+    (a.group ?? '') === (b.group ?? '') && a.resource === b.resource && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name
+  );
 }
 
 /** `families` read once and checked: one or two IP families, different ones. */
