@@ -14,7 +14,7 @@
 //
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
-import { canonicalAddr, formatAddr } from './address.ts';
+import { parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidCIDRError } from './errors.ts';
 import { arrayLength, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
@@ -167,9 +167,12 @@ function checkedCIDRs(cidrs: unknown): string[] {
   }
   const given = readElements(cidrs, length, 'spec.cidrs');
   const families = given.map((c) => {
-    const p = Prefix.parse(c);
+    const written = parsePrefix(c); // the address as written, host bits and all
+    const p = Prefix.from(written.family, written.words, written.bits);
     if (c !== p.cidr) {
-      const hostBits = canonicalAddr((c as string).slice(0, (c as string).indexOf('/'))) !== formatAddr(p.version, p.network);
+      const n = p.network;
+      const w = written.words;
+      const hostBits = w[0] !== n[0] || w[1] !== n[1] || w[2] !== n[2] || w[3] !== n[3];
       throw new InvalidCIDRError(
         c,
         hostBits
