@@ -7,12 +7,11 @@
 //      │       │◂── static band ──▸│◂──────────── dynamic band ─────────────▸│       │
 //   The bands are upstream's (KEP-3070, calculateRangeOffset): allocateNext takes from the dynamic
 //   band first; addresses asked for by name should come from the static band.
-import { parseAddrInto, type Family } from '../adapters/address.ts';
+import { isCanonical, parseAddrInto, type Family } from '../adapters/address.ts';
 import { InvalidArgumentError, InvalidCIDRError } from '../adapters/errors.ts';
 import { Prefix } from '../adapters/geometry.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import { rangeSkipReason } from '../adapters/meta-allocator.ts';
-import { isCanonicalAddress } from '../adapters/records.ts';
 import { readServiceCIDR } from '../adapters/service-cidrs.ts';
 import { OK } from '../adapters/wasm.ts';
 
@@ -34,14 +33,16 @@ export function parseAddress(text: string): Addr | undefined {
 
 /**
  * The address an IPAddress of this name allocates: the name parsed, when it is an address in
- * canonical text, as kube-apiserver's validation requires of an IPAddress's name
- * (adapters/records.ts isCanonicalAddress, the store's own check); undefined for any other name
- * (`10.96.0.011`, `::ffff:10.96.0.9`, `FD00:10:96::5`, `not-an-ip`), which allocates nothing:
- * `check` finds no Service holding such an object (a ClusterIP's IPAddress is named canonically),
- * and `status` and `map` count it in no range.
+ * canonical text, as kube-apiserver's validation requires of an IPAddress's name (the check of
+ * adapters/records.ts isCanonicalAddress, the store's own: address.ts isCanonical on the words
+ * parsed, which no IPv4-mapped text passes); undefined for any other name (`10.96.0.011`,
+ * `::ffff:10.96.0.9`, `FD00:10:96::5`, `not-an-ip`), which allocates nothing: `check` finds no
+ * Service holding such an object (a ClusterIP's IPAddress is named canonically), and `status` and
+ * `map` count it in no range. The name is parsed once.
  */
 export function allocatedAddress(name: string): Addr | undefined {
-  return isCanonicalAddress(name) ? parseAddress(name) : undefined;
+  const addr = parseAddress(name);
+  return addr !== undefined && isCanonical(name, addr.version, addr.words) ? addr : undefined;
 }
 
 /**
