@@ -473,7 +473,7 @@ export class Cluster {
       );
     } catch (e) {
       if (e instanceof CliError) throw e; // already says what went wrong
-      if (isNotFound(e)) return 'gone';
+      if (isGone(e)) return 'gone';
       if (uid !== undefined && apiServerStatus(e) === 409) return 'changed';
       throw this.explain(e, 'delete', IPADDRESSES, name);
     }
@@ -489,7 +489,7 @@ export class Cluster {
       );
     } catch (e) {
       if (e instanceof CliError) throw e;
-      if (isNotFound(e)) return 'deleted';
+      if (isGone(e)) return 'deleted';
       return {
         kept: `the server answered the delete with the object, and reading it again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}`,
       };
@@ -850,6 +850,27 @@ function apiServerStatus(err: unknown): number | undefined {
  */
 function isNotFound(err: unknown): boolean {
   return httpStatus(err) === 404 && translate(err, 'get', '', 'the object') instanceof NotFoundError;
+}
+
+/**
+ * A failed request about an IPAddress that `check --fix` has just read in the same API version
+ * (its delete, or the read again after it): gone when the API server answered 404 with a Status,
+ * whether or not the Status names the object — the version is served, so the 404 can only be the
+ * object's (isNotFound alone takes a Status without details for a version not served). A 404
+ * whose body is no Status (a proxy's page) says nothing about the object.
+ */
+function isGone(err: unknown): boolean {
+  if (isNotFound(err)) return true;
+  if (apiServerStatus(err) !== 404) return false;
+  let body: unknown = (err as { body?: unknown }).body;
+  if (typeof body === 'string') {
+    try {
+      body = JSON.parse(body);
+    } catch {
+      return false;
+    }
+  }
+  return typeof body === 'object' && body !== null && (body as { kind?: unknown }).kind === 'Status';
 }
 
 /** How far a request got before it failed: not sent (built from the kubeconfig), sent, answered. */

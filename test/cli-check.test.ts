@@ -507,6 +507,54 @@ describe('ipallocator check', () => {
     }
   });
 
+  // Regression: a 404 Status without details on the delete was read as "the API version is not
+  // served" and the leak reported as failed, though the object had just been read in that version.
+  it('a 404 Status without details on the delete, or on the read after it, means the object is gone; a 404 that is no Status is no answer about it', async () => {
+    const object = { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.96.0.40', uid: 'u1' } };
+    const gone = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' }; // no details
+    let deleteAnswer: { code: number; body: unknown } = { code: 404, body: gone };
+    let readAnswer: { code: number; body: unknown } = { code: 404, body: gone };
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const { code, body } = req.method === 'DELETE' ? deleteAnswer : readAnswer;
+        res.writeHead(code, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+    try {
+      const cluster = new KubeCluster({ kubeconfig: kc.path });
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('gone');
+      deleteAnswer = { code: 200, body: object }; // answered with the object; read again: gone
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
+      deleteAnswer = { code: 404, body: '<html><title>404 Not Found</title></html>' }; // a proxy's page names no object
+      await expect(cluster.deleteIPAddress('10.96.0.40', 'u1')).rejects.toThrow(/404/);
+      readAnswer = { code: 200, body: object };
+      deleteAnswer = { code: 404, body: gone };
+      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('gone');
+    } finally {
+      kc.remove();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('check --fix: a leak whose delete answers 404 with a Status without details is already gone, not a failure', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    c.double.proxyAnswerNext('delete', 'ipaddresses', statusFailure(404, 'NotFound', 'not found'), { status: 404 });
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], { now: later });
+    const report = JSON.parse(r.stdout) as CheckReport;
+    expect(report.fixed).toMatchObject({
+      deleted: [],
+      failed: [],
+      skipped: [{ ip: '10.96.0.30', reason: 'already gone', resolved: true }],
+    });
+    expect(report.clean).toBe(true);
+    expect(r.code).toBe(0);
+  });
+
   it('a delete without the uid to make it conditional is not sent again after a 5xx, even one with Retry-After', async () => {
     let deletes = 0;
     const server = createServer((req, res) => {
