@@ -58,13 +58,30 @@ export function bar(fraction: number, any: boolean): string {
 }
 
 /**
+ * The widest a cell of a column followed by another may be, in characters: any address or CIDR
+ * in canonical form fits (an IPv6 /128 is 43), after a table's two-space indent and between
+ * quotes. A longer one (a name from the cluster: a namespace, an owner, an IPAddress named
+ * otherwise) is cut with an ellipsis, as kubectl cuts long values: else every row of its table
+ * would be padded as wide as it. The last cell of a row, padding nothing, runs to the end of the
+ * line; `--json` has every name whole.
+ */
+export const CELL_WIDTH = 48;
+
+/** `cell` cut to CELL_WIDTH characters, the last an ellipsis, when it is longer. */
+function clipped(cell: string): string {
+  if (cell.length <= CELL_WIDTH) return cell; // no more characters than code units
+  const chars = [...cell];
+  return chars.length <= CELL_WIDTH ? cell : `${chars.slice(0, CELL_WIDTH - 1).join('')}…`;
+}
+
+/**
  * Rows aligned in columns two spaces apart; `right[i]` right-aligns column i. A row with fewer
  * cells than the longest ends in a cell that runs to the end of the line (a refused range's
  * reason in place of its bar and counts): it sets no column's width, or every other row would be
- * padded as wide as that text.
+ * padded as wide as that text. A cell followed by another is cut at CELL_WIDTH characters.
  */
 export function table(rows: string[][], right: boolean[]): string[] {
-  rows = rows.map((row) => row.map(shown));
+  rows = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? shown(cell) : clipped(shown(cell)))));
   const cells = rows.reduce((most, row) => Math.max(most, row.length), 0); // not spread: a check may list 10^5 rows
   const widths: number[] = [];
   for (const row of rows) {

@@ -9,6 +9,7 @@ import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { CheckReport } from '../cli/check.ts';
 import type { StatusReport } from '../cli/status.ts';
+import { CELL_WIDTH } from '../cli/text.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import {
   addIPAddress,
@@ -446,7 +447,10 @@ describe('ipallocator status', () => {
     expect(text.code).toBe(0);
     // "default/" and 992 of the name's characters: 1,000 in all, then what was left out
     expect(text.stdout).toMatch(/\n {2}10\.99\.0\.30 {2}default\/x{992}… \(99008 more characters\)\n/);
-    expect(text.stdout).toMatch(/\n {2}x{1000}… \(99000 more characters\) {2}1\n/); // the namespace among the owners
+    // the namespace among the owners, in a column the counts follow: cut to the table's cell width
+    expect(text.stdout).toMatch(new RegExp(`\\n {2}x{${CELL_WIDTH - 3}}… {2}1\\n`));
+    // and the other rows of that table are as wide as the cut name, not as the name: `  default`, padding, `  1`
+    expect(text.stdout.split('\n').filter((line) => /^ {2}default +1$/.test(line))).toEqual([`  default${' '.repeat(CELL_WIDTH - 9)}  1`]);
     expect(text.stdout.length).toBeLessThan(4000);
     const json = await cli(['status', '--json', '--kubeconfig', c.kubeconfig]);
     const report = JSON.parse(json.stdout) as StatusReport;
