@@ -66,10 +66,14 @@ class RecordingDispatcher {
   }
 }
 
-/** A KubeConfig as far as withReusedConnections reads it, whose dispatchers are RecordingDispatchers, all kept in `made`. */
-function recording(): { kc: KubeConfig; made: RecordingDispatcher[] } {
+/**
+ * A KubeConfig as far as withReusedConnections reads it, whose dispatchers are RecordingDispatchers,
+ * all kept in `made`; `user`, when given, is its current user (switched by setting its name).
+ */
+function recording(user?: { name: string }): { kc: KubeConfig; made: RecordingDispatcher[] } {
   const made: RecordingDispatcher[] = [];
   const kc = {
+    ...(user === undefined ? {} : { getCurrentUser: () => user }),
     createDispatcher: (_cluster: Cluster | null, { cert }: Record<string, unknown>) => {
       const d = new RecordingDispatcher(String(cert));
       made.push(d);
@@ -123,6 +127,59 @@ describe('a client certificate that changes (its file rotated)', () => {
     (kc as unknown as { createDispatcher: MakeDispatcher }).createDispatcher(other, { cert: Buffer.from('b') });
     await settled();
     expect(made.map((d) => d.closed)).toEqual([false, false]);
+  });
+});
+
+describe('a context switched between users', () => {
+  // Regression: each switch retired the dispatcher of the user switched from, and switching back
+  // made a new one (and new connections), as if its certificate had rotated
+  it("keeps each user's dispatcher: switching back finds it, and nothing is closed", async () => {
+    const user = { name: 'alice' };
+    const { kc, made } = recording(user);
+    const alice = handedFor(kc, 'alice-cert');
+    user.name = 'bob';
+    const bob = handedFor(kc, 'bob-cert');
+    for (let i = 0; i < 3; i++) {
+      user.name = 'alice';
+      expect(handedFor(kc, 'alice-cert')).toBe(alice);
+      user.name = 'bob';
+      expect(handedFor(kc, 'bob-cert')).toBe(bob);
+    }
+    await settled();
+    expect(made.map((d) => [d.cert, d.closed])).toEqual([
+      ['alice-cert', false],
+      ['bob-cert', false],
+    ]);
+  });
+
+  it("a user's own certificate rotated still retires its dispatcher before, and only that one", async () => {
+    const user = { name: 'alice' };
+    const { kc, made } = recording(user);
+    handedFor(kc, 'alice-cert');
+    user.name = 'bob';
+    handedFor(kc, 'bob-cert');
+    handedFor(kc, 'bob-cert-rotated');
+    await settled();
+    expect(made.map((d) => [d.cert, d.closed])).toEqual([
+      ['alice-cert', false],
+      ['bob-cert', true],
+      ['bob-cert-rotated', false],
+    ]);
+  });
+
+  it('users whose requests carry the same options share one, kept while either still uses it', async () => {
+    const user = { name: 'alice' };
+    const { kc, made } = recording(user);
+    const shared = handedFor(kc, 'same');
+    user.name = 'bob';
+    expect(handedFor(kc, 'same')).toBe(shared);
+    // bob's options change: the one alice still uses stays open
+    handedFor(kc, 'bob-own');
+    await settled();
+    expect(made.map((d) => [d.cert, d.closed])).toEqual([
+      ['same', false],
+      ['bob-own', false],
+    ]);
   });
 });
 

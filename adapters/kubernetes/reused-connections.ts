@@ -14,10 +14,12 @@
 // KubeConfig every request is sent with (config.ts kubeConfigAsSent) hands out one dispatcher per
 // setting it was asked for: the same server, proxy and TLS options give the same dispatcher.
 //
-// One dispatcher is kept per server and proxy (a route). Options that change for a route — a
-// client certificate file rewritten by its rotation, a context switched to another user — give a
-// new one, and the one before is retired: closed as undici closes a dispatcher, once the requests
-// it carries have ended (a watch included). client-go, on a rotated certificate
+// One dispatcher is kept per server and proxy (a route) and user: a context switched to another
+// user and back finds the one it had, and users whose requests carry the same options (tokens, no
+// client certificate) share one. Options that change for a user on a route — a client
+// certificate file rewritten by its rotation — give a new one, and the one before is retired:
+// closed as undici closes a dispatcher, once the requests it carries have ended (a watch
+// included). client-go, on a rotated certificate
 // (transport/cert_rotation.go), closes every connection made with the old one at once, requests
 // on them included; here those are let finish. So a client certificate rotated every hour does
 // not leave a dispatcher behind per hour until the owner is closed. A request handed the retired dispatcher that had not sent yet (it was authenticating
@@ -79,8 +81,11 @@ interface Setting {
 
 /** The dispatchers of one KubeConfig of withReusedConnections. */
 class Connections {
-  /** The setting in use for each route (server and proxy, routeKey). */
-  readonly current = new Map<string, Setting>();
+  /**
+   * The settings in use on each route (server and proxy, routeKey), by the user each was asked
+   * for (userKey): users whose requests carry the same options share one.
+   */
+  readonly current = new Map<string, Map<string, Setting>>();
   /** Dispatchers retired or made for one request, until they have closed. */
   readonly closing = new Set<Closable>();
   /** Set by closeReusedConnections: the error of any request that would open a connection. */
@@ -99,7 +104,8 @@ class Connections {
   /** Closes every dispatcher now, the requests still on them ended; nothing is opened afterwards. */
   closeAll(reason: () => Error): void {
     this.closedWith ??= reason;
-    const all = [...[...this.current.values()].map((s) => s.dispatcher), ...this.closing];
+    const inUse = new Set([...this.current.values()].flatMap((byUser) => [...byUser.values()].map((s) => s.dispatcher)));
+    const all = [...inUse, ...this.closing];
     this.current.clear();
     this.closing.clear();
     for (const dispatcher of all) {
@@ -129,23 +135,36 @@ export function withReusedConnections(kc: KubeConfig): KubeConfig {
   const reusing = Object.create(kc) as KubeConfig;
   (reusing as unknown as MakesDispatchers).createDispatcher = function (this: unknown, cluster, agentOptions) {
     if (connections.closedWith !== undefined) throw connections.closedWith();
-    const route = routeKey(cluster);
     const key = dispatcherKey(cluster, agentOptions);
-    const known = connections.current.get(route);
+    let byUser = connections.current.get(routeKey(cluster));
+    if (byUser === undefined) connections.current.set(routeKey(cluster), (byUser = new Map()));
+    const user = userKey(this);
+    const known = byUser.get(user);
     if (known?.key === key) return known.handedOut;
+    // the user's options changed (a client certificate rotated): its setting before is let go,
+    // unless another user of the route still sends with it
+    const leave = (): void => {
+      if (known === undefined) return;
+      byUser.delete(user);
+      if ([...byUser.values()].includes(known)) return;
+      known.retired = true;
+      connections.retire(known.dispatcher);
+    };
+    const same = [...byUser.values()].find((s) => s.key === key);
+    if (same !== undefined) {
+      leave();
+      byUser.set(user, same);
+      return same.handedOut;
+    }
     const remake = () => make.call(this, cluster, agentOptions) as Closable | undefined;
     const dispatcher = remake();
-    if (known !== undefined) {
-      known.retired = true;
-      connections.current.delete(route);
-      connections.retire(known.dispatcher);
-    }
+    leave();
     // undefined: undici's global dispatcher, which keeps its connections itself
     if (dispatcher === undefined) return undefined;
     if (typeof dispatcher.dispatch !== 'function') {
       // not an undici dispatcher (a caller's own createDispatcher): handed out as it is
       const setting: Setting = { key, dispatcher, handedOut: dispatcher as unknown as Dispatcher, retired: false };
-      connections.current.set(route, setting);
+      byUser.set(user, setting);
       return dispatcher;
     }
     const setting: Setting = {
@@ -163,7 +182,7 @@ export function withReusedConnections(kc: KubeConfig): KubeConfig {
         },
       },
     };
-    connections.current.set(route, setting);
+    byUser.set(user, setting);
     return setting.handedOut;
   };
   connectionsOf.set(reusing, connections);
@@ -183,6 +202,19 @@ export function closeReusedConnections(kc: KubeConfig, reason: () => Error): voi
     connections.closeAll(reason);
     return;
   }
+}
+
+/**
+ * The user a request is authenticated as, by the KubeConfig that asks for its dispatcher: the
+ * current context's user's name ("" for none). A context switched back and forth between two
+ * users keeps a dispatcher for each, as client-go's transport cache keeps one per TLS
+ * configuration; only a user's own options changing retire its dispatcher before.
+ */
+function userKey(kc: unknown): string {
+  const getCurrentUser = (kc as Partial<KubeConfig> | null)?.getCurrentUser;
+  if (typeof getCurrentUser !== 'function') return '';
+  const name: unknown = getCurrentUser.call(kc)?.name;
+  return typeof name === 'string' ? name : '';
 }
 
 /** The route of a request: its server (the scheme decides how a proxy is asked) and its proxy. */
