@@ -44,7 +44,7 @@ import {
   kubeConfigAsSent,
   kubeconfigLoadFailure,
   loadDefaultKubeconfig,
-  loadKubeconfigText,
+  loadGivenKubeconfig,
   readKubeconfigFile,
   serverURLProblem,
   shownServer,
@@ -294,9 +294,10 @@ export class Cluster {
     let givenText: string | undefined;
     try {
       if (options.kubeconfig !== undefined) {
-        // loadFromFile, with the file read once, and only a regular file (readKubeconfigFile)
+        // loadFromFile, with the file read once, and only a regular file (readKubeconfigFile); a
+        // file that names no cluster to use gives way to a pod's service account, as with kubectl
         givenText = readKubeconfigFile(options.kubeconfig);
-        loadKubeconfigText(kc, givenText, options.kubeconfig);
+        loadGivenKubeconfig(kc, givenText, options.kubeconfig, '', options.context);
       } else loadDefaultKubeconfig(kc, '', options.context);
     } catch (e) {
       if (e instanceof KubeconfigNotReadError) throw new CliError(`${quoteText(e.path)} is not a kubeconfig: ${e.reason}`);

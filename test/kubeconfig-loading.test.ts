@@ -2,7 +2,7 @@
 // rules): the library's default kubeconfig, and the command line's, through the one loader both
 // use (config.ts loadDefaultKubeconfig).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -12,7 +12,13 @@ import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubeconfigCredentialError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { until } from './k8s/helpers.ts';
-import { KubeconfigFileError, kubeConfigOrDefault, loadDefaultKubeconfig, loadKubeconfigText } from '../adapters/kubernetes/config.ts';
+import {
+  KubeconfigFileError,
+  kubeConfigOrDefault,
+  loadDefaultKubeconfig,
+  loadGivenKubeconfig,
+  loadKubeconfigText,
+} from '../adapters/kubernetes/config.ts';
 import { openWatch } from '../adapters/kubernetes/watch-request.ts';
 import { cli } from './cli-helpers.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY } from './k8s/tls.ts';
@@ -203,6 +209,60 @@ describe('the default kubeconfig', () => {
         delete process.env.KUBERNETES_SERVICE_HOST;
         process.env.KUBECONFIG = file('prefs', 'apiVersion: v1\nkind: Config\npreferences: {}\n');
         expect(inPod().getCurrentCluster()).toBeNull();
+      });
+
+      // Regression: a context whose cluster the files lack was read as no configuration, and the
+      // service account taken, whatever its user was; clientcmd's ConfirmUsable reads it so only
+      // when the missing cluster is all it finds wrong: a user validateAuthInfo refuses makes the
+      // configuration invalid, an error, kubectl takes no service account
+      it('keeps the files when the context without a cluster has a user kubectl refuses, as kubectl does', () => {
+        const refused = {
+          'a client certificate without a key': '{client-certificate-data: Zm9v}',
+          'a client certificate file that cannot be opened': `{client-certificate: ${join(dir, 'gone.crt')}, client-key: ${join(dir, 'gone.key')}}`,
+          'an exec entry without apiVersion': '{exec: {command: token-helper}}',
+        };
+        for (const [what, user] of Object.entries(refused)) {
+          process.env.KUBECONFIG = file(
+            'contexts',
+            `apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: gone, user: u}\ncurrent-context: ctx\n`,
+          );
+          const kc = inPod();
+          expect([kc.getCurrentContext(), kc.getCurrentCluster()], what).toEqual(['ctx', null]);
+        }
+        // a user kubectl takes: the configuration is empty, and the service account is taken
+        process.env.KUBECONFIG = file(
+          'contexts',
+          'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: ctx\n  context: {cluster: gone, user: u}\ncurrent-context: ctx\n',
+        );
+        expect(serviceAccount(inPod())).toEqual(['https://10.96.0.1:443', token]);
+      });
+
+      // Regression: the command line's --kubeconfig FILE naming no cluster to use (preferences
+      // only) was refused inside a pod; kubectl's loading rules read an explicit file as they read
+      // $KUBECONFIG's, and the empty configuration falls back to the service account
+      it('takes the service account for an explicit file that names no cluster to use, as kubectl --kubeconfig does', () => {
+        const prefs = file('prefs', 'apiVersion: v1\nkind: Config\npreferences: {colors: true}\n');
+        const kc = new KubeConfig();
+        loadGivenKubeconfig(kc, readFileSync(prefs, 'utf8'), prefs, root);
+        expect(serviceAccount(kc)).toEqual(['https://10.96.0.1:443', token]);
+        // a file naming a cluster to use is used
+        const good = file(
+          'good',
+          kubeconfigText({
+            clusters: { c: 'https://127.0.0.1:1' },
+            users: { u: { token: 'one' } },
+            contexts: { ctx: ['c', 'u'] },
+            current: 'ctx',
+          }),
+        );
+        const used = new KubeConfig();
+        loadGivenKubeconfig(used, readFileSync(good, 'utf8'), good, root);
+        expect(used.getCurrentCluster()?.server).toBe('https://127.0.0.1:1');
+        // outside a pod, left as loaded, for the caller to say what it lacks
+        delete process.env.KUBERNETES_SERVICE_HOST;
+        const outside = new KubeConfig();
+        loadGivenKubeconfig(outside, readFileSync(prefs, 'utf8'), prefs, root);
+        expect(outside.getCurrentCluster()).toBeNull();
       });
 
       // Regression: with contexts but no current-context, the files were replaced by the service

@@ -19,7 +19,7 @@ import { IMPERSONATION_KEYS, readImpersonation, withImpersonation } from './impe
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
-import { missingUser, userProblem, withCredentialCheck } from './user-checks.ts';
+import { execEntryProblem, missingUser, nonTextCredential, userProblem, withCredentialCheck } from './user-checks.ts';
 
 /**
  * The KubeConfig to use: the one given, or — when undefined — $KUBECONFIG / ~/.kube/config
@@ -312,17 +312,60 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
 
 /**
  * Whether kubectl reads the merged kubeconfig `kc` as no configuration at all (clientcmd's
- * ErrEmptyConfig: DirectClientConfig.ConfirmUsable finds the cluster to use empty; the checks of
- * the context's user it makes too are the library's own, later), and so takes a pod's service account instead (DeferredLoadingClientConfig.ClientConfig): no
- * context to use (`contextName`, else the current-context), or one the kubeconfig holds whose cluster
- * it does not hold. A file of preferences alone (no clusters, no contexts) is one. A context named
- * that the kubeconfig does not hold is an error to kubectl, not an empty configuration.
+ * ErrEmptyConfig), and so takes a pod's service account instead (DeferredLoadingClientConfig
+ * .ClientConfig): no context to use (`contextName`, else the current-context), or one the
+ * kubeconfig holds whose cluster it does not hold — and nothing else wrong. A file of preferences
+ * alone (no clusters, no contexts) is one. DirectClientConfig.ConfirmUsable finds the configuration
+ * empty only when the missing cluster is all it finds: a context named that the kubeconfig does
+ * not hold, or a user of the context that validateAuthInfo refuses (userRefusedByKubectl), makes
+ * it invalid, an error, and no service account is taken.
  */
 function namesNoCluster(kc: KubeConfig, contextName: string | undefined): boolean {
   const name = contextName || kc.getCurrentContext();
   const context = name ? kc.getContextObject(name) : null;
   if (name && context === null) return false;
-  return !context?.cluster || kc.getCluster(context.cluster) === null;
+  if (context?.cluster && kc.getCluster(context.cluster) !== null) return false;
+  return context === null || !userRefusedByKubectl(kc, context.name);
+}
+
+/**
+ * Whether clientcmd's validateAuthInfo refuses the user of context `contextName` of `kc`: a
+ * field that is no text (kubectl cannot even decode it: nonTextCredential), an exec entry it
+ * refuses (execEntryProblem), a client certificate without a key, or a client certificate or
+ * key file that cannot be opened.
+ */
+function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
+  // the checks read the current context's user: that context made current on a view of `kc`
+  const view = Object.create(kc) as KubeConfig & { currentContext: string };
+  view.currentContext = contextName;
+  if (nonTextCredential(view) !== undefined || execEntryProblem(view) !== undefined) return true;
+  const user = view.getCurrentUser();
+  if (user === null || !(user.certFile || user.certData)) return false;
+  if (!(user.keyFile || user.keyData)) return true;
+  return [user.certFile, user.keyFile].some((file) => {
+    if (!file) return false;
+    try {
+      accessSync(file, constants.R_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+}
+
+/**
+ * Loads the text of the kubeconfig file `file` (read by the caller with readKubeconfigFile, once:
+ * it may be a pipe) as kubectl --kubeconfig loads it (clientcmd's loading rules with an
+ * ExplicitPath: that file alone), by loadKubeconfigText, its failures theirs. A file that names no
+ * cluster to use (namesNoCluster: preferences only, say) is, to kubectl, no configuration, as from
+ * $KUBECONFIG: inside a pod with a service account the pod's is taken instead
+ * (DeferredLoadingClientConfig.ClientConfig makes no exception for an explicit file); outside one
+ * it is left as loaded, for the caller to say what it lacks. `pathPrefix` and `context` as
+ * loadDefaultKubeconfig takes them.
+ */
+export function loadGivenKubeconfig(kc: KubeConfig, text: string, file: string, pathPrefix = '', context?: string): void {
+  loadKubeconfigText(kc, text, file);
+  if (namesNoCluster(kc, context) && inClusterPossible(pathPrefix)) kc.loadFromCluster(pathPrefix);
 }
 
 /** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
