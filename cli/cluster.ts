@@ -23,7 +23,7 @@
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
 import { MAX_ANSWER_BODY_BYTES } from '../adapters/kubernetes/answer-body.ts';
-import { answerProbe } from '../adapters/kubernetes/answer-probe.ts';
+import { answerProbe, NOT_THE_API_SERVERS } from '../adapters/kubernetes/answer-probe.ts';
 import {
   type ConfigurationOptions,
   CoreV1Api,
@@ -555,11 +555,16 @@ export class Cluster {
     const json = contentType === undefined || isJson(contentType);
     if (probe.json !== undefined) answer = probe.json.value as T;
     const checked = json ? read(answer) : typeof answer === 'string' ? describeText(answer) : 'not JSON';
+    const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;
     if (typeof checked === 'string') {
-      const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;
       const type = json ? '' : ` (content type ${contentType})`;
       throw new ClusterError(
         `${answeredBy(redirected, `${this.server} (context ${quoteText(this.context)})`)}${redirected === undefined ? '' : ','} answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
+      );
+    }
+    if (redirected !== undefined) {
+      throw new ClusterError(
+        `the API server at ${this.server} (context ${quoteText(this.context)}) answered ${target.verb} ${what} with a redirect to ${redirected}, ${NOT_THE_API_SERVERS}`,
       );
     }
     return checked;
@@ -641,12 +646,14 @@ export class Cluster {
     // the Status's message cut as the library cuts it in KubernetesApiError's message
     const serverSaid = apiError instanceof KubernetesApiError && apiError.status?.message ? cutMessage(apiError.status.message) : undefined;
     const target = name === undefined ? qualified(resource) : `${qualified(resource)} "${cutMessage(name)}"`;
+    // after a redirect to another host, that host: it is the one that failed or answered
+    const where = answeredBy(redirectedTo(err), `${this.server} (context ${quoteText(this.context)})`);
+    // the same as the subject of a sentence going on (a comma closes the clause of a redirect)
+    const subject = redirectedTo(err) === undefined ? where : `${where},`;
     if (apiError instanceof KubernetesApiError && apiError.resends !== undefined) {
       // the server asked for a wait as often as kubectl waits: given up, the last answer quoted
       const busy = code === 429 ? ' it is overloaded:' : '';
-      return new ClusterError(
-        `the API server at ${this.server} (context ${quoteText(this.context)}) kept asking to come back later: ${apiError.message};${busy} try again later`,
-      );
+      return new ClusterError(`${subject} kept asking to come back later: ${apiError.message};${busy} try again later`);
     }
     if (apiError instanceof KubernetesApiError && apiError.timeoutMs !== undefined) {
       // not sent when the deadline passed: the exec credential plugin never answered (ApiRequests stopped it)
@@ -661,24 +668,20 @@ export class Cluster {
         const times = waited.length === 1 ? 'once' : `${waited.length} times`;
         if (waited.every((c) => c === 429)) {
           return new ClusterError(
-            `the API server at ${this.server} (context ${quoteText(this.context)}) kept turning the request away as too busy (429 Too Many Requests, ${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
+            `${subject} kept turning the request away as too busy (429 Too Many Requests, ${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); it is overloaded: try again later, or pass a longer --request-timeout`,
           );
         }
         // a 5xx with Retry-After is no throttling: the server (or a proxy) asked to come back later
         const codes = [...new Set(waited)].join(' and ');
         return new ClusterError(
-          `the API server at ${this.server} (context ${quoteText(this.context)}) kept answering HTTP ${codes} with a Retry-After (${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); try again later, or pass a longer --request-timeout`,
+          `${subject} kept answering HTTP ${codes} with a Retry-After (${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); try again later, or pass a longer --request-timeout`,
         );
       }
       return new ClusterError(
-        `the API server at ${this.server} (context ${quoteText(this.context)}) did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
+        `${subject} did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
       );
     }
     if (code === undefined) {
-      // after a redirect to another host, that host: it is the one that failed or answered
-      const where = answeredBy(redirectedTo(err), `${this.server} (context ${quoteText(this.context)})`);
-      // the same as the subject of a sentence going on (a comma closes the clause of a redirect)
-      const subject = redirectedTo(err) === undefined ? where : `${where},`;
       const noCredential = causes(err).find((e) => e instanceof KubeconfigCredentialError);
       if (noCredential !== undefined)
         return new ClusterError(`cannot use context ${quoteText(this.context)} of the kubeconfig: ${noCredential.message}`);
@@ -742,14 +745,12 @@ export class Cluster {
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);
     }
-    const elsewhere = redirectedTo(err);
-    if (elsewhere !== undefined) {
+    if (redirectedTo(err) !== undefined) {
       // a host a redirect took the request to (a login page): its answer says nothing of the
       // credentials, the RBAC or the resources of the cluster, and it is named
       const { body, headers } = err as { body?: unknown; headers?: unknown };
       const answer = describeAnswer(code, apiError instanceof KubernetesApiError ? apiError.status : undefined, body, headers);
-      const where = answeredBy(elsewhere, `${this.server} (context ${quoteText(this.context)})`);
-      return new ClusterError(`${where}, answered ${verb} ${target}: ${answer}`);
+      return new ClusterError(`${subject} answered ${verb} ${target}: ${answer}`);
     }
     if (code === 401) {
       return new ClusterError(

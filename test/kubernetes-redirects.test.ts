@@ -149,6 +149,61 @@ describe('a redirect from the API server to another host', () => {
       }
     });
 
+    // Regression: a 2xx from the other host that looked like the answer asked for was taken as
+    // the API server's: the object read, created or deleted, a list taken as the cluster's state
+    it("a 2xx that looks like the answer asked for: not taken as the API server's, by the library or the command line", async () => {
+      const ipAddress = {
+        kind: 'IPAddress',
+        apiVersion: 'networking.k8s.io/v1',
+        metadata: { name: '10.96.0.10', uid: 'u-1', resourceVersion: '7' },
+        spec: { parentRef: { group: '', resource: 'services', namespace: 'default', name: 'dns' } },
+      };
+      const emptyList = { kind: 'ServiceCIDRList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '7' }, items: [] };
+      const other = await recordingServer((req, res) =>
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify(req.url?.includes('/servicecidrs') ? emptyList : ipAddress)),
+      );
+      closing.push(other.close);
+      // the path kept, as a load balancer moving the API elsewhere would keep it
+      const first = await recordingServer((req, res) => res.writeHead(302, { location: `http://localhost:${other.port}${req.url}` }).end());
+      closing.push(first.close);
+      const store = new KubernetesStore(kubeConfigFor(`http://127.0.0.1:${first.port}`), { start: false, requestTimeoutMs: 10_000 });
+      closing.push(() => store.close());
+      const refused = `the API server answered with a redirect to http://localhost:${other.port}, whose 2xx answer is not taken as the API server's`;
+      await expect(store.get('10.96.0.10')).rejects.toThrow(`get ipaddresses.networking.k8s.io "10.96.0.10": ${refused}`);
+      await expect(store.create({ name: '10.96.0.10', labels: {}, parentRef: ipAddress.spec.parentRef } as never)).rejects.toThrow(
+        `create ipaddresses.networking.k8s.io "10.96.0.10": ${refused}`,
+      );
+      const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
+      closing.push(kubeconfig.remove);
+      const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toContain(
+        `ipallocator: the API server at http://127.0.0.1:${first.port} (context "double") answered list servicecidrs.networking.k8s.io with a redirect to http://localhost:${other.port}, whose 2xx answer is not taken as the API server's`,
+      );
+    });
+
+    // Regression: the command line said "the API server … kept turning the request away as too
+    // busy" when the host a redirect led to answered each attempt 429
+    it('a 429 from that host until the timeout: the command line names it as the host that turned the request away', async () => {
+      const other = await recordingServer((_req, res) =>
+        res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' })
+          .end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'TooManyRequests', code: 429 })),
+      );
+      closing.push(other.close);
+      const first = await recordingServer((_req, res) => res.writeHead(302, { location: `http://localhost:${other.port}/busy` }).end());
+      closing.push(first.close);
+      const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
+      closing.push(kubeconfig.remove);
+      const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '1500ms']);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toContain(
+        `ipallocator: http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request, kept turning the request away as too busy (429 Too Many Requests`,
+      );
+    });
+
     it('a host that cannot be reached: the library and the command line name it', async () => {
       const gone = await recordingServer(() => {});
       gone.close();

@@ -79,12 +79,24 @@ export function answerProbe(): AnswerProbe {
 }
 
 /**
+ * Why a 2xx answer from another host than the API server's is not read, however much it looks
+ * like the answer asked for, as the end of a sentence naming the redirect: kube-apiserver
+ * answers its API requests itself and redirects none, and fetch, following the redirect, sent
+ * that host no Authorization header (another origin) and, after a 301, 302 or 303, a GET in
+ * place of a create or delete.
+ */
+export const NOT_THE_API_SERVERS =
+  "whose 2xx answer is not taken as the API server's: the API server redirects no API request, and the request reached that host without its Authorization header (after a 301, 302 or 303, as a GET)";
+
+/**
  * Runs one request through `requests` (its deadline, and the waits the server asks for; `onWait`
  * and `options` as ApiRequests.run) with a probe on each attempt, and resolves to its 2xx answer
  * as the server sent it: the JSON value, whatever it is (`{}`, `[]`, `"hello"`, an object with a
  * field of the wrong type), for the caller to check (answers.ts) before reading anything from
  * it. A 2xx answer that is not JSON (an auth proxy's login page answered 200 text/html) rejects
- * with `malformed("a malformed body (content type text/html): not JSON")`; an error answer
+ * with `malformed("a malformed body (content type text/html): not JSON")`; a 2xx answer from
+ * another host than the API server's, where a redirect took the request, rejects with
+ * `malformed(…)` naming that host, whatever it holds (NOT_THE_API_SERVERS); an error answer
  * rejects as `call` does (the caller translates).
  */
 export async function requestJson(
@@ -109,12 +121,13 @@ export async function requestJson(
     onWait,
     { ...options, onRedirect: (origin) => (redirected = origin) },
   );
-  if (probe.json !== undefined) return probe.json.value;
   const contentType = probe.contentType;
   // client-node decodes text (text/*) into an empty typed object: only the content type tells it
   // from `{}`. A redirect to another host (a login page) is said, naming it.
   const from = redirected === undefined ? '' : ` from ${redirected}, where the API server redirected the request`;
   if (contentType !== undefined && !isJson(contentType)) throw malformed(`a malformed body (content type ${contentType})${from}: not JSON`);
+  if (redirected !== undefined) throw malformed(`a redirect to ${redirected}, ${NOT_THE_API_SERVERS}`);
+  if (probe.json !== undefined) return probe.json.value;
   // A 2xx JSON body the probe could not parse fails client-node's decoding as well; a body with
   // no content type fails it too ("No Content-Type defined"): what is left is client-node's.
   return decoded;

@@ -151,10 +151,13 @@ export class ApiRequests {
     const route: Route = { asked: undefined, last: undefined };
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
-      deadline = setTimeout(
-        () => controller.abort(this.timeoutError(target, waited, attempt.sent, signal, elsewhere(route))),
-        this.timeoutMs,
-      );
+      deadline = setTimeout(() => {
+        const redirected = elsewhere(route);
+        const error = this.timeoutError(target, waited, attempt.sent, signal, redirected);
+        // the answers waited out came from that host: the messages that name them say so
+        if (redirected !== undefined) noteRedirect(error, redirected);
+        controller.abort(error);
+      }, this.timeoutMs);
     }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
@@ -202,7 +205,11 @@ export class ApiRequests {
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;
-          if (waited.length === MAX_RETRIES) throw this.gaveUpError(target, waited, asked.error, e);
+          if (waited.length === MAX_RETRIES) {
+            const gaveUp = this.gaveUpError(target, waited, asked.error, e);
+            if (redirected !== undefined) noteRedirect(gaveUp, redirected);
+            throw gaveUp;
+          }
           waited.push(asked.error.code!);
           onWait?.(asked.error, asked.seconds);
           await Promise.race([new Promise<void>((resolve) => (wait = setTimeout(resolve, asked.seconds * 1000))), aborted]);
