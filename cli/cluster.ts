@@ -22,6 +22,7 @@
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
+import { existsSync } from 'node:fs';
 import { MAX_ANSWER_BODY_BYTES } from '../adapters/kubernetes/answer-body.ts';
 import { answerProbe, NOT_THE_API_SERVERS } from '../adapters/kubernetes/answer-probe.ts';
 import {
@@ -191,6 +192,23 @@ function noCluster(kc: KubeConfig, file: string): string {
   return `the cluster ${quoteText(cluster.name)} of context ${quoteText(current)} has no server in ${file}`;
 }
 
+/**
+ * The kubeconfig as messages name it, with the file a user can open to correct it: `the
+ * kubeconfig "/path"` for --kubeconfig's file, or for the one default file read; `the kubeconfig
+ * merged from "/a", "/b" ($KUBECONFIG)` for several; `the kubeconfig` alone when none was read (a
+ * pod's service account, taken as kubectl takes it: client-node names its context inClusterContext).
+ */
+function kubeconfigNamed(given: string | undefined, kc: KubeConfig): string {
+  if (kc.getCurrentContext() === 'inClusterContext' && kc.getCurrentCluster()?.name === 'inCluster') return 'the kubeconfig';
+  if (given !== undefined) return `the kubeconfig ${quoteText(given)}`;
+  const read = kubeconfigFiles(undefined)
+    .map((f) => f.path)
+    .filter((path) => existsSync(path));
+  if (read.length === 0) return 'the kubeconfig';
+  if (read.length === 1) return `the kubeconfig ${quoteText(read[0]!)}`;
+  return `the kubeconfig merged from ${read.map((path) => quoteText(path)).join(', ')} ($KUBECONFIG)`;
+}
+
 /** A file a kubeconfig is read from, and how the command line came to it, for a message. */
 export interface KubeconfigFile {
   readonly path: string;
@@ -286,6 +304,8 @@ export class Cluster {
   private readonly requests: ApiRequests;
   /** An http:// server without insecure-skip-tls-verify, which client-node 2.x refuses to send to. */
   private readonly plainHttp: boolean;
+  /** The kubeconfig as messages name it (kubeconfigNamed): `the kubeconfig "/path"`. */
+  private readonly file: string;
 
   /** Loads the kubeconfig and selects the context. Throws CliError when there is none to use. */
   constructor(options: ClusterOptions = {}) {
@@ -324,7 +344,8 @@ export class Cluster {
       const not = firstNotAKubeconfig(options.kubeconfig, givenText);
       if (not !== undefined) throw not;
     }
-    const file = options.kubeconfig === undefined ? 'the kubeconfig' : `the kubeconfig ${quoteText(options.kubeconfig)}`;
+    const file = kubeconfigNamed(options.kubeconfig, kc);
+    this.file = file;
     if (options.context !== undefined) {
       if (kc.getContextObject(options.context) === null) {
         // the command line is right; the kubeconfig lacks the context: no pointer to --help
@@ -660,7 +681,7 @@ export class Cluster {
       const pluginUser = phases.get(apiError) === 'unsent' ? execPluginUser(this.kc) : undefined;
       if (pluginUser !== undefined) {
         return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(pluginUser)}${this.pluginCommand()} did not answer within ${duration(apiError.timeoutMs)}${this.requests.stopsPlugins ? ' and was stopped' : ''} (${verb} ${target}); to wait longer, pass --request-timeout`,
+          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(pluginUser)}${this.pluginCommand()} did not answer within ${duration(apiError.timeoutMs)}${this.requests.stopsPlugins ? ' and was stopped' : ''} (${verb} ${target}); to wait longer, pass --request-timeout`,
         );
       }
       const waited = waitedAnswers.get(apiError);
@@ -684,12 +705,12 @@ export class Cluster {
     if (code === undefined) {
       const noCredential = causes(err).find((e) => e instanceof KubeconfigCredentialError);
       if (noCredential !== undefined)
-        return new ClusterError(`cannot use context ${quoteText(this.context)} of the kubeconfig: ${noCredential.message}`);
+        return new ClusterError(`cannot use context ${quoteText(this.context)} of ${this.file}: ${noCredential.message}`);
       // the kubeconfig's TLS material or proxy, not the server: said with the field that is wrong
       const transport = transportProblem(this.kc, err);
       if (transport !== undefined) {
         return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: ${transport}`,
+          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: ${transport}`,
         );
       }
       // Deno's refusal to run an exec credential plugin is no failure to reach the server: said
@@ -708,7 +729,7 @@ export class Cluster {
       // token saved with a line ending is sent without it, and works; 1.x's node-fetch refuses that too.
       if (hasInvalidHeader(err)) {
         return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it`,
+          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: the credential of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')} (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it`,
         );
       }
       // cut off here, past the cap on an answer's body: nothing malformed was read
@@ -734,13 +755,13 @@ export class Cluster {
           .find((said) => said !== undefined);
         if (plugin !== undefined) {
           return new ClusterError(
-            `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
+            `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: the exec credential plugin of its user ${quoteText(this.kc.getCurrentUser()?.name ?? '')}${this.pluginCommand()} ${plugin}`,
           );
         }
         // JSON but no ExecCredential (a JSON string) fails in client-node with a TypeError
         // naming its internals: messages says it as NO_EXEC_CREDENTIAL
         return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of the kubeconfig: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}${http}`,
+          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}${http}`,
         );
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);

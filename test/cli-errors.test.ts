@@ -147,7 +147,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['check', '--kubeconfig', kc.path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: HTTP protocol is not allowed when skipTLSVerify is not set or false; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)\n`,
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: HTTP protocol is not allowed when skipTLSVerify is not set or false; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)\n`,
       );
       expect(c.double.requests).toEqual([]); // nothing reached the server
     } finally {
@@ -306,7 +306,7 @@ describe('ipallocator: failures', () => {
         const r = await cli(['status', '--kubeconfig', path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but ${printed}; an exec plugin must print an ExecCredential\n`,
+          `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but ${printed}; an exec plugin must print an ExecCredential\n`,
         );
         expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
         expect(c.double.requests).toEqual([]);
@@ -329,7 +329,7 @@ describe('ipallocator: failures', () => {
       expect([r.code, r.stdout, r.stderr]).toEqual([
         2,
         '',
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but printed nothing (or only whitespace, or JSON cut short) and wrote on stderr: error: login required \\u001b[31m; an exec plugin must print an ExecCredential\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but printed nothing (or only whitespace, or JSON cut short) and wrote on stderr: error: login required \\u001b[31m; an exec plugin must print an ExecCredential\n`,
       ]);
       expect(c.double.requests).toEqual([]);
     } finally {
@@ -348,7 +348,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential\n`,
       );
       expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
       expect(c.double.requests).toEqual([]);
@@ -378,7 +378,7 @@ describe('ipallocator: failures', () => {
         const r = await cli(['status', '--kubeconfig', path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}\n`,
+          `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}\n`,
         );
         expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
         expect(c.double.requests).toEqual([]);
@@ -419,7 +419,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(command(dir))}) could not be run: ${why}\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(command(dir))}) could not be run: ${why}\n`,
       );
       expect(c.double.requests).toEqual([]);
     } finally {
@@ -440,7 +440,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path, '--request-timeout', '3s']);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) did not answer within 3s and was stopped (list servicecidrs.networking.k8s.io); to wait longer, pass --request-timeout\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) did not answer within 3s and was stopped (list servicecidrs.networking.k8s.io); to wait longer, pass --request-timeout\n`,
       );
       expect(r.stderr).not.toContain('SECRET_IN_ARGS');
       expect(c.double.requests).toEqual([]);
@@ -512,7 +512,9 @@ describe('ipallocator: failures', () => {
     try {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toBe(`ipallocator: cannot use context "x" of the kubeconfig: the request to ${tls.url} was not sent: ${said}\n`);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${tls.url} was not sent: ${said}\n`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
       await tls.close();
@@ -564,7 +566,7 @@ describe('ipallocator: failures', () => {
       expect([r.code, r.stdout]).toEqual([2, '']);
       const command = typeof config.users[0].user.exec.command === 'string' ? ` (command ${JSON.stringify(process.execPath)})` : '';
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u"${command} could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u"${command} could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)\n`,
       );
       expect(r.stderr).not.toContain('SECRET');
       expect(c.double.requests).toEqual([]);
@@ -586,7 +588,7 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)\n`,
       );
       expect(c.double.requests).toEqual([]);
     } finally {
@@ -666,7 +668,7 @@ describe('ipallocator: failures', () => {
     try {
       const r = await statusUnderDeno(['--allow-read', '--allow-env', '--allow-net', '--allow-sys'], path);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: Requires run access to "${process.execPath}", run again with the --allow-run flag\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: Requires run access to "${process.execPath}", run again with the --allow-run flag\n`,
       );
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(c.double.requests).toEqual([]);
@@ -1046,7 +1048,7 @@ describe('ipallocator: failures', () => {
         const r = await cli(['status', '--kubeconfig', kc.path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "double" of the kubeconfig: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it\n`,
+          `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it\n`,
         );
         expect(c.double.requests).toEqual([]);
       } finally {

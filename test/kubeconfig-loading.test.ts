@@ -614,7 +614,7 @@ describe('the default kubeconfig', () => {
       for (const argv of [['status'], ['status', '--kubeconfig', path]]) {
         const r = await cli(argv);
         expect(r.code).toBe(2);
-        expect(r.stderr).toBe(`ipallocator: cannot use context "ctx" of the kubeconfig${argv.length > 1 ? ` "${path}"` : ''}: ${said}\n`);
+        expect(r.stderr).toBe(`ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`);
       }
     });
 
@@ -1068,7 +1068,7 @@ describe('a user whose client certificate or key cannot be used, for an http:// 
       const r = await cli(['status', '--kubeconfig', path, '--request-timeout', '10s']);
       expect([r.code, r.stderr]).toEqual([
         2,
-        `ipallocator: cannot use context "ctx" of the kubeconfig: the request to ${fixture.double.url} was not sent: ${said.slice('the request was not sent: '.length)}\n`,
+        `ipallocator: cannot use context "ctx" of the kubeconfig ${JSON.stringify(path)}: the request to ${fixture.double.url} was not sent: ${said.slice('the request was not sent: '.length)}\n`,
       ]);
     }
     expect(fixture.double.requests).toEqual([]);
@@ -1293,7 +1293,7 @@ describe('an exec credential plugin that returns no credential', () => {
     const r = await cli(['status', '--kubeconfig', path]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(
-      'cannot use context "double" of the kubeconfig: the exec credential plugin of user "tester" returned no credential',
+      `cannot use context "double" of the kubeconfig ${JSON.stringify(path)}: the exec credential plugin of user "tester" returned no credential`,
     );
     expect(fixture.double.requests).toEqual([]);
   });
@@ -1366,7 +1366,10 @@ describe('an exec credential plugin that prints no ExecCredential of its version
       const path = join(fixture.folder, 'config');
       writeFileSync(path, plugin(printed).exportConfig());
       const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "double" of the kubeconfig: ${said}\n`]);
+      expect([r.code, r.stderr]).toEqual([
+        2,
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(path)}: ${said}\n`,
+      ]);
       expect(fixture.double.requests).toEqual([]);
     },
   );

@@ -183,7 +183,7 @@ describe('requests to a cluster without a proxy-url go through the proxy the env
       const r = await cli(['status', '--kubeconfig', kc.path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "double" of the kubeconfig: the request to ${server} was not sent: cannot reach the proxy at http://127.0.0.1:9 (environment variable HTTP_PROXY): connection refused (ECONNREFUSED)\n`,
+        `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the request to ${server} was not sent: cannot reach the proxy at http://127.0.0.1:9 (environment variable HTTP_PROXY): connection refused (ECONNREFUSED)\n`,
       );
     } finally {
       kc.remove();
