@@ -390,11 +390,21 @@ function unlinkSmall(p: usize, k: i32): void {
 /**
  * Cuts a slab for class k (its free list is empty): the first block is returned, the rest go onto
  * the free list. 0 when memory for the slab (or its leaf) cannot be had; nothing changes then.
+ * The failure is recorded as the small block asked for when the slab could not be had (a small
+ * request reads the same whichever of its own blocks failed); when its leaf could not be had,
+ * as the leaf with the slab it held and gave back: the two 4 KiB blocks are what the request
+ * needs, and reading it as the small block would make a cap with 4 KiB free look fragmented
+ * and too little to raise.
  */
 function cutSlab(k: i32): usize {
   const off = takeLarge(LARGE_CLASS);
-  if (off == NO_BLOCK) return 0;
+  if (off == NO_BLOCK) {
+    if (bestEffort == 0) failedBlock = <u64>1 << k;
+    return 0;
+  }
   if (!ensureLeaf(off)) {
+    // slabs are not in bytesInUse: counted here as held when it failed, given back below
+    if (bestEffort == 0) failedInUse += <u64>SLAB_BYTES;
     freeLarge(off, LARGE_CLASS);
     return 0;
   }
@@ -463,12 +473,7 @@ export function halloc(size: usize): usize {
   let p = <usize>load<u32>(head);
   if (p == 0) {
     p = cutSlab(k);
-    if (p == 0) {
-      // recorded as the block asked for, not the 4 KiB slab (or leaf) it would have been cut
-      // from, so that a small request reads the same whichever step failed
-      if (bestEffort == 0) failedBlock = <u64>1 << k;
-      return 0;
-    }
+    if (p == 0) return 0; // recorded by cutSlab
   } else {
     // Off the list, and one more in use in its slab (a few loads and stores on this path).
     const next = <usize>load<u32>(p + S_NEXT);
