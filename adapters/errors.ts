@@ -199,9 +199,9 @@ export type MemoryShortage = 'limit' | 'fragmented' | 'host';
 /**
  * What OutOfMemoryError reports of the memory when an operation of the core failed (creating an
  * index, marking or freeing an address, loading a batch), measured once the operation had given
- * back what it took; each field undefined when not known. Its addresses are as they were, but a
- * sparse index that grew for a Range's loadMany or allocateMany keeps the memory it grew into
- * until destroy(): `inUse` counts it, and `requested` counts it as needed.
+ * back what it took; each field undefined when not known. Its addresses are as they were, and a
+ * sparse index that grew for a Range's loadMany or allocateMany merges the nodes it split, left
+ * mostly empty, and gives their memory back.
  */
 export interface OutOfMemoryDetails {
   /**
@@ -210,10 +210,10 @@ export interface OutOfMemoryDetails {
    * least 16 bytes. Never less than the block that failed. For a load into a sparse index that
    * stopped part-way (a warm start or rebuild of an Allocator's index; a Range's restore,
    * fromSnapshot, loadMany, allocateMany), an estimate of the whole load, which the message calls
-   * one: what the load reached and the memory the index kept, plus, for each address it had not
-   * loaded, what the index held per address loaded (16 bytes at least), so that a cap raised by
-   * `requested - free` (rounded up to 64 KiB, as setMemoryLimit takes it) should let the same call
-   * through: it errs high, many times over for runs of neighbouring addresses.
+   * one: what the load reached, plus, for each address it had not loaded, what the index held per
+   * address loaded (16 bytes at least), so that a cap raised by `requested - free` (rounded up to
+   * 64 KiB, as setMemoryLimit takes it) should let the same call through: it errs high, many
+   * times over for runs of neighbouring addresses.
    */
   readonly requested?: number | undefined;
   /** Why it could not get it. */

@@ -219,6 +219,14 @@ export class FreeIndex {
     return core.index_bytes(this.h);
   }
 
+  /**
+   * Gives back memory a sparse index grew into and no longer holds offsets in (after a batch of
+   * sets was undone): never fails, never changes the offsets.
+   */
+  compact(): void {
+    core.index_compact(this.h);
+  }
+
   /** Re-derives every counter and summary from the raw data; 0 when consistent, else an invariant code. */
   validate(): number {
     return core.index_validate(this.h);

@@ -591,8 +591,10 @@ export class Range implements RangeView {
           cooling.endCall(returns!, true); // marks and holds them both: the count stands
         }
       }
-      // what it gave back counts as needed, and as free; on a sparse index, so do the pages it
-      // grew into and keeps, and an estimate for the addresses it had not taken
+      // the nodes its takes split, left mostly empty, merged and given back; what it gave back
+      // counts as needed, and as free; on a sparse index, so does an estimate for the addresses
+      // it had not taken (and the memory it grew into, where some is kept)
+      this.index.compact();
       const kept = Math.max(0, bytesInUse() - inUse);
       throw space?.kind === 'sparse'
         ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept })
@@ -688,8 +690,9 @@ export class Range implements RangeView {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
         throw this.notUndone('loadMany', e, `${j + 1} of the addresses it marked ${NOT_GIVEN_BACK}`, undo);
       }
-      // All addresses given back: the slice's error measured again, so that the memory is as the
-      // undo left it and `requested` estimates the whole load — what the slices before it took,
+      index.compact();
+      // All addresses given back, and the nodes the slices split merged and given back too: the
+      // slice's error measured again, so that the memory is as the undo left it and `requested` estimates the whole load — what the slices before it took,
       // the pages the index grew into and keeps, and the offsets not loaded (the one batch's
       // error named a buffer the slices never needed, and the memory before they ran).
       const kept = Math.max(0, bytesInUse() - inUse);

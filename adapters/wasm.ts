@@ -60,6 +60,7 @@ export interface CoreExports {
   index_next_set(h: number, fromHi: number, fromLo: number): number;
   index_bytes(h: number): number;
   index_validate(h: number): number;
+  index_compact(h: number): void;
   index_set_many(h: number, ptr: number, count: number): number;
   /** The k-th free offset of [lo, hi] → scratch 0..1: OK, or NONE (k or fewer free). Sparse: hi < n. */
   index_select_free(h: number, kHi: number, kLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;

@@ -113,6 +113,15 @@ export function index_validate(h: usize): i32 {
 }
 
 /**
+ * Gives back memory a sparse index grew into and no longer needs (its singles nodes left mostly
+ * empty after a batch of sets was undone); nothing for a dense one. Never fails or changes the
+ * offsets.
+ */
+export function index_compact(h: usize): void {
+  if (load<u32>(h) != KIND_DENSE) sparse.sparse_compact(h);
+}
+
+/**
  * Batch set: `count` offsets as (hi, lo) u32 pairs at `ptr` (a buf_alloc buffer). Returns how
  * many were newly set; OUT_OF_RANGE, with the ones before the failing entry set and scratch word
  * 0 = the index of the failing entry; or OUT_OF_MEMORY, with nothing set.

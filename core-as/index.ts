@@ -13,7 +13,7 @@ export { iter_start, iter_step } from './iter';
 export {
   index_new, index_kind, index_free, index_set, index_clear, index_has, index_count,
   index_next_free, index_next_set, index_bytes, index_validate, index_set_many, index_select_free,
-  index_count_free,
+  index_count_free, index_compact,
 } from './freeindex';
 // sparse index extras: how its singles nodes are laid out (for tests)
 export { sparse_singles_node } from './sparse';

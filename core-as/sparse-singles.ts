@@ -1328,3 +1328,193 @@ export function singles_build(t: usize, keys: usize, m: u32): bool {
   routeUpdate(t);
   return true;
 }
+
+// ── compaction (after a batch of inserts was undone) ───────────────────────────────────────
+//
+// Inserts split nodes as they fill; removals only drop a node once it is empty, and rebuild it
+// smaller below 1/16 full. A batch of inserts undone (a load refused under a memory cap) leaves
+// the nodes it split holding the keys from before it, each a fraction of its block: compaction
+// gives that memory back. Merging needs no memory, since it runs when none is free: a group of
+// neighbouring nodes whose keys fit one node at build load is laid out again in the largest
+// block among them (as splitInPlace lays out a half), and the others' blocks are freed.
+
+/**
+ * Merges neighbouring nodes whose keys fit one node at build load (BUILD_KEYS), in place; then,
+ * best effort, rebuilds nodes far larger than their keys smaller, and shrinks the router and the
+ * directory to the node count. Never fails: what cannot be merged or had stays as it was.
+ */
+export function singles_compact(t: usize): void {
+  forget();
+  let merged = false;
+  for (let p: u32 = 0; p + 1 < nodesOf(t); p++) {
+    //  the group p .. q − 1: as many nodes as fit, their largest block able to hold the keys
+    const nodes = nodesOf(t);
+    let m = cntOf(entry(t, p));
+    let q = p + 1;
+    while (q < nodes && m + cntOf(entry(t, q)) <= BUILD_KEYS) m += cntOf(entry(t, q++));
+    while (q - p >= 2) {
+      let r = p;
+      for (let n = p + 1; n < q; n++) if (load<u8>(entry(t, n) + N_LG) > load<u8>(entry(t, r) + N_LG)) r = n;
+      if (lgFor(m) <= <u32>load<u8>(entry(t, r) + N_LG) && mergeInto(t, p, q, r, m)) {
+        merged = true;
+        break;
+      }
+      m -= cntOf(entry(t, --q)); //  too many for the blocks there, or too bunched: one fewer
+    }
+  }
+  if (merged) {
+    resumBlocks(t, 0);
+    routeUpdate(t);
+  }
+  //  nodes left far larger than their keys, rebuilt to the size a build gives them
+  beginBestEffort();
+  for (let p: u32 = 0; p < nodesOf(t); p++) {
+    const e = entry(t, p);
+    const lg = <u32>load<u8>(e + N_LG);
+    if (lg <= MIN_LG || lgFor(cntOf(e)) >= lg) continue;
+    const before = nodesOf(t);
+    if (rebuild(t, p, 0, false) == OK) p += nodesOf(t) - before; //  bunched keys may need several
+  }
+  endBestEffort();
+  shrinkDirectory(t);
+}
+
+/**
+ * Lays out the m keys of nodes p .. q − 1 (q − p ≥ 2) in the block of node r among them, fitted to
+ * them, as node p; frees the others' blocks and drops their entries. false (nothing changed) when
+ * the keys are too bunched for that block (a walk would pass WALK_LIMIT, or a key fall off its
+ * end). Leaves the block sums and the router to the caller.
+ *
+ *   key slots of r           its keys ■, the others' □ (before r's: ▲, after: ▼)
+ *   · ■ · · ■ ■ · · · ■ ·    r's keys as they were
+ *   ■ ■ ■ ■ · · · · · · ·    1. left to the start, in order (each moves left)
+ *   · · · ▲ ▲ ■ ■ ■ ■ ▼ ▼    2. right to where they stand among all m keys at the end (each moves
+ *                               right), the others' keys copied in around them
+ *   ▲ · ▲ · ■ ■ · ■ ■ ▼ ▼    3. each to its new home or the first free slot after, left to right:
+ *                               the i-th of m keys lands at most at slot cap − m + i, where it
+ *                               stands after step 2
+ */
+function mergeInto(t: usize, p: u32, q: u32, r: u32, m: u32): bool {
+  const er = entry(t, r);
+  const lg = <u32>load<u8>(er + N_LG);
+  const s = slotsOf(er);
+  const cap = capOf(er);
+  //  the fit, and a dry run of the layout (nothing written yet)
+  const base = firstKeyOf(entry(t, p));
+  fitTo(m, lg, base, lastKeyOf(entry(t, q - 1)));
+  const mul = fitMul;
+  const sh = fitSh;
+  let next: u32 = 0;
+  for (let n = p; n < q; n++) {
+    const e = entry(t, n);
+    const ns = slotsOf(e);
+    const nc = capOf(e);
+    for (let i: u32 = 0; i < nc; i++) {
+      const k = slot(ns, i);
+      if (k == EMPTY) continue;
+      const h = homeOf(k, base, mul, sh, cap);
+      const at = h > next ? h : next;
+      if (at >= cap || at - h > WALK_LIMIT) return false;
+      next = at + 1;
+    }
+  }
+  //  nothing can fail from here on. 1. r's keys to the start
+  const cr = cntOf(er);
+  let w: u32 = 0;
+  for (let i: u32 = 0; i < cap; i++) {
+    const k = slot(s, i);
+    if (k != EMPTY) store<u64>(s + (<usize>(w++) << 3), k);
+  }
+  //  2. to their place among all m at the end of the key slots, the others' keys around them
+  const first = cap - m;
+  let before: u32 = 0;
+  for (let n = p; n < r; n++) before += cntOf(entry(t, n));
+  for (let i = cr; i > 0; i--) store<u64>(s + (<usize>(first + before + i - 1) << 3), slot(s, i - 1));
+  w = first;
+  for (let n = p; n < q; n++) {
+    if (n == r) {
+      w += cr;
+      continue;
+    }
+    const e = entry(t, n);
+    const ns = slotsOf(e);
+    const nc = capOf(e);
+    for (let i: u32 = 0; i < nc; i++) {
+      const k = slot(ns, i);
+      if (k != EMPTY) store<u64>(s + (<usize>(w++) << 3), k);
+    }
+  }
+  //  3. each to its place under the new fit, left to right, the gaps emptied
+  const chunked = lg >= CHUNKED_LG;
+  const chunks = s + (<usize>cap << 3);
+  if (chunked) memory.fill(chunks, 0, <usize>((<u32>1 << lg) - cap) << 3);
+  next = 0;
+  for (let i: u32 = 0; i < m; i++) {
+    const k = slot(s, first + i);
+    const h = homeOf(k, base, mul, sh, cap);
+    const at = h > next ? h : next;
+    for (; next < at; next++) store<u64>(s + (<usize>next << 3), EMPTY);
+    store<u64>(s + (<usize>at << 3), k);
+    if (chunked) {
+      const c = chunks + (<usize>at >>> CHUNK_BITS);
+      store<u8>(c, load<u8>(c) + 1);
+    }
+    next = at + 1;
+  }
+  memory.fill(s + (<usize>next << 3), 0xff, <usize>(cap - next) << 3);
+  //  the others' blocks freed; r's entry, refitted, becomes node p with p's fence
+  const fence = load<u64>(entry(t, p) + N_FENCE);
+  for (let n = p; n < q; n++) {
+    if (n == r) continue;
+    const e = entry(t, n);
+    hfree(slotsOf(e), <usize>blockSlotsOf(e) << 3);
+  }
+  if (r != p) memory.copy(entry(t, p), entry(t, r), 1 << ENTRY_BITS);
+  const e = entry(t, p);
+  store<u64>(e + N_FENCE, fence);
+  store<u64>(e + N_BASE, base);
+  store<u32>(e + N_MUL, mul);
+  store<u8>(e + N_SH, <u8>sh);
+  store<u16>(e + N_COUNT, <u16>m);
+  //  [… p][p+1 … q−1][q …]  →  [… p][q …]
+  const nodes = nodesOf(t);
+  memory.copy(entry(t, p + 1), entry(t, q), <usize>(nodes - q) << ENTRY_BITS);
+  store<u32>(t + T_NODES, nodes - (q - p - 1));
+  return true;
+}
+
+/** The smallest key of a node that holds one. */
+function firstKeyOf(e: usize): u64 {
+  const s = slotsOf(e);
+  let i: u32 = 0;
+  while (slot(s, i) == EMPTY) i++;
+  return slot(s, i);
+}
+
+/** The largest key of a node that holds one. */
+function lastKeyOf(e: usize): u64 {
+  const s = slotsOf(e);
+  let i = capOf(e) - 1;
+  while (slot(s, i) == EMPTY) i--;
+  return slot(s, i);
+}
+
+/**
+ * A directory with room for 4 times its nodes or more is moved to one with room for twice as
+ * many (best effort: it stays as it is when the smaller block cannot be had).
+ */
+function shrinkDirectory(t: usize): void {
+  const dcap = load<u32>(t + T_DIRCAP);
+  const nodes = nodesOf(t);
+  if (dcap <= DIR_MIN_CAP || nodes * 4 > dcap) return;
+  let ncap = DIR_MIN_CAP;
+  while (ncap < nodes * 2) ncap <<= 1;
+  beginBestEffort();
+  const nd = halloc(<usize>ncap << ENTRY_BITS);
+  endBestEffort();
+  if (nd == 0) return;
+  memory.copy(nd, dirOf(t), <usize>nodes << ENTRY_BITS);
+  hfree(dirOf(t), <usize>dcap << ENTRY_BITS);
+  store<u32>(t + T_DIR, <u32>nd);
+  store<u32>(t + T_DIRCAP, ncap);
+}

@@ -44,7 +44,7 @@ import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
   singles_bytes, singles_validate, singles_build, singles_copy_sorted, nextKey, nearPrev, nearNext,
   singles_rank, singles_nodes, singles_before_node, singles_node_count, singles_node_walk, singles_node_chunks,
-  singles_chunk_first, chunkKey, chunkSlot, chunkIndex, singles_node_shape,
+  singles_chunk_first, chunkKey, chunkSlot, chunkIndex, singles_node_shape, singles_compact,
 } from './sparse-singles';
 
 /** Must equal KIND_SPARSE in freeindex.ts (not imported: freeindex.ts imports this file). */
@@ -241,6 +241,14 @@ export function sparse_bytes(h: usize): usize {
 export function sparse_singles_node(h: usize, p: u32): i32 {
   if (load<u32>(h + H_KIND) != KIND) return NONE;
   return singles_node_shape(singlesOf(h), p) ? OK : NONE;
+}
+
+/**
+ * Gives back the memory of singles nodes left mostly empty (after a batch of sets was undone):
+ * neighbours merged in place, oversized ones rebuilt smaller. Never fails; the offsets stay.
+ */
+export function sparse_compact(h: usize): void {
+  singles_compact(singlesOf(h));
 }
 
 /** Re-derives P1–P3 and both structures' own invariants; 0, or the code of the first broken one. */

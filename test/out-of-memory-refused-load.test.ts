@@ -1,0 +1,132 @@
+// A loadMany refused under a memory cap leaves the Range as it was — its addresses, and its memory:
+// the nodes its slices split, left mostly empty by the undo, are merged and given back. And what
+// OutOfMemoryDetails.requested promises: the cap raised by `requested - free`, rounded up to
+// 64 KiB, lets the same load through — on the first refusal and on a later one. Found by an
+// outside tester (a /64 holding 50,000 random addresses, a 400,000-address load under 4 MiB kept
+// about 3.3 MB until destroy()). Its own file: a fresh process, whose memory starts small.
+import { afterAll, describe, expect, it } from 'vitest';
+import { OutOfMemoryError } from '../adapters/errors.ts';
+import { Range } from '../adapters/range.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+/** Rounded up to the 64 KiB steps setMemoryLimit takes. */
+const pagesUp = (bytes: number) => Math.ceil(Math.max(0, bytes) / (64 * KiB)) * 64 * KiB;
+
+/** The core's own bookkeeping below its blocks (README, Install). */
+const BOOKKEEPING = 192 * KiB;
+
+/**
+ * A cap as 4 MiB would be, however much memory the tests before grew: the cap at the memory's
+ * size, and raw core blocks of 64 KiB held aside until no more is free than under 4 MiB. Returns
+ * the blocks, to give back with giveBack.
+ */
+function capAt4MiB(): number[] {
+  setMemoryLimit(Math.max(4 * MiB, memoryLimit().size));
+  const left = 4 * MiB - BOOKKEEPING - memoryLimit().inUse;
+  const held: number[] = [];
+  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
+    p = core.buf_alloc(64 * KiB);
+    if (p !== 0) held.push(p);
+  }
+  return held;
+}
+const giveBack = (held: number[]) => {
+  for (const p of held) core.buf_free(p, 64 * KiB);
+};
+
+/** `count` distinct random addresses of the /64 `net` (its four groups, none 0), canonical, seeded. */
+function randomV6(net: string, count: number, seed: number, not = new Set<string>()): string[] {
+  const random = seededRandom(seed);
+  const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16); // four digits: canonical as written
+  const out = new Set<string>();
+  while (out.size < count) {
+    const a = `${net}:${group()}:${group()}:${group()}:${group()}`;
+    if (!not.has(a)) out.add(a);
+  }
+  return [...out];
+}
+
+/** `count` distinct random addresses of 10.0.0.0/8 (none its first or last), seeded. */
+function randomV4(count: number, seed: number, not = new Set<string>()): string[] {
+  const random = seededRandom(seed);
+  const out = new Set<string>();
+  while (out.size < count) {
+    const x = 1 + (random.nextU32() % (2 ** 24 - 2));
+    const a = `10.${x >>> 16}.${(x >>> 8) & 255}.${x & 255}`;
+    if (!not.has(a)) out.add(a);
+  }
+  return [...out];
+}
+
+/** What loadMany threw: an OutOfMemoryError (anything else, or no error, fails the test). */
+function refused(range: Range, ips: string[]): OutOfMemoryError {
+  try {
+    range.loadMany(ips);
+  } catch (e) {
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    return e as OutOfMemoryError;
+  }
+  throw new Error('loadMany was not refused');
+}
+
+const families = [
+  {
+    name: 'IPv6 /64',
+    cidr: 'fd07:1:1:1::/64',
+    addresses: (n: number, seed: number, not?: Set<string>) => randomV6('fd07:1:1:1', n, seed, not),
+  },
+  { name: 'IPv4 /8, sparse', cidr: '10.0.0.0/8', addresses: randomV4 },
+];
+
+describe('a loadMany refused under a memory cap', () => {
+  it('gives back the memory its slices grew the index into: the index holds what it held before', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd07:1:1:1::/64');
+    const held = randomV6('fd07:1:1:1', 50_000, 1);
+    range.loadMany(held);
+    const before = range.snapshot();
+    const inUse = memoryLimit().inUse;
+    const aside = capAt4MiB();
+    const e = refused(range, randomV6('fd07:1:1:1', 400_000, 2, new Set(held)));
+    expect(range.snapshot().data).toEqual(before.data); // all or nothing
+    expect(range.validate().indexed).toBe(50_000);
+    // the split nodes merged and freed: about what the 50,000 addresses held before the load
+    expect(memoryLimit().inUse - inUse).toBeLessThan(128 * KiB);
+    expect(e.inUse).toBe(memoryLimit().inUse);
+    expect(e.message).not.toContain('keeps');
+    range.destroy();
+    giveBack(aside);
+    setMemoryLimit(Infinity);
+  });
+});
+
+describe.each(families)('a loadMany refused under a memory cap ($name)', ({ cidr, addresses }) => {
+  it('needs no more than requested - free, rounded up to 64 KiB, more cap to go through: refused once, or refused again', () => {
+    for (const again of [false, true]) {
+      setMemoryLimit(Infinity);
+      const range = new Range(cidr, { indexKind: 'sparse' });
+      const held = addresses(50_000, 3);
+      range.loadMany(held);
+      const load = addresses(400_000, 4, new Set(held));
+      const aside = capAt4MiB();
+      let e = refused(range, load);
+      if (again) {
+        // a cap raised by 64 KiB only: refused again, and the second answer must hold too
+        setMemoryLimit(memoryLimit().limit + 64 * KiB);
+        e = refused(range, load);
+      }
+      setMemoryLimit(memoryLimit().limit + pagesUp(e.requested! - e.free!));
+      expect(range.loadMany(load)).toBe(400_000);
+      expect(range.validate().indexed).toBe(450_000);
+      range.destroy();
+      giveBack(aside);
+    }
+    setMemoryLimit(Infinity);
+  });
+});
