@@ -358,9 +358,10 @@ const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number; 
  * A load into an index that ran out: the addresses it had loaded and those it had not (`left`),
  * the fewest bytes per address to count for those (`perAddress`), and, for a live index whose
  * addresses were taken back, the bytes it grew into and kept (`kept`, 0 for a new index, dropped).
- * wasmOutOfMemory adds `kept`, and `left` times the larger of `perAddress` and what the index
- * held per address loaded when it ran out, to what the load reached, so that `requested`
- * estimates the whole load's need.
+ * wasmOutOfMemory adds `left` times the larger of `perAddress` and what the index held per
+ * address loaded when it ran out to what the load reached, so that `requested` estimates the
+ * whole load's need. What reached counts is what was given back: memory kept is in use already,
+ * and the same load uses it again, so it is not needed twice.
  * @internal
  */
 export interface LoadEstimate {
@@ -377,7 +378,7 @@ function estimated(estimate: LoadEstimate | undefined, reached: number): { perAd
   // what the load had grown the index by when it ran out: given back since, or kept
   const held = Math.max(0, reached - core.heap_failed_block()) + kept;
   const perAddress = Math.max(estimate.perAddress, estimate.loaded === 0 ? 0 : Math.ceil(held / estimate.loaded));
-  return { perAddress, bytes: kept + perAddress * estimate.left };
+  return { perAddress, bytes: perAddress * estimate.left };
 }
 
 /**
@@ -415,7 +416,7 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate): OutOfMem
 /** The part of an estimate's message on the memory a live index grew into and kept. */
 function kept(estimate: LoadEstimate): string {
   const bytes = estimate.kept ?? 0;
-  return bytes === 0 ? '' : `, the ${bytesText(bytes)} the index grew into, which it keeps with its addresses as they were`;
+  return bytes === 0 ? '' : ` (besides the ${bytesText(bytes)} the index grew into and keeps, in use already)`;
 }
 
 /**
