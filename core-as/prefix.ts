@@ -145,7 +145,9 @@ export function prefix_geometry(w0: u32, w1: u32, w2: u32, w3: u32, bits: i32, w
   let offHi: u64 = 0, offLo: u64 = 0;
   if ((flags & FLAG_NO_FIRST) == 0) {
     // Cannot fail: rangeOffset ≠ 0 only when h ≥ 5, and then first + 256 ≤ network + 2^h − 1.
-    assert(add128(firstHi, firstLo, <u64>rangeOffset, width), 'first + rangeOffset left the family');
+    // The sum is a statement of its own: it must not hang on --noAssert keeping an assert's expression.
+    const fits = add128(firstHi, firstLo, <u64>rangeOffset, width);
+    assert(fits, 'first + rangeOffset left the family');
     offHi = resHi;
     offLo = resLo;
   }
