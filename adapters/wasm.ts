@@ -17,7 +17,7 @@
 //   once here (`coreConstant`): the TypeScript side never repeats one, so they cannot drift. After
 //   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
-import { InvalidArgumentError, IPAllocatorError, type MemoryShortage, type OutOfMemoryDetails, OutOfMemoryError } from './errors.ts';
+import { InvalidArgumentError, IPAllocatorError, type MemoryShortage, OutOfMemoryError } from './errors.ts';
 import { quoteInput } from './quote.ts';
 
 /**
