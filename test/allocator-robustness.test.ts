@@ -1569,9 +1569,12 @@ describe.skipIf(gc === undefined)('an allocateNext over a store whose creates al
   });
 });
 
-describe('a cache that delivers a delete for a record it never delivered, or twice (README: Your own store)', () => {
-  /** A store whose cache events the test sends itself: `send` updates the cache, then tells the watchers. */
-  function storeWithEvents() {
+describe('a cache that delivers an add twice, or a delete for a record it never delivered, or twice (README: Your own store)', () => {
+  /**
+   * A store whose cache events the test sends itself: `send` updates the cache, then tells the
+   * watchers. With `addsTwice`, its create delivers the new record's add twice.
+   */
+  function storeWithEvents(addsTwice = false) {
     const cache = new Map<string, IPAddressRecord>();
     const watchers = new Set<StoreWatcher>();
     const send = (kind: 'add' | 'delete', r: IPAddressRecord): void => {
@@ -1596,6 +1599,7 @@ describe('a cache that delivers a delete for a record it never delivered, or twi
       create: async (r) => {
         const made = { ...r, resourceVersion: '1', uid: r.name };
         send('add', made);
+        if (addsTwice) send('add', made);
         return made;
       },
       delete: async (name) => send('delete', cache.get(name)!),
@@ -1604,6 +1608,41 @@ describe('a cache that delivers a delete for a record it never delivered, or twi
       close: () => {},
     };
     return { store, send };
+  }
+  /** storeWithEvents(addsTwice) with synchronous operations (the allocator's own events arrive inside its call). */
+  function syncStoreWithEvents(addsTwice: boolean) {
+    const { store, send } = storeWithEvents(addsTwice);
+    const createSync = (r: IPAddressRecord): IPAddressRecord => {
+      if (store.cache.get(r.name) !== undefined) throw new AlreadyExistsError(r.name);
+      const made = { ...r, resourceVersion: '1', uid: r.name };
+      send('add', made);
+      if (addsTwice) send('add', made);
+      return made;
+    };
+    const sync = {
+      createSync,
+      deleteSync: (name: string) => {
+        const r = store.cache.get(name);
+        if (r == null) throw new NotFoundError(name);
+        send('delete', r);
+      },
+      getSync: (name: string) => store.cache.get(name),
+    };
+    return { store: { ...store, sync } as Store, send };
+  }
+  /** Every address of `a`'s range, by allocateNext until ErrFull: each handed out once. */
+  async function allocateAll(a: IPAllocator): Promise<string[]> {
+    const out: string[] = [];
+    for (;;) {
+      try {
+        out.push(await a.allocateNext());
+      } catch (e) {
+        expect(e).toBeInstanceOf(ErrFull);
+        break;
+      }
+    }
+    expect(new Set(out).size).toBe(out.length);
+    return out;
   }
   const record = (name: string): IPAddressRecord => ({
     name,
@@ -1630,6 +1669,49 @@ describe('a cache that delivers a delete for a record it never delivered, or twi
     expect(ip).not.toBe('10.0.0.9');
     expect(a.used()).toBe(2);
     expect(a.validate().indexed).toBe(2);
+    a.destroy();
+  });
+
+  it("used() counts another writer's record once when its add is delivered twice; nothing is handed out twice", async () => {
+    const { store, send } = storeWithEvents();
+    const a = new Allocator('10.0.0.0/28', { store, random: seededRandom(7) });
+    send('add', record('10.0.0.9'));
+    send('add', record('10.0.0.9')); // delivered twice
+    expect(a.used()).toBe(1);
+    expect(a.free()).toBe(a.size - 1n);
+    expect(a.validate().indexed).toBe(1);
+    const all = await allocateAll(a);
+    expect(all).toHaveLength(13);
+    expect(all).not.toContain('10.0.0.9');
+    expect(a.used()).toBe(14);
+    expect(a.free()).toBe(0n);
+    send('delete', record('10.0.0.9'));
+    expect(a.used()).toBe(13);
+    expect(a.validate().indexed).toBe(13);
+    a.destroy();
+  });
+
+  it.each([
+    ['through promises', false],
+    ['with synchronous operations', true],
+  ])('used() counts its own records once when the cache delivers each add twice (%s)', async (_, sync) => {
+    const { store, send } = sync ? syncStoreWithEvents(true) : storeWithEvents(true);
+    const a = new Allocator('10.0.0.0/28', { store, random: seededRandom(7) });
+    const ip = await a.allocateNext();
+    expect(a.used()).toBe(1);
+    await a.allocate('10.0.0.3' === ip ? '10.0.0.4' : '10.0.0.3');
+    expect(a.used()).toBe(2);
+    expect(a.validate().indexed).toBe(2);
+    const all = await allocateAll(a);
+    expect(all).toHaveLength(12);
+    expect(all).not.toContain(ip);
+    expect(a.used()).toBe(14);
+    await a.release(ip);
+    expect(a.used()).toBe(13);
+    send('add', record(ip)); // another writer's, delivered twice: once counted
+    send('add', record(ip));
+    expect(a.used()).toBe(14);
+    expect(a.free()).toBe(0n);
     a.destroy();
   });
 
