@@ -76,15 +76,21 @@ function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null {
  * read: the allocators never read them, so no write pays for strings or clock formatting.
  *
  * Records are shared, as client-go's informer cache objects are: every reader and watcher gets
- * the same object. It is frozen where it is handed out (handOut), not when it is made: Object.freeze
- * on every write cost as much as the rest of the record path, and the allocators' own writes and
- * watchers never hand a record on.
+ * the same object. It is frozen where it is first handed out (handOut), not when it is made:
+ * Object.freeze on every write cost as much as the rest of the record path, and the allocators'
+ * own writes and watchers never hand a record on. Object.freeze is a call into the runtime even
+ * on a frozen object, so a record remembers that it was frozen, and a second hand-out
+ * (Allocator.has asks for the same record each time) costs a field read.
  */
 class StoredRecord implements IPAddressRecord {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly parentRef: ParentRef | null;
-  readonly #version: number;
+  /**
+   * The store's write counter at this version, negated once the record is frozen (freeze): the
+   * sign holds that bit so that no record needs a field more for it (8 B each).
+   */
+  #version: number;
   /** Milliseconds since the epoch, or NaN when the store does not stamp times. */
   readonly #created: number;
 
@@ -96,14 +102,21 @@ class StoredRecord implements IPAddressRecord {
     this.#created = created;
   }
 
+  /** Freezes `record`, once (a private field stays writable in a frozen object). */
+  static freeze(record: StoredRecord): void {
+    if (record.#version < 0) return;
+    record.#version = -record.#version;
+    Object.freeze(record);
+  }
+
   /** The store's write counter at this version, as decimal text. */
   get resourceVersion(): string {
-    return String(this.#version);
+    return String(Math.abs(this.#version));
   }
 
   /** Unique per stored version: `memory-<resourceVersion>`. */
   get uid(): string {
-    return `memory-${this.#version}`;
+    return `memory-${Math.abs(this.#version)}`;
   }
 
   /**
@@ -137,10 +150,12 @@ Object.freeze(StoredRecord.prototype);
 
 /**
  * A record as the store hands it to a caller: frozen (the store's own object, shared by every
- * reader, so a change would change the store). Freezing an object already frozen changes nothing.
+ * reader, so a change would change the store). Every record a MemoryStore holds or tells of is a
+ * StoredRecord: keep() makes them all.
  */
 function handOut<R extends IPAddressRecord | undefined>(record: R): R {
-  return record === undefined ? record : Object.freeze(record);
+  if (record !== undefined) StoredRecord.freeze(record as unknown as StoredRecord);
+  return record;
 }
 
 /** `watcher` given frozen records (handOut): what every watcher but an allocator's own gets. */

@@ -94,6 +94,10 @@ describe('MemoryStore', () => {
     const b = s.createSync(rec('10.0.0.2'));
     expect(Number(b.resourceVersion)).toBeGreaterThan(Number(a.resourceVersion));
     expect(a.uid).not.toBe(b.uid);
+    // the same text before and after the record is first handed out frozen
+    const got = s.getSync('10.0.0.1')!;
+    expect([got.resourceVersion, got.uid]).toEqual([a.resourceVersion, a.uid]);
+    expect([a.resourceVersion, a.uid]).toEqual(['1', 'memory-1']);
     expect(a.creationTimestamp).toBeUndefined();
     expect(JSON.parse(JSON.stringify(a))).toEqual(kubernetesJson(a));
     expect(() => new MemoryStore({ timestamps: 'yes' as unknown as boolean })).toThrow(InvalidArgumentError);
