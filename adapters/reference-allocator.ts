@@ -37,6 +37,7 @@ import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type 
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
 import {
   allocatorWatcher,
+  checkEventRecord,
   checkUnsubscribe,
   deleteErrorHandler,
   type IPAddressRecord,
@@ -195,10 +196,12 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.random = this.drawCalls.guardRandom(randomOption(opts.random));
     const watcher: StoreWatcher = allocatorWatcher({
       onAdd: (r) => {
+        checkEventRecord(r, 'onAdd');
         if (this.counts(r)) this.counted.add(r.name);
         else this.counted.delete(r.name);
       },
       onDelete: (r) => {
+        checkEventRecord(r, 'onDelete');
         this.counted.delete(r.name);
       },
     });

@@ -183,6 +183,20 @@ export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: it
   return unsubscribe as () => void;
 }
 
+/**
+ * InvalidArgumentError unless `record`, given to a watcher's `event`, is an object with a string
+ * name. Every allocator's watcher checks what its cache delivers before anything changes: a cache
+ * that delivers anything else broke its contract, and the error its onWatcherError (or whatever
+ * called the watcher) gets says what came, not a TypeError from inside the allocator.
+ */
+export function checkEventRecord(record: unknown, event: 'onAdd' | 'onDelete'): void {
+  if (typeof record !== 'object' || record === null || typeof (record as { name?: unknown }).name !== 'string') {
+    throw new InvalidArgumentError(
+      `the store's cache gave its watcher's ${event} ${quoteInput(record)}: a record must be an object with a string name`,
+    );
+  }
+}
+
 /** The allocators' own watchers, marked by allocatorWatcher(). */
 const ALLOCATOR_WATCHERS = new WeakSet<StoreWatcher>();
 

@@ -54,7 +54,7 @@ import { memoryHeadroom, outOfMemoryAgain, remeasured, wasmOutOfMemory } from '.
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
-import { allocatorWatcher, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
+import { allocatorWatcher, checkEventRecord, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
 import type { IPFamily } from './types.ts';
 
 /**
@@ -267,8 +267,14 @@ export class TakenAddresses {
    */
   subscribe(): void {
     const watcher: StoreWatcher = allocatorWatcher({
-      onAdd: (r, previous) => this.onAdd(r, previous),
-      onDelete: (r) => this.onDelete(r),
+      onAdd: (r, previous) => {
+        checkEventRecord(r, 'onAdd');
+        this.onAdd(r, previous);
+      },
+      onDelete: (r) => {
+        checkEventRecord(r, 'onDelete');
+        this.onDelete(r);
+      },
       onResync: () => this.onResync(),
     });
     this.loading = { words: new Uint32Array(256), n: 0 };

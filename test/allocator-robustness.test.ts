@@ -2118,3 +2118,49 @@ describe('cidr, ipFamily, store and size cannot be reassigned (README: Allocator
     x.destroy();
   });
 });
+
+describe('a cache that delivers something other than a record to a watcher', () => {
+  const source = () => {
+    const s = new InMemoryServiceCIDRs();
+    s.addServiceCIDR('a', ['10.1.0.0/24']);
+    return s;
+  };
+  const cases: [string, (store: Store) => IPAllocator & { validate?: () => void }][] = [
+    ['Allocator', (store) => new Allocator('10.1.0.0/24', { store })],
+    ['ReferenceAllocator', (store) => new ReferenceAllocator('10.1.0.0/24', { store })],
+    ['MetaAllocator', (store) => new MetaAllocator('IPv4', source(), { store })],
+  ];
+  it.each(cases)('%s: InvalidArgumentError saying what came, and nothing changes', async (_name, make) => {
+    const inner = new MemoryStore();
+    const watchers: StoreWatcher[] = [];
+    const store: Store = {
+      create: (r) => inner.create(r),
+      delete: (n) => inner.delete(n),
+      get: (n) => inner.get(n),
+      close: () => inner.close(),
+      cache: {
+        get: (n) => inner.cache.get(n),
+        list: (l) => inner.cache.list(l),
+        hasSynced: () => true,
+        subscribe: (w) => {
+          watchers.push(w);
+          return inner.cache.subscribe(w);
+        },
+      },
+    };
+    const a = make(store);
+    const held = await a.allocateNext();
+    expect(a.used()).toBe(1);
+    for (const bad of [null, 7, 'web', { name: 5 }, { labels: allocatorLabels('IPv4') }]) {
+      for (const event of ['onAdd', 'onDelete'] as const) {
+        const e = await failure(() => watchers[0]![event](bad as never, undefined));
+        expect(e).toBeInstanceOf(InvalidArgumentError);
+        expect((e as Error).message).toMatch(new RegExp(`^the store's cache gave its watcher's ${event} .+: a record must be an object with a string name$`));
+      }
+    }
+    expect(a.used()).toBe(1);
+    a.validate?.();
+    await expect(a.allocate(held)).rejects.toThrow(ErrAllocated);
+    a.destroy();
+  });
+});
