@@ -1214,16 +1214,26 @@ describe('KubernetesStore', () => {
         const dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-'));
         const childPid = join(dir, 'child.pid');
         const worker = join(import.meta.dirname, 'k8s', 'plugin-child-worker.ts');
-        const script = `sleep 300 & echo $! > ${JSON.stringify(childPid)}; wait`;
+        const script = `sleep 600 & echo $! > ${JSON.stringify(childPid)}; wait`;
         const args = 'Deno' in globalThis ? ['run', '-A', worker, script] : ['--import', 'tsx', worker, script];
         const p = spawn(process.execPath, args, { cwd: join(import.meta.dirname, '..'), stdio: ['ignore', 'pipe', 'pipe'] });
         let out = '';
         let err = '';
-        p.stdout!.on('data', (c: Buffer) => (out += c));
+        let closed: () => void = () => {};
+        const saidClosed = new Promise<void>((resolve) => (closed = resolve));
+        p.stdout!.on('data', (c: Buffer) => {
+          out += c;
+          if (out.endsWith('closed\n')) closed();
+        });
         p.stderr!.on('data', (c: Buffer) => (err += c));
         const exited = new Promise<number | null>((resolve) => p.on('exit', resolve));
         try {
-          const code = await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 20_000))]);
+          // The worker's start (tsx or Deno compiling it) and the plugin's 1.5 s deadline take
+          // what the machine gives them, so the clock starts at close(): from there the process
+          // should end at once, and one held by the plugin's child lives as long as that child
+          // (600 s), so 60 s tells the two apart however loaded the machine is.
+          await Promise.race([saidClosed, exited]);
+          const code = await Promise.race([exited, new Promise<'running'>((r) => setTimeout(() => r('running'), 60_000))]);
           expect({ code, out, err }).toEqual({
             code: 0,
             out: 'refused: get ipaddresses.networking.k8s.io "10.0.0.1": the exec credential plugin of user "u" did not answer within 1500 ms (requestTimeoutMs): it was stopped, and the request was not sent\nclosed\n',
@@ -1236,7 +1246,9 @@ describe('KubernetesStore', () => {
           rmSync(dir, { recursive: true, force: true });
         }
       },
-      40_000,
+      // a child runtime started, a plugin given up at its deadline, and the 60 s above: work
+      // that takes long on a loaded machine and is no sign of a fault
+      180_000,
     );
 
     it('an exec credential plugin that prints a JSON string: said to print no ExecCredential, without its output', async () => {
