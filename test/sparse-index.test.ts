@@ -10,12 +10,9 @@ import fc from 'fast-check';
 import { FreeIndex } from '../adapters/free-index.ts';
 import { core } from '../adapters/wasm.ts';
 import { xorshift } from './helpers.ts';
+import { byValue, hiOf, loOf, MAX_N, pairsOf, withFree } from './sparse-helpers.ts';
 
 const TWO32 = 1n << 32n;
-const MAX_N = (1n << 64n) - 1n;
-
-const hiOf = (x: bigint): number => Number(x >> 32n);
-const loOf = (x: bigint): number => Number(x & 0xffffffffn);
 
 /** Every index made here, destroyed in afterAll (and most tests destroy their own earlier). */
 const made: FreeIndex[] = [];
@@ -86,15 +83,6 @@ function opArb(off: fc.Arbitrary<bigint>, maxFill: number): fc.Arbitrary<Op> {
   );
 }
 
-function pairsOf(xs: bigint[]): Uint32Array {
-  const p = new Uint32Array(xs.length * 2);
-  xs.forEach((x, i) => {
-    p[2 * i] = hiOf(x);
-    p[2 * i + 1] = loOf(x);
-  });
-  return p;
-}
-
 const resultOf = (ix: FreeIndex): bigint => (BigInt(ix.resultHi) << 32n) | BigInt(ix.resultLo);
 
 function step(ix: FreeIndex, m: Model, op: Op): void {
@@ -154,7 +142,7 @@ function runOps(n: bigint, ops: Op[]): void {
 
 /** A full ascending walk agrees with the model. */
 function runOpsOn(ix: FreeIndex, m: Model): void {
-  const sorted = [...m.taken].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const sorted = [...m.taken].sort(byValue);
   let from = 0n;
   for (const x of sorted) {
     expect(ix.nextSet(hiOf(from), loOf(from))).toBe(true);
@@ -739,24 +727,15 @@ describe('sparse index', () => {
     for (const x of xs) step(ix, m, { t: 'clear', x });
     expect(ix.count()).toBe(0);
     expect(ix.bytes()).toBeLessThan(512);
-    const limit = core.heap_limit_pages();
-    const held: Array<[number, number]> = [];
-    try {
-      // no growth, and every free block taken away: an allocation anywhere would fail
-      core.heap_set_limit_pages(0);
-      for (let size = 1 << 20; size >= 16; size >>= 1) {
-        for (let p = core.buf_alloc(size); p !== 0; p = core.buf_alloc(size)) held.push([p, size]);
-      }
+    // no growth, and every free block taken away: an allocation anywhere would fail
+    withFree([], () => {
       for (let i = 0; i < 1000; i++) {
         const x = (BigInt(u32()) << 32n) | BigInt(u32());
         step(ix, m, { t: 'nextFree', s: x, lo: 0n, hi: MAX_N - 1n });
         step(ix, m, { t: 'set', x: resultOf(ix) });
         step(ix, m, { t: 'clear', x: resultOf(ix) });
       }
-    } finally {
-      for (const [p, size] of held) core.buf_free(p, size);
-      core.heap_set_limit_pages(limit);
-    }
+    });
     destroy(ix);
   });
 

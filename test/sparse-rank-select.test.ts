@@ -11,10 +11,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FreeIndex } from '../adapters/free-index.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
+import { byValue, hiOf, loOf, MAX_N, pairsOf } from './sparse-helpers.ts';
 
-const MAX_N = (1n << 64n) - 1n;
-const hiOf = (x: bigint): number => Number(x >> 32n);
-const loOf = (x: bigint): number => Number(x & 0xffffffffn);
 const u64 = (hi: number, lo: number): bigint => (BigInt(hi) << 32n) | BigInt(lo);
 
 /** The model: the taken offsets, sorted ascending. */
@@ -67,8 +65,6 @@ function checkBand(ix: FreeIndex, model: SortedModel, lo: bigint, hi: bigint, ks
     expect(found ? u64(ix.resultHi, ix.resultLo) : null, `selectFree k=${k} of [${lo}, ${hi}]`).toBe(want);
   }
 }
-
-const byValue = (a: bigint, b: bigint): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** The model with each toggled offset flipped (taken → free, free → taken). */
 function applyToggles(model: SortedModel, toggled: Set<bigint>): SortedModel {
@@ -154,12 +150,7 @@ describe('sparse countFree / selectFree against a sorted-list model', () => {
       // 40,000 random singles: a few full-size nodes, each keeping a key count per 64 slots
       const offsets: bigint[] = [];
       for (let i = 0; i < 40_000; i++) offsets.push(u64(uniformBelow(rng, 0x100000000), uniformBelow(rng, 0x100000000)) % n);
-      const pairs = new Uint32Array(offsets.length * 2);
-      offsets.forEach((x, i) => {
-        pairs[2 * i] = hiOf(x);
-        pairs[2 * i + 1] = loOf(x);
-      });
-      ix.setMany(pairs);
+      ix.setMany(pairsOf(offsets));
       let model = new SortedModel(n, [...new Set(offsets)].sort(byValue));
       // 3,000 neighbouring keys cleared around the middle of the second node (a bulk load cuts
       // 40,000 keys into 7 nodes of 5,715): half its chunks left empty, its middle one among
@@ -200,12 +191,7 @@ describe('sparse countFree / selectFree against a sorted-list model', () => {
         for (let j = 0; j < len; j++) offsets.push(start + BigInt(j));
       }
       for (let i = 0; i < 450_000; i++) offsets.push(u64(uniformBelow(rng, 0x100000000), uniformBelow(rng, 0x100000000)) % n);
-      const pairs = new Uint32Array(offsets.length * 2);
-      offsets.forEach((x, i) => {
-        pairs[2 * i] = hiOf(x);
-        pairs[2 * i + 1] = loOf(x);
-      });
-      ix.setMany(pairs);
+      ix.setMany(pairsOf(offsets));
       let model = new SortedModel(n, [...new Set(offsets)].sort(byValue));
       expect(ix.count()).toBe(model.taken.length);
       const ask = (label: string) => {

@@ -6,12 +6,9 @@
 // way along. A rebuild that took the wrong key as the last still yields a valid index (every key
 // found, validate() 0) but a worse fit; only these checks see it.
 import { afterEach, describe, expect, it } from 'vitest';
-import { core, KIND_SPARSE, NONE, OK, scratch } from '../adapters/wasm.ts';
+import { core, KIND_SPARSE, OK } from '../adapters/wasm.ts';
 import { xorshift } from './helpers.ts';
-
-const MAX_N = (1n << 64n) - 1n;
-const hiOf = (x: bigint): number => Number(x >> 32n);
-const loOf = (x: bigint): number => Number(x & 0xffffffffn);
+import { expectHolds, hiOf, loOf, MAX_N, type Shape, setMany, shape, shapes, sorted, withFree } from './sparse-helpers.ts';
 
 // The numbers of core-as/sparse-singles.ts that the layout follows.
 const MIN_SLOTS = 8;
@@ -46,29 +43,6 @@ function fittedLastHome(first: bigint, last: bigint, m: number, slots: number): 
   return h < cap ? h : cap - 1;
 }
 
-interface Shape {
-  nodes: number;
-  slots: number;
-  keySlots: number;
-  keys: number;
-  lastSlot: number;
-  lastHome: number;
-}
-function shape(h: number, p: number): Shape {
-  expect(core.sparse_singles_node(h, p), `node ${p}`).toBe(OK);
-  const s = scratch();
-  return { nodes: s[0]!, slots: s[1]!, keySlots: s[2]!, keys: s[3]!, lastSlot: s[4]!, lastHome: s[5]! };
-}
-function shapes(h: number): Shape[] {
-  const first = shape(h, 0);
-  const all = [first];
-  for (let p = 1; p < first.nodes; p++) all.push(shape(h, p));
-  expect(core.sparse_singles_node(h, first.nodes)).toBe(NONE);
-  return all;
-}
-
-const sorted = (xs: Iterable<bigint>): bigint[] => [...xs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-
 /** Checks that node p, freshly built from the sorted keys `keys`, is sized and fitted as designed. */
 function expectFitted(node: Shape, keys: bigint[], what: string): void {
   const m = keys.length;
@@ -77,7 +51,6 @@ function expectFitted(node: Shape, keys: bigint[], what: string): void {
   expect(node.lastHome, `${what}: the last key's home`).toBe(fittedLastHome(keys[0]!, keys[m - 1]!, m, node.slots));
 }
 
-/** The index agrees with the keys it should hold: each one found, the count, validate() 0. */
 /** The node of 6,541 keys that a set split: two full-size nodes of its lower and upper halves, each fitted. */
 function expectSplitInHalves(h: number, taken: Set<bigint>): void {
   const keys = sorted(taken);
@@ -89,12 +62,6 @@ function expectSplitInHalves(h: number, taken: Set<bigint>): void {
   expectFitted(nodes[0]!, keys.slice(0, 3271), 'lower half');
   expectFitted(nodes[1]!, keys.slice(3271), 'upper half');
   expectHolds(h, taken);
-}
-
-function expectHolds(h: number, taken: Set<bigint>): void {
-  expect(core.index_validate(h)).toBe(0);
-  expect(core.index_count(h)).toBe(taken.size);
-  for (const x of taken) expect(core.index_has(h, hiOf(x), loOf(x)), `has ${x}`).toBe(1);
 }
 
 /** Keys far apart (2^40 + 7 between neighbours), so none joins another into a run. */
@@ -112,17 +79,6 @@ function set(h: number, taken: Set<bigint>, x: bigint): void {
   expect(core.index_set(h, hiOf(x), loOf(x)), `set ${x}`).toBe(OK);
   taken.add(x);
 }
-function setMany(h: number, taken: Set<bigint>, xs: bigint[]): void {
-  const p = core.buf_alloc(8 * xs.length);
-  const words = new Uint32Array(core.memory.buffer, p, 2 * xs.length);
-  xs.forEach((x, i) => {
-    words[2 * i] = hiOf(x);
-    words[2 * i + 1] = loOf(x);
-  });
-  expect(core.index_set_many(h, p, xs.length)).toBe(xs.length);
-  core.buf_free(p, 8 * xs.length);
-  for (const x of xs) taken.add(x);
-}
 afterEach(() => {
   for (const h of handles) core.index_free(h);
   handles = [];
@@ -131,7 +87,8 @@ afterEach(() => {
 /** A node of 8,192 slots bulk-built with 5,734 keys 2·STRIDE apart (BUILD_KEYS: 7/10 of it). */
 function bulkNode(h: number, taken: Set<bigint>): bigint[] {
   const xs = Array.from({ length: 5734 }, (_, i) => BASE + 2n * STRIDE * BigInt(i));
-  setMany(h, taken, xs);
+  setMany(h, xs);
+  for (const x of xs) taken.add(x);
   expect(shapes(h).map((n) => [n.slots, n.keys])).toEqual([[MAX_SLOTS, 5734]]);
   return xs;
 }
@@ -218,25 +175,11 @@ describe('sparse index: how a singles rebuild fits its nodes', () => {
       const node = 8 * MAX_SLOTS;
       // one block of the node's size and one of 4 KiB (the builder's small blocks) kept aside,
       // then no growth and every other free block taken: the split has those two and no more
-      const spare: Array<[number, number]> = [
-        [core.buf_alloc(node), node],
-        [core.buf_alloc(4096), 4096],
-      ];
-      const limit = core.heap_limit_pages();
-      const held: Array<[number, number]> = [];
-      try {
-        core.heap_set_limit_pages(0);
-        for (let size = 1 << 20; size >= 16; size >>= 1) {
-          for (let p = core.buf_alloc(size); p !== 0; p = core.buf_alloc(size)) held.push([p, size]);
-        }
-        for (const [p, size] of spare) core.buf_free(p, size);
+      withFree([node, 4096], () => {
         expect(core.heap_bytes_free()).toBeGreaterThanOrEqual(node + 4096);
         expect(core.heap_bytes_free()).toBeLessThan(2 * node);
         set(h, taken, fills);
-      } finally {
-        for (const [p, size] of held) core.buf_free(p, size);
-        core.heap_set_limit_pages(limit);
-      }
+      });
       // the same nodes as a split into two fresh ones
       expectSplitInHalves(h, taken);
     });

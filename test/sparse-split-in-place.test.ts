@@ -5,64 +5,14 @@
 // or answers OUT_OF_MEMORY with nothing changed; validate() 0, every key found, the count right,
 // then after 3,000 sets and clears too.
 import { describe, expect, it } from 'vitest';
-import { core, KIND_SPARSE, NONE, OK, OUT_OF_MEMORY, scratch } from '../adapters/wasm.ts';
+import { core, KIND_SPARSE, NONE, OK, OUT_OF_MEMORY } from '../adapters/wasm.ts';
+import { xorshift } from './helpers.ts';
+import { byValue, expectHolds, hiOf, loOf, MAX_N, setMany, shapes, withFree } from './sparse-helpers.ts';
 
-const MAX_N = (1n << 64n) - 1n;
-const hiOf = (x: bigint): number => Number(x >> 32n);
-const loOf = (x: bigint): number => Number(x & 0xffffffffn);
 const NODE = 8 * 8192;
 
-function rng(seed: number): () => number {
-  let s = seed | 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-}
-function shapes(h: number): { slots: number; keys: number }[] {
-  const out: { slots: number; keys: number }[] = [];
-  for (let p = 0; ; p++) {
-    if (core.sparse_singles_node(h, p) !== OK) break;
-    const s = scratch();
-    out.push({ slots: s[1]!, keys: s[3]! });
-  }
-  return out;
-}
-function check(h: number, model: Set<bigint>, what: string): void {
-  expect(core.index_validate(h), what).toBe(0);
-  expect(core.index_count(h), what).toBe(model.size);
-  for (const x of model) if (core.index_has(h, hiOf(x), loOf(x)) !== 1) throw new Error(`${what}: lost ${x}`);
-}
-function setMany(h: number, xs: bigint[]): void {
-  const p = core.buf_alloc(8 * xs.length);
-  const words = new Uint32Array(core.memory.buffer, p, 2 * xs.length);
-  xs.forEach((x, i) => {
-    words[2 * i] = hiOf(x);
-    words[2 * i + 1] = loOf(x);
-  });
-  expect(core.index_set_many(h, p, xs.length)).toBe(xs.length);
-  core.buf_free(p, 8 * xs.length);
-}
-/** Runs f with only `spare` blocks free (and no growth). */
-function withFree<T>(spare: number[], f: () => T): T {
-  const mine = spare.map((s) => [core.buf_alloc(s), s] as const);
-  for (const [p] of mine) if (p === 0) throw new Error('spare');
-  const limit = core.heap_limit_pages();
-  const held: Array<[number, number]> = [];
-  try {
-    core.heap_set_limit_pages(0);
-    for (let size = 1 << 22; size >= 16; size >>= 1) {
-      for (let p = core.buf_alloc(size); p !== 0; p = core.buf_alloc(size)) held.push([p, size]);
-    }
-    for (const [p, s] of mine) core.buf_free(p, s);
-    return f();
-  } finally {
-    for (const [p, s] of held) core.buf_free(p, s);
-    core.heap_set_limit_pages(limit);
-  }
-}
+/** The singles nodes' sizes: the same nodes as a twin's are the same sizes, in the same order. */
+const nodeSizes = (h: number): { slots: number; keys: number }[] => shapes(h).map(({ slots, keys }) => ({ slots, keys }));
 
 const SPARES: number[][] = [
   [NODE, 4096],
@@ -81,7 +31,8 @@ describe('sparse index: a full node split in place, against a model', () => {
   const from = Number(process.env.FUZZ_FROM ?? 1);
   for (let seed = from; seed < from + seeds; seed++) {
     it(`seed ${seed}`, () => {
-      const r = rng(seed * 7919);
+      const u32 = xorshift(seed * 7919);
+      const r = (): number => u32() / 4294967296;
       const big = (): bigint => (BigInt(Math.floor(r() * 4294967296)) << 32n) | BigInt(Math.floor(r() * 4294967296));
       const h = core.index_new(KIND_SPARSE, hiOf(MAX_N), loOf(MAX_N));
       const twin = core.index_new(KIND_SPARSE, hiOf(MAX_N), loOf(MAX_N));
@@ -96,12 +47,12 @@ describe('sparse index: a full node split in place, against a model', () => {
           const room = MAX_N - 2n - lowEdge < span ? MAX_N - 2n - lowEdge : span;
           bulk.add(((big() % room) + lowEdge) & ~1n); // even: no two adjacent
         }
-        const sortedBulk = [...bulk].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const sortedBulk = [...bulk].sort(byValue);
         setMany(h, sortedBulk);
         setMany(twin, sortedBulk);
         for (const x of sortedBulk) model.add(x);
-        check(h, model, 'bulk');
-        const sh = shapes(h);
+        expectHolds(h, model, 'bulk');
+        const sh = nodeSizes(h);
         // the target node: keys [lo, hi) of the bulk's node p
         const p = Math.floor(r() * sh.length);
         let before = 0;
@@ -124,20 +75,20 @@ describe('sparse index: a full node split in place, against a model', () => {
             if (x < hi && x >= lo && !model.has(x) && !model.has(x - 1n) && !model.has(x + 1n) && x < MAX_N - 1n) return x;
           }
         };
-        const target = () => shapes(h).find((n) => n.slots === 8192 && n.keys === 6540);
+        const target = () => nodeSizes(h).find((n) => n.slots === 8192 && n.keys === 6540);
         let guard = 0;
         while (target() === undefined) {
-          const before = shapes(h).length;
+          const before = nodeSizes(h).length;
           const x = draw();
           expect(core.index_set(h, hiOf(x), loOf(x))).toBe(OK);
           expect(core.index_set(twin, hiOf(x), loOf(x))).toBe(OK);
           model.add(x);
-          if (shapes(h).length !== before && shapes(h).every((n) => n.keys < 6000)) return; // cut in several nodes before it filled (bunched keys): no full node to split // split otherwise (bunched): skip
+          if (nodeSizes(h).length !== before && nodeSizes(h).every((n) => n.keys < 6000)) return; // cut in several nodes before it filled (bunched keys): no full node to split // split otherwise (bunched): skip
           if (++guard > 3000) return;
         }
-        check(h, model, 'filled');
+        expectHolds(h, model, 'filled');
         let x = draw();
-        const nodeKeys = [...model].filter((y) => y >= lo && y < hi).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const nodeKeys = [...model].filter((y) => y >= lo && y < hi).sort(byValue);
         const edge = r();
         if (edge < 0.4 && nodeKeys.length === 6540) {
           const i = edge < 0.1 ? 3269 : edge < 0.2 ? 3270 : edge < 0.3 ? 0 : 6539;
@@ -149,21 +100,21 @@ describe('sparse index: a full node split in place, against a model', () => {
         }
         if (model.has(x)) x = draw();
         const spare = SPARES[Math.floor(r() * SPARES.length)]!;
-        const nodesBefore = shapes(h).length;
+        const nodesBefore = nodeSizes(h).length;
         const answer = withFree(spare, () => core.index_set(h, hiOf(x), loOf(x)));
         expect([OK, OUT_OF_MEMORY]).toContain(answer);
         if (answer === OK) {
           model.add(x);
-          expect(shapes(h).length).toBeGreaterThan(nodesBefore);
+          expect(nodeSizes(h).length).toBeGreaterThan(nodesBefore);
           if (spare.reduce((a, b) => a + b, 0) < 2 * NODE) inPlace++;
           expect(core.index_set(twin, hiOf(x), loOf(x))).toBe(OK);
-          expect(shapes(h), 'same nodes as a split with memory').toEqual(shapes(twin));
+          expect(nodeSizes(h), 'same nodes as a split with memory').toEqual(nodeSizes(twin));
         } else {
           refused++;
           expect(core.index_has(h, hiOf(x), loOf(x))).toBe(0);
-          expect(shapes(h).length).toBe(nodesBefore);
+          expect(nodeSizes(h).length).toBe(nodesBefore);
         }
-        check(h, model, `after split (${answer}, spare ${spare})`);
+        expectHolds(h, model, `after split (${answer}, spare ${spare})`);
         // go on: sets and clears, near and far
         const keys = [...model];
         for (let i = 0; i < 3000; i++) {
@@ -183,9 +134,9 @@ describe('sparse index: a full node split in place, against a model', () => {
             keys.push(y);
           }
         }
-        check(h, model, 'after churn');
+        expectHolds(h, model, 'after churn');
         // walk all set offsets in order: same as the model
-        const sortedModel = [...model].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const sortedModel = [...model].sort(byValue);
         expect(core.index_count(h)).toBe(sortedModel.length);
       } finally {
         core.index_free(h);
