@@ -250,8 +250,9 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
       get: async (name: string) => stripped(store.getSync(name)),
       cache: { get: (name: string) => stripped(store.cache.get(name)) },
     };
-    const own4: IPAllocator = Object.assign(Object.create(a4) as IPAllocator, {
-      store: withoutUids, // what the rollback reads; the allocator's own calls go to a4, on its store
+    // `store` is what the rollback reads (a4's is read-only, so defined, not assigned); the
+    // allocator's own calls go to a4, on its store
+    const own4: IPAllocator = Object.assign(Object.create(a4, { store: { value: withoutUids } }) as IPAllocator, {
       allocateNext: (owner?: ParentRef) => a4.allocateNext(owner),
       has: (ip: string) => a4.has(ip),
       release: async (ip: string) => {
