@@ -47,10 +47,10 @@ export interface DualStackOptions {
    *
    * An address another caller took once the release had given it back is not reported: the
    * rollback did give it back, it is that caller's now, and releasing it would free an address in
-   * use. The rollback tells it by the record of the allocator's `store`, as its cache holds it
-   * before the release and as the store answers after it: another uid, or, for a store without
-   * uids, another owner. When it cannot tell — an allocator of your own without a `store`, a
-   * record the cache did not hold yet — the address is reported.
+   * use. The rollback tells it by the record of the allocator's `store`, as the store answers
+   * before the release and after it (not its cache, which may lag): another uid, or, for a store
+   * without uids, another owner. When it cannot tell — an allocator of your own without a
+   * `store`, a read that fails — the address is reported.
    */
   onRollbackError?: ((error: unknown, ip: string, family: IPFamily) => void) | undefined;
 }
@@ -365,9 +365,9 @@ export class DualStackAllocator {
       if (this.dry) continue;
       let deleteFailed: { error: unknown } | undefined;
       try {
-        // the record the call made, as the cache holds it (no request), to tell it from one
-        // another caller makes once it is released
-        const made = cachedRecord(allocator, ips[i]!);
+        // the record the call made, as the store answers it (not its cache, which may still hold
+        // an earlier record of that name), to tell it from one another caller makes once it is released
+        const made = await storedRecord(allocator, ips[i]!);
         // a release ignores the store's delete errors (upstream): it tells them to this handler.
         // NotFound is no failed delete: there was no record to delete (another caller released it)
         await allocator.release(ips[i]!, (error) => {
@@ -428,21 +428,10 @@ export class DualStackAllocator {
 }
 
 /**
- * The record of `ip` as the cache of `allocator`'s store holds it (no request): null when it holds
- * none, undefined when it cannot be read (an allocator of your own without a `store`, which every
- * allocator of this package has; a read that throws: the rollback's to ignore, as a release's
- * delete errors are).
+ * The record of `ip` as `allocator`'s store answers it (`get`): null when it holds none, undefined
+ * when it cannot be read (an allocator of your own without a `store`, which every allocator of
+ * this package has; a read that throws: the rollback's to ignore, as a release's delete errors are).
  */
-function cachedRecord(allocator: IPAllocator, ip: string): IPAddressRecord | null | undefined {
-  try {
-    const cache = storeOf(allocator)?.cache;
-    return typeof cache?.get === 'function' ? asRecord(cache.get(canonicalAddr(ip))) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The record of `ip` as `allocator`'s store answers it (`get`), as cachedRecord reads the cache. */
 async function storedRecord(allocator: IPAllocator, ip: string): Promise<IPAddressRecord | null | undefined> {
   try {
     const store = storeOf(allocator);

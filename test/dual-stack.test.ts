@@ -295,6 +295,40 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     ds.destroy();
   });
 
+  // Regression: the rollback took the record the call made from the store's cache, which may
+  // still hold the record an earlier owner deleted: the call's own record, left by a failed
+  // delete, then read as another caller's (another uid) and went unreported.
+  it('reports an address whose delete failed when a lagging cache still held an earlier record of that name', async () => {
+    class FailingV4Delete extends FaultyMemoryStore {
+      override deleteSync(name: string): void {
+        if (name === '10.0.0.1' && this.failing) throw new Error('delete failed');
+        super.deleteSync(name);
+      }
+      failing = false;
+    }
+    const store = new FailingV4Delete();
+    const a4 = Allocator.create('10.0.0.0/29', { store, random: seededRandom(3) });
+    const a6 = Allocator.create('fd00::/120', { store, random: seededRandom(4) });
+    await a6.allocate('fd00::1');
+    const earlier = { resource: 'services', namespace: 'ns', name: 'earlier' };
+    await a4.allocate('10.0.0.1', earlier);
+    const earlierUid = store.getSync('10.0.0.1')?.uid;
+    store.lagCache('manual'); // the cache hears no more: it still holds the earlier record below
+    await a4.release('10.0.0.1');
+    store.failing = true;
+    const reported: unknown[] = [];
+    const ds = new DualStackAllocator(a4, a6, { onRollbackError: (e) => reported.push(e) });
+    const owner = { resource: 'services', namespace: 'ns', name: 'svc' };
+    expect(await rejection(ds.allocate(['10.0.0.1', 'fd00::1'], owner))).toBeInstanceOf(ErrAllocated);
+    const left = store.getSync('10.0.0.1');
+    expect(left?.uid).not.toBe(earlierUid); // the call's own record, which its rollback could not delete
+    expect(left?.parentRef).toEqual(owner);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toBeInstanceOf(StillAllocatedError);
+    expect((reported[0] as Error).message).toMatch(/^10\.0\.0\.1 is still allocated after the rollback released it: its delete failed/);
+    ds.destroy();
+  });
+
   it('an allocator of your own: its answer comes back canonical, and one that is not an address of its family fails the call and is rolled back', async () => {
     const store = new FaultyMemoryStore();
     const a4 = Allocator.create('10.0.0.0/29', { store, random: seededRandom(5) });
