@@ -62,9 +62,9 @@ const BOTH: readonly IPFamily[] = Object.freeze(['IPv4', 'IPv6']);
  * allocated afterwards (the allocator's has() says so) by the record the call made: its delete
  * failed — `cause` is then the store's error, which every allocator of this package tells the
  * rollback (release's onDeleteError) — or a finalizer holds its record. (An address another
- * caller took since is not reported; when the records cannot tell — no uids, the same owner —
- * the message names that too.) The address stays taken until released, or removed by a repair
- * loop (`reconcile`).
+ * caller took since is not reported; when the records cannot tell — no uids and the same owner,
+ * or a record that could not be read — the message names that too.) The address stays taken
+ * until released, or removed by a repair loop (`reconcile`).
  */
 export class StillAllocatedError extends IPAllocatorError {
   static override readonly code = 'ERR_STILL_ALLOCATED' as const;
@@ -73,17 +73,18 @@ export class StillAllocatedError extends IPAllocatorError {
   readonly ip: string;
   readonly family: IPFamily;
   /**
-   * `deleteFailed`: the store's error, when the allocator told one. `sameRecord`: the record is
-   * still the one the call made (its uid, read before and after the release), so no other caller
-   * took the address.
+   * `deleteFailed`: the store's error, when the allocator told one. `record`, what the records
+   * read before and after the release say: 'made' — still the one the call made (the same uid),
+   * so no other caller took the address; 'same owner' — without uids, one of the same owner,
+   * which may be another caller's; 'unread' (default) — they could not be compared.
    */
-  constructor(ip: string, family: IPFamily, deleteFailed?: { error: unknown }, sameRecord = false) {
+  constructor(ip: string, family: IPFamily, deleteFailed?: { error: unknown }, record: 'made' | 'same owner' | 'unread' = 'unread') {
     super(
       deleteFailed !== undefined
         ? `${ip} is still allocated after the rollback released it: its delete failed (the store's error is this error's cause)`
-        : sameRecord
+        : record === 'made'
           ? `${ip} is still allocated after the rollback released it: its record is still the one the call made (a finalizer holds it, or the delete left it without an error)`
-          : `${ip} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller with the same owner took it since)`,
+          : `${ip} is still allocated after the rollback released it (its delete failed, a finalizer holds its record, or another caller${record === 'same owner' ? ' with the same owner' : ''} took it since)`,
     );
     this.ip = ip;
     this.family = family;
@@ -376,7 +377,7 @@ export class DualStackAllocator {
         if (!(await allocator.has(ips[i]!))) continue;
         const held = whoHolds(made, await storedRecord(allocator, ips[i]!));
         if (held === 'another') continue; // given back, and another caller's since: theirs, not held by this call
-        throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed, held === 'made');
+        throw new StillAllocatedError(ips[i]!, families[i]!, deleteFailed, held);
       } catch (e) {
         this.reportRollbackError(e, ips[i]!, families[i]!);
       }
@@ -456,17 +457,21 @@ function asRecord(answer: unknown): IPAddressRecord | null | undefined {
  * Whose record holds an address a rollback released and has() still finds: 'made' when it is
  * the record the call made (`made`, read before the release: the same uid), 'another' when it
  * is another caller's (made since — another uid — or, for a store without uids, another owner),
- * 'unknown' when the records cannot tell (one of them unread; no uids and the same owner).
+ * 'same owner' when, without uids, the owner is the same, 'unread' when one of them could not be
+ * read.
  */
-function whoHolds(made: IPAddressRecord | null | undefined, now: IPAddressRecord | null | undefined): 'made' | 'another' | 'unknown' {
-  if (made == null || now === undefined) return 'unknown';
+function whoHolds(
+  made: IPAddressRecord | null | undefined,
+  now: IPAddressRecord | null | undefined,
+): 'made' | 'another' | 'same owner' | 'unread' {
+  if (made == null || now === undefined) return 'unread';
   if (now === null) return 'another'; // gone by the time it was read: not held by this call
   try {
     const [was, is] = [made.uid, now.uid];
     if (typeof was === 'string' && was !== '' && typeof is === 'string' && is !== '') return was === is ? 'made' : 'another';
-    return sameOwner(made.parentRef, now.parentRef) ? 'unknown' : 'another';
+    return sameOwner(made.parentRef, now.parentRef) ? 'same owner' : 'another';
   } catch {
-    return 'unknown'; // a record of a store of your own whose fields throw
+    return 'unread'; // a record of a store of your own whose fields throw
   }
 }
 

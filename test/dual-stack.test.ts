@@ -295,6 +295,37 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
     ds.destroy();
   });
 
+  // Regression: with no record to compare (an allocator of your own without a `store`), the
+  // report said the address was taken again by "another caller with the same owner", which the
+  // rollback had not seen: the retaker's owner here is another.
+  it('an allocator of your own without a store: an address taken again since the release is reported without claiming whose owner took it', async () => {
+    const store = new FaultyMemoryStore();
+    const a4 = Allocator.create('10.0.0.0/30', { store, random: seededRandom(3) });
+    const a6 = Allocator.create('fd00::/127', { store, random: seededRandom(4) });
+    await a6.allocate('fd00::1'); // full
+    const own4: IPAllocator = Object.assign(Object.create(a4, { store: { value: undefined } }) as IPAllocator, {
+      allocateNext: (owner?: ParentRef) => a4.allocateNext(owner),
+      has: (ip: string) => a4.has(ip),
+      release: async (ip: string) => {
+        await a4.release(ip);
+        store.createSync({
+          name: ip,
+          labels: allocatorLabels('IPv4'),
+          parentRef: { resource: 'services', namespace: 'ns', name: 'other' },
+        });
+      },
+    });
+    const reported: unknown[] = [];
+    const ds = new DualStackAllocator(own4, a6, { onRollbackError: (e) => reported.push(e) });
+    expect(await rejection(ds.allocateNext({ resource: 'services', namespace: 'ns', name: 'svc' }))).toBeInstanceOf(ErrFull);
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toBeInstanceOf(StillAllocatedError);
+    expect((reported[0] as Error).message).toMatch(
+      /^10\.0\.0\.[12] is still allocated after the rollback released it \(its delete failed, a finalizer holds its record, or another caller took it since\)$/,
+    );
+    ds.destroy();
+  });
+
   // Regression: the rollback took the record the call made from the store's cache, which may
   // still hold the record an earlier owner deleted: the call's own record, left by a failed
   // delete, then read as another caller's (another uid) and went unreported.
