@@ -395,8 +395,24 @@ export class TakenAddresses {
     });
     const index = this.index;
     if (index === null) return this.askEmpty(driver);
-    this.useChooser(driver.over(index.index)); // may refuse: nothing assigned yet
+    // may refuse: nothing assigned yet; an event of a write in forRange that ran out of memory
+    // leaves the index stale, as after any other event: the next allocation rebuilds it
+    this.useChooser(this.chooserOver(driver, index));
     this.driver = driver;
+  }
+
+  /**
+   * The strategy's chooser over `index`. Its forRange may run code of the caller's that writes to
+   * the store; an event of such a write that runs out of WASM memory drops the index (stale), which
+   * stays readable until forRange returns (see `users`).
+   */
+  private chooserOver(driver: StrategyDriver, index: AddressSpace): ChooserOver {
+    this.beginUse();
+    try {
+      return driver.over(index.index);
+    } finally {
+      this.endUse();
+    }
   }
 
   /** Chooses with `made` from now on. */
@@ -1068,16 +1084,13 @@ export class TakenAddresses {
     this.index = index;
     this.cooling = null;
     this.stale = false;
-    this.beginUse(); // an event out of memory only marks it stale: forRange may read it to its end
     let made: ChooserOver;
     try {
-      made = driver.over(index.index);
+      made = this.chooserOver(driver, index);
     } catch (e) {
-      this.endUse();
       this.undoRebuild(before);
       throw remeasured(e); // the new index, dropped, counts as given back
     }
-    this.endUse();
     if (this.stale) {
       this.undoRebuild(before);
       throw wasmOutOfMemory(

@@ -454,6 +454,43 @@ describe('store writes while a rebuild asks the strategy again (its forRange)', 
   });
 });
 
+describe("store writes while an Allocator's strategy is first asked (its forRange at construction)", () => {
+  it('an event of such a write that runs out of memory: forRange still reads the index, and the next allocation rebuilds it', async () => {
+    const store = new MemoryStore();
+    const labels = allocatorLabels('IPv6');
+    let hog: Range[] = [];
+    let written = 0;
+    let counted: number | undefined;
+    const strategy: AllocationStrategy = {
+      name: 'lowest-free, after writing to the store until memory runs out the first time',
+      forRange(view) {
+        if (written !== 0) return STRATEGIES['lowest-free'].forRange(view); // asked again by the rebuild
+        hog = exhaustMemory();
+        const failures = core.heap_failures();
+        for (; core.heap_failures() === failures; written++) {
+          store.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
+          expect(written).toBeLessThan(100_000);
+        }
+        counted = view.index.count(); // a strategy of your own may read the index here
+        return STRATEGIES['lowest-free'].forRange(view);
+      },
+    };
+    let a: Allocator;
+    try {
+      a = new Allocator('2001:db8:7::/64', { store, index: 'sparse', strategy });
+    } finally {
+      release(hog);
+    }
+    expect(counted).toBeGreaterThanOrEqual(0); // read, not ErrDestroyed
+    expect(a.validate().indexed).toBe(0); // the index was dropped: rebuilt before the next allocation
+    const ip = await a.allocateNext();
+    expect(store.getSync(ip)).toBeDefined();
+    expect(store.cache.list().length).toBe(written + 1);
+    expect(a.validate().indexed).toBe(written + 1); // the rebuilt index agrees with the cache
+    a.destroy();
+  });
+});
+
 describe('out of WASM memory while an allocateNext waits for the store', () => {
   it('a rebuild that fails under it: its next candidate fails with OutOfMemoryError, and with memory back it goes on', async () => {
     const gated = new GatedStore();
