@@ -452,6 +452,32 @@ describe('store writes while a rebuild asks the strategy again (its forRange)', 
     expect(a.validate().indexed).toBe(written + 5);
     a.destroy();
   });
+
+  it('a write in forRange whose event runs out of memory: OutOfMemoryError, the new index freed, and with memory back the next call rebuilds', async () => {
+    const { store, a, hooks, held, written, dropped } = await fallenBehind();
+    let hog: Range[] = [];
+    let mine = 0; // the hook's own records, each a run of its own in a sparse index
+    hooks.duringForRange = () => {
+      hog = exhaustMemory();
+      while (mine === 0 || a.validate().indexed !== 0) {
+        for (let k = 0; k < 100; k++, mine++)
+          store.createSync({ name: `2001:db8:6::${(2 * mine + 1).toString(16)}:2`, labels, parentRef: null });
+        expect(mine).toBeLessThan(100_000);
+      }
+    };
+    try {
+      expect(await rejection(a.allocate('2001:db8:6::7'))).toBeInstanceOf(OutOfMemoryError);
+    } finally {
+      release(hog);
+    }
+    expect(core.heap_bytes_in_use()).toBe(dropped); // the new index freed: nothing held while it waits
+    expect(store.getSync('2001:db8:6::7')).toBe(undefined);
+    expect(a.validate().indexed).toBe(0); // still waiting to be rebuilt
+    const ip = await a.allocateNext(); // memory back: rebuilt, with the hook's records
+    expect(held).not.toContain(ip);
+    expect(a.validate().indexed).toBe(written + mine + 5);
+    a.destroy();
+  });
 });
 
 describe("store writes while an Allocator's strategy is first asked (its forRange at construction)", () => {
