@@ -191,6 +191,11 @@ export class DualStackAllocator {
     owned.add(ipv6);
     this.ipv4 = ipv4;
     this.ipv6 = ipv6;
+    // read-only at run time too: an allocator assigned here would be used, and destroyed, unowned
+    Object.defineProperties(this, {
+      ipv4: { writable: false, configurable: false },
+      ipv6: { writable: false, configurable: false },
+    });
     this.onRollbackError = onRollbackError;
   }
 

@@ -376,6 +376,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;
     this.store = storeOption(opts.store);
+    // read-only at run time too, as an Allocator's (allocator.ts READ_ONLY): a store assigned
+    // under a live MetaAllocator would reach its later ranges and its releases, not its earlier ranges
+    Object.defineProperties(this, {
+      cidr: { writable: false, configurable: false },
+      ipFamily: { writable: false, configurable: false },
+      store: { writable: false, configurable: false },
+      policy: { writable: false, configurable: false },
+    });
     this.random = randomOption(opts.random);
     this.rangeRandom = guardedSource(this.random, {
       enter: () => {

@@ -2168,6 +2168,8 @@ describe('cidr, ipFamily, store and size cannot be reassigned (README: Allocator
     ['Allocator', () => new Allocator('10.0.0.0/30'), ['cidr', 'ipFamily', 'store']],
     ['ReferenceAllocator', () => new ReferenceAllocator('10.0.0.0/30'), ['cidr', 'ipFamily', 'store']],
     ['Range', () => new Range('10.0.0.0/30'), ['cidr', 'ipFamily', 'size']],
+    ['MetaAllocator', () => new MetaAllocator('IPv4', new InMemoryServiceCIDRs()), ['cidr', 'ipFamily', 'store', 'policy']],
+    ['DualStackAllocator', () => new DualStackAllocator(new Allocator('10.0.0.0/30'), new Allocator('fd00::/126')), ['ipv4', 'ipv6']],
   ] as const)('%s: %j are read-only and not redefinable', (_, make, keys) => {
     const x = make() as unknown as Record<string, unknown> & { destroy(): void };
     for (const key of keys) {
