@@ -2146,7 +2146,7 @@ describe('a DualStackAllocator through a wrapper made with Object.create(pair)',
   });
 });
 
-describe('cidr, ipFamily, store and size cannot be reassigned (README: Allocator)', () => {
+describe('public fields (cidr, ipFamily, store, size, policy, ipv4, ipv6) cannot be reassigned (README: The allocator API)', () => {
   it("an Allocator's store assigned from JavaScript throws, and the store's records stay the ones it knows", async () => {
     const store = new MemoryStore();
     const a = new Allocator('10.0.0.0/30', { store });
@@ -2165,12 +2165,12 @@ describe('cidr, ipFamily, store and size cannot be reassigned (README: Allocator
   });
 
   it.each([
-    ['Allocator', () => new Allocator('10.0.0.0/30'), ['cidr', 'ipFamily', 'store']],
-    ['ReferenceAllocator', () => new ReferenceAllocator('10.0.0.0/30'), ['cidr', 'ipFamily', 'store']],
-    ['Range', () => new Range('10.0.0.0/30'), ['cidr', 'ipFamily', 'size']],
-    ['MetaAllocator', () => new MetaAllocator('IPv4', new InMemoryServiceCIDRs()), ['cidr', 'ipFamily', 'store', 'policy']],
-    ['DualStackAllocator', () => new DualStackAllocator(new Allocator('10.0.0.0/30'), new Allocator('fd00::/126')), ['ipv4', 'ipv6']],
-  ] as const)('%s: %j are read-only and not redefinable', (_, make, keys) => {
+    ['Allocator', ['cidr', 'ipFamily', 'store'], () => new Allocator('10.0.0.0/30')],
+    ['ReferenceAllocator', ['cidr', 'ipFamily', 'store'], () => new ReferenceAllocator('10.0.0.0/30')],
+    ['Range', ['cidr', 'ipFamily', 'size'], () => new Range('10.0.0.0/30')],
+    ['MetaAllocator', ['cidr', 'ipFamily', 'store', 'policy'], () => new MetaAllocator('IPv4', new InMemoryServiceCIDRs())],
+    ['DualStackAllocator', ['ipv4', 'ipv6'], () => new DualStackAllocator(new Allocator('10.0.0.0/30'), new Allocator('fd00::/126'))],
+  ] as const)('%s: %j are read-only and not redefinable', (_, keys, make) => {
     const x = make() as unknown as Record<string, unknown> & { destroy(): void };
     for (const key of keys) {
       const before = x[key];
