@@ -1047,26 +1047,37 @@ export class TakenAddresses {
       loadInto(index, Uint32Array.from(words), words.length / 4);
     } catch (caught) {
       index?.destroy();
-      const e = remeasured(caught); // the new index, dropped, counts as needed
-      // still stale: the next allocation tries again — after as many refusals as this rebuild
-      // read records / RECORDS_PER_REFUSAL when it ran out of memory (rebuildUnlessFailing)
-      if (e instanceof OutOfMemoryError) {
-        const read = listed + this.pending.size;
-        this.failedRebuild = {
-          headroom: memoryHeadroom(),
-          records: this.records(),
-          refusals: Math.floor(read / RECORDS_PER_REFUSAL),
-          error: e,
-        };
-      }
-      throw e;
+      throw this.rebuildFailed(remeasured(caught), listed); // the new index, dropped, counts as needed
     }
     if (this.driver === null) {
       this.index = index;
       this.stale = false;
       return;
     }
-    this.askOver(this.driver, index);
+    try {
+      this.askOver(this.driver, index);
+    } catch (e) {
+      throw this.rebuildFailed(e, listed); // out of memory in forRange (its own, or an event's)
+    }
+  }
+
+  /**
+   * `e`, the error a rebuild that read `listed` records of the cache failed with. Still stale:
+   * the next allocation tries again — after an OutOfMemoryError, only once the headroom grew or
+   * the records dropped, or after as many refusals as the records it read / RECORDS_PER_REFUSAL
+   * (rebuildUnlessFailing).
+   */
+  private rebuildFailed(e: unknown, listed: number): unknown {
+    if (e instanceof OutOfMemoryError) {
+      const read = listed + this.pending.size;
+      this.failedRebuild = {
+        headroom: memoryHeadroom(),
+        records: this.records(),
+        refusals: Math.floor(read / RECORDS_PER_REFUSAL),
+        error: e,
+      };
+    }
+    return e;
   }
 
   /**

@@ -478,6 +478,33 @@ describe('store writes while a rebuild asks the strategy again (its forRange)', 
     expect(a.validate().indexed).toBe(written + mine + 5);
     a.destroy();
   });
+
+  it('a forRange that runs out of memory itself: the next call, with nothing changed, is refused at once without asking it again', async () => {
+    const { store, a, hooks, held, written } = await fallenBehind();
+    let asked = 0;
+    const runsOut = () => {
+      asked++;
+      const hog = exhaustMemory();
+      try {
+        new Range('10.255.0.0/28'); // a strategy of your own with WASM memory of its own
+      } finally {
+        release(hog);
+      }
+    };
+    hooks.duringForRange = runsOut;
+    expect(await rejection(a.allocate('2001:db8:6::7'))).toBeInstanceOf(OutOfMemoryError);
+    expect(asked).toBe(1);
+    hooks.duringForRange = runsOut;
+    // neither more memory free nor fewer records: the rebuild would fail the same way
+    expect(await rejection(a.allocate('2001:db8:6::7'))).toBeInstanceOf(OutOfMemoryError);
+    expect(asked).toBe(1);
+    hooks.duringForRange = null;
+    store.deleteSync(held[0]!); // fewer records: the next call tries again
+    const ip = await a.allocateNext();
+    expect(held.slice(1)).not.toContain(ip);
+    expect(a.validate().indexed).toBe(written + 4);
+    a.destroy();
+  });
 });
 
 describe("store writes while an Allocator's strategy is first asked (its forRange at construction)", () => {
