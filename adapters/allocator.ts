@@ -51,7 +51,15 @@ import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syn
 import { RecordRouter } from './record-router.ts';
 import { type Collisions, copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import { remeasured } from './wasm.ts';
-import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+import {
+  type AllocatorOptions,
+  type DeleteErrorHandler,
+  type IPAllocator,
+  type IPFamily,
+  type MetricsRegistry,
+  type ParentRef,
+  readOnlyFields,
+} from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
@@ -83,17 +91,6 @@ const BAND_CHOSEN = 2;
 
 /** Shared promises for the synchronous path. */
 const RESOLVED: Promise<void> = Promise.resolve();
-/**
- * cidr, ipFamily and store are read-only at run time too, not only in the types: a store
- * assigned under a live allocator would leave the addresses it handed out in the old one, free
- * to be handed out again.
- */
-const READ_ONLY: PropertyDescriptorMap = {
-  cidr: { writable: false, configurable: false },
-  ipFamily: { writable: false, configurable: false },
-  store: { writable: false, configurable: false },
-};
-
 const TRUE: Promise<boolean> = Promise.resolve(true);
 const FALSE: Promise<boolean> = Promise.resolve(false);
 
@@ -150,7 +147,7 @@ export class Allocator implements IPAllocator, Disposable {
     this.ipFamily = p.family;
     this.fam = p.version;
     this.store = storeOption(opts.store);
-    Object.defineProperties(this, READ_ONLY);
+    readOnlyFields(this, 'cidr', 'ipFamily', 'store');
     this.cache = this.store.cache;
     const random = randomOption(opts.random);
     const strategy = strategyOption(opts.strategy);

@@ -19,7 +19,7 @@ import { quoteInput } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
 import type { IPAddressRecord, Store } from './store.ts';
-import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+import { type IPAllocator, type IPFamily, type ParentRef, readOnlyFields } from './types.ts';
 
 /** The addresses of one Service. */
 export interface DualStackIPs {
@@ -191,11 +191,8 @@ export class DualStackAllocator {
     owned.add(ipv6);
     this.ipv4 = ipv4;
     this.ipv6 = ipv6;
-    // read-only at run time too: an allocator assigned here would be used, and destroyed, unowned
-    Object.defineProperties(this, {
-      ipv4: { writable: false, configurable: false },
-      ipv6: { writable: false, configurable: false },
-    });
+    // an allocator assigned here would be used, and destroyed, unowned
+    readOnlyFields(this, 'ipv4', 'ipv6');
     this.onRollbackError = onRollbackError;
   }
 

@@ -102,7 +102,7 @@ import {
 } from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
-import type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+import { type DeleteErrorHandler, type IPAllocator, type IPFamily, type MetricsRegistry, type ParentRef, readOnlyFields } from './types.ts';
 import { memoryHeadroom, outOfMemoryAgain } from './wasm.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
@@ -376,14 +376,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;
     this.store = storeOption(opts.store);
-    // read-only at run time too, as an Allocator's (allocator.ts READ_ONLY): a store assigned
-    // under a live MetaAllocator would reach its later ranges and its releases, not its earlier ranges
-    Object.defineProperties(this, {
-      cidr: { writable: false, configurable: false },
-      ipFamily: { writable: false, configurable: false },
-      store: { writable: false, configurable: false },
-      policy: { writable: false, configurable: false },
-    });
+    // a store assigned under a live MetaAllocator would reach its later ranges and its releases,
+    // not its earlier ranges
+    readOnlyFields(this, 'cidr', 'ipFamily', 'store', 'policy');
     this.random = randomOption(opts.random);
     this.rangeRandom = guardedSource(this.random, {
       enter: () => {

@@ -55,7 +55,7 @@ import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource, TWO32 } from './random.ts';
-import type { IPFamily, MetricsRegistry } from './types.ts';
+import { type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 
 /** plainOffset's answers besides an offset: a plain dotted quad outside the range; any other text. */
 const OUTSIDE = -1;
@@ -200,12 +200,7 @@ export class Range implements RangeView {
     this.sizeHi = prefix.sizeHi;
     this.sizeLo = prefix.sizeLo;
     this.size = prefix.size;
-    // read-only at run time too, not only in the types: what a Range answers follows its prefix
-    Object.defineProperties(this, {
-      cidr: { writable: false, configurable: false },
-      ipFamily: { writable: false, configurable: false },
-      size: { writable: false, configurable: false },
-    });
+    readOnlyFields(this, 'cidr', 'ipFamily', 'size'); // what a Range answers follows its prefix
     this.empty = prefix.isEmpty;
     this.kindOption = opts.indexKind;
     this.space = AddressSpace.of(prefix, opts.indexKind, 'bitmap');

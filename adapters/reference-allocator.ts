@@ -46,7 +46,15 @@ import {
   tellDeleteError,
 } from './store.ts';
 import { ChooserCalls } from './strategies.ts';
-import type { AllocatorOptions, DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+import {
+  type AllocatorOptions,
+  type DeleteErrorHandler,
+  type IPAllocator,
+  type IPFamily,
+  type MetricsRegistry,
+  type ParentRef,
+  readOnlyFields,
+} from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -187,12 +195,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
     this.store = storeOption(opts.store);
-    // read-only at run time too, as the Allocator's (allocator.ts READ_ONLY)
-    Object.defineProperties(this, {
-      cidr: { writable: false, configurable: false },
-      ipFamily: { writable: false, configurable: false },
-      store: { writable: false, configurable: false },
-    });
+    readOnlyFields(this, 'cidr', 'ipFamily', 'store');
     this.random = this.drawCalls.guardRandom(randomOption(opts.random));
     const watcher: StoreWatcher = allocatorWatcher({
       onAdd: (r) => {

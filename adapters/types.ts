@@ -98,3 +98,15 @@ export interface MetricsRegistry {
   /** Called by prom-client's metric constructors for each registry in their `registers` option. */
   registerMetric(metric: object): void;
 }
+
+/**
+ * Makes the named own fields of `target` read-only at run time too, not only in the types
+ * (non-writable, non-configurable): assigning one throws a TypeError in strict-mode code and does
+ * nothing otherwise. An allocator's public fields say what it was built over — a store, a range,
+ * its allocators — and one assigned under it would leave what it already did behind (the
+ * addresses it handed out in the old store, free to be handed out again). The instances keep
+ * fast properties and one shared map (checked with %HasFastProperties / %HaveSameMap).
+ */
+export function readOnlyFields(target: object, ...names: string[]): void {
+  for (const name of names) Object.defineProperty(target, name, { writable: false, configurable: false });
+}
