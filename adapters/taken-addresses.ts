@@ -219,12 +219,6 @@ export class TakenAddresses {
    * settled: their marks (a reservation, an allocateNext's collisions) have no record yet.
    */
   private asyncCalls = 0;
-  /**
-   * allocateNext calls holding collision marks (Collisions, collided() to forgetCollisions()):
-   * while any does, a mark may be a record the cache has not reported yet, so an add of an
-   * address marked already cannot be told from an add delivered again (addEvent).
-   */
-  private colliding = 0;
   /** During subscribe()'s replay: the addresses seen, four words each, loaded in one call. */
   private loading: { words: Uint32Array; n: number } | null = null;
   private readonly words = new Uint32Array(4);
@@ -678,7 +672,6 @@ export class TakenAddresses {
    * recycled. Returns the collisions.
    */
   collided(op: Op, into: Collisions | null): Collisions {
-    if (into === null) this.colliding++;
     const collisions = into ?? new Collisions();
     collisions.add(op.address);
     this.spare = op;
@@ -687,7 +680,6 @@ export class TakenAddresses {
 
   /** The end of that allocateNext: its collisions are unreserved (unreserve), unless the cache holds the name now (or an op has it). */
   forgetCollisions(collisions: Collisions): void {
-    this.colliding--;
     const all = collisions.words;
     const w = new Uint32Array(4);
     for (let i = 0; i < collisions.count * 4; i += 4) {
@@ -827,7 +819,7 @@ export class TakenAddresses {
   private onAdd(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     if (this.closed) return;
     const op = this.current;
-    if (op !== null && op.name === r.name && op.outer === null && this.pending.size === 0 && !op.seen) {
+    if (op !== null && op.name === r.name && op.outer === null && this.pending.size === 0) {
       op.seen = true;
       if (!op.reserved) this.markTaken(op.address);
       this.count(labelledChange(r, previous, this.ipFamily));
@@ -849,27 +841,18 @@ export class TakenAddresses {
     this.deleteEvent(r);
   }
 
-  /**
-   * An add event, whoever wrote the record. A new record (no `previous`) whose address is marked
-   * already, by an earlier add of the name and by nothing else, is that add delivered again (a
-   * cache that breaks its contract): not counted twice.
-   */
+  /** An add event, whoever wrote the record. */
   private addEvent(r: IPAddressRecord, previous: IPAddressRecord | undefined): void {
     const op = this.opOf(r.name);
     if (op !== undefined) {
       // Ours: its address is known. The bit is set again (an old delete event may have cleared
-      // it) — except inside our own synchronous call that reserved it, at its first event:
-      // nothing ran in between. After an event of the name (`seen`), a delete event cleared the
-      // bit or a cool-down holds it; marked and not held, it is the record an add already reported.
-      const again = op.seen;
+      // it) — except inside our own synchronous call that reserved it: nothing ran in between.
       op.seen = true;
       // An outer running call of the name (a store hook or a watcher nested this one in it) has
       // its record reported too: the event may be its own create's, and would not come again.
       for (let o = op.outer; o !== null; o = o.outer) if (o.name === r.name) o.seen = true;
       if (this.pending.size !== 0) this.settleName(r.name, true); // created records among them: confirmed now
-      if (op !== this.current || !op.reserved || again) {
-        if (!this.markTaken(op.address) && again && previous === undefined) return;
-      }
+      if (op !== this.current || !op.reserved) this.markTaken(op.address);
     } else {
       const w = this.words;
       const c = this.classify(r.name, w);
@@ -880,8 +863,7 @@ export class TakenAddresses {
         return;
       }
       if (this.loading !== null) this.load(w);
-      // marked, not held, and no op of ours nor collision claims it (invariant 1): the cache's record
-      else if (!this.markTaken(w) && previous === undefined && this.colliding === 0) return;
+      else this.markTaken(w);
     }
     this.count(labelledChange(r, previous, this.ipFamily));
   }
