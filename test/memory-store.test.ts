@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, InvalidRecordError, NotFoundError } from '../adapters/errors.ts';
-import { allocatorLabels, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
+import { allocatorLabels, allocatorWatcher, type IPAddressRecord, type StoreWatcher } from '../adapters/store.ts';
 import { validateRecord } from '../adapters/records.ts';
 import type { ParentRef } from '../adapters/types.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
@@ -94,10 +94,23 @@ describe('MemoryStore', () => {
     const b = s.createSync(rec('10.0.0.2'));
     expect(Number(b.resourceVersion)).toBeGreaterThan(Number(a.resourceVersion));
     expect(a.uid).not.toBe(b.uid);
-    // the same text before and after the record is first handed out frozen
-    const got = s.getSync('10.0.0.1')!;
-    expect([got.resourceVersion, got.uid]).toEqual([a.resourceVersion, a.uid]);
     expect([a.resourceVersion, a.uid]).toEqual(['1', 'memory-1']);
+    // an allocator's watcher is given the record before it is first handed out (frozen): the
+    // same text before and after
+    let seen: IPAddressRecord | undefined;
+    let before: unknown[] = [];
+    s.cache.subscribe(
+      allocatorWatcher({
+        onAdd: (r) => {
+          seen = r;
+          before = [Object.isFrozen(r), r.resourceVersion, r.uid];
+        },
+        onDelete: () => {},
+      }),
+    );
+    expect(s.createSync(rec('10.0.0.3'))).toBe(seen);
+    expect(before).toEqual([false, '3', 'memory-3']);
+    expect([Object.isFrozen(seen), seen!.resourceVersion, seen!.uid]).toEqual([true, '3', 'memory-3']);
     expect(a.creationTimestamp).toBeUndefined();
     expect(JSON.parse(JSON.stringify(a))).toEqual(kubernetesJson(a));
     expect(() => new MemoryStore({ timestamps: 'yes' as unknown as boolean })).toThrow(InvalidArgumentError);
