@@ -420,6 +420,7 @@ export function render(report: CheckReport, options: { top: number }): string {
       ...table(
         [['KIND', 'ADDRESS', 'FIX', 'DETAIL'], ...report.findings.map((f) => [f.kind, named(f.ip), f.fix ?? '-', f.message])],
         [false, false, false, false],
+        [false, true, false, false],
       ),
     );
     out.push('');
@@ -435,6 +436,7 @@ export function render(report: CheckReport, options: { top: number }): string {
       ...table(
         shown.map((p) => [`  ${named(p.ip)}`, p.owner === null ? '(no parentRef)' : named(p.owner), ageText(p.ageSeconds)]),
         [false, false, false],
+        [true, true, false],
       ),
     );
     if (more !== undefined) out.push(more);

@@ -254,7 +254,7 @@ export function render(report: StatusReport, options: { top: number }): string {
         `dynamic ${formatCount(r.dynamicBand.used)}/${formatCount(r.dynamicBand.size)}`,
       ]);
     }
-    out.push(...table(rows, [false, false, false, true, false, false, false]));
+    out.push(...table(rows, [false, false, false, true, false, false, false], [true, false, false, false, false, false, false]));
   }
   out.push('');
   if (report.unserved.count > 0) {
@@ -264,6 +264,7 @@ export function render(report: StatusReport, options: { top: number }): string {
       ...table(
         shown.map((a) => [`  ${named(a.ip)}`, named(a.cidr), a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false, false],
+        [true, true, true],
       ),
     );
     if (more !== undefined) out.push(more);
@@ -277,6 +278,7 @@ export function render(report: StatusReport, options: { top: number }): string {
       ...table(
         shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false],
+        [true, true],
       ),
     );
     if (more !== undefined) out.push(more);
@@ -290,6 +292,7 @@ export function render(report: StatusReport, options: { top: number }): string {
       ...table(
         shown.map((a) => [`  ${named(a.ip)}`, a.owner === null ? '(no parentRef)' : named(a.owner)]),
         [false, false],
+        [true, true],
       ),
     );
     if (more !== undefined) out.push(more);
@@ -301,6 +304,7 @@ export function render(report: StatusReport, options: { top: number }): string {
       ...table(
         shown.map((o) => [`  ${o.namespace === '' ? '(none)' : named(o.namespace)}`, formatCount(o.count)]),
         [false, true],
+        [true, false],
       ),
     );
     if (report.owners.length > shown.length) out.push(`  … and ${report.owners.length - shown.length} more namespaces`);

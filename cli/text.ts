@@ -78,10 +78,12 @@ function clipped(cell: string): string {
  * Rows aligned in columns two spaces apart; `right[i]` right-aligns column i. A row with fewer
  * cells than the longest ends in a cell that runs to the end of the line (a refused range's
  * reason in place of its bar and counts): it sets no column's width, or every other row would be
- * padded as wide as that text. A cell followed by another is cut at CELL_WIDTH characters.
+ * padded as wide as that text. `names[i]` marks column i as holding names from the cluster: a
+ * cell of it followed by another is cut at CELL_WIDTH characters. Text this tool wrote (counts,
+ * bars, states) is never cut: a /64's counts are longer than any address.
  */
-export function table(rows: string[][], right: boolean[]): string[] {
-  rows = rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? shown(cell) : clipped(shown(cell)))));
+export function table(rows: string[][], right: boolean[], names: boolean[]): string[] {
+  rows = rows.map((row) => row.map((cell, i) => (names[i] && i !== row.length - 1 ? clipped(shown(cell)) : shown(cell))));
   const cells = rows.reduce((most, row) => Math.max(most, row.length), 0); // not spread: a check may list 10^5 rows
   const widths: number[] = [];
   for (const row of rows) {

@@ -436,6 +436,17 @@ describe('ipallocator status', () => {
     expect(stdout.split('\n').filter((l) => l === 'Every IPAddress is inside a ServiceCIDR.')).toEqual([]); // not forged as a line
   });
 
+  it("never cuts the counts it computed: a /64's free count is shown whole", async () => {
+    // Regression: the counts column, followed by the bands, was cut at the cell width as names are
+    const d = c.double;
+    addServiceCIDR(d, 'v6', ['2001:db8::/64'], true);
+    addIPAddress(d, '2001:db8::5', { namespace: 'default', name: 'web' });
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain('1 of 18,446,744,073,709,551,615 used, 18,446,744,073,709,551,614 free');
+    expect(text.stdout).not.toContain('…');
+  });
+
   it('cuts a name from the cluster at 1,000 characters, as the library cuts a Status message; --json keeps it whole', async () => {
     // Regression: an owner named in 100,000 characters was printed whole.
     const d = c.double;
