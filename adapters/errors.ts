@@ -12,7 +12,7 @@
 // The checks of caller input that throw these classes live in input.ts, which imports this module;
 // the quoting both use is quote.ts's, which imports neither, so no module here imports input.ts.
 
-import { inElement, quoteInput } from './quote.ts';
+import { inElement, quoteInput, quoteText } from './quote.ts';
 
 /**
  * A promise that rejects with `error` one microtask from now; the allocators' promise-returning
@@ -261,7 +261,7 @@ export class AlreadyExistsError extends IPAllocatorError {
   declare readonly code: 'ERR_ALREADY_EXISTS';
   readonly resourceName: string;
   constructor(name: string) {
-    super(`ipaddresses.networking.k8s.io "${name}" already exists`);
+    super(`ipaddresses.networking.k8s.io ${quoteText(name)} already exists`); // %q, as upstream's
     this.resourceName = name;
   }
 }
@@ -280,7 +280,7 @@ export class NotFoundError extends IPAllocatorError {
   declare readonly code: 'ERR_NOT_FOUND';
   readonly resourceName: string;
   constructor(name: string) {
-    super(`ipaddresses.networking.k8s.io "${name}" not found`);
+    super(`ipaddresses.networking.k8s.io ${quoteText(name)} not found`); // %q, as upstream's
     this.resourceName = name;
   }
 }

@@ -279,3 +279,22 @@ describe('how an error quotes a value it was given', () => {
     expect(() => validateServiceCIDRSpec(null as never)).toThrow('spec.cidrs must hold 1 or 2 CIDRs, got null');
   });
 });
+
+describe("a store's not found and already exists name the record as upstream's %q does", () => {
+  it('a name with controls is escaped, not printed raw; a plain one reads as upstream', async () => {
+    const { MemoryStore } = await import('../adapters/memory-store.ts');
+    const store = new MemoryStore();
+    const forged = '10.0.0.9\n\u001b[31mFORGED LINE';
+    const e = await store.delete(forged).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect((e as Error).message).toBe('ipaddresses.networking.k8s.io "10.0.0.9\\n\\u001b[31mFORGED LINE" not found');
+    expect((e as { resourceName: string }).resourceName).toBe(forged); // the name itself, unescaped
+    await expect(store.delete('10.0.0.8')).rejects.toThrow(/^ipaddresses\.networking\.k8s\.io "10\.0\.0\.8" not found$/);
+    const record = { name: '10.0.0.7', labels: {}, parentRef: null };
+    store.createSync(record);
+    expect(() => store.createSync(record)).toThrow('ipaddresses.networking.k8s.io "10.0.0.7" already exists');
+    store.close();
+  });
+});
