@@ -24,7 +24,7 @@
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
 import { existsSync } from 'node:fs';
 import { MAX_ANSWER_BODY_BYTES } from '../adapters/kubernetes/answer-body.ts';
-import { answerProbe, NOT_THE_API_SERVERS } from '../adapters/kubernetes/answer-probe.ts';
+import { answerProbe, notTheApiServersAnswer } from '../adapters/kubernetes/answer-probe.ts';
 import {
   type ConfigurationOptions,
   CoreV1Api,
@@ -64,7 +64,7 @@ import {
   redirectedTo,
   translate,
 } from '../adapters/kubernetes/errors.ts';
-import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type RequestTarget } from '../adapters/kubernetes/requests.ts';
+import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type Redirected, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
 import { insecureWithCA, transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { KubeconfigCredentialError, missingUser, userProblem } from '../adapters/kubernetes/user-checks.ts';
@@ -547,7 +547,7 @@ export class Cluster {
       post: (context) => new Observable(Promise.resolve(context)),
     };
     let answer: T;
-    let redirected: string | undefined;
+    let redirected: Redirected | undefined;
     try {
       answer = await this.requests.run(
         target,
@@ -559,7 +559,7 @@ export class Cluster {
           return call({ ...o, middleware: [probe.middleware, ...(o.middleware ?? []), sent], middlewareMergeStrategy: 'append' });
         },
         (answer) => waited.push(answer.code ?? 0),
-        { resendAfterServerError, onRedirect: (origin) => (redirected = origin) },
+        { resendAfterServerError, onRedirect: (redirect) => (redirected = redirect) },
       );
     } catch (e) {
       if (waited.length > 0 && e instanceof KubernetesApiError && e.timeoutMs !== undefined) waitedAnswers.set(e, waited);
@@ -580,12 +580,12 @@ export class Cluster {
     if (typeof checked === 'string') {
       const type = json ? '' : ` (content type ${contentType})`;
       throw new ClusterError(
-        `${answeredBy(redirected, `${this.server} (context ${quoteText(this.context)})`)}${redirected === undefined ? '' : ','} answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
+        `${answeredBy(redirected?.origin, `${this.server} (context ${quoteText(this.context)})`)}${redirected?.origin === undefined ? '' : ','} answered ${target.verb} ${what} with a malformed body${type}: ${checked}`,
       );
     }
     if (redirected !== undefined) {
       throw new ClusterError(
-        `the API server at ${this.server} (context ${quoteText(this.context)}) answered ${target.verb} ${what} with a redirect to ${redirected}, ${NOT_THE_API_SERVERS}`,
+        `the API server at ${this.server} (context ${quoteText(this.context)}) answered ${target.verb} ${what} with ${notTheApiServersAnswer(redirected, target.verb)}`,
       );
     }
     return checked;

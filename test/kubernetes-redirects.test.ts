@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceCIDR, deleteServiceCIDR, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { cli } from './cli-helpers.ts';
 
@@ -219,5 +220,88 @@ describe('a redirect from the API server to another host', () => {
         `cannot reach http://127.0.0.1:${gone.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request: connection refused (ECONNREFUSED)`,
       );
     });
+  });
+});
+
+describe("a redirect that leaves the API server's answer to another request", () => {
+  const closing: (() => Promise<void> | void)[] = [];
+  afterEach(async () => {
+    for (const close of closing.splice(0)) await close();
+  });
+  const taken = {
+    name: '10.96.0.10',
+    labels: {},
+    parentRef: { group: '', resource: 'services', namespace: 'default', name: 'dns' },
+  };
+  const path = '/apis/networking.k8s.io/v1/ipaddresses/10.96.0.10';
+
+  async function doubleHolding() {
+    const double = await ApiServerDouble.start();
+    closing.push(() => double.close());
+    // another client's address: a create of it must fail, never resolve as made
+    double.insert({
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'IPAddress',
+      metadata: { name: taken.name },
+      spec: { parentRef: taken.parentRef },
+    });
+    const store = new KubernetesStore(kubeConfigFor(double.url), { start: false, requestTimeoutMs: 10_000 });
+    closing.push(() => store.close());
+    return { double, store };
+  }
+
+  // Regression: a front proxy's 303 on the API server's own origin made fetch send the create
+  // again as a GET of the object, and that object, another client's, was taken as the one made:
+  // the address handed out twice
+  it("a 303 on the API server's origin that turns a create into a GET: refused, not taken as made", async () => {
+    const { double, store } = await doubleHolding();
+    double.proxyAnswerNext('create', 'ipaddresses', '', { status: 303, contentType: 'text/plain', headers: { location: path } });
+    await expect(store.create({ ...taken, parentRef: { ...taken.parentRef, name: 'web' } })).rejects.toThrow(
+      `create ipaddresses.networking.k8s.io "10.96.0.10": the API server answered with a redirect that sent the request again as a GET, whose 2xx answer is not the answer to the create`,
+    );
+    // the object read is the other client's, as it was
+    expect(double.requestsOf('get').map((r) => r.path)).toEqual([path]);
+    expect(double.objects().map((o) => o.spec)).toEqual([{ parentRef: taken.parentRef }]);
+  });
+
+  // Regression: a redirect through another host and back reached the API server without the
+  // bearer token (fetch drops it for good at the first other origin), and its 2xx was taken
+  it('a redirect through another host and back to the API server: refused, naming that host', async () => {
+    const { double, store } = await doubleHolding();
+    const back = await recordingServer((req, res) => res.writeHead(307, { location: `${double.url}${req.url}` }).end());
+    closing.push(back.close);
+    double.proxyAnswerNext('get', 'ipaddresses', '', {
+      status: 307,
+      contentType: 'text/plain',
+      headers: { location: `http://localhost:${back.port}${path}` },
+    });
+    await expect(store.get('10.96.0.10')).rejects.toThrow(
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the API server answered with a redirect to http://localhost:${back.port}, whose 2xx answer is not taken as the API server's`,
+    );
+    expect(double.requestsOf('get').map((r) => r.authorization ?? '(none)')).toEqual([`Bearer ${TEST_TOKEN}`, '(none)']);
+  });
+
+  it("a 307 on the API server's origin keeps the request as it was: its answer is the API server's", async () => {
+    const { double, store } = await doubleHolding();
+    double.proxyAnswerNext('get', 'ipaddresses', '', { status: 307, contentType: 'text/plain', headers: { location: path } });
+    await expect(store.get('10.96.0.10')).resolves.toMatchObject({ name: '10.96.0.10', parentRef: taken.parentRef });
+  });
+
+  it("the command line: a listing redirected through another host and back is not taken as the cluster's", async () => {
+    const { double } = await doubleHolding();
+    const back = await recordingServer((req, res) => res.writeHead(307, { location: `${double.url}${req.url}` }).end());
+    closing.push(back.close);
+    double.proxyAnswerNext('list', 'servicecidrs', '', {
+      status: 307,
+      contentType: 'text/plain',
+      headers: { location: `http://localhost:${back.port}/apis/networking.k8s.io/v1/servicecidrs?limit=500` },
+    });
+    const kubeconfig = writeKubeconfig(double.url);
+    closing.push(kubeconfig.remove);
+    const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toContain(
+      `ipallocator: the API server at ${double.url} (context "double") answered list servicecidrs.networking.k8s.io with a redirect to http://localhost:${back.port}, whose 2xx answer is not taken as the API server's`,
+    );
   });
 });

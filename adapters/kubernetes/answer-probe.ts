@@ -13,7 +13,7 @@
 import { type ConfigurationOptions, Observable, type ObservableMiddleware, ResponseContext } from '@kubernetes/client-node';
 import { isJson } from './answers.ts';
 import type { KubernetesApiError } from './errors.ts';
-import type { ApiRequests, RequestTarget } from './requests.ts';
+import type { ApiRequests, Redirected, RequestTarget } from './requests.ts';
 
 export interface AnswerProbe {
   /**
@@ -79,14 +79,25 @@ export function answerProbe(): AnswerProbe {
 }
 
 /**
- * Why a 2xx answer from another host than the API server's is not read, however much it looks
- * like the answer asked for, as the end of a sentence naming the redirect: kube-apiserver
- * answers its API requests itself and redirects none, and fetch, following the redirect, sent
- * that host no Authorization header (another origin) and, after a 301, 302 or 303, a GET in
- * place of a create or delete.
+ * Why a 2xx answer after a redirect is not read, however much it looks like the answer asked for,
+ * as the end of a sentence "… answered <verb> … with": kube-apiserver answers its API requests
+ * itself and redirects none. Followed to another host, the request reached it (and any host after
+ * it, the API server's too) without its Authorization header (fetch leaves it out for another
+ * origin) and, after a 301, 302 or 303, as a GET; sent again as a GET on the API server's own
+ * origin, the 2xx is the answer to that GET (the object read), not to the create or delete asked.
  */
-export const NOT_THE_API_SERVERS =
-  "whose 2xx answer is not taken as the API server's: the API server redirects no API request, and the request reached that host without its Authorization header (after a 301, 302 or 303, as a GET)";
+export function notTheApiServersAnswer(redirect: Redirected, verb: string): string {
+  if (redirect.origin !== undefined) {
+    return (
+      `a redirect to ${redirect.origin}, whose 2xx answer is not taken as the API server's: the API server redirects no API request, ` +
+      'and the request reached that host without its Authorization header (after a 301, 302 or 303, as a GET)'
+    );
+  }
+  return (
+    `a redirect that sent the request again as a ${redirect.method}, whose 2xx answer is not the answer to the ${verb}: ` +
+    'the API server redirects no API request (a front proxy did; after a 301 or 302 a create, after a 303 a delete too, goes again as a GET)'
+  );
+}
 
 /**
  * Runs one request through `requests` (its deadline, and the waits the server asks for; `onWait`
@@ -96,7 +107,8 @@ export const NOT_THE_API_SERVERS =
  * it. A 2xx answer that is not JSON (an auth proxy's login page answered 200 text/html) rejects
  * with `malformed("a malformed body (content type text/html): not JSON")`; a 2xx answer from
  * another host than the API server's, where a redirect took the request, rejects with
- * `malformed(…)` naming that host, whatever it holds (NOT_THE_API_SERVERS); an error answer
+ * `malformed(…)` naming that host, whatever it holds, and so does one a redirect on the API
+ * server's origin sent again with another method (notTheApiServersAnswer); an error answer
  * rejects as `call` does (the caller translates).
  */
 export async function requestJson(
@@ -108,7 +120,7 @@ export async function requestJson(
   options?: { resendAfterServerError?: boolean },
 ): Promise<unknown> {
   const probe = answerProbe();
-  let redirected: string | undefined;
+  let redirected: Redirected | undefined;
   const decoded = await requests.run(
     target,
     (opts, afterServerError) => {
@@ -119,14 +131,14 @@ export async function requestJson(
       return call({ ...opts, middleware, middlewareMergeStrategy: 'append' }, afterServerError);
     },
     onWait,
-    { ...options, onRedirect: (origin) => (redirected = origin) },
+    { ...options, onRedirect: (redirect) => (redirected = redirect) },
   );
   const contentType = probe.contentType;
   // client-node decodes text (text/*) into an empty typed object: only the content type tells it
   // from `{}`. A redirect to another host (a login page) is said, naming it.
-  const from = redirected === undefined ? '' : ` from ${redirected}, where the API server redirected the request`;
+  const from = redirected?.origin === undefined ? '' : ` from ${redirected.origin}, where the API server redirected the request`;
   if (contentType !== undefined && !isJson(contentType)) throw malformed(`a malformed body (content type ${contentType})${from}: not JSON`);
-  if (redirected !== undefined) throw malformed(`a redirect to ${redirected}, ${NOT_THE_API_SERVERS}`);
+  if (redirected !== undefined) throw malformed(notTheApiServersAnswer(redirected, target.verb));
   if (probe.json !== undefined) return probe.json.value;
   // A 2xx JSON body the probe could not parse fails client-node's decoding as well; a body with
   // no content type fails it too ("No Content-Type defined"): what is left is client-node's.

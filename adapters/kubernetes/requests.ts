@@ -129,7 +129,9 @@ export class ApiRequests {
    *
    * A request that fetch followed to another origin than the API server's (a redirect) is
    * remembered so: `onRedirect` hears that origin when it answers, and an error it fails with is
-   * noted (errors.ts noteRedirect), for messages to name the host that answered.
+   * noted (errors.ts noteRedirect), for messages to name the host that answered. So is one a
+   * redirect on the API server's origin sent again with another method (a create as a GET):
+   * `onRedirect` hears the method (Redirected).
    */
   async run<T>(
     target: RequestTarget,
@@ -138,7 +140,7 @@ export class ApiRequests {
     {
       resendAfterServerError = true,
       onRedirect,
-    }: { resendAfterServerError?: boolean; onRedirect?: ((origin: string) => void) | undefined } = {},
+    }: { resendAfterServerError?: boolean; onRedirect?: ((redirect: Redirected) => void) | undefined } = {},
   ): Promise<T> {
     const controller = new AbortController();
     const signal = controller.signal;
@@ -148,7 +150,7 @@ export class ApiRequests {
     // (an exec credential plugin), just before the fetch
     const attempt = { sent: false };
     // where the request was sent and where its last hop went (a redirect may lead elsewhere)
-    const route: Route = { asked: undefined, last: undefined };
+    const route: Route = { asked: undefined, last: undefined, away: undefined, askedMethod: undefined, lastMethod: undefined };
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
       deadline = setTimeout(() => {
@@ -170,7 +172,7 @@ export class ApiRequests {
       for (;;) {
         try {
           attempt.sent = false;
-          route.asked = route.last = undefined;
+          route.asked = route.last = route.away = route.askedMethod = route.lastMethod = undefined;
           const answer = await Promise.race([
             withRequestSignal(signal, () =>
               call(
@@ -190,8 +192,8 @@ export class ApiRequests {
             ),
             aborted,
           ]);
-          const redirected = elsewhere(route);
-          if (redirected !== undefined) onRedirect?.(redirected);
+          const redirect = redirected(route);
+          if (redirect !== undefined) onRedirect?.(redirect);
           return answer;
         } catch (e) {
           const redirected = elsewhere(route);
@@ -385,15 +387,42 @@ function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: 
   };
 }
 
-/** Where one attempt of a request was sent (the API server's origin) and where its last hop went. */
+/**
+ * Where one attempt of a request was sent (the API server's origin, and the method) and where its
+ * hops went: the last one's origin and method, and the first origin other than the API server's
+ * any hop went to.
+ */
 interface Route {
   asked: string | undefined;
   last: string | undefined;
+  away: string | undefined;
+  askedMethod: string | undefined;
+  lastMethod: string | undefined;
 }
 
-/** The origin a redirect took the request to when it is not the one asked, else undefined. */
+/**
+ * A redirect fetch followed that makes the answer another than the API server's to the request
+ * sent. `origin`: the other origin it took the request to — where it ended, else the first it
+ * passed through on its way back (fetch leaves the Authorization header out from the first hop
+ * to another origin on, so the API server had the request without it). `method`: the method the
+ * answered request was sent with when a redirect changed it (fetch sends a POST again as a GET
+ * after a 301 or 302, any method but GET and HEAD after a 303).
+ */
+export interface Redirected {
+  readonly origin: string | undefined;
+  readonly method: string | undefined;
+}
+
+/** The origin a redirect took the request to when it is not the one asked (Redirected.origin), else undefined. */
 function elsewhere(route: Route): string | undefined {
-  return route.last !== undefined && route.last !== route.asked ? route.last : undefined;
+  return route.last !== undefined && route.last !== route.asked ? route.last : route.away;
+}
+
+/** The redirect that made the answer another than the API server's to the request sent, else undefined. */
+function redirected(route: Route): Redirected | undefined {
+  const origin = elsewhere(route);
+  const method = route.lastMethod !== route.askedMethod ? route.lastMethod : undefined;
+  return origin === undefined && method === undefined ? undefined : { origin, method };
 }
 
 /**
@@ -422,6 +451,11 @@ function followRoute(context: unknown, route: Route): void {
       } catch {
         route.last = undefined;
       }
+      if (route.last !== route.asked) route.away ??= route.last;
+      const method = typeof options.method === 'string' ? options.method.toUpperCase() : undefined;
+      // the first hop is the request as sent
+      if (route.lastMethod === undefined) route.askedMethod = method;
+      route.lastMethod = method;
       return sentThrough(inner).dispatch(options, handler);
     },
   });

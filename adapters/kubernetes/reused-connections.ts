@@ -47,7 +47,7 @@ interface Closable {
 
 /** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */
 export interface Dispatcher {
-  dispatch(options: { origin?: unknown; headers?: unknown }, handler: unknown): boolean;
+  dispatch(options: { origin?: unknown; method?: unknown; headers?: unknown }, handler: unknown): boolean;
 }
 
 /** Where undici keeps the dispatcher fetch uses when none is given (its getGlobalDispatcher). */

@@ -69,8 +69,9 @@
 //                               the next requests of that verb on that resource (services,
 //                               ipaddresses, servicecidrs) are answered by something in front of
 //                               the server — an auth proxy's login page (200 text/html), `{}`, a
-//                               Status sent with 200, a list whose items are not objects — as given;
-//                               `endless`: that start, then a body without end
+//                               Status sent with 200, a list whose items are not objects, a
+//                               redirect (`headers: {location}`) — as given; `endless`: that
+//                               start, then a body without end
 //   sendWatchEvent(type, object) write one event with this object, as given, to every open watch
 //                               (a proxy or a broken server: an object without metadata or name)
 //   sendWatchText(text)         write text as given (no newline added) to every open watch: a line
@@ -479,7 +480,10 @@ export class ApiServerDouble {
   private readonly garbles = new Map<Verb, number>();
   /** Verbs whose next requests are cut part-way through their answer (cutMidBody), and how. */
   private readonly cuts = new Map<Verb, { how: 'reset' | 'close'; count: number }>();
-  private readonly proxyAnswers = new Map<string, { count: number; status: number; contentType: string; body: string; endless: boolean }>();
+  private readonly proxyAnswers = new Map<
+    string,
+    { count: number; status: number; contentType: string; body: string; endless: boolean; headers: Record<string, string> }
+  >();
   /** How many bytes of filler the answers of `proxyAnswerNext(…, { endless: true })` have written, in all. */
   endlessBytesWritten = 0;
   /** How many connections clients have opened to the double, in all. */
@@ -718,13 +722,13 @@ export class ApiServerDouble {
    * sent with 200, a list whose items are null). Status default 200. With `endless`, `body` (text)
    * is only the start: spaces follow in chunks of 1 MiB without end, as fast as the client reads
    * them, until it goes away (`endlessBytesWritten` counts them) — a server or proxy streaming a
-   * body that never ends.
+   * body that never ends. `headers` are sent with it (a redirect's `location`).
    */
   proxyAnswerNext(
     verb: Verb,
     plural: string,
     body: unknown,
-    options: { status?: number; contentType?: string; count?: number; endless?: boolean } = {},
+    options: { status?: number; contentType?: string; count?: number; endless?: boolean; headers?: Record<string, string> } = {},
   ): void {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     const contentType = options.contentType ?? (typeof body === 'string' ? 'text/html' : 'application/json');
@@ -734,6 +738,7 @@ export class ApiServerDouble {
       contentType,
       body: text,
       endless: options.endless ?? false,
+      headers: options.headers ?? {},
     });
   }
 
@@ -760,7 +765,11 @@ export class ApiServerDouble {
       pump();
       return true;
     }
-    res.writeHead(answer.status, { 'Content-Type': answer.contentType, 'Content-Length': Buffer.byteLength(answer.body) });
+    res.writeHead(answer.status, {
+      ...answer.headers,
+      'Content-Type': answer.contentType,
+      'Content-Length': Buffer.byteLength(answer.body),
+    });
     res.end(answer.body);
     return true;
   }
