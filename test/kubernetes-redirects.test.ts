@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceCIDR, deleteServiceCIDR, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { until } from './k8s/helpers.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { cli } from './cli-helpers.ts';
 
@@ -303,5 +304,41 @@ describe("a redirect that leaves the API server's answer to another request", ()
     expect(r.stderr).toContain(
       `ipallocator: the API server at ${double.url} (context "double") answered list servicecidrs.networking.k8s.io with a redirect to http://localhost:${back.port}, whose 2xx answer is not taken as the API server's`,
     );
+  });
+});
+
+describe('a watch redirected away from the API server', () => {
+  // Regression: a watch fetch followed to another host was read as the cluster's changes: the
+  // objects of that host (here another cluster's API server, as a load balancer moving the API
+  // elsewhere would send it) entered the store's cache as if they were the cluster's
+  it("is not read: the other host's objects never enter the cache, and the failure names the redirect", async () => {
+    const double = await ApiServerDouble.start();
+    const other = await ApiServerDouble.start();
+    const store = new KubernetesStore(kubeConfigFor(double.url), { requestTimeoutMs: 10_000 });
+    try {
+      const parentRef = { group: '', resource: 'services', namespace: 'default', name: 'dns' };
+      double.insert({ apiVersion: 'networking.k8s.io/v1', kind: 'IPAddress', metadata: { name: '10.96.0.10' }, spec: { parentRef } });
+      other.insert({ apiVersion: 'networking.k8s.io/v1', kind: 'IPAddress', metadata: { name: '10.96.0.99' }, spec: { parentRef } });
+      double.proxyAnswerNext('watch', 'ipaddresses', '', {
+        status: 307,
+        contentType: 'text/plain',
+        headers: { location: `${other.url.replace('127.0.0.1', 'localhost')}/apis/networking.k8s.io/v1/ipaddresses?watch=true` },
+      });
+      const failures: string[] = [];
+      store.onStateChange((_state, error) => {
+        if (error !== undefined) failures.push(error.message);
+      });
+      await store.waitForSync();
+      // either the other host's object came in, or the watch was sent again to the API server
+      await until(() => store.cache.get('10.96.0.99') !== undefined || double.requestsOf('watch').length >= 2, 'a watch again');
+      expect(store.cache.list().map((r) => r.name)).toEqual(['10.96.0.10']);
+      expect(failures[0]).toContain(
+        `watch ipaddresses.networking.k8s.io: the API server answered with a redirect to ${other.url.replace('127.0.0.1', 'localhost')}, whose 2xx answer is not taken as the API server's`,
+      );
+    } finally {
+      await store.close();
+      await double.close();
+      await other.close();
+    }
   });
 });

@@ -150,7 +150,7 @@ export class ApiRequests {
     // (an exec credential plugin), just before the fetch
     const attempt = { sent: false };
     // where the request was sent and where its last hop went (a redirect may lead elsewhere)
-    const route: Route = { asked: undefined, last: undefined, away: undefined, askedMethod: undefined, lastMethod: undefined };
+    const route = newRoute();
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
       deadline = setTimeout(() => {
@@ -392,12 +392,17 @@ function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: 
  * hops went: the last one's origin and method, and the first origin other than the API server's
  * any hop went to.
  */
-interface Route {
+export interface Route {
   asked: string | undefined;
   last: string | undefined;
   away: string | undefined;
   askedMethod: string | undefined;
   lastMethod: string | undefined;
+}
+
+/** A Route before the request is sent. */
+export function newRoute(): Route {
+  return { asked: undefined, last: undefined, away: undefined, askedMethod: undefined, lastMethod: undefined };
 }
 
 /**
@@ -419,7 +424,7 @@ function elsewhere(route: Route): string | undefined {
 }
 
 /** The redirect that made the answer another than the API server's to the request sent, else undefined. */
-function redirected(route: Route): Redirected | undefined {
+export function redirected(route: Route): Redirected | undefined {
   const origin = elsewhere(route);
   const method = route.lastMethod !== route.askedMethod ? route.lastMethod : undefined;
   return origin === undefined && method === undefined ? undefined : { origin, method };
@@ -431,7 +436,7 @@ function redirected(route: Route): Redirected | undefined {
  * it ended (IsomorphicFetchHttpLibrary drops the response's url). client-node 2.x only: 1.x
  * sends through node-fetch, with no dispatcher, and `route` stays empty.
  */
-function followRoute(context: unknown, route: Route): void {
+export function followRoute(context: unknown, route: Route): void {
   const { getDispatcher, setDispatcher, getUrl } = context as {
     getDispatcher?: () => Dispatcher | undefined;
     setDispatcher?: (d: Dispatcher) => void;

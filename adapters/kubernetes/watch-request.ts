@@ -19,13 +19,16 @@
 // IsomorphicFetchHttpLibrary (undici, with the KubeConfig's dispatcher); 1.x: applyToFetchOptions
 // and the node-fetch client-node itself depends on. And the same timer as client-node 2.x's:
 // started with the request, restarted by the answer and by every chunk, ending the watch with a
-// TimeoutError when it runs out (watch-session.ts reads that end).
+// TimeoutError when it runs out (watch-session.ts reads that end). A 200 that a redirect led to
+// another host, or sent again with another method, is refused as requests.ts refuses any other
+// answer of the kind (client-node 2.x: 1.x's node-fetch shows no hops).
 import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
 import { quoteInput, quoteText } from '../quote.ts';
-import { KubernetesApiError } from './errors.ts';
-import { letFetchEndBody } from './requests.ts';
+import { KubernetesApiError, malformedAnswer, noteRedirect } from './errors.ts';
+import { followRoute, letFetchEndBody, newRoute, redirected } from './requests.ts';
+import { notTheApiServersAnswer } from './answer-probe.ts';
 import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';
 
 /**
@@ -148,6 +151,14 @@ export async function openWatch(
       if (Object.keys(headers).length > 0) error.headers = headers;
       throw error;
     }
+    if (answer.redirect !== undefined) {
+      // events from another host (or from the API server reached without the token) are not the
+      // cluster's changes: the informer lists again, where the same redirect is refused too
+      answer.discard();
+      const refused = malformedAnswer('watch', target.resource, undefined, notTheApiServersAnswer(answer.redirect, 'watch'));
+      if (answer.redirect.origin !== undefined) noteRedirect(refused, answer.redirect.origin);
+      throw refused;
+    }
     if (answer.body === null) throw new Error('the watch answer has no body');
     body = bodyReader(answer.body);
     cancelBody = body.cancel;
@@ -172,6 +183,8 @@ interface Answer {
   /** The Retry-After header, as sent (the values of several joined with ", ", as fetch gives them). */
   retryAfter: string | undefined;
   body: Chunks | null;
+  /** The redirect fetch followed to that answer, when it makes it another than the API server's (requests.ts Redirected). */
+  redirect?: ReturnType<typeof redirected>;
   /** Lets go of a body that will not be read. */
   discard(): void;
 }
@@ -199,6 +212,9 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
   // an exec credential plugin started here stops when the watch is given up (exec-plugins.ts)
   await withRequestSignal(signal, () => kc.applySecurityAuthentication(context));
   context.setSignal(signal);
+  // fetch follows a redirect itself, and the answer does not say where it ended
+  const route = newRoute();
+  followRoute(context, route);
   const response = await new IsomorphicFetchHttpLibrary().send(context).toPromise();
   const body = response.body.stream();
   // Under Deno a connection reset or closed mid-watch would otherwise leave the body open, and
@@ -209,6 +225,7 @@ async function send(kc: KubeConfig, url: URL, signal: AbortSignal): Promise<Answ
     contentType: response.headers['content-type'],
     retryAfter: response.headers['retry-after'],
     body,
+    redirect: redirected(route),
     discard: () => void body?.cancel().catch(() => {}),
   };
 }
