@@ -216,10 +216,17 @@ describe('the default kubeconfig', () => {
       // when the missing cluster is all it finds wrong: a user validateAuthInfo refuses makes the
       // configuration invalid, an error, kubectl takes no service account
       it('keeps the files when the context without a cluster has a user kubectl refuses, as kubectl does', () => {
+        const EXEC_V1BETA1 = 'client.authentication.k8s.io/v1beta1';
+        const here = join(dir, 'here.pem'); // a file that can be opened
+        writeFileSync(here, 'x');
         const refused = {
           'a client certificate without a key': '{client-certificate-data: Zm9v}',
           'a client certificate file that cannot be opened': `{client-certificate: ${join(dir, 'gone.crt')}, client-key: ${join(dir, 'gone.key')}}`,
           'an exec entry without apiVersion': '{exec: {command: token-helper}}',
+          'a client certificate by file and by data': `{client-certificate: ${here}, client-certificate-data: Zm9v, client-key-data: Zm9v}`,
+          'a client key by file and by data': `{client-certificate-data: Zm9v, client-key-data: Zm9v, client-key: ${here}}`,
+          'an exec entry and an auth-provider': `{exec: {apiVersion: ${EXEC_V1BETA1}, command: token-helper}, auth-provider: {name: oidc}}`,
+          'an exec env entry without a name': `{exec: {apiVersion: ${EXEC_V1BETA1}, command: token-helper, env: [{value: x}]}}`,
         };
         for (const [what, user] of Object.entries(refused)) {
           process.env.KUBECONFIG = file(

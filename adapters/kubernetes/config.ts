@@ -331,8 +331,9 @@ function namesNoCluster(kc: KubeConfig, contextName: string | undefined): boolea
 /**
  * Whether clientcmd's validateAuthInfo refuses the user of context `contextName` of `kc`: a
  * field that is no text (kubectl cannot even decode it: nonTextCredential), an exec entry it
- * refuses (execEntryProblem), a client certificate without a key, or a client certificate or
- * key file that cannot be opened.
+ * refuses (execEntryProblem), one next to an auth-provider, or one with an env entry without a
+ * name, a client certificate without a key, a client certificate or key given both by file and by
+ * data, or a client certificate or key file that cannot be opened.
  */
 function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
   // the checks read the current context's user: that context made current on a view of `kc`
@@ -340,8 +341,16 @@ function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
   view.currentContext = contextName;
   if (nonTextCredential(view) !== undefined || execEntryProblem(view) !== undefined) return true;
   const user = view.getCurrentUser();
-  if (user === null || !(user.certFile || user.certData)) return false;
+  if (user === null) return false;
+  const exec = user.exec as { env?: unknown } | null | undefined;
+  if (exec) {
+    if (user.authProvider) return true;
+    const env = Array.isArray(exec.env) ? (exec.env as unknown[]) : [];
+    if (env.some((v) => !(v as { name?: unknown } | null)?.name)) return true;
+  }
+  if (!(user.certFile || user.certData)) return false;
   if (!(user.keyFile || user.keyData)) return true;
+  if ((user.certFile && user.certData) || (user.keyFile && user.keyData)) return true;
   return [user.certFile, user.keyFile].some((file) => {
     if (!file) return false;
     try {
