@@ -177,6 +177,12 @@ describe('a redirect from the API server to another host', () => {
       await expect(store.create({ name: '10.96.0.10', labels: {}, parentRef: ipAddress.spec.parentRef } as never)).rejects.toThrow(
         `create ipaddresses.networking.k8s.io "10.96.0.10": ${refused}`,
       );
+      // the method it arrived with is named only where the redirect changed it: a 302 turns a
+      // create into a GET, and leaves a get as it was
+      await expect(store.get('10.96.0.10')).rejects.toThrow(/without its Authorization header(?!, as a)/);
+      await expect(store.create({ name: '10.96.0.10', labels: {}, parentRef: ipAddress.spec.parentRef } as never)).rejects.toThrow(
+        /without its Authorization header, as a GET\b/,
+      );
       const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
       closing.push(kubeconfig.remove);
       const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);

@@ -83,14 +83,15 @@ export function answerProbe(): AnswerProbe {
  * as the end of a sentence "… answered <verb> … with": kube-apiserver answers its API requests
  * itself and redirects none. Followed to another host, the request reached it (and any host after
  * it, the API server's too) without its Authorization header (fetch leaves it out for another
- * origin) and, after a 301, 302 or 303, as a GET; sent again as a GET on the API server's own
+ * origin) and, where the redirect changed its method (a create after a 301, 302 or 303, a delete
+ * after a 303), as a GET — the message says so only then; sent again as a GET on the API server's own
  * origin, the 2xx is the answer to that GET (the object read), not to the create or delete asked.
  */
 export function notTheApiServersAnswer(redirect: Redirected, verb: string): string {
   if (redirect.origin !== undefined) {
     return (
       `a redirect to ${redirect.origin}, whose 2xx answer is not taken as the API server's: the API server redirects no API request, ` +
-      'and the request reached that host without its Authorization header (after a 301, 302 or 303, as a GET)'
+      `and the request reached that host without its Authorization header${redirect.method === undefined ? '' : `, as a ${redirect.method}`}`
     );
   }
   return (
