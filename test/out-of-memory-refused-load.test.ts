@@ -106,6 +106,32 @@ describe('a loadMany refused under a memory cap', () => {
   });
 });
 
+describe('an allocateMany refused under a memory cap', () => {
+  it('gives back the memory its takes grew the index into: the index holds what it held before', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd07:1:1:2::/64');
+    range.loadMany(randomV6('fd07:1:1:2', 50_000, 5));
+    const before = range.snapshot();
+    const inUse = memoryLimit().inUse;
+    const aside = capAt4MiB();
+    let e: unknown;
+    try {
+      range.allocateMany(1_000_000);
+    } catch (thrown) {
+      e = thrown;
+    }
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    expect(range.snapshot().data).toEqual(before.data); // all or nothing
+    expect(range.used()).toBe(50_000);
+    // the split nodes merged and freed: about what the 50,000 addresses held before the call
+    expect(memoryLimit().inUse - inUse).toBeLessThan(128 * KiB);
+    expect((e as OutOfMemoryError).inUse).toBe(memoryLimit().inUse);
+    range.destroy();
+    giveBack(aside);
+    setMemoryLimit(Infinity);
+  });
+});
+
 describe.each(families)('a loadMany refused under a memory cap ($name)', ({ cidr, addresses }) => {
   it('needs no more than requested - free, rounded up to 64 KiB, more cap to go through: refused once, or refused again', () => {
     for (const again of [false, true]) {
