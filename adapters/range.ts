@@ -588,7 +588,7 @@ export class Range implements RangeView {
       }
       // the nodes its takes split, left mostly empty, merged and given back; what it gave back
       // counts as needed, and as free; on a sparse index, so does an estimate for the addresses
-      // it had not taken (and the memory it grew into, where some is kept)
+      // it had not taken (what it grew into and keeps is in use already: not needed again)
       this.index.compact();
       const kept = Math.max(0, bytesInUse() - inUse);
       throw space?.kind === 'sparse'
@@ -687,9 +687,10 @@ export class Range implements RangeView {
       }
       index.compact();
       // All addresses given back, and the nodes the slices split merged and given back too: the
-      // slice's error measured again, so that the memory is as the undo left it and `requested` estimates the whole load — what the slices before it took,
-      // the pages the index grew into and keeps, and the offsets not loaded (the one batch's
-      // error named a buffer the slices never needed, and the memory before they ran).
+      // slice's error measured again, so that the memory is as the undo left it and `requested`
+      // estimates the whole load — what the slices before it took and gave back, and the offsets
+      // not loaded; what the index grew into and keeps is in use already (the one batch's error
+      // named a buffer the slices never needed, and the memory before they ran).
       const kept = Math.max(0, bytesInUse() - inUse);
       const left = fresh.length / 2 - done;
       throw index.kind === 'sparse' ? remeasured(e, { loaded: done, left, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }) : remeasured(e);
