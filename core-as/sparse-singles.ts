@@ -1352,14 +1352,17 @@ export function singles_compact(t: usize): void {
     let m = cntOf(entry(t, p));
     let q = p + 1;
     while (q < nodes && m + cntOf(entry(t, q)) <= BUILD_KEYS) m += cntOf(entry(t, q++));
+    //  r: the first of the largest blocks among them, found again only when the node dropped is
+    //  r (its lg then falls each time, so at most MAX_LG − MIN_LG times): a search per node
+    //  dropped made a run of small nodes cost the cube of their number
+    let r = largestBlock(t, p, q);
     while (q - p >= 2) {
-      let r = p;
-      for (let n = p + 1; n < q; n++) if (load<u8>(entry(t, n) + N_LG) > load<u8>(entry(t, r) + N_LG)) r = n;
       if (lgFor(m) <= <u32>load<u8>(entry(t, r) + N_LG) && mergeInto(t, p, q, r, m)) {
         merged = true;
         break;
       }
       m -= cntOf(entry(t, --q)); //  too many for the blocks there, or too bunched: one fewer
+      if (r == q) r = largestBlock(t, p, q);
     }
   }
   if (merged) {
@@ -1481,6 +1484,13 @@ function mergeInto(t: usize, p: u32, q: u32, r: u32, m: u32): bool {
   memory.copy(entry(t, p + 1), entry(t, q), <usize>(nodes - q) << ENTRY_BITS);
   store<u32>(t + T_NODES, nodes - (q - p - 1));
   return true;
+}
+
+/** The first of the nodes p .. q − 1 whose block is the largest among them. */
+function largestBlock(t: usize, p: u32, q: u32): u32 {
+  let r = p;
+  for (let n = p + 1; n < q; n++) if (load<u8>(entry(t, n) + N_LG) > load<u8>(entry(t, r) + N_LG)) r = n;
+  return r;
 }
 
 /** The smallest key of a node that holds one. */
