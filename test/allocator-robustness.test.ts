@@ -2213,7 +2213,9 @@ describe('a cache that delivers something other than a record to a watcher', () 
       for (const event of ['onAdd', 'onDelete'] as const) {
         const e = await failure(() => watchers[0]![event](bad as never, undefined));
         expect(e).toBeInstanceOf(InvalidArgumentError);
-        expect((e as Error).message).toMatch(new RegExp(`^the store's cache gave its watcher's ${event} .+: a record must be an object with a string name$`));
+        expect((e as Error).message).toMatch(
+          new RegExp(`^the store's cache gave its watcher's ${event} .+: a record must be an object with a string name$`),
+        );
       }
     }
     expect(a.used()).toBe(1);
