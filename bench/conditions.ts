@@ -24,6 +24,8 @@ export interface Conditions {
   cpuPin: string;
   /** Rounds each case is timed in, interleaved across implementations (bench/measure.ts measureInRounds). */
   rounds: number;
+  /** How the rounds were kept out of slow stretches (bench/steady.ts), filled in at the end of the run. */
+  roundGate: string;
 }
 
 const deno = (globalThis as { Deno?: { version: { deno: string; v8: string } } }).Deno;
@@ -74,6 +76,7 @@ export function conditions(mode: string, coreBuild: string, cpuPin: string, roun
     args: process.argv.slice(2),
     cpuPin,
     rounds,
+    roundGate: '',
   };
 }
 

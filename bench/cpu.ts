@@ -15,7 +15,8 @@
 // started with every allowed CPU (so the Go runtime sizes itself as it would unpinned) and does
 // the same with its own threads (`pin`, in bench/go-seed/pin_linux.go). Not the default: a full
 // run pinned this way was no steadier than an unpinned one (bench/README.md, "CPUs of unequal
-// speed"); the slow stretches that remained did not show in the probe loop.
+// speed"); the slow stretches that remained did not show in the probe loop (bench/steady.ts
+// watches for them with a loop that does, around every round).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import process from 'node:process';

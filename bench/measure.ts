@@ -14,6 +14,7 @@
 // measured in rounds (measureInRounds) is summarised once, over every round's samples.
 import Benchmark from 'benchmark';
 import process from 'node:process';
+import type { RoundGate } from './steady.ts';
 
 export interface Measurement {
   /** Median ns per operation over the samples. */
@@ -221,7 +222,8 @@ export interface Contender {
   sample(share: Budget, decides: boolean): Promise<Samples | Skipped>;
 }
 
-export type RoundsOutcome = Measurement | Skipped | { error: unknown };
+/** A contender's result over its rounds; `slowRounds` counts rounds kept although the gate read slow around them. */
+export type RoundsOutcome = (Measurement & { slowRounds: number }) | Skipped | { error: unknown };
 
 /**
  * Times one case on every contender in `rounds` rounds, in alternating order (A B C, then C B A,
@@ -229,12 +231,14 @@ export type RoundsOutcome = Measurement | Skipped | { error: unknown };
  * samples of all its rounds. Machines with phases of minutes in which the same loop runs 2–3×
  * slower (shared and virtual ones) would otherwise make a ratio between two implementations
  * depend on which one was timed in which phase; interleaved, a slow phase hits them alike.
+ * With a `gate` (bench/steady.ts), a round that slow readings bracket is timed again (steadyRound).
  * A contender skipped (over budget) on its first round, or one that throws, is not run again:
  * its outcome is the skip or `{ error }`, and the others go on.
  */
-export async function measureInRounds(contenders: readonly Contender[], rounds: number): Promise<RoundsOutcome[]> {
+export async function measureInRounds(contenders: readonly Contender[], rounds: number, gate?: RoundGate): Promise<RoundsOutcome[]> {
   const samples: number[][] = contenders.map(() => []);
   const ops = contenders.map(() => 0);
+  const slowRounds = contenders.map(() => 0);
   const settled: (Skipped | { error: unknown } | undefined)[] = contenders.map(() => undefined);
   for (let round = 0; round < rounds; round++) {
     const order = contenders.map((_, i) => i);
@@ -243,19 +247,52 @@ export async function measureInRounds(contenders: readonly Contender[], rounds: 
       if (settled[i]) continue;
       const c = contenders[i];
       try {
-        const s = await c.sample(roundShare(c.budget, rounds), round === 0);
+        const { s, slow } = await steadyRound(c, roundShare(c.budget, rounds), round === 0, gate);
         if ('skipped' in s) settled[i] = rounds > 1 ? { skipped: `${s.skipped} per round, ${rounds} rounds` } : s;
         else {
           samples[i].push(...s.nsPerOp);
           ops[i] += s.opsPerSample * s.nsPerOp.length;
+          if (slow) slowRounds[i]++;
         }
       } catch (error) {
         settled[i] = { error };
       }
     }
   }
-  return contenders.map((_, i) => settled[i] ?? summarize(samples[i], Math.round(ops[i] / samples[i].length)));
+  return contenders.map(
+    (_, i) => settled[i] ?? { ...summarize(samples[i], Math.round(ops[i] / samples[i].length)), slowRounds: slowRounds[i] },
+  );
 }
+
+/**
+ * One round of `c`: waits for a usual reading of the gate, times the round, reads the gate again;
+ * when either reading was slow, times the round again (its samples dropped), up to the gate's
+ * maxRetries, then keeps it as `slow`. Without a gate, one round as it comes.
+ */
+async function steadyRound(
+  c: Contender,
+  share: Budget,
+  decides: boolean,
+  gate: RoundGate | undefined,
+): Promise<{ s: Samples | Skipped; slow: boolean }> {
+  for (let attempt = 0; ; attempt++) {
+    const before = gate ? await gate.waitSteady() : true;
+    const s = await c.sample(share, decides);
+    if (!gate || 'skipped' in s) return { s, slow: false };
+    const after = gate.steady();
+    if (before && after) {
+      gate.rounds++;
+      return { s, slow: false };
+    }
+    if (attempt === gate.maxRetries) {
+      gate.rounds++;
+      gate.kept++;
+      return { s, slow: true };
+    }
+    gate.retried++;
+  }
+}
+
 /** Times a whole operation `once()` (e.g. a warm start) `reps` times; ns per unit = total / units. */
 export async function measureRepeated(once: () => Promise<void> | void, units: number, reps: number): Promise<Measurement> {
   const samples: number[] = [];

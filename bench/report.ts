@@ -31,6 +31,8 @@ export interface Row {
   jsBytesPerAllocation?: number | null;
   wasmBytesPerAllocation?: number | null;
   note?: string;
+  /** Rounds of this cell kept although the machine read slow around them after every retry (bench/steady.ts). */
+  slowRounds?: number;
 }
 
 export interface Results {
@@ -397,6 +399,7 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
       (c.rounds > 1
         ? `Each case is timed in ${c.rounds} rounds interleaved across the implementations (A B C, C B A, …); a cell is over all its rounds' samples. `
         : '') +
+      (c.roundGate ? `Slow stretches: ${c.roundGate}. ` : '') +
       'Fills are random distinct offsets from a fixed seed (uniform) or the layout repeated allocateNext produces (organic), loaded untimed; ' +
       'allocateNext+release keeps the fill constant. Warm start: ns per address to build the implementation over an existing store/index.',
     '',

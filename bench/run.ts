@@ -30,10 +30,12 @@ import { runBoundary, runStoreFloor } from './boundary.ts';
 import { runPolicies } from './policies.ts';
 import { conditions, getGc, liveJsBytes } from './conditions.ts';
 import { BenchCpu } from './cpu.ts';
+import { SteadyGate } from './steady.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
 import { IMPLS, IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impls.ts';
 import {
   measureInRounds,
+  type RoundsOutcome,
   sampleAsync,
   sampleSync,
   summarize,
@@ -228,6 +230,12 @@ function withMeasurement(row: Row, m: Measurement | Skipped): Row {
   return { ...row, nsPerOp: m.nsPerOp, rme: m.rme, spread: m.spread, samples: m.samples, opsPerSample: m.opsPerSample };
 }
 
+/** A cell some of whose rounds stayed in a slow stretch after every retry (bench/steady.ts) says how many. */
+function withSlowRounds(row: Row, m: RoundsOutcome): Row {
+  if (!('slowRounds' in m) || m.slowRounds === 0) return row;
+  return { ...row, slowRounds: m.slowRounds, note: `${m.slowRounds} of ${budgets.rounds} rounds timed in a slow stretch of the machine` };
+}
+
 const OP_NAME: Record<OpKey, string> = {
   nextRelease: OPS.nextRelease,
   full: OPS.full,
@@ -336,6 +344,8 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 let storeBytesPerRecord: number | null = null;
 /** Where the timing thread runs (bench/cpu.ts): not pinned unless --cpu asks. */
 let benchCpu: BenchCpu;
+/** Keeps rounds out of the process's slow stretches (bench/steady.ts); none in a smoke run, whose numbers mean nothing. */
+let gate: SteadyGate | undefined;
 
 type Subject = { impl: Impl; why?: string; baseline?: Baseline };
 
@@ -484,13 +494,14 @@ async function runLevel(
     const outcomes = await measureInRounds(
       timed.map((t) => t.contender),
       budgets.rounds,
+      gate,
     );
     for (const row of caseRows) {
       const i = timed.findIndex((t) => t.row === row);
       if (i < 0) emit(row);
       else {
         const m = outcomes[i];
-        emit('error' in m ? { ...row, status: 'error', note: message(m.error) } : withMeasurement(row, m));
+        emit('error' in m ? { ...row, status: 'error', note: message(m.error) } : withSlowRounds(withMeasurement(row, m), m));
       }
     }
   }
@@ -555,6 +566,7 @@ function fmt(ns: number | null): string {
 async function main(): Promise<void> {
   const { coreTarget } = await import('../adapters/wasm.ts');
   benchCpu = new BenchCpu(option('--cpu'));
+  if (!smoke) gate = new SteadyGate();
   const cond = conditions(mode, coreTarget, benchCpu.describe(), budgets.rounds);
   progress(
     `ipallocator bench · ${mode} · ${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · ${cond.cpuPin} · gc ${getGc() ? 'on' : 'off'}${filterText ? ` · filter /${filterText}/` : ''}`,
@@ -614,6 +626,7 @@ async function main(): Promise<void> {
   }
   for (const p of plans) await runSeries(p, impls, rows, counter);
   cond.cpuPin = benchCpu.describe();
+  cond.roundGate = gate ? gate.describe() : 'none (smoke run)';
 
   const res: Results = {
     conditions: cond,

@@ -23,6 +23,7 @@ import { chartSvg, esc } from '../bench/svg.ts';
 import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { BenchCpu, parseCpuList } from '../bench/cpu.ts';
+import { MAX_RETRIES, type RoundGate, SteadyGate } from '../bench/steady.ts';
 
 describe('fills', () => {
   it('uniform: distinct offsets inside the range, same seed same order', () => {
@@ -218,6 +219,72 @@ describe('a case timed in interleaved rounds', () => {
     const share: Budget = { ...budget, minSamples: 2, maxSamples: 2 };
     expect(await sampleAsync(slow, share, true, clock)).toHaveProperty('skipped');
     expect(await sampleAsync(slow, share, false, clock)).toEqual({ nsPerOp: [5e8, 5e8], opsPerSample: 1 });
+  });
+
+  // A gate whose "after" readings are scripted (true = usual; the last one repeats); it counts its waits.
+  const gateOf = (after: boolean[]): RoundGate & { waited: number } => ({
+    maxRetries: MAX_RETRIES,
+    rounds: 0,
+    retried: 0,
+    kept: 0,
+    waited: 0,
+    async waitSteady() {
+      this.waited++;
+      return true;
+    },
+    steady: () => (after.length > 1 ? after.shift()! : after[0]!),
+  });
+
+  it('times a round again when the machine read slow around it, dropping its samples', async () => {
+    calls.length = 0;
+    const gate = gateOf([false, true]);
+    const out = await measureInRounds([fake('A', (c) => samples(c === 0 ? 50 : 10))], 1, gate);
+    expect(calls.map((c) => c.decides)).toEqual([true, true]); // the retry may still decide a skip
+    expect(out[0]).toMatchObject({ samples: 1, nsPerOp: 10, slowRounds: 0 });
+    expect([gate.waited, gate.rounds, gate.retried, gate.kept]).toEqual([2, 1, 1, 0]);
+  });
+
+  it('keeps a round that stays slow after every retry and counts it; a skip is not retried', async () => {
+    calls.length = 0;
+    const gate = gateOf([false]);
+    const out = await measureInRounds([fake('A', (c) => samples(c + 1)), fake('B', () => ({ skipped: 'skipped (over budget)' }))], 2, gate);
+    // A: each of its two rounds tried 1 + MAX_RETRIES times, the last try's samples kept
+    expect(calls.filter((c) => c.name === 'A')).toHaveLength(2 * (1 + MAX_RETRIES));
+    expect(calls.filter((c) => c.name === 'B')).toHaveLength(1);
+    expect(out[0]).toMatchObject({ samples: 2, nsPerOp: (1 + MAX_RETRIES + 2 * (1 + MAX_RETRIES)) / 2, slowRounds: 2 });
+    expect([gate.rounds, gate.retried, gate.kept]).toEqual([2, 2 * MAX_RETRIES, 2]);
+  });
+
+  describe('SteadyGate', () => {
+    // calibration readings scripted (the last one repeats); waits recorded, not slept
+    const scripted = (readings: number[], waitMs = 3000): { gate: SteadyGate; waits: number[] } => {
+      const waits: number[] = [];
+      const next = (): number => (readings.length > 1 ? readings.shift()! : readings[0]!);
+      return { gate: new SteadyGate(next, async (ms) => void waits.push(ms), waitMs), waits };
+    };
+    const warm = Array.from({ length: 20 }, () => 100); // 5 to compile, 15 for the usual speed
+
+    it('reads one slow moment followed by a usual reading as usual, two in a row as slow', () => {
+      const { gate } = scripted([...warm, 250, 110, 250, 260]);
+      expect(gate.steady()).toBe(true);
+      expect(gate.steady()).toBe(false);
+    });
+
+    it('waits for a usual reading, and gives up after its time', async () => {
+      const { gate, waits } = scripted([...warm, 200, 200, 200, 200, 100]);
+      expect(await gate.waitSteady()).toBe(true);
+      expect(waits).toEqual([50, 50]);
+      const late = scripted([...warm, 500, 500, 400, 400, 100], 50);
+      expect(await late.gate.waitSteady()).toBe(false);
+      expect(late.waits).toEqual([50]);
+    });
+
+    it('takes a stretch that lasts as the usual speed after a few readings', () => {
+      const { gate } = scripted([...warm, 300]);
+      const answers = Array.from({ length: 8 }, () => gate.steady());
+      expect(answers.slice(0, 2)).toEqual([false, false]);
+      expect(answers.slice(-4)).toEqual([true, true, true, true]);
+    });
   });
 });
 
