@@ -660,13 +660,13 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
-   * The free addresses its cool-down holds back from allocateNext now (0 without one): a
-   * MetaAllocator's 'weighted' policy does not count them as free in the pass that takes free
-   * addresses only. O(1). @internal
+   * The free addresses its cool-down holds back from allocateNext now (0 without one), holds
+   * whose time has come returned first: a MetaAllocator's 'weighted' policy does not count them
+   * as free in the pass that takes free addresses only. @internal
    */
   heldByCoolDown(): number {
     this.live();
-    return this.taken.held;
+    return this.taken.heldNow();
   }
 
   /** size − used, never negative. */

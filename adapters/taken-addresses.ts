@@ -309,6 +309,16 @@ export class TakenAddresses {
     return this.cooling === null ? 0 : this.cooling.size;
   }
 
+  /**
+   * `held`, after returning the holds whose time has come (what the range's next allocateNext
+   * would do first): a time-based cool-down's holds otherwise count as held until that call.
+   * Throws what the cool-down's clock throws.
+   */
+  heldNow(): number {
+    if (this.cooling !== null && !this.stale && !this.closed) this.cooling.expire();
+    return this.held;
+  }
+
   /** True when [first, last] holds no address. */
   get isEmpty(): boolean {
     return this.index === null;

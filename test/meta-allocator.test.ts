@@ -36,7 +36,7 @@ import {
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPAllocator, IPFamily } from '../adapters/types.ts';
-import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
+import { type AllocationStrategy, STRATEGIES, type StrategyOption } from '../adapters/strategies.ts';
 import { coolDown } from '../adapters/cool-down.ts';
 import { core, memoryLimit } from '../adapters/wasm.ts';
 import { drain, hostOf, rejection, settle } from './helpers.ts';
@@ -2647,27 +2647,43 @@ describe.each(RANGE_POLICIES.flatMap((p) => [[p, true] as const, [p, false] as c
 );
 
 describe("MetaAllocator 'weighted' with a cool-down", () => {
+  /**
+   * Ranges a and b (/29 each) under 'weighted' with `strategy`, every draw in the middle of
+   * [0, 2^32) (the weighted draw lands at half the total weight); a: 5 allocated, then released
+   * (held); b: 4 allocated (2 free).
+   */
+  async function weightedHalfway(syncOps: boolean, strategy: StrategyOption): Promise<MetaAllocator> {
+    const halfway: RandomSource = { nextU32: () => 0x80000000 };
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/29']);
+    source.addServiceCIDR('b', ['10.1.0.0/29']);
+    const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore({ syncOps }), policy: 'weighted', random: halfway, strategy });
+    for (let i = 1; i <= 5; i++) await meta.allocate(`10.0.0.${i}`);
+    for (let i = 1; i <= 5; i++) await meta.release(`10.0.0.${i}`);
+    for (let i = 1; i <= 4; i++) await meta.allocate(`10.1.0.${i}`);
+    return meta;
+  }
+
   it.each([true, false])(
     'weighs a range by its free addresses not held back, the only ones the first pass takes (synchronous store operations %s)',
     async (syncOps) => {
-      // every draw in the middle of [0, 2^32): the weighted draw lands at half the total weight
-      const halfway: RandomSource = { nextU32: () => 0x80000000 };
-      const source = new InMemoryServiceCIDRs();
-      source.addServiceCIDR('a', ['10.0.0.0/29']);
-      source.addServiceCIDR('b', ['10.1.0.0/29']);
-      const meta = new MetaAllocator('IPv4', source, {
-        store: new MemoryStore({ syncOps }),
-        policy: 'weighted',
-        random: halfway,
-        strategy: coolDown('lowest-free', { allocations: 1000 }), // every hold lasts the whole test
-      });
-      // a: 6 free by count, 5 of them held back (1 free to take); b: 2 free
-      for (let i = 1; i <= 5; i++) await meta.allocate(`10.0.0.${i}`);
-      for (let i = 1; i <= 5; i++) await meta.release(`10.0.0.${i}`);
-      for (let i = 1; i <= 4; i++) await meta.allocate(`10.1.0.${i}`);
-      // weights 1 (a) and 2 (b): halfway is in b's part. Counting a's held addresses as free
-      // (6 and 2), it was in a's.
+      const meta = await weightedHalfway(syncOps, coolDown('lowest-free', { allocations: 1000 })); // every hold lasts the whole test
+      // a: 6 free by count, 5 of them held back: weights 1 (a) and 2 (b), halfway is in b's part.
+      // Counting a's held addresses as free (6 and 2), it was in a's.
       expect(await meta.allocateNext()).toBe('10.1.0.5');
+      meta.destroy();
+    },
+  );
+
+  it.each([true, false])(
+    'counts holds whose time has come as free, before the range next allocates (synchronous store operations %s)',
+    async (syncOps) => {
+      let t = 0;
+      const meta = await weightedHalfway(syncOps, coolDown('lowest-free', { ms: 60_000, now: () => t })); // a's held until t = 60 s
+      t = 61_000;
+      // a's holds are due: weights 6 (a) and 2 (b), halfway is in a's part. Counted as held
+      // until a next allocates, a weighed 1 and halfway fell in b's part (10.1.0.5).
+      expect(await meta.allocateNext()).toBe('10.0.0.1');
       meta.destroy();
     },
   );
