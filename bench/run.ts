@@ -326,13 +326,20 @@ function makeCtx(p: SeriesPlan): { ctx: SeriesCtx; setCount(n: number): void; ma
   };
 }
 
-/** A runner as one contender of a case timed in rounds; each round starts after a full GC. */
+/**
+ * A runner as one contender of a case timed in rounds. No full GC is forced before a round: one
+ * deoptimised the hot functions of whatever had no live object of the shapes their code checks
+ * for (an empty store's records: "weak objects" in --trace-deopt, every function on the
+ * Allocator's path, at every forced GC), and functions idle for five GCs lose their bytecode
+ * (V8's bytecode flushing) — with a GC before each of 9 implementations' rounds, each round began
+ * on code compiled anew. An Allocator loop on an empty /16 timed in 100 ms stretches ran 2–2.8×
+ * slower with a forced GC before each. The garbage one implementation leaves is collected where
+ * it falls; the interleaved rounds spread that over the columns.
+ */
 function contender(runner: Runner, budget: Budget): Contender {
   return {
     budget,
     sample(share, decides) {
-      // garbage the other implementations' rounds (or building the runners) left is not this round's
-      getGc()?.();
       if (runner.kind === 'self-timed') return runner.sample(share, decides);
       return runner.kind === 'sync' ? sampleSync(runner.run, share, decides) : sampleAsync(runner.run, share, decides);
     },
