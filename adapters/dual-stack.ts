@@ -319,9 +319,10 @@ export class DualStackAllocator {
    * Releases every address (an array, or what allocate/allocateNext returned), each through its
    * family's allocator, in canonical text: the pair keeps no other spelling, so an allocator of
    * your own must release an address given so (as every allocator of this package takes any
-   * spelling), even one it answered as `FD00::1`. All are attempted; the first error is rethrown
-   * afterwards. A destroy()
-   * meanwhile does not stop it: both addresses are released before the allocators are destroyed.
+   * spelling), even one it answered as `FD00::1`. Every address is checked before any is
+   * released: a malformed one rejects with InvalidAddressError and releases nothing. Then all
+   * are attempted; the first error is rethrown afterwards. A destroy() meanwhile does not stop
+   * it: both addresses are released before the allocators are destroyed.
    */
   async release(ips: readonly string[] | DualStackIPs): Promise<void> {
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
