@@ -22,6 +22,9 @@ import {
   wholeIndex,
 } from './strategies.ts';
 
+/** Milliseconds on a clock that never steps back (the default clock of a time-based cool-down). */
+const monotonicMs = (): number => performance.now();
+
 /**
  * How long a released address stays out of use: `{ ms, now? }`, a time, or `{ allocations }`, a
  * number of allocations — exactly one of the two: the type refuses `{}` and `{ ms, allocations }`,
@@ -31,7 +34,11 @@ export type CoolDownOptions =
   | {
       /** Milliseconds from the release (on the `now` clock). */
       ms: number;
-      /** The clock for `ms`, in milliseconds (default Date.now; a simulation passes its own). */
+      /**
+       * The clock for `ms`, in milliseconds (default performance.now, which never steps back; a
+       * simulation passes its own). A clock that steps back (Date.now when the system time is
+       * corrected) holds each address for its `ms` all the same: the cool-down's time stands on.
+       */
       now?: (() => number) | undefined;
       allocations?: undefined;
     }
@@ -98,7 +105,7 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   }
   const byTime = ms !== undefined;
   const wait = byTime ? ms : allocations!;
-  const clock = now ?? Date.now;
+  const clock = now ?? monotonicMs;
   const label = byTime ? `${ms} ms` : `${allocations} allocations`;
   const cooled = own(
     Object.freeze({
@@ -265,6 +272,9 @@ export class CoolingQueue {
   private readonly held = new Map<number | string, number>();
   /** Addresses handed out so far (the clock of a count-based cool-down; see tick). */
   private allocations = 0;
+  /** The time clock's last reading, and how far it has stepped back in all (≤ 0): see now(). */
+  private lastReading = Number.NEGATIVE_INFINITY;
+  private steppedBack = 0;
   /**
    * offset key → its FIFO position and the call that returned it to the free pool, for calls
    * still running (not held: its index bit is clear unless someone took it since). The entry
@@ -337,14 +347,22 @@ export class CoolingQueue {
     this.recording = null;
   }
 
-  /** The clock's time (or the allocation count). InvalidArgumentError when options.now gives no finite number; its own error when it throws. */
+  /**
+   * The cool-down's time (or the allocation count). InvalidArgumentError when options.now gives
+   * no finite number; its own error when it throws. The time never goes back: where the clock
+   * steps back, the time goes on from where it was (every deadline is on this time), so an
+   * address released after the step is not held behind the earlier ones until the clock is back
+   * where it stood — holds come back in the order they were made, the oldest first.
+   */
   private now(): number {
     if (this.clock === null) return this.allocations;
     const t = this.clock();
     if (typeof t !== 'number' || !Number.isFinite(t)) {
       throw new InvalidArgumentError(`coolDown options.now must return the time in milliseconds, a finite number, got ${quoteInput(t)}`);
     }
-    return t;
+    if (t < this.lastReading) this.steppedBack += t - this.lastReading;
+    this.lastReading = t;
+    return t - this.steppedBack;
   }
 
   /** Whether (hi, lo) is held (marked in the index, free to everyone but the strategy). */

@@ -374,6 +374,23 @@ describe('cool-down', () => {
     }
   });
 
+  it('holds each address for its ms when the clock steps back, not until the clock is back where it stood', () => {
+    let now = 0;
+    const r = new Range('2001:db8::/112', { strategy: coolDown('lowest-free', { ms: 1000, now: () => now }) });
+    const a = r.allocateNext();
+    const b = r.allocateNext();
+    r.release(a); // held for 1000 ms
+    now = -3_600_000; // the wall clock set back an hour
+    r.release(b); // held for 1000 ms too
+    now += 999;
+    expect(r.allocateNext()).toBe('2001:db8::103'); // both still held
+    now += 2;
+    // both have been held 1001 ms: lowest-free takes them back (before the clock stepped back,
+    // b was held behind a until the clock reached 1000 again, an hour later)
+    expect([r.allocateNext(), r.allocateNext()]).toEqual([a, b]);
+    r.destroy();
+  });
+
   it('refuses a strategy that is already cooled down, whether coolDown made it or it passes a cooling on', async () => {
     const once = coolDown('random-free', { ms: 60_000 });
     const direct = await failure(() => coolDown(once, { allocations: 10 }));
