@@ -196,16 +196,19 @@ export function dense_new(n: u32): usize {
     store<u32>(h + H_L0_BYTES, 0);
     store<u32>(h + H_BLOCK_BYTES, <u32>(hdrBytes + l0Bytes));
   } else {
-    // (a failure is reported as needing both blocks: what raising the cap must make room for;
-    // when the second fails, the first, given back, counts by itself: heap_failed_bytes)
-    h = hcalloc(hdrBytes);
-    if (h == 0) {
+    // The larger block (L0) first: a buddy block lies at a multiple of its size, so taken after
+    // the header, in memory that holds both exactly (a cap raised by what an error asked for),
+    // L0 found the header in the aligned place it needed and no room after it. (A failure is
+    // reported as needing both blocks: what raising the cap must make room for; when the second
+    // fails, the first, given back, counts by itself: heap_failed_bytes.)
+    l0 = hcalloc(l0Bytes);
+    if (l0 == 0) {
       recordFailedNeed(<u64>hblock_size(hdrBytes) + hblock_size(l0Bytes));
       return 0;
     }
-    l0 = hcalloc(l0Bytes);
-    if (l0 == 0) {
-      hfree(h, hdrBytes);
+    h = hcalloc(hdrBytes);
+    if (h == 0) {
+      hfree(l0, l0Bytes);
       return 0;
     }
     store<u32>(h + H_L0_BYTES, <u32>l0Bytes);

@@ -18,7 +18,8 @@
 // merges the block with its buddy while the buddy is free and whole, so memory freed by one
 // index can hold an index of another size (a Range destroyed under a memory cap leaves room for
 // a different one). The arena is carved at `top`, aligned up to the class; the gap that alignment
-// skips becomes free blocks.
+// skips becomes free blocks first, which merge with the free blocks below them, and a block of
+// the class that merging makes is taken instead of one carved past the gap.
 //
 // Small classes (k < LARGE_CLASS): a 4 KiB large block, a slab, is cut into blocks of one class,
 // all onto that class's free list. A slab whose blocks are all free again goes back to the buddy
@@ -299,7 +300,45 @@ function takeLarge(k: i32): usize {
 }
 
 function takeLargeOnce(k: i32): usize {
-  // The smallest free block that fits, halved down to the class: the upper halves go free.
+  const free = takeFreeLarge(k);
+  if (free != NO_BLOCK) return free;
+  // None free: carve at `top`, aligned up to the class; the gap becomes free blocks. Carved
+  // first, the gap merges with the free blocks below it, and when all the arena below the
+  // aligned start is free that makes a block of this class: taken, it needs no memory past the
+  // gap. (Carving the new block past the gap at once needed twice the class: a 2 MiB index after
+  // a 1 MiB one given back asked for 4 MiB of arena, not 2, with nothing in use.)
+  const size = <u64>1 << k;
+  const start = (<u64>top + size - 1) & ~(size - 1);
+  const end = <u64>ARENA + start + size;
+  if (end > 0xffffffff) {
+    recordFailure(size, false); // past the 32-bit space
+    return NO_BLOCK;
+  }
+  if (<u64>top < start) {
+    if (!grow(<usize>(<u64>ARENA + start))) {
+      recordFailure(size, true);
+      return NO_BLOCK;
+    }
+    while (<u64>top < start) {
+      // the largest aligned block at top that stays below start: its class is top's lowest set bit
+      const gap = top;
+      const c = <i32>ctz<u32>(<u32>gap);
+      top += <usize>1 << c;
+      freeLarge(gap, c); // merged with its buddy below when that is free
+    }
+    const merged = takeFreeLarge(k);
+    if (merged != NO_BLOCK) return merged;
+  }
+  if (!grow(<usize>end)) {
+    recordFailure(size, true);
+    return NO_BLOCK;
+  }
+  top = <usize>(start + size);
+  return <usize>start;
+}
+
+/** The smallest free block of class k or more, halved down to k (the upper halves go free), or NO_BLOCK. */
+function takeFreeLarge(k: i32): usize {
   for (let j = k; j <= MAX_CLASS; j++) {
     const p = <usize>load<u32>(FREE_HEADS + (<usize>j << 2));
     if (p == 0) continue;
@@ -311,27 +350,7 @@ function takeLargeOnce(k: i32): usize {
     }
     return off;
   }
-  // None free: carve at `top`, aligned up to the class; the gap becomes free blocks.
-  const size = <u64>1 << k;
-  const start = (<u64>top + size - 1) & ~(size - 1);
-  const end = <u64>ARENA + start + size;
-  if (end > 0xffffffff) {
-    recordFailure(size, false); // past the 32-bit space
-    return NO_BLOCK;
-  }
-  if (!grow(<usize>end)) {
-    recordFailure(size, true);
-    return NO_BLOCK;
-  }
-  while (<u64>top < start) {
-    // the largest aligned block at top that stays below start: its class is top's lowest set bit
-    const gap = top;
-    const c = <i32>ctz<u32>(<u32>gap);
-    top += <usize>1 << c;
-    freeLarge(gap, c); // merged with its buddy below when that is free
-  }
-  top = <usize>(start + size);
-  return <usize>start;
+  return NO_BLOCK;
 }
 
 /** Frees a large block, merged with its buddy as long as the buddy is free and whole. */

@@ -17,7 +17,7 @@
 //
 // Invariants: n ≥ 1 (an empty range has no space: the host never creates one); rangeOffset ≤ n;
 // first + n − 1 fits the width; the index covers exactly [0, n).
-import { hcalloc, hfree } from './heap';
+import { hblock_size, hcalloc, heap_failed_bytes, hfree, recordFailedNeed } from './heap';
 import * as dense from './dense';
 import * as sparse from './sparse';
 import { index_free, index_new, KIND_DENSE } from './freeindex';
@@ -55,7 +55,13 @@ export function space_new(kind: i32, f0: u32, f1: u32, f2: u32, f3: u32, nHi: u3
   const n = (<u64>nHi << 32) | <u64>nLo;
   if (n == 0 || <u64>rangeOffset > n) return 0;
   const ix = index_new(kind, nHi, nLo);
-  if (ix == 0) return 0;
+  if (ix == 0) {
+    // the space's own block is needed too: a cap raised by what the index alone needed held the
+    // index and then failed on this block (the next error asking for 64 bytes more)
+    const need = heap_failed_bytes();
+    if (need > 0) recordFailedNeed(<u64>need + hblock_size(SPACE_BYTES));
+    return 0;
+  }
   const s = hcalloc(SPACE_BYTES);
   if (s == 0) {
     // the index given back counts as needed too (heap_failed_bytes): the failing block alone, 64
