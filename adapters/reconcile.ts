@@ -30,11 +30,18 @@ import { checkIPFamily, optionsObject, readMember, unreadableInput } from './inp
 import { quoteInput } from './quote.ts';
 import { Prefix } from './geometry.ts';
 import { parseRecordName, requireParentRef } from './records.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type Store, syncAnswer } from './store.ts';
+import {
+  CONTROLLER_NAME,
+  LABEL_IP_FAMILY,
+  LABEL_MANAGED_BY,
+  RECONCILE_GRACE_MS,
+  type IPAddressRecord,
+  type Store,
+  syncAnswer,
+} from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
-/** Upstream's grace before an IPAddress without its Service is deleted. */
-export const RECONCILE_GRACE_MS = 60_000;
+export { RECONCILE_GRACE_MS };
 
 export interface ReconcileOptions {
   /** Delete the leaks past the grace (default false: report only). */

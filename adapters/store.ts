@@ -18,6 +18,12 @@ export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
 export const LABEL_MANAGED_BY = 'ipaddress.kubernetes.io/managed-by';
 /** Upstream `ControllerName`: the managed-by value of every record an allocator writes. */
 export const CONTROLLER_NAME = 'ipallocator.k8s.io';
+/**
+ * Upstream's grace before an IPAddress without its Service is deleted (repairip.go), reconcile()'s
+ * default. Here, beside the records' other constants, rather than in reconcile.ts: the command
+ * line's help states it without loading the WebAssembly core.
+ */
+export const RECONCILE_GRACE_MS = 60_000;
 
 /** One IPAddress object. `name` is the address in canonical text. */
 export interface IPAddressRecord {

@@ -2,7 +2,9 @@
 // The executable behind `ipallocator` and `kubectl-ipallocator` (package.json "bin").
 import { basename } from 'node:path';
 import process from 'node:process';
-import { EXIT_ERROR } from './errors.ts';
+// main.ts loads no WebAssembly: help and the version answer without it (node --jitless), and a
+// command that needs it says so in one line (main.ts loadCore)
+import { run } from './main.ts';
 
 // Output that cannot be written never ends in a stack trace. A reader that stops early
 // (`ipallocator map … | head`) no longer wants it: what is left goes nowhere, and the command
@@ -37,17 +39,6 @@ function guarded(stream: NodeJS.WriteStream): { write(text: string): boolean; re
 }
 
 const prog = basename(process.argv[1] ?? '').startsWith('kubectl-') ? 'kubectl ipallocator' : 'ipallocator';
-// Loaded here rather than imported above: without WebAssembly (node --jitless) loading the library
-// throws its IPAllocatorError, which is one line for an operator, with the exit code of an error
-// (EXIT_ERROR; errors.ts loads nothing else), not an uncaught stack trace. Anything else failing to load is a bug: thrown.
-let run: typeof import('./main.ts').run;
-try {
-  ({ run } = await import('./main.ts'));
-} catch (e) {
-  if ((e as { name?: unknown } | null)?.name !== 'IPAllocatorError') throw e;
-  process.stderr.write(`${prog}: ${(e as Error).message}\n`);
-  process.exit(EXIT_ERROR);
-}
 const stdout = guarded(process.stdout);
 const stderr = guarded(process.stderr);
 const code = await run(process.argv.slice(2), { stdout, stderr, stdin: process.stdin, prog });

@@ -26,7 +26,6 @@
 // re-assigned since the listing is left alone. An object whose deletion has started is sent no
 // delete (upstream's loop sends one, which changes nothing): its finding says a finalizer holds it.
 import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
-import { RECONCILE_GRACE_MS } from '../adapters/reconcile.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { ParentRef } from '../adapters/types.ts';
 import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
@@ -37,8 +36,6 @@ import { quoteText } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import { onePerName, ownerText } from './status.ts';
 import { counted, firstOf, formatCount, markedForDeletion, named, shown, table } from './text.ts';
-
-export { RECONCILE_GRACE_MS as REPAIR_GRACE_MS };
 
 export type FindingKind =
   | 'not-a-service'

@@ -7,7 +7,8 @@
 // run() is the whole command with its input and output passed in (the tests call it in-process);
 // bin.ts calls it with the process's. Expected failures are CliErrors: a message, no stack trace,
 // exit code 2 (EXIT_ERROR). The cluster code (and @kubernetes/client-node) loads only when a
-// command talks to a cluster.
+// command talks to a cluster, and the WebAssembly core (with-core.ts) only once a command has
+// read its options: help, the version and usage errors answer without it (node --jitless).
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -16,18 +17,17 @@ import { readFileBounded } from '../adapters/bounded-read.ts';
 import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
 import { nearestName } from '../adapters/input.ts';
 import { quoteInput } from '../adapters/quote.ts';
-import { Prefix } from '../adapters/geometry.ts';
-import { Range } from '../adapters/range.ts';
-import { REPAIR_GRACE_MS, findProblems, fix, notFixedSummary, render as renderCheck, type CheckReport } from './check.ts';
+import type { Prefix } from '../adapters/geometry.ts';
+import type { Range } from '../adapters/range.ts';
+import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
+import type { CheckReport } from './check.ts';
 import type { Cluster, ClusterOptions, ListedIPAddress } from './cluster.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
 import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
-import { emptyMap, markAllocated, type RangeMap } from './map.ts';
-import { allocatedAddress, offsetIn, parseAddress, skipReason } from './ranges.ts';
-import { onePerName, render as renderStatus, summarize } from './status.ts';
-import { renderSVG } from './svg.ts';
+import type { RangeMap } from './map.ts';
 import { counted, formatCount, named, shown } from './text.ts';
+import type * as WithCore from './with-core.ts';
 
 /** Where the command reads and writes. */
 export interface Io {
@@ -82,7 +82,8 @@ function wholeNumberValue(name: string, fallback: number, max: number, { of = ''
 
 /** The longest --grace, in seconds: a year. Longer would hold back every orphan a cluster ever had. */
 const MAX_GRACE_SECONDS = 365 * 24 * 3600;
-const DEFAULT_GRACE_SECONDS = REPAIR_GRACE_MS / 1000;
+/** Upstream's grace (repairip.go), as reconcile() takes it. */
+const DEFAULT_GRACE_SECONDS = RECONCILE_GRACE_MS / 1000;
 const DEFAULT_TOP = 5;
 /** The largest --top: more IPAddresses than any cluster holds, so it reads as "all" (--json lists all too). */
 const MAX_TOP = 1_000_000_000;
@@ -517,6 +518,20 @@ async function connect(
   return new mod.Cluster(options);
 }
 
+/**
+ * The parts of the commands that need the WebAssembly core (with-core.ts). Without WebAssembly
+ * (node --jitless) the library's import fails with its one-line IPAllocatorError, which the
+ * command prints as its error, as it prints every other.
+ */
+async function loadCore(): Promise<typeof WithCore> {
+  try {
+    return await import('./with-core.ts');
+  } catch (e) {
+    if (e instanceof IPAllocatorError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
 /** Back to the start of the terminal line, and erase it (progress lines are drawn over). */
 const CLEAR_LINE = '\r\x1b[K';
 
@@ -585,6 +600,7 @@ async function status(args: readonly string[], io: Io, prog: string): Promise<nu
     return EXIT_CLEAN;
   }
   const top = wholeNumberOption(STATUS_OPTIONS, 'top', values.top);
+  const { summarize, renderStatus } = await loadCore();
   const cluster = await connect(values, io);
   try {
     const serviceCIDRs = await cluster.serviceCIDRs();
@@ -609,6 +625,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
   const graceMs = wholeNumberOption(CHECK_OPTIONS, 'grace', values.grace) * 1000;
   const now = io.now ?? Date.now;
+  const { findProblems, fix, notFixedSummary, renderCheck } = await loadCore();
   const cluster = await connect(values, io);
   try {
     const serviceCIDRs = await cluster.serviceCIDRs();
@@ -685,15 +702,15 @@ async function readLine(input: Readable): Promise<string | undefined> {
  * The prefix `text` names, or a UsageError saying why not (the parser's reason); a range that
  * cannot be drawn is refused by refuseUndrawable.
  */
-function cidrToDraw(text: string): Prefix {
+function cidrToDraw(core: typeof WithCore, text: string): Prefix {
   let prefix: Prefix;
   try {
-    prefix = Prefix.parse(text);
+    prefix = core.Prefix.parse(text);
   } catch (e) {
     const reason = e instanceof InvalidCIDRError ? e.reason : (e as Error).message;
     throw new UsageError(`${quoteArg(text)} is not a CIDR such as 10.96.0.0/12 or fd00:10:96::/108: ${reason}`);
   }
-  refuseUndrawable(prefix, text);
+  refuseUndrawable(core, prefix, text);
   return prefix;
 }
 
@@ -704,8 +721,8 @@ function cidrToDraw(text: string): Prefix {
  * IPv6 prefix shorter than /64, which Range takes but holds only the first 2^64 − 1 addresses
  * of, so the rest would have no place in the map's count.
  */
-function refuseUndrawable(prefix: Prefix, text: string): void {
-  const skipped = skipReason(prefix);
+function refuseUndrawable(core: typeof WithCore, prefix: Prefix, text: string): void {
+  const skipped = core.skipReason(prefix);
   if (skipped !== undefined) throw new CliError(`cannot draw ${quoteArg(text)}: ${skipped}`);
 }
 
@@ -741,18 +758,21 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
       `--out ${outFile} is the snapshot file it reads (--snapshot ${values.snapshot}): the SVG would replace it; write it elsewhere`,
     );
   }
-  let prefix = cidrText === undefined ? undefined : cidrToDraw(cidrText);
+  const core = await loadCore();
+  const { emptyMap, markAllocated, offsetIn, parseAddress, allocatedAddress, onePerName, renderSVG } = core;
+  let prefix = cidrText === undefined ? undefined : cidrToDraw(core, cidrText);
 
   let rangeMap: RangeMap;
   let source: string;
   if (values.snapshot !== undefined) {
     const said = snapshotFile ?? 'standard input';
-    const range = snapshotFile === undefined ? parseSnapshot(await readStdinSnapshot(io.stdin), said) : readSnapshot(snapshotFile);
+    const range =
+      snapshotFile === undefined ? parseSnapshot(core, await readStdinSnapshot(io.stdin), said) : readSnapshot(core, snapshotFile);
     try {
       if (prefix !== undefined && prefix.cidr !== range.cidr) {
         throw new UsageError(`the snapshot in ${said} is of ${range.cidr}, not ${prefix.cidr}`);
       }
-      refuseUndrawable(range.prefix, range.cidr);
+      refuseUndrawable(core, range.prefix, range.cidr);
       prefix = range.prefix;
       rangeMap = emptyMap(prefix);
       range.forEach((ip) => {
@@ -835,7 +855,7 @@ const snapshotTooLarge = (said: string) =>
   new CliError(`${said} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)`);
 
 /** Reads a snapshot file (at most SNAPSHOT_MAX_BYTES; see parseSnapshot). Throws CliError naming the file. */
-function readSnapshot(path: string): Range {
+function readSnapshot(core: typeof WithCore, path: string): Range {
   const notAFile = (what: string) => new CliError(`${path} is not a snapshot file: it is ${what}, not a regular file`);
   let text: string;
   try {
@@ -844,7 +864,7 @@ function readSnapshot(path: string): Range {
     if (e instanceof CliError) throw e;
     throw new CliError(`cannot read ${path}: ${(e as Error).message}`);
   }
-  return parseSnapshot(text, path);
+  return parseSnapshot(core, text, path);
 }
 
 /** A snapshot from standard input (`--snapshot -`) as text, read to its end, at most SNAPSHOT_MAX_BYTES. */
@@ -867,7 +887,7 @@ async function readStdinSnapshot(input: Readable): Promise<string> {
  * copy is verified (Range.fromSnapshot); one with only range and data is restored as it is.
  * Throws CliError naming `path` (the file, or standard input).
  */
-function parseSnapshot(text: string, path: string): Range {
+function parseSnapshot(core: typeof WithCore, text: string, path: string): Range {
   const expected = 'expected {"range": "<cidr>", "data": "<base64>", "length": <n>, "checksum": <crc32>}';
   let parsed: unknown;
   try {
@@ -894,9 +914,9 @@ function parseSnapshot(text: string, path: string): Range {
   try {
     if (snap.length !== undefined || snap.checksum !== undefined) {
       const snapshot = { range: snap.range, data, length: snap.length, checksum: snap.checksum };
-      return Range.fromSnapshot(snapshot as Parameters<typeof Range.fromSnapshot>[0]);
+      return core.Range.fromSnapshot(snapshot as Parameters<typeof Range.fromSnapshot>[0]);
     }
-    const range = new Range(snap.range);
+    const range = new core.Range(snap.range);
     try {
       range.restore(snap.range, data);
     } catch (e) {

@@ -1571,6 +1571,39 @@ describe('ipallocator: failures', () => {
     });
   });
 
+  // Regression: under --jitless, --version and --help failed with that line too, though neither
+  // needs WebAssembly (main.ts loaded the core as it loaded)
+  it('the executable without WebAssembly: the version, the help and usage errors answer; a command that needs the core says so in one line', async () => {
+    const withoutWasm = (argv: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const args =
+          'Deno' in globalThis
+            ? ['run', '-A', '--v8-flags=--jitless', 'cli/bin.ts', ...argv]
+            : ['--no-expose-wasm', '--import', 'tsx', 'cli/bin.ts', ...argv];
+        execFile(process.execPath, args, { cwd: ROOT }, (err, stdout, stderr) => {
+          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+        });
+      });
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    const [versionRun, help, checkHelp, usage, map] = await Promise.all([
+      withoutWasm(['--version']),
+      withoutWasm(['--help']),
+      withoutWasm(['check', '--help']),
+      withoutWasm(['status', '--top', 'x']),
+      withoutWasm(['map', '--snapshot', 'docs/map-example.json']),
+    ]);
+    expect(versionRun).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    expect(help).toEqual({ code: 0, stdout: (await cli(['--help'])).stdout, stderr: '' });
+    expect(checkHelp).toEqual({ code: 0, stdout: (await cli(['check', '--help'])).stdout, stderr: '' });
+    expect(usage).toEqual({ code: 2, stdout: '', stderr: (await cli(['status', '--top', 'x'])).stderr });
+    expect(map).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'ipallocator: ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)\n',
+    });
+  });
+
   it('the executable: exit code 2 and one line on stderr for a file that is not a snapshot', async () => {
     // map --snapshot loads no cluster code, so the child process starts quickly under tsx.
     const file = join(mkdtempSync(join(tmpdir(), 'ipallocator-cli-')), 'junk.json');
