@@ -314,6 +314,39 @@ describe("a redirect that leaves the API server's answer to another request", ()
 });
 
 describe('a watch redirected away from the API server', () => {
+  // Regression: only a 200 after a redirect was refused; another host's 410 Gone was read as the
+  // API server's (an expired resourceVersion: re-listed at once, counted as expired, no failure
+  // said), and so would its 429 (its Retry-After waited out) or 401 (the credential forgotten)
+  it("its answer of another status is refused too, not read as the API server's (a 410 Gone is no expiry)", async () => {
+    const double = await ApiServerDouble.start();
+    const gone = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Expired', code: 410, message: 'too old resource version' };
+    const other = await recordingServer((_req, res) =>
+      res.writeHead(410, { 'content-type': 'application/json' }).end(JSON.stringify(gone)),
+    );
+    const store = new KubernetesStore(kubeConfigFor(double.url), { requestTimeoutMs: 10_000 });
+    try {
+      double.proxyAnswerNext('watch', 'ipaddresses', '', {
+        status: 307,
+        contentType: 'text/plain',
+        headers: { location: `http://localhost:${other.port}/apis/networking.k8s.io/v1/ipaddresses?watch=true` },
+      });
+      const failures: string[] = [];
+      store.onStateChange((_state, error) => {
+        if (error !== undefined) failures.push(error.message);
+      });
+      await store.waitForSync();
+      await until(() => other.seen.length > 0 && double.requestsOf('watch').length >= 2, 'a watch again, to the API server');
+      expect(store.stats.expired).toBe(0);
+      expect(failures[0]).toContain(
+        `watch ipaddresses.networking.k8s.io: the API server answered with a redirect to http://localhost:${other.port}, whose answer (HTTP 410) is not taken as the API server's`,
+      );
+    } finally {
+      await store.close();
+      await double.close();
+      other.close();
+    }
+  });
+
   // Regression: a watch fetch followed to another host was read as the cluster's changes: the
   // objects of that host (here another cluster's API server, as a load balancer moving the API
   // elsewhere would send it) entered the store's cache as if they were the cluster's

@@ -86,16 +86,20 @@ export function answerProbe(): AnswerProbe {
  * origin) and, where the redirect changed its method (a create after a 301, 302 or 303, a delete
  * after a 303), as a GET — the message says so only then; sent again as a GET on the API server's own
  * origin, the 2xx is the answer to that GET (the object read), not to the create or delete asked.
+ * `status`: the answer's HTTP status, said when it is no 2xx (a watch refuses every answer after a
+ * redirect: watch-request.ts).
  */
-export function notTheApiServersAnswer(redirect: Redirected, verb: string): string {
+export function notTheApiServersAnswer(redirect: Redirected, verb: string, status?: number): string {
+  // a watch's answer of another status (watch-request.ts) is refused the same way
+  const answer = status === undefined || (status >= 200 && status < 300) ? '2xx answer' : `answer (HTTP ${status})`;
   if (redirect.origin !== undefined) {
     return (
-      `a redirect to ${redirect.origin}, whose 2xx answer is not taken as the API server's: the API server redirects no API request, ` +
+      `a redirect to ${redirect.origin}, whose ${answer} is not taken as the API server's: the API server redirects no API request, ` +
       `and the request reached that host without its Authorization header${redirect.method === undefined ? '' : `, as a ${redirect.method}`}`
     );
   }
   return (
-    `a redirect that sent the request again as a ${redirect.method}, whose 2xx answer is not the answer to the ${verb}: ` +
+    `a redirect that sent the request again as a ${redirect.method}, whose ${answer} is not the answer to the ${verb}: ` +
     'the API server redirects no API request (a front proxy did; after a 301 or 302 a create, after a 303 a delete too, goes again as a GET)'
   );
 }

@@ -19,9 +19,9 @@
 // IsomorphicFetchHttpLibrary (undici, with the KubeConfig's dispatcher); 1.x: applyToFetchOptions
 // and the node-fetch client-node itself depends on. And the same timer as client-node 2.x's:
 // started with the request, restarted by the answer and by every chunk, ending the watch with a
-// TimeoutError when it runs out (watch-session.ts reads that end). A 200 that a redirect led to
-// another host, or sent again with another method, is refused as requests.ts refuses any other
-// answer of the kind (client-node 2.x: 1.x's node-fetch shows no hops).
+// TimeoutError when it runs out (watch-session.ts reads that end). An answer that a redirect led
+// to another host, or sent again with another method, is refused, whatever its status, as
+// answer-probe.ts refuses a 2xx of the kind (client-node 2.x: 1.x's node-fetch shows no hops).
 import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
@@ -123,6 +123,17 @@ export async function openWatch(
   try {
     restartTimer();
     const answer = await send(kc, url, controller.signal);
+    if (answer.redirect !== undefined) {
+      // events from another host (or from the API server reached without the token) are not the
+      // cluster's changes, nor is its refusal the API server's (a 410 Gone that would skip the
+      // backoff, a 401 for the token it was never sent, a 429 whose wait would be honoured): the
+      // informer lists again, after its backoff, where the same redirect is refused too
+      answer.discard();
+      const what = notTheApiServersAnswer(answer.redirect, 'watch', answer.status);
+      const refused = malformedAnswer('watch', target.resource, undefined, what);
+      if (answer.redirect.origin !== undefined) noteRedirect(refused, answer.redirect.origin);
+      throw refused;
+    }
     // credentials refused: an exec plugin's are asked for again by the next request (exec-plugins.ts)
     if (answer.status === 401) forgetRefusedCredential(controller.signal);
     if (answer.status !== 200) {
@@ -150,14 +161,6 @@ export async function openWatch(
       if (answer.retryAfter !== undefined) headers['retry-after'] = answer.retryAfter;
       if (Object.keys(headers).length > 0) error.headers = headers;
       throw error;
-    }
-    if (answer.redirect !== undefined) {
-      // events from another host (or from the API server reached without the token) are not the
-      // cluster's changes: the informer lists again, where the same redirect is refused too
-      answer.discard();
-      const refused = malformedAnswer('watch', target.resource, undefined, notTheApiServersAnswer(answer.redirect, 'watch'));
-      if (answer.redirect.origin !== undefined) noteRedirect(refused, answer.redirect.origin);
-      throw refused;
     }
     if (answer.body === null) throw new Error('the watch answer has no body');
     body = bodyReader(answer.body);
