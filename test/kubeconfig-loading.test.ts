@@ -227,6 +227,11 @@ describe('the default kubeconfig', () => {
           'a client key by file and by data': `{client-certificate-data: Zm9v, client-key-data: Zm9v, client-key: ${here}}`,
           'an exec entry and an auth-provider': `{exec: {apiVersion: ${EXEC_V1BETA1}, command: token-helper}, auth-provider: {name: oidc}}`,
           'an exec env entry without a name': `{exec: {apiVersion: ${EXEC_V1BETA1}, command: token-helper, env: [{value: x}]}}`,
+          'a token and a username and password': '{token: t, username: u, password: p}',
+          'a token and a password alone': '{token: t, password: p}',
+          'an as-groups without as': '{token: t, as-groups: [dev]}',
+          'an as-uid without as': '{token: t, as-uid: "1000"}',
+          'an as-user-extra key without as, even without values': '{token: t, as-user-extra: {team: []}}',
         };
         for (const [what, user] of Object.entries(refused)) {
           process.env.KUBECONFIG = file(
@@ -236,12 +241,20 @@ describe('the default kubeconfig', () => {
           const kc = inPod();
           expect([kc.getCurrentContext(), kc.getCurrentCluster()], what).toEqual(['ctx', null]);
         }
-        // a user kubectl takes: the configuration is empty, and the service account is taken
-        process.env.KUBECONFIG = file(
-          'contexts',
-          'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: ctx\n  context: {cluster: gone, user: u}\ncurrent-context: ctx\n',
-        );
-        expect(serviceAccount(inPod())).toEqual(['https://10.96.0.1:443', token]);
+        // a user kubectl takes: the configuration is empty, and the service account is taken; a
+        // token-file beside a username is no token to kubectl, and groups with `as` are its own
+        writeFileSync(join(dir, 'token'), 'from-file');
+        for (const user of [
+          '{token: t}',
+          `{tokenFile: ${join(dir, 'token')}, username: u, password: p}`,
+          '{token: t, as: x, as-groups: [dev]}',
+        ]) {
+          process.env.KUBECONFIG = file(
+            'contexts',
+            `apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: gone, user: u}\ncurrent-context: ctx\n`,
+          );
+          expect(serviceAccount(inPod()), user).toEqual(['https://10.96.0.1:443', token]);
+        }
       });
 
       // Regression: the command line's --kubeconfig FILE naming no cluster to use (preferences

@@ -15,7 +15,7 @@ import { InvalidArgumentError } from '../errors.ts';
 import { optionsObject as checkOptions, readMember } from '../input.ts';
 import { quoteInput } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
-import { IMPERSONATION_KEYS, readImpersonation, withImpersonation } from './impersonation.ts';
+import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
@@ -333,7 +333,9 @@ function namesNoCluster(kc: KubeConfig, contextName: string | undefined): boolea
  * field that is no text (kubectl cannot even decode it: nonTextCredential), an exec entry it
  * refuses (execEntryProblem), one next to an auth-provider, or one with an env entry without a
  * name, a client certificate without a key, a client certificate or key given both by file and by
- * data, or a client certificate or key file that cannot be opened.
+ * data, a client certificate or key file that cannot be opened, a token beside a username or
+ * password ("more than one authentication method found"), or an as-uid, as-groups or
+ * as-user-extra without `as` (impersonatesWithoutUser).
  */
 function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
   // the checks read the current context's user: that context made current on a view of `kc`
@@ -342,6 +344,12 @@ function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
   if (nonTextCredential(view) !== undefined || execEntryProblem(view) !== undefined) return true;
   const user = view.getCurrentUser();
   if (user === null) return false;
+  // more than one authentication method: a token given in the kubeconfig (not read from a
+  // token-file, which kubectl does not count: token-files.ts attaches those as a getter) beside a
+  // username or password
+  const token = Object.getOwnPropertyDescriptor(user, 'token')?.value as unknown;
+  if (typeof token === 'string' && token !== '' && (user.username || user.password)) return true;
+  if (impersonatesWithoutUser(user)) return true;
   const exec = user.exec as { env?: unknown } | null | undefined;
   if (exec) {
     if (user.authProvider) return true;

@@ -89,7 +89,7 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
   if (inExtra !== undefined) {
     return controlCharacterInside(`a value of the as-user-extra key ${JSON.stringify(inExtra[0])} of ${who}`);
   }
-  if (!user.impersonateUser && (uidOf !== '' || groupsOf.length > 0 || extraOf.length > 0)) {
+  if (impersonatesWithoutUser(user)) {
     return (
       `the ${who} has as-uid, as-groups or as-user-extra but no \`as\`, which kubectl refuses too ` +
       `("requesting uid, groups or user-extra for ${JSON.stringify(user.name)} without impersonating a user"); ` +
@@ -114,6 +114,24 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
     );
   }
   return undefined;
+}
+
+/**
+ * Whether `user` names an as-uid, as-groups or as-user-extra (a key, even one without values) but
+ * no `as` to impersonate, which kubectl refuses (clientcmd's validateAuthInfo: "requesting uid,
+ * groups or user-extra for … without impersonating a user"): of the current user
+ * (impersonationProblem), and of any user the kubeconfig loader judges as kubectl does
+ * (config.ts userRefusedByKubectl).
+ */
+export function impersonatesWithoutUser(user: User): boolean {
+  const fields = FIELDS.get(user);
+  if (fields === undefined || user.impersonateUser) return false;
+  const { uid, groups, extra } = fields;
+  return (
+    (typeof uid === 'string' && uid !== '') ||
+    (Array.isArray(groups) && groups.length > 0) ||
+    (typeof extra === 'object' && extra !== null && Object.keys(extra).length > 0)
+  );
 }
 
 /** The fields of a user that impersonationProblem passed, typed; empty where absent. */
