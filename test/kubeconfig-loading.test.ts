@@ -125,6 +125,19 @@ describe('the default kubeconfig', () => {
       expect(() => new KubernetesStore(undefined, { start: false })).toThrow(`${JSON.stringify(a)}, ${JSON.stringify(b)}`);
     });
 
+    // Regression: the paths were quoted with JSON.stringify, which shows a zero-width space or a
+    // right-to-left mark as it is: a path that looks like another; quoted as every other message
+    // quotes text (quoteText), they are escaped
+    it('quotes each path with what a reader could not see escaped', () => {
+      const a = join(dir, 'a\u200bconfig');
+      const empty = file('e\u202eb', '');
+      process.env.KUBECONFIG = [a, join(dir, 'b')].join(delimiter);
+      const escapedA = JSON.stringify(a).replace('\u200b', '\\u200b');
+      expect(loaded).toThrow(`none of the files $KUBECONFIG names exists: ${escapedA}, ${JSON.stringify(join(dir, 'b'))}`);
+      process.env.KUBECONFIG = [a, empty].join(delimiter);
+      expect(loaded).toThrow(`${escapedA} does not exist, ${JSON.stringify(empty).replace('\u202e', '\\u202e')} is empty`);
+    });
+
     // Regression: an empty file in the list (one `touch` leaves) failed the load ("is not a
     // kubeconfig: it holds no YAML document"); kubectl reads it as an empty configuration.
     it('skips an empty file, as kubectl does; fails when no file is left, naming each and why', async () => {

@@ -13,7 +13,7 @@ import { withReusedConnections } from './reused-connections.ts';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { optionsObject as checkOptions, readMember } from '../input.ts';
-import { quoteInput } from '../quote.ts';
+import { quoteInput, quoteText } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
@@ -145,7 +145,7 @@ export class KubeconfigNotReadError extends Error {
     /** Why, as the end of a sentence naming the file: "it is a named pipe (FIFO), not a regular file". */
     readonly reason: string,
   ) {
-    super(`${JSON.stringify(path)} is not a kubeconfig: ${reason}`);
+    super(`${quoteText(path)} is not a kubeconfig: ${reason}`);
   }
 }
 
@@ -259,7 +259,7 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
       return;
     }
     throw new KubeconfigFileError(
-      `$KUBECONFIG (${JSON.stringify(list)}) names no file: it holds only path separators, and this is not a pod with a service account`,
+      `$KUBECONFIG (${quoteText(list)}) names no file: it holds only path separators, and this is not a pod with a service account`,
     );
   }
   const missing: string[] = [];
@@ -272,7 +272,7 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
     } catch (e) {
       if (list !== undefined && (e as { code?: unknown }).code === 'ENOENT') {
         missing.push(file);
-        skipped.push(`${JSON.stringify(file)} does not exist`);
+        skipped.push(`${quoteText(file)} does not exist`);
         continue;
       }
       throw fileFailure(file, e);
@@ -280,7 +280,7 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
     // kubectl reads a file of no bytes as an empty configuration (clientcmd's Load), one a
     // command such as `touch` leaves: it adds nothing to the others
     if (list !== undefined && text.length === 0) {
-      skipped.push(`${JSON.stringify(file)} is empty`);
+      skipped.push(`${quoteText(file)} is empty`);
       continue;
     }
     const into = loaded === 0 ? kc : new KubeConfig();
@@ -303,9 +303,7 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
   }
   const notPod = ', and this is not a pod with a service account';
   if (missing.length === skipped.length) {
-    throw new KubeconfigFileError(
-      `none of the files $KUBECONFIG names exists: ${missing.map((f) => JSON.stringify(f)).join(', ')}${notPod}`,
-    );
+    throw new KubeconfigFileError(`none of the files $KUBECONFIG names exists: ${missing.map((f) => quoteText(f)).join(', ')}${notPod}`);
   }
   throw new KubeconfigFileError(`none of the files $KUBECONFIG names holds a kubeconfig: ${skipped.join(', ')}${notPod}`);
 }
@@ -388,7 +386,7 @@ export function loadGivenKubeconfig(kc: KubeConfig, text: string, file: string, 
 /** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
 function fileFailure(file: string, e: unknown): Error {
   if (e instanceof KubeconfigNotReadError) return e;
-  return new KubeconfigFileError(`${JSON.stringify(file)}: ${kubeconfigLoadFailure(e)}`);
+  return new KubeconfigFileError(`${quoteText(file)}: ${kubeconfigLoadFailure(e)}`);
 }
 
 /**
