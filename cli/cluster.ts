@@ -22,7 +22,6 @@
 // failures without an HTTP status it was, a probe middleware on each request tells. Messages never
 // carry request or response headers, nor tokens; a server URL carrying credentials, a query or a
 // fragment is refused before any request (config.ts serverURLProblem), and never quoted whole.
-import { existsSync } from 'node:fs';
 import { MAX_ANSWER_BODY_BYTES } from '../adapters/kubernetes/answer-body.ts';
 import { answerProbe, notTheApiServersAnswer } from '../adapters/kubernetes/answer-probe.ts';
 import {
@@ -44,6 +43,7 @@ import {
   KubeconfigNotReadError,
   kubeConfigAsSent,
   kubeconfigLoadFailure,
+  kubeconfigNamed,
   loadDefaultKubeconfig,
   loadGivenKubeconfig,
   readKubeconfigFile,
@@ -190,23 +190,6 @@ function noCluster(kc: KubeConfig, file: string): string {
   if (cluster === null)
     return `context ${quoteText(current)} names the cluster ${quoteText(String(context.cluster))}, which is not in ${file}`;
   return `the cluster ${quoteText(cluster.name)} of context ${quoteText(current)} has no server in ${file}`;
-}
-
-/**
- * The kubeconfig as messages name it, with the file a user can open to correct it: `the
- * kubeconfig "/path"` for --kubeconfig's file, or for the one default file read; `the kubeconfig
- * merged from "/a", "/b" ($KUBECONFIG)` for several; `the kubeconfig` alone when none was read (a
- * pod's service account, taken as kubectl takes it: client-node names its context inClusterContext).
- */
-function kubeconfigNamed(given: string | undefined, kc: KubeConfig): string {
-  if (kc.getCurrentContext() === 'inClusterContext' && kc.getCurrentCluster()?.name === 'inCluster') return 'the kubeconfig';
-  if (given !== undefined) return `the kubeconfig ${quoteText(given)}`;
-  const read = kubeconfigFiles(undefined)
-    .map((f) => f.path)
-    .filter((path) => existsSync(path));
-  if (read.length === 0) return 'the kubeconfig';
-  if (read.length === 1) return `the kubeconfig ${quoteText(read[0]!)}`;
-  return `the kubeconfig merged from ${read.map((path) => quoteText(path)).join(', ')} ($KUBECONFIG)`;
 }
 
 /** A file a kubeconfig is read from, and how the command line came to it, for a message. */

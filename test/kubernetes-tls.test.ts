@@ -279,3 +279,63 @@ describe('a cluster with a certificate-authority and insecure-skip-tls-verify: t
     }
   });
 });
+
+// Regression: the command line named the kubeconfig to correct (`cannot use context "x" of the
+// kubeconfig "/path": …`), the library's store, loading the same file itself, did not
+describe('a kubeconfig the store loads itself ($KUBECONFIG) that keeps a request from going out', () => {
+  let server: { url: string; close: () => Promise<void> };
+  let dir: string;
+  const saved = process.env.KUBECONFIG;
+  beforeEach(async () => {
+    server = await startTlsServer();
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-named-'));
+  });
+  afterEach(async () => {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
+    rmSync(dir, { recursive: true, force: true });
+    await server.close();
+  });
+
+  /** The error a get settles with, through a store that loads `user` from a kubeconfig file of its own. */
+  async function getError(user: string): Promise<{ file: string; err: unknown }> {
+    const file = join(dir, 'config');
+    writeFileSync(
+      file,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: "${server.url}", certificate-authority-data: ${base64(SERVER_CERT)}}\n` +
+        `users:\n- name: dev\n  user: ${user}\ncontexts:\n- name: x\n  context: {cluster: prod, user: dev}\ncurrent-context: x\n`,
+    );
+    process.env.KUBECONFIG = file;
+    const store = new KubernetesStore(undefined, { start: false, requestTimeoutMs: 10_000 });
+    try {
+      return {
+        file,
+        err: await store.get('10.0.0.1').then(
+          (value) => ({ resolved: value }),
+          (err: unknown) => err,
+        ),
+      };
+    } finally {
+      store.close();
+    }
+  }
+
+  it('TLS material that is wrong: the file and the context are named, as the command line names them', async () => {
+    const { file, err } = await getError(`{client-certificate-data: ${base64(CLIENT_CERT)}, client-key-data: ${base64(OTHER_KEY)}}`);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": cannot use context "x" of the kubeconfig ${JSON.stringify(file)}: the request was not sent: ` +
+        `the client-key-data of user "dev" in the kubeconfig does not match its client-certificate-data (the key is not the certificate's)`,
+    );
+  });
+
+  it('an exec credential plugin that cannot be run: the file and the context are named too', async () => {
+    const missing = join(dir, 'no-such-plugin');
+    const { file, err } = await getError(`{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: "${missing}"}}`);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as KubernetesApiError).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": cannot use context "x" of the kubeconfig ${JSON.stringify(file)}: ` +
+        "the user's credentials could not be read: its exec plugin could not be run: not found (ENOENT)",
+    );
+  });
+});

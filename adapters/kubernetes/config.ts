@@ -4,7 +4,7 @@
 // request is made); its server URL; the default kubeconfig, loaded as kubectl loads it. Two parts
 // have modules of their own: token-files.ts reads the users' token-files before client-node does,
 // and user-checks.ts refuses a current user that would send requests without credentials.
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
@@ -112,7 +112,40 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const badUser = userProblem(kc);
   if (badUser !== undefined) throw new InvalidArgumentError(`${owner}: ${badUser}`);
-  return kubeConfigAsSent(kc);
+  const sent = kubeConfigAsSent(kc);
+  // loaded here: the failures of its requests can name the file to correct, as the command line does
+  if (kubeConfig === undefined) LOADED_FROM.set(sent, kubeconfigNamed(undefined, kc));
+  return sent;
+}
+
+/** The kubeconfig a KubeConfig kubeConfigOrDefault loaded itself was read from, as kubeconfigNamed names it. */
+const LOADED_FROM = new WeakMap<KubeConfig, string>();
+
+/**
+ * The kubeconfig as messages name it, with the file a user can open to correct it: `the
+ * kubeconfig "/path"` for the file given (the command line's --kubeconfig), or for the one default
+ * file read; `the kubeconfig merged from "/a", "/b" ($KUBECONFIG)` for several; `the kubeconfig`
+ * alone when none was read (a pod's service account, taken as kubectl takes it: client-node names
+ * its context inClusterContext). The library's messages and the command line's alike.
+ */
+export function kubeconfigNamed(given: string | undefined, kc: KubeConfig): string {
+  if (kc.getCurrentContext() === 'inClusterContext' && kc.getCurrentCluster()?.name === 'inCluster') return 'the kubeconfig';
+  if (given !== undefined) return `the kubeconfig ${quoteText(given)}`;
+  const read = defaultKubeconfigFiles().files.filter((path) => existsSync(path));
+  if (read.length === 0) return 'the kubeconfig';
+  if (read.length === 1) return `the kubeconfig ${quoteText(read[0]!)}`;
+  return `the kubeconfig merged from ${read.map((path) => quoteText(path)).join(', ')} ($KUBECONFIG)`;
+}
+
+/**
+ * `context "x" of the kubeconfig "/path"`: the current context of `kc` and the kubeconfig
+ * kubeConfigOrDefault loaded it from (kubeconfigNamed), for a message about a request the
+ * kubeconfig did not let go out (its TLS material, its exec plugin), as the command line says
+ * it; undefined for a KubeConfig the caller loaded, whose file is not known here.
+ */
+export function kubeconfigInUse(kc: KubeConfig | undefined): string | undefined {
+  const file = kc === undefined ? undefined : LOADED_FROM.get(kc);
+  return file === undefined ? undefined : `context ${quoteText(kc!.getCurrentContext())} of ${file}`;
 }
 
 /**

@@ -173,6 +173,20 @@ export function redirectedTo(err: unknown): string | undefined {
 }
 
 /**
+ * The kubeconfig a failed request was made with, as messages name it (`context "x" of the
+ * kubeconfig "/path"`: config.ts kubeconfigInUse), by the error it failed with: noted by
+ * ApiRequests and the watch (noteKubeconfig) where the store loaded the kubeconfig itself, and
+ * read by translate for a failure the kubeconfig caused (its user's credentials), as the command
+ * line names the file to correct.
+ */
+const kubeconfigs = new WeakMap<object, string>();
+
+/** Notes that the request that failed with `err` was made with the kubeconfig `inUse` (config.ts kubeconfigInUse), when known. */
+export function noteKubeconfig(err: unknown, inUse: string | undefined): void {
+  if (inUse !== undefined && typeof err === 'object' && err !== null) kubeconfigs.set(err, inUse);
+}
+
+/**
  * Who a message names as the host that answered (or did not): `the API server at <server>`, or,
  * after a redirect to another origin, `<origin>, where the API server at <server> redirected the
  * request` (`the API server` alone without `server`).
@@ -249,12 +263,16 @@ export function translate(
   const said = messages(err);
   const denied = deniedByRuntime(err); // it may lie deeper than messages reads
   const reason = denied === undefined || said.includes(denied) ? said : `${said}: ${denied}`;
-  // a request that failed on the user's credentials was never sent: no server to name
-  const where = credentialsFailed(err) || (server === undefined && elsewhere === undefined) ? '' : ` (${answeredBy(elsewhere, server)})`;
+  // a request that failed on the user's credentials was never sent: no server to name, and the
+  // kubeconfig to correct named when known, as the command line names it
+  const credentials = credentialsFailed(err);
+  const where = credentials || (server === undefined && elsewhere === undefined) ? '' : ` (${answeredBy(elsewhere, server)})`;
+  const inUse = credentials && typeof err === 'object' && err !== null ? kubeconfigs.get(err) : undefined;
+  const of = inUse === undefined ? '' : `cannot use ${inUse}: `;
   // an error whose message may quote a credential is not kept as the cause, which Node prints
   // with an uncaught error (and console.error with any error)
   const cause = quotesCredential(err) ? undefined : err;
-  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${reason}${where}`, cause);
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${reason}${where}`, cause);
 }
 
 /** One error of a cause chain, with the fields the readings of a failure look at. */

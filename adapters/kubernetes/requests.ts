@@ -48,7 +48,8 @@ import {
 import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { quoteInput, quoteText } from '../quote.ts';
-import { describeAnswer, httpCode, KubernetesApiError, noteRedirect, translate } from './errors.ts';
+import { kubeconfigInUse } from './config.ts';
+import { describeAnswer, httpCode, KubernetesApiError, noteKubeconfig, noteRedirect, translate } from './errors.ts';
 import {
   execPluginUser,
   forgetRefusedCredential,
@@ -201,9 +202,12 @@ export class ApiRequests {
           // credentials refused: an exec plugin's are asked for again by the next request, as
           // client-go's (exec-plugins.ts); this one fails with the 401
           if ((e instanceof KubernetesApiError ? e.code : httpCode(e)) === 401) forgetRefusedCredential(signal);
+          // the kubeconfig the store loaded itself is named where it kept the request from going out
+          const inUse = kubeconfigInUse(this.kc);
+          noteKubeconfig(e, inUse);
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
-            throw unansweredError(target, `the request was not sent: ${problem}`, e);
+            throw unansweredError(target, `${inUse === undefined ? '' : `cannot use ${inUse}: `}the request was not sent: ${problem}`, e);
           }
           const asked = signal.aborted ? undefined : askedWait(e, target);
           if (asked === undefined || (asked.error.code !== 429 && !resendAfterServerError)) throw e;

@@ -26,7 +26,8 @@ import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
 import { quoteInput, quoteText } from '../quote.ts';
-import { KubernetesApiError, malformedAnswer, noteRedirect } from './errors.ts';
+import { kubeconfigInUse } from './config.ts';
+import { KubernetesApiError, malformedAnswer, noteKubeconfig, noteRedirect } from './errors.ts';
 import { followRoute, letFetchEndBody, newRoute, redirected } from './requests.ts';
 import { notTheApiServersAnswer } from './answer-probe.ts';
 import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';
@@ -167,6 +168,8 @@ export async function openWatch(
     cancelBody = body.cancel;
     restartTimer();
   } catch (err) {
+    // the kubeconfig the store loaded itself is named where it kept the watch from going out
+    noteKubeconfig(err, kubeconfigInUse(kc));
     finish(err);
     return abort;
   }
