@@ -543,6 +543,37 @@ export function hfree(ptr: usize, size: usize): void {
   else releaseSlab(slab, k);
 }
 
+/**
+ * Gives back the part of block `ptr` (allocated for `size` bytes) past `smaller` bytes, keeping
+ * its first `used` bytes (used ≤ smaller < size); afterwards it is freed with `smaller`. A block
+ * of 4 KiB or more shrinks where it is, with no memory needed (its upper halves freed: each
+ * one's buddy is the part kept, in use, so none merges away):
+ *
+ *   [kept ····· | ½ ·········· ]  →  [kept | ¼ | ½ ·········· ]     (to a quarter: ¼ and ½ free)
+ *
+ * a smaller one is moved to a new block, best effort. Returns where the kept bytes are now, or 0
+ * when the new block could not be had (then nothing changed, and the failure is not recorded as
+ * the caller's operation's: shrinking is never what an operation needs).
+ */
+export function moveToSmaller(ptr: usize, size: usize, smaller: usize, used: usize): usize {
+  const k = classOf(size);
+  const j = classOf(smaller == 0 ? 1 : smaller);
+  if (j >= k) return ptr;
+  if (j >= LARGE_CLASS) {
+    const off = ptr - ARENA;
+    for (let c = j; c < k; c++) freeLarge(off + (<usize>1 << c), c);
+    bytesInUse -= (<u64>1 << k) - (<u64>1 << j);
+    return ptr;
+  }
+  beginBestEffort();
+  const p = halloc(smaller);
+  endBestEffort();
+  if (p == 0) return 0;
+  memory.copy(p, ptr, used);
+  hfree(ptr, size);
+  return p;
+}
+
 /** Bytes a request of `size` actually occupies (its class size). */
 export function hblock_size(size: usize): usize {
   return <usize>1 << classOf(size == 0 ? 1 : size);

@@ -42,7 +42,7 @@
 // freed; the directory halves when a quarter full. Random single inserts leave pages ≈ 70 % full;
 // runs_load (the bulk build of core-as/sparse.ts) writes BULK_FILL runs per page.
 
-import { beginBestEffort, endBestEffort, halloc, hfree, hblock_size } from './heap';
+import { halloc, hfree, hblock_size, moveToSmaller } from './heap';
 import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 
 /** The header's first word ("runs"): marks a live run index for runs_validate. */
@@ -230,24 +230,24 @@ function ensureDirCap(h: usize, need: u32): bool {
   return true;
 }
 
-/** Halves the directory while it is at most a quarter used (best effort: keeps it on failure). */
+/**
+ * A directory at most a quarter used shrinks to room for twice its pages (best effort: it stays
+ * as it is when a smaller block cannot be had); one with no pages is freed.
+ */
 function shrinkDir(h: usize): void {
   const cap = load<u32>(h + H_DIRCAP);
   const np = npagesOf(h);
   if (np == 0) {
-    hfree(dirOf(h), <usize>cap << DIR_ENTRY_BITS);
+    if (cap != 0) hfree(dirOf(h), <usize>cap << DIR_ENTRY_BITS);
     store<u32>(h + H_DIR, 0);
     store<u32>(h + H_DIRCAP, 0);
     return;
   }
   if (cap <= DIR_MIN_CAP || np > cap >>> 2) return;
-  const ncap = cap >>> 1;
-  beginBestEffort();
-  const nd = halloc(<usize>ncap << DIR_ENTRY_BITS);
-  endBestEffort();
+  let ncap = DIR_MIN_CAP;
+  while (ncap < np * 2) ncap <<= 1;
+  const nd = moveToSmaller(dirOf(h), <usize>cap << DIR_ENTRY_BITS, <usize>ncap << DIR_ENTRY_BITS, <usize>np << DIR_ENTRY_BITS);
   if (nd == 0) return;
-  memory.copy(nd, dirOf(h), <usize>np << DIR_ENTRY_BITS);
-  hfree(dirOf(h), <usize>cap << DIR_ENTRY_BITS);
   store<u32>(h + H_DIR, <u32>nd);
   store<u32>(h + H_DIRCAP, ncap);
 }

@@ -61,7 +61,7 @@
 // smallest size, stays when it empties, so taking and releasing offsets in an empty index
 // allocates nothing). After a rebuild the router refills the rebuilt node's buckets and shifts
 // the later ones when the node count changed (routeReplace); resizing it is best effort.
-import { beginBestEffort, endBestEffort, halloc, hfree, hblock_size } from './heap';
+import { beginBestEffort, endBestEffort, halloc, hfree, hblock_size, moveToSmaller } from './heap';
 import { putU32 } from './scratch';
 import { OK, NONE, OUT_OF_MEMORY } from './status';
 
@@ -1510,8 +1510,8 @@ function lastKeyOf(e: usize): u64 {
 }
 
 /**
- * A directory with room for 4 times its nodes or more is moved to one with room for twice as
- * many (best effort: it stays as it is when the smaller block cannot be had).
+ * A directory with room for 4 times its nodes or more shrinks to room for twice as many (best
+ * effort: it stays as it is when a smaller block cannot be had).
  */
 function shrinkDirectory(t: usize): void {
   const dcap = load<u32>(t + T_DIRCAP);
@@ -1519,12 +1519,8 @@ function shrinkDirectory(t: usize): void {
   if (dcap <= DIR_MIN_CAP || nodes * 4 > dcap) return;
   let ncap = DIR_MIN_CAP;
   while (ncap < nodes * 2) ncap <<= 1;
-  beginBestEffort();
-  const nd = halloc(<usize>ncap << ENTRY_BITS);
-  endBestEffort();
+  const nd = moveToSmaller(dirOf(t), <usize>dcap << ENTRY_BITS, <usize>ncap << ENTRY_BITS, <usize>nodes << ENTRY_BITS);
   if (nd == 0) return;
-  memory.copy(nd, dirOf(t), <usize>nodes << ENTRY_BITS);
-  hfree(dirOf(t), <usize>dcap << ENTRY_BITS);
   store<u32>(t + T_DIR, <u32>nd);
   store<u32>(t + T_DIRCAP, ncap);
 }
