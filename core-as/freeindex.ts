@@ -113,9 +113,9 @@ export function index_validate(h: usize): i32 {
 }
 
 /**
- * Gives back memory a sparse index grew into and no longer needs (its singles nodes left mostly
- * empty after a batch of sets was undone); nothing for a dense one. Never fails or changes the
- * offsets.
+ * Gives back memory a sparse index grew into and no longer needs (its run pages and singles nodes
+ * left mostly empty after a batch of sets was undone); nothing for a dense one. Never fails or
+ * changes the offsets.
  */
 export function index_compact(h: usize): void {
   if (load<u32>(h) != KIND_DENSE) sparse.sparse_compact(h);

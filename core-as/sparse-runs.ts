@@ -379,6 +379,62 @@ function mergeIntoLeft(h: usize, p: u32): void {
   dirRemove(h, p + 1);
 }
 
+// ── compaction (after a batch of sets was undone) ──────────────────────────────────────────
+//
+// Sets split full pages in halves; clears merge a page into a neighbour only once it drops under
+// MERGE_BELOW runs and both fit in MERGE_MAX. A batch of sets undone (a load refused under a
+// memory cap) leaves the pages it split holding the runs from before it, about half as many each,
+// above MERGE_BELOW or beside a neighbour too full to take them: compaction gives them back.
+
+/**
+ * Packs the runs into pages of BULK_FILL runs, as a bulk build fills them, in directory order:
+ * each page takes runs from the front of the next until it holds BULK_FILL, the emptied pages
+ * freed; then the directory shrinks. Needs no memory (the runs move into pages already held),
+ * never fails, keeps every run, and leaves ⌈runs / BULK_FILL⌉ pages where no page held more:
+ *
+ *   [■■■·····] [■■■■····] [■■■■■···]   →   [■■■■■■■·] [■■■■■···]     (BULK_FILL = 7 here: the
+ *                                                                       first takes all 4 runs of
+ *                                                                       the second, then it is full)
+ *
+ * (Appending a page to the one before only when all of its runs fit there left the pages just
+ * over half full as they were: an undone batch leaves each page it split about half full.)
+ */
+export function runs_compact(h: usize): void {
+  const np = npagesOf(h);
+  if (np < 2) return;
+  let w: u32 = 0; //  the page being filled: entries 0 .. w are the pages kept
+  let changed = false;
+  for (let p: u32 = 1; p < np; p++) {
+    const lw = lenOf(h, w);
+    const lp = lenOf(h, p);
+    const from = pageOf(h, p);
+    const take: u32 = lw >= BULK_FILL ? 0 : min<u32>(BULK_FILL - lw, lp);
+    if (take > 0) changed = true;
+    let moved: u64 = 0;
+    if (take > 0) {
+      memory.copy(run(pageOf(h, w), lw), from, <usize>take << RUN_BITS);
+      moved = pageSum(from, 0, take);
+      setLen(h, w, lw + take);
+      store<u64>(entry(h, w) + D_TAKEN, takenOf(h, w) + moved); //  blocks summed below
+    }
+    if (take == lp) {
+      hfree(from, PAGE_SIZE);
+      continue;
+    }
+    if (take > 0) {
+      memory.copy(from, run(from, take), <usize>(lp - take) << RUN_BITS);
+      setLen(h, p, lp - take);
+      store<u64>(entry(h, p) + D_TAKEN, takenOf(h, p) - moved);
+      setKey(h, p, startOf(from));
+    }
+    if (++w != p) memory.copy(entry(h, w), entry(h, p), 1 << DIR_ENTRY_BITS);
+  }
+  if (!changed) return;
+  store<u32>(h + H_NPAGES, w + 1);
+  resumBlocks(h, 0);
+  shrinkDir(h);
+}
+
 // ── the contract (core-as/freeindex.ts) ────────────────────────────────────────────────────
 
 /** An empty index over [0, n). 0 when out of memory. */

@@ -38,7 +38,7 @@ import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 import {
   runs_new, runs_free, runs_set, runs_clear, runs_has, runs_count, runs_bounds, runs_first_free_from,
   runs_next_set, runs_bytes, runs_validate, runs_load, runs_run_count, radixSort, radixHistBytes, runStart, runEnd, nextTaken,
-  runs_rank, runs_select_gap,
+  runs_rank, runs_select_gap, runs_compact,
 } from './sparse-runs';
 import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
@@ -244,10 +244,12 @@ export function sparse_singles_node(h: usize, p: u32): i32 {
 }
 
 /**
- * Gives back the memory of singles nodes left mostly empty (after a batch of sets was undone):
- * neighbours merged in place, oversized ones rebuilt smaller. Never fails; the offsets stay.
+ * Gives back the memory of run pages and singles nodes left mostly empty (after a batch of sets
+ * was undone): neighbouring pages and nodes merged in place, oversized nodes rebuilt smaller,
+ * directories shrunk. Never fails; the offsets stay.
  */
 export function sparse_compact(h: usize): void {
+  runs_compact(runsOf(h));
   singles_compact(singlesOf(h));
 }
 

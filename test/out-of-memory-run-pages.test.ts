@@ -1,0 +1,115 @@
+// A refused or undone bulk operation on a sparse index gives back the run pages it grew into, as
+// it gives back singles nodes (test/out-of-memory-refused-load.test.ts): a loadMany refused under
+// a memory cap on a sparse IPv4 range or on a /64 holding runs. Each leaves the Range as it was —
+// has, used, forEach and validate agree with the addresses it held — and its memory about as it
+// was. Its own file: a fresh process, whose memory starts small.
+import { afterAll, describe, expect, it } from 'vitest';
+import { OutOfMemoryError } from '../adapters/errors.ts';
+import { Range } from '../adapters/range.ts';
+import { seededRandom } from '../adapters/random.ts';
+import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** The core's own bookkeeping below its blocks (README, Install). */
+const BOOKKEEPING = 192 * KiB;
+
+/**
+ * A cap as `cap` bytes would be, however much memory the tests before grew: the cap at the
+ * memory's size, and raw core blocks of 64 KiB held aside until no more is free than under
+ * `cap`. Returns a function that gives them back and lifts the cap.
+ */
+function capAt(cap: number): () => void {
+  setMemoryLimit(Math.max(cap, memoryLimit().size));
+  const left = cap - BOOKKEEPING - memoryLimit().inUse;
+  const held: number[] = [];
+  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
+    p = core.buf_alloc(64 * KiB);
+    if (p !== 0) held.push(p);
+  }
+  return () => {
+    for (const p of held) core.buf_free(p, 64 * KiB);
+    setMemoryLimit(Infinity);
+  };
+}
+
+/** What `call` threw: an OutOfMemoryError (anything else, or no error, fails the test). */
+function refusal(call: () => unknown): OutOfMemoryError {
+  try {
+    call();
+  } catch (e) {
+    expect(e).toBeInstanceOf(OutOfMemoryError);
+    return e as OutOfMemoryError;
+  }
+  throw new Error('the call was not refused');
+}
+
+/** The Range holds exactly `held`: validate, used, forEach (in any order) and has of each. */
+function expectHolds(range: Range, held: readonly string[]): void {
+  expect(range.validate().indexed).toBe(held.length);
+  expect(range.used()).toBe(held.length);
+  const listed: string[] = [];
+  range.forEach((ip) => listed.push(ip));
+  expect(listed.length).toBe(held.length);
+  const want = new Set(held);
+  for (const ip of listed) if (!want.has(ip)) expect.fail(`${ip} listed, not held`);
+  for (const ip of held) if (!range.has(ip)) expect.fail(`${ip} held, has() says free`);
+}
+
+/** `count` distinct random addresses of 10.0.0.0/8 (none its first or last), seeded. */
+function randomV4(count: number, seed: number, not = new Set<string>()): string[] {
+  const random = seededRandom(seed);
+  const out = new Set<string>();
+  while (out.size < count) {
+    const x = 1 + (random.nextU32() % (2 ** 24 - 2));
+    const a = `10.${x >>> 16}.${(x >>> 8) & 255}.${x & 255}`;
+    if (!not.has(a)) out.add(a);
+  }
+  return [...out];
+}
+
+/** The address `o` (1 ≤ o < 2^32) past fd07:2::, canonical (as forEach lists it). */
+const v6 = (o: number) => `fd07:2::${o >>> 16 === 0 ? '' : `${(o >>> 16).toString(16)}:`}${(o & 0xffff).toString(16)}`;
+
+describe('a bulk operation refused under a memory cap gives back the run pages it grew into', () => {
+  it('a loadMany into a sparse IPv4 /8: the pages its runs split are merged again', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('10.0.0.0/8', { indexKind: 'sparse' });
+    const held = randomV4(1_000_000, 3);
+    range.loadMany(held);
+    const load = randomV4(1_000_000, 4, new Set(held));
+    const lift = capAt(memoryLimit().inUse + BOOKKEEPING + 2 * MiB);
+    const inUse = memoryLimit().inUse; // the blocks held aside included
+    // 2,000,000 of 2^24 addresses: one in four has a neighbour taken, so runs split pages
+    const e = refusal(() => range.loadMany(load));
+    expectHolds(range, held);
+    expect(memoryLimit().inUse - inUse).toBeLessThan(128 * KiB);
+    expect(e.inUse).toBe(memoryLimit().inUse);
+    lift();
+    range.destroy();
+  });
+
+  it('a loadMany into a /64 holding runs: the pages the new runs split are merged again', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd07:2::/64');
+    // 150,000 runs of two, ten offsets apart: 670 pages of runs as a bulk load packs them
+    const held = Array.from({ length: 300_000 }, (_, i) => v6(10 * (i >>> 1) + (i & 1) + 1));
+    range.loadMany(held);
+    const lift = capAt(memoryLimit().inUse + BOOKKEEPING + 2 * MiB);
+    const inUse = memoryLimit().inUse; // the blocks held aside included
+    // a run of two between each two: every page gains runs, and splits
+    const load = Array.from({ length: 300_000 }, (_, i) => v6(10 * (i >>> 1) + (i & 1) + 5));
+    const e = refusal(() => range.loadMany(load));
+    expectHolds(range, held);
+    expect(memoryLimit().inUse - inUse).toBeLessThan(128 * KiB);
+    expect(e.inUse).toBe(memoryLimit().inUse);
+    lift();
+    expect(range.loadMany(load)).toBe(300_000); // and with memory, the same load goes through
+    range.validate();
+    range.destroy();
+  });
+});
