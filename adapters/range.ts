@@ -49,7 +49,7 @@ import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } fr
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { loadNewIndex, loadSlices, SPARSE_BYTES_PER_ADDRESS, shuffled } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
-import { bytesInUse, remeasured } from './wasm.ts';
+import { bytesInUse, memoryNow, remeasured } from './wasm.ts';
 import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
@@ -627,7 +627,10 @@ export class Range implements RangeView {
           undo,
         );
       }
-      throw remeasured(e); // what its clears took, given back by the re-marks, counts as needed
+      // the pages its clears split, left mostly empty by the re-marks, merged and given back;
+      // what its clears took, given back by the re-marks, counts as needed
+      this.index.compact();
+      throw remeasured(e);
     }
     const released = done.length;
     this.allocated -= released;
@@ -700,16 +703,19 @@ export class Range implements RangeView {
   /**
    * The error of the batch call `method`, failed part-way with `failure`, whose undo ran out of
    * memory too (a sparse run split or re-marked): `left` says what stays done, and the count is
-   * taken again from the index. The message says what failed first, memory or another error (a
-   * strategy of your own may throw), and that error is its `cause`.
+   * taken again from the index. The pages and nodes the call split, left mostly empty by what the
+   * undo gave back, are merged and given back first: the error says what the undo needed, with
+   * the memory free and in use as it leaves it. The message says what failed first, memory or
+   * another error (a strategy of your own may throw), and that error is its `cause`.
    */
   private notUndone(method: string, failure: unknown, left: string, undo: OutOfMemoryError): OutOfMemoryError {
+    this.index.compact();
     this.recount();
     const what =
       failure instanceof OutOfMemoryError
         ? `${method} ran out part-way`
         : `${method} failed part-way (${failure instanceof Error ? failure.message : quoteInput(failure)})`;
-    const error = new OutOfMemoryError(`${what}, and ${left}`, undo);
+    const error = new OutOfMemoryError(`${what}, and ${left}`, memoryNow(undo));
     Object.defineProperty(error, 'cause', { value: failure, writable: true, configurable: true });
     return error;
   }

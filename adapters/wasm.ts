@@ -483,14 +483,28 @@ export function remeasured(e: unknown, estimate?: LoadEstimate): unknown {
  * @internal
  */
 export function outOfMemoryAgain(what: string, e: OutOfMemoryError, why: string): OutOfMemoryError {
+  const details = memoryNow(e);
+  // an estimate stays one when it is reported again
+  const needs = reported.get(e)?.about === true ? 'about ' : '';
+  return new OutOfMemoryError(
+    `${what}: it needs ${needs}${bytesText(details.requested)}; ${memoryAdvice(details, false)}; ${why}`,
+    details,
+  );
+}
+
+/**
+ * What `e` needed, with `limit`, `free` and `inUse` read now: for a failure reported after more
+ * memory was given back that its operation did not need (memory its caller compacted since),
+ * which remeasured() would count as needed. Its reason becomes 'limit' once less than it needed
+ * is free.
+ * @internal
+ */
+export function memoryNow(e: OutOfMemoryError): { requested: number; reason: MemoryShortage; limit: number; free: number; inUse: number } {
   const { limit, inUse } = memoryLimit();
   const free = core.heap_bytes_free();
   const requested = e.requested ?? 0;
   const reason = (e.reason === 'fragmented' && free < requested ? 'limit' : e.reason) ?? 'limit';
-  const details = { requested, reason, limit, free, inUse };
-  // an estimate stays one when it is reported again
-  const needs = reported.get(e)?.about === true ? 'about ' : '';
-  return new OutOfMemoryError(`${what}: it needs ${needs}${bytesText(requested)}; ${memoryAdvice(details, false)}; ${why}`, details);
+  return { requested, reason, limit, free, inUse };
 }
 
 /** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */

@@ -1,6 +1,7 @@
 // A refused or undone bulk operation on a sparse index gives back the run pages it grew into, as
 // it gives back singles nodes (test/out-of-memory-refused-load.test.ts): a loadMany refused under
-// a memory cap on a sparse IPv4 range or on a /64 holding runs. Each leaves the Range as it was —
+// a memory cap on a sparse IPv4 range or on a /64 holding runs, and a releaseMany whose clears
+// split runs until the memory ran out, then were taken back. Each leaves the Range as it was —
 // has, used, forEach and validate agree with the addresses it held — and its memory about as it
 // was. Its own file: a fresh process, whose memory starts small.
 import { afterAll, describe, expect, it } from 'vitest';
@@ -109,6 +110,26 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
     expect(e.inUse).toBe(memoryLimit().inUse);
     lift();
     expect(range.loadMany(load)).toBe(300_000); // and with memory, the same load goes through
+    range.validate();
+    range.destroy();
+  });
+
+  it('a releaseMany whose clears split runs until the memory ran out, taken back: the pages they split are merged again', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd07:2::/64');
+    // 60,000 runs of five, seven offsets apart: clearing each one's middle splits it in two
+    const held = Array.from({ length: 300_000 }, (_, i) => v6(7 * Math.floor(i / 5) + (i % 5) + 1));
+    range.loadMany(held);
+    const lift = capAt(memoryLimit().inUse + BOOKKEEPING + 512 * KiB);
+    const inUse = memoryLimit().inUse; // the blocks held aside included
+    const middles = held.filter((_, i) => i % 5 === 2);
+    const e = refusal(() => range.releaseMany(middles));
+    expect(e.message).not.toMatch(/could not be taken back/);
+    expectHolds(range, held);
+    expect(memoryLimit().inUse - inUse).toBeLessThan(64 * KiB);
+    expect(e.inUse).toBe(memoryLimit().inUse);
+    lift();
+    expect(range.releaseMany(middles)).toBe(60_000);
     range.validate();
     range.destroy();
   });
