@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { OutOfMemoryError } from '../adapters/errors.ts';
 import { Range } from '../adapters/range.ts';
+import { randomV4 } from './sparse-helpers.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
@@ -47,18 +48,6 @@ function randomV6(net: string, count: number, seed: number, not = new Set<string
   const out = new Set<string>();
   while (out.size < count) {
     const a = `${net}:${group()}:${group()}:${group()}:${group()}`;
-    if (!not.has(a)) out.add(a);
-  }
-  return [...out];
-}
-
-/** `count` distinct random addresses of 10.0.0.0/8 (none its first or last), seeded. */
-function randomV4(count: number, seed: number, not = new Set<string>()): string[] {
-  const random = seededRandom(seed);
-  const out = new Set<string>();
-  while (out.size < count) {
-    const x = 1 + (random.nextU32() % (2 ** 24 - 2));
-    const a = `10.${x >>> 16}.${(x >>> 8) & 255}.${x & 255}`;
     if (!not.has(a)) out.add(a);
   }
   return [...out];

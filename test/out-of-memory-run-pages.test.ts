@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { OutOfMemoryError } from '../adapters/errors.ts';
 import { Range } from '../adapters/range.ts';
-import { seededRandom } from '../adapters/random.ts';
+import { randomV4 } from './sparse-helpers.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
 const original = memoryLimit().limit;
@@ -59,18 +59,6 @@ function expectHolds(range: Range, held: readonly string[]): void {
   const want = new Set(held);
   for (const ip of listed) if (!want.has(ip)) expect.fail(`${ip} listed, not held`);
   for (const ip of held) if (!range.has(ip)) expect.fail(`${ip} held, has() says free`);
-}
-
-/** `count` distinct random addresses of 10.0.0.0/8 (none its first or last), seeded. */
-function randomV4(count: number, seed: number, not = new Set<string>()): string[] {
-  const random = seededRandom(seed);
-  const out = new Set<string>();
-  while (out.size < count) {
-    const x = 1 + (random.nextU32() % (2 ** 24 - 2));
-    const a = `10.${x >>> 16}.${(x >>> 8) & 255}.${x & 255}`;
-    if (!not.has(a)) out.add(a);
-  }
-  return [...out];
 }
 
 /** The address `o` (1 ≤ o < 2^32) past fd07:2::, canonical (as forEach lists it). */

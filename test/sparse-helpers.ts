@@ -3,6 +3,7 @@
 // (core-as/sparse-singles.ts, read through sparse_singles_node), and a run with only some blocks
 // of memory free.
 import { expect } from 'vitest';
+import { seededRandom } from '../adapters/random.ts';
 import { core, NONE, OK, scratch } from '../adapters/wasm.ts';
 
 export const MAX_N = (1n << 64n) - 1n;
@@ -84,4 +85,16 @@ export function withFree<T>(spare: number[], f: () => T): T {
     for (const [p, s] of held) core.buf_free(p, s);
     core.heap_set_limit_pages(limit);
   }
+}
+
+/** `count` distinct random addresses of 10.0.0.0/8 (none its first or last), seeded. */
+export function randomV4(count: number, seed: number, not = new Set<string>()): string[] {
+  const random = seededRandom(seed);
+  const out = new Set<string>();
+  while (out.size < count) {
+    const x = 1 + (random.nextU32() % (2 ** 24 - 2));
+    const a = `10.${x >>> 16}.${(x >>> 8) & 255}.${x & 255}`;
+    if (!not.has(a)) out.add(a);
+  }
+  return [...out];
 }
