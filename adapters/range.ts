@@ -608,6 +608,7 @@ export class Range implements RangeView {
     this.changing();
     const offsets = this.offsetsOf('releaseMany', ips, false);
     const done: number[] = []; // positions in `offsets` released by this call
+    const inUse = bytesInUse();
     try {
       for (let i = 0; i < offsets.length; i += 2) if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) done.push(i);
     } catch (e) {
@@ -628,9 +629,11 @@ export class Range implements RangeView {
         );
       }
       // the pages its clears split, left mostly empty by the re-marks, merged and given back;
-      // what its clears took, given back by the re-marks, counts as needed
+      // what its clears took, given back by the re-marks, counts as needed, but not what the
+      // compaction gave back of the memory in use before the call (pages it packed that the
+      // clears did not split)
       this.index.compact();
-      throw remeasured(e);
+      throw remeasured(e, undefined, Math.max(0, inUse - bytesInUse()));
     }
     const released = done.length;
     this.allocated -= released;

@@ -391,11 +391,13 @@ function estimated(estimate: LoadEstimate | undefined, reached: number): { perAd
  * allocateMany undoing its earlier takes, a new index dropped), measure again there with
  * remeasured(). With `estimate` (a load into a new index that stopped part-way), `requested` is
  * what the load reached plus the estimate's bytes, and the message says it is an estimate.
+ * `packed`: bytes given back since that were in use before the operation began (a compaction
+ * packing pages it did not split), which it did not need.
  * @internal
  */
-export function wasmOutOfMemory(what: string, estimate?: LoadEstimate): OutOfMemoryError {
+export function wasmOutOfMemory(what: string, estimate?: LoadEstimate, packed = 0): OutOfMemoryError {
   const { limit, inUse } = memoryLimit();
-  const reached = core.heap_failed_bytes();
+  const reached = Math.max(core.heap_failed_block(), core.heap_failed_bytes() - packed);
   const more = estimated(estimate, reached);
   const requested = reached + more.bytes;
   const free = core.heap_bytes_free();
@@ -463,15 +465,16 @@ function memoryAdvice(d: { reason: MemoryShortage; limit: number; inUse: number;
  * has given back more since (what it took before the failing call, or a whole new index): so
  * that `requested` counts what it gave back and `inUse` and `free` are the memory as it left
  * it. With `estimate` (a load into a new index, dropped, that stopped part-way), `requested`
- * adds the bytes of what it had not loaded. Anything else — another error, or one whose failure
- * a later one has replaced — is returned as it is.
+ * adds the bytes of what it had not loaded; with `packed`, that much of what was given back is
+ * not counted (wasmOutOfMemory). Anything else — another error, or one whose failure a later one
+ * has replaced — is returned as it is.
  * @internal
  */
-export function remeasured(e: unknown, estimate?: LoadEstimate): unknown {
+export function remeasured(e: unknown, estimate?: LoadEstimate, packed = 0): unknown {
   if (!(e instanceof OutOfMemoryError)) return e;
   const of = reported.get(e);
   if (of === undefined || of.failure !== core.heap_failures()) return e;
-  return wasmOutOfMemory(of.what, estimate ?? of.estimate);
+  return wasmOutOfMemory(of.what, estimate ?? of.estimate, packed);
 }
 
 /**

@@ -121,4 +121,28 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
     range.validate();
     range.destroy();
   });
+
+  it('a refused releaseMany does not count as needed what the compaction packed of the pages it found', () => {
+    setMemoryLimit(Infinity);
+    const range = new Range('fd07:3::/64');
+    // runs of three set in a random order: pages split as they fill, left about 70 % full
+    const random = seededRandom(5);
+    const starts = Array.from({ length: 60_000 }, (_, i) => 10 * i + 1);
+    for (let i = starts.length - 1; i > 0; i--) {
+      const j = random.nextU32() % (i + 1);
+      [starts[i], starts[j]] = [starts[j]!, starts[i]!];
+    }
+    const at = (o: number) => v6(o).replace('fd07:2::', 'fd07:3::');
+    for (const s of starts) range.loadMany([at(s), at(s + 1), at(s + 2)]);
+    const lift = capAt(memoryLimit().inUse + BOOKKEEPING + 64 * KiB);
+    const inUse = memoryLimit().inUse;
+    // each middle cleared splits its run: a run more, and a page more for a full page
+    const e = refusal(() => range.releaseMany(starts.map((s) => at(s + 1))));
+    // compaction packed the pages it found: memory in use went down by far more than the call took
+    expect(inUse - memoryLimit().inUse).toBeGreaterThan(128 * KiB);
+    expect(e.requested!).toBeLessThan(64 * KiB + 4 * KiB);
+    expect(e.inUse).toBe(memoryLimit().inUse);
+    lift();
+    range.destroy();
+  });
 });
