@@ -588,12 +588,14 @@ export class Range implements RangeView {
       }
       // the nodes its takes split, left mostly empty, merged and given back; what it gave back
       // counts as needed, and as free; on a sparse index, so does an estimate for the addresses
-      // it had not taken (what it grew into and keeps is in use already: not needed again)
+      // it had not taken (what it grew into and keeps is in use already: not needed again; nor is
+      // what the compaction packed of the pages it found, below the memory in use when it began)
       this.index.compact();
       const kept = Math.max(0, bytesInUse() - inUse);
+      const packed = Math.max(0, inUse - bytesInUse());
       throw space?.kind === 'sparse'
-        ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept })
-        : remeasured(e);
+        ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }, packed)
+        : remeasured(e, undefined, packed);
     }
     for (let j = 0; j < n; j++) this.metrics.allocation(this.cidr, 'dynamic');
     if (n > 0) this.metrics.gauges(this.cidr, this);
@@ -696,10 +698,14 @@ export class Range implements RangeView {
       // slice's error measured again, so that the memory is as the undo left it and `requested`
       // estimates the whole load — what the slices before it took and gave back, and the offsets
       // not loaded; what the index grew into and keeps is in use already (the one batch's error
-      // named a buffer the slices never needed, and the memory before they ran).
+      // named a buffer the slices never needed, and the memory before they ran); not what the
+      // compaction packed of the pages the index held before the slices, which they did not need.
       const kept = Math.max(0, bytesInUse() - inUse);
+      const packed = Math.max(0, inUse - bytesInUse());
       const left = fresh.length / 2 - done;
-      throw index.kind === 'sparse' ? remeasured(e, { loaded: done, left, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }) : remeasured(e);
+      throw index.kind === 'sparse'
+        ? remeasured(e, { loaded: done, left, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }, packed)
+        : remeasured(e, undefined, packed);
     }
   }
 

@@ -122,10 +122,10 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
     range.destroy();
   });
 
-  it('a refused releaseMany does not count as needed what the compaction packed of the pages it found', () => {
+  /** A /64 holding 60,000 runs of three set in a random order (pages split as they fill, left about 70 % full), their starts, and an address of it. */
+  function halfPackedRange() {
     setMemoryLimit(Infinity);
     const range = new Range('fd07:3::/64');
-    // runs of three set in a random order: pages split as they fill, left about 70 % full
     const random = seededRandom(5);
     const starts = Array.from({ length: 60_000 }, (_, i) => 10 * i + 1);
     for (let i = starts.length - 1; i > 0; i--) {
@@ -134,6 +134,31 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
     }
     const at = (o: number) => v6(o).replace('fd07:2::', 'fd07:3::');
     for (const s of starts) range.loadMany([at(s), at(s + 1), at(s + 2)]);
+    return { range, starts, at };
+  }
+
+  it.each(['loadMany', 'allocateMany'])(
+    'a refused %s does not count as reached what the compaction packed of the pages it found',
+    (method) => {
+      const { range, starts, at } = halfPackedRange();
+      const lift = capAt(memoryLimit().inUse + BOOKKEEPING + 64 * KiB);
+      const inUse = memoryLimit().inUse;
+      const e = refusal(() =>
+        method === 'loadMany' ? range.loadMany(starts.slice(0, 20_000).map((s) => at(s + 5))) : range.allocateMany(20_000),
+      );
+      expect(inUse - memoryLimit().inUse).toBeGreaterThan(128 * KiB); // the compaction packed them
+      const reached = Number(/the (\d+) bytes \([^)]*\) it reached/.exec(e.message)?.[1]);
+      expect(reached).toBeLessThan(64 * KiB + 4 * KiB);
+      // 16 bytes or so for each address not reached, not what the packed pages held per address reached
+      expect(e.requested!).toBeLessThan(reached + 64 * 20_000);
+      expect(e.inUse).toBe(memoryLimit().inUse);
+      lift();
+      range.destroy();
+    },
+  );
+
+  it('a refused releaseMany does not count as needed what the compaction packed of the pages it found', () => {
+    const { range, starts, at } = halfPackedRange();
     const lift = capAt(memoryLimit().inUse + BOOKKEEPING + 64 * KiB);
     const inUse = memoryLimit().inUse;
     // each middle cleared splits its run: a run more, and a page more for a full page
