@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { OutOfMemoryError } from '../adapters/errors.ts';
 import { Range } from '../adapters/range.ts';
+import { seededRandom } from '../adapters/random.ts';
 import { randomV4 } from './sparse-helpers.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
