@@ -996,6 +996,45 @@ describe('a token that no HTTP header can hold', () => {
   });
 });
 
+// Regression: a current user with a token beside a username or password was taken, and
+// client-node sent the token alone; kubectl refuses it ("more than one authentication method
+// found"), as the loader already judged such a user when deciding whether to take a pod's service
+// account
+describe('a user with a token beside a username or password', () => {
+  const fixture = doubleAndFolder('ipallocator-two-methods-');
+  const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
+  const end =
+    ', two ways to authenticate, which kubectl refuses too ("more than one authentication method found"; ' +
+    '@kubernetes/client-node would send the token alone): keep one, or use another context';
+
+  it.each([
+    ['{token: t, username: admin, password: secret}', 'username'],
+    ['{token: t, password: secret}', 'password'],
+  ])('%s is refused, naming the user, by the library and the command line; nothing is sent', async (user, other) => {
+    const said = `the user "u" (context "ctx") has a token and a ${other}${end}`;
+    const kc = new KubeConfig();
+    kc.loadFromString(text(user));
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, text(user));
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
+    expect(fixture.double.requests).toEqual([]);
+    expect(r.stderr).not.toContain('secret');
+  });
+
+  it('a token-file beside a password alone is no second method to kubectl: taken, and its token sent', async () => {
+    const token = join(fixture.folder, 'token');
+    writeFileSync(token, 'from-file');
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, text(`{tokenFile: ${token}, password: secret}`));
+    await cli(['status', '--kubeconfig', path]);
+    expect(fixture.double.requests.length).toBeGreaterThan(0);
+    for (const request of fixture.double.requests) expect(request.authorization).toBe('Bearer from-file');
+  });
+});
+
 // Regression: client-node connects without a client certificate when a user has one without its
 // key (or a key without its certificate), and every request went out without credentials;
 // kubectl refuses a certificate without a key.

@@ -19,7 +19,14 @@ import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImp
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
-import { execEntryProblem, missingUser, nonTextCredential, userProblem, withCredentialCheck } from './user-checks.ts';
+import {
+  execEntryProblem,
+  missingUser,
+  moreThanOneAuthMethod,
+  nonTextCredential,
+  userProblem,
+  withCredentialCheck,
+} from './user-checks.ts';
 
 /**
  * The KubeConfig to use: the one given, or — when undefined — $KUBECONFIG / ~/.kube/config
@@ -365,7 +372,7 @@ function namesNoCluster(kc: KubeConfig, contextName: string | undefined): boolea
  * refuses (execEntryProblem), one next to an auth-provider, or one with an env entry without a
  * name, a client certificate without a key, a client certificate or key given both by file and by
  * data, a client certificate or key file that cannot be opened, a token beside a username or
- * password ("more than one authentication method found"), or an as-uid, as-groups or
+ * password (moreThanOneAuthMethod), or an as-uid, as-groups or
  * as-user-extra without `as` (impersonatesWithoutUser).
  */
 function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
@@ -373,13 +380,9 @@ function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
   const view = Object.create(kc) as KubeConfig & { currentContext: string };
   view.currentContext = contextName;
   if (nonTextCredential(view) !== undefined || execEntryProblem(view) !== undefined) return true;
+  if (moreThanOneAuthMethod(view) !== undefined) return true;
   const user = view.getCurrentUser();
   if (user === null) return false;
-  // more than one authentication method: a token given in the kubeconfig (not read from a
-  // token-file, which kubectl does not count: token-files.ts attaches those as a getter) beside a
-  // username or password
-  const token = Object.getOwnPropertyDescriptor(user, 'token')?.value as unknown;
-  if (typeof token === 'string' && token !== '' && (user.username || user.password)) return true;
   if (impersonatesWithoutUser(user)) return true;
   const exec = user.exec as { env?: unknown } | null | undefined;
   if (exec) {

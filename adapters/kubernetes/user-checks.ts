@@ -1,9 +1,9 @@
 // The current context's user, checked before any request is sent, where client-node would send
 // it without credentials and a 401 or 403 would read as the server refusing credentials never
 // sent: a user the context names but the kubeconfig does not hold (missingUser); a field that is
-// no text, an exec entry kubectl refuses, an empty token, a token no header can hold, half a
-// client certificate, one that does not parse for an http:// server, an impersonation that cannot
-// be sent (userProblem);
+// no text, an exec entry kubectl refuses, an empty token, a token no header can hold, a token
+// beside a username or password, half a client certificate, one that does not parse for an
+// http:// server, an impersonation that cannot be sent (userProblem);
 // and, as each request is authenticated, an exec plugin that gave nothing (withCredentialCheck).
 // Each says why as the end of a sentence naming the user, never with the credential. The library
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
@@ -37,10 +37,10 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
  * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
  * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), a token no header can
- * hold (tokenNoHeaderHolds), half a client certificate (halfClientCertificate), a client
- * certificate or key that does not parse for an http:// server (plainHttpClientCertificate), an
- * impersonation that cannot be sent as kubectl sends it
- * (impersonation.ts impersonationProblem).
+ * hold (tokenNoHeaderHolds), a token beside a username or password (moreThanOneAuthMethod), half
+ * a client certificate (halfClientCertificate), a client certificate or key that does not parse
+ * for an http:// server (plainHttpClientCertificate), an impersonation that cannot be sent as
+ * kubectl sends it (impersonation.ts impersonationProblem).
  */
 export function userProblem(kc: KubeConfig): string | undefined {
   return (
@@ -48,6 +48,7 @@ export function userProblem(kc: KubeConfig): string | undefined {
     execEntryProblem(kc) ??
     emptyToken(kc) ??
     tokenNoHeaderHolds(kc) ??
+    moreThanOneAuthMethod(kc) ??
     halfClientCertificate(kc) ??
     plainHttpClientCertificate(kc) ??
     impersonationProblem(kc)
@@ -105,6 +106,31 @@ export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
   return (
     `${who} ends in a line break, which @kubernetes/client-node 1.x sends as it is, and ${NO_HEADER_HOLDS_IT}: ` +
     'remove it from the token, or from the token-file client-node read it from, or use @kubernetes/client-node 2.x, whose fetch leaves it out'
+  );
+}
+
+/**
+ * Why the current context's user has a token beside a username or password, as the end of a
+ * sentence naming the user; undefined otherwise. kubectl refuses such a user (clientcmd's
+ * validateAuthInfo: "more than one authentication method found for …; found [token basicAuth],
+ * only one is allowed"), whether its context is used or a pod's service account would be taken in
+ * its stead (config.ts userRefusedByKubectl); client-node sends the token alone, and the username
+ * and password the kubeconfig names would go unused without a word. Only a token the kubeconfig
+ * gives counts, as for validateAuthInfo: one read from a token-file (token-files.ts attaches it as
+ * a getter) does not (kubectl's transport refuses one beside a username later, "username/password
+ * or bearer token may be set, but not both": not asked here).
+ */
+export function moreThanOneAuthMethod(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  if (typeof user !== 'object' || user === null) return undefined;
+  const token: unknown = Object.getOwnPropertyDescriptor(user, 'token')?.value;
+  if (typeof token !== 'string' || token === '' || !(user.username || user.password)) return undefined;
+  return (
+    `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has a token and a ` +
+    `${user.username ? 'username' : 'password'}, two ways to authenticate, which kubectl refuses too ("more than one ` +
+    'authentication method found"; @kubernetes/client-node would send the token alone): keep one, or use another context'
   );
 }
 
