@@ -1,15 +1,15 @@
 // A kubeconfig whose TLS material or proxy is wrong: the request fails on it before anything is
 // sent, and the KubernetesApiError says which field of the kubeconfig is wrong — not that the
 // API server could not be reached.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
-import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubeconfigCredentialError, KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { cli } from './cli-helpers.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
@@ -336,6 +336,70 @@ describe('a kubeconfig the store loads itself ($KUBECONFIG) that keeps a request
     expect((err as KubernetesApiError).message).toBe(
       `get ipaddresses.networking.k8s.io "10.0.0.1": cannot use context "x" of the kubeconfig ${JSON.stringify(file)}: ` +
         "the user's credentials could not be read: its exec plugin could not be run: not found (ENOENT)",
+    );
+  });
+
+  it('an exec credential plugin that gives no credential for the watch: its failure names the file and the context too', async () => {
+    const double = await ApiServerDouble.start();
+    const plugin = join(dir, 'plugin');
+    // the first run's credential (the list's) has expired: the watch runs the plugin again, for nothing
+    const credential = (status: string) =>
+      `echo '{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":${status}}'`;
+    writeFileSync(
+      plugin,
+      [
+        '#!/bin/sh',
+        'echo run >> "$(dirname "$0")/runs"',
+        'if [ "$(wc -l < "$(dirname "$0")/runs")" -eq 1 ]; then',
+        credential('{"token":"t","expirationTimestamp":"2000-01-01T00:00:00Z"}'),
+        'else',
+        credential('{}'),
+        'fi',
+        '',
+      ].join('\n'),
+    );
+    chmodSync(plugin, 0o755);
+    const file = join(dir, 'config');
+    writeFileSync(
+      file,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${double.url}", insecure-skip-tls-verify: true}\n` +
+        `users:\n- name: dev\n  user: {exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: "${plugin}"}}\n` +
+        'contexts:\n- name: x\n  context: {cluster: c, user: dev}\ncurrent-context: x\n',
+    );
+    process.env.KUBECONFIG = file;
+    const store = new KubernetesStore(undefined, { requestTimeoutMs: 10_000 });
+    const failures: string[] = [];
+    store.onStateChange((_state, error) => {
+      if (error !== undefined) failures.push(error.message);
+    });
+    try {
+      await vi.waitFor(() => expect(failures.length).toBeGreaterThan(0), { timeout: 20_000 });
+      expect(double.requestsOf('list').length).toBe(1);
+      expect(failures[0]).toContain(
+        `cannot use context "x" of the kubeconfig ${JSON.stringify(file)}: the exec credential plugin of user "dev" returned no credential`,
+      );
+    } finally {
+      store.close();
+      await double.close();
+    }
+  });
+
+  // Regression: a plugin that answered with no credential failed with a KubeconfigCredentialError
+  // naming the user alone, where the command line names the context and the file to correct
+  it('an exec credential plugin that gives no credential: KubeconfigCredentialError names the file and the context too', async () => {
+    const plugin = join(dir, 'no-credential');
+    writeFileSync(
+      plugin,
+      '#!/bin/sh\necho \'{"apiVersion":"client.authentication.k8s.io/v1beta1","kind":"ExecCredential","status":{}}\'\n',
+    );
+    chmodSync(plugin, 0o755);
+    const { file, err } = await getError(`{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: "${plugin}"}}`);
+    expect(err).toBeInstanceOf(KubeconfigCredentialError);
+    expect((err as KubeconfigCredentialError).kubeconfig).toBe(`context "x" of the kubeconfig ${JSON.stringify(file)}`);
+    expect((err as KubeconfigCredentialError).message).toBe(
+      `cannot use context "x" of the kubeconfig ${JSON.stringify(file)}: the exec credential plugin of user "dev" returned no credential: ` +
+        "its ExecCredential's status holds no token and no client certificate, and the request would go out without credentials " +
+        '(kubectl refuses it too: "exec plugin didn\'t return a token or cert/key pair"); the request was not sent',
     );
   });
 });

@@ -60,6 +60,7 @@ import {
 import { goInt64, MAX_TIMEOUT_MS } from './numbers.ts';
 import { closeReusedConnections, type Dispatcher, sentThrough } from './reused-connections.ts';
 import { transportProblem } from './tls-material.ts';
+import { namingKubeconfig } from './user-checks.ts';
 
 /** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -196,15 +197,16 @@ export class ApiRequests {
           const redirect = redirected(route);
           if (redirect !== undefined) onRedirect?.(redirect);
           return answer;
-        } catch (e) {
+        } catch (caught) {
+          // the kubeconfig the store loaded itself is named where it kept the request from going out
+          const inUse = kubeconfigInUse(this.kc);
+          noteKubeconfig(caught, inUse);
+          const e = namingKubeconfig(caught, inUse);
           const redirected = elsewhere(route);
           if (redirected !== undefined && !signal.aborted) noteRedirect(e, redirected);
           // credentials refused: an exec plugin's are asked for again by the next request, as
           // client-go's (exec-plugins.ts); this one fails with the 401
           if ((e instanceof KubernetesApiError ? e.code : httpCode(e)) === 401) forgetRefusedCredential(signal);
-          // the kubeconfig the store loaded itself is named where it kept the request from going out
-          const inUse = kubeconfigInUse(this.kc);
-          noteKubeconfig(e, inUse);
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
             throw unansweredError(target, `${inUse === undefined ? '' : `cannot use ${inUse}: `}the request was not sent: ${problem}`, e);

@@ -330,18 +330,44 @@ export class KubeconfigCredentialError extends IPAllocatorError {
   declare readonly code: 'ERR_KUBECONFIG_CREDENTIAL';
   /** The kubeconfig user whose plugin it was. */
   readonly user: string;
+  /** What the plugin gave, as the end of a sentence starting "the exec credential plugin of user …". */
+  readonly reason: string;
+  /**
+   * The kubeconfig to correct, `context "x" of the kubeconfig "/path"` (config.ts
+   * kubeconfigInUse), when a store loaded it itself; undefined for a KubeConfig the caller gave,
+   * whose file is not known.
+   */
+  readonly kubeconfig: string | undefined;
   /**
    * @param reason what the plugin gave, as the end of a sentence starting "the exec credential
    *   plugin of user …"; by default: no credential
+   * @param kubeconfig the kubeconfig to correct, named first in the message
    */
   constructor(
     user: string,
     reason = "returned no credential: its ExecCredential's status holds no token and no client certificate, and the request " +
       'would go out without credentials (kubectl refuses it too: "exec plugin didn\'t return a token or cert/key pair")',
+    kubeconfig?: string,
   ) {
-    super(`the exec credential plugin of user ${JSON.stringify(user)} ${reason}; the request was not sent`);
+    super(
+      `${kubeconfig === undefined ? '' : `cannot use ${kubeconfig}: `}the exec credential plugin of user ${JSON.stringify(user)} ` +
+        `${reason}; the request was not sent`,
+    );
     this.user = user;
+    this.reason = reason;
+    this.kubeconfig = kubeconfig;
   }
+}
+
+/**
+ * `err`, or, when it is a KubeconfigCredentialError that names no kubeconfig and `inUse` is known
+ * (config.ts kubeconfigInUse: the store loaded the kubeconfig itself), the same failure naming the
+ * kubeconfig to correct, as the command line names it. The plugin runs deep inside client-node's
+ * authentication, where the kubeconfig's file is not known: it is named where the request failed.
+ */
+export function namingKubeconfig(err: unknown, inUse: string | undefined): unknown {
+  if (inUse === undefined || !(err instanceof KubeconfigCredentialError) || err.kubeconfig !== undefined) return err;
+  return new KubeconfigCredentialError(err.user, err.reason, inUse);
 }
 
 /**

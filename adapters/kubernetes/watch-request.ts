@@ -25,6 +25,7 @@
 import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
+import { namingKubeconfig } from './user-checks.ts';
 import { quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
 import { KubernetesApiError, malformedAnswer, noteKubeconfig, noteRedirect } from './errors.ts';
@@ -169,8 +170,9 @@ export async function openWatch(
     restartTimer();
   } catch (err) {
     // the kubeconfig the store loaded itself is named where it kept the watch from going out
-    noteKubeconfig(err, kubeconfigInUse(kc));
-    finish(err);
+    const inUse = kubeconfigInUse(kc);
+    noteKubeconfig(err, inUse);
+    finish(namingKubeconfig(err, inUse));
     return abort;
   }
   const handOn = (type: string, object: unknown): void => {
