@@ -5,6 +5,8 @@
 // Each plugin is a small shell script in a temporary folder that writes down how it was started.
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isatty } from 'node:tty';
@@ -434,6 +436,29 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
         expect(runs(dir)).toBe(2);
       },
     );
+
+    // Regression: a 401 from the host a redirect led to (a login page's) had the plugin run again
+    // by the next request, though that host was never sent the credential (the watch kept it)
+    it('a 401 from the host a redirect led to, sent no credential, keeps it', async () => {
+      const plugin = writePlugin(dir);
+      const other = createServer((_req, res) => res.writeHead(401, { 'content-type': 'text/plain' }).end('sign in'));
+      await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+      try {
+        const { port } = other.address() as AddressInfo;
+        d.proxyAnswerNext('get', 'ipaddresses', '', { status: 307, headers: { location: `http://127.0.0.1:${port}/login` } });
+        const s = store(kubeConfig(plugin));
+        const err = await s.get('10.0.0.1').then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect((err as KubernetesApiError).code).toBe(401);
+        expect((err as KubernetesApiError).message).toContain(`answered by http://127.0.0.1:${port}`);
+        expect(await s.get('10.0.0.2')).toBeUndefined();
+        expect(runs(dir)).toBe(1);
+      } finally {
+        other.close();
+      }
+    });
 
     it('a store refused (relisting, 401) syncs once the plugin gives the rotated credentials', async () => {
       const plugin = writePlugin(dir);

@@ -205,8 +205,10 @@ export class ApiRequests {
           const redirected = elsewhere(route);
           if (redirected !== undefined && !signal.aborted) noteRedirect(e, redirected);
           // credentials refused: an exec plugin's are asked for again by the next request, as
-          // client-go's (exec-plugins.ts); this one fails with the 401
-          if ((e instanceof KubernetesApiError ? e.code : httpCode(e)) === 401) forgetRefusedCredential(signal);
+          // client-go's (exec-plugins.ts); this one fails with the 401. Not that of a host a
+          // redirect led to, which was never sent them (fetch leaves the Authorization header out)
+          const code = e instanceof KubernetesApiError ? e.code : httpCode(e);
+          if (code === 401 && redirected === undefined) forgetRefusedCredential(signal);
           const problem = signal.aborted ? undefined : this.transportProblem(e);
           if (problem !== undefined) {
             throw unansweredError(target, `${inUse === undefined ? '' : `cannot use ${inUse}: `}the request was not sent: ${problem}`, e);
