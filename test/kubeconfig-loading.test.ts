@@ -588,6 +588,18 @@ describe('the default kubeconfig', () => {
       expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
     });
 
+    // Regression: the token-file's path was quoted with JSON.stringify, and Node's own message
+    // repeated it as it is: a zero-width space or a right-to-left mark was shown as it is, a path
+    // that looks like another; both are now escaped, as every other message escapes them
+    it('a token-file that cannot be read is named with what a reader could not see escaped', () => {
+      const tokenFile = join(dir, 'tok\u200ben');
+      process.env.KUBECONFIG = file('config', withTokenFile(tokenFile));
+      const shown = JSON.stringify(tokenFile).slice(1, -1).replace('\u200b', '\\u200b');
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+        `the token-file "${shown}" of user "u" cannot be read (ENOENT: no such file or directory, open '${shown}')`,
+      );
+    });
+
     it('a named pipe nothing writes to is waited for 5 s, not for ever', { timeout: 20_000 }, async () => {
       if (process.platform === 'win32') return;
       const fifo = join(dir, 'pipe');

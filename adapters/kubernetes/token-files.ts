@@ -9,6 +9,7 @@
 import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { notRegularFile, readFileBounded } from '../bounded-read.ts';
+import { quoteText, showUnseen } from '../quote.ts';
 import { notTextKind } from './user-checks.ts';
 
 /**
@@ -35,7 +36,7 @@ export class TokenFileError extends Error {
     /** The key the kubeconfig names it by: client-node's `token-file`, or kubectl's `tokenFile`. */
     field: TokenFileKey = 'token-file',
   ) {
-    super(`the ${field} ${path === undefined ? '' : `${JSON.stringify(path)} `}of user ${JSON.stringify(user)} ${reason}`);
+    super(`the ${field} ${path === undefined ? '' : `${quoteText(path)} `}of user ${JSON.stringify(user)} ${reason}`);
   }
 }
 
@@ -57,8 +58,9 @@ function readTokenFile(path: string, user: string, field: TokenFileKey): string 
     ).trim();
   } catch (e) {
     if (e instanceof TokenFileError) throw e;
-    // Node's ENOENT, EACCES: their message names the path, not the user
-    throw new TokenFileError(path, user, `cannot be read (${e instanceof Error ? e.message : String(e)})`, field);
+    // Node's ENOENT, EACCES: their message names the path, not the user, and quotes it as it is:
+    // what a reader could not see in it is escaped, as in the path named before it
+    throw new TokenFileError(path, user, `cannot be read (${showUnseen(e instanceof Error ? e.message : String(e))})`, field);
   }
 }
 
