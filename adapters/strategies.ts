@@ -624,6 +624,21 @@ export class ChooserCalls {
   }
 
   /**
+   * cooling.expire(): what is due returns to the free pool before the owner counts what is held
+   * (a MetaAllocator weighing its ranges). Inside, as its clock (options.now) may not change the
+   * range here either: a range it destroyed or changed would be counted as it was.
+   */
+  expire(cooling: CoolingQueue): void {
+    const was = this.active;
+    this.active = true;
+    try {
+      cooling.expire();
+    } finally {
+      this.active = was;
+    }
+  }
+
+  /**
    * True while hold() runs: the owner is in the middle of a release (for an Allocator, of the
    * store event that tells it), which its checks must not take for a disagreement.
    */

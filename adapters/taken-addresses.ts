@@ -187,8 +187,9 @@ export class TakenAddresses {
   /** The index missed an event for lack of WASM memory: rebuild it before the next allocation. */
   private stale = false;
   /**
-   * allocateNext calls running, a cool-down's hold of a released address, and a rebuild's
-   * forRange (beginUse() to endUse()). Their takes from the index, the hold's expiries and the
+   * allocateNext calls running, a cool-down's hold of a released address, its expiries before
+   * heldNow() counts, and a rebuild's forRange (beginUse() to endUse()). Their takes from the
+   * index, the hold's expiries and the
    * forRange call code of the caller's (a random source's draw, a strategy's choice, a
    * cool-down's clock) that may write to the store and so drop the index. While any runs, a drop
    * marks it stale only: a take reads the index as it was (a mark it missed costs a collision at
@@ -312,10 +313,20 @@ export class TakenAddresses {
   /**
    * `held`, after returning the holds whose time has come (what the range's next allocateNext
    * would do first): a time-based cool-down's holds otherwise count as held until that call.
-   * Throws what the cool-down's clock throws.
+   * Throws what the cool-down's clock throws; its clock may not call into the allocator
+   * (refuseInsideStrategy), as in allocateNext.
    */
   heldNow(): number {
-    if (this.cooling !== null && !this.stale && !this.closed) this.cooling.expire();
+    const cooling = this.cooling;
+    if (cooling === null || this.stale || this.closed) return this.held;
+    // its clock may write to the store (not call into the allocator): the index stays readable
+    // for the expiries, even if that write drops it
+    this.beginUse();
+    try {
+      this.strategyCalls.expire(cooling);
+    } finally {
+      this.endUse();
+    }
     return this.held;
   }
 

@@ -2687,4 +2687,31 @@ describe("MetaAllocator 'weighted' with a cool-down", () => {
       meta.destroy();
     },
   );
+  it.each<[string, (meta: MetaAllocator) => Promise<unknown>]>([
+    ['release(ip)', (meta) => meta.release('10.0.0.6')],
+    ['allocate(ip)', (meta) => meta.allocate('10.0.0.5')],
+  ])(
+    "refuses a call to %s from the cool-down's clock read as it weighs the range, as the range's allocateNext refuses it (both store paths)",
+    async (_name, act) => {
+      for (const syncOps of [true, false]) {
+        let t = 0;
+        let meta: MetaAllocator | undefined;
+        let inner: Promise<unknown> | undefined;
+        const now = (): number => {
+          if (t === 61_000 && inner === undefined) inner = settle(act(meta!));
+          return t;
+        };
+        meta = await weightedHalfway(syncOps, coolDown('lowest-free', { ms: 60_000, now })); // a's held until t = 60 s
+        await meta.allocate('10.0.0.6');
+        t = 61_000; // a's holds are due: the weighing reads a's clock, the first read since
+        const ip = await meta.allocateNext();
+        const refusal = await inner;
+        expect(refusal).toBeInstanceOf(InvalidArgumentError);
+        expect((refusal as Error).message).toContain("a cool-down's clock may not change or destroy the allocator they choose for");
+        // the clock's call changed nothing; the allocation went on (a's 5 free against b's 2)
+        expect([syncOps, ip, await meta.has('10.0.0.6'), await meta.has('10.0.0.5')]).toEqual([syncOps, '10.0.0.1', true, false]);
+        meta.destroy();
+      }
+    },
+  );
 });
