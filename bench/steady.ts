@@ -18,7 +18,7 @@
 // interleaving assumes they share.
 import process from 'node:process';
 
-/** A reading counts as slow at this multiple of the fastest reading of the run. */
+/** A reading counts as slow above this multiple of the usual one (the median of the last RECENT readings). */
 export const SLOW = 1.3;
 /** Times a round is timed again when slow readings bracket it. */
 export const MAX_RETRIES = 3;
@@ -113,6 +113,6 @@ export class SteadyGate implements RoundGate {
 
   /** For the results' conditions line. */
   describe(): string {
-    return `a round was timed again when the calibration loop (bench/steady.ts) read ≥ ${SLOW}× its usual time (the median of its last ${RECENT} readings) before or after it: ${this.retried} time${this.retried === 1 ? '' : 's'} over ${this.rounds} rounds; ${this.kept} kept slow after ${MAX_RETRIES} tries`;
+    return `a round was timed again when the calibration loop (bench/steady.ts) read over ${SLOW}× its usual time (the median of its last ${RECENT} readings) before or after it: ${this.retried} time${this.retried === 1 ? '' : 's'} over ${this.rounds} rounds; ${this.kept} kept slow after ${MAX_RETRIES} tries`;
   }
 }
