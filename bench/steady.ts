@@ -86,15 +86,22 @@ export class SteadyGate implements RoundGate {
    * other conditions than the rounds around it, which interleaving assumes they share.
    */
   steady(): boolean {
-    let ns = this.read();
-    if (ns > this.usual() * SLOW) ns = Math.min(ns, this.read());
+    return this.check(true);
+  }
+
+  /** steady(); its readings join the recent ones only when `record`. */
+  private check(record: boolean): boolean {
+    let ns = this.read(record);
+    if (ns > this.usual() * SLOW) ns = Math.min(ns, this.read(record));
     return ns <= this.usual() * SLOW;
   }
 
-  private read(): number {
+  private read(record = true): number {
     const ns = this.reading();
-    this.recent.push(ns);
-    if (this.recent.length > RECENT) this.recent.shift();
+    if (record) {
+      this.recent.push(ns);
+      if (this.recent.length > RECENT) this.recent.shift();
+    }
     return ns;
   }
 
@@ -105,8 +112,13 @@ export class SteadyGate implements RoundGate {
 
   async waitSteady(): Promise<boolean> {
     for (let waited = 0; ; waited += 50) {
-      if (this.steady()) return true;
-      if (waited >= this.waitMs) return false;
+      // The readings of the wait do not move the usual speed, but for the last: two a check,
+      // they would make a slow stretch the usual speed within a few checks (~150 ms), and the
+      // wait would end inside it. A stretch that outlasts the wait still becomes usual, over
+      // the readings around a few rounds.
+      const last = waited >= this.waitMs;
+      if (this.check(last)) return true;
+      if (last) return false;
       await this.wait(50); // idle: the process's own background work (GC, compiler) may be what slows it
     }
   }

@@ -279,6 +279,14 @@ describe('a case timed in interleaved rounds', () => {
       expect(late.waits).toEqual([50]);
     });
 
+    it('waits out a slow stretch shorter than its time: the readings of the wait do not make it the usual speed', async () => {
+      const stretch = Array.from({ length: 16 }, () => 300);
+      const { gate, waits } = scripted([...warm, ...stretch, 100, 300, 300]);
+      expect(await gate.waitSteady()).toBe(true);
+      expect(waits).toHaveLength(8); // two slow readings a check: it waited until the stretch ended
+      expect(gate.steady()).toBe(false); // 300 is still slow
+    });
+
     it('takes a stretch that lasts as the usual speed after a few readings', () => {
       const { gate } = scripted([...warm, 300]);
       const answers = Array.from({ length: 8 }, () => gate.steady());
