@@ -75,6 +75,23 @@ function doubleAndFolder(prefix: string): DoubleAndFolder {
   return fixture;
 }
 
+/**
+ * A kubeconfig (`config`) whose user the library refuses (InvalidArgumentError: `said`) and the
+ * command line too, naming the context and the file; nothing is sent. The command line's answer.
+ */
+async function expectRefusedBoth(fixture: DoubleAndFolder, config: string, said: string): Promise<{ code: number | null; stderr: string }> {
+  const kc = new KubeConfig();
+  kc.loadFromString(config);
+  expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+  expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
+  const path = join(fixture.folder, 'config');
+  writeFileSync(path, config);
+  const r = await cli(['status', '--kubeconfig', path]);
+  expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
+  expect(fixture.double.requests).toEqual([]);
+  return r;
+}
+
 describe('the default kubeconfig', () => {
   let dir: string;
   const saved = { KUBECONFIG: process.env.KUBECONFIG };
@@ -924,15 +941,7 @@ describe('a user field that is no text', () => {
     const said =
       `the ${field} of user "u" (context "ctx") is ${kind}, not text (it is not shown), and would be used as it is ` +
       '(kubectl cannot read it either); write it as text, quoted where YAML would read it as something else';
-    const kc = new KubeConfig();
-    kc.loadFromString(text(user));
-    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
-    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
-    const path = join(fixture.folder, 'config');
-    writeFileSync(path, text(user));
-    const r = await cli(['status', '--kubeconfig', path]);
-    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
-    expect(fixture.double.requests).toEqual([]);
+    await expectRefusedBoth(fixture, text(user), said);
   });
 
   it('a token-file that is no text is refused, not read as a file descriptor', async () => {
@@ -1024,15 +1033,7 @@ describe('a user with a token beside a username or password', () => {
     ['{token: t, password: secret}', 'password'],
   ])('%s is refused, naming the user, by the library and the command line; nothing is sent', async (user, other) => {
     const said = `the user "u" (context "ctx") has a token and a ${other}${end}`;
-    const kc = new KubeConfig();
-    kc.loadFromString(text(user));
-    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
-    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
-    const path = join(fixture.folder, 'config');
-    writeFileSync(path, text(user));
-    const r = await cli(['status', '--kubeconfig', path]);
-    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
-    expect(fixture.double.requests).toEqual([]);
+    const r = await expectRefusedBoth(fixture, text(user), said);
     expect(r.stderr).not.toContain('secret');
   });
 
@@ -1071,15 +1072,7 @@ describe('a user with half a client certificate', () => {
     ],
   ])('%s is refused, naming the user, by the library and the command line; nothing is sent', async (user, has, end) => {
     const said = `the user "u" (context "ctx") has ${has}: no client certificate would be sent, and every request would go out without credentials${end}`;
-    const kc = new KubeConfig();
-    kc.loadFromString(text(user));
-    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
-    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
-    const path = join(fixture.folder, 'config');
-    writeFileSync(path, text(user));
-    const r = await cli(['status', '--kubeconfig', path]);
-    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
-    expect(fixture.double.requests).toEqual([]);
+    await expectRefusedBoth(fixture, text(user), said);
   });
 
   it('a certificate with its key, by file or data, is no half', () => {
