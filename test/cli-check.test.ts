@@ -1,7 +1,7 @@
 // `ipallocator check` end to end against the API-server double: one named row per repair rule of
 // kube-apiserver's repairip.go, exit codes, and --fix deleting exactly the IPAddresses its
 // IPAddress loop deletes (after confirmation, each re-checked first).
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -180,6 +180,29 @@ const names = (d: ApiServerDouble) =>
     .objects()
     .map((o) => o.metadata.name)
     .sort();
+
+/**
+ * Runs `use` with a command-line Cluster whose kubeconfig points at a plain HTTP server answering
+ * each request (its body read) with `answer`; the server and kubeconfig go away after.
+ */
+async function withServer(
+  answer: (req: IncomingMessage, res: ServerResponse) => void,
+  use: (cluster: KubeCluster) => Promise<void>,
+): Promise<void> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => answer(req, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
+  try {
+    await use(new KubeCluster({ kubeconfig: kc.path }));
+  } finally {
+    kc.remove();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
 
 describe('ipallocator check', () => {
   let c: Cluster;
@@ -449,62 +472,54 @@ describe('ipallocator check', () => {
     });
     let after: { code: number; body: unknown } = { code: 200, body: object({}) };
     let deleteAnswer: unknown = {};
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
+    await withServer(
+      (req, res) => {
         // a proxy or webhook in front of the API server answering the DELETE with 200 and no Status
         const { code, body } = req.method === 'DELETE' ? { code: 200, body: deleteAnswer } : after;
         res.writeHead(code, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(body));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
-    try {
-      const cluster = new KubeCluster({ kubeconfig: kc.path });
-      // neither a Status nor the object: something else answered, and nothing is known deleted
-      await expect(cluster.deleteIPAddress('10.96.0.40', 'u1')).rejects.toThrow(
-        /answered delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.40" with a malformed body: .*neither a Status nor the IPAddress/,
-      );
-      deleteAnswer = object({}); // the object itself, as kube-apiserver answers for a held one, yet not marked
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
-        kept: 'the server answered the delete with the object, which is still there, not marked for deletion',
-      });
-      after = { code: 200, body: { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.96.0.40' } } };
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).not.toBe('deleted'); // read again without a uid: not another object
-      after = { code: 404, body: '<html><title>404 Not Found</title></html>' }; // a proxy's 404 names no object
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
-        kept: expect.stringMatching(/^the server answered the delete with the object, and reading it again failed: /),
-      });
-      after = {
-        code: 200,
-        body: object({ deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['a.example/x', 'b.example/\u001b[2Jy'] }),
-      };
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
-        kept: 'marked for deletion: a finalizer holds it (a.example/x, b.example/\\u001b[2Jy)',
-      });
-      after = { code: 200, body: object({ deletionTimestamp: '2026-01-01T00:00:00Z' }) };
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({ kept: 'marked for deletion, not removed yet' });
-      after = { code: 200, body: object({ uid: 'u2' }) }; // ours gone, the name taken again
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
-      after = {
-        code: 404,
-        body: {
-          kind: 'Status',
-          apiVersion: 'v1',
-          status: 'Failure',
-          reason: 'NotFound',
+      },
+      async (cluster) => {
+        // neither a Status nor the object: something else answered, and nothing is known deleted
+        await expect(cluster.deleteIPAddress('10.96.0.40', 'u1')).rejects.toThrow(
+          /answered delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.40" with a malformed body: .*neither a Status nor the IPAddress/,
+        );
+        deleteAnswer = object({}); // the object itself, as kube-apiserver answers for a held one, yet not marked
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
+          kept: 'the server answered the delete with the object, which is still there, not marked for deletion',
+        });
+        after = { code: 200, body: { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', metadata: { name: '10.96.0.40' } } };
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).not.toBe('deleted'); // read again without a uid: not another object
+        after = { code: 404, body: '<html><title>404 Not Found</title></html>' }; // a proxy's 404 names no object
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
+          kept: expect.stringMatching(/^the server answered the delete with the object, and reading it again failed: /),
+        });
+        after = {
+          code: 200,
+          body: object({ deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['a.example/x', 'b.example/\u001b[2Jy'] }),
+        };
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({
+          kept: 'marked for deletion: a finalizer holds it (a.example/x, b.example/\\u001b[2Jy)',
+        });
+        after = { code: 200, body: object({ deletionTimestamp: '2026-01-01T00:00:00Z' }) };
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toEqual({ kept: 'marked for deletion, not removed yet' });
+        after = { code: 200, body: object({ uid: 'u2' }) }; // ours gone, the name taken again
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
+        after = {
           code: 404,
-          message: 'not found',
-          details: { name: '10.96.0.40' },
-        },
-      };
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
-    } finally {
-      kc.remove();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+          body: {
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            reason: 'NotFound',
+            code: 404,
+            message: 'not found',
+            details: { name: '10.96.0.40' },
+          },
+        };
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
+      },
+    );
   });
 
   // Regression: a 404 Status without details on the delete was read as "the API version is not
@@ -514,31 +529,23 @@ describe('ipallocator check', () => {
     const gone = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' }; // no details
     let deleteAnswer: { code: number; body: unknown } = { code: 404, body: gone };
     let readAnswer: { code: number; body: unknown } = { code: 404, body: gone };
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
+    await withServer(
+      (req, res) => {
         const { code, body } = req.method === 'DELETE' ? deleteAnswer : readAnswer;
         res.writeHead(code, { 'Content-Type': 'application/json' });
         res.end(JSON.stringify(body));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
-    try {
-      const cluster = new KubeCluster({ kubeconfig: kc.path });
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('gone');
-      deleteAnswer = { code: 200, body: object }; // answered with the object; read again: gone
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
-      deleteAnswer = { code: 404, body: '<html><title>404 Not Found</title></html>' }; // a proxy's page names no object
-      await expect(cluster.deleteIPAddress('10.96.0.40', 'u1')).rejects.toThrow(/404/);
-      readAnswer = { code: 200, body: object };
-      deleteAnswer = { code: 404, body: gone };
-      expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('gone');
-    } finally {
-      kc.remove();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+      },
+      async (cluster) => {
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('gone');
+        deleteAnswer = { code: 200, body: object }; // answered with the object; read again: gone
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('deleted');
+        deleteAnswer = { code: 404, body: '<html><title>404 Not Found</title></html>' }; // a proxy's page names no object
+        await expect(cluster.deleteIPAddress('10.96.0.40', 'u1')).rejects.toThrow(/404/);
+        readAnswer = { code: 200, body: object };
+        deleteAnswer = { code: 404, body: gone };
+        expect(await cluster.deleteIPAddress('10.96.0.40', 'u1')).toBe('gone');
+      },
+    );
   });
 
   it('check --fix: a leak whose delete answers 404 with a Status without details is already gone, not a failure', async () => {
@@ -557,28 +564,20 @@ describe('ipallocator check', () => {
 
   it('a delete without the uid to make it conditional is not sent again after a 5xx, even one with Retry-After', async () => {
     let deletes = 0;
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
+    await withServer(
+      (req, res) => {
         if (req.method === 'DELETE') deletes++;
         res.writeHead(503, { 'Content-Type': 'application/json', 'Retry-After': '1' });
         res.end(
           JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', message: 'busy', code: 503 }),
         );
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const kc = writeKubeconfig(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
-    try {
-      const cluster = new KubeCluster({ kubeconfig: kc.path });
-      // resent, it could delete an object another owner made under that name meanwhile
-      await expect(cluster.deleteIPAddress('10.96.0.40', undefined)).rejects.toThrow(/503/);
-      expect(deletes).toBe(1);
-    } finally {
-      kc.remove();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    }
+      },
+      async (cluster) => {
+        // resent, it could delete an object another owner made under that name meanwhile
+        await expect(cluster.deleteIPAddress('10.96.0.40', undefined)).rejects.toThrow(/503/);
+        expect(deletes).toBe(1);
+      },
+    );
   });
 
   it('an IPAddress listed twice (a broken server or proxy) is one finding, about the later item, that says so', async () => {
