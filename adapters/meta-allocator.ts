@@ -1027,16 +1027,20 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * A range is gone: its allocator is destroyed, and allocateNext calls that listed it skip it.
-   * An allocator whose strategy called this (through destroy(), from forRange, choose or taken)
-   * refuses, being inside its strategy: it is destroyed when its call returns (reap).
+   * An allocator whose strategy, random source or cool-down's clock called this (through
+   * destroy() or a ServiceCIDR deleted from there) refuses, being inside that call: it is
+   * destroyed when the call returns — by the call of ours that reached it (reap), else by a
+   * microtask, once the stack that read the clock has unwound (a release's hold, an async
+   * store's answer).
    */
   private removeEntry(e: RangeEntry): void {
     e.removed = true;
     try {
       e.allocator.destroy();
     } catch (err) {
-      if (this.inStrategy === 0 || !(err instanceof InvalidArgumentError)) throw err;
+      if (!(err instanceof InvalidArgumentError)) throw err;
       this.shared.undestroyed.push(e.allocator);
+      queueMicrotask(() => this.reap());
     }
   }
 

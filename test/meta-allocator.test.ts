@@ -3,7 +3,7 @@
 // source, every case with several seeds and every range-selection policy; then our own cases
 // (reference counting, readiness, skipped CIDRs, policies, dry run, lifecycle) and a model-based
 // property test with overlapping ranges added and removed while allocating.
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import fc from 'fast-check';
 import { Registry } from 'prom-client';
 import { MetaAllocator, RANGE_POLICIES, type RangePolicy, type SkippedCIDR } from '../adapters/meta-allocator.ts';
@@ -2712,6 +2712,104 @@ describe("MetaAllocator 'weighted' with a cool-down", () => {
         expect([syncOps, ip, await meta.has('10.0.0.6'), await meta.has('10.0.0.5')]).toEqual([syncOps, '10.0.0.1', true, false]);
         meta.destroy();
       }
+    },
+  );
+});
+
+describe("MetaAllocator: a cool-down's clock that deletes a ServiceCIDR or destroys the MetaAllocator", () => {
+  // Regression: the range's allocator refused its destroy (it was inside its call that read the
+  // clock), and that refusal came out of the ServiceCIDR source's delivery, where nothing could
+  // catch it (InMemoryServiceCIDRs rethrew it from a microtask: an uncaught exception that ends a
+  // Node process); the allocator stayed alive with its WASM index for good. From meta.destroy(),
+  // it was thrown to the clock and that allocator was never freed.
+  async function clockCalling(act: 'delete a' | 'destroy', policy: RangePolicy, syncOps: boolean) {
+    let t = 0;
+    let armed = false;
+    const watcherErrors: unknown[] = [];
+    const clockErrors: unknown[] = [];
+    const source = new InMemoryServiceCIDRs({ onWatcherError: (e) => watcherErrors.push(e) });
+    source.addServiceCIDR('a', ['10.0.0.0/29']);
+    source.addServiceCIDR('b', ['10.1.0.0/29']);
+    const store = new MemoryStore({ syncOps });
+    let meta: MetaAllocator | undefined;
+    const now = (): number => {
+      if (armed) {
+        armed = false;
+        try {
+          if (act === 'delete a') source.deleteServiceCIDR('a');
+          else meta!.destroy();
+        } catch (e) {
+          clockErrors.push(e);
+        }
+      }
+      return t;
+    };
+    meta = new MetaAllocator('IPv4', source, {
+      store,
+      policy,
+      random: { nextU32: () => 0 }, // every policy tries a first
+      strategy: coolDown('lowest-free', { ms: 60_000, now }),
+    });
+    for (let i = 1; i <= 5; i++) await meta.allocate(`10.0.0.${i}`);
+    for (let i = 1; i <= 4; i++) await meta.release(`10.0.0.${i}`); // held until t = 60 s
+    const arm = () => {
+      t += 61_000; // the holds are due: the next read of a's clock calls back
+      armed = true;
+    };
+    const settled = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 0)); // past any microtask the call left
+      expect(armed).toBe(false); // the clock was read, and called back
+      expect([watcherErrors, clockErrors]).toEqual([[], []]);
+    };
+    // The ranges' allocators whose destroy() went through (the WASM heap's size would tell too,
+    // but a finalizer of another test's dropped allocator may shrink it meanwhile).
+    const destroyed: string[] = [];
+    const destroy = Allocator.prototype.destroy;
+    const spy = vi.spyOn(Allocator.prototype, 'destroy').mockImplementation(function (this: Allocator) {
+      destroy.call(this);
+      destroyed.push(this.cidr);
+    });
+    onTestFinished(() => spy.mockRestore());
+    return { meta, arm, settled, destroyed };
+  }
+
+  it.each(RANGE_POLICIES.flatMap((p) => [[p, true] as const, [p, false] as const]))(
+    'a ServiceCIDR deleted from the clock during allocateNext (policy %s, synchronous store operations %s): its range goes and is freed, the answer is held, nothing is thrown',
+    async (policy, syncOps) => {
+      const { meta, arm, settled, destroyed } = await clockCalling('delete a', policy, syncOps);
+      arm();
+      const ip = await meta.allocateNext();
+      await settled();
+      expect([meta.ranges().map((r) => r.cidr), destroyed]).toEqual([['10.1.0.0/29'], ['10.0.0.0/29']]);
+      expect(await meta.has(ip)).toBe(true); // handed out, so held (its record is in the store)
+      meta.destroy();
+      expect(destroyed).toEqual(['10.0.0.0/29', '10.1.0.0/29']);
+    },
+  );
+
+  it.each([true, false])(
+    'a ServiceCIDR deleted from the clock as a release holds the address (synchronous store operations %s): the release goes through, the range goes and is freed',
+    async (syncOps) => {
+      const { meta, arm, settled, destroyed } = await clockCalling('delete a', 'upstream', syncOps);
+      arm();
+      await meta.release('10.0.0.5');
+      await settled();
+      expect([meta.ranges().map((r) => r.cidr), destroyed]).toEqual([['10.1.0.0/29'], ['10.0.0.0/29']]);
+      expect(await meta.has('10.0.0.5')).toBe(false);
+      meta.destroy();
+      expect(destroyed).toEqual(['10.0.0.0/29', '10.1.0.0/29']);
+    },
+  );
+
+  it.each([true, false])(
+    'destroyed from the clock as a release holds the address (synchronous store operations %s): every range is freed, later calls are ErrDestroyed',
+    async (syncOps) => {
+      const { meta, arm, settled, destroyed } = await clockCalling('destroy', 'upstream', syncOps);
+      arm();
+      await meta.release('10.0.0.5');
+      await settled();
+      expect(destroyed.sort()).toEqual(['10.0.0.0/29', '10.1.0.0/29']);
+      expect(() => meta.ranges()).toThrow(ErrDestroyed);
     },
   );
 });
