@@ -208,7 +208,11 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
   const { MemoryStore } = await import('../adapters/memory-store.ts');
   const { Allocator } = await import('../adapters/allocator.ts');
   const { seededRandom } = await import('../adapters/random.ts');
-  const labels = Object.freeze({ 'ipaddress.kubernetes.io/ip-family': 'IPv4', 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' });
+  const { writeLabelsFor } = await import('../adapters/records.ts');
+  // The labels both allocators write with (a store keeps them as they are). Any other label
+  // object — even equal and frozen — is copied and validated as the API server would, which costs
+  // several times the create itself: no allocator's path.
+  const labels = writeLabelsFor('IPv4');
   const names: string[] = [];
   for (let i = 0; i < 1024; i++) names.push(`10.0.${i >> 8}.${i & 255}`);
   const out: BoundaryResult[] = [];
