@@ -272,16 +272,17 @@ function makeCtx(p: SeriesPlan): { ctx: SeriesCtx; setCount(n: number): void; ma
     for (let i = from; i < to; i++) out[2 * (i - from) + 1] = order[i];
     return out;
   };
+  const freePairs = (limit: number): Uint32Array => {
+    if (isPairs) return randomU64Pairs(limit, p.seed ^ 0x0f4ee ^ count);
+    const offs = freeOffsets(r.size, order, count, limit, p.seed ^ 0x0f4ee ^ count);
+    const pairs = new Uint32Array(2 * offs.length);
+    offs.forEach((o, i) => (pairs[2 * i + 1] = o));
+    return pairs;
+  };
   const freeQ = (): { pairs: Uint32Array; text: string[] } => {
     const key = `free:${count}`;
     if (!cache.has(key)) {
-      let pairs: Uint32Array;
-      if (isPairs) pairs = randomU64Pairs(1024, p.seed ^ 0x0f4ee ^ count);
-      else {
-        const offs = freeOffsets(r.size, order, count, 1024, p.seed ^ 0x0f4ee ^ count);
-        pairs = new Uint32Array(2 * offs.length);
-        offs.forEach((o, i) => (pairs[2 * i + 1] = o));
-      }
+      const pairs = freePairs(1024);
       cache.set(key, { pairs, text: toText(pairs) });
     }
     return cache.get(key)!;
@@ -314,6 +315,7 @@ function makeCtx(p: SeriesPlan): { ctx: SeriesCtx; setCount(n: number): void; ma
     pairs: pairsOf,
     texts: (from, to) => toText(pairsOf(from, to)),
     freeQueries: freeQ,
+    freePairs,
     hasQueries: hasQ,
   };
   return {

@@ -51,6 +51,15 @@ describe('fills', () => {
     const p = randomU64Pairs(1000, 3);
     for (let i = 0; i < p.length; i += 2) expect(p[i] === 0xffffffff && p[i + 1] >= 0xfffffffe).toBe(false);
   });
+
+  it("a longer list of free addresses begins with the shorter one (the store floor's start with the queries')", () => {
+    const order = uniformOrder(5000, 2500, 4);
+    const long = freeOffsets(5000, order, 2500, 2000, 5);
+    expect(long.length).toBe(2000);
+    expect(new Set(long).size).toBe(2000);
+    expect([...long.subarray(0, 100)]).toEqual([...freeOffsets(5000, order, 2500, 100, 5)]);
+    expect([...randomU64Pairs(2000, 6).subarray(0, 200)]).toEqual([...randomU64Pairs(100, 6)]);
+  });
 });
 
 describe('ranges', () => {
