@@ -480,7 +480,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       // As Allocator.allocate, the address's errors (InvalidAddressError, ErrMismatchedNetwork)
       // win over the owner's; all come before the range rotation's draw, so a refused call spends
       // none. The owner is read first all the same: its getters may call back into this object,
-      // which must not happen between covers() and pick() (they share this.words).
+      // which must not happen between route() and drawRange() (they share this.words).
       let ownerError: { error: unknown } | null = null;
       let checked: ParentRef | null = null; // read once: the range gets the copy checked here
       try {
@@ -489,9 +489,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
         ownerError = { error };
       }
       this.live(); // the owner's getters destroyed this: ErrDestroyed, not "no range holds it"
-      if (!this.covers(ip, true)) throw this.mismatched(ip, true);
+      const first = this.route(ip, true);
+      if (first === null) throw this.mismatched(ip, true);
       if (ownerError !== null) throw ownerError.error;
-      const e = this.pick(true, true);
+      const e = this.policy === 'upstream' && this.shared.order.length > 1 ? this.drawRange(true) : first;
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
       if (e === null) throw this.mismatched(ip, true); // the random source changed the ranges meanwhile
       try {
@@ -764,7 +765,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * ErrMismatchedNetwork for `ip`, which covers() has parsed: no range (no ready one when
+   * ErrMismatchedNetwork for `ip`, which route() has parsed: no range (no ready one when
    * `readyOnly`) holds it — or OutOfMemoryError when one that would was not built for lack of
    * memory.
    */
@@ -798,33 +799,26 @@ export class MetaAllocator implements IPAllocator, Disposable {
     );
   }
 
-  /** Parses `ip` (throws InvalidAddressError) and returns a range containing it, or null. */
-  private route(ip: string, readyOnly: boolean): RangeEntry | null {
-    return this.covers(ip, readyOnly) ? this.pick(readyOnly, false) : null;
-  }
-
   /**
-   * Parses `ip` into this.words (throws InvalidAddressError) and tells whether a range contains
-   * it (a ready one when `readyOnly`), without drawing: an address no range serves spends no draw.
+   * Parses `ip` into this.words (throws InvalidAddressError) and returns the first range in
+   * `order` holding it (a ready one when `readyOnly`), or null — without drawing: has, release
+   * and rangeFor answer the same through any range holding it (one store), and an address no
+   * range serves spends no draw.
    */
-  private covers(ip: string, readyOnly: boolean): boolean {
+  private route(ip: string, readyOnly: boolean): RangeEntry | null {
     this.retryForMemory(); // before the parse: building a range runs its strategy, which may call back in
     const w = this.words;
-    if (parseAddrInto(ip, w) !== this.fam) return false;
-    return this.nearest(w, readyOnly, 0) !== null;
+    return parseAddrInto(ip, w) === this.fam ? this.nearest(w, readyOnly, 0) : null;
   }
 
   /**
-   * A range containing the address covers() just parsed (ready ones only when `readyOnly`), or
-   * null. With `draw` under 'upstream', the ranges are tried from a random one on, as upstream's
-   * map iteration order is random: for allocate, whose range counts the allocation. has, release
-   * and rangeFor answer the same through any of them (one store), so they draw nothing.
+   * allocate's range under 'upstream' with several ranges: one holding the address route() just
+   * parsed (ready ones only when `readyOnly`), going round `order` from a random range, as
+   * upstream's map iteration order is random — the range found counts the allocation.
    */
-  private pick(readyOnly: boolean, draw: boolean): RangeEntry | null {
-    // a copy when drawing: a random source of your own may call back in, which parses into this.words
-    const w = draw ? Uint32Array.from(this.words) : this.words;
-    const drawn =
-      draw && this.policy === 'upstream' && this.shared.order.length > 1 ? uniformBelow(this.random, this.shared.order.length) : 0;
+  private drawRange(readyOnly: boolean): RangeEntry | null {
+    const w = Uint32Array.from(this.words); // a random source of your own may call back in, which parses into this.words
+    const drawn = uniformBelow(this.random, this.shared.order.length);
     const n = this.shared.order.length; // after the draw: a random source of your own may have changed the ranges
     return this.nearest(w, readyOnly, n > 0 ? drawn % n : 0);
   }
