@@ -108,12 +108,14 @@ export class PrefixTable<T> {
 
   /**
    * What is held under the prefixes of `version` that contain the address `w` (four u32 words,
-   * network and broadcast included: Prefix.contains), shortest prefix first. A new array, or a
-   * shared empty one when there is none.
+   * network and broadcast included: Prefix.contains), shortest prefix first. Read-only: where one
+   * prefix length holds the address, its bucket as it is (buckets are replaced, never changed:
+   * a look-up on every store event allocates nothing); else a new array, or a shared empty one.
    */
   containing(version: Family, w: ArrayLike<number>): readonly Held<T>[] {
     const levels = this.levels;
-    let out: Held<T>[] | null = null;
+    let found: readonly Held<T>[] = NONE;
+    let merged: Held<T>[] | null = null; // once a second level holds it
     for (let i = 0; i < levels.length; i++) {
       const level = levels[i]!;
       const m = level.mask;
@@ -121,13 +123,18 @@ export class PrefixTable<T> {
       for (let k = level.from; k < level.to && node !== undefined; k++) node = (node as Node<T>).get((w[k]! & m[k]!) | 0);
       if (node === undefined) continue;
       const bucket = node as readonly Held<T>[];
+      if (merged === null && found.length === 0 && bucket.every((held) => held.prefix.contains(version, w))) {
+        found = bucket;
+        continue;
+      }
+      merged ??= [...found];
       for (let j = 0; j < bucket.length; j++) {
         const held = bucket[j]!;
-        if (!held.prefix.contains(version, w)) continue; // the other family's address
-        (out ??= []).push(held);
+        if (held.prefix.contains(version, w)) merged.push(held); // else the other family's address
       }
+      found = merged;
     }
-    return out ?? NONE;
+    return found;
   }
 
   /** Everything held, in no particular order (a new array). */

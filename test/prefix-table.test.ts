@@ -67,6 +67,20 @@ describe('PrefixTable', () => {
       '10.1.2.0/25',
     ]);
   });
+
+  it('an answer stays as it was when the table changes afterwards (an event delivered while a look-up is walked)', () => {
+    const table = new PrefixTable<string>();
+    const a = table.add(Prefix.parse('10.1.0.0/16'), 'a');
+    const w = [0, 0, 0, 0x0a010205];
+    const one = table.containing(4, w); // one level holds it
+    table.add(Prefix.parse('10.1.0.0/16'), 'b'); // the same prefix: its bucket
+    table.add(Prefix.parse('10.1.2.0/24'), 'c');
+    const three = table.containing(4, w); // two levels
+    table.delete(a);
+    table.add(Prefix.parse('10.0.0.0/8'), 'd');
+    expect([one.map((h) => h.value), three.map((h) => h.value)]).toEqual([['a'], ['a', 'b', 'c']]);
+    expect(table.containing(4, w).map((h) => h.value)).toEqual(['d', 'b', 'c']);
+  });
 });
 
 describe('PrefixTable keys', () => {
