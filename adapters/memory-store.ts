@@ -32,7 +32,7 @@
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError } from './errors.ts';
 import { isPlainObject, optionsObject, readMember, unreadableInput } from './input.ts';
 import { quoteInput } from './quote.ts';
-import { isAllocatorLabelSet, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
+import { isAllocatorLabelSet, isCheckedParentRef, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
 import { NameTable } from './name-table.ts';
 import {
   checkWatcher,
@@ -66,7 +66,9 @@ function ownLabels(labels: Readonly<Record<string, string>> | undefined): Readon
 
 /** The parentRef a record keeps. */
 function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null {
-  return ref === undefined || ref === null ? null : isPlainObject(ref) ? Object.freeze({ ...ref }) : ref;
+  if (ref === undefined || ref === null) return null;
+  if (isCheckedParentRef(ref)) return ref; // an allocator's owner: a frozen plain copy already
+  return isPlainObject(ref) ? Object.freeze({ ...ref }) : ref;
 }
 
 /**

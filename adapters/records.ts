@@ -229,6 +229,7 @@ export function checkParentRef(owner: unknown): ParentRef | null {
  * too), its problems named under `field` (e.g. `knownOwners[2]`): returns the frozen copy.
  */
 export function requireParentRef(owner: unknown, field: string): ParentRef {
+  if (isCheckedParentRef(owner)) return owner as ParentRef; // our own copy, checked already: passed on by a MetaAllocator or DualStackAllocator
   // A frozen copy of the own enumerable fields, taken before the check: the record must not
   // change when the caller reuses its object for the next Service, an instance of the caller's
   // own class is read by its fields, and what is checked is what is stored. An object with no
@@ -258,7 +259,23 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   const problems = parentRefProblems(fields, field);
   if (hidden.length > 0) problems.push(`${OWN_FIELDS_ONLY}: ${hiddenFields(hidden)}`);
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
-  return Object.freeze(fields) as unknown as ParentRef; // of that shape: parentRefProblems found nothing wrong
+  const checked = Object.freeze(fields) as unknown as ParentRef; // of that shape: parentRefProblems found nothing wrong
+  checkedParentRefs.add(checked);
+  return checked;
+}
+
+/**
+ * The owners requireParentRef returned: frozen plain copies of ours, known valid, so known by
+ * identity as the allocators' label sets are (isAllocatorLabelSet). An owner's check is the
+ * largest part of an allocation that names one (each Service's ClusterIP does): without this, a
+ * MetaAllocator's or DualStackAllocator's owner was read and checked again by the range it went
+ * to, and again by the MemoryStore, which copied it once more.
+ */
+const checkedParentRefs = new WeakSet<object>();
+
+/** True for a parentRef requireParentRef (checkParentRef) returned: frozen, plain, valid; a store keeps it as it is. */
+export function isCheckedParentRef(ref: unknown): boolean {
+  return typeof ref === 'object' && ref !== null && checkedParentRefs.has(ref);
 }
 
 /**
@@ -270,9 +287,13 @@ function ownFields(o: object, base: string): Record<string | symbol, unknown> {
   const copy: Record<string | symbol, unknown> = {};
   for (const key of Object.keys(o)) {
     const v = readMember(o, key, base);
-    // defined, not assigned: an own "__proto__" key (JSON.parse makes one) would set the copy's
-    // prototype instead of being a field, hidden from the check (a spread copies it as a field)
-    if (v !== undefined) Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
+    if (v === undefined) continue;
+    // "__proto__" defined, not assigned: an own "__proto__" key (JSON.parse makes one) would set
+    // the copy's prototype instead of being a field, hidden from the check (a spread copies it
+    // as a field). Every other key assigned: defineProperty would turn the copy into a slow
+    // dictionary-mode object, read on every allocation that names this owner.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
+    else copy[key] = v;
   }
   for (const sym of Object.getOwnPropertySymbols(o)) {
     if (Object.prototype.propertyIsEnumerable.call(o, sym)) copy[sym] = readMember(o, sym, base);
@@ -404,14 +425,15 @@ export function unreadableRecord(name: unknown, field: string, thrown: unknown):
 export function validateFields(name: unknown, labels: unknown, ref: unknown): void {
   // The allocators' own records (their shared label set, no owner) need only the name checked:
   // they are most of a store's writes.
-  if (typeof name === 'string' && isAllocatorLabelSet(labels) && ref === null && isCanonicalAddress(name)) return;
+  if (typeof name === 'string' && isAllocatorLabelSet(labels) && (ref === null || isCheckedParentRef(ref)) && isCanonicalAddress(name))
+    return;
   const problems = nameProblems(name);
   let field = 'metadata.labels';
   try {
     // the allocators' label sets (by identity) are frozen and known valid: not checked again
     if (!isAllocatorLabelSet(labels)) problems.push(...labelSetProblems(labels));
     field = 'spec.parentRef';
-    if (ref !== null && ref !== undefined) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
+    if (ref !== null && ref !== undefined && !isCheckedParentRef(ref)) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
   } catch (e) {
     throw unreadableRecord(name, field, e); // a revoked Proxy, a getter that throws
   }
