@@ -263,6 +263,25 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
     s.close();
   }
 
+  {
+    // As a Service's ClusterIP is allocated: with its owner, a fresh object per call (checked and
+    // copied into the record: see checkParentRef).
+    const s = new MemoryStore();
+    const a = Allocator.create('10.0.0.0/16', { store: s, random: seededRandom(7) });
+    out.push({
+      op: 'Allocator allocateNext+release, empty /16, each with an owner (parentRef)',
+      family: 'IPv4',
+      result: await measureAsync(async (n) => {
+        for (let i = 0; i < n; i++) {
+          const owner = { group: '', resource: 'services', namespace: 'default', name: `svc-${i & 1023}` };
+          await a.release(await a.allocateNext(owner));
+        }
+      }, budget),
+    });
+    a.destroy();
+    s.close();
+  }
+
   // What sharing one store costs: every allocator on it hears each record written or deleted.
   const { MetaAllocator } = await import('../adapters/meta-allocator.ts');
   const { DualStackAllocator } = await import('../adapters/dual-stack.ts');
