@@ -411,7 +411,10 @@ export class DualStackAllocator {
 
   /**
    * Destroys both, whatever the first one's destroy() throws (a store's unsubscribe that throws:
-   * each still frees its memory), and returns the first error.
+   * each still frees its memory), and returns the first error. An Allocator refuses destroy()
+   * from inside its own strategy or cool-down's clock (InvalidArgumentError), where code of yours
+   * may destroy the pair: that allocator is destroyed by a microtask instead, once the call that
+   * read the clock has unwound — the pair is destroyed already, and nothing else would free it.
    */
   private destroyPair(): { error: unknown } | undefined {
     let failure: { error: unknown } | undefined;
@@ -420,7 +423,8 @@ export class DualStackAllocator {
       try {
         allocator.destroy();
       } catch (error) {
-        failure ??= { error };
+        if (error instanceof InvalidArgumentError) queueMicrotask(() => destroyQuietly(allocator));
+        else failure ??= { error };
       }
     }
     return failure;
@@ -428,6 +432,15 @@ export class DualStackAllocator {
 
   [Symbol.dispose](): void {
     this.destroy();
+  }
+}
+
+/** destroy() from a microtask (destroyPair): an error there (a store's unsubscribe) has no caller to tell. */
+function destroyQuietly(allocator: IPAllocator): void {
+  try {
+    allocator.destroy();
+  } catch {
+    // as callEnded: the allocator frees its memory whatever its unsubscribe throws
   }
 }
 

@@ -10,6 +10,7 @@ import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { Range } from '../adapters/range.ts';
+import { coolDown } from '../adapters/cool-down.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { parseAddr } from '../adapters/address.ts';
@@ -860,6 +861,50 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect((e as Error).message).toMatch(message);
     ds.destroy();
   });
+
+  // Regression: an Allocator refuses destroy() from inside its own cool-down's clock, and the
+  // pair, marked destroyed first, left that allocator alive for good (its destroy() a no-op from
+  // then on): its WASM index and store subscription were never freed. The refusal went to the
+  // clock, which a hold swallows (an address released at the store) and an allocateNext rejects with.
+  it.each(
+    (['a record deleted at the store', 'its own allocateNext'] as const).flatMap((when) => [[when, true] as const, [when, false] as const]),
+  )(
+    "destroyed from a cool-down's clock of an Allocator it owns, as it reads the clock for %s (synchronous store operations %s): both allocators are freed, nothing is thrown",
+    async (when, syncOps) => {
+      const store = new FaultyMemoryStore({ syncOps });
+      let t = 0;
+      let armed = false;
+      const clockErrors: unknown[] = [];
+      let ds: DualStackAllocator | undefined;
+      const now = (): number => {
+        if (armed) {
+          armed = false;
+          try {
+            ds!.destroy();
+          } catch (e) {
+            clockErrors.push(e);
+          }
+        }
+        return t;
+      };
+      const a4 = Allocator.create('10.0.0.0/29', { store, strategy: coolDown('lowest-free', { ms: 60_000, now }) });
+      const a6 = Allocator.create('fd00::/120', { store });
+      ds = new DualStackAllocator(a4, a6);
+      await ds.allocate(['10.0.0.1']);
+      await ds.allocate(['10.0.0.2']);
+      await ds.release(['10.0.0.2']); // held until t = 60 s: the next allocateNext reads the clock
+      t += 61_000;
+      armed = true;
+      if (when === 'its own allocateNext') await a4.allocateNext().catch((e: unknown) => clockErrors.push(e));
+      else await store.delete('10.0.0.1');
+      await new Promise((resolve) => setTimeout(resolve, 0)); // past any microtask the call left
+      expect(armed).toBe(false); // the clock was read, and called back
+      expect(clockErrors).toEqual([]);
+      expect(() => a4.used()).toThrow(ErrDestroyed);
+      expect(() => a6.used()).toThrow(ErrDestroyed);
+      expect(() => ds.allocator('IPv4')).toThrow(ErrDestroyed);
+    },
+  );
 });
 
 describe('DualStackAllocator: what a pair takes', () => {
