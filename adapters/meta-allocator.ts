@@ -224,9 +224,9 @@ interface KnownServiceCIDR {
  * Object.create(metaAllocator) — a wrapper overriding one method — and the MetaAllocator under it
  * share it, as they share an Allocator's state. An assignment through the wrapper would give the
  * wrapper a field of its own, and the two would part: a range waiting on memory, built by the
- * wrapper's call, stayed out of the order of the MetaAllocator under it. (`seq`, `labelled` and
- * `inStrategy` stay fields: only the source's and the store's watchers and the ranges' strategy
- * change them, through closures made in the constructor, whose `this` is the MetaAllocator.)
+ * wrapper's call, stayed out of the order of the MetaAllocator under it. (`seq` and `labelled`
+ * stay fields: only the source's and the store's watchers change them, through closures made in
+ * the constructor, whose `this` is the MetaAllocator.)
  */
 interface Shared {
   destroyed: boolean;
@@ -263,9 +263,8 @@ interface Shared {
   syncing: boolean;
   resync: boolean;
   /**
-   * Allocators destroy() could not destroy because it was called from their own strategy (a
-   * choice, or forRange when the index is rebuilt, inside a call of ours); destroyed once that
-   * call returns (reap).
+   * Allocators that refused destroy(), called from inside their own strategy, random source or
+   * cool-down's clock (removeEntry); destroyed once that call returns (reap).
    */
   undestroyed: Allocator[];
 }
@@ -349,8 +348,6 @@ export class MetaAllocator implements IPAllocator, Disposable {
     undestroyed: [],
   };
   private readonly words = new Uint32Array(4);
-  /** Calls into a range's strategy (forRange, choose, taken) running: while > 0, a range may refuse destroy(). */
-  private inStrategy = 0;
 
   /**
    * The `family` ('IPv4' or 'IPv6') allocator over `source` (InMemoryServiceCIDRs, or
@@ -380,16 +377,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     // not its earlier ranges
     readOnlyFields(this, 'cidr', 'ipFamily', 'store', 'policy');
     this.random = randomOption(opts.random);
-    this.rangeRandom = guardedSource(this.random, {
-      enter: () => {
-        this.inStrategy++;
-        return false;
-      },
-      leave: () => {
-        this.inStrategy--;
-        this.live();
-      },
-    });
+    // a draw that destroyed this MetaAllocator fails the range's call with ErrDestroyed
+    this.rangeRandom = guardedSource(this.random, { enter: () => false, leave: () => this.live() });
     this.indexKind = opts.index === undefined ? undefined : indexKindOption(opts.index, 'options.index');
     // The ranges' strategy runs through guard: a forRange, choose or taken that destroys this
     // MetaAllocator fails the range's construction or call with ErrDestroyed (nothing is made or
@@ -1038,15 +1027,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  /** A call into a range's strategy, counted in inStrategy; ErrDestroyed when it destroyed this meanwhile. */
+  /** A call into a range's strategy; ErrDestroyed when it destroyed this meanwhile. */
   private guard<T>(call: () => T): T {
-    this.inStrategy++;
-    let answer: T;
-    try {
-      answer = call();
-    } finally {
-      this.inStrategy--;
-    }
+    const answer = call();
     this.live();
     return answer;
   }
