@@ -219,8 +219,8 @@ export type ServiceCIDRWatcherErrorHandler = (
 
 export interface InMemoryServiceCIDRsOptions {
   /**
-   * Called when a watcher throws from onAdd/onDelete. The change stands and the other watchers
-   * still receive it. Default: rethrow the error from a microtask, outside the change, so it
+   * Called when a watcher throws from onAdd/onDelete, in subscribe's replay too. The change
+   * stands, the other watchers still receive it, and the watcher stays subscribed. Default: rethrow the error from a microtask, outside the change, so it
    * reaches the runtime's uncaught-error handler instead of vanishing.
    */
   onWatcherError?: ServiceCIDRWatcherErrorHandler | undefined;
@@ -235,9 +235,10 @@ interface ServiceCIDREvent {
 /**
  * The embedded ServiceCIDR source: a map of objects in creation order. Every change is delivered
  * to the subscribers synchronously, before the method returns (like upstream's test fixture once
- * the worker has synced). A change made by a watcher from inside its callback is queued and
- * delivered once the change being delivered has reached every watcher, so each watcher sees the
- * changes in the order they were made.
+ * the worker has synced). A change made by a watcher from inside its callback — or from inside
+ * the replay subscribe() gives it — is queued and delivered once the change being delivered (the
+ * replay) has reached every watcher it is for, so each watcher sees the changes in the order
+ * they were made, after the objects they change.
  */
 export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   /** name → object; Map order = creation order. */
@@ -247,6 +248,11 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   /** Changes not yet delivered (only non-empty while a delivery is running). */
   private readonly queue: ServiceCIDREvent[] = [];
   private delivering = false;
+  /**
+   * The objects as the changes delivered so far left them (`objects` less the queued ones): what
+   * a watcher subscribed during a delivery is replayed, the queued changes reaching it after.
+   */
+  private readonly delivered = new Map<string, ServiceCIDR>();
   private readonly onWatcherError: ServiceCIDRWatcherErrorHandler;
 
   /** An empty source; add ServiceCIDRs to it, and give it to a MetaAllocator. */
@@ -330,10 +336,22 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     return true;
   }
 
+  /**
+   * Replays the objects to `watcher` (onAdd each, in creation order), then delivers it every
+   * change. What it changes from inside the replay is delivered to every watcher after the
+   * replay, itself included; what it throws is reported (onWatcherError), and it stays subscribed.
+   */
   subscribe(watcher: ServiceCIDRWatcher): () => void {
     checkWatcher(watcher, 'InMemoryServiceCIDRs.subscribe');
-    for (const sc of [...this.objects.values()]) watcher.onAdd(sc);
-    this.watchers.add(watcher);
+    const outermost = !this.delivering;
+    this.delivering = true;
+    try {
+      for (const sc of [...this.delivered.values()]) this.deliver(watcher, { kind: 'add', serviceCIDR: sc });
+      this.watchers.add(watcher);
+      if (outermost) this.drain();
+    } finally {
+      if (outermost) this.endDelivery();
+    }
     return () => {
       this.watchers.delete(watcher);
     };
@@ -352,21 +370,38 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     if (this.delivering) return;
     this.delivering = true;
     try {
-      for (let i = 0; i < this.queue.length; i++) {
-        const event = this.queue[i]!;
-        for (const w of [...this.watchers]) {
-          if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher of this event
-          try {
-            if (event.kind === 'add') w.onAdd(event.serviceCIDR);
-            else w.onDelete(event.serviceCIDR);
-          } catch (e) {
-            this.report(e, w, event);
-          }
-        }
-      }
+      this.drain();
     } finally {
-      this.queue.length = 0;
-      this.delivering = false;
+      this.endDelivery();
+    }
+  }
+
+  /** Delivers the queued changes, those queued meanwhile too, each to the watchers subscribed when its turn comes. */
+  private drain(): void {
+    for (let i = 0; i < this.queue.length; i++) {
+      const event = this.queue[i]!;
+      // delivered from now on: a watcher subscribed during it is replayed the object as it leaves it
+      if (event.kind === 'add') this.delivered.set(event.serviceCIDR.name, event.serviceCIDR);
+      else this.delivered.delete(event.serviceCIDR.name);
+      for (const w of [...this.watchers]) {
+        if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher of this event
+        this.deliver(w, event);
+      }
+    }
+  }
+
+  /** A delivery ends: drain() delivered the queue (deliver() reports what a watcher throws). */
+  private endDelivery(): void {
+    this.queue.length = 0;
+    this.delivering = false;
+  }
+
+  private deliver(watcher: ServiceCIDRWatcher, event: ServiceCIDREvent): void {
+    try {
+      if (event.kind === 'add') watcher.onAdd(event.serviceCIDR);
+      else watcher.onDelete(event.serviceCIDR);
+    } catch (e) {
+      this.report(e, watcher, event);
     }
   }
 

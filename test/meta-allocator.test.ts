@@ -2813,3 +2813,32 @@ describe("MetaAllocator: a cool-down's clock that deletes a ServiceCIDR or destr
     },
   );
 });
+
+// Regression: what an onSkip called from inside the constructor (the source's replay) changed on
+// an InMemoryServiceCIDRs never reached the MetaAllocator: a ServiceCIDR deleted there stayed a
+// range (allocate went on from it), one marked deleting or not ready stayed ready, one added there
+// got no range.
+describe('MetaAllocator: ServiceCIDRs changed from an onSkip inside the constructor', () => {
+  it.each([
+    ['deleted', (c: InMemoryServiceCIDRs) => c.deleteServiceCIDR('old'), []],
+    ['marked deleting', (c: InMemoryServiceCIDRs) => c.markDeleting('old'), [['10.0.0.0/28', false]]],
+    ['made not ready', (c: InMemoryServiceCIDRs) => c.setReady('old', false), [['10.0.0.0/28', false]]],
+    [
+      'joined by another',
+      (c: InMemoryServiceCIDRs) => c.addServiceCIDR('new', ['10.0.1.0/28']),
+      [
+        ['10.0.0.0/28', true],
+        ['10.0.1.0/28', true],
+      ],
+    ],
+  ] as const)('old %s: the MetaAllocator hears of it once the replay is over', async (_what, change, ranges) => {
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('old', ['10.0.0.0/28']);
+    cidrs.addServiceCIDR('broken', ['255.255.255.255/32']); // no usable address: skipped
+    const meta = new MetaAllocator('IPv4', cidrs, { store: new MemoryStore(), onSkip: () => change(cidrs) });
+    expect(meta.ranges().map((r) => [r.cidr, r.ready])).toEqual(ranges);
+    const allocatable = ranges.length > 0 && ranges[0]![1];
+    expect(await settle(meta.allocate('10.0.0.3'))).toEqual(allocatable ? undefined : expect.any(ErrMismatchedNetwork));
+    meta.destroy();
+  });
+});
