@@ -259,23 +259,24 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   const problems = parentRefProblems(fields, field);
   if (hidden.length > 0) problems.push(`${OWN_FIELDS_ONLY}: ${hiddenFields(hidden)}`);
   if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
-  const checked = Object.freeze(fields) as unknown as ParentRef; // of that shape: parentRefProblems found nothing wrong
-  checkedParentRefs.add(checked);
-  return checked;
+  lastChecked = Object.freeze(fields); // of ParentRef's shape: parentRefProblems found nothing wrong
+  return lastChecked as unknown as ParentRef;
 }
 
 /**
- * The owners requireParentRef returned: frozen plain copies of ours, known valid, so known by
- * identity as the allocators' label sets are (isAllocatorLabelSet). An owner's check is the
+ * The owner requireParentRef returned last: a frozen plain copy of ours, known valid, so known
+ * by identity as the allocators' label sets are (isAllocatorLabelSet). An owner's check is the
  * largest part of an allocation that names one (each Service's ClusterIP does): without this, a
  * MetaAllocator's or DualStackAllocator's owner was read and checked again by the range it went
- * to, and again by the MemoryStore, which copied it once more.
+ * to, and again by the MemoryStore, which copied it once more. One slot, not a set of every copy
+ * made: the copy goes on at once (to the range, to the store's create), a WeakSet's add cost
+ * about a third of the check itself, and an older copy is simply checked again.
  */
-const checkedParentRefs = new WeakSet<object>();
+let lastChecked: object | null = null;
 
-/** True for a parentRef requireParentRef (checkParentRef) returned: frozen, plain, valid; a store keeps it as it is. */
+/** True for the parentRef requireParentRef (checkParentRef) returned last: frozen, plain, valid; a store keeps it as it is. */
 export function isCheckedParentRef(ref: unknown): boolean {
-  return typeof ref === 'object' && ref !== null && checkedParentRefs.has(ref);
+  return ref === lastChecked && ref !== null;
 }
 
 /**
