@@ -13,7 +13,7 @@
 // spelling the caller gave.
 import { canonicalAddr, canonicalOf, parseAddrInto } from './address.ts';
 import { isDryRun } from './dry-run.ts';
-import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound } from './errors.ts';
+import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound, nameErrorClasses } from './errors.ts';
 import { arrayLength, checkIPFamily, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
@@ -93,6 +93,7 @@ export class StillAllocatedError extends IPAllocatorError {
     }
   }
 }
+nameErrorClasses({ StillAllocatedError });
 
 /**
  * The allocators a pair owns, from its construction until it destroys them (destroyPair): a

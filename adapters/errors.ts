@@ -32,6 +32,22 @@ export function rejectSoon(error: unknown): Promise<never> {
 
 const SETTLED: Promise<void> = Promise.resolve();
 
+/** Where nameErrorClasses keeps a class's name: a key of its own on the class, not inherited by your subclasses. */
+const ERROR_NAME: unique symbol = Symbol('ipallocator error name');
+interface Named {
+  readonly [ERROR_NAME]: string;
+}
+
+/**
+ * Gives each of these error classes its name as text, for `error.name` and the first line of its
+ * `stack` (`ErrFull: range is full`). Read from the class itself, the name is whatever a bundler's
+ * minifier renamed it to (`M: range is full`); object keys it keeps. A subclass of your own, not
+ * named here, is named by its class (new.target.name).
+ */
+export function nameErrorClasses(classes: Readonly<Record<string, abstract new (...args: never[]) => IPAllocatorError>>): void {
+  for (const [name, type] of Object.entries(classes)) Object.defineProperty(type, ERROR_NAME, { value: name });
+}
+
 export class IPAllocatorError extends Error {
   /** The stable code of this class; every instance carries it as `error.code`. */
   static readonly code: string = 'ERR_IPALLOCATOR';
@@ -63,7 +79,7 @@ export class IPAllocatorError extends Error {
     }
     super(message);
     if (skipped) Error.stackTraceLimit = limit;
-    this.name = new.target.name;
+    this.name = Object.hasOwn(new.target, ERROR_NAME) ? (new.target as unknown as Named)[ERROR_NAME] : new.target.name;
     this.code = (new.target as unknown as { code: string }).code;
     // V8 gives the error an own, non-enumerable `stack` either way: this keeps it so
     if (skipped) this.stack = `${this.name}: ${message}`;
@@ -346,3 +362,21 @@ export class InvalidRecordError extends IPAllocatorError {
     this.causes = causes;
   }
 }
+
+nameErrorClasses({
+  IPAllocatorError,
+  ErrFull,
+  ErrAllocated,
+  ErrMismatchedNetwork,
+  ErrNotReady,
+  ErrNotInRange,
+  InvalidAddressError,
+  InvalidCIDRError,
+  InvalidRangeError,
+  InvalidArgumentError,
+  OutOfMemoryError,
+  AlreadyExistsError,
+  NotFoundError,
+  ErrDestroyed,
+  InvalidRecordError,
+});

@@ -7,7 +7,8 @@ import { canonicalAddr } from '../adapters/address.ts';
 import { Range } from '../adapters/range.ts';
 import { validateServiceCIDRSpec } from '../adapters/service-cidrs.ts';
 import { checkParentRef } from '../adapters/records.ts';
-import type { SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
+import { SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
+import { StillAllocatedError } from '../adapters/dual-stack.ts';
 
 const limit = Error.stackTraceLimit;
 afterEach(() => {
@@ -296,5 +297,32 @@ describe("a store's not found and already exists name the record as upstream's %
     store.createSync(record);
     expect(() => store.createSync(record)).toThrow('ipaddresses.networking.k8s.io "10.0.0.7" already exists');
     store.close();
+  });
+});
+
+// Regression: error.name (and the stack's one line) was the class's own name, which a minifier
+// renames: in an esbuild --minify bundle ErrFull read "M: range is full".
+describe('error names survive a minifier renaming the classes', () => {
+  it.each([
+    ['ErrFull', () => new ErrFull(), 'ErrFull: range is full'],
+    ['StillAllocatedError', () => new StillAllocatedError('10.0.0.1', 'IPv4'), undefined],
+    ['SyncTimeoutError', () => new SyncTimeoutError('KubernetesStore', 'ipaddresses', 1000, undefined), undefined],
+  ] as const)('%s keeps its name when its class is renamed', (name, make, stack) => {
+    const made = make();
+    const type = made.constructor as { name: string };
+    const was = Object.getOwnPropertyDescriptor(type, 'name')!;
+    Object.defineProperty(type, 'name', { value: 'M' }); // what --minify does to the class
+    try {
+      const e = make();
+      expect([e.name, String(e).startsWith(`${name}: `)]).toEqual([name, true]);
+      if (stack !== undefined) expect(e.stack).toBe(stack);
+    } finally {
+      Object.defineProperty(type, 'name', was);
+    }
+  });
+
+  it('a subclass of your own is named by its class', () => {
+    class RangeExhausted extends ErrFull {}
+    expect([new RangeExhausted().name, new RangeExhausted().code]).toEqual(['RangeExhausted', 'ERR_RANGE_FULL']);
   });
 });

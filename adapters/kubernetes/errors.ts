@@ -13,7 +13,7 @@
 // ('KubernetesApiError') or instanceof.
 //
 // SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
-import { AlreadyExistsError, IPAllocatorError, NotFoundError } from '../errors.ts';
+import { AlreadyExistsError, IPAllocatorError, NotFoundError, nameErrorClasses } from '../errors.ts';
 import { showUnseen } from '../quote.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
 
@@ -124,6 +124,7 @@ export class SyncTimeoutError extends IPAllocatorError {
     if (lastError !== undefined) this.cause = lastError;
   }
 }
+nameErrorClasses({ SyncTimeoutError });
 
 function parseStatus(body: unknown): ApiStatus | undefined {
   let v: unknown = body;

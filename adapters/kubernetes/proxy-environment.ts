@@ -35,7 +35,7 @@
 import { domainToASCII } from 'node:url';
 import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { type Family, parseAddr, parsePrefix } from '../address.ts';
-import { InvalidArgumentError } from '../errors.ts';
+import { InvalidArgumentError, nameErrorClasses } from '../errors.ts';
 import { quoteText } from '../quote.ts';
 import { proxyDispatcher } from './proxy-dispatch.ts';
 
@@ -120,6 +120,7 @@ export class UnusableProxyError extends InvalidArgumentError {
     );
   }
 }
+nameErrorClasses({ UnusableProxyError });
 
 function parsed(text: string): URL | undefined {
   try {

@@ -8,7 +8,7 @@
 // Each says why as the end of a sentence naming the user, never with the credential. The library
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
 import type { KubeConfig, User } from '@kubernetes/client-node';
-import { IPAllocatorError } from '../errors.ts';
+import { IPAllocatorError, nameErrorClasses } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, NO_HEADER_HOLDS_IT, sendsThroughNodeFetch } from './header-values.ts';
 import { impersonationProblem } from './impersonation.ts';
@@ -358,6 +358,7 @@ export class KubeconfigCredentialError extends IPAllocatorError {
     this.kubeconfig = kubeconfig;
   }
 }
+nameErrorClasses({ KubeconfigCredentialError });
 
 /**
  * `err`, or, when it is a KubeconfigCredentialError that names no kubeconfig and `inUse` is known
