@@ -30,7 +30,7 @@ export interface IPAddressRecord {
   readonly name: string;
   readonly labels: Readonly<Record<string, string>>;
   /** null when created through allocate(ip)/allocateNext() without an owner. */
-  readonly parentRef: ParentRef | null;
+  readonly parentRef: Readonly<ParentRef> | null;
   /** Set by the store. */
   readonly resourceVersion?: string | undefined;
   readonly uid?: string | undefined;

@@ -53,7 +53,11 @@ export interface IPAllocator {
   used(): number;
   /** size − used, never negative. */
   free(): bigint;
-  /** A view that checks but persists nothing (upstream DryRun). */
+  /**
+   * A view that checks but persists nothing (upstream DryRun). As upstream's, its enableMetrics
+   * and destroy do nothing (it records no metric and owns nothing), and it answers as long as
+   * the allocator it views does.
+   */
   dryRun(): IPAllocator;
   /**
    * Registers the five upstream metrics in `registry`, or in prom-client's default registry when
