@@ -289,11 +289,12 @@ function ownFields(o: object, base: string): Record<string | symbol, unknown> {
   for (const key of Object.keys(o)) {
     const v = readMember(o, key, base);
     if (v === undefined) continue;
-    // "__proto__" defined, not assigned: an own "__proto__" key (JSON.parse makes one) would set
-    // the copy's prototype instead of being a field, hidden from the check (a spread copies it
-    // as a field). Every other key assigned: defineProperty would turn the copy into a slow
-    // dictionary-mode object, read on every allocation that names this owner.
-    if (key === '__proto__') Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
+    // A key the copy inherits ("__proto__", "toString", one given a setter or made read-only on
+    // Object.prototype) defined, not assigned: an assignment would set the copy's prototype, run
+    // the setter or throw, instead of making a field, and the check would not see it (a spread
+    // copies it as a field). Every other key assigned: defineProperty would turn the copy into a
+    // slow dictionary-mode object, read on every allocation that names this owner.
+    if (key in copy) Object.defineProperty(copy, key, { value: v, enumerable: true, writable: true, configurable: true });
     else copy[key] = v;
   }
   for (const sym of Object.getOwnPropertySymbols(o)) {

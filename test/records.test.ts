@@ -164,6 +164,24 @@ describe('checkParentRef: an owner read from JSON with a "__proto__" key', () =>
   });
 });
 
+// Regression: the copy of an owner assigned its fields (all but "__proto__"), so a key that
+// Object.prototype gives a setter ran the setter and was dropped from the copy (an unknown field
+// accepted in silence), and one it holds read-only (Object.freeze(Object.prototype)) threw from
+// the copy ("owner could not be read"), where the check names the key as an unknown field.
+describe('checkParentRef: a key Object.prototype gives a setter or holds read-only', () => {
+  it.each([
+    ['a setter', { set() {}, configurable: true }],
+    ['a read-only value', { value: 'inherited', writable: false, configurable: true }],
+  ] as const)('is refused as an unknown field when Object.prototype has %s for it', (_, descriptor) => {
+    Object.defineProperty(Object.prototype, 'zone', descriptor);
+    try {
+      expect(() => checkParentRef({ resource: 'services', name: 'web', zone: 'a' })).toThrow(/^owner\.zone: Unknown field$/);
+    } finally {
+      delete (Object.prototype as { zone?: unknown }).zone;
+    }
+  });
+});
+
 describe('validateRecord: labels are what kube-apiserver takes as labels (ValidateLabels)', () => {
   const own = (labels: Record<string, unknown>) => ({
     name: '10.0.0.1',
