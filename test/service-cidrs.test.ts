@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../adapters/random.ts';
 import { InMemoryServiceCIDRs, type ServiceCIDR, type ServiceCIDRWatcher } from '../adapters/service-cidrs.ts';
 
 /** A watcher that logs `+name` / `-name` (an update of `name` is `+name` again), with `then` run after each log. */
@@ -77,5 +78,102 @@ describe('InMemoryServiceCIDRs: the replay subscribe() gives', () => {
     unsubscribe();
     cidrs.deleteServiceCIDR('c');
     expect(seen).toEqual(['+a', '+b', '+c']);
+  });
+});
+
+// A property over random runs: watchers that, from inside their callbacks and replays, add,
+// update and delete ServiceCIDRs, subscribe new watchers, unsubscribe others and throw. Each
+// watcher builds the objects from what it is given; every one still subscribed ends with the
+// source's objects, none is given the delete of an object it does not hold, and none hears of
+// anything once its unsubscribe has returned.
+describe('InMemoryServiceCIDRs: watchers changing the source from inside deliveries and replays', () => {
+  interface Seen {
+    readonly objects: Map<string, ServiceCIDR>;
+    readonly wrong: string[];
+    unsubscribe: (() => void) | null;
+    unsubscribed: boolean;
+  }
+
+  /** What went wrong for each watcher of the run `seed`. */
+  function run(seed: number): string[][] {
+    const random = seededRandom(seed);
+    const below = (n: number) => random.nextU32() % n;
+    const cidrs = new InMemoryServiceCIDRs({ onWatcherError: () => {} });
+    const all: Seen[] = [];
+    let steps = 60;
+    const step = (): void => {
+      if (steps-- <= 0) return;
+      const names = cidrs.list().map((sc) => sc.name);
+      const any = () => names[below(names.length)]!;
+      switch (below(6)) {
+        case 0: {
+          // few names: one deleted comes back, its delete and its add queued one behind the other
+          const name = `sc-${below(8)}`;
+          if (!names.includes(name)) cidrs.addServiceCIDR(name, [`10.${below(256)}.0.0/24`]);
+          return;
+        }
+        case 1:
+          if (names.length > 0) cidrs.deleteServiceCIDR(any());
+          return;
+        case 2:
+          if (names.length > 0) cidrs.setReady(any(), below(2) === 0);
+          return;
+        case 3:
+          subscribeOne();
+          return;
+        case 4: {
+          const live = all.filter((s) => s.unsubscribe !== null && !s.unsubscribed);
+          const s = live[below(live.length)];
+          if (s === undefined) return;
+          s.unsubscribed = true;
+          s.unsubscribe!();
+          return;
+        }
+        default:
+          throw new Error('watcher bug');
+      }
+    };
+    const subscribeOne = () => {
+      const s: Seen = { objects: new Map(), wrong: [], unsubscribe: null, unsubscribed: false };
+      all.push(s);
+      s.unsubscribe = cidrs.subscribe({
+        onAdd: (sc) => {
+          if (s.unsubscribed) s.wrong.push(`+${sc.name} after its unsubscribe`);
+          s.objects.set(sc.name, sc);
+          if (below(2) === 0) step();
+        },
+        onDelete: (sc) => {
+          if (s.unsubscribed) s.wrong.push(`-${sc.name} after its unsubscribe`);
+          if (!s.objects.has(sc.name)) s.wrong.push(`-${sc.name}, never given`);
+          s.objects.delete(sc.name);
+          if (below(2) === 0) step();
+        },
+      });
+    };
+    cidrs.addServiceCIDR('first', ['10.0.0.0/24']);
+    subscribeOne();
+    while (steps > 0) {
+      try {
+        step();
+      } catch {
+        // a throw from outside any callback: nothing to report
+      }
+    }
+    const objects = cidrs.list();
+    return all.map((s) =>
+      s.unsubscribed || (s.objects.size === objects.length && objects.every((sc) => s.objects.get(sc.name) === sc))
+        ? s.wrong
+        : [...s.wrong, 'ends with other objects than the source lists'],
+    );
+  }
+
+  it("every watcher still subscribed ends with the source's objects, never given a delete it cannot apply (400 seeded runs)", () => {
+    const wrong: string[] = [];
+    for (let seed = 1; seed <= 400; seed++) {
+      run(seed).forEach((each, i) => {
+        for (const w of each) wrong.push(`seed ${seed}, watcher ${i}: ${w}`);
+      });
+    }
+    expect(wrong).toEqual([]);
   });
 });
