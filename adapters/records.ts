@@ -298,7 +298,11 @@ function ownFields(o: object, base: string): Record<string | symbol, unknown> {
     else copy[key] = v;
   }
   for (const sym of Object.getOwnPropertySymbols(o)) {
-    if (Object.prototype.propertyIsEnumerable.call(o, sym)) copy[sym] = readMember(o, sym, base);
+    if (!Object.prototype.propertyIsEnumerable.call(o, sym)) continue;
+    const v = readMember(o, sym, base);
+    // defined, as an inherited key above: a setter for it on Object.prototype would drop it
+    if (sym in copy) Object.defineProperty(copy, sym, { value: v, enumerable: true, writable: true, configurable: true });
+    else copy[sym] = v;
   }
   return copy;
 }

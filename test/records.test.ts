@@ -180,6 +180,16 @@ describe('checkParentRef: a key Object.prototype gives a setter or holds read-on
       delete (Object.prototype as { zone?: unknown }).zone;
     }
   });
+
+  it('a symbol key Object.prototype gives a setter for is refused as an unknown field too', () => {
+    const zone = Symbol('zone');
+    Object.defineProperty(Object.prototype, zone, { set() {}, configurable: true });
+    try {
+      expect(() => checkParentRef({ resource: 'services', name: 'web', [zone]: 'a' })).toThrow(/^owner\[Symbol\(zone\)\]: Unknown field$/);
+    } finally {
+      delete (Object.prototype as { [zone]?: unknown })[zone];
+    }
+  });
 });
 
 describe('validateRecord: labels are what kube-apiserver takes as labels (ValidateLabels)', () => {
