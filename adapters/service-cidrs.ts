@@ -220,8 +220,9 @@ export type ServiceCIDRWatcherErrorHandler = (
 export interface InMemoryServiceCIDRsOptions {
   /**
    * Called when a watcher throws from onAdd/onDelete, in subscribe's replay too. The change
-   * stands, the other watchers still receive it, and the watcher stays subscribed. Default: rethrow the error from a microtask, outside the change, so it
-   * reaches the runtime's uncaught-error handler instead of vanishing.
+   * stands, the other watchers still receive it, and the watcher stays subscribed. Default:
+   * rethrow the error from a microtask, outside the change, so it reaches the runtime's
+   * uncaught-error handler instead of vanishing.
    */
   onWatcherError?: ServiceCIDRWatcherErrorHandler | undefined;
 }
