@@ -341,6 +341,28 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(s.get('b')?.ready).toBe(true);
     });
 
+    // Regression: a watcher unsubscribed by an earlier watcher during an event was still given
+    // that event (InMemoryServiceCIDRs skips it): nothing reaches a watcher once its unsubscribe returned.
+    it('a watcher unsubscribed by an earlier one during an event is not given that event', async () => {
+      const s = source();
+      await s.waitForSync();
+      const late = new Log();
+      let unsubscribeLate = (): void => {};
+      const early = new Log();
+      s.subscribe({
+        onAdd: (sc) => {
+          early.onAdd(sc);
+          unsubscribeLate();
+        },
+        onDelete: (sc) => early.onDelete(sc),
+      });
+      unsubscribeLate = s.subscribe(late);
+      await createServiceCIDR(kc, 'b', ['10.1.0.0/24']);
+      await eventually(() => early.lines.length === 1, 'the add');
+      expect([early.lines, late.lines]).toEqual([['+b:undefined'], []]);
+      s.close();
+    });
+
     it('lists ServiceCIDRs made in the same second by name, as a MetaAllocator orders its ranges, whatever their arrival', async () => {
       const s = source();
       await s.waitForSync();

@@ -398,7 +398,9 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     // One fan-out subscription; a subscriber that throws is reported and does not stop the others.
     this.report = options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a ServiceCIDR watcher threw', e));
     const fanOut = (kind: 'onAdd' | 'onDelete', sc: ServiceCIDRRecord) => {
-      for (const w of [...this.watchers]) this.deliver(w, kind, sc);
+      for (const w of [...this.watchers]) {
+        if (this.watchers.has(w)) this.deliver(w, kind, sc); // else unsubscribed by an earlier watcher of this event
+      }
     };
     this.informer.subscribe({ onAdd: (sc) => fanOut('onAdd', sc), onDelete: (sc) => fanOut('onDelete', sc) });
     if (options.start ?? true) this.informer.start();
