@@ -1037,6 +1037,23 @@ describe('a user with a token beside a username or password', () => {
     expect(r.stderr).not.toContain('secret');
   });
 
+  // Regression: a token-file (read for client-node by the loader, kept as the user's token) beside
+  // a username was taken and its token sent alone; kubectl's transport refuses the pair
+  it('a token-file beside a username is refused by the command line, naming the user; nothing is sent', async () => {
+    const token = join(fixture.folder, 'token');
+    writeFileSync(token, 'from-file');
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, text(`{tokenFile: ${token}, username: admin}`));
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": the user "u" (context "ctx") has a token-file and a username, ` +
+        'two ways to authenticate, which kubectl refuses too ("username/password or bearer token may be set, but not both"; ' +
+        '@kubernetes/client-node would send the token alone): keep one, or use another context\n',
+    ]);
+    expect(fixture.double.requests).toEqual([]);
+  });
+
   it('a token-file beside a password alone is no second method to kubectl: taken, and its token sent', async () => {
     const token = join(fixture.folder, 'token');
     writeFileSync(token, 'from-file');

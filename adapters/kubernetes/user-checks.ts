@@ -37,7 +37,8 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
  * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
  * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), a token no header can
- * hold (tokenNoHeaderHolds), a token beside a username or password (moreThanOneAuthMethod), half
+ * hold (tokenNoHeaderHolds), a token beside a username or password (moreThanOneAuthMethod), a
+ * token-file beside a username (tokenFileBesideUsername), half
  * a client certificate (halfClientCertificate), a client certificate or key that does not parse
  * for an http:// server (plainHttpClientCertificate), an impersonation that cannot be sent as
  * kubectl sends it (impersonation.ts impersonationProblem).
@@ -49,6 +50,7 @@ export function userProblem(kc: KubeConfig): string | undefined {
     emptyToken(kc) ??
     tokenNoHeaderHolds(kc) ??
     moreThanOneAuthMethod(kc) ??
+    tokenFileBesideUsername(kc) ??
     halfClientCertificate(kc) ??
     plainHttpClientCertificate(kc) ??
     impersonationProblem(kc)
@@ -118,7 +120,8 @@ export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
  * and password the kubeconfig names would go unused without a word. Only a token the kubeconfig
  * gives counts, as for validateAuthInfo: one read from a token-file (token-files.ts attaches it as
  * a getter) does not (kubectl's transport refuses one beside a username later, "username/password
- * or bearer token may be set, but not both": not asked here).
+ * or bearer token may be set, but not both": tokenFileBesideUsername, which does not decide
+ * whether a pod's service account is taken).
  */
 export function moreThanOneAuthMethod(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -131,6 +134,26 @@ export function moreThanOneAuthMethod(kc: KubeConfig): string | undefined {
     `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has a token and a ` +
     `${user.username ? 'username' : 'password'}, two ways to authenticate, which kubectl refuses too ("more than one ` +
     'authentication method found"; @kubernetes/client-node would send the token alone): keep one, or use another context'
+  );
+}
+
+/**
+ * Why the current context's user has a token-file beside a username, as the end of a sentence
+ * naming the user; undefined otherwise. kubectl's transport refuses the pair ("username/password
+ * or bearer token may be set, but not both": client-go's transport counts a username, not a
+ * password alone, as basic auth), where client-node would send the file's token alone. The
+ * loader keeps a token-file's token as a getter on the user (token-files.ts attachTo).
+ */
+export function tokenFileBesideUsername(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  if (typeof user !== 'object' || user === null || !user.username) return undefined;
+  if (Object.getOwnPropertyDescriptor(user, 'token')?.get === undefined) return undefined;
+  return (
+    `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has a token-file and a ` +
+    'username, two ways to authenticate, which kubectl refuses too ("username/password or bearer token may be set, but not ' +
+    'both"; @kubernetes/client-node would send the token alone): keep one, or use another context'
   );
 }
 
