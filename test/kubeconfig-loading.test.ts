@@ -1054,6 +1054,24 @@ describe('a user with a token beside a username or password', () => {
     expect(fixture.double.requests).toEqual([]);
   });
 
+  it("a token-file beside a username, under client-node's key, is refused by the library loading the kubeconfig; nothing is sent", () => {
+    const token = join(fixture.folder, 'token');
+    writeFileSync(token, 'from-file');
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, text(`{token-file: ${token}, username: admin}`));
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = path;
+    try {
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+        'KubernetesStore: the user "u" (context "ctx") has a token-file and a username, two ways to authenticate, which kubectl refuses too',
+      );
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+    expect(fixture.double.requests).toEqual([]);
+  });
+
   it('a token-file beside a password alone is no second method to kubectl: taken, and its token sent', async () => {
     const token = join(fixture.folder, 'token');
     writeFileSync(token, 'from-file');
