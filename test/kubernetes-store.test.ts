@@ -396,6 +396,27 @@ describe('KubernetesStore', () => {
       expect(s.stats.lists).toBe(1);
     });
 
+    // Regression: an event reached a watcher that an earlier watcher unsubscribed during it
+    // (MemoryStore's cache skips it: nothing reaches a watcher once its unsubscribe returned)
+    it('a watcher unsubscribed by an earlier watcher during an event is not given that event', async () => {
+      const { s } = await watched();
+      const heard: string[] = [];
+      const victim: string[] = [];
+      let off: () => void = () => {};
+      s.cache.subscribe({
+        onAdd: (r) => {
+          heard.push(r.name);
+          off();
+        },
+        onDelete: () => {},
+      });
+      off = s.cache.subscribe({ onAdd: (r) => victim.push(r.name), onDelete: () => {} });
+      d.insert(foreign('10.0.0.9'));
+      await until(() => heard.length === 1);
+      expect([heard, victim]).toEqual([['10.0.0.9'], []]);
+      s.close();
+    });
+
     it('applies its own writes at once (read your writes) and ignores the late watch events', async () => {
       const { s, m } = await watched();
       d.holdWatches();

@@ -649,6 +649,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     for (const uid of [...this.tombstones.keys()]) if (!listedUids.has(uid)) this.tombstones.delete(uid);
     for (const w of [...this.watchers]) {
       if (this.stopped) return;
+      if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher's onResync
       try {
         w.onResync?.();
       } catch (err) {
@@ -662,6 +663,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private emit(kind: 'onAdd' | 'onDelete', rec: R, previous?: R): void {
     for (const w of [...this.watchers]) {
       if (this.stopped) return; // an earlier watcher closed the store: nothing more is delivered
+      if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher of this event
       this.call(w, kind, rec, previous);
     }
   }
