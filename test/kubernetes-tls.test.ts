@@ -10,6 +10,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubeconfigCredentialError, KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { cli } from './cli-helpers.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
@@ -142,6 +143,39 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
   // Regression: a key file rewritten after the store was made (a rotation gone wrong) was read
   // for each request, left out by Deno over https://, and over http:// by every runtime: the
   // request went out without the client certificate
+  // Regression: the SOCKS failure was recognised by its class name only, which an application
+  // bundle that minifies node_modules renames: the socket's code then went unsaid.
+  it('a SOCKS failure whose class a minifier renamed is still said as the proxy out of reach', () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'prod', server: 'https://10.0.0.1:6443', proxyUrl: 'socks5://user:proxy-secret@127.0.0.1:1080' }],
+      users: [{ name: 'dev' }],
+      contexts: [{ name: 'prod', cluster: 'prod', user: 'dev' }],
+      currentContext: 'prod',
+    });
+    // socks' SocksClientError, as a minifier leaves it: another class name, the same shape
+    class a extends Error {
+      constructor(
+        message: string,
+        readonly options: object,
+      ) {
+        super(message);
+      }
+    }
+    const options = {
+      proxy: { host: '127.0.0.1', port: 1080, type: 5 },
+      destination: { host: '10.0.0.1', port: 6443 },
+      command: 'connect',
+    };
+    const failed = new TypeError('fetch failed', { cause: new a('connect ECONNREFUSED 127.0.0.1:1080', options) });
+    expect(transportProblem(kc, failed)).toBe(
+      'cannot reach the proxy at socks5://127.0.0.1:1080 (proxy-url of cluster "prod" in the kubeconfig): connection refused (ECONNREFUSED)',
+    );
+    // an error of another library with an `options` property of another shape is not taken for it
+    const other = new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { options: { retries: 3 } }) });
+    expect(transportProblem(kc, other)).toBeUndefined();
+  });
+
   it('a client-key file rewritten with no key after the store was made: the next request is refused naming it, over http:// too', async () => {
     const double = await ApiServerDouble.start();
     const dir = mkdtempSync(join(tmpdir(), 'ipallocator-rotated-'));

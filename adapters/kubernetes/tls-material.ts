@@ -21,9 +21,23 @@ import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText } from '../quote.ts';
-import { causeChain, messages } from './errors.ts';
+import { causeChain, type ErrorLink, messages } from './errors.ts';
 import { failedAtProxy, ProxyAuthenticationRequired } from './proxy-dispatch.ts';
 import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
+
+/**
+ * The socks library's SocksClientError (`new SocksClientError(message, options)`, options naming
+ * the proxy and the destination), told by that shape as well as by its class name: an
+ * application bundle that minifies its dependencies renames the class, and the socket's code
+ * would then go unsaid.
+ */
+function isSocksClientError(e: ErrorLink): boolean {
+  if (e.constructor?.name === 'SocksClientError') return true;
+  const options = (e as { options?: unknown }).options;
+  if (!(e instanceof Error) || typeof options !== 'object' || options === null) return false;
+  const { proxy } = options as { proxy?: unknown };
+  return typeof proxy === 'object' && proxy !== null && 'destination' in options;
+}
 
 /**
  * What is wrong with `kc`'s TLS material or proxy when `err` (a request's failure, without an
@@ -76,7 +90,7 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     }
     const failed = codes.find((code) => Object.hasOwn(CONNECT_FAILURES, code));
     if (failed !== undefined) return `cannot reach the proxy at ${shownProxy(proxy)} (${field}): ${CONNECT_FAILURES[failed]} (${failed})`;
-    const socks = causeChain(err).find((e) => e.constructor?.name === 'SocksClientError');
+    const socks = causeChain(err).find(isSocksClientError);
     if (socks !== undefined) {
       const code = /\b(E[A-Z_]+)\b/.exec(String(socks.message))?.[1];
       if (code !== undefined && Object.hasOwn(CONNECT_FAILURES, code)) {
