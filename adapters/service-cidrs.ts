@@ -69,7 +69,8 @@ export interface ServiceCIDRWatcher {
 export interface ServiceCIDRSource {
   /**
    * Subscribes: `onAdd` for every object already known (synchronously, in creation order, before
-   * this returns), then every change in order. Returns the function that unsubscribes.
+   * this returns), then every change in order. Returns the function that unsubscribes. Each call
+   * is a subscription of its own: a watcher subscribed twice receives every change twice.
    */
   subscribe(watcher: ServiceCIDRWatcher): () => void;
   /** True once the source holds a complete copy (informer HasSynced). */
@@ -244,7 +245,8 @@ interface ServiceCIDREvent {
 export class InMemoryServiceCIDRs implements ServiceCIDRSource {
   /** name → object; Map order = creation order. */
   private readonly objects = new Map<string, ServiceCIDR>();
-  private readonly watchers = new Set<ServiceCIDRWatcher>();
+  /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */
+  private readonly subscriptions = new Set<{ readonly watcher: ServiceCIDRWatcher }>();
   private clock = 0;
   /** Changes not yet delivered (only non-empty while a delivery is running). */
   private readonly queue: ServiceCIDREvent[] = [];
@@ -344,17 +346,18 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
    */
   subscribe(watcher: ServiceCIDRWatcher): () => void {
     checkWatcher(watcher, 'InMemoryServiceCIDRs.subscribe');
+    const sub = { watcher };
     const outermost = !this.delivering;
     this.delivering = true;
     try {
       for (const sc of [...this.delivered.values()]) this.deliver(watcher, { kind: 'add', serviceCIDR: sc });
-      this.watchers.add(watcher);
+      this.subscriptions.add(sub);
       if (outermost) this.drain();
     } finally {
       if (outermost) this.endDelivery();
     }
     return () => {
-      this.watchers.delete(watcher);
+      this.subscriptions.delete(sub);
     };
   }
 
@@ -384,9 +387,10 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
       // delivered from now on: a watcher subscribed during it is replayed the object as it leaves it
       if (event.kind === 'add') this.delivered.set(event.serviceCIDR.name, event.serviceCIDR);
       else this.delivered.delete(event.serviceCIDR.name);
-      for (const w of [...this.watchers]) {
-        if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher of this event
-        this.deliver(w, event);
+      for (const s of [...this.subscriptions]) {
+        // unsubscribed by an earlier watcher of this event (subscribed again: replayed already)
+        if (!this.subscriptions.has(s)) continue;
+        this.deliver(s.watcher, event);
       }
     }
   }

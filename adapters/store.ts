@@ -86,7 +86,8 @@ export interface StoreCache {
    * every change in order (a write made during the replay arrives after it). A replay that
    * throws leaves the watcher unsubscribed and the error goes to the caller. After a re-list (watch lost, 410 Gone) the store delivers the
    * differences as adds and deletes, so a watcher's view always converges to the cache.
-   * Returns the function that unsubscribes.
+   * Returns the function that unsubscribes. Each call is a subscription of its own: a watcher
+   * subscribed twice receives every change twice.
    */
   subscribe(watcher: StoreWatcher): () => void;
 }

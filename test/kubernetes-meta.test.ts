@@ -363,6 +363,40 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       s.close();
     });
 
+    // Regression: a watcher unsubscribed and subscribed again by an earlier watcher during an
+    // event got that onAdd twice (its replay, then the event itself); and one watcher subscribed
+    // twice was one subscription, where MemoryStore's cache counts two.
+    it('a watcher subscribed again during an event gets it once, in its replay; one subscribed twice gets each change twice', async () => {
+      const s = source();
+      await s.waitForSync();
+      const again = new Log();
+      let offAgain = (): void => {};
+      const early = new Log();
+      s.subscribe({
+        onAdd: (sc) => {
+          early.onAdd(sc);
+          if (early.lines.length !== 1) return;
+          offAgain();
+          offAgain = s.subscribe(again);
+        },
+        onDelete: (sc) => early.onDelete(sc),
+      });
+      offAgain = s.subscribe(again);
+      const twice = new Log();
+      const offFirst = s.subscribe(twice);
+      s.subscribe(twice);
+      await createServiceCIDR(kc, 'b', ['10.1.0.0/24']);
+      await eventually(() => twice.lines.length === 2, 'the add, twice');
+      offFirst();
+      await deleteServiceCIDR(kc, 'b');
+      await eventually(() => early.lines.length === 2, 'the delete');
+      expect([again.lines, twice.lines]).toEqual([
+        ['+b:undefined', '-b'],
+        ['+b:undefined', '+b:undefined', '-b'],
+      ]);
+      s.close();
+    });
+
     it('lists ServiceCIDRs made in the same second by name, as a MetaAllocator orders its ranges, whatever their arrival', async () => {
       const s = source();
       await s.waitForSync();

@@ -417,6 +417,47 @@ describe('KubernetesStore', () => {
       s.close();
     });
 
+    // Regression: a watcher unsubscribed and subscribed again by an earlier watcher during an
+    // event got that onAdd twice (its replay, then the event itself); and one watcher subscribed
+    // twice was one subscription, where MemoryStore's cache counts two.
+    it('a watcher subscribed again during an event gets it once, in its replay; one subscribed twice gets each change twice', async () => {
+      const { s } = await watched();
+      const heard: string[] = [];
+      const again: string[] = [];
+      const againWatcher = {
+        onAdd: (r: { name: string }) => again.push(`+${r.name}`),
+        onDelete: (r: { name: string }) => again.push(`-${r.name}`),
+      };
+      let off: () => void = () => {};
+      s.cache.subscribe({
+        onAdd: (r) => {
+          heard.push(r.name);
+          if (heard.length !== 1) return;
+          off();
+          off = s.cache.subscribe(againWatcher);
+        },
+        onDelete: (r) => heard.push(`-${r.name}`),
+      });
+      off = s.cache.subscribe(againWatcher);
+      const twice: string[] = [];
+      const twiceWatcher = {
+        onAdd: (r: { name: string }) => twice.push(`+${r.name}`),
+        onDelete: (r: { name: string }) => twice.push(`-${r.name}`),
+      };
+      const offFirst = s.cache.subscribe(twiceWatcher);
+      s.cache.subscribe(twiceWatcher);
+      d.insert(foreign('10.0.0.9'));
+      await until(() => twice.length === 2);
+      offFirst();
+      d.remove('10.0.0.9');
+      await until(() => heard.length === 2);
+      expect([again, twice]).toEqual([
+        ['+10.0.0.9', '-10.0.0.9'],
+        ['+10.0.0.9', '+10.0.0.9', '-10.0.0.9'],
+      ]);
+      s.close();
+    });
+
     it('applies its own writes at once (read your writes) and ignores the late watch events', async () => {
       const { s, m } = await watched();
       d.holdWatches();
@@ -2071,7 +2112,7 @@ describe('Informer: a watcher that closes the store from its callback', () => {
     };
     expect(() => informer.subscribe(watcher)).toThrow(ErrDestroyed);
     expect(seen).toEqual(['10.0.0.1']);
-    expect((informer as unknown as { watchers: Set<unknown> }).watchers.size).toBe(0);
+    expect((informer as unknown as { subscriptions: Set<unknown> }).subscriptions.size).toBe(0);
   });
   it('stops the delivery at once: later watchers hear nothing of that list', async () => {
     const lw: ListerWatcher = {

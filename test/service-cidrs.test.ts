@@ -60,6 +60,34 @@ describe('InMemoryServiceCIDRs: the replay subscribe() gives', () => {
     expect(first).toEqual(['+a', '+b', '-a']);
   });
 
+  // Regression: a watcher unsubscribed and subscribed again by an earlier watcher during a
+  // delivery got that change twice (its replay, then the change itself); and one watcher
+  // subscribed twice was one subscription, where MemoryStore's cache counts two.
+  it('a watcher subscribed again during a delivery gets that change once, in its replay; one subscribed twice gets each change twice', () => {
+    const cidrs = new InMemoryServiceCIDRs();
+    const again: string[] = [];
+    const againWatcher = logging(again);
+    let offAgain = (): void => {};
+    cidrs.subscribe(
+      logging([], (kind, sc) => {
+        if (kind === '+' && sc.name === 'a') {
+          offAgain();
+          offAgain = cidrs.subscribe(againWatcher);
+        }
+      }),
+    );
+    offAgain = cidrs.subscribe(againWatcher);
+    const twice: string[] = [];
+    const twiceWatcher = logging(twice);
+    const offFirst = cidrs.subscribe(twiceWatcher);
+    cidrs.subscribe(twiceWatcher);
+    cidrs.addServiceCIDR('a', ['10.0.0.0/28']);
+    offFirst();
+    cidrs.deleteServiceCIDR('a');
+    expect(again).toEqual(['+a', '-a']);
+    expect(twice).toEqual(['+a', '+a', '-a']);
+  });
+
   it('a watcher that throws in its replay is reported, gets the rest of the replay and later changes, and stays subscribed', () => {
     const reported: string[] = [];
     const cidrs = new InMemoryServiceCIDRs({

@@ -173,7 +173,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private readonly records = new Map<string, R>();
   /** uid → name of records this store deleted whose DELETED event has not arrived yet. */
   private readonly tombstones = new Map<string, string>();
-  private readonly watchers = new Set<InformerWatcher<R>>();
+  /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */
+  private readonly subscriptions = new Set<{ readonly watcher: InformerWatcher<R> }>();
   private readonly status = new StateReporter();
   private synced = false;
   private rv = '';
@@ -251,9 +252,10 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     }
     // A closed store keeps no subscriber, and says so as every call after close() does.
     this.assertRunning();
-    this.watchers.add(watcher);
+    const sub = { watcher };
+    this.subscriptions.add(sub);
     return () => {
-      this.watchers.delete(watcher);
+      this.subscriptions.delete(sub);
     };
   }
 
@@ -330,7 +332,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.syncWaiters.rejectAll(() => new ErrDestroyed(this.owner));
     // Nothing is delivered or read any more: let go of the subscribers (an allocator never
     // destroyed keeps its WASM index through them) and of what was cached.
-    this.watchers.clear();
+    this.subscriptions.clear();
     this.records.clear();
     this.tombstones.clear();
     this.status.clear(); // told 'stopped' above; nothing follows
@@ -647,11 +649,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     }
     // A tombstone whose uid the list no longer shows is settled.
     for (const uid of [...this.tombstones.keys()]) if (!listedUids.has(uid)) this.tombstones.delete(uid);
-    for (const w of [...this.watchers]) {
+    for (const sub of [...this.subscriptions]) {
       if (this.stopped) return;
-      if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher's onResync
+      if (!this.subscriptions.has(sub)) continue; // unsubscribed by an earlier watcher's onResync
       try {
-        w.onResync?.();
+        sub.watcher.onResync?.();
       } catch (err) {
         (this.options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a store watcher threw', e)))(err);
       }
@@ -661,10 +663,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   // --- helpers ---------------------------------------------------------------------------------
 
   private emit(kind: 'onAdd' | 'onDelete', rec: R, previous?: R): void {
-    for (const w of [...this.watchers]) {
+    for (const sub of [...this.subscriptions]) {
       if (this.stopped) return; // an earlier watcher closed the store: nothing more is delivered
-      if (!this.watchers.has(w)) continue; // unsubscribed by an earlier watcher of this event
-      this.call(w, kind, rec, previous);
+      // unsubscribed by an earlier watcher of this event (subscribed again: replayed already)
+      if (!this.subscriptions.has(sub)) continue;
+      this.call(sub.watcher, kind, rec, previous);
     }
   }
 

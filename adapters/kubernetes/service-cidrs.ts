@@ -362,7 +362,8 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   readonly selector: LabelSelector | undefined;
   protected readonly informer: Informer<ServiceCIDRRecord>;
   protected readonly requests: ApiRequests;
-  private readonly watchers = new Set<ServiceCIDRWatcher>();
+  /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */
+  private readonly subscriptions = new Set<{ readonly watcher: ServiceCIDRWatcher }>();
   /** Where a subscriber's throw goes (options.onWatcherError, else console.error). */
   private readonly report: (err: unknown) => void;
 
@@ -398,8 +399,9 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
     // One fan-out subscription; a subscriber that throws is reported and does not stop the others.
     this.report = options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a ServiceCIDR watcher threw', e));
     const fanOut = (kind: 'onAdd' | 'onDelete', sc: ServiceCIDRRecord) => {
-      for (const w of [...this.watchers]) {
-        if (this.watchers.has(w)) this.deliver(w, kind, sc); // else unsubscribed by an earlier watcher of this event
+      for (const sub of [...this.subscriptions]) {
+        // else unsubscribed by an earlier watcher of this event (subscribed again: replayed already)
+        if (this.subscriptions.has(sub)) this.deliver(sub.watcher, kind, sc);
       }
     };
     this.informer.subscribe({ onAdd: (sc) => fanOut('onAdd', sc), onDelete: (sc) => fanOut('onDelete', sc) });
@@ -417,9 +419,10 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
       this.deliver(watcher, 'onAdd', sc);
     }
     this.assertOpen(); // a closed source keeps no subscriber, and says so as every call after close() does
-    this.watchers.add(watcher);
+    const sub = { watcher };
+    this.subscriptions.add(sub);
     return () => {
-      this.watchers.delete(watcher);
+      this.subscriptions.delete(sub);
     };
   }
 
@@ -453,7 +456,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
 
   /** Stops the informer (aborting its watch); subscribers get no further events. */
   override close(): void {
-    this.watchers.clear();
+    this.subscriptions.clear();
     super.close();
   }
 }
