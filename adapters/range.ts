@@ -47,7 +47,7 @@ import { arrayLength, memberName, optionsObject, readMember } from './input.ts';
 import { inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
-import { loadNewIndex, loadSlices, SPARSE_BYTES_PER_ADDRESS, shuffled } from './sliced-load.ts';
+import { inLoadOrder, loadNewIndex, loadSlices, SPARSE_BYTES_PER_ADDRESS } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
 import { bytesInUse, memoryNow, remeasured } from './wasm.ts';
 import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
@@ -662,7 +662,7 @@ export class Range implements RangeView {
   /**
    * Marks the offsets `pairs` ((hi, lo) each) taken, all or nothing, and returns how many were
    * newly marked: in one core call when its batch fits beside the index; where it does not
-   * under a memory cap, the offsets not marked yet go in slices of them shuffled (loadSlices), so
+   * under a memory cap, the offsets not marked yet go in slices (loadSlices, inLoadOrder), so
    * that offsets marked already need no memory. When a slice runs out, what the slices before it
    * marked is cleared again, last first; a clear can need memory too (a sparse run split): then
    * what is left stays marked, counted, and the error says so.
@@ -674,7 +674,7 @@ export class Range implements RangeView {
     } catch (e) {
       if (!(e instanceof OutOfMemoryError)) throw e;
     }
-    const fresh = shuffled(unmarked(index, pairs), 2);
+    const fresh = inLoadOrder(unmarked(index, pairs), 2);
     const inUse = bytesInUse(); // what the index grows into is not given back by the undo
     let done = 0; // offsets of `fresh` the calls so far marked (or found marked: a repeat)
     try {
