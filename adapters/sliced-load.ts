@@ -40,12 +40,14 @@ export function loadInSlices(entries: Uint32Array, width: number, load: (batch: 
 }
 
 /**
- * The fewest bytes per address a sparse index is counted to need, for the estimate of a load
- * that ran out before the index held enough to measure: /64 addresses loaded in slices take
- * about 11–15 B each, more as they grow in number; rounded up, so that a cap raised by
- * `requested - free` tends to be enough.
+ * The most bytes per address a sparse index is counted to need, for the estimate of a load that
+ * ran out: a node of isolated addresses (8-byte slots) doubles when 4/5 full, so one just grown
+ * holds 2/5 of its slots, 20 B per address; a run takes 16 B per run of two or more. Loaded in
+ * slices, 10^6 random /64 addresses take about 17 B each, but late in a load, as many nodes grow
+ * at once, an address can cost far more than the average so far: the estimate counts every
+ * address of the load at this, so that a cap raised by `requested - free` is enough.
  */
-export const SPARSE_BYTES_PER_ADDRESS = 16;
+export const SPARSE_BYTES_PER_ADDRESS = 20;
 
 /**
  * Loads `entries` (`width` u32 words each) into a new index with `load(batch)`, as loadInSlices
@@ -53,8 +55,8 @@ export const SPARSE_BYTES_PER_ADDRESS = 16;
  * again (remeasured), its `requested` the whole index's need: for a sparse index, what the load
  * reached (the index as it stood, given back, and the block it could not get) plus, for each
  * entry it had not loaded, what the index held per entry loaded (SPARSE_BYTES_PER_ADDRESS at
- * least) — an estimate, not the last piece only, so that raising the cap by `requested - free`
- * is about enough. A dense index holds all of its bits from its creation, so its load needs only
+ * least), and at least SPARSE_BYTES_PER_ADDRESS for every entry — an estimate, not the last
+ * piece only, so that raising the cap by `requested - free` is enough. A dense index holds all of its bits from its creation, so its load needs only
  * the batch's room, which it reached.
  */
 export function loadNewIndex(

@@ -356,12 +356,13 @@ const reported = new WeakMap<OutOfMemoryError, { what: string; failure: number; 
 
 /**
  * A load into an index that ran out: the addresses it had loaded and those it had not (`left`),
- * the fewest bytes per address to count for those (`perAddress`), and, for a live index whose
+ * the most bytes per address its index can need (`perAddress`), and, for a live index whose
  * addresses were taken back, the bytes it grew into and kept (`kept`, 0 for a new index, dropped).
  * wasmOutOfMemory adds `left` times the larger of `perAddress` and what the index held per
- * address loaded when it ran out to what the load reached, so that `requested` estimates the
- * whole load's need. What reached counts is what was given back: memory kept is in use already,
- * and the same load uses it again, so it is not needed twice.
+ * address loaded when it ran out to what the load reached, and counts at least `perAddress` for
+ * every address of the load, so that `requested` estimates the whole load's need. What reached
+ * counts is what was given back: memory kept is in use already, and the same load uses it
+ * again, so it is not needed twice.
  * @internal
  */
 export interface LoadEstimate {
@@ -371,14 +372,21 @@ export interface LoadEstimate {
   readonly kept?: number;
 }
 
-/** The bytes per address and in all that `estimate` adds to `reached` (the failing block in it). */
-function estimated(estimate: LoadEstimate | undefined, reached: number): { perAddress: number; bytes: number } {
-  if (estimate === undefined) return { perAddress: 0, bytes: 0 };
+/**
+ * The bytes per address and in all that `estimate` adds to `reached` (the failing block in it);
+ * `whole` when the bytes are those of every address of the load at `estimate.perAddress`.
+ */
+function estimated(estimate: LoadEstimate | undefined, reached: number): { perAddress: number; bytes: number; whole: boolean } {
+  if (estimate === undefined) return { perAddress: 0, bytes: 0, whole: false };
   const kept = estimate.kept ?? 0;
   // what the load had grown the index by when it ran out: given back since, or kept
   const held = Math.max(0, reached - core.heap_failed_block()) + kept;
   const perAddress = Math.max(estimate.perAddress, estimate.loaded === 0 ? 0 : Math.ceil(held / estimate.loaded));
-  return { perAddress, bytes: perAddress * estimate.left };
+  const rest = perAddress * estimate.left;
+  // the index's nodes grow in steps, many of them at once late in a load: what it held per
+  // address so far can be well below what the last addresses cost
+  const whole = estimate.perAddress * (estimate.loaded + estimate.left) - kept - reached;
+  return whole > rest ? { perAddress: estimate.perAddress, bytes: whole, whole: true } : { perAddress, bytes: rest, whole: false };
 }
 
 /**
@@ -409,7 +417,9 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate, packed = 
   const asked =
     more.bytes === 0
       ? `asked for ${bytesText(requested)}`
-      : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not reached)`;
+      : more.whole
+        ? `needs about ${bytesText(requested)} (an estimate: up to ${more.perAddress} bytes for each of the ${estimate!.loaded + estimate!.left} addresses it loads${kept(estimate!)})`
+        : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not reached)`;
   const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
   reported.set(error, { what, failure: core.heap_failures(), estimate, about: more.bytes !== 0 });
   return error;
