@@ -34,7 +34,7 @@ import {
   InvalidArgumentError,
   rejectSoon,
 } from './errors.ts';
-import { checkReady, optionsObject } from './input.ts';
+import { checkReady, optionsObject, unboundOr } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
@@ -183,15 +183,25 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /** The MetaAllocator's switch (upstream `ready`): allocate/allocateNext answer ErrNotReady while false. */
-  setReady(ready: boolean): void {
-    this.live();
-    this.shared.ready = checkReady(ready);
+  setReady(this: object, ready: boolean): void;
+  setReady(this: Allocator, ready: boolean): void {
+    try {
+      this.live();
+      this.shared.ready = checkReady(ready);
+    } catch (e) {
+      throw orUnbound(e, this, 'setReady');
+    }
   }
 
   /** Ready and the cache has synced (upstream: the informer's HasSynced). */
-  isReady(): boolean {
-    this.live();
-    return this.shared.ready && this.cache.hasSynced();
+  isReady(this: object): boolean;
+  isReady(this: Allocator): boolean {
+    try {
+      this.live();
+      return this.shared.ready && this.cache.hasSynced();
+    } catch (e) {
+      throw orUnbound(e, this, 'isReady');
+    }
   }
 
   // ── allocate (static) ──────────────────────────────────────────────────────────────────────
@@ -202,7 +212,8 @@ export class Allocator implements IPAllocator, Disposable {
    * text), InvalidArgumentError (an owner not of upstream's ParentReference shape),
    * OutOfMemoryError; other store errors pass through. Nothing changes when it rejects.
    */
-  allocate(ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
+  allocate(this: Allocator, ip: string, owner?: ParentRef): Promise<void> {
     try {
       this.taken.refuseInsideStrategy();
       const w = this.checkRange(ip, false);
@@ -251,7 +262,7 @@ export class Allocator implements IPAllocator, Disposable {
           },
         );
     } catch (e) {
-      return rejectSoon(e);
+      return rejectSoon(orUnbound(e, this, 'allocate'));
     }
   }
 
@@ -291,8 +302,13 @@ export class Allocator implements IPAllocator, Disposable {
    * ErrNotReady, InvalidArgumentError (owner), OutOfMemoryError; a store error other than
    * AlreadyExists aborts the call and passes through.
    */
-  allocateNext(owner?: ParentRef): Promise<string> {
-    return this.allocateNextFreeOnly(owner, null);
+  allocateNext(this: object, owner?: ParentRef): Promise<string>;
+  allocateNext(this: Allocator, owner?: ParentRef): Promise<string> {
+    try {
+      return this.allocateNextFreeOnly(owner, null);
+    } catch (e) {
+      return rejectSoon(orUnbound(e, this, 'allocateNext')); // allocateNextFreeOnly rejects what it throws: called without `this`
+    }
   }
 
   /**
@@ -333,16 +349,20 @@ export class Allocator implements IPAllocator, Disposable {
    * or ErrNotReady — same draws, same metrics, no Error built. Other errors are thrown. Only on a
    * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError.
    */
-  tryAllocateNextNow(owner?: ParentRef): string | null;
+  tryAllocateNextNow(this: object, owner?: ParentRef): string | null;
   /** @internal MetaAllocator's first pass: `freeOnly` as allocateNextFreeOnly's */
-  tryAllocateNextNow(owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | null;
-  tryAllocateNextNow(owner?: ParentRef, freeOnly: FreeOnlyPass | null = null): string | null {
-    this.live();
-    this.taken.refuseInsideStrategy();
-    const sync = this.store.sync;
-    if (sync == null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
-    const r = this.allocateNextSync(sync, checkParentRef(owner), freeOnly);
-    return typeof r === 'string' ? r : null;
+  tryAllocateNextNow(this: object, owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | null;
+  tryAllocateNextNow(this: Allocator, owner?: ParentRef, freeOnly: FreeOnlyPass | null = null): string | null {
+    try {
+      this.live();
+      this.taken.refuseInsideStrategy();
+      const sync = this.store.sync;
+      if (sync == null) throw new InvalidArgumentError(`tryAllocateNextNow needs a store with synchronous operations (${this.cidr})`);
+      const r = this.allocateNextSync(sync, checkParentRef(owner), freeOnly);
+      return typeof r === 'string' ? r : null;
+    } catch (e) {
+      throw orUnbound(e, this, 'tryAllocateNextNow');
+    }
   }
 
   /** The address, or NOT_READY / FULL. */
@@ -553,7 +573,8 @@ export class Allocator implements IPAllocator, Disposable {
    * InvalidAddressError; an address of the other family is never sent to the store (it cannot be
    * this range's).
    */
-  release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+  release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
+  release(this: Allocator, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     try {
       this.live();
       this.taken.refuseInsideStrategy();
@@ -615,7 +636,7 @@ export class Allocator implements IPAllocator, Disposable {
         (e: unknown) => tellDeleteError(told, e),
       );
     } catch (e) {
-      return rejectSoon(e);
+      return rejectSoon(orUnbound(e, this, 'release'));
     }
   }
 
@@ -624,7 +645,8 @@ export class Allocator implements IPAllocator, Disposable {
    * Malformed text rejects with InvalidAddressError; a well-formed address of the other family
    * resolves false without asking the store.
    */
-  has(ip: string): Promise<boolean> {
+  has(this: object, ip: string): Promise<boolean>;
+  has(this: Allocator, ip: string): Promise<boolean> {
     try {
       this.live();
       const name = this.recordName(ip);
@@ -634,16 +656,23 @@ export class Allocator implements IPAllocator, Disposable {
       if (sync != null) return syncAnswer(sync.getSync(name), 'getSync') != null ? TRUE : FALSE;
       return Promise.resolve(this.store.get(name)).then((r) => r != null); // an answer without a promise: as `await` takes it
     } catch (e) {
-      return rejectSoon(e);
+      return rejectSoon(orUnbound(e, this, 'has'));
     }
   }
 
   /** Calls `fn` for each allocated address of this family the cache holds (upstream ForEach: not filtered by CIDR). */
-  forEach(fn: (ip: string) => void): void {
-    this.live();
-    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    // the labels as stored: the write set (writeLabelsFor) goes to creates only, held by no property
-    for (const r of this.cache.list(labelsFor(this.ipFamily))) {
+  forEach(this: object, fn: (ip: string) => void): void;
+  forEach(this: Allocator, fn: (ip: string) => void): void {
+    let list: readonly { name: string }[];
+    try {
+      this.live();
+      if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
+      // the labels as stored: the write set (writeLabelsFor) goes to creates only, held by no property
+      list = this.cache.list(labelsFor(this.ipFamily));
+    } catch (e) {
+      throw orUnbound(e, this, 'forEach');
+    }
+    for (const r of list) {
       if (this.destroyed) return; // the callback destroyed it: the walk ends
       fn(r.name);
     }
@@ -654,9 +683,14 @@ export class Allocator implements IPAllocator, Disposable {
    * tell. O(1). Never negative: a delete event that would take it below 0 (a cache breaking its
    * contract) is ignored.
    */
-  used(): number {
-    this.live();
-    return this.taken.used();
+  used(this: object): number;
+  used(this: Allocator): number {
+    try {
+      this.live();
+      return this.taken.used();
+    } catch (e) {
+      throw orUnbound(e, this, 'used');
+    }
   }
 
   /**
@@ -670,8 +704,14 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /** size − used, never negative. */
-  free(): bigint {
-    const used = BigInt(this.used());
+  free(this: object): bigint;
+  free(this: Allocator): bigint {
+    let used: bigint;
+    try {
+      used = BigInt(this.used());
+    } catch (e) {
+      throw orUnbound(e, this, 'free');
+    }
     const size = this.size;
     return used > size ? 0n : size - used;
   }
@@ -679,8 +719,13 @@ export class Allocator implements IPAllocator, Disposable {
   // ── dry run, metrics, checks, lifecycle ───────────────────────────────────────────────────
 
   /** A view that checks but persists nothing (upstream DryRun). */
-  dryRun(): IPAllocator {
-    this.live();
+  dryRun(this: object): IPAllocator;
+  dryRun(this: Allocator): IPAllocator {
+    try {
+      this.live();
+    } catch (e) {
+      throw orUnbound(e, this, 'dryRun');
+    }
     return new DryRunAllocator(this);
   }
 
@@ -709,9 +754,14 @@ export class Allocator implements IPAllocator, Disposable {
    * gauges leave the previous one (unless another allocator reports them there); its counters and
    * histogram, cumulative, keep there what they counted.
    */
-  enableMetrics(registry?: MetricsRegistry | true): void {
-    this.live();
-    this.shared.metrics = switchRecorder(this.shared.metrics, registry, this.cidr, this);
+  enableMetrics(this: object, registry?: MetricsRegistry | true): void;
+  enableMetrics(this: Allocator, registry?: MetricsRegistry | true): void {
+    try {
+      this.live();
+      this.shared.metrics = switchRecorder(this.shared.metrics, registry, this.cidr, this);
+    } catch (e) {
+      throw orUnbound(e, this, 'enableMetrics');
+    }
   }
 
   /**
@@ -726,9 +776,14 @@ export class Allocator implements IPAllocator, Disposable {
    * used() checked, while the index waits to be rebuilt after running out of WASM memory.
    * O(cache size + index size): for tests and debugging.
    */
-  validate(): { indexed: number } {
-    this.live();
-    return this.taken.validate(this.cidr);
+  validate(this: object): { indexed: number };
+  validate(this: Allocator): { indexed: number } {
+    try {
+      this.live();
+      return this.taken.validate(this.cidr);
+    } catch (e) {
+      throw orUnbound(e, this, 'validate');
+    }
   }
 
   /**
@@ -736,9 +791,14 @@ export class Allocator implements IPAllocator, Disposable {
    * leave the registry (unless another allocator reports them there). Idempotent; every other
    * method throws ErrDestroyed afterwards.
    */
-  destroy(): void {
-    if (this.destroyed) return;
-    this.taken.refuseInsideStrategy();
+  destroy(this: object): void;
+  destroy(this: Allocator): void {
+    try {
+      if (this.destroyed) return;
+      this.taken.refuseInsideStrategy();
+    } catch (e) {
+      throw orUnbound(e, this, 'destroy');
+    }
     this.shared.ready = false;
     try {
       this.taken.destroy(); // destroyed from its first step: the store's unsubscribe may call back
@@ -764,6 +824,11 @@ export class Allocator implements IPAllocator, Disposable {
   private live(): void {
     if (this.destroyed) throw new ErrDestroyed(`Allocator ${this.cidr}`);
   }
+}
+
+/** What a method of Allocator throws once it failed: unboundOr's answer (called without an Allocator). */
+function orUnbound(error: unknown, self: unknown, method: string): unknown {
+  return unboundOr(error, self, Allocator, 'Allocator', method);
 }
 
 // Compile-time conformance (upstream `var _ Interface = &Allocator{}`).

@@ -1,5 +1,5 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
-import { readMember } from './input.ts';
+import { readMember, unboundCall } from './input.ts';
 import { checkParentRef } from './records.ts';
 import { deleteErrorHandler } from './store.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, ParentRef } from './types.ts';
@@ -64,32 +64,66 @@ export class DryRunAllocator implements IPAllocator {
   get size(): bigint {
     return this.real.size;
   }
-  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
+  async allocate(this: DryRunAllocator, ip: string, owner?: ParentRef): Promise<void> {
+    checkThis(this, 'allocate');
     this.real.checkAllocate(ip);
     checkParentRef(owner); // the real call refuses such an owner (InvalidArgumentError)
   }
-  async allocateNext(owner?: ParentRef): Promise<string> {
+  allocateNext(this: object, owner?: ParentRef): Promise<string>;
+  async allocateNext(this: DryRunAllocator, owner?: ParentRef): Promise<string> {
+    checkThis(this, 'allocateNext');
     return this.real.checkAllocateNext(owner);
   }
-  async release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+  release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
+  async release(this: DryRunAllocator, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+    checkThis(this, 'release');
     this.real.checkRelease(ip);
     deleteErrorHandler(onDeleteError); // as the real release refuses it; a dry run deletes nothing to tell it
   }
-  has(ip: string): Promise<boolean> {
+  has(this: object, ip: string): Promise<boolean>;
+  has(this: DryRunAllocator, ip: string): Promise<boolean> {
+    try {
+      checkThis(this, 'has');
+    } catch (e) {
+      return Promise.reject(e);
+    }
     return this.real.has(ip);
   }
-  forEach(fn: (ip: string) => void): void {
+  forEach(this: object, fn: (ip: string) => void): void;
+  forEach(this: DryRunAllocator, fn: (ip: string) => void): void {
+    checkThis(this, 'forEach');
     this.real.forEach(fn);
   }
-  used(): number {
+  used(this: object): number;
+  used(this: DryRunAllocator): number {
+    checkThis(this, 'used');
     return this.real.used();
   }
-  free(): bigint {
+  free(this: object): bigint;
+  free(this: DryRunAllocator): bigint {
+    checkThis(this, 'free');
     return this.real.free();
   }
-  dryRun(): IPAllocator {
+  dryRun(this: object): IPAllocator;
+  dryRun(this: DryRunAllocator): IPAllocator {
+    checkThis(this, 'dryRun');
     return this;
   }
-  enableMetrics(_registry?: unknown): void {}
-  destroy(): void {}
+  enableMetrics(this: object, _registry?: unknown): void;
+  enableMetrics(this: DryRunAllocator, _registry?: unknown): void {
+    checkThis(this, 'enableMetrics');
+  }
+  destroy(this: object): void;
+  destroy(this: DryRunAllocator): void {
+    checkThis(this, 'destroy');
+  }
+}
+
+/**
+ * Refuses a call of a view's method without its object (unboundCall), as the allocators do: a
+ * view is not on the allocation path (its calls persist nothing), so it checks first.
+ */
+function checkThis(self: unknown, method: string): void {
+  if (!(self instanceof DryRunAllocator)) throw unboundCall(self, 'DryRunAllocator', method);
 }

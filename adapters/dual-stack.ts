@@ -14,7 +14,7 @@
 import { canonicalAddr, canonicalOf, parseAddrInto } from './address.ts';
 import { isDryRun } from './dry-run.ts';
 import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound, nameErrorClasses } from './errors.ts';
-import { arrayLength, checkIPFamily, optionsObject, readElements, readMember } from './input.ts';
+import { arrayLength, checkIPFamily, optionsObject, readElements, readMember, unboundCall } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
@@ -204,7 +204,9 @@ export class DualStackAllocator {
   private readonly dry: boolean;
 
   /** The allocator of one family. ErrDestroyed after destroy(). */
-  allocator(family: IPFamily): IPAllocator {
+  allocator(this: object, family: IPFamily): IPAllocator;
+  allocator(this: DualStackAllocator, family: IPFamily): IPAllocator {
+    checkThis(this, 'allocator');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     checkIPFamily(family);
     return family === 'IPv4' ? this.ipv4 : this.ipv6;
@@ -219,7 +221,9 @@ export class DualStackAllocator {
    * of its family fails the call with IPAllocatorError, after the rollback of the families before
    * it; its answer is not released but reported to onRollbackError.
    */
-  async allocateNext(given?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
+  allocateNext(this: object, given?: ParentRef, families?: readonly IPFamily[]): Promise<DualStackIPs>;
+  async allocateNext(this: DualStackAllocator, given?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
+    checkThis(this, 'allocateNext');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const order = checkFamilies(families); // read once: the families allocated are those reported
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
@@ -271,7 +275,9 @@ export class DualStackAllocator {
    * (ErrAllocated, ErrNotInRange, ErrMismatchedNetwork, …). Malformed text: InvalidAddressError
    * before anything is reserved.
    */
-  async allocate(ips: readonly string[], given?: ParentRef): Promise<DualStackIPs> {
+  allocate(this: object, ips: readonly string[], given?: ParentRef): Promise<DualStackIPs>;
+  async allocate(this: DualStackAllocator, ips: readonly string[], given?: ParentRef): Promise<DualStackIPs> {
+    checkThis(this, 'allocate');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const { canonical, families } = familiesOf(ips, arrayLength(ips, 'ips'), 'ips');
     const owner = checkParentRef(given) ?? undefined; // read once: both families get the same owner
@@ -325,7 +331,9 @@ export class DualStackAllocator {
    * are attempted; the first error is rethrown afterwards. A destroy() meanwhile does not stop
    * it: both addresses are released before the allocators are destroyed.
    */
-  async release(ips: readonly string[] | DualStackIPs): Promise<void> {
+  release(this: object, ips: readonly string[] | DualStackIPs): Promise<void>;
+  async release(this: DualStackAllocator, ips: readonly string[] | DualStackIPs): Promise<void> {
+    checkThis(this, 'release');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     if (typeof ips !== 'object' || ips === null) {
       throw new InvalidArgumentError(`release needs the addresses (an array, or what allocate returned), got ${quoteInput(ips)}`);
@@ -403,7 +411,9 @@ export class DualStackAllocator {
    * flight ends with ErrDestroyed after giving back what it took, a release in flight finishes,
    * and the allocators are destroyed then (a call whose store never answers keeps them).
    */
-  destroy(): void {
+  destroy(this: object): void;
+  destroy(this: DualStackAllocator): void {
+    checkThis(this, 'destroy');
     if (this.destroyed) return;
     this.state.destroyed = true;
     const failure = this.state.inFlight === 0 ? this.destroyPair() : undefined;
@@ -434,6 +444,14 @@ export class DualStackAllocator {
   [Symbol.dispose](): void {
     this.destroy();
   }
+}
+
+/**
+ * Refuses a call of a DualStackAllocator's method without its object (unboundCall), with the
+ * allocators' answer; checked first: each call costs two allocators' calls already.
+ */
+function checkThis(self: unknown, method: string): void {
+  if (!(self instanceof DualStackAllocator)) throw unboundCall(self, 'DualStackAllocator', method);
 }
 
 /** destroy() from a microtask (destroyPair): an error there (a store's unsubscribe) has no caller to tell. */

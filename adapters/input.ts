@@ -248,3 +248,40 @@ function isNear(typed: string, name: string): boolean {
   }
   return prev[b.length]! <= 2;
 }
+
+/**
+ * What a public method of `type` (a class named `className`) throws or rejects with once it has
+ * failed: `error` as it came when the method ran on an object of the class (an instance, a
+ * subclass's, or one made from it with Object.create), else InvalidArgumentError — the method
+ * was called without its object: taken off it (`const { release } = allocator`) or passed as a
+ * function (`ips.map(allocator.release)`, `setTimeout(allocator.destroy)`), where `this` is
+ * undefined or some other object. Such a call fails at its first read of `this`, so a method
+ * asks here only on its failing path, and a call on its object pays nothing for the check.
+ */
+export function unboundOr(
+  error: unknown,
+  self: unknown,
+  type: abstract new (...args: never[]) => object,
+  className: string,
+  method: string,
+): unknown {
+  let bound: boolean;
+  try {
+    bound = self instanceof type;
+  } catch {
+    bound = false; // a Proxy whose getPrototypeOf trap throws: no object of the class to call on
+  }
+  return bound ? error : unboundCall(self, className, method);
+}
+
+/**
+ * InvalidArgumentError for `className.method()` called without its object (`self`: what `this`
+ * was), saying how to call it. unboundOr's, and the check of a method that reads nothing of
+ * `this` before it could fail (a dry-run view's no-ops).
+ */
+export function unboundCall(self: unknown, className: string, method: string): InvalidArgumentError {
+  const object = className.charAt(0).toLowerCase() + className.slice(1);
+  return new InvalidArgumentError(
+    `${className}.${method}() was called without its ${className} (this was ${quoteInput(self)}): call it on the object, ${object}.${method}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}.${method}(…)`,
+  );
+}

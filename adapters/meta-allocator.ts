@@ -70,7 +70,7 @@ import {
   OutOfMemoryError,
   rejectSoon,
 } from './errors.ts';
-import { checkIPFamily, didYouMean, optionsObject, readMember } from './input.ts';
+import { checkIPFamily, didYouMean, optionsObject, readMember, unboundCall } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { markDryRun } from './dry-run.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
@@ -463,8 +463,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   // ── allocation ────────────────────────────────────────────────────────────────────────────
 
-  allocate(ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
+  allocate(this: MetaAllocator, ip: string, owner?: ParentRef): Promise<void> {
     try {
+      checkThis(this, 'allocate');
       this.live();
       // As Allocator.allocate, the address's errors (InvalidAddressError, ErrMismatchedNetwork)
       // win over the owner's; all come before the range rotation's draw, so a refused call spends
@@ -494,8 +496,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  allocateNext(given?: ParentRef): Promise<string> {
+  allocateNext(this: object, given?: ParentRef): Promise<string>;
+  allocateNext(this: MetaAllocator, given?: ParentRef): Promise<string> {
     try {
+      checkThis(this, 'allocateNext');
       this.retryForMemory();
       this.live();
       const owner = checkParentRef(given) ?? undefined; // read once: every range tried gets this copy
@@ -657,8 +661,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * ErrMismatchedNetwork (upstream) — OutOfMemoryError when a range not built for lack of memory
    * holds it; malformed text rejects with InvalidAddressError.
    */
-  release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+  release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
+  release(this: MetaAllocator, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
     try {
+      checkThis(this, 'release');
       this.live();
       deleteErrorHandler(onDeleteError); // refused whatever the address, as a range's release refuses it
       const e = this.route(ip, false);
@@ -725,7 +731,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * such a record would not learn that it stays. Malformed text rejects with InvalidAddressError;
    * an address of the other family is false; the store's errors reject.
    */
-  async has(ip: string): Promise<boolean> {
+  has(this: object, ip: string): Promise<boolean>;
+  async has(this: MetaAllocator, ip: string): Promise<boolean> {
+    checkThis(this, 'has');
     this.live();
     const e = this.route(ip, false);
     if (e !== null) return e.allocator.has(ip);
@@ -745,7 +753,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * when one not built for lack of memory would serve it), InvalidAddressError for malformed text,
    * InvalidArgumentError for a `ready` that is not a boolean (`'false'` would ask for a ready one).
    */
-  rangeFor(ip: string, ready = true): string {
+  rangeFor(this: object, ip: string, ready?: boolean): string;
+  rangeFor(this: MetaAllocator, ip: string, ready = true): string {
+    checkThis(this, 'rangeFor');
     this.live();
     if (typeof ready !== 'boolean') throw new InvalidArgumentError(`rangeFor's ready must be true or false, got ${quoteInput(ready)}`);
     const e = this.route(ip, ready);
@@ -839,7 +849,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   // ── reading ───────────────────────────────────────────────────────────────────────────────
 
-  forEach(fn: (ip: string) => void): void {
+  forEach(this: object, fn: (ip: string) => void): void;
+  forEach(this: MetaAllocator, fn: (ip: string) => void): void {
+    checkThis(this, 'forEach');
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
     for (const r of this.store.cache.list(labelsFor(this.ipFamily))) {
@@ -849,7 +861,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /** Records of this family carrying both allocator labels, in any range or none (upstream). O(1). */
-  used(): number {
+  used(this: object): number;
+  used(this: MetaAllocator): number {
+    checkThis(this, 'used');
     this.live();
     return this.labelled;
   }
@@ -858,7 +872,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * Σ size of the top-level ranges − used(), never negative, as a bigint. Upstream sums `int`s,
    * so an IPv6 /64 (2^64 − 1 addresses) contributes −1 there; that overflow is not reproduced.
    */
-  free(): bigint {
+  free(this: object): bigint;
+  free(this: MetaAllocator): bigint {
+    checkThis(this, 'free');
     this.live();
     this.retryForMemory();
     const used = BigInt(this.labelled);
@@ -870,7 +886,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * The ranges in creation order. A range that the store's cache removes while its readiness is
    * asked (readyNow) is left out; when that destroys this MetaAllocator, ErrDestroyed.
    */
-  ranges(): RangeInfo[] {
+  ranges(this: object): RangeInfo[];
+  ranges(this: MetaAllocator): RangeInfo[] {
+    checkThis(this, 'ranges');
     this.live();
     this.retryForMemory();
     const out: RangeInfo[] = [];
@@ -891,7 +909,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /** The CIDRs currently skipped, with their reasons. */
-  skipped(): SkippedCIDR[] {
+  skipped(this: object): SkippedCIDR[];
+  skipped(this: MetaAllocator): SkippedCIDR[] {
+    checkThis(this, 'skipped');
     this.live();
     this.retryForMemory();
     return [...this.skips.values()];
@@ -904,7 +924,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * whose allocate/allocateNext answer ErrNotReady (upstream returns an empty, unready Allocator).
    * Like upstream, the view checks against that one range only.
    */
-  dryRun(): IPAllocator {
+  dryRun(this: object): IPAllocator;
+  dryRun(this: MetaAllocator): IPAllocator {
+    checkThis(this, 'dryRun');
     this.live();
     this.retryForMemory();
     for (const e of this.shared.order) if (readyNow(e)) return e.allocator.dryRun();
@@ -944,7 +966,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * Enables metrics on every range, now and later (each range reports under its own cidr label),
    * in `registry`, or in prom-client's default registry for `true` or none.
    */
-  enableMetrics(registry?: MetricsRegistry | true): void {
+  enableMetrics(this: object, registry?: MetricsRegistry | true): void;
+  enableMetrics(this: MetaAllocator, registry?: MetricsRegistry | true): void {
+    checkThis(this, 'enableMetrics');
     this.live();
     recorderFor(registry, 'registry'); // validates before changing anything
     // the registry's own methods may destroy this (as they may an Allocator): ErrDestroyed then,
@@ -966,7 +990,9 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * of its index), it destroys that range once its strategy returns, and the call rejects with
    * ErrDestroyed, nothing allocated.
    */
-  destroy(): void {
+  destroy(this: object): void;
+  destroy(this: MetaAllocator): void {
+    checkThis(this, 'destroy');
     if (this.destroyed) return;
     this.shared.destroyed = true;
     // Every step runs whatever an earlier one throws (an unsubscribe of a store or source of your
@@ -1658,35 +1684,67 @@ class NotReadyDryRun implements IPAllocator {
   get size(): bigint {
     return this.meta.size;
   }
-  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
+  async allocate(this: NotReadyDryRun, ip: string, owner?: ParentRef): Promise<void> {
+    checkViewThis(this, 'allocate');
     this.meta.checkAllocate(ip, owner);
     throw new ErrNotReady();
   }
-  async allocateNext(owner?: ParentRef): Promise<string> {
+  allocateNext(this: object, owner?: ParentRef): Promise<string>;
+  async allocateNext(this: NotReadyDryRun, owner?: ParentRef): Promise<string> {
+    checkViewThis(this, 'allocateNext');
     this.meta.checkAllocateNext(owner);
     throw new ErrNotReady();
   }
-  async release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+  release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
+  async release(this: NotReadyDryRun, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+    checkViewThis(this, 'release');
     this.meta.checkRelease(ip);
     deleteErrorHandler(onDeleteError);
   }
-  has(ip: string): Promise<boolean> {
+  has(this: object, ip: string): Promise<boolean>;
+  async has(this: NotReadyDryRun, ip: string): Promise<boolean> {
+    checkViewThis(this, 'has');
     return this.meta.has(ip);
   }
-  forEach(fn: (ip: string) => void): void {
+  forEach(this: object, fn: (ip: string) => void): void;
+  forEach(this: NotReadyDryRun, fn: (ip: string) => void): void {
+    checkViewThis(this, 'forEach');
     this.meta.forEach(fn);
   }
-  used(): number {
+  used(this: object): number;
+  used(this: NotReadyDryRun): number {
+    checkViewThis(this, 'used');
     return this.meta.used();
   }
-  free(): bigint {
+  free(this: object): bigint;
+  free(this: NotReadyDryRun): bigint {
+    checkViewThis(this, 'free');
     return this.meta.free();
   }
-  dryRun(): IPAllocator {
+  dryRun(this: object): IPAllocator;
+  dryRun(this: NotReadyDryRun): IPAllocator {
+    checkViewThis(this, 'dryRun');
     return this;
   }
-  enableMetrics(_registry?: unknown): void {}
-  destroy(): void {}
+  enableMetrics(this: object, _registry?: unknown): void;
+  enableMetrics(this: NotReadyDryRun, _registry?: unknown): void {
+    checkViewThis(this, 'enableMetrics');
+  }
+  destroy(this: object): void;
+  destroy(this: NotReadyDryRun): void {
+    checkViewThis(this, 'destroy');
+  }
+}
+
+/** Refuses a call of a MetaAllocator's method without its object (unboundCall), as the allocators answer it. */
+function checkThis(self: unknown, method: string): void {
+  if (!(self instanceof MetaAllocator)) throw unboundCall(self, 'MetaAllocator', method);
+}
+
+/** Refuses a call of a view's method without its object (unboundCall). */
+function checkViewThis(self: unknown, method: string): void {
+  if (!(self instanceof NotReadyDryRun)) throw unboundCall(self, 'NotReadyDryRun', method);
 }
 
 // Compile-time conformance (upstream `var _ Interface = &MetaAllocator{}`).

@@ -43,7 +43,7 @@ import {
   InvalidArgumentError,
   OutOfMemoryError,
 } from './errors.ts';
-import { arrayLength, memberName, optionsObject, readMember } from './input.ts';
+import { arrayLength, memberName, optionsObject, readMember, unboundCall, unboundOr } from './input.ts';
 import { inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
@@ -118,14 +118,14 @@ export interface RangeView {
   readonly cidr: string;
   readonly ipFamily: IPFamily;
   readonly size: bigint;
-  allocate(ip: string): void;
-  allocateNext(): string;
-  release(ip: string): void;
-  has(ip: string): boolean;
-  forEach(fn: (ip: string) => void): void;
-  used(): number;
-  free(): bigint;
-  dryRun(): RangeView;
+  allocate(this: object, ip: string): void;
+  allocateNext(this: object): string;
+  release(this: object, ip: string): void;
+  has(this: object, ip: string): boolean;
+  forEach(this: object, fn: (ip: string) => void): void;
+  used(this: object): number;
+  free(this: object): bigint;
+  dryRun(this: object): RangeView;
 }
 
 /**
@@ -338,37 +338,47 @@ export class Range implements RangeView {
   }
 
   /** Reserves `ip`. ErrNotInRange outside [first, last] (or other family), ErrAllocated when taken. */
-  allocate(ip: string): void {
-    this.changing();
-    const plain = this.plainOffset(ip);
-    if (plain >= 0) {
-      this.off[0] = 0;
-      this.off[1] = plain;
-    } else if (!this.locate(ip)) {
-      // (a plain dotted quad outside the range is parsed again here, for the error's text)
-      this.metrics.error(this.cidr, 'static');
-      throw this.notInRange();
+  allocate(this: object, ip: string): void;
+  allocate(this: Range, ip: string): void {
+    try {
+      this.changing();
+      const plain = this.plainOffset(ip);
+      if (plain >= 0) {
+        this.off[0] = 0;
+        this.off[1] = plain;
+      } else if (!this.locate(ip)) {
+        // (a plain dotted quad outside the range is parsed again here, for the error's text)
+        this.metrics.error(this.cidr, 'static');
+        throw this.notInRange();
+      }
+      if (!this.index.set(this.off[0]!, this.off[1]!) && !this.cooling?.claim(this.off[0]!, this.off[1]!)) {
+        this.metrics.error(this.cidr, 'static');
+        throw new ErrAllocated();
+      }
+      this.allocated++;
+      this.metrics.allocation(this.cidr, 'static');
+      this.metrics.gauges(this.cidr, this);
+    } catch (e) {
+      throw orUnbound(e, this, 'allocate');
     }
-    if (!this.index.set(this.off[0]!, this.off[1]!) && !this.cooling?.claim(this.off[0]!, this.off[1]!)) {
-      this.metrics.error(this.cidr, 'static');
-      throw new ErrAllocated();
-    }
-    this.allocated++;
-    this.metrics.allocation(this.cidr, 'static');
-    this.metrics.gauges(this.cidr, this);
   }
 
   /** Reserves a free address, dynamic band first, and returns it. ErrFull when none is free. */
-  allocateNext(): string {
-    this.changing();
-    if (!(this.cooling === null ? this.takeNext() : this.takeNextCooling(this.cooling))) {
-      this.metrics.error(this.cidr, 'dynamic');
-      throw fullError(this.chooser);
+  allocateNext(this: object): string;
+  allocateNext(this: Range): string {
+    try {
+      this.changing();
+      if (!(this.cooling === null ? this.takeNext() : this.takeNextCooling(this.cooling))) {
+        this.metrics.error(this.cidr, 'dynamic');
+        throw fullError(this.chooser);
+      }
+      const text = this.takenText(); // before the metrics: a registry's code may call in again
+      this.metrics.allocation(this.cidr, 'dynamic');
+      this.metrics.gauges(this.cidr, this);
+      return text;
+    } catch (e) {
+      throw orUnbound(e, this, 'allocateNext');
     }
-    const text = this.takenText(); // before the metrics: a registry's code may call in again
-    this.metrics.allocation(this.cidr, 'dynamic');
-    this.metrics.gauges(this.cidr, this);
-    return text;
   }
 
   /**
@@ -468,14 +478,19 @@ export class Range implements RangeView {
    * (a Range has no store: it frees only its own addresses). Malformed text throws
    * InvalidAddressError.
    */
-  release(ip: string): void {
-    this.changing();
-    const plain = this.plainOffset(ip);
-    const freed =
-      plain === NOT_PLAIN ? this.locate(ip) && this.freeOffset(this.off[0]!, this.off[1]!) : plain >= 0 && this.freeOffset(0, plain);
-    if (freed) {
-      this.allocated--;
-      this.metrics.gauges(this.cidr, this);
+  release(this: object, ip: string): void;
+  release(this: Range, ip: string): void {
+    try {
+      this.changing();
+      const plain = this.plainOffset(ip);
+      const freed =
+        plain === NOT_PLAIN ? this.locate(ip) && this.freeOffset(this.off[0]!, this.off[1]!) : plain >= 0 && this.freeOffset(0, plain);
+      if (freed) {
+        this.allocated--;
+        this.metrics.gauges(this.cidr, this);
+      }
+    } catch (e) {
+      throw orUnbound(e, this, 'release');
     }
   }
 
@@ -484,11 +499,16 @@ export class Range implements RangeView {
    * throws InvalidAddressError; a well-formed address that is free, outside the range or of the
    * other family answers false.
    */
-  has(ip: string): boolean {
-    this.throwIfDestroyed();
-    const plain = this.plainOffset(ip);
-    if (plain !== NOT_PLAIN) return plain >= 0 && this.isAllocated(0, plain);
-    return this.locate(ip) && this.isAllocated(this.off[0]!, this.off[1]!);
+  has(this: object, ip: string): boolean;
+  has(this: Range, ip: string): boolean {
+    try {
+      this.throwIfDestroyed();
+      const plain = this.plainOffset(ip);
+      if (plain !== NOT_PLAIN) return plain >= 0 && this.isAllocated(0, plain);
+      return this.locate(ip) && this.isAllocated(this.off[0]!, this.off[1]!);
+    } catch (e) {
+      throw orUnbound(e, this, 'has');
+    }
   }
 
   /**
@@ -496,36 +516,51 @@ export class Range implements RangeView {
    * the walk goes on from the next offset in the index as it is then (restore() swaps the index),
    * and ends when the callback destroys the range.
    */
-  forEach(fn: (ip: string) => void): void {
-    this.throwIfDestroyed();
-    if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    let hi = 0;
-    let lo = 0;
-    // this.index is read on every step: a callback's restore() destroys the old one
-    while (!this.destroyed && this.index.nextSet(hi, lo)) {
-      hi = this.index.resultHi;
-      lo = this.index.resultLo;
-      if (this.atOrPastSize(hi, lo)) break;
-      if (this.cooling === null || !this.cooling.holds(hi, lo)) fn(this.space!.textAt(hi, lo));
-      if (lo === 0xffffffff) {
-        if (hi === 0xffffffff) break;
-        hi += 1;
-        lo = 0;
-      } else {
-        lo += 1;
+  forEach(this: object, fn: (ip: string) => void): void;
+  forEach(this: Range, fn: (ip: string) => void): void {
+    try {
+      this.throwIfDestroyed();
+      if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
+      let hi = 0;
+      let lo = 0;
+      // this.index is read on every step: a callback's restore() destroys the old one
+      while (!this.destroyed && this.index.nextSet(hi, lo)) {
+        hi = this.index.resultHi;
+        lo = this.index.resultLo;
+        if (this.atOrPastSize(hi, lo)) break;
+        if (this.cooling === null || !this.cooling.holds(hi, lo)) fn(this.space!.textAt(hi, lo));
+        if (lo === 0xffffffff) {
+          if (hi === 0xffffffff) break;
+          hi += 1;
+          lo = 0;
+        } else {
+          lo += 1;
+        }
       }
+    } catch (e) {
+      throw orUnbound(e, this, 'forEach');
     }
   }
 
   /** Allocated addresses. */
-  used(): number {
-    this.throwIfDestroyed();
-    return this.allocated;
+  used(this: object): number;
+  used(this: Range): number {
+    try {
+      this.throwIfDestroyed();
+      return this.allocated;
+    } catch (e) {
+      throw orUnbound(e, this, 'used');
+    }
   }
 
   /** Free addresses: size − used. */
-  free(): bigint {
-    return this.size - BigInt(this.used());
+  free(this: object): bigint;
+  free(this: Range): bigint {
+    try {
+      return this.size - BigInt(this.used());
+    } catch (e) {
+      throw orUnbound(e, this, 'free');
+    }
   }
 
   /**
@@ -533,114 +568,124 @@ export class Range implements RangeView {
    * InvalidArgumentError for a count that is not a non-negative integer; then ErrFull, reserving
    * nothing, when fewer than `n` are free; then InvalidArgumentError above MAX_ALLOCATE_MANY.
    */
-  allocateMany(n: number): string[] {
-    this.changing();
-    // any integer, however large: its answer is ErrFull or the per-call cap, as the order above says
-    if (!Number.isInteger(n) || n < 0) {
-      const hint = typeof n === 'bigint' ? ' (a bigint, as free() answers: pass Number(count))' : '';
-      throw new InvalidArgumentError(`allocateMany needs a non-negative integer count as a number, got ${quoteInput(n)}${hint}`);
-    }
-    if (BigInt(n) > this.free()) {
-      this.metrics.error(this.cidr, 'dynamic');
-      throw new ErrFull();
-    }
-    if (n > MAX_ALLOCATE_MANY) {
-      throw new InvalidArgumentError(`allocateMany reserves at most ${MAX_ALLOCATE_MANY} addresses per call, got ${n}`);
-    }
-    const out = new Array<string>(n);
-    const taken = new Uint32Array(4 * n); // address words, to undo
-    const space = this.space;
-    // under a cool-down, what it returns to the free pool for this call is held again if the call fails
-    const cooling = this.cooling;
-    const returns = cooling === null ? null : this.callReturns(cooling);
-    cooling?.record(returns);
-    const inUse = bytesInUse(); // what the index grows into is not given back by the undo
-    let i = 0;
+  allocateMany(this: object, n: number): string[];
+  allocateMany(this: Range, n: number): string[] {
     try {
-      for (; i < n; i++) {
-        // the count said there is room: only a strategy that keeps to some addresses
-        // ('legacy-bitmap' past its cap) or a corrupted index fails here, and all is undone
-        if (!this.takeNext()) throw fullError(this.chooser);
-        taken.set(space!.address, 4 * i);
-        out[i] = this.takenText();
+      this.changing();
+      // any integer, however large: its answer is ErrFull or the per-call cap, as the order above says
+      if (!Number.isInteger(n) || n < 0) {
+        const hint = typeof n === 'bigint' ? ' (a bigint, as free() answers: pass Number(count))' : '';
+        throw new InvalidArgumentError(`allocateMany needs a non-negative integer count as a number, got ${quoteInput(n)}${hint}`);
       }
-      cooling?.record(null);
-      cooling?.endCall(returns!, false);
-    } catch (e) {
-      // All or nothing (e.g. OutOfMemoryError part-way): give back what this call took, the last
-      // first, so each clear undoes one set; then a cool-down holds again what it returned for
-      // this call (those it took included), as before the call. A clear can still need memory (a
-      // cool-down's expiry in between split runs): then what is left stays allocated, counted,
-      // and the error says so.
-      let j = i - 1;
+      if (BigInt(n) > this.free()) {
+        this.metrics.error(this.cidr, 'dynamic');
+        throw new ErrFull();
+      }
+      if (n > MAX_ALLOCATE_MANY) {
+        throw new InvalidArgumentError(`allocateMany reserves at most ${MAX_ALLOCATE_MANY} addresses per call, got ${n}`);
+      }
+      const out = new Array<string>(n);
+      const taken = new Uint32Array(4 * n); // address words, to undo
+      const space = this.space;
+      // under a cool-down, what it returns to the free pool for this call is held again if the call fails
+      const cooling = this.cooling;
+      const returns = cooling === null ? null : this.callReturns(cooling);
+      cooling?.record(returns);
+      const inUse = bytesInUse(); // what the index grows into is not given back by the undo
+      let i = 0;
       try {
-        for (; j >= 0; j--) {
-          if (space!.clear(taken.subarray(4 * j, 4 * j + 4))) this.allocated--;
+        for (; i < n; i++) {
+          // the count said there is room: only a strategy that keeps to some addresses
+          // ('legacy-bitmap' past its cap) or a corrupted index fails here, and all is undone
+          if (!this.takeNext()) throw fullError(this.chooser);
+          taken.set(space!.address, 4 * i);
+          out[i] = this.takenText();
         }
-      } catch (undo) {
-        if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notUndone('allocateMany', e, `${j + 1} of the addresses it took ${NOT_GIVEN_BACK}`, undo);
-      } finally {
-        if (cooling !== null) {
-          cooling.record(null);
-          cooling.endCall(returns!, true); // marks and holds them both: the count stands
+        cooling?.record(null);
+        cooling?.endCall(returns!, false);
+      } catch (e) {
+        // All or nothing (e.g. OutOfMemoryError part-way): give back what this call took, the last
+        // first, so each clear undoes one set; then a cool-down holds again what it returned for
+        // this call (those it took included), as before the call. A clear can still need memory (a
+        // cool-down's expiry in between split runs): then what is left stays allocated, counted,
+        // and the error says so.
+        let j = i - 1;
+        try {
+          for (; j >= 0; j--) {
+            if (space!.clear(taken.subarray(4 * j, 4 * j + 4))) this.allocated--;
+          }
+        } catch (undo) {
+          if (!(undo instanceof OutOfMemoryError)) throw undo;
+          throw this.notUndone('allocateMany', e, `${j + 1} of the addresses it took ${NOT_GIVEN_BACK}`, undo);
+        } finally {
+          if (cooling !== null) {
+            cooling.record(null);
+            cooling.endCall(returns!, true); // marks and holds them both: the count stands
+          }
         }
+        // the nodes its takes split, left mostly empty, merged and given back; what it gave back
+        // counts as needed, and as free; on a sparse index, so does an estimate for the addresses
+        // it had not taken (what it grew into and keeps is in use already: not needed again; nor is
+        // what the compaction packed of the pages it found, below the memory in use when it began)
+        this.index.compact();
+        const kept = Math.max(0, bytesInUse() - inUse);
+        const packed = Math.max(0, inUse - bytesInUse());
+        throw space?.kind === 'sparse'
+          ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }, packed)
+          : remeasured(e, undefined, packed);
       }
-      // the nodes its takes split, left mostly empty, merged and given back; what it gave back
-      // counts as needed, and as free; on a sparse index, so does an estimate for the addresses
-      // it had not taken (what it grew into and keeps is in use already: not needed again; nor is
-      // what the compaction packed of the pages it found, below the memory in use when it began)
-      this.index.compact();
-      const kept = Math.max(0, bytesInUse() - inUse);
-      const packed = Math.max(0, inUse - bytesInUse());
-      throw space?.kind === 'sparse'
-        ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }, packed)
-        : remeasured(e, undefined, packed);
+      for (let j = 0; j < n; j++) this.metrics.allocation(this.cidr, 'dynamic');
+      if (n > 0) this.metrics.gauges(this.cidr, this);
+      return out;
+    } catch (e) {
+      throw orUnbound(e, this, 'allocateMany');
     }
-    for (let j = 0; j < n; j++) this.metrics.allocation(this.cidr, 'dynamic');
-    if (n > 0) this.metrics.gauges(this.cidr, this);
-    return out;
   }
 
   /**
    * Releases many addresses; returns how many were allocated and are now free. Every address is
    * parsed first: malformed text throws InvalidAddressError before anything is released.
    */
-  releaseMany(ips: readonly string[]): number {
-    this.changing();
-    const offsets = this.offsetsOf('releaseMany', ips, false);
-    const done: number[] = []; // positions in `offsets` released by this call
-    const inUse = bytesInUse();
+  releaseMany(this: object, ips: readonly string[]): number;
+  releaseMany(this: Range, ips: readonly string[]): number {
     try {
-      for (let i = 0; i < offsets.length; i += 2) if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) done.push(i);
-    } catch (e) {
-      // All or nothing: a clear that splits a run of a sparse index needs memory, and a cool-down's
-      // clock may fail. What this call released is taken back, last first. A re-mark can still
-      // need memory (what earlier clears freed, later splits used): then what is left stays
-      // released, the count follows the index, and the error says so.
-      let k = done.length - 1;
+      this.changing();
+      const offsets = this.offsetsOf('releaseMany', ips, false);
+      const done: number[] = []; // positions in `offsets` released by this call
+      const inUse = bytesInUse();
       try {
-        for (; k >= 0; k--) this.unfree(offsets[done[k]!]!, offsets[done[k]! + 1]!);
-      } catch (undo) {
-        if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notUndone(
-          'releaseMany',
-          e,
-          `${k + 1} of the addresses it released could not be taken back: they stay released (has() tells which)`,
-          undo,
-        );
+        for (let i = 0; i < offsets.length; i += 2) if (this.freeOffset(offsets[i]!, offsets[i + 1]!)) done.push(i);
+      } catch (e) {
+        // All or nothing: a clear that splits a run of a sparse index needs memory, and a cool-down's
+        // clock may fail. What this call released is taken back, last first. A re-mark can still
+        // need memory (what earlier clears freed, later splits used): then what is left stays
+        // released, the count follows the index, and the error says so.
+        let k = done.length - 1;
+        try {
+          for (; k >= 0; k--) this.unfree(offsets[done[k]!]!, offsets[done[k]! + 1]!);
+        } catch (undo) {
+          if (!(undo instanceof OutOfMemoryError)) throw undo;
+          throw this.notUndone(
+            'releaseMany',
+            e,
+            `${k + 1} of the addresses it released could not be taken back: they stay released (has() tells which)`,
+            undo,
+          );
+        }
+        // the pages its clears split, left mostly empty by the re-marks, merged and given back;
+        // what its clears took, given back by the re-marks, counts as needed, but not what the
+        // compaction gave back of the memory in use before the call (pages it packed that the
+        // clears did not split)
+        this.index.compact();
+        throw remeasured(e, undefined, Math.max(0, inUse - bytesInUse()));
       }
-      // the pages its clears split, left mostly empty by the re-marks, merged and given back;
-      // what its clears took, given back by the re-marks, counts as needed, but not what the
-      // compaction gave back of the memory in use before the call (pages it packed that the
-      // clears did not split)
-      this.index.compact();
-      throw remeasured(e, undefined, Math.max(0, inUse - bytesInUse()));
+      const released = done.length;
+      this.allocated -= released;
+      if (released > 0) this.metrics.gauges(this.cidr, this);
+      return released;
+    } catch (e) {
+      throw orUnbound(e, this, 'releaseMany');
     }
-    const released = done.length;
-    this.allocated -= released;
-    if (released > 0) this.metrics.gauges(this.cidr, this);
-    return released;
   }
 
   /**
@@ -649,14 +694,20 @@ export class Range implements RangeView {
    * InvalidAddressError and an address outside the range ErrNotInRange, with nothing marked; so
    * does OutOfMemoryError when a sparse index cannot grow (see markAll).
    */
-  loadMany(ips: readonly string[]): number {
-    this.changing();
-    const offsets = this.offsetsOf('loadMany', ips, true);
-    const added = this.markAll(offsets);
-    let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
-    if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
-    this.allocated = this.index.count() - (this.cooling?.size ?? 0);
-    return added + claimed;
+  loadMany(this: object, ips: readonly string[]): number;
+  loadMany(this: Range, ips: readonly string[]): number {
+    try {
+      this.changing();
+      const offsets = this.offsetsOf('loadMany', ips, true);
+      const added = this.markAll(offsets);
+      let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
+      if (this.cooling !== null)
+        for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
+      this.allocated = this.index.count() - (this.cooling?.size ?? 0);
+      return added + claimed;
+    } catch (e) {
+      throw orUnbound(e, this, 'loadMany');
+    }
   }
 
   /**
@@ -771,9 +822,14 @@ export class Range implements RangeView {
   }
 
   /** A view that checks but changes nothing (upstream DryRun). */
-  dryRun(): RangeView {
-    this.throwIfDestroyed();
-    return new DryRunRange(this);
+  dryRun(this: object): RangeView;
+  dryRun(this: Range): RangeView {
+    try {
+      this.throwIfDestroyed();
+      return new DryRunRange(this);
+    } catch (e) {
+      throw orUnbound(e, this, 'dryRun');
+    }
   }
 
   /** Range-checks without allocating (dry run). @internal for DryRunRange */
@@ -783,10 +839,15 @@ export class Range implements RangeView {
   }
 
   /** The range's state (see RangeSnapshot for the data format). */
-  snapshot(): RangeSnapshot {
-    this.throwIfDestroyed();
-    const data = this.snapshotData();
-    return { range: this.cidr, data, length: data.length, checksum: snapshotChecksum(this.cidr, data) };
+  snapshot(this: object): RangeSnapshot;
+  snapshot(this: Range): RangeSnapshot {
+    try {
+      this.throwIfDestroyed();
+      const data = this.snapshotData();
+      return { range: this.cidr, data, length: data.length, checksum: snapshotChecksum(this.cidr, data) };
+    } catch (e) {
+      throw orUnbound(e, this, 'snapshot');
+    }
   }
 
   /** The bitmap format for ranges of at most 2^24 addresses, the offsets format above. */
@@ -827,63 +888,68 @@ export class Range implements RangeView {
    * does not fit this range. Nothing changes when it throws. The data is taken as given (as
    * upstream's Restore does): Range.fromSnapshot() also checks its length and checksum.
    */
-  restore(range: string, data: Uint8Array): void {
-    this.changing();
-    const other = Prefix.parse(range);
-    if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork(`the snapshot is of ${other.cidr}, this Range of ${this.cidr}`);
-    data = ownBytes(data, 'snapshot data');
-    // (an empty range's one-slot index would take bit 0: it goes the checked way below)
-    if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {
-      // the data checked first, as the offsets path does, so refused data never reaches a
-      // strategy; then the new chooser (same index object; a cool-down starts with nothing held,
-      // since the restore overwrites what it held): when a strategy's forRange throws, nothing changed
-      this.index.checkBits(data, this.cidr);
-      const made = this.chooserOver(this.index);
-      this.index.restoreBits(data, this.cidr);
-      this.allocated = this.index.count();
-      if (made !== null) {
-        made.cooling?.forget(); // a strategy may hand back the queue it made before: it held offsets of the old state
-        this.useChooser(made);
-      }
-      return;
-    }
-    const pairs = this.bitmapFormat ? pairsOfBitmap(data) : pairsOfOffsetBytes(data);
-    for (let i = 0; i < pairs.length; i += 2) {
-      const hi = pairs[i]!;
-      const lo = pairs[i + 1]!;
-      if (this.atOrPastSize(hi, lo)) {
-        throw new InvalidArgumentError(`snapshot offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside ${this.cidr}`);
-      }
-    }
-    // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
-    if (this.space === null) {
-      // no usable address: the data held no offset (refused above); the strategy is asked again, as on any range
-      this.useChooser(this.chooserOver(this.index));
-      return;
-    }
-    let next: AddressSpace | undefined;
-    let made: ReturnType<Range['chooserOver']>;
+  restore(this: object, range: string, data: Uint8Array): void;
+  restore(this: Range, range: string, data: Uint8Array): void {
     try {
-      next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
-      const index = next.index;
-      // in slices where one batch does not fit beside the index: a failure drops the new index
-      loadNewIndex(
-        next.kind,
-        pairs,
-        2,
-        (batch) => index.setMany(batch),
-        () => next!.destroy(),
-      );
-      made = this.chooserOver(next.index); // over the new index; a cool-down starts with nothing held
+      this.changing();
+      const other = Prefix.parse(range);
+      if (other.cidr !== this.cidr) throw new ErrMismatchedNetwork(`the snapshot is of ${other.cidr}, this Range of ${this.cidr}`);
+      data = ownBytes(data, 'snapshot data');
+      // (an empty range's one-slot index would take bit 0: it goes the checked way below)
+      if (this.bitmapFormat && this.index.kind === 'dense' && !this.empty) {
+        // the data checked first, as the offsets path does, so refused data never reaches a
+        // strategy; then the new chooser (same index object; a cool-down starts with nothing held,
+        // since the restore overwrites what it held): when a strategy's forRange throws, nothing changed
+        this.index.checkBits(data, this.cidr);
+        const made = this.chooserOver(this.index);
+        this.index.restoreBits(data, this.cidr);
+        this.allocated = this.index.count();
+        if (made !== null) {
+          made.cooling?.forget(); // a strategy may hand back the queue it made before: it held offsets of the old state
+          this.useChooser(made);
+        }
+        return;
+      }
+      const pairs = this.bitmapFormat ? pairsOfBitmap(data) : pairsOfOffsetBytes(data);
+      for (let i = 0; i < pairs.length; i += 2) {
+        const hi = pairs[i]!;
+        const lo = pairs[i + 1]!;
+        if (this.atOrPastSize(hi, lo)) {
+          throw new InvalidArgumentError(`snapshot offset ${(BigInt(hi) << 32n) | BigInt(lo)} is outside ${this.cidr}`);
+        }
+      }
+      // Build the new space aside and swap it in, so a failure (memory) leaves the range as it was.
+      if (this.space === null) {
+        // no usable address: the data held no offset (refused above); the strategy is asked again, as on any range
+        this.useChooser(this.chooserOver(this.index));
+        return;
+      }
+      let next: AddressSpace | undefined;
+      let made: ReturnType<Range['chooserOver']>;
+      try {
+        next = new AddressSpace(this.prefix, this.kindOption ?? this.index.kind, 'bitmap');
+        const index = next.index;
+        // in slices where one batch does not fit beside the index: a failure drops the new index
+        loadNewIndex(
+          next.kind,
+          pairs,
+          2,
+          (batch) => index.setMany(batch),
+          () => next!.destroy(),
+        );
+        made = this.chooserOver(next.index); // over the new index; a cool-down starts with nothing held
+      } catch (e) {
+        next?.destroy();
+        throw remeasured(e); // the new index, dropped, counts as needed
+      }
+      this.space.destroy();
+      this.space = next;
+      this.index = next.index;
+      this.allocated = next.count();
+      this.useChooser(made);
     } catch (e) {
-      next?.destroy();
-      throw remeasured(e); // the new index, dropped, counts as needed
+      throw orUnbound(e, this, 'restore');
     }
-    this.space.destroy();
-    this.space = next;
-    this.index = next.index;
-    this.allocated = next.count();
-    this.useChooser(made);
   }
 
   /**
@@ -892,9 +958,14 @@ export class Range implements RangeView {
    * the previous one (unless another range reports them there); its counters and histogram,
    * cumulative, keep there what they counted.
    */
-  enableMetrics(registry?: MetricsRegistry | true): void {
-    this.throwIfDestroyed();
-    this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
+  enableMetrics(this: object, registry?: MetricsRegistry | true): void;
+  enableMetrics(this: Range, registry?: MetricsRegistry | true): void {
+    try {
+      this.throwIfDestroyed();
+      this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
+    } catch (e) {
+      throw orUnbound(e, this, 'enableMetrics');
+    }
   }
 
   /**
@@ -902,24 +973,35 @@ export class Range implements RangeView {
    * (tests and debugging; O(size) for dense ranges). Returns `indexed`, the addresses the index
    * marks taken (used() plus those a cool-down holds), as Allocator.validate() does.
    */
-  validate(): { indexed: number } {
-    this.throwIfDestroyed();
-    const code = this.index.validate();
-    if (code !== 0) throw new Error(`Range ${this.cidr}: the WASM index failed its consistency check (code ${code}): a bug in ipallocator`);
-    const held = this.cooling?.size ?? 0;
-    const indexed = this.empty ? 0 : this.index.count();
-    if (indexed !== this.allocated + held) {
-      throw new Error(`Range ${this.cidr}: used() says ${this.allocated} and ${held} are held, the index holds ${indexed}`);
+  validate(this: object): { indexed: number };
+  validate(this: Range): { indexed: number } {
+    try {
+      this.throwIfDestroyed();
+      const code = this.index.validate();
+      if (code !== 0)
+        throw new Error(`Range ${this.cidr}: the WASM index failed its consistency check (code ${code}): a bug in ipallocator`);
+      const held = this.cooling?.size ?? 0;
+      const indexed = this.empty ? 0 : this.index.count();
+      if (indexed !== this.allocated + held) {
+        throw new Error(`Range ${this.cidr}: used() says ${this.allocated} and ${held} are held, the index holds ${indexed}`);
+      }
+      const problem = this.cooling?.check(true); // a Range's call records while it runs (a check from inside one is not idle)
+      if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
+      return { indexed };
+    } catch (e) {
+      throw orUnbound(e, this, 'validate');
     }
-    const problem = this.cooling?.check(true); // a Range's call records while it runs (a check from inside one is not idle)
-    if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
-    return { indexed };
   }
 
   /** Bytes of WASM memory the index holds. */
-  indexBytes(): number {
-    this.throwIfDestroyed();
-    return this.index.bytes();
+  indexBytes(this: object): number;
+  indexBytes(this: Range): number {
+    try {
+      this.throwIfDestroyed();
+      return this.index.bytes();
+    } catch (e) {
+      throw orUnbound(e, this, 'indexBytes');
+    }
   }
 
   /**
@@ -927,14 +1009,19 @@ export class Range implements RangeView {
    * range reports them there). Every method then throws ErrDestroyed; calling destroy() again does
    * nothing. `using r = new Range(…)` calls it at the end of the block.
    */
-  destroy(): void {
-    if (this.destroyed) return;
-    this.strategyCalls.refuseInside();
-    this.destroyed = true;
-    this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
-    if (this.space !== null)
-      this.space.destroy(); // its index included
-    else this.index.destroy();
+  destroy(this: object): void;
+  destroy(this: Range): void {
+    try {
+      if (this.destroyed) return;
+      this.strategyCalls.refuseInside();
+      this.destroyed = true;
+      this.metrics.untrack(this.cidr); // the gauges leave the registry (see untrack)
+      if (this.space !== null)
+        this.space.destroy(); // its index included
+      else this.index.destroy();
+    } catch (e) {
+      throw orUnbound(e, this, 'destroy');
+    }
   }
 
   [Symbol.dispose](): void {
@@ -1128,30 +1215,56 @@ class DryRunRange implements RangeView {
   get size(): bigint {
     return this.real.size;
   }
-  allocate(ip: string): void {
+  allocate(this: object, ip: string): void;
+  allocate(this: DryRunRange, ip: string): void {
+    checkViewThis(this, 'allocate');
     this.real.checkInRange(ip);
   }
-  allocateNext(): string {
+  allocateNext(this: object): string;
+  allocateNext(this: DryRunRange): string {
+    checkViewThis(this, 'allocateNext');
     this.real.throwIfDestroyed();
     return formatAddr(this.real.prefix.version, this.real.prefix.network);
   }
-  release(ip: string): void {
+  release(this: object, ip: string): void;
+  release(this: DryRunRange, ip: string): void {
+    checkViewThis(this, 'release');
     this.real.throwIfDestroyed();
     parseAddrInto(ip, new Uint32Array(4));
   }
-  has(ip: string): boolean {
+  has(this: object, ip: string): boolean;
+  has(this: DryRunRange, ip: string): boolean {
+    checkViewThis(this, 'has');
     return this.real.has(ip);
   }
-  forEach(fn: (ip: string) => void): void {
+  forEach(this: object, fn: (ip: string) => void): void;
+  forEach(this: DryRunRange, fn: (ip: string) => void): void {
+    checkViewThis(this, 'forEach');
     this.real.forEach(fn);
   }
-  used(): number {
+  used(this: object): number;
+  used(this: DryRunRange): number {
+    checkViewThis(this, 'used');
     return this.real.used();
   }
-  free(): bigint {
+  free(this: object): bigint;
+  free(this: DryRunRange): bigint {
+    checkViewThis(this, 'free');
     return this.real.free();
   }
-  dryRun(): RangeView {
+  dryRun(this: object): RangeView;
+  dryRun(this: DryRunRange): RangeView {
+    checkViewThis(this, 'dryRun');
     return this;
   }
+}
+
+/** What a method of Range throws once it failed: unboundOr's answer (called without a Range). */
+function orUnbound(error: unknown, self: unknown, method: string): unknown {
+  return unboundOr(error, self, Range, 'Range', method);
+}
+
+/** A dry run's method called without its view (unboundCall); checked first: a view changes nothing, and is not timed. */
+function checkViewThis(self: unknown, method: string): void {
+  if (!(self instanceof DryRunRange)) throw unboundCall(self, 'DryRunRange', method);
 }

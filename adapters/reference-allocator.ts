@@ -26,7 +26,7 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
 } from './errors.ts';
-import { checkReady, optionsObject } from './input.ts';
+import { checkReady, optionsObject, unboundCall } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
@@ -227,17 +227,23 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
-  setReady(ready: boolean): void {
+  setReady(this: object, ready: boolean): void;
+  setReady(this: ReferenceAllocator, ready: boolean): void {
+    checkThis(this, 'setReady');
     this.live();
     this.shared.ready = checkReady(ready);
   }
 
-  isReady(): boolean {
+  isReady(this: object): boolean;
+  isReady(this: ReferenceAllocator): boolean {
+    checkThis(this, 'isReady');
     this.live();
     return this.shared.ready && this.store.cache.hasSynced();
   }
 
-  async allocate(ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
+  async allocate(this: ReferenceAllocator, ip: string, owner?: ParentRef): Promise<void> {
+    checkThis(this, 'allocate');
     this.drawCalls.refuseInside();
     const name = this.checkRange(ip, false);
     const parentRef = checkParentRef(owner);
@@ -247,7 +253,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.shared.metrics.observe(this.cidr, start);
   }
 
-  async allocateNext(owner?: ParentRef): Promise<string> {
+  allocateNext(this: object, owner?: ParentRef): Promise<string>;
+  async allocateNext(this: ReferenceAllocator, owner?: ParentRef): Promise<string> {
+    checkThis(this, 'allocateNext');
     this.live(); // before the owner: after destroy() every call is ErrDestroyed
     this.drawCalls.refuseInside();
     const parentRef = checkParentRef(owner);
@@ -358,7 +366,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
    * deleted too. Malformed text rejects with InvalidAddressError (upstream's Release takes a
    * net.IP); an address of the other family cannot be this range's: it is never sent to the store.
    */
-  async release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+  release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
+  async release(this: ReferenceAllocator, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {
+    checkThis(this, 'release');
     this.live();
     this.drawCalls.refuseInside();
     const told = deleteErrorHandler(onDeleteError);
@@ -384,7 +394,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   /** Malformed text rejects with InvalidAddressError; the other family resolves false without asking the store. */
-  async has(ip: string): Promise<boolean> {
+  has(this: object, ip: string): Promise<boolean>;
+  async has(this: ReferenceAllocator, ip: string): Promise<boolean> {
+    checkThis(this, 'has');
     this.live();
     const w = this.words;
     const family = parseAddrInto(ip, w);
@@ -392,7 +404,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return (await this.store.get(formatAddr(family, w))) != null; // a JavaScript store may answer null
   }
 
-  forEach(fn: (ip: string) => void): void {
+  forEach(this: object, fn: (ip: string) => void): void;
+  forEach(this: ReferenceAllocator, fn: (ip: string) => void): void {
+    checkThis(this, 'forEach');
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
     // the labels as stored: the write set (writeLabelsFor) goes to creates only, held by no property
@@ -402,18 +416,24 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     }
   }
 
-  used(): number {
+  used(this: object): number;
+  used(this: ReferenceAllocator): number {
+    checkThis(this, 'used');
     this.live();
     return this.counted.size;
   }
 
-  free(): bigint {
+  free(this: object): bigint;
+  free(this: ReferenceAllocator): bigint {
+    checkThis(this, 'free');
     const used = BigInt(this.used());
     const size = this.size;
     return used > size ? 0n : size - used;
   }
 
-  dryRun(): IPAllocator {
+  dryRun(this: object): IPAllocator;
+  dryRun(this: ReferenceAllocator): IPAllocator {
+    checkThis(this, 'dryRun');
     this.live();
     return new DryRunAllocator(this);
   }
@@ -437,12 +457,16 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return formatBig(this.fam, this.g.network);
   }
 
-  enableMetrics(registry?: MetricsRegistry | true): void {
+  enableMetrics(this: object, registry?: MetricsRegistry | true): void;
+  enableMetrics(this: ReferenceAllocator, registry?: MetricsRegistry | true): void {
+    checkThis(this, 'enableMetrics');
     this.live();
     this.shared.metrics = switchRecorder(this.shared.metrics, registry, this.cidr, this);
   }
 
-  destroy(): void {
+  destroy(this: object): void;
+  destroy(this: ReferenceAllocator): void {
+    checkThis(this, 'destroy');
     if (this.destroyed) return;
     this.drawCalls.refuseInside();
     this.shared.destroyed = true;
@@ -472,6 +496,15 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     const v = family === 4 ? BigInt(w[3]!) : wordsToBig(w);
     return v >= this.g.network && v <= this.g.broadcast;
   }
+}
+
+/**
+ * Refuses a call of a ReferenceAllocator's method without its object (unboundCall), with the
+ * product's answer. Checked first here, where nothing is timed; Allocator asks only once a call
+ * has failed (unboundOr).
+ */
+function checkThis(self: unknown, method: string): void {
+  if (!(self instanceof ReferenceAllocator)) throw unboundCall(self, 'ReferenceAllocator', method);
 }
 
 // Compile-time conformance (upstream `var _ Interface = &Allocator{}`).

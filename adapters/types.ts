@@ -23,9 +23,9 @@ export interface IPAllocator {
   /** Usable addresses (upstream hostsPerNetwork): IPv4 2^h−2, IPv6 2^h−1, saturating at 2^64−1. */
   readonly size: bigint;
   /** Reserves `ip`. ErrNotInRange, ErrAllocated, ErrNotReady, InvalidAddressError; store errors pass through. */
-  allocate(ip: string, owner?: ParentRef): Promise<void>;
+  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
   /** Reserves a free address (dynamic band first, then the static band) and returns it. ErrFull, ErrNotReady. */
-  allocateNext(owner?: ParentRef): Promise<string>;
+  allocateNext(this: object, owner?: ParentRef): Promise<string>;
   /**
    * Releases `ip`: deletes the record named by it, as upstream's Release does, and ignores every
    * error of the delete (upstream too). A free address is a no-op; an address of this family
@@ -38,11 +38,11 @@ export interface IPAllocator {
    * rejects with, rejects the release);
    * anything but a function is InvalidArgumentError.
    */
-  release(ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
+  release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
   /** Whether an IPAddress with this name exists (asks the store, not the cache). */
-  has(ip: string): Promise<boolean>;
+  has(this: object, ip: string): Promise<boolean>;
   /** Calls `fn` for each allocated address of this family known to the cache (not filtered by CIDR). */
-  forEach(fn: (ip: string) => void): void;
+  forEach(this: object, fn: (ip: string) => void): void;
   /**
    * Allocated addresses of this family inside the prefix (MetaAllocator: every record of the
    * family carrying the allocator's labels, in any of its ranges or none, as upstream's
@@ -50,15 +50,15 @@ export interface IPAllocator {
    * every method but destroy() does; DualStackAllocator tells a destroyed allocator by it, so one
    * of your own should too.
    */
-  used(): number;
+  used(this: object): number;
   /** size − used, never negative. */
-  free(): bigint;
+  free(this: object): bigint;
   /**
    * A view that checks but persists nothing (upstream DryRun). As upstream's, its enableMetrics
    * and destroy do nothing (it records no metric and owns nothing), and it answers as long as
    * the allocator it views does.
    */
-  dryRun(): IPAllocator;
+  dryRun(this: object): IPAllocator;
   /**
    * Registers the five upstream metrics in `registry`, or in prom-client's default registry when
    * it is `true` or left out (as the `metrics` option takes them), and records into them from now
@@ -68,9 +68,9 @@ export interface IPAllocator {
    * Loads prom-client, an optional peer dependency, on first use. Throws InvalidArgumentError for
    * anything but `true` or a prom-client Registry.
    */
-  enableMetrics(registry?: MetricsRegistry | true): void;
+  enableMetrics(this: object, registry?: MetricsRegistry | true): void;
   /** Detaches from the store and frees the WASM index. Idempotent; every other method then throws ErrDestroyed. */
-  destroy(): void;
+  destroy(this: object): void;
 }
 
 /**

@@ -1,10 +1,11 @@
 // Misuse of every public object the way a careless or hostile caller would: every method called
 // after destroy()/close() fails with ErrDestroyed (a rejected promise for async methods, a throw
-// for synchronous ones) and a second destroy()/close() is harmless. One table over every class.
+// for synchronous ones) and a second destroy()/close() is harmless; every method called without
+// its object fails with InvalidArgumentError, the same way. One table over every class.
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { DualStackAllocator } from '../../adapters/dual-stack.ts';
-import { ErrDestroyed } from '../../adapters/errors.ts';
+import { ErrDestroyed, InvalidArgumentError } from '../../adapters/errors.ts';
 import { MemoryStore } from '../../adapters/memory-store.ts';
 import { MetaAllocator } from '../../adapters/meta-allocator.ts';
 import { seededRandom } from '../../adapters/random.ts';
@@ -12,7 +13,7 @@ import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
-import type { IPAllocator } from '../../adapters/types.ts';
+import type { IPAllocator, ParentRef } from '../../adapters/types.ts';
 import { failure } from '../helpers.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
@@ -110,5 +111,239 @@ describe('MemoryStore after close()', () => {
     const a = new Allocator('10.0.0.0/24', { store: s });
     s.close();
     expect(await failure(() => a.allocateNext(OWNER))).toBeInstanceOf(ErrDestroyed);
+  });
+});
+
+// ── a method called without its object ─────────────────────────────────────────────────────
+// `ips.map(allocator.release)`, `const { allocateNext } = allocator`, `setTimeout(allocator.destroy)`:
+// `this` is undefined (or the timer). Every class answers as WebIDL has promise-returning
+// operations answer a wrong `this`: a promise method rejects, a synchronous one throws — with
+// InvalidArgumentError naming the method and how to call it, and nothing changed.
+
+/** A public method: its name, whether it returns a promise, and arguments that are valid when it is bound. */
+type MethodCall = [method: string, returnsPromise: boolean, args: unknown[]];
+
+const IP_ALLOCATOR_METHODS: MethodCall[] = [
+  ['allocate', true, ['10.0.0.9', OWNER]],
+  ['allocateNext', true, [OWNER]],
+  ['release', true, ['10.0.0.1']],
+  ['has', true, ['10.0.0.1']],
+  ['forEach', false, [() => {}]],
+  ['used', false, []],
+  ['free', false, []],
+  ['dryRun', false, []],
+  ['enableMetrics', false, [true]],
+  ['destroy', false, []],
+];
+
+const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = [
+  [
+    'Allocator',
+    (store) => new Allocator('10.0.0.0/24', { store, random: seededRandom(1) }),
+    [
+      ...IP_ALLOCATOR_METHODS,
+      ['setReady', false, [true]],
+      ['isReady', false, []],
+      ['tryAllocateNextNow', false, [OWNER]],
+      ['validate', false, []],
+    ],
+  ],
+  [
+    'ReferenceAllocator',
+    (store) => new ReferenceAllocator('10.0.0.0/24', { store, random: seededRandom(1) }),
+    [...IP_ALLOCATOR_METHODS, ['setReady', false, [true]], ['isReady', false, []]],
+  ],
+  ['MetaAllocator', metaOn, [...IP_ALLOCATOR_METHODS, ['rangeFor', false, ['10.0.0.1']], ['ranges', false, []], ['skipped', false, []]]],
+  ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), IP_ALLOCATOR_METHODS],
+  ['NotReadyDryRun', (store) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store }).dryRun(), IP_ALLOCATOR_METHODS],
+  [
+    'DualStackAllocator',
+    (store) => new DualStackAllocator(new Allocator('10.0.0.0/24', { store }), new Allocator('fd00::/120', { store })),
+    [
+      ['allocateNext', true, [OWNER]],
+      ['allocate', true, [['10.0.0.9'], OWNER]],
+      ['release', true, [['10.0.0.1']]],
+      ['allocator', false, ['IPv4']],
+      ['destroy', false, []],
+    ],
+  ],
+  [
+    'Range',
+    () => new Range('10.0.0.0/24'),
+    [
+      ['allocate', false, ['10.0.0.9']],
+      ['allocateNext', false, []],
+      ['release', false, ['10.0.0.1']],
+      ['has', false, ['10.0.0.1']],
+      ['forEach', false, [() => {}]],
+      ['used', false, []],
+      ['free', false, []],
+      ['allocateMany', false, [2]],
+      ['releaseMany', false, [['10.0.0.1']]],
+      ['loadMany', false, [['10.0.0.7']]],
+      ['dryRun', false, []],
+      ['snapshot', false, []],
+      ['restore', false, ['10.0.0.0/24', new Uint8Array(0)]],
+      ['enableMetrics', false, [true]],
+      ['validate', false, []],
+      ['indexBytes', false, []],
+      ['destroy', false, []],
+    ],
+  ],
+  [
+    'DryRunRange',
+    () => new Range('10.0.0.0/24').dryRun(),
+    [
+      ['allocate', false, ['10.0.0.9']],
+      ['allocateNext', false, []],
+      ['release', false, ['10.0.0.1']],
+      ['has', false, ['10.0.0.1']],
+      ['forEach', false, [() => {}]],
+      ['used', false, []],
+      ['free', false, []],
+      ['dryRun', false, []],
+    ],
+  ],
+];
+
+describe.each(UNBOUND_CASES)('%s: a method called without its object', (className, make, methods) => {
+  // undefined: a method taken off the object, or passed as a callback; {}: setTimeout's timer, or another object
+  const selves: [string, unknown][] = [
+    ['undefined', undefined],
+    ['another object', {}],
+  ];
+  it.each(
+    methods.flatMap(([method, returnsPromise, args]) =>
+      selves.map(([label, self]) => [method, label, returnsPromise, args, self] as const),
+    ),
+  )(
+    '%s, this %s → InvalidArgumentError naming it and how to call it, nothing changed',
+    async (method, _label, returnsPromise, args, self) => {
+      const store = new MemoryStore();
+      const target = make(store) as Record<string, (...a: unknown[]) => unknown>;
+      if ('allocate' in target && !(target instanceof Range) && !className.includes('DryRun') && className !== 'DualStackAllocator') {
+        await (target as unknown as IPAllocator).allocate('10.0.0.1', OWNER);
+      }
+      const before = store.records();
+      const fn = target[method]!;
+      let answer: unknown;
+      let thrown: unknown;
+      try {
+        answer = fn.apply(self, args);
+      } catch (e) {
+        thrown = e;
+      }
+      const error = returnsPromise ? await failure(() => answer) : thrown;
+      if (returnsPromise) expect(thrown).toBeUndefined(); // rejects, never throws
+      expect(error).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message).toContain(`${className}.${method}() was called without its ${className}`);
+      expect((error as Error).message).toMatch(/arrow function, \(…\) => \w+\./);
+      expect(store.records()).toEqual(before);
+      // and the object still answers when called on it
+      if (typeof target.used === 'function') expect(target.used()).toBe(before.length);
+    },
+  );
+});
+
+describe('the idioms that lose `this`', () => {
+  it('ips.map(allocator.release), a destructured allocateNext and setTimeout(allocator.destroy) are refused, not half done', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.0.0.0/24', { store, random: seededRandom(1) });
+    const ips = [await a.allocateNext(OWNER), await a.allocateNext(OWNER)];
+    // (the cast: the type check refuses map's index as onDeleteError; it cannot see the lost
+    // `this` here, as map's callback type declares none)
+    const released = ips.map(a.release as (ip: string) => Promise<void>);
+    for (const p of released) expect(await failure(() => p)).toBeInstanceOf(InvalidArgumentError);
+    const { allocateNext } = a;
+    // @ts-expect-error a method taken off its object: `this` is void
+    expect(await failure(() => allocateNext(OWNER))).toBeInstanceOf(InvalidArgumentError);
+    const timerError = await new Promise<unknown>((resolve) => {
+      const timer = setTimeout(() => {
+        try {
+          a.destroy.call(timer); // as setTimeout(a.destroy) calls it: `this` is the timer
+          resolve(undefined);
+        } catch (e) {
+          resolve(e);
+        }
+      }, 0);
+    });
+    expect(timerError).toBeInstanceOf(InvalidArgumentError);
+    expect(a.used()).toBe(2); // nothing released, nothing destroyed
+    expect(store.size).toBe(2);
+  });
+  it('what a bound call throws passes unchanged, however it failed: only a missing object is named', async () => {
+    const a = new Allocator('10.0.0.0/24', { store: new MemoryStore() });
+    const bug = new TypeError('a callback of yours');
+    expect(() =>
+      a.forEach(() => {
+        throw bug;
+      }),
+    ).not.toThrow(); // no allocation: the callback is not called
+    await a.allocate('10.0.0.1', OWNER);
+    expect(() =>
+      a.forEach(() => {
+        throw bug;
+      }),
+    ).toThrow(bug);
+  });
+  it('a wrapper made with Object.create(allocator) is the allocator for its methods, and its overrides call them', async () => {
+    const store = new MemoryStore();
+    for (const a of [
+      new Allocator('10.0.0.0/24', { store, random: seededRandom(1) }),
+      new ReferenceAllocator('10.0.1.0/24', { store, random: seededRandom(1) }),
+    ]) {
+      const calls: string[] = [];
+      const wrapper = Object.create(a) as IPAllocator;
+      wrapper.allocateNext = function (this: IPAllocator, owner) {
+        calls.push('allocateNext');
+        return Object.getPrototypeOf(this).allocateNext.call(this, owner);
+      };
+      const ip = await wrapper.allocateNext(OWNER);
+      expect(calls).toEqual(['allocateNext']);
+      expect(await wrapper.has(ip)).toBe(true);
+      await wrapper.release(ip);
+      expect(wrapper.used()).toBe(0);
+      wrapper.destroy();
+      expect(() => a.used()).toThrow(ErrDestroyed);
+    }
+  });
+  it('an IPAllocator of your own needs no `this` parameter to type-check', () => {
+    // The interface's `this: object` refuses calls without an object; a class without the
+    // parameter still implements it (tsc checks this file).
+    class Fixed implements IPAllocator {
+      readonly cidr = '10.0.0.0/32';
+      readonly ipFamily = 'IPv4' as const;
+      readonly size = 0n;
+      allocate(_ip: string, _owner?: ParentRef): Promise<void> {
+        return Promise.resolve();
+      }
+      allocateNext(_owner?: ParentRef): Promise<string> {
+        return Promise.resolve('10.0.0.0');
+      }
+      release(_ip: string): Promise<void> {
+        return Promise.resolve();
+      }
+      has(_ip: string): Promise<boolean> {
+        return Promise.resolve(false);
+      }
+      forEach(_fn: (ip: string) => void): void {}
+      used(): number {
+        return 0;
+      }
+      free(): bigint {
+        return 0n;
+      }
+      dryRun(): IPAllocator {
+        return this;
+      }
+      enableMetrics(): void {}
+      destroy(): void {}
+    }
+    const mine: IPAllocator = new Fixed();
+    expect(mine.used()).toBe(0);
+    // a union of the classes calls their methods as any one of them
+    const either: Allocator | ReferenceAllocator | MetaAllocator = new Allocator('10.0.0.0/30');
+    expect(either.used()).toBe(0);
+    either.destroy();
   });
 });
