@@ -212,8 +212,8 @@ export class Allocator implements IPAllocator, Disposable {
    * text), InvalidArgumentError (an owner not of upstream's ParentReference shape),
    * OutOfMemoryError; other store errors pass through. Nothing changes when it rejects.
    */
-  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
-  allocate(this: Allocator, ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
+  allocate(this: Allocator, ip: string, owner?: ParentRef | null): Promise<void> {
     try {
       this.taken.refuseInsideStrategy();
       const w = this.checkRange(ip, false);
@@ -302,8 +302,8 @@ export class Allocator implements IPAllocator, Disposable {
    * ErrNotReady, InvalidArgumentError (owner), OutOfMemoryError; a store error other than
    * AlreadyExists aborts the call and passes through.
    */
-  allocateNext(this: object, owner?: ParentRef): Promise<string>;
-  allocateNext(this: Allocator, owner?: ParentRef): Promise<string> {
+  allocateNext(this: object, owner?: ParentRef | null): Promise<string>;
+  allocateNext(this: Allocator, owner?: ParentRef | null): Promise<string> {
     try {
       return this.allocateNextFreeOnly(owner, null);
     } catch (e) {
@@ -316,7 +316,7 @@ export class Allocator implements IPAllocator, Disposable {
    * holds comes back early, and `freeOnly.heldBack` is set when that is why it answers ErrFull
    * (MetaAllocator's first pass over its ranges). @internal for MetaAllocator
    */
-  allocateNextFreeOnly(owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): Promise<string> {
+  allocateNextFreeOnly(owner: ParentRef | null | undefined, freeOnly: FreeOnlyPass | null): Promise<string> {
     try {
       this.live(); // before the owner: after destroy() every call is ErrDestroyed
       this.taken.refuseInsideStrategy();
@@ -349,10 +349,10 @@ export class Allocator implements IPAllocator, Disposable {
    * or ErrNotReady — same draws, same metrics, no Error built. Other errors are thrown. Only on a
    * store with synchronous operations (`canAllocateNow`), else InvalidArgumentError.
    */
-  tryAllocateNextNow(this: object, owner?: ParentRef): string | null;
+  tryAllocateNextNow(this: object, owner?: ParentRef | null): string | null;
   /** @internal MetaAllocator's first pass: `freeOnly` as allocateNextFreeOnly's */
-  tryAllocateNextNow(this: object, owner: ParentRef | undefined, freeOnly: FreeOnlyPass | null): string | null;
-  tryAllocateNextNow(this: Allocator, owner?: ParentRef, freeOnly: FreeOnlyPass | null = null): string | null {
+  tryAllocateNextNow(this: object, owner: ParentRef | null | undefined, freeOnly: FreeOnlyPass | null): string | null;
+  tryAllocateNextNow(this: Allocator, owner?: ParentRef | null, freeOnly: FreeOnlyPass | null = null): string | null {
     try {
       this.live();
       this.taken.refuseInsideStrategy();

@@ -9,7 +9,7 @@ export interface DryRunTarget extends IPAllocator {
   /** Ready check, parse and range check without persisting or counting anything. */
   checkAllocate(ip: string): void;
   /** What allocateNext checks first — not destroyed, the owner, ready — then the network address. */
-  checkAllocateNext(owner: ParentRef | undefined): string;
+  checkAllocateNext(owner: ParentRef | null | undefined): string;
   /** What release checks before it writes: not destroyed, and the text parses. */
   checkRelease(ip: string): void;
 }
@@ -64,14 +64,14 @@ export class DryRunAllocator implements IPAllocator {
   get size(): bigint {
     return this.real.size;
   }
-  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
-  async allocate(this: DryRunAllocator, ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
+  async allocate(this: DryRunAllocator, ip: string, owner?: ParentRef | null): Promise<void> {
     checkThis(this, 'allocate');
     this.real.checkAllocate(ip);
     checkParentRef(owner); // the real call refuses such an owner (InvalidArgumentError)
   }
-  allocateNext(this: object, owner?: ParentRef): Promise<string>;
-  async allocateNext(this: DryRunAllocator, owner?: ParentRef): Promise<string> {
+  allocateNext(this: object, owner?: ParentRef | null): Promise<string>;
+  async allocateNext(this: DryRunAllocator, owner?: ParentRef | null): Promise<string> {
     checkThis(this, 'allocateNext');
     return this.real.checkAllocateNext(owner);
   }

@@ -221,8 +221,8 @@ export class DualStackAllocator {
    * of its family fails the call with IPAllocatorError, after the rollback of the families before
    * it; its answer is not released but reported to onRollbackError.
    */
-  allocateNext(this: object, given?: ParentRef, families?: readonly IPFamily[]): Promise<DualStackIPs>;
-  async allocateNext(this: DualStackAllocator, given?: ParentRef, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
+  allocateNext(this: object, given?: ParentRef | null, families?: readonly IPFamily[]): Promise<DualStackIPs>;
+  async allocateNext(this: DualStackAllocator, given?: ParentRef | null, families: readonly IPFamily[] = BOTH): Promise<DualStackIPs> {
     checkThis(this, 'allocateNext');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const order = checkFamilies(families); // read once: the families allocated are those reported
@@ -275,8 +275,8 @@ export class DualStackAllocator {
    * (ErrAllocated, ErrNotInRange, ErrMismatchedNetwork, …). Malformed text: InvalidAddressError
    * before anything is reserved.
    */
-  allocate(this: object, ips: readonly string[], given?: ParentRef): Promise<DualStackIPs>;
-  async allocate(this: DualStackAllocator, ips: readonly string[], given?: ParentRef): Promise<DualStackIPs> {
+  allocate(this: object, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs>;
+  async allocate(this: DualStackAllocator, ips: readonly string[], given?: ParentRef | null): Promise<DualStackIPs> {
     checkThis(this, 'allocate');
     if (this.destroyed) throw new ErrDestroyed('DualStackAllocator');
     const { canonical, families } = familiesOf(ips, arrayLength(ips, 'ips'), 'ips');

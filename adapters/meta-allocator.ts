@@ -463,8 +463,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   // ── allocation ────────────────────────────────────────────────────────────────────────────
 
-  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
-  allocate(this: MetaAllocator, ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
+  allocate(this: MetaAllocator, ip: string, owner?: ParentRef | null): Promise<void> {
     try {
       checkThis(this, 'allocate');
       this.live();
@@ -496,8 +496,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  allocateNext(this: object, given?: ParentRef): Promise<string>;
-  allocateNext(this: MetaAllocator, given?: ParentRef): Promise<string> {
+  allocateNext(this: object, given?: ParentRef | null): Promise<string>;
+  allocateNext(this: MetaAllocator, given?: ParentRef | null): Promise<string> {
     try {
       checkThis(this, 'allocateNext');
       this.retryForMemory();
@@ -948,7 +948,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * answers ErrNotReady whatever the address): ErrDestroyed, the address's text
    * (InvalidAddressError), then the owner's errors. @internal for NotReadyDryRun
    */
-  checkAllocate(ip: string, owner: ParentRef | undefined): void {
+  checkAllocate(ip: string, owner: ParentRef | null | undefined): void {
     this.live();
     parseAddr(ip); // the real call refuses the address's text before the owner
     checkParentRef(owner);
@@ -956,7 +956,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /** The dry run's allocateNext when no range is ready: ErrDestroyed, then the owner's errors. @internal for NotReadyDryRun */
-  checkAllocateNext(owner: ParentRef | undefined): void {
+  checkAllocateNext(owner: ParentRef | null | undefined): void {
     this.live();
     checkParentRef(owner);
     this.live(); // the owner's getters destroyed this: ErrDestroyed, as allocateNext answers
@@ -1684,14 +1684,14 @@ class NotReadyDryRun implements IPAllocator {
   get size(): bigint {
     return this.meta.size;
   }
-  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
-  async allocate(this: NotReadyDryRun, ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
+  async allocate(this: NotReadyDryRun, ip: string, owner?: ParentRef | null): Promise<void> {
     checkViewThis(this, 'allocate');
     this.meta.checkAllocate(ip, owner);
     throw new ErrNotReady();
   }
-  allocateNext(this: object, owner?: ParentRef): Promise<string>;
-  async allocateNext(this: NotReadyDryRun, owner?: ParentRef): Promise<string> {
+  allocateNext(this: object, owner?: ParentRef | null): Promise<string>;
+  async allocateNext(this: NotReadyDryRun, owner?: ParentRef | null): Promise<string> {
     checkViewThis(this, 'allocateNext');
     this.meta.checkAllocateNext(owner);
     throw new ErrNotReady();

@@ -241,8 +241,8 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return this.shared.ready && this.store.cache.hasSynced();
   }
 
-  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
-  async allocate(this: ReferenceAllocator, ip: string, owner?: ParentRef): Promise<void> {
+  allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
+  async allocate(this: ReferenceAllocator, ip: string, owner?: ParentRef | null): Promise<void> {
     checkThis(this, 'allocate');
     this.drawCalls.refuseInside();
     const name = this.checkRange(ip, false);
@@ -253,8 +253,8 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.shared.metrics.observe(this.cidr, start);
   }
 
-  allocateNext(this: object, owner?: ParentRef): Promise<string>;
-  async allocateNext(this: ReferenceAllocator, owner?: ParentRef): Promise<string> {
+  allocateNext(this: object, owner?: ParentRef | null): Promise<string>;
+  async allocateNext(this: ReferenceAllocator, owner?: ParentRef | null): Promise<string> {
     checkThis(this, 'allocateNext');
     this.live(); // before the owner: after destroy() every call is ErrDestroyed
     this.drawCalls.refuseInside();
@@ -450,7 +450,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   }
 
   /** @internal for DryRunAllocator */
-  checkAllocateNext(owner: ParentRef | undefined): string {
+  checkAllocateNext(owner: ParentRef | null | undefined): string {
     this.live();
     checkParentRef(owner);
     if (!this.isReady()) throw new ErrNotReady();

@@ -22,10 +22,17 @@ export interface IPAllocator {
   readonly ipFamily: IPFamily;
   /** Usable addresses (upstream hostsPerNetwork): IPv4 2^h−2, IPv6 2^h−1, saturating at 2^64−1. */
   readonly size: bigint;
-  /** Reserves `ip`. ErrNotInRange, ErrAllocated, ErrNotReady, InvalidAddressError; store errors pass through. */
-  allocate(this: object, ip: string, owner?: ParentRef): Promise<void>;
-  /** Reserves a free address (dynamic band first, then the static band) and returns it. ErrFull, ErrNotReady. */
-  allocateNext(this: object, owner?: ParentRef): Promise<string>;
+  /**
+   * Reserves `ip` for `owner`, the record's parentRef: null or left out, the record has none
+   * (upstream's nil ParentRef). ErrNotInRange, ErrAllocated, ErrNotReady, InvalidAddressError;
+   * store errors pass through.
+   */
+  allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
+  /**
+   * Reserves a free address (dynamic band first, then the static band) for `owner` (as
+   * allocate's) and returns it. ErrFull, ErrNotReady.
+   */
+  allocateNext(this: object, owner?: ParentRef | null): Promise<string>;
   /**
    * Releases `ip`: deletes the record named by it, as upstream's Release does, and ignores every
    * error of the delete (upstream too). A free address is a no-op; an address of this family

@@ -438,6 +438,20 @@ describe.each(IMPLS)('%s', (implName, impl) => {
       expect((await store.get('10.0.0.1'))?.parentRef).toBeNull();
     });
 
+    it('a null owner is no owner, as upstream nil parentRef: the record gets parentRef null, and the types take null', async () => {
+      // tsc checks this file: each call with null below type-checks only while the types take it
+      const store = new FaultyMemoryStore();
+      const a = make('10.0.0.0/24', store);
+      const ip = await a.allocateNext(null);
+      await a.allocate('10.0.0.1', null);
+      await a.dryRun().allocate('10.0.0.2', null);
+      expect(await a.dryRun().allocateNext(null)).toBe('10.0.0.0');
+      if (a instanceof Allocator) expect(await store.get(a.tryAllocateNextNow(null)!)).toMatchObject({ parentRef: null });
+      expect((await store.get(ip))?.parentRef).toBeNull();
+      expect((await store.get('10.0.0.1'))?.parentRef).toBeNull();
+      expect(await a.has('10.0.0.2')).toBe(false);
+    });
+
     it.each([true, false])(
       'a refused owner changes nothing: the address stays free, and a dry run refuses it too (syncOps %s)',
       async (syncOps) => {

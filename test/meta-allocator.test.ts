@@ -1204,6 +1204,19 @@ describe('MetaAllocator: routing, counting and views', () => {
     expect((await store.get('10.0.0.200'))?.parentRef).toEqual(owner);
   });
 
+  it('a null owner is no owner (parentRef null), for a dual-stack pair too; the types take null (tsc checks this file)', async () => {
+    const { store, source, meta } = setup('weighted', 8);
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    const ip = await meta.allocateNext(null);
+    await meta.allocate('10.0.0.200', null);
+    await meta.dryRun().allocate('10.0.0.201', null);
+    const pair = new DualStackAllocator(new Allocator('10.1.0.0/24', { store }), new Allocator('fd00::/120', { store }));
+    const both = await pair.allocateNext(null);
+    const given = await pair.allocate(['10.1.0.9'], null);
+    for (const name of [ip, '10.0.0.200', ...both.ips, ...given.ips]) expect((await store.get(name))?.parentRef).toBeNull();
+    expect(await meta.has('10.0.0.201')).toBe(false);
+  });
+
   it('dryRun: a ready range checks and persists nothing; no ready range answers ErrNotReady', async () => {
     const { store, source, meta } = setup('upstream', 11);
     expect(await rejection(meta.dryRun().allocateNext())).toBeInstanceOf(ErrNotReady);
