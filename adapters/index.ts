@@ -41,7 +41,7 @@ export { MemoryStore, type MemoryStoreOptions, type WatcherErrorHandler } from '
 export { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, allocatorLabels } from './store.ts';
 export type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
 export { validateRecord } from './records.ts';
-export { RECONCILE_GRACE_MS, ownerKey, reconcile, type ReconcileOptions, type ReconcileResult } from './reconcile.ts';
+export { RECONCILE_GRACE_MS, ownerKey, reconcile, type ReconcileOptions, type ReconcileResult, type ReconcileTarget } from './reconcile.ts';
 
 // ── errors ─────────────────────────────────────────────────────────────────────────────────
 export {

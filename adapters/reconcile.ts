@@ -39,9 +39,18 @@ import {
   type Store,
   syncAnswer,
 } from './store.ts';
-import type { IPFamily, ParentRef } from './types.ts';
+import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 export { RECONCILE_GRACE_MS };
+
+/**
+ * What reconcile() reads the records from: a Store (every managed record in it), or an allocator
+ * over one, of which only the records inside its range are read (a MetaAllocator's: inside any
+ * of its ranges). reconcile needs the allocator's store: Allocator, ReferenceAllocator and
+ * MetaAllocator have it as `store`, and so may an IPAllocator of your own; one without a `store`
+ * is refused (InvalidArgumentError).
+ */
+export type ReconcileTarget = Store | IPAllocator | { readonly store: Store };
 
 export interface ReconcileOptions {
   /** Delete the leaks past the grace (default false: report only). */
@@ -106,7 +115,7 @@ export function ownerKey(ref: ParentRef): string {
  * no store call follows the destroy; the records deleted before it stay deleted.
  */
 export async function reconcile(
-  target: Store | { readonly store: Store },
+  target: ReconcileTarget,
   knownOwners: Iterable<ParentRef> | ((owner: ParentRef | null, record: IPAddressRecord) => boolean),
   options?: ReconcileOptions,
 ): Promise<ReconcileResult> {
@@ -115,10 +124,18 @@ export async function reconcile(
     throw new InvalidArgumentError(`reconcile needs a Store or an allocator, got ${quoteInput(target)}`);
   }
   let store: Store;
+  let allocator: boolean;
   try {
-    store = 'create' in target ? target : target.store;
+    store = 'create' in target ? target : (target as { store?: Store }).store!;
+    allocator = !('create' in target) && typeof (target as Partial<IPAllocator>).allocateNext === 'function';
   } catch (e) {
     throw unreadableInput('target', e); // a revoked Proxy, a throwing `store` getter
+  }
+  if (allocator && store == null) {
+    // an IPAllocator of your own, which need not tell its store
+    throw new InvalidArgumentError(
+      `reconcile needs the store of the allocator it is given, and ${quoteInput(target)} has no \`store\`: give it one (a readonly \`store\` field), or pass the store itself (every managed record on it is then read, not only its range's)`,
+    );
   }
   let isStore: boolean;
   try {
@@ -268,7 +285,7 @@ export async function reconcile(
  * which every allocator answers in O(1) until then), so a run checks after each callback and
  * each await. For a Store, nothing: a closed store's own calls answer ErrDestroyed.
  */
-function aliveCheck(target: Store | { readonly store: Store }): () => void {
+function aliveCheck(target: ReconcileTarget): () => void {
   if ('create' in target) return () => {};
   const used = (target as { used?: unknown }).used;
   if (typeof used !== 'function') return () => {};

@@ -1247,6 +1247,38 @@ describe('a store written against another copy of the package, in plain JavaScri
     a.destroy();
   });
 
+  it('reconcile takes an allocator typed as IPAllocator (tsc checks this file), and reads only its range', async () => {
+    const store = new MemoryStore();
+    const allocators: IPAllocator[] = [new Allocator('10.0.0.0/24', { store }), new ReferenceAllocator('10.0.1.0/24', { store })];
+    for (const a of allocators) await a.allocateNext();
+    const result = await reconcile(allocators[0]!, [], { graceMs: 0, delete: true });
+    expect(result.deleted).toEqual([expect.stringMatching(/^10\.0\.0\./)]);
+    expect(store.records().map((r) => r.name)).toEqual([expect.stringMatching(/^10\.0\.1\./)]); // the other range's, left alone
+    for (const a of allocators) a.destroy();
+  });
+
+  it('reconcile refuses an IPAllocator of your own that has no store, saying what it needs; nothing is read or deleted', async () => {
+    const store = new MemoryStore();
+    const inner = new Allocator('10.0.0.0/24', { store });
+    await inner.allocateNext();
+    // a decorator that delegates every call and keeps its store to itself
+    const mine = Object.fromEntries(
+      ['allocate', 'allocateNext', 'release', 'has', 'forEach', 'used', 'free', 'dryRun', 'enableMetrics', 'destroy'].map((m) => [
+        m,
+        (...args: unknown[]) => (inner as unknown as Record<string, (...a: unknown[]) => unknown>)[m]!(...args),
+      ]),
+    );
+    const decorator = { ...mine, cidr: inner.cidr, ipFamily: inner.ipFamily, size: inner.size } as unknown as IPAllocator;
+    const e = await failure(() => reconcile(decorator, [], { graceMs: 0, delete: true }));
+    expect(e).toBeInstanceOf(InvalidArgumentError);
+    expect((e as Error).message).toMatch(/^reconcile needs the store of the allocator it is given, and .* has no `store`: give it one/);
+    expect(store.size).toBe(1);
+    // with its store, it is reconciled as any allocator
+    const withStore = Object.assign(Object.create(null), decorator, { store }) as IPAllocator & { store: Store };
+    expect((await reconcile(withStore, [], { graceMs: 0, delete: true })).deleted).toHaveLength(1);
+    inner.destroy();
+  });
+
   it('reconcile reckons the grace from creationTimestamp: a record of unknown age stays young unless graceMs is 0', async () => {
     const hourLater = () => Date.now() + 3_600_000;
     for (const timestamps of [false, true]) {
