@@ -39,7 +39,7 @@ export type { ServiceCIDR, ServiceCIDRSource, ServiceCIDRWatcher, AddServiceCIDR
 // ── stores ─────────────────────────────────────────────────────────────────────────────────
 export { MemoryStore, type MemoryStoreOptions, type WatcherErrorHandler } from './memory-store.ts';
 export { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, allocatorLabels } from './store.ts';
-export type { IPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
+export type { IPAddressRecord, NewIPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
 export { validateRecord } from './records.ts';
 export { RECONCILE_GRACE_MS, ownerKey, reconcile, type ReconcileOptions, type ReconcileResult, type ReconcileTarget } from './reconcile.ts';
 

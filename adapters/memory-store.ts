@@ -39,6 +39,7 @@ import {
   hasLabels,
   isAllocatorWatcher,
   type IPAddressRecord,
+  type NewIPAddressRecord,
   notAName,
   type Store,
   type StoreCache,
@@ -64,9 +65,9 @@ function ownLabels(labels: Readonly<Record<string, string>> | undefined): Readon
   return isAllocatorLabelSet(labels) || !isPlainObject(labels) ? labels : Object.freeze({ ...labels });
 }
 
-/** The parentRef a record keeps. */
-function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null {
-  if (ref === undefined || ref === null) return null;
+/** The parentRef a record keeps: left out (undefined) it stays so, for validateFields to refuse. */
+function ownParentRef(ref: ParentRef | null | undefined): ParentRef | null | undefined {
+  if (ref === undefined || ref === null) return ref;
   if (isCheckedParentRef(ref)) return ref; // an allocator's owner: a frozen plain copy already
   return isPlainObject(ref) ? Object.freeze({ ...ref }) : ref;
 }
@@ -456,7 +457,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     this.timestamps = opts.timestamps === true;
   }
 
-  create(record: IPAddressRecord): Promise<IPAddressRecord> {
+  create(record: NewIPAddressRecord): Promise<IPAddressRecord> {
     try {
       return Promise.resolve(this.createSync(record));
     } catch (e) {
@@ -489,7 +490,7 @@ export class MemoryStore implements Store, SyncStoreOps {
    * validateRecord in adapters/records.ts) or ErrDestroyed (after close). Watchers are told as
    * SyncStoreOps describes.
    */
-  createSync(record: IPAddressRecord): IPAddressRecord {
+  createSync(record: NewIPAddressRecord): IPAddressRecord {
     if (this.closed) throw destroyed();
     const given = readRecord(record); // refused: not a record, or one that throws when read
     const name = given.name as string;
@@ -499,7 +500,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     const allocators = storedLabelsOf(given.labels);
     let field = 'metadata.labels';
     let labels: Readonly<Record<string, string>>;
-    let ref: ParentRef | null;
+    let ref: ParentRef | null | undefined;
     try {
       labels = allocators ?? ownLabels(given.labels as Readonly<Record<string, string>> | undefined);
       field = 'spec.parentRef';
@@ -510,7 +511,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     validateFields(name, labels, ref);
     const previous = this.authority.get(name);
     if (previous !== undefined) throw new AlreadyExistsError(name);
-    const stored = this.keep(name, labels, ref, undefined, true);
+    const stored = this.keep(name, labels, ref as ParentRef | null, undefined, true); // not undefined: validateFields refuses it
     return allocators === undefined ? handOut(stored) : stored;
   }
 
@@ -588,7 +589,7 @@ export class MemoryStore implements Store, SyncStoreOps {
    * allocators' shared label sets are kept as they are).
    */
   protected put(record: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
-    return this.keep(record.name, ownLabels(record.labels), ownParentRef(record.parentRef), previous, announce);
+    return this.keep(record.name, ownLabels(record.labels), ownParentRef(record.parentRef) ?? null, previous, announce);
   }
 
   /** put() of fields the store owns (ownLabels, ownParentRef): stored as they are. */

@@ -386,7 +386,8 @@ export function labelSetProblems(labels: unknown): string[] {
  *   requires a parentRef (`spec.parentRef: Required value`), but upstream's allocator writes
  *   none from its owner-less entry points (`Allocate(ip)`, `AllocateNext()`), which its tests run
  *   against a fake client that stores them; our allocators write null there too, so an embedded
- *   store accepts null (and absent) as "no owner". A KubernetesStore's server still refuses it.
+ *   store accepts null as "no owner" (a KubernetesStore's server still refuses it). Left out
+ *   (undefined), it is refused as kube-apiserver refuses it: `spec.parentRef: Required value`.
  * A record, or a field of it, whose reading throws (a revoked Proxy, a getter that throws) is
  * malformed too: InvalidRecordError naming the field, what was thrown its `cause`.
  */
@@ -439,7 +440,9 @@ export function validateFields(name: unknown, labels: unknown, ref: unknown): vo
     // the allocators' label sets (by identity) are frozen and known valid: not checked again
     if (!isAllocatorLabelSet(labels)) problems.push(...labelSetProblems(labels));
     field = 'spec.parentRef';
-    if (ref !== null && ref !== undefined && !isCheckedParentRef(ref)) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
+    // kube-apiserver's text for a nil parentRef (ValidateIPAddress); null is no owner (validateRecord)
+    if (ref === undefined) problems.push('spec.parentRef: Required value');
+    else if (ref !== null && !isCheckedParentRef(ref)) problems.push(...parentRefProblems(ref, 'spec.parentRef'));
   } catch (e) {
     throw unreadableRecord(name, field, e); // a revoked Proxy, a getter that throws
   }

@@ -28,14 +28,28 @@ export const RECONCILE_GRACE_MS = 60_000;
 /** One IPAddress object. `name` is the address in canonical text. */
 export interface IPAddressRecord {
   readonly name: string;
+  /** `{}` for a record created without labels. */
   readonly labels: Readonly<Record<string, string>>;
-  /** null when created through allocate(ip)/allocateNext() without an owner. */
+  /**
+   * null when created through allocate(ip)/allocateNext() without an owner. kube-apiserver
+   * requires a parentRef (`spec.parentRef: Required value`): null is no owner, which upstream's
+   * owner-less entry points write (a nil one) and an embedded store takes; left out, a store
+   * refuses the record (InvalidRecordError), as kube-apiserver does.
+   */
   readonly parentRef: Readonly<ParentRef> | null;
   /** Set by the store. */
   readonly resourceVersion?: string | undefined;
   readonly uid?: string | undefined;
   readonly creationTimestamp?: string | undefined;
 }
+
+/**
+ * A record as MemoryStore's create and createSync take it: labels may be left out (stored as
+ * none), as Kubernetes takes an object without labels; the parentRef may not (null for no owner:
+ * see IPAddressRecord). The Store interface's create takes an IPAddressRecord, labels included:
+ * what the allocators write, and all a store of your own is given by them.
+ */
+export type NewIPAddressRecord = Omit<IPAddressRecord, 'labels'> & { readonly labels?: Readonly<Record<string, string>> | undefined };
 
 /**
  * Receives cache changes (client-go's ResourceEventHandler, folded into two calls).

@@ -250,6 +250,9 @@ describe('MemoryStore validates every record at the door, as kube-apiserver vali
     ['a number as name', { name: 5, labels, parentRef: null }, /metadata\.name: Invalid value: 5 \(number\): must be a string/],
     ['an empty name', { name: '', labels, parentRef: null }, /metadata\.name: Required value/],
     ['no name', { labels, parentRef: null }, /metadata\.name: Required value/],
+    // kube-apiserver's ValidateIPAddress: a nil parentRef is `spec.parentRef: Required value`
+    ['no parentRef at all', { name: '10.0.0.1', labels }, /spec\.parentRef: Required value/],
+    ['a parentRef left undefined', { name: '10.0.0.1', labels, parentRef: undefined }, /spec\.parentRef: Required value/],
     ['a leading zero', rec('010.0.0.1'), /"010\.0\.0\.1": must be a valid IP address/],
     ['upper-case IPv6', rec('2001:DB8::1'), /must be in canonical form \("2001:db8::1"\)/],
     ['uncompressed IPv6', rec('2001:db8:0:0:0:0:0:1'), /must be in canonical form \("2001:db8::1"\)/],
@@ -360,13 +363,25 @@ describe('MemoryStore validates every record at the door, as kube-apiserver vali
     ['an owner without group and namespace', rec('10.0.0.1', { parentRef: { resource: 'services', name: 'web' } })],
     ['labels of its own: a prefixed key, an empty value', rec('10.0.0.1', { labels: { 'example.com/team': 'web', tier: '' } })],
     ['no labels at all (stored as none)', { name: '10.0.0.9', parentRef: null }],
-    ['no parentRef at all (no owner)', { name: '10.0.0.9', labels }],
   ])('accepts %s', (_, record) => {
     const s = new MemoryStore();
     const stored = s.createSync(record as IPAddressRecord);
     expect(stored.name).toBe((record as IPAddressRecord).name);
     expect(stored.labels).toEqual((record as IPAddressRecord).labels ?? {});
     expect(stored.parentRef).toEqual((record as IPAddressRecord).parentRef ?? null);
+  });
+
+  it('takes what kube-apiserver takes, and its types say so: labels optional, parentRef required (null: no owner)', () => {
+    // tsc checks this file: the first call type-checks only while labels are optional, the
+    // second fails to only while parentRef is required
+    const s = new MemoryStore();
+    expect(s.createSync({ name: '10.0.0.9', parentRef: null }).labels).toEqual({});
+    // @ts-expect-error parentRef left out
+    expect(() => s.createSync({ name: '10.0.0.8', labels })).toThrow(
+      /^IPAddress "10\.0\.0\.8" is invalid: spec\.parentRef: Required value$/,
+    );
+    expect(() => validateRecord({ name: '10.0.0.8', labels })).toThrow(InvalidRecordError);
+    expect(s.records().map((r) => r.name)).toEqual(['10.0.0.9']);
   });
 
   it('a record without labels no longer breaks the allocators on that store (it is stored with none)', async () => {
