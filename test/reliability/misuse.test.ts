@@ -306,6 +306,16 @@ describe('the idioms that lose `this`', () => {
       wrapper.destroy();
       expect(() => a.used()).toThrow(ErrDestroyed);
     }
+    // the pair and the MetaAllocator, as the README describes them
+    const meta = metaOn(store);
+    const metaWrapper = Object.create(meta) as MetaAllocator;
+    expect(metaWrapper.rangeFor(await metaWrapper.allocateNext(OWNER))).toBe('10.0.0.0/24');
+    const pair = new DualStackAllocator(new Allocator('10.1.0.0/24', { store }), new Allocator('fd00::/120', { store }));
+    const pairWrapper = Object.create(pair) as DualStackAllocator;
+    await pairWrapper.release(await pairWrapper.allocateNext(OWNER));
+    pairWrapper.destroy();
+    expect(() => pair.allocator('IPv4')).toThrow(ErrDestroyed);
+    meta.destroy();
   });
   it('an IPAllocator of your own needs no `this` parameter to type-check', () => {
     // The interface's `this: object` refuses calls without an object; a class without the
