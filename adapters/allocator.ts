@@ -34,7 +34,7 @@ import {
   InvalidArgumentError,
   rejectSoon,
 } from './errors.ts';
-import { checkReady, optionsObject, unboundOr } from './input.ts';
+import { checkReady, classCalledOn, optionsObject, unboundOr } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
@@ -169,12 +169,16 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** The factory: `Allocator.create("10.96.0.0/12", { store })`. */
+  /**
+   * The factory: `Allocator.create("10.96.0.0/12", { store })`, as `new Allocator(…)`; called on
+   * a subclass, an instance of that subclass, as `new` on it would make.
+   */
+  static create<A extends Allocator>(this: new (cidr: string, options?: IndexedAllocatorOptions) => A, cidr: string, options?: IndexedAllocatorOptions): A;
   static create(cidr: string, options?: IndexedAllocatorOptions): Allocator;
   /** @internal a MetaAllocator's range (see the constructor) */
   static create(cidr: string, options: IndexedAllocatorOptions | undefined, router: RecordRouter | undefined): Allocator;
-  static create(cidr: string, options: IndexedAllocatorOptions = {}, router?: unknown): Allocator {
-    return new Allocator(cidr, options, router as RecordRouter | undefined);
+  static create(this: unknown, cidr: string, options: IndexedAllocatorOptions = {}, router?: unknown): Allocator {
+    return new (classCalledOn(this, Allocator))(cidr, options, router as RecordRouter | undefined);
   }
 
   /** Usable addresses (upstream hostsPerNetwork). */

@@ -285,3 +285,12 @@ export function unboundCall(self: unknown, className: string, method: string): I
     `${className}.${method}() was called without its ${className} (this was ${quoteInput(self)}): call it on the object, ${object}.${method}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}.${method}(…)`,
   );
 }
+
+/**
+ * The class a static factory (`Allocator.create`, `Range.fromSnapshot`) was called on, when it
+ * is `base` or a subclass of it, so that it makes what `new` on that class would; else (called
+ * without its class: `const { create } = Allocator`) `base`.
+ */
+export function classCalledOn<C extends abstract new (...args: never[]) => object>(self: unknown, base: C): C {
+  return typeof self === 'function' && (self === base || self.prototype instanceof base) ? (self as C) : base;
+}

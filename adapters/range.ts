@@ -43,7 +43,7 @@ import {
   InvalidArgumentError,
   OutOfMemoryError,
 } from './errors.ts';
-import { arrayLength, memberName, optionsObject, readMember, unboundCall, unboundOr } from './input.ts';
+import { arrayLength, classCalledOn, memberName, optionsObject, readMember, unboundCall, unboundOr } from './input.ts';
 import { inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
@@ -249,9 +249,11 @@ export class Range implements RangeView {
    * are refused too: give their range and data to `restore()`, which takes them unchecked, as
    * upstream's Restore does).
    */
-  static fromSnapshot(snapshot: RangeSnapshot, options: RangeOptions = {}): Range {
+  static fromSnapshot<R extends Range>(this: new (cidr: string, options?: RangeOptions) => R, snapshot: RangeSnapshot, options?: RangeOptions): R;
+  static fromSnapshot(snapshot: RangeSnapshot, options?: RangeOptions): Range;
+  static fromSnapshot(this: unknown, snapshot: RangeSnapshot, options: RangeOptions = {}): Range {
     const { range, data } = checkSnapshot(snapshot); // read once: what was checked is what loads
-    const r = new Range(range, options);
+    const r = new (classCalledOn(this, Range))(range, options);
     try {
       r.restore(range, data);
     } catch (e) {

@@ -26,7 +26,7 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
 } from './errors.ts';
-import { checkReady, optionsObject, unboundCall } from './input.ts';
+import { checkReady, classCalledOn, optionsObject, unboundCall } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
@@ -216,9 +216,14 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     }
   }
 
-  /** `new ReferenceAllocator(cidr, options)`, spelled as `Allocator.create` for the one-line swap. */
-  static create(cidr: string, options: AllocatorOptions = {}): ReferenceAllocator {
-    return new ReferenceAllocator(cidr, options);
+  /**
+   * `new ReferenceAllocator(cidr, options)`, spelled as `Allocator.create` for the one-line swap;
+   * called on a subclass, an instance of that subclass.
+   */
+  static create<A extends ReferenceAllocator>(this: new (cidr: string, options?: AllocatorOptions) => A, cidr: string, options?: AllocatorOptions): A;
+  static create(cidr: string, options?: AllocatorOptions): ReferenceAllocator;
+  static create(this: unknown, cidr: string, options: AllocatorOptions = {}): ReferenceAllocator {
+    return new (classCalledOn(this, ReferenceAllocator))(cidr, options);
   }
 
   /** Usable addresses (hostsPerNetwork). */

@@ -2256,3 +2256,25 @@ describe('a cache that delivers something other than a record to a watcher', () 
     a.destroy();
   });
 });
+
+// Regression: the static factories made the base class when called on a subclass
+describe('Allocator.create, ReferenceAllocator.create and Range.fromSnapshot on a subclass', () => {
+  it('make an instance of the subclass, and of the base class when called without their class', () => {
+    class LoggedAllocator extends Allocator {}
+    class LoggedReference extends ReferenceAllocator {}
+    class LoggedRange extends Range {}
+    const a = LoggedAllocator.create('10.2.0.0/24');
+    const r = LoggedReference.create('10.2.0.0/24');
+    const source = new Range('10.2.0.0/24');
+    source.allocate('10.2.0.7');
+    const copy = LoggedRange.fromSnapshot(source.snapshot());
+    expect([a instanceof LoggedAllocator, r instanceof LoggedReference, copy instanceof LoggedRange]).toEqual([true, true, true]);
+    expect(copy.has('10.2.0.7')).toBe(true);
+    const { create } = Allocator;
+    const { fromSnapshot } = Range;
+    const plain = create('10.3.0.0/24');
+    const plainCopy = fromSnapshot(source.snapshot());
+    expect([Object.getPrototypeOf(plain), Object.getPrototypeOf(plainCopy)]).toEqual([Allocator.prototype, Range.prototype]);
+    for (const x of [a, r, source, copy, plain, plainCopy]) x.destroy();
+  });
+});
