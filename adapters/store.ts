@@ -10,7 +10,7 @@
 // An etcd store would map create to a transaction `if version(key) == 0 then put`, delete to a
 // delete, and the cache to a watch from a revision.
 import { InvalidArgumentError } from './errors.ts';
-import { isPlainObject, readMember, unreadableInput } from './input.ts';
+import { checkIPFamily, isPlainObject, readMember, unreadableInput } from './input.ts';
 import { quoteInput } from './quote.ts';
 import type { DeleteErrorHandler, ParentRef } from './types.ts';
 
@@ -188,8 +188,12 @@ export async function tellDeleteError(told: DeleteErrorHandler | undefined, erro
   await told?.(error);
 }
 
-/** The two labels upstream writes on every IPAddress of `family`. */
+/**
+ * The two labels upstream writes on every IPAddress of `family`. InvalidArgumentError for a
+ * family other than 'IPv4' or 'IPv6' (a record labelled otherwise is no allocator's).
+ */
 export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string> {
+  checkIPFamily(family, 'allocatorLabels: family');
   return { [LABEL_IP_FAMILY]: family, [LABEL_MANAGED_BY]: CONTROLLER_NAME };
 }
 

@@ -2257,6 +2257,23 @@ describe('a cache that delivers something other than a record to a watcher', () 
   });
 });
 
+// Regression: allocatorLabels took any family, and a record labelled with a typo ('ipv4') was one
+// no allocator counts, though its address is taken
+describe('allocatorLabels', () => {
+  it('gives the two labels for IPv4 and IPv6, and refuses any other family with InvalidArgumentError', () => {
+    expect(allocatorLabels('IPv6')).toEqual({
+      'ipaddress.kubernetes.io/ip-family': 'IPv6',
+      'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io',
+    });
+    for (const bad of ['ipv4', 'IPv5', undefined, 4]) {
+      expect(() => allocatorLabels(bad as never)).toThrow(InvalidArgumentError);
+    }
+    expect(() => allocatorLabels('ipv4' as never)).toThrow(
+      'allocatorLabels: family must be "IPv4" or "IPv6", got "ipv4" (did you mean "IPv4"?)',
+    );
+  });
+});
+
 // Regression: the static factories made the base class when called on a subclass
 describe('Allocator.create, ReferenceAllocator.create and Range.fromSnapshot on a subclass', () => {
   it('make an instance of the subclass, and of the base class when called without their class', () => {
