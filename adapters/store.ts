@@ -210,16 +210,35 @@ export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: it
 
 /**
  * InvalidArgumentError unless `record`, given to a watcher's `event`, is an object with a string
- * name. Every allocator's watcher checks what its cache delivers before anything changes: a cache
- * that delivers anything else broke its contract, and the error its onWatcherError (or whatever
- * called the watcher) gets says what came, not a TypeError from inside the allocator.
+ * name, whose fields the allocators read (its name, its labels and their two the allocators
+ * write) can be read. Every allocator's watcher checks what its cache delivers before anything
+ * changes: a cache that delivers anything else broke its contract, and the error its
+ * onWatcherError (or whatever called the watcher) gets says what came, not a TypeError from
+ * inside the allocator.
  */
 export function checkEventRecord(record: unknown, event: 'onAdd' | 'onDelete'): void {
-  if (typeof record !== 'object' || record === null || typeof (record as { name?: unknown }).name !== 'string') {
-    throw new InvalidArgumentError(
-      `the store's cache gave its watcher's ${event} ${quoteInput(record)}: a record must be an object with a string name`,
-    );
+  const given = `the store's cache gave its watcher's ${event}`;
+  if (typeof record !== 'object' || record === null) throw notARecord(given, record);
+  let field = 'name';
+  try {
+    // a revoked Proxy, a getter that throws: said here, as a record that cannot be read
+    if (typeof (record as { name?: unknown }).name !== 'string') throw notARecord(given, record);
+    field = 'metadata.labels';
+    const labels = (record as { labels?: unknown }).labels;
+    if (typeof labels === 'object' && labels !== null) {
+      for (const key of [LABEL_IP_FAMILY, LABEL_MANAGED_BY]) {
+        field = `metadata.labels[${JSON.stringify(key)}]`;
+        void (labels as Record<string, unknown>)[key];
+      }
+    }
+  } catch (e) {
+    if (e instanceof InvalidArgumentError) throw e;
+    throw unreadableInput(`${given} a record whose ${field}`, e);
   }
+}
+
+function notARecord(given: string, record: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(`${given} ${quoteInput(record)}: a record must be an object with a string name`);
 }
 
 /** The allocators' own watchers, marked by allocatorWatcher(). */

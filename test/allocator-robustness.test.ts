@@ -2250,6 +2250,53 @@ describe('a cache that delivers something other than a record to a watcher', () 
         );
       }
     }
+    // Regression: a record whose fields throw when read (a revoked Proxy, a getter that throws)
+    // came out as that TypeError or Error, untyped
+    const { proxy: revoked, revoke } = Proxy.revocable({ name: '10.1.0.7', labels: allocatorLabels('IPv4'), parentRef: null }, {});
+    revoke();
+    const unreadable: [unknown, string][] = [
+      [revoked, 'name'],
+      [
+        {
+          get name(): string {
+            throw new Error('name unreadable');
+          },
+        },
+        'name',
+      ],
+      [
+        {
+          name: '10.1.0.8',
+          get labels(): never {
+            throw new Error('labels unreadable');
+          },
+        },
+        'metadata.labels',
+      ],
+      [
+        {
+          name: '10.1.0.9',
+          labels: new Proxy(
+            {},
+            {
+              get: () => {
+                throw new Error('label unreadable');
+              },
+            },
+          ),
+        },
+        'metadata.labels["ipaddress.kubernetes.io/ip-family"]',
+      ],
+    ];
+    for (const [bad, field] of unreadable) {
+      for (const event of ['onAdd', 'onDelete'] as const) {
+        const e = await failure(() => watchers[0]![event](bad as never, undefined));
+        expect(e).toBeInstanceOf(InvalidArgumentError);
+        expect((e as Error).message).toMatch(
+          `the store's cache gave its watcher's ${event} a record whose ${field} could not be read: it threw`,
+        );
+      }
+    }
     expect(a.used()).toBe(1);
     a.validate?.();
     await expect(a.allocate(held)).rejects.toThrow(ErrAllocated);
