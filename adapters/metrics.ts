@@ -82,7 +82,7 @@ function loadPromClient(): PromClient {
     loader === undefined
       ? `metrics cannot load prom-client by themselves here (${reason}): import 'ipallocator/metrics' once before enabling metrics (and install prom-client if it is not)`
       : notInstalled
-        ? `metrics need prom-client, an optional peer dependency: install it (npm install prom-client); it was not found (${reason})`
+        ? `metrics need prom-client, an optional peer dependency: install it (npm install prom-client); it was not found (${reason}); in a bundle, which it cannot be loaded from by name, import 'ipallocator/metrics' once before enabling metrics`
         : `metrics need prom-client, an optional peer dependency: install it (npm install prom-client) ` +
           `or import 'ipallocator/metrics' before enabling metrics (${reason})`,
   );

@@ -57,7 +57,7 @@ describe('metrics loading prom-client by themselves', () => {
       expect(e).toBeInstanceOf(IPAllocatorError);
       expect((e as InstanceType<typeof IPAllocatorError>).code).toBe('ERR_IPALLOCATOR');
       expect((e as Error).message).toBe(
-        "metrics need prom-client, an optional peer dependency: install it (npm install prom-client); it was not found (Cannot find module 'prom-client')",
+        "metrics need prom-client, an optional peer dependency: install it (npm install prom-client); it was not found (Cannot find module 'prom-client'); in a bundle, which it cannot be loaded from by name, import 'ipallocator/metrics' once before enabling metrics",
       );
     }
   });
