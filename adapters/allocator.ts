@@ -89,6 +89,9 @@ const FULL = -1;
 /** The band of a strategy's choice (the strategy keeps to the bands itself). */
 const BAND_CHOSEN = 2;
 
+/** Collisions in one allocateNext on a store without synchronous operations between turns of the event loop. */
+const COLLISIONS_PER_TURN = 4096;
+
 /** Shared promises for the synchronous path. */
 const RESOLVED: Promise<void> = Promise.resolve();
 const TRUE: Promise<boolean> = Promise.resolve(true);
@@ -407,6 +410,7 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   private async allocateNextAsync(parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): Promise<string> {
+    let collisions = 0;
     let collided: Collisions | null = null;
     let returns: CallReturns | null = null; // as above
     let done = false;
@@ -422,6 +426,10 @@ export class Allocator implements IPAllocator, Disposable {
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
+          // A store whose creates keep colliding keeps this search going (on an IPv6 range, for
+          // good) in a chain of promises that would starve timers and I/O: now and then they run,
+          // and a timer can end the call with destroy(). op stays this call's until collision().
+          if (++collisions % COLLISIONS_PER_TURN === 0) await new Promise((resolve) => setTimeout(resolve, 0));
           collided = this.collision(op, e, collided);
           continue;
         }

@@ -2342,3 +2342,39 @@ describe('Allocator.create, ReferenceAllocator.create and Range.fromSnapshot on 
     for (const x of [a, r, source, copy, plain, plainCopy]) x.destroy();
   });
 });
+
+// Regression: a store without synchronous operations whose creates all collide kept allocateNext
+// searching in a chain of promises that no timer or I/O could run between: on an IPv6 /64, for
+// good, and nothing (no timer, no destroy()) could end it
+describe('allocateNext on a store whose creates keep colliding, on an IPv6 /64', () => {
+  it('lets timers run while it searches, and a timer of yours can end it with destroy()', async () => {
+    const inner = new MemoryStore();
+    let creates = 0;
+    const store: Store = {
+      create: async (r) => {
+        // colliding 20,000 times, then taking one: bounded, so that a search that never lets a
+        // timer run ends with an address instead of hanging the test
+        if (++creates <= 20_000) throw new AlreadyExistsError(r.name);
+        return inner.create(r);
+      },
+      delete: (n) => inner.delete(n),
+      get: (n) => inner.get(n),
+      close: () => inner.close(),
+      cache: inner.cache,
+    };
+    const a = new Allocator('fd00::/64', { store });
+    let settled = false;
+    const call = a.allocateNext().finally(() => {
+      settled = true;
+    });
+    let timerRanDuringTheCall = false;
+    setTimeout(() => {
+      timerRanDuringTheCall = !settled;
+      a.destroy();
+    }, 0);
+    await expect(call).rejects.toThrow(ErrDestroyed);
+    expect(timerRanDuringTheCall).toBe(true);
+    expect(creates).toBeLessThan(20_000);
+    expect(inner.cache.list().length).toBe(0);
+  });
+});
