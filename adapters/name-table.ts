@@ -59,7 +59,8 @@ export function homeOf(tag: number, mask: number): number {
  * capacity = 16 or 8 · count ≥ capacity (the table grows at half full and shrinks below an
  * eighth).
  *
- * @internal used by MemoryStore (adapters/memory-store.ts), not part of the package.
+ * @internal used by MemoryStore (adapters/memory-store.ts) and RecordRouter (adapters/record-router.ts), not
+ * part of the package.
  */
 export class NameTable {
   private readonly seed: number;
