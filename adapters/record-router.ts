@@ -54,6 +54,14 @@ export class RecordRouter implements RecordFeed {
   private readonly words = new Uint32Array(4);
   /** Set by close(): every event (add, delete, re-list) is ignored from then on. */
   private closed = false;
+  /** What each subscription gave subscribe() as `writing`. */
+  private readonly writers = new Map<Held<StoreWatcher>, (() => string | null) | undefined>();
+  /**
+   * While exactly one subscription is held (else null): it, as a bucket of the table, and its
+   * `writing`, which route() asks.
+   */
+  private only: readonly Held<StoreWatcher>[] | null = null;
+  private onlyWriting: (() => string | null) | undefined = undefined;
 
   constructor(private readonly fam: Family) {}
 
@@ -61,20 +69,34 @@ export class RecordRouter implements RecordFeed {
    * Holds `watcher` for the addresses of `prefix`, after giving it every record of the family
    * inside `prefix` that the events have brought so far, as a cache replays its records to a new
    * watcher. A replay that throws leaves it unsubscribed, as the cache's own subscribe does.
+   * `writing` (RecordFeed): the record name of the watcher's own synchronous store call running.
    */
-  subscribe(prefix: Prefix, watcher: StoreWatcher): () => void {
+  subscribe(prefix: Prefix, watcher: StoreWatcher, writing?: () => string | null): () => void {
     const held = this.table.add(prefix, watcher);
+    this.writers.set(held, writing);
+    this.changedSubscriptions();
     try {
       // what the replay reads stays as it is: an event during it (a watcher writing) changes
       // `records` and reaches this watcher through the table
       for (const r of this.inPrefix(prefix)) watcher.onAdd(r);
     } catch (e) {
-      this.table.delete(held);
+      this.unsubscribe(held);
       throw e;
     }
-    return () => {
-      this.table.delete(held);
-    };
+    return () => this.unsubscribe(held);
+  }
+
+  private unsubscribe(held: Held<StoreWatcher>): void {
+    if (!this.table.delete(held)) return;
+    this.writers.delete(held);
+    this.changedSubscriptions();
+  }
+
+  /** A subscription was added or let go: `only` follows. */
+  private changedSubscriptions(): void {
+    const one = this.writers.size === 1;
+    this.only = one ? this.table.all() : null;
+    this.onlyWriting = one ? this.writers.get(this.only![0]!) : undefined;
   }
 
   /** The records inside `prefix` (network and broadcast included), as `records` holds them now. */
@@ -160,6 +182,10 @@ export class RecordRouter implements RecordFeed {
 
   /** The watchers whose prefix contains the address `name`; null when it is no address of this family. */
   private route(name: string): readonly Held<StoreWatcher>[] | null {
+    // The only subscriber's own write, in its synchronous store call: an address inside its
+    // prefix, and no other prefix is held, so the name need not be parsed and looked up — a
+    // MetaAllocator over one range, both events of each allocation and release.
+    if (this.onlyWriting !== undefined && this.onlyWriting() === name) return this.only;
     const w = this.words;
     return parseRecordName(name, w) === this.fam ? this.table.containing(this.fam, w) : null;
   }

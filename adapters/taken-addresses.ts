@@ -133,7 +133,12 @@ export class Op {
  * apply the cache's own events: one algorithm either way.
  */
 export interface RecordFeed {
-  subscribe(prefix: Prefix, watcher: StoreWatcher): () => void;
+  /**
+   * `writing`, when given, names the record of the synchronous store call the subscriber is
+   * making now (null: none runs), an address inside `prefix`, whose event comes inside the call:
+   * the feed may hand it that event without reading the name.
+   */
+  subscribe(prefix: Prefix, watcher: StoreWatcher, writing?: () => string | null): () => void;
 }
 
 /**
@@ -277,7 +282,10 @@ export class TakenAddresses {
     try {
       // A subscribe that returns no function: its events still come, and are ignored once this
       // is destroyed below.
-      unsubscribe = this.feed !== null ? this.feed.subscribe(this.prefix, watcher) : checkUnsubscribe(this.cache.subscribe(watcher));
+      unsubscribe =
+        this.feed !== null
+          ? this.feed.subscribe(this.prefix, watcher, () => (this.current === null ? null : this.current.name)) // an address in range: see enter()
+          : checkUnsubscribe(this.cache.subscribe(watcher));
       const l = this.loading;
       this.loading = null;
       if (this.index !== null) loadInto(this.index, l.words, l.n);
@@ -566,7 +574,8 @@ export class TakenAddresses {
   /**
    * Around a synchronous store call for `op` (enter, then leave in a finally): while it runs, op
    * is `current`, so its own cache event (delivered inside the call) is recognised without
-   * parsing. leave() restores the outer op: a watcher may re-enter the allocator.
+   * parsing. leave() restores the outer op: a watcher may re-enter the allocator. op's address is
+   * in [first, last]: a feed asks for the running call's name (RecordFeed.subscribe's `writing`).
    */
   enter(op: Op): void {
     op.calling = true;

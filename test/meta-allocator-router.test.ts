@@ -150,6 +150,57 @@ describe('RecordRouter', () => {
     store.close();
   });
 
+  it("a subscriber's own write goes to it alone only while it is the only subscriber: one subscribed since, or one alone that is not the writer, hears what its prefix holds", () => {
+    const router = new RecordRouter(4);
+    let writing: string | null = null; // the name of the wide one's synchronous store call running
+    const wide = listener();
+    const unsubscribeWide = router.subscribe(Prefix.parse('10.0.0.0/16'), wide, () => writing);
+    writing = '10.0.0.5';
+    router.onAdd(rec('10.0.0.5'), undefined);
+    // subscribed while that write runs (a store watcher added a ServiceCIDR during its event)
+    const narrow = listener();
+    const unsubscribeNarrow = router.subscribe(Prefix.parse('10.0.0.0/24'), narrow);
+    router.onDelete(rec('10.0.0.5'));
+    writing = null;
+    expect([wide.heard, narrow.heard]).toEqual([
+      ['+10.0.0.5', '-10.0.0.5'],
+      ['+10.0.0.5', '-10.0.0.5'], // its replay, then the delete
+    ]);
+    // the writer gone, another one alone: a write the gone one was making is routed by address
+    unsubscribeWide();
+    unsubscribeNarrow();
+    const other = listener();
+    router.subscribe(Prefix.parse('10.1.0.0/24'), other, () => null);
+    writing = '10.0.0.7';
+    router.onAdd(rec('10.0.0.7'), undefined);
+    router.onAdd(rec('10.1.0.7'), undefined);
+    expect(other.heard).toEqual(['+10.1.0.7']);
+  });
+
+  it("a range made during the event of the only range's own write hears that event too: its allocation and its release count there", async () => {
+    const store = new MemoryStore();
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/16']);
+    // subscribed before the MetaAllocator, so it hears each event first: on the first add, a
+    // ServiceCIDR inside the range (the router has not heard that add yet)
+    let added = false;
+    store.cache.subscribe({
+      onAdd: () => {
+        if (added) return;
+        added = true;
+        source.addServiceCIDR('b', ['10.0.0.0/24']);
+      },
+      onDelete: () => {},
+    });
+    const meta = new MetaAllocator('IPv4', source, { store });
+    const used = () => meta.ranges().map((r) => `${r.cidr} ${r.used}`);
+    await meta.allocate('10.0.0.5');
+    expect(used()).toEqual(['10.0.0.0/16 1', '10.0.0.0/24 1']);
+    await meta.release('10.0.0.5');
+    expect(used()).toEqual(['10.0.0.0/16 0', '10.0.0.0/24 0']);
+    meta.destroy();
+  });
+
   it('close() forgets the records and keeps none of a later event: a watcher subscribed after it is replayed none', () => {
     const router = new RecordRouter(4);
     router.onAdd(rec('10.0.0.5'), undefined);
