@@ -1060,7 +1060,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return answer;
   }
 
-  /** Destroys the allocators destroy() left for later (see removeEntry), now that no strategy of theirs runs. */
+  /**
+   * Destroys the allocators destroy() left for later (see removeEntry), now that no strategy of
+   * theirs runs. Any other error of a destroy (a metrics registry that throws as the range's
+   * gauges leave it) is rethrown asynchronously, as onSkip's errors are: reap runs at the end of
+   * a call of ours, whose answer is the call's own, or in a microtask.
+   */
   private reap(): void {
     if (this.shared.undestroyed.length === 0) return;
     const left = this.shared.undestroyed;
@@ -1068,8 +1073,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
     for (const a of left) {
       try {
         a.destroy();
-      } catch {
-        this.shared.undestroyed.push(a); // still inside its strategy (a call within a call): the outer one reaps it
+      } catch (e) {
+        // still inside its strategy (a call within a call): the outer one reaps it
+        if (e instanceof InvalidArgumentError) this.shared.undestroyed.push(a);
+        else
+          queueMicrotask(() => {
+            throw e;
+          });
       }
     }
   }

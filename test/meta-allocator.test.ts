@@ -2101,6 +2101,48 @@ describe('a random source of your own that changes the MetaAllocator from inside
     },
   );
 
+  it.each([true, false])(
+    'removing that range, whose metrics registry throws as its gauges leave: the call still answers, and the error is rethrown asynchronously (syncOps %s)',
+    async (syncOps) => {
+      const before = memoryLimit().inUse;
+      const queued: (() => void)[] = [];
+      const spy = vi.spyOn(globalThis, 'queueMicrotask').mockImplementation((fn) => void queued.push(fn));
+      onTestFinished(() => spy.mockRestore());
+      const registry = new Registry();
+      const src = new InMemoryServiceCIDRs();
+      src.addServiceCIDR('a', ['10.96.0.0/28']);
+      src.addServiceCIDR('b', ['10.97.0.0/28']);
+      const store = new MemoryStore({ syncOps });
+      const m = new MetaAllocator('IPv4', src, {
+        store,
+        policy: 'ordered',
+        metrics: registry,
+        random: source(() => src.deleteServiceCIDR('a')),
+      });
+      const failure = new Error('registry: remove failed');
+      const gauge = registry.getSingleMetric(METRIC_ALLOCATED_IPS) as unknown as { remove: (labels: object) => void };
+      const remove = gauge.remove.bind(gauge);
+      gauge.remove = (labels) => {
+        if ((labels as { cidr?: string }).cidr === '10.96.0.0/28') throw failure;
+        remove(labels);
+      };
+      const ip = await m.allocateNext();
+      expect(store.records().map((r) => r.name)).toEqual([ip]);
+      expect(m.ranges().map((r) => r.cidr)).toEqual(['10.97.0.0/28']);
+      const thrown: unknown[] = [];
+      for (let i = 0; i < queued.length; i++) {
+        try {
+          queued[i]!();
+        } catch (e) {
+          thrown.push(e);
+        }
+      }
+      expect(thrown).toEqual([failure]);
+      m.destroy();
+      expect(memoryLimit().inUse).toBe(before); // range a's allocator was destroyed, its gauges' error aside
+    },
+  );
+
   it.each([true, false])('destroying the MetaAllocator: ErrDestroyed, nothing created, nothing left (syncOps %s)', async (syncOps) => {
     const before = memoryLimit().inUse;
     const src = new InMemoryServiceCIDRs();
