@@ -123,7 +123,7 @@ export class PrefixTable<T> {
       for (let k = level.from; k < level.to && node !== undefined; k++) node = (node as Node<T>).get((w[k]! & m[k]!) | 0);
       if (node === undefined) continue;
       const bucket = node as readonly Held<T>[];
-      if (merged === null && found.length === 0 && bucket.every((held) => held.prefix.contains(version, w))) {
+      if (merged === null && found.length === 0 && allContain(bucket, version, w)) {
         found = bucket;
         continue;
       }
@@ -165,4 +165,14 @@ function maskOf(p: Prefix): Uint32Array {
 /** The key of word `k` of a masked network: an int32, as containing() computes it (a small integer to the Map, not a heap number). */
 function keyAt(network: ArrayLike<number>, mask: Uint32Array, k: number): number {
   return (network[k]! & mask[k]!) | 0;
+}
+
+/**
+ * Whether every prefix of `bucket` contains the address `w` of `version`. A loop, not
+ * `bucket.every(…)`, whose closure was made at each look-up (every allocate and release of a
+ * MetaAllocator): 2–9 % of a MetaAllocator's allocate(ip) + release.
+ */
+function allContain<T>(bucket: readonly Held<T>[], version: Family, w: ArrayLike<number>): boolean {
+  for (let i = 0; i < bucket.length; i++) if (!bucket[i]!.prefix.contains(version, w)) return false;
+  return true;
 }
