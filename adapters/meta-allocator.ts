@@ -831,6 +831,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private nearest(w: Uint32Array, readyOnly: boolean, start: number): RangeEntry | null {
     const list = this.shared.order;
     const n = list.length;
+    if (n === 1) {
+      // the one range: what the routes below would find, without looking it up (route null: it
+      // is being dropped, out of the routes already)
+      const e = list[0]!;
+      return e.route !== null && e.allocator.prefix.inRange(this.fam, w) && (!readyOnly || e.ready) ? e : null;
+    }
     const found = this.shared.routes.containing(this.fam, w);
     let best: RangeEntry | null = null;
     let bestSteps = n;

@@ -1034,6 +1034,30 @@ describe('MetaAllocator: allocateNext with nothing to give', () => {
 });
 
 describe('MetaAllocator: routing, counting and views', () => {
+  it.each([true, false])(
+    'a release made while the one range is being dropped (from its metrics registry, as its gauges leave) is that of an address no range holds (syncOps %s)',
+    async (syncOps) => {
+      const registry = new Registry();
+      const store = new MemoryStore({ syncOps });
+      const source = new InMemoryServiceCIDRs();
+      source.addServiceCIDR('a', ['10.0.0.0/29']);
+      const meta = new MetaAllocator('IPv4', source, { store, metrics: registry });
+      const ip = await meta.allocateNext();
+      const gauge = registry.getSingleMetric(METRIC_ALLOCATED_IPS) as unknown as { remove: (labels: object) => void };
+      const remove = gauge.remove.bind(gauge);
+      let released: Promise<void> | undefined;
+      gauge.remove = (labels) => {
+        released ??= meta.release(ip);
+        remove(labels);
+      };
+      source.deleteServiceCIDR('a');
+      expect(released).toBeDefined();
+      await released; // not the range's ErrDestroyed: it is out of the routes already
+      expect(await store.get(ip)).toBeUndefined();
+      meta.destroy();
+    },
+  );
+
   it('before the store has synced, allocate answers ErrNotReady and has asks the store (upstream getAllocator routes by the ServiceCIDR flag)', async () => {
     // Found by an outside parity audit: routing asked for a range ready *and* synced, so an
     // unsynced store made allocate answer ErrMismatchedNetwork ("not in any ServiceCIDR",
