@@ -217,29 +217,30 @@ export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: it
  * inside the allocator.
  */
 export function checkEventRecord(record: unknown, event: 'onAdd' | 'onDelete'): void {
-  const given = `the store's cache gave its watcher's ${event}`;
-  if (typeof record !== 'object' || record === null) throw notARecord(given, record);
-  let field = 'name';
+  let read = 0; // which read below threw: an index of UNREADABLE (nothing built on the way)
   try {
-    // a revoked Proxy, a getter that throws: said here, as a record that cannot be read
-    if (typeof (record as { name?: unknown }).name !== 'string') throw notARecord(given, record);
-    field = 'metadata.labels';
+    if (typeof record !== 'object' || record === null || typeof (record as { name?: unknown }).name !== 'string') {
+      throw new InvalidArgumentError(
+        `the store's cache gave its watcher's ${event} ${quoteInput(record)}: a record must be an object with a string name`,
+      );
+    }
+    read = 1;
     const labels = (record as { labels?: unknown }).labels;
     if (typeof labels === 'object' && labels !== null) {
-      for (const key of [LABEL_IP_FAMILY, LABEL_MANAGED_BY]) {
-        field = `metadata.labels[${JSON.stringify(key)}]`;
-        void (labels as Record<string, unknown>)[key];
-      }
+      read = 2;
+      (labels as Record<string, unknown>)[LABEL_IP_FAMILY];
+      read = 3;
+      (labels as Record<string, unknown>)[LABEL_MANAGED_BY];
     }
   } catch (e) {
     if (e instanceof InvalidArgumentError) throw e;
-    throw unreadableInput(`${given} a record whose ${field}`, e);
+    // a revoked Proxy, a getter that throws: said here, as a record that cannot be read
+    throw unreadableInput(`the store's cache gave its watcher's ${event} a record whose ${UNREADABLE[read]}`, e);
   }
 }
 
-function notARecord(given: string, record: unknown): InvalidArgumentError {
-  return new InvalidArgumentError(`${given} ${quoteInput(record)}: a record must be an object with a string name`);
-}
+/** What checkEventRecord's reads read, in order. */
+const UNREADABLE = ['name', 'metadata.labels', `metadata.labels["${LABEL_IP_FAMILY}"]`, `metadata.labels["${LABEL_MANAGED_BY}"]`];
 
 /** The allocators' own watchers, marked by allocatorWatcher(). */
 const ALLOCATOR_WATCHERS = new WeakSet<StoreWatcher>();
