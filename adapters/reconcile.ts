@@ -25,6 +25,7 @@
 // other ranges (kube-apiserver's own included), whose owners this caller does not know. The
 // cache view is used, as upstream's repair loop uses its informer: run it after the cache has
 // synced.
+import { isDryRun } from './dry-run.ts';
 import { InvalidArgumentError, isDestroyed, isNotFound } from './errors.ts';
 import { checkIPFamily, optionsObject, readMember, unreadableInput } from './input.ts';
 import { quoteInput } from './quote.ts';
@@ -42,6 +43,22 @@ import {
 import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
 
 export { RECONCILE_GRACE_MS };
+
+/**
+ * InvalidArgumentError for an allocator without a `store`, saying what to pass instead: a dry-run
+ * view and a DualStackAllocator (told by `allocator(family)` and no `cidr`, which every
+ * IPAllocator has) have none to be given, an IPAllocator of your own may be given one.
+ */
+function withoutStore(target: object): InvalidArgumentError {
+  const instead = isDryRun(target, 'target')
+    ? 'a dry-run view has none: pass the allocator it views (with `delete: false`, reconcile only reports)'
+    : typeof (target as { allocator?: unknown }).allocator === 'function' && !('cidr' in target)
+      ? "pass each of its allocators, allocator('IPv4') and allocator('IPv6'), or the store itself (every managed record on it is then read)"
+      : "give it one (a readonly `store` field), or pass the store itself (every managed record on it is then read, not only its range's)";
+  return new InvalidArgumentError(
+    `reconcile needs the store of the allocator it is given, and ${quoteInput(target)} has no \`store\`: ${instead}`,
+  );
+}
 
 /**
  * What reconcile() reads the records from: a Store (every managed record in it), or an allocator
@@ -128,14 +145,9 @@ export async function reconcile(
   try {
     store = 'create' in target ? target : (target as { store?: Store }).store!;
     allocator = !('create' in target) && typeof (target as Partial<IPAllocator>).allocateNext === 'function';
+    if (allocator && store == null) throw withoutStore(target);
   } catch (e) {
-    throw unreadableInput('target', e); // a revoked Proxy, a throwing `store` getter
-  }
-  if (allocator && store == null) {
-    // an IPAllocator of your own, which need not tell its store
-    throw new InvalidArgumentError(
-      `reconcile needs the store of the allocator it is given, and ${quoteInput(target)} has no \`store\`: give it one (a readonly \`store\` field), or pass the store itself (every managed record on it is then read, not only its range's)`,
-    );
+    throw unreadableInput('target', e); // a revoked Proxy, a throwing `store` getter; ours passes as it is
   }
   let isStore: boolean;
   try {

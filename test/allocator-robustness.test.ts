@@ -1279,6 +1279,27 @@ describe('a store written against another copy of the package, in plain JavaScri
     inner.destroy();
   });
 
+  it('reconcile refuses a dry-run view and a DualStackAllocator, which have no store to give, saying what to pass instead', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.0.0.0/24', { store });
+    const pair = new DualStackAllocator(a, new Allocator('fd00::/120', { store }));
+    await pair.allocateNext();
+    const view = await failure(() => reconcile(a.dryRun(), [], { graceMs: 0, delete: true }));
+    expect(view).toBeInstanceOf(InvalidArgumentError);
+    expect((view as Error).message).toMatch(/has no `store`: a dry-run view has none: pass the allocator it views/);
+    const whole = await failure(() => reconcile(pair as never, [], { graceMs: 0, delete: true }));
+    expect(whole).toBeInstanceOf(InvalidArgumentError);
+    expect((whole as Error).message).toMatch(/has no `store`: pass each of its allocators, allocator\('IPv4'\) and allocator\('IPv6'\)/);
+    // an IPAllocator of your own that tells its inner allocator by `allocator()` is no pair
+    const decorator = Object.assign(Object.create(null), { cidr: a.cidr, allocateNext: () => a.allocateNext(), allocator: () => a });
+    const own = await failure(() => reconcile(decorator, [], { graceMs: 0, delete: true }));
+    expect((own as Error).message).toMatch(/has no `store`: give it one/);
+    expect(store.size).toBe(2);
+    // what the messages advise works
+    expect((await reconcile(pair.allocator('IPv4'), [], { graceMs: 0 })).leaks).toHaveLength(1);
+    pair.destroy();
+  });
+
   it('reconcile reckons the grace from creationTimestamp: a record of unknown age stays young unless graceMs is 0', async () => {
     const hourLater = () => Date.now() + 3_600_000;
     for (const timestamps of [false, true]) {
