@@ -1584,6 +1584,8 @@ describe('KubernetesStore', () => {
         { name: '10.0.0.1', labels: { 'bad key!': 'x' }, parentRef: SVC },
         { name: '10.0.0.1', labels: { team: 'has space' }, parentRef: SVC },
         { name: '10.0.0.1', labels: allocatorLabels('IPv4'), parentRef: { resource: 'services' } },
+        { name: '10.0.0.1', labels: allocatorLabels('IPv4') }, // kube-apiserver: spec.parentRef: Required value
+        { name: '10.0.0.1', labels: allocatorLabels('IPv4'), parentRef: undefined },
         null,
       ]) {
         await expect(s.create(bad as never), JSON.stringify(bad)).rejects.toThrow(InvalidRecordError);
