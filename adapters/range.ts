@@ -280,8 +280,19 @@ export class Range implements RangeView {
       `Range ${this.cidr}: its random source, a strategy's forRange(), choose() or taken(), and a cool-down's clock may not change or destroy the range they choose for`,
   );
 
-  /** The start of every call that changes the range: not destroyed, not called from the strategy. */
+  /**
+   * The range itself, to tell it from an object made from it with Object.create: a Range keeps
+   * its count, index and state in fields of its own, which such a wrapper's changes would write
+   * on the wrapper (splitting the count, or destroying the index the range still uses).
+   */
+  private readonly itself: Range = this;
+
+  /**
+   * The start of every call that changes the range: on the range itself (refuseWrapper), not
+   * destroyed, not called from the strategy.
+   */
   private changing(): void {
+    if (this.itself !== this) throw refuseWrapper();
     this.throwIfDestroyed();
     this.strategyCalls.refuseInside();
   }
@@ -963,6 +974,7 @@ export class Range implements RangeView {
   enableMetrics(this: object, registry?: MetricsRegistry | true): void;
   enableMetrics(this: Range, registry?: MetricsRegistry | true): void {
     try {
+      if (this.itself !== this) throw refuseWrapper();
       this.throwIfDestroyed();
       this.metrics = switchRecorder(this.metrics, registry, this.cidr, this);
     } catch (e) {
@@ -1014,6 +1026,7 @@ export class Range implements RangeView {
   destroy(this: object): void;
   destroy(this: Range): void {
     try {
+      if (this.itself !== this) throw refuseWrapper();
       if (this.destroyed) return;
       this.strategyCalls.refuseInside();
       this.destroyed = true;
@@ -1259,6 +1272,16 @@ class DryRunRange implements RangeView {
     checkViewThis(this, 'dryRun');
     return this;
   }
+}
+
+/**
+ * A change asked of an object made from a Range with Object.create (see Range's `itself`): the
+ * wrapper may read through to the range, but not change it.
+ */
+function refuseWrapper(): InvalidArgumentError {
+  return new InvalidArgumentError(
+    'a Range is changed (allocated from, released to, restored, destroyed, given metrics) only on itself, not on an object made from it with Object.create, whose changes would be its own: to override a method, extend Range (fromSnapshot called on the subclass makes one)',
+  );
 }
 
 /** What a method of Range throws once it failed: unboundOr's answer (called without a Range). */

@@ -3,6 +3,7 @@
 // for synchronous ones) and a second destroy()/close() is harmless; every method called without
 // its object fails with InvalidArgumentError, the same way. One table over every class.
 import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
 import { Allocator } from '../../adapters/allocator.ts';
 import { DualStackAllocator } from '../../adapters/dual-stack.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../../adapters/errors.ts';
@@ -316,6 +317,34 @@ describe('the idioms that lose `this`', () => {
     pairWrapper.destroy();
     expect(() => pair.allocator('IPv4')).toThrow(ErrDestroyed);
     meta.destroy();
+  });
+  it('a wrapper made with Object.create(range) reads the Range, and every change through it is refused, the Range unchanged', () => {
+    // Regression: the wrapper's changes were written on the wrapper: its allocations left the
+    // range's used() behind (negative after a release on the range), and its destroy() freed the
+    // index the range still used (the range then answered "core space_take answered -1").
+    const range = new Range('10.0.0.0/24');
+    range.allocate('10.0.0.1');
+    const before = range.snapshot();
+    const wrapper = Object.create(range) as Range;
+    expect([wrapper.has('10.0.0.1'), wrapper.used(), wrapper.snapshot()]).toEqual([true, 1, before]);
+    const changes: [string, () => unknown][] = [
+      ['allocate', () => wrapper.allocate('10.0.0.2')],
+      ['allocateNext', () => wrapper.allocateNext()],
+      ['release', () => wrapper.release('10.0.0.1')],
+      ['allocateMany', () => wrapper.allocateMany(2)],
+      ['releaseMany', () => wrapper.releaseMany(['10.0.0.1'])],
+      ['loadMany', () => wrapper.loadMany(['10.0.0.3'])],
+      ['restore', () => wrapper.restore(before.range, before.data)],
+      ['enableMetrics', () => wrapper.enableMetrics(new Registry())],
+      ['destroy', () => wrapper.destroy()],
+    ];
+    for (const [name, change] of changes) {
+      expect(change, name).toThrow(InvalidArgumentError);
+      expect(change, name).toThrow(/only on itself, not on an object made from it with Object\.create/);
+    }
+    expect([range.used(), range.snapshot(), Object.keys(wrapper)]).toEqual([1, before, []]);
+    expect(range.allocateNext()).toMatch(/^10\.0\.0\./); // its index alive
+    range.destroy();
   });
   it('an IPAllocator of your own needs no `this` parameter to type-check', () => {
     // The interface's `this: object` refuses calls without an object; a class without the
