@@ -176,11 +176,19 @@ export class Allocator implements IPAllocator, Disposable {
    * The factory: `Allocator.create("10.96.0.0/12", { store })`, as `new Allocator(…)`; called on
    * a subclass, an instance of that subclass, as `new` on it would make.
    */
-  static create<A extends Allocator>(this: new (cidr: string, options?: IndexedAllocatorOptions) => A, cidr: string, options?: IndexedAllocatorOptions): A;
+  static create<A extends Allocator>(
+    this: new (
+      cidr: string,
+      options?: IndexedAllocatorOptions,
+    ) => A,
+    cidr: string,
+    options?: IndexedAllocatorOptions,
+  ): A;
   static create(cidr: string, options?: IndexedAllocatorOptions): Allocator;
   /** @internal a MetaAllocator's range (see the constructor) */
   static create(cidr: string, options: IndexedAllocatorOptions | undefined, router: RecordRouter | undefined): Allocator;
   static create(this: unknown, cidr: string, options: IndexedAllocatorOptions = {}, router?: unknown): Allocator {
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on, which may be a subclass
     return new (classCalledOn(this, Allocator))(cidr, options, router as RecordRouter | undefined);
   }
 

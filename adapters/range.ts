@@ -249,10 +249,18 @@ export class Range implements RangeView {
    * are refused too: give their range and data to `restore()`, which takes them unchecked, as
    * upstream's Restore does).
    */
-  static fromSnapshot<R extends Range>(this: new (cidr: string, options?: RangeOptions) => R, snapshot: RangeSnapshot, options?: RangeOptions): R;
+  static fromSnapshot<R extends Range>(
+    this: new (
+      cidr: string,
+      options?: RangeOptions,
+    ) => R,
+    snapshot: RangeSnapshot,
+    options?: RangeOptions,
+  ): R;
   static fromSnapshot(snapshot: RangeSnapshot, options?: RangeOptions): Range;
   static fromSnapshot(this: unknown, snapshot: RangeSnapshot, options: RangeOptions = {}): Range {
     const { range, data } = checkSnapshot(snapshot); // read once: what was checked is what loads
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on, which may be a subclass
     const r = new (classCalledOn(this, Range))(range, options);
     try {
       r.restore(range, data);

@@ -220,9 +220,17 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
    * `new ReferenceAllocator(cidr, options)`, spelled as `Allocator.create` for the one-line swap;
    * called on a subclass, an instance of that subclass.
    */
-  static create<A extends ReferenceAllocator>(this: new (cidr: string, options?: AllocatorOptions) => A, cidr: string, options?: AllocatorOptions): A;
+  static create<A extends ReferenceAllocator>(
+    this: new (
+      cidr: string,
+      options?: AllocatorOptions,
+    ) => A,
+    cidr: string,
+    options?: AllocatorOptions,
+  ): A;
   static create(cidr: string, options?: AllocatorOptions): ReferenceAllocator;
   static create(this: unknown, cidr: string, options: AllocatorOptions = {}): ReferenceAllocator {
+    // biome-ignore lint/complexity/noThisInStatic: the class it is called on, which may be a subclass
     return new (classCalledOn(this, ReferenceAllocator))(cidr, options);
   }
 
