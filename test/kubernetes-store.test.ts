@@ -458,6 +458,17 @@ describe('KubernetesStore', () => {
       s.close();
     });
 
+    // Regression: KubernetesStore.create's type required labels, which MemoryStore's does not
+    // (labels are optional on an IPAddress): code written against one store did not compile
+    // against the other
+    it('creates a record without labels, as MemoryStore does: stored with none', async () => {
+      const { s } = await watched();
+      const created = await s.create({ name: '10.0.0.4', parentRef: SVC });
+      expect(created.labels).toEqual({});
+      expect(s.cache.get('10.0.0.4')?.labels).toEqual({});
+      s.close();
+    });
+
     it('applies its own writes at once (read your writes) and ignores the late watch events', async () => {
       const { s, m } = await watched();
       d.holdWatches();

@@ -22,7 +22,7 @@
 //
 // RBAC: get, list, watch, create, delete on ipaddresses.networking.k8s.io.
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
-import type { IPAddressRecord, Store, StoreCache } from '../store.ts';
+import type { IPAddressRecord, NewIPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
 import { LABEL_IP_FAMILY, notAName } from '../store.ts';
 import { InvalidArgumentError, NotFoundError } from '../errors.ts';
@@ -150,7 +150,7 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   }
 
   /** Creates the IPAddress; 409 → AlreadyExistsError. The created record is in the cache when this resolves (read-your-writes). */
-  async create(given: IPAddressRecord): Promise<IPAddressRecord> {
+  async create(given: NewIPAddressRecord): Promise<IPAddressRecord> {
     this.assertOpen();
     // Refused at the door as MemoryStore refuses it (InvalidRecordError), before any request; a
     // null parentRef passes here and the server answers 422, as kube-apiserver requires one. The
