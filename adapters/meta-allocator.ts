@@ -1758,9 +1758,12 @@ function checkThis(self: unknown, method: string): void {
   if (!(self instanceof MetaAllocator)) throw unboundCall(self, 'MetaAllocator', method);
 }
 
-/** Refuses a call of a view's method without its object (unboundCall). */
+/**
+ * Refuses a call of a view's method without its object (unboundCall), naming the view as a
+ * ready MetaAllocator's is named: DryRunAllocator, the type users see (this class is not exported).
+ */
 function checkViewThis(self: unknown, method: string): void {
-  if (!(self instanceof NotReadyDryRun)) throw unboundCall(self, 'NotReadyDryRun', method);
+  if (!(self instanceof NotReadyDryRun)) throw unboundCall(self, 'DryRunAllocator', method);
 }
 
 // Compile-time conformance (upstream `var _ Interface = &MetaAllocator{}`).
