@@ -9,11 +9,14 @@
 // the index's pages grow as they would with addresses in random order: consecutive slices of
 // sorted entries (a snapshot's offsets, a sorted listing) would each land after the last, in the
 // index's last pages, which fill and split in halves (about 21 B per /64 address, where one batch
-// packs them in about 12; shuffled one by one, 10.5 B at 10^5 random addresses, 17 B at 10^6).
-// Entries that mostly follow their neighbour (a range filled by lowest-free or sequential, its
-// snapshot or listing) are kept together: their slices, in a random order, each add a few runs,
-// and the index stays a few KB; shuffled one by one, such a run would be held as isolated
-// addresses until their neighbours came (about 6 MB for a run of 10^6).
+// packs them in about 12; shuffled one by one, 10.5 B at 10^5 random addresses, 17 B at 10^6;
+// sorted slices in random order, 16.2 B at 10^5). A run of neighbouring addresses (a range filled
+// by lowest-free or sequential, its snapshot or a listing, also in name order) is kept together:
+// shuffled one by one, it would be held as isolated addresses until their neighbours came (about
+// 6 MB for a run of 10^6, whose index is a few KB). The choice is made for each stretch of
+// entries, not once for the whole load: a listing can hold runs and spread addresses side by
+// side, and one choice for all of them would break the runs where spread addresses are the more,
+// or load the spread addresses as sorted slices where runs are.
 
 import { OutOfMemoryError } from './errors.ts';
 import { seededRandom } from './random.ts';
@@ -97,62 +100,54 @@ export function loadSlices(entries: Uint32Array, width: number, load: (batch: Ui
 const SHUFFLE_SEED = 1;
 
 /**
- * A copy of `entries` (`width` u32 words each) in the order to load them in slices: their runs
- * of LOAD_SLICE in a random order (shuffledSlices) when most entries follow their neighbour
- * (their last word one more, the others equal), else the entries shuffled one by one (shuffled).
+ * A copy of `entries` (`width` u32 words each) in the order to load them in slices: its pieces
+ * in a random order (Fisher–Yates, seeded), each piece as it was. The entries are looked at in
+ * stretches of LOAD_SLICE: a stretch where more than 3/4 of the entries follow their neighbour
+ * (followsNeighbour) is one piece; in any other stretch each run of entries that follow one
+ * another is a piece, and an entry spread apart is a piece of its own.
  */
 export function inLoadOrder(entries: Uint32Array, width: number): Uint32Array {
-  let follow = 0;
-  for (let at = width; at < entries.length; at += width) {
-    let next = entries[at + width - 1] === entries[at - 1]! + 1;
-    for (let w = 0; next && w < width - 1; w++) next = entries[at + w] === entries[at - width + w];
-    if (next) follow++;
+  const n = entries.length / width;
+  const starts = new Uint32Array(n + 1); // the entry each piece begins at, then n
+  let pieces = 0;
+  for (let from = 0; from < n; from += LOAD_SLICE) {
+    const to = Math.min(n, from + LOAD_SLICE);
+    let follow = 0;
+    for (let i = from + 1; i < to; i++) if (followsNeighbour(entries, width, i)) follow++;
+    // a stretch of a run listed in name order (1:1000, 1:1001, …, 1:100f, 1:101, 1:1010, …) is
+    // cut every 16 entries or so: kept whole, the run is complete when the stretch has loaded
+    if (4 * follow > 3 * (to - from)) starts[pieces++] = from;
+    else for (let i = from; i < to; i++) if (i === from || !followsNeighbour(entries, width, i)) starts[pieces++] = i;
   }
-  return 2 * follow > entries.length / width ? shuffledSlices(entries, width) : shuffled(entries, width);
-}
-
-/**
- * A copy of `entries` (`width` u32 words each) in a random order (Fisher–Yates, seeded), so that
- * each slice of LOAD_SLICE is a sample of the whole and sorted entries reach the index's pages
- * as addresses in random order do.
- */
-export function shuffled(entries: Uint32Array, width: number): Uint32Array {
-  const out = entries.slice();
+  starts[pieces] = n;
+  const order = new Uint32Array(pieces);
+  for (let i = 0; i < pieces; i++) order[i] = i;
   const random = seededRandom(SHUFFLE_SEED);
-  for (let i = out.length / width - 1; i > 0; i--) {
+  for (let i = pieces - 1; i > 0; i--) {
     const j = random.nextU32() % (i + 1); // (the slight bias of % changes no address loaded)
-    for (let w = 0; w < width; w++) {
-      const a = i * width + w;
-      const b = j * width + w;
-      const t = out[a]!;
-      out[a] = out[b]!;
-      out[b] = t;
-    }
-  }
-  return out;
-}
-
-/**
- * A copy of `entries` (`width` u32 words each) whose slices of LOAD_SLICE consecutive entries
- * (the last one shorter) come in a random order (Fisher–Yates, seeded), each slice as it was.
- */
-export function shuffledSlices(entries: Uint32Array, width: number): Uint32Array {
-  const step = LOAD_SLICE * width;
-  const slices = Math.ceil(entries.length / step);
-  const order = Array.from({ length: slices }, (_, i) => i);
-  const random = seededRandom(SHUFFLE_SEED);
-  for (let i = slices - 1; i > 0; i--) {
-    const j = random.nextU32() % (i + 1); // (as above)
     const t = order[i]!;
     order[i] = order[j]!;
     order[j] = t;
   }
   const out = new Uint32Array(entries.length);
   let at = 0;
-  for (const slice of order) {
-    const part = entries.subarray(slice * step, (slice + 1) * step);
+  for (let k = 0; k < pieces; k++) {
+    const piece = order[k]!;
+    const part = entries.subarray(starts[piece]! * width, starts[piece + 1]! * width);
     out.set(part, at);
     at += part.length;
   }
   return out;
+}
+
+/**
+ * Whether entry `i` of `entries` (`width` u32 words each) is the address after entry i − 1: its
+ * last word one more, the others equal.
+ */
+function followsNeighbour(entries: Uint32Array, width: number, i: number): boolean {
+  if (i === 0) return false;
+  const at = i * width;
+  if (entries[at + width - 1] !== entries[at - 1]! + 1) return false;
+  for (let w = 0; w < width - 1; w++) if (entries[at + w] !== entries[at - width + w]) return false;
+  return true;
 }

@@ -1134,10 +1134,10 @@ describe('Range loads under a memory cap the range fits in', () => {
     expect(same(sliced.snapshot, oneBatch.snapshot)).toBe(true);
   });
 
-  it('the slices of a load are its entries shuffled whole: each entry once, its words together', async () => {
-    const { shuffled } = await import('../adapters/sliced-load.ts');
+  it('the slices of a load of addresses spread apart are its entries shuffled whole: each entry once, its words together', async () => {
+    const { inLoadOrder } = await import('../adapters/sliced-load.ts');
     const entries = Uint32Array.from({ length: 4 * 10_000 }, (_, i) => (i >> 2) * 4 + (i & 3)); // entry e: 4e, 4e+1, 4e+2, 4e+3
-    const out = shuffled(entries, 4);
+    const out = inLoadOrder(entries, 4);
     expect(out).not.toEqual(entries);
     const seen = new Set<number>();
     for (let i = 0; i < out.length; i += 4) {
@@ -1149,23 +1149,67 @@ describe('Range loads under a memory cap the range fits in', () => {
     expect(entries[4]).toBe(4); // the entries given are left as they were
   });
 
+  const addresses = (list: number[]) => Uint32Array.from(list.flatMap((a) => [0, 0, 0, a]));
+  /** Where each address of `out` (IPv4 addresses, [0, 0, 0, a] each) comes. */
+  const positions = (out: Uint32Array) => new Map(Array.from({ length: out.length / 4 }, (_, i) => [out[4 * i + 3]!, i]));
+
   it('the slices of a load of neighbouring addresses are its runs of LOAD_SLICE entries in a random order: each entry once, each slice as it was', async () => {
-    const { shuffledSlices, LOAD_SLICE } = await import('../adapters/sliced-load.ts');
+    const { inLoadOrder, LOAD_SLICE } = await import('../adapters/sliced-load.ts');
     const n = 3 * LOAD_SLICE + 100; // a shorter last slice too
-    const entries = Uint32Array.from({ length: 4 * n }, (_, i) => (i >> 2) * 4 + (i & 3)); // entry e: 4e, 4e+1, 4e+2, 4e+3
-    const out = shuffledSlices(entries, 4);
-    expect(out).not.toEqual(entries);
+    const entries = addresses(Array.from({ length: n }, (_, i) => i));
+    const out = inLoadOrder(entries, 4);
     const starts: number[] = [];
     for (let at = 0; at < out.length; ) {
-      const first = out[at]! / 4;
+      const first = out[at + 3]!;
       expect(first % LOAD_SLICE).toBe(0); // a slice begins where one began
       const length = Math.min(LOAD_SLICE, n - first);
       expect(out.subarray(at, at + 4 * length)).toEqual(entries.subarray(4 * first, 4 * (first + length)));
       starts.push(first);
       at += 4 * length;
     }
-    expect(starts.sort((a, b) => a - b)).toEqual([0, LOAD_SLICE, 2 * LOAD_SLICE, 3 * LOAD_SLICE]);
-    expect(entries[4]).toBe(4); // the entries given are left as they were
+    expect(starts).not.toEqual([0, LOAD_SLICE, 2 * LOAD_SLICE, 3 * LOAD_SLICE]);
+    expect(starts.sort((x, y) => x - y)).toEqual([0, LOAD_SLICE, 2 * LOAD_SLICE, 3 * LOAD_SLICE]);
+    expect(entries[7]).toBe(1); // the entries given are left as they were
+  });
+
+  // Regression: the order was chosen once for the whole load, by whether most entries follow
+  // their neighbour. A listing of a run beside more addresses spread apart had its run broken
+  // into isolated addresses (held until their neighbours came), and one of a run beside fewer
+  // had its spread addresses loaded as sorted slices (pages split in halves).
+  it('a load of runs beside addresses spread apart keeps the runs together and shuffles the others one by one', async () => {
+    const { inLoadOrder, LOAD_SLICE } = await import('../adapters/sliced-load.ts');
+    const spreadApart = (count: number, from: number) => Array.from({ length: count }, (_, i) => from + 7 * i);
+    for (const [runs, spread] of [
+      [2, 3],
+      [3, 2],
+    ]) {
+      const run = Array.from({ length: runs * LOAD_SLICE }, (_, i) => i);
+      const listed = [...run, ...spreadApart(spread * LOAD_SLICE, 1 << 24)];
+      const at = positions(inLoadOrder(addresses(listed), 4));
+      // each stretch of the run whole: an address right after the one before it
+      const broken = run.filter((a) => a % LOAD_SLICE !== 0 && at.get(a) !== at.get(a - 1)! + 1);
+      expect(broken.length).toBe(0);
+      // the spread addresses shuffled: right after the one listed before them, rarely
+      const spreadOut = listed.slice(run.length);
+      const kept = spreadOut.filter((a, i) => i > 0 && at.get(a) === at.get(spreadOut[i - 1]!)! + 1);
+      expect(kept.length).toBeLessThan(spread * 10);
+    }
+  });
+
+  it('a run listed in name order (cut every few entries by its shorter names) is kept in stretches of LOAD_SLICE', async () => {
+    const { inLoadOrder, LOAD_SLICE } = await import('../adapters/sliced-load.ts');
+    // fd00::1 … fd00::f:4240 as the Kubernetes API lists IPAddress objects: by name
+    const names = Array.from({ length: 4 * LOAD_SLICE }, (_, i) => [`fd00::${(i + 1).toString(16)}`, i + 1] as const);
+    names.sort((a, b) => (a[0] < b[0] ? -1 : 1));
+    const listed = names.map(([, a]) => a);
+    const out = inLoadOrder(addresses(listed), 4);
+    // each stretch of the listing comes out as it was
+    const starts = new Set(Array.from({ length: 4 }, (_, s) => listed[s * LOAD_SLICE]));
+    for (let at = 0; at < out.length; at += 4 * LOAD_SLICE) {
+      expect(starts.has(out[at + 3])).toBe(true);
+      const s = listed.indexOf(out[at + 3]!);
+      expect(Array.from(out.subarray(at + 3, at + 4 * LOAD_SLICE).filter((_, i) => i % 4 === 0))).toEqual(listed.slice(s, s + LOAD_SLICE));
+    }
   });
 
   // Regression: the slices were the entries shuffled one by one, which broke a run of
