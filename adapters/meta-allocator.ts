@@ -400,7 +400,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           // never below 0, as an Allocator's count (TakenAddresses.count): a delete the cache
           // should not have delivered (twice, or of a record it never added) is ignored
           onAdd: (r, previous) => {
-            checkEventRecord(r, 'onAdd');
+            checkEventRecord(r, 'onAdd', previous);
             this.labelled = Math.max(0, this.labelled + labelledChange(r, previous, this.ipFamily));
             router.onAdd(r, previous);
           },

@@ -198,8 +198,8 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     readOnlyFields(this, 'cidr', 'ipFamily', 'store');
     this.random = this.drawCalls.guardRandom(randomOption(opts.random));
     const watcher: StoreWatcher = allocatorWatcher({
-      onAdd: (r) => {
-        checkEventRecord(r, 'onAdd');
+      onAdd: (r, previous) => {
+        checkEventRecord(r, 'onAdd', previous);
         if (this.counts(r)) this.counted.add(r.name);
         else this.counted.delete(r.name);
       },

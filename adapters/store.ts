@@ -211,36 +211,62 @@ export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: it
 /**
  * InvalidArgumentError unless `record`, given to a watcher's `event`, is an object with a string
  * name, whose fields the allocators read (its name, its labels and their two the allocators
- * write) can be read. Every allocator's watcher checks what its cache delivers before anything
- * changes: a cache that delivers anything else broke its contract, and the error its
- * onWatcherError (or whatever called the watcher) gets says what came, not a TypeError from
- * inside the allocator.
+ * write) can be read; for onAdd, unless `previous` is undefined or an object whose labels can
+ * be read too (the allocators read them to count an update). Every allocator's watcher checks
+ * what its cache delivers before anything changes: a cache that delivers anything else broke its
+ * contract, and the error its onWatcherError (or whatever called the watcher) gets says what
+ * came, not a TypeError from inside the allocator.
  */
-export function checkEventRecord(record: unknown, event: 'onAdd' | 'onDelete'): void {
-  let read = 0; // which read below threw: an index of UNREADABLE (nothing built on the way)
+export function checkEventRecord(record: unknown, event: 'onAdd' | 'onDelete', previous?: unknown): void {
+  // nothing is built on the way: every event an allocator hears passes here
+  if (typeof record !== 'object' || record === null) throw notARecord(event, record);
+  let name: unknown;
   try {
-    if (typeof record !== 'object' || record === null || typeof (record as { name?: unknown }).name !== 'string') {
-      throw new InvalidArgumentError(
-        `the store's cache gave its watcher's ${event} ${quoteInput(record)}: a record must be an object with a string name`,
-      );
-    }
-    read = 1;
+    name = (record as { name?: unknown }).name;
+  } catch (e) {
+    // a revoked Proxy, a getter that throws: said here, as a record that cannot be read
+    throw unreadableInput(`the store's cache gave its watcher's ${event} a record whose name`, e);
+  }
+  if (typeof name !== 'string') throw notARecord(event, record);
+  checkLabelsReadable(record, event, null);
+  if (previous === undefined) return;
+  if (typeof previous !== 'object' || previous === null) {
+    throw new InvalidArgumentError(
+      `the store's cache gave its watcher's ${event} ${quoteInput(previous)} as the previous version of ${quoteInput(name)}: it must be a record, or undefined for a name the cache did not hold`,
+    );
+  }
+  checkLabelsReadable(previous, event, name);
+}
+
+function notARecord(event: string, record: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `the store's cache gave its watcher's ${event} ${quoteInput(record)}: a record must be an object with a string name`,
+  );
+}
+
+/**
+ * Reads the labels of `record` (the previous version of the record named `previousOf`, when
+ * given) and the two of them the allocators write, as the allocators read them: a read that
+ * throws is InvalidArgumentError naming the field.
+ */
+function checkLabelsReadable(record: object, event: string, previousOf: string | null): void {
+  let read = 0; // which read threw: an index of LABEL_FIELDS
+  try {
     const labels = (record as { labels?: unknown }).labels;
     if (typeof labels === 'object' && labels !== null) {
-      read = 2;
+      read = 1;
       (labels as Record<string, unknown>)[LABEL_IP_FAMILY];
-      read = 3;
+      read = 2;
       (labels as Record<string, unknown>)[LABEL_MANAGED_BY];
     }
   } catch (e) {
-    if (e instanceof InvalidArgumentError) throw e;
-    // a revoked Proxy, a getter that throws: said here, as a record that cannot be read
-    throw unreadableInput(`the store's cache gave its watcher's ${event} a record whose ${UNREADABLE[read]}`, e);
+    const whose = previousOf === null ? 'a record whose' : `a previous version of ${quoteInput(previousOf)} whose`;
+    throw unreadableInput(`the store's cache gave its watcher's ${event} ${whose} ${LABEL_FIELDS[read]}`, e);
   }
 }
 
-/** What checkEventRecord's reads read, in order. */
-const UNREADABLE = ['name', 'metadata.labels', `metadata.labels["${LABEL_IP_FAMILY}"]`, `metadata.labels["${LABEL_MANAGED_BY}"]`];
+/** What checkLabelsReadable reads, in order. */
+const LABEL_FIELDS = ['metadata.labels', `metadata.labels["${LABEL_IP_FAMILY}"]`, `metadata.labels["${LABEL_MANAGED_BY}"]`];
 
 /** The allocators' own watchers, marked by allocatorWatcher(). */
 const ALLOCATOR_WATCHERS = new WeakSet<StoreWatcher>();

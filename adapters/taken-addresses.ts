@@ -268,7 +268,7 @@ export class TakenAddresses {
   subscribe(): void {
     const watcher: StoreWatcher = allocatorWatcher({
       onAdd: (r, previous) => {
-        checkEventRecord(r, 'onAdd');
+        checkEventRecord(r, 'onAdd', previous);
         this.onAdd(r, previous);
       },
       onDelete: (r) => {

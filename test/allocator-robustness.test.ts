@@ -2318,9 +2318,25 @@ describe('a cache that delivers something other than a record to a watcher', () 
         );
       }
     }
+    // Regression: an add's previous version went unchecked: null (a cache in plain JavaScript
+    // saying "none") or one whose labels throw came out as a TypeError, the address marked taken
+    // and not counted
+    const added = { name: '10.1.0.10', labels: allocatorLabels('IPv4'), parentRef: null };
+    for (const [previous, says] of [
+      [null, 'null as the previous version of "10.1.0.10": it must be a record, or undefined for a name the cache did not hold'],
+      [7, '7 (number) as the previous version of "10.1.0.10"'],
+      [revoked, 'a previous version of "10.1.0.10" whose metadata.labels could not be read: it threw'],
+      [unreadable[2]![0], 'a previous version of "10.1.0.10" whose metadata.labels could not be read: it threw'],
+    ] as const) {
+      const e = await failure(() => watchers[0]!.onAdd(added as never, previous as never));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect((e as Error).message).toContain(`the store's cache gave its watcher's onAdd ${says}`);
+    }
     expect(a.used()).toBe(1);
     a.validate?.();
     await expect(a.allocate(held)).rejects.toThrow(ErrAllocated);
+    await a.allocate('10.1.0.10'); // free still
+    expect(a.used()).toBe(2);
     a.destroy();
   });
 });
