@@ -43,7 +43,8 @@ function sameVersion(a: IPAddressRecord, b: IPAddressRecord): boolean {
 
 class FaultCache implements StoreCache {
   readonly view = new Map<string, IPAddressRecord>();
-  readonly watchers = new Set<StoreWatcher>();
+  /** One entry per subscribe() call (the same watcher subscribed twice is two), as a StoreCache keeps them. */
+  private readonly subscriptions = new Set<{ readonly watcher: StoreWatcher }>();
   synced = true;
   private readonly unsubscribe: () => void;
 
@@ -56,14 +57,14 @@ class FaultCache implements StoreCache {
         if (this.shouldDrop()) return;
         const previous = this.view.get(r.name);
         this.view.set(r.name, r);
-        for (const w of [...this.watchers]) w.onAdd(r, previous);
+        this.emit((w) => w.onAdd(r, previous));
       },
       onDelete: (r) => {
         if (this.shouldDrop()) return;
         const last = this.view.get(r.name);
         if (last === undefined) return;
         this.view.delete(r.name);
-        for (const w of [...this.watchers]) w.onDelete(last);
+        this.emit((w) => w.onDelete(last));
       },
     });
   }
@@ -91,10 +92,16 @@ class FaultCache implements StoreCache {
 
   subscribe(watcher: StoreWatcher): () => void {
     for (const r of [...this.view.values()]) watcher.onAdd(r);
-    this.watchers.add(watcher);
+    const sub = { watcher };
+    this.subscriptions.add(sub);
     return () => {
-      this.watchers.delete(watcher);
+      this.subscriptions.delete(sub);
     };
+  }
+
+  /** Gives an event to the subscriptions current when it started, but not to one ended since. */
+  private emit(give: (watcher: StoreWatcher) => void): void {
+    for (const sub of [...this.subscriptions]) if (this.subscriptions.has(sub)) give(sub.watcher);
   }
 
   /** An informer restart: deliver the differences between the view and the inner cache. */
@@ -107,7 +114,7 @@ class FaultCache implements StoreCache {
       if (!now.has(name)) {
         this.view.delete(name);
         deleted++;
-        for (const w of [...this.watchers]) w.onDelete(r);
+        this.emit((w) => w.onDelete(r));
       }
     }
     for (const [name, r] of now) {
@@ -115,11 +122,11 @@ class FaultCache implements StoreCache {
       if (old === undefined || !sameVersion(old, r)) {
         this.view.set(name, r);
         added++;
-        for (const w of [...this.watchers]) w.onAdd(r, old);
+        this.emit((w) => w.onAdd(r, old));
       }
     }
     this.synced = true;
-    for (const w of [...this.watchers]) w.onResync?.();
+    this.emit((w) => w.onResync?.());
     return { added, deleted };
   }
 

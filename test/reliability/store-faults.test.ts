@@ -18,11 +18,19 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Allocator } from '../../adapters/allocator.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
+import { MemoryStore } from '../../adapters/memory-store.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { canonicalAddr } from '../../adapters/address.ts';
 import { ErrAllocated, ErrFull, ErrNotInRange, ErrNotReady } from '../../adapters/errors.ts';
 import { reconcile, ownerKey } from '../../adapters/reconcile.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from '../../adapters/store.ts';
+import {
+  allocatorLabels,
+  CONTROLLER_NAME,
+  LABEL_IP_FAMILY,
+  LABEL_MANAGED_BY,
+  type IPAddressRecord,
+  type StoreWatcher,
+} from '../../adapters/store.ts';
 import { KubernetesStore, KubernetesApiError } from '../../adapters/kubernetes/index.ts';
 import type { ParentRef } from '../../adapters/types.ts';
 import { ApiServerDouble } from '../k8s/apiserver-double.ts';
@@ -318,6 +326,29 @@ describe(`store faults on MemoryStore, ${FAULT_OPS} operations per run (IPALLOCA
 });
 
 // ── KubernetesStore through the API-server double ──────────────────────────────────────────
+
+describe('FaultStore, a StoreCache as the interface says', () => {
+  // Regression: it kept its watchers in a Set, so the same watcher subscribed twice was one
+  // subscription that either function ended, and a watcher unsubscribed by an earlier one during
+  // an event was given that event all the same
+  it('keeps each subscribe() on its own, and gives an event to no subscription ended during it', async () => {
+    const inner = new MemoryStore();
+    const store = new FaultStore(inner, new Driver(1), {});
+    const seen: string[] = [];
+    const twice: StoreWatcher = { onAdd: (r) => seen.push(`twice ${r.name}`), onDelete: () => {} };
+    const first = store.cache.subscribe(twice);
+    store.cache.subscribe(twice);
+    let endLater: () => void = () => {};
+    store.cache.subscribe({ onAdd: () => endLater(), onDelete: () => {} });
+    const later: StoreWatcher = { onAdd: (r) => seen.push(`later ${r.name}`), onDelete: () => {} };
+    endLater = store.cache.subscribe(later);
+    await inner.create({ name: '10.0.0.1', labels: allocatorLabels('IPv4'), parentRef: null });
+    expect(seen).toEqual(['twice 10.0.0.1', 'twice 10.0.0.1']);
+    first();
+    await inner.create({ name: '10.0.0.2', labels: allocatorLabels('IPv4'), parentRef: null });
+    expect(seen.slice(2)).toEqual(['twice 10.0.0.2']);
+  });
+});
 
 describe('regressions', () => {
   // Found by this suite: Allocator marks its own successful create in the index when the cache
