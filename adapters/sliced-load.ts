@@ -132,10 +132,9 @@ export function inLoadOrder(entries: Uint32Array, width: number): Uint32Array {
   const out = new Uint32Array(entries.length);
   let at = 0;
   for (let k = 0; k < pieces; k++) {
+    // a loop, not out.set(subarray): spread addresses are pieces of one entry, a view each
     const piece = order[k]!;
-    const part = entries.subarray(starts[piece]! * width, starts[piece + 1]! * width);
-    out.set(part, at);
-    at += part.length;
+    for (let i = starts[piece]! * width, end = starts[piece + 1]! * width; i < end; i++) out[at++] = entries[i]!;
   }
   return out;
 }
