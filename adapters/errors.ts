@@ -32,6 +32,17 @@ export function rejectSoon(error: unknown): Promise<never> {
 
 const SETTLED: Promise<void> = Promise.resolve();
 
+/**
+ * Throws `error` from a microtask: an error no caller can be handed (a store watcher's, a report
+ * callback's, a late destroy's) surfaces as an uncaught exception instead of vanishing, and
+ * fails nothing of the call that met it.
+ */
+export function rethrowLater(error: unknown): void {
+  queueMicrotask(() => {
+    throw error;
+  });
+}
+
 /** Where nameErrorClasses keeps a class's name: a key of its own on the class, not inherited by your subclasses. */
 const ERROR_NAME: unique symbol = Symbol('ipallocator error name');
 interface Named {

@@ -29,7 +29,7 @@
 // validation) lives in a test-only subclass under test/, through the protected members below. A
 // cache that can fall behind the authority needs a table of its own: the subclass makes one once,
 // at construction (newCache), so the product's cache has no second mode to test on every write.
-import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError } from './errors.ts';
+import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, rethrowLater } from './errors.ts';
 import { isPlainObject, optionsObject, readMember, unreadableInput } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { isAllocatorLabelSet, isCheckedParentRef, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
@@ -207,13 +207,6 @@ export interface MemoryStoreOptions {
    * store of its allocator tests, does not set it either.
    */
   timestamps?: boolean | undefined;
-}
-
-/** The default onWatcherError: rethrow where nothing can catch it into the store's write. */
-function rethrowLater(error: unknown): void {
-  queueMicrotask(() => {
-    throw error;
-  });
 }
 
 /** One subscribe() call; `active` turns false on unsubscribe (or close) and stays false. */

@@ -69,6 +69,7 @@ import {
   type InvalidRangeError,
   OutOfMemoryError,
   rejectSoon,
+  rethrowLater,
 } from './errors.ts';
 import { checkIPFamily, didYouMean, optionsObject, readMember, unboundCall } from './input.ts';
 import { quoteInput } from './quote.ts';
@@ -1082,10 +1083,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       } catch (e) {
         // still inside its strategy (a call within a call): the outer one reaps it
         if (e instanceof InvalidArgumentError) this.shared.undestroyed.push(a);
-        else
-          queueMicrotask(() => {
-            throw e;
-          });
+        else rethrowLater(e);
       }
     }
   }
@@ -1519,9 +1517,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       } catch (e) {
         // A failing report must not stop the range bookkeeping (or a constructor mid-replay):
         // surface it the way a store surfaces a failing watcher by default.
-        queueMicrotask(() => {
-          throw e;
-        });
+        rethrowLater(e);
       }
     }
   }

@@ -15,7 +15,7 @@
 // InMemoryServiceCIDRs is the embedded source: synchronous add/update/delete that notify the
 // subscribers before returning, with the API server's validation of spec.cidrs.
 import { parsePrefix } from './address.ts';
-import { InvalidArgumentError, InvalidCIDRError } from './errors.ts';
+import { InvalidArgumentError, InvalidCIDRError, rethrowLater } from './errors.ts';
 import { arrayLength, optionsObject, readElements, readMember } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { Prefix } from './geometry.ts';
@@ -417,11 +417,4 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
       rethrowLater(e);
     }
   }
-}
-
-/** The default onWatcherError: rethrow where nothing can catch it into the change that was made. */
-function rethrowLater(error: unknown): void {
-  queueMicrotask(() => {
-    throw error;
-  });
 }
