@@ -321,6 +321,31 @@ describe('KubernetesStore', () => {
       expect(m.log.sort()).toEqual(['+10.0.0.1', '+10.0.0.2']);
     });
 
+    // Regression: a watcher that threw during its replay was reported (onWatcherError) and left
+    // subscribed, where the StoreCache contract (and MemoryStore) leaves it unsubscribed and
+    // hands the error to the caller
+    it('a watcher whose replay throws is not subscribed; the error goes to the subscriber, as MemoryStore does', async () => {
+      d.insert(foreign('10.0.0.1'));
+      const reported: unknown[] = [];
+      const s = open({ onWatcherError: (e: unknown) => reported.push(e) });
+      await s.waitForSync();
+      const refusal = new Error('not now');
+      const heard: string[] = [];
+      expect(() =>
+        s.cache.subscribe({
+          onAdd: (r) => {
+            heard.push(r.name);
+            throw refusal;
+          },
+          onDelete: () => {},
+        }),
+      ).toThrow(refusal);
+      d.insert(foreign('10.0.0.2'));
+      await until(() => s.cache.get('10.0.0.2') !== undefined);
+      expect([heard, reported]).toEqual([['10.0.0.1'], []]);
+      s.close();
+    });
+
     it('pages the initial list', async () => {
       for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
       const s = open({ pageSize: 2 });

@@ -248,7 +248,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     checkWatcher(watcher, `${this.owner}.cache.subscribe`);
     for (const r of [...this.records.values()]) {
       if (this.stopped) break; // the replay's watcher closed the store
-      this.call(watcher, 'onAdd', r);
+      // a throw ends the replay with the watcher not subscribed and the error the caller's, as
+      // the StoreCache contract says and MemoryStore does (a later event's throw is reported)
+      watcher.onAdd(r);
     }
     // A closed store keeps no subscriber, and says so as every call after close() does.
     this.assertRunning();
