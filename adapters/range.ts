@@ -1297,7 +1297,11 @@ function orUnbound(error: unknown, self: unknown, method: string): unknown {
   return unboundOr(error, self, Range, 'Range', method);
 }
 
-/** A dry run's method called without its view (unboundCall); checked first: a view changes nothing, and is not timed. */
+/**
+ * A dry run's method called without its view (unboundCall), the view named as its type is
+ * published, RangeView (this class is not exported); checked first: a view changes nothing, and
+ * is not timed.
+ */
 function checkViewThis(self: unknown, method: string): void {
-  if (!(self instanceof DryRunRange)) throw unboundCall(self, 'DryRunRange', method);
+  if (!(self instanceof DryRunRange)) throw unboundCall(self, 'RangeView', method);
 }

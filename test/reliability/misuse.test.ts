@@ -158,7 +158,7 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
   ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), IP_ALLOCATOR_METHODS],
   // named in messages as the view of a ready MetaAllocator is, the type users see
   [
-    'DryRunAllocator of a MetaAllocator not ready',
+    'DryRunAllocator (NotReadyDryRun, a dry run of a MetaAllocator not ready)',
     (store) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store }).dryRun(),
     IP_ALLOCATOR_METHODS,
   ],
@@ -197,7 +197,7 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
     ],
   ],
   [
-    'DryRunRange',
+    'RangeView (DryRunRange, a dry run of a Range)',
     () => new Range('10.0.0.0/24').dryRun(),
     [
       ['allocate', false, ['10.0.0.9']],
