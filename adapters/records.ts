@@ -135,11 +135,12 @@ const REQUIRED_PARENT_REF_KEYS = ['resource', 'name'] as const;
 const OWN_FIELDS_ONLY = "only an owner's own enumerable fields are read";
 
 /**
- * Why the required fields `hidden` (present on the owner, `in`, but not as own enumerable fields)
- * do not count: they are on its prototype or not enumerable.
+ * Why the fields `hidden` (present on the owner, `in`, but not as own enumerable fields) do not
+ * count: they are on its prototype or not enumerable.
  */
 function hiddenFields(hidden: readonly string[]): string {
-  return `its ${hidden.join(' and ')} ${hidden.length === 1 ? 'is' : 'are'} inherited, as from Object.create or a class's getters, or not enumerable`;
+  const named = hidden.length === 1 ? hidden[0] : `${hidden.slice(0, -1).join(', ')} and ${hidden[hidden.length - 1]}`;
+  return `its ${named} ${hidden.length === 1 ? 'is' : 'are'} inherited, as from Object.create or a class's getters, or not enumerable`;
 }
 
 /**
@@ -237,15 +238,16 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   // a class whose fields are getters on its prototype) is no parentRef, as a string or an array
   // is not; the message says that only own fields are read, and where the required ones are.
   let fields: Record<string | symbol, unknown> | undefined;
-  let hidden: string[] = []; // required fields it has, but not as own enumerable fields
+  let hidden: string[] = []; // a parentRef's fields it has, but not as own enumerable fields
   let noFields: string | undefined; // an object with no own enumerable fields that is not plain: what it is (classOf)
   try {
     // the caller's code runs here: a Proxy's isArray, ownKeys, getPrototypeOf and has traps, getters
     if (typeof owner === 'object' && owner !== null && !Array.isArray(owner)) {
       const own = ownFields(owner, field);
       fields = own;
-      // read only when a required field is not among the copied ones: an owner as it should be costs nothing here
-      hidden = REQUIRED_PARENT_REF_KEYS.filter(
+      // read only for a field not among the copied ones (an optional one too: dropped, the record
+      // would name another parent); an owner with all four costs nothing here
+      hidden = PARENT_REF_KEYS.filter(
         (key) => own[key] === undefined && key in owner && !Object.prototype.propertyIsEnumerable.call(owner, key),
       );
       if (Object.keys(own).length === 0 && !isPlainObject(owner)) noFields = classOf(owner);

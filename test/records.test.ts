@@ -38,7 +38,7 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     [
       'an owner made with Object.create(fields)',
       Object.create({ group: '', resource: 'services', namespace: 'default', name: 'web' }),
-      /^owner: Invalid value: an object whose prototype is not Object\.prototype: only an owner's own enumerable fields are read, and it has none: its resource and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+      /^owner: Invalid value: an object whose prototype is not Object\.prototype: only an owner's own enumerable fields are read, and it has none: its group, resource, namespace and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
     ],
     [
       'an instance whose fields are getters of its class',
@@ -65,6 +65,24 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
       'an owner with a field of its own and the required ones inherited',
       Object.create({ resource: 'services', name: 'web' }, { namespace: { value: 'default', enumerable: true } }),
       /^owner\.resource: Required value; owner\.name: Required value; only an owner's own enumerable fields are read: its resource and name are inherited/,
+    ],
+    // Regression: inherited optional fields were dropped without a word, the record then naming
+    // another parent (no namespace, or the core group)
+    [
+      'an owner whose namespace and group are inherited',
+      Object.assign(Object.create({ group: 'apps', namespace: 'prod' }), { resource: 'services', name: 'web' }),
+      /^only an owner's own enumerable fields are read: its group and namespace are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+    ],
+    [
+      'an instance of a class with a namespace getter',
+      new (class ServiceRef {
+        resource = 'services';
+        name = 'web';
+        get namespace() {
+          return 'prod';
+        }
+      })(),
+      /^only an owner's own enumerable fields are read: its namespace is inherited/,
     ],
     ['no resource', { name: 'web' }, /owner\.resource: Required value/],
     ['an empty name', { resource: 'services', name: '' }, /owner\.name: Required value/],
