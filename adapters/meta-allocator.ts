@@ -1115,6 +1115,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private applyServiceCIDR(sc: ServiceCIDR): void {
     const ours: { key: string; text: string }[] = [];
     const cidrs: readonly unknown[] = Array.isArray(sc.cidrs) ? sc.cidrs : [];
+    // An update: what it no longer lists is skipped no more (what it still lists stays skipped,
+    // reported once); a skip is named by the CIDR's text as listed, '' for a spec with none.
+    const listed = new Set(cidrs.map((text) => (typeof text === 'string' ? text : quoteInput(text))));
+    if (cidrs.length === 0) listed.add('');
+    for (const [key, s] of [...this.skips]) if (s.serviceCIDR === sc.name && !listed.has(s.cidr)) this.skips.delete(key);
     for (const text of cidrs) {
       let family: Family;
       try {

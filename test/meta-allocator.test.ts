@@ -2431,7 +2431,7 @@ describe('MetaAllocator: many ServiceCIDRs added, changed and deleted in any ord
               creationTimestamp: step.time,
             };
             const before = known.get(step.name);
-            const skips = new Set(before?.skips);
+            const skips = new Set<string>(); // what its spec lists now: an update's earlier CIDRs are skipped no more
             for (const c of step.cidrs) if (c === '255.255.255.255/32') skips.add(`${step.name} ${c}`);
             known.set(step.name, { sc, seq: before?.seq ?? seq++, skips }); // an update keeps its arrival
             watchers[0]!.onAdd(sc);
@@ -2918,6 +2918,32 @@ describe('MetaAllocator: ServiceCIDRs changed from an onSkip inside the construc
     expect(meta.ranges().map((r) => [r.cidr, r.ready])).toEqual(ranges);
     const allocatable = ranges.length > 0 && ranges[0]![1];
     expect(await settle(meta.allocate('10.0.0.3'))).toEqual(allocatable ? undefined : expect.any(ErrMismatchedNetwork));
+    meta.destroy();
+  });
+});
+
+// Regression: skipped() kept the skips of a ServiceCIDR's earlier spec after an update of the
+// same name listed other CIDRs (a source of your own delivering a changed spec.cidrs)
+describe('MetaAllocator: a ServiceCIDR updated to other CIDRs', () => {
+  it('is skipped for what it lists now only; a CIDR it still lists stays skipped, reported once', () => {
+    const { source, watchers } = handSource();
+    const emit = (cidrs: string[]) => {
+      for (const w of watchers) w.onAdd({ name: 'svc-v6', cidrs });
+    };
+    const reported: string[] = [];
+    const meta = new MetaAllocator('IPv6', source, { store: new MemoryStore(), onSkip: (s) => reported.push(s.cidr) });
+    const state = () => [meta.ranges().map((r) => r.cidr), meta.skipped().map((s) => s.cidr)];
+    emit(['2001:db8::/48']); // larger than a Service range may be: skipped
+    expect(state()).toEqual([[], ['2001:db8::/48']]);
+    emit(['2001:db8::/48']); // the same spec again (a status update): still skipped, not reported again
+    expect(reported).toEqual(['2001:db8::/48']);
+    emit(['2001:db8::/112']);
+    expect(state()).toEqual([['2001:db8::/112'], []]);
+    emit(['fd00::/48', '2001:db8::/112']);
+    expect(state()).toEqual([['2001:db8::/112'], ['fd00::/48']]);
+    emit([]);
+    expect(meta.skipped().map((s) => s.cidr)).toEqual(['']);
+    expect(reported).toEqual(['2001:db8::/48', 'fd00::/48', '']);
     meta.destroy();
   });
 });
