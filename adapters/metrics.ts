@@ -242,10 +242,16 @@ function typeOf(metric: ExistingMetric): string | undefined {
   return typeof name === 'string' && /^(Counter|Gauge|Histogram|Summary)$/.test(name) ? name.toLowerCase() : undefined;
 }
 
-/** Returns the existing metric of that name in `registry` (checked by checkReusable), or creates it there. */
-function reuse<T>(registry: MetricsRegistry, name: string, make: () => T): T {
+/**
+ * Returns the existing metric of that name in `registry` (checked by checkReusable), or creates
+ * it there, its name then added to `created`.
+ */
+function reuse<T>(registry: MetricsRegistry, name: string, make: () => T, created: string[]): T {
   const existing = registry.getSingleMetric(name);
-  return existing != null ? (existing as unknown as T) : make();
+  if (existing != null) return existing as unknown as T;
+  const made = make();
+  created.push(name);
+  return made;
 }
 
 /**
@@ -286,64 +292,85 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
   // prom-client's constructors type `registers` as their own Registry class, which is what an app
   // passes (MetricsRegistry only describes it).
   const registers = [registry as Registry];
-  const metrics: AllocatorMetrics = {
-    allocated: reuse(
-      registry,
-      METRIC_ALLOCATED_IPS,
-      () =>
-        new Gauge({
-          name: METRIC_ALLOCATED_IPS,
-          help: 'Gauge measuring the number of allocated IPs for Services',
-          labelNames: ['cidr'] as const,
-          registers,
-        }),
-    ),
-    available: reuse(
-      registry,
-      METRIC_AVAILABLE_IPS,
-      () =>
-        new Gauge({
-          name: METRIC_AVAILABLE_IPS,
-          help: 'Gauge measuring the number of available IPs for Services',
-          labelNames: ['cidr'] as const,
-          registers,
-        }),
-    ),
-    allocations: reuse(
-      registry,
-      METRIC_ALLOCATIONS,
-      () =>
-        new Counter({
-          name: METRIC_ALLOCATIONS,
-          help: 'Number of Cluster IPs allocations',
-          labelNames: ['cidr', 'scope'] as const,
-          registers,
-        }),
-    ),
-    errors: reuse(
-      registry,
-      METRIC_ERRORS,
-      () =>
-        new Counter({
-          name: METRIC_ERRORS,
-          help: 'Number of errors trying to allocate Cluster IPs',
-          labelNames: ['cidr', 'scope'] as const,
-          registers,
-        }),
-    ),
-    duration: reuse(
-      registry,
-      METRIC_DURATION,
-      () =>
-        new Histogram({
-          name: METRIC_DURATION,
-          help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR',
-          labelNames: ['cidr'] as const,
-          buckets: [...DEF_BUCKETS],
-          registers,
-        }),
-    ),
-  };
+  const created: string[] = [];
+  let metrics: AllocatorMetrics;
+  try {
+    metrics = {
+      allocated: reuse(
+        registry,
+        METRIC_ALLOCATED_IPS,
+        () =>
+          new Gauge({
+            name: METRIC_ALLOCATED_IPS,
+            help: 'Gauge measuring the number of allocated IPs for Services',
+            labelNames: ['cidr'] as const,
+            registers,
+          }),
+        created,
+      ),
+      available: reuse(
+        registry,
+        METRIC_AVAILABLE_IPS,
+        () =>
+          new Gauge({
+            name: METRIC_AVAILABLE_IPS,
+            help: 'Gauge measuring the number of available IPs for Services',
+            labelNames: ['cidr'] as const,
+            registers,
+          }),
+        created,
+      ),
+      allocations: reuse(
+        registry,
+        METRIC_ALLOCATIONS,
+        () =>
+          new Counter({
+            name: METRIC_ALLOCATIONS,
+            help: 'Number of Cluster IPs allocations',
+            labelNames: ['cidr', 'scope'] as const,
+            registers,
+          }),
+        created,
+      ),
+      errors: reuse(
+        registry,
+        METRIC_ERRORS,
+        () =>
+          new Counter({
+            name: METRIC_ERRORS,
+            help: 'Number of errors trying to allocate Cluster IPs',
+            labelNames: ['cidr', 'scope'] as const,
+            registers,
+          }),
+        created,
+      ),
+      duration: reuse(
+        registry,
+        METRIC_DURATION,
+        () =>
+          new Histogram({
+            name: METRIC_DURATION,
+            help: 'Duration in seconds to allocate a Cluster IP by ServiceCIDR',
+            labelNames: ['cidr'] as const,
+            buckets: [...DEF_BUCKETS],
+            registers,
+          }),
+        created,
+      ),
+    };
+  } catch (e) {
+    // a registry that refused one part-way (its registerMetric threw): the ones made for it here
+    // go again, so that a refused call leaves it as it was
+    const removable = registry as { removeSingleMetric?: (name: string) => void };
+    for (const name of created) {
+      try {
+        removable.removeSingleMetric?.(name);
+      } catch {
+        // best effort: the registry's own error is the one that explains the failure
+      }
+    }
+    throw e;
+  }
   entry = { metrics, recorder: new PromRecorder(metrics) };
   perRegistry.set(registry, entry);
   return entry;

@@ -582,3 +582,35 @@ describe('a registry whose counter calls back into what it counts', () => {
     a.destroy();
   });
 });
+
+// Regression: a registry whose registerMetric threw part-way kept the metrics registered before it
+describe('enableMetrics with a registry that refuses a metric part-way', () => {
+  it('throws its error and leaves it as it was; the same registry, mended, takes them all', async () => {
+    const registry = new Registry();
+    const register = registry.registerMetric.bind(registry);
+    let calls = 0;
+    registry.registerMetric = (metric) => {
+      if (++calls === 3) throw new Error('registry refuses');
+      register(metric);
+    };
+    const a = new Allocator('10.0.0.0/24', { store: new MemoryStore() });
+    expect(() => a.enableMetrics(registry)).toThrow('registry refuses');
+    expect(registry.getMetricsAsArray()).toEqual([]);
+    await a.allocateNext(); // the allocator works on, reporting nowhere
+    registry.registerMetric = register;
+    a.enableMetrics(registry);
+    expect(
+      registry
+        .getMetricsAsArray()
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual([
+      'kube_apiserver_clusterip_allocator_allocated_ips',
+      'kube_apiserver_clusterip_allocator_allocation_duration_seconds',
+      'kube_apiserver_clusterip_allocator_allocation_errors_total',
+      'kube_apiserver_clusterip_allocator_allocation_total',
+      'kube_apiserver_clusterip_allocator_available_ips',
+    ]);
+    a.destroy();
+  });
+});
