@@ -823,7 +823,7 @@ async function map(args: readonly string[], io: Io, prog: string): Promise<numbe
   const t = rangeMap.totals;
   const perCell = rangeMap.blockBits === 0 ? '1 address' : `${formatCount(1n << BigInt(rangeMap.blockBits))} addresses`;
   io.stdout.write(
-    `wrote ${outFile}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${formatCount(t.size)} addresses allocated\n`,
+    `wrote ${outFile}: ${rangeMap.prefix.cidr}, ${formatCount(2 ** rangeMap.cellBits)} ${rangeMap.cellBits === 0 ? 'cell' : 'cells'} of ${perCell}; ${formatCount(t.used)} of ${counted(t.size, 'address', 'addresses')} allocated\n`,
   );
   return EXIT_CLEAN;
 }

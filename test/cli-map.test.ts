@@ -142,6 +142,16 @@ describe('ipallocator map', () => {
       expect(classAt(readFileSync(out, 'utf8'), 2).get(pos(2, 1))).toMatch(/-5$/);
     });
 
+    it('says "1 of 1 address" for a range of one address', async () => {
+      const d = c.double;
+      addServiceCIDR(d, 'kubernetes', ['fd00::/127']);
+      addIPAddress(d, 'fd00::1', { namespace: 'default', name: 'web' });
+      const out = join(dir, 'one-address.svg');
+      const r = await cli(['map', 'fd00::/127', '--out', out, '--kubeconfig', c.kubeconfig]);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(r.stdout).toBe(`wrote ${out}: fd00::/127, 2 cells of 1 address; 1 of 1 address allocated\n`);
+    });
+
     it("names the context in the SVG as status does: in quotes, as Go's %q, when it would not read as itself", async () => {
       // Regression: the name went into the SVG bare; a control character in it (the kubeconfig's
       // "\e") made the file no XML at all, which no viewer opens
