@@ -101,8 +101,9 @@ export function bigGeometry(cidrText: string): BigGeometry {
     if (p.family === 4) size = size === 0n ? 0n : size - 1n; // no broadcast address
   }
 
-  // calculateRangeOffset (KEP-3070) on the raw size 2^h, saturating at MaxInt64
-  const cidrSize = h >= 63 ? MAX_INT64 : 1n << BigInt(h);
+  // calculateRangeOffset (KEP-3070) on k8s.io/utils RangeSize: the raw size 2^h, saturating at
+  // MaxInt64, and 0 for an IPv4 /0 or /1 and an IPv6 /0 or /1
+  const cidrSize = h >= width - 1 ? 0n : h >= 63 ? MAX_INT64 : 1n << BigInt(h);
   let rangeOffset = 0n;
   if (cidrSize > 16n) {
     rangeOffset = cidrSize / 16n;

@@ -78,8 +78,13 @@ export function hostsPerNetwork(h: i32, width: i32): u64 {
   return max;
 }
 
-/** calculateRangeOffset for h host bits (KEP-3070), with RangeSize = 2^h saturating at MaxInt64. */
-export function rangeOffsetOf(h: i32): u32 {
+/**
+ * calculateRangeOffset for h host bits of a `width`-bit family (KEP-3070), with k8s.io/utils
+ * RangeSize: 2^h saturating at MaxInt64, and 0 for an IPv4 /0 or /1 and an IPv6 /0 or /1 (its
+ * first test), so those have no static band.
+ */
+export function rangeOffsetOf(h: i32, width: i32): u32 {
+  if (h >= width - 1) return 0;
   const cidrSize: u64 = h >= 63 ? MAX_INT64 : <u64>1 << <u64>h;
   if (cidrSize <= RANGE_OFFSET_MIN) return 0;
   let offset = cidrSize / RANGE_OFFSET_STEP;
@@ -141,7 +146,7 @@ export function prefix_geometry(w0: u32, w1: u32, w2: u32, w3: u32, bits: i32, w
   }
 
   const size = hostsPerNetwork(h, width);
-  const rangeOffset = rangeOffsetOf(h);
+  const rangeOffset = rangeOffsetOf(h, width);
   let offHi: u64 = 0, offLo: u64 = 0;
   if ((flags & FLAG_NO_FIRST) == 0) {
     // Cannot fail: rangeOffset ≠ 0 only when h ≥ 5, and then first + 256 ≤ network + 2^h − 1.
@@ -191,5 +196,5 @@ export function prefix_hosts(bits: i32, width: i32): i32 {
  */
 export function prefix_range_offset(bits: i32, width: i32): i32 {
   if (!validPrefix(bits, width)) return OUT_OF_RANGE;
-  return <i32>rangeOffsetOf(width - bits);
+  return <i32>rangeOffsetOf(width - bits, width);
 }

@@ -77,6 +77,7 @@ function refHosts(bits: number, width: Width): bigint {
 }
 function refRangeOffset(bits: number, width: Width): number {
   const h = width - bits;
+  if (h >= width - 1) return 0; // k8s.io/utils RangeSize is 0 there
   const cidrSize = h >= 63 ? MAX_INT64 : 1n << BigInt(h);
   if (cidrSize <= 16n) return 0;
   const offset = cidrSize / 16n;
@@ -428,10 +429,14 @@ describe('calculateRangeOffset — B12 Test_calculateRangeOffset', () => {
     { name: 'medium mask IPv6', cidr: 'fd00::1/118', want: 64 },
     { name: 'large mask IPv4', cidr: '192.168.1.1/8', want: 256 },
     { name: 'large mask IPv6', cidr: 'fd00::1/12', want: 256 },
-    // new k8s.io/utils RangeSize (saturates at MaxInt64 instead of returning 0 for /0, /1)
-    { name: 'IPv4 /1 (new utils)', cidr: '0.0.0.0/1', want: 256 },
-    { name: 'IPv4 /0 (new utils)', cidr: '0.0.0.0/0', want: 256 },
-    { name: 'IPv6 /0 (new utils)', cidr: '::/0', want: 256 },
+    // k8s.io/utils RangeSize is 0 for an IPv4 /0 or /1 and an IPv6 /0 or /1 (and saturates at
+    // MaxInt64 below them): no static band there
+    { name: 'IPv4 /2', cidr: '0.0.0.0/2', want: 256 },
+    { name: 'IPv4 /1', cidr: '128.0.0.0/1', want: 0 },
+    { name: 'IPv4 /0', cidr: '0.0.0.0/0', want: 0 },
+    { name: 'IPv6 /2', cidr: '::/2', want: 256 },
+    { name: 'IPv6 /1', cidr: '8000::/1', want: 0 },
+    { name: 'IPv6 /0', cidr: '::/0', want: 0 },
   ])('$name', ({ cidr, want }) => {
     expect(calculateRangeOffset(cidr)).toBe(want);
     expect(Prefix.parse(cidr).rangeOffset).toBe(want);
@@ -568,15 +573,15 @@ describe('Prefix — the derived values of NewIPAllocator', () => {
       lower: 256,
     },
     {
-      name: 'IPv4 /0 (new utils offset)',
+      name: 'IPv4 /0: no static band (k8s.io/utils RangeSize is 0)',
       cidr: '0.0.0.0/0',
       size: 4294967294n,
-      rangeOffset: 256,
+      rangeOffset: 0,
       first: '0.0.0.1',
-      offsetAddress: '0.0.1.1',
+      offsetAddress: '0.0.0.1',
       last: '255.255.255.254',
-      upper: 4294967294n - 256n,
-      lower: 256,
+      upper: 4294967294n,
+      lower: 0,
     },
     {
       name: 'IPv4 host bits set are masked',

@@ -296,6 +296,15 @@ describe("each strategy's rule", () => {
     r.destroy();
   });
 
+  it('an IPv4 /1 has no static band (k8s.io/utils RangeSize is 0 there): lowest-free starts at its first address', () => {
+    const r = new Range('128.0.0.0/1', { strategy: 'lowest-free' });
+    expect(r.allocateMany(2)).toEqual(['128.0.0.1', '128.0.0.2']);
+    r.destroy();
+    const below = new Range('64.0.0.0/2', { strategy: 'lowest-free' }); // a /2 has its 256
+    expect(below.allocateNext()).toBe('64.0.1.1');
+    below.destroy();
+  });
+
   it('sequential goes on after the address it handed out last, wrapping, and skips taken ones', () => {
     const g = geometry('10.0.0.0/24'); // static band 16
     const r = new Range('10.0.0.0/24', { strategy: 'sequential' });

@@ -333,9 +333,13 @@ func calculateRangeOffset(cidr *net.IPNet) int {
 	return int(offset)
 }
 
-// rangeSize is k8s.io/utils/net RangeSize: 2^h, saturating at MaxInt64.
+// rangeSize is k8s.io/utils/net RangeSize: 0 for an IPv4 /0 or /1 and an IPv6 /0 or /1, else 2^h
+// saturating at MaxInt64.
 func rangeSize(subnet *net.IPNet) int64 {
 	ones, bits := subnet.Mask.Size()
+	if bits == 32 && (bits-ones) >= 31 || bits == 128 && (bits-ones) >= 127 {
+		return 0
+	}
 	if bits-ones >= 63 {
 		return math.MaxInt64
 	}
