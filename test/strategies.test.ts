@@ -296,6 +296,18 @@ describe("each strategy's rule", () => {
     r.destroy();
   });
 
+  it('a restore asks the strategy again: sequential starts over from the first free address of the dynamic band', () => {
+    const r = new Range('10.0.0.0/24', { strategy: 'sequential' });
+    expect(r.allocateMany(3)).toEqual(['10.0.0.17', '10.0.0.18', '10.0.0.19']);
+    r.release('10.0.0.17');
+    const snap = r.snapshot();
+    expect(r.allocateNext()).toBe('10.0.0.20'); // goes on after the last one
+    r.release('10.0.0.20');
+    r.restore(snap.range, snap.data);
+    expect(r.allocateNext()).toBe('10.0.0.17'); // the new chooser's first
+    r.destroy();
+  });
+
   it('an IPv4 /1 has no static band (k8s.io/utils RangeSize is 0 there): lowest-free starts at its first address', () => {
     const r = new Range('128.0.0.0/1', { strategy: 'lowest-free' });
     expect(r.allocateMany(2)).toEqual(['128.0.0.1', '128.0.0.2']);
