@@ -8,12 +8,39 @@
 /** Characters a reader cannot see or tell apart: controls, format characters (zero-width space, BOM, soft hyphen), separators other than the plain space, and code points without a glyph. */
 const UNSEEN = /[\p{C}\p{Z}]/gu;
 
+/** What quoteText escapes: the quote and the backslash, and what UNSEEN names. */
+const QUOTED = /["\\]|[\p{C}\p{Z}]/gu;
+
+/** Go's escapes of the ASCII controls that have a letter of their own. */
+const LETTER_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '\\"',
+  '\\': '\\\\',
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+};
+
 /**
- * `text` in double quotes with every character a reader could not see escaped, as Go's
- * strconv.Quote (%q) does: "10.0.0.1\u200b", not a quote that looks like "10.0.0.1".
+ * `text` in double quotes with every character a reader could not see escaped, written as Go's
+ * strconv.Quote (%q) writes it: "10.0.0.1\u200b", not a quote that looks like "10.0.0.1"; the
+ * ASCII controls as \n, \t, \x00, \x1b, \x7f, code points above U+FFFF as \U000e0001.
  */
 export function quoteText(text: string): string {
-  return showUnseen(JSON.stringify(text));
+  return `"${text.replace(QUOTED, goEscape)}"`;
+}
+
+function goEscape(c: string): string {
+  if (c === ' ') return c;
+  const letter = LETTER_ESCAPES[c];
+  if (letter !== undefined) return letter;
+  const cp = c.codePointAt(0)!;
+  if (cp < 0x20 || cp === 0x7f) return `\\x${cp.toString(16).padStart(2, '0')}`;
+  if (cp > 0xffff) return `\\U${cp.toString(16).padStart(8, '0')}`;
+  return `\\u${cp.toString(16).padStart(4, '0')}`; // a lone surrogate too (Go, given its bytes, writes \x for each)
 }
 
 /**

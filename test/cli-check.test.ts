@@ -311,7 +311,7 @@ describe('ipallocator check', () => {
     for (const out of [r.stdout, r.stderr]) {
       expect(controls(out)).toEqual([]); // only the report's own newlines
       // in quotes, escaped as Go's %q: a name that does not read as itself
-      expect(out).toContain('"default/gone\\u001b[2J\\u001b]0;pwned\\u0007\\nNo problems found (context double)."');
+      expect(out).toContain('"default/gone\\x1b[2J\\x1b]0;pwned\\a\\nNo problems found (context double)."');
     }
     expect(r.stdout.split('\n')).not.toContain('No problems found (context double).');
   });

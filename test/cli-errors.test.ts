@@ -111,7 +111,7 @@ describe('ipallocator: failures', () => {
   // It is quoted as every other name in the reports is (quoteText).
   it('a context name with quotes or a control character is quoted and escaped in every message', async () => {
     const name = 'ctx "q" \u001b[31m';
-    const quoted = '"ctx \\"q\\" \\u001b[31m"';
+    const quoted = '"ctx \\"q\\" \\x1b[31m"';
     const text = readFileSync(c.kubeconfig, 'utf8')
       .replace('- name: double\n  context:', `- name: ${JSON.stringify(name)}\n  context:`)
       .replace('current-context: double', `current-context: ${JSON.stringify(name)}`);
@@ -912,7 +912,7 @@ describe('ipallocator: failures', () => {
       '--context naming none, among hostile names',
       'contexts: [{name: "x\\u001b[2J\\nFAKE", context: {cluster: c, user: u}}]\ncurrent-context: a',
       ['--context', 'y\u001b]0;t\u0007'],
-      'context "y\\u001b]0;t\\u0007" is not in the kubeconfig',
+      'context "y\\x1b]0;t\\a" is not in the kubeconfig',
     ],
   ];
   it.each(selectsNothing)('a kubeconfig that selects no cluster (%s) says what it lacks', async (_name, yaml, flags, message) => {

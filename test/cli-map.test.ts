@@ -158,7 +158,7 @@ describe('ipallocator map', () => {
       addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/30']);
       const text = readFileSync(c.kubeconfig, 'utf8');
       for (const [name, said] of [
-        ['e\u001b[31m', '&quot;e\\u001b[31m&quot;'],
+        ['e\u001b[31m', '&quot;e\\x1b[31m&quot;'],
         ['sp ', '&quot;sp &quot;'],
         ['plain-name', 'plain-name'],
       ]) {

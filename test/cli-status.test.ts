@@ -432,7 +432,7 @@ describe('ipallocator status', () => {
     expect(code).toBe(0);
     expect(controls(stdout)).toEqual([]); // no control character but the newlines of the report itself
     // in quotes, escaped as Go's %q: a name that does not read as itself
-    expect(stdout).toContain('"legacy/x\\u001b[2J\\u001b[31mRED\\u001b]0;title\\u0007\\nEvery IPAddress is inside a ServiceCIDR."');
+    expect(stdout).toContain('"legacy/x\\x1b[2J\\x1b[31mRED\\x1b]0;title\\a\\nEvery IPAddress is inside a ServiceCIDR."');
     expect(stdout.split('\n').filter((l) => l === 'Every IPAddress is inside a ServiceCIDR.')).toEqual([]); // not forged as a line
   });
 
@@ -650,7 +650,7 @@ describe('ipallocator status', () => {
       ['sp ', '"sp "'],
       ['two  sp', '"two  sp"'],
       ['q"q', '"q\\"q"'],
-      ['e\u001b[31m', '"e\\u001b[31m"'],
+      ['e\u001b[31m', '"e\\x1b[31m"'],
       ['plain-name', 'plain-name'],
     ]) {
       writeFileSync(

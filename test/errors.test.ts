@@ -25,10 +25,17 @@ describe('quoted input', () => {
       ['\ufeff10.0.0.1', '"\\ufeff10.0.0.1"'], // byte order mark
       ['10.0.0.1\u2028', '"10.0.0.1\\u2028"'], // line separator
       ['10.0.0.1\u00ad', '"10.0.0.1\\u00ad"'], // soft hyphen
-      ['10.0.0.1\u007f', '"10.0.0.1\\u007f"'], // delete
+      ['10.0.0.1\u007f', '"10.0.0.1\\x7f"'], // delete
       ['10.0.0.1\u3000', '"10.0.0.1\\u3000"'], // ideographic space
-      ['10.0.0.1\u{e0001}', '"10.0.0.1\\u{e0001}"'], // language tag
+      ['10.0.0.1\u{e0001}', '"10.0.0.1\\U000e0001"'], // language tag
       ['10.0.0.1\t', '"10.0.0.1\\t"'],
+      // the ASCII controls as Go writes them: a letter where it has one, else \x
+      ['10.0.0.1\u0000', '"10.0.0.1\\x00"'],
+      ['10.0.0.1\u0007', '"10.0.0.1\\a"'],
+      ['10.0.0.1\v', '"10.0.0.1\\v"'],
+      ['10.0.0.1\u001b[2J', '"10.0.0.1\\x1b[2J"'],
+      ['10.0.0.1\u0085', '"10.0.0.1\\u0085"'], // a C1 control: \u, as Go
+      ['10.0.0."1\\', '"10.0.0.\\"1\\\\"'], // the quote and the backslash
       ['10.0.0.1 ', '"10.0.0.1 "'], // the plain space stays
       ['10.0.0.\u0661', '"10.0.0.\u0661"'], // a digit of another script is visible: as written
     ];
@@ -290,7 +297,7 @@ describe("a store's not found and already exists name the record as upstream's %
       () => undefined,
       (err: unknown) => err,
     );
-    expect((e as Error).message).toBe('ipaddresses.networking.k8s.io "10.0.0.9\\n\\u001b[31mFORGED LINE" not found');
+    expect((e as Error).message).toBe('ipaddresses.networking.k8s.io "10.0.0.9\\n\\x1b[31mFORGED LINE" not found');
     expect((e as { resourceName: string }).resourceName).toBe(forged); // the name itself, unescaped
     await expect(store.delete('10.0.0.8')).rejects.toThrow(/^ipaddresses\.networking\.k8s\.io "10\.0\.0\.8" not found$/);
     const record = { name: '10.0.0.7', labels: {}, parentRef: null };

@@ -78,7 +78,7 @@ const ROWS: Row[] = [
     code: 502,
     headers: { 'Content-Type': 'text/plain' },
     body: 'bad gateway\u001b[2J\u001b[31m\u202e\u0000 ok\r\nget ipaddresses: forged line',
-    says: `HTTP 502 Bad Gateway with a body of 57 bytes (text/plain), ${PROXY}: "bad gateway\\u001b[2J\\u001b[31m\\u202e\\u0000 ok"`,
+    says: `HTTP 502 Bad Gateway with a body of 57 bytes (text/plain), ${PROXY}: "bad gateway\\x1b[2J\\x1b[31m\\u202e\\x00 ok"`,
   },
   {
     name: 'a content type that is no media type is not repeated',

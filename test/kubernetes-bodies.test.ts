@@ -16,7 +16,7 @@ describe('a 200 answer that is no list is described, escaped and short', () => {
     ['a JSON string cut after 40 characters', `  ${'x'.repeat(41)}  `, `the JSON string "  ${'x'.repeat(38)}"…`],
     ['a JSON string cut by characters, not UTF-16 units', '😀'.repeat(41), `the JSON string "${'😀'.repeat(40)}"…`],
     ['an empty JSON string', '', 'the JSON string ""'],
-    ['a JSON string holding a terminal escape', '\u001b[2Jgone', 'the JSON string "\\u001b[2Jgone"'],
+    ['a JSON string holding a terminal escape', '\u001b[2Jgone', 'the JSON string "\\x1b[2Jgone"'],
     ['a JSON string holding a right-to-left override', 'ok\u202egnp.exe', 'the JSON string "ok\\u202egnp.exe"'],
     ['a JSON string holding a zero-width space', 'ok\u200b', 'the JSON string "ok\\u200b"'],
     ['a Status', { kind: 'Status', message: 'denied\u2028by policy' }, 'a Status object ("denied\\u2028by policy")'],
@@ -41,7 +41,7 @@ describe('a 200 answer that is not JSON is quoted the same way', () => {
     ['text cut after 40 characters', `  ${'x'.repeat(41)}  `, `text, not JSON ("${'x'.repeat(40)}"…)`],
     ['text cut by characters, not UTF-16 units', '😀'.repeat(41), `text, not JSON ("${'😀'.repeat(40)}"…)`],
     ['blank text', ' \n\t ', 'an empty body'],
-    ['a terminal escape', '\u001b[2Jgone', 'text, not JSON ("\\u001b[2Jgone")'],
+    ['a terminal escape', '\u001b[2Jgone', 'text, not JSON ("\\x1b[2Jgone")'],
     ['a right-to-left override', 'ok\u202egnp.exe', 'text, not JSON ("ok\\u202egnp.exe")'],
     ['a zero-width space', 'ok\u200b', 'text, not JSON ("ok\\u200b")'],
   ])('%s', (_name, body, says) => {

@@ -52,7 +52,7 @@ const badLines: { name: string; line: string; says: string }[] = [
   {
     name: 'a long line, with control characters (shown escaped, cut short)',
     line: `\u001b[2J${'y'.repeat(200)}`,
-    says: `watch ${RESOURCE}: the API server sent a watch line that is not JSON: "\\u001b[2J${'y'.repeat(60)}"… (204 characters)`,
+    says: `watch ${RESOURCE}: the API server sent a watch line that is not JSON: "\\x1b[2J${'y'.repeat(60)}"… (204 characters)`,
   },
   {
     name: 'JSON that is not an object',

@@ -10,7 +10,7 @@
 //                                      text/plain line, an empty body
 //
 // Both read at most SCANNED_CHARS of a text body, quote at most a few dozen characters of it,
-// and escape every character a reader could not see (quoteText: `\u001b`, `\n`, `\u202e`): a
+// and escape every character a reader could not see (quoteText: `\x1b`, `\n`, `\u202e`): a
 // hostile body cannot start a line of its own, recolour a terminal or reorder what is shown.
 // A Status's own message, which a message repeats whole, is cut at MESSAGE_CHARS (cutMessage).
 import { quoteText, showUnseen } from '../quote.ts';
