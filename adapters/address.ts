@@ -133,7 +133,7 @@ const CH_PERCENT = 37; // %
  * Parses s[start, end) as dotted-decimal IPv4 (exactly four fields, 0..255, no leading zeros).
  * Returns the address + 1 (1 .. 2^32) so that 0 can mean failure.
  */
-function parseV4(s: string, start: number, end: number): number {
+function parseV4(s: string, start: number, end: number, embedded: boolean): number {
   let acc = 0; // finished fields, shifted in
   let val = 0; // current field
   let digits = 0; // digits in the current field
@@ -156,7 +156,9 @@ function parseV4(s: string, start: number, end: number): number {
       val = 0;
       digits = 0;
     } else {
-      if (c === CH_PERCENT) return fail(R_ZONE, i, end);
+      // a `%` ends an IPv6 address's text before its zone: an embedded IPv4 address is followed
+      // by one; after a plain IPv4 address it is any other character, as Go says
+      if (c === CH_PERCENT && embedded) return fail(R_ZONE, i, end);
       return fail(R_UNEXPECTED, i, end);
     }
   }
@@ -219,7 +221,7 @@ function parseV6(s: string, start: number, end: number, out: Uint32Array): numbe
     if (off < end && s.charCodeAt(off) === CH_DOT) {
       if (ellipsis < 0 && n !== 6) return fail(R_V6_EMBED_PLACE, i, end);
       if (n + 2 > 8) return fail(R_V6_EMBED_ROOM, i, end);
-      const v4 = parseV4(s, i, end);
+      const v4 = parseV4(s, i, end, true);
       if (v4 === 0) {
         if (failReason !== R_ZONE) failReason = `invalid embedded IPv4 address: ${failReason}`;
         if (failAt < 0) failAt = i;
@@ -284,7 +286,7 @@ function parseSpan(s: string, start: number, end: number, out: Uint32Array): num
   for (let i = start; i < end; i++) {
     const c = s.charCodeAt(i);
     if (c === CH_DOT) {
-      const v4 = parseV4(s, start, end);
+      const v4 = parseV4(s, start, end, false);
       if (v4 === 0) return 0;
       out[0] = 0;
       out[1] = 0;

@@ -129,7 +129,9 @@ const BAD_ADDRS: [string, unknown, string][] = [
   ['IPv4 plus sign', '+1.2.3.4', 'unexpected character'],
   ['IPv4 with port', '1.2.3.4:80', 'unexpected character'],
   ['IPv4 with prefix', '10.0.0.0/8', 'unexpected character'],
-  ['IPv4 with zone', '1.2.3.4%eth0', 'IPv6 zones are not allowed'],
+  // Go: `%` after a dotted quad is just another character (zones are IPv6's)
+  ['IPv4 with zone', '1.2.3.4%eth0', 'unexpected character (at "%eth0")'],
+  ['IPv4-mapped with zone', '::ffff:1.2.3.4%eth0', 'IPv6 zones are not allowed (at "%eth0")'],
   ['IPv4 leading space', ' 1.2.3.4', 'unexpected character'],
   ['IPv4 trailing space', '1.2.3.4 ', 'unexpected character'],
   ['IPv4 trailing newline', '1.2.3.4\n', 'unexpected character'],
@@ -222,6 +224,7 @@ const BAD_CIDRS: [string, unknown, string][] = [
   ['IPv4 three parts', '10.0.0/8', 'ParseAddr("10.0.0"): IPv4 address too short'],
   ['bare number', '10/8', 'ParseAddr("10"): unable to parse IP'],
   ['IPv6 zone', 'fe80::1%eth0/64', 'IPv6 zones cannot be present in a prefix'],
+  ['IPv4 with zone', '10.96.0.0%eth0/12', 'ParseAddr("10.96.0.0%eth0"): unexpected character (at "%eth0")'],
   ['IPv6 brackets', '[2001:db8::]/64', 'unexpected character'],
   ['IPv6 two ::', '2001::db8::/64', 'multiple :: in address'],
   ['IPv4-mapped, dotted', '::ffff:10.0.0.0/104', 'IPv4-mapped IPv6 prefix is ambiguous'],
