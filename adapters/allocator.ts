@@ -43,7 +43,7 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
-import { checkParentRef, labelsFor, writeLabelsFor } from './records.ts';
+import { checkParentRef, forEachLabelledAddress, labelsFor, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
@@ -683,11 +683,7 @@ export class Allocator implements IPAllocator, Disposable {
     checkThis(this, 'forEach');
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    // the labels as stored: the write set (writeLabelsFor) goes to creates only, held by no property
-    for (const r of this.cache.list(labelsFor(this.ipFamily))) {
-      if (this.destroyed) return; // the callback destroyed it: the walk ends
-      fn(r.name);
-    }
+    forEachLabelledAddress(this.cache, this.ipFamily, () => this.destroyed, fn);
   }
 
   /**

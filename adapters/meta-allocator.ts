@@ -82,7 +82,7 @@ import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U6
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { FreeOnlyPass } from './cool-down.ts';
 import { recorderFor } from './metrics.ts';
-import { checkParentRef, hasAllocatorLabels, labelledChange, labelsFor } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, forEachLabelledAddress, labelledChange, labelsFor } from './records.ts';
 import {
   compareCreation,
   readServiceCIDR,
@@ -858,10 +858,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     checkThis(this, 'forEach');
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    for (const r of this.store.cache.list(labelsFor(this.ipFamily))) {
-      if (this.destroyed) return; // the callback destroyed it: the walk ends
-      fn(r.name);
-    }
+    forEachLabelledAddress(this.store.cache, this.ipFamily, () => this.destroyed, fn);
   }
 
   /** Records of this family carrying both allocator labels, in any range or none (upstream). O(1). */

@@ -1,12 +1,12 @@
 // IPAddress records as the allocators read and write them: the two labels upstream writes on
 // every record, how a record's name is read back as an address, and what a valid record and
 // owner (parentRef) are.
-import { formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, isKnownCanonical } from './address.ts';
+import { canonicalOf, formatAddr, isCanonical, parseAddrInto, parseIPv4Fast, type Family, isKnownCanonical } from './address.ts';
 import { type IPAllocatorError, InvalidAddressError, InvalidArgumentError, InvalidRecordError } from './errors.ts';
 import { isPlainObject, memberName, readMember, unreadableInput } from './input.ts';
 import { classOf, quoteInput, quoteText } from './quote.ts';
 import { dns1123SubdomainProblems, labelProblems } from './label-rules.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from './store.ts';
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type StoreCache } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
 const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
@@ -24,6 +24,28 @@ const WRITE_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAM
 /** The two labels upstream writes, as one frozen object per family (shared by every record). */
 export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
   return family === 'IPv4' ? LABELS_V4 : LABELS_V6;
+}
+
+/**
+ * forEach of the allocators over a store (upstream ForEach): `fn` with the address of each record
+ * of `family`'s labels in `cache` — in any range or none —, until `stopped()` (the callback
+ * destroyed the allocator). Upstream passes ParseIPSloppy(name), an address, nil for a name that
+ * is none; here the address's canonical text (the name itself, as kube-apiserver stores names),
+ * and a name that is no address as netip.ParseAddr reads one (a store of your own) is skipped.
+ */
+export function forEachLabelledAddress(cache: StoreCache, family: IPFamily, stopped: () => boolean, fn: (ip: string) => void): void {
+  const w = nameWords;
+  for (const r of cache.list(labelsFor(family))) {
+    if (stopped()) return;
+    const name: unknown = r.name;
+    let parsed: Family;
+    try {
+      parsed = parseAddrInto(name, w);
+    } catch {
+      continue;
+    }
+    fn(canonicalOf(name as string, parsed, w));
+  }
 }
 
 /** The labels an allocator writes its records with (see WRITE_V4): the same as labelsFor(family). */

@@ -31,7 +31,7 @@ import { quoteInput } from './quote.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { invalidFirstAddressError, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
-import { checkParentRef, hasAllocatorLabels, labelsFor, parseRecordName, writeLabelsFor } from './records.ts';
+import { checkParentRef, forEachLabelledAddress, hasAllocatorLabels, labelsFor, parseRecordName, writeLabelsFor } from './records.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
@@ -423,11 +423,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     checkThis(this, 'forEach');
     this.live();
     if (typeof fn !== 'function') throw new InvalidArgumentError(`forEach needs a function, got ${quoteInput(fn)}`);
-    // the labels as stored: the write set (writeLabelsFor) goes to creates only, held by no property
-    for (const r of this.store.cache.list(labelsFor(this.ipFamily))) {
-      if (this.destroyed) return; // the callback destroyed it: the walk ends
-      fn(r.name);
-    }
+    forEachLabelledAddress(this.store.cache, this.ipFamily, () => this.destroyed, fn);
   }
 
   used(this: object): number;

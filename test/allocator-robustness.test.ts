@@ -2415,3 +2415,40 @@ describe('allocateNext on a store whose creates keep colliding, on an IPv6 /64',
     expect(inner.cache.list().length).toBe(0);
   });
 });
+
+describe('forEach over a store of your own whose cache holds names that are not canonical addresses', () => {
+  // Found by an outside tester: the names went to the callback as they were ("010.0.0.7",
+  // "garbage"), where upstream's ForEach passes ParseIPSloppy(name), an address; a release of
+  // them was refused. kube-apiserver stores canonical names only, so only a store of your own has these.
+  const names = ['::ffff:10.0.0.6', '010.0.0.7', '10.0.0.8 ', 'garbage', '10.0.0.9', 'fd00::1'];
+  function looseStore(): Store {
+    const labels = allocatorLabels('IPv4');
+    const records = names.map((name) => ({ name, labels, parentRef: null }));
+    return {
+      sync: null,
+      cache: { get: (n) => records.find((r) => r.name === n), list: () => records, size: records.length, hasSynced: () => true, subscribe: () => () => {} },
+      create: async (r) => r,
+      delete: async () => {},
+      get: async () => undefined,
+      close: () => {},
+    };
+  }
+  it.each([
+    ['Allocator', (s: Store) => new Allocator('10.0.0.0/28', { store: s })],
+    ['ReferenceAllocator', (s: Store) => new ReferenceAllocator('10.0.0.0/28', { store: s })],
+    [
+      'MetaAllocator',
+      (s: Store) => {
+        const cidrs = new InMemoryServiceCIDRs();
+        cidrs.addServiceCIDR('kubernetes', ['10.0.0.0/28']);
+        return new MetaAllocator('IPv4', cidrs, { store: s });
+      },
+    ],
+  ] as const)('%s gives each address as canonical text and skips a name that is none', (_name, make) => {
+    const a = make(looseStore());
+    const seen: string[] = [];
+    a.forEach((ip) => seen.push(ip));
+    expect(seen).toEqual(['10.0.0.6', '10.0.0.9', 'fd00::1']); // in any range or none, as upstream
+    a.destroy();
+  });
+});

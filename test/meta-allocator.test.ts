@@ -1182,7 +1182,7 @@ describe('MetaAllocator: routing, counting and views', () => {
     expect(meta.free()).toBe(0n); // size 2 − 3, clamped
     const seen: string[] = [];
     meta.forEach((ip) => seen.push(ip));
-    expect(seen.sort()).toEqual(['10.9.9.9', '192.168.1.1', 'invalid-ip-address']);
+    expect(seen.sort()).toEqual(['10.9.9.9', '192.168.1.1']); // a name that is no address is skipped (upstream: fn(nil))
     store.inject('10.9.9.9', {}); // an update that drops the labels
     expect(meta.used()).toBe(2);
     store.inject('10.9.9.9', allocatorLabels('IPv4')); // one that adds them again
