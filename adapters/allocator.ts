@@ -47,7 +47,7 @@ import { checkParentRef, forEachLabelledAddress, labelsFor, writeLabelsFor } fro
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
-import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer, tellDeleteError } from './store.ts';
+import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer, syncedAnswer, tellDeleteError } from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { type Collisions, copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import { remeasured } from './wasm.ts';
@@ -210,7 +210,7 @@ export class Allocator implements IPAllocator, Disposable {
   isReady(this: Allocator): boolean {
     try {
       this.live();
-      return this.shared.ready && this.cache.hasSynced();
+      return this.shared.ready && syncedAnswer(this.cache.hasSynced());
     } catch (e) {
       throw orUnbound(e, this, 'isReady');
     }

@@ -638,7 +638,24 @@ export function storeOption(store: unknown): Store {
     );
   }
   checkSyncOps(readMember(s, 'sync', 'options.store'));
+  checkCacheReads(s.cache as StoreCache);
   return store as Store;
+}
+
+/**
+ * The cache's reads answer at once, as an informer's lister and HasSynced do: an `async` get,
+ * list or hasSynced answers a promise, which the allocators would read as a record held (every
+ * address taken: ErrFull on a free range), a listing, or "synced" (allocations before the cache
+ * has synced), with no error. Refused here; subscribe's promise is refused where it is called.
+ */
+function checkCacheReads(cache: StoreCache): void {
+  for (const name of ['get', 'list', 'hasSynced'] as const) {
+    if (isAsyncFunction(cache[name], `cache.${name}`)) {
+      throw new InvalidArgumentError(
+        `options.store.cache.${name} is an async function: a cache answers from memory at once, as an informer's lister does (an async read belongs in the store's get)`,
+      );
+    }
+  }
 }
 
 /** The members a Store must have as functions that `s` lacks, named as a caller writes them (`cache.get`). */
@@ -650,12 +667,12 @@ function missingStoreMembers(s: Partial<Store>): string[] {
   return missing;
 }
 
-/** Whether `op` is an async function, read without letting a Proxy's trap throw out of it. */
+/** Whether `op` is an async function, read without letting a Proxy's trap throw out of it (`name`: its path under options.store). */
 function isAsyncFunction(op: object, name: string): boolean {
   try {
     return op.constructor?.name === 'AsyncFunction';
   } catch (e) {
-    throw unreadableInput(`options.store.sync.${name}.constructor`, e);
+    throw unreadableInput(`options.store.${name}.constructor`, e);
   }
 }
 
@@ -677,7 +694,7 @@ function checkSyncOps(sync: unknown): void {
     if (typeof op !== 'function') {
       throw new InvalidArgumentError(`options.store.sync must be null or have ${name}, a function; got ${quoteInput(op)}`);
     }
-    if (isAsyncFunction(op, name)) {
+    if (isAsyncFunction(op, `sync.${name}`)) {
       throw new InvalidArgumentError(
         `options.store.sync.${name} is an async function: sync holds operations that answer at once (leave sync null and the allocators use create, delete and get)`,
       );

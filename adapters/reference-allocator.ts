@@ -43,6 +43,7 @@ import {
   type IPAddressRecord,
   type Store,
   type StoreWatcher,
+  syncedAnswer,
   tellDeleteError,
 } from './store.ts';
 import { ChooserCalls } from './strategies.ts';
@@ -252,7 +253,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   isReady(this: ReferenceAllocator): boolean {
     checkThis(this, 'isReady');
     this.live();
-    return this.shared.ready && this.store.cache.hasSynced();
+    return this.shared.ready && syncedAnswer(this.store.cache.hasSynced());
   }
 
   allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;

@@ -173,6 +173,17 @@ export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getS
   return answer;
 }
 
+/**
+ * What a store's cache.hasSynced() answered, refused unless true or false: a promise (a plain
+ * function answering later) is truthy, and the allocator would allocate before the cache synced.
+ */
+export function syncedAnswer(answer: unknown): boolean {
+  if (answer === true || answer === false) return answer;
+  throw new InvalidArgumentError(
+    `the store's cache.hasSynced() must answer true or false at once, as an informer's HasSynced does; it answered ${quoteInput(answer)}`,
+  );
+}
+
 /** A release's `onDeleteError`: undefined or a function, else InvalidArgumentError. */
 export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefined {
   if (given === undefined || typeof given === 'function') return given as DeleteErrorHandler | undefined;

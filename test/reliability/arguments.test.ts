@@ -56,6 +56,19 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
         },
       },
     ],
+    // Found by an outside drop-in test: an async cache read answered a promise, read as a record
+    // held (ReferenceAllocator: ErrFull on a free /29) or as "synced" (allocations before the sync)
+    ...(['get', 'list', 'hasSynced'] as const).map((read): [string, unknown] => [
+      `store whose cache.${read} is an async function`,
+      {
+        store: {
+          create() {},
+          delete() {},
+          get() {},
+          cache: { get() {}, list: () => [], hasSynced: () => true, subscribe: () => () => {}, [read]: async () => undefined },
+        },
+      },
+    ]),
     [
       'store whose sync lacks getSync',
       {
@@ -83,6 +96,28 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
       expect((e as Error).message).toMatch(/options/);
     });
   }
+
+  it('a cache whose hasSynced answers a promise (a plain function answering later) is refused when asked, not read as synced', async () => {
+    const inner = new MemoryStore();
+    const store = { ...inner, create: inner.create.bind(inner), delete: inner.delete.bind(inner), get: inner.get.bind(inner), close() {} };
+    store.cache = {
+      ...inner.cache,
+      get: (n: string) => inner.cache.get(n),
+      list: (l?: Record<string, string>) => inner.cache.list(l),
+      subscribe: (w: never) => inner.cache.subscribe(w),
+      hasSynced: () => Promise.resolve(false) as never,
+    };
+    for (const a of [new Allocator('10.0.0.0/29', anyValue({ store })), new ReferenceAllocator('10.0.0.0/29', anyValue({ store }))]) {
+      expect(() => a.isReady()).toThrow(
+        new InvalidArgumentError(
+          "the store's cache.hasSynced() must answer true or false at once, as an informer's HasSynced does; it answered a Promise (a missing await?)",
+        ),
+      );
+      expect(await failure(() => a.allocateNext())).toBeInstanceOf(InvalidArgumentError);
+      expect(inner.cache.list()).toEqual([]); // nothing allocated
+      a.destroy();
+    }
+  });
 
   it('a MemoryStore with null options or a non-function onWatcherError', () => {
     expect(() => new MemoryStore(anyValue(null))).toThrow(InvalidArgumentError);
