@@ -120,6 +120,25 @@ export function ownerKey(ref: ParentRef): string {
 }
 
 /**
+ * A knownOwners predicate whose every answer is checked to be true or false: a promise (an async
+ * predicate asking the cluster) is truthy and would make every record known, and `undefined` (a
+ * missing return) falsy, every record a leak, deleted with `delete: true`. Either is refused
+ * before anything is deleted, in the pass that finds the leaks.
+ */
+function knownBy(predicate: (owner: ParentRef | null, record: IPAddressRecord) => unknown) {
+  return (owner: ParentRef | null, record: IPAddressRecord): boolean => {
+    const answer = predicate(owner, record);
+    if (answer === true || answer === false) return answer;
+    if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
+      (answer as PromiseLike<unknown>).then(undefined, () => {}); // its outcome is not ours to report
+    }
+    throw new InvalidArgumentError(
+      `knownOwners must answer true or false at once; for ${quoteInput(record.name)} it answered ${quoteInput(answer)}: to ask the cluster, read its owners first and pass them (ParentRefs, or a predicate over what you read)`,
+    );
+  };
+}
+
+/**
  * Lists the records of `target` managed by the allocator whose owner is not in `knownOwners`, and
  * deletes them when asked. `target`: a Store (every managed record in it), or an allocator (only
  * the records of its family inside its range; a MetaAllocator's: inside any of its ranges).
@@ -161,7 +180,7 @@ export async function reconcile(
   const inScope = 'create' in target ? null : scopeOf(target);
   let known: (owner: ParentRef | null, record: IPAddressRecord) => boolean;
   if (typeof knownOwners === 'function') {
-    known = knownOwners;
+    known = knownBy(knownOwners);
   } else {
     // Each owner is checked as allocate() checks its `owner`: a misspelt or missing field would
     // otherwise match no record, and every record would read as a leak (and be deleted).

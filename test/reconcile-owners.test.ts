@@ -36,3 +36,26 @@ describe('ownerKey', () => {
     expect(result.leaks.map((r) => r.name)).toEqual(['10.0.0.7']);
   });
 });
+
+describe('a knownOwners predicate answers true or false at once', () => {
+  // Found by an outside drop-in test: an async predicate (asking the cluster whether a Service
+  // exists) answered a promise, truthy, and every record read as known: no leak found, none
+  // deleted, no error. A predicate missing its return answered undefined: every record a leak.
+  const record: IPAddressRecord = { name: '10.0.0.7', labels: allocatorLabels('IPv4'), parentRef: null };
+  it.each([
+    ['an async predicate', async () => false, 'a Promise (a missing await?)'],
+    ['a predicate missing its return', () => undefined, 'undefined'],
+    ['a predicate answering a number', () => 1, '1 (number)'],
+  ])('%s is refused before anything is deleted', async (_name, predicate, said) => {
+    const deleted: string[] = [];
+    const store = { ...storeHolding([record]), delete: (n: string) => Promise.resolve(void deleted.push(n)) };
+    await expect(reconcile(store, predicate as never, { graceMs: 0, delete: true })).rejects.toThrow(
+      `knownOwners must answer true or false at once; for "10.0.0.7" it answered ${said}: to ask the cluster, read its owners first and pass them (ParentRefs, or a predicate over what you read)`,
+    );
+    expect(deleted).toEqual([]);
+  });
+  it('true and false are taken as they are', async () => {
+    expect((await reconcile(storeHolding([record]), () => true, { graceMs: 0 })).leaks).toEqual([]);
+    expect((await reconcile(storeHolding([record]), () => false, { graceMs: 0 })).leaks).toEqual([record]);
+  });
+});
