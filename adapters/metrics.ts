@@ -261,7 +261,7 @@ function reuse<T>(registry: MetricsRegistry, name: string, make: () => T, create
  * of those names with another type or other labels is InvalidArgumentError, nothing registered.
  */
 export function registerMetrics(registry?: MetricsRegistry): AllocatorMetrics {
-  return recorderEntry(registry ?? loadPromClient().register).metrics;
+  return recorderEntry(registryOf(registry, "registerMetrics's registry") ?? loadPromClient().register).metrics;
 }
 
 /** The recorder writing to `registry` (default: prom-client's global registry). */
@@ -397,9 +397,17 @@ export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr
  * wrote it), into a recorder.
  */
 export function recorderFor(registry: unknown, what: 'options.metrics' | 'registry' = 'options.metrics'): MetricsRecorder {
-  if (registry === undefined || registry === true) return recorderOf();
+  return recorderOf(registryOf(registry, what));
+}
+
+/**
+ * A registry as the caller gave it (`what` names it): a prom-client Registry, or undefined for
+ * prom-client's default registry (undefined or `true`); InvalidArgumentError for anything else.
+ */
+function registryOf(registry: unknown, what: string): MetricsRegistry | undefined {
+  if (registry === undefined || registry === true) return undefined;
   if (typeof registry === 'object' && registry !== null && typeof readMember(registry, 'getSingleMetric', what) === 'function') {
-    return recorderOf(registry as MetricsRegistry);
+    return registry as MetricsRegistry;
   }
   throw new InvalidArgumentError(`${what} must be true or a prom-client Registry, got ${quoteInput(registry)}`);
 }

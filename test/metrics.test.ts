@@ -18,6 +18,7 @@ import type { AllocatorOptions } from '../adapters/types.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { ErrAllocated, ErrFull, InvalidAddressError, InvalidArgumentError } from '../adapters/errors.ts';
+import { quoteInput } from '../adapters/quote.ts';
 import {
   DEF_BUCKETS,
   METRIC_ALLOCATED_IPS,
@@ -344,6 +345,17 @@ describe('registration', () => {
     expect(les).toEqual([...DEF_BUCKETS]);
     m.allocations.inc({ cidr: 'x', scope: 'static' });
     expect(() => m.allocations.inc({ cidr: 'x', scope: 'static', other: 'y' } as never)).toThrow();
+  });
+
+  it('registerMetrics refuses what is no registry as enableMetrics does, and takes true as the default registry', () => {
+    // Found by an outside tester: these reached prom-client's code as a registry (a TypeError from
+    // inside: registry.getSingleMetric is not a function), and null meant the default registry
+    for (const bad of [{}, 'registry', 5, new Map(), null]) {
+      expect(() => registerMetrics(bad as never)).toThrow(
+        new InvalidArgumentError(`registerMetrics's registry must be true or a prom-client Registry, got ${quoteInput(bad)}`),
+      );
+    }
+    expect(registerMetrics(true as never)).toBe(registerMetrics());
   });
 
   it('registering twice in one registry reuses the metrics; two allocators share them', async () => {
