@@ -56,7 +56,14 @@ interface Named {
  * named here, is named by its class (new.target.name).
  */
 export function nameErrorClasses(classes: Readonly<Record<string, abstract new (...args: never[]) => IPAllocatorError>>): void {
-  for (const [name, type] of Object.entries(classes)) Object.defineProperty(type, ERROR_NAME, { value: name });
+  for (const [name, type] of Object.entries(classes)) {
+    Object.defineProperty(type, ERROR_NAME, { value: name });
+    // `static readonly code` is read-only in the typings only: at run time an assignment
+    // (ErrFull.code = 'x') would change the code of every later error of the class. Not the
+    // base's: a class of yours extending it may assign its own code (TypeScript before class
+    // fields compiles `static code = …` to an assignment, which a read-only code it inherits refuses).
+    if (type !== (IPAllocatorError as unknown)) Object.defineProperty(type, 'code', { writable: false, configurable: false });
+  }
 }
 
 export class IPAllocatorError extends Error {
@@ -287,13 +294,22 @@ export class OutOfMemoryError extends IPAllocatorError implements OutOfMemoryDet
   }
 }
 
+/**
+ * A store's error's name as its message quotes it, with the space after it: a store in plain
+ * JavaScript may build the error with no name (nothing then) or with one that is not text.
+ */
+function quotedName(name: unknown): string {
+  if (name === undefined) return '';
+  return `${typeof name === 'string' ? quoteText(name) : quoteInput(name)} `;
+}
+
 /** A store's answer to creating a name that exists (HTTP 409 AlreadyExists in Kubernetes). */
 export class AlreadyExistsError extends IPAllocatorError {
   static override readonly code = 'ERR_ALREADY_EXISTS' as const;
   declare readonly code: 'ERR_ALREADY_EXISTS';
   readonly resourceName: string;
   constructor(name: string) {
-    super(`ipaddresses.networking.k8s.io ${quoteText(name)} already exists`); // %q, as upstream's
+    super(`ipaddresses.networking.k8s.io ${quotedName(name)}already exists`); // %q, as upstream's
     this.resourceName = name;
   }
 }
@@ -312,7 +328,7 @@ export class NotFoundError extends IPAllocatorError {
   declare readonly code: 'ERR_NOT_FOUND';
   readonly resourceName: string;
   constructor(name: string) {
-    super(`ipaddresses.networking.k8s.io ${quoteText(name)} not found`); // %q, as upstream's
+    super(`ipaddresses.networking.k8s.io ${quotedName(name)}not found`); // %q, as upstream's
     this.resourceName = name;
   }
 }
@@ -369,9 +385,11 @@ export class InvalidRecordError extends IPAllocatorError {
   /** Each problem found, e.g. `spec.parentRef.name: Required value`. */
   readonly causes: readonly string[];
   constructor(name: unknown, causes: readonly string[]) {
-    super(`IPAddress ${quoteInput(name)} is invalid: ${causes.join('; ')}`);
+    // causes that are no array (a store in plain JavaScript passing one text): that one cause
+    const list: readonly string[] = Array.isArray(causes) ? causes : causes === undefined ? [] : [String(causes)];
+    super(`IPAddress ${quoteInput(name)} is invalid${list.length === 0 ? '' : `: ${list.join('; ')}`}`);
     this.resourceName = name;
-    this.causes = causes;
+    this.causes = list;
   }
 }
 

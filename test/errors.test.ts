@@ -307,6 +307,36 @@ describe("a store's not found and already exists name the record as upstream's %
   });
 });
 
+describe('the error classes a store of your own builds, from plain JavaScript', () => {
+  // Found by an outside tester: built without their arguments they threw a TypeError from inside
+  // (reading 'replace' of undefined), so a store's collision became an unknown store error and
+  // allocateNext failed instead of trying the next address.
+  it('AlreadyExistsError and NotFoundError without a name, InvalidRecordError with one cause as text', async () => {
+    const { AlreadyExistsError, NotFoundError, InvalidRecordError, isAlreadyExists } = await import('../adapters/errors.ts');
+    const exists = new (AlreadyExistsError as unknown as new () => Error)();
+    expect(exists.message).toBe('ipaddresses.networking.k8s.io already exists');
+    expect(isAlreadyExists(exists)).toBe(true);
+    expect(new (NotFoundError as unknown as new () => Error)().message).toBe('ipaddresses.networking.k8s.io not found');
+    expect(new (AlreadyExistsError as new (n: unknown) => Error)(7).message).toBe(
+      'ipaddresses.networking.k8s.io 7 (number) already exists',
+    );
+    const invalid = new (InvalidRecordError as new (n: unknown, c?: unknown) => InstanceType<typeof InvalidRecordError>)('x', 'bad name');
+    expect([invalid.message, invalid.causes]).toEqual(['IPAddress "x" is invalid: bad name', ['bad name']]);
+    expect(new (InvalidRecordError as unknown as new (n: unknown) => Error)('x').message).toBe('IPAddress "x" is invalid');
+  });
+
+  it("a class's static code cannot be assigned: errors made later keep theirs", () => {
+    expect(() => {
+      (ErrFull as { code: string }).code = 'changed';
+    }).toThrow(TypeError);
+    expect([ErrFull.code, new ErrFull().code]).toEqual(['ERR_RANGE_FULL', 'ERR_RANGE_FULL']);
+    // the base's stays assignable, for a class of yours compiled to assign its own code
+    class Mine extends IPAllocatorError {}
+    (Mine as { code: string }).code = 'MINE';
+    expect(new Mine('m').code).toBe('MINE');
+  });
+});
+
 // Regression: error.name (and the stack's one line) was the class's own name, which a minifier
 // renames: in an esbuild --minify bundle ErrFull read "M: range is full".
 describe('error names survive a minifier renaming the classes', () => {
