@@ -30,6 +30,7 @@ import { InvalidArgumentError, isDestroyed, isNotFound } from './errors.ts';
 import { checkIPFamily, optionsObject, readMember, unreadableInput } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { Prefix } from './geometry.ts';
+import { Range } from './range.ts';
 import { parseRecordName, requireParentRef } from './records.ts';
 import {
   CONTROLLER_NAME,
@@ -52,9 +53,11 @@ export { RECONCILE_GRACE_MS };
 function withoutStore(target: object): InvalidArgumentError {
   const instead = isDryRun(target, 'target')
     ? 'a dry-run view has none: pass the allocator it views (with `delete: false`, reconcile only reports)'
-    : typeof (target as { allocator?: unknown }).allocator === 'function' && !('cidr' in target)
-      ? "pass each of its allocators, allocator('IPv4') and allocator('IPv6'), or the store itself (every managed record on it is then read)"
-      : "give it one (a readonly `store` field), or pass the store itself (every managed record on it is then read, not only its range's)";
+    : target instanceof Range
+      ? 'a Range keeps its addresses in memory, with no store and no owners, so nothing of it can leak; reconcile reads the records of a Store (or of an allocator over one)'
+      : typeof (target as { allocator?: unknown }).allocator === 'function' && !('cidr' in target)
+        ? "pass each of its allocators, allocator('IPv4') and allocator('IPv6'), or the store itself (every managed record on it is then read)"
+        : "give it one (a readonly `store` field), or pass the store itself (every managed record on it is then read, not only its range's)";
   return new InvalidArgumentError(
     `reconcile needs the store of the allocator it is given, and ${quoteInput(target)} has no \`store\`: ${instead}`,
   );

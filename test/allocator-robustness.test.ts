@@ -1294,6 +1294,12 @@ describe('a store written against another copy of the package, in plain JavaScri
     const decorator = Object.assign(Object.create(null), { cidr: a.cidr, allocateNext: () => a.allocateNext(), allocator: () => a });
     const own = await failure(() => reconcile(decorator, [], { graceMs: 0, delete: true }));
     expect((own as Error).message).toMatch(/has no `store`: give it one/);
+    // a Range: no store, and nothing of it can leak (was told to give it a `store` field)
+    const range = new Range('10.0.0.0/24');
+    const ofRange = await failure(() => reconcile(range as never, [], { graceMs: 0 }));
+    expect(ofRange).toBeInstanceOf(InvalidArgumentError);
+    expect((ofRange as Error).message).toMatch(/has no `store`: a Range keeps its addresses in memory, with no store and no owners/);
+    range.destroy();
     expect(store.size).toBe(2);
     // what the messages advise works
     expect((await reconcile(pair.allocator('IPv4'), [], { graceMs: 0 })).leaks).toHaveLength(1);
