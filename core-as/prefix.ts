@@ -18,7 +18,8 @@
 //   last   = broadcast − 1 (IPv4), broadcast (IPv6)
 //   size   = hostsPerNetwork: IPv4 2^h − 2, IPv6 2^h − 1 (floored at 0), 2^64 − 1 when h ≥ 64
 //   rangeOffset = calculateRangeOffset: 0 when 2^h ≤ 16, else min(max(16, 2^h / 16), 256),
-//                 with 2^h saturating at 2^63 − 1 (k8s.io/utils RangeSize, RangeSizeU64-based)
+//                 with k8s.io/utils RangeSize for 2^h: saturating at 2^63 − 1, and 0 for an
+//                 IPv4 /0 or /1 and an IPv6 /0 or /1 (so no static band there)
 //   offsetAddress = first + rangeOffset
 //
 // Degenerate prefixes, exactly as upstream:
