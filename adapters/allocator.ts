@@ -43,7 +43,7 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
-import { checkParentRef, forEachLabelledAddress, labelsFor, writeLabelsFor } from './records.ts';
+import { checkParentRef, forEachLabelledAddress, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';

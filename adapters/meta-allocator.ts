@@ -82,7 +82,7 @@ import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U6
 import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { FreeOnlyPass } from './cool-down.ts';
 import { recorderFor } from './metrics.ts';
-import { checkParentRef, hasAllocatorLabels, forEachLabelledAddress, labelledChange, labelsFor } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, forEachLabelledAddress, labelledChange } from './records.ts';
 import {
   compareCreation,
   readServiceCIDR,

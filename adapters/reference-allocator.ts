@@ -31,7 +31,7 @@ import { quoteInput } from './quote.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { invalidFirstAddressError, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
-import { checkParentRef, forEachLabelledAddress, hasAllocatorLabels, labelsFor, parseRecordName, writeLabelsFor } from './records.ts';
+import { checkParentRef, forEachLabelledAddress, hasAllocatorLabels, parseRecordName, writeLabelsFor } from './records.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';

@@ -2432,7 +2432,13 @@ describe('forEach over a store of your own whose cache holds names that are not 
     const records = names.map((name) => ({ name, labels, parentRef: null }));
     return {
       sync: null,
-      cache: { get: (n) => records.find((r) => r.name === n), list: () => records, size: records.length, hasSynced: () => true, subscribe: () => () => {} },
+      cache: {
+        get: (n) => records.find((r) => r.name === n),
+        list: () => records,
+        size: records.length,
+        hasSynced: () => true,
+        subscribe: () => () => {},
+      },
       create: async (r) => r,
       delete: async () => {},
       get: async () => undefined,
