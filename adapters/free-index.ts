@@ -227,6 +227,15 @@ export class FreeIndex {
     core.index_compact(this.h);
   }
 
+  /**
+   * Bytes a sparse index may grow by when `count` more offsets, spread as those it holds are,
+   * are set (its nodes, filled together, can grow together); 0 for a dense index or one with no
+   * isolated offsets. For the estimate of a refused load.
+   */
+  growthBound(count: number): number {
+    return core.sparse_growth_bound(this.h, count);
+  }
+
   /** Re-derives every counter and summary from the raw data; 0 when consistent, else an invariant code. */
   validate(): number {
     return core.index_validate(this.h);

@@ -646,12 +646,13 @@ export class Range implements RangeView {
       // the nodes its takes split, left mostly empty, merged and given back; what it gave back
       // counts as needed, and as free; on a sparse index, so does an estimate for the addresses
       // it had not taken (what it grew into and keeps is in use already: not needed again; nor is
-      // what the compaction packed of the pages it found, below the memory in use when it began)
+      // what the compaction packed of the pages it found, below the memory in use when it began),
+      // and at least what its nodes may grow by for all n (filled together, they grow together)
       this.index.compact();
       const kept = Math.max(0, bytesInUse() - inUse);
       const packed = Math.max(0, inUse - bytesInUse());
       throw space?.kind === 'sparse'
-        ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }, packed)
+        ? remeasured(e, { loaded: i, left: n - i, perAddress: SPARSE_BYTES_PER_ADDRESS, kept, spread: this.index.growthBound(n) }, packed)
         : remeasured(e, undefined, packed);
     }
     for (let j = 0; j < n; j++) this.metrics.allocation(this.cidr, 'dynamic');
@@ -760,12 +761,15 @@ export class Range implements RangeView {
       // estimates the whole load — what the slices before it took and gave back, and the offsets
       // not loaded; what the index grew into and keeps is in use already (the one batch's error
       // named a buffer the slices never needed, and the memory before they ran); not what the
-      // compaction packed of the pages the index held before the slices, which they did not need.
+      // compaction packed of the pages the index held before the slices, which they did not need;
+      // and at least what its nodes may grow by for all of them (filled together, they grow
+      // together: a slice refused part-way grew nodes it then gave back no address of).
       const kept = Math.max(0, bytesInUse() - inUse);
       const packed = Math.max(0, inUse - bytesInUse());
       const left = fresh.length / 2 - done;
+      const spread = index.growthBound(fresh.length / 2);
       throw index.kind === 'sparse'
-        ? remeasured(e, { loaded: done, left, perAddress: SPARSE_BYTES_PER_ADDRESS, kept }, packed)
+        ? remeasured(e, { loaded: done, left, perAddress: SPARSE_BYTES_PER_ADDRESS, kept, spread }, packed)
         : remeasured(e, undefined, packed);
     }
   }

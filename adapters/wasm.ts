@@ -71,6 +71,10 @@ export interface CoreExports {
    * slots, keys, its last key's slot and that key's home slot). OK, or NONE past the last node.
    */
   sparse_singles_node(h: number, p: number): number;
+  /** Bytes a sparse index may grow by when `count` more offsets, spread as its isolated ones are, are set; 0 for a dense one. */
+  sparse_growth_bound(h: number, count: number): number;
+  /** Bytes free below the cap in pieces that can hold a sparse index's largest node (64 KiB). */
+  sparse_free_for_nodes(): number;
   // ── dense index extras (core-as/dense.ts) ──
   /** Address of a dense index's level-0 words (u64 little-endian; bit i = offset i). */
   dense_words_ptr(h: number): number;
@@ -370,14 +374,27 @@ export interface LoadEstimate {
   readonly left: number;
   readonly perAddress: number;
   readonly kept?: number;
+  /**
+   * For a live sparse index whose addresses were taken back: what its nodes may grow by when all
+   * of the load's addresses are set again (FreeIndex.growthBound, read after the undo, so what
+   * it kept is counted as there). Addresses spread apart reach every node in proportion to its
+   * keys, so nodes filled together grow together: the next addresses can cost many times what
+   * the index held per address so far. `requested` is at least this.
+   */
+  readonly spread?: number;
 }
 
 /**
  * The bytes per address and in all that `estimate` adds to `reached` (the failing block in it);
- * `whole` when the bytes are those of every address of the load at `estimate.perAddress`.
+ * `basis`: 'whole' when the bytes are those of every address of the load at
+ * `estimate.perAddress`, 'spread' when they make `reached` up to `estimate.spread`, 'rest'
+ * when they are the addresses not reached at `perAddress`.
  */
-function estimated(estimate: LoadEstimate | undefined, reached: number): { perAddress: number; bytes: number; whole: boolean } {
-  if (estimate === undefined) return { perAddress: 0, bytes: 0, whole: false };
+function estimated(
+  estimate: LoadEstimate | undefined,
+  reached: number,
+): { perAddress: number; bytes: number; basis: 'rest' | 'whole' | 'spread' } {
+  if (estimate === undefined) return { perAddress: 0, bytes: 0, basis: 'rest' };
   const kept = estimate.kept ?? 0;
   // what the load had grown the index by when it ran out: given back since, or kept
   const held = Math.max(0, reached - core.heap_failed_block()) + kept;
@@ -386,7 +403,9 @@ function estimated(estimate: LoadEstimate | undefined, reached: number): { perAd
   // the index's nodes grow in steps, many of them at once late in a load: what it held per
   // address so far can be well below what the last addresses cost
   const whole = estimate.perAddress * (estimate.loaded + estimate.left) - kept - reached;
-  return whole > rest ? { perAddress: estimate.perAddress, bytes: whole, whole: true } : { perAddress, bytes: rest, whole: false };
+  const spread = (estimate.spread ?? 0) - reached;
+  if (spread > whole && spread > rest) return { perAddress, bytes: spread, basis: 'spread' };
+  return whole > rest ? { perAddress: estimate.perAddress, bytes: whole, basis: 'whole' } : { perAddress, bytes: rest, basis: 'rest' };
 }
 
 /**
@@ -407,8 +426,11 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate, packed = 
   const { limit, inUse } = memoryLimit();
   const reached = Math.max(core.heap_failed_block(), core.heap_failed_bytes() - packed);
   const more = estimated(estimate, reached);
-  const requested = reached + more.bytes;
   const free = core.heap_bytes_free();
+  // a live sparse index's growth is mostly nodes of 64 KiB: free pieces too small for one are
+  // counted as needed too, so that a cap raised by requested - free gives the nodes room
+  const unusable = estimate?.spread === undefined ? 0 : Math.max(0, free - core.sparse_free_for_nodes());
+  const requested = reached + more.bytes + unusable;
   // the core names 'fragmented' when what the failing call needed was free in all; the whole
   // load's estimate may not be
   const failed = SHORTAGES.get(core.heap_failed_reason()) ?? 'limit';
@@ -417,12 +439,19 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate, packed = 
   const asked =
     more.bytes === 0
       ? `asked for ${bytesText(requested)}`
-      : more.whole
-        ? `needs about ${bytesText(requested)} (an estimate: up to ${more.perAddress} bytes for each of the ${estimate!.loaded + estimate!.left} addresses it loads${kept(estimate!)})`
-        : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not reached)`;
+      : more.basis === 'spread'
+        ? `needs about ${bytesText(requested)} (an estimate: what the index may grow by when the ${estimate!.loaded + estimate!.left} addresses it loads are set, its nodes filled together growing together${kept(estimate!)}${tooSmall(unusable)})`
+        : more.basis === 'whole'
+          ? `needs about ${bytesText(requested)} (an estimate: up to ${more.perAddress} bytes for each of the ${estimate!.loaded + estimate!.left} addresses it loads${kept(estimate!)}${tooSmall(unusable)})`
+          : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not reached${tooSmall(unusable)})`;
   const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
   reported.set(error, { what, failure: core.heap_failures(), estimate, about: more.bytes !== 0 });
   return error;
+}
+
+/** The part of an estimate's message on the free memory in pieces too small for a sparse index's nodes. */
+function tooSmall(bytes: number): string {
+  return bytes === 0 ? '' : `, counting the ${bytesText(bytes)} free in pieces too small for its nodes of 64 KiB`;
 }
 
 /** The part of an estimate's message on the memory a live index grew into and kept. */

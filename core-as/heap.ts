@@ -697,6 +697,28 @@ export function heap_bytes_free(): f64 {
 }
 
 /**
+ * Of heap_bytes_free(), the bytes in free pieces that can each hold blocks of `size` (a large
+ * class): the free blocks of that class and above, and the room between the arena's top, aligned
+ * up to it, and the cap. For the host's report of a failure whose blocks are of that size: the
+ * rest is free but too small for them (a sparse index's growth leaves such pieces: its nodes
+ * double, then split). O(free blocks of that class and above).
+ */
+export function heap_free_for_blocks(size: usize): f64 {
+  const k = classOf(size);
+  if (k < LARGE_CLASS) return <f64>freeBelowLimit();
+  let sum: u64 = 0;
+  for (let j = k; j <= MAX_CLASS; j++) {
+    for (let p = <usize>load<u32>(FREE_HEADS + (<usize>j << 2)); p != 0; p = <usize>load<u32>(p + F_NEXT)) sum += <u64>1 << j;
+  }
+  const limit = <u64>limitPages << PAGE_BITS;
+  const arena = <u64>(ARENA != 0 ? ARENA : arenaStart());
+  const block = <u64>1 << k;
+  const start = (<u64>top + block - 1) & ~(block - 1);
+  if (arena + start < limit) sum += ((limit - arena - start) / block) * block;
+  return <f64>sum;
+}
+
+/**
  * Re-derives the heap's invariants (header of this file) from the free lists, the bitmap and the
  * slab entries: 0 when they hold, else the number of the first that fails. O(arena / 4 KiB +
  * free blocks); for tests.

@@ -15,8 +15,8 @@ export {
   index_next_free, index_next_set, index_bytes, index_validate, index_set_many, index_select_free,
   index_count_free, index_compact,
 } from './freeindex';
-// sparse index extras: how its singles nodes are laid out (for tests)
-export { sparse_singles_node } from './sparse';
+// sparse index extras: how its singles nodes are laid out (for tests), what a load may grow it by
+export { sparse_singles_node, sparse_growth_bound, sparse_free_for_nodes } from './sparse';
 // dense index extras (snapshot/restore)
 export { dense_words_ptr, dense_word_count, dense_rebuild, dense_next_free32, dense_take_free32 } from './dense';
 // a range's address space: index + geometry, one boundary crossing per hot-path operation

@@ -109,6 +109,8 @@ const ROUTE_MAX_BITS: u32 = 16;
 // ── node sizes ─────────────────────────────────────────────────────────────────────────────
 const MIN_LG: u32 = 3; //   8 slots
 const MAX_LG: u32 = 13; //  8,192 slots = 64 KiB
+/** The block of a node of the largest size, in bytes. */
+export const SINGLES_LARGEST_BLOCK: usize = <usize>8 << MAX_LG;
 /** A node is rebuilt before it holds more than 4/5 of its slots. */
 const MAX_LOAD_NUM: u32 = 4;
 const MAX_LOAD_DEN: u32 = 5;
@@ -1523,4 +1525,53 @@ function shrinkDirectory(t: usize): void {
   if (nd == 0) return;
   store<u32>(t + T_DIR, <u32>nd);
   store<u32>(t + T_DIRCAP, ncap);
+}
+
+// ── what a load of spread keys may need ────────────────────────────────────────────────────
+// Keys spread over the whole key space (a random fill, random addresses loaded) reach each node in
+// proportion to the keys it holds, so nodes filled together reach 4/5 together: the next keys can
+// rebuild many nodes at once, and their cost is far from the bytes per key the index held so far.
+
+/** Standard deviations above the keys a node is expected to receive that it is counted to receive. */
+const SPREAD_SIGMAS: f64 = 4;
+
+/**
+ * Bytes the nodes may grow by when k more keys, spread as the keys already there are, are
+ * inserted: each node counted to receive its share of k (k · its keys / all keys) plus
+ * SPREAD_SIGMAS standard deviations and one, grown to the nodes that hold them (one node of the
+ * size a rebuild gives it, or largest nodes holding at least half of 4/5 each), the directory grown
+ * for the nodes added, and one largest node's block, which a rebuild holds beside the old node.
+ * 0 for k = 0 or an index without keys (nothing to say where keys go). Reads only the directory.
+ */
+export function singles_growth_bound(t: usize, k: u64): f64 {
+  const nodes = nodesOf(t);
+  const all = load<u64>(t + T_COUNT);
+  if (k == 0 || nodes == 0 || all == 0) return 0;
+  const fullMax: u32 = (keySlotsFor(MAX_LG) * MAX_LOAD_NUM) / MAX_LOAD_DEN; //  the most a largest node holds
+  const halfMax: u32 = fullMax >>> 1; //  the least each half of a split largest node holds
+  let grow: f64 = 0;
+  let added: u32 = 0;
+  for (let p: u32 = 0; p < nodes; p++) {
+    const e = entry(t, p);
+    const c = cntOf(e);
+    const share = (<f64>k * <f64>c) / <f64>all;
+    const f = <f64>c + Math.ceil(share + SPREAD_SIGMAS * Math.sqrt(share) + 1);
+    if (f * MAX_LOAD_DEN <= <f64>capOf(e) * MAX_LOAD_NUM) continue;
+    const old = <f64>(<u32>blockSlotsOf(e) << 3);
+    if (f <= <f64>BUILD_KEYS) {
+      const lg = lgFor(<u32>f);
+      grow += Math.max(0, <f64>(<u32>1 << (lg + 3)) - old);
+    } else {
+      const parts = Math.max(2, Math.floor(f / <f64>halfMax));
+      grow += parts * <f64>SINGLES_LARGEST_BLOCK - old;
+      added += <u32>parts - 1;
+    }
+  }
+  const dcap = load<u32>(t + T_DIRCAP);
+  if (nodes + added > dcap) {
+    let ncap = dcap < DIR_MIN_CAP ? DIR_MIN_CAP : dcap;
+    while (ncap < nodes + added) ncap <<= 1;
+    grow += <f64>(<usize>ncap << ENTRY_BITS); //  held beside the old directory while it is copied
+  }
+  return grow + <f64>SINGLES_LARGEST_BLOCK;
 }

@@ -32,7 +32,7 @@
 // (a singles node rebuilt, a run split) allocates before it changes anything, or fails with
 // OUT_OF_MEMORY and the index as it was.
 
-import { halloc, hfree, hblock_size } from './heap';
+import { halloc, hfree, hblock_size, heap_free_for_blocks } from './heap';
 import { putU32, putU64 } from './scratch';
 import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 import {
@@ -44,7 +44,7 @@ import {
   singles_new, singles_free, singles_has, singles_insert, singles_near, singles_insert_near, singles_remove, singles_next, singles_count,
   singles_bytes, singles_validate, singles_build, singles_copy_sorted, nextKey, nearPrev, nearNext,
   singles_rank, singles_nodes, singles_before_node, singles_node_count, singles_node_walk, singles_node_chunks,
-  singles_chunk_first, chunkKey, chunkSlot, chunkIndex, singles_node_shape, singles_compact,
+  singles_chunk_first, chunkKey, chunkSlot, chunkIndex, singles_node_shape, singles_compact, singles_growth_bound, SINGLES_LARGEST_BLOCK,
 } from './sparse-singles';
 
 /** Must equal KIND_SPARSE in freeindex.ts (not imported: freeindex.ts imports this file). */
@@ -241,6 +241,24 @@ export function sparse_bytes(h: usize): usize {
 export function sparse_singles_node(h: usize, p: u32): i32 {
   if (load<u32>(h + H_KIND) != KIND) return NONE;
   return singles_node_shape(singlesOf(h), p) ? OK : NONE;
+}
+
+/**
+ * Bytes the index may grow by when `count` more offsets, spread as its singles are, are set
+ * (core-as/sparse-singles.ts, singles_growth_bound): for the estimate of a refused load into a
+ * live index. 0 when h is not a sparse index or holds no singles.
+ */
+export function sparse_growth_bound(h: usize, count: u32): f64 {
+  if (load<u32>(h + H_KIND) != KIND) return 0;
+  return singles_growth_bound(singlesOf(h), count);
+}
+
+/**
+ * The bytes free below the cap in pieces that can hold a largest singles node (64 KiB): what the
+ * growth sparse_growth_bound counts can use, most of it in such nodes.
+ */
+export function sparse_free_for_nodes(): f64 {
+  return heap_free_for_blocks(SINGLES_LARGEST_BLOCK);
 }
 
 /**
