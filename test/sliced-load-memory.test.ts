@@ -1,0 +1,70 @@
+// What the README (Benchmarks) states of a load that does not fit in one batch under a cap: it
+// loads in slices, and the index holds 10.5–19 B per random /64 address — its nodes, filled
+// together, split together, near 105,000 addresses and each doubling of that, and just past such
+// a split it holds about 19 B — so a cap of 192 KiB plus 1.75 times the index one batch builds
+// takes it at any count. Found by an outside tester: at 110,000 addresses, 192 KiB plus 1.5 times
+// was refused. Its own file: a fresh process, whose memory starts small.
+import { afterAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../adapters/random.ts';
+import { Range } from '../adapters/range.ts';
+import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+const KiB = 1024;
+/** The core's own bookkeeping below its blocks (README, Install). */
+const BOOKKEEPING = 192 * KiB;
+const pagesUp = (bytes: number) => Math.ceil(bytes / (64 * KiB)) * 64 * KiB;
+
+/** `count` distinct random addresses of fd09:1:1:1::/64, canonical, seeded. */
+function randomV6(count: number, seed: number): string[] {
+  const random = seededRandom(seed);
+  const group = () => ((random.nextU32() & 0xffff) | 0x1000).toString(16); // four digits: canonical
+  const out = new Set<string>();
+  while (out.size < count) out.add(`fd09:1:1:1:${group()}:${group()}:${group()}:${group()}`);
+  return [...out];
+}
+
+/**
+ * Free memory as under a cap of `cap` bytes with nothing else alive, however much the tests before
+ * grew: the cap at the memory's size, and raw blocks of 64 KiB held aside until no more is free.
+ * Returns the blocks, to give back.
+ */
+function capAt(cap: number): number[] {
+  setMemoryLimit(Math.max(cap, memoryLimit().size));
+  const left = cap - BOOKKEEPING - memoryLimit().inUse;
+  const held: number[] = [];
+  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
+    p = core.buf_alloc(64 * KiB);
+    if (p !== 0) held.push(p);
+  }
+  return held;
+}
+
+describe('a load of random /64 addresses into a new Range that does not fit in one batch under the cap', () => {
+  // just past the nodes' splits (the worst case measured) and far from them
+  it.each([110_000, 220_000, 300_000])(
+    'of %i addresses goes through under 192 KiB plus 1.75 times the index one batch builds, at most 19.5 B per address',
+    (n) => {
+      const ips = randomV6(n, n);
+      setMemoryLimit(Infinity);
+      const whole = new Range('fd09:1:1:1::/64');
+      whole.loadMany(ips);
+      const oneBatch = whole.indexBytes();
+      whole.destroy();
+      const cap = pagesUp(BOOKKEEPING + 1.75 * oneBatch);
+      const aside = capAt(cap);
+      const range = new Range('fd09:1:1:1::/64');
+      try {
+        expect(range.loadMany(ips)).toBe(n);
+        expect(range.indexBytes() / n).toBeLessThanOrEqual(19.5);
+        expect(range.indexBytes()).toBeGreaterThan(oneBatch); // in slices (one batch did not fit), as one at a time
+      } finally {
+        range.destroy();
+        for (const p of aside) core.buf_free(p, 64 * KiB);
+        setMemoryLimit(Infinity);
+      }
+    },
+  );
+});
