@@ -8,8 +8,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { OutOfMemoryError } from '../adapters/errors.ts';
 import { Range } from '../adapters/range.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { randomV4 } from './sparse-helpers.ts';
-import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { capAt, randomV4 } from './sparse-helpers.ts';
+import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
@@ -19,25 +19,6 @@ const MiB = 1024 * KiB;
 
 /** The core's own bookkeeping below its blocks (README, Install). */
 const BOOKKEEPING = 192 * KiB;
-
-/**
- * A cap as `cap` bytes would be, however much memory the tests before grew: the cap at the
- * memory's size, and raw core blocks of 64 KiB held aside until no more is free than under
- * `cap`. Returns a function that gives them back and lifts the cap.
- */
-function capAt(cap: number): () => void {
-  setMemoryLimit(Math.max(cap, memoryLimit().size));
-  const left = cap - BOOKKEEPING - memoryLimit().inUse;
-  const held: number[] = [];
-  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
-    p = core.buf_alloc(64 * KiB);
-    if (p !== 0) held.push(p);
-  }
-  return () => {
-    for (const p of held) core.buf_free(p, 64 * KiB);
-    setMemoryLimit(Infinity);
-  };
-}
 
 /** What `call` threw: an OutOfMemoryError (anything else, or no error, fails the test). */
 function refusal(call: () => unknown): OutOfMemoryError {

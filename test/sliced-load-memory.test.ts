@@ -7,7 +7,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
 import { Range } from '../adapters/range.ts';
-import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { capAt } from './sparse-helpers.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
@@ -26,22 +27,6 @@ function randomV6(count: number, seed: number): string[] {
   return [...out];
 }
 
-/**
- * Free memory as under a cap of `cap` bytes with nothing else alive, however much the tests before
- * grew: the cap at the memory's size, and raw blocks of 64 KiB held aside until no more is free.
- * Returns the blocks, to give back.
- */
-function capAt(cap: number): number[] {
-  setMemoryLimit(Math.max(cap, memoryLimit().size));
-  const left = cap - BOOKKEEPING - memoryLimit().inUse;
-  const held: number[] = [];
-  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
-    p = core.buf_alloc(64 * KiB);
-    if (p !== 0) held.push(p);
-  }
-  return held;
-}
-
 describe('a load of random /64 addresses into a new Range that does not fit in one batch under the cap', () => {
   // just past the nodes' splits (the worst case measured) and far from them
   it.each([110_000, 220_000, 300_000])(
@@ -54,7 +39,7 @@ describe('a load of random /64 addresses into a new Range that does not fit in o
       const oneBatch = whole.indexBytes();
       whole.destroy();
       const cap = pagesUp(BOOKKEEPING + 1.75 * oneBatch);
-      const aside = capAt(cap);
+      const lift = capAt(cap);
       const range = new Range('fd09:1:1:1::/64');
       try {
         expect(range.loadMany(ips)).toBe(n);
@@ -62,8 +47,7 @@ describe('a load of random /64 addresses into a new Range that does not fit in o
         expect(range.indexBytes()).toBeGreaterThan(oneBatch); // in slices (one batch did not fit), as one at a time
       } finally {
         range.destroy();
-        for (const p of aside) core.buf_free(p, 64 * KiB);
-        setMemoryLimit(Infinity);
+        lift();
       }
     },
   );

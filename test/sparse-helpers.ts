@@ -4,7 +4,7 @@
 // of memory free.
 import { expect } from 'vitest';
 import { seededRandom } from '../adapters/random.ts';
-import { core, NONE, OK, scratch } from '../adapters/wasm.ts';
+import { core, memoryLimit, NONE, OK, scratch, setMemoryLimit } from '../adapters/wasm.ts';
 
 export const MAX_N = (1n << 64n) - 1n;
 export const hiOf = (x: bigint): number => Number(x >> 32n);
@@ -97,4 +97,24 @@ export function randomV4(count: number, seed: number, not = new Set<string>()): 
     if (!not.has(a)) out.add(a);
   }
   return [...out];
+}
+
+/**
+ * Free WASM memory as under a cap of `cap` bytes with nothing else alive, however much the tests
+ * before grew the memory: the cap at the memory's size, and raw core blocks of 64 KiB held aside
+ * until no more is free than under `cap` (less the core's 192 KiB of bookkeeping, README
+ * Install). Returns a function that gives them back and lifts the cap.
+ */
+export function capAt(cap: number): () => void {
+  setMemoryLimit(Math.max(cap, memoryLimit().size));
+  const left = cap - 192 * 1024 - memoryLimit().inUse;
+  const held: number[] = [];
+  for (let p = 1; p !== 0 && core.heap_bytes_free() > left; ) {
+    p = core.buf_alloc(64 * 1024);
+    if (p !== 0) held.push(p);
+  }
+  return () => {
+    for (const p of held) core.buf_free(p, 64 * 1024);
+    setMemoryLimit(Infinity);
+  };
 }
