@@ -62,7 +62,10 @@ export function nameErrorClasses(classes: Readonly<Record<string, abstract new (
     // (ErrFull.code = 'x') would change the code of every later error of the class. Not the
     // base's: a class of yours extending it may assign its own code (TypeScript before class
     // fields compiles `static code = …` to an assignment, which a read-only code it inherits refuses).
-    if (type !== (IPAllocatorError as unknown)) Object.defineProperty(type, 'code', { writable: false, configurable: false });
+    // The value is read first: a class without a code of its own (UnusableProxyError) has the one
+    // it inherits, and a descriptor without a value would give it `undefined` instead.
+    const code: unknown = (type as unknown as { code: unknown }).code;
+    if (type !== (IPAllocatorError as unknown)) Object.defineProperty(type, 'code', { value: code, writable: false, configurable: false });
   }
 }
 

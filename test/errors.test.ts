@@ -335,6 +335,18 @@ describe('the error classes a store of your own builds, from plain JavaScript', 
     (Mine as { code: string }).code = 'MINE';
     expect(new Mine('m').code).toBe('MINE');
   });
+
+  it('a class of ours without a code of its own keeps the one it inherits, read-only', async () => {
+    // Regression: making the codes read-only gave UnusableProxyError (an InvalidArgumentError
+    // declaring no code) a code of undefined, on the class and on every error made from it
+    const { UnusableProxyError } = await import('../adapters/kubernetes/proxy-environment.ts');
+    const { InvalidArgumentError } = await import('../adapters/errors.ts');
+    expect([UnusableProxyError.code, new UnusableProxyError('proxy-url').code]).toEqual(['ERR_INVALID_ARGUMENT', 'ERR_INVALID_ARGUMENT']);
+    expect(new UnusableProxyError('proxy-url')).toBeInstanceOf(InvalidArgumentError);
+    expect(() => {
+      (UnusableProxyError as { code: string }).code = 'changed';
+    }).toThrow(TypeError);
+  });
 });
 
 // Regression: error.name (and the stack's one line) was the class's own name, which a minifier
