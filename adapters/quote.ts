@@ -30,6 +30,8 @@ const LETTER_ESCAPES: Readonly<Record<string, string>> = {
  * ASCII controls as \n, \t, \x00, \x1b, \x7f, code points above U+FFFF as \U000e0001.
  */
 export function quoteText(text: string): string {
+  // a name from a kubeconfig may be no text at run time (YAML reads `name: 5` as a number)
+  if (typeof text !== 'string') return quoteInput(text);
   return `"${text.replace(QUOTED, goEscape)}"`;
 }
 

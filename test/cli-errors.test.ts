@@ -130,6 +130,23 @@ describe('ipallocator: failures', () => {
     ]);
   });
 
+  // Regression: a context named with a YAML number (`name: 7`, which client-node keeps as a
+  // number and kubectl reads as "7") made quoting it throw: "internal error: TypeError:
+  // text.replace is not a function".
+  it('a context whose name is a YAML number is named by its kind, not an internal error', async () => {
+    const text = readFileSync(c.kubeconfig, 'utf8')
+      .replace('- name: double\n  context:', '- name: 7\n  context:')
+      .replace('current-context: double', 'current-context: 7');
+    writeFileSync(c.kubeconfig, text);
+    const url = c.double.url;
+    await c.double.close();
+    const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `ipallocator: cannot reach the API server at ${url} (context 7 (number)): connection refused (ECONNREFUSED)\n`,
+    ]);
+  });
+
   // Regression: every failure without an HTTP status read "cannot reach the API server", also an
   // answer it could not read and a request client-node refused to send.
   it('an answer that is not JSON: says the server answered with a malformed body, exit 2', async () => {
