@@ -4,7 +4,7 @@
 // What is wrong is an InvalidArgumentError (errors.ts) quoting the value as quote.ts shows it.
 
 import { IPAllocatorError, InvalidArgumentError } from './errors.ts';
-import { quoteInput, showUnseen } from './quote.ts';
+import { cutText, quoteInput, showUnseen } from './quote.ts';
 
 /**
  * Whether an options argument is an object of the language's own that keeps its contents
@@ -204,7 +204,7 @@ function thrownText(thrown: unknown): string {
   try {
     if (thrown instanceof Error) {
       const text = `${String(thrown.name)}: ${String(thrown.message)}`;
-      return showUnseen(text.length > 200 ? `${text.slice(0, 200)}…` : text);
+      return showUnseen(text.length > 200 ? `${cutText(text, 200)}…` : text);
     }
   } catch {
     // a thrown Proxy, or an Error whose name or message getter throws: named by type below

@@ -68,10 +68,21 @@ export function inElement(message: string, element: string): string {
   return `${message} (${element})`;
 }
 
+/**
+ * The first `n` UTF-16 units of `text`, or one fewer when the cut would fall between the two
+ * halves of a character outside the BMP (an emoji): the half left would be quoted as an escape
+ * (`\ud83d`) of a character the text does not hold.
+ */
+export function cutText(text: string, n: number): string {
+  if (text.length <= n) return text;
+  const lead = text.charCodeAt(n - 1);
+  return text.slice(0, lead >= 0xd800 && lead <= 0xdbff ? n - 1 : n);
+}
+
 /** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. */
 export function quoteInput(input: unknown): string {
   if (typeof input === 'string') {
-    if (input.length > 64) return `${quoteText(input.slice(0, 64))}… (${input.length} characters)`;
+    if (input.length > 64) return `${quoteText(cutText(input, 64))}… (${input.length} characters)`;
     return quoteText(input);
   }
   if (input === null || input === undefined) return String(input);
@@ -107,7 +118,7 @@ export function classOf(o: object): string {
     typeof proto === 'object' && proto !== null ? Object.getOwnPropertyDescriptor(proto, 'constructor')?.value : undefined;
   const name: unknown = typeof ctor === 'function' ? Object.getOwnPropertyDescriptor(ctor, 'name')?.value : undefined;
   if (typeof name !== 'string' || name === '') return 'an object whose prototype is not Object.prototype';
-  const shown = showUnseen(name.slice(0, 64));
+  const shown = showUnseen(cutText(name, 64));
   // 'an' before a vowel sound: an Error, an Int8Array; a URL, a Uint8Array (said "you")
   return BUILT_IN_KINDS.has(name) ? `${/^[AEIO]/.test(name) ? 'an' : 'a'} ${shown}` : `an instance of ${shown}`;
 }
@@ -125,7 +136,7 @@ function functionName(f: (...args: never[]) => unknown): string {
   let isClass = false;
   try {
     const own = f.name;
-    if (typeof own === 'string' && own !== '') name = quoteText(own.slice(0, 64));
+    if (typeof own === 'string' && own !== '') name = quoteText(cutText(own, 64));
     isClass = /^class\b/.test(Function.prototype.toString.call(f));
   } catch {
     // a Proxy of a function whose traps throw, or a revoked one: no name or source to read

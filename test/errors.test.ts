@@ -70,6 +70,18 @@ describe('quoted input', () => {
   });
 });
 
+describe('a long input is cut before it is quoted', () => {
+  it('never between the two halves of a character outside the BMP, whose half would read as an escape', () => {
+    const emojiAtCut = `${'a'.repeat(63)}\u{1f600}${'b'.repeat(10)}`; // the emoji's halves at 63 and 64
+    expect(quoteInput(emojiAtCut)).toBe(`"${'a'.repeat(63)}"… (75 characters)`);
+    const before = `${'a'.repeat(62)}\u{1f600}${'b'.repeat(10)}`; // whole inside the first 64
+    expect(quoteInput(before)).toBe(`"${'a'.repeat(62)}\u{1f600}"… (74 characters)`);
+    // a function's name and an object's class are cut the same way
+    const named = { [emojiAtCut]: () => {} }[emojiAtCut]!;
+    expect(quoteInput(named)).toBe(`the function "${'a'.repeat(63)}"`);
+  });
+});
+
 describe('typed errors', () => {
   it('an expected outcome has no trace: its stack is the first line a trace would have, not enumerable', () => {
     for (const e of [new ErrFull(), new ErrAllocated(), new ErrNotInRange('10.1.0.1', '10.0.0.0/24')]) {
