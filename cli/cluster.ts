@@ -801,7 +801,7 @@ class ResourceNotServed extends Error {}
 function refuseImpossibleName(verb: 'get' | 'delete', name: string): void {
   if (!isPathSegmentName(name)) {
     throw new CliError(
-      `${verb} ${qualified(IPADDRESSES)} ${JSON.stringify(name)} not sent: no object can have that name (in a URL it would name the collection); the listing that named it is malformed`,
+      `${verb} ${qualified(IPADDRESSES)} ${quoteText(name)} not sent: no object can have that name (in a URL it would name the collection); the listing that named it is malformed`,
     );
   }
   if (name.length <= MAX_NAME) return;

@@ -16,7 +16,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readFileBounded } from '../adapters/bounded-read.ts';
 import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
 import { nearestName } from '../adapters/input.ts';
-import { quoteInput } from '../adapters/quote.ts';
+import { quoteInput, quoteText } from '../adapters/quote.ts';
 import type { Prefix } from '../adapters/geometry.ts';
 import type { Range } from '../adapters/range.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
@@ -459,11 +459,11 @@ function optionValueProblem(e: unknown, args: readonly string[], table: OptionTa
     // a value given as --top=-1 is the value asked for, and checked as any other
     if (t.inlineValue || t.value.length < 2 || !t.value.startsWith('-')) continue;
     const dashed = t.value;
-    const spelled = value.wholeNumber !== undefined ? '' : `; to give ${JSON.stringify(dashed)} as the value, write ${flag}=${dashed}`;
+    const spelled = value.wholeNumber !== undefined ? '' : `; to give ${quoteText(dashed)} as the value, write ${flag}=${dashed}`;
     if (dashed === '--') return `${needs} (it is followed by --, the end of the options${spelled})`;
     if (isOptionOf(dashed, table)) return `${needs} (it is followed by the option ${dashed}${spelled})`;
     if (value.wholeNumber !== undefined) return takesRefusal(flag, value, dashed);
-    return `${flag} is followed by ${JSON.stringify(dashed)}, which starts with a dash: to give it as the value, write ${flag}=${dashed}`;
+    return `${flag} is followed by ${quoteText(dashed)}, which starts with a dash: to give it as the value, write ${flag}=${dashed}`;
   }
   return undefined;
 }

@@ -1305,6 +1305,11 @@ describe('ipallocator: failures', () => {
       ['status', '--context', '-dev'],
       'ipallocator: --context is followed by "-dev", which starts with a dash: to give it as the value, write --context=-dev\n',
     ],
+    // in double quotes as Go's %q writes it (\x7f), as the README says; shown bare, as \u007f
+    [
+      ['status', '--context', '-dev\u007f'],
+      'ipallocator: --context is followed by "-dev\\x7f", which starts with a dash: to give it as the value, write --context=-dev\\u007f\n',
+    ],
     // Regression: an option that takes a value, given none, was said in Node's parser's words
     // ("Option '--top <value>' argument missing"); followed by another option, the option was
     // taken as its value ("--top takes a whole number from 0 to 1,000,000,000, got \"--json\"")

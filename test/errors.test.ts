@@ -70,6 +70,28 @@ describe('quoted input', () => {
   });
 });
 
+describe('names from a kubeconfig in a message are quoted as every input is', () => {
+  // Regression: the user and context names of the kubeconfig checks were quoted with
+  // JSON.stringify, which escapes a control character otherwise (\u001b) and leaves what a reader
+  // cannot see as it is: a right-to-left override reordered the rest of the message
+  it('a user and a context named with an escape sequence and an invisible character', async () => {
+    const { KubeConfig } = await import('@kubernetes/client-node');
+    const { missingUser } = await import('../adapters/kubernetes/user-checks.ts');
+    const { TokenFileError } = await import('../adapters/kubernetes/token-files.ts');
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://10.0.0.1:6443', skipTLSVerify: true }],
+      users: [],
+      contexts: [{ name: 'prod\u202e', cluster: 'c', user: 'ops\u001b[2J' }],
+      currentContext: 'prod\u202e',
+    });
+    expect(missingUser(kc)).toBe('user "ops\\x1b[2J" was not found for context "prod\\u202e"');
+    expect(new TokenFileError('/run/token', 'ops\u200b', 'is empty').message).toBe(
+      'the token-file "/run/token" of user "ops\\u200b" is empty',
+    );
+  });
+});
+
 describe('a long input is cut before it is quoted', () => {
   it('never between the two halves of a character outside the BMP, whose half would read as an escape', () => {
     const emojiAtCut = `${'a'.repeat(63)}\u{1f600}${'b'.repeat(10)}`; // the emoji's halves at 63 and 64

@@ -217,7 +217,7 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
   if (field !== undefined) return `${field}, not the ${kind} "${name}"`;
   const at = namespace === undefined ? name : `${namespace}/${name}`;
   const got = namespace === undefined ? obj.metadata.name : `${String(obj.metadata.namespace ?? '')}/${obj.metadata.name}`;
-  if (got !== at) return `the ${kind} ${JSON.stringify(got)}, not ${JSON.stringify(at)}`;
+  if (got !== at) return `the ${kind} ${quoteText(got)}, not ${quoteText(at)}`;
   return undefined;
 }
 

@@ -94,12 +94,12 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
         `${owner}: the default kubeconfig ($KUBECONFIG, else ~/.kube/config) ` +
           (context === ''
             ? 'names no current-context: set one (kubectl config use-context NAME)'
-            : `has no cluster for its current-context ${JSON.stringify(context)}: add the context, and its cluster, or choose another`) +
+            : `has no cluster for its current-context ${quoteText(context)}: add the context, and its cluster, or choose another`) +
           ', or pass a KubeConfig loaded yourself',
       );
     }
     throw new InvalidArgumentError(
-      `${owner}: the KubeConfig has no current cluster (context ${JSON.stringify(context)}): load one first, e.g. kc.loadFromDefault()`,
+      `${owner}: the KubeConfig has no current cluster (context ${quoteText(context)}): load one first, e.g. kc.loadFromDefault()`,
     );
   }
   // a KubeConfig loaded here was refused for it already, naming its file (loadKubeconfigText)
@@ -108,12 +108,12 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   const problem = serverURLProblem(cluster.server);
   if (problem !== undefined) {
     throw new InvalidArgumentError(
-      `${owner}: the server URL of the KubeConfig's current cluster ${JSON.stringify(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
+      `${owner}: the server URL of the KubeConfig's current cluster ${quoteText(cluster.name)} (${shownServer(cluster.server)}) ${problem}`,
     );
   }
   const insecure = insecureWithCA(cluster);
   if (insecure !== undefined) {
-    throw new InvalidArgumentError(`${owner}: the KubeConfig's current cluster ${JSON.stringify(cluster.name)} ${insecure}`);
+    throw new InvalidArgumentError(`${owner}: the KubeConfig's current cluster ${quoteText(cluster.name)} ${insecure}`);
   }
   const noUser = missingUser(kc);
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
@@ -503,7 +503,7 @@ function duplicateName(kc: KubeConfig): string | undefined {
     for (const { name } of entries) {
       if (seen.has(name)) {
         return (
-          `its ${list} list names ${JSON.stringify(name)} twice, which kubectl refuses too (duplicate name ${JSON.stringify(name)} in list): ` +
+          `its ${list} list names ${quoteText(name)} twice, which kubectl refuses too (duplicate name ${quoteText(name)} in list): ` +
           'only the first would be used; rename or remove one'
         );
       }

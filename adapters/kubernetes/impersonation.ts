@@ -19,6 +19,7 @@
 // one group, or more than one value under an extra key, is refused rather than sent so.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { InvalidArgumentError } from '../errors.ts';
+import { quoteText } from '../quote.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, sendsThroughNodeFetch } from './header-values.ts';
 import { type Dispatcher, sentThrough } from './reused-connections.ts';
 
@@ -66,7 +67,7 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
   const user = getCurrentUser.call(kc);
   if (user === null || typeof user !== 'object') return undefined;
-  const who = `user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))})`;
+  const who = `user ${quoteText(user.name)} (context ${quoteText(getCurrentContext.call(kc))})`;
   // client-node sends `as` itself (one that is no text was refused before: nonTextCredential)
   if (typeof user.impersonateUser === 'string' && hasHeaderControlCharacter(user.impersonateUser)) {
     return controlCharacterInside(`the as of ${who}`);
@@ -87,12 +88,12 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
   if (groupsOf.some(hasHeaderControlCharacter)) return controlCharacterInside(`a group in the as-groups of ${who}`);
   const inExtra = extraOf.find(([, values]) => values.some(hasHeaderControlCharacter));
   if (inExtra !== undefined) {
-    return controlCharacterInside(`a value of the as-user-extra key ${JSON.stringify(inExtra[0])} of ${who}`);
+    return controlCharacterInside(`a value of the as-user-extra key ${quoteText(inExtra[0])} of ${who}`);
   }
   if (impersonatesWithoutUser(user)) {
     return (
       `the ${who} has as-uid, as-groups or as-user-extra but no \`as\`, which kubectl refuses too ` +
-      `("requesting uid, groups or user-extra for ${JSON.stringify(user.name)} without impersonating a user"); ` +
+      `("requesting uid, groups or user-extra for ${quoteText(user.name)} without impersonating a user"); ` +
       'name the user to impersonate as `as`, or remove them'
     );
   }
@@ -108,7 +109,7 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
   const many = extraOf.find(([, values]) => values.length > 1);
   if (many !== undefined) {
     return (
-      `the ${who} gives the as-user-extra key ${JSON.stringify(many[0])} ${many[1].length} values, which cannot be sent as kubectl sends ` +
+      `the ${who} gives the as-user-extra key ${quoteText(many[0])} ${many[1].length} values, which cannot be sent as kubectl sends ` +
       'them with @kubernetes/client-node 1.x: its HTTP client joins the Impersonate-Extra headers into one, which the API server would ' +
       'read as a single value; give each key at most one value, or use @kubernetes/client-node 2.x'
     );

@@ -36,7 +36,7 @@ export class TokenFileError extends Error {
     /** The key the kubeconfig names it by: client-node's `token-file`, or kubectl's `tokenFile`. */
     field: TokenFileKey = 'token-file',
   ) {
-    super(`the ${field} ${path === undefined ? '' : `${quoteText(path)} `}of user ${JSON.stringify(user)} ${reason}`);
+    super(`the ${field} ${path === undefined ? '' : `${quoteText(path)} `}of user ${quoteText(user)} ${reason}`);
   }
 }
 

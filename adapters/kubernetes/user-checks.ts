@@ -9,7 +9,7 @@
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { IPAllocatorError, nameErrorClasses } from '../errors.ts';
-import { quoteInput } from '../quote.ts';
+import { quoteInput, quoteText } from '../quote.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, NO_HEADER_HOLDS_IT, sendsThroughNodeFetch } from './header-values.ts';
 import { impersonationProblem } from './impersonation.ts';
 import { clientCertificateProblem } from './tls-material.ts';
@@ -29,7 +29,7 @@ export function missingUser(kc: KubeConfig): string | undefined {
   const context = getCurrentContext.call(kc);
   const user = getContextObject.call(kc, context)?.user;
   if (typeof user !== 'string' || user === '' || getUser.call(kc, user) !== null) return undefined;
-  return `user ${JSON.stringify(user)} was not found for context ${JSON.stringify(context)}`;
+  return `user ${quoteText(user)} was not found for context ${quoteText(context)}`;
 }
 
 /**
@@ -103,7 +103,7 @@ export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
   if (typeof token !== 'string') return undefined;
   const trimmed = token.replace(/[\t\n\r ]+$/, ''); // as fetch sends it
   if (!hasHeaderControlCharacter(sendsThroughNodeFetch(kc) ? token : trimmed)) return undefined;
-  const who = `the token of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))})`;
+  const who = `the token of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))})`;
   if (hasHeaderControlCharacter(trimmed)) return controlCharacterInside(who);
   return (
     `${who} ends in a line break, which @kubernetes/client-node 1.x sends as it is, and ${NO_HEADER_HOLDS_IT}: ` +
@@ -131,7 +131,7 @@ export function moreThanOneAuthMethod(kc: KubeConfig): string | undefined {
   const token: unknown = Object.getOwnPropertyDescriptor(user, 'token')?.value;
   if (typeof token !== 'string' || token === '' || !(user.username || user.password)) return undefined;
   return (
-    `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has a token and a ` +
+    `the user ${quoteText(user.name)} (context ${quoteText(getCurrentContext.call(kc))}) has a token and a ` +
     `${user.username ? 'username' : 'password'}, two ways to authenticate, which kubectl refuses too ("more than one ` +
     'authentication method found"; @kubernetes/client-node would send the token alone): keep one, or use another context'
   );
@@ -151,7 +151,7 @@ export function tokenFileBesideUsername(kc: KubeConfig): string | undefined {
   if (typeof user !== 'object' || user === null || !user.username) return undefined;
   if (Object.getOwnPropertyDescriptor(user, 'token')?.get === undefined) return undefined;
   return (
-    `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has a token-file and a ` +
+    `the user ${quoteText(user.name)} (context ${quoteText(getCurrentContext.call(kc))}) has a token-file and a ` +
     'username, two ways to authenticate, which kubectl refuses too ("username/password or bearer token may be set, but not ' +
     'both"; @kubernetes/client-node would send the token alone): keep one, or use another context'
   );
@@ -172,7 +172,7 @@ export function nonTextCredential(kc: KubeConfig): string | undefined {
     const value = user[property];
     if (value === undefined || value === null || typeof value === 'string') continue;
     return (
-      `the ${field} of user ${JSON.stringify(user['name'])} (context ${JSON.stringify(getCurrentContext.call(kc))}) is ` +
+      `the ${field} of user ${quoteText(user['name'] as string)} (context ${quoteText(getCurrentContext.call(kc))}) is ` +
       `${notTextKind(value)}, not text (it is not shown), and would be used as it is (kubectl cannot read it either); ` +
       'write it as text, quoted where YAML would read it as something else'
     );
@@ -225,7 +225,7 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
     const wrong = commandProblem(exec, String(user!.name)) ?? interactiveModeProblem(exec, String(user!.name));
     return wrong === undefined
       ? undefined
-      : `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${wrong}`;
+      : `the exec entry of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) ${wrong}`;
   }
   const has =
     version === undefined || version === null || version === ''
@@ -234,7 +234,7 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
         ? `has apiVersion ${quoteInput(version)}`
         : `has an apiVersion that is ${notTextKind(version)}`;
   return (
-    `the exec entry of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) ${has}, ` +
+    `the exec entry of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) ${has}, ` +
     `which kubectl refuses too ("exec plugin: invalid apiVersion"): set it to the version of ExecCredential its plugin prints, ${EXEC_API_VERSIONS.join(' or ')}`
   );
 }
@@ -304,7 +304,7 @@ export function emptyToken(kc: KubeConfig): string | undefined {
   const token: unknown = user?.token;
   if (typeof token !== 'string' || token.trim() !== '') return undefined;
   return (
-    `the token of user ${JSON.stringify(user!.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) is empty: ` +
+    `the token of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) is empty: ` +
     'its token-file holds nothing, or only whitespace, and every request would go out without credentials ' +
     '(kubectl refuses it too: "read empty token from file"); write the token into the file, or use another context'
   );
@@ -331,7 +331,7 @@ export function halfClientCertificate(kc: KubeConfig): string | undefined {
   const has =
     cert !== undefined ? `a ${cert} but no client-key or client-key-data` : `a ${key} but no client-certificate or client-certificate-data`;
   return (
-    `the user ${JSON.stringify(user.name)} (context ${JSON.stringify(getCurrentContext.call(kc))}) has ${has}: ` +
+    `the user ${quoteText(user.name)} (context ${quoteText(getCurrentContext.call(kc))}) has ${has}: ` +
     'no client certificate would be sent, and every request would go out without credentials' +
     (cert !== undefined ? ' (kubectl refuses it too: "client-key-data or client-key must be specified")' : '') +
     `; add its ${cert !== undefined ? 'key' : 'certificate'}, or use another context`
@@ -373,7 +373,7 @@ export class KubeconfigCredentialError extends IPAllocatorError {
     kubeconfig?: string,
   ) {
     super(
-      `${kubeconfig === undefined ? '' : `cannot use ${kubeconfig}: `}the exec credential plugin of user ${JSON.stringify(user)} ` +
+      `${kubeconfig === undefined ? '' : `cannot use ${kubeconfig}: `}the exec credential plugin of user ${quoteText(user)} ` +
         `${reason}; the request was not sent`,
     );
     this.user = user;
