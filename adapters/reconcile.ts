@@ -132,11 +132,17 @@ function knownBy(predicate: (owner: ParentRef | null, record: IPAddressRecord) =
   return (owner: ParentRef | null, record: IPAddressRecord): boolean => {
     const answer = predicate(owner, record);
     if (answer === true || answer === false) return answer;
+    // the advice fits the cause: an async predicate is told how to ask the cluster, a missing
+    // return is named, any other value is only shown
+    let advice = '';
     if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
       (answer as PromiseLike<unknown>).then(undefined, () => {}); // its outcome is not ours to report
+      advice = ': to ask the cluster, read its owners first and pass them (ParentRefs, or a predicate over what you read)';
+    } else if (answer === undefined) {
+      advice = ' (a missing return?)';
     }
     throw new InvalidArgumentError(
-      `knownOwners must answer true or false at once; for ${quoteInput(record.name)} it answered ${quoteInput(answer)}: to ask the cluster, read its owners first and pass them (ParentRefs, or a predicate over what you read)`,
+      `knownOwners must answer true or false at once; for ${quoteInput(record.name)} it answered ${quoteInput(answer)}${advice}`,
     );
   };
 }

@@ -1,6 +1,7 @@
 // reconcile compares owners by ownerKey: which parentRefs name the same owner, and which none.
 import { describe, expect, it } from 'vitest';
 import { ownerKey, reconcile } from '../adapters/reconcile.ts';
+import { InvalidArgumentError } from '../adapters/errors.ts';
 import { allocatorLabels, type IPAddressRecord, type Store } from '../adapters/store.ts';
 import type { ParentRef } from '../adapters/types.ts';
 
@@ -42,15 +43,20 @@ describe('a knownOwners predicate answers true or false at once', () => {
   // exists) answered a promise, truthy, and every record read as known: no leak found, none
   // deleted, no error. A predicate missing its return answered undefined: every record a leak.
   const record: IPAddressRecord = { name: '10.0.0.7', labels: allocatorLabels('IPv4'), parentRef: null };
+  // the advice fits the cause: how to ask the cluster only for a promise (it was given for every answer)
   it.each([
-    ['an async predicate', async () => false, 'a Promise (a missing await?)'],
-    ['a predicate missing its return', () => undefined, 'undefined'],
+    [
+      'an async predicate',
+      async () => false,
+      'a Promise (a missing await?): to ask the cluster, read its owners first and pass them (ParentRefs, or a predicate over what you read)',
+    ],
+    ['a predicate missing its return', () => undefined, 'undefined (a missing return?)'],
     ['a predicate answering a number', () => 1, '1 (number)'],
   ])('%s is refused before anything is deleted', async (_name, predicate, said) => {
     const deleted: string[] = [];
     const store = { ...storeHolding([record]), delete: (n: string) => Promise.resolve(void deleted.push(n)) };
     await expect(reconcile(store, predicate as never, { graceMs: 0, delete: true })).rejects.toThrow(
-      `knownOwners must answer true or false at once; for "10.0.0.7" it answered ${said}: to ask the cluster, read its owners first and pass them (ParentRefs, or a predicate over what you read)`,
+      new InvalidArgumentError(`knownOwners must answer true or false at once; for "10.0.0.7" it answered ${said}`),
     );
     expect(deleted).toEqual([]);
   });
