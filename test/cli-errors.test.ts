@@ -133,17 +133,23 @@ describe('ipallocator: failures', () => {
   // Regression: a context named with a YAML number (`name: 7`, which client-node keeps as a
   // number and kubectl reads as "7") made quoting it throw: "internal error: TypeError:
   // text.replace is not a function".
-  it('a context whose name is a YAML number is named by its kind, not an internal error', async () => {
+  it('a context whose name is a YAML number is named as kubectl reads it, not an internal error', async () => {
     const text = readFileSync(c.kubeconfig, 'utf8')
       .replace('- name: double\n  context:', '- name: 7\n  context:')
       .replace('current-context: double', 'current-context: 7');
     writeFileSync(c.kubeconfig, text);
+    // the reports name it as kubectl reads it, "7" (they failed on it: text.charCodeAt is not a function)
+    for (const command of ['status', 'check']) {
+      const ok = await cli([command, '--kubeconfig', c.kubeconfig]);
+      expect([ok.code, ok.stderr]).toEqual([0, '']);
+      expect(ok.stdout).toMatch(/\bcontext 7\b/);
+    }
     const url = c.double.url;
     await c.double.close();
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect([r.code, r.stderr]).toEqual([
       2,
-      `ipallocator: cannot reach the API server at ${url} (context 7 (number)): connection refused (ECONNREFUSED)\n`,
+      `ipallocator: cannot reach the API server at ${url} (context "7"): connection refused (ECONNREFUSED)\n`,
     ]);
   });
 
