@@ -59,13 +59,20 @@ export function nameErrorClasses(classes: Readonly<Record<string, abstract new (
   for (const [name, type] of Object.entries(classes)) {
     Object.defineProperty(type, ERROR_NAME, { value: name });
     // `static readonly code` is read-only in the typings only: at run time an assignment
-    // (ErrFull.code = 'x') would change the code of every later error of the class. Not the
-    // base's: a class of yours extending it may assign its own code (TypeScript before class
-    // fields compiles `static code = …` to an assignment, which a read-only code it inherits refuses).
-    // The value is read first: a class without a code of its own (UnusableProxyError) has the one
-    // it inherits, and a descriptor without a value would give it `undefined` instead.
+    // (ErrFull.code = 'x') would change the code of every later error of the class. It is refused;
+    // a class of yours extending one of these that assigns its own code (TypeScript before class
+    // fields compiles `static code = …` to an assignment) gets it as its own. The value is read
+    // first: a class without a code of its own (UnusableProxyError) has the one it inherits.
     const code: unknown = (type as unknown as { code: unknown }).code;
-    if (type !== (IPAllocatorError as unknown)) Object.defineProperty(type, 'code', { value: code, writable: false, configurable: false });
+    Object.defineProperty(type, 'code', {
+      get: () => code,
+      set(this: unknown, value: unknown) {
+        if (this === type) throw new TypeError(`${name}.code is read-only (${String(code)})`);
+        Object.defineProperty(this, 'code', { value, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: true,
+      configurable: false,
+    });
   }
 }
 

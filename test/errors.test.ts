@@ -364,10 +364,20 @@ describe('the error classes a store of your own builds, from plain JavaScript', 
       (ErrFull as { code: string }).code = 'changed';
     }).toThrow(TypeError);
     expect([ErrFull.code, new ErrFull().code]).toEqual(['ERR_RANGE_FULL', 'ERR_RANGE_FULL']);
-    // the base's stays assignable, for a class of yours compiled to assign its own code
+    expect(() => {
+      (IPAllocatorError as { code: string }).code = 'changed';
+    }).toThrow(TypeError);
+    // a class of yours assigns its own code (as TypeScript before class fields compiles
+    // `static code = …`), extending the base or a concrete class, and keeps it
     class Mine extends IPAllocatorError {}
     (Mine as { code: string }).code = 'MINE';
-    expect(new Mine('m').code).toBe('MINE');
+    class MyFull extends ErrFull {}
+    (MyFull as { code: string }).code = 'MY_FULL';
+    expect([new Mine('m').code, new MyFull().code, new ErrFull().code]).toEqual(['MINE', 'MY_FULL', 'ERR_RANGE_FULL']);
+    class Declared extends ErrFull {
+      static override readonly code = 'DECLARED' as never;
+    }
+    expect(new Declared().code).toBe('DECLARED');
   });
 
   it('a class of ours without a code of its own keeps the one it inherits, read-only', async () => {
