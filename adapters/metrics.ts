@@ -255,12 +255,12 @@ function reuse<T>(registry: MetricsRegistry, name: string, make: () => T, create
 }
 
 /**
- * Registers the five metrics in `registry` (default: prom-client's global registry) and returns
- * them. Idempotent per registry: a second call returns the same objects, and metrics of the same
+ * Registers the five metrics in `registry` (default, or `true`: prom-client's global registry, as
+ * enableMetrics takes it) and returns them. Idempotent per registry: a second call returns the same objects, and metrics of the same
  * names, types and labels registered earlier by someone else are reused instead of failing; one
  * of those names with another type or other labels is InvalidArgumentError, nothing registered.
  */
-export function registerMetrics(registry?: MetricsRegistry): AllocatorMetrics {
+export function registerMetrics(registry?: MetricsRegistry | true): AllocatorMetrics {
   return recorderEntry(registryOf(registry, "registerMetrics's registry") ?? loadPromClient().register).metrics;
 }
 
