@@ -79,7 +79,14 @@ import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { type Held, PrefixTable } from './prefix-table.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
-import { type AllocationStrategy, guardedStrategy, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
+import {
+  type AllocationStrategy,
+  guardedStrategy,
+  isInsideRefusal,
+  STRATEGIES,
+  type StrategyOption,
+  strategyOption,
+} from './strategies.ts';
 import type { FreeOnlyPass } from './cool-down.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, forEachLabelledAddress, labelledChange } from './records.ts';
@@ -1075,8 +1082,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
       try {
         a.destroy();
       } catch (e) {
-        // still inside its strategy (a call within a call): the outer one reaps it
-        if (e instanceof InvalidArgumentError) this.shared.undestroyed.push(a);
+        // still inside its strategy (a call within a call), nothing changed: the outer one reaps
+        // it; anything else (a metrics registry of yours refusing as its gauges leave, an
+        // InvalidArgumentError too) came from a destroy that went through, and is not lost
+        if (isInsideRefusal(e)) this.shared.undestroyed.push(a);
         else rethrowLater(e);
       }
     }

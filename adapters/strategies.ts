@@ -515,6 +515,19 @@ export function guardedStrategy(strategy: AllocationStrategy, guard: <T>(call: (
   );
 }
 
+/** The refusals of refuseInside, told apart from an InvalidArgumentError of anyone else's. */
+const INSIDE_REFUSALS = new WeakSet<object>();
+
+/**
+ * Whether `e` is ChooserCalls.refuseInside's refusal: a call from inside a strategy, its random
+ * source or a cool-down's clock, which changed nothing. An InvalidArgumentError thrown for any
+ * other reason (a metrics registry of yours refusing, during a destroy) is not.
+ * @internal used by MetaAllocator
+ */
+export function isInsideRefusal(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && INSIDE_REFUSALS.has(e);
+}
+
 /**
  * The calls of a range (or an allocator) into its strategy: forRange, and the chooser's choose
  * and taken. While one runs, `active` is true and the owner refuses calls that would change it
@@ -531,9 +544,13 @@ export class ChooserCalls {
   /** `refusal`: the message of the InvalidArgumentError for a call from inside. */
   constructor(private readonly refusal: () => string) {}
 
-  /** InvalidArgumentError while a call into the chooser runs. */
+  /** InvalidArgumentError while a call into the chooser runs (isInsideRefusal tells it apart). */
   refuseInside(): void {
-    if (this.active) throw new InvalidArgumentError(this.refusal());
+    if (this.active) {
+      const refusal = new InvalidArgumentError(this.refusal());
+      INSIDE_REFUSALS.add(refusal);
+      throw refusal;
+    }
   }
 
   /**
