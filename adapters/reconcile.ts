@@ -33,6 +33,7 @@ import { Prefix } from './geometry.ts';
 import { Range } from './range.ts';
 import { parseRecordName, requireParentRef } from './records.ts';
 import {
+  cacheList,
   CONTROLLER_NAME,
   LABEL_IP_FAMILY,
   LABEL_MANAGED_BY,
@@ -233,7 +234,7 @@ export async function reconcile(
   };
   const leaks: IPAddressRecord[] = [];
   const young: IPAddressRecord[] = [];
-  for (const r of store.cache.list(selector)) {
+  for (const r of cacheList(store.cache, selector)) {
     // Checked again here: a store whose list ignores the selector would otherwise have another
     // controller's records deleted.
     const labels = r.labels ?? {};

@@ -6,7 +6,7 @@ import { type IPAllocatorError, InvalidAddressError, InvalidArgumentError, Inval
 import { isPlainObject, memberName, readMember, unreadableInput } from './input.ts';
 import { classOf, quoteInput, quoteText } from './quote.ts';
 import { dns1123SubdomainProblems, labelProblems } from './label-rules.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type StoreCache } from './store.ts';
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, cacheList, type IPAddressRecord, type StoreCache } from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
 const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
@@ -35,7 +35,7 @@ export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
  */
 export function forEachLabelledAddress(cache: StoreCache, family: IPFamily, stopped: () => boolean, fn: (ip: string) => void): void {
   const w = nameWords;
-  for (const r of cache.list(labelsFor(family))) {
+  for (const r of cacheList(cache, labelsFor(family))) {
     if (stopped()) return;
     const name: unknown = r.name;
     let parsed: Family;

@@ -37,6 +37,7 @@ import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type 
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
 import {
   allocatorWatcher,
+  cacheHolds,
   checkEventRecord,
   checkUnsubscribe,
   deleteErrorHandler,
@@ -330,7 +331,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     let ip = start;
     do {
       const name = formatBig(this.fam, ip);
-      if (this.store.cache.get(name) == null) {
+      if (!cacheHolds(this.store.cache, name)) {
         // a cache in plain JavaScript may answer null
         try {
           await this.createRecord(name, owner, 'dynamic');

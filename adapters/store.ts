@@ -184,6 +184,43 @@ export function syncedAnswer(answer: unknown): boolean {
   );
 }
 
+/**
+ * Whether `cache` holds a record named `name` (its get answered one; null or undefined: none). A
+ * promise is InvalidArgumentError, not a record held: a get that answers later (an async method
+ * compiled for ES2015 is a plain function returning one) would make every address look taken.
+ */
+export function cacheHolds(cache: StoreCache, name: string): boolean {
+  const answer: unknown = cache.get(name);
+  if (answer === undefined || answer === null) return false;
+  if (typeof (answer as { then?: unknown }).then === 'function') throw answeredLater('get', answer);
+  return true;
+}
+
+/**
+ * What the cache's list(labels) answered: an array, or another iterable object (a Set, a
+ * generator) as an array; anything else (a promise from a list that answers later, null) is
+ * InvalidArgumentError saying so, where iterating it failed with a TypeError.
+ */
+export function cacheList(cache: StoreCache, labels?: Readonly<Record<string, string>>): readonly IPAddressRecord[] {
+  const answer: unknown = labels === undefined ? cache.list() : cache.list(labels);
+  if (Array.isArray(answer)) return answer as IPAddressRecord[];
+  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then !== 'function') {
+    if (typeof (answer as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function')
+      return Array.from(answer as Iterable<IPAddressRecord>);
+  }
+  throw answeredLater('list', answer);
+}
+
+function answeredLater(read: 'get' | 'list', answer: unknown): InvalidArgumentError {
+  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
+    (answer as PromiseLike<unknown>).then(undefined, () => {}); // its outcome is not ours to report
+  }
+  const wants = read === 'get' ? 'the record or undefined' : 'an array of records';
+  return new InvalidArgumentError(
+    `the store's cache.${read}() must answer ${wants} at once, from memory, as an informer's lister does; it answered ${quoteInput(answer)}`,
+  );
+}
+
 /** A release's `onDeleteError`: undefined or a function, else InvalidArgumentError. */
 export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefined {
   if (given === undefined || typeof given === 'function') return given as DeleteErrorHandler | undefined;

@@ -54,7 +54,16 @@ import { memoryHeadroom, outOfMemoryAgain, remeasured, wasmOutOfMemory } from '.
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
 import { CallReturns, type CoolingQueue } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
-import { allocatorWatcher, checkEventRecord, checkUnsubscribe, type IPAddressRecord, type StoreCache, type StoreWatcher } from './store.ts';
+import {
+  allocatorWatcher,
+  cacheHolds,
+  cacheList,
+  checkEventRecord,
+  checkUnsubscribe,
+  type IPAddressRecord,
+  type StoreCache,
+  type StoreWatcher,
+} from './store.ts';
 import type { IPFamily } from './types.ts';
 
 /**
@@ -636,7 +645,7 @@ export class TakenAddresses {
       this.markTaken(op.address);
       if (op === this.spare) this.spare = null;
       this.addPending(op);
-      return op.acrossRelist && this.cache.get(op.name) == null;
+      return op.acrossRelist && !cacheHolds(this.cache, op.name);
     }
     this.spare = op;
     return false;
@@ -652,7 +661,7 @@ export class TakenAddresses {
   createdAcrossRelist(op: Op, exists: boolean): void {
     if (this.closed || exists || op.seen || op.calling || !this.isPending(op)) return;
     this.removePending(op);
-    if (this.cache.get(op.name) == null && !this.awaitedByOther(op.name, null)) this.markReleased(op.address);
+    if (!cacheHolds(this.cache, op.name) && !this.awaitedByOther(op.name, null)) this.markReleased(op.address);
   }
 
   /**
@@ -685,7 +694,7 @@ export class TakenAddresses {
 
   /** unreserve() of the address `w` named `name`, for `except` (null: an address no op holds any more). */
   private unreserveAddress(name: string, w: Uint32Array, heldUntil: number | undefined, except: Op | null): void {
-    if (this.closed || this.cache.get(name) != null || this.awaitedByOther(name, except)) return;
+    if (this.closed || cacheHolds(this.cache, name) || this.awaitedByOther(name, except)) return;
     // Cleared or held from here: an outer running call of the name (op nested in it) reserves no more.
     if (this.current !== null) this.releasedWhileRunning(name, false);
     if (this.isHeld(w)) return;
@@ -762,7 +771,7 @@ export class TakenAddresses {
   deleted(name: string, w: Uint32Array): void {
     if (this.closed) return;
     if (this.pending.size !== 0) this.settleName(name, false); // our unconfirmed creates: settled
-    if (this.cache.get(name) == null && !this.awaitedByOther(name, null)) this.markReleased(w);
+    if (!cacheHolds(this.cache, name) && !this.awaitedByOther(name, null)) this.markReleased(w);
   }
 
   // ── pending ops by name ───────────────────────────────────────────────────────────────────
@@ -931,7 +940,7 @@ export class TakenAddresses {
   private onResync(): void {
     if (this.closed) return;
     for (const op of [...this.pending.values()]) {
-      if (this.cache.get(op.name) != null) continue;
+      if (cacheHolds(this.cache, op.name)) continue;
       for (let o: Op | null = op; o !== null; o = o.nextSameName) if (o.calling && !o.seen) o.acrossRelist = true;
       if (this.settleName(op.name, false) && !this.pending.has(op.name)) this.markReleased(op.address);
     }
@@ -1045,7 +1054,7 @@ export class TakenAddresses {
     const w = new Uint32Array(4);
     const words: number[] = [];
     let listed = 0; // every record read, the store's other ranges' included: what a retry costs
-    for (const r of this.cache.list()) {
+    for (const r of cacheList(this.cache)) {
       listed++;
       if (this.classify(r.name, w) === 1) words.push(w[0]!, w[1]!, w[2]!, w[3]!);
     }
@@ -1158,7 +1167,7 @@ export class TakenAddresses {
     let counted = 0;
     let inRange = 0;
     const w = new Uint32Array(4);
-    for (const r of this.cache.list()) {
+    for (const r of cacheList(this.cache)) {
       if (this.classify(r.name, w) !== 1) continue;
       inRange++;
       if (hasAllocatorLabels(r, this.ipFamily)) counted++;
@@ -1178,7 +1187,7 @@ export class TakenAddresses {
         if (op.calling)
           throw new Error(`Allocator ${cidr}: a create of ${name} counts as running with no call in flight: a bug in ipallocator`);
       }
-      if (this.cache.get(name) == null) unreported++;
+      if (!cacheHolds(this.cache, name)) unreported++;
     }
     const cooling = this.cooling?.size ?? 0;
     if (fresh && indexed !== inRange + unreported + cooling) {

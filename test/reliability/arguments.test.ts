@@ -119,6 +119,53 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
     }
   });
 
+  it('a cache whose get or list answers a promise from a plain function (an async method compiled for ES2015) is refused when read, not read as held', async () => {
+    // Found by an outside tester: ReferenceAllocator took the promise for a record held and
+    // answered ErrFull with 5 of 6 addresses free; validate() and forEach threw a bare TypeError
+    const answersLater = (which: 'get' | 'list') => {
+      const inner = new MemoryStore({ syncOps: false });
+      const cache = {
+        get: (n: string) => (which === 'get' ? Promise.resolve(inner.cache.get(n)) : inner.cache.get(n)),
+        list: (l?: Record<string, string>) => (which === 'list' ? Promise.resolve(inner.cache.list(l)) : inner.cache.list(l)),
+        hasSynced: () => true,
+        subscribe: (w: never) => inner.cache.subscribe(w),
+        size: 0,
+      };
+      return {
+        inner,
+        store: {
+          create: (r: never) => inner.create(r),
+          delete: (n: string) => inner.delete(n),
+          get: (n: string) => inner.get(n),
+          cache,
+          close() {},
+        },
+      };
+    };
+    {
+      const { inner, store } = answersLater('get');
+      const r = new ReferenceAllocator('10.0.0.0/29', anyValue({ store }));
+      const e = await failure(() => r.allocateNext());
+      expect(e).toEqual(
+        new InvalidArgumentError(
+          "the store's cache.get() must answer the record or undefined at once, from memory, as an informer's lister does; it answered a Promise (a missing await?)",
+        ),
+      );
+      expect(inner.cache.list()).toEqual([]);
+      r.destroy();
+    }
+    {
+      const { store } = answersLater('list');
+      for (const a of [new Allocator('10.0.0.0/29', anyValue({ store })), new ReferenceAllocator('10.0.0.0/29', anyValue({ store }))]) {
+        const message =
+          "the store's cache.list() must answer an array of records at once, from memory, as an informer's lister does; it answered a Promise (a missing await?)";
+        expect(() => a.forEach(() => {})).toThrow(new InvalidArgumentError(message));
+        if (a instanceof Allocator) expect(() => a.validate()).toThrow(new InvalidArgumentError(message));
+        a.destroy();
+      }
+    }
+  });
+
   it('a MemoryStore with null options or a non-function onWatcherError', () => {
     expect(() => new MemoryStore(anyValue(null))).toThrow(InvalidArgumentError);
     expect(() => new MemoryStore(anyValue({ onWatcherError: 'log' }))).toThrow(InvalidArgumentError);
