@@ -48,7 +48,11 @@ export interface IPAllocator {
   release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
   /** Whether an IPAddress with this name exists (asks the store, not the cache). */
   has(this: object, ip: string): Promise<boolean>;
-  /** Calls `fn` with each allocated address of this family known to the cache, as canonical text (not filtered by CIDR). */
+  /**
+   * Calls `fn` with the address of each record carrying this family's allocator labels in the
+   * cache, as canonical text (not filtered by CIDR, as upstream's ForEach; a name that is no
+   * address is skipped).
+   */
   forEach(this: object, fn: (ip: string) => void): void;
   /**
    * Allocated addresses of this family inside the prefix (MetaAllocator: every record of the
