@@ -66,7 +66,7 @@ import {
 } from '../adapters/kubernetes/errors.ts';
 import { ApiRequests, DEFAULT_REQUEST_TIMEOUT_MS, type Redirected, type RequestTarget } from '../adapters/kubernetes/requests.ts';
 import { execPluginCommand, execPluginUser } from '../adapters/kubernetes/exec-plugins.ts';
-import { insecureWithCA, transportProblem } from '../adapters/kubernetes/tls-material.ts';
+import { insecureWithCA, tlsFileProblem, transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { KubeconfigCredentialError, missingUser, userProblem } from '../adapters/kubernetes/user-checks.ts';
 import { checkDeleteAnswer, checkList, checkObject, isJson } from '../adapters/kubernetes/answers.ts';
 import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
@@ -351,6 +351,8 @@ export class Cluster {
         `cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: the cluster ${quoteText(cluster.name)} ${insecure}`,
       );
     }
+    const tlsFile = tlsFileProblem(kc);
+    if (tlsFile !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${tlsFile}`);
     // as kubectl does, and the library (kubeConfigOrDefault): no request goes out anonymous
     const noUser = missingUser(kc);
     if (noUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noUser}`);

@@ -909,6 +909,37 @@ describe('ipallocator: failures', () => {
     },
   );
 
+  // Found by an outside tester: client-node reads these files whole and synchronously as it
+  // connects; /dev/zero filled memory (GBs in seconds) and a FIFO blocked for ever, no timeout
+  // reaching either, and a directory came out as fs's raw error (EISDIR)
+  it.each([
+    ['certificate-authority', '/dev/zero', 'the certificate-authority file of cluster "c" ("/dev/zero") is a character device, not a file'],
+    ['certificate-authority', 'FIFO', 'the certificate-authority file of cluster "c" ("FIFO") is a named pipe (FIFO), not a file'],
+    ['certificate-authority', 'DIR', 'the certificate-authority file of cluster "c" ("DIR") is a directory, not a file'],
+    ['client-certificate', '/dev/zero', 'the client-certificate file of user "u" ("/dev/zero") is a character device, not a file'],
+  ])('a kubeconfig whose %s is %s is refused before anything reads it', async (field, given, said) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const fifo = join(dir, 'fifo');
+    execFileSync('mkfifo', [fifo]);
+    const path = join(dir, 'config');
+    const value = given === 'FIFO' ? fifo : given === 'DIR' ? dir : given;
+    const where = field === 'certificate-authority' ? 'cluster' : 'user';
+    const extra = `${JSON.stringify(field)}: ${JSON.stringify(value)}`;
+    const userEntry = where === 'user' ? `{token: t, ${extra}, "client-key": ${JSON.stringify(fifo)}}` : '{token: t}';
+    writeFileSync(
+      path,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"${where === 'cluster' ? `, ${extra}` : ''}}}]\n` +
+        `users: [{name: u, user: ${userEntry}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\ncurrent-context: a\n`,
+    );
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(said.replace('"FIFO"', JSON.stringify(fifo)).replace('"DIR"', JSON.stringify(dir)));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // each names what the kubeconfig lacks; names from the file are escaped like any text from elsewhere
   const selectsNothing: [string, string, string[], string][] = [
     ['no current-context', 'contexts: []', [], 'names no current-context: choose one with --context (contexts: none)'],

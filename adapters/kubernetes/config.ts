@@ -17,7 +17,7 @@ import { quoteInput, quoteText } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
-import { insecureWithCA, withClientCertificateCheck } from './tls-material.ts';
+import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
 import {
   execEntryProblem,
@@ -115,6 +115,8 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (insecure !== undefined) {
     throw new InvalidArgumentError(`${owner}: the KubeConfig's current cluster ${quoteText(cluster.name)} ${insecure}`);
   }
+  const tlsFile = tlsFileProblem(kc);
+  if (tlsFile !== undefined) throw new InvalidArgumentError(`${owner}: ${tlsFile}`);
   const noUser = missingUser(kc);
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const badUser = userProblem(kc);

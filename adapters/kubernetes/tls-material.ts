@@ -18,8 +18,9 @@
 // proxy that failed (the socks library's SocksClientError, which keeps the socket's code only in
 // its message).
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, type Stats, statSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
+import { notRegularFile } from '../bounded-read.ts';
 import { quoteText } from '../quote.ts';
 import { causeChain, type ErrorLink, messages } from './errors.ts';
 import { failedAtProxy, ProxyAuthenticationRequired } from './proxy-dispatch.ts';
@@ -251,6 +252,39 @@ const READ_FAILURES: Record<string, string> = {
 /** The string codes of an error and its causes. */
 function errorCodes(err: unknown): string[] {
   return causeChain(err).flatMap((e) => (typeof e.code === 'string' ? [e.code] : []));
+}
+
+/**
+ * Why a certificate or key file the current context names cannot be one, as the end of a sentence
+ * (`the certificate-authority file of cluster "c" ("/dev/zero") is a character device, not a
+ * file`); undefined when each is a regular file or missing (a request's failure then names it,
+ * unreadFile). client-node reads these files whole and synchronously, as the connection is made:
+ * a device such as /dev/zero has no end (the read fills memory and never returns, no timeout
+ * can stop it), and a named pipe nothing writes to blocks the read for ever. A path that is no
+ * text (YAML reads `certificate-authority: 12` as a number) is said too, not left to fs's TypeError.
+ */
+export function tlsFileProblem(kc: KubeConfig): string | undefined {
+  const cluster = kc.getCurrentCluster();
+  const user = kc.getCurrentUser();
+  const files: [unknown, string][] = [
+    [cluster?.caFile, `certificate-authority file of cluster ${quoteText(cluster?.name ?? '')}`],
+    [user?.certFile, `client-certificate file of user ${quoteText(user?.name ?? '')}`],
+    [user?.keyFile, `client-key file of user ${quoteText(user?.name ?? '')}`],
+  ];
+  for (const [file, what] of files) {
+    if (file === undefined || file === null || file === '') continue;
+    if (typeof file !== 'string') return `the ${what} is ${Array.isArray(file) ? 'a list' : `a ${typeof file}`}, not the text of a path`;
+    let stats: Stats;
+    try {
+      stats = statSync(file);
+    } catch {
+      continue; // missing or unreadable: the request's failure names it (unreadFile)
+    }
+    if (!stats.isFile()) {
+      return `the ${what} (${quoteText(file)}) is ${notRegularFile(stats)}, not a file: a certificate or key is read from a regular file`;
+    }
+  }
+  return undefined;
 }
 
 /**
