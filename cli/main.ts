@@ -362,7 +362,9 @@ function packageVersion(): string {
     try {
       const json = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: unknown; version?: unknown };
       if (json.name === 'ipallocator' && typeof json.version === 'string') return json.version;
-    } catch {
+    } catch (e) {
+      // Deno without --allow-read: said, with the flag (the handler of main), not "unknown"
+      if (deniedByRuntime(e) !== undefined) throw e;
       // no package.json here (or not readable): look further up
     }
     if (new URL('..', dir).href === dir.href) return 'unknown';

@@ -710,6 +710,27 @@ describe('ipallocator: failures', () => {
     expect([r.code, r.stdout]).toEqual([2, '']);
   });
 
+  // Found by an outside tester: --version printed "unknown" and exit 0 (it reads package.json)
+  it('--version under Deno without --allow-read: says what Deno refused and which flag it needs, exit 2', async () => {
+    const deno = join(ROOT, 'node_modules', '.bin', 'deno');
+    const run = (permissions: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+        execFile(
+          deno,
+          ['run', ...permissions, 'cli/bin.ts', '--version'],
+          { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } },
+          (err, stdout, stderr) => done({ code: err === null ? 0 : ((err as { code?: number }).code ?? null), stdout, stderr }),
+        );
+      });
+    const denied = await run([]);
+    expect([denied.code, denied.stdout]).toEqual([2, '']);
+    expect(denied.stderr).toMatch(
+      /^ipallocator: Deno denied a permission the command needs: Requires read access to .*--allow-read flag\n$/,
+    );
+    const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+    expect(await run(['--allow-read'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
   it('a server that accepts and never answers: one line naming the server, the context and the timeout, exit 2', async () => {
     const silent = await SilentServer.start();
     const kc = writeKubeconfig(silent.url);
