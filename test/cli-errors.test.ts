@@ -961,6 +961,30 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Found by an outside tester: each ended in a TypeError of fs, Buffer or client-node naming no field
+  it.each([
+    ['certificate-authority: 12', 'cluster', 'the certificate-authority of cluster "c" is a number, not text'],
+    ['certificate-authority-data: 12', 'cluster', 'the certificate-authority-data of cluster "c" is a number, not text'],
+    ['proxy-url: 8080', 'cluster', 'the proxy-url of cluster "c" is a number, not text'],
+    ['proxy-url: true', 'cluster', 'the proxy-url of cluster "c" is true or false, not text'],
+    ['client-certificate: [a]', 'user', 'the client-certificate of user "u" is a list, not text'],
+  ])('a kubeconfig whose %s is refused at load, naming the field', async (entry, where, said) => {
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"${where === 'cluster' ? `, ${entry}` : ''}}}]\n` +
+        `users: [{name: u, user: {token: t${where === 'user' ? `, ${entry}` : ''}}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\ncurrent-context: a\n`,
+    );
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(`ipallocator: cannot read ${path}: ${said}, which kubectl cannot read either\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // each names what the kubeconfig lacks; names from the file are escaped like any text from elsewhere
   const selectsNothing: [string, string, string[], string][] = [
     ['no current-context', 'contexts: []', [], 'names no current-context: choose one with --context (contexts: none)'],

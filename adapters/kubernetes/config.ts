@@ -24,6 +24,7 @@ import {
   missingUser,
   moreThanOneAuthMethod,
   nonTextCredential,
+  notTextKind,
   userProblem,
   withCredentialCheck,
 } from './user-checks.ts';
@@ -447,6 +448,8 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   kc.loadFromString(read?.text ?? text);
   const twice = duplicateName(kc);
   if (twice !== undefined) throw new Error(twice);
+  const notText = nonTextClusterField(kc);
+  if (notText !== undefined) throw new Error(notText);
   if (doc !== undefined) readImpersonation(kc, doc.users);
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one
@@ -492,6 +495,47 @@ function kubeconfigDocument(text: string): { users: unknown[] } | undefined {
  * given to kubeConfigOrDefault is judged the same (loaded by the caller with client-node's
  * loadFromFile, which takes such a file).
  */
+/**
+ * A path or text field of a cluster, or a user's certificate or key path, that YAML read as
+ * something else (`certificate-authority: 12`, `proxy-url: 8080`), as a sentence naming it;
+ * undefined when there is none. kubectl cannot read such a kubeconfig either; client-node keeps
+ * the value and fails on it later with a TypeError that names no field (fs's "path" argument,
+ * Buffer.from, `startsWith is not a function`), makePathsAbsolute at once for the paths.
+ */
+function nonTextClusterField(kc: KubeConfig): string | undefined {
+  const fields: [string, readonly (readonly [property: string, field: string])[], unknown][] = [
+    [
+      'cluster',
+      [
+        ['caFile', 'certificate-authority'],
+        ['caData', 'certificate-authority-data'],
+        ['proxyUrl', 'proxy-url'],
+        ['tlsServerName', 'tls-server-name'],
+      ],
+      kc.clusters,
+    ],
+    [
+      'user',
+      [
+        ['certFile', 'client-certificate'],
+        ['keyFile', 'client-key'],
+      ],
+      kc.users,
+    ],
+  ];
+  for (const [kind, properties, entries] of fields) {
+    if (!Array.isArray(entries)) continue; // another copy of client-node's KubeConfig: not judged
+    for (const entry of entries as { name?: unknown; [property: string]: unknown }[]) {
+      for (const [property, field] of properties) {
+        const value = entry[property];
+        if (value === undefined || value === null || typeof value === 'string') continue;
+        return `the ${field} of ${kind} ${quoteText(String(entry.name))} is ${notTextKind(value)}, not text, which kubectl cannot read either`;
+      }
+    }
+  }
+  return undefined;
+}
+
 function duplicateName(kc: KubeConfig): string | undefined {
   const lists: [string, unknown][] = [
     ['clusters', kc.clusters],
