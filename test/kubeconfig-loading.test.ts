@@ -1463,6 +1463,12 @@ describe('an exec credential plugin that prints no ExecCredential of its version
       'printed JSON without a kind, not an ExecCredential (kubectl refuses it too); its token, if any, was not used',
     ],
     [
+      // found by an outside tester: sent as "Bearer 12345"
+      'an ExecCredential whose token is a number',
+      { apiVersion: V1, kind: 'ExecCredential', status: { token: 12345 } },
+      'printed an ExecCredential whose status.token is a number, not text (kubectl cannot decode it either); it was not used',
+    ],
+    [
       'an ExecCredential of another version',
       { apiVersion: 'client.authentication.k8s.io/v1beta1', kind: 'ExecCredential', status: { token: 'from-v1beta1' } },
       `printed an ExecCredential of apiVersion "client.authentication.k8s.io/v1beta1", but its exec entry asks for "${V1}" (kubectl refuses it too: "exec plugin is configured to use API version …, plugin returned version …"); make them agree`,

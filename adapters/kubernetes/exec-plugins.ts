@@ -446,6 +446,24 @@ export function execPluginCommand(kc: KubeConfig): string | undefined {
 }
 
 /**
+ * An ExecCredential's status field that JSON gives as something other than text (`"token": 12345`),
+ * as notTheCredential says it; undefined when there is none. client-node sends such a token as
+ * it is ("Bearer 12345"); kubectl cannot decode the ExecCredential (a Go string field). Its value
+ * is not shown: it may be a credential.
+ */
+function notTextInStatus(credential: object): string | undefined {
+  const status: unknown = (credential as { status?: unknown }).status;
+  if (typeof status !== 'object' || status === null) return undefined;
+  for (const field of ['token', 'clientCertificateData', 'clientKeyData']) {
+    const value: unknown = Reflect.get(status, field);
+    if (value === undefined || value === null || typeof value === 'string') continue;
+    const kind = Array.isArray(value) ? 'a list' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+    return `printed an ExecCredential whose status.${field} is ${kind}, not text (kubectl cannot decode it either); it was not used`;
+  }
+  return undefined;
+}
+
+/**
  * Why what an exec plugin printed (JSON, parsed by client-node) is not the ExecCredential its
  * exec entry asks for, as the end of a sentence starting "the exec credential plugin of user …";
  * undefined when it is. client-node reads `status` from any JSON object and sends the token in it
@@ -462,7 +480,7 @@ function notTheCredential(credential: object, user: User): string | undefined {
   }
   const exec = execEntryOf(user) as { apiVersion?: unknown } | undefined;
   const asked = exec?.apiVersion;
-  if (typeof asked !== 'string' || apiVersion === asked) return undefined;
+  if (typeof asked !== 'string' || apiVersion === asked) return notTextInStatus(credential);
   return (
     `printed an ExecCredential of apiVersion ${quoteInput(apiVersion)}, but its exec entry asks for ${quoteInput(asked)} ` +
     '(kubectl refuses it too: "exec plugin is configured to use API version …, plugin returned version …"); make them agree'
