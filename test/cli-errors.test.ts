@@ -930,6 +930,20 @@ describe('ipallocator: failures', () => {
     },
   );
 
+  /**
+   * `status` over a kubeconfig written in `dir`: cluster "c" and user "u" (a token), `entry` (YAML
+   * flow text, e.g. `proxy-url: 8080`) added to the cluster's fields or the user's.
+   */
+  async function statusWith(dir: string, where: 'cluster' | 'user', entry: string) {
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"${where === 'cluster' ? `, ${entry}` : ''}}}]\n` +
+        `users: [{name: u, user: {token: t${where === 'user' ? `, ${entry}` : ''}}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\ncurrent-context: a\n`,
+    );
+    return { path, r: await cli(['status', '--kubeconfig', path]) };
+  }
+
   // Found by an outside tester: client-node reads these files whole and synchronously as it
   // connects; /dev/zero filled memory (GBs in seconds) and a FIFO blocked for ever, no timeout
   // reaching either, and a directory came out as fs's raw error (EISDIR)
@@ -942,18 +956,13 @@ describe('ipallocator: failures', () => {
     const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
     const fifo = join(dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
-    const path = join(dir, 'config');
     const value = given === 'FIFO' ? fifo : given === 'DIR' ? dir : given;
-    const where = field === 'certificate-authority' ? 'cluster' : 'user';
-    const extra = `${JSON.stringify(field)}: ${JSON.stringify(value)}`;
-    const userEntry = where === 'user' ? `{token: t, ${extra}, "client-key": ${JSON.stringify(fifo)}}` : '{token: t}';
-    writeFileSync(
-      path,
-      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"${where === 'cluster' ? `, ${extra}` : ''}}}]\n` +
-        `users: [{name: u, user: ${userEntry}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\ncurrent-context: a\n`,
-    );
+    const entry = `${JSON.stringify(field)}: ${JSON.stringify(value)}`;
     try {
-      const r = await cli(['status', '--kubeconfig', path]);
+      const { r } =
+        field === 'certificate-authority'
+          ? await statusWith(dir, 'cluster', entry)
+          : await statusWith(dir, 'user', `${entry}, "client-key": ${JSON.stringify(fifo)}`); // a pair: not half a certificate
       expect(r.code).toBe(2);
       expect(r.stderr).toContain(said.replace('"FIFO"', JSON.stringify(fifo)).replace('"DIR"', JSON.stringify(dir)));
     } finally {
@@ -970,14 +979,8 @@ describe('ipallocator: failures', () => {
     ['client-certificate: [a]', 'user', 'the client-certificate of user "u" is a list, not text'],
   ])('a kubeconfig whose %s is refused at load, naming the field', async (entry, where, said) => {
     const dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-'));
-    const path = join(dir, 'config');
-    writeFileSync(
-      path,
-      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:1"${where === 'cluster' ? `, ${entry}` : ''}}}]\n` +
-        `users: [{name: u, user: {token: t${where === 'user' ? `, ${entry}` : ''}}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\ncurrent-context: a\n`,
-    );
     try {
-      const r = await cli(['status', '--kubeconfig', path]);
+      const { r, path } = await statusWith(dir, where as 'cluster' | 'user', entry);
       expect(r.code).toBe(2);
       expect(r.stderr).toBe(`ipallocator: cannot read ${path}: ${said}, which kubectl cannot read either\n`);
     } finally {
