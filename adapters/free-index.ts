@@ -9,6 +9,7 @@ import { didYouMean } from './input.ts';
 import {
   core,
   coreConstant,
+  inScratchSlices,
   scratch,
   memoryU32,
   memoryU8,
@@ -243,19 +244,25 @@ export class FreeIndex {
 
   /**
    * Marks many offsets taken in one call. `pairs` holds (hi, lo) per offset. Returns how many were
-   * newly set. Throws OutOfMemoryError, and then nothing is set.
+   * newly set. Throws OutOfMemoryError, and then nothing is set: a sparse index only, as a dense
+   * one needs no memory to mark offsets — without room for the batch they go in a few at a time
+   * (inScratchSlices).
    */
   setMany(pairs: Uint32Array, count = pairs.length >>> 1): number {
     if (count === 0) return 0;
     const bytes = count * 8;
     const ptr = core.buf_alloc(bytes);
-    if (ptr === 0) throw wasmOutOfMemory('loading addresses into an index');
     let r: number;
-    try {
-      memoryU32().set(pairs.subarray(0, count * 2), ptr >>> 2);
-      r = core.index_set_many(this.h, ptr, count);
-    } finally {
-      core.buf_free(ptr, bytes);
+    if (ptr === 0) {
+      if (this.kind !== 'dense') throw wasmOutOfMemory('loading addresses into an index');
+      r = inScratchSlices(pairs, 2, count, (at, n) => core.index_set_many(this.h, at, n));
+    } else {
+      try {
+        memoryU32().set(pairs.subarray(0, count * 2), ptr >>> 2);
+        r = core.index_set_many(this.h, ptr, count);
+      } finally {
+        core.buf_free(ptr, bytes);
+      }
     }
     // (the buffer given back first: the error counts it as needed, and as free)
     if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');

@@ -2,7 +2,9 @@
 // (FreeIndex.setMany, AddressSpace.setMany), but needs room for it beside the index: the batch's
 // entries copied into a block rounded up to a power of two (8 B per offset, 16 B per address),
 // then, for a sparse index, their sorted copies. Under setMemoryLimit an index that fits may not
-// fit with them; the same entries loaded in slices need only a slice's room each.
+// fit with them; the same entries loaded in slices need only a slice's room each. (A dense index
+// needs none: where no block for its batch can be had, it takes the entries a few at a time
+// through the core's scratch window, FreeIndex.setMany.)
 //
 // The order of the slices (inLoadOrder) follows what the entries are. Addresses spread apart
 // (a random /64 fill) are shuffled one by one, so that each slice is a sample of the whole and
@@ -60,8 +62,9 @@ export const SPARSE_BYTES_PER_ADDRESS = 20;
  * reached (the index as it stood, given back, and the block it could not get) plus, for each
  * entry it had not loaded, what the index held per entry loaded (SPARSE_BYTES_PER_ADDRESS at
  * least), and at least SPARSE_BYTES_PER_ADDRESS for every entry — an estimate, not the last
- * piece only, so that raising the cap by `requested - free` is enough. A dense index holds all of its bits from its creation, so its load needs only
- * the batch's room, which it reached.
+ * piece only, so that raising the cap by `requested - free` is enough. A dense index holds all
+ * of its bits from its creation, and its load needs no more room (FreeIndex.setMany): it cannot
+ * run out.
  */
 export function loadNewIndex(
   kind: 'dense' | 'sparse',

@@ -36,6 +36,7 @@ import {
   BAND_LOWER,
   BAND_UPPER,
   core,
+  inScratchSlices,
   KIND_AUTO,
   KIND_DENSE,
   KIND_SPARSE,
@@ -215,20 +216,25 @@ export class AddressSpace {
 
   /**
    * Marks `count` addresses taken in one core call; `words` holds four u32 words per address,
-   * each in [first, last]. Returns how many were newly marked. Throws OutOfMemoryError (then
-   * nothing is marked: FreeIndex.setMany) or InvalidArgumentError for an address outside.
+   * each in [first, last]. Returns how many were newly marked. Throws OutOfMemoryError, a sparse
+   * index only (then nothing is marked: FreeIndex.setMany), or InvalidArgumentError for an
+   * address outside.
    */
   setMany(words: Uint32Array, count: number): number {
     if (count === 0) return 0;
     const bytes = count * 16;
     const ptr = core.buf_alloc(bytes);
-    if (ptr === 0) throw wasmOutOfMemory('loading addresses into an index');
     let r: number;
-    try {
-      memoryU32().set(words.subarray(0, count * 4), ptr >>> 2);
-      r = core.space_set_many(this.h, ptr, count);
-    } finally {
-      core.buf_free(ptr, bytes);
+    if (ptr === 0) {
+      if (this.kind !== 'dense') throw wasmOutOfMemory('loading addresses into an index');
+      r = inScratchSlices(words, 4, count, (at, n) => core.space_set_many(this.h, at, n));
+    } else {
+      try {
+        memoryU32().set(words.subarray(0, count * 4), ptr >>> 2);
+        r = core.space_set_many(this.h, ptr, count);
+      } finally {
+        core.buf_free(ptr, bytes);
+      }
     }
     // (the buffer given back first: the error counts it as needed, and as free)
     if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('loading addresses into an index');

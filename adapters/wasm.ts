@@ -284,6 +284,30 @@ export function scratch(): Uint32Array {
   return scratchView;
 }
 
+/**
+ * `call(ptr, n)` over `count` entries of `width` u32 words from `words`, copied into the scratch
+ * window as many at a time as it holds: for a core call that needs no memory of its own (marking
+ * offsets or addresses in a dense index) where no block for the whole batch could be had, so
+ * that such a load never fails for want of memory — the index holds every bit from its creation.
+ * Returns the answers added up, or the first status below 0, with the position the core wrote to
+ * scratch word 0 made the whole batch's (the entries before it are marked, as in one batch).
+ */
+export function inScratchSlices(words: Uint32Array, width: number, count: number, call: (ptr: number, n: number) => number): number {
+  const step = Math.floor(SCRATCH_WORDS / width);
+  let total = 0;
+  for (let from = 0; from < count; from += step) {
+    const n = Math.min(step, count - from);
+    scratch().set(words.subarray(from * width, (from + n) * width));
+    const r = call(SCRATCH_PTR, n);
+    if (r < 0) {
+      scratch()[0]! += from;
+      return r;
+    }
+    total += r;
+  }
+  return total;
+}
+
 let u32View = new Uint32Array(core.memory.buffer);
 /** A Uint32Array over all of linear memory (index = byte offset >> 2), refreshed after growth. */
 export function memoryU32(): Uint32Array {

@@ -1,0 +1,72 @@
+// A dense index holds a bit for every address from its creation, so marking addresses in it needs
+// no memory beyond it: under a cap that leaves no room for a load's batch, the addresses go in a
+// few at a time. Then creating the index is all a load can run out on, and the README's rule (a cap
+// raised by `requested - free`, rounded up to 64 KiB, lets the same call through) holds for an
+// Allocator's warm start after one raise: it had asked for the index only, then failed again on
+// the batch's block. Its own file: it is about a fresh process's memory.
+import { afterAll, expect, it } from 'vitest';
+import { Allocator } from '../adapters/allocator.ts';
+import { OutOfMemoryError } from '../adapters/errors.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { Range } from '../adapters/range.ts';
+import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+
+const original = memoryLimit().limit;
+afterAll(() => setMemoryLimit(original));
+
+/** What `make` threw, or undefined when it returned (what it made is destroyed). */
+function failureOf(make: () => { destroy(): void }): unknown {
+  try {
+    make().destroy();
+    return undefined;
+  } catch (e) {
+    return e;
+  }
+}
+
+/** The cap the README's rule sets after `e`. */
+function raisedFor(e: OutOfMemoryError): number {
+  return memoryLimit().limit + Math.ceil((e.requested! - e.free!) / 65536) * 65536;
+}
+
+it('an Allocator of a /8 warm-starting from 60,000 records goes through after one raise of the cap', async () => {
+  setMemoryLimit(256 * 1024);
+  const store = new MemoryStore();
+  const seed = new Allocator('10.0.0.0/16', { store });
+  for (let i = 0; i < 60_000; i++) await seed.allocateNext();
+  seed.destroy();
+
+  const make = () => new Allocator('10.0.0.0/8', { store });
+  const e = failureOf(make) as OutOfMemoryError;
+  expect(e).toBeInstanceOf(OutOfMemoryError);
+  expect(e.reason).toBe('limit');
+  setMemoryLimit(raisedFor(e));
+  const a = make();
+  expect(a.used()).toBe(60_000);
+  expect(a.validate().indexed).toBe(60_000);
+  a.destroy();
+});
+
+it("a dense Range's loadMany needs no room beyond its index: it goes through with the memory full", () => {
+  const probe = failureOf(() => new Range('10.0.0.0/8')) as OutOfMemoryError | undefined;
+  if (probe !== undefined) setMemoryLimit(raisedFor(probe));
+  const r = new Range('10.0.0.0/8');
+  // small ranges until one more does not fit: no room is left for a slice of the load's offsets
+  const fillers: Range[] = [];
+  for (;;) {
+    try {
+      fillers.push(new Range('192.168.0.0/24'));
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      break;
+    }
+  }
+  const ips = Array.from({ length: 200_000 }, (_, i) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`).slice(1);
+  expect(r.loadMany(ips)).toBe(ips.length);
+  expect(r.used()).toBe(ips.length);
+  expect(r.has('10.3.13.63')).toBe(true);
+  expect(r.has('10.3.13.64')).toBe(false);
+  expect(() => r.validate()).not.toThrow();
+  for (const f of fillers) f.destroy();
+  r.destroy();
+});
