@@ -166,8 +166,10 @@ export interface Store {
 export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getSync'): T {
   if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
     (answer as unknown as PromiseLike<unknown>).then(undefined, () => {});
+    // what the promise stands for may still happen: a record it creates outlives the refusal
+    const after = op === 'createSync' ? '; the record it may still create is left in the store, where reconcile() finds it' : '';
     throw new InvalidArgumentError(
-      `store.sync.${op} answered with a promise: sync holds operations that answer at once (leave sync null and the allocators use create, delete and get)`,
+      `store.sync.${op} answered with a promise: sync holds operations that answer at once (leave sync null and the allocators use create, delete and get)${after}`,
     );
   }
   return answer;

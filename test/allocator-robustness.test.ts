@@ -2015,7 +2015,9 @@ describe('a store whose synchronous operations answer with a promise', () => {
       getSync: (n: string) => inner.getSync(n),
     }));
     const a = new Allocator('10.0.0.0/29', { store, random: seededRandom(1) });
-    expect(await rejection(a.allocateNext())).toBeInstanceOf(InvalidArgumentError);
+    const refused = await rejection(a.allocateNext());
+    expect(refused).toBeInstanceOf(InvalidArgumentError);
+    expect((refused as Error).message).toMatch(/the record it may still create is left in the store, where reconcile\(\) finds it$/);
     const left = inner.records().map((r) => r.name);
     expect(left).toHaveLength(1);
     expect(a.used()).toBe(1);
