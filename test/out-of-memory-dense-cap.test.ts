@@ -1,4 +1,4 @@
-// The README's rule for an OutOfMemoryError (Install): a cap raised by `requested - free`,
+// The README's rule for an OutOfMemoryError (Memory): a cap raised by `requested - free`,
 // rounded up to 64 KiB, lets the same call through — here for the dense index of a large IPv4
 // range, the README's own example (a /8 under a 1 MiB cap). Its own file: the rule is about a
 // fresh process's memory, where the index's blocks land in the order the core asks for them.

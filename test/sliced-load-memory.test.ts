@@ -14,7 +14,7 @@ const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
 
 const KiB = 1024;
-/** The core's own bookkeeping below its blocks (README, Install). */
+/** The core's own bookkeeping below its blocks (README, Memory). */
 const BOOKKEEPING = 192 * KiB;
 /** What a load needs beside the index it builds (README, Benchmarks): one 64 KiB node. */
 const WORKING_ROOM = 64 * KiB;
