@@ -241,7 +241,10 @@ function notAKubeconfig(text: string): string | undefined {
       doc = null;
     }
   }
-  if (doc === undefined) return NO_DOCUMENT;
+  // js-yaml 4 (client-node 1.x) reads a file of only whitespace and comments as a null document,
+  // js-yaml 5 (2.x) as none: said alike whichever is installed. A null that parsed from text
+  // with anything else on a line (`null`, `~`, `---`) is a document.
+  if (doc === undefined || (doc === null && text.split('\n').every(isBlankOrComment))) return NO_DOCUMENT;
   if (typeof doc === 'object' && doc !== null && !Array.isArray(doc)) return undefined;
   const what = Array.isArray(doc)
     ? 'a list'
@@ -252,6 +255,12 @@ function notAKubeconfig(text: string): string | undefined {
 }
 
 const NO_DOCUMENT = 'it holds no YAML document (it is empty, or only whitespace and comments)';
+
+/** A line of YAML that holds nothing: blank, or a comment. */
+function isBlankOrComment(line: string): boolean {
+  const rest = line.trimStart();
+  return rest === '' || rest.startsWith('#');
+}
 
 /**
  * The first of the kubeconfig files (kubeconfigFiles) that is no kubeconfig (notAKubeconfig), as
