@@ -47,7 +47,17 @@ import { checkParentRef, forEachLabelledAddress, writeLabelsFor } from './record
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
-import { deleteErrorHandler, type Store, type StoreCache, type SyncStoreOps, syncAnswer, syncedAnswer, tellDeleteError } from './store.ts';
+import {
+  COLLISIONS_PER_TURN,
+  deleteErrorHandler,
+  nextTurn,
+  type Store,
+  type StoreCache,
+  type SyncStoreOps,
+  syncAnswer,
+  syncedAnswer,
+  tellDeleteError,
+} from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { type Collisions, copy4, type Op, TakenAddresses } from './taken-addresses.ts';
 import { remeasured } from './wasm.ts';
@@ -88,9 +98,6 @@ const NOT_READY = -2;
 const FULL = -1;
 /** The band of a strategy's choice (the strategy keeps to the bands itself). */
 const BAND_CHOSEN = 2;
-
-/** Collisions in one allocateNext on a store without synchronous operations between turns of the event loop. */
-const COLLISIONS_PER_TURN = 4096;
 
 /** Shared promises for the synchronous path. */
 const RESOLVED: Promise<void> = Promise.resolve();
@@ -431,10 +438,9 @@ export class Allocator implements IPAllocator, Disposable {
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
-          // A store whose creates keep colliding keeps this search going (on an IPv6 range, for
-          // good) in a chain of promises that would starve timers and I/O: now and then they run,
-          // and a timer can end the call with destroy(). op stays this call's until collision().
-          if (++collisions % COLLISIONS_PER_TURN === 0) await new Promise((resolve) => setTimeout(resolve, 0));
+          // now and then timers and I/O run, so a timer can end a search that would never end
+          // (COLLISIONS_PER_TURN). op stays this call's until collision().
+          if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
           collided = this.collision(op, e, collided);
           continue;
         }

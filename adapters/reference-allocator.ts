@@ -40,8 +40,10 @@ import {
   cacheHolds,
   checkEventRecord,
   checkUnsubscribe,
+  COLLISIONS_PER_TURN,
   deleteErrorHandler,
   type IPAddressRecord,
+  nextTurn,
   type Store,
   type StoreWatcher,
   syncedAnswer,
@@ -329,6 +331,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     if (start > (1n << BigInt(this.g.width)) - 1n || first > last) throw BAND_FULL;
     if (start > last) start = first;
     let ip = start;
+    let collisions = 0; // the static band holds at most 256 addresses: this band's count is the call's
     do {
       const name = formatBig(this.fam, ip);
       if (!cacheHolds(this.store.cache, name)) {
@@ -339,7 +342,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
         } catch (e) {
           // mid-air collision: another allocator has it and our cache does not know yet
           if (!(e instanceof ErrAllocated)) throw e;
-          this.live(); // destroyed while the create was in flight: stop searching (ErrDestroyed)
+          // now and then timers and I/O run, so a timer can end a search that would never end
+          if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
+          this.live(); // destroyed while the create was in flight, or meanwhile: stop searching (ErrDestroyed)
         }
       }
       ip = ip === last ? first : ip + 1n;

@@ -157,6 +157,20 @@ export interface Store {
 }
 
 /**
+ * A store without synchronous operations whose creates keep colliding (broken, or far ahead of its
+ * cache) keeps an allocateNext searching — on an IPv6 range, for good — in a chain of promises
+ * that would starve timers and I/O. Both allocators let the event loop turn (nextTurn) every this
+ * many collisions of one call, about a millisecond per 4,096 creates, so a timer can end the call
+ * with destroy(); the swap between them keeps this.
+ */
+export const COLLISIONS_PER_TURN = 4096;
+
+/** Resolves after timers and I/O due now have run (a setTimeout 0). */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
  * What a synchronous operation of `store.sync` answered, refused when it is a promise: a store in
  * plain JavaScript whose "synchronous" operations answer later (a plain function returning a
  * promise passes the check made at construction). Read as an answer, such a create would count as

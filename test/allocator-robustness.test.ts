@@ -2392,7 +2392,12 @@ describe('Allocator.create, ReferenceAllocator.create and Range.fromSnapshot on 
 // searching in a chain of promises that no timer or I/O could run between: on an IPv6 /64, for
 // good, and nothing (no timer, no destroy()) could end it
 describe('allocateNext on a store whose creates keep colliding, on an IPv6 /64', () => {
-  it('lets timers run while it searches, and a timer of yours can end it with destroy()', async () => {
+  // ReferenceAllocator too: it searched in the same chain of promises, and the swap promises the
+  // same behaviour with such a store
+  it.each([
+    ['Allocator', Allocator],
+    ['ReferenceAllocator', ReferenceAllocator],
+  ] as const)('%s lets timers run while it searches, and a timer of yours can end it with destroy()', async (_, C) => {
     const inner = new MemoryStore();
     let creates = 0;
     const store: Store = {
@@ -2407,7 +2412,7 @@ describe('allocateNext on a store whose creates keep colliding, on an IPv6 /64',
       close: () => inner.close(),
       cache: inner.cache,
     };
-    const a = new Allocator('fd00::/64', { store });
+    const a = new C('fd00::/64', { store });
     let settled = false;
     const call = a.allocateNext().finally(() => {
       settled = true;
