@@ -852,15 +852,6 @@ export function checkInformerOptions(
   return b;
 }
 
-/** networking.k8s.io version: 'v1' (default) or 'v1beta1'. */
-export function checkApiVersion(version: unknown): ApiVersion {
-  if (version === undefined) return 'v1';
-  if (version !== 'v1' && version !== 'v1beta1') {
-    throw new InvalidArgumentError(`apiVersion must be "v1" or "v1beta1", got ${quoteInput(version)}`);
-  }
-  return version;
-}
-
 /** A label selector option: undefined or a string (trimmed; '' = none). */
 export function selectorOption(value: unknown): string | undefined {
   if (value === undefined) return undefined;

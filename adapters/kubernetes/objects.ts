@@ -11,12 +11,20 @@ import { isPlainObject, unreadableInput } from '../input.ts';
 import { quoteInput, quoteText } from '../quote.ts';
 import { labelKeyProblems, labelValueProblems } from '../label-rules.ts';
 import { isAllocatorLabelSet, labelSetProblems, readRecord, unreadableRecord } from '../records.ts';
-import { checkApiVersion } from './config.ts';
 import { goInt64 } from './numbers.ts';
 import type { ParentRef } from '../types.ts';
 
 export const GROUP = 'networking.k8s.io';
 export type ApiVersion = 'v1' | 'v1beta1';
+
+/** networking.k8s.io version: 'v1' (default) or 'v1beta1'. */
+export function checkApiVersion(version: unknown): ApiVersion {
+  if (version === undefined) return 'v1';
+  if (version !== 'v1' && version !== 'v1beta1') {
+    throw new InvalidArgumentError(`apiVersion must be "v1" or "v1beta1", got ${quoteInput(version)}`);
+  }
+  return version;
+}
 
 /** The JSON of an IPAddress as the API serves it (timestamps may arrive as Date from client-node). */
 export interface IPAddressObject {

@@ -43,7 +43,6 @@ import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
 import { InformerLifecycle } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import {
-  checkApiVersion,
   checkInformerOptions,
   kubeConfigOrDefault,
   optionsObject,
@@ -52,7 +51,16 @@ import {
   selectorOption,
   shownServer,
 } from './config.ts';
-import { checkedLabels, GROUP, isPathSegmentName, parseLabelSelector, readObject, type ApiVersion, type LabelSelector } from './objects.ts';
+import {
+  checkApiVersion,
+  checkedLabels,
+  GROUP,
+  isPathSegmentName,
+  parseLabelSelector,
+  readObject,
+  type ApiVersion,
+  type LabelSelector,
+} from './objects.ts';
 import { checkWatcher, notAName } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';

@@ -29,7 +29,6 @@ import { InvalidArgumentError, NotFoundError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
 import { validateFields } from '../records.ts';
 import {
-  checkApiVersion,
   checkInformerOptions,
   kubeConfigOrDefault,
   optionsObject,
@@ -52,6 +51,7 @@ import {
   isPathSegmentName,
   ownRecord,
   bodyOf,
+  checkApiVersion,
   parseLabelSelector,
   toRecord,
   type ApiVersion,
