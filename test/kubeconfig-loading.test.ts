@@ -956,6 +956,54 @@ describe('a user field that is no text', () => {
   });
 });
 
+// Regression: client-node reads a user whose `user` is no mapping (`user: [1]`, `user: 5`) as a
+// user without credentials, and every request went out anonymous; kubectl cannot decode such a
+// kubeconfig ("cannot unmarshal array into Go struct field NamedAuthInfo.users.user").
+describe('a user whose entry is no mapping', () => {
+  const fixture = doubleAndFolder('ipallocator-user-not-mapping-');
+  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  afterEach(() => {
+    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved.KUBECONFIG;
+  });
+
+  it.each([
+    ['[1]', 'a list'],
+    ['5', 'a number'],
+    ['"a-token"', 'a string'],
+    ['true', 'true or false'],
+    ['0', 'a number'],
+  ])('user: %s is refused as the kubeconfig is read, by the library and the command line; nothing is sent', async (user, kind) => {
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, kubeconfigOfUser(fixture.double.url, user));
+    const said =
+      `the user field of user "u" is ${kind}, not a mapping (it is not shown), which kubectl cannot read either: ` +
+      'write its credentials as a mapping (user: {token: …}), or user: {} for none';
+    process.env.KUBECONFIG = path;
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+      `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
+    );
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+    expect(r.stderr).not.toContain('a-token');
+    expect(fixture.double.requests).toEqual([]);
+  });
+
+  it.each(['{}', 'null', ''])('user: %s is a user without credentials, as kubectl reads it', async (user) => {
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, kubeconfigOfUser(fixture.double.url, user));
+    process.env.KUBECONFIG = path;
+    const store = new KubernetesStore(undefined, { start: false });
+    try {
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(fixture.double.requests.map((r) => r.authorization)).toEqual([undefined]);
+  });
+});
+
 // kubectl sends a kubeconfig's token as it is, and Go's HTTP client refuses a header holding a
 // control character. Regression: with client-node 1.x a token ending in a line break failed as
 // each request was sent, with a message saying that fetch leaves such a line break out (node-fetch

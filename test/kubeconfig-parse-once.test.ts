@@ -1,6 +1,7 @@
 // The loader reads a kubeconfig's text itself for what client-node reads otherwise or drops (the
-// users' token-files, their as-uid, as-groups and as-user-extra): one parse serves both
-// (config.ts kubeconfigDocument). client-node's own parse (KubeConfig.loadFromString) goes
+// users' token-files, their as-uid, as-groups and as-user-extra) or cannot tell (whether a user it
+// read as holding nothing was written as a mapping): one parse serves them all (config.ts
+// documentOnce), and none is made when none is needed. client-node's own parse (KubeConfig.loadFromString) goes
 // through js-yaml directly, not through the loadAllYaml counted here.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,9 +38,28 @@ describe('a kubeconfig naming a token-file and impersonation fields', () => {
     expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
   });
 
-  it('is not parsed by the loader when it names neither', () => {
+  it('is not parsed by the loader when it names neither, and its users hold something', () => {
     const kc = new clientNode.KubeConfig();
     loadKubeconfigText(kc, 'apiVersion: v1\nkind: Config\nusers:\n- name: u\n  user: {token: t}\n', join(dir, 'config'));
     expect(clientNode.loadAllYaml).not.toHaveBeenCalled();
+  });
+
+  // client-node reads `user: [1]` as `user: {}`: only the text tells them apart
+  it('is parsed once when a user holds nothing, and a user that is no mapping is refused from that parse', () => {
+    const users = (user: string) => `apiVersion: v1\nkind: Config\nusers:\n- name: a\n  user: {}\n- name: b\n  user: ${user}\n`;
+    loadKubeconfigText(new clientNode.KubeConfig(), users('null'), join(dir, 'config'));
+    expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
+    vi.mocked(clientNode.loadAllYaml).mockClear();
+    expect(() => loadKubeconfigText(new clientNode.KubeConfig(), users('[1]'), join(dir, 'config'))).toThrow(
+      'the user field of user "b" is a list, not a mapping',
+    );
+    expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
+    vi.mocked(clientNode.loadAllYaml).mockClear();
+    // with a token-file named, the parse that read it serves
+    writeFileSync(join(dir, 'token'), 't');
+    expect(() =>
+      loadKubeconfigText(new clientNode.KubeConfig(), `${users('5')}- name: c\n  user: {token-file: token}\n`, join(dir, 'config')),
+    ).toThrow('the user field of user "b" is a number, not a mapping');
+    expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
   });
 });

@@ -437,19 +437,24 @@ function fileFailure(file: string, e: unknown): Error {
  * token-file as it parses the text, whole, synchronously and from the working directory: here
  * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
  * read again from the file as client-go reads it (TokenFileSource).
- * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName).
+ * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName),
+ * and so is one with a field kubectl cannot read: a cluster's path or text field that is no text
+ * (nonTextClusterField), a user whose entry is no mapping (userNotMapping).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
  * (impersonation.ts readImpersonation).
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
-  const doc = kubeconfigDocument(text);
+  const parsed = documentOnce(text);
+  const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? parsed() : undefined;
   const read = doc === undefined ? undefined : readTokenFiles(doc, text.length, folder);
   kc.loadFromString(read?.text ?? text);
   const twice = duplicateName(kc);
   if (twice !== undefined) throw new Error(twice);
   const notText = nonTextClusterField(kc);
   if (notText !== undefined) throw new Error(notText);
+  const notMapping = userNotMapping(kc, parsed);
+  if (notMapping !== undefined) throw new Error(notMapping);
   if (doc !== undefined) readImpersonation(kc, doc.users);
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one
@@ -468,14 +473,21 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
 }
 
 /**
- * A kubeconfig's text parsed once, as client-node parses it (js-yaml, through loadAllYaml), for
- * what the loader reads itself: the token-files client-node would read (readTokenFiles) and the
- * impersonation fields it drops (readImpersonation). Undefined when the text names none of their
- * keys (it is not parsed), or is not one YAML mapping with a list of users (client-node's own
- * parse then says what is wrong).
+ * A kubeconfig's text parsed as client-node parses it (js-yaml, through loadAllYaml), on the
+ * first call and never again, for what the loader reads itself: the token-files client-node
+ * would read (readTokenFiles), the impersonation fields it drops (readImpersonation), the shape
+ * of a user it read as holding nothing (userNotMapping). The loader asks for it only when the
+ * text names one of their keys, or has such a user: most kubeconfigs are parsed by client-node
+ * alone. Each call answers undefined when the text is not one YAML mapping with a list of users
+ * (client-node's own parse then says what is wrong).
  */
+function documentOnce(text: string): () => { users: unknown[] } | undefined {
+  let parsed: { doc: { users: unknown[] } | undefined } | undefined;
+  return () => (parsed ??= { doc: kubeconfigDocument(text) }).doc;
+}
+
+/** The one YAML document of `text`, when it is a mapping with a list of users; undefined otherwise. */
 function kubeconfigDocument(text: string): { users: unknown[] } | undefined {
-  if (![...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key))) return undefined;
   let docs: unknown[];
   try {
     docs = loadAllYaml(text);
@@ -484,6 +496,30 @@ function kubeconfigDocument(text: string): { users: unknown[] } | undefined {
   }
   const doc = docs.length === 1 ? (docs[0] as { users?: unknown } | null) : undefined;
   return typeof doc === 'object' && doc !== null && Array.isArray(doc.users) ? (doc as { users: unknown[] }) : undefined;
+}
+
+/**
+ * A user whose `user` YAML reads as no mapping (`user: [1]`, `user: 5`, `user: text`), as a
+ * sentence naming it; undefined when each is a mapping, or empty (null, absent: a user without
+ * credentials, as kubectl reads it). client-node reads a user of any other kind as holding
+ * nothing, and every request would go out without credentials; kubectl cannot read such a
+ * kubeconfig ("cannot unmarshal array into Go struct field NamedAuthInfo.users.user"). Only a
+ * user client-node read as holding nothing can be one: the text is parsed (`parsed`) only when
+ * `kc` has such a user. client-node builds its users one for one from the file's list, so the
+ * file's entries are `kc`'s. What the entry holds is not shown: it may be a token.
+ */
+function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | undefined): string | undefined {
+  const holdsNothing = (user: object) => Object.entries(user).every(([k, v]) => k === 'name' || v === undefined || v === null);
+  if (!kc.users.some(holdsNothing)) return undefined;
+  for (const entry of parsed()?.users ?? []) {
+    const user = (entry as { user?: unknown } | null)?.user;
+    if (user === undefined || user === null || (typeof user === 'object' && !Array.isArray(user))) continue;
+    return (
+      `the user field of user ${quoteText(String((entry as { name?: unknown }).name))} is ${notTextKind(user)}, not a mapping ` +
+      '(it is not shown), which kubectl cannot read either: write its credentials as a mapping (user: {token: …}), or user: {} for none'
+    );
+  }
+  return undefined;
 }
 
 /**
