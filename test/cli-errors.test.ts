@@ -572,13 +572,41 @@ describe('ipallocator: failures', () => {
   // Regression: an exec entry with a field of the wrong type was said in spawn's or client-node's
   // words, which quote the value: args given as one text printed the token in it ("Received type
   // string ('--token=…')"); env given as a mapping was "exec.env.forEach is not a function".
+  // A field of the wrong type is refused as the kubeconfig is read (kubectl cannot decode it); what
+  // spawn alone refuses, a NUL, as the plugin is started.
   it.each([
-    ['args that are one text, not a list', { args: '--token=SECRET_IN_ARGS' }],
+    ['args that are one text, not a list', { args: '--token=SECRET_IN_ARGS' }, 'has args that are a string, not a list of texts'],
+    [
+      'env that is a mapping, not a list',
+      { env: { TOKEN: 'SECRET_IN_ARGS' } },
+      'has env that is a mapping, not a list of name and value entries',
+    ],
+    ['a command that is a number', { command: 42 }, 'has a command that is a number, not text'],
+  ])(
+    'an exec credential plugin whose entry has %s: refused as the kubeconfig is read, its values never printed, exit 2',
+    async (_what, entry, said) => {
+      const { dir, path } = execPluginKubeconfig(c.double.url, '');
+      const config = JSON.parse(readFileSync(path, 'utf8'));
+      Object.assign(config.users[0].user.exec, entry);
+      writeFileSync(path, JSON.stringify(config));
+      try {
+        const r = await cli(['status', '--kubeconfig', path]);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toMatch(
+          `ipallocator: cannot read ${path}: the exec entry of user "u" ${said}, which kubectl cannot read either (what it holds is not shown)`,
+        );
+        expect(r.stderr).not.toContain('SECRET');
+        expect(c.double.requests).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.each([
     ['an arg holding a NUL', { args: ['--token=SECRET_IN_ARGS\u0000'] }],
-    ['env that is a mapping, not a list', { env: { TOKEN: 'SECRET_IN_ARGS' } }],
     ['an env item that is null', { env: [null] }],
     ['an env value holding a NUL', { env: [{ name: 'TOKEN', value: 'SECRET_IN_ARGS\u0000' }] }],
-    ['a command that is a number', { command: 42 }],
   ])('an exec credential plugin whose entry has %s: said to be malformed, its values never printed, exit 2', async (_what, entry) => {
     const { dir, path } = execPluginKubeconfig(c.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));

@@ -23,6 +23,7 @@ import {
 } from '../adapters/kubernetes/index.ts';
 import { superviseExecPlugins } from '../adapters/kubernetes/exec-plugins.ts';
 import { openWatch } from '../adapters/kubernetes/watch-request.ts';
+import { cli } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { base64, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 
@@ -173,6 +174,56 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
       } finally {
         await tls.close();
       }
+    });
+  });
+
+  // Regression: client-node passed an exec entry's fields on as they were, and spawn made text of
+  // them: `args: [1.10, 0x1F]` ran the plugin with "1.1" and "31", a list as its items joined by
+  // commas, `value: true` as "true", a null arg as "null". kubectl cannot decode such a kubeconfig,
+  // and reads a null as an empty text.
+  describe('args and env as kubectl reads them', () => {
+    const said = (what: string) =>
+      `the exec entry of user "tester" has ${what}, which kubectl cannot read either (what it holds is not shown)`;
+    const quote = ': write it as text, quoted where YAML would read it as something else';
+    const refusals: [Record<string, unknown>, string][] = [
+      [{ args: ['a', 1.1] }, said('an args entry (number 2) that is a number, not text') + quote],
+      [{ args: ['a', ['b', 'c']] }, said('an args entry (number 2) that is a list, not text') + quote],
+      [{ args: 'a b' }, said('args that are a string, not a list of texts')],
+      [{ env: { FOO: 'x' } }, said('env that is a mapping, not a list of name and value entries')],
+      [{ env: ['FOO=x'] }, said('an env entry (number 1) that is a string, not a mapping of name and value')],
+      [{ env: [{ name: 5, value: 'x' }] }, said('an env entry (number 1) whose name is a number, not text') + quote],
+      [{ env: [{ name: 'FOO', value: true }] }, said('an env entry (number 1) whose value is true or false, not text') + quote],
+      [{ command: 5 }, said('a command that is a number, not text') + quote],
+      [{ provideClusterInfo: 'true' }, said('a provideClusterInfo that is a string, not true or false')],
+    ];
+
+    it.each(refusals)('%j is refused before the plugin runs, by the library and the command line', async (exec, message) => {
+      const plugin = writePlugin(dir);
+      const kc = kubeConfig(plugin, exec);
+      const refused = message.replace('"tester"', '"tester" (context "double")');
+      expect(() => store(kc)).toThrow(InvalidArgumentError);
+      expect(() => store(kc)).toThrow(`KubernetesStore: ${refused}`);
+      // as the kubeconfig is read: kubectl cannot read the file, whichever user is in use
+      const path = join(dir, 'config');
+      kc.addUser({ name: 'other', token: 't' });
+      kc.addContext({ name: 'other', cluster: 'double', user: 'other' });
+      kc.setCurrentContext('other');
+      writeFileSync(path, kc.exportConfig());
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${message}\n`]);
+      expect(runs(dir)).toBe(0);
+      expect(d.requests).toEqual([]);
+    });
+
+    it('a null arg, and an env entry with a null or no value, are passed as empty texts', async () => {
+      // printenv fails for a variable that is not set
+      const printed = ['FOO', 'BAR'].map((name) => `"$(printenv ${name} || echo unset)"`).join(' ');
+      const plugin = writePlugin(dir, `printf '[%s]' "$@" > "$dir/args"; printf '%s %s' ${printed} > "$dir/env"`);
+      const env = [{ name: 'FOO', value: null }, { name: 'BAR' }];
+      expect(await getOutcome(kubeConfig(plugin, { args: ['a', null, ''], env }))).toBeUndefined();
+      expect(readFileSync(join(dir, 'args'), 'utf8')).toBe('[a][][]');
+      expect(readFileSync(join(dir, 'env'), 'utf8')).toBe(' ');
+      expect(d.requests.map((r) => r.authorization)).toEqual(['Bearer from-the-plugin']);
     });
   });
 

@@ -1425,20 +1425,22 @@ describe('KubernetesStore', () => {
       expect(d.requests).toEqual([]);
     });
 
-    it('an exec credential plugin whose args are one text, not a list: said to be malformed, the args never in the message or its causes', async () => {
+    it('an exec credential plugin whose args are one text, or hold a NUL: refused, or said to be malformed, the args never in the message or its causes', async () => {
       // Regression: spawn's TypeError quoted the args ("Received type string ('--token=…')").
       const kc = new KubeConfig();
+      const exec = { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: `--token=${TEST_TOKEN}` };
       kc.loadFromOptions({
         clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
-        users: [
-          {
-            name: 'tester',
-            exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: `--token=${TEST_TOKEN}` },
-          },
-        ],
+        users: [{ name: 'tester', exec }],
         contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
         currentContext: 'double',
       });
+      // a type kubectl cannot decode: refused with the KubeConfig
+      expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+        'the exec entry of user "tester" (context "double") has args that are a string, not a list of texts, which kubectl cannot read either (what it holds is not shown)',
+      );
+      // what only spawn refuses: as the plugin is started
+      (exec as { args: unknown }).args = [`--token=${TEST_TOKEN}\u0000`];
       const s = new KubernetesStore(kc, { start: false });
       try {
         const err = await s.get('10.0.0.1').then(

@@ -20,6 +20,8 @@ import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
 import {
+  execEntryNotRead,
+  execEntryOf,
   execEntryProblem,
   missingUser,
   moreThanOneAuthMethod,
@@ -439,7 +441,8 @@ function fileFailure(file: string, e: unknown): Error {
  * read again from the file as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName),
  * and so is one with a field kubectl cannot read: a cluster's path or text field that is no text
- * (nonTextClusterField), a user whose entry is no mapping (userNotMapping).
+ * (nonTextClusterField), a user whose entry is no mapping (userNotMapping), an exec entry with a
+ * field of another type (user-checks.ts execEntryNotRead).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
  * (impersonation.ts readImpersonation).
  */
@@ -455,6 +458,11 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   if (notText !== undefined) throw new Error(notText);
   const notMapping = userNotMapping(kc, parsed);
   if (notMapping !== undefined) throw new Error(notMapping);
+  // kubectl cannot read the file when any user's exec entry has such a field, in use or not
+  for (const user of kc.users) {
+    const notRead = execEntryNotRead(execEntryOf(user));
+    if (notRead !== undefined) throw new Error(`the exec entry of user ${quoteText(String(user.name))} ${notRead}`);
+  }
   if (doc !== undefined) readImpersonation(kc, doc.users);
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one

@@ -135,12 +135,14 @@ export function superviseExecPlugins(kc: KubeConfig): boolean {
     const execFn: unknown = Reflect.get(auth, 'execFn');
     if (typeof execFn !== 'function') continue;
     const spawn = execFn as Spawn;
-    const bounded: Spawn = (command, args, options) => {
+    const bounded: Spawn = (command, given, options) => {
       const signal = requestSignal.getStore();
       const run = pluginRun.getStore();
+      const { args, env } = nullAsEmpty(given, (options as { env?: unknown }).env);
       // as client-go starts it (the file comment); throws, before anything is started, for an
       // interactiveMode that cannot be met, which client-node's getCredential rejects with
-      const started = run === undefined ? options : { ...options, ...asClientGoStarts(run.user, kc, options) };
+      const passed = env === undefined ? options : { ...options, env };
+      const started = run === undefined ? passed : { ...passed, ...asClientGoStarts(run.user, kc, passed) };
       const child = spawn.call(auth, command, args, signal === undefined ? started : { ...started, signal, killSignal: 'SIGKILL' });
       if (signal !== undefined) {
         if (signal.aborted) letGo(child);
@@ -337,6 +339,22 @@ function forget(auth: object, user: string, credential: unknown): void {
   const cache: unknown = Reflect.get(auth, 'tokenCache');
   if (typeof cache !== 'object' || cache === null || Reflect.get(cache, user) !== credential) return;
   Reflect.set(cache, user, null); // as client-node drops an expired one
+}
+
+/**
+ * An exec entry's args, and the env client-node made of its env entries, with a null arg, and an
+ * env entry's null or absent value, as kubectl reads them: empty texts (a Go string decodes null
+ * as ""). spawn would pass "null", or leave the variable out (and so unset one the process has).
+ * Any other value that is no text was refused with the kubeconfig (user-checks.ts execEntryNotRead).
+ */
+function nullAsEmpty(args: readonly string[] | undefined, env: unknown): { args: readonly string[] | undefined; env: unknown } {
+  const asText = (value: unknown): unknown => (value === null || value === undefined ? '' : value);
+  return {
+    // client-node passes the entry's args as they are: no list was refused with the kubeconfig
+    args: Array.isArray(args) ? (args.map(asText) as string[]) : args,
+    env:
+      typeof env === 'object' && env !== null ? Object.fromEntries(Object.entries(env).map(([name, value]) => [name, asText(value)])) : env,
+  };
 }
 
 /**

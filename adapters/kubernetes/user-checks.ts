@@ -208,7 +208,8 @@ export function notTextKind(value: unknown): string {
 export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 
 /**
- * Why the current context's user has an exec entry kubectl refuses — no apiVersion, or one that
+ * Why the current context's user has an exec entry kubectl refuses — one it cannot read
+ * (execEntryNotRead), no apiVersion, or one that
  * is not an ExecCredential version it takes (EXEC_API_VERSIONS), no command (commandProblem), or
  * an interactiveMode it refuses (interactiveModeProblem) —, as the end of a sentence naming the
  * user; undefined when it has none, or a good one. client-node runs the plugin
@@ -218,7 +219,12 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
   const user = getCurrentUser.call(kc);
-  const exec = execEntryOf(user) as { apiVersion?: unknown; command?: unknown; interactiveMode?: unknown } | undefined;
+  const entry = execEntryOf(user);
+  const notRead = execEntryNotRead(entry);
+  if (notRead !== undefined) {
+    return `the exec entry of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) ${notRead}`;
+  }
+  const exec = entry as { apiVersion?: unknown; command?: unknown; interactiveMode?: unknown } | undefined;
   if (typeof exec !== 'object' || exec === null) return undefined;
   const version = exec.apiVersion;
   if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) {
@@ -240,12 +246,56 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
 }
 
 /**
+ * Why kubectl cannot read `exec`, a user's exec entry, as the end of a sentence naming the entry
+ * ("has an args entry (number 2) that is a number, not text, …"); undefined when it can, or there
+ * is none. A field YAML read as another type than kubectl's ExecConfig has: the entry no mapping,
+ * a command that is no text, args that are no list of texts, env that is no list of mappings of a
+ * name and a value, a provideClusterInfo that is no true or false. kubectl fails to decode such a
+ * kubeconfig; client-node passes the value on as it is, and spawn makes text of it (`args:
+ * [1.10, 0x1F]` run the plugin with "1.1" and "31", a list with its items joined by commas), or
+ * fails as a request is sent. A null arg or env value is none of these: kubectl reads it as an
+ * empty text, and it is passed so (exec-plugins.ts). What a field holds is not shown: an arg or an
+ * env value may be a credential. The loader asks it of every user of a file (config.ts), and
+ * execEntryProblem of the current user of a KubeConfig loaded elsewhere.
+ */
+export function execEntryNotRead(exec: unknown): string | undefined {
+  const tail = ', which kubectl cannot read either (what it holds is not shown)';
+  if (exec === undefined || exec === null) return undefined;
+  if (typeof exec !== 'object' || Array.isArray(exec)) return `is ${notTextKind(exec)}, not a mapping${tail}`;
+  const { command, args, env, provideClusterInfo } = exec as Record<string, unknown>;
+  const text = (value: unknown): boolean => value === undefined || value === null || typeof value === 'string';
+  const quote = `${tail}: write it as text, quoted where YAML would read it as something else`;
+  if (!text(command)) return `has a command that is ${notTextKind(command)}, not text${quote}`;
+  if (args !== undefined && args !== null) {
+    if (!Array.isArray(args)) return `has args that are ${notTextKind(args)}, not a list of texts${tail}`;
+    const i = args.findIndex((arg) => !text(arg));
+    if (i >= 0) return `has an args entry (number ${i + 1}) that is ${notTextKind(args[i])}, not text${quote}`;
+  }
+  if (env !== undefined && env !== null) {
+    if (!Array.isArray(env)) return `has env that is ${notTextKind(env)}, not a list of name and value entries${tail}`;
+    for (const [i, entry] of (env as unknown[]).entries()) {
+      const which = `an env entry (number ${i + 1})`;
+      // null reads as an entry without a name, which kubectl refuses for the user in use (envWithoutName)
+      if (entry === null) continue;
+      if (typeof entry !== 'object' || Array.isArray(entry))
+        return `has ${which} that is ${notTextKind(entry)}, not a mapping of name and value${tail}`;
+      const { name, value } = entry as { name?: unknown; value?: unknown };
+      if (!text(name)) return `has ${which} whose name is ${notTextKind(name)}, not text${quote}`;
+      if (!text(value)) return `has ${which} whose value is ${notTextKind(value)}, not text${quote}`;
+    }
+  }
+  if (provideClusterInfo !== undefined && provideClusterInfo !== null && typeof provideClusterInfo !== 'boolean') {
+    return `has a provideClusterInfo that is ${notTextKind(provideClusterInfo)}, not true or false${tail}`;
+  }
+  return undefined;
+}
+
+/**
  * Why kubectl refuses the command of `exec`, the exec entry of kubeconfig user `user`: it names
  * none (absent, null or empty), as the end of a sentence naming the entry; undefined when it names
  * one. As clientcmd's validateAuthInfo; client-node refuses it only as a request is sent ("No
  * command was specified for exec authProvider!"), naming neither the user nor the field. A
- * command that is no text is left to the request, said with the rest of a malformed exec entry
- * (errors.ts).
+ * command that is no text is refused before (execEntryNotRead).
  */
 function commandProblem(exec: { command?: unknown }, user: string): string | undefined {
   const command = exec.command;
