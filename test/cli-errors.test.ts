@@ -569,6 +569,30 @@ describe('ipallocator: failures', () => {
     }
   });
 
+  // Regression: an env entry without a name ran the plugin with the variable "undefined" set (a
+  // null entry failed as the request was sent, said to be malformed); kubectl refuses both.
+  it.each([
+    ['a value alone', { value: 'SECRET_IN_ENV' }],
+    ['an empty name', { name: '', value: 'SECRET_IN_ENV' }],
+    ['null', null],
+  ])('an exec credential plugin with an env entry of %s: said to name no variable, exit 2', async (_what, entry) => {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const config = JSON.parse(readFileSync(path, 'utf8'));
+    config.users[0].user.exec.env = [{ name: 'A', value: 'b' }, entry];
+    writeFileSync(path, JSON.stringify(config));
+    try {
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toBe(
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has an env entry (number 2) without a name, ` +
+          'which kubectl refuses too ("env variable name must be specified for u to use exec authentication plugin"): name the variable, or remove the entry\n',
+      );
+      expect(c.double.requests).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   // Regression: an exec entry with a field of the wrong type was said in spawn's or client-node's
   // words, which quote the value: args given as one text printed the token in it ("Received type
   // string ('--token=…')"); env given as a mapping was "exec.env.forEach is not a function".
@@ -605,7 +629,6 @@ describe('ipallocator: failures', () => {
 
   it.each([
     ['an arg holding a NUL', { args: ['--token=SECRET_IN_ARGS\u0000'] }],
-    ['an env item that is null', { env: [null] }],
     ['an env value holding a NUL', { env: [{ name: 'TOKEN', value: 'SECRET_IN_ARGS\u0000' }] }],
   ])('an exec credential plugin whose entry has %s: said to be malformed, its values never printed, exit 2', async (_what, entry) => {
     const { dir, path } = execPluginKubeconfig(c.double.url, '');

@@ -374,8 +374,8 @@ function namesNoCluster(kc: KubeConfig, contextName: string | undefined): boolea
 /**
  * Whether clientcmd's validateAuthInfo refuses the user of context `contextName` of `kc`: a
  * field that is no text (kubectl cannot even decode it: nonTextCredential), an exec entry it
- * refuses (execEntryProblem), one next to an auth-provider, or one with an env entry without a
- * name, a client certificate without a key, a client certificate or key given both by file and by
+ * refuses (execEntryProblem: one with an env entry without a name, say), one next to an
+ * auth-provider, a client certificate without a key, a client certificate or key given both by file and by
  * data, a client certificate or key file that cannot be opened, a token beside a username or
  * password (moreThanOneAuthMethod), or an as-uid, as-groups or
  * as-user-extra without `as` (impersonatesWithoutUser).
@@ -389,12 +389,7 @@ function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
   const user = view.getCurrentUser();
   if (user === null) return false;
   if (impersonatesWithoutUser(user)) return true;
-  const exec = user.exec as { env?: unknown } | null | undefined;
-  if (exec) {
-    if (user.authProvider) return true;
-    const env = Array.isArray(exec.env) ? (exec.env as unknown[]) : [];
-    if (env.some((v) => !(v as { name?: unknown } | null)?.name)) return true;
-  }
+  if (user.exec && user.authProvider) return true;
   if (!(user.certFile || user.certData)) return false;
   if (!(user.keyFile || user.keyData)) return true;
   if ((user.certFile && user.certData) || (user.keyFile && user.keyData)) return true;

@@ -210,7 +210,8 @@ export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.
 /**
  * Why the current context's user has an exec entry kubectl refuses — one it cannot read
  * (execEntryNotRead), no apiVersion, or one that
- * is not an ExecCredential version it takes (EXEC_API_VERSIONS), no command (commandProblem), or
+ * is not an ExecCredential version it takes (EXEC_API_VERSIONS), no command (commandProblem), an
+ * env entry without a name (envWithoutName), or
  * an interactiveMode it refuses (interactiveModeProblem) —, as the end of a sentence naming the
  * user; undefined when it has none, or a good one. client-node runs the plugin
  * whatever the entry says, and takes whatever it prints: the version is what it is checked against.
@@ -224,11 +225,14 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
   if (notRead !== undefined) {
     return `the exec entry of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) ${notRead}`;
   }
-  const exec = entry as { apiVersion?: unknown; command?: unknown; interactiveMode?: unknown } | undefined;
+  const exec = entry as { apiVersion?: unknown; command?: unknown; env?: unknown; interactiveMode?: unknown } | undefined;
   if (typeof exec !== 'object' || exec === null) return undefined;
   const version = exec.apiVersion;
   if (typeof version === 'string' && EXEC_API_VERSIONS.includes(version)) {
-    const wrong = commandProblem(exec, String(user!.name)) ?? interactiveModeProblem(exec, String(user!.name));
+    const wrong =
+      commandProblem(exec, String(user!.name)) ??
+      envWithoutName(exec, String(user!.name)) ??
+      interactiveModeProblem(exec, String(user!.name));
     return wrong === undefined
       ? undefined
       : `the exec entry of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) ${wrong}`;
@@ -303,6 +307,22 @@ function commandProblem(exec: { command?: unknown }, user: string): string | und
   return (
     `has no command, which kubectl refuses too ("command must be specified for ${user} to use exec authentication plugin"): ` +
     'set command to the program that prints its ExecCredential'
+  );
+}
+
+/**
+ * Why kubectl refuses the env of `exec`, the exec entry of kubeconfig user `user`: an entry
+ * without a name (none, empty, or the entry null), as the end of a sentence naming the entry;
+ * undefined otherwise. As clientcmd's validateAuthInfo; client-node would run the plugin with the
+ * variable "undefined" set, or fail on a null entry as a request is sent.
+ */
+function envWithoutName(exec: { env?: unknown }, user: string): string | undefined {
+  if (!Array.isArray(exec.env)) return undefined;
+  const i = (exec.env as unknown[]).findIndex((entry) => !(entry as { name?: unknown } | null)?.name);
+  if (i < 0) return undefined;
+  return (
+    `has an env entry (number ${i + 1}) without a name, which kubectl refuses too ("env variable name must be specified for ${user} ` +
+    'to use exec authentication plugin"): name the variable, or remove the entry'
   );
 }
 
