@@ -1065,6 +1065,35 @@ describe('a token that no HTTP header can hold', () => {
   });
 });
 
+// Regression: a username holding a ":" was sent as it is (`Basic base64("admin:x:secret")`), which
+// the server reads as the user "admin" with the password "x:secret" (RFC 7617 allows no ":" in a
+// username); kubectl sends it so too, and it fails at the server as a wrong password.
+describe('a user whose username holds a colon', () => {
+  const fixture = doubleAndFolder('ipallocator-username-colon-');
+  const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
+
+  it('is refused, naming the user, by the library and the command line; the username is not shown, nothing is sent', async () => {
+    const said =
+      'the username of user "u" (context "ctx") holds a ":", which HTTP basic authentication cannot carry (RFC 7617): the server ' +
+      'would read the username only up to it, and the rest as part of the password (kubectl sends it so all the same; it is not ' +
+      'shown); put the username alone in username, and the password in password';
+    const r = await expectRefusedBoth(fixture, text('{username: "admin:hunter2", password: secret}'), said);
+    expect(r.stderr).not.toContain('hunter2');
+  });
+
+  it('a password holding one is sent, as RFC 7617 allows', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(text('{username: admin, password: "a:b"}'));
+    const store = new KubernetesStore(kc, { start: false });
+    try {
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(fixture.double.requests.map((r) => r.authorization)).toEqual([`Basic ${base64('admin:a:b')}`]);
+  });
+});
+
 // Regression: a current user with a token beside a username or password was taken, and
 // client-node sent the token alone; kubectl refuses it ("more than one authentication method
 // found"), as the loader already judged such a user when deciding whether to take a pod's service

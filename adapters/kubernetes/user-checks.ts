@@ -38,7 +38,8 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
  * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), a token no header can
  * hold (tokenNoHeaderHolds), a token beside a username or password (moreThanOneAuthMethod), a
- * token-file beside a username (tokenFileBesideUsername), half
+ * token-file beside a username (tokenFileBesideUsername), a username holding a ":"
+ * (usernameWithColon), half
  * a client certificate (halfClientCertificate), a client certificate or key that does not parse
  * for an http:// server (plainHttpClientCertificate), an impersonation that cannot be sent as
  * kubectl sends it (impersonation.ts impersonationProblem).
@@ -51,6 +52,7 @@ export function userProblem(kc: KubeConfig): string | undefined {
     tokenNoHeaderHolds(kc) ??
     moreThanOneAuthMethod(kc) ??
     tokenFileBesideUsername(kc) ??
+    usernameWithColon(kc) ??
     halfClientCertificate(kc) ??
     plainHttpClientCertificate(kc) ??
     impersonationProblem(kc)
@@ -154,6 +156,28 @@ export function tokenFileBesideUsername(kc: KubeConfig): string | undefined {
     `the user ${quoteText(user.name)} (context ${quoteText(getCurrentContext.call(kc))}) has a token-file and a ` +
     'username, two ways to authenticate, which kubectl refuses too ("username/password or bearer token may be set, but not ' +
     'both"; @kubernetes/client-node would send the token alone): keep one, or use another context'
+  );
+}
+
+/**
+ * Why the current context's user has a username holding a ":", as the end of a sentence naming
+ * the user; undefined otherwise. HTTP basic authentication sends `username:password`, and a
+ * username cannot hold a ":" (RFC 7617): the server reads the username up to the first one, and
+ * the rest as part of the password, so the request authenticates someone else, or no one.
+ * client-node sends it so, and kubectl too (Go's SetBasicAuth does not check it), which fails at
+ * the server as a wrong password; refused here before anything is sent. The username is not
+ * shown: a password put in it (`admin:secret`) would be.
+ */
+export function usernameWithColon(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  const username: unknown = user?.username;
+  if (typeof username !== 'string' || !username.includes(':')) return undefined;
+  return (
+    `the username of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) holds a ":", which HTTP basic ` +
+    'authentication cannot carry (RFC 7617): the server would read the username only up to it, and the rest as part of the ' +
+    'password (kubectl sends it so all the same; it is not shown); put the username alone in username, and the password in password'
   );
 }
 
