@@ -526,15 +526,6 @@ function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | und
 }
 
 /**
- * Why a kubeconfig file that names a cluster, user or context twice is refused, as the end of a
- * sentence naming the file; undefined when every name is named once. client-node takes the first
- * entry of a name and ignores the other without a word; kubectl refuses the file (clientcmd's v1
- * conversion: `duplicate name "ctx" in list`). client-node builds its entries one for one from the
- * file's lists (a malformed one fails the load), so `kc`'s lists are the file's. A KubeConfig
- * given to kubeConfigOrDefault is judged the same (loaded by the caller with client-node's
- * loadFromFile, which takes such a file).
- */
-/**
  * A path or text field of a cluster, or a user's certificate or key path, that YAML read as
  * something else (`certificate-authority: 12`, `proxy-url: 8080`), as a sentence naming it;
  * undefined when there is none. kubectl cannot read such a kubeconfig either; client-node keeps
@@ -575,6 +566,15 @@ function nonTextClusterField(kc: KubeConfig): string | undefined {
   return undefined;
 }
 
+/**
+ * Why a kubeconfig file that names a cluster, user or context twice is refused, as the end of a
+ * sentence naming the file; undefined when every name is named once. client-node takes the first
+ * entry of a name and ignores the other without a word; kubectl refuses the file (clientcmd's v1
+ * conversion: `duplicate name "ctx" in list`). client-node builds its entries one for one from the
+ * file's lists (a malformed one fails the load), so `kc`'s lists are the file's. A KubeConfig
+ * given to kubeConfigOrDefault is judged the same (loaded by the caller with client-node's
+ * loadFromFile, which takes such a file).
+ */
 function duplicateName(kc: KubeConfig): string | undefined {
   const lists: [string, unknown][] = [
     ['clusters', kc.clusters],
