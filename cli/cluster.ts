@@ -380,9 +380,8 @@ export class Cluster {
     // shared by the requests, the impersonation client-node drops (as-uid, as-groups,
     // as-user-extra), and a request its exec credential plugin gave nothing for is not sent anonymous
     this.kc = kubeConfigAsSent(kc);
-    // as text, as kubectl reads it: client-node keeps `current-context: 7` as the number 7, which
-    // the reports would otherwise print and cut as text (named) and fail on
-    this.context = String(kc.getCurrentContext());
+    // text: a name YAML reads as a number (`current-context: 7`) was refused as the kubeconfig was read
+    this.context = kc.getCurrentContext();
     this.server = shownServer(cluster.server);
     this.plainHttp = kc.getCurrentCluster()!.server.startsWith('http://') && cluster.skipTLSVerify !== true;
     this.core = this.kc.makeApiClient(CoreV1Api);

@@ -131,26 +131,63 @@ describe('ipallocator: failures', () => {
   });
 
   // Regression: a context named with a YAML number (`name: 7`, which client-node keeps as a
-  // number and kubectl reads as "7") made quoting it throw: "internal error: TypeError:
-  // text.replace is not a function".
-  it('a context whose name is a YAML number is named as kubectl reads it, not an internal error', async () => {
-    const text = readFileSync(c.kubeconfig, 'utf8')
-      .replace('- name: double\n  context:', '- name: 7\n  context:')
-      .replace('current-context: double', 'current-context: 7');
-    writeFileSync(c.kubeconfig, text);
-    // the reports name it as kubectl reads it, "7" (they failed on it: text.charCodeAt is not a function)
+  // number) made quoting it throw ("internal error: TypeError: text.replace is not a function"),
+  // and `--context 1.10` found no context spelled `name: 1.10` in the file (YAML reads it as the
+  // number 1.1, 0x1F as 31, 1e3 as 1000). kubectl cannot read such a kubeconfig ("cannot unmarshal
+  // number into Go struct field NamedContext.contexts.name of type string"): refused as the
+  // kubeconfig is read, saying to quote it; quoted, it is text, and --context selects it.
+  it.each([
+    ['7', 'the number 7'],
+    ['1.10', 'the number 1.1'],
+    ['0x1F', 'the number 31'],
+    ['1e3', 'the number 1000'],
+    ['true', 'true'],
+  ])('a context named %s, which YAML reads as no text, is refused until it is quoted, then selected by --context', async (name, read) => {
+    const kubeconfig = readFileSync(c.kubeconfig, 'utf8');
+    const named = (spelled: string) =>
+      kubeconfig.replace('contexts:\n', `contexts:\n- name: ${spelled}\n  context: {cluster: double, user: tester}\n`);
+    writeFileSync(c.kubeconfig, named(name));
+    const refused = `ipallocator: cannot read ${c.kubeconfig}: the name of entry 1 of contexts is read by YAML as ${read}, not as text, which kubectl cannot read either: quote it (name: "…")\n`;
     for (const command of ['status', 'check']) {
-      const ok = await cli([command, '--kubeconfig', c.kubeconfig]);
-      expect([ok.code, ok.stderr]).toEqual([0, '']);
-      expect(ok.stdout).toMatch(/\bcontext 7\b/);
+      const r = await cli([command, '--kubeconfig', c.kubeconfig, '--context', name]);
+      expect([r.code, r.stderr]).toEqual([2, refused]);
     }
-    const url = c.double.url;
-    await c.double.close();
+    writeFileSync(c.kubeconfig, named(JSON.stringify(name)));
+    for (const command of ['status', 'check']) {
+      const ok = await cli([command, '--kubeconfig', c.kubeconfig, '--context', name]);
+      expect([ok.code, ok.stderr]).toEqual([0, '']);
+      expect(ok.stdout).toMatch(new RegExp(`\\bcontext ${name.replace('.', '\\.')}\\b`));
+    }
+  });
+
+  it.each([
+    [
+      'current-context: 7',
+      'current-context: double',
+      'the current-context is read by YAML as the number 7, not as text, which kubectl cannot read either: quote it (current-context: "…")',
+    ],
+    [
+      'cluster: 1.10',
+      '    cluster: double',
+      'the cluster of context "double" is read by YAML as the number 1.1, not as text, which kubectl cannot read either: quote it (cluster: "…")',
+    ],
+    [
+      'namespace: 5',
+      '    user: tester',
+      'the namespace of context "double" is read by YAML as the number 5, not as text, which kubectl cannot read either: quote it (namespace: "…")',
+    ],
+    [
+      '- name: 2',
+      '- name: tester',
+      'the name of entry 1 of users is read by YAML as the number 2, not as text, which kubectl cannot read either: quote it (name: "…")',
+    ],
+  ])('a kubeconfig whose %s is refused as it is read, naming it, as kubectl cannot read it', async (entry, replaced, said) => {
+    const kubeconfig = readFileSync(c.kubeconfig, 'utf8');
+    const line = entry.startsWith('namespace') ? `${replaced}\n    ${entry}` : entry.startsWith('cluster') ? `    ${entry}` : entry;
+    writeFileSync(c.kubeconfig, kubeconfig.replace(replaced, line));
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
-    expect([r.code, r.stderr]).toEqual([
-      2,
-      `ipallocator: cannot reach the API server at ${url} (context "7"): connection refused (ECONNREFUSED)\n`,
-    ]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${c.kubeconfig}: ${said}\n`]);
+    expect(c.double.requests).toEqual([]);
   });
 
   // Regression: every failure without an HTTP status read "cannot reach the API server", also an

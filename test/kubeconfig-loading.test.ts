@@ -425,6 +425,11 @@ describe('the default kubeconfig', () => {
     it.each([
       ['malformed YAML', 'clusters: [\n', 'its YAML is malformed at line 2'],
       ['a cluster without a server', 'clusters:\n- name: x\n  cluster: {}\n', 'clusters[0].cluster.server is missing'],
+      [
+        'a context name YAML reads as a number',
+        'contexts:\n- name: 1.10\n  context: {cluster: c}\n',
+        'the name of entry 1 of contexts is read by YAML as the number 1.1, not as text, which kubectl cannot read either: quote it (name: "…")',
+      ],
     ])('names the file of the list that cannot be loaded (%s)', (_what, text, said) => {
       const good = file('good', one);
       const bad = file('bad', text);

@@ -435,7 +435,7 @@ function fileFailure(file: string, e: unknown): Error {
  * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
  * read again from the file as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName),
- * and so is one with a field kubectl cannot read: a cluster's path or text field that is no text
+ * and so is one with a field kubectl cannot read: a name that is no text (nonTextName), a cluster's path or text field that is no text
  * (nonTextClusterField), a user whose entry is no mapping (userNotMapping), an exec entry with a
  * field of another type (user-checks.ts execEntryNotRead).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
@@ -447,6 +447,8 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? parsed() : undefined;
   const read = doc === undefined ? undefined : readTokenFiles(doc, text.length, folder);
   kc.loadFromString(read?.text ?? text);
+  const name = nonTextName(kc);
+  if (name !== undefined) throw new Error(name);
   const twice = duplicateName(kc);
   if (twice !== undefined) throw new Error(twice);
   const notText = nonTextClusterField(kc);
@@ -523,6 +525,41 @@ function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | und
     );
   }
   return undefined;
+}
+
+/**
+ * A name that YAML read as something else than text, as a sentence naming it and what YAML read;
+ * undefined when there is none: the name of a cluster, user or context, a context's cluster, user
+ * or namespace, the current-context. YAML reads `name: 1.10` as the number 1.1, `0x1F` as 31,
+ * `1e3` as 1000, `true` as true: client-node keeps the number, which no name given as text
+ * (`--context 1.10`) is equal to, and which no text shows as the file spells it. kubectl cannot
+ * read such a kubeconfig ("cannot unmarshal number into Go struct field NamedContext.contexts.name
+ * of type string"); it writes such a name quoted (`name: "1.10"`), which is text to YAML. A name is
+ * no credential: what YAML read is shown.
+ */
+function nonTextName(kc: KubeConfig): string | undefined {
+  const readAs = (value: unknown): string =>
+    `is read by YAML as ${typeof value === 'number' ? `the number ${value}` : typeof value === 'boolean' ? String(value) : notTextKind(value)}, not as text, which kubectl cannot read either`;
+  const lists: [string, unknown][] = [
+    ['clusters', kc.clusters],
+    ['users', kc.users],
+    ['contexts', kc.contexts],
+  ];
+  for (const [list, entries] of lists) {
+    if (!Array.isArray(entries)) continue; // another copy of client-node's KubeConfig: not judged
+    const i = entries.findIndex((entry: { name?: unknown }) => typeof entry.name !== 'string');
+    if (i >= 0) return `the name of entry ${i + 1} of ${list} ${readAs(entries[i].name)}: quote it (name: "…")`;
+  }
+  for (const context of Array.isArray(kc.contexts) ? kc.contexts : []) {
+    for (const field of ['cluster', 'user', 'namespace'] as const) {
+      const value: unknown = context[field];
+      if (value === undefined || value === null || typeof value === 'string') continue;
+      return `the ${field} of context ${quoteText(context.name)} ${readAs(value)}: quote it (${field}: "…")`;
+    }
+  }
+  const current: unknown = kc.currentContext;
+  if (current === undefined || current === null || typeof current === 'string') return undefined;
+  return `the current-context ${readAs(current)}: quote it (current-context: "…")`;
 }
 
 /**
