@@ -20,6 +20,16 @@ export async function failure(call: () => unknown): Promise<unknown> {
   }
 }
 
+/** What `make` threw, or undefined when it returned (what it made is then destroyed). */
+export function failureOfMaking(make: () => { destroy(): void }): unknown {
+  try {
+    make().destroy();
+    return undefined;
+  } catch (e) {
+    return e;
+  }
+}
+
 /** The value a promise resolves to, or the error it rejects with. */
 export async function settle<T>(p: Promise<T>): Promise<T | Error> {
   try {

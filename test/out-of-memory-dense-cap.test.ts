@@ -8,19 +8,10 @@ import { OutOfMemoryError } from '../adapters/errors.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { failureOfMaking } from './helpers.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
-
-/** What `make` threw, or undefined when it returned (what it made is destroyed). */
-function failureOf(make: () => { destroy(): void }): unknown {
-  try {
-    make().destroy();
-    return undefined;
-  } catch (e) {
-    return e;
-  }
-}
 
 describe('a cap raised by what an OutOfMemoryError asked for lets the same call through', () => {
   // the smaller first: the second needs more than the first grew the memory to
@@ -30,7 +21,7 @@ describe('a cap raised by what an OutOfMemoryError asked for lets the same call 
   ])('%s of %s, from a 1 MiB cap', (kind, cidr) => {
     const make = () => (kind === 'Range' ? new Range(cidr) : Allocator.create(cidr, { store: new MemoryStore() }));
     setMemoryLimit(2 ** 20);
-    const e = failureOf(make) as OutOfMemoryError;
+    const e = failureOfMaking(make) as OutOfMemoryError;
     expect(e).toBeInstanceOf(OutOfMemoryError);
     expect(e.reason).toBe('limit');
     // the rule as the README gives it. It failed as 'fragmented' with nothing in use: the index
@@ -38,6 +29,6 @@ describe('a cap raised by what an OutOfMemoryError asked for lets the same call 
     // of its size), the space's own block was not counted, and a block carved past the free
     // memory a smaller index had left needed twice its size
     setMemoryLimit(memoryLimit().limit + Math.ceil((e.requested! - e.free!) / 65536) * 65536);
-    expect(failureOf(make)).toBeUndefined();
+    expect(failureOfMaking(make)).toBeUndefined();
   });
 });

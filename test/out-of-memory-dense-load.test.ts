@@ -10,19 +10,10 @@ import { OutOfMemoryError } from '../adapters/errors.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
+import { failureOfMaking } from './helpers.ts';
 
 const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
-
-/** What `make` threw, or undefined when it returned (what it made is destroyed). */
-function failureOf(make: () => { destroy(): void }): unknown {
-  try {
-    make().destroy();
-    return undefined;
-  } catch (e) {
-    return e;
-  }
-}
 
 /** The cap the README's rule sets after `e`. */
 function raisedFor(e: OutOfMemoryError): number {
@@ -37,7 +28,7 @@ it('an Allocator of a /8 warm-starting from 60,000 records goes through after on
   seed.destroy();
 
   const make = () => new Allocator('10.0.0.0/8', { store });
-  const e = failureOf(make) as OutOfMemoryError;
+  const e = failureOfMaking(make) as OutOfMemoryError;
   expect(e).toBeInstanceOf(OutOfMemoryError);
   expect(e.reason).toBe('limit');
   setMemoryLimit(raisedFor(e));
@@ -48,7 +39,7 @@ it('an Allocator of a /8 warm-starting from 60,000 records goes through after on
 });
 
 it("a dense Range's loadMany needs no room beyond its index: it goes through with the memory full", () => {
-  const probe = failureOf(() => new Range('10.0.0.0/8')) as OutOfMemoryError | undefined;
+  const probe = failureOfMaking(() => new Range('10.0.0.0/8')) as OutOfMemoryError | undefined;
   if (probe !== undefined) setMemoryLimit(raisedFor(probe));
   const r = new Range('10.0.0.0/8');
   // small ranges until one more does not fit: no room is left for a slice of the load's offsets
