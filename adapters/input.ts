@@ -200,7 +200,7 @@ function isOurs(thrown: unknown): thrown is IPAllocatorError {
 }
 
 /** `TypeError: message` for an Error, else the value as quoteInput names it; never throws, whatever was thrown. */
-function thrownText(thrown: unknown): string {
+export function thrownText(thrown: unknown): string {
   try {
     if (thrown instanceof Error) {
       const text = `${String(thrown.name)}: ${String(thrown.message)}`;

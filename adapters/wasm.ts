@@ -18,6 +18,7 @@
 //   instantiation they are plain numbers; no call pays for them.
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
 import { InvalidArgumentError, IPAllocatorError, type MemoryShortage, OutOfMemoryError } from './errors.ts';
+import { thrownText } from './input.ts';
 import { quoteInput } from './quote.ts';
 
 /**
@@ -194,15 +195,48 @@ if (typeof WebAssembly !== 'object' || WebAssembly === null) {
     'ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)',
   );
 }
-const wasmModule = new WebAssembly.Module(decodeBase64(WASM_BASE64));
-const instance = new WebAssembly.Instance(wasmModule, {
-  env: {
-    abort(msg: number, file: number, line: number, col: number): never {
-      const m = memoryRef!;
-      throw new CoreAbortError(`core-as abort: ${readAsString(m, msg)} at ${readAsString(m, file)}:${line}:${col}`);
+// An engine with WebAssembly can still refuse the core, and would end the import in its own
+// bare error (a RangeError, a CompileError) that names no cause and no remedy; the command line
+// would print it as an internal error, with a stack trace. Compiling is refused where the host
+// forbids it. The instance is refused its memory where the address space cannot be reserved:
+// V8 reserves 10 GiB per WebAssembly memory for its guard regions, so under `ulimit -v` below
+// about 11 GiB every one fails in Node (Deno does not start at all there).
+let wasmModule: WebAssembly.Module;
+try {
+  wasmModule = new WebAssembly.Module(decodeBase64(WASM_BASE64));
+} catch (e) {
+  throw coreRefused(
+    `ipallocator cannot compile its WebAssembly core here (${thrownText(e)}): the host forbids compiling WebAssembly, ` +
+      "as a Content-Security-Policy without 'wasm-unsafe-eval' or a node:vm context made with codeGeneration: { wasm: false } does",
+    e,
+  );
+}
+let instance: WebAssembly.Instance;
+try {
+  instance = new WebAssembly.Instance(wasmModule, {
+    env: {
+      abort(msg: number, file: number, line: number, col: number): never {
+        const m = memoryRef!;
+        throw new CoreAbortError(`core-as abort: ${readAsString(m, msg)} at ${readAsString(m, file)}:${line}:${col}`);
+      },
     },
-  },
-});
+  });
+} catch (e) {
+  if (!(e instanceof RangeError)) throw e; // the core's own start function failing: a bug, shown as it is
+  throw coreRefused(
+    `ipallocator cannot start its WebAssembly core: the JavaScript engine refused it its memory (${thrownText(e)}). ` +
+      'A limit on virtual memory (ulimit -v) below about 11 GiB does that in Node, whose WebAssembly memories each reserve ' +
+      '10 GiB of address space: raise or lift the limit, or start node with --disable-wasm-trap-handler, which reserves none',
+    e,
+  );
+}
+
+/** The import's error when the engine refuses the core: an IPAllocatorError, the engine's error as its `cause`. */
+function coreRefused(message: string, engineError: unknown): IPAllocatorError {
+  const error = new IPAllocatorError(message);
+  Object.defineProperty(error, 'cause', { value: engineError, writable: true, configurable: true });
+  return error;
+}
 
 /** The core's exports. @internal */
 export const core = instance.exports as unknown as CoreExports;

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { statusFailure } from './k8s/apiserver-double.ts';
 import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
@@ -1763,6 +1763,27 @@ describe('ipallocator: failures', () => {
       stdout: '',
       stderr:
         'ipallocator: ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)\n',
+    });
+  });
+
+  it('the executable when the engine refuses the core its memory (ulimit -v): one line saying what to do and exit 2, no stack trace', async () => {
+    // Found by an outside test: the command printed "internal error: RangeError: …" and a stack trace
+    const refused = join(ROOT, 'test', 'doubles', 'wasm-memory-refused.ts');
+    const args =
+      'Deno' in globalThis
+        ? ['run', '-A', `--preload=${refused}`, 'cli/bin.ts', 'map', '--snapshot', 'docs/map-example.json']
+        : ['--import', 'tsx', '--import', pathToFileURL(refused).href, 'cli/bin.ts', 'map', '--snapshot', 'docs/map-example.json'];
+    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, args, { cwd: ROOT }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+      });
+    });
+    expect(result).toEqual({
+      code: 2,
+      stdout: '',
+      stderr:
+        'ipallocator: ipallocator cannot start its WebAssembly core: the JavaScript engine refused it its memory (RangeError: WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance). ' +
+        'A limit on virtual memory (ulimit -v) below about 11 GiB does that in Node, whose WebAssembly memories each reserve 10 GiB of address space: raise or lift the limit, or start node with --disable-wasm-trap-handler, which reserves none\n',
     });
   });
 

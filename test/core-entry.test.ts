@@ -57,6 +57,41 @@ describe('ipallocator/core', () => {
     ]);
   });
 
+  it('an engine that refuses the core its memory or its compilation: the import throws an IPAllocatorError saying which, and what to do', () => {
+    // Found by an outside test: under `ulimit -v 4000000` the import ended in a bare RangeError
+    // from WebAssembly.Instance, and the command printed "internal error" with a stack trace.
+    const entry = pathToFileURL(join(adapters, 'core.ts')).href;
+    const refusals = {
+      memory:
+        "WebAssembly.Instance = function () { throw new RangeError('WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance'); };",
+      compile:
+        "WebAssembly.Module = function () { throw new WebAssembly.CompileError('WebAssembly.Module(): Wasm code generation disallowed by embedder'); };",
+    };
+    const outcome = (refusal: string) => {
+      const script = `${refusal} try { await import(${JSON.stringify(entry)}); console.log('[]'); } catch (e) { console.log(JSON.stringify([e.name, e.code, e.message, String(e.cause)])); }`;
+      const args = 'Deno' in globalThis ? ['eval', script] : ['--import', 'tsx', '--input-type=module', '-e', script];
+      const out = execFileSync(process.execPath, args, {
+        cwd: join(adapters, '..'),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      return JSON.parse(out.trim()) as unknown;
+    };
+    expect(outcome(refusals.memory)).toEqual([
+      'IPAllocatorError',
+      'ERR_IPALLOCATOR',
+      'ipallocator cannot start its WebAssembly core: the JavaScript engine refused it its memory (RangeError: WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance). ' +
+        'A limit on virtual memory (ulimit -v) below about 11 GiB does that in Node, whose WebAssembly memories each reserve 10 GiB of address space: raise or lift the limit, or start node with --disable-wasm-trap-handler, which reserves none',
+      'RangeError: WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance',
+    ]);
+    expect(outcome(refusals.compile)).toEqual([
+      'IPAllocatorError',
+      'ERR_IPALLOCATOR',
+      "ipallocator cannot compile its WebAssembly core here (CompileError: WebAssembly.Module(): Wasm code generation disallowed by embedder): the host forbids compiling WebAssembly, as a Content-Security-Policy without 'wasm-unsafe-eval' or a node:vm context made with codeGeneration: { wasm: false } does",
+      'CompileError: WebAssembly.Module(): Wasm code generation disallowed by embedder',
+    ]);
+  });
+
   it("ipIterator holds no WebAssembly memory, as upstream's closure holds nothing: none to free, so it has no destroy()", () => {
     const before = memoryLimit().inUse;
     const kept: (() => string | undefined)[] = [];
