@@ -63,14 +63,26 @@ interface CommonJSLoader {
 
 /** prom-client: the module handed over, or else the app's copy loaded now (see the header). */
 function loadPromClient(): PromClient {
-  if (promClient !== undefined) return promClient;
+  return promClient ?? loadPromClientFrom(import.meta.url);
+}
+
+/**
+ * The app's prom-client, required from `from` (this module's URL). A bundle in CommonJS leaves
+ * `import.meta` empty: with no URL nothing can be required from here, and the error says to hand
+ * prom-client over by importing 'ipallocator/metrics' (not to install it: it may well be).
+ * Exported for the tests, which cannot load this file as such a bundle does.
+ */
+export function loadPromClientFrom(from: unknown): PromClient {
   const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const loader = host?.getBuiltinModule?.('node:module') as CommonJSLoader | undefined;
-  let reason = 'this runtime has no process.getBuiltinModule (Node 20.16+, Deno 2)';
+  let reason =
+    loader === undefined
+      ? 'this runtime has no process.getBuiltinModule (Node 20.16+, Deno 2)'
+      : 'this module has no URL to load it from, as in a bundle in CommonJS';
   let notInstalled = false;
-  if (loader !== undefined) {
+  if (loader !== undefined && typeof from === 'string') {
     try {
-      promClient = loader.createRequire(import.meta.url)('prom-client') as PromClient;
+      promClient = loader.createRequire(from)('prom-client') as PromClient;
       return promClient;
     } catch (e) {
       reason = e instanceof Error ? e.message.split('\n')[0]! : String(e);
@@ -79,7 +91,7 @@ function loadPromClient(): PromClient {
     }
   }
   throw new IPAllocatorError(
-    loader === undefined
+    loader === undefined || typeof from !== 'string'
       ? `metrics cannot load prom-client by themselves here (${reason}): import 'ipallocator/metrics' once before enabling metrics (and install prom-client if it is not)`
       : notInstalled
         ? `metrics need prom-client, an optional peer dependency: install it (npm install prom-client); it was not found (${reason}); in a bundle, which it cannot be loaded from by name, import 'ipallocator/metrics' once before enabling metrics`

@@ -21,6 +21,17 @@ describe('metrics loading prom-client by themselves', () => {
     );
   });
 
+  // Regression: in an esbuild bundle in CommonJS, import.meta.url is undefined, createRequire threw
+  // ERR_INVALID_ARG_TYPE, and the error said to install prom-client, installed next to the bundle.
+  it('a module without a URL (a bundle in CommonJS): the error says to import ipallocator/metrics first, not to install prom-client', async () => {
+    vi.resetModules();
+    const { loadPromClientFrom } = await import('../adapters/metrics.ts');
+    expect(() => loadPromClientFrom(undefined)).toThrow(
+      "metrics cannot load prom-client by themselves here (this module has no URL to load it from, as in a bundle in CommonJS): import 'ipallocator/metrics' once before enabling metrics (and install prom-client if it is not)",
+    );
+    expect(loadPromClientFrom(import.meta.url).Counter).toBeTypeOf('function'); // with its URL, it loads
+  });
+
   /** recorderFor(true) with a CommonJS loader whose require of prom-client throws `error`: what it throws, twice. */
   async function refusals(error: Error): Promise<unknown[]> {
     const real = saved as (id: string) => unknown;
