@@ -885,6 +885,30 @@ describe('KubernetesStore', () => {
       await converged(s, m);
     });
 
+    // Something in front of the API server (a proxy, a broken server) answers a DELETE with a
+    // Status Success that no delete stands behind: the object is still there. The store takes the
+    // answer, but a list sent afterwards — a consistent read, which would not show an object
+    // deleted before it — shows the object again: the cache must take it back, not skip it for
+    // ever as a list that predates the delete.
+    it('a re-list sent after a delete answered Success shows the object again when the server still holds it', async () => {
+      const { s, m } = await watched();
+      const mine = await s.create(rec('10.0.0.1'));
+      d.proxyAnswerNext('delete', 'ipaddresses', {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Success',
+        details: { name: '10.0.0.1', uid: mine.uid },
+      });
+      await s.delete('10.0.0.1');
+      expect(d.objects().map((o) => o.metadata.name)).toEqual(['10.0.0.1']); // never deleted
+      d.failNext('watch', 1, 500);
+      d.closeWatches();
+      await until(() => s.stats.lists === 2 && s.state === 'synced', 'the re-list');
+      expect(s.cache.get('10.0.0.1')?.uid).toBe(mine.uid);
+      await converged(s, m);
+    });
+
     it('a delete reply is applied at once when it arrives before the watch event', async () => {
       const { s, m } = await watched();
       await s.create(rec('10.0.0.1'));

@@ -60,7 +60,10 @@
 // * a record this store deleted leaves a tombstone (by uid): later ADDED/MODIFIED events for
 //   that uid are stale and ignored; its DELETED event removes the tombstone;
 // * a re-list keeps records newer than the list's resourceVersion (local writes the list
-//   predates) and skips listed objects whose uid is tombstoned — unless the list is older than
+//   predates) and skips listed objects whose uid was tombstoned while it was in flight; a
+//   tombstone older than the list request is wrong (the list, a consistent read, would not show
+//   an object deleted before it was sent: the delete's answer was not the server's), so the
+//   listed object is taken and the tombstone dropped — unless the list is older than
 //   what the watch has shown: the server's revisions went back (an etcd restore without
 //   --bump-revision), and the map is replaced by the list as it is.
 // Invariant: the map only holds objects the server held at some revision, each at most once,
@@ -468,6 +471,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   private async relist(): Promise<void> {
     this.stats.lists++;
+    // Tombstones made before this list is sent: an object the list still shows was not deleted.
+    const settledBefore = new Set(this.tombstones.keys());
     const { items, resourceVersion } = await listAll(this.lw, {
       resource: this.resource,
       listKind: `${this.options.kind ?? 'IPAddress'}List`,
@@ -494,6 +499,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       items.map((o) => this.convert(o)),
       resourceVersion,
       revisionsWentBack,
+      settledBefore,
     );
     this.rv = resourceVersion;
     if (revisionsWentBack) {
@@ -614,8 +620,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * Replaces the map with a list taken at `listRV`, delivering the differences. `asListed` (the
    * server's revisions went back): the list is the truth, with no record kept for being newer.
    */
-  private replace(listed: R[], listRV: string, asListed: boolean): void {
+  private replace(listed: R[], listRV: string, asListed: boolean, tombstonesBefore: ReadonlySet<string>): void {
     if (asListed) this.tombstones.clear();
+    for (const r of listed) if (r.uid !== undefined && tombstonesBefore.has(r.uid)) this.tombstones.delete(r.uid);
     const fresh = new Map<string, R>();
     const listedUids = new Set<string>();
     for (const r of listed) {
