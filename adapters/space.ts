@@ -218,7 +218,7 @@ export class AddressSpace {
    * Marks `count` addresses taken in one core call; `words` holds four u32 words per address,
    * each in [first, last]. Returns how many were newly marked. Throws OutOfMemoryError, a sparse
    * index only (then nothing is marked: FreeIndex.setMany), or InvalidArgumentError for an
-   * address outside.
+   * address outside (then nothing is marked either).
    */
   setMany(words: Uint32Array, count: number): number {
     if (count === 0) return 0;
@@ -227,6 +227,14 @@ export class AddressSpace {
     let r: number;
     if (ptr === 0) {
       if (this.kind !== 'dense') throw wasmOutOfMemory('loading addresses into an index');
+      // every address checked first, as space_set_many checks the one batch: the slices before
+      // one outside would otherwise stay marked
+      for (let e = 0; e < count; e++) {
+        const w = 4 * e;
+        if (core.space_offset(this.h, words[w]!, words[w + 1]!, words[w + 2]!, words[w + 3]!) !== OK) {
+          throw new InvalidArgumentError(`address at position ${e} is outside ${this.prefix.cidr}`);
+        }
+      }
       r = inScratchSlices(words, 4, count, (at, n) => core.space_set_many(this.h, at, n));
     } else {
       try {

@@ -324,7 +324,9 @@ export function scratch(): Uint32Array {
  * offsets or addresses in a dense index) where no block for the whole batch could be had, so
  * that such a load never fails for want of memory — the index holds every bit from its creation.
  * Returns the answers added up, or the first status below 0, with the position the core wrote to
- * scratch word 0 made the whole batch's (the entries before it are marked, as in one batch).
+ * scratch word 0 made the whole batch's. The slices before it stay marked: as dense_set_many
+ * leaves the entries before a failing one in one batch, not as space_set_many, which checks every
+ * address first (AddressSpace.setMany checks them before its slices).
  */
 export function inScratchSlices(words: Uint32Array, width: number, count: number, call: (ptr: number, n: number) => number): number {
   const step = Math.floor(SCRATCH_WORDS / width);

@@ -6,9 +6,11 @@
 // the batch's block. Its own file: it is about a fresh process's memory.
 import { afterAll, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
-import { OutOfMemoryError } from '../adapters/errors.ts';
+import { InvalidArgumentError, OutOfMemoryError } from '../adapters/errors.ts';
+import { Prefix } from '../adapters/geometry.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
+import { AddressSpace } from '../adapters/space.ts';
 import { memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import { failureOfMaking } from './helpers.ts';
 
@@ -60,4 +62,38 @@ it("a dense Range's loadMany needs no room beyond its index: it goes through wit
   expect(() => r.validate()).not.toThrow();
   for (const f of fillers) f.destroy();
   r.destroy();
+});
+
+it('with no room for the batch, an address outside the range marks none of the others, as the one batch marks none', () => {
+  const space = new AddressSpace(Prefix.parse('10.0.0.0/24'), 'dense');
+  const words = new Uint32Array(40 * 4);
+  for (let i = 0; i < 40; i++) words[i * 4 + 3] = 0x0a000001 + i;
+  words[39 * 4 + 3] = 0x0b000000; // the last one outside: the slices before it, through the scratch window
+  const refused = (): unknown => {
+    try {
+      return space.setMany(words, 40);
+    } catch (e) {
+      return e;
+    }
+  };
+  const inOneBatch = refused();
+  expect(inOneBatch).toBeInstanceOf(InvalidArgumentError);
+  expect((inOneBatch as Error).message).toBe('address at position 39 is outside 10.0.0.0/24');
+  expect(space.count()).toBe(0);
+  setMemoryLimit(memoryLimit().size); // capped where it stands: a few small ranges fill it
+  const fillers: Range[] = [];
+  for (;;) {
+    try {
+      fillers.push(new Range('192.168.0.0/24'));
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      break;
+    }
+  }
+  const inSlices = refused();
+  for (const f of fillers) f.destroy();
+  expect(inSlices).toBeInstanceOf(InvalidArgumentError);
+  expect((inSlices as Error).message).toBe('address at position 39 is outside 10.0.0.0/24');
+  expect(space.count()).toBe(0);
+  space.destroy();
 });
