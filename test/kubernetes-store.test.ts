@@ -24,7 +24,7 @@ import {
 } from '../adapters/errors.ts';
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, type User } from '@kubernetes/client-node';
 import { Mirror, cacheNames, hangingPlugin, ipAddressEvent, ipAddressList, isRunning, until } from './k8s/helpers.ts';
 import { Informer, type ListerWatcher } from '../adapters/kubernetes/informer.ts';
 import { matchesSelector, parseLabelSelector } from '../adapters/kubernetes/objects.ts';
@@ -1447,6 +1447,37 @@ describe('KubernetesStore', () => {
           '("command must be specified for tester to use exec authentication plugin"): set command to the program that prints its ExecCredential',
       );
       expect(d.requests).toEqual([]);
+    });
+
+    // Regression: the user's name, quoted and escaped at the start of the message, was repeated
+    // raw inside kubectl's words: a line break or an escape sequence in it reached the message.
+    it.each([
+      [{}, '("command must be specified for u\\u001b[2J\\u000aok to use exec authentication plugin")'],
+      [
+        { command: 'x', env: [{ value: 'v' }] },
+        '("env variable name must be specified for u\\u001b[2J\\u000aok to use exec authentication plugin")',
+      ],
+      [{ command: 'x', interactiveMode: 'Sometimes' }, '("invalid interactiveMode for u\\u001b[2J\\u000aok")'],
+    ])('an exec entry refused as kubectl refuses it (%j): the user named in kubectl words is escaped too', (entry, said) => {
+      const name = 'u\u001b[2J\nok';
+      const kc = new KubeConfig();
+      kc.loadFromOptions({
+        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        users: [{ name, exec: { apiVersion: 'client.authentication.k8s.io/v1', ...entry } } as unknown as User],
+        contexts: [{ name: 'double', cluster: 'double', user: name }],
+        currentContext: 'double',
+      });
+      const message = ((): string => {
+        try {
+          new KubernetesStore(kc, { start: false }).close();
+          return '';
+        } catch (e) {
+          return (e as Error).message;
+        }
+      })();
+      expect(message).toContain('the exec entry of user "u\\x1b[2J\\nok" (context "double")');
+      expect(message).toContain(said);
+      expect(message.includes('\u001b') || message.includes('\n')).toBe(false);
     });
 
     it('an exec credential plugin whose args are one text, or hold a NUL: refused, or said to be malformed, the args never in the message or its causes', async () => {

@@ -9,7 +9,7 @@
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { IPAllocatorError, nameErrorClasses } from '../errors.ts';
-import { quoteInput, quoteText } from '../quote.ts';
+import { quoteInput, quoteText, showUnseen } from '../quote.ts';
 import { controlCharacterInside, hasHeaderControlCharacter, NO_HEADER_HOLDS_IT, sendsThroughNodeFetch } from './header-values.ts';
 import { impersonationProblem } from './impersonation.ts';
 import { clientCertificateProblem } from './tls-material.ts';
@@ -323,13 +323,15 @@ export function execEntryNotRead(exec: unknown): string | undefined {
  * none (absent, null or empty), as the end of a sentence naming the entry; undefined when it names
  * one. As clientcmd's validateAuthInfo; client-node refuses it only as a request is sent ("No
  * command was specified for exec authProvider!"), naming neither the user nor the field. A
- * command that is no text is refused before (execEntryNotRead).
+ * command that is no text is refused before (execEntryNotRead). In kubectl's words here and below
+ * the user's name stands bare, so what a reader cannot see is escaped (showUnseen): a line break or
+ * an escape sequence in a kubeconfig's name must reach no terminal or log.
  */
 function commandProblem(exec: { command?: unknown }, user: string): string | undefined {
   const command = exec.command;
   if (command !== undefined && command !== null && command !== '') return undefined;
   return (
-    `has no command, which kubectl refuses too ("command must be specified for ${user} to use exec authentication plugin"): ` +
+    `has no command, which kubectl refuses too ("command must be specified for ${showUnseen(user)} to use exec authentication plugin"): ` +
     'set command to the program that prints its ExecCredential'
   );
 }
@@ -345,7 +347,7 @@ function envWithoutName(exec: { env?: unknown }, user: string): string | undefin
   const i = (exec.env as unknown[]).findIndex((entry) => !(entry as { name?: unknown } | null)?.name);
   if (i < 0) return undefined;
   return (
-    `has an env entry (number ${i + 1}) without a name, which kubectl refuses too ("env variable name must be specified for ${user} ` +
+    `has an env entry (number ${i + 1}) without a name, which kubectl refuses too ("env variable name must be specified for ${showUnseen(user)} ` +
     'to use exec authentication plugin"): name the variable, or remove the entry'
   );
 }
@@ -367,11 +369,11 @@ export function interactiveModeProblem(exec: { apiVersion?: unknown; interactive
     if (exec.apiVersion !== 'client.authentication.k8s.io/v1') return undefined;
     return (
       `has no interactiveMode, which an exec entry of apiVersion client.authentication.k8s.io/v1 must have, and kubectl refuses it too ` +
-      `("interactiveMode must be specified for ${user} to use exec authentication plugin"): ${set}`
+      `("interactiveMode must be specified for ${showUnseen(user)} to use exec authentication plugin"): ${set}`
     );
   }
   if (typeof mode === 'string' && INTERACTIVE_MODES.includes(mode)) return undefined;
-  return `has interactiveMode ${quoteInput(mode)}, which kubectl refuses too ("invalid interactiveMode for ${user}"): ${set}`;
+  return `has interactiveMode ${quoteInput(mode)}, which kubectl refuses too ("invalid interactiveMode for ${showUnseen(user)}"): ${set}`;
 }
 
 /**
