@@ -205,9 +205,15 @@ let wasmModule: WebAssembly.Module;
 try {
   wasmModule = new WebAssembly.Module(decodeBase64(WASM_BASE64));
 } catch (e) {
+  // V8 says "disallowed by embedder" where the host forbids it; anything else is the engine's own
+  // failure (a WebAssembly feature the core uses that it lacks), which no setting of the host mends
+  const forbidden = /disallowed/i.test(thrownText(e));
   throw coreRefused(
-    `ipallocator cannot compile its WebAssembly core here (${thrownText(e)}): the host forbids compiling WebAssembly, ` +
-      "as a Content-Security-Policy without 'wasm-unsafe-eval' or a node:vm context made with codeGeneration: { wasm: false } does",
+    forbidden
+      ? `ipallocator cannot compile its WebAssembly core here (${thrownText(e)}): the host forbids compiling WebAssembly, ` +
+          "as a Content-Security-Policy without 'wasm-unsafe-eval' or a node:vm context made with codeGeneration: { wasm: false } does"
+      : `ipallocator cannot compile its WebAssembly core here (${thrownText(e)}): this JavaScript engine cannot compile it; ` +
+          'ipallocator runs on Node 20 or later and Deno 2',
     e,
   );
 }

@@ -66,6 +66,7 @@ describe('ipallocator/core', () => {
         "WebAssembly.Instance = function () { throw new RangeError('WebAssembly.Instance(): Out of memory: Cannot allocate Wasm memory for new instance'); };",
       compile:
         "WebAssembly.Module = function () { throw new WebAssembly.CompileError('WebAssembly.Module(): Wasm code generation disallowed by embedder'); };",
+      engine: "WebAssembly.Module = function () { throw new WebAssembly.CompileError('WebAssembly.Module(): invalid opcode 0xfd'); };",
     };
     const outcome = (refusal: string) => {
       const script = `${refusal} try { await import(${JSON.stringify(entry)}); console.log('[]'); } catch (e) { console.log(JSON.stringify([e.name, e.code, e.message, String(e.cause)])); }`;
@@ -89,6 +90,13 @@ describe('ipallocator/core', () => {
       'ERR_IPALLOCATOR',
       "ipallocator cannot compile its WebAssembly core here (CompileError: WebAssembly.Module(): Wasm code generation disallowed by embedder): the host forbids compiling WebAssembly, as a Content-Security-Policy without 'wasm-unsafe-eval' or a node:vm context made with codeGeneration: { wasm: false } does",
       'CompileError: WebAssembly.Module(): Wasm code generation disallowed by embedder',
+    ]);
+    // an engine's own failure is not blamed on the host
+    expect(outcome(refusals.engine)).toEqual([
+      'IPAllocatorError',
+      'ERR_IPALLOCATOR',
+      'ipallocator cannot compile its WebAssembly core here (CompileError: WebAssembly.Module(): invalid opcode 0xfd): this JavaScript engine cannot compile it; ipallocator runs on Node 20 or later and Deno 2',
+      'CompileError: WebAssembly.Module(): invalid opcode 0xfd',
     ]);
   });
 
