@@ -1009,6 +1009,55 @@ describe('a user whose entry is no mapping', () => {
   });
 });
 
+// Regression: client-node keeps a user's auth-provider as YAML read it, and one that is no mapping
+// (`auth-provider: text`), or whose name is no text (`{name: 5}`), is taken by none of its
+// authenticators: every request went out without credentials. kubectl cannot decode such a
+// kubeconfig ("cannot unmarshal string into Go struct field AuthInfo.users.user.auth-provider"),
+// whichever user has it.
+describe('an auth-provider kubectl cannot read', () => {
+  const fixture = doubleAndFolder('ipallocator-auth-provider-not-read-');
+  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  afterEach(() => {
+    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved.KUBECONFIG;
+  });
+  const tail = ', which kubectl cannot read either (what it holds is not shown)';
+  const quote = `${tail}: write it as text, quoted where YAML would read it as something else`;
+  const mapping = `${tail}: write it as a mapping of its name and config (auth-provider: {name: oidc, config: {…}})`;
+
+  it.each([
+    ['the-secret', `is a string, not a mapping${mapping}`],
+    ['5', `is a number, not a mapping${mapping}`],
+    ['[the-secret]', `is a list, not a mapping${mapping}`],
+    ['{name: 5}', `has a name that is a number, not text${quote}`],
+    ['{name: oidc, config: [the-secret]}', `has a config that is a list, not a mapping of texts${tail}`],
+    ['{name: oidc, config: {id-token: 12345}}', `has a config entry "id-token" that is a number, not text${quote}`],
+    ['{name: exec, config: {exec: {command: the-secret}}}', `has a config entry "exec" that is a mapping, not text${quote}`],
+  ])(
+    'auth-provider: %s, in use or not, is refused as the kubeconfig is read, by the library and the command line',
+    async (provider, why) => {
+      const path = join(fixture.folder, 'config');
+      // the user in use (u), then another (u has a token): the file is refused either way
+      const cases: [user: string, other: string, named: string][] = [
+        [`{auth-provider: ${provider}}`, '{token: t}', '"u"'],
+        ['{token: t}', `{auth-provider: ${provider}}`, '"other"'],
+      ];
+      for (const [user, other, named] of cases) {
+        writeFileSync(path, kubeconfigOfUser(fixture.double.url, user).replace('contexts:', `- name: other\n  user: ${other}\ncontexts:`));
+        const said = `the auth-provider of user ${named} ${why}`;
+        process.env.KUBECONFIG = path;
+        expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+          `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
+        );
+        const r = await cli(['status', '--kubeconfig', path]);
+        expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+        expect(r.stderr).not.toContain('the-secret');
+      }
+      expect(fixture.double.requests).toEqual([]);
+    },
+  );
+});
+
 // kubectl sends a kubeconfig's token as it is, and Go's HTTP client refuses a header holding a
 // control character. Regression: with client-node 1.x a token ending in a line break failed as
 // each request was sent, with a message saying that fetch leaves such a line break out (node-fetch

@@ -20,6 +20,7 @@ import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
 import {
+  authProviderNotRead,
   execEntryNotRead,
   execEntryOf,
   execEntryProblem,
@@ -436,8 +437,8 @@ function fileFailure(file: string, e: unknown): Error {
  * read again from the file as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName),
  * and so is one with a field kubectl cannot read: a name that is no text (nonTextName), a cluster's path or text field that is no text
- * (nonTextClusterField), a user whose entry is no mapping (userNotMapping), an exec entry with a
- * field of another type (user-checks.ts execEntryNotRead).
+ * (nonTextClusterField), a user whose entry is no mapping (userNotMapping), an auth-provider or an
+ * exec entry with a field of another type (user-checks.ts authProviderNotRead, execEntryNotRead).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
  * (impersonation.ts readImpersonation).
  */
@@ -455,8 +456,10 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   if (notText !== undefined) throw new Error(notText);
   const notMapping = userNotMapping(kc, parsed);
   if (notMapping !== undefined) throw new Error(notMapping);
-  // kubectl cannot read the file when any user's exec entry has such a field, in use or not
+  // kubectl cannot read the file when any user's auth-provider or exec entry has such a field, in use or not
   for (const user of kc.users) {
+    const providerNotRead = authProviderNotRead(user.authProvider);
+    if (providerNotRead !== undefined) throw new Error(`the auth-provider of user ${quoteText(String(user.name))} ${providerNotRead}`);
     const notRead = execEntryNotRead(execEntryOf(user));
     if (notRead !== undefined) throw new Error(`the exec entry of user ${quoteText(String(user.name))} ${notRead}`);
   }

@@ -319,6 +319,37 @@ export function execEntryNotRead(exec: unknown): string | undefined {
 }
 
 /**
+ * Why kubectl cannot read `provider`, a user's auth-provider, as the end of a sentence naming it
+ * ("is a string, not a mapping, …"); undefined when it can, or there is none. kubectl's
+ * auth-provider is a mapping of a name (text) and a config (a mapping of texts): a kubeconfig with
+ * another type there fails to decode ("cannot unmarshal string into Go struct field
+ * AuthInfo.users.user.auth-provider"). client-node keeps the value as it is: a provider that is no
+ * mapping, or whose name is no text, is taken by none of its authenticators, and every request
+ * goes out without credentials. A config value that is no text (client-node's own `exec` entry
+ * inside it among them) is refused too, as kubectl refuses it. What a field holds is not shown: a
+ * config holds tokens (id-token, access-token, client-secret). The loader asks it of every user of
+ * a file (config.ts).
+ */
+export function authProviderNotRead(provider: unknown): string | undefined {
+  const tail = ', which kubectl cannot read either (what it holds is not shown)';
+  if (provider === undefined || provider === null) return undefined;
+  if (typeof provider !== 'object' || Array.isArray(provider)) {
+    return `is ${notTextKind(provider)}, not a mapping${tail}: write it as a mapping of its name and config (auth-provider: {name: oidc, config: {…}})`;
+  }
+  const { name, config } = provider as Record<string, unknown>;
+  const quote = `${tail}: write it as text, quoted where YAML would read it as something else`;
+  if (name !== undefined && name !== null && typeof name !== 'string') return `has a name that is ${notTextKind(name)}, not text${quote}`;
+  if (config === undefined || config === null) return undefined;
+  if (typeof config !== 'object' || Array.isArray(config))
+    return `has a config that is ${notTextKind(config)}, not a mapping of texts${tail}`;
+  for (const [key, value] of Object.entries(config)) {
+    if (value === undefined || value === null || typeof value === 'string') continue;
+    return `has a config entry ${quoteText(key)} that is ${notTextKind(value)}, not text${quote}`;
+  }
+  return undefined;
+}
+
+/**
  * Why kubectl refuses the command of `exec`, the exec entry of kubeconfig user `user`: it names
  * none (absent, null or empty), as the end of a sentence naming the entry; undefined when it names
  * one. As clientcmd's validateAuthInfo; client-node refuses it only as a request is sent ("No
