@@ -1058,6 +1058,82 @@ describe('an auth-provider kubectl cannot read', () => {
   );
 });
 
+// Regression: client-node sends a request without credentials when none of its authenticators
+// takes the user's auth-provider (`{name: foo}`, `{}`), or when the one that does finds nothing
+// (`{name: exec}` without an exec entry, `oidc` without an id-token); kubectl refuses them ("no
+// Auth Provider found for name "foo"", "No valid id-token, and cannot refresh without
+// refresh-token").
+describe('an auth-provider that gives client-node nothing to send', () => {
+  const fixture = doubleAndFolder('ipallocator-auth-provider-nothing-');
+  const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
+  const who = 'the auth-provider of user "u" (context "ctx")';
+  const without = 'and every request would go out without credentials';
+  const unknown = (name: string) =>
+    `${who} is named "${name}", which none of the authenticators of @kubernetes/client-node takes, ${without} (kubectl refuses ` +
+    `it too, saying no Auth Provider found for name "${name}"); name one they take (oidc, gcp, azure), or use an exec entry (exec: {…}) instead`;
+  const oidc =
+    `${who} is oidc without an id-token in its config, and @kubernetes/client-node sends none without one (it refreshes only an ` +
+    `id-token it has), ${without} (kubectl refuses it too: "No valid id-token, and cannot refresh without refresh-token" ` +
+    'when it has no refresh-token); log in again to write its id-token, or use an exec entry (exec: {…}) that gets one';
+
+  it.each([
+    ['{name: foo, config: {access-token: the-secret}}', unknown('foo')],
+    ['{}', unknown('')],
+    ['{name: ""}', unknown('')],
+    [
+      '{name: exec}',
+      `${who} is named "exec" but holds no exec entry for @kubernetes/client-node to run, ${without} (kubectl refuses it too, ` +
+        'saying no Auth Provider found for name "exec"); give the user an exec entry of its own (exec: {apiVersion: …, command: …})',
+    ],
+    ['{name: oidc}', oidc],
+    ['{name: oidc, config: {idp-issuer-url: "https://issuer.example", client-id: k, refresh-token: the-secret}}', oidc],
+  ])('auth-provider: %s is refused before any request, by the library and the command line', async (provider, said) => {
+    const r = await expectRefusedBoth(fixture, text(`{auth-provider: ${provider}}`), said);
+    expect(r.stderr).not.toContain('the-secret');
+  });
+
+  it('one that is no mapping, in a KubeConfig loaded by client-node, is refused by the library', () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(text('{auth-provider: the-secret}'));
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+      `KubernetesStore: ${who} is a string, not a mapping, which kubectl cannot read either (what it holds is not shown): ` +
+        'write it as a mapping of its name and config (auth-provider: {name: oidc, config: {…}})',
+    );
+  });
+
+  it('one an authenticator of the caller takes (kc.addAuthenticator) is sent with what it gives', async () => {
+    const kc = new KubeConfig();
+    kc.addAuthenticator({
+      isAuthProvider: (user) => user.authProvider?.name === 'in-house',
+      applyAuthentication: async (_user, opts) => {
+        opts.headers = { ...opts.headers, Authorization: 'Bearer in-house' };
+      },
+    });
+    kc.loadFromString(text('{auth-provider: {name: in-house}}'));
+    const store = new KubernetesStore(kc, { start: false });
+    try {
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(fixture.double.requests.map((r) => r.authorization)).toEqual(['Bearer in-house']);
+  });
+
+  it('oidc with an id-token is sent with it', async () => {
+    const kc = new KubeConfig();
+    // an unsigned JWT whose exp is far ahead: client-node sends it without refreshing it
+    const jwt = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"exp":4102444800}').toString('base64url')}.`;
+    kc.loadFromString(text(`{auth-provider: {name: oidc, config: {id-token: "${jwt}"}}}`));
+    const store = new KubernetesStore(kc, { start: false });
+    try {
+      expect(await store.get('10.0.0.1')).toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(fixture.double.requests.map((r) => r.authorization)).toEqual([`Bearer ${jwt}`]);
+  });
+});
+
 // kubectl sends a kubeconfig's token as it is, and Go's HTTP client refuses a header holding a
 // control character. Regression: with client-node 1.x a token ending in a line break failed as
 // each request was sent, with a message saying that fetch leaves such a line break out (node-fetch

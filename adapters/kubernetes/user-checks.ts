@@ -1,9 +1,9 @@
 // The current context's user, checked before any request is sent, where client-node would send
 // it without credentials and a 401 or 403 would read as the server refusing credentials never
 // sent: a user the context names but the kubeconfig does not hold (missingUser); a field that is
-// no text, an exec entry kubectl refuses, an empty token, a token no header can hold, a token
-// beside a username or password, half a client certificate, one that does not parse for an
-// http:// server, an impersonation that cannot be sent (userProblem);
+// no text, an exec entry kubectl refuses, an auth-provider that gives nothing, an empty token, a
+// token no header can hold, a token beside a username or password, half a client certificate, one
+// that does not parse for an http:// server, an impersonation that cannot be sent (userProblem);
 // and, as each request is authenticated, an exec plugin that gave nothing (withCredentialCheck).
 // Each says why as the end of a sentence naming the user, never with the credential. The library
 // (config.ts kubeConfigOrDefault) and the command line ask the same questions.
@@ -36,7 +36,8 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * Why the current context's user cannot be used as the kubeconfig gives it, as the end of a
  * sentence naming the user; undefined when it can. The library (kubeConfigOrDefault) and the
  * command line refuse it before any request: a field that is no text (nonTextCredential), an exec
- * entry kubectl refuses (execEntryProblem), an empty token (emptyToken), a token no header can
+ * entry kubectl refuses (execEntryProblem), an auth-provider that gives client-node nothing to send
+ * (authProviderProblem), an empty token (emptyToken), a token no header can
  * hold (tokenNoHeaderHolds), a token beside a username or password (moreThanOneAuthMethod), a
  * token-file beside a username (tokenFileBesideUsername), a username holding a ":"
  * (usernameWithColon), half
@@ -48,6 +49,7 @@ export function userProblem(kc: KubeConfig): string | undefined {
   return (
     nonTextCredential(kc) ??
     execEntryProblem(kc) ??
+    authProviderProblem(kc) ??
     emptyToken(kc) ??
     tokenNoHeaderHolds(kc) ??
     moreThanOneAuthMethod(kc) ??
@@ -347,6 +349,73 @@ export function authProviderNotRead(provider: unknown): string | undefined {
     return `has a config entry ${quoteText(key)} that is ${notTextKind(value)}, not text${quote}`;
   }
   return undefined;
+}
+
+/**
+ * Why the current context's user has an auth-provider that gives @kubernetes/client-node nothing
+ * to send, as the end of a sentence naming the user; undefined when it has none, or one that does,
+ * or an exec entry (which client-node uses instead). client-node authenticates with the first of
+ * its authenticators (and then the caller's, kc.addAuthenticator) that takes the user, and sends
+ * the request without credentials when none does, or when the one that does finds nothing: one
+ * that is no mapping (authProviderNotRead), a name none takes (`foo`, `""`), `exec` without an exec
+ * entry, `oidc` without an id-token (client-node does not refresh one it does not have). kubectl
+ * refuses them (no Auth Provider found for name "foo"; No valid id-token, and cannot refresh
+ * without refresh-token). A KubeConfig-shaped object without client-node's list of
+ * authenticators is not judged by it.
+ */
+export function authProviderProblem(kc: KubeConfig): string | undefined {
+  const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
+  if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  const user = getCurrentUser.call(kc);
+  const provider: unknown = user?.authProvider;
+  // an exec entry (the user's, or client-node's inside the auth-provider) is what client-node runs instead
+  if (provider === undefined || provider === null || execEntryOf(user) !== undefined) return undefined;
+  const who = `the auth-provider of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))})`;
+  if (typeof provider !== 'object' || Array.isArray(provider)) return `${who} ${authProviderNotRead(provider)}`;
+  const { name, config } = provider as { name?: unknown; config?: unknown };
+  const without = 'and every request would go out without credentials';
+  if (name === 'exec') {
+    return (
+      `${who} is named "exec" but holds no exec entry for @kubernetes/client-node to run, ${without} (kubectl refuses it too, ` +
+      'saying no Auth Provider found for name "exec"); give the user an exec entry of its own (exec: {apiVersion: …, command: …})'
+    );
+  }
+  if (!takenByAuthenticator(kc, user!)) {
+    const named = quoteText(typeof name === 'string' ? name : '');
+    return (
+      `${who} is named ${named}, which none of the authenticators of @kubernetes/client-node takes, ${without} (kubectl refuses ` +
+      `it too, saying no Auth Provider found for name ${named}); name one they take (oidc, gcp, azure), or use an exec entry (exec: {…}) instead`
+    );
+  }
+  // client-node reads a config's tokenFile first, whatever the name
+  const { 'id-token': idToken, tokenFile } = typeof config === 'object' && config !== null ? (config as Record<string, unknown>) : {};
+  if (name === 'oidc' && !idToken && !tokenFile) {
+    return (
+      `${who} is oidc without an id-token in its config, and @kubernetes/client-node sends none without one (it refreshes only an ` +
+      `id-token it has), ${without} (kubectl refuses it too: "No valid id-token, and cannot refresh without refresh-token" ` +
+      'when it has no refresh-token); log in again to write its id-token, or use an exec entry (exec: {…}) that gets one'
+    );
+  }
+  return undefined;
+}
+
+/**
+ * Whether one of the authenticators of `kc` (client-node's, then the caller's: kc.addAuthenticator)
+ * takes `user`, as client-node asks it as each request is sent. A KubeConfig-shaped object without
+ * that list is not judged: taken. An authenticator that throws when asked is taken to take it: the
+ * request then fails on it, not anonymous.
+ */
+function takenByAuthenticator(kc: KubeConfig, user: User): boolean {
+  const { authenticators, custom_authenticators: custom } = kc as unknown as { authenticators?: unknown; custom_authenticators?: unknown };
+  if (!Array.isArray(authenticators)) return true;
+  return [...authenticators, ...(Array.isArray(custom) ? custom : [])].some((authenticator: { isAuthProvider?: unknown }) => {
+    if (typeof authenticator?.isAuthProvider !== 'function') return false;
+    try {
+      return Boolean(authenticator.isAuthProvider(user));
+    } catch {
+      return true;
+    }
+  });
 }
 
 /**
