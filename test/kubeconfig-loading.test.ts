@@ -1195,6 +1195,47 @@ describe('a token that no HTTP header can hold', () => {
   });
 });
 
+// Regression: client-node builds basic authentication as `${username}:${password}`, and a user with
+// a username and no password sent `Basic base64("admin:undefined")` (`admin:null` for `password:`
+// left empty), which the server reads as the password "undefined"; kubectl sends `admin:`.
+describe('a user with a username and no password', () => {
+  const fixture = doubleAndFolder('ipallocator-username-alone-');
+  const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
+
+  it.each([
+    ['2.x', '{username: admin}', KubeConfig],
+    ['2.x', '{username: admin, password: null}', KubeConfig],
+    ['1.x', '{username: admin}', KubeConfig1 as unknown as typeof KubeConfig],
+  ])(
+    'sends it as username: with an empty password, as kubectl does: its list, watch and get (client-node %s, %s)',
+    async (_major, user, Kc) => {
+      const kc = new Kc();
+      kc.loadFromString(text(user));
+      const store = new KubernetesStore(kc);
+      try {
+        await store.waitForSync({ timeoutMs: 10_000 });
+        await until(() => fixture.double.requestsOf('watch').length > 0, 'the watch');
+        expect(await store.get('10.0.0.1')).toBeUndefined();
+      } finally {
+        store.close();
+      }
+      expect(fixture.double.requests.map((r) => [r.verb, r.authorization])).toEqual([
+        ['list', `Basic ${base64('admin:')}`],
+        ['watch', `Basic ${base64('admin:')}`],
+        ['get', `Basic ${base64('admin:')}`],
+      ]);
+    },
+  );
+
+  it('the command line sends it so too', async () => {
+    const path = join(fixture.folder, 'config');
+    writeFileSync(path, text('{username: admin}'));
+    await cli(['status', '--kubeconfig', path]);
+    expect(fixture.double.requests.length).toBeGreaterThan(0);
+    expect(new Set(fixture.double.requests.map((r) => r.authorization))).toEqual(new Set([`Basic ${base64('admin:')}`]));
+  });
+});
+
 // Regression: a username holding a ":" was sent as it is (`Basic base64("admin:x:secret")`), which
 // the server reads as the user "admin" with the password "x:secret" (RFC 7617 allows no ":" in a
 // username); kubectl sends it so too, and it fails at the server as a wrong password.

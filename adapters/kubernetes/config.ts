@@ -30,6 +30,7 @@ import {
   notTextKind,
   userProblem,
   withCredentialCheck,
+  withEmptyPassword,
 } from './user-checks.ts';
 
 /**
@@ -166,11 +167,14 @@ export function kubeconfigInUse(kc: KubeConfig | undefined): string | undefined 
  * environment's proxy for a cluster without a proxy-url (proxy-environment.ts), never with a client
  * certificate or key that does not parse (tls-material.ts), on connections shared by its requests
  * (reused-connections.ts), with the impersonation client-node drops
- * (impersonation.ts), and never anonymous when its exec credential plugin gave nothing
- * (user-checks.ts). The owner of what it sends closes its connections with closeReusedConnections.
+ * (impersonation.ts), a username without a password as kubectl sends it, and never anonymous when
+ * its exec credential plugin gave nothing (user-checks.ts). The owner of what it sends closes its
+ * connections with closeReusedConnections.
  */
 export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
-  return withCredentialCheck(withImpersonation(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(kc)))));
+  return withCredentialCheck(
+    withEmptyPassword(withImpersonation(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(kc))))),
+  );
 }
 
 /**

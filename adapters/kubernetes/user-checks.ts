@@ -184,6 +184,59 @@ export function usernameWithColon(kc: KubeConfig): string | undefined {
 }
 
 /**
+ * Whether `user` has a username and no password (none, or null): client-node builds its basic
+ * authentication from both, `${username}:${password}`, and sends `admin:undefined`.
+ */
+function passwordMissing(user: User | null | undefined): user is User & { username: string } {
+  return typeof user?.username === 'string' && user.username !== '' && (user.password === undefined || user.password === null);
+}
+
+/** `Basic …` of `username:password`, as client-node and kubectl encode it (UTF-8, then base64). */
+function basicAuthorization(credentials: string): string {
+  return `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
+}
+
+/**
+ * `kc` as every request sends a username without a password: as `username:` (an empty
+ * password), as kubectl sends it, where client-node sends `username:undefined` (`username:null`
+ * for `password:` left empty) and the server reads the password "undefined". `kc` itself when
+ * none of its users has a username without a password; otherwise an object that reads everything
+ * from `kc` (its prototype) and, after client-node's authentication, replaces the Authorization
+ * header client-node built so for the user current as the request is sent (the one a token or a
+ * plugin put there instead is left as it is). With client-node 1.x its watch, authenticated by
+ * applyToFetchOptions, is sent the same way.
+ */
+export function withEmptyPassword(kc: KubeConfig): KubeConfig {
+  if (typeof kc.getCurrentUser !== 'function' || !Array.isArray(kc.users) || !kc.users.some(passwordMissing)) return kc;
+  const sending = Object.create(kc) as KubeConfig;
+  /** The header to send instead of `sent`, or undefined when `sent` is not client-node's `username:undefined`. */
+  const instead = (sent: unknown): string | undefined => {
+    const user = kc.getCurrentUser();
+    if (!passwordMissing(user) || sent !== basicAuthorization(`${user.username}:${user.password}`)) return undefined;
+    return basicAuthorization(`${user.username}:`);
+  };
+  sending.applySecurityAuthentication = async (context) => {
+    await kc.applySecurityAuthentication(context);
+    if (typeof context.getHeaders !== 'function') return;
+    const { Authorization: sent } = context.getHeaders();
+    const header = instead(sent);
+    if (header !== undefined) context.setHeaderParam('Authorization', header);
+  };
+  const legacy = kc as unknown as { applyToFetchOptions?: (options: object) => Promise<{ headers?: unknown }> };
+  if (typeof legacy.applyToFetchOptions === 'function') {
+    (sending as unknown as typeof legacy).applyToFetchOptions = async (options) => {
+      const init = await legacy.applyToFetchOptions!.call(kc, options);
+      const headers = init.headers as { get?: (name: string) => string | null; set?: (name: string, value: string) => void } | undefined;
+      if (typeof headers?.get !== 'function' || typeof headers.set !== 'function') return init;
+      const header = instead(headers.get('Authorization'));
+      if (header !== undefined) headers.set('Authorization', header);
+      return init;
+    };
+  }
+  return sending;
+}
+
+/**
  * Why the current context's user has a field that is no text — a token written as a list or a
  * number (`token: [a, b]`, `token: 12345`) —, as the end of a sentence naming the user and the
  * field; undefined when each is text or absent. client-node takes such a value as it is, and
