@@ -1009,6 +1009,59 @@ describe('a user whose entry is no mapping', () => {
   });
 });
 
+// Regression: client-node reads clusters, users or contexts that YAML reads as no list (a mapping
+// of names, a text) as an empty list: the kubeconfig then seemed to lack the user its context names
+// (`user "u" was not found for context "ctx"`). kubectl cannot decode it ("cannot unmarshal object
+// into Go struct field Config.users of type []v1.NamedAuthInfo").
+describe('a kubeconfig whose clusters, users or contexts are no list', () => {
+  const fixture = doubleAndFolder('ipallocator-list-not-list-');
+  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  afterEach(() => {
+    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved.KUBECONFIG;
+  });
+  const entry = {
+    clusters: '- name: c, with cluster: {server: …} under it',
+    users: '- name: u, with user: {…} under it',
+    contexts: '- name: ctx, with context: {cluster: c, user: u} under it',
+  };
+
+  it.each([
+    ['users', 'users:\n  u: {token: the-secret}\n', 'a mapping'],
+    ['users', 'users: the-secret\n', 'a string'],
+    ['clusters', 'clusters:\n  c: {server: "https://127.0.0.1:1"}\n', 'a mapping'],
+    ['contexts', 'contexts: {}\n', 'a mapping'],
+    ['contexts', 'contexts: 5\n', 'a number'],
+  ] as const)(
+    '%s written as %j is refused as the kubeconfig is read, naming the field, by the library and the command line',
+    async (field, written, kind) => {
+      const lines = kubeconfigOfUser(fixture.double.url, '{token: the-secret}').split('\n');
+      // the field's own lines replaced by `written`
+      const start = lines.indexOf(`${field}:`);
+      lines.splice(start, 3, written.trimEnd());
+      const path = join(fixture.folder, 'config');
+      writeFileSync(path, lines.join('\n'));
+      const said =
+        `its ${field} field is ${kind}, not a list (what it holds is not shown), which kubectl cannot read either: ` +
+        `write each entry as an item of the list (${entry[field]})`;
+      process.env.KUBECONFIG = path;
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+        `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
+      );
+      const r = await cli(['status', '--kubeconfig', path]);
+      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+      expect(r.stderr).not.toContain('the-secret');
+      expect(fixture.double.requests).toEqual([]);
+    },
+  );
+
+  it.each(['users: null', 'users: []', 'users:'])('%s is a kubeconfig without users, as kubectl reads it', (written) => {
+    const kc = new KubeConfig();
+    loadKubeconfigText(kc, `apiVersion: v1\nkind: Config\n${written}\n`, join(fixture.folder, 'config'));
+    expect(kc.users).toEqual([]);
+  });
+});
+
 // Regression: client-node keeps a user's auth-provider as YAML read it, and one that is no mapping
 // (`auth-provider: text`), or whose name is no text (`{name: 5}`), is taken by none of its
 // authenticators: every request went out without credentials. kubectl cannot decode such a

@@ -1,6 +1,7 @@
 // The loader reads a kubeconfig's text itself for what client-node reads otherwise or drops (the
 // users' token-files, their as-uid, as-groups and as-user-extra) or cannot tell (whether a user it
-// read as holding nothing was written as a mapping): one parse serves them all (config.ts
+// read as holding nothing was written as a mapping, whether a list it read as empty was written as
+// a list): one parse serves them all (config.ts
 // documentOnce), and none is made when none is needed. client-node's own parse (KubeConfig.loadFromString) goes
 // through js-yaml directly, not through the loadAllYaml counted here.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -60,6 +61,18 @@ describe('a kubeconfig naming a token-file and impersonation fields', () => {
     expect(() =>
       loadKubeconfigText(new clientNode.KubeConfig(), `${users('5')}- name: c\n  user: {token-file: token}\n`, join(dir, 'config')),
     ).toThrow('the user field of user "b" is a number, not a mapping');
+    expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
+  });
+
+  // client-node reads `users: {u: …}` as `users: []`: only the text tells them apart
+  it('is parsed once when a list it names is read as empty, and one that is no list is refused from that parse', () => {
+    const text = (users: string) => `apiVersion: v1\nkind: Config\nusers: ${users}\ncontexts: []\n`;
+    loadKubeconfigText(new clientNode.KubeConfig(), text('[]'), join(dir, 'config'));
+    expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
+    vi.mocked(clientNode.loadAllYaml).mockClear();
+    expect(() => loadKubeconfigText(new clientNode.KubeConfig(), text('{u: {}}'), join(dir, 'config'))).toThrow(
+      'its users field is a mapping, not a list',
+    );
     expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
   });
 });

@@ -440,7 +440,8 @@ function fileFailure(file: string, e: unknown): Error {
  * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
  * read again from the file as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName),
- * and so is one with a field kubectl cannot read: a name that is no text (nonTextName), a cluster's path or text field that is no text
+ * and so is one with a field kubectl cannot read: clusters, users or contexts that are no list
+ * (listNotList), a name that is no text (nonTextName), a cluster's path or text field that is no text
  * (nonTextClusterField), a user whose entry is no mapping (userNotMapping), an auth-provider or an
  * exec entry with a field of another type (user-checks.ts authProviderNotRead, execEntryNotRead).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
@@ -449,16 +450,22 @@ function fileFailure(file: string, e: unknown): Error {
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
   const parsed = documentOnce(text);
-  const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? parsed() : undefined;
+  const withUsers = (): { users: unknown[] } | undefined => {
+    const doc = parsed();
+    return Array.isArray(doc?.users) ? (doc as { users: unknown[] }) : undefined;
+  };
+  const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? withUsers() : undefined;
   const read = doc === undefined ? undefined : readTokenFiles(doc, text.length, folder);
   kc.loadFromString(read?.text ?? text);
+  const notList = listNotList(kc, text, parsed);
+  if (notList !== undefined) throw new Error(notList);
   const name = nonTextName(kc);
   if (name !== undefined) throw new Error(name);
   const twice = duplicateName(kc);
   if (twice !== undefined) throw new Error(twice);
   const notText = nonTextClusterField(kc);
   if (notText !== undefined) throw new Error(notText);
-  const notMapping = userNotMapping(kc, parsed);
+  const notMapping = userNotMapping(kc, withUsers);
   if (notMapping !== undefined) throw new Error(notMapping);
   // kubectl cannot read the file when any user's auth-provider or exec entry has such a field, in use or not
   for (const user of kc.users) {
@@ -484,30 +491,67 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   }
 }
 
+/** A kubeconfig's YAML document, as js-yaml reads it: a mapping, its fields of any type. */
+interface KubeconfigDocument {
+  clusters?: unknown;
+  users?: unknown;
+  contexts?: unknown;
+  [field: string]: unknown;
+}
+
 /**
  * A kubeconfig's text parsed as client-node parses it (js-yaml, through loadAllYaml), on the
  * first call and never again, for what the loader reads itself: the token-files client-node
  * would read (readTokenFiles), the impersonation fields it drops (readImpersonation), the shape
- * of a user it read as holding nothing (userNotMapping). The loader asks for it only when the
- * text names one of their keys, or has such a user: most kubeconfigs are parsed by client-node
- * alone. Each call answers undefined when the text is not one YAML mapping with a list of users
- * (client-node's own parse then says what is wrong).
+ * of a user it read as holding nothing (userNotMapping), or of a list it read as empty
+ * (listNotList). The loader asks for it only when the text names one of their keys, or has such a
+ * user or list: most kubeconfigs are parsed by client-node alone. Each call answers undefined when
+ * the text is not one YAML mapping (client-node's own parse then says what is wrong).
  */
-function documentOnce(text: string): () => { users: unknown[] } | undefined {
-  let parsed: { doc: { users: unknown[] } | undefined } | undefined;
+function documentOnce(text: string): () => KubeconfigDocument | undefined {
+  let parsed: { doc: KubeconfigDocument | undefined } | undefined;
   return () => (parsed ??= { doc: kubeconfigDocument(text) }).doc;
 }
 
-/** The one YAML document of `text`, when it is a mapping with a list of users; undefined otherwise. */
-function kubeconfigDocument(text: string): { users: unknown[] } | undefined {
+/** The one YAML document of `text`, when it is a mapping; undefined otherwise. */
+function kubeconfigDocument(text: string): KubeconfigDocument | undefined {
   let docs: unknown[];
   try {
     docs = loadAllYaml(text);
   } catch {
     return undefined;
   }
-  const doc = docs.length === 1 ? (docs[0] as { users?: unknown } | null) : undefined;
-  return typeof doc === 'object' && doc !== null && Array.isArray(doc.users) ? (doc as { users: unknown[] }) : undefined;
+  const doc = docs.length === 1 ? docs[0] : undefined;
+  return typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as KubeconfigDocument) : undefined;
+}
+
+/** How each of a kubeconfig's lists is written, for a message refusing one that is no list. */
+const KUBECONFIG_LISTS: readonly (readonly [field: 'clusters' | 'users' | 'contexts', entry: string])[] = [
+  ['clusters', '- name: c, with cluster: {server: …} under it'],
+  ['users', '- name: u, with user: {…} under it'],
+  ['contexts', '- name: ctx, with context: {cluster: c, user: u} under it'],
+];
+
+/**
+ * A kubeconfig's clusters, users or contexts that YAML reads as no list (`users: {u: {token: t}}`,
+ * `users: text`), as a sentence naming the field; undefined when each is a list, null or absent.
+ * client-node reads such a field as an empty list, and the kubeconfig then seems to lack the
+ * context, cluster or user it names (`user "u" was not found for context "ctx"`); kubectl cannot
+ * read it ("cannot unmarshal object into Go struct field Config.users of type
+ * []v1.NamedAuthInfo"). Only a field client-node read as empty, that the text names, can be one:
+ * the text is parsed (`parsed`) only then. What the field holds is not shown: it may be tokens.
+ */
+function listNotList(kc: KubeConfig, text: string, parsed: () => KubeconfigDocument | undefined): string | undefined {
+  for (const [field, entry] of KUBECONFIG_LISTS) {
+    if (kc[field].length > 0 || !text.includes(field)) continue;
+    const value = parsed()?.[field];
+    if (value === undefined || value === null || Array.isArray(value)) continue;
+    return (
+      `its ${field} field is ${notTextKind(value)}, not a list (what it holds is not shown), which kubectl cannot read either: ` +
+      `write each entry as an item of the list (${entry})`
+    );
+  }
+  return undefined;
 }
 
 /**
