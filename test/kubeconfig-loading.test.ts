@@ -1062,6 +1062,68 @@ describe('a kubeconfig whose clusters, users or contexts are no list', () => {
   });
 });
 
+// Regression: client-node takes only true as true: `insecure-skip-tls-verify: "true"` (quoted), `yes`
+// or `1` was read as false, the server's certificate checked where the file seemed to say not to,
+// and an http:// server refused as needing `insecure-skip-tls-verify: true`. kubectl cannot decode a
+// quoted "true" or a number ("cannot unmarshal string into Go struct field
+// Cluster.clusters.cluster.insecure-skip-tls-verify of type bool"), and reads yes unquoted as true.
+describe('an insecure-skip-tls-verify that is no true or false', () => {
+  const fixture = doubleAndFolder('ipallocator-insecure-not-boolean-');
+  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  afterEach(() => {
+    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved.KUBECONFIG;
+  });
+
+  it.each([
+    ['"true"', 'the text "true"'],
+    ['"false"', 'the text "false"'],
+    ['yes', 'the text "yes"'],
+    ['1', 'a number'],
+    ['[true]', 'a list'],
+  ])(
+    '%s, in the cluster in use or another, is refused as the kubeconfig is read, by the library and the command line',
+    async (value, what) => {
+      const path = join(fixture.folder, 'config');
+      const said = (cluster: string) =>
+        `the insecure-skip-tls-verify of cluster "${cluster}" is ${what}, not true or false: @kubernetes/client-node would read it as ` +
+        "false and check the server's certificate, where kubectl refuses the file (or reads yes, on and y, unquoted, as true); " +
+        'write true or false, unquoted';
+      const inUse = kubeconfigOfUser(fixture.double.url, '{token: t}').replace(
+        'insecure-skip-tls-verify: true',
+        `insecure-skip-tls-verify: ${value}`,
+      );
+      const other = kubeconfigOfUser(fixture.double.url, '{token: t}').replace(
+        'users:',
+        `- name: other\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: ${value}}\nusers:`,
+      );
+      for (const [text, cluster] of [
+        [inUse, 'c'],
+        [other, 'other'],
+      ] as const) {
+        writeFileSync(path, text);
+        process.env.KUBECONFIG = path;
+        expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+          `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said(cluster)}`,
+        );
+        const r = await cli(['status', '--kubeconfig', path]);
+        expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said(cluster)}\n`]);
+      }
+      expect(fixture.double.requests).toEqual([]);
+    },
+  );
+
+  it.each(['true', 'True', 'false', 'null', ''])('insecure-skip-tls-verify: %s is taken, as kubectl takes it', (value) => {
+    const kc = new KubeConfig();
+    const text = kubeconfigOfUser('https://127.0.0.1:1', '{token: t}').replace(
+      'insecure-skip-tls-verify: true',
+      `insecure-skip-tls-verify: ${value}`,
+    );
+    loadKubeconfigText(kc, text, join(fixture.folder, 'config'));
+    expect(kc.getCurrentCluster()?.skipTLSVerify).toBe(value === 'true' || value === 'True');
+  });
+});
+
 // Regression: client-node keeps a user's auth-provider as YAML read it, and one that is no mapping
 // (`auth-provider: text`), or whose name is no text (`{name: 5}`), is taken by none of its
 // authenticators: every request went out without credentials. kubectl cannot decode such a

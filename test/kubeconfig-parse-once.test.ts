@@ -1,7 +1,7 @@
 // The loader reads a kubeconfig's text itself for what client-node reads otherwise or drops (the
 // users' token-files, their as-uid, as-groups and as-user-extra) or cannot tell (whether a user it
 // read as holding nothing was written as a mapping, whether a list it read as empty was written as
-// a list): one parse serves them all (config.ts
+// a list, whether an insecure-skip-tls-verify it read as false was false): one parse serves them all (config.ts
 // documentOnce), and none is made when none is needed. client-node's own parse (KubeConfig.loadFromString) goes
 // through js-yaml directly, not through the loadAllYaml counted here.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -61,6 +61,19 @@ describe('a kubeconfig naming a token-file and impersonation fields', () => {
     expect(() =>
       loadKubeconfigText(new clientNode.KubeConfig(), `${users('5')}- name: c\n  user: {token-file: token}\n`, join(dir, 'config')),
     ).toThrow('the user field of user "b" is a number, not a mapping');
+    expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
+  });
+
+  // client-node reads `insecure-skip-tls-verify: "true"` as false: only the text tells it from false
+  it('is parsed once when a cluster it names insecure-skip-tls-verify of is read as checking certificates, and not when none is', () => {
+    const text = (insecure: string) =>
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: ${insecure}}\n` +
+      'users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\n';
+    loadKubeconfigText(new clientNode.KubeConfig(), text('true'), join(dir, 'config'));
+    expect(clientNode.loadAllYaml).not.toHaveBeenCalled();
+    expect(() => loadKubeconfigText(new clientNode.KubeConfig(), text('"true"'), join(dir, 'config'))).toThrow(
+      'the insecure-skip-tls-verify of cluster "c" is the text "true", not true or false',
+    );
     expect(clientNode.loadAllYaml).toHaveBeenCalledTimes(1);
   });
 

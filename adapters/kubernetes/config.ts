@@ -442,8 +442,9 @@ function fileFailure(file: string, e: unknown): Error {
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName),
  * and so is one with a field kubectl cannot read: clusters, users or contexts that are no list
  * (listNotList), a name that is no text (nonTextName), a cluster's path or text field that is no text
- * (nonTextClusterField), a user whose entry is no mapping (userNotMapping), an auth-provider or an
- * exec entry with a field of another type (user-checks.ts authProviderNotRead, execEntryNotRead).
+ * (nonTextClusterField), an insecure-skip-tls-verify that is no true or false (insecureNotBoolean),
+ * a user whose entry is no mapping (userNotMapping), an auth-provider or an exec entry with a field
+ * of another type (user-checks.ts authProviderNotRead, execEntryNotRead).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
  * (impersonation.ts readImpersonation).
  */
@@ -465,6 +466,8 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   if (twice !== undefined) throw new Error(twice);
   const notText = nonTextClusterField(kc);
   if (notText !== undefined) throw new Error(notText);
+  const notBoolean = insecureNotBoolean(kc, text, parsed);
+  if (notBoolean !== undefined) throw new Error(notBoolean);
   const notMapping = userNotMapping(kc, withUsers);
   if (notMapping !== undefined) throw new Error(notMapping);
   // kubectl cannot read the file when any user's auth-provider or exec entry has such a field, in use or not
@@ -504,7 +507,7 @@ interface KubeconfigDocument {
  * first call and never again, for what the loader reads itself: the token-files client-node
  * would read (readTokenFiles), the impersonation fields it drops (readImpersonation), the shape
  * of a user it read as holding nothing (userNotMapping), or of a list it read as empty
- * (listNotList). The loader asks for it only when the text names one of their keys, or has such a
+ * (listNotList), the insecure-skip-tls-verify of a cluster it read as false (insecureNotBoolean). The loader asks for it only when the text names one of their keys, or has such a
  * user or list: most kubeconfigs are parsed by client-node alone. Each call answers undefined when
  * the text is not one YAML mapping (client-node's own parse then says what is wrong).
  */
@@ -650,6 +653,43 @@ function nonTextClusterField(kc: KubeConfig): string | undefined {
         return `the ${field} of ${kind} ${quoteText(String(entry.name))} is ${notTextKind(value)}, not text, which kubectl cannot read either`;
       }
     }
+  }
+  return undefined;
+}
+
+/** The spellings of true and false in YAML 1.1, which kubectl reads unquoted and js-yaml reads as text (but true and false). */
+const YAML_1_1_BOOLEAN = /^(?:y|Y|yes|Yes|YES|on|On|ON|n|N|no|No|NO|off|Off|OFF)$/;
+
+/**
+ * A cluster's insecure-skip-tls-verify that YAML reads as no true or false (`"true"`, `yes`, `1`),
+ * as a sentence naming it; undefined when each is true, false, null or absent. client-node takes
+ * only true as true, and reads anything else as false: it checks the server's certificate where
+ * the file seems to say not to (and refuses an http:// server, saying it needs
+ * insecure-skip-tls-verify: true). kubectl cannot read a quoted "true" or a number ("cannot
+ * unmarshal string into Go struct field Cluster.clusters.cluster.insecure-skip-tls-verify of type
+ * bool"), and reads yes, on and y unquoted as true (its YAML is YAML 1.1); js-yaml reads them as
+ * text, quoted or not. Only a cluster client-node read as checking certificates, in a text that
+ * names the field, can have one: the text is parsed (`parsed`) only then. client-node builds its
+ * clusters one for one from the file's list (a malformed one fails the load).
+ */
+function insecureNotBoolean(kc: KubeConfig, text: string, parsed: () => KubeconfigDocument | undefined): string | undefined {
+  const field = 'insecure-skip-tls-verify';
+  if (!text.includes(field) || kc.clusters.every((cluster) => cluster.skipTLSVerify)) return undefined;
+  const clusters = parsed()?.clusters;
+  if (!Array.isArray(clusters)) return undefined;
+  for (const [i, entry] of clusters.entries()) {
+    const value = (entry as { cluster?: { [field]?: unknown } | null } | null)?.cluster?.[field];
+    if (value === undefined || value === null || typeof value === 'boolean') continue;
+    // a setting, not a credential: a spelling of true or false is shown
+    const what =
+      typeof value === 'string' && (YAML_1_1_BOOLEAN.test(value) || /^(?:true|false)$/i.test(value))
+        ? `the text ${quoteText(value)}`
+        : notTextKind(value);
+    return (
+      `the ${field} of cluster ${quoteText(String(kc.clusters[i]?.name))} is ${what}, not true or false: @kubernetes/client-node ` +
+      `would read it as false and check the server's certificate, where kubectl refuses the file (or reads yes, on and y, ` +
+      'unquoted, as true); write true or false, unquoted'
+    );
   }
   return undefined;
 }
