@@ -181,7 +181,10 @@ export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getS
   if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
     (answer as unknown as PromiseLike<unknown>).then(undefined, () => {});
     // what the promise stands for may still happen: a record it creates outlives the refusal
-    const after = op === 'createSync' ? '; a record it may still create is left in the store, where reconcile() reports it as a leak once its owner is not one you know' : '';
+    const after =
+      op === 'createSync'
+        ? '; a record it may still create is left in the store, where reconcile() reports it as a leak once its owner is not one you know'
+        : '';
     throw new InvalidArgumentError(
       `store.sync.${op} answered with a promise: sync holds operations that answer at once (leave sync null and the allocators use create, delete and get)${after}`,
     );

@@ -2017,7 +2017,9 @@ describe('a store whose synchronous operations answer with a promise', () => {
     const a = new Allocator('10.0.0.0/29', { store, random: seededRandom(1) });
     const refused = await rejection(a.allocateNext());
     expect(refused).toBeInstanceOf(InvalidArgumentError);
-    expect((refused as Error).message).toMatch(/a record it may still create is left in the store, where reconcile\(\) reports it as a leak once its owner is not one you know$/);
+    expect((refused as Error).message).toMatch(
+      /a record it may still create is left in the store, where reconcile\(\) reports it as a leak once its owner is not one you know$/,
+    );
     const left = inner.records().map((r) => r.name);
     expect(left).toHaveLength(1);
     expect(a.used()).toBe(1);
