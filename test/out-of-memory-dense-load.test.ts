@@ -22,6 +22,19 @@ function raisedFor(e: OutOfMemoryError): number {
   return memoryLimit().limit + Math.ceil((e.requested! - e.free!) / 65536) * 65536;
 }
 
+/** Small ranges made until one more does not fit under the cap: the memory is full. */
+function fillMemory(): Range[] {
+  const fillers: Range[] = [];
+  for (;;) {
+    try {
+      fillers.push(new Range('192.168.0.0/24'));
+    } catch (e) {
+      expect(e).toBeInstanceOf(OutOfMemoryError);
+      return fillers;
+    }
+  }
+}
+
 it('an Allocator of a /8 warm-starting from 60,000 records goes through after one raise of the cap', async () => {
   setMemoryLimit(256 * 1024);
   const store = new MemoryStore();
@@ -44,16 +57,7 @@ it("a dense Range's loadMany needs no room beyond its index: it goes through wit
   const probe = failureOfMaking(() => new Range('10.0.0.0/8')) as OutOfMemoryError | undefined;
   if (probe !== undefined) setMemoryLimit(raisedFor(probe));
   const r = new Range('10.0.0.0/8');
-  // small ranges until one more does not fit: no room is left for a slice of the load's offsets
-  const fillers: Range[] = [];
-  for (;;) {
-    try {
-      fillers.push(new Range('192.168.0.0/24'));
-    } catch (e) {
-      expect(e).toBeInstanceOf(OutOfMemoryError);
-      break;
-    }
-  }
+  const fillers = fillMemory(); // no room is left for a slice of the load's offsets
   const ips = Array.from({ length: 200_000 }, (_, i) => `10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`).slice(1);
   expect(r.loadMany(ips)).toBe(ips.length);
   expect(r.used()).toBe(ips.length);
@@ -81,15 +85,7 @@ it('with no room for the batch, an address outside the range marks none of the o
   expect((inOneBatch as Error).message).toBe('address at position 39 is outside 10.0.0.0/24');
   expect(space.count()).toBe(0);
   setMemoryLimit(memoryLimit().size); // capped where it stands: a few small ranges fill it
-  const fillers: Range[] = [];
-  for (;;) {
-    try {
-      fillers.push(new Range('192.168.0.0/24'));
-    } catch (e) {
-      expect(e).toBeInstanceOf(OutOfMemoryError);
-      break;
-    }
-  }
+  const fillers = fillMemory();
   const inSlices = refused();
   for (const f of fillers) f.destroy();
   expect(inSlices).toBeInstanceOf(InvalidArgumentError);
