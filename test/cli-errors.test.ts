@@ -17,6 +17,15 @@ import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
 import { addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** This runtime (node or deno) run with `args` from the checkout's root: its exit code and output. */
+function runtimeWith(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, { cwd: ROOT }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
+    });
+  });
+}
 const STACK = /\n\s+at /;
 
 describe('ipallocator: failures', () => {
@@ -1753,11 +1762,7 @@ describe('ipallocator: failures', () => {
       'Deno' in globalThis
         ? ['run', '-A', '--v8-flags=--jitless', 'cli/bin.ts', 'status'] // Deno's V8 has no --no-expose-wasm
         : ['--no-expose-wasm', '--import', 'tsx', 'cli/bin.ts', 'status'];
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, args, { cwd: ROOT }, (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
-      });
-    });
+    const result = await runtimeWith(args);
     expect(result).toEqual({
       code: 2,
       stdout: '',
@@ -1773,11 +1778,7 @@ describe('ipallocator: failures', () => {
       'Deno' in globalThis
         ? ['run', '-A', `--preload=${refused}`, 'cli/bin.ts', 'map', '--snapshot', 'docs/map-example.json']
         : ['--import', 'tsx', '--import', pathToFileURL(refused).href, 'cli/bin.ts', 'map', '--snapshot', 'docs/map-example.json'];
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, args, { cwd: ROOT }, (err, stdout, stderr) => {
-        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
-      });
-    });
+    const result = await runtimeWith(args);
     expect(result).toEqual({
       code: 2,
       stdout: '',
@@ -1791,15 +1792,11 @@ describe('ipallocator: failures', () => {
   // needs WebAssembly (main.ts loaded the core as it loaded)
   it('the executable without WebAssembly: the version, the help and usage errors answer; a command that needs the core says so in one line', async () => {
     const withoutWasm = (argv: string[]) =>
-      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-        const args =
-          'Deno' in globalThis
-            ? ['run', '-A', '--v8-flags=--jitless', 'cli/bin.ts', ...argv]
-            : ['--no-expose-wasm', '--import', 'tsx', 'cli/bin.ts', ...argv];
-        execFile(process.execPath, args, { cwd: ROOT }, (err, stdout, stderr) => {
-          resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr });
-        });
-      });
+      runtimeWith(
+        'Deno' in globalThis
+          ? ['run', '-A', '--v8-flags=--jitless', 'cli/bin.ts', ...argv]
+          : ['--no-expose-wasm', '--import', 'tsx', 'cli/bin.ts', ...argv],
+      );
     const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
     const [versionRun, help, checkHelp, usage, map] = await Promise.all([
       withoutWasm(['--version']),
