@@ -75,6 +75,15 @@ function doubleAndFolder(prefix: string): DoubleAndFolder {
   return fixture;
 }
 
+/** Puts $KUBECONFIG back after each test of the describe block as it was when the block was defined. */
+function keepKubeconfigVariable(): void {
+  const saved = process.env.KUBECONFIG;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
+  });
+}
+
 /**
  * A kubeconfig (`config`) whose user the library refuses (InvalidArgumentError: `said`) and the
  * command line too, naming the context and the file; nothing is sent. The command line's answer.
@@ -94,13 +103,11 @@ async function expectRefusedBoth(fixture: DoubleAndFolder, config: string, said:
 
 describe('the default kubeconfig', () => {
   let dir: string;
-  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  keepKubeconfigVariable();
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'ipallocator-kubeconfig-loading-'));
   });
   afterEach(() => {
-    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
-    else process.env.KUBECONFIG = saved.KUBECONFIG;
     rmSync(dir, { recursive: true, force: true });
   });
   const file = (name: string, text: string): string => {
@@ -703,7 +710,7 @@ describe('the default kubeconfig', () => {
 // (performance.now(), which the token's age is taken from) instead of waiting a minute.
 describe('a token-file rewritten while a store runs', () => {
   const fixture = doubleAndFolder('ipallocator-token-rotation-');
-  const saved = { KUBECONFIG: process.env.KUBECONFIG };
+  keepKubeconfigVariable();
   /** How far the fake clock has moved past the real one, in ms. */
   let skew = 0;
   const opened: KubernetesStore[] = [];
@@ -715,8 +722,6 @@ describe('a token-file rewritten while a store runs', () => {
   afterEach(() => {
     for (const s of opened.splice(0)) s.close();
     vi.restoreAllMocks();
-    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
-    else process.env.KUBECONFIG = saved.KUBECONFIG;
   });
   /** A store on the double, loading $KUBECONFIG itself: one kubeconfig whose user has `tokenFile: token` holding `token`. */
   const storeWithTokenFile = (token: string): { store: KubernetesStore; tokenFile: string } => {
@@ -787,11 +792,7 @@ describe('a token-file rewritten while a store runs', () => {
 // headerKeyEscape does).
 describe('a user who impersonates a uid, a group or extra', () => {
   const fixture = doubleAndFolder('ipallocator-impersonation-');
-  const saved = { KUBECONFIG: process.env.KUBECONFIG };
-  afterEach(() => {
-    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
-    else process.env.KUBECONFIG = saved.KUBECONFIG;
-  });
+  keepKubeconfigVariable();
   const config = (user: string): string => {
     const path = join(fixture.folder, 'config');
     writeFileSync(path, kubeconfigOfUser(fixture.double.url, user));
@@ -966,11 +967,7 @@ describe('a user field that is no text', () => {
 // kubeconfig ("cannot unmarshal array into Go struct field NamedAuthInfo.users.user").
 describe('a user whose entry is no mapping', () => {
   const fixture = doubleAndFolder('ipallocator-user-not-mapping-');
-  const saved = { KUBECONFIG: process.env.KUBECONFIG };
-  afterEach(() => {
-    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
-    else process.env.KUBECONFIG = saved.KUBECONFIG;
-  });
+  keepKubeconfigVariable();
 
   it.each([
     ['[1]', 'a list'],
@@ -1015,11 +1012,7 @@ describe('a user whose entry is no mapping', () => {
 // into Go struct field Config.users of type []v1.NamedAuthInfo").
 describe('a kubeconfig whose clusters, users or contexts are no list', () => {
   const fixture = doubleAndFolder('ipallocator-list-not-list-');
-  const saved = { KUBECONFIG: process.env.KUBECONFIG };
-  afterEach(() => {
-    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
-    else process.env.KUBECONFIG = saved.KUBECONFIG;
-  });
+  keepKubeconfigVariable();
   const entry = {
     clusters: '- name: c, with cluster: {server: …} under it',
     users: '- name: u, with user: {…} under it',
@@ -1069,11 +1062,7 @@ describe('a kubeconfig whose clusters, users or contexts are no list', () => {
 // Cluster.clusters.cluster.insecure-skip-tls-verify of type bool"), and reads yes unquoted as true.
 describe('an insecure-skip-tls-verify that is no true or false', () => {
   const fixture = doubleAndFolder('ipallocator-insecure-not-boolean-');
-  const saved = { KUBECONFIG: process.env.KUBECONFIG };
-  afterEach(() => {
-    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
-    else process.env.KUBECONFIG = saved.KUBECONFIG;
-  });
+  keepKubeconfigVariable();
 
   it.each([
     ['"true"', 'the text "true"'],
@@ -1131,11 +1120,7 @@ describe('an insecure-skip-tls-verify that is no true or false', () => {
 // whichever user has it.
 describe('an auth-provider kubectl cannot read', () => {
   const fixture = doubleAndFolder('ipallocator-auth-provider-not-read-');
-  const saved = { KUBECONFIG: process.env.KUBECONFIG };
-  afterEach(() => {
-    if (saved.KUBECONFIG === undefined) delete process.env.KUBECONFIG;
-    else process.env.KUBECONFIG = saved.KUBECONFIG;
-  });
+  keepKubeconfigVariable();
   const tail = ', which kubectl cannot read either (what it holds is not shown)';
   const quote = `${tail}: write it as text, quoted where YAML would read it as something else`;
   const mapping = `${tail}: write it as a mapping of its name and config (auth-provider: {name: oidc, config: {…}})`;
