@@ -19,6 +19,7 @@ import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImp
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
+import { datesSpelledIn, type DateSpelling, spellDocumentDates, spellKubeConfigDates } from './yaml-dates.ts';
 import {
   authProviderNotRead,
   execEntryNotRead,
@@ -80,6 +81,11 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
       `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${shownKubeConfig(kubeConfig)}${why}`,
     );
   }
+  // a KubeConfig the caller loaded with client-node 1.x may hold an unquoted date as a Date (one
+  // loaded here was given back its text): its text is not known here, and a Date would reach a
+  // header or a plugin as Date.toString()
+  const date = kubeConfig === undefined ? undefined : spellKubeConfigDates(kc, undefined);
+  if (date !== undefined) throw new InvalidArgumentError(`${owner}: the KubeConfig: ${date}`);
   if (isFallback(current)) {
     // every request would fail with a refused connection (or, with client-node 2.x, "HTTP
     // protocol is not allowed") to a server nobody named
@@ -444,13 +450,16 @@ function fileFailure(file: string, e: unknown): Error {
  * (listNotList), a name that is no text (nonTextName), a cluster's path or text field that is no text
  * (nonTextClusterField), an insecure-skip-tls-verify that is no true or false (insecureNotBoolean),
  * a user whose entry is no mapping (userNotMapping), an auth-provider or an exec entry with a field
- * of another type (user-checks.ts authProviderNotRead, execEntryNotRead).
+ * of another type (user-checks.ts authProviderNotRead, execEntryNotRead). An unquoted date, which
+ * client-node 1.x reads as a Date, is read as kubectl reads it, as the text the file spells it with,
+ * or refused when that cannot be told (yaml-dates.ts spellKubeConfigDates).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
  * (impersonation.ts readImpersonation).
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
-  const parsed = documentOnce(text);
+  const spelled = datesSpelledIn(text);
+  const parsed = documentOnce(text, spelled);
   const withUsers = (): { users: unknown[] } | undefined => {
     const doc = parsed();
     return Array.isArray(doc?.users) ? (doc as { users: unknown[] }) : undefined;
@@ -458,6 +467,9 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? withUsers() : undefined;
   const read = doc === undefined ? undefined : readTokenFiles(doc, text.length, folder);
   kc.loadFromString(read?.text ?? text);
+  // client-node 1.x reads an unquoted date as a Date: given back its text, as kubectl reads it, before anything reads it
+  const date = spellKubeConfigDates(kc, spelled);
+  if (date !== undefined) throw new Error(date);
   const notList = listNotList(kc, text, parsed);
   if (notList !== undefined) throw new Error(notList);
   const name = nonTextName(kc);
@@ -509,11 +521,23 @@ interface KubeconfigDocument {
  * of a user it read as holding nothing (userNotMapping), or of a list it read as empty
  * (listNotList), the insecure-skip-tls-verify of a cluster it read as false (insecureNotBoolean). The loader asks for it only when the text names one of their keys, or has such a
  * user or list: most kubeconfigs are parsed by client-node alone. Each call answers undefined when
- * the text is not one YAML mapping (client-node's own parse then says what is wrong).
+ * the text is not one YAML mapping (client-node's own parse then says what is wrong). An unquoted
+ * date that client-node 1.x's YAML reader read as a Date is given back the text `spelled` finds
+ * for it, before anything reads the document (a token-file's path, say, or the JSON readTokenFiles
+ * writes); the first call throws, naming the field, when that text cannot be told (yaml-dates.ts).
  */
-function documentOnce(text: string): () => KubeconfigDocument | undefined {
+function documentOnce(text: string, spelled: DateSpelling): () => KubeconfigDocument | undefined {
   let parsed: { doc: KubeconfigDocument | undefined } | undefined;
-  return () => (parsed ??= { doc: kubeconfigDocument(text) }).doc;
+  return () => {
+    if (parsed === undefined) {
+      const doc = kubeconfigDocument(text);
+      // client-node 1.x's YAML reader reads an unquoted date as a Date: given back its text before anything reads it
+      const date = doc === undefined ? undefined : spellDocumentDates(doc, spelled);
+      if (date !== undefined) throw new Error(date);
+      parsed = { doc };
+    }
+    return parsed.doc;
+  };
 }
 
 /** The one YAML document of `text`, when it is a mapping; undefined otherwise. */

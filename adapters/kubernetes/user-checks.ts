@@ -278,6 +278,8 @@ const TEXT_FIELDS: readonly (readonly [property: string, field: string])[] = [
 /** What a YAML value that is no text is, for a message that must not show it (it may be a credential). */
 export function notTextKind(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
+  // client-node 1.x's YAML reader reads an unquoted date so; the loader gives it back its text (yaml-dates.ts)
+  if (value instanceof Date) return 'a date';
   if (typeof value === 'object') return 'a mapping';
   if (typeof value === 'boolean') return 'true or false';
   return `a ${typeof value}`;
