@@ -1201,6 +1201,19 @@ describe('an auth-provider that gives client-node nothing to send', () => {
     );
   });
 
+  // Regression: `{name: 5}` was said to be named "", and kubectl to say no Auth Provider found for name ""
+  it.each([
+    ['{name: 5}', 'has a name that is a number, not text'],
+    ['{name: [the-secret]}', 'has a name that is a list, not text'],
+  ])('auth-provider: %s, in a KubeConfig loaded by client-node, is refused as the loader refuses it', (provider, why) => {
+    const kc = new KubeConfig();
+    kc.loadFromString(text(`{auth-provider: ${provider}}`));
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+      `KubernetesStore: ${who} ${why}, which kubectl cannot read either (what it holds is not shown): ` +
+        'write it as text, quoted where YAML would read it as something else',
+    );
+  });
+
   it('one an authenticator of the caller takes (kc.addAuthenticator) is sent with what it gives', async () => {
     const kc = new KubeConfig();
     kc.addAuthenticator({

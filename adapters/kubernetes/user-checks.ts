@@ -412,7 +412,7 @@ export function authProviderNotRead(provider: unknown): string | undefined {
  * or an exec entry (which client-node uses instead). client-node authenticates with the first of
  * its authenticators (and then the caller's, kc.addAuthenticator) that takes the user, and sends
  * the request without credentials when none does, or when the one that does finds nothing: one
- * that is no mapping (authProviderNotRead), a name none takes (`foo`, `""`), `exec` without an exec
+ * that is no mapping or whose name is no text (authProviderNotRead), a name none takes (`foo`, `""`), `exec` without an exec
  * entry, `oidc` without an id-token (client-node does not refresh one it does not have). kubectl
  * refuses them (no Auth Provider found for name "foo"; No valid id-token, and cannot refresh
  * without refresh-token). A KubeConfig-shaped object without client-node's list of
@@ -426,8 +426,12 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
   // an exec entry (the user's, or client-node's inside the auth-provider) is what client-node runs instead
   if (provider === undefined || provider === null || execEntryOf(user) !== undefined) return undefined;
   const who = `the auth-provider of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))})`;
+  // one that is no mapping, or whose name is no text, is taken by none of the authenticators:
+  // said as the loader says it, not as a name none takes (kubectl cannot read it at all)
+  const { name, config } =
+    typeof provider === 'object' && !Array.isArray(provider) ? (provider as { name?: unknown; config?: unknown }) : {};
+  if (name !== undefined && name !== null && typeof name !== 'string') return `${who} ${authProviderNotRead(provider)}`;
   if (typeof provider !== 'object' || Array.isArray(provider)) return `${who} ${authProviderNotRead(provider)}`;
-  const { name, config } = provider as { name?: unknown; config?: unknown };
   const without = 'and every request would go out without credentials';
   if (name === 'exec') {
     return (
