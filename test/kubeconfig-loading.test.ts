@@ -75,6 +75,22 @@ function doubleAndFolder(prefix: string): DoubleAndFolder {
   return fixture;
 }
 
+/**
+ * The kubeconfig at `path` is refused as it is read, saying `said`, by the library (loading it as
+ * $KUBECONFIG: InvalidArgumentError) and by the command line (one line, exit 2), neither showing
+ * `secret`. $KUBECONFIG is left naming `path` (keepKubeconfigVariable puts it back).
+ */
+async function refusedAsRead(path: string, said: string, secret: string): Promise<void> {
+  process.env.KUBECONFIG = path;
+  expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+  expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+    `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
+  );
+  const r = await cli(['status', '--kubeconfig', path]);
+  expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+  expect(r.stderr).not.toContain(secret);
+}
+
 /** Puts $KUBECONFIG back after each test of the describe block as it was when the block was defined. */
 function keepKubeconfigVariable(): void {
   const saved = process.env.KUBECONFIG;
@@ -981,14 +997,7 @@ describe('a user whose entry is no mapping', () => {
     const said =
       `the user field of user "u" is ${kind}, not a mapping (it is not shown), which kubectl cannot read either: ` +
       'write its credentials as a mapping (user: {token: …}), or user: {} for none';
-    process.env.KUBECONFIG = path;
-    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
-    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
-      `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
-    );
-    const r = await cli(['status', '--kubeconfig', path]);
-    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
-    expect(r.stderr).not.toContain('a-token');
+    await refusedAsRead(path, said, 'a-token');
     expect(fixture.double.requests).toEqual([]);
   });
 
@@ -1037,13 +1046,7 @@ describe('a kubeconfig whose clusters, users or contexts are no list', () => {
       const said =
         `its ${field} field is ${kind}, not a list (what it holds is not shown), which kubectl cannot read either: ` +
         `write each entry as an item of the list (${entry[field]})`;
-      process.env.KUBECONFIG = path;
-      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
-        `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
-      );
-      const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
-      expect(r.stderr).not.toContain('the-secret');
+      await refusedAsRead(path, said, 'the-secret');
       expect(fixture.double.requests).toEqual([]);
     },
   );
@@ -1145,13 +1148,7 @@ describe('an auth-provider kubectl cannot read', () => {
       for (const [user, other, named] of cases) {
         writeFileSync(path, kubeconfigOfUser(fixture.double.url, user).replace('contexts:', `- name: other\n  user: ${other}\ncontexts:`));
         const said = `the auth-provider of user ${named} ${why}`;
-        process.env.KUBECONFIG = path;
-        expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
-          `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
-        );
-        const r = await cli(['status', '--kubeconfig', path]);
-        expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
-        expect(r.stderr).not.toContain('the-secret');
+        await refusedAsRead(path, said, 'the-secret');
       }
       expect(fixture.double.requests).toEqual([]);
     },
