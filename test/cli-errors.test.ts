@@ -14,7 +14,7 @@ import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
-import { addServiceCIDR, cli, controls, startCluster, type Cluster } from './cli-helpers.ts';
+import { addServiceCIDR, cli, controls, startCluster, type Cluster, type RunResult } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -361,6 +361,22 @@ describe('ipallocator: failures', () => {
     return { dir, path };
   }
 
+  /**
+   * `ipallocator status` on an execPluginKubeconfig (its plugin printing nothing) whose exec entry
+   * `edit` changed: the command's result and the kubeconfig's path (its folder removed after).
+   */
+  async function statusWithExecEntry(edit: (exec: Record<string, unknown>) => void): Promise<{ r: RunResult; path: string }> {
+    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    try {
+      const config = JSON.parse(readFileSync(path, 'utf8'));
+      edit(config.users[0].user.exec);
+      writeFileSync(path, JSON.stringify(config));
+      return { r: await cli(['status', '--kubeconfig', path]), path };
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
   // Regression: an exec credential plugin printing a bare token instead of an ExecCredential had
   // the token printed, quoted by JSON.parse's message ("Unexpected token 'e', "eyJ…" is not valid JSON").
   // Regression: one that printed nothing was said to print "something that is not JSON".
@@ -598,21 +614,15 @@ describe('ipallocator: failures', () => {
     ['empty', ''],
     ['absent', undefined],
   ])('an exec credential plugin whose command is %s: said to name no command, exit 2', async (_what, command) => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
-    const config = JSON.parse(readFileSync(path, 'utf8'));
-    config.users[0].user.exec.command = command;
-    writeFileSync(path, JSON.stringify(config));
-    try {
-      const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has no command, which kubectl refuses too ` +
-          '("command must be specified for u to use exec authentication plugin"): set command to the program that prints its ExecCredential\n',
-      );
-      expect(c.double.requests).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { r, path } = await statusWithExecEntry((exec) => {
+      exec.command = command;
+    });
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has no command, which kubectl refuses too ` +
+        '("command must be specified for u to use exec authentication plugin"): set command to the program that prints its ExecCredential\n',
+    );
+    expect(c.double.requests).toEqual([]);
   });
 
   // Regression: an env entry without a name ran the plugin with the variable "undefined" set (a
@@ -622,21 +632,15 @@ describe('ipallocator: failures', () => {
     ['an empty name', { name: '', value: 'SECRET_IN_ENV' }],
     ['null', null],
   ])('an exec credential plugin with an env entry of %s: said to name no variable, exit 2', async (_what, entry) => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
-    const config = JSON.parse(readFileSync(path, 'utf8'));
-    config.users[0].user.exec.env = [{ name: 'A', value: 'b' }, entry];
-    writeFileSync(path, JSON.stringify(config));
-    try {
-      const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has an env entry (number 2) without a name, ` +
-          'which kubectl refuses too ("env variable name must be specified for u to use exec authentication plugin"): name the variable, or remove the entry\n',
-      );
-      expect(c.double.requests).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { r, path } = await statusWithExecEntry((exec) => {
+      exec.env = [{ name: 'A', value: 'b' }, entry];
+    });
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has an env entry (number 2) without a name, ` +
+        'which kubectl refuses too ("env variable name must be specified for u to use exec authentication plugin"): name the variable, or remove the entry\n',
+    );
+    expect(c.double.requests).toEqual([]);
   });
 
   // Regression: an exec entry with a field of the wrong type was said in spawn's or client-node's
@@ -655,21 +659,13 @@ describe('ipallocator: failures', () => {
   ])(
     'an exec credential plugin whose entry has %s: refused as the kubeconfig is read, its values never printed, exit 2',
     async (_what, entry, said) => {
-      const { dir, path } = execPluginKubeconfig(c.double.url, '');
-      const config = JSON.parse(readFileSync(path, 'utf8'));
-      Object.assign(config.users[0].user.exec, entry);
-      writeFileSync(path, JSON.stringify(config));
-      try {
-        const r = await cli(['status', '--kubeconfig', path]);
-        expect([r.code, r.stdout]).toEqual([2, '']);
-        expect(r.stderr).toMatch(
-          `ipallocator: cannot read ${path}: the exec entry of user "u" ${said}, which kubectl cannot read either (what it holds is not shown)`,
-        );
-        expect(r.stderr).not.toContain('SECRET');
-        expect(c.double.requests).toEqual([]);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
+      const { r, path } = await statusWithExecEntry((exec) => Object.assign(exec, entry));
+      expect([r.code, r.stdout]).toEqual([2, '']);
+      expect(r.stderr).toMatch(
+        `ipallocator: cannot read ${path}: the exec entry of user "u" ${said}, which kubectl cannot read either (what it holds is not shown)`,
+      );
+      expect(r.stderr).not.toContain('SECRET');
+      expect(c.double.requests).toEqual([]);
     },
   );
 
@@ -677,22 +673,13 @@ describe('ipallocator: failures', () => {
     ['an arg holding a NUL', { args: ['--token=SECRET_IN_ARGS\u0000'] }],
     ['an env value holding a NUL', { env: [{ name: 'TOKEN', value: 'SECRET_IN_ARGS\u0000' }] }],
   ])('an exec credential plugin whose entry has %s: said to be malformed, its values never printed, exit 2', async (_what, entry) => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
-    const config = JSON.parse(readFileSync(path, 'utf8'));
-    Object.assign(config.users[0].user.exec, entry);
-    writeFileSync(path, JSON.stringify(config));
-    try {
-      const r = await cli(['status', '--kubeconfig', path]);
-      expect([r.code, r.stdout]).toEqual([2, '']);
-      const command = typeof config.users[0].user.exec.command === 'string' ? ` (command ${JSON.stringify(process.execPath)})` : '';
-      expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u"${command} could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)\n`,
-      );
-      expect(r.stderr).not.toContain('SECRET');
-      expect(c.double.requests).toEqual([]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { r, path } = await statusWithExecEntry((exec) => Object.assign(exec, entry)); // the command stays node's
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(
+      `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)\n`,
+    );
+    expect(r.stderr).not.toContain('SECRET');
+    expect(c.double.requests).toEqual([]);
   });
 
   // Regression: client-node's failure quoted the command line, cmd-args included ("Failed to
