@@ -91,6 +91,20 @@ async function refusedAsRead(path: string, said: string, secret: string): Promis
   expect(r.stderr).not.toContain(secret);
 }
 
+/**
+ * The Authorization header of each request a KubernetesStore on `kc` (undefined: $KUBECONFIG)
+ * sends to `double` for one get of a name the double does not hold; the store is closed after.
+ */
+async function authorizationsOfOneGet(kc: KubeConfig | undefined, double: { requests: { authorization?: string }[] }): Promise<unknown[]> {
+  const store = new KubernetesStore(kc, { start: false });
+  try {
+    expect(await store.get('10.0.0.1')).toBeUndefined();
+  } finally {
+    store.close();
+  }
+  return double.requests.map((r) => r.authorization);
+}
+
 /** Puts $KUBECONFIG back after each test of the describe block as it was when the block was defined. */
 function keepKubeconfigVariable(): void {
   const saved = process.env.KUBECONFIG;
@@ -1005,13 +1019,7 @@ describe('a user whose entry is no mapping', () => {
     const path = join(fixture.folder, 'config');
     writeFileSync(path, kubeconfigOfUser(fixture.double.url, user));
     process.env.KUBECONFIG = path;
-    const store = new KubernetesStore(undefined, { start: false });
-    try {
-      expect(await store.get('10.0.0.1')).toBeUndefined();
-    } finally {
-      store.close();
-    }
-    expect(fixture.double.requests.map((r) => r.authorization)).toEqual([undefined]);
+    expect(await authorizationsOfOneGet(undefined, fixture.double)).toEqual([undefined]);
   });
 });
 
@@ -1220,13 +1228,7 @@ describe('an auth-provider that gives client-node nothing to send', () => {
       },
     });
     kc.loadFromString(text('{auth-provider: {name: in-house}}'));
-    const store = new KubernetesStore(kc, { start: false });
-    try {
-      expect(await store.get('10.0.0.1')).toBeUndefined();
-    } finally {
-      store.close();
-    }
-    expect(fixture.double.requests.map((r) => r.authorization)).toEqual(['Bearer in-house']);
+    expect(await authorizationsOfOneGet(kc, fixture.double)).toEqual(['Bearer in-house']);
   });
 
   it('oidc with an id-token is sent with it', async () => {
@@ -1234,13 +1236,7 @@ describe('an auth-provider that gives client-node nothing to send', () => {
     // an unsigned JWT whose exp is far ahead: client-node sends it without refreshing it
     const jwt = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"exp":4102444800}').toString('base64url')}.`;
     kc.loadFromString(text(`{auth-provider: {name: oidc, config: {id-token: "${jwt}"}}}`));
-    const store = new KubernetesStore(kc, { start: false });
-    try {
-      expect(await store.get('10.0.0.1')).toBeUndefined();
-    } finally {
-      store.close();
-    }
-    expect(fixture.double.requests.map((r) => r.authorization)).toEqual([`Bearer ${jwt}`]);
+    expect(await authorizationsOfOneGet(kc, fixture.double)).toEqual([`Bearer ${jwt}`]);
   });
 });
 
@@ -1295,13 +1291,7 @@ describe('a token that no HTTP header can hold', () => {
   it('with client-node 2.x, one ending in a line break is sent without it (its fetch leaves it out)', async () => {
     const kc = new KubeConfig();
     kc.loadFromString(text('{token: "abcd\\r\\n"}'));
-    const store = new KubernetesStore(kc, { start: false });
-    try {
-      expect(await store.get('10.0.0.1')).toBeUndefined();
-    } finally {
-      store.close();
-    }
-    expect(fixture.double.requests.map((r) => r.authorization)).toEqual(['Bearer abcd']);
+    expect(await authorizationsOfOneGet(kc, fixture.double)).toEqual(['Bearer abcd']);
   });
 });
 
@@ -1365,13 +1355,7 @@ describe('a user whose username holds a colon', () => {
   it('a password holding one is sent, as RFC 7617 allows', async () => {
     const kc = new KubeConfig();
     kc.loadFromString(text('{username: admin, password: "a:b"}'));
-    const store = new KubernetesStore(kc, { start: false });
-    try {
-      expect(await store.get('10.0.0.1')).toBeUndefined();
-    } finally {
-      store.close();
-    }
-    expect(fixture.double.requests.map((r) => r.authorization)).toEqual([`Basic ${base64('admin:a:b')}`]);
+    expect(await authorizationsOfOneGet(kc, fixture.double)).toEqual([`Basic ${base64('admin:a:b')}`]);
   });
 });
 
