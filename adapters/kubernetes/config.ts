@@ -1,13 +1,15 @@
 // What a kubeconfig says and how it is read, for the library and the command line: the
 // KubeConfig and the options that KubernetesStore, KubernetesServiceCIDRs and the ServiceCIDR
 // helpers take, checked in one place (a wrong one fails with InvalidArgumentError before any
-// request is made); its server URL; the default kubeconfig, loaded as kubectl loads it. Two parts
-// have modules of their own: token-files.ts reads the users' token-files before client-node does,
-// and user-checks.ts refuses a current user that would send requests without credentials.
+// request is made); its server URL; the default kubeconfig, loaded as kubectl loads it. Parts have
+// modules of their own: kubeconfig-shape.ts refuses a file kubectl cannot decode, yaml-dates.ts
+// reads its unquoted dates as kubectl does, token-files.ts reads the users' token-files before
+// client-node does, and user-checks.ts refuses a current user that would send requests without
+// credentials.
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from 'node:path';
-import { type Cluster, KubeConfig, loadAllYaml, type User } from '@kubernetes/client-node';
+import { type Cluster, KubeConfig, type User } from '@kubernetes/client-node';
 import { withEnvironmentProxy } from './proxy-environment.ts';
 import { withReusedConnections } from './reused-connections.ts';
 import { readFileBounded } from '../bounded-read.ts';
@@ -19,16 +21,13 @@ import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImp
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
-import { datesSpelledIn, type DateSpelling, spellDocumentDates, spellKubeConfigDates } from './yaml-dates.ts';
+import { documentOnce, duplicateName, kubeconfigShapeProblem } from './kubeconfig-shape.ts';
+import { datesSpelledIn, spellKubeConfigDates } from './yaml-dates.ts';
 import {
-  authProviderNotRead,
-  execEntryNotRead,
-  execEntryOf,
   execEntryProblem,
   missingUser,
   moreThanOneAuthMethod,
   nonTextCredential,
-  notTextKind,
   userProblem,
   withCredentialCheck,
   withEmptyPassword,
@@ -445,12 +444,8 @@ function fileFailure(file: string, e: unknown): Error {
  * token-file as it parses the text, whole, synchronously and from the working directory: here
  * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
  * read again from the file as client-go reads it (TokenFileSource).
- * A file that names a cluster, user or context twice is refused, as kubectl refuses it (duplicateName),
- * and so is one with a field kubectl cannot read: clusters, users or contexts that are no list
- * (listNotList), a name that is no text (nonTextName), a cluster's path or text field that is no text
- * (nonTextClusterField), an insecure-skip-tls-verify that is no true or false (insecureNotBoolean),
- * a user whose entry is no mapping (userNotMapping), an auth-provider or an exec entry with a field
- * of another type (user-checks.ts authProviderNotRead, execEntryNotRead). An unquoted date, which
+ * A file that names a cluster, user or context twice is refused, as kubectl refuses it, and so is
+ * one with a field kubectl cannot read (kubeconfig-shape.ts kubeconfigShapeProblem). An unquoted date, which
  * client-node 1.x reads as a Date, is read as kubectl reads it, as the text the file spells it with,
  * or refused when that cannot be told (yaml-dates.ts spellKubeConfigDates).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
@@ -470,25 +465,8 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   // client-node 1.x reads an unquoted date as a Date: given back its text, as kubectl reads it, before anything reads it
   const date = spellKubeConfigDates(kc, spelled);
   if (date !== undefined) throw new Error(date);
-  const notList = listNotList(kc, text, parsed);
-  if (notList !== undefined) throw new Error(notList);
-  const name = nonTextName(kc);
-  if (name !== undefined) throw new Error(name);
-  const twice = duplicateName(kc);
-  if (twice !== undefined) throw new Error(twice);
-  const notText = nonTextClusterField(kc);
-  if (notText !== undefined) throw new Error(notText);
-  const notBoolean = insecureNotBoolean(kc, text, parsed);
-  if (notBoolean !== undefined) throw new Error(notBoolean);
-  const notMapping = userNotMapping(kc, withUsers);
-  if (notMapping !== undefined) throw new Error(notMapping);
-  // kubectl cannot read the file when any user's auth-provider or exec entry has such a field, in use or not
-  for (const user of kc.users) {
-    const providerNotRead = authProviderNotRead(user.authProvider);
-    if (providerNotRead !== undefined) throw new Error(`the auth-provider of user ${quoteText(String(user.name))} ${providerNotRead}`);
-    const notRead = execEntryNotRead(execEntryOf(user));
-    if (notRead !== undefined) throw new Error(`the exec entry of user ${quoteText(String(user.name))} ${notRead}`);
-  }
+  const problem = kubeconfigShapeProblem(kc, text, parsed, withUsers);
+  if (problem !== undefined) throw new Error(problem);
   if (doc !== undefined) readImpersonation(kc, doc.users);
   kc.makePathsAbsolute(folder);
   // client-node builds its users one for one from the file's (none is dropped: a malformed one
@@ -504,250 +482,6 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
       (user as { exec: unknown }).exec = { ...user.exec, command: join(folder, command) };
     }
   }
-}
-
-/** A kubeconfig's YAML document, as js-yaml reads it: a mapping, its fields of any type. */
-interface KubeconfigDocument {
-  clusters?: unknown;
-  users?: unknown;
-  contexts?: unknown;
-  [field: string]: unknown;
-}
-
-/**
- * A kubeconfig's text parsed as client-node parses it (js-yaml, through loadAllYaml), on the
- * first call and never again, for what the loader reads itself: the token-files client-node
- * would read (readTokenFiles), the impersonation fields it drops (readImpersonation), the shape
- * of a user it read as holding nothing (userNotMapping), or of a list it read as empty
- * (listNotList), the insecure-skip-tls-verify of a cluster it read as false (insecureNotBoolean). The loader asks for it only when the text names one of their keys, or has such a
- * user or list: most kubeconfigs are parsed by client-node alone. Each call answers undefined when
- * the text is not one YAML mapping (client-node's own parse then says what is wrong). An unquoted
- * date that client-node 1.x's YAML reader read as a Date is given back the text `spelled` finds
- * for it, before anything reads the document (a token-file's path, say, or the JSON readTokenFiles
- * writes); the first call throws, naming the field, when that text cannot be told (yaml-dates.ts).
- */
-function documentOnce(text: string, spelled: DateSpelling): () => KubeconfigDocument | undefined {
-  let parsed: { doc: KubeconfigDocument | undefined } | undefined;
-  return () => {
-    if (parsed === undefined) {
-      const doc = kubeconfigDocument(text);
-      // client-node 1.x's YAML reader reads an unquoted date as a Date: given back its text before anything reads it
-      const date = doc === undefined ? undefined : spellDocumentDates(doc, spelled);
-      if (date !== undefined) throw new Error(date);
-      parsed = { doc };
-    }
-    return parsed.doc;
-  };
-}
-
-/** The one YAML document of `text`, when it is a mapping; undefined otherwise. */
-function kubeconfigDocument(text: string): KubeconfigDocument | undefined {
-  let docs: unknown[];
-  try {
-    docs = loadAllYaml(text);
-  } catch {
-    return undefined;
-  }
-  const doc = docs.length === 1 ? docs[0] : undefined;
-  return typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as KubeconfigDocument) : undefined;
-}
-
-/** How each of a kubeconfig's lists is written, for a message refusing one that is no list. */
-const KUBECONFIG_LISTS: readonly (readonly [field: 'clusters' | 'users' | 'contexts', entry: string])[] = [
-  ['clusters', '- name: c, with cluster: {server: …} under it'],
-  ['users', '- name: u, with user: {…} under it'],
-  ['contexts', '- name: ctx, with context: {cluster: c, user: u} under it'],
-];
-
-/**
- * A kubeconfig's clusters, users or contexts that YAML reads as no list (`users: {u: {token: t}}`,
- * `users: text`), as a sentence naming the field; undefined when each is a list, null or absent.
- * client-node reads such a field as an empty list, and the kubeconfig then seems to lack the
- * context, cluster or user it names (`user "u" was not found for context "ctx"`); kubectl cannot
- * read it ("cannot unmarshal object into Go struct field Config.users of type
- * []v1.NamedAuthInfo"). Only a field client-node read as empty, that the text names, can be one:
- * the text is parsed (`parsed`) only then. What the field holds is not shown: it may be tokens.
- */
-function listNotList(kc: KubeConfig, text: string, parsed: () => KubeconfigDocument | undefined): string | undefined {
-  for (const [field, entry] of KUBECONFIG_LISTS) {
-    if (kc[field].length > 0 || !text.includes(field)) continue;
-    const value = parsed()?.[field];
-    if (value === undefined || value === null || Array.isArray(value)) continue;
-    return (
-      `its ${field} field is ${notTextKind(value)}, not a list (what it holds is not shown), which kubectl cannot read either: ` +
-      `write each entry as an item of the list (${entry})`
-    );
-  }
-  return undefined;
-}
-
-/**
- * A user whose `user` YAML reads as no mapping (`user: [1]`, `user: 5`, `user: text`), as a
- * sentence naming it; undefined when each is a mapping, or empty (null, absent: a user without
- * credentials, as kubectl reads it). client-node reads a user of any other kind as holding
- * nothing, and every request would go out without credentials; kubectl cannot read such a
- * kubeconfig ("cannot unmarshal array into Go struct field NamedAuthInfo.users.user"). Only a
- * user client-node read as holding nothing can be one: the text is parsed (`parsed`) only when
- * `kc` has such a user. client-node builds its users one for one from the file's list, so the
- * file's entries are `kc`'s. What the entry holds is not shown: it may be a token.
- */
-function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | undefined): string | undefined {
-  const holdsNothing = (user: object) => Object.entries(user).every(([k, v]) => k === 'name' || v === undefined || v === null);
-  if (!kc.users.some(holdsNothing)) return undefined;
-  for (const entry of parsed()?.users ?? []) {
-    const user = (entry as { user?: unknown } | null)?.user;
-    if (user === undefined || user === null || (typeof user === 'object' && !Array.isArray(user))) continue;
-    return (
-      `the user field of user ${quoteText(String((entry as { name?: unknown }).name))} is ${notTextKind(user)}, not a mapping ` +
-      '(it is not shown), which kubectl cannot read either: write its credentials as a mapping (user: {token: …}), or user: {} for none'
-    );
-  }
-  return undefined;
-}
-
-/**
- * A name that YAML read as something else than text, as a sentence naming it and what YAML read;
- * undefined when there is none: the name of a cluster, user or context, a context's cluster, user
- * or namespace, the current-context. YAML reads `name: 1.10` as the number 1.1, `0x1F` as 31,
- * `1e3` as 1000, `true` as true: client-node keeps the number, which no name given as text
- * (`--context 1.10`) is equal to, and which no text shows as the file spells it. kubectl cannot
- * read such a kubeconfig ("cannot unmarshal number into Go struct field NamedContext.contexts.name
- * of type string"); it writes such a name quoted (`name: "1.10"`), which is text to YAML. A name is
- * no credential: what YAML read is shown.
- */
-function nonTextName(kc: KubeConfig): string | undefined {
-  const readAs = (value: unknown): string =>
-    `is read by YAML as ${typeof value === 'number' ? `the number ${value}` : typeof value === 'boolean' ? String(value) : notTextKind(value)}, not as text, which kubectl cannot read either`;
-  const lists: [string, unknown][] = [
-    ['clusters', kc.clusters],
-    ['users', kc.users],
-    ['contexts', kc.contexts],
-  ];
-  for (const [list, entries] of lists) {
-    if (!Array.isArray(entries)) continue; // another copy of client-node's KubeConfig: not judged
-    const i = entries.findIndex((entry: { name?: unknown }) => typeof entry.name !== 'string');
-    if (i >= 0) return `the name of entry ${i + 1} of ${list} ${readAs(entries[i].name)}: quote it (name: "…")`;
-  }
-  for (const context of Array.isArray(kc.contexts) ? kc.contexts : []) {
-    for (const field of ['cluster', 'user', 'namespace'] as const) {
-      const value: unknown = context[field];
-      if (value === undefined || value === null || typeof value === 'string') continue;
-      return `the ${field} of context ${quoteText(context.name)} ${readAs(value)}: quote it (${field}: "…")`;
-    }
-  }
-  const current: unknown = kc.currentContext;
-  if (current === undefined || current === null || typeof current === 'string') return undefined;
-  return `the current-context ${readAs(current)}: quote it (current-context: "…")`;
-}
-
-/**
- * A path or text field of a cluster, or a user's certificate or key path, that YAML read as
- * something else (`certificate-authority: 12`, `proxy-url: 8080`), as a sentence naming it;
- * undefined when there is none. kubectl cannot read such a kubeconfig either; client-node keeps
- * the value and fails on it later with a TypeError that names no field (fs's "path" argument,
- * Buffer.from, `startsWith is not a function`), makePathsAbsolute at once for the paths.
- */
-function nonTextClusterField(kc: KubeConfig): string | undefined {
-  const fields: [string, readonly (readonly [property: string, field: string])[], unknown][] = [
-    [
-      'cluster',
-      [
-        ['caFile', 'certificate-authority'],
-        ['caData', 'certificate-authority-data'],
-        ['proxyUrl', 'proxy-url'],
-        ['tlsServerName', 'tls-server-name'],
-      ],
-      kc.clusters,
-    ],
-    [
-      'user',
-      [
-        ['certFile', 'client-certificate'],
-        ['keyFile', 'client-key'],
-      ],
-      kc.users,
-    ],
-  ];
-  for (const [kind, properties, entries] of fields) {
-    if (!Array.isArray(entries)) continue; // another copy of client-node's KubeConfig: not judged
-    for (const entry of entries as { name?: unknown; [property: string]: unknown }[]) {
-      for (const [property, field] of properties) {
-        const value = entry[property];
-        if (value === undefined || value === null || typeof value === 'string') continue;
-        return `the ${field} of ${kind} ${quoteText(String(entry.name))} is ${notTextKind(value)}, not text, which kubectl cannot read either`;
-      }
-    }
-  }
-  return undefined;
-}
-
-/** The spellings of true and false in YAML 1.1, which kubectl reads unquoted and js-yaml reads as text (but true and false). */
-const YAML_1_1_BOOLEAN = /^(?:y|Y|yes|Yes|YES|on|On|ON|n|N|no|No|NO|off|Off|OFF)$/;
-
-/**
- * A cluster's insecure-skip-tls-verify that YAML reads as no true or false (`"true"`, `yes`, `1`),
- * as a sentence naming it; undefined when each is true, false, null or absent. client-node takes
- * only true as true, and reads anything else as false: it checks the server's certificate where
- * the file seems to say not to (and refuses an http:// server, saying it needs
- * insecure-skip-tls-verify: true). kubectl cannot read a quoted "true" or a number ("cannot
- * unmarshal string into Go struct field Cluster.clusters.cluster.insecure-skip-tls-verify of type
- * bool"), and reads yes, on and y unquoted as true (its YAML is YAML 1.1); js-yaml reads them as
- * text, quoted or not. Only a cluster client-node read as checking certificates, in a text that
- * names the field, can have one: the text is parsed (`parsed`) only then. client-node builds its
- * clusters one for one from the file's list (a malformed one fails the load).
- */
-function insecureNotBoolean(kc: KubeConfig, text: string, parsed: () => KubeconfigDocument | undefined): string | undefined {
-  const field = 'insecure-skip-tls-verify';
-  if (!text.includes(field) || kc.clusters.every((cluster) => cluster.skipTLSVerify)) return undefined;
-  const clusters = parsed()?.clusters;
-  if (!Array.isArray(clusters)) return undefined;
-  for (const [i, entry] of clusters.entries()) {
-    const value = (entry as { cluster?: { [field]?: unknown } | null } | null)?.cluster?.[field];
-    if (value === undefined || value === null || typeof value === 'boolean') continue;
-    // a setting, not a credential: a spelling of true or false is shown
-    const what =
-      typeof value === 'string' && (YAML_1_1_BOOLEAN.test(value) || /^(?:true|false)$/i.test(value))
-        ? `the text ${quoteText(value)}`
-        : notTextKind(value);
-    return (
-      `the ${field} of cluster ${quoteText(String(kc.clusters[i]?.name))} is ${what}, not true or false: @kubernetes/client-node ` +
-      `would read it as false and check the server's certificate, where kubectl refuses the file (or reads yes, on and y, ` +
-      'unquoted, as true); write true or false, unquoted'
-    );
-  }
-  return undefined;
-}
-
-/**
- * Why a kubeconfig file that names a cluster, user or context twice is refused, as the end of a
- * sentence naming the file; undefined when every name is named once. client-node takes the first
- * entry of a name and ignores the other without a word; kubectl refuses the file (clientcmd's v1
- * conversion: `duplicate name "ctx" in list`). client-node builds its entries one for one from the
- * file's lists (a malformed one fails the load), so `kc`'s lists are the file's. A KubeConfig
- * given to kubeConfigOrDefault is judged the same (loaded by the caller with client-node's
- * loadFromFile, which takes such a file).
- */
-function duplicateName(kc: KubeConfig): string | undefined {
-  const lists: [string, unknown][] = [
-    ['clusters', kc.clusters],
-    ['users', kc.users],
-    ['contexts', kc.contexts],
-  ];
-  for (const [list, entries] of lists) {
-    // a KubeConfig-shaped object of another copy of client-node may hold them otherwise: not judged
-    if (!Array.isArray(entries)) continue;
-    const seen = new Set<string>();
-    for (const { name } of entries) {
-      if (seen.has(name)) {
-        return (
-          `its ${list} list names ${quoteText(name)} twice, which kubectl refuses too (duplicate name ${quoteText(name)} in list): ` +
-          'only the first would be used; rename or remove one'
-        );
-      }
-      seen.add(name);
-    }
-  }
-  return undefined;
 }
 
 /**

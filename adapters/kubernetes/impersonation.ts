@@ -38,7 +38,7 @@ export const IMPERSONATION_KEYS = ['as-uid', 'as-groups', 'as-user-extra'] as co
 
 /**
  * Reads the `as-uid`, `as-groups` and `as-user-extra` of a kubeconfig's `users` (its list, parsed
- * as client-node parses it: config.ts kubeconfigDocument) and keeps them for `kc`'s users, which
+ * as client-node parses it: kubeconfig-shape.ts documentOnce) and keeps them for `kc`'s users, which
  * client-node built one for one from that list (a malformed entry fails the load).
  */
 export function readImpersonation(kc: KubeConfig, users: readonly unknown[]): void {

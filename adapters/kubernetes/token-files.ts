@@ -189,7 +189,7 @@ type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
 /**
  * The token-files of a kubeconfig's users read here, before client-node parses the text — named
  * `token-file` or, as kubectl names it, `tokenFile` (TOKEN_FILE_KEYS) —: the kubeconfig `doc`
- * (its text parsed as client-node parses it, config.ts kubeconfigDocument), as JSON (which is
+ * (its text parsed as client-node parses it, kubeconfig-shape.ts documentOnce), as JSON (which is
  * YAML), without the token-file of each user whose token client-node would read from one (a user
  * with a non-empty token keeps it, as client-node keeps it), and the token-files read
  * (TokenFileSource), by the user's index in the file's list. A relative token-file is read from
