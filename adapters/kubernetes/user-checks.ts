@@ -340,7 +340,7 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
  * [1.10, 0x1F]` run the plugin with "1.1" and "31", a list with its items joined by commas), or
  * fails as a request is sent. A null arg or env value is none of these: kubectl reads it as an
  * empty text, and it is passed so (exec-plugins.ts). What a field holds is not shown: an arg or an
- * env value may be a credential. The loader asks it of every user of a file (config.ts), and
+ * env value may be a credential. The loader asks it of every user of a file (kubeconfig-shape.ts), and
  * execEntryProblem of the current user of a KubeConfig loaded elsewhere.
  */
 export function execEntryNotRead(exec: unknown): string | undefined {
@@ -385,7 +385,7 @@ export function execEntryNotRead(exec: unknown): string | undefined {
  * goes out without credentials. A config value that is no text (client-node's own `exec` entry
  * inside it among them) is refused too, as kubectl refuses it. What a field holds is not shown: a
  * config holds tokens (id-token, access-token, client-secret). The loader asks it of every user of
- * a file (config.ts).
+ * a file (kubeconfig-shape.ts).
  */
 export function authProviderNotRead(provider: unknown): string | undefined {
   const tail = ', which kubectl cannot read either (what it holds is not shown)';
