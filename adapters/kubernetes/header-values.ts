@@ -1,6 +1,6 @@
 // What a kubeconfig user's values may hold when they go into request headers (the token, `as`,
-// `as-uid`, `as-groups`, `as-user-extra`), as kubectl sends them, and how client-node's two
-// majors send a header value. The checks before any request (user-checks.ts, impersonation.ts)
+// `as-uid`, `as-groups`, `as-user-extra`), as kubectl sends them, how basic credentials are
+// written into one, and how client-node's two majors send a header value. The checks before any request (user-checks.ts, impersonation.ts)
 // ask these questions; neither module is below the other.
 import type { KubeConfig } from '@kubernetes/client-node';
 
@@ -38,4 +38,9 @@ export const NO_HEADER_HOLDS_IT =
  */
 export function sendsThroughNodeFetch(kc: KubeConfig): boolean {
   return typeof (kc as { applyToFetchOptions?: unknown }).applyToFetchOptions === 'function';
+}
+
+/** `Basic …` of `user:password` (a user's, a proxy URL's), as client-node and Go encode it: UTF-8, then base64. */
+export function basicAuthorization(credentials: string): string {
+  return `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
 }

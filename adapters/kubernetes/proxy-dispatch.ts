@@ -18,6 +18,7 @@
 // that the message names the proxy instead of the API server (tls-material.ts).
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
+import { basicAuthorization } from './header-values.ts';
 
 /** What undici's connector calls back with. */
 type ConnectCallback = (err: Error | null, socket: unknown) => void;
@@ -164,7 +165,7 @@ function proxyConnector(u: Undici): Connector {
 function proxyAuthorization(proxy: URL): string | undefined {
   if (proxy.username === '' && proxy.password === '') return undefined;
   const credentials = `${decodeURIComponent(proxy.username)}:${decodeURIComponent(proxy.password)}`;
-  return `Basic ${Buffer.from(credentials).toString('base64')}`;
+  return basicAuthorization(credentials);
 }
 
 /** A request's headers by name (the two set here named). */

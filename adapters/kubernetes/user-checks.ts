@@ -10,7 +10,13 @@
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { IPAllocatorError, nameErrorClasses } from '../errors.ts';
 import { quoteInput, quoteText, showUnseen } from '../quote.ts';
-import { controlCharacterInside, hasHeaderControlCharacter, NO_HEADER_HOLDS_IT, sendsThroughNodeFetch } from './header-values.ts';
+import {
+  basicAuthorization,
+  controlCharacterInside,
+  hasHeaderControlCharacter,
+  NO_HEADER_HOLDS_IT,
+  sendsThroughNodeFetch,
+} from './header-values.ts';
 import { impersonationProblem } from './impersonation.ts';
 import { clientCertificateProblem } from './tls-material.ts';
 
@@ -189,11 +195,6 @@ export function usernameWithColon(kc: KubeConfig): string | undefined {
  */
 function passwordMissing(user: User | null | undefined): user is User & { username: string } {
   return typeof user?.username === 'string' && user.username !== '' && (user.password === undefined || user.password === null);
-}
-
-/** `Basic …` of `username:password`, as client-node and kubectl encode it (UTF-8, then base64). */
-function basicAuthorization(credentials: string): string {
-  return `Basic ${Buffer.from(credentials, 'utf8').toString('base64')}`;
 }
 
 /**
