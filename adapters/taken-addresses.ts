@@ -766,12 +766,20 @@ export class TakenAddresses {
   /**
    * A delete of the allocator succeeded but its event has not come (a lagging cache, or it was
    * lost): clear the bit here unless the cache holds the name or an op has it. A late add event
-   * sets it again and its delete clears it.
+   * sets it again and its delete clears it. A cache that fails to answer (its get throws) is
+   * taken as holding the name: the release has happened and resolves all the same, and the bit
+   * waits for the cache's delete event, as it does for a cache that still holds the name.
    */
   deleted(name: string, w: Uint32Array): void {
     if (this.closed) return;
     if (this.pending.size !== 0) this.settleName(name, false); // our unconfirmed creates: settled
-    if (!cacheHolds(this.cache, name) && !this.awaitedByOther(name, null)) this.markReleased(w);
+    let held: boolean;
+    try {
+      held = cacheHolds(this.cache, name);
+    } catch {
+      held = true;
+    }
+    if (!held && !this.awaitedByOther(name, null)) this.markReleased(w);
   }
 
   // ── pending ops by name ───────────────────────────────────────────────────────────────────

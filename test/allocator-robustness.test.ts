@@ -938,6 +938,51 @@ describe("release ignores the store's delete error, as upstream, and tells it to
   );
 });
 
+describe('a release whose delete went through resolves, though the cache then fails to answer', () => {
+  /** A store whose cache.get throws once `broken` is set: a delete that works, a cache that cannot tell. */
+  function storeWithBreakingCache(syncOps: boolean): { store: Store; base: MemoryStore; breakCache(): void } {
+    const base = new MemoryStore({ syncOps });
+    let broken = false;
+    const cache: StoreCache = {
+      get: (name) => {
+        if (broken) throw new Error('cache.get failed');
+        return base.cache.get(name);
+      },
+      list: (labels) => base.cache.list(labels),
+      hasSynced: () => base.cache.hasSynced(),
+      subscribe: (watcher) => base.cache.subscribe(watcher),
+    };
+    const store: Store = {
+      sync: base.sync,
+      create: (r) => base.create(r),
+      delete: (n) => base.delete(n),
+      get: (n) => base.get(n),
+      cache,
+      close: () => base.close(),
+    };
+    return { store, base, breakCache: () => (broken = true) };
+  }
+  const makers: [string, (store: Store) => IPAllocator][] = [
+    ['Allocator', (store) => new Allocator('10.6.0.0/30', { store })],
+    ['ReferenceAllocator', (store) => new ReferenceAllocator('10.6.0.0/30', { store })],
+  ];
+  it.each(makers.flatMap(([name, make]) => [true, false].map((syncOps) => [name, syncOps, make] as const)))(
+    '%s (syncOps %s): the record is gone, nothing is told to onDeleteError, the address is free again',
+    async (_name, syncOps, make) => {
+      const { store, base, breakCache } = storeWithBreakingCache(syncOps);
+      const a = make(store);
+      const ip = await a.allocateNext();
+      breakCache();
+      const told: unknown[] = [];
+      await expect(a.release(ip, (e) => told.push(e))).resolves.toBeUndefined();
+      expect([base.records().length, told, a.used()]).toEqual([0, [], 0]);
+      await a.allocate(ip); // the index let it go: its delete event came
+      expect(base.records().map((r) => r.name)).toEqual([ip]);
+      a.destroy();
+    },
+  );
+});
+
 it.each([true, false])(
   'MetaAllocator (syncOps %s): an async onDeleteError told the failed read or delete of an address no range holds is awaited',
   async (syncOps) => {
