@@ -382,6 +382,11 @@ export function isDestroyed(e: unknown): boolean {
   return isErrorOf(e, ErrDestroyed);
 }
 
+/** Whether `e` is ErrAllocated, of this copy of the package or another (by code; upstream errors.Is). */
+export function isAllocated(e: unknown): boolean {
+  return isErrorOf(e, ErrAllocated);
+}
+
 /**
  * A record a store refuses as the API server would (HTTP 422 Invalid): a name that is not an
  * address in canonical form, labels that are not strings, a parentRef of the wrong shape.

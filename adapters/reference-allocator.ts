@@ -17,7 +17,9 @@
 // like upstream's lister.Get(ip.String()). Only used() is O(1) (a set of counted names kept from
 // the cache's events), because the gauges read it after every allocation.
 import {
+  isAllocated,
   isAlreadyExists,
+  isDestroyed,
   ErrAllocated,
   ErrDestroyed,
   ErrFull,
@@ -311,7 +313,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
         err = e;
       }
     }
-    if (err instanceof ErrDestroyed) throw err; // destroyed during a collision: the search stopped, no verdict to count
+    if (isDestroyed(err)) throw err; // destroyed during a collision: the search stopped, no verdict to count
     this.shared.metrics.error(this.cidr, 'dynamic');
     throw err === BAND_FULL ? new ErrFull() : err;
   }
@@ -341,7 +343,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
           return name;
         } catch (e) {
           // mid-air collision: another allocator has it and our cache does not know yet
-          if (!(e instanceof ErrAllocated)) throw e;
+          if (!isAllocated(e)) throw e; // errors.Is: a store's rejection may be anything, a revoked Proxy too
           // now and then timers and I/O run, so a timer can end a search that would never end
           if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
           this.live(); // destroyed while the create was in flight, or meanwhile: stop searching (ErrDestroyed)

@@ -1956,7 +1956,10 @@ describe('a store whose sync is not an object', () => {
 });
 
 describe('a store that rejects with something that cannot be inspected', () => {
-  it('has its rejection passed on as it came, and the address it tried is free again', async () => {
+  it.each([
+    ['Allocator', (store: Store): IPAllocator => new Allocator('10.0.0.0/30', { store })],
+    ['ReferenceAllocator', (store: Store): IPAllocator => new ReferenceAllocator('10.0.0.0/30', { store })],
+  ])('%s: has its rejection passed on as it came, and the address it tried is free again', async (_name, make) => {
     // instanceof throws on a revoked Proxy, and reading code runs a getter: asking which error a
     // store's rejection is must never replace it, nor skip what a failed create undoes (the
     // TypeError left allocateNext's address reserved with no record: the range full too early)
@@ -1977,7 +1980,7 @@ describe('a store that rejects with something that cannot be inspected', () => {
         cache: inner.cache,
         close: () => inner.close(),
       };
-      const a = new Allocator('10.0.0.0/30', { store }); // two addresses
+      const a = make(store); // two addresses
       for (const call of [() => a.allocateNext(), () => a.allocate('10.0.0.1')]) {
         // caught here: an async helper returning a revoked Proxy would fail on resolving it
         let caught: unknown = 'nothing';
