@@ -1102,6 +1102,15 @@ function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
 /** %TypedArray%.prototype's [Symbol.toStringTag] getter: the kind of a real typed array, undefined for anything else. */
 const typedArrayKind = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uint8Array.prototype), Symbol.toStringTag)!.get!;
 
+/** Whether `data` has Uint8Array.prototype in its chain (never throws: a revoked Proxy does not). */
+function looksLikeUint8Array(data: unknown): boolean {
+  try {
+    return data instanceof Uint8Array;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A copy of the caller's bytes, read once before anything changes: a Uint8Array's buffer may be
  * detached (transferred to a worker) or shrunk, and a subclass may answer `length` or
@@ -1110,7 +1119,12 @@ const typedArrayKind = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Uin
  * iterator, which may not end). InvalidArgumentError for anything else.
  */
 function ownBytes(data: unknown, what: string): Uint8Array {
-  if (typedArrayKind.call(data) !== 'Uint8Array') throw new InvalidArgumentError(`${what} must be a Uint8Array, got ${quoteInput(data)}`);
+  if (typedArrayKind.call(data) !== 'Uint8Array') {
+    const got = looksLikeUint8Array(data)
+      ? 'an object that only looks like one (a Proxy of a Uint8Array, or an object made from its prototype): pass the Uint8Array itself'
+      : quoteInput(data);
+    throw new InvalidArgumentError(`${what} must be a Uint8Array, got ${got}`);
+  }
   try {
     return new Uint8Array(data as Uint8Array);
   } catch {

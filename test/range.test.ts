@@ -769,7 +769,10 @@ describe('Range snapshots carry their length and checksum', () => {
       },
     });
     for (const fake of [endless, Object.setPrototypeOf({ length: 0 }, Uint8Array.prototype)]) {
-      expect(() => r.restore(snap.range, fake as Uint8Array)).toThrow(/^snapshot data must be a Uint8Array, got /);
+      // said as what it is: an object that only looks like one (its message read "got a Uint8Array")
+      expect(() => r.restore(snap.range, fake as Uint8Array)).toThrow(
+        /^snapshot data must be a Uint8Array, got an object that only looks like one \(a Proxy of a Uint8Array, or an object made from its prototype\): pass the Uint8Array itself$/,
+      );
     }
     expect([iterated, r.used(), r.has('10.0.0.200')]).toEqual([false, 1, true]);
     r.destroy();
