@@ -253,6 +253,21 @@ describe('calls started together, without awaiting each other (the README: The o
     for (const got of answers) expect(new Set(got).size).toBe(240);
   });
 
+  it.each([true, false])(
+    'a full /27 (syncOps %s), allocateNext and release started together: ErrFull from Allocator, the released address from ReferenceAllocator',
+    async (syncOps) => {
+      const answers: string[] = [];
+      for (const Class of [ReferenceAllocator, Allocator]) {
+        const a = new Class('10.0.0.0/27', { store: new MemoryStore({ syncOps }), random: seededRandom(1) });
+        for (let i = 0; i < 30; i++) await a.allocateNext();
+        const [next] = await Promise.allSettled([a.allocateNext(), a.release('10.0.0.5')]);
+        answers.push(next.status === 'fulfilled' ? next.value : String(next.reason));
+        a.destroy();
+      }
+      expect(answers).toEqual(['10.0.0.5', 'ErrFull: range is full']);
+    },
+  );
+
   it('awaited one at a time, the same 240 answers', async () => {
     const answers: string[][] = [];
     for (const Class of [ReferenceAllocator, Allocator]) {
