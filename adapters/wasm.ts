@@ -372,7 +372,9 @@ const MAX_MEMORY_BYTES = MAX_MEMORY_PAGES * WASM_PAGE_BYTES;
 /**
  * Caps the core's linear memory at `bytes`, a whole number of 64 KiB pages (a multiple of 65536);
  * never below what the memory already holds, since WebAssembly memory cannot shrink. Allocations
- * that would grow past the cap fail with OutOfMemoryError and change nothing. `Infinity` (or any
+ * that would grow past the cap fail with OutOfMemoryError and leave every address as it was (a
+ * sparse index may keep some of the memory a refused batch grew it into, which the same batch
+ * needs again: the error's message says how much). `Infinity` (or any
  * number from 4 GiB up) lifts the cap to WebAssembly's own 4 GiB. Any other number of bytes is
  * InvalidArgumentError naming the nearest multiples, and the cap stays as it was: a cap is the
  * most the memory may take, so rounding up would exceed it, and rounding down in silence would
