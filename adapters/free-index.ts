@@ -153,6 +153,23 @@ export class FreeIndex {
     return true;
   }
 
+  /**
+   * nextFree, and the offset it finds marked taken, in one core call (the address space's take,
+   * on offsets): true with the offset in resultHi/resultLo, or false when the band has no free
+   * offset. Throws OutOfMemoryError (nothing marked).
+   */
+  takeFree(sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): boolean {
+    const r = core.index_take_free(this.h, sHi, sLo, loHi, loLo, hiHi, hiLo);
+    if (r !== OK) {
+      if (r === OUT_OF_MEMORY) throw wasmOutOfMemory('marking an address taken');
+      return false;
+    }
+    const s = scratch();
+    this.resultHi = s[0]!;
+    this.resultLo = s[1]!;
+    return true;
+  }
+
   /** Smallest taken offset ≥ from: true with it in resultHi/resultLo, or false. */
   nextSet(fromHi: number, fromLo: number): boolean {
     if (core.index_next_set(this.h, fromHi, fromLo) !== OK) return false;

@@ -58,6 +58,7 @@ export interface CoreExports {
   index_has(h: number, hi: number, lo: number): number;
   index_count(h: number): number;
   index_next_free(h: number, sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;
+  index_take_free(h: number, sHi: number, sLo: number, loHi: number, loLo: number, hiHi: number, hiLo: number): number;
   index_next_set(h: number, fromHi: number, fromLo: number): number;
   index_bytes(h: number): number;
   index_validate(h: number): number;

@@ -51,14 +51,13 @@ export class FastPathIndex {
   }
 
   /**
-   * nextFree32 that also marks the offset it finds taken (one core call on a dense index). The
+   * nextFree32 that also marks the offset it finds taken (one core call). The
    * offset, or −1 when the band has no free offset (nothing changed).
    */
   takeFree32(start: number, lo: number, hi: number): number {
     if (this.#dense) return denseTakeFree32(this.#handle, start, lo, hi);
-    const o = this.nextFree32(start, lo, hi);
-    if (o >= 0) this.index.set(0, o);
-    return o;
+    const ix = this.index;
+    return ix.takeFree(0, start >>> 0, 0, lo >>> 0, 0, hi >>> 0) ? ix.resultLo : -1;
   }
 
   /** Frees the index's WASM memory. Idempotent. */

@@ -91,6 +91,24 @@ export function index_next_free(
   return sparse.sparse_next_free(h, u64of(sHi, sLo), u64of(loHi, loLo), u64of(hiHi, hiLo));
 }
 
+/**
+ * index_next_free, and the offset it finds marked taken, in one call (space_take's search on
+ * offsets): OK with the offset in scratch 0..1, NONE when the band has no free offset, or
+ * OUT_OF_MEMORY with nothing marked (a sparse index could not grow).
+ */
+export function index_take_free(
+  h: usize, sHi: u32, sLo: u32, loHi: u32, loLo: u32, hiHi: u32, hiLo: u32,
+): i32 {
+  if (load<u32>(h) == KIND_DENSE) {
+    if (loHi != 0) return NONE;
+    const r = dense.dense_take_free32(h, sHi != 0 ? 0xffffffff : sLo, loLo, hiHi != 0 ? 0xffffffff : hiLo);
+    if (r < 0) return NONE;
+    putU64(0, <u64>r);
+    return OK;
+  }
+  return sparse.sparse_take_free(h, u64of(sHi, sLo), u64of(loHi, loLo), u64of(hiHi, hiLo));
+}
+
 /** The smallest taken offset ≥ from: OK with it in scratch 0..1, or NONE. (Ascending walks.) */
 export function index_next_set(h: usize, fromHi: u32, fromLo: u32): i32 {
   if (load<u32>(h) == KIND_DENSE) return fromHi != 0 ? 0 : dense.dense_next_set(h, fromLo);

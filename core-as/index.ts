@@ -12,7 +12,7 @@ export { prefix_geometry, prefix_hosts, prefix_range_offset } from './prefix';
 export { iter_start, iter_step } from './iter';
 export {
   index_new, index_kind, index_free, index_set, index_clear, index_has, index_count,
-  index_next_free, index_next_set, index_bytes, index_validate, index_set_many, index_select_free,
+  index_next_free, index_take_free, index_next_set, index_bytes, index_validate, index_set_many, index_select_free,
   index_count_free, index_compact,
 } from './freeindex';
 // sparse index extras: how its singles nodes are laid out (for tests), what a load may grow it by

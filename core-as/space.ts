@@ -135,17 +135,10 @@ function takeFrom(s: usize, start: u64, lo: u64, hi: u64): i32 {
     dense.dense_set(ix, <u32>r);
     o = <u64>r;
   } else {
-    // A start in a sparse range is nearly always free: marking it is the search's first step
-    // and its answer, in one lookup instead of two. Only a taken start needs the search.
-    let st = sparse.sparse_set(ix, start);
-    if (st == OK) o = start;
-    else {
-      if (st < 0) return st; // OUT_OF_MEMORY: nothing marked
-      if (sparse.sparse_next_free(ix, start, lo, hi) != OK) return NONE;
-      o = (<u64>getU32(0) << 32) | <u64>getU32(1); // sparse_next_free's result
-      st = sparse.sparse_set(ix, o);
-      if (st < 0) return st;
-    }
+    // the start itself first, nearly always free in a range that large (sparse_take_free)
+    const st = sparse.sparse_take_free(ix, start, lo, hi);
+    if (st != OK) return st; // NONE, or OUT_OF_MEMORY: nothing marked
+    o = (<u64>getU32(0) << 32) | <u64>getU32(1);
   }
   putAddress(s, o);
   return OK;

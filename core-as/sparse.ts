@@ -33,7 +33,7 @@
 // OUT_OF_MEMORY and the index as it was.
 
 import { halloc, hfree, hblock_size, heap_free_for_blocks } from './heap';
-import { putU32, putU64 } from './scratch';
+import { getU32, putU32, putU64 } from './scratch';
 import { OK, NONE, OUT_OF_RANGE, OUT_OF_MEMORY } from './status';
 import {
   runs_new, runs_free, runs_set, runs_clear, runs_has, runs_count, runs_bounds, runs_first_free_from,
@@ -218,6 +218,29 @@ export function sparse_next_free(h: usize, start: u64, lo: u64, hi: u64): i32 {
     return OK;
   }
   return NONE;
+}
+
+/**
+ * sparse_next_free, and the offset it finds marked taken: OK with it in scratch 0..1, NONE (the
+ * band has no free offset), or OUT_OF_MEMORY (nothing marked). A start in a range this large is
+ * nearly always free, so marking it is the search's first step and its answer: one lookup instead
+ * of a search and a set (the set's lookup of its neighbours included). Only a taken start pays
+ * that failed attempt before the search.
+ */
+export function sparse_take_free(h: usize, start: u64, lo: u64, hi: u64): i32 {
+  const n = nOf(h);
+  if (lo > hi || lo >= n) return NONE;
+  if (hi >= n) hi = n - 1;
+  if (start < lo || start > hi) start = lo;
+  let st = sparse_set(h, start);
+  if (st == OK) {
+    putU64(0, start);
+    return OK;
+  }
+  if (st < 0) return st; //  OUT_OF_MEMORY: nothing marked
+  if (sparse_next_free(h, start, lo, hi) != OK) return NONE;
+  st = sparse_set(h, (<u64>getU32(0) << 32) | <u64>getU32(1)); //  free: OK, or OUT_OF_MEMORY
+  return st < 0 ? st : OK;
 }
 
 /** The smallest taken offset ≥ from: OK with it in scratch 0..1, or NONE. */

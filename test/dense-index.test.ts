@@ -624,7 +624,7 @@ describe('upstream bitmap_test.go (section C)', () => {
 });
 
 describe('takeFree32 (find and mark in one core call)', () => {
-  it('equals nextFree32 followed by set, for both kinds, on random bands', () => {
+  it('equals nextFree32 followed by set, for both kinds and through FreeIndex.takeFree, on random bands', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 5000 }),
@@ -633,10 +633,11 @@ describe('takeFree32 (find and mark in one core call)', () => {
           const fused = new FastPathIndex(0, n, 'dense');
           const twoCalls = new FastPathIndex(0, n, 'dense');
           const sparse = new FastPathIndex(0, n, 'sparse'); // the fallback path of takeFree32
+          const viaIndex = new FastPathIndex(0, n, 'dense'); // FreeIndex.takeFree (index_take_free)
           try {
             for (const [a, b, c, clear] of steps) {
               if (clear) {
-                for (const x of [fused, twoCalls, sparse]) x.index.clear(0, a % n);
+                for (const x of [fused, twoCalls, sparse, viaIndex]) x.index.clear(0, a % n);
                 continue;
               }
               const lo = Math.min(b % n, c % n);
@@ -645,6 +646,9 @@ describe('takeFree32 (find and mark in one core call)', () => {
               if (want >= 0) twoCalls.index.set(0, want);
               expect(fused.takeFree32(a % n, lo, hi)).toBe(want);
               expect(sparse.takeFree32(a % n, lo, hi)).toBe(want);
+              const ix = viaIndex.index;
+              expect(ix.takeFree(0, a % n, 0, lo, 0, hi) ? ix.resultLo : -1).toBe(want);
+              expect(ix.count()).toBe(twoCalls.index.count());
               expect(fused.index.count()).toBe(twoCalls.index.count());
               expect(fused.index.validate()).toBe(0);
               expect(sparse.index.validate()).toBe(0);
@@ -653,6 +657,7 @@ describe('takeFree32 (find and mark in one core call)', () => {
             fused.destroy();
             twoCalls.destroy();
             sparse.destroy();
+            viaIndex.destroy();
           }
         },
       ),

@@ -67,6 +67,7 @@ type Op =
   | { t: 'clear'; x: bigint }
   | { t: 'has'; x: bigint }
   | { t: 'nextFree'; s: bigint; lo: bigint; hi: bigint }
+  | { t: 'takeFree'; s: bigint; lo: bigint; hi: bigint }
   | { t: 'nextSet'; x: bigint }
   | { t: 'fill'; x: bigint; len: number }
   | { t: 'many'; xs: bigint[] };
@@ -77,6 +78,7 @@ function opArb(off: fc.Arbitrary<bigint>, maxFill: number): fc.Arbitrary<Op> {
     { weight: 3, arbitrary: off.map((x): Op => ({ t: 'clear', x })) },
     { weight: 1, arbitrary: off.map((x): Op => ({ t: 'has', x })) },
     { weight: 3, arbitrary: fc.tuple(off, off, off).map(([s, lo, hi]): Op => ({ t: 'nextFree', s, lo, hi })) },
+    { weight: 2, arbitrary: fc.tuple(off, off, off).map(([s, lo, hi]): Op => ({ t: 'takeFree', s, lo, hi })) },
     { weight: 1, arbitrary: off.map((x): Op => ({ t: 'nextSet', x })) },
     { weight: 1, arbitrary: fc.tuple(off, fc.integer({ min: 1, max: maxFill })).map(([x, len]): Op => ({ t: 'fill', x, len })) },
     { weight: 1, arbitrary: fc.array(off, { maxLength: 150 }).map((xs): Op => ({ t: 'many', xs })) },
@@ -100,6 +102,14 @@ function step(ix: FreeIndex, m: Model, op: Op): void {
       const want = m.nextFree(op.s, op.lo, op.hi);
       const got = ix.nextFree(hiOf(op.s), loOf(op.s), hiOf(op.lo), loOf(op.lo), hiOf(op.hi), loOf(op.hi));
       expect(got ? resultOf(ix) : null, `nextFree(${op.s}, [${op.lo}, ${op.hi}])`).toBe(want);
+      break;
+    }
+    case 'takeFree': {
+      // nextFree and a set of what it finds, in one call (the start itself tried first)
+      const want = m.nextFree(op.s, op.lo, op.hi);
+      if (want !== null) m.set(want);
+      const got = ix.takeFree(hiOf(op.s), loOf(op.s), hiOf(op.lo), loOf(op.lo), hiOf(op.hi), loOf(op.hi));
+      expect(got ? resultOf(ix) : null, `takeFree(${op.s}, [${op.lo}, ${op.hi}])`).toBe(want);
       break;
     }
     case 'nextSet': {
