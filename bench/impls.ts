@@ -196,6 +196,15 @@ function bands(r: RangeSpec): {
 
 // ---------------------------------------------------------------------------------------------
 // core and contiguous: FreeIndex with numeric offsets.
+//
+// `core` is the allocator's strategy as the allocator runs it, without the addresses: a random
+// start in the dynamic band (then the static band), and the first free offset from there found
+// and marked in one core call, as the address space's take does (core-as/space.ts space_take:
+// one boundary crossing per candidate); then the release clears it. Dense ranges take through
+// the u32 fast path (FastPathIndex.takeFree32, dense_take_free32), wider ones through
+// FreeIndex.takeFree (index_take_free, which marks a sparse index's start first, nearly always
+// free). It once searched (nextFree), then set and cleared: three crossings per operation where
+// the allocator makes two. `contiguous` is lowest-free: nextFree from 0, set, clear.
 
 function indexImpl(name: 'core' | 'contiguous'): Impl {
   return {
@@ -210,7 +219,7 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
       const { FreeIndex, FastPathIndex, heapInUse } = await loadCore();
       const r = ctx.range;
       const b = bands(r);
-      // the searches go through the dense u32 fast path (fast.nextFree32) where offsets fit u32
+      // the searches go through the dense u32 fast path (fast.nextFree32, takeFree32) where offsets fit u32
       let fast: FastPathIndexT = new FastPathIndex(r.sizeHi, r.sizeLo);
       const idx = fast.index;
       const rng = new Seeded(ctx.seed);
@@ -254,12 +263,11 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
                   ? {
                       kind: 'sync',
                       run(n) {
-                        // dense fast path (one core call per search), as the allocator uses it
+                        // find and mark in one core call (dense_take_free32), as space_take does
                         const ro = r.rangeOffset;
                         for (let i = 0; i < n; i++) {
-                          let o = f.nextFree32(ro + rng.intn(upperSpan), ro, b.uHiLo);
-                          if (o < 0 && (ro === 0 || (o = f.nextFree32(rng.intn(ro), 0, ro - 1)) < 0)) full();
-                          x.set(0, o);
+                          let o = f.takeFree32(ro + rng.intn(upperSpan), ro, b.uHiLo);
+                          if (o < 0 && (ro === 0 || (o = f.takeFree32(rng.intn(ro), 0, ro - 1)) < 0)) full();
                           x.clear(0, o);
                         }
                       },
@@ -268,17 +276,12 @@ function indexImpl(name: 'core' | 'contiguous'): Impl {
                       kind: 'sync',
                       run(n) {
                         for (let i = 0; i < n; i++) {
-                          // random start in the dynamic band, then the static band (as the allocator does)
-                          let sHi = 0;
-                          let sLo: number;
-                          if (huge) {
-                            sHi = rng.u32();
-                            sLo = rng.u32();
-                          } else sLo = r.rangeOffset + rng.intn(upperSpan);
-                          if (!x.nextFree(sHi, sLo, b.uLoHi, b.uLoLo, b.uHiHi, b.uHiLo)) {
-                            if (r.rangeOffset === 0 || !x.nextFree(0, rng.intn(r.rangeOffset), 0, 0, 0, b.lHiLo)) full();
+                          // random start in the dynamic band, then the static band (as the allocator
+                          // does); the first free offset from there found and marked in one core call
+                          // (index_take_free: the start itself tried first), as space_take does
+                          if (!x.takeFree(rng.u32(), rng.u32(), b.uLoHi, b.uLoLo, b.uHiHi, b.uHiLo)) {
+                            if (r.rangeOffset === 0 || !x.takeFree(0, rng.intn(r.rangeOffset), 0, 0, 0, b.lHiLo)) full();
                           }
-                          x.set(x.resultHi, x.resultLo);
                           x.clear(x.resultHi, x.resultLo);
                         }
                       },
