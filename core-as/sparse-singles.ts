@@ -67,6 +67,8 @@ import { OK, NONE, OUT_OF_MEMORY } from './status';
 
 /** The gap marker. Never an offset (offsets are < n ≤ 2^64 − 1). */
 const EMPTY: u64 = 0xffffffffffffffff;
+/** lastGap when the remembered key was not just inserted. */
+const NO_GAP: u32 = 0xffffffff;
 
 // ── header ─────────────────────────────────────────────────────────────────────────────────
 const T_NODES: usize = 0; //  u32 nodes in use (≤ dirCap)
@@ -259,6 +261,11 @@ let lastKey: u64 = 0;
 let lastNode: u32 = 0;
 let lastSlot: u32 = 0;
 let lastFound = false;
+// When the remembered key is the one insertAt just put: the gap its shift filled (the keys it
+// found at lastSlot .. lastGap − 1 moved one slot right), so that removing that key again (a
+// release of the offset just taken) moves them back without asking each key for its home.
+// NO_GAP otherwise.
+let lastGap: u32 = NO_GAP;
 
 // @ts-ignore: decorator
 @inline function forget(): void {
@@ -267,6 +274,7 @@ let lastFound = false;
 
 // @ts-ignore: decorator
 @inline function remember(t: usize, x: u64, p: u32, i: u32, found: bool): void {
+  lastGap = NO_GAP;
   lastSet = t;
   lastKey = x;
   lastNode = p;
@@ -586,6 +594,7 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
   store<u64>(s + (<usize>i << 3), x);
   store<u16>(e + N_COUNT, <u16>(cnt + 1));
   remember(t, x, p, i, true); //  keys moved right of i only: x's own place is known
+  lastGap = j;
   if (chunkedNode(e)) {
     const c = chunksOf(e) + (<usize>j >>> CHUNK_BITS); //  slots i..j − 1 were taken: j is the one newly taken
     store<u8>(c, load<u8>(c) + 1);
@@ -600,6 +609,7 @@ function insertAt(t: usize, p: u32, e: usize, i: u32, x: u64): i32 {
 export function singles_remove(t: usize, x: u64): bool {
   if (nodesOf(t) == 0 || x == EMPTY) return false;
   if (!locate(t, x)) return false;
+  const gap = lastGap; //  (read before forget: a locate that found x by memory left it as it was)
   forget();
   const p = locatedNode;
   const e = entry(t, p);
@@ -607,15 +617,23 @@ export function singles_remove(t: usize, x: u64): bool {
   const cap = capOf(e);
   //  backward shift: a following key moves left while that keeps it at or right of its home (S3)
   //  [x ][k5][k6][··]  →  [k5][k6][··][··]     (k5, k6 displaced)
-  const base = load<u64>(e + N_BASE);
-  const mul = load<u32>(e + N_MUL);
-  const sh = <u32>load<u8>(e + N_SH);
   let k = seekAt;
-  while (k + 1 < cap) {
-    const y = slot(s, k + 1);
-    if (y == EMPTY || homeOf(y, base, mul, sh, cap) > k) break;
-    store<u64>(s + (<usize>k << 3), y);
-    k++;
+  if (gap != NO_GAP) {
+    //  x is the key insertAt just put: the shift stops where that insert's shift began, at its gap
+    //  (each key it moved sits right of its home; the key past the gap, if any, sat beside an empty
+    //  slot, so it is at its home, S3), so the moved keys go back as they came
+    assert(gap + 1 >= cap || slot(s, gap + 1) == EMPTY || home(e, slot(s, gap + 1)) > gap, 'singles: a remembered gap is stale');
+    for (; k < gap; k++) store<u64>(s + (<usize>k << 3), slot(s, k + 1));
+  } else {
+    const base = load<u64>(e + N_BASE);
+    const mul = load<u32>(e + N_MUL);
+    const sh = <u32>load<u8>(e + N_SH);
+    while (k + 1 < cap) {
+      const y = slot(s, k + 1);
+      if (y == EMPTY || homeOf(y, base, mul, sh, cap) > k) break;
+      store<u64>(s + (<usize>k << 3), y);
+      k++;
+    }
   }
   store<u64>(s + (<usize>k << 3), EMPTY);
   if (chunkedNode(e)) {
