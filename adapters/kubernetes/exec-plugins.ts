@@ -78,7 +78,8 @@ import { isatty } from 'node:tty';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { quoteInput } from '../quote.ts';
 import { rememberPluginStderr } from './errors.ts';
-import { execEntryOf, interactiveModeProblem, KubeconfigCredentialError } from './user-checks.ts';
+import { execEntryOf } from './kubeconfig-shape.ts';
+import { interactiveModeProblem, KubeconfigCredentialError } from './user-checks.ts';
 
 /** The AbortSignal of the request whose authentication is running, where there is one. */
 const requestSignal = new AsyncLocalStorage<AbortSignal>();
@@ -345,7 +346,7 @@ function forget(auth: object, user: string, credential: unknown): void {
  * An exec entry's args, and the env client-node made of its env entries, with a null arg, and an
  * env entry's null or absent value, as kubectl reads them: empty texts (a Go string decodes null
  * as ""). spawn would pass "null", or leave the variable out (and so unset one the process has).
- * Any other value that is no text was refused with the kubeconfig (user-checks.ts execEntryNotRead).
+ * Any other value that is no text was refused with the kubeconfig (kubeconfig-shape.ts execEntryNotRead).
  */
 function nullAsEmpty(args: readonly string[] | undefined, env: unknown): { args: readonly string[] | undefined; env: unknown } {
   const asText = (value: unknown): unknown => (value === null || value === undefined ? '' : value);

@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { notRegularFile, readFileBounded } from '../bounded-read.ts';
 import { quoteText, showUnseen } from '../quote.ts';
-import { notTextKind } from './user-checks.ts';
+import { notTextKind } from './kubeconfig-shape.ts';
 
 /**
  * The most a token-file may hold: 1 MiB. A token is a few KiB (a service account's JWT, an OIDC

@@ -18,6 +18,7 @@ import {
   sendsThroughNodeFetch,
 } from './header-values.ts';
 import { impersonationProblem } from './impersonation.ts';
+import { authProviderNotRead, execEntryNotRead, execEntryOf, notTextKind } from './kubeconfig-shape.ts';
 import { clientCertificateProblem } from './tls-material.ts';
 
 /**
@@ -276,16 +277,6 @@ const TEXT_FIELDS: readonly (readonly [property: string, field: string])[] = [
   ['keyData', 'client-key-data'],
 ];
 
-/** What a YAML value that is no text is, for a message that must not show it (it may be a credential). */
-export function notTextKind(value: unknown): string {
-  if (Array.isArray(value)) return 'a list';
-  // client-node 1.x's YAML reader reads an unquoted date so; the loader gives it back its text (yaml-dates.ts)
-  if (value instanceof Date) return 'a date';
-  if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'boolean') return 'true or false';
-  return `a ${typeof value}`;
-}
-
 /** The versions of ExecCredential an exec entry may ask for, as kubectl takes them (v1alpha1 is gone since 1.24). */
 export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 
@@ -329,82 +320,6 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
     `the exec entry of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))}) ${has}, ` +
     `which kubectl refuses too ("exec plugin: invalid apiVersion"): set it to the version of ExecCredential its plugin prints, ${EXEC_API_VERSIONS.join(' or ')}`
   );
-}
-
-/**
- * Why kubectl cannot read `exec`, a user's exec entry, as the end of a sentence naming the entry
- * ("has an args entry (number 2) that is a number, not text, …"); undefined when it can, or there
- * is none. A field YAML read as another type than kubectl's ExecConfig has: the entry no mapping,
- * a command that is no text, args that are no list of texts, env that is no list of mappings of a
- * name and a value, a provideClusterInfo that is no true or false. kubectl fails to decode such a
- * kubeconfig; client-node passes the value on as it is, and spawn makes text of it (`args:
- * [1.10, 0x1F]` run the plugin with "1.1" and "31", a list with its items joined by commas), or
- * fails as a request is sent. A null arg or env value is none of these: kubectl reads it as an
- * empty text, and it is passed so (exec-plugins.ts). What a field holds is not shown: an arg or an
- * env value may be a credential. The loader asks it of every user of a file (kubeconfig-shape.ts), and
- * execEntryProblem of the current user of a KubeConfig loaded elsewhere.
- */
-export function execEntryNotRead(exec: unknown): string | undefined {
-  const tail = ', which kubectl cannot read either (what it holds is not shown)';
-  if (exec === undefined || exec === null) return undefined;
-  if (typeof exec !== 'object' || Array.isArray(exec)) return `is ${notTextKind(exec)}, not a mapping${tail}`;
-  const { command, args, env, provideClusterInfo } = exec as Record<string, unknown>;
-  const text = (value: unknown): boolean => value === undefined || value === null || typeof value === 'string';
-  const quote = `${tail}: write it as text, quoted where YAML would read it as something else`;
-  if (!text(command)) return `has a command that is ${notTextKind(command)}, not text${quote}`;
-  if (args !== undefined && args !== null) {
-    if (!Array.isArray(args)) return `has args that are ${notTextKind(args)}, not a list of texts${tail}`;
-    const i = args.findIndex((arg) => !text(arg));
-    if (i >= 0) return `has an args entry (number ${i + 1}) that is ${notTextKind(args[i])}, not text${quote}`;
-  }
-  if (env !== undefined && env !== null) {
-    if (!Array.isArray(env)) return `has env that is ${notTextKind(env)}, not a list of name and value entries${tail}`;
-    for (const [i, entry] of (env as unknown[]).entries()) {
-      const which = `an env entry (number ${i + 1})`;
-      // null reads as an entry without a name, which kubectl refuses for the user in use (envWithoutName)
-      if (entry === null) continue;
-      if (typeof entry !== 'object' || Array.isArray(entry))
-        return `has ${which} that is ${notTextKind(entry)}, not a mapping of name and value${tail}`;
-      const { name, value } = entry as { name?: unknown; value?: unknown };
-      if (!text(name)) return `has ${which} whose name is ${notTextKind(name)}, not text${quote}`;
-      if (!text(value)) return `has ${which} whose value is ${notTextKind(value)}, not text${quote}`;
-    }
-  }
-  if (provideClusterInfo !== undefined && provideClusterInfo !== null && typeof provideClusterInfo !== 'boolean') {
-    return `has a provideClusterInfo that is ${notTextKind(provideClusterInfo)}, not true or false${tail}`;
-  }
-  return undefined;
-}
-
-/**
- * Why kubectl cannot read `provider`, a user's auth-provider, as the end of a sentence naming it
- * ("is a string, not a mapping, …"); undefined when it can, or there is none. kubectl's
- * auth-provider is a mapping of a name (text) and a config (a mapping of texts): a kubeconfig with
- * another type there fails to decode ("cannot unmarshal string into Go struct field
- * AuthInfo.users.user.auth-provider"). client-node keeps the value as it is: a provider that is no
- * mapping, or whose name is no text, is taken by none of its authenticators, and every request
- * goes out without credentials. A config value that is no text (client-node's own `exec` entry
- * inside it among them) is refused too, as kubectl refuses it. What a field holds is not shown: a
- * config holds tokens (id-token, access-token, client-secret). The loader asks it of every user of
- * a file (kubeconfig-shape.ts).
- */
-export function authProviderNotRead(provider: unknown): string | undefined {
-  const tail = ', which kubectl cannot read either (what it holds is not shown)';
-  if (provider === undefined || provider === null) return undefined;
-  if (typeof provider !== 'object' || Array.isArray(provider)) {
-    return `is ${notTextKind(provider)}, not a mapping${tail}: write it as a mapping of its name and config (auth-provider: {name: oidc, config: {…}})`;
-  }
-  const { name, config } = provider as Record<string, unknown>;
-  const quote = `${tail}: write it as text, quoted where YAML would read it as something else`;
-  if (name !== undefined && name !== null && typeof name !== 'string') return `has a name that is ${notTextKind(name)}, not text${quote}`;
-  if (config === undefined || config === null) return undefined;
-  if (typeof config !== 'object' || Array.isArray(config))
-    return `has a config that is ${notTextKind(config)}, not a mapping of texts${tail}`;
-  for (const [key, value] of Object.entries(config)) {
-    if (value === undefined || value === null || typeof value === 'string') continue;
-    return `has a config entry ${quoteText(key)} that is ${notTextKind(value)}, not text${quote}`;
-  }
-  return undefined;
 }
 
 /**
@@ -534,14 +449,6 @@ export function interactiveModeProblem(exec: { apiVersion?: unknown; interactive
   }
   if (typeof mode === 'string' && INTERACTIVE_MODES.includes(mode)) return undefined;
   return `has interactiveMode ${quoteInput(mode)}, which kubectl refuses too ("invalid interactiveMode for ${showUnseen(user)}"): ${set}`;
-}
-
-/**
- * The exec entry a client-node User names (user.exec, or an auth-provider's config.exec), if any:
- * the one client-node's ExecAuth runs. Unchecked: the exec plugins and the checks here read it.
- */
-export function execEntryOf(user: User | null | undefined): unknown {
-  return user?.exec ?? (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;
 }
 
 /**
