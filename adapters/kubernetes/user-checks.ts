@@ -331,7 +331,8 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
  * that is no mapping or whose name is no text (authProviderNotRead), a name none takes (`foo`, `""`), `exec` without an exec
  * entry, `oidc` without an id-token (client-node does not refresh one it does not have). kubectl
  * refuses them (no Auth Provider found for name "foo"; No valid id-token, and cannot refresh
- * without refresh-token). A KubeConfig-shaped object without client-node's list of
+ * without refresh-token), and refuses an auth-provider beside an exec entry, which client-node
+ * leaves unused (execBesideAuthProvider). A KubeConfig-shaped object without client-node's list of
  * authenticators is not judged by it.
  */
 export function authProviderProblem(kc: KubeConfig): string | undefined {
@@ -339,9 +340,13 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
   const user = getCurrentUser.call(kc);
   const provider: unknown = user?.authProvider;
-  // an exec entry (the user's, or client-node's inside the auth-provider) is what client-node runs instead
-  if (provider === undefined || provider === null || execEntryOf(user) !== undefined) return undefined;
-  const who = `the auth-provider of user ${quoteText(user!.name)} (context ${quoteText(getCurrentContext.call(kc))})`;
+  if (provider === undefined || provider === null) return undefined;
+  const context = getCurrentContext.call(kc);
+  const beside = execBesideAuthProvider(user!, context);
+  if (beside !== undefined) return beside;
+  // client-node's own exec entry inside the auth-provider is what it runs instead
+  if (execEntryOf(user) !== undefined) return undefined;
+  const who = `the auth-provider of user ${quoteText(user!.name)} (context ${quoteText(context)})`;
   // one that is no mapping, or whose name is no text, is taken by none of the authenticators:
   // said as the loader says it, not as a name none takes (kubectl cannot read it at all)
   const { name, config } =
@@ -372,6 +377,23 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
     );
   }
   return undefined;
+}
+
+/**
+ * kubectl's refusal of `user`, the user of context `context`, when it has both an exec entry and an
+ * auth-provider (clientcmd's validateAuthInfo: "authProvider cannot be provided in combination with
+ * an exec plugin for u"), as the end of a sentence; undefined otherwise. client-node runs the exec
+ * plugin and leaves the auth-provider unused without a word. config.ts userRefusedByKubectl counts
+ * the same pair.
+ */
+function execBesideAuthProvider(user: User, context: string): string | undefined {
+  const { exec, authProvider } = user as { exec?: unknown; authProvider?: unknown };
+  if (exec === undefined || exec === null || authProvider === undefined || authProvider === null) return undefined;
+  return (
+    `the user ${quoteText(user.name)} (context ${quoteText(context)}) has an exec entry and an auth-provider, two ways to ` +
+    `authenticate, which kubectl refuses too ("authProvider cannot be provided in combination with an exec plugin for ` +
+    `${showUnseen(String(user.name))}"; @kubernetes/client-node would run the exec plugin alone): keep one, or use another context`
+  );
 }
 
 /**

@@ -1,0 +1,100 @@
+// A user's auth-provider and exec entry compared with kubectl 1.32: what kubectl refuses for the
+// user in use, @kubernetes/client-node sends (another token, or none) or fails on with a TypeError;
+// the library and the command line refuse it before any request, in kubectl's words.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../adapters/errors.ts';
+import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { cli } from './cli-helpers.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+
+const EXEC_V1BETA1 = 'client.authentication.k8s.io/v1beta1';
+
+/** An unsigned JWT with these claims (an id-token as an OIDC issuer writes it, but for the signature). */
+function jwt(claims: object): string {
+  return `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.sig`;
+}
+
+/** An id-token valid until 2100. */
+const VALID_ID_TOKEN = jwt({ exp: 4102444800, sub: 'dev' });
+/** An oidc config kubectl takes, but for what `more` adds or overrides. */
+const OIDC = `idp-issuer-url: "https://issuer.example", client-id: k, id-token: "${VALID_ID_TOKEN}"`;
+
+let double: ApiServerDouble;
+let folder: string;
+beforeEach(async () => {
+  double = await ApiServerDouble.start();
+  folder = mkdtempSync(join(tmpdir(), 'ipallocator-kubectl-parity-'));
+});
+afterEach(async () => {
+  await double.close();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+/** A kubeconfig whose one context `ctx` points at the double as user `u`, written `user` (YAML flow text). */
+function kubeconfigOfUser(user: string): string {
+  return (
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: "${double.url}", insecure-skip-tls-verify: true}\n` +
+    `users:\n- name: u\n  user: ${user}\ncontexts:\n- name: ctx\n  context: {cluster: c, user: u}\ncurrent-context: ctx\n`
+  );
+}
+
+/**
+ * The kubeconfig of user `user` is refused before any request, saying `said`: by the library, given
+ * a KubeConfig client-node loaded (InvalidArgumentError), and by the command line given the file
+ * (one line, exit 2, naming the context and the file); `secret` is never shown.
+ */
+async function refusedBoth(user: string, said: string, secret = 'the-secret'): Promise<void> {
+  const config = kubeconfigOfUser(user);
+  const kc = new KubeConfig();
+  kc.loadFromString(config);
+  expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+  expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
+  const path = join(folder, 'config');
+  writeFileSync(path, config);
+  const r = await cli(['status', '--kubeconfig', path]);
+  expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot use context "ctx" of the kubeconfig "${path}": ${said}\n`]);
+  expect(r.stderr).not.toContain(secret);
+  expect(double.requests).toEqual([]);
+}
+
+/** The Authorization header of each request a KubernetesStore on `kc` sends for one get of a name the double does not hold. */
+async function authorizationsOfOneGet(kc: KubeConfig): Promise<unknown[]> {
+  const store = new KubernetesStore(kc, { start: false });
+  try {
+    expect(await store.get('10.0.0.1')).toBeUndefined();
+  } finally {
+    store.close();
+  }
+  return double.requests.map((r) => r.authorization);
+}
+
+const WHO = 'the auth-provider of user "u" (context "ctx")';
+
+// Regression: client-node runs the exec plugin of a user that has an auth-provider too, and leaves
+// the auth-provider unused; kubectl refuses the user ("authProvider cannot be provided in
+// combination with an exec plugin for u")
+describe('a user with an exec entry and an auth-provider', () => {
+  it('is refused before any request, by the library and the command line, as kubectl refuses it', async () => {
+    await refusedBoth(
+      `{exec: {apiVersion: ${EXEC_V1BETA1}, command: token-helper}, auth-provider: {name: oidc, config: {${OIDC}, refresh-token: the-secret}}}`,
+      'the user "u" (context "ctx") has an exec entry and an auth-provider, two ways to authenticate, which kubectl refuses too ' +
+        '("authProvider cannot be provided in combination with an exec plugin for u"; @kubernetes/client-node would run the exec ' +
+        'plugin alone): keep one, or use another context',
+    );
+  });
+
+  it('is no matter when it is not the user in use, as for kubectl', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      `${kubeconfigOfUser('{token: t}')}`.replace(
+        'users:\n',
+        `users:\n- name: other\n  user: {exec: {apiVersion: ${EXEC_V1BETA1}, command: token-helper}, auth-provider: {name: oidc}}\n`,
+      ),
+    );
+    expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer t']);
+  });
+});
