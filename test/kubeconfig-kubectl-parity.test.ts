@@ -1,6 +1,7 @@
 // A user's auth-provider and exec entry compared with kubectl 1.32: what kubectl refuses for the
 // user in use, @kubernetes/client-node sends (another token, or none) or fails on with a TypeError;
 // the library and the command line refuse it before any request, in kubectl's words.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,5 +97,33 @@ describe('a user with an exec entry and an auth-provider', () => {
       ),
     );
     expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer t']);
+  });
+});
+
+// Regression: client-node's FileAuth takes any auth-provider whose config has a tokenFile, whatever
+// its name, reads the file whole and synchronously (a named pipe nothing writes to stopped the
+// command line for ever, --request-timeout and all) and sends it as the token; kubectl has no such
+// field, and refuses a name it does not know ("no Auth Provider found for name "foo"")
+describe('a tokenFile in an auth-provider config', () => {
+  const said = (kubectl: string) =>
+    `${WHO} has a tokenFile in its config, which @kubernetes/client-node reads whole, holding up the process until it is read, ` +
+    `and sends as the token, whatever the auth-provider's name (${kubectl}): give the user a token-file of its own ` +
+    '(user: {tokenFile: …}), which is read as kubectl reads it, instead of the auth-provider';
+  const unknown = said('kubectl reads no tokenFile there, and refuses the auth-provider: no Auth Provider found for name "foo"');
+
+  it('is refused before any request, by the library and the command line, the file not read', async () => {
+    const path = join(folder, 'token');
+    writeFileSync(path, 'the-secret');
+    await refusedBoth(`{auth-provider: {name: foo, config: {tokenFile: "${path}"}}}`, unknown);
+    await refusedBoth(
+      `{auth-provider: {name: oidc, config: {${OIDC}, tokenFile: "${path}"}}}`,
+      said('kubectl reads no tokenFile there, and sends the id-token'),
+    );
+  });
+
+  it('is refused, not read, when it is a named pipe nothing writes to', async () => {
+    const path = join(folder, 'pipe');
+    execFileSync('mkfifo', [path]);
+    await refusedBoth(`{auth-provider: {name: foo, config: {tokenFile: "${path}"}}}`, unknown);
   });
 });

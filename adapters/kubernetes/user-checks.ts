@@ -332,7 +332,8 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
  * entry, `oidc` without an id-token (client-node does not refresh one it does not have). kubectl
  * refuses them (no Auth Provider found for name "foo"; No valid id-token, and cannot refresh
  * without refresh-token), and refuses an auth-provider beside an exec entry, which client-node
- * leaves unused (execBesideAuthProvider). A KubeConfig-shaped object without client-node's list of
+ * leaves unused (execBesideAuthProvider), and a tokenFile in its config, which client-node reads and
+ * sends whatever the name (tokenFileInProvider). A KubeConfig-shaped object without client-node's list of
  * authenticators is not judged by it.
  */
 export function authProviderProblem(kc: KubeConfig): string | undefined {
@@ -360,16 +361,17 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
       'saying no Auth Provider found for name "exec"); give the user an exec entry of its own (exec: {apiVersion: …, command: …})'
     );
   }
+  const entries = typeof config === 'object' && config !== null ? (config as Record<string, unknown>) : undefined;
+  const named = quoteText(typeof name === 'string' ? name : '');
+  const tokenFile = tokenFileInProvider(name, entries, named);
+  if (tokenFile !== undefined) return `${who} ${tokenFile}`;
   if (!takenByAuthenticator(kc, user!)) {
-    const named = quoteText(typeof name === 'string' ? name : '');
     return (
       `${who} is named ${named}, which none of the authenticators of @kubernetes/client-node takes, ${without} (kubectl refuses ` +
       `it too, saying no Auth Provider found for name ${named}); name one they take (oidc, gcp, azure), or use an exec entry (exec: {…}) instead`
     );
   }
-  // client-node reads a config's tokenFile first, whatever the name
-  const { 'id-token': idToken, tokenFile } = typeof config === 'object' && config !== null ? (config as Record<string, unknown>) : {};
-  if (name === 'oidc' && !idToken && !tokenFile) {
+  if (name === 'oidc' && !entries?.['id-token']) {
     return (
       `${who} is oidc without an id-token in its config, and @kubernetes/client-node sends none without one (it refreshes only an ` +
       `id-token it has), ${without} (kubectl refuses it too: "No valid id-token, and cannot refresh without refresh-token" ` +
@@ -393,6 +395,28 @@ function execBesideAuthProvider(user: User, context: string): string | undefined
     `the user ${quoteText(user.name)} (context ${quoteText(context)}) has an exec entry and an auth-provider, two ways to ` +
     `authenticate, which kubectl refuses too ("authProvider cannot be provided in combination with an exec plugin for ` +
     `${showUnseen(String(user.name))}"; @kubernetes/client-node would run the exec plugin alone): keep one, or use another context`
+  );
+}
+
+/**
+ * Why the auth-provider named `name` (quoted: `named`) with config `config` has a tokenFile
+ * client-node reads, as the end of a sentence naming the auth-provider; undefined otherwise.
+ * client-node's FileAuth takes any auth-provider whose config has a tokenFile, before its oidc
+ * authenticator and the caller's (only azure, gcp and its own exec come first), reads the file
+ * whole and synchronously — a named pipe nothing writes to stops the process for ever, timers and
+ * all — and sends it as the token. kubectl has no such field: it reads an auth-provider by its
+ * name alone. A user's own token-file is what kubectl reads (token-files.ts, bounded).
+ */
+function tokenFileInProvider(name: unknown, config: Record<string, unknown> | undefined, named: string): string | undefined {
+  if (!config?.['tokenFile'] || name === 'gcp' || name === 'azure') return undefined;
+  const kubectl =
+    name === 'oidc'
+      ? 'kubectl reads no tokenFile there, and sends the id-token'
+      : `kubectl reads no tokenFile there, and refuses the auth-provider: no Auth Provider found for name ${named}`;
+  return (
+    'has a tokenFile in its config, which @kubernetes/client-node reads whole, holding up the process until it is read, and ' +
+    `sends as the token, whatever the auth-provider's name (${kubectl}): give the user a token-file of its own ` +
+    '(user: {tokenFile: …}), which is read as kubectl reads it, instead of the auth-provider'
   );
 }
 
