@@ -21,8 +21,10 @@ function jwt(claims: object): string {
 
 /** An id-token valid until 2100. */
 const VALID_ID_TOKEN = jwt({ exp: 4102444800, sub: 'dev' });
-/** An oidc config kubectl takes, but for what `more` adds or overrides. */
-const OIDC = `idp-issuer-url: "https://issuer.example", client-id: k, id-token: "${VALID_ID_TOKEN}"`;
+/** The fields of an oidc config kubectl asks for but the id-token. */
+const ISSUER = 'idp-issuer-url: "https://issuer.example", client-id: k';
+/** The fields of an oidc config kubectl takes (YAML flow text). */
+const OIDC = `${ISSUER}, id-token: "${VALID_ID_TOKEN}"`;
 
 let double: ApiServerDouble;
 let folder: string;
@@ -125,5 +127,58 @@ describe('a tokenFile in an auth-provider config', () => {
     const path = join(folder, 'pipe');
     execFileSync('mkfifo', [path]);
     await refusedBoth(`{auth-provider: {name: foo, config: {tokenFile: "${path}"}}}`, unknown);
+  });
+});
+
+// Regression: an oidc auth-provider kubectl refuses — without an idp-issuer-url or a client-id
+// ("Must provide idp-issuer-url"), with an id-token that is no JWT ("ID Token is not a valid JWT"),
+// or one expired without a refresh-token ("No valid id-token, and cannot refresh without
+// refresh-token") — was sent with its id-token by client-node, or, for the last two, without
+// any credentials (client-node takes a token it cannot read as expired, and cannot refresh it)
+describe('an oidc auth-provider kubectl refuses', () => {
+  const must = (field: string, article: string) =>
+    `${WHO} is oidc without ${article} ${field} in its config, which kubectl refuses ("Must provide ${field}"), and ` +
+    '@kubernetes/client-node could not refresh its id-token without it; log in again to write the config whole, or use an exec ' +
+    'entry (exec: {…}) that gets a token';
+  const without = 'and every request would go out without credentials';
+  const secretJwt = (claims: object) => jwt({ ...claims, secret: 'the-secret' });
+
+  it.each([
+    ['without an idp-issuer-url', `{id-token: "${VALID_ID_TOKEN}", client-id: k}`, must('idp-issuer-url', 'an')],
+    ['without a client-id', `{id-token: "${VALID_ID_TOKEN}", idp-issuer-url: "https://issuer.example"}`, must('client-id', 'a')],
+    [
+      'with an id-token that is no JWT, a refresh-token or not',
+      `{${ISSUER}, id-token: the-secret, refresh-token: r}`,
+      `${WHO} is oidc with an id-token that is no JWT (three base64url parts, its claims JSON; it is not shown), which kubectl ` +
+        `refuses ("ID Token is not a valid JWT") and @kubernetes/client-node sends no token for, ${without}; log in again to write its id-token`,
+    ],
+    [
+      'with an expired id-token and no refresh-token',
+      `{${ISSUER}, id-token: "${secretJwt({ exp: 1000 })}"}`,
+      `${WHO} is oidc with an id-token that has expired and no refresh-token, which kubectl refuses ("No valid id-token, and ` +
+        `cannot refresh without refresh-token") and @kubernetes/client-node sends no token for, ${without}; log in again to write a new id-token`,
+    ],
+    [
+      'with an id-token without exp and no refresh-token',
+      `{${ISSUER}, id-token: "${secretJwt({ sub: 'dev' })}"}`,
+      `${WHO} is oidc with an id-token that has no expiry (exp) and no refresh-token, which kubectl refuses ("No valid id-token, ` +
+        'and cannot refresh without refresh-token"); log in again to write a new id-token',
+    ],
+  ])('one %s is refused before any request, by the library and the command line', async (_, config, said) => {
+    await refusedBoth(`{auth-provider: {name: oidc, config: ${config}}}`, said);
+  });
+
+  it('one kubectl takes is sent with its id-token', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfigOfUser(`{auth-provider: {name: oidc, config: {${OIDC}}}}`));
+    expect(await authorizationsOfOneGet(kc)).toEqual([`Bearer ${VALID_ID_TOKEN}`]);
+  });
+
+  it('an expired id-token with a refresh-token is left to be refreshed, as kubectl refreshes it', () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      kubeconfigOfUser(`{auth-provider: {name: oidc, config: {${ISSUER}, id-token: "${jwt({ exp: 1000 })}", refresh-token: r}}}`),
+    );
+    new KubernetesStore(kc, { start: false }).close();
   });
 });

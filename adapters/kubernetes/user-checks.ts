@@ -333,7 +333,7 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
  * refuses them (no Auth Provider found for name "foo"; No valid id-token, and cannot refresh
  * without refresh-token), and refuses an auth-provider beside an exec entry, which client-node
  * leaves unused (execBesideAuthProvider), and a tokenFile in its config, which client-node reads and
- * sends whatever the name (tokenFileInProvider). A KubeConfig-shaped object without client-node's list of
+ * sends whatever the name (tokenFileInProvider), and an oidc one kubectl refuses (oidcProblem). A KubeConfig-shaped object without client-node's list of
  * authenticators is not judged by it.
  */
 export function authProviderProblem(kc: KubeConfig): string | undefined {
@@ -371,12 +371,9 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
       `it too, saying no Auth Provider found for name ${named}); name one they take (oidc, gcp, azure), or use an exec entry (exec: {…}) instead`
     );
   }
-  if (name === 'oidc' && !entries?.['id-token']) {
-    return (
-      `${who} is oidc without an id-token in its config, and @kubernetes/client-node sends none without one (it refreshes only an ` +
-      `id-token it has), ${without} (kubectl refuses it too: "No valid id-token, and cannot refresh without refresh-token" ` +
-      'when it has no refresh-token); log in again to write its id-token, or use an exec entry (exec: {…}) that gets one'
-    );
+  if (name === 'oidc') {
+    const oidc = oidcProblem(entries ?? {});
+    return oidc === undefined ? undefined : `${who} ${oidc}`;
   }
   return undefined;
 }
@@ -418,6 +415,69 @@ function tokenFileInProvider(name: unknown, config: Record<string, unknown> | un
     `sends as the token, whatever the auth-provider's name (${kubectl}): give the user a token-file of its own ` +
     '(user: {tokenFile: …}), which is read as kubectl reads it, instead of the auth-provider'
   );
+}
+
+/**
+ * Why kubectl refuses an oidc auth-provider whose config is `config`, or client-node would send no
+ * token for it, as the end of a sentence naming the auth-provider; undefined otherwise. kubectl's
+ * oidc plugin must have an idp-issuer-url and a client-id ("Must provide idp-issuer-url"), and
+ * refuses an id-token that is no JWT ("ID Token is not a valid JWT"), or one past its exp (or
+ * without one) when it has no refresh-token ("No valid id-token, and cannot refresh without
+ * refresh-token"). client-node sends a valid id-token without the first two, and no token at all
+ * for the others: it refreshes only a JWT whose exp has passed, with a refresh-token, a client-id
+ * and an idp-issuer-url. What the config holds is not shown.
+ */
+function oidcProblem(config: Record<string, unknown>): string | undefined {
+  const without = 'and every request would go out without credentials';
+  const idToken = config['id-token'];
+  const refreshable = Boolean(config['refresh-token']);
+  if (!idToken) {
+    return (
+      `is oidc without an id-token in its config, and @kubernetes/client-node sends none without one (it refreshes only an ` +
+      `id-token it has), ${without} (kubectl refuses it too: "No valid id-token, and cannot refresh without refresh-token" ` +
+      'when it has no refresh-token); log in again to write its id-token, or use an exec entry (exec: {…}) that gets one'
+    );
+  }
+  for (const field of ['idp-issuer-url', 'client-id']) {
+    if (config[field]) continue;
+    return (
+      `is oidc without ${field === 'client-id' ? 'a' : 'an'} ${field} in its config, which kubectl refuses ("Must provide ${field}"), ` +
+      'and @kubernetes/client-node could not refresh its id-token without it; log in again to write the config whole, or use an exec ' +
+      'entry (exec: {…}) that gets a token'
+    );
+  }
+  const exp = jwtExpiry(String(idToken));
+  if (exp === 'no JWT') {
+    return (
+      'is oidc with an id-token that is no JWT (three base64url parts, its claims JSON; it is not shown), which kubectl refuses ' +
+      `("ID Token is not a valid JWT") and @kubernetes/client-node sends no token for, ${without}; log in again to write its id-token`
+    );
+  }
+  if (refreshable || (exp !== undefined && exp > Date.now() / 1000)) return undefined;
+  return (
+    `is oidc with an id-token ${exp === undefined ? 'that has no expiry (exp)' : 'that has expired'} and no refresh-token, which ` +
+    'kubectl refuses ("No valid id-token, and cannot refresh without refresh-token")' +
+    (exp === undefined ? '' : ` and @kubernetes/client-node sends no token for, ${without}`) +
+    '; log in again to write a new id-token'
+  );
+}
+
+/**
+ * The exp of the JWT `token`, in seconds since the epoch; undefined when it has none (or one that is
+ * no number, nor a number's text), 'no JWT' when it is not three parts whose second is JSON (base64url).
+ */
+function jwtExpiry(token: string): number | undefined | 'no JWT' {
+  const parts = token.split('.');
+  if (parts.length !== 3) return 'no JWT';
+  let claims: unknown;
+  try {
+    claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8'));
+  } catch {
+    return 'no JWT';
+  }
+  const exp = typeof claims === 'object' && claims !== null ? (claims as { exp?: unknown }).exp : undefined;
+  const seconds = typeof exp === 'string' && exp.trim() !== '' ? Number(exp) : exp;
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? seconds : undefined;
 }
 
 /**
