@@ -182,3 +182,31 @@ describe('an oidc auth-provider kubectl refuses', () => {
     new KubernetesStore(kc, { start: false }).close();
   });
 });
+
+// Regression: client-node's gcp and azure authenticators read the config's access-token, or run
+// its cmd-path for one; without a config they failed every request with a TypeError naming no
+// field ("Cannot read properties of undefined (reading 'access-token')"), without either with
+// "Token is expired!". kubectl 1.26 and later runs neither ("The gcp auth plugin has been removed").
+describe('a gcp or azure auth-provider client-node gets no token from', () => {
+  const said = (name: string, what: string, plugin: string) =>
+    `${WHO} is ${name} ${what}, which @kubernetes/client-node gets no token from and fails on at every request (kubectl no ` +
+    `longer runs the ${name} auth-provider at all: "The ${name} auth plugin has been removed"); use an exec entry (exec: {…}) ` +
+    `that runs ${plugin} instead`;
+
+  it.each([
+    ['{name: gcp}', said('gcp', 'without a config', 'gke-gcloud-auth-plugin')],
+    ['{name: azure}', said('azure', 'without a config', 'kubelogin')],
+    [
+      '{name: gcp, config: {expiry: "2020-01-01T00:00:00Z", token-key: "{.token}"}}',
+      said('gcp', 'without an access-token or a cmd-path in its config', 'gke-gcloud-auth-plugin'),
+    ],
+  ])('auth-provider: %s is refused before any request, by the library and the command line', async (provider, message) => {
+    await refusedBoth(`{auth-provider: ${provider}}`, message);
+  });
+
+  it('one with an access-token is sent with it', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfigOfUser('{auth-provider: {name: gcp, config: {access-token: ya29.token}}}'));
+    expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer ya29.token']);
+  });
+});

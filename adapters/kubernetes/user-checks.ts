@@ -333,7 +333,8 @@ export function execEntryProblem(kc: KubeConfig): string | undefined {
  * refuses them (no Auth Provider found for name "foo"; No valid id-token, and cannot refresh
  * without refresh-token), and refuses an auth-provider beside an exec entry, which client-node
  * leaves unused (execBesideAuthProvider), and a tokenFile in its config, which client-node reads and
- * sends whatever the name (tokenFileInProvider), and an oidc one kubectl refuses (oidcProblem). A KubeConfig-shaped object without client-node's list of
+ * sends whatever the name (tokenFileInProvider), an oidc one kubectl refuses (oidcProblem), and a
+ * gcp or azure one client-node gets no token from (cloudProviderProblem). A KubeConfig-shaped object without client-node's list of
  * authenticators is not judged by it.
  */
 export function authProviderProblem(kc: KubeConfig): string | undefined {
@@ -374,6 +375,10 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
   if (name === 'oidc') {
     const oidc = oidcProblem(entries ?? {});
     return oidc === undefined ? undefined : `${who} ${oidc}`;
+  }
+  if (name === 'gcp' || name === 'azure') {
+    const cloud = cloudProviderProblem(name, entries);
+    return cloud === undefined ? undefined : `${who} ${cloud}`;
   }
   return undefined;
 }
@@ -478,6 +483,24 @@ function jwtExpiry(token: string): number | undefined | 'no JWT' {
   const exp = typeof claims === 'object' && claims !== null ? (claims as { exp?: unknown }).exp : undefined;
   const seconds = typeof exp === 'string' && exp.trim() !== '' ? Number(exp) : exp;
   return typeof seconds === 'number' && Number.isFinite(seconds) ? seconds : undefined;
+}
+
+/**
+ * Why client-node fails on every request of a gcp or azure auth-provider (`name`) whose config is
+ * `config`, as the end of a sentence naming the auth-provider; undefined when it may get a token
+ * from it. client-node sends its access-token, or, when there is none or its expiry has passed,
+ * runs its cmd-path for one: without a config it fails with a TypeError naming no field ("Cannot
+ * read properties of undefined"), without an access-token or a cmd-path with "Token is expired!".
+ * kubectl 1.26 and later runs neither ("The gcp auth plugin has been removed").
+ */
+function cloudProviderProblem(name: 'gcp' | 'azure', config: Record<string, unknown> | undefined): string | undefined {
+  if (config !== undefined && (config['access-token'] || config['cmd-path'])) return undefined;
+  return (
+    `is ${name} ${config === undefined ? 'without a config' : 'without an access-token or a cmd-path in its config'}, which ` +
+    `@kubernetes/client-node gets no token from and fails on at every request (kubectl no longer runs the ${name} auth-provider ` +
+    `at all: "The ${name} auth plugin has been removed"); use an exec entry (exec: {…}) that runs ` +
+    `${name === 'gcp' ? 'gke-gcloud-auth-plugin' : 'kubelogin'} instead`
+  );
 }
 
 /**
