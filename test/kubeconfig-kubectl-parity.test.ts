@@ -210,3 +210,52 @@ describe('a gcp or azure auth-provider client-node gets no token from', () => {
     expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer ya29.token']);
   });
 });
+
+// Regression: a KubeConfig the caller loaded with client-node was checked for names given twice
+// alone of what the loader refuses in a file: an auth-provider config value that is no text
+// (`id-token: 12345` failed every request with client-node's "token.split is not a function"), an
+// exec arg that is no text on another user, a name that is no text, a proxy-url that is no text
+// ("cluster.proxyUrl.startsWith is not a function") were taken
+describe('a KubeConfig the caller loaded, with a field kubectl cannot read', () => {
+  const tail = 'which kubectl cannot read either (what it holds is not shown)';
+  const quote = `${tail}: write it as text, quoted where YAML would read it as something else`;
+
+  it.each([
+    [
+      'an auth-provider config value that is a number, on the user in use',
+      `users:\n- name: u\n  user: {auth-provider: {name: oidc, config: {${ISSUER}, id-token: 12345}}}\n`,
+      `the auth-provider of user "u" (context "ctx") has a config entry "id-token" that is a number, not text, ${quote}`,
+    ],
+    [
+      'an auth-provider config value that is a number, on a user not in use',
+      `users:\n- name: u\n  user: {token: t}\n- name: o\n  user: {auth-provider: {name: oidc, config: {${ISSUER}, id-token: 12345}}}\n`,
+      `the KubeConfig: the auth-provider of user "o" has a config entry "id-token" that is a number, not text, ${quote}`,
+    ],
+    [
+      'an exec arg that is a number, on a user not in use',
+      `users:\n- name: u\n  user: {token: t}\n- name: o\n  user: {exec: {apiVersion: ${EXEC_V1BETA1}, command: x, args: [--port, 8080]}}\n`,
+      `the KubeConfig: the exec entry of user "o" has an args entry (number 2) that is a number, not text, ${quote}`,
+    ],
+    [
+      'a user name that is a number',
+      'users:\n- name: u\n  user: {token: t}\n- name: 1.10\n  user: {token: t}\n',
+      'the KubeConfig: the name of entry 2 of users is read by YAML as the number 1.1, not as text, which kubectl cannot read either: quote it (name: "…")',
+    ],
+  ])('%s is refused by the library as the loader refuses it in a file', (_, users, said) => {
+    const kc = new KubeConfig();
+    kc.loadFromString(kubeconfigOfUser('{token: t}').replace(/users:\n- name: u\n {2}user: \{token: t\}\n/, users));
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(`KubernetesStore: ${said}`);
+    expect(() => new KubernetesStore(kc, { start: false })).not.toThrow('12345');
+  });
+
+  it('a proxy-url that is a number is refused by the library as the loader refuses it in a file', () => {
+    const kc = new KubeConfig();
+    kc.loadFromString(
+      kubeconfigOfUser('{token: t}').replace('insecure-skip-tls-verify: true', 'insecure-skip-tls-verify: true, proxy-url: 8080'),
+    );
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+      'KubernetesStore: the KubeConfig: the proxy-url of cluster "c" is a number, not text, which kubectl cannot read either',
+    );
+  });
+});

@@ -21,7 +21,7 @@ import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImp
 import type { ApiVersion } from './objects.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
-import { documentOnce, duplicateName, kubeconfigShapeProblem } from './kubeconfig-shape.ts';
+import { documentOnce, duplicateName, kubeConfigObjectProblem, kubeconfigShapeProblem } from './kubeconfig-shape.ts';
 import { datesSpelledIn, spellKubeConfigDates } from './yaml-dates.ts';
 import {
   execEntryProblem,
@@ -131,6 +131,10 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (noUser !== undefined) throw new InvalidArgumentError(`${owner}: ${noUser}: add the user to the KubeConfig, or use another context`);
   const badUser = userProblem(kc);
   if (badUser !== undefined) throw new InvalidArgumentError(`${owner}: ${badUser}`);
+  // the rest of what the loader refuses in a file (loadKubeconfigText), of a KubeConfig the caller
+  // loaded, as far as its objects show it; the user in use was named with its context above
+  const shape = kubeConfig === undefined ? undefined : kubeConfigObjectProblem(kc);
+  if (shape !== undefined) throw new InvalidArgumentError(`${owner}: the KubeConfig: ${shape}`);
   const sent = kubeConfigAsSent(kc);
   // loaded here: the failures of its requests can name the file to correct, as the command line does
   if (kubeConfig === undefined) LOADED_FROM.set(sent, kubeconfigNamed(undefined, kc));

@@ -30,10 +30,34 @@ export function kubeconfigShapeProblem(
     nonTextClusterField(kc) ??
     insecureNotBoolean(kc, text, parsed) ??
     userNotMapping(kc, withUsers);
-  if (problem !== undefined) return problem;
-  // kubectl cannot read the file when any user's auth-provider or exec entry has such a field, in use or not
-  for (const user of kc.users) {
-    const providerNotRead = authProviderNotRead(user.authProvider);
+  return problem ?? userEntryNotRead(kc);
+}
+
+/**
+ * The first problem kubeconfigShapeProblem would find in a KubeConfig the caller loaded (its text
+ * not known here), of those its objects show alone but names given twice (duplicateName, asked of
+ * it first): a name that is no text (nonTextName), a cluster's path or text field that is no text
+ * (nonTextClusterField), an auth-provider or exec entry kubectl cannot read, whichever user has it
+ * (userEntryNotRead). client-node's loadFromFile and loadFromString take each of these where a file
+ * the store reads itself is refused for it, and send or fail later (a proxy-url 8080 failed every
+ * request with "cluster.proxyUrl.startsWith is not a function"); kubectl cannot read such a file.
+ * The checks that need the text (a list read as empty, a user read as holding nothing, an
+ * insecure-skip-tls-verify read as false) cannot be asked: client-node's objects have lost it.
+ */
+export function kubeConfigObjectProblem(kc: KubeConfig): string | undefined {
+  return nonTextName(kc) ?? nonTextClusterField(kc) ?? userEntryNotRead(kc);
+}
+
+/**
+ * A user of `kc` whose auth-provider or exec entry kubectl cannot read (authProviderNotRead,
+ * execEntryNotRead), as a sentence naming it; undefined when there is none. kubectl cannot read the
+ * file when any user has one, in use or not. A KubeConfig-shaped object of another copy of
+ * client-node that holds its users otherwise is not judged.
+ */
+function userEntryNotRead(kc: KubeConfig): string | undefined {
+  if (!Array.isArray(kc.users)) return undefined;
+  for (const user of kc.users as User[]) {
+    const providerNotRead = authProviderNotRead(user?.authProvider);
     if (providerNotRead !== undefined) return `the auth-provider of user ${quoteText(String(user.name))} ${providerNotRead}`;
     const notRead = execEntryNotRead(execEntryOf(user));
     if (notRead !== undefined) return `the exec entry of user ${quoteText(String(user.name))} ${notRead}`;

@@ -349,12 +349,11 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
   // client-node's own exec entry inside the auth-provider is what it runs instead
   if (execEntryOf(user) !== undefined) return undefined;
   const who = `the auth-provider of user ${quoteText(user!.name)} (context ${quoteText(context)})`;
-  // one that is no mapping, or whose name is no text, is taken by none of the authenticators:
-  // said as the loader says it, not as a name none takes (kubectl cannot read it at all)
-  const { name, config } =
-    typeof provider === 'object' && !Array.isArray(provider) ? (provider as { name?: unknown; config?: unknown }) : {};
-  if (name !== undefined && name !== null && typeof name !== 'string') return `${who} ${authProviderNotRead(provider)}`;
-  if (typeof provider !== 'object' || Array.isArray(provider)) return `${who} ${authProviderNotRead(provider)}`;
+  // one that is no mapping, whose name is no text, or a config value (`id-token: 12345`): said as the
+  // loader says it, not as a name none takes or a token that is no JWT (kubectl cannot read it at all)
+  const notRead = authProviderNotRead(provider);
+  if (notRead !== undefined) return `${who} ${notRead}`;
+  const { name, config } = provider as { name?: unknown; config?: unknown };
   const without = 'and every request would go out without credentials';
   if (name === 'exec') {
     return (
