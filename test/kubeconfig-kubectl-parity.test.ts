@@ -259,3 +259,35 @@ describe('a KubeConfig the caller loaded, with a field kubectl cannot read', () 
     );
   });
 });
+
+// Regression: client-node takes a user's token only when it is truthy: `token: 0`, `token: false`
+// or `token: .nan`, which YAML reads as no text and kubectl cannot read, was read as no token, and
+// every request went out without credentials (the command line then said the server "refused the
+// credentials" of the context)
+describe('a token YAML reads as a falsy value', () => {
+  const saved = process.env.KUBECONFIG;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
+  });
+
+  it.each([
+    ['0', 'a number'],
+    ['false', 'true or false'],
+    ['.nan', 'a number'],
+  ])('token: %s is refused as the kubeconfig is read, whichever user has it, by the library and the command line', async (token, kind) => {
+    const said =
+      `the token of user "o" is ${kind}, not text (it is not shown), which kubectl cannot read either, and @kubernetes/client-node ` +
+      'would read as no token at all, sending every request without credentials: write it as text, quoted ("…")';
+    const path = join(folder, 'config');
+    writeFileSync(path, kubeconfigOfUser('{token: t}').replace('users:\n', `users:\n- name: o\n  user: {token: ${token}}\n`));
+    process.env.KUBECONFIG = path;
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+      `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
+    );
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+    expect(double.requests).toEqual([]);
+  });
+});

@@ -29,7 +29,8 @@ export function kubeconfigShapeProblem(
     duplicateName(kc) ??
     nonTextClusterField(kc) ??
     insecureNotBoolean(kc, text, parsed) ??
-    userNotMapping(kc, withUsers);
+    userNotMapping(kc, withUsers) ??
+    tokenDropped(kc, text, withUsers);
   return problem ?? userEntryNotRead(kc);
 }
 
@@ -159,6 +160,32 @@ function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | und
     return (
       `the user field of user ${quoteText(String((entry as { name?: unknown }).name))} is ${notTextKind(user)}, not a mapping ` +
       '(it is not shown), which kubectl cannot read either: write its credentials as a mapping (user: {token: …}), or user: {} for none'
+    );
+  }
+  return undefined;
+}
+
+/**
+ * A user's token that YAML reads as no text and client-node as no token at all (`token: 0`, `token:
+ * false`, `token: .nan`), as a sentence naming the user; undefined when there is none. client-node
+ * takes a token only when it is truthy, and sends every request of such a user without
+ * credentials (or with its token-file's token), where a 401 reads as the server refusing
+ * credentials never sent; kubectl cannot read the file ("cannot unmarshal number into Go struct
+ * field AuthInfo.users.user.token of type string"). A token client-node keeps (`token: 12345`) is
+ * refused for the user in use (user-checks.ts nonTextCredential). Only a user client-node read
+ * without a token, in a text naming a `token` key, can have one: the text is parsed (`parsed`) only
+ * then. The token is not shown.
+ */
+function tokenDropped(kc: KubeConfig, text: string, parsed: () => { users: unknown[] } | undefined): string | undefined {
+  if (!/(?<![\w-])["']?token["']?\s*:/.test(text) || kc.users.every((user) => typeof user.token === 'string')) return undefined;
+  for (const entry of parsed()?.users ?? []) {
+    const user = (entry as { user?: unknown } | null)?.user;
+    const token = typeof user === 'object' && user !== null ? (user as { token?: unknown }).token : undefined;
+    if (token === undefined || token === null || typeof token === 'string' || token) continue;
+    return (
+      `the token of user ${quoteText(String((entry as { name?: unknown }).name))} is ${notTextKind(token)}, not text (it is not ` +
+      'shown), which kubectl cannot read either, and @kubernetes/client-node would read as no token at all, sending every request ' +
+      'without credentials: write it as text, quoted ("…")'
     );
   }
   return undefined;
