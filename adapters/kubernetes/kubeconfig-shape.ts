@@ -166,6 +166,13 @@ function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | und
 }
 
 /**
+ * A `token` key whose value YAML may read as 0, NaN or false: one starting with 0, a dot or a sign
+ * (`0`, `0x0`, `-0`, `.nan`), spelled false, or given through a tag, an anchor or an alias. It finds
+ * more than those (a token starting with 0): only whether the text is parsed depends on it.
+ */
+const FALSY_TOKEN_IN_TEXT = /(?<![\w-])["']?token["']?\s*:\s*(?:[!&*.+-]|0|false\b|False\b|FALSE\b)/;
+
+/**
  * A user's token that YAML reads as no text and client-node as no token at all (`token: 0`, `token:
  * false`, `token: .nan`), as a sentence naming the user; undefined when there is none. client-node
  * takes a token only when it is truthy, and sends every request of such a user without
@@ -173,11 +180,11 @@ function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | und
  * credentials never sent; kubectl cannot read the file ("cannot unmarshal number into Go struct
  * field AuthInfo.users.user.token of type string"). A token client-node keeps (`token: 12345`) is
  * refused for the user in use (user-checks.ts nonTextCredential). Only a user client-node read
- * without a token, in a text naming a `token` key, can have one: the text is parsed (`parsed`) only
- * then. The token is not shown.
+ * without a token, in a text with a `token` key whose value may be one (FALSY_TOKEN_IN_TEXT), can
+ * have one: the text is parsed (`parsed`) only then. The token is not shown.
  */
 function tokenDropped(kc: KubeConfig, text: string, parsed: () => { users: unknown[] } | undefined): string | undefined {
-  if (!/(?<![\w-])["']?token["']?\s*:/.test(text) || kc.users.every((user) => typeof user.token === 'string')) return undefined;
+  if (!FALSY_TOKEN_IN_TEXT.test(text) || kc.users.every((user) => typeof user.token === 'string')) return undefined;
   for (const entry of parsed()?.users ?? []) {
     const user = (entry as { user?: unknown } | null)?.user;
     const token = typeof user === 'object' && user !== null ? (user as { token?: unknown }).token : undefined;
