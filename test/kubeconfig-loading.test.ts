@@ -1235,7 +1235,9 @@ describe('an auth-provider that gives client-node nothing to send', () => {
     const kc = new KubeConfig();
     // an unsigned JWT whose exp is far ahead: client-node sends it without refreshing it
     const jwt = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"exp":4102444800}').toString('base64url')}.`;
-    kc.loadFromString(text(`{auth-provider: {name: oidc, config: {idp-issuer-url: "https://issuer.example", client-id: k, id-token: "${jwt}"}}}`));
+    kc.loadFromString(
+      text(`{auth-provider: {name: oidc, config: {idp-issuer-url: "https://issuer.example", client-id: k, id-token: "${jwt}"}}}`),
+    );
     expect(await authorizationsOfOneGet(kc, fixture.double)).toEqual([`Bearer ${jwt}`]);
   });
 });

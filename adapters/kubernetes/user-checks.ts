@@ -408,8 +408,8 @@ function execBesideAuthProvider(user: User, context: string): string | undefined
  * all — and sends it as the token. kubectl has no such field: it reads an auth-provider by its
  * name alone. A user's own token-file is what kubectl reads (token-files.ts, bounded).
  */
-function tokenFileInProvider(name: unknown, config: Record<string, unknown> | undefined, named: string): string | undefined {
-  if (!config?.['tokenFile'] || name === 'gcp' || name === 'azure') return undefined;
+function tokenFileInProvider(name: unknown, config: { tokenFile?: unknown } | undefined, named: string): string | undefined {
+  if (!config?.tokenFile || name === 'gcp' || name === 'azure') return undefined;
   const kubectl =
     name === 'oidc'
       ? 'kubectl reads no tokenFile there, and sends the id-token'
