@@ -250,6 +250,17 @@ describe('a KubeConfig the caller loaded, with a field kubectl cannot read', () 
     expect(() => new KubernetesStore(kc, { start: false })).not.toThrow('12345');
   });
 
+  it('a user without a name, not in use, is taken, as kubectl reads it (named "")', async () => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: double.url, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }, { token: 'x' } as { name: string; token: string }],
+      contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
+      currentContext: 'ctx',
+    });
+    expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer t']);
+  });
+
   it('a proxy-url that is a number is refused by the library as the loader refuses it in a file', () => {
     const kc = new KubeConfig();
     kc.loadFromString(

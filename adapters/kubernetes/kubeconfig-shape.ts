@@ -218,7 +218,9 @@ function nonTextName(kc: KubeConfig): string | undefined {
   ];
   for (const [list, entries] of lists) {
     if (!Array.isArray(entries)) continue; // another copy of client-node's KubeConfig: not judged
-    const i = entries.findIndex((entry: { name?: unknown }) => typeof entry.name !== 'string');
+    // none at all is client-node's to refuse as it loads a file ("users[1].name is missing"); one a
+    // caller left out (loadFromOptions) is no misread name: kubectl reads it as ""
+    const i = entries.findIndex((entry: { name?: unknown } | null) => entry?.name != null && typeof entry.name !== 'string');
     if (i >= 0) return `the name of entry ${i + 1} of ${list} ${readAs(entries[i].name)}: quote it (name: "…")`;
   }
   for (const context of Array.isArray(kc.contexts) ? kc.contexts : []) {
