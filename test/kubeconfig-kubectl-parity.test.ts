@@ -261,6 +261,20 @@ describe('a KubeConfig the caller loaded, with a field kubectl cannot read', () 
     expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer t']);
   });
 
+  it('two users without a name are two named "", as kubectl reads them, and refused so', () => {
+    const kc = new KubeConfig();
+    const nameless = { token: 'x' } as { name: string; token: string };
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server: double.url, skipTLSVerify: true }],
+      users: [{ name: 'u', token: 't' }, nameless, { ...nameless }],
+      contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
+      currentContext: 'ctx',
+    });
+    expect(() => new KubernetesStore(kc, { start: false })).toThrow(
+      'KubernetesStore: the KubeConfig: its users list names "" twice, which kubectl refuses too (duplicate name "" in list)',
+    );
+  });
+
   it('a proxy-url that is a number is refused by the library as the loader refuses it in a file', () => {
     const kc = new KubeConfig();
     kc.loadFromString(

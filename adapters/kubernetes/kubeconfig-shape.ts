@@ -332,7 +332,9 @@ export function duplicateName(kc: KubeConfig): string | undefined {
     // a KubeConfig-shaped object of another copy of client-node may hold them otherwise: not judged
     if (!Array.isArray(entries)) continue;
     const seen = new Set<string>();
-    for (const { name } of entries) {
+    for (const { name: given } of entries) {
+      // an entry a caller built without a name (loadFromOptions) is named "", as kubectl reads it
+      const name = given ?? '';
       if (seen.has(name)) {
         return (
           `its ${list} list names ${quoteText(name)} twice, which kubectl refuses too (duplicate name ${quoteText(name)} in list): ` +
