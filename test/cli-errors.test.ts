@@ -30,12 +30,17 @@ const STACK = /\n\s+at /;
 
 describe('ipallocator: failures', () => {
   let c: Cluster;
+  /** The same over https://, for the failures of a user's credentials: kubectl sends none to an http:// server. */
+  let secure: Cluster;
   beforeEach(async () => {
     c = await startCluster();
     addServiceCIDR(c.double, 'kubernetes', ['10.96.0.0/24']);
+    secure = await startCluster({ tls: true });
+    addServiceCIDR(secure.double, 'kubernetes', ['10.96.0.0/24']);
   });
   afterEach(async () => {
     await c.close();
+    await secure.close();
   });
 
   const denials = [
@@ -366,7 +371,7 @@ describe('ipallocator: failures', () => {
    * `edit` changed: the command's result and the kubeconfig's path (its folder removed after).
    */
   async function statusWithExecEntry(edit: (exec: Record<string, unknown>) => void): Promise<{ r: RunResult; path: string }> {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     try {
       const config = JSON.parse(readFileSync(path, 'utf8'));
       edit(config.users[0].user.exec);
@@ -386,15 +391,15 @@ describe('ipallocator: failures', () => {
   ])(
     'an exec credential plugin whose output is %s: said so, its output never printed, nothing sent, exit 2',
     async (_what, output, printed) => {
-      const { dir, path } = execPluginKubeconfig(c.double.url, output);
+      const { dir, path } = execPluginKubeconfig(secure.double.url, output);
       try {
         const r = await cli(['status', '--kubeconfig', path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but ${printed}; an exec plugin must print an ExecCredential\n`,
+          `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but ${printed}; an exec plugin must print an ExecCredential\n`,
         );
         expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
-        expect(c.double.requests).toEqual([]);
+        expect(secure.double.requests).toEqual([]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -405,7 +410,7 @@ describe('ipallocator: failures', () => {
   // print nothing, through client-node's words, without its command or what it wrote on stderr,
   // which a plugin that fails gets.
   it('an exec credential plugin that exits 0 writing only on stderr: said with its command and its first stderr line, as a failing one', async () => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));
     config.users[0].user.exec.args = ['-e', 'console.error("\\nerror: login required \\u001b[31m");console.error("second line")'];
     writeFileSync(path, JSON.stringify(config));
@@ -414,9 +419,9 @@ describe('ipallocator: failures', () => {
       expect([r.code, r.stdout, r.stderr]).toEqual([
         2,
         '',
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but printed nothing (or only whitespace, or JSON cut short) and wrote on stderr: error: login required \\u001b[31m; an exec plugin must print an ExecCredential\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) exited with status 0 but printed nothing (or only whitespace, or JSON cut short) and wrote on stderr: error: login required \\u001b[31m; an exec plugin must print an ExecCredential\n`,
       ]);
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -428,15 +433,15 @@ describe('ipallocator: failures', () => {
     ['a JSON string', JSON.stringify(TEST_TOKEN)],
     ['a number', '42'],
   ])('an exec credential plugin that prints %s: said to print no ExecCredential, never printed, exit 2', async (_what, output) => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, output);
+    const { dir, path } = execPluginKubeconfig(secure.double.url, output);
     try {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential\n`,
       );
       expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -455,7 +460,7 @@ describe('ipallocator: failures', () => {
   ])(
     'an exec credential plugin that %s: said to have failed, naming its command, its output never printed, exit 2',
     async (_what, script, stderr) => {
-      const { dir, path } = execPluginKubeconfig(c.double.url, '');
+      const { dir, path } = execPluginKubeconfig(secure.double.url, '');
       const config = JSON.parse(readFileSync(path, 'utf8'));
       config.users[0].user.exec.args = ['-e', script];
       writeFileSync(path, JSON.stringify(config));
@@ -463,10 +468,10 @@ describe('ipallocator: failures', () => {
         const r = await cli(['status', '--kubeconfig', path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}\n`,
+          `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and ${stderr}\n`,
         );
         expect(r.stderr).not.toContain(TEST_TOKEN.slice(0, 8));
-        expect(c.double.requests).toEqual([]);
+        expect(secure.double.requests).toEqual([]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -495,7 +500,7 @@ describe('ipallocator: failures', () => {
     ],
     ['a directory', (dir: string) => dir, 'not permitted (EACCES: a directory, or a file without permission to execute it)'],
   ])('an exec credential plugin whose command is %s: said not to run, naming its command and why, exit 2', async (_what, command, why) => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));
     config.users[0].user.exec.command = command(dir);
     config.users[0].user.exec.args = ['--token=SECRET_IN_ARGS'];
@@ -504,9 +509,9 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(command(dir))}) could not be run: ${why}\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(command(dir))}) could not be run: ${why}\n`,
       );
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -515,7 +520,7 @@ describe('ipallocator: failures', () => {
   // Regression: a plugin that never answered was said as the API server not answering ("the API
   // server at … did not answer within 1s"), and was left running after the command had ended.
   it('an exec credential plugin that never answers: said so, naming the user and the command (not its args), stopped, nothing sent, exit 2', async () => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     const pidFile = join(dir, 'plugin.pid');
     const config = JSON.parse(readFileSync(path, 'utf8'));
     config.users[0].user.exec.args = ['-e', hangingPlugin(pidFile), '--', '--token=SECRET_IN_ARGS'];
@@ -525,10 +530,10 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path, '--request-timeout', '3s']);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) did not answer within 3s and was stopped (list servicecidrs.networking.k8s.io); to wait longer, pass --request-timeout\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) did not answer within 3s and was stopped (list servicecidrs.networking.k8s.io); to wait longer, pass --request-timeout\n`,
       );
       expect(r.stderr).not.toContain('SECRET_IN_ARGS');
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
       const pid = Number(readFileSync(pidFile, 'utf8'));
       await until(() => !isRunning(pid), 'the plugin to be stopped');
     } finally {
@@ -622,7 +627,7 @@ describe('ipallocator: failures', () => {
       `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has no command, which kubectl refuses too ` +
         '("command must be specified for u to use exec authentication plugin"): set command to the program that prints its ExecCredential\n',
     );
-    expect(c.double.requests).toEqual([]);
+    expect(secure.double.requests).toEqual([]);
   });
 
   // Regression: an env entry without a name ran the plugin with the variable "undefined" set (a
@@ -640,7 +645,7 @@ describe('ipallocator: failures', () => {
       `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the exec entry of user "u" (context "x") has an env entry (number 2) without a name, ` +
         'which kubectl refuses too ("env variable name must be specified for u to use exec authentication plugin"): name the variable, or remove the entry\n',
     );
-    expect(c.double.requests).toEqual([]);
+    expect(secure.double.requests).toEqual([]);
   });
 
   // Regression: an exec entry with a field of the wrong type was said in spawn's or client-node's
@@ -665,7 +670,7 @@ describe('ipallocator: failures', () => {
         `ipallocator: cannot read ${path}: the exec entry of user "u" ${said}, which kubectl cannot read either (what it holds is not shown)`,
       );
       expect(r.stderr).not.toContain('SECRET');
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     },
   );
 
@@ -676,16 +681,16 @@ describe('ipallocator: failures', () => {
     const { r, path } = await statusWithExecEntry((exec) => Object.assign(exec, entry)); // the command stays node's
     expect([r.code, r.stdout]).toEqual([2, '']);
     expect(r.stderr).toBe(
-      `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)\n`,
+      `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: its exec entry in the kubeconfig is malformed (command must be text, args a list of texts, env a list of name and value texts, none holding a NUL; not shown: it may hold a credential)\n`,
     );
     expect(r.stderr).not.toContain('SECRET');
-    expect(c.double.requests).toEqual([]);
+    expect(secure.double.requests).toEqual([]);
   });
 
   // Regression: client-node's failure quoted the command line, cmd-args included ("Failed to
   // refresh token: Error: Command failed: \"/…/missing\" --secret …"), twice.
   it('a gcp auth-provider whose command fails: said so, its args never printed, exit 2', async () => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));
     config.users[0].user = {
       'auth-provider': { name: 'gcp', config: { 'cmd-path': join(dir, 'missing'), 'cmd-args': '--token=SECRET_IN_ARGS' } },
@@ -695,9 +700,9 @@ describe('ipallocator: failures', () => {
       const r = await cli(['status', '--kubeconfig', path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent, @kubernetes/client-node refused it: the user's credentials could not be read: the command of its auth-provider (cmd-path) could not be run or failed (its args are not shown: they may hold a credential)\n`,
       );
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -771,14 +776,14 @@ describe('ipallocator: failures', () => {
   // Regression: said as a failure to reach the server ("cannot reach the API server at …:
   // Requires run access to …"), while nothing was sent
   it('under Deno without --allow-run, a user with an exec credential plugin: its plugin said not to run, and the flag, exit 2', async () => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     try {
       const r = await statusUnderDeno(['--allow-read', '--allow-env', '--allow-net', '--allow-sys'], path);
       expect(r.stderr).toBe(
-        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${c.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: Requires run access to "${process.execPath}", run again with the --allow-run flag\n`,
+        `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${secure.double.url} was not sent: the exec credential plugin of its user "u" (command ${JSON.stringify(process.execPath)}) could not be run: Requires run access to "${process.execPath}", run again with the --allow-run flag\n`,
       );
       expect([r.code, r.stdout]).toEqual([2, '']);
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -1229,14 +1234,14 @@ describe('ipallocator: failures', () => {
   it.each([['a Unicode line separator', '"SECRET-IN-HEADER\\u2028"']])(
     "a token with %s in it: said to be the user's credential, never printed, no request sent, exit 2",
     async (_what, token) => {
-      const kc = writeKubeconfig(c.double.url, token);
+      const kc = writeKubeconfig(secure.double.url, token);
       try {
         const r = await cli(['status', '--kubeconfig', kc.path]);
         expect([r.code, r.stdout]).toEqual([2, '']);
         expect(r.stderr).toBe(
-          `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the request to ${c.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it\n`,
+          `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the request to ${secure.double.url} was not sent: the credential of its user "tester" (a token, a password, or an exec plugin's) has a control character (a line break, a NUL, a DEL) or a character beyond U+00FF inside it, which no HTTP header may hold (it is not shown; with @kubernetes/client-node 2.x a line break at its end is left out, as its fetch leaves it out of every header; 1.x sends it as it is); remove it\n`,
         );
-        expect(c.double.requests).toEqual([]);
+        expect(secure.double.requests).toEqual([]);
       } finally {
         kc.remove();
       }
@@ -1249,12 +1254,12 @@ describe('ipallocator: failures', () => {
     ['CR LF', '"SECRET-AT-END\\r\\n"'],
     ['LF', '"SECRET-AT-END\\n"'],
   ])('a token ending in %s (a line ending saved with it) is sent without it and accepted, exit 0', async (_what, token) => {
-    const kc = writeKubeconfig(c.double.url, token);
-    c.double.onlyToken = 'SECRET-AT-END';
+    const kc = writeKubeconfig(secure.double.url, token);
+    secure.double.onlyToken = 'SECRET-AT-END';
     try {
       const r = await cli(['status', '--kubeconfig', kc.path]);
       expect([r.code, r.stderr]).toEqual([0, '']);
-      expect(c.double.requests.map((q) => q.authorization)).toContain('Bearer SECRET-AT-END');
+      expect(secure.double.requests.map((q) => q.authorization)).toContain('Bearer SECRET-AT-END');
     } finally {
       kc.remove();
     }

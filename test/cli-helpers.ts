@@ -19,8 +19,9 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(): Promise<Cluster> {
-  const double = await ApiServerDouble.start();
+/** A double and its kubeconfig; `tls: true` serves https:// (what a test of the credentials sent needs). */
+export async function startCluster(options: { tls?: boolean } = {}): Promise<Cluster> {
+  const double = await ApiServerDouble.start({ tls: options.tls ?? false });
   const kc = writeKubeconfig(double.url);
   return {
     double,

@@ -19,7 +19,7 @@ describe('a kubeconfig with unquoted dates, read by the command line with client
   let double: ApiServerDouble;
   let dir: string;
   beforeEach(async () => {
-    double = await ApiServerDouble.start();
+    double = await ApiServerDouble.start({ tls: true }); // the token is sent: over https, as kubectl sends it
     dir = mkdtempSync(join(tmpdir(), 'ipallocator-dates-1-'));
   });
   afterEach(async () => {

@@ -61,11 +61,13 @@ interface DoubleAndFolder {
 /**
  * The describe's fixture: before each test, its fields are set to a new API server double and a
  * new folder (`prefix`…); after it, both are gone. Read them inside the tests, not at definition.
+ * `tls: true` serves the double over https://, for the tests of what credentials the server is
+ * sent: kubectl sends none to an http:// server.
  */
-function doubleAndFolder(prefix: string): DoubleAndFolder {
+function doubleAndFolder(prefix: string, options: { tls?: boolean } = {}): DoubleAndFolder {
   const fixture = {} as DoubleAndFolder;
   beforeEach(async () => {
-    fixture.double = await ApiServerDouble.start();
+    fixture.double = await ApiServerDouble.start({ tls: options.tls ?? false });
     fixture.folder = mkdtempSync(join(tmpdir(), prefix));
   });
   afterEach(async () => {
@@ -739,7 +741,7 @@ describe('the default kubeconfig', () => {
 // and keeps the token read before when the file cannot be read. The clock is made to move on
 // (performance.now(), which the token's age is taken from) instead of waiting a minute.
 describe('a token-file rewritten while a store runs', () => {
-  const fixture = doubleAndFolder('ipallocator-token-rotation-');
+  const fixture = doubleAndFolder('ipallocator-token-rotation-', { tls: true });
   keepKubeconfigVariable();
   /** How far the fake clock has moved past the real one, in ms. */
   let skew = 0;
@@ -1169,7 +1171,7 @@ describe('an auth-provider kubectl cannot read', () => {
 // Auth Provider found for name "foo"", "No valid id-token, and cannot refresh without
 // refresh-token").
 describe('an auth-provider that gives client-node nothing to send', () => {
-  const fixture = doubleAndFolder('ipallocator-auth-provider-nothing-');
+  const fixture = doubleAndFolder('ipallocator-auth-provider-nothing-', { tls: true });
   const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
   const who = 'the auth-provider of user "u" (context "ctx")';
   const without = 'and every request would go out without credentials';
@@ -1247,7 +1249,7 @@ describe('an auth-provider that gives client-node nothing to send', () => {
 // each request was sent, with a message saying that fetch leaves such a line break out (node-fetch
 // does not); one with a control character inside failed the same way with either version.
 describe('a token that no HTTP header can hold', () => {
-  const fixture = doubleAndFolder('ipallocator-token-header-');
+  const fixture = doubleAndFolder('ipallocator-token-header-', { tls: true });
   const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
   const refusal = 'which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; it is not shown)';
 
@@ -1301,7 +1303,7 @@ describe('a token that no HTTP header can hold', () => {
 // a username and no password sent `Basic base64("admin:undefined")` (`admin:null` for `password:`
 // left empty), which the server reads as the password "undefined"; kubectl sends `admin:`.
 describe('a user with a username and no password', () => {
-  const fixture = doubleAndFolder('ipallocator-username-alone-');
+  const fixture = doubleAndFolder('ipallocator-username-alone-', { tls: true });
   const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
 
   it.each([
@@ -1342,7 +1344,7 @@ describe('a user with a username and no password', () => {
 // the server reads as the user "admin" with the password "x:secret" (RFC 7617 allows no ":" in a
 // username); kubectl sends it so too, and it fails at the server as a wrong password.
 describe('a user whose username holds a colon', () => {
-  const fixture = doubleAndFolder('ipallocator-username-colon-');
+  const fixture = doubleAndFolder('ipallocator-username-colon-', { tls: true });
   const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
 
   it('is refused, naming the user, by the library and the command line; the username is not shown, nothing is sent', async () => {
@@ -1366,7 +1368,7 @@ describe('a user whose username holds a colon', () => {
 // found"), as the loader already judged such a user when deciding whether to take a pod's service
 // account
 describe('a user with a token beside a username or password', () => {
-  const fixture = doubleAndFolder('ipallocator-two-methods-');
+  const fixture = doubleAndFolder('ipallocator-two-methods-', { tls: true });
   const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
   const end =
     ', two ways to authenticate, which kubectl refuses too ("more than one authentication method found"; ' +
@@ -1535,7 +1537,7 @@ describe('a user whose client certificate or key cannot be used, for an http:// 
 // ExecCredential has an empty status (no token, no client certificate); kubectl refuses it
 // ("exec plugin didn't return a token or cert/key pair").
 describe('an exec credential plugin that returns no credential', () => {
-  const fixture = doubleAndFolder('ipallocator-exec-empty-');
+  const fixture = doubleAndFolder('ipallocator-exec-empty-', { tls: true });
   const plugin = (status: object, Kc: typeof KubeConfig = KubeConfig): KubeConfig => {
     const credential = { apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status };
     const kc = new Kc();
@@ -1761,7 +1763,7 @@ describe('an exec credential plugin that returns no credential', () => {
 // refuses all three (client-go: "exec plugin: invalid apiVersion", "exec plugin is configured to
 // use API version …, plugin returned version …").
 describe('an exec credential plugin that prints no ExecCredential of its version, or whose entry names none', () => {
-  const fixture = doubleAndFolder('ipallocator-exec-kind-');
+  const fixture = doubleAndFolder('ipallocator-exec-kind-', { tls: true });
   const V1 = 'client.authentication.k8s.io/v1';
   const plugin = (printed: object, apiVersion: string | null = V1): KubeConfig => {
     const kc = new KubeConfig();

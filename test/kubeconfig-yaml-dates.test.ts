@@ -53,7 +53,7 @@ describe('an unquoted date in a kubeconfig', () => {
   let folder: string;
   let plugin: string;
   beforeEach(async () => {
-    double = await ApiServerDouble.start();
+    double = await ApiServerDouble.start({ tls: true }); // the token is sent: over https, as kubectl sends it
     folder = mkdtempSync(join(tmpdir(), 'ipallocator-yaml-dates-'));
     plugin = join(folder, 'plugin.mjs');
     writeFileSync(plugin, PLUGIN);

@@ -85,7 +85,8 @@ describe.skipIf(process.platform === 'win32')('exec credential plugins run as ku
   const stores: KubernetesStore[] = [];
 
   beforeEach(async () => {
-    d = await ApiServerDouble.start();
+    // over https: kubectl runs no exec plugin for an http:// server, and sends it no credential
+    d = await ApiServerDouble.start({ tls: true });
     dir = mkdtempSync(join(tmpdir(), 'ipallocator-exec-plugin-'));
   });
   afterEach(async () => {

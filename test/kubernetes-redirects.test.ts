@@ -2,8 +2,10 @@
 // net/http, up to 10), and since Go 1.8 leaves the Authorization header out when the new host is
 // not the first one or a subdomain of it; fetch (undici under client-node 2.x, node-fetch under
 // 1.x) follows it too and leaves the header out for another origin. The bearer token must never
-// reach the other host.
+// reach the other host. The API server is reached over https where the token's way is the
+// point: kubectl sends no credentials to an http:// server.
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceCIDR, deleteServiceCIDR, KubernetesStore } from '../adapters/kubernetes/index.ts';
@@ -12,16 +14,22 @@ import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { until } from './k8s/helpers.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { cli } from './cli-helpers.ts';
+import { SERVER_CERT, SERVER_KEY } from './k8s/tls.ts';
 
-/** An HTTP server on 127.0.0.1 that records each request's line and Authorization header. */
+/**
+ * An HTTP server on 127.0.0.1 that records each request's line and Authorization header; with
+ * `tls: true` an HTTPS one (tls.ts SERVER_CERT; kubeConfigFor does not check it).
+ */
 async function recordingServer(
   answer: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  options: { tls?: boolean } = {},
 ): Promise<{ port: number; seen: string[]; close(): void }> {
   const seen: string[] = [];
-  const server = http.createServer((req, res) => {
+  const record = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     seen.push(`${req.method} ${req.url} ${req.headers.authorization ?? '(no Authorization)'}`);
     answer(req, res);
-  });
+  };
+  const server = options.tls ? https.createServer({ cert: SERVER_CERT, key: SERVER_KEY }, record) : http.createServer(record);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { port: (server.address() as AddressInfo).port, seen, close: () => server.close() };
 }
@@ -36,9 +44,11 @@ describe('a redirect from the API server to another host', () => {
     // an SSO front page, as a misconfigured load balancer in front of the API server sends one to
     const other = await recordingServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>sign in</html>'));
     closing.push(other.close);
-    const first = await recordingServer((_req, res) => res.writeHead(302, { location: `http://localhost:${other.port}/login` }).end());
+    const first = await recordingServer((_req, res) => res.writeHead(302, { location: `http://localhost:${other.port}/login` }).end(), {
+      tls: true,
+    });
     closing.push(first.close);
-    const store = new KubernetesStore(kubeConfigFor(`http://127.0.0.1:${first.port}`), { start: false, requestTimeoutMs: 10_000 });
+    const store = new KubernetesStore(kubeConfigFor(`https://127.0.0.1:${first.port}`), { start: false, requestTimeoutMs: 10_000 });
     closing.push(() => store.close());
     await expect(store.get('10.96.0.10')).rejects.toBeInstanceOf(KubernetesApiError);
     expect(first.seen).toEqual([`GET /apis/networking.k8s.io/v1/ipaddresses/10.96.0.10 Bearer ${TEST_TOKEN}`]);
@@ -136,14 +146,16 @@ describe('a redirect from the API server to another host', () => {
       for (const code of [404, 401]) {
         const other = await recordingServer((_req, res) => res.writeHead(code, { 'content-type': 'text/plain' }).end('no such page'));
         closing.push(other.close);
-        const first = await recordingServer((_req, res) => res.writeHead(302, { location: `http://localhost:${other.port}/login` }).end());
+        const first = await recordingServer((_req, res) => res.writeHead(302, { location: `http://localhost:${other.port}/login` }).end(), {
+          tls: true,
+        });
         closing.push(first.close);
-        const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
+        const kubeconfig = writeKubeconfig(`https://127.0.0.1:${first.port}`);
         closing.push(kubeconfig.remove);
         const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
         expect(r.code, `${code}`).toBe(2);
         expect(r.stderr, `${code}`).toContain(
-          `ipallocator: http://localhost:${other.port}, where the API server at http://127.0.0.1:${first.port} (context "double") redirected the request, answered list servicecidrs.networking.k8s.io: HTTP ${code} ${code === 404 ? 'Not Found' : 'Unauthorized'}`,
+          `ipallocator: http://localhost:${other.port}, where the API server at https://127.0.0.1:${first.port} (context "double") redirected the request, answered list servicecidrs.networking.k8s.io: HTTP ${code} ${code === 404 ? 'Not Found' : 'Unauthorized'}`,
         );
         expect(first.seen, `${code}: no second listing in v1beta1`).toEqual([
           `GET /apis/networking.k8s.io/v1/servicecidrs?limit=500 Bearer ${TEST_TOKEN}`,
@@ -243,7 +255,7 @@ describe("a redirect that leaves the API server's answer to another request", ()
   const path = '/apis/networking.k8s.io/v1/ipaddresses/10.96.0.10';
 
   async function doubleHolding() {
-    const double = await ApiServerDouble.start();
+    const double = await ApiServerDouble.start({ tls: true });
     closing.push(() => double.close());
     // another client's address: a create of it must fail, never resolve as made
     double.insert({

@@ -42,18 +42,21 @@ function foreign(name: string, labels: Record<string, string> = allocatorLabels(
 
 describe('KubernetesStore', () => {
   let d: ApiServerDouble;
+  /** The same over https://, for the tests of the user's credentials: kubectl sends none to an http:// server. */
+  let secure: ApiServerDouble;
   const stores: KubernetesStore[] = [];
   /** Marker objects written by watchCaughtUp in this test. */
   let markers = 0;
 
-  function open(options: KubernetesStoreOptions = {}): KubernetesStore {
-    const s = new KubernetesStore(kubeConfigFor(d.url), { backoff: { initialMs: 2, maxMs: 20 }, ...options });
+  function open(options: KubernetesStoreOptions = {}, on: ApiServerDouble = d): KubernetesStore {
+    const s = new KubernetesStore(kubeConfigFor(on.url), { backoff: { initialMs: 2, maxMs: 20 }, ...options });
     stores.push(s);
     return s;
   }
 
   beforeEach(async () => {
     d = await ApiServerDouble.start();
+    secure = await ApiServerDouble.start({ tls: true });
     markers = 0;
   });
 
@@ -62,7 +65,7 @@ describe('KubernetesStore', () => {
     const kc = new KubeConfig();
     const args = command === process.execPath ? ['-e', script] : [];
     kc.loadFromOptions({
-      clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+      clusters: [{ name: 'double', server: secure.url, skipTLSVerify: true }],
       users: [{ name: 'tester', exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command, args } }],
       contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
       currentContext: 'double',
@@ -88,6 +91,7 @@ describe('KubernetesStore', () => {
   afterEach(async () => {
     for (const s of stores.splice(0)) s.close();
     await d.close();
+    await secure.close();
   });
 
   /**
@@ -236,8 +240,8 @@ describe('KubernetesStore', () => {
     });
 
     it('passes 5xx through as KubernetesApiError with the address and status, never headers or the token', async () => {
-      const s = open();
-      d.failNext('create', 1, 500, 'etcdserver: request timed out');
+      const s = open({}, secure);
+      secure.failNext('create', 1, 500, 'etcdserver: request timed out');
       const e1 = (await s.create(rec('10.0.0.1')).catch((e: unknown) => e)) as KubernetesApiError;
       expect(e1).toBeInstanceOf(KubernetesApiError);
       expect(e1).not.toBeInstanceOf(IPAllocatorError);
@@ -246,11 +250,11 @@ describe('KubernetesStore', () => {
       expect(e1.message).toBe(
         'create ipaddresses.networking.k8s.io "10.0.0.1": HTTP 500 InternalError: Internal error occurred: etcdserver: request timed out',
       );
-      d.failNext('delete', 1, 503);
+      secure.failNext('delete', 1, 503);
       const e2 = (await s.delete('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
       expect([e2.code, e2.reason]).toEqual([503, 'ServiceUnavailable']);
       expect(e2.message).toContain('"10.0.0.1"');
-      d.failNext('get', 1, 502); // a 504 Timeout names a wait (Retry-After) and is sent again: test/kubernetes-retry.test.ts
+      secure.failNext('get', 1, 502); // a 504 Timeout names a wait (Retry-After) and is sent again: test/kubernetes-retry.test.ts
       const e3 = (await s.get('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
       expect(e3.code).toBe(502);
       for (const e of [e1, e2, e3]) {
@@ -259,7 +263,7 @@ describe('KubernetesStore', () => {
         expect(everything.toLowerCase()).not.toContain('headers');
       }
       // The token did reach the server.
-      expect(d.requests.every((r) => r.authorization === `Bearer ${TEST_TOKEN}`)).toBe(true);
+      expect(secure.requests.every((r) => r.authorization === `Bearer ${TEST_TOKEN}`)).toBe(true);
     });
 
     it('reports a refused connection as KubernetesApiError without an HTTP code', async () => {
@@ -1198,7 +1202,7 @@ describe('KubernetesStore', () => {
       ]) {
         // a control character is refused with the KubeConfig (user-checks.ts tokenNoHeaderHolds):
         // given after it, as a token-file read again may give one, it meets fetch's refusal
-        const kc = kubeConfigFor(d.url);
+        const kc = kubeConfigFor(secure.url);
         const s = new KubernetesStore(kc, { start: false });
         (kc.getCurrentUser() as { token?: string }).token = token;
         const err = await s.get('10.0.0.1').then(
@@ -1213,18 +1217,18 @@ describe('KubernetesStore', () => {
         );
         expect(message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the request was not sent: /);
         expect(message).not.toContain('ByteString');
-        expect(message).not.toContain(d.url); // nothing was sent to it
+        expect(message).not.toContain(secure.url); // nothing was sent to it
         expect(message).not.toContain('SECRET');
         expect(cause).toBeUndefined();
       }
-      expect(d.requests).toEqual([]);
+      expect(secure.requests).toEqual([]);
     });
 
     it('a current context whose user is not in the KubeConfig is refused before any request, as kubectl refuses it', () => {
       // Regression: every request went out without credentials, and a 401 read as a refusal of them.
       const kc = new KubeConfig();
       kc.loadFromOptions({
-        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        clusters: [{ name: 'double', server: secure.url, skipTLSVerify: true }],
         users: [{ name: 'tester', token: TEST_TOKEN }],
         contexts: [{ name: 'double', cluster: 'double', user: 'missing-user' }],
         currentContext: 'double',
@@ -1234,24 +1238,24 @@ describe('KubernetesStore', () => {
           'KubernetesStore: user "missing-user" was not found for context "double": add the user to the KubeConfig, or use another context',
         ),
       );
-      expect(d.requests).toEqual([]);
+      expect(secure.requests).toEqual([]);
     });
 
     it('a token ending in a line break (saved with a Windows line ending) is sent without it, and works', async () => {
       // The README said such a token was refused: fetch strips it from the header value.
-      d.onlyToken = 'SECRET-AT-END';
+      secure.onlyToken = 'SECRET-AT-END';
       try {
         for (const token of ['SECRET-AT-END\r\n', 'SECRET-AT-END\n']) {
-          const s = new KubernetesStore(kubeConfigFor(d.url, token), { start: false });
+          const s = new KubernetesStore(kubeConfigFor(secure.url, token), { start: false });
           try {
             expect(await s.get('10.0.0.1')).toBeUndefined();
           } finally {
             s.close();
           }
         }
-        expect(d.requests.map((q) => q.authorization)).toEqual(['Bearer SECRET-AT-END', 'Bearer SECRET-AT-END']);
+        expect(secure.requests.map((q) => q.authorization)).toEqual(['Bearer SECRET-AT-END', 'Bearer SECRET-AT-END']);
       } finally {
-        d.onlyToken = undefined;
+        secure.onlyToken = undefined;
       }
     });
 
@@ -1265,7 +1269,7 @@ describe('KubernetesStore', () => {
         "the user's credentials could not be read: its exec plugin failed: it exited with a status other than 0 (@kubernetes/client-node does not pass on which) and wrote nothing on stderr",
       );
       expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
-      expect(d.requests).toEqual([]);
+      expect(secure.requests).toEqual([]);
     });
 
     it('an exec credential plugin that never answers: said of the plugin and its user, not of the server; stopped at the deadline, and by close()', async () => {
@@ -1294,7 +1298,7 @@ describe('KubernetesStore', () => {
         expect(await pending).toBeInstanceOf(ErrDestroyed);
         const closed = Number(readFileSync(join(dir, 'close.pid'), 'utf8'));
         await until(() => !isRunning(closed), 'the plugin to be stopped by close()');
-        expect(d.requests).toEqual([]);
+        expect(secure.requests).toEqual([]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -1314,8 +1318,8 @@ describe('KubernetesStore', () => {
         /^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the user's credentials could not be read: its exec plugin /,
       );
       expect(message).not.toContain('API server');
-      expect(message).not.toContain(d.url);
-      expect(d.requests).toEqual([]);
+      expect(message).not.toContain(secure.url);
+      expect(secure.requests).toEqual([]);
     });
 
     it('an exec credential plugin that fails writing terminal escapes on stderr: they are escaped in the message', async () => {
@@ -1382,7 +1386,7 @@ describe('KubernetesStore', () => {
         'its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential)',
       );
       expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
-      expect(d.requests).toEqual([]);
+      expect(secure.requests).toEqual([]);
     });
 
     it.each([
@@ -1401,7 +1405,7 @@ describe('KubernetesStore', () => {
         `the user's credentials could not be read: its exec plugin exited with status 0 but ${printed}; an exec plugin must print an ExecCredential`,
       );
       expect(message).not.toContain(TEST_TOKEN.slice(0, 8));
-      expect(d.requests).toEqual([]);
+      expect(secure.requests).toEqual([]);
     });
 
     it('an exec credential plugin that exits 0 writing only on stderr: said with its first stderr line', async () => {
@@ -1411,7 +1415,7 @@ describe('KubernetesStore', () => {
       expect((err as KubernetesApiError).message).toContain(
         "the user's credentials could not be read: its exec plugin exited with status 0 but printed nothing (or only whitespace, or JSON cut short) and wrote on stderr: error: login required; an exec plugin must print an ExecCredential",
       );
-      expect(d.requests).toEqual([]);
+      expect(secure.requests).toEqual([]);
     });
 
     it('an exec credential plugin whose command does not exist, or is a directory: said not to run, and why', async () => {
@@ -1426,7 +1430,7 @@ describe('KubernetesStore', () => {
           expect(err).toBeInstanceOf(KubernetesApiError);
           expect((err as KubernetesApiError).message).toContain(`the user's credentials could not be read: its exec plugin ${why}`);
         }
-        expect(d.requests).toEqual([]);
+        expect(secure.requests).toEqual([]);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -1446,7 +1450,7 @@ describe('KubernetesStore', () => {
         'KubernetesStore: the exec entry of user "tester" (context "double") has no command, which kubectl refuses too ' +
           '("command must be specified for tester to use exec authentication plugin"): set command to the program that prints its ExecCredential',
       );
-      expect(d.requests).toEqual([]);
+      expect(secure.requests).toEqual([]);
     });
 
     // Regression: the user's name, quoted and escaped at the start of the message, was repeated
@@ -1462,7 +1466,7 @@ describe('KubernetesStore', () => {
       const name = 'u\u001b[2J\nok';
       const kc = new KubeConfig();
       kc.loadFromOptions({
-        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        clusters: [{ name: 'double', server: secure.url, skipTLSVerify: true }],
         users: [{ name, exec: { apiVersion: 'client.authentication.k8s.io/v1', ...entry } } as unknown as User],
         contexts: [{ name: 'double', cluster: 'double', user: name }],
         currentContext: 'double',
@@ -1485,7 +1489,7 @@ describe('KubernetesStore', () => {
       const kc = new KubeConfig();
       const exec = { apiVersion: 'client.authentication.k8s.io/v1beta1', command: process.execPath, args: `--token=${TEST_TOKEN}` };
       kc.loadFromOptions({
-        clusters: [{ name: 'double', server: d.url, skipTLSVerify: true }],
+        clusters: [{ name: 'double', server: secure.url, skipTLSVerify: true }],
         users: [{ name: 'tester', exec }],
         contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
         currentContext: 'double',
@@ -1508,7 +1512,7 @@ describe('KubernetesStore', () => {
         );
         // Node prints an uncaught error's causes with it
         for (let e: unknown = err; e instanceof Error; e = e.cause) expect(e.message).not.toContain(TEST_TOKEN.slice(0, 8));
-        expect(d.requests).toEqual([]);
+        expect(secure.requests).toEqual([]);
       } finally {
         s.close();
       }

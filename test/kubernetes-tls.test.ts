@@ -374,7 +374,7 @@ describe('a kubeconfig the store loads itself ($KUBECONFIG) that keeps a request
   });
 
   it('an exec credential plugin that gives no credential for the watch: its failure names the file and the context too', async () => {
-    const double = await ApiServerDouble.start();
+    const double = await ApiServerDouble.start({ tls: true }); // kubectl runs no exec plugin for an http:// server
     const plugin = join(dir, 'plugin');
     // the first run's credential (the list's) has expired: the watch runs the plugin again, for nothing
     const credential = (status: string) =>

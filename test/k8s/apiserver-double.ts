@@ -1,5 +1,8 @@
 // An API-server test double for IPAddress objects, over real HTTP (node:http; runs under Node
-// and under Deno's node:http compatibility layer).
+// and under Deno's node:http compatibility layer), or over HTTPS with `tls: true` (node:https,
+// with tls.ts's SERVER_CERT for 127.0.0.1; kubeConfigFor's insecure-skip-tls-verify takes it).
+// The tests of what credentials reach the server use https: kubectl sends none to an http://
+// server.
 //
 // Serves, cluster-scoped, for API versions v1 and v1beta1 of networking.k8s.io:
 //   /apis/networking.k8s.io/{v1,v1beta1}/ipaddresses          POST create, GET list / watch
@@ -109,12 +112,15 @@
 // to 3 s before it answers a watch from a future resourceVersion (504 "Too large resource
 // version"; here at once), the IP-name canonicality and ParentReference
 // field-format validation beyond "required", authentication/authorization (any bearer token is
-// accepted, and recorded, unless onlyToken is set; only denyAccess() refuses), protobuf and table output, HTTP/2, TLS, the ServiceCIDR status
+// accepted, and recorded, unless onlyToken is set; only denyAccess() refuses), protobuf and table output, HTTP/2, client
+// certificates (the https server asks for none), the ServiceCIDR status
 // subresource and its validation.
 
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import { SERVER_CERT, SERVER_KEY } from './tls.ts';
 
 export const GROUP = 'networking.k8s.io';
 export const SERVED_VERSIONS = ['v1', 'v1beta1'] as const;
@@ -200,6 +206,11 @@ export interface ApiServerDoubleOptions {
    * resource" and no details, as kube-apiserver does for a version it does not serve.
    */
   versions?: readonly ServedVersion[];
+  /**
+   * Serve https:// (tls.ts SERVER_CERT and SERVER_KEY) instead of http://. Default false. For the
+   * tests of what credentials reach the server: nothing of the user's is sent to an http:// one.
+   */
+  tls?: boolean;
 }
 
 /** A reply held by `holdReply()`. */
@@ -456,7 +467,7 @@ function nowTimestamp(): string {
 }
 
 export class ApiServerDouble {
-  /** http://127.0.0.1:<port> */
+  /** http://127.0.0.1:<port>, or https:// with `tls: true` */
   url = '';
   requireParentRef: boolean;
   readonly historyLimit: number;
@@ -465,7 +476,7 @@ export class ApiServerDouble {
   /** Every request, in arrival order. */
   readonly requests: ReceivedRequest[] = [];
 
-  private readonly server: http.Server;
+  private readonly server: http.Server | https.Server;
   private readonly stores = new Map<string, Map<string, KubeObject>>();
   private rv = 1;
   private history: WatchEvent[] = [];
@@ -515,12 +526,13 @@ export class ApiServerDouble {
     this.historyLimit = options.historyLimit ?? 1000;
     this.versions = options.versions ?? SERVED_VERSIONS;
     for (const plural of Object.keys(RESOURCES)) this.stores.set(plural, new Map());
-    this.server = http.createServer((req, res) => {
+    const serve = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.handle(req, res).catch((err: unknown) => {
         if (!res.headersSent) this.sendJSON(res, 500, faultStatus(500, String(err)));
         else res.destroy();
       });
-    });
+    };
+    this.server = options.tls ? https.createServer({ cert: SERVER_CERT, key: SERVER_KEY }, serve) : http.createServer(serve);
     this.server.on('connection', (s) => {
       this.connectionsAccepted++;
       this.sockets.add(s);
@@ -539,7 +551,7 @@ export class ApiServerDouble {
       d.server.listen(0, '127.0.0.1', () => resolve());
     });
     const addr = d.server.address() as AddressInfo;
-    d.url = `http://127.0.0.1:${addr.port}`;
+    d.url = `${options.tls ? 'https' : 'http'}://127.0.0.1:${addr.port}`;
     return d;
   }
 

@@ -1,4 +1,5 @@
-// A KubeConfig (or a kubeconfig file) pointing at an API-server double over plain HTTP.
+// A KubeConfig (or a kubeconfig file) pointing at an API-server double: over plain HTTP, or over
+// HTTPS (a double started with `tls: true`), whose certificate it does not check.
 //
 // client-node refuses `http:` servers unless the cluster entry has skipTLSVerify: true.
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
