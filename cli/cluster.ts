@@ -51,6 +51,7 @@ import {
   shownServer,
   unsetKubeconfigVariable,
 } from '../adapters/kubernetes/config.ts';
+import { goesToPlainHttp } from '../adapters/kubernetes/plain-http.ts';
 import {
   answeredBy,
   causeChain,
@@ -769,6 +770,13 @@ export class Cluster {
       return new ClusterError(`${subject} answered ${verb} ${target}: ${answer}`);
     }
     if (code === 401) {
+      // none were sent to an http:// server (plain-http.ts): its refusal is no word on them
+      if (goesToPlainHttp(this.kc)) {
+        return new ClusterError(
+          `the API server at ${this.server} refused the requests of context ${quoteText(this.context)} (401 Unauthorized): ` +
+            'no credentials are sent to an http:// server (kubectl sends none either); use its https:// address',
+        );
+      }
       return new ClusterError(
         `the API server at ${this.server} refused the credentials of context ${quoteText(this.context)} (401 Unauthorized)`,
       );

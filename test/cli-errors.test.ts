@@ -133,7 +133,7 @@ describe('ipallocator: failures', () => {
     c.double.proxyAnswerNext('list', 'servicecidrs', { kind: 'Status', status: 'Failure', code: 401 }, { status: 401 });
     let r = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(r.stderr).toBe(
-      `ipallocator: the API server at ${c.double.url} refused the credentials of context ${quoted} (401 Unauthorized)\n`,
+      `ipallocator: the API server at ${c.double.url} refused the requests of context ${quoted} (401 Unauthorized): no credentials are sent to an http:// server (kubectl sends none either); use its https:// address\n`,
     );
     const url = c.double.url;
     await c.double.close();

@@ -19,6 +19,7 @@ import { quoteInput, quoteText } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
+import { withoutCredentialsOverPlainHttp } from './plain-http.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
 import { documentOnce, duplicateName, kubeConfigObjectProblem, kubeconfigShapeProblem } from './kubeconfig-shape.ts';
@@ -175,14 +176,17 @@ export function kubeconfigInUse(kc: KubeConfig | undefined): string | undefined 
  * `kc` as every request of the library and the command line is sent with it: through the
  * environment's proxy for a cluster without a proxy-url (proxy-environment.ts), never with a client
  * certificate or key that does not parse (tls-material.ts), on connections shared by its requests
- * (reused-connections.ts), with the impersonation client-node drops
+ * (reused-connections.ts), without the user's credentials to an http:// server, as kubectl sends
+ * none there (plain-http.ts), with the impersonation client-node drops
  * (impersonation.ts), a username without a password as kubectl sends it, and never anonymous when
  * its exec credential plugin gave nothing (user-checks.ts). The owner of what it sends closes its
  * connections with closeReusedConnections.
  */
 export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
   return withCredentialCheck(
-    withEmptyPassword(withImpersonation(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(kc))))),
+    withEmptyPassword(
+      withImpersonation(withoutCredentialsOverPlainHttp(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(kc))))),
+    ),
   );
 }
 

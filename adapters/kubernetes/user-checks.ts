@@ -21,6 +21,7 @@ import {
 import { impersonationProblem } from './impersonation.ts';
 import { authProviderProblem } from './auth-providers.ts';
 import { execEntryNotRead, execEntryOf, notTextKind } from './kubeconfig-shape.ts';
+import { goesToPlainHttp, sendsToPlainHttp } from './plain-http.ts';
 import { clientCertificateProblem } from './tls-material.ts';
 
 /**
@@ -497,7 +498,9 @@ export function namingKubeconfig(err: unknown, inUse: string | undefined): unkno
  * authenticated it: one without an Authorization header is
  * authenticated again into options (applyToHTTPSOptions; the plugin's answer is kept for it, so
  * the plugin is not run twice) to see whether a client certificate came instead. With client-node
- * 1.x its watch, authenticated by applyToFetchOptions, is checked the same way.
+ * 1.x its watch, authenticated by applyToFetchOptions, is checked the same way. A request to an
+ * http:// server is not: no plugin is run for it, and it goes out without credentials, as
+ * kubectl sends it (plain-http.ts).
  */
 export function withCredentialCheck(kc: KubeConfig): KubeConfig {
   // whatever its users are now: its current context may be set to another since, or a user added
@@ -507,7 +510,8 @@ export function withCredentialCheck(kc: KubeConfig): KubeConfig {
     await kc.applySecurityAuthentication(context);
     const user = kc.getCurrentUser();
     // a KubeConfig-shaped object without applyToHTTPSOptions (another copy's, older) is not judged
-    if (execEntryOf(user) === undefined || typeof kc.applyToHTTPSOptions !== 'function') return;
+    // no plugin is run for an http:// server, as kubectl runs none (plain-http.ts)
+    if (execEntryOf(user) === undefined || typeof kc.applyToHTTPSOptions !== 'function' || goesToPlainHttp(kc, context)) return;
     if (typeof context.getHeaders !== 'function' || context.getHeaders()['Authorization']) return;
     const options: { headers: Record<string, string>; cert?: unknown } = { headers: {} };
     await kc.applyToHTTPSOptions(options as Parameters<KubeConfig['applyToHTTPSOptions']>[0]);
@@ -520,7 +524,7 @@ export function withCredentialCheck(kc: KubeConfig): KubeConfig {
     (checked as unknown as typeof legacy).applyToFetchOptions = async (options) => {
       const init = await legacy.applyToFetchOptions!.call(kc, options);
       const user = kc.getCurrentUser();
-      if (execEntryOf(user) === undefined) return init;
+      if (execEntryOf(user) === undefined || sendsToPlainHttp(kc)) return init;
       const headers = init.headers as { get?: (name: string) => string | null } | undefined;
       if (typeof headers?.get !== 'function' || headers.get('Authorization') || options.cert) return init;
       throw new KubeconfigCredentialError(user?.name ?? '');
