@@ -64,11 +64,11 @@ const AUTHENTICATING = ['applySecurityAuthentication', 'applyToHTTPSOptions', 'a
  * credentials — no Authorization header (token, token-file, username and password, an exec
  * plugin's or an auth-provider's token, which are not asked for: the plugin or the provider's
  * command is not run, nor an authenticator added with kc.addAuthenticator) — as kubectl sends it;
- * the impersonation is kept.
- * An object that reads everything from `kc` (its prototype) and whose authenticating methods run
- * client-node's with a current user bare of credentials when the request goes to an http://
- * server (goesToPlainHttp), and as they are otherwise. The wrappers above it (impersonation.ts, the others of
- * config.ts kubeConfigAsSent) still see the user as the kubeconfig gives it.
+ * the impersonation is kept. An object that reads everything from `kc` (its prototype) and whose
+ * authenticating methods run client-node's with a current user bare of credentials
+ * (withoutCredentials) when the request goes to an http:// server (goesToPlainHttp), and as they
+ * are otherwise. The wrappers above it (impersonation.ts, the others of config.ts
+ * kubeConfigAsSent) still see the user as the kubeconfig gives it.
  */
 export function withoutCredentialsOverPlainHttp(kc: KubeConfig): KubeConfig {
   if (typeof kc.getCurrentUser !== 'function') return kc;
