@@ -30,7 +30,7 @@ const OIDC = `${ISSUER}, id-token: "${VALID_ID_TOKEN}"`;
 let double: ApiServerDouble;
 let folder: string;
 beforeEach(async () => {
-  double = await ApiServerDouble.start();
+  double = await ApiServerDouble.start({ tls: true }); // https: an http:// server is sent no credentials
   folder = mkdtempSync(join(tmpdir(), 'ipallocator-kubectl-parity-'));
 });
 afterEach(async () => {

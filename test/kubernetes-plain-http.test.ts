@@ -35,7 +35,10 @@ const USERS: readonly (readonly [kind: string, user: (dir: string) => string])[]
     'an exec plugin',
     (dir) => `{exec: {apiVersion: client.authentication.k8s.io/v1, command: "${join(dir, 'plugin')}", interactiveMode: Never}}`,
   ],
-  ['an oidc auth-provider', () => `{auth-provider: {name: oidc, config: {client-id: c, id-token: "${ID_TOKEN}"}}}`],
+  [
+    'an oidc auth-provider',
+    () => `{auth-provider: {name: oidc, config: {idp-issuer-url: "https://issuer.example", client-id: c, id-token: "${ID_TOKEN}"}}}`,
+  ],
   [
     'a gcp auth-provider whose cmd-path gives the token',
     (dir) =>

@@ -202,7 +202,7 @@ describe('after closeReusedConnections', () => {
   // Regression: a request whose credentials came only after close() (an exec credential plugin
   // still running) had client-node make a dispatcher for it, kept open by no one.
   it('a request still authenticating when its store is closed opens nothing, and fails with ErrDestroyed', async () => {
-    const double = await ApiServerDouble.start();
+    const double = await ApiServerDouble.start({ tls: true }); // an http:// server is asked with no authenticator
     try {
       const kc = kubeConfigFor(double.url);
       let release = () => {};
