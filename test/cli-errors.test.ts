@@ -1208,7 +1208,7 @@ describe('ipallocator: failures', () => {
 
   // Regression: a token with a CR, LF or NUL (or another control character) in it was printed whole: fetch refuses the
   // Authorization header with a message quoting it. Such a token is now refused as the kubeconfig is
-  // read, naming the user and the field, as kubectl refuses it.
+  // read, naming the user and the field, as kubectl refuses it (over https://: no token goes to an http:// server).
   it.each([
     ['a CR', '"SECRET-IN-HEADER\\rX"'],
     ['a LF', '"SECRET-IN-HEADER\\nX"'],
@@ -1217,14 +1217,14 @@ describe('ipallocator: failures', () => {
     ['a DEL', '"SECRET-IN-HEADER\\x7fX"'],
     ['a vertical tab', '"SECRET-IN-HEADER\\vX"'],
   ])('a token with %s in it: refused naming the user and the token, never printed, no request sent, exit 2', async (_what, token) => {
-    const kc = writeKubeconfig(c.double.url, token);
+    const kc = writeKubeconfig(secure.double.url, token);
     try {
       const r = await cli(['status', '--kubeconfig', kc.path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
         `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the token of user "tester" (context "double") has a control character (a line break, a NUL, a DEL) inside it, which no HTTP header may hold (kubectl refuses it too: "net/http: invalid header field value"; it is not shown): remove it\n`,
       );
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     } finally {
       kc.remove();
     }

@@ -130,6 +130,32 @@ describe.skipIf(process.platform === 'win32')('an http:// server is sent no cred
     expectNoCredentialSent(kind);
   });
 
+  // kubectl reads these only for an https:// server, where it refuses them (its oidc, gcp and
+  // azure plugins, the auth-provider's lookup by name, the header, basic authentication's ":");
+  // for an http:// server it reads none of them, and sends the request without credentials
+  const READ_ONLY_OVER_TLS: readonly (readonly [kind: string, user: string])[] = [
+    ['an oidc auth-provider without an idp-issuer-url', `{auth-provider: {name: oidc, config: {client-id: c, id-token: "${ID_TOKEN}"}}}`],
+    ['a gcp auth-provider without a token or a cmd-path', '{auth-provider: {name: gcp, config: {}}}'],
+    ['an auth-provider no authenticator takes', '{auth-provider: {name: foo}}'],
+    ['an auth-provider with a tokenFile in its config', '{auth-provider: {name: oidc, config: {tokenFile: /dev/null}}}'],
+    ['a token with a line break inside', `{token: "${SECRET}\\nmore"}`],
+    ['a username holding a ":"', `{username: "admin:${SECRET}", password: p}`],
+  ];
+
+  it.each(READ_ONLY_OVER_TLS)('%s, which kubectl reads only over https://: taken, and nothing of it sent', async (kind, user) => {
+    process.env.KUBECONFIG = kubeconfig(user);
+    await listWatchAndGet(undefined);
+    expectNoCredentialSent(kind);
+  });
+
+  it('an exec entry beside an auth-provider is refused all the same: kubectl refuses the pair whatever the scheme', () => {
+    process.env.KUBECONFIG = kubeconfig(
+      `{exec: {apiVersion: client.authentication.k8s.io/v1, command: "${join(dir, 'plugin')}", interactiveMode: Never}, auth-provider: {name: oidc, config: {}}}`,
+    );
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(/has an exec entry and an auth-provider/);
+    expect(d.requests).toEqual([]);
+  });
+
   it('the impersonation is sent all the same, as kubectl sends it: it names whom to act as, no secret', async () => {
     process.env.KUBECONFIG = kubeconfig(`{token: ${SECRET}, as: admin, as-groups: [dev, ops]}`);
     await listWatchAndGet(undefined);

@@ -7,6 +7,7 @@
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText, showUnseen } from '../quote.ts';
 import { authProviderNotRead, execEntryOf } from './kubeconfig-shape.ts';
+import { sendsToPlainHttp } from './plain-http.ts';
 
 /**
  * Why the current context's user has an auth-provider kubectl refuses, or that gives
@@ -18,8 +19,10 @@ import { authProviderNotRead, execEntryOf } from './kubeconfig-shape.ts';
  * (`foo`, `""`), `exec` without an exec entry, an oidc one kubectl refuses or client-node sends no
  * token for (oidcProblem), a gcp or azure one client-node gets no token from
  * (cloudProviderProblem). kubectl refuses each (no Auth Provider found for name "foo"; No valid
- * id-token, and cannot refresh without refresh-token; …). A KubeConfig-shaped object without
- * client-node's list of authenticators is not judged by it.
+ * id-token, and cannot refresh without refresh-token; …). For an http:// server only the first two
+ * (one that is no mapping, one beside an exec entry), which kubectl refuses whatever the scheme: it
+ * runs no auth-provider there, nor does client-node here (plain-http.ts). A KubeConfig-shaped
+ * object without client-node's list of authenticators is not judged by it.
  */
 export function authProviderProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -37,6 +40,9 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
   // loader says it, not as a name none takes or a token that is no JWT (kubectl cannot read it at all)
   const notRead = authProviderNotRead(provider);
   if (notRead !== undefined) return `${who} ${notRead}`;
+  // the rest is what kubectl asks of an auth-provider it runs, and it runs none for an http://
+  // server (nor does client-node here: plain-http.ts)
+  if (sendsToPlainHttp(kc)) return undefined;
   const { name, config } = provider as { name?: unknown; config?: unknown };
   const without = 'and every request would go out without credentials';
   if (name === 'exec') {

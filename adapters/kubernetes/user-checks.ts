@@ -50,7 +50,8 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * (authProviderProblem), an empty token (emptyToken), a token no header can
  * hold (tokenNoHeaderHolds), a token beside a username or password (moreThanOneAuthMethod), a
  * token-file beside a username (tokenFileBesideUsername), a username holding a ":"
- * (usernameWithColon), half
+ * (usernameWithColon) — for an http:// server only what kubectl refuses whatever the scheme, since
+ * no credential is sent there (sentCredentialProblem, authProviderProblem) —, half
  * a client certificate (halfClientCertificate), a client certificate or key that does not parse
  * for an http:// server (plainHttpClientCertificate), an impersonation that cannot be sent as
  * kubectl sends it (impersonation.ts impersonationProblem).
@@ -60,15 +61,23 @@ export function userProblem(kc: KubeConfig): string | undefined {
     nonTextCredential(kc) ??
     execEntryProblem(kc) ??
     authProviderProblem(kc) ??
-    emptyToken(kc) ??
-    tokenNoHeaderHolds(kc) ??
+    sentCredentialProblem(kc) ??
     moreThanOneAuthMethod(kc) ??
-    tokenFileBesideUsername(kc) ??
-    usernameWithColon(kc) ??
     halfClientCertificate(kc) ??
     plainHttpClientCertificate(kc) ??
     impersonationProblem(kc)
   );
+}
+
+/**
+ * Why the token or username the current context's user would be sent with cannot be sent as it
+ * is (emptyToken, tokenNoHeaderHolds, tokenFileBesideUsername, usernameWithColon); undefined when
+ * it can, or when the server is http://: no credentials go there (plain-http.ts), and kubectl,
+ * which reads them only for an https:// server, takes the user without a word.
+ */
+function sentCredentialProblem(kc: KubeConfig): string | undefined {
+  if (sendsToPlainHttp(kc)) return undefined;
+  return emptyToken(kc) ?? tokenNoHeaderHolds(kc) ?? tokenFileBesideUsername(kc) ?? usernameWithColon(kc);
 }
 
 /**
