@@ -12,6 +12,7 @@ import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { cli } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { authorizationsOfOneGet } from './k8s/helpers.ts';
 
 const EXEC_V1BETA1 = 'client.authentication.k8s.io/v1beta1';
 
@@ -65,17 +66,6 @@ async function refusedBoth(user: string, said: string, secret = 'the-secret'): P
   expect(double.requests).toEqual([]);
 }
 
-/** The Authorization header of each request a KubernetesStore on `kc` sends for one get of a name the double does not hold. */
-async function authorizationsOfOneGet(kc: KubeConfig): Promise<unknown[]> {
-  const store = new KubernetesStore(kc, { start: false });
-  try {
-    expect(await store.get('10.0.0.1')).toBeUndefined();
-  } finally {
-    store.close();
-  }
-  return double.requests.map((r) => r.authorization);
-}
-
 const WHO = 'the auth-provider of user "u" (context "ctx")';
 
 // Regression: client-node runs the exec plugin of a user that has an auth-provider too, and leaves
@@ -99,7 +89,7 @@ describe('a user with an exec entry and an auth-provider', () => {
         `users:\n- name: other\n  user: {exec: {apiVersion: ${EXEC_V1BETA1}, command: token-helper}, auth-provider: {name: oidc}}\n`,
       ),
     );
-    expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer t']);
+    expect(await authorizationsOfOneGet(kc, double)).toEqual(['Bearer t']);
   });
 });
 
@@ -172,7 +162,7 @@ describe('an oidc auth-provider kubectl refuses', () => {
   it('one kubectl takes is sent with its id-token', async () => {
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfigOfUser(`{auth-provider: {name: oidc, config: {${OIDC}}}}`));
-    expect(await authorizationsOfOneGet(kc)).toEqual([`Bearer ${VALID_ID_TOKEN}`]);
+    expect(await authorizationsOfOneGet(kc, double)).toEqual([`Bearer ${VALID_ID_TOKEN}`]);
   });
 
   it('an expired id-token with a refresh-token is left to be refreshed, as kubectl refreshes it', () => {
@@ -208,7 +198,7 @@ describe('a gcp or azure auth-provider client-node gets no token from', () => {
   it('one with an access-token is sent with it', async () => {
     const kc = new KubeConfig();
     kc.loadFromString(kubeconfigOfUser('{auth-provider: {name: gcp, config: {access-token: ya29.token}}}'));
-    expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer ya29.token']);
+    expect(await authorizationsOfOneGet(kc, double)).toEqual(['Bearer ya29.token']);
   });
 });
 
@@ -258,7 +248,7 @@ describe('a KubeConfig the caller loaded, with a field kubectl cannot read', () 
       contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
       currentContext: 'ctx',
     });
-    expect(await authorizationsOfOneGet(kc)).toEqual(['Bearer t']);
+    expect(await authorizationsOfOneGet(kc, double)).toEqual(['Bearer t']);
   });
 
   it('two users without a name are two named "", as kubectl reads them, and refused so', () => {

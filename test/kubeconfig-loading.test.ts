@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubeconfigCredentialError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
-import { until } from './k8s/helpers.ts';
+import { authorizationsOfOneGet, until } from './k8s/helpers.ts';
 import {
   KubeconfigFileError,
   kubeConfigOrDefault,
@@ -91,20 +91,6 @@ async function refusedAsRead(path: string, said: string, secret: string): Promis
   const r = await cli(['status', '--kubeconfig', path]);
   expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
   expect(r.stderr).not.toContain(secret);
-}
-
-/**
- * The Authorization header of each request a KubernetesStore on `kc` (undefined: $KUBECONFIG)
- * sends to `double` for one get of a name the double does not hold; the store is closed after.
- */
-async function authorizationsOfOneGet(kc: KubeConfig | undefined, double: { requests: { authorization?: string }[] }): Promise<unknown[]> {
-  const store = new KubernetesStore(kc, { start: false });
-  try {
-    expect(await store.get('10.0.0.1')).toBeUndefined();
-  } finally {
-    store.close();
-  }
-  return double.requests.map((r) => r.authorization);
 }
 
 /** Puts $KUBECONFIG back after each test of the describe block as it was when the block was defined. */

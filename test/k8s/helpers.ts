@@ -4,6 +4,24 @@ import type { IPAddressRecord, StoreCache, StoreWatcher } from '../../adapters/s
 import { kubeConfigFor } from './kubeconfig.ts';
 
 /**
+ * The Authorization headers `double` received for one get, by a KubernetesStore of `kc` (undefined:
+ * the default kubeconfig) that starts no watch, of a name the double does not hold.
+ */
+export async function authorizationsOfOneGet(
+  kc: ConstructorParameters<typeof KubernetesStore>[0],
+  double: { readonly requests: readonly { authorization?: string }[] },
+): Promise<unknown[]> {
+  const store = new KubernetesStore(kc, { start: false });
+  try {
+    const answer = await store.get('10.0.0.1');
+    if (answer !== undefined) throw new Error(`the double holds 10.0.0.1: ${JSON.stringify(answer)}`);
+  } finally {
+    store.close();
+  }
+  return double.requests.map((r) => r.authorization);
+}
+
+/**
  * Waits until `cond()` holds, checking after each turn of the event loop (and every few ms).
  * Asserts nothing about how long it took; the test timeout bounds it.
  */
