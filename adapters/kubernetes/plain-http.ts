@@ -13,10 +13,10 @@
 //
 // Here, the same: client-node authenticates a request to an http:// server for a user that holds
 // its name, its `as` and its client certificate alone, which no http:// connection sends
-// (withoutCredentialsOverPlainHttp). The scheme is read as each
-// request is authenticated: the URL the request goes to, where client-node gives it (an API
-// client keeps the server it was made for, whatever context is made current after), and the
-// current cluster's server; either http:// is enough.
+// (withoutCredentialsOverPlainHttp). The scheme is read as each request is authenticated: the URL
+// the request goes to, where client-node gives it (an API client keeps the server it was made for,
+// whatever context is made current after), and the current cluster's server; either http:// is
+// enough.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 
 /** Whether `server` is an http:// URL; a URL's scheme is case-insensitive: `HTTP://host` too. */
