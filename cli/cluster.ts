@@ -51,6 +51,7 @@ import {
   shownServer,
   unsetKubeconfigVariable,
 } from '../adapters/kubernetes/config.ts';
+import { setAsideInUse } from '../adapters/kubernetes/kubeconfig-shape.ts';
 import { goesToPlainHttp } from '../adapters/kubernetes/plain-http.ts';
 import {
   answeredBy,
@@ -183,6 +184,9 @@ function contextNames(kc: KubeConfig): string {
 function noCluster(kc: KubeConfig, file: string): string {
   const current = kc.getCurrentContext();
   if (!current) return `${file} names no current-context: choose one with --context (contexts: ${contextNames(kc)})`;
+  // a context without a cluster, or whose cluster has no server, set aside as it was loaded
+  const setAside = setAsideInUse(kc, current);
+  if (setAside !== undefined) return `${setAside} in ${file}: complete it, or choose another context with --context`;
   const context = kc.getContextObject(current);
   if (context === null) {
     return `the current-context ${quoteText(current)} is not in ${file}: choose one with --context (contexts: ${contextNames(kc)})`;
@@ -340,6 +344,8 @@ export class Cluster {
     const file = kubeconfigNamed(options.kubeconfig, kc);
     this.file = file;
     if (options.context !== undefined) {
+      const setAside = setAsideInUse(kc, options.context);
+      if (setAside !== undefined) throw new CliError(`${setAside} in ${file}: complete it, or choose another context`);
       if (kc.getContextObject(options.context) === null) {
         // the command line is right; the kubeconfig lacks the context: no pointer to --help
         throw new CliError(`context ${quoteText(options.context)} is not in ${file} (contexts: ${contextNames(kc)})`);

@@ -449,7 +449,8 @@ describe('the default kubeconfig', () => {
     // Regression: the error was js-yaml's place and kind, or client-node's, naming no file of the list.
     it.each([
       ['malformed YAML', 'clusters: [\n', 'its YAML is malformed at line 2'],
-      ['a cluster without a server', 'clusters:\n- name: x\n  cluster: {}\n', 'clusters[0].cluster.server is missing'],
+      // one without a server is set aside, as kubectl takes it (kubeconfig-context-in-use.test.ts)
+      ['a cluster that is no mapping', 'clusters:\n- name: x\n  cluster: 5\n', 'clusters[0].cluster.server is missing'],
       [
         'a context name YAML reads as a number',
         'contexts:\n- name: 1.10\n  context: {cluster: c}\n',

@@ -22,7 +22,20 @@ import type { ApiVersion } from './objects.ts';
 import { withoutCredentialsOverPlainHttp } from './plain-http.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
 import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
-import { documentOnce, duplicateName, kubeConfigObjectProblem, kubeconfigShapeProblem } from './kubeconfig-shape.ts';
+import {
+  documentOnce,
+  documentText,
+  duplicateName,
+  forgetSetAside,
+  isIncompleteEntryRefusal,
+  type KubeconfigDocument,
+  kubeConfigObjectProblem,
+  kubeconfigShapeProblem,
+  mergeSetAside,
+  setAsideInUse,
+  setAsideNamesNoCluster,
+  withoutIncompleteEntries,
+} from './kubeconfig-shape.ts';
 import { datesSpelledIn, spellKubeConfigDates } from './yaml-dates.ts';
 import {
   execEntryProblem,
@@ -101,6 +114,14 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
     const context = current.context?.() ?? '';
     // loaded here: advice to load one would not apply; what the files lack, as the command line says it
     if (kubeConfig === undefined) {
+      // a context without a cluster, or whose cluster has no server (kubectl refuses it in use)
+      const setAside = setAsideInUse(kc, context, `its current-context ${quoteText(context)}`);
+      if (setAside !== undefined) {
+        throw new InvalidArgumentError(
+          `${owner}: the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${setAside}: complete it, or choose another ` +
+            'context, or pass a KubeConfig loaded yourself',
+        );
+      }
       throw new InvalidArgumentError(
         `${owner}: the default kubeconfig ($KUBECONFIG, else ~/.kube/config) ` +
           (context === ''
@@ -383,6 +404,8 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
  */
 function namesNoCluster(kc: KubeConfig, contextName: string | undefined): boolean {
   const name = contextName || kc.getCurrentContext();
+  // a context without a cluster, or naming one that holds nothing, as the loader set them aside
+  if (name && setAsideNamesNoCluster(kc, name)) return true;
   const context = name ? kc.getContextObject(name) : null;
   if (name && context === null) return false;
   if (context?.cluster && kc.getCluster(context.cluster) !== null) return false;
@@ -453,7 +476,11 @@ function fileFailure(file: string, e: unknown): Error {
  * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
  * read again from the file as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it, and so is
- * one with a field kubectl cannot read (kubeconfig-shape.ts kubeconfigShapeProblem). An unquoted date, which
+ * one with a field kubectl cannot read (kubeconfig-shape.ts kubeconfigShapeProblem). The entries
+ * client-node would refuse the whole file for, and kubectl takes unless they are in use — a
+ * context without a cluster, a cluster without a server, an entry without a name — are set aside
+ * (kubeconfig-shape.ts withoutIncompleteEntries); the context in use is refused naming them
+ * (setAsideInUse: kubeConfigOrDefault, the command line). An unquoted date, which
  * client-node 1.x reads as a Date, is read as kubectl reads it, as the text the file spells it with,
  * or refused when that cannot be told (yaml-dates.ts spellKubeConfigDates).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
@@ -467,9 +494,36 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
     const doc = parsed();
     return Array.isArray(doc?.users) ? (doc as { users: unknown[] }) : undefined;
   };
-  const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? withUsers() : undefined;
+  forgetSetAside(kc);
+  // the document client-node is given: without the entries it would refuse the file for and no
+  // one may use (withoutIncompleteEntries), so that it builds the others one for one from its
+  // lists, and an index of its users is one of kc.users
+  let given: { doc: KubeconfigDocument | undefined; setAside: boolean } | undefined;
+  const givenDoc = () => {
+    if (given === undefined) {
+      const doc = parsed();
+      const usable = doc === undefined ? undefined : withoutIncompleteEntries(doc, kc);
+      given = { doc: usable ?? doc, setAside: usable !== undefined };
+    }
+    return given;
+  };
+  const users = (): { users: unknown[] } | undefined => {
+    const { doc } = givenDoc();
+    return Array.isArray(doc?.users) ? (doc as { users: unknown[] }) : undefined;
+  };
+  const doc = [...TOKEN_FILE_KEYS, ...IMPERSONATION_KEYS].some((key) => text.includes(key)) ? users() : undefined;
   const read = doc === undefined ? undefined : readTokenFiles(doc, text.length, folder);
-  kc.loadFromString(read?.text ?? text);
+  const textOf = (): string => {
+    const { doc, setAside } = givenDoc();
+    return read?.text ?? (setAside ? documentText(doc!, text.length) : text);
+  };
+  try {
+    kc.loadFromString(given === undefined ? text : textOf());
+  } catch (e) {
+    // most files are parsed by client-node alone: the document is read here only for an entry it refuses
+    if (given !== undefined || !isIncompleteEntryRefusal(e) || !givenDoc().setAside) throw e;
+    kc.loadFromString(textOf());
+  }
   // client-node 1.x reads an unquoted date as a Date: given back its text, as kubectl reads it, before anything reads it
   const date = spellKubeConfigDates(kc, spelled);
   if (date !== undefined) throw new Error(date);
@@ -477,8 +531,8 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
   if (problem !== undefined) throw new Error(problem);
   if (doc !== undefined) readImpersonation(kc, doc.users);
   kc.makePathsAbsolute(folder);
-  // client-node builds its users one for one from the file's (none is dropped: a malformed one
-  // fails the load), so an index of the file's list is one of kc.users
+  // client-node built its users one for one from the list it was given (givenDoc), so an index of
+  // that list is one of kc.users
   for (const [i, source] of read?.tokens ?? []) {
     const user = kc.users[i];
     if (user !== undefined) source.attachTo(user);
@@ -499,10 +553,9 @@ export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): 
  */
 function mergeFirstWins(kc: KubeConfig, from: KubeConfig): void {
   if (!kc.getCurrentContext() && from.getCurrentContext()) kc.setCurrentContext(from.getCurrentContext());
-  const names = (entries: readonly { name: string }[]) => new Set(entries.map((e) => e.name));
-  const clusters = names(kc.clusters);
-  const users = names(kc.users);
-  const contexts = names(kc.contexts);
+  // a cluster or context set aside (a context without a cluster) wins as a complete one does
+  const { clusters, contexts } = mergeSetAside(kc, from);
+  const users = new Set(kc.users.map((u) => u.name));
   kc.clusters.push(...from.clusters.filter((c) => !clusters.has(c.name)));
   kc.users.push(...from.users.filter((u) => !users.has(u.name)));
   kc.contexts.push(...from.contexts.filter((c) => !contexts.has(c.name)));

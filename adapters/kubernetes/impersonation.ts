@@ -38,8 +38,9 @@ export const IMPERSONATION_KEYS = ['as-uid', 'as-groups', 'as-user-extra'] as co
 
 /**
  * Reads the `as-uid`, `as-groups` and `as-user-extra` of a kubeconfig's `users` (its list, parsed
- * as client-node parses it: kubeconfig-shape.ts documentOnce) and keeps them for `kc`'s users, which
- * client-node built one for one from that list (a malformed entry fails the load).
+ * as client-node parses it: kubeconfig-shape.ts documentOnce, without the entries set aside by
+ * withoutIncompleteEntries) and keeps them for `kc`'s users, which client-node built one for one
+ * from that list.
  */
 export function readImpersonation(kc: KubeConfig, users: readonly unknown[]): void {
   users.forEach((entry: unknown, i) => {

@@ -100,6 +100,23 @@ export function documentOnce(text: string, spelled: DateSpelling): () => Kubecon
   };
 }
 
+/**
+ * A kubeconfig document written back as text for client-node to load, as JSON (which is YAML): the
+ * document the loader changed (token-files.ts readTokenFiles, withoutIncompleteEntries). An alias
+ * repeats a node without repeating its text, and JSON writes each repeat out: a document whose
+ * aliases would write more nodes than its text had characters (`textLength`; no kubeconfig
+ * repeats that much, a crafted one repeats exponentially) is refused.
+ */
+export function documentText(doc: object, textLength: number): string {
+  let nodes = 0;
+  return JSON.stringify(doc, (_key, value: unknown) => {
+    if (++nodes > textLength) {
+      throw new Error('its YAML aliases repeat more of it than a kubeconfig holds (a crafted file)');
+    }
+    return value;
+  });
+}
+
 /** The one YAML document of `text`, when it is a mapping; undefined otherwise. */
 function kubeconfigDocument(text: string): KubeconfigDocument | undefined {
   let docs: unknown[];
@@ -110,6 +127,153 @@ function kubeconfigDocument(text: string): KubeconfigDocument | undefined {
   }
   const doc = docs.length === 1 ? docs[0] : undefined;
   return typeof doc === 'object' && doc !== null && !Array.isArray(doc) ? (doc as KubeconfigDocument) : undefined;
+}
+
+/**
+ * The entries of a kubeconfig that client-node does not build (config_types.js: it refuses the
+ * whole file for one, "clusters[1].cluster.server is missing"): a cluster without a server, a
+ * context without a cluster, by name, each with what it lacks. kubectl takes a file holding them
+ * (`kubectl config set-cluster foo` writes a cluster without a server, `kubectl config set-context
+ * dev --namespace=x` a context without a cluster) and refuses only the context in use when it is
+ * one of them, or names such a cluster (clientcmd's ConfirmUsable). Entries without a name are
+ * left out too: nothing can name them.
+ */
+export interface SetAside {
+  /** A cluster without a server: whether it holds nothing at all (`cluster: {}`, or none), which kubectl reads as no cluster. */
+  readonly clusters: Map<string, { empty: boolean }>;
+  /** A context without a cluster. */
+  readonly contexts: Set<string>;
+}
+
+/** The entries set aside of each KubeConfig the loader built (config.ts loadKubeconfigText, merged by mergeFirstWins). */
+const SET_ASIDE = new WeakMap<KubeConfig, SetAside>();
+
+/** The entries set aside as `kc` was loaded, kept with it. */
+function recordOf(kc: KubeConfig): SetAside {
+  let aside = SET_ASIDE.get(kc);
+  if (aside === undefined) {
+    aside = { clusters: new Map(), contexts: new Set() };
+    SET_ASIDE.set(kc, aside);
+  }
+  return aside;
+}
+
+/** A kubeconfig list's entry, and the fields of a cluster or context entry that client-node requires, as YAML read them. */
+interface Entry {
+  name?: unknown;
+  cluster?: unknown;
+  context?: unknown;
+  server?: unknown;
+}
+
+/** Forgets the entries set aside as `kc` was loaded before: it is loaded again (config.ts loadKubeconfigText). */
+export function forgetSetAside(kc: KubeConfig): void {
+  SET_ASIDE.delete(kc);
+}
+
+/**
+ * The kubeconfig document `doc` as client-node is given it: without the entries it would refuse
+ * the file for (SetAside), whose names are kept with `kc` (setAsideInUse), so that client-node builds
+ * every other entry one for one from the lists of the document answered — what the loader maps by
+ * index (token-files.ts readTokenFiles, impersonation.ts readImpersonation). Undefined when no
+ * entry is set aside: `doc` is given as it is. An entry that is no mapping is left in, for
+ * client-node to fail on as before. A name given twice, once set aside, is refused as
+ * duplicateName refuses it (an Error).
+ */
+export function withoutIncompleteEntries(doc: KubeconfigDocument, kc: KubeConfig): KubeconfigDocument | undefined {
+  const aside = recordOf(kc);
+  const mapping = (value: unknown): value is Entry => typeof value === 'object' && value !== null && !Array.isArray(value);
+  // client-node's own tests, truthiness included (config_types.js clusterIterator, contextIterator,
+  // userIterator); an entry whose cluster or context is no mapping (`cluster: 5`) is left to
+  // client-node, which fails on it as before
+  const incomplete: Record<'clusters' | 'contexts' | 'users', (entry: Entry) => boolean> = {
+    clusters: ({ name, cluster }) => {
+      if (!name) return true;
+      if (cluster && (!mapping(cluster) || cluster.server)) return false;
+      aside.clusters.set(String(name), { empty: !mapping(cluster) || Object.keys(cluster).length === 0 });
+      return true;
+    },
+    contexts: ({ name, context }) => {
+      if (!name) return true;
+      if (context && (!mapping(context) || context.cluster)) return false;
+      aside.contexts.add(String(name));
+      return true;
+    },
+    users: ({ name }) => !name,
+  };
+  let changed = false;
+  const usable: KubeconfigDocument = { ...doc };
+  for (const list of ['clusters', 'contexts', 'users'] as const) {
+    const entries = doc[list];
+    if (!Array.isArray(entries)) continue;
+    const kept = entries.filter((entry: unknown) => !mapping(entry) || !incomplete[list](entry));
+    if (kept.length === entries.length) continue;
+    changed = true;
+    usable[list] = kept;
+    // kubectl refuses a name given twice whether or not an entry of it is complete
+    const names = entries
+      .map((entry: unknown) => (mapping(entry) ? entry.name : undefined))
+      .filter((name) => typeof name === 'string' && name !== '');
+    const twice = names.find((name, i) => names.indexOf(name) !== i);
+    if (twice !== undefined) throw new Error(namedTwice(list, twice as string));
+  }
+  return changed ? usable : undefined;
+}
+
+/**
+ * Whether `e` is client-node's refusal of an incomplete entry as it loads a kubeconfig
+ * ("contexts[1].context.cluster is missing"), which withoutIncompleteEntries sets aside instead.
+ */
+export function isIncompleteEntryRefusal(e: unknown): boolean {
+  return e instanceof Error && /^(?:clusters|contexts|users)\[\d+\]\.[\w.]+ is missing$/.test(e.message);
+}
+
+/**
+ * Why the context `contextName` of `kc` cannot be used as the loader set its entries aside, as a
+ * sentence in `kubectl`'s words: `context "dev" names no cluster`, `the cluster "foo" of context
+ * "dev" has no server`; undefined when neither holds. `context` is how the context is named
+ * (`context "dev"`, `its current-context "dev"`).
+ */
+export function setAsideInUse(kc: KubeConfig, contextName: string, context = `context ${quoteText(contextName)}`): string | undefined {
+  const aside = SET_ASIDE.get(kc);
+  if (aside === undefined || !contextName) return undefined;
+  if (aside.contexts.has(contextName)) return `${context} names no cluster`;
+  const cluster = kc.getContextObject(contextName)?.cluster;
+  if (typeof cluster === 'string' && aside.clusters.has(cluster) && kc.getCluster(cluster) === null) {
+    return `the cluster ${quoteText(cluster)} of ${context} has no server`;
+  }
+  return undefined;
+}
+
+/**
+ * Merges the entries set aside as `from` was loaded into those of `kc` (config.ts mergeFirstWins),
+ * where `kc` names none of them: the first file to name an entry wins, complete or not, as kubectl
+ * merges files. Answers the names `kc` held before, complete or set aside, which `from`'s entries
+ * of the same name give way to.
+ */
+export function mergeSetAside(kc: KubeConfig, from: KubeConfig): { clusters: Set<string>; contexts: Set<string> } {
+  const into = recordOf(kc);
+  const taken = {
+    clusters: new Set([...kc.clusters.map((c) => c.name), ...into.clusters.keys()]),
+    contexts: new Set([...kc.contexts.map((c) => c.name), ...into.contexts]),
+  };
+  const given = SET_ASIDE.get(from);
+  for (const [name, cluster] of given?.clusters ?? []) if (!taken.clusters.has(name)) into.clusters.set(name, cluster);
+  for (const name of given?.contexts ?? []) if (!taken.contexts.has(name)) into.contexts.add(name);
+  return taken;
+}
+
+/**
+ * Whether kubectl reads the context `contextName` of `kc` as naming no cluster (clientcmd's
+ * ErrEmptyCluster, which makes the configuration empty: config.ts namesNoCluster): it was set aside
+ * for having none, or the cluster it names was, holding nothing at all.
+ */
+export function setAsideNamesNoCluster(kc: KubeConfig, contextName: string): boolean {
+  const aside = SET_ASIDE.get(kc);
+  if (aside === undefined) return false;
+  if (aside.contexts.has(contextName)) return true;
+  const cluster = kc.getContextObject(contextName)?.cluster;
+  return typeof cluster === 'string' && kc.getCluster(cluster) === null && aside.clusters.get(cluster)?.empty === true;
 }
 
 /** How each of a kubeconfig's lists is written, for a message refusing one that is no list. */
@@ -148,8 +312,9 @@ function listNotList(kc: KubeConfig, text: string, parsed: () => KubeconfigDocum
  * nothing, and every request would go out without credentials; kubectl cannot read such a
  * kubeconfig ("cannot unmarshal array into Go struct field NamedAuthInfo.users.user"). Only a
  * user client-node read as holding nothing can be one: the text is parsed (`parsed`) only when
- * `kc` has such a user. client-node builds its users one for one from the file's list, so the
- * file's entries are `kc`'s. What the entry holds is not shown: it may be a token.
+ * `kc` has such a user. Each user of the file is asked, by its name, one without a name that
+ * client-node did not build (withoutIncompleteEntries) too: kubectl reads them all. What the entry
+ * holds is not shown: it may be a token.
  */
 function userNotMapping(kc: KubeConfig, parsed: () => { users: unknown[] } | undefined): string | undefined {
   const holdsNothing = (user: object) => Object.entries(user).every(([k, v]) => k === 'name' || v === undefined || v === null);
@@ -288,15 +453,15 @@ const YAML_1_1_BOOLEAN = /^(?:y|Y|yes|Yes|YES|on|On|ON|n|N|no|No|NO|off|Off|OFF)
  * unmarshal string into Go struct field Cluster.clusters.cluster.insecure-skip-tls-verify of type
  * bool"), and reads yes, on and y unquoted as true (its YAML is YAML 1.1); js-yaml reads them as
  * text, quoted or not. Only a cluster client-node read as checking certificates, in a text that
- * names the field, can have one: the text is parsed (`parsed`) only then. client-node builds its
- * clusters one for one from the file's list (a malformed one fails the load).
+ * names the field, can have one: the text is parsed (`parsed`) only then. Each cluster of the file
+ * is asked, one client-node did not build (withoutIncompleteEntries) too: kubectl reads them all.
  */
 function insecureNotBoolean(kc: KubeConfig, text: string, parsed: () => KubeconfigDocument | undefined): string | undefined {
   const field = 'insecure-skip-tls-verify';
   if (!text.includes(field) || kc.clusters.every((cluster) => cluster.skipTLSVerify)) return undefined;
   const clusters = parsed()?.clusters;
   if (!Array.isArray(clusters)) return undefined;
-  for (const [i, entry] of clusters.entries()) {
+  for (const entry of clusters) {
     const value = (entry as { cluster?: { [field]?: unknown } | null } | null)?.cluster?.[field];
     if (value === undefined || value === null || typeof value === 'boolean') continue;
     // a setting, not a credential: a spelling of true or false is shown
@@ -305,7 +470,7 @@ function insecureNotBoolean(kc: KubeConfig, text: string, parsed: () => Kubeconf
         ? `the text ${quoteText(value)}`
         : notTextKind(value);
     return (
-      `the ${field} of cluster ${quoteText(String(kc.clusters[i]?.name))} is ${what}, not true or false: @kubernetes/client-node ` +
+      `the ${field} of cluster ${quoteText(String((entry as { name?: unknown }).name))} is ${what}, not true or false: @kubernetes/client-node ` +
       `would read it as false and check the server's certificate, where kubectl refuses the file (or reads yes, on and y, ` +
       'unquoted, as true); write true or false, unquoted'
     );
@@ -317,8 +482,8 @@ function insecureNotBoolean(kc: KubeConfig, text: string, parsed: () => Kubeconf
  * Why a kubeconfig file that names a cluster, user or context twice is refused, as the end of a
  * sentence naming the file; undefined when every name is named once. client-node takes the first
  * entry of a name and ignores the other without a word; kubectl refuses the file (clientcmd's v1
- * conversion: `duplicate name "ctx" in list`). client-node builds its entries one for one from the
- * file's lists (a malformed one fails the load), so `kc`'s lists are the file's. A KubeConfig
+ * conversion: `duplicate name "ctx" in list`). `kc`'s lists are the file's but for the entries
+ * client-node does not build, whose names withoutIncompleteEntries asks the same of. A KubeConfig
  * given to kubeConfigOrDefault is judged the same (loaded by the caller with client-node's
  * loadFromFile, which takes such a file).
  */
@@ -335,16 +500,19 @@ export function duplicateName(kc: KubeConfig): string | undefined {
     for (const { name: given } of entries) {
       // an entry a caller built without a name (loadFromOptions) is named "", as kubectl reads it
       const name = given ?? '';
-      if (seen.has(name)) {
-        return (
-          `its ${list} list names ${quoteText(name)} twice, which kubectl refuses too (duplicate name ${quoteText(name)} in list): ` +
-          'only the first would be used; rename or remove one'
-        );
-      }
+      if (seen.has(name)) return namedTwice(list, name);
       seen.add(name);
     }
   }
   return undefined;
+}
+
+/** Why a list that names `name` twice is refused, as the end of a sentence naming the file. */
+function namedTwice(list: string, name: string): string {
+  return (
+    `its ${list} list names ${quoteText(name)} twice, which kubectl refuses too (duplicate name ${quoteText(name)} in list): ` +
+    'only the first would be used; rename or remove one'
+  );
 }
 
 /** What a YAML value that is no text is, for a message that must not show it (it may be a credential). */

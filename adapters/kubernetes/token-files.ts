@@ -10,7 +10,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { notRegularFile, readFileBounded } from '../bounded-read.ts';
 import { quoteText, showUnseen } from '../quote.ts';
-import { notTextKind } from './kubeconfig-shape.ts';
+import { documentText, notTextKind } from './kubeconfig-shape.ts';
 
 /**
  * The most a token-file may hold: 1 MiB. A token is a few KiB (a service account's JWT, an OIDC
@@ -192,11 +192,10 @@ type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
  * (its text parsed as client-node parses it, kubeconfig-shape.ts documentOnce), as JSON (which is
  * YAML), without the token-file of each user whose token client-node would read from one (a user
  * with a non-empty token keeps it, as client-node keeps it), and the token-files read
- * (TokenFileSource), by the user's index in the file's list. A relative token-file is read from
- * `folder`. Undefined when no user names a token-file. An alias repeats a node without repeating
- * its text, and JSON writes each repeat out: a document whose aliases would write more nodes than
- * its text had characters (`textLength`; no kubeconfig repeats that much, a crafted one repeats
- * exponentially) is refused.
+ * (TokenFileSource), by the user's index in `doc`'s list (the one client-node is given, whose users
+ * it builds one for one). A relative token-file is read from
+ * `folder`. Undefined when no user names a token-file. The text is written by documentText, which
+ * refuses a document whose aliases repeat more than its text (`textLength`) held.
  */
 export function readTokenFiles(
   doc: { users: unknown[] },
@@ -222,12 +221,5 @@ export function readTokenFiles(
     return { ...(entry as object), user: rest };
   });
   if (tokens.size === 0) return undefined;
-  let nodes = 0;
-  const json = JSON.stringify({ ...doc, users: copy }, (_key, value: unknown) => {
-    if (++nodes > textLength) {
-      throw new Error('its YAML aliases repeat more of it than a kubeconfig holds (a crafted file)');
-    }
-    return value;
-  });
-  return { text: json, tokens };
+  return { text: documentText({ ...doc, users: copy }, textLength), tokens };
 }

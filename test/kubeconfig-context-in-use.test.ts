@@ -1,0 +1,187 @@
+// A kubeconfig is judged as kubectl judges it (client-go's clientcmd ConfirmUsable): what the
+// context in use needs is checked, and entries no one uses may be incomplete. A context without
+// a cluster is what `kubectl config set-context dev --namespace=x` writes, a cluster without a
+// server what `kubectl config set-cluster foo` writes; kubectl takes a file holding them, and
+// refuses only the context in use when it is one of them.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../adapters/errors.ts';
+import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { cli } from './cli-helpers.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+
+/** A double (https:// with `tls`: credentials are sent only there) and a folder, new for each test. */
+function doubleAndFolder(options: { tls?: boolean } = {}): { double: ApiServerDouble; folder: string } {
+  const fixture = {} as { double: ApiServerDouble; folder: string };
+  const saved = process.env.KUBECONFIG;
+  beforeEach(async () => {
+    fixture.double = await ApiServerDouble.start({ tls: options.tls ?? false });
+    fixture.folder = mkdtempSync(join(tmpdir(), 'ipallocator-in-use-'));
+  });
+  afterEach(async () => {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
+    await fixture.double.close();
+    rmSync(fixture.folder, { recursive: true, force: true });
+  });
+  return fixture;
+}
+
+/** Writes `text` as `name` in `folder`; its path. */
+function write(folder: string, name: string, text: string): string {
+  const path = join(folder, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+/** A kubeconfig: the cluster `c` at `server`, the user `u` (YAML flow text), the context `main` using both, and `extra` lines under each list. */
+function kubeconfig(
+  server: string,
+  options: { user?: string; clusters?: string; users?: string; contexts?: string; current?: string } = {},
+): string {
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    ...(options.clusters === undefined ? [] : [options.clusters]),
+    `- name: c\n  cluster: {server: "${server}", insecure-skip-tls-verify: true}`,
+    'users:',
+    ...(options.users === undefined ? [] : [options.users]),
+    `- name: u\n  user: ${options.user ?? '{token: t}'}`,
+    'contexts:',
+    ...(options.contexts === undefined ? [] : [options.contexts]),
+    '- name: main\n  context: {cluster: c, user: u}',
+    `current-context: ${options.current ?? 'main'}`,
+    '',
+  ].join('\n');
+}
+
+/** The store syncs through the kubeconfig at `path` ($KUBECONFIG), and the command line reads it too. */
+async function usedByBoth(path: string, double: ApiServerDouble): Promise<void> {
+  process.env.KUBECONFIG = path;
+  const store = new KubernetesStore(undefined);
+  try {
+    await store.waitForSync({ timeoutMs: 10_000 });
+  } finally {
+    store.close();
+  }
+  const r = await cli(['status', '--kubeconfig', path]);
+  expect(r.stderr).not.toContain('cannot read');
+  expect(r.stderr).not.toContain('is missing');
+  expect(double.requests.length).toBeGreaterThan(1);
+}
+
+describe('entries no context in use needs may be incomplete, as kubectl takes them', () => {
+  const fixture = doubleAndFolder();
+
+  it('a context without a cluster (kubectl config set-context dev --namespace=x), not in use', async () => {
+    const path = write(fixture.folder, 'config', kubeconfig(fixture.double.url, { contexts: '- name: dev\n  context: {namespace: x}' }));
+    await usedByBoth(path, fixture.double);
+  });
+
+  it('a cluster without a server (kubectl config set-cluster foo), not in use, and one without a cluster entry', async () => {
+    const clusters = '- name: foo\n  cluster: {}\n- name: bare';
+    const path = write(fixture.folder, 'config', kubeconfig(fixture.double.url, { clusters }));
+    await usedByBoth(path, fixture.double);
+  });
+
+  it('a context whose cluster has no server, neither in use', async () => {
+    const path = write(
+      fixture.folder,
+      'config',
+      kubeconfig(fixture.double.url, {
+        clusters: '- name: foo\n  cluster: {}',
+        contexts: '- name: dev\n  context: {cluster: foo, user: u}',
+      }),
+    );
+    await usedByBoth(path, fixture.double);
+  });
+
+  it('the users after one without a name keep their own impersonation', async () => {
+    const path = write(
+      fixture.folder,
+      'config',
+      kubeconfig(fixture.double.url, { user: '{as: alice, as-groups: [dev]}', users: '- user: {as: bob, as-groups: [ops]}' }),
+    );
+    await usedByBoth(path, fixture.double);
+    const groups = fixture.double.requests.map((r) => r.headers.filter(([name]) => name === 'impersonate-group').map(([, v]) => v));
+    expect(new Set(groups.flat())).toEqual(new Set(['dev']));
+  });
+
+  it('a field kubectl cannot read is named by the entry it is in, after an incomplete one', async () => {
+    const clusters = '- name: foo\n  cluster: {}\n- name: odd\n  cluster: {server: "https://odd.example", insecure-skip-tls-verify: "yes"}';
+    const path = write(fixture.folder, 'config', kubeconfig(fixture.double.url, { clusters }));
+    process.env.KUBECONFIG = path;
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+      'the insecure-skip-tls-verify of cluster "odd" is the text "yes"',
+    );
+  });
+
+  it('a name given twice is refused when one of them is incomplete too', async () => {
+    const path = write(fixture.folder, 'config', kubeconfig(fixture.double.url, { contexts: '- name: main\n  context: {namespace: x}' }));
+    process.env.KUBECONFIG = path;
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow('its contexts list names "main" twice');
+  });
+});
+
+describe('the context in use, incomplete, is refused naming it', () => {
+  const fixture = doubleAndFolder();
+
+  it.each([
+    [
+      'the current context has no cluster',
+      { contexts: '- name: dev\n  context: {namespace: x}', current: 'dev' },
+      [],
+      'its current-context "dev" names no cluster',
+      'context "dev" names no cluster',
+    ],
+    [
+      'the cluster of the current context has no server',
+      {
+        clusters: '- name: foo\n  cluster: {insecure-skip-tls-verify: true}',
+        contexts: '- name: dev\n  context: {cluster: foo}',
+        current: 'dev',
+      },
+      [],
+      'the cluster "foo" of its current-context "dev" has no server',
+      'the cluster "foo" of context "dev" has no server',
+    ],
+    [
+      '--context names a context without a cluster',
+      { contexts: '- name: dev\n  context: {namespace: x}' },
+      ['--context', 'dev'],
+      undefined,
+      'context "dev" names no cluster',
+    ],
+  ] as const)('%s', async (_what, options, flags, library, commandLine) => {
+    const path = write(fixture.folder, 'config', kubeconfig(fixture.double.url, options));
+    if (library !== undefined) {
+      process.env.KUBECONFIG = path;
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(library);
+    }
+    const r = await cli(['status', '--kubeconfig', path, ...flags]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(commandLine);
+    expect(r.stderr).toContain(`in the kubeconfig ${JSON.stringify(path)}`);
+    expect(r.stderr).not.toContain('is missing');
+    expect(fixture.double.requests).toEqual([]);
+  });
+
+  it('of merged files the first to name an entry wins, incomplete or not, as kubectl merges them', async () => {
+    const first = write(
+      fixture.folder,
+      'first',
+      kubeconfig(fixture.double.url, { contexts: '- name: dev\n  context: {namespace: x}', current: 'dev' }),
+    );
+    const second = write(
+      fixture.folder,
+      'second',
+      kubeconfig(fixture.double.url, { contexts: '- name: dev\n  context: {cluster: c, user: u}' }),
+    );
+    process.env.KUBECONFIG = [first, second].join(delimiter);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow('its current-context "dev" names no cluster');
+  });
+});
