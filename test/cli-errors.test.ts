@@ -710,8 +710,9 @@ describe('ipallocator: failures', () => {
 
   // Regression: client-node reads a user's token-file as it loads the kubeconfig, and its ENOENT
   // was said as the kubeconfig's ("cannot read <kubeconfig>: ENOENT: … open '/…/missing'").
+  // over https://: kubectl reads no token-file for an http:// server, and nor does the command line
   it('a user whose token-file cannot be read: said to be the token-file, with the user, read from the kubeconfig’s folder, exit 2', async () => {
-    const { dir, path } = execPluginKubeconfig(c.double.url, '');
+    const { dir, path } = execPluginKubeconfig(secure.double.url, '');
     const config = JSON.parse(readFileSync(path, 'utf8'));
     try {
       for (const [tokenFile, said] of [
@@ -728,7 +729,7 @@ describe('ipallocator: failures', () => {
           `ipallocator: cannot read ${path}: the token-file ${JSON.stringify(file)} of user ${JSON.stringify(config.users[0].name)} cannot be read (${said})\n`,
         );
       }
-      expect(c.double.requests).toEqual([]);
+      expect(secure.double.requests).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -1208,7 +1209,8 @@ describe('ipallocator: failures', () => {
 
   // Regression: a token with a CR, LF or NUL (or another control character) in it was printed whole: fetch refuses the
   // Authorization header with a message quoting it. Such a token is now refused as the kubeconfig is
-  // read, naming the user and the field, as kubectl refuses it (over https://: no token goes to an http:// server).
+  // read, naming the user and the field, as kubectl refuses it (over https://: no token is sent to
+  // an http:// server, by kubectl or the command line).
   it.each([
     ['a CR', '"SECRET-IN-HEADER\\rX"'],
     ['a LF', '"SECRET-IN-HEADER\\nX"'],

@@ -185,3 +185,53 @@ describe('the context in use, incomplete, is refused naming it', () => {
     expect(() => new KubernetesStore(undefined, { start: false })).toThrow('its current-context "dev" names no cluster');
   });
 });
+
+// Regression: every user's token-file was read as the kubeconfig loaded, and one that could not be
+// read failed the load, whoever used it. kubectl reads the token-file of the user in use alone, and
+// none for an http:// server (client-go merges credentials only for https://).
+describe('the token-file of the user in use alone is read, and none for an http:// server', () => {
+  const tls = doubleAndFolder({ tls: true });
+
+  it('a user no context in use names, whose token-file does not exist: the file loads, by the library and the command line', async () => {
+    const users = '- name: other\n  user: {tokenFile: missing-token}\n- name: another\n  user: {token-file: /nonexistent/token}';
+    const path = write(
+      tls.folder,
+      'config',
+      kubeconfig(tls.double.url, { users, contexts: '- name: dev\n  context: {cluster: c, user: other}' }),
+    );
+    await usedByBoth(path, tls.double);
+    expect(new Set(tls.double.requests.map((r) => r.authorization))).toEqual(new Set(['Bearer t']));
+  });
+
+  it('the user in use, over https://, is refused as before when its token-file cannot be read; --context too', async () => {
+    const missing = join(tls.folder, 'missing-token');
+    const said = `the tokenFile ${JSON.stringify(missing)} of user "other" cannot be read (ENOENT: no such file or directory, open '${missing}')`;
+    const users = '- name: other\n  user: {tokenFile: missing-token}';
+    const contexts = '- name: dev\n  context: {cluster: c, user: other}';
+    const path = write(tls.folder, 'config', kubeconfig(tls.double.url, { users, contexts, current: 'dev' }));
+    process.env.KUBECONFIG = path;
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(said);
+    expect(await cli(['status', '--kubeconfig', path])).toMatchObject({ code: 2, stderr: `ipallocator: cannot read ${path}: ${said}\n` });
+    const other = write(tls.folder, 'other', kubeconfig(tls.double.url, { users, contexts }));
+    expect(await cli(['status', '--kubeconfig', other, '--context', 'dev'])).toMatchObject({
+      code: 2,
+      stderr: `ipallocator: cannot read ${other}: ${said}\n`,
+    });
+    expect(tls.double.requests).toEqual([]);
+  });
+});
+
+describe('no token-file is read for an http:// server', () => {
+  const fixture = doubleAndFolder();
+
+  it.each([
+    ['does not exist', '{tokenFile: missing-token}'],
+    ['holds nothing', '{tokenFile: empty-token}'],
+  ])('the user in use has a token-file that %s: taken, and nothing is sent as a credential', async (_what, user) => {
+    writeFileSync(join(fixture.folder, 'empty-token'), '');
+    const path = write(fixture.folder, 'config', kubeconfig(fixture.double.url, { user }));
+    await usedByBoth(path, fixture.double);
+    expect(fixture.double.requests.map((r) => r.authorization).filter((a) => a !== undefined)).toEqual([]);
+  });
+});

@@ -21,7 +21,7 @@ import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImp
 import type { ApiVersion } from './objects.ts';
 import { withoutCredentialsOverPlainHttp } from './plain-http.ts';
 import { insecureWithCA, tlsFileProblem, withClientCertificateCheck } from './tls-material.ts';
-import { readTokenFiles, TOKEN_FILE_KEYS } from './token-files.ts';
+import { readTokenFileInUse, readTokenFiles, TOKEN_FILE_KEYS, TokenFileError } from './token-files.ts';
 import {
   documentOnce,
   documentText,
@@ -321,7 +321,9 @@ export function unsetKubeconfigVariable(): string {
  * .ClientConfig, when inClusterClientConfig.Possible). `pathPrefix` is where the service account's
  * files are looked for, as client-node's loadFromCluster(pathPrefix) takes it: '' (the pod's own).
  * `context`: the context the caller will use instead of the current-context (kubectl --context,
- * clientcmd's contextName), which decides whether the files name a cluster to use.
+ * clientcmd's contextName), which decides whether the files name a cluster to use, and whose
+ * user's token-file is read now (token-files.ts readTokenFileInUse; the others' are not, as with
+ * kubectl).
  */
 export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?: string): void {
   const { files, list } = defaultKubeconfigFiles();
@@ -348,6 +350,8 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
   }
   const missing: string[] = [];
   const skipped: string[] = [];
+  // the file each user was taken from (the first to name it), for the failure of its token-file
+  const userFiles = new Map<string, string>();
   let loaded = 0;
   for (const file of files) {
     let text: string;
@@ -374,11 +378,20 @@ export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?:
       throw fileFailure(file, e);
     }
     if (into !== kc) mergeFirstWins(kc, into);
+    for (const user of into.users) if (!userFiles.has(user.name)) userFiles.set(user.name, file);
     loaded++;
   }
   // a configuration that names no cluster to use (preferences only, no current-context) is empty
   // to kubectl too, which then takes the pod's service account
-  if (loaded > 0 && !(namesNoCluster(kc, context) && inClusterPossible(pathPrefix))) return;
+  if (loaded > 0 && !(namesNoCluster(kc, context) && inClusterPossible(pathPrefix))) {
+    try {
+      readTokenFileInUse(kc, context);
+    } catch (e) {
+      const file = e instanceof TokenFileError ? userFiles.get(e.user) : undefined;
+      throw file === undefined ? e : fileFailure(file, e);
+    }
+    return;
+  }
   // nothing loaded, and nothing failed: kubectl has an empty configuration, and uses a pod's
   // service account instead when there is one
   if (inClusterPossible(pathPrefix)) {
@@ -453,11 +466,12 @@ function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
  * $KUBECONFIG: inside a pod with a service account the pod's is taken instead
  * (DeferredLoadingClientConfig.ClientConfig makes no exception for an explicit file); outside one
  * it is left as loaded, for the caller to say what it lacks. `pathPrefix` and `context` as
- * loadDefaultKubeconfig takes them.
+ * loadDefaultKubeconfig takes them (the token-file of the user in use read now).
  */
 export function loadGivenKubeconfig(kc: KubeConfig, text: string, file: string, pathPrefix = '', context?: string): void {
   loadKubeconfigText(kc, text, file);
   if (namesNoCluster(kc, context) && inClusterPossible(pathPrefix)) kc.loadFromCluster(pathPrefix);
+  else readTokenFileInUse(kc, context);
 }
 
 /** A kubeconfig file's failure to load, naming the file (KubeconfigNotReadError already does). */
@@ -472,9 +486,10 @@ function fileFailure(file: string, e: unknown): Error {
  * certificate-authority, a user's client-certificate, client-key and token-file, and an exec
  * plugin's command when it holds a path separator (`./bin/token`; a bare name is looked up on
  * the PATH). client-node resolves the first three itself (makePathsAbsolute). It reads a
- * token-file as it parses the text, whole, synchronously and from the working directory: here
- * each is read first, bounded (token-files.ts readTokenFiles), and handed to client-node as the user's token,
- * read again from the file as client-go reads it (TokenFileSource).
+ * token-file as it parses the text, whole, synchronously and from the working directory, every
+ * user's: here each is taken out of the text (token-files.ts readTokenFiles) and handed to
+ * client-node as the user's token, read bounded when first asked for (the loaders read the one of
+ * the user in use: readTokenFileInUse) and again as client-go reads it (TokenFileSource).
  * A file that names a cluster, user or context twice is refused, as kubectl refuses it, and so is
  * one with a field kubectl cannot read (kubeconfig-shape.ts kubeconfigShapeProblem). The entries
  * client-node would refuse the whole file for, and kubectl takes unless they are in use — a

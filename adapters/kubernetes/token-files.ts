@@ -1,16 +1,20 @@
-// A kubeconfig's token-files, read before client-node parses the kubeconfig: client-node reads
-// each as it parses, whole, synchronously and relative to the working directory, and never again.
-// Here each is read bounded (a device, a directory, a named pipe nothing writes to, a file over
-// 1 MiB are refused), a relative one from the kubeconfig's folder as kubectl reads it, and every
-// failure is TokenFileError naming the file and the user, never the content. config.ts
-// loadKubeconfigText hands each to client-node as the user's token, which is read again from the
-// file as client-go reads it (TokenFileSource): a token that rotates (a projected service-account
-// token, one vault-agent writes) is picked up by a long-running store.
+// A kubeconfig's token-files, taken out of its text before client-node parses it: client-node reads
+// each as it parses, whole, synchronously and relative to the working directory, and never again,
+// every user's. Here each is read bounded (a device, a directory, a named pipe nothing writes to, a
+// file over 1 MiB are refused), a relative one from the kubeconfig's folder as kubectl reads it,
+// and every failure is TokenFileError naming the file and the user, never the content. As kubectl,
+// only the user in use's is read as the kubeconfig loads (readTokenFileInUse), and none for an
+// http:// server; another at its first request, if any. config.ts loadKubeconfigText hands each
+// to client-node as the user's token, which is read again from the file as client-go reads it
+// (TokenFileSource): a token that rotates (a projected service-account token, one vault-agent
+// writes) is picked up by a long-running store.
 import { statSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { notRegularFile, readFileBounded } from '../bounded-read.ts';
 import { quoteText, showUnseen } from '../quote.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { documentText, notTextKind } from './kubeconfig-shape.ts';
+import { isPlainHttp } from './plain-http.ts';
 
 /**
  * The most a token-file may hold: 1 MiB. A token is a few KiB (a service account's JWT, an OIDC
@@ -83,31 +87,44 @@ const TOKEN_FILE_REREAD_MS = 60_000 - 10_000;
  * reason, never with the token); the file is read again at the next request until a read
  * succeeds. A token-file that was a named pipe when the kubeconfig was read is not read again: a
  * pipe's writer gave its token once (`<(vault read …)`), and reading it again would wait for one.
+ * The first read is made when the token is first asked for (the loader asks for the user in use's).
  * The time is taken from a monotonic clock (performance.now()), as the informer's waits: a wall
  * clock set back does not keep an old token.
  */
 export class TokenFileSource {
-  private token: string;
+  /** The token read; undefined until the file is first read. */
+  private token: string | undefined;
   /** When the token was read (performance.now()). */
-  private readAt: number;
+  private readAt = 0;
   /** The last failure said on the console: the same one is not said again at every request. */
   private said: string | undefined;
   /** Whether the file is read again: it was a regular file when first read (not a pipe). */
-  private readonly rereads: boolean;
+  private rereads = false;
 
-  /** Reads the file (readTokenFile); TokenFileError when it cannot be read. */
+  /**
+   * The file is not read yet: kubectl reads the token-file of the user in use alone, and none for
+   * an http:// server. The loader reads that one at once (readTokenFileInUse); any other, at its
+   * first request.
+   */
   constructor(
     readonly path: string,
     readonly user: string,
     readonly field: TokenFileKey,
-  ) {
-    this.token = readTokenFile(path, user, field);
-    this.readAt = performance.now();
-    this.rereads = isRegularFile(path);
-  }
+  ) {}
 
-  /** The token to send now: the one read before, or the file's, read again when that one is old enough. */
+  /**
+   * The token to send now: the file's, read the first time (TokenFileError when it cannot be read:
+   * there is no token to keep), then the one read before, or the file's read again when that one is
+   * old enough.
+   */
   current(): string {
+    if (this.token === undefined) {
+      const token = readTokenFile(this.path, this.user, this.field);
+      this.token = token;
+      this.readAt = performance.now();
+      this.rereads = isRegularFile(this.path);
+      return token;
+    }
     if (!this.rereads || performance.now() - this.readAt < TOKEN_FILE_REREAD_MS) return this.token;
     try {
       this.token = this.readAgain();
@@ -158,6 +175,7 @@ export class TokenFileSource {
    * A token set on it afterwards replaces the source, as a plain token.
    */
   attachTo(user: object): void {
+    SOURCES.set(user, this);
     Object.defineProperty(user, 'token', {
       get: () => this.current(),
       set(value: unknown) {
@@ -176,6 +194,29 @@ function isRegularFile(path: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** The source each user the loader attached one to (TokenFileSource attachTo) reads its token from. */
+const SOURCES = new WeakMap<object, TokenFileSource>();
+
+/**
+ * Reads now the token-file of the user of the context `contextName` of `kc` (its current-context
+ * when undefined or empty), as kubectl reads the one of the user in use as it loads the
+ * kubeconfig: TokenFileError when it cannot be read. Nothing for a context whose cluster's server
+ * is http://, to which no credentials are sent (plain-http.ts: client-go reads none for it), nor
+ * for a user without a token-file, or whose token was set since. The others are read at their
+ * first request, if any: a user no context in use names, whose token-file is gone, does not fail
+ * the kubeconfig, as with kubectl.
+ */
+export function readTokenFileInUse(kc: KubeConfig, contextName?: string): void {
+  const name = contextName || kc.getCurrentContext();
+  const context = name ? kc.getContextObject(name) : null;
+  if (!context?.user) return;
+  const cluster = context.cluster ? kc.getCluster(context.cluster) : null;
+  if (isPlainHttp(cluster?.server)) return;
+  const user = kc.getUser(context.user);
+  if (user === null || Object.getOwnPropertyDescriptor(user, 'token')?.get === undefined) return;
+  SOURCES.get(user)?.current();
 }
 
 /**

@@ -116,11 +116,12 @@ export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
  * the token is sent without them: that is left as it is, since the token of a KubeConfig loaded
  * by client-node may come from a token-file it read, whose line break kubectl leaves out too.
  * client-node 1.x's node-fetch refuses them with a message that quotes the token: refused here.
- * The token is never shown.
+ * The token is never shown. Nothing for an http:// server, to which no token is sent (plain-http.ts).
  */
 export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  if (sendsToPlainHttp(kc)) return undefined;
   const user = getCurrentUser.call(kc);
   const token: unknown = user?.token;
   if (typeof token !== 'string') return undefined;
@@ -254,7 +255,9 @@ export function withEmptyPassword(kc: KubeConfig): KubeConfig {
  * Why the current context's user has a field that is no text — a token written as a list or a
  * number (`token: [a, b]`, `token: 12345`) —, as the end of a sentence naming the user and the
  * field; undefined when each is text or absent. client-node takes such a value as it is, and
- * sends `Bearer a,b`; kubectl fails to decode the kubeconfig. The value is not shown.
+ * sends `Bearer a,b`; kubectl fails to decode the kubeconfig. The value is not shown. A token the
+ * loader reads from a token-file (a getter: token-files.ts attachTo) is text, and is not asked
+ * for: that would read the file, which kubectl does not for an http:// server.
  */
 export function nonTextCredential(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -262,6 +265,7 @@ export function nonTextCredential(kc: KubeConfig): string | undefined {
   const user = getCurrentUser.call(kc) as unknown as Record<string, unknown> | null;
   if (typeof user !== 'object' || user === null) return undefined;
   for (const [property, field] of TEXT_FIELDS) {
+    if (Object.getOwnPropertyDescriptor(user, property)?.get !== undefined) continue;
     const value = user[property];
     if (value === undefined || value === null || typeof value === 'string') continue;
     return (
@@ -399,11 +403,13 @@ export function interactiveModeProblem(exec: { apiVersion?: unknown; interactive
  * out anonymous, and a 401 or 403 would read as the server refusing credentials never sent.
  * kubectl refuses such a file (client-go: `read empty token from file`). A token given empty in
  * the kubeconfig (`token: ""`) is no token at all, for client-node and kubectl alike: client-node
- * then reads the token-file, if any, so an empty token it holds came from one.
+ * then reads the token-file, if any, so an empty token it holds came from one. Nothing for an
+ * http:// server: kubectl reads no token-file for it, and no token is sent to it (plain-http.ts).
  */
 export function emptyToken(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
+  if (sendsToPlainHttp(kc)) return undefined;
   const user = getCurrentUser.call(kc);
   const token: unknown = user?.token;
   if (typeof token !== 'string' || token.trim() !== '') return undefined;
