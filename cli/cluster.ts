@@ -299,8 +299,6 @@ export class Cluster {
   private networkingVersion: 'v1' | 'v1beta1' = 'v1';
   private readonly onProgress: ClusterOptions['onProgress'];
   private readonly requests: ApiRequests;
-  /** An http:// server without insecure-skip-tls-verify, which client-node 2.x refuses to send to. */
-  private readonly plainHttp: boolean;
   /** The kubeconfig as messages name it (kubeconfigNamed): `the kubeconfig "/path"`. */
   private readonly file: string;
 
@@ -390,7 +388,6 @@ export class Cluster {
     // text: a name YAML reads as a number (`current-context: 7`) was refused as the kubeconfig was read
     this.context = kc.getCurrentContext();
     this.server = shownServer(cluster.server);
-    this.plainHttp = kc.getCurrentCluster()!.server.startsWith('http://') && cluster.skipTLSVerify !== true;
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.networking = this.kc.makeApiClient(NetworkingV1Api) as unknown as NetworkingApi;
     this.onProgress = options.onProgress;
@@ -744,9 +741,6 @@ export class Cluster {
       }
       if (phase === 'answered') return new ClusterError(`${subject} answered ${verb} ${target} with a malformed body: ${messages(err)}`);
       if (phase === 'unsent') {
-        const http = this.plainHttp
-          ? '; a plain http:// server needs insecure-skip-tls-verify: true in its cluster entry (or use its https:// address)'
-          : '';
         // an exec credential plugin that could not be run, exited with a failure, or exited
         // with status 0 printing no JSON: said as such, with its command (as the kubeconfig
         // names it; its args are not shown, a secret may be among them) and what it wrote on stderr.
@@ -763,7 +757,7 @@ export class Cluster {
         // JSON but no ExecCredential (a JSON string) fails in client-node with a TypeError
         // naming its internals: messages says it as NO_EXEC_CREDENTIAL
         return new ClusterError(
-          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}${http}`,
+          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}`,
         );
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);

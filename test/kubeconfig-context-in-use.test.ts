@@ -6,10 +6,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { cli } from './cli-helpers.ts';
+import { startForwardProxy } from './doubles/forward-proxy.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 
 /** A double (https:// with `tls`: credentials are sent only there) and a folder, new for each test. */
@@ -233,5 +236,88 @@ describe('no token-file is read for an http:// server', () => {
     const path = write(fixture.folder, 'config', kubeconfig(fixture.double.url, { user }));
     await usedByBoth(path, fixture.double);
     expect(fixture.double.requests.map((r) => r.authorization).filter((a) => a !== undefined)).toEqual([]);
+  });
+});
+
+// Regression: an http:// server without `insecure-skip-tls-verify: true` was refused, as
+// client-node refuses it ("HTTP protocol is not allowed when skipTLSVerify is not set or false"),
+// where kubectl takes it: a `kubectl proxy` kubeconfig (server: http://127.0.0.1:8001) has no such
+// flag. No credentials are sent to an http:// server, so the refusal protected nothing.
+describe('an http:// server without insecure-skip-tls-verify, as kubectl takes it', () => {
+  const fixture = doubleAndFolder();
+  const proxyVariables = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy'];
+  const savedProxies = new Map<string, string | undefined>();
+  const closing: (() => Promise<void>)[] = [];
+  beforeEach(() => {
+    for (const name of proxyVariables) {
+      savedProxies.set(name, process.env[name]);
+      delete process.env[name];
+    }
+  });
+  afterEach(async () => {
+    for (const [name, value] of savedProxies) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    for (const close of closing.splice(0)) await close();
+  });
+  /** A kubeconfig of `server` without insecure-skip-tls-verify, as `kubectl proxy` users write it. */
+  const plain = (server: string, extra = ''): string =>
+    `apiVersion: v1\nkind: Config\nclusters:\n- name: proxy\n  cluster:\n    server: ${server}\n${extra}users:\n- name: u\n  user: {}\n` +
+    'contexts:\n- name: local\n  context: {cluster: proxy, user: u}\ncurrent-context: local\n';
+
+  it('read from a file: the store syncs and the command line answers', async () => {
+    const path = write(fixture.folder, 'config', plain(fixture.double.url));
+    await usedByBoth(path, fixture.double);
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+  });
+
+  it('in a KubeConfig loaded yourself, with @kubernetes/client-node 2.x and 1.x', async () => {
+    for (const kc of [new KubeConfig(), new KubeConfig1()]) {
+      kc.loadFromString(plain(fixture.double.url));
+      const store = new KubernetesStore(kc as KubeConfig, { start: false, requestTimeoutMs: 10_000 });
+      try {
+        await expect(store.get('10.96.0.10')).resolves.toBeUndefined();
+      } finally {
+        store.close();
+      }
+    }
+  });
+
+  it.each(['HTTP_PROXY', 'proxy-url'])('through a proxy (%s), as without one', async (where) => {
+    const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
+    closing.push(proxy.close);
+    const server = `http://apiserver.test:${new URL(fixture.double.url).port}`;
+    if (where === 'HTTP_PROXY') process.env.HTTP_PROXY = proxy.url;
+    const path = write(fixture.folder, 'config', plain(server, where === 'proxy-url' ? `    proxy-url: ${proxy.url}\n` : ''));
+    process.env.KUBECONFIG = path;
+    const store = new KubernetesStore(undefined, { start: false, requestTimeoutMs: 10_000 });
+    try {
+      await expect(store.get('10.96.0.10')).resolves.toBeUndefined();
+    } finally {
+      store.close();
+    }
+    expect(proxy.seen.map((s) => s.line)).toContain(`GET ${server}/apis/networking.k8s.io/v1/ipaddresses/10.96.0.10`);
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+  });
+
+  it('a redirect to an https:// host still has its certificate checked', async () => {
+    const tls = await ApiServerDouble.start({ tls: true });
+    closing.push(() => tls.close());
+    fixture.double.proxyAnswerNext('get', 'ipaddresses', '', {
+      status: 307,
+      headers: { location: `${tls.url}/apis/networking.k8s.io/v1/ipaddresses/10.96.0.10` },
+    });
+    const kc = new KubeConfig();
+    kc.loadFromString(plain(fixture.double.url));
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    try {
+      await expect(store.get('10.96.0.10')).rejects.toThrow(/certificate/);
+    } finally {
+      store.close();
+    }
+    expect(tls.requests).toEqual([]);
   });
 });

@@ -100,8 +100,7 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   const date = kubeConfig === undefined ? undefined : spellKubeConfigDates(kc, undefined);
   if (date !== undefined) throw new InvalidArgumentError(`${owner}: the KubeConfig: ${date}`);
   if (isFallback(current)) {
-    // every request would fail with a refused connection (or, with client-node 2.x, "HTTP
-    // protocol is not allowed") to a server nobody named
+    // every request would fail with a refused connection to a server nobody named
     throw new InvalidArgumentError(
       `${owner}: the KubeConfig is client-node's placeholder (server http://localhost:8080), which loadFromDefault() ` +
         `loads when it finds no kubeconfig: ${unsetKubeconfigVariable()}, ~/.kube/config does not exist, and this is not a pod ` +
@@ -731,9 +730,10 @@ export function shownServer(server: unknown): string {
 
 /**
  * Whether loadFromDefault found nothing and fell back to client-node's placeholder: context
- * "loaded-context", cluster "cluster" at http://localhost:8080 with TLS checks on (which
- * client-node 2.x refuses to send to), user "user" with no credentials. The same built on purpose
- * for `kubectl proxy --port 8080` sets skipTLSVerify, and is taken.
+ * "loaded-context", cluster "cluster" at http://localhost:8080 without insecure-skip-tls-verify,
+ * user "user" with no credentials. The same built on purpose for `kubectl proxy --port 8080` is
+ * taken when it sets skipTLSVerify (as client-node 2.x alone sent to it): it is told from the
+ * placeholder by that.
  */
 export function isClientNodeFallback(kc: KubeConfig): boolean {
   return isFallback(currentOf(kc, 'kubeConfig'));

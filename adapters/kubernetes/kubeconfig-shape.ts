@@ -448,8 +448,7 @@ const YAML_1_1_BOOLEAN = /^(?:y|Y|yes|Yes|YES|on|On|ON|n|N|no|No|NO|off|Off|OFF)
  * A cluster's insecure-skip-tls-verify that YAML reads as no true or false (`"true"`, `yes`, `1`),
  * as a sentence naming it; undefined when each is true, false, null or absent. client-node takes
  * only true as true, and reads anything else as false: it checks the server's certificate where
- * the file seems to say not to (and refuses an http:// server, saying it needs
- * insecure-skip-tls-verify: true). kubectl cannot read a quoted "true" or a number ("cannot
+ * the file seems to say not to. kubectl cannot read a quoted "true" or a number ("cannot
  * unmarshal string into Go struct field Cluster.clusters.cluster.insecure-skip-tls-verify of type
  * bool"), and reads yes, on and y unquoted as true (its YAML is YAML 1.1); js-yaml reads them as
  * text, quoted or not. Only a cluster client-node read as checking certificates, in a text that

@@ -37,6 +37,7 @@ import type { Cluster, KubeConfig } from '@kubernetes/client-node';
 import { type Family, parseAddr, parsePrefix } from '../address.ts';
 import { InvalidArgumentError, nameErrorClasses } from '../errors.ts';
 import { quoteText } from '../quote.ts';
+import { isPlainHttp } from './plain-http.ts';
 import { proxyDispatcher } from './proxy-dispatch.ts';
 
 /** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). */
@@ -238,9 +239,13 @@ const proxySources = new WeakMap<object, { url: string; field: string }>();
  * applies to its server, carries that proxy as its proxyUrl (the environment is read now, once),
  * and whose requests go through a proxy as Go's net/http sends them (proxy-dispatch.ts).
  *
- * A plain http:// server without insecure-skip-tls-verify, which client-node refuses ("HTTP
- * protocol is not allowed when skipTLSVerify is not set or false") but not on its way through a
- * proxy, is given to client-node without its proxy, to be refused the same way with or without one.
+ * A plain http:// server without insecure-skip-tls-verify, which client-node refuses to send to
+ * directly ("HTTP protocol is not allowed when skipTLSVerify is not set or false"), is sent to as
+ * kubectl sends to it (a `kubectl proxy` kubeconfig has no such flag), through a proxy as without
+ * one: client-node is told the flag is set where it makes the request's dispatcher or agent
+ * (plainHttpAsSent), and nothing else. The TLS options it was given are kept (only an http://
+ * request reaches that check, which has no TLS), so a redirect to an https:// host has its
+ * certificate checked as before; no credentials are sent to an http:// server (plain-http.ts).
  */
 export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.env): KubeConfig {
   if (typeof kc.getCurrentCluster !== 'function') return kc; // not a KubeConfig: refused by the caller
@@ -251,11 +256,6 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     const cluster = kc.getCurrentCluster();
     if (cluster === null || typeof cluster.server !== 'string') return cluster;
     const own = typeof cluster.proxyUrl === 'string' && cluster.proxyUrl !== '';
-    if (/^http:/i.test(cluster.server) && cluster.skipTLSVerify !== true) {
-      if (!own) return cluster;
-      const { proxyUrl: _sentDirectly, ...direct } = cluster;
-      return direct;
-    }
     let source: { url: string; field: string };
     if (own) {
       source = { url: cluster.proxyUrl!, field: `proxy-url of cluster ${quoteText(cluster.name)} in the kubeconfig` };
@@ -291,7 +291,10 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     const clientNodeDispatcher = sendsWith.createDispatcher;
     proxied.createDispatcher = function (this: unknown, cluster, agentOptions) {
       const proxy = usableProxy(cluster);
-      return (proxy && proxyDispatcher(cluster!.server, proxy, agentOptions)) ?? clientNodeDispatcher.call(this, cluster, agentOptions);
+      return (
+        (proxy && proxyDispatcher(cluster!.server, proxy, agentOptions)) ??
+        clientNodeDispatcher.call(this, plainHttpAsSent(cluster), agentOptions)
+      );
     };
   }
   if (typeof sendsWith.createAgent === 'function') {
@@ -299,10 +302,22 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     const clientNodeAgent = sendsWith.createAgent;
     proxied.createAgent = function (this: unknown, cluster, agentOptions) {
       usableProxy(cluster);
-      return clientNodeAgent.call(this, cluster, agentOptions);
+      return clientNodeAgent.call(this, plainHttpAsSent(cluster), agentOptions);
     };
   }
   return wrapped;
+}
+
+/**
+ * `cluster` as client-node is given it to make a request's dispatcher or agent: an http:// server
+ * (the scheme in lower case, as client-node compares it) with insecure-skip-tls-verify set, which
+ * is all client-node asks of it before sending to it; any other cluster as it is. Only whether to
+ * send is read from the flag there: the TLS options (agentOptions) were made from the cluster as
+ * the kubeconfig gives it.
+ */
+function plainHttpAsSent(cluster: Cluster | null): Cluster | null {
+  if (cluster === null || cluster.skipTLSVerify === true || !isPlainHttp(cluster.server)) return cluster;
+  return { ...cluster, skipTLSVerify: true };
 }
 
 /** How client-node makes what a request is sent with: an undici Dispatcher (2.x), an http.Agent (1.x). */

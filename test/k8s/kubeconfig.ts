@@ -1,7 +1,5 @@
 // A KubeConfig (or a kubeconfig file) pointing at an API-server double: over plain HTTP, or over
 // HTTPS (a double started with `tls: true`), whose certificate it does not check.
-//
-// client-node refuses `http:` servers unless the cluster entry has skipTLSVerify: true.
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +22,7 @@ export function kubeConfigFor(server: string, token = TEST_TOKEN): KubeConfig {
 
 /**
  * Writes a kubeconfig file for `server`; returns its path and a function that removes it.
- * `skipTLSVerify: false` leaves out insecure-skip-tls-verify (client-node 2.x then refuses http:).
+ * `skipTLSVerify: false` leaves out insecure-skip-tls-verify (as a `kubectl proxy` kubeconfig does).
  */
 export function writeKubeconfig(
   server: string,
