@@ -19,6 +19,7 @@
 import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { basicAuthorization } from './header-values.ts';
+import { isPlainHttp } from './plain-http.ts';
 
 /** What undici's connector calls back with. */
 type ConnectCallback = (err: Error | null, socket: unknown) => void;
@@ -64,7 +65,7 @@ export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') return undefined;
   const u = undici();
   const toProxy = proxyConnector(u);
-  if (/^http:/i.test(server)) return absoluteForm(u, proxy, toProxy);
+  if (isPlainHttp(server)) return absoluteForm(u, proxy, toProxy);
   const authorization = proxyAuthorization(proxy);
   return new u.ProxyAgent({
     uri: proxy.href,

@@ -21,7 +21,7 @@ import {
 import { impersonationProblem } from './impersonation.ts';
 import { authProviderProblem } from './auth-providers.ts';
 import { execEntryNotRead, execEntryOf, notTextKind } from './kubeconfig-shape.ts';
-import { goesToPlainHttp, sendsToPlainHttp } from './plain-http.ts';
+import { goesToPlainHttp, isPlainHttp, sendsToPlainHttp } from './plain-http.ts';
 import { clientCertificateProblem } from './tls-material.ts';
 
 /**
@@ -96,8 +96,7 @@ export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
   }
   const server: unknown = getCurrentCluster.call(kc)?.server;
   const user = getCurrentUser.call(kc);
-  // a URL's scheme is case-insensitive: HTTP://host is http:// too
-  if (typeof server !== 'string' || !/^http:/i.test(server) || typeof user !== 'object' || user === null) return undefined;
+  if (!isPlainHttp(server) || typeof user !== 'object' || user === null) return undefined;
   const problem = clientCertificateProblem(user);
   if (problem === undefined) return undefined;
   return (
@@ -116,12 +115,11 @@ export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
  * the token is sent without them: that is left as it is, since the token of a KubeConfig loaded
  * by client-node may come from a token-file it read, whose line break kubectl leaves out too.
  * client-node 1.x's node-fetch refuses them with a message that quotes the token: refused here.
- * The token is never shown. Nothing for an http:// server, to which no token is sent (plain-http.ts).
+ * The token is never shown.
  */
 export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
-  if (sendsToPlainHttp(kc)) return undefined;
   const user = getCurrentUser.call(kc);
   const token: unknown = user?.token;
   if (typeof token !== 'string') return undefined;
@@ -403,13 +401,11 @@ export function interactiveModeProblem(exec: { apiVersion?: unknown; interactive
  * out anonymous, and a 401 or 403 would read as the server refusing credentials never sent.
  * kubectl refuses such a file (client-go: `read empty token from file`). A token given empty in
  * the kubeconfig (`token: ""`) is no token at all, for client-node and kubectl alike: client-node
- * then reads the token-file, if any, so an empty token it holds came from one. Nothing for an
- * http:// server: kubectl reads no token-file for it, and no token is sent to it (plain-http.ts).
+ * then reads the token-file, if any, so an empty token it holds came from one.
  */
 export function emptyToken(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
   if (typeof getCurrentContext !== 'function' || typeof getCurrentUser !== 'function') return undefined;
-  if (sendsToPlainHttp(kc)) return undefined;
   const user = getCurrentUser.call(kc);
   const token: unknown = user?.token;
   if (typeof token !== 'string' || token.trim() !== '') return undefined;
