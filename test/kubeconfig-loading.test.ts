@@ -1452,13 +1452,14 @@ describe('a user with half a client certificate', () => {
 
 // Regression: for an http:// server (insecure-skip-tls-verify) a client certificate or key that
 // does not parse was taken without a word, and every request went out without credentials (over
-// https:// the request fails on it, naming the field); kubectl refuses such a pair whatever the scheme.
+// https:// the request fails on it, naming the field). client-node fails every request on it over
+// http:// too, so it is refused before any; kubectl, which reads it only for https://, takes it.
 describe('a user whose client certificate or key cannot be used, for an http:// server', () => {
   const fixture = doubleAndFolder('ipallocator-bad-cert-');
   const text = (user: string): string => kubeconfigOfUser(fixture.double.url, user);
   const then =
-    ': the server is http://, where no client certificate is sent, and every request would go out without credentials ' +
-    '(kubectl refuses such a certificate whatever the scheme); correct it, or use another context';
+    ': the server is http://, where no client certificate is sent, yet @kubernetes/client-node 2.x fails every request on it ' +
+    '(kubectl, which reads it only for an https:// server, takes it); correct it, or use another context';
 
   it.each([
     [

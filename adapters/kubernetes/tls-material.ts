@@ -120,11 +120,11 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
  * What is wrong with a kubeconfig user's client certificate and key, as the TLS layer would find
  * it: a certificate or key that does not parse, or a key that is not the certificate's (e.g. `the
  * client-certificate-data of user "dev" in the kubeconfig is not a certificate (PEM)`); undefined
- * when they are fine, absent, or a file cannot be read now. client-go refuses such a pair
- * whatever the server's scheme (tls.X509KeyPair, as its transport is built). Over https:// a
- * request fails on it, and transportProblem says this; over http:// nothing reads it, and
- * client-node sends every request without it: the library and the command line refuse that
- * before any request (user-checks.ts plainHttpClientCertificate).
+ * when they are fine, absent, or a file cannot be read now. client-go refuses such a pair as its
+ * TLS transport is built (tls.X509KeyPair), for an https:// server. Over https:// a request fails
+ * on it, and transportProblem says this; for an http:// server, where client-node fails every
+ * request on it all the same, the library and the command line refuse it before any request
+ * (user-checks.ts plainHttpClientCertificate).
  */
 export function clientCertificateProblem(user: User): string | undefined {
   const cert = material(user.certFile, user.certData, 'client-certificate');

@@ -84,10 +84,11 @@ function sentCredentialProblem(kc: KubeConfig): string | undefined {
  * Why the current context's user has a client certificate or key that cannot be used
  * (tls-material.ts clientCertificateProblem: one that does not parse, a key that is not the
  * certificate's) while its cluster's server is http://, as the end of a sentence naming the user
- * and the field; undefined otherwise. Over http:// no TLS connection reads them: client-node
- * sends every request without a client certificate, and a 401 would read as the server refusing
- * credentials never sent. kubectl refuses such a pair whatever the scheme. Over https:// the
- * request fails on it, and the failure names the field (transportProblem).
+ * and the field; undefined otherwise. Over http:// no TLS connection reads them, yet client-node
+ * 2.x builds its TLS options from them for every request and fails it on them: refused before any
+ * request instead, saying so. (kubectl reads a user's client certificate only for an https://
+ * server, and takes this user for an http:// one.) Over https:// the request fails on it, and the
+ * failure names the field (transportProblem).
  */
 export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentCluster, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -100,8 +101,8 @@ export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
   const problem = clientCertificateProblem(user);
   if (problem === undefined) return undefined;
   return (
-    `${problem}: the server is http://, where no client certificate is sent, and every request would go out without ` +
-    'credentials (kubectl refuses such a certificate whatever the scheme); correct it, or use another context'
+    `${problem}: the server is http://, where no client certificate is sent, yet @kubernetes/client-node 2.x fails ` +
+    'every request on it (kubectl, which reads it only for an https:// server, takes it); correct it, or use another context'
   );
 }
 
