@@ -307,3 +307,37 @@ describe('a token YAML reads as a falsy value', () => {
     expect(double.requests).toEqual([]);
   });
 });
+
+// Regression: client-node 2.x's YAML reader (YAML 1.2) reads a merge key `<<: *anchor` as a field
+// named "<<", so a user written with one lost the token it merged in, and every request went out
+// without it; kubectl (YAML 1.1) merges it. Refused as the file is read, naming the entry.
+describe('a YAML merge key (<<) in a kubeconfig entry', () => {
+  it('is refused as the kubeconfig is read, by the library and the command line, naming the entry', async () => {
+    const path = join(folder, 'config');
+    writeFileSync(
+      path,
+      kubeconfigOfUser('{token: t}').replace(
+        'users:\n- name: u\n  user: {token: t}\n',
+        'users:\n- name: base\n  user: &creds {token: the-secret}\n- name: u\n  user:\n    <<: *creds\n    as: bob\n',
+      ),
+    );
+    const said =
+      'the user "u" holds a YAML merge key (<<), which @kubernetes/client-node 2.x reads as a field named "<<", ' +
+      'leaving out what it merges in (kubectl merges it): write those fields out in the entry';
+    const saved = process.env.KUBECONFIG;
+    process.env.KUBECONFIG = path;
+    try {
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+      expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+        `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
+      );
+    } finally {
+      if (saved === undefined) delete process.env.KUBECONFIG;
+      else process.env.KUBECONFIG = saved;
+    }
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+    expect(r.stderr).not.toContain('the-secret');
+    expect(double.requests).toEqual([]);
+  });
+});

@@ -30,7 +30,8 @@ export function kubeconfigShapeProblem(
     nonTextClusterField(kc) ??
     insecureNotBoolean(kc, text, parsed) ??
     userNotMapping(kc, withUsers) ??
-    tokenDropped(kc, text, withUsers);
+    tokenDropped(kc, text, withUsers) ??
+    mergeKeyNotRead(text, parsed);
   return problem ?? userEntryNotRead(kc);
 }
 
@@ -282,6 +283,46 @@ const KUBECONFIG_LISTS: readonly (readonly [field: 'clusters' | 'users' | 'conte
   ['users', '- name: u, with user: {…} under it'],
   ['contexts', '- name: ctx, with context: {cluster: c, user: u} under it'],
 ];
+
+/** The entry kinds of a kubeconfig's lists, as a message names them. */
+const ENTRY_KIND = { clusters: 'cluster', users: 'user', contexts: 'context' } as const;
+
+/**
+ * An entry of a kubeconfig that holds a YAML merge key (`<<: *anchor`) once parsed, as a sentence
+ * naming it; undefined when none does. client-node 2.x's YAML reader (YAML 1.2) reads `<<` as a
+ * field named "<<" and so leaves out what it merges in — a user merging its token in from an
+ * anchor sent every request without it — where kubectl's (YAML 1.1) merges it. client-node 1.x's
+ * merges it too: then no "<<" is left, and nothing is refused. The text is parsed (`parsed`) only
+ * when it holds "<<".
+ */
+function mergeKeyNotRead(text: string, parsed: () => KubeconfigDocument | undefined): string | undefined {
+  if (!text.includes('<<')) return undefined;
+  const doc = parsed();
+  if (doc === undefined) return undefined;
+  const seen = new Set<object>();
+  const holdsMergeKey = (value: unknown): boolean => {
+    if (typeof value !== 'object' || value === null || seen.has(value)) return false;
+    seen.add(value);
+    if (!Array.isArray(value) && Object.hasOwn(value, '<<')) return true;
+    return Object.values(value).some(holdsMergeKey);
+  };
+  for (const list of ['clusters', 'users', 'contexts'] as const) {
+    const entries = doc[list];
+    if (!Array.isArray(entries)) continue;
+    for (const entry of entries as unknown[]) {
+      if (!holdsMergeKey(entry)) continue;
+      const name = (entry as { name?: unknown }).name;
+      const which = typeof name === 'string' ? `the ${ENTRY_KIND[list]} ${quoteText(name)}` : `an entry of ${list}`;
+      return (
+        `${which} holds a YAML merge key (<<), which @kubernetes/client-node 2.x reads as a field named "<<", ` +
+        'leaving out what it merges in (kubectl merges it): write those fields out in the entry'
+      );
+    }
+  }
+  return holdsMergeKey(doc)
+    ? 'the kubeconfig holds a YAML merge key (<<), which @kubernetes/client-node 2.x reads as a field named "<<" (kubectl merges it): write those fields out'
+    : undefined;
+}
 
 /**
  * A kubeconfig's clusters, users or contexts that YAML reads as no list (`users: {u: {token: t}}`,
