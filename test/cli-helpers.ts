@@ -1,6 +1,9 @@
 // Helpers for the command-line tests: a double with a kubeconfig file, objects as the API server
 // holds them, and run() with captured output.
 import { Readable } from 'node:stream';
+import { expect } from 'vitest';
+import { InvalidArgumentError } from '../adapters/errors.ts';
+import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
@@ -119,4 +122,26 @@ export function skipReasons(serviceCIDRs: readonly (readonly [name: string, cidr
  */
 export function saidByCli(reason: string): string {
   return /^invalid address \[\] \((.*)\)$/s.exec(reason)?.[1] ?? reason;
+}
+
+/**
+ * The kubeconfig at `path` is refused as it is read, saying `said`, by the library (loading it as
+ * $KUBECONFIG, which is put back after: InvalidArgumentError) and by the command line (one line,
+ * exit 2), neither showing `secret` when one is given.
+ */
+export async function refusedAsRead(path: string, said: string, secret?: string): Promise<void> {
+  const saved = process.env.KUBECONFIG;
+  process.env.KUBECONFIG = path;
+  try {
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
+    expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
+      `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
+    );
+  } finally {
+    if (saved === undefined) delete process.env.KUBECONFIG;
+    else process.env.KUBECONFIG = saved;
+  }
+  const r = await cli(['status', '--kubeconfig', path]);
+  expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
+  if (secret !== undefined) expect(r.stderr).not.toContain(secret);
 }

@@ -20,7 +20,7 @@ import {
   loadKubeconfigText,
 } from '../adapters/kubernetes/config.ts';
 import { openWatch } from '../adapters/kubernetes/watch-request.ts';
-import { cli } from './cli-helpers.ts';
+import { cli, refusedAsRead } from './cli-helpers.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY } from './k8s/tls.ts';
 
 /** A kubeconfig's text: clusters (name → server), users (name → token), contexts (name → [cluster, user]). */
@@ -75,22 +75,6 @@ function doubleAndFolder(prefix: string, options: { tls?: boolean } = {}): Doubl
     rmSync(fixture.folder, { recursive: true, force: true });
   });
   return fixture;
-}
-
-/**
- * The kubeconfig at `path` is refused as it is read, saying `said`, by the library (loading it as
- * $KUBECONFIG: InvalidArgumentError) and by the command line (one line, exit 2), neither showing
- * `secret`. $KUBECONFIG is left naming `path` (keepKubeconfigVariable puts it back).
- */
-async function refusedAsRead(path: string, said: string, secret: string): Promise<void> {
-  process.env.KUBECONFIG = path;
-  expect(() => new KubernetesStore(undefined, { start: false })).toThrow(InvalidArgumentError);
-  expect(() => new KubernetesStore(undefined, { start: false })).toThrow(
-    `KubernetesStore: cannot load the default kubeconfig ($KUBECONFIG, else ~/.kube/config): ${JSON.stringify(path)}: ${said}`,
-  );
-  const r = await cli(['status', '--kubeconfig', path]);
-  expect([r.code, r.stderr]).toEqual([2, `ipallocator: cannot read ${path}: ${said}\n`]);
-  expect(r.stderr).not.toContain(secret);
 }
 
 /** Puts $KUBECONFIG back after each test of the describe block as it was when the block was defined. */
