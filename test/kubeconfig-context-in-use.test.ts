@@ -321,3 +321,55 @@ describe('an http:// server without insecure-skip-tls-verify, as kubectl takes i
     expect(tls.requests).toEqual([]);
   });
 });
+
+// Regression: a store follows the context current when it was made. client-node's API clients keep
+// the server they were made for, but read the user anew for each request, and the watch reads the
+// cluster anew: once the KubeConfig's context was switched, the store sent the other context's
+// token to the first cluster, listed one cluster and watched the other, and none of the user
+// checks made when the store was made applied to the user it now sent.
+describe('a KubeConfig whose current context is switched after the store was made', () => {
+  it.each([
+    ['client-node 2.x', () => new KubeConfig()],
+    ['client-node 1.x', () => new KubeConfig1() as unknown as KubeConfig],
+  ])('%s: the store keeps the cluster and the user of the context it was made with', async (_v, make) => {
+    const first = await ApiServerDouble.start({ tls: true });
+    const second = await ApiServerDouble.start({ tls: true });
+    try {
+      const kc = make();
+      kc.loadFromOptions({
+        clusters: [
+          { name: 'a', server: first.url, skipTLSVerify: true },
+          { name: 'b', server: second.url, skipTLSVerify: true },
+        ],
+        users: [
+          { name: 'ua', token: 'token-of-a' },
+          { name: 'ub', token: 'token-of-b' },
+        ],
+        contexts: [
+          { name: 'ctx-a', cluster: 'a', user: 'ua' },
+          { name: 'ctx-b', cluster: 'b', user: 'ub' },
+        ],
+        currentContext: 'ctx-a',
+      });
+      const store = new KubernetesStore(kc, { requestTimeoutMs: 10_000 });
+      try {
+        await store.waitForSync({ timeoutMs: 10_000 });
+        kc.setCurrentContext('ctx-b');
+        expect(await store.get('10.0.0.1')).toBeUndefined();
+        await store.create({
+          name: '10.0.0.2',
+          labels: {},
+          parentRef: { group: '', resource: 'services', namespace: 'default', name: 'web' },
+        });
+      } finally {
+        store.close();
+      }
+      expect(second.requests).toEqual([]);
+      expect(new Set(first.requests.map((r) => r.authorization))).toEqual(new Set(['Bearer token-of-a']));
+      expect(first.requests.length).toBeGreaterThanOrEqual(3); // the list, a watch, the get, the create
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});

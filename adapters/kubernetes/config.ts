@@ -205,9 +205,28 @@ export function kubeconfigInUse(kc: KubeConfig | undefined): string | undefined 
 export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
   return withCredentialCheck(
     withEmptyPassword(
-      withImpersonation(withoutCredentialsOverPlainHttp(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(kc))))),
+      withImpersonation(
+        withoutCredentialsOverPlainHttp(withReusedConnections(withClientCertificateCheck(withEnvironmentProxy(withContextAsMade(kc))))),
+      ),
     ),
   );
+}
+
+/**
+ * `kc` with the context current now, whatever context is made current on `kc` later. client-node's
+ * API clients keep the server they were made for but read the user anew for each request, and a
+ * watch reads the cluster anew: a store whose KubeConfig was switched to another context after
+ * it was made sent that context's credentials to the first cluster, and watched the other
+ * cluster while it listed and wrote to the first, its user never checked (userProblem runs as the
+ * store is made). Every client-node method reads the context through `currentContext`, so this
+ * one field, kept here, holds them all to it; a store for another context is another store.
+ */
+function withContextAsMade(kc: KubeConfig): KubeConfig {
+  const context: unknown = (kc as { currentContext?: unknown }).currentContext;
+  if (typeof context !== 'string') return kc; // not a KubeConfig of client-node's: refused by the caller
+  const pinned = Object.create(kc) as KubeConfig;
+  Object.defineProperty(pinned, 'currentContext', { value: context, writable: true, enumerable: true });
+  return pinned;
 }
 
 /**
