@@ -372,16 +372,8 @@ export class Cluster {
     if (noUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${noUser}`);
     const badUser = userProblem(kc);
     if (badUser !== undefined) throw new CliError(`cannot use context ${quoteText(kc.getCurrentContext())} of ${file}: ${badUser}`);
-    // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as
-    // https://host; client-node compares the text with "https://" and "http://" and sends nothing
-    // to any other ("You need to define an absolute base url"): it is given the scheme in lower case.
-    // The URL parsed as http(s) (serverURLProblem), so its scheme is the text before the first ':'.
-    const scheme = cluster.server.slice(0, cluster.server.indexOf(':'));
-    if (scheme !== scheme.toLowerCase()) {
-      const server = scheme.toLowerCase() + cluster.server.slice(scheme.length);
-      kc.clusters = kc.clusters.map((c) => (c === cluster ? { ...c, server } : c));
-    }
-    // the proxy of the environment (HTTPS_PROXY …) for a cluster without a proxy-url, connections
+    // the context as it is now, its server's scheme in lower case as kubectl reads it, the proxy of
+    // the environment (HTTPS_PROXY …) for a cluster without a proxy-url, connections
     // shared by the requests, the impersonation client-node drops (as-uid, as-groups,
     // as-user-extra), and a request its exec credential plugin gave nothing for is not sent anonymous
     this.kc = kubeConfigAsSent(kc);

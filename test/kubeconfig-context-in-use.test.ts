@@ -373,3 +373,35 @@ describe('a KubeConfig whose current context is switched after the store was mad
     }
   });
 });
+
+// Regression: a server URL's scheme is case-insensitive, and kubectl (and the command line) read
+// HTTPS://host as https://host; client-node compares the text with "https://" and "http://", and
+// the store's every request failed ("You need to define an absolute base url"), for ever.
+describe('a server URL whose scheme is written in capitals', () => {
+  it.each([
+    ['a KubeConfig you load, client-node 2.x', () => new KubeConfig()],
+    ['a KubeConfig you load, client-node 1.x', () => new KubeConfig1() as unknown as KubeConfig],
+  ])('%s: the store reaches the server, as kubectl does', async (_v, make) => {
+    const double = await ApiServerDouble.start({ tls: true });
+    try {
+      const kc = make();
+      kc.loadFromOptions({
+        clusters: [{ name: 'a', server: double.url.replace(/^https/, 'HTTPS'), skipTLSVerify: true }],
+        users: [{ name: 'u', token: 't' }],
+        contexts: [{ name: 'ctx', cluster: 'a', user: 'u' }],
+        currentContext: 'ctx',
+      });
+      const store = new KubernetesStore(kc, { requestTimeoutMs: 10_000 });
+      try {
+        await store.waitForSync({ timeoutMs: 10_000 });
+        expect(await store.get('10.0.0.1')).toBeUndefined();
+      } finally {
+        store.close();
+      }
+      expect(kc.getCurrentCluster()?.server.startsWith('HTTPS://')).toBe(true); // the caller's object is left as it was
+      expect(double.requests.map((r) => r.authorization)).toContain('Bearer t');
+    } finally {
+      await double.close();
+    }
+  });
+});

@@ -226,6 +226,21 @@ function withContextAsMade(kc: KubeConfig): KubeConfig {
   if (typeof context !== 'string') return kc; // not a KubeConfig of client-node's: refused by the caller
   const pinned = Object.create(kc) as KubeConfig;
   Object.defineProperty(pinned, 'currentContext', { value: context, writable: true, enumerable: true });
+  // A URL's scheme is case-insensitive (RFC 3986 3.1), and kubectl reads HTTPS://host as
+  // https://host; client-node compares the text with "https://" and "http://" and sends nothing to
+  // any other ("You need to define an absolute base url"): its cluster is given the scheme in
+  // lower case here, the caller's own objects left as they are. (The URL parsed as http(s) when
+  // the caller checked it, serverURLProblem, so its scheme is the text before the first ':'.)
+  const cluster = kc.getCurrentCluster();
+  const server = cluster?.server;
+  if (typeof server === 'string' && Array.isArray(kc.clusters)) {
+    const scheme = server.slice(0, Math.max(0, server.indexOf(':')));
+    if (scheme !== scheme.toLowerCase()) {
+      const lower = { ...cluster, server: scheme.toLowerCase() + server.slice(scheme.length) };
+      const clusters = kc.clusters.map((c) => (c === cluster ? lower : c));
+      Object.defineProperty(pinned, 'clusters', { value: clusters, writable: true, enumerable: true });
+    }
+  }
   return pinned;
 }
 
