@@ -213,7 +213,8 @@ export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
 }
 
 /**
- * `kc` with the context current now, whatever context is made current on `kc` later. client-node's
+ * `kc` with the context current now, whatever context is made current on `kc` later (and that
+ * context's server URL with its scheme in lower case, as kubectl reads it). client-node's
  * API clients keep the server they were made for but read the user anew for each request, and a
  * watch reads the cluster anew: a store whose KubeConfig was switched to another context after
  * it was made sent that context's credentials to the first cluster, and watched the other
