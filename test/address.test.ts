@@ -395,6 +395,24 @@ describe('RFC 5952 formatting', () => {
     }
     expect([...lengths].sort((a, b) => a - b)).toEqual([7, 8, 9, 10, 11, 12, 13, 14, 15]);
   });
+  it('formats names of the same /16 alike however they interleave with names of other /16s', () => {
+    // a short name is joined from the `a.b.` kept from earlier names: each must still be its own
+    const highs = [0x0000, 0x0a00, 0x0a60, 0x0a6f, 0xc0a8, 0x6464, 0xffff];
+    const high = fc.constantFrom(...highs);
+    const low = fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.constantFrom(0, 9, 10, 99, 100, 255, 0xff00, 0xffff));
+    const beyond = fc.constantFrom(0, 2 ** 32, -(2 ** 32), 2 ** 40); // formatIPv4 takes its value mod 2^32
+    fc.assert(
+      fc.property(fc.array(fc.tuple(high, low, beyond), { minLength: 1, maxLength: 40 }), (names) => {
+        for (const [h, l, k] of names) {
+          const v = ((h << 16) | l) >>> 0;
+          const text = formatIPv4(v + k);
+          expect(text).toBe(`${h >>> 8}.${h & 255}.${l >>> 8}.${l & 255}`);
+          expect(parseAddr(text).words[3]).toBe(v);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
   it('refuses a family other than 4 or 6', () => {
     expect(() => formatAddr(5 as Family, [0, 0, 0, 0])).toThrow(InvalidArgumentError);
     expect(() => formatPrefix(5 as Family, [0, 0, 0, 0], 0)).toThrow(InvalidArgumentError);
