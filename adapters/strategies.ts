@@ -453,18 +453,19 @@ export const STRATEGIES: Readonly<Record<StrategyName, AllocationStrategy>> = Ob
  */
 export function strategyOption(option: unknown, what = 'options.strategy'): AllocationStrategy {
   if (option === undefined) return STRATEGIES.upstream;
+  let got = quoteInput(option);
   if (typeof option === 'string') {
     if ((STRATEGY_NAMES as readonly string[]).includes(option)) return STRATEGIES[option as StrategyName];
-  } else if (
-    typeof option === 'object' &&
-    option !== null &&
-    typeof readMember(option, 'name', what) === 'string' &&
-    typeof readMember(option, 'forRange', what) === 'function'
-  ) {
-    return option as AllocationStrategy;
+  } else if (typeof option === 'object' && option !== null) {
+    // an object meant as a strategy: say which member is wrong, not only that it is an object
+    const name = readMember(option, 'name', what);
+    const forRange = typeof name === 'string' ? readMember(option, 'forRange', what) : undefined;
+    if (typeof forRange === 'function') return option as AllocationStrategy;
+    if (typeof name !== 'string') got = `an object whose name is ${quoteInput(name)}, not a string`;
+    else got = `an object whose forRange is ${quoteInput(forRange)}, not a function`;
   }
   throw new InvalidArgumentError(
-    `${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object { name, forRange(view) }, got ${quoteInput(option)}` +
+    `${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object { name, forRange(view) }, got ${got}` +
       didYouMean(option, STRATEGY_NAMES),
   );
 }
@@ -477,7 +478,21 @@ export function strategyOption(option: unknown, what = 'options.strategy'): Allo
 export function chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
   const chooser = strategy.forRange(OWN_STRATEGIES.has(strategy) ? view : Object.freeze({ ...view, index: readOnly(wholeIndex(view)) }));
   if (typeof chooser !== 'object' || chooser === null || typeof chooser.choose !== 'function') {
-    throw new InvalidArgumentError(`strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method`);
+    // a Promise (an async forRange) is said as choose's is: the range needs its chooser now
+    const got: unknown = chooser;
+    let shown = quoteInput(got);
+    if (typeof got === 'object' && got !== null) {
+      try {
+        const { then, choose } = got as { then?: unknown; choose?: unknown };
+        shown =
+          typeof then === 'function' ? 'a Promise: forRange must answer synchronously' : `an object whose choose is ${quoteInput(choose)}`;
+      } catch {
+        // a getter that throws: the refusal keeps the plainer wording rather than throw the chooser's error
+      }
+    }
+    throw new InvalidArgumentError(
+      `strategy ${quoteInput(strategy.name)}: forRange must return an object with a choose(out) method, got ${shown}`,
+    );
   }
   if (chooser.taken !== undefined && typeof chooser.taken !== 'function') {
     throw new InvalidArgumentError(

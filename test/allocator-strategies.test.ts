@@ -228,7 +228,22 @@ describe('Allocator strategy option', () => {
     const store = new MemoryStore();
     expect(() => new Allocator('10.5.0.0/28', { store, strategy: 'fastest' as never })).toThrow(InvalidArgumentError);
     const broken = { name: 'broken', forRange: () => null } as unknown as AllocationStrategy;
-    expect(() => new Allocator('10.5.0.0/28', { store, strategy: broken })).toThrow(/forRange must return an object/);
+    expect(() => new Allocator('10.5.0.0/28', { store, strategy: broken })).toThrow(
+      new InvalidArgumentError('strategy "broken": forRange must return an object with a choose(out) method, got null'),
+    );
+    // an async forRange: its promise is said to be one, as choose's is
+    const later = { name: 'later', forRange: async () => ({ choose: () => false }) } as unknown as AllocationStrategy;
+    expect(() => new Range('10.5.0.0/28', { strategy: later })).toThrow(
+      new InvalidArgumentError(
+        'strategy "later": forRange must return an object with a choose(out) method, got a Promise: forRange must answer synchronously',
+      ),
+    );
+    const noChoose = { name: 'no-choose', forRange: () => ({ chose: () => false }) } as unknown as AllocationStrategy;
+    expect(() => new Range('10.5.0.0/28', { strategy: noChoose })).toThrow(
+      new InvalidArgumentError(
+        'strategy "no-choose": forRange must return an object with a choose(out) method, got an object whose choose is undefined',
+      ),
+    );
     // a taken that is not a function: refused here, not as a TypeError at the first allocation
     const badHook = { name: 'bad-hook', forRange: () => ({ choose: () => false, taken: 'yes' }) } as unknown as AllocationStrategy;
     expect(() => new Allocator('10.5.0.0/28', { store, strategy: badHook })).toThrow(
@@ -263,7 +278,11 @@ describe('Allocator strategy option', () => {
     for (const [strategy, got] of [
       ['fastest', refusal('"fastest"')],
       ['lowest_free', `${refusal('"lowest_free"')} (did you mean "lowest-free"?)`],
-      [{ name: 'no-forRange' }, refusal('a value of type object')],
+      // an object that is almost a strategy: the refusal says which member is wrong
+      [{ name: 'no-forRange' }, refusal('an object whose forRange is undefined, not a function')],
+      [{ name: 'x', forRange: 'f' }, refusal('an object whose forRange is "f", not a function')],
+      [{ name: 5, forRange: () => null }, refusal('an object whose name is 5 (number), not a string')],
+      [{}, refusal('an object whose name is undefined, not a string')],
       [42, refusal('42 (number)')],
     ] as const) {
       const option = strategy as never;
