@@ -99,7 +99,9 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
     throw new InvalidArgumentError(`coolDown options.ms must be a finite number ≥ 0, got ${quoteInput(ms)}`);
   }
   if (allocations !== undefined && !(Number.isSafeInteger(allocations) && allocations >= 0)) {
-    throw new InvalidArgumentError(`coolDown options.allocations must be an integer ≥ 0, got ${quoteInput(allocations)}`);
+    throw new InvalidArgumentError(
+      `coolDown options.allocations must be a whole number from 0 to 2^53 − 1 (Number.MAX_SAFE_INTEGER), got ${quoteInput(allocations)}`,
+    );
   }
   if (now !== undefined && typeof now !== 'function') {
     throw new InvalidArgumentError(`coolDown options.now must be a function returning milliseconds, got ${quoteInput(now)}`);

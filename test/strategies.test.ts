@@ -379,6 +379,15 @@ describe('cool-down', () => {
     expect(() => coolDown('upstream', {})).toThrow('coolDown needs exactly one of options.ms and options.allocations, got neither');
     // @ts-expect-error both
     expect(() => coolDown('upstream', { ms: 1, allocations: 1 })).toThrow('got both (ms 1 (number), allocations 1 (number))');
+    // a count past 2^53 − 1 is an integer all the same: the refusal says what the bound is
+    for (const allocations of [-1, 1.5, 2 ** 53, 1e308]) {
+      expect(() => coolDown('upstream', { allocations })).toThrow(
+        new InvalidArgumentError(
+          `coolDown options.allocations must be a whole number from 0 to 2^53 − 1 (Number.MAX_SAFE_INTEGER), got ${allocations} (number)`,
+        ),
+      );
+    }
+    expect(coolDown('upstream', { allocations: 2 ** 53 - 1 }).name).toContain('upstream');
     // what it takes: a time (with its clock, or not) or a count, and explicit undefined for the other key
     expectTypeOf(coolDown).toBeCallableWith('upstream', { ms: 1 });
     expectTypeOf(coolDown).toBeCallableWith('upstream', { ms: 1, now: () => 0 });
