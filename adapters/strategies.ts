@@ -68,7 +68,9 @@ export interface Offset {
 
 /**
  * The index operations a strategy may use: reads (results of searches in resultHi/resultLo). A
- * chooser changes nothing; the range marks what it chose.
+ * chooser changes nothing; the range marks what it chose. Every argument is a word of an offset,
+ * an integer in [0, 2^32): a strategy of your own that passes fewer or others gets
+ * InvalidArgumentError, which fails the call.
  */
 export type StrategyIndex = Pick<FreeIndex, 'kind' | 'nextFree' | 'has' | 'count' | 'countFree' | 'selectFree' | 'resultHi' | 'resultLo'>;
 
@@ -388,11 +390,14 @@ function readOnly(index: FreeIndex): StrategyIndex {
     get kind() {
       return live().kind;
     },
-    nextFree: (...a: Parameters<StrategyIndex['nextFree']>) => live().nextFree(...a),
-    has: (...a: Parameters<StrategyIndex['has']>) => live().has(...a),
+    nextFree: (...a: Parameters<StrategyIndex['nextFree']>) =>
+      live().nextFree(...offsetWords(a, 6, 'nextFree(sHi, sLo, loHi, loLo, hiHi, hiLo)')),
+    has: (...a: Parameters<StrategyIndex['has']>) => live().has(...offsetWords(a, 2, 'has(hi, lo)')),
     count: () => live().count(),
-    countFree: (...a: Parameters<StrategyIndex['countFree']>) => live().countFree(...a),
-    selectFree: (...a: Parameters<StrategyIndex['selectFree']>) => live().selectFree(...a),
+    countFree: (...a: Parameters<StrategyIndex['countFree']>) =>
+      live().countFree(...offsetWords(a, 4, 'countFree(loHi, loLo, hiHi, hiLo)')),
+    selectFree: (...a: Parameters<StrategyIndex['selectFree']>) =>
+      live().selectFree(...offsetWords(a, 6, 'selectFree(kHi, kLo, loHi, loLo, hiHi, hiLo)')),
     get resultHi() {
       return index.resultHi;
     },
@@ -402,6 +407,22 @@ function readOnly(index: FreeIndex): StrategyIndex {
   });
   BEHIND_READ_ONLY.set(view, index);
   return view;
+}
+
+/**
+ * The arguments of a read-only view's method, checked: as many as `signature` names, each a u32
+ * word. The core reads whatever it is given as a u32 (NaN and "x" as 0, -1 as 2^32 − 1, a
+ * missing band as [0, 0]), so a strategy of your own that left words out or passed others got
+ * answers about other offsets — nextFree(0, 0) answered false, and the range ErrFull with
+ * addresses free — instead of an error. The built-in strategies read the index directly.
+ */
+function offsetWords<A extends number[]>(args: A, wanted: number, signature: string): A {
+  let ok = args.length === wanted;
+  for (let i = 0; ok && i < wanted; i++) ok = isWord(args[i]);
+  if (ok) return args;
+  throw new InvalidArgumentError(
+    `index.${signature} takes ${wanted} integers in [0, 2^32) (an offset is hi · 2^32 + lo), got (${args.map((a) => quoteInput(a)).join(', ')})`,
+  );
 }
 
 /** Each read-only view's FreeIndex: how a coolDown inside a strategy of your own reaches it. */
@@ -694,9 +715,14 @@ export class ChooserCalls {
   }
 }
 
-/** Whether a chooser's answer is an offset at all: hi and lo integers in [0, 2^32). */
+/** Whether a chooser's answer is an offset at all: hi and lo words (isWord). */
 export function isOffset(o: Offset): boolean {
-  return typeof o.hi === 'number' && typeof o.lo === 'number' && o.hi >>> 0 === o.hi && o.lo >>> 0 === o.lo;
+  return isWord(o.hi) && isWord(o.lo);
+}
+
+/** Whether `x` is a word of an offset: an integer in [0, 2^32). */
+function isWord(x: unknown): boolean {
+  return typeof x === 'number' && x >>> 0 === x;
 }
 
 /**

@@ -1183,6 +1183,65 @@ describe('a strategy of your own cannot break the range it chooses for', () => {
   });
 });
 
+describe("a strategy view's index given arguments that are no offsets", () => {
+  // A chooser of your own calling nextFree(0, 0) (the band left out) got false, and the range
+  // answered ErrFull with 253 addresses free; has('x', NaN) read offset 0. Each read now refuses
+  // what is no u32 word, and the call fails with that error, changing nothing.
+  it('refuses a missing or non-integer word with InvalidArgumentError naming the method; the call changes nothing', () => {
+    const calls: Array<(index: StrategyView['index']) => unknown> = [
+      (ix) => (ix as unknown as { nextFree: (...a: unknown[]) => boolean }).nextFree(0, 0),
+      (ix) => (ix as unknown as { has: (...a: unknown[]) => boolean }).has('x', Number.NaN),
+      (ix) => (ix as unknown as { selectFree: (...a: unknown[]) => boolean }).selectFree(0, -1, 0, 0, 0, 253),
+      (ix) => (ix as unknown as { countFree: (...a: unknown[]) => void }).countFree(0, 0, 0, 2 ** 32),
+    ];
+    const said = [
+      'index.nextFree(sHi, sLo, loHi, loLo, hiHi, hiLo) takes 6 integers in [0, 2^32) (an offset is hi · 2^32 + lo), got (0 (number), 0 (number))',
+      'index.has(hi, lo) takes 2 integers in [0, 2^32) (an offset is hi · 2^32 + lo), got ("x", NaN (number))',
+      'index.selectFree(kHi, kLo, loHi, loLo, hiHi, hiLo) takes 6 integers in [0, 2^32) (an offset is hi · 2^32 + lo), got (0 (number), -1 (number), 0 (number), 0 (number), 0 (number), 253 (number))',
+      'index.countFree(loHi, loLo, hiHi, hiLo) takes 4 integers in [0, 2^32) (an offset is hi · 2^32 + lo), got (0 (number), 0 (number), 0 (number), 4294967296 (number))',
+    ];
+    calls.forEach((call, i) => {
+      const strategy: AllocationStrategy = {
+        name: 'careless',
+        forRange: (view) => ({
+          choose(out) {
+            call(view.index);
+            out.hi = 0;
+            out.lo = 100;
+            return true;
+          },
+        }),
+      };
+      const r = new Range('10.0.0.0/24', { strategy });
+      r.allocate('10.0.0.1');
+      expect(() => r.allocateNext()).toThrow(new InvalidArgumentError(said[i]!));
+      expect(r.used()).toBe(1);
+      expect(r.has('10.0.0.101')).toBe(false);
+      r.validate();
+      r.destroy();
+    });
+  });
+
+  it('answers as before for offsets past the range (clamped or not taken, as documented)', () => {
+    let kept: StrategyView | undefined;
+    const keeper: AllocationStrategy = {
+      name: 'keeper',
+      forRange(view) {
+        kept = view;
+        return { choose: () => false };
+      },
+    };
+    const r = new Range('10.0.0.0/24', { strategy: keeper });
+    r.allocate('10.0.0.1');
+    const ix = kept!.index;
+    expect(ix.has(0, 0)).toBe(true);
+    expect(ix.has(1, 0)).toBe(false);
+    expect(ix.nextFree(0, 0, 0, 0, 0xffffffff, 0xffffffff)).toBe(true);
+    expect([ix.resultHi, ix.resultLo]).toEqual([0, 1]);
+    r.destroy();
+  });
+});
+
 describe('a strategy view kept past its range', () => {
   /** A strategy that keeps the first view it is given; it never chooses. */
   function keeperOfViews(): { keeper: AllocationStrategy; kept: () => StrategyView } {
