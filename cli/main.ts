@@ -846,7 +846,8 @@ function sameFile(a: string, b: string): boolean {
 /**
  * The most a snapshot file may hold: 128 MiB. The largest the README speaks of, a Range of 10^7
  * addresses in a /64, snapshots as 8 bytes per address (offsets): 80,000,000 bytes, 106,666,668
- * in base64, 108,070,177 with `base64`'s line break every 76 characters — 103 MiB with its JSON.
+ * in base64 — about 102 MiB with its JSON as `JSON.stringify(range.snapshot())` writes it (103 MiB
+ * with `base64`'s line break every 76 characters).
  * The bound leaves a quarter more. A file without end (/dev/zero, a pipe) is no regular file,
  * and not read (readFileBounded).
  */
@@ -854,7 +855,7 @@ const SNAPSHOT_MAX_BYTES = 128 * 1024 * 1024;
 
 /** What a snapshot past SNAPSHOT_MAX_BYTES is refused with; `said` names the file, or standard input. */
 const snapshotTooLarge = (said: string) =>
-  new CliError(`${said} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)`);
+  new CliError(`${said} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is about 102 MiB)`);
 
 /** Reads a snapshot file (at most SNAPSHOT_MAX_BYTES; see parseSnapshot). Throws CliError naming the file. */
 function readSnapshot(core: typeof WithCore, path: string): Range {

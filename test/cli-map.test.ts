@@ -379,7 +379,7 @@ describe('ipallocator map', () => {
         code: 2,
         stdout: '',
         stderr:
-          'ipallocator: standard input is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)\n',
+          'ipallocator: standard input is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is about 102 MiB)\n',
       });
       expect(given).toBeLessThan(128 + 16);
     });
@@ -458,7 +458,7 @@ describe('ipallocator map', () => {
       const tooBig = await cli(['map', '--snapshot', big, '--out', join(dir, 'big.svg')]);
       expect(tooBig.code).toBe(2);
       expect(tooBig.stderr).toBe(
-        `ipallocator: ${big} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is 103 MiB)\n`,
+        `ipallocator: ${big} is not a snapshot file: it holds more than 128 MiB (a snapshot of 10^7 addresses in a /64 is about 102 MiB)\n`,
       );
       // Regression: a device without end was read up to the bound, and a named pipe nothing
       // writes to held the command for ever (opening it waited for a writer): it is waited for 5 s.
