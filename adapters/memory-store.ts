@@ -37,7 +37,6 @@ import { NameTable } from './name-table.ts';
 import {
   checkWatcher,
   hasLabels,
-  isAllocatorWatcher,
   type IPAddressRecord,
   type NewIPAddressRecord,
   notAName,
@@ -45,6 +44,7 @@ import {
   type StoreCache,
   type StoreWatcher,
   type SyncStoreOps,
+  uncheckedHandlers,
   wantedLabels,
 } from './store.ts';
 import type { ParentRef } from './types.ts';
@@ -211,7 +211,7 @@ export interface MemoryStoreOptions {
 
 /** One subscribe() call; `active` turns false on unsubscribe (or close) and stays false. */
 interface Subscription {
-  /** What events are delivered to: `given`, or for a watcher not an allocator's, frozenRecordsFor(given). */
+  /** What events are delivered to: an allocator's watcher's handlers (uncheckedHandlers), or frozenRecordsFor(given). */
   readonly watcher: StoreWatcher;
   /** The watcher as subscribed (what onWatcherError is told). */
   readonly given: StoreWatcher;
@@ -302,7 +302,7 @@ export class MemoryCache implements StoreCache {
   subscribe(watcher: StoreWatcher): () => void {
     if (this.closed) throw destroyed();
     checkWatcher(watcher, 'MemoryStore.cache.subscribe');
-    const sub: Subscription = { watcher: isAllocatorWatcher(watcher) ? watcher : frozenRecordsFor(watcher), given: watcher, active: true };
+    const sub: Subscription = { watcher: uncheckedHandlers(watcher) ?? frozenRecordsFor(watcher), given: watcher, active: true };
     const all = this.records.values(); // a copy: the watcher may write while replaying
     const outermost = !this.delivering;
     this.delivering = true;

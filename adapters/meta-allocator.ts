@@ -100,7 +100,6 @@ import {
 } from './service-cidrs.ts';
 import {
   allocatorWatcher,
-  checkEventRecord,
   checkUnsubscribe,
   deleteErrorHandler,
   type IPAddressRecord,
@@ -408,12 +407,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
           // never below 0, as an Allocator's count (TakenAddresses.count): a delete the cache
           // should not have delivered (twice, or of a record it never added) is ignored
           onAdd: (r, previous) => {
-            checkEventRecord(r, 'onAdd', previous);
             this.labelled = Math.max(0, this.labelled + labelledChange(r, previous, this.ipFamily));
             router.onAdd(r, previous);
           },
           onDelete: (r) => {
-            checkEventRecord(r, 'onDelete');
             if (hasAllocatorLabels(r, this.ipFamily)) this.labelled = Math.max(0, this.labelled - 1);
             router.onDelete(r);
           },

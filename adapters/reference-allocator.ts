@@ -40,7 +40,6 @@ import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from
 import {
   allocatorWatcher,
   cacheHolds,
-  checkEventRecord,
   checkUnsubscribe,
   COLLISIONS_PER_TURN,
   deleteErrorHandler,
@@ -205,13 +204,11 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     readOnlyFields(this, 'cidr', 'ipFamily', 'store');
     this.random = this.drawCalls.guardRandom(randomOption(opts.random));
     const watcher: StoreWatcher = allocatorWatcher({
-      onAdd: (r, previous) => {
-        checkEventRecord(r, 'onAdd', previous);
+      onAdd: (r) => {
         if (this.counts(r)) this.counted.add(r.name);
         else this.counted.delete(r.name);
       },
       onDelete: (r) => {
-        checkEventRecord(r, 'onDelete');
         this.counted.delete(r.name);
       },
     });

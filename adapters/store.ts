@@ -335,22 +335,38 @@ function checkLabelsReadable(record: object, event: string, previousOf: string |
 /** What checkLabelsReadable reads, in order. */
 const LABEL_FIELDS = ['metadata.labels', `metadata.labels["${LABEL_IP_FAMILY}"]`, `metadata.labels["${LABEL_MANAGED_BY}"]`];
 
-/** The allocators' own watchers, marked by allocatorWatcher(). */
-const ALLOCATOR_WATCHERS = new WeakSet<StoreWatcher>();
+/** The allocators' own watchers (allocatorWatcher's answers), each with its handlers unchecked. */
+const ALLOCATOR_WATCHERS = new WeakMap<StoreWatcher, StoreWatcher>();
 
 /**
- * Marks `watcher` as an allocator's own: it neither changes the records it is given nor hands
- * them on, so a MemoryStore gives it its records as they are, where every other watcher is given
- * them frozen (the freeze would otherwise be part of every allocation).
+ * An allocator's own watcher over `handlers`: any cache's records reach them through
+ * checkEventRecord. The handlers neither change the records they are given nor hand them on, so
+ * a MemoryStore calls them directly (uncheckedHandlers) with its records as they are, where every
+ * other watcher is given them frozen (the freeze would otherwise be part of every allocation).
  */
-export function allocatorWatcher<W extends StoreWatcher>(watcher: W): W {
-  ALLOCATOR_WATCHERS.add(watcher);
+export function allocatorWatcher(handlers: StoreWatcher): StoreWatcher {
+  const watcher: StoreWatcher = {
+    onAdd: (r, previous) => {
+      checkEventRecord(r, 'onAdd', previous);
+      handlers.onAdd(r, previous);
+    },
+    onDelete: (r) => {
+      checkEventRecord(r, 'onDelete');
+      handlers.onDelete(r);
+    },
+  };
+  if (handlers.onResync !== undefined) watcher.onResync = () => handlers.onResync!();
+  ALLOCATOR_WATCHERS.set(watcher, handlers);
   return watcher;
 }
 
-/** Whether allocatorWatcher() marked `watcher`. */
-export function isAllocatorWatcher(watcher: StoreWatcher): boolean {
-  return ALLOCATOR_WATCHERS.has(watcher);
+/**
+ * The handlers of an allocator's watcher (allocatorWatcher), for a cache whose records need no
+ * check (a MemoryStore's: its own objects, with a string name and plain labels, each write
+ * validated at the door); undefined for any other watcher.
+ */
+export function uncheckedHandlers(watcher: StoreWatcher): StoreWatcher | undefined {
+  return ALLOCATOR_WATCHERS.get(watcher);
 }
 
 /**

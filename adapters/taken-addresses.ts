@@ -58,7 +58,6 @@ import {
   allocatorWatcher,
   cacheHolds,
   cacheList,
-  checkEventRecord,
   checkUnsubscribe,
   type IPAddressRecord,
   type StoreCache,
@@ -276,14 +275,8 @@ export class TakenAddresses {
    */
   subscribe(): void {
     const watcher: StoreWatcher = allocatorWatcher({
-      onAdd: (r, previous) => {
-        checkEventRecord(r, 'onAdd', previous);
-        this.onAdd(r, previous);
-      },
-      onDelete: (r) => {
-        checkEventRecord(r, 'onDelete');
-        this.onDelete(r);
-      },
+      onAdd: (r, previous) => this.onAdd(r, previous),
+      onDelete: (r) => this.onDelete(r),
       onResync: () => this.onResync(),
     });
     this.loading = { words: new Uint32Array(256), n: 0 };

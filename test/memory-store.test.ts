@@ -116,6 +116,27 @@ describe('MemoryStore', () => {
     expect(() => new MemoryStore({ timestamps: 'yes' as unknown as boolean })).toThrow(InvalidArgumentError);
   });
 
+  it("an allocator's watcher checks what a cache of your own delivers; a MemoryStore gives its handlers its records directly", () => {
+    const added: IPAddressRecord[] = [];
+    const deleted: IPAddressRecord[] = [];
+    const watcher = allocatorWatcher({ onAdd: (r) => added.push(r), onDelete: (r) => deleted.push(r) });
+    // called as any cache calls it: a record that breaks the cache's contract is refused before the handler
+    for (const bad of [null, 'x', { name: 5, labels: {} }]) {
+      expect(() => watcher.onAdd(bad as unknown as IPAddressRecord)).toThrow(/a record must be an object with a string name/);
+      expect(() => watcher.onDelete(bad as unknown as IPAddressRecord)).toThrow(/a record must be an object with a string name/);
+    }
+    expect(() => watcher.onAdd(rec('10.0.0.1'), 7 as unknown as IPAddressRecord)).toThrow(/as the previous version of "10.0.0.1"/);
+    expect([added, deleted]).toEqual([[], []]);
+    // a MemoryStore's own records, validated at the door, reach the handlers as they are
+    const s = new MemoryStore();
+    s.cache.subscribe(watcher);
+    const stored = s.createSync(rec('10.0.0.2'));
+    s.deleteSync('10.0.0.2');
+    expect(added).toEqual([stored]);
+    expect(deleted).toEqual([stored]);
+    expect(added[0]).toBe(deleted[0]);
+  });
+
   it('get, cache.get and delete of a name that is not a string: InvalidArgumentError, nothing changed', async () => {
     const s = new MemoryStore();
     s.createSync(rec('10.0.0.1'));
