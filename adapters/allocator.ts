@@ -51,6 +51,7 @@ import {
   COLLISIONS_PER_TURN,
   deleteErrorHandler,
   nextTurn,
+  recordAnswer,
   type Store,
   type StoreCache,
   type SyncStoreOps,
@@ -552,10 +553,12 @@ export class Allocator implements IPAllocator, Disposable {
     } catch {
       return;
     }
-    call.then(
-      (r) => this.taken.createdAcrossRelist(op, r != null),
-      () => undefined,
-    );
+    call
+      .then((r) => recordAnswer(r, 'get', op.name) !== null) // an answer that is no record: as a get that fails
+      .then(
+        (exists) => this.taken.createdAcrossRelist(op, exists),
+        () => undefined,
+      );
   }
 
   /**
@@ -675,9 +678,9 @@ export class Allocator implements IPAllocator, Disposable {
       const name = this.recordName(ip);
       if (name === null) return FALSE;
       const sync = this.store.sync;
-      // null as well as undefined: a store in plain JavaScript may answer either for a missing name
-      if (sync != null) return syncAnswer(sync.getSync(name), 'getSync') != null ? TRUE : FALSE;
-      return Promise.resolve(this.store.get(name)).then((r) => r != null); // an answer without a promise: as `await` takes it
+      if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null ? TRUE : FALSE;
+      // an answer without a promise: as `await` takes it
+      return Promise.resolve(this.store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
     } catch (e) {
       return rejectSoon(orUnbound(e, this, 'has'));
     }

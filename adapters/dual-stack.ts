@@ -18,7 +18,7 @@ import { arrayLength, checkIPFamily, optionsObject, readElements, readMember, un
 import { quoteInput } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
-import type { IPAddressRecord, Store } from './store.ts';
+import { type IPAddressRecord, recordAnswer, type Store } from './store.ts';
 import { type IPAllocator, type IPFamily, type ParentRef, readOnlyFields } from './types.ts';
 
 /** The addresses of one Service. */
@@ -466,12 +466,15 @@ function destroyQuietly(allocator: IPAllocator): void {
 /**
  * The record of `ip` as `allocator`'s store answers it (`get`): null when it holds none, undefined
  * when it cannot be read (an allocator of your own without a `store`, which every allocator of
- * this package has; a read that throws: the rollback's to ignore, as a release's delete errors are).
+ * this package has; a read that throws, or answers what is no record (recordAnswer): the
+ * rollback's to ignore, as a release's delete errors are).
  */
 async function storedRecord(allocator: IPAllocator, ip: string): Promise<IPAddressRecord | null | undefined> {
   try {
     const store = storeOf(allocator);
-    return typeof store?.get === 'function' ? asRecord(await store.get(canonicalAddr(ip))) : undefined;
+    if (typeof store?.get !== 'function') return undefined;
+    const name = canonicalAddr(ip);
+    return recordAnswer(await store.get(name), 'get', name);
   } catch {
     return undefined;
   }
@@ -481,11 +484,6 @@ async function storedRecord(allocator: IPAllocator, ip: string): Promise<IPAddre
 function storeOf(allocator: IPAllocator): Partial<Store> | undefined {
   const store: unknown = (allocator as { store?: unknown }).store;
   return typeof store === 'object' && store !== null ? (store as Partial<Store>) : undefined;
-}
-
-/** A store's answer for a name: the record, null for none (undefined or null), undefined for anything else. */
-function asRecord(answer: unknown): IPAddressRecord | null | undefined {
-  return answer == null ? null : typeof answer === 'object' ? (answer as IPAddressRecord) : undefined;
 }
 
 /**

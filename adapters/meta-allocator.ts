@@ -103,6 +103,7 @@ import {
   checkUnsubscribe,
   deleteErrorHandler,
   type IPAddressRecord,
+  recordAnswer,
   type Store,
   syncAnswer,
   tellDeleteError,
@@ -690,7 +691,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (sync != null) {
       let record: IPAddressRecord | null | undefined;
       try {
-        record = syncAnswer(sync.getSync(name), 'getSync');
+        record = recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name);
       } catch (err) {
         return tellDeleteError(told, err); // whether it was ours is unknown: ignored, as a delete's error
       }
@@ -707,7 +708,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     return (async () => {
       let record: IPAddressRecord | null | undefined;
       try {
-        record = await this.store.get(name);
+        record = recordAnswer(await this.store.get(name), 'get', name);
       } catch (err) {
         await tellDeleteError(told, err);
         return;
@@ -743,9 +744,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (parseAddrInto(ip, w) !== this.fam) return false;
     const name = canonicalOf(ip, this.fam, w);
     const sync = this.store.sync;
-    // null as well as undefined: a store in plain JavaScript may answer either for a missing name
-    if (sync != null) return syncAnswer(sync.getSync(name), 'getSync') != null;
-    return (await this.store.get(name)) != null;
+    if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null;
+    return recordAnswer(await this.store.get(name), 'get', name) !== null;
   }
 
   /**

@@ -39,6 +39,7 @@ import {
   LABEL_MANAGED_BY,
   RECONCILE_GRACE_MS,
   type IPAddressRecord,
+  recordAnswer,
   type Store,
   syncAnswer,
 } from './store.ts';
@@ -267,8 +268,8 @@ export async function reconcile(
      */
     const stillThere = async (name: string, before: IPAddressRecord): Promise<boolean> => {
       try {
-        const after = await store.get(name);
-        return after != null && after.uid !== undefined && after.uid === before.uid;
+        const after = recordAnswer(await store.get(name), 'get', name);
+        return after !== null && after.uid !== undefined && after.uid === before.uid;
       } catch (e) {
         if (isDestroyed(e)) throw e; // the store was closed: nothing to tell, the run ends
         const why = e instanceof Error ? e.message : String(e);
@@ -287,8 +288,8 @@ export async function reconcile(
         // operations reads and deletes in one step; through promises a window is left between
         // the read and the delete, as long as the store's delete takes to arrive.
         if (sync !== null) {
-          const current = syncAnswer(sync.getSync(r.name), 'getSync');
-          if (current != null) {
+          const current = recordAnswer(syncAnswer(sync.getSync(r.name), 'getSync'), 'sync.getSync', r.name);
+          if (current !== null) {
             if (!stillLeak(r, current)) continue;
             alive();
             syncAnswer(sync.deleteSync(r.name), 'deleteSync');
@@ -296,9 +297,10 @@ export async function reconcile(
           deleted.push(r.name);
           continue;
         }
-        const current = await store.get(r.name);
-        alive();
-        if (current == null) {
+        const answer = await store.get(r.name);
+        alive(); // before the answer is judged: a run whose allocator was destroyed meanwhile ends
+        const current = recordAnswer(answer, 'get', r.name);
+        if (current === null) {
           deleted.push(r.name); // gone already
           continue;
         }

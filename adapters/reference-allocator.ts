@@ -45,6 +45,7 @@ import {
   deleteErrorHandler,
   type IPAddressRecord,
   nextTurn,
+  recordAnswer,
   type Store,
   type StoreWatcher,
   syncedAnswer,
@@ -421,7 +422,8 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     const w = this.words;
     const family = parseAddrInto(ip, w);
     if (family !== this.fam) return false;
-    return (await this.store.get(formatAddr(family, w))) != null; // a JavaScript store may answer null
+    const name = formatAddr(family, w);
+    return recordAnswer(await this.store.get(name), 'get', name) !== null;
   }
 
   forEach(this: object, fn: (ip: string) => void): void;

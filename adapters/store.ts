@@ -11,7 +11,7 @@
 // delete, and the cache to a watch from a revision.
 import { InvalidArgumentError } from './errors.ts';
 import { checkIPFamily, isPlainObject, readMember, unreadableInput } from './input.ts';
-import { quoteInput } from './quote.ts';
+import { quoteInput, quoteText } from './quote.ts';
 import type { DeleteErrorHandler, ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
@@ -179,7 +179,7 @@ export function nextTurn(): Promise<void> {
  */
 export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getSync'): T {
   if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
-    (answer as unknown as PromiseLike<unknown>).then(undefined, () => {});
+    leaveToItself(answer);
     // what the promise stands for may still happen: a record it creates outlives the refusal
     const after =
       op === 'createSync'
@@ -204,15 +204,46 @@ export function syncedAnswer(answer: unknown): boolean {
 }
 
 /**
- * Whether `cache` holds a record named `name` (its get answered one; null or undefined: none). A
- * promise is InvalidArgumentError, not a record held: a get that answers later (an async method
- * compiled for ES2015 is a plain function returning one) would make every address look taken.
+ * Whether `cache` holds a record named `name`: its get answered one (recordAnswer: null or
+ * undefined is none, anything else that is no record InvalidArgumentError).
  */
 export function cacheHolds(cache: StoreCache, name: string): boolean {
-  const answer: unknown = cache.get(name);
-  if (answer === undefined || answer === null) return false;
-  if (typeof (answer as { then?: unknown }).then === 'function') throw answeredLater('get', answer);
-  return true;
+  return recordAnswer(cache.get(name), 'cache.get', name) !== null;
+}
+
+/** Which read of a store answered for a name: its get (awaited), its sync.getSync, its cache's get. */
+export type RecordRead = 'get' | 'sync.getSync' | 'cache.get';
+
+/**
+ * What a store's `read` answered for the record named `name`: the record (an object with a
+ * string name, as a watcher's event must carry: checkEventRecord), or null for none (undefined
+ * or null). Anything else — false, 0, '', text, a number, an object without a string name, a
+ * promise from a cache's get that answers later — is InvalidArgumentError quoting it: a store in
+ * plain JavaScript breaking its contract, which `!= null` would read as a record held and
+ * `typeof === 'object'` as none. Every reader of a get's answer takes it here, so one answer
+ * means one thing to all of them; each handles the error where it handles a get that throws.
+ */
+export function recordAnswer(answer: unknown, read: RecordRead, name: string): IPAddressRecord | null {
+  if (answer === undefined || answer === null) return null;
+  if (typeof answer === 'object') {
+    let given: unknown;
+    try {
+      given = (answer as { name?: unknown }).name;
+    } catch (e) {
+      // a revoked Proxy, a getter that throws: said as a record that cannot be read
+      throw unreadableInput(`the store's ${read}(${quoteText(name)}) answered a record whose name`, e);
+    }
+    if (typeof given === 'string') return answer as IPAddressRecord;
+  }
+  throw notARecordAnswer(answer, read, name);
+}
+
+function notARecordAnswer(answer: unknown, read: RecordRead, name: string): InvalidArgumentError {
+  leaveToItself(answer);
+  const when = read === 'cache.get' ? " at once, from memory, as an informer's lister does" : ' for none';
+  return new InvalidArgumentError(
+    `the store's ${read}(${quoteText(name)}) must answer the record (an object with a string name) or undefined${when}; it answered ${quoteInput(answer)}`,
+  );
 }
 
 /**
@@ -227,17 +258,21 @@ export function cacheList(cache: StoreCache, labels?: Readonly<Record<string, st
     if (typeof (answer as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function')
       return Array.from(answer as Iterable<IPAddressRecord>);
   }
-  throw answeredLater('list', answer);
+  throw notAList(answer);
 }
 
-function answeredLater(read: 'get' | 'list', answer: unknown): InvalidArgumentError {
-  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
-    (answer as PromiseLike<unknown>).then(undefined, () => {}); // its outcome is not ours to report
-  }
-  const wants = read === 'get' ? 'the record or undefined' : 'an array of records';
+function notAList(answer: unknown): InvalidArgumentError {
+  leaveToItself(answer);
   return new InvalidArgumentError(
-    `the store's cache.${read}() must answer ${wants} at once, from memory, as an informer's lister does; it answered ${quoteInput(answer)}`,
+    `the store's cache.list() must answer an array of records at once, from memory, as an informer's lister does; it answered ${quoteInput(answer)}`,
   );
+}
+
+/** A refused answer that is a promise: handled, so its rejection is not reported as unhandled — its outcome is not ours to report. */
+function leaveToItself(answer: unknown): void {
+  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
+    (answer as PromiseLike<unknown>).then(undefined, () => {});
+  }
 }
 
 /** A release's `onDeleteError`: undefined or a function, else InvalidArgumentError. */
