@@ -461,8 +461,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  /** Σ usable addresses of the top-level ranges (those no other range contains). */
+  /**
+   * Σ usable addresses of the top-level ranges (those no other range contains). ErrDestroyed after
+   * destroy(), as free(): the ranges it counts are gone (0n would read as a family with none).
+   */
   get size(): bigint {
+    this.live();
     this.retryForMemory();
     return this.shared.tops.size;
   }

@@ -638,6 +638,31 @@ describe('after destroy()', () => {
     expect(() => b.used()).toThrow(ErrDestroyed);
   });
 
+  it.each(cases)(
+    '%s: size answers as cidr and ipFamily do while a range fixes it, else ErrDestroyed as free() does (README: The allocator API)',
+    (name, make) => {
+      // A MetaAllocator's size counts its ranges, which destroy() frees: it answered 0n after
+      // destroy(), as if it held no address, where free() throws. One range's size is fixed by its
+      // prefix, as its cidr is, and keeps answering.
+      const a = make();
+      const size = a.size;
+      expect(size).toBe(254n);
+      const dry = a.dryRun(); // for a MetaAllocator, its range's view
+      const cidrs = new InMemoryServiceCIDRs();
+      const meta = new MetaAllocator('IPv4', cidrs);
+      const notReady = meta.dryRun(); // no range: reads go to the MetaAllocator
+      expect(notReady.size).toBe(0n);
+      a.destroy();
+      meta.destroy();
+      if (name === 'MetaAllocator') expect(() => a.size).toThrow(ErrDestroyed);
+      else expect(a.size).toBe(size);
+      expect([a.cidr, a.ipFamily]).toEqual([name === 'MetaAllocator' ? '' : '10.1.0.0/24', 'IPv4']);
+      expect(dry.size).toBe(size);
+      expect(() => meta.size).toThrow(ErrDestroyed);
+      expect(() => notReady.size).toThrow(ErrDestroyed);
+    },
+  );
+
   it('Allocator: canAllocateNow throws ErrDestroyed after destroy(), as tryAllocateNextNow does', () => {
     // MetaAllocator reads it to choose tryAllocateNextNow() or allocateNext(): `true` from a
     // destroyed allocator would send a caller to a call that can only fail.
