@@ -111,6 +111,8 @@ export interface FixResult {
   declined: boolean;
 }
 
+const RECREATED = 'changed since the listing: re-created';
+
 const isService = (p: ParentRef | null): p is ParentRef => p !== null && (p.group ?? '') === '' && p.resource === 'services';
 const serviceKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
 
@@ -355,18 +357,22 @@ function formatAge(ms: number): string {
 
 /**
  * Deletes the IPAddresses of the findings marked "delete", each after reading it and its parent
- * Service again and finding the rule still holds. Never throws: a failure of one object (an API
- * error about it, a 403 on a request naming it) is recorded and the others proceed; a failure
- * every further request would meet too (a ClusterError: no answer, 401) is recorded and ends the
- * loop, the rest untried — a stalled server would otherwise cost a full request timeout per leak.
+ * Service again and finding the rule still holds. `listed` is the listing the findings came from:
+ * only the object listed (and confirmed) is deleted, never one created under its name since.
+ * Never throws: a failure of one object (an API error about it, a 403 on a request naming it) is
+ * recorded and the others proceed; a failure every further request would meet too (a
+ * ClusterError: no answer, 401) is recorded and ends the loop, the rest untried — a stalled server
+ * would otherwise cost a full request timeout per leak.
  */
 export async function fix(
   cluster: Cluster,
   findings: readonly Finding[],
-  options: { now: () => number; graceMs: number },
+  options: { now: () => number; graceMs: number; listed: readonly ListedIPAddress[] },
 ): Promise<FixResult> {
   const result: FixResult = { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: false };
   const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
+  // the later item of a name listed twice, as findProblems reads it
+  const listedUid = new Map(onePerName(options.listed).ipAddresses.map((r) => [r.name, r.uid]));
   for (const [i, name] of names.entries()) {
     try {
       const current = await cluster.readIPAddress(name);
@@ -374,6 +380,7 @@ export async function fix(
         result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
         continue;
       }
+      const examined = listedUid.get(name) ?? current.uid;
       const ref = current.parentRef;
       const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
       const verdict =
@@ -384,15 +391,21 @@ export async function fix(
         result.skipped.push({ ip: name, reason: 'changed since the listing: no longer a leak', resolved: true });
         continue;
       }
+      // the leak listed is gone and its name holds a new object, whose own age and owner the next
+      // run judges: deleting it now would remove what the operator was never shown
+      if (current.uid !== examined) {
+        result.skipped.push({ ip: name, reason: RECREATED, resolved: false });
+        continue;
+      }
       const deleting = beingDeleted(current);
       if (deleting !== undefined) {
         result.skipped.push({ ip: name, reason: deleting, resolved: false });
         continue;
       }
-      const outcome = await cluster.deleteIPAddress(name, current.uid);
+      const outcome = await cluster.deleteIPAddress(name, examined);
       if (outcome === 'deleted') result.deleted.push(name);
       else if (outcome === 'gone') result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
-      else if (outcome === 'changed') result.skipped.push({ ip: name, reason: 'changed since the listing: re-created', resolved: false });
+      else if (outcome === 'changed') result.skipped.push({ ip: name, reason: RECREATED, resolved: false });
       else result.skipped.push({ ip: name, reason: outcome.kept, resolved: false });
     } catch (e) {
       result.failed.push({ ip: name, error: (e as Error).message, denied: e instanceof ObjectForbiddenError });

@@ -662,7 +662,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
         confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
       }
       report.fixed = confirmed
-        ? await fix(cluster, findings, { now, graceMs })
+        ? await fix(cluster, findings, { now, graceMs, listed: ipAddresses })
         : { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: true };
       // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
       const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);

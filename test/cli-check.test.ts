@@ -443,16 +443,18 @@ describe('ipallocator check', () => {
 
   it('--fix sends no delete to a leak marked for deletion since the listing: skipped, held by its finalizer', async () => {
     addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
-    const [listed] = findProblems(
-      { ipAddresses: (await new KubeCluster({ kubeconfig: c.kubeconfig }).ipAddresses()) as never, services: [], serviceCIDRs: [] },
-      { now: later(), graceMs: 60_000 },
-    ).findings;
+    const ipAddresses = await new KubeCluster({ kubeconfig: c.kubeconfig }).ipAddresses();
+    const [listed] = findProblems({ ipAddresses, services: [], serviceCIDRs: [] }, { now: later(), graceMs: 60_000 }).findings;
     expect(listed!.fix).toBe('delete');
     c.double.modify('10.96.0.30', (o) => {
       o.metadata.finalizers = ['example.com/hold'];
       o.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
     });
-    const result = await fix(new KubeCluster({ kubeconfig: c.kubeconfig }), [listed!], { now: later, graceMs: 60_000 });
+    const result = await fix(new KubeCluster({ kubeconfig: c.kubeconfig }), [listed!], {
+      now: later,
+      graceMs: 60_000,
+      listed: ipAddresses,
+    });
     expect(result.skipped).toEqual([
       {
         ip: '10.96.0.30',
@@ -787,7 +789,7 @@ describe('ipallocator check', () => {
     const { findings } = findProblems(listing, { now: later(), graceMs: 60_000 });
     expect(findings.map((f) => f.ip)).toEqual(['10.96.0.30', '10.96.0.31']);
     addService(c.double, 'default', 'late', ['10.96.0.30']); // the Service was on its way
-    const result = await fix(cluster, findings, { now: later, graceMs: 60_000 });
+    const result = await fix(cluster, findings, { now: later, graceMs: 60_000, listed: listing.ipAddresses });
     expect(result.deleted).toEqual(['10.96.0.31']);
     expect(result.skipped).toEqual([{ ip: '10.96.0.30', reason: 'changed since the listing: no longer a leak', resolved: true }]);
     expect(names(c.double)).toEqual(['10.96.0.30']);
@@ -809,6 +811,35 @@ describe('ipallocator check', () => {
     expect(r.stdout).toContain('Deleted 1 IPAddress: 10.96.0.30.\nSkipped 10.96.0.31: already gone.');
     expect(r.code).toBe(0);
     expect(names(c.double)).toEqual([]);
+  });
+
+  // Regression: the uid precondition named the object read again just before the delete, not the
+  // one listed and confirmed, so a leak deleted and re-created meanwhile (another owner, itself
+  // past a short --grace) was deleted in its place.
+  it('a leak re-created since the listing is left alone: the delete is of the object listed and confirmed', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    addIPAddress(c.double, '10.96.0.31', { namespace: 'default', name: 'gone' });
+    const operator = new Readable({
+      read() {
+        // while the question is open, the address is released and taken again by another owner
+        c.double.remove('10.96.0.31');
+        addIPAddress(c.double, '10.96.0.31', { namespace: 'other', name: 'newer' });
+        this.push('y\n');
+        this.push(null);
+      },
+    });
+    const r = await cli(['check', '--fix', '--grace', '0', '--json', '--kubeconfig', c.kubeconfig], { now: later, stdin: operator });
+    const report = JSON.parse(r.stdout) as CheckReport;
+    expect(report.findings.map((f) => [f.ip, f.owner])).toEqual([
+      ['10.96.0.30', 'default/gone'],
+      ['10.96.0.31', 'default/gone'],
+    ]);
+    expect(report.fixed!.deleted).toEqual(['10.96.0.30']);
+    expect(report.fixed!.skipped).toEqual([{ ip: '10.96.0.31', reason: 'changed since the listing: re-created', resolved: false }]);
+    expect(r.code).toBe(1); // the new object is for the next run to judge
+    expect(c.double.objects().map((o) => [o.metadata.name, (o.spec?.parentRef as { name?: string } | undefined)?.name])).toEqual([
+      ['10.96.0.31', 'newer'],
+    ]);
   });
 
   it('a delete whose object was re-created since it was read is refused by the server (uid precondition, 409) and reported as changed', async () => {
