@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
@@ -165,11 +166,46 @@ describe('an oidc auth-provider kubectl refuses', () => {
     expect(await authorizationsOfOneGet(kc, double)).toEqual([`Bearer ${VALID_ID_TOKEN}`]);
   });
 
-  it('an expired id-token with a refresh-token is left to be refreshed, as kubectl refreshes it', () => {
+  // Regression: such a user was taken, and every request failed with openid-client's TypeError
+  // ('"server" must be an instance of URL'): client-node 1.x and 2.0 give the idp-issuer-url to its
+  // discovery() as text, which takes only a URL, so no refresh can work
+  const unrefreshed =
+    `${WHO} is oidc with an id-token that has expired, which this @kubernetes/client-node cannot refresh: it gives the ` +
+    'idp-issuer-url to openid-client as text, which takes only a URL, and every request would fail with ' +
+    `its '"server" must be an instance of URL'; kubectl refreshes it, and writes the new id-token into the kubeconfig: run a ` +
+    'kubectl command with this context, or log in again, or use an exec entry (exec: {…}) that gets a token';
+  const expiredWithRefresh = `{auth-provider: {name: oidc, config: {${ISSUER}, id-token: "${jwt({ exp: 1000 })}", refresh-token: the-secret}}}`;
+
+  it('an expired id-token with a refresh-token client-node cannot refresh is refused, by the library and the command line', async () => {
+    await refusedBoth(expiredWithRefresh, unrefreshed);
+  });
+
+  it('an expired id-token with a refresh-token is refused with client-node 1.x too', () => {
+    const kc = new KubeConfig1();
+    kc.loadFromString(kubeconfigOfUser(expiredWithRefresh));
+    expect(() => new KubernetesStore(kc as unknown as KubeConfig, { start: false })).toThrow(`KubernetesStore: ${unrefreshed}`);
+  });
+
+  it('an expired id-token with a refresh-token is left to be refreshed by a client-node that gives openid-client a URL', () => {
     const kc = new KubeConfig();
-    kc.loadFromString(
-      kubeconfigOfUser(`{auth-provider: {name: oidc, config: {${ISSUER}, id-token: "${jwt({ exp: 1000 })}", refresh-token: r}}}`),
-    );
+    kc.loadFromString(kubeconfigOfUser(expiredWithRefresh));
+    // client-node as it would be with the issuer read as a URL before discovery
+    const authenticators = (kc as unknown as { authenticators: { isAuthProvider(u: unknown): boolean; getClient?: unknown }[] })
+      .authenticators;
+    const i = authenticators.findIndex((a) => a.isAuthProvider({ authProvider: { name: 'oidc' } }));
+    const oidc = authenticators[i] as unknown as {
+      getClient(user: { authProvider: { config: Record<string, unknown> } }): Promise<unknown>;
+    };
+    const fixed = Object.create(oidc) as typeof oidc;
+    fixed.getClient = (user) => {
+      const config = user.authProvider.config;
+      const issuer = new URL(String(config['idp-issuer-url']));
+      return oidc.getClient.call(fixed, {
+        ...user,
+        authProvider: { ...user.authProvider, config: { ...config, 'idp-issuer-url': issuer } },
+      });
+    };
+    authenticators[i] = fixed as unknown as (typeof authenticators)[number];
     new KubernetesStore(kc, { start: false }).close();
   });
 });

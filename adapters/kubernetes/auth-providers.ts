@@ -17,8 +17,9 @@ import { sendsToPlainHttp } from './plain-http.ts';
  * client-node leaves unused (execBesideAuthProvider), a tokenFile in its config, which client-node
  * reads and sends whatever the name (tokenFileInProvider), a name none of the authenticators takes
  * (`foo`, `""`), `exec` without an exec entry, an oidc one kubectl refuses or client-node sends no
- * token for (oidcProblem), a gcp or azure one client-node gets no token from
- * (cloudProviderProblem). kubectl refuses each (no Auth Provider found for name "foo"; No valid
+ * token for (oidcProblem), or whose expired id-token it cannot refresh (oidcRefreshProblem), a gcp
+ * or azure one client-node gets no token from (cloudProviderProblem). kubectl refuses each but the
+ * one it refreshes (no Auth Provider found for name "foo"; No valid
  * id-token, and cannot refresh without refresh-token; …). For an http:// server only the first two
  * (one that is no mapping, one beside an exec entry), which kubectl refuses whatever the scheme: it
  * runs no auth-provider there, nor does client-node here (plain-http.ts). A KubeConfig-shaped
@@ -62,7 +63,7 @@ export function authProviderProblem(kc: KubeConfig): string | undefined {
     );
   }
   if (name === 'oidc') {
-    const oidc = oidcProblem(entries ?? {});
+    const oidc = oidcProblem(entries ?? {}) ?? oidcRefreshProblem(kc, user!, entries ?? {});
     return oidc === undefined ? undefined : `${who} ${oidc}`;
   }
   if (name === 'gcp' || name === 'azure') {
@@ -154,6 +155,91 @@ function oidcProblem(config: Record<string, unknown>): string | undefined {
     (exp === undefined ? '' : ` and @kubernetes/client-node sends no token for, ${without}`) +
     '; log in again to write a new id-token'
   );
+}
+
+/**
+ * Why client-node cannot use the oidc auth-provider of `user` (config `config`, one kubectl takes:
+ * oidcProblem asked first), as the end of a sentence naming the auth-provider; undefined when it
+ * can. Its id-token has expired, and it has a refresh-token: client-node refreshes it before each
+ * request, and the oidc authenticator of `kc` may be one that cannot (oidcRefreshFails), when every
+ * request would fail. kubectl refreshes it, and writes the new tokens into the kubeconfig.
+ */
+function oidcRefreshProblem(kc: KubeConfig, user: User, config: Record<string, unknown>): string | undefined {
+  const exp = jwtExpiry(String(config['id-token']));
+  // client-node refreshes only an id-token whose exp has passed (none is never refreshed)
+  if (typeof exp !== 'number' || exp > Date.now() / 1000 || !config['refresh-token']) return undefined;
+  if (!oidcRefreshFails(authenticatorOf(kc, user))) return undefined;
+  return (
+    'is oidc with an id-token that has expired, which this @kubernetes/client-node cannot refresh: it gives the idp-issuer-url ' +
+    `to openid-client as text, which takes only a URL, and every request would fail with its '"server" must be an instance ` +
+    "of URL'; kubectl refreshes it, and writes the new id-token into the kubeconfig: run a kubectl command with this context, " +
+    'or log in again, or use an exec entry (exec: {…}) that gets a token'
+  );
+}
+
+/**
+ * Whether `authenticator`, client-node's oidc authenticator, is known to fail every refresh of an
+ * expired id-token: client-node 1.x and 2.0 pass the config's idp-issuer-url, text, to openid-client
+ * 6's discovery(), which takes only a URL object and throws ('"server" must be an instance of URL')
+ * before any request. Told from what it does, not from its version, so a client-node that reads
+ * the issuer as a URL is not refused: it is asked to refresh a made-up user, on an object of its own
+ * (its expiry state left as it is), whose idp-issuer-url is a probe that notes how it is used, and
+ * whose reading as text throws, so nothing is ever sent. All of that happens as the method is
+ * called, before its first await: one that hands the probe to an `instanceof URL` as it is, and
+ * never reads it as text, fails. Anything else (it reads the issuer as text, or later, or the
+ * authenticator is not client-node's) is not refused. Asked only of a user it would refresh.
+ */
+function oidcRefreshFails(authenticator: unknown): boolean {
+  const apply = (authenticator as { applyAuthentication?: unknown } | undefined)?.applyAuthentication;
+  if (typeof apply !== 'function') return false;
+  let checkedAsURL = false;
+  let readAsText = false;
+  const issuer = new Proxy(
+    {},
+    {
+      getPrototypeOf: () => {
+        checkedAsURL = true;
+        return Object.prototype;
+      },
+      get: () => {
+        readAsText = true; // toString, Symbol.toPrimitive, href: read as a URL's text, not handed on as it is
+        throw new Error('probe: not an issuer');
+      },
+    },
+  );
+  const expired = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"exp":1}').toString('base64url')}.probe`;
+  const probe = {
+    name: 'probe',
+    authProvider: {
+      name: 'oidc',
+      config: { 'idp-issuer-url': issuer, 'client-id': 'probe', 'id-token': expired, 'refresh-token': 'probe' },
+    },
+  };
+  try {
+    // an object of its own: client-node keeps the expiry it read on the authenticator
+    const own = Object.assign(Object.create(authenticator as object) as object, { currentTokenExpiration: 0 });
+    const pending: unknown = apply.call(own, probe, { headers: {} });
+    if (typeof (pending as Promise<unknown> | undefined)?.then === 'function') (pending as Promise<unknown>).then(undefined, () => {});
+    return checkedAsURL && !readAsText;
+  } catch {
+    return false; // one that throws as it is called is not known to fail a refresh
+  }
+}
+
+/**
+ * The first of client-node's authenticators of `kc` that takes `user`, the one that authenticates
+ * its requests; undefined when `kc` has no such list, or none takes it.
+ */
+function authenticatorOf(kc: KubeConfig, user: User): unknown {
+  const { authenticators } = kc as unknown as { authenticators?: unknown };
+  if (!Array.isArray(authenticators)) return undefined;
+  return authenticators.find((authenticator: { isAuthProvider?: unknown }) => {
+    try {
+      return typeof authenticator?.isAuthProvider === 'function' && Boolean(authenticator.isAuthProvider(user));
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
