@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
 import { KubeconfigCredentialError, KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
@@ -435,5 +436,47 @@ describe('a kubeconfig the store loads itself ($KUBECONFIG) that keeps a request
         "its ExecCredential's status holds no token and no client certificate, and the request would go out without credentials " +
         '(kubectl refuses it too: "exec plugin didn\'t return a token or cert/key pair"); the request was not sent',
     );
+  });
+});
+
+// Regression: a context that names no user (no credentials, on purpose) had its cluster's TLS
+// settings left unused with client-node 2.x: its insecure-skip-tls-verify, certificate-authority
+// and tls-server-name are read only for a user, and every request failed with a certificate error
+// blaming the server's certificate. kubectl uses them.
+describe('a context without a user', () => {
+  let d: ApiServerDouble;
+  let folder: string;
+  beforeEach(async () => {
+    d = await ApiServerDouble.start({ tls: true });
+    d.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
+    folder = mkdtempSync(join(tmpdir(), 'ipallocator-no-user-'));
+  });
+  afterEach(async () => {
+    await d.close();
+    rmSync(folder, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['insecure-skip-tls-verify', 'insecure-skip-tls-verify: true'],
+    ['certificate-authority-data', `certificate-authority-data: ${base64(SERVER_CERT)}`],
+  ])('uses its cluster’s %s, by the library (client-node 2.x and 1.x) and the command line, as kubectl does', async (_, tls) => {
+    const text =
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: "${d.url}", ${tls}}\n` +
+      'contexts:\n- name: x\n  context: {cluster: prod}\ncurrent-context: x\n';
+    for (const Config of [KubeConfig, KubeConfig1]) {
+      const kc = new Config();
+      kc.loadFromString(text);
+      const store = new KubernetesStore(kc as KubeConfig, { start: false, requestTimeoutMs: 10_000 });
+      try {
+        expect(await store.get('10.96.0.1')).toBeUndefined();
+      } finally {
+        store.close();
+      }
+    }
+    const path = join(folder, 'config');
+    writeFileSync(path, text);
+    const r = await cli(['status', '--json', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(d.requests.flatMap((request) => request.headers.filter(([name]) => name.toLowerCase() === 'authorization'))).toEqual([]);
   });
 });

@@ -214,7 +214,8 @@ export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
 
 /**
  * `kc` with the context current now, whatever context is made current on `kc` later (and that
- * context's server URL with its scheme in lower case, as kubectl reads it). client-node's
+ * context's server URL with its scheme in lower case, as kubectl reads it; a context without a
+ * user given an empty one, so its cluster's TLS settings are used). client-node's
  * API clients keep the server they were made for but read the user anew for each request, and a
  * watch reads the cluster anew: a store whose KubeConfig was switched to another context after
  * it was made sent that context's credentials to the first cluster, and watched the other
@@ -232,6 +233,16 @@ function withContextAsMade(kc: KubeConfig): KubeConfig {
   // any other ("You need to define an absolute base url"): its cluster is given the scheme in
   // lower case here, the caller's own objects left as they are. (The URL parsed as http(s) when
   // the caller checked it, serverURLProblem, so its scheme is the text before the first ':'.)
+  // client-node reads the cluster's insecure-skip-tls-verify, certificate-authority and
+  // tls-server-name only for a user (applyHTTPSOptions returns at once without one): a context
+  // that names none, which kubectl takes as no credentials, is given a user with nothing in it,
+  // so its cluster's TLS settings are used as kubectl uses them
+  const getCurrentUser: unknown = (kc as { getCurrentUser?: unknown }).getCurrentUser;
+  if (typeof getCurrentUser === 'function') {
+    pinned.getCurrentUser = function (this: KubeConfig) {
+      return (getCurrentUser.call(this) as User | null) ?? { name: '' };
+    };
+  }
   const cluster = kc.getCurrentCluster();
   const server = cluster?.server;
   if (typeof server === 'string' && Array.isArray(kc.clusters)) {
