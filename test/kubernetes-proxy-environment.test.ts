@@ -5,6 +5,8 @@
 //
 // The API server double is reached as http://apiserver.test:<port>, a name no resolver knows
 // (.test is reserved, RFC 2606): only the proxy below, which takes it for 127.0.0.1, reaches it.
+import { KubeConfig as KubeConfigNow } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
@@ -325,6 +327,68 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     await expect(store.get('10.96.0.10')).rejects.toThrow('the API server answered with an object without metadata');
     expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${tlsPort}`]);
   });
+
+  // Regression: with client-node 2.x a proxy URL with a path failed every request to an https://
+  // server with undici's "invalid url", said as the API server's failure; Go sends to the proxy's
+  // host and port alone. A value that is no URL as written, HTTPS_PROXY='http://[bad', is read as
+  // Go reads it, with http:// in front (the proxy at host "http", path "//[bad"), and so failed
+  // the same way without naming the variable.
+  it.each(['HTTPS_PROXY', 'https_proxy', 'proxy-url'] as const)(
+    'an https:// server through a proxy URL with a path in %s: tunnelled through the proxy, the path left out as Go leaves it out',
+    async (where) => {
+      const tls = await startTlsServer();
+      closing.push(tls.close);
+      const proxy = await startForwardProxy({ hosts: { 'apiserver.test': '127.0.0.1' } });
+      closing.push(proxy.close);
+      const tlsPort = new URL(tls.url).port;
+      const kc = kubeConfigFor(`https://apiserver.test:${tlsPort}`);
+      if (where === 'proxy-url') kc.clusters = kc.clusters.map((c) => ({ ...c, proxyUrl: `${proxy.url}/corp/proxy` }));
+      else process.env[where] = `${proxy.url}/corp/proxy`;
+      const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+      opened.push(store);
+      await expect(store.get('10.96.0.10')).rejects.toThrow('the API server answered with an object without metadata');
+      expect(proxy.seen.map((r) => r.line)).toEqual([`CONNECT apiserver.test:${tlsPort}`]);
+    },
+  );
+
+  it.each([
+    ['HTTPS_PROXY', 'https'],
+    ['https_proxy', 'https'],
+    ['HTTP_PROXY', 'http'],
+    ['http_proxy', 'http'],
+  ] as const)(
+    '%s=http://[bad, no URL as written: the failure names the variable, by the library (client-node 2.x and 1.x) and the command line',
+    async (variable, scheme) => {
+      process.env[variable] = 'http://[bad';
+      const at = `${scheme}://apiserver.test:${port}`;
+      // read as kubectl reads it: the proxy at host "http" (kubectl: "proxyconnect tcp: dial tcp: lookup http: no such host")
+      const said = `the request was not sent: cannot reach the proxy at http://http (environment variable ${variable}): `;
+      for (const Config of [KubeConfigNow, KubeConfig1]) {
+        const kc = new Config();
+        kc.loadFromOptions({
+          clusters: [{ name: 'double', server: at, skipTLSVerify: true }],
+          users: [{ name: 'tester', token: TEST_TOKEN }],
+          contexts: [{ name: 'double', cluster: 'double', user: 'tester' }],
+          currentContext: 'double',
+        });
+        const store = new KubernetesStore(kc as KubeConfigNow, { start: false, requestTimeoutMs: 10_000 });
+        opened.push(store);
+        const error = await store.get('10.96.0.10').catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(KubernetesApiError);
+        expect((error as Error).message).toContain(`get ipaddresses.networking.k8s.io "10.96.0.10": ${said}`);
+      }
+      const kc = writeKubeconfig(at);
+      try {
+        const r = await cli(['status', '--kubeconfig', kc.path]);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toContain(
+          `: the request to ${at} was not sent: cannot reach the proxy at http://http (environment variable ${variable}): `,
+        );
+      } finally {
+        kc.remove();
+      }
+    },
+  );
 
   describe("through a CONNECT tunnel, the API server's certificate is checked against the kubeconfig's CA", () => {
     /** An https:// API server with SERVER_CERT (for 127.0.0.1) that asks for a client certificate and records who asked what. */

@@ -68,7 +68,11 @@ export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record
   if (isPlainHttp(server)) return absoluteForm(u, proxy, toProxy);
   const authorization = proxyAuthorization(proxy);
   return new u.ProxyAgent({
-    uri: proxy.href,
+    // the proxy's scheme, host and port alone, as Go dials it: undici refuses a URL with a path
+    // ("invalid url", said as the API server's failure), and a value that is no URL as written is
+    // read as Go reads it, with http:// in front (http://[bad: host "http", path "//[bad");
+    // its user and password are sent as the token below
+    uri: proxy.origin,
     // undici sends credentials on CONNECT only when the URL holds a password too; Go sends a
     // user without one ("ops:"), as it does in absolute form
     ...(authorization === undefined ? {} : { token: authorization }),
