@@ -190,10 +190,14 @@ describe('a redirect from the API server to another host', () => {
         `create ipaddresses.networking.k8s.io "10.96.0.10": ${refused}`,
       );
       // the method it arrived with is named only where the redirect changed it: a 302 turns a
-      // create into a GET, and leaves a get as it was
-      await expect(store.get('10.96.0.10')).rejects.toThrow(/without its Authorization header(?!, as a)/);
+      // create into a GET, and leaves a get as it was. No credentials were sent to the http://
+      // API server, so none were left out on the way (regression: the message said the request
+      // reached that host "without its Authorization header", which it never had)
+      const reached =
+        'and the request reached that host without credentials, as the API server had it (none are sent to an http:// server)';
+      await expect(store.get('10.96.0.10')).rejects.toThrow(`${refused}: the API server redirects no API request, ${reached}`);
       await expect(store.create({ name: '10.96.0.10', labels: {}, parentRef: ipAddress.spec.parentRef } as never)).rejects.toThrow(
-        /without its Authorization header, as a GET\b/,
+        `${refused}: the API server redirects no API request, ${reached}, as a GET`,
       );
       const kubeconfig = writeKubeconfig(`http://127.0.0.1:${first.port}`);
       closing.push(kubeconfig.remove);
@@ -298,6 +302,30 @@ describe("a redirect that leaves the API server's answer to another request", ()
       `get ipaddresses.networking.k8s.io "10.96.0.10": the API server answered with a redirect to http://localhost:${back.port}, whose 2xx answer is not taken as the API server's`,
     );
     expect(double.requestsOf('get').map((r) => r.authorization ?? '(none)')).toEqual([`Bearer ${TEST_TOKEN}`, '(none)']);
+  });
+
+  it('a redirect from an http:// API server to an https:// host: refused, saying no credentials were sent, by the library and the command line', async () => {
+    const { double } = await doubleHolding();
+    double.insert({ metadata: { name: 'kubernetes' }, spec: { cidrs: ['10.96.0.0/24'] } }, 'servicecidrs');
+    const plain = await recordingServer((req, res) => res.writeHead(301, { location: `${double.url}${req.url}` }).end());
+    closing.push(plain.close);
+    const server = `http://127.0.0.1:${plain.port}`;
+    const store = new KubernetesStore(kubeConfigFor(server), { start: false, requestTimeoutMs: 10_000 });
+    closing.push(() => store.close());
+    const said =
+      `a redirect to ${double.url}, whose 2xx answer is not taken as the API server's: the API server redirects no API request, ` +
+      'and the request reached that host without credentials, as the API server had it (none are sent to an http:// server)';
+    await expect(store.get('10.96.0.10')).rejects.toThrow(
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the API server answered with ${said}`,
+    );
+    const kubeconfig = writeKubeconfig(server);
+    closing.push(kubeconfig.remove);
+    const r = await cli(['status', '--kubeconfig', kubeconfig.path, '--request-timeout', '10s']);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toContain(
+      `ipallocator: the API server at ${server} (context "double") answered list servicecidrs.networking.k8s.io with ${said}\n`,
+    );
+    expect(plain.seen.every((line) => line.endsWith('(no Authorization)'))).toBe(true);
   });
 
   it("a 307 on the API server's origin keeps the request as it was: its answer is the API server's", async () => {

@@ -12,6 +12,7 @@
 // it), so it decodes nothing; a body that is not JSON, or not a 2xx answer, reaches it unchanged.
 import { type ConfigurationOptions, Observable, type ObservableMiddleware, ResponseContext } from '@kubernetes/client-node';
 import { isJson } from './answers.ts';
+import { isPlainHttp } from './plain-http.ts';
 import type { KubernetesApiError } from './errors.ts';
 import type { ApiRequests, Redirected, RequestTarget } from './requests.ts';
 
@@ -83,7 +84,7 @@ export function answerProbe(): AnswerProbe {
  * as the end of a sentence "… answered <verb> … with": kube-apiserver answers its API requests
  * itself and redirects none. Followed to another host, the request reached it (and any host after
  * it, the API server's too) without its Authorization header (fetch leaves it out for another
- * origin) and, where the redirect changed its method (a create after a 301, 302 or 303, a delete
+ * origin; from an http:// API server, which is sent no credentials, without any) and, where the redirect changed its method (a create after a 301, 302 or 303, a delete
  * after a 303), as a GET — the message says so only then; sent again as a GET on the API server's own
  * origin, the 2xx is the answer to that GET (the object read), not to the create or delete asked.
  * `status`: the answer's HTTP status, said when it is no 2xx (a watch refuses every answer after a
@@ -93,9 +94,13 @@ export function notTheApiServersAnswer(redirect: Redirected, verb: string, statu
   // a watch's answer of another status (watch-request.ts) is refused the same way
   const answer = status === undefined || (status >= 200 && status < 300) ? '2xx answer' : `answer (HTTP ${status})`;
   if (redirect.origin !== undefined) {
+    // an http:// API server was sent no credentials (plain-http.ts): none were left out on the way
+    const without = isPlainHttp(redirect.asked)
+      ? 'without credentials, as the API server had it (none are sent to an http:// server)'
+      : 'without its Authorization header';
     return (
       `a redirect to ${redirect.origin}, whose ${answer} is not taken as the API server's: the API server redirects no API request, ` +
-      `and the request reached that host without its Authorization header${redirect.method === undefined ? '' : `, as a ${redirect.method}`}`
+      `and the request reached that host ${without}${redirect.method === undefined ? '' : `, as a ${redirect.method}`}`
     );
   }
   return (

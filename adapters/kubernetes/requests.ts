@@ -419,11 +419,13 @@ export function newRoute(): Route {
  * passed through on its way back (fetch leaves the Authorization header out from the first hop
  * to another origin on, so the API server had the request without it). `method`: the method the
  * answered request was sent with when a redirect changed it (fetch sends a POST again as a GET
- * after a 301 or 302, any method but GET and HEAD after a 303).
+ * after a 301 or 302, any method but GET and HEAD after a 303). `asked`: the API server's origin.
  */
 export interface Redirected {
   readonly origin: string | undefined;
   readonly method: string | undefined;
+  /** The API server's origin the request was sent to, when known: over http:// it had no credentials to leave out. */
+  readonly asked: string | undefined;
 }
 
 /** The origin a redirect took the request to when it is not the one asked (Redirected.origin), else undefined. */
@@ -435,7 +437,7 @@ function elsewhere(route: Route): string | undefined {
 export function redirected(route: Route): Redirected | undefined {
   const origin = elsewhere(route);
   const method = route.lastMethod !== route.askedMethod ? route.lastMethod : undefined;
-  return origin === undefined && method === undefined ? undefined : { origin, method };
+  return origin === undefined && method === undefined ? undefined : { origin, method, asked: route.asked };
 }
 
 /**
