@@ -765,6 +765,33 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
     }
   });
 
+  // Regression: a KubeConfig whose users (clusters, contexts, current context) could not be read
+  // let the getter's own error out of the constructor, not the InvalidArgumentError the other
+  // kubeconfig problems get
+  it.each(['users', 'clusters', 'contexts', 'currentContext'])(
+    "a KubeConfig whose %s getter throws: InvalidArgumentError naming it, the getter's error its cause, by each entry point",
+    async (field) => {
+      const entries: [string, (kc: KubeConfig) => unknown][] = [
+        ['KubernetesStore', (kc) => new KubernetesStore(kc, { start: false })],
+        ['KubernetesServiceCIDRs', (kc) => new KubernetesServiceCIDRs(kc, { start: false })],
+        ['createServiceCIDR', (kc) => createServiceCIDR(kc, 'services', ['10.0.0.0/29'])],
+        ['deleteServiceCIDR', (kc) => deleteServiceCIDR(kc, 'services')],
+      ];
+      for (const [owner, call] of entries) {
+        const kc = throwingAt(kubeConfigFor('http://127.0.0.1:1'), field);
+        let thrown: unknown;
+        try {
+          await call(kc);
+        } catch (e) {
+          thrown = e;
+        }
+        expect(thrown, owner).toBeInstanceOf(InvalidArgumentError);
+        expect((thrown as Error).message, owner).toBe(`kubeConfig.${field} could not be read: it threw Error: getter failed`);
+        expect((thrown as Error).cause, owner).toBe(GETTER_ERROR);
+      }
+    },
+  );
+
   it('an InMemoryServiceCIDRs name that is not a string is quoted by its type in "not found", not read (a revoked Proxy)', () => {
     const source = new InMemoryServiceCIDRs();
     source.addServiceCIDR('services', ['10.0.0.0/29']);

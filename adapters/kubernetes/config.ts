@@ -73,9 +73,10 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   } else {
     kc = kubeConfig as KubeConfig;
   }
-  // Each method read once (a read that throws is refused, naming it); only the reads are
-  // guarded: a method that throws when called (a KubeConfig subclass of the caller's) is the
-  // caller's own failure, and passes through as it was thrown.
+  // Each method read once (a read that throws is refused, naming it), and then each field the
+  // methods read (KUBECONFIG_FIELDS); only the reads are guarded: a method that throws when called
+  // (a KubeConfig subclass of the caller's) is the caller's own failure, and passes through as it
+  // was thrown.
   const isObject = typeof kc === 'object' && kc !== null;
   const makeApiClient = isObject ? readMember(kc, 'makeApiClient', given) : undefined;
   const current = isObject && typeof makeApiClient === 'function' ? currentOf(kc, given) : undefined;
@@ -94,6 +95,10 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
       `${owner}: kubeConfig must be a KubeConfig from @kubernetes/client-node or undefined, got ${shownKubeConfig(kubeConfig)}${why}`,
     );
   }
+  // what client-node's methods read of it: a getter or Proxy trap that throws (a KubeConfig
+  // subclass, a Proxy of the caller's) is refused naming the field, with what it threw as the
+  // cause, where the methods below would let it out as it was thrown
+  for (const field of KUBECONFIG_FIELDS) readMember(kc, field, given);
   // a KubeConfig the caller loaded with client-node 1.x may hold an unquoted date as a Date (one
   // loaded here was given back its text): its text is not known here, and a Date would reach a
   // header or a plugin as Date.toString()
@@ -161,6 +166,9 @@ export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeCon
   if (kubeConfig === undefined) LOADED_FROM.set(sent, kubeconfigNamed(undefined, kc));
   return sent;
 }
+
+/** The fields of a KubeConfig its methods read (getCurrentCluster, getCurrentUser, …), read once each by kubeConfigOrDefault. */
+const KUBECONFIG_FIELDS = ['clusters', 'contexts', 'users', 'currentContext'] as const;
 
 /** The kubeconfig a KubeConfig kubeConfigOrDefault loaded itself was read from, as kubeconfigNamed names it. */
 const LOADED_FROM = new WeakMap<KubeConfig, string>();
