@@ -577,6 +577,15 @@ describe('ipallocator: failures', () => {
       { 'proxy-url': 'proxy.corp:3128' },
       'the proxy-url of cluster "c" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
     ],
+    // Regression: said to "not start with http://, …", which it does (kubectl: "invalid 'proxy-url'
+    // "http://[bad" for cluster "c": could not parse")
+    [
+      'a proxy-url that is no URL',
+      {},
+      { 'proxy-url': 'http://user:proxy-secret@[bad' },
+      'the proxy-url of cluster "c" in the kubeconfig is no URL (it is not shown: a password may sit in it), which kubectl refuses ' +
+        'too ("could not parse"): a proxy is named as in http://proxy.example:3128',
+    ],
     // said as "@kubernetes/client-node refused it: ENOENT: no such file or directory, open '…'"
     [
       'a certificate-authority file that is not there',

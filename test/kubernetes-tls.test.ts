@@ -135,6 +135,13 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
       'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
     );
 
+    // one that does not parse is said so, not as one without a scheme (it has one)
+    const noURL = await getError({ proxyUrl: 'http://user:proxy-secret@[bad' }, {});
+    expect((noURL as Error).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig is no URL ' +
+        '(it is not shown: a password may sit in it), which kubectl refuses too ("could not parse"): a proxy is named as in http://proxy.example:3128',
+    );
+
     const missing = await getError({ caFile: '/nonexistent/ipallocator/ca.crt' }, {});
     expect((missing as Error).message).toBe(
       'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: cannot read the certificate-authority file of cluster "prod" in the kubeconfig ("/nonexistent/ipallocator/ca.crt"): no such file or directory (ENOENT)',

@@ -110,14 +110,19 @@ function proxyURL(value: string): string | undefined {
 /**
  * A proxy named with a scheme that requests are not sent through: anything but http://,
  * https://, socks5:// and socks5h://, which are the ones Go's net/http takes (a proxy-url
- * without a scheme, "proxy.corp:3128", is one: kubectl refuses it too). Thrown when a request
- * would go through it; its message names where the proxy was set.
+ * without a scheme, "proxy.corp:3128", is one: kubectl refuses it too); or, with `notURL`, a
+ * proxy-url that is no URL at all ("http://[bad": kubectl refuses it, "could not parse"; the
+ * environment's variables are read as Go reads them, never so). Thrown when a request would go
+ * through it; its message names where the proxy was set, never the value, where a password may sit.
  */
 export class UnusableProxyError extends InvalidArgumentError {
-  constructor(field: string) {
+  constructor(field: string, notURL = false) {
     super(
-      `the ${field} does not start with http://, https://, socks5:// or socks5h:// ` +
-        '(a proxy is named with its scheme, as in http://proxy.example:3128)',
+      notURL
+        ? `the ${field} is no URL (it is not shown: a password may sit in it), which kubectl refuses too ("could not parse"): ` +
+            'a proxy is named as in http://proxy.example:3128'
+        : `the ${field} does not start with http://, https://, socks5:// or socks5h:// ` +
+            '(a proxy is named with its scheme, as in http://proxy.example:3128)',
     );
   }
 }
@@ -283,7 +288,7 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     const source = cluster === null ? undefined : proxySources.get(cluster);
     if (source === undefined) return undefined;
     const proxy = parsed(cluster!.proxyUrl!);
-    if (proxy === undefined || !PROXY_SCHEMES.has(proxy.protocol)) throw new UnusableProxyError(source.field);
+    if (proxy === undefined || !PROXY_SCHEMES.has(proxy.protocol)) throw new UnusableProxyError(source.field, proxy === undefined);
     return proxy;
   };
   if (typeof sendsWith.createDispatcher === 'function') {
