@@ -8,9 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeConfig as KubeConfig1 } from 'client-node-1';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { InvalidArgumentError } from '../adapters/errors.ts';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubernetesApiError, KubernetesStore } from '../adapters/kubernetes/index.ts';
 import { cli, refusedAsRead } from './cli-helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { authorizationsOfOneGet } from './k8s/helpers.ts';
@@ -184,6 +184,40 @@ describe('an oidc auth-provider kubectl refuses', () => {
     const kc = new KubeConfig1();
     kc.loadFromString(kubeconfigOfUser(expiredWithRefresh));
     expect(() => new KubernetesStore(kc as unknown as KubeConfig, { start: false })).toThrow(`KubernetesStore: ${unrefreshed}`);
+  });
+
+  // Regression: an id-token that expired after the store was made failed each request with
+  // openid-client's bare TypeError ('"server" must be an instance of URL'), said as the API server's
+  it('an id-token that expires after the store was made: each request fails, said of the user, nothing sent (client-node 2.x and 1.x)', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      for (const Config of [KubeConfig, KubeConfig1]) {
+        vi.setSystemTime(new Date('2030-01-01T00:00:00Z'));
+        const exp = Date.parse('2030-01-01T01:00:00Z') / 1000;
+        const kc = new Config();
+        kc.loadFromString(
+          kubeconfigOfUser(`{auth-provider: {name: oidc, config: {${ISSUER}, id-token: "${jwt({ exp })}", refresh-token: the-secret}}}`),
+        );
+        const store = new KubernetesStore(kc as KubeConfig, { start: false });
+        try {
+          vi.setSystemTime(new Date('2030-01-01T02:00:00Z'));
+          const error = await store.get('10.96.0.10').catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(KubernetesApiError);
+          expect((error as Error).message).toBe(
+            `get ipaddresses.networking.k8s.io "10.96.0.10": the user's credentials could not be read: the id-token of its oidc ` +
+              `auth-provider has expired, which this @kubernetes/client-node cannot refresh: it gives the idp-issuer-url to ` +
+              `openid-client as text, which takes only a URL, and every request fails with its '"server" must be an instance of URL'; ` +
+              'kubectl refreshes it, and writes the new id-token into the kubeconfig: run a kubectl command with this context, or log ' +
+              'in again, or use an exec entry (exec: {…}) that gets a token',
+          );
+          expect(double.requests).toEqual([]);
+        } finally {
+          store.close();
+        }
+      }
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('an expired id-token with a refresh-token is left to be refreshed by a client-node that gives openid-client a URL', () => {

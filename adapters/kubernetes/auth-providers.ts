@@ -6,6 +6,7 @@
 // one that does finds nothing. What an auth-provider's config holds (tokens) is never shown.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 import { quoteText, showUnseen } from '../quote.ts';
+import { oidcRefreshFailure } from './errors.ts';
 import { authProviderNotRead, execEntryOf } from './kubeconfig-shape.ts';
 import { sendsToPlainHttp } from './plain-http.ts';
 
@@ -169,12 +170,7 @@ function oidcRefreshProblem(kc: KubeConfig, user: User, config: Record<string, u
   // client-node refreshes only an id-token whose exp has passed (none is never refreshed)
   if (typeof exp !== 'number' || exp > Date.now() / 1000 || !config['refresh-token']) return undefined;
   if (!oidcRefreshFails(authenticatorOf(kc, user))) return undefined;
-  return (
-    'is oidc with an id-token that has expired, which this @kubernetes/client-node cannot refresh: it gives the idp-issuer-url ' +
-    `to openid-client as text, which takes only a URL, and every request would fail with its '"server" must be an instance ` +
-    "of URL'; kubectl refreshes it, and writes the new id-token into the kubeconfig: run a kubectl command with this context, " +
-    'or log in again, or use an exec entry (exec: {…}) that gets a token'
-  );
+  return `is oidc with an id-token that has expired, which this @kubernetes/client-node cannot refresh: ${oidcRefreshFailure('would fail')}`;
 }
 
 /**

@@ -325,17 +325,20 @@ export function messages(err: unknown): string {
             ? NO_EXEC_CREDENTIAL
             : isAuthProviderCommandFailure(e)
               ? AUTH_PROVIDER_COMMAND_FAILED
-              : execPluginFailure(e) !== undefined
-                ? `the user's credentials could not be read: its exec plugin ${execPluginFailure(e)}`
-                : code === 'ERR_SSL_WRONG_VERSION_NUMBER'
-                  ? NOT_TLS
-                  : typeof message === 'string'
-                    ? opensslReason(message.split('\n')[0]!.trim())
-                    : '';
+              : isOidcRefreshFailure(e)
+                ? OIDC_REFRESH_FAILED
+                : execPluginFailure(e) !== undefined
+                  ? `the user's credentials could not be read: its exec plugin ${execPluginFailure(e)}`
+                  : code === 'ERR_SSL_WRONG_VERSION_NUMBER'
+                    ? NOT_TLS
+                    : typeof message === 'string'
+                      ? opensslReason(message.split('\n')[0]!.trim())
+                      : '';
     // undici refuses a control character as it sends, under fetch's "fetch failed": the request was
     // never sent, which is all there is to say (as of the refusals fetch makes before sending)
     if (text === INVALID_HEADER) return INVALID_HEADER;
-    const withCode = typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+    // openid-client's code says nothing the sentence does not
+    const withCode = typeof code === 'string' && !text.includes(code) && text !== OIDC_REFRESH_FAILED ? `${text} (${code})` : text;
     if (withCode !== '' && !parts.includes(withCode)) parts.push(withCode);
     if (text === AUTH_PROVIDER_COMMAND_FAILED) break; // its cause, execSync's error, quotes the command line again
   }
@@ -536,7 +539,7 @@ function quotesCredential(err: unknown): boolean {
 /**
  * Whether an error or one of its causes is a failure to get the user's credentials, which comes
  * before anything is sent: an exec credential plugin's (execPluginFailure, execOutputNotJson,
- * isNoExecCredential), an auth-provider command's, or fetch's refusal of a credential that no
+ * isNoExecCredential), an auth-provider command's, an oidc refresh's (isOidcRefreshFailure), or fetch's refusal of a credential that no
  * header may hold (isInvalidHeader).
  */
 function credentialsFailed(err: unknown): boolean {
@@ -546,6 +549,7 @@ function credentialsFailed(err: unknown): boolean {
       execOutputNotJson(e) !== undefined ||
       isNoExecCredential(e) ||
       isAuthProviderCommandFailure(e) ||
+      isOidcRefreshFailure(e) ||
       isInvalidHeader(e),
   );
 }
@@ -564,6 +568,37 @@ function isAuthProviderCommandFailure(e: unknown): boolean {
   const origin = (e.stack ?? '').split('\n').find((line) => /^\s+at /.test(line));
   return origin !== undefined && /[/\\](?:gcp|azure)_auth\.[cm]?js\b/.test(origin);
 }
+
+/**
+ * Why client-node cannot refresh the expired id-token of an oidc auth-provider, and what to do, as
+ * the end of a sentence "… which this @kubernetes/client-node cannot refresh: …"; `fails`, what its
+ * requests do ("fails", "would fail"). Said where the user is refused (auth-providers.ts
+ * oidcRefreshProblem) and where a request fails on it (isOidcRefreshFailure).
+ */
+export function oidcRefreshFailure(fails: string): string {
+  return (
+    `it gives the idp-issuer-url to openid-client as text, which takes only a URL, and every request ${fails} with its '"server" ` +
+    "must be an instance of URL'; kubectl refreshes it, and writes the new id-token into the kubeconfig: run a kubectl command " +
+    'with this context, or log in again, or use an exec entry (exec: {…}) that gets a token'
+  );
+}
+
+/**
+ * client-node's failure to refresh an oidc id-token that expired after the user was checked (an
+ * expired one is refused before: auth-providers.ts): client-node 1.x and 2.0 give the
+ * idp-issuer-url to openid-client 6's discovery() as text, which throws a TypeError before any
+ * request, thrown as called from client-node's oidc_auth.
+ */
+function isOidcRefreshFailure(e: unknown): boolean {
+  if (!(e instanceof TypeError) || (e as { code?: unknown }).code !== 'ERR_INVALID_ARG_TYPE') return false;
+  if (e.message !== '"server" must be an instance of URL') return false;
+  return (e.stack ?? '').split('\n').some((line) => /^\s+at /.test(line) && /[/\\]oidc_auth\.[cm]?js\b/.test(line));
+}
+
+/** What isOidcRefreshFailure's failure is said as. */
+const OIDC_REFRESH_FAILED =
+  "the user's credentials could not be read: the id-token of its oidc auth-provider has expired, which this " +
+  `@kubernetes/client-node cannot refresh: ${oidcRefreshFailure('fails')}`;
 
 /** What isAuthProviderCommandFailure's failure is said as. */
 const AUTH_PROVIDER_COMMAND_FAILED =
