@@ -17,7 +17,7 @@
 import { parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidCIDRError, rethrowLater } from './errors.ts';
 import { arrayLength, optionsObject, readElements, readMember } from './input.ts';
-import { quoteInput } from './quote.ts';
+import { quoteInput, quoteText } from './quote.ts';
 import { Prefix } from './geometry.ts';
 import { dns1123SubdomainProblems } from './label-rules.ts';
 import { checkWatcher } from './store.ts';
@@ -184,7 +184,9 @@ function checkedCIDRs(cidrs: unknown): string[] {
     return p.family;
   });
   if (families.length === 2 && families[0] === families[1]) {
-    throw new InvalidArgumentError('spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64');
+    throw new InvalidArgumentError(
+      `spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64, got two ${families[0]} CIDRs: ${quoteText(given[0] as string)} and ${quoteText(given[1] as string)}`,
+    );
   }
   return given as string[];
 }

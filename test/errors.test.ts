@@ -1,6 +1,14 @@
 // The typed errors themselves: codes, names, and which of them carry a stack trace.
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
-import { ErrAllocated, ErrFull, ErrNotInRange, InvalidAddressError, InvalidCIDRError, IPAllocatorError } from '../adapters/errors.ts';
+import {
+  ErrAllocated,
+  ErrFull,
+  ErrNotInRange,
+  InvalidAddressError,
+  InvalidArgumentError,
+  InvalidCIDRError,
+  IPAllocatorError,
+} from '../adapters/errors.ts';
 import { quoteInput } from '../adapters/quote.ts';
 import { Allocator } from '../adapters/allocator.ts';
 import { canonicalAddr } from '../adapters/address.ts';
@@ -320,6 +328,14 @@ describe('how an error quotes a value it was given', () => {
   it('a ServiceCIDR spec whose cidrs are not an array names what they are', () => {
     expect(() => validateServiceCIDRSpec(null as never)).toThrow('spec.cidrs must hold 1 or 2 CIDRs, got null');
   });
+
+  it('a ServiceCIDR spec with two CIDRs of one family names both', () => {
+    expect(() => validateServiceCIDRSpec(['10.0.0.0/24', '10.1.0.0/24'])).toThrow(
+      new InvalidArgumentError(
+        'spec.cidrs may specify no more than one IP for each IP family, i.e 192.168.0.0/24 and 2001:db8::/64, got two IPv4 CIDRs: "10.0.0.0/24" and "10.1.0.0/24"',
+      ),
+    );
+  });
 });
 
 describe("a store's not found and already exists name the record as upstream's %q does", () => {
@@ -384,7 +400,6 @@ describe('the error classes a store of your own builds, from plain JavaScript', 
     // Regression: making the codes read-only gave UnusableProxyError (an InvalidArgumentError
     // declaring no code) a code of undefined, on the class and on every error made from it
     const { UnusableProxyError } = await import('../adapters/kubernetes/proxy-environment.ts');
-    const { InvalidArgumentError } = await import('../adapters/errors.ts');
     expect([UnusableProxyError.code, new UnusableProxyError('proxy-url').code]).toEqual(['ERR_INVALID_ARGUMENT', 'ERR_INVALID_ARGUMENT']);
     expect(new UnusableProxyError('proxy-url')).toBeInstanceOf(InvalidArgumentError);
     expect(() => {
