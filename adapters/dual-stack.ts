@@ -15,7 +15,7 @@ import { canonicalAddr, canonicalOf, parseAddrInto } from './address.ts';
 import { isDryRun } from './dry-run.ts';
 import { ErrDestroyed, InvalidArgumentError, IPAllocatorError, isDestroyed, isNotFound, nameErrorClasses } from './errors.ts';
 import { arrayLength, checkIPFamily, optionsObject, readElements, readMember, unboundCall } from './input.ts';
-import { quoteInput } from './quote.ts';
+import { quoteInput, quoteText } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
 import { type IPAddressRecord, recordAnswer, type Store } from './store.ts';
@@ -548,7 +548,9 @@ function familiesOf(ips: unknown, length: number | undefined, what: string): { c
     canonical.push(canonicalOf(ip as string, family, WORDS)); // a string: parseAddrInto took it
   }
   if (families.length === 2 && families[0] === families[1]) {
-    throw new InvalidArgumentError(`at most one address per family, got two ${families[0]} addresses`);
+    throw new InvalidArgumentError(
+      `at most one address per family, got two ${families[0]} addresses: ${quoteText(given[0] as string)} and ${quoteText(given[1] as string)}`,
+    );
   }
   return { canonical, families };
 }

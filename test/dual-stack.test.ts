@@ -577,6 +577,13 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
       expect(ds.release({ ips: '10.0.0.1' } as never)).rejects.toThrow(
         refused('release needs the addresses: an array, or what allocate returned (an object whose ips is an array), got ips "10.0.0.1"'),
       ),
+      // two addresses of one family: both named, as the caller spelt them
+      expect(ds.allocate(['10.0.0.1', '::ffff:10.0.0.2'])).rejects.toThrow(
+        refused('at most one address per family, got two IPv4 addresses: "10.0.0.1" and "::ffff:10.0.0.2"'),
+      ),
+      expect(ds.release(['fd00::1', 'FD00::2'])).rejects.toThrow(
+        refused('at most one address per family, got two IPv6 addresses: "fd00::1" and "FD00::2"'),
+      ),
     ]);
   });
 });
