@@ -409,7 +409,8 @@ export class DualStackAllocator {
    * Destroys both allocators (the pair owns them; destroying one again is harmless). Every
    * method then throws ErrDestroyed; calling destroy() again does nothing. An allocation in
    * flight ends with ErrDestroyed after giving back what it took, a release in flight finishes,
-   * and the allocators are destroyed then (a call whose store never answers keeps them).
+   * and the allocators are destroyed then (a call whose store never answers keeps them, and so
+   * does an allocateNext whose creates keep colliding: destroying its allocator ends that one).
    */
   destroy(this: object): void;
   destroy(this: DualStackAllocator): void {

@@ -674,6 +674,30 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect(() => a4.used()).toThrow(ErrDestroyed);
     expect(() => a6.used()).toThrow(ErrDestroyed);
   });
+  // Found by an outside tester: over a store whose creates keep colliding (broken, or far ahead of
+  // its cache) an IPv6 allocateNext searches until a timer destroys its allocator; the pair's own
+  // destroy() waits for its calls, so only destroying the allocator ends such a call, as the
+  // README says, and the pair then gives back the other family's address
+  it('a call whose creates keep colliding is ended by destroying its allocator, the pair giving back what it took', async () => {
+    const store4 = new FaultyMemoryStore({ syncOps: false });
+    const store6 = new FaultyMemoryStore({ syncOps: false });
+    // bounded, so that a search no timer can end takes an address instead of hanging the test
+    store6.collideCreates(20_000);
+    const a4 = new Allocator('10.0.0.0/29', { store: store4 });
+    const a6 = new Allocator('fd00::/64', { store: store6 });
+    const ds = new DualStackAllocator(a4, a6);
+    const call = ds.allocateNext(OWNER);
+    setTimeout(() => {
+      ds.destroy(); // waits for the call: both allocators still live
+      expect(a4.used()).toBe(1);
+      a6.destroy(); // ends the search
+    }, 0);
+    expect(await rejection(call)).toBeInstanceOf(ErrDestroyed);
+    expect(store6.createCalls).toBeLessThan(20_000);
+    expect([store4.records(), store6.records()]).toEqual([[], []]); // the IPv4 address given back
+    expect(() => a4.used()).toThrow(ErrDestroyed); // the call over, the pair destroyed it
+  });
+
   it('an allocator has one owner: a second pair over either of them is refused while the first lives', async () => {
     const a4 = Allocator.create('10.0.0.0/29');
     const a6 = Allocator.create('fd00::/120');
