@@ -34,8 +34,9 @@
 // * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
 //   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
 //   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
-//   ErrNotReady when no range was full and some were not ready (upstream answers ErrFull there
-//   too; docs/semantics.md): what a lone Allocator answers, and nothing is full. Under a
+//   ErrNotReady when no range was full and some were not ready, or the ServiceCIDR source has
+//   not synced yet (upstream answers ErrFull there too; docs/semantics.md): what a lone
+//   Allocator answers, and nothing is full. Under a
 //   cool-down, a first pass takes free addresses only (a range whose free ones are all held
 //   answers full there), and only when none had one does a second pass, in the same policy
 //   order, let the ranges give held addresses back early.
@@ -106,6 +107,7 @@ import {
   recordAnswer,
   type Store,
   syncAnswer,
+  syncedAnswer,
   tellDeleteError,
 } from './store.ts';
 import { RecordRouter } from './record-router.ts';
@@ -305,6 +307,13 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private readonly indexKind: IndexKind | undefined;
   private readonly strategy: AllocationStrategy;
   private readonly onSkip: ((s: SkippedCIDR) => void) | undefined;
+  /**
+   * The source's hasSynced, read once, until it answers true (null then, and for a source without
+   * one): till then an allocateNext that found no range full answers ErrNotReady, not ErrFull,
+   * since the ranges may not all be known yet. Not asked again once synced, as an informer's
+   * HasSynced stays true: a source closed since (whose methods then throw) is not asked.
+   */
+  private sourceHasSynced: (() => unknown) | null;
 
   /** canonical CIDR → range. */
   private readonly entries = new Map<string, RangeEntry>();
@@ -370,6 +379,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (typeof subscribe !== 'function') {
       throw new InvalidArgumentError(`source must be a ServiceCIDRSource (an object with subscribe()), got ${quoteInput(source)}`);
     }
+    const hasSynced = readMember(source, 'hasSynced', 'source');
+    this.sourceHasSynced = typeof hasSynced === 'function' ? () => hasSynced.call(source) : null;
     checkIPFamily(family);
     // undefined is the default; null is refused, as every other option refuses it
     const policy = opts.policy === undefined ? 'upstream' : opts.policy;
@@ -459,6 +470,15 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.destroy(); // unsubscribes from the source too
       throw refused.error;
     }
+  }
+
+  /** Whether the ServiceCIDR source holds a complete copy (its hasSynced(); true without one). */
+  private sourceSynced(): boolean {
+    const hasSynced = this.sourceHasSynced;
+    if (hasSynced === null) return true;
+    if (!syncedAnswer(hasSynced(), "the ServiceCIDR source's hasSynced()")) return false;
+    this.sourceHasSynced = null;
+    return true;
   }
 
   /**
@@ -598,7 +618,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
         if (st !== null) throw this.starvedError(st.cidr, st.reason, 'allocateNext found no free address in the ranges built');
         // a range not built for lack of memory and not ready would answer ErrNotReady too
         const notReady = call.notReady || [...this.starved.values()].some((s) => !s.ready);
-        throw notReady && !call.full ? new ErrNotReady() : new ErrFull();
+        if (call.full) throw new ErrFull();
+        throw notReady || !this.sourceSynced() ? new ErrNotReady() : new ErrFull();
       }
       // The list changed during the call (a range added or removed while a store call was in
       // flight): the ranges added meanwhile are tried too, those tried already are not.

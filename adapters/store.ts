@@ -193,13 +193,14 @@ export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getS
 }
 
 /**
- * What a store's cache.hasSynced() answered, refused unless true or false: a promise (a plain
- * function answering later) is truthy, and the allocator would allocate before the cache synced.
+ * What a store's cache.hasSynced() answered (or `what` else's: a ServiceCIDR source's), refused
+ * unless true or false: a promise (a plain function answering later) is truthy, and the allocator
+ * would allocate before the cache synced.
  */
-export function syncedAnswer(answer: unknown): boolean {
+export function syncedAnswer(answer: unknown, what = "the store's cache.hasSynced()"): boolean {
   if (answer === true || answer === false) return answer;
   throw new InvalidArgumentError(
-    `the store's cache.hasSynced() must answer true or false at once, as an informer's HasSynced does; it answered ${quoteInput(answer)}`,
+    `${what} must answer true or false at once, as an informer's HasSynced does; it answered ${quoteInput(answer)}`,
   );
 }
 

@@ -1031,6 +1031,38 @@ describe('MetaAllocator: allocateNext with nothing to give', () => {
     expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
     meta.destroy();
   });
+
+  // Found by an outside tester: a MetaAllocator made before its ServiceCIDR source had synced (a
+  // KubernetesServiceCIDRs still listing) answered allocateNext with 'range is full' of a
+  // cluster whose ranges it had not heard of yet
+  it.each([true, false])(
+    'the ServiceCIDR source not synced yet, no range full: ErrNotReady (synchronous store calls: %s)',
+    async (syncOps) => {
+      let synced = false;
+      const { source: hand, watchers } = handSource();
+      const source: ServiceCIDRSource = { ...hand, hasSynced: () => synced };
+      const meta = new MetaAllocator('IPv4', source, { store: new MemoryStore({ syncOps }) });
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrNotReady); // no range heard of yet
+      watchers[0]!.onAdd({ name: 'a', cidrs: ['10.0.0.0/30'] });
+      for (let i = 0; i < 2; i++) expect(hostOf('10.0.0.0/30', await meta.allocateNext())).toBe(true);
+      // a range full: full, as upstream, synced or not (adding a range is the fix)
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      synced = true;
+      watchers[0]!.onDelete({ name: 'a', cidrs: ['10.0.0.0/30'] });
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull); // synced, and no range: full, as upstream
+      synced = false; // synced once is synced (an informer's HasSynced stays true; a source closed since is not asked)
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrFull);
+      // a hasSynced() that answers anything but true or false is refused, as a store cache's is
+      const odd = new MetaAllocator('IPv4', { ...hand, hasSynced: () => 'yes' as never }, { store: new MemoryStore({ syncOps }) });
+      const refused = await rejection(odd.allocateNext());
+      expect(refused).toBeInstanceOf(InvalidArgumentError);
+      expect((refused as Error).message).toBe(
+        `the ServiceCIDR source's hasSynced() must answer true or false at once, as an informer's HasSynced does; it answered "yes"`,
+      );
+      odd.destroy();
+      meta.destroy();
+    },
+  );
 });
 
 describe('MetaAllocator: routing, counting and views', () => {
