@@ -29,8 +29,9 @@
 //   PrefixContainsIP: not the network address, not the IPv4 broadcast) — so with 192.168.1.0/24
 //   and 192.168.0.0/16, 192.168.1.0 is served by the /16. allocate needs a ready range, has and
 //   release do not (upstream's has does: docs/semantics.md); no range → ErrMismatchedNetwork
-//   (has → false), except that release still deletes a record of ours there (its range deleted
-//   since: upstream leaves it taken; docs/semantics.md).
+//   (has → false; allocate → ErrNotReady while the ServiceCIDR source has not synced), except
+//   that release still deletes a record of ours there (its range deleted since: upstream leaves
+//   it taken; docs/semantics.md).
 // * allocateNext tries ranges in the policy's order and moves on only after ErrFull or
 //   ErrNotReady; any other error (a store failure) is returned at once (upstream master since
 //   kubernetes/kubernetes#135499; before it, every error moved on). None left → ErrFull, or
@@ -510,11 +511,11 @@ export class MetaAllocator implements IPAllocator, Disposable {
       }
       this.live(); // the owner's getters destroyed this: ErrDestroyed, not "no range holds it"
       const first = this.route(ip, true);
-      if (first === null) throw this.mismatched(ip, true);
+      if (first === null) throw this.unallocatable(ip);
       if (ownerError !== null) throw ownerError.error;
       const e = this.policy === 'upstream' && this.shared.order.length > 1 ? this.drawRange(true) : first;
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
-      if (e === null) throw this.mismatched(ip, true); // the random source changed the ranges meanwhile
+      if (e === null) throw this.unallocatable(ip); // the random source changed the ranges meanwhile
       try {
         return e.allocator.allocate(ip, checked ?? undefined); // a rebuild of its index runs its strategy's forRange first
       } finally {
@@ -804,6 +805,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
       if ((!readyOnly || st.ready) && st.prefix.inRange(this.fam, w)) return this.starvedError(cidr, st.reason, `${ip} is in ${cidr}`);
     }
     return new ErrMismatchedNetwork(`no ${readyOnly ? 'ready ' : ''}range of this MetaAllocator holds ${ip}`);
+  }
+
+  /**
+   * allocate's refusal of `ip`, which no ready range holds: ErrNotReady while the ServiceCIDR
+   * source has not synced (the range holding it may not be known yet), else mismatched()'s.
+   */
+  private unallocatable(ip: string): ErrMismatchedNetwork | OutOfMemoryError | ErrNotReady {
+    const err = this.mismatched(ip, true);
+    if (!(err instanceof ErrMismatchedNetwork) || parseAddrInto(ip, this.words) !== this.fam) return err;
+    return this.sourceSynced() ? err : new ErrNotReady();
   }
 
   /** A ready range not built for lack of memory (null: none), for allocateNext. */

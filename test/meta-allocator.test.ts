@@ -1063,6 +1063,24 @@ describe('MetaAllocator: allocateNext with nothing to give', () => {
       meta.destroy();
     },
   );
+
+  it.each([true, false])(
+    'the ServiceCIDR source not synced yet: allocate of an address no ready range holds is ErrNotReady, not ErrMismatchedNetwork (synchronous store calls: %s)',
+    async (syncOps) => {
+      let synced = false;
+      const { source: hand, watchers } = handSource();
+      const meta = new MetaAllocator('IPv4', { ...hand, hasSynced: () => synced }, { store: new MemoryStore({ syncOps }) });
+      // its range may not be known yet; an address of the other family has none to wait for
+      expect(await rejection(meta.allocate('10.0.0.1'))).toBeInstanceOf(ErrNotReady);
+      expect(await rejection(meta.allocate('fd00::1'))).toBeInstanceOf(ErrMismatchedNetwork);
+      watchers[0]!.onAdd({ name: 'a', cidrs: ['10.0.0.0/30'] });
+      await meta.allocate('10.0.0.1'); // a range known serves it already
+      expect(await rejection(meta.allocate('10.9.0.1'))).toBeInstanceOf(ErrNotReady);
+      synced = true;
+      expect(await rejection(meta.allocate('10.9.0.1'))).toBeInstanceOf(ErrMismatchedNetwork);
+      meta.destroy();
+    },
+  );
 });
 
 describe('MetaAllocator: routing, counting and views', () => {
