@@ -312,7 +312,8 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * The source's hasSynced, read once, until it answers true (null then, and for a source without
    * one): till then an allocateNext that found no range full answers ErrNotReady, not ErrFull,
    * since the ranges may not all be known yet. Not asked again once synced, as an informer's
-   * HasSynced stays true: a source closed since (whose methods then throw) is not asked.
+   * HasSynced stays true: a source closed since (whose methods then throw) is not asked, and one
+   * closed before it was seen synced is taken as synced (sourceSynced).
    */
   private sourceHasSynced: (() => unknown) | null;
 
@@ -473,11 +474,23 @@ export class MetaAllocator implements IPAllocator, Disposable {
     }
   }
 
-  /** Whether the ServiceCIDR source holds a complete copy (its hasSynced(); true without one). */
+  /**
+   * Whether the ServiceCIDR source holds a complete copy (its hasSynced(); true without one). A
+   * source closed since (its hasSynced() throws ErrDestroyed) will never tell of another range:
+   * this serves the ranges it last told of, answering as a synced source's allocator does, never
+   * with the source's ErrDestroyed, which would say this MetaAllocator is destroyed.
+   */
   private sourceSynced(): boolean {
     const hasSynced = this.sourceHasSynced;
     if (hasSynced === null) return true;
-    if (!syncedAnswer(hasSynced(), "the ServiceCIDR source's hasSynced()")) return false;
+    let answer: unknown;
+    try {
+      answer = hasSynced();
+    } catch (e) {
+      if (!(e instanceof ErrDestroyed)) throw e;
+      answer = true;
+    }
+    if (!syncedAnswer(answer, "the ServiceCIDR source's hasSynced()")) return false;
     this.sourceHasSynced = null;
     return true;
   }

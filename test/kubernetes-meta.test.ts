@@ -435,6 +435,21 @@ describe('KubernetesServiceCIDRs with a MetaAllocator against the API-server dou
       expect(d.objects(SC)).toEqual([]);
     });
 
+    // Found in review: once the source was closed, an address no range holds (and allocateNext
+    // with no range) was answered with the source's ErrDestroyed, said of a MetaAllocator that
+    // was not destroyed, where closing the source leaves it serving the ranges it last heard of
+    it('closing the synced source: the MetaAllocator answers as before, never with the source ErrDestroyed', async () => {
+      const empty = await open('ordered'); // synced, with no ServiceCIDR
+      empty.cidrs.close();
+      expect(await rejection(empty.meta.allocateNext())).toBeInstanceOf(ErrFull);
+      await createServiceCIDR(kc, 'a', ['10.0.0.0/24']);
+      const env = await open('ordered');
+      await env.meta.allocate('10.0.0.5');
+      env.cidrs.close();
+      await env.meta.allocate('10.0.0.6');
+      expect(await rejection(env.meta.allocate('10.9.0.1'))).toBeInstanceOf(ErrMismatchedNetwork);
+    });
+
     it('close() stops the watch and the deliveries', async () => {
       const s = source();
       await s.waitForSync();
