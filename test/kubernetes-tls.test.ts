@@ -135,6 +135,15 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
       'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
     );
 
+    // one with no scheme that is no WHATWG URL either (Go parses it, with scheme "", and kubectl
+    // refuses the scheme, not the parse: found in review) is said to lack the scheme
+    for (const proxyUrl of ['proxy.corp', '10.0.0.1:3128']) {
+      const bare = await getError({ proxyUrl }, {});
+      expect((bare as Error).message).toBe(
+        'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the proxy-url of cluster "prod" in the kubeconfig does not start with http://, https://, socks5:// or socks5h:// (a proxy is named with its scheme, as in http://proxy.example:3128)',
+      );
+    }
+
     // one that does not parse is said so, not as one without a scheme (it has one)
     const noURL = await getError({ proxyUrl: 'http://user:proxy-secret@[bad' }, {});
     expect((noURL as Error).message).toBe(

@@ -128,6 +128,9 @@ export class UnusableProxyError extends InvalidArgumentError {
 }
 nameErrorClasses({ UnusableProxyError });
 
+/** A URL's scheme and its colon as Go's url.Parse reads one (getScheme): a letter, then letters, digits, "+", "-" or ".". */
+const GO_SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+
 function parsed(text: string): URL | undefined {
   try {
     return new URL(text);
@@ -274,7 +277,7 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     // resolves it itself for socks5://, where only the proxy may know it. The scheme is
     // lowercased first, as Go's url.Parse does: client-node tells a SOCKS proxy by "socks" in
     // lowercase and would send through "SOCKS5H://" as if it were an HTTP proxy.
-    const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(source.url)?.[0] ?? '';
+    const scheme = GO_SCHEME.exec(source.url)?.[0] ?? '';
     const proxyUrl = (scheme.toLowerCase() + source.url.slice(scheme.length)).replace(/^socks5:/, 'socks5h:');
     const proxied: Cluster = { ...cluster, proxyUrl };
     proxySources.set(proxied, source);
@@ -288,7 +291,11 @@ export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.
     const source = cluster === null ? undefined : proxySources.get(cluster);
     if (source === undefined) return undefined;
     const proxy = parsed(cluster!.proxyUrl!);
-    if (proxy === undefined || !PROXY_SCHEMES.has(proxy.protocol)) throw new UnusableProxyError(source.field, proxy === undefined);
+    // one without a scheme is said so whether or not it parses: Go parses "proxy.corp" (scheme
+    // "") and kubectl refuses its scheme, not its parse
+    if (proxy === undefined || !PROXY_SCHEMES.has(proxy.protocol)) {
+      throw new UnusableProxyError(source.field, proxy === undefined && GO_SCHEME.test(cluster!.proxyUrl!));
+    }
     return proxy;
   };
   if (typeof sendsWith.createDispatcher === 'function') {
