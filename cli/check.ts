@@ -380,7 +380,7 @@ export async function fix(
         result.skipped.push({ ip: name, reason: 'already gone', resolved: true });
         continue;
       }
-      const examined = listedUid.get(name) ?? current.uid;
+      const examined = listedUid.get(name);
       const ref = current.parentRef;
       const parent = isService(ref) ? await cluster.readService(ref.namespace ?? '', ref.name) : undefined;
       const verdict =
@@ -394,7 +394,10 @@ export async function fix(
       // the leak listed is gone and its name holds a new object, whose own age and owner the next
       // run judges: deleting it now would remove what the operator was never shown
       if (current.uid !== examined) {
-        result.skipped.push({ ip: name, reason: RECREATED, resolved: false });
+        // a listing without the uid (a broken server or proxy) cannot tell the object shown from one
+        // made since: the uid read now would be no precondition of what the operator confirmed
+        const reason = examined === undefined ? 'listed without a uid: it cannot be told from an object re-created since' : RECREATED;
+        result.skipped.push({ ip: name, reason, resolved: false });
         continue;
       }
       const deleting = beingDeleted(current);
