@@ -631,14 +631,20 @@ export class TakenAddresses {
    * Returns true when the op must be checked against the store (createdAcrossRelist): the
    * cache re-listed during the call without the name, so the record may be gone already, and
    * then no event would ever settle the op — its address would stay marked until the next
-   * re-list.
+   * re-list. A cache whose get fails (throws, or answers what is no record) is asked no more:
+   * the store is, and the create's success stands.
    */
   created(op: Op): boolean {
     if (!op.seen && !this.closed) {
       this.markTaken(op.address);
       if (op === this.spare) this.spare = null;
       this.addPending(op);
-      return op.acrossRelist && !cacheHolds(this.cache, op.name);
+      if (!op.acrossRelist) return false;
+      try {
+        return !cacheHolds(this.cache, op.name);
+      } catch {
+        return true; // a cache that cannot answer: the store says (the create succeeded all the same)
+      }
     }
     this.spare = op;
     return false;
@@ -653,8 +659,14 @@ export class TakenAddresses {
    */
   createdAcrossRelist(op: Op, exists: boolean): void {
     if (this.closed || exists || op.seen || op.calling || !this.isPending(op)) return;
+    let held: boolean;
+    try {
+      held = cacheHolds(this.cache, op.name);
+    } catch {
+      return; // a cache that cannot answer: the op stays pending, and the next re-list settles it
+    }
     this.removePending(op);
-    if (!cacheHolds(this.cache, op.name) && !this.awaitedByOther(op.name, null)) this.markReleased(op.address);
+    if (!held && !this.awaitedByOther(op.name, null)) this.markReleased(op.address);
   }
 
   /**

@@ -545,6 +545,48 @@ describe('Allocator on a store that answers later: a create answered after the c
     expect(a.validate()).toEqual({ indexed: 0 });
   });
 
+  it.each([
+    [
+      'throws',
+      () => {
+        throw new Error('cache down');
+      },
+    ],
+    ['answers false (no record, no none)', () => false],
+  ])(
+    'whose cache.get %s when the store is asked: nothing rejects unhandled, and the next re-list settles the address',
+    async (_, broken) => {
+      const { gated, store, a, open } = setUp();
+      const call = settle(a.allocate(X));
+      await turns();
+      store.rates = { 'drop-event': 100 };
+      await open(`create> ${X}`);
+      gated.inner.deleteSync(X);
+      store.rates = {};
+      store.relist();
+      const cache = store.cache as { get: unknown };
+      const get = cache.get;
+      cache.get = broken; // the cache cannot say whether it holds X when the store answers "gone"
+      const unhandled: unknown[] = [];
+      const onUnhandled = (e: unknown) => unhandled.push(e);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        await open(`create< ${X}`);
+        expect(await call).toBe(undefined);
+        await turns();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        cache.get = get;
+      }
+      expect(unhandled).toEqual([]);
+      store.relist(); // the cache answers again: its re-list settles the create it could not judge
+      await turns();
+      expect(a.validate()).toEqual({ indexed: 0 });
+      await bothHandedOut(a, gated, open);
+    },
+  );
+
   it('whose record our own release deleted, answered first, leaves no mark', async () => {
     const { gated, store, a, open } = setUp();
     const calls = [settle(a.allocate(X)), settle(a.release(X))];
