@@ -474,17 +474,23 @@ export const STRATEGIES: Readonly<Record<StrategyName, AllocationStrategy>> = Ob
  */
 export function strategyOption(option: unknown, what = 'options.strategy'): AllocationStrategy {
   if (option === undefined) return STRATEGIES.upstream;
-  let got = quoteInput(option);
+  let got: string;
   if (typeof option === 'string') {
     if ((STRATEGY_NAMES as readonly string[]).includes(option)) return STRATEGIES[option as StrategyName];
+    got = quoteInput(option);
   } else if (typeof option === 'object' && option !== null) {
-    // an object meant as a strategy: say which member is wrong, not only that it is an object
     const name = readMember(option, 'name', what);
     const forRange = typeof name === 'string' ? readMember(option, 'forRange', what) : undefined;
     if (typeof forRange === 'function') return option as AllocationStrategy;
-    if (typeof name !== 'string') got = `an object whose name is ${quoteInput(name)}, not a string`;
-    else got = `an object whose forRange is ${quoteInput(forRange)}, not a function`;
-  }
+    // An object meant as a strategy: which member is wrong. One of a class, with no name at all
+    // (a Promise of a strategy, an array, a Map), is said by what it is, as any other value is:
+    // "a Promise (a missing await?)" names the mistake, its missing name does not.
+    const kind = quoteInput(option);
+    const plain = kind === 'a value of type object'; // quoteInput's word for a plain object
+    if (name === undefined && !plain) got = kind;
+    else if (typeof name !== 'string') got = `${plain ? 'an object' : kind} whose name is ${quoteInput(name)}, not a string`;
+    else got = `${plain ? 'an object' : kind} whose forRange is ${quoteInput(forRange)}, not a function`;
+  } else got = quoteInput(option);
   throw new InvalidArgumentError(
     `${what} must be one of ${STRATEGY_NAMES.join(', ')} or a strategy object { name, forRange(view) }, got ${got}` +
       didYouMean(option, STRATEGY_NAMES),

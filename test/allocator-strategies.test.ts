@@ -283,6 +283,15 @@ describe('Allocator strategy option', () => {
       [{ name: 'x', forRange: 'f' }, refusal('an object whose forRange is "f", not a function')],
       [{ name: 5, forRange: () => null }, refusal('an object whose name is 5 (number), not a string')],
       [{}, refusal('an object whose name is undefined, not a string')],
+      // an object of a class with no name (a strategy still in its Promise: a missing await) is said by what it is
+      [Promise.resolve(STRATEGIES.upstream), refusal('a Promise (a missing await?)')],
+      [[STRATEGIES.upstream], refusal('an array of 1 value')],
+      [
+        new (class Mine {
+          readonly name = 'mine';
+        })(),
+        refusal('an instance of Mine whose forRange is undefined, not a function'),
+      ],
       [42, refusal('42 (number)')],
     ] as const) {
       const option = strategy as never;
