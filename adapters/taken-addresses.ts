@@ -722,7 +722,13 @@ export class TakenAddresses {
     return collisions;
   }
 
-  /** The end of that allocateNext: its collisions are unreserved (unreserve), unless the cache holds the name now (or an op has it). */
+  /**
+   * The end of that allocateNext: its collisions are unreserved (unreserve), unless the cache
+   * holds the name now (or an op has it). A cache whose get fails (throws, or answers what is no
+   * record) is taken as holding the name, as deleted() takes it: the address stays marked until
+   * the cache tells of it, and the call's answer stands — a create that went through is not
+   * reported failed, nor its call's bookkeeping cut short.
+   */
   forgetCollisions(collisions: Collisions): void {
     const all = collisions.words;
     const w = new Uint32Array(4);
@@ -731,7 +737,14 @@ export class TakenAddresses {
       w[1] = all[i + 1]!;
       w[2] = all[i + 2]!;
       w[3] = all[i + 3]!;
-      this.unreserveAddress(formatAddr(this.fam, w), w, undefined, null);
+      const name = formatAddr(this.fam, w);
+      let held: boolean;
+      try {
+        held = cacheHolds(this.cache, name);
+      } catch {
+        held = true;
+      }
+      if (!held) this.unreserveAddress(name, w, undefined, null);
     }
   }
 

@@ -963,6 +963,57 @@ describe("release ignores the store's delete error, as upstream, and tells it to
   );
 });
 
+describe('an allocateNext whose create went through after a collision succeeds, though the cache cannot say whether it holds the collided name', () => {
+  // Regression: the end of the call asked the cache about the address that collided; a cache.get
+  // that threw (or, as any get answering what is no record, answered false) failed the call with
+  // its error although its record was made, and skipped the call's own bookkeeping (a store call
+  // then counted as running for good, which turned validate's check off).
+  it.each([
+    ['throws', true],
+    ['throws', false],
+    ['answers false', true],
+    ['answers false', false],
+  ] as const)('a cache.get that %s (syncOps %s): the address is handed out, the collided one stays marked', async (how, syncOps) => {
+    const base = new MemoryStore({ syncOps });
+    const collides = (name: string) => name === '10.0.0.1'; // another writer holds it; the cache does not know
+    const store: Store = {
+      create: (r) => (collides(r.name) ? Promise.reject(new AlreadyExistsError(r.name)) : base.create(r)),
+      delete: (n) => base.delete(n),
+      get: (n) => base.get(n),
+      close: () => base.close(),
+      cache: {
+        get: (name) => {
+          const r = base.cache.get(name);
+          if (r !== undefined) return r;
+          if (how === 'throws') throw new Error('cache.get failed');
+          return false as unknown as IPAddressRecord;
+        },
+        list: (labels) => base.cache.list(labels),
+        hasSynced: () => true,
+        subscribe: (watcher) => base.cache.subscribe(watcher),
+      },
+      sync:
+        base.sync === null
+          ? null
+          : {
+              createSync: (r) => {
+                if (collides(r.name)) throw new AlreadyExistsError(r.name);
+                return base.createSync(r);
+              },
+              deleteSync: (n) => base.deleteSync(n),
+              getSync: (n) => base.getSync(n),
+            },
+    };
+    const a = new Allocator('10.0.0.0/29', { store, strategy: 'lowest-free' });
+    expect(await a.allocateNext()).toBe('10.0.0.2');
+    expect(base.records().map((r) => r.name)).toEqual(['10.0.0.2']);
+    // 10.0.0.1 stays marked, as a name a cache that cannot answer is taken to hold (capacity, never handed out twice)
+    expect(() => a.validate()).toThrow('the index marks 2 addresses taken with no call in flight, the cache holds 1 in range');
+    expect(await a.allocateNext()).toBe('10.0.0.3');
+    a.destroy();
+  });
+});
+
 describe('a release whose delete went through resolves, though the cache then fails to answer', () => {
   /** A store whose cache.get throws once `broken` is set: a delete that works, a cache that cannot tell. */
   function storeWithBreakingCache(syncOps: boolean): { store: Store; base: MemoryStore; breakCache(): void } {
