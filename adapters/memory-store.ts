@@ -579,7 +579,10 @@ export class MemoryStore implements Store, SyncStoreOps {
    * Stores a new version of `record.name` (replacing any record of that name, which watchers
    * see as an update) without validation; `previous` is the authority's get(name). Tells the
    * watchers through changed() when `announce`. The labels and parentRef are copied first (the
-   * allocators' shared label sets are kept as they are).
+   * allocators' shared label sets are kept as they are). The allocators' event handlers take a
+   * MemoryStore's records as they are, without the checks a cache of your own gets: a subclass that
+   * puts a record no create would take (a name that is no text, labels that cannot be read) has
+   * the allocators read what it wrote.
    */
   protected put(record: IPAddressRecord, previous: IPAddressRecord | undefined, announce: boolean): IPAddressRecord {
     return this.keep(record.name, ownLabels(record.labels), ownParentRef(record.parentRef) ?? null, previous, announce);
