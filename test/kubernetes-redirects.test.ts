@@ -299,7 +299,8 @@ describe("a redirect that leaves the API server's answer to another request", ()
       headers: { location: `http://localhost:${back.port}${path}` },
     });
     await expect(store.get('10.96.0.10')).rejects.toThrow(
-      `get ipaddresses.networking.k8s.io "10.96.0.10": the API server answered with a redirect to http://localhost:${back.port}, whose 2xx answer is not taken as the API server's`,
+      `get ipaddresses.networking.k8s.io "10.96.0.10": the API server answered with a redirect to http://localhost:${back.port}, whose 2xx answer is not taken as the API server's: ` +
+        'the API server redirects no API request, and the request reached that host without an Authorization header (fetch leaves out the one a user may have for another origin)',
     );
     expect(double.requestsOf('get').map((r) => r.authorization ?? '(none)')).toEqual([`Bearer ${TEST_TOKEN}`, '(none)']);
   });

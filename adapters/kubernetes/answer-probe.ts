@@ -83,8 +83,9 @@ export function answerProbe(): AnswerProbe {
  * Why a 2xx answer after a redirect is not read, however much it looks like the answer asked for,
  * as the end of a sentence "… answered <verb> … with": kube-apiserver answers its API requests
  * itself and redirects none. Followed to another host, the request reached it (and any host after
- * it, the API server's too) without its Authorization header (fetch leaves it out for another
- * origin; from an http:// API server, which is sent no credentials, without any) and, where the redirect changed its method (a create after a 301, 302 or 303, a delete
+ * it, the API server's too) without an Authorization header: fetch leaves it out for another
+ * origin (said so whether or not the user had a token to send; from an http:// API server, which
+ * is sent no credentials, said as such) and, where the redirect changed its method (a create after a 301, 302 or 303, a delete
  * after a 303), as a GET — the message says so only then; sent again as a GET on the API server's own
  * origin, the 2xx is the answer to that GET (the object read), not to the create or delete asked.
  * `status`: the answer's HTTP status, said when it is no 2xx (a watch refuses every answer after a
@@ -97,7 +98,7 @@ export function notTheApiServersAnswer(redirect: Redirected, verb: string, statu
     // an http:// API server was sent no credentials (plain-http.ts): none were left out on the way
     const without = isPlainHttp(redirect.asked)
       ? 'without credentials, as the API server had it (none are sent to an http:// server)'
-      : 'without its Authorization header';
+      : 'without an Authorization header (fetch leaves out the one a user may have for another origin)';
     return (
       `a redirect to ${redirect.origin}, whose ${answer} is not taken as the API server's: the API server redirects no API request, ` +
       `and the request reached that host ${without}${redirect.method === undefined ? '' : `, as a ${redirect.method}`}`
