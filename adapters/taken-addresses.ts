@@ -699,7 +699,7 @@ export class TakenAddresses {
 
   /** unreserve() of the address `w` named `name`, for `except` (null: an address no op holds any more). */
   private unreserveAddress(name: string, w: Uint32Array, heldUntil: number | undefined, except: Op | null): void {
-    if (this.closed || cacheHolds(this.cache, name) || this.awaitedByOther(name, except)) return;
+    if (this.closed || this.cacheMayHold(name) || this.awaitedByOther(name, except)) return;
     // Cleared or held from here: an outer running call of the name (op nested in it) reserves no more.
     if (this.current !== null) this.releasedWhileRunning(name, false);
     if (this.isHeld(w)) return;
@@ -724,10 +724,7 @@ export class TakenAddresses {
 
   /**
    * The end of that allocateNext: its collisions are unreserved (unreserve), unless the cache
-   * holds the name now (or an op has it). A cache whose get fails (throws, or answers what is no
-   * record) is taken as holding the name, as deleted() takes it: the address stays marked until
-   * the cache tells of it, and the call's answer stands — a create that went through is not
-   * reported failed, nor its call's bookkeeping cut short.
+   * holds the name now (or an op has it; cacheMayHold: a cache that cannot answer holds it).
    */
   forgetCollisions(collisions: Collisions): void {
     const all = collisions.words;
@@ -737,14 +734,7 @@ export class TakenAddresses {
       w[1] = all[i + 1]!;
       w[2] = all[i + 2]!;
       w[3] = all[i + 3]!;
-      const name = formatAddr(this.fam, w);
-      let held: boolean;
-      try {
-        held = cacheHolds(this.cache, name);
-      } catch {
-        held = true;
-      }
-      if (!held) this.unreserveAddress(name, w, undefined, null);
+      this.unreserveAddress(formatAddr(this.fam, w), w, undefined, null);
     }
   }
 
@@ -791,13 +781,22 @@ export class TakenAddresses {
   deleted(name: string, w: Uint32Array): void {
     if (this.closed) return;
     if (this.pending.size !== 0) this.settleName(name, false); // our unconfirmed creates: settled
-    let held: boolean;
+    if (!this.cacheMayHold(name) && !this.awaitedByOther(name, null)) this.markReleased(w);
+  }
+
+  /**
+   * Whether the cache holds `name`, a cache that cannot answer (its get throws, or answers what
+   * is no record) taken as holding it: the bit then waits for the cache's events or the next
+   * re-list — capacity, never a second allocation — and the call that asked ends as the store
+   * answered it (a release resolves, a failed create rejects with the store's own error, a
+   * create that went through answers its address).
+   */
+  private cacheMayHold(name: string): boolean {
     try {
-      held = cacheHolds(this.cache, name);
+      return cacheHolds(this.cache, name);
     } catch {
-      held = true;
+      return true;
     }
-    if (!held && !this.awaitedByOther(name, null)) this.markReleased(w);
   }
 
   // ── pending ops by name ───────────────────────────────────────────────────────────────────

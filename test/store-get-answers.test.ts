@@ -157,6 +157,48 @@ describe("a store whose cache's get answers neither a record nor none", () => {
   );
 });
 
+describe("an Allocator's failed create over a store whose cache cannot answer", () => {
+  // Regression: the Allocator asks its cache whether it holds the name before clearing a failed
+  // create's reservation; a cache that answered false (or threw) made the call reject with that
+  // InvalidArgumentError, the store's own error lost, and the call's bookkeeping cut short.
+  const broken: [string, () => unknown][] = [
+    ['answers false', () => false],
+    [
+      'throws',
+      () => {
+        throw new Error('cache down');
+      },
+    ],
+  ];
+  it.each(broken)(
+    "whose cache.get %s: allocate and allocateNext reject with the store's own error, the address kept until the cache tells",
+    async (_, cacheGet) => {
+      for (const syncOps of [true, false]) {
+        const inner = new MemoryStore({ syncOps });
+        const down = new Error('etcd down');
+        const store: Store = {
+          create: () => Promise.reject(down),
+          delete: (n) => inner.delete(n),
+          get: (n) => inner.get(n),
+          cache: {
+            get: cacheGet as (name: string) => IPAddressRecord,
+            list: (l) => inner.cache.list(l),
+            hasSynced: () => true,
+            subscribe: (w) => inner.cache.subscribe(w),
+          },
+          close: () => inner.close(),
+        };
+        const a = new Allocator('10.0.0.0/29', { store });
+        expect(await rejection(a.allocate('10.0.0.1'))).toBe(down);
+        expect(await rejection(a.allocateNext())).toBe(down);
+        await expect(a.has('10.0.0.1')).resolves.toBe(false);
+        expect(inner.records()).toEqual([]);
+        a.destroy();
+      }
+    },
+  );
+});
+
 describe("a DualStackAllocator's rollback over such a store", () => {
   it.each(NOT_RECORDS)('gives the address back and reports %o to onRollbackError, as a get that throws', async (answer, shown) => {
     const { store, inner } = storeAnswering(answer, true);
