@@ -324,11 +324,14 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
     this.emit('delete', sc);
   }
 
-  /** The object, or an InvalidArgumentError (`not found`). */
+  /** The object, or an InvalidArgumentError (a name that is no string, or `not found`). */
   get(name: string): ServiceCIDR {
+    // refused as addServiceCIDR refuses it: "5 (number) not found" would read as a lookup that missed
+    if (typeof name !== 'string') {
+      throw new InvalidArgumentError(`ServiceCIDR metadata.name: Invalid value: ${quoteInput(name)}: must be a string`);
+    }
     const sc = this.objects.get(name);
-    // quoted: a name that is not a string (a revoked Proxy would throw from the template) or holds
-    // characters a reader cannot see
+    // quoted: a name may hold characters a reader cannot see
     if (sc === undefined) throw new InvalidArgumentError(`servicecidrs.networking.k8s.io ${quoteInput(name)} not found`);
     return sc;
   }

@@ -792,7 +792,9 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
     },
   );
 
-  it('an InMemoryServiceCIDRs name that is not a string is quoted by its type in "not found", not read (a revoked Proxy)', () => {
+  // Regression: deleteServiceCIDR(5) and setReady() said "servicecidrs.networking.k8s.io 5 (number)
+  // not found", as if a lookup had missed, where addServiceCIDR says the name must be a string.
+  it('an InMemoryServiceCIDRs name that is not a string is refused as one, quoted by its type, not read (a revoked Proxy)', () => {
     const source = new InMemoryServiceCIDRs();
     source.addServiceCIDR('services', ['10.0.0.0/29']);
     for (const call of [
@@ -802,7 +804,13 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
       (name: never) => source.deleteServiceCIDR(name),
     ]) {
       expect(() => call(revoked() as never)).toThrow(
-        new InvalidArgumentError('servicecidrs.networking.k8s.io a value of type object not found'),
+        new InvalidArgumentError('ServiceCIDR metadata.name: Invalid value: a value of type object: must be a string'),
+      );
+      expect(() => call(5 as never)).toThrow(
+        new InvalidArgumentError('ServiceCIDR metadata.name: Invalid value: 5 (number): must be a string'),
+      );
+      expect(() => call(undefined as never)).toThrow(
+        new InvalidArgumentError('ServiceCIDR metadata.name: Invalid value: undefined: must be a string'),
       );
     }
     expect(source.list().map((sc) => [sc.name, sc.ready])).toEqual([['services', undefined]]);
