@@ -512,8 +512,12 @@ describe('Allocator on a store that answers later: a create answered after the c
     expect((await Promise.all(next)).sort()).toEqual(['10.0.0.1', '10.0.0.2']);
   }
 
-  it('whose record another writer deleted before the list leaves no mark (the address is not lost)', async () => {
-    const { gated, store, a, open } = setUp();
+  /**
+   * allocate(X) whose create commits while the watch is broken, its record deleted by another
+   * writer, and the cache re-listed (listing neither) before the create answers: the call, with
+   * `create< X` still waiting.
+   */
+  async function createdThenDeletedBeforeRelist({ gated, store, a, open }: ReturnType<typeof setUp>) {
     const call = settle(a.allocate(X));
     await turns();
     store.rates = { 'drop-event': 100 }; // the watch breaks: the cache hears nothing
@@ -521,6 +525,13 @@ describe('Allocator on a store that answers later: a create answered after the c
     gated.inner.deleteSync(X); // another writer deletes the record
     store.rates = {};
     store.relist(); // the re-list lists neither
+    return { call }; // wrapped: awaiting the helper must not await the call
+  }
+
+  it('whose record another writer deleted before the list leaves no mark (the address is not lost)', async () => {
+    const t = setUp();
+    const { gated, a, open } = t;
+    const { call } = await createdThenDeletedBeforeRelist(t);
     await open(`create< ${X}`); // only now the create's answer: success
     expect(await call).toBe(undefined);
     await turns();
@@ -530,15 +541,10 @@ describe('Allocator on a store that answers later: a create answered after the c
   });
 
   it('the same with a store (in plain JavaScript) whose get answers without a promise', async () => {
-    const { gated, store, a, open } = setUp();
+    const t = setUp();
+    const { gated, store, a, open } = t;
     (store as { get: unknown }).get = (name: string) => gated.inner.getSync(name);
-    const call = settle(a.allocate(X));
-    await turns();
-    store.rates = { 'drop-event': 100 };
-    await open(`create> ${X}`);
-    gated.inner.deleteSync(X);
-    store.rates = {};
-    store.relist();
+    const { call } = await createdThenDeletedBeforeRelist(t);
     await open(`create< ${X}`);
     expect(await call).toBe(undefined); // the create succeeded: its answer stands
     await turns();
@@ -556,14 +562,9 @@ describe('Allocator on a store that answers later: a create answered after the c
   ])(
     'whose cache.get %s when the store is asked: nothing rejects unhandled, and the next re-list settles the address',
     async (_, broken) => {
-      const { gated, store, a, open } = setUp();
-      const call = settle(a.allocate(X));
-      await turns();
-      store.rates = { 'drop-event': 100 };
-      await open(`create> ${X}`);
-      gated.inner.deleteSync(X);
-      store.rates = {};
-      store.relist();
+      const t = setUp();
+      const { gated, store, a, open } = t;
+      const { call } = await createdThenDeletedBeforeRelist(t);
       const cache = store.cache as { get: unknown };
       const get = cache.get;
       cache.get = broken; // the cache cannot say whether it holds X when the store answers "gone"
