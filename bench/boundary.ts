@@ -10,6 +10,9 @@ import type { Budget, Measurement, Skipped } from './measure.ts';
 import { measureAsync, measureSync } from './measure.ts';
 import { Seeded } from './seeded.ts';
 
+/** The boundary row the "range is full" target is read beside. */
+export const REJECTION_FLOOR = 'await of a rejected call (rejection floor)';
+
 export interface BoundaryResult {
   op: string;
   family: string;
@@ -201,8 +204,9 @@ export async function runBoundary(
  * The store floor: one MemoryStore create + delete (what every allocateNext+release and
  * allocate+release of the async allocators pays for the "API server" alone, events included),
  * through the promises (the reference's path) and through createSync/deleteSync (the
- * Allocator's path on a MemoryStore); and the Allocator itself on an empty /16 both ways, to show
- * what the synchronous store calls are worth apart from the index.
+ * Allocator's path on a MemoryStore); the rejection floor (what awaiting any rejected call
+ * costs); and the Allocator itself on an empty /16 both ways, to show what the synchronous store
+ * calls are worth apart from the index.
  */
 export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
   const { MemoryStore } = await import('../adapters/memory-store.ts');
@@ -248,6 +252,26 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
     }, budget),
   });
   store.close();
+
+  // The rejection floor: what `await` of a rejected allocator call costs the caller by itself.
+  // The error is made once and rejected the way the allocators reject (rejectSoon: one microtask
+  // late, so that Node's unhandled-rejection bookkeeping is not paid); an allocator's "range is
+  // full" adds its own work and the making of its ErrFull on top.
+  const { ErrFull, rejectSoon } = await import('../adapters/errors.ts');
+  const full = new ErrFull();
+  out.push({
+    op: REJECTION_FLOOR,
+    family: '-',
+    result: await measureAsync(async (n) => {
+      for (let i = 0; i < n; i++) {
+        try {
+          await rejectSoon(full);
+        } catch {
+          // the answer every rejected call ends in
+        }
+      }
+    }, budget),
+  });
 
   for (const syncOps of [true, false]) {
     const s = new MemoryStore({ syncOps });

@@ -21,6 +21,7 @@ import {
 } from '../bench/measure.ts';
 import { chartSvg, esc } from '../bench/svg.ts';
 import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
+import { REJECTION_FLOOR } from '../bench/boundary.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { BenchCpu, parseCpuList } from '../bench/cpu.ts';
 import { MAX_RETRIES, type RoundGate, SteadyGate } from '../bench/steady.ts';
@@ -461,6 +462,20 @@ describe('report', () => {
     const floor = evaluateTargets(rows).find((x) => x.target.startsWith('allocator allocateNext+release ≤ 1.5× the store floor'))!;
     expect(floor.pass).toBe(false);
     expect(floor.measured).toBe('worst 1.80× the floor at IPv4 /16 · allocateNext+release · 99 % uniform; 1 of 2 cases over');
+  });
+
+  it('states the rejection floor beside the "range is full" target once the boundary table measured it', () => {
+    const full = { op: OPS.full, fill: 1, fillCount: 65534, fillKind: 'full' as const };
+    const rows = [row({ ...full, impl: 'allocator', nsPerOp: 1100 }), row({ ...full, impl: 'allocator', prefix: '/24', nsPerOp: 900 })];
+    const t = () => evaluateTargets(rows).find((x) => x.target.startsWith('allocator "range is full" (rejected)'))!;
+    expect(t().pass).toBe(false);
+    expect(t().measured).toBe('worst 1.10 µs at IPv4 /16 · range is full · full; 2 of 2 cases over');
+    const floor = { impl: 'boundary', family: '-', prefix: '-', cidr: '-', fill: null, fillCount: null, fillKind: '-' } as const;
+    rows.push(row({ ...floor, op: REJECTION_FLOOR, nsPerOp: 640 }));
+    expect(t().pass).toBe(false);
+    expect(t().measured).toBe(
+      'worst 1.10 µs at IPv4 /16 · range is full · full; 2 of 2 cases over; awaiting a rejected call costs 640 ns by itself here (rejection floor)',
+    );
   });
 
   it('states the /64 at 10^7 once range and core ran there, time and memory per address', () => {
