@@ -415,11 +415,15 @@ function readOnly(index: FreeIndex): StrategyIndex {
  * missing band as [0, 0]), so a strategy of your own that left words out or passed others got
  * answers about other offsets — nextFree(0, 0) answered false, and the range ErrFull with
  * addresses free — instead of an error. The built-in strategies read the index directly.
+ * Trailing `undefined`s are what a JavaScript call leaves out (`f(...args)` over a longer
+ * array, an optional parameter forwarded): ignored. A trailing value is refused: `has(0, 0, 0,
+ * 5)` is an address's four words, not an offset's two, and would answer about offset 0.
  */
 function offsetWords<A extends number[]>(args: A, wanted: number, signature: string): A {
-  let ok = args.length === wanted;
+  let ok = args.length >= wanted;
   for (let i = 0; ok && i < wanted; i++) ok = isWord(args[i]);
-  if (ok) return args;
+  for (let i = wanted; ok && i < args.length; i++) ok = args[i] === undefined;
+  if (ok) return args.length === wanted ? args : (args.slice(0, wanted) as A);
   throw new InvalidArgumentError(
     `index.${signature} takes ${wanted} integers in [0, 2^32) (an offset is hi · 2^32 + lo), got (${args.map((a) => quoteInput(a)).join(', ')})`,
   );

@@ -1222,6 +1222,39 @@ describe("a strategy view's index given arguments that are no offsets", () => {
     });
   });
 
+  it('ignores trailing undefined arguments, as a JavaScript call does, and refuses a trailing value', () => {
+    let answers: unknown[] = [];
+    let refused: unknown;
+    const strategy: AllocationStrategy = {
+      name: 'forwarding',
+      forRange: (view) => ({
+        choose(out) {
+          const has = view.index.has as (...a: unknown[]) => boolean;
+          answers = [has(0, 0, undefined), has(0, 1, undefined, undefined), has(0, 0)]; // offset 0 is 10.0.0.1
+          try {
+            has(0, 0, 0, 1); // an address's four words where an offset's two belong
+          } catch (e) {
+            refused = e;
+          }
+          out.hi = 0;
+          out.lo = 2;
+          return true;
+        },
+      }),
+    };
+    const r = new Range('10.0.0.0/24', { strategy });
+    r.allocate('10.0.0.1');
+    expect(r.allocateNext()).toBe('10.0.0.3');
+    expect(answers).toEqual([true, false, true]);
+    expect(refused).toEqual(
+      new InvalidArgumentError(
+        'index.has(hi, lo) takes 2 integers in [0, 2^32) (an offset is hi · 2^32 + lo), got (0 (number), 0 (number), 0 (number), 1 (number))',
+      ),
+    );
+    r.validate();
+    r.destroy();
+  });
+
   it('answers as before for offsets past the range (clamped or not taken, as documented)', () => {
     let kept: StrategyView | undefined;
     const keeper: AllocationStrategy = {
