@@ -463,8 +463,14 @@ export function render(report: CheckReport, options: { top: number }): string {
       const left = f.deleted.length - shown.length;
       if (left > 0) shown.push(`and ${formatCount(left)} more (--json lists all)`);
       out.push(`Deleted ${counted(f.deleted.length, 'IPAddress', 'IPAddresses')}${shown.length > 0 ? `: ${shown.join(', ')}` : ''}.`);
-      for (const s of f.skipped) out.push(`Skipped ${named(s.ip)}: ${s.reason}.`);
-      for (const e of f.failed) out.push(`Failed ${named(e.ip)}: ${e.error}`);
+      // skipped and failed ones too: a listing gone stale, or a permission missing for every
+      // object, gives one line per leak
+      const skipped = firstOf(f.skipped, options.top);
+      for (const s of skipped.shown) out.push(`Skipped ${named(s.ip)}: ${s.reason}.`);
+      if (skipped.more !== undefined) out.push(skipped.more);
+      const failed = firstOf(f.failed, options.top);
+      for (const e of failed.shown) out.push(`Failed ${named(e.ip)}: ${e.error}`);
+      if (failed.more !== undefined) out.push(failed.more);
       if (f.stoppedBy !== null && f.untried.length > 0) {
         out.push(`Stopped there: ${counted(f.untried.length, 'IPAddress', 'IPAddresses')} not tried.`);
       }

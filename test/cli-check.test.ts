@@ -635,6 +635,32 @@ describe('ipallocator check', () => {
     expect(names(c.double)).toEqual([]);
   });
 
+  it('--fix names the first --top skipped and failed IPAddresses and how many more, as the other lists do', async () => {
+    // Found by an outside test: every skipped and failed leak had its own line, --top or not.
+    const gone = ['10.96.0.60', '10.96.0.61', '10.96.0.62'];
+    const denied = ['10.96.0.70', '10.96.0.71', '10.96.0.72'];
+    for (const ip of [...gone, ...denied]) addIPAddress(c.double, ip, { namespace: 'default', name: 'gone' });
+    for (const ip of denied) c.double.denyAccess('delete', 'ipaddresses', ip);
+    const operator = new Readable({
+      read() {
+        for (const ip of gone) c.double.remove(ip); // another client deletes them while the question is open
+        this.push('y\n');
+        this.push(null);
+      },
+    });
+    const r = await cli(['check', '--fix', '--top', '2', '--kubeconfig', c.kubeconfig], { now: later, stdin: operator });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toContain(
+      '\nDeleted 0 IPAddresses.\nSkipped 10.96.0.60: already gone.\nSkipped 10.96.0.61: already gone.\n  … and 1 more (--json lists all)\nFailed 10.96.0.70: permission denied: ',
+    );
+    expect(r.stdout.match(/^Failed /gm)).toHaveLength(2);
+    expect(r.stdout).toMatch(
+      /\nFailed 10\.96\.0\.71: [^\n]+\n {2}… and 1 more \(--json lists all\)\nNot fixed: 3 of 6 IPAddresses \(3 refused \(403 Forbidden\)\)\.\n$/,
+    );
+    const json = JSON.parse((await cli(['check', '--json', '--kubeconfig', c.kubeconfig], { now: later })).stdout) as CheckReport;
+    expect(json.findings.map((f) => f.ip)).toEqual(denied);
+  });
+
   it('--fix refuses, unsent, an IPAddress named longer than the API allows (a malformed listing), and fixes the others', async () => {
     // Regression: its get failed with HTTP 431, the name filling the request line.
     const long = `10.96.0.${'9'.repeat(100_000)}`;
