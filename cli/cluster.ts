@@ -467,7 +467,9 @@ export class Cluster {
    * A finished delete answers a Status. kube-apiserver answers with the object itself when it only
    * marked it for deletion (finalizers hold it); the object is read again to say what holds it
    * now. Any other answer (checkDeleteAnswer) is malformed (a CliError: something else answered,
-   * and nothing is known to be deleted).
+   * and nothing is known to be deleted). A delete whose connection was lost after it was sent
+   * may have been carried out: the object is read again to know, and only when that fails too is
+   * the server taken as unreachable (the loss is the error thrown).
    */
   async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed' | { kept: string }> {
     refuseImpossibleName('delete', name);
@@ -488,9 +490,25 @@ export class Cluster {
       if (e instanceof CliError) throw e; // already says what went wrong
       if (isGone(e)) return 'gone';
       if (uid !== undefined && apiServerStatus(e) === 409) return 'changed';
-      throw this.explain(e, 'delete', IPADDRESSES, name);
+      const explained = this.explain(e, 'delete', IPADDRESSES, name);
+      if (!connectionLostAfterSending(e)) throw explained;
+      return this.afterDelete(name, uid, { lost: explained });
     }
     if (deleteOutcome(reply).finished) return 'deleted';
+    return this.afterDelete(name, uid, undefined);
+  }
+
+  /**
+   * What a delete left, read from the object again: 'deleted' when it is gone or the name holds
+   * another object, else `{ kept }` saying what holds it. `lost`: the delete's connection was lost
+   * (its error), so the delete may not have reached the server; otherwise the server answered it
+   * with the object (marked for deletion).
+   */
+  private async afterDelete(
+    name: string,
+    uid: string | undefined,
+    lost: { lost: ClusterError } | undefined,
+  ): Promise<'deleted' | { kept: string }> {
     let left: { metadata?: { uid?: unknown; finalizers?: unknown; deletionTimestamp?: unknown } };
     try {
       const target: RequestTarget = { verb: 'get', resource: qualified(IPADDRESSES), name };
@@ -503,14 +521,21 @@ export class Cluster {
     } catch (e) {
       if (e instanceof CliError) throw e;
       if (isGone(e)) return 'deleted';
-      return {
-        kept: `the server answered the delete with the object, and reading it again failed: ${this.explain(e, 'get', IPADDRESSES, name).message}`,
-      };
+      const failed = this.explain(e, 'get', IPADDRESSES, name);
+      if (lost === undefined)
+        return { kept: `the server answered the delete with the object, and reading it again failed: ${failed.message}` };
+      // no answer again (a ClusterError stops --fix): the outcome of the delete is unknown
+      if (!(failed instanceof ClusterError)) throw failed;
+      throw new ClusterError(
+        `${lost.lost.message}, and reading it again failed too (${failed.message}): IPAddress ${quoteText(name)} may have been deleted or not; run check again to see`,
+      );
     }
     const leftUid = left.metadata?.uid;
     if (uid !== undefined && typeof leftUid === 'string' && leftUid !== '' && leftUid !== uid) return 'deleted'; // ours is gone; the name holds a new object
     const finalizers = Array.isArray(left.metadata?.finalizers) ? (left.metadata.finalizers as unknown[]) : [];
     if (left.metadata?.deletionTimestamp) return { kept: markedForDeletion(finalizers) };
+    if (lost !== undefined)
+      return { kept: `the connection was lost during the delete (${lost.lost.message}), and the object is still there` };
     return { kept: 'the server answered the delete with the object, which is still there, not marked for deletion' };
   }
 
@@ -712,6 +737,10 @@ export class Cluster {
       // reached, and answering: the connection was lost while its answer was being read
       if (denied === undefined && network !== undefined && phase === 'answered') {
         return new ClusterError(`${subject} began to answer ${verb} ${target}, then the connection was lost: ${network}`);
+      }
+      // a delete sent on a connection then lost may have been carried out: not "cannot reach"
+      if (denied === undefined && verb === 'delete' && connectionLostAfterSending(err)) {
+        return new ClusterError(`the connection to ${where} was lost during ${verb} ${target}: ${network}`);
       }
       if (denied !== undefined || network !== undefined) return new ClusterError(`cannot reach ${where}: ${denied ?? network}`);
       // fetch's refusal quotes the header whole, the bearer token in it (messages says it without).
@@ -915,6 +944,19 @@ const NETWORK_CODES: Record<string, string> = {
   UND_ERR_CONNECT_TIMEOUT: 'connect timed out',
   UND_ERR_SOCKET: 'connection closed by the other side',
 };
+
+/**
+ * Codes of a connection lost after it was made: a request sent on it may have reached the server.
+ * The others of NETWORK_CODES mean no connection was made (refused, no such host, unreachable),
+ * or are timeouts, whose wait a second request would pay again.
+ */
+const LOST_CONNECTION_CODES = new Set(['ECONNRESET', 'ECONNABORTED', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** Whether a request was sent and its connection then lost before the answer was read. */
+function connectionLostAfterSending(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null || phases.get(err) === 'unsent') return false;
+  return causeChain(err).some(({ code }) => typeof code === 'string' && LOST_CONNECTION_CODES.has(code));
+}
 
 /** The network failure in an error's causes, in a few words with its code; undefined when there is none. */
 function networkFailure(err: unknown): string | undefined {

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
 import { fix, findProblems } from '../cli/check.ts';
 import { Cluster as KubeCluster } from '../cli/cluster.ts';
+import { ClusterError } from '../cli/errors.ts';
 import {
   addIPAddress,
   addService,
@@ -633,6 +634,45 @@ describe('ipallocator check', () => {
     expect([r.code, r.stderr]).toEqual([0, '']);
     expect(r.stdout).toContain('\nDeleted 3 IPAddresses: 10.96.0.50, 10.96.0.51, and 1 more (--json lists all).\n');
     expect(names(c.double)).toEqual([]);
+  });
+
+  // Regression: a delete the server carried out, its answer then lost with the connection, was
+  // "Failed …: cannot reach the API server", stopped --fix and left the other leaks untried.
+  it('--fix reads an IPAddress again when the connection of its delete was lost: deleted, and the others fixed', async () => {
+    for (const n of [30, 31]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
+    c.double.dropAfterCommit('delete'); // the first delete takes effect, its answer is lost
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toContain('\nDeleted 2 IPAddresses: 10.96.0.30, 10.96.0.31.\n');
+    expect(names(c.double)).toEqual([]);
+  });
+
+  it('a delete whose connection was lost before the server acted: the object read again is still there, and said so', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    const cluster = new KubeCluster({ kubeconfig: c.kubeconfig });
+    const uid = (await cluster.readIPAddress('10.96.0.30'))!.uid;
+    c.double.cutMidBody('delete', 'reset'); // something in front of the server answers and drops it
+    const outcome = await cluster.deleteIPAddress('10.96.0.30', uid);
+    expect(outcome).toEqual({
+      kept: expect.stringMatching(
+        /^the connection was lost during the delete \(the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) began to answer delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.30", then the connection was lost: [^)]+\)\), and the object is still there$/,
+      ),
+    });
+    expect(names(c.double)).toEqual(['10.96.0.30']);
+  });
+
+  it('a delete whose connection was lost, and the object cannot be read again: a ClusterError saying the delete may have happened', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    const cluster = new KubeCluster({ kubeconfig: c.kubeconfig });
+    const uid = (await cluster.readIPAddress('10.96.0.30'))!.uid;
+    c.double.dropAfterCommit('delete');
+    c.double.cutMidBody('get', 'reset');
+    const failure = await cluster.deleteIPAddress('10.96.0.30', uid).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ClusterError);
+    expect((failure as Error).message).toMatch(
+      /^the connection to the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) was lost during delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.30": [^,]+, and reading it again failed too \(.+\): IPAddress "10\.96\.0\.30" may have been deleted or not; run check again to see$/,
+    );
+    expect(names(c.double)).toEqual([]); // it was
   });
 
   it('--fix names the first --top skipped and failed IPAddresses and how many more, as the other lists do', async () => {
