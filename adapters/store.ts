@@ -160,8 +160,11 @@ export interface Store {
  * A store without synchronous operations whose creates keep colliding (broken, or far ahead of its
  * cache) keeps an allocateNext searching — on an IPv6 range, for good — in a chain of promises
  * that would starve timers and I/O. Both allocators let the event loop turn (nextTurn) every this
- * many collisions of one call, about a millisecond per 4,096 creates, so a timer can end the call
- * with destroy(); the swap between them keeps this.
+ * many collisions of one call, so a timer can end the call with destroy(); the swap between them
+ * keeps this. Why not more often: each turn waits for a timer (at least 1 ms) where 4,096
+ * collisions of a store answering from memory cost tens of ms (a MemoryStore's rejected create
+ * ≈ 7–17 µs, its AlreadyExistsError's stack trace included), so the search loses a few percent
+ * and a timer of yours waits that long.
  */
 export const COLLISIONS_PER_TURN = 4096;
 
