@@ -15,7 +15,9 @@
 // word (IPv4: word 3 alone; an IPv6 /64: words 0 and 1, a /112: all four), so two prefixes share
 // a bucket only when they are the same prefix: no crafted set of ranges can crowd one bucket
 // (a 32-bit mix of the words could be made to collide, and each look-up would then go over
-// every prefix sharing the key). Prefixes nest or are disjoint, so the prefixes containing an
+// every prefix sharing the key). A level holds one family's prefixes of one length, so a key
+// found is the containment itself: a look-up reads no prefix (over thousands of ranges, each
+// prefix read is a cache miss). Prefixes nest or are disjoint, so the prefixes containing an
 // address are one per level at most (two values of one prefix excepted).
 //
 // Invariant: `levels` and every bucket are replaced, never changed in place: a look-up that a
@@ -36,6 +38,7 @@ export interface Held<T> {
 type Node<T> = Map<number, Node<T> | readonly Held<T>[]>;
 
 interface Level<T> {
+  readonly version: Family;
   readonly length: number;
   /** The mask of this length, as four u32 words (IPv4: word 3 only). */
   readonly mask: Uint32Array;
@@ -54,12 +57,12 @@ export class PrefixTable<T> {
   /** Holds `value` under `p` (several values may share a prefix). Returns what delete() takes back. */
   add(p: Prefix, value: T): Held<T> {
     const held: Held<T> = { prefix: p, value };
-    let level = this.levels.find((l) => l.length === p.length);
+    let level = this.levelOf(p);
     if (level === undefined) {
       const from = p.version === 4 ? 3 : 0;
       // an IPv6 /0 covers no word: keyed by word 0 all the same (masked, always 0)
       const to = p.version === 4 ? 4 : Math.max(1, Math.ceil(p.length / 32));
-      level = { length: p.length, mask: maskOf(p), from, to, root: new Map() };
+      level = { version: p.version, length: p.length, mask: maskOf(p), from, to, root: new Map() };
       this.levels = [...this.levels, level].sort((a, b) => a.length - b.length);
     }
     let node = level.root;
@@ -76,7 +79,7 @@ export class PrefixTable<T> {
 
   /** Lets go of what add() returned; false when it is not held (deleted already). */
   delete(held: Held<T>): boolean {
-    const level = this.levels.find((l) => l.length === held.prefix.length);
+    const level = this.levelOf(held.prefix);
     if (level === undefined) return false;
     const path: Node<T>[] = [];
     let node = level.root;
@@ -108,9 +111,10 @@ export class PrefixTable<T> {
 
   /**
    * What is held under the prefixes of `version` that contain the address `w` (four u32 words,
-   * network and broadcast included: Prefix.contains), shortest prefix first. Read-only: where one
-   * prefix length holds the address, its bucket as it is (buckets are replaced, never changed:
-   * a look-up on every store event allocates nothing); else a new array, or a shared empty one.
+   * IPv4 as [0, 0, 0, v4] as parseAddrInto writes it; network and broadcast included:
+   * Prefix.contains), shortest prefix first. Read-only: where one prefix length holds the
+   * address, its bucket as it is (buckets are replaced, never changed: a look-up on every store
+   * event allocates nothing); else a new array, or a shared empty one.
    */
   containing(version: Family, w: ArrayLike<number>): readonly Held<T>[] {
     const levels = this.levels;
@@ -118,23 +122,27 @@ export class PrefixTable<T> {
     let merged: Held<T>[] | null = null; // once a second level holds it
     for (let i = 0; i < levels.length; i++) {
       const level = levels[i]!;
+      if (level.version !== version) continue;
       const m = level.mask;
       let node: Node<T> | readonly Held<T>[] | undefined = level.root;
       for (let k = level.from; k < level.to && node !== undefined; k++) node = (node as Node<T>).get((w[k]! & m[k]!) | 0);
       if (node === undefined) continue;
+      // every prefix of the bucket has the masked words of `w` as its network: each contains it
       const bucket = node as readonly Held<T>[];
-      if (merged === null && found.length === 0 && allContain(bucket, version, w)) {
+      if (found.length === 0) {
         found = bucket;
         continue;
       }
       merged ??= [...found];
-      for (let j = 0; j < bucket.length; j++) {
-        const held = bucket[j]!;
-        if (held.prefix.contains(version, w)) merged.push(held); // else the other family's address
-      }
+      merged.push(...bucket);
       found = merged;
     }
     return found;
+  }
+
+  /** The level of `p`'s family and length (undefined: none holds such a prefix). */
+  private levelOf(p: Prefix): Level<T> | undefined {
+    return this.levels.find((l) => l.length === p.length && l.version === p.version);
   }
 
   /** Everything held, in no particular order (a new array). */
@@ -165,14 +173,4 @@ function maskOf(p: Prefix): Uint32Array {
 /** The key of word `k` of a masked network: an int32, as containing() computes it (a small integer to the Map, not a heap number). */
 function keyAt(network: ArrayLike<number>, mask: Uint32Array, k: number): number {
   return (network[k]! & mask[k]!) | 0;
-}
-
-/**
- * Whether every prefix of `bucket` contains the address `w` of `version`. A loop, not
- * `bucket.every(…)`, whose closure was made at each look-up (every allocate and release of a
- * MetaAllocator): 2–9 % of a MetaAllocator's allocate(ip) + release.
- */
-function allContain<T>(bucket: readonly Held<T>[], version: Family, w: ArrayLike<number>): boolean {
-  for (let i = 0; i < bucket.length; i++) if (!bucket[i]!.prefix.contains(version, w)) return false;
-  return true;
 }
