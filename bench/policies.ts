@@ -12,8 +12,9 @@
 // Many ranges: a MetaAllocator over 1,000 and over 10,000 IPv4 /24 ServiceCIDRs (as a large
 // cluster, or a study of the policies, holds), one ServiceCIDR added and deleted again — what each
 // change of the ServiceCIDRs costs the range bookkeeping, where a pass over every range at each
-// change once made adding n of them O(n³) — and allocateNext+release among them, which should not
-// grow with the number of ranges (a store event reaches only the ranges containing its address).
+// change once made adding n of them O(n³) — and allocateNext+release among them, which does no
+// work per range (a store event reaches only the ranges containing its address) but grows all the
+// same: each call draws another range, whose state thousands of ranges push out of the caches.
 import type { BoundaryResult } from './boundary.ts';
 import type { Budget } from './measure.ts';
 import { measureAsync } from './measure.ts';
