@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { clientNodeMismatch, refuseUnloadableClientNode } from '../adapters/kubernetes/client-node-check.ts';
+import { clientNodeMismatch, refuseUnloadableClientNode, requireFromClientNode } from '../adapters/kubernetes/client-node-check.ts';
 import { IPAllocatorError } from '../adapters/errors.ts';
 
 const UNDICI_8 = { name: 'undici', version: '8.14.0', engines: { node: '>=22.19.0' } };
@@ -102,6 +102,61 @@ describe('clientNodeMismatch', () => {
 
   it("this repository's own tree (undici pinned by overrides) fits the running Node", () => {
     expect(clientNodeMismatch(new URL('../cli/main.ts', import.meta.url))).toBeUndefined();
+  });
+});
+
+describe('requireFromClientNode', () => {
+  // Regression: an app bundled with @kubernetes/client-node inside it, run where no node_modules
+  // is, had every request of a KubernetesStore fail (client-node 1.x, whose node-fetch sends them;
+  // 2.x through a proxy, whose undici does) with "Cannot find module
+  // '@kubernetes/client-node/package.json'", saying neither why nor what to do.
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(join(tmpdir(), 'ipallocator-client-node-'));
+  });
+  afterEach(() => {
+    rmSync(root, { recursive: true, force: true });
+  });
+  function write(path: string, content: string): void {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+
+  it('loads the copy client-node itself loads (its own nested one first), from a path or a file URL', () => {
+    write('node_modules/@kubernetes/client-node/package.json', JSON.stringify(CLIENT_NODE_1));
+    write('node_modules/@kubernetes/client-node/node_modules/node-fetch/index.js', "module.exports = 'nested';");
+    write('node_modules/node-fetch/index.js', "module.exports = 'top';");
+    const from = join(root, 'node_modules', 'ipallocator', 'dist', 'adapters', 'kubernetes', 'answer-body.js');
+    expect(requireFromClientNode('node-fetch', 'client-node 1.x sends requests with it', from)).toBe('nested');
+    expect(requireFromClientNode('node-fetch', 'client-node 1.x sends requests with it', pathToFileURL(from).href)).toBe('nested');
+  });
+
+  it('without client-node on disk (a bundle holding it): an IPAllocatorError saying what to do, the error as its cause', () => {
+    const from = join(root, 'app', 'bundle.mjs');
+    const use = 'client-node 1.x sends requests with it';
+    const e = (() => {
+      try {
+        requireFromClientNode('node-fetch', use, from);
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(e).toBeInstanceOf(IPAllocatorError);
+    expect((e as Error).message).toBe(
+      `ipallocator/kubernetes needs the node-fetch of @kubernetes/client-node (client-node 1.x sends requests with it), ` +
+        `loaded from client-node's folder in node_modules, and cannot load it from ${from}: ` +
+        `Cannot find module '@kubernetes/client-node/package.json'. In a bundle, leave ipallocator and @kubernetes/client-node ` +
+        'out of it (esbuild --external:ipallocator --external:@kubernetes/client-node) and install them where the bundle runs',
+    );
+    expect((e as { cause?: { code?: unknown } }).cause?.code).toBe('MODULE_NOT_FOUND');
+    // a bundle in CommonJS leaves import.meta empty: nothing to resolve from
+    expect(() => requireFromClientNode('undici', 'a request through a proxy is sent with it', undefined)).toThrow(
+      new IPAllocatorError(
+        'ipallocator/kubernetes needs the undici of @kubernetes/client-node (a request through a proxy is sent with it), ' +
+          "loaded from client-node's folder in node_modules, and cannot load it from this module, which has no URL (a bundle in CommonJS). " +
+          'In a bundle, leave ipallocator and @kubernetes/client-node out of it (esbuild --external:ipallocator --external:@kubernetes/client-node) and install them where the bundle runs',
+      ),
+    );
   });
 });
 

@@ -17,8 +17,8 @@
 //
 // Either way the bytes counted are those of the body as decoded from its content encoding (gzip):
 // what would be held.
-import { createRequire } from 'node:module';
 import { type HttpLibrary, Observable, RequestContext, ResponseContext } from '@kubernetes/client-node';
+import { requireFromClientNode } from './client-node-check.ts';
 
 /**
  * The largest answer body read: 128 MiB. No answer of kube-apiserver comes near it: a list page
@@ -142,10 +142,8 @@ export function streamingHttpLibrary(): HttpLibrary | undefined {
   } as HttpLibrary;
 }
 
-/** The node-fetch that client-node 1.x depends on, resolved from client-node's own folder. */
+/** The node-fetch that client-node 1.x depends on, loaded from client-node's own folder. */
 export function nodeFetch(): (url: string | URL, init: object) => Promise<unknown> {
-  const require = createRequire(import.meta.url);
-  const clientNode = require.resolve('@kubernetes/client-node/package.json');
-  const fetch = createRequire(clientNode)('node-fetch') as { default?: unknown };
+  const fetch = requireFromClientNode('node-fetch', 'client-node 1.x sends requests with it', import.meta.url) as { default?: unknown };
   return (typeof fetch === 'function' ? fetch : fetch.default) as (url: string | URL, init: object) => Promise<unknown>;
 }

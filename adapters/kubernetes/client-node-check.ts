@@ -9,6 +9,8 @@
 // client-node itself would load, and compare that undici's `engines.node` with the running Node.
 // Anything they cannot read or do not understand (another layout, another engines range, a
 // runtime without read access) says nothing, and the import goes ahead as before.
+//
+// Also the one place that loads what client-node itself sends requests with (requireFromClientNode).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { IPAllocatorError } from '../errors.ts';
@@ -49,6 +51,39 @@ export function clientNodeMismatch(from: string | URL, nodeVersion: string = pro
 export function refuseUnloadableClientNode(from: string | URL, nodeVersion?: string): void {
   const mismatch = clientNodeMismatch(from, nodeVersion);
   if (mismatch !== undefined) throw new IPAllocatorError(`ipallocator/kubernetes cannot load: ${mismatch}`);
+}
+
+/**
+ * `name` as @kubernetes/client-node loads it — node-fetch, which 1.x sends requests with, or
+ * undici, which 2.x does — required from client-node's own folder (resolved from `from`, the
+ * caller's `import.meta.url`), so that it is the very copy client-node uses. That takes client-node
+ * on disk in node_modules: in a bundle that holds ipallocator and client-node and runs without
+ * node_modules, or in a CommonJS bundle, which leaves `import.meta` empty, it is not there, and
+ * the IPAllocatorError says so, with what to do (`use`: what it is needed for), rather than a bare
+ * "Cannot find module".
+ */
+export function requireFromClientNode(name: string, use: string, from: unknown): unknown {
+  let reason: unknown;
+  if (typeof from === 'string' || from instanceof URL) {
+    try {
+      const clientNode = createRequire(from).resolve('@kubernetes/client-node/package.json');
+      return createRequire(clientNode)(name);
+    } catch (e) {
+      reason = e;
+    }
+  }
+  const err = new IPAllocatorError(
+    `ipallocator/kubernetes needs the ${name} of @kubernetes/client-node (${use}), loaded from client-node's folder in node_modules, ` +
+      `and cannot load it from ${reason === undefined ? 'this module, which has no URL (a bundle in CommonJS)' : `${String(from)}: ${firstLine(reason)}`}. ` +
+      'In a bundle, leave ipallocator and @kubernetes/client-node out of it (esbuild --external:ipallocator --external:@kubernetes/client-node) and install them where the bundle runs',
+  );
+  if (reason !== undefined) err.cause = reason;
+  throw err;
+}
+
+/** The first line of what was thrown (Node's "Cannot find module" goes on with a require stack). */
+function firstLine(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0]!;
 }
 
 /** undici 7's `engines.node` (7.30.2: ">=20.18.1"). */

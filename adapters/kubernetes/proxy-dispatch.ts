@@ -16,8 +16,8 @@
 // gives Node the address and Node warns (DEP0123) on the process's stderr. A failure on that
 // connection — refused, not TLS, a certificate — is marked as the proxy's (`failedAtProxy`), so
 // that the message names the proxy instead of the API server (tls-material.ts).
-import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
+import { requireFromClientNode } from './client-node-check.ts';
 import { basicAuthorization } from './header-values.ts';
 import { isPlainHttp } from './plain-http.ts';
 
@@ -202,12 +202,8 @@ function serverTls(agentOptions: Record<string, unknown>): Record<string, unknow
 
 let loaded: Undici | undefined;
 
-/** The undici client-node 2.x sends with, resolved from client-node's own folder. */
+/** The undici client-node 2.x sends with, loaded from client-node's own folder. */
 function undici(): Undici {
-  if (loaded === undefined) {
-    const require = createRequire(import.meta.url);
-    const clientNode = require.resolve('@kubernetes/client-node/package.json');
-    loaded = createRequire(clientNode)('undici') as Undici;
-  }
+  loaded ??= requireFromClientNode('undici', 'a request through an http:// or https:// proxy is sent with it', import.meta.url) as Undici;
   return loaded;
 }
