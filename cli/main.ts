@@ -496,9 +496,7 @@ async function connect(
     mod = await import('./cluster.ts');
   } catch (e) {
     if ((e as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes('@kubernetes/client-node')) {
-      throw new CliError(
-        'talking to a cluster needs the package @kubernetes/client-node (a peer dependency): npm install @kubernetes/client-node',
-      );
+      throw new CliError(clientNodeMissing(import.meta.url));
     }
     throw e;
   }
@@ -518,6 +516,21 @@ async function connect(
     };
   }
   return new mod.Cluster(options);
+}
+
+/**
+ * What to do without @kubernetes/client-node. It is resolved from where this file is installed
+ * (`moduleUrl`), not from the working directory: `npm install @kubernetes/client-node` helps in
+ * the project that has ipallocator only; an ipallocator installed with -g needs it installed with
+ * -g too, and the one npx runs from its cache (a `_npx` folder) needs it installed by npx with it.
+ */
+export function clientNodeMissing(moduleUrl: string): string {
+  const need = 'talking to a cluster needs the package @kubernetes/client-node (a peer dependency), installed next to ipallocator';
+  return moduleUrl.split(/[\\/]/).includes('_npx')
+    ? `${need}, which npx runs from its own cache: npx -p ipallocator -p @kubernetes/client-node ipallocator …, ` +
+        'or npm install ipallocator @kubernetes/client-node in your project and run npx ipallocator there'
+    : `${need}: npm install @kubernetes/client-node in the project that has ipallocator, ` +
+        'or npm install -g @kubernetes/client-node for an ipallocator installed with -g';
 }
 
 /**

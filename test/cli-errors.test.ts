@@ -14,6 +14,7 @@ import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
 import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
+import { clientNodeMissing } from '../cli/main.ts';
 import { addServiceCIDR, cli, controls, startCluster, type Cluster, type RunResult } from './cli-helpers.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -1833,5 +1834,32 @@ describe('ipallocator: failures', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(result.stderr).toMatch(/^ipallocator: .*junk\.json is not a snapshot file: not JSON [^\n]*\n$/);
+  });
+});
+
+describe('ipallocator without @kubernetes/client-node', () => {
+  // Regression: the command said "npm install @kubernetes/client-node" wherever it was installed;
+  // an ipallocator installed with -g, or the one npx runs from its cache, resolves client-node from
+  // its own folder, so that install, in the working directory, changed nothing.
+  it('says where to install it: the project, -g for a global ipallocator, with npx for the copy npx runs', () => {
+    const need = 'talking to a cluster needs the package @kubernetes/client-node (a peer dependency), installed next to ipallocator';
+    for (const url of [
+      'file:///srv/app/node_modules/ipallocator/dist/cli/main.js',
+      'file:///usr/local/lib/node_modules/ipallocator/dist/cli/main.js',
+    ]) {
+      expect(clientNodeMissing(url)).toBe(
+        `${need}: npm install @kubernetes/client-node in the project that has ipallocator, ` +
+          'or npm install -g @kubernetes/client-node for an ipallocator installed with -g',
+      );
+    }
+    for (const url of [
+      'file:///home/me/.npm/_npx/214b350902a22ce5/node_modules/ipallocator/dist/cli/main.js',
+      'file:///C:/Users/me/AppData/Local/npm-cache/_npx/214b350902a22ce5/node_modules/ipallocator/dist/cli/main.js',
+    ]) {
+      expect(clientNodeMissing(url)).toBe(
+        `${need}, which npx runs from its own cache: npx -p ipallocator -p @kubernetes/client-node ipallocator …, ` +
+          'or npm install ipallocator @kubernetes/client-node in your project and run npx ipallocator there',
+      );
+    }
   });
 });
