@@ -117,6 +117,14 @@ describe('requireFromClientNode', () => {
   afterEach(() => {
     rmSync(root, { recursive: true, force: true });
   });
+  function thrown(f: () => unknown): unknown {
+    try {
+      f();
+    } catch (err) {
+      return err;
+    }
+    throw new Error('did not throw');
+  }
   function write(path: string, content: string): void {
     mkdirSync(dirname(join(root, path)), { recursive: true });
     writeFileSync(join(root, path), content);
@@ -131,16 +139,10 @@ describe('requireFromClientNode', () => {
     expect(requireFromClientNode('node-fetch', 'client-node 1.x sends requests with it', pathToFileURL(from).href)).toBe('nested');
   });
 
-  it('without client-node on disk (a bundle holding it): an IPAllocatorError saying what to do, the error as its cause', () => {
+  it('without client-node on disk (a bundle holding it, a module from JSR): an IPAllocatorError saying what to do, the error as its cause', () => {
     const from = join(root, 'app', 'bundle.mjs');
     const use = 'client-node 1.x sends requests with it';
-    const e = (() => {
-      try {
-        requireFromClientNode('node-fetch', use, from);
-      } catch (err) {
-        return err;
-      }
-    })();
+    const e = thrown(() => requireFromClientNode('node-fetch', use, from));
     expect(e).toBeInstanceOf(IPAllocatorError);
     expect((e as Error).message).toBe(
       `ipallocator/kubernetes needs the node-fetch of @kubernetes/client-node (client-node 1.x sends requests with it), ` +
@@ -149,6 +151,15 @@ describe('requireFromClientNode', () => {
         'out of it (esbuild --external:ipallocator --external:@kubernetes/client-node) and install them where the bundle runs',
     );
     expect((e as { cause?: { code?: unknown } }).cause?.code).toBe('MODULE_NOT_FOUND');
+    // a module from JSR (or another URL) is not on disk: no node_modules to load from
+    const remote = 'https://jsr.io/@ipallocator/ipallocator/0.1.0/adapters/kubernetes/proxy-dispatch.ts';
+    const fromJsr = thrown(() => requireFromClientNode('undici', 'a request through a proxy is sent with it', remote));
+    expect(fromJsr).toBeInstanceOf(IPAllocatorError);
+    expect((fromJsr as Error).message).toBe(
+      'ipallocator/kubernetes needs the undici of @kubernetes/client-node (a request through a proxy is sent with it), ' +
+        `loaded from client-node's folder in node_modules, and cannot load it from ${remote}, a module not on disk ` +
+        '(from JSR or another URL): import ipallocator from npm instead (npm:ipallocator/kubernetes)',
+    );
     // a bundle in CommonJS leaves import.meta empty: nothing to resolve from
     expect(() => requireFromClientNode('undici', 'a request through a proxy is sent with it', undefined)).toThrow(
       new IPAllocatorError(

@@ -58,9 +58,9 @@ export function refuseUnloadableClientNode(from: string | URL, nodeVersion?: str
  * undici, which 2.x does — required from client-node's own folder (resolved from `from`, the
  * caller's `import.meta.url`), so that it is the very copy client-node uses. That takes client-node
  * on disk in node_modules: in a bundle that holds ipallocator and client-node and runs without
- * node_modules, or in a CommonJS bundle, which leaves `import.meta` empty, it is not there, and
- * the IPAllocatorError says so, with what to do (`use`: what it is needed for), rather than a bare
- * "Cannot find module".
+ * node_modules, in a CommonJS bundle, which leaves `import.meta` empty, or in a module loaded from
+ * JSR (an https: URL) it is not there, and the IPAllocatorError says so, with what to do (`use`:
+ * what it is needed for), rather than a bare "Cannot find module" or createRequire's TypeError.
  */
 export function requireFromClientNode(name: string, use: string, from: unknown): unknown {
   let reason: unknown;
@@ -72,10 +72,16 @@ export function requireFromClientNode(name: string, use: string, from: unknown):
       reason = e;
     }
   }
+  const inBundle =
+    'In a bundle, leave ipallocator and @kubernetes/client-node out of it (esbuild --external:ipallocator --external:@kubernetes/client-node) and install them where the bundle runs';
+  const where =
+    reason === undefined
+      ? `this module, which has no URL (a bundle in CommonJS). ${inBundle}`
+      : /^https?:/i.test(String(from))
+        ? `${String(from)}, a module not on disk (from JSR or another URL): import ipallocator from npm instead (npm:ipallocator/kubernetes)`
+        : `${String(from)}: ${firstLine(reason)}. ${inBundle}`;
   const err = new IPAllocatorError(
-    `ipallocator/kubernetes needs the ${name} of @kubernetes/client-node (${use}), loaded from client-node's folder in node_modules, ` +
-      `and cannot load it from ${reason === undefined ? 'this module, which has no URL (a bundle in CommonJS)' : `${String(from)}: ${firstLine(reason)}`}. ` +
-      'In a bundle, leave ipallocator and @kubernetes/client-node out of it (esbuild --external:ipallocator --external:@kubernetes/client-node) and install them where the bundle runs',
+    `ipallocator/kubernetes needs the ${name} of @kubernetes/client-node (${use}), loaded from client-node's folder in node_modules, and cannot load it from ${where}`,
   );
   if (reason !== undefined) err.cause = reason;
   throw err;
