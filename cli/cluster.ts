@@ -714,8 +714,11 @@ export class Cluster {
           `${subject} kept answering HTTP ${codes} with a Retry-After (${times}, each waited out as it asked) until the ${duration(apiError.timeoutMs)} request timeout passed (${verb} ${target}); try again later, or pass a longer --request-timeout`,
         );
       }
+      // a delete sent and not answered in time may have been carried out all the same (it is
+      // not read again: a server that does not answer would cost a second timeout)
+      const outcome = verb === 'delete' && phases.get(apiError) !== 'unsent' ? `; ${DELETE_OUTCOME_UNKNOWN}` : '';
       return new ClusterError(
-        `${subject} did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target}); to wait longer, pass --request-timeout`,
+        `${subject} did not answer within ${duration(apiError.timeoutMs)} (${verb} ${target})${outcome}; to wait longer, pass --request-timeout`,
       );
     }
     if (code === undefined) {
@@ -755,7 +758,7 @@ export class Cluster {
       // cut off here, past the cap on an answer's body: nothing malformed was read
       const cut = apiError instanceof KubernetesApiError ? apiError.cutOffStatus : undefined;
       if (cut !== undefined) {
-        const outcome = verb === 'delete' ? 'the IPAddress may have been deleted or not: run check again to see' : 'nothing was changed';
+        const outcome = verb === 'delete' ? DELETE_OUTCOME_UNKNOWN : 'nothing was changed';
         return new ClusterError(
           `the answer of ${subject} to ${verb} ${target} (HTTP ${cut}) went on past ${MAX_ANSWER_BODY_BYTES / MiB} MiB, more than any answer of the API server holds, and was not read further (a server or proxy sending without end?); ${outcome}`,
         );
@@ -919,6 +922,9 @@ function isGone(err: unknown): boolean {
   }
   return typeof body === 'object' && body !== null && (body as { kind?: unknown }).kind === 'Status';
 }
+
+/** What a failed delete that may have been carried out says of its IPAddress. */
+const DELETE_OUTCOME_UNKNOWN = 'the IPAddress may have been deleted or not: run check again to see';
 
 /** How far a request got before it failed: not sent (built from the kubeconfig), sent, answered. */
 type Phase = 'unsent' | 'sent' | 'answered';

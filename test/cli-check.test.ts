@@ -1022,6 +1022,24 @@ describe('ipallocator check', () => {
     expect(c.double.requestsOf('delete')).toHaveLength(0);
   });
 
+  // Regression: a delete the server carried out but did not answer in time was reported as
+  // "did not answer within …" alone, read as a delete that did not happen.
+  it('a delete not answered in time may have been carried out: --fix stops and says so', async () => {
+    for (const n of [30, 31]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
+    const held = c.double.holdReply('delete'); // the first delete takes effect, its answer is held
+    try {
+      const r = await cli(['check', '--fix', '--yes', '--request-timeout', '300ms', '--kubeconfig', c.kubeconfig], { now: later });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        `ipallocator: --fix stopped: the API server at ${c.double.url} (context "double") did not answer within 300ms (delete ipaddresses.networking.k8s.io "10.96.0.30"); the IPAddress may have been deleted or not: run check again to see; to wait longer, pass --request-timeout\n`,
+      );
+      expect(r.stdout).toContain('Stopped there: 1 IPAddress not tried.\n');
+      expect(names(c.double)).toEqual(['10.96.0.31']); // it was deleted
+    } finally {
+      held.release();
+    }
+  });
+
   it('lists thousands of Services and IPAddresses in pages and finds the one leak among them', async () => {
     const n = 1_600;
     for (let i = 0; i < n; i++) {
