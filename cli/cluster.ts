@@ -491,7 +491,8 @@ export class Cluster {
       if (isGone(e)) return 'gone';
       if (uid !== undefined && apiServerStatus(e) === 409) return 'changed';
       const explained = this.explain(e, 'delete', IPADDRESSES, name);
-      if (!connectionLostAfterSending(e)) throw explained;
+      // a failure of the TLS material or on the way to the proxy: explain says it was not sent
+      if (!connectionLostAfterSending(e) || transportProblem(this.kc, e) !== undefined) throw explained;
       return this.afterDelete(name, uid, { lost: explained });
     }
     if (deleteOutcome(reply).finished) return 'deleted';

@@ -2,6 +2,10 @@
 // kube-apiserver's repairip.go, exit codes, and --fix deleting exactly the IPAddresses its
 // IPAddress loop deletes (after confirmation, each re-checked first).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -673,6 +677,39 @@ describe('ipallocator check', () => {
       /^the connection to the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) was lost during delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.30": [^,]+, and reading it again failed too \(.+\): IPAddress "10\.96\.0\.30" may have been deleted or not; run check again to see$/,
     );
     expect(names(c.double)).toEqual([]); // it was
+  });
+
+  // Regression: a delete whose connection to an https:// proxy was reset in its TLS handshake was
+  // said to be "not sent" and, in the same message, to have maybe deleted the IPAddress, after a
+  // read again through that proxy.
+  it('a delete that failed on the way to the proxy was not sent: not read again, and not said to have maybe deleted it', async () => {
+    let connections = 0;
+    const proxy = createNetServer((socket) => {
+      connections++;
+      socket.on('error', () => {});
+      socket.resetAndDestroy(); // an https:// proxy resetting every connection in its TLS handshake
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', () => resolve()));
+    const port = (proxy.address() as AddressInfo).port;
+    const dir = mkdtempSync(join(tmpdir(), 'ipallocator-proxy-reset-'));
+    const kubeconfig = join(dir, 'config');
+    writeFileSync(
+      kubeconfig,
+      'apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://apiserver.test:6443\n' +
+        `    insecure-skip-tls-verify: true\n    proxy-url: https://127.0.0.1:${port}\n` +
+        'contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\nusers:\n- name: u\n  user:\n    token: abc\n',
+    );
+    try {
+      const failure = await new KubeCluster({ kubeconfig }).deleteIPAddress('10.96.0.30', 'uid-1').catch((e: unknown) => e);
+      expect(failure).toBeInstanceOf(ClusterError);
+      expect((failure as Error).message).toMatch(
+        /^cannot use context "x" of the kubeconfig "[^"]+": the request to https:\/\/apiserver\.test:6443 was not sent: the connection to the proxy at https:\/\/127\.0\.0\.1:\d+ \(proxy-url of cluster "c" in the kubeconfig\) failed: [^,]*ECONNRESET[^,]*$/,
+      );
+      expect(connections).toBe(1); // the delete's alone
+    } finally {
+      proxy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('--fix names the first --top skipped and failed IPAddresses and how many more, as the other lists do', async () => {
