@@ -468,8 +468,9 @@ export class Cluster {
    * marked it for deletion (finalizers hold it); the object is read again to say what holds it
    * now. Any other answer (checkDeleteAnswer) is malformed (a CliError: something else answered,
    * and nothing is known to be deleted). A delete whose connection was lost after it was sent
-   * may have been carried out: the object is read again to know, and only when that fails too is
-   * the server taken as unreachable (the loss is the error thrown).
+   * may have been carried out: the object is read again to know; when that read fails too, the
+   * error thrown says the delete may have happened or not, of the read's kind (a ClusterError
+   * when it got no answer either).
    */
   async deleteIPAddress(name: string, uid: string | undefined): Promise<'deleted' | 'gone' | 'changed' | { kept: string }> {
     refuseImpossibleName('delete', name);
@@ -520,16 +521,17 @@ export class Cluster {
         (answer) => checkObject(answer, IPADDRESSES.kind, name, undefined, version) ?? answer,
       );
     } catch (e) {
-      if (e instanceof CliError) throw e;
-      if (isGone(e)) return 'deleted';
-      const failed = this.explain(e, 'get', IPADDRESSES, name);
+      if (e instanceof CliError && lost === undefined) throw e;
+      if (!(e instanceof CliError) && isGone(e)) return 'deleted';
+      const failed = e instanceof CliError ? e : this.explain(e, 'get', IPADDRESSES, name);
       if (lost === undefined)
         return { kept: `the server answered the delete with the object, and reading it again failed: ${failed.message}` };
-      // no answer again (a ClusterError stops --fix): the outcome of the delete is unknown
-      if (!(failed instanceof ClusterError)) throw failed;
-      throw new ClusterError(
-        `${lost.lost.message}, and reading it again failed too (${failed.message}): IPAddress ${quoteText(name)} may have been deleted or not; run check again to see`,
-      );
+      // the outcome of the delete is unknown, whatever the read met; which error says so is the
+      // read's kind: no answer again (a ClusterError) stops --fix, a 403 on it counts as refused
+      const message = `${lost.lost.message}, and reading it again failed too (${failed.message}): IPAddress ${quoteText(name)} may have been deleted or not; run check again to see`;
+      if (failed instanceof ClusterError) throw new ClusterError(message);
+      if (failed instanceof ObjectForbiddenError) throw new ObjectForbiddenError(message);
+      throw new CliError(message);
     }
     const leftUid = left.metadata?.uid;
     if (uid !== undefined && typeof leftUid === 'string' && leftUid !== '' && leftUid !== uid) return 'deleted'; // ours is gone; the name holds a new object

@@ -12,7 +12,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
 import { fix, findProblems } from '../cli/check.ts';
 import { Cluster as KubeCluster } from '../cli/cluster.ts';
-import { ClusterError } from '../cli/errors.ts';
+import { CliError, ClusterError } from '../cli/errors.ts';
 import {
   addIPAddress,
   addService,
@@ -675,6 +675,23 @@ describe('ipallocator check', () => {
     expect(failure).toBeInstanceOf(ClusterError);
     expect((failure as Error).message).toMatch(
       /^the connection to the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) was lost during delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.30": [^,]+, and reading it again failed too \(.+\): IPAddress "10\.96\.0\.30" may have been deleted or not; run check again to see$/,
+    );
+    expect(names(c.double)).toEqual([]); // it was
+  });
+
+  // Regression: when the read again after a lost delete was answered with an error (a 500), the
+  // leak was "Failed …: get … failed: HTTP 500 …" alone, though the delete may have been carried out.
+  it('a delete whose connection was lost, and the read again answered with an error: says the delete may have happened, for that object alone', async () => {
+    addIPAddress(c.double, '10.96.0.30', { namespace: 'default', name: 'gone' });
+    const cluster = new KubeCluster({ kubeconfig: c.kubeconfig });
+    const uid = (await cluster.readIPAddress('10.96.0.30'))!.uid;
+    c.double.dropAfterCommit('delete');
+    c.double.failNext('get', 1, 500, 'etcd is unhappy');
+    const failure = await cluster.deleteIPAddress('10.96.0.30', uid).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(CliError);
+    expect(failure).not.toBeInstanceOf(ClusterError); // a failure about one object: --fix goes on
+    expect((failure as Error).message).toMatch(
+      /^the connection to the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) was lost during delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.30": [^,]+, and reading it again failed too \(get ipaddresses\.networking\.k8s\.io "10\.96\.0\.30" failed: HTTP 500 Internal error occurred: etcd is unhappy\): IPAddress "10\.96\.0\.30" may have been deleted or not; run check again to see$/,
     );
     expect(names(c.double)).toEqual([]); // it was
   });
