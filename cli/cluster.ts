@@ -537,8 +537,7 @@ export class Cluster {
     if (uid !== undefined && typeof leftUid === 'string' && leftUid !== '' && leftUid !== uid) return 'deleted'; // ours is gone; the name holds a new object
     const finalizers = Array.isArray(left.metadata?.finalizers) ? (left.metadata.finalizers as unknown[]) : [];
     if (left.metadata?.deletionTimestamp) return { kept: markedForDeletion(finalizers) };
-    if (lost !== undefined)
-      return { kept: `the connection was lost during the delete (${lost.lost.message}), and the object is still there` };
+    if (lost !== undefined) return { kept: `${lost.lost.message}; read again, the object is still there` };
     return { kept: 'the server answered the delete with the object, which is still there, not marked for deletion' };
   }
 
