@@ -393,7 +393,15 @@ function readOnly(index: FreeIndex): StrategyIndex {
     nextFree: (...a: Parameters<StrategyIndex['nextFree']>) =>
       live().nextFree(...offsetWords(a, 6, 'nextFree(sHi, sLo, loHi, loLo, hiHi, hiLo)')),
     has: (...a: Parameters<StrategyIndex['has']>) => live().has(...offsetWords(a, 2, 'has(hi, lo)')),
-    count: () => live().count(),
+    count: (...a: unknown[]) => {
+      // as the other reads refuse words past theirs: count(lo, hi) would be a band it does not read
+      if (a.some((x) => x !== undefined)) {
+        throw new InvalidArgumentError(
+          `index.count() takes no arguments (it counts every taken offset; countFree(loHi, loLo, hiHi, hiLo) counts a band's free ones), got (${a.map((x) => quoteInput(x)).join(', ')})`,
+        );
+      }
+      return live().count();
+    },
     countFree: (...a: Parameters<StrategyIndex['countFree']>) =>
       live().countFree(...offsetWords(a, 4, 'countFree(loHi, loLo, hiHi, hiLo)')),
     selectFree: (...a: Parameters<StrategyIndex['selectFree']>) =>

@@ -1225,16 +1225,23 @@ describe("a strategy view's index given arguments that are no offsets", () => {
   it('ignores trailing undefined arguments, as a JavaScript call does, and refuses a trailing value', () => {
     let answers: unknown[] = [];
     let refused: unknown;
+    let countRefused: unknown;
     const strategy: AllocationStrategy = {
       name: 'forwarding',
       forRange: (view) => ({
         choose(out) {
           const has = view.index.has as (...a: unknown[]) => boolean;
-          answers = [has(0, 0, undefined), has(0, 1, undefined, undefined), has(0, 0)]; // offset 0 is 10.0.0.1
+          const count = view.index.count as (...a: unknown[]) => number;
+          answers = [has(0, 0, undefined), has(0, 1, undefined, undefined), has(0, 0), count(undefined)]; // offset 0 is 10.0.0.1
           try {
             has(0, 0, 0, 1); // an address's four words where an offset's two belong
           } catch (e) {
             refused = e;
+          }
+          try {
+            count(0, 5); // a band, which count does not read
+          } catch (e) {
+            countRefused = e;
           }
           out.hi = 0;
           out.lo = 2;
@@ -1245,7 +1252,12 @@ describe("a strategy view's index given arguments that are no offsets", () => {
     const r = new Range('10.0.0.0/24', { strategy });
     r.allocate('10.0.0.1');
     expect(r.allocateNext()).toBe('10.0.0.3');
-    expect(answers).toEqual([true, false, true]);
+    expect(answers).toEqual([true, false, true, 1]);
+    expect(countRefused).toEqual(
+      new InvalidArgumentError(
+        "index.count() takes no arguments (it counts every taken offset; countFree(loHi, loLo, hiHi, hiLo) counts a band's free ones), got (0 (number), 5 (number))",
+      ),
+    );
     expect(refused).toEqual(
       new InvalidArgumentError(
         'index.has(hi, lo) takes 2 integers in [0, 2^32) (an offset is hi · 2^32 + lo), got (0 (number), 0 (number), 0 (number), 1 (number))',
