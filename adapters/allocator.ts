@@ -52,6 +52,7 @@ import {
   deleteErrorHandler,
   nextTurn,
   recordAnswer,
+  STOP_SEARCHES,
   type Store,
   type StoreCache,
   type SyncStoreOps,
@@ -123,11 +124,16 @@ export class Allocator implements IPAllocator, Disposable {
   /** What not to offer: the cache's addresses and this allocator's calls in flight. */
   private readonly taken: TakenAddresses;
   /**
-   * What setReady and enableMetrics change, in an object of its own rather than fields of this
-   * one: an object made with Object.create(allocator) (a wrapper overriding one method) and the
-   * allocator under it share it, as they share the index and its destroyed state.
+   * What setReady, enableMetrics and [STOP_SEARCHES] change, in an object of its own rather than
+   * fields of this one: an object made with Object.create(allocator) (a wrapper overriding one
+   * method) and the allocator under it share it, as they share the index and its destroyed state.
+   * `stopping`: searches stop at their next collision (STOP_SEARCHES).
    */
-  private readonly shared: { ready: boolean; metrics: MetricsRecorder } = { ready: true, metrics: NULL_RECORDER };
+  private readonly shared: { ready: boolean; metrics: MetricsRecorder; stopping: boolean } = {
+    ready: true,
+    metrics: NULL_RECORDER,
+    stopping: false,
+  };
   private readonly words = new Uint32Array(4);
 
   /**
@@ -416,7 +422,7 @@ export class Allocator implements IPAllocator, Disposable {
       if (returns !== null) this.taken.endCall(returns, !done);
       this.taken.endUse();
     }
-    this.live(); // destroyed during a collision's create: the search stopped there, not for want of an address
+    this.liveAfterSearch();
     if (this.heldBack(returns, freeOnly)) return FULL;
     this.shared.metrics.error(this.cidr, 'dynamic');
     return FULL;
@@ -455,7 +461,7 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.callEnded();
       this.taken.endUse();
     }
-    this.live(); // as above
+    this.liveAfterSearch();
     if (!this.heldBack(returns, freeOnly)) this.shared.metrics.error(this.cidr, 'dynamic');
     throw this.taken.full();
   }
@@ -500,7 +506,7 @@ export class Allocator implements IPAllocator, Disposable {
    * store: it is rebuilt here, or, when that fails, this call fails with OutOfMemoryError too.
    */
   private nextAfter(op: Op, returns: CallReturns | null): Op | null {
-    if (this.destroyed) return null;
+    if (this.destroyed || this.shared.stopping) return null; // liveAfterSearch says why
     const index = this.taken.fresh()!;
     if (op.band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
     if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
@@ -828,6 +834,25 @@ export class Allocator implements IPAllocator, Disposable {
 
   private live(): void {
     if (this.destroyed) throw new ErrDestroyed(`Allocator ${this.cidr}`);
+  }
+
+  /**
+   * After a search found no address: ErrDestroyed when it stopped because this allocator was
+   * destroyed during a collision's create, or asked to stop (STOP_SEARCHES), not for want of an
+   * address.
+   */
+  private liveAfterSearch(): void {
+    if (this.shared.stopping) throw new ErrDestroyed(`Allocator ${this.cidr}`);
+    this.live();
+  }
+
+  /**
+   * Ends this allocator's running searches at their next collision, with ErrDestroyed, and every
+   * later one at its first: its owner (a DualStackAllocator) is about to destroy it. See
+   * STOP_SEARCHES. @internal
+   */
+  [STOP_SEARCHES](): void {
+    this.shared.stopping = true;
   }
 }
 

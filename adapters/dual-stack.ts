@@ -18,7 +18,7 @@ import { arrayLength, checkIPFamily, optionsObject, readElements, readMember, un
 import { quoteInput, quoteText } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
-import { type IPAddressRecord, recordAnswer, type Store } from './store.ts';
+import { type IPAddressRecord, recordAnswer, STOP_SEARCHES, type Store } from './store.ts';
 import { type IPAllocator, type IPFamily, type ParentRef, readOnlyFields } from './types.ts';
 
 /** The addresses of one Service. */
@@ -215,7 +215,8 @@ export class DualStackAllocator {
   /**
    * One free address per family, in `families` order (default IPv4 then IPv6; one family for a
    * single-stack Service). If a family fails, the addresses already taken are released and that
-   * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …). The addresses
+   * family's error is rethrown unchanged (ErrFull, ErrNotReady, a store error, …; an ErrDestroyed
+   * once destroy() came meanwhile is the pair's, since its destroy() ends the search). The addresses
    * come back in canonical text (a rollback releases an address, and asks has(), in the spelling
    * its allocator answered); an allocator of your own that answers anything but an address
    * of its family fails the call with IPAllocatorError, after the rollback of the families before
@@ -241,7 +242,8 @@ export class DualStackAllocator {
           answer = await allocators[i]!.allocateNext(owner);
         } catch (e) {
           await this.rollback(answered, order, allocators);
-          throw e;
+          // its search stopped by destroy() (stopSearches): the pair's end, not the allocator's
+          throw this.destroyed && isDestroyed(e) ? new ErrDestroyed('DualStackAllocator') : e;
         }
         const ip = canonicalAnswer(answer, order[i]!);
         if (ip === null) {
@@ -409,15 +411,29 @@ export class DualStackAllocator {
    * Destroys both allocators (the pair owns them; destroying one again is harmless). Every
    * method then throws ErrDestroyed; calling destroy() again does nothing. An allocation in
    * flight ends with ErrDestroyed after giving back what it took, a release in flight finishes,
-   * and the allocators are destroyed then (a call whose store never answers keeps them, and so
-   * does an allocateNext whose creates keep colliding: destroying its allocator ends that one).
+   * and the allocators are destroyed then; a call whose store never answers keeps them.
+   *
+   * An allocateNext whose creates keep colliding (a store broken, or far ahead of its cache: on
+   * an IPv6 range such a search never ends by itself) is ended too: the allocators of this
+   * package (Allocator, ReferenceAllocator, MetaAllocator) stop their searches at their next
+   * collision — every search on them, the pair's or not, since they are about to be destroyed.
+   * Over a store without `sync` a search lets timers run every 4,096 collisions, so a destroy()
+   * from a timer or I/O ends it; with `sync` a search is one synchronous step that no timer
+   * interrupts, and only a destroy() from code of yours that runs inside it (the store's
+   * createSync) ends it. An allocator of your own is not asked to stop: destroy it yourself to
+   * end such a search, and the pair's call ends with it.
    */
   destroy(this: object): void;
   destroy(this: DualStackAllocator): void {
     checkThis(this, 'destroy');
     if (this.destroyed) return;
     this.state.destroyed = true;
-    const failure = this.state.inFlight === 0 ? this.destroyPair() : undefined;
+    if (this.state.inFlight > 0) {
+      stopSearches(this.ipv4);
+      stopSearches(this.ipv6);
+      return;
+    }
+    const failure = this.destroyPair();
     if (failure !== undefined) throw failure.error;
   }
 
@@ -453,6 +469,21 @@ export class DualStackAllocator {
  */
 function checkThis(self: unknown, method: string): void {
   if (!(self instanceof DualStackAllocator)) throw unboundCall(self, 'DualStackAllocator', method);
+}
+
+/**
+ * Asks `allocator` to end its searches at their next collision (STOP_SEARCHES), when it can: every
+ * allocator of this package, a Proxy of one or an object made from one (Object.create). One of
+ * your own without it is left alone, and so is one whose reading or stop throws (a Proxy's trap):
+ * destroy() goes on, and destroys it once the call ends.
+ */
+function stopSearches(allocator: IPAllocator): void {
+  try {
+    const stop: unknown = (allocator as { [STOP_SEARCHES]?: unknown })[STOP_SEARCHES];
+    if (typeof stop === 'function') stop.call(allocator);
+  } catch {
+    // as destroyQuietly: nothing to tell, and the allocator is destroyed once its call ends
+  }
 }
 
 /** destroy() from a microtask (destroyPair): an error there (a store's unsubscribe) has no caller to tell. */

@@ -106,6 +106,7 @@ import {
   deleteErrorHandler,
   type IPAddressRecord,
   recordAnswer,
+  STOP_SEARCHES,
   type Store,
   syncAnswer,
   syncedAnswer,
@@ -278,6 +279,8 @@ interface Shared {
    * cool-down's clock (removeEntry); destroyed once that call returns (reap).
    */
   undestroyed: Allocator[];
+  /** [STOP_SEARCHES] was called: every range, those made since too, stops its searches. */
+  stopping: boolean;
 }
 
 const TWO53 = 9007199254740992;
@@ -365,6 +368,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     syncing: false,
     resync: false,
     undestroyed: [],
+    stopping: false,
   };
   private readonly words = new Uint32Array(4);
 
@@ -1150,6 +1154,16 @@ export class MetaAllocator implements IPAllocator, Disposable {
     if (this.destroyed) throw new ErrDestroyed(`MetaAllocator ${this.ipFamily}`);
   }
 
+  /**
+   * Ends the running searches of every range at their next collision, with ErrDestroyed (which
+   * allocateNext rejects with), and every later one at its first, in the ranges made since too:
+   * the owner (a DualStackAllocator) is about to destroy this. See STOP_SEARCHES. @internal
+   */
+  [STOP_SEARCHES](): void {
+    this.shared.stopping = true;
+    for (const e of this.entries.values()) e.allocator[STOP_SEARCHES]();
+  }
+
   // ── events ────────────────────────────────────────────────────────────────────────────────
 
   private onServiceCIDR(delivered: ServiceCIDR): void {
@@ -1421,6 +1435,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
           return;
         }
         a.setReady(w.ready);
+        if (this.shared.stopping) a[STOP_SEARCHES](); // a range made since: its searches would be the call's next
         const made: RangeEntry = {
           cidr: key,
           allocator: a,

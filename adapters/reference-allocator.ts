@@ -46,6 +46,7 @@ import {
   type IPAddressRecord,
   nextTurn,
   recordAnswer,
+  STOP_SEARCHES,
   type Store,
   type StoreWatcher,
   syncedAnswer,
@@ -175,15 +176,16 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     () => `ReferenceAllocator ${this.cidr}: its random source may not change or destroy the allocator it draws for`,
   );
   /**
-   * What setReady, enableMetrics and destroy change, in an object of its own rather than fields
-   * of this one: an object made with Object.create(allocator) (a wrapper overriding one method)
-   * and the allocator under it share it (are destroyed together, made ready together), as
-   * Allocator's are.
+   * What setReady, enableMetrics, destroy and [STOP_SEARCHES] change, in an object of its own
+   * rather than fields of this one: an object made with Object.create(allocator) (a wrapper
+   * overriding one method) and the allocator under it share it (are destroyed together, made
+   * ready together), as Allocator's are. `stopping`: searches stop at their next collision.
    */
-  private readonly shared: { destroyed: boolean; ready: boolean; metrics: MetricsRecorder } = {
+  private readonly shared: { destroyed: boolean; ready: boolean; metrics: MetricsRecorder; stopping: boolean } = {
     destroyed: false,
     ready: true,
     metrics: NULL_RECORDER,
+    stopping: false,
   };
   /** Names of labelled records of this family inside the prefix: used() = its size. */
   private readonly counted = new Set<string>();
@@ -344,7 +346,9 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
           if (!isAllocated(e)) throw e; // errors.Is: a store's rejection may be anything, a revoked Proxy too
           // now and then timers and I/O run, so a timer can end a search that would never end
           if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
-          this.live(); // destroyed while the create was in flight, or meanwhile: stop searching (ErrDestroyed)
+          // destroyed while the create was in flight, or meanwhile, or asked to stop: stop searching
+          if (this.shared.stopping) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`);
+          this.live();
         }
       }
       ip = ip === last ? first : ip + 1n;
@@ -504,6 +508,15 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   /** After destroy() every method but destroy throws ErrDestroyed. */
   private live(): void {
     if (this.destroyed) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`);
+  }
+
+  /**
+   * Ends this allocator's running searches at their next collision, with ErrDestroyed, and every
+   * later one at its first: its owner (a DualStackAllocator) is about to destroy it. See
+   * STOP_SEARCHES. @internal
+   */
+  [STOP_SEARCHES](): void {
+    this.shared.stopping = true;
   }
 
   private counts(r: IPAddressRecord): boolean {

@@ -168,6 +168,18 @@ export interface Store {
  */
 export const COLLISIONS_PER_TURN = 4096;
 
+/**
+ * The key of an allocator's internal method that ends its running searches (allocateNext's walk
+ * over colliding creates) at their next collision, each rejecting with ErrDestroyed: what a
+ * DualStackAllocator's destroy() calls on the allocators it owns while its calls are in flight,
+ * since it destroys them only once those calls end, and a search over a store whose creates keep
+ * colliding would never end (on an IPv6 range). It is for allocators about to be destroyed: from
+ * then on every search stops at its first collision, until destroy(). Not exported from the
+ * package: an allocator of your own without it keeps its searches. Checked only on a collision,
+ * so the allocation path pays nothing more.
+ */
+export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
+
 /** Resolves after timers and I/O due now have run (a setTimeout 0). */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));

@@ -24,7 +24,7 @@ import {
   OutOfMemoryError,
 } from '../adapters/errors.ts';
 import { reconcile } from '../adapters/reconcile.ts';
-import { allocatorLabels, type IPAddressRecord, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
+import { allocatorLabels, type IPAddressRecord, STOP_SEARCHES, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
 import type { IPAllocator } from '../adapters/types.ts';
@@ -2552,6 +2552,43 @@ describe('allocateNext on a store whose creates keep colliding, on an IPv6 /64',
     expect(timerRanDuringTheCall).toBe(true);
     expect(creates).toBeLessThan(20_000);
     expect(inner.cache.list().length).toBe(0);
+  });
+
+  // What a DualStackAllocator's destroy() asks of the allocators it is about to destroy while its
+  // calls are in flight (an internal method: the pair's tests show it through the public API)
+  it.each([
+    ['Allocator', (store: Store) => new Allocator('fd00::/64', { store })],
+    ['ReferenceAllocator', (store: Store) => new ReferenceAllocator('fd00::/64', { store })],
+  ] as const)('%s[STOP_SEARCHES]() ends a running search at its next collision, and a later one at its first', async (_, make) => {
+    const store = new FaultyMemoryStore({ syncOps: false });
+    store.collideCreates(20_000);
+    const a = make(store);
+    const call = a.allocateNext();
+    setTimeout(() => a[STOP_SEARCHES](), 0);
+    expect(await rejection(call)).toBeInstanceOf(ErrDestroyed);
+    const stoppedAt = store.createCalls;
+    expect(stoppedAt).toBeLessThan(20_000);
+    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(store.createCalls).toBe(stoppedAt + 1);
+    expect(store.records()).toEqual([]);
+    a.destroy();
+  });
+  it('MetaAllocator[STOP_SEARCHES]() stops the searches of its ranges, those made since too', async () => {
+    const store = new FaultyMemoryStore({ syncOps: false });
+    store.collideCreates(20_000);
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('first', ['fd00::/64']);
+    const meta = new MetaAllocator('IPv6', source, { store });
+    const call = meta.allocateNext();
+    setTimeout(() => meta[STOP_SEARCHES](), 0);
+    expect(await rejection(call)).toBeInstanceOf(ErrDestroyed);
+    const stoppedAt = store.createCalls;
+    expect(stoppedAt).toBeLessThan(20_000);
+    source.deleteServiceCIDR('first');
+    source.addServiceCIDR('second', ['fd01::/64']);
+    expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    expect(store.createCalls).toBe(stoppedAt + 1);
+    meta.destroy();
   });
 });
 

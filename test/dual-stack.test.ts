@@ -5,10 +5,11 @@ import fc from 'fast-check';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
 import { DualStackAllocator, type DualStackIPs, StillAllocatedError } from '../adapters/dual-stack.ts';
 import { DryRunAllocator } from '../adapters/dry-run.ts';
-import { allocatorLabels, type IPAddressRecord } from '../adapters/store.ts';
+import { allocatorLabels, type IPAddressRecord, type Store } from '../adapters/store.ts';
 import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { Allocator } from '../adapters/allocator.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
 import { Range } from '../adapters/range.ts';
 import { coolDown } from '../adapters/cool-down.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
@@ -674,10 +675,10 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect(() => a4.used()).toThrow(ErrDestroyed);
     expect(() => a6.used()).toThrow(ErrDestroyed);
   });
-  // Found by an outside tester: over a store whose creates keep colliding (broken, or far ahead of
-  // its cache) an IPv6 allocateNext searches until a timer destroys its allocator; the pair's own
-  // destroy() waits for its calls, so only destroying the allocator ends such a call, as the
-  // README says, and the pair then gives back the other family's address
+  // Over a store whose creates keep colliding (broken, or far ahead of its cache) an IPv6
+  // allocateNext searches until something ends it. Destroying the allocator under the pair ends
+  // it too (the way for an allocator of your own, which the pair's destroy() cannot ask to stop),
+  // and the pair then gives back the other family's address
   it('a call whose creates keep colliding is ended by destroying its allocator, the pair giving back what it took', async () => {
     const store4 = new FaultyMemoryStore({ syncOps: false });
     const store6 = new FaultyMemoryStore({ syncOps: false });
@@ -696,6 +697,39 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect(store6.createCalls).toBeLessThan(20_000);
     expect([store4.records(), store6.records()]).toEqual([[], []]); // the IPv4 address given back
     expect(() => a4.used()).toThrow(ErrDestroyed); // the call over, the pair destroyed it
+  });
+
+  it('an allocator of your own is not asked to stop: the pair waits for its search, which destroying the allocator under it ends', async () => {
+    const store6 = new FaultyMemoryStore({ syncOps: false });
+    store6.collideCreates(20_000); // bounded, so that a search nothing ends takes an address instead of hanging the test
+    const inner6 = new Allocator('fd00::/64', { store: store6 });
+    // forwards each call the pair makes, and nothing else
+    const own6 = {
+      ipFamily: 'IPv6',
+      allocate: (ip: string, o?: ParentRef | null) => inner6.allocate(ip, o),
+      allocateNext: (o?: ParentRef | null) => inner6.allocateNext(o),
+      release: (ip: string) => inner6.release(ip),
+      has: (ip: string) => inner6.has(ip),
+      used: () => inner6.used(),
+      destroy: () => inner6.destroy(),
+    } as unknown as IPAllocator;
+    const ds = new DualStackAllocator(Allocator.create('10.0.0.0/29'), own6);
+    let settled = false;
+    const call = ds.allocateNext(OWNER, ['IPv6', 'IPv4']).finally(() => {
+      settled = true;
+    });
+    let stillSearching = false;
+    // each timer runs where the search lets timers run (every 4,096 collisions)
+    setTimeout(() => {
+      ds.destroy();
+      setTimeout(() => {
+        stillSearching = !settled;
+        inner6.destroy();
+      }, 0);
+    }, 0);
+    expect(await rejection(call)).toBeInstanceOf(ErrDestroyed);
+    expect(stillSearching).toBe(true);
+    expect(store6.createCalls).toBeLessThan(20_000);
   });
 
   it('an allocator has one owner: a second pair over either of them is refused while the first lives', async () => {
@@ -1177,4 +1211,85 @@ describe('DualStackAllocator over MetaAllocators, store calls answered in any or
       );
     },
   );
+});
+
+// Found by an outside tester: the pair's destroy() waited for its calls before destroying its
+// allocators, and an IPv6 allocateNext over a store whose creates keep colliding (broken, or far
+// ahead of its cache) never ends by itself: a service shutting down with pair.destroy() never
+// exited. The pair now asks the allocators of this package to stop their searches.
+describe("a pair's destroy() ends an allocateNext whose creates keep colliding", () => {
+  const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+  const kinds: [string, (family: 'IPv4' | 'IPv6', cidr: string, store: Store) => IPAllocator][] = [
+    ['Allocators', (_family, cidr, store) => new Allocator(cidr, { store })],
+    ['ReferenceAllocators', (_family, cidr, store) => new ReferenceAllocator(cidr, { store })],
+    [
+      'MetaAllocators',
+      (family, cidr, store) => {
+        const source = new InMemoryServiceCIDRs();
+        source.addServiceCIDR('kubernetes', [cidr]);
+        return new MetaAllocator(family, source, { store });
+      },
+    ],
+  ];
+
+  it.each(kinds)('over %s, a store without sync: destroy() from a timer ends it, the other family given back', async (_, make) => {
+    const store4 = new FaultyMemoryStore({ syncOps: false });
+    const store6 = new FaultyMemoryStore({ syncOps: false });
+    // bounded, so that a search nothing ends takes an address instead of hanging the test
+    store6.collideCreates(20_000);
+    const a4 = make('IPv4', '10.0.0.0/29', store4);
+    const a6 = make('IPv6', 'fd00::/64', store6);
+    const ds = new DualStackAllocator(a4, a6);
+    const call = ds.allocateNext(OWNER);
+    let heldWhenDestroyed = -1;
+    setTimeout(() => {
+      ds.destroy();
+      heldWhenDestroyed = a4.used(); // the call still needs its allocators
+    }, 0);
+    expect(await rejection(call)).toEqual(new ErrDestroyed('DualStackAllocator'));
+    expect(heldWhenDestroyed).toBe(1);
+    expect(store6.createCalls).toBeLessThan(20_000);
+    expect([store4.records(), store6.records()]).toEqual([[], []]); // the IPv4 address given back
+    expect(() => a4.used()).toThrow(ErrDestroyed);
+    expect(() => a6.used()).toThrow(ErrDestroyed);
+  });
+
+  /** A FaultyMemoryStore that runs `during` before each create: code of yours inside a search. */
+  class HookedStore extends FaultyMemoryStore {
+    during: (() => void) | undefined;
+    override createSync(record: IPAddressRecord): IPAddressRecord {
+      this.during?.();
+      return super.createSync(record);
+    }
+  }
+
+  // With sync a search is one synchronous step: no timer runs until it returns, so only code that
+  // runs inside it can call destroy(); the search then stops at its next collision
+  it.each(kinds)('over %s, a store with sync: destroy() from inside the search ends it at its next collision', async (_, make) => {
+    const store4 = new FaultyMemoryStore();
+    const store6 = new HookedStore();
+    store6.collideCreates(20_000);
+    const a4 = make('IPv4', '10.0.0.0/29', store4);
+    const a6 = make('IPv6', 'fd00::/64', store6);
+    const ds = new DualStackAllocator(a4, a6);
+    store6.during = () => {
+      if (store6.createCalls === 100) ds.destroy();
+    };
+    expect(await rejection(ds.allocateNext(OWNER))).toEqual(new ErrDestroyed('DualStackAllocator'));
+    expect(store6.createCalls).toBe(101); // the create under way when destroy() came, and no other
+    expect([store4.records(), store6.records()]).toEqual([[], []]);
+    expect(() => a6.used()).toThrow(ErrDestroyed);
+  });
+
+  it('the primary family stopped: nothing was taken, and the other allocator is not called', async () => {
+    const store4 = new FaultyMemoryStore({ syncOps: false });
+    const store6 = new FaultyMemoryStore({ syncOps: false });
+    store6.collideCreates(20_000);
+    const ds = new DualStackAllocator(new Allocator('10.0.0.0/29', { store: store4 }), new Allocator('fd00::/64', { store: store6 }));
+    const call = ds.allocateNext(OWNER, ['IPv6', 'IPv4']);
+    setTimeout(() => ds.destroy(), 0);
+    expect(await rejection(call)).toEqual(new ErrDestroyed('DualStackAllocator'));
+    expect(store6.createCalls).toBeLessThan(20_000);
+    expect(store4.createCalls).toBe(0);
+  });
 });
