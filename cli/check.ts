@@ -493,11 +493,11 @@ export function notFixedSummary(f: FixResult): string | undefined {
   if (f.declined || notFixed === 0) return undefined;
   const tried = f.deleted.length + f.skipped.length + f.failed.length + f.untried.length;
   const parts: string[] = [];
-  if (refused > 0) parts.push(`${refused} refused (403 Forbidden)`);
-  if (failed > 0) parts.push(`${failed} failed`);
-  if (stillThere > 0) parts.push(`${stillThere} still there or re-created`);
-  if (f.untried.length > 0) parts.push(`${f.untried.length} not tried`);
-  return `Not fixed: ${notFixed} of ${counted(tried, 'IPAddress', 'IPAddresses')} (${parts.join(', ')}).`;
+  if (refused > 0) parts.push(`${formatCount(refused)} refused (403 Forbidden)`);
+  if (failed > 0) parts.push(`${formatCount(failed)} failed`);
+  if (stillThere > 0) parts.push(`${formatCount(stillThere)} still there or re-created`);
+  if (f.untried.length > 0) parts.push(`${formatCount(f.untried.length)} not tried`);
+  return `Not fixed: ${formatCount(notFixed)} of ${counted(tried, 'IPAddress', 'IPAddresses')} (${parts.join(', ')}).`;
 }
 
 /**

@@ -307,7 +307,7 @@ export function render(report: StatusReport, options: { top: number }): string {
         [true, false],
       ),
     );
-    if (report.owners.length > shown.length) out.push(`  … and ${report.owners.length - shown.length} more namespaces`);
+    if (report.owners.length > shown.length) out.push(`  … and ${formatCount(report.owners.length - shown.length)} more namespaces`);
   }
   return out.map(shown).join('\n') + '\n';
 }

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { CheckReport } from '../cli/check.ts';
-import { fix, findProblems } from '../cli/check.ts';
+import { fix, findProblems, notFixedSummary } from '../cli/check.ts';
 import { Cluster as KubeCluster } from '../cli/cluster.ts';
 import { CliError, ClusterError } from '../cli/errors.ts';
 import {
@@ -1050,6 +1050,24 @@ describe('ipallocator check', () => {
       'ipallocator: --fix was refused (403 Forbidden) for 2 IPAddresses: 10.96.0.30, 10.96.0.31; not fixed: 2 of 2 IPAddresses (2 refused (403 Forbidden))\n',
     );
     expect(names(c.double)).toEqual(['10.96.0.30', '10.96.0.31']);
+  });
+
+  it('counts what --fix left with a thousands separator, as every other count', () => {
+    const ips = (n: number, from: number) => Array.from({ length: n }, (_, i) => `10.96.${(from + i) >> 8}.${(from + i) & 255}`);
+    const summary = notFixedSummary({
+      deleted: [],
+      skipped: ips(1_001, 0).map((ip) => ({ ip, reason: 'changed since the listing: re-created', resolved: false })),
+      failed: [
+        ...ips(1_002, 2_000).map((ip) => ({ ip, error: 'x', denied: true })),
+        ...ips(1_003, 4_000).map((ip) => ({ ip, error: 'x', denied: false })),
+      ],
+      stoppedBy: 'x',
+      untried: ips(1_004, 6_000),
+      declined: false,
+    });
+    expect(summary).toBe(
+      'Not fixed: 4,010 of 4,010 IPAddresses (1,002 refused (403 Forbidden), 1,003 failed, 1,001 still there or re-created, 1,004 not tried).',
+    );
   });
 
   it('a listing refused (403) still ends the command at once, exit 2', async () => {

@@ -533,6 +533,15 @@ describe('ipallocator status', () => {
     expect(lists.filter((r) => r.query.continue !== undefined).length).toBe(Math.ceil(n / PAGE_SIZE) - 1);
   });
 
+  it('counts the namespaces past --top with a thousands separator, as every other count', async () => {
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/20'], true);
+    for (let i = 0; i < 1006; i++) addIPAddress(d, v4text(v4('10.96.0.1') + i), { namespace: `ns-${i}`, name: 'web' });
+    const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\n {2}… and 1,001 more namespaces\n$/);
+  });
+
   it('restarts a listing whose continue token expired between pages as one list without paging, and counts every object once', async () => {
     const d = c.double;
     for (let i = 0; i < 1200; i++) addIPAddress(d, v4text(v4('10.96.0.1') + i), { namespace: 'default', name: `s${i}` });
