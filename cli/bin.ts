@@ -41,7 +41,17 @@ function guarded(stream: NodeJS.WriteStream): { write(text: string): boolean; re
 const prog = basename(process.argv[1] ?? '').startsWith('kubectl-') ? 'kubectl ipallocator' : 'ipallocator';
 const stdout = guarded(process.stdout);
 const stderr = guarded(process.stderr);
-const code = await run(process.argv.slice(2), { stdout, stderr, stdin: process.stdin, prog });
+// Ctrl-C while check --fix deletes: the first stops it after the leak under way, so that its report
+// names what was deleted; with the listener gone, a second ends the process as Ctrl-C always does.
+function onInterrupt(stop: () => void): () => void {
+  const once = () => {
+    process.off('SIGINT', once);
+    stop();
+  };
+  process.on('SIGINT', once);
+  return () => process.off('SIGINT', once);
+}
+const code = await run(process.argv.slice(2), { stdout, stderr, stdin: process.stdin, prog, onInterrupt });
 // The command is done: end now, once the output is written, rather than when the HTTP layer lets
 // go of a request that was aborted (undici keeps a connection whose TLS handshake never finished
 // until its own connect timeout, 10 s later).

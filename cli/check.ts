@@ -102,7 +102,8 @@ export interface FixResult {
   failed: { ip: string; error: string; denied: boolean }[];
   /**
    * Set when fixing stopped at a failure every further request would meet (no answer from the
-   * server, credentials or permission refused): its message. The failure is also in `failed`.
+   * server, credentials or permission refused): its message, and the failure is also in `failed`;
+   * or at an interrupt (Ctrl-C): INTERRUPTED, after the leak under way was settled.
    */
   stoppedBy: string | null;
   /** The leaks not tried because fixing stopped. */
@@ -112,6 +113,9 @@ export interface FixResult {
 }
 
 const RECREATED = 'changed since the listing: re-created';
+
+/** `stoppedBy` when an interrupt (Ctrl-C) stopped `--fix`. */
+export const INTERRUPTED = 'interrupted (Ctrl-C)';
 
 const isService = (p: ParentRef | null): p is ParentRef => p !== null && (p.group ?? '') === '' && p.resource === 'services';
 const serviceKey = (namespace: string | undefined, name: string) => `${namespace ?? ''}/${name}`;
@@ -367,13 +371,29 @@ function formatAge(ms: number): string {
 export async function fix(
   cluster: Cluster,
   findings: readonly Finding[],
-  options: { now: () => number; graceMs: number; listed: readonly ListedIPAddress[] },
+  options: {
+    now: () => number;
+    graceMs: number;
+    listed: readonly ListedIPAddress[];
+    /** Aborted by an interrupt (Ctrl-C): no further leak is tried, and the result says so. */
+    signal?: AbortSignal;
+    /** Called before each leak is tried, with how many were tried before it. */
+    onProgress?: (tried: number, total: number) => void;
+  },
 ): Promise<FixResult> {
   const result: FixResult = { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: false };
   const names = [...new Set(findings.filter((f) => f.fix === 'delete').map((f) => f.ip))];
   // the later item of a name listed twice, as findProblems reads it
   const listedUid = new Map(onePerName(options.listed).ipAddresses.map((r) => [r.name, r.uid]));
   for (const [i, name] of names.entries()) {
+    // between two leaks, never inside one: the leak under way is settled and reported, so the
+    // report names every object deleted before the interrupt
+    if (options.signal?.aborted === true) {
+      result.stoppedBy = INTERRUPTED;
+      result.untried = names.slice(i);
+      break;
+    }
+    options.onProgress?.(i, names.length);
     try {
       const current = await cluster.readIPAddress(name);
       if (current === undefined) {

@@ -2,10 +2,14 @@
 // unreachable server, a missing permission, a malformed snapshot file) becomes a CliError: main
 // prints its message, without a stack trace, and exits with its code.
 
-/** Exit codes: 0 clean, 1 `check` found something, 2 usage, connection or API error. */
+/**
+ * Exit codes: 0 clean, 1 `check` found something, 2 usage, connection or API error, 130 `check
+ * --fix` stopped by an interrupt (Ctrl-C), the code a shell gives a command that SIGINT ended.
+ */
 export const EXIT_CLEAN = 0;
 export const EXIT_FOUND = 1;
 export const EXIT_ERROR = 2;
+export const EXIT_INTERRUPTED = 130;
 
 export class CliError extends Error {
   readonly exitCode: number;

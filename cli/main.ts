@@ -20,11 +20,11 @@ import { quoteInput, quoteText } from '../adapters/quote.ts';
 import type { Prefix } from '../adapters/geometry.ts';
 import type { Range } from '../adapters/range.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
-import type { CheckReport } from './check.ts';
+import type { CheckReport, FixResult } from './check.ts';
 import type { Cluster, ClusterOptions, ListedIPAddress } from './cluster.ts';
 import { clientNodeMismatch } from '../adapters/kubernetes/client-node-check.ts';
 import { deniedByRuntime } from '../adapters/kubernetes/errors.ts';
-import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, UsageError } from './errors.ts';
+import { CliError, EXIT_CLEAN, EXIT_ERROR, EXIT_FOUND, EXIT_INTERRUPTED, UsageError } from './errors.ts';
 import type { RangeMap } from './map.ts';
 import { counted, formatCount, named, shown } from './text.ts';
 import type * as WithCore from './with-core.ts';
@@ -39,6 +39,12 @@ export interface Io {
   now?: () => number;
   /** The name to show in help: "ipallocator" or "kubectl ipallocator". */
   prog?: string;
+  /**
+   * Called as `check --fix` starts deleting, with what an interrupt (Ctrl-C) does then: stop
+   * after the leak under way and report what was done. Returns what ends that, called once the
+   * deleting is over. bin.ts hooks SIGINT here for that one interrupt: a second ends the process.
+   */
+  onInterrupt?: (stop: () => void) => () => void;
 }
 
 // ── options ─────────────────────────────────────────────────────────────────────────────────
@@ -207,7 +213,8 @@ Service ClusterIP ranges of a Kubernetes cluster (ServiceCIDR and IPAddress obje
   map CIDR      draw a range as an SVG map (from the cluster, or from a Range snapshot file)
 
 Run '${p} <command> --help' for a command's options, '${p} --version' for the version.
-Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error.
+Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error, 130 check --fix
+stopped by Ctrl-C.
 `,
   status: (p: string) => `Usage: ${p} status [options]
 
@@ -226,7 +233,8 @@ Applies kube-apiserver's ClusterIP repair rules (repairip.go) and reports:
   missing, out-of-range, held-by-other,    ClusterIPs of Services without a correct IPAddress:
   duplicate, bad-labels, invalid-cluster-ip  reported only (kube-apiserver repairs or you recreate)
 Exit code 0 when clean, 1 when problems are found (after --fix: when any remain), 2 when --fix
-was refused (403) for some objects (it fixes the others) or had to stop.
+was refused (403) for some objects (it fixes the others) or had to stop, 130 when Ctrl-C stopped
+--fix (after the IPAddress under way; the report says what was deleted).
 Needs RBAC list on services, servicecidrs and ipaddresses; --fix also get on both and delete on
 ipaddresses.
 
@@ -640,7 +648,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
   const top = wholeNumberOption(CHECK_OPTIONS, 'top', values.top);
   const graceMs = wholeNumberOption(CHECK_OPTIONS, 'grace', values.grace) * 1000;
   const now = io.now ?? Date.now;
-  const { findProblems, fix, notFixedSummary, renderCheck } = await loadCore();
+  const { findProblems, fix, INTERRUPTED, notFixedSummary, renderCheck } = await loadCore();
   const cluster = await connect(values, io);
   try {
     const serviceCIDRs = await cluster.serviceCIDRs();
@@ -675,7 +683,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
         confirmed = answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
       }
       report.fixed = confirmed
-        ? await fix(cluster, findings, { now, graceMs, listed: ipAddresses })
+        ? await fixInterruptibly(io, (options) => fix(cluster, findings, { now, graceMs, listed: ipAddresses, ...options }))
         : { deleted: [], skipped: [], failed: [], stoppedBy: null, untried: [], declined: true };
       // clean when every finding was a leak that is gone now: deleted, or settled by someone else meanwhile
       const settled = new Set([...report.fixed.deleted, ...report.fixed.skipped.filter((k) => k.resolved).map((k) => k.ip)]);
@@ -685,7 +693,7 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     // fixing stopped at an error about the cluster, not about a leak: exit 2, as the same error
     // would have ended the listing
     const stopped = report.fixed?.stoppedBy ?? null;
-    if (stopped !== null) throw new CliError(`--fix stopped: ${stopped}`);
+    if (stopped !== null) throw new CliError(`--fix stopped: ${stopped}`, stopped === INTERRUPTED ? EXIT_INTERRUPTED : EXIT_ERROR);
     // a permission refused for some objects: exit 2, as a refused listing, after fixing the others
     const denied = report.fixed?.failed.filter((e) => e.denied).map((e) => e.ip) ?? [];
     if (denied.length > 0) {
@@ -697,6 +705,36 @@ async function check(args: readonly string[], io: Io, prog: string): Promise<num
     return report.clean ? EXIT_CLEAN : EXIT_FOUND;
   } finally {
     cluster.close();
+  }
+}
+
+/**
+ * Runs the deletes of `check --fix` so that the operator can follow them and stop them: on a
+ * terminal a progress line (a cluster-wide fix sends three requests per leak, thousands of them),
+ * and an interrupt (Ctrl-C) stops after the leak under way, so that the report still names every
+ * IPAddress deleted (ended at once, the command would print nothing of what it did).
+ */
+async function fixInterruptibly(
+  io: Io,
+  run: (options: { signal: AbortSignal; onProgress?: (tried: number, total: number) => void }) => Promise<FixResult>,
+): Promise<FixResult> {
+  const interrupt = new AbortController();
+  const release = io.onInterrupt?.(() => {
+    interrupt.abort();
+    io.stderr.write(
+      `${io.stderr.isTTY ? CLEAR_LINE : ''}Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\n`,
+    );
+  });
+  let progress = false;
+  const onProgress = (tried: number, total: number) => {
+    io.stderr.write(`${CLEAR_LINE}fixing ipaddresses: ${formatCount(tried)} of ${formatCount(total)}`);
+    progress = true;
+  };
+  try {
+    return await run({ signal: interrupt.signal, ...(io.stderr.isTTY ? { onProgress } : {}) });
+  } finally {
+    release?.();
+    if (progress) io.stderr.write(CLEAR_LINE);
   }
 }
 

@@ -1112,6 +1112,59 @@ describe('ipallocator check', () => {
     }
   });
 
+  it('an interrupt (Ctrl-C) stops --fix after the leak under way: the report names what was deleted and what was not tried, exit 130', async () => {
+    for (const n of [30, 31, 32]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
+    const held = c.double.holdReply('delete'); // the first delete takes effect, its answer is held
+    let hooked = 0;
+    const run = cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], {
+      now: later,
+      onInterrupt: (stop) => {
+        hooked++;
+        // the operator presses Ctrl-C while the first delete is on its way
+        void held.applied.then(() => {
+          stop();
+          held.release();
+        });
+        return () => hooked--;
+      },
+    });
+    const r = await run;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe(
+      'Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\nipallocator: --fix stopped: interrupted (Ctrl-C)\n',
+    );
+    expect(r.stdout).toContain(
+      '\nDeleted 1 IPAddress: 10.96.0.30.\nStopped there: 2 IPAddresses not tried.\nNot fixed: 2 of 3 IPAddresses (2 not tried).\n',
+    );
+    expect(names(c.double)).toEqual(['10.96.0.31', '10.96.0.32']);
+    expect(c.double.requestsOf('delete')).toHaveLength(1);
+    expect(hooked).toBe(0); // the hook was released: a second interrupt ends the process as usual
+  });
+
+  it('--fix --json after an interrupt: stoppedBy says so, untried lists the leaks not tried', async () => {
+    for (const n of [30, 31]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], {
+      now: later,
+      onInterrupt: (stop) => {
+        stop(); // before the first leak
+        return () => {};
+      },
+    });
+    expect(r.code).toBe(130);
+    const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
+    expect([fixed.deleted, fixed.stoppedBy, fixed.untried]).toEqual([[], 'interrupted (Ctrl-C)', ['10.96.0.30', '10.96.0.31']]);
+    expect(c.double.requestsOf('get')).toHaveLength(0);
+  });
+
+  it('on a terminal, --fix shows how many leaks it has tried, and clears the line before the report', async () => {
+    for (const n of [30, 31, 32]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
+    const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later, tty: true });
+    expect(r.code).toBe(0);
+    const fixing = r.stderr.slice(r.stderr.indexOf('\r\x1b[Kfixing'));
+    expect(fixing).toBe('\r\x1b[Kfixing ipaddresses: 0 of 3\r\x1b[Kfixing ipaddresses: 1 of 3\r\x1b[Kfixing ipaddresses: 2 of 3\r\x1b[K');
+    expect(names(c.double)).toEqual([]);
+  });
+
   it('lists thousands of Services and IPAddresses in pages and finds the one leak among them', async () => {
     const n = 1_600;
     for (let i = 0; i < n; i++) {

@@ -77,11 +77,18 @@ export interface RunResult {
 
 /**
  * Runs the command in-process; `stdin` is what the operator types (or a stream, read when the
- * command asks); `tty` makes stderr a terminal, `stdinTTY` standard input (piped otherwise).
+ * command asks); `tty` makes stderr a terminal, `stdinTTY` standard input (piped otherwise);
+ * `onInterrupt` stands for bin.ts's SIGINT hook (Io.onInterrupt).
  */
 export async function cli(
   argv: string[],
-  options: { stdin?: string | Readable; tty?: boolean; stdinTTY?: boolean; now?: () => number } = {},
+  options: {
+    stdin?: string | Readable;
+    tty?: boolean;
+    stdinTTY?: boolean;
+    now?: () => number;
+    onInterrupt?: (stop: () => void) => () => void;
+  } = {},
 ): Promise<RunResult> {
   let stdout = '';
   let stderr = '';
@@ -91,6 +98,7 @@ export async function cli(
     stderr: { write: (s: string) => (stderr += s), isTTY: options.tty ?? false },
     stdin: Object.assign(stdin, { isTTY: options.stdinTTY ?? false }),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.onInterrupt ? { onInterrupt: options.onInterrupt } : {}),
   });
   return { code, stdout, stderr };
 }
