@@ -395,20 +395,21 @@ export class Cluster {
 
   /** Every ServiceCIDR, as the MetaAllocator reads them. */
   async serviceCIDRs(): Promise<ServiceCIDRRecord[]> {
-    const items = await this.listNetworking(SERVICECIDRS, (api, p, o) => api.listServiceCIDR(p, o));
-    return items.map((o) => toServiceCIDR(o as ServiceCIDRObject));
+    return this.listNetworking(
+      SERVICECIDRS,
+      (api, p, o) => api.listServiceCIDR(p, o),
+      (o) => toServiceCIDR(o as ServiceCIDRObject),
+    );
   }
 
   /** Every IPAddress object, as the store reads them, with its deletion when started. */
   async ipAddresses(): Promise<ListedIPAddress[]> {
-    const items = await this.listNetworking(IPADDRESSES, (api, p, o) => api.listIPAddress(p, o));
-    return items.map(toListed);
+    return this.listNetworking(IPADDRESSES, (api, p, o) => api.listIPAddress(p, o), toListed);
   }
 
   /** Every Service of every namespace. */
   async services(): Promise<ServiceRecord[]> {
-    const items = await this.listAll(SERVICES, 'v1', (p, o) => this.core.listServiceForAllNamespaces(p, o) as Promise<Page>);
-    return items.map((o) => toService(o));
+    return this.listAll(SERVICES, 'v1', (p, o) => this.core.listServiceForAllNamespaces(p, o) as Promise<Page>, toService);
   }
 
   /**
@@ -610,14 +611,15 @@ export class Cluster {
   }
 
   /** A networking.k8s.io listing, falling back to v1beta1 when v1 is not served. */
-  private async listNetworking(
+  private async listNetworking<T>(
     resource: ResourceRef,
     call: (api: NetworkingApi, p: { limit?: number; _continue?: string }, o: ConfigurationOptions) => Promise<Page>,
-  ): Promise<unknown[]> {
+    convert: (item: unknown) => T,
+  ): Promise<T[]> {
     // the client and its version taken together: a list is checked against the version it asked for
     const api = this.networking;
     try {
-      return await this.listAll(resource, `${GROUP}/${this.networkingVersion}`, (p, o) => call(api, p, o), true);
+      return await this.listAll(resource, `${GROUP}/${this.networkingVersion}`, (p, o) => call(api, p, o), convert, true);
     } catch (e) {
       if (!(e instanceof ResourceNotServed) || this.networkingVersion === 'v1beta1') {
         throw e instanceof ResourceNotServed
@@ -628,7 +630,7 @@ export class Cluster {
       }
       this.networkingVersion = 'v1beta1';
       this.networking = this.kc.makeApiClient(NetworkingV1beta1Api) as unknown as NetworkingApi;
-      return this.listNetworking(resource, call);
+      return this.listNetworking(resource, call, convert);
     }
   }
 
@@ -637,13 +639,17 @@ export class Cluster {
    * token restarts it once, without paging. With `mayBeUnserved`, a 404 before any page throws
    * ResourceNotServed (the caller tries another version). Each page must be a list in
    * `apiVersion`, the version it was asked in ("v1" for Services; a generic List is metav1's "v1").
+   * Each page's items are `convert`ed as the page comes: a listing holds the records the commands
+   * read, not every object as the server sent it (a Service's annotations and managedFields are
+   * kilobytes: at 10^5 Services the whole objects took most of the command's memory).
    */
-  private async listAll(
+  private async listAll<T>(
     resource: ResourceRef,
     apiVersion: string,
     fetchPage: (p: { limit?: number; _continue?: string }, o: ConfigurationOptions) => Promise<Page>,
+    convert: (item: unknown) => T,
     mayBeUnserved = false,
-  ): Promise<unknown[]> {
+  ): Promise<T[]> {
     const target: RequestTarget = { verb: 'list', resource: qualified(resource) };
     let pages = 0; // pages answered
     try {
@@ -659,7 +665,7 @@ export class Cluster {
             (answer) => namespacedList(checkList(answer, `${resource.kind}List`, apiVersion), resource),
           );
           pages++;
-          return page;
+          return { ...page, items: page.items.map(convert) };
         },
         {
           pageSize: PAGE_SIZE,
@@ -667,7 +673,7 @@ export class Cluster {
           fail: (reason) => new CliError(`list ${target.resource}: ${reason}`),
         },
       );
-      return listing.items;
+      return listing.items as T[];
     } catch (e) {
       if (e instanceof CliError) throw e; // already says what went wrong
       if (mayBeUnserved && apiServerStatus(e) === 404 && pages === 0) throw new ResourceNotServed();

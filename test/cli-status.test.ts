@@ -4,6 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
@@ -540,6 +542,43 @@ describe('ipallocator status', () => {
     const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/\n {2}… and 1,001 more namespaces\n$/);
+  });
+
+  it('a listing holds what the commands read of each object, not the objects as the server sent them', async () => {
+    // a Service as a cluster holds it: a last-applied-configuration annotation of kilobytes
+    const annotation = 'x'.repeat(25_000);
+    for (let i = 0; i < 4 * PAGE_SIZE; i++) {
+      c.double.insertService({
+        metadata: {
+          name: `s${i}`,
+          namespace: 'default',
+          annotations: { 'kubectl.kubernetes.io/last-applied-configuration': `${i}${annotation}` },
+        },
+        spec: { clusterIPs: [v4text(v4('10.96.0.1') + i)] },
+      });
+    }
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const heapUsed = () => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const held: number[] = []; // heap in use after the first page and after the last
+    const cluster = new KubeCluster({
+      kubeconfig: c.kubeconfig,
+      onProgress: (_resource, listed, remaining) => {
+        if (listed === PAGE_SIZE || remaining === 0) held.push(heapUsed());
+      },
+    });
+    try {
+      const services = await cluster.services();
+      expect(services).toHaveLength(4 * PAGE_SIZE);
+    } finally {
+      cluster.close();
+    }
+    // three more pages of 500 objects of 25 kB (37.5 MB) were listed between the two
+    expect(held).toHaveLength(2);
+    expect(held[1]! - held[0]!).toBeLessThan(5_000_000);
   });
 
   it('restarts a listing whose continue token expired between pages as one list without paging, and counts every object once', async () => {
