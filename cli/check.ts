@@ -179,6 +179,9 @@ export function findProblems(
   // upstream reads it; `status` lists them apart (unserved), through the same rangesOf and holds.
   const ranges = input.serviceCIDRs.flatMap(rangesOf);
   const svcFindings: Finding[] = [];
+  // IPAddress name → the first Service found holding it without an IPAddress: the repair loop
+  // creates the object for one of them and then finds the address allocated twice for the others
+  const missingFor = new Map<string, string>();
   for (const svc of input.services) {
     const key = serviceKey(svc.namespace, svc.name);
     for (const ip of svc.clusterIPs) {
@@ -205,7 +208,18 @@ export function findProblems(
       }
       const name = formatAddr(addr.version, addr.words);
       const obj = byName.get(name);
+      const first = obj === undefined ? missingFor.get(name) : undefined;
+      if (first !== undefined && first !== key) {
+        svcFindings.push({
+          ...base,
+          kind: 'duplicate',
+          owner: null,
+          message: `ClusterIP ${named(ip)} is held by Service ${named(key)} and by Service ${named(first)}, and has no IPAddress object; kube-apiserver's repair loop creates it for one of them: recreate the other`,
+        });
+        continue;
+      }
       if (obj === undefined) {
+        missingFor.set(name, key);
         svcFindings.push({
           ...base,
           kind: 'missing',

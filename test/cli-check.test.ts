@@ -145,6 +145,17 @@ const ROWS: Row[] = [
     deletes: [],
   },
   {
+    // Regression: both were "missing", each said to be created by the repair loop, which creates
+    // the IPAddress for one of them and then reports the other as allocated twice.
+    name: 'a ClusterIP held by two Services and without an IPAddress: missing for the first, duplicate for the second',
+    setup(d) {
+      addService(d, 'default', 'c', ['10.96.0.75']);
+      addService(d, 'default', 'd', ['10.96.0.75']);
+    },
+    finds: ['missing 10.96.0.75', 'duplicate 10.96.0.75'],
+    deletes: [],
+  },
+  {
     name: "a ClusterIP whose IPAddress lacks the allocator's labels (bad-labels; not managed, so never deleted)",
     setup(d) {
       addService(d, 'default', 'old', ['10.96.0.80']);
@@ -826,6 +837,19 @@ describe('ipallocator check', () => {
       spy.mockRestore();
     }
     expect(names(c.double)).not.toContain('10.96.0.45'); // the fix ran
+  });
+
+  it('a ClusterIP two Services hold without an IPAddress: the second is said to need recreating, naming the first', async () => {
+    addService(c.double, 'shop', 'cart', ['10.96.0.75']);
+    addService(c.double, 'shop', 'cart-copy', ['10.96.0.75']);
+    const r = await cli(['check', '--kubeconfig', c.kubeconfig], { now: later });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      "ClusterIP 10.96.0.75 is held by Service shop/cart-copy and by Service shop/cart, and has no IPAddress object; kube-apiserver's repair loop creates it for one of them: recreate the other\n",
+    );
+    expect(r.stdout).toContain(
+      "ClusterIP 10.96.0.75 of Service shop/cart has no IPAddress object; kube-apiserver's repair loop creates it\n",
+    );
   });
 
   it('a bad-labels finding names only the labels that are missing or wrong', async () => {
