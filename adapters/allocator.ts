@@ -52,6 +52,7 @@ import {
   deleteErrorHandler,
   nextTurn,
   recordAnswer,
+  BEING_DESTROYED,
   STOP_SEARCHES,
   type Store,
   type StoreCache,
@@ -842,7 +843,7 @@ export class Allocator implements IPAllocator, Disposable {
    * address.
    */
   private liveAfterSearch(): void {
-    if (this.shared.stopping) throw new ErrDestroyed(`Allocator ${this.cidr}`);
+    if (this.shared.stopping) throw new ErrDestroyed(`Allocator ${this.cidr}`, this.destroyed ? undefined : BEING_DESTROYED);
     this.live();
   }
 

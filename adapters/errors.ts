@@ -354,7 +354,7 @@ export function isNotFound(e: unknown): boolean {
  * your own threw), and one that cannot be inspected — a revoked Proxy, on which instanceof
  * throws, or a `code` getter that throws — is not `kind`, so the caller passes it on as it came.
  */
-function isErrorOf(e: unknown, kind: typeof IPAllocatorError): boolean {
+function isErrorOf(e: unknown, kind: (abstract new (...args: never[]) => IPAllocatorError) & { readonly code: string }): boolean {
   try {
     return e instanceof kind || (typeof e === 'object' && e !== null && (e as { code?: unknown }).code === kind.code);
   } catch {
@@ -371,8 +371,12 @@ export class ErrDestroyed extends IPAllocatorError {
   declare readonly code: 'ERR_DESTROYED';
   /** What was destroyed, e.g. `Allocator 10.96.0.0/12`. */
   readonly target: string;
-  constructor(target: string) {
-    super(`${target} has been destroyed`, false);
+  /**
+   * `state`: how it was ended, after its name: `has been destroyed` (the default), or `is being
+   * destroyed by …` for an allocator whose owner ends its searches before destroying it.
+   */
+  constructor(target: string, state?: string) {
+    super(`${target} ${state ?? 'has been destroyed'}`, false);
     this.target = target;
   }
 }

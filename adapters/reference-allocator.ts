@@ -46,6 +46,7 @@ import {
   type IPAddressRecord,
   nextTurn,
   recordAnswer,
+  BEING_DESTROYED,
   STOP_SEARCHES,
   type Store,
   type StoreWatcher,
@@ -347,7 +348,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
           // now and then timers and I/O run, so a timer can end a search that would never end
           if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
           // destroyed while the create was in flight, or meanwhile, or asked to stop: stop searching
-          if (this.shared.stopping) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`);
+          if (this.shared.stopping) throw new ErrDestroyed(`ReferenceAllocator ${this.cidr}`, this.destroyed ? undefined : BEING_DESTROYED);
           this.live();
         }
       }

@@ -180,6 +180,14 @@ export const COLLISIONS_PER_TURN = 4096;
  */
 export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
 
+/**
+ * What a stopped search's ErrDestroyed says after the allocator's name: it is not destroyed yet
+ * (has, used, release still answer), and stays so while a call of the pair's does not end (a
+ * store that never answers).
+ */
+export const BEING_DESTROYED =
+  'is being destroyed (the DualStackAllocator that owns it was destroyed, and destroys it once its calls in flight end)';
+
 /** Resolves after timers and I/O due now have run (a setTimeout 0). */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));

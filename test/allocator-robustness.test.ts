@@ -2568,10 +2568,21 @@ describe('allocateNext on a store whose creates keep colliding, on an IPv6 /64',
     expect(await rejection(call)).toBeInstanceOf(ErrDestroyed);
     const stoppedAt = store.createCalls;
     expect(stoppedAt).toBeLessThan(20_000);
-    expect(await rejection(a.allocateNext())).toBeInstanceOf(ErrDestroyed);
+    // not destroyed yet (its owner destroys it once its calls end): the error says so
+    const later = await rejection(a.allocateNext());
+    expect(later).toEqual(
+      new ErrDestroyed(
+        `${_} fd00::/64`,
+        'is being destroyed (the DualStackAllocator that owns it was destroyed, and destroys it once its calls in flight end)',
+      ),
+    );
+    expect((later as Error).message).toMatch(new RegExp(`^${_} fd00::/64 is being destroyed \\(`));
     expect(store.createCalls).toBe(stoppedAt + 1);
     expect(store.records()).toEqual([]);
+    expect(a.used()).toBe(0); // the other methods still answer
     a.destroy();
+    store.collideCreates(1);
+    expect((await rejection(a.allocateNext())) as Error).toEqual(new ErrDestroyed(`${_} fd00::/64`));
   });
   it('MetaAllocator[STOP_SEARCHES]() stops the searches of its ranges, those made since too', async () => {
     const store = new FaultyMemoryStore({ syncOps: false });
