@@ -373,7 +373,7 @@ export class ErrDestroyed extends IPAllocatorError {
   readonly target: string;
   /**
    * `state`: how it was ended, after its name: `has been destroyed` (the default), or `is being
-   * destroyed by …` for an allocator whose owner ends its searches before destroying it.
+   * destroyed (…)` for an allocator whose owner ends its searches before destroying it.
    */
   constructor(target: string, state?: string) {
     super(`${target} ${state ?? 'has been destroyed'}`, false);

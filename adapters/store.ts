@@ -174,7 +174,8 @@ export const COLLISIONS_PER_TURN = 4096;
  * DualStackAllocator's destroy() calls on the allocators it owns while its calls are in flight,
  * since it destroys them only once those calls end, and a search over a store whose creates keep
  * colliding would never end (on an IPv6 range). It is for allocators about to be destroyed: from
- * then on every search stops at its first collision, until destroy(). Not exported from the
+ * then on every search stops at its first collision, and one that finds no address answers
+ * ErrDestroyed rather than ErrFull, until destroy(). Not exported from the
  * package: an allocator of your own without it keeps its searches. Checked only on a collision,
  * so the allocation path pays nothing more.
  */
