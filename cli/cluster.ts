@@ -529,7 +529,7 @@ export class Cluster {
         return { kept: `the server answered the delete with the object, and reading it again failed: ${failed.message}` };
       // the outcome of the delete is unknown, whatever the read met; which error says so is the
       // read's kind: no answer again (a ClusterError) stops --fix, a 403 on it counts as refused
-      const message = `${lost.lost.message}, and reading it again failed too (${failed.message}): IPAddress ${quoteText(name)} may have been deleted or not; run check again to see`;
+      const message = `${lost.lost.message}, and reading it again failed too (${failed.message}); ${DELETE_OUTCOME_UNKNOWN}`;
       if (failed instanceof ClusterError) throw new ClusterError(message);
       if (failed instanceof ObjectForbiddenError) throw new ObjectForbiddenError(message);
       throw new CliError(message);
