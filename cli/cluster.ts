@@ -78,7 +78,7 @@ import { closeReusedConnections } from '../adapters/kubernetes/reused-connection
 import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, ClusterError, ObjectForbiddenError } from './errors.ts';
-import { formatCount, markedForDeletion } from './text.ts';
+import { counted, formatCount, markedForDeletion } from './text.ts';
 
 /** Objects per list request. */
 export const PAGE_SIZE = 500;
@@ -177,7 +177,7 @@ type NetworkingApi = {
 function contextNames(kc: KubeConfig): string {
   const names = kc.getContexts().map((c) => quoteText(c.name));
   if (names.length === 0) return 'none';
-  return names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${names.length - 10} more` : names.join(', ');
+  return names.length > 10 ? `${names.slice(0, 10).join(', ')} and ${formatCount(names.length - 10)} more` : names.join(', ');
 }
 
 /** Why the selected context leads to no server: what the kubeconfig is missing. */
@@ -255,7 +255,7 @@ function notAKubeconfig(text: string): string | undefined {
     ? 'a list'
     : doc === null
       ? 'null'
-      : `a single ${typeof doc === 'string' ? `string (${doc.length} characters)` : typeof doc}`;
+      : `a single ${typeof doc === 'string' ? `string (${counted(doc.length, 'character')})` : typeof doc}`;
   return `its YAML is ${what}, not a mapping of clusters, contexts, users and current-context`;
 }
 

@@ -1092,6 +1092,12 @@ describe('ipallocator: failures', () => {
   const selectsNothing: [string, string, string[], string][] = [
     ['no current-context', 'contexts: []', [], 'names no current-context: choose one with --context (contexts: none)'],
     [
+      'no current-context, among more than a thousand contexts (counted as the command counts)',
+      `contexts: [${Array.from({ length: 1_012 }, (_, i) => `{name: k${i}, context: {cluster: c, user: u}}`).join(', ')}]`,
+      [],
+      '(contexts: "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9" and 1,002 more)',
+    ],
+    [
       'a current-context that is not a context',
       'contexts: [{name: a, context: {cluster: c, user: u}}]\ncurrent-context: gone',
       [],
@@ -1374,6 +1380,14 @@ describe('ipallocator: failures', () => {
       [],
       'its YAML is a single string (53 characters), not a mapping',
     ],
+    // a service account token is often past a thousand characters: counted as the command counts
+    [
+      'a long token',
+      `eyJhbGciOiJSUzI1NiJ9.${'e'.repeat(1_200)}.SIGNATURE_SECRET\n`,
+      [],
+      'its YAML is a single string (1,238 characters), not a mapping',
+    ],
+    ['a one-character string', 'x\n', [], 'its YAML is a single string (1 character), not a mapping'],
     ['a list', '- apiVersion: v1\n  kind: Config\n', [], 'its YAML is a list, not a mapping'],
     // the scalars client-node's load read as a kubeconfig holding nothing, or failed on with its
     // own message ("Cannot read properties of null (reading 'clusters')")
