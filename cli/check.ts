@@ -453,6 +453,9 @@ export async function fix(
       }
     }
   }
+  // an interrupt during the last leak left nothing to stop, but the run was interrupted all the
+  // same: it says so, and ends as any interrupted run (a failure that stopped it is said instead)
+  if (result.stoppedBy === null && options.signal?.aborted === true) result.stoppedBy = INTERRUPTED;
   return result;
 }
 

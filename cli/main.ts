@@ -214,7 +214,7 @@ Service ClusterIP ranges of a Kubernetes cluster (ServiceCIDR and IPAddress obje
 
 Run '${p} <command> --help' for a command's options, '${p} --version' for the version.
 Exit codes: 0 fine, 1 check found problems, 2 usage, connection or API error, 130 check --fix
-stopped by Ctrl-C.
+interrupted by Ctrl-C.
 `,
   status: (p: string) => `Usage: ${p} status [options]
 
@@ -233,8 +233,9 @@ Applies kube-apiserver's ClusterIP repair rules (repairip.go) and reports:
   missing, out-of-range, held-by-other,    ClusterIPs of Services without a correct IPAddress:
   duplicate, bad-labels, invalid-cluster-ip  reported only (kube-apiserver repairs or you recreate)
 Exit code 0 when clean, 1 when problems are found (after --fix: when any remain), 2 when --fix
-was refused (403) for some objects (it fixes the others) or had to stop, 130 when Ctrl-C stopped
---fix (after the IPAddress under way; the report says what was deleted).
+was refused (403) for some objects (it fixes the others) or had to stop, 130 when Ctrl-C
+interrupted --fix, during its last IPAddress too (it stops after the IPAddress under way; the
+report says what was deleted).
 Needs RBAC list on services, servicecidrs and ipaddresses; --fix also get on both and delete on
 ipaddresses.
 

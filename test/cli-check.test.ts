@@ -1165,6 +1165,32 @@ describe('ipallocator check', () => {
     expect(hooked).toBe(0); // the hook was released: a second interrupt ends the process as usual
   });
 
+  // Regression: an interrupt during the last leak stopped nothing, and the command ended as if
+  // none had come (exit 0), after saying it was stopping.
+  it('an interrupt (Ctrl-C) during the last leak: the run says it was interrupted and exits 130, with nothing left untried', async () => {
+    for (const n of [30, 31]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
+    const [first, last] = [c.double.holdReply('delete'), c.double.holdReply('delete')];
+    void first.applied.then(() => first.release());
+    const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], {
+      now: later,
+      onInterrupt: (stop) => {
+        // the operator presses Ctrl-C while the last delete is on its way
+        void last.applied.then(() => {
+          stop();
+          last.release();
+        });
+        return () => {};
+      },
+    });
+    expect(r.code).toBe(130);
+    expect(r.stderr).toBe(
+      'Interrupted: stopping after the IPAddress under way (interrupt again to end at once).\nipallocator: --fix stopped: interrupted (Ctrl-C)\n',
+    );
+    const fixed = (JSON.parse(r.stdout) as CheckReport).fixed!;
+    expect([fixed.deleted, fixed.stoppedBy, fixed.untried]).toEqual([['10.96.0.30', '10.96.0.31'], 'interrupted (Ctrl-C)', []]);
+    expect(names(c.double)).toEqual([]);
+  });
+
   it('--fix --json after an interrupt: stoppedBy says so, untried lists the leaks not tried', async () => {
     for (const n of [30, 31]) addIPAddress(c.double, `10.96.0.${n}`, { namespace: 'default', name: 'gone' });
     const r = await cli(['check', '--fix', '--yes', '--json', '--kubeconfig', c.kubeconfig], {
