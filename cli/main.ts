@@ -12,6 +12,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { readFileBounded } from '../adapters/bounded-read.ts';
 import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
@@ -529,16 +530,38 @@ async function connect(
 
 /**
  * What to do without @kubernetes/client-node. It is resolved from where this file is installed
- * (`moduleUrl`), not from the working directory: `npm install @kubernetes/client-node` helps in
- * the project that has ipallocator only; an ipallocator installed with -g needs it installed with
- * -g too, and the one npx runs from its cache (a `_npx` folder) needs it installed by npx with it.
+ * (`moduleUrl`), not from the working directory. Under Node, `npm install @kubernetes/client-node`
+ * helps in the project that has ipallocator only; an ipallocator installed with -g needs it
+ * installed with -g too, and the one npx runs from its cache (a `_npx` folder) needs it installed
+ * by npx with it. Under Deno (`runtime.deno`; by default, whether this is Deno) npm's advice does
+ * nothing: a copy in a node_modules folder Deno laid out (a project's, or the hidden one `deno
+ * install -g` keeps beside its script) gets it from `deno add` in that folder, and one that npm
+ * laid out from `npm install` there (`deno add` would lay it out again, Deno's way); a copy
+ * in Deno's npm cache (`deno run -A npm:ipallocator`, or the cache of `deno x`) has no folder of
+ * its own, and Deno gives it the peer dependency the deno.json of the directory it runs in names,
+ * which `deno add` there writes.
  */
-export function clientNodeMissing(moduleUrl: string): string {
-  const need = 'talking to a cluster needs the package @kubernetes/client-node (a peer dependency), installed next to ipallocator';
-  return moduleUrl.split(/[\\/]/).includes('_npx')
-    ? `${need}, which npx runs from its own cache: npx -p ipallocator -p @kubernetes/client-node ipallocator …, ` +
+export function clientNodeMissing(moduleUrl: string, runtime: { deno: boolean } = { deno: 'Deno' in globalThis }): string {
+  const need = 'talking to a cluster needs the package @kubernetes/client-node (a peer dependency)';
+  const segments = moduleUrl.split(/[\\/]/);
+  if (runtime.deno) {
+    const at = segments.indexOf('node_modules');
+    if (at < 0 || segments.includes('deno_x_cache')) {
+      return (
+        `${need}, which Deno finds for npm:ipallocator through the deno.json of the directory it runs in: ` +
+        'deno add npm:@kubernetes/client-node in that directory, then run deno run -A npm:ipallocator … there'
+      );
+    }
+    const folder = segments.slice(0, at).join('/');
+    const shownFolder = folder.startsWith('file:') ? fileURLToPath(folder) : folder;
+    // a node_modules laid out by npm (or another Node package manager) is that manager's to change
+    const install = segments[at + 1] === '.deno' ? 'deno add npm:@kubernetes/client-node' : 'npm install @kubernetes/client-node';
+    return `${need}, installed next to ipallocator, which Deno loads from the node_modules folder of ${quoteText(shownFolder)}: ${install} in that folder`;
+  }
+  return segments.includes('_npx')
+    ? `${need}, installed next to ipallocator, which npx runs from its own cache: npx -p ipallocator -p @kubernetes/client-node ipallocator …, ` +
         'or npm install ipallocator @kubernetes/client-node in your project and run npx ipallocator there'
-    : `${need}: npm install @kubernetes/client-node in the project that has ipallocator, ` +
+    : `${need}, installed next to ipallocator: npm install @kubernetes/client-node in the project that has ipallocator, ` +
         'or npm install -g @kubernetes/client-node for an ipallocator installed with -g';
 }
 

@@ -1861,7 +1861,7 @@ describe('ipallocator without @kubernetes/client-node', () => {
       'file:///srv/app/node_modules/ipallocator/dist/cli/main.js',
       'file:///usr/local/lib/node_modules/ipallocator/dist/cli/main.js',
     ]) {
-      expect(clientNodeMissing(url)).toBe(
+      expect(clientNodeMissing(url, { deno: false })).toBe(
         `${need}: npm install @kubernetes/client-node in the project that has ipallocator, ` +
           'or npm install -g @kubernetes/client-node for an ipallocator installed with -g',
       );
@@ -1870,10 +1870,60 @@ describe('ipallocator without @kubernetes/client-node', () => {
       'file:///home/me/.npm/_npx/214b350902a22ce5/node_modules/ipallocator/dist/cli/main.js',
       'file:///C:/Users/me/AppData/Local/npm-cache/_npx/214b350902a22ce5/node_modules/ipallocator/dist/cli/main.js',
     ]) {
-      expect(clientNodeMissing(url)).toBe(
+      expect(clientNodeMissing(url, { deno: false })).toBe(
         `${need}, which npx runs from its own cache: npx -p ipallocator -p @kubernetes/client-node ipallocator …, ` +
           'or npm install ipallocator @kubernetes/client-node in your project and run npx ipallocator there',
       );
     }
+  });
+
+  // Regression: under Deno the command gave npm's advice, which changes nothing for the copy Deno
+  // runs from its own cache (deno run -A npm:ipallocator), and -g has no meaning there.
+  it('under Deno: deno add, in the directory it is run from, or in the folder whose node_modules holds ipallocator', () => {
+    const need = 'talking to a cluster needs the package @kubernetes/client-node (a peer dependency)';
+    // `deno run -A npm:ipallocator` with no node_modules folder: Deno's npm cache (any registry), or
+    // the cache of `deno x ipallocator`; Deno finds the peer through the deno.json where it runs
+    for (const url of [
+      'file:///home/me/.cache/deno/npm/registry.npmjs.org/ipallocator/0.1.0/dist/cli/main.js',
+      'file:///Users/me/Library/Caches/deno/npm/npm.example.com/ipallocator/0.1.0/dist/cli/main.js',
+      'file:///C:/Users/me/AppData/Local/deno/npm/registry.npmjs.org/ipallocator/0.1.0/dist/cli/main.js',
+      'file:///home/me/.cache/deno/deno_x_cache/npm-ipallocator/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/cli/main.js',
+    ]) {
+      expect(clientNodeMissing(url, { deno: true })).toBe(
+        `${need}, which Deno finds for npm:ipallocator through the deno.json of the directory it runs in: ` +
+          'deno add npm:@kubernetes/client-node in that directory, then run deno run -A npm:ipallocator … there',
+      );
+    }
+    // a node_modules folder laid out by Deno (a project's, or the hidden one of deno install -g), or by npm
+    for (const [url, folder, install] of [
+      ['file:///srv/app/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/cli/main.js', '/srv/app', 'deno add npm:'],
+      [
+        'file:///home/me/.deno/bin/.ipallocator/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/cli/main.js',
+        '/home/me/.deno/bin/.ipallocator',
+        'deno add npm:',
+      ],
+      ['file:///srv/my%20app/node_modules/ipallocator/dist/cli/main.js', '/srv/my app', 'npm install '],
+    ] as const) {
+      expect(clientNodeMissing(url, { deno: true })).toBe(
+        `${need}, installed next to ipallocator, which Deno loads from the node_modules folder of "${folder}": ${install}@kubernetes/client-node in that folder`,
+      );
+    }
+  });
+
+  it('tells Deno from Node by the runtime it runs in', async () => {
+    const url = 'file:///srv/app/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/cli/main.js';
+    const script = `import { clientNodeMissing } from './cli/main.ts'; console.log(clientNodeMissing(${JSON.stringify(url)}));`;
+    const said = (file: string, args: string[]) =>
+      new Promise<string>((done, fail) =>
+        execFile(file, args, { cwd: ROOT, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout) => (err ? fail(err) : done(stdout))),
+      );
+    const [underNode, underDeno] = await Promise.all([
+      said('node', ['--import', 'tsx', '--input-type=module', '--eval', script]),
+      said(join(ROOT, 'node_modules', '.bin', 'deno'), ['eval', '--ext=ts', script]),
+    ]);
+    expect(underNode).toBe(`${clientNodeMissing(url, { deno: false })}\n`);
+    expect(underNode).toContain(': npm install @kubernetes/client-node in the project');
+    expect(underDeno).toBe(`${clientNodeMissing(url, { deno: true })}\n`);
+    expect(underDeno).toContain(': deno add npm:@kubernetes/client-node in that folder');
   });
 });
