@@ -465,7 +465,8 @@ export function wholeIndex(view: StrategyView): FreeIndex {
  *   upstream's answers for the same draws;
  * - `legacy-bitmap`: the same scan over the legacy bitmap's range (an IPv6 range holds at most
  *   65,535 addresses);
- * - `sequential`: the first free address after the one it chose last, wrapping;
+ * - `sequential`: the first free address after the one it chose last in the same band (one
+ *   cursor per band), wrapping;
  * - `lowest-free`: the lowest free address;
  * - `random-free`: uniform over the free addresses.
  */

@@ -329,6 +329,20 @@ describe("each strategy's rule", () => {
     r.destroy();
   });
 
+  it('sequential keeps a cursor per band: after the static band, the dynamic band goes on where it stopped', () => {
+    const g = geometry('10.0.0.0/27'); // static band: offsets 0 … 15; dynamic: 16 … 29
+    const r = new Range('10.0.0.0/27', { strategy: 'sequential' });
+    r.allocateMany(14); // 16 … 29: the dynamic band is full
+    r.release(g.textOf(21));
+    expect(g.offsetOf(r.allocateNext())).toBe(21); // wrapped: the dynamic cursor is now past 21
+    expect(g.offsetOf(r.allocateNext())).toBe(0); // nothing free in the dynamic band: the static band
+    r.release(g.textOf(19)); // behind the dynamic cursor
+    r.release(g.textOf(24)); // ahead of it
+    expect(g.offsetOf(r.allocateNext())).toBe(24); // not 19, the dynamic band's first free address
+    expect(g.offsetOf(r.allocateNext())).toBe(19); // wrapped
+    r.destroy();
+  });
+
   it('random-free is uniform over the free addresses where upstream favours the one after a taken run', () => {
     const cidr = '10.0.0.0/28'; // 14 addresses, no static band
     const g = geometry(cidr);
