@@ -79,10 +79,16 @@ export function cutText(text: string, n: number): string {
   return text.slice(0, lead >= 0xd800 && lead <= 0xdbff ? n - 1 : n);
 }
 
+/** 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53): counts in messages. */
+export function formatCount(n: number | bigint | string): string {
+  const s = typeof n === 'string' ? n : n.toString();
+  return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
 /** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. */
 export function quoteInput(input: unknown): string {
   if (typeof input === 'string') {
-    if (input.length > 64) return `${quoteText(cutText(input, 64))}… (${input.length} characters)`;
+    if (input.length > 64) return `${quoteText(cutText(input, 64))}… (${formatCount(input.length)} characters)`;
     return quoteText(input);
   }
   if (input === null || input === undefined) return String(input);

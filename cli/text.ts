@@ -7,7 +7,7 @@
 // escapes XML, and names its context and snapshot file with `named`: a control character would
 // make it no XML at all.) Each name is also cut (`named`), as the library cuts a Status message: an owner
 // named in 100,000 characters would otherwise fill the screen.
-import { quoteText, showUnseen } from '../adapters/quote.ts';
+import { formatCount, quoteText, showUnseen } from '../adapters/quote.ts';
 import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 
 /** Text from the cluster as the terminal should show it: every control or invisible character escaped (`\u001b`). */
@@ -29,11 +29,8 @@ export function named(text: string): string {
   return readsAsItself ? cut : quoted;
 }
 
-/** 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53). */
-export function formatCount(n: number | bigint | string): string {
-  const s = typeof n === 'string' ? n : n.toString();
-  return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-}
+// formatCount's home is adapters/quote.ts: the library's messages write counts as the command's do
+export { formatCount };
 
 /**
  * 12.345 → "12.3 %"; 0.004 (but not zero) → "<0.1 %"; 99.96 (but not 100) → ">99.9 %". Neither

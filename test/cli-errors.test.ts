@@ -1452,7 +1452,7 @@ describe('ipallocator: failures', () => {
     [['frobnicate'], 'unknown command "frobnicate"'],
     // Regression: a long argument (a file pasted in) was repeated whole in the message
     [['status', 'x'.repeat(5000)], 'ipallocator: unexpected argument "xxxxxxxx'],
-    [['status', 'x'.repeat(5000)], '"… (5000 characters)\n'],
+    [['status', 'x'.repeat(5000)], '"… (5,000 characters)\n'],
     // Regression: kubectl's habit, options before the verb, was said as 'unknown command "--kubeconfig"'
     [
       ['--kubeconfig', 'kc.yaml', 'status'],

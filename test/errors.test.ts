@@ -101,6 +101,11 @@ describe('names from a kubeconfig in a message are quoted as every input is', ()
 });
 
 describe('a long input is cut before it is quoted', () => {
+  it('says how long it was, a count past a thousand with its separator', () => {
+    expect(quoteInput('x'.repeat(1234))).toBe(`"${'x'.repeat(64)}"… (1,234 characters)`);
+    expect(quoteInput('x'.repeat(999))).toBe(`"${'x'.repeat(64)}"… (999 characters)`);
+  });
+
   it('never between the two halves of a character outside the BMP, whose half would read as an escape', () => {
     const emojiAtCut = `${'a'.repeat(63)}\u{1f600}${'b'.repeat(10)}`; // the emoji's halves at 63 and 64
     expect(quoteInput(emojiAtCut)).toBe(`"${'a'.repeat(63)}"… (75 characters)`);
