@@ -243,54 +243,85 @@ export class Allocator implements IPAllocator, Disposable {
   allocate(this: Allocator, ip: string, owner?: ParentRef | null): Promise<void> {
     try {
       this.taken.refuseInsideStrategy();
-      const w = this.checkRange(ip, false);
+      const name = this.checkRange(ip, false);
       // The op holds the address from here: the owner's getters, read next, may call into this
       // allocator, which parses every address into the same words.
       const op = this.taken.takeOp();
-      op.name = canonicalOf(ip, this.fam, w);
-      copy4(w, op.address);
-      let parentRef: ParentRef | null;
+      op.name = name;
+      copy4(this.words, op.address);
+      return this.allocateOp(op, owner);
+    } catch (e) {
+      return rejectSoon(orUnbound(e, this, 'allocate'));
+    }
+  }
+
+  /**
+   * allocate() of an address its caller has parsed: `name` its canonical text, `words` its
+   * address (of this family). The same checks in the same order, less the parse. @internal for
+   * MetaAllocator, which parsed the address to find the range
+   */
+  allocateParsed(name: string, words: Uint32Array, owner: ParentRef | null | undefined): Promise<void> {
+    try {
+      this.taken.refuseInsideStrategy();
+      // copied before the readiness check: a store of your own asked whether it has synced may
+      // call back into the caller, which parses into the words it gave
+      const op = this.taken.takeOp();
+      op.name = name;
+      copy4(words, op.address);
       try {
-        // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
-        // range error comes first)
-        parentRef = checkParentRef(owner);
-        this.live(); // its getters may have destroyed this allocator
-        this.reserveStatic(op);
+        if (!this.isReady()) throw new ErrNotReady();
+        this.checkInRange(this.fam, op.address, name, false);
       } catch (e) {
         this.taken.recycle(op);
         throw e;
       }
-      const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
-      const start = this.shared.metrics.start();
-      const sync = this.store.sync;
-      if (sync != null) {
-        this.taken.enter(op);
-        try {
-          syncAnswer(sync.createSync(record), 'createSync');
-        } catch (e) {
-          throw this.createFailed(op, e);
-        } finally {
-          this.taken.leave(op);
-        }
-        this.created(op, 'static', start);
-        return RESOLVED;
-      }
-      this.taken.callStarted();
-      return this.taken
-        .callAsync(op, () => this.store.create(record))
-        .then(
-          () => {
-            this.taken.callEnded();
-            this.created(op, 'static', start);
-          },
-          (e: unknown) => {
-            this.taken.callEnded();
-            throw this.createFailed(op, e);
-          },
-        );
+      return this.allocateOp(op, owner);
     } catch (e) {
-      return rejectSoon(orUnbound(e, this, 'allocate'));
+      return rejectSoon(e);
     }
+  }
+
+  /** allocate's steps once its address is checked and held by `op`: the owner, the reservation, the create. */
+  private allocateOp(op: Op, owner: ParentRef | null | undefined): Promise<void> {
+    let parentRef: ParentRef | null;
+    try {
+      // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
+      // range error comes first)
+      parentRef = checkParentRef(owner);
+      this.live(); // its getters may have destroyed this allocator
+      this.reserveStatic(op);
+    } catch (e) {
+      this.taken.recycle(op);
+      throw e;
+    }
+    const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
+    const start = this.shared.metrics.start();
+    const sync = this.store.sync;
+    if (sync != null) {
+      this.taken.enter(op);
+      try {
+        syncAnswer(sync.createSync(record), 'createSync');
+      } catch (e) {
+        throw this.createFailed(op, e);
+      } finally {
+        this.taken.leave(op);
+      }
+      this.created(op, 'static', start);
+      return RESOLVED;
+    }
+    this.taken.callStarted();
+    return this.taken
+      .callAsync(op, () => this.store.create(record))
+      .then(
+        () => {
+          this.taken.callEnded();
+          this.created(op, 'static', start);
+        },
+        (e: unknown) => {
+          this.taken.callEnded();
+          throw this.createFailed(op, e);
+        },
+      );
   }
 
   /** Reserves the address of `op` (its name and words set, in range) for the create to make. */
@@ -302,16 +333,22 @@ export class Allocator implements IPAllocator, Disposable {
     this.taken.reserve(op);
   }
 
-  /** Ready, parse, range check: the address words (in this.words). */
-  private checkRange(ip: string, dryRun: boolean): Uint32Array {
+  /** Ready, parse, range check: the address's canonical name, its words in this.words. */
+  private checkRange(ip: string, dryRun: boolean): string {
     if (!this.isReady()) throw new ErrNotReady();
     const w = this.words;
     const family = parseAddrInto(ip, w);
+    const name = canonicalOf(ip, family, w);
+    this.checkInRange(family, w, name, dryRun);
+    return name;
+  }
+
+  /** ErrNotInRange (counted, unless for a dry run) for an address `w` of `family` outside [first, last]. */
+  private checkInRange(family: Family, w: Uint32Array, name: string, dryRun: boolean): void {
     if (family !== this.fam || this.taken.isEmpty || !this.prefix.inRange(family, w)) {
       if (!dryRun) this.shared.metrics.error(this.cidr, 'static');
-      throw new ErrNotInRange(canonicalOf(ip, family, w), this.cidr);
+      throw new ErrNotInRange(name, this.cidr);
     }
-    return w;
   }
 
   /** A failed static create: un-reserve, count it, and the error to throw. */
@@ -613,64 +650,82 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.refuseInsideStrategy();
       const told = deleteErrorHandler(onDeleteError);
       const name = this.recordName(ip);
-      if (name === null) return RESOLVED;
-      const w = this.words;
-      // No rebuild of a stale index here: a release needs none (the rebuild reads the cache
-      // later), and under memory pressure freeing addresses must keep working.
-      const sync = this.store.sync;
-      if (sync != null && this.prefix.inRange(this.fam, w)) {
-        // An address this range counts: its delete event is this call's own. Any other (outside
-        // the range, or its network or broadcast record) is deleted as upstream deletes it, and
-        // its event counted as any writer's.
-        const op = this.taken.takeOp();
-        op.name = name;
-        copy4(w, op.address);
-        this.taken.enter(op);
-        let failure: { error: unknown } | undefined;
-        try {
-          syncAnswer(sync.deleteSync(name), 'deleteSync');
-        } catch (error) {
-          this.taken.recycle(op);
-          failure = { error };
-        } finally {
-          this.taken.leave(op);
-        }
-        // the delete failed: ignored (upstream), told once the op is settled (the handler may call in again)
-        if (failure !== undefined) return tellDeleteError(told, failure.error);
-        this.taken.deletedSync(op);
-        this.gauges();
-        return RESOLVED;
-      }
-      if (sync != null) {
-        try {
-          syncAnswer(sync.deleteSync(name), 'deleteSync');
-        } catch (e) {
-          return tellDeleteError(told, e); // ignored (upstream)
-        }
-        this.gauges();
-        return RESOLVED;
-      }
-      // As above: only an address this range counts is the index's business (a range of size 0
-      // has no index at all).
-      const words = this.prefix.inRange(this.fam, w) ? Uint32Array.from(w) : null;
-      let call: Promise<void>;
-      try {
-        // a store in plain JavaScript may answer without a promise: taken as `await` takes it
-        call = Promise.resolve(this.store.delete(name));
-      } catch (e) {
-        return tellDeleteError(told, e); // a delete that throws instead of rejecting: ignored all the same
-      }
-      return call.then(
-        () => {
-          if (this.destroyed) return;
-          if (words !== null) this.taken.deleted(name, words);
-          this.shared.metrics.gauges(this.cidr, this);
-        },
-        (e: unknown) => tellDeleteError(told, e),
-      );
+      return name === null ? RESOLVED : this.releaseName(name, this.words, told);
     } catch (e) {
       return rejectSoon(orUnbound(e, this, 'release'));
     }
+  }
+
+  /**
+   * release() of an address of this family its caller has parsed: `name` its canonical text,
+   * `words` its address. The same checks in the same order, less the parse. @internal for
+   * MetaAllocator
+   */
+  releaseParsed(name: string, words: Uint32Array, onDeleteError: DeleteErrorHandler | undefined): Promise<void> {
+    try {
+      this.live();
+      this.taken.refuseInsideStrategy();
+      return this.releaseName(name, words, deleteErrorHandler(onDeleteError));
+    } catch (e) {
+      return rejectSoon(e);
+    }
+  }
+
+  /** release's delete of the record `name`, of this family, whose address is `w`. */
+  private releaseName(name: string, w: Uint32Array, told: DeleteErrorHandler | undefined): Promise<void> {
+    // No rebuild of a stale index here: a release needs none (the rebuild reads the cache
+    // later), and under memory pressure freeing addresses must keep working.
+    const sync = this.store.sync;
+    if (sync != null && this.prefix.inRange(this.fam, w)) {
+      // An address this range counts: its delete event is this call's own. Any other (outside
+      // the range, or its network or broadcast record) is deleted as upstream deletes it, and
+      // its event counted as any writer's.
+      const op = this.taken.takeOp();
+      op.name = name;
+      copy4(w, op.address);
+      this.taken.enter(op);
+      let failure: { error: unknown } | undefined;
+      try {
+        syncAnswer(sync.deleteSync(name), 'deleteSync');
+      } catch (error) {
+        this.taken.recycle(op);
+        failure = { error };
+      } finally {
+        this.taken.leave(op);
+      }
+      // the delete failed: ignored (upstream), told once the op is settled (the handler may call in again)
+      if (failure !== undefined) return tellDeleteError(told, failure.error);
+      this.taken.deletedSync(op);
+      this.gauges();
+      return RESOLVED;
+    }
+    if (sync != null) {
+      try {
+        syncAnswer(sync.deleteSync(name), 'deleteSync');
+      } catch (e) {
+        return tellDeleteError(told, e); // ignored (upstream)
+      }
+      this.gauges();
+      return RESOLVED;
+    }
+    // As above: only an address this range counts is the index's business (a range of size 0
+    // has no index at all).
+    const words = this.prefix.inRange(this.fam, w) ? Uint32Array.from(w) : null;
+    let call: Promise<void>;
+    try {
+      // a store in plain JavaScript may answer without a promise: taken as `await` takes it
+      call = Promise.resolve(this.store.delete(name));
+    } catch (e) {
+      return tellDeleteError(told, e); // a delete that throws instead of rejecting: ignored all the same
+    }
+    return call.then(
+      () => {
+        if (this.destroyed) return;
+        if (words !== null) this.taken.deleted(name, words);
+        this.shared.metrics.gauges(this.cidr, this);
+      },
+      (e: unknown) => tellDeleteError(told, e),
+    );
   }
 
   /**
@@ -683,14 +738,28 @@ export class Allocator implements IPAllocator, Disposable {
     try {
       this.live();
       const name = this.recordName(ip);
-      if (name === null) return FALSE;
-      const sync = this.store.sync;
-      if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null ? TRUE : FALSE;
-      // an answer without a promise: as `await` takes it
-      return Promise.resolve(this.store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
+      return name === null ? FALSE : this.hasName(name);
     } catch (e) {
       return rejectSoon(orUnbound(e, this, 'has'));
     }
+  }
+
+  /** has() of an address of this family its caller has parsed: `name` its canonical text. @internal for MetaAllocator */
+  hasParsed(name: string): Promise<boolean> {
+    try {
+      this.live();
+      return this.hasName(name);
+    } catch (e) {
+      return rejectSoon(e);
+    }
+  }
+
+  /** has's question to the store: whether the record `name` exists. */
+  private hasName(name: string): Promise<boolean> {
+    const sync = this.store.sync;
+    if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null ? TRUE : FALSE;
+    // an answer without a promise: as `await` takes it
+    return Promise.resolve(this.store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
   }
 
   /** Calls `fn` for each allocated address of this family the cache holds (upstream ForEach: not filtered by CIDR). */
