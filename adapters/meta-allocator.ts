@@ -530,11 +530,19 @@ export class MetaAllocator implements IPAllocator, Disposable {
       const first = this.route(ip, true);
       if (first === null) throw this.unallocatable(ip);
       if (ownerError !== null) throw ownerError.error;
-      const e = this.policy === 'upstream' && this.shared.order.length > 1 ? this.drawRange(true) : first;
+      const name = canonicalOf(ip, this.fam, this.words);
+      let w = this.words;
+      let e: RangeEntry | null = first;
+      if (this.policy === 'upstream' && this.shared.order.length > 1) {
+        w = Uint32Array.from(w); // a random source of your own may call back in, which parses into this.words
+        e = this.drawRange(w, true);
+      }
       this.live(); // the random source destroyed this meanwhile: ErrDestroyed, not "no range"
       if (e === null) throw this.unallocatable(ip); // the random source changed the ranges meanwhile
       try {
-        return e.allocator.allocate(ip, checked ?? undefined); // a rebuild of its index runs its strategy's forRange first
+        // the range takes the address as parsed here (its words read before it calls anything of
+        // yours); a rebuild of its index runs its strategy's forRange first
+        return e.allocator.allocateParsed(name, w, checked ?? undefined);
       } finally {
         this.reap();
       }
@@ -714,7 +722,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.live();
       deleteErrorHandler(onDeleteError); // refused whatever the address, as a range's release refuses it
       const e = this.route(ip, false);
-      if (e !== null) return e.allocator.release(ip, onDeleteError);
+      if (e !== null) return e.allocator.releaseParsed(canonicalOf(ip, this.fam, this.words), this.words, onDeleteError);
       const told = deleteErrorHandler(onDeleteError);
       const w = this.words;
       if (parseAddrInto(ip, w) !== this.fam) throw this.mismatched(ip, false);
@@ -782,7 +790,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     checkThis(this, 'has');
     this.live();
     const e = this.route(ip, false);
-    if (e !== null) return e.allocator.has(ip);
+    if (e !== null) return e.allocator.hasParsed(canonicalOf(ip, this.fam, this.words));
     const w = this.words;
     if (parseAddrInto(ip, w) !== this.fam) return false;
     const name = canonicalOf(ip, this.fam, w);
@@ -866,12 +874,12 @@ export class MetaAllocator implements IPAllocator, Disposable {
   }
 
   /**
-   * allocate's range under 'upstream' with several ranges: one holding the address route() just
-   * parsed (ready ones only when `readyOnly`), going round `order` from a random range, as
-   * upstream's map iteration order is random — the range found counts the allocation.
+   * allocate's range under 'upstream' with several ranges: one holding the address `w` (a copy of
+   * what route() just parsed: a random source of your own may call back in, which parses into
+   * this.words) — ready ones only when `readyOnly` — going round `order` from a random range, as
+   * upstream's map iteration order is random: the range found counts the allocation.
    */
-  private drawRange(readyOnly: boolean): RangeEntry | null {
-    const w = Uint32Array.from(this.words); // a random source of your own may call back in, which parses into this.words
+  private drawRange(w: Uint32Array, readyOnly: boolean): RangeEntry | null {
     const drawn = uniformBelow(this.random, this.shared.order.length);
     const n = this.shared.order.length; // after the draw: a random source of your own may have changed the ranges
     return this.nearest(w, readyOnly, n > 0 ? drawn % n : 0);

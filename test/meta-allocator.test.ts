@@ -1773,6 +1773,40 @@ describe('MetaAllocator: ranges that change while allocateNext waits for the sto
     });
   }
 
+  for (const policy of RANGE_POLICIES) {
+    it(`${policy}: allocate(ip) takes ip when the store's cache, asked whether it has synced, looks up another address`, async () => {
+      const store = new MemoryStore();
+      const cidrs = new InMemoryServiceCIDRs();
+      cidrs.addServiceCIDR('first', ['10.0.0.0/29']);
+      cidrs.addServiceCIDR('second', ['10.0.1.0/29']);
+      const hasSynced = store.cache.hasSynced.bind(store.cache);
+      const seen: string[] = [];
+      let armed = false;
+      store.cache.hasSynced = () => {
+        // code of yours there (a watcher-driven check) may ask the MetaAllocator about any address
+        if (armed) seen.push(meta.rangeFor('10.0.0.5'), meta.rangeFor('10.0.1.6'));
+        return hasSynced();
+      };
+      const meta = new MetaAllocator('IPv4', cidrs, { store, policy, random: seededRandom(3) });
+      try {
+        armed = true;
+        await meta.allocate('10.0.0.3');
+        armed = false;
+        expect(seen.length).toBeGreaterThan(0);
+        expect(store.records().map((r) => r.name)).toEqual(['10.0.0.3']);
+        expect(meta.ranges().map((r) => [r.cidr, r.used])).toEqual([
+          ['10.0.0.0/29', 1],
+          ['10.0.1.0/29', 0],
+        ]);
+        // the address the lookup named stays free, the one allocated is taken
+        await meta.allocate('10.0.0.5');
+        await expect(meta.allocate('10.0.0.3')).rejects.toBeInstanceOf(ErrAllocated);
+      } finally {
+        meta.destroy();
+      }
+    });
+  }
+
   it("ranges() and dryRun() leave out a range that the store's cache removes while asked whether it has synced", () => {
     const listed = rangesRemovedWhileReadinessIsAsked('ordered', 'delete first');
     listed.arm();
