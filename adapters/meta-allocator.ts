@@ -786,17 +786,22 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * an address of the other family is false; the store's errors reject.
    */
   has(this: object, ip: string): Promise<boolean>;
-  async has(this: MetaAllocator, ip: string): Promise<boolean> {
-    checkThis(this, 'has');
-    this.live();
-    const e = this.route(ip, false);
-    if (e !== null) return e.allocator.hasParsed(canonicalOf(ip, this.fam, this.words));
-    const w = this.words;
-    if (parseAddrInto(ip, w) !== this.fam) return false;
-    const name = canonicalOf(ip, this.fam, w);
-    const sync = this.store.sync;
-    if (sync != null) return recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null;
-    return recordAnswer(await this.store.get(name), 'get', name) !== null;
+  has(this: MetaAllocator, ip: string): Promise<boolean> {
+    // not an async function: the range's answer is returned as it comes, not wrapped in another promise
+    try {
+      this.live();
+      const e = this.route(ip, false);
+      if (e !== null) return e.allocator.hasParsed(canonicalOf(ip, this.fam, this.words));
+      const w = this.words;
+      if (parseAddrInto(ip, w) !== this.fam) return Promise.resolve(false);
+      const name = canonicalOf(ip, this.fam, w);
+      const sync = this.store.sync;
+      if (sync != null) return Promise.resolve(recordAnswer(syncAnswer(sync.getSync(name), 'getSync'), 'sync.getSync', name) !== null);
+      // a store in plain JavaScript may answer without a promise: taken as `await` takes it
+      return Promise.resolve(this.store.get(name)).then((r) => recordAnswer(r, 'get', name) !== null);
+    } catch (err) {
+      return rejectSoon(orUnbound(err, this, 'has'));
+    }
   }
 
   /**
