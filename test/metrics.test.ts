@@ -166,6 +166,21 @@ describe.each(IMPLS)('%s metrics', (_name, impl) => {
     expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 252, used: 2, allocated: 2, errors: 2 });
   });
 
+  it("another replica's writes show in the gauges at the next allocation or release, not at a call that fails", async () => {
+    const reg = new Registry();
+    const store = new FaultyMemoryStore();
+    const a = impl('10.0.0.0/29', { store, random: seededRandom(1), metrics: reg });
+    const b = impl('10.0.0.0/29', { store, random: seededRandom(2) });
+    for (let i = 0; i < 6; i++) await b.allocateNext();
+    expect(a.used()).toBe(6);
+    expect(await settle(a.allocateNext())).toBeInstanceOf(ErrFull);
+    expect(await settle(a.allocate('10.0.0.1'))).toBeInstanceOf(ErrAllocated);
+    await a.release('10.0.0.7'); // the broadcast address: never allocated, its delete fails
+    expect(await metricsOf(reg, '10.0.0.0/29')).toEqual({ free: 6, used: 0, allocated: 0, errors: 2 });
+    await a.release('10.0.0.1');
+    expect(await metricsOf(reg, '10.0.0.0/29')).toEqual({ free: 1, used: 5, allocated: 0, errors: 2 });
+  });
+
   it('release sets the gauges and never counts; failed releases change nothing', async () => {
     const reg = new Registry();
     const a = make('10.0.0.0/24', reg);
