@@ -718,6 +718,8 @@ export class Range implements RangeView {
     let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
     if (this.cooling !== null) for (let i = 0; i < offsets.length; i += 2) if (this.cooling.claim(offsets[i]!, offsets[i + 1]!)) claimed++;
     this.allocated = this.index.count() - (this.cooling?.size ?? 0);
+    // a warm start changes the count as allocations do: the gauges seeded when the Range was made say 0
+    this.metrics.gauges(this.cidr, this);
     return added + claimed;
   }
 
@@ -916,6 +918,7 @@ export class Range implements RangeView {
         made.cooling?.forget(); // a strategy may hand back the queue it made before: it held offsets of the old state
         this.useChooser(made);
       }
+      this.metrics.gauges(this.cidr, this); // fromSnapshot's metrics were seeded before the data came in
       return;
     }
     const pairs = this.bitmapFormat ? pairsOfBitmap(data) : pairsOfOffsetBytes(data);
@@ -955,6 +958,7 @@ export class Range implements RangeView {
     this.index = next.index;
     this.allocated = next.count();
     this.useChooser(made);
+    this.metrics.gauges(this.cidr, this);
   }
 
   /**

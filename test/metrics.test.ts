@@ -292,6 +292,38 @@ describe('Range metrics', () => {
     expect(await value(two, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/29' })).toBe(0);
     expect(await value(one, METRIC_ALLOCATIONS, { cidr: '10.0.0.0/29' })).toBe(1); // cumulative: kept
   });
+
+  it('a warm start (loadMany, restore, fromSnapshot) sets the gauges and counts no allocation', async () => {
+    const source = new Range('10.0.0.0/24', { random: seededRandom(1) });
+    const ips = source.allocateMany(100);
+    const snap = source.snapshot();
+    source.destroy();
+    const loads: ((reg: Registry) => Range)[] = [
+      (reg) => {
+        const r = new Range('10.0.0.0/24', { metrics: reg });
+        r.loadMany(ips);
+        return r;
+      },
+      (reg) => {
+        const r = new Range('10.0.0.0/24', { metrics: reg }); // the bitmap copied in
+        r.restore(snap.range, snap.data);
+        return r;
+      },
+      (reg) => {
+        const r = new Range('10.0.0.0/24', { metrics: reg, indexKind: 'sparse' }); // a new index swapped in
+        r.restore(snap.range, snap.data);
+        return r;
+      },
+      (reg) => Range.fromSnapshot(snap, { metrics: reg }),
+    ];
+    for (const load of loads) {
+      const reg = new Registry();
+      const r = load(reg);
+      expect(r.used()).toBe(100);
+      expect(await metricsOf(reg, '10.0.0.0/24')).toEqual({ free: 154, used: 100, allocated: 0, errors: 0 });
+      r.destroy();
+    }
+  });
 });
 
 describe('MetaAllocator metrics', () => {
