@@ -546,7 +546,10 @@ export function clientNodeMissing(moduleUrl: string, runtime: { deno: boolean } 
   const segments = moduleUrl.split(/[\\/]/);
   if (runtime.deno) {
     const at = segments.indexOf('node_modules');
-    if (at < 0 || segments.includes('deno_x_cache')) {
+    // Deno's cache may itself lie in a node_modules folder (a DENO_DIR kept there): what follows
+    // the last node_modules is then a dot folder, where an install holds the package's own folder
+    const holder = segments.lastIndexOf('node_modules');
+    if (at < 0 || segments.includes('deno_x_cache') || segments[holder + 1]?.startsWith('.') === true) {
       return (
         `${need}, which Deno finds for npm:ipallocator through the deno.json of the directory it runs in: ` +
         'deno add npm:@kubernetes/client-node in that directory, then run deno run -A npm:ipallocator … there'

@@ -1888,6 +1888,11 @@ describe('ipallocator without @kubernetes/client-node', () => {
       'file:///Users/me/Library/Caches/deno/npm/npm.example.com/ipallocator/0.1.0/dist/cli/main.js',
       'file:///C:/Users/me/AppData/Local/deno/npm/registry.npmjs.org/ipallocator/0.1.0/dist/cli/main.js',
       'file:///home/me/.cache/deno/deno_x_cache/npm-ipallocator/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/cli/main.js',
+      // Regression: a DENO_DIR inside a node_modules folder (a CI cache kept there) was taken for that
+      // folder's install, and the advice named the project's npm install or deno add, which Deno's
+      // cache never reads
+      'file:///srv/app/node_modules/.cache/deno/npm/registry.npmjs.org/ipallocator/0.1.0/dist/cli/main.js',
+      'file:///srv/app/node_modules/.deno-dir/npm/registry.npmjs.org/ipallocator/0.1.0/dist/cli/main.js',
     ]) {
       expect(clientNodeMissing(url, { deno: true })).toBe(
         `${need}, which Deno finds for npm:ipallocator through the deno.json of the directory it runs in: ` +
