@@ -35,7 +35,8 @@
 // prefixes of /75 and shorter) are reported as Number(free), rounded to the nearest double.
 import { IPAllocatorError, InvalidArgumentError } from './errors.ts';
 import { readMember } from './input.ts';
-import { quoteInput } from './quote.ts';
+import { installOf, underDeno } from './peer-install.ts';
+import { quoteInput, quoteText } from './quote.ts';
 import type { MetricsRegistry } from './types.ts';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -94,10 +95,27 @@ export function loadPromClientFrom(from: unknown): PromClient {
     loader === undefined || typeof from !== 'string'
       ? `metrics cannot load prom-client by themselves here (${reason}): import 'ipallocator/metrics' once before enabling metrics (and install prom-client if it is not)`
       : notInstalled
-        ? `metrics need prom-client, an optional peer dependency: install it (npm install prom-client); it was not found (${reason}); in a bundle, which it cannot be loaded from by name, import 'ipallocator/metrics' once before enabling metrics`
-        : `metrics need prom-client, an optional peer dependency: install it (npm install prom-client) ` +
+        ? `metrics need prom-client, an optional peer dependency: install it (${promClientInstall(from, host)}); it was not found (${reason}); in a bundle, which it cannot be loaded from by name, import 'ipallocator/metrics' once before enabling metrics`
+        : `metrics need prom-client, an optional peer dependency: install it (${promClientInstall(from, host)}) ` +
           `or import 'ipallocator/metrics' before enabling metrics (${reason})`,
   );
+}
+
+/**
+ * What installs prom-client where this copy of ipallocator loads it from (adapters/peer-install.ts):
+ * npm's command under Node; under Deno, deno add where it runs (its npm cache) or in the folder
+ * whose node_modules holds it (npm install there for a folder npm laid out).
+ */
+function promClientInstall(from: string, host: { getBuiltinModule?: (id: string) => unknown } | undefined): string {
+  const install = installOf(from, underDeno());
+  if (install.kind === 'deno-cache')
+    return 'deno add npm:prom-client in the directory you run it in: Deno gives npm:ipallocator the packages its deno.json names';
+  if (install.kind !== 'deno-folder') return 'npm install prom-client';
+  const url = host?.getBuiltinModule?.('node:url') as { fileURLToPath?: (url: string) => string } | undefined;
+  const folder =
+    install.folder.startsWith('file:') && url?.fileURLToPath !== undefined ? url.fileURLToPath(install.folder) : install.folder;
+  const add = install.laidOutBy === 'deno' ? 'deno add npm:prom-client' : 'npm install prom-client';
+  return `${add} in ${quoteText(folder)}, whose node_modules folder holds ipallocator`;
 }
 
 export const METRIC_ALLOCATED_IPS = 'kube_apiserver_clusterip_allocator_allocated_ips';

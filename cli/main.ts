@@ -19,6 +19,7 @@ import { IPAllocatorError, InvalidCIDRError } from '../adapters/errors.ts';
 import { nearestName } from '../adapters/input.ts';
 import { quoteInput, quoteText } from '../adapters/quote.ts';
 import type { Prefix } from '../adapters/geometry.ts';
+import { installOf, underDeno } from '../adapters/peer-install.ts';
 import type { Range } from '../adapters/range.ts';
 import { RECONCILE_GRACE_MS } from '../adapters/store.ts';
 import type { CheckReport, FixResult } from './check.ts';
@@ -529,43 +530,36 @@ async function connect(
 }
 
 /**
- * What to do without @kubernetes/client-node. It is resolved from where this file is installed
- * (`moduleUrl`), not from the working directory. Under Node, `npm install @kubernetes/client-node`
- * helps in the project that has ipallocator only; an ipallocator installed with -g needs it
- * installed with -g too, and the one npx runs from its cache (a `_npx` folder) needs it installed
- * by npx with it. Under Deno (`runtime.deno`; by default, whether this is Deno) npm's advice does
- * nothing: a copy in a node_modules folder Deno laid out (a project's, or the hidden one `deno
- * install -g` keeps beside its script) gets it from `deno add` in that folder, and one that npm
- * laid out from `npm install` there (`deno add` would lay it out again, Deno's way); a copy
- * in Deno's npm cache (`deno run -A npm:ipallocator`, or the cache of `deno x`) has no folder of
- * its own, and Deno gives it the peer dependency the deno.json of the directory it runs in names,
- * which `deno add` there writes.
+ * What to do without @kubernetes/client-node, which is resolved from where this file is installed
+ * (`moduleUrl`), not from the working directory: the install adapters/peer-install.ts finds there
+ * (under Deno when `runtime.deno`; by default, whether this is Deno). The command adds npx's
+ * cache to the library's cases: the copy npx runs needs the peer installed by npx with it.
  */
-export function clientNodeMissing(moduleUrl: string, runtime: { deno: boolean } = { deno: 'Deno' in globalThis }): string {
+export function clientNodeMissing(moduleUrl: string, runtime: { deno: boolean } = { deno: underDeno() }): string {
   const need = 'talking to a cluster needs the package @kubernetes/client-node (a peer dependency)';
-  const segments = moduleUrl.split(/[\\/]/);
-  if (runtime.deno) {
-    const at = segments.indexOf('node_modules');
-    // Deno's cache may itself lie in a node_modules folder (a DENO_DIR kept there): what follows
-    // the last node_modules is then a dot folder, where an install holds the package's own folder
-    const holder = segments.lastIndexOf('node_modules');
-    if (at < 0 || segments.includes('deno_x_cache') || segments[holder + 1]?.startsWith('.') === true) {
+  const install = installOf(moduleUrl, runtime.deno);
+  switch (install.kind) {
+    case 'deno-cache':
       return (
         `${need}, which Deno finds for npm:ipallocator through the deno.json of the directory it runs in: ` +
         'deno add npm:@kubernetes/client-node in that directory, then run deno run -A npm:ipallocator … there'
       );
+    case 'deno-folder': {
+      const folder = install.folder.startsWith('file:') ? fileURLToPath(install.folder) : install.folder;
+      const add = install.laidOutBy === 'deno' ? 'deno add npm:@kubernetes/client-node' : 'npm install @kubernetes/client-node';
+      return `${need}, installed next to ipallocator, which Deno loads from the node_modules folder of ${quoteText(folder)}: ${add} in that folder`;
     }
-    const folder = segments.slice(0, at).join('/');
-    const shownFolder = folder.startsWith('file:') ? fileURLToPath(folder) : folder;
-    // a node_modules laid out by npm (or another Node package manager) is that manager's to change
-    const install = segments[at + 1] === '.deno' ? 'deno add npm:@kubernetes/client-node' : 'npm install @kubernetes/client-node';
-    return `${need}, installed next to ipallocator, which Deno loads from the node_modules folder of ${quoteText(shownFolder)}: ${install} in that folder`;
-  }
-  return segments.includes('_npx')
-    ? `${need}, installed next to ipallocator, which npx runs from its own cache: npx -p ipallocator -p @kubernetes/client-node ipallocator …, ` +
+    case 'npx-cache':
+      return (
+        `${need}, installed next to ipallocator, which npx runs from its own cache: npx -p ipallocator -p @kubernetes/client-node ipallocator …, ` +
         'or npm install ipallocator @kubernetes/client-node in your project and run npx ipallocator there'
-    : `${need}, installed next to ipallocator: npm install @kubernetes/client-node in the project that has ipallocator, ` +
-        'or npm install -g @kubernetes/client-node for an ipallocator installed with -g';
+      );
+    case 'node-project':
+      return (
+        `${need}, installed next to ipallocator: npm install @kubernetes/client-node in the project that has ipallocator, ` +
+        'or npm install -g @kubernetes/client-node for an ipallocator installed with -g'
+      );
+  }
 }
 
 /**

@@ -1915,6 +1915,13 @@ describe('ipallocator without @kubernetes/client-node', () => {
     }
   });
 
+  it("under Deno, a checkout (no node_modules, not Deno's cache) gets the project's npm install", () => {
+    expect(clientNodeMissing('file:///work/ipallocator/cli/main.ts', { deno: true })).toBe(
+      'talking to a cluster needs the package @kubernetes/client-node (a peer dependency), installed next to ipallocator: ' +
+        'npm install @kubernetes/client-node in the project that has ipallocator, or npm install -g @kubernetes/client-node for an ipallocator installed with -g',
+    );
+  });
+
   it('tells Deno from Node by the runtime it runs in', async () => {
     const url = 'file:///srv/app/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/cli/main.js';
     const script = `import { clientNodeMissing } from './cli/main.ts'; console.log(clientNodeMissing(${JSON.stringify(url)}));`;

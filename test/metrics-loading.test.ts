@@ -89,3 +89,50 @@ describe('metrics loading prom-client by themselves', () => {
     expect(() => recorderFor(true)).not.toThrow();
   });
 });
+
+// Regression: under Deno the advice was npm's (npm install prom-client), which changes nothing
+// for the copy Deno runs from its npm cache (npm:ipallocator): Deno gives that copy the packages
+// the deno.json of the directory it runs in names, which `deno add` writes.
+describe('the install advice follows where this copy of ipallocator is loaded from', () => {
+  const cache = 'file:///home/me/.cache/deno/npm/registry.npmjs.org/ipallocator/0.1.0/dist/adapters/metrics.js';
+  const denoFolder = 'file:///srv/app/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/adapters/metrics.js';
+  const npmFolder = 'file:///srv/my%20app/node_modules/ipallocator/dist/adapters/metrics.js';
+  const checkout = 'file:///work/ipallocator/adapters/metrics.ts';
+  /** loadPromClientFrom(url)'s message for each url, in a process of `runtime` (none of them holds prom-client). */
+  async function advice(runtime: 'node' | 'deno', urls: string[]): Promise<string[]> {
+    const { execFile } = await import('node:child_process');
+    const { fileURLToPath } = await import('node:url');
+    const { join } = await import('node:path');
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const script =
+      "import { loadPromClientFrom } from './adapters/metrics.ts';" +
+      `for (const url of ${JSON.stringify(urls)}) { try { loadPromClientFrom(url); console.log('loaded'); } catch (e) { console.log(e.message); } }`;
+    const [file, args] =
+      runtime === 'node'
+        ? ['node', ['--import', 'tsx', '--input-type=module', '--eval', script]]
+        : [join(root, 'node_modules', '.bin', 'deno'), ['eval', '--ext=ts', script]];
+    const out = await new Promise<string>((done, fail) =>
+      execFile(file, args as string[], { cwd: root, env: { ...process.env, NO_COLOR: '1' } }, (err, stdout) =>
+        err ? fail(err) : done(stdout),
+      ),
+    );
+    return out.trimEnd().split('\n');
+  }
+  const said = (install: string) =>
+    `metrics need prom-client, an optional peer dependency: install it (${install}); it was not found (Cannot find module 'prom-client'`;
+
+  it('under Deno: deno add where it runs for its npm cache, in the folder for a node_modules Deno laid out, npm install for one npm laid out', async () => {
+    const [fromCache, fromDenoFolder, fromNpmFolder, fromCheckout] = await advice('deno', [cache, denoFolder, npmFolder, checkout]);
+    expect(fromCache).toContain(
+      said('deno add npm:prom-client in the directory you run it in: Deno gives npm:ipallocator the packages its deno.json names'),
+    );
+    expect(fromDenoFolder).toContain(said('deno add npm:prom-client in "/srv/app", whose node_modules folder holds ipallocator'));
+    expect(fromNpmFolder).toContain(said('npm install prom-client in "/srv/my app", whose node_modules folder holds ipallocator'));
+    expect(fromCheckout).toContain(said('npm install prom-client'));
+  });
+
+  it("under Node: npm's command wherever it is", async () => {
+    for (const line of await advice('node', [cache, denoFolder, npmFolder, checkout]))
+      expect(line).toContain(said('npm install prom-client'));
+  });
+});
