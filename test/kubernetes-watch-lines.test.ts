@@ -176,6 +176,24 @@ describe('KubernetesStore: watch lines that are not events', () => {
     expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
   });
 
+  // Regression: an ERROR event whose object is no Status (a proxy's or a broken server's) left
+  // lastError saying only `watch ipaddresses.networking.k8s.io: [object Object] (the API server at …)`.
+  for (const [name, object, says] of [
+    ['an object without a kind', { foo: 1 }, 'an object without a kind'],
+    ['null', null, 'null'],
+    ['a Status without a code', { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcd is unhappy' }, 'a Status object ("etcd is unhappy")'],
+  ] as const) {
+    it(`an ERROR event whose object is ${name}: the watch fails saying what came, and the store re-lists`, async () => {
+      const { store, errors } = await synced();
+      d.sendWatchText(`${JSON.stringify({ type: 'ERROR', object })}\n`);
+      await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+      expect(errors).toEqual([
+        `watch ${RESOURCE}: the API server sent a watch ERROR event whose object is not a Status with an HTTP code: ${says} (the API server at ${d.url})`,
+      ]);
+      expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+    });
+  }
+
   // Regression: an event of a type not known was dropped without a word. client-go's watch
   // decoder refuses it ("got invalid watch event type"), which ends the watch; its reflector re-lists.
   it('an event of a type not known fails the watch saying so, and the store re-lists', async () => {

@@ -16,6 +16,7 @@
 //     │         └─ still open timeoutSeconds + WATCH_GRACE_SECONDS after it was sent ─► 'closed'
 //     ├─ refused, or failed before an answer ─────────────────────────────► 'error'
 //     └─ no answer within WATCH_ANSWER_MS ────────────────────────────────► 'error' (noAnswer)
+import { describeBody } from './bodies.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ListerWatcher } from './lister-watcher.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
@@ -40,6 +41,11 @@ function veryShortWatch(cause: unknown, withinMs: number): Error {
     `very short watch: the API server (or a proxy in front of it) ended the watch within ${withinMs / 1000} s of its answer, with no event`,
     cause === null || cause === undefined ? undefined : { cause },
   );
+}
+
+/** The failure of a watch whose ERROR event carries no Status with an HTTP code. */
+function notAStatus(object: unknown): Error {
+  return new Error(`the API server sent a watch ERROR event whose object is not a Status with an HTTP code: ${describeBody(object)}`);
 }
 
 /** The failure of a watch request the server took and never answered. */
@@ -165,7 +171,10 @@ export class WatchSession {
       // the server closes the stream, and nothing after it on the stream is applied
       this.abort?.();
       if (obj?.code === 410) return this.finish({ kind: 'expired', events: this.events });
-      return this.finish({ kind: 'error', error: { code: obj?.code, statusCode: obj?.code, body: obj }, events: this.events });
+      // a Status says what failed (the informer's translate reads its code and message); anything
+      // else (a proxy's or a broken server's) would be said as "[object Object]": said as what came
+      if (typeof obj?.code !== 'number') return this.finish({ kind: 'error', error: notAStatus(object), events: this.events });
+      return this.finish({ kind: 'error', error: { code: obj.code, statusCode: obj.code, body: obj }, events: this.events });
     }
     const failure = this.handlers.apply(type, object);
     if (failure !== undefined) {
