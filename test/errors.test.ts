@@ -275,6 +275,29 @@ describe('Kubernetes transport errors', () => {
       expect((e as { cause?: unknown }).cause, row).toBe(thrown);
     }
   });
+  it("says node-fetch's failures (client-node 1.x) in fetch's words, without the request's path or query", async () => {
+    const { translate } = await import('../adapters/kubernetes/errors.ts');
+    // node-fetch's FetchError: its name on the prototype, the system error's code copied, no cause
+    class FetchError extends Error {
+      constructor(
+        message: string,
+        readonly type: string,
+        readonly code?: string,
+      ) {
+        super(message);
+      }
+    }
+    Object.defineProperty(FetchError.prototype, 'name', { value: 'FetchError' });
+    const url = 'https://api.example:6443/apis/networking.k8s.io/v1/ipaddresses?labelSelector=team%3Da&limit=500&continue=abc';
+    const rows: [Error, string][] = [
+      [new FetchError(`request to ${url} failed, reason: connect ECONNREFUSED 10.0.0.1:6443`, 'system', 'ECONNREFUSED'), 'fetch failed: connect ECONNREFUSED 10.0.0.1:6443'],
+      [new FetchError(`network timeout at: ${url}`, 'request-timeout'), 'network timeout at: https://api.example:6443/apis/networking.k8s.io/v1/ipaddresses'],
+    ];
+    for (const [thrown, reason] of rows) {
+      const e = translate(thrown, 'list', 'ipaddresses.networking.k8s.io', undefined, 'https://api.example:6443');
+      expect(e.message).toBe(`list ipaddresses.networking.k8s.io: ${reason} (the API server at https://api.example:6443)`);
+    }
+  });
 });
 
 describe('how an error quotes a value it was given', () => {

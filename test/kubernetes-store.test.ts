@@ -25,6 +25,7 @@ import {
 import { ApiServerDouble, type KubeObject } from './k8s/apiserver-double.ts';
 import { kubeConfigFor, TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { KubeConfig, type User } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { Mirror, cacheNames, hangingPlugin, ipAddressEvent, ipAddressList, isRunning, until } from './k8s/helpers.ts';
 import { Informer, type ListerWatcher } from '../adapters/kubernetes/informer.ts';
 import { matchesSelector, parseLabelSelector } from '../adapters/kubernetes/objects.ts';
@@ -1808,6 +1809,25 @@ describe('KubernetesStore', () => {
         expect(last.endsWith(` (the API server at ${unreachable}))`)).toBe(true);
         expect(err.message).not.toContain(TEST_TOKEN);
         expect(s.state).toBe('syncing'); // it keeps trying
+      });
+
+      // Regression: with client-node 1.x, node-fetch's own words came through whole: "request to
+      // http://127.0.0.1:<port>/apis/networking.k8s.io/v1/ipaddresses?labelSelector=…&limit=500
+      // failed, reason: connect ECONNREFUSED …", the request's path and query in the message.
+      it('with client-node 1.x the failure reads as with 2.x: no request path or query in it', async () => {
+        const kc = new KubeConfig1();
+        kc.loadFromString(readFileSync(writeKubeconfig(unreachable).path, 'utf8'));
+        const s = new KubernetesStore(kc as unknown as KubeConfig, { labelSelector: 'team=a', backoff: { initialMs: 5, maxMs: 20 } });
+        stores.push(s);
+        await until(() => s.stats.errors >= 1, 'a refused list');
+        const port = new URL(unreachable).port;
+        expect(s.lastError?.message).toBe(
+          `list ipaddresses.networking.k8s.io: fetch failed: connect ECONNREFUSED 127.0.0.1:${port} (the API server at ${unreachable})`,
+        );
+        const got = await s.get('10.0.0.1').catch((e: unknown) => e as Error);
+        expect((got as Error).message).toBe(
+          `get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: connect ECONNREFUSED 127.0.0.1:${port} (the API server at ${unreachable})`,
+        );
       });
 
       it('names the server and the reason fetch gives for a port it will not use (port 1: "bad port")', async () => {

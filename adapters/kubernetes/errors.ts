@@ -332,7 +332,7 @@ export function messages(err: unknown): string {
                   : code === 'ERR_SSL_WRONG_VERSION_NUMBER'
                     ? NOT_TLS
                     : typeof message === 'string'
-                      ? opensslReason(message.split('\n')[0]!.trim())
+                      ? opensslReason((name === 'FetchError' ? nodeFetchWords(message) : message).split('\n')[0]!.trim())
                       : '';
     // undici refuses a control character as it sends, under fetch's "fetch failed": the request was
     // never sent, which is all there is to say (as of the refusals fetch makes before sending)
@@ -343,6 +343,19 @@ export function messages(err: unknown): string {
     if (text === AUTH_PROVIDER_COMMAND_FAILED) break; // its cause, execSync's error, quotes the command line again
   }
   return parts.length > 0 ? parts.join(': ') : String(err);
+}
+
+/**
+ * A message of node-fetch (client-node 1.x sends its requests with it) in fetch's words, as
+ * client-node 2.x says the same failure: its "request to <URL> failed, reason: <why>" becomes
+ * "fetch failed: <why>", and any other of its messages names a URL without its query or
+ * fragment (the request's path and query, a continue token among them, are no part of a
+ * message: the server is named after it).
+ */
+function nodeFetchWords(message: string): string {
+  const failed = /^request to \S+ failed, reason: /.exec(message);
+  if (failed !== null) return `fetch failed: ${message.slice(failed[0].length)}`;
+  return message.replace(/(https?:\/\/[^\s?#]*)[?#]\S*/g, '$1');
 }
 
 /**
