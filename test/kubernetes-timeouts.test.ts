@@ -5,6 +5,10 @@
 // a short timeout so they end quickly; they assert what each call settles with, never how long it
 // took.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import {
   KubernetesApiError,
   KubernetesServiceCIDRs,
@@ -300,6 +304,56 @@ describe('a connection cut part-way through an answer', () => {
       expect(errors[0]!.endsWith(` (the API server at ${d.url})`)).toBe(true);
     });
   }
+});
+
+// Regression: a request whose answer began (its status and headers came, and part of its body)
+// and then stalled was said as "no answer from <server> within N ms" — for a create answered 201,
+// the object made, read as a request that may never have reached the server.
+describe('an answer that begins and then stalls', () => {
+  let server: Server;
+  let url: string;
+  const closers: (() => void)[] = [];
+
+  beforeEach(async () => {
+    // the status, the headers and the first bytes of the body, and then nothing
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(req.method === 'POST' ? 201 : 200, { 'content-type': 'application/json' });
+      res.write('{"kind":"IPAddress",');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  /** The same kubeconfig, loaded by client-node 1.x (which sends its requests with node-fetch). */
+  function kubeConfig1For(server: string): KubeConfig {
+    const kc = new KubeConfig1();
+    kc.loadFromString(kubeConfigFor(server).exportConfig());
+    return kc as unknown as KubeConfig;
+  }
+
+  afterEach(async () => {
+    for (const close of closers.splice(0)) close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it.each(['2.x', '1.x'])('a create and a get reject saying the answer began, with its status, and did not end in time (client-node %s)', async (version) => {
+    const kc = version === '2.x' ? kubeConfigFor(url) : kubeConfig1For(url);
+    const s = new KubernetesStore(kc, { start: false, requestTimeoutMs: 500 });
+    closers.push(() => s.close());
+    const [created, got] = await Promise.all([outcome(s.create(RECORD)), outcome(s.get('10.96.0.10'))]);
+    for (const [err, verb, status] of [
+      [created, 'create', 'HTTP 201'],
+      [got, 'get', 'HTTP 200'],
+    ] as const) {
+      expect(err).toBeInstanceOf(KubernetesApiError);
+      const e = err as KubernetesApiError;
+      expect(e.message).toBe(
+        `${verb} ${IPADDRESSES} "10.96.0.10": the answer from ${url} (${status}) began but did not end within 500 ms (requestTimeoutMs)`,
+      );
+      expect([e.timeoutMs, e.code]).toEqual([500, undefined]);
+    }
+  });
 });
 
 // A watch whose connection is cut mid-stream — reset, or closed without the body's last chunk —

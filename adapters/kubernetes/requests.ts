@@ -149,15 +149,16 @@ export class ApiRequests {
     this.inFlight.add(controller);
     const waited: number[] = []; // the status of each answer waited out, in order
     // whether the attempt running was sent: client-node runs the middleware after authenticating
-    // (an exec credential plugin), just before the fetch
-    const attempt = { sent: false };
+    // (an exec credential plugin), just before the fetch; and the HTTP status of its answer once
+    // that began (status and headers in, the body still to come)
+    const attempt: { sent: boolean; answered?: number | undefined } = { sent: false };
     // where the request was sent and where its last hop went (a redirect may lead elsewhere)
     const route = newRoute();
     let deadline: ReturnType<typeof setTimeout> | undefined;
     if (this.timeoutMs !== Infinity) {
       deadline = setTimeout(() => {
         const redirected = elsewhere(route);
-        const error = this.timeoutError(target, waited, attempt.sent, signal, redirected);
+        const error = this.timeoutError(target, waited, attempt, signal, redirected);
         // the answers waited out came from that host: the messages that name them say so
         if (redirected !== undefined) noteRedirect(error, redirected);
         controller.abort(error);
@@ -174,6 +175,7 @@ export class ApiRequests {
       for (;;) {
         try {
           attempt.sent = false;
+          attempt.answered = undefined;
           route.asked = route.last = route.away = route.askedMethod = route.lastMethod = undefined;
           const answer = await Promise.race([
             withRequestSignal(signal, () =>
@@ -181,6 +183,7 @@ export class ApiRequests {
                 withSignal(
                   signal,
                   () => (attempt.sent = true),
+                  (status) => (attempt.answered = status),
                   (status) => {
                     // the connection is dropped, and the request settles now, on this error
                     const error = bodyTooLarge(target, status);
@@ -198,6 +201,7 @@ export class ApiRequests {
           if (redirect !== undefined) onRedirect?.(redirect);
           return answer;
         } catch (caught) {
+          attempt.answered = undefined; // that answer is over: a deadline met now is met between attempts
           // the kubeconfig the store loaded itself is named where it kept the request from going out
           const inUse = kubeconfigInUse(this.kc);
           noteKubeconfig(caught, inUse);
@@ -282,7 +286,7 @@ export class ApiRequests {
   private timeoutError(
     target: RequestTarget,
     waited: readonly number[],
-    sent: boolean,
+    { sent, answered }: { sent: boolean; answered?: number | undefined },
     signal: AbortSignal,
     redirected: string | undefined,
   ): KubernetesApiError {
@@ -290,10 +294,14 @@ export class ApiRequests {
     const waits = waited.length === 0 ? '' : `; the server ${waitedText(waited)} meanwhile`;
     // not sent: the time went on the credentials, which only an exec plugin takes long to give
     const user = sent || this.kc === undefined ? undefined : execPluginUser(this.kc);
+    const from = redirected === undefined ? this.server : `${redirected} (where ${this.server} redirected the request)`;
+    // an answer that began says what it began with: a create answered 201 made the object
     return unansweredError(
       target,
       user === undefined
-        ? `no answer from ${redirected === undefined ? this.server : `${redirected} (where ${this.server} redirected the request)`} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
+        ? answered === undefined
+          ? `no answer from ${from} within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
+          : `the answer from ${from} (HTTP ${answered}) began but did not end within ${this.timeoutMs} ms (requestTimeoutMs${waits})`
         : waitsForAnotherRequestsPlugin(signal)
           ? `the request waited ${this.timeoutMs} ms (requestTimeoutMs${waits}) behind the exec credential plugin of user ${quoteText(user)}, ` +
             'still running for another request (the plugins of a KubeConfig run one at a time, as kubectl runs them), and was not sent'
@@ -365,13 +373,20 @@ function retryAfterSeconds(header: string): number | undefined {
 
 /**
  * client-node per-call options whose middleware puts `signal` on the request (1.x and 2.x alike),
- * tells `onSent` (the request is authenticated and about to be sent), lets the fetch end the
+ * tells `onSent` (the request is authenticated and about to be sent) and `onAnswered` (its answer
+ * began: status and headers in, the body not yet read), lets the fetch end the
  * answer's body when its connection fails (`letFetchEndBody`), and hands the answer on with a
  * body read no further than MAX_ANSWER_BODY_BYTES (answer-body.ts), failing with what
  * `tooLarge(status)` returns past it. Under client-node 1.x the request is sent by
  * answer-body.ts's `streamingHttpLibrary`, whose answers give their stream.
  */
-function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: number) => Error, route: Route): ConfigurationOptions {
+function withSignal(
+  signal: AbortSignal,
+  onSent: () => void,
+  onAnswered: (status: number) => void,
+  tooLarge: (status: number) => Error,
+  route: Route,
+): ConfigurationOptions {
   const middleware: ObservableMiddleware = {
     pre(context) {
       onSent();
@@ -380,6 +395,7 @@ function withSignal(signal: AbortSignal, onSent: () => void, tooLarge: (status: 
       return new Observable(Promise.resolve(context));
     },
     post(context) {
+      onAnswered(context.httpStatusCode);
       if (typeof context.body.stream !== 'function') return new Observable(Promise.resolve(context));
       const stream = context.body.stream() as Chunks | null | undefined;
       // undici's body (2.x); node-fetch's (1.x) ends on a lost connection by itself
