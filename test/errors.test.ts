@@ -290,8 +290,14 @@ describe('Kubernetes transport errors', () => {
     Object.defineProperty(FetchError.prototype, 'name', { value: 'FetchError' });
     const url = 'https://api.example:6443/apis/networking.k8s.io/v1/ipaddresses?labelSelector=team%3Da&limit=500&continue=abc';
     const rows: [Error, string][] = [
-      [new FetchError(`request to ${url} failed, reason: connect ECONNREFUSED 10.0.0.1:6443`, 'system', 'ECONNREFUSED'), 'fetch failed: connect ECONNREFUSED 10.0.0.1:6443'],
-      [new FetchError(`network timeout at: ${url}`, 'request-timeout'), 'network timeout at: https://api.example:6443/apis/networking.k8s.io/v1/ipaddresses'],
+      [
+        new FetchError(`request to ${url} failed, reason: connect ECONNREFUSED 10.0.0.1:6443`, 'system', 'ECONNREFUSED'),
+        'fetch failed: connect ECONNREFUSED 10.0.0.1:6443',
+      ],
+      [
+        new FetchError(`network timeout at: ${url}`, 'request-timeout'),
+        'network timeout at: https://api.example:6443/apis/networking.k8s.io/v1/ipaddresses',
+      ],
     ];
     for (const [thrown, reason] of rows) {
       const e = translate(thrown, 'list', 'ipaddresses.networking.k8s.io', undefined, 'https://api.example:6443');

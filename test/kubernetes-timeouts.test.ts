@@ -337,23 +337,26 @@ describe('an answer that begins and then stalls', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  it.each(['2.x', '1.x'])('a create and a get reject saying the answer began, with its status, and did not end in time (client-node %s)', async (version) => {
-    const kc = version === '2.x' ? kubeConfigFor(url) : kubeConfig1For(url);
-    const s = new KubernetesStore(kc, { start: false, requestTimeoutMs: 500 });
-    closers.push(() => s.close());
-    const [created, got] = await Promise.all([outcome(s.create(RECORD)), outcome(s.get('10.96.0.10'))]);
-    for (const [err, verb, status] of [
-      [created, 'create', 'HTTP 201'],
-      [got, 'get', 'HTTP 200'],
-    ] as const) {
-      expect(err).toBeInstanceOf(KubernetesApiError);
-      const e = err as KubernetesApiError;
-      expect(e.message).toBe(
-        `${verb} ${IPADDRESSES} "10.96.0.10": the answer from ${url} (${status}) began but did not end within 500 ms (requestTimeoutMs)`,
-      );
-      expect([e.timeoutMs, e.code]).toEqual([500, undefined]);
-    }
-  });
+  it.each(['2.x', '1.x'])(
+    'a create and a get reject saying the answer began, with its status, and did not end in time (client-node %s)',
+    async (version) => {
+      const kc = version === '2.x' ? kubeConfigFor(url) : kubeConfig1For(url);
+      const s = new KubernetesStore(kc, { start: false, requestTimeoutMs: 500 });
+      closers.push(() => s.close());
+      const [created, got] = await Promise.all([outcome(s.create(RECORD)), outcome(s.get('10.96.0.10'))]);
+      for (const [err, verb, status] of [
+        [created, 'create', 'HTTP 201'],
+        [got, 'get', 'HTTP 200'],
+      ] as const) {
+        expect(err).toBeInstanceOf(KubernetesApiError);
+        const e = err as KubernetesApiError;
+        expect(e.message).toBe(
+          `${verb} ${IPADDRESSES} "10.96.0.10": the answer from ${url} (${status}) began but did not end within 500 ms (requestTimeoutMs)`,
+        );
+        expect([e.timeoutMs, e.code]).toEqual([500, undefined]);
+      }
+    },
+  );
 });
 
 // A watch whose connection is cut mid-stream — reset, or closed without the body's last chunk —

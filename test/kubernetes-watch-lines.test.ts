@@ -181,7 +181,11 @@ describe('KubernetesStore: watch lines that are not events', () => {
   for (const [name, object, says] of [
     ['an object without a kind', { foo: 1 }, 'an object without a kind'],
     ['null', null, 'null'],
-    ['a Status without a code', { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcd is unhappy' }, 'a Status object ("etcd is unhappy")'],
+    [
+      'a Status without a code',
+      { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'etcd is unhappy' },
+      'a Status object ("etcd is unhappy")',
+    ],
   ] as const) {
     it(`an ERROR event whose object is ${name}: the watch fails saying what came, and the store re-lists`, async () => {
       const { store, errors } = await synced();
