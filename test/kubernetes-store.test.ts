@@ -351,6 +351,30 @@ describe('KubernetesStore', () => {
       s.close();
     });
 
+    // Regression: an onStateChange listener that threw was swallowed without a word (a health
+    // check or metric of the user's failing unseen), where a store watcher that throws is
+    // reported to onWatcherError.
+    it('an onStateChange listener that throws is reported to onWatcherError, and the store goes on', async () => {
+      const reported: unknown[] = [];
+      const s = open({ start: false, onWatcherError: (e: unknown) => reported.push(e) });
+      const boom = new Error('listener failed');
+      const heard: string[] = [];
+      s.onStateChange((state) => {
+        heard.push(state);
+        throw boom;
+      });
+      s.start();
+      await s.waitForSync();
+      expect([heard, reported]).toEqual([['synced'], [boom]]);
+      d.insert(foreign('10.0.0.3'));
+      await until(() => s.cache.get('10.0.0.3') !== undefined, 'the event after the listener threw');
+      s.close();
+      expect([heard, reported]).toEqual([
+        ['synced', 'stopped'],
+        [boom, boom],
+      ]);
+    });
+
     it('pages the initial list', async () => {
       for (let i = 1; i <= 5; i++) d.insert(foreign(`10.0.0.${i}`));
       const s = open({ pageSize: 2 });

@@ -844,7 +844,7 @@ export interface SharedOptions {
   requestTimeoutMs?: number | undefined;
   /** Server-side watch timeout (seconds). Default random 300–600. */
   watchTimeoutSeconds?: number | undefined;
-  /** Called when a subscriber throws. Default console.error. */
+  /** Called when a subscriber throws (a watcher given to the cache's subscribe, a listener given to onStateChange). Default console.error. */
   onWatcherError?: ((err: unknown) => void) | undefined;
   /** Start the informer in the constructor. Default true; otherwise call start(). */
   start?: boolean | undefined;

@@ -11,6 +11,9 @@ export class StateReporter {
   private current: InformerState = 'syncing';
   private readonly listeners = new Set<StateListener>();
 
+  /** `reportThrown`: told what a listener throws (the owner's onWatcherError), which stops nothing. */
+  constructor(private readonly reportThrown: (err: unknown) => void) {}
+
   get state(): InformerState {
     return this.current;
   }
@@ -30,8 +33,13 @@ export class StateReporter {
     for (const l of [...this.listeners]) {
       try {
         l(state, error);
-      } catch {
-        // a listener's failure must not stop the informer
+      } catch (err) {
+        // a listener's failure must not stop the informer, nor go unseen
+        try {
+          this.reportThrown(err);
+        } catch {
+          // nor may the report's own: the informer's loop calls set()
+        }
       }
     }
   }

@@ -178,7 +178,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   private readonly tombstones = new Map<string, string>();
   /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */
   private readonly subscriptions = new Set<{ readonly watcher: InformerWatcher<R> }>();
-  private readonly status = new StateReporter();
+  private readonly status = new StateReporter((err) => this.reportThrown(err, 'an onStateChange listener'));
   private synced = false;
   private rv = '';
   private stopped = false;
@@ -664,12 +664,18 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       try {
         sub.watcher.onResync?.();
       } catch (err) {
-        (this.options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a store watcher threw', e)))(err);
+        this.reportThrown(err, 'a store watcher');
       }
     }
   }
 
   // --- helpers ---------------------------------------------------------------------------------
+
+  /** What a callback of the user's threw (`what`: which), told to onWatcherError, by default console.error. */
+  private reportThrown(err: unknown, what: string): void {
+    if (this.options.onWatcherError !== undefined) this.options.onWatcherError(err);
+    else console.error(`ipallocator: ${what} threw`, err);
+  }
 
   private emit(kind: 'onAdd' | 'onDelete', rec: R, previous?: R): void {
     for (const sub of [...this.subscriptions]) {
@@ -685,7 +691,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
       if (kind === 'onAdd') w.onAdd(rec, previous);
       else w.onDelete(rec);
     } catch (err) {
-      (this.options.onWatcherError ?? ((e: unknown) => console.error('ipallocator: a store watcher threw', e)))(err);
+      this.reportThrown(err, 'a store watcher');
     }
   }
 }
