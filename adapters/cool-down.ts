@@ -73,16 +73,16 @@ export type CoolDownOptions =
  * not counted.
  *
  * Memory: held addresses stay marked in the index (no index memory); the queue of held addresses
- * costs about 65 bytes of JS heap each (160 in a /64). 1,000 releases a minute with ms = 60,000
- * hold about 1,000 addresses: about 65 kB, on a range that never allocates too (a release gives
+ * costs about 50 bytes of JS heap each, on a /64 too. 1,000 releases a minute with ms = 60,000
+ * hold about 1,000 addresses: under 80 kB, on a range that never allocates too (a release gives
  * back what is due first). With `allocations`, a range that never allocates holds every address
  * released until it does: its clock is its own allocateNext calls.
  */
 export function coolDown(strategy: StrategyOption, options: CoolDownOptions): AllocationStrategy {
   // The oldest quarter rather than the oldest alone, measured: 3× the failed creates at 90 % fill
-  // with the oldest alone. The queue is a FIFO of (offset, until) plus a Map from offset to its
-  // FIFO entry: measured 65 bytes of JS heap per held address (160 in a /64, whose offsets past
-  // 2^53 are string keys).
+  // with the oldest alone. The queue is a FIFO of (offset, until) plus a table from offset to its
+  // FIFO entry (OffsetMap): measured 45–56 bytes of JS heap per held address at 10^3–10^5 held,
+  // 49–75 on a /64 (with a Map keyed by number or string: 61–80, and 115–138 on a /64).
   const inner = strategyOption(strategy, 'strategy');
   const wrapped = COOLED_DOWN.get(inner);
   if (wrapped !== undefined) throw alreadyCooledDown(inner, wrapped);
@@ -147,9 +147,137 @@ function alreadyCooledDown(strategy: AllocationStrategy, wrapped?: AllocationStr
   return new InvalidArgumentError(`coolDown: strategy ${quoteInput(strategy.name)} is already cooled down: ${instead}`);
 }
 
-/** A key for an offset in a Map: exact below 2^53, a string above (a /64's high offsets). */
-function keyOf(hi: number, lo: number): number | string {
-  return hi < 0x200000 ? hi * TWO32 + lo : `${hi}:${lo}`;
+/** The smallest capacity of an OffsetMap; a power of two, as every capacity. */
+const MIN_SLOTS = 8;
+/**
+ * An OffsetMap this small does not shrink: a call that returns a quarter of the held offsets
+ * early fills the table of returned ones and empties it again, and resized it both ways each time
+ * (measured: 1.4× the time of an allocation on a /20 at 99 % fill).
+ */
+const SMALL_SLOTS = 64;
+
+/**
+ * A map from offsets (hi, lo) to values, that builds no key per call: linear probing over a
+ * power-of-two table of slots, at most half full, deletes by backward shift (as NameTable). A JS
+ * Map needs one key per offset, and exact numbers reach 2^53 only: the string key it took for a
+ * /64's high offsets (any random one) took two thirds of the time of a cool-down's allocateNext
+ * + release there, 5/6 of a forEach's over a /64 with half its addresses held (measured side by
+ * side with this table), and twice the memory; a Map of lo per hi cost a Map per held offset.
+ * On a /20 it is about as fast as a Map keyed by number. The hash is seeded per table: offsets
+ * a caller picks cannot be aimed at one run of slots without knowing the seed.
+ *
+ * Invariants: slot i is empty when `vals[i]` is undefined (no value is), else it holds (hi, lo)
+ * at keys[2i], keys[2i + 1], no other slot does, and it is reachable from its home slot without
+ * crossing an empty one; 2 · size ≤ capacity, and capacity ≤ SMALL_SLOTS or 8 · size ≥ capacity
+ * (it grows at half full and shrinks below an eighth).
+ * @internal exported for the tests
+ */
+export class OffsetMap<V> {
+  private readonly seed = (Math.random() * TWO32) >>> 0;
+  private mask = MIN_SLOTS - 1;
+  private shift = 32 - Math.log2(MIN_SLOTS);
+  private keys = new Uint32Array(2 * MIN_SLOTS);
+  /** Slot i's value, undefined where it is empty. */
+  private vals: (V | undefined)[] = new Array<V | undefined>(MIN_SLOTS).fill(undefined);
+  private count = 0;
+
+  get size(): number {
+    return this.count;
+  }
+
+  private home(hi: number, lo: number): number {
+    return Math.imul(lo ^ Math.imul(hi ^ this.seed, 0x85ebca6b), 0x9e3779b1) >>> this.shift;
+  }
+
+  /** The slot of (hi, lo), or −1 when it has none. */
+  private find(hi: number, lo: number): number {
+    const keys = this.keys;
+    for (let i = this.home(hi, lo); ; i = (i + 1) & this.mask) {
+      if (this.vals[i] === undefined) return -1;
+      if (keys[2 * i] === hi && keys[2 * i + 1] === lo) return i;
+    }
+  }
+
+  get(hi: number, lo: number): V | undefined {
+    if (this.size === 0) return undefined;
+    const i = this.find(hi, lo);
+    return i < 0 ? undefined : this.vals[i];
+  }
+
+  has(hi: number, lo: number): boolean {
+    return this.size !== 0 && this.find(hi, lo) >= 0;
+  }
+
+  set(hi: number, lo: number, value: V): void {
+    const keys = this.keys;
+    let i = this.home(hi, lo);
+    for (; this.vals[i] !== undefined; i = (i + 1) & this.mask) {
+      if (keys[2 * i] === hi && keys[2 * i + 1] === lo) {
+        this.vals[i] = value;
+        return;
+      }
+    }
+    if (2 * (this.size + 1) > this.vals.length) {
+      this.resize(2 * this.vals.length);
+      this.set(hi, lo, value);
+      return;
+    }
+    keys[2 * i] = hi;
+    keys[2 * i + 1] = lo;
+    this.vals[i] = value;
+    this.count++;
+  }
+
+  /** Removes (hi, lo): true if it was there. */
+  delete(hi: number, lo: number): boolean {
+    if (this.size === 0) return false;
+    let i = this.find(hi, lo);
+    if (i < 0) return false;
+    // backward shift: each entry after i in its run moves into the hole unless its home lies
+    // after the hole (it would then sit before its home)
+    const { keys, vals, mask } = this;
+    for (let j = (i + 1) & mask; vals[j] !== undefined; j = (j + 1) & mask) {
+      if (((j - this.home(keys[2 * j]!, keys[2 * j + 1]!)) & mask) < ((j - i) & mask)) continue;
+      keys[2 * i] = keys[2 * j]!;
+      keys[2 * i + 1] = keys[2 * j + 1]!;
+      vals[i] = vals[j];
+      i = j;
+    }
+    vals[i] = undefined;
+    this.count--;
+    if (8 * this.size < vals.length && vals.length > SMALL_SLOTS) this.resize(vals.length >> 1);
+    return true;
+  }
+
+  clear(): void {
+    this.mask = MIN_SLOTS - 1;
+    this.shift = 32 - Math.log2(MIN_SLOTS);
+    this.keys = new Uint32Array(2 * MIN_SLOTS);
+    this.vals = new Array<V | undefined>(MIN_SLOTS).fill(undefined);
+    this.count = 0;
+  }
+
+  /** Each value replaced by `fn` of it. */
+  update(fn: (value: V) => V): void {
+    const vals = this.vals;
+    for (let i = 0; i < vals.length; i++) if (vals[i] !== undefined) vals[i] = fn(vals[i]!);
+  }
+
+  /** Calls `fn` with each value (a callback, not an iterator: firstKept runs on every allocation). */
+  forEach(fn: (value: V) => void): void {
+    const vals = this.vals;
+    for (let i = 0; i < vals.length; i++) if (vals[i] !== undefined) fn(vals[i]!);
+  }
+
+  private resize(capacity: number): void {
+    const { keys, vals } = this;
+    this.mask = capacity - 1;
+    this.shift = 32 - Math.log2(capacity);
+    this.keys = new Uint32Array(2 * capacity);
+    this.vals = new Array<V | undefined>(capacity).fill(undefined);
+    this.count = 0;
+    for (let i = 0; i < vals.length; i++) if (vals[i] !== undefined) this.set(keys[2 * i]!, keys[2 * i + 1]!, vals[i]!);
+  }
 }
 
 /**
@@ -272,7 +400,7 @@ export class CoolingQueue {
   private untils: number[] = [];
   private head = 0;
   /** offset key → its FIFO position (a claimed offset's stale entry is skipped on expiry). */
-  private readonly held = new Map<number | string, number>();
+  private readonly held = new OffsetMap<number>();
   /** Addresses handed out so far (the clock of a count-based cool-down; see tick). */
   private allocations = 0;
   /** The time clock's last reading, and how far it has stepped back in all (≤ 0): see now(). */
@@ -285,7 +413,7 @@ export class CoolingQueue {
    * succeeds. (One call's record is not another's: an offset taken, released and returned again
    * by a second call meanwhile is that call's.)
    */
-  private readonly returned = new Map<number | string, { at: number; by: CallReturns }>();
+  private readonly returned = new OffsetMap<{ at: number; by: CallReturns }>();
   /** The running call's record of what it returns (set only while its synchronous steps run), or null. */
   private recording: CallReturns | null = null;
 
@@ -323,9 +451,9 @@ export class CoolingQueue {
     return hi !== 0 || lo >= this.dynamicFrom;
   }
 
-  /** (hi, lo), held under `key`, is no longer held. */
-  private unhold(key: number | string, hi: number, lo: number): void {
-    this.held.delete(key);
+  /** (hi, lo) is no longer held. */
+  private unhold(hi: number, lo: number): void {
+    this.held.delete(hi, lo);
     if (this.isDynamic(hi, lo)) this.dynamicHeld--;
   }
 
@@ -370,7 +498,7 @@ export class CoolingQueue {
 
   /** Whether (hi, lo) is held (marked in the index, free to everyone but the strategy). */
   holds(hi: number, lo: number): boolean {
-    return this.held.size !== 0 && this.held.has(keyOf(hi, lo));
+    return this.held.size !== 0 && this.held.has(hi, lo);
   }
 
   /**
@@ -395,13 +523,13 @@ export class CoolingQueue {
 
   /** When the hold of (hi, lo) ends; undefined when it is not held. */
   untilOf(hi: number, lo: number): number | undefined {
-    const pos = this.held.size === 0 ? undefined : this.held.get(keyOf(hi, lo));
+    const pos = this.held.size === 0 ? undefined : this.held.get(hi, lo);
     return pos === undefined ? undefined : this.untils[pos];
   }
 
   private enqueue(hi: number, lo: number, until: number): void {
     const pos = this.his.length;
-    this.held.set(keyOf(hi, lo), pos);
+    this.held.set(hi, lo, pos);
     if (this.isDynamic(hi, lo)) this.dynamicHeld++;
     this.his.push(hi);
     this.los.push(lo);
@@ -423,9 +551,8 @@ export class CoolingQueue {
   /** Stops holding (hi, lo) because it is taken by hand (or loaded): true if it was held. */
   claim(hi: number, lo: number): boolean {
     if (this.held.size === 0) return false;
-    const key = keyOf(hi, lo);
-    if (!this.held.has(key)) return false;
-    this.unhold(key, hi, lo);
+    if (!this.held.has(hi, lo)) return false;
+    this.unhold(hi, lo);
     this.keepInProportion();
     return true;
   }
@@ -439,7 +566,7 @@ export class CoolingQueue {
   took(hi: number, lo: number): void {
     const r = this.recording;
     if (this.returned.size === 0 || r === null) return;
-    const entry = this.returned.get(keyOf(hi, lo));
+    const entry = this.returned.get(hi, lo);
     if (entry === undefined || entry.by === r) return;
     entry.by = r;
     r.offsets.push(hi, lo);
@@ -457,10 +584,9 @@ export class CoolingQueue {
    */
   handOver(hi: number, lo: number): number | undefined {
     if (this.returned.size === 0) return undefined;
-    const key = keyOf(hi, lo);
-    const entry = this.returned.get(key);
+    const entry = this.returned.get(hi, lo);
     if (entry === undefined) return undefined;
-    this.returned.delete(key);
+    this.returned.delete(hi, lo);
     const until = this.untils[entry.at];
     this.keepInProportion();
     return until;
@@ -497,10 +623,10 @@ export class CoolingQueue {
   }
 
   /** (hi, lo) at FIFO position `at` leaves the hold for the free pool: noted for the call recording. */
-  private noteReturn(key: number | string, hi: number, lo: number, at: number): void {
+  private noteReturn(hi: number, lo: number, at: number): void {
     const r = this.recording;
     if (r === null) return;
-    this.returned.set(key, { at, by: r });
+    this.returned.set(hi, lo, { at, by: r });
     r.offsets.push(hi, lo);
   }
 
@@ -519,12 +645,11 @@ export class CoolingQueue {
     for (let i = 0; i < o.length; i += 2) {
       const hi = o[i]!;
       const lo = o[i + 1]!;
-      const key = keyOf(hi, lo);
-      const entry = this.returned.get(key);
+      const entry = this.returned.get(hi, lo);
       if (entry === undefined || entry.by !== r) continue; // handed over to its taker, or returned again since by another call
-      this.returned.delete(key);
+      this.returned.delete(hi, lo);
       // held anew by a release meanwhile, or marked meanwhile by a record the cache reports (it stays so)
-      if (!holding || this.held.has(key)) continue;
+      if (!holding || this.held.has(hi, lo)) continue;
       try {
         if (!this.#index.set(hi, lo)) continue;
       } catch (e) {
@@ -532,7 +657,7 @@ export class CoolingQueue {
         holding = false; // the rest stay free
         continue;
       }
-      this.held.set(key, entry.at);
+      this.held.set(hi, lo, entry.at);
       if (this.isDynamic(hi, lo)) this.dynamicHeld++;
       if (entry.at < this.head) this.head = entry.at;
     }
@@ -568,15 +693,14 @@ export class CoolingQueue {
       const hi = this.his[at]!;
       const lo = this.los[at]!;
       if (hi === 0 && lo < from) continue;
-      const key = keyOf(hi, lo);
-      if (this.held.get(key) !== at) continue; // claimed since (and maybe held again: a newer entry)
+      if (this.held.get(hi, lo) !== at) continue; // claimed since (and maybe held again: a newer entry)
       this.#index.clear(hi, lo); // first: when it throws (out of memory), the entry is still held
-      this.unhold(key, hi, lo);
-      this.noteReturn(key, hi, lo, at);
+      this.unhold(hi, lo);
+      this.noteReturn(hi, lo, at);
       released++;
     }
     // the entries at the head that hold nothing any more go
-    while (this.head < this.his.length && this.held.get(keyOf(this.his[this.head]!, this.los[this.head]!)) !== this.head) {
+    while (this.head < this.his.length && this.held.get(this.his[this.head]!, this.los[this.head]!) !== this.head) {
       this.head++;
     }
     this.compact();
@@ -591,11 +715,10 @@ export class CoolingQueue {
     const at = this.head;
     const hi = this.his[at]!;
     const lo = this.los[at]!;
-    const key = keyOf(hi, lo);
-    if (this.held.get(key) === at) {
+    if (this.held.get(hi, lo) === at) {
       this.#index.clear(hi, lo);
-      this.unhold(key, hi, lo);
-      this.noteReturn(key, hi, lo, at);
+      this.unhold(hi, lo);
+      this.noteReturn(hi, lo, at);
     }
     this.head++; // (an entry not held any more was claimed since, and maybe held again: a newer entry)
   }
@@ -606,7 +729,11 @@ export class CoolingQueue {
    */
   private firstKept(): number {
     let first = this.head;
-    if (this.returned.size !== 0) for (const [, { at }] of this.returned) if (at < first) first = at;
+    if (this.returned.size !== 0) {
+      this.returned.forEach(({ at }) => {
+        if (at < first) first = at;
+      });
+    }
     return first;
   }
 
@@ -617,13 +744,15 @@ export class CoolingQueue {
     const untils: number[] = [];
     let head = 0;
     for (let at = this.firstKept(); at < this.his.length; at++) {
-      const key = keyOf(this.his[at]!, this.los[at]!);
-      if (this.held.get(key) === at) this.held.set(key, his.length);
-      else if (this.returned.get(key)?.at === at) this.returned.get(key)!.at = his.length;
+      const hi = this.his[at]!;
+      const lo = this.los[at]!;
+      const entry = this.returned.get(hi, lo);
+      if (this.held.get(hi, lo) === at) this.held.set(hi, lo, his.length);
+      else if (entry?.at === at) entry.at = his.length;
       else continue;
       if (at < this.head) head++;
-      his.push(this.his[at]!);
-      los.push(this.los[at]!);
+      his.push(hi);
+      los.push(lo);
       untils.push(this.untils[at]!);
     }
     this.his = his;
@@ -639,8 +768,10 @@ export class CoolingQueue {
       this.los = this.los.slice(h);
       this.untils = this.untils.slice(h);
       this.head -= h;
-      for (const [k, pos] of this.held) this.held.set(k, pos - h);
-      for (const [, entry] of this.returned) entry.at -= h;
+      this.held.update((pos) => pos - h);
+      this.returned.forEach((entry) => {
+        entry.at -= h;
+      });
     }
     this.keepInProportion();
   }
@@ -652,12 +783,14 @@ export class CoolingQueue {
    */
   check(idle: boolean): string | null {
     let dynamic = 0;
-    for (const [, pos] of this.held) {
+    let unmarked: string | null = null;
+    this.held.forEach((pos) => {
       const hi = this.his[pos]!;
       const lo = this.los[pos]!;
-      if (!this.#index.has(hi, lo)) return `held offset ${(BigInt(hi) << 32n) | BigInt(lo)} is not marked in the index`;
+      if (!this.#index.has(hi, lo)) unmarked ??= `held offset ${(BigInt(hi) << 32n) | BigInt(lo)} is not marked in the index`;
       if (this.isDynamic(hi, lo)) dynamic++;
-    }
+    });
+    if (unmarked !== null) return unmarked;
     if (dynamic !== this.dynamicHeld) return `${dynamic} held offsets are in the dynamic band, the count says ${this.dynamicHeld}`;
     const kept = this.held.size + this.returned.size;
     if (this.his.length > 2 * kept + STALE_SLACK)

@@ -20,7 +20,7 @@ import {
   type StrategyOption,
   type StrategyView,
 } from '../adapters/strategies.ts';
-import { type Cooling, coolDown, coolingQueueOf } from '../adapters/cool-down.ts';
+import { type Cooling, coolDown, coolingQueueOf, OffsetMap } from '../adapters/cool-down.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { exposeGc, failure } from './helpers.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
@@ -689,6 +689,120 @@ function lowestDynamic(view: StrategyView, out: Offset): boolean {
   out.lo = view.index.resultLo;
   return true;
 }
+
+describe("a cool-down's held offsets on a /64", () => {
+  const TWO53 = 1n << 53n;
+  /** fd00::/64's address at `offset`, and back. */
+  const textOf = (offset: bigint): string => {
+    const words = [0xfd00n, 0n, 0n, 0n, offset >> 48n, (offset >> 32n) & 0xffffn, (offset >> 16n) & 0xffffn, offset & 0xffffn];
+    return words.map((w) => w.toString(16)).join(':');
+  };
+  const offsetOf = (ip: string): bigint => {
+    const [head, tail] = ip.split('::') as [string, string | undefined];
+    const h = head === '' ? [] : head.split(':');
+    const t = tail === undefined || tail === '' ? [] : tail.split(':');
+    const words = tail === undefined ? h : [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t];
+    return words.slice(4).reduce((o, w) => (o << 16n) | BigInt(`0x${w}`), 0n);
+  };
+  /**
+   * Offsets past 2^53 (a random /64 offset), with neighbours that share their upper 32 bits, one
+   * 2^53 away (same lower 53 bits), and offsets below 2^53 and at its edge.
+   */
+  function pool(seed: number): bigint[] {
+    const rng = seededRandom(seed);
+    const out = new Set<bigint>([1n, 2n, 0xffffffffn, TWO53 - 1n, TWO53, TWO53 + 1n, (1n << 64n) - 2n]);
+    for (let k = 0; k < 60; k++) {
+      const hi = BigInt(0x200000 + uniformBelow(rng, 0xffffffff - 0x200000));
+      const o = (hi << 32n) | BigInt(uniformBelow(rng, 0xfffffffd));
+      for (const n of [o, o + 1n, o + 2n, o >= TWO53 * 2n ? o - TWO53 : o + TWO53]) out.add(n);
+    }
+    return [...out];
+  }
+
+  it('each is held for its time and then returns, against a model, as the table of them grows and shrinks', () => {
+    const clock = { now: 0 };
+    const ms = 1000;
+    const r = new Range('fd00::/64', { strategy: coolDown('upstream', { ms, now: () => clock.now }), random: seededRandom(3) });
+    const offsets = pool(7);
+    const rng = seededRandom(8);
+    const taken = new Set<bigint>();
+    const held = new Map<bigint, number>(); // offset → until
+    const expire = () => {
+      for (const [o, until] of held) if (until <= clock.now) held.delete(o);
+    };
+    let mostHeld = 0;
+    for (let step = 0; step < 6000; step++) {
+      // bursts of releases, then none: the held ones pile up (the table grows), then all return (it shrinks)
+      const burst = step % 1000 < 500;
+      clock.now += burst ? uniformBelow(rng, 2) : 4;
+      const o = offsets[uniformBelow(rng, offsets.length)]!;
+      const op = uniformBelow(rng, 10);
+      if (op < 3) {
+        const e = thrown(() => r.allocate(textOf(o)));
+        if (taken.has(o)) expect(e).toBeInstanceOf(ErrAllocated);
+        else {
+          expect(e).toBeUndefined(); // a held one is taken at once
+          taken.add(o);
+          held.delete(o);
+        }
+      } else if (op < 8) {
+        if (!taken.has(o) || !burst) continue;
+        r.release(textOf(o));
+        expire();
+        taken.delete(o);
+        held.set(o, clock.now + ms);
+      } else if (op === 8) {
+        const got = offsetOf(r.allocateNext());
+        expire();
+        expect(taken.has(got) || held.has(got)).toBe(false);
+        taken.add(got);
+      } else {
+        expect(r.has(textOf(o))).toBe(taken.has(o));
+      }
+      mostHeld = Math.max(mostHeld, held.size);
+      expect([r.used(), r.validate().indexed - r.used()]).toEqual([taken.size, held.size]);
+      if (step % 250 === 0) {
+        const listed: bigint[] = [];
+        r.forEach((ip) => listed.push(offsetOf(ip)));
+        expect(new Set(listed)).toEqual(taken);
+      }
+    }
+    expect([mostHeld > 100, held.size, r.validate().indexed]).toEqual([true, 0, taken.size]);
+    r.destroy();
+  });
+
+  it('the table of offsets answers as a Map, through growth, shrinking and deletes amid runs of slots', () => {
+    const offsets = pool(11);
+    const rng = seededRandom(12);
+    const table = new OffsetMap<number>();
+    const model = new Map<bigint, number>();
+    const split = (o: bigint): [number, number] => [Number(o >> 32n), Number(o & 0xffffffffn)];
+    for (let step = 0; step < 20_000; step++) {
+      const o = offsets[uniformBelow(rng, offsets.length)]!;
+      const [hi, lo] = split(o);
+      // adds outweigh deletes for the first half, then the other way round: it grows, then shrinks
+      const op = uniformBelow(rng, 10);
+      if (op < (step < 10_000 ? 6 : 3)) {
+        table.set(hi, lo, step);
+        model.set(o, step);
+      } else if (op < 9) {
+        expect(table.delete(hi, lo)).toBe(model.delete(o));
+      } else {
+        table.update((v) => v + 1);
+        for (const [k, v] of model) model.set(k, v + 1);
+      }
+      expect([table.size, table.get(hi, lo), table.has(hi, lo)]).toEqual([model.size, model.get(o), model.has(o)]);
+      if (step % 500 === 0) {
+        for (const p of offsets) expect(table.get(...split(p))).toBe(model.get(p));
+        const values: number[] = [];
+        table.forEach((v) => values.push(v));
+        expect(values.sort((a, b) => a - b)).toEqual([...model.values()].sort((a, b) => a - b));
+      }
+    }
+    table.clear();
+    expect([table.size, table.get(...split(offsets[0]!))]).toEqual([0, undefined]);
+  });
+});
 
 describe('a strategy of your own cannot break the range it chooses for', () => {
   // Regression: a chooser reached `view.index.clear` (then in the type) and
