@@ -43,7 +43,7 @@ import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from './metrics.ts';
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
-import { checkParentRef, forEachLabelledAddress, writeLabelsFor } from './records.ts';
+import { checkParentRef, forEachLabelledAddress, refuseBlindStore, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
@@ -165,6 +165,7 @@ export class Allocator implements IPAllocator, Disposable {
     this.ipFamily = p.family;
     this.fam = p.version;
     this.store = storeOption(opts.store);
+    refuseBlindStore(this.store, p.family, 'Allocator');
     readOnlyFields(this, 'cidr', 'ipFamily', 'store');
     this.cache = this.store.cache;
     const random = randomOption(opts.random);

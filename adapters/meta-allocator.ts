@@ -91,7 +91,7 @@ import {
 } from './strategies.ts';
 import type { FreeOnlyPass } from './cool-down.ts';
 import { recorderFor } from './metrics.ts';
-import { checkParentRef, hasAllocatorLabels, forEachLabelledAddress, labelledChange } from './records.ts';
+import { checkParentRef, hasAllocatorLabels, forEachLabelledAddress, labelledChange, refuseBlindStore } from './records.ts';
 import {
   compareCreation,
   readServiceCIDR,
@@ -398,6 +398,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.fam = family === 'IPv4' ? 4 : 6;
     this.policy = policy;
     this.store = storeOption(opts.store);
+    refuseBlindStore(this.store, family, 'MetaAllocator');
     // a store assigned under a live MetaAllocator would reach its later ranges and its releases,
     // not its earlier ranges
     readOnlyFields(this, 'cidr', 'ipFamily', 'store', 'policy');

@@ -6,7 +6,16 @@ import { type IPAllocatorError, InvalidAddressError, InvalidArgumentError, Inval
 import { isPlainObject, memberName, readMember, unreadableInput } from './input.ts';
 import { classOf, quoteInput, quoteText } from './quote.ts';
 import { dns1123SubdomainProblems, labelProblems } from './label-rules.ts';
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, cacheList, type IPAddressRecord, type StoreCache } from './store.ts';
+import {
+  CACHE_LEAVES_OUT,
+  CONTROLLER_NAME,
+  LABEL_IP_FAMILY,
+  LABEL_MANAGED_BY,
+  cacheList,
+  type IPAddressRecord,
+  type Store,
+  type StoreCache,
+} from './store.ts';
 import type { IPFamily, ParentRef } from './types.ts';
 
 const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
@@ -471,4 +480,29 @@ export function validateFields(name: unknown, labels: unknown, ref: unknown): vo
     throw unreadableRecord(name, field, e); // a revoked Proxy, a getter that throws
   }
   if (problems.length > 0) throw new InvalidRecordError(name, problems);
+}
+
+/**
+ * Refuses `store` for an allocator of `family` (`who`, for the message) when its cache leaves out
+ * the records such an allocator writes (CACHE_LEAVES_OUT).
+ */
+export function refuseBlindStore(store: Store, family: IPFamily, who: string): void {
+  let leavesOut: unknown;
+  try {
+    leavesOut = (store as { [CACHE_LEAVES_OUT]?: unknown })[CACHE_LEAVES_OUT];
+  } catch (e) {
+    throw unreadableInput('options.store', e); // a Proxy whose get trap throws
+  }
+  if (typeof leavesOut !== 'function') return;
+  const labels = writeLabelsFor(family);
+  const filter = (leavesOut as (labels: Readonly<Record<string, string>>) => string | undefined).call(store, labels);
+  if (filter === undefined) return;
+  const written = Object.keys(labels)
+    .map((k) => `${k}=${labels[k]}`)
+    .join(',');
+  throw new InvalidArgumentError(
+    `${who}: options.store's cache selects ${quoteText(filter)}, which leaves out the IPAddresses an ${family} allocator writes (${written}): ` +
+      'it would never see its own addresses (used() would stay 0, and each would be tried again at the server); ' +
+      `give it a store whose cache holds them (family: '${family}', or no selector)`,
+  );
 }

@@ -33,7 +33,14 @@ import { quoteInput } from './quote.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { invalidFirstAddressError, Prefix, refuseIPv4MappedOverlap, shortIPv6RangeRefusal } from './geometry.ts';
-import { checkParentRef, forEachLabelledAddress, hasAllocatorLabels, parseRecordName, writeLabelsFor } from './records.ts';
+import {
+  checkParentRef,
+  forEachLabelledAddress,
+  hasAllocatorLabels,
+  parseRecordName,
+  refuseBlindStore,
+  writeLabelsFor,
+} from './records.ts';
 import { storeOption } from './memory-store.ts';
 import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder, type Scope } from './metrics.ts';
 import { drawBelow, randomOption, drawU64, type RandomSource, type U64Out } from './random.ts';
@@ -205,6 +212,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.ipFamily = this.g.family;
     this.fam = this.g.family === 'IPv4' ? 4 : 6;
     this.store = storeOption(opts.store);
+    refuseBlindStore(this.store, this.ipFamily, 'ReferenceAllocator');
     readOnlyFields(this, 'cidr', 'ipFamily', 'store');
     this.random = this.drawCalls.guardRandom(randomOption(opts.random));
     const watcher: StoreWatcher = allocatorWatcher({

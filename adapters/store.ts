@@ -182,6 +182,16 @@ export const COLLISIONS_PER_TURN = 4096;
 export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
 
 /**
+ * The key of a store's internal method `(labels) => string | undefined`: the filter of its cache
+ * (a label selector's text) when the cache leaves out a record with these labels, else undefined
+ * (a KubernetesStore narrowed by `family` or `labelSelector` leaves out the rest). An allocator
+ * refuses, when made, a store whose cache would leave out the records it writes: it would never
+ * hear of its own addresses (used() stuck at 0, each one tried again at the server). Not exported
+ * from the package: a store of your own without it is taken as caching every record.
+ */
+export const CACHE_LEAVES_OUT: unique symbol = Symbol('ipallocator.cacheLeavesOut');
+
+/**
  * What a stopped search's ErrDestroyed says after the allocator's name: it is not destroyed yet
  * (has, used, release still answer), and stays so while a call of the pair's does not end (a
  * store that never answers).

@@ -24,7 +24,7 @@
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import type { IPAddressRecord, NewIPAddressRecord, Store, StoreCache } from '../store.ts';
 import type { IPFamily } from '../types.ts';
-import { LABEL_IP_FAMILY, notAName } from '../store.ts';
+import { CACHE_LEAVES_OUT, LABEL_IP_FAMILY, notAName } from '../store.ts';
 import { InvalidArgumentError, NotFoundError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
 import { validateFields } from '../records.ts';
@@ -52,6 +52,7 @@ import {
   ownRecord,
   bodyOf,
   checkApiVersion,
+  matchesSelector,
   parseLabelSelector,
   toRecord,
   type ApiVersion,
@@ -142,6 +143,11 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       ...(options.onWatcherError ? { onWatcherError: options.onWatcherError } : {}),
     });
     if (options.start ?? true) this.informer.start();
+  }
+
+  /** The selector's text when the cache leaves out a record with `labels` (see CACHE_LEAVES_OUT). @internal */
+  [CACHE_LEAVES_OUT](labels: Readonly<Record<string, string>>): string | undefined {
+    return this.selector === undefined || matchesSelector(this.selector, labels) ? undefined : this.selector.text;
   }
 
   /** The informer view (its methods throw ErrDestroyed after close()). */
