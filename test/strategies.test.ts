@@ -20,7 +20,8 @@ import {
   type StrategyOption,
   type StrategyView,
 } from '../adapters/strategies.ts';
-import { type Cooling, coolDown, coolingQueueOf, OffsetMap } from '../adapters/cool-down.ts';
+import { type Cooling, coolDown, coolingQueueOf } from '../adapters/cool-down.ts';
+import { OffsetMap } from '../adapters/offset-map.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { exposeGc, failure } from './helpers.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
