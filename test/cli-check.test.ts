@@ -341,9 +341,9 @@ describe('ipallocator check', () => {
     refuse();
     const r = await cli(['check', '--fix', '--yes', '--kubeconfig', c.kubeconfig], { now: later });
     expect(r.code).toBe(2);
-    const cut = `gateways default/${'x'.repeat(983)}… (99017 more characters)`;
+    const cut = `gateways default/${'x'.repeat(983)}… (99,017 more characters)`;
     expect(r.stdout).toContain(`IPAddress 10.96.0.30 references ${cut}, not a Service`);
-    expect(r.stdout).toMatch(/\nFailed 10\.96\.0\.30: [^\n]*; the server said: y{1000}… \(4000 more characters\)\n/);
+    expect(r.stdout).toMatch(/\nFailed 10\.96\.0\.30: [^\n]*; the server said: y{1000}… \(4,000 more characters\)\n/);
     expect(r.stdout.length + r.stderr.length).toBeLessThan(4000);
 
     refuse();
@@ -351,7 +351,7 @@ describe('ipallocator check', () => {
     const report = JSON.parse(json.stdout) as CheckReport;
     expect(report.findings[0]).toMatchObject({ kind: 'not-a-service', ip: '10.96.0.30', owner: `gateways default/${long}` });
     expect(report.findings[0]!.message).toBe(`IPAddress 10.96.0.30 references ${cut}, not a Service`);
-    expect(report.fixed!.failed[0]!.error).toMatch(/; the server said: y{1000}… \(4000 more characters\)$/);
+    expect(report.fixed!.failed[0]!.error).toMatch(/; the server said: y{1000}… \(4,000 more characters\)$/);
   });
 
   it('shows in quotes an address or owner that would not read as itself (a trailing space), in the table and its messages', async () => {
@@ -778,7 +778,7 @@ describe('ipallocator check', () => {
     expect(r.code).toBe(1);
     expect(r.stdout).toContain('\nDeleted 1 IPAddress: 10.96.0.41.\n');
     expect(r.stdout).toMatch(
-      /\nFailed 10\.96\.0\.9{992}… \(99008 more characters\): get ipaddresses\.networking\.k8s\.io "10\.96\.0\.9{992}… \(99008 more characters\)" not sent: the name is 100,008 characters long, and the API server allows at most 253; the listing that named it is malformed\n/,
+      /\nFailed 10\.96\.0\.9{992}… \(99,008 more characters\): get ipaddresses\.networking\.k8s\.io "10\.96\.0\.9{992}… \(99,008 more characters\)" not sent: the name is 100,008 characters long, and the API server allows at most 253; the listing that named it is malformed\n/,
     );
     expect(c.double.requestsOf('get').every((q) => q.target.length < 1000)).toBe(true);
     expect(c.double.requestsOf('delete')).toHaveLength(1);

@@ -106,7 +106,7 @@ describe('ipallocator: failures', () => {
       c.double.proxyAnswerNext('list', 'ipaddresses', statusFailure(403, 'Forbidden', message), { status: 403 });
       const r = await cli([command, '--kubeconfig', c.kubeconfig]);
       expect([r.code, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toMatch(/; the server said: ipaddresses is forbidden: x{974}… \(4026 more characters\)\n$/);
+      expect(r.stderr).toMatch(/; the server said: ipaddresses is forbidden: x{974}… \(4,026 more characters\)\n$/);
       expect(r.stderr.length).toBeLessThan(1300);
     }
   });

@@ -459,7 +459,7 @@ describe('ipallocator status', () => {
     const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(text.code).toBe(0);
     // "default/" and 992 of the name's characters: 1,000 in all, then what was left out
-    expect(text.stdout).toMatch(/\n {2}10\.99\.0\.30 {2}default\/x{992}… \(99008 more characters\)\n/);
+    expect(text.stdout).toMatch(/\n {2}10\.99\.0\.30 {2}default\/x{992}… \(99,008 more characters\)\n/);
     // the namespace among the owners, in a column the counts follow: cut to the table's cell width
     expect(text.stdout).toMatch(new RegExp(`\\n {2}x{${CELL_WIDTH - 3}}… {2}1\\n`));
     // and the other rows of that table are as wide as the cut name, not as the name: `  default`, padding, `  1`

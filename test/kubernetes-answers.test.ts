@@ -135,7 +135,7 @@ const ROWS: Row[] = [
       message: 'x'.repeat(5000),
       code: 500,
     }),
-    says: `HTTP 500 InternalError: ${'x'.repeat(1000)}… (4000 more characters)`,
+    says: `HTTP 500 InternalError: ${'x'.repeat(1000)}… (4,000 more characters)`,
   },
 ];
 

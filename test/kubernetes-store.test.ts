@@ -1025,6 +1025,11 @@ describe('KubernetesStore', () => {
           () => new KubernetesStore(TEST_TOKEN as never, { start: false }),
           `got a string of ${TEST_TOKEN.length} characters (not shown`,
         ],
+        [
+          'a kubeconfig file read as text, past a thousand characters',
+          () => new KubernetesStore(`apiVersion: v1\n# ${'x'.repeat(1220)}\n` as never, { start: false }),
+          'got a string of 1,238 characters (not shown',
+        ],
         ['null options', () => new KubernetesStore(kc, null as never), 'options must be an object'],
         ['unknown apiVersion', () => new KubernetesStore(kc, { apiVersion: 'v2' as never, start: false }), '"v2"'],
         ['unknown family', () => new KubernetesStore(kc, { family: 'ipv4' as never, start: false }), '"ipv4"'],

@@ -13,7 +13,7 @@
 // and escape every character a reader could not see (quoteText: `\x1b`, `\n`, `\u202e`): a
 // hostile body cannot start a line of its own, recolour a terminal or reorder what is shown.
 // A Status's own message, which a message repeats whole, is cut at MESSAGE_CHARS (cutMessage).
-import { cutText, quoteText, showUnseen } from '../quote.ts';
+import { cutText, formatCount, quoteText, showUnseen } from '../quote.ts';
 
 /** How much of an error answer's body a message quotes, in characters. */
 const EXCERPT_CHARS = 80;
@@ -38,7 +38,7 @@ const MESSAGE_CHARS = 1000;
 export function cutMessage(text: string): string {
   if (text.length <= MESSAGE_CHARS) return text;
   const cut = cutText(text, MESSAGE_CHARS);
-  return `${cut}… (${text.length - cut.length} more characters)`;
+  return `${cut}… (${formatCount(text.length - cut.length)} more characters)`;
 }
 
 /** `text` quoted and escaped (quoteText), cut to `chars` characters (code points) with "…" when longer. */

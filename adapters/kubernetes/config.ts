@@ -15,7 +15,7 @@ import { withReusedConnections } from './reused-connections.ts';
 import { readFileBounded } from '../bounded-read.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { optionsObject as checkOptions, readMember } from '../input.ts';
-import { quoteInput, quoteText } from '../quote.ts';
+import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import type { BackoffOptions } from './backoff.ts';
 import { IMPERSONATION_KEYS, impersonatesWithoutUser, readImpersonation, withImpersonation } from './impersonation.ts';
 import type { ApiVersion } from './objects.ts';
@@ -637,7 +637,7 @@ function mergeFirstWins(kc: KubeConfig, from: KubeConfig): void {
  */
 function shownKubeConfig(kubeConfig: unknown): string {
   if (typeof kubeConfig !== 'string' || /^(?:[/~.]|[A-Za-z]:[\\/])[^\n\r]*$/.test(kubeConfig)) return quoteInput(kubeConfig);
-  return `a string of ${kubeConfig.length} characters (not shown: kubeconfig text or a token may be in it; load it with kc.loadFromString(text) and pass the KubeConfig)`;
+  return `a string of ${formatCount(kubeConfig.length)} characters (not shown: kubeconfig text or a token may be in it; load it with kc.loadFromString(text) and pass the KubeConfig)`;
 }
 
 /**
