@@ -12,6 +12,9 @@
 //         <folder>/node_modules/ipallocator             npm install PEER in <folder> (npm's layout: deno add would
 //                                                       lay the folder out again, Deno's way)
 
+/** The folder of a version in Deno's npm cache: 0.1.0, 1.0.0-rc.1, and _1 after it for a second copy. */
+const CACHED_VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:_\d+)?$/;
+
 /** How the package was installed where the module at `moduleUrl` is loaded from. */
 export type Install =
   | { kind: 'node-project' }
@@ -28,10 +31,13 @@ export type Install =
 export function installOf(moduleUrl: string, deno: boolean): Install {
   const segments = moduleUrl.split(/[\\/]/);
   if (!deno) return segments.includes('_npx') ? { kind: 'npx-cache' } : { kind: 'node-project' };
-  // Deno's npm cache keeps a package at npm/<registry host>/<name>/<version>, wherever DENO_DIR is
-  // (a CI may keep it inside a node_modules folder); `deno x` keeps its own
+  // Deno's npm cache keeps a package at npm/<registry host>[/<registry path>]/<name>/<version>
+  // (a registry's path, as a Nexus or GitLab one has, is part of the folder), wherever DENO_DIR is
+  // (a CI may keep it inside a node_modules folder); `deno x` keeps its own. What follows the name
+  // tells it from a checkout or an install, where the package's own folders follow.
   const named = segments.lastIndexOf('ipallocator');
-  if (segments.includes('deno_x_cache') || (named >= 2 && segments[named - 2] === 'npm')) return { kind: 'deno-cache' };
+  const cached = named >= 2 && CACHED_VERSION.test(segments[named + 1] ?? '') && segments.lastIndexOf('npm', named - 2) >= 0;
+  if (cached || segments.includes('deno_x_cache')) return { kind: 'deno-cache' };
   const at = segments.indexOf('node_modules');
   if (at < 0) return { kind: 'node-project' };
   // a node_modules laid out by npm (or another Node package manager) is that manager's to change

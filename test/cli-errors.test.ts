@@ -1893,6 +1893,10 @@ describe('ipallocator without @kubernetes/client-node', () => {
       // cache never reads
       'file:///srv/app/node_modules/.cache/deno/npm/registry.npmjs.org/ipallocator/0.1.0/dist/cli/main.js',
       'file:///srv/app/node_modules/.deno-dir/npm/registry.npmjs.org/ipallocator/0.1.0/dist/cli/main.js',
+      // Regression: a registry with a path (NPM_CONFIG_REGISTRY=https://nexus.example.com/repository/npm/)
+      // puts it in the cache's folder name, and its cache was taken for a checkout: npm's advice
+      'file:///home/me/.cache/deno/npm/nexus.example.com/repository/npm-group/ipallocator/0.1.0/dist/cli/main.js',
+      'file:///home/me/.cache/deno/npm/gitlab.example.com/api/v4/projects/12/packages/npm/ipallocator/0.1.0_1/dist/cli/main.js',
     ]) {
       expect(clientNodeMissing(url, { deno: true })).toBe(
         `${need}, which Deno finds for npm:ipallocator through the deno.json of the directory it runs in: ` +
@@ -1916,10 +1920,12 @@ describe('ipallocator without @kubernetes/client-node', () => {
   });
 
   it("under Deno, a checkout (no node_modules, not Deno's cache) gets the project's npm install", () => {
-    expect(clientNodeMissing('file:///work/ipallocator/cli/main.ts', { deno: true })).toBe(
-      'talking to a cluster needs the package @kubernetes/client-node (a peer dependency), installed next to ipallocator: ' +
-        'npm install @kubernetes/client-node in the project that has ipallocator, or npm install -g @kubernetes/client-node for an ipallocator installed with -g',
-    );
+    // (a checkout in a folder named npm two levels up is no cache either: no version follows its name)
+    for (const url of ['file:///work/ipallocator/cli/main.ts', 'file:///home/me/npm/src/ipallocator/cli/main.ts'])
+      expect(clientNodeMissing(url, { deno: true })).toBe(
+        'talking to a cluster needs the package @kubernetes/client-node (a peer dependency), installed next to ipallocator: ' +
+          'npm install @kubernetes/client-node in the project that has ipallocator, or npm install -g @kubernetes/client-node for an ipallocator installed with -g',
+      );
   });
 
   it('tells Deno from Node by the runtime it runs in', async () => {
