@@ -298,6 +298,11 @@ describe('Kubernetes transport errors', () => {
         new FetchError(`network timeout at: ${url}`, 'request-timeout'),
         'network timeout at: https://api.example:6443/apis/networking.k8s.io/v1/ipaddresses',
       ],
+      // the colon after the URL is node-fetch's, not the query's
+      [
+        new FetchError(`Invalid response body while trying to fetch ${url}: read ECONNRESET`, 'system', 'ECONNRESET'),
+        'Invalid response body while trying to fetch https://api.example:6443/apis/networking.k8s.io/v1/ipaddresses: read ECONNRESET',
+      ],
     ];
     for (const [thrown, reason] of rows) {
       const e = translate(thrown, 'list', 'ipaddresses.networking.k8s.io', undefined, 'https://api.example:6443');

@@ -355,7 +355,8 @@ export function messages(err: unknown): string {
 function nodeFetchWords(message: string): string {
   const failed = /^request to \S+ failed, reason: /.exec(message);
   if (failed !== null) return `fetch failed: ${message.slice(failed[0].length)}`;
-  return message.replace(/(https?:\/\/[^\s?#]*)[?#]\S*/g, '$1');
+  // up to the URL's end: a colon right before a space or the end is the message's ("… fetch <URL>: <why>")
+  return message.replace(/(https?:\/\/[^\s?#]*)[?#]\S*?(?=:?(?:\s|$))/g, '$1');
 }
 
 /**
