@@ -12,6 +12,20 @@ const MIN_SLOTS = 8;
 const SMALL_SLOTS = 64;
 
 /**
+ * The 32-bit hash of (hi, lo) under `seed`, whose top bits are an OffsetMap's home slot. `hi` goes
+ * through two multiplies (as murmur3 finishes) before `lo` joins it: after one only, offsets that
+ * differ in the top k bits of both halves hashed alike under every seed (of the 2^2k such offsets
+ * a caller can pick on a /64, 2^k to each home). The shift before the last multiply carries the
+ * top bits of `lo` into the low bits of the home too. Exported for the tests.
+ */
+export function offsetHash(hi: number, lo: number, seed: number): number {
+  let h = Math.imul(hi ^ seed, 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 16), 0xc2b2ae35);
+  h ^= lo;
+  return Math.imul(h ^ (h >>> 16), 0x9e3779b1);
+}
+
+/**
  * A map from offsets (hi, lo) to values, that builds no key per call: linear probing over a
  * power-of-two table of slots, at most half full, deletes by backward shift (as NameTable). A JS
  * Map needs one key per offset, and exact numbers reach 2^53 only: the string key it took for a
@@ -40,7 +54,7 @@ export class OffsetMap<V> {
   }
 
   private home(hi: number, lo: number): number {
-    return Math.imul(lo ^ Math.imul(hi ^ this.seed, 0x85ebca6b), 0x9e3779b1) >>> this.shift;
+    return offsetHash(hi, lo, this.seed) >>> this.shift;
   }
 
   /** The slot of (hi, lo), or −1 when it has none. */

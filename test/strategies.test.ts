@@ -21,7 +21,7 @@ import {
   type StrategyView,
 } from '../adapters/strategies.ts';
 import { type Cooling, coolDown, coolingQueueOf } from '../adapters/cool-down.ts';
-import { OffsetMap } from '../adapters/offset-map.ts';
+import { OffsetMap, offsetHash } from '../adapters/offset-map.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { exposeGc, failure } from './helpers.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
@@ -802,6 +802,20 @@ describe("a cool-down's held offsets on a /64", () => {
     }
     table.clear();
     expect([table.size, table.get(...split(offsets[0]!))]).toEqual([0, undefined]);
+  });
+
+  // Regression: hi was multiplied once before lo joined it, so (hi ^ t·2^26, lo ^ t·2^26) hashed
+  // alike under every seed: 64 × 64 such offsets, picked by a caller who releases them on a /64,
+  // fell on 64 home slots, each a run of 64 that every call there walked
+  it('offsets that differ in the top bits of both halves spread over the slots, under any seed', () => {
+    for (const seed of [0, 1, 0x9e3779b9, 0xffffffff]) {
+      const homes = new Set<number>();
+      for (let a = 0; a < 64; a++) {
+        for (let b = 0; b < 64; b++) homes.add(offsetHash(((a << 26) | 5) >>> 0, ((b << 26) | 9) >>> 0, seed) >>> (32 - 13));
+      }
+      // 4,096 offsets over the 8,192 slots of a table that holds them: about 3,200 homes at random
+      expect(homes.size).toBeGreaterThan(3000);
+    }
   });
 });
 
