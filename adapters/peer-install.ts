@@ -38,7 +38,15 @@ export function installOf(moduleUrl: string, deno: boolean): Install {
   const named = segments.lastIndexOf('ipallocator');
   const cached = named >= 2 && CACHED_VERSION.test(segments[named + 1] ?? '') && segments.lastIndexOf('npm', named - 2) >= 0;
   if (cached || segments.includes('deno_x_cache')) return { kind: 'deno-cache' };
-  const at = segments.indexOf('node_modules');
+  // the node_modules that holds the package (Deno's layout: the one its .deno folder is in), not
+  // the first one in the path: a project may itself lie inside a folder named node_modules
+  const laidOut = segments.lastIndexOf('.deno');
+  const at =
+    laidOut > 0 && segments[laidOut - 1] === 'node_modules'
+      ? laidOut - 1
+      : named > 0 && segments[named - 1] === 'node_modules'
+        ? named - 1
+        : segments.indexOf('node_modules');
   if (at < 0) return { kind: 'node-project' };
   // a node_modules laid out by npm (or another Node package manager) is that manager's to change
   return { kind: 'deno-folder', folder: segments.slice(0, at).join('/'), laidOutBy: segments[at + 1] === '.deno' ? 'deno' : 'npm' };

@@ -1912,6 +1912,13 @@ describe('ipallocator without @kubernetes/client-node', () => {
         'deno add npm:',
       ],
       ['file:///srv/my%20app/node_modules/ipallocator/dist/cli/main.js', '/srv/my app', 'npm install '],
+      // a project inside a folder that is itself named node_modules: the node_modules holding the package counts
+      [
+        'file:///srv/node_modules/app/node_modules/.deno/ipallocator@0.1.0/node_modules/ipallocator/dist/cli/main.js',
+        '/srv/node_modules/app',
+        'deno add npm:',
+      ],
+      ['file:///srv/node_modules/app/node_modules/ipallocator/dist/cli/main.js', '/srv/node_modules/app', 'npm install '],
     ] as const) {
       expect(clientNodeMissing(url, { deno: true })).toBe(
         `${need}, installed next to ipallocator, which Deno loads from the node_modules folder of "${folder}": ${install}@kubernetes/client-node in that folder`,
