@@ -40,7 +40,7 @@ export function offsetHash(hi: number, lo: number, seed: number): number {
  * crossing an empty one; 2 · size ≤ capacity, and capacity ≤ SMALL_SLOTS or 8 · size ≥ capacity
  * (it grows at half full and shrinks below an eighth).
  */
-export class OffsetMap<V> {
+export class OffsetMap<V extends NonNullable<unknown>> {
   private readonly seed = (Math.random() * TWO32) >>> 0;
   private mask = MIN_SLOTS - 1;
   private shift = 32 - Math.log2(MIN_SLOTS);
