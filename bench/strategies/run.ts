@@ -72,6 +72,13 @@ const V6_SPECS: StrategySpec[] = [
   { label: 'random-free', strategy: 'random-free' },
 ];
 
+/** The spec labelled `label` in `specs`: picked by name, as a list's order is only the report's. */
+function specNamed(specs: readonly StrategySpec[], label: string): StrategySpec {
+  const spec = specs.find((s) => s.label === label);
+  if (spec === undefined) throw new Error(`no strategy spec labelled ${label}`);
+  return spec;
+}
+
 const LOADS = quick ? [0.5, 0.9, 0.99] : [0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 0.99];
 const SCALE = quick ? 0.1 : 1;
 const LAG = { kind: 'lognormal', medianMs: 100, sigma: 1 } as const;
@@ -255,11 +262,14 @@ function main(): void {
   const sweepResults = LOADS.flatMap((l) => run(sweep(l), SPECS));
   const burstResults = run(burst(), SPECS);
   const cidrResults = (['upstream', 'ordered', 'weighted'] as const).flatMap((p) =>
-    run(serviceCIDRs(p), [SPECS[0]!, SPECS[3]!, SPECS[2]!]),
+    run(
+      serviceCIDRs(p),
+      ['upstream', 'random-free', 'lowest-free'].map((label) => specNamed(SPECS, label)),
+    ),
   );
   const v6Results = run(ipv6(), V6_SPECS);
   const ops = quick ? 20_000 : 200_000;
-  const speedRows = speeds([...SPECS, V6_SPECS[1]!], ops);
+  const speedRows = speeds([...SPECS, specNamed(V6_SPECS, 'legacy-bitmap')], ops);
   const results: Results = {
     conditions: cond,
     seed: SEED,
