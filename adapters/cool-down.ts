@@ -109,7 +109,7 @@ export function coolDown(strategy: StrategyOption, options: CoolDownOptions): Al
   const byTime = ms !== undefined;
   const wait = byTime ? ms : allocations!;
   const clock = now ?? monotonicMs;
-  const label = byTime ? `${ms} ms` : `${allocations} allocations`;
+  const label = byTime ? `${ms} ms` : `${allocations} allocation${allocations === 1 ? '' : 's'}`;
   const cooled = own(
     Object.freeze({
       name: `${inner.name}+cool-down(${label})`,

@@ -387,6 +387,12 @@ describe("each strategy's rule", () => {
 });
 
 describe('cool-down', () => {
+  it('is named after its strategy and its hold, in words', () => {
+    expect(coolDown('lowest-free', { ms: 60_000 }).name).toBe('lowest-free+cool-down(60000 ms)');
+    expect(coolDown('sequential', { allocations: 3 }).name).toBe('sequential+cool-down(3 allocations)');
+    expect(coolDown('random-free', { allocations: 1 }).name).toBe('random-free+cool-down(1 allocation)');
+  });
+
   it('takes exactly one of ms and allocations: what coolDown refuses at run time does not type-check either', () => {
     // each refusal below is also a type error (tsc checks this file): the directive fails the
     // type check if the options type ever takes these again
@@ -415,7 +421,7 @@ describe('cool-down', () => {
       { allocations: 1, ms: undefined },
       { allocations: 1, now: () => 0 },
     ]) {
-      expect(coolDown('upstream', options).name).toMatch(/^upstream\+cool-down\(1 (ms|allocations)\)$/);
+      expect(coolDown('upstream', options).name).toMatch(/^upstream\+cool-down\(1 (ms|allocation)\)$/);
     }
   });
 
