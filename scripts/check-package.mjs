@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Checks the package as its users get it, from the packed tarball (run by .ci/run):
-//   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md,
-//      and package.json without its scripts, which are for a checkout (scripts/pack-manifest.mjs);
+//   1. the tarball holds exactly what runs: dist/ (JavaScript + declarations), LICENSE, README.md
+//      and the documents it links (its docs/ pages and what they link), and package.json without
+//      its scripts, which are for a checkout (scripts/pack-manifest.mjs);
 //      the checkout's package.json is as it was after packing
 //   2. publint (package.json and exports) and attw (types as each resolver sees them)
 //   3. a fresh app (scripts/consumers/) installs the tarball, npm saying nothing of install scripts, and
@@ -14,7 +15,8 @@
 //        lib ES2022 + ESNext.Disposable, types [], skipLibCheck off, and no optional peer installed
 //        but the one the entry needs (prom-client for ./metrics; @kubernetes/client-node and
 //        @types/ws for ./kubernetes)
-//      - runs every README example (except cluster ones) as ESM and as CommonJS, type-checked
+//      - runs every example of README.md and of the docs/ pages (except cluster ones) as ESM and as
+//        CommonJS, type-checked
 // Packs as `npm publish` does, with the package's own prepack and postpack (which build dist/ and
 // the WASM core again first). Installs from the npm cache where it can; the app's
 // tools are pinned in scripts/consumers/package.json, prom-client to the version of package.json.
@@ -22,7 +24,7 @@
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
@@ -78,6 +80,41 @@ function install(...specs) {
   }
 }
 
+/**
+ * The documents npm shows with the package: those README.md links under docs/ and bench/results/,
+ * then, page by page, what those Markdown pages link in the same two folders (a docs/ page's
+ * pictures, the strategies page's charts).
+ */
+function shippedDocuments() {
+  const found = new Set();
+  const queue = ['README.md'];
+  for (let page = queue.shift(); page !== undefined; page = queue.shift()) {
+    const text = readFileSync(join(root, page), 'utf8');
+    for (const [, target] of text.matchAll(/\]\(([^)#\s:]+)(?:#[^)\s]*)?\)/g)) {
+      const file = posix.normalize(posix.join(posix.dirname(page), target));
+      if (!/^(docs|bench\/results)\//.test(file) || found.has(file)) continue;
+      found.add(file);
+      if (file.endsWith('.md')) queue.push(file);
+    }
+  }
+  return [...found];
+}
+/** README.md's and the docs/ pages' examples: every ```ts block but the `// no-run` ones (cluster examples). */
+function documentedExamples() {
+  const pages = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
+  return pages.flatMap((page) =>
+    [...readFileSync(join(root, page), 'utf8').matchAll(/```ts\n([\s\S]*?)```/g)]
+      .map((m) => m[1])
+      .filter((c) => !c.startsWith('// no-run')),
+  );
+}
+
 let tarball = '';
 step('npm pack: exactly what runs', () => {
   const before = readFileSync(join(root, 'package.json'), 'utf8');
@@ -99,13 +136,10 @@ step('npm pack: exactly what runs', () => {
     required.push(entry.types.slice(2), entry.default.slice(2));
   }
   const missing = required.filter((f) => !files.includes(f));
-  // the README's documents and pictures (npm shows the README with them), the `map --snapshot`
-  // example's input, and the strategies page's pictures; no declarations for the CLI, which exports nothing
-  const readme = readFileSync('README.md', 'utf8');
-  const shown = [...readme.matchAll(/\]\(((?:docs|bench\/results)\/[^)#\s]+)\)/g)].map((m) => m[1]);
-  const strategiesPage = readFileSync('bench/results/strategies.md', 'utf8');
-  const pictures = [...strategiesPage.matchAll(/\]\(([^)#\s:]+\.svg)\)/g)].map((m) => `bench/results/${m[1]}`);
-  const docs = [...new Set([...shown, ...pictures, 'docs/map-example.json'])];
+  // the README's documents and pictures (npm shows the README with them, and links to its pages
+  // under docs/), the documents and pictures those pages link in turn, the `map --snapshot`
+  // example's input; no declarations for the CLI, which exports nothing
+  const docs = [...shippedDocuments(), 'docs/map-example.json'];
   required.push(...docs);
   const stray = files.filter(
     (f) =>
@@ -235,9 +269,8 @@ typeChecks.push([
 ]);
 await stepsInParallel(typeChecks);
 
-step('README examples as ESM and as CommonJS, type-checked', () => {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]).filter((c) => !c.startsWith('// no-run'));
+step('README and docs/ examples as ESM and as CommonJS, type-checked', () => {
+  const blocks = documentedExamples();
   // console.assert only prints: make a failed assertion fail the example.
   const strict =
     "console.assert = (ok?: unknown, ...data: unknown[]) => { if (!ok) throw new Error('assertion failed: ' + data.join(' ')); };\n";
