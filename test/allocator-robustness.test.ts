@@ -1839,7 +1839,7 @@ describe.skipIf(gc === undefined)('an allocateNext over a store whose creates al
   });
 });
 
-describe('a cache that delivers a delete for a record it never delivered, or twice (README: Your own store)', () => {
+describe('a cache that delivers a delete for a record it never delivered, or twice (docs/store.md)', () => {
   /** A store whose cache events the test sends itself: `send` updates the cache, then tells the watchers. */
   function storeWithEvents() {
     const cache = new Map<string, IPAddressRecord>();
@@ -1971,7 +1971,7 @@ describe("used() counts a record once when the allocator met its address taken b
 });
 
 describe('a store in plain JavaScript whose cache answers null for a missing name', () => {
-  // as its get may (README: Your own store): read as "the cache holds it", a failed create's
+  // as its get may (docs/store.md): read as "the cache holds it", a failed create's
   // reservation was never cleared, and the address was lost to allocateNext
   it('has a failed create leave nothing marked', async () => {
     const inner = new MemoryStore({ syncOps: false });
@@ -2132,7 +2132,7 @@ describe('a store whose synchronous operations answer with a promise', () => {
     a.destroy();
   });
 
-  it('a record the refused promise creates stays in the store, where reconcile finds it (README: Your own store)', async () => {
+  it('a record the refused promise creates stays in the store, where reconcile finds it (docs/store.md)', async () => {
     const { store, inner } = storeWithSync((inner) => ({
       createSync: ((r: IPAddressRecord) => Promise.resolve(inner.createSync(r))) as never,
       deleteSync: (n: string) => inner.deleteSync(n),
@@ -2166,7 +2166,7 @@ describe('a store whose synchronous operations answer with a promise', () => {
 });
 
 describe('a store whose create never answers', () => {
-  it('keeps the address reserved: ErrFull while free(), which counts records, still counts it (README: Your own store)', async () => {
+  it('keeps the address reserved: ErrFull while free(), which counts records, still counts it (docs/store.md)', async () => {
     const inner = new MemoryStore({ syncOps: false });
     let hang = 2;
     const store: Store = {
@@ -2186,7 +2186,7 @@ describe('a store whose create never answers', () => {
   });
 });
 
-describe('which operations of a store offering sync each caller uses (README: Your own store)', () => {
+describe('which operations of a store offering sync each caller uses (docs/store.md)', () => {
   /** A store offering both ways, counting which one each call took. */
   function countingStore(): { store: Store; calls: Set<string>; inner: MemoryStore } {
     const inner = new MemoryStore({ syncOps: false });

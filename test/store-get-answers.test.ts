@@ -1,6 +1,6 @@
 // A store of your own whose get (its sync.getSync, or its cache's get) answers something that is
 // neither a record nor none — false, 0, '', a number, text, an object without a string name —
-// breaks the Store contract (README: Your own store). Every reader takes such an answer alike: an
+// breaks the Store contract (docs/store.md). Every reader takes such an answer alike: an
 // InvalidArgumentError quoting what came back, handled where each reader handles a get that
 // throws. Before, `has` read `false` as "the record exists", a MetaAllocator's release of an
 // address no range holds answered ErrMismatchedNetwork, reconcile judged `false` a record, and a
