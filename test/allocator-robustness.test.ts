@@ -639,7 +639,7 @@ describe('after destroy()', () => {
   });
 
   it.each(cases)(
-    '%s: size answers as cidr and ipFamily do while a range fixes it, else ErrDestroyed as free() does (README: The allocator API)',
+    '%s: size answers as cidr and ipFamily do while a range fixes it, else ErrDestroyed as free() does (docs/api.md)',
     (name, make) => {
       // A MetaAllocator's size counts its ranges, which destroy() frees: it answered 0n after
       // destroy(), as if it held no address, where free() throws. One range's size is fixed by its
@@ -2326,7 +2326,7 @@ describe('a DualStackAllocator through a wrapper made with Object.create(pair)',
   });
 });
 
-describe('public fields (cidr, ipFamily, store, size, policy, ipv4, ipv6) cannot be reassigned (README: The allocator API)', () => {
+describe('public fields (cidr, ipFamily, store, size, policy, ipv4, ipv6) cannot be reassigned (docs/api.md)', () => {
   it("an Allocator's store assigned from JavaScript throws, and the store's records stay the ones it knows", async () => {
     const store = new MemoryStore();
     const a = new Allocator('10.0.0.0/30', { store });

@@ -313,7 +313,7 @@ describe('the idioms that lose `this`', () => {
       wrapper.destroy();
       expect(() => a.used()).toThrow(ErrDestroyed);
     }
-    // the pair and the MetaAllocator, as the README describes them
+    // the pair and the MetaAllocator, as docs/api.md describes them
     const meta = metaOn(store);
     const metaWrapper = Object.create(meta) as MetaAllocator;
     expect(metaWrapper.rangeFor(await metaWrapper.allocateNext(OWNER))).toBe('10.0.0.0/24');
