@@ -468,7 +468,7 @@ describe('DualStackAllocator over plain Allocators (one shared store)', () => {
   it('release gives each allocator canonical text, the only spelling it has: one of your own must know an address by it', async () => {
     // the pair answers canonical text and keeps no other spelling, so release can give back only
     // that: the rollback's concession to an allocator's own words does not reach here, as the
-    // README and release's doc comment say
+    // docs/ranges.md and release's doc comment say
     const given: string[] = [];
     const a6 = Allocator.create('fd00::/120');
     const own6: IPAllocator = Object.assign(Object.create(a6) as IPAllocator, {
@@ -755,7 +755,7 @@ describe('DualStackAllocator: canonical text, destroy, misbehaving callbacks', (
     expect(other6.used()).toBe(0);
     second.destroy();
   });
-  it('the limit of ownership by identity: a Proxy of an owned allocator is another allocator to the check, as the README says', async () => {
+  it('the limit of ownership by identity: a Proxy of an owned allocator is another allocator to the check, as docs/ranges.md says', async () => {
     // A Proxy's target cannot be observed, and the allocator's methods see the Proxy as `this`:
     // nothing sound recognises it. This pins the documented behaviour, so that a change to it
     // changes the documentation too.
