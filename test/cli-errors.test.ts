@@ -1505,7 +1505,7 @@ describe('ipallocator: failures', () => {
       ['status', '--context', '-dev'],
       'ipallocator: --context is followed by "-dev", which starts with a dash: to give it as the value, write --context=-dev\n',
     ],
-    // in double quotes as Go's %q writes it (\x7f), as the README says; shown bare, as \u007f
+    // in double quotes as Go's %q writes it (\x7f), as docs/cli.md says; shown bare, as \u007f
     [
       ['status', '--context', '-dev\u007f'],
       'ipallocator: --context is followed by "-dev\\x7f", which starts with a dash: to give it as the value, write --context=-dev\\u007f\n',
