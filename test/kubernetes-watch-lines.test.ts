@@ -158,6 +158,22 @@ describe('KubernetesStore: watch lines that are not events', () => {
     expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
   });
 
+  // Regression: an ERROR event whose Status said Expired or Gone without a code (an aggregated
+  // API server's or a proxy's; kube-apiserver writes code 410 too) was a failure: in lastError,
+  // the re-list left to the backoff. client-go's reflector decides by the reason
+  // (apierrors.IsResourceExpired, IsGone) and re-lists at once.
+  for (const reason of ['Expired', 'Gone']) {
+    it(`an ERROR event whose Status says ${reason} without a code is an expired watch: re-listed at once, no failure`, async () => {
+      const { store, errors } = await synced();
+      const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, message: 'too old resource version: 5 (300)' };
+      d.sendWatchText(`${JSON.stringify({ type: 'ERROR', object: status })}\n${addedLine('10.0.0.9', '400', 400)}\n`);
+      await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
+      expect(store.stats.expired).toBe(1);
+      expect(errors).toEqual([]); // an expired watch is no failure
+      expect(cacheNames(store.cache)).toEqual(['10.0.0.1', '10.0.0.2']);
+    });
+  }
+
   it('an ERROR event of another kind on a stream left open fails the watch (in lastError), and the store re-lists', async () => {
     const { store, errors } = await synced();
     const internal = {

@@ -19,9 +19,9 @@
 //   event up to it has been applied. So is a watch request refused for now — the connection
 //   refused (the API server restarting), 429 (throttled), 503 or a proxy's 502 (see resumable)
 //   — after the backoff: client-go's reflector does the same (isWatchErrorRetriable), so that
-//   an API server's restart does not make every client list everything again. A 410 (ERROR
-//   event with code 410, or HTTP 410) means the server no longer has the history: re-list at
-//   once. Any other failure (500, 504, an
+//   an API server's restart does not make every client list everything again. A 410 (an ERROR
+//   event whose Status has code 410 or reason Expired or Gone, or HTTP 410) means the server no
+//   longer has the history: re-list at once. Any other failure (500, 504, an
 //   ERROR event of another kind, a watch request the server never answered, a watch that ended
 //   within a second of its answer with no event — client-go's "very short watch" —, a failed
 //   list) re-lists after an exponential backoff with jitter. A re-list delivers the differences to
@@ -140,7 +140,7 @@ export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
 export interface InformerStats {
   lists: number;
   watches: number;
-  /** Watches answered with 410 Expired. */
+  /** Watches answered with 410 Expired (or a Status saying Expired or Gone without the code): re-listed at once. */
   expired: number;
   /** Failed lists and watches (other than 410), a list page the server asked to wait (429, or a 5xx with Retry-After) and sent again included. */
   errors: number;

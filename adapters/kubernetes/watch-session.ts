@@ -5,7 +5,8 @@
 //   sent ──► answered ──► events… ──► ended
 //     │         │                       ├─ cleanly, or connection lost ──► 'closed' (resume)
 //     │         │                       │    … within a second, no event ──► 'error' (very short watch)
-//     │         │                       ├─ ERROR event 410, HTTP 410 ─────► 'expired' (re-list)
+//     │         │                       ├─ ERROR event 410/Expired/Gone ──► 'expired' (re-list)
+//     │         │                       │  (its code or its reason); HTTP 410
 //     │         │                       ├─ ERROR event of another kind ──► 'error'
 //     │         │                       │  (an ERROR event ends the watch at once: aborted)
 //     │         │                       ├─ an event apply() refuses ────► 'error' (aborted)
@@ -46,6 +47,19 @@ function veryShortWatch(cause: unknown, withinMs: number): Error {
 /** The failure of a watch whose ERROR event carries no Status with an HTTP code. */
 function notAStatus(object: unknown): Error {
   return new Error(`the API server sent a watch ERROR event whose object is not a Status with an HTTP code: ${describeBody(object)}`);
+}
+
+/**
+ * Whether a watch ERROR event's object says the history the watch asked for is gone, as
+ * client-go's reflector decides it (reflector.go isExpiredError: apierrors.IsResourceExpired or
+ * IsGone): a Status whose reason is Expired or Gone, whatever its code, or whose code is 410.
+ * kube-apiserver writes both (410, Expired); an aggregated API server or a proxy may write the
+ * reason alone, and such a watch is re-listed at once all the same, not failed and backed off.
+ */
+function saysExpired(object: unknown): boolean {
+  if (typeof object !== 'object' || object === null) return false;
+  const { code, reason } = object as { code?: unknown; reason?: unknown };
+  return code === 410 || reason === 'Expired' || reason === 'Gone';
 }
 
 /** The failure of a watch request the server took and never answered. */
@@ -170,7 +184,7 @@ export class WatchSession {
       // client-go's watchHandler returns at an ERROR event: the watch ends there, whether or not
       // the server closes the stream, and nothing after it on the stream is applied
       this.abort?.();
-      if (obj?.code === 410) return this.finish({ kind: 'expired', events: this.events });
+      if (saysExpired(object)) return this.finish({ kind: 'expired', events: this.events });
       // a Status says what failed (the informer's translate reads its code and message); anything
       // else (a proxy's or a broken server's) would be said as "[object Object]": said as what came
       if (typeof obj?.code !== 'number') return this.finish({ kind: 'error', error: notAStatus(object), events: this.events });
