@@ -418,7 +418,7 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
   it('Retry-After is read as client-go reads it (strconv.Atoi of the first value): a sign, several values, an overflow', async () => {
     const rows: [string, number][] = [
       ['+3', 2], // sent again
-      ['-1', 2], // sent again (client-go at once; here after the 1 s floor)
+      ['-1', 2], // sent again (client-go at once; here after 200 ms, below)
       ['2, 5', 2], // two headers joined by fetch: the first counts
       ['99999999999999999999999', 1], // no int64: no wait to honour, the answer stands
       ['1.5', 1],
@@ -434,6 +434,82 @@ describe('how many times, and the deadline’s message (fake timers)', () => {
       );
       expect([header, sent], header).toEqual([header, sends]);
       expect(result, header).toEqual(sends === 2 ? { resolved: 'created' } : expect.any(ApiException));
+    }
+  });
+
+  // Regression: a Retry-After of 0 (or below) was waited 1 s, as if the server had asked for a
+  // second; client-go sends again at once (rest/with_retry.go checkWait: strconv.Atoi's 0, a
+  // negative sleep returns at once), held back only by its client-side rate limiter, 5 requests
+  // a second by default. Here: after 200 ms, that pace. A 429's Status naming 0 names no wait
+  // (apimachinery's SuggestsClientDelay takes only a positive retryAfterSeconds).
+  it('Retry-After: 0 or a negative number is sent again after 200 ms, not a second', async () => {
+    for (const header of ['0', '-5', '-0', '+0']) {
+      const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+      let sent = 0;
+      const waits: number[] = [];
+      const result = outcome(
+        requests.run(
+          TARGET,
+          async () => {
+            if (sent++ === 0) throw answer(503, header);
+            return 'created';
+          },
+          (_e, seconds) => waits.push(seconds),
+        ),
+      );
+      await vi.advanceTimersByTimeAsync(150);
+      expect([header, sent], 'not before 200 ms').toEqual([header, 1]);
+      await vi.advanceTimersByTimeAsync(100);
+      expect([header, sent], 'sent again by 250 ms').toEqual([header, 2]);
+      expect(await result, header).toEqual({ resolved: 'created' });
+      expect(waits, header).toEqual([0.2]);
+    }
+  });
+
+  it('a value that is no whole number of seconds names no wait, as for client-go: an HTTP date, a fraction, text, nothing', async () => {
+    for (const header of ['Fri, 04 Dec 2026 13:00:00 GMT', '1.5', 'soon', '', ' ']) {
+      const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+      let sent = 0;
+      const err = await settle(
+        requests.run(TARGET, async () => {
+          sent++;
+          throw answer(503, header);
+        }),
+      );
+      expect([JSON.stringify(header), sent]).toEqual([JSON.stringify(header), 1]);
+      expect((err as ApiException<unknown>).code).toBe(503); // the answer stands
+    }
+  });
+
+  it('a 429 without the header: its Status’s retryAfterSeconds counts only when positive', async () => {
+    const throttled = (seconds: number) =>
+      new ApiException(
+        429,
+        'HTTP-Code: 429',
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'TooManyRequests',
+          code: 429,
+          details: { retryAfterSeconds: seconds },
+        }),
+        {},
+      );
+    for (const [seconds, sends] of [
+      [2, 2],
+      [0, 1],
+      [-3, 1],
+    ] as const) {
+      const requests = new ApiRequests('https://10.0.0.1:6443', Infinity);
+      let sent = 0;
+      await settle(
+        requests.run(TARGET, async () => {
+          if (sent++ === 0) throw throttled(seconds);
+          return 'created';
+        }),
+      );
+      expect([seconds, sent]).toEqual([seconds, sends]);
     }
   });
 

@@ -28,9 +28,9 @@
 //   subscribers as adds and deletes.
 // * A wait the server asked for is honoured before the next list or watch: a watch refused with
 //   a 429, or any status ≥ 500, carrying a Retry-After header (for a 429, the Status's
-//   retryAfterSeconds too), read and kept to 1–60 s as every other request's (requests.ts
-//   askedWait), and a list page's wait that the request's deadline cut short. The backoff then
-//   waits that long at least — client-go's rest client waits a refused watch's Retry-After out
+//   retryAfterSeconds too), read as every other request's (requests.ts askedWait: at most
+//   60 s, 0 or below 200 ms), and a list page's wait that the request's deadline cut short.
+//   The backoff then waits that long at least — client-go's rest client waits a refused watch's Retry-After out
 //   before it sends the watch again (rest/request.go Watch, rest/with_retry.go checkWait and
 //   Before, which takes the larger of its backoff and the Retry-After); without it an
 //   overloaded server asking for 10 s would be asked again after 200 ms.

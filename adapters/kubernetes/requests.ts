@@ -16,8 +16,8 @@
 // the fetch's own rejection (AbortError, or the reason) differs between client-node 1.x
 // (node-fetch) and 2.x (undici).
 //
-// A request the server asks to send again later is, after the wait it names (Retry-After, 1 to
-// 60 s), up to 10 times, within the request's one deadline, as client-go does; close() ends the
+// A request the server asks to send again later is, after the wait it names (Retry-After, at
+// most 60 s; 0 or below: 200 ms), up to 10 times, within the request's one deadline, as client-go does; close() ends the
 // wait too. Asked an eleventh time, it gives up with an error that says so and quotes that last
 // answer (not the bare answer, which would read as a single failure). Those are a 429 Too Many Requests (API Priority and Fairness on a busy cluster: the
 // server turned it away before handling it, so even a create is safe to send again), and any 5xx
@@ -329,8 +329,15 @@ function waitedText(waited: readonly number[]): string {
   return said.join(' and ');
 }
 
-/** Where a wait the server asks for is kept: 1 to 60 s (a Retry-After of 0 or an hour is neither sent again at once nor waited out for an hour). */
-const MIN_WAIT_SECONDS = 1;
+/**
+ * The shortest wait before a request is sent again: 200 ms, for a Retry-After of 0 (or below).
+ * client-go sends such a request again at once, held back only by its client-side rate limiter
+ * (rest/with_retry.go Before → tryThrottleWithInfo; 5 requests a second by default, after a burst
+ * of 10), which this client has none of: a server or proxy that answers `Retry-After: 0` to every
+ * try would otherwise get the 11 sends of each request all at once. 200 ms is that limiter's pace.
+ */
+const MIN_WAIT_SECONDS = 0.2;
+/** The longest: 60 s (a Retry-After of an hour is not waited out for an hour; the request's deadline ends it first anyway). */
 const MAX_WAIT_SECONDS = 60;
 
 /**
@@ -346,7 +353,10 @@ const MAX_WAIT_SECONDS = 60;
  * throttling answers 429 with the header and a text body. For a 429 only, the Status's
  * retryAfterSeconds also counts when the header is missing (a server that writes only the
  * Status; a 429 is turned away unread, so waiting is safe); a 5xx needs the header, exactly as
- * client-go. Kept to 1..60 s. Anything else — a 5xx or a 429 naming no wait — is not sent again.
+ * client-go. A header of 0 or a negative number asks for no wait (client-go sends again at once):
+ * 200 ms (MIN_WAIT_SECONDS); one that is no whole number — an HTTP date, a fraction — names no
+ * wait at all, as client-go reads it. At most 60 s. Anything else — a 5xx or a 429 naming no
+ * wait — is not sent again.
  */
 export function askedWait(err: unknown, target: RequestTarget): { seconds: number; error: KubernetesApiError } | undefined {
   if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's answer
@@ -355,7 +365,10 @@ export function askedWait(err: unknown, target: RequestTarget): { seconds: numbe
   const headers = (err as { headers?: unknown }).headers;
   const header = typeof headers === 'object' && headers !== null ? (headers as Record<string, unknown>)['retry-after'] : undefined;
   const fromHeader = typeof header === 'string' ? retryAfterSeconds(header) : undefined;
-  const asked = fromHeader ?? (api.code === 429 ? api.status?.details?.retryAfterSeconds : undefined);
+  // a Status names a wait only with a positive retryAfterSeconds (apimachinery's
+  // SuggestsClientDelay; kube-apiserver leaves a 0 out)
+  const fromStatus = api.code === 429 ? api.status?.details?.retryAfterSeconds : undefined;
+  const asked = fromHeader ?? (typeof fromStatus === 'number' && fromStatus > 0 ? fromStatus : undefined);
   if (typeof asked !== 'number' || !Number.isFinite(asked)) return undefined;
   return { seconds: Math.min(MAX_WAIT_SECONDS, Math.max(MIN_WAIT_SECONDS, asked)), error: api };
 }
