@@ -28,9 +28,9 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
     return this.informer.state;
   }
 
-  /** List/watch counters. */
+  /** List/watch counters: a frozen snapshot, so that no assignment to it changes the informer's own. */
   get stats(): Readonly<InformerStats> {
-    return this.informer.stats;
+    return Object.freeze({ ...this.informer.stats });
   }
 
   /** The last list/watch failure, cleared once the cache is kept up to date again (a list, or a watch answered after one was refused). */

@@ -215,7 +215,12 @@ type Requirement =
   | { op: 'in' | 'notin'; key: string; values: readonly string[] }
   | { op: 'exists' | 'notexists'; key: string };
 
-/** A parsed label selector; `text` is what is sent to the server. */
+/**
+ * A parsed label selector; `text` is what is sent to the server. Frozen, its requirements too: a
+ * store's selector is read both by its informer (the text of each list and watch) and by the
+ * allocators that check what its cache leaves out, and one changed in place would make the two
+ * disagree.
+ */
 export interface LabelSelector {
   readonly text: string;
   readonly requirements: readonly Requirement[];
@@ -272,7 +277,11 @@ export function parseLabelSelector(text: string): LabelSelector {
     const problem = operatorAsKey(r.key) ?? labelKeyProblem(r.key) ?? labelValuesProblem(r);
     if (problem !== undefined) throw new InvalidArgumentError(`invalid label selector ${quoteText(text)}: ${problem}`);
   }
-  return { text: trimSpaces(text), requirements };
+  for (const r of requirements) {
+    if (r.op === 'in' || r.op === 'notin') Object.freeze(r.values);
+    Object.freeze(r);
+  }
+  return Object.freeze({ text: trimSpaces(text), requirements: Object.freeze(requirements) });
 }
 
 /**

@@ -65,6 +65,7 @@ import { checkWatcher, notAName } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
 import { isDNS1123Subdomain } from '../label-rules.ts';
+import { readOnlyFields } from '../types.ts';
 
 const RESOURCE = `servicecidrs.${GROUP}`;
 
@@ -413,6 +414,8 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
       }
     };
     this.informer.subscribe({ onAdd: (sc) => fanOut('onAdd', sc), onDelete: (sc) => fanOut('onDelete', sc) });
+    // read-only at run time too, as KubernetesStore's (store.ts)
+    readOnlyFields(this, 'apiVersion', 'path', 'selector');
     if (options.start ?? true) this.informer.start();
   }
 

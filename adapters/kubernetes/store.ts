@@ -23,7 +23,7 @@
 // RBAC: get, list, watch, create, delete on ipaddresses.networking.k8s.io.
 import { type ConfigurationOptions, type KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import type { IPAddressRecord, NewIPAddressRecord, Store, StoreCache } from '../store.ts';
-import type { IPFamily } from '../types.ts';
+import { type IPFamily, readOnlyFields } from '../types.ts';
 import { CACHE_LEAVES_OUT, LABEL_IP_FAMILY, notAName } from '../store.ts';
 import { InvalidArgumentError, NotFoundError } from '../errors.ts';
 import { quoteInput } from '../quote.ts';
@@ -142,6 +142,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
       ...(options.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: options.watchTimeoutSeconds } : {}),
       ...(options.onWatcherError ? { onWatcherError: options.onWatcherError } : {}),
     });
+    // what the store was made with, which its informer lists by: read-only at run time too, as an
+    // allocator's fields are (the selector itself is frozen: parseLabelSelector)
+    readOnlyFields(this, 'apiVersion', 'path', 'selector');
     if (options.start ?? true) this.informer.start();
   }
 
