@@ -53,6 +53,19 @@ describe('clientNodeMismatch', () => {
     expect(clientNodeMismatch(from, 'v24.1.0')).toBeUndefined();
   });
 
+  it("run by npx, whose cache no package.json of yours reaches: the advice is npx's, client-node 1.4 named to it", () => {
+    // npx's layout: <cache>/_npx/<hash>/node_modules/{ipallocator,@kubernetes/client-node,undici}
+    write('_npx/0a1b2c/node_modules/@kubernetes/client-node', CLIENT_NODE_2);
+    write('_npx/0a1b2c/node_modules/undici', UNDICI_8);
+    const npxFrom = join(root, '_npx', '0a1b2c', 'node_modules', 'ipallocator', 'dist', 'cli', 'main.js');
+    expect(clientNodeMismatch(npxFrom, '20.20.2')).toBe(
+      '@kubernetes/client-node 2.0.1 uses undici 8.14.0, which needs Node 22.19.0 or later (this is Node 20.20.2): ' +
+        'use a newer Node, or name client-node 1.4 to npx: npx -p ipallocator -p @kubernetes/client-node@1.4 ipallocator …',
+    );
+    expect(clientNodeMismatch(pathToFileURL(npxFrom), '20.20.2')).toContain('npx -p ipallocator -p @kubernetes/client-node@1.4');
+    expect(clientNodeMismatch(npxFrom, '22.19.0')).toBeUndefined();
+  });
+
   it('ipallocator/kubernetes refuses to load with that line, as an IPAllocatorError the importer can catch', () => {
     write('node_modules/@kubernetes/client-node', CLIENT_NODE_2);
     write('node_modules/undici', UNDICI_8);

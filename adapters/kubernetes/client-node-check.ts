@@ -14,6 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { IPAllocatorError } from '../errors.ts';
+import { installOf } from '../peer-install.ts';
 
 interface PackageJson {
   version?: unknown;
@@ -34,11 +35,18 @@ export function clientNodeMismatch(from: string | URL, nodeVersion: string = pro
   const needed = typeof engines === 'string' ? /^\s*>=\s*v?(\d+(?:\.\d+){0,2})\s*$/.exec(engines)?.[1] : undefined;
   const running = /^v?(\d+(?:\.\d+){0,2})/.exec(nodeVersion)?.[1];
   if (needed === undefined || running === undefined || compareVersions(running, needed) >= 0) return undefined;
+  const said =
+    `@kubernetes/client-node ${String(clientNode.json.version)} uses undici ${String(undici!.json.version)}, which needs Node ${needed} or later ` +
+    `(this is Node ${nodeVersion}): use a newer Node, `;
+  // npx installs what its -p options name into a cache of its own, where no package.json of yours
+  // applies: naming client-node 1.4 there is the one fix
+  if (installOf(String(from), false).kind === 'npx-cache') {
+    return `${said}or name client-node 1.4 to npx: npx -p ipallocator -p @kubernetes/client-node@1.4 ipallocator …`;
+  }
   // pinning undici 7 helps only where undici 7 loads (so it is not the undici refused here)
   const pinHelps = compareVersions(running, UNDICI_7_NODE) >= 0;
   return (
-    `@kubernetes/client-node ${String(clientNode.json.version)} uses undici ${String(undici!.json.version)}, which needs Node ${needed} or later ` +
-    `(this is Node ${nodeVersion}): use a newer Node, ` +
+    said +
     (pinHelps ? 'or pin undici 7 with "overrides": {"undici": "7.30.2"} in your package.json and run npm install, ' : '') +
     'or install @kubernetes/client-node@1.4'
   );
