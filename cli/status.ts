@@ -69,7 +69,7 @@ export interface RangeStatus {
   used: number;
   /** size − used, decimal. */
   free: string;
-  /** used / size × 100, rounded to 0.01. */
+  /** used / size × 100, rounded to 0.01: 0 only when none is used, 100 only when none is free (usedPercent()). */
   usedPercent: number;
   /** The lower band (for addresses asked for by name): empty in ranges of 16 addresses or fewer. */
   staticBand: BandStatus;
@@ -152,7 +152,7 @@ export function summarize(
         size: size.toString(),
         used,
         free: (size - BigInt(used)).toString(),
-        usedPercent: size === 0n ? 0 : Math.round((used / Number(size)) * 10_000) / 100,
+        usedPercent: usedPercent(used, size),
         staticBand: {
           first: hasStatic ? formatAddr(prefix.version, prefix.first) : null,
           last: hasStatic ? prefix.formatAt(0, Number(staticSize) - 1) : null,
@@ -209,6 +209,19 @@ export function summarize(
  * two objects of one name, but a broken server or proxy may list one twice. `listedTimes`: how
  * often each name listed more than once was listed.
  */
+/**
+ * used / size × 100 rounded to 0.01, as `status --json` gives it. As the text's percent(), neither
+ * end is given before it is reached: a range with one address in use is 0.01, not 0 (one of a /64),
+ * and one with an address left 99.99, not 100 (32,765 of 32,766), so a script reading 100 as full
+ * or 0 as unused is right.
+ */
+export function usedPercent(used: number, size: bigint): number {
+  if (size === 0n || used === 0) return 0;
+  const rounded = Math.round((used / Number(size)) * 10_000) / 100;
+  if (rounded === 0) return 0.01;
+  return rounded === 100 && BigInt(used) < size ? 99.99 : rounded;
+}
+
 export function onePerName(listed: readonly IPAddressRecord[]): { ipAddresses: IPAddressRecord[]; listedTimes: Map<string, number> } {
   const byName = new Map<string, IPAddressRecord>();
   const listedTimes = new Map<string, number>();

@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { calculateRangeOffset } from '../adapters/geometry.ts';
 import { seededRandom } from '../adapters/random.ts';
 import type { CheckReport } from '../cli/check.ts';
-import type { StatusReport } from '../cli/status.ts';
+import { type StatusReport, usedPercent } from '../cli/status.ts';
 import { CELL_WIDTH } from '../cli/text.ts';
 import { Cluster as KubeCluster, PAGE_SIZE } from '../cli/cluster.ts';
 import {
@@ -420,6 +420,22 @@ describe('ipallocator status', () => {
     addIPAddress(d, '10.96.7.254', { namespace: 'default', name: 'last' });
     const full = (await cli(['status', '--kubeconfig', c.kubeconfig])).stdout.split('\n').find((l) => l.includes('10.96.0.0/21'))!;
     expect(full).toContain('100.0 %'); // full: the bar's end is reached
+  });
+
+  it('--json never rounds usedPercent to an end not reached: 0 only when empty, 100 only when full', async () => {
+    // Regression: one address in use of a /64 read usedPercent 0, as an empty range does, and
+    // 32,765 of 32,766 read 100, as a full one does: a script alerting on 100 saw a range full
+    // that had room.
+    const d = c.double;
+    addServiceCIDR(d, 'v6', ['2001:db8::/64'], true);
+    addIPAddress(d, '2001:db8::5', { namespace: 'default', name: 'web' });
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.serviceCIDRs[0]!.ranges[0]).toMatchObject({ used: 1, usedPercent: 0.01 });
+    expect(usedPercent(32_765, 32_766n)).toBe(99.99);
+    expect(usedPercent(32_766, 32_766n)).toBe(100);
+    expect(usedPercent(0, 32_766n)).toBe(0);
+    expect(usedPercent(2045, 2046n)).toBe(99.95);
+    expect(usedPercent(0, 0n)).toBe(0);
   });
 
   it('shows names from the cluster with their control characters escaped: no escape sequence or forged line reaches the terminal', async () => {
