@@ -438,7 +438,11 @@ function unknownOption(e: unknown, args: readonly string[], table: OptionTable):
     }
   }
   const near = given.startsWith('--') ? nearestName(given.slice(2).split('=')[0]!, Object.keys(table)) : undefined;
-  return `unknown option '${given}'${near === undefined ? '' : ` (did you mean --${near}?)`}`;
+  if (near !== undefined) return `unknown option '${given}' (did you mean --${near}?)`;
+  // kubectl's way to ask for JSON (the command is also a kubectl plugin): no name is near it
+  const kubectlOutput = given === '-o' || given === '--output' || given.startsWith('--output=');
+  if (kubectlOutput && Object.hasOwn(table, 'json')) return `unknown option '${given}' (for JSON output, use --json)`;
+  return `unknown option '${given}'`;
 }
 
 /**

@@ -1465,6 +1465,12 @@ describe('ipallocator: failures', () => {
     // Regression: no "did you mean", and "Unknown" in capitals beside "unknown command"
     [['status', '--jsn'], "ipallocator: unknown option '--jsn' (did you mean --json?)\n"],
     [['check', '--gracee=5'], "ipallocator: unknown option '--gracee' (did you mean --grace?)\n"],
+    // Regression: kubectl's -o json / --output json (the command is a kubectl plugin) had no hint
+    [['status', '-o', 'json'], "ipallocator: unknown option '-o' (for JSON output, use --json)\n"],
+    [['check', '--output', 'json'], "ipallocator: unknown option '--output' (for JSON output, use --json)\n"],
+    [['status', '--output=json'], "ipallocator: unknown option '--output' (for JSON output, use --json)\n"],
+    [['status', '-ojson'], "ipallocator: unknown option '-o' (for JSON output, use --json)\n"],
+    [['map', '10.96.0.0/24', '--output', 'a.svg'], "ipallocator: unknown option '--output' (did you mean --out?)\n"],
     [['stauts'], 'ipallocator: unknown command "stauts" (did you mean status?)\n'],
     [['status', '--top', 'many'], '--top takes a whole number from 0 to 1,000,000,000, got "many"'],
     // Regression: "takes a whole number" of -5, which is one
