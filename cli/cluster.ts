@@ -75,7 +75,7 @@ import { cutMessage, describeText } from '../adapters/kubernetes/bodies.ts';
 import { deleteOutcome, GROUP, isPathSegmentName, toRecord, type IPAddressObject } from '../adapters/kubernetes/objects.ts';
 import { listPages } from '../adapters/kubernetes/pager.ts';
 import { closeReusedConnections } from '../adapters/kubernetes/reused-connections.ts';
-import { toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
+import { SERVICE_CIDR_READY, toServiceCIDR, type ServiceCIDRObject, type ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
 import { CliError, ClusterError, ObjectForbiddenError } from './errors.ts';
 import { counted, formatCount, markedForDeletion } from './text.ts';
@@ -393,12 +393,12 @@ export class Cluster {
     closeReusedConnections(this.kc, () => new ErrDestroyed(`the connection to ${this.server}`));
   }
 
-  /** Every ServiceCIDR, as the MetaAllocator reads them. */
-  async serviceCIDRs(): Promise<ServiceCIDRRecord[]> {
+  /** Every ServiceCIDR, as the MetaAllocator reads them, with what its Ready condition says. */
+  async serviceCIDRs(): Promise<ListedServiceCIDR[]> {
     return this.listNetworking(
       SERVICECIDRS,
       (api, p, o) => api.listServiceCIDR(p, o),
-      (o) => toServiceCIDR(o as ServiceCIDRObject),
+      (o) => ({ ...toServiceCIDR(o as ServiceCIDRObject), ...readyCondition(o) }),
     );
   }
 
@@ -843,6 +843,29 @@ export class Cluster {
 }
 
 class ResourceNotServed extends Error {}
+
+/**
+ * A listed ServiceCIDR with its Ready condition's reason and message, the controller's word on
+ * why it is not ready and what to do (`Terminating`: IPAddresses still reference it). The
+ * record the library reads keeps only whether it is ready.
+ */
+export interface ListedServiceCIDR extends ServiceCIDRRecord {
+  readonly readyReason?: string | undefined;
+  readonly readyMessage?: string | undefined;
+}
+
+/** The Ready condition's reason and message, each when it is non-empty text (anything else says nothing). */
+function readyCondition(obj: unknown): { readyReason?: string; readyMessage?: string } {
+  const conditions = (obj as ServiceCIDRObject).status?.conditions;
+  if (!Array.isArray(conditions)) return {};
+  const ready = conditions.find((c: unknown) => (c as { type?: unknown } | null)?.type === SERVICE_CIDR_READY) as
+    | { reason?: unknown; message?: unknown }
+    | undefined;
+  const out: { readyReason?: string; readyMessage?: string } = {};
+  if (typeof ready?.reason === 'string' && ready.reason !== '') out.readyReason = ready.reason;
+  if (typeof ready?.message === 'string' && ready.message !== '') out.readyMessage = ready.message;
+  return out;
+}
 
 /**
  * Refuses, unsent, a request for an IPAddress whose name no object can have: longer than the API

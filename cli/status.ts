@@ -17,8 +17,9 @@
 // hostsPerNetwork (IPv4 2^h − 2, IPv6 2^h − 1, at most 2^64 − 1), so they are given as decimal
 // strings in JSON.
 import { formatAddr } from '../adapters/address.ts';
-import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
+import { cutMessage } from '../adapters/kubernetes/bodies.ts';
 import type { IPAddressRecord } from '../adapters/store.ts';
+import type { ListedServiceCIDR } from './cluster.ts';
 import { allocatedAddress, compareAddresses, holds, placement, rangesOf, type Addr } from './ranges.ts';
 import { bar, counted, firstOf, formatCount, named, percent, shown, table } from './text.ts';
 
@@ -55,6 +56,10 @@ export interface ServiceCIDRStatus {
   name: string;
   /** The Ready condition: true/false, null when there is none (upstream counts that as ready). */
   ready: boolean | null;
+  /** The Ready condition's reason (`Terminating`), null when it gives none. */
+  readyReason: string | null;
+  /** The Ready condition's message, cut at 1,000 characters; null when it gives none. */
+  readyMessage: string | null;
   /** Deletion has started (metadata.deletionTimestamp): its ranges take no new allocations. */
   deleting: boolean;
   ranges: RangeStatus[];
@@ -98,7 +103,7 @@ export interface BandStatus {
  */
 export function summarize(
   context: { context: string; server: string },
-  serviceCIDRs: readonly ServiceCIDRRecord[],
+  serviceCIDRs: readonly ListedServiceCIDR[],
   listed: readonly IPAddressRecord[],
 ): StatusReport {
   const { ipAddresses } = onePerName(listed);
@@ -114,6 +119,8 @@ export function summarize(
   const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc, i) => ({
     name: sc.name,
     ready: sc.ready ?? null,
+    readyReason: sc.readyReason ?? null,
+    readyMessage: sc.readyMessage === undefined ? null : cutMessage(sc.readyMessage),
     deleting: sc.deletionTimestamp !== null,
     ranges: ranges[i]!.map(({ cidr, prefix, refusal }) => {
       if (prefix === undefined || refusal !== undefined) {
@@ -241,13 +248,23 @@ export function ownerText(r: IPAddressRecord): string | null {
 }
 
 /** The terminal form: one block per ServiceCIDR with a bar per range, then strays and owners. */
+/**
+ * ` (reason: message)`, ` (reason)` or ` (message)` of a Ready condition that says why; "" when it
+ * says nothing. The reason is a name (quoted when it would not read as itself); the message, cut
+ * already, is shown as written (every line is escaped as it is printed).
+ */
+function whyNotReady(sc: ServiceCIDRStatus): string {
+  const said = [...(sc.readyReason === null ? [] : [named(sc.readyReason)]), ...(sc.readyMessage === null ? [] : [sc.readyMessage])];
+  return said.length === 0 ? '' : ` (${said.join(': ')})`;
+}
+
 export function render(report: StatusReport, options: { top: number }): string {
   const out: string[] = [];
   out.push(
     `context ${named(report.context)} (${report.server}): ${counted(report.serviceCIDRs.length, 'ServiceCIDR')}, ${counted(report.ipAddresses, 'IPAddress', 'IPAddresses')}`,
   );
   for (const sc of report.serviceCIDRs) {
-    const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : 'not ready';
+    const state = sc.ready === null ? 'ready (no Ready condition)' : sc.ready ? 'ready' : `not ready${whyNotReady(sc)}`;
     out.push('');
     out.push(`${named(sc.name)}  ${state}${sc.deleting ? ', being deleted: takes no new allocations' : ''}`);
     const rows: string[][] = [];

@@ -422,6 +422,45 @@ describe('ipallocator status', () => {
     expect(full).toContain('100.0 %'); // full: the bar's end is reached
   });
 
+  it('a ServiceCIDR not ready says why, as its Ready condition does: the reason and the message, escaped and cut', async () => {
+    // Regression: only "not ready" was shown, without the controller's word on what to do (a
+    // ServiceCIDR being deleted stays Terminating while IPAddresses still reference it).
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addServiceCIDR(d, 'old', ['10.100.0.0/24'], true);
+    addServiceCIDR(d, 'odd', ['10.101.0.0/24'], true);
+    addServiceCIDR(d, 'bare', ['10.102.0.0/24'], false);
+    const terminating = 'There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR';
+    d.modify(
+      'old',
+      (o) => {
+        o.status = { conditions: [{ type: 'Ready', status: 'False', reason: 'Terminating', message: terminating }] };
+      },
+      'servicecidrs',
+    );
+    d.modify(
+      'odd',
+      (o) => {
+        o.status = { conditions: [{ type: 'Ready', status: 'False', reason: 'Odd\u001b[2J', message: `x${'y'.repeat(2000)}` }] };
+      },
+      'servicecidrs',
+    );
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`old  not ready (Terminating: ${terminating})\n`);
+    expect(text.stdout).toContain('odd  not ready ("Odd\\x1b[2J": xyyy');
+    expect(text.stdout).toContain('(1,001 more characters))\n');
+    expect(controls(text.stdout)).toEqual([]);
+    expect(text.stdout).toContain('bare  not ready\n');
+    expect(text.stdout).toContain('kubernetes  ready\n');
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    const byName = new Map(report.serviceCIDRs.map((sc) => [sc.name, sc]));
+    expect(byName.get('old')).toMatchObject({ ready: false, readyReason: 'Terminating', readyMessage: terminating });
+    expect(byName.get('bare')).toMatchObject({ ready: false, readyReason: null, readyMessage: null });
+    expect(byName.get('kubernetes')).toMatchObject({ ready: true, readyReason: null, readyMessage: null });
+    expect(byName.get('odd')!.readyMessage).toMatch(/^xy+… \(1,001 more characters\)$/);
+  });
+
   it('--json never rounds usedPercent to an end not reached: 0 only when empty, 100 only when full', async () => {
     // Regression: one address in use of a /64 read usedPercent 0, as an empty range does, and
     // 32,765 of 32,766 read 100, as a full one does: a script alerting on 100 saw a range full
