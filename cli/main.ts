@@ -5,10 +5,11 @@
 //   map CIDR      a picture of one range as SVG, from the cluster or a Range snapshot file
 //
 // run() is the whole command with its input and output passed in (the tests call it in-process);
-// bin.ts calls it with the process's. Expected failures are CliErrors: a message, no stack trace,
-// exit code 2 (EXIT_ERROR). The cluster code (and @kubernetes/client-node) loads only when a
-// command talks to a cluster, and the WebAssembly core (with-core.ts) only once a command has
-// read its options: help, the version and usage errors answer without it (node --jitless).
+// executable.ts (behind both bins) calls it with the process's. Expected failures are CliErrors:
+// a message, no stack trace, exit code 2 (EXIT_ERROR). The cluster code (and
+// @kubernetes/client-node) loads only when a command talks to a cluster, and the WebAssembly core
+// (with-core.ts) only once a command has read its options: help, the version and usage errors
+// answer without it (node --jitless).
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
@@ -44,7 +45,7 @@ export interface Io {
   /**
    * Called as `check --fix` starts deleting, with what an interrupt (Ctrl-C) does then: stop
    * after the leak under way and report what was done. Returns what ends that, called once the
-   * deleting is over. bin.ts hooks SIGINT here for that one interrupt: a second ends the process.
+   * deleting is over. executable.ts hooks SIGINT here for that one interrupt: a second ends the process.
    */
   onInterrupt?: (stop: () => void) => () => void;
 }

@@ -1744,6 +1744,26 @@ describe('ipallocator: failures', () => {
     });
   });
 
+  it('the kubectl-ipallocator executable names itself kubectl ipallocator when run by its own path', async () => {
+    // Found by an outside test: Deno (`deno run -A npm:ipallocator/kubectl-ipallocator`, and the
+    // script `deno install -g` writes for it) runs a bin by the path of the file package.json names,
+    // as npm's Windows shims do, so the name it was installed under is nowhere in process.argv. Both
+    // bins named one file, and the plugin's help and errors said "ipallocator".
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> };
+    const source = (bin: string) => bin.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts');
+    const run = (bin: string, args: string[]) =>
+      runtimeWith('Deno' in globalThis ? ['run', '-A', source(bin), ...args] : ['--import', 'tsx', source(bin), ...args]);
+    const usage = (prog: string) => ({
+      code: 2,
+      stdout: '',
+      stderr: `${prog}: unknown command "stauts" (did you mean status?)\nRun '${prog} --help' for usage.\n`,
+    });
+    expect(await run(pkg.bin['kubectl-ipallocator']!, ['stauts'])).toEqual(usage('kubectl ipallocator'));
+    expect(await run(pkg.bin.ipallocator!, ['stauts'])).toEqual(usage('ipallocator'));
+    const help = await run(pkg.bin['kubectl-ipallocator']!, ['check', '--help']);
+    expect(help.stdout).toContain('Usage: kubectl ipallocator check');
+  });
+
   it('the executable: a reader gone before the output (| head) ends it quietly, with its own exit code', async () => {
     // Regression: `map … | head -c 100` crashed with "write EPIPE".
     const { spawn } = await import('node:child_process');

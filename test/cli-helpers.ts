@@ -78,7 +78,7 @@ export interface RunResult {
 /**
  * Runs the command in-process; `stdin` is what the operator types (or a stream, read when the
  * command asks); `tty` makes stderr a terminal, `stdinTTY` standard input (piped otherwise);
- * `onInterrupt` stands for bin.ts's SIGINT hook (Io.onInterrupt).
+ * `onInterrupt` stands for executable.ts's SIGINT hook (Io.onInterrupt).
  */
 export async function cli(
   argv: string[],
