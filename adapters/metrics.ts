@@ -70,10 +70,19 @@ function loadPromClient(): PromClient {
 /**
  * The app's prom-client, required from `from` (this module's URL). A bundle in CommonJS leaves
  * `import.meta` empty: with no URL nothing can be required from here, and the error says to hand
- * prom-client over by importing 'ipallocator/metrics' (not to install it: it may well be).
+ * prom-client over by importing 'ipallocator/metrics' (not to install it: it may well be); so
+ * does a module loaded by URL (an https: one from JSR), which has no folder to require from.
  * Exported for the tests, which cannot load this file as such a bundle does.
  */
 export function loadPromClientFrom(from: unknown): PromClient {
+  // A module Deno loads by URL (from JSR) has no folder to require from, and installing cannot
+  // change that: the entry point, which imports prom-client itself, is the one way.
+  if (typeof from === 'string' && /^https?:/i.test(from))
+    throw new IPAllocatorError(
+      `metrics cannot load prom-client by themselves from ${from}, a module not on disk (from JSR or another URL): ` +
+        "import ipallocator's metrics entry point once before enabling metrics (jsr:@ipallocator/ipallocator/metrics from JSR), " +
+        'which imports prom-client (deno add npm:prom-client if your deno.json does not name it)',
+    );
   const host = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   const loader = host?.getBuiltinModule?.('node:module') as CommonJSLoader | undefined;
   let reason =

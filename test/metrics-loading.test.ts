@@ -131,6 +131,19 @@ describe('the install advice follows where this copy of ipallocator is loaded fr
     expect(fromCheckout).toContain(said('npm install prom-client'));
   });
 
+  // Found by an outside test: from a module Deno loads by URL (JSR), the advice was npm's and the
+  // reason Node's ("The argument 'filename' must be a file URL object, …"), where nothing can be
+  // required and the one way is the metrics entry point, which imports prom-client itself.
+  it('from a module not on disk (JSR, another URL): import the metrics entry point first, under Deno and Node alike', async () => {
+    const jsr = 'https://jsr.io/@ipallocator/ipallocator/0.1.0/adapters/metrics.ts';
+    const expected =
+      `metrics cannot load prom-client by themselves from ${jsr}, a module not on disk (from JSR or another URL): ` +
+      "import ipallocator's metrics entry point once before enabling metrics (jsr:@ipallocator/ipallocator/metrics from JSR), " +
+      'which imports prom-client (deno add npm:prom-client if your deno.json does not name it)';
+    expect(await advice('deno', [jsr])).toEqual([expected]);
+    expect(await advice('node', [jsr])).toEqual([expected]);
+  });
+
   it("under Node: npm's command wherever it is", async () => {
     for (const line of await advice('node', [cache, denoFolder, npmFolder, checkout]))
       expect(line).toContain(said('npm install prom-client'));
