@@ -592,7 +592,15 @@ describe('a registry whose counter calls back into what it counts', () => {
   // Found by a second-pass attack: the allocation counter ran between marking the address and
   // reading its text back (Range), or after the op that held it went back for reuse (Allocator
   // through promises); a counter that allocated from there got the same address.
+  // The counters this package makes are written at the next read, not during the allocation (see
+  // adapters/metrics.ts); a counter registered by the app before it is reused and counted at once,
+  // so the app's code can still run there: each case registers its own.
   const NAME = 'kube_apiserver_clusterip_allocator_allocation_total';
+  function appRegistry(): Registry {
+    const registry = new Registry();
+    new Counter({ name: NAME, help: "the app's own", labelNames: ['cidr', 'scope'], registers: [registry] });
+    return registry;
+  }
   function reenterOnce(registry: Registry, call: () => unknown): void {
     const counter = registry.getSingleMetric(NAME) as unknown as { inc(...args: unknown[]): void };
     const inc = counter.inc.bind(counter);
@@ -607,7 +615,7 @@ describe('a registry whose counter calls back into what it counts', () => {
   }
 
   it.each([undefined, 'sequential'] as const)('Range (strategy %s): each address is handed out once', (strategy) => {
-    const registry = new Registry();
+    const registry = appRegistry();
     const r = new Range('10.0.0.0/28', { metrics: registry, random: seededRandom(1), ...(strategy ? { strategy } : {}) });
     let inner = '';
     reenterOnce(registry, () => {
@@ -621,7 +629,7 @@ describe('a registry whose counter calls back into what it counts', () => {
   });
 
   it.each([true, false])('Allocator (syncOps %s): each address is handed out once', async (syncOps) => {
-    const registry = new Registry();
+    const registry = appRegistry();
     const store = new MemoryStore({ syncOps });
     const a = new Allocator('10.0.0.0/28', { store, metrics: registry, random: seededRandom(1) });
     let inner: Promise<string> | undefined;
@@ -669,6 +677,69 @@ describe('enableMetrics with a registry that refuses a metric part-way', () => {
       'kube_apiserver_clusterip_allocator_allocation_errors_total',
       'kube_apiserver_clusterip_allocator_allocation_total',
       'kube_apiserver_clusterip_allocator_available_ips',
+    ]);
+    a.destroy();
+  });
+});
+
+// The counters and gauges this package makes keep what the allocation path records until they
+// are read (adapters/metrics.ts): every way of reading them sees all of it, and what drops or
+// removes a series drops what was kept for it too.
+describe('counters and gauges made here are written when they are read', () => {
+  async function allocatedTwice(registry: Registry): Promise<Allocator> {
+    const a = new Allocator('10.1.0.0/29', { store: new MemoryStore(), metrics: registry, random: seededRandom(3) });
+    await a.release(await a.allocateNext());
+    await a.allocateNext();
+    return a;
+  }
+
+  it('registry.metrics(), getMetricsAsJSON() and metric.get() each see every count and the gauges as last set', async () => {
+    const registry = new Registry();
+    const a = await allocatedTwice(registry);
+    const text = await registry.metrics();
+    expect(text).toContain(`${METRIC_ALLOCATIONS}{cidr="10.1.0.0/29",scope="dynamic"} 2`);
+    expect(text).toContain(`${METRIC_ALLOCATED_IPS}{cidr="10.1.0.0/29"} ${a.used()}`);
+    await a.allocateNext();
+    const json = await registry.getMetricsAsJSON();
+    const allocated = json.find((m) => m.name === METRIC_ALLOCATED_IPS)!;
+    expect(allocated.values.map((v) => v.value)).toEqual([a.used()]);
+    expect(await metricsOf(registry, '10.1.0.0/29')).toEqual({ free: 6 - a.used(), used: a.used(), allocated: a.used() + 1, errors: 0 });
+    a.destroy();
+  });
+
+  it('registry.resetMetrics() drops what was recorded before it, read or not', async () => {
+    const registry = new Registry();
+    const a = await allocatedTwice(registry);
+    registry.resetMetrics();
+    expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '10.1.0.0/29' })).toBe(0);
+    expect(await gaugeCidrs(registry)).toEqual([]);
+    await a.allocateNext();
+    expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '10.1.0.0/29' })).toBe(1);
+    expect(await value(registry, METRIC_ALLOCATED_IPS, { cidr: '10.1.0.0/29' })).toBe(a.used());
+    a.destroy();
+  });
+
+  it('destroyed before any read: its gauge series are gone, its counts stay', async () => {
+    const registry = new Registry();
+    const a = await allocatedTwice(registry);
+    a.destroy();
+    expect(await gaugeCidrs(registry)).toEqual([]);
+    expect(await value(registry, METRIC_ALLOCATIONS, { cidr: '10.1.0.0/29' })).toBe(2);
+  });
+
+  it('a counter registered by the app before is counted at once, as it is called', async () => {
+    const registry = new Registry();
+    const theirs = new Counter({ name: METRIC_ALLOCATIONS, help: "the app's own", labelNames: ['cidr', 'scope'], registers: [registry] });
+    const calls: unknown[] = [];
+    const inc = theirs.inc.bind(theirs);
+    theirs.inc = ((labels: unknown, n?: number) => {
+      calls.push(labels);
+      inc(labels as never, n);
+    }) as typeof theirs.inc;
+    const a = await allocatedTwice(registry);
+    expect(calls).toEqual([
+      { cidr: '10.1.0.0/29', scope: 'dynamic' },
+      { cidr: '10.1.0.0/29', scope: 'dynamic' },
     ]);
     a.destroy();
   });
