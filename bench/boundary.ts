@@ -310,6 +310,7 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
   const { MetaAllocator } = await import('../adapters/meta-allocator.ts');
   const { DualStackAllocator } = await import('../adapters/dual-stack.ts');
   const { InMemoryServiceCIDRs } = await import('../adapters/service-cidrs.ts');
+  const { Registry } = await import('prom-client');
   /** n allocateNext+release round trips of one allocator, whatever its addresses' type. */
   const roundTrips =
     <T>(next: () => Promise<T>, release: (taken: T) => Promise<void>) =>
@@ -336,6 +337,21 @@ export async function runStoreFloor(budget: Budget): Promise<BoundaryResult[]> {
             a.destroy();
             other.destroy();
           },
+        };
+      },
+    },
+    {
+      // what enabling metrics costs per allocation (prom-client, a dev dependency here)
+      op: 'Allocator allocateNext+release, empty /16, metrics on (a prom-client Registry)',
+      family: 'IPv4',
+      make: (s) => {
+        const a = Allocator.create('10.0.0.0/16', { store: s, random: seededRandom(7), metrics: new Registry() });
+        return {
+          run: roundTrips(
+            () => a.allocateNext(),
+            (ip) => a.release(ip),
+          ),
+          destroy: () => a.destroy(),
         };
       },
     },
