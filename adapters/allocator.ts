@@ -675,43 +675,33 @@ export class Allocator implements IPAllocator, Disposable {
   /** release's delete of the record `name`, of this family, whose address is `w`. */
   private releaseName(name: string, w: Uint32Array, told: DeleteErrorHandler | undefined): Promise<void> {
     // No rebuild of a stale index here: a release needs none (the rebuild reads the cache
-    // later), and under memory pressure freeing addresses must keep working.
+    // later), and under memory pressure freeing addresses must keep working. Only an address
+    // this range counts is the index's business (a range of size 0 has no index at all); any
+    // other (outside the range, its network or broadcast record) is deleted as upstream deletes
+    // it, and its event counted as any writer's.
+    const ours = this.prefix.inRange(this.fam, w);
     const sync = this.store.sync;
-    if (sync != null && this.prefix.inRange(this.fam, w)) {
-      // An address this range counts: its delete event is this call's own. Any other (outside
-      // the range, or its network or broadcast record) is deleted as upstream deletes it, and
-      // its event counted as any writer's.
-      const op = this.taken.takeOp();
-      op.name = name;
-      copy4(w, op.address);
-      this.taken.enter(op);
-      let failure: { error: unknown } | undefined;
-      try {
-        syncAnswer(sync.deleteSync(name), 'deleteSync');
-      } catch (error) {
-        this.taken.recycle(op);
-        failure = { error };
-      } finally {
-        this.taken.leave(op);
-      }
-      // the delete failed: ignored (upstream), told once the op is settled (the handler may call in again)
-      if (failure !== undefined) return tellDeleteError(told, failure.error);
-      this.taken.deletedSync(op);
-      this.gauges();
-      return RESOLVED;
-    }
     if (sync != null) {
+      // an address of ours: the delete event, which comes inside the call, is this call's own
+      const op = ours ? this.taken.opFor(name, w) : null;
+      if (op !== null) this.taken.enter(op);
       try {
         syncAnswer(sync.deleteSync(name), 'deleteSync');
       } catch (e) {
-        return tellDeleteError(told, e); // ignored (upstream)
+        if (op !== null) {
+          this.taken.leave(op);
+          this.taken.recycle(op);
+        }
+        return tellDeleteError(told, e); // ignored (upstream), told once op is settled: the handler may call in again
+      }
+      if (op !== null) {
+        this.taken.leave(op);
+        this.taken.deletedSync(op);
       }
       this.gauges();
       return RESOLVED;
     }
-    // As above: only an address this range counts is the index's business (a range of size 0
-    // has no index at all).
-    const words = this.prefix.inRange(this.fam, w) ? Uint32Array.from(w) : null;
+    const words = ours ? Uint32Array.from(w) : null;
     let call: Promise<void>;
     try {
       // a store in plain JavaScript may answer without a promise: taken as `await` takes it

@@ -568,6 +568,14 @@ export class TakenAddresses {
     return op;
   }
 
+  /** An op for the address `w` named `name` (its canonical text). */
+  opFor(name: string, w: ArrayLike<number>): Op {
+    const op = this.takeOp();
+    op.name = name;
+    copy4(w, op.address);
+    return op;
+  }
+
   /** `op` is settled and no longer referenced: the next call may reuse it. */
   recycle(op: Op): void {
     this.spare = op;
