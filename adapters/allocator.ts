@@ -244,13 +244,7 @@ export class Allocator implements IPAllocator, Disposable {
   allocate(this: Allocator, ip: string, owner?: ParentRef | null): Promise<void> {
     try {
       this.taken.refuseInsideStrategy();
-      const name = this.checkRange(ip, false);
-      // The op holds the address from here: the owner's getters, read next, may call into this
-      // allocator, which parses every address into the same words.
-      const op = this.taken.takeOp();
-      op.name = name;
-      copy4(this.words, op.address);
-      return this.allocateOp(op, owner);
+      return this.allocateOp(this.taken.takeOp(), ip, false, owner);
     } catch (e) {
       return rejectSoon(orUnbound(e, this, 'allocate'));
     }
@@ -264,33 +258,30 @@ export class Allocator implements IPAllocator, Disposable {
   allocateParsed(name: string, words: Uint32Array, owner: ParentRef | null | undefined): Promise<void> {
     try {
       this.taken.refuseInsideStrategy();
-      // copied before the readiness check: a store of your own asked whether it has synced may
-      // call back into the caller, which parses into the words it gave
-      const op = this.taken.takeOp();
-      op.name = name;
-      copy4(words, op.address);
-      try {
-        if (!this.isReady()) throw new ErrNotReady();
-        this.checkInRange(this.fam, op.address, name, false);
-      } catch (e) {
-        this.taken.recycle(op);
-        throw e;
-      }
-      return this.allocateOp(op, owner);
+      return this.allocateOp(this.taken.opFor(name, words), name, true, owner);
     } catch (e) {
       return rejectSoon(e);
     }
   }
 
-  /** allocate's steps once its address is checked and held by `op`: the owner, the reservation, the create. */
-  private allocateOp(op: Op, owner: ParentRef | null | undefined): Promise<void> {
+  /**
+   * allocate's steps for `op`, which holds the address from the start: the readiness check, a
+   * user's store, and the owner's getters may call back into this allocator or the caller, which
+   * parse into words of their own. `ip` is parsed into op after the readiness check, as upstream
+   * does, unless `parsed`: op holds the caller's parse of it already.
+   */
+  private allocateOp(op: Op, ip: string, parsed: boolean, owner: ParentRef | null | undefined): Promise<void> {
     let parentRef: ParentRef | null;
     try {
+      if (!this.isReady()) throw new ErrNotReady();
+      if (parsed) this.checkInRange(this.fam, op.address, ip, false);
+      else op.name = this.parseInRange(ip, op.address, false);
       // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
       // range error comes first)
       parentRef = checkParentRef(owner);
       this.live(); // its getters may have destroyed this allocator
-      this.reserveStatic(op);
+      this.taken.fresh();
+      this.taken.reserve(op); // the add event finds the bit set
     } catch (e) {
       this.taken.recycle(op);
       throw e;
@@ -325,19 +316,8 @@ export class Allocator implements IPAllocator, Disposable {
       );
   }
 
-  /** Reserves the address of `op` (its name and words set, in range) for the create to make. */
-  private reserveStatic(op: Op): void {
-    this.taken.fresh();
-    // Reserve before the create, as allocateNext does; the add event finds the bit set. On
-    // failure the bit is cleared only if neither the cache nor another call holds the name
-    // (TakenAddresses.unreserve).
-    this.taken.reserve(op);
-  }
-
-  /** Ready, parse, range check: the address's canonical name, its words in this.words. */
-  private checkRange(ip: string, dryRun: boolean): string {
-    if (!this.isReady()) throw new ErrNotReady();
-    const w = this.words;
+  /** `ip` parsed into `w`: its canonical name, checked in range (checkInRange). */
+  private parseInRange(ip: string, w: Uint32Array, dryRun: boolean): string {
     const family = parseAddrInto(ip, w);
     const name = canonicalOf(ip, family, w);
     this.checkInRange(family, w, name, dryRun);
@@ -812,7 +792,8 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** The dry run's allocate: ready, syntax and range checks only. @internal for DryRunAllocator */
   checkAllocate(ip: string): void {
-    this.checkRange(ip, true);
+    if (!this.isReady()) throw new ErrNotReady();
+    this.parseInRange(ip, this.words, true);
   }
 
   /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). @internal for DryRunAllocator */
