@@ -24,16 +24,7 @@
 // A store with synchronous operations (store.sync, the MemoryStore) runs them in one synchronous
 // call, so nothing interleaves between the choice and the create; any other store runs the same
 // steps around its promises.
-import {
-  isAlreadyExists,
-  ErrAllocated,
-  ErrDestroyed,
-  ErrFull,
-  ErrNotInRange,
-  ErrNotReady,
-  InvalidArgumentError,
-  rejectSoon,
-} from './errors.ts';
+import { isAlreadyExists, ErrAllocated, ErrDestroyed, ErrNotInRange, ErrNotReady, InvalidArgumentError, rejectSoon } from './errors.ts';
 import { checkReady, classCalledOn, optionsObject, unboundCall, unboundOr } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
@@ -55,6 +46,7 @@ import {
   BEING_DESTROYED,
   STOP_SEARCHES,
   type Store,
+  type IPAddressRecord,
   type StoreCache,
   type SyncStoreOps,
   syncAnswer,
@@ -62,7 +54,7 @@ import {
   tellDeleteError,
 } from './store.ts';
 import { RecordRouter } from './record-router.ts';
-import { type Collisions, copy4, type Op, TakenAddresses } from './taken-addresses.ts';
+import { type Op, type Search, TakenAddresses } from './taken-addresses.ts';
 import { remeasured } from './wasm.ts';
 import {
   type AllocatorOptions,
@@ -96,7 +88,7 @@ const ALLOCATOR_OPTIONS: Record<keyof IndexedAllocatorOptions, true> = {
   strategy: true,
 };
 
-/** allocateNext's answers other than an address. */
+/** allocateNext's answers other than an address (Search.refused). */
 const NOT_READY = -2;
 const FULL = -1;
 /** The band of a strategy's choice (the strategy keeps to the bands itself). */
@@ -286,21 +278,14 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.recycle(op);
       throw e;
     }
-    const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
     const start = this.shared.metrics.start();
     const sync = this.store.sync;
     if (sync != null) {
-      this.taken.enter(op);
-      try {
-        syncAnswer(sync.createSync(record), 'createSync');
-      } catch (e) {
-        throw this.createFailed(op, e);
-      } finally {
-        this.taken.leave(op);
-      }
+      this.createNow(sync, op, parentRef, null);
       this.created(op, 'static', start);
       return RESOLVED;
     }
+    const record = this.recordOf(op, parentRef);
     this.taken.callStarted();
     return this.taken
       .callAsync(op, () => this.store.create(record))
@@ -332,14 +317,6 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** A failed static create: un-reserve, count it, and the error to throw. */
-  private createFailed(op: Op, e: unknown): unknown {
-    this.taken.failed(op);
-    this.taken.recycle(op);
-    this.shared.metrics.error(this.cidr, 'static');
-    return isAlreadyExists(e) ? new ErrAllocated() : e;
-  }
-
   // ── allocateNext (dynamic) ─────────────────────────────────────────────────────────────────
 
   /**
@@ -369,7 +346,7 @@ export class Allocator implements IPAllocator, Disposable {
       const sync = this.store.sync;
       if (sync == null) return this.allocateNextAsync(parentRef, freeOnly);
       const r = this.allocateNextSync(sync, parentRef, freeOnly);
-      return typeof r === 'string' ? Promise.resolve(r) : rejectSoon(r === NOT_READY ? new ErrNotReady() : this.taken.full());
+      return typeof r === 'string' ? Promise.resolve(r) : rejectSoon(this.noAddress(r));
     } catch (e) {
       return rejectSoon(e);
     }
@@ -410,79 +387,115 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
-  /** The address, or NOT_READY / FULL. */
+  /** The synchronous driver: the address, or NOT_READY / FULL. */
   private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): string | number {
-    let collided: Collisions | null = null;
-    let returns: CallReturns | null = null; // a cool-down's, held again if this call fails
-    let done = false;
-    this.taken.beginUse(); // the index is not freed under this call's takes (TakenAddresses.users)
+    const s = this.taken.beginSearch(freeOnly, false);
     try {
-      const band = this.beginNext();
-      if (band < 0) return band;
-      const start = this.shared.metrics.start();
-      if (band === BAND_CHOSEN) returns = this.taken.beginCall(freeOnly !== null);
-      for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
-        const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
-        this.taken.enter(op);
-        try {
-          syncAnswer(sync.createSync(record), 'createSync');
-        } catch (e) {
-          collided = this.collision(op, e, collided);
-          continue;
-        } finally {
-          this.taken.leave(op);
-        }
-        done = true;
-        this.created(op, 'dynamic', start);
-        return record.name;
+      for (let op = this.firstCandidate(s); op !== null; op = this.nextAfter(op, s)) {
+        if (this.createNow(sync, op, parentRef, s)) return this.found(s, op);
       }
     } finally {
-      if (collided !== null) this.taken.forgetCollisions(collided);
-      if (returns !== null) this.taken.endCall(returns, !done);
-      this.taken.endUse();
+      this.taken.endSearch(s);
     }
-    this.liveAfterSearch();
-    if (this.heldBack(returns, freeOnly)) return FULL;
-    this.shared.metrics.error(this.cidr, 'dynamic');
-    return FULL;
+    return this.notFound(s);
   }
 
+  /** The driver through the store's promises: the same steps. */
   private async allocateNextAsync(parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): Promise<string> {
+    const s = this.taken.beginSearch(freeOnly, true);
     let collisions = 0;
-    let collided: Collisions | null = null;
-    let returns: CallReturns | null = null; // as above
-    let done = false;
-    this.taken.beginUse(); // as above
-    this.taken.callStarted();
     try {
-      const band = this.beginNext();
-      if (band < 0) throw band === NOT_READY ? new ErrNotReady() : new ErrFull();
-      const start = this.shared.metrics.start();
-      if (band === BAND_CHOSEN) returns = this.taken.beginCall(freeOnly !== null);
-      for (let op = this.chosen(band, returns); op !== null; op = this.nextAfter(op, returns)) {
-        const record = { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
+      for (let op = this.firstCandidate(s); op !== null; op = this.nextAfter(op, s)) {
+        const record = this.recordOf(op, parentRef);
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
           // now and then timers and I/O run, so a timer can end a search that would never end
           // (COLLISIONS_PER_TURN). op stays this call's until collision().
           if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
-          collided = this.collision(op, e, collided);
+          this.collision(s, op, e);
           continue;
         }
-        done = true;
-        this.created(op, 'dynamic', start); // recycles op: its metrics may call in again and reuse it
-        return record.name;
+        return this.found(s, op);
       }
     } finally {
-      if (collided !== null) this.taken.forgetCollisions(collided);
-      if (returns !== null) this.taken.endCall(returns, !done);
-      this.taken.callEnded();
-      this.taken.endUse();
+      this.taken.endSearch(s);
     }
+    throw this.noAddress(this.notFound(s));
+  }
+
+  /**
+   * The first candidate of search `s`: ready, a fresh index, then the upper (dynamic) band's draw
+   * and first free address (upstream's draw, adapters/space.ts), else the lower (static) band's;
+   * a strategy's choice instead when one chooses. Null when there is none; `s.refused` says when
+   * the search did not start: NOT_READY, or FULL without a scan (rangeSize 0: no draw, no metric,
+   * as upstream).
+   */
+  private firstCandidate(s: Search): Op | null {
+    if (!this.isReady()) s.refused = NOT_READY;
+    else if (!this.taken.hasUpperBand) s.refused = FULL;
+    if (s.refused !== 0) return null;
+    const index = this.taken.fresh()!;
+    if (this.taken.choosing) {
+      s.start = this.shared.metrics.start();
+      s.returns = this.taken.beginCall(s.freeOnly !== null);
+      return this.taken.takeChosen(s.returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
+    }
+    const upper = index.takeUpper(this.random);
+    s.start = this.shared.metrics.start();
+    // the draw may have had the index dropped: the taken address is read from `address`, and the
+    // lower band searched in the index rebuilt
+    if (upper) return this.opOfTaken(this.taken.space, BAND_UPPER);
+    const rebuilt = this.taken.fresh()!;
+    return rebuilt.takeLower(this.random) ? this.opOfTaken(rebuilt, BAND_LOWER) : null;
+  }
+
+  /**
+   * The candidate after a collision at `op`: in its band, else (dynamic band exhausted) the
+   * static band's. Another call may have found the index stale while this one waited for the
+   * store: it is rebuilt here, or, when that fails, this call fails with OutOfMemoryError too.
+   */
+  private nextAfter(op: Op, s: Search): Op | null {
+    if (this.destroyed || this.shared.stopping) return null; // liveAfterSearch says why
+    const index = this.taken.fresh()!;
+    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(s.returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
+    if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
+    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
+    return null;
+  }
+
+  /** An op for the address the index just took (reserved by the take). */
+  private opOfTaken(index: AddressSpace, band: number): Op {
+    const op = this.taken.opFor(index.addressText(), index.address);
+    op.band = band;
+    op.reserved = true;
+    return op;
+  }
+
+  /** Search `s` created op's record: its address. */
+  private found(s: Search, op: Op): string {
+    const name = op.name;
+    s.found = true;
+    this.created(op, 'dynamic', s.start); // recycles op: its metrics may call in again and reuse it
+    return name;
+  }
+
+  /**
+   * Search `s` ended without an address: NOT_READY or FULL, counted as an error unless it never
+   * started or a cool-down's hold is why (heldBack). ErrDestroyed when it stopped for that.
+   */
+  private notFound(s: Search): number {
+    const { refused, returns, freeOnly } = s;
+    this.taken.recycleSearch(s);
+    if (refused !== 0) return refused;
     this.liveAfterSearch();
     if (!this.heldBack(returns, freeOnly)) this.shared.metrics.error(this.cidr, 'dynamic');
-    throw this.taken.full();
+    return FULL;
+  }
+
+  /** The error of allocateNext's answer `r`, NOT_READY or FULL. */
+  private noAddress(r: number): Error {
+    return r === NOT_READY ? new ErrNotReady() : this.taken.full();
   }
 
   /**
@@ -495,64 +508,51 @@ export class Allocator implements IPAllocator, Disposable {
     return true;
   }
 
-  /**
-   * The start of allocateNext: ready, a fresh index, the upper (dynamic) band's draw and first
-   * candidate (upstream's draw, adapters/space.ts). Returns BAND_UPPER when that band gave a
-   * candidate, BAND_LOWER when it had none (the lower, static band is next), NOT_READY, or FULL without
-   * a scan (rangeSize 0: no draw, no metric, as upstream). With a strategy: BAND_CHOSEN.
-   */
-  private beginNext(): number {
-    if (!this.isReady()) return NOT_READY;
-    if (!this.taken.hasUpperBand) return FULL;
-    const index = this.taken.fresh()!;
-    if (this.taken.choosing) return BAND_CHOSEN; // chosen() asks the strategy
-    return index.takeUpper(this.random) ? BAND_UPPER : BAND_LOWER;
-  }
+  // ── the create and how it settles (allocate and allocateNext) ─────────────────────────────
 
-  /** The first candidate: the dynamic band's (already taken by beginNext), a strategy's choice, else the static band's. */
-  private chosen(band: number, returns: CallReturns | null): Op | null {
-    // the upper band's address was taken by beginNext: read from `address`, not from the index,
-    // which that draw may have had dropped; nothing is taken yet in the other bands
-    if (band === BAND_UPPER) return this.opOfTaken(this.taken.space, BAND_UPPER);
-    const index = this.taken.fresh()!;
-    if (band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
-    return index.takeLower(this.random) ? this.opOfTaken(index, BAND_LOWER) : null;
+  private recordOf(op: Op, parentRef: ParentRef | null): IPAddressRecord {
+    return { name: op.name, labels: writeLabelsFor(this.ipFamily), parentRef };
   }
 
   /**
-   * The candidate after a collision at `op`: in its band, else (dynamic band exhausted) the
-   * static band's. Another call may have found the index stale while this one waited for the
-   * store: it is rebuilt here, or, when that fails, this call fails with OutOfMemoryError too.
+   * The create of op's record through the store's synchronous call, op `current` meanwhile (its
+   * cache event comes inside the call). True when it was made. A failure is settled before op
+   * stops being current: allocate's (`s` null) is thrown (createFailed); in allocateNext's search
+   * `s`, a collision answers false and any other failure is thrown (collision).
    */
-  private nextAfter(op: Op, returns: CallReturns | null): Op | null {
-    if (this.destroyed || this.shared.stopping) return null; // liveAfterSearch says why
-    const index = this.taken.fresh()!;
-    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
-    if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
-    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
-    return null;
+  private createNow(sync: SyncStoreOps, op: Op, parentRef: ParentRef | null, s: Search | null): boolean {
+    const record = this.recordOf(op, parentRef);
+    this.taken.enter(op);
+    try {
+      syncAnswer(sync.createSync(record), 'createSync');
+      return true;
+    } catch (e) {
+      if (s === null) throw this.createFailed(op, e);
+      this.collision(s, op, e);
+      return false;
+    } finally {
+      this.taken.leave(op);
+    }
   }
 
-  /** An op for the address the index just took (reserved by the take). */
-  private opOfTaken(index: AddressSpace, band: number): Op {
-    const op = this.taken.takeOp();
-    copy4(index.address, op.address);
-    op.name = index.addressText();
-    op.band = band;
-    op.reserved = true;
-    return op;
+  /** A failed static create: un-reserve, count it, and the error to throw. */
+  private createFailed(op: Op, e: unknown): unknown {
+    this.taken.failed(op);
+    this.taken.recycle(op);
+    this.shared.metrics.error(this.cidr, 'static');
+    return isAlreadyExists(e) ? new ErrAllocated() : e;
   }
 
   /**
    * A failed dynamic create: AlreadyExists is a mid-air collision (the bit stays set until the
-   * call ends, its address kept in the call's `collided`, op recycled; go on). Anything else
-   * un-reserves and aborts the call, as upstream master does. Counted either way.
+   * search ends, op recycled; go on). Anything else un-reserves and aborts the call, as upstream
+   * master does. Counted either way.
    */
-  private collision(op: Op, e: unknown, collided: Collisions | null): Collisions {
+  private collision(s: Search, op: Op, e: unknown): void {
     this.shared.metrics.error(this.cidr, 'dynamic');
     // After the metrics (a registry of your own may call in and take the spare op): from here
     // only nextAfter reads op, before it takes the next one.
-    if (isAlreadyExists(e)) return this.taken.collided(op, collided);
+    if (isAlreadyExists(e)) return this.taken.collided(s, op);
     if (!op.seen) this.taken.unreserve(op);
     this.shared.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;

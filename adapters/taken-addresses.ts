@@ -52,7 +52,7 @@ import { loadNewIndex } from './sliced-load.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom, outOfMemoryAgain, remeasured, wasmOutOfMemory } from './wasm.ts';
 import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
-import { CallReturns, type CoolingQueue } from './cool-down.ts';
+import { CallReturns, type CoolingQueue, type FreeOnlyPass } from './cool-down.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import {
   allocatorWatcher,
@@ -178,6 +178,25 @@ export class Collisions {
   }
 }
 
+/**
+ * One allocateNext from beginSearch() to endSearch(): what its steps share. Reused by the next
+ * call once it ended with an address or without one, as an Op is.
+ */
+export class Search {
+  /** Why it ended before its first candidate (a code of the allocator's); 0 once it searches. */
+  refused = 0;
+  /** Its start time for the metrics. */
+  start = 0;
+  freeOnly: FreeOnlyPass | null = null;
+  /** What a cool-down returned to the free pool for it, held again if it fails (beginCall). */
+  returns: CallReturns | null = null;
+  /** Where it collided at the store; null until the first collision. */
+  collided: Collisions | null = null;
+  found = false;
+  /** It calls the store through promises: an async call until it ends (asyncCalls). */
+  throughPromises = false;
+}
+
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
   to[0] = from[0]!;
   to[1] = from[1]!;
@@ -228,6 +247,8 @@ export class TakenAddresses {
   private current: Op | null = null;
   /** A free Op for the next call (one allocation less per call). */
   private spare: Op | null = new Op();
+  /** A free Search for the next allocateNext. */
+  private spareSearch: Search | null = new Search();
   /**
    * Allocator calls running through store promises, from their reservation until they have
    * settled: their marks (a reservation, an allocateNext's collisions) have no record yet.
@@ -359,16 +380,13 @@ export class TakenAddresses {
     return this.index!;
   }
 
-  /**
-   * The start of an allocateNext (see `users`): the index stays readable until its endUse(),
-   * even when it is dropped meanwhile.
-   */
-  beginUse(): void {
+  /** See `users`: the index stays readable until the matching endUse(), even when it is dropped meanwhile. */
+  private beginUse(): void {
     this.users++;
   }
 
-  /** The end of that call (in a finally): an index dropped while calls ran is freed after the last. */
-  endUse(): void {
+  /** In a finally: an index dropped while it was in use is freed after the last user. */
+  private endUse(): void {
     if (--this.users === 0 && this.stale) this.index!.destroy(); // idempotent
   }
 
@@ -499,7 +517,7 @@ export class TakenAddresses {
    * is still free is held again as before (CoolingQueue.endCall).
    * Not after a rebuild (a new queue; held addresses are free then) nor while one is due.
    */
-  endCall(returns: CallReturns, failed: boolean): void {
+  private endCall(returns: CallReturns, failed: boolean): void {
     if (returns.queue !== this.cooling || this.stale || this.closed) return;
     // A count-based cool-down counts allocateNext calls that succeed: one tick here, not one per
     // candidate (a call that meets collisions at the store takes several).
@@ -579,6 +597,44 @@ export class TakenAddresses {
   /** `op` is settled and no longer referenced: the next call may reuse it. */
   recycle(op: Op): void {
     this.spare = op;
+  }
+
+  /**
+   * The start of an allocateNext: the index stays readable until endSearch(), even when it is
+   * dropped meanwhile (`users`); a search through promises counts as an async call.
+   */
+  beginSearch(freeOnly: FreeOnlyPass | null, throughPromises: boolean): Search {
+    const s = this.spareSearch ?? new Search();
+    this.spareSearch = null;
+    s.refused = 0;
+    s.start = 0;
+    s.freeOnly = freeOnly;
+    s.returns = null;
+    s.collided = null;
+    s.found = false;
+    s.throughPromises = throughPromises;
+    this.users++;
+    if (throughPromises) this.asyncCalls++;
+    return s;
+  }
+
+  /**
+   * The end of that allocateNext (in a finally), however it ends: its collisions are unreserved,
+   * what a cool-down returned for it is settled (endCall), and the index is freed if it was
+   * dropped meanwhile. A search that found an address is recycled here; one that found none is
+   * read once more, then recycled (recycleSearch).
+   */
+  endSearch(s: Search): void {
+    if (s.collided !== null) this.forgetCollisions(s.collided);
+    s.collided = null;
+    if (s.returns !== null) this.endCall(s.returns, !s.found);
+    if (s.throughPromises) this.asyncCalls--;
+    this.endUse();
+    if (s.found) this.spareSearch = s;
+  }
+
+  recycleSearch(s: Search): void {
+    this.spareSearch = s;
   }
 
   /**
@@ -719,22 +775,20 @@ export class TakenAddresses {
   }
 
   /**
-   * A candidate of a running allocateNext collided at the store (AlreadyExists): its address is
-   * kept, marked, in `into` (a new Collisions when null) until the call ends, and `op` is
-   * recycled. Returns the collisions.
+   * A candidate of search `s` collided at the store (AlreadyExists): its address stays marked,
+   * kept in `s.collided`, until the search ends, and `op` is recycled.
    */
-  collided(op: Op, into: Collisions | null): Collisions {
-    const collisions = into ?? new Collisions();
-    collisions.add(op.address);
+  collided(s: Search, op: Op): void {
+    s.collided ??= new Collisions();
+    s.collided.add(op.address);
     this.spare = op;
-    return collisions;
   }
 
   /**
-   * The end of that allocateNext: its collisions are unreserved (unreserve), unless the cache
-   * holds the name now (or an op has it; cacheMayHold: a cache that cannot answer holds it).
+   * At the end of a search: its collisions are unreserved (unreserve), unless the cache holds the
+   * name now (or an op has it; cacheMayHold: a cache that cannot answer holds it).
    */
-  forgetCollisions(collisions: Collisions): void {
+  private forgetCollisions(collisions: Collisions): void {
     const all = collisions.words;
     const w = new Uint32Array(4);
     for (let i = 0; i < collisions.count * 4; i += 4) {
