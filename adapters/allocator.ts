@@ -1,29 +1,20 @@
-// Allocator: the product. Same contract, same random draws and the same answers as upstream's
-// allocator (pkg/registry/core/service/ipallocator/ipallocator.go; its oracle here is
-// ReferenceAllocator), but the search for a free address runs in a WASM index of taken addresses
-// instead of one cache lookup per candidate.
+// Allocator: the product. Upstream's contract, draws and answers (ipallocator.go; its oracle here
+// is ReferenceAllocator), with a WASM index of taken addresses in place of a cache lookup per
+// candidate.
 //
 //   first                        offsetAddress                                          last
 //     │◂──── lower (static) ─────▸│◂──────────────── upper (dynamic) ───────────────────▸│
 //
 //   allocateNext: draw a start in the upper band as upstream does, take the first address from
 //   there the index does not hold (wrapping inside the band), create its record. AlreadyExists →
-//   keep it marked for the rest of this call (16 bytes a collision: Collisions) and go on after
-//   it; any other error → un-mark and abort. Upper band exhausted → the same in the lower band
-//   (adapters/space.ts).
+//   keep it marked until the call ends and go on after it; any other error → un-mark and abort.
+//   Upper band exhausted → the same in the lower band (adapters/space.ts).
 //
-// The store stays the source of truth; creating the record named by the address is the only
-// lock. Which addresses not to offer — the store's cache plus this allocator's own calls in
-// flight — is kept in a WASM index by TakenAddresses (adapters/taken-addresses.ts, with its
-// invariants). Nothing is ever allocated twice: a stale mark only costs capacity, a missing one
-// only a collision (the store refuses the create). Same seed, same store contents ⇒ the same
-// draws and answers as ReferenceAllocator: the reference skips a candidate iff the cache holds
-// its canonical name, i.e. iff the index marks it.
-//
-// Each operation is written once as steps (begin: check and reserve; settle: success or failure).
-// A store with synchronous operations (store.sync, the MemoryStore) runs them in one synchronous
-// call, so nothing interleaves between the choice and the create; any other store runs the same
-// steps around its promises.
+// The store is the source of truth; creating the record named by the address is the only lock.
+// What not to offer — the cache's records and this allocator's calls in flight — is
+// TakenAddresses' job (adapters/taken-addresses.ts, with its invariants). Each operation is
+// written once as steps (check and reserve; create; settle), run in one synchronous call on a
+// store with synchronous operations (store.sync), else around the store's promises.
 import { isAlreadyExists, ErrAllocated, ErrDestroyed, ErrNotInRange, ErrNotReady, InvalidArgumentError, rejectSoon } from './errors.ts';
 import { checkReady, classCalledOn, optionsObject, unboundCall, unboundOr } from './input.ts';
 import { quoteInput } from './quote.ts';
@@ -443,11 +434,11 @@ export class Allocator implements IPAllocator, Disposable {
     }
     const upper = index.takeUpper(this.random);
     s.start = this.shared.metrics.start();
-    // the draw may have had the index dropped: the taken address is read from `address`, and the
-    // lower band searched in the index rebuilt
+    // the draw may have had the index dropped: its address is read from `address`, and the lower
+    // band searched in the index fresh() rebuilds
     if (upper) return this.opOfTaken(this.taken.space, BAND_UPPER);
-    const rebuilt = this.taken.fresh()!;
-    return rebuilt.takeLower(this.random) ? this.opOfTaken(rebuilt, BAND_LOWER) : null;
+    const again = this.taken.fresh()!;
+    return again.takeLower(this.random) ? this.opOfTaken(again, BAND_LOWER) : null;
   }
 
   /**

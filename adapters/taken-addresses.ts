@@ -4,7 +4,7 @@
 //   taken  = { canonical names in [first, last] the cache holds, any labels }   (cache events)
 //          ∪ { addresses of the allocator's creates in flight, and of its created records the
 //              cache has not reported yet }                                     (`pending`)
-//          ∪ { addresses that collided during a running allocateNext }          (held by the call)
+//          ∪ { addresses that collided during a running allocateNext }          (its Search)
 //   used() = counted (labelled canonical names in [first, last]) + extras (labelled names in
 //            the prefix without an offset: network, IPv4 broadcast, non-canonical spellings)
 //
