@@ -28,7 +28,7 @@ import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, forEachLabelledAddress, refuseBlindStore, writeLabelsFor } from './records.ts';
 import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
-import type { CallReturns, FreeOnlyPass } from './cool-down.ts';
+import type { FreeOnlyPass } from './cool-down.ts';
 import {
   COLLISIONS_PER_TURN,
   deleteErrorHandler,
@@ -472,31 +472,23 @@ export class Allocator implements IPAllocator, Disposable {
   }
 
   /**
-   * Search `s` ended without an address: NOT_READY or FULL, counted as an error unless it never
-   * started or a cool-down's hold is why (heldBack). ErrDestroyed when it stopped for that.
+   * Search `s` ended without an address (or stopped: liveAfterSearch): NOT_READY or FULL, counted
+   * as an error unless it never started or, taking free addresses only, found none because a
+   * cool-down held some: then `freeOnly` is told, and the caller asks again, held ones allowed.
    */
   private notFound(s: Search): number {
     const { refused, returns, freeOnly } = s;
     this.taken.recycleSearch(s);
     if (refused !== 0) return refused;
     this.liveAfterSearch();
-    if (!this.heldBack(returns, freeOnly)) this.shared.metrics.error(this.cidr, 'dynamic');
+    if (returns !== null && freeOnly !== null && returns.heldBack) freeOnly.heldBack = true;
+    else this.shared.metrics.error(this.cidr, 'dynamic');
     return FULL;
   }
 
   /** The error of allocateNext's answer `r`, NOT_READY or FULL. */
   private noAddress(r: number): Error {
     return r === NOT_READY ? new ErrNotReady() : this.taken.full();
-  }
-
-  /**
-   * A call that took free addresses only found none because a cool-down held some: true, and
-   * `freeOnly` told. Not an error for the metrics: the caller asks again, held ones allowed.
-   */
-  private heldBack(returns: CallReturns | null, freeOnly: FreeOnlyPass | null): boolean {
-    if (returns === null || freeOnly === null || !returns.heldBack) return false;
-    freeOnly.heldBack = true;
-    return true;
   }
 
   // ── the create and how it settles (allocate and allocateNext) ─────────────────────────────
