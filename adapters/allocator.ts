@@ -15,7 +15,16 @@
 // TakenAddresses' job (adapters/taken-addresses.ts, with its invariants). Each operation is
 // written once as steps (check and reserve; create; settle), run in one synchronous call on a
 // store with synchronous operations (store.sync), else around the store's promises.
-import { isAlreadyExists, ErrAllocated, ErrDestroyed, ErrNotInRange, ErrNotReady, InvalidArgumentError, rejectSoon } from './errors.ts';
+import {
+  isAlreadyExists,
+  ErrAllocated,
+  ErrDestroyed,
+  ErrNotInRange,
+  ErrNotReady,
+  InvalidArgumentError,
+  NOT_READY_WHY,
+  rejectSoon,
+} from './errors.ts';
 import { checkReady, classCalledOn, optionsObject, unboundCall, unboundOr } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
@@ -215,6 +224,11 @@ export class Allocator implements IPAllocator, Disposable {
     }
   }
 
+  /** ErrNotReady, saying why: setReady(false), or else the store has not synced. */
+  private notReady(): ErrNotReady {
+    return new ErrNotReady(this.shared.ready ? NOT_READY_WHY.storeNotSynced : NOT_READY_WHY.switchedOff);
+  }
+
   // ── allocate (static) ──────────────────────────────────────────────────────────────────────
 
   /**
@@ -256,7 +270,7 @@ export class Allocator implements IPAllocator, Disposable {
   private allocateOp(op: Op, ip: string, parsed: boolean, owner: ParentRef | null | undefined): Promise<void> {
     let parentRef: ParentRef | null;
     try {
-      if (!this.isReady()) throw new ErrNotReady();
+      if (!this.isReady()) throw this.notReady();
       if (parsed) this.checkInRange(this.fam, op.address, ip, false);
       else op.name = this.parseInRange(ip, op.address, false);
       // the owner before the reservation: a refused owner leaves nothing marked (as upstream, a
@@ -488,7 +502,7 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** The error of allocateNext's answer `r`, NOT_READY or FULL. */
   private noAddress(r: number): Error {
-    return r === NOT_READY ? new ErrNotReady() : this.taken.full();
+    return r === NOT_READY ? this.notReady() : this.taken.full();
   }
 
   // ── the create and how it settles (allocate and allocateNext) ─────────────────────────────
@@ -775,7 +789,7 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** The dry run's allocate: ready, syntax and range checks only. @internal for DryRunAllocator */
   checkAllocate(ip: string): void {
-    if (!this.isReady()) throw new ErrNotReady();
+    if (!this.isReady()) throw this.notReady();
     this.parseInRange(ip, this.words, true);
   }
 
@@ -789,7 +803,7 @@ export class Allocator implements IPAllocator, Disposable {
   checkAllocateNext(owner: ParentRef | undefined): string {
     this.live();
     checkParentRef(owner);
-    if (!this.isReady()) throw new ErrNotReady();
+    if (!this.isReady()) throw this.notReady();
     return formatAddr(this.fam, this.prefix.network);
   }
 

@@ -148,14 +148,26 @@ export class ErrMismatchedNetwork extends IPAllocatorError {
   }
 }
 
-/** `allocator not ready`: the allocator is disabled or its store has not synced. */
+/**
+ * `allocator not ready`, followed by why (upstream's text says not): the allocator is disabled
+ * (setReady(false)) or its store has not synced; a MetaAllocator's ranges or ServiceCIDRs are not
+ * ready yet. `why` is one of NOT_READY_WHY's.
+ */
 export class ErrNotReady extends IPAllocatorError {
   static override readonly code = 'ERR_NOT_READY' as const;
   declare readonly code: 'ERR_NOT_READY';
-  constructor() {
-    super('allocator not ready', false);
+  constructor(why?: string) {
+    super(why === undefined ? 'allocator not ready' : `allocator not ready: ${why}`, false);
   }
 }
+
+/** Why an allocator answers ErrNotReady, as its message says it: what to wait for. */
+export const NOT_READY_WHY = Object.freeze({
+  storeNotSynced: "its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has)",
+  switchedOff: 'setReady(false) holds it',
+  serviceCIDRsNotSynced: "the ServiceCIDRs have not synced yet (a KubernetesServiceCIDRs' waitForSync() resolves when they have)",
+  noRangeReady: 'no range is ready (a ServiceCIDR without its Ready condition yet, or a store that has not synced)',
+});
 
 /**
  * The address is outside [first, last] of the range (or of the other family). Where it is one

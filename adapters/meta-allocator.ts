@@ -67,6 +67,7 @@ import {
   ErrFull,
   ErrMismatchedNetwork,
   ErrNotReady,
+  NOT_READY_WHY,
   InvalidArgumentError,
   type InvalidRangeError,
   OutOfMemoryError,
@@ -646,7 +647,10 @@ export class MetaAllocator implements IPAllocator, Disposable {
         // a range not built for lack of memory and not ready would answer ErrNotReady too
         const notReady = call.notReady || [...this.starved.values()].some((s) => !s.ready);
         if (call.full) throw new ErrFull();
-        throw notReady || !this.sourceSynced() ? new ErrNotReady() : new ErrFull();
+        if (notReady) throw new ErrNotReady(NOT_READY_WHY.noRangeReady);
+        if (!this.sourceSynced()) throw new ErrNotReady(NOT_READY_WHY.serviceCIDRsNotSynced);
+        // upstream's answer, ErrFull, with why: there is no range to allocate from
+        throw new ErrFull(list.length === 0 ? `this MetaAllocator has no ${this.ipFamily} range to allocate from` : undefined);
       }
       // The list changed during the call (a range added or removed while a store call was in
       // flight): the ranges added meanwhile are tried too, those tried already are not.
@@ -845,7 +849,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
   private unallocatable(ip: string): ErrMismatchedNetwork | OutOfMemoryError | ErrNotReady {
     const err = this.mismatched(ip, true);
     if (!(err instanceof ErrMismatchedNetwork) || parseAddrInto(ip, this.words) !== this.fam) return err;
-    return this.sourceSynced() ? err : new ErrNotReady();
+    return this.sourceSynced() ? err : new ErrNotReady(NOT_READY_WHY.serviceCIDRsNotSynced);
   }
 
   /** A ready range not built for lack of memory (null: none), for allocateNext. */
@@ -1783,13 +1787,13 @@ class NotReadyDryRun implements IPAllocator {
   async allocate(this: NotReadyDryRun, ip: string, owner?: ParentRef | null): Promise<void> {
     checkViewThis(this, 'allocate');
     this.meta.checkAllocate(ip, owner);
-    throw new ErrNotReady();
+    throw new ErrNotReady(NOT_READY_WHY.noRangeReady);
   }
   allocateNext(this: object, owner?: ParentRef | null): Promise<string>;
   async allocateNext(this: NotReadyDryRun, owner?: ParentRef | null): Promise<string> {
     checkViewThis(this, 'allocateNext');
     this.meta.checkAllocateNext(owner);
-    throw new ErrNotReady();
+    throw new ErrNotReady(NOT_READY_WHY.noRangeReady);
   }
   release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
   async release(this: NotReadyDryRun, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {

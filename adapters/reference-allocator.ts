@@ -25,6 +25,7 @@ import {
   ErrFull,
   ErrNotInRange,
   ErrNotReady,
+  NOT_READY_WHY,
   InvalidArgumentError,
   InvalidRangeError,
 } from './errors.ts';
@@ -255,6 +256,11 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     return this.g.size;
   }
 
+  /** ErrNotReady, saying why: setReady(false), or else the store has not synced. */
+  private notReady(): ErrNotReady {
+    return new ErrNotReady(this.shared.ready ? NOT_READY_WHY.storeNotSynced : NOT_READY_WHY.switchedOff);
+  }
+
   /** The MetaAllocator's switch (upstream `ready`); allocate/allocateNext throw ErrNotReady while false. */
   setReady(this: object, ready: boolean): void;
   setReady(this: ReferenceAllocator, ready: boolean): void {
@@ -288,7 +294,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
     this.live(); // before the owner: after destroy() every call is ErrDestroyed
     this.drawCalls.refuseInside();
     const parentRef = checkParentRef(owner);
-    if (!this.isReady()) throw new ErrNotReady();
+    if (!this.isReady()) throw this.notReady();
     const start = this.shared.metrics.start();
     const g = this.g;
     const d = this.draw;
@@ -380,7 +386,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   /** Ready, parse, range: returns the canonical name or throws (ErrNotReady, InvalidAddressError, ErrNotInRange). */
   private checkRange(ip: string, dryRun: boolean): string {
-    if (!this.isReady()) throw new ErrNotReady();
+    if (!this.isReady()) throw this.notReady();
     const w = this.words;
     const family = parseAddrInto(ip, w);
     const name = formatAddr(family, w);
@@ -484,7 +490,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
   checkAllocateNext(owner: ParentRef | null | undefined): string {
     this.live();
     checkParentRef(owner);
-    if (!this.isReady()) throw new ErrNotReady();
+    if (!this.isReady()) throw this.notReady();
     return formatBig(this.fam, this.g.network);
   }
 
