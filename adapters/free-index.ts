@@ -4,7 +4,7 @@
 //
 // Offsets are relative to the range's first usable address: offset 0 = network + 1.
 import { InvalidArgumentError } from './errors.ts';
-import { quoteInput } from './quote.ts';
+import { formatCount, quoteInput } from './quote.ts';
 import { didYouMean } from './input.ts';
 import {
   core,
@@ -45,9 +45,9 @@ export function indexKindOption(kind: unknown, option: string): IndexKind {
 export function indexRefused(kind: number, hi: number, lo: number, what: string): Error {
   const n = (BigInt(hi) << 32n) | BigInt(lo);
   if (kind === KIND_DENSE && n > DENSE_MAX_OFFSETS) {
-    return new InvalidArgumentError(`a dense index holds at most 2^31 ${what}, not ${n}: use 'sparse' or 'auto'`);
+    return new InvalidArgumentError(`a dense index holds at most 2^31 ${what}, not ${formatCount(n)}: use 'sparse' or 'auto'`);
   }
-  return wasmOutOfMemory(`creating an index of ${n} ${what}`);
+  return wasmOutOfMemory(`creating an index of ${formatCount(n)} ${what}`);
 }
 
 // ── the safety net for forgotten indexes ─────────────────────────────────────────────────────
@@ -321,7 +321,7 @@ export class FreeIndex {
    * byte past it. The message names the lowest such offset, as the offsets format's check does.
    * A caller that must do other work before restoreBits (which checks again) checks first.
    */
-  checkBits(data: Uint8Array, of = `an index of ${this.slotsLo} offsets`): void {
+  checkBits(data: Uint8Array, of = `an index of ${formatCount(this.slotsLo)} offsets`): void {
     const slots = this.slotsLo;
     // bit i is bit i % 8 of data[data.length - 1 - i / 8]: from the byte holding offset `slots` up
     for (let k = slots >>> 3, mask = (0xff << (slots & 7)) & 0xff; k < data.length; k++, mask = 0xff) {
@@ -337,7 +337,7 @@ export class FreeIndex {
    * ignored, as big.Int.SetBytes does). A set bit at or beyond the index's size throws
    * InvalidArgumentError (see checkBits) and leaves the index unchanged. Dense indexes only.
    */
-  restoreBits(data: Uint8Array, of = `an index of ${this.slotsLo} offsets`): void {
+  restoreBits(data: Uint8Array, of = `an index of ${formatCount(this.slotsLo)} offsets`): void {
     this.requireDense('restoreBits');
     this.checkBits(data, of);
     let first = 0;

@@ -79,10 +79,15 @@ export function cutText(text: string, n: number): string {
   return text.slice(0, lead >= 0xd800 && lead <= 0xdbff ? n - 1 : n);
 }
 
-/** 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53): counts in messages. */
+/**
+ * 1234567 → "1,234,567" (numbers, bigints or decimal strings; sizes exceed 2^53): the one way
+ * counts and sizes are written in messages. Only the whole part is grouped: a caller's 1234.5678
+ * is "1,234.5678", and 2 ** 70, which JavaScript writes 1.1805916207174113e+21, stays so.
+ * Addresses, prefix lengths, ports, offsets and versions are not counts: they are written as is.
+ */
 export function formatCount(n: number | bigint | string): string {
   const s = typeof n === 'string' ? n : n.toString();
-  return s.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  return s.replace(/^-?\d+/, (whole) => whole.replace(/\B(?=(\d{3})+$)/g, ','));
 }
 
 /** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. */

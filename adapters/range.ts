@@ -44,7 +44,7 @@ import {
   OutOfMemoryError,
 } from './errors.ts';
 import { arrayLength, classCalledOn, memberName, optionsObject, readMember, unboundCall, unboundOr } from './input.ts';
-import { inElement, quoteInput } from './quote.ts';
+import { formatCount, inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { inLoadOrder, loadNewIndex, loadSlices, SPARSE_BYTES_PER_ADDRESS } from './sliced-load.ts';
@@ -602,7 +602,9 @@ export class Range implements RangeView {
       throw new ErrFull();
     }
     if (n > MAX_ALLOCATE_MANY) {
-      throw new InvalidArgumentError(`allocateMany reserves at most ${MAX_ALLOCATE_MANY} addresses per call, got ${n}`);
+      throw new InvalidArgumentError(
+        `allocateMany reserves at most ${formatCount(MAX_ALLOCATE_MANY)} addresses per call, got ${formatCount(n)}`,
+      );
     }
     const out = new Array<string>(n);
     const taken = new Uint32Array(4 * n); // address words, to undo
@@ -636,7 +638,7 @@ export class Range implements RangeView {
         }
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notUndone('allocateMany', e, `${j + 1} of the addresses it took ${NOT_GIVEN_BACK}`, undo);
+        throw this.notUndone('allocateMany', e, `${formatCount(j + 1)} of the addresses it took ${NOT_GIVEN_BACK}`, undo);
       } finally {
         if (cooling !== null) {
           cooling.record(null);
@@ -686,7 +688,7 @@ export class Range implements RangeView {
         throw this.notUndone(
           'releaseMany',
           e,
-          `${k + 1} of the addresses it released could not be taken back: they stay released (has() tells which)`,
+          `${formatCount(k + 1)} of the addresses it released could not be taken back: they stay released (has() tells which)`,
           undo,
         );
       }
@@ -755,7 +757,7 @@ export class Range implements RangeView {
         for (; j >= 0; j--) index.clear(fresh[2 * j]!, fresh[2 * j + 1]!);
       } catch (undo) {
         if (!(undo instanceof OutOfMemoryError)) throw undo;
-        throw this.notUndone('loadMany', e, `${j + 1} of the addresses it marked ${NOT_GIVEN_BACK}`, undo);
+        throw this.notUndone('loadMany', e, `${formatCount(j + 1)} of the addresses it marked ${NOT_GIVEN_BACK}`, undo);
       }
       index.compact();
       // All addresses given back, and the nodes the slices split merged and given back too: the
@@ -989,7 +991,9 @@ export class Range implements RangeView {
     const held = this.cooling?.size ?? 0;
     const indexed = this.empty ? 0 : this.index.count();
     if (indexed !== this.allocated + held) {
-      throw new Error(`Range ${this.cidr}: used() says ${this.allocated} and ${held} are held, the index holds ${indexed}`);
+      throw new Error(
+        `Range ${this.cidr}: used() says ${formatCount(this.allocated)} and ${formatCount(held)} are held, the index holds ${formatCount(indexed)}`,
+      );
     }
     const problem = this.cooling?.check(true); // a Range's call records while it runs (a check from inside one is not idle)
     if (problem) throw new Error(`Range ${this.cidr}: ${problem}`);
@@ -1081,7 +1085,9 @@ function offsetBytesOf(pairs: Uint32Array): Uint8Array {
 
 function pairsOfOffsetBytes(data: Uint8Array): Uint32Array {
   if (data.length % 8 !== 0) {
-    throw new InvalidArgumentError(`snapshot data of a range over 2^24 addresses must be a multiple of 8 bytes, got ${data.length}`);
+    throw new InvalidArgumentError(
+      `snapshot data of a range over 2^24 addresses must be a multiple of 8 bytes, got ${formatCount(data.length)}`,
+    );
   }
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   const pairs = new Uint32Array(data.length / 4);
@@ -1159,7 +1165,9 @@ function checkSnapshot(s: unknown): RangeSnapshot {
     );
   }
   if (data.length !== length) {
-    throw new InvalidArgumentError(`${of}: its data is ${data.length} bytes, the snapshot says ${length}: truncated or padded`);
+    throw new InvalidArgumentError(
+      `${of}: its data is ${formatCount(data.length)} bytes, the snapshot says ${formatCount(length)}: truncated or padded`,
+    );
   }
   if (snapshotChecksum(range, data) !== checksum) {
     if (crc32(0, data) === checksum) {

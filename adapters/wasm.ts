@@ -19,7 +19,7 @@
 import { WASM_BASE64, WASM_TARGET } from './generated/core-wasm.inline.ts';
 import { InvalidArgumentError, IPAllocatorError, type MemoryShortage, OutOfMemoryError } from './errors.ts';
 import { thrownText } from './input.ts';
-import { quoteInput } from './quote.ts';
+import { formatCount, quoteInput } from './quote.ts';
 
 /**
  * Every function the core exports. Pointers and handles are byte offsets into `memory`.
@@ -398,7 +398,7 @@ export function setMemoryLimit(bytes: number): void {
   if (bytes % WASM_PAGE_BYTES !== 0) {
     const below = Math.floor(bytes / WASM_PAGE_BYTES) * WASM_PAGE_BYTES;
     throw new InvalidArgumentError(
-      `memory limit must be a multiple of 65536 bytes (WebAssembly memory comes in pages of 64 KiB), got ${quoteInput(bytes)}; the nearest are ${below} and ${below + WASM_PAGE_BYTES}`,
+      `memory limit must be a multiple of ${formatCount(WASM_PAGE_BYTES)} bytes (WebAssembly memory comes in pages of 64 KiB), got ${quoteInput(bytes)}; the nearest are ${formatCount(below)} and ${formatCount(below + WASM_PAGE_BYTES)}`,
     );
   }
   core.heap_set_limit_pages(bytes / WASM_PAGE_BYTES);
@@ -509,10 +509,10 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate, packed = 
     more.bytes === 0
       ? `asked for ${bytesText(requested)}`
       : more.basis === 'spread'
-        ? `needs about ${bytesText(requested)} (an estimate: what the index may grow by when the ${estimate!.loaded + estimate!.left} addresses it loads are set, its nodes filled together growing together${kept(estimate!)}${tooSmall(unusable)})`
+        ? `needs about ${bytesText(requested)} (an estimate: what the index may grow by when the ${formatCount(estimate!.loaded + estimate!.left)} addresses it loads are set, its nodes filled together growing together${kept(estimate!)}${tooSmall(unusable)})`
         : more.basis === 'whole'
-          ? `needs about ${bytesText(requested)} (an estimate: up to ${more.perAddress} bytes for each of the ${estimate!.loaded + estimate!.left} addresses it loads${kept(estimate!)}${tooSmall(unusable)})`
-          : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${more.perAddress} bytes for each of the ${estimate!.left} addresses it had not reached${tooSmall(unusable)})`;
+          ? `needs about ${bytesText(requested)} (an estimate: up to ${formatCount(more.perAddress)} bytes for each of the ${formatCount(estimate!.loaded + estimate!.left)} addresses it loads${kept(estimate!)}${tooSmall(unusable)})`
+          : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${formatCount(more.perAddress)} bytes for each of the ${formatCount(estimate!.left)} addresses it had not reached${tooSmall(unusable)})`;
   const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
   reported.set(error, { what, failure: core.heap_failures(), estimate, about: more.bytes !== 0 });
   return error;
@@ -618,14 +618,14 @@ export function memoryNow(e: OutOfMemoryError): { requested: number; reason: Mem
   return { requested, reason, limit, free, inUse };
 }
 
-/** `n` bytes, with the largest binary unit that keeps it at least 1 (`983040 bytes (960 KiB)`). */
+/** `n` bytes, with the largest binary unit that keeps it at least 1 (`983,040 bytes (960 KiB)`). */
 function bytesText(n: number): string {
   const units = ['GiB', 'MiB', 'KiB'];
   for (let i = 0; i < units.length; i++) {
     const size = 1024 ** (units.length - i);
-    if (n >= size) return `${n} bytes (${Number((n / size).toFixed(1))} ${units[i]})`;
+    if (n >= size) return `${formatCount(n)} bytes (${Number((n / size).toFixed(1))} ${units[i]})`;
   }
-  return `${n} bytes`;
+  return `${formatCount(n)} bytes`;
 }
 
 /**

@@ -2327,7 +2327,7 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
       const { free } = next as OutOfMemoryError;
       expect(free! + now.inUse).toBeLessThanOrEqual(now.limit); // free below the cap now, less the core's bookkeeping
       expect(free! + now.inUse).toBeGreaterThan(now.limit - 2 ** 20);
-      expect((next as Error).message).toMatch(/: it needs 1048576 bytes \(1 MiB\); /);
+      expect((next as Error).message).toMatch(/: it needs 1,048,576 bytes \(1 MiB\); /);
       expect(await rejection(meta.allocate('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError);
       expect(await rejection(meta.release('10.0.0.9'))).toBeInstanceOf(OutOfMemoryError); // no record: nothing to delete
       expect(() => meta.rangeFor('10.0.0.9')).toThrow(OutOfMemoryError);

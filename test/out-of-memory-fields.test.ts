@@ -9,6 +9,7 @@ import { Allocator } from '../adapters/allocator.ts';
 import { OutOfMemoryError } from '../adapters/errors.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
+import { formatCount } from '../adapters/quote.ts';
 import { seededRandom } from '../adapters/random.ts';
 import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
 import { allocatorLabels } from '../adapters/store.ts';
@@ -91,8 +92,8 @@ describe('OutOfMemoryError fields', () => {
       // what it needed did not fit beside what is in use: more than is free, not the failing piece
       // alone (that fitted in the room the blocks it had taken left)
       expect(e.requested!).toBeGreaterThan(e.free!);
-      expect(e.message).toContain(`asked for ${e.requested} bytes`);
-      expect(e.message).toContain(`only ${e.free} bytes`);
+      expect(e.message).toContain(`asked for ${formatCount(e.requested!)} bytes`);
+      expect(e.message).toContain(`only ${formatCount(e.free!)} bytes`);
       expect(range.used()).toBe(allocated);
       range.validate();
       setMemoryLimit(e.limit! + 256 * KiB);
@@ -187,7 +188,7 @@ describe('OutOfMemoryError fields', () => {
     // the blocks it had taken (given back since) and the one it could not get: more than is free
     expect(e.reason).toBe('limit');
     expect(e.requested!).toBeGreaterThan(e.free!);
-    expect(e.message).toContain(`needs about ${e.requested} bytes`);
+    expect(e.message).toContain(`needs about ${formatCount(e.requested!)} bytes`);
     expect(e.message).toContain('an estimate');
     range.destroy();
     giveBack(held);
@@ -232,7 +233,7 @@ describe('OutOfMemoryError fields', () => {
     // the pages the slices had taken count, not only the block that failed
     expect(e.requested!).toBeGreaterThan(core.heap_failed_block());
     // an estimate of the whole load (the one batch's buffer, which the slices never needed, not in it)
-    expect(e.message).toContain(`needs about ${e.requested} bytes`);
+    expect(e.message).toContain(`needs about ${formatCount(e.requested!)} bytes`);
     expect(e.message).toContain('an estimate');
     range.destroy();
     giveBack(held);
@@ -308,12 +309,12 @@ describe('OutOfMemoryError fields', () => {
     expect(refused.message).toContain('could not be rebuilt');
     // its message says what its fields say, with what to do, as the first one's does
     for (const bytes of [refused.requested, refused.limit, refused.free, refused.inUse]) {
-      expect(refused.message).toContain(`${bytes} bytes`);
+      expect(refused.message).toContain(`${formatCount(bytes!)} bytes`);
     }
     expect(refused.message).toContain('raise the cap with setMemoryLimit(bytes)');
     // an estimate, as the failed rebuild's message said
-    expect(e.message).toContain(`needs about ${refused.requested} bytes`);
-    expect(refused.message).toContain(`it needs about ${refused.requested} bytes`);
+    expect(e.message).toContain(`needs about ${formatCount(refused.requested!)} bytes`);
+    expect(refused.message).toContain(`it needs about ${formatCount(refused.requested!)} bytes`);
     expect(refused.inUse).toBe(memoryLimit().inUse);
     expect(refused.free! + refused.inUse!).toBe(refused.limit! - BOOKKEEPING);
     expect(refused.requested).toBe(e.requested);

@@ -83,7 +83,7 @@ describe('memory held for small blocks under a cap', () => {
     expect(e.reason).toBe('fragmented');
     expect(e.free).toBeGreaterThanOrEqual(e.requested!);
     expect(e.message).toMatch(
-      /with \d+ bytes \([\d.]+ KiB\) in use and \d+ bytes \([\d.]+ KiB\) free below it, but in pieces: when it failed, none of them could hold its block of \d+ bytes \([\d.]+ KiB\) \((?:the largest free piece held \d+ bytes \([\d.]+ KiB\)|no free piece of 4 KiB or more); \d+ bytes \([\d.]+ KiB\) free held for blocks of other sizes under 4 KiB only\)/,
+      /with [\d,]+ bytes \([\d.]+ KiB\) in use and [\d,]+ bytes \([\d.]+ KiB\) free below it, but in pieces: when it failed, none of them could hold its block of [\d,]+ bytes \([\d.]+ KiB\) \((?:the largest free piece held [\d,]+ bytes \([\d.]+ KiB\)|no free piece of 4 KiB or more); [\d,]+ bytes \([\d.]+ KiB\) free held for blocks of other sizes under 4 KiB only\)/,
     );
     for (let i = 0; i < ranges.length; i += 16) ranges[i]!.destroy();
     expect(memoryLimit().inUse).toBe(0);
@@ -109,11 +109,11 @@ describe('memory held for small blocks under a cap', () => {
     expect(e).toBeInstanceOf(OutOfMemoryError);
     expect(e.reason).toBe('fragmented');
     const named =
-      /but in pieces: when it failed, none of them could hold its block of (\d+) bytes \((no free piece of 4 KiB or more|the largest free piece held (\d+) bytes[^)]*\)); (\d+) bytes(?: \([\d.]+ KiB\))? free held for blocks of other sizes under 4 KiB only\)/.exec(
+      /but in pieces: when it failed, none of them could hold its block of ([\d,]+) bytes \((no free piece of 4 KiB or more|the largest free piece held ([\d,]+) bytes[^)]*\)); ([\d,]+) bytes(?: \([\d.]+ KiB\))? free held for blocks of other sizes under 4 KiB only\)/.exec(
         e.message,
       );
     expect(named).not.toBeNull();
-    const [block, largest, held] = [Number(named![1]), Number(named![3] ?? 0), Number(named![4])];
+    const [block, largest, held] = [named![1], named![3] ?? '0', named![4]].map((n) => Number(n!.replaceAll(',', '')));
     // one block of the range's, smaller than all it needed; no free piece held it; what was held
     // for blocks of other sizes is counted in what is free
     expect(block).toBeLessThan(e.requested!);

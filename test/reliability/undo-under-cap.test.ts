@@ -128,10 +128,10 @@ describe('a give-back that needs WASM memory', () => {
     expect(thrown).toBeInstanceOf(OutOfMemoryError);
     const message = (thrown as Error).message;
     expect(message).toMatch(
-      /^out of memory: allocateMany failed part-way \(the chooser failed\), and \d+ of the addresses it took could not be given back: they stay allocated/,
+      /^out of memory: allocateMany failed part-way \(the chooser failed\), and [\d,]+ of the addresses it took could not be given back: they stay allocated/,
     );
     expect((thrown as Error).cause).toBe(why);
-    const stay = Number(/and (\d+) of the addresses/.exec(message)![1]);
+    const stay = Number(/and ([\d,]+) of the addresses/.exec(message)![1]!.replaceAll(',', ''));
     expect(stay).toBeGreaterThan(0);
     expect(extra.length).toBe(stay);
     giveBack();

@@ -17,6 +17,7 @@ import { seededRandom } from '../../adapters/random.ts';
 import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
 import { core, memoryLimit, setMemoryLimit, wasmOutOfMemory } from '../../adapters/wasm.ts';
 import { allocatorLabels } from '../../adapters/store.ts';
+import { formatCount } from '../../adapters/quote.ts';
 import { Driver } from './driver.ts';
 import { rejection } from '../helpers.ts';
 
@@ -93,7 +94,7 @@ describe('WASM memory capped with setMemoryLimit', () => {
     const before = memoryLimit().limit;
     expect(() => setMemoryLimit(1_000_000)).toThrow(
       new InvalidArgumentError(
-        'memory limit must be a multiple of 65536 bytes (WebAssembly memory comes in pages of 64 KiB), got 1000000 (number); the nearest are 983040 and 1048576',
+        'memory limit must be a multiple of 65,536 bytes (WebAssembly memory comes in pages of 64 KiB), got 1000000 (number); the nearest are 983,040 and 1,048,576',
       ),
     );
     expect(() => setMemoryLimit(before + 1)).toThrow(InvalidArgumentError);
@@ -148,10 +149,12 @@ describe('WASM memory capped with setMemoryLimit', () => {
     expect([e.reason, e.limit, e.inUse]).toEqual(['limit', limit, inUse]);
     expect(e.free).toBeLessThan(limit);
     expect(e.message).toMatch(
-      new RegExp(`^out of memory: creating an index of 2147483646 addresses asked for ${e.requested} bytes \\(272 MiB\\); `),
+      new RegExp(
+        `^out of memory: creating an index of 2,147,483,646 addresses asked for ${formatCount(e.requested!)} bytes \\(272 MiB\\); `,
+      ),
     );
-    expect(e.message).toContain(`the WebAssembly memory cap set with setMemoryLimit is ${limit} bytes`);
-    expect(e.message).toContain(`and only ${e.free} bytes`);
+    expect(e.message).toContain(`the WebAssembly memory cap set with setMemoryLimit is ${formatCount(limit)} bytes`);
+    expect(e.message).toContain(`and only ${formatCount(e.free!)} bytes`);
     expect(e.message).toContain('raise the cap with setMemoryLimit(bytes), lift it with setMemoryLimit(Infinity)');
     expect(memoryLimit()).toEqual({ limit, size: memoryLimit().size, inUse });
   });
@@ -161,13 +164,13 @@ describe('WASM memory capped with setMemoryLimit', () => {
     // A test cannot fill 4 GiB: a request larger than any block (2 GiB) fails in the core as the
     // 4 GiB limit would, and the error a core call would throw is built right after it.
     expect(core.buf_alloc(2 ** 31 + 16)).toBe(0);
-    const uncapped = wasmOutOfMemory('creating an index of 16777214 addresses');
+    const uncapped = wasmOutOfMemory('creating an index of 16,777,214 addresses');
     expect(uncapped).toBeInstanceOf(OutOfMemoryError);
     expect([uncapped.requested, uncapped.reason, uncapped.limit]).toEqual([2 ** 31 + 16, 'limit', 2 ** 32]);
     expect(uncapped.message).toMatch(
-      /^out of memory: creating an index of 16777214 addresses asked for 2147483664 bytes \(2 GiB\); no memory cap is set \(setMemoryLimit\)/,
+      /^out of memory: creating an index of 16,777,214 addresses asked for 2,147,483,664 bytes \(2 GiB\); no memory cap is set \(setMemoryLimit\)/,
     );
-    expect(uncapped.message).toContain("WebAssembly's own limit is 4294967296 bytes (4 GiB)");
+    expect(uncapped.message).toContain("WebAssembly's own limit is 4,294,967,296 bytes (4 GiB)");
     expect(uncapped.message).not.toContain('raise');
   });
 
@@ -332,14 +335,14 @@ describe('WASM memory capped with setMemoryLimit', () => {
     }
     expect(thrown).toBeInstanceOf(OutOfMemoryError);
     ooms++;
-    const stillReleased = /and (\d+) of the addresses it released could not be taken back/.exec((thrown as Error).message);
+    const stillReleased = /and ([\d,]+) of the addresses it released could not be taken back/.exec((thrown as Error).message);
     // the taking back did run out (the name's case), and the error keeps what failed first as its cause
     expect(stillReleased).not.toBeNull();
     expect((thrown as Error).cause).toBeInstanceOf(OutOfMemoryError);
     const listed: string[] = [];
     r.forEach((ip) => listed.push(ip));
     expect(r.used()).toBe(listed.length);
-    expect(listed.length).toBe(4_000 - (stillReleased === null ? 0 : Number(stillReleased[1])));
+    expect(listed.length).toBe(4_000 - (stillReleased === null ? 0 : Number(stillReleased[1]!.replaceAll(',', ''))));
     r.validate();
     for (const h of hog) h.destroy();
     setMemoryLimit(Infinity);
