@@ -1,5 +1,5 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
-import { readMember, unboundCall } from './input.ts';
+import { readMember, unboundCall, unboundRead } from './input.ts';
 import { checkParentRef } from './records.ts';
 import { deleteErrorHandler } from './store.ts';
 import type { DeleteErrorHandler, IPAllocator, IPFamily, ParentRef } from './types.ts';
@@ -56,13 +56,13 @@ export class DryRunAllocator implements IPAllocator {
     markDryRun(this);
   }
   get cidr(): string {
-    return this.real.cidr;
+    return viewOf(this, 'cidr').real.cidr;
   }
   get ipFamily(): IPFamily {
-    return this.real.ipFamily;
+    return viewOf(this, 'ipFamily').real.ipFamily;
   }
   get size(): bigint {
-    return this.real.size;
+    return viewOf(this, 'size').real.size;
   }
   allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
   async allocate(this: DryRunAllocator, ip: string, owner?: ParentRef | null): Promise<void> {
@@ -126,4 +126,10 @@ export class DryRunAllocator implements IPAllocator {
  */
 function checkThis(self: unknown, method: string): void {
   if (!(self instanceof DryRunAllocator)) throw unboundCall(self, 'DryRunAllocator', method);
+}
+
+/** `self`, a view whose getter is read, or the getter's unboundRead when it is none (checkThis). */
+function viewOf(self: unknown, getter: string): DryRunAllocator {
+  if (!(self instanceof DryRunAllocator)) throw unboundRead(self, 'DryRunAllocator', getter);
+  return self;
 }

@@ -280,10 +280,27 @@ export function unboundOr(
  * `this` before it could fail (a dry-run view's no-ops).
  */
 export function unboundCall(self: unknown, className: string, method: string): InvalidArgumentError {
-  const object = className.charAt(0).toLowerCase() + className.slice(1);
+  const object = objectNamed(className);
   return new InvalidArgumentError(
     `${className}.${method}() was called without its ${className} (this was ${quoteInput(self)}): call it on the object, ${object}.${method}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}.${method}(…)`,
   );
+}
+
+/**
+ * InvalidArgumentError for the getter `className.getter` read without its object (`self`: what
+ * `this` was: `Object.getOwnPropertyDescriptor(Range.prototype, 'indexKind').get.call(other)`,
+ * or a Proxy whose get trap passes another receiver), as unboundCall says it of a method: the
+ * typed error a method gives, not the TypeError of the getter's first read of a field.
+ */
+export function unboundRead(self: unknown, className: string, getter: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `${className}.${getter} was read without its ${className} (this was ${quoteInput(self)}): read it on the object, ${objectNamed(className)}.${getter}`,
+  );
+}
+
+/** How a message names an object of `className` in code: `range` for Range, `metaAllocator`. */
+function objectNamed(className: string): string {
+  return className.charAt(0).toLowerCase() + className.slice(1);
 }
 
 /**

@@ -74,7 +74,7 @@ import {
   rejectSoon,
   rethrowLater,
 } from './errors.ts';
-import { checkIPFamily, didYouMean, optionsObject, readMember, unboundCall, unboundOr } from './input.ts';
+import { checkIPFamily, didYouMean, optionsObject, readMember, unboundCall, unboundOr, unboundRead } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { markDryRun } from './dry-run.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
@@ -506,6 +506,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * destroy(), as free(): the ranges it counts are gone (0n would read as a family with none).
    */
   get size(): bigint {
+    if (!(this instanceof MetaAllocator)) throw unboundRead(this, 'MetaAllocator', 'size');
     this.live();
     this.retryForMemory();
     return this.shared.tops.size;
@@ -1778,10 +1779,10 @@ class NotReadyDryRun implements IPAllocator {
     markDryRun(this);
   }
   get ipFamily(): IPFamily {
-    return this.meta.ipFamily;
+    return viewOf(this, 'ipFamily').meta.ipFamily;
   }
   get size(): bigint {
-    return this.meta.size;
+    return viewOf(this, 'size').meta.size;
   }
   allocate(this: object, ip: string, owner?: ParentRef | null): Promise<void>;
   async allocate(this: NotReadyDryRun, ip: string, owner?: ParentRef | null): Promise<void> {
@@ -1856,6 +1857,12 @@ function checkThis(self: unknown, method: string): void {
  */
 function checkViewThis(self: unknown, method: string): void {
   if (!(self instanceof NotReadyDryRun)) throw unboundCall(self, 'DryRunAllocator', method);
+}
+
+/** `self`, a view whose getter is read, or the getter's unboundRead when it is none (checkViewThis). */
+function viewOf(self: unknown, getter: string): NotReadyDryRun {
+  if (!(self instanceof NotReadyDryRun)) throw unboundRead(self, 'DryRunAllocator', getter);
+  return self;
 }
 
 // Compile-time conformance (upstream `var _ Interface = &MetaAllocator{}`).

@@ -43,7 +43,7 @@ import {
   InvalidArgumentError,
   OutOfMemoryError,
 } from './errors.ts';
-import { arrayLength, classCalledOn, memberName, optionsObject, readMember, unboundCall, unboundOr } from './input.ts';
+import { arrayLength, classCalledOn, memberName, optionsObject, readMember, unboundCall, unboundOr, unboundRead } from './input.ts';
 import { formatCount, inElement, quoteInput } from './quote.ts';
 import { DENSE_AUTO_MAX_OFFSETS, FreeIndex, type IndexKind, indexKindOption } from './free-index.ts';
 import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
@@ -273,6 +273,7 @@ export class Range implements RangeView {
 
   /** 'dense' (a bitmap) or 'sparse' (runs), chosen by size unless forced. */
   get indexKind(): 'dense' | 'sparse' {
+    if (!(this instanceof Range)) throw unboundRead(this, 'Range', 'indexKind');
     this.throwIfDestroyed();
     return this.index.kind;
   }
@@ -1227,13 +1228,13 @@ export function isRangeView(a: unknown): boolean {
 class DryRunRange implements RangeView {
   constructor(private readonly real: Range) {}
   get cidr(): string {
-    return this.real.cidr;
+    return viewOf(this, 'cidr').real.cidr;
   }
   get ipFamily(): IPFamily {
-    return this.real.ipFamily;
+    return viewOf(this, 'ipFamily').real.ipFamily;
   }
   get size(): bigint {
-    return this.real.size;
+    return viewOf(this, 'size').real.size;
   }
   allocate(this: object, ip: string): void;
   allocate(this: DryRunRange, ip: string): void {
@@ -1310,4 +1311,10 @@ function checkThis(self: unknown, method: string): void {
  */
 function checkViewThis(self: unknown, method: string): void {
   if (!(self instanceof DryRunRange)) throw unboundCall(self, 'RangeView', method);
+}
+
+/** `self`, a view whose getter is read, or the getter's unboundRead when it is none (checkViewThis). */
+function viewOf(self: unknown, getter: string): DryRunRange {
+  if (!(self instanceof DryRunRange)) throw unboundRead(self, 'RangeView', getter);
+  return self;
 }

@@ -29,7 +29,7 @@ import {
   InvalidArgumentError,
   InvalidRangeError,
 } from './errors.ts';
-import { checkReady, classCalledOn, optionsObject, unboundCall } from './input.ts';
+import { checkReady, classCalledOn, optionsObject, unboundCall, unboundRead } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { formatAddr, formatIPv6, parseAddrInto, parsePrefix, wordsToBig, type Family } from './address.ts';
 import { DryRunAllocator } from './dry-run.ts';
@@ -253,6 +253,7 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   /** Usable addresses (hostsPerNetwork). */
   get size(): bigint {
+    if (!(this instanceof ReferenceAllocator)) throw unboundRead(this, 'ReferenceAllocator', 'size');
     return this.g.size;
   }
 

@@ -392,3 +392,56 @@ describe('the idioms that lose `this`', () => {
     either.destroy();
   });
 });
+
+// A getter read with another `this` — `Object.getOwnPropertyDescriptor(Range.prototype,
+// 'indexKind').get.call(other)`, or a Proxy of the object whose get trap passes the Proxy on —
+// answers as a method called without its object does: InvalidArgumentError naming the getter,
+// not the TypeError of its first read of a field ("Cannot read properties of undefined").
+const UNBOUND_GETTERS: [string, (store: MemoryStore) => object, string[]][] = [
+  ['Range', () => new Range('10.0.0.0/24'), ['indexKind']],
+  ['RangeView (DryRunRange, a dry run of a Range)', () => new Range('10.0.0.0/24').dryRun(), ['cidr', 'ipFamily', 'size']],
+  ['MetaAllocator', metaOn, ['size']],
+  [
+    'DryRunAllocator (NotReadyDryRun, a dry run of a MetaAllocator not ready)',
+    (store) => new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store }).dryRun(),
+    ['ipFamily', 'size'],
+  ],
+  ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), ['cidr', 'ipFamily', 'size']],
+  ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store }), ['size']],
+];
+
+describe.each(UNBOUND_GETTERS)('%s: a getter read without its object', (className, make, getters) => {
+  const selves: [string, unknown][] = [
+    ['undefined', undefined],
+    ['another object', {}],
+  ];
+  it.each(getters.flatMap((getter) => selves.map(([label, self]) => [getter, label, self] as const)))(
+    '%s, this %s → InvalidArgumentError naming it and how to read it',
+    (getter, _label, self) => {
+      const target = make(new MemoryStore());
+      let proto: object | null = target;
+      let descriptor: PropertyDescriptor | undefined;
+      while (descriptor === undefined && proto !== null) {
+        descriptor = Object.getOwnPropertyDescriptor(proto, getter);
+        proto = Object.getPrototypeOf(proto);
+      }
+      expect(typeof descriptor?.get).toBe('function');
+      const expected = Reflect.get(target, getter);
+      let thrown: unknown;
+      try {
+        descriptor!.get!.call(self);
+      } catch (e) {
+        thrown = e;
+      }
+      expect(thrown).toBeInstanceOf(InvalidArgumentError);
+      const shown = className.split(' ')[0];
+      const object = shown.charAt(0).toLowerCase() + shown.slice(1);
+      expect((thrown as Error).message).toBe(
+        `${shown}.${getter} was read without its ${shown} (this was ${self === undefined ? 'undefined' : 'a value of type object'}): read it on the object, ${object}.${getter}`,
+      );
+      // on its object, and on a wrapper made from it with Object.create, it answers as before
+      expect(Reflect.get(target, getter)).toBe(expected);
+      expect(Reflect.get(Object.create(target) as object, getter)).toBe(expected);
+    },
+  );
+});
