@@ -129,7 +129,7 @@ describe('a bulk operation refused under a memory cap gives back the run pages i
         method === 'loadMany' ? range.loadMany(starts.slice(0, 20_000).map((s) => at(s + 5))) : range.allocateMany(20_000),
       );
       expect(inUse - memoryLimit().inUse).toBeGreaterThan(128 * KiB); // the compaction packed them
-      const reached = Number(/the (\d+) bytes \([^)]*\) it reached/.exec(e.message)?.[1]);
+      const reached = Number(/the ([\d,]+) bytes \([^)]*\) it reached/.exec(e.message)?.[1]?.replaceAll(',', ''));
       expect(reached).toBeLessThan(64 * KiB + 4 * KiB);
       // 16 bytes or so for each address not reached, not what the packed pages held per address reached
       expect(e.requested!).toBeLessThan(reached + 64 * 20_000);
