@@ -25,7 +25,7 @@ import {
   NOT_READY_WHY,
   rejectSoon,
 } from './errors.ts';
-import { checkReady, classCalledOn, optionsObject, unboundCall, unboundOr } from './input.ts';
+import { checkReady, classCalledOn, optionsObject, unboundCall, unboundOr, unboundRead } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
@@ -202,6 +202,7 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** Usable addresses (upstream hostsPerNetwork). */
   get size(): bigint {
+    if (!(this instanceof Allocator)) throw unboundRead(this, 'Allocator', 'size');
     return this.prefix.size;
   }
 
@@ -366,6 +367,7 @@ export class Allocator implements IPAllocator, Disposable {
    * store's ErrDestroyed.
    */
   get canAllocateNow(): boolean {
+    if (!(this instanceof Allocator)) throw unboundRead(this, 'Allocator', 'canAllocateNow');
     this.live();
     return this.store.sync != null;
   }
@@ -773,7 +775,7 @@ export class Allocator implements IPAllocator, Disposable {
     } catch (e) {
       throw orUnbound(e, this, 'free');
     }
-    const size = this.size;
+    const size = this.prefix.size;
     return used > size ? 0n : size - used;
   }
 

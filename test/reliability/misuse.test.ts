@@ -408,6 +408,7 @@ const UNBOUND_GETTERS: [string, (store: MemoryStore) => object, string[]][] = [
   ],
   ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), ['cidr', 'ipFamily', 'size']],
   ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store }), ['size']],
+  ['Allocator', (store) => new Allocator('10.0.0.0/24', { store }), ['size', 'canAllocateNow']],
 ];
 
 describe.each(UNBOUND_GETTERS)('%s: a getter read without its object', (className, make, getters) => {
