@@ -17,7 +17,7 @@
 import { parsePrefix } from './address.ts';
 import { InvalidArgumentError, InvalidCIDRError, rethrowLater } from './errors.ts';
 import { arrayLength, optionsObject, readElements, readMember } from './input.ts';
-import { quoteInput, quoteText } from './quote.ts';
+import { formatCount, quoteInput, quoteText } from './quote.ts';
 import { Prefix } from './geometry.ts';
 import { dns1123SubdomainProblems } from './label-rules.ts';
 import { checkWatcher } from './store.ts';
@@ -101,7 +101,9 @@ export function readServiceCIDR(sc: unknown): ServiceCIDR {
   const cidrs = readMember(o, 'cidrs', 'ServiceCIDR');
   const length = arrayLength(cidrs, 'ServiceCIDR.cidrs');
   if (length !== undefined && length > MAX_UNVALIDATED_CIDRS) {
-    throw new InvalidArgumentError(`ServiceCIDR.cidrs holds ${length} entries; at most ${MAX_UNVALIDATED_CIDRS} are read`);
+    throw new InvalidArgumentError(
+      `ServiceCIDR.cidrs holds ${formatCount(length)} entries; at most ${formatCount(MAX_UNVALIDATED_CIDRS)} are read`,
+    );
   }
   const listed = length === undefined ? cidrs : Object.freeze(readElements(cidrs, length, 'ServiceCIDR.cidrs'));
   // Of the types ServiceCIDR gives them, or refused: a MetaAllocator reads them again at every
@@ -287,7 +289,9 @@ export class InMemoryServiceCIDRs implements ServiceCIDRSource {
       if (length === undefined) throw new InvalidArgumentError(`spec.cidrs must be an array, got ${quoteInput(cidrs)}`);
       // unvalidated skips the API server's rules, not the size of what it could send
       if (length > MAX_UNVALIDATED_CIDRS) {
-        throw new InvalidArgumentError(`spec.cidrs holds ${length} entries; even unvalidated, at most ${MAX_UNVALIDATED_CIDRS}`);
+        throw new InvalidArgumentError(
+          `spec.cidrs holds ${formatCount(length)} entries; even unvalidated, at most ${formatCount(MAX_UNVALIDATED_CIDRS)}`,
+        );
       }
       kept = readElements(cidrs, length, 'spec.cidrs');
     }

@@ -107,7 +107,7 @@ const ROWS: Row[] = [
     code: 502,
     headers: { 'Content-Type': 'text/html' },
     body: `<html>${'<'.repeat(300_000)}`,
-    says: `HTTP 502 Bad Gateway with a body of 300006 bytes (text/html), ${PROXY}: "${'<'.repeat(80)}"…`,
+    says: `HTTP 502 Bad Gateway with a body of 300,006 bytes (text/html), ${PROXY}: "${'<'.repeat(80)}"…`,
   },
   {
     name: "a Status's reason is escaped as its message is",

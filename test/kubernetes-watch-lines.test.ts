@@ -246,7 +246,7 @@ describe('KubernetesStore: watch lines that are not events', () => {
     d.sendWatchText(`${tooLong}\n`);
     await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');
     expect(errors).toEqual([
-      `watch ${RESOURCE}: the API server sent a watch line longer than ${MAX_WATCH_LINE_BYTES} bytes (no newline within the first ${MAX_WATCH_LINE_BYTES + 1}), ` +
+      `watch ${RESOURCE}: the API server sent a watch line longer than 16,777,216 bytes (no newline within the first 16,777,217), ` +
         `starting ${JSON.stringify(tooLong.slice(0, 64))}…`,
     ]);
     expect(store.cache.get('10.0.0.9')).toBeUndefined();
@@ -259,7 +259,7 @@ describe('KubernetesStore: watch lines that are not events', () => {
     await until(() => errors.length > 0, 'the failure');
     expect(errors[0]).toMatch(
       new RegExp(
-        `^watch ${RESOURCE.replaceAll('.', '\\.')}: the API server sent a watch line longer than ${MAX_WATCH_LINE_BYTES} bytes \\(no newline within the first \\d+\\), starting "z{64}"…$`,
+        `^watch ${RESOURCE.replaceAll('.', '\\.')}: the API server sent a watch line longer than 16,777,216 bytes \\(no newline within the first [\\d,]+\\), starting "z{64}"…$`,
       ),
     );
     await until(() => store.stats.lists === 2 && store.state === 'synced', 'the re-list');

@@ -564,7 +564,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
     const huge: string[] = ['10.0.0.0/24'];
     huge.length = 2 ** 32 - 1; // holes all the way: read one by one, this took minutes and gigabytes
     expect(() => source.addServiceCIDR('huge', huge, { unvalidated: true })).toThrow(
-      'spec.cidrs holds 4294967295 entries; even unvalidated, at most 64',
+      'spec.cidrs holds 4,294,967,295 entries; even unvalidated, at most 64',
     );
     expect(source.list()).toEqual([]);
     source.addServiceCIDR(
@@ -732,7 +732,7 @@ describe('MetaAllocator: ServiceCIDR bookkeeping', () => {
         { name: 'x', cidrs: Object.defineProperty(['10.9.0.0/24'], 0, { get: thrower }) },
         'ServiceCIDR.cidrs[0] could not be read: it threw Error: boom',
       ],
-      [{ name: 'x', cidrs: holey }, 'ServiceCIDR.cidrs holds 4294967295 entries; at most 64 are read'],
+      [{ name: 'x', cidrs: holey }, 'ServiceCIDR.cidrs holds 4,294,967,295 entries; at most 64 are read'],
       [
         {
           name: 'x',

@@ -84,7 +84,7 @@ export function describeText(body: string): string {
 export function describeErrorBody(body: unknown, headers: unknown): string {
   const text = typeof body === 'string' ? body : safeJson(body);
   const type = contentType(headers);
-  const size = text === '' ? 'an empty body' : `a body of ${new TextEncoder().encode(text).length} bytes`;
+  const size = text === '' ? 'an empty body' : `a body of ${formatCount(new TextEncoder().encode(text).length)} bytes`;
   const words = firstWords(text, type);
   return (
     `with ${size}${type === undefined ? '' : ` (${type})`}, not a Kubernetes Status (a proxy in front of the API server?)` +

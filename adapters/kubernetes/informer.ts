@@ -73,7 +73,7 @@
 import { checkWatcher, hasLabels, type IPAddressRecord, notAName, type StoreCache, wantedLabels } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
 import { optionsObject, readMember, unreadableInput } from '../input.ts';
-import { quoteInput } from '../quote.ts';
+import { formatCount, quoteInput } from '../quote.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
 import { causeChain, httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
@@ -299,7 +299,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     ) {
       return Promise.reject(
         new InvalidArgumentError(
-          `waitForSync: timeoutMs must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(timeoutMs)}`,
+          `waitForSync: timeoutMs must be a number of milliseconds from 0 to ${formatCount(MAX_TIMEOUT_MS)} or Infinity, got ${quoteInput(timeoutMs)}`,
         ),
       );
     }

@@ -47,7 +47,7 @@ import {
 } from '@kubernetes/client-node';
 import { cappedBody, type Chunks, MAX_ANSWER_BODY_BYTES, streamingHttpLibrary } from './answer-body.ts';
 import { InvalidArgumentError } from '../errors.ts';
-import { quoteInput, quoteText } from '../quote.ts';
+import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
 import { describeAnswer, httpCode, KubernetesApiError, noteKubeconfig, noteRedirect, translate } from './errors.ts';
 import {
@@ -69,7 +69,7 @@ export function requestTimeoutOption(value: unknown, owner: string): number {
   if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
   if (typeof value === 'number' && value >= 1 && (value <= MAX_TIMEOUT_MS || value === Infinity)) return value;
   throw new InvalidArgumentError(
-    `${owner}: requestTimeoutMs must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS} or Infinity, got ${quoteInput(value)}`,
+    `${owner}: requestTimeoutMs must be a number of milliseconds from 1 to ${formatCount(MAX_TIMEOUT_MS)} or Infinity, got ${quoteInput(value)}`,
   );
 }
 

@@ -63,7 +63,7 @@ import {
 } from './objects.ts';
 import { checkWatcher, notAName } from '../store.ts';
 import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
-import { quoteInput } from '../quote.ts';
+import { formatCount, quoteInput } from '../quote.ts';
 import { isDNS1123Subdomain } from '../label-rules.ts';
 import { readOnlyFields } from '../types.ts';
 
@@ -313,7 +313,7 @@ function quoteList(list: readonly string[]): string {
   return `[${list
     .slice(0, 4)
     .map((c) => quoteInput(c))
-    .join(', ')}${list.length > 4 ? `, … (${list.length} in all)` : ''}]`;
+    .join(', ')}${list.length > 4 ? `, … (${formatCount(list.length)} in all)` : ''}]`;
 }
 
 /**

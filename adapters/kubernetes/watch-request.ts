@@ -26,7 +26,7 @@ import { STATUS_CODES } from 'node:http';
 import { HttpMethod, IsomorphicFetchHttpLibrary, type KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { forgetRefusedCredential, withRequestSignal } from './exec-plugins.ts';
 import { namingKubeconfig } from './user-checks.ts';
-import { quoteInput, quoteText } from '../quote.ts';
+import { formatCount, quoteInput, quoteText } from '../quote.ts';
 import { kubeconfigInUse } from './config.ts';
 import { KubernetesApiError, malformedAnswer, noteKubeconfig, noteRedirect } from './errors.ts';
 import { followRoute, letFetchEndBody, newRoute, redirected } from './requests.ts';
@@ -285,7 +285,7 @@ async function readLines(
     if (held + piece.length > MAX_WATCH_LINE_BYTES) {
       throw failure(
         resource,
-        `the API server sent a watch line longer than ${MAX_WATCH_LINE_BYTES} bytes (no newline within the first ${held + piece.length}), starting ` +
+        `the API server sent a watch line longer than ${formatCount(MAX_WATCH_LINE_BYTES)} bytes (no newline within the first ${formatCount(held + piece.length)}), starting ` +
           `${quoteText([...decoder.decode(concat([...pieces, piece], SHOWN_CHARACTERS * 4))].slice(0, SHOWN_CHARACTERS).join(''))}…`,
       );
     }
