@@ -49,16 +49,8 @@ import { drawBelow, drawScanStart, guardedSource, type RandomSource, TWO32, U32_
 import type { IPFamily } from './types.ts';
 import type { Cooling, CoolingQueue } from './cool-down.ts';
 
-/** The built-in strategies, by name. */
-export type StrategyName = 'upstream' | 'legacy-bitmap' | 'sequential' | 'lowest-free' | 'random-free';
-
-export const STRATEGY_NAMES: readonly StrategyName[] = Object.freeze([
-  'upstream',
-  'legacy-bitmap',
-  'sequential',
-  'lowest-free',
-  'random-free',
-] as StrategyName[]);
+/** The names of the built-in strategies: STRATEGIES's keys. */
+export type StrategyName = keyof typeof STRATEGIES;
 
 /** An offset as two u32 words: value = hi · 2^32 + lo. */
 export interface Offset {
@@ -368,7 +360,7 @@ export function own(strategy: AllocationStrategy): AllocationStrategy {
   return strategy;
 }
 
-function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser): AllocationStrategy {
+function builtin(name: string, make: (view: StrategyView) => OffsetChooser): AllocationStrategy {
   return own(Object.freeze({ name, forRange: make }));
 }
 
@@ -470,13 +462,16 @@ export function wholeIndex(view: StrategyView): FreeIndex {
  * - `lowest-free`: the lowest free address;
  * - `random-free`: uniform over the free addresses.
  */
-export const STRATEGIES: Readonly<Record<StrategyName, AllocationStrategy>> = Object.freeze({
+export const STRATEGIES = Object.freeze({
   upstream: builtin('upstream', (v) => new ScanChooser(v, false)),
   'legacy-bitmap': builtin('legacy-bitmap', (v) => new ScanChooser(v, true)),
   sequential: builtin('sequential', (v) => new SequentialChooser(v)),
   'lowest-free': builtin('lowest-free', (v) => new LowestFreeChooser(v)),
   'random-free': builtin('random-free', (v) => new RandomFreeChooser(v)),
 });
+
+/** The built-in strategies' names, in STRATEGIES's order: the one list, so a new one is added there alone. */
+export const STRATEGY_NAMES: readonly StrategyName[] = Object.freeze(Object.keys(STRATEGIES) as StrategyName[]);
 
 /**
  * The `strategy` option as a strategy object: a built-in's name, or an object with a `name`
