@@ -212,11 +212,6 @@ export function summarize(
 }
 
 /**
- * One IPAddress per name, the later item, as a store keyed by name keeps it: no API server holds
- * two objects of one name, but a broken server or proxy may list one twice. `listedTimes`: how
- * often each name listed more than once was listed.
- */
-/**
  * used / size × 100 rounded to 0.01, as `status --json` gives it. As the text's percent(), neither
  * end is given before it is reached: a range with one address in use is 0.01, not 0 (one of a /64),
  * and one with an address left 99.99, not 100 (32,765 of 32,766), so a script reading 100 as full
@@ -229,6 +224,11 @@ export function usedPercent(used: number, size: bigint): number {
   return rounded === 100 && BigInt(used) < size ? 99.99 : rounded;
 }
 
+/**
+ * One IPAddress per name, the later item, as a store keyed by name keeps it: no API server holds
+ * two objects of one name, but a broken server or proxy may list one twice. `listedTimes`: how
+ * often each name listed more than once was listed.
+ */
 export function onePerName(listed: readonly IPAddressRecord[]): { ipAddresses: IPAddressRecord[]; listedTimes: Map<string, number> } {
   const byName = new Map<string, IPAddressRecord>();
   const listedTimes = new Map<string, number>();
@@ -247,7 +247,6 @@ export function ownerText(r: IPAddressRecord): string | null {
   return (p.group ?? '') === '' && p.resource === 'services' ? who : `${p.resource}${p.group ? `.${p.group}` : ''} ${who}`;
 }
 
-/** The terminal form: one block per ServiceCIDR with a bar per range, then strays and owners. */
 /**
  * ` (reason: message)`, ` (reason)` or ` (message)` of a Ready condition that says why; "" when it
  * says nothing. The reason is a name (quoted when it would not read as itself); the message, cut
@@ -258,6 +257,7 @@ function whyNotReady(sc: ServiceCIDRStatus): string {
   return said.length === 0 ? '' : ` (${said.join(': ')})`;
 }
 
+/** The terminal form: one block per ServiceCIDR with a bar per range, then strays and owners. */
 export function render(report: StatusReport, options: { top: number }): string {
   const out: string[] = [];
   out.push(
