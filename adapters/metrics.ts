@@ -222,7 +222,15 @@ interface ScopedCounter {
 /** A gauge made here: values kept until it is read. */
 class PendingGauge implements CidrGauge {
   private readonly latest = new Map<string, number>();
-  constructor(private readonly gauge: Gauge<'cidr'>) {}
+  /**
+   * `own`: the gauge's set as prom-client made it, which flush writes with (the gauge's own `set`
+   * first writes what is kept: writtenThrough); `gauge`: the gauge, whose remove is called as the
+   * app may have it (its code runs there, as it did when every event was written at once).
+   */
+  constructor(
+    private readonly own: Pick<Gauge<'cidr'>, 'set'>,
+    private readonly gauge: Pick<Gauge<'cidr'>, 'remove'>,
+  ) {}
   set(cidr: string, value: number): void {
     this.latest.set(cidr, value);
   }
@@ -232,7 +240,7 @@ class PendingGauge implements CidrGauge {
   }
   /** Its collect: the values kept, written through. */
   flush(): void {
-    for (const [cidr, value] of this.latest) this.gauge.set({ cidr }, value);
+    for (const [cidr, value] of this.latest) this.own.set({ cidr }, value);
     this.latest.clear();
   }
   /** Its reset (registry.resetMetrics()): what is kept goes too. */
@@ -244,7 +252,8 @@ class PendingGauge implements CidrGauge {
 /** A counter made here: counts kept until it is read. */
 class PendingCounter implements ScopedCounter {
   private readonly counts = new Map<string, { static: number; dynamic: number }>();
-  constructor(private readonly counter: Counter<'cidr' | 'scope'>) {}
+  /** `counter`: the counter's inc as prom-client made it (its own `inc` first writes what is kept: writtenThrough). */
+  constructor(private readonly counter: Pick<Counter<'cidr' | 'scope'>, 'inc'>) {}
   inc(cidr: string, scope: Scope): void {
     const counts = this.counts.get(cidr);
     if (counts === undefined) this.counts.set(cidr, { static: scope === 'static' ? 1 : 0, dynamic: scope === 'dynamic' ? 1 : 0 });
@@ -284,26 +293,41 @@ function counterWriter(counter: Counter<'cidr' | 'scope'>): ScopedCounter {
 
 /**
  * A gauge or counter made here: `make` builds it given its `collect`, which writes what `writer`
- * (made for it) kept through; its reset (as registry.resetMetrics() calls it) drops what was kept,
- * then resets it.
+ * (made for it, from the metric's own methods) kept through; its reset (as registry.resetMetrics()
+ * calls it) drops what was kept, then resets it. Each of its `written` methods, which the app may
+ * call on the metric registerMetrics gave it (remove a series, set a gauge), first writes what was
+ * kept through: what the app then writes is what the next read sees, as when every event was
+ * written at once, not a value kept from before it.
  */
 function writtenThrough<M extends { reset(): void }>(
   make: (collect: () => void) => M,
-  writer: (metric: M) => PendingGauge | PendingCounter,
+  writer: (own: M, metric: M) => PendingGauge | PendingCounter,
+  written: readonly (keyof M & string)[],
 ): M {
   let kept: PendingGauge | PendingCounter | undefined;
   const metric = make(() => kept?.flush());
-  kept = writer(metric);
+  // the writer keeps the metric's own methods, so that its flush does not come back here
+  const own = Object.create(metric) as M;
+  for (const name of written) {
+    const method = metric[name];
+    if (typeof method === 'function') (own as Record<string, unknown>)[name] = method.bind(metric);
+  }
+  kept = writer(own, metric);
   pending.set(metric, kept);
-  const reset = metric.reset;
-  Object.defineProperty(metric, 'reset', {
-    value(this: M) {
-      kept?.drop();
-      reset.call(this);
-    },
-    configurable: true,
-    writable: true,
-  });
+  const wrap = (name: string, before: () => void): void => {
+    const original = (metric as Record<string, unknown>)[name];
+    if (typeof original !== 'function') return; // a method this prom-client lacks
+    Object.defineProperty(metric, name, {
+      value(this: M, ...args: unknown[]) {
+        before();
+        return original.apply(this, args);
+      },
+      configurable: true,
+      writable: true,
+    });
+  };
+  wrap('reset', () => kept?.drop());
+  for (const name of written) wrap(name, () => kept?.flush());
   return metric;
 }
 
@@ -465,7 +489,8 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
                 registers,
                 collect,
               }),
-            (made) => new PendingGauge(made),
+            (own, gauge) => new PendingGauge(own, gauge),
+            ['set', 'inc', 'dec', 'setToCurrentTime', 'remove'],
           ),
         created,
       ),
@@ -482,7 +507,8 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
                 registers,
                 collect,
               }),
-            (made) => new PendingGauge(made),
+            (own, gauge) => new PendingGauge(own, gauge),
+            ['set', 'inc', 'dec', 'setToCurrentTime', 'remove'],
           ),
         created,
       ),
@@ -499,7 +525,8 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
                 registers,
                 collect,
               }),
-            (made) => new PendingCounter(made),
+            (own) => new PendingCounter(own),
+            ['inc', 'remove'],
           ),
         created,
       ),
@@ -516,7 +543,8 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
                 registers,
                 collect,
               }),
-            (made) => new PendingCounter(made),
+            (own) => new PendingCounter(own),
+            ['inc', 'remove'],
           ),
         created,
       ),

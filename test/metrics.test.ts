@@ -744,3 +744,37 @@ describe('counters and gauges made here are written when they are read', () => {
     a.destroy();
   });
 });
+
+// registerMetrics hands the app these very metrics: what the app writes to them itself (remove a
+// series, set a gauge) is what a read sees, as when every event was written at once — not undone
+// by the values kept since the last read.
+describe('counters and gauges made here, written to by the app itself', () => {
+  const CIDR = '10.2.0.0/29';
+  it('a series the app removes stays removed at the next read', async () => {
+    const registry = new Registry();
+    const a = new Allocator(CIDR, { store: new MemoryStore(), metrics: registry, random: seededRandom(5) });
+    await a.allocateNext();
+    const { allocated, available, allocations } = registerMetrics(registry);
+    allocated.remove({ cidr: CIDR });
+    available.remove(CIDR);
+    allocations.remove({ cidr: CIDR, scope: 'dynamic' });
+    expect(await gaugeCidrs(registry)).toEqual([]);
+    expect(await value(registry, METRIC_ALLOCATIONS, { cidr: CIDR })).toBe(0);
+    await a.allocateNext(); // the next event sets the gauges and counts again, as before
+    expect(await value(registry, METRIC_ALLOCATED_IPS, { cidr: CIDR })).toBe(2);
+    expect(await value(registry, METRIC_ALLOCATIONS, { cidr: CIDR })).toBe(1);
+    a.destroy();
+  });
+
+  it('a gauge the app sets, increments or decrements reads as it left it', async () => {
+    const registry = new Registry();
+    const a = new Allocator(CIDR, { store: new MemoryStore(), metrics: registry, random: seededRandom(5) });
+    await a.allocateNext();
+    const { allocated, available } = registerMetrics(registry);
+    allocated.set({ cidr: CIDR }, 42);
+    available.labels(CIDR).inc(10);
+    expect(await value(registry, METRIC_ALLOCATED_IPS, { cidr: CIDR })).toBe(42);
+    expect(await value(registry, METRIC_AVAILABLE_IPS, { cidr: CIDR })).toBe(Number(a.free()) + 10);
+    a.destroy();
+  });
+});
