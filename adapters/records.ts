@@ -162,6 +162,9 @@ function notAParentRef(ref: unknown, field: string): string {
 }
 
 const REQUIRED_PARENT_REF_KEYS = ['resource', 'name'] as const;
+/** What an owner's refusal ends with: the shape, and one that fits it. */
+const OWNER_SHAPE =
+  "an owner is {group?, resource, namespace?, name}, e.g. { group: '', resource: 'services', namespace: 'default', name: 'web' }";
 /** Said when an owner's required field is somewhere other than its own enumerable fields, or it has none. */
 const OWN_FIELDS_ONLY = "only an owner's own enumerable fields are read";
 
@@ -291,7 +294,7 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
   if (fields === undefined) throw new InvalidArgumentError(notAParentRef(owner, field));
   const problems = parentRefProblems(fields, field);
   if (hidden.length > 0) problems.push(`${OWN_FIELDS_ONLY}: ${hiddenFields(hidden)}`);
-  if (problems.length > 0) throw new InvalidArgumentError(problems.join('; '));
+  if (problems.length > 0) throw new InvalidArgumentError(`${problems.join('; ')}; ${OWNER_SHAPE}`);
   lastChecked = Object.freeze(fields); // of ParentRef's shape: parentRefProblems found nothing wrong
   return lastChecked as unknown as ParentRef;
 }

@@ -71,7 +71,7 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     [
       'an owner whose namespace and group are inherited',
       Object.assign(Object.create({ group: 'apps', namespace: 'prod' }), { resource: 'services', name: 'web' }),
-      /^only an owner's own enumerable fields are read: its group and namespace are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+      /^only an owner's own enumerable fields are read: its group and namespace are inherited, as from Object\.create or a class's getters, or not enumerable; an owner is /,
     ],
     [
       'an instance of a class with a namespace getter',
@@ -85,6 +85,11 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
       /^only an owner's own enumerable fields are read: its namespace is inherited/,
     ],
     ['no resource', { name: 'web' }, /owner\.resource: Required value/],
+    [
+      'a namespace and a name only, the shape and an example said after',
+      { namespace: 'default', name: 'web' },
+      /^owner\.resource: Required value; an owner is \{group\?, resource, namespace\?, name\}, e\.g\. \{ group: '', resource: 'services', namespace: 'default', name: 'web' \}$/,
+    ],
     ['an empty name', { resource: 'services', name: '' }, /owner\.name: Required value/],
     ['a number as name', { resource: 'services', name: 5 }, /owner\.name: Invalid value: 5 \(number\): must be a string/],
     ['a null namespace', { resource: 'services', namespace: null, name: 'web' }, /owner\.namespace: Invalid value: null: must be a string/],
@@ -146,7 +151,7 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
   it('what is checked is what is stored: fields that are not enumerable do not count, undefined ones are left out, the caller’s object is never frozen', () => {
     const hidden = Object.defineProperties({}, { resource: { value: 'services' }, name: { value: 'web' } });
     expect(() => checkParentRef(hidden)).toThrow(
-      /^owner\.resource: Required value; owner\.name: Required value; only an owner's own enumerable fields are read: its resource and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+      /^owner\.resource: Required value; owner\.name: Required value; only an owner's own enumerable fields are read: its resource and name are inherited, as from Object\.create or a class's getters, or not enumerable; an owner is \{group\?, resource, namespace\?, name\}, e\.g\. \{ group: '', resource: 'services', namespace: 'default', name: 'web' \}$/,
     );
     expect(Object.isFrozen(hidden)).toBe(false);
     const sparse = { resource: 'services', namespace: undefined, name: 'web', uid: undefined };
@@ -173,7 +178,7 @@ describe('checkParentRef: an owner read from JSON with a "__proto__" key', () =>
   ])('refuses the key as an unknown field when it holds %s, as a store refuses the same parentRef', (_, json) => {
     // Regression: the copy assigned the key, which set the copy's prototype (or did nothing):
     // the unknown field was dropped in silence, or the owner refused as not a plain object
-    expect(() => checkParentRef(JSON.parse(json))).toThrow(/^owner\.__proto__: Unknown field$/);
+    expect(() => checkParentRef(JSON.parse(json))).toThrow(/^owner\.__proto__: Unknown field; an owner is /);
     const store = new MemoryStore();
     expect(() => store.createSync({ name: '10.0.0.1', labels: {}, parentRef: JSON.parse(json) } as never)).toThrow(
       'spec.parentRef.__proto__: Unknown field',
@@ -193,7 +198,7 @@ describe('checkParentRef: a key Object.prototype gives a setter or holds read-on
   ] as const)('is refused as an unknown field when Object.prototype has %s for it', (_, descriptor) => {
     Object.defineProperty(Object.prototype, 'zone', descriptor);
     try {
-      expect(() => checkParentRef({ resource: 'services', name: 'web', zone: 'a' })).toThrow(/^owner\.zone: Unknown field$/);
+      expect(() => checkParentRef({ resource: 'services', name: 'web', zone: 'a' })).toThrow(/^owner\.zone: Unknown field; an owner is /);
     } finally {
       delete (Object.prototype as { zone?: unknown }).zone;
     }
@@ -203,7 +208,9 @@ describe('checkParentRef: a key Object.prototype gives a setter or holds read-on
     const zone = Symbol('zone');
     Object.defineProperty(Object.prototype, zone, { set() {}, configurable: true });
     try {
-      expect(() => checkParentRef({ resource: 'services', name: 'web', [zone]: 'a' })).toThrow(/^owner\[Symbol\(zone\)\]: Unknown field$/);
+      expect(() => checkParentRef({ resource: 'services', name: 'web', [zone]: 'a' })).toThrow(
+        /^owner\[Symbol\(zone\)\]: Unknown field; an owner is /,
+      );
     } finally {
       delete (Object.prototype as { [zone]?: unknown })[zone];
     }
