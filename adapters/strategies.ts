@@ -462,7 +462,14 @@ export function wholeIndex(view: StrategyView): FreeIndex {
  * - `lowest-free`: the lowest free address;
  * - `random-free`: uniform over the free addresses.
  */
-export const STRATEGIES = Object.freeze({
+// Typed out (JSR asks every exported value for an explicit type); the compiler holds the object to it.
+export const STRATEGIES: Readonly<{
+  upstream: AllocationStrategy;
+  'legacy-bitmap': AllocationStrategy;
+  sequential: AllocationStrategy;
+  'lowest-free': AllocationStrategy;
+  'random-free': AllocationStrategy;
+}> = Object.freeze({
   upstream: builtin('upstream', (v) => new ScanChooser(v, false)),
   'legacy-bitmap': builtin('legacy-bitmap', (v) => new ScanChooser(v, true)),
   sequential: builtin('sequential', (v) => new SequentialChooser(v)),
