@@ -2,18 +2,10 @@
 // and every #anchor a heading of its target, by GitHub's rules for heading anchors (lower case,
 // punctuation dropped, each space a hyphen, a repeated heading suffixed -1, -2, …): moving a
 // section to another page breaks the links into it, and nothing else would notice.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const root = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..');
-const documents = [
-  'README.md',
-  ...readdirSync(join(root, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
+import { DOCUMENTS as documents, root } from './documents.ts';
 
 /** The text outside fenced code blocks, line by line (a heading or link inside a fence is none). */
 function proseLines(text: string): string[] {

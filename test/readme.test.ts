@@ -2,21 +2,13 @@
 // checkout: `from 'ipallocator'` and its other entry points are pointed at the sources (the entry
 // points of package.json). A block whose first line is `// no-run` (cluster examples) is
 // type-shaped documentation and is skipped, saying why.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DOCUMENTS as documents, root } from './documents.ts';
 
-const root = resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '..');
-/** README.md, then the pages of docs/ in name order: the documents whose examples must run. */
-const documents = [
-  'README.md',
-  ...readdirSync(join(root, 'docs'))
-    .filter((f) => f.endsWith('.md'))
-    .sort()
-    .map((f) => `docs/${f}`),
-];
 const dir = mkdtempSync(join(tmpdir(), 'ipallocator-readme-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
