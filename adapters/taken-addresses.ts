@@ -613,8 +613,8 @@ export class TakenAddresses {
     s.collided = null;
     s.found = false;
     s.throughPromises = throughPromises;
-    this.users++;
-    if (throughPromises) this.asyncCalls++;
+    this.beginUse();
+    if (throughPromises) this.callStarted();
     return s;
   }
 
@@ -628,7 +628,7 @@ export class TakenAddresses {
     if (s.collided !== null) this.forgetCollisions(s.collided);
     s.collided = null;
     if (s.returns !== null) this.endCall(s.returns, !s.found);
-    if (s.throughPromises) this.asyncCalls--;
+    if (s.throughPromises) this.callEnded();
     this.endUse();
     if (s.found) this.spareSearch = s;
   }
