@@ -56,7 +56,7 @@ export interface ServiceCIDRStatus {
   name: string;
   /** The Ready condition: true/false, null when there is none (upstream counts that as ready). */
   ready: boolean | null;
-  /** The Ready condition's reason (`Terminating`), null when it gives none. */
+  /** The Ready condition's reason (`Terminating`), cut at 1,000 characters; null when it gives none. */
   readyReason: string | null;
   /** The Ready condition's message, cut at 1,000 characters; null when it gives none. */
   readyMessage: string | null;
@@ -119,7 +119,7 @@ export function summarize(
   const cidrs: ServiceCIDRStatus[] = serviceCIDRs.map((sc, i) => ({
     name: sc.name,
     ready: sc.ready ?? null,
-    readyReason: sc.readyReason ?? null,
+    readyReason: sc.readyReason === undefined ? null : cutMessage(sc.readyReason),
     readyMessage: sc.readyMessage === undefined ? null : cutMessage(sc.readyMessage),
     deleting: sc.deletionTimestamp !== null,
     ranges: ranges[i]!.map(({ cidr, prefix, refusal }) => {

@@ -430,6 +430,7 @@ describe('ipallocator status', () => {
     addServiceCIDR(d, 'old', ['10.100.0.0/24'], true);
     addServiceCIDR(d, 'odd', ['10.101.0.0/24'], true);
     addServiceCIDR(d, 'bare', ['10.102.0.0/24'], false);
+    addServiceCIDR(d, 'wordy', ['10.103.0.0/24'], true);
     const terminating = 'There are still IPAddresses referencing the ServiceCIDR, please remove them or create a new ServiceCIDR';
     d.modify(
       'old',
@@ -442,6 +443,13 @@ describe('ipallocator status', () => {
       'odd',
       (o) => {
         o.status = { conditions: [{ type: 'Ready', status: 'False', reason: 'Odd\u001b[2J', message: `x${'y'.repeat(2000)}` }] };
+      },
+      'servicecidrs',
+    );
+    d.modify(
+      'wordy',
+      (o) => {
+        o.status = { conditions: [{ type: 'Ready', status: 'False', reason: `R${'e'.repeat(1500)}` }] };
       },
       'servicecidrs',
     );
@@ -459,6 +467,8 @@ describe('ipallocator status', () => {
     expect(byName.get('bare')).toMatchObject({ ready: false, readyReason: null, readyMessage: null });
     expect(byName.get('kubernetes')).toMatchObject({ ready: true, readyReason: null, readyMessage: null });
     expect(byName.get('odd')!.readyMessage).toMatch(/^xy+… \(1,001 more characters\)$/);
+    // the reason is cut as the message is (the API server takes up to 1,024 characters)
+    expect(byName.get('wordy')!.readyReason).toMatch(/^Re+… \(501 more characters\)$/);
   });
 
   it('--json never rounds usedPercent to an end not reached: 0 only when empty, 100 only when full', async () => {
