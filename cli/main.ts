@@ -443,6 +443,8 @@ function unknownOption(e: unknown, args: readonly string[], table: OptionTable):
   // kubectl's way to ask for JSON (the command is also a kubectl plugin): no name is near it
   const kubectlOutput = given === '-o' || given === '--output' || given.startsWith('--output=');
   if (kubectlOutput && Object.hasOwn(table, 'json')) return `unknown option '${given}' (for JSON output, use --json)`;
+  // -o for the output file (map's --out), as many commands spell it
+  if (given === '-o' && Object.hasOwn(table, 'out')) return `unknown option '${given}' (did you mean --out?)`;
   return `unknown option '${given}'`;
 }
 

@@ -1471,6 +1471,7 @@ describe('ipallocator: failures', () => {
     [['status', '--output=json'], "ipallocator: unknown option '--output' (for JSON output, use --json)\n"],
     [['status', '-ojson'], "ipallocator: unknown option '-o' (for JSON output, use --json)\n"],
     [['map', '10.96.0.0/24', '--output', 'a.svg'], "ipallocator: unknown option '--output' (did you mean --out?)\n"],
+    [['map', '10.96.0.0/24', '-o', 'a.svg'], "ipallocator: unknown option '-o' (did you mean --out?)\n"],
     [['stauts'], 'ipallocator: unknown command "stauts" (did you mean status?)\n'],
     [['status', '--top', 'many'], '--top takes a whole number from 0 to 1,000,000,000, got "many"'],
     // Regression: "takes a whole number" of -5, which is one
