@@ -833,7 +833,8 @@ export class Cluster {
           (serverSaid ? `; the server said: ${serverSaid}` : body !== undefined ? `; the answer: ${answer}` : ''),
       );
     }
-    return new CliError(`${verb} ${target} failed: ${serverSaid ? `HTTP ${code} ${serverSaid}` : answer}`);
+    // any other answer: the server that gave it (which cluster, when several are configured), and what it said
+    return new CliError(`${verb} ${target} failed: ${where} answered ${serverSaid ? `HTTP ${code} ${serverSaid}` : answer}`);
   }
   /** ` (command "…")`: the current user's exec plugin as the kubeconfig names it (never its args: a secret may be among them), or "". */
   private pluginCommand(): string {

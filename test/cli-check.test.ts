@@ -702,7 +702,7 @@ describe('ipallocator check', () => {
     expect(failure).toBeInstanceOf(CliError);
     expect(failure).not.toBeInstanceOf(ClusterError); // a failure about one object: --fix goes on
     expect((failure as Error).message).toMatch(
-      /^the connection to the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) was lost during delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.30": [^,]+, and reading it again failed too \(get ipaddresses\.networking\.k8s\.io "10\.96\.0\.30" failed: HTTP 500 Internal error occurred: etcd is unhappy\); the IPAddress may have been deleted or not: run check again to see$/,
+      /^the connection to the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) was lost during delete ipaddresses\.networking\.k8s\.io "10\.96\.0\.30": [^,]+, and reading it again failed too \(get ipaddresses\.networking\.k8s\.io "10\.96\.0\.30" failed: the API server at http:\/\/127\.0\.0\.1:\d+ \(context "double"\) answered HTTP 500 Internal error occurred: etcd is unhappy\); the IPAddress may have been deleted or not: run check again to see$/,
     );
     expect(names(c.double)).toEqual([]); // it was
   });

@@ -909,12 +909,13 @@ describe('ipallocator: failures', () => {
       });
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-    const kc = writeKubeconfig(`http://127.0.0.1:${(proxy.address() as { port: number }).port}`);
+    const url = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const kc = writeKubeconfig(url);
     try {
       const r = await cli(['status', '--kubeconfig', kc.path]);
       expect([r.code, r.stdout]).toEqual([2, '']);
       expect(r.stderr).toBe(
-        `ipallocator: list servicecidrs.networking.k8s.io failed: HTTP 502 Bad Gateway with a body of ${page.length} bytes (text/html), ` +
+        `ipallocator: list servicecidrs.networking.k8s.io failed: the API server at ${url} (context "double") answered HTTP 502 Bad Gateway with a body of ${page.length} bytes (text/html), ` +
           'not a Kubernetes Status (a proxy in front of the API server?): "502 Bad Gateway"\n',
       );
     } finally {
@@ -924,11 +925,14 @@ describe('ipallocator: failures', () => {
     }
   });
 
-  it('a server error: the verb, the resource and the status, exit 2', async () => {
+  it('a server error: the verb, the resource, the server and its context, and the status, exit 2', async () => {
+    // Regression: which server answered was not said (every other failure names it)
     c.double.failNext('list', 1, 503, 'etcd is unhappy');
     const r = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('ipallocator: list servicecidrs.networking.k8s.io failed: HTTP 503 etcd is unhappy\n');
+    expect(r.stderr).toBe(
+      `ipallocator: list servicecidrs.networking.k8s.io failed: the API server at ${c.double.url} (context "double") answered HTTP 503 etcd is unhappy\n`,
+    );
   });
 
   it('a kubeconfig that cannot be read, or names no cluster: exit 2', async () => {

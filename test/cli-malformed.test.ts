@@ -336,7 +336,9 @@ describe('ipallocator: an answer that is not what was asked for', () => {
     expect(fixed.failed.map((f: { ip: string; error: string }) => [f.ip, f.error])).toEqual([
       [
         '10.96.0.50',
-        expect.stringMatching(/^get services "default\/gone" failed: HTTP 404 Not Found with a body of 41 bytes \(text\/html\)/),
+        expect.stringMatching(
+          /^get services "default\/gone" failed: the API server at \S+ \(context "double"\) answered HTTP 404 Not Found with a body of 41 bytes \(text\/html\)/,
+        ),
       ],
     ]);
     expect(c.double.requests.filter((q) => q.verb === 'delete')).toEqual([]);
