@@ -559,30 +559,10 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** A successful create (static or dynamic): settle the op, count it. */
   private created(op: Op, scope: 'static' | 'dynamic', start: number): void {
-    if (this.taken.created(op)) this.askStoreAfterRelist(op);
+    this.taken.created(op, this.store);
     this.shared.metrics.allocation(this.cidr, scope);
     this.gauges();
     this.shared.metrics.observe(this.cidr, start);
-  }
-
-  /**
-   * A create answered after the cache re-listed without its name: asks the store whether the
-   * record still exists (TakenAddresses.createdAcrossRelist). A store that cannot answer leaves
-   * the address marked until the next re-list: capacity, never a second allocation.
-   */
-  private askStoreAfterRelist(op: Op): void {
-    let call: Promise<unknown>;
-    try {
-      call = Promise.resolve(this.store.get(op.name)); // a store in plain JavaScript may answer without a promise
-    } catch {
-      return;
-    }
-    call
-      .then((r) => recordAnswer(r, 'get', op.name) !== null) // an answer that is no record: as a get that fails
-      .then(
-        (exists) => this.taken.createdAcrossRelist(op, exists),
-        () => undefined,
-      );
   }
 
   /**

@@ -60,6 +60,8 @@ import {
   cacheList,
   checkUnsubscribe,
   type IPAddressRecord,
+  recordAnswer,
+  type Store,
   type StoreCache,
   type StoreWatcher,
 } from './store.ts';
@@ -125,7 +127,7 @@ export class Op {
   /**
    * The cache re-listed while the call ran and did not list the name. A create answered after
    * that was applied either after the list (its add event is still to come) or before it and
-   * deleted since (no event will ever come): only the store can tell (`createdAcrossRelist`).
+   * deleted since (no event will ever come): only the store can tell (`created` asks it).
    */
   acrossRelist = false;
   /** The op of an outer synchronous call (a watcher re-entered the allocator). */
@@ -692,37 +694,57 @@ export class TakenAddresses {
    * have cleared the reservation meanwhile: mark it again and keep the op pending until the
    * cache reports the name (or re-lists). When it did, later events are the truth.
    *
-   * Returns true when the op must be checked against the store (createdAcrossRelist): the
-   * cache re-listed during the call without the name, so the record may be gone already, and
-   * then no event would ever settle the op — its address would stay marked until the next
-   * re-list. A cache whose get fails (throws, or answers what is no record) is asked no more:
-   * the store is, and the create's success stands.
+   * When the cache re-listed during the call without the name, the record may be gone already,
+   * and then no event would ever settle the op (its address would stay marked until the next
+   * re-list): `store` is asked (askStore). A cache whose get fails (throws, or answers what is no
+   * record) is asked no more: the store is, and the create's success stands.
    */
-  created(op: Op): boolean {
-    if (!op.seen && !this.closed) {
-      this.markTaken(op.address);
-      if (op === this.spare) this.spare = null;
-      this.addPending(op);
-      if (!op.acrossRelist) return false;
-      try {
-        return !cacheHolds(this.cache, op.name);
-      } catch {
-        return true; // a cache that cannot answer: the store says (the create succeeded all the same)
-      }
+  created(op: Op, store: Store): void {
+    if (op.seen || this.closed) {
+      this.spare = op;
+      return;
     }
-    this.spare = op;
-    return false;
+    this.markTaken(op.address);
+    if (op === this.spare) this.spare = null;
+    this.addPending(op);
+    if (!op.acrossRelist) return;
+    let held: boolean;
+    try {
+      held = cacheHolds(this.cache, op.name);
+    } catch {
+      held = false; // a cache that cannot answer: the store says (the create succeeded all the same)
+    }
+    if (!held) this.askStore(op, store);
   }
 
   /**
-   * The store's answer for a create that `created` asked to check: `exists` false when the
-   * store no longer holds the record. Then it was created before the cache's re-list and
-   * deleted before the list was taken: no event of it will come, so the op is settled here and
-   * the address released. When the store holds it, or the cache has reported the name
-   * meanwhile, the events settle it as any other.
+   * Asks `store` whether the record a create across a re-list made still exists. When it does
+   * not, it was created before the cache's re-list and deleted before the list was taken: no
+   * event of it will come, so the op is settled here and the address released. When the store
+   * holds it, or the cache has reported the name meanwhile, the events settle it as any other.
+   * A store that cannot answer (or answers what is no record) leaves the address marked until
+   * the next re-list: capacity, never a second allocation.
    */
-  createdAcrossRelist(op: Op, exists: boolean): void {
-    if (this.closed || exists || op.seen || op.calling || !this.isPending(op)) return;
+  private askStore(op: Op, store: Store): void {
+    let call: Promise<unknown>;
+    try {
+      call = Promise.resolve(store.get(op.name)); // a store in plain JavaScript may answer without a promise
+    } catch {
+      return;
+    }
+    call
+      .then((r) => recordAnswer(r, 'get', op.name) !== null) // an answer that is no record: as a get that fails
+      .then(
+        (exists) => {
+          if (!exists) this.goneAcrossRelist(op);
+        },
+        () => undefined,
+      );
+  }
+
+  /** A create across a re-list whose record the store no longer holds (askStore). */
+  private goneAcrossRelist(op: Op): void {
+    if (this.closed || op.seen || op.calling || !this.isPending(op)) return;
     let held: boolean;
     try {
       held = cacheHolds(this.cache, op.name);
