@@ -893,6 +893,24 @@ export function canonicalOf(text: string, family: Family, words: ArrayLike<numbe
 }
 
 /**
+ * The canonical text of `text` when it is an address of family `fam`, its words left in `out`;
+ * null for an address of the other family. Malformed text throws InvalidAddressError. A plain
+ * dotted quad (parseIPv4Fast) is canonical as written: no general parse.
+ */
+export function parseCanonical(text: string, fam: Family, out: Uint32Array): string | null {
+  const v4 = fam === 4 && typeof text === 'string' ? parseIPv4Fast(text) : -1;
+  if (v4 >= 0) {
+    out[0] = 0;
+    out[1] = 0;
+    out[2] = 0;
+    out[3] = v4;
+    return text;
+  }
+  const family = parseAddrInto(text, out);
+  return family === fam ? canonicalOf(text, family, out) : null;
+}
+
+/**
  * Canonical text of an address: `formatIPv4(words[3])` for family 4, `formatIPv6(...words)` for
  * family 6. Throws InvalidArgumentError for any other family. On the allocation path: it trusts
  * its words (the package's own, parsed or computed); `ipallocator/core` exports the checked

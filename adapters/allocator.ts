@@ -27,7 +27,7 @@ import {
 } from './errors.ts';
 import { checkReady, classCalledOn, optionsObject, unboundCall, unboundOr, unboundRead } from './input.ts';
 import { quoteInput } from './quote.ts';
-import { canonicalOf, formatAddr, parseAddrInto, parseIPv4Fast, type Family } from './address.ts';
+import { canonicalOf, formatAddr, parseAddrInto, parseCanonical, type Family } from './address.ts';
 import { Prefix, rangeRefusal } from './geometry.ts';
 import { type IndexKind, indexKindOption } from './free-index.ts';
 import { storeOption } from './memory-store.ts';
@@ -577,25 +577,6 @@ export class Allocator implements IPAllocator, Disposable {
   // ── release, has, forEach, used, free ─────────────────────────────────────────────────────
 
   /**
-   * The record name of `ip` (its canonical text), its words left in this.words; null for an
-   * address of the other family. Malformed text throws InvalidAddressError.
-   */
-  private recordName(ip: string): string | null {
-    const w = this.words;
-    const v4 = this.fam === 4 && typeof ip === 'string' ? parseIPv4Fast(ip) : -1;
-    if (v4 >= 0) {
-      // a plain dotted quad: canonical as written
-      w[0] = 0;
-      w[1] = 0;
-      w[2] = 0;
-      w[3] = v4;
-      return ip;
-    }
-    const family = parseAddrInto(ip, w);
-    return family === this.fam ? canonicalOf(ip, family, w) : null;
-  }
-
-  /**
    * Releases `ip`: deletes its record. Upstream ignores every error of the delete (and logs it),
    * as this does, telling `onDeleteError` when given; releasing a free address is a no-op. As
    * upstream, an address of this family outside the range is not refused: its record, if one
@@ -609,7 +590,7 @@ export class Allocator implements IPAllocator, Disposable {
       this.live();
       this.taken.refuseInsideStrategy();
       const told = deleteErrorHandler(onDeleteError);
-      const name = this.recordName(ip);
+      const name = parseCanonical(ip, this.fam, this.words);
       return name === null ? RESOLVED : this.releaseName(name, this.words, told);
     } catch (e) {
       return rejectSoon(orUnbound(e, this, 'release'));
@@ -687,7 +668,7 @@ export class Allocator implements IPAllocator, Disposable {
   has(this: Allocator, ip: string): Promise<boolean> {
     try {
       this.live();
-      const name = this.recordName(ip);
+      const name = parseCanonical(ip, this.fam, this.words);
       return name === null ? FALSE : this.hasName(name);
     } catch (e) {
       return rejectSoon(orUnbound(e, this, 'has'));
@@ -778,7 +759,7 @@ export class Allocator implements IPAllocator, Disposable {
   /** The dry run's release: not destroyed, and the text parses (InvalidAddressError). @internal for DryRunAllocator */
   checkRelease(ip: string): void {
     this.live();
-    this.recordName(ip);
+    parseCanonical(ip, this.fam, this.words);
   }
 
   /** The dry run's allocateNext: the real call's checks in its order, then the network address. @internal for DryRunAllocator */
