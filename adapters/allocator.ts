@@ -35,7 +35,7 @@ import { NULL_RECORDER, recorderFor, switchRecorder, type MetricsRecorder } from
 import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, forEachLabelledAddress, refuseBlindStore, writeLabelsFor } from './records.ts';
-import { type AddressSpace, BAND_LOWER, BAND_UPPER } from './space.ts';
+import { BAND_LOWER, BAND_UPPER } from './space.ts';
 import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
 import type { FreeOnlyPass } from './cool-down.ts';
 import {
@@ -446,15 +446,15 @@ export class Allocator implements IPAllocator, Disposable {
     if (this.taken.choosing) {
       s.start = this.shared.metrics.start();
       s.returns = this.taken.beginCall(s.freeOnly !== null);
-      return this.taken.takeChosen(s.returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
+      return this.taken.takeChosen(s.returns) ? this.taken.opOfTaken(index, BAND_CHOSEN) : null;
     }
     const upper = index.takeUpper(this.random);
     s.start = this.shared.metrics.start();
     // the draw may have had the index dropped: its address is read from `address`, and the lower
     // band searched in the index fresh() rebuilds
-    if (upper) return this.opOfTaken(this.taken.space, BAND_UPPER);
+    if (upper) return this.taken.opOfTaken(this.taken.space, BAND_UPPER);
     const again = this.taken.fresh()!;
-    return again.takeLower(this.random) ? this.opOfTaken(again, BAND_LOWER) : null;
+    return again.takeLower(this.random) ? this.taken.opOfTaken(again, BAND_LOWER) : null;
   }
 
   /**
@@ -465,18 +465,10 @@ export class Allocator implements IPAllocator, Disposable {
   private nextAfter(op: Op, s: Search): Op | null {
     if (this.destroyed || this.shared.stopping) return null; // liveAfterSearch says why
     const index = this.taken.fresh()!;
-    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(s.returns) ? this.opOfTaken(index, BAND_CHOSEN) : null;
-    if (index.takeAfter(op.band, op.address)) return this.opOfTaken(index, op.band);
-    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.opOfTaken(index, BAND_LOWER);
+    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(s.returns) ? this.taken.opOfTaken(index, BAND_CHOSEN) : null;
+    if (index.takeAfter(op.band, op.address)) return this.taken.opOfTaken(index, op.band);
+    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.taken.opOfTaken(index, BAND_LOWER);
     return null;
-  }
-
-  /** An op for the address the index just took (reserved by the take). */
-  private opOfTaken(index: AddressSpace, band: number): Op {
-    const op = this.taken.opFor(index.addressText(), index.address);
-    op.band = band;
-    op.reserved = true;
-    return op;
   }
 
   /** Search `s` created op's record: its address. */

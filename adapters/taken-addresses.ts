@@ -596,6 +596,14 @@ export class TakenAddresses {
     return op;
   }
 
+  /** An op for the address `index` has just taken (and so reserved) in `band`: allocateNext's candidate. */
+  opOfTaken(index: AddressSpace, band: number): Op {
+    const op = this.opFor(index.addressText(), index.address);
+    op.band = band;
+    op.reserved = true;
+    return op;
+  }
+
   /** `op` is settled and no longer referenced: the next call may reuse it. */
   recycle(op: Op): void {
     this.spare = op;
