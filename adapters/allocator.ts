@@ -11,10 +11,9 @@
 //   Upper band exhausted → the same in the lower band (adapters/space.ts).
 //
 // The store is the source of truth; creating the record named by the address is the only lock.
-// What not to offer — the cache's records and this allocator's calls in flight — is
-// TakenAddresses' job (adapters/taken-addresses.ts, with its invariants). Each operation is
-// written once as steps (check and reserve; create; settle), run in one synchronous call on a
-// store with synchronous operations (store.sync), else around the store's promises.
+// What not to offer is TakenAddresses' job (adapters/taken-addresses.ts). Each operation is
+// written once as steps, run in one synchronous call on a store with synchronous operations,
+// else around the store's promises (adapters/DESIGN.md, "The allocation path").
 import {
   isAlreadyExists,
   ErrAllocated,
@@ -862,7 +861,3 @@ function orUnbound(error: unknown, self: unknown, method: string): unknown {
 function checkThis(self: unknown, method: string): void {
   if (!(self instanceof Allocator)) throw unboundCall(self, 'Allocator', method);
 }
-
-// Compile-time conformance (upstream `var _ Interface = &Allocator{}`).
-const _conforms: (a: Allocator) => IPAllocator = (a) => a;
-void _conforms;
