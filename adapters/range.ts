@@ -381,6 +381,10 @@ export class Range implements RangeView {
       this.metrics.allocation(this.cidr, 'static');
       this.metrics.gauges(this.cidr, this);
     } catch (e) {
+      // an index that could not mark the address failed the allocation: an allocation error, as
+      // upstream's bitmap counts an error of its allocator (only the index throws this, once the
+      // call is bound to a Range)
+      if (e instanceof OutOfMemoryError) this.metrics.error(this.cidr, 'static');
       throw orUnbound(e, this, 'allocate');
     }
   }
@@ -400,6 +404,7 @@ export class Range implements RangeView {
       this.metrics.error(this.cidr, 'dynamic');
       full = fullError(this.chooser);
     } catch (e) {
+      if (e instanceof OutOfMemoryError) this.metrics.error(this.cidr, 'dynamic'); // as allocate's
       throw orUnbound(e, this, 'allocateNext');
     }
     throw full; // outside the try: caught and thrown again, it cost a second throw (≈ 0.2 µs)
@@ -645,6 +650,8 @@ export class Range implements RangeView {
           cooling.record(null);
           cooling.endCall(returns!, true); // marks and holds them both: the count stands
         }
+        // once the state is settled (a registry's code may call in again): as allocateNext's
+        if (e instanceof OutOfMemoryError) this.metrics.error(this.cidr, 'dynamic');
       }
       // the nodes its takes split, left mostly empty, merged and given back; what it gave back
       // counts as needed, and as free; on a sparse index, so does an estimate for the addresses

@@ -6,7 +6,7 @@
 // first allocate/release); plus the exact increments of ipallocator.go (docs/semantics.md,
 // "Metrics"), the registration rules, how prom-client is found, and the gauges leaving the
 // registry with their range (destroyed, removed from a MetaAllocator, moved to another registry).
-import { describe, expect, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { Counter, Registry, register as defaultRegistry } from 'prom-client';
 import { Allocator } from '../adapters/allocator.ts';
 import { MemoryStore } from '../adapters/memory-store.ts';
@@ -776,5 +776,43 @@ describe('counters and gauges made here, written to by the app itself', () => {
     expect(await value(registry, METRIC_ALLOCATED_IPS, { cidr: CIDR })).toBe(42);
     expect(await value(registry, METRIC_AVAILABLE_IPS, { cidr: CIDR })).toBe(Number(a.free()) + 10);
     a.destroy();
+  });
+});
+
+describe('Range metrics when the WASM memory runs out', () => {
+  // Found by an outside tester: under setMemoryLimit, a Range's allocate and allocateNext that
+  // failed with OutOfMemoryError left allocation_errors_total unchanged, so a dashboard watching
+  // it saw no failures while every allocation failed. Upstream's bitmap Range counts an error of
+  // its allocator as an allocation error (bitmap.go: `if err != nil`). The memory cap is the
+  // process's and never shrinks, so the case loads a core of its own.
+  it('an allocate, allocateNext or allocateMany that runs out counts one allocation error, nothing else', async () => {
+    vi.resetModules();
+    const wasm = await import('../adapters/wasm.ts');
+    const { Range: FreshRange } = await import('../adapters/range.ts');
+    wasm.setMemoryLimit(320 * 1024);
+    const reg = new Registry();
+    const r = new FreshRange('fd00::/64', { metrics: reg, random: seededRandom(4) });
+    const random = seededRandom(5);
+    const group = () => (random.nextU32() & 0xffff).toString(16);
+    const failure = (call: () => unknown): unknown => {
+      try {
+        call();
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    let e: unknown;
+    let taken = 0;
+    while ((e = failure(() => r.allocate(`fd00::${group()}:${group()}:${group()}:${group()}`))) === undefined) taken++;
+    expect((e as { code?: unknown }).code).toBe('ERR_OUT_OF_MEMORY');
+    while ((e = failure(() => r.allocateNext())) === undefined) taken++;
+    expect((e as { code?: unknown }).code).toBe('ERR_OUT_OF_MEMORY');
+    expect((failure(() => r.allocateMany(10_000)) as { code?: unknown }).code).toBe('ERR_OUT_OF_MEMORY');
+    expect(r.used()).toBe(taken);
+    expect(await value(reg, METRIC_ERRORS, { scope: 'static' })).toBe(1);
+    expect(await value(reg, METRIC_ERRORS, { scope: 'dynamic' })).toBe(2);
+    expect(await metricsOf(reg, 'fd00::/64')).toMatchObject({ used: taken, allocated: taken });
+    r.destroy();
   });
 });
