@@ -650,8 +650,9 @@ export class Range implements RangeView {
           cooling.record(null);
           cooling.endCall(returns!, true); // marks and holds them both: the count stands
         }
-        // once the state is settled (a registry's code may call in again): as allocateNext's
-        if (e instanceof OutOfMemoryError) this.metrics.error(this.cidr, 'dynamic');
+        // once the state is settled (a registry's code may call in again): as allocateNext's, for
+        // running out of memory or a strategy that can take no more
+        if (e instanceof OutOfMemoryError || e instanceof ErrFull) this.metrics.error(this.cidr, 'dynamic');
       }
       // the nodes its takes split, left mostly empty, merged and given back; what it gave back
       // counts as needed, and as free; on a sparse index, so does an estimate for the addresses

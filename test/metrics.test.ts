@@ -324,6 +324,22 @@ describe('Range metrics', () => {
       r.destroy();
     }
   });
+
+  // Found by an outside tester: allocateMany counted its ErrFull when the count said fewer were
+  // free, but not when the strategy could take no more ('legacy-bitmap' past its 65,535 IPv6
+  // addresses), where allocateNext counts the same ErrFull.
+  it("allocateMany's ErrFull counts one dynamic error, also when the strategy ran out", async () => {
+    const reg = new Registry();
+    const r = new Range('2001:db8::/64', { metrics: reg, strategy: 'legacy-bitmap', random: seededRandom(2) });
+    r.allocateMany(65_525);
+    expect(() => r.allocateMany(20)).toThrow(ErrFull);
+    expect(r.used()).toBe(65_525);
+    expect(await metricsOf(reg, '2001:db8::/64')).toMatchObject({ used: 65_525, allocated: 65_525, errors: 1 });
+    r.allocateMany(10);
+    expect(() => r.allocateNext()).toThrow(ErrFull);
+    expect(await value(reg, METRIC_ERRORS, { scope: 'dynamic' })).toBe(2);
+    r.destroy();
+  });
 });
 
 describe('MetaAllocator metrics', () => {
