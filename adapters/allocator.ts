@@ -22,6 +22,7 @@ import {
   ErrNotReady,
   InvalidArgumentError,
   NOT_READY_WHY,
+  OutOfMemoryError,
   rejectSoon,
 } from './errors.ts';
 import { checkReady, classCalledOn, optionsObject, unboundCall, unboundOr, unboundRead } from './input.ts';
@@ -281,7 +282,7 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.reserve(op); // the add event finds the bit set
     } catch (e) {
       this.taken.recycle(op);
-      throw e;
+      throw this.outOfMemory(e, 'static');
     }
     const start = this.shared.metrics.start();
     const sync = this.store.sync;
@@ -397,7 +398,7 @@ export class Allocator implements IPAllocator, Disposable {
   private allocateNextSync(sync: SyncStoreOps, parentRef: ParentRef | null, freeOnly: FreeOnlyPass | null): string | number {
     const s = this.taken.beginSearch(freeOnly, false);
     try {
-      for (let op = this.firstCandidate(s); op !== null; op = this.nextAfter(op, s)) {
+      for (let op = this.candidate(null, s); op !== null; op = this.candidate(op, s)) {
         if (this.createNow(sync, op, parentRef, s)) return this.found(s, op);
       }
     } finally {
@@ -411,7 +412,7 @@ export class Allocator implements IPAllocator, Disposable {
     const s = this.taken.beginSearch(freeOnly, true);
     let collisions = 0;
     try {
-      for (let op = this.firstCandidate(s); op !== null; op = this.nextAfter(op, s)) {
+      for (let op = this.candidate(null, s); op !== null; op = this.candidate(op, s)) {
         const record = this.recordOf(op, parentRef);
         try {
           await this.taken.callAsync(op, () => this.store.create(record));
@@ -428,6 +429,15 @@ export class Allocator implements IPAllocator, Disposable {
       this.taken.endSearch(s);
     }
     throw this.noAddress(this.notFound(s));
+  }
+
+  /** Search `s`'s first candidate (`after` null) or the one after `after`; an index out of memory is counted (outOfMemory). */
+  private candidate(after: Op | null, s: Search): Op | null {
+    try {
+      return after === null ? this.firstCandidate(s) : this.nextAfter(after, s);
+    } catch (e) {
+      throw this.outOfMemory(e, 'dynamic');
+    }
   }
 
   /**
@@ -546,6 +556,15 @@ export class Allocator implements IPAllocator, Disposable {
     if (!op.seen) this.taken.unreserve(op);
     this.shared.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)
     throw e;
+  }
+
+  /**
+   * `e`, counted as an allocation error of `scope` when it is an OutOfMemoryError: the index could
+   * not take the address, which fails the allocation as a failed create does upstream.
+   */
+  private outOfMemory(e: unknown, scope: 'static' | 'dynamic'): unknown {
+    if (e instanceof OutOfMemoryError) this.shared.metrics.error(this.cidr, scope);
+    return e;
   }
 
   /** A successful create (static or dynamic): settle the op, count it. */

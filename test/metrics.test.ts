@@ -832,3 +832,55 @@ describe('Range metrics when the WASM memory runs out', () => {
     r.destroy();
   });
 });
+
+describe('Allocator metrics when the WASM memory runs out', () => {
+  // As a Range's (above): an allocation the index could not make for want of memory failed, and a
+  // dashboard watching allocation_errors_total must see it, on either store path. Nothing else
+  // counts: no allocation, no histogram sample, the gauges as the store holds.
+  for (const path of ['synchronous', 'promise'] as const) {
+    it(`an allocate or allocateNext that runs out counts one allocation error of its scope (${path} store path)`, async () => {
+      vi.resetModules();
+      const wasm = await import('../adapters/wasm.ts');
+      const { Allocator: FreshAllocator } = await import('../adapters/allocator.ts');
+      const { MemoryStore: FreshStore } = await import('../adapters/memory-store.ts');
+      wasm.setMemoryLimit(320 * 1024);
+      const mem = new FreshStore();
+      const store =
+        path === 'synchronous'
+          ? mem
+          : {
+              sync: null,
+              cache: mem.cache,
+              create: (r: Parameters<typeof mem.create>[0]) => mem.create(r),
+              delete: (n: string) => mem.delete(n),
+              get: (n: string) => mem.get(n),
+              close: () => mem.close(),
+            };
+      const reg = new Registry();
+      const a = new FreshAllocator('fd00::/64', { store, metrics: reg, random: seededRandom(4) });
+      const random = seededRandom(5);
+      const group = () => (random.nextU32() & 0xffff).toString(16);
+      const failure = async (call: () => Promise<unknown>): Promise<unknown> => {
+        try {
+          await call();
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      };
+      let e: unknown;
+      let taken = 0;
+      while ((e = await failure(() => a.allocate(`fd00::${group()}:${group()}:${group()}:${group()}`))) === undefined) taken++;
+      expect((e as { code?: unknown }).code).toBe('ERR_OUT_OF_MEMORY');
+      while ((e = await failure(() => a.allocateNext())) === undefined) taken++;
+      expect((e as { code?: unknown }).code).toBe('ERR_OUT_OF_MEMORY');
+      expect(mem.size).toBe(taken);
+      expect(await value(reg, METRIC_ERRORS, { scope: 'static' })).toBe(1);
+      expect(await value(reg, METRIC_ERRORS, { scope: 'dynamic' })).toBe(1);
+      expect(
+        (await value(reg, METRIC_ALLOCATIONS, { scope: 'static' })) + (await value(reg, METRIC_ALLOCATIONS, { scope: 'dynamic' })),
+      ).toBe(taken);
+      a.destroy();
+    });
+  }
+});
