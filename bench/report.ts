@@ -1,5 +1,8 @@
 // Result rows and what is made of them: the stdout table, bench/results/latest.{json,md}, and the
-// evaluation of the issue's ratio targets.
+// evaluation of the project's ratio targets (bench/results/latest.targets.md: internal goals, kept
+// out of latest.md, which ships with the package and presents the results alone).
+import fs from 'node:fs';
+import path from 'node:path';
 import { REJECTION_FLOOR } from './boundary.ts';
 import type { Conditions } from './conditions.ts';
 import { GO_NOTE } from './go.ts';
@@ -412,19 +415,12 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
   );
   L.push(`![ns/op against fill](${svgName})`, '');
 
-  L.push('## Targets', '', '| target | measured | result |', '|---|---|---|');
-  const targets = evaluateTargets(res.rows);
-  for (const t of targets.filter((x) => x.ran))
-    L.push(`| ${t.target} | ${t.measured} | ${t.pass === null ? 'not evaluated' : t.pass ? '**pass**' : '**FAIL**'} |`);
-  L.push('');
-  const notRun = targets.filter((t) => !t.ran);
-  if (notRun.length) L.push(`Not evaluated, their cases did not run in this mode: ${notRun.map((t) => t.target).join('; ')}.`, '');
   if (res.rows.some((r) => r.impl.startsWith('go-'))) L.push(GO_NOTE, '');
   const baselines = [...new Set(res.rows.map((r) => r.impl).filter((i) => i.includes('@')))];
   if (baselines.length) {
     L.push(
       `${baselines.map((b) => `\`${b}\``).join(', ')}: the implementation at ${res.baseline ? `\`${res.baseline.ref}\` = \`${res.baseline.commit.slice(0, 12)}\`` : 'that git ref'} (\`--baseline\`), built in a temporary directory and run ` +
-        'in this process on the same fills, beside the current one: "slower beyond noise" = more than 10 % or the two spreads together slower.',
+        'in this process on the same fills, beside the current one.',
       '',
     );
   }
@@ -439,8 +435,8 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
           : '') +
         ' (boundary table; names already hashed). The `store` column measures the same floor in every allocateNext+release case: ' +
         "a fresh name for a free address of that fill, createSync + deleteSync on that case's store (its size), and the two awaits of the async API — " +
-        'everything an allocator on a MemoryStore must do except choosing the address. No allocator on this store can beat reference ÷ store, ' +
-        'so the targets state that bound next to the measured ratio. `range` and `core` show the index without a store.',
+        'everything an allocator on a MemoryStore must do except choosing the address. No allocator on this store can beat reference ÷ store. ' +
+        '`range` and `core` show the index without a store.',
       '',
     );
   }
@@ -504,4 +500,42 @@ export function markdown(res: Results, impls: readonly string[], svgName: string
     L.push('');
   }
   return L.join('\n');
+}
+
+/**
+ * The targets of a run as Markdown (bench/results/latest.targets.md): the project's own goals,
+ * each with what the run measured. Kept apart from the results page, which ships with the package:
+ * a user reads what was measured, not which internal goals a run missed.
+ */
+export function targetsMarkdown(res: Results, resultsName: string): string {
+  const c = res.conditions;
+  const L: string[] = [];
+  L.push('# ipallocator benchmark targets', '');
+  L.push(
+    `The project's own goals, evaluated on the run of \`${resultsName}\`: mode **${c.mode}**, ${c.date}, commit \`${c.git.commit.slice(0, 12)}\`. ` +
+      'Each is stated against another row of the same run (go-seed, the store floor, the parse floor, a --baseline column) or, where it is a cost, in ns or bytes. ' +
+      'This page is for working on ipallocator; it is not in the npm package.',
+    '',
+  );
+  L.push('| target | measured | result |', '|---|---|---|');
+  const targets = evaluateTargets(res.rows);
+  for (const t of targets.filter((x) => x.ran))
+    L.push(`| ${t.target} | ${t.measured} | ${t.pass === null ? 'not evaluated' : t.pass ? '**pass**' : '**FAIL**'} |`);
+  L.push('');
+  const notRun = targets.filter((t) => !t.ran);
+  if (notRun.length) L.push(`Not evaluated, their cases did not run in this mode: ${notRun.map((t) => t.target).join('; ')}.`, '');
+  if (res.rows.some((r) => r.impl.includes('@')))
+    L.push('`<impl>@<ref>` targets: "slower beyond noise" = more than 10 % or the two spreads together slower.', '');
+  if (find(res.rows, { impl: 'boundary', op: 'MemoryStore create+delete (store floor)' })?.status === 'ok')
+    L.push(
+      'No allocator on a MemoryStore can beat reference ÷ store (the `store` column), so the targets state that bound next to the measured ratio.',
+      '',
+    );
+  return L.join('\n');
+}
+
+/** Writes `<prefix>.md` (the results, shipped) and `<prefix>.targets.md` (the targets, not shipped). */
+export function writeMarkdown(outPrefix: string, res: Results, impls: readonly string[], svgName: string): void {
+  fs.writeFileSync(`${outPrefix}.md`, markdown(res, impls, svgName) + '\n');
+  fs.writeFileSync(`${outPrefix}.targets.md`, targetsMarkdown(res, `${path.basename(outPrefix)}.md`) + '\n');
 }

@@ -6,15 +6,17 @@
 //   npm run bench:deno            the full grid under Deno
 //   … -- --filter <regex>         only cases whose id matches, e.g. "allocator|reference", "/64",
 //                                 "boundary", "allocateNext.*99.9" (id: "<impl> <family> <prefix> <op> <fill>")
-//   … -- --out <path-prefix>      where to write <prefix>.{json,md,svg}
+//   … -- --out <path-prefix>      where to write <prefix>.{json,md,svg} and <prefix>.targets.md
 //   … -- --cpu fastest|<n>        pin the timing threads (ours and Go's) to the fastest CPU of a
 //                                 probe, checked before each case, or to CPU n (default: not
 //                                 pinned, the CPUs' speeds stated; bench/cpu.ts says why)
 //   … -- --baseline <git-ref>     add allocator@<ref>, store@<ref>, range@<ref>, core@<ref> columns:
 //                                 that commit's implementation beside this one (bench/baseline.ts)
 //
-// A full run writes bench/results/latest.{json,md,svg}; --quick/--smoke write to the OS temp
-// directory unless --out is given, so a CI smoke run never overwrites the committed results.
+// A full run writes bench/results/latest.{json,md,svg} and latest.targets.md (the targets: the
+// project's goals, kept out of latest.md, which ships; `npx tsx bench/render.ts` writes both .md
+// files again from the .json); --quick/--smoke write to the OS temp directory unless --out is
+// given, so a CI smoke run never overwrites the committed results.
 //
 // Per series (one range, one fill order) the harness grows the fill level by level: the MemoryStore
 // of each implementation that reads one (`reference`, `allocator`, `store`) gets the new records,
@@ -45,7 +47,7 @@ import {
   type Skipped,
 } from './measure.ts';
 import { RANGES, offsetText, rangeById, type RangeSpec } from './ranges.ts';
-import { OPS, caseKey, fillLabel, markdown, textTable, targetLines, type Results, type Row } from './report.ts';
+import { OPS, caseKey, fillLabel, textTable, targetLines, writeMarkdown, type Results, type Row } from './report.ts';
 import { GO_NOTE } from './go.ts';
 import { chartSvg } from './svg.ts';
 import { prepareBaseline, type Baseline } from './baseline.ts';
@@ -650,7 +652,7 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(outPrefix), { recursive: true });
   const svgName = `${path.basename(outPrefix)}.svg`;
   fs.writeFileSync(`${outPrefix}.json`, JSON.stringify(res, null, 1) + '\n');
-  fs.writeFileSync(`${outPrefix}.md`, markdown(res, shown, svgName) + '\n');
+  writeMarkdown(outPrefix, res, shown, svgName);
   fs.writeFileSync(
     `${outPrefix}.svg`,
     chartSvg(
@@ -659,7 +661,9 @@ async function main(): Promise<void> {
       `${cond.runtime.name} ${cond.runtime.version} · ${cond.cpu} × ${cond.cores} · ${cond.date.slice(0, 16)} · ${cond.git.commit.slice(0, 10)} · ${mode}`,
     ),
   );
-  process.stdout.write(`\nwrote ${outPrefix}.{json,md,svg} in ${Math.round(res.durationSeconds)} s\n`);
+  process.stdout.write(
+    `\nwrote ${outPrefix}.{json,md,svg} and ${path.basename(outPrefix)}.targets.md in ${Math.round(res.durationSeconds)} s\n`,
+  );
 }
 
 main().then(

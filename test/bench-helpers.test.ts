@@ -20,7 +20,8 @@ import {
   type Skipped,
 } from '../bench/measure.ts';
 import { chartSvg, esc } from '../bench/svg.ts';
-import { OPS, evaluateTargets, ratioBase, slowerBeyondNoise, type Row } from '../bench/report.ts';
+import { IMPL_NAMES } from '../bench/impls.ts';
+import { OPS, evaluateTargets, markdown, ratioBase, slowerBeyondNoise, targetsMarkdown, type Results, type Row } from '../bench/report.ts';
 import { REJECTION_FLOOR } from '../bench/boundary.ts';
 import { formatAddr } from '../adapters/address.ts';
 import { BenchCpu, parseCpuList } from '../bench/cpu.ts';
@@ -430,6 +431,21 @@ describe('choosing a CPU', () => {
 });
 
 describe('report', () => {
+  it('keeps the targets off the results page, which ships with the package: they have a page of their own', () => {
+    const results = new URL('../bench/results/', import.meta.url);
+    const res = JSON.parse(fs.readFileSync(new URL('latest.json', results), 'utf8')) as Results;
+    const shown = IMPL_NAMES.filter((i) => res.rows.some((r) => r.impl === i));
+    const page = markdown(res, shown, 'latest.svg');
+    expect(page).toContain('## Results');
+    expect(page).not.toMatch(/target|\*\*FAIL\*\*|\*\*pass\*\*/i);
+    const targets = targetsMarkdown(res, 'latest.md');
+    expect(targets).toContain('| target | measured | result |');
+    expect(targets).toContain('**FAIL**');
+    // the committed pages are what the writers make of the committed run (bench/render.ts)
+    expect(fs.readFileSync(new URL('latest.md', results), 'utf8')).toBe(`${page}\n`);
+    expect(fs.readFileSync(new URL('latest.targets.md', results), 'utf8')).toBe(`${targets}\n`);
+  });
+
   it('evaluates ratio targets against go-seed within the run, and says why one is not evaluated', () => {
     const rows = [
       row({ impl: 'go-seed' }),
