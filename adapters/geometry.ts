@@ -402,7 +402,7 @@ export function calculateRangeOffset(cidr: string): number {
  * one family (InvalidArgumentError otherwise). Differences from upstream: first > last yields
  * nothing (upstream yields `first` once; the allocators never ask that), and a range ending at
  * ffff:…:ffff wraps like any other (upstream stops at the end of the family, and so does its
- * allocator's scan; ours wraps there too — see the README's differences).
+ * allocator's scan; ours wraps there too — docs/semantics.md lists the difference).
  *
  * Like upstream's closure it holds nothing but its own values: the four addresses live in the
  * closure and the core computes each step from them (core-as/iter.ts), so an iterator dropped

@@ -1,7 +1,7 @@
 // OutOfMemoryError's fields describe the user's operation, measured once it has given back what
 // it took: `requested` is what the whole operation needed (the blocks it had taken, plus the one
 // it could not get), and `free + inUse` is the limit less the core's 192 KiB of bookkeeping
-// (README, Memory; OutOfMemoryDetails). The operations go through the public API; raw core
+// (docs/memory.md; OutOfMemoryDetails). The operations go through the public API; raw core
 // blocks only hold memory aside. Its own file: the identity is exact in a fresh process, whose
 // memory stays far below the 120 MiB past which bookkeeping grows.
 import { afterAll, describe, expect, it } from 'vitest';

@@ -19,7 +19,7 @@ const MiB = 1024 * KiB;
 /** Rounded up to the 64 KiB steps setMemoryLimit takes. */
 const pagesUp = (bytes: number) => Math.ceil(Math.max(0, bytes) / (64 * KiB)) * 64 * KiB;
 
-/** The core's own bookkeeping below its blocks (README, Memory). */
+/** The core's own bookkeeping below its blocks (docs/memory.md). */
 const BOOKKEEPING = 192 * KiB;
 
 /**

@@ -17,7 +17,7 @@ afterAll(() => setMemoryLimit(original));
 const KiB = 1024;
 const MiB = 1024 * KiB;
 
-/** The core's own bookkeeping below its blocks (README, Memory). */
+/** The core's own bookkeeping below its blocks (docs/memory.md). */
 const BOOKKEEPING = 192 * KiB;
 
 /** What `call` threw: an OutOfMemoryError (anything else, or no error, fails the test). */

@@ -1,4 +1,4 @@
-// What the README (Benchmarks) states of a load that does not fit in one batch under a cap: it
+// What docs/benchmarks.md states of a load that does not fit in one batch under a cap: it
 // loads in slices, and the index holds 10.5–19 B per random /64 address — its nodes, filled
 // together, split together, near 105,000 addresses and each doubling of that, and just past such
 // a split it holds about 19 B — so a cap of 256 KiB (192 of the core's bookkeeping, 64 of working
@@ -14,9 +14,9 @@ const original = memoryLimit().limit;
 afterAll(() => setMemoryLimit(original));
 
 const KiB = 1024;
-/** The core's own bookkeeping below its blocks (README, Memory). */
+/** The core's own bookkeeping below its blocks (docs/memory.md). */
 const BOOKKEEPING = 192 * KiB;
-/** What a load needs beside the index it builds (README, Benchmarks): one 64 KiB node. */
+/** What a load needs beside the index it builds (docs/benchmarks.md): one 64 KiB node. */
 const WORKING_ROOM = 64 * KiB;
 const pagesUp = (bytes: number) => Math.ceil(bytes / (64 * KiB)) * 64 * KiB;
 

@@ -102,8 +102,8 @@ export function randomV4(count: number, seed: number, not = new Set<string>()): 
 /**
  * Free WASM memory as under a cap of `cap` bytes with nothing else alive, however much the tests
  * before grew the memory: the cap at the memory's size, and raw core blocks of 64 KiB held aside
- * until no more is free than under `cap` (less the core's 192 KiB of bookkeeping, README
- * Memory). Returns a function that gives them back and lifts the cap.
+ * until no more is free than under `cap` (less the core's 192 KiB of bookkeeping, docs/memory.md).
+ * Returns a function that gives them back and lifts the cap.
  */
 export function capAt(cap: number): () => void {
   setMemoryLimit(Math.max(cap, memoryLimit().size));
