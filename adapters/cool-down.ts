@@ -8,19 +8,9 @@ import type { FreeIndex } from './free-index.ts';
 import { optionsObject } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { OffsetMap } from './offset-map.ts';
-import {
-  type AllocationStrategy,
-  chooseChecked,
-  chooserFor,
-  type Offset,
-  type OffsetChooser,
-  own,
-  seesPartAs,
-  type StrategyOption,
-  type StrategyView,
-  strategyOption,
-  wholeIndex,
-} from './strategies.ts';
+import { strategyOption, type StrategyOption } from './builtin-strategies.ts';
+import type { AllocationStrategy, Offset, OffsetChooser, StrategyView } from './strategy.ts';
+import { chooseChecked, chooserFor, own, seesPartAs, wholeIndex } from './strategy-view.ts';
 
 /** Milliseconds on a clock that never steps back (the default clock of a time-based cool-down). */
 const monotonicMs = (): number => performance.now();
