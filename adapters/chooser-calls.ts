@@ -1,6 +1,6 @@
 // ChooserCalls: the calls of a range (or an allocator) into its strategy, made so that nothing
 // called from inside them changes the range.
-import type { CoolingQueue } from './cool-down.ts';
+import type { CoolingQueue } from './cooling.ts';
 import { InvalidArgumentError } from './errors.ts';
 import type { FreeIndex } from './free-index.ts';
 import { guardedSource, type RandomSource } from './random.ts';

@@ -1,7 +1,7 @@
 // A MetaAllocator's guard around a strategy: every call into it made through the MetaAllocator's
 // own guard, so that a strategy that calls back into the MetaAllocator is refused there.
 import { STRATEGIES } from './builtin-strategies.ts';
-import type { Cooling } from './cool-down.ts';
+import type { Cooling } from './cooling.ts';
 import type { AllocationStrategy, Offset, StrategyView } from './strategy.ts';
 import { chooserFor, own, seesPartAs } from './strategy-view.ts';
 

@@ -7,7 +7,7 @@
 //   chooser-calls.ts       an owner's calls into its strategy (ChooserCalls)
 //   strategy-view.ts       the view a strategy is given, and the checks on what it gives back
 //   strategy.ts            the contract: StrategyView, OffsetChooser, AllocationStrategy
-// coolDown (adapters/cool-down.ts) wraps any strategy.
+// coolDown (adapters/cool-down.ts) wraps any strategy, its held offsets queued in cooling.ts.
 // Adding a built-in: adapters/DESIGN.md, "Adding a built-in strategy".
 export type { AllocationStrategy, Offset, OffsetChooser, StrategyIndex, StrategyView } from './strategy.ts';
 export { STRATEGIES, STRATEGY_NAMES, type StrategyName, type StrategyOption, strategyOption } from './builtin-strategies.ts';

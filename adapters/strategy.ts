@@ -22,7 +22,7 @@
 // Range takes it as `new Range(cidr, { strategy })`; anything else that owns an index and a random
 // source (an allocator) can drive the same object through the same StrategyView. Range and the
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
-import type { Cooling } from './cool-down.ts';
+import type { Cooling } from './cooling.ts';
 import type { FreeIndex } from './free-index.ts';
 import type { RandomSource } from './random.ts';
 import type { IPFamily } from './types.ts';
