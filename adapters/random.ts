@@ -318,7 +318,10 @@ export function drawU64(rng: RandomSource, out: U64Out): void {
   out.lo = nextU32Of(rng);
 }
 
-/** Which upstream allocator's draw: ipallocator.go (the Allocator) or the legacy bitmap.go (Range). */
+/**
+ * Which upstream allocator's draw: ipallocator.go (the Allocator) or the legacy bitmap.go (Range);
+ * a strategy is told it as StrategyView.draw.
+ */
 export type UpstreamDraw = 'ipallocator' | 'bitmap';
 
 /** The high word of Go's math.MaxInt64 (2^63 − 1, low word all ones): rand.Int63n's bound. */

@@ -24,7 +24,7 @@
 // Allocator both drive theirs through StrategyDriver (adapters/strategy-driver.ts).
 import type { Cooling } from './cooling.ts';
 import type { FreeIndex } from './free-index.ts';
-import type { RandomSource } from './random.ts';
+import type { RandomSource, UpstreamDraw } from './random.ts';
 import type { IPFamily } from './types.ts';
 
 /** An offset as two u32 words: value = hi · 2^32 + lo. */
@@ -62,7 +62,7 @@ export interface StrategyView {
    * dynamic band) or 'ipallocator' (the IPAddress allocator: rand.Uint64 with upstream master's
    * overflow guard when the band holds 2^63 or more). They differ only for bands that large.
    */
-  readonly draw: 'bitmap' | 'ipallocator';
+  readonly draw: UpstreamDraw;
 }
 
 /** The per-range state of a strategy. */
