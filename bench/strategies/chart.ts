@@ -1,5 +1,6 @@
 // Line charts for the strategy results: one panel, one line per strategy, linear or log axes.
 // Plain SVG 1.1 through bench/svg.ts's writer, like the speed chart.
+import { STRATEGY_NAMES } from '../../adapters/strategies.ts';
 import { el, text } from '../svg.ts';
 
 export interface Series {
@@ -25,12 +26,11 @@ export interface ChartSpec {
   series: Series[];
 }
 
+/** Line colours of the built-ins, taken in STRATEGY_NAMES's order: a new built-in gets the next. */
+const BUILTIN_COLORS = ['#1f77b4', '#ff7f0e', '#8c564b', '#d62728', '#2ca02c', '#e377c2', '#7f7f7f', '#bcbd22'];
+
 export const STRATEGY_COLORS: Record<string, string> = {
-  upstream: '#1f77b4',
-  'legacy-bitmap': '#ff7f0e',
-  sequential: '#8c564b',
-  'lowest-free': '#d62728',
-  'random-free': '#2ca02c',
+  ...Object.fromEntries(STRATEGY_NAMES.map((name, i) => [name, BUILTIN_COLORS[i % BUILTIN_COLORS.length]!])),
   'upstream + cool-down 60 s': '#17becf',
   'random-free + cool-down 60 s': '#9467bd',
 };
