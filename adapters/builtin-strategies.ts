@@ -21,6 +21,7 @@
 //
 // and coolDown(strategy, { ms } | { allocations }) wraps any of them (adapters/cool-down.ts): a
 // released offset stays out of use until the time or the number of allocations has passed, then
+// returns.
 //
 // Adding one: adapters/DESIGN.md, "Adding a built-in strategy".
 import { InvalidArgumentError } from './errors.ts';

@@ -1,5 +1,5 @@
 // OffsetMap: a map keyed by a u64 offset given as (hi, lo) u32 halves, without a key object per
-// call. The cool-down queue (adapters/cool-down.ts) keeps its held and returned offsets in it.
+// call. The cool-down queue (adapters/cooling.ts) keeps its held and returned offsets in it.
 import { TWO32 } from './random.ts';
 
 /** The smallest capacity of an OffsetMap; a power of two, as every capacity. */

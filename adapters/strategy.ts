@@ -6,7 +6,6 @@
 // range then marks it and hands out its address, so every strategy gets the same errors and the
 // same invariants (ErrFull only when nothing is free, nothing handed out twice, nothing lost).
 //
-//
 // The operations a strategy needs, on the index (FreeIndex, core-as/freeindex.ts):
 //   nextFree(start, lo, hi)   the first free offset from start, wrapping inside [lo, hi]
 //   has(o), count()           test, taken offsets
