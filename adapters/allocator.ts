@@ -36,8 +36,8 @@ import { randomOption, type RandomSource } from './random.ts';
 import { DryRunAllocator } from './dry-run.ts';
 import { checkParentRef, forEachLabelledAddress, refuseBlindStore, writeLabelsFor } from './records.ts';
 import { BAND_LOWER, BAND_UPPER } from './space.ts';
-import { STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
-import type { FreeOnlyPass } from './cool-down.ts';
+import { STRATEGIES, type StrategyOption, strategyOption } from './builtin-strategies.ts';
+import type { FreeOnlyPass } from './cooling.ts';
 import {
   COLLISIONS_PER_TURN,
   deleteErrorHandler,
@@ -74,7 +74,7 @@ export interface IndexedAllocatorOptions extends AllocatorOptions {
    * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
    * scan, the same draws and answers as ReferenceAllocator), 'legacy-bitmap', 'sequential',
    * 'lowest-free', 'random-free', or a strategy object — coolDown(…) of any of them, or your own
-   * (adapters/strategies.ts; coolDown: adapters/cool-down.ts). A cool-down holds back addresses
+   * (docs/strategies.md). A cool-down holds back addresses
    * released by anyone on the store.
    */
   strategy?: StrategyOption | undefined;

@@ -1,6 +1,6 @@
 // Cool-down: coolDown(strategy, { ms } | { allocations }) holds released addresses back from a
-// strategy's choice until a time or a number of allocations has passed (adapters/strategies.ts
-// has the strategies it wraps). The range that owns the index runs the queue of held offsets
+// strategy's choice until a time or a number of allocations has passed (adapters/builtin-strategies.ts
+// has the built-ins it wraps). The range that owns the index runs the queue of held offsets
 // (CoolingQueue, adapters/cooling.ts): it holds its releases there, returns what is due before
 // each choice, and holds again what a failed allocation returned.
 import { strategyOption, type StrategyOption } from './builtin-strategies.ts';
@@ -10,11 +10,6 @@ import { optionsObject } from './input.ts';
 import { quoteInput } from './quote.ts';
 import type { AllocationStrategy, Offset, OffsetChooser, StrategyView } from './strategy.ts';
 import { chooseChecked, chooserFor, own, seesPartAs, wholeIndex } from './strategy-view.ts';
-
-// The queue is a module of its own (cooling.ts); its owners import it from here, with coolDown.
-export { Cooling, type FreeOnlyPass } from './cooling.ts';
-/** @internal used by Range, TakenAddresses and StrategyDriver */
-export { CallReturns, CoolingQueue, coolingQueueOf } from './cooling.ts';
 
 /** Milliseconds on a clock that never steps back (the default clock of a time-based cool-down). */
 const monotonicMs = (): number => performance.now();

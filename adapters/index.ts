@@ -17,18 +17,12 @@ export { MetaAllocator, RANGE_POLICIES } from './meta-allocator.ts';
 export type { MetaAllocatorOptions, RangePolicy, RangeInfo, SkippedCIDR } from './meta-allocator.ts';
 export { DualStackAllocator, type DualStackIPs, type DualStackOptions, StillAllocatedError } from './dual-stack.ts';
 export { MAX_ALLOCATE_MANY, Range, type RangeOptions, type RangeSnapshot, type RangeView } from './range.ts';
-export { STRATEGIES, STRATEGY_NAMES } from './strategies.ts';
-export type {
-  AllocationStrategy,
-  Offset,
-  OffsetChooser,
-  StrategyIndex,
-  StrategyName,
-  StrategyOption,
-  StrategyView,
-} from './strategies.ts';
+export { STRATEGIES, STRATEGY_NAMES } from './builtin-strategies.ts';
+export type { AllocationStrategy, Offset, OffsetChooser, StrategyIndex, StrategyView } from './strategy.ts';
+export type { StrategyName, StrategyOption } from './builtin-strategies.ts';
 export { coolDown } from './cool-down.ts';
-export type { CoolDownOptions, Cooling } from './cool-down.ts';
+export type { CoolDownOptions } from './cool-down.ts';
+export type { Cooling } from './cooling.ts';
 export type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
 export type { IndexKind } from './free-index.ts';
 
@@ -68,4 +62,4 @@ export {
 export { memoryLimit, setMemoryLimit } from './wasm.ts';
 
 // ── randomness (the `random` option) ───────────────────────────────────────────────────────
-export { seededRandom, type RandomSource } from './random.ts';
+export { seededRandom, type RandomSource, type UpstreamDraw } from './random.ts';

@@ -82,15 +82,11 @@ import { Prefix, rangeRefusal } from './geometry.ts';
 import { storeOption } from './memory-store.ts';
 import { type Held, PrefixTable } from './prefix-table.ts';
 import { drawU64, guardedSource, randomOption, type RandomSource, TWO32, type U64Out, uniformBelow } from './random.ts';
-import {
-  type AllocationStrategy,
-  guardedStrategy,
-  isInsideRefusal,
-  STRATEGIES,
-  type StrategyOption,
-  strategyOption,
-} from './strategies.ts';
-import type { FreeOnlyPass } from './cool-down.ts';
+import type { AllocationStrategy } from './strategy.ts';
+import { guardedStrategy } from './guarded-strategy.ts';
+import { isInsideRefusal } from './chooser-calls.ts';
+import { STRATEGIES, type StrategyOption, strategyOption } from './builtin-strategies.ts';
+import type { FreeOnlyPass } from './cooling.ts';
 import { recorderFor } from './metrics.ts';
 import { checkParentRef, hasAllocatorLabels, forEachLabelledAddress, labelledChange, refuseBlindStore } from './records.ts';
 import {

@@ -17,7 +17,7 @@
 // bands, the draw and the search are adapters/space.ts, shared with Allocator: one core call per
 // allocation, and address ⇄ offset happens in the core (core-as/space.ts).
 //
-// allocateNext's choice is a strategy (adapters/strategies.ts; option `strategy`): the default,
+// allocateNext's choice is a strategy (adapters/strategy.ts; option `strategy`): the default,
 // 'upstream', is the path above; any other asks its chooser for a free offset and marks it
 // through adapters/strategy-driver.ts (the Allocator's sequence too), then counts it here, so
 // every strategy shares this file's errors, counts and invariants. A cool-down's held offsets
@@ -50,8 +50,11 @@ import { Prefix, refuseIPv4MappedOverlap } from './geometry.ts';
 import { inLoadOrder, loadNewIndex, loadSlices, SPARSE_BYTES_PER_ADDRESS } from './sliced-load.ts';
 import { AddressSpace } from './space.ts';
 import { bytesInUse, memoryNow, remeasured } from './wasm.ts';
-import { ChooserCalls, fullError, type OffsetChooser, STRATEGIES, type StrategyOption, strategyOption } from './strategies.ts';
-import { CallReturns, type CoolingQueue } from './cool-down.ts';
+import { ChooserCalls } from './chooser-calls.ts';
+import { fullError } from './strategy-view.ts';
+import type { OffsetChooser } from './strategy.ts';
+import { STRATEGIES, type StrategyOption, strategyOption } from './builtin-strategies.ts';
+import { CallReturns, type CoolingQueue } from './cooling.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource, TWO32 } from './random.ts';
@@ -83,7 +86,7 @@ export interface RangeOptions {
   /**
    * How allocateNext chooses among free addresses: 'upstream' (the default: upstream's random
    * scan), 'legacy-bitmap', 'sequential', 'lowest-free', 'random-free', or a strategy object —
-   * coolDown(…) of any of them, or your own (adapters/strategies.ts; coolDown: adapters/cool-down.ts).
+   * coolDown(…) of any of them, or your own (docs/strategies.md).
    */
   strategy?: StrategyOption | undefined;
   /** Registers the upstream metrics for this range at once: a prom-client Registry, or true for the default one (as enableMetrics). */

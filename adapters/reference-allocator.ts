@@ -61,7 +61,7 @@ import {
   syncedAnswer,
   tellDeleteError,
 } from './store.ts';
-import { ChooserCalls } from './strategies.ts';
+import { ChooserCalls } from './chooser-calls.ts';
 import {
   type AllocatorOptions,
   type DeleteErrorHandler,

@@ -1,7 +1,7 @@
 // AddressSpace: a range's bands and its random draw, over the core's address space
 // (core-as/space.ts: the index of taken offsets plus the geometry). Allocator and Range both
 // allocate through it when no strategy is given. A strategy chooses through the strategy's view
-// of the index instead (adapters/strategies.ts), where the 'upstream' chooser that coolDown and
+// of the index instead (adapters/strategy.ts), where the 'upstream' chooser that coolDown and
 // strategies of your own can wrap repeats this draw and scan over offsets: the same answers for
 // the same draws, except that it does not know the range's addresses, so the one start whose
 // address would leave the family (step 3 below, the last IPv6 /64 only) wraps to the band's
@@ -144,7 +144,7 @@ export class AddressSpace {
   }
 
   /**
-   * Takes offset (hi, lo) — a strategy's choice (adapters/strategies.ts) — into `address`: false
+   * Takes offset (hi, lo) — a strategy's choice (adapters/strategy.ts) — into `address`: false
    * when it is taken already or past the range. Throws OutOfMemoryError (nothing taken).
    */
   takeAt(hi: number, lo: number): boolean {

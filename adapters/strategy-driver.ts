@@ -1,5 +1,5 @@
 // StrategyDriver: how an owner of an index — Range, or an Allocator's TakenAddresses — drives a
-// strategy other than upstream's scan (adapters/strategies.ts). The view a strategy is given and
+// strategy other than upstream's scan (adapters/strategy.ts). The view a strategy is given and
 // the sequence around each of its answers are written here once, so both owners keep the same
 // errors and guarantees (adapters/DESIGN.md, "Range and strategies" 3–5):
 //
@@ -19,8 +19,10 @@ import type { FreeIndex } from './free-index.ts';
 import type { Prefix } from './geometry.ts';
 import { type RandomSource, TWO32, type UpstreamDraw } from './random.ts';
 import type { AddressSpace } from './space.ts';
-import { type AllocationStrategy, type ChooserCalls, isOffset, notFreeError, type Offset, type OffsetChooser } from './strategies.ts';
-import { coolingQueueOf, type CoolingQueue } from './cool-down.ts';
+import type { AllocationStrategy, Offset, OffsetChooser } from './strategy.ts';
+import type { ChooserCalls } from './chooser-calls.ts';
+import { isOffset, notFreeError } from './strategy-view.ts';
+import { coolingQueueOf, type CoolingQueue } from './cooling.ts';
 
 /** A chooser made over an index and the queue its cool-down holds releases in (null: none). */
 export interface ChooserOver {

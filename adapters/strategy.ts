@@ -1,6 +1,7 @@
 // The strategy contract: what a strategy is given of a range and what it answers. The built-ins
-// that keep it are in adapters/builtin-strategies.ts, coolDown in adapters/cool-down.ts;
-// adapters/strategies.ts is the one import of them all.
+// that keep it are in adapters/builtin-strategies.ts, coolDown in adapters/cool-down.ts, the view
+// and the checks on what a strategy answers in strategy-view.ts, an owner's calls into it in
+// chooser-calls.ts (adapters/DESIGN.md, "Range and strategies").
 //
 // A strategy is a plug-in with one job: given the index of taken offsets, name a free offset. The
 // range then marks it and hands out its address, so every strategy gets the same errors and the

@@ -16,7 +16,7 @@
 // and an event of the name reaches each — the add event of the call that won is the only one
 // the others' records will ever have.
 //
-// A strategy other than upstream's scan (adapters/strategies.ts) chooses through `takeChosen()`,
+// A strategy other than upstream's scan (adapters/strategy.ts) chooses through `takeChosen()`,
 // the sequence Range runs too (adapters/strategy-driver.ts).
 // With a cool-down, a released address — a delete event, whoever released it — stays marked,
 // held by the cool-down, until its time comes; an add event or a reservation claims it back.
@@ -51,8 +51,10 @@ import type { RandomSource } from './random.ts';
 import { loadNewIndex } from './sliced-load.ts';
 import { AddressSpace, BAND_UPPER } from './space.ts';
 import { memoryHeadroom, outOfMemoryAgain, remeasured, wasmOutOfMemory } from './wasm.ts';
-import { type AllocationStrategy, ChooserCalls, fullError, type OffsetChooser } from './strategies.ts';
-import { CallReturns, type CoolingQueue, type FreeOnlyPass } from './cool-down.ts';
+import type { AllocationStrategy, OffsetChooser } from './strategy.ts';
+import { ChooserCalls } from './chooser-calls.ts';
+import { fullError } from './strategy-view.ts';
+import { CallReturns, type CoolingQueue, type FreeOnlyPass } from './cooling.ts';
 import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import {
   allocatorWatcher,

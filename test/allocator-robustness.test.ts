@@ -26,7 +26,8 @@ import {
 import { reconcile } from '../adapters/reconcile.ts';
 import { allocatorLabels, type IPAddressRecord, STOP_SEARCHES, type Store, type StoreCache, type StoreWatcher } from '../adapters/store.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
-import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
+import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { exposeGc, failure, rejection, settle } from './helpers.ts';
 import { copy4, type TakenAddresses } from '../adapters/taken-addresses.ts';

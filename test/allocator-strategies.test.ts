@@ -1,4 +1,4 @@
-// Allocation strategies (adapters/strategies.ts) through the Allocator and the MetaAllocator:
+// Allocation strategies (adapters/strategy.ts, builtin-strategies.ts) through the Allocator and the MetaAllocator:
 // each strategy and cool-down against a Set model over a MemoryStore (both store paths), the
 // same answers as Range for the same seed and operations, collisions between allocators sharing
 // a store, a cool-down that holds back releases made by another allocator, bad options.
@@ -10,7 +10,8 @@ import { MetaAllocator } from '../adapters/meta-allocator.ts';
 import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range } from '../adapters/range.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
-import { type AllocationStrategy, STRATEGIES, STRATEGY_NAMES } from '../adapters/strategies.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
+import { STRATEGIES, STRATEGY_NAMES } from '../adapters/builtin-strategies.ts';
 import { coolDown } from '../adapters/cool-down.ts';
 import { allocatorLabels, type Store } from '../adapters/store.ts';
 import { failure, settle } from './helpers.ts';

@@ -40,7 +40,6 @@ describe('ipallocator/core', () => {
       'meta-allocator.ts',
       'range.ts',
       'memory-store.ts',
-      'strategies.ts',
       'builtin-strategies.ts',
       'chooser-calls.ts',
       'cool-down.ts',

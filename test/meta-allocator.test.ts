@@ -36,7 +36,8 @@ import {
 import { allocatorLabels } from '../adapters/store.ts';
 import { METRIC_ALLOCATIONS, METRIC_ALLOCATED_IPS, METRIC_AVAILABLE_IPS, METRIC_ERRORS } from '../adapters/metrics.ts';
 import type { IPAllocator, IPFamily } from '../adapters/types.ts';
-import { type AllocationStrategy, STRATEGIES, type StrategyOption } from '../adapters/strategies.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
+import { STRATEGIES, type StrategyOption } from '../adapters/builtin-strategies.ts';
 import { coolDown } from '../adapters/cool-down.ts';
 import { core, memoryLimit } from '../adapters/wasm.ts';
 import { drain, hostOf, rejection, settle } from './helpers.ts';

@@ -11,7 +11,8 @@ import { MemoryStore } from '../adapters/memory-store.ts';
 import { Range } from '../adapters/range.ts';
 import { formatCount } from '../adapters/quote.ts';
 import { seededRandom } from '../adapters/random.ts';
-import { type AllocationStrategy, STRATEGIES } from '../adapters/strategies.ts';
+import type { AllocationStrategy } from '../adapters/strategy.ts';
+import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 import { allocatorLabels } from '../adapters/store.ts';
 import { core, memoryLimit, setMemoryLimit } from '../adapters/wasm.ts';
 

@@ -2,7 +2,7 @@
 // on tiny workloads whose answers can be worked out by hand.
 import { describe, expect, it } from 'vitest';
 import { type Measures, simulate, type Workload } from '../bench/strategies/sim.ts';
-import { STRATEGY_NAMES } from '../adapters/strategies.ts';
+import { STRATEGY_NAMES } from '../adapters/builtin-strategies.ts';
 
 const churn: Workload = {
   name: 'churn',

@@ -1,4 +1,4 @@
-// Allocation strategies (adapters/strategies.ts) through Range: each built-in and each cool-down
+// Allocation strategies (adapters/strategy.ts, builtin-strategies.ts) through Range: each built-in and each cool-down
 // against a Set model (seeded operation loops), the default's answers unchanged, each strategy's
 // own rule (lowest, next after the last, uniform, legacy scan), cool-down semantics, bad options.
 import { describe, expect, expectTypeOf, it } from 'vitest';
@@ -10,17 +10,11 @@ import { seededRandom, uniformBelow } from '../adapters/random.ts';
 import { Range, type RangeOptions } from '../adapters/range.ts';
 import { memoryLimit } from '../adapters/wasm.ts';
 import { Allocator } from '../adapters/allocator.ts';
-import {
-  type AllocationStrategy,
-  guardedStrategy,
-  type Offset,
-  type OffsetChooser,
-  STRATEGIES,
-  STRATEGY_NAMES,
-  type StrategyOption,
-  type StrategyView,
-} from '../adapters/strategies.ts';
-import { type Cooling, coolDown, coolingQueueOf } from '../adapters/cool-down.ts';
+import type { AllocationStrategy, Offset, OffsetChooser, StrategyView } from '../adapters/strategy.ts';
+import { guardedStrategy } from '../adapters/guarded-strategy.ts';
+import { STRATEGIES, STRATEGY_NAMES, type StrategyOption } from '../adapters/builtin-strategies.ts';
+import { type Cooling, coolingQueueOf } from '../adapters/cooling.ts';
+import { coolDown } from '../adapters/cool-down.ts';
 import { OffsetMap, offsetHash } from '../adapters/offset-map.ts';
 import { LegacyBitmapRange } from '../bench/legacy-bitmap.ts';
 import { exposeGc, failure } from './helpers.ts';

@@ -1,6 +1,6 @@
 // Line charts for the strategy results: one panel, one line per strategy, linear or log axes.
 // Plain SVG 1.1 through bench/svg.ts's writer, like the speed chart.
-import { STRATEGY_NAMES } from '../../adapters/strategies.ts';
+import { STRATEGY_NAMES } from '../../adapters/builtin-strategies.ts';
 import { el, text } from '../svg.ts';
 
 export interface Series {

@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import process from 'node:process';
 import { seededRandom } from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
-import { STRATEGY_NAMES, type StrategyOption } from '../../adapters/strategies.ts';
+import { STRATEGY_NAMES, type StrategyOption } from '../../adapters/builtin-strategies.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
 import { coreTarget } from '../../adapters/wasm.ts';
 import { conditions } from '../conditions.ts';

@@ -27,7 +27,8 @@ import { ErrFull } from '../../adapters/errors.ts';
 import { Prefix } from '../../adapters/geometry.ts';
 import { seededRandom, type Xoshiro128 } from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
-import type { AllocationStrategy, StrategyOption } from '../../adapters/strategies.ts';
+import type { AllocationStrategy } from '../../adapters/strategy.ts';
+import type { StrategyOption } from '../../adapters/builtin-strategies.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
 
 // ── inputs ──────────────────────────────────────────────────────────────────────────────────

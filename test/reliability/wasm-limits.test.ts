@@ -11,7 +11,7 @@ import { FaultyMemoryStore } from '../doubles/memory-store-faults.ts';
 import { Range } from '../../adapters/range.ts';
 import { MetaAllocator } from '../../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
-import { STRATEGIES } from '../../adapters/strategies.ts';
+import { STRATEGIES } from '../../adapters/builtin-strategies.ts';
 import { coolDown } from '../../adapters/cool-down.ts';
 import { seededRandom } from '../../adapters/random.ts';
 import { ErrDestroyed, InvalidArgumentError, OutOfMemoryError } from '../../adapters/errors.ts';
