@@ -1134,6 +1134,31 @@ function looksLikeUint8Array(data: unknown): boolean {
 }
 
 /**
+ * How to get bytes back from what a snapshot's data becomes when it is stored as JSON: a
+ * Uint8Array given to JSON.stringify comes back as an object of numbered keys (nothing says so
+ * when it is written), an array, or the base64 text of a snapshot file (`ipallocator map
+ * --snapshot`). Only the prototype is read, never a property, so no getter of the caller's runs.
+ */
+function storedBytesHint(data: unknown): string {
+  if (typeof data === 'string') {
+    return ': text; base64, as a snapshot file holds it, decodes with Uint8Array.from(atob(text), (c) => c.charCodeAt(0))';
+  }
+  if (Array.isArray(data)) return ': pass Uint8Array.from(array)';
+  let proto: unknown;
+  try {
+    proto = typeof data === 'object' && data !== null ? Object.getPrototypeOf(data) : undefined;
+  } catch {
+    return ''; // a Proxy whose trap throws: named as quoteInput named it
+  }
+  if (proto !== Object.prototype) return '';
+  return (
+    ': JSON.stringify writes a Uint8Array as an object of numbered keys, which cannot be read back as bytes;' +
+    " store data as base64 (in Node, Buffer.from(data).toString('base64'), as a snapshot file holds it) and decode it" +
+    ' into a Uint8Array before loading'
+  );
+}
+
+/**
  * A copy of the caller's bytes, read once before anything changes: a Uint8Array's buffer may be
  * detached (transferred to a worker) or shrunk, and a subclass may answer `length` or
  * `subarray` as it likes; the copy is made from the array's own elements. Only a real
@@ -1144,7 +1169,7 @@ function ownBytes(data: unknown, what: string): Uint8Array {
   if (typedArrayKind.call(data) !== 'Uint8Array') {
     const got = looksLikeUint8Array(data)
       ? 'an object that only looks like one (a Proxy of a Uint8Array, or an object made from its prototype): pass the Uint8Array itself'
-      : quoteInput(data);
+      : `${quoteInput(data)}${storedBytesHint(data)}`;
     throw new InvalidArgumentError(`${what} must be a Uint8Array, got ${got}`);
   }
   try {

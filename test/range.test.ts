@@ -704,6 +704,31 @@ describe('Range snapshots carry their length and checksum', () => {
     const snap = taken();
     expect(() => Range.fromSnapshot(change(snap) as RangeSnapshot)).toThrow(InvalidArgumentError);
   });
+  it('data stored as JSON (numbered keys, an array, base64 text) is refused saying how to load it', () => {
+    const snap = taken();
+    const r = new Range('10.0.0.0/24');
+    r.allocate('10.0.0.200');
+    // JSON.stringify writes a Uint8Array as an object of numbered keys, silently
+    const roundTrip = JSON.parse(JSON.stringify(snap)) as RangeSnapshot;
+    const asJson =
+      /^snapshot\.data must be a Uint8Array, got a value of type object: JSON\.stringify writes a Uint8Array as an object of numbered keys.*base64/;
+    expect(() => Range.fromSnapshot(roundTrip)).toThrow(asJson);
+    expect(() => r.restore(snap.range, roundTrip.data)).toThrow(
+      /^snapshot data must be a Uint8Array, got a value of type object: JSON\.stringify/,
+    );
+    expect(() => Range.fromSnapshot({ ...snap, data: [...snap.data] } as never)).toThrow(
+      /^snapshot\.data must be a Uint8Array, got an array of \d+ values: pass Uint8Array\.from\(array\)$/,
+    );
+    // a snapshot file as `ipallocator map` reads it: data in base64; the message's way back works
+    const text = Buffer.from(snap.data).toString('base64');
+    expect(() => Range.fromSnapshot({ ...snap, data: text } as never)).toThrow(
+      /^snapshot\.data must be a Uint8Array, got ".*: text; base64, as a snapshot file holds it, decodes with Uint8Array\.from\(atob\(text\), \(c\) => c\.charCodeAt\(0\)\)$/,
+    );
+    const decoded = Range.fromSnapshot({ ...snap, data: Uint8Array.from(atob(text), (c) => c.charCodeAt(0)) });
+    expect([decoded.used(), r.used(), r.has('10.0.0.200')]).toEqual([40, 1, true]);
+    decoded.destroy();
+    r.destroy();
+  });
   it("restore(range, data) still takes upstream's bare data, unchecked", () => {
     const snap = taken();
     const r = new Range('10.0.0.0/24');
