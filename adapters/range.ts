@@ -1143,12 +1143,12 @@ function storedBytesHint(data: unknown): string {
   if (typeof data === 'string') {
     return ': text; base64, as a snapshot file holds it, decodes with Uint8Array.from(atob(text), (c) => c.charCodeAt(0))';
   }
-  if (Array.isArray(data)) return ': pass Uint8Array.from(array)';
   let proto: unknown;
   try {
+    if (Array.isArray(data)) return ': pass Uint8Array.from(array)';
     proto = typeof data === 'object' && data !== null ? Object.getPrototypeOf(data) : undefined;
   } catch {
-    return ''; // a Proxy whose trap throws: named as quoteInput named it
+    return ''; // a revoked Proxy, or one whose trap throws: named as quoteInput named it
   }
   if (proto !== Object.prototype) return '';
   return (

@@ -724,6 +724,10 @@ describe('Range snapshots carry their length and checksum', () => {
     expect(() => Range.fromSnapshot({ ...snap, data: text } as never)).toThrow(
       /^snapshot\.data must be a Uint8Array, got ".*: text; base64, as a snapshot file holds it, decodes with Uint8Array\.from\(atob\(text\), \(c\) => c\.charCodeAt\(0\)\)$/,
     );
+    // a revoked Proxy is still named, not read (its IsArray and prototype throw)
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    expect(() => r.restore(snap.range, revoked.proxy as never)).toThrow(InvalidArgumentError);
     const decoded = Range.fromSnapshot({ ...snap, data: Uint8Array.from(atob(text), (c) => c.charCodeAt(0)) });
     expect([decoded.used(), r.used(), r.has('10.0.0.200')]).toEqual([40, 1, true]);
     decoded.destroy();
