@@ -9,6 +9,7 @@ import {
   KubernetesServiceCIDRs,
   KubernetesStore,
   KubernetesApiError,
+  SyncDeniedError,
   SyncTimeoutError,
   type KubernetesStoreOptions,
 } from '../adapters/kubernetes/index.ts';
@@ -2027,6 +2028,110 @@ describe('Informer: a listing whose continue tokens come back', () => {
       'list ipaddresses.networking.k8s.io: the API server answered a continue token it had given before; the listing would never end',
     );
     expect(lists).toBeLessThan(10 * tokens.length); // one listing per backoff, about six in 300 ms
+  });
+});
+
+// Deno raises NotCapable (PermissionDenied before Deno 2) for a permission it denies, a few causes
+// deep under fetch's "fetch failed": refused again on every retry until it is granted.
+describe('Informer: a permission the runtime denies', () => {
+  /** fetch's failure as Deno raises it without `flag` (`name` NotCapable, or PermissionDenied before Deno 2). */
+  function denied(flag: string, what: string, name = 'NotCapable'): Error {
+    const refusal = Object.assign(new Error(`Requires ${what}, run again with the ${flag} flag`), { name });
+    return new TypeError('fetch failed', { cause: refusal });
+  }
+
+  it.each([
+    ['NotCapable', '--allow-net', 'net access to "10.0.0.1:6443"'],
+    ['PermissionDenied', '--allow-net', 'net access to "10.0.0.1:6443"'],
+    ['NotCapable', '--allow-sys', 'sys access to "ca"'],
+  ])(
+    '%s (%s): waitForSync without a timeout rejects with SyncDeniedError naming the flag; the list is retried and syncs once granted',
+    async (name, flag, what) => {
+      let granted = false;
+      let lists = 0;
+      const lw: ListerWatcher = {
+        server: 'https://10.0.0.1:6443',
+        list: async () => {
+          lists++;
+          if (!granted) throw denied(flag, what, name);
+          return ipAddressList([], { resourceVersion: '5' });
+        },
+        watch: async () => () => {},
+      };
+      const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'KubernetesStore', backoff: { initialMs: 2, maxMs: 5 } });
+      try {
+        const waiting = informer.waitForSync().catch((e: unknown) => e); // before the first list fails
+        informer.start();
+        const err = (await waiting) as SyncDeniedError;
+        expect(err).toBeInstanceOf(SyncDeniedError);
+        expect(err).toBeInstanceOf(IPAllocatorError);
+        expect([err.name, err.code, err.flag, err.target]).toEqual(['SyncDeniedError', 'ERR_SYNC_DENIED', flag, 'KubernetesStore']);
+        const last = `list ipaddresses.networking.k8s.io: fetch failed: Requires ${what}, run again with the ${flag} flag (the API server at https://10.0.0.1:6443)`;
+        expect(err.message).toBe(
+          `KubernetesStore: ipaddresses.networking.k8s.io not synced: Deno denies the list a permission it needs, on every retry until it is granted: run with ${flag} (last error: ${last})`,
+        );
+        expect(err.lastError).toBe(informer.lastError);
+        expect(err.cause).toBe(err.lastError);
+        expect(informer.state).toBe('syncing');
+        // asked again while it is still denied: the same answer at once
+        await expect(informer.waitForSync()).rejects.toBeInstanceOf(SyncDeniedError);
+        // the store keeps listing: a permission granted meanwhile (Deno.permissions.request) is used
+        const before = lists;
+        await until(() => lists > before, 'another list');
+        granted = true;
+        await until(() => informer.hasSynced(), 'the sync');
+        await informer.waitForSync();
+        expect(informer.lastError).toBeUndefined();
+      } finally {
+        informer.stop();
+      }
+    },
+  );
+
+  // What Deno itself raises: its fetch's refusal, under client-node's request
+  it('under Deno without --allow-net, a KubernetesStore: waitForSync() without a timeout rejects with SyncDeniedError', async () => {
+    const { execFile } = await import('node:child_process');
+    const root = join(import.meta.dirname, '..');
+    const deno = join(root, 'node_modules', '.bin', 'deno');
+    const child = join(import.meta.dirname, 'k8s', 'wait-for-sync-child.ts');
+    const server = 'http://127.0.0.1:6443'; // never connected to (a port fetch refuses, as 9, fails before Deno asks)
+    const out = await new Promise<string>((done, fail) =>
+      execFile(
+        deno,
+        ['run', '--allow-env', '--allow-read', '--allow-sys', child, server],
+        { cwd: root, env: { ...process.env, NO_COLOR: '1' }, timeout: 50_000 },
+        (err, stdout, stderr) => (err === null ? done(stdout) : fail(new Error(`${err.message}\n${stderr}`))),
+      ),
+    );
+    expect(JSON.parse(out)).toEqual({
+      name: 'SyncDeniedError',
+      code: 'ERR_SYNC_DENIED',
+      flag: '--allow-net',
+      message:
+        'KubernetesStore: ipaddresses.networking.k8s.io not synced: Deno denies the list a permission it needs, on every retry until it is granted: run with --allow-net ' +
+        `(last error: list ipaddresses.networking.k8s.io: fetch failed: Requires net access to "${new URL(server).host}", run again with the --allow-net flag (the API server at ${server}))`,
+    });
+  });
+
+  it('a failure that is no denial (a refused connection) keeps waitForSync waiting, as before', async () => {
+    const refused = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:6443'), { code: 'ECONNREFUSED' }),
+    });
+    const lw: ListerWatcher = {
+      list: async () => {
+        throw refused;
+      },
+      watch: async () => () => {},
+    };
+    const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 2, maxMs: 5 } });
+    informer.start();
+    try {
+      await until(() => informer.lastError !== undefined, 'the list to fail');
+      const err = await informer.waitForSync({ timeoutMs: 50 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SyncTimeoutError);
+    } finally {
+      informer.stop();
+    }
   });
 });
 

@@ -12,7 +12,8 @@
 // `AlreadyExists`, `Invalid`, `InternalError`, …); the class itself is told apart by `name`
 // ('KubernetesApiError') or instanceof.
 //
-// SyncTimeoutError is ours (an IPAllocatorError with a stable code): waitForSync's timeout ran out.
+// SyncTimeoutError and SyncDeniedError are ours (IPAllocatorErrors with stable codes): waitForSync's
+// timeout ran out, or the runtime denied the list a permission.
 import { AlreadyExistsError, IPAllocatorError, NotFoundError, nameErrorClasses } from '../errors.ts';
 import { showUnseen } from '../quote.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
@@ -125,6 +126,37 @@ export class SyncTimeoutError extends IPAllocatorError {
   }
 }
 nameErrorClasses({ SyncTimeoutError });
+
+/**
+ * `waitForSync()` met a permission the runtime denies before the first complete list — Deno
+ * without `--allow-net` (or `--allow-sys`, `--allow-read`, `--allow-run`, … whatever the request
+ * needed): every retry is denied alike until the permission is granted, so waiting on would wait
+ * for ever. `flag` is the flag Deno names; `lastError` (also the `cause`) the failed list. The
+ * informer keeps retrying all the same (a permission granted meanwhile, through
+ * `Deno.permissions.request`, is used), and a waitForSync after a successful list resolves.
+ */
+export class SyncDeniedError extends IPAllocatorError {
+  static override readonly code = 'ERR_SYNC_DENIED' as const;
+  declare readonly code: 'ERR_SYNC_DENIED';
+  /** What was waited for, e.g. `KubernetesStore`. */
+  readonly target: string;
+  /** The flag that grants the permission, as Deno names it (`--allow-net`); undefined when its words name none. */
+  readonly flag: string | undefined;
+  /** The failed list: its message quotes Deno's refusal. */
+  readonly lastError: Error;
+  constructor(target: string, resource: string, denied: string, lastError: Error) {
+    const flag = /--allow-[a-z-]+/.exec(denied)?.[0];
+    const grant = flag === undefined ? 'grant the permission it names' : `run with ${flag}`;
+    super(
+      `${target}: ${resource} not synced: Deno denies the list a permission it needs, on every retry until it is granted: ${grant} (last error: ${lastError.message})`,
+    );
+    this.target = target;
+    this.flag = flag;
+    this.lastError = lastError;
+    this.cause = lastError;
+  }
+}
+nameErrorClasses({ SyncDeniedError });
 
 function parseStatus(body: unknown): ApiStatus | undefined {
   let v: unknown = body;

@@ -75,7 +75,7 @@ import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
 import { optionsObject, readMember, unreadableInput } from '../input.ts';
 import { formatCount, quoteInput } from '../quote.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
-import { causeChain, httpCode, KubernetesApiError, SyncTimeoutError, translate } from './errors.ts';
+import { causeChain, deniedByRuntime, httpCode, KubernetesApiError, SyncDeniedError, SyncTimeoutError, translate } from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
@@ -205,6 +205,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   readonly stats: InformerStats = { lists: 0, watches: 0, expired: 0, errors: 0 };
   /** The last list/watch failure, cleared once the map is kept up to date again (a list, or a watch answered after one was refused). */
   lastError: Error | undefined;
+  /**
+   * The last failure when the runtime denied a permission it needed (Deno's NotCapable, read from
+   * the error as thrown: the translated one may leave its cause out), and Deno's words for it.
+   * Current only while it is still lastError.
+   */
+  private denial: { error: Error; denied: string } | undefined;
   private readonly convert: (obj: unknown) => R;
 
   constructor(
@@ -282,7 +288,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
 
   /**
    * Resolves once the first list is applied. Rejects with ErrDestroyed when stopped (before or
-   * while waiting), SyncTimeoutError after `timeoutMs`, `signal.reason` when the signal aborts,
+   * while waiting), SyncTimeoutError after `timeoutMs`, SyncDeniedError when the runtime denies
+   * the list a permission (before the first sync), `signal.reason` when the signal aborts,
    * InvalidArgumentError for options of the wrong type. Leaves no timer or listener behind.
    */
   waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
@@ -319,7 +326,17 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (this.stopped) return Promise.reject(new ErrDestroyed(this.owner));
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.synced) return Promise.resolve();
+    // denied now, denied on every retry until granted: waiting would never end
+    const denied = this.deniedSync();
+    if (denied !== undefined) return Promise.reject(denied);
     return this.syncWaiters.add(timeoutMs, signal, () => new SyncTimeoutError(this.owner, this.resource, timeoutMs!, this.lastError));
+  }
+
+  /** A SyncDeniedError when the last failure is the runtime's denial of a permission; undefined otherwise. */
+  private deniedSync(): SyncDeniedError | undefined {
+    const d = this.denial;
+    if (d === undefined || d.error !== this.lastError) return undefined;
+    return new SyncDeniedError(this.owner, this.resource, d.denied, d.error);
   }
 
   start(): void {
@@ -414,7 +431,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           await this.relist();
         } catch (err) {
           if (this.stopped) return;
-          this.failed(translate(err, 'list', this.resource, undefined, this.lw.server));
+          this.failed(translate(err, 'list', this.resource, undefined, this.lw.server), err);
           await this.pause();
           continue;
         }
@@ -440,7 +457,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           if (!resumable(outcome.error)) this.rv = '';
           const asked = askedWait(outcome.error, { verb: 'watch', resource: this.resource });
           if (asked !== undefined) this.serverAsked(asked.seconds);
-          this.failed(translate(outcome.error, 'watch', this.resource, undefined, this.lw.server));
+          this.failed(translate(outcome.error, 'watch', this.resource, undefined, this.lw.server), outcome.error);
           await this.pause();
           break;
         }
@@ -458,10 +475,18 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     return this.backoff.wait(Math.max(0, this.notBefore - performance.now()));
   }
 
-  private failed(error: Error): void {
+  /** `error` is the failure as said (translated), `thrown` as it was thrown, when it differs. */
+  private failed(error: Error, thrown: unknown = error): void {
     this.stats.errors++;
     this.lastError = error;
+    const denied = deniedByRuntime(thrown);
+    this.denial = denied === undefined ? undefined : { error, denied };
     this.status.set(this.synced ? 'relisting' : 'syncing', error);
+    // Before the first sync, a permission the runtime denies ends every wait for it (SyncDeniedError);
+    // any other failure may pass, and the waits go on. A listener above may have stopped the informer.
+    if (denied !== undefined && !this.synced && !this.stopped) {
+      this.syncWaiters.rejectAll(() => new SyncDeniedError(this.owner, this.resource, denied, error));
+    }
   }
 
   /** The apiVersion the resource is asked for in (its lists and watch events must say it). */
