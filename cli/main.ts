@@ -10,7 +10,8 @@
 // @kubernetes/client-node) loads only when a command talks to a cluster, and the WebAssembly core
 // (with-core.ts) only once a command has read its options: help, the version and usage errors
 // answer without it (node --jitless).
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -370,14 +371,18 @@ export async function run(argv: readonly string[], io: Io): Promise<number> {
  * dist/cli/ once installed); "unknown" when there is none to read.
  */
 function packageVersion(): string {
+  // Loaded as a module rather than read as a file: Deno lets an npm package load its own files
+  // without --allow-read, as it loads its code, so the installed command needs no permission for
+  // its version (a checkout's package.json, outside node_modules, still does).
+  const load = createRequire(import.meta.url);
   for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
     try {
-      const json = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: unknown; version?: unknown };
+      const json = load(fileURLToPath(new URL('package.json', dir))) as { name?: unknown; version?: unknown };
       if (json.name === 'ipallocator' && typeof json.version === 'string') return json.version;
     } catch (e) {
       // Deno without --allow-read: said, with the flag (the handler of main), not "unknown"
       if (deniedByRuntime(e) !== undefined) throw e;
-      // no package.json here (or not readable): look further up
+      // no package.json here (or not JSON): look further up
     }
     if (new URL('..', dir).href === dir.href) return 'unknown';
   }

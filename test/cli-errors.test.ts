@@ -4,7 +4,7 @@
 // a child process) to check the process's own exit code and output.
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -829,6 +829,30 @@ describe('ipallocator: failures', () => {
     );
     const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
     expect(await run(['--allow-read'])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  // Regression: installed (npm install, deno add), --version under Deno without --allow-read said
+  // "Deno denied a permission the command needs: Requires read access to …", for a version that
+  // ships with the package. Deno lets an npm package load its own files without the flag.
+  it('--version of the installed package under Deno, with no permission: the version', () => {
+    const app = mkdtempSync(join(tmpdir(), 'ipallocator-version-'));
+    try {
+      const installed = join(app, 'node_modules', 'ipallocator');
+      mkdirSync(installed, { recursive: true });
+      cpSync(join(ROOT, 'dist'), join(installed, 'dist'), { recursive: true });
+      cpSync(join(ROOT, 'package.json'), join(installed, 'package.json'));
+      writeFileSync(join(app, 'package.json'), '{ "name": "app", "private": true }\n');
+      const deno = join(ROOT, 'node_modules', '.bin', 'deno');
+      const out = execFileSync(deno, ['run', join(installed, 'dist', 'cli', 'bin.js'), '--version'], {
+        cwd: app,
+        env: { ...process.env, NO_COLOR: '1' },
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      expect(out).toBe(`${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}\n`);
+    } finally {
+      rmSync(app, { recursive: true, force: true });
+    }
   });
 
   it('a server that accepts and never answers: one line naming the server, the context and the timeout, exit 2', async () => {
