@@ -2044,6 +2044,8 @@ describe('Informer: a permission the runtime denies', () => {
     ['NotCapable', '--allow-net', 'net access to "10.0.0.1:6443"'],
     ['PermissionDenied', '--allow-net', 'net access to "10.0.0.1:6443"'],
     ['NotCapable', '--allow-sys', 'sys access to "ca"'],
+    // the flag is the one Deno's sentence names, not a look-alike inside the host it quotes
+    ['NotCapable', '--allow-net', 'net access to "xn--allow-all.example:6443"'],
   ])(
     '%s (%s): waitForSync without a timeout rejects with SyncDeniedError naming the flag; the list is retried and syncs once granted',
     async (name, flag, what) => {

@@ -145,7 +145,9 @@ export class SyncDeniedError extends IPAllocatorError {
   /** The failed list: its message quotes Deno's refusal. */
   readonly lastError: Error;
   constructor(target: string, resource: string, denied: string, lastError: Error) {
-    const flag = /--allow-[a-z-]+/.exec(denied)?.[0];
+    // the flag of Deno's sentence ("…, run again with the --allow-net flag"), not a look-alike
+    // inside the name it quotes before it (a host xn--allow-all.example)
+    const flag = /run again with the (--allow-[a-z]+) flag$/.exec(denied)?.[1];
     const grant = flag === undefined ? 'grant the permission it names' : `run with ${flag}`;
     super(
       `${target}: ${resource} not synced: Deno denies the list a permission it needs, on every retry until it is granted: ${grant} (last error: ${lastError.message})`,
