@@ -418,7 +418,7 @@ export class Allocator implements IPAllocator, Disposable {
           await this.taken.callAsync(op, () => this.store.create(record));
         } catch (e) {
           // now and then timers and I/O run, so a timer can end a search that would never end
-          // (COLLISIONS_PER_TURN). op stays this call's until collision().
+          // (COLLISIONS_PER_TURN). op stays this call's until nextAfter().
           if (++collisions % COLLISIONS_PER_TURN === 0) await nextTurn();
           this.collision(s, op, e);
           continue;
@@ -470,13 +470,18 @@ export class Allocator implements IPAllocator, Disposable {
    * The candidate after a collision at `op`: in its band, else (dynamic band exhausted) the
    * static band's. Another call may have found the index stale while this one waited for the
    * store: it is rebuilt here, or, when that fails, this call fails with OutOfMemoryError too.
+   * op is recycled only once read: the rebuild reads the store's cache, whose code may call this
+   * allocator, and a call would take a recycled op and write its own address over op's.
    */
   private nextAfter(op: Op, s: Search): Op | null {
     if (this.destroyed || this.shared.stopping) return null; // liveAfterSearch says why
     const index = this.taken.fresh()!;
-    if (op.band === BAND_CHOSEN) return this.taken.takeChosen(s.returns) ? this.taken.opOfTaken(index, BAND_CHOSEN) : null;
-    if (index.takeAfter(op.band, op.address)) return this.taken.opOfTaken(index, op.band);
-    if (op.band === BAND_UPPER && index.takeLower(this.random)) return this.taken.opOfTaken(index, BAND_LOWER);
+    const band = op.band;
+    const after = band !== BAND_CHOSEN && index.takeAfter(band, op.address);
+    this.taken.recycle(op);
+    if (band === BAND_CHOSEN) return this.taken.takeChosen(s.returns) ? this.taken.opOfTaken(index, BAND_CHOSEN) : null;
+    if (after) return this.taken.opOfTaken(index, band);
+    if (band === BAND_UPPER && index.takeLower(this.random)) return this.taken.opOfTaken(index, BAND_LOWER);
     return null;
   }
 
@@ -545,13 +550,11 @@ export class Allocator implements IPAllocator, Disposable {
 
   /**
    * A failed dynamic create: AlreadyExists is a mid-air collision (the bit stays set until the
-   * search ends, op recycled; go on). Anything else un-reserves and aborts the call, as upstream
-   * master does. Counted either way.
+   * search ends; go on after op, which nextAfter recycles). Anything else un-reserves and aborts
+   * the call, as upstream master does. Counted either way.
    */
   private collision(s: Search, op: Op, e: unknown): void {
     this.shared.metrics.error(this.cidr, 'dynamic');
-    // After the metrics (a registry of your own may call in and take the spare op): from here
-    // only nextAfter reads op, before it takes the next one.
     if (isAlreadyExists(e)) return this.taken.collided(s, op);
     if (!op.seen) this.taken.unreserve(op);
     this.shared.metrics.error(this.cidr, 'dynamic'); // an aborting store error counts twice (upstream)

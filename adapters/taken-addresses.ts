@@ -808,12 +808,12 @@ export class TakenAddresses {
 
   /**
    * A candidate of search `s` collided at the store (AlreadyExists): its address stays marked,
-   * kept in `s.collided`, until the search ends, and `op` is recycled.
+   * kept in `s.collided`, until the search ends. `op` stays the search's until the next
+   * candidate is taken after it (Allocator.nextAfter recycles it then).
    */
   collided(s: Search, op: Op): void {
     s.collided ??= new Collisions();
     s.collided.add(op.address);
-    this.spare = op;
   }
 
   /**

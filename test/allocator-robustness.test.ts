@@ -31,7 +31,7 @@ import { STRATEGIES } from '../adapters/builtin-strategies.ts';
 import type { IPAllocator } from '../adapters/types.ts';
 import { exposeGc, failure, rejection, settle } from './helpers.ts';
 import { copy4, type TakenAddresses } from '../adapters/taken-addresses.ts';
-import { parseAddr } from '../adapters/address.ts';
+import { formatAddr, parseAddr } from '../adapters/address.ts';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
@@ -198,6 +198,96 @@ describe('an index that falls behind while allocateNext takes from it', () => {
       a.destroy();
     },
   );
+});
+
+describe("a rebuild whose read of the cache runs the store's code, which calls the allocator again", () => {
+  // The index fell behind for lack of WASM memory; the rebuild before the next take reads
+  // cache.list(), code of the store's, which may call this allocator again — an allocate whose
+  // own operation rebuilds the index first.
+
+  /** A store over `base` whose createSync and cache.list() run the hooks first. */
+  function hooked(base: MemoryStore, hooks: { onCreate(name: string): void; onList(): void }): Store {
+    const sync = base.sync!;
+    return {
+      create: (r) => base.create(r),
+      delete: (n) => base.delete(n),
+      get: (n) => base.get(n),
+      close: () => base.close(),
+      cache: {
+        get: (name) => base.cache.get(name),
+        list: (labels) => {
+          hooks.onList();
+          return base.cache.list(labels);
+        },
+        hasSynced: () => base.cache.hasSynced(),
+        subscribe: (watcher) => base.cache.subscribe(watcher),
+      },
+      sync: {
+        createSync: (r) => {
+          hooks.onCreate(r.name);
+          return sync.createSync(r);
+        },
+        deleteSync: (n) => sync.deleteSync(n),
+        getSync: (n) => sync.getSync(n),
+      },
+    };
+  }
+
+  /** Another writer's records in `base`, each a run of its own, until `a`'s index cannot record one. Returns how many. */
+  function fallBehind(base: MemoryStore, a: Allocator): number {
+    const labels = allocatorLabels('IPv6');
+    let written = 0;
+    const hog = exhaustMemory();
+    try {
+      while (written === 0 || a.validate().indexed !== 0) {
+        for (let k = 0; k < 100; k++, written++)
+          base.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
+        expect(written).toBeLessThan(100_000);
+      }
+    } finally {
+      release(hog);
+    }
+    return written;
+  }
+
+  it('after a collision, the search goes on after the address that collided, not after the address that call took', async () => {
+    // Regression: the candidate that collided was recycled before the rebuild, the allocate took
+    // it, and the search went on after the allocate's address
+    const base = new MemoryStore();
+    const nested = '2001:db8:7:0:100::7';
+    let collided: string | undefined;
+    let rebuilt = 0;
+    let listing = false;
+    let allocated: Promise<void> | undefined;
+    const a: Allocator = new Allocator('2001:db8:7::/64', {
+      store: hooked(base, {
+        onCreate(name) {
+          if (collided !== undefined || name === nested) return;
+          collided = name;
+          fallBehind(base, a);
+          listing = true;
+          throw new AlreadyExistsError(name); // another writer holds it: the search goes on
+        },
+        onList() {
+          if (!listing) return;
+          listing = false;
+          rebuilt++;
+          allocated = a.allocate(nested);
+        },
+      }),
+      random: seededRandom(5),
+      index: 'sparse',
+    });
+    const ip = await a.allocateNext();
+    await allocated;
+    expect(rebuilt).toBe(1); // the index was rebuilt between the collision and the next candidate
+    const { family, words } = parseAddr(collided);
+    words[3]! += 1;
+    expect(ip).toBe(formatAddr(family, words)); // the one after it, free
+    expect(base.records().filter((r) => r.name === ip || r.name === nested)).toHaveLength(2);
+    expect(a.validate().indexed).toBe(base.records().length);
+    a.destroy();
+  });
 });
 
 describe('a rebuild that failed for lack of memory is not repeated until something changed', () => {
