@@ -1170,10 +1170,15 @@ export class TakenAddresses {
 
   private rebuild(): void {
     this.index!.destroy(); // dropped when it went stale already (dropIndex): idempotent
+    const records = cacheList(this.cache);
+    // The list is the store's code, which may call this allocator again: a call whose own rebuild
+    // made the index current meanwhile keeps it — its writes are marked there, and may be
+    // missing from this list, read before them.
+    if (!this.stale) return;
     const w = new Uint32Array(4);
     const words: number[] = [];
     let listed = 0; // every record read, the store's other ranges' included: what a retry costs
-    for (const r of cacheList(this.cache)) {
+    for (const r of records) {
       listed++;
       if (this.classify(r.name, w) === 1) words.push(w[0]!, w[1]!, w[2]!, w[3]!);
     }

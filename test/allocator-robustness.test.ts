@@ -205,8 +205,8 @@ describe("a rebuild whose read of the cache runs the store's code, which calls t
   // cache.list(), code of the store's, which may call this allocator again — an allocate whose
   // own operation rebuilds the index first.
 
-  /** A store over `base` whose createSync and cache.list() run the hooks first. */
-  function hooked(base: MemoryStore, hooks: { onCreate(name: string): void; onList(): void }): Store {
+  /** A store over `base` whose createSync runs `onCreate` first, and whose cache.list() runs `onList` once it read the records. */
+  function hooked(base: MemoryStore, hooks: { onCreate?(name: string): void; onList(): void }): Store {
     const sync = base.sync!;
     return {
       create: (r) => base.create(r),
@@ -216,15 +216,16 @@ describe("a rebuild whose read of the cache runs the store's code, which calls t
       cache: {
         get: (name) => base.cache.get(name),
         list: (labels) => {
+          const listed = base.cache.list(labels);
           hooks.onList();
-          return base.cache.list(labels);
+          return listed;
         },
         hasSynced: () => base.cache.hasSynced(),
         subscribe: (watcher) => base.cache.subscribe(watcher),
       },
       sync: {
         createSync: (r) => {
-          hooks.onCreate(r.name);
+          hooks.onCreate?.(r.name);
           return sync.createSync(r);
         },
         deleteSync: (n) => sync.deleteSync(n),
@@ -287,6 +288,37 @@ describe("a rebuild whose read of the cache runs the store's code, which calls t
     expect(base.records().filter((r) => r.name === ip || r.name === nested)).toHaveLength(2);
     expect(a.validate().indexed).toBe(base.records().length);
     a.destroy();
+  });
+
+  it("an allocate made while the cache is read, after the records were listed, stays marked: the allocate's rebuild is the one kept", async () => {
+    // Regression: the allocate rebuilt the index and marked its address there; the rebuild that
+    // was reading the cache then replaced that index with its own, built from the list read
+    // before the allocate, without the address (validate: the cache holds it, the index does not
+    // mark it; the replaced index's memory held until the garbage collector ran)
+    const base = new MemoryStore();
+    const nested = '2001:db8:7:0:100::7';
+    let listing = false;
+    let allocated: Promise<void> | undefined;
+    const none = core.heap_bytes_in_use();
+    const a: Allocator = new Allocator('2001:db8:7::/64', {
+      store: hooked(base, {
+        onList() {
+          if (!listing) return;
+          listing = false;
+          allocated = a.allocate(nested);
+        },
+      }),
+      random: seededRandom(5),
+      index: 'sparse',
+    });
+    const written = fallBehind(base, a);
+    listing = true;
+    const ip = await a.allocateNext();
+    await allocated;
+    expect(base.records().filter((r) => r.name === ip || r.name === nested)).toHaveLength(2);
+    expect(a.validate().indexed).toBe(written + 2);
+    a.destroy();
+    expect(core.heap_bytes_in_use()).toBe(none); // no index left behind
   });
 });
 
