@@ -246,7 +246,7 @@ class RandomFreeChooser implements OffsetChooser {
   }
 }
 
-function builtin(name: string, make: (view: StrategyView) => OffsetChooser): AllocationStrategy {
+function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser): AllocationStrategy {
   return own(Object.freeze({ name, forRange: make }));
 }
 
@@ -262,14 +262,16 @@ function builtin(name: string, make: (view: StrategyView) => OffsetChooser): All
  * - `lowest-free`: the lowest free address;
  * - `random-free`: uniform over the free addresses.
  */
-// Typed out (JSR asks every exported value for an explicit type); the compiler holds the object to it.
+// Typed out (JSR asks every exported value for an explicit type). The compiler holds the object to
+// it both ways (freeze's type argument: a key the type lacks is refused too), and each built-in's
+// name to its key (builtin).
 export const STRATEGIES: Readonly<{
   upstream: AllocationStrategy;
   'legacy-bitmap': AllocationStrategy;
   sequential: AllocationStrategy;
   'lowest-free': AllocationStrategy;
   'random-free': AllocationStrategy;
-}> = Object.freeze({
+}> = Object.freeze<typeof STRATEGIES>({
   upstream: builtin('upstream', (v) => new ScanChooser(v, false)),
   'legacy-bitmap': builtin('legacy-bitmap', (v) => new ScanChooser(v, true)),
   sequential: builtin('sequential', (v) => new SequentialChooser(v)),
@@ -277,7 +279,7 @@ export const STRATEGIES: Readonly<{
   'random-free': builtin('random-free', (v) => new RandomFreeChooser(v)),
 });
 
-/** The built-in strategies' names, in STRATEGIES's order: the one list, so a new one is added there alone. */
+/** The built-in strategies' names, in STRATEGIES's order (a new one is added to STRATEGIES and its type). */
 export const STRATEGY_NAMES: readonly StrategyName[] = Object.freeze(Object.keys(STRATEGIES) as StrategyName[]);
 
 /**
