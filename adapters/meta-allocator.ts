@@ -647,7 +647,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
         if (notReady) throw new ErrNotReady(NOT_READY_WHY.noRangeReady);
         if (!this.sourceSynced()) throw new ErrNotReady(NOT_READY_WHY.serviceCIDRsNotSynced);
         // upstream's answer, ErrFull, with why: there is no range to allocate from
-        throw new ErrFull(list.length === 0 ? `this MetaAllocator has no ${this.ipFamily} range to allocate from` : undefined);
+        throw new ErrFull(list.length === 0 ? this.noRange() : undefined);
       }
       // The list changed during the call (a range added or removed while a store call was in
       // flight): the ranges added meanwhile are tried too, those tried already are not.
@@ -1033,6 +1033,21 @@ export class MetaAllocator implements IPAllocator, Disposable {
     this.live();
     checkParentRef(owner);
     this.live(); // the owner's getters destroyed this: ErrDestroyed, as allocateNext answers
+  }
+
+  /**
+   * The dry run's ErrNotReady when no range is ready (upstream's answer), saying why as
+   * allocateNext does: ranges none of which is ready, ServiceCIDRs not synced yet, or no range of
+   * this family at all. @internal for NotReadyDryRun
+   */
+  notReady(): ErrNotReady {
+    if (this.shared.order.length > 0 || this.starved.size > 0) return new ErrNotReady(NOT_READY_WHY.noRangeReady);
+    return new ErrNotReady(this.sourceSynced() ? this.noRange() : NOT_READY_WHY.serviceCIDRsNotSynced);
+  }
+
+  /** Why a MetaAllocator without a range of its family cannot allocate, after upstream's text. */
+  private noRange(): string {
+    return `this MetaAllocator has no ${this.ipFamily} range to allocate from`;
   }
 
   /**
@@ -1784,13 +1799,13 @@ class NotReadyDryRun implements IPAllocator {
   async allocate(this: NotReadyDryRun, ip: string, owner?: ParentRef | null): Promise<void> {
     checkViewThis(this, 'allocate');
     this.meta.checkAllocate(ip, owner);
-    throw new ErrNotReady(NOT_READY_WHY.noRangeReady);
+    throw this.meta.notReady();
   }
   allocateNext(this: object, owner?: ParentRef | null): Promise<string>;
   async allocateNext(this: NotReadyDryRun, owner?: ParentRef | null): Promise<string> {
     checkViewThis(this, 'allocateNext');
     this.meta.checkAllocateNext(owner);
-    throw new ErrNotReady(NOT_READY_WHY.noRangeReady);
+    throw this.meta.notReady();
   }
   release(this: object, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void>;
   async release(this: NotReadyDryRun, ip: string, onDeleteError?: DeleteErrorHandler): Promise<void> {

@@ -61,9 +61,15 @@ describe('MetaAllocator: what it waits for, or that it has no range', () => {
     return { subscribe: (w) => source.subscribe(w), list: () => source.list(), hasSynced: () => false } as ServiceCIDRSource;
   }
 
-  it('its ServiceCIDRs have not synced: allocateNext and allocate say so', async () => {
+  it('its ServiceCIDRs have not synced: allocateNext, allocate and the dry run say so', async () => {
+    // Regression: the dry run said no range was ready, naming a Ready condition or a store's sync
     const meta = new MetaAllocator('IPv4', unsynced(), { store: new FaultyMemoryStore() });
-    for (const call of [() => meta.allocateNext(), () => meta.allocate('10.0.0.7')]) {
+    for (const call of [
+      () => meta.allocateNext(),
+      () => meta.allocate('10.0.0.7'),
+      () => meta.dryRun().allocateNext(),
+      () => meta.dryRun().allocate('10.0.0.7'),
+    ]) {
       const e = await rejection(call);
       expect(e).toBeInstanceOf(ErrNotReady);
       expect(e.message).toMatch(/^allocator not ready: the ServiceCIDRs have not synced yet \(a KubernetesServiceCIDRs' waitForSync\(\)/);
@@ -85,13 +91,19 @@ describe('MetaAllocator: what it waits for, or that it has no range', () => {
     meta.destroy();
   });
 
-  it("no range of its family at all: upstream's ErrFull, saying so", async () => {
+  it("no range of its family at all: upstream's ErrFull, saying so; the dry run's ErrNotReady (upstream's) says the same", async () => {
+    // Regression: the dry run said no range was ready, naming a Ready condition or a store's sync
     const cidrs = new InMemoryServiceCIDRs();
     cidrs.addServiceCIDR('v4-only', ['10.0.0.0/24']);
     const meta = new MetaAllocator('IPv6', cidrs, { store: new FaultyMemoryStore() });
     const e = await rejection(() => meta.allocateNext());
     expect(e).toBeInstanceOf(ErrFull);
     expect(e.message).toBe('range is full: this MetaAllocator has no IPv6 range to allocate from');
+    for (const call of [() => meta.dryRun().allocateNext(), () => meta.dryRun().allocate('fd00::7')]) {
+      const dry = await rejection(call);
+      expect(dry).toBeInstanceOf(ErrNotReady);
+      expect(dry.message).toBe('allocator not ready: this MetaAllocator has no IPv6 range to allocate from');
+    }
     meta.destroy();
   });
 });
