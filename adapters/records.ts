@@ -162,9 +162,10 @@ function notAParentRef(ref: unknown, field: string): string {
 }
 
 const REQUIRED_PARENT_REF_KEYS = ['resource', 'name'] as const;
-/** What an owner's refusal ends with: the shape, and one that fits it. */
-const OWNER_SHAPE =
-  "an owner is {group?, resource, namespace?, name}, e.g. { group: '', resource: 'services', namespace: 'default', name: 'web' }";
+/** An owner that fits the shape: what every refusal of an owner ends with. */
+const OWNER_EXAMPLE = "e.g. { group: '', resource: 'services', namespace: 'default', name: 'web' }";
+/** What an owner's refusal ends with, unless it said the shape already: the shape, and the example. */
+const OWNER_SHAPE = `an owner is {group?, resource, namespace?, name}, ${OWNER_EXAMPLE}`;
 /** Said when an owner's required field is somewhere other than its own enumerable fields, or it has none. */
 const OWN_FIELDS_ONLY = "only an owner's own enumerable fields are read";
 
@@ -290,8 +291,8 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
     throw unreadableInput(field, e); // a revoked Proxy (a field whose getter throws: named by ownFields)
   }
   // Checked unguarded: only our copy is read from here, and a fault of ours is not the caller's.
-  if (noFields !== undefined) throw new InvalidArgumentError(noOwnFields(noFields, field, hidden));
-  if (fields === undefined) throw new InvalidArgumentError(notAParentRef(owner, field));
+  if (noFields !== undefined) throw new InvalidArgumentError(`${noOwnFields(noFields, field, hidden)}; ${OWNER_SHAPE}`);
+  if (fields === undefined) throw new InvalidArgumentError(`${notAParentRef(owner, field)}, ${OWNER_EXAMPLE}`);
   const problems = parentRefProblems(fields, field);
   if (hidden.length > 0) problems.push(`${OWN_FIELDS_ONLY}: ${hiddenFields(hidden)}`);
   if (problems.length > 0) throw new InvalidArgumentError(`${problems.join('; ')}; ${OWNER_SHAPE}`);

@@ -1223,7 +1223,9 @@ describe('caller input is read once, and only its reading is refused as unreadab
       },
     });
     await expect(a.allocate('10.0.0.2', array as never)).rejects.toThrow(
-      new InvalidArgumentError('owner: Invalid value: an array of 0 values: must be an object {group?, resource, namespace?, name}'),
+      new InvalidArgumentError(
+        "owner: Invalid value: an array of 0 values: must be an object {group?, resource, namespace?, name}, e.g. { group: '', resource: 'services', namespace: 'default', name: 'web' }",
+      ),
     );
     expect(a.used()).toBe(0);
   });

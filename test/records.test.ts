@@ -24,7 +24,12 @@ function refusal(name: string): InvalidRecordError | undefined {
 
 describe('checkParentRef: an owner has the shape of upstream ParentReference', () => {
   it.each([
-    ['text', 'web', /owner: Invalid value: "web": must be an object/],
+    // Regression: these ended without the example an owner's other refusals give
+    [
+      'text (a Service named, not its reference)',
+      'web',
+      /^owner: Invalid value: "web": must be an object \{group\?, resource, namespace\?, name\}, e\.g\. \{ group: '', resource: 'services', namespace: 'default', name: 'web' \}$/,
+    ],
     ['a number', 42, /owner: Invalid value: 42 \(number\)/],
     ['a symbol', Symbol('svc'), /owner: Invalid value: Symbol\(svc\) \(symbol\)/],
     ['an array', ['services', 'web'], /owner: Invalid value: an array of 2 values/],
@@ -33,12 +38,12 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
     [
       'a Map',
       new Map([['resource', 'services']]),
-      /^owner: Invalid value: a Map: only an owner's own enumerable fields are read, and it has none: resource and name are required$/,
+      /^owner: Invalid value: a Map: only an owner's own enumerable fields are read, and it has none: resource and name are required; an owner is \{group\?, resource, namespace\?, name\}, e\.g\. \{ group: '', resource: 'services', namespace: 'default', name: 'web' \}$/,
     ],
     [
       'an owner made with Object.create(fields)',
       Object.create({ group: '', resource: 'services', namespace: 'default', name: 'web' }),
-      /^owner: Invalid value: an object whose prototype is not Object\.prototype: only an owner's own enumerable fields are read, and it has none: its group, resource, namespace and name are inherited, as from Object\.create or a class's getters, or not enumerable$/,
+      /^owner: Invalid value: an object whose prototype is not Object\.prototype: only an owner's own enumerable fields are read, and it has none: its group, resource, namespace and name are inherited, as from Object\.create or a class's getters, or not enumerable; an owner is \{group\?, resource, namespace\?, name\}, e\.g\. \{ group: '', resource: 'services', namespace: 'default', name: 'web' \}$/,
     ],
     [
       'an instance whose fields are getters of its class',
@@ -59,7 +64,7 @@ describe('checkParentRef: an owner has the shape of upstream ParentReference', (
           return 'web';
         }
       })(),
-      /and it has none: its name is inherited, as from Object\.create or a class's getters, or not enumerable, and resource is required$/,
+      /and it has none: its name is inherited, as from Object\.create or a class's getters, or not enumerable, and resource is required; an owner is /,
     ],
     [
       'an owner with a field of its own and the required ones inherited',

@@ -376,7 +376,7 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
   // A known owner of the wrong shape matches no record: every record would read as a leak and be
   // deleted. Each is refused as allocateNext refuses it as its `owner`, named by its index.
   const NOT_OWNERS = 'knownOwners must be ParentRefs or a function, got';
-  const NOT_AN_OBJECT = 'Invalid value: null: must be an object {group?, resource, namespace?, name}';
+  const NOT_AN_OBJECT = `Invalid value: null: must be an object {group?, resource, namespace?, name}, e.g. { group: '', resource: 'services', namespace: 'default', name: 'web' }`;
   const BAD_KNOWN_OWNERS: [string, unknown, string | { asAllocateNext: number }][] = [
     // [row, knownOwners, the message, or the index of the item allocateNext refuses with the same one]
     ['a number', 5, `${NOT_OWNERS} 5 (number)`],
@@ -395,7 +395,7 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
     [
       'a Map of owners (iterates [key, owner] pairs)',
       new Map([['svc', OWNER]]),
-      'knownOwners[0]: Invalid value: an array of 2 values: must be an object {group?, resource, namespace?, name}',
+      `knownOwners[0]: Invalid value: an array of 2 values: must be an object {group?, resource, namespace?, name}, e.g. { group: '', resource: 'services', namespace: 'default', name: 'web' }`,
     ],
   ];
   it.each(BAD_KNOWN_OWNERS)(
