@@ -11,7 +11,7 @@
 // delete, and the cache to a watch from a revision.
 import { InvalidArgumentError } from './errors.ts';
 import { checkIPFamily, isPlainObject, readMember, unreadableInput } from './input.ts';
-import { quoteInput, quoteText } from './quote.ts';
+import { formatCount, quoteInput, quoteText } from './quote.ts';
 import type { DeleteErrorHandler, ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
@@ -288,12 +288,23 @@ function notARecordAnswer(answer: unknown, read: RecordRead, name: string): Inva
  */
 export function cacheList(cache: StoreCache, labels?: Readonly<Record<string, string>>): readonly IPAddressRecord[] {
   const answer: unknown = labels === undefined ? cache.list() : cache.list(labels);
-  if (Array.isArray(answer)) return answer as IPAddressRecord[];
-  if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then !== 'function') {
-    if (typeof (answer as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function')
-      return Array.from(answer as Iterable<IPAddressRecord>);
+  let list: readonly unknown[] | null = null;
+  if (Array.isArray(answer)) list = answer;
+  else if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then !== 'function') {
+    if (typeof (answer as Partial<Iterable<unknown>>)[Symbol.iterator] === 'function') list = Array.from(answer as Iterable<unknown>);
   }
-  throw notAList(answer);
+  if (list === null) throw notAList(answer);
+  // every reader takes each record's name: a list that holds something else is said here, not met
+  // as a TypeError inside an allocator
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i];
+    if (typeof r !== 'object' || r === null || typeof readMember(r, 'name', `the store's cache.list()'s record ${i + 1}`) !== 'string') {
+      throw new InvalidArgumentError(
+        `the store's cache.list() answered a list whose record ${formatCount(i + 1)} (of ${formatCount(list.length)}) is ${quoteInput(r)}: a record must be an object with a string name`,
+      );
+    }
+  }
+  return list as IPAddressRecord[];
 }
 
 function notAList(answer: unknown): InvalidArgumentError {

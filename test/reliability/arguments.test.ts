@@ -18,6 +18,7 @@ import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
 import type { ParentRef } from '../../adapters/types.ts';
 import { memoryLimit, setMemoryLimit } from '../../adapters/wasm.ts';
 import { failure } from '../helpers.ts';
+import { quoteInput } from '../../adapters/quote.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the point is to pass what the types forbid
 const anyValue = (v: unknown): any => v;
@@ -162,6 +163,32 @@ describe('constructors refuse options of the wrong kind with InvalidArgumentErro
         if (a instanceof Allocator) expect(() => a.validate()).toThrow(new InvalidArgumentError(message));
         a.destroy();
       }
+    }
+  });
+
+  it('a cache.list() whose answer holds what is no record is refused by name, not met with a TypeError', () => {
+    // Found by an outside tester: a list answering [null] made validate() (and forEach, and an
+    // index rebuild) throw "Cannot read properties of null (reading 'name')".
+    for (const bad of [null, 42, { nope: 1 }, { name: 7 }]) {
+      const inner = new MemoryStore();
+      const cache = {
+        get: (n: string) => inner.cache.get(n),
+        list: () => [...inner.cache.list(), bad],
+        hasSynced: () => true,
+        subscribe: (w: never) => inner.cache.subscribe(w),
+      };
+      const store = {
+        create: (r: never) => inner.create(r),
+        delete: (n: string) => inner.delete(n),
+        get: (n: string) => inner.get(n),
+        cache,
+        close() {},
+      };
+      const a = new Allocator('10.0.0.0/29', anyValue({ store }));
+      const message = `the store's cache.list() answered a list whose record 1 (of 1) is ${quoteInput(bad)}: a record must be an object with a string name`;
+      expect(() => a.validate()).toThrow(new InvalidArgumentError(message));
+      expect(() => a.forEach(() => {})).toThrow(new InvalidArgumentError(message));
+      a.destroy();
     }
   });
 
