@@ -2034,9 +2034,20 @@ describe('Informer: a listing whose continue tokens come back', () => {
 // Deno raises NotCapable (PermissionDenied before Deno 2) for a permission it denies, a few causes
 // deep under fetch's "fetch failed": refused again on every retry until it is granted.
 describe('Informer: a permission the runtime denies', () => {
-  /** fetch's failure as Deno raises it without `flag` (`name` NotCapable, or PermissionDenied before Deno 2). */
+  /**
+   * fetch's failure as Deno raises it without `flag` (`name` NotCapable, or PermissionDenied before
+   * Deno 2); `name` FetchError: node-fetch's (client-node 1.x), which keeps Deno's refusal only as
+   * words in its message, no cause.
+   */
   function denied(flag: string, what: string, name = 'NotCapable'): Error {
-    const refusal = Object.assign(new Error(`Requires ${what}, run again with the ${flag} flag`), { name });
+    const words = `Requires ${what}, run again with the ${flag} flag`;
+    if (name === 'FetchError') {
+      const url = 'https://10.0.0.1:6443/apis/networking.k8s.io/v1/ipaddresses?limit=500';
+      const e = Object.assign(new Error(`request to ${url} failed, reason: ${words}`), { type: 'system' });
+      Object.defineProperty(e, 'name', { value: 'FetchError' });
+      return e;
+    }
+    const refusal = Object.assign(new Error(words), { name });
     return new TypeError('fetch failed', { cause: refusal });
   }
 
@@ -2046,6 +2057,9 @@ describe('Informer: a permission the runtime denies', () => {
     ['NotCapable', '--allow-sys', 'sys access to "ca"'],
     // the flag is the one Deno's sentence names, not a look-alike inside the host it quotes
     ['NotCapable', '--allow-net', 'net access to "xn--allow-all.example:6443"'],
+    // client-node 1.x: node-fetch's FetchError says Deno's refusal in its own message
+    ['FetchError', '--allow-net', 'net access to "10.0.0.1:6443"'],
+    ['FetchError', '--allow-sys', 'sys access to "osRelease"'],
   ])(
     '%s (%s): waitForSync without a timeout rejects with SyncDeniedError naming the flag; the list is retried and syncs once granted',
     async (name, flag, what) => {

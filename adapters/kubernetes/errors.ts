@@ -329,14 +329,23 @@ export function causeChain(err: unknown, max = 6): ErrorLink[] {
 /**
  * The runtime's refusal somewhere in an error's causes, as it words it: Deno's NotCapable
  * (`Requires net access to "10.0.0.1:6443", run again with the --allow-net flag`) lies a few
- * causes deep under fetch's "fetch failed", where a reader would not look.
+ * causes deep under fetch's "fetch failed", where a reader would not look. node-fetch (client-node
+ * 1.x) keeps no cause: its FetchError holds the refusal only as the reason its message gives.
  */
 export function deniedByRuntime(err: unknown): string | undefined {
   for (const { name, message } of causeChain(err)) {
-    if ((name === 'NotCapable' || name === 'PermissionDenied') && typeof message === 'string') return message.split('\n')[0];
+    if (typeof message !== 'string') continue;
+    if (name === 'NotCapable' || name === 'PermissionDenied') return message.split('\n')[0];
+    if (name === 'FetchError') {
+      const refused = NODE_FETCH_DENIED.exec(message.split('\n')[0]!);
+      if (refused !== null) return refused[1];
+    }
   }
   return undefined;
 }
+
+/** node-fetch's "request to <URL> failed, reason: <why>" where <why> is Deno's refusal of a permission. */
+const NODE_FETCH_DENIED = /^request to \S+ failed, reason: (Requires [a-z]+ access\b.*, run again with the --allow-[a-z]+ flag)$/;
 
 /**
  * An error and its causes as one line: the first line of each message, joined with ": " ("fetch
