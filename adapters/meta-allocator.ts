@@ -172,6 +172,14 @@ const META_ALLOCATOR_OPTIONS: Record<keyof MetaAllocatorOptions, true> = {
   onSkip: true,
 };
 
+/** What a range not built for lack of memory (`cidr`) is said as, in allocateNext's error and the dry run's. */
+function notBuilt(cidr: string): string {
+  return `the range ${cidr} could not be built for lack of WASM memory`;
+}
+
+/** What builds a range not built for lack of memory: said with notBuilt. */
+const BUILT_LATER = 'a later call builds it once memory is freed, the cap is raised or its records drop';
+
 /** The key of a skipped CIDR: the ServiceCIDR's name and the CIDR as it wrote it. */
 function skipKey(serviceCIDR: string, cidr: string): string {
   // JSON: a name or a CIDR of a source of your own may hold any character, the separator too
@@ -861,11 +869,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    * build found it, which may be many calls and indexes ago.
    */
   private starvedError(cidr: string, reason: OutOfMemoryError, what: string): OutOfMemoryError {
-    return outOfMemoryAgain(
-      `${what}, and the range ${cidr} could not be built for lack of WASM memory`,
-      reason,
-      'a later call builds it once memory is freed, the cap is raised or its records drop',
-    );
+    return outOfMemoryAgain(`${what}, and ${notBuilt(cidr)}`, reason, BUILT_LATER);
   }
 
   /**
@@ -1037,10 +1041,14 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /**
    * The dry run's ErrNotReady when no range is ready (upstream's answer), saying why as
-   * allocateNext does: ranges none of which is ready, ServiceCIDRs not synced yet, or no range of
+   * allocateNext does: a ready range not built for lack of memory (where allocateNext answers
+   * OutOfMemoryError), ranges none of which is ready, ServiceCIDRs not synced yet, or no range of
    * this family at all. @internal for NotReadyDryRun
    */
   notReady(): ErrNotReady {
+    // a ready range not built for lack of memory is why, as allocateNext's OutOfMemoryError says
+    const st = this.starvedRange();
+    if (st !== null) return new ErrNotReady(`${notBuilt(st.cidr)} (${BUILT_LATER})`);
     if (this.shared.order.length > 0 || this.starved.size > 0) return new ErrNotReady(NOT_READY_WHY.noRangeReady);
     return new ErrNotReady(this.sourceSynced() ? this.noRange() : NOT_READY_WHY.serviceCIDRsNotSynced);
   }

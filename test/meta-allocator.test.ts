@@ -31,6 +31,7 @@ import {
   InvalidArgumentError,
   InvalidCIDRError,
   InvalidRangeError,
+  NOT_READY_WHY,
   OutOfMemoryError,
 } from '../adapters/errors.ts';
 import { allocatorLabels } from '../adapters/store.ts';
@@ -2367,6 +2368,30 @@ describe('MetaAllocator: a range skipped for lack of WASM memory', () => {
       expect(await rejection(meta.allocateNext())).toBeInstanceOf(ErrNotReady);
       source.setReady('big', true);
       expect(await rejection(meta.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+    } finally {
+      done();
+    }
+  });
+
+  // Its dry run answers ErrNotReady, as upstream's with no range, but says why as allocateNext
+  // does: here the range could not be built, and it is ready, so "no range is ready (a ServiceCIDR
+  // without its Ready condition yet …)" sent the operator after a condition that is there.
+  it('its dry run, with no range built but this one, says the range could not be built for lack of memory', async () => {
+    const { source, meta, done } = starved();
+    try {
+      source.deleteServiceCIDR('small'); // only the range not built is left
+      expect(await rejection(meta.allocateNext())).toBeInstanceOf(OutOfMemoryError);
+      for (const call of [() => meta.dryRun().allocateNext(), () => meta.dryRun().allocate('10.0.0.7')]) {
+        const e = await rejection(call());
+        expect(e).toBeInstanceOf(ErrNotReady);
+        expect((e as Error).message).toBe(
+          'allocator not ready: the range 10.0.0.0/24 could not be built for lack of WASM memory (a later call builds it once memory is freed, the cap is raised or its records drop)',
+        );
+      }
+      source.setReady('big', false); // not ready either: what a range built would say
+      expect((await rejection(meta.dryRun().allocateNext())) as Error).toMatchObject({
+        message: `allocator not ready: ${NOT_READY_WHY.noRangeReady}`,
+      });
     } finally {
       done();
     }
