@@ -264,7 +264,7 @@ function builtin(name: StrategyName, make: (view: StrategyView) => OffsetChooser
  */
 // Typed out (JSR asks every exported value for an explicit type). The compiler holds the object to
 // it both ways (freeze's type argument: a key the type lacks is refused too), and each built-in's
-// name to its key (builtin).
+// name to a StrategyName (builtin) — not to its own key: test/strategies.test.ts checks that.
 export const STRATEGIES: Readonly<{
   upstream: AllocationStrategy;
   'legacy-bitmap': AllocationStrategy;

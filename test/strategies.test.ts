@@ -195,6 +195,15 @@ describe('legacy-bitmap: the legacy randomScanStrategyWithOffset', () => {
   }
 });
 
+// The compiler holds STRATEGIES to its type, not a built-in's name to its key (builtin() takes any
+// StrategyName): a built-in made as builtin('upstream', …) under another key would type-check,
+// run as that key and report the other name (in a cool-down's name, in `strategy`).
+describe('STRATEGIES', () => {
+  it.each(STRATEGY_NAMES.map((n) => [n]))('%s is named as its key', (n) => {
+    expect(STRATEGIES[n].name).toBe(n);
+  });
+});
+
 /** Builds the strategies under test: every built-in, and cool-downs of some. */
 function strategiesUnderTest(clock: { now: number }): [string, StrategyOption][] {
   const list: [string, StrategyOption][] = STRATEGY_NAMES.map((n) => [n, n]);
