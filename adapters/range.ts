@@ -1137,7 +1137,8 @@ function looksLikeUint8Array(data: unknown): boolean {
  * How to get bytes back from what a snapshot's data becomes when it is stored as JSON: a
  * Uint8Array given to JSON.stringify comes back as an object of numbered keys (nothing says so
  * when it is written), an array, or the base64 text of a snapshot file (`ipallocator map
- * --snapshot`). Only the prototype is read, never a property, so no getter of the caller's runs.
+ * --snapshot`), or a Buffer's JSON. Only the prototype and own descriptors are read, so no getter
+ * of the caller's runs.
  */
 function storedBytesHint(data: unknown): string {
   if (typeof data === 'string') {
@@ -1151,11 +1152,24 @@ function storedBytesHint(data: unknown): string {
     return ''; // a revoked Proxy, or one whose trap throws: named as quoteInput named it
   }
   if (proto !== Object.prototype) return '';
+  if (isJsonBuffer(data as object))
+    return ": a Buffer written by JSON.stringify ({ type: 'Buffer', data: […] }): pass Uint8Array.from(value.data)";
   return (
     ': JSON.stringify writes a Uint8Array as an object of numbered keys, which cannot be read back as bytes;' +
     " store data as base64 (in Node, Buffer.from(data).toString('base64'), as a snapshot file holds it) and decode it" +
     ' into a Uint8Array before loading'
   );
+}
+
+/** `{ type: 'Buffer', data: [...] }`, what JSON.stringify writes of a Buffer; read through descriptors, so no getter runs. */
+function isJsonBuffer(o: object): boolean {
+  try {
+    const type = Object.getOwnPropertyDescriptor(o, 'type');
+    const data = Object.getOwnPropertyDescriptor(o, 'data');
+    return type !== undefined && type.value === 'Buffer' && data !== undefined && Array.isArray(data.value);
+  } catch {
+    return false; // a Proxy whose trap throws: named as quoteInput named it
+  }
 }
 
 /**

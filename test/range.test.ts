@@ -724,6 +724,14 @@ describe('Range snapshots carry their length and checksum', () => {
     expect(() => Range.fromSnapshot({ ...snap, data: text } as never)).toThrow(
       /^snapshot\.data must be a Uint8Array, got ".*: text; base64, as a snapshot file holds it, decodes with Uint8Array\.from\(atob\(text\), \(c\) => c\.charCodeAt\(0\)\)$/,
     );
+    // a Buffer through JSON comes back as { type: 'Buffer', data: [...] }: its bytes are in .data
+    const buffered = JSON.parse(JSON.stringify({ ...snap, data: Buffer.from(snap.data) })) as RangeSnapshot;
+    expect(() => Range.fromSnapshot(buffered)).toThrow(
+      /^snapshot\.data must be a Uint8Array, got a value of type object: a Buffer written by JSON\.stringify \(\{ type: 'Buffer', data: \[…\] \}\): pass Uint8Array\.from\(value\.data\)$/,
+    );
+    const fromBuffer = Range.fromSnapshot({ ...snap, data: Uint8Array.from((buffered.data as unknown as { data: number[] }).data) });
+    expect(fromBuffer.used()).toBe(40);
+    fromBuffer.destroy();
     // a revoked Proxy is still named, not read (its IsArray and prototype throw)
     const revoked = Proxy.revocable({}, {});
     revoked.revoke();
