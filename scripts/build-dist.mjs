@@ -16,6 +16,10 @@
 // declarations merge where a lib has them too), referenced by each .d.ts that uses them. It is
 // written here rather than kept in adapters/: Deno has the symbols built in, and JSR refuses
 // global augmentation in a published module.
+//
+// tsc keeps the doc comment of a private member in its declaration (`private taken;`): notes for
+// maintainers, about code users never call, that "go to definition" shows them. They are dropped
+// from the .d.ts (the member stays: it keeps the class nominal).
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -29,6 +33,8 @@ execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, 
 
 // from './x.ts' | import('./x.ts') | import './x.ts'  →  './x.js' (relative specifiers only)
 const SPECIFIER = /((?:from|import)\s*\(?\s*['"])(\.{1,2}\/[^'"]+)\.ts(['"])/g;
+// a doc comment (no `*/` inside it) on the lines right above a private member of the same indent
+const PRIVATE_DOC = /^([ \t]*)\/\*\*(?:(?!\*\/)[\s\S])*\*\/\n(?=\1private )/gm;
 const DISPOSABLE = `// Written by scripts/build-dist.mjs: see there.
 declare global {
   interface SymbolConstructor {
@@ -50,7 +56,7 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
   if (!entry.isFile() || !entry.name.endsWith('.d.ts') || entry.name === 'disposable.d.ts') continue;
   const file = join(entry.parentPath ?? entry.path, entry.name); // parentPath: Node 20.12+
   const text = readFileSync(file, 'utf8');
-  let out = text.replace(SPECIFIER, (_, head, path, tail) => `${head}${path}.js${tail}`);
+  let out = text.replace(SPECIFIER, (_, head, path, tail) => `${head}${path}.js${tail}`).replace(PRIVATE_DOC, '');
   if (/\bSymbol\.(dispose|asyncDispose)\b|\b(Async)?Disposable\b/.test(out)) {
     const ref = relative(entry.parentPath ?? entry.path, join(dist, 'adapters', 'disposable.d.ts'));
     out = `/// <reference path="${ref.startsWith('.') ? ref : `./${ref}`}" />\n${out}`;
@@ -60,4 +66,6 @@ for (const entry of readdirSync(dist, { recursive: true, withFileTypes: true }))
     rewritten += 1;
   }
 }
-console.log(`build-dist: dist/ written; relative .ts specifiers rewritten to .js in ${rewritten} declaration files`);
+console.log(
+  `build-dist: dist/ written; ${rewritten} declaration files rewritten (.ts specifiers to .js, private members' doc comments dropped)`,
+);

@@ -153,6 +153,14 @@ step('npm pack: exactly what runs', () => {
   return `${files.length} files, ${(info.size / 1024).toFixed(0)} kB packed`;
 });
 
+step("declarations: no maintainers' notes on private members", () => {
+  // scripts/build-dist.mjs drops them: users never call those members
+  const declarations = run('tar', ['-xzOf', tarball, '--wildcards', 'package/dist/*.d.ts']);
+  const noted = declarations.match(/\*\/\n[ \t]*private [^\n]*/g) ?? [];
+  if (noted.length > 0) throw new Error(`${noted.length} private members carry a doc comment, e.g. ${noted[0].split('\n')[1].trim()}`);
+  return 'none';
+});
+
 step('publint --strict', () => {
   run(process.execPath, [bin('publint', 'src/cli.js'), 'run', tarball, '--strict']);
 });
