@@ -289,7 +289,11 @@ step('README and docs/ examples as ESM and as CommonJS, type-checked', () => {
     writeFileSync(join(app, `readme-${i}.mts`), `${imports.map((m) => m[0]).join('')}${strict}${body}\nexport {};\n`);
     // `import m = require()` (not `const m = require()`) so that TypeScript types the CommonJS side too.
     const requires = imports
-      .map((m, k) => `import m${k} = require(${m[2]});\nconst {${m[1].replace(/\btype\s+\w+\s*,?/g, '')}} = m${k};\n`)
+      .map((m, k) => {
+        // the types an example imports are aliases of the module's (`type Store = m0.Store`)
+        const types = [...m[1].matchAll(/\btype\s+(\w+)/g)].map((t) => `type ${t[1]} = m${k}.${t[1]};\n`).join('');
+        return `import m${k} = require(${m[2]});\n${types}const {${m[1].replace(/\btype\s+\w+\s*,?/g, '')}} = m${k};\n`;
+      })
       .join('');
     writeFileSync(
       join(app, `readme-${i}.cts`),
