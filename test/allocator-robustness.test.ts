@@ -148,6 +148,23 @@ describe('an index that falls behind for lack of WASM memory', () => {
   });
 });
 
+/** Another writer's records in `base`, each a run of its own, until `a`'s index cannot record one. Returns how many. */
+function fallBehind(base: MemoryStore, a: Allocator): number {
+  const labels = allocatorLabels('IPv6');
+  let written = 0;
+  const hog = exhaustMemory();
+  try {
+    while (written === 0 || a.validate().indexed !== 0) {
+      for (let k = 0; k < 100; k++, written++)
+        base.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
+      expect(written).toBeLessThan(100_000);
+    }
+  } finally {
+    release(hog);
+  }
+  return written;
+}
+
 describe('an index that falls behind while allocateNext takes from it', () => {
   // The random source (or the strategy) is called between the index's rebuild and the take: one
   // that writes to the store can have the index dropped under the take. The take then read a
@@ -161,7 +178,6 @@ describe('an index that falls behind while allocateNext takes from it', () => {
     'the %s draw that makes it fall behind still gets an address, and the memory is freed after it (syncOps %s)',
     async (_, syncOps, strategy) => {
       const store = new MemoryStore({ syncOps });
-      const labels = allocatorLabels('IPv6');
       const seeded = seededRandom(5);
       let written = 0;
       let writeOnDraw = false;
@@ -169,17 +185,7 @@ describe('an index that falls behind while allocateNext takes from it', () => {
         nextU32: () => {
           if (writeOnDraw) {
             writeOnDraw = false;
-            // another writer's records, each a run of its own, until the index cannot record one
-            const hog = exhaustMemory();
-            try {
-              while (written === 0 || a.validate().indexed !== 0) {
-                for (let k = 0; k < 100; k++, written++)
-                  store.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
-                expect(written).toBeLessThan(100_000);
-              }
-            } finally {
-              release(hog);
-            }
+            written = fallBehind(store, a);
           }
           return seeded.nextU32();
         },
@@ -232,23 +238,6 @@ describe("a rebuild whose read of the cache runs the store's code, which calls t
         getSync: (n) => sync.getSync(n),
       },
     };
-  }
-
-  /** Another writer's records in `base`, each a run of its own, until `a`'s index cannot record one. Returns how many. */
-  function fallBehind(base: MemoryStore, a: Allocator): number {
-    const labels = allocatorLabels('IPv6');
-    let written = 0;
-    const hog = exhaustMemory();
-    try {
-      while (written === 0 || a.validate().indexed !== 0) {
-        for (let k = 0; k < 100; k++, written++)
-          base.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
-        expect(written).toBeLessThan(100_000);
-      }
-    } finally {
-      release(hog);
-    }
-    return written;
   }
 
   it('after a collision, the search goes on after the address that collided, not after the address that call took', async () => {
