@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import { pathToFileURL } from 'node:url';
-import type { Impl, SeriesCtx, SeriesImpl } from './impls.ts';
+import type { Impl, SeriesCtx, SeriesImpl } from './impl.ts';
 
 /** The implementations a baseline contributes columns for. */
 export const BASELINE_IMPLS = ['allocator', 'store', 'range', 'core'] as const;

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { BenchCpu } from './cpu.ts';
 import type { Budget, Samples, Skipped } from './measure.ts';
-import type { Impl, Runner, SeriesCtx, SeriesImpl } from './impls.ts';
+import type { Impl, Runner, SeriesCtx, SeriesImpl } from './impl.ts';
 
 export type GoVariant = 'go-seed' | 'go-master';
 

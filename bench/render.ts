@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
-import { IMPL_NAMES } from './impls.ts';
+import { IMPL_NAMES } from './impl.ts';
 import { type Results, writeMarkdown } from './report.ts';
 
 const json = process.argv[2] ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');

@@ -34,7 +34,8 @@ import { conditions, getGc, liveJsBytes } from './conditions.ts';
 import { BenchCpu } from './cpu.ts';
 import { SteadyGate } from './steady.ts';
 import { organicOrder, randomU64Pairs, uniformOrder, freeOffsets } from './fills.ts';
-import { IMPLS, IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impls.ts';
+import { IMPL_NAMES, type Impl, type Runner, type Runners, type SeriesCtx, type SeriesImpl } from './impl.ts';
+import { IMPLS } from './impls.ts';
 import {
   measureInRounds,
   type RoundsOutcome,

@@ -20,7 +20,7 @@ import {
   type Skipped,
 } from '../bench/measure.ts';
 import { chartSvg, esc } from '../bench/svg.ts';
-import { IMPL_NAMES } from '../bench/impls.ts';
+import { IMPL_NAMES } from '../bench/impl.ts';
 import { OPS, evaluateTargets, markdown, ratioBase, slowerBeyondNoise, targetsMarkdown, type Results, type Row } from '../bench/report.ts';
 import { REJECTION_FLOOR } from '../bench/boundary.ts';
 import { formatAddr } from '../adapters/address.ts';
