@@ -52,19 +52,13 @@ import {
   syncAnswer,
   syncedAnswer,
   tellDeleteError,
+  type DeleteErrorHandler,
+  type ParentRef,
 } from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { type Op, type Search, TakenAddresses } from './taken-addresses.ts';
 import { remeasured } from './wasm.ts';
-import {
-  type AllocatorOptions,
-  type DeleteErrorHandler,
-  type IPAllocator,
-  type IPFamily,
-  type MetricsRegistry,
-  type ParentRef,
-  readOnlyFields,
-} from './types.ts';
+import { type AllocatorOptions, type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {

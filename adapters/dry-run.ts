@@ -1,8 +1,8 @@
 // The dry-run view (upstream dryRunAllocator): checks what a call would check, persists nothing.
 import { readMember, unboundCall, unboundRead } from './input.ts';
 import { checkParentRef } from './records.ts';
-import { deleteErrorHandler } from './store.ts';
-import type { DeleteErrorHandler, IPAllocator, IPFamily, ParentRef } from './types.ts';
+import { deleteErrorHandler, type DeleteErrorHandler, type ParentRef } from './store.ts';
+import type { IPAllocator, IPFamily } from './types.ts';
 
 /** The DryRun view (upstream dryRunAllocator) over either allocator class. */
 export interface DryRunTarget extends IPAllocator {

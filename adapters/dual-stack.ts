@@ -18,8 +18,8 @@ import { arrayLength, checkIPFamily, optionsObject, readElements, readMember, un
 import { quoteInput, quoteText } from './quote.ts';
 import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
-import { type IPAddressRecord, recordAnswer, STOP_SEARCHES, type Store } from './store.ts';
-import { type IPAllocator, type IPFamily, type ParentRef, readOnlyFields } from './types.ts';
+import { type IPAddressRecord, recordAnswer, STOP_SEARCHES, type Store, type ParentRef } from './store.ts';
+import { type IPAllocator, type IPFamily, readOnlyFields } from './types.ts';
 
 /** The addresses of one Service. */
 export interface DualStackIPs {

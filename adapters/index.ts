@@ -23,7 +23,7 @@ export type { StrategyName, StrategyOption } from './builtin-strategies.ts';
 export { coolDown } from './cool-down.ts';
 export type { CoolDownOptions } from './cool-down.ts';
 export type { Cooling } from './cooling.ts';
-export type { DeleteErrorHandler, IPAllocator, IPFamily, MetricsRegistry, ParentRef } from './types.ts';
+export type { IPAllocator, IPFamily, MetricsRegistry } from './types.ts';
 export type { IndexKind } from './free-index.ts';
 
 // ── ServiceCIDRs ───────────────────────────────────────────────────────────────────────────
@@ -33,7 +33,16 @@ export type { ServiceCIDR, ServiceCIDRSource, ServiceCIDRWatcher, AddServiceCIDR
 // ── stores ─────────────────────────────────────────────────────────────────────────────────
 export { MemoryStore, type MemoryStoreOptions, type WatcherErrorHandler } from './memory-store.ts';
 export { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, allocatorLabels } from './store.ts';
-export type { IPAddressRecord, NewIPAddressRecord, Store, StoreCache, StoreWatcher, SyncStoreOps } from './store.ts';
+export type {
+  DeleteErrorHandler,
+  IPAddressRecord,
+  NewIPAddressRecord,
+  ParentRef,
+  Store,
+  StoreCache,
+  StoreWatcher,
+  SyncStoreOps,
+} from './store.ts';
 export { validateRecord } from './records.ts';
 export { RECONCILE_GRACE_MS, ownerKey, reconcile, type ReconcileOptions, type ReconcileResult, type ReconcileTarget } from './reconcile.ts';
 

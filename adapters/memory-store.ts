@@ -46,8 +46,8 @@ import {
   type SyncStoreOps,
   uncheckedHandlers,
   wantedLabels,
+  type ParentRef,
 } from './store.ts';
-import type { ParentRef } from './types.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});

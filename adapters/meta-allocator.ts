@@ -108,10 +108,12 @@ import {
   syncAnswer,
   syncedAnswer,
   tellDeleteError,
+  type DeleteErrorHandler,
+  type ParentRef,
 } from './store.ts';
 import { RecordRouter } from './record-router.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
-import { type DeleteErrorHandler, type IPAllocator, type IPFamily, type MetricsRegistry, type ParentRef, readOnlyFields } from './types.ts';
+import { type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { memoryHeadroom, outOfMemoryAgain } from './wasm.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';

@@ -42,8 +42,9 @@ import {
   recordAnswer,
   type Store,
   syncAnswer,
+  type ParentRef,
 } from './store.ts';
-import type { IPAllocator, IPFamily, ParentRef } from './types.ts';
+import type { IPAllocator, IPFamily } from './types.ts';
 
 export { RECONCILE_GRACE_MS };
 

@@ -15,8 +15,9 @@ import {
   type IPAddressRecord,
   type Store,
   type StoreCache,
+  type ParentRef,
 } from './store.ts';
-import type { IPFamily, ParentRef } from './types.ts';
+import type { IPFamily } from './types.ts';
 
 const LABELS_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
 const LABELS_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv6', [LABEL_MANAGED_BY]: CONTROLLER_NAME });

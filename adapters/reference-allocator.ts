@@ -60,17 +60,11 @@ import {
   type StoreWatcher,
   syncedAnswer,
   tellDeleteError,
+  type DeleteErrorHandler,
+  type ParentRef,
 } from './store.ts';
 import { ChooserCalls } from './chooser-calls.ts';
-import {
-  type AllocatorOptions,
-  type DeleteErrorHandler,
-  type IPAllocator,
-  type IPFamily,
-  type MetricsRegistry,
-  type ParentRef,
-  readOnlyFields,
-} from './types.ts';
+import { type AllocatorOptions, type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;

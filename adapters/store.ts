@@ -12,7 +12,6 @@
 import { InvalidArgumentError } from './errors.ts';
 import { checkIPFamily, isPlainObject, readMember, unreadableInput } from './input.ts';
 import { formatCount, quoteInput, quoteText } from './quote.ts';
-import type { DeleteErrorHandler, ParentRef } from './types.ts';
 
 export const LABEL_IP_FAMILY = 'ipaddress.kubernetes.io/ip-family';
 export const LABEL_MANAGED_BY = 'ipaddress.kubernetes.io/managed-by';
@@ -24,6 +23,14 @@ export const CONTROLLER_NAME = 'ipallocator.k8s.io';
  * line's help states it without loading the WebAssembly core.
  */
 export const RECONCILE_GRACE_MS = 60_000;
+
+/** The object an IPAddress belongs to (upstream `ParentReference`; core group is ""). */
+export interface ParentRef {
+  group?: string | undefined;
+  resource: string;
+  namespace?: string | undefined;
+  name: string;
+}
 
 /** One IPAddress object. `name` is the address in canonical text. */
 export interface IPAddressRecord {
@@ -320,6 +327,13 @@ function leaveToItself(answer: unknown): void {
     (answer as PromiseLike<unknown>).then(undefined, () => {});
   }
 }
+
+/**
+ * Told the error of the store's delete that a release ignores (see IPAllocator.release). What it
+ * throws rejects the release; so does the promise it returns, which the release awaits (an async
+ * handler that fails is not left as an unhandled rejection).
+ */
+export type DeleteErrorHandler = (error: unknown) => unknown;
 
 /** A release's `onDeleteError`: undefined or a function, else InvalidArgumentError. */
 export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefined {

@@ -1,16 +1,8 @@
 // Public types shared by every allocator.
 import type { RandomSource } from './random.ts';
-import type { Store } from './store.ts';
+import type { DeleteErrorHandler, ParentRef, Store } from './store.ts';
 
 export type IPFamily = 'IPv4' | 'IPv6';
-
-/** The object an IPAddress belongs to (upstream `ParentReference`; core group is ""). */
-export interface ParentRef {
-  group?: string | undefined;
-  resource: string;
-  namespace?: string | undefined;
-  name: string;
-}
 
 /**
  * The allocator contract, mirroring upstream `ipallocator.Interface` (+ Used/Free).
@@ -83,13 +75,6 @@ export interface IPAllocator {
   /** Detaches from the store and frees the WASM index. Idempotent; every other method then throws ErrDestroyed. */
   destroy(this: object): void;
 }
-
-/**
- * Told the error of the store's delete that a release ignores (see IPAllocator.release). What it
- * throws rejects the release; so does the promise it returns, which the release awaits (an async
- * handler that fails is not left as an unhandled rejection).
- */
-export type DeleteErrorHandler = (error: unknown) => unknown;
 
 /** Options of both allocator classes. */
 export interface AllocatorOptions {

@@ -25,9 +25,8 @@
 // the rule still holds, with the object's uid as a precondition, so an object re-created or
 // re-assigned since the listing is left alone. An object whose deletion has started is sent no
 // delete (upstream's loop sends one, which changes nothing): its finding says a finalizer holds it.
-import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord } from '../adapters/store.ts';
+import { CONTROLLER_NAME, LABEL_IP_FAMILY, LABEL_MANAGED_BY, type IPAddressRecord, type ParentRef } from '../adapters/store.ts';
 import type { ServiceCIDRRecord } from '../adapters/kubernetes/service-cidrs.ts';
-import type { ParentRef } from '../adapters/types.ts';
 import type { Cluster, ListedIPAddress, ServiceRecord } from './cluster.ts';
 import { ClusterError, ObjectForbiddenError } from './errors.ts';
 import { allocatedAddress, compareAddresses, holds, parseClusterIP, rangesOf } from './ranges.ts';

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { GatedStore, quiesce } from './doubles/gated-store.ts';
 import { DualStackAllocator, type DualStackIPs, StillAllocatedError } from '../adapters/dual-stack.ts';
 import { DryRunAllocator } from '../adapters/dry-run.ts';
-import { allocatorLabels, type IPAddressRecord, type Store } from '../adapters/store.ts';
+import { allocatorLabels, type IPAddressRecord, type Store, type ParentRef } from '../adapters/store.ts';
 import { MetaAllocator, RANGE_POLICIES } from '../adapters/meta-allocator.ts';
 import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
 import { Allocator } from '../adapters/allocator.ts';
@@ -26,7 +26,7 @@ import {
   InvalidArgumentError,
   IPAllocatorError,
 } from '../adapters/errors.ts';
-import type { IPAllocator, ParentRef } from '../adapters/types.ts';
+import type { IPAllocator } from '../adapters/types.ts';
 import { rejection } from './helpers.ts';
 
 const SEEDS = [1, 42, 24301];

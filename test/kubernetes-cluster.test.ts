@@ -24,8 +24,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, vi } from 'vitest';
 import { KubeConfig, NetworkingV1Api, NetworkingV1beta1Api } from '@kubernetes/client-node';
 import { KubernetesStore, type ApiVersion } from '../adapters/kubernetes/index.ts';
-import { CONTROLLER_NAME, LABEL_MANAGED_BY } from '../adapters/store.ts';
-import type { IPAllocator, ParentRef } from '../adapters/types.ts';
+import { CONTROLLER_NAME, LABEL_MANAGED_BY, type ParentRef } from '../adapters/store.ts';
+import type { IPAllocator } from '../adapters/types.ts';
 import { parsePrefix } from '../adapters/address.ts';
 import { until } from './k8s/helpers.ts';
 import { contains, defineSharedCases, makeAllocator, type Kind, type Target } from './k8s/allocator-cases.ts';

@@ -2,8 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ownerKey, reconcile } from '../adapters/reconcile.ts';
 import { InvalidArgumentError } from '../adapters/errors.ts';
-import { allocatorLabels, type IPAddressRecord, type Store } from '../adapters/store.ts';
-import type { ParentRef } from '../adapters/types.ts';
+import { allocatorLabels, type IPAddressRecord, type Store, type ParentRef } from '../adapters/store.ts';
 
 /** A store of the caller's own whose cache holds `records` as given (no validation at its door). */
 function storeHolding(records: IPAddressRecord[]): Store {

@@ -5,14 +5,13 @@
 // with Go's `omitempty` (an empty group — the core group — is left out). A nil parentRef is sent
 // as `spec: {}`, exactly as upstream does; a real API server answers 422 `spec.parentRef:
 // Required value`.
-import type { IPAddressRecord } from '../store.ts';
 import { InvalidArgumentError } from '../errors.ts';
 import { isPlainObject, unreadableInput } from '../input.ts';
 import { quoteInput, quoteText } from '../quote.ts';
 import { labelKeyProblems, labelValueProblems } from '../label-rules.ts';
 import { isAllocatorLabelSet, labelSetProblems, readRecord, unreadableRecord } from '../records.ts';
 import { goInt64 } from './numbers.ts';
-import type { ParentRef } from '../types.ts';
+import type { ParentRef, IPAddressRecord } from '../store.ts';
 
 export const GROUP = 'networking.k8s.io';
 export type ApiVersion = 'v1' | 'v1beta1';

@@ -27,8 +27,7 @@
 import { MemoryCache, MemoryStore, type MemoryStoreOptions, type WatcherErrorHandler } from '../../adapters/memory-store.ts';
 import { AlreadyExistsError } from '../../adapters/errors.ts';
 import { NameTable } from '../../adapters/name-table.ts';
-import type { IPAddressRecord } from '../../adapters/store.ts';
-import type { ParentRef } from '../../adapters/types.ts';
+import type { ParentRef, IPAddressRecord } from '../../adapters/store.ts';
 
 export interface FaultyMemoryStoreOptions extends MemoryStoreOptions {
   /**

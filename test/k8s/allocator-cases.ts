@@ -19,8 +19,8 @@ import type { AllocatorOptions } from '../../adapters/types.ts';
 import { formatAddr, parseAddr, parsePrefix } from '../../adapters/address.ts';
 import { Prefix } from '../../adapters/geometry.ts';
 import { ErrAllocated, ErrFull, ErrNotInRange } from '../../adapters/errors.ts';
-import { allocatorLabels, type IPAddressRecord } from '../../adapters/store.ts';
-import type { IPAllocator, IPFamily, ParentRef } from '../../adapters/types.ts';
+import { allocatorLabels, type IPAddressRecord, type ParentRef } from '../../adapters/store.ts';
+import type { IPAllocator, IPFamily } from '../../adapters/types.ts';
 import type { KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import { rejection } from '../helpers.ts';
 

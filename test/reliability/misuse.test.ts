@@ -13,8 +13,8 @@ import { seededRandom } from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
-import { allocatorLabels } from '../../adapters/store.ts';
-import type { IPAllocator, ParentRef } from '../../adapters/types.ts';
+import { allocatorLabels, type ParentRef } from '../../adapters/store.ts';
+import type { IPAllocator } from '../../adapters/types.ts';
 import { failure } from '../helpers.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };

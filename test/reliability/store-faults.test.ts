@@ -30,9 +30,9 @@ import {
   LABEL_MANAGED_BY,
   type IPAddressRecord,
   type StoreWatcher,
+  type ParentRef,
 } from '../../adapters/store.ts';
 import { KubernetesStore, KubernetesApiError } from '../../adapters/kubernetes/index.ts';
-import type { ParentRef } from '../../adapters/types.ts';
 import { ApiServerDouble } from '../k8s/apiserver-double.ts';
 import { kubeConfigFor } from '../k8s/kubeconfig.ts';
 import { until } from '../k8s/helpers.ts';
