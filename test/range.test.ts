@@ -1043,6 +1043,24 @@ describe('Range options and callbacks that misbehave', () => {
     r.validate();
     r.destroy();
   });
+  it.each([
+    ['10.0.0.0/24', '10.0.0.'],
+    ['2001:db8::/64', '2001:db8::'],
+  ])('a forEach callback that changes the range (%s): the walk goes on from the next address in the index as it then is', (cidr, p) => {
+    const r = new Range(cidr);
+    r.loadMany([`${p}10`, `${p}20`, `${p}30`]);
+    const seen: string[] = [];
+    r.forEach((ip) => {
+      seen.push(ip);
+      if (ip !== `${p}10`) return;
+      r.release(`${p}20`); // not reached yet: not visited
+      r.allocate(`${p}25`); // above the current address: visited
+      r.allocate(`${p}5`); // below it: not visited
+    });
+    expect(seen).toEqual([`${p}10`, `${p}25`, `${p}30`]);
+    r.validate();
+    r.destroy();
+  });
 });
 
 describe('snapshot corruption is always detected (CRC-32 catches every error burst of up to 32 bits)', () => {
