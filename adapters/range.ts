@@ -1331,12 +1331,14 @@ class DryRunRange implements RangeView {
 }
 
 /**
- * A change asked of an object made from a Range with Object.create (see Range's `itself`): the
- * wrapper may read through to the range, but not change it.
+ * A change asked of an object made from a Range with Object.create, or of a Proxy of one (see
+ * Range's `itself`): the wrapper may read through to the range, but not change it. A Proxy is
+ * named too: a tracing Proxy is the usual wrapper, and its user would not recognise it in
+ * "Object.create" alone.
  */
 function refuseWrapper(): InvalidArgumentError {
   return new InvalidArgumentError(
-    'a Range is changed (allocated from, released to, restored, destroyed, given metrics) only on itself, not on an object made from it with Object.create, whose changes would be its own: to override a method, extend Range (fromSnapshot called on the subclass makes one)',
+    'a Range is changed (allocated from, released to, restored, destroyed, given metrics) only on itself, not on an object made from it with Object.create, whose changes would be its own, nor on a Proxy of it: to override or trace a method, extend Range (fromSnapshot called on the subclass makes one)',
   );
 }
 

@@ -352,6 +352,35 @@ describe('the idioms that lose `this`', () => {
     expect(range.allocateNext()).toMatch(/^10\.0\.0\./); // its index alive
     range.destroy();
   });
+  it('a Proxy of a Range (a tracing wrapper) reads the Range, and every change through it is refused naming the Proxy, the Range unchanged', () => {
+    const range = new Range('10.0.0.0/24');
+    range.allocate('10.0.0.1');
+    const before = range.snapshot();
+    const traced: string[] = [];
+    const proxy = new Proxy(range, {
+      get(target, key, receiver) {
+        const value = Reflect.get(target, key, receiver);
+        if (typeof value !== 'function') return value;
+        return function (this: unknown, ...args: unknown[]) {
+          traced.push(String(key));
+          return Reflect.apply(value, this, args);
+        };
+      },
+    });
+    expect([proxy.has('10.0.0.1'), proxy.used(), proxy.snapshot()]).toEqual([true, 1, before]);
+    for (const [name, change] of [
+      ['allocateNext', () => proxy.allocateNext()],
+      ['release', () => proxy.release('10.0.0.1')],
+      ['destroy', () => proxy.destroy()],
+      ['[Symbol.dispose]', () => proxy[Symbol.dispose]()],
+    ] as const) {
+      expect(change, name).toThrow(InvalidArgumentError);
+      expect(change, name).toThrow(/nor on a Proxy of it: to override or trace a method, extend Range/);
+    }
+    expect(traced).toContain('allocateNext');
+    expect([range.used(), range.snapshot()]).toEqual([1, before]);
+    range.destroy();
+  });
   it('an IPAllocator of your own needs no `this` parameter to type-check', () => {
     // The interface's `this: object` refuses calls without an object; a class without the
     // parameter still implements it (tsc checks this file).
