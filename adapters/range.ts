@@ -364,9 +364,10 @@ export class Range implements RangeView {
 
   /** Reserves `ip`. ErrNotInRange outside [first, last] (or other family), ErrAllocated when taken. */
   allocate(this: object, ip: string): void;
-  allocate(this: Range, ip: string): void {
+  allocate(this: Range, ip: string, owner?: unknown): void {
     try {
       this.changing();
+      if (owner != null) throw refuseOwner('allocate', owner);
       const plain = this.plainOffset(ip);
       if (plain >= 0) {
         this.off[0] = 0;
@@ -394,10 +395,11 @@ export class Range implements RangeView {
 
   /** Reserves a free address, dynamic band first, and returns it. ErrFull when none is free. */
   allocateNext(this: object): string;
-  allocateNext(this: Range): string {
+  allocateNext(this: Range, owner?: unknown): string {
     let full: ErrFull;
     try {
       this.changing();
+      if (owner != null) throw refuseOwner('allocateNext', owner);
       if (this.cooling === null ? this.takeNext() : this.takeNextCooling(this.cooling)) {
         const text = this.takenText(); // before the metrics: a registry's code may call in again
         this.metrics.allocation(this.cidr, 'dynamic');
@@ -1287,14 +1289,17 @@ class DryRunRange implements RangeView {
     return viewOf(this, 'size').real.size;
   }
   allocate(this: object, ip: string): void;
-  allocate(this: DryRunRange, ip: string): void {
+  allocate(this: DryRunRange, ip: string, owner?: unknown): void {
     checkViewThis(this, 'allocate');
+    this.real.throwIfDestroyed();
+    if (owner != null) throw refuseOwner('allocate', owner);
     this.real.checkInRange(ip);
   }
   allocateNext(this: object): string;
-  allocateNext(this: DryRunRange): string {
+  allocateNext(this: DryRunRange, owner?: unknown): string {
     checkViewThis(this, 'allocateNext');
     this.real.throwIfDestroyed();
+    if (owner != null) throw refuseOwner('allocateNext', owner);
     return formatAddr(this.real.prefix.version, this.real.prefix.network);
   }
   release(this: object, ip: string): void;
@@ -1328,6 +1333,18 @@ class DryRunRange implements RangeView {
     checkViewThis(this, 'dryRun');
     return this;
   }
+}
+
+/**
+ * An owner given to a Range's allocate or allocateNext: TypeScript refuses the argument, but
+ * JavaScript would drop it without a word, and a caller coming from Allocator (whose records
+ * carry their owner) would believe it recorded. null, "no owner" to an Allocator, is no owner
+ * here either.
+ */
+function refuseOwner(method: 'allocate' | 'allocateNext', owner: unknown): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `a Range records no owner: ${method}() takes ${method === 'allocate' ? 'the address only' : 'no argument'}, but was also given ${quoteInput(owner)}; to record each address with its owner, use an Allocator (its records carry a parentRef)`,
+  );
 }
 
 /**

@@ -512,6 +512,26 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
     expect(formatAddr(4, [0, 0, 0, 0x0a000001])).toBe('10.0.0.1');
   });
 
+  it("a Range's allocate and allocateNext given an owner, as an Allocator's take one: refused, nothing allocated", () => {
+    // TypeScript refuses the second argument; plain JavaScript would drop it without a word
+    const r = new Range('10.0.0.0/29');
+    for (const view of [anyValue(r), anyValue(r.dryRun())]) {
+      expect(() => view.allocateNext(OWNER)).toThrow(
+        /^a Range records no owner: allocateNext\(\) takes no argument, but was also given .*; to record each address with its owner, use an Allocator/,
+      );
+      expect(() => view.allocate('10.0.0.2', OWNER)).toThrow(
+        /^a Range records no owner: allocate\(\) takes the address only, but was also given .*; to record each address with its owner, use an Allocator/,
+      );
+      expect(() => view.allocate('10.0.0.2', 'svc-a')).toThrow(InvalidArgumentError);
+    }
+    expect([r.used(), r.has('10.0.0.2')]).toEqual([0, false]);
+    // null is "no owner" to an Allocator, and no owner here either; undefined is no argument
+    anyValue(r).allocate('10.0.0.2', null);
+    expect(anyValue(r).allocateNext(undefined)).toMatch(/^10\.0\.0\./);
+    expect(r.used()).toBe(2);
+    r.destroy();
+  });
+
   it('MemoryStore.get of a name that is not a string', async () => {
     expect(await failure(() => new MemoryStore().get(anyValue(5)))).toBeInstanceOf(InvalidArgumentError);
   });
