@@ -293,9 +293,11 @@ export class Range implements RangeView {
   );
 
   /**
-   * The range itself, to tell it from an object made from it with Object.create: a Range keeps
-   * its count, index and state in fields of its own, which such a wrapper's changes would write
-   * on the wrapper (splitting the count, or destroying the index the range still uses).
+   * The range itself, to tell it from an object made from it with Object.create, or a Proxy of
+   * it that calls its methods on the Proxy: a Range keeps its count, index and state in fields of
+   * its own, which such a wrapper's changes would write on the wrapper (splitting the count, or
+   * destroying the index the range still uses), or through traps the range cannot see. A Proxy
+   * whose methods are bound to the range calls them on the range itself, and passes.
    */
   private readonly itself: Range = this;
 

@@ -381,6 +381,27 @@ describe('the idioms that lose `this`', () => {
     expect([range.used(), range.snapshot()]).toEqual([1, before]);
     range.destroy();
   });
+  it('a Proxy whose get binds the methods to the Range calls them on the Range: its changes go through, one count', () => {
+    const range = new Range('10.0.0.0/24');
+    const traced: string[] = [];
+    const proxy = new Proxy(range, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target);
+        if (typeof value !== 'function') return value;
+        traced.push(String(key));
+        return value.bind(target);
+      },
+    });
+    const ip = proxy.allocateNext();
+    proxy.allocate('10.0.0.1');
+    expect([range.has(ip), range.has('10.0.0.1'), range.used(), proxy.used()]).toEqual([true, true, 2, 2]);
+    proxy.release(ip);
+    expect([range.has(ip), range.used()]).toEqual([false, 1]);
+    expect(traced).toEqual(expect.arrayContaining(['allocateNext', 'allocate', 'release']));
+    range.validate();
+    proxy.destroy();
+    expect(() => range.used()).toThrow(ErrDestroyed);
+  });
   it('an IPAllocator of your own needs no `this` parameter to type-check', () => {
     // The interface's `this: object` refuses calls without an object; a class without the
     // parameter still implements it (tsc checks this file).
