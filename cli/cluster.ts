@@ -55,6 +55,8 @@ import { setAsideInUse } from '../adapters/kubernetes/kubeconfig-shape.ts';
 import { goesToPlainHttp } from '../adapters/kubernetes/plain-http.ts';
 import {
   answeredBy,
+  blockedPort,
+  blockedPortWhy,
   causeChain,
   deniedByRuntime,
   describeAnswer,
@@ -790,6 +792,13 @@ export class Cluster {
         // naming its internals: messages says it as NO_EXEC_CREDENTIAL
         return new ClusterError(
           `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent, @kubernetes/client-node refused it: ${messages(err)}`,
+        );
+      }
+      // a port fetch never connects to: no request to this server can be sent, on any retry
+      const port = blockedPort(err, this.server);
+      if (port !== undefined) {
+        return new ClusterError(
+          `cannot use context ${quoteText(this.context)} of ${this.file}: the request to ${this.server} was not sent: ${blockedPortWhy(port)}`,
         );
       }
       return new ClusterError(`${verb} ${target} failed without an answer from ${where}: ${messages(err)}`);

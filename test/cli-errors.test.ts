@@ -745,18 +745,27 @@ describe('ipallocator: failures', () => {
     }
   });
 
-  it('a request that fails without an answer and without a network error: names the request and the failure, not "cannot reach"', async () => {
-    const kc = writeKubeconfig('http://127.0.0.1:1'); // a port fetch refuses to use ("bad port")
-    try {
-      const r = await cli(['status', '--kubeconfig', kc.path]);
-      expect([r.code, r.stdout]).toEqual([2, '']);
-      expect(r.stderr).toMatch(
-        /^ipallocator: list servicecidrs\.networking\.k8s\.io failed without an answer from the API server at http:\/\/127\.0\.0\.1:1 \(context "double"\): fetch failed[^\n]*\n$/,
-      );
-    } finally {
-      kc.remove();
-    }
-  });
+  // Regression: said only "list servicecidrs.networking.k8s.io failed without an answer from the
+  // API server at http://127.0.0.1:6000 (context "double"): fetch failed: bad port", no word of why
+  // kubectl reaches the same server.
+  it.each(['http://127.0.0.1:6000', 'http://127.0.0.1:1'])(
+    'a server on a port fetch never connects to (%s): the request was not sent, said why and what to do',
+    async (server) => {
+      const kc = writeKubeconfig(server);
+      try {
+        const r = await cli(['status', '--kubeconfig', kc.path]);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(
+          `ipallocator: cannot use context "double" of the kubeconfig ${JSON.stringify(kc.path)}: the request to ${server} was not sent: ` +
+            `fetch never connects to port ${new URL(server).port}, one of the Fetch standard's "bad ports", so no request to this server can be sent; ` +
+            'kubectl, which has no such list, reaches it: serve the API server on another port, or point the kubeconfig at one that forwards to it ' +
+            '(`kubectl proxy` serves http://127.0.0.1:8001)\n',
+        );
+      } finally {
+        kc.remove();
+      }
+    },
+  );
 
   // Deno without --allow-net: its refusal lies a few causes deep under "fetch failed".
   /** `ipallocator status` under Deno with only the permissions given. */
@@ -782,6 +791,19 @@ describe('ipallocator: failures', () => {
       `ipallocator: cannot reach the API server at ${c.double.url} (context "double"): Requires net access to "${host}", run again with the --allow-net flag\n`,
     );
     expect([r.code, r.stdout]).toEqual([2, '']);
+  });
+
+  it('under Deno, a server on a port fetch never connects to: the request was not sent, said why, exit 2', async () => {
+    const kc = writeKubeconfig('http://127.0.0.1:6000');
+    try {
+      const r = await statusUnderDeno(['--allow-all'], kc.path);
+      expect(r.stderr).toMatch(
+        /^ipallocator: cannot use context "double" of the kubeconfig "[^"]+": the request to http:\/\/127\.0\.0\.1:6000 was not sent: fetch never connects to port 6000, one of the Fetch standard's "bad ports", /,
+      );
+      expect([r.code, r.stdout]).toEqual([2, '']);
+    } finally {
+      kc.remove();
+    }
   });
 
   // Regression: said as a failure to reach the server ("cannot reach the API server at …:

@@ -254,6 +254,24 @@ describe('Kubernetes transport errors', () => {
     expect(e.cause).toBeUndefined();
   });
 
+  it("say why of a server on a port fetch never connects to (a \"bad port\": undici's words, or Deno's fetch's)", async () => {
+    const { translate } = await import('../adapters/kubernetes/errors.ts');
+    const why =
+      'fetch never connects to port 6000, one of the Fetch standard\'s "bad ports", so no request to this server can be sent; ' +
+      'kubectl, which has no such list, reaches it: serve the API server on another port, or point the kubeconfig at one that ' +
+      'forwards to it (`kubectl proxy` serves http://127.0.0.1:8001)';
+    const rows: [Error, string][] = [
+      [new TypeError('fetch failed', { cause: new Error('bad port') }), 'fetch failed: bad port'],
+      [new TypeError('Fetch failed: Requests to port 6000 are blocked'), 'Fetch failed: Requests to port 6000 are blocked'],
+    ];
+    for (const [thrown, said] of rows) {
+      const e = translate(thrown, 'create', 'ipaddresses.networking.k8s.io', '10.0.0.1', 'https://api.example:6000');
+      expect(e.message).toBe(
+        `create ipaddresses.networking.k8s.io "10.0.0.1": ${said} (the API server at https://api.example:6000): ${why}`,
+      );
+    }
+  });
+
   it('name the server and the reason that lies in the causes of fetch\'s "fetch failed", as the command line does', async () => {
     const { translate } = await import('../adapters/kubernetes/errors.ts');
     const rows: [string, Error, string][] = [
@@ -270,6 +288,7 @@ describe('Kubernetes transport errors', () => {
       ],
     ];
     for (const [row, thrown, reason] of rows) {
+      // port 6443 is no bad port: a "bad port" there is another URL's (a redirect's), said as fetch says it
       const e = translate(thrown, 'get', 'ipaddresses.networking.k8s.io', '10.0.0.1', 'https://api.example:6443');
       expect(e.message, row).toBe(`get ipaddresses.networking.k8s.io "10.0.0.1": ${reason} (the API server at https://api.example:6443)`);
       expect((e as { cause?: unknown }).cause, row).toBe(thrown);

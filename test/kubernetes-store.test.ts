@@ -9,6 +9,7 @@ import {
   KubernetesServiceCIDRs,
   KubernetesStore,
   KubernetesApiError,
+  SyncBlockedError,
   SyncDeniedError,
   SyncTimeoutError,
   type KubernetesStoreOptions,
@@ -1860,20 +1861,67 @@ describe('KubernetesStore', () => {
         );
       });
 
-      it('names the server and the reason fetch gives for a port it will not use (port 1: "bad port")', async () => {
-        const s = new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { backoff: { initialMs: 5, maxMs: 20 } });
-        stores.push(s);
-        await until(() => s.stats.errors >= 1, 'a failed list');
-        const err = (await s.waitForSync({ timeoutMs: 20 }).catch((e: unknown) => e)) as SyncTimeoutError;
-        expect(err).toBeInstanceOf(SyncTimeoutError);
-        expect(err.message).toMatch(
-          /\(last error: list ipaddresses\.networking\.k8s\.io: fetch failed: bad port \(the API server at http:\/\/127\.0\.0\.1:1\)\)$/,
-        );
-        expect(err.message).not.toContain(TEST_TOKEN);
-        const get = (await s.get('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
-        expect(get.message).toBe(
-          'get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: bad port (the API server at http://127.0.0.1:1)',
-        );
+      // Regression: a server on a port fetch never connects to (the Fetch standard's "bad ports":
+      // 6000, 10080, …) failed every list alike, and the store listed it again for ever, saying
+      // only "fetch failed: bad port"; waitForSync() without a timeout never returned.
+      it.each(['http://127.0.0.1:6000', 'https://127.0.0.1:10080', 'http://127.0.0.1:1'])(
+        'a server on a port fetch never connects to (%s): waitForSync rejects at once with SyncBlockedError naming it, nothing is tried again',
+        async (server) => {
+          const s = new KubernetesStore(kubeConfigFor(server), { backoff: { initialMs: 1, maxMs: 1 } });
+          stores.push(s);
+          const port = new URL(server).port;
+          const why =
+            `fetch failed: bad port (the API server at ${server}): fetch never connects to port ${port}, one of the ` +
+            `Fetch standard's "bad ports", so no request to this server can be sent; kubectl, which has no such list, ` +
+            'reaches it: serve the API server on another port, or point the kubeconfig at one that forwards to it ' +
+            '(`kubectl proxy` serves http://127.0.0.1:8001)';
+          const err = (await s.waitForSync().catch((e: unknown) => e)) as SyncBlockedError;
+          expect(err).toBeInstanceOf(SyncBlockedError);
+          expect(err).toBeInstanceOf(IPAllocatorError);
+          expect([err.name, err.code, err.target, err.server, err.port]).toEqual([
+            'SyncBlockedError',
+            'ERR_SYNC_BLOCKED',
+            'KubernetesStore',
+            server,
+            port,
+          ]);
+          expect(err.message).toBe(
+            `KubernetesStore: ipaddresses.networking.k8s.io not synced, and not listed again: list ipaddresses.networking.k8s.io: ${why}`,
+          );
+          expect(err.lastError).toBe(s.lastError);
+          expect(err.cause).toBe(err.lastError);
+          expect(err.message).not.toContain(TEST_TOKEN);
+          // asked again: the same answer at once, with or without a timeout
+          await expect(s.waitForSync()).rejects.toBeInstanceOf(SyncBlockedError);
+          await expect(s.waitForSync({ timeoutMs: 600_000 })).rejects.toBeInstanceOf(SyncBlockedError);
+          // many backoffs of 1 ms later, the one list is all there was
+          await new Promise((r) => setTimeout(r, 50));
+          expect(s.stats).toEqual({ lists: 1, watches: 0, expired: 0, errors: 1 });
+          expect(s.state).toBe('syncing');
+          // each request says why too
+          const get = (await s.get('10.0.0.1').catch((e: unknown) => e)) as KubernetesApiError;
+          expect(get).toBeInstanceOf(KubernetesApiError);
+          expect(get.message).toBe(`get ipaddresses.networking.k8s.io "10.0.0.1": ${why}`);
+        },
+      );
+
+      it('a bad port a redirect leads to is no bad port of the server: the store keeps listing', async () => {
+        const port = new URL(unreachable).port;
+        const lw: ListerWatcher = {
+          server: `http://127.0.0.1:${port}`,
+          list: async () => {
+            throw new TypeError('fetch failed', { cause: new Error('bad port') });
+          },
+          watch: async () => () => {},
+        };
+        const informer = new Informer(lw, 'ipaddresses.networking.k8s.io', { owner: 'test', backoff: { initialMs: 1, maxMs: 1 } });
+        informer.start();
+        try {
+          await until(() => informer.stats.lists >= 3, 'lists after the failure');
+          await expect(informer.waitForSync({ timeoutMs: 1 })).rejects.toBeInstanceOf(SyncTimeoutError);
+        } finally {
+          informer.stop();
+        }
       });
 
       it("rejects with the signal's reason when it aborts, or at once when it already has", async () => {
@@ -2127,6 +2175,27 @@ describe('Informer: a permission the runtime denies', () => {
         'KubernetesStore: ipaddresses.networking.k8s.io not synced: Deno denies the list a permission it needs, on every retry until it is granted: run with --allow-net ' +
         `(last error: list ipaddresses.networking.k8s.io: fetch failed: Requires net access to "${new URL(server).host}", run again with the --allow-net flag (the API server at ${server}))`,
     });
+  });
+
+  it('under Deno, a KubernetesStore on a port fetch never connects to: waitForSync() without a timeout rejects with SyncBlockedError', async () => {
+    const { execFile } = await import('node:child_process');
+    const root = join(import.meta.dirname, '..');
+    const deno = join(root, 'node_modules', '.bin', 'deno');
+    const child = join(import.meta.dirname, 'k8s', 'wait-for-sync-child.ts');
+    const server = 'http://127.0.0.1:6000';
+    const out = await new Promise<string>((done, fail) =>
+      execFile(
+        deno,
+        ['run', '--allow-all', child, server],
+        { cwd: root, env: { ...process.env, NO_COLOR: '1' }, timeout: 50_000 },
+        (err, stdout, stderr) => (err === null ? done(stdout) : fail(new Error(`${err.message}\n${stderr}`))),
+      ),
+    );
+    const said = JSON.parse(out) as { name: string; code: string; message: string };
+    expect([said.name, said.code]).toEqual(['SyncBlockedError', 'ERR_SYNC_BLOCKED']);
+    expect(said.message).toMatch(
+      /^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced, and not listed again: list ipaddresses\.networking\.k8s\.io: fetch failed: bad port \(the API server at http:\/\/127\.0\.0\.1:6000\): fetch never connects to port 6000, /,
+    );
   });
 
   it('a failure that is no denial (a refused connection) keeps waitForSync waiting, as before', async () => {

@@ -12,8 +12,9 @@
 // `AlreadyExists`, `Invalid`, `InternalError`, …); the class itself is told apart by `name`
 // ('KubernetesApiError') or instanceof.
 //
-// SyncTimeoutError and SyncDeniedError are ours (IPAllocatorErrors with stable codes): waitForSync's
-// timeout ran out, or the runtime denied the list a permission.
+// SyncTimeoutError, SyncDeniedError and SyncBlockedError are ours (IPAllocatorErrors with stable
+// codes): waitForSync's timeout ran out, the runtime denied the list a permission, or fetch refuses
+// the server's port.
 import { AlreadyExistsError, IPAllocatorError, NotFoundError, nameErrorClasses } from '../errors.ts';
 import { showUnseen } from '../quote.ts';
 import { cutMessage, describeErrorBody } from './bodies.ts';
@@ -160,6 +161,81 @@ export class SyncDeniedError extends IPAllocatorError {
 }
 nameErrorClasses({ SyncDeniedError });
 
+/**
+ * `waitForSync()` met a list that no retry can change: the API server's URL has a port fetch never
+ * connects to (`http://10.0.0.1:6000`, one of the Fetch standard's "bad ports"), so the list was
+ * not sent and no list will be: the informer does not list again, and every later waitForSync
+ * rejects the same way at once. `lastError` (also the `cause`) is that list's failure, whose
+ * message says why and what to do; `server` is the API server as messages show it, `port` its port.
+ */
+export class SyncBlockedError extends IPAllocatorError {
+  static override readonly code = 'ERR_SYNC_BLOCKED' as const;
+  declare readonly code: 'ERR_SYNC_BLOCKED';
+  /** What was waited for, e.g. `KubernetesStore`. */
+  readonly target: string;
+  /** The API server, as messages show it (no credentials, query or fragment). */
+  readonly server: string;
+  /** The port fetch refuses, as the URL writes it (`6000`). */
+  readonly port: string;
+  /** The failed list: its message says why no request can be sent. */
+  readonly lastError: Error;
+  constructor(target: string, resource: string, server: string, port: string, lastError: Error) {
+    super(`${target}: ${resource} not synced, and not listed again: ${lastError.message}`);
+    this.target = target;
+    this.server = server;
+    this.port = port;
+    this.lastError = lastError;
+    this.cause = lastError;
+  }
+}
+nameErrorClasses({ SyncBlockedError });
+
+/**
+ * The Fetch standard's "bad ports" (https://fetch.spec.whatwg.org/#bad-port): fetch — undici's,
+ * which client-node 2.x sends every request with under Node and Deno, and Deno's own — fails a
+ * request to an http(s):// URL on one of them before connecting, whatever is listening there.
+ * kubectl (Go's net/http) has no such list.
+ */
+const BAD_PORTS = new Set(
+  (
+    '1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 ' +
+    '111 113 115 117 119 123 135 137 139 143 161 179 389 427 465 512 513 514 515 526 530 531 ' +
+    '532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049 3659 4045 4190 ' +
+    '5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080'
+  ).split(' '),
+);
+
+/**
+ * The port of `server` when `err` is fetch's refusal of it (undici: "bad port" under "fetch
+ * failed"; Deno's fetch: "Requests to port 6000 are blocked"): a failure every retry meets
+ * alike, since the URL never changes. Undefined otherwise — a bad port a redirect led to is
+ * another URL's, and a client (client-node 1.x's node-fetch) that connects to such a port never
+ * fails so.
+ */
+export function blockedPort(err: unknown, server: string | undefined): string | undefined {
+  if (server === undefined) return undefined;
+  let port: string;
+  try {
+    port = new URL(server).port;
+  } catch {
+    return undefined;
+  }
+  if (!BAD_PORTS.has(port)) return undefined;
+  const refused = causeChain(err).some(
+    ({ message }) => typeof message === 'string' && (message === 'bad port' || /\bRequests to port \d+ are blocked\b/.test(message)),
+  );
+  return refused ? port : undefined;
+}
+
+/** Why a request to a server on `port`, which fetch refuses (blockedPort), cannot be sent, and what to do. */
+export function blockedPortWhy(port: string): string {
+  return (
+    `fetch never connects to port ${port}, one of the Fetch standard's "bad ports", so no request to this server can be sent; ` +
+    'kubectl, which has no such list, reaches it: serve the API server on another port, or point the kubeconfig at one ' +
+    'that forwards to it (`kubectl proxy` serves http://127.0.0.1:8001)'
+  );
+}
+
 function parseStatus(body: unknown): ApiStatus | undefined {
   let v: unknown = body;
   if (typeof v === 'string') {
@@ -244,8 +320,9 @@ export function answeredBy(origin: string | undefined, server: string | undefine
  *
  * A failure without an HTTP status says the error and its causes, then the server when given
  * (`server`: as messages show it, shownServer — no credentials, query or fragment): e.g. `list
- * ipaddresses.networking.k8s.io: fetch failed: bad port (the API server at https://127.0.0.1:1)`
- * — unless it failed on the user's credentials (an exec plugin's, say), before anything was sent.
+ * ipaddresses.networking.k8s.io: fetch failed: connect ECONNREFUSED 127.0.0.1:6443 (the API server
+ * at https://127.0.0.1:6443)` — unless it failed on the user's credentials (an exec plugin's, say),
+ * before anything was sent. A server on a port fetch never connects to (blockedPort) is said why.
  *
  * A request a redirect took to another host (noteRedirect) fails with a KubernetesApiError naming
  * that host (answeredBy): its 404 or 409 says nothing of the object, and is never a NotFoundError
@@ -307,7 +384,10 @@ export function translate(
   // an error whose message may quote a credential is not kept as the cause, which Node prints
   // with an uncaught error (and console.error with any error)
   const cause = quotesCredential(err) ? undefined : err;
-  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${reason}${where}`, cause);
+  // a port fetch never connects to: said why, since no retry would change it
+  const port = elsewhere === undefined ? blockedPort(err, server) : undefined;
+  const why = port === undefined ? '' : `: ${blockedPortWhy(port)}`;
+  return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${reason}${where}${why}`, cause);
 }
 
 /** One error of a cause chain, with the fields the readings of a failure look at. */

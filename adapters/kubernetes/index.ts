@@ -2,7 +2,7 @@
 // Requires the optional peer dependency @kubernetes/client-node (^1.4.0 || ^2.0.1).
 import './load-first.ts'; // first: before any module that loads client-node
 export { KubernetesStore, type KubernetesStoreOptions } from './store.ts';
-export { KubernetesApiError, SyncDeniedError, SyncTimeoutError, type ApiStatus } from './errors.ts';
+export { KubernetesApiError, SyncBlockedError, SyncDeniedError, SyncTimeoutError, type ApiStatus } from './errors.ts';
 export { KubeconfigCredentialError } from './user-checks.ts';
 export type { InformerStats, WaitForSyncOptions } from './informer.ts';
 export type { InformerState } from './informer-state.ts';

@@ -75,7 +75,17 @@ import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
 import { optionsObject, readMember, unreadableInput } from '../input.ts';
 import { formatCount, quoteInput } from '../quote.ts';
 import { fieldProblem, namedObjectProblem, typeProblem } from './answers.ts';
-import { causeChain, deniedByRuntime, httpCode, KubernetesApiError, SyncDeniedError, SyncTimeoutError, translate } from './errors.ts';
+import {
+  blockedPort,
+  causeChain,
+  deniedByRuntime,
+  httpCode,
+  KubernetesApiError,
+  SyncBlockedError,
+  SyncDeniedError,
+  SyncTimeoutError,
+  translate,
+} from './errors.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
@@ -211,6 +221,11 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * Current only while it is still lastError.
    */
   private denial: { error: Error; denied: string } | undefined;
+  /**
+   * Set when a list or watch failed on a port fetch never connects to (blockedPort): every retry
+   * would fail alike, so the loop has ended, and every waitForSync rejects with it.
+   */
+  private blocked: SyncBlockedError | undefined;
   private readonly convert: (obj: unknown) => R;
 
   constructor(
@@ -289,7 +304,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
   /**
    * Resolves once the first list is applied. Rejects with ErrDestroyed when stopped (before or
    * while waiting), SyncTimeoutError after `timeoutMs`, SyncDeniedError when the runtime denies
-   * the list a permission (before the first sync), `signal.reason` when the signal aborts,
+   * the list a permission (before the first sync), SyncBlockedError when fetch refuses the
+   * server's port (no list is sent again), `signal.reason` when the signal aborts,
    * InvalidArgumentError for options of the wrong type. Leaves no timer or listener behind.
    */
   waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
@@ -326,7 +342,8 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     if (this.stopped) return Promise.reject(new ErrDestroyed(this.owner));
     if (signal?.aborted) return Promise.reject(signal.reason);
     if (this.synced) return Promise.resolve();
-    // denied now, denied on every retry until granted: waiting would never end
+    // blocked for good, or denied now and on every retry until granted: waiting would never end
+    if (this.blocked !== undefined) return Promise.reject(this.blocked);
     const denied = this.deniedSync();
     if (denied !== undefined) return Promise.reject(denied);
     return this.syncWaiters.add(timeoutMs, signal, () => new SyncTimeoutError(this.owner, this.resource, timeoutMs!, this.lastError));
@@ -432,6 +449,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
         } catch (err) {
           if (this.stopped) return;
           this.failed(translate(err, 'list', this.resource, undefined, this.lw.server), err);
+          if (this.blocked !== undefined) return; // no list could ever be sent: trying again would only fail again
           await this.pause();
           continue;
         }
@@ -458,6 +476,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
           const asked = askedWait(outcome.error, { verb: 'watch', resource: this.resource });
           if (asked !== undefined) this.serverAsked(asked.seconds);
           this.failed(translate(outcome.error, 'watch', this.resource, undefined, this.lw.server), outcome.error);
+          if (this.blocked !== undefined) return;
           await this.pause();
           break;
         }
@@ -481,12 +500,16 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.lastError = error;
     const denied = deniedByRuntime(thrown);
     this.denial = denied === undefined ? undefined : { error, denied };
+    const port = blockedPort(thrown, this.lw.server);
+    if (port !== undefined) this.blocked = new SyncBlockedError(this.owner, this.resource, this.lw.server!, port, error);
     this.status.set(this.synced ? 'relisting' : 'syncing', error);
     // Before the first sync, a permission the runtime denies ends every wait for it (SyncDeniedError);
     // any other failure may pass, and the waits go on. A listener above may have stopped the informer.
     if (denied !== undefined && !this.synced && !this.stopped) {
       this.syncWaiters.rejectAll(() => new SyncDeniedError(this.owner, this.resource, denied, error));
     }
+    const blocked = this.blocked;
+    if (blocked !== undefined && !this.synced && !this.stopped) this.syncWaiters.rejectAll(() => blocked);
   }
 
   /** The apiVersion the resource is asked for in (its lists and watch events must say it). */

@@ -54,7 +54,9 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
    * Resolves once the first complete list has been applied (at once if it has). Rejects with
    * SyncTimeoutError after `timeoutMs` (naming the last list/watch failure: an unreachable
    * server never answers), with SyncDeniedError when Deno denies a permission the list needs
-   * (`flag` says which: every retry is denied until it is granted), with `signal.reason` when
+   * (`flag` says which: every retry is denied until it is granted), with SyncBlockedError when
+   * the API server's URL has a port fetch never connects to (6000, 10080, …: no list is sent
+   * again), with `signal.reason` when
    * `signal` aborts, and with ErrDestroyed when closed before or meanwhile. Without options it
    * waits as long as it takes otherwise.
    */
