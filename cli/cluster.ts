@@ -594,7 +594,8 @@ export class Cluster {
     // The answer is read from the JSON the probe parsed (answer-probe.ts), never from client-node's
     // typed decoding of it, which reads a field of the wrong type as if it were right.
     const contentType = probe.contentType;
-    const json = contentType === undefined || isJson(contentType);
+    // JSON cut short (probe.notJson) is no JSON either: said with its content type
+    const json = !probe.notJson && (contentType === undefined || isJson(contentType));
     if (probe.json !== undefined) answer = probe.json.value as T;
     const checked = json ? read(answer) : typeof answer === 'string' ? describeText(answer) : 'not JSON';
     const what = target.name === undefined ? target.resource : `${target.resource} "${target.name}"`;

@@ -14,6 +14,8 @@ import { kubeConfigFor } from './k8s/kubeconfig.ts';
 import { cacheNames, Mirror, until, openStore } from './k8s/helpers.ts';
 
 const LOGIN_PAGE = '<html><body>Sign in to continue</body></html>';
+/** An answer cut short, as a proxy or a broken server may send it (the double's garbleNext). */
+const TRUNCATED_JSON = '{"kind": "IPAddressLi';
 
 function ipAddress(name: string): KubeObject {
   return {
@@ -37,6 +39,14 @@ const badLists: { name: string; body: unknown; contentType?: string; says: strin
     name: 'a login page (200 text/html)',
     body: LOGIN_PAGE,
     says: 'list ipaddresses.networking.k8s.io: the API server answered with a malformed body (content type text/html): not JSON',
+  },
+  {
+    // Regression: said as "a text that is not JSON (not quoted: it may hold a credential)", the
+    // words for an exec credential plugin's output
+    name: 'JSON cut short (200 application/json)',
+    body: TRUNCATED_JSON,
+    contentType: 'application/json',
+    says: 'list ipaddresses.networking.k8s.io: the API server answered with a malformed body (content type application/json): not JSON',
   },
   {
     name: 'an empty object',
@@ -254,8 +264,16 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
    * was asked for, and what the error then says came back. The body is sent as JSON unless it is
    * the login page (text/html); `json` sends a string as a JSON string.
    */
-  const badObjects = (name: string): { name: string; body: unknown; json?: boolean; what: string }[] => [
+  const badObjects = (name: string): { name: string; body: unknown; json?: boolean; contentType?: string; what: string }[] => [
     { name: 'a login page (200 text/html)', body: LOGIN_PAGE, what: 'a malformed body (content type text/html): not JSON' },
+    // Regression: said as "a text that is not JSON (not quoted: it may hold a credential)", the
+    // words for an exec credential plugin's output, and without what a create may have done
+    {
+      name: 'JSON cut short (application/json)',
+      body: TRUNCATED_JSON,
+      contentType: 'application/json',
+      what: 'a malformed body (content type application/json): not JSON',
+    },
     { name: 'an empty JSON array', body: [], what: `a JSON array, not the IPAddress "${name}"` },
     { name: 'a JSON number', body: 42, what: `the JSON number 42, not the IPAddress "${name}"` },
     { name: 'a JSON string', body: 'hello', json: true, what: `the JSON string "hello", not the IPAddress "${name}"` },
@@ -303,10 +321,11 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
   ];
 
   /** Arms the double's proxy to answer the next `verb` on ipaddresses with `row.body`. */
-  const answerWith = (verb: 'get' | 'create' | 'delete', row: { body: unknown; json?: boolean }, status = 200) =>
+  const answerWith = (verb: 'get' | 'create' | 'delete', row: { body: unknown; json?: boolean; contentType?: string }, status = 200) =>
     d.proxyAnswerNext(verb, 'ipaddresses', row.json ? JSON.stringify(row.body) : row.body, {
       status,
       ...(row.json ? { contentType: 'application/json' } : {}),
+      ...(row.contentType === undefined ? {} : { contentType: row.contentType }),
     });
 
   for (const row of badObjects('10.0.0.1')) {
@@ -347,7 +366,7 @@ describe('KubernetesStore: a list or watch answer that is not what was asked for
    * A delete's answers: the get's (an IPAddress is the object marked for deletion, and must be
    * the one asked for), except that anything else is neither a Status nor that IPAddress.
    */
-  const badDeletes: { name: string; body: unknown; json?: boolean; what: string }[] = [
+  const badDeletes: { name: string; body: unknown; json?: boolean; contentType?: string; what: string }[] = [
     ...badObjects('10.0.0.1')
       .filter((row) => row.name !== 'an empty object')
       .map((row) =>

@@ -28,6 +28,12 @@ export interface AnswerProbe {
   readonly contentType: string | undefined;
   /** The last answer's JSON (any JSON value, a string too), when it was a 2xx JSON answer; else undefined. */
   readonly json: { value: unknown } | undefined;
+  /**
+   * True when the last answer was a 2xx said to be JSON (its content type) whose body does not
+   * parse: cut short by a proxy or a broken server. client-node is handed `null` for it, as for
+   * JSON the probe parsed, so that it says nothing of its own (JSON.parse's SyntaxError).
+   */
+  readonly notJson: boolean;
   /** True once an answer arrived (its `post` ran): the request was answered. */
   readonly answered: boolean;
   /** Forgets the last answer: call before each attempt. */
@@ -45,10 +51,12 @@ export function answerProbe(): AnswerProbe {
   const probe = {
     contentType: undefined as string | undefined,
     json: undefined as { value: unknown } | undefined,
+    notJson: false,
     answered: false,
     reset() {
       probe.contentType = undefined;
       probe.json = undefined;
+      probe.notJson = false;
       probe.answered = false;
     },
     middleware: {
@@ -66,13 +74,9 @@ export function answerProbe(): AnswerProbe {
     try {
       probe.json = { value: JSON.parse(text) as unknown };
     } catch {
-      // not JSON after all: client-node reads it as before (and fails on it)
-      const again = {
-        text: () => Promise.resolve(text),
-        binary: () => Promise.resolve(new TextEncoder().encode(text)),
-        stream: () => null,
-      };
-      return new ResponseContext(context.httpStatusCode, context.headers, again as unknown as ResponseContext['body']);
+      // not JSON after all: said by the caller as the server's malformed answer. client-node would
+      // fail on it with JSON.parse's SyntaxError, which reads as a credential plugin's output.
+      probe.notJson = true;
     }
     return new ResponseContext(context.httpStatusCode, context.headers, NULL_BODY as unknown as ResponseContext['body']);
   }
@@ -148,10 +152,12 @@ export async function requestJson(
   // client-node decodes text (text/*) into an empty typed object: only the content type tells it
   // from `{}`. A redirect to another host (a login page) is said, naming it.
   const from = redirected?.origin === undefined ? '' : ` from ${redirected.origin}, where the API server redirected the request`;
-  if (contentType !== undefined && !isJson(contentType)) throw malformed(`a malformed body (content type ${contentType})${from}: not JSON`);
+  if (contentType !== undefined && (!isJson(contentType) || probe.notJson)) {
+    throw malformed(`a malformed body (content type ${contentType})${from}: not JSON`);
+  }
   if (redirected !== undefined) throw malformed(notTheApiServersAnswer(redirected, target.verb));
   if (probe.json !== undefined) return probe.json.value;
-  // A 2xx JSON body the probe could not parse fails client-node's decoding as well; a body with
-  // no content type fails it too ("No Content-Type defined"): what is left is client-node's.
+  // A body with no content type fails client-node's decoding ("No Content-Type defined"): what is
+  // left is client-node's.
   return decoded;
 }
