@@ -166,7 +166,7 @@ export const NOT_READY_WHY = Object.freeze({
   storeNotSynced: "its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has)",
   switchedOff: 'setReady(false) holds it',
   serviceCIDRsNotSynced: "the ServiceCIDRs have not synced yet (a KubernetesServiceCIDRs' waitForSync() resolves when they have)",
-  noRangeReady: 'no range is ready (a ServiceCIDR without its Ready condition yet, or a store that has not synced)',
+  noRangeReady: 'no range is ready (a ServiceCIDR without its Ready condition yet, or being deleted, or a store that has not synced)',
 });
 
 /**

@@ -10,6 +10,8 @@ import type { IPAllocator } from '../adapters/types.ts';
 import { FaultyMemoryStore } from './doubles/memory-store-faults.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
+const NO_RANGE_READY =
+  'allocator not ready: no range is ready (a ServiceCIDR without its Ready condition yet, or being deleted, or a store that has not synced)';
 
 async function rejection(call: () => Promise<unknown>): Promise<Error> {
   const e = await call().then(
@@ -84,9 +86,23 @@ describe('MetaAllocator: what it waits for, or that it has no range', () => {
     for (const call of [() => meta.allocateNext(), () => meta.dryRun().allocateNext()]) {
       const e = await rejection(call);
       expect(e).toBeInstanceOf(ErrNotReady);
-      expect(e.message).toBe(
-        'allocator not ready: no range is ready (a ServiceCIDR without its Ready condition yet, or a store that has not synced)',
-      );
+      expect(e.message).toBe(NO_RANGE_READY);
+    }
+    meta.destroy();
+  });
+
+  // Regression: the only range's ServiceCIDR being deleted (its finalizer pending) said only "a
+  // ServiceCIDR without its Ready condition yet, or a store that has not synced", neither of which
+  // an operator who had just deleted it would find
+  it('no range ready (the only ServiceCIDR being deleted): allocateNext and the dry run say it may be', async () => {
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('kubernetes', ['10.0.0.0/24']);
+    const meta = new MetaAllocator('IPv4', cidrs, { store: new FaultyMemoryStore() });
+    cidrs.markDeleting('kubernetes');
+    for (const call of [() => meta.allocateNext(), () => meta.dryRun().allocateNext()]) {
+      const e = await rejection(call);
+      expect(e).toBeInstanceOf(ErrNotReady);
+      expect(e.message).toBe(NO_RANGE_READY);
     }
     meta.destroy();
   });
