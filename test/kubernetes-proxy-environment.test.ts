@@ -8,7 +8,7 @@
 import { KubeConfig as KubeConfigNow } from '@kubernetes/client-node';
 import { KubeConfig as KubeConfig1 } from 'client-node-1';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { KubernetesStore } from '../adapters/kubernetes/index.ts';
+import { KubernetesStore, SyncBlockedError } from '../adapters/kubernetes/index.ts';
 import { KubernetesApiError } from '../adapters/kubernetes/errors.ts';
 import { proxyFromEnvironment, UnusableProxyError } from '../adapters/kubernetes/proxy-environment.ts';
 import { addIPAddress, addServiceCIDR, cli } from './cli-helpers.ts';
@@ -472,6 +472,31 @@ describe("requests go through a proxy as Go's net/http sends them (a proxy-url o
     );
     expect((error as Error).cause).toBeInstanceOf(UnusableProxyError);
   });
+
+  // Regression: the list was refused the same way after every backoff, for ever, and waitForSync()
+  // without a timeout never returned
+  it.each([
+    ['HTTP_PROXY', 'socks4://127.0.0.1:1080'],
+    ['proxy-url', 'socks4://127.0.0.1:1080'],
+    ['proxy-url', 'http://[bad'],
+  ] as const)(
+    'a proxy in %s no request can go through (%s): waitForSync rejects at once with SyncBlockedError, nothing listed again',
+    async (where, url) => {
+      const store = storeThrough(url, where);
+      store.start();
+      const err = (await store.waitForSync().catch((e: unknown) => e)) as SyncBlockedError;
+      expect(err).toBeInstanceOf(SyncBlockedError);
+      expect([err.code, err.port, err.server]).toEqual(['ERR_SYNC_BLOCKED', undefined, server]);
+      expect(err.message).toMatch(
+        /^KubernetesStore: ipaddresses\.networking\.k8s\.io not synced, and not listed again: list ipaddresses\.networking\.k8s\.io: the request was not sent: the (environment variable HTTP_PROXY|proxy-url of cluster "double" in the kubeconfig) (does not start with|is no URL)/,
+      );
+      expect(err.message).not.toContain('[bad');
+      await expect(store.waitForSync({ timeoutMs: 600_000 })).rejects.toBeInstanceOf(SyncBlockedError);
+      // many backoffs later (the default's first is 200 ms), the one list is all there was
+      await new Promise((r) => setTimeout(r, 600));
+      expect(store.stats).toMatchObject({ lists: 1, errors: 1 });
+    },
+  );
 
   it.each([
     ['socks5', 'HTTP_PROXY'],

@@ -162,11 +162,13 @@ export class SyncDeniedError extends IPAllocatorError {
 nameErrorClasses({ SyncDeniedError });
 
 /**
- * `waitForSync()` met a list that no retry can change: the API server's URL has a port fetch never
- * connects to (`http://10.0.0.1:6000`, one of the Fetch standard's "bad ports"), so the list was
- * not sent and no list will be: the informer does not list again, and every later waitForSync
- * rejects the same way at once. `lastError` (also the `cause`) is that list's failure, whose
- * message says why and what to do; `server` is the API server as messages show it, `port` its port.
+ * `waitForSync()` met a list that no retry can change, as the kubeconfig and the environment were
+ * read: the API server's URL has a port fetch never connects to (`http://10.0.0.1:6000`, one of
+ * the Fetch standard's "bad ports"), or its proxy is one no request can go through (a proxy-url or
+ * HTTPS_PROXY of another scheme than http://, https://, socks5:// and socks5h://, or no URL at
+ * all). The list was not sent and none will be: the informer does not list again, and every later
+ * waitForSync rejects the same way at once. `lastError` (also the `cause`) is that list's failure,
+ * whose message says why and what to do.
  */
 export class SyncBlockedError extends IPAllocatorError {
   static override readonly code = 'ERR_SYNC_BLOCKED' as const;
@@ -174,12 +176,12 @@ export class SyncBlockedError extends IPAllocatorError {
   /** What was waited for, e.g. `KubernetesStore`. */
   readonly target: string;
   /** The API server, as messages show it (no credentials, query or fragment). */
-  readonly server: string;
-  /** The port fetch refuses, as the URL writes it (`6000`). */
-  readonly port: string;
+  readonly server: string | undefined;
+  /** The port fetch refuses, as the URL writes it (`6000`), when that is why; undefined for a proxy. */
+  readonly port: string | undefined;
   /** The failed list: its message says why no request can be sent. */
   readonly lastError: Error;
-  constructor(target: string, resource: string, server: string, port: string, lastError: Error) {
+  constructor(target: string, resource: string, server: string | undefined, port: string | undefined, lastError: Error) {
     super(`${target}: ${resource} not synced, and not listed again: ${lastError.message}`);
     this.target = target;
     this.server = server;

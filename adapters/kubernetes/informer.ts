@@ -86,6 +86,7 @@ import {
   SyncTimeoutError,
   translate,
 } from './errors.ts';
+import { UnusableProxyError } from './proxy-environment.ts';
 import { GROUP, matchesSelector, notOlder, revision, toRecord, type LabelSelector } from './objects.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import { MAX_TIMEOUT_MS } from './numbers.ts';
@@ -222,8 +223,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    */
   private denial: { error: Error; denied: string } | undefined;
   /**
-   * Set when a list or watch failed on a port fetch never connects to (blockedPort): every retry
-   * would fail alike, so the loop has ended, and every waitForSync rejects with it.
+   * Set when a list or watch failed on a port fetch never connects to (blockedPort) or a proxy no
+   * request goes through (UnusableProxyError): every retry would fail alike, so the loop has
+   * ended, and every waitForSync rejects with it.
    */
   private blocked: SyncBlockedError | undefined;
   private readonly convert: (obj: unknown) => R;
@@ -305,7 +307,7 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * Resolves once the first list is applied. Rejects with ErrDestroyed when stopped (before or
    * while waiting), SyncTimeoutError after `timeoutMs`, SyncDeniedError when the runtime denies
    * the list a permission (before the first sync), SyncBlockedError when fetch refuses the
-   * server's port (no list is sent again), `signal.reason` when the signal aborts,
+   * server's port or the proxy is unusable (no list is sent again), `signal.reason` when the signal aborts,
    * InvalidArgumentError for options of the wrong type. Leaves no timer or listener behind.
    */
   waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
@@ -500,8 +502,12 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
     this.lastError = error;
     const denied = deniedByRuntime(thrown);
     this.denial = denied === undefined ? undefined : { error, denied };
+    // a failure no retry can change: the server's port is one fetch refuses, or the proxy one no
+    // request goes through (both read once, as the store started)
     const port = blockedPort(thrown, this.lw.server);
-    if (port !== undefined) this.blocked = new SyncBlockedError(this.owner, this.resource, this.lw.server!, port, error);
+    if (port !== undefined || causeChain(thrown).some((e) => e instanceof UnusableProxyError)) {
+      this.blocked = new SyncBlockedError(this.owner, this.resource, this.lw.server, port, error);
+    }
     this.status.set(this.synced ? 'relisting' : 'syncing', error);
     // Before the first sync, a permission the runtime denies ends every wait for it (SyncDeniedError);
     // any other failure may pass, and the waits go on. A listener above may have stopped the informer.

@@ -55,8 +55,8 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
    * SyncTimeoutError after `timeoutMs` (naming the last list/watch failure: an unreachable
    * server never answers), with SyncDeniedError when Deno denies a permission the list needs
    * (`flag` says which: every retry is denied until it is granted), with SyncBlockedError when
-   * the API server's URL has a port fetch never connects to (6000, 10080, …: no list is sent
-   * again), with `signal.reason` when
+   * the API server's URL has a port fetch never connects to (6000, 10080, …), or its proxy is of
+   * a scheme no request goes through (no list is sent again), with `signal.reason` when
    * `signal` aborts, and with ErrDestroyed when closed before or meanwhile. Without options it
    * waits as long as it takes otherwise.
    */
