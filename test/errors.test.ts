@@ -15,7 +15,7 @@ import { canonicalAddr } from '../adapters/address.ts';
 import { Range } from '../adapters/range.ts';
 import { validateServiceCIDRSpec } from '../adapters/service-cidrs.ts';
 import { checkParentRef } from '../adapters/records.ts';
-import { SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
+import { SyncBlockedError, SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
 import { StillAllocatedError } from '../adapters/dual-stack.ts';
 
 const limit = Error.stackTraceLimit;
@@ -140,6 +140,7 @@ describe('typed errors', () => {
     expectTypeOf(e.code).toEqualTypeOf<'ERR_RANGE_FULL'>();
     expectTypeOf(new InvalidAddressError('x', 'unable to parse IP').code).toEqualTypeOf<'ERR_INVALID_ADDRESS'>();
     expectTypeOf<SyncTimeoutError['code']>().toEqualTypeOf<'ERR_SYNC_TIMEOUT'>();
+    expectTypeOf<SyncBlockedError['code']>().toEqualTypeOf<'ERR_SYNC_BLOCKED'>();
     expect(e.code).toBe(ErrFull.code);
   });
 
@@ -473,6 +474,12 @@ describe('error names survive a minifier renaming the classes', () => {
     ['ErrFull', () => new ErrFull(), 'ErrFull: range is full'],
     ['StillAllocatedError', () => new StillAllocatedError('10.0.0.1', 'IPv4'), undefined],
     ['SyncTimeoutError', () => new SyncTimeoutError('KubernetesStore', 'ipaddresses', 1000, undefined), undefined],
+    [
+      'SyncBlockedError',
+      () =>
+        new SyncBlockedError('KubernetesStore', 'ipaddresses', 'http://10.0.0.1:6000', '6000', new Error('list: fetch failed: bad port')),
+      undefined,
+    ],
   ] as const)('%s keeps its name when its class is renamed', (name, make, stack) => {
     const made = make();
     const type = made.constructor as { name: string };
