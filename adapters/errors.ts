@@ -163,7 +163,8 @@ export class ErrNotReady extends IPAllocatorError {
 
 /** Why an allocator answers ErrNotReady, as its message says it: what to wait for. */
 export const NOT_READY_WHY = Object.freeze({
-  storeNotSynced: "its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has)",
+  storeNotSynced:
+    "its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has, or rejects saying why it cannot)",
   switchedOff: 'setReady(false) holds it',
   serviceCIDRsNotSynced: "the ServiceCIDRs have not synced yet (a KubernetesServiceCIDRs' waitForSync() resolves when they have)",
   noRangeReady: 'no range is ready (a ServiceCIDR without its Ready condition yet, or being deleted, or a store that has not synced)',

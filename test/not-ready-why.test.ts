@@ -29,7 +29,10 @@ describe.each([
   it("the store's cache has not synced: every allocation and the dry run's, naming waitForSync", async () => {
     const store = new FaultyMemoryStore({ synced: false });
     const a: IPAllocator & { setReady(ready: boolean): void; destroy(): void } = make(store);
-    const said = "allocator not ready: its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has)";
+    // Regression: a KubernetesStore that never can sync (a server on a port fetch never connects
+    // to) had every allocation say only that waitForSync "resolves when it has"
+    const said =
+      "allocator not ready: its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has, or rejects saying why it cannot)";
     for (const call of [
       () => a.allocateNext(OWNER),
       () => a.allocate('10.0.0.7', OWNER),
