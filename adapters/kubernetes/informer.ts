@@ -307,8 +307,9 @@ export class Informer<R extends CachedRecord = IPAddressRecord> {
    * Resolves once the first list is applied. Rejects with ErrDestroyed when stopped (before or
    * while waiting), SyncTimeoutError after `timeoutMs`, SyncDeniedError when the runtime denies
    * the list a permission (before the first sync), SyncBlockedError when fetch refuses the
-   * server's port or the proxy is unusable (no list is sent again), `signal.reason` when the signal aborts,
-   * InvalidArgumentError for options of the wrong type. Leaves no timer or listener behind.
+   * server's port or the proxy is unusable (no list is sent again), `signal.reason` when the
+   * signal aborts, InvalidArgumentError for options of the wrong type. Leaves no timer or
+   * listener behind.
    */
   waitForSync(options: WaitForSyncOptions = {}): Promise<void> {
     let read: WaitForSyncOptions;
