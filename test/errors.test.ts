@@ -499,3 +499,22 @@ describe('error names survive a minifier renaming the classes', () => {
     expect([new RangeExhausted().name, new RangeExhausted().code]).toEqual(['RangeExhausted', 'ERR_RANGE_FULL']);
   });
 });
+
+describe("docs/api.md's table of error codes", () => {
+  it('names every error class the package exports, with its code', async () => {
+    const { readFileSync } = await import('node:fs');
+    const page = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
+    const exported = { ...(await import('../adapters/index.ts')), ...(await import('../adapters/kubernetes/index.ts')) };
+    const classes = Object.entries(exported).filter(
+      ([, v]) => typeof v === 'function' && v.prototype instanceof Error && typeof (v as unknown as { code?: unknown }).code === 'string',
+    );
+    expect(classes.length).toBeGreaterThan(15);
+    const missing: string[] = [];
+    for (const [name, type] of classes) {
+      const code = (type as unknown as { code: string }).code;
+      if (name === 'KubernetesApiError') continue; // its code is the HTTP status: the page says so under the table
+      if (!page.includes(`\`${name}\``) || !page.includes(`'${code}'`)) missing.push(`${name} (${code})`);
+    }
+    expect(missing).toEqual([]);
+  });
+});
