@@ -27,6 +27,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import * as esbuild from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (pkg, file) => join(root, 'node_modules', pkg, file);
@@ -243,6 +244,42 @@ step('with prom-client: ESM', () => {
 
 step('CommonJS require()', () => {
   run(process.execPath, ['cjs.cjs'], app);
+});
+
+// A bundler drops what an app does not use, module by module, where package.json's "sideEffects"
+// lets it: every module but the few that act when loaded (the core's instantiation, the
+// registration of prom-client, the kubernetes entry's check before client-node loads, the
+// commands). Each bundle runs from a directory without node_modules.
+step('bundled (esbuild): Range alone leaves the allocators out; ipallocator/metrics imported for its effect stays', () => {
+  const out = join(work, 'bundles');
+  const { metafile } = esbuild.buildSync({
+    entryPoints: [join(app, 'bundle-range.mjs')],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    metafile: true,
+    outfile: join(out, 'range.mjs'),
+    logLevel: 'error',
+  });
+  // the modules whose code the bundle holds (metafile.inputs lists every module read, dropped ones too)
+  const inputs = Object.values(metafile.outputs).flatMap((o) => Object.keys(o.inputs).filter((f) => o.inputs[f].bytesInOutput > 0));
+  const unused = inputs.filter((f) =>
+    /dist\/adapters\/(allocator|meta-allocator|memory-store|dual-stack|reference-allocator)\.js$/.test(f),
+  );
+  if (unused.length > 0) throw new Error(`a bundle of Range alone holds ${unused.join(', ')}`);
+  esbuild.buildSync({
+    entryPoints: [join(app, 'bundle-metrics.mjs')],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    // prom-client is CommonJS and requires Node's modules: an ESM bundle gives it a require()
+    banner: { js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);" },
+    outfile: join(out, 'metrics.mjs'),
+    logLevel: 'error',
+  });
+  run(process.execPath, ['range.mjs'], out);
+  run(process.execPath, ['metrics.mjs'], out);
+  return `${inputs.length} modules in the Range bundle`;
 });
 
 for (const name of Object.keys(pkg.bin ?? {})) {
