@@ -30,7 +30,7 @@
 // cache that can fall behind the authority needs a table of its own: the subclass makes one once,
 // at construction (newCache), so the product's cache has no second mode to test on every write.
 import { AlreadyExistsError, ErrDestroyed, InvalidArgumentError, NotFoundError, rethrowLater } from './errors.ts';
-import { isPlainObject, optionsObject, readMember, unreadableInput } from './input.ts';
+import { isPlainObject, optionsObject, readMember, unboundCall, unboundOr, unboundRead, unreadableInput } from './input.ts';
 import { quoteInput } from './quote.ts';
 import { isAllocatorLabelSet, isCheckedParentRef, readRecord, storedLabelsOf, unreadableRecord, validateFields } from './records.ts';
 import { NameTable } from './name-table.ts';
@@ -266,12 +266,17 @@ export class MemoryCache implements StoreCache {
   }
 
   get(name: string): IPAddressRecord | undefined {
-    if (this.closed) throw destroyed();
-    if (typeof name !== 'string') throw notAName(name, 'MemoryStore.cache.get');
-    return handOut(this.records.get(name));
+    try {
+      if (this.closed) throw destroyed();
+      if (typeof name !== 'string') throw notAName(name, 'MemoryStore.cache.get');
+      return handOut(this.records.get(name));
+    } catch (e) {
+      throw unboundOr(e, this, MemoryCache, CACHE, 'get'); // the allocators read it as they allocate: checked on failure only
+    }
   }
 
   list(labels?: Readonly<Record<string, string>>): IPAddressRecord[] {
+    if (!(this instanceof MemoryCache)) throw unboundCall(this, CACHE, 'list');
     if (this.closed) throw destroyed();
     const wanted = labels === undefined ? [] : wantedLabels(labels, 'MemoryStore.cache.list');
     const all = this.records.values();
@@ -281,14 +286,19 @@ export class MemoryCache implements StoreCache {
   }
 
   get size(): number {
+    if (!(this instanceof MemoryCache)) throw unboundRead(this, CACHE, 'size');
     if (this.closed) throw destroyed();
     return this.records.size;
   }
 
   /** True: the cache is the authority, so it has nothing to catch up on. */
   hasSynced(): boolean {
-    if (this.closed) throw destroyed();
-    return true;
+    // asked on every allocation: `closed`, false on a live cache, is the one read of the answer,
+    // and what is not a live cache (called without it: `this` undefined or another object) is
+    // told apart only then
+    if (this?.closed === false) return true;
+    if (!(this instanceof MemoryCache)) throw unboundCall(this, CACHE, 'hasSynced');
+    throw destroyed();
   }
 
   /**
@@ -300,6 +310,7 @@ export class MemoryCache implements StoreCache {
    * failure, not another watcher's).
    */
   subscribe(watcher: StoreWatcher): () => void {
+    if (!(this instanceof MemoryCache)) throw unboundCall(this, CACHE, 'subscribe');
     if (this.closed) throw destroyed();
     checkWatcher(watcher, 'MemoryStore.cache.subscribe');
     const sub: Subscription = { watcher: uncheckedHandlers(watcher) ?? frozenRecordsFor(watcher), given: watcher, active: true };
@@ -326,6 +337,7 @@ export class MemoryCache implements StoreCache {
   }
 
   get watcherCount(): number {
+    if (!(this instanceof MemoryCache)) throw unboundRead(this, CACHE, 'watcherCount');
     return this.subs.length;
   }
 
@@ -409,6 +421,9 @@ export class MemoryCache implements StoreCache {
   }
 }
 
+/** How a message names the cache when one of its methods is called without it (unboundCall). */
+const CACHE = 'MemoryStore.cache';
+
 function destroyed(): ErrDestroyed {
   return new ErrDestroyed('MemoryStore');
 }
@@ -450,30 +465,33 @@ export class MemoryStore implements Store, SyncStoreOps {
     this.timestamps = opts.timestamps === true;
   }
 
-  create(record: NewIPAddressRecord): Promise<IPAddressRecord> {
+  create(this: object, record: NewIPAddressRecord): Promise<IPAddressRecord>;
+  create(this: MemoryStore, record: NewIPAddressRecord): Promise<IPAddressRecord> {
     try {
       return Promise.resolve(this.createSync(record));
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(orUnbound(e, this, 'create'));
     }
   }
 
-  delete(name: string): Promise<void> {
-    if (typeof name !== 'string') return Promise.reject(notAName(name, 'MemoryStore.delete'));
+  delete(this: object, name: string): Promise<void>;
+  delete(this: MemoryStore, name: string): Promise<void> {
     try {
+      if (typeof name !== 'string') throw notAName(name, 'MemoryStore.delete');
       this.deleteSync(name);
       return RESOLVED;
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(orUnbound(e, this, 'delete'));
     }
   }
 
-  get(name: string): Promise<IPAddressRecord | undefined> {
-    if (typeof name !== 'string') return Promise.reject(notAName(name, 'MemoryStore.get'));
+  get(this: object, name: string): Promise<IPAddressRecord | undefined>;
+  get(this: MemoryStore, name: string): Promise<IPAddressRecord | undefined> {
     try {
+      if (typeof name !== 'string') throw notAName(name, 'MemoryStore.get');
       return Promise.resolve(this.getSync(name));
     } catch (e) {
-      return Promise.reject(e);
+      return Promise.reject(orUnbound(e, this, 'get'));
     }
   }
 
@@ -483,64 +501,83 @@ export class MemoryStore implements Store, SyncStoreOps {
    * validateRecord in adapters/records.ts) or ErrDestroyed (after close). Watchers are told as
    * SyncStoreOps describes.
    */
-  createSync(record: NewIPAddressRecord): IPAddressRecord {
-    if (this.closed) throw destroyed();
-    const given = readRecord(record); // refused: not a record, or one that throws when read
-    const name = given.name as string;
-    // An allocator's own write (its write-only label set, by identity: writeLabelsFor) is
-    // answered to that allocator, which drops the answer: left unfrozen, so an allocation does
-    // no more than store. The record is frozen when it is handed out (handOut).
-    const allocators = storedLabelsOf(given.labels);
-    let field = 'metadata.labels';
-    let labels: Readonly<Record<string, string>>;
-    let ref: ParentRef | null | undefined;
+  createSync(this: object, record: NewIPAddressRecord): IPAddressRecord;
+  createSync(this: MemoryStore, record: NewIPAddressRecord): IPAddressRecord {
     try {
-      labels = allocators ?? ownLabels(given.labels as Readonly<Record<string, string>> | undefined);
-      field = 'spec.parentRef';
-      ref = ownParentRef(given.parentRef as ParentRef | null | undefined);
+      if (this.closed) throw destroyed();
+      const given = readRecord(record); // refused: not a record, or one that throws when read
+      const name = given.name as string;
+      // An allocator's own write (its write-only label set, by identity: writeLabelsFor) is
+      // answered to that allocator, which drops the answer: left unfrozen, so an allocation does
+      // no more than store. The record is frozen when it is handed out (handOut).
+      const allocators = storedLabelsOf(given.labels);
+      let field = 'metadata.labels';
+      let labels: Readonly<Record<string, string>>;
+      let ref: ParentRef | null | undefined;
+      try {
+        labels = allocators ?? ownLabels(given.labels as Readonly<Record<string, string>> | undefined);
+        field = 'spec.parentRef';
+        ref = ownParentRef(given.parentRef as ParentRef | null | undefined);
+      } catch (e) {
+        throw unreadableRecord(name, field, e); // copying a revoked Proxy, a getter that throws
+      }
+      validateFields(name, labels, ref);
+      const previous = this.authority.get(name);
+      if (previous !== undefined) throw new AlreadyExistsError(name);
+      const stored = this.keep(name, labels, ref as ParentRef | null, undefined, true); // not undefined: validateFields refuses it
+      return allocators === undefined ? handOut(stored) : stored;
     } catch (e) {
-      throw unreadableRecord(name, field, e); // copying a revoked Proxy, a getter that throws
+      throw orUnbound(e, this, 'createSync');
     }
-    validateFields(name, labels, ref);
-    const previous = this.authority.get(name);
-    if (previous !== undefined) throw new AlreadyExistsError(name);
-    const stored = this.keep(name, labels, ref as ParentRef | null, undefined, true); // not undefined: validateFields refuses it
-    return allocators === undefined ? handOut(stored) : stored;
   }
 
   /**
    * delete(), answered synchronously: throws NotFoundError when absent, InvalidArgumentError for
    * a name that is not a string, ErrDestroyed after close.
    */
-  deleteSync(name: string): void {
-    if (this.closed) throw destroyed();
-    if (typeof name !== 'string') throw notAName(name, 'MemoryStore.deleteSync');
-    const r = this.authority.delete(name);
-    if (r === undefined) throw new NotFoundError(name);
-    this.changed(false, r, undefined);
+  deleteSync(this: object, name: string): void;
+  deleteSync(this: MemoryStore, name: string): void {
+    try {
+      if (this.closed) throw destroyed();
+      if (typeof name !== 'string') throw notAName(name, 'MemoryStore.deleteSync');
+      const r = this.authority.delete(name);
+      if (r === undefined) throw new NotFoundError(name);
+      this.changed(false, r, undefined);
+    } catch (e) {
+      throw orUnbound(e, this, 'deleteSync');
+    }
   }
 
   /** get(), answered synchronously: the authority's record (frozen), or undefined. */
-  getSync(name: string): IPAddressRecord | undefined {
-    if (this.closed) throw destroyed();
-    if (typeof name !== 'string') throw notAName(name, 'MemoryStore.getSync');
-    return handOut(this.authority.get(name));
+  getSync(this: object, name: string): IPAddressRecord | undefined;
+  getSync(this: MemoryStore, name: string): IPAddressRecord | undefined {
+    try {
+      if (this.closed) throw destroyed();
+      if (typeof name !== 'string') throw notAName(name, 'MemoryStore.getSync');
+      return handOut(this.authority.get(name));
+    } catch (e) {
+      throw orUnbound(e, this, 'getSync');
+    }
   }
 
   /** Number of watchers subscribed to the cache. */
   get watcherCount(): number {
+    if (!(this instanceof MemoryStore)) throw unboundRead(this, 'MemoryStore', 'watcherCount');
     if (this.closed) throw destroyed();
     return this.view.watcherCount;
   }
 
   /** Number of records in the authority. */
   get size(): number {
+    if (!(this instanceof MemoryStore)) throw unboundRead(this, 'MemoryStore', 'size');
     if (this.closed) throw destroyed();
     return this.authority.size;
   }
 
   /** Every record in the authority (a new array, in the order they were created; the records frozen). */
-  records(): IPAddressRecord[] {
+  records(this: object): IPAddressRecord[];
+  records(this: MemoryStore): IPAddressRecord[] {
+    checkThis(this, 'records');
     if (this.closed) throw destroyed();
     const all = this.authority.values();
     for (let i = 0; i < all.length; i++) handOut(all[i]);
@@ -551,7 +588,9 @@ export class MemoryStore implements Store, SyncStoreOps {
    * Re-derives the record count of the name table from its slots and checks its invariants (see
    * NameTable); throws an Error naming the first one broken. For tests.
    */
-  validate(): { records: number; slots: number } {
+  validate(this: object): { records: number; slots: number };
+  validate(this: MemoryStore): { records: number; slots: number } {
+    checkThis(this, 'validate');
     if (this.closed) throw destroyed();
     return this.authority.validate();
   }
@@ -560,7 +599,9 @@ export class MemoryStore implements Store, SyncStoreOps {
    * Ends the store: watchers hear nothing more, and every method (of the store and its cache)
    * then throws, or rejects with, ErrDestroyed. Idempotent.
    */
-  close(): void {
+  close(this: object): void;
+  close(this: MemoryStore): void {
+    checkThis(this, 'close');
     if (this.closed) return;
     this.closed = true;
     this.view.close();
@@ -617,6 +658,21 @@ export class MemoryStore implements Store, SyncStoreOps {
     if (add) this.view.added(record, previous);
     else this.view.deleted(record);
   }
+}
+
+/**
+ * What a method of MemoryStore on the allocation path (createSync, deleteSync, getSync and the
+ * promise-returning calls made of them) throws or rejects with once it failed: unboundOr's answer
+ * (called without a MemoryStore). Checked only on failure, as Allocator's and Range's are: a call
+ * on its store pays nothing for it.
+ */
+function orUnbound(error: unknown, self: unknown, method: string): unknown {
+  return unboundOr(error, self, MemoryStore, 'MemoryStore', method);
+}
+
+/** The check of the methods off the allocation path, made first (unboundCall): simpler, and not timed. */
+function checkThis(self: unknown, method: string): void {
+  if (!(self instanceof MemoryStore)) throw unboundCall(self, 'MemoryStore', method);
 }
 
 /**

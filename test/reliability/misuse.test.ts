@@ -18,6 +18,8 @@ import type { IPAllocator } from '../../adapters/types.ts';
 import { failure } from '../helpers.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
+/** A record a MemoryStore takes. */
+const RECORD = { name: '10.0.0.7', labels: allocatorLabels('IPv4'), parentRef: OWNER };
 
 /** The IPAllocator methods, each called with valid arguments. */
 const ALLOCATOR_CALLS: [string, (a: IPAllocator) => unknown][] = [
@@ -208,6 +210,31 @@ const UNBOUND_CASES: [string, (store: MemoryStore) => object, MethodCall[]][] = 
       ['used', false, []],
       ['free', false, []],
       ['dryRun', false, []],
+    ],
+  ],
+  [
+    'MemoryStore',
+    (store) => store,
+    [
+      ['create', true, [RECORD]],
+      ['delete', true, ['10.0.0.1']],
+      ['get', true, ['10.0.0.1']],
+      ['createSync', false, [RECORD]],
+      ['deleteSync', false, ['10.0.0.1']],
+      ['getSync', false, ['10.0.0.1']],
+      ['records', false, []],
+      ['validate', false, []],
+      ['close', false, []],
+    ],
+  ],
+  [
+    'MemoryStore.cache',
+    (store) => store.cache,
+    [
+      ['get', false, ['10.0.0.1']],
+      ['list', false, []],
+      ['hasSynced', false, []],
+      ['subscribe', false, [{ onAdd() {}, onDelete() {} }]],
     ],
   ],
 ];
@@ -459,6 +486,8 @@ const UNBOUND_GETTERS: [string, (store: MemoryStore) => object, string[]][] = [
   ['DryRunAllocator', (store) => new Allocator('10.0.0.0/24', { store }).dryRun(), ['cidr', 'ipFamily', 'size']],
   ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store }), ['size']],
   ['Allocator', (store) => new Allocator('10.0.0.0/24', { store }), ['size', 'canAllocateNow']],
+  ['MemoryStore', (store) => store, ['size', 'watcherCount']],
+  ['MemoryStore.cache', (store) => store.cache, ['size', 'watcherCount']],
 ];
 
 describe.each(UNBOUND_GETTERS)('%s: a getter read without its object', (className, make, getters) => {
