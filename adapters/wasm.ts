@@ -451,20 +451,30 @@ export interface LoadEstimate {
    * the index held per address so far. `requested` is at least this.
    */
   readonly spread?: number;
+  /**
+   * What the whole call needs, counted from what it leaves behind rather than from the addresses
+   * it reached (a releaseMany: its clears split runs into runs and isolated addresses, which the
+   * index then holds one by one), and how it was counted, for the message. `requested` is this,
+   * less what the index grew into and keeps, and never less than what the call reached.
+   */
+  readonly counted?: { readonly bytes: number; readonly how: string };
 }
 
 /**
  * The bytes per address and in all that `estimate` adds to `reached` (the failing block in it);
  * `basis`: 'whole' when the bytes are those of every address of the load at
  * `estimate.perAddress`, 'spread' when they make `reached` up to `estimate.spread`, 'rest'
- * when they are the addresses not reached at `perAddress`.
+ * when they are the addresses not reached at `perAddress`, 'counted' when they make `reached`
+ * up to `estimate.counted` (and then they may be 0: what it reached was all).
  */
 function estimated(
   estimate: LoadEstimate | undefined,
   reached: number,
-): { perAddress: number; bytes: number; basis: 'rest' | 'whole' | 'spread' } {
+): { perAddress: number; bytes: number; basis: 'rest' | 'whole' | 'spread' | 'counted' } {
   if (estimate === undefined) return { perAddress: 0, bytes: 0, basis: 'rest' };
   const kept = estimate.kept ?? 0;
+  if (estimate.counted !== undefined)
+    return { perAddress: 0, bytes: Math.max(0, estimate.counted.bytes - kept - reached), basis: 'counted' };
   // what the load had grown the index by when it ran out: given back since, or kept
   const held = Math.max(0, reached - core.heap_failed_block()) + kept;
   const perAddress = Math.max(estimate.perAddress, estimate.loaded === 0 ? 0 : Math.ceil(held / estimate.loaded));
@@ -506,15 +516,17 @@ export function wasmOutOfMemory(what: string, estimate?: LoadEstimate, packed = 
   const reason = failed === 'fragmented' && free < requested ? 'limit' : failed;
   const details = { requested, reason, limit, free, inUse };
   const asked =
-    more.bytes === 0
-      ? `asked for ${bytesText(requested)}`
-      : more.basis === 'spread'
-        ? `needs about ${bytesText(requested)} (an estimate: what the index may grow by when the ${formatCount(estimate!.loaded + estimate!.left)} addresses it loads are set, its nodes filled together growing together${kept(estimate!)}${tooSmall(unusable)})`
-        : more.basis === 'whole'
-          ? `needs about ${bytesText(requested)} (an estimate: up to ${formatCount(more.perAddress)} bytes for each of the ${formatCount(estimate!.loaded + estimate!.left)} addresses it loads${kept(estimate!)}${tooSmall(unusable)})`
-          : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${formatCount(more.perAddress)} bytes for each of the ${formatCount(estimate!.left)} addresses it had not reached${tooSmall(unusable)})`;
+    more.basis === 'counted'
+      ? `needs about ${bytesText(requested)} (an estimate: ${estimate!.counted!.how}${kept(estimate!)}${tooSmall(unusable)})`
+      : more.bytes === 0
+        ? `asked for ${bytesText(requested)}`
+        : more.basis === 'spread'
+          ? `needs about ${bytesText(requested)} (an estimate: what the index may grow by when the ${formatCount(estimate!.loaded + estimate!.left)} addresses it loads are set, its nodes filled together growing together${kept(estimate!)}${tooSmall(unusable)})`
+          : more.basis === 'whole'
+            ? `needs about ${bytesText(requested)} (an estimate: up to ${formatCount(more.perAddress)} bytes for each of the ${formatCount(estimate!.loaded + estimate!.left)} addresses it loads${kept(estimate!)}${tooSmall(unusable)})`
+            : `needs about ${bytesText(requested)} (an estimate: the ${bytesText(reached)} it reached when it ran out${kept(estimate!)}, and ${formatCount(more.perAddress)} bytes for each of the ${formatCount(estimate!.left)} addresses it had not reached${tooSmall(unusable)})`;
   const error = new OutOfMemoryError(`${what} ${asked}; ${memoryAdvice(details, true)}`, details);
-  reported.set(error, { what, failure: core.heap_failures(), estimate, about: more.bytes !== 0 });
+  reported.set(error, { what, failure: core.heap_failures(), estimate, about: more.bytes !== 0 || more.basis === 'counted' });
   return error;
 }
 
