@@ -59,6 +59,7 @@ import { RecordRouter } from './record-router.ts';
 import { type Op, type Search, TakenAddresses } from './taken-addresses.ts';
 import { remeasured } from './wasm.ts';
 import { type AllocatorOptions, type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
+import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
 /** Allocator options: the shared ones plus the index representation and the strategy. */
 export interface IndexedAllocatorOptions extends AllocatorOptions {
@@ -830,6 +831,12 @@ export class Allocator implements IPAllocator, Disposable {
   /** `using a = new Allocator(…)`: destroy() at the end of the scope. */
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  /** What console.log and util.inspect show, in Node and Deno: the range, used, free and isReady() (inspection). */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    const live = () => ({ used: this.used(), free: this.free(), ready: this.isReady() });
+    return inspection(this, 'Allocator', { cidr: this.cidr }, live, depth, options, inspect);
   }
 
   /**

@@ -20,6 +20,7 @@ import { isRangeView, Range } from './range.ts';
 import { checkParentRef } from './records.ts';
 import { type IPAddressRecord, recordAnswer, STOP_SEARCHES, type Store, type ParentRef } from './store.ts';
 import { type IPAllocator, type IPFamily, readOnlyFields } from './types.ts';
+import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
 /** The addresses of one Service. */
 export interface DualStackIPs {
@@ -460,6 +461,11 @@ export class DualStackAllocator {
 
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  /** What console.log and util.inspect show, in Node and Deno: its two allocators, as they show themselves (inspection). */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    return inspection(this, 'DualStackAllocator', { ipv4: this.ipv4, ipv6: this.ipv6 }, () => ({}), depth, options, inspect);
   }
 }
 

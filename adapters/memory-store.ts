@@ -48,6 +48,7 @@ import {
   wantedLabels,
   type ParentRef,
 } from './store.ts';
+import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 const NO_LABELS: Readonly<Record<string, string>> = Object.freeze({});
@@ -609,6 +610,12 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   [Symbol.dispose](): void {
     this.close();
+  }
+
+  /** What console.log and util.inspect show, in Node and Deno: its record count and watchers, or that it is closed (inspection). */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    const live = () => (this.closed ? { closed: true } : { size: this.authority.size, watcherCount: this.view.watcherCount });
+    return inspection(this, 'MemoryStore', {}, live, depth, options, inspect);
   }
 
   /** True once close() was called. */

@@ -115,6 +115,7 @@ import { RecordRouter } from './record-router.ts';
 import { TopLevelPrefixes } from './top-level-prefixes.ts';
 import { type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
 import { memoryHeadroom, outOfMemoryAgain } from './wasm.ts';
+import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
 export type RangePolicy = 'upstream' | 'ordered' | 'weighted';
 export const RANGE_POLICIES: readonly RangePolicy[] = Object.freeze(['upstream', 'ordered', 'weighted']);
@@ -1184,6 +1185,19 @@ export class MetaAllocator implements IPAllocator, Disposable {
   /** `using meta = new MetaAllocator(…)`: destroy() at the end of the scope. */
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  /**
+   * What console.log and util.inspect show, in Node and Deno: the family, the ranges' CIDRs and
+   * used (inspection). Read from the fields as they are: ranges() and free() may first retry a
+   * rebuild that waits for memory, which an inspection must not set off.
+   */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    const live = () => {
+      this.live();
+      return { ranges: this.shared.order.filter((e) => !e.removed).map((e) => e.cidr), used: this.labelled };
+    };
+    return inspection(this, 'MetaAllocator', { ipFamily: this.ipFamily }, live, depth, options, inspect);
   }
 
   private get destroyed(): boolean {

@@ -59,6 +59,7 @@ import { type ChooserOver, StrategyDriver } from './strategy-driver.ts';
 import { type MetricsRecorder, NULL_RECORDER, recorderFor, switchRecorder } from './metrics.ts';
 import { randomOption, type RandomSource, TWO32 } from './random.ts';
 import { type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
+import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
 /** plainOffset's answers besides an offset: a plain dotted quad outside the range; any other text. */
 const OUTSIDE = -1;
@@ -1106,6 +1107,11 @@ export class Range implements RangeView {
 
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  /** What console.log and util.inspect show, in Node and Deno: the range, used and free (inspection). */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    return inspection(this, 'Range', { cidr: this.cidr }, () => ({ used: this.used(), free: this.free() }), depth, options, inspect);
   }
 }
 

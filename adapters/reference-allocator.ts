@@ -65,6 +65,7 @@ import {
 } from './store.ts';
 import { ChooserCalls } from './chooser-calls.ts';
 import { type AllocatorOptions, type IPAllocator, type IPFamily, type MetricsRegistry, readOnlyFields } from './types.ts';
+import { INSPECT, type InspectOptions, inspection } from './inspect.ts';
 
 const MAX_UINT64 = (1n << 64n) - 1n;
 const MAX_INT64 = (1n << 63n) - 1n;
@@ -509,6 +510,12 @@ export class ReferenceAllocator implements IPAllocator, Disposable {
 
   [Symbol.dispose](): void {
     this.destroy();
+  }
+
+  /** What console.log and util.inspect show, in Node and Deno: the range, used, free and isReady() (inspection). */
+  [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
+    const live = () => ({ used: this.used(), free: this.free(), ready: this.isReady() });
+    return inspection(this, 'ReferenceAllocator', { cidr: this.cidr }, live, depth, options, inspect);
   }
 
   private get destroyed(): boolean {

@@ -1,0 +1,75 @@
+// console.log of a public object shows what a user asks it (its range, used, free, …) on one
+// line, not the internals that hold it: a Range printed about 90 lines (the prefix's words, the
+// index's handle, the strategy's tables). util.inspect is what console.log calls in Node; Deno's
+// console calls the same method (Symbol.for('nodejs.util.inspect.custom')).
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { Allocator } from '../adapters/allocator.ts';
+import { DualStackAllocator } from '../adapters/dual-stack.ts';
+import { MemoryStore } from '../adapters/memory-store.ts';
+import { MetaAllocator } from '../adapters/meta-allocator.ts';
+import { Range } from '../adapters/range.ts';
+import { ReferenceAllocator } from '../adapters/reference-allocator.ts';
+import { InMemoryServiceCIDRs } from '../adapters/service-cidrs.ts';
+
+const OWNER = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+
+describe('console.log of each public object', () => {
+  it('a Range: its CIDR, used and free; destroyed, its CIDR and that it is destroyed', () => {
+    const r = new Range('10.0.0.0/16');
+    r.allocateNext();
+    r.allocateNext();
+    r.allocateNext();
+    expect(inspect(r)).toBe("Range { cidr: '10.0.0.0/16', used: 3, free: 65531n }");
+    r.destroy();
+    expect(inspect(r)).toBe("Range { cidr: '10.0.0.0/16', destroyed: true }");
+  });
+
+  it('an Allocator and a ReferenceAllocator: CIDR, used, free and ready; a MemoryStore: its records and watchers', async () => {
+    const store = new MemoryStore();
+    const a = new Allocator('10.1.0.0/24', { store });
+    await a.allocateNext(OWNER);
+    const ref = new ReferenceAllocator('10.4.0.0/24', { store });
+    expect(inspect(a)).toBe("Allocator { cidr: '10.1.0.0/24', used: 1, free: 253n, ready: true }");
+    expect(inspect(ref)).toBe("ReferenceAllocator { cidr: '10.4.0.0/24', used: 0, free: 254n, ready: true }");
+    expect(inspect(store)).toBe('MemoryStore { size: 1, watcherCount: 2 }');
+    a.destroy();
+    ref.destroy();
+    expect(inspect(a)).toBe("Allocator { cidr: '10.1.0.0/24', destroyed: true }");
+    expect(inspect(ref)).toBe("ReferenceAllocator { cidr: '10.4.0.0/24', destroyed: true }");
+    store.close();
+    expect(inspect(store)).toBe('MemoryStore { closed: true }');
+  });
+
+  it('a MetaAllocator: its family, the CIDRs of its ranges and used; a DualStackAllocator: its two allocators', async () => {
+    const store = new MemoryStore();
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('kubernetes', ['10.2.0.0/24']);
+    const meta = new MetaAllocator('IPv4', cidrs, { store });
+    await meta.allocateNext(OWNER);
+    expect(inspect(meta)).toBe("MetaAllocator { ipFamily: 'IPv4', ranges: [ '10.2.0.0/24' ], used: 1 }");
+    const pair = new DualStackAllocator(new Allocator('10.3.0.0/24', { store }), new Allocator('fd00::/120', { store }));
+    expect(inspect(pair, { breakLength: Infinity })).toBe(
+      "DualStackAllocator { ipv4: Allocator { cidr: '10.3.0.0/24', used: 0, free: 254n, ready: true }, ipv6: Allocator { cidr: 'fd00::/120', used: 0, free: 255n, ready: true } }",
+    );
+    meta.destroy();
+    pair.destroy();
+    expect(inspect(meta)).toBe("MetaAllocator { ipFamily: 'IPv4', destroyed: true }");
+    expect(inspect(pair, { breakLength: Infinity })).toBe(
+      "DualStackAllocator { ipv4: Allocator { cidr: '10.3.0.0/24', destroyed: true }, ipv6: Allocator { cidr: 'fd00::/120', destroyed: true } }",
+    );
+    store.close();
+  });
+
+  it("a subclass shows under its own name; nested past inspect's depth, [Range]; called by hand, the same fields", () => {
+    class MyRange extends Range {}
+    const r = new MyRange('10.9.0.0/24');
+    expect(inspect(r)).toBe("MyRange { cidr: '10.9.0.0/24', used: 0, free: 254n }");
+    expect(inspect({ a: { b: r } }, { depth: 1 })).toBe('{ a: { b: [MyRange] } }');
+    // without a runtime's inspect (a caller of the method itself): the fields written plainly
+    const byHand = (r as unknown as Record<symbol, (depth: number) => string>)[INSPECT]!(2);
+    expect(byHand).toBe("MyRange { cidr: '10.9.0.0/24', used: 0, free: 254n }");
+    r.destroy();
+  });
+});
