@@ -163,6 +163,11 @@ export interface Store {
   close(): void;
 }
 
+// ── the allocators' side ─────────────────────────────────────────────────────────────────────
+// What the allocators use to call a store and check its answers. Each is @internal: the build
+// (stripInternal) leaves it out of the shipped store.d.ts, where a store's author, sent there by
+// go-to-definition on Store, finds the contract, the label constants and allocatorLabels alone.
+
 /**
  * A store without synchronous operations whose creates keep colliding (broken, or far ahead of its
  * cache) keeps an allocateNext searching — on an IPv6 range, for good — in a chain of promises
@@ -172,6 +177,7 @@ export interface Store {
  * collisions of a store answering from memory cost tens of ms (a MemoryStore's rejected create
  * ≈ 7–17 µs, its AlreadyExistsError's stack trace included), so the search loses a few percent
  * and a timer of yours waits that long.
+ * @internal
  */
 export const COLLISIONS_PER_TURN = 4096;
 
@@ -185,6 +191,7 @@ export const COLLISIONS_PER_TURN = 4096;
  * ErrDestroyed rather than ErrFull, until destroy(). Not exported from the
  * package: an allocator of your own without it keeps its searches. Checked only on a collision,
  * so the allocation path pays nothing more.
+ * @internal
  */
 export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
 
@@ -195,6 +202,7 @@ export const STOP_SEARCHES: unique symbol = Symbol('ipallocator.stopSearches');
  * refuses, when made, a store whose cache would leave out the records it writes: it would never
  * hear of its own addresses (used() stuck at 0, each one tried again at the server). Not exported
  * from the package: a store of your own without it is taken as caching every record.
+ * @internal
  */
 export const CACHE_LEAVES_OUT: unique symbol = Symbol('ipallocator.cacheLeavesOut');
 
@@ -202,11 +210,12 @@ export const CACHE_LEAVES_OUT: unique symbol = Symbol('ipallocator.cacheLeavesOu
  * What a stopped search's ErrDestroyed says after the allocator's name: it is not destroyed yet
  * (has, used, release still answer), and stays so while a call of the pair's does not end (a
  * store that never answers).
+ * @internal
  */
 export const BEING_DESTROYED =
   'is being destroyed (the DualStackAllocator that owns it was destroyed, and destroys it once its calls in flight end)';
 
-/** Resolves after timers and I/O due now have run (a setTimeout 0). */
+/** Resolves after timers and I/O due now have run (a setTimeout 0). @internal */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
@@ -217,6 +226,7 @@ export function nextTurn(): Promise<void> {
  * promise passes the check made at construction). Read as an answer, such a create would count as
  * made while it may fail, and the address would be handed out with no record to hold it. The
  * promise's own outcome is left to it (handled, so it is not reported as unhandled).
+ * @internal
  */
 export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getSync'): T {
   if (typeof answer === 'object' && answer !== null && typeof (answer as { then?: unknown }).then === 'function') {
@@ -237,6 +247,7 @@ export function syncAnswer<T>(answer: T, op: 'createSync' | 'deleteSync' | 'getS
  * What a store's cache.hasSynced() answered (or `what` else's: a ServiceCIDR source's), refused
  * unless true or false: a promise (a plain function answering later) is truthy, and the allocator
  * would allocate before the cache synced.
+ * @internal
  */
 export function syncedAnswer(answer: unknown, what = "the store's cache.hasSynced()"): boolean {
   if (answer === true || answer === false) return answer;
@@ -248,12 +259,13 @@ export function syncedAnswer(answer: unknown, what = "the store's cache.hasSynce
 /**
  * Whether `cache` holds a record named `name`: its get answered one (recordAnswer: null or
  * undefined is none, anything else that is no record InvalidArgumentError).
+ * @internal
  */
 export function cacheHolds(cache: StoreCache, name: string): boolean {
   return recordAnswer(cache.get(name), 'cache.get', name) !== null;
 }
 
-/** Which read of a store answered for a name: its get (awaited), its sync.getSync, its cache's get. */
+/** Which read of a store answered for a name: its get (awaited), its sync.getSync, its cache's get. @internal */
 export type RecordRead = 'get' | 'sync.getSync' | 'cache.get';
 
 /**
@@ -264,6 +276,7 @@ export type RecordRead = 'get' | 'sync.getSync' | 'cache.get';
  * plain JavaScript breaking its contract, which `!= null` would read as a record held and
  * `typeof === 'object'` as none. Every reader of a get's answer takes it here, so one answer
  * means one thing to all of them; each handles the error where it handles a get that throws.
+ * @internal
  */
 export function recordAnswer(answer: unknown, read: RecordRead, name: string): IPAddressRecord | null {
   if (answer === undefined || answer === null) return null;
@@ -292,6 +305,7 @@ function notARecordAnswer(answer: unknown, read: RecordRead, name: string): Inva
  * What the cache's list(labels) answered: an array, or another iterable object (a Set, a
  * generator) as an array; anything else (a promise from a list that answers later, null) is
  * InvalidArgumentError saying so, where iterating it failed with a TypeError.
+ * @internal
  */
 export function cacheList(cache: StoreCache, labels?: Readonly<Record<string, string>>): readonly IPAddressRecord[] {
   const answer: unknown = labels === undefined ? cache.list() : cache.list(labels);
@@ -335,7 +349,7 @@ function leaveToItself(answer: unknown): void {
  */
 export type DeleteErrorHandler = (error: unknown) => unknown;
 
-/** A release's `onDeleteError`: undefined or a function, else InvalidArgumentError. */
+/** A release's `onDeleteError`: undefined or a function, else InvalidArgumentError. @internal */
 export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefined {
   if (given === undefined || typeof given === 'function') return given as DeleteErrorHandler | undefined;
   throw new InvalidArgumentError(`release's onDeleteError must be a function, got ${quoteInput(given)}`);
@@ -345,6 +359,7 @@ export function deleteErrorHandler(given: unknown): DeleteErrorHandler | undefin
  * Tells a release's `onDeleteError` (when given) the delete's error it ignores, and answers what
  * the release then answers: what the handler throws, or the promise it returns rejects with,
  * rejects it, so an async handler's failure is not left to float unhandled.
+ * @internal
  */
 export async function tellDeleteError(told: DeleteErrorHandler | undefined, error: unknown): Promise<void> {
   await told?.(error);
@@ -362,6 +377,7 @@ export function allocatorLabels(family: 'IPv4' | 'IPv6'): Record<string, string>
 /**
  * What a store's cache.subscribe returned, as the function that unsubscribes; InvalidArgumentError
  * for anything else (the allocator could never stop listening, nor be destroyed).
+ * @internal
  */
 export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: its cache.subscribe'): () => void {
   if (typeof unsubscribe !== 'function') {
@@ -378,6 +394,7 @@ export function checkUnsubscribe(unsubscribe: unknown, what = 'options.store: it
  * what its cache delivers before anything changes: a cache that delivers anything else broke its
  * contract, and the error its onWatcherError (or whatever called the watcher) gets says what
  * came, not a TypeError from inside the allocator.
+ * @internal
  */
 export function checkEventRecord(record: unknown, event: 'onAdd' | 'onDelete', previous?: unknown): void {
   // nothing is built on the way: every event an allocator hears passes here
@@ -438,6 +455,7 @@ const ALLOCATOR_WATCHERS = new WeakMap<StoreWatcher, StoreWatcher>();
  * checkEventRecord. The handlers neither change the records they are given nor hand them on, so
  * a MemoryStore calls them directly (uncheckedHandlers) with its records as they are, where every
  * other watcher is given them frozen (the freeze would otherwise be part of every allocation).
+ * @internal
  */
 export function allocatorWatcher(handlers: StoreWatcher): StoreWatcher {
   const watcher: StoreWatcher = {
@@ -459,6 +477,7 @@ export function allocatorWatcher(handlers: StoreWatcher): StoreWatcher {
  * The handlers of an allocator's watcher (allocatorWatcher), for a cache whose records need no
  * check (a MemoryStore's: its own objects, with a string name and plain labels, each write
  * validated at the door); undefined for any other watcher.
+ * @internal
  */
 export function uncheckedHandlers(watcher: StoreWatcher): StoreWatcher | undefined {
   return ALLOCATOR_WATCHERS.get(watcher);
@@ -468,6 +487,7 @@ export function uncheckedHandlers(watcher: StoreWatcher): StoreWatcher | undefin
  * InvalidArgumentError unless `watcher` is an object with onAdd and onDelete functions (onResync
  * optional): every cache's and ServiceCIDR source's subscribe() checks it before replaying
  * anything. `where` names the call; a watcher whose reading throws is named with it (readMember).
+ * @internal
  */
 export function checkWatcher(watcher: unknown, where: string): void {
   const given = 'watcher'; // the parameter (readMember)
@@ -487,6 +507,7 @@ export function checkWatcher(watcher: unknown, where: string): void {
  * The refusal of a record name that is not a string, given to `where` (`MemoryStore.get`,
  * `KubernetesStore.cache.get`): every store's get, delete and cache.get refuse such a name alike.
  * It is quoted, never converted: a revoked Proxy's String() throws.
+ * @internal
  */
 export function notAName(name: unknown, where: string): InvalidArgumentError {
   return new InvalidArgumentError(`${where}: a record name must be a string, got ${quoteInput(name)}`);
@@ -499,6 +520,7 @@ export function notAName(name: unknown, where: string): InvalidArgumentError {
  * (`MemoryStore.cache.list`). Every store's cache reads them here: a value read again for each
  * record could answer differently, and a label value that is no string (or null given for the
  * labels) would match no record, or every record — a list given without a word.
+ * @internal
  */
 export function wantedLabels(labels: unknown, what: string): [string, string][] {
   const given = `${what} labels`;
@@ -521,7 +543,7 @@ export function wantedLabels(labels: unknown, what: string): [string, string][] 
   });
 }
 
-/** Whether `record` carries every label of `wanted` (wantedLabels' pairs); true for none. */
+/** Whether `record` carries every label of `wanted` (wantedLabels' pairs); true for none. @internal */
 export function hasLabels(
   record: { readonly labels: Readonly<Record<string, string>> },
   wanted: readonly (readonly [string, string])[],
