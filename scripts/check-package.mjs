@@ -273,7 +273,9 @@ step('bundled (esbuild): Range alone leaves the allocators out; ipallocator/metr
     format: 'esm',
     platform: 'node',
     // prom-client is CommonJS and requires Node's modules: an ESM bundle gives it a require()
-    banner: { js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);",
+    },
     outfile: join(out, 'metrics.mjs'),
     logLevel: 'error',
   });
