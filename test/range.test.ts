@@ -1,6 +1,7 @@
 // Range: upstream's legacy bitmap allocator tests (pkg/registry/core/service/ipallocator/bitmap_test.go) against the
 // synchronous Range, plus its own laws checked against a Set model on both index kinds.
 import fc from 'fast-check';
+import { parseAddr, wordsToBig } from '../adapters/address.ts';
 import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import {
@@ -1359,5 +1360,31 @@ describe('Range loads under a memory cap the range fits in', () => {
     expect(same(r.snapshot(), before)).toBe(true);
     expect([r.has(held[999]!), r.has(spread[5]!), r.has(spread[299_999]!)]).toEqual([true, true, false]);
     r.destroy();
+  });
+});
+
+describe("the README's Memory section: what a /64 holds per address", () => {
+  it('states a range that holds both for addresses set by allocateNext and for a sorted listing set one at a time', async () => {
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    const stated = /takes memory as addresses are taken, about ([\d.]+)–([\d.]+) bytes each/.exec(readme);
+    expect(stated, 'the sentence the test reads').not.toBeNull();
+    const [low, high] = [Number(stated![1]), Number(stated![2])];
+    const N = 100_000;
+    // random order, as an Allocator's allocateNext leaves them, 10^5 of them (just before its nodes
+    // split together, docs/benchmarks.md): the fewest bytes per address
+    const drawn = new Range('fd00::/64', { random: seededRandom(1) });
+    const ips: string[] = [];
+    for (let i = 0; i < N; i++) ips.push(drawn.allocateNext());
+    const random = drawn.indexBytes() / N;
+    drawn.destroy();
+    // the same addresses one at a time in ascending order (a sorted listing): the most
+    const offset = (ip: string) => wordsToBig(parseAddr(ip).words);
+    const sorted = ips.map((ip) => [offset(ip), ip] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    const listed = new Range('fd00::/64');
+    for (const [, ip] of sorted) listed.allocate(ip);
+    const ascending = listed.indexBytes() / N;
+    listed.destroy();
+    expect([random >= low - 0.05, ascending <= high + 0.05], `${random.toFixed(2)} and ${ascending.toFixed(2)} B`).toEqual([true, true]);
   });
 });
