@@ -435,6 +435,14 @@ export function validateRecord(record: unknown): void {
 }
 
 /**
+ * The problem of a record given as an IPAddress object (`{ metadata: { name }, spec: { parentRef } }`,
+ * as kubectl prints one): the API server's text alone would name the very fields it was given.
+ */
+const OBJECT_SHAPE =
+  'metadata.name: Required value: a record is { name, labels, parentRef }, not an IPAddress object: ' +
+  'its metadata.name goes in name, metadata.labels in labels and spec.parentRef in parentRef';
+
+/**
  * The fields of a record given to a store, each read once: InvalidRecordError when it is not an
  * object, or when reading it throws (a revoked Proxy, a getter that throws: unreadableRecord).
  */
@@ -448,6 +456,7 @@ export function readRecord(record: unknown): { name: unknown; labels: unknown; p
     const r = record as { name?: unknown; labels?: unknown; parentRef?: unknown };
     field = 'metadata.name';
     name = r.name;
+    if (name === undefined && ('metadata' in r || 'spec' in r)) throw new InvalidRecordError(undefined, [OBJECT_SHAPE]);
     field = 'metadata.labels';
     const labels = r.labels;
     field = 'spec.parentRef';

@@ -270,6 +270,13 @@ describe('MemoryStore validates every record at the door, as kube-apiserver vali
     ['a number as name', { name: 5, labels, parentRef: null }, /metadata\.name: Invalid value: 5 \(number\): must be a string/],
     ['an empty name', { name: '', labels, parentRef: null }, /metadata\.name: Required value/],
     ['no name', { labels, parentRef: null }, /metadata\.name: Required value/],
+    // an IPAddress object as kubectl prints it: the API server's text alone would name the very
+    // fields it was given (metadata.name, spec.parentRef), so the message says where they go
+    [
+      "an IPAddress object's shape",
+      { metadata: { name: '10.0.0.1', labels }, spec: { parentRef: null } },
+      /metadata\.name: Required value: a record is \{ name, labels, parentRef \}, not an IPAddress object: .*metadata\.name.* in name/,
+    ],
     // kube-apiserver's ValidateIPAddress: a nil parentRef is `spec.parentRef: Required value`
     ['no parentRef at all', { name: '10.0.0.1', labels }, /spec\.parentRef: Required value/],
     ['a parentRef left undefined', { name: '10.0.0.1', labels, parentRef: undefined }, /spec\.parentRef: Required value/],
