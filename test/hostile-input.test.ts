@@ -37,6 +37,7 @@ import {
 import { failure } from './helpers.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { kubeConfigFor } from './k8s/kubeconfig.ts';
+import { closedPort } from './k8s/helpers.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'default', name: 'web' };
 
@@ -751,11 +752,11 @@ describe('input whose reading throws is refused with InvalidArgumentError naming
   });
 
   it.each([
-    ['KubernetesStore', (backoff: object) => new KubernetesStore(kubeConfigFor('http://127.0.0.1:1'), { backoff })],
-    ['KubernetesServiceCIDRs', (backoff: object) => new KubernetesServiceCIDRs(kubeConfigFor('http://127.0.0.1:1'), { backoff })],
+    ['KubernetesStore', (server: string, backoff: object) => new KubernetesStore(kubeConfigFor(server), { backoff })],
+    ['KubernetesServiceCIDRs', (server: string, backoff: object) => new KubernetesServiceCIDRs(kubeConfigFor(server), { backoff })],
   ] as const)('%s reads its backoff option once: revoked after the constructor, it is not read at the failures', async (_name, make) => {
     const { proxy, revoke } = Proxy.revocable({ initialMs: 1, maxMs: 2 }, {});
-    const informer = make(proxy);
+    const informer = make(`http://127.0.0.1:${await closedPort()}`, proxy);
     revoke();
     try {
       // nobody listens: every list fails, and each failure waits out the backoff as checked

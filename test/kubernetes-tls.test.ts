@@ -14,16 +14,8 @@ import { KubeconfigCredentialError, KubernetesApiError, KubernetesStore } from '
 import { transportProblem } from '../adapters/kubernetes/tls-material.ts';
 import { ApiServerDouble } from './k8s/apiserver-double.ts';
 import { cli } from './cli-helpers.ts';
+import { closedPort } from './k8s/helpers.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
-
-/** A port on 127.0.0.1 that nothing listens on (a server's, closed). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('a kubeconfig whose TLS material or proxy is wrong', () => {
   let server: { url: string; close: () => Promise<void> };

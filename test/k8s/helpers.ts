@@ -2,6 +2,7 @@
 import { KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import type { IPAddressRecord, StoreCache, StoreWatcher } from '../../adapters/store.ts';
 import { kubeConfigFor } from './kubeconfig.ts';
+import { createServer } from 'node:net';
 
 /**
  * The Authorization headers `double` received for one get, by a KubernetesStore of `kc` (undefined:
@@ -112,4 +113,17 @@ export function ipAddressList(items: unknown[], metadata: { resourceVersion: str
 /** A watch event's object as kube-apiserver writes it, with kind and apiVersion (IPAddress, networking.k8s.io/v1). */
 export function ipAddressEvent(object: object): object {
   return { kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', ...object };
+}
+
+/**
+ * A port on 127.0.0.1 that nothing listens on (a server's, closed): a connection is refused, and
+ * every request fails, for ever. Not port 1, which fetch refuses to use at all (a "bad port": the
+ * store then stops at once with SyncBlockedError instead of retrying).
+ */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
