@@ -46,8 +46,10 @@ export function inspection(
     shown = { ...fixed, ...(e instanceof ErrDestroyed ? { destroyed: true } : { unreadable: e instanceof Error ? e.message : String(e) }) };
   }
   if (typeof inspect !== 'function') return `${name} ${plain(shown)}`;
-  const d = options?.depth;
-  return `${name} ${inspect(shown, { ...options, depth: typeof d === 'number' ? d - 1 : d })}`;
+  // `depth` is what is left at this object (options.depth is the whole inspection's); the fields
+  // are this object's own level, so they are shown with that depth, as a plain object's would be:
+  // `depth - 1` showed `Range [Object]` at depth 0 (util.inspect(range, { depth: 0 }), '%s')
+  return `${name} ${inspect(shown, { ...options, depth: typeof depth === 'number' ? depth : options?.depth })}`;
 }
 
 /** The name of `self`'s class (a subclass's own), or undefined when it has none to read. */

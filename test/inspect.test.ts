@@ -2,7 +2,7 @@
 // line, not the internals that hold it: a Range printed about 90 lines (the prefix's words, the
 // index's handle, the strategy's tables). util.inspect is what console.log calls in Node; Deno's
 // console calls the same method (Symbol.for('nodejs.util.inspect.custom')).
-import { inspect } from 'node:util';
+import { format, inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Allocator } from '../adapters/allocator.ts';
 import { DualStackAllocator } from '../adapters/dual-stack.ts';
@@ -71,5 +71,22 @@ describe('console.log of each public object', () => {
     const byHand = (r as unknown as Record<symbol, (depth: number) => string>)[INSPECT]!(2);
     expect(byHand).toBe("MyRange { cidr: '10.9.0.0/24', used: 0, free: 254n }");
     r.destroy();
+  });
+
+  it('at depth 0 (util.inspect(x, { depth: 0 }), console.log("%s", x)) its fields show, as a plain object\'s do there', async () => {
+    const r = new Range('10.5.0.0/24');
+    r.allocateNext();
+    // the fields are the object's own level: a depth left of 0 shows them, and what is nested in
+    // them as Node shows it at that depth ([Array], [Allocator])
+    expect(inspect(r, { depth: 0 })).toBe("Range { cidr: '10.5.0.0/24', used: 1, free: 253n }");
+    expect(format('%s', r)).toBe("Range { cidr: '10.5.0.0/24', used: 1, free: 253n }");
+    const store = new MemoryStore();
+    const pair = new DualStackAllocator(new Allocator('10.6.0.0/24', { store }), new Allocator('fd01::/120', { store }));
+    expect(inspect(pair, { depth: 0 })).toBe('DualStackAllocator { ipv4: [Allocator], ipv6: [Allocator] }');
+    // nested, the depth left where it is (not the whole depth less one), as for a plain object
+    expect(inspect({ a: { b: pair } }, { breakLength: Infinity })).toBe('{ a: { b: DualStackAllocator { ipv4: [Allocator], ipv6: [Allocator] } } }');
+    r.destroy();
+    pair.destroy();
+    store.close();
   });
 });
