@@ -836,7 +836,7 @@ export class Allocator implements IPAllocator, Disposable {
   /** What console.log and util.inspect show, in Node and Deno: the range, used, free and isReady() (inspection). */
   [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => ({ used: this.used(), free: this.free(), ready: this.isReady() });
-    return inspection(this, 'Allocator', { cidr: this.cidr }, live, depth, options, inspect);
+    return inspection(this, Allocator, 'Allocator', { cidr: this.cidr }, live, depth, options, inspect);
   }
 
   /**

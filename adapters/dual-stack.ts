@@ -465,7 +465,16 @@ export class DualStackAllocator {
 
   /** What console.log and util.inspect show, in Node and Deno: its two allocators, as they show themselves (inspection). */
   [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
-    return inspection(this, 'DualStackAllocator', { ipv4: this.ipv4, ipv6: this.ipv6 }, () => ({}), depth, options, inspect);
+    return inspection(
+      this,
+      DualStackAllocator,
+      'DualStackAllocator',
+      { ipv4: this.ipv4, ipv6: this.ipv6 },
+      () => ({}),
+      depth,
+      options,
+      inspect,
+    );
   }
 }
 

@@ -17,7 +17,8 @@ export interface InspectOptions {
 }
 
 /**
- * The text of `self` (a `className`, or a subclass of it, named as its constructor is) showing
+ * The text of `self` (an instance of `own`, named `className`, or of a subclass, named as its
+ * constructor is) showing
  * `fixed`, the fields it always has, and `live()`, those read from it now. An object destroyed or
  * closed (live() throws ErrDestroyed) shows its fixed fields and `destroyed: true`; another error
  * of live() (a subclass's override) shows as `unreadable: message`: an inspection never throws.
@@ -27,6 +28,7 @@ export interface InspectOptions {
  */
 export function inspection(
   self: unknown,
+  own: abstract new (...args: never[]) => unknown,
   className: string,
   fixed: Readonly<Record<string, unknown>>,
   live: () => Readonly<Record<string, unknown>>,
@@ -34,7 +36,7 @@ export function inspection(
   options: InspectOptions | undefined,
   inspect: ((value: unknown, options?: object) => string) | undefined,
 ): string {
-  const name = constructorName(self) ?? className;
+  const name = constructorName(self, own) ?? className;
   if (typeof depth === 'number' && depth < 0) {
     const text = `[${name}]`;
     return typeof options?.stylize === 'function' ? options.stylize(text, 'special') : text;
@@ -52,10 +54,16 @@ export function inspection(
   return `${name} ${inspect(shown, { ...options, depth: typeof depth === 'number' ? depth : options?.depth })}`;
 }
 
-/** The name of `self`'s class (a subclass's own), or undefined when it has none to read. */
-function constructorName(self: unknown): string | undefined {
+/**
+ * The name of a subclass of `own` that `self` is an instance of, or undefined for `own` itself
+ * (its name is the caller's literal: a minifier renames the class, `Range.name` is then 'A') and
+ * when there is none to read.
+ */
+function constructorName(self: unknown, own: unknown): string | undefined {
   try {
-    const name = (Object.getPrototypeOf(self) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+    const made = (Object.getPrototypeOf(self) as { constructor?: { name?: unknown } } | null)?.constructor;
+    if (made === own) return undefined;
+    const name = made?.name;
     return typeof name === 'string' && name !== '' ? name : undefined;
   } catch {
     return undefined; // a Proxy whose getPrototypeOf trap throws

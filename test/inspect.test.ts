@@ -84,9 +84,42 @@ describe('console.log of each public object', () => {
     const pair = new DualStackAllocator(new Allocator('10.6.0.0/24', { store }), new Allocator('fd01::/120', { store }));
     expect(inspect(pair, { depth: 0 })).toBe('DualStackAllocator { ipv4: [Allocator], ipv6: [Allocator] }');
     // nested, the depth left where it is (not the whole depth less one), as for a plain object
-    expect(inspect({ a: { b: pair } }, { breakLength: Infinity })).toBe('{ a: { b: DualStackAllocator { ipv4: [Allocator], ipv6: [Allocator] } } }');
+    expect(inspect({ a: { b: pair } }, { breakLength: Infinity })).toBe(
+      '{ a: { b: DualStackAllocator { ipv4: [Allocator], ipv6: [Allocator] } } }',
+    );
     r.destroy();
     pair.destroy();
+    store.close();
+  });
+
+  it("under a minifier that renames the classes (Range.name 'A'), each still shows its own name; a subclass its own", async () => {
+    // what esbuild --minify, terser and the like do to a class's name in a bundle
+    const store = new MemoryStore();
+    const cidrs = new InMemoryServiceCIDRs();
+    cidrs.addServiceCIDR('kubernetes', ['10.7.0.0/24']);
+    const objects: [object, string, object][] = [
+      [Range, 'Range', new Range('10.7.1.0/24')],
+      [Allocator, 'Allocator', new Allocator('10.7.2.0/24', { store })],
+      [ReferenceAllocator, 'ReferenceAllocator', new ReferenceAllocator('10.7.3.0/24', { store })],
+      [MetaAllocator, 'MetaAllocator', new MetaAllocator('IPv4', cidrs, { store })],
+      [
+        DualStackAllocator,
+        'DualStackAllocator',
+        new DualStackAllocator(new Allocator('10.7.4.0/24', { store }), new Allocator('fd02::/120', { store })),
+      ],
+      [MemoryStore, 'MemoryStore', store],
+    ];
+    for (const [cls, name, object] of objects) {
+      Object.defineProperty(cls, 'name', { value: 'A', configurable: true });
+      try {
+        expect(inspect(object).startsWith(`${name} {`), inspect(object)).toBe(true);
+      } finally {
+        Object.defineProperty(cls, 'name', { value: name, configurable: true });
+      }
+    }
+    class MyRange extends Range {}
+    expect(inspect(new MyRange('10.7.5.0/24'))).toBe("MyRange { cidr: '10.7.5.0/24', used: 0, free: 254n }");
+    for (const [, , object] of objects) (object as { destroy?: () => void }).destroy?.();
     store.close();
   });
 });
