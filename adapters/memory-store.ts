@@ -603,9 +603,14 @@ export class MemoryStore implements Store, SyncStoreOps {
   close(this: object): void;
   close(this: MemoryStore): void {
     checkThis(this, 'close');
-    if (this.closed) return;
-    this.closed = true;
-    this.view.close();
+    // `closed` is written on the store that holds it: an object made with Object.create(store)
+    // reads it from there, and written onto that object it left the store open over its closed cache
+    let store: MemoryStore | null = this;
+    while (store !== null && !Object.hasOwn(store, 'closed')) store = Object.getPrototypeOf(store) as MemoryStore | null;
+    if (store === null) throw unboundCall(this, 'MemoryStore', 'close'); // Object.create(MemoryStore.prototype): no store under it
+    if (store.closed) return;
+    store.closed = true;
+    store.view.close();
   }
 
   [Symbol.dispose](): void {

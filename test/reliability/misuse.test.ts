@@ -109,6 +109,20 @@ describe('MemoryStore after close()', () => {
     expect(() => s.close()).not.toThrow();
     expect(await failure(() => call(s))).toBeInstanceOf(ErrDestroyed);
   });
+  it('closed through an object made from it (Object.create(store)): the store itself is closed, not only its cache', async () => {
+    // a wrapper overriding one method (as a test double does) reads every field from the store;
+    // close() wrote `closed` onto the wrapper and closed the shared cache, leaving the store open
+    // over a closed cache: its writes went through, its cache refused them all
+    const s = new MemoryStore();
+    await s.create({ ...record, name: '10.0.0.1' });
+    const wrapper = Object.create(s) as MemoryStore;
+    wrapper.close();
+    expect(Object.keys(wrapper)).toEqual([]);
+    expect(await failure(() => s.create(record))).toBeInstanceOf(ErrDestroyed);
+    expect(await failure(() => wrapper.create(record))).toBeInstanceOf(ErrDestroyed);
+    expect(await failure(() => s.cache.list())).toBeInstanceOf(ErrDestroyed);
+    expect(() => wrapper.close()).not.toThrow();
+  });
   it('an allocator on a closed store fails with ErrDestroyed, never allocates', async () => {
     const s = new MemoryStore();
     const a = new Allocator('10.0.0.0/24', { store: s });
