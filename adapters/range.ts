@@ -832,8 +832,9 @@ export class Range implements RangeView {
    * as it is, before them. A clear inside a run of taken addresses leaves a neighbour isolated
    * (held one by one) or starts a run more past it; a clear of an isolated address or of a run's
    * end frees memory instead, counted as nothing (the peak comes before it). The index was
-   * measured to hold up to 23 bytes per isolated address (added in order, its nodes split in
-   * halves that are never filled again) and 18.5 per run; SPARSE_BYTES_PER_SPLIT counts either,
+   * measured to hold up to 23 bytes per isolated address added in one direction (its nodes split
+   * in halves that are never filled again), 27–31 when the clears of several runs go in opposite
+   * directions (nodes split from both ends), and 18.5 per run; SPARSE_BYTES_PER_SPLIT counts either,
    * and one largest node of isolated addresses (64 KiB) is held beside the old one while it is
    * rebuilt. For the error of a releaseMany refused part-way, once its clears were taken back.
    */
@@ -1430,7 +1431,7 @@ function refuseWrapper(): InvalidArgumentError {
 }
 
 /** The most bytes a sparse index holds per isolated address or run a clear leaves behind (Range.clearsNeed). */
-const SPARSE_BYTES_PER_SPLIT = 24;
+const SPARSE_BYTES_PER_SPLIT = 32;
 /** A largest node of a sparse index's isolated addresses, held twice while it is rebuilt (core-as/sparse-singles.ts). */
 const SINGLES_NODE_BYTES = 64 * 1024;
 

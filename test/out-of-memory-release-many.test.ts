@@ -40,6 +40,13 @@ describe('a releaseMany refused under a memory cap goes through once the cap is 
       Array.from({ length: 200_000 }, (_, i) => v6(7 * Math.floor(i / 5) + (i % 5) + 16)),
       (i: number) => i % 5 === 2,
     ],
+    // two runs, the first's clears ascending, the second's descending: the nodes of isolated
+    // addresses split from both ends, and hold more per address than one run cleared in order
+    [
+      'every other address of two runs of 100,000, the second cleared downwards',
+      Array.from({ length: 200_000 }, (_, i) => v6(i < 100_000 ? i + 1 : 0xffffffff - (i - 100_000))),
+      (i: number) => i % 2 === 1,
+    ],
   ])('%s', (_what, held, released) => {
     setMemoryLimit(Infinity);
     const range = new Range('fd09::/64');
