@@ -126,19 +126,7 @@ describe('an index that falls behind for lack of WASM memory', () => {
     const store = new MemoryStore();
     const before = core.heap_bytes_in_use();
     const standby = new Allocator('2001:db8:6::/64', { store, random: seededRandom(5), index: 'sparse' });
-    const labels = allocatorLabels('IPv6');
-    const hog = exhaustMemory();
-    let written = 0;
-    try {
-      // another writer's records, each a run of its own, until the standby's index cannot record one
-      while (written === 0 || standby.validate().indexed !== 0) {
-        for (let k = 0; k < 100; k++, written++)
-          store.createSync({ name: `2001:db8:6::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
-        expect(written).toBeLessThan(100_000);
-      }
-    } finally {
-      release(hog);
-    }
+    const written = fallBehind(store, standby, '2001:db8:6::');
     expect(standby.used()).toBe(written);
     expect(core.heap_bytes_in_use()).toBe(before); // the standby has made no call since it fell behind
     const ip = await standby.allocateNext(); // rebuilt from the cache first
@@ -148,15 +136,18 @@ describe('an index that falls behind for lack of WASM memory', () => {
   });
 });
 
-/** Another writer's records in `base`, each a run of its own, until `a`'s index cannot record one. Returns how many. */
-function fallBehind(base: MemoryStore, a: Allocator): number {
+/**
+ * Another writer's records in `base` under `prefix` (a's range), each a run of its own, until
+ * `a`'s index cannot record one. Returns how many.
+ */
+function fallBehind(base: MemoryStore, a: Allocator, prefix = '2001:db8:7::'): number {
   const labels = allocatorLabels('IPv6');
   let written = 0;
   const hog = exhaustMemory();
   try {
     while (written === 0 || a.validate().indexed !== 0) {
       for (let k = 0; k < 100; k++, written++)
-        base.createSync({ name: `2001:db8:7::${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
+        base.createSync({ name: `${prefix}${(2 * written + 1).toString(16)}:1`, labels, parentRef: null });
       expect(written).toBeLessThan(100_000);
     }
   } finally {
