@@ -473,81 +473,39 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
   // passes (MetricsRegistry only describes it).
   const registers = [registry as Registry];
   const created: string[] = [];
+  // Upstream's two gauges (labelled by cidr) and two counters (by cidr and scope), each one found
+  // in the registry (reuse) or made there, written through (writtenThrough).
+  const gauge = (name: string, help: string) =>
+    reuse(
+      registry,
+      name,
+      () =>
+        writtenThrough<Gauge<'cidr'>>(
+          (collect) => new Gauge({ name, help, labelNames: ['cidr'] as const, registers, collect }),
+          (own, g) => new PendingGauge(own, g),
+          ['set', 'inc', 'dec', 'setToCurrentTime', 'remove'],
+        ),
+      created,
+    );
+  const counter = (name: string, help: string) =>
+    reuse(
+      registry,
+      name,
+      () =>
+        writtenThrough<Counter<'cidr' | 'scope'>>(
+          (collect) => new Counter({ name, help, labelNames: ['cidr', 'scope'] as const, registers, collect }),
+          (own) => new PendingCounter(own),
+          ['inc', 'remove'],
+        ),
+      created,
+    );
   let metrics: AllocatorMetrics;
   try {
     metrics = {
-      allocated: reuse(
-        registry,
-        METRIC_ALLOCATED_IPS,
-        () =>
-          writtenThrough(
-            (collect) =>
-              new Gauge({
-                name: METRIC_ALLOCATED_IPS,
-                help: 'Gauge measuring the number of allocated IPs for Services',
-                labelNames: ['cidr'] as const,
-                registers,
-                collect,
-              }),
-            (own, gauge) => new PendingGauge(own, gauge),
-            ['set', 'inc', 'dec', 'setToCurrentTime', 'remove'],
-          ),
-        created,
-      ),
-      available: reuse(
-        registry,
-        METRIC_AVAILABLE_IPS,
-        () =>
-          writtenThrough(
-            (collect) =>
-              new Gauge({
-                name: METRIC_AVAILABLE_IPS,
-                help: 'Gauge measuring the number of available IPs for Services',
-                labelNames: ['cidr'] as const,
-                registers,
-                collect,
-              }),
-            (own, gauge) => new PendingGauge(own, gauge),
-            ['set', 'inc', 'dec', 'setToCurrentTime', 'remove'],
-          ),
-        created,
-      ),
-      allocations: reuse(
-        registry,
-        METRIC_ALLOCATIONS,
-        () =>
-          writtenThrough(
-            (collect) =>
-              new Counter({
-                name: METRIC_ALLOCATIONS,
-                help: 'Number of Cluster IPs allocations',
-                labelNames: ['cidr', 'scope'] as const,
-                registers,
-                collect,
-              }),
-            (own) => new PendingCounter(own),
-            ['inc', 'remove'],
-          ),
-        created,
-      ),
-      errors: reuse(
-        registry,
-        METRIC_ERRORS,
-        () =>
-          writtenThrough(
-            (collect) =>
-              new Counter({
-                name: METRIC_ERRORS,
-                help: 'Number of errors trying to allocate Cluster IPs',
-                labelNames: ['cidr', 'scope'] as const,
-                registers,
-                collect,
-              }),
-            (own) => new PendingCounter(own),
-            ['inc', 'remove'],
-          ),
-        created,
-      ),
+      allocated: gauge(METRIC_ALLOCATED_IPS, 'Gauge measuring the number of allocated IPs for Services'),
+      available: gauge(METRIC_AVAILABLE_IPS, 'Gauge measuring the number of available IPs for Services'),
+      allocations: counter(METRIC_ALLOCATIONS, 'Number of Cluster IPs allocations'),
+      errors: counter(METRIC_ERRORS, 'Number of errors trying to allocate Cluster IPs'),
       duration: reuse(
         registry,
         METRIC_DURATION,
