@@ -224,8 +224,8 @@ interrupted by Ctrl-C.
 
 For each ServiceCIDR: its ranges, Ready condition, size, used, free, the static and dynamic
 bands' use, a bar per range; then IPAddresses in a range this tool does not allocate from,
-IPAddresses outside every ServiceCIDR, and the top owners by namespace. Needs RBAC list on
-servicecidrs and ipaddresses (networking.k8s.io).
+IPAddresses outside every ServiceCIDR, and the namespaces owning the most addresses the ranges
+count as used. Needs RBAC list on servicecidrs and ipaddresses (networking.k8s.io).
 
 ${optionsHelp(STATUS_OPTIONS)}`,
   check: (p: string) => `Usage: ${p} check [options]

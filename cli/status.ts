@@ -13,7 +13,7 @@
 // loop, PrefixContainsIP, as `check` applies it to ClusterIPs): an IPAddress there is outside
 // unless another range holds it. So without overlapping ranges, the ranges' used counts, the
 // unserved count, the outside count and the not-allocations count add up to the IPAddresses
-// listed. Sizes are upstream's
+// listed. The owners by namespace are those of the addresses counted as used, each once. Sizes are upstream's
 // hostsPerNetwork (IPv4 2^h − 2, IPv6 2^h − 1, at most 2^64 − 1), so they are given as decimal
 // strings in JSON.
 import { formatAddr } from '../adapters/address.ts';
@@ -48,7 +48,11 @@ export interface StatusReport {
    * no range; `check` finds no Service holding them.
    */
   notAllocations: { count: number; addresses: { ip: string; owner: string | null }[] };
-  /** IPAddresses per owner namespace, most first ("" = not owned by a namespaced object). */
+  /**
+   * The IPAddresses counted as used in a range, per owner namespace, most first ("" = not owned by
+   * a namespaced object); each once, also when overlapping ranges both count it. Those outside,
+   * unserved or no allocation are not counted here.
+   */
   owners: { namespace: string; count: number }[];
 }
 
@@ -190,9 +194,12 @@ export function summarize(
   unserved.sort((a, b) => compareAddresses(a.ip, b.ip));
   outside.sort((a, b) => compareAddresses(a.ip, b.ip));
   notAllocations.sort((a, b) => compareAddresses(a.ip, b.ip));
+  // The owners of what the ranges count as used, each address once (overlapping ranges count it
+  // in both): those outside, unserved or no allocation are listed with their owner above.
   const perNamespace = new Map<string, number>();
-  for (const r of ipAddresses) {
-    const ns = r.parentRef?.namespace ?? '';
+  for (const a of addrs) {
+    if (!a.served) continue;
+    const ns = a.record.parentRef?.namespace ?? '';
     perNamespace.set(ns, (perNamespace.get(ns) ?? 0) + 1);
   }
   const owners = [...perNamespace.entries()]

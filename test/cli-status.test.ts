@@ -115,8 +115,10 @@ describe('ipallocator status', () => {
       ['plain', null, false],
     ]);
     expect(report.outside.addresses.map((a) => a.ip)).toEqual(['10.96.1.1', '10.100.0.0', '192.168.7.7']);
+    // the owners of the addresses counted in a range: not of the three outside every range
     const perNs = new Map<string, number>();
-    for (const w of written) perNs.set(w.ns, (perNs.get(w.ns) ?? 0) + 1);
+    for (const w of written.filter((w) => !['10.96.1.1', '10.100.0.0', '192.168.7.7'].includes(w.ip)))
+      perNs.set(w.ns, (perNs.get(w.ns) ?? 0) + 1);
     expect(new Map(report.owners.map((o) => [o.namespace, o.count]))).toEqual(perNs);
     expect(report.owners.map((o) => o.count)).toEqual([...perNs.values()].sort((a, b) => b - a));
   });
@@ -395,6 +397,41 @@ describe('ipallocator status', () => {
     expect(stdout).toMatch(/default\s+7/);
   });
 
+  it('counts among the top owners the addresses the ranges count as used, each once: not those outside, unserved or no allocation', async () => {
+    // Regression: the owners counted every IPAddress listed, so another manager's objects in a
+    // block no ServiceCIDR holds, a stray outside every range and a malformed name all showed as
+    // owners of the Service ranges, and the owners added up to more than the ranges' used counts.
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addServiceCIDR(d, 'inner', ['10.96.0.0/25'], true); // overlaps kubernetes: 10.96.0.5 is used in both
+    addServiceCIDR(d, 'wide', ['fd00:48::/48'], true); // not allocated from
+    addIPAddress(d, '10.96.0.5', { namespace: 'shop', name: 'cart' });
+    addIPAddress(d, '10.96.0.200', { namespace: 'shop', name: 'web' });
+    addIPAddress(d, '10.96.0.201', null); // no owner: "(none)"
+    // another manager's object in a range takes the address, as the used count says: counted
+    const gateway = { namespace: 'gw', name: 'edge', group: 'gateway.networking.k8s.io', resource: 'gateways' };
+    addIPAddress(d, '10.96.0.202', gateway, { 'ipaddress.kubernetes.io/managed-by': 'gateway.example.com' });
+    // another manager's objects in a block no ServiceCIDR holds: not counted
+    const pool = { namespace: 'lb', name: 'pool', group: 'lb.example.com', resource: 'pools' };
+    for (let i = 1; i <= 3; i++) addIPAddress(d, `192.168.50.${i}`, pool, { 'ipaddress.kubernetes.io/managed-by': 'lb.example.com' });
+    addIPAddress(d, '10.99.0.4', { namespace: 'monitoring', name: 'grafana' }); // outside
+    addIPAddress(d, 'fd00:48::5', { namespace: 'wide', name: 'x' }); // in a range not allocated from
+    addIPAddress(d, '10.96.0.011', { namespace: 'weird', name: 'zeros' }); // no allocation
+
+    const report = JSON.parse((await cli(['status', '--json', '--kubeconfig', c.kubeconfig])).stdout) as StatusReport;
+    expect(report.serviceCIDRs.flatMap((sc) => sc.ranges.map((r) => [r.cidr, r.used]))).toEqual([
+      ['10.96.0.0/25', 1],
+      ['10.96.0.0/24', 4],
+      ['fd00:48::/48', 0],
+    ]);
+    expect(report.owners).toEqual([
+      { namespace: 'shop', count: 2 },
+      { namespace: '', count: 1 },
+      { namespace: 'gw', count: 1 },
+    ]);
+    const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
+    expect(text.stdout).toMatch(/\nTop owners by namespace:\n {2}shop +2\n {2}\(none\) +1\n {2}gw +1\n$/);
+  });
   it('a range in use never reads 0.0 %, however large', async () => {
     const d = c.double;
     addServiceCIDR(d, 'kubernetes', ['10.96.0.0/16'], true);
@@ -521,6 +558,7 @@ describe('ipallocator status', () => {
     const long = 'x'.repeat(100_000);
     addIPAddress(d, '10.99.0.30', { namespace: 'default', name: long });
     addIPAddress(d, '10.96.0.3', { namespace: long, name: 'web' });
+    addIPAddress(d, '10.96.0.4', { namespace: 'default', name: 'api' });
     const text = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(text.code).toBe(0);
     // "default/" and 992 of the name's characters: 1,000 in all, then what was left out
@@ -564,6 +602,7 @@ describe('ipallocator status', () => {
     addIPAddress(d, '10.96.1.4', { namespace: 'de"v', name: 'a' });
     addIPAddress(d, '10.96.1.5', { namespace: ' ', name: 'b' });
     addIPAddress(d, '10.96.1.6', { namespace: 'default', name: 'web', resource: 'gateways', group: 'example.com' });
+    addIPAddress(d, '10.96.0.6', { namespace: ' ', name: 'c' }); // in the range: its namespace among the owners
     const { code, stdout } = await cli(['status', '--kubeconfig', c.kubeconfig]);
     expect(code).toBe(0);
     const lines = stdout.split('\n');
