@@ -188,14 +188,31 @@ function readAsString(memory: WebAssembly.Memory, ptr: number): string {
   return String.fromCharCode(...new Uint16Array(memory.buffer, ptr, len));
 }
 
-let memoryRef: WebAssembly.Memory | undefined;
-// Without WebAssembly (node --jitless or --no-expose-wasm, a host that removes it) the import
-// would otherwise end in a bare ReferenceError naming no cause.
-if (typeof WebAssembly !== 'object' || WebAssembly === null) {
-  throw new IPAllocatorError(
-    'ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)',
-  );
+/**
+ * What to say when the runtime offers no WebAssembly, naming the flags that remove it in the
+ * runtime at hand: Node's `--jitless` and `--no-expose-wasm` (given on the command line or in
+ * NODE_OPTIONS), Deno's `--v8-flags=--jitless` (or DENO_V8_FLAGS; Deno's V8 has no
+ * --no-expose-wasm). Deno is told by its global `Deno`, checked first since Deno has a `process`
+ * with `versions.node` too; Node by `process.versions.node` without Bun's `versions.bun`. Any other
+ * runtime is named no flag, as none of these is its.
+ */
+function noWebAssembly(): string {
+  const said = 'ipallocator needs WebAssembly, which';
+  const g = globalThis as { Deno?: { version?: { deno?: unknown } }; process?: { versions?: { node?: unknown; bun?: unknown } } };
+  if (typeof g.Deno?.version?.deno === 'string') {
+    return `${said} this Deno process does not offer (started with --v8-flags=--jitless, or DENO_V8_FLAGS=--jitless?)`;
+  }
+  const versions = g.process?.versions;
+  if (typeof versions?.node === 'string' && versions.bun === undefined) {
+    return `${said} this Node process does not offer (started with --jitless or --no-expose-wasm, on the command line or in NODE_OPTIONS?)`;
+  }
+  return `${said} this JavaScript runtime does not offer`;
 }
+
+let memoryRef: WebAssembly.Memory | undefined;
+// Without WebAssembly (node --jitless or --no-expose-wasm, deno --v8-flags=--jitless, a host that
+// removes it) the import would otherwise end in a bare ReferenceError naming no cause.
+if (typeof WebAssembly !== 'object' || WebAssembly === null) throw new IPAllocatorError(noWebAssembly());
 // An engine with WebAssembly can still refuse the core, and would end the import in its own
 // bare error (a RangeError, a CompileError) that names no cause and no remedy; the command line
 // would print it as an internal error, with a stack trace. Compiling is refused where the host

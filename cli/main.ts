@@ -576,8 +576,8 @@ export function clientNodeMissing(moduleUrl: string, runtime: { deno: boolean } 
 
 /**
  * The parts of the commands that need the WebAssembly core (with-core.ts). Without WebAssembly
- * (node --jitless) the library's import fails with its one-line IPAllocatorError, which the
- * command prints as its error, as it prints every other.
+ * (node --jitless, deno --v8-flags=--jitless) the library's import fails with its one-line
+ * IPAllocatorError, which the command prints as its error, as it prints every other.
  */
 async function loadCore(): Promise<typeof WithCore> {
   try {

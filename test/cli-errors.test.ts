@@ -13,6 +13,7 @@ import { statusFailure } from './k8s/apiserver-double.ts';
 import { TEST_TOKEN, writeKubeconfig } from './k8s/kubeconfig.ts';
 import { SilentServer } from './k8s/silent-server.ts';
 import { base64, CLIENT_CERT, CLIENT_KEY, OTHER_KEY, SERVER_CERT, startTlsServer } from './k8s/tls.ts';
+import { NO_WASM } from './helpers.ts';
 import { hangingPlugin, isRunning, until } from './k8s/helpers.ts';
 import { clientNodeMissing } from '../cli/main.ts';
 import { addServiceCIDR, cli, controls, startCluster, type Cluster, type RunResult } from './cli-helpers.ts';
@@ -1863,8 +1864,7 @@ describe('ipallocator: failures', () => {
     expect(result).toEqual({
       code: 2,
       stdout: '',
-      stderr:
-        'ipallocator: ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)\n',
+      stderr: `ipallocator: ${NO_WASM}\n`,
     });
   });
 
@@ -1909,8 +1909,7 @@ describe('ipallocator: failures', () => {
     expect(map).toEqual({
       code: 2,
       stdout: '',
-      stderr:
-        'ipallocator: ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)\n',
+      stderr: `ipallocator: ${NO_WASM}\n`,
     });
   });
 

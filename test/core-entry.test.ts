@@ -11,6 +11,7 @@ import * as coreEntry from '../adapters/core.ts';
 import { addOffsetAddress, ipIterator } from '../adapters/core.ts';
 import * as rootEntry from '../adapters/index.ts';
 import { memoryLimit } from '../adapters/index.ts';
+import { NO_WASM } from './helpers.ts';
 
 const adapters = join(dirname(fileURLToPath(import.meta.url)), '..', 'adapters');
 // import … from './x.ts', export … from './x.ts', import './x.ts', import('./x.ts')
@@ -59,12 +60,30 @@ describe('ipallocator/core', () => {
         ? ['eval', '--v8-flags=--jitless', script]
         : ['--jitless', '--import', 'tsx', '--input-type=module', '-e', script];
     const out = execFileSync(process.execPath, args, { cwd: join(adapters, '..'), encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    expect(JSON.parse(out.trim())).toEqual([
-      'IPAllocatorError',
-      'ERR_IPALLOCATOR',
-      'ipallocator needs WebAssembly, which this JavaScript runtime does not offer (started with --jitless or --no-expose-wasm?)',
-    ]);
+    expect(JSON.parse(out.trim())).toEqual(['IPAllocatorError', 'ERR_IPALLOCATOR', NO_WASM]);
   });
+
+  it.skipIf('Deno' in globalThis)(
+    'without WebAssembly in a runtime that is neither Node nor Deno, the message names no flag of theirs',
+    () => {
+      // Regression: the message named Node's --jitless and --no-expose-wasm in every runtime, Deno's too.
+      // Bun has a `process.versions.node` too, and `process.versions.bun`: played here by Node.
+      const entry = pathToFileURL(join(adapters, 'core.ts')).href;
+      const script =
+        "Object.defineProperty(process.versions, 'bun', { value: '1.2.0' }); " +
+        `try { await import(${JSON.stringify(entry)}); console.log('[]'); } catch (e) { console.log(JSON.stringify([e.name, e.message])); }`;
+      const args = ['--jitless', '--import', 'tsx', '--input-type=module', '-e', script];
+      const out = execFileSync(process.execPath, args, {
+        cwd: join(adapters, '..'),
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      expect(JSON.parse(out.trim())).toEqual([
+        'IPAllocatorError',
+        'ipallocator needs WebAssembly, which this JavaScript runtime does not offer',
+      ]);
+    },
+  );
 
   it('an engine that refuses the core its memory or its compilation: the import throws an IPAllocatorError saying which, and what to do', () => {
     // Found by an outside test: under `ulimit -v 4000000` the import ended in a bare RangeError

@@ -86,3 +86,12 @@ export function xorshift(seed: number): () => number {
     return s >>> 0;
   };
 }
+
+/**
+ * What the import says without WebAssembly in the runtime running the tests, naming that runtime's
+ * flags: Deno's `--v8-flags=--jitless`, Node's `--jitless` and `--no-expose-wasm`.
+ */
+export const NO_WASM =
+  'Deno' in globalThis
+    ? 'ipallocator needs WebAssembly, which this Deno process does not offer (started with --v8-flags=--jitless, or DENO_V8_FLAGS=--jitless?)'
+    : 'ipallocator needs WebAssembly, which this Node process does not offer (started with --jitless or --no-expose-wasm, on the command line or in NODE_OPTIONS?)';
