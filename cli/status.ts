@@ -344,7 +344,8 @@ export function render(report: StatusReport, options: { top: number }): string {
         [true, false],
       ),
     );
-    if (report.owners.length > shown.length) out.push(`  … and ${formatCount(report.owners.length - shown.length)} more namespaces`);
+    if (report.owners.length > shown.length)
+      out.push(`  … and ${counted(report.owners.length - shown.length, 'more namespace', 'more namespaces')}`);
   }
   return out.map(shown).join('\n') + '\n';
 }

@@ -648,6 +648,18 @@ describe('ipallocator status', () => {
     expect(stdout).toMatch(/\n {2}… and 1,001 more namespaces\n$/);
   });
 
+  it('says one namespace past --top in the singular', async () => {
+    // Regression: "… and 1 more namespaces".
+    const d = c.double;
+    addServiceCIDR(d, 'kubernetes', ['10.96.0.0/24'], true);
+    addIPAddress(d, '10.96.0.10', { namespace: 'shop', name: 'web' });
+    addIPAddress(d, '10.96.0.11', { namespace: 'shop', name: 'api' });
+    addIPAddress(d, '10.96.0.12', { namespace: 'default', name: 'web' });
+    const { code, stdout } = await cli(['status', '--top', '1', '--kubeconfig', c.kubeconfig]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/\nTop owners by namespace:\n {2}shop +2\n {2}… and 1 more namespace\n$/);
+  });
+
   it('a listing holds what the commands read of each object, not the objects as the server sent them', async () => {
     // a Service as a cluster holds it: a last-applied-configuration annotation of kilobytes
     const annotation = 'x'.repeat(25_000);
