@@ -603,9 +603,10 @@ export class Range implements RangeView {
    * nothing, when fewer than `n` are free; then InvalidArgumentError above MAX_ALLOCATE_MANY.
    */
   allocateMany(this: object, n: number): string[];
-  allocateMany(this: Range, n: number): string[] {
+  allocateMany(this: Range, n: number, owner?: unknown): string[] {
     checkThis(this, 'allocateMany');
     this.changing();
+    if (owner != null) throw refuseOwner('allocateMany', owner);
     // any integer, however large: its answer is ErrFull or the per-call cap, as the order above says
     if (!Number.isInteger(n) || n < 0) {
       const hint = typeof n === 'bigint' ? ' (a bigint, as free() answers: pass Number(count))' : '';
@@ -740,9 +741,10 @@ export class Range implements RangeView {
    * does OutOfMemoryError when a sparse index cannot grow (see markAll).
    */
   loadMany(this: object, ips: readonly string[]): number;
-  loadMany(this: Range, ips: readonly string[]): number {
+  loadMany(this: Range, ips: readonly string[], owner?: unknown): number {
     checkThis(this, 'loadMany');
     this.changing();
+    if (owner != null) throw refuseOwner('loadMany', owner);
     const offsets = this.offsetsOf('loadMany', ips, true);
     const added = this.markAll(offsets);
     let claimed = 0; // held by a cool-down: marked already (not added), allocated from now on
@@ -1406,15 +1408,23 @@ class DryRunRange implements RangeView {
   }
 }
 
+/** What each Range method that an owner could be passed to takes, as refuseOwner says it. */
+const TAKES = {
+  allocate: 'the address only',
+  allocateNext: 'no argument',
+  allocateMany: 'the count only',
+  loadMany: 'the addresses only',
+} as const;
+
 /**
- * An owner given to a Range's allocate or allocateNext: TypeScript refuses the argument, but
- * JavaScript would drop it without a word, and a caller coming from Allocator (whose records
- * carry their owner) would believe it recorded. null, "no owner" to an Allocator, is no owner
- * here either.
+ * An owner given to a Range's allocate, allocateNext, allocateMany or loadMany: TypeScript
+ * refuses the argument, but JavaScript would drop it without a word, and a caller coming from
+ * Allocator (whose records carry their owner) would believe it recorded. null, "no owner" to an
+ * Allocator, is no owner here either.
  */
-function refuseOwner(method: 'allocate' | 'allocateNext', owner: unknown): InvalidArgumentError {
+function refuseOwner(method: keyof typeof TAKES, owner: unknown): InvalidArgumentError {
   return new InvalidArgumentError(
-    `a Range records no owner: ${method}() takes ${method === 'allocate' ? 'the address only' : 'no argument'}, but was also given ${quoteInput(owner)}; to record each address with its owner, use an Allocator (its records carry a parentRef)`,
+    `a Range records no owner: ${method}() takes ${TAKES[method]}, but was also given ${quoteInput(owner)}; to record each address with its owner, use an Allocator (its records carry a parentRef)`,
   );
 }
 

@@ -532,6 +532,23 @@ describe('functions refuse wrong arguments with InvalidArgumentError', () => {
     r.destroy();
   });
 
+  it("a Range's allocateMany and loadMany given an owner too: refused before anything is taken or loaded", () => {
+    const r = new Range('10.0.0.0/29');
+    expect(() => anyValue(r).allocateMany(2, OWNER)).toThrow(
+      /^a Range records no owner: allocateMany\(\) takes the count only, but was also given .*; to record each address with its owner, use an Allocator/,
+    );
+    expect(() => anyValue(r).loadMany(['10.0.0.3'], OWNER)).toThrow(
+      /^a Range records no owner: loadMany\(\) takes the addresses only, but was also given .*; to record each address with its owner, use an Allocator/,
+    );
+    expect(() => anyValue(r).allocateMany(1, 'svc-a')).toThrow(InvalidArgumentError);
+    expect([r.used(), r.has('10.0.0.3')]).toEqual([0, false]);
+    // null and undefined are no owner, as for allocate
+    expect(anyValue(r).allocateMany(1, null)).toHaveLength(1);
+    expect(anyValue(r).loadMany(['10.0.0.3'], undefined)).toBe(1);
+    expect(r.used()).toBe(2);
+    r.destroy();
+  });
+
   it('MemoryStore.get of a name that is not a string', async () => {
     expect(await failure(() => new MemoryStore().get(anyValue(5)))).toBeInstanceOf(InvalidArgumentError);
   });
