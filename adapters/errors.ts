@@ -76,11 +76,41 @@ export function nameErrorClasses(classes: Readonly<Record<string, abstract new (
   }
 }
 
+/**
+ * The `code` of every error class of the package, `ipallocator/kubernetes`'s included: what
+ * `error.code` is typed as once `instanceof IPAllocatorError` holds, so that a switch over it
+ * or a comparison with a misspelt code does not compile. Each class's own `code` is its literal
+ * (`ErrFull.code` is `'ERR_RANGE_FULL'`); a subclass of your own keeps the code of the class it
+ * extends. Codes are added in minor versions, with the classes that carry them: a switch should
+ * keep a `default` branch.
+ */
+export type IPAllocatorErrorCode =
+  | 'ERR_IPALLOCATOR'
+  | 'ERR_RANGE_FULL'
+  | 'ERR_ALLOCATED'
+  | 'ERR_NOT_IN_RANGE'
+  | 'ERR_NOT_READY'
+  | 'ERR_MISMATCHED_NETWORK'
+  | 'ERR_DESTROYED'
+  | 'ERR_INVALID_ADDRESS'
+  | 'ERR_INVALID_CIDR'
+  | 'ERR_INVALID_RANGE'
+  | 'ERR_INVALID_ARGUMENT'
+  | 'ERR_OUT_OF_MEMORY'
+  | 'ERR_INVALID_RECORD'
+  | 'ERR_ALREADY_EXISTS'
+  | 'ERR_NOT_FOUND'
+  | 'ERR_STILL_ALLOCATED'
+  | 'ERR_SYNC_TIMEOUT'
+  | 'ERR_SYNC_DENIED'
+  | 'ERR_SYNC_BLOCKED'
+  | 'ERR_KUBECONFIG_CREDENTIAL';
+
 export class IPAllocatorError extends Error {
   /** The stable code of this class; every instance carries it as `error.code`. */
-  static readonly code: string = 'ERR_IPALLOCATOR';
-  /** Stable across versions: the class's static `code`. */
-  readonly code: string;
+  static readonly code: IPAllocatorErrorCode = 'ERR_IPALLOCATOR';
+  /** Stable across versions: the class's static `code`, one of IPAllocatorErrorCode. */
+  readonly code: IPAllocatorErrorCode;
 
   /**
    * `captureStack: false` is for the expected outcomes (ErrFull, ErrAllocated, ErrNotReady,
@@ -108,7 +138,7 @@ export class IPAllocatorError extends Error {
     super(message);
     if (skipped) Error.stackTraceLimit = limit;
     this.name = Object.hasOwn(new.target, ERROR_NAME) ? (new.target as unknown as Named)[ERROR_NAME] : new.target.name;
-    this.code = (new.target as unknown as { code: string }).code;
+    this.code = (new.target as unknown as { code: IPAllocatorErrorCode }).code;
     // V8 gives the error an own, non-enumerable `stack` either way: this keeps it so
     if (skipped) this.stack = `${this.name}: ${message}`;
   }

@@ -56,6 +56,7 @@ export {
   ErrNotInRange,
   ErrNotReady,
   IPAllocatorError,
+  type IPAllocatorErrorCode,
   InvalidAddressError,
   InvalidArgumentError,
   InvalidCIDRError,

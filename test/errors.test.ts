@@ -1,13 +1,22 @@
 // The typed errors themselves: codes, names, and which of them carry a stack trace.
 import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 import {
+  type AlreadyExistsError,
   ErrAllocated,
+  type ErrDestroyed,
   ErrFull,
+  type ErrMismatchedNetwork,
   ErrNotInRange,
+  type ErrNotReady,
   InvalidAddressError,
   InvalidArgumentError,
   InvalidCIDRError,
+  type InvalidRangeError,
+  type InvalidRecordError,
   IPAllocatorError,
+  type IPAllocatorErrorCode,
+  type NotFoundError,
+  type OutOfMemoryError,
 } from '../adapters/errors.ts';
 import { quoteInput } from '../adapters/quote.ts';
 import { Allocator } from '../adapters/allocator.ts';
@@ -15,7 +24,8 @@ import { canonicalAddr } from '../adapters/address.ts';
 import { Range } from '../adapters/range.ts';
 import { validateServiceCIDRSpec } from '../adapters/service-cidrs.ts';
 import { checkParentRef } from '../adapters/records.ts';
-import { SyncBlockedError, SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
+import { SyncBlockedError, type SyncDeniedError, SyncTimeoutError } from '../adapters/kubernetes/errors.ts';
+import type { KubeconfigCredentialError } from '../adapters/kubernetes/user-checks.ts';
 import { StillAllocatedError } from '../adapters/dual-stack.ts';
 
 const limit = Error.stackTraceLimit;
@@ -142,6 +152,57 @@ describe('typed errors', () => {
     expectTypeOf<SyncTimeoutError['code']>().toEqualTypeOf<'ERR_SYNC_TIMEOUT'>();
     expectTypeOf<SyncBlockedError['code']>().toEqualTypeOf<'ERR_SYNC_BLOCKED'>();
     expect(e.code).toBe(ErrFull.code);
+  });
+
+  it("IPAllocatorError's code is the union of every class's code, so a switch over a caught error's code is checked", () => {
+    // the codes as each exported class declares its own: the union names them all, and no other
+    type Declared =
+      | (typeof ErrFull)['code']
+      | (typeof ErrAllocated)['code']
+      | (typeof ErrNotInRange)['code']
+      | (typeof ErrNotReady)['code']
+      | (typeof ErrMismatchedNetwork)['code']
+      | (typeof ErrDestroyed)['code']
+      | (typeof InvalidAddressError)['code']
+      | (typeof InvalidCIDRError)['code']
+      | (typeof InvalidRangeError)['code']
+      | (typeof InvalidArgumentError)['code']
+      | (typeof OutOfMemoryError)['code']
+      | (typeof InvalidRecordError)['code']
+      | (typeof AlreadyExistsError)['code']
+      | (typeof NotFoundError)['code']
+      | (typeof StillAllocatedError)['code']
+      | (typeof SyncTimeoutError)['code']
+      | (typeof SyncDeniedError)['code']
+      | (typeof SyncBlockedError)['code']
+      | (typeof KubeconfigCredentialError)['code']
+      | 'ERR_IPALLOCATOR'; // IPAllocatorError's own
+    expectTypeOf<IPAllocatorErrorCode>().toEqualTypeOf<Declared>();
+    expectTypeOf<IPAllocatorError['code']>().toEqualTypeOf<IPAllocatorErrorCode>();
+    const caught: unknown = new ErrFull();
+    if (!(caught instanceof IPAllocatorError)) throw new Error('not ours');
+    expectTypeOf(caught.code).toEqualTypeOf<IPAllocatorErrorCode>();
+    // a misspelt code does not compile (type-checked by tsc)
+    // @ts-expect-error 'ERR_RANG_FULL' is no code
+    expect(caught.code === 'ERR_RANG_FULL').toBe(false);
+    const handled = (e: IPAllocatorError): string => {
+      switch (e.code) {
+        case 'ERR_RANGE_FULL':
+          return 'full';
+        // @ts-expect-error 'ERR_ALLOCATD' is no code
+        case 'ERR_ALLOCATD':
+          return 'taken';
+        default:
+          return e.code;
+      }
+    };
+    expect([handled(new ErrFull()), handled(new ErrAllocated())]).toEqual(['full', 'ERR_ALLOCATED']);
+    // a subclass of your own keeps its class's code, and instanceof still narrows to it
+    class RangeExhausted extends ErrFull {}
+    class Ours extends IPAllocatorError {}
+    const mine: unknown = new RangeExhausted();
+    if (mine instanceof RangeExhausted) expectTypeOf(mine.code).toEqualTypeOf<'ERR_RANGE_FULL'>();
+    expect([new RangeExhausted().code, new Ours('x').code]).toEqual(['ERR_RANGE_FULL', 'ERR_IPALLOCATOR']);
   });
 
   it('an input error carries the trace of where it was made', () => {
