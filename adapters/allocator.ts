@@ -830,13 +830,14 @@ export class Allocator implements IPAllocator, Disposable {
 
   /** `using a = new Allocator(…)`: destroy() at the end of the scope. */
   [Symbol.dispose](): void {
+    checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: the range, used, free and isReady() (inspection). */
   [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => ({ used: this.used(), free: this.free(), ready: this.isReady() });
-    return inspection(this, Allocator, 'Allocator', { cidr: this.cidr }, live, depth, options, inspect);
+    return inspection(this, Allocator, 'Allocator', () => ({ cidr: this.cidr }), live, depth, options, inspect);
   }
 
   /**

@@ -460,6 +460,7 @@ export class DualStackAllocator {
   }
 
   [Symbol.dispose](): void {
+    checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
@@ -469,7 +470,7 @@ export class DualStackAllocator {
       this,
       DualStackAllocator,
       'DualStackAllocator',
-      { ipv4: this.ipv4, ipv6: this.ipv6 },
+      () => ({ ipv4: this.ipv4, ipv6: this.ipv6 }),
       () => ({}),
       depth,
       options,

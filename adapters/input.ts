@@ -281,8 +281,9 @@ export function unboundOr(
  */
 export function unboundCall(self: unknown, className: string, method: string): InvalidArgumentError {
   const object = objectNamed(className);
+  const member = method.startsWith('[') ? method : `.${method}`; // a symbol's, '[Symbol.dispose]', in brackets
   return new InvalidArgumentError(
-    `${className}.${method}() was called without its ${className} (this was ${quoteInput(self)}): call it on the object, ${object}.${method}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}.${method}(…)`,
+    `${className}${member}() was called without its ${className} (this was ${quoteInput(self)}): call it on the object, ${object}${member}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}${member}(…)`,
   );
 }
 

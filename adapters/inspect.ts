@@ -6,9 +6,13 @@
 // method and names what it shows; this module makes the text. It runs only when something is
 // inspected: nothing on any call path.
 import { ErrDestroyed } from './errors.ts';
+import { unboundCall } from './input.ts';
 
 /** The key Node's util.inspect (so console.log) and Deno's console look for. */
 export const INSPECT: unique symbol = Symbol.for('nodejs.util.inspect.custom') as never;
+
+/** How a message names the method under INSPECT (unboundCall). */
+const INSPECT_MEMBER = "[Symbol.for('nodejs.util.inspect.custom')]";
 
 /** What Node and Deno pass as the options of an inspection: those read here. */
 export interface InspectOptions {
@@ -19,39 +23,59 @@ export interface InspectOptions {
 /**
  * The text of `self` (an instance of `own`, named `className`, or of a subclass, named as its
  * constructor is) showing
- * `fixed`, the fields it always has, and `live()`, those read from it now. An object destroyed or
+ * `fixed()`, the fields it always has, and `live()`, those read from it now. An object destroyed or
  * closed (live() throws ErrDestroyed) shows its fixed fields and `destroyed: true`; another error
- * of live() (a subclass's override) shows as `unreadable: message`: an inspection never throws.
- * Nested past the depth, it is `[Range]`, as Node shows a plain object there. `inspect` is the
- * runtime's own (util.inspect, Deno.inspect), which colours and indents the fields as it does any
- * object; without it (the method called by hand) the fields are written plainly.
+ * of live() (a subclass's override) shows as `unreadable: message`: an inspection of an object
+ * never throws. The method called without its object (`range[INSPECT].call(undefined)`, `self`
+ * no `own`) throws unboundCall's InvalidArgumentError, as the other methods do, before either
+ * is read. Nested past the depth, it is `[Range]`, as Node shows a plain object there. `inspect`
+ * is the runtime's own (util.inspect, Deno.inspect), which colours and indents the fields as it
+ * does any object; without it (the method called by hand) the fields are written plainly.
  */
 export function inspection(
   self: unknown,
   own: abstract new (...args: never[]) => unknown,
   className: string,
-  fixed: Readonly<Record<string, unknown>>,
+  fixed: () => Readonly<Record<string, unknown>>,
   live: () => Readonly<Record<string, unknown>>,
   depth: number,
   options: InspectOptions | undefined,
   inspect: ((value: unknown, options?: object) => string) | undefined,
 ): string {
+  if (!isOf(self, own)) throw unboundCall(self, className, INSPECT_MEMBER);
   const name = constructorName(self, own) ?? className;
   if (typeof depth === 'number' && depth < 0) {
     const text = `[${name}]`;
     return typeof options?.stylize === 'function' ? options.stylize(text, 'special') : text;
   }
+  const always = fixed();
   let shown: Record<string, unknown>;
   try {
-    shown = { ...fixed, ...live() };
+    shown = { ...always, ...live() };
   } catch (e) {
-    shown = { ...fixed, ...(e instanceof ErrDestroyed ? { destroyed: true } : { unreadable: e instanceof Error ? e.message : String(e) }) };
+    shown = {
+      ...always,
+      ...(e instanceof ErrDestroyed ? { destroyed: true } : { unreadable: e instanceof Error ? e.message : String(e) }),
+    };
   }
   if (typeof inspect !== 'function') return `${name} ${plain(shown)}`;
   // `depth` is what is left at this object (options.depth is the whole inspection's); the fields
   // are this object's own level, so they are shown with that depth, as a plain object's would be:
   // `depth - 1` showed `Range [Object]` at depth 0 (util.inspect(range, { depth: 0 }), '%s')
   return `${name} ${inspect(shown, { ...options, depth: typeof depth === 'number' ? depth : options?.depth })}`;
+}
+
+/**
+ * Whether `self` is an object of `own` (an instance, a subclass's, one made from it with
+ * Object.create, a Proxy of one). A Proxy whose getPrototypeOf trap throws is taken as one: it is
+ * shown as far as it can be read.
+ */
+function isOf(self: unknown, own: abstract new (...args: never[]) => unknown): boolean {
+  try {
+    return self instanceof own;
+  } catch {
+    return true;
+  }
 }
 
 /**

@@ -614,13 +614,14 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   [Symbol.dispose](): void {
+    checkThis(this, '[Symbol.dispose]');
     this.close();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: its record count and watchers, or that it is closed (inspection). */
   [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
     const live = () => (this.closed ? { closed: true } : { size: this.authority.size, watcherCount: this.view.watcherCount });
-    return inspection(this, MemoryStore, 'MemoryStore', {}, live, depth, options, inspect);
+    return inspection(this, MemoryStore, 'MemoryStore', () => ({}), live, depth, options, inspect);
   }
 
   /** True once close() was called. */

@@ -1184,6 +1184,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
 
   /** `using meta = new MetaAllocator(…)`: destroy() at the end of the scope. */
   [Symbol.dispose](): void {
+    checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
@@ -1197,7 +1198,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
       this.live();
       return { ranges: this.shared.order.filter((e) => !e.removed).map((e) => e.cidr), used: this.labelled };
     };
-    return inspection(this, MetaAllocator, 'MetaAllocator', { ipFamily: this.ipFamily }, live, depth, options, inspect);
+    return inspection(this, MetaAllocator, 'MetaAllocator', () => ({ ipFamily: this.ipFamily }), live, depth, options, inspect);
   }
 
   private get destroyed(): boolean {

@@ -1109,12 +1109,22 @@ export class Range implements RangeView {
   }
 
   [Symbol.dispose](): void {
+    checkThis(this, '[Symbol.dispose]');
     this.destroy();
   }
 
   /** What console.log and util.inspect show, in Node and Deno: the range, used and free (inspection). */
   [INSPECT](depth: number, options?: InspectOptions, inspect?: (value: unknown, options?: object) => string): string {
-    return inspection(this, Range, 'Range', { cidr: this.cidr }, () => ({ used: this.used(), free: this.free() }), depth, options, inspect);
+    return inspection(
+      this,
+      Range,
+      'Range',
+      () => ({ cidr: this.cidr }),
+      () => ({ used: this.used(), free: this.free() }),
+      depth,
+      options,
+      inspect,
+    );
   }
 }
 

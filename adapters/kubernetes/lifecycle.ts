@@ -11,7 +11,8 @@
 // readable, and unsubscribe functions keep working. close() is idempotent and synchronous (it
 // aborts the watch and the requests and clears the timers; nothing is left to await), hence
 // Symbol.dispose and not asyncDispose.
-import { ErrDestroyed } from '../errors.ts';
+import { ErrDestroyed, InvalidArgumentError } from '../errors.ts';
+import { quoteInput } from '../quote.ts';
 import type { CachedRecord, Informer, InformerStats, WaitForSyncOptions } from './informer.ts';
 import type { InformerState } from './informer-state.ts';
 import type { ApiRequests } from './requests.ts';
@@ -40,12 +41,14 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
 
   /** Calls `listener(state, error?)` on every state change and on every list/watch failure; returns the unsubscriber. */
   onStateChange(listener: (state: InformerState, error?: Error) => void): () => void {
+    checkThis(this, 'onStateChange');
     this.assertOpen();
     return this.informer.onStateChange(listener);
   }
 
   /** Starts the list + watch (when constructed with `start: false`); a second call does nothing. */
   start(): void {
+    checkThis(this, 'start');
     this.assertOpen();
     this.informer.start();
   }
@@ -61,6 +64,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
    * waits as long as it takes otherwise.
    */
   waitForSync(options?: WaitForSyncOptions): Promise<void> {
+    if (!(this instanceof InformerLifecycle)) return Promise.reject(unboundCall(this, 'waitForSync'));
     if (this.closed) return Promise.reject(new ErrDestroyed(this.informer.owner));
     return this.informer.waitForSync(options);
   }
@@ -71,6 +75,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
    * state, stats and lastError stay readable and unsubscribe functions keep working. Idempotent.
    */
   close(): void {
+    checkThis(this, 'close');
     if (this.closed) return;
     this.closed = true;
     this.informer.stop();
@@ -81,6 +86,7 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
 
   /** close(), for `using`. */
   [Symbol.dispose](): void {
+    checkThis(this, '[Symbol.dispose]');
     this.close();
   }
 
@@ -88,4 +94,24 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
   protected assertOpen(): void {
     if (this.closed) throw new ErrDestroyed(this.informer.owner);
   }
+}
+
+/**
+ * InvalidArgumentError for a method of KubernetesStore or KubernetesServiceCIDRs called without
+ * its object (`self`: what `this` was), as unboundCall says it of the other classes' methods. The
+ * method is the same function on both classes, so the message names both.
+ */
+function unboundCall(self: unknown, method: string): InvalidArgumentError {
+  const member = method.startsWith('[') ? method : `.${method}`;
+  return new InvalidArgumentError(
+    `KubernetesStore or KubernetesServiceCIDRs: ${method}() was called without its object (this was ${quoteInput(self)}): call it on the object, store${member}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => store${member}(…)`,
+  );
+}
+
+/**
+ * Refuses a call of a method of KubernetesStore or KubernetesServiceCIDRs without its object
+ * (unboundCall). Off the allocation path: checked first. @internal
+ */
+export function checkThis(self: unknown, method: string): void {
+  if (!(self instanceof InformerLifecycle)) throw unboundCall(self, method);
 }

@@ -40,7 +40,7 @@ import { checkDeleteAnswer, checkObject } from './answers.ts';
 import { KubernetesApiError, malformedAnswer, namesObject, redirectedTo, translate } from './errors.ts';
 import { Informer, type CachedRecord } from './informer.ts';
 import { clientNodeListerWatcher, type ListParams } from './lister-watcher.ts';
-import { InformerLifecycle } from './lifecycle.ts';
+import { checkThis, InformerLifecycle } from './lifecycle.ts';
 import { ApiRequests, requestTimeoutOption } from './requests.ts';
 import {
   checkInformerOptions,
@@ -467,6 +467,7 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
 
   /** Stops the informer (aborting its watch); subscribers get no further events. */
   override close(): void {
+    checkThis(this, 'close'); // before its first read of a field
     this.subscriptions.clear();
     super.close();
   }

@@ -2,6 +2,7 @@
 // after destroy()/close() fails with ErrDestroyed (a rejected promise for async methods, a throw
 // for synchronous ones) and a second destroy()/close() is harmless; every method called without
 // its object fails with InvalidArgumentError, the same way. One table over every class.
+import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { Allocator } from '../../adapters/allocator.ts';
@@ -13,9 +14,11 @@ import { seededRandom } from '../../adapters/random.ts';
 import { Range } from '../../adapters/range.ts';
 import { ReferenceAllocator } from '../../adapters/reference-allocator.ts';
 import { InMemoryServiceCIDRs } from '../../adapters/service-cidrs.ts';
+import { KubernetesServiceCIDRs, KubernetesStore } from '../../adapters/kubernetes/index.ts';
 import { allocatorLabels, type ParentRef } from '../../adapters/store.ts';
 import type { IPAllocator } from '../../adapters/types.ts';
 import { failure } from '../helpers.ts';
+import { kubeConfigFor } from '../k8s/kubeconfig.ts';
 
 const OWNER = { group: '', resource: 'services', namespace: 'ns', name: 'svc' };
 /** A record a MemoryStore takes. */
@@ -536,6 +539,86 @@ describe.each(UNBOUND_GETTERS)('%s: a getter read without its object', (classNam
       // on its object, and on a wrapper made from it with Object.create, it answers as before
       expect(Reflect.get(target, getter)).toBe(expected);
       expect(Reflect.get(Object.create(target) as object, getter)).toBe(expected);
+    },
+  );
+});
+
+// The members keyed by a symbol, `[Symbol.dispose]` (what `using` calls) and the inspect method
+// (Symbol.for('nodejs.util.inspect.custom'), what console.log calls), taken off the object
+// (`const dispose = range[Symbol.dispose]`) answer as the named methods do: InvalidArgumentError
+// naming the member and how to call it, nothing destroyed — not the TypeError of their first
+// read of `this`.
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+const UNBOUND_SYMBOL_MEMBERS: [string, (store: MemoryStore) => object][] = [
+  ['Range', () => new Range('10.0.0.0/24')],
+  ['Allocator', (store) => new Allocator('10.0.0.0/24', { store })],
+  ['ReferenceAllocator', (store) => new ReferenceAllocator('10.0.0.0/24', { store })],
+  ['MetaAllocator', metaOn],
+  [
+    'DualStackAllocator',
+    (store) => new DualStackAllocator(new Allocator('10.0.0.0/24', { store }), new Allocator('fd00::/120', { store })),
+  ],
+  ['MemoryStore', (store) => store],
+];
+
+describe.each(UNBOUND_SYMBOL_MEMBERS)('%s: [Symbol.dispose] and the inspect method called without their object', (className, make) => {
+  const object = className.charAt(0).toLowerCase() + className.slice(1);
+  it.each([
+    ['[Symbol.dispose]', 'undefined', Symbol.dispose, undefined],
+    ['[Symbol.dispose]', 'another object', Symbol.dispose, {}],
+    ["[Symbol.for('nodejs.util.inspect.custom')]", 'undefined', INSPECT, undefined],
+    ["[Symbol.for('nodejs.util.inspect.custom')]", 'another object', INSPECT, {}],
+  ] as const)('%s, this %s → InvalidArgumentError naming it, the object alive', (member, _label, key, self) => {
+    const store = new MemoryStore();
+    const target = make(store) as Record<symbol, (...args: unknown[]) => unknown>;
+    const shown = inspect(target);
+    let thrown: unknown;
+    try {
+      target[key]!.call(self, 2, {}, inspect);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InvalidArgumentError);
+    expect((thrown as Error).message).toBe(
+      `${className}${member}() was called without its ${className} (this was ${self === undefined ? 'undefined' : 'a value of type object'}): call it on the object, ${object}${member}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => ${object}${member}(…)`,
+    );
+    expect(inspect(target)).toBe(shown); // not destroyed nor closed
+    expect(shown).not.toMatch(/destroyed|closed/);
+    target[Symbol.dispose]!.call(target);
+    expect(inspect(target)).toMatch(/destroyed: true|closed: true/);
+  });
+});
+
+describe('KubernetesStore and KubernetesServiceCIDRs: a method of their lifecycle called without its object', () => {
+  const kc = () => kubeConfigFor('http://127.0.0.1:9');
+  it.each([
+    ['KubernetesStore', () => new KubernetesStore(kc(), { start: false })],
+    ['KubernetesServiceCIDRs', () => new KubernetesServiceCIDRs(kc(), { start: false })],
+  ] as const)(
+    '%s: close, [Symbol.dispose], start, onStateChange, waitForSync → InvalidArgumentError, the object open',
+    async (_name, make) => {
+      const target = make();
+      const calls: [string, (self: unknown) => unknown][] = [
+        ['close', (self) => target.close.call(self)],
+        ['[Symbol.dispose]', (self) => target[Symbol.dispose].call(self)],
+        ['start', (self) => target.start.call(self)],
+        ['onStateChange', (self) => target.onStateChange.call(self, () => {})],
+        ['waitForSync', (self) => target.waitForSync.call(self)],
+      ];
+      for (const [member, call] of calls) {
+        for (const self of [undefined, {}]) {
+          const error = await failure(() => call(self));
+          expect(error, member).toBeInstanceOf(InvalidArgumentError);
+          expect((error as Error).message, member).toMatch(
+            new RegExp(
+              `^KubernetesStore or KubernetesServiceCIDRs: ${member.replace(/[[\]().]/g, '\\$&')}\\(\\) was called without its object \\(this was (undefined|a value of type object)\\): call it on the object`,
+            ),
+          );
+        }
+      }
+      expect(target.state).toBe('syncing'); // neither started nor stopped
+      target[Symbol.dispose]();
+      expect(target.state).toBe('stopped');
     },
   );
 });
