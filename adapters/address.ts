@@ -306,6 +306,7 @@ function parseSpan(s: string, start: number, end: number, out: Uint32Array): num
  * groups of more than 4 hex digits; IPv4-mapped IPv6 returns 4 with the IPv4 value.
  * Throws InvalidAddressError (`ParseAddr("…"): reason`) for anything else, including non-strings;
  * `out` is left unchanged then. `out` must have length ≥ 4. Allocates nothing on success.
+ * @internal
  */
 export function parseAddrInto(text: unknown, out: Uint32Array): Family {
   if (text === lastCanonical) {
@@ -346,6 +347,7 @@ function putV4(out: Uint32Array, v: number): void {
  * The u32 value of `text` when it is a plain dotted quad (exactly what parseAddrInto accepts as
  * IPv4 without a colon), else −1 — no error, no allocation: callers take parseAddrInto for the
  * message.
+ * @internal
  */
 export function parseIPv4Fast(text: string): number {
   // The allocators' hot path for IPv4 text.
@@ -562,12 +564,13 @@ function rememberCanonical(text: string, family: Family, w0: number, w1: number,
  * True when `text` equals the last text formatted or found canonical here (IPv4-mapped addresses
  * excepted): then it is the canonical text of an IPv4 address or of an IPv6 address outside
  * ::ffff:0:0/96. False says nothing.
+ * @internal
  */
 export function isKnownCanonical(text: string): boolean {
   return text === lastCanonical;
 }
 
-/** Dotted decimal of the IPv4 address `v` (a u32; the value is taken mod 2^32). */
+/** Dotted decimal of the IPv4 address `v` (a u32; the value is taken mod 2^32). @internal */
 export function formatIPv4(v: number): string {
   // Why two ways: V8 joins strings with `+` into one flat string only below 13 characters. A
   // longer result is a rope (a ConsString) that its first reader (the store's hash) copies flat,
@@ -757,6 +760,7 @@ function textOf(b: number[], n: number): string {
  * RFC 5952 text of the IPv6 address with words w0..w3 (w0 = bits 127..96). An IPv4-mapped
  * value is written as plain IPv6 (`::ffff:102:304`), never with a dotted quad: callers that
  * want the IPv4 reading pass family 4 to `formatAddr`.
+ * @internal
  */
 export function formatIPv6(w0: number, w1: number, w2: number, w3: number): string {
   const text = buildIPv6(w0, w1, w2, w3);
@@ -867,6 +871,7 @@ function isCanonical6(text: string, w0: number, w1: number, w2: number, w3: numb
  * canonical text (what formatAddr writes), checked without formatting. IPv4 text without a
  * colon that parses is canonical (the parser takes only plain dotted quads without leading
  * zeros); IPv4 read from IPv4-mapped IPv6 text never is.
+ * @internal
  */
 export function isCanonical(text: string, family: Family, words: ArrayLike<number>): boolean {
   if (family === 4) return text.indexOf(':') < 0;
@@ -887,6 +892,7 @@ export function isCanonical(text: string, family: Family, words: ArrayLike<numbe
 /**
  * The canonical text of `text`, which parseAddrInto has just parsed into `words` as `family`:
  * `text` itself when it is canonical already (isCanonical: no string is built), else formatted.
+ * @internal
  */
 export function canonicalOf(text: string, family: Family, words: ArrayLike<number>): string {
   return isCanonical(text, family, words) ? text : formatAddr(family, words);
@@ -896,6 +902,7 @@ export function canonicalOf(text: string, family: Family, words: ArrayLike<numbe
  * The canonical text of `text` when it is an address of family `fam`, its words left in `out`;
  * null for an address of the other family. Malformed text throws InvalidAddressError. A plain
  * dotted quad (parseIPv4Fast) is canonical as written: no general parse.
+ * @internal
  */
 export function parseCanonical(text: string, fam: Family, out: Uint32Array): string | null {
   const v4 = fam === 4 && typeof text === 'string' ? parseIPv4Fast(text) : -1;
@@ -914,7 +921,7 @@ export function parseCanonical(text: string, fam: Family, out: Uint32Array): str
  * Canonical text of an address: `formatIPv4(words[3])` for family 4, `formatIPv6(...words)` for
  * family 6. Throws InvalidArgumentError for any other family. On the allocation path: it trusts
  * its words (the package's own, parsed or computed); `ipallocator/core` exports the checked
- * variant, formatAddrChecked.
+ * variant, formatAddrChecked. @internal
  */
 export function formatAddr(family: Family, words: ArrayLike<number>): string {
   if (typeof words !== 'object' || words === null)
@@ -1016,7 +1023,7 @@ function isDecimalNoLeadingZero(s: string, start: number, end: number): boolean 
 /**
  * `addr/bits` with the address in canonical text (words are written as given, not masked). For
  * the package's own callers, which pass a family, words and a length they made: the checked
- * formatPrefix of `ipallocator/core` is formatPrefixChecked.
+ * formatPrefix of `ipallocator/core` is formatPrefixChecked. @internal
  */
 export function formatPrefix(family: Family, words: ArrayLike<number>, bits: number): string {
   return `${formatAddr(family, words)}/${bits}`;
@@ -1104,7 +1111,7 @@ export function formatPrefixChecked(family: Family, words: ArrayLike<number>, bi
   return `${f === 4 ? formatIPv4(w[3]!) : formatIPv6(w[0]!, w[1]!, w[2]!, w[3]!)}/${bits}`;
 }
 
-/** Converts four big-endian u32 words to a BigInt. */
+/** Converts four big-endian u32 words to a BigInt. @internal */
 export function wordsToBig(w: ArrayLike<number>): bigint {
   return (BigInt(w[0]!) << 96n) | (BigInt(w[1]!) << 64n) | (BigInt(w[2]!) << 32n) | BigInt(w[3]!);
 }

@@ -29,6 +29,7 @@ function pause(ms: number): void {
  * /dev/zero has no end. A named pipe nothing writes to within PIPE_WAIT_MS throws
  * `notAFile("a named pipe (FIFO) nothing wrote to within 5 s")` instead of waiting for ever.
  * Other failures (ENOENT, EACCES) are Node's, naming the file.
+ * @internal
  */
 export function readFileBounded(path: string, maxBytes: number, tooLarge: () => Error, notAFile: (what: string) => Error): string {
   const fd = openSync(path, OPEN_FLAGS);
@@ -73,7 +74,7 @@ export function readFileBounded(path: string, maxBytes: number, tooLarge: () => 
   }
 }
 
-/** What a file that is not a regular one is, for a message: "a directory", "a named pipe (FIFO)", … */
+/** What a file that is not a regular one is, for a message: "a directory", "a named pipe (FIFO)", … @internal */
 export function notRegularFile(stats: Stats): string {
   if (stats.isDirectory()) return 'a directory';
   if (stats.isFIFO()) return 'a named pipe (FIFO)';

@@ -288,6 +288,7 @@ export const STRATEGY_NAMES: readonly StrategyName[] = Object.freeze(Object.keys
  * `what` (the option, or coolDown's argument): one wording for a wrong name and a wrong object,
  * for Range, Allocator, MetaAllocator and coolDown alike, with a "did you mean" for a misspelled
  * name.
+ * @internal
  */
 export function strategyOption(option: unknown, what = 'options.strategy'): AllocationStrategy {
   if (option === undefined) return STRATEGIES.upstream;

@@ -97,6 +97,7 @@ export class CallReturns {
  * An allocateNext over several ranges that first takes free addresses only (MetaAllocator):
  * `heldBack` is set when a range found none because its cool-down held some, which a second
  * pass, held ones allowed, may then give back early.
+ * @internal
  */
 export interface FreeOnlyPass {
   heldBack: boolean;

@@ -27,7 +27,7 @@ export interface DryRunTarget extends IPAllocator {
 const dryRunViews = new WeakSet<object>();
 const DRY_RUN_MARK = Symbol.for('ipallocator.dryRun');
 
-/** Registers `view` as a dry run (isDryRun): in the set, and marked; returns it. */
+/** Registers `view` as a dry run (isDryRun): in the set, and marked; returns it. @internal */
 export function markDryRun<T extends object>(view: T): T {
   dryRunViews.add(view);
   Object.defineProperty(view, DRY_RUN_MARK, { value: true });
@@ -38,6 +38,7 @@ export function markDryRun<T extends object>(view: T): T {
  * Whether `a` is a dry-run view: one of this copy's (WeakSet.has runs nothing of the caller's),
  * or an object that answers the mark. That read may run a Proxy's trap, whose error is thrown as
  * InvalidArgumentError naming `what` (readMember): ask once, and keep the answer.
+ * @internal
  */
 export function isDryRun(a: unknown, what: string): boolean {
   if (typeof a !== 'object' || a === null) return false;

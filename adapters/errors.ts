@@ -18,6 +18,7 @@ import { inElement, quoteInput, quoteText } from './quote.ts';
  * A promise that rejects with `error` one microtask from now; the allocators' promise-returning
  * methods reject through it, so `await allocator.allocateNext()` receives the error as thrown.
  * A rejection nobody handles is still reported as unhandled.
+ * @internal
  */
 export function rejectSoon(error: unknown): Promise<never> {
   // Why one microtask late: `await allocator.allocateNext()` attaches its handler in the same
@@ -36,6 +37,7 @@ const SETTLED: Promise<void> = Promise.resolve();
  * Throws `error` from a microtask: an error no caller can be handed (a store watcher's, a report
  * callback's, a late destroy's) surfaces as an uncaught exception instead of vanishing, and
  * fails nothing of the call that met it.
+ * @internal
  */
 export function rethrowLater(error: unknown): void {
   queueMicrotask(() => {
@@ -54,6 +56,7 @@ interface Named {
  * `stack` (`ErrFull: range is full`). Read from the class itself, the name is whatever a bundler's
  * minifier renamed it to (`M: range is full`); object keys it keeps. A subclass of your own, not
  * named here, is named by its class (new.target.name).
+ * @internal
  */
 export function nameErrorClasses(classes: Readonly<Record<string, abstract new (...args: never[]) => IPAllocatorError>>): void {
   for (const [name, type] of Object.entries(classes)) {
@@ -191,7 +194,7 @@ export class ErrNotReady extends IPAllocatorError {
   }
 }
 
-/** Why an allocator answers ErrNotReady, as its message says it: what to wait for. */
+/** Why an allocator answers ErrNotReady, as its message says it: what to wait for. @internal */
 export const NOT_READY_WHY = Object.freeze({
   storeNotSynced:
     "its store's cache has not synced yet (a KubernetesStore's waitForSync() resolves when it has, or rejects saying why it cannot)",
@@ -370,6 +373,7 @@ export class AlreadyExistsError extends IPAllocatorError {
 /**
  * Whether a store's error is AlreadyExistsError — of this copy of the package or of another one
  * (a store built against its own copy): recognised by class or by code.
+ * @internal
  */
 export function isAlreadyExists(e: unknown): boolean {
   return isErrorOf(e, AlreadyExistsError);
@@ -386,7 +390,7 @@ export class NotFoundError extends IPAllocatorError {
   }
 }
 
-/** Whether a store's error is NotFoundError, of this copy of the package or another (by code). */
+/** Whether a store's error is NotFoundError, of this copy of the package or another (by code). @internal */
 export function isNotFound(e: unknown): boolean {
   return isErrorOf(e, NotFoundError);
 }
@@ -424,12 +428,12 @@ export class ErrDestroyed extends IPAllocatorError {
   }
 }
 
-/** Whether `e` is ErrDestroyed, of this copy of the package or another (by code). */
+/** Whether `e` is ErrDestroyed, of this copy of the package or another (by code). @internal */
 export function isDestroyed(e: unknown): boolean {
   return isErrorOf(e, ErrDestroyed);
 }
 
-/** Whether `e` is ErrAllocated, of this copy of the package or another (by code; upstream errors.Is). */
+/** Whether `e` is ErrAllocated, of this copy of the package or another (by code; upstream errors.Is). @internal */
 export function isAllocated(e: unknown): boolean {
   return isErrorOf(e, ErrAllocated);
 }

@@ -25,13 +25,13 @@ import {
 export type IndexKind = 'auto' | 'dense' | 'sparse';
 const INDEX_KINDS: readonly IndexKind[] = ['auto', 'dense', 'sparse'];
 
-/** The most offsets for which kind 'auto' makes a dense index (core-as/freeindex.ts): 2^24. */
+/** The most offsets for which kind 'auto' makes a dense index (core-as/freeindex.ts): 2^24. @internal */
 export const DENSE_AUTO_MAX_OFFSETS = coreConstant('DENSE_MAX_SLOTS');
 
 /** The most offsets a dense index holds (core-as/freeindex.ts). */
 const DENSE_MAX_OFFSETS = BigInt(coreConstant('DENSE_MAX_OFFSETS'));
 
-/** The index kind an option asks for (undefined: 'auto'); InvalidArgumentError naming `option` for anything else. */
+/** The index kind an option asks for (undefined: 'auto'); InvalidArgumentError naming `option` for anything else. @internal */
 export function indexKindOption(kind: unknown, option: string): IndexKind {
   if (kind === undefined) return 'auto';
   if (kind === 'auto' || kind === 'dense' || kind === 'sparse') return kind;
@@ -41,6 +41,7 @@ export function indexKindOption(kind: unknown, option: string): IndexKind {
 /**
  * Why the core made no index of `kind` over (hi, lo) offsets: InvalidArgumentError for a dense
  * index beyond 2^31 of them, else out of memory.
+ * @internal
  */
 export function indexRefused(kind: number, hi: number, lo: number, what: string): Error {
   const n = (BigInt(hi) << 32n) | BigInt(lo);
@@ -58,12 +59,12 @@ export function indexRefused(kind: number, hi: number, lo: number, what: string)
 // memory on time. The registry holds the handle and the function that frees it, never the owner.
 const reclaim = new FinalizationRegistry<readonly [free: (handle: number) => void, handle: number]>(([free, handle]) => free(handle));
 
-/** Frees `handle` with `free` once `owner` is garbage-collected, unless `freedExplicitly(owner)` came first. */
+/** Frees `handle` with `free` once `owner` is garbage-collected, unless `freedExplicitly(owner)` came first. @internal */
 export function freeWhenCollected(owner: object, free: (handle: number) => void, handle: number): void {
   reclaim.register(owner, [free, handle], owner);
 }
 
-/** `owner` has freed its memory itself (destroy()): nothing is left for the collector to free. */
+/** `owner` has freed its memory itself (destroy()): nothing is left for the collector to free. @internal */
 export function freedExplicitly(owner: object): void {
   reclaim.unregister(owner);
 }

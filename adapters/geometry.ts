@@ -26,7 +26,7 @@ import { quoteInput } from './quote.ts';
 import type { IPFamily } from './types.ts';
 import { core, coreConstant, NONE, OK, OUT_OF_RANGE, scratch, TOO_FAR } from './wasm.ts';
 
-/** Scratch words written by the core's prefix_geometry (core-as/prefix.ts GEO_*, read from the core). */
+/** Scratch words written by the core's prefix_geometry (core-as/prefix.ts GEO_*, read from the core). @internal */
 export const GEO = Object.freeze({
   NETWORK: coreConstant('GEO_NETWORK'),
   BROADCAST: coreConstant('GEO_BROADCAST'),
@@ -38,15 +38,18 @@ export const GEO = Object.freeze({
   FLAGS: coreConstant('GEO_FLAGS'),
   COUNT: coreConstant('GEO_COUNT'),
 });
-/** prefix_geometry flags (core-as/prefix.ts FLAG_*, read from the core). */
+/** prefix_geometry flags (core-as/prefix.ts FLAG_*, read from the core). @internal */
 export const GEO_FLAG_NO_FIRST = coreConstant('FLAG_NO_FIRST');
+/** @internal */
 export const GEO_FLAG_NO_LAST = coreConstant('FLAG_NO_LAST');
+/** @internal */
 export const GEO_FLAG_COUNT_SATURATED = coreConstant('FLAG_COUNT_SATURATED');
 
 /**
  * Upstream's NewIPAllocator error for a prefix whose first address does not exist
  * (255.255.255.255/32, ffff:…:ffff/128): addOffsetAddress of the invalid Addr prints its empty
  * byte slice.
+ * @internal
  */
 export const INVALID_FIRST_ADDRESS = 'invalid address []';
 
@@ -55,6 +58,7 @@ export const INVALID_FIRST_ADDRESS = 'invalid address []';
  * INVALID_FIRST_ADDRESS, followed by what it leaves out — which range, why, and what to give
  * instead — as the error's `reason`. The one statement of this refusal: rangeRefusal (the
  * Allocator, a MetaAllocator's skipped() and onSkip) and the reference allocator throw it.
+ * @internal
  */
 export function invalidFirstAddressError(cidr: string): InvalidRangeError {
   const length = cidr.slice(cidr.lastIndexOf('/'));
@@ -84,6 +88,7 @@ function u64(hi: number, lo: number): bigint {
  * 0.0.0.0/32 has no last address (`hasLast` false, `last` all zero); 255.255.255.255/32 and
  * ffff:…:ffff/128 have no first address (`hasFirst` false, `first` and `offsetAddress` all zero),
  * which upstream's constructor rejects with `invalid address []` (INVALID_FIRST_ADDRESS).
+ * @internal
  */
 export class Prefix {
   /** 4 or 6, as `parseAddrInto` returns it. */
@@ -269,7 +274,7 @@ export class Prefix {
   }
 }
 
-/** −1, 0, 1 comparing two addresses given as u32 words (big-endian; IPv4 as [0, 0, 0, v4]). */
+/** −1, 0, 1 comparing two addresses given as u32 words (big-endian; IPv4 as [0, 0, 0, v4]). @internal */
 export function cmp4(a0: number, a1: number, a2: number, a3: number, b0: number, b1: number, b2: number, b3: number): number {
   if (a0 !== b0) return a0 < b0 ? -1 : 1;
   if (a1 !== b1) return a1 < b1 ? -1 : 1;
@@ -287,6 +292,7 @@ const IPV4_MAPPED_BLOCK = 0xffffn << 32n;
  * Upstream NewIPAllocator's refusal of an IPv6 range shorter than /64 (its offsets are 64-bit):
  * the InvalidRangeError message for such a prefix, else undefined. Part of rangeRefusal; the
  * reference allocator asks it on its own.
+ * @internal
  */
 export function shortIPv6RangeRefusal(version: Family, length: number): string | undefined {
   return version === 6 && length < 64 ? `shortest allowed prefix length for service CIDR is 64, got ${length}` : undefined;
@@ -305,6 +311,7 @@ export function shortIPv6RangeRefusal(version: Family, length: number): string |
  * family's. Range and the reference allocator call this; Allocator and MetaAllocator refuse it
  * through rangeRefusal. ServiceCIDR validation does not: the API server stores such a ServiceCIDR
  * (its validation refuses only a prefix whose address is IPv4-mapped), and a MetaAllocator skips it.
+ * @internal
  */
 export function refuseIPv4MappedOverlap(p: Prefix): void {
   const overlap = ipv4MappedOverlap(p);
@@ -331,6 +338,7 @@ function ipv4MappedOverlap(p: Prefix): string | undefined {
  * that order. The one statement of the rule: Allocator throws this error, a MetaAllocator skips
  * such a range with it (rangeSkipReason in meta-allocator.ts), and the command line's `status`
  * and `map` show that skip reason.
+ * @internal
  */
 export function rangeRefusal(p: Prefix): InvalidRangeError | undefined {
   const short = shortIPv6RangeRefusal(p.version, p.length);
@@ -475,7 +483,7 @@ export function isNotContained(prefix: string, prefixes: readonly string[]): boo
   );
 }
 
-/** isNotContained on parsed prefixes (a MetaAllocator's top-level ranges). */
+/** isNotContained on parsed prefixes (a MetaAllocator's top-level ranges). @internal */
 export function notContained(p: Prefix, all: readonly Prefix[]): boolean {
   for (const q of all) {
     if (q.cidr === p.cidr) continue;

@@ -19,6 +19,7 @@ function isBuiltInContainer(o: object): boolean {
 /**
  * InvalidArgumentError unless `family` is "IPv4" or "IPv6" (`what` names it in the message); a
  * spelling that differs only in case is named, as "did you mean".
+ * @internal
  */
 export function checkIPFamily(family: unknown, what = 'family'): asserts family is 'IPv4' | 'IPv6' {
   if (family === 'IPv4' || family === 'IPv6') return;
@@ -28,7 +29,7 @@ export function checkIPFamily(family: unknown, what = 'family'): asserts family 
   );
 }
 
-/** setReady's argument: true or false, else InvalidArgumentError (isReady() answers a boolean). */
+/** setReady's argument: true or false, else InvalidArgumentError (isReady() answers a boolean). @internal */
 export function checkReady(ready: unknown): boolean {
   if (typeof ready !== 'boolean') throw new InvalidArgumentError(`setReady needs true or false, got ${quoteInput(ready)}`);
   return ready;
@@ -45,6 +46,7 @@ export function checkReady(ready: unknown): boolean {
  * `given` is the path to the object from the caller's argument, as readMember names input:
  * `options` (the default), or `options.backoff` for an object of options inside the options, so
  * that a getter that throws is `options.backoff.initialMs`, not `options.initialMs`.
+ * @internal
  */
 export function optionsObject<T extends object>(
   options: T | undefined,
@@ -98,7 +100,7 @@ function looksLikeStore(o: object): boolean {
   return typeof s.create === 'function' && typeof s.delete === 'function' && typeof s.get === 'function' && typeof s.cache === 'object';
 }
 
-/** Makes the error a module answers bad input with, from its message (InvalidArgumentError's by default). */
+/** Makes the error a module answers bad input with, from its message (InvalidArgumentError's by default). @internal */
 export type RefuseInput = (message: string) => IPAllocatorError;
 
 const invalidArgument: RefuseInput = (message) => new InvalidArgumentError(message);
@@ -110,6 +112,7 @@ const invalidArgument: RefuseInput = (message) => new InvalidArgumentError(messa
  * answers bad input with its own (a store's InvalidRecordError). One of our own errors passes
  * unchanged: a getter that called back into this package got that answer (ErrDestroyed from a
  * destroyed allocator).
+ * @internal
  */
 export function unreadableInput(what: string, thrown: unknown, refuse: RefuseInput = invalidArgument): IPAllocatorError {
   if (isOurs(thrown)) return thrown;
@@ -132,6 +135,7 @@ export function unreadableInput(what: string, thrown: unknown, refuse: RefuseInp
  * fields instead, as the API server's validation and our other messages about them name them: a
  * ServiceCIDR's `spec.cidrs`, a record's `metadata.labels` and `spec.parentRef` (a store's
  * InvalidRecordError).
+ * @internal
  */
 export function readMember(o: object, key: string | symbol | number, base: string): unknown {
   try {
@@ -149,6 +153,7 @@ export function readMember(o: object, key: string | symbol | number, base: strin
  * next and what was checked must be what is used. A read that throws (a revoked Proxy) is
  * unreadableInput(what); a length that is not a whole number ≥ 0 (a Proxy's) is
  * InvalidArgumentError.
+ * @internal
  */
 export function arrayLength(list: unknown, what: string): number | undefined {
   let isArray: boolean;
@@ -169,6 +174,7 @@ export function arrayLength(list: unknown, what: string): number | undefined {
 /**
  * A copy of the first `length` elements of the caller's array `list` (its arrayLength, checked
  * by the caller against what it accepts), each read once by index, a hole as undefined.
+ * @internal
  */
 export function readElements(list: unknown, length: number, what: string): unknown[] {
   const copy: unknown[] = [];
@@ -176,14 +182,14 @@ export function readElements(list: unknown, length: number, what: string): unkno
   return copy;
 }
 
-/** True for `{}`-like objects: not arrays, dates, maps or class instances. */
+/** True for `{}`-like objects: not arrays, dates, maps or class instances. @internal */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== 'object' || v === null) return false;
   const proto = Object.getPrototypeOf(v) as unknown;
   return proto === Object.prototype || proto === null;
 }
 
-/** `base.key` for a key that is a plain name, else `base["key"]` (quoted, whatever it holds) or `base[Symbol(…)]`, `base[3]`. */
+/** `base.key` for a key that is a plain name, else `base["key"]` (quoted, whatever it holds) or `base[Symbol(…)]`, `base[3]`. @internal */
 export function memberName(base: string, key: string | symbol | number): string {
   if (typeof key === 'number') return `${base}[${key}]`;
   if (typeof key === 'symbol') return `${base}[${showUnseen(String(key))}]`;
@@ -199,7 +205,7 @@ function isOurs(thrown: unknown): thrown is IPAllocatorError {
   }
 }
 
-/** `TypeError: message` for an Error, else the value as quoteInput names it; never throws, whatever was thrown. */
+/** `TypeError: message` for an Error, else the value as quoteInput names it; never throws, whatever was thrown. @internal */
 export function thrownText(thrown: unknown): string {
   try {
     if (thrown instanceof Error) {
@@ -216,6 +222,7 @@ export function thrownText(thrown: unknown): string {
  * The first of `names` that `typed` looks like a misspelling of (isNear), for a "did you mean";
  * undefined when none is, or nothing was typed. The one home of that guess: option names of
  * the library's functions and the command line's commands and flags alike.
+ * @internal
  */
 export function nearestName(typed: string, names: readonly string[]): string | undefined {
   return typed === '' ? undefined : names.find((name) => isNear(typed, name));
@@ -225,6 +232,7 @@ export function nearestName(typed: string, names: readonly string[]): string | u
  * ` (did you mean "name"?)` when `typed` is text that looks like a misspelling of one of `names`
  * (nearestName): an option's value (a policy, a strategy, an index kind) or an option's name;
  * else the empty string. For the end of the message that refuses it.
+ * @internal
  */
 export function didYouMean(typed: unknown, names: readonly string[]): string {
   const near = typeof typed === 'string' ? nearestName(typed, names) : undefined;
@@ -257,6 +265,7 @@ function isNear(typed: string, name: string): boolean {
  * function (`ips.map(allocator.release)`, `setTimeout(allocator.destroy)`), where `this` is
  * undefined or some other object. Such a call fails at its first read of `this`, so a method
  * asks here only on its failing path, and a call on its object pays nothing for the check.
+ * @internal
  */
 export function unboundOr(
   error: unknown,
@@ -278,6 +287,7 @@ export function unboundOr(
  * InvalidArgumentError for `className.method()` called without its object (`self`: what `this`
  * was), saying how to call it. unboundOr's, and the check of a method that reads nothing of
  * `this` before it could fail (a dry-run view's no-ops).
+ * @internal
  */
 export function unboundCall(self: unknown, className: string, method: string): InvalidArgumentError {
   const object = objectNamed(className);
@@ -292,6 +302,7 @@ export function unboundCall(self: unknown, className: string, method: string): I
  * `this` was: `Object.getOwnPropertyDescriptor(Range.prototype, 'indexKind').get.call(other)`,
  * or a Proxy whose get trap passes another receiver), as unboundCall says it of a method: the
  * typed error a method gives, not the TypeError of the getter's first read of a field.
+ * @internal
  */
 export function unboundRead(self: unknown, className: string, getter: string): InvalidArgumentError {
   return new InvalidArgumentError(
@@ -308,6 +319,7 @@ function objectNamed(className: string): string {
  * The class a static factory (`Allocator.create`, `Range.fromSnapshot`) was called on, when it
  * is `base` or a subclass of it, so that it makes what `new` on that class would; else (called
  * without its class: `const { create } = Allocator`) `base`.
+ * @internal
  */
 export function classCalledOn<C extends abstract new (...args: never[]) => object>(self: unknown, base: C): C {
   return typeof self === 'function' && (self === base || self.prototype instanceof base) ? (self as C) : base;

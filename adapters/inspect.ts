@@ -31,6 +31,7 @@ export interface InspectOptions {
  * is read. Nested past the depth, it is `[Range]`, as Node shows a plain object there. `inspect`
  * is the runtime's own (util.inspect, Deno.inspect), which colours and indents the fields as it
  * does any object; without it (the method called by hand) the fields are written plainly.
+ * @internal
  */
 export function inspection(
   self: unknown,

@@ -27,7 +27,7 @@ const KEY_NAME_MESSAGE = "must consist of alphanumeric characters, '-', '_' or '
 const VALUE_MESSAGE =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
-/** Upstream IsDNS1123Subdomain, as a yes or no: non-empty, at most 253 characters, the pattern above. */
+/** Upstream IsDNS1123Subdomain, as a yes or no: non-empty, at most 253 characters, the pattern above. @internal */
 export function isDNS1123Subdomain(text: string): boolean {
   return text.length <= DNS1123_SUBDOMAIN_MAX && DNS1123_SUBDOMAIN.test(text);
 }
@@ -35,6 +35,7 @@ export function isDNS1123Subdomain(text: string): boolean {
 /**
  * Why kube-apiserver refuses `text` as a DNS-1123 subdomain (upstream IsDNS1123Subdomain's list:
  * the length first, then the characters, both when both are wrong); empty when it takes it.
+ * @internal
  */
 export function dns1123SubdomainProblems(text: string): string[] {
   const out: string[] = [];
@@ -43,7 +44,7 @@ export function dns1123SubdomainProblems(text: string): string[] {
   return out;
 }
 
-/** Why kube-apiserver refuses `key` as a label key (upstream IsLabelKey's list); empty when it takes it. */
+/** Why kube-apiserver refuses `key` as a label key (upstream IsLabelKey's list); empty when it takes it. @internal */
 export function labelKeyProblems(key: string): string[] {
   const parts = key.split('/');
   if (parts.length > 2) {
@@ -62,7 +63,7 @@ export function labelKeyProblems(key: string): string[] {
   return out;
 }
 
-/** Why kube-apiserver refuses `value` as a label value (upstream IsLabelValue's list); empty when it takes it. */
+/** Why kube-apiserver refuses `value` as a label value (upstream IsLabelValue's list); empty when it takes it. @internal */
 export function labelValueProblems(value: string): string[] {
   if (value === '') return [];
   const out: string[] = [];
@@ -77,6 +78,7 @@ export function labelValueProblems(value: string): string[] {
  * empty when it takes the label. A refused value is named under its key
  * (`metadata.labels["team"]: …`), where upstream writes `metadata.labels` alone: the key says
  * which label to fix.
+ * @internal
  */
 export function labelProblems(key: string, value: string): string[] {
   const out: string[] = [];

@@ -693,6 +693,7 @@ function checkThis(self: unknown, method: string): void {
  * given object after checking it has a Store's shape (create/delete/get functions and a cache
  * with get/list/hasSynced/subscribe), so a wrong value fails at construction with
  * InvalidArgumentError instead of a TypeError deep inside a later call.
+ * @internal
  */
 export function storeOption(store: unknown): Store {
   if (store === undefined) return new MemoryStore();

@@ -1775,6 +1775,7 @@ async function tryNextAsync(e: RangeEntry, call: NextCall): Promise<string | nul
  * when it makes an Allocator for it: rangeRefusal, the error an Allocator of that range throws.
  * The command line's `status` and `map` refuse a range with this, so they show what a
  * MetaAllocator serves.
+ * @internal
  */
 export function rangeSkipReason(p: Prefix): InvalidRangeError | undefined {
   return rangeRefusal(p);

@@ -40,7 +40,7 @@ import { quoteInput, quoteText } from './quote.ts';
 import type { MetricsRegistry } from './types.ts';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** The parts of the prom-client module this file uses (any 14.x or 15.x copy has them). */
+/** The parts of the prom-client module this file uses (any 14.x or 15.x copy has them). @internal */
 export interface PromClient {
   readonly Counter: typeof Counter;
   readonly Gauge: typeof Gauge;
@@ -53,6 +53,7 @@ let promClient: PromClient | undefined;
 /**
  * Hands over the app's prom-client module, so metrics never load it by themselves. The entry
  * point `ipallocator/metrics` calls it; the first module given wins.
+ * @internal
  */
 export function usePromClient(module: PromClient): void {
   promClient ??= module;
@@ -73,6 +74,7 @@ function loadPromClient(): PromClient {
  * prom-client over by importing 'ipallocator/metrics' (not to install it: it may well be); so
  * does a module loaded by URL (an https: one from JSR), which has no folder to require from.
  * Exported for the tests, which cannot load this file as such a bundle does.
+ * @internal
  */
 export function loadPromClientFrom(from: unknown): PromClient {
   // A module Deno loads by URL (from JSR) has no folder to require from, and installing cannot
@@ -138,13 +140,13 @@ export const DEF_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 export type Scope = 'static' | 'dynamic';
 
-/** What a recorder needs to read from an allocator to set the gauges. */
+/** What a recorder needs to read from an allocator to set the gauges. @internal */
 export interface GaugeSource {
   used(): number;
   free(): bigint;
 }
 
-/** The calls an allocator makes; all are no-ops in NULL_RECORDER. */
+/** The calls an allocator makes; all are no-ops in NULL_RECORDER. @internal */
 export interface MetricsRecorder {
   /** A successful create: allocation_total{cidr, scope} + 1. */
   allocation(cidr: string, scope: Scope): void;
@@ -168,7 +170,7 @@ export interface MetricsRecorder {
   observe(cidr: string, start: number): void;
 }
 
-/** Metrics disabled. */
+/** Metrics disabled. @internal */
 export const NULL_RECORDER: MetricsRecorder = Object.freeze({
   allocation(): void {},
   error(): void {},
@@ -542,6 +544,7 @@ function recorderEntry(registry: MetricsRegistry): { metrics: AllocatorMetrics; 
  * An allocator's enableMetrics(registry): the recorder for `registry`, which now reports cidr's
  * gauges (seeded from `source`) in place of `current` — whose registry the gauges leave, unless
  * another allocator reports them there (untrack). The same registry again: seeded again.
+ * @internal
  */
 export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr: string, source: GaugeSource): MetricsRecorder {
   const next = recorderFor(registry, 'registry');
@@ -557,6 +560,7 @@ export function switchRecorder(current: MetricsRecorder, registry: unknown, cidr
 /**
  * Turns the `metrics` option, or enableMetrics's `registry` (`what` names it, as the caller
  * wrote it), into a recorder.
+ * @internal
  */
 export function recorderFor(registry: unknown, what: 'options.metrics' | 'registry' = 'options.metrics'): MetricsRecorder {
   return recorderOf(registryOf(registry, what));

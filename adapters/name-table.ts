@@ -9,6 +9,7 @@ const MIN_CAPACITY = 16;
  * The 32-bit tag of a name: FNV-1a over its characters from the table's seed, finished with
  * murmur3's avalanche so that every bit of the slot index depends on every character; odd, so
  * that 0 can mark an empty slot. Exported for the tests.
+ * @internal
  */
 export function tagOf(name: string, seed: number): number {
   let h = seed ^ name.length;
@@ -18,7 +19,7 @@ export function tagOf(name: string, seed: number): number {
   return (h ^ (h >>> 16)) | 1;
 }
 
-/** The slot where a name with this tag is looked for first (the tag's low bit is always 1). Exported for the tests. */
+/** The slot where a name with this tag is looked for first (the tag's low bit is always 1). Exported for the tests. @internal */
 export function homeOf(tag: number, mask: number): number {
   return (tag >>> 1) & mask;
 }

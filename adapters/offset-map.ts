@@ -17,6 +17,7 @@ const SMALL_SLOTS = 64;
  * differ in the top k bits of both halves hashed alike under every seed (of the 2^2k such offsets
  * a caller can pick on a /64, 2^k to each home). The shift before the last multiply carries the
  * top bits of `lo` into the low bits of the home too. Exported for the tests.
+ * @internal
  */
 export function offsetHash(hi: number, lo: number, seed: number): number {
   let h = Math.imul(hi ^ seed, 0x85ebca6b);
@@ -39,6 +40,7 @@ export function offsetHash(hi: number, lo: number, seed: number): number {
  * at keys[2i], keys[2i + 1], no other slot does, and it is reachable from its home slot without
  * crossing an empty one; 2 · size ≤ capacity, and capacity ≤ SMALL_SLOTS or 8 · size ≥ capacity
  * (it grows at half full and shrinks below an eighth).
+ * @internal
  */
 export class OffsetMap<V extends NonNullable<unknown>> {
   private readonly seed = (Math.random() * TWO32) >>> 0;

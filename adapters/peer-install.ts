@@ -15,7 +15,7 @@
 /** The folder of a version in Deno's npm cache: 0.1.0, 1.0.0-rc.1, and _1 after it for a second copy. */
 const CACHED_VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:_\d+)?$/;
 
-/** How the package was installed where the module at `moduleUrl` is loaded from. */
+/** How the package was installed where the module at `moduleUrl` is loaded from. @internal */
 export type Install =
   | { kind: 'node-project' }
   | { kind: 'npx-cache' }
@@ -27,6 +27,7 @@ export type Install =
  * when `deno`. `folder` is the text of the URL (or path) before its node_modules segment. A
  * checkout, or files of your own with no node_modules in their path, count as a project: Deno
  * runs them with the project's package.json and node_modules (a deno.json's nodeModulesDir).
+ * @internal
  */
 export function installOf(moduleUrl: string, deno: boolean): Install {
   const segments = moduleUrl.split(/[\\/]/);
@@ -52,7 +53,7 @@ export function installOf(moduleUrl: string, deno: boolean): Install {
   return { kind: 'deno-folder', folder: segments.slice(0, at).join('/'), laidOutBy: segments[at + 1] === '.deno' ? 'deno' : 'npm' };
 }
 
-/** Whether this runs under Deno. */
+/** Whether this runs under Deno. @internal */
 export function underDeno(): boolean {
   return 'Deno' in globalThis;
 }

@@ -25,7 +25,7 @@
 import type { Family } from './address.ts';
 import type { Prefix } from './geometry.ts';
 
-/** A value and the prefix it was added under. */
+/** A value and the prefix it was added under. @internal */
 export interface Held<T> {
   readonly prefix: Prefix;
   readonly value: T;
@@ -50,6 +50,7 @@ interface Level<T> {
 
 const NONE: readonly Held<never>[] = Object.freeze([]);
 
+/** @internal */
 export class PrefixTable<T> {
   /** One level per prefix length held, by length (shortest first); a level is dropped when it empties. */
   private levels: readonly Level<T>[] = [];

@@ -28,6 +28,7 @@ const LETTER_ESCAPES: Readonly<Record<string, string>> = {
  * `text` in double quotes with every character a reader could not see escaped, written as Go's
  * strconv.Quote (%q) writes it: "10.0.0.1\u200b", not a quote that looks like "10.0.0.1"; the
  * ASCII controls as \n, \t, \x00, \x1b, \x7f, code points above U+FFFF as \U000e0001.
+ * @internal
  */
 export function quoteText(text: string): string {
   // a name from a kubeconfig may be no text at run time (YAML reads `name: 5` as a number)
@@ -49,6 +50,7 @@ function goEscape(c: string): string {
  * `text` with every character a reader could not see written as an escape (`\u200b`, `\u001b`,
  * `\u000a`): for showing text from elsewhere on a terminal, where a control character could
  * move the cursor, recolour or clear the screen, or start a line that looks like ours.
+ * @internal
  */
 export function showUnseen(text: string): string {
   return text.replace(UNSEEN, (c) => {
@@ -63,6 +65,7 @@ export function showUnseen(text: string): string {
  * `ParseAddr("10.0.0.x"): unexpected character (ips[3])`. The one wording of which element a
  * batch refused (malformed text, an address outside the range): the way to find it in a long
  * listing.
+ * @internal
  */
 export function inElement(message: string, element: string): string {
   return `${message} (${element})`;
@@ -72,6 +75,7 @@ export function inElement(message: string, element: string): string {
  * The first `n` UTF-16 units of `text`, or one fewer when the cut would fall between the two
  * halves of a character outside the BMP (an emoji): the half left would be quoted as an escape
  * (`\ud83d`) of a character the text does not hold.
+ * @internal
  */
 export function cutText(text: string, n: number): string {
   if (text.length <= n) return text;
@@ -84,13 +88,14 @@ export function cutText(text: string, n: number): string {
  * counts and sizes are written in messages. Only the whole part is grouped: a caller's 1234.5678
  * is "1,234.5678", and 2 ** 70, which JavaScript writes 1.1805916207174113e+21, stays so.
  * Addresses, prefix lengths, ports, offsets and versions are not counts: they are written as is.
+ * @internal
  */
 export function formatCount(n: number | bigint | string): string {
   const s = typeof n === 'string' ? n : n.toString();
   return s.replace(/^-?\d+/, (whole) => whole.replace(/\B(?=(\d{3})+$)/g, ','));
 }
 
-/** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. */
+/** Shortens an input for quoting in a message: strings are quoted (quoteText), long ones cut. @internal */
 export function quoteInput(input: unknown): string {
   if (typeof input === 'string') {
     if (input.length > 64) return `${quoteText(cutText(input, 64))}… (${formatCount(input.length)} characters)`;
@@ -121,6 +126,7 @@ function objectKind(o: object): string {
  * Object.prototype`, or, for a plain object, `a value of type object` — read from property
  * descriptors, so no getter of the caller's runs. A Proxy whose trap throws throws here, as its
  * other reads do, for the caller to name the field it was reading.
+ * @internal
  */
 export function classOf(o: object): string {
   const proto: unknown = Object.getPrototypeOf(o);

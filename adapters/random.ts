@@ -28,6 +28,7 @@ import { quoteInput } from './quote.ts';
  * Rejections in a row after which a draw gives up on its source and throws InvalidArgumentError:
  * a uniform source gets there with probability under 2^-64, a broken one (returning 0xffffffff
  * forever) would otherwise loop forever.
+ * @internal
  */
 export const MAX_DRAW_TRIES = 64;
 
@@ -80,6 +81,7 @@ export interface RandomSource {
  * `options.random` as the allocators take it: undefined (the default source) or an object with
  * a nextU32 method; anything else is InvalidArgumentError, at construction rather than at the
  * first draw.
+ * @internal
  */
 export function randomOption(random: unknown): RandomSource {
   if (random === undefined) return defaultRandom();
@@ -116,12 +118,13 @@ class CallerSource implements RandomSource {
 /**
  * 2^32: a u64 kept as two u32 words (hi, lo) — draws, offsets, sizes — has the value
  * hi · TWO32 + lo.
+ * @internal
  */
 export const TWO32 = 4294967296;
-/** The largest u32 (2^32 − 1): a word of such a pair, or of a generator's state, is at most this. */
+/** The largest u32 (2^32 − 1): a word of such a pair, or of a generator's state, is at most this. @internal */
 export const U32_MAX = 0xffffffff;
 
-/** The result of a 64-bit draw: value = hi · 2^32 + lo, both u32. */
+/** The result of a 64-bit draw: value = hi · 2^32 + lo, both u32. @internal */
 export interface U64Out {
   hi: number;
   lo: number;
@@ -271,6 +274,7 @@ export function defaultRandom(): Xoshiro128 {
  * Uniform integer in [0, n) with n = nHi · 2^32 + nLo, 1 ≤ n < 2^64, written to `out`.
  * Draws: none when n = 1; otherwise one u32 per try when n ≤ 2^32, two (hi first) when larger.
  * Throws RangeError for n = 0, InvalidArgumentError for a broken source (MAX_DRAW_TRIES).
+ * @internal
  */
 export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64Out): void {
   // m = n − 1, the largest allowed value.
@@ -312,7 +316,7 @@ export function drawBelow(rng: RandomSource, nHi: number, nLo: number, out: U64O
   throw brokenSourceError(rng, String(((BigInt(mHi) << 32n) | BigInt(mLo)) + 1n));
 }
 
-/** Uniform u64 (upstream `rand.Uint64()`), two draws: hi then lo. */
+/** Uniform u64 (upstream `rand.Uint64()`), two draws: hi then lo. @internal */
 export function drawU64(rng: RandomSource, out: U64Out): void {
   out.hi = nextU32Of(rng);
   out.lo = nextU32Of(rng);
@@ -337,6 +341,7 @@ const MAX_INT64_HI = 0x7fffffff;
  *
  * The draws of drawU64 or drawBelow and nothing else, so that AddressSpace's scan and the
  * 'upstream' strategy's (ScanChooser) draw alike for the same range.
+ * @internal
  */
 export function drawScanStart(rng: RandomSource, draw: UpstreamDraw, nHi: number, nLo: number, rangeOffset: number, out: U64Out): void {
   if (draw === 'ipallocator' && (nHi > MAX_INT64_HI || (nHi === MAX_INT64_HI && nLo === U32_MAX))) {
@@ -352,6 +357,7 @@ const numberOut: U64Out = { hi: 0, lo: 0 };
 /**
  * Uniform integer in [0, n) for an integer 1 ≤ n ≤ 2^53, as a number. Same draws as
  * `drawBelow(rng, ⌊n / 2^32⌋, n mod 2^32, …)`.
+ * @internal
  */
 export function uniformBelow(rng: RandomSource, n: number): number {
   if (!Number.isInteger(n) || n < 1 || n > 9007199254740992) {
@@ -361,7 +367,7 @@ export function uniformBelow(rng: RandomSource, n: number): number {
   return numberOut.hi * TWO32 + numberOut.lo;
 }
 
-/** What guards a draw from a source of the caller's: entered before it is called, left after. */
+/** What guards a draw from a source of the caller's: entered before it is called, left after. @internal */
 export interface DrawGuard {
   /** Enters; returns what leave() restores. */
   enter(): boolean;
@@ -389,7 +395,7 @@ class GuardedSource implements RandomSource {
   }
 }
 
-/** `random` drawn inside `guard`; this package's generators call nothing and are used as they are. */
+/** `random` drawn inside `guard`; this package's generators call nothing and are used as they are. @internal */
 export function guardedSource(random: RandomSource, guard: DrawGuard): RandomSource {
   return OWN_GENERATORS.has(random) ? random : new GuardedSource(random, guard);
 }

@@ -1350,6 +1350,7 @@ function crcTable(): Uint32Array {
 /**
  * Whether `a` is a Range or a Range's dry run: the synchronous views, with no store. False for a
  * revoked Proxy (instanceof throws on it), which is no Range either.
+ * @internal
  */
 export function isRangeView(a: unknown): boolean {
   try {

@@ -37,6 +37,7 @@ import type { RecordFeed } from './taken-addresses.ts';
  * The first replays after an event read `records` as they are: a range added now and then
  * between allocations, or two at a time, pays a pass each and no sort. An event only drops the
  * copy: the allocation path pays one field write.
+ * @internal
  */
 export class RecordRouter implements RecordFeed {
   private readonly table = new PrefixTable<StoreWatcher>();

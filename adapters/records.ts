@@ -31,7 +31,7 @@ const LABELS_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FA
 const WRITE_V4: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv4', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
 const WRITE_V6: Readonly<Record<string, string>> = Object.freeze({ [LABEL_IP_FAMILY]: 'IPv6', [LABEL_MANAGED_BY]: CONTROLLER_NAME });
 
-/** The two labels upstream writes, as one frozen object per family (shared by every record). */
+/** The two labels upstream writes, as one frozen object per family (shared by every record). @internal */
 export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
   return family === 'IPv4' ? LABELS_V4 : LABELS_V6;
 }
@@ -42,6 +42,7 @@ export function labelsFor(family: IPFamily): Readonly<Record<string, string>> {
  * destroyed the allocator). Upstream passes ParseIPSloppy(name), an address, nil for a name that
  * is none; here the address's canonical text (the name itself, as kube-apiserver stores names),
  * and a name that is no address as netip.ParseAddr reads one (a store of your own) is skipped.
+ * @internal
  */
 export function forEachLabelledAddress(cache: StoreCache, family: IPFamily, stopped: () => boolean, fn: (ip: string) => void): void {
   const w = nameWords;
@@ -58,7 +59,7 @@ export function forEachLabelledAddress(cache: StoreCache, family: IPFamily, stop
   }
 }
 
-/** The labels an allocator writes its records with (see WRITE_V4): the same as labelsFor(family). */
+/** The labels an allocator writes its records with (see WRITE_V4): the same as labelsFor(family). @internal */
 export function writeLabelsFor(family: IPFamily): Readonly<Record<string, string>> {
   return family === 'IPv4' ? WRITE_V4 : WRITE_V6;
 }
@@ -66,6 +67,7 @@ export function writeLabelsFor(family: IPFamily): Readonly<Record<string, string
 /**
  * For the labels of an allocator's write (writeLabelsFor's, by identity): the set a store keeps,
  * labelsFor()'s. Undefined for any other labels.
+ * @internal
  */
 export function storedLabelsOf(labels: unknown): Readonly<Record<string, string>> | undefined {
   return labels === WRITE_V4 ? LABELS_V4 : labels === WRITE_V6 ? LABELS_V6 : undefined;
@@ -75,6 +77,7 @@ export function storedLabelsOf(labels: unknown): Readonly<Record<string, string>
  * True for the label sets labelsFor() and writeLabelsFor() return (known by identity): frozen
  * and valid, so a store keeps and accepts them as they are (a MemoryStore keeps labelsFor()'s in
  * place of writeLabelsFor()'s: storedLabelsOf).
+ * @internal
  */
 export function isAllocatorLabelSet(labels: unknown): boolean {
   // By identity rather than Object.isFrozen: that is a call into the runtime (≈ 20 ns on
@@ -82,7 +85,7 @@ export function isAllocatorLabelSet(labels: unknown): boolean {
   return labels === LABELS_V4 || labels === LABELS_V6 || labels === WRITE_V4 || labels === WRITE_V6;
 }
 
-/** True when the record carries both allocator labels for `family` (upstream's list selector). */
+/** True when the record carries both allocator labels for `family` (upstream's list selector). @internal */
 export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): boolean {
   const labels = record.labels;
   // The sets a store keeps for the allocators' writes, by identity first: reading the two labels
@@ -97,6 +100,7 @@ export function hasAllocatorLabels(record: IPAddressRecord, family: IPFamily): b
  * How an add event changes the count of `family`'s labelled records (upstream Used(), kept in
  * O(1) from the event): a new name counts when labelled; an update (`previous` set) only when it
  * adds or drops the labels. A delete takes off 1 when hasAllocatorLabels(record).
+ * @internal
  */
 export function labelledChange(record: IPAddressRecord, previous: IPAddressRecord | undefined, family: IPFamily): -1 | 0 | 1 {
   const labelled = hasAllocatorLabels(record, family);
@@ -109,6 +113,7 @@ export function labelledChange(record: IPAddressRecord, previous: IPAddressRecor
  * Returns 4 or 6, or 0 when the name is not an address. IPv4-mapped text (`::ffff:1.2.3.4`) is
  * an IPv6 address here ([0, 0, 0xffff, v4]): netip keeps it in the IPv6 family, so an IPv4
  * prefix does not contain it.
+ * @internal
  */
 export function parseRecordName(name: string, out: Uint32Array): 0 | Family {
   if (name !== lastName) {
@@ -255,6 +260,7 @@ function parentRefProblems(ref: unknown, field: string): string[] {
  * validateIPAddressParentReference); anything else (`'web'`, `42`, a symbol, an array, an
  * unknown key) throws InvalidArgumentError quoting what is wrong, before anything is written.
  * Returns a frozen copy of the owner's own enumerable fields (undefined ones left out).
+ * @internal
  */
 export function checkParentRef(owner: unknown): ParentRef | null {
   if (owner === undefined || owner === null) return null;
@@ -264,6 +270,7 @@ export function checkParentRef(owner: unknown): ParentRef | null {
 /**
  * The check of checkParentRef for a value that must be an owner (null and undefined are refused
  * too), its problems named under `field` (e.g. `knownOwners[2]`): returns the frozen copy.
+ * @internal
  */
 export function requireParentRef(owner: unknown, field: string): ParentRef {
   if (isCheckedParentRef(owner)) return owner as ParentRef; // our own copy, checked already: passed on by a MetaAllocator or DualStackAllocator
@@ -312,7 +319,7 @@ export function requireParentRef(owner: unknown, field: string): ParentRef {
  */
 let lastChecked: object | null = null;
 
-/** True for the parentRef requireParentRef (checkParentRef) returned last: frozen, plain, valid; a store keeps it as it is. */
+/** True for the parentRef requireParentRef (checkParentRef) returned last: frozen, plain, valid; a store keeps it as it is. @internal */
 export function isCheckedParentRef(ref: unknown): boolean {
   return ref === lastChecked && ref !== null;
 }
@@ -352,6 +359,7 @@ const nameWords = new Uint32Array(4);
  * kube-apiserver's validation requires of an IPAddress, so any other names no allocation. The
  * name an allocator has just formatted or checked is known canonical without parsing
  * (isKnownCanonical).
+ * @internal
  */
 export function isCanonicalAddress(name: string): boolean {
   if (isKnownCanonical(name) || parseIPv4Fast(name) >= 0) return true;
@@ -384,6 +392,7 @@ function nameProblems(name: unknown): string[] {
 /**
  * The problems of a record's labels: a plain object (absent = none) whose keys and values
  * kube-apiserver takes as labels (label-rules.ts), the keys and values strings.
+ * @internal
  */
 export function labelSetProblems(labels: unknown): string[] {
   if (labels === undefined) return [];
@@ -445,6 +454,7 @@ const OBJECT_SHAPE =
 /**
  * The fields of a record given to a store, each read once: InvalidRecordError when it is not an
  * object, or when reading it throws (a revoked Proxy, a getter that throws: unreadableRecord).
+ * @internal
  */
 export function readRecord(record: unknown): { name: unknown; labels: unknown; parentRef: unknown } {
   let name: unknown = record;
@@ -470,12 +480,13 @@ export function readRecord(record: unknown): { name: unknown; labels: unknown; p
  * The store's answer to a record whose `field` (`record`, `metadata.labels`, `spec.parentRef`)
  * threw when read: InvalidRecordError for `name` (the record itself while its name is unread),
  * as for any other malformed record (unreadableInput).
+ * @internal
  */
 export function unreadableRecord(name: unknown, field: string, thrown: unknown): IPAllocatorError {
   return unreadableInput(field, thrown, (message) => new InvalidRecordError(name, [message]));
 }
 
-/** validateRecord of a record's fields, read already (a store checks what it will keep). */
+/** validateRecord of a record's fields, read already (a store checks what it will keep). @internal */
 export function validateFields(name: unknown, labels: unknown, ref: unknown): void {
   // The allocators' own records (their shared label set, no owner) need only the name checked:
   // they are most of a store's writes.
@@ -499,6 +510,7 @@ export function validateFields(name: unknown, labels: unknown, ref: unknown): vo
 /**
  * Refuses `store` for an allocator of `family` (`who`, for the message) when its cache leaves out
  * the records such an allocator writes (CACHE_LEAVES_OUT).
+ * @internal
  */
 export function refuseBlindStore(store: Store, family: IPFamily, who: string): void {
   let leavesOut: unknown;

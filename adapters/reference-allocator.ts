@@ -72,6 +72,7 @@ const MAX_INT64 = (1n << 63n) - 1n;
 
 /** Range geometry in BigInt, as upstream's NewIPAllocator computes it. */
 // Computed independently of adapters/geometry.ts so the oracle does not share its arithmetic with the product.
+/** @internal */
 export interface BigGeometry {
   family: IPFamily;
   width: 32 | 128;
@@ -91,6 +92,7 @@ export interface BigGeometry {
   offsetAddress: bigint;
 }
 
+/** @internal */
 export function bigGeometry(cidrText: string): BigGeometry {
   const p = parsePrefix(cidrText);
   const width = p.family === 4 ? 32 : 128;

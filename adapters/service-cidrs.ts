@@ -45,6 +45,7 @@ export interface ServiceCIDR {
  * every replica sees alike (arrival order differs between a replica that watched them come and
  * one that listed them later). Without a timestamp (a source of your own that sets none): last,
  * and 0 between two such, so that a stable sort keeps their arrival order.
+ * @internal
  */
 export function compareCreation(a: ServiceCIDR, b: ServiceCIDR): number {
   const ta = creationTime(a);
@@ -94,6 +95,7 @@ const MAX_UNVALIDATED_CIDRS = 64;
  * that is not an object, a name that is not a string, more than 64 CIDRs, a ready, deletionTimestamp
  * or creationTimestamp not of its type, and a member that cannot be read (a revoked Proxy, a
  * getter that throws), naming it.
+ * @internal
  */
 export function readServiceCIDR(sc: unknown): ServiceCIDR {
   const name = serviceCIDRName(sc);
@@ -127,7 +129,7 @@ export function readServiceCIDR(sc: unknown): ServiceCIDR {
   return Object.freeze({ name, cidrs: listed as readonly string[], ready, deletionTimestamp, creationTimestamp });
 }
 
-/** The name of a ServiceCIDR a source delivered (all a delete needs), read as readServiceCIDR reads it. */
+/** The name of a ServiceCIDR a source delivered (all a delete needs), read as readServiceCIDR reads it. @internal */
 export function serviceCIDRName(sc: unknown): string {
   if (typeof sc !== 'object' || sc === null) throw new InvalidArgumentError(`expected a ServiceCIDR object, got ${quoteInput(sc)}`);
   const name = readMember(sc, 'name', 'ServiceCIDR');

@@ -25,7 +25,7 @@ import { OutOfMemoryError } from './errors.ts';
 import { seededRandom } from './random.ts';
 import { remeasured } from './wasm.ts';
 
-/** Entries per slice when one batch does not fit (64 KiB of address words). */
+/** Entries per slice when one batch does not fit (64 KiB of address words). @internal */
 export const LOAD_SLICE = 4096;
 
 /**
@@ -35,6 +35,7 @@ export const LOAD_SLICE = 4096;
  * what the calls added up to. A slice that runs out too throws its OutOfMemoryError with the
  * slices before it loaded: a caller that must change nothing then (a load into a live index)
  * counts the entries each call loaded and takes them back; one loading a new index drops it.
+ * @internal
  */
 export function loadInSlices(entries: Uint32Array, width: number, load: (batch: Uint32Array) => number): number {
   try {
@@ -52,6 +53,7 @@ export function loadInSlices(entries: Uint32Array, width: number, load: (batch: 
  * slices, 10^6 random /64 addresses take about 17 B each, but late in a load, as many nodes grow
  * at once, an address can cost far more than the average so far: the estimate counts every
  * address of the load at this, so that a cap raised by `requested - free` is enough.
+ * @internal
  */
 export const SPARSE_BYTES_PER_ADDRESS = 20;
 
@@ -65,6 +67,7 @@ export const SPARSE_BYTES_PER_ADDRESS = 20;
  * piece only, so that raising the cap by `requested - free` is enough. A dense index holds all
  * of its bits from its creation, and its load needs no more room (FreeIndex.setMany): it cannot
  * run out.
+ * @internal
  */
 export function loadNewIndex(
   kind: 'dense' | 'sparse',
@@ -92,6 +95,7 @@ export function loadNewIndex(
  * LOAD_SLICE, without trying them as one batch first: for a caller whose one batch ran out
  * already, with its entries inLoadOrder. Returns what the calls added up to; a slice that runs out
  * throws, as loadInSlices says.
+ * @internal
  */
 export function loadSlices(entries: Uint32Array, width: number, load: (batch: Uint32Array) => number): number {
   const step = LOAD_SLICE * width;
@@ -109,6 +113,7 @@ const SHUFFLE_SEED = 1;
  * stretches of LOAD_SLICE: a stretch where more than 3/4 of the entries follow their neighbour
  * (followsNeighbour) is one piece; in any other stretch each run of entries that follow one
  * another is a piece, and an entry spread apart is a piece of its own.
+ * @internal
  */
 export function inLoadOrder(entries: Uint32Array, width: number): Uint32Array {
   const n = entries.length / width;

@@ -49,13 +49,15 @@ import {
   wasmOutOfMemory,
 } from './wasm.ts';
 
-export { BAND_LOWER, BAND_UPPER, type UpstreamDraw };
+/** The bands' codes, for the modules that ask an AddressSpace for one. @internal */
+export { BAND_LOWER, BAND_UPPER } from './wasm.ts';
 
 const spaceTake = core.space_take;
 const spaceSet = core.space_set;
 const spaceClear = core.space_clear;
 const spaceHas = core.space_has;
 
+/** @internal */
 export class AddressSpace {
   readonly prefix: Prefix;
   /** The taken offsets (count, validate, ordered walks, snapshots). Owned by the space. */

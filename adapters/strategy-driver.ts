@@ -24,7 +24,7 @@ import type { ChooserCalls } from './chooser-calls.ts';
 import { isOffset, notFreeError } from './strategy-view.ts';
 import { coolingQueueOf, type CoolingQueue } from './cooling.ts';
 
-/** A chooser made over an index and the queue its cool-down holds releases in (null: none). */
+/** A chooser made over an index and the queue its cool-down holds releases in (null: none). @internal */
 export interface ChooserOver {
   readonly chooser: OffsetChooser;
   readonly cooling: CoolingQueue | null;
@@ -34,6 +34,7 @@ export interface ChooserOver {
  * One owner's strategy: the choosers it makes over the owner's index, and the take of each of
  * their answers. The owner keeps the chooser in use and its cool-down's queue (it reads the
  * queue on its own paths: release, has, snapshots) and passes them to take().
+ * @internal
  */
 export class StrategyDriver {
   /** The chooser's last answer (hi, lo). */

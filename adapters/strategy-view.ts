@@ -135,6 +135,7 @@ export function wholeIndex(view: StrategyView): FreeIndex {
  * The per-range chooser of `strategy` over `view` (AllocationStrategy.forRange), checked: a
  * factory that returns something without a choose(out) method fails here with
  * InvalidArgumentError, not at the first allocation.
+ * @internal
  */
 export function chooserFor(strategy: AllocationStrategy, view: StrategyView): OffsetChooser {
   const chooser = strategy.forRange(OWN_STRATEGIES.has(strategy) ? view : Object.freeze({ ...view, index: readOnly(wholeIndex(view)) }));
@@ -163,7 +164,7 @@ export function chooserFor(strategy: AllocationStrategy, view: StrategyView): Of
   return chooser;
 }
 
-/** Whether a chooser's answer is an offset at all: hi and lo words (isWord). */
+/** Whether a chooser's answer is an offset at all: hi and lo words (isWord). @internal */
 export function isOffset(o: Offset): boolean {
   return isWord(o.hi) && isWord(o.lo);
 }
@@ -190,7 +191,7 @@ export function chooseChecked(chooser: OffsetChooser, out: Offset): boolean {
   );
 }
 
-/** The error of a chooser that named an offset that is not free, or no offset at all (a bug in that strategy). */
+/** The error of a chooser that named an offset that is not free, or no offset at all (a bug in that strategy). @internal */
 export function notFreeError(strategy: AllocationStrategy, o: Offset, cidr: string): InvalidArgumentError {
   const name = quoteInput(strategy.name);
   if (!isOffset(o)) {

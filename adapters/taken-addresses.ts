@@ -98,6 +98,7 @@ const RECORDS_PER_REFUSAL = 64;
 /**
  * An operation of the allocator in flight: from its reservation until the store call settles
  * and, for a create, until the cache reports the record (or re-lists).
+ * @internal
  */
 export class Op {
   /** Words of the address (IPv4: [0, 0, 0, v4]). */
@@ -143,6 +144,7 @@ export class Op {
  * the cache's contract (the records held, synchronously, then every change in order), for the
  * records whose name is an address inside `prefix` at least. Its handlers apply them as they
  * apply the cache's own events: one algorithm either way.
+ * @internal
  */
 export interface RecordFeed {
   /**
@@ -160,6 +162,7 @@ export interface RecordFeed {
  * 16 bytes per collision, where keeping each candidate's op and name text cost some 400 bytes of
  * JS heap, so that a call on a large range over a store whose creates all collide (broken, or far
  * ahead of its cache) did not run out of heap.
+ * @internal
  */
 export class Collisions {
   /** Four words per address, `count` of them. */
@@ -185,6 +188,7 @@ export class Collisions {
 /**
  * One allocateNext from beginSearch() to endSearch(): what its steps share. Reused by the next
  * call once it ended with an address or without one, as an Op is.
+ * @internal
  */
 export class Search {
   /** Why it ended before its first candidate (a code of the allocator's); 0 once it searches. */
@@ -201,6 +205,7 @@ export class Search {
   throughPromises = false;
 }
 
+/** @internal */
 export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
   to[0] = from[0]!;
   to[1] = from[1]!;
@@ -208,6 +213,7 @@ export function copy4(from: ArrayLike<number>, to: Uint32Array): void {
   to[3] = from[3]!;
 }
 
+/** @internal */
 export class TakenAddresses {
   /**
    * Labelled canonical names in [first, last] the cache holds, as its events tell (count()).

@@ -15,6 +15,7 @@
 // plus the arrays' splices (a memmove).
 import type { Prefix } from './geometry.ts';
 
+/** @internal */
 export class TopLevelPrefixes {
   /** Every prefix held, sorted by network address, then length (shorter first): a prefix precedes those it contains. */
   private readonly all: Prefix[] = [];

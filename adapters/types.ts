@@ -106,6 +106,7 @@ export interface MetricsRegistry {
  * its allocators — and one assigned under it would leave what it already did behind (the
  * addresses it handed out in the old store, free to be handed out again). The instances keep
  * fast properties and one shared map (checked with %HasFastProperties / %HaveSameMap).
+ * @internal
  */
 export function readOnlyFields(target: object, ...names: string[]): void {
   for (const name of names) Object.defineProperty(target, name, { writable: false, configurable: false });

@@ -166,7 +166,7 @@ export interface CoreExports {
   ): number;
 }
 
-/** Raised when the core traps (an assertion in a debug build, or a bug): never expected. */
+/** Raised when the core traps (an assertion in a debug build, or a bug): never expected. @internal */
 export class CoreAbortError extends Error {
   constructor(message: string) {
     super(message);
@@ -309,23 +309,30 @@ export function coreConstant(name: CoreConstant): number {
   return Number(global.value);
 }
 
-/** Status codes of core-as/status.ts. */
+/** Status codes of core-as/status.ts. @internal */
 export const OK = coreConstant('OK');
+/** @internal */
 export const NONE = coreConstant('NONE');
+/** @internal */
 export const OUT_OF_RANGE = coreConstant('OUT_OF_RANGE');
+/** @internal */
 export const OUT_OF_MEMORY = coreConstant('OUT_OF_MEMORY');
+/** @internal */
 export const TOO_FAR = coreConstant('TOO_FAR');
 
-/** The bands of core-as/space.ts: BAND_UPPER is the dynamic band, BAND_LOWER the static band (KEP-3070). */
+/** The bands of core-as/space.ts: BAND_UPPER is the dynamic band, BAND_LOWER the static band (KEP-3070). @internal */
 export const BAND_UPPER = coreConstant('BAND_UPPER');
+/** @internal */
 export const BAND_LOWER = coreConstant('BAND_LOWER');
 
-/** Index kinds of core-as/freeindex.ts. */
+/** Index kinds of core-as/freeindex.ts. @internal */
 export const KIND_AUTO = coreConstant('KIND_AUTO');
+/** @internal */
 export const KIND_DENSE = coreConstant('KIND_DENSE');
+/** @internal */
 export const KIND_SPARSE = coreConstant('KIND_SPARSE');
 
-/** Which build of the core is loaded: "release" or "debug" (assertions kept). */
+/** Which build of the core is loaded: "release" or "debug" (assertions kept). @internal */
 export const coreTarget: string = WASM_TARGET;
 
 const SCRATCH_PTR = core.scratch_ptr();
@@ -335,6 +342,7 @@ let scratchView = new Uint32Array(core.memory.buffer, SCRATCH_PTR, SCRATCH_WORDS
 /**
  * The scratch window as SCRATCH_WORDS (32) u32 words. Valid until the next core call; re-created when a
  * `memory.grow` detached the previous view.
+ * @internal
  */
 export function scratch(): Uint32Array {
   // A detached view has length 0: checked by length, which is cheap.
@@ -351,6 +359,7 @@ export function scratch(): Uint32Array {
  * scratch word 0 made the whole batch's. The slices before it stay marked: as dense_set_many
  * leaves the entries before a failing one in one batch, not as space_set_many, which checks every
  * address first (AddressSpace.setMany checks them before its slices).
+ * @internal
  */
 export function inScratchSlices(words: Uint32Array, width: number, count: number, call: (ptr: number, n: number) => number): number {
   const step = Math.floor(SCRATCH_WORDS / width);
@@ -369,14 +378,14 @@ export function inScratchSlices(words: Uint32Array, width: number, count: number
 }
 
 let u32View = new Uint32Array(core.memory.buffer);
-/** A Uint32Array over all of linear memory (index = byte offset >> 2), refreshed after growth. */
+/** A Uint32Array over all of linear memory (index = byte offset >> 2), refreshed after growth. @internal */
 export function memoryU32(): Uint32Array {
   if (u32View.length === 0 || u32View.buffer !== core.memory.buffer) u32View = new Uint32Array(core.memory.buffer);
   return u32View;
 }
 
 let u8View = new Uint8Array(core.memory.buffer);
-/** A Uint8Array over all of linear memory, refreshed after growth. */
+/** A Uint8Array over all of linear memory, refreshed after growth. @internal */
 export function memoryU8(): Uint8Array {
   if (u8View.length === 0 || u8View.buffer !== core.memory.buffer) u8View = new Uint8Array(core.memory.buffer);
   return u8View;
@@ -429,9 +438,11 @@ export function memoryLimit(): { limit: number; size: number; inUse: number } {
   return { limit: core.heap_limit_pages() * WASM_PAGE_BYTES, size: core.memory.buffer.byteLength, inUse: core.heap_bytes_in_use() };
 }
 
-/** Why the core's last request for memory failed (core-as/heap.ts, heap_failed_reason). */
+/** Why the core's last request for memory failed (core-as/heap.ts, heap_failed_reason). @internal */
 export const HEAP_FAIL_LIMIT = coreConstant('HEAP_FAIL_LIMIT');
+/** @internal */
 export const HEAP_FAIL_FRAGMENTED = coreConstant('HEAP_FAIL_FRAGMENTED');
+/** @internal */
 export const HEAP_FAIL_HOST = coreConstant('HEAP_FAIL_HOST');
 
 /** The core's reasons, as OutOfMemoryError names them. */

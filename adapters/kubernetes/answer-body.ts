@@ -29,13 +29,14 @@ import { requireFromClientNode } from './client-node-check.ts';
  * annotations, well past the 10,000 Services per cluster Kubernetes' scalability thresholds name.
  * It stays far below V8's longest string (about 512 Mi characters), which the text of a body
  * must fit in.
+ * @internal
  */
 export const MAX_ANSWER_BODY_BYTES = 128 * 1024 * 1024;
 
-/** A body's chunks: a web ReadableStream (undici) or a Node Readable (node-fetch). */
+/** A body's chunks: a web ReadableStream (undici) or a Node Readable (node-fetch). @internal */
 export type Chunks = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
-/** A body's chunks, whichever kind of stream it is, and the means to let go of it. */
+/** A body's chunks, whichever kind of stream it is, and the means to let go of it. @internal */
 export function bodyReader(body: Chunks): { chunks: AsyncIterable<Uint8Array>; cancel(): void } {
   if (!('getReader' in body)) {
     const readable = body as AsyncIterable<Uint8Array> & { destroy?: () => void };
@@ -55,7 +56,7 @@ export function bodyReader(body: Chunks): { chunks: AsyncIterable<Uint8Array>; c
   };
 }
 
-/** The first `size` bytes of `pieces`, as one array. */
+/** The first `size` bytes of `pieces`, as one array. @internal */
 export function concat(pieces: readonly Uint8Array[], size: number): Uint8Array {
   const out = new Uint8Array(
     Math.min(
@@ -78,6 +79,7 @@ export function concat(pieces: readonly Uint8Array[], size: number): Uint8Array 
  * further than MAX_ANSWER_BODY_BYTES: its text() and binary() reject, once the body passes the
  * cap, with `tooLarge()` — before the next chunk is held —, and the stream is let go of.
  * client-node (and answer-probe.ts) read it through text() or binary(), once.
+ * @internal
  */
 export function cappedBody(stream: Chunks | null, tooLarge: () => Error): ResponseContext['body'] {
   const bytes = async (): Promise<Uint8Array> => {
@@ -110,6 +112,7 @@ export function cappedBody(stream: Chunks | null, tooLarge: () => Error): Respon
  * RequestContext), whose answers also give their body's stream, for `cappedBody` to read. 1.x is
  * told by its RequestContext, which carries an http.Agent (getAgent) where 2.x's carries an undici
  * Dispatcher (getDispatcher).
+ * @internal
  */
 export function streamingHttpLibrary(): HttpLibrary | undefined {
   if (typeof (RequestContext.prototype as unknown as { getDispatcher?: unknown }).getDispatcher === 'function') return undefined;
@@ -142,7 +145,7 @@ export function streamingHttpLibrary(): HttpLibrary | undefined {
   } as HttpLibrary;
 }
 
-/** The node-fetch that client-node 1.x depends on, loaded from client-node's own folder. */
+/** The node-fetch that client-node 1.x depends on, loaded from client-node's own folder. @internal */
 export function nodeFetch(): (url: string | URL, init: object) => Promise<unknown> {
   const fetch = requireFromClientNode('node-fetch', 'client-node 1.x sends requests with it', import.meta.url) as { default?: unknown };
   return (typeof fetch === 'function' ? fetch : fetch.default) as (url: string | URL, init: object) => Promise<unknown>;

@@ -16,6 +16,7 @@ import { isPlainHttp } from './plain-http.ts';
 import type { KubernetesApiError } from './errors.ts';
 import type { ApiRequests, Redirected, RequestTarget } from './requests.ts';
 
+/** @internal */
 export interface AnswerProbe {
   /**
    * The middleware to add to each attempt's per-call options (middlewareMergeStrategy 'append'),
@@ -46,7 +47,7 @@ const NULL_BODY = {
   stream: () => null,
 };
 
-/** A probe for one request (its attempts one after another). */
+/** A probe for one request (its attempts one after another). @internal */
 export function answerProbe(): AnswerProbe {
   const probe = {
     contentType: undefined as string | undefined,
@@ -94,6 +95,7 @@ export function answerProbe(): AnswerProbe {
  * origin, the 2xx is the answer to that GET (the object read), not to the create or delete asked.
  * `status`: the answer's HTTP status, said when it is no 2xx (a watch refuses every answer after a
  * redirect: watch-request.ts).
+ * @internal
  */
 export function notTheApiServersAnswer(redirect: Redirected, verb: string, status?: number): string {
   // a watch's answer of another status (watch-request.ts) is refused the same way
@@ -125,6 +127,7 @@ export function notTheApiServersAnswer(redirect: Redirected, verb: string, statu
  * `malformed(…)` naming that host, whatever it holds, and so does one a redirect on the API
  * server's origin sent again with another method (notTheApiServersAnswer); an error answer
  * rejects as `call` does (the caller translates).
+ * @internal
  */
 export async function requestJson(
   requests: ApiRequests,

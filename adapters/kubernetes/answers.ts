@@ -19,12 +19,12 @@
 import { quoteInput, quoteText } from '../quote.ts';
 import { describeBody } from './bodies.ts';
 
-/** application/json, or a JSON-based type (application/merge-patch+json): what an answer to read must be. */
+/** application/json, or a JSON-based type (application/merge-patch+json): what an answer to read must be. @internal */
 export function isJson(contentType: string): boolean {
   return /^application\/([\w.-]+\+)?json$/i.test(contentType);
 }
 
-/** A list answer's parts, once checked. */
+/** A list answer's parts, once checked. @internal */
 export interface CheckedList {
   items: unknown[];
   metadata: { resourceVersion?: string; _continue?: string; continue?: string; remainingItemCount?: number };
@@ -35,6 +35,7 @@ export interface CheckedList {
  * another kind or none, no apiVersion or (when `apiVersion` is given: the one the list was asked
  * for, e.g. "networking.k8s.io/v1", or "v1" for Services) another one, no `items` array, no metadata, or an item that is not a
  * named object (the first such item is named by its index).
+ * @internal
  */
 export function checkList(body: unknown, kind: string, apiVersion?: string): CheckedList | string {
   const a = article(kind);
@@ -75,6 +76,7 @@ export function checkList(body: unknown, kind: string, apiVersion?: string): Che
  * and watch event object, and client-go refuses a body whose kind it cannot tell; a body without
  * them is no list or object of ours, whatever else it holds. The one place kinds are checked: a
  * list page, a get, create or delete answer, a watch event's object.
+ * @internal
  */
 export function typeProblem(
   obj: object,
@@ -100,6 +102,7 @@ export function typeProblem(
 /**
  * Why `obj` is not an object with a name (an item of a list, the object of a watch event), or
  * undefined when it is one: "null", "an object without metadata", "an object without a name".
+ * @internal
  */
 export function namedObjectProblem(obj: unknown): string | undefined {
   if (typeof obj !== 'object' || obj === null || Array.isArray(obj)) return describeBody(obj);
@@ -157,6 +160,7 @@ const TYPE_WORDS: Record<FieldType, string> = {
  * a number). kube-apiserver serves no such object, and client-go fails to decode one; read as it
  * is, a string would be taken one character at a time and a number turned into text. So the
  * object is malformed as a whole, as one without a name is.
+ * @internal
  */
 export function fieldProblem(obj: unknown, kind: string): string | undefined {
   for (const [path, type] of FIELDS[kind] ?? []) {
@@ -206,6 +210,7 @@ function valueWords(value: unknown): string {
  * `body` as the object of `kind` named `name` (and in `namespace`, for a namespaced one; in
  * `apiVersion`, when given: the one asked for, e.g. "networking.k8s.io/v1"), or the reason it is
  * not: a get answered with anything else must not be read as that object.
+ * @internal
  */
 export function checkObject(body: unknown, kind: string, name: string, namespace?: string, apiVersion?: string): string | undefined {
   const problem = namedObjectProblem(body);
@@ -228,6 +233,7 @@ export function checkObject(body: unknown, kind: string, name: string, namespace
  * deletion, and so may a 202 Accepted, with or without the mark: the object must then be the one
  * asked for (checkObject, in `apiVersion` when given). Anything else says nothing about what
  * was deleted.
+ * @internal
  */
 export function checkDeleteAnswer(body: unknown, kind: string, name: string, apiVersion?: string): string | undefined {
   const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);

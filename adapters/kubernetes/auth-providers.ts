@@ -25,6 +25,7 @@ import { sendsToPlainHttp } from './plain-http.ts';
  * (one that is no mapping, one beside an exec entry), which kubectl refuses whatever the scheme: it
  * runs no auth-provider there, nor does client-node here (plain-http.ts). A KubeConfig-shaped
  * object without client-node's list of authenticators is not judged by it.
+ * @internal
  */
 export function authProviderProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;

@@ -11,6 +11,7 @@ export interface BackoffOptions {
   jitter?: number | undefined;
 }
 
+/** @internal */
 export class Backoff {
   /** Failures since the last watch that brought an event: the exponent of the next delay. */
   private failures = 0;

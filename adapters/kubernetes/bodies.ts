@@ -34,6 +34,7 @@ const MESSAGE_CHARS = 1000;
 /**
  * `text` cut to MESSAGE_CHARS, saying how much was left out; never between the two halves of a
  * character outside the BMP. Cut before it is escaped (showUnseen), so that no escape is cut.
+ * @internal
  */
 export function cutMessage(text: string): string {
   if (text.length <= MESSAGE_CHARS) return text;
@@ -51,6 +52,7 @@ function excerpt(text: string, chars: number): string {
  * What an answer's JSON value is, in a few words: "a Status object (\"…\")", "an object of kind
  * \"Foo\"", "an empty object", "a JSON array", "the JSON number 42", "the JSON string
  * \"hello\"", "null", …
+ * @internal
  */
 export function describeBody(body: unknown): string {
   if (body === null) return 'null';
@@ -69,7 +71,7 @@ export function describeBody(body: unknown): string {
   return Object.values(body).every((v) => v === undefined) ? 'an empty object' : 'an object without a kind';
 }
 
-/** A 2xx answer's text that is not JSON, in a few words: "text, not JSON (\"<html>…\")", or "an empty body". */
+/** A 2xx answer's text that is not JSON, in a few words: "text, not JSON (\"<html>…\")", or "an empty body". @internal */
 export function describeText(body: string): string {
   const text = body.trimStart().slice(0, SCANNED_CHARS).trimEnd();
   return text === '' ? 'an empty body' : `text, not JSON (${excerpt(text, VALUE_CHARS)})`;
@@ -80,6 +82,7 @@ export function describeText(body: string): string {
  * (text/html), not a Kubernetes Status (a proxy in front of the API server?): "502 Bad Gateway"`.
  * The words quoted are an HTML page's title, else the first line that is not blank (tags left
  * out for HTML), cut to EXCERPT_CHARS. `headers` are the answer's, for its content type.
+ * @internal
  */
 export function describeErrorBody(body: unknown, headers: unknown): string {
   const text = typeof body === 'string' ? body : safeJson(body);

@@ -26,6 +26,7 @@ interface PackageJson {
  * A one-line explanation when the undici that @kubernetes/client-node (resolved from `from`, a
  * file path or URL) would load declares `engines.node: ">=X.Y.Z"` above `nodeVersion`; undefined
  * when it fits or when that cannot be told.
+ * @internal
  */
 export function clientNodeMismatch(from: string | URL, nodeVersion: string = process.versions.node): string | undefined {
   const clientNode = readPackage(from, '@kubernetes/client-node');
@@ -55,6 +56,7 @@ export function clientNodeMismatch(from: string | URL, nodeVersion: string = pro
 /**
  * Throws an IPAllocatorError carrying clientNodeMismatch's line when client-node, resolved from
  * `from`, cannot load under this Node: the importer gets a catchable error, not a process ended.
+ * @internal
  */
 export function refuseUnloadableClientNode(from: string | URL, nodeVersion?: string): void {
   const mismatch = clientNodeMismatch(from, nodeVersion);
@@ -69,6 +71,7 @@ export function refuseUnloadableClientNode(from: string | URL, nodeVersion?: str
  * node_modules, in a CommonJS bundle, which leaves `import.meta` empty, or in a module loaded from
  * JSR (an https: URL) it is not there, and the IPAllocatorError says so, with what to do (`use`:
  * what it is needed for), rather than a bare "Cannot find module" or createRequire's TypeError.
+ * @internal
  */
 export function requireFromClientNode(name: string, use: string, from: unknown): unknown {
   let reason: unknown;

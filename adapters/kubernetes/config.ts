@@ -53,6 +53,7 @@ import {
  * without one of the methods every entry point calls: makeApiClient, getCurrentCluster,
  * applySecurityAuthentication) is refused: a KubeConfig from another copy of client-node is
  * accepted by its shape.
+ * @internal
  */
 export function kubeConfigOrDefault(kubeConfig: unknown, owner: string): KubeConfig {
   const given = 'kubeConfig';
@@ -179,6 +180,7 @@ const LOADED_FROM = new WeakMap<KubeConfig, string>();
  * file read; `the kubeconfig merged from "/a", "/b" ($KUBECONFIG)` for several; `the kubeconfig`
  * alone when none was read (a pod's service account, taken as kubectl takes it: client-node names
  * its context inClusterContext). The library's messages and the command line's alike.
+ * @internal
  */
 export function kubeconfigNamed(given: string | undefined, kc: KubeConfig): string {
   if (kc.getCurrentContext() === 'inClusterContext' && kc.getCurrentCluster()?.name === 'inCluster') return 'the kubeconfig';
@@ -194,6 +196,7 @@ export function kubeconfigNamed(given: string | undefined, kc: KubeConfig): stri
  * kubeConfigOrDefault loaded it from (kubeconfigNamed), for a message about a request the
  * kubeconfig did not let go out (its TLS material, its exec plugin), as the command line says
  * it; undefined for a KubeConfig the caller loaded, whose file is not known here.
+ * @internal
  */
 export function kubeconfigInUse(kc: KubeConfig | undefined): string | undefined {
   const file = kc === undefined ? undefined : LOADED_FROM.get(kc);
@@ -209,6 +212,7 @@ export function kubeconfigInUse(kc: KubeConfig | undefined): string | undefined 
  * (impersonation.ts), a username without a password as kubectl sends it, and never anonymous when
  * its exec credential plugin gave nothing (user-checks.ts). The owner of what it sends closes its
  * connections with closeReusedConnections.
+ * @internal
  */
 export function kubeConfigAsSent(kc: KubeConfig): KubeConfig {
   return withCredentialCheck(
@@ -268,12 +272,14 @@ function withContextAsMade(kc: KubeConfig): KubeConfig {
  * The most a kubeconfig file may hold: 16 MiB. A kubeconfig is a few KiB (a few hundred with
  * many clusters and inline certificates); a large file named by mistake would otherwise be read
  * whole into memory (a device without end, such as /dev/zero, is no regular file: not read).
+ * @internal
  */
 export const KUBECONFIG_MAX_BYTES = 16 * 1024 * 1024;
 
 /**
  * A kubeconfig file that is not read: it holds more than KUBECONFIG_MAX_BYTES, or is no regular
  * file (a named pipe, a device, a directory). Its message names the file and why, never its content.
+ * @internal
  */
 export class KubeconfigNotReadError extends Error {
   override name = 'KubeconfigNotReadError';
@@ -286,7 +292,7 @@ export class KubeconfigNotReadError extends Error {
   }
 }
 
-/** Why a file over the bound is refused, as the end of a sentence naming it. */
+/** Why a file over the bound is refused, as the end of a sentence naming it. @internal */
 export const KUBECONFIG_TOO_LARGE = 'it holds more than 16 MiB (a kubeconfig is a few KiB)';
 
 /**
@@ -294,6 +300,7 @@ export const KUBECONFIG_TOO_LARGE = 'it holds more than 16 MiB (a kubeconfig is 
  * KubeconfigNotReadError beyond it, or when the file is no regular file: a named pipe nothing
  * writes to would hold the read for ever, a device such as /dev/zero has no end. Other failures
  * (ENOENT, EACCES) are Node's, naming the file.
+ * @internal
  */
 export function readKubeconfigFile(path: string): string {
   return readFileBounded(
@@ -308,6 +315,7 @@ export function readKubeconfigFile(path: string): string {
  * A kubeconfig file that could not be loaded, or a $KUBECONFIG list that names none to load.
  * Its message names the file (or the list) and why, never the file's content: a YAML error is
  * said by its place and kind (kubeconfigLoadFailure).
+ * @internal
  */
 export class KubeconfigFileError extends Error {
   override name = 'KubeconfigFileError';
@@ -320,6 +328,7 @@ export class KubeconfigFileError extends Error {
  * once —, else ~/.kube/config. `list` says which: a file of the list that does not exist is
  * skipped (loadKubeconfigFiles), ~/.kube/config that does not exist leaves client-node's own
  * fallbacks.
+ * @internal
  */
 export function defaultKubeconfigFiles(): { files: string[]; list: string | undefined } {
   const list = process.env['KUBECONFIG'];
@@ -351,6 +360,7 @@ function inClusterPossible(pathPrefix: string): boolean {
  * for a variable set to "" (read as not set, as kubectl and defaultKubeconfigFiles read it), that
  * it is empty — "not set" alone would contradict an operator who sees it set. The one wording,
  * for the library and the command line.
+ * @internal
  */
 export function unsetKubeconfigVariable(): string {
   return process.env['KUBECONFIG'] === '' ? '$KUBECONFIG is empty (read as not set, as kubectl reads it)' : '$KUBECONFIG is not set';
@@ -377,6 +387,7 @@ export function unsetKubeconfigVariable(): string {
  * clientcmd's contextName), which decides whether the files name a cluster to use, and whose
  * user's token-file is read now (token-files.ts readTokenFileInUse; the others' are not, as with
  * kubectl).
+ * @internal
  */
 export function loadDefaultKubeconfig(kc: KubeConfig, pathPrefix = '', context?: string): void {
   const { files, list } = defaultKubeconfigFiles();
@@ -520,6 +531,7 @@ function userRefusedByKubectl(kc: KubeConfig, contextName: string): boolean {
  * (DeferredLoadingClientConfig.ClientConfig makes no exception for an explicit file); outside one
  * it is left as loaded, for the caller to say what it lacks. `pathPrefix` and `context` as
  * loadDefaultKubeconfig takes them (the token-file of the user in use read now).
+ * @internal
  */
 export function loadGivenKubeconfig(kc: KubeConfig, text: string, file: string, pathPrefix = '', context?: string): void {
   loadKubeconfigText(kc, text, file);
@@ -553,6 +565,7 @@ function fileFailure(file: string, e: unknown): Error {
  * or refused when that cannot be told (yaml-dates.ts spellKubeConfigDates).
  * The users' as-uid, as-groups and as-user-extra, which client-node drops, are read from the text
  * (impersonation.ts readImpersonation).
+ * @internal
  */
 export function loadKubeconfigText(kc: KubeConfig, text: string, file: string): void {
   const folder = resolve(dirname(file));
@@ -646,6 +659,7 @@ function shownKubeConfig(kubeConfig: unknown): string {
  * quotes the lines up to the error — a token or a client key among them — nor with the part of
  * its reason that quotes the text (a tag, an alias, a handle: yamlErrorKind). Any other failure
  * (ENOENT, EISDIR naming the file) is said with its message.
+ * @internal
  */
 export function kubeconfigLoadFailure(e: unknown): string {
   if (!(e instanceof Error)) return String(e);
@@ -744,6 +758,7 @@ const SERVER_URL_FORM = 'a server URL is scheme://host:port with an optional pat
  * (`https://admin:pw@host`) is refused by fetch with a message quoting the URL whole, password
  * included; a query or fragment (`https://host?token=x`) gets the API paths appended after it
  * (`?token=x/apis/…`), so every request would go to the server's root. Neither is quoted back.
+ * @internal
  */
 export function serverURLProblem(server: unknown): string | undefined {
   // kubectl reads `server: 6443` as no string at all (its decoding fails), and client-node's
@@ -775,6 +790,7 @@ export function serverURLProblem(server: unknown): string | undefined {
  * A server URL as messages show it: scheme, host, port and path, without userinfo, query or
  * fragment, where a password or a token may sit (serverURLProblem); nothing of a text that is
  * no http(s) URL.
+ * @internal
  */
 export function shownServer(server: unknown): string {
   const url = typeof server === 'string' ? parsedServer(server) : undefined;
@@ -788,6 +804,7 @@ export function shownServer(server: unknown): string {
  * user "user" with no credentials. The same built on purpose for `kubectl proxy --port 8080` is
  * taken when it sets skipTLSVerify (as client-node 2.x alone sent to it): it is told from the
  * placeholder by that.
+ * @internal
  */
 export function isClientNodeFallback(kc: KubeConfig): boolean {
   return isFallback(currentOf(kc, 'kubeConfig'));
@@ -810,6 +827,7 @@ function isFallback({ cluster: currentCluster, context, user: currentUser }: Cur
 /**
  * The options object: undefined → {}; anything but a plain object, or one with a key that is not
  * in `known`, is refused (input.ts optionsObject).
+ * @internal
  */
 export function optionsObject<T extends object>(options: unknown, owner: string, known: Readonly<Record<keyof T, true>>): Partial<T> {
   return checkOptions(options as T | undefined, owner, known);
@@ -850,6 +868,7 @@ export interface SharedOptions {
   start?: boolean | undefined;
 }
 
+/** @internal */
 export const SHARED_OPTIONS: Readonly<Record<keyof SharedOptions, true>> = {
   apiVersion: true,
   labelSelector: true,
@@ -867,6 +886,7 @@ export const SHARED_OPTIONS: Readonly<Record<keyof SharedOptions, true>> = {
  * watch at the server, and a backoff out of range would retry at once or never. Returns the
  * backoff as checked, a copy for the informer: the caller's object is not read again at a later
  * failure (where a getter could answer a delay of 0, or a Proxy revoked since could throw).
+ * @internal
  */
 export function checkInformerOptions(
   options: { pageSize?: unknown; watchTimeoutSeconds?: unknown; backoff?: unknown; start?: unknown; onWatcherError?: unknown },
@@ -907,7 +927,7 @@ export function checkInformerOptions(
   return b;
 }
 
-/** A label selector option: undefined or a string (trimmed; '' = none). */
+/** A label selector option: undefined or a string (trimmed; '' = none). @internal */
 export function selectorOption(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string') throw new InvalidArgumentError(`labelSelector must be a string, got ${quoteInput(value)}`);

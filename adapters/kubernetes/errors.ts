@@ -92,6 +92,7 @@ export class KubernetesApiError extends Error {
  * A 2xx answer that is not what was asked for, `what` saying what it was (`a malformed body
  * (content type text/html): not JSON`, `an object without a kind`, …), and `after` what the
  * request may have done all the same (a create or a delete may have taken effect).
+ * @internal
  */
 export function malformedAnswer(
   verb: string,
@@ -213,6 +214,7 @@ const BAD_PORTS = new Set(
  * alike, since the URL never changes. Undefined otherwise — a bad port a redirect led to is
  * another URL's, and a client (client-node 1.x's node-fetch) that connects to such a port never
  * fails so.
+ * @internal
  */
 export function blockedPort(err: unknown, server: string | undefined): string | undefined {
   if (server === undefined) return undefined;
@@ -229,7 +231,7 @@ export function blockedPort(err: unknown, server: string | undefined): string | 
   return refused ? port : undefined;
 }
 
-/** Why a request to a server on `port`, which fetch refuses (blockedPort), cannot be sent, and what to do. */
+/** Why a request to a server on `port`, which fetch refuses (blockedPort), cannot be sent, and what to do. @internal */
 export function blockedPortWhy(port: string): string {
   return (
     `fetch never connects to port ${port}, one of the Fetch standard's "bad ports", so no request to this server can be sent; ` +
@@ -257,7 +259,7 @@ function parseStatus(body: unknown): ApiStatus | undefined {
   return status as ApiStatus;
 }
 
-/** HTTP status of a client-node ApiException or a watch error; undefined for transport errors. */
+/** HTTP status of a client-node ApiException or a watch error; undefined for transport errors. @internal */
 export function httpCode(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as { code?: unknown; statusCode?: unknown; body?: unknown; headers?: unknown };
@@ -275,12 +277,12 @@ export function httpCode(err: unknown): number | undefined {
  */
 const redirects = new WeakMap<object, string>();
 
-/** Notes that the request that failed with `err` was redirected to `origin`, another than the API server's. */
+/** Notes that the request that failed with `err` was redirected to `origin`, another than the API server's. @internal */
 export function noteRedirect(err: unknown, origin: string): void {
   if (typeof err === 'object' && err !== null) redirects.set(err, origin);
 }
 
-/** The origin the request that failed with `err` was redirected to (noteRedirect), else undefined. */
+/** The origin the request that failed with `err` was redirected to (noteRedirect), else undefined. @internal */
 export function redirectedTo(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null ? redirects.get(err) : undefined;
 }
@@ -294,7 +296,7 @@ export function redirectedTo(err: unknown): string | undefined {
  */
 const kubeconfigs = new WeakMap<object, string>();
 
-/** Notes that the request that failed with `err` was made with the kubeconfig `inUse` (config.ts kubeconfigInUse), when known. */
+/** Notes that the request that failed with `err` was made with the kubeconfig `inUse` (config.ts kubeconfigInUse), when known. @internal */
 export function noteKubeconfig(err: unknown, inUse: string | undefined): void {
   if (inUse !== undefined && typeof err === 'object' && err !== null) kubeconfigs.set(err, inUse);
 }
@@ -303,6 +305,7 @@ export function noteKubeconfig(err: unknown, inUse: string | undefined): void {
  * Who a message names as the host that answered (or did not): `the API server at <server>`, or,
  * after a redirect to another origin, `<origin>, where the API server at <server> redirected the
  * request` (`the API server` alone without `server`).
+ * @internal
  */
 export function answeredBy(origin: string | undefined, server: string | undefined): string {
   const apiServer = server === undefined ? 'the API server' : `the API server at ${server}`;
@@ -329,6 +332,7 @@ export function answeredBy(origin: string | undefined, server: string | undefine
  * A request a redirect took to another host (noteRedirect) fails with a KubernetesApiError naming
  * that host (answeredBy): its 404 or 409 says nothing of the object, and is never a NotFoundError
  * or an AlreadyExistsError.
+ * @internal
  */
 export function translate(
   err: unknown,
@@ -392,13 +396,14 @@ export function translate(
   return new KubernetesApiError(verb, resource, name, undefined, undefined, `${of}${reason}${where}${why}`, cause);
 }
 
-/** One error of a cause chain, with the fields the readings of a failure look at. */
+/** One error of a cause chain, with the fields the readings of a failure look at. @internal */
 export type ErrorLink = { code?: unknown; name?: unknown; message?: unknown; path?: unknown; constructor?: { name?: unknown } };
 
 /**
  * An error and its causes, outermost first, at most `max` of them: how far every reading of a
  * request's failure looks (fetch wraps the socket's error a few causes deep). The one walk of a
  * `cause` chain here, in tls-material.ts, the informer and the command line.
+ * @internal
  */
 export function causeChain(err: unknown, max = 6): ErrorLink[] {
   const chain: ErrorLink[] = [];
@@ -413,6 +418,7 @@ export function causeChain(err: unknown, max = 6): ErrorLink[] {
  * (`Requires net access to "10.0.0.1:6443", run again with the --allow-net flag`) lies a few
  * causes deep under fetch's "fetch failed", where a reader would not look. node-fetch (client-node
  * 1.x) keeps no cause: its FetchError holds the refusal only as the reason its message gives.
+ * @internal
  */
 export function deniedByRuntime(err: unknown): string | undefined {
   for (const { name, message } of causeChain(err)) {
@@ -436,6 +442,7 @@ const NODE_FETCH_DENIED = /^request to \S+ failed, reason: (Requires [a-z]+ acce
  * A SyntaxError is named, never quoted: JSON.parse's message quotes the text it was given, and
  * client-node parses an exec credential plugin's output so — a plugin printing a bare token
  * would have the token in the message.
+ * @internal
  */
 export function messages(err: unknown): string {
   const parts: string[] = [];
@@ -571,6 +578,7 @@ function isNoExecCredential(e: unknown): boolean {
  *     from spawn called there (ERR_INVALID_ARG_TYPE, ERR_INVALID_ARG_VALUE), whose message quotes
  *     the value — a token among the args — "could not be run: its exec entry … is malformed".
  *     The one TypeError of exec_auth about the plugin's output (isNoExecCredential) is not this.
+ * @internal
  */
 export function execPluginFailure(e: unknown): string | undefined {
   if (!(e instanceof Error)) return undefined;
@@ -611,6 +619,7 @@ export function execPluginFailure(e: unknown): string | undefined {
  * token would have it quoted by JSON.parse's message): the SyntaxError client-node's exec_auth
  * throws parsing it. Output that ends before any JSON does — nothing at all, only whitespace, or
  * JSON cut short — is said as such; undefined for a SyntaxError from elsewhere (an answer's body).
+ * @internal
  */
 export function execOutputNotJson(e: unknown): string | undefined {
   const problem = execOutputProblem(e);
@@ -621,6 +630,7 @@ export function execOutputNotJson(e: unknown): string | undefined {
  * What execOutputNotJson says of the plugin, as the end of a sentence starting "its exec plugin":
  * "exited with status 0 but printed nothing (…)", with the first line it wrote on stderr as a
  * failing plugin's is shown (execPluginFailure) — a plugin that cannot log in says why there.
+ * @internal
  */
 export function execOutputProblem(e: unknown): string | undefined {
   if (!(e instanceof SyntaxError) || !(e.stack ?? '').split('\n').some((line) => /^\s+at /.test(line) && EXEC_AUTH_FILE.test(line))) {
@@ -641,7 +651,7 @@ export function execOutputProblem(e: unknown): string | undefined {
  */
 const stderrOfFailure = new WeakMap<object, string>();
 
-/** Keeps what an exec plugin wrote on stderr with the failure `e` its run ended in. */
+/** Keeps what an exec plugin wrote on stderr with the failure `e` its run ended in. @internal */
 export function rememberPluginStderr(e: unknown, stderr: string): void {
   if (typeof e === 'object' && e !== null && stderr !== '') stderrOfFailure.set(e, stderr);
 }
@@ -713,6 +723,7 @@ function isAuthProviderCommandFailure(e: unknown): boolean {
  * the end of a sentence "… which this @kubernetes/client-node cannot refresh: …"; `fails`, what its
  * requests do ("fails", "would fail"). Said where the user is refused (auth-providers.ts
  * oidcRefreshProblem) and where a request fails on it (isOidcRefreshFailure).
+ * @internal
  */
 export function oidcRefreshFailure(fails: string): string {
   return (
@@ -747,7 +758,7 @@ const AUTH_PROVIDER_COMMAND_FAILED =
 const NO_EXEC_CREDENTIAL =
   "the user's credentials could not be read: its exec plugin printed no ExecCredential (JSON without a status object; not shown: it may be a credential); an exec plugin must print an ExecCredential";
 
-/** Whether an error or one of its causes is an invalid header value (isInvalidHeader). */
+/** Whether an error or one of its causes is an invalid header value (isInvalidHeader). @internal */
 export function hasInvalidHeader(err: unknown): boolean {
   return causeChain(err).some(isInvalidHeader);
 }
@@ -768,6 +779,7 @@ const UNAUTHORIZED: ApiStatus = Object.freeze({
  * Whether a 404's Status names the object that is missing (kube-apiserver writes details.name
  * for it); a 404 that names none — or is not a Status at all — is a path the server does not
  * serve, such as an API version it does not have.
+ * @internal
  */
 export function namesObject(status: ApiStatus | undefined): boolean {
   return typeof status?.details?.name === 'string' && status.details.name !== '';
@@ -781,6 +793,7 @@ export function namesObject(status: ApiStatus | undefined): boolean {
  * something other than the API server answered. Text from the answer has every character a
  * reader could not see escaped (`\u001b`, `\n`): a hostile body cannot start a line of its own or
  * recolour a terminal. The request's verb and object are not in it (the caller's message names them).
+ * @internal
  */
 export function describeAnswer(code: number, status: ApiStatus | undefined, body?: unknown, headers?: unknown): string {
   if (status?.message)

@@ -122,6 +122,7 @@ type Spawn = (command: string, args: readonly string[] | undefined, options: Rec
  * stdin by interactiveMode, stderr passed on), its output checked, and, when started during
  * withRequestSignal, stop when that request's signal aborts; whether it will (false for a
  * KubeConfig without client-node's ExecAuth, which is left as it is). Idempotent.
+ * @internal
  */
 export function superviseExecPlugins(kc: KubeConfig): boolean {
   const authenticators: unknown = Reflect.get(kc, 'authenticators');
@@ -242,6 +243,7 @@ function letGo(child: unknown): void {
  * Runs `call` (a request, its authentication included) so that exec plugins it starts stop when
  * `signal` aborts, and the exec credential it is sent with is known by `signal`
  * (forgetRefusedCredential).
+ * @internal
  */
 export function withRequestSignal<T>(signal: AbortSignal, call: () => T): T {
   return requestSignal.run(signal, call);
@@ -252,6 +254,7 @@ export function withRequestSignal<T>(signal: AbortSignal, call: () => T): T {
  * exec credential, behind a plugin of the same KubeConfig that runs for another request: its
  * deadline passing then says so, rather than that its own plugin did not answer (none was started
  * for it, and the running one is not stopped: it is the other request's).
+ * @internal
  */
 export function waitsForAnotherRequestsPlugin(signal: AbortSignal): boolean {
   return waitingForItsTurn.has(signal);
@@ -263,6 +266,7 @@ export function waitsForAnotherRequestsPlugin(signal: AbortSignal): boolean {
  * request runs the plugin again — client-go's roundTripper does so on a 401 (maybeRefreshCreds,
  * which also leaves alone a credential another request has rotated meanwhile). A request
  * authenticated otherwise (a token, a certificate) is left alone.
+ * @internal
  */
 export function forgetRefusedCredential(signal: AbortSignal): void {
   const used = credentialOfRequest.get(signal);
@@ -443,6 +447,7 @@ function passOnStderr(chunk: unknown): void {
 /**
  * The name of `kc`'s current user when client-node gets its credentials from an exec plugin
  * (ExecAuth.isAuthProvider: `exec`, or an auth-provider named exec or holding one), else undefined.
+ * @internal
  */
 export function execPluginUser(kc: KubeConfig): string | undefined {
   let user: User | null;
@@ -457,7 +462,7 @@ export function execPluginUser(kc: KubeConfig): string | undefined {
   return exec ? user.name : undefined;
 }
 
-/** The command of `kc`'s current user's exec plugin as the kubeconfig names it (never its args), or undefined. */
+/** The command of `kc`'s current user's exec plugin as the kubeconfig names it (never its args), or undefined. @internal */
 export function execPluginCommand(kc: KubeConfig): string | undefined {
   const user = kc.getCurrentUser();
   const exec = execEntryOf(user) as { command?: unknown } | undefined;

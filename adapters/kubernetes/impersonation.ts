@@ -33,7 +33,7 @@ interface ImpersonationFields {
 /** The fields of the users a loader read them for, by client-node's User object. */
 const FIELDS = new WeakMap<object, ImpersonationFields>();
 
-/** The kubeconfig keys, as clientcmd's v1 AuthInfo names them. */
+/** The kubeconfig keys, as clientcmd's v1 AuthInfo names them. @internal */
 export const IMPERSONATION_KEYS = ['as-uid', 'as-groups', 'as-user-extra'] as const;
 
 /**
@@ -41,6 +41,7 @@ export const IMPERSONATION_KEYS = ['as-uid', 'as-groups', 'as-user-extra'] as co
  * as client-node parses it: kubeconfig-shape.ts documentOnce, without the entries set aside by
  * withoutIncompleteEntries) and keeps them for `kc`'s users, which client-node built one for one
  * from that list.
+ * @internal
  */
 export function readImpersonation(kc: KubeConfig, users: readonly unknown[]): void {
   users.forEach((entry: unknown, i) => {
@@ -62,6 +63,7 @@ export function readImpersonation(kc: KubeConfig, users: readonly unknown[]): vo
  * validateAuthInfo), and — with client-node 1.x only (sendsHeaderLines) — more than one group or
  * one value under an extra key (its fetch would join them: see the top of this file). Values are
  * never shown.
+ * @internal
  */
 export function impersonationProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -124,6 +126,7 @@ export function impersonationProblem(kc: KubeConfig): string | undefined {
  * groups or user-extra for … without impersonating a user"): of the current user
  * (impersonationProblem), and of any user the kubeconfig loader judges as kubectl does
  * (config.ts userRefusedByKubectl).
+ * @internal
  */
 export function impersonatesWithoutUser(user: User): boolean {
   const fields = FIELDS.get(user);
@@ -153,6 +156,7 @@ function checked(fields: ImpersonationFields): { uidOf: string; groupsOf: string
  * impersonatingRoundTripper writes them: Impersonate-Uid, Impersonate-Group,
  * Impersonate-Extra-<key> with the key escaped (headerKeyEscape). Empty when it has none, or
  * only `as` (client-node sends that one). For a user impersonationProblem passed.
+ * @internal
  */
 export function impersonationHeaders(user: User | null): [string, string][] {
   const fields = user === null ? undefined : FIELDS.get(user);
@@ -169,6 +173,7 @@ export function impersonationHeaders(user: User | null): [string, string][] {
  * An extra key as a header name holds it, as client-go escapes it (transport/round_trippers.go
  * headerKeyEscape): each byte of its UTF-8 that is no HTTP token character (RFC 7230), and `%`
  * itself, as %XX; the API server lower-cases the name and unescapes it.
+ * @internal
  */
 export function headerKeyEscape(key: string): string {
   let out = '';
@@ -219,6 +224,7 @@ function withHeaderLines(inner: Dispatcher | undefined, lines: Record<string, st
  * one line per value (withHeaderLines); with 1.x, one value each (impersonationProblem refused
  * more), set on the request (applySecurityAuthentication) or on its fetch options
  * (applyToFetchOptions, its watch).
+ * @internal
  */
 export function withImpersonation(kc: KubeConfig): KubeConfig {
   if (typeof kc.getCurrentUser !== 'function' || !Array.isArray(kc.users) || !kc.users.some((user) => FIELDS.has(user))) return kc;

@@ -5,8 +5,10 @@
 
 export type InformerState = 'syncing' | 'synced' | 'relisting' | 'stopped';
 
+/** @internal */
 export type StateListener = (state: InformerState, error?: Error) => void;
 
+/** @internal */
 export class StateReporter {
   private current: InformerState = 'syncing';
   private readonly listeners = new Set<StateListener>();
@@ -53,6 +55,7 @@ export class StateReporter {
 /**
  * The promises waitForSync has handed out and not yet settled. Each leaves no timer or abort
  * listener behind, whichever way it settles.
+ * @internal
  */
 export class SyncWaiters {
   private readonly waiting = new Set<{ resolve: () => void; reject: (e: unknown) => void }>();

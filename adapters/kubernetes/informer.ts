@@ -96,6 +96,7 @@ import { askedWait } from './requests.ts';
 import { WatchSession, type WatchOutcome } from './watch-session.ts';
 import { type InformerState, StateReporter, SyncWaiters } from './informer-state.ts';
 
+/** @internal */
 export type { ListerWatcher, ListPage };
 
 /** What the informer keeps per object: a name, the identity and version it orders by, labels. */
@@ -106,7 +107,7 @@ export interface CachedRecord {
   readonly uid?: string | undefined;
 }
 
-/** Receives the informer's changes (StoreWatcher for IPAddress records). */
+/** Receives the informer's changes (StoreWatcher for IPAddress records). @internal */
 export interface InformerWatcher<R> {
   /** A new name (`previous` undefined) or a new version of one (`previous` = the last one given). */
   onAdd(record: R, previous?: R): void;
@@ -124,6 +125,7 @@ export interface WaitForSyncOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** @internal */
 export interface InformerOptions<R extends CachedRecord = IPAddressRecord> {
   /** Who owns the informer, for errors (`KubernetesStore`). Default: the resource. */
   owner?: string;
@@ -183,6 +185,7 @@ function isNewerThan(a: string | undefined, b: string | undefined): boolean {
   return x !== undefined && y !== undefined && x > y;
 }
 
+/** @internal */
 export class Informer<R extends CachedRecord = IPAddressRecord> {
   private readonly records = new Map<string, R>();
   /** uid → name of records this store deleted whose DELETED event has not arrived yet. */

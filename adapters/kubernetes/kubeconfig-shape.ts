@@ -16,6 +16,7 @@ import { type DateSpelling, spellDocumentDates } from './yaml-dates.ts';
  * The first problem of a kubeconfig client-node has just loaded from `text` into `kc`, as the end
  * of a sentence naming the file; undefined when kubectl would read it too. `parsed` is the text's
  * document (documentOnce), `withUsers` the same when it holds a list of users.
+ * @internal
  */
 export function kubeconfigShapeProblem(
   kc: KubeConfig,
@@ -45,6 +46,7 @@ export function kubeconfigShapeProblem(
  * request with "cluster.proxyUrl.startsWith is not a function"); kubectl cannot read such a file.
  * The checks that need the text (a list read as empty, a user read as holding nothing, an
  * insecure-skip-tls-verify read as false) cannot be asked: client-node's objects have lost it.
+ * @internal
  */
 export function kubeConfigObjectProblem(kc: KubeConfig): string | undefined {
   return nonTextName(kc) ?? nonTextClusterField(kc) ?? userEntryNotRead(kc);
@@ -67,7 +69,7 @@ function userEntryNotRead(kc: KubeConfig): string | undefined {
   return undefined;
 }
 
-/** A kubeconfig's YAML document, as js-yaml reads it: a mapping, its fields of any type. */
+/** A kubeconfig's YAML document, as js-yaml reads it: a mapping, its fields of any type. @internal */
 export interface KubeconfigDocument {
   clusters?: unknown;
   users?: unknown;
@@ -86,6 +88,7 @@ export interface KubeconfigDocument {
  * date that client-node 1.x's YAML reader read as a Date is given back the text `spelled` finds
  * for it, before anything reads the document (a token-file's path, say, or the JSON readTokenFiles
  * writes); the first call throws, naming the field, when that text cannot be told (yaml-dates.ts).
+ * @internal
  */
 export function documentOnce(text: string, spelled: DateSpelling): () => KubeconfigDocument | undefined {
   let parsed: { doc: KubeconfigDocument | undefined } | undefined;
@@ -107,6 +110,7 @@ export function documentOnce(text: string, spelled: DateSpelling): () => Kubecon
  * repeats a node without repeating its text, and JSON writes each repeat out: a document whose
  * aliases would write more nodes than its text had characters (`textLength`; no kubeconfig
  * repeats that much, a crafted one repeats exponentially) is refused.
+ * @internal
  */
 export function documentText(doc: object, textLength: number): string {
   let nodes = 0;
@@ -138,6 +142,7 @@ function kubeconfigDocument(text: string): KubeconfigDocument | undefined {
  * dev --namespace=x` a context without a cluster) and refuses only the context in use when it is
  * one of them, or names such a cluster (clientcmd's ConfirmUsable). Entries without a name are
  * left out too: nothing can name them.
+ * @internal
  */
 export interface SetAside {
   /** A cluster without a server: whether it holds nothing at all (`cluster: {}`, or none), which kubectl reads as no cluster. */
@@ -167,7 +172,7 @@ interface Entry {
   server?: unknown;
 }
 
-/** Forgets the entries set aside as `kc` was loaded before: it is loaded again (config.ts loadKubeconfigText). */
+/** Forgets the entries set aside as `kc` was loaded before: it is loaded again (config.ts loadKubeconfigText). @internal */
 export function forgetSetAside(kc: KubeConfig): void {
   SET_ASIDE.delete(kc);
 }
@@ -180,6 +185,7 @@ export function forgetSetAside(kc: KubeConfig): void {
  * entry is set aside: `doc` is given as it is. An entry that is no mapping is left in, for
  * client-node to fail on as before. A name given twice, once set aside, is refused as
  * duplicateName refuses it (an Error).
+ * @internal
  */
 export function withoutIncompleteEntries(doc: KubeconfigDocument, kc: KubeConfig): KubeconfigDocument | undefined {
   const aside = recordOf(kc);
@@ -224,6 +230,7 @@ export function withoutIncompleteEntries(doc: KubeconfigDocument, kc: KubeConfig
 /**
  * Whether `e` is client-node's refusal of an incomplete entry as it loads a kubeconfig
  * ("contexts[1].context.cluster is missing"), which withoutIncompleteEntries sets aside instead.
+ * @internal
  */
 export function isIncompleteEntryRefusal(e: unknown): boolean {
   return e instanceof Error && /^(?:clusters|contexts|users)\[\d+\]\.[\w.]+ is missing$/.test(e.message);
@@ -234,6 +241,7 @@ export function isIncompleteEntryRefusal(e: unknown): boolean {
  * sentence in `kubectl`'s words: `context "dev" names no cluster`, `the cluster "foo" of context
  * "dev" has no server`; undefined when neither holds. `context` is how the context is named
  * (`context "dev"`, `its current-context "dev"`).
+ * @internal
  */
 export function setAsideInUse(kc: KubeConfig, contextName: string, context = `context ${quoteText(contextName)}`): string | undefined {
   const aside = SET_ASIDE.get(kc);
@@ -251,6 +259,7 @@ export function setAsideInUse(kc: KubeConfig, contextName: string, context = `co
  * where `kc` names none of them: the first file to name an entry wins, complete or not, as kubectl
  * merges files. Answers the names `kc` held before, complete or set aside, which `from`'s entries
  * of the same name give way to.
+ * @internal
  */
 export function mergeSetAside(kc: KubeConfig, from: KubeConfig): { clusters: Set<string>; contexts: Set<string> } {
   const into = recordOf(kc);
@@ -268,6 +277,7 @@ export function mergeSetAside(kc: KubeConfig, from: KubeConfig): { clusters: Set
  * Whether kubectl reads the context `contextName` of `kc` as naming no cluster (clientcmd's
  * ErrEmptyCluster, which makes the configuration empty: config.ts namesNoCluster): it was set aside
  * for having none, or the cluster it names was, holding nothing at all.
+ * @internal
  */
 export function setAsideNamesNoCluster(kc: KubeConfig, contextName: string): boolean {
   const aside = SET_ASIDE.get(kc);
@@ -526,6 +536,7 @@ function insecureNotBoolean(kc: KubeConfig, text: string, parsed: () => Kubeconf
  * client-node does not build, whose names withoutIncompleteEntries asks the same of. A KubeConfig
  * given to kubeConfigOrDefault is judged the same (loaded by the caller with client-node's
  * loadFromFile, which takes such a file).
+ * @internal
  */
 export function duplicateName(kc: KubeConfig): string | undefined {
   const lists: [string, unknown][] = [
@@ -555,7 +566,7 @@ function namedTwice(list: string, name: string): string {
   );
 }
 
-/** What a YAML value that is no text is, for a message that must not show it (it may be a credential). */
+/** What a YAML value that is no text is, for a message that must not show it (it may be a credential). @internal */
 export function notTextKind(value: unknown): string {
   if (Array.isArray(value)) return 'a list';
   // client-node 1.x's YAML reader reads an unquoted date so; the loader gives it back its text (yaml-dates.ts)
@@ -577,6 +588,7 @@ export function notTextKind(value: unknown): string {
  * empty text, and it is passed so (exec-plugins.ts). What a field holds is not shown: an arg or an
  * env value may be a credential. The loader asks it of every user of a file (kubeconfigShapeProblem),
  * and user-checks.ts execEntryProblem of the current user of a KubeConfig loaded elsewhere.
+ * @internal
  */
 export function execEntryNotRead(exec: unknown): string | undefined {
   const tail = ', which kubectl cannot read either (what it holds is not shown)';
@@ -621,6 +633,7 @@ export function execEntryNotRead(exec: unknown): string | undefined {
  * inside it among them) is refused too, as kubectl refuses it. What a field holds is not shown: a
  * config holds tokens (id-token, access-token, client-secret). The loader asks it of every user of
  * a file (kubeconfigShapeProblem), and user-checks.ts authProviderProblem of the current user.
+ * @internal
  */
 export function authProviderNotRead(provider: unknown): string | undefined {
   const tail = ', which kubectl cannot read either (what it holds is not shown)';
@@ -644,6 +657,7 @@ export function authProviderNotRead(provider: unknown): string | undefined {
 /**
  * The exec entry a client-node User names (user.exec, or an auth-provider's config.exec), if any:
  * the one client-node's ExecAuth runs. Unchecked: the exec plugins and the checks here read it.
+ * @internal
  */
 export function execEntryOf(user: User | null | undefined): unknown {
   return user?.exec ?? (user?.authProvider as { config?: { exec?: unknown } } | undefined)?.config?.exec;

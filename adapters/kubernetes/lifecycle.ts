@@ -18,9 +18,9 @@ import type { InformerState } from './informer-state.ts';
 import type { ApiRequests } from './requests.ts';
 
 export abstract class InformerLifecycle<R extends CachedRecord> {
-  /** The informer this object owns (its `owner` names this object in errors). */
+  /** The informer this object owns (its `owner` names this object in errors). @internal */
   protected abstract readonly informer: Informer<R>;
-  /** The API requests this object makes (close() aborts those in flight). */
+  /** The API requests this object makes (close() aborts those in flight). @internal */
   protected abstract readonly requests: ApiRequests;
   protected closed = false;
 

@@ -46,7 +46,7 @@ export interface ListerWatcher {
   ): Promise<() => void>;
 }
 
-/** A list request's parameters, as client-node's generated list methods take them. */
+/** A list request's parameters, as client-node's generated list methods take them. @internal */
 export interface ListParams {
   labelSelector?: string;
   limit?: number;
@@ -67,6 +67,7 @@ const QUIET_WATCH_MS = 90_000;
 /**
  * `resource` (e.g. ipaddresses.networking.k8s.io) at `path` (its collection URL path); `listPage`
  * is the generated API's list method.
+ * @internal
  */
 export function clientNodeListerWatcher(
   kc: KubeConfig,

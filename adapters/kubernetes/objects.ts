@@ -13,10 +13,11 @@ import { isAllocatorLabelSet, labelSetProblems, readRecord, unreadableRecord } f
 import { goInt64 } from './numbers.ts';
 import type { ParentRef, IPAddressRecord } from '../store.ts';
 
+/** @internal */
 export const GROUP = 'networking.k8s.io';
 export type ApiVersion = 'v1' | 'v1beta1';
 
-/** networking.k8s.io version: 'v1' (default) or 'v1beta1'. */
+/** networking.k8s.io version: 'v1' (default) or 'v1beta1'. @internal */
 export function checkApiVersion(version: unknown): ApiVersion {
   if (version === undefined) return 'v1';
   if (version !== 'v1' && version !== 'v1beta1') {
@@ -39,7 +40,7 @@ export interface IPAddressObject {
   spec?: { parentRef?: Partial<ParentRef> | null };
 }
 
-/** A record's fields as read once and copied (ownRecord): what is checked is what is sent. */
+/** A record's fields as read once and copied (ownRecord): what is checked is what is sent. @internal */
 export interface OwnRecord {
   readonly name: unknown;
   readonly labels: unknown;
@@ -53,6 +54,7 @@ export interface OwnRecord {
  * second read would answer otherwise. What is not a plain object is kept as given, for the check
  * to refuse (a copy of a Map would be `{}`). A read that throws is InvalidRecordError naming the
  * field (unreadableRecord).
+ * @internal
  */
 export function ownRecord(record: unknown): OwnRecord {
   const { name, labels, parentRef } = readRecord(record);
@@ -72,6 +74,7 @@ export function ownRecord(record: unknown): OwnRecord {
  * The body of a create, field for field what upstream sends, from a record's fields already read
  * (ownRecord) and checked (validateFields): its labels a plain object of strings, its parentRef
  * one of strings, or null.
+ * @internal
  */
 export function bodyOf(record: OwnRecord, version: ApiVersion): IPAddressObject {
   const spec: IPAddressObject['spec'] = {};
@@ -123,6 +126,7 @@ export function toRecord(obj: IPAddressObject): IPAddressRecord {
  * `convert(obj)` for a caller's `obj`, which must be an object: InvalidArgumentError naming `what`
  * when it is not, or when reading it throws (unreadableInput). An API server's answer is plain
  * JSON, checked before it is converted, and never throws here.
+ * @internal
  */
 export function readObject<O, R>(obj: O, what: string, kind: string, convert: (obj: O) => R): R {
   try {
@@ -157,7 +161,7 @@ function recordOf(obj: IPAddressObject): IPAddressRecord {
   return Object.freeze(record);
 }
 
-/** What a DELETE answer says about the object it removed; each field only when the answer says it. */
+/** What a DELETE answer says about the object it removed; each field only when the answer says it. @internal */
 export interface DeleteOutcome {
   /** The object is gone. False: it is only marked for deletion (a finalizer is pending). */
   finished: boolean;
@@ -173,6 +177,7 @@ export interface DeleteOutcome {
  * an answer of kind Status says the object is gone; any other leaves it to the watch. `reply` is
  * the answer's JSON as sent (answer-probe.ts), once checkDeleteAnswer has found it to be one of
  * those two: client-node's decoding would read the object as a V1Status.
+ * @internal
  */
 export function deleteOutcome(reply: unknown): DeleteOutcome {
   if (typeof reply !== 'object' || reply === null) return { finished: false };
@@ -185,6 +190,7 @@ export function deleteOutcome(reply: unknown): DeleteOutcome {
 /**
  * apimachinery's IsValidPathSegmentName, the part a URL would change: not "", ".", "..". A
  * request for such a name would reach the collection (a DELETE there deletes every object).
+ * @internal
  */
 export function isPathSegmentName(name: unknown): name is string {
   return typeof name === 'string' && name !== '' && name !== '.' && name !== '..';
@@ -193,13 +199,14 @@ export function isPathSegmentName(name: unknown): name is string {
 /**
  * resourceVersion as a number for ordering. The API calls it opaque, but kube-apiserver's watch
  * cache itself compares them as etcd revisions (uint64); undefined when not a plain decimal.
+ * @internal
  */
 export function revision(rv: string | undefined): number | undefined {
   if (rv === undefined || !/^\d{1,15}$/.test(rv)) return undefined;
   return Number(rv);
 }
 
-/** True when `a` is known to be at least as new as `b`. Unknown versions never win. */
+/** True when `a` is known to be at least as new as `b`. Unknown versions never win. @internal */
 export function notOlder(a: string | undefined, b: string | undefined): boolean {
   const x = revision(a);
   const y = revision(b);
@@ -291,6 +298,7 @@ export function parseLabelSelector(text: string): LabelSelector {
  * object — not a Map or a Date, whose entries are no labels and would be sent as {} — of string
  * values, each key and value one label-rules.ts takes. The copy, read once, is what is judged
  * and sent: a getter cannot answer the check one thing and the request another.
+ * @internal
  */
 export function checkedLabels(labels: unknown, owner: string): Record<string, string> {
   let copy: unknown = labels;
@@ -353,7 +361,7 @@ function labelValuesProblem(r: Requirement): string | undefined {
   return undefined;
 }
 
-/** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. */
+/** The selector from equality labels, e.g. {ip-family: IPv4} → `ipaddress.kubernetes.io/ip-family=IPv4`. @internal */
 export function selectorFromLabels(labels: Readonly<Record<string, string>>): LabelSelector {
   return parseLabelSelector(
     Object.keys(labels)
@@ -363,6 +371,7 @@ export function selectorFromLabels(labels: Readonly<Record<string, string>>): La
   );
 }
 
+/** @internal */
 export function matchesSelector(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>>): boolean {
   if (!selector) return true;
   for (const r of selector.requirements) {

@@ -7,7 +7,7 @@ import { quoteInput } from '../quote.ts';
 import { KubernetesApiError } from './errors.ts';
 import type { ListerWatcher } from './lister-watcher.ts';
 
-/** Every item of one list, and the resourceVersion it was taken at (its first page's). */
+/** Every item of one list, and the resourceVersion it was taken at (its first page's). @internal */
 export interface Listing {
   items: unknown[];
   resourceVersion: string;
@@ -17,9 +17,11 @@ export interface Listing {
  * Asks for one page: `limit` undefined lists in one request, `continue` follows a token. Resolves
  * to the page once checked (checkList), or rejects with the request's error as it is: a 410 with
  * a continue token (an `code` or `statusCode` of 410) is the one error listPages reads.
+ * @internal
  */
 export type FetchPage = (request: { limit: number | undefined; continue: string | undefined }) => Promise<CheckedList>;
 
+/** @internal */
 export interface PagerOptions {
   /** Page size (limit); 0 lists in one request. */
   pageSize: number;
@@ -47,6 +49,7 @@ const MAX_EMPTY_PAGES = 10;
  * (or proxy) that answers a continue token it gave before — the same token again, or a cycle —
  * or MAX_EMPTY_PAGES pages in a row without an item, each with a continue token, would be paged
  * for ever: the listing fails with `fail(…)` instead.
+ * @internal
  */
 export async function listPages(fetchPage: FetchPage, o: PagerOptions): Promise<Listing> {
   const limit = o.pageSize > 0 ? o.pageSize : undefined;
@@ -112,6 +115,7 @@ function remainingOf(page: CheckedList): number | undefined {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 0 ? n : undefined;
 }
 
+/** @internal */
 export interface ListAllOptions {
   /** The resource, for errors. */
   resource: string;
@@ -131,6 +135,7 @@ export interface ListAllOptions {
 /**
  * The informer's listing through its ListerWatcher. A failed list (a malformed page, a listing
  * that would never end) is a KubernetesApiError: the informer backs off and keeps it as lastError.
+ * @internal
  */
 export function listAll(lw: ListerWatcher, o: ListAllOptions): Promise<Listing> {
   const { labelSelector, onWait } = o;

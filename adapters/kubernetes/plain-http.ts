@@ -19,12 +19,12 @@
 // enough.
 import type { KubeConfig, User } from '@kubernetes/client-node';
 
-/** Whether `server` is an http:// URL; a URL's scheme is case-insensitive: `HTTP://host` too. */
+/** Whether `server` is an http:// URL; a URL's scheme is case-insensitive: `HTTP://host` too. @internal */
 export function isPlainHttp(server: unknown): boolean {
   return typeof server === 'string' && /^http:/i.test(server);
 }
 
-/** Whether the requests of `kc` go, as it stands now, to an http:// server: its current cluster's. */
+/** Whether the requests of `kc` go, as it stands now, to an http:// server: its current cluster's. @internal */
 export function sendsToPlainHttp(kc: KubeConfig): boolean {
   const { getCurrentCluster } = kc as Partial<KubeConfig>;
   return typeof getCurrentCluster === 'function' && isPlainHttp(getCurrentCluster.call(kc)?.server);
@@ -35,6 +35,7 @@ export function sendsToPlainHttp(kc: KubeConfig): boolean {
  * (`request`, what applySecurityAuthentication is given), or the current cluster's server, either
  * http:// (applyToHTTPSOptions and applyToFetchOptions are given no URL; the 1.x watch takes its
  * URL from that cluster as it is sent: watch-request.ts).
+ * @internal
  */
 export function goesToPlainHttp(kc: KubeConfig, request?: unknown): boolean {
   const getUrl: unknown = (request as { getUrl?: unknown } | null | undefined)?.getUrl;
@@ -69,6 +70,7 @@ const AUTHENTICATING = ['applySecurityAuthentication', 'applyToHTTPSOptions', 'a
  * (withoutCredentials) when the request goes to an http:// server (goesToPlainHttp), and as they
  * are otherwise. The wrappers above it (impersonation.ts, the others of config.ts
  * kubeConfigAsSent) still see the user as the kubeconfig gives it.
+ * @internal
  */
 export function withoutCredentialsOverPlainHttp(kc: KubeConfig): KubeConfig {
   if (typeof kc.getCurrentUser !== 'function') return kc;

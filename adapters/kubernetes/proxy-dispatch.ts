@@ -50,7 +50,7 @@ interface Undici {
 /** Marks an error as the failure of the connection to the proxy. */
 const AT_PROXY = Symbol('ipallocator.failedAtProxy');
 
-/** Whether `err` (one link of a cause chain) is the failure of the connection to the proxy. */
+/** Whether `err` (one link of a cause chain) is the failure of the connection to the proxy. @internal */
 export function failedAtProxy(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { [AT_PROXY]?: boolean })[AT_PROXY] === true;
 }
@@ -60,6 +60,7 @@ export function failedAtProxy(err: unknown): boolean {
  * https:// proxy (undefined for another: left to client-node). `agentOptions` are client-node's
  * TLS options for the API server (its KubeConfig's CA, client certificate, …), applied as
  * client-node applies them.
+ * @internal
  */
 export function proxyDispatcher(server: string, proxy: URL, agentOptions: Record<string, unknown>): unknown {
   if (proxy.protocol !== 'http:' && proxy.protocol !== 'https:') return undefined;
@@ -105,6 +106,7 @@ function absoluteForm(u: Undici, proxy: URL, toProxy: Connector): unknown {
  * A proxy's 407 to a request sent to it in absolute form. fetch turns a 407 into a bare "fetch
  * failed" with no cause (it has no one to ask for the proxy's credentials): this failure, marked
  * as the proxy's, is its cause instead, for the message to say which proxy wanted credentials.
+ * @internal
  */
 export class ProxyAuthenticationRequired extends Error {
   constructor() {

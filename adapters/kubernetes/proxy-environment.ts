@@ -40,7 +40,7 @@ import { quoteText } from '../quote.ts';
 import { isPlainHttp } from './plain-http.ts';
 import { proxyDispatcher } from './proxy-dispatch.ts';
 
-/** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). */
+/** The environment's proxy for a server: its URL, and the variable it was read from (e.g. "https_proxy"). @internal */
 export interface EnvironmentProxy {
   url: string;
   variable: string;
@@ -52,6 +52,7 @@ type Environment = Readonly<Record<string, string | undefined>>;
  * The proxy the environment names for requests to `server` (a URL), or undefined when it names
  * none, names one Go would not use, or NO_PROXY (or localhost, or a loopback address) exempts
  * the server.
+ * @internal
  */
 export function proxyFromEnvironment(server: string, env: Environment = process.env): EnvironmentProxy | undefined {
   return environmentProxies(env)(server);
@@ -114,6 +115,7 @@ function proxyURL(value: string): string | undefined {
  * proxy-url that is no URL at all ("http://[bad": kubectl refuses it, "could not parse"; the
  * environment's variables are read as Go reads them, never so). Thrown when a request would go
  * through it; its message names where the proxy was set, never the value, where a password may sit.
+ * @internal
  */
 export class UnusableProxyError extends InvalidArgumentError {
   constructor(field: string, notURL = false) {
@@ -254,6 +256,7 @@ const proxySources = new WeakMap<object, { url: string; field: string }>();
  * (plainHttpAsSent), and nothing else. The TLS options it was given are kept (only an http://
  * request reaches that check, which has no TLS), so a redirect to an https:// host has its
  * certificate checked as before; no credentials are sent to an http:// server (plain-http.ts).
+ * @internal
  */
 export function withEnvironmentProxy(kc: KubeConfig, env: Environment = process.env): KubeConfig {
   if (typeof kc.getCurrentCluster !== 'function') return kc; // not a KubeConfig: refused by the caller
@@ -342,6 +345,7 @@ interface SendsWith {
  * The proxy requests to `cluster` go through, and where it is set, for a message: the cluster's
  * proxy-url (`proxy-url of cluster "prod" in the kubeconfig`), else the environment's
  * (`environment variable HTTPS_PROXY`); undefined when there is none.
+ * @internal
  */
 export function proxyOf(cluster: Cluster | null, env: Environment = process.env): { url: string; field: string } | undefined {
   if (cluster === null) return undefined;

@@ -62,9 +62,9 @@ import { closeReusedConnections, type Dispatcher, sentThrough } from './reused-c
 import { transportProblem } from './tls-material.ts';
 import { namingKubeconfig } from './user-checks.ts';
 
-/** The request timeout when none is given: 30 s, client-node's Watch connect timeout. */
+/** The request timeout when none is given: 30 s, client-node's Watch connect timeout. @internal */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** The `requestTimeoutMs` option: undefined → the default; a positive number of ms, or Infinity for none. */
+/** The `requestTimeoutMs` option: undefined → the default; a positive number of ms, or Infinity for none. @internal */
 export function requestTimeoutOption(value: unknown, owner: string): number {
   if (value === undefined) return DEFAULT_REQUEST_TIMEOUT_MS;
   if (typeof value === 'number' && value >= 1 && (value <= MAX_TIMEOUT_MS || value === Infinity)) return value;
@@ -80,7 +80,7 @@ export function requestTimeoutOption(value: unknown, owner: string): number {
  */
 const MAX_RETRIES = 10;
 
-/** What a timed-out or aborted request was, for the error. */
+/** What a timed-out or aborted request was, for the error. @internal */
 export interface RequestTarget {
   verb: 'create' | 'delete' | 'get' | 'list' | 'watch';
   /** e.g. ipaddresses.networking.k8s.io */
@@ -89,6 +89,7 @@ export interface RequestTarget {
   name?: string | undefined;
 }
 
+/** @internal */
 export class ApiRequests {
   private readonly inFlight = new Set<AbortController>();
 
@@ -357,6 +358,7 @@ const MAX_WAIT_SECONDS = 60;
  * 200 ms (MIN_WAIT_SECONDS); one that is no whole number — an HTTP date, a fraction — names no
  * wait at all, as client-go reads it. At most 60 s. Anything else — a 5xx or a 429 naming no
  * wait — is not sent again.
+ * @internal
  */
 export function askedWait(err: unknown, target: RequestTarget): { seconds: number; error: KubernetesApiError } | undefined {
   if (err instanceof KubernetesApiError) return undefined; // ours (a timeout) or already translated: not the server's answer
@@ -428,6 +430,7 @@ function withSignal(
  * Where one attempt of a request was sent (the API server's origin, and the method) and where its
  * hops went: the last one's origin and method, and the first origin other than the API server's
  * any hop went to.
+ * @internal
  */
 export interface Route {
   asked: string | undefined;
@@ -437,7 +440,7 @@ export interface Route {
   lastMethod: string | undefined;
 }
 
-/** A Route before the request is sent. */
+/** A Route before the request is sent. @internal */
 export function newRoute(): Route {
   return { asked: undefined, last: undefined, away: undefined, askedMethod: undefined, lastMethod: undefined };
 }
@@ -449,6 +452,7 @@ export function newRoute(): Route {
  * to another origin on, so the API server had the request without it). `method`: the method the
  * answered request was sent with when a redirect changed it (fetch sends a POST again as a GET
  * after a 301 or 302, any method but GET and HEAD after a 303). `asked`: the API server's origin.
+ * @internal
  */
 export interface Redirected {
   readonly origin: string | undefined;
@@ -462,7 +466,7 @@ function elsewhere(route: Route): string | undefined {
   return route.last !== undefined && route.last !== route.asked ? route.last : route.away;
 }
 
-/** The redirect that made the answer another than the API server's to the request sent, else undefined. */
+/** The redirect that made the answer another than the API server's to the request sent, else undefined. @internal */
 export function redirected(route: Route): Redirected | undefined {
   const origin = elsewhere(route);
   const method = route.lastMethod !== route.askedMethod ? route.lastMethod : undefined;
@@ -474,6 +478,7 @@ export function redirected(route: Route): Redirected | undefined {
  * itself, sending each hop through the dispatcher, and client-node's answer does not say where
  * it ended (IsomorphicFetchHttpLibrary drops the response's url). client-node 2.x only: 1.x
  * sends through node-fetch, with no dispatcher, and `route` stays empty.
+ * @internal
  */
 export function followRoute(context: unknown, route: Route): void {
   const { getDispatcher, setDispatcher, getUrl } = context as {
@@ -556,6 +561,7 @@ const NODE_STREAM_READABLE = Symbol.for('nodejs.stream.readable');
  * (the deadline, close()) then errors the body too, as under Node. Under Node the body is left
  * as it is. A watch's body, read for as long as it stays open, gets the same (watch-request.ts):
  * a watch cut mid-stream then ends at once instead of when its idle timers run out.
+ * @internal
  */
 export function letFetchEndBody(body: ReadableStream<Uint8Array> | null): void {
   if (body === null || isReadable(body as unknown as NodeJS.ReadableStream) !== null) return;

@@ -45,7 +45,7 @@ interface Closable {
   destroy?: () => Promise<void> | void;
 }
 
-/** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). */
+/** What undici's fetch asks of the dispatcher a request is sent through (client-node 2.x). @internal */
 export interface Dispatcher {
   dispatch(options: { origin?: unknown; method?: unknown; headers?: unknown }, handler: unknown): boolean;
 }
@@ -57,6 +57,7 @@ const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
  * The dispatcher a request set with `given` is sent through: `given`, or, when client-node set
  * none (a cluster without TLS settings or proxy), undici's global one, which fetch then uses.
  * For the wrappers that see each request on its way (impersonation.ts, requests.ts).
+ * @internal
  */
 export function sentThrough(given: Dispatcher | undefined): Dispatcher {
   return given ?? ((globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Dispatcher);
@@ -127,6 +128,7 @@ const connectionsOf = new WeakMap<object, Connections>();
  * prototype) and whose createDispatcher gives the dispatcher it made before for the same server,
  * proxy and TLS options, and retires the route's previous one when they change. `kc` itself when
  * it makes no dispatchers (client-node 1.x).
+ * @internal
  */
 export function withReusedConnections(kc: KubeConfig): KubeConfig {
   const make = (kc as unknown as MakesDispatchers).createDispatcher;
@@ -194,6 +196,7 @@ export function withReusedConnections(kc: KubeConfig): KubeConfig {
  * made from it) handed out, the requests still on them ended. From then on it opens none: a
  * request that would (one whose exec credential plugin answers only now) fails with `reason()`,
  * the owner's error (ErrDestroyed). Nothing for any other KubeConfig.
+ * @internal
  */
 export function closeReusedConnections(kc: KubeConfig, reason: () => Error): void {
   for (let o: object | null = kc; o !== null; o = Object.getPrototypeOf(o)) {

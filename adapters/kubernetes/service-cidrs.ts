@@ -369,7 +369,9 @@ export class KubernetesServiceCIDRs extends InformerLifecycle<ServiceCIDRRecord>
   /** The collection path, e.g. /apis/networking.k8s.io/v1/servicecidrs. */
   readonly path: string;
   readonly selector: LabelSelector | undefined;
+  /** @internal */
   protected readonly informer: Informer<ServiceCIDRRecord>;
+  /** @internal */
   protected readonly requests: ApiRequests;
   /** One entry per subscribe() call (the same watcher subscribed twice is two), as MemoryStore keeps them. */
   private readonly subscriptions = new Set<{ readonly watcher: ServiceCIDRWatcher }>();

@@ -88,7 +88,9 @@ export class KubernetesStore extends InformerLifecycle<IPAddressRecord> implemen
   readonly path: string;
   readonly selector: LabelSelector | undefined;
   private readonly api: IPAddressApi;
+  /** @internal */
   protected readonly informer: Informer;
+  /** @internal */
   protected readonly requests: ApiRequests;
   private readonly readYourWrites: boolean;
 

@@ -45,6 +45,7 @@ function isSocksClientError(e: ErrorLink): boolean {
  * HTTP status) comes from it: e.g. `the client-key-data of user "dev" in the kubeconfig is not a
  * private key (PEM)`, `cannot reach the proxy at http://10.0.0.9:3128 (proxy-url of cluster
  * "prod"): connection refused (ECONNREFUSED)`. Undefined when the failure is none of those.
+ * @internal
  */
 export function transportProblem(kc: KubeConfig, err: unknown): string | undefined {
   const unusable = causeChain(err).find((e) => e instanceof UnusableClientCertificate);
@@ -125,6 +126,7 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
  * on it, and transportProblem says this; for an http:// server, where client-node fails every
  * request on it all the same, the library and the command line refuse it before any request
  * (user-checks.ts plainHttpClientCertificate).
+ * @internal
  */
 export function clientCertificateProblem(user: User): string | undefined {
   const cert = material(user.certFile, user.certData, 'client-certificate');
@@ -136,6 +138,7 @@ export function clientCertificateProblem(user: User): string | undefined {
  * A client certificate or key that does not parse, or a key that is not the certificate's, found
  * as a connection was about to be made with it (withClientCertificateCheck); its message says
  * which, naming the field (clientCertificateProblem's words).
+ * @internal
  */
 export class UnusableClientCertificate extends Error {
   override name = 'UnusableClientCertificate';
@@ -155,6 +158,7 @@ interface MakesDispatchers {
  * are those the connection would be made with (the kubeconfig's, read again for each request, or
  * an exec plugin's), so a file rewritten later is checked too. `kc` itself when it makes no
  * dispatchers (client-node 1.x); reused-connections.ts asks only for settings it has not seen.
+ * @internal
  */
 export function withClientCertificateCheck(kc: KubeConfig): KubeConfig {
   const make = (kc as unknown as MakesDispatchers).createDispatcher;
@@ -210,6 +214,7 @@ function pairProblem(
  * and not checked at all: client-node connects without checking it, and kubectl refuses the
  * kubeconfig (client-go's TLSConfigFor: "specifying a root certificates file with the insecure
  * flag is not allowed"). Refused here as kubectl does, before any request.
+ * @internal
  */
 export function insecureWithCA(cluster: Cluster): string | undefined {
   if (cluster.skipTLSVerify !== true) return undefined;
@@ -262,6 +267,7 @@ function errorCodes(err: unknown): string[] {
  * a device such as /dev/zero has no end (the read fills memory and never returns, no timeout
  * can stop it), and a named pipe nothing writes to blocks the read for ever. A path that is no
  * text (YAML reads `certificate-authority: 12` as a number) is said too, not left to fs's TypeError.
+ * @internal
  */
 export function tlsFileProblem(kc: KubeConfig): string | undefined {
   const cluster = kc.getCurrentCluster();

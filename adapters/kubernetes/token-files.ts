@@ -21,6 +21,7 @@ import { isPlainHttp } from './plain-http.ts';
  * token with its groups), and a request whose headers pass 1 MiB is refused by the API server
  * (Go's default MaxHeaderBytes); a large file named by mistake would otherwise be read whole
  * into memory and sent.
+ * @internal
  */
 export const TOKEN_FILE_MAX_BYTES = 1024 * 1024;
 
@@ -28,6 +29,7 @@ export const TOKEN_FILE_MAX_BYTES = 1024 * 1024;
  * A kubeconfig user's token-file that cannot be read, or is not: it holds more than
  * TOKEN_FILE_MAX_BYTES, or is no regular file (a device such as /dev/zero, a directory, a named
  * pipe nothing writes to). Its message names the token-file and the user, never the content.
+ * @internal
  */
 export class TokenFileError extends Error {
   override name = 'TokenFileError';
@@ -90,6 +92,7 @@ const TOKEN_FILE_REREAD_MS = 60_000 - 10_000;
  * The first read is made when the token is first asked for (the loader asks for the user in use's).
  * The time is taken from a monotonic clock (performance.now()), as the informer's waits: a wall
  * clock set back does not keep an old token.
+ * @internal
  */
 export class TokenFileSource {
   /** The token read; undefined until the file is first read. */
@@ -207,6 +210,7 @@ const SOURCES = new WeakMap<object, TokenFileSource>();
  * for a user without a token-file, or whose token was set since. The others are read at their
  * first request, if any: a user no context in use names, whose token-file is gone, does not fail
  * the kubeconfig, as with kubectl.
+ * @internal
  */
 export function readTokenFileInUse(kc: KubeConfig, contextName?: string): void {
   const name = contextName || kc.getCurrentContext();
@@ -223,6 +227,7 @@ export function readTokenFileInUse(kc: KubeConfig, contextName?: string): void {
  * The keys a kubeconfig user names its token file by: kubectl's own, `tokenFile` (client-go's
  * clientcmd v1 AuthInfo), which client-node does not read, and client-node's `token-file`, which
  * kubectl does not read. kubectl's is read first when a user has both.
+ * @internal
  */
 export const TOKEN_FILE_KEYS = ['tokenFile', 'token-file'] as const;
 type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
@@ -237,6 +242,7 @@ type TokenFileKey = (typeof TOKEN_FILE_KEYS)[number];
  * it builds one for one). A relative token-file is read from
  * `folder`. Undefined when no user names a token-file. The text is written by documentText, which
  * refuses a document whose aliases repeat more than its text (`textLength`) held.
+ * @internal
  */
 export function readTokenFiles(
   doc: { users: unknown[] },

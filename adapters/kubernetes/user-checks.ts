@@ -30,6 +30,7 @@ import { clientCertificateProblem } from './tls-material.ts';
  * context names no user (no credentials, on purpose). client-node would send every request
  * without credentials, and a 401 would then read as the server refusing them. A KubeConfig-shaped
  * object without getContextObject or getUser is not judged.
+ * @internal
  */
 export function missingUser(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getContextObject, getUser } = kc as Partial<KubeConfig>;
@@ -55,6 +56,7 @@ export function missingUser(kc: KubeConfig): string | undefined {
  * a client certificate (halfClientCertificate), a client certificate or key that does not parse
  * for an http:// server (plainHttpClientCertificate), an impersonation that cannot be sent as
  * kubectl sends it (impersonation.ts impersonationProblem).
+ * @internal
  */
 export function userProblem(kc: KubeConfig): string | undefined {
   return (
@@ -89,6 +91,7 @@ function sentCredentialProblem(kc: KubeConfig): string | undefined {
  * request instead, saying so. (kubectl reads a user's client certificate only for an https://
  * server, and takes this user for an http:// one.) Over https:// the request fails on it, and the
  * failure names the field (transportProblem).
+ * @internal
  */
 export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentCluster, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -117,6 +120,7 @@ export function plainHttpClientCertificate(kc: KubeConfig): string | undefined {
  * by client-node may come from a token-file it read, whose line break kubectl leaves out too.
  * client-node 1.x's node-fetch refuses them with a message that quotes the token: refused here.
  * The token is never shown.
+ * @internal
  */
 export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -145,6 +149,7 @@ export function tokenNoHeaderHolds(kc: KubeConfig): string | undefined {
  * a getter) does not (kubectl's transport refuses one beside a username later, "username/password
  * or bearer token may be set, but not both": tokenFileBesideUsername, which does not decide
  * whether a pod's service account is taken).
+ * @internal
  */
 export function moreThanOneAuthMethod(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -166,6 +171,7 @@ export function moreThanOneAuthMethod(kc: KubeConfig): string | undefined {
  * or bearer token may be set, but not both": client-go's transport counts a username, not a
  * password alone, as basic auth), where client-node would send the file's token alone. The
  * loader keeps a token-file's token as a getter on the user (token-files.ts attachTo).
+ * @internal
  */
 export function tokenFileBesideUsername(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -188,6 +194,7 @@ export function tokenFileBesideUsername(kc: KubeConfig): string | undefined {
  * client-node sends it so, and kubectl too (Go's SetBasicAuth does not check it), which fails at
  * the server as a wrong password; refused here before anything is sent. The username is not
  * shown: a password put in it (`admin:secret`) would be.
+ * @internal
  */
 export function usernameWithColon(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -219,6 +226,7 @@ function passwordMissing(user: User | null | undefined): user is User & { userna
  * header client-node built so for the user current as the request is sent (the one a token or a
  * plugin put there instead is left as it is). With client-node 1.x its watch, authenticated by
  * applyToFetchOptions, is sent the same way.
+ * @internal
  */
 export function withEmptyPassword(kc: KubeConfig): KubeConfig {
   if (typeof kc.getCurrentUser !== 'function' || !Array.isArray(kc.users) || !kc.users.some(passwordMissing)) return kc;
@@ -257,6 +265,7 @@ export function withEmptyPassword(kc: KubeConfig): KubeConfig {
  * sends `Bearer a,b`; kubectl fails to decode the kubeconfig. The value is not shown. A token the
  * loader reads from a token-file (a getter: token-files.ts attachTo) is text, and is not asked
  * for: that would read the file, which kubectl does not for an http:// server.
+ * @internal
  */
 export function nonTextCredential(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -292,7 +301,7 @@ const TEXT_FIELDS: readonly (readonly [property: string, field: string])[] = [
   ['keyData', 'client-key-data'],
 ];
 
-/** The versions of ExecCredential an exec entry may ask for, as kubectl takes them (v1alpha1 is gone since 1.24). */
+/** The versions of ExecCredential an exec entry may ask for, as kubectl takes them (v1alpha1 is gone since 1.24). @internal */
 export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.io/v1', 'client.authentication.k8s.io/v1beta1'];
 
 /**
@@ -303,6 +312,7 @@ export const EXEC_API_VERSIONS: readonly string[] = ['client.authentication.k8s.
  * an interactiveMode it refuses (interactiveModeProblem) —, as the end of a sentence naming the
  * user; undefined when it has none, or a good one. client-node runs the plugin
  * whatever the entry says, and takes whatever it prints: the version is what it is checked against.
+ * @internal
  */
 export function execEntryProblem(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -371,7 +381,7 @@ function envWithoutName(exec: { env?: unknown }, user: string): string | undefin
   );
 }
 
-/** The values of an exec entry's interactiveMode kubectl takes. */
+/** The values of an exec entry's interactiveMode kubectl takes. @internal */
 export const INTERACTIVE_MODES: readonly string[] = ['Never', 'IfAvailable', 'Always'];
 
 /**
@@ -380,6 +390,7 @@ export const INTERACTIVE_MODES: readonly string[] = ['Never', 'IfAvailable', 'Al
  * it. As clientcmd's validateAuthInfo, after the defaults of its v1 kubeconfig (SetDefaults_ExecConfig):
  * an entry of v1beta1 without one is taken as IfAvailable, one of v1 must name it; any other
  * value than INTERACTIVE_MODES is refused. client-node reads no interactiveMode at all.
+ * @internal
  */
 export function interactiveModeProblem(exec: { apiVersion?: unknown; interactiveMode?: unknown }, user: string): string | undefined {
   const mode = exec.interactiveMode;
@@ -403,6 +414,7 @@ export function interactiveModeProblem(exec: { apiVersion?: unknown; interactive
  * kubectl refuses such a file (client-go: `read empty token from file`). A token given empty in
  * the kubeconfig (`token: ""`) is no token at all, for client-node and kubectl alike: client-node
  * then reads the token-file, if any, so an empty token it holds came from one.
+ * @internal
  */
 export function emptyToken(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -425,6 +437,7 @@ export function emptyToken(kc: KubeConfig): string | undefined {
  * server refusing them. kubectl refuses a certificate without a key (client-go's
  * validateAuthInfo: `client-key-data or client-key must be specified for "u" to use the
  * clientCert authentication method`) and uses no key without a certificate.
+ * @internal
  */
 export function halfClientCertificate(kc: KubeConfig): string | undefined {
   const { getCurrentContext, getCurrentUser } = kc as Partial<KubeConfig>;
@@ -495,6 +508,7 @@ nameErrorClasses({ KubeconfigCredentialError });
  * (config.ts kubeconfigInUse: the store loaded the kubeconfig itself), the same failure naming the
  * kubeconfig to correct, as the command line names it. The plugin runs deep inside client-node's
  * authentication, where the kubeconfig's file is not known: it is named where the request failed.
+ * @internal
  */
 export function namingKubeconfig(err: unknown, inUse: string | undefined): unknown {
   if (inUse === undefined || !(err instanceof KubeconfigCredentialError) || err.kubeconfig !== undefined) return err;
@@ -513,6 +527,7 @@ export function namingKubeconfig(err: unknown, inUse: string | undefined): unkno
  * 1.x its watch, authenticated by applyToFetchOptions, is checked the same way. A request to an
  * http:// server is not: no plugin is run for it, and it goes out without credentials, as
  * kubectl sends it (plain-http.ts).
+ * @internal
  */
 export function withCredentialCheck(kc: KubeConfig): KubeConfig {
   // whatever its users are now: its current context may be set to another since, or a user added

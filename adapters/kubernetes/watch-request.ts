@@ -40,6 +40,7 @@ import { bodyReader, type Chunks, concat, nodeFetch } from './answer-body.ts';
  * names, base64 of binary fields, escapes), so the cap leaves about ten times that. IPAddress
  * and ServiceCIDR events are well under a kilobyte. A longer line is no event of a working
  * server: the watch fails as soon as the line passes the cap, before more of it is held.
+ * @internal
  */
 export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 
@@ -49,6 +50,7 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** How much of a line too long is shown: its first 64 characters (at most 4 bytes each). */
 const SHOWN_CHARACTERS = 64;
 
+/** @internal */
 export interface WatchTarget {
   /** e.g. ipaddresses.networking.k8s.io, for errors */
   resource: string;
@@ -70,6 +72,7 @@ export interface WatchTarget {
  * any) is given to `onDone` as client-node gives it (an Error named after the status, with
  * `statusCode`), with the first 64 KiB of its body, its content type and its Retry-After, and the
  * returned abort then does nothing.
+ * @internal
  */
 export async function openWatch(
   kc: KubeConfig,

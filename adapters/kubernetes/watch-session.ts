@@ -71,15 +71,17 @@ function noAnswer(cause: unknown): Error {
  * How a watch ended, with the number of events (bookmarks included) it brought. A watch the
  * session itself ends as a connection that died silently counts as having brought at least one:
  * the loop resumes it at once, without backoff.
+ * @internal
  */
 export type WatchOutcome =
   | { kind: 'closed'; events: number }
   | { kind: 'expired'; events: number }
   | { kind: 'error'; error: unknown; events: number };
 
+/** @internal */
 export type WatchRequest = Parameters<ListerWatcher['watch']>[0];
 
-/** What the informer does with a watch's events. */
+/** What the informer does with a watch's events. @internal */
 export interface WatchHandlers {
   /**
    * An event other than ERROR (ADDED, MODIFIED, DELETED, BOOKMARK, or one not known). An error
@@ -98,6 +100,7 @@ export interface WatchHandlers {
  * a word (a host gone, a network cut): no answer within WATCH_ANSWER_MS is a failure; a watch
  * without any event for WATCH_QUIET_MS, or still open well past the timeoutSeconds asked of the
  * server, is a connection that died silently: resumed.
+ * @internal
  */
 export class WatchSession {
   readonly outcome: Promise<WatchOutcome>;

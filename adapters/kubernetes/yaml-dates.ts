@@ -45,10 +45,11 @@ function timestampOf(text: string): number | undefined {
  * The text a Date of a kubeconfig's text is spelled with there, or undefined when that cannot be
  * told: no timestamp written in it reads as that instant, or more than one spelling does. The text
  * is searched on the first call, and never again.
+ * @internal
  */
 export type DateSpelling = (date: Date) => string | undefined;
 
-/** The DateSpelling of a kubeconfig's `text`. */
+/** The DateSpelling of a kubeconfig's `text`. @internal */
 export function datesSpelledIn(text: string): DateSpelling {
   let spellings: Map<number, Set<string>> | undefined;
   return (date) => {
@@ -116,6 +117,7 @@ function spellDates(value: unknown, spelled: DateSpelling, at: FieldPath, seen: 
  * Gives every Date of `doc`, a kubeconfig's text parsed as client-node parses it, the text it is
  * spelled with there (`spelled`); the refusal of the first whose text cannot be told, as a
  * sentence naming it, or undefined when none is left.
+ * @internal
  */
 export function spellDocumentDates(doc: object, spelled: DateSpelling): string | undefined {
   const left = spellDates(doc, spelled, [], new Set());
@@ -127,6 +129,7 @@ export function spellDocumentDates(doc: object, spelled: DateSpelling): string |
  * a kubeconfig's text, the text it is spelled with there (`spelled`); or, with `spelled` undefined
  * (a KubeConfig the caller loaded: its text is not known), changes nothing. The refusal of the
  * first left a Date, as a sentence naming it, or undefined when there is none.
+ * @internal
  */
 export function spellKubeConfigDates(kc: KubeConfig, spelled: DateSpelling | undefined): string | undefined {
   const answer: DateSpelling = spelled ?? (() => undefined);
