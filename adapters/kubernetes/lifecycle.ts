@@ -26,16 +26,19 @@ export abstract class InformerLifecycle<R extends CachedRecord> {
 
   /** 'syncing' | 'synced' | 'relisting' | 'stopped'. */
   get state(): InformerState {
+    if (!(this instanceof InformerLifecycle)) throw unboundRead(this, 'state');
     return this.informer.state;
   }
 
   /** List/watch counters: a frozen snapshot, so that no assignment to it changes the informer's own. */
   get stats(): Readonly<InformerStats> {
+    if (!(this instanceof InformerLifecycle)) throw unboundRead(this, 'stats');
     return Object.freeze({ ...this.informer.stats });
   }
 
   /** The last list/watch failure, cleared once the cache is kept up to date again (a list, or a watch answered after one was refused). */
   get lastError(): Error | undefined {
+    if (!(this instanceof InformerLifecycle)) throw unboundRead(this, 'lastError');
     return this.informer.lastError;
   }
 
@@ -105,6 +108,13 @@ function unboundCall(self: unknown, method: string): InvalidArgumentError {
   const member = method.startsWith('[') ? method : `.${method}`;
   return new InvalidArgumentError(
     `KubernetesStore or KubernetesServiceCIDRs: ${method}() was called without its object (this was ${quoteInput(self)}): call it on the object, store${member}(…); where a function is passed (a callback, a method taken off the object), pass an arrow function, (…) => store${member}(…)`,
+  );
+}
+
+/** InvalidArgumentError for a getter read without its object, as unboundCall says it of a method. */
+function unboundRead(self: unknown, getter: string): InvalidArgumentError {
+  return new InvalidArgumentError(
+    `KubernetesStore or KubernetesServiceCIDRs: ${getter} was read without its object (this was ${quoteInput(self)}): read it on the object, store.${getter}`,
   );
 }
 

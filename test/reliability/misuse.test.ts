@@ -621,4 +621,28 @@ describe('KubernetesStore and KubernetesServiceCIDRs: a method of their lifecycl
       expect(target.state).toBe('stopped');
     },
   );
+  it.each([
+    ['KubernetesStore', () => new KubernetesStore(kc(), { start: false })],
+    ['KubernetesServiceCIDRs', () => new KubernetesServiceCIDRs(kc(), { start: false })],
+  ] as const)('%s: state, stats and lastError read without their object → InvalidArgumentError', (_name, make) => {
+    const target = make();
+    for (const getter of ['state', 'stats', 'lastError']) {
+      let proto: object | null = target;
+      let descriptor: PropertyDescriptor | undefined;
+      while (descriptor === undefined && proto !== null) {
+        descriptor = Object.getOwnPropertyDescriptor(proto, getter);
+        proto = Object.getPrototypeOf(proto);
+      }
+      for (const self of [undefined, {}]) {
+        expect(() => descriptor!.get!.call(self), getter).toThrow(InvalidArgumentError);
+        expect(() => descriptor!.get!.call(self), getter).toThrow(
+          new RegExp(
+            `^KubernetesStore or KubernetesServiceCIDRs: ${getter} was read without its object \\(this was (undefined|a value of type object)\\): read it on the object, store\\.${getter}$`,
+          ),
+        );
+      }
+      expect(() => Reflect.get(target, getter), getter).not.toThrow(); // on its object, as before
+    }
+    target.close();
+  });
 });
