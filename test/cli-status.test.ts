@@ -692,9 +692,11 @@ describe('ipallocator status', () => {
     } finally {
       cluster.close();
     }
-    // three more pages of 500 objects of 25 kB (37.5 MB) were listed between the two
+    // three more pages of 500 objects of 25 kB (37.5 MB) were listed between the two. The server
+    // double runs in this process: on a loaded machine the text of a page it is still writing to
+    // the socket (12.5 MB) can be alive at either measurement, hence one page of slack
     expect(held).toHaveLength(2);
-    expect(held[1]! - held[0]!).toBeLessThan(5_000_000);
+    expect(held[1]! - held[0]!).toBeLessThan(PAGE_SIZE * annotation.length + 5_000_000);
   });
 
   it('restarts a listing whose continue token expired between pages as one list without paging, and counts every object once', async () => {
