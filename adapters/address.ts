@@ -502,17 +502,46 @@ function rememberParsed6(text: string, shape: number, words: Uint32Array): void 
 }
 
 /**
- * Parses address text as `parseAddrInto` does, into a new Uint32Array(4): its family and its
- * value as four u32 words, w0 = bits 127..96 (IPv4 as [0, 0, 0, v4]). Accepts exactly what Go's
- * `netip.ParseAddr` accepts, minus IPv6 zones and IPv6 groups of more than 4 hex digits;
- * IPv4-mapped IPv6 is family 4 with the IPv4 value. Throws InvalidAddressError
- * (`ParseAddr("…"): reason`) for anything else, including non-strings.
+ * Parses address text into a new Uint32Array(4): its family and its value as four u32 words,
+ * w0 = bits 127..96 (IPv4 as [0, 0, 0, v4]). Accepts exactly what Go's `netip.ParseAddr`
+ * accepts, minus IPv6 zones and IPv6 groups of more than 4 hex digits; IPv4-mapped IPv6 is
+ * family 4 with the IPv4 value. Throws InvalidAddressError (`ParseAddr("…"): reason`) for
+ * anything else, including non-strings.
+ *
+ * Each result has words of its own, yours to keep. To parse many addresses, reading each one's
+ * words before the next, parseAddrInto writes them into an array you keep instead: no object
+ * per call (under Deno, making a typed array costs more than the parse itself).
  */
 export function parseAddr(text: unknown): { family: Family; words: Uint32Array } {
   // parseAddrInto into a fresh array: for cold paths and tests (the allocators reuse theirs).
   const words = new Uint32Array(4);
   const family = parseAddrInto(text, words);
   return { family, words };
+}
+
+/**
+ * parseAddr without the new array: writes the address of `text` into `words[0..3]` (w0 = bits
+ * 127..96; IPv4 as [0, 0, 0, v4]) and returns its family. Accepts and refuses what parseAddr
+ * does, with the same InvalidAddressError, and leaves `words` as it was then. Use it to parse
+ * many addresses with one array of yours (a list, a request's fields), each read before the
+ * next parse overwrites it; keep parseAddr where a result must outlive the next parse. Throws
+ * InvalidArgumentError unless `words` is a Uint32Array of length 4 or more (a view into a larger
+ * one included: only its first four elements are written).
+ */
+export function parseAddrIntoChecked(text: unknown, words: Uint32Array): Family {
+  // isView: a Proxy of a Uint32Array, or Object.create of one, passes instanceof but holds no
+  // elements of its own (a Proxy's set traps would run the caller's code mid-write)
+  if (!(words instanceof Uint32Array && ArrayBuffer.isView(words) && words.length >= 4)) {
+    throw new InvalidArgumentError(`parseAddrInto's words must be a Uint32Array of length 4 or more, got ${wordsKind(words)}`);
+  }
+  return parseAddrInto(text, words);
+}
+
+/** What parseAddrIntoChecked was given as its words, for its refusal. */
+function wordsKind(words: unknown): string {
+  if (!(words instanceof Uint32Array)) return quoteInput(words);
+  if (!ArrayBuffer.isView(words)) return 'an object that only inherits from Uint32Array (a Proxy of one?)';
+  return `a Uint32Array of length ${words.length}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,13 +15,15 @@
 //   them, Xoshiro128, for the `random` option or a source of your own (RandomSource).
 
 // ── address text ──────────────────────────────────────────────────────────────────────────
-// formatAddr and formatPrefix are the checked variants: the package's own callers format words
-// they made with the unchecked ones (address.ts), on the allocation path.
+// formatAddr, formatPrefix and parseAddrInto are the checked variants: the package's own callers
+// format and parse into words they made with the unchecked ones (address.ts), on the allocation
+// path.
 export {
   canonicalAddr,
   formatAddrChecked as formatAddr,
   formatPrefixChecked as formatPrefix,
   parseAddr,
+  parseAddrIntoChecked as parseAddrInto,
   parsePrefix,
   type Family,
 } from './address.ts';

@@ -20,7 +20,7 @@ import {
 } from '../adapters/address.ts';
 // what users of ipallocator/core call: the checked formatters (the package's own callers use
 // address.ts's formatAddr, which trusts its words)
-import { formatAddr as checkedFormatAddr, formatPrefix } from '../adapters/core.ts';
+import { formatAddr as checkedFormatAddr, formatPrefix, parseAddrInto as checkedParseAddrInto } from '../adapters/core.ts';
 import { InvalidAddressError, InvalidArgumentError, InvalidCIDRError } from '../adapters/errors.ts';
 import { quoteInput } from '../adapters/quote.ts';
 
@@ -559,6 +559,71 @@ describe('formatAddr and formatPrefix of ipallocator/core refuse what is not an 
     };
     expect(checkedFormatAddr(4, shifty)).toBe('10.0.0.1');
     expect(reads).toBe(1);
+  });
+});
+
+describe("parseAddr and parseAddrInto of ipallocator/core: a result of one's own, or words one keeps", () => {
+  it.each(GOOD_ADDRS)('parseAddrInto(%s) writes the words and answers the family parseAddr gives', (input, family) => {
+    const out = new Uint32Array(4);
+    expect(checkedParseAddrInto(input, out)).toBe(family);
+    expect(out).toEqual(parseAddr(input).words);
+  });
+
+  it('parseAddrInto writes words[0..3] of the array given, a view into a larger buffer included, and nothing past them', () => {
+    const buffer = new Uint32Array(12).fill(7);
+    expect(checkedParseAddrInto('2001:db8::1', buffer.subarray(4, 8))).toBe(6);
+    expect(checkedParseAddrInto('10.0.0.1', buffer.subarray(8))).toBe(4);
+    expect([...buffer]).toEqual([7, 7, 7, 7, 0x20010db8, 0, 0, 1, 0, 0, 0, 0x0a000001]);
+  });
+
+  it('each parseAddr result has words of its own: a later parse, or a transfer of its buffer, leaves the others as they were', () => {
+    const a = parseAddr('10.96.0.1');
+    const b = parseAddr('2001:db8::2');
+    parseAddr('10.96.0.3');
+    expect([a.words, b.words].map((w) => [w.length, w.byteOffset, w.buffer.byteLength])).toEqual([
+      [4, 0, 16],
+      [4, 0, 16],
+    ]);
+    structuredClone(b.words.buffer, { transfer: [b.words.buffer] }); // detaches b's, and only b's
+    expect(b.words.length).toBe(0);
+    expect([...a.words]).toEqual([0, 0, 0, 0x0a600001]);
+  });
+
+  const BAD_TEXT: [name: string, text: unknown][] = [
+    ['an octal field', '010.1.1.1'],
+    ['a zone', 'fe80::1%eth0'],
+    ['a malformed IPv6 address', '2001:db8::g'],
+    ['too many groups', '1:2:3:4:5:6:7:8:9'],
+    ['not a string', 42],
+  ];
+  it.each(BAD_TEXT)('parseAddrInto of %s throws what parseAddr throws and leaves the words as they were', (_name, text) => {
+    const thrown = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    };
+    const out = Uint32Array.of(1, 2, 3, 4);
+    const e = thrown(() => checkedParseAddrInto(text, out));
+    expect(e).toBeInstanceOf(InvalidAddressError);
+    expect((e as Error).message).toBe((thrown(() => parseAddr(text)) as Error).message);
+    expect([...out]).toEqual([1, 2, 3, 4]);
+  });
+
+  const BAD_WORDS: [name: string, words: unknown, says: string][] = [
+    ['a Uint32Array of 3', new Uint32Array(3), 'got a Uint32Array of length 3'],
+    ['an array of numbers', [0, 0, 0, 0], 'got an array of 4 values'],
+    ['an Int32Array', new Int32Array(4), 'got an Int32Array'],
+    ['a Proxy of a Uint32Array', new Proxy(new Uint32Array(4), {}), 'got an object that only inherits from Uint32Array (a Proxy of one?)'],
+    ['nothing', undefined, 'got undefined'],
+  ];
+  it.each(BAD_WORDS)('parseAddrInto refuses %s as the words: InvalidArgumentError, nothing written', (_name, words, says) => {
+    const call = checkedParseAddrInto as (text: unknown, words: unknown) => unknown;
+    expect(() => call('10.0.0.1', words)).toThrow(InvalidArgumentError);
+    expect(() => call('10.0.0.1', words)).toThrow(`parseAddrInto's words must be a Uint32Array of length 4 or more, ${says}`);
+    if (ArrayBuffer.isView(words) || Array.isArray(words)) expect(Array.from(words as ArrayLike<number>).every((x) => x === 0)).toBe(true);
   });
 });
 
