@@ -3,7 +3,7 @@
 // these calls take in all. Counted by putting a counting Proxy in place of each typed-array
 // constructor while the calls run: the library's modules read those globals when they run.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Range } from '../adapters/index.ts';
+import { Allocator, MemoryStore, Range, type Store } from '../adapters/index.ts';
 
 const KINDS = ['Uint8Array', 'Int32Array', 'Uint32Array', 'Float64Array'] as const;
 const originals = KINDS.map((k) => globalThis[k]);
@@ -35,6 +35,19 @@ const CALLS = 64;
 const ADDRESSES4 = Array.from({ length: CALLS }, (_, i) => `10.96.${i}.${i + 2}`);
 const ADDRESSES6 = Array.from({ length: CALLS }, (_, i) => `2001:db8::${(i * 977 + 1).toString(16)}:${i + 5}`);
 
+/** A MemoryStore seen as a store without synchronous operations: every call answers a promise. */
+function asyncStore(): Store {
+  const m = new MemoryStore();
+  return {
+    sync: null,
+    create: (r) => m.create(r),
+    delete: (name) => m.delete(name),
+    get: (name) => m.get(name),
+    cache: m.cache,
+    close: () => m.close(),
+  };
+}
+
 describe('the calls made over and over make no typed array per call', () => {
   it('the counting works: a new Uint32Array, and one made by Uint32Array.from, are counted', async () => {
     const made = await typedArraysMadeBy(() => Uint32Array.from(new Uint32Array(4)));
@@ -53,5 +66,29 @@ describe('Range', () => {
     expect(made).toEqual({});
     expect(() => dry.release('10.96.0.01')).toThrow('ParseAddr("10.96.0.01"): IPv4 field has octet with leading zero');
     range.destroy();
+  });
+});
+
+describe('Allocator', () => {
+  it.each([
+    ['10.96.0.0/16', ADDRESSES4],
+    ['2001:db8::/64', ADDRESSES6],
+  ])('on a store that answers with promises, allocate and release (%s)', async (cidr, addresses) => {
+    const alloc = new Allocator(cidr, { store: asyncStore() });
+    await alloc.allocate(addresses[0]!);
+    await alloc.release(addresses[0]!);
+    const made = await typedArraysMadeBy(async () => {
+      for (const ip of addresses) {
+        await alloc.allocate(ip);
+        await alloc.release(ip);
+      }
+    });
+    expect(made.Uint32Array).toBeUndefined();
+    expect(made.Int32Array ?? 0).toBeLessThan(CALLS / 8); // the store's table of names, compacted now and then
+    // each release was taken back by the index: every address is free to allocate again
+    expect(alloc.used()).toBe(0);
+    for (const ip of addresses) await alloc.allocate(ip);
+    expect(alloc.validate()).toEqual({ indexed: addresses.length });
+    alloc.destroy();
   });
 });
