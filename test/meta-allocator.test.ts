@@ -1889,6 +1889,40 @@ describe('MetaAllocator: a random source of your own that calls back in', () => 
     meta.destroy();
   });
 
+  it('an allocate of another address from inside the draw: each call takes the address it was given', async () => {
+    const source = new InMemoryServiceCIDRs();
+    source.addServiceCIDR('a', ['10.0.0.0/24']);
+    source.addServiceCIDR('b', ['10.1.0.0/24']);
+    source.addServiceCIDR('c', ['10.0.0.0/16']);
+    const inner = seededRandom(5);
+    let meta: MetaAllocator | undefined;
+    let nested: Promise<void> | undefined;
+    let armed = true;
+    const random = {
+      nextU32: () => {
+        if (armed) {
+          armed = false;
+          nested = meta!.allocate('10.1.0.9'); // draws again, inside this draw
+        }
+        return inner.nextU32();
+      },
+    };
+    meta = new MetaAllocator('IPv4', source, { store: new FaultyMemoryStore(), random });
+    const registry = new Registry();
+    meta.enableMetrics(registry);
+    await meta.allocate('10.0.0.7');
+    await nested;
+    expect([meta.used(), await meta.has('10.0.0.7'), await meta.has('10.1.0.9')]).toEqual([2, true, true]);
+    // each allocation counted by a range holding its address: 10.0.0.7 by the one drawn
+    const counted = async (cidr: string) =>
+      (await value(registry, METRIC_ALLOCATIONS, { cidr, scope: 'static' })) +
+      (await value(registry, METRIC_ALLOCATIONS, { cidr, scope: 'dynamic' }));
+    expect([(await counted('10.0.0.0/24')) + (await counted('10.0.0.0/16')), await counted('10.1.0.0/24')]).toEqual([1, 1]);
+    await expect(meta.allocate('10.0.0.7')).rejects.toThrow(ErrAllocated);
+    await expect(meta.allocate('10.1.0.9')).rejects.toThrow(ErrAllocated);
+    meta.destroy();
+  });
+
   // Regression: the ranges were read before the draw, so one deleted by the random source went
   // on to be picked: the call failed with that range's ErrDestroyed.
   it('a range deleted during the draw is not picked: another range holding the address takes it', async () => {
