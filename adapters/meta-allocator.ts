@@ -61,7 +61,7 @@
 // the attempt: every range asks the same store); has, release and rangeFor take the first range
 // in creation order containing it, whatever the policy, drawing nothing.
 import { Allocator, type IndexedAllocatorOptions } from './allocator.ts';
-import { canonicalOf, parseAddr, parseAddrInto, parsePrefix, type Family } from './address.ts';
+import { canonicalOf, parseAddrInto, parsePrefix, type Family } from './address.ts';
 import {
   ErrDestroyed,
   ErrFull,
@@ -1028,7 +1028,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   checkRelease(ip: string): void {
     this.live();
-    parseAddr(ip);
+    parseAddrInto(ip, this.words); // the words are not read: no new array for them
   }
 
   /**
@@ -1038,7 +1038,7 @@ export class MetaAllocator implements IPAllocator, Disposable {
    */
   checkAllocate(ip: string, owner: ParentRef | null | undefined): void {
     this.live();
-    parseAddr(ip); // the real call refuses the address's text before the owner
+    parseAddrInto(ip, this.words); // the real call refuses the address's text before the owner
     checkParentRef(owner);
     this.live(); // the owner's getters destroyed this: ErrDestroyed, as allocate answers
   }

@@ -3,7 +3,16 @@
 // these calls take in all. Counted by putting a counting Proxy in place of each typed-array
 // constructor while the calls run: the library's modules read those globals when they run.
 import { afterEach, describe, expect, it } from 'vitest';
-import { Allocator, InMemoryServiceCIDRs, MemoryStore, MetaAllocator, Range, seededRandom, type Store } from '../adapters/index.ts';
+import {
+  Allocator,
+  ErrNotReady,
+  InMemoryServiceCIDRs,
+  MemoryStore,
+  MetaAllocator,
+  Range,
+  seededRandom,
+  type Store,
+} from '../adapters/index.ts';
 
 const KINDS = ['Uint8Array', 'Int32Array', 'Uint32Array', 'Float64Array'] as const;
 const originals = KINDS.map((k) => globalThis[k]);
@@ -113,6 +122,24 @@ describe('MetaAllocator', () => {
     expect(made.Int32Array ?? 0).toBeLessThan(CALLS / 4); // the store's tables of names, compacted now and then
     for (const ip of ADDRESSES4) await meta.allocate(ip);
     expect([meta.used(), await meta.has(ADDRESSES4[5]!)]).toEqual([CALLS, true]);
+    meta.destroy();
+  });
+});
+
+describe('MetaAllocator with no range ready', () => {
+  it("its dry run's release, and allocate (which answers ErrNotReady)", async () => {
+    const meta = new MetaAllocator('IPv4', new InMemoryServiceCIDRs(), { store: new MemoryStore() });
+    const dry = meta.dryRun();
+    await dry.release('10.96.0.1');
+    const made = await typedArraysMadeBy(async () => {
+      for (const ip of [...ADDRESSES4, ...ADDRESSES6]) await dry.release(ip);
+    });
+    expect(made).toEqual({});
+    const refusals = await typedArraysMadeBy(async () => {
+      for (const ip of ADDRESSES4) await expect(dry.allocate(ip)).rejects.toThrow(ErrNotReady);
+    });
+    expect(refusals).toEqual({});
+    await expect(dry.release('10.96.0.01')).rejects.toThrow('ParseAddr("10.96.0.01"): IPv4 field has octet with leading zero');
     meta.destroy();
   });
 });
