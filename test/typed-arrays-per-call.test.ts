@@ -3,6 +3,7 @@
 // these calls take in all. Counted by putting a counting Proxy in place of each typed-array
 // constructor while the calls run: the library's modules read those globals when they run.
 import { afterEach, describe, expect, it } from 'vitest';
+import { canonicalAddr, parseAddrInto } from '../adapters/core.ts';
 import {
   Allocator,
   ErrNotReady,
@@ -61,6 +62,22 @@ describe('the calls made over and over make no typed array per call', () => {
   it('the counting works: a new Uint32Array, and one made by Uint32Array.from, are counted', async () => {
     const made = await typedArraysMadeBy(() => Uint32Array.from(new Uint32Array(4)));
     expect(made).toEqual({ Uint32Array: 2 });
+  });
+});
+
+describe('ipallocator/core', () => {
+  it('parseAddrInto, into one array for every address, and canonicalAddr', async () => {
+    const words = new Uint32Array(4);
+    parseAddrInto('10.96.0.1', words);
+    let v4 = 0;
+    const made = await typedArraysMadeBy(() => {
+      for (const ip of [...ADDRESSES4, ...ADDRESSES6, 'FD00::1', '::ffff:10.0.0.1']) {
+        if (parseAddrInto(ip, words) === 4) v4++;
+        canonicalAddr(ip);
+      }
+    });
+    expect(made).toEqual({});
+    expect([v4, [...words]]).toEqual([CALLS + 1, [0, 0, 0, 0x0a000001]]);
   });
 });
 
