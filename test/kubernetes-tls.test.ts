@@ -225,9 +225,12 @@ describe('a kubeconfig whose TLS material or proxy is wrong', () => {
     const answered = await getError({}, {});
     // the server's `{}` is no IPAddress: what matters is that it answered
     expect((answered as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+    // the server's certificate is what is not trusted (kubernetes-untrusted-certificate.test.ts)
     const untrusted = await getError({ caData: base64(CLIENT_CERT) }, {});
-    expect((untrusted as Error).message).not.toContain('the request was not sent');
-    expect((untrusted as Error).message).toContain('(the API server at https://127.0.0.1:');
+    expect((untrusted as Error).message).not.toContain('holds no certificate');
+    expect((untrusted as Error).message).toContain(
+      'the certificate-authority-data of cluster "prod" in the kubeconfig is not the certificate authority that issued it',
+    );
   });
 
   it('an https:// server that answers in plain HTTP: said not to speak TLS, without OpenSSL’s internals', async () => {

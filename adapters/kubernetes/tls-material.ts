@@ -16,13 +16,21 @@
 // proxy that failed otherwise (an https:// proxy that answers in plain HTTP: proxy-dispatch.ts
 // marks it), a proxy that refused to open a tunnel or asked for credentials (407), and a SOCKS
 // proxy that failed (the socks library's SocksClientError, which keeps the socket's code only in
-// its message).
+// its message). So is an API server's certificate the TLS layer did not trust — "fetch failed:
+// self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT)" says neither why nor what to do, where
+// kubectl says "x509: certificate signed by unknown authority" —: why (self-signed, an unknown
+// issuer, expired, another name), and the field of the kubeconfig to set (certificate-authority,
+// tls-server-name). Like every failure on the kubeconfig's TLS material, it is retried: the
+// certificate-authority file is read again for each connection, and the server's certificate
+// may be replaced meanwhile.
 import { createPrivateKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { readFileSync, type Stats, statSync } from 'node:fs';
 import type { Cluster, KubeConfig, User } from '@kubernetes/client-node';
 import { notRegularFile } from '../bounded-read.ts';
-import { quoteText } from '../quote.ts';
-import { causeChain, type ErrorLink, messages } from './errors.ts';
+import { underDeno } from '../peer-install.ts';
+import { quoteText, showUnseen } from '../quote.ts';
+import { cutMessage } from './bodies.ts';
+import { causeChain, type ErrorLink, messages, redirectedTo } from './errors.ts';
 import { failedAtProxy, ProxyAuthenticationRequired } from './proxy-dispatch.ts';
 import { proxyOf, UnusableProxyError } from './proxy-environment.ts';
 
@@ -113,8 +121,91 @@ export function transportProblem(kc: KubeConfig, err: unknown): string | undefin
     if (ca !== undefined && !holdsCertificate(ca.bytes)) {
       return `the ${ca.field} of cluster ${quoteText(cluster.name)} in the kubeconfig holds no certificate (PEM, -----BEGIN CERTIFICATE-----)`;
     }
+    // the certificate of a host a redirect led to is that host's: the cluster's CA says nothing of it
+    const untrusted = redirectedTo(err) === undefined ? untrustedCertificate(err, cluster) : undefined;
+    if (untrusted !== undefined) return untrusted;
   }
   return user ? clientCertificateProblem(user) : undefined;
+}
+
+/**
+ * Why the API server's certificate failed the TLS layer's check, by the code of the check (OpenSSL's
+ * names, which Node and Deno both give), as the end of a sentence "the API server's certificate
+ * is not trusted: …": each says it was checked against no CA but the runtime's when the cluster has
+ * no certificate-authority (kubectl fails alike, "x509: certificate signed by unknown authority").
+ */
+const UNTRUSTED_ISSUER: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'it is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'its chain ends in a self-signed certificate authority that is not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its issuer is not a trusted certificate authority',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'its chain leads to a certificate authority that is not trusted',
+};
+
+/** A certificate out of its dates, as the end of a sentence "the API server's certificate …": no CA makes it valid. */
+const OUT_OF_DATES: Record<string, string> = {
+  CERT_HAS_EXPIRED:
+    'has expired (CERT_HAS_EXPIRED), or the clock here is wrong: it must be renewed on the server (no kubeconfig setting makes it valid)',
+  CERT_NOT_YET_VALID: 'is not valid yet (CERT_NOT_YET_VALID): the clock here, or that of the machine that issued it, is wrong',
+};
+
+/** The fields of Node's ERR_TLS_CERT_ALTNAME_INVALID (tls.checkServerIdentity) read here; Deno's has them too. */
+interface AltnameMismatch {
+  host?: unknown;
+  cert?: { subjectaltname?: unknown };
+}
+
+/**
+ * Why the TLS layer did not trust the API server's certificate, and what to set in the kubeconfig,
+ * when `err` failed on that check: its issuer (UNTRUSTED_ISSUER: set the cluster's
+ * certificate-authority to the cluster's CA), its dates (OUT_OF_DATES: the server's to renew, or
+ * the clock), or its names (ERR_TLS_CERT_ALTNAME_INVALID: the host asked for and the names it
+ * holds, and the cluster's tls-server-name to set). Undefined for any other failure.
+ * insecure-skip-tls-verify is never suggested: it trusts whoever answers.
+ */
+function untrustedCertificate(err: unknown, cluster: Cluster): string | undefined {
+  const name = quoteText(cluster.name);
+  for (const e of causeChain(err)) {
+    const code = typeof e.code === 'string' ? e.code : undefined;
+    if (code === undefined) continue;
+    if (Object.hasOwn(OUT_OF_DATES, code)) return `the API server's certificate ${OUT_OF_DATES[code]}`;
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+      const { host, cert } = e as AltnameMismatch;
+      const asked = typeof host === 'string' ? `${showUnseen(host)} ` : '';
+      const names = typeof cert?.subjectaltname === 'string' ? cert.subjectaltname : '';
+      // the server's own text: escaped, and cut short (a certificate may name hundreds of hosts)
+      const holds = names === '' ? 'it names no host (no subject alternative name)' : `it names ${showUnseen(cutMessage(names))}`;
+      if (cluster.tlsServerName) {
+        return (
+          `the API server's certificate is not issued for ${asked}(${code}), the tls-server-name of cluster ${name} in the kubeconfig: ` +
+          `${holds}; set the tls-server-name to a name it holds`
+        );
+      }
+      // a tls-server-name is a host name (TLS's SNI carries no address): it helps only a certificate that names one
+      const fix = /(?:^|, )DNS:/.test(names)
+        ? "set the cluster's tls-server-name to a name it holds, or its server to an address it names"
+        : 'set its server to an address it names';
+      return `the API server's certificate is not issued for ${asked}(${code}), the host of the server URL of cluster ${name} in the kubeconfig: ${holds}; ${fix}`;
+    }
+    if (!Object.hasOwn(UNTRUSTED_ISSUER, code)) continue;
+    const why = `the API server's certificate is not trusted: ${UNTRUSTED_ISSUER[code]} (${code})`;
+    const field = cluster.caFile ? 'certificate-authority' : cluster.caData ? 'certificate-authority-data' : undefined;
+    if (field === undefined) {
+      return (
+        `${why}, and cluster ${name} in the kubeconfig has no certificate-authority to check it with (only the runtime's trusted CAs were): ` +
+        "set its certificate-authority (a file) or certificate-authority-data (the file's content, base64) to the cluster's CA certificate"
+      );
+    }
+    // Deno's TLS says a certificate out of its dates as one whose issuer is unknown
+    const orDates =
+      underDeno() && code === 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'
+        ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
+        : '';
+    return (
+      `${why}, and the ${field} of cluster ${name} in the kubeconfig is not the certificate authority that issued it: ` +
+      `set it to the cluster's CA certificate${orDates}`
+    );
+  }
+  return undefined;
 }
 
 /**

@@ -1,0 +1,265 @@
+// An API server whose certificate the client does not trust — self-signed with no
+// certificate-authority in the kubeconfig, issued by another CA, expired, or for another name —
+// is said as such, with why and what to set in the kubeconfig: not as fetch's bare "self-signed
+// certificate (DEPTH_ZERO_SELF_SIGNED_CERT)", which says neither.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig as KubeConfig1 } from 'client-node-1';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { underDeno } from '../adapters/peer-install.ts';
+import { KubernetesApiError, KubernetesStore, SyncTimeoutError } from '../adapters/kubernetes/index.ts';
+import { ApiServerDouble } from './k8s/apiserver-double.ts';
+import { cli } from './cli-helpers.ts';
+import { base64, SERVER_CERT } from './k8s/tls.ts';
+import {
+  CA_CERT,
+  EXPIRED_CERT,
+  INTERMEDIATE_CERT,
+  ISSUED_BY_INTERMEDIATE_CERT,
+  ISSUED_CERT,
+  ISSUED_KEY,
+  NOT_YET_VALID_CERT,
+  OTHER_NAME_CERT,
+  SELF_SIGNED_CERT,
+  startServerWith,
+} from './k8s/untrusted-tls.ts';
+
+const UNTRUSTED = "the API server's certificate is not trusted";
+const NO_CA =
+  'cluster "prod" in the kubeconfig has no certificate-authority to check it with (only the runtime\'s trusted CAs were): ' +
+  "set its certificate-authority (a file) or certificate-authority-data (the file's content, base64) to the cluster's CA certificate";
+const NOT_ITS_CA =
+  'the certificate-authority-data of cluster "prod" in the kubeconfig is not the certificate authority that issued it: ' +
+  "set it to the cluster's CA certificate";
+/** Deno's TLS says a certificate out of its dates in the words of one whose issuer is unknown. */
+const OR_DATES = underDeno()
+  ? ' (under Deno a certificate that has expired, or is not valid yet, is said in these words too: check its dates)'
+  : '';
+
+/**
+ * What a get through a server presenting `chain` (on `host`, default 127.0.0.1) settles with, the
+ * kubeconfig's cluster having `cluster`'s TLS fields, read by `Config` (default client-node 2.x's).
+ */
+async function getError(
+  chain: string,
+  cluster: { caData?: string; tlsServerName?: string },
+  { Config = KubeConfig, host }: { Config?: typeof KubeConfig; host?: string } = {},
+): Promise<unknown> {
+  const server = await startServerWith(chain, host);
+  const kc = new Config();
+  kc.loadFromOptions({
+    clusters: [{ name: 'prod', server: server.url, ...cluster }],
+    users: [{ name: 'dev', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+    currentContext: 'x',
+  });
+  const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+  try {
+    return await store.get('10.0.0.1').then(
+      (value) => ({ resolved: value }),
+      (err: unknown) => err,
+    );
+  } finally {
+    store.close();
+    server.close();
+  }
+}
+
+describe('an API server whose certificate is not trusted', () => {
+  // Regression: each was said as fetch's failure and nothing more, e.g. "fetch failed: self-signed
+  // certificate (DEPTH_ZERO_SELF_SIGNED_CERT) (the API server at https://127.0.0.1:…)"
+  it.each([
+    ['self-signed, no certificate-authority', SELF_SIGNED_CERT, {}, `it is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT), and ${NO_CA}`],
+    [
+      'self-signed, another certificate-authority-data',
+      SELF_SIGNED_CERT,
+      { caData: base64(CA_CERT) },
+      `it is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT), and ${NOT_ITS_CA}`,
+    ],
+    [
+      'issued by a CA it is sent without, no certificate-authority',
+      ISSUED_CERT,
+      {},
+      `its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NO_CA}`,
+    ],
+    [
+      'issued by a CA it is sent without, another certificate-authority-data',
+      ISSUED_CERT,
+      { caData: base64(SERVER_CERT) },
+      `its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA}${OR_DATES}`,
+    ],
+    [
+      'sent with the self-signed CA that issued it, no certificate-authority',
+      ISSUED_CERT + CA_CERT,
+      {},
+      `its chain ends in a self-signed certificate authority that is not trusted (SELF_SIGNED_CERT_IN_CHAIN), and ${NO_CA}`,
+    ],
+    [
+      'sent with an intermediate CA, no certificate-authority',
+      ISSUED_BY_INTERMEDIATE_CERT + INTERMEDIATE_CERT,
+      {},
+      `its chain leads to a certificate authority that is not trusted (UNABLE_TO_GET_ISSUER_CERT_LOCALLY), and ${NO_CA}`,
+    ],
+  ])('%s: said not trusted, why, and which certificate-authority to set', async (_what, chain, cluster, why) => {
+    const err = await getError(chain, cluster);
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    const e = err as KubernetesApiError;
+    expect([e.message, e.code]).toEqual([
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${UNTRUSTED}: ${why}`,
+      undefined,
+    ]);
+  });
+
+  it('expired, or not valid yet: said so where the TLS layer tells it apart (Node), never as a certificate-authority to set', async () => {
+    for (const [chain, code, said] of [
+      [
+        EXPIRED_CERT,
+        'CERT_HAS_EXPIRED',
+        'has expired (CERT_HAS_EXPIRED), or the clock here is wrong: it must be renewed on the server (no kubeconfig setting makes it valid)',
+      ],
+      [
+        NOT_YET_VALID_CERT,
+        'CERT_NOT_YET_VALID',
+        'is not valid yet (CERT_NOT_YET_VALID): the clock here, or that of the machine that issued it, is wrong',
+      ],
+    ] as const) {
+      const err = await getError(chain, { caData: base64(CA_CERT) });
+      expect(err, code).toBeInstanceOf(KubernetesApiError);
+      const expected = underDeno()
+        ? `${UNTRUSTED}: its issuer is not a trusted certificate authority (UNABLE_TO_VERIFY_LEAF_SIGNATURE), and ${NOT_ITS_CA}${OR_DATES}`
+        : `the API server's certificate ${said}`;
+      expect((err as Error).message, code).toBe(`get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${expected}`);
+    }
+  });
+
+  it('issued for another name: the name asked for and those it holds are said, and tls-server-name set to one of them is what makes it work', async () => {
+    const err = await getError(OTHER_NAME_CERT, { caData: base64(CA_CERT) });
+    expect(err).toBeInstanceOf(KubernetesApiError);
+    expect((err as Error).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the API server\'s certificate is not issued for 127.0.0.1 ' +
+        '(ERR_TLS_CERT_ALTNAME_INVALID), the host of the server URL of cluster "prod" in the kubeconfig: it names DNS:api.cluster.example; ' +
+        "set the cluster's tls-server-name to a name it holds, or its server to an address it names",
+    );
+    const wrongName = await getError(OTHER_NAME_CERT, { caData: base64(CA_CERT), tlsServerName: 'api.other.example' });
+    expect((wrongName as Error).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the API server\'s certificate is not issued for api.other.example ' +
+        '(ERR_TLS_CERT_ALTNAME_INVALID), the tls-server-name of cluster "prod" in the kubeconfig: it names DNS:api.cluster.example; ' +
+        'set the tls-server-name to a name it holds',
+    );
+    // one that names addresses only: a tls-server-name (a host name) would not help
+    const addressesOnly = await getError(ISSUED_CERT, { caData: base64(CA_CERT) }, { host: '127.0.0.2' });
+    expect((addressesOnly as Error).message).toBe(
+      'get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: the API server\'s certificate is not issued for 127.0.0.2 ' +
+        '(ERR_TLS_CERT_ALTNAME_INVALID), the host of the server URL of cluster "prod" in the kubeconfig: it names IP Address:127.0.0.1; ' +
+        'set its server to an address it names',
+    );
+    // the server's `{}` is no IPAddress: what matters is that it answered
+    const fixed = await getError(OTHER_NAME_CERT, { caData: base64(CA_CERT), tlsServerName: 'api.cluster.example' });
+    expect((fixed as Error).message).toMatch(/^get ipaddresses\.networking\.k8s\.io "10\.0\.0\.1": the API server answered with /);
+  });
+
+  it("of a host a redirect led to: not said to be the API server's, nor the cluster's certificate-authority to blame", async () => {
+    const other = await startServerWith(SELF_SIGNED_CERT);
+    const apiServer = createServer({ cert: ISSUED_CERT, key: ISSUED_KEY }, (_req, res) =>
+      res.writeHead(302, { location: `${other.url}/login` }).end(),
+    );
+    await new Promise<void>((resolve) => apiServer.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(apiServer.address() as AddressInfo).port}`;
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'prod', server: url, caData: base64(CA_CERT) }],
+      users: [{ name: 'dev', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+      currentContext: 'x',
+    });
+    const store = new KubernetesStore(kc, { start: false, requestTimeoutMs: 10_000 });
+    try {
+      const err = await store.get('10.0.0.1').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as Error).message).toBe(
+        `get ipaddresses.networking.k8s.io "10.0.0.1": fetch failed: self-signed certificate (DEPTH_ZERO_SELF_SIGNED_CERT) ` +
+          `(${other.url}, where the API server at ${url} redirected the request)`,
+      );
+    } finally {
+      store.close();
+      other.close();
+      apiServer.closeAllConnections();
+      apiServer.close();
+    }
+  });
+
+  it('with @kubernetes/client-node 1.x too', async () => {
+    const err = await getError(SELF_SIGNED_CERT, {}, { Config: KubeConfig1 as unknown as typeof KubeConfig });
+    expect((err as Error).message).toBe(
+      `get ipaddresses.networking.k8s.io "10.0.0.1": the request was not sent: ${UNTRUSTED}: it is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT), and ${NO_CA}`,
+    );
+  });
+});
+
+describe('a store whose API server has a certificate it does not trust', () => {
+  let double: ApiServerDouble;
+  let dir: string;
+  beforeEach(async () => {
+    double = await ApiServerDouble.start({ tls: true }); // tls.ts SERVER_CERT: self-signed, for 127.0.0.1
+    dir = mkdtempSync(join(tmpdir(), 'ipallocator-untrusted-'));
+  });
+  afterEach(async () => {
+    await double.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  // A certificate does not become trusted by waiting, but the kubeconfig's certificate-authority
+  // file is read again for each connection, and the server's certificate may be replaced: the
+  // informer keeps listing, as for any other failure on the kubeconfig's TLS material.
+  it('waitForSync times out with lastError saying so; the list goes on, and succeeds once the certificate-authority file holds the CA', async () => {
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, CA_CERT); // a CA, but not the one that issued the server's certificate
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'prod', server: double.url, caFile }],
+      users: [{ name: 'dev', token: 't' }],
+      contexts: [{ name: 'x', cluster: 'prod', user: 'dev' }],
+      currentContext: 'x',
+    });
+    const store = new KubernetesStore(kc, { requestTimeoutMs: 10_000, backoff: { initialMs: 50, maxMs: 200 } });
+    try {
+      const timedOut = await store.waitForSync({ timeoutMs: 1_000 }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(timedOut).toBeInstanceOf(SyncTimeoutError);
+      const said =
+        "list ipaddresses.networking.k8s.io: the request was not sent: the API server's certificate is not trusted: it is self-signed " +
+        '(DEPTH_ZERO_SELF_SIGNED_CERT), and the certificate-authority of cluster "prod" in the kubeconfig is not the certificate authority ' +
+        "that issued it: set it to the cluster's CA certificate";
+      expect((timedOut as SyncTimeoutError).lastError?.message).toBe(said);
+      expect(store.lastError?.message).toBe(said);
+      writeFileSync(caFile, SERVER_CERT);
+      await store.waitForSync({ timeoutMs: 10_000 });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('the command line says it of the context, naming the kubeconfig to correct', async () => {
+    const path = join(dir, 'config');
+    writeFileSync(
+      path,
+      `apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster: {server: "${double.url}"}\n` +
+        'users:\n- name: dev\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: prod, user: dev}\ncurrent-context: x\n',
+    );
+    const r = await cli(['status', '--kubeconfig', path]);
+    expect([r.code, r.stderr]).toEqual([
+      2,
+      `ipallocator: cannot use context "x" of the kubeconfig ${JSON.stringify(path)}: the request to ${double.url} was not sent: ` +
+        `${UNTRUSTED}: it is self-signed (DEPTH_ZERO_SELF_SIGNED_CERT), and ${NO_CA}\n`,
+    ]);
+    expect(double.requests).toEqual([]);
+  });
+});
